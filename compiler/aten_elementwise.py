@@ -1,0 +1,303 @@
+"""Core ATen elementwise ops, each imported as one `rdu.map`.
+
+Arithmetic runs in the result's "opmath" type (f32 for f16/bf16, as
+PyTorch's CPU kernels do) and is rounded to the result type once; comparisons
+run in the promoted type of their operands, as `torch.result_type` says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import TensorType, i1
+from xdsl.ir import Attribute, SSAValue
+
+from rducc.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.scalar import Number, ScalarBuilder, opmath_type
+from rducc.types import element_type_of, tensor_type_of
+
+Formula = Callable[[ScalarBuilder, list[SSAValue]], SSAValue]
+
+
+def result_type(node: torch.fx.Node) -> TensorType:
+    """The node's (single) result type, from export's fake tensor."""
+    return tensor_type_of(fake_value(node), what=f"result of '{node.name}'")
+
+
+def _value_or_number(g: GraphImporter, arg: Any) -> SSAValue | Number:
+    if isinstance(arg, torch.fx.Node):
+        return g.value(arg)
+    if isinstance(arg, bool | int | float):
+        return arg
+    raise TypeError(f"unexpected elementwise argument {arg!r}")
+
+
+def elementwise(
+    g: GraphImporter,
+    node: torch.fx.Node,
+    inputs: list[Any],
+    formula: Formula,
+    compute: Attribute | None = None,
+) -> SSAValue:
+    """One `rdu.map` applying `formula` to inputs converted to `compute`."""
+    out = result_type(node)
+    compute_type = compute or opmath_type(out.element_type)
+    values = [_value_or_number(g, arg) for arg in inputs]
+
+    def body(builder: ScalarBuilder, scalars: list[SSAValue | Number]) -> SSAValue:
+        return formula(builder, [builder.operand(s, compute_type) for s in scalars])
+
+    return g.map(values, out, body)
+
+
+def _promoted_element(a: Any, b: Any) -> Attribute:
+    """torch's promoted dtype of two operands (tensors by dtype and rank, or scalars)."""
+
+    def probe(arg: Any) -> Any:
+        if isinstance(arg, torch.fx.Node):
+            fake = fake_value(arg)
+            return torch.empty(fake.shape, dtype=fake.dtype, device="meta")
+        return arg
+
+    return element_type_of(torch.result_type(probe(a), probe(b)))
+
+
+# --------------------------------------------------------------------------
+# Unary
+# --------------------------------------------------------------------------
+
+_UNARY_MATH = [
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
+    "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+    "atanh", "floor", "ceil", "trunc",
+]  # fmt: skip
+
+
+def _register_unary(target: str, formula: Formula) -> None:
+    @converts(target)
+    def convert(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+        return elementwise(g, node, [node.args[0]], formula)
+
+
+for _name in _UNARY_MATH:
+    _register_unary(
+        f"aten.{_name}.default",
+        lambda b, xs, _name=_name: b.unary(_name, xs[0]),
+    )
+
+_UNARY_FORMULAS: dict[str, Formula] = {
+    "aten.neg.default": lambda b, xs: b.neg(xs[0]),
+    "aten.abs.default": lambda b, xs: b.abs(xs[0]),
+    "aten.sigmoid.default": lambda b, xs: b.sigmoid(xs[0]),
+    "aten.silu.default": lambda b, xs: b.mul(xs[0], b.sigmoid(xs[0])),
+    "aten.relu.default": lambda b, xs: b.maximum(xs[0], b.constant(0, xs[0].type)),
+    "aten.reciprocal.default": lambda b, xs: b.div(b.constant(1, xs[0].type), xs[0]),
+    "aten.round.default": lambda b, xs: b.unary("round", xs[0]),
+}
+for _target, _formula in _UNARY_FORMULAS.items():
+    _register_unary(_target, _formula)
+
+
+@converts("aten.gelu.default")
+def convert_gelu(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    approximate = node_arguments(node)["approximate"]
+    return elementwise(g, node, [node.args[0]], lambda b, xs: b.gelu(xs[0], approximate))
+
+
+@converts("aten.logical_not.default")
+def convert_logical_not(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return elementwise(g, node, [node.args[0]], lambda b, xs: b.logical_not(xs[0]), i1)
+
+
+@converts("aten.bitwise_not.default")
+def convert_bitwise_not(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    out = result_type(node).element_type
+    return elementwise(g, node, [node.args[0]], lambda b, xs: b.bitwise_not(xs[0]), out)
+
+
+# --------------------------------------------------------------------------
+# Binary arithmetic
+# --------------------------------------------------------------------------
+
+
+def _scaled(b: ScalarBuilder, value: SSAValue, alpha: Number) -> SSAValue:
+    return value if alpha == 1 else b.mul(value, b.constant(alpha, value.type))
+
+
+@converts("aten.add.Tensor", "aten.add.Scalar")
+def convert_add(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    alpha = args.get("alpha", 1)
+    return elementwise(
+        g, node, [args["self"], args["other"]], lambda b, xs: b.add(xs[0], _scaled(b, xs[1], alpha))
+    )
+
+
+@converts("aten.sub.Tensor", "aten.sub.Scalar")
+def convert_sub(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    alpha = args.get("alpha", 1)
+    return elementwise(
+        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[0], _scaled(b, xs[1], alpha))
+    )
+
+
+@converts("aten.rsub.Scalar", "aten.rsub.Tensor")
+def convert_rsub(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    alpha = args.get("alpha", 1)
+    return elementwise(
+        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[1], _scaled(b, xs[0], alpha))
+    )
+
+
+_BINARY_FORMULAS: dict[str, Formula] = {
+    "aten.mul.Tensor": lambda b, xs: b.mul(xs[0], xs[1]),
+    "aten.mul.Scalar": lambda b, xs: b.mul(xs[0], xs[1]),
+    "aten.maximum.default": lambda b, xs: b.maximum(xs[0], xs[1]),
+    "aten.minimum.default": lambda b, xs: b.minimum(xs[0], xs[1]),
+    "aten.pow.Tensor_Tensor": lambda b, xs: b.pow(xs[0], xs[1]),
+    "aten.pow.Scalar": lambda b, xs: b.pow(xs[0], xs[1]),
+}
+for _target, _formula in _BINARY_FORMULAS.items():
+
+    @converts(_target)
+    def _convert_binary(
+        g: GraphImporter, node: torch.fx.Node, _formula: Formula = _formula
+    ) -> SSAValue:
+        return elementwise(g, node, [node.args[0], node.args[1]], _formula)
+
+
+@converts("aten.pow.Tensor_Scalar")
+def convert_pow_scalar(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    base, exponent = node.args[0], node.args[1]
+    return elementwise(g, node, [base], lambda b, xs: b.pow(xs[0], exponent))
+
+
+@converts("aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def convert_div(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    mode = args.get("rounding_mode")
+    divide = {None: ScalarBuilder.div, "floor": ScalarBuilder.floor_div, "trunc": ScalarBuilder.trunc_div}[mode]
+    return elementwise(g, node, [args["self"], args["other"]], lambda b, xs: divide(b, xs[0], xs[1]))
+
+
+@converts("aten.clamp.default")
+def convert_clamp(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    low, high = args["min"], args["max"]
+
+    def formula(b: ScalarBuilder, xs: list[SSAValue]) -> SSAValue:
+        value = xs[0]
+        if low is not None:
+            value = b.maximum(value, b.constant(low, value.type))
+        if high is not None:
+            value = b.minimum(value, b.constant(high, value.type))
+        return value
+
+    return elementwise(g, node, [args["self"]], formula)
+
+
+# --------------------------------------------------------------------------
+# Comparison, logic, selection
+# --------------------------------------------------------------------------
+
+_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+for _op, _predicate in _PREDICATES.items():
+
+    @converts(f"aten.{_op}.Tensor", f"aten.{_op}.Scalar")
+    def _convert_compare(
+        g: GraphImporter, node: torch.fx.Node, _predicate: str = _predicate
+    ) -> SSAValue:
+        a, b = node.args[0], node.args[1]
+        compute = opmath_type(_promoted_element(a, b))
+        return elementwise(g, node, [a, b], lambda sb, xs: sb.compare(_predicate, xs[0], xs[1]), compute)
+
+
+for _kind in ("and", "or", "xor"):
+
+    @converts(f"aten.logical_{_kind}.default")
+    def _convert_logical(g: GraphImporter, node: torch.fx.Node, _kind: str = _kind) -> SSAValue:
+        return elementwise(
+            g, node, [node.args[0], node.args[1]], lambda b, xs: b.logical(_kind, xs[0], xs[1]), i1
+        )
+
+    @converts(f"aten.bitwise_{_kind}.Tensor", f"aten.bitwise_{_kind}.Scalar")
+    def _convert_bitwise(g: GraphImporter, node: torch.fx.Node, _kind: str = _kind) -> SSAValue:
+        out = result_type(node).element_type
+        return elementwise(
+            g, node, [node.args[0], node.args[1]], lambda b, xs: b.logical(_kind, xs[0], xs[1]), out
+        )
+
+
+@converts("aten.where.self")
+def convert_where(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    condition, a, b = node.args[0], node.args[1], node.args[2]
+    out = opmath_type(result_type(node).element_type)
+    values = [_value_or_number(g, x) for x in (condition, a, b)]
+
+    def body(sb: ScalarBuilder, scalars: list[SSAValue | Number]) -> SSAValue:
+        return sb.select(
+            sb.operand(scalars[0], i1), sb.operand(scalars[1], out), sb.operand(scalars[2], out)
+        )
+
+    return g.map(values, result_type(node), body)
+
+
+# --------------------------------------------------------------------------
+# Copies, casts and fills
+# --------------------------------------------------------------------------
+
+
+@converts(
+    "aten.clone.default",
+    "aten.alias.default",
+    "aten.lift_fresh_copy.default",
+    "aten.contiguous.default",
+    "aten.detach.default",
+)
+def convert_identity(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return g.value(node.args[0])
+
+
+@converts("aten._to_copy.default", "aten.copy.default")
+def convert_to_copy(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A dtype cast (or a broadcasting copy); a device/layout-only copy is free."""
+    source = node.args[1] if str(node.target) == "aten.copy.default" else node.args[0]
+    value = g.value(source)
+    if value.type == result_type(node):
+        return value
+    return g.map([value], result_type(node), lambda b, xs: xs[0])  # type: ignore[arg-type, return-value]
+
+
+def fill(g: GraphImporter, node: torch.fx.Node, fill_value: Number) -> SSAValue:
+    """A tensor of one value: an input-less `rdu.map`, however large."""
+    out = result_type(node)
+    return g.map([], out, lambda b, xs: b.constant(fill_value, out.element_type))
+
+
+@converts("aten.full.default")
+def convert_full(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return fill(g, node, node_arguments(node)["fill_value"])
+
+
+@converts("aten.full_like.default")
+def convert_full_like(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return fill(g, node, node_arguments(node)["fill_value"])
+
+
+@converts("aten.scalar_tensor.default")
+def convert_scalar_tensor(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return fill(g, node, node_arguments(node)["s"])
+
+
+@converts("aten.zeros.default", "aten.zeros_like.default")
+def convert_zeros(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return fill(g, node, 0)
+
+
+@converts("aten.ones.default", "aten.ones_like.default")
+def convert_ones(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return fill(g, node, 1)

@@ -1,0 +1,651 @@
+"""Core ATen ops that are not elementwise: layout, indexing, matmul,
+reductions, normalization, convolution and pooling.
+
+Composite ops (softmax, layer norm, batch norm, mean, var) are expanded
+into `rdu.reduce` and `rdu.map` here, so later passes fuse them like any
+other chain. Their arithmetic runs in the opmath type (f32 for f16/bf16).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import TensorType, i1, i64
+from xdsl.ir import Attribute, SSAValue
+
+from rducc.aten_elementwise import result_type
+from rducc.dialects.dataflow import (
+    BroadcastOp,
+    ConcatOp,
+    ConvOp,
+    GatherOp,
+    IotaOp,
+    MatmulOp,
+    PoolKind,
+    PoolOp,
+    ReduceKind,
+    ReduceOp,
+    ReshapeOp,
+    ScanKind,
+    ScanOp,
+    SliceOp,
+    TransposeOp,
+)
+from rducc.dialects.shapes import broadcast_shapes, is_float
+from rducc.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.scalar import ScalarBuilder, opmath_type
+from rducc.types import tensor_type_of
+
+INT64_MAX = 2**63 - 1
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+def _element(value: SSAValue) -> Attribute:
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
+
+
+def _dims(dims: Any, rank: int) -> list[int]:
+    """Sorted non-negative dims; None or [] means every dim (PyTorch's convention)."""
+    if dims is None or (isinstance(dims, Sequence) and len(dims) == 0):
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted({d % max(rank, 1) for d in dims})
+
+
+def _used_outputs(node: torch.fx.Node) -> set[int]:
+    """Which elements of a multi-result node's tuple are read by getitem users."""
+    return {int(user.args[1]) for user in node.users}
+
+
+def reshape(g: GraphImporter, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if _shape(value) == tuple(shape):
+        return value
+    return g.emit(ReshapeOp(value, TensorType(_element(value), list(shape))))
+
+
+def cast(g: GraphImporter, value: SSAValue, element_type: Attribute) -> SSAValue:
+    if _element(value) == element_type:
+        return value
+    out = TensorType(element_type, list(_shape(value)))
+    return g.map([value], out, lambda b, xs: xs[0])  # type: ignore[arg-type, return-value]
+
+
+def reduce(
+    g: GraphImporter, kind: ReduceKind, value: SSAValue, dims: Sequence[int], keepdim: bool,
+    element_type: Attribute | None = None,
+) -> SSAValue:
+    shape = _shape(value)
+    if keepdim:
+        out_shape = [1 if i in dims else s for i, s in enumerate(shape)]
+    else:
+        out_shape = [s for i, s in enumerate(shape) if i not in dims]
+    out = TensorType(element_type or _element(value), out_shape)
+    return g.emit(ReduceOp(kind, value, list(dims), keepdim, out))
+
+
+def _tensor(element_type: Attribute, shape: Sequence[int]) -> TensorType:
+    return TensorType(element_type, list(shape))
+
+
+# --------------------------------------------------------------------------
+# Layout
+# --------------------------------------------------------------------------
+
+
+@converts(
+    "aten.view.default",
+    "aten._unsafe_view.default",
+    "aten.reshape.default",
+    "aten.unsqueeze.default",
+    "aten.squeeze.dim",
+    "aten.squeeze.dims",
+    "aten.squeeze.default",
+    "aten.flatten.using_ints",
+)
+def convert_reshape(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return reshape(g, g.value(node.args[0]), result_type(node).get_shape())
+
+
+@converts("aten.permute.default")
+def convert_permute(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    perm = [d % max(len(_shape(value)), 1) for d in node.args[1]]
+    if perm == sorted(perm):
+        return value
+    return g.emit(TransposeOp(value, perm, result_type(node)))
+
+
+@converts("aten.transpose.int", "aten.t.default")
+def convert_transpose(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    rank = len(_shape(value))
+    if rank < 2:
+        return value
+    a, b = (node.args[1], node.args[2]) if len(node.args) > 2 else (0, 1)
+    perm = list(range(rank))
+    perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
+    return g.emit(TransposeOp(value, perm, result_type(node)))
+
+
+@converts("aten.expand.default")
+def convert_expand(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    if _shape(value) == tuple(result_type(node).get_shape()):
+        return value
+    return g.emit(BroadcastOp(value, result_type(node)))
+
+
+def _slice_bounds(size: int, start: int | None, end: int | None) -> tuple[int, int]:
+    start = 0 if start is None else start
+    end = size if end is None or end >= INT64_MAX else end
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    start = min(max(start, 0), size)
+    return start, min(max(end, start), size)
+
+
+def slice_dim(
+    g: GraphImporter, value: SSAValue, dim: int, start: int, size: int, step: int = 1
+) -> SSAValue:
+    shape = list(_shape(value))
+    if start == 0 and size == shape[dim] and step == 1:
+        return value
+    offsets = [0] * len(shape)
+    strides = [1] * len(shape)
+    offsets[dim], strides[dim], shape[dim] = start, step, size
+    return g.emit(SliceOp(value, offsets, strides, _tensor(_element(value), shape)))
+
+
+@converts("aten.slice.Tensor")
+def convert_slice(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    shape = _shape(value)
+    dim = args["dim"] % len(shape)
+    start, end = _slice_bounds(shape[dim], args["start"], args["end"])
+    step = args["step"]
+    size = max(0, -(-(end - start) // step))
+    return slice_dim(g, value, dim, start if size else 0, size, step)
+
+
+@converts("aten.select.int")
+def convert_select(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    shape = _shape(value)
+    dim = node.args[1] % len(shape)
+    index = node.args[2] % shape[dim]
+    return reshape(g, slice_dim(g, value, dim, index, 1), result_type(node).get_shape())
+
+
+@converts("aten.cat.default")
+def convert_cat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    out = result_type(node)
+    rank = len(out.get_shape())
+    dim = (node.args[1] if len(node.args) > 1 else 0) % max(rank, 1)
+    # PyTorch lets legacy 1-D empty tensors join anything; they add nothing.
+    values = [g.value(v) for v in node.args[0] if fake_value(v).shape != (0,) or rank == 1]
+    if len(values) == 1:
+        return values[0]
+    return g.emit(ConcatOp(values, dim, out))
+
+
+@converts("aten.split_with_sizes.default", "aten.split.Tensor")
+def convert_split(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, ...]:
+    value = g.value(node.args[0])
+    shape = _shape(value)
+    dim = (node.args[2] if len(node.args) > 2 else 0) % len(shape)
+    pieces = [tuple(f.shape)[dim] for f in fake_value(node)]
+    results, start = [], 0
+    for size in pieces:
+        results.append(slice_dim(g, value, dim, start, size))
+        start += size
+    return tuple(results)
+
+
+# --------------------------------------------------------------------------
+# Indexing and ramps
+# --------------------------------------------------------------------------
+
+
+@converts("aten.embedding.default")
+def convert_embedding(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    weight, indices = g.value(node.args[0]), g.value(node.args[1])
+    return g.emit(GatherOp(weight, [indices], 0, result_type(node)))
+
+
+def _check_index(node: torch.fx.Node) -> str | None:
+    present = [i for i, index in enumerate(node.args[1]) if index is not None]
+    if not present or present != list(range(present[0], present[-1] + 1)):
+        return "non-adjacent index tensors"
+    if any(fake_value(node.args[1][i]).dtype == torch.bool for i in present):
+        return "boolean mask index (data-dependent shape)"
+    return None
+
+
+@converts("aten.index.Tensor", check=_check_index)
+def convert_index(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    source = g.value(node.args[0])
+    present = [i for i, index in enumerate(node.args[1]) if index is not None]
+    indices = [g.value(node.args[1][i]) for i in present]
+    return g.emit(GatherOp(source, indices, present[0], result_type(node)))
+
+
+@converts("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
+def convert_arange(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    out = result_type(node)
+    args = node_arguments(node)
+    start = args.get("start", 0) if str(node.target) != "aten.arange.default" else 0
+    step = args.get("step", 1) or 1
+    if not is_float(out.element_type):
+        start, step = int(start), int(step)
+    else:
+        start, step = float(start), float(step)
+    return g.emit(IotaOp(start, step, out))
+
+
+# --------------------------------------------------------------------------
+# Matrix products
+# --------------------------------------------------------------------------
+
+
+@converts("aten.mm.default", "aten.bmm.default")
+def convert_mm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    lhs, rhs = g.value(node.args[0]), g.value(node.args[1])
+    return g.emit(MatmulOp(lhs, rhs, result_type(node)))
+
+
+@converts("aten.addmm.default")
+def convert_addmm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """beta * bias + alpha * (mat1 @ mat2): a matmul with its bias epilogue."""
+    args = node_arguments(node)
+    out = result_type(node)
+    product = g.emit(MatmulOp(g.value(args["mat1"]), g.value(args["mat2"]), out))
+    beta, alpha = args["beta"], args["alpha"]
+    compute = opmath_type(out.element_type)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        bias, mm = b.cast(xs[0], compute), b.cast(xs[1], compute)
+        if beta != 1:
+            bias = b.mul(bias, b.constant(beta, compute))
+        if alpha != 1:
+            mm = b.mul(mm, b.constant(alpha, compute))
+        return b.add(mm, bias)
+
+    return g.map([g.value(args["self"]), product], out, body)
+
+
+# --------------------------------------------------------------------------
+# Reductions and scans
+# --------------------------------------------------------------------------
+
+
+def _reduce_node(g: GraphImporter, node: torch.fx.Node, kind: ReduceKind) -> SSAValue:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dims = _dims(args.get("dim"), len(_shape(value)))
+    out = result_type(node)
+    if kind in (ReduceKind.ANY, ReduceKind.ALL):
+        value = cast(g, value, i1)
+    elif kind in (ReduceKind.SUM, ReduceKind.PROD):
+        value = cast(g, value, out.element_type)
+    return reduce(g, kind, value, dims, bool(args.get("keepdim")), out.element_type)
+
+
+@converts("aten.sum.dim_IntList", "aten.sum.default")
+def convert_sum(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return _reduce_node(g, node, ReduceKind.SUM)
+
+
+@converts("aten.prod.dim_int", "aten.prod.default")
+def convert_prod(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return _reduce_node(g, node, ReduceKind.PROD)
+
+
+@converts("aten.amax.default")
+def convert_amax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return _reduce_node(g, node, ReduceKind.MAX)
+
+
+@converts("aten.amin.default")
+def convert_amin(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return _reduce_node(g, node, ReduceKind.MIN)
+
+
+@converts("aten.any.dim", "aten.any.dims", "aten.any.default")
+def convert_any(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return _reduce_node(g, node, ReduceKind.ANY)
+
+
+@converts("aten.all.dim", "aten.all.dims", "aten.all.default")
+def convert_all(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return _reduce_node(g, node, ReduceKind.ALL)
+
+
+@converts("aten.argmax.default", "aten.argmin.default")
+def convert_argmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    kind = ReduceKind.ARGMAX if "argmax" in str(node.target) else ReduceKind.ARGMIN
+    if args["dim"] is None:
+        value = reshape(g, value, [prod(_shape(value))])
+        flat = reduce(g, kind, value, [0], False, i64)
+        return reshape(g, flat, result_type(node).get_shape())
+    dims = _dims(args["dim"], len(_shape(value)))
+    return reduce(g, kind, value, dims, bool(args["keepdim"]), i64)
+
+
+@converts("aten.max.dim", "aten.min.dim")
+def convert_max_dim(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    value = g.value(node.args[0])
+    dims = _dims(node.args[1], len(_shape(value)))
+    keepdim = bool(node.args[2]) if len(node.args) > 2 else False
+    is_max = str(node.target) == "aten.max.dim"
+    used = _used_outputs(node)
+    values = (
+        reduce(g, ReduceKind.MAX if is_max else ReduceKind.MIN, value, dims, keepdim)
+        if 0 in used
+        else None
+    )
+    kind = ReduceKind.ARGMAX if is_max else ReduceKind.ARGMIN
+    indices = reduce(g, kind, value, dims, keepdim, i64) if 1 in used else None
+    return values, indices
+
+
+def _mean(g: GraphImporter, value: SSAValue, dims: list[int], keepdim: bool, out: Attribute) -> SSAValue:
+    """sum / count, summed in the opmath type and rounded once to `out`."""
+    compute = opmath_type(out)
+    total = reduce(g, ReduceKind.SUM, cast(g, value, compute), dims, keepdim)
+    count = prod(_shape(value)[d] for d in dims)
+    result = _tensor(out, _shape(total))
+    return g.map([total], result, lambda b, xs: b.div(xs[0], b.constant(count, compute)))  # type: ignore[arg-type]
+
+
+@converts("aten.mean.dim", "aten.mean.default")
+def convert_mean(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dims = _dims(args.get("dim"), len(_shape(value)))
+    return _mean(g, value, dims, bool(args.get("keepdim")), result_type(node).element_type)
+
+
+@converts("aten.var.correction")
+def convert_var(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dims = _dims(args["dim"], len(_shape(value)))
+    keepdim = bool(args["keepdim"])
+    out = result_type(node).element_type
+    compute = opmath_type(out)
+    correction = 1 if args["correction"] is None else args["correction"]
+    count = prod(_shape(value)[d] for d in dims)
+    mean = _mean(g, value, dims, True, compute)
+    squares = g.map(
+        [value, mean],
+        _tensor(compute, _shape(value)),
+        lambda b, xs: _square(b, b.sub(b.cast(xs[0], compute), xs[1])),  # type: ignore[arg-type]
+    )
+    total = reduce(g, ReduceKind.SUM, squares, dims, keepdim)
+    divisor = max(count - correction, 0)
+    return g.map(
+        [total],
+        _tensor(out, _shape(total)),
+        lambda b, xs: b.div(xs[0], b.constant(divisor, compute)),  # type: ignore[arg-type]
+    )
+
+
+def _square(b: ScalarBuilder, value: SSAValue) -> SSAValue:
+    return b.mul(value, value)
+
+
+@converts("aten.cumsum.default", "aten.cumprod.default")
+def convert_cumsum(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    dim = node.args[1] % max(len(_shape(value)), 1)
+    out = result_type(node)
+    kind = ScanKind.SUM if "cumsum" in str(node.target) else ScanKind.PROD
+    return g.emit(ScanOp(kind, cast(g, value, out.element_type), dim, out))
+
+
+# --------------------------------------------------------------------------
+# Softmax and normalization
+# --------------------------------------------------------------------------
+
+
+def _softmax_parts(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue, SSAValue, Attribute]:
+    """(x, max, sum of exp) along the softmax dim, in the opmath type."""
+    value = g.value(node.args[0])
+    dim = node.args[1] % max(len(_shape(value)), 1)
+    compute = opmath_type(result_type(node).element_type)
+    peak = reduce(g, ReduceKind.MAX, value, [dim], True)
+    exps = g.map(
+        [value, peak],
+        _tensor(compute, _shape(value)),
+        lambda b, xs: b.unary("exp", b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute))),  # type: ignore[arg-type]
+    )
+    return value, peak, reduce(g, ReduceKind.SUM, exps, [dim], True), compute
+
+
+@converts("aten._softmax.default")
+def convert_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value, peak, total, compute = _softmax_parts(g, node)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        shifted = b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute))
+        return b.div(b.unary("exp", shifted), xs[2])
+
+    return g.map([value, peak, total], result_type(node), body)
+
+
+@converts("aten._log_softmax.default")
+def convert_log_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value, peak, total, compute = _softmax_parts(g, node)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        shifted = b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute))
+        return b.sub(shifted, b.unary("log", xs[2]))
+
+    return g.map([value, peak, total], result_type(node), body)
+
+
+@converts("aten.native_layer_norm.default")
+def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    rank = len(_shape(value))
+    dims = list(range(rank - len(args["normalized_shape"]), rank))
+    out_types = [tensor_type for tensor_type in map(_fake_type, fake_value(node))]
+    compute = opmath_type(out_types[0].element_type)
+    eps = args["eps"]
+    count = prod(_shape(value)[d] for d in dims)
+    mean = _mean(g, value, dims, True, compute)
+    centered = g.map(
+        [value, mean], _tensor(compute, _shape(value)),
+        lambda b, xs: b.sub(b.cast(xs[0], compute), xs[1]),  # type: ignore[arg-type]
+    )
+    squares = g.map([centered], centered.type, lambda b, xs: _square(b, xs[0]))  # type: ignore[arg-type]
+    total = reduce(g, ReduceKind.SUM, squares, dims, True)
+    rstd = g.map(
+        [total], total.type,
+        lambda b, xs: b.unary("rsqrt", b.add(b.div(xs[0], b.constant(count, compute)), b.constant(eps, compute))),  # type: ignore[arg-type]
+    )
+    affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
+    has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        y = b.mul(xs[0], xs[1])
+        rest = iter(xs[2:])
+        if has_weight:
+            y = b.mul(y, b.cast(next(rest), compute))
+        if has_bias:
+            y = b.add(y, b.cast(next(rest), compute))
+        return y
+
+    y = g.map([centered, rstd, *affine], out_types[0], body)
+    used = _used_outputs(node)
+    return (
+        y,
+        cast(g, mean, out_types[1].element_type) if 1 in used else None,
+        cast(g, rstd, out_types[2].element_type) if 2 in used else None,
+    )
+
+
+def _fake_type(fake: torch.Tensor) -> TensorType:
+    return tensor_type_of(fake)
+
+
+def _check_batch_norm(node: torch.fx.Node) -> str | None:
+    return "saved mean/invstd outputs are used" if _used_outputs(node) - {0} else None
+
+
+@converts("aten._native_batch_norm_legit_no_training.default", check=_check_batch_norm)
+def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """Inference batch norm over dim 1: (x - mean) * rsqrt(var + eps) * weight + bias."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    shape = _shape(value)
+    channel_shape = [shape[1]] + [1] * (len(shape) - 2)
+    out = _fake_type(fake_value(node)[0])
+    compute = opmath_type(out.element_type)
+    eps = args["eps"]
+    names = ["running_mean", "running_var", "weight", "bias"]
+    present = [n for n in names if args[n] is not None]
+    params = [reshape(g, g.value(args[n]), channel_shape) for n in present]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        named = dict(zip(present, (b.cast(x, compute) for x in xs[1:])))
+        y = b.cast(xs[0], compute)
+        if "running_mean" in named:
+            y = b.sub(y, named["running_mean"])
+        if "running_var" in named:
+            y = b.mul(y, b.unary("rsqrt", b.add(named["running_var"], b.constant(eps, compute))))
+        if "weight" in named:
+            y = b.mul(y, named["weight"])
+        if "bias" in named:
+            y = b.add(y, named["bias"])
+        return y
+
+    return g.map([value, *params], out, body), None, None
+
+
+# --------------------------------------------------------------------------
+# Convolution and pooling
+# --------------------------------------------------------------------------
+
+
+def _per_dim(values: Any, spatial: int, default: int) -> list[int]:
+    if values is None or (isinstance(values, Sequence) and len(values) == 0):
+        return [default] * spatial
+    if isinstance(values, int):
+        return [values] * spatial
+    values = list(values)
+    return values * spatial if len(values) == 1 else values
+
+
+def _check_convolution(node: torch.fx.Node) -> str | None:
+    return "transposed convolution" if node_arguments(node)["transposed"] else None
+
+
+@converts("aten.convolution.default", check=_check_convolution)
+def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    value, weight = g.value(args["input"]), g.value(args["weight"])
+    spatial = len(_shape(value)) - 2
+    out = result_type(node)
+    conv = g.emit(
+        ConvOp(
+            value,
+            weight,
+            _per_dim(args["stride"], spatial, 1),
+            _per_dim(args["padding"], spatial, 0),
+            _per_dim(args["dilation"], spatial, 1),
+            args["groups"],
+            out,
+        )
+    )
+    if args["bias"] is None:
+        return conv
+    bias = reshape(g, g.value(args["bias"]), [out.get_shape()[1]] + [1] * spatial)
+    compute = opmath_type(out.element_type)
+    return g.map(
+        [conv, bias], out,
+        lambda b, xs: b.add(b.cast(xs[0], compute), b.cast(xs[1], compute)),  # type: ignore[arg-type]
+    )
+
+
+def _check_max_pool(node: torch.fx.Node) -> str | None:
+    return "pooling indices are used" if 1 in _used_outputs(node) else None
+
+
+@converts("aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default", check=_check_max_pool)
+def convert_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    args = node_arguments(node)
+    spatial = 3 if "3d" in str(node.target) else 2
+    window = _per_dim(args["kernel_size"], spatial, 1)
+    stride = _per_dim(args["stride"], spatial, 1) if args["stride"] else window
+    pooled = g.emit(
+        PoolOp(
+            PoolKind.MAX,
+            g.value(args["self"]),
+            window,
+            stride,
+            _per_dim(args["padding"], spatial, 0),
+            _per_dim(args["dilation"], spatial, 1),
+            bool(args["ceil_mode"]),
+            _fake_type(fake_value(node)[0]),
+        )
+    )
+    return pooled, None
+
+
+def _check_avg_pool(node: torch.fx.Node) -> str | None:
+    args = node_arguments(node)
+    if args["divisor_override"] is not None:
+        return "divisor_override"
+    if args["ceil_mode"]:
+        return "ceil_mode"
+    if any(_per_dim(args["padding"], 2, 0)) and not args["count_include_pad"]:
+        return "count_include_pad=False with padding"
+    return None
+
+
+@converts("aten.avg_pool2d.default", check=_check_avg_pool)
+def convert_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    window = _per_dim(args["kernel_size"], 2, 1)
+    stride = _per_dim(args["stride"], 2, 1) if args["stride"] else window
+    return g.emit(
+        PoolOp(
+            PoolKind.AVG, g.value(args["self"]), window, stride,
+            _per_dim(args["padding"], 2, 0), [1, 1], False, result_type(node),
+        )
+    )
+
+
+def _check_adaptive_avg(node: torch.fx.Node) -> str | None:
+    sizes = fake_value(node.args[0]).shape[-2:]
+    if any(size % out for size, out in zip(sizes, node.args[1])):
+        return "output size that does not divide the input size"
+    return None
+
+
+@converts("aten._adaptive_avg_pool2d.default", check=_check_adaptive_avg)
+def convert_adaptive_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    sizes = _shape(value)[-2:]
+    window = [size // out for size, out in zip(sizes, node.args[1])]
+    return g.emit(
+        PoolOp(PoolKind.AVG, value, window, window, [0, 0], [1, 1], False, result_type(node))
+    )
+
+
+__all__ = ["reshape", "cast", "reduce", "slice_dim", "broadcast_shapes"]

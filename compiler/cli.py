@@ -1,0 +1,135 @@
+"""`rducc model.pt2 -o out.mlir`: compile a saved torch.export program.
+
+Errors in the input print one `rducc: error: ...` message and exit 1; the
+output file is written atomically, so a failed run leaves no file behind and
+never clobbers an existing one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from rducc import __version__
+from rducc.errors import RduccError
+
+EMIT_LEVELS = ("graph",)
+"""IR levels `--emit` can stop at (later levels arrive with the lowering passes)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rducc",
+        description=(
+            "Compile a saved torch.export program (model.pt2) for an SN40L-class "
+            "reconfigurable dataflow accelerator and write the program as MLIR text."
+        ),
+    )
+    parser.add_argument("input", nargs="?", help="torch.export archive (torch.export.save)")
+    parser.add_argument(
+        "-o", "--output", default="-", metavar="FILE",
+        help="where to write the MLIR ('-' for stdout, the default)",
+    )
+    parser.add_argument(
+        "--emit", choices=EMIT_LEVELS, default="graph",
+        help="IR level to stop at: graph (imported dataflow graph, level 1)",
+    )
+    parser.add_argument(
+        "--no-locations", action="store_true",
+        help="do not print loc(...) source locations on ops",
+    )
+    parser.add_argument(
+        "--timings", action="store_true", help="print the time of each stage to stderr"
+    )
+    parser.add_argument(
+        "--list-ops", action="store_true", help="list the ATen operators rducc imports and exit"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show Python tracebacks for every error"
+    )
+    parser.add_argument("--version", action="version", version=f"rducc {__version__}")
+    return parser
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` via a temp file and rename; '-' means stdout."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise RduccError(f"cannot write {path}: directory {directory} does not exist")
+    try:
+        handle, temp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise RduccError(f"cannot write {path}: {error.strerror}") from None
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.replace(temp, target)
+    except OSError as error:
+        os.unlink(temp)
+        raise RduccError(f"cannot write {path}: {error.strerror}") from None
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+def _run(args: argparse.Namespace) -> None:
+    from rducc.driver import StageTimes, import_file, module_text
+    from rducc.importer import supported_ops
+
+    if args.list_ops:
+        print("\n".join(supported_ops()))
+        return
+    if args.input is None:
+        raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
+    times = StageTimes()
+    module = import_file(args.input, times)
+    with times.stage("print"):
+        text = module_text(module, locations=not args.no_locations)
+    with times.stage("write"):
+        write_atomically(args.output, text)
+    if args.timings:
+        print(times.report(), file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `rducc`; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if not args.debug:  # torch's and transformers' deprecation notices are not the user's
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+    try:
+        _run(args)
+    except RduccError as error:
+        if args.debug:
+            traceback.print_exc()
+        print(f"rducc: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("rducc: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # a bug in rducc: say so, briefly
+        if args.debug:
+            traceback.print_exc()
+        print(
+            f"rducc: internal error: {type(error).__name__}: {error}\n"
+            "This is a bug in rducc; please report it with the model and the command "
+            "(rerun with --debug for the traceback).",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

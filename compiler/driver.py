@@ -1,0 +1,81 @@
+"""The compile driver: archive to level-1 IR, stage by stage, with timings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException
+
+from rducc.errors import RduccError
+from rducc.importer import decompose, import_program
+from rducc.loader import load_exported_program
+
+
+@dataclass
+class StageTimes:
+    """Wall-clock seconds per compile stage, in the order they ran."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+    def report(self) -> str:
+        total = sum(self.seconds.values())
+        rows = [f"  {name:<10} {secs:8.3f} s" for name, secs in self.seconds.items()]
+        return "\n".join(["rducc: time by stage", *rows, f"  {'total':<10} {total:8.3f} s"])
+
+
+def verify(module: ModuleOp) -> None:
+    """Verify the module; a failure here is a bug in rducc, reported as such."""
+    try:
+        module.verify()
+    except DiagnosticException as error:
+        raise AssertionError(f"rducc produced IR that does not verify: {error}") from error
+
+
+def import_exported(
+    program: torch.export.ExportedProgram, times: StageTimes | None = None
+) -> ModuleOp:
+    """Decompose to Core ATen and import to verified level-1 IR."""
+    times = times or StageTimes()
+    with times.stage("decompose"):
+        program = decompose(program)
+    with times.stage("import"):
+        module = import_program(program)
+    with times.stage("verify"):
+        verify(module)
+    return module
+
+
+def import_file(path: str | Path, times: StageTimes | None = None) -> ModuleOp:
+    """Load a saved archive and import it."""
+    times = times or StageTimes()
+    with times.stage("load"):
+        program = load_exported_program(path)
+    return import_exported(program, times)
+
+
+def module_text(module: ModuleOp, locations: bool = True) -> str:
+    """The module as MLIR text, with `loc(...)` on every op unless told not to."""
+    from io import StringIO
+
+    stream = StringIO()
+    Printer(stream=stream, print_debuginfo=locations).print_op(module)
+    stream.write("\n")
+    return stream.getvalue()
+
+
+__all__ = ["StageTimes", "import_exported", "import_file", "module_text", "RduccError"]

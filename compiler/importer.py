@@ -1,0 +1,451 @@
+"""PyTorch importer: a Core ATen `ExportedProgram` to level-1 rducc IR.
+
+The result is a module holding one `tier.global` per weight, buffer and
+lifted constant, and `func.func @forward` whose arguments are the user
+inputs followed by the weights (each weight argument names its global with
+`rdu.global`). Every op carries the FX node's source location.
+"""
+
+from __future__ import annotations
+
+import linecache
+import operator
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from rducc.dialects.dataflow import MapOp, YieldOp
+from rducc.dialects.memory import GlobalOp
+from rducc.errors import RduccError, UnsupportedOpsError
+from rducc.scalar import Number, ScalarBuilder
+from rducc.types import element_type_of, tensor_type_of
+
+Value = SSAValue | tuple[SSAValue | None, ...] | None
+Converter = Callable[["GraphImporter", torch.fx.Node], Value]
+Check = Callable[[torch.fx.Node], str | None]
+
+INLINE_CONSTANT_LIMIT = 64
+"""Lifted constants with at most this many elements carry their value inline;
+parameters and buffers never do (they go to the weights sidecar)."""
+
+IGNORED_TARGETS = frozenset(
+    {
+        "aten._assert_tensor_metadata.default",
+        "aten._assert_scalar.default",
+        "aten.sym_constrain_range_for_size.default",
+    }
+)
+"""Runtime assertions that carry no value and are dropped."""
+
+
+@dataclass(frozen=True)
+class ConverterEntry:
+    """How one ATen overload is imported, and which of its forms are supported."""
+
+    convert: Converter
+    check: Check | None = None
+
+
+CONVERTERS: dict[str, ConverterEntry] = {}
+"""ATen overload name (`aten.add.Tensor`) to its converter."""
+
+
+def converts(*targets: str, check: Check | None = None) -> Callable[[Converter], Converter]:
+    """Register a converter for one or more ATen overloads."""
+
+    def register(function: Converter) -> Converter:
+        for target in targets:
+            CONVERTERS[target] = ConverterEntry(function, check)
+        return function
+
+    return register
+
+
+def supported_ops() -> list[str]:
+    """Every ATen overload the importer handles, sorted."""
+    _load_converters()
+    return sorted(CONVERTERS)
+
+
+def _load_converters() -> None:
+    """Import the converter families (they register themselves)."""
+    from rducc import aten_elementwise, aten_structural  # noqa: F401
+
+
+# --------------------------------------------------------------------------
+# Source locations
+# --------------------------------------------------------------------------
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n?([ \t]*)([^\n]*)')
+"""One traceback frame: file, line, the code line's indent and its text."""
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """Where in the user's Python an FX node came from."""
+
+    file: str
+    line: int
+    column: int
+    code: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+_TORCH_DIR = str(Path(torch.__file__).parent) + os.sep
+
+
+@lru_cache(maxsize=4096)
+def _innermost_frame(stack_trace: str) -> SourceLine | None:
+    """The innermost frame of model code: frames inside torch itself are skipped."""
+    frames = _FRAME.findall(stack_trace)
+    model_frames = [f for f in frames if not f[0].startswith(_TORCH_DIR)] or frames
+    if not model_frames:
+        return None
+    file, line, _, code = model_frames[-1]
+    return SourceLine(file, int(line), _statement_column(file, int(line)), code.strip())
+
+
+def _statement_column(file: str, line: int) -> int:
+    """1-based column where the statement starts (tracebacks re-indent their code lines)."""
+    text = linecache.getline(file, line)
+    return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+
+
+def source_line(node: torch.fx.Node) -> SourceLine | None:
+    """The innermost frame of the node's stack trace, if it has one."""
+    trace = node.meta.get("stack_trace")
+    return _innermost_frame(trace) if trace else None
+
+
+def location_of(node: torch.fx.Node) -> Attribute:
+    """`loc("file.py":LINE:COL)` from the stack trace, else `loc("node_name")`."""
+    where = source_line(node)
+    if where is None:
+        return NameLoc(StringAttr(node.name), NoneAttr())
+    return FileLineColLoc(StringAttr(where.file), IntAttr(where.line), IntAttr(where.column))
+
+
+def describe_location(node: torch.fx.Node) -> str:
+    """`file:line:col (code)` for messages, or the node name."""
+    where = source_line(node)
+    if where is None:
+        return f"node {node.name} (no source location)"
+    return f"{where}: {where.code}" if where.code else str(where)
+
+
+# --------------------------------------------------------------------------
+# Argument access
+# --------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _schema_arguments(target: Any) -> tuple[tuple[str, bool, Any], ...]:
+    schema = target._schema
+    return tuple(
+        (a.name, a.has_default_value(), a.default_value if a.has_default_value() else None)
+        for a in schema.arguments
+    )
+
+
+def node_arguments(node: torch.fx.Node) -> dict[str, Any]:
+    """The node's arguments by schema name, defaults filled in."""
+    values: dict[str, Any] = {}
+    for index, (name, _, default) in enumerate(_schema_arguments(node.target)):
+        if index < len(node.args):
+            values[name] = node.args[index]
+        else:
+            values[name] = node.kwargs.get(name, default)
+    return values
+
+
+def fake_value(arg: Any) -> Any:
+    """The FakeTensor (or tuple of them) that export recorded for a node."""
+    return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else arg
+
+
+# --------------------------------------------------------------------------
+# The importer
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class GraphImporter:
+    """Walks one FX graph, emitting rducc ops into `block` in graph order."""
+
+    block: Block
+    env: dict[torch.fx.Node, Value] = field(default_factory=dict)
+    location: Attribute = field(default_factory=UnknownLoc)
+    name_hint: str | None = None
+
+    def value(self, arg: Any) -> SSAValue:
+        """The SSA value of an FX node argument."""
+        value = self.env[arg]
+        if not isinstance(value, SSAValue):
+            raise RduccError(f"node {arg.name} has no tensor value here")
+        return value
+
+    def emit(self, op: Operation) -> SSAValue:
+        """Append `op` at the current location; return its first result."""
+        op.location = self.location
+        self.block.add_op(op)
+        if op.results:
+            if self.name_hint and op.results[0].name_hint is None:
+                op.results[0].name_hint = self.name_hint
+            return op.results[0]
+        return None  # type: ignore[return-value]
+
+    def map(
+        self,
+        inputs: Sequence[SSAValue | Number],
+        result_type: TensorType,
+        body: Callable[[ScalarBuilder, list[SSAValue | Number]], SSAValue],
+    ) -> SSAValue:
+        """An `rdu.map`: tensor inputs become block arguments, numbers stay numbers."""
+        tensors = [v for v in inputs if isinstance(v, SSAValue)]
+        block = Block(arg_types=[v.type.element_type for v in tensors])  # type: ignore[attr-defined]
+        for arg in block.args:
+            arg.location = self.location
+        args = iter(block.args)
+        scalars = [next(args) if isinstance(v, SSAValue) else v for v in inputs]
+        builder = ScalarBuilder(block, self.location)
+        result = builder.cast(body(builder, scalars), result_type.element_type)
+        yield_op = YieldOp(result)
+        yield_op.location = self.location
+        block.add_op(yield_op)
+        return self.emit(MapOp(tensors, result_type, Region(block)))
+
+
+def _check_static(ep: ExportedProgram) -> None:
+    """Refuse dynamic shapes, naming the first node that has one."""
+    for node in ep.graph.nodes:
+        values = fake_value(node)
+        for value in values if isinstance(values, tuple | list) else [values]:
+            if isinstance(value, torch.Tensor) and any(
+                not isinstance(d, int) for d in value.shape
+            ):
+                raise RduccError(
+                    f"{describe_location(node)}: dynamic shape {list(value.shape)} on "
+                    f"'{node.name}'; rducc compiles static shapes only (export without "
+                    "dynamic_shapes)"
+                )
+
+
+def _check_supported(ep: ExportedProgram) -> None:
+    """Raise one error listing every unsupported op, its count and first location."""
+    _load_converters()
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = str(node.target)
+        if target in IGNORED_TARGETS or node.target is operator.getitem:
+            continue
+        entry = CONVERTERS.get(target)
+        reason = None if entry is None else (entry.check(node) if entry.check else None)
+        if entry is not None and reason is None:
+            continue
+        key = target if entry is None else f"{target} ({reason})"
+        counts[key] += 1
+        first.setdefault(key, describe_location(node))
+    if counts:
+        lines = [
+            f"  {name}: {count} use{'s' if count > 1 else ''}, first at {first[name]}"
+            for name, count in sorted(counts.items())
+        ]
+        total = len(counts)
+        raise UnsupportedOpsError(
+            f"the model uses {total} operator{'s' if total > 1 else ''} rducc cannot "
+            "import:\n" + "\n".join(lines)
+        )
+
+
+def _weight_kind(kind: InputKind) -> str:
+    return {
+        InputKind.PARAMETER: "parameter",
+        InputKind.BUFFER: "buffer",
+        InputKind.CONSTANT_TENSOR: "constant",
+    }[kind]
+
+
+def _inline_value(tensor: torch.Tensor | None, tensor_type: TensorType) -> Any:
+    """A dense attribute for a small real constant, else None (it goes to the sidecar)."""
+    if tensor is None or tensor.device.type == "meta" or tensor.numel() > INLINE_CONSTANT_LIMIT:
+        return None
+    values = tensor.detach().to(torch.float64 if tensor.is_floating_point() else torch.int64)
+    return DenseIntOrFPElementsAttr.from_list(tensor_type, values.flatten().tolist())
+
+
+@dataclass
+class _Signature:
+    """The forward function's arguments: user inputs first, then weights."""
+
+    arg_nodes: list[torch.fx.Node] = field(default_factory=list)
+    arg_attrs: list[DictionaryAttr] = field(default_factory=list)
+    globals: list[GlobalOp] = field(default_factory=list)
+
+
+def _tensor_for(ep: ExportedProgram, target: str) -> torch.Tensor | None:
+    if target in ep.state_dict:
+        return ep.state_dict[target]
+    value = ep.constants.get(target)
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _signature(ep: ExportedProgram) -> _Signature:
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    signature = _Signature()
+    weights: list[tuple[torch.fx.Node, DictionaryAttr]] = []
+    for spec in ep.graph_signature.input_specs:
+        node = placeholders[spec.arg.name]
+        if spec.kind == InputKind.USER_INPUT:
+            if not isinstance(fake_value(node), torch.Tensor):
+                raise RduccError(
+                    f"input '{node.name}' is a {type(fake_value(node)).__name__}, not a "
+                    "tensor; rducc compiles tensor inputs only"
+                )
+            signature.arg_nodes.append(node)
+            signature.arg_attrs.append(DictionaryAttr({"rdu.input": StringAttr(node.name)}))
+            continue
+        if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            raise RduccError(f"input '{node.name}' of kind {spec.kind.name} is not supported")
+        tensor_type = tensor_type_of(fake_value(node), what=f"weight '{spec.target}'")
+        signature.globals.append(
+            GlobalOp(
+                spec.target,
+                tensor_type,
+                initial_value=(
+                    _inline_value(_tensor_for(ep, spec.target), tensor_type)
+                    if spec.kind == InputKind.CONSTANT_TENSOR
+                    else None
+                ),
+                kind=_weight_kind(spec.kind),
+            )
+        )
+        weights.append((node, DictionaryAttr({"rdu.global": SymbolRefAttr(spec.target)})))
+    for node, attrs in weights:
+        signature.arg_nodes.append(node)
+        signature.arg_attrs.append(attrs)
+    return signature
+
+
+def _user_outputs(ep: ExportedProgram) -> list[Any]:
+    output_node = next(n for n in ep.graph.nodes if n.op == "output")
+    results = list(output_node.args[0])
+    user: list[Any] = []
+    for spec, result in zip(ep.graph_signature.output_specs, results):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            user.append(result)
+        else:
+            raise RduccError(
+                f"the model mutates its input or buffer '{spec.target}' "
+                f"({spec.kind.name}); rducc compiles side-effect-free forward passes "
+                "(call model.eval() and avoid in-place updates of buffers)"
+            )
+    return user
+
+
+def _convert_nodes(importer: GraphImporter, ep: ExportedProgram) -> None:
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = str(node.target)
+        if target in IGNORED_TARGETS:
+            continue
+        if node.target is operator.getitem:
+            container, index = node.args
+            value = importer.env[container]
+            assert isinstance(value, tuple)
+            importer.env[node] = value[index]
+            continue
+        importer.location = location_of(node)
+        importer.name_hint = node.name
+        importer.env[node] = CONVERTERS[target].convert(importer, node)
+
+
+def _return_values(importer: GraphImporter, outputs: list[Any]) -> list[SSAValue]:
+    values: list[SSAValue] = []
+    for index, output in enumerate(outputs):
+        if not isinstance(output, torch.fx.Node):
+            raise RduccError(f"output #{index} is a constant {output!r}, not a tensor")
+        value = importer.env.get(output)
+        if not isinstance(value, SSAValue):
+            raise RduccError(
+                f"{describe_location(output)}: output #{index} ('{output.name}') uses a "
+                "result rducc does not produce (for example the indices of max_pool)"
+            )
+        values.append(value)
+    return values
+
+
+def decompose(ep: ExportedProgram) -> ExportedProgram:
+    """Core ATen: torch's own `run_decompositions()` with its default table."""
+    return ep.run_decompositions()
+
+
+def import_program(ep: ExportedProgram) -> ModuleOp:
+    """Level-1 rducc IR for an already decomposed (Core ATen) program."""
+    _check_static(ep)
+    _check_supported(ep)
+    signature = _signature(ep)
+    outputs = _user_outputs(ep)
+    arg_types = [tensor_type_of(fake_value(n), what=f"input '{n.name}'") for n in signature.arg_nodes]
+    block = Block(arg_types=arg_types)
+    importer = GraphImporter(block)
+    for node, arg in zip(signature.arg_nodes, block.args):
+        arg.name_hint = node.name
+        importer.env[node] = arg
+    _convert_nodes(importer, ep)
+    results = _return_values(importer, outputs)
+    importer.location = NameLoc(StringAttr("output"), NoneAttr())
+    importer.name_hint = None
+    importer.emit(func.ReturnOp(*results))
+    forward = func.FuncOp(
+        "forward",
+        (arg_types, [r.type for r in results]),
+        Region(block),
+        arg_attrs=ArrayAttr(signature.arg_attrs),
+    )
+    module = ModuleOp([*signature.globals, forward])
+    module.attributes["rdu.level"] = StringAttr("graph")
+    return module
+
+
+__all__ = [
+    "CONVERTERS",
+    "GraphImporter",
+    "converts",
+    "decompose",
+    "import_program",
+    "node_arguments",
+    "fake_value",
+    "supported_ops",
+    "element_type_of",
+]

@@ -1,0 +1,240 @@
+"""Building `rdu.map` bodies: scalar `arith`/`math` code on one element.
+
+`ScalarBuilder` appends ops to a map's block and knows how to convert
+between rducc's element types, so the ATen converters read like formulas.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BFloat16Type,
+    Float16Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    f32,
+    i1,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from rducc.dialects.shapes import is_bool, is_float, is_integer
+
+Number = bool | int | float
+
+
+def opmath_type(element_type: Attribute) -> Attribute:
+    """The type arithmetic runs in: f32 for f16/bf16 (as PyTorch's CPU kernels do)."""
+    if isinstance(element_type, Float16Type | BFloat16Type):
+        return f32
+    return element_type
+
+
+def _float_width(element_type: Attribute) -> int:
+    assert isinstance(element_type, AnyFloat)
+    return element_type.bitwidth
+
+
+class ScalarBuilder:
+    """Appends scalar ops, located at `location`, to the end of `block`."""
+
+    def __init__(self, block: Block, location: Attribute):
+        self.block = block
+        self.location = location
+
+    def emit(self, op: Operation) -> SSAValue:
+        op.location = self.location
+        self.block.add_op(op)
+        return op.results[0]
+
+    # -- constants and conversions -------------------------------------------
+
+    def constant(self, value: Number, element_type: Attribute) -> SSAValue:
+        """A scalar constant of the given element type."""
+        if is_float(element_type):
+            return self.emit(arith.ConstantOp(FloatAttr(float(value), element_type)))
+        assert isinstance(element_type, IntegerType)
+        if is_bool(element_type):
+            return self.emit(arith.ConstantOp(IntegerAttr(int(bool(value)), i1)))
+        return self.emit(arith.ConstantOp(IntegerAttr(int(value), element_type)))
+
+    def cast(self, value: SSAValue, to: Attribute) -> SSAValue:
+        """Convert with PyTorch's semantics (float to int truncates; to bool is != 0)."""
+        source = value.type
+        if source == to:
+            return value
+        if is_bool(to):
+            zero = self.constant(0, source)
+            if is_float(source):
+                return self.emit(arith.CmpfOp(value, zero, "une"))
+            return self.emit(arith.CmpiOp(value, zero, "ne"))
+        if is_float(source) and is_float(to):
+            if _float_width(to) > _float_width(source):
+                return self.emit(arith.ExtFOp(value, to))
+            if _float_width(to) < _float_width(source):
+                return self.emit(arith.TruncFOp(value, to))
+            return self.emit(arith.TruncFOp(self.emit(arith.ExtFOp(value, f32)), to))
+        if is_integer(source) and is_float(to):
+            if is_bool(source):
+                return self.emit(arith.UIToFPOp(value, to))
+            return self.emit(arith.SIToFPOp(value, to))
+        if is_float(source) and is_integer(to):
+            return self.emit(arith.FPToSIOp(value, to))
+        assert isinstance(source, IntegerType) and isinstance(to, IntegerType)
+        if to.width.data > source.width.data:
+            extend = arith.ExtUIOp if is_bool(source) else arith.ExtSIOp
+            return self.emit(extend(value, to))
+        return self.emit(arith.TruncIOp(value, to))
+
+    def operand(self, value: SSAValue | Number, element_type: Attribute) -> SSAValue:
+        """A block value cast to `element_type`, or a Python number as a constant."""
+        if isinstance(value, SSAValue):
+            return self.cast(value, element_type)
+        return self.constant(value, element_type)
+
+    # -- arithmetic ----------------------------------------------------------
+
+    def _binary(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        float_op: Callable[[SSAValue, SSAValue], Operation],
+        int_op: Callable[[SSAValue, SSAValue], Operation],
+    ) -> SSAValue:
+        return self.emit(float_op(a, b) if is_float(a.type) else int_op(a, b))
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_bool(a.type):
+            return self.emit(arith.OrIOp(a, b))
+        return self._binary(a, b, arith.AddfOp, arith.AddiOp)
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.SubfOp, arith.SubiOp)
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_bool(a.type):
+            return self.emit(arith.AndIOp(a, b))
+        return self._binary(a, b, arith.MulfOp, arith.MuliOp)
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.DivfOp, arith.DivSIOp)
+
+    def floor_div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(math.FloorOp(self.div(a, b)))
+        return self.emit(arith.FloorDivSIOp(a, b))
+
+    def trunc_div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(math.TruncOp(self.div(a, b)))
+        return self.emit(arith.DivSIOp(a, b))
+
+    def neg(self, a: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(arith.NegfOp(a))
+        return self.sub(self.constant(0, a.type), a)
+
+    def maximum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.MaximumfOp, arith.MaxSIOp)
+
+    def minimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.MinimumfOp, arith.MinSIOp)
+
+    def compare(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`predicate` is one of eq, ne, lt, le, gt, ge (ordered for floats; ne unordered)."""
+        if is_float(a.type):
+            name = "une" if predicate == "ne" else "o" + predicate
+            return self.emit(arith.CmpfOp(a, b, name))
+        if predicate in ("eq", "ne"):
+            return self.emit(arith.CmpiOp(a, b, predicate))
+        return self.emit(arith.CmpiOp(a, b, ("u" if is_bool(a.type) else "s") + predicate))
+
+    def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.SelectOp(condition, a, b))
+
+    def logical(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Bitwise and/or/xor (logical on i1)."""
+        ops = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
+        return self.emit(ops[kind](a, b))
+
+    def logical_not(self, a: SSAValue) -> SSAValue:
+        return self.emit(arith.XOrIOp(a, self.constant(True, i1)))
+
+    def bitwise_not(self, a: SSAValue) -> SSAValue:
+        if is_bool(a.type):
+            return self.logical_not(a)
+        return self.emit(arith.XOrIOp(a, self.constant(-1, a.type)))
+
+    # -- math ----------------------------------------------------------------
+
+    def unary(self, name: str, a: SSAValue) -> SSAValue:
+        """A `math` dialect unary op by its short name (exp, log, tanh, ...)."""
+        return self.emit(_MATH_UNARY[name](a))
+
+    def abs(self, a: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(math.AbsFOp(a))
+        return self.emit(math.AbsIOp(a))
+
+    def pow(self, a: SSAValue, b: SSAValue | Number) -> SSAValue:
+        """a ** b; small integer exponents become multiplications."""
+        if not isinstance(b, SSAValue) and float(b).is_integer() and 0 <= b <= 4:
+            result = self.constant(1, a.type)
+            for _ in range(int(b)):
+                result = self.mul(result, a)
+            return result if int(b) else self.constant(1, a.type)
+        if not isinstance(b, SSAValue) and b == 0.5 and is_float(a.type):
+            return self.unary("sqrt", a)
+        exponent = self.operand(b, a.type)
+        if is_float(a.type):
+            return self.emit(math.PowFOp(a, exponent))
+        return self.emit(math.IPowIOp(a, exponent))
+
+    def sigmoid(self, a: SSAValue) -> SSAValue:
+        one = self.constant(1.0, a.type)
+        return self.div(one, self.add(one, self.unary("exp", self.neg(a))))
+
+    def gelu(self, a: SSAValue, approximate: str) -> SSAValue:
+        """GELU, exact (erf) or the tanh approximation, as PyTorch defines them."""
+        half = self.constant(0.5, a.type)
+        one = self.constant(1.0, a.type)
+        if approximate == "tanh":
+            cube = self.mul(self.mul(a, a), a)
+            inner = self.add(a, self.mul(self.constant(0.044715, a.type), cube))
+            scaled = self.mul(self.constant(pymath.sqrt(2.0 / pymath.pi), a.type), inner)
+            return self.mul(self.mul(half, a), self.add(one, self.unary("tanh", scaled)))
+        scaled = self.mul(a, self.constant(1.0 / pymath.sqrt(2.0), a.type))
+        return self.mul(self.mul(half, a), self.add(one, self.unary("erf", scaled)))
+
+
+_MATH_UNARY: dict[str, Callable[[SSAValue], Operation]] = {
+    "exp": math.ExpOp,
+    "exp2": math.Exp2Op,
+    "expm1": math.ExpM1Op,
+    "log": math.LogOp,
+    "log2": math.Log2Op,
+    "log10": math.Log10Op,
+    "log1p": math.Log1pOp,
+    "sqrt": math.SqrtOp,
+    "rsqrt": math.RsqrtOp,
+    "tanh": math.TanhOp,
+    "erf": math.ErfOp,
+    "sin": math.SinOp,
+    "cos": math.CosOp,
+    "tan": math.TanOp,
+    "asin": math.AsinOp,
+    "atan": math.AtanOp,
+    "acos": math.AcosOp,
+    "sinh": math.SinhOp,
+    "cosh": math.CoshOp,
+    "asinh": math.AsinhOp,
+    "atanh": math.AtanhOp,
+    "floor": math.FloorOp,
+    "ceil": math.CeilOp,
+    "trunc": math.TruncOp,
+    "round": math.RoundEvenOp,
+}

@@ -1,0 +1,60 @@
+"""Mapping between torch dtypes/tensors and rducc's tensor types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import (
+    TensorType,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+
+from rducc.errors import RduccError
+
+_ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
+    torch.float64: f64,
+    torch.float32: f32,
+    torch.float16: f16,
+    torch.bfloat16: bf16,
+    torch.int64: i64,
+    torch.int32: i32,
+    torch.int16: i16,
+    torch.int8: i8,
+    torch.bool: i1,
+}
+
+_DTYPES: dict[Attribute, torch.dtype] = {v: k for k, v in _ELEMENT_TYPES.items()}
+
+
+def element_type_of(dtype: torch.dtype, what: str = "value") -> Attribute:
+    """rducc's element type for a torch dtype, or a clear error."""
+    try:
+        return _ELEMENT_TYPES[dtype]
+    except KeyError:
+        names = ", ".join(str(d).removeprefix("torch.") for d in _ELEMENT_TYPES)
+        raise RduccError(
+            f"{what} has dtype {str(dtype).removeprefix('torch.')}, which rducc does not "
+            f"support (supported: {names})"
+        ) from None
+
+
+def dtype_of(element_type: Attribute) -> torch.dtype:
+    """The torch dtype of one of rducc's element types."""
+    return _DTYPES[element_type]
+
+
+def tensor_type_of(value: Any, what: str = "value") -> TensorType:
+    """The static tensor type of a (fake or meta) tensor."""
+    if not isinstance(value, torch.Tensor):
+        raise RduccError(f"{what} is a {type(value).__name__}, expected a tensor")
+    return TensorType(element_type_of(value.dtype, what), [int(d) for d in value.shape])

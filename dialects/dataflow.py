@@ -1,0 +1,872 @@
+"""The `rdu` dataflow dialect: tensor-level ops that Core ATen decomposes to.
+
+Elementwise work is one region-carrying op (`rdu.map`) whose body is
+`arith`/`math` on scalars, so fusing elementwise chains is merging bodies.
+`rdu.kernel` holds a fused group: values defined inside it stay on chip.
+Constants are upstream `arith.constant` with a dense tensor attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.ir import SpacedOpaqueSyntaxAttribute
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from rducc.dialects.shapes import (
+    broadcast_shapes,
+    broadcasts_to,
+    element_of,
+    is_bool,
+    is_integer,
+    num_elements,
+    shape_of,
+    verify_element_type,
+    verify_static,
+)
+
+
+class ReduceKind(StrEnum):
+    """What an `rdu.reduce` combines its elements with."""
+
+    SUM = "sum"
+    PROD = "prod"
+    MAX = "max"
+    MIN = "min"
+    ANY = "any"
+    ALL = "all"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+
+
+class ScanKind(StrEnum):
+    """What an `rdu.scan` accumulates with."""
+
+    SUM = "sum"
+    PROD = "prod"
+
+
+class PoolKind(StrEnum):
+    """Window reduction of an `rdu.pool`."""
+
+    MAX = "max"
+    AVG = "avg"
+
+
+@irdl_attr_definition
+class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
+    name = "rdu.reduce_kind"
+
+
+@irdl_attr_definition
+class ScanKindAttr(EnumAttribute[ScanKind], SpacedOpaqueSyntaxAttribute):
+    name = "rdu.scan_kind"
+
+
+@irdl_attr_definition
+class PoolKindAttr(EnumAttribute[PoolKind], SpacedOpaqueSyntaxAttribute):
+    name = "rdu.pool_kind"
+
+
+def _number_attr(value: int | float) -> Attribute:
+    """An i64 or f64 attribute holding a Python number."""
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    return FloatAttr(value, 64)
+
+
+def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(attr.get_values())
+
+
+def _i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def _verify_tensors(op: IRDLOperation) -> None:
+    """Every tensor operand/result is static with a supported element type."""
+    for i, value in enumerate([*op.operands, *op.results]):
+        if isinstance(value.type, TensorType):
+            what = f"'{op.name}' value #{i}"
+            verify_static(value.type, what)
+            verify_element_type(value.type.element_type, what)
+
+
+def _same_element(op: IRDLOperation, a: Attribute, b: Attribute, what: str) -> None:
+    if element_of(a) != element_of(b):
+        raise VerifyException(
+            f"'{op.name}' {what}: element types differ ({element_of(a)} vs "
+            f"{element_of(b)})"
+        )
+
+
+# --------------------------------------------------------------------------
+# Elementwise and kernels
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of `rdu.map` and `rdu.kernel` bodies."""
+
+    name = "rdu.yield"
+    values = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(MapOp, KernelOp), Pure()))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """Elementwise op: the scalar body runs once per element of the result.
+
+    Inputs broadcast to the result shape by NumPy rules; the body's block
+    arguments are one scalar per input, of that input's element type.
+    """
+
+    name = "rdu.map"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure(), IsolatedFromAbove())
+    assembly_format = (
+        "$inputs attr-dict `:` functional-type($inputs, $result) $body"
+    )
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: Attribute, body: Region):
+        super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        block = self.body.block
+        if len(block.args) != len(self.inputs):
+            raise VerifyException(
+                f"'rdu.map' body takes {len(block.args)} arguments but the op "
+                f"has {len(self.inputs)} inputs"
+            )
+        out_shape = shape_of(self.result.type)
+        for i, (arg, value) in enumerate(zip(block.args, self.inputs)):
+            if arg.type != element_of(value.type):
+                raise VerifyException(
+                    f"'rdu.map' body argument #{i} is {arg.type} but input #{i} "
+                    f"has element type {element_of(value.type)}"
+                )
+            if not broadcasts_to(shape_of(value.type), out_shape):
+                raise VerifyException(
+                    f"'rdu.map' input #{i} of shape {list(shape_of(value.type))} "
+                    f"does not broadcast to the result shape {list(out_shape)}"
+                )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or len(terminator.values) != 1:
+            raise VerifyException("'rdu.map' body must end in 'rdu.yield' of one value")
+        if terminator.values[0].type != element_of(self.result.type):
+            raise VerifyException(
+                f"'rdu.map' yields {terminator.values[0].type} but the result "
+                f"element type is {element_of(self.result.type)}"
+            )
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A fused group of ops mapped onto the chip at once.
+
+    Only its inputs and results touch off-chip memory; every value defined
+    in its body streams between PCUs and PMUs.
+    """
+
+    name = "rdu.kernel"
+    sym_name = prop_def(StringAttr)
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), Pure())
+    assembly_format = (
+        "$sym_name `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body"
+    )
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        body: Region,
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            properties={"sym_name": StringAttr(name)},
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        block = self.body.block
+        arg_types = [a.type for a in block.args]
+        input_types = [v.type for v in self.inputs]
+        if arg_types != input_types:
+            raise VerifyException(
+                "'rdu.kernel' body argument types must match its input types"
+            )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("'rdu.kernel' body must end in 'rdu.yield'")
+        yielded = [v.type for v in terminator.values]
+        if yielded != [r.type for r in self.outputs]:
+            raise VerifyException(
+                "'rdu.kernel' yielded types must match its result types"
+            )
+
+
+# --------------------------------------------------------------------------
+# Compute
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """Batched matrix product `[..., M, K] x [..., K, N] -> [..., M, N]`.
+
+    Batch dimensions broadcast; a rank-2 operand is shared by every batch.
+    """
+
+    name = "rdu.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        a, b, c = shape_of(self.lhs.type), shape_of(self.rhs.type), shape_of(self.result.type)
+        if len(a) < 2 or len(b) < 2:
+            raise VerifyException("'rdu.matmul' operands must have rank >= 2")
+        if a[-1] != b[-2]:
+            raise VerifyException(
+                f"'rdu.matmul' contraction sizes differ: lhs has K={a[-1]}, "
+                f"rhs has K={b[-2]}"
+            )
+        batch = broadcast_shapes([a[:-2], b[:-2]])
+        if batch is None:
+            raise VerifyException("'rdu.matmul' batch dimensions do not broadcast")
+        expected = (*batch, a[-2], b[-1])
+        if c != expected:
+            raise VerifyException(
+                f"'rdu.matmul' result shape {list(c)} should be {list(expected)}"
+            )
+        _same_element(self, self.lhs.type, self.rhs.type, "operands")
+
+
+def _reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> tuple[int, ...]:
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _verify_dims(op_name: str, dims: Sequence[int], rank: int) -> None:
+    if len(set(dims)) != len(dims) or any(not 0 <= d < max(rank, 1) for d in dims):
+        raise VerifyException(
+            f"'{op_name}' dims {list(dims)} must be distinct and in [0, {rank})"
+        )
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Reduction over `dims` (sorted, non-negative); `keepdim` keeps them as 1.
+
+    `argmax`/`argmin` reduce exactly one dim and give i64 indices.
+    """
+
+    name = "rdu.reduce"
+    kind = prop_def(ReduceKindAttr)
+    input = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase.constr(I64))
+    keepdim = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$kind $input `dims` $dims (`keepdim` $keepdim^)? attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        kind: ReduceKind,
+        input: SSAValue,
+        dims: Sequence[int],
+        keepdim: bool,
+        result_type: Attribute,
+    ):
+        props: dict[str, Attribute] = {
+            "kind": ReduceKindAttr(kind),
+            "dims": _i64_array(dims),
+        }
+        if keepdim:
+            props["keepdim"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        shape = shape_of(self.input.type)
+        dims = _ints(self.dims)
+        _verify_dims(self.name, dims, len(shape))
+        expected = _reduced_shape(shape, dims, self.keepdim is not None)
+        if shape_of(self.result.type) != expected:
+            raise VerifyException(
+                f"'rdu.reduce' result shape {list(shape_of(self.result.type))} "
+                f"should be {list(expected)}"
+            )
+        kind = self.kind.data
+        out = element_of(self.result.type)
+        if kind in (ReduceKind.ARGMAX, ReduceKind.ARGMIN):
+            if len(dims) != 1 or out != i64:
+                raise VerifyException(f"'rdu.reduce {kind}' reduces one dim to i64")
+        elif kind in (ReduceKind.ANY, ReduceKind.ALL):
+            if not is_bool(out):
+                raise VerifyException(f"'rdu.reduce {kind}' gives i1")
+        else:
+            _same_element(self, self.input.type, self.result.type, "input and result")
+
+
+@irdl_op_definition
+class ScanOp(IRDLOperation):
+    """Inclusive prefix scan along one dim (cumsum, cumprod)."""
+
+    name = "rdu.scan"
+    kind = prop_def(ScanKindAttr)
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, kind: ScanKind, input: SSAValue, dim: int, result_type: Attribute):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"kind": ScanKindAttr(kind), "dim": IntegerAttr(dim, i64)},
+        )
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        shape = shape_of(self.input.type)
+        _verify_dims(self.name, [self.dim.value.data], len(shape))
+        if shape_of(self.result.type) != shape:
+            raise VerifyException("'rdu.scan' result must have the input's shape")
+
+
+def _window_output(size: int, window: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
+    span = dilation * (window - 1) + 1
+    numerator = size + 2 * pad - span
+    out = (-(-numerator // stride) if ceil else numerator // stride) + 1
+    if ceil and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBase) -> None:
+    for label, attr in arrays.items():
+        values = _ints(attr)
+        if len(values) != spatial:
+            raise VerifyException(
+                f"'{op.name}' {label} has {len(values)} entries, expected {spatial}"
+            )
+        minimum = 0 if label == "padding" else 1
+        if any(v < minimum for v in values):
+            raise VerifyException(f"'{op.name}' {label} entries must be >= {minimum}")
+
+
+@irdl_op_definition
+class ConvOp(IRDLOperation):
+    """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight."""
+
+    name = "rdu.conv"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    stride = prop_def(DenseArrayBase.constr(I64))
+    padding = prop_def(DenseArrayBase.constr(I64))
+    dilation = prop_def(DenseArrayBase.constr(I64))
+    groups = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `stride` $stride `padding` $padding `dilation` $dilation "
+        "`groups` $groups attr-dict `:` type($input) `,` type($weight) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        stride: Sequence[int],
+        padding: Sequence[int],
+        dilation: Sequence[int],
+        groups: int,
+        result_type: Attribute,
+    ):
+        super().__init__(
+            operands=[input, weight],
+            result_types=[result_type],
+            properties={
+                "stride": _i64_array(stride),
+                "padding": _i64_array(padding),
+                "dilation": _i64_array(dilation),
+                "groups": IntegerAttr(groups, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        x, w, y = shape_of(self.input.type), shape_of(self.weight.type), shape_of(self.result.type)
+        spatial = len(x) - 2
+        if spatial < 1 or len(w) != len(x) or len(y) != len(x):
+            raise VerifyException("'rdu.conv' input, weight and result need equal rank >= 3")
+        _verify_window_attrs(
+            self, spatial, stride=self.stride, padding=self.padding, dilation=self.dilation
+        )
+        groups = self.groups.value.data
+        if groups < 1 or x[1] % groups or w[0] % groups or w[1] * groups != x[1]:
+            raise VerifyException(
+                f"'rdu.conv' channels do not match: input has {x[1]}, weight "
+                f"expects {w[1]} x {groups} groups"
+            )
+        expected = [x[0], w[0]] + [
+            _window_output(x[2 + i], w[2 + i], s, p, d, False)
+            for i, (s, p, d) in enumerate(
+                zip(_ints(self.stride), _ints(self.padding), _ints(self.dilation))
+            )
+        ]
+        if list(y) != expected:
+            raise VerifyException(f"'rdu.conv' result shape {list(y)} should be {expected}")
+        _same_element(self, self.input.type, self.weight.type, "input and weight")
+
+
+@irdl_op_definition
+class PoolOp(IRDLOperation):
+    """Max or average pooling over the trailing spatial dims of NC[spatial]."""
+
+    name = "rdu.pool"
+    kind = prop_def(PoolKindAttr)
+    input = operand_def(TensorType)
+    window = prop_def(DenseArrayBase.constr(I64))
+    stride = prop_def(DenseArrayBase.constr(I64))
+    padding = prop_def(DenseArrayBase.constr(I64))
+    dilation = prop_def(DenseArrayBase.constr(I64))
+    ceil_mode = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$kind $input `window` $window `stride` $stride `padding` $padding "
+        "`dilation` $dilation (`ceil_mode` $ceil_mode^)? attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        kind: PoolKind,
+        input: SSAValue,
+        window: Sequence[int],
+        stride: Sequence[int],
+        padding: Sequence[int],
+        dilation: Sequence[int],
+        ceil_mode: bool,
+        result_type: Attribute,
+    ):
+        props: dict[str, Attribute] = {
+            "kind": PoolKindAttr(kind),
+            "window": _i64_array(window),
+            "stride": _i64_array(stride),
+            "padding": _i64_array(padding),
+            "dilation": _i64_array(dilation),
+        }
+        if ceil_mode:
+            props["ceil_mode"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        x, y = shape_of(self.input.type), shape_of(self.result.type)
+        spatial = len(_ints(self.window))
+        if spatial < 1 or len(x) < spatial + 1 or len(y) != len(x):
+            raise VerifyException(
+                "'rdu.pool' input and result need equal rank, above the window's"
+            )
+        _verify_window_attrs(
+            self,
+            spatial,
+            window=self.window,
+            stride=self.stride,
+            padding=self.padding,
+            dilation=self.dilation,
+        )
+        lead = len(x) - spatial
+        expected = list(x[:lead]) + [
+            _window_output(x[lead + i], k, s, p, d, self.ceil_mode is not None)
+            for i, (k, s, p, d) in enumerate(
+                zip(
+                    _ints(self.window),
+                    _ints(self.stride),
+                    _ints(self.padding),
+                    _ints(self.dilation),
+                )
+            )
+        ]
+        if list(y) != expected:
+            raise VerifyException(f"'rdu.pool' result shape {list(y)} should be {expected}")
+        _same_element(self, self.input.type, self.result.type, "input and result")
+
+
+# --------------------------------------------------------------------------
+# Layout and data movement
+# --------------------------------------------------------------------------
+
+
+class _UnaryLayoutOp(IRDLOperation):
+    """Shared shape of the one-input, one-result layout ops."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def _verify_same_element(self) -> None:
+        _verify_tensors(self)
+        _same_element(self, self.input.type, self.result.type, "input and result")
+
+
+@irdl_op_definition
+class ReshapeOp(_UnaryLayoutOp):
+    """Same elements, new shape (row-major order is kept)."""
+
+    name = "rdu.reshape"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        self._verify_same_element()
+        a, b = shape_of(self.input.type), shape_of(self.result.type)
+        if num_elements(a) != num_elements(b):
+            raise VerifyException(
+                f"'rdu.reshape' cannot reshape {num_elements(a)} elements into "
+                f"{list(b)} ({num_elements(b)} elements)"
+            )
+
+
+@irdl_op_definition
+class TransposeOp(_UnaryLayoutOp):
+    """Permutes dims: result dim i is input dim `perm[i]`."""
+
+    name = "rdu.transpose"
+    perm = prop_def(DenseArrayBase.constr(I64))
+    assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, perm: Sequence[int], result_type: Attribute):
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"perm": _i64_array(perm)}
+        )
+
+    def verify_(self) -> None:
+        self._verify_same_element()
+        shape, perm = shape_of(self.input.type), _ints(self.perm)
+        if sorted(perm) != list(range(len(shape))):
+            raise VerifyException(
+                f"'rdu.transpose' perm {list(perm)} is not a permutation of rank {len(shape)}"
+            )
+        expected = [shape[p] for p in perm]
+        if list(shape_of(self.result.type)) != expected:
+            raise VerifyException(
+                f"'rdu.transpose' result shape {list(shape_of(self.result.type))} "
+                f"should be {expected}"
+            )
+
+
+@irdl_op_definition
+class BroadcastOp(_UnaryLayoutOp):
+    """Expands size-1 (or missing leading) dims to the result shape."""
+
+    name = "rdu.broadcast"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        self._verify_same_element()
+        a, b = shape_of(self.input.type), shape_of(self.result.type)
+        if not broadcasts_to(a, b):
+            raise VerifyException(f"'rdu.broadcast' cannot broadcast {list(a)} to {list(b)}")
+
+
+@irdl_op_definition
+class SliceOp(_UnaryLayoutOp):
+    """Strided window: result[i] = input[offsets + i * strides]; sizes = result shape."""
+
+    name = "rdu.slice"
+    offsets = prop_def(DenseArrayBase.constr(I64))
+    strides = prop_def(DenseArrayBase.constr(I64))
+    assembly_format = (
+        "$input `offsets` $offsets `strides` $strides attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        offsets: Sequence[int],
+        strides: Sequence[int],
+        result_type: Attribute,
+    ):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"offsets": _i64_array(offsets), "strides": _i64_array(strides)},
+        )
+
+    def verify_(self) -> None:
+        self._verify_same_element()
+        shape, sizes = shape_of(self.input.type), shape_of(self.result.type)
+        offsets, strides = _ints(self.offsets), _ints(self.strides)
+        if not len(offsets) == len(strides) == len(sizes) == len(shape):
+            raise VerifyException("'rdu.slice' offsets, strides and shapes need equal rank")
+        for axis, (dim, off, size, stride) in enumerate(zip(shape, offsets, sizes, strides)):
+            if stride < 1:
+                raise VerifyException(f"'rdu.slice' stride of dim {axis} must be >= 1")
+            if size and not (0 <= off and off + (size - 1) * stride < dim):
+                raise VerifyException(
+                    f"'rdu.slice' dim {axis}: offset {off}, size {size}, stride "
+                    f"{stride} reads past its size {dim}"
+                )
+
+
+@irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """Joins tensors along `dim`."""
+
+    name = "rdu.concat"
+    inputs = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$inputs `dim` $dim attr-dict `:` functional-type($inputs, $result)"
+    )
+
+    def __init__(self, inputs: Sequence[SSAValue], dim: int, result_type: Attribute):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_type],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        if not self.inputs:
+            raise VerifyException("'rdu.concat' needs at least one input")
+        out = shape_of(self.result.type)
+        if not out:
+            raise VerifyException("'rdu.concat' cannot concatenate rank-0 tensors")
+        dim = self.dim.value.data
+        _verify_dims(self.name, [dim], len(out))
+        total = 0
+        for i, value in enumerate(self.inputs):
+            shape = shape_of(value.type)
+            _same_element(self, value.type, self.result.type, f"input #{i} and result")
+            if len(shape) != len(out) or any(
+                a != b for axis, (a, b) in enumerate(zip(shape, out)) if axis != dim
+            ):
+                raise VerifyException(
+                    f"'rdu.concat' input #{i} shape {list(shape)} does not match "
+                    f"the result {list(out)} outside dim {dim}"
+                )
+            total += shape[dim]
+        if total != out[dim]:
+            raise VerifyException(
+                f"'rdu.concat' inputs add up to {total} along dim {dim}, result has {out[dim]}"
+            )
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Advanced indexing of consecutive dims starting at `dim`.
+
+    With k integer index tensors broadcasting to shape I, the result is
+    `source.shape[:dim] + I + source.shape[dim + k:]`. An embedding lookup is
+    a gather at dim 0 with one index tensor.
+    """
+
+    name = "rdu.gather"
+    source = operand_def(TensorType)
+    indices = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$source `[` $indices `]` `dim` $dim attr-dict "
+        "`:` type($source) `,` type($indices) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue,
+        indices: Sequence[SSAValue],
+        dim: int,
+        result_type: Attribute,
+    ):
+        super().__init__(
+            operands=[source, indices],
+            result_types=[result_type],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        shape = shape_of(self.source.type)
+        dim, count = self.dim.value.data, len(self.indices)
+        if count < 1 or dim < 0 or dim + count > len(shape):
+            raise VerifyException(
+                f"'rdu.gather' indexes dims [{dim}, {dim + count}) of a rank-{len(shape)} source"
+            )
+        for i, value in enumerate(self.indices):
+            if not is_integer(element_of(value.type)) or is_bool(element_of(value.type)):
+                raise VerifyException(f"'rdu.gather' index #{i} must be an integer tensor")
+        index_shape = broadcast_shapes([shape_of(v.type) for v in self.indices])
+        if index_shape is None:
+            raise VerifyException("'rdu.gather' index shapes do not broadcast")
+        expected = (*shape[:dim], *index_shape, *shape[dim + count :])
+        if shape_of(self.result.type) != expected:
+            raise VerifyException(
+                f"'rdu.gather' result shape {list(shape_of(self.result.type))} "
+                f"should be {list(expected)}"
+            )
+        _same_element(self, self.source.type, self.result.type, "source and result")
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """A rank-1 ramp: element i is `start + i * step` (torch.arange)."""
+
+    name = "rdu.iota"
+    start = prop_def(IntegerAttr[I64] | FloatAttr)
+    step = prop_def(IntegerAttr[I64] | FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, start: int | float, step: int | float, result_type: Attribute):
+        super().__init__(
+            result_types=[result_type],
+            properties={"start": _number_attr(start), "step": _number_attr(step)},
+        )
+
+    @staticmethod
+    def _value(attr: Attribute) -> int | float:
+        assert isinstance(attr, IntegerAttr | FloatAttr)
+        return attr.value.data
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(
+            f" start {self._value(self.start)!r} step {self._value(self.step)!r}"
+        )
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IotaOp:
+        parser.parse_keyword("start")
+        start = parser.parse_number()
+        parser.parse_keyword("step")
+        step = parser.parse_number()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(start, step, parser.parse_type())
+        op.attributes |= attributes
+        return op
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        if len(shape_of(self.result.type)) != 1:
+            raise VerifyException("'rdu.iota' result must be rank 1")
+
+
+Dataflow = Dialect(
+    "rdu",
+    [
+        MapOp,
+        YieldOp,
+        KernelOp,
+        MatmulOp,
+        ReduceOp,
+        ScanOp,
+        ConvOp,
+        PoolOp,
+        ReshapeOp,
+        TransposeOp,
+        BroadcastOp,
+        SliceOp,
+        ConcatOp,
+        GatherOp,
+        IotaOp,
+    ],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr],
+)
+
+__all__ = [
+    "Dataflow",
+    "MapOp",
+    "YieldOp",
+    "KernelOp",
+    "MatmulOp",
+    "ReduceOp",
+    "ReduceKind",
+    "ScanOp",
+    "ScanKind",
+    "ConvOp",
+    "PoolOp",
+    "PoolKind",
+    "ReshapeOp",
+    "TransposeOp",
+    "BroadcastOp",
+    "SliceOp",
+    "ConcatOp",
+    "GatherOp",
+    "IotaOp",
+]

@@ -1,0 +1,120 @@
+"""Shape and element-type helpers shared by rducc's dialects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute
+from xdsl.utils.exceptions import VerifyException
+
+SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, i64, i32, i16, i8, i1"
+
+
+def is_float(element_type: Attribute) -> bool:
+    """True for the floating-point element types rducc supports."""
+    return isinstance(
+        element_type, Float64Type | Float32Type | Float16Type | BFloat16Type
+    )
+
+
+def is_integer(element_type: Attribute) -> bool:
+    """True for signless integer element types (i1 included)."""
+    return isinstance(element_type, IntegerType)
+
+
+def is_bool(element_type: Attribute) -> bool:
+    """True for i1, rducc's boolean."""
+    return isinstance(element_type, IntegerType) and element_type.width.data == 1
+
+
+def byte_width(element_type: Attribute) -> int:
+    """Bytes one element occupies in memory (i1 is stored as one byte)."""
+    if isinstance(element_type, Float64Type):
+        return 8
+    if isinstance(element_type, Float32Type):
+        return 4
+    if isinstance(element_type, Float16Type | BFloat16Type):
+        return 2
+    if isinstance(element_type, IntegerType):
+        return max(1, element_type.width.data // 8)
+    raise VerifyException(
+        f"unsupported element type {element_type}; "
+        f"supported: {SUPPORTED_ELEMENT_TYPES}"
+    )
+
+
+def verify_element_type(element_type: Attribute, what: str) -> None:
+    """Raise if the element type is not one rducc can compute with."""
+    if is_float(element_type):
+        return
+    if (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.SIGNLESS
+        and element_type.width.data in (1, 8, 16, 32, 64)
+    ):
+        return
+    raise VerifyException(
+        f"{what} has unsupported element type {element_type}; "
+        f"supported: {SUPPORTED_ELEMENT_TYPES}"
+    )
+
+
+def shape_of(tensor_type: Attribute) -> tuple[int, ...]:
+    """The static shape of a tensor type."""
+    assert isinstance(tensor_type, TensorType)
+    return tuple(tensor_type.get_shape())
+
+
+def element_of(tensor_type: Attribute) -> Attribute:
+    """The element type of a tensor type."""
+    assert isinstance(tensor_type, TensorType)
+    return tensor_type.element_type
+
+
+def num_elements(shape: Sequence[int]) -> int:
+    """Number of elements of a static shape (1 for rank 0)."""
+    return prod(shape)
+
+
+def verify_static(tensor_type: Attribute, what: str) -> None:
+    """Raise if a tensor type has a dynamic dimension."""
+    if any(d < 0 for d in shape_of(tensor_type)):
+        raise VerifyException(f"{what} must have a static shape, got {tensor_type}")
+
+
+def broadcast_shapes(shapes: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
+    """NumPy/PyTorch broadcast of shapes, or None when they do not broadcast."""
+    rank = max((len(s) for s in shapes), default=0)
+    result: list[int] = []
+    for axis in range(rank):
+        sizes = {s[len(s) - rank + axis] for s in shapes if len(s) - rank + axis >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            return None
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """True when `shape` broadcasts to exactly `target`."""
+    if len(shape) > len(target):
+        return False
+    offset = len(target) - len(shape)
+    return all(s in (1, target[offset + i]) for i, s in enumerate(shape))
+
+
+def normalize_dim(dim: int, rank: int, what: str) -> int:
+    """Turn a possibly negative dimension index into 0..rank-1, or raise."""
+    if not -max(rank, 1) <= dim < max(rank, 1):
+        raise VerifyException(f"{what} {dim} is out of range for rank {rank}")
+    return dim % max(rank, 1)

@@ -1,0 +1,1 @@
+"""rducc's runtime: the interpreter over lowered IR and the cost model."""

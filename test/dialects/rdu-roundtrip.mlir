@@ -1,0 +1,64 @@
+// RUN: rducc-opt %s | filecheck %s
+// RUN: rducc-opt %s | rducc-opt | filecheck %s
+// RUN: rducc-opt %s --print-op-generic | rducc-opt | filecheck %s
+
+%x, %w, %i, %img, %k = "test.op"() : () -> (tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x3xi64>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
+
+// CHECK: %mapped = rdu.map %x, %x : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32> {
+// CHECK-NEXT: ^bb0(%a: f32, %b: f32):
+// CHECK-NEXT:   %s = arith.addf %a, %b : f32
+// CHECK-NEXT:   rdu.yield %s : f32
+// CHECK-NEXT: }
+%mapped = rdu.map %x, %x : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32> {
+^bb0(%a: f32, %b: f32):
+  %s = arith.addf %a, %b : f32
+  rdu.yield %s : f32
+}
+// CHECK: %bcast = rdu.map %x : (tensor<2x8xf32>) -> tensor<3x2x8xf32> {
+%bcast = rdu.map %x : (tensor<2x8xf32>) -> tensor<3x2x8xf32> {
+^bb0(%a : f32):
+  rdu.yield %a : f32
+}
+// CHECK: %mm = rdu.matmul %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
+%mm = rdu.matmul %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
+// CHECK: %red = rdu.reduce sum %x dims [1] keepdim : tensor<2x8xf32> -> tensor<2x1xf32>
+%red = rdu.reduce sum %x dims [1] keepdim : tensor<2x8xf32> -> tensor<2x1xf32>
+// CHECK: %amax = rdu.reduce argmax %x dims [1] : tensor<2x8xf32> -> tensor<2xi64>
+%amax = rdu.reduce argmax %x dims [1] : tensor<2x8xf32> -> tensor<2xi64>
+// CHECK: %cum = rdu.scan sum %x dim 1 : tensor<2x8xf32> -> tensor<2x8xf32>
+%cum = rdu.scan sum %x dim 1 : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK: %conv = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x4x4xf32>
+%conv = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x4x4xf32>
+// CHECK: %pool = rdu.pool max %img window [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+%pool = rdu.pool max %img window [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+// CHECK: %avg = rdu.pool avg %img window [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] ceil_mode : tensor<1x3x8x8xf32> -> tensor<1x3x5x5xf32>
+%avg = rdu.pool avg %img window [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] ceil_mode : tensor<1x3x8x8xf32> -> tensor<1x3x5x5xf32>
+// CHECK: %r = rdu.reshape %x : tensor<2x8xf32> -> tensor<4x4xf32>
+%r = rdu.reshape %x : tensor<2x8xf32> -> tensor<4x4xf32>
+// CHECK: %t = rdu.transpose %x perm [1, 0] : tensor<2x8xf32> -> tensor<8x2xf32>
+%t = rdu.transpose %x perm [1, 0] : tensor<2x8xf32> -> tensor<8x2xf32>
+// CHECK: %b = rdu.broadcast %x : tensor<2x8xf32> -> tensor<5x2x8xf32>
+%b = rdu.broadcast %x : tensor<2x8xf32> -> tensor<5x2x8xf32>
+// CHECK: %sl = rdu.slice %x offsets [0, 1] strides [1, 2] : tensor<2x8xf32> -> tensor<2x4xf32>
+%sl = rdu.slice %x offsets [0, 1] strides [1, 2] : tensor<2x8xf32> -> tensor<2x4xf32>
+// CHECK: %cat = rdu.concat %x, %x dim 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+%cat = rdu.concat %x, %x dim 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+// CHECK: %emb = rdu.gather %w[%i] dim 0 : tensor<8x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+%emb = rdu.gather %w[%i] dim 0 : tensor<8x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+// CHECK: %io = rdu.iota start 0 step 1 : tensor<8xi64>
+%io = rdu.iota start 0 step 1 : tensor<8xi64>
+// CHECK: %iof = rdu.iota start 0.5 step 0.25 : tensor<4xf32>
+%iof = rdu.iota start 0.5 step 0.25 : tensor<4xf32>
+// CHECK: %k1, %k2 = rdu.kernel "k0"(%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+// CHECK: rdu.yield %p, %q : tensor<2x4xf32>, tensor<2x4xf32>
+%k1, %k2 = rdu.kernel "k0" (%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+^bb0(%kx : tensor<2x8xf32>, %kw : tensor<8x4xf32>):
+  %p = rdu.matmul %kx, %kw : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
+  %q = rdu.map %p : (tensor<2x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%e : f32):
+    %z = arith.constant 0.000000e+00 : f32
+    %m = arith.maximumf %e, %z : f32
+    rdu.yield %m : f32
+  }
+  rdu.yield %p, %q : tensor<2x4xf32>, tensor<2x4xf32>
+}

@@ -1,0 +1,244 @@
+// RUN: rducc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Every verifier error of the `tier` dialect, one per chunk, in source order.
+
+// tier.buffer
+
+"test.op"() : () -> !tier.buffer<sram, ?x4xf32>
+// CHECK: tier.buffer dims must be static and >= 0 (no '?')
+
+// -----
+// tier.global
+
+tier.global @g in sram : tensor<4xf32>
+// CHECK: Operation does not verify: 'tier.global' @g cannot live in sram: globals live off chip (hbm or ddr)
+
+// -----
+
+tier.global @g in hbm : tensor<?x4xf32>
+// CHECK: Operation does not verify: 'tier.global' @g must be static
+
+// -----
+
+tier.global @g : tensor<4xcomplex<f32>>
+// CHECK: Operation does not verify: global @g has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1
+
+// -----
+
+tier.global @g in hbm : tensor<4xf32> = dense<1.000000e+00> : tensor<2xf32>
+// CHECK: Operation does not verify: 'tier.global' @g value has type tensor<2xf32>, expected tensor<4xf32>
+
+// -----
+
+tier.global @g : tensor<2xf32> = dense<[1.0, 2.0]> : tensor<2xf16>
+// CHECK: Operation does not verify: 'tier.global' @g value has type tensor<2xf16>, expected tensor<2xf32>
+
+// -----
+// tier.get_global
+
+func.func @f() {
+  %g = tier.get_global @missing : !tier.buffer<hbm, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.get_global' refers to @missing, which is not a 'tier.global'
+
+// -----
+
+func.func @f() {
+  %g = tier.get_global @f : !tier.buffer<hbm, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.get_global' refers to @f, which is not a 'tier.global'
+
+// -----
+
+tier.global @g in hbm : tensor<4x4xf32>
+func.func @f() {
+  %g = tier.get_global @g : !tier.buffer<hbm, 16xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.get_global' type !tier.buffer<hbm, 16xf32> does not match the global's tensor<4x4xf32>
+
+// -----
+
+tier.global @g in hbm : tensor<4x4xf32>
+func.func @f() {
+  %g = tier.get_global @g : !tier.buffer<hbm, 4x4xbf16>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.get_global' type !tier.buffer<hbm, 4x4xbf16> does not match the global's tensor<4x4xf32>
+
+// -----
+
+tier.global @g in hbm : tensor<4x4xf32>
+func.func @f() {
+  %g = tier.get_global @g : !tier.buffer<ddr, 4x4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.get_global' reads @g from ddr, but it lives in hbm
+
+// -----
+
+tier.global @g in ddr : tensor<4x4xf32>
+func.func @f() {
+  %g = tier.get_global @g : !tier.buffer<sram, 4x4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.get_global' cannot read @g as sram: globals live off chip; DMA them into an sram buffer
+
+// -----
+// tier.alloc
+
+func.func @f() {
+  %a = tier.alloc : !tier.buffer<sram, 4xcomplex<f32>>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.alloc' buffer has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1
+
+// -----
+
+func.func @f() {
+  %a = tier.alloc offset 0 : !tier.buffer<hbm, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.alloc' offset is only meaningful in sram, not hbm
+
+// -----
+
+func.func @f() {
+  %a = tier.alloc offset 64 : !tier.buffer<ddr, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.alloc' offset is only meaningful in sram, not ddr
+
+// -----
+
+func.func @f() {
+  %a = tier.alloc offset -4 : !tier.buffer<sram, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.alloc' offset -4 is negative
+
+// -----
+
+func.func @f() attributes {tier.sram_capacity = 1024 : i64} {
+  %a = tier.alloc offset 1000 : !tier.buffer<sram, 8xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.alloc' buffer [1000, 1032) ends past the SRAM capacity of 1024 bytes by 8
+
+// -----
+
+builtin.module attributes {tier.sram_capacity = 1024 : i64} {
+  func.func @f() {
+    %a = tier.alloc offset 0 : !tier.buffer<sram, 64x64xbf16>
+    func.return
+  }
+}
+// CHECK: Operation does not verify: 'tier.alloc' buffer [0, 8192) ends past the SRAM capacity of 1024 bytes by 7168
+
+// -----
+
+// The closest enclosing capacity wins: the func's 256 bytes, not the module's 1 MiB.
+builtin.module attributes {tier.sram_capacity = 1048576 : i64} {
+  func.func @f() attributes {tier.sram_capacity = 256 : i64} {
+    %a = tier.alloc offset 128 : !tier.buffer<sram, 64xf32>
+    func.return
+  }
+}
+// CHECK: Operation does not verify: 'tier.alloc' buffer [128, 384) ends past the SRAM capacity of 256 bytes by 128
+
+// -----
+
+func.func @f() attributes {tier.sram_capacity = 1024 : i64} {
+  %a = tier.alloc offset 0 : !tier.buffer<sram, 16xf32>
+  %b = tier.alloc offset 32 : !tier.buffer<sram, 16xf32>
+  tier.dealloc %b : !tier.buffer<sram, 16xf32>
+  tier.dealloc %a : !tier.buffer<sram, 16xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.alloc' buffer [0, 64) overlaps the live buffer [32, 96) allocated after it
+
+// -----
+
+// %b is freed before %c, but %a is still live where %c starts.
+func.func @f() {
+  %a = tier.alloc offset 0 : !tier.buffer<sram, 4xf32>
+  %b = tier.alloc offset 16 : !tier.buffer<sram, 4xf32>
+  tier.dealloc %b : !tier.buffer<sram, 4xf32>
+  %c = tier.alloc offset 8 : !tier.buffer<sram, 2xf64>
+  tier.dealloc %c : !tier.buffer<sram, 2xf64>
+  tier.dealloc %a : !tier.buffer<sram, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.alloc' buffer [0, 16) overlaps the live buffer [8, 24) allocated after it
+
+// -----
+// tier.dealloc
+
+tier.global @g in hbm : tensor<4xf32>
+func.func @f() {
+  %g = tier.get_global @g : !tier.buffer<hbm, 4xf32>
+  tier.dealloc %g : !tier.buffer<hbm, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dealloc' must free the result of a 'tier.alloc'
+
+// -----
+
+func.func @f(%arg : !tier.buffer<sram, 4xf32>) {
+  tier.dealloc %arg : !tier.buffer<sram, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dealloc' must free the result of a 'tier.alloc'
+
+// -----
+// tier.dma
+
+func.func @f(%h : !tier.buffer<hbm, 4x4xf32>) {
+  %s = tier.alloc : !tier.buffer<sram, 16xf32>
+  tier.dma %h -> %s : !tier.buffer<hbm, 4x4xf32> -> !tier.buffer<sram, 16xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' source !tier.buffer<hbm, 4x4xf32> and destination !tier.buffer<sram, 16xf32> differ in shape or element type
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 4xf32>) {
+  %s = tier.alloc : !tier.buffer<sram, 4xf16>
+  tier.dma %h -> %s : !tier.buffer<hbm, 4xf32> -> !tier.buffer<sram, 4xf16>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' source !tier.buffer<hbm, 4xf32> and destination !tier.buffer<sram, 4xf16> differ in shape or element type
+
+// -----
+
+func.func @f(%a : !tier.buffer<hbm, 4xf32>, %b : !tier.buffer<hbm, 4xf32>) {
+  tier.dma %a -> %b : !tier.buffer<hbm, 4xf32> -> !tier.buffer<hbm, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' from hbm to itself moves nothing; only sram-to-sram (PMU to PMU) copies are meaningful
+
+// -----
+
+func.func @f(%a : !tier.buffer<ddr, 4xf32>, %b : !tier.buffer<ddr, 4xf32>) {
+  tier.dma %a -> %b : !tier.buffer<ddr, 4xf32> -> !tier.buffer<ddr, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' from ddr to itself moves nothing; only sram-to-sram (PMU to PMU) copies are meaningful
+
+// -----
+
+func.func @f(%a : !tier.buffer<hbm, 4xi4>, %b : !tier.buffer<sram, 4xi4>) {
+  tier.dma %a -> %b : !tier.buffer<hbm, 4xi4> -> !tier.buffer<sram, 4xi4>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' source has unsupported element type i4; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1
+
+// -----
+
+func.func @f(%a : !tier.buffer<sram, 4xf32>, %b : !tier.buffer<sram, 4xindex>) {
+  tier.dma %a -> %b : !tier.buffer<sram, 4xf32> -> !tier.buffer<sram, 4xindex>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' destination has unsupported element type index; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1

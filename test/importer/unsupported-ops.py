@@ -1,0 +1,25 @@
+# An op rducc lacks: one error listing every unsupported op with its count and
+# first source line, exit status 1, no traceback, no output file.
+# RUN: %python %s %t.pt2
+# RUN: not rducc %t.pt2 -o %t.mlir 2> %t.err
+# RUN: filecheck %s < %t.err
+# RUN: %python -c "import os, sys; sys.exit(os.path.exists(sys.argv[1]))" %t.mlir
+
+import sys
+
+import torch
+
+
+class UsesFFT(torch.nn.Module):
+    def forward(self, x):
+        spectrum = torch.fft.fft(x).abs()
+        twice = torch.fft.fft(spectrum).abs()
+        return twice + torch.sort(x).values
+
+
+torch.export.save(torch.export.export(UsesFFT(), (torch.randn(8),)), sys.argv[1])
+
+# CHECK:      rducc: error: the model uses 2 operators rducc cannot import:
+# CHECK-NEXT:   aten._fft_r2c.default: 2 uses, first at {{.*}}unsupported-ops.py:15:9: spectrum = torch.fft.fft(x).abs()
+# CHECK-NEXT:   aten.sort.default: 1 use, first at {{.*}}unsupported-ops.py:17:9: return twice + torch.sort(x).values
+# CHECK-NOT:  Traceback
