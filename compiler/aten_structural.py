@@ -192,7 +192,7 @@ def convert_cat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     rank = len(out.get_shape())
     dim = (node.args[1] if len(node.args) > 1 else 0) % max(rank, 1)
     # PyTorch lets legacy 1-D empty tensors join anything; they add nothing.
-    values = [g.value(v) for v in node.args[0] if fake_value(v).shape != (0,) or rank == 1]
+    values = [cast(g, g.value(v), out.element_type) for v in node.args[0] if fake_value(v).shape != (0,) or rank == 1]
     if len(values) == 1:
         return values[0]
     return g.emit(ConcatOp(values, dim, out))

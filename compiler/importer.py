@@ -160,6 +160,23 @@ def describe_location(node: torch.fx.Node) -> str:
     return f"{where}: {where.code}" if where.code else str(where)
 
 
+LAYER_ATTR = "rdu.layer"
+"""Attribute on each imported op that ran inside a repeated block (an element
+of an nn.ModuleList such as `model.layers.3`): that block's path. Fusion keeps
+each layer's ops together; CSE still merges equal ops within a layer."""
+
+_LAYER_PATH = re.compile(r"^(.*?\.\d+)(?:\.|$)")
+
+
+def layer_of(node: torch.fx.Node) -> str | None:
+    """The repeated block (`model.layers.3`) a node ran in, if any."""
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return None
+    match = _LAYER_PATH.match(list(stack.values())[-1][0])
+    return match.group(1) if match else None
+
+
 # --------------------------------------------------------------------------
 # Argument access
 # --------------------------------------------------------------------------
@@ -203,6 +220,7 @@ class GraphImporter:
     env: dict[torch.fx.Node, Value] = field(default_factory=dict)
     location: Attribute = field(default_factory=UnknownLoc)
     name_hint: str | None = None
+    layer: str | None = None
 
     def value(self, arg: Any) -> SSAValue:
         """The SSA value of an FX node argument."""
@@ -214,6 +232,8 @@ class GraphImporter:
     def emit(self, op: Operation) -> SSAValue:
         """Append `op` at the current location; return its first result."""
         op.location = self.location
+        if self.layer:
+            op.attributes[LAYER_ATTR] = StringAttr(self.layer)
         self.block.add_op(op)
         if op.results:
             if self.name_hint and op.results[0].name_hint is None:
@@ -387,6 +407,7 @@ def _convert_nodes(importer: GraphImporter, ep: ExportedProgram) -> None:
             continue
         importer.location = location_of(node)
         importer.name_hint = node.name
+        importer.layer = layer_of(node)
         importer.env[node] = CONVERTERS[target].convert(importer, node)
 
 
@@ -426,6 +447,7 @@ def import_program(ep: ExportedProgram) -> ModuleOp:
     results = _return_values(importer, outputs)
     importer.location = NameLoc(StringAttr("output"), NoneAttr())
     importer.name_hint = None
+    importer.layer = None
     importer.emit(func.ReturnOp(*results))
     forward = func.FuncOp(
         "forward",

@@ -56,6 +56,13 @@ from rducc.dialects.shapes import (
 )
 
 
+def _compute_op() -> type[IRDLOperation]:
+    """`tier.compute`, whose body also ends in `rdu.yield` (imported late: no cycle)."""
+    from rducc.dialects.memory import ComputeOp
+
+    return ComputeOp
+
+
 class ReduceKind(StrEnum):
     """What an `rdu.reduce` combines its elements with."""
 
@@ -141,7 +148,7 @@ class YieldOp(IRDLOperation):
 
     name = "rdu.yield"
     values = var_operand_def()
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(MapOp, KernelOp), Pure()))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(MapOp, KernelOp, _compute_op()), Pure()))
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, *values: SSAValue):
@@ -258,34 +265,53 @@ class MatmulOp(IRDLOperation):
     """Batched matrix product `[..., M, K] x [..., K, N] -> [..., M, N]`.
 
     Batch dimensions broadcast; a rank-2 operand is shared by every batch.
+    With `transpose_rhs` the rhs is given as `[..., N, K]` (a linear layer's
+    weight as stored): the PMUs' transpose crossbar reads it transposed.
     """
 
     name = "rdu.matmul"
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
+    transpose_rhs = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+        "$lhs `,` $rhs (`transpose_rhs` $transpose_rhs^)? attr-dict "
+        "`:` type($lhs) `,` type($rhs) `->` type($result)"
     )
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
-        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute, transpose_rhs: bool = False
+    ):
+        props = {"transpose_rhs": UnitAttr()} if transpose_rhs else {}
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=props)
+
+    @property
+    def rhs_k_dim(self) -> int:
+        """Index of the contraction dim in the rhs."""
+        rank = len(shape_of(self.rhs.type))
+        return rank - 1 if self.transpose_rhs is not None else rank - 2
+
+    @property
+    def rhs_n_dim(self) -> int:
+        """Index of the output-column dim in the rhs."""
+        rank = len(shape_of(self.rhs.type))
+        return rank - 2 if self.transpose_rhs is not None else rank - 1
 
     def verify_(self) -> None:
         _verify_tensors(self)
         a, b, c = shape_of(self.lhs.type), shape_of(self.rhs.type), shape_of(self.result.type)
         if len(a) < 2 or len(b) < 2:
             raise VerifyException("'rdu.matmul' operands must have rank >= 2")
-        if a[-1] != b[-2]:
+        if a[-1] != b[self.rhs_k_dim]:
             raise VerifyException(
                 f"'rdu.matmul' contraction sizes differ: lhs has K={a[-1]}, "
-                f"rhs has K={b[-2]}"
+                f"rhs has K={b[self.rhs_k_dim]}"
             )
         batch = broadcast_shapes([a[:-2], b[:-2]])
         if batch is None:
             raise VerifyException("'rdu.matmul' batch dimensions do not broadcast")
-        expected = (*batch, a[-2], b[-1])
+        expected = (*batch, a[-2], b[self.rhs_n_dim])
         if c != expected:
             raise VerifyException(
                 f"'rdu.matmul' result shape {list(c)} should be {list(expected)}"

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I64,
+    IndexType,
+    IntegerType,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     IntAttr,
@@ -24,14 +26,17 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
+    Block,
     Dialect,
     Operation,
+    Region,
     ParametrizedAttribute,
     SSAValue,
     SpacedOpaqueSyntaxAttribute,
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
@@ -39,12 +44,15 @@ from xdsl.irdl import (
     opt_prop_def,
     param_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import (
+    IsolatedFromAbove,
     MemoryAllocEffect,
     MemoryFreeEffect,
     MemoryReadEffect,
@@ -244,20 +252,42 @@ def _sram_capacity(op: Operation) -> int | None:
 class AllocOp(IRDLOperation):
     """A buffer, live until its `tier.dealloc` (or the end of its block).
 
-    An SRAM buffer gets `offset N` (bytes into the socket's SRAM arena) from
-    the SRAM allocator; the verifier rejects an offset past capacity and any
-    overlap with another allocated buffer live at the same time.
+    `buffers N` reserves N rotating copies (double buffering: a DMA fills one
+    while compute reads the other); each DMA into the buffer moves to the next
+    copy. An SRAM buffer gets `offset B` (bytes into the socket's SRAM arena)
+    from the SRAM allocator; the verifier rejects an offset past capacity and
+    any overlap with another allocated buffer live at the same time.
     """
 
     name = "tier.alloc"
     offset = opt_prop_def(IntegerAttr[I64])
+    buffers = opt_prop_def(IntegerAttr[I64])
     result = result_def(BufferType)
     traits = traits_def(MemoryAllocEffect())
-    assembly_format = "(`offset` $offset^)? attr-dict `:` type($result)"
+    assembly_format = (
+        "(`offset` $offset^)? (`buffers` $buffers^)? attr-dict `:` type($result)"
+    )
 
-    def __init__(self, buffer_type: BufferType, offset: int | None = None):
-        props = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
+    def __init__(
+        self, buffer_type: BufferType, offset: int | None = None, buffers: int = 1
+    ):
+        props: dict[str, Attribute] = {}
+        if offset is not None:
+            props["offset"] = IntegerAttr(offset, i64)
+        if buffers != 1:
+            props["buffers"] = IntegerAttr(buffers, i64)
         super().__init__(result_types=[buffer_type], properties=props)
+
+    @property
+    def copies(self) -> int:
+        """How many rotating copies of the buffer type are reserved."""
+        return 1 if self.buffers is None else self.buffers.value.data
+
+    @property
+    def reserved_bytes(self) -> int:
+        buffer = self.result.type
+        assert isinstance(buffer, BufferType)
+        return buffer.size_in_bytes * self.copies
 
     @property
     def byte_range(self) -> tuple[int, int] | None:
@@ -265,12 +295,12 @@ class AllocOp(IRDLOperation):
         if self.offset is None:
             return None
         start = self.offset.value.data
-        buffer = self.result.type
-        assert isinstance(buffer, BufferType)
-        return start, start + buffer.size_in_bytes
+        return start, start + self.reserved_bytes
 
     def verify_(self) -> None:
         buffer = _verify_buffer(self.result, "'tier.alloc' buffer")
+        if self.copies < 1:
+            raise VerifyException(f"'tier.alloc' buffers must be >= 1, got {self.copies}")
         if self.offset is None:
             return
         if buffer.tier.data != Tier.SRAM:
@@ -280,12 +310,7 @@ class AllocOp(IRDLOperation):
         start, end = self.byte_range or (0, 0)
         if start < 0:
             raise VerifyException(f"'tier.alloc' offset {start} is negative")
-        capacity = _sram_capacity(self)
-        if capacity is not None and end > capacity:
-            raise VerifyException(
-                f"'tier.alloc' buffer [{start}, {end}) ends past the SRAM capacity "
-                f"of {capacity} bytes by {end - capacity}"
-            )
+        verify_within_capacity(self, start, end, "'tier.alloc' buffer")
         self._verify_no_overlap(start, end)
 
     def _verify_no_overlap(self, start: int, end: int) -> None:
@@ -295,12 +320,27 @@ class AllocOp(IRDLOperation):
             if isinstance(op, DeallocOp) and op.buffer == self.result:
                 return
             if isinstance(op, AllocOp) and (other := op.byte_range) is not None:
-                if other[0] < end and start < other[1] and other[0] < other[1]:
+                if ranges_overlap((start, end), other):
                     raise VerifyException(
                         f"'tier.alloc' buffer [{start}, {end}) overlaps the live "
                         f"buffer [{other[0]}, {other[1]}) allocated after it"
                     )
             op = op.next_op
+
+
+def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """True when two non-empty byte ranges [start, end) share a byte."""
+    return a[0] < a[1] and b[0] < b[1] and a[0] < b[1] and b[0] < a[1]
+
+
+def verify_within_capacity(op: Operation, start: int, end: int, what: str) -> None:
+    """Raise if [start, end) passes the closest enclosing `tier.sram_capacity`."""
+    capacity = _sram_capacity(op)
+    if capacity is not None and end > capacity:
+        raise VerifyException(
+            f"{what} [{start}, {end}) ends past the SRAM capacity of {capacity} "
+            f"bytes by {end - capacity}"
+        )
 
 
 @irdl_op_definition
@@ -320,26 +360,68 @@ class DeallocOp(IRDLOperation):
             raise VerifyException("'tier.dealloc' must free the result of a 'tier.alloc'")
 
 
+def _verify_window(
+    op: IRDLOperation, whole: BufferType, window: BufferType, offsets: Sequence[SSAValue], side: str
+) -> None:
+    if len(offsets) != len(whole.get_shape()):
+        raise VerifyException(
+            f"'{op.name}' has {len(offsets)} {side} offsets for a rank-"
+            f"{len(whole.get_shape())} buffer"
+        )
+    if len(window.get_shape()) != len(whole.get_shape()) or any(
+        w > d for w, d in zip(window.get_shape(), whole.get_shape())
+    ):
+        raise VerifyException(
+            f"'{op.name}' window {list(window.get_shape())} does not fit in the {side} "
+            f"buffer {list(whole.get_shape())}"
+        )
+
+
 @irdl_op_definition
 class DmaOp(IRDLOperation):
-    """Copies a whole buffer from one tier to another."""
+    """Copies a buffer, or a window of one, from one tier to another.
+
+    `tier.dma %hbm[%i, %c0] -> %sram` reads the window of %hbm at those offsets
+    that has %sram's shape; `tier.dma %sram -> %hbm[%i, %c0]` writes one.
+    """
 
     name = "tier.dma"
     source = operand_def(BufferType)
+    src_offsets = var_operand_def(IndexType)
     dest = operand_def(BufferType)
+    dst_offsets = var_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$source `->` $dest attr-dict `:` type($source) `->` type($dest)"
+    assembly_format = (
+        "$source (`[` $src_offsets^ `]`)? `->` $dest (`[` $dst_offsets^ `]`)? "
+        "attr-dict `:` type($source) `->` type($dest)"
+    )
 
-    def __init__(self, source: SSAValue, dest: SSAValue):
-        super().__init__(operands=[source, dest])
+    def __init__(
+        self,
+        source: SSAValue,
+        dest: SSAValue,
+        src_offsets: Sequence[SSAValue] = (),
+        dst_offsets: Sequence[SSAValue] = (),
+    ):
+        super().__init__(operands=[source, list(src_offsets), dest, list(dst_offsets)])
 
     def verify_(self) -> None:
         src = _verify_buffer(self.source, "'tier.dma' source")
         dst = _verify_buffer(self.dest, "'tier.dma' destination")
-        if src.get_shape() != dst.get_shape() or src.element_type != dst.element_type:
+        if src.element_type != dst.element_type:
             raise VerifyException(
-                f"'tier.dma' source {src} and destination {dst} differ in shape or "
-                "element type"
+                f"'tier.dma' source {src} and destination {dst} differ in element type"
+            )
+        if self.src_offsets and self.dst_offsets:
+            raise VerifyException("'tier.dma' takes a window on one side only")
+        if self.src_offsets:
+            _verify_window(self, src, dst, self.src_offsets, "source")
+        elif self.dst_offsets:
+            _verify_window(self, dst, src, self.dst_offsets, "destination")
+        elif src.get_shape() != dst.get_shape():
+            raise VerifyException(
+                f"'tier.dma' source {src} and destination {dst} differ in shape"
             )
         if src.tier.data == dst.tier.data and src.tier.data != Tier.SRAM:
             raise VerifyException(
@@ -348,9 +430,156 @@ class DmaOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class GatherDmaOp(IRDLOperation):
+    """Indexed DMA: rows `source[indices]` (along dim 0) into an SRAM buffer.
+
+    How an embedding lookup reads a few rows of a table that stays off chip.
+    The destination has shape `indices.shape + source.shape[1:]`.
+    """
+
+    name = "tier.gather"
+    source = operand_def(BufferType)
+    indices = operand_def(BufferType)
+    dest = operand_def(BufferType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$source `[` $indices `]` `->` $dest attr-dict "
+        "`:` type($source) `,` type($indices) `->` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue):
+        super().__init__(operands=[source, indices, dest])
+
+    def verify_(self) -> None:
+        src = _verify_buffer(self.source, "'tier.gather' source")
+        idx = _verify_buffer(self.indices, "'tier.gather' indices")
+        dst = _verify_buffer(self.dest, "'tier.gather' destination")
+        if idx.tier.data != Tier.SRAM or dst.tier.data != Tier.SRAM:
+            raise VerifyException("'tier.gather' indices and destination must be in sram")
+        if not isinstance(idx.element_type, IntegerType) or idx.element_type.width.data == 1:
+            raise VerifyException("'tier.gather' indices must be integers")
+        expected = (*idx.get_shape(), *src.get_shape()[1:])
+        if dst.get_shape() != expected or dst.element_type != src.element_type:
+            raise VerifyException(
+                f"'tier.gather' destination {dst} should have shape {list(expected)} "
+                f"and element type {src.element_type}"
+            )
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """One tile of a kernel: its body runs on the chip over SRAM buffers.
+
+    Block arguments are the `ins` buffers read as tensors; the body yields
+    one tensor per `outs` buffer. Every value defined in the body lives in
+    SRAM too: the SRAM allocator gives each body op a `tier.offset`.
+    """
+
+    name = "tier.compute"
+    sym_name = prop_def(StringAttr)
+    ins = var_operand_def(BufferType)
+    outs = var_operand_def(BufferType)
+    body = region_def("single_block")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(IsolatedFromAbove(), MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$sym_name `ins` `(` $ins `:` type($ins) `)` `outs` `(` $outs `:` type($outs) `)` "
+        "attr-dict-with-keyword $body"
+    )
+
+    def __init__(
+        self, name: str, ins: Sequence[SSAValue], outs: Sequence[SSAValue], body: Region
+    ):
+        super().__init__(
+            operands=[list(ins), list(outs)],
+            properties={"sym_name": StringAttr(name)},
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        for what, values in (("input", self.ins), ("output", self.outs)):
+            for i, value in enumerate(values):
+                buffer = _verify_buffer(value, f"'tier.compute' {what} #{i}")
+                if buffer.tier.data != Tier.SRAM:
+                    raise VerifyException(
+                        f"'tier.compute' {what} #{i} is in {buffer.tier.data.value}: "
+                        "compute reads and writes sram only"
+                    )
+        block = self.body.block
+        expected_args = [_as_tensor(v.type) for v in self.ins]
+        if [a.type for a in block.args] != expected_args:
+            raise VerifyException(
+                "'tier.compute' block arguments must be the input buffers as tensors"
+            )
+        terminator = block.last_op
+        yielded = [v.type for v in terminator.operands] if terminator else []
+        if terminator is None or terminator.name != "rdu.yield" or yielded != [
+            _as_tensor(v.type) for v in self.outs
+        ]:
+            raise VerifyException(
+                "'tier.compute' body must end in 'rdu.yield' of one tensor per output buffer"
+            )
+        self._verify_body_offsets()
+
+    def _verify_body_offsets(self) -> None:
+        """Allocated body values fit and never overlap a live value or buffer."""
+        fixed = [r for v in (*self.ins, *self.outs) if (r := _alloc_range(v)) is not None]
+        live: list[tuple[tuple[int, int], Operation]] = []
+        last_use = body_last_uses(self.body.block)
+        for index, op in enumerate(self.body.block.ops):
+            live = [(r, o) for r, o in live if last_use[o] >= index]
+            placed = body_value_range(op)
+            if placed is None:
+                continue
+            verify_within_capacity(self, *placed, f"'{op.name}' value in 'tier.compute'")
+            for other in fixed + [r for r, _ in live]:
+                if ranges_overlap(placed, other):
+                    raise VerifyException(
+                        f"'{op.name}' value at [{placed[0]}, {placed[1]}) in 'tier.compute' "
+                        f"overlaps a live buffer at [{other[0]}, {other[1]})"
+                    )
+            live.append((placed, op))
+
+
+BODY_OFFSET_ATTR = "tier.offset"
+"""Attribute on an op inside `tier.compute`: its result's byte offset in SRAM."""
+
+
+def body_value_range(op: Operation) -> tuple[int, int] | None:
+    """[start, end) of a `tier.compute` body value, once the allocator placed it."""
+    offset = op.attributes.get(BODY_OFFSET_ATTR)
+    if not isinstance(offset, IntegerAttr) or not op.results:
+        return None
+    tensor = op.results[0].type
+    assert isinstance(tensor, TensorType)
+    size = num_elements(tensor.get_shape()) * byte_width(tensor.element_type)
+    return offset.value.data, offset.value.data + size
+
+
+def body_last_uses(block: Block) -> dict[Operation, int]:
+    """For each op of a body, the index of the last op that reads its result."""
+    position = {op: i for i, op in enumerate(block.ops)}
+    last: dict[Operation, int] = {}
+    for op in block.ops:
+        uses = [position[u.operation] for r in op.results for u in r.uses if u.operation in position]
+        last[op] = max(uses, default=position[op])
+    return last
+
+
+def _alloc_range(value: SSAValue) -> tuple[int, int] | None:
+    owner = value.owner
+    return owner.byte_range if isinstance(owner, AllocOp) else None
+
+
+def _as_tensor(buffer: Attribute) -> TensorType:
+    assert isinstance(buffer, BufferType)
+    return TensorType(buffer.element_type, list(buffer.get_shape()))
+
+
 Memory = Dialect(
     "tier",
-    [GlobalOp, GetGlobalOp, AllocOp, DeallocOp, DmaOp],
+    [GlobalOp, GetGlobalOp, AllocOp, DeallocOp, DmaOp, GatherDmaOp, ComputeOp],
     [TierAttr, BufferType],
 )
 
@@ -364,5 +593,8 @@ __all__ = [
     "AllocOp",
     "DeallocOp",
     "DmaOp",
+    "GatherDmaOp",
+    "ComputeOp",
     "SRAM_CAPACITY_ATTR",
+    "BODY_OFFSET_ATTR",
 ]

@@ -18,6 +18,6 @@ print(module_text(import_exported(models.export(model, inputs)), locations=False
 # CHECK:      rdu.reshape %b_bn1_running_mean : tensor<8xf32> -> tensor<8x1x1xf32>
 # CHECK:      rdu.map %{{.*}} : (tensor<2x8x8x8xf32>, tensor<8x1x1xf32>, tensor<8x1x1xf32>, tensor<8x1x1xf32>, tensor<8x1x1xf32>) -> tensor<2x8x8x8xf32>
 # CHECK:        math.rsqrt
-# CHECK:      rdu.pool max %{{.*}} window [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<2x8x8x8xf32> -> tensor<2x8x4x4xf32>
-# CHECK:      rdu.reduce sum %{{.*}} dims [2, 3] keepdim : tensor<2x16x4x4xf32> -> tensor<2x16x1x1xf32>
+# CHECK:      rdu.pool max %{{.*}} window [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] {{.*}}: tensor<2x8x8x8xf32> -> tensor<2x8x4x4xf32>
+# CHECK:      rdu.reduce sum %{{.*}} dims [2, 3] keepdim {{.*}}: tensor<2x16x4x4xf32> -> tensor<2x16x1x1xf32>
 # CHECK:      func.return %{{.*}} : tensor<2x10xf32>

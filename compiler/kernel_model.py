@@ -1,0 +1,480 @@
+"""What a group of ops needs on chip, and how it can be tiled to fit.
+
+Shared by fusion (may these ops become one kernel?) and tiling (which tile
+size?). A group is a sequence of dataflow ops with the values it reads from
+outside (inputs) and the values used after it (outputs).
+
+Tiling splits one *parallel dimension* of the whole group into tiles. The
+candidates come from a union-find over tensor dimensions: each op joins the
+dims of its operands and result that move together (a map's aligned dims, a
+matmul's M with its lhs rows and N with its rhs columns, a transpose's
+permuted dims, ...) and blocks the ones that do not (reduced dims, a matmul's
+K, a concat's dim, a reshape's merged dims, ...). A class with no blocked
+member that appears once in every output is a loop the whole group can run
+tile by tile.
+
+The working set of a plan is what must sit in SRAM at once: every input
+(tiled inputs double-buffered when there is more than one tile), every
+output tile, and the peak of the intermediate values live at one point.
+Feasibility also counts whole PMUs (each buffer occupies
+ceil(bytes / pmu_bytes) of them) and one PCU stage per compute op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from math import ceil, prod
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from rducc.dialects.dataflow import (
+    BroadcastOp,
+    ConcatOp,
+    ConvOp,
+    GatherOp,
+    IotaOp,
+    KernelOp,
+    MapOp,
+    MatmulOp,
+    PoolOp,
+    ReduceOp,
+    ReshapeOp,
+    ScanOp,
+    SliceOp,
+    TransposeOp,
+    YieldOp,
+)
+from rducc.dialects.shapes import byte_width
+from rducc.targets import Target
+
+Dim = tuple[SSAValue, int]
+
+FREE_OPS = (ReshapeOp,)
+"""Ops that need no PCU stage (a reshape is a change of PMU addressing)."""
+
+
+def tensor_bytes(value: SSAValue) -> int:
+    tensor = value.type
+    assert isinstance(tensor, TensorType)
+    return prod(tensor.get_shape()) * byte_width(tensor.element_type)
+
+
+def shape(value: SSAValue) -> tuple[int, ...]:
+    tensor = value.type
+    assert isinstance(tensor, TensorType)
+    return tuple(tensor.get_shape())
+
+
+# --------------------------------------------------------------------------
+# Groups
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    """An ordered run of ops with its boundary values."""
+
+    ops: list[Operation]
+    inputs: list[SSAValue]
+    outputs: list[SSAValue]
+
+
+def make_group(ops: Sequence[Operation]) -> Group:
+    """The group of `ops`: inputs defined outside, outputs used outside."""
+    members = set(ops)
+    inputs: dict[SSAValue, None] = {}
+    outputs: dict[SSAValue, None] = {}
+    for op in ops:
+        for operand in op.operands:
+            if operand.owner not in members:
+                inputs.setdefault(operand)
+        for result in op.results:
+            if any(use.operation not in members for use in result.uses):
+                outputs.setdefault(result)
+    return Group(list(ops), list(inputs), list(outputs))
+
+
+def kernel_group(kernel: KernelOp) -> Group:
+    """The group of a kernel's body: its block arguments in, its yields out."""
+    body = [op for op in kernel.body.block.ops if not isinstance(op, YieldOp)]
+    terminator = kernel.body.block.last_op
+    assert isinstance(terminator, YieldOp)
+    return Group(body, list(kernel.body.block.args), list(terminator.values))
+
+
+# --------------------------------------------------------------------------
+# Dimension classes
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class DimClasses:
+    """Union-find over (value, dim) with blocked classes."""
+
+    parent: dict[Dim, Dim] = field(default_factory=dict)
+    blocked: set[Dim] = field(default_factory=set)
+
+    def find(self, dim: Dim) -> Dim:
+        root = self.parent.setdefault(dim, dim)
+        if root != dim:
+            root = self.find(root)
+            self.parent[dim] = root
+        return root
+
+    def join(self, a: Dim, b: Dim) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        self.parent[ra] = rb
+        if ra in self.blocked:
+            self.blocked.discard(ra)
+            self.blocked.add(rb)
+
+    def block(self, dim: Dim) -> None:
+        self.blocked.add(self.find(dim))
+
+    def block_all(self, value: SSAValue) -> None:
+        for d in range(len(shape(value))):
+            self.block((value, d))
+
+    def is_blocked(self, dim: Dim) -> bool:
+        return self.find(dim) in self.blocked
+
+
+def _join_aligned(classes: DimClasses, source: SSAValue, result: SSAValue) -> None:
+    """Right-aligned equal-size dims move together (NumPy broadcasting)."""
+    src, out = shape(source), shape(result)
+    offset = len(out) - len(src)
+    for i, size in enumerate(src):
+        j = i + offset
+        if j >= 0 and size == out[j] and size != 1:
+            classes.join((source, i), (result, j))
+
+
+def _reshape_pairs(a: tuple[int, ...], b: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Dims a reshape keeps intact: same size with equal products before them."""
+    pairs, i, j, pa, pb = [], 0, 0, 1, 1
+    while i < len(a) and j < len(b):
+        if pa == pb and a[i] == b[j]:
+            pairs.append((i, j))
+            pa, pb, i, j = pa * a[i], pb * b[j], i + 1, j + 1
+        elif pa * a[i] <= pb * b[j]:
+            pa, i = pa * a[i], i + 1
+        else:
+            pb, j = pb * b[j], j + 1
+    return pairs
+
+
+def _add_op(classes: DimClasses, op: Operation) -> None:
+    if not op.results:
+        return
+    result = op.results[0]
+    if isinstance(op, MapOp):
+        for value in op.inputs:
+            _join_aligned(classes, value, result)
+    elif isinstance(op, MatmulOp):
+        a, b, r = shape(op.lhs), shape(op.rhs), shape(result)
+        for value in (op.lhs, op.rhs):
+            batch = shape(value)[:-2]
+            for i, size in enumerate(batch):
+                j = i + len(r) - 2 - len(batch)
+                if size == r[j] and size != 1:
+                    classes.join((value, i), (result, j))
+        classes.join((op.lhs, len(a) - 2), (result, len(r) - 2))
+        classes.join((op.rhs, op.rhs_n_dim), (result, len(r) - 1))
+        classes.block((op.lhs, len(a) - 1))
+        classes.block((op.rhs, op.rhs_k_dim))
+    elif isinstance(op, ReduceOp):
+        dims = set(op.dims.get_values())
+        kept = [d for d in range(len(shape(op.input))) if d not in dims]
+        for d in dims:
+            classes.block((op.input, d))
+        for j, d in enumerate(kept):
+            classes.join((op.input, d), (result, d if op.keepdim is not None else j))
+        if op.keepdim is not None:
+            for d in dims:
+                classes.block((result, d))
+    elif isinstance(op, ScanOp):
+        dim = op.dim.value.data
+        for d in range(len(shape(result))):
+            classes.join((op.input, d), (result, d))
+        classes.block((result, dim))
+    elif isinstance(op, TransposeOp):
+        for i, p in enumerate(op.perm.get_values()):
+            classes.join((op.input, p), (result, i))
+    elif isinstance(op, ReshapeOp):
+        pairs = _reshape_pairs(shape(op.input), shape(result))
+        for i, j in pairs:
+            classes.join((op.input, i), (result, j))
+        kept_in, kept_out = {i for i, _ in pairs}, {j for _, j in pairs}
+        for i in set(range(len(shape(op.input)))) - kept_in:
+            classes.block((op.input, i))
+        for j in set(range(len(shape(result)))) - kept_out:
+            classes.block((result, j))
+    elif isinstance(op, BroadcastOp):
+        _join_aligned(classes, op.input, result)
+    elif isinstance(op, SliceOp):
+        src = shape(op.input)
+        for d, (off, stride, size) in enumerate(
+            zip(op.offsets.get_values(), op.strides.get_values(), shape(result))
+        ):
+            if off == 0 and stride == 1 and size == src[d]:
+                classes.join((op.input, d), (result, d))
+            else:
+                classes.block((op.input, d))
+                classes.block((result, d))
+    elif isinstance(op, ConcatOp):
+        dim = op.dim.value.data
+        for value in op.inputs:
+            for d in range(len(shape(result))):
+                if d != dim:
+                    classes.join((value, d), (result, d))
+            classes.block((value, dim))
+        classes.block((result, dim))
+    elif isinstance(op, GatherOp):
+        _add_gather(classes, op)
+    elif isinstance(op, ConvOp):
+        classes.join((op.input, 0), (result, 0))
+        classes.join((op.weight, 0), (result, 1))
+        for d in range(1, len(shape(op.input))):
+            classes.block((op.input, d))
+        for d in range(2, len(shape(result))):
+            classes.block((result, d))
+        if op.groups.value.data != 1:
+            classes.block((result, 1))
+    elif isinstance(op, PoolOp):
+        spatial = len(op.window.get_values())
+        lead = len(shape(result)) - spatial
+        for d in range(lead):
+            classes.join((op.input, d), (result, d))
+        for d in range(lead, len(shape(result))):
+            classes.block((op.input, d))
+            classes.block((result, d))
+    else:  # iota, constants, anything unknown: never tiled
+        classes.block_all(result)
+        for operand in op.operands:
+            if isinstance(operand.type, TensorType):
+                classes.block_all(operand)
+
+
+def _add_gather(classes: DimClasses, op: GatherOp) -> None:
+    src, out = shape(op.source), shape(op.results[0])
+    dim, count = op.dim.value.data, len(op.indices)
+    index_rank = len(out) - len(src) + count
+    for d in range(dim):
+        classes.join((op.source, d), (op.results[0], d))
+    for d in range(dim, dim + count):
+        classes.block((op.source, d))
+    for d in range(dim + count, len(src)):
+        classes.join((op.source, d), (op.results[0], d - count + index_rank))
+    for index in op.indices:
+        _join_aligned_at(classes, index, op.results[0], dim, index_rank)
+
+
+def _join_aligned_at(classes: DimClasses, index: SSAValue, result: SSAValue, start: int, rank: int) -> None:
+    idx, out = shape(index), shape(result)
+    offset = start + rank - len(idx)
+    for i, size in enumerate(idx):
+        if size == out[offset + i] and size != 1:
+            classes.join((index, i), (result, offset + i))
+
+
+def dim_classes(group: Group) -> DimClasses:
+    classes = DimClasses()
+    for op in group.ops:
+        _add_op(classes, op)
+        if isinstance(op, arith.ConstantOp) and op.results and isinstance(op.results[0].type, TensorType):
+            classes.block_all(op.results[0])
+    return classes
+
+
+# --------------------------------------------------------------------------
+# Plans
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    """One parallel dim split into `count` tiles of `size`; count 1 is no loop."""
+
+    size: int
+    count: int
+    tiled: dict[SSAValue, int]
+    """The tiled dim of every value that has one."""
+
+
+def _values(group: Group) -> list[SSAValue]:
+    seen: dict[SSAValue, None] = {v: None for v in group.inputs}
+    for op in group.ops:
+        for r in op.results:
+            if isinstance(r.type, TensorType):
+                seen.setdefault(r)
+    return list(seen)
+
+
+def candidate_loops(group: Group) -> list[tuple[int, dict[SSAValue, int]]]:
+    """(extent, value -> dim) of every class the whole group can be tiled along."""
+    classes = dim_classes(group)
+    members: dict[Dim, dict[SSAValue, int]] = {}
+    doubled: set[Dim] = set()
+    for value in _values(group):
+        for d in range(len(shape(value))):
+            root = classes.find((value, d))
+            if value in members.setdefault(root, {}):
+                doubled.add(root)
+            members[root][value] = d
+    loops = []
+    for root, dims in members.items():
+        if root in classes.blocked or root in doubled:
+            continue
+        if not all(v in dims for v in group.outputs):
+            continue
+        extent = shape(root[0])[root[1]]
+        if extent > 1:
+            loops.append((extent, dims))
+    loops.sort(key=lambda loop: (-loop[0], sorted(str(shape(v)) for v in loop[1])))
+    return loops
+
+
+def divisors(n: int) -> list[int]:
+    """Every divisor of n, largest first."""
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)}, reverse=True)
+
+
+def tile_sizes(extent: int, lanes: int) -> list[int]:
+    """Tile sizes to try, largest first: divisors, lane multiples before others."""
+    divisors_ = divisors(extent)
+    aligned = [d for d in divisors_ if d % lanes == 0 or d == extent]
+    return aligned + [d for d in divisors_ if d not in aligned]
+
+
+def _scaled_bytes(value: SSAValue, plan: TilePlan) -> int:
+    full = tensor_bytes(value)
+    if value in plan.tiled:
+        return full // plan.count
+    return full
+
+
+def gathered_inputs(group: Group) -> dict[SSAValue, GatherOp]:
+    """Inputs read only as the table of a gather whose indices are inputs too.
+
+    Such a table stays off chip: an indexed DMA brings in just its rows.
+    """
+    inputs = set(group.inputs)
+    result: dict[SSAValue, GatherOp] = {}
+    for value in group.inputs:
+        users = [use.operation for use in value.uses if use.operation in group.ops]
+        if len(users) == 1 and isinstance(users[0], GatherOp):
+            gather = users[0]
+            if (
+                gather.source == value
+                and gather.dim.value.data == 0
+                and len(gather.indices) == 1
+                and gather.indices[0] in inputs
+            ):
+                result[value] = gather
+    return result
+
+
+@dataclass(frozen=True)
+class WorkingSet:
+    """Bytes and PMUs a plan keeps in SRAM at once, and the PCU stages it needs."""
+
+    input_bytes: int
+    output_bytes: int
+    intermediate_peak: int
+    pmus: int
+    stages: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.input_bytes + self.output_bytes + self.intermediate_peak
+
+    def fits(self, target: Target) -> bool:
+        return (
+            self.total_bytes <= target.sram_bytes
+            and self.pmus <= target.pmus
+            and self.stages <= target.pcus
+        )
+
+
+def _pmus(nbytes: int, target: Target) -> int:
+    return ceil(nbytes / target.pmu_bytes) if nbytes else 0
+
+
+def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
+    gathered = gathered_inputs(group)
+    buffers: list[int] = []
+    input_bytes = 0
+    for value in group.inputs:
+        if value in gathered:
+            nbytes = _scaled_bytes(gathered[value].results[0], plan)
+        else:
+            copies = 2 if plan.count > 1 and value in plan.tiled else 1
+            nbytes = _scaled_bytes(value, plan) * copies
+        input_bytes += nbytes
+        buffers.append(nbytes)
+    outputs = set(group.outputs)
+    output_bytes = sum(_scaled_bytes(v, plan) for v in group.outputs)
+    buffers.extend(_scaled_bytes(v, plan) for v in group.outputs)
+    peak = _intermediate_peak(group, plan, outputs, set(gathered.values()))
+    stages = sum(1 for op in group.ops if not isinstance(op, FREE_OPS))
+    pmus = sum(_pmus(b, target) for b in buffers) + _pmus(peak, target)
+    return WorkingSet(input_bytes, output_bytes, peak, pmus, stages)
+
+
+def _intermediate_peak(
+    group: Group, plan: TilePlan, outputs: set[SSAValue], hoisted: set[Operation]
+) -> int:
+    """Largest total of body values live at once (outputs live in their own buffers)."""
+    position = {op: i for i, op in enumerate(group.ops)}
+    live_until: dict[SSAValue, int] = {}
+    for op in group.ops:
+        for r in op.results:
+            if r in outputs or op in hoisted or not isinstance(r.type, TensorType):
+                continue
+            uses = [position[u.operation] for u in r.uses if u.operation in position]
+            live_until[r] = max(uses, default=position[op])
+    peak, live = 0, 0
+    ends: dict[int, int] = {}
+    for op in group.ops:
+        index = position[op]
+        for r in op.results:
+            if r in live_until:
+                live += _scaled_bytes(r, plan)
+                ends[live_until[r]] = ends.get(live_until[r], 0) + _scaled_bytes(r, plan)
+        peak = max(peak, live)
+        live -= ends.pop(index, 0)
+    return peak
+
+
+def untiled(group: Group) -> TilePlan:
+    return TilePlan(size=0, count=1, tiled={})
+
+
+def best_plan(group: Group, target: Target) -> tuple[TilePlan, WorkingSet] | None:
+    """The plan with the fewest tiles whose working set fits, or None."""
+    whole = untiled(group)
+    whole_set = working_set(group, whole, target)
+    if whole_set.fits(target):
+        return whole, whole_set
+    best: tuple[TilePlan, WorkingSet] | None = None
+    for extent, dims in candidate_loops(group):
+        for size in tile_sizes(extent, target.lanes):
+            if size == extent:
+                continue
+            plan = TilePlan(size=size, count=extent // size, tiled=dims)
+            found = working_set(group, plan, target)
+            if found.fits(target):
+                if best is None or plan.count < best[0].count:
+                    best = (plan, found)
+                break
+    return best
+
+
+def describe(values: Iterable[SSAValue]) -> str:
+    return ", ".join(str(v.type) for v in values)

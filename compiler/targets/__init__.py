@@ -1,0 +1,138 @@
+"""Targets as data: the chip's figures, read from a TOML or JSON file.
+
+`load_target("sn40l")` reads a built-in target (sn40l, sn40l-8, sn40l-16,
+files beside this module); `load_target("path/to/chip.toml")` a user's own.
+A file may say `inherits = "sn40l"` and override some figures. Every figure
+is per socket unless its name says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from rducc.errors import RduccError
+
+BUILTIN_DIR = Path(__file__).resolve().parent
+BUILTIN_TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The figures of one chip (per socket) and the system's socket count."""
+
+    name: str
+    sockets: int
+    pcus: int
+    pmus: int
+    lanes: int
+    peak_flops_bf16: float
+    peak_flops_f32: float
+    peak_flops_int: float
+    sram_bytes: int
+    pmu_bytes: int
+    sram_bandwidth: float
+    hbm_bytes: int
+    hbm_bandwidth: float
+    ddr_bytes: int
+    ddr_bandwidth: float
+    dma_latency_s: float
+    kernel_launch_s: float
+    link_bandwidth: float
+
+    def peak_flops(self, element_type: str) -> float:
+        """Peak FLOP/s of one socket for an element type name (bf16, f32, i32, ...)."""
+        if element_type in ("bf16", "f16"):
+            return self.peak_flops_bf16
+        if element_type.startswith("f"):
+            return self.peak_flops_f32
+        return self.peak_flops_int
+
+
+_INTEGER_FIELDS = {f.name for f in fields(Target) if f.type == "int"}
+_FLOAT_FIELDS = {f.name for f in fields(Target) if f.type == "float"}
+_LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s"}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise RduccError(f"target file {path}: {error.strerror}") from None
+    try:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
+        raise RduccError(f"target file {path}: not valid {path.suffix[1:].upper() or 'TOML'}: {error}") from None
+    if not isinstance(data, dict):
+        raise RduccError(f"target file {path}: expected a table of figures")
+    return data
+
+
+def _resolve(spec: str) -> Path:
+    if spec in BUILTIN_TARGETS:
+        return BUILTIN_DIR / f"{spec}.toml"
+    path = Path(spec)
+    if path.suffix in (".toml", ".json") or path.exists():
+        if not path.exists():
+            raise RduccError(f"target file {path}: no such file")
+        return path
+    raise RduccError(
+        f"unknown target '{spec}': use one of {', '.join(BUILTIN_TARGETS)} or a "
+        ".toml/.json target file"
+    )
+
+
+def _figures(spec: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], Path]:
+    """The file's figures merged over those of the target it inherits from."""
+    path = _resolve(spec)
+    data = _read(path)
+    parent = data.pop("inherits", None)
+    if parent is None:
+        return data, path
+    if not isinstance(parent, str) or parent in seen:
+        raise RduccError(f"target file {path}: bad 'inherits' value {parent!r}")
+    base, _ = _figures(parent, (*seen, spec))
+    return {**base, **data}, path
+
+
+def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    known = {f.name for f in fields(Target)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise RduccError(f"target file {path}: unknown key '{unknown[0]}' (known: {', '.join(sorted(known))})")
+    missing = [name for name in (f.name for f in fields(Target)) if name not in data]
+    if missing:
+        raise RduccError(f"target file {path}: missing field '{missing[0]}'")
+    if not isinstance(data["name"], str) or not data["name"]:
+        raise RduccError(f"target file {path}: field 'name' must be a non-empty string")
+    for name in sorted(_INTEGER_FIELDS | _FLOAT_FIELDS):
+        value = data[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise RduccError(f"target file {path}: field '{name}' must be a number, got {value!r}")
+        if name in _INTEGER_FIELDS and (not float(value).is_integer()):
+            raise RduccError(f"target file {path}: field '{name}' must be a whole number, got {value!r}")
+        minimum_ok = value >= 0 if name in _LATENCY_FIELDS else value > 0
+        if not minimum_ok:
+            bound = ">= 0" if name in _LATENCY_FIELDS else "> 0"
+            raise RduccError(f"target file {path}: field '{name}' must be {bound}, got {value!r}")
+        data[name] = int(value) if name in _INTEGER_FIELDS else float(value)
+    if data["pmu_bytes"] > data["sram_bytes"]:
+        raise RduccError(f"target file {path}: field 'pmu_bytes' exceeds 'sram_bytes'")
+    return data
+
+
+def load_target(spec: str | Target = "sn40l") -> Target:
+    """A built-in target by name, or a user's target file by path."""
+    if isinstance(spec, Target):
+        return spec
+    data, path = _figures(spec)
+    return Target(**_validate(data, path))
+
+
+__all__ = ["Target", "load_target", "BUILTIN_TARGETS"]

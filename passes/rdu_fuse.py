@@ -1,0 +1,246 @@
+"""`rdu-fuse`: group the dataflow ops of @forward into `rdu.kernel`s.
+
+Kernels are contiguous runs of the (topologically ordered) function body, so
+every grouping is legal. `level` picks the policy:
+
+- 0: every op its own kernel (the unfused baseline);
+- 1: pattern fusion: a matmul/conv with its prologue (a normalization feeding
+  it) and epilogue (bias, activation, residual add); sibling matmuls reading
+  the same input (q/k/v, gate/up); the attention chain (QK^T, scale, mask,
+  softmax, .V); elementwise and layout ops with their neighbours;
+- 2: level 1, then adjacent kernels merged while the result fits, up to a
+  whole decoder layer (kernels never straddle two layers, so every layer of
+  a model compiles to the same kernel shape).
+
+No kernel is formed whose working set cannot fit the target (SRAM bytes,
+PMUs, PCU stages) even when tiled; see `rducc.kernel_model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
+from rducc.importer import LAYER_ATTR
+from rducc.kernel_model import best_plan, make_group
+from rducc.passes.common import functions, module_target, set_level
+from rducc.targets import Target
+
+HEAVY_OPS = (MatmulOp, ConvOp)
+
+
+def layer_key(op: Operation) -> str | None:
+    """The repeated block an op belongs to (`model.layers.3`), if any."""
+    layer = op.attributes.get(LAYER_ATTR)
+    return layer.data if isinstance(layer, StringAttr) else None
+
+
+@dataclass
+class _Segment:
+    """A run of ops being grown into a kernel, with what -O1's rules need."""
+
+    ops: list[Operation]
+
+    def heavy_ops(self) -> list[Operation]:
+        return [op for op in self.ops if isinstance(op, HEAVY_OPS)]
+
+    def has_softmax_after_heavy(self) -> bool:
+        heavy = self.heavy_ops()
+        if not heavy:
+            return False
+        after = self.ops[self.ops.index(heavy[-1]) + 1 :]
+        return any(isinstance(op, ReduceOp) and op.kind.data == ReduceKind.MAX for op in after)
+
+    def defines(self, value: SSAValue) -> bool:
+        return value.owner in self.ops
+
+
+def _joins_heavy(segment: _Segment, op: Operation) -> bool:
+    """-O1: may a matmul/conv join this segment?"""
+    heavy = segment.heavy_ops()
+    if not heavy:
+        return True
+    if isinstance(op, MatmulOp) and any(
+        isinstance(h, MatmulOp) and h.lhs == op.lhs for h in heavy
+    ):
+        return True  # siblings reading one input: q/k/v, gate/up
+    consumes_segment = any(segment.defines(v) for v in op.operands)
+    return consumes_segment and segment.has_softmax_after_heavy()  # attention .V
+
+
+def _joins_reduce(segment: _Segment, op: ReduceOp) -> bool:
+    """-O1: may a reduction join? Yes before any matmul, or inside a softmax."""
+    if not segment.heavy_ops():
+        return True
+    if op.kind.data == ReduceKind.MAX:
+        return True
+    return segment.has_softmax_after_heavy()  # softmax's sum, masking's any/all
+
+
+def _pull_back(segment: _Segment, later: Sequence[Operation]) -> list[Operation]:
+    """Trailing ops that belong with what follows: used only there, and either
+    independent of this segment (a weight's transpose) or reading a value that
+    the following ops read too (the `x * x` that starts a norm of `x`)."""
+    later_set = set(later)
+    moved: list[Operation] = []
+    for op in reversed(segment.ops):
+        if isinstance(op, (*HEAVY_OPS, ReduceOp)):
+            break
+        results_used_later_only = all(
+            use.operation in later_set or use.operation in moved
+            for r in op.results
+            for use in r.uses
+        )
+        shares_input = any(
+            use.operation in later_set for v in op.operands for use in v.uses
+        )
+        independent = not any(segment.defines(v) for v in op.operands)
+        if not (results_used_later_only and (shares_input or independent)):
+            break
+        moved.insert(0, op)
+    return moved
+
+
+def _activation_ops(block: Block, function: func.FuncOp) -> set[Operation]:
+    """Ops whose values depend on a user input (the rest prepare weights or masks)."""
+    attrs = function.arg_attrs.data if function.arg_attrs else []
+    dependent: set[SSAValue] = {
+        arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data
+    }
+    ops: set[Operation] = set()
+    for op in block.ops:
+        if any(v in dependent for v in op.operands):
+            ops.add(op)
+            dependent.update(op.results)
+    return ops
+
+
+def sink_to_first_use(function: func.FuncOp) -> None:
+    """Move each op that does not depend on the user inputs (a weight's transpose,
+    a mask) down to just before its first user, so it fuses with that user."""
+    block = function.body.block
+    activations = _activation_ops(block, function)
+    ops = [op for op in block.ops if not isinstance(op, func.ReturnOp) and op not in activations]
+    for op in reversed(ops):
+        users = [use.operation for r in op.results for use in r.uses]
+        if not users or any(u.parent_block() is not block for u in users):
+            continue
+        position = {o: i for i, o in enumerate(block.ops)}
+        first_user = min(users, key=lambda u: position[u])
+        if position[first_user] > position[op] + 1:
+            op.detach()
+            block.insert_op_before(op, first_user)
+
+
+def _fits(ops: Sequence[Operation], target: Target) -> bool:
+    return best_plan(make_group(ops), target) is not None
+
+
+def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Operation]]:
+    """-O1 segmentation."""
+    segments: list[list[Operation]] = []
+    current = _Segment([])
+    for index, op in enumerate(ops):
+        joins = True
+        if isinstance(op, HEAVY_OPS):
+            joins = _joins_heavy(current, op)
+        elif isinstance(op, ReduceOp):
+            joins = _joins_reduce(current, op)
+        if joins and current.ops and not _fits([*current.ops, op], target):
+            joins = False
+        if not joins and current.ops:
+            moved = _pull_back(current, ops[index:]) if isinstance(op, (*HEAVY_OPS, ReduceOp)) else []
+            kept = current.ops[: len(current.ops) - len(moved)]
+            if kept:
+                segments.append(kept)
+            current = _Segment(moved)
+        current.ops.append(op)
+    if current.ops:
+        segments.append(current.ops)
+    return segments
+
+
+def _segment_key(ops: Sequence[Operation]) -> str | None:
+    return next((key for op in ops if (key := layer_key(op)) is not None), None)
+
+
+def merged_segments(segments: list[list[Operation]], target: Target) -> list[list[Operation]]:
+    """-O2: merge neighbours of the same layer while the result fits."""
+    merged: list[list[Operation]] = []
+    for segment in segments:
+        if merged and _segment_key(merged[-1]) == _segment_key(segment):
+            candidate = merged[-1] + segment
+            if _fits(candidate, target):
+                merged[-1] = candidate
+                continue
+        merged.append(list(segment))
+    return merged
+
+
+def outline_kernel(ops: Sequence[Operation], name: str) -> KernelOp:
+    """Move `ops` into a new `rdu.kernel` placed where the first of them was."""
+    group = make_group(ops)
+    block = Block(arg_types=[v.type for v in group.inputs])
+    kernel = KernelOp(name, group.inputs, [v.type for v in group.outputs], Region(block))
+    kernel.location = ops[0].location
+    key = _segment_key(ops)
+    if key is not None:
+        kernel.attributes["rdu.layer"] = StringAttr(key)
+    members = set(ops)
+    first = ops[0]
+    parent = first.parent_block()
+    assert parent is not None
+    parent.insert_op_before(kernel, first)
+    for result, new in zip(group.outputs, kernel.outputs):
+        result.replace_uses_with_if(new, lambda use: use.operation not in members)
+        new.name_hint = result.name_hint
+    for value, arg in zip(group.inputs, block.args):
+        value.replace_uses_with_if(arg, lambda use: use.operation in members)
+        arg.name_hint = value.name_hint
+    for op in ops:
+        op.detach()
+        block.add_op(op)
+    terminator = YieldOp(*group.outputs)
+    terminator.location = ops[-1].location
+    block.add_op(terminator)
+    return kernel
+
+
+@dataclass(frozen=True)
+class RduFuse(ModulePass):
+    """Group dataflow ops into kernels (level 0: none, 1: patterns, 2: whole layers)."""
+
+    name = "rdu-fuse"
+
+    level: int = 2
+    """0 = every op its own kernel; 1 = pattern fusion; 2 = up to whole layers."""
+
+    target: str = ""
+    """Target name or file; default: the module's rdu.target, else sn40l."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.level not in (0, 1, 2):
+            raise ValueError(f"rdu-fuse: level must be 0, 1 or 2, got {self.level}")
+        target = module_target(op, self.target)
+        for function in functions(op):
+            if self.level > 0:
+                sink_to_first_use(function)
+            body = [o for o in function.body.block.ops if not isinstance(o, func.ReturnOp | KernelOp)]
+            if not body:
+                continue
+            if self.level == 0:
+                segments = [[o] for o in body]
+            else:
+                segments = pattern_segments(body, target)
+                if self.level == 2:
+                    segments = merged_segments(segments, target)
+            for index, segment in enumerate(segments):
+                outline_kernel(segment, f"k{index}")
+        set_level(op, "kernels")
