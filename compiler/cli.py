@@ -19,8 +19,8 @@ from pathlib import Path
 from rducc import __version__
 from rducc.errors import RduccError
 
-EMIT_LEVELS = ("graph",)
-"""IR levels `--emit` can stop at (later levels arrive with the lowering passes)."""
+EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
+"""IR levels `--emit` can stop at (see rducc.pipeline)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,8 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the MLIR ('-' for stdout, the default)",
     )
     parser.add_argument(
-        "--emit", choices=EMIT_LEVELS, default="graph",
-        help="IR level to stop at: graph (imported dataflow graph, level 1)",
+        "--emit", choices=EMIT_LEVELS, default="placed",
+        help=(
+            "IR level to stop at: graph (the imported dataflow graph), kernels (fused), "
+            "memory (tiled, tiers placed, explicit DMA) or placed (SRAM allocated; the default)"
+        ),
+    )
+    parser.add_argument(
+        "-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
+        help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)",
+    )
+    parser.add_argument(
+        "--target", default="sn40l", metavar="NAME|FILE",
+        help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
     )
     parser.add_argument(
         "--no-locations", action="store_true",
@@ -72,6 +83,9 @@ def write_atomically(path: str, text: str) -> None:
     except OSError as error:
         raise RduccError(f"cannot write {path}: {error.strerror}") from None
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)  # mkstemp's 0600 is not what users expect
         with os.fdopen(handle, "w") as stream:
             stream.write(text)
         os.replace(temp, target)
@@ -84,16 +98,19 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rducc.driver import StageTimes, import_file, module_text
+    from rducc.driver import StageTimes, import_file, lower, module_text
     from rducc.importer import supported_ops
+    from rducc.targets import load_target
 
     if args.list_ops:
         print("\n".join(supported_ops()))
         return
     if args.input is None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
+    target = load_target(args.target)
     times = StageTimes()
     module = import_file(args.input, times)
+    lower(module, target, args.opt_level, args.emit, times)
     with times.stage("print"):
         text = module_text(module, locations=not args.no_locations)
     with times.stage("write"):

@@ -13,7 +13,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
 
+from xdsl.passes import ModulePass
+
 from rducc.errors import RduccError
+from rducc.pipeline import run_pipeline
+from rducc.targets import Target
 from rducc.importer import decompose, import_program
 from rducc.loader import load_exported_program
 
@@ -34,8 +38,8 @@ class StageTimes:
 
     def report(self) -> str:
         total = sum(self.seconds.values())
-        rows = [f"  {name:<10} {secs:8.3f} s" for name, secs in self.seconds.items()]
-        return "\n".join(["rducc: time by stage", *rows, f"  {'total':<10} {total:8.3f} s"])
+        rows = [f"  {name:<18} {secs:8.3f} s" for name, secs in self.seconds.items()]
+        return "\n".join(["rducc: time by stage", *rows, f"  {'total':<18} {total:8.3f} s"])
 
 
 def verify(module: ModuleOp) -> None:
@@ -66,6 +70,25 @@ def import_file(path: str | Path, times: StageTimes | None = None) -> ModuleOp:
     with times.stage("load"):
         program = load_exported_program(path)
     return import_exported(program, times)
+
+
+def lower(
+    module: ModuleOp, target: Target, opt_level: int = 2, emit: str = "placed",
+    times: StageTimes | None = None,
+) -> None:
+    """Run the pipeline up to `emit`, timing each pass as its own stage."""
+    times = times or StageTimes()
+    clock = [time.perf_counter()]
+
+    def between_passes(previous: ModulePass | None, _module: ModuleOp, _next: object) -> None:
+        now = time.perf_counter()
+        if previous is not None:
+            times.seconds[previous.name] = times.seconds.get(previous.name, 0.0) + now - clock[0]
+        clock[0] = now
+
+    run_pipeline(module, target, opt_level, emit, callback=between_passes)
+    with times.stage("verify"):
+        verify(module)
 
 
 def module_text(module: ModuleOp, locations: bool = True) -> str:

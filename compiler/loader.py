@@ -1,14 +1,21 @@
 """Loading saved `torch.export` programs, safely.
 
-A model file is opened only through `torch.export.load`, which reads the
-archive's weights with `weights_only` unpickling. Anything that is not an
-export archive is refused with a message saying what it looks like.
+A model file is opened only through `torch.export.load`, and every unpickling
+it does is forced to `weights_only` (torch.export.load itself passes
+`weights_only=False` for sample inputs and for weights marked `use_pickle`;
+the TORCH_FORCE_WEIGHTS_ONLY_LOAD override closes that). Anything that is not
+an export archive is refused with a message saying what it looks like.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import warnings
 import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -20,8 +27,11 @@ ACCEPTED = "a torch.export archive (written by torch.export.save, usually *.pt2)
 
 def _describe_non_archive(path: Path) -> str:
     """A short guess at what a non-zip file is, for the error message."""
-    with path.open("rb") as handle:
-        head = handle.read(16)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError as error:
+        raise RduccError(f"{path}: cannot read: {error.strerror}") from None
     if head.startswith(b"\x80") and len(head) > 1 and head[1] <= 5:
         return "a plain Python pickle"
     if head.startswith(b"PK"):
@@ -41,9 +51,12 @@ def _check_archive(path: Path) -> None:
         raise RduccError(f"{path}: file is empty, expected {ACCEPTED}")
     if not zipfile.is_zipfile(path):
         raise RduccError(f"{path}: {_describe_non_archive(path)}; rducc accepts {ACCEPTED}")
-    with zipfile.ZipFile(path) as archive:
-        names = archive.namelist()
-        damaged = archive.testzip()
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError) as error:
+        raise RduccError(f"{path}: damaged zip archive ({error})") from None
     if damaged is not None:
         raise RduccError(f"{path}: damaged zip archive (bad entry {damaged!r})")
     if any(name.endswith("/archive_format") or name == "archive_format" for name in names):
@@ -57,14 +70,60 @@ def _check_archive(path: Path) -> None:
     raise RduccError(f"{path}: {kind}; rducc accepts {ACCEPTED}")
 
 
+_FORCE_SAFE = "TORCH_FORCE_WEIGHTS_ONLY_LOAD"
+_FORCE_UNSAFE = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
+
+
+@contextmanager
+def _weights_only_everywhere() -> Iterator[None]:
+    """Make every torch.load inside the block use weights_only, whatever it passes."""
+    saved = {key: os.environ.pop(key, None) for key in (_FORCE_SAFE, _FORCE_UNSAFE)}
+    os.environ[_FORCE_SAFE] = "1"
+    try:
+        yield
+    finally:
+        del os.environ[_FORCE_SAFE]
+        os.environ.update({k: v for k, v in saved.items() if v is not None})
+
+
+class _Records(logging.Handler):
+    """Keeps log records instead of printing them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def _captured_torch_export_logs() -> Iterator[list[logging.LogRecord]]:
+    """torch.export logs its own tracebacks to stderr; capture them instead."""
+    handler = _Records()
+    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export")]
+    saved = [(logger, logger.handlers[:], logger.propagate) for logger in loggers]
+    for logger in loggers:
+        logger.handlers, logger.propagate = [handler], False
+    try:
+        yield handler.records
+    finally:
+        for logger, handlers, propagate in saved:
+            logger.handlers, logger.propagate = handlers, propagate
+
+
 def load_exported_program(path: str | Path) -> torch.export.ExportedProgram:
     """Load a saved `torch.export` program, or raise a `RduccError` saying why not."""
     path = Path(path)
     _check_archive(path)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # torch's own deprecations
-            return torch.export.load(str(path))
-    except Exception as error:  # torch raises many kinds for a bad archive
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise RduccError(f"{path}: cannot load the torch.export archive: {reason}") from error
+    with _captured_torch_export_logs() as records:
+        try:
+            with warnings.catch_warnings(), _weights_only_everywhere():
+                warnings.simplefilter("ignore", FutureWarning)  # torch's own deprecations
+                return torch.export.load(str(path))
+        except Exception as error:  # torch raises many kinds for a bad archive
+            logged = [r.exc_info[1] for r in records if r.exc_info and r.exc_info[1] is not None]
+            cause = logged[0] if logged else error
+            text = str(cause).strip()
+            reason = text.splitlines()[0] if text else type(cause).__name__
+            raise RduccError(f"{path}: cannot load the torch.export archive: {reason}") from error

@@ -7,18 +7,40 @@ diagnostic with exit status 1, not a Python traceback.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Sequence
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from rducc.cli import write_atomically
 from rducc.dialects import ALL_DIALECTS
+from rducc.errors import RduccError
 from rducc.passes import ALL_PASSES
 
 
+class _KeptText(io.StringIO):
+    """An output stream whose text survives xDSL closing it."""
+
+    def close(self) -> None:
+        pass
+
+
 class RduccOptMain(xDSLOptMain):
-    """The opt tool: upstream dialects and passes, plus rducc's own."""
+    """The opt tool: upstream dialects and passes, plus rducc's own.
+
+    `-o FILE` is written atomically after a successful run (xDSL would open,
+    and so empty, the file before reading the input).
+    """
+
+    output_text: _KeptText | None = None
+
+    def prepare_output(self):  # type: ignore[override]
+        if self.args.output_file is None:
+            return sys.stdout
+        self.output_text = _KeptText()
+        return self.output_text
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
@@ -38,13 +60,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     args = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--debug"]
     try:
-        RduccOptMain(description="rducc modular optimizer driver", args=args).run()
+        opt = RduccOptMain(description="rducc modular optimizer driver", args=args)
+        opt.run()
+        if opt.output_text is not None:
+            write_atomically(opt.args.output_file, opt.output_text.getvalue())
     except (ParseError, DiagnosticException, PassFailedException) as error:
         if debug:
             raise
         print(f"rducc-opt: error: {str(error).rstrip()}", file=sys.stderr)
         for note in getattr(error, "__notes__", []):
             print(note, file=sys.stderr)
+        return 1
+    except RduccError as error:
+        if debug:
+            raise
+        print(f"rducc-opt: error: {error}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as error:
         if debug:

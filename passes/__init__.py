@@ -16,9 +16,37 @@ def _fuse() -> type[ModulePass]:
     return RduFuse
 
 
+def _tile() -> type[ModulePass]:
+    from rducc.passes.rdu_tile import RduTile
+
+    return RduTile
+
+
+def _place_tiers() -> type[ModulePass]:
+    from rducc.passes.rdu_place_tiers import RduPlaceTiers
+
+    return RduPlaceTiers
+
+
+def _insert_dma() -> type[ModulePass]:
+    from rducc.passes.rdu_insert_dma import RduInsertDma
+
+    return RduInsertDma
+
+
+def _sram_alloc() -> type[ModulePass]:
+    from rducc.passes.rdu_sram_alloc import RduSramAlloc
+
+    return RduSramAlloc
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-canonicalize": _canonicalize,
     "rdu-fuse": _fuse,
+    "rdu-tile": _tile,
+    "rdu-place-tiers": _place_tiers,
+    "rdu-insert-dma": _insert_dma,
+    "rdu-sram-alloc": _sram_alloc,
 }
 """Lazy factories by pass name, as xDSL's opt tool and universe expect."""
 

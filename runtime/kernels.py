@@ -455,8 +455,10 @@ def _emit_cast(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
             return f"(np.trunc({wide}) != 0)"
         if kind == "fptoui":
             unsigned = c.dtype_name(_UINT_DTYPES[target])
-            return f"_s({wide}.astype(np.int64).astype({unsigned}), {to})"
-        return f"{wide}.astype(np.int64).astype({to})"
+            return f"_s({wide}.astype({unsigned}), {to})"
+        # out-of-range values are undefined in arith; a direct C cast gives what
+        # torch's CPU kernels give (NaN -> INT_MIN for i32/i64)
+        return f"{wide}.astype({to})"
     if kind in ("sitofp", "uitofp"):
         if source == BOOL:
             value = f"np.asarray({x})" if kind == "uitofp" else f"_i1s({x})"

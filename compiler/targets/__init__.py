@@ -42,6 +42,8 @@ class Target:
     dma_latency_s: float
     kernel_launch_s: float
     link_bandwidth: float
+    source: str = ""
+    """How the target was named: a built-in name or the file's absolute path."""
 
     def peak_flops(self, element_type: str) -> float:
         """Peak FLOP/s of one socket for an element type name (bf16, f32, i32, ...)."""
@@ -52,8 +54,9 @@ class Target:
         return self.peak_flops_int
 
 
-_INTEGER_FIELDS = {f.name for f in fields(Target) if f.type == "int"}
-_FLOAT_FIELDS = {f.name for f in fields(Target) if f.type == "float"}
+_FIGURES = [f for f in fields(Target) if f.name != "source"]
+_INTEGER_FIELDS = {f.name for f in _FIGURES if f.type == "int"}
+_FLOAT_FIELDS = {f.name for f in _FIGURES if f.type == "float"}
 _LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s"}
 
 
@@ -102,11 +105,11 @@ def _figures(spec: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], Pat
 
 
 def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    known = {f.name for f in fields(Target)}
+    known = {f.name for f in _FIGURES}
     unknown = sorted(set(data) - known)
     if unknown:
         raise RduccError(f"target file {path}: unknown key '{unknown[0]}' (known: {', '.join(sorted(known))})")
-    missing = [name for name in (f.name for f in fields(Target)) if name not in data]
+    missing = [f.name for f in _FIGURES if f.name not in data]
     if missing:
         raise RduccError(f"target file {path}: missing field '{missing[0]}'")
     if not isinstance(data["name"], str) or not data["name"]:
@@ -132,7 +135,8 @@ def load_target(spec: str | Target = "sn40l") -> Target:
     if isinstance(spec, Target):
         return spec
     data, path = _figures(spec)
-    return Target(**_validate(data, path))
+    source = spec if spec in BUILTIN_TARGETS else str(path.resolve())
+    return Target(**_validate(data, path), source=source)
 
 
 __all__ = ["Target", "load_target", "BUILTIN_TARGETS"]

@@ -336,8 +336,6 @@ def test_successful_compile_prints_nothing_to_stderr(compiled):
         assert runs[name].stderr == "", f"{name}: {show(runs[name])}"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: write_atomically keeps mkstemp's 0600 mode "
-                   "instead of honouring the umask")
 def test_output_file_mode_follows_umask(tmp_path, example):
     result = run(RDUCC, example, "--no-locations", "-o", tmp_path / "out.mlir", umask=0o022)
     assert result.returncode == 0, show(result)
@@ -570,8 +568,6 @@ def test_rducc_opt_rejects_bad_mlir(case, tmp_path):
     assert result.stdout == ""
 
 
-@pytest.mark.xfail(strict=True, reason="bug: rducc-opt (xDSL's prepare_output) opens -o FILE "
-                   "for writing before parsing, so a failed run truncates it")
 def test_rducc_opt_failure_leaves_existing_output_untouched(tmp_path):
     path = tmp_path / "bad.mlir"
     path.write_text(BAD_MLIR["syntax"][0])
@@ -582,8 +578,6 @@ def test_rducc_opt_failure_leaves_existing_output_untouched(tmp_path):
     assert target.read_bytes() == SENTINEL
 
 
-@pytest.mark.xfail(strict=True, reason="bug: `rducc-opt f.mlir -o f.mlir` truncates f.mlir "
-                   "before reading it, then fails to parse the empty file")
 def test_rducc_opt_in_place(compiled, tmp_path):
     out, _ = compiled
     text = (out / "plain.mlir").read_text()

@@ -247,8 +247,6 @@ def test_bad_files_are_left_alone(bad_files):
     assert not bad_files["missing"].exists()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: _check_archive lets OSError (EINVAL from a "
-                   "negative seek in testzip) escape: rducc reports an internal error, exit 2")
 def test_tail_of_an_archive_is_refused(good, tmp_path):
     _, _, path = good
     data = path.read_bytes()
@@ -259,8 +257,6 @@ def test_tail_of_an_archive_is_refused(good, tmp_path):
         load_exported_program(tail)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: _check_archive lets zlib.error from testzip "
-                   "escape: rducc reports an internal error, exit 2")
 def test_corrupt_compressed_member_is_refused(good, tmp_path):
     _, _, path = good
     deflated = tmp_path / "deflated.pt2"
@@ -325,8 +321,6 @@ def test_hostile_checkpoint_via_cli(tmp_path):
     assert not marker.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="SECURITY bug: torch.export.load retries a failed "
-                   "weights_only load of sample_inputs with weights_only=False, running the pickle")
 def test_hostile_sample_inputs_in_a_real_archive(good, tmp_path):
     _, _, path = good
     marker = tmp_path / "pwned"
@@ -338,8 +332,6 @@ def test_hostile_sample_inputs_in_a_real_archive(good, tmp_path):
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="SECURITY bug: torch.export.load unpickles weights "
-                   "marked use_pickle with weights_only=False")
 def test_hostile_pickled_weight_in_a_real_archive(good, tmp_path):
     _, _, path = good
     marker = tmp_path / "pwned"
@@ -363,9 +355,6 @@ def test_hostile_pickled_weight_in_a_real_archive(good, tmp_path):
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="bug: torch.export.load logs its own traceback to stderr "
-                   "(logger 'torch.export' has a stderr handler) and rducc's message then says "
-                   "'Please check the warnings above'")
 def test_unreadable_archive_reports_without_torch_traceback(tmp_path):
     archive = tmp_path / "hollow.pt2"
     with zipfile.ZipFile(archive, "w") as z:
@@ -377,9 +366,6 @@ def test_unreadable_archive_reports_without_torch_traceback(tmp_path):
     assert "warnings above" not in result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="bug: for a file not named *.pt2, torch.export.load logs "
-                   "'Unable to load package. f must be a buffer or a file ending in .pt2' to "
-                   "stderr before falling back (the compile still succeeds)")
 def test_archive_under_another_name_compiles_quietly(good, tmp_path):
     _, _, path = good
     renamed = tmp_path / "renamed.model"

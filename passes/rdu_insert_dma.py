@@ -1,0 +1,306 @@
+"""`rdu-insert-dma`: make every byte's movement explicit (level 3, memory).
+
+Each tiled `rdu.kernel` becomes, in @forward:
+
+    %out  = tier.alloc : !tier.buffer<hbm, ...>          output crossing kernels
+    %x_t  = tier.alloc buffers 2 : !tier.buffer<sram, ...>   tiled input, double-buffered
+    %w_s  = tier.alloc : !tier.buffer<sram, ...>          untiled input, resident
+    %o_t  = tier.alloc : !tier.buffer<sram, ...>          output tile
+    tier.dma %w -> %w_s                                   untiled inputs, once
+    scf.for %i = %c0 to %cT step %c1 {                    (no loop when T = 1)
+      tier.dma %x[%off, ...] -> %x_t                      tile in
+      tier.compute "k3" ins(%x_t, %w_s) outs(%o_t) {...}  the kernel body on tiles
+      tier.dma %o_t -> %out[%off, ...]                    tile out
+    }
+    tier.dealloc ...
+
+A table read only by an embedding gather stays off chip: `tier.gather`
+brings in just the indexed rows. Weights come from `tier.get_global` in the
+tier `rdu-place-tiers` chose; user inputs and results are HBM buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    FunctionType,
+    ModuleOp,
+    SymbolRefAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from rducc.diagnostics import LocatedError
+from rducc.dialects.dataflow import GatherOp, KernelOp, YieldOp
+from rducc.dialects.memory import (
+    AllocOp,
+    BufferType,
+    ComputeOp,
+    DeallocOp,
+    DmaOp,
+    GatherDmaOp,
+    GetGlobalOp,
+    GlobalOp,
+    Tier,
+)
+from rducc.errors import RduccError
+from rducc.kernel_model import Group, candidate_loops, gathered_inputs, kernel_group
+from rducc.passes.common import functions, set_level
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    assert isinstance(value.type, TensorType)
+    return value.type
+
+
+def _tiled_shape(tensor: TensorType, dim: int, size: int) -> list[int]:
+    shape = list(tensor.get_shape())
+    if dim >= 0:
+        shape[dim] = size
+    return shape
+
+
+def _buffer(tier: Tier, tensor: TensorType, dim: int = -1, size: int = 0) -> BufferType:
+    return BufferType(tier, _tiled_shape(tensor, dim, size), tensor.element_type)
+
+
+@dataclass
+class _Emitter:
+    """Appends ops to a block, at one location."""
+
+    block: Block
+    location: Attribute
+
+    def emit(self, op: Operation) -> Operation:
+        op.location = self.location
+        self.block.add_op(op)
+        return op
+
+    def index(self, value: int) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType()))).results[0]
+
+
+@dataclass
+class _KernelPlan:
+    """A kernel's recorded tiling, with the tiled dim of every body value."""
+
+    count: int
+    size: int
+    tiled: dict[SSAValue, int] = field(default_factory=dict)
+
+
+def _int_attr(kernel: KernelOp, name: str) -> int:
+    value = kernel.attributes.get(name)
+    if not isinstance(value, IntegerAttr):
+        raise LocatedError(kernel, f"kernel {kernel.sym_name.data} has no '{name}': run rdu-tile first")
+    return value.value.data
+
+
+def _recorded_plan(kernel: KernelOp, group: Group) -> _KernelPlan:
+    """The tiling rdu-tile recorded, matched to a parallel class of the body."""
+    count, size = _int_attr(kernel, "tiles"), _int_attr(kernel, "tile_size")
+    if count == 1:
+        return _KernelPlan(1, 0)
+    recorded = kernel.attributes.get("tile_out")
+    assert isinstance(recorded, DenseArrayBase)
+    wanted = list(recorded.get_values())
+    for extent, dims in candidate_loops(group):
+        if extent == count * size and [dims.get(v, -1) for v in group.outputs] == wanted:
+            return _KernelPlan(count, size, dims)
+    raise LocatedError(kernel, f"kernel {kernel.sym_name.data}: its recorded tiling matches no parallel dimension")
+
+
+def _window(rank: int, dim: int, offset: SSAValue, zero: SSAValue) -> list[SSAValue]:
+    return [offset if d == dim else zero for d in range(rank)]
+
+
+def _compute_body(
+    kernel: KernelOp,
+    group: Group,
+    plan: _KernelPlan,
+    gathered: dict[SSAValue, GatherOp],
+    loaded: list[SSAValue],
+) -> Region:
+    """The kernel body on tiles: loaded inputs and gathered rows are block arguments."""
+    hoisted = list(gathered.values())
+    arg_types = [
+        TensorType(_tensor(v).element_type, _tiled_shape(_tensor(v), plan.tiled.get(v, -1), plan.size))
+        for v in loaded
+    ] + [
+        TensorType(_tensor(g.results[0]).element_type, _tiled_shape(_tensor(g.results[0]), plan.tiled.get(g.results[0], -1), plan.size))
+        for g in hoisted
+    ]
+    block = Block(arg_types=arg_types)
+    mapping: dict[SSAValue, SSAValue] = dict(zip(loaded, block.args[: len(loaded)]))
+    mapping.update(zip((g.results[0] for g in hoisted), block.args[len(loaded) :]))
+    for old, new in mapping.items():
+        new.name_hint = old.name_hint
+    for op in kernel.body.block.ops:
+        if op in hoisted:
+            continue
+        block.add_op(op.clone(value_mapper=mapping))
+    for value, dim in plan.tiled.items():
+        new = mapping.get(value)
+        if new is None or new in block.args:
+            continue
+        tensor = _tensor(new)
+        Rewriter.replace_value_with_new_type(new, TensorType(tensor.element_type, _tiled_shape(tensor, dim, plan.size)))
+    return Region(block)
+
+
+def lower_kernel(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> list[SSAValue]:
+    """Emit the memory-level program of one kernel; return its output HBM buffers."""
+    group = kernel_group(kernel)
+    plan = _recorded_plan(kernel, group)
+    gathered = gathered_inputs(group)
+    outer = dict(zip(kernel.body.block.args, kernel.inputs))
+    loaded = [v for v in group.inputs if v not in gathered]
+    looped = plan.count > 1
+
+    def dim(value: SSAValue) -> int:
+        return plan.tiled.get(value, -1)
+
+    sram_in = {
+        v: out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(v), dim(v), plan.size), buffers=2 if looped and dim(v) >= 0 else 1)).results[0]
+        for v in loaded
+    }
+    sram_gathered = {
+        g: out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(g.results[0]), dim(g.results[0]), plan.size), buffers=2 if looped and dim(g.results[0]) >= 0 else 1)).results[0]
+        for g in gathered.values()
+    }
+    hbm_out = [out.emit(AllocOp(_buffer(Tier.HBM, _tensor(v)))).results[0] for v in group.outputs]
+    sram_out = [out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(v), dim(v), plan.size))).results[0] for v in group.outputs]
+
+    def gather_dmas(emitter: _Emitter, tiled: bool) -> None:
+        for table, gather in gathered.items():
+            if (dim(gather.indices[0]) >= 0) == tiled:
+                emitter.emit(GatherDmaOp(env[outer[table]], sram_in[gather.indices[0]], sram_gathered[gather]))
+
+    for v in loaded:
+        if dim(v) < 0:
+            out.emit(DmaOp(env[outer[v]], sram_in[v]))
+    gather_dmas(out, tiled=False)
+    body = _compute_body(kernel, group, plan, gathered, loaded)
+    compute = ComputeOp(kernel.sym_name.data, [*sram_in.values(), *sram_gathered.values()], sram_out, body)
+    compute.attributes["tiles"] = IntegerAttr(plan.count, 64)
+    if looped:
+        zero, one, count = out.index(0), out.index(1), out.index(plan.count)
+        step = out.index(plan.size)
+        loop_block = Block(arg_types=[IndexType()])
+        inner = _Emitter(loop_block, out.location)
+        offset = inner.emit(arith.MuliOp(loop_block.args[0], step)).results[0]
+        for v in loaded:
+            if dim(v) >= 0:
+                inner.emit(DmaOp(env[outer[v]], sram_in[v], src_offsets=_window(len(_tensor(v).get_shape()), dim(v), offset, zero)))
+        gather_dmas(inner, tiled=True)
+        inner.emit(compute)
+        for v, sram, hbm in zip(group.outputs, sram_out, hbm_out):
+            inner.emit(DmaOp(sram, hbm, dst_offsets=_window(len(_tensor(v).get_shape()), dim(v), offset, zero)))
+        inner.emit(scf.YieldOp())
+        out.emit(scf.ForOp(zero, count, one, [], Region(loop_block)))
+    else:
+        out.emit(compute)
+        for sram, hbm in zip(sram_out, hbm_out):
+            out.emit(DmaOp(sram, hbm))
+    for buffer in [*sram_in.values(), *sram_gathered.values(), *sram_out]:
+        out.emit(DeallocOp(buffer))
+    return hbm_out
+
+
+def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
+    target = next((g for g in module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
+    if target is None or target.tier is None:
+        raise RduccError(f"global @{name} has no tier: run rdu-place-tiers first")
+    buffer = BufferType(target.tier.data, list(target.global_type.get_shape()), target.global_type.element_type)
+    return out.emit(GetGlobalOp(name, buffer)).results[0]
+
+
+def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
+    """Dealloc each HBM activation buffer after the last op that reads it."""
+    ops = list(block.ops)
+    for op in ops:
+        if not isinstance(op, AllocOp) or op.result in keep:
+            continue
+        buffer = op.result.type
+        assert isinstance(buffer, BufferType)
+        if buffer.tier.data != Tier.HBM:
+            continue
+        users = [u.operation for u in op.result.uses]
+        tops = [_top_level(u, block) for u in users]
+        last = max(tops, key=ops.index, default=op)
+        if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == op.result:
+            continue
+        free = DeallocOp(op.result)
+        free.location = op.location
+        block.insert_op_after(free, last)
+
+
+def _top_level(op: Operation, block: Block) -> Operation:
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def lower_function(module: ModuleOp, function: func.FuncOp) -> None:
+    """Rewrite @forward over buffers: HBM inputs and results, explicit DMA."""
+    old = function.body.block
+    attrs = function.arg_attrs.data if function.arg_attrs else [DictionaryAttr({})] * len(old.args)
+    user = [(arg, a) for arg, a in zip(old.args, attrs) if "rdu.input" in a.data]
+    block = Block(arg_types=[_buffer(Tier.HBM, _tensor(arg)) for arg, _ in user])
+    out = _Emitter(block, function.location)
+    env: dict[SSAValue, SSAValue] = {}
+    for (arg, _), new in zip(user, block.args):
+        env[arg] = new
+        new.name_hint = arg.name_hint
+    for arg, a in zip(old.args, attrs):
+        reference = a.data.get("rdu.global")
+        if isinstance(reference, SymbolRefAttr):
+            env[arg] = _global_buffer(module, reference.root_reference.data, out)
+            env[arg].name_hint = arg.name_hint
+    results: list[SSAValue] = []
+    for op in old.ops:
+        out.location = op.location
+        if isinstance(op, KernelOp):
+            for result, buffer in zip(op.outputs, lower_kernel(op, env, out)):
+                env[result] = buffer
+                buffer.name_hint = result.name_hint
+        elif isinstance(op, func.ReturnOp):
+            results = [env[v] for v in op.arguments]
+        else:
+            raise LocatedError(op, f"'{op.name}' is outside any kernel: run rdu-fuse before rdu-insert-dma")
+    _free_after_last_use(block, set(results))
+    out.location = function.location
+    out.emit(func.ReturnOp(*results))
+    function.body.detach_block(old)
+    old.erase(safe_erase=False)
+    function.body.add_block(block)
+    function.function_type = FunctionType.from_lists([a.type for a in block.args], [r.type for r in results])
+    function.arg_attrs = ArrayAttr([a for _, a in user])
+
+
+@dataclass(frozen=True)
+class RduInsertDma(ModulePass):
+    """Lower kernels to tile loops with explicit DMA between tiers (double-buffered)."""
+
+    name = "rdu-insert-dma"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in list(functions(op)):
+            lower_function(op, function)
+        set_level(op, "memory")
+
+
+__all__ = ["RduInsertDma", "lower_kernel"]

@@ -1,0 +1,104 @@
+"""`rdu-place-tiers`: decide which off-chip tier holds each global.
+
+Weights (every `tier.global`) go to HBM in the order @forward first reads
+them, until HBM is full; the rest spill to DDR, so their transfers are
+visible as DDR-to-SRAM DMAs and costed at DDR bandwidth. HBM keeps room for
+the activations that cross kernels (every kernel output, counted as if all
+were live at once: an upper bound). Values inside kernels live in SRAM and
+values crossing kernels in HBM; `rdu-insert-dma` makes both explicit.
+
+A model whose weights and activations exceed HBM + DDR is an error.
+The result is recorded on the module: `tier.hbm_weight_bytes`,
+`tier.ddr_weight_bytes` and `tier.activation_bytes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
+from xdsl.passes import ModulePass
+
+from rducc.dialects.dataflow import KernelOp
+from rducc.dialects.memory import GlobalOp, Tier, TierAttr
+from rducc.dialects.shapes import byte_width
+from rducc.errors import RduccError
+from rducc.passes.common import functions, module_target
+
+
+def tensor_type_bytes(tensor: TensorType) -> int:
+    size = byte_width(tensor.element_type)
+    for dim in tensor.get_shape():
+        size *= dim
+    return size
+
+
+def _first_use_order(module: ModuleOp) -> list[str]:
+    """Global names in the order @forward's kernels first read them."""
+    order: dict[str, None] = {}
+    for function in functions(module):
+        attrs = function.arg_attrs.data if function.arg_attrs else []
+        by_arg = {
+            arg: a.data["rdu.global"].root_reference.data
+            for arg, a in zip(function.args, attrs)
+            if isinstance(a.data.get("rdu.global"), SymbolRefAttr)
+        }
+        for op in function.body.block.ops:
+            for operand in op.operands:
+                if operand in by_arg:
+                    order.setdefault(by_arg[operand])
+        for name in by_arg.values():
+            order.setdefault(name)
+    return list(order)
+
+
+def _activation_bytes(module: ModuleOp) -> int:
+    total = 0
+    for function in functions(module):
+        for op in function.body.block.ops:
+            if isinstance(op, KernelOp):
+                total += sum(tensor_type_bytes(r.type) for r in op.outputs)  # type: ignore[arg-type]
+        for arg in function.args:
+            total += tensor_type_bytes(arg.type) if isinstance(arg.type, TensorType) else 0
+        returned = function.body.block.last_op
+        if isinstance(returned, func.ReturnOp):
+            total += sum(tensor_type_bytes(v.type) for v in returned.arguments)  # type: ignore[arg-type]
+    return total
+
+
+@dataclass(frozen=True)
+class RduPlaceTiers(ModulePass):
+    """Put weights in HBM, spilling to DDR when HBM is full."""
+
+    name = "rdu-place-tiers"
+
+    target: str = ""
+    """Target name or file; default: the module's rdu.target, else sn40l."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = module_target(op, self.target)
+        globals_ = {g.sym_name.data: g for g in op.ops if isinstance(g, GlobalOp)}
+        activations = _activation_bytes(op)
+        hbm_free = target.hbm_bytes - activations
+        hbm_used = ddr_used = 0
+        for name in _first_use_order(op) + [n for n in globals_ if n not in _first_use_order(op)]:
+            if name not in globals_:
+                continue
+            size = tensor_type_bytes(globals_[name].global_type)
+            if hbm_used + size <= hbm_free:
+                globals_[name].tier = TierAttr(Tier.HBM)
+                hbm_used += size
+            else:
+                globals_[name].tier = TierAttr(Tier.DDR)
+                ddr_used += size
+        if ddr_used > target.ddr_bytes or activations > target.hbm_bytes:
+            raise RduccError(
+                f"the model does not fit {target.name}: {hbm_used + ddr_used} bytes of weights "
+                f"and {activations} bytes of activations, against {target.hbm_bytes} bytes of HBM "
+                f"and {target.ddr_bytes} bytes of DDR"
+            )
+        op.attributes["tier.hbm_weight_bytes"] = IntegerAttr(hbm_used, i64)
+        op.attributes["tier.ddr_weight_bytes"] = IntegerAttr(ddr_used, i64)
+        op.attributes["tier.activation_bytes"] = IntegerAttr(activations, i64)

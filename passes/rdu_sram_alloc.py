@@ -1,0 +1,210 @@
+"""`rdu-sram-alloc`: give every SRAM buffer an offset (level 4, placed).
+
+The SRAM of a socket is one byte arena. Every `tier.alloc` in SRAM (all its
+rotating copies) and every value defined inside a `tier.compute` body (values
+the body yields live in its output buffers) gets an offset such that no two
+buffers live at the same time overlap and everything fits the target.
+
+Live ranges are intervals over the program order of @forward (a loop's body
+once: every iteration reuses the same buffers); buffers of different kernels
+never overlap in time, so each group of overlapping intervals is placed on
+its own. Placement is greedy by size, lowest fitting offset first, with
+offsets aligned to ALIGNMENT bytes. The pass records on @forward:
+
+    tier.sram_capacity      the target's SRAM bytes (the verifiers check it)
+    tier.sram_peak          highest byte used
+    tier.sram_lower_bound   the largest total of (aligned) sizes live at once
+
+When the peak exceeds the capacity the error says by how much and lists the
+buffers live at the busiest point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from rducc.diagnostics import LocatedError
+from rducc.dialects.dataflow import YieldOp
+from rducc.dialects.memory import (
+    BODY_OFFSET_ATTR,
+    SRAM_CAPACITY_ATTR,
+    AllocOp,
+    BufferType,
+    ComputeOp,
+    DeallocOp,
+    Tier,
+)
+from rducc.dialects.shapes import byte_width
+from rducc.passes.common import functions, module_target, set_level
+
+ALIGNMENT = 64
+"""Offsets and sizes are rounded up to this many bytes (32 lanes x 2 bytes)."""
+
+
+def aligned(size: int) -> int:
+    return -(-size // ALIGNMENT) * ALIGNMENT
+
+
+@dataclass
+class SramBuffer:
+    """One thing to place: an SRAM alloc or a compute body value."""
+
+    op: Operation
+    size: int
+    start: int
+    end: int
+    offset: int = -1
+
+    @property
+    def label(self) -> str:
+        value = self.op.results[0]
+        name = f"%{value.name_hint}" if value.name_hint else self.op.name
+        return f"{name} ({value.type}, {self.size} bytes)"
+
+
+def _body_value_bytes(value: SSAValue) -> int:
+    tensor = value.type
+    assert isinstance(tensor, TensorType)
+    size = byte_width(tensor.element_type)
+    for dim in tensor.get_shape():
+        size *= dim
+    return size
+
+
+def collect_buffers(function: func.FuncOp) -> list[SramBuffer]:
+    """Every SRAM buffer of the function with its live interval in program order."""
+    position: dict[Operation, int] = {}
+    for index, op in enumerate(function.body.walk()):
+        position[op] = index
+    end_of_function = len(position)
+    buffers: list[SramBuffer] = []
+    for op in position:
+        if isinstance(op, AllocOp):
+            buffer = op.result.type
+            assert isinstance(buffer, BufferType)
+            if buffer.tier.data != Tier.SRAM:
+                continue
+            frees = [position[u.operation] for u in op.result.uses if isinstance(u.operation, DeallocOp)]
+            last = max(frees, default=end_of_function)
+            buffers.append(SramBuffer(op, aligned(op.reserved_bytes), position[op], last))
+        elif isinstance(op, ComputeOp):
+            buffers.extend(_body_buffers(op, position))
+    return buffers
+
+
+def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[SramBuffer]:
+    block = compute.body.block
+    terminator = block.last_op
+    yielded = set(terminator.operands) if isinstance(terminator, YieldOp) else set()
+    result = []
+    for op in block.ops:
+        if isinstance(op, YieldOp) or not op.results or op.results[0] in yielded:
+            op.attributes.pop(BODY_OFFSET_ATTR, None)
+            continue
+        uses = [position[_in_block(u.operation, block)] for u in op.results[0].uses]
+        result.append(SramBuffer(op, aligned(_body_value_bytes(op.results[0])), position[op], max(uses, default=position[op])))
+    return result
+
+
+def _in_block(op: Operation, block) -> Operation:
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def _overlapping_groups(buffers: list[SramBuffer]) -> list[list[SramBuffer]]:
+    """Split into groups whose intervals chain together; groups never coexist."""
+    groups: list[list[SramBuffer]] = []
+    reach = -1
+    for buffer in sorted(buffers, key=lambda b: (b.start, b.end)):
+        if not groups or buffer.start > reach:
+            groups.append([])
+        groups[-1].append(buffer)
+        reach = max(reach, buffer.end)
+    return groups
+
+
+def _place_group(group: list[SramBuffer]) -> None:
+    placed: list[SramBuffer] = []
+    for buffer in sorted(group, key=lambda b: (-b.size, b.start)):
+        busy = sorted(
+            (p for p in placed if p.start <= buffer.end and buffer.start <= p.end),
+            key=lambda p: p.offset,
+        )
+        offset = 0
+        for other in busy:
+            if offset + buffer.size <= other.offset:
+                break
+            offset = max(offset, other.offset + other.size)
+        buffer.offset = offset
+        placed.append(buffer)
+
+
+def max_live(buffers: list[SramBuffer]) -> tuple[int, list[SramBuffer]]:
+    """The largest total size live at one point, and the buffers live there."""
+    events = sorted({b.start for b in buffers})
+    best, best_live = 0, []
+    for point in events:
+        live = [b for b in buffers if b.start <= point <= b.end]
+        total = sum(b.size for b in live)
+        if total > best:
+            best, best_live = total, live
+    return best, best_live
+
+
+def _max_live_fast(groups: list[list[SramBuffer]]) -> tuple[int, list[SramBuffer]]:
+    best, best_live = 0, []
+    for group in groups:
+        total, live = max_live(group)
+        if total > best:
+            best, best_live = total, live
+    return best, best_live
+
+
+def _exhausted(function: func.FuncOp, peak: int, capacity: int, live: list[SramBuffer]) -> LocatedError:
+    where = next((b.op for b in live if isinstance(b.op.parent_op(), ComputeOp)), live[0].op)
+    listing = "\n".join(f"  {b.label} at offset {b.offset}" for b in sorted(live, key=lambda b: -b.size))
+    return LocatedError(
+        where,
+        f"SRAM exhausted: the buffers need {peak} bytes but the target has {capacity} "
+        f"(over by {peak - capacity}); live at the peak:\n{listing}",
+    )
+
+
+@dataclass(frozen=True)
+class RduSramAlloc(ModulePass):
+    """Give every SRAM buffer an offset: no live overlaps, all within capacity."""
+
+    name = "rdu-sram-alloc"
+
+    target: str = ""
+    """Target name or file; default: the module's rdu.target, else sn40l."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = module_target(op, self.target)
+        for function in functions(op):
+            buffers = collect_buffers(function)
+            groups = _overlapping_groups(buffers)
+            for group in groups:
+                _place_group(group)
+            peak = max((b.offset + b.size for b in buffers), default=0)
+            bound, live = _max_live_fast(groups)
+            if peak > target.sram_bytes:
+                raise _exhausted(function, peak, target.sram_bytes, live or buffers)
+            for buffer in buffers:
+                if isinstance(buffer.op, AllocOp):
+                    buffer.op.offset = IntegerAttr(buffer.offset, i64)
+                else:
+                    buffer.op.attributes[BODY_OFFSET_ATTR] = IntegerAttr(buffer.offset, i64)
+            function.attributes[SRAM_CAPACITY_ATTR] = IntegerAttr(target.sram_bytes, i64)
+            function.attributes["tier.sram_peak"] = IntegerAttr(peak, i64)
+            function.attributes["tier.sram_lower_bound"] = IntegerAttr(bound, i64)
+        set_level(op, "placed")

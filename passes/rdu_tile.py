@@ -1,0 +1,76 @@
+"""`rdu-tile`: choose each kernel's tiling so its live tiles fit in SRAM.
+
+A kernel runs as a loop over tiles of one parallel dimension (see
+`rducc.kernel_model`): its tiled inputs double-buffered, its untiled inputs
+resident, its output tiles and the peak of its intermediate values all in
+SRAM at once. The pass picks the fewest tiles that fit (tile sizes aligned to
+the target's lane width where the dimension allows) and records the plan on
+the kernel:
+
+    tiles = T            number of tiles (1: no loop)
+    tile_size = t        extent of the tiled dim in one tile
+    tile_in / tile_out   the tiled dim of each input / output (-1: untiled)
+    working_set = B      bytes of SRAM the kernel needs at once
+
+A kernel that fits no tiling is an error located at its first op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
+
+from rducc.diagnostics import LocatedError
+from rducc.dialects.dataflow import KernelOp
+from rducc.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
+from rducc.passes.common import module_target
+from rducc.targets import Target
+
+
+def _record(kernel: KernelOp, plan: TilePlan, found: WorkingSet) -> None:
+    group = kernel_group(kernel)
+    kernel.attributes["tiles"] = IntegerAttr(plan.count, i64)
+    kernel.attributes["tile_size"] = IntegerAttr(plan.size, i64)
+    kernel.attributes["tile_in"] = DenseArrayBase.from_list(i64, [plan.tiled.get(v, -1) for v in group.inputs])
+    kernel.attributes["tile_out"] = DenseArrayBase.from_list(i64, [plan.tiled.get(v, -1) for v in group.outputs])
+    kernel.attributes["working_set"] = IntegerAttr(found.total_bytes, i64)
+
+
+def _untileable(kernel: KernelOp, target: Target) -> LocatedError:
+    group = kernel_group(kernel)
+    whole = working_set(group, untiled(group), target)
+    first = next(iter(kernel.body.block.ops), kernel)
+    return LocatedError(
+        first,
+        f"kernel {kernel.sym_name.data} cannot be tiled to fit {target.name}: untiled it needs "
+        f"{whole.total_bytes} bytes of SRAM (inputs {whole.input_bytes}, outputs "
+        f"{whole.output_bytes}, intermediates {whole.intermediate_peak}) and {whole.pmus} "
+        f"PMUs, against {target.sram_bytes} bytes and {target.pmus} PMUs, and no parallel "
+        "dimension splits it small enough",
+    )
+
+
+def tile_kernel(kernel: KernelOp, target: Target) -> None:
+    """Choose and record the tiling of one kernel, or raise a located error."""
+    found = best_plan(kernel_group(kernel), target)
+    if found is None:
+        raise _untileable(kernel, target)
+    _record(kernel, *found)
+
+
+@dataclass(frozen=True)
+class RduTile(ModulePass):
+    """Choose per-kernel tile sizes so each kernel's live tiles fit in SRAM."""
+
+    name = "rdu-tile"
+
+    target: str = ""
+    """Target name or file; default: the module's rdu.target, else sn40l."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = module_target(op, self.target)
+        for kernel in [o for o in op.walk() if isinstance(o, KernelOp)]:
+            tile_kernel(kernel, target)
