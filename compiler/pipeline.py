@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from rducc.passes import ALL_PASSES
 from rducc.passes.common import TARGET_ATTR
-from rducc.targets import Target
+from rducc.targets import Target, target_spec
 
 LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels, in pipeline order; `--emit` stops at one of them."""
@@ -60,7 +60,7 @@ def run_pipeline(
     """Lower an imported module in place to the `emit` level for `target`."""
     from xdsl.context import Context
 
-    module.attributes[TARGET_ATTR] = StringAttr(target.source)
+    module.attributes[TARGET_ATTR] = StringAttr(target_spec(target))
     text = pipeline_text(opt_level, emit)
     if text:
         build_pipeline(text, callback).apply(Context(), module)

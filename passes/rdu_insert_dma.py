@@ -159,6 +159,11 @@ def _compute_body(
     return Region(block)
 
 
+def _sram_name(value: SSAValue) -> str | None:
+    """`%x_sram` for the SRAM copy of `%x`."""
+    return f"{value.name_hint}_sram" if value.name_hint else None
+
+
 def lower_kernel(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> list[SSAValue]:
     """Emit the memory-level program of one kernel; return its output HBM buffers."""
     group = kernel_group(kernel)
@@ -179,8 +184,12 @@ def lower_kernel(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter)
         g: out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(g.results[0]), dim(g.results[0]), plan.size), buffers=2 if looped and dim(g.results[0]) >= 0 else 1)).results[0]
         for g in gathered.values()
     }
+    for value, buffer in [*sram_in.items(), *((g.results[0], b) for g, b in sram_gathered.items())]:
+        buffer.name_hint = _sram_name(value)
     hbm_out = [out.emit(AllocOp(_buffer(Tier.HBM, _tensor(v)))).results[0] for v in group.outputs]
     sram_out = [out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(v), dim(v), plan.size))).results[0] for v in group.outputs]
+    for value, buffer in zip(group.outputs, sram_out):
+        buffer.name_hint = _sram_name(value)
 
     def gather_dmas(emitter: _Emitter, tiled: bool) -> None:
         for table, gather in gathered.items():

@@ -70,7 +70,11 @@ def _prepare_kernel(op: Operation) -> Kernel:
     if isinstance(op, rdu.MapOp):
         return kernels.compile_map(op)
     if isinstance(op, rdu.MatmulOp):
-        return partial(kernels.matmul, dtype=kernels.tensor_signature(op.result.type)[1])
+        return partial(
+            kernels.matmul,
+            dtype=kernels.tensor_signature(op.result.type)[1],
+            transpose_rhs=getattr(op, "transpose_rhs", None) is not None,
+        )
     if isinstance(op, rdu.ReduceOp):
         return partial(
             kernels.reduce,
@@ -131,7 +135,10 @@ def _prepare_kernel(op: Operation) -> Kernel:
         value.flags.writeable = False
         return lambda: value
     if isinstance(op, rdu.KernelOp):
-        return _Program(op.body.block, describe_op(op))
+        program = _Program(op.body.block, describe_op(op))
+        if len(op.results) == 1:
+            return lambda *inputs: program(*inputs)[0]
+        return program
     raise RduccError(
         f"the level-1 executor cannot run {describe_op(op)} (it runs rdu ops, "
         "rdu.kernel and tensor arith.constant)"

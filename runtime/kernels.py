@@ -467,7 +467,7 @@ def _emit_cast(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
         if target in HALF_DTYPES:
             return f"{value}.astype(_F32).astype({to})"
         return f"{value}.astype({to})"
-    if kind in ("extsi", "extui", "index_cast"):
+    if kind in ("extsi", "extui"):
         if source == BOOL:
             return f"np.asarray({x}).astype({to})" if kind == "extui" else f"_i1s({x}).astype({to})"
         if kind == "extui":
@@ -543,7 +543,6 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "arith.subf": _float_op("np.subtract", 2),
     "arith.mulf": _float_op("np.multiply", 2),
     "arith.divf": _float_op("np.divide", 2),
-    "arith.remf": _float_op("np.fmod", 2),
     "arith.negf": _float_op("np.negative", 1),
     "arith.maximumf": _float_op("np.maximum", 2),
     "arith.minimumf": _float_op("np.minimum", 2),
@@ -578,7 +577,7 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     **{
         f"arith.{name}": _emit_cast
         for name in ("extf", "truncf", "fptosi", "fptoui", "sitofp", "uitofp",
-                     "extsi", "extui", "trunci", "index_cast", "bitcast")  # fmt: skip
+                     "extsi", "extui", "trunci", "bitcast")  # fmt: skip
     },
     # math
     "math.absf": _float_op("np.abs", 1),
@@ -692,14 +691,22 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
 # --------------------------------------------------------------------------
 
 
-def matmul(lhs: np.ndarray, rhs: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
-    """Batched `[..., M, K] x [..., K, N]`, batch dims broadcast.
+def matmul(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    dtype: np.dtype | None = None,
+    transpose_rhs: bool = False,
+) -> np.ndarray:
+    """Batched `[..., M, K] x [..., K, N]`, batch dims broadcast; with
+    `transpose_rhs` the rhs is given as `[..., N, K]`.
 
     f16/bf16 operands are multiplied in f32 and rounded once to `dtype` (the
     result element type, default the operands'); a wider result (bf16 x bf16
     -> f32) is the unrounded f32 product.
     """
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
+    if transpose_rhs:
+        rhs = np.swapaxes(rhs, -1, -2)
     with np.errstate(all="ignore"):
         if lhs.dtype in HALF_DTYPES:
             return np.matmul(lhs.astype(F32), rhs.astype(F32)).astype(dtype, copy=False)

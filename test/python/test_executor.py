@@ -159,6 +159,27 @@ def test_small_model_matches_eager(exported_small, name: str) -> None:
         np.testing.assert_allclose(out, ref.numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["mlp", "cnn", "tiny_llama", "tiny_gpt2"])
+def test_canonicalized_and_fused_models_match_eager(exported_small, name: str) -> None:
+    """Level 2: rdu-canonicalize then rdu-fuse at each level still computes the
+    model (and the executor runs rdu.kernel, single- and multi-result)."""
+    from rducc.passes.rdu_canonicalize import RduCanonicalize
+    from rducc.passes.rdu_fuse import RduFuse
+
+    model, inputs, program = exported_small[name]
+    expected = _eager(model, inputs)[0].numpy()
+    imported = import_exported(program)
+    weights = weights_of(program)
+    for level in (0, 1, 2):
+        module = imported.clone()
+        RduCanonicalize().apply(Context(), module)
+        RduFuse(level=level).apply(Context(), module)
+        module.verify()
+        assert any(isinstance(op, rdu.KernelOp) for op in module.walk())
+        out = GraphExecutor(module).run([to_numpy(i) for i in inputs], weights)[0]
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5, err_msg=f"level {level}")
+
+
 def test_wrong_weights_are_detected(exported_small) -> None:
     """The comparison is sensitive: one perturbed weight breaks it."""
     model, inputs, program = exported_small["mlp"]
@@ -632,6 +653,8 @@ def test_i1_semantics() -> None:
     assert_same(run_map(lambda x: [arith.UIToFPOp(x, bf16)], [t]), np.array([1, 1, 0, 0], BF16))
     assert_same(run_map(lambda x: [arith.TruncIOp(x, i1)], [np.array([2, 3, -1, 0], np.int8)]),
                 np.array([False, True, True, False]))  # fmt: skip
+    floats = np.array([0.5, -1.0, 0.0, -0.7, 3.0], np.float32)  # truncated first: -1 is true
+    assert_same(run_map(lambda x: [arith.FPToSIOp(x, i1)], [floats]), np.array([False, True, False, False, True]))
 
 
 CMPF_REFERENCE = {
@@ -779,6 +802,11 @@ def test_matmul(rng, dtype, shapes) -> None:
         assert_close(result, expected, ulps=1 if dtype in (np.float16, BF16) else 64)
 
 
+def test_matmul_transpose_rhs(rng) -> None:
+    a, w = random((2, 3, 4), np.float32, rng), random((5, 4), np.float32, rng)
+    assert_close(kernels.matmul(a, w, transpose_rhs=True), F.linear(from_numpy(a), from_numpy(w)), ulps=16)
+
+
 def test_matmul_wider_result(rng) -> None:
     """bf16 x bf16 -> f32: the unrounded f32 product (what an fused epilogue wants)."""
     a, b = random((4, 8), BF16, rng), random((8, 3), BF16, rng)
@@ -894,6 +922,8 @@ POOL_CASES = [
     ((2, 3, 10, 11), (2, 3), (2, 2), (1, 0), (1, 2), True),
     ((3, 8, 9), (2, 3), (2, 3), (0, 1), (1, 1), False),  # no batch dim
     ((1, 2, 4, 6, 5), (2, 2, 2), (2, 2, 1), (0, 1, 1), (1, 1, 1), True),
+    ((2, 3, 9, 8), (2, 3), (2, 2), (0, 1), (1, 1), True),  # ceil adds a partial window
+    ((1, 2, 7), (3,), (3,), (1,), (1,), True),
 ]
 MAX_POOL = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
 AVG_POOL = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
@@ -1057,10 +1087,14 @@ builtin.module {
       %t = rdu.gather %a[%idx] dim 0 : tensor<4x8xbf16>, tensor<3xi64> -> tensor<3x8xbf16>
       rdu.yield %s, %t : tensor<4xf32>, tensor<3x8xbf16>
     }
-    %n = rdu.map %cst : (tensor<2xf32>) -> tensor<2xi64> {
-    ^bb2(%q: f32):
-      %z = arith.fptosi %q : f32 to i64
-      rdu.yield %z : i64
+    %n = rdu.kernel "k1" (%cst) : (tensor<2xf32>) -> tensor<2xi64> {
+    ^bb2(%c: tensor<2xf32>):
+      %m = rdu.map %c : (tensor<2xf32>) -> tensor<2xi64> {
+      ^bb3(%q: f32):
+        %z = arith.fptosi %q : f32 to i64
+        rdu.yield %z : i64
+      }
+      rdu.yield %m : tensor<2xi64>
     }
     func.return %r, %g, %n : tensor<4xf32>, tensor<3x8xbf16>, tensor<2xi64>
   }

@@ -1,0 +1,128 @@
+"""An SRAM plan checker that shares no code with the allocator.
+
+It reads a placed program (level 4) and proves, with its own liveness and
+size computations:
+
+- every SRAM buffer (each `tier.alloc` in sram, all its rotating copies, and
+  every non-yielded value of a `tier.compute` body) has an offset, and
+  offset + size <= the SRAM capacity;
+- no two buffers live at the same time share a byte;
+- every buffer is used only while allocated (after its alloc, before its
+  dealloc); values a body yields live in its output buffers (no offset).
+
+`check_placed(module, capacity)` returns the peak and the max-live lower bound,
+or raises AssertionError naming the first violation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation
+
+ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
+
+
+def _bytes(type_text: str) -> int:
+    """Bytes of `tensor<4x8xf32>` or `!tier.buffer<sram, 4x8xf32>`, from the text alone."""
+    inner = type_text[type_text.index("<") + 1 : type_text.rindex(">")]
+    inner = inner.split(",")[-1].strip()
+    *dims, element = inner.split("x")
+    size = ELEMENT_BYTES[element]
+    for dim in dims:
+        size *= int(dim)
+    return size
+
+
+@dataclass
+class Interval:
+    name: str
+    start_byte: int
+    end_byte: int
+    first: int
+    last: int
+
+
+def _int(op: Operation, name: str) -> int | None:
+    attr = op.properties.get(name)
+    if attr is None:
+        attr = op.attributes.get(name)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def _intervals(module: ModuleOp) -> list[Interval]:
+    order = {op: i for i, op in enumerate(module.walk())}
+    intervals: list[Interval] = []
+    for op in order:
+        if op.name == "tier.alloc" and "<sram" in str(op.results[0].type):
+            intervals.append(_alloc_interval(op, order))
+        elif op.name == "tier.compute":
+            intervals.extend(_body_intervals(op, order))
+    return intervals
+
+
+def _alloc_interval(op: Operation, order: dict[Operation, int]) -> Interval:
+    offset = _int(op, "offset")
+    assert offset is not None, f"SRAM buffer without an offset: {op}"
+    copies = _int(op, "buffers") or 1
+    size = _bytes(str(op.results[0].type)) * copies
+    frees = [order[u.operation] for u in op.results[0].uses if u.operation.name == "tier.dealloc"]
+    assert len(frees) <= 1, f"buffer freed twice: {op}"
+    last = frees[0] if frees else len(order)
+    for use in op.results[0].uses:
+        position = order[use.operation]
+        assert order[op] < position <= last, f"buffer used outside its live range: {use.operation.name}"
+    name = op.results[0].name_hint or "alloc"
+    return Interval(name, offset, offset + size, order[op], last)
+
+
+def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Interval]:
+    block = compute.regions[0].blocks[0]
+    yielded = set(block.last_op.operands) if block.last_op is not None else set()
+    result = []
+    for op in block.ops:
+        if not op.results or op.name == "rdu.yield":
+            continue
+        offset = _int(op, "tier.offset")
+        if op.results[0] in yielded:
+            assert offset is None, f"a yielded value needs no SRAM slot of its own: {op.name}"
+            continue
+        assert offset is not None, f"body value without an SRAM offset: {op.name}"
+        def top(user: Operation) -> Operation:
+            while user.parent_block() is not block:
+                user = user.parent_op()
+            return user
+        last = max((order[top(u.operation)] for u in op.results[0].uses), default=order[op])
+        size = _bytes(str(op.results[0].type))
+        result.append(Interval(op.results[0].name_hint or op.name, offset, offset + size, order[op], last))
+    return result
+
+
+def check_placed(module: ModuleOp, capacity: int) -> tuple[int, int]:
+    """Prove the SRAM plan sound; return (peak byte, max-live lower bound)."""
+    intervals = _intervals(module)
+    for item in intervals:
+        assert 0 <= item.start_byte and item.end_byte <= capacity, (
+            f"{item.name} [{item.start_byte}, {item.end_byte}) passes the capacity {capacity}"
+        )
+    by_start = sorted(intervals, key=lambda i: i.first)
+    for index, a in enumerate(by_start):
+        for b in by_start[index + 1 :]:
+            if b.first > a.last:
+                break
+            if a.start_byte < b.end_byte and b.start_byte < a.end_byte and a.end_byte > a.start_byte and b.end_byte > b.start_byte:
+                raise AssertionError(
+                    f"{a.name} [{a.start_byte}, {a.end_byte}) and {b.name} "
+                    f"[{b.start_byte}, {b.end_byte}) overlap while both are live"
+                )
+    peak = max((i.end_byte for i in intervals), default=0)
+    events = sorted(
+        [(i.first, 1, i.end_byte - i.start_byte) for i in intervals]
+        + [(i.last + 1, 0, -(i.end_byte - i.start_byte)) for i in intervals]
+    )
+    bound = live = 0
+    for _, _, change in events:  # frees (kind 0) sort before allocs at the same point
+        live += change
+        bound = max(bound, live)
+    return peak, bound
