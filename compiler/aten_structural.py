@@ -268,9 +268,11 @@ def convert_addmm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """beta * bias + alpha * (mat1 @ mat2): a matmul with its bias epilogue."""
     args = node_arguments(node)
     out = result_type(node)
-    product = g.emit(MatmulOp(g.value(args["mat1"]), g.value(args["mat2"]), out))
-    beta, alpha = args["beta"], args["alpha"]
     compute = opmath_type(out.element_type)
+    # the product stays in the opmath type so the bias add rounds once, as torch does
+    wide = TensorType(compute, out.get_shape())
+    product = g.emit(MatmulOp(g.value(args["mat1"]), g.value(args["mat2"]), wide))
+    beta, alpha = args["beta"], args["alpha"]
 
     def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         bias, mm = b.cast(xs[0], compute), b.cast(xs[1], compute)
@@ -561,6 +563,9 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     value, weight = g.value(args["input"]), g.value(args["weight"])
     spatial = len(_shape(value)) - 2
     out = result_type(node)
+    compute = opmath_type(out.element_type)
+    # with a bias, the convolution stays in the opmath type so the add rounds once
+    conv_type = out if args["bias"] is None else TensorType(compute, out.get_shape())
     conv = g.emit(
         ConvOp(
             value,
@@ -569,13 +574,12 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
             _per_dim(args["padding"], spatial, 0),
             _per_dim(args["dilation"], spatial, 1),
             args["groups"],
-            out,
+            conv_type,
         )
     )
     if args["bias"] is None:
         return conv
     bias = reshape(g, g.value(args["bias"]), [out.get_shape()[1]] + [1] * spatial)
-    compute = opmath_type(out.element_type)
     return g.map(
         [conv, bias], out,
         lambda b, xs: b.add(b.cast(xs[0], compute), b.cast(xs[1], compute)),  # type: ignore[arg-type]

@@ -139,10 +139,11 @@ class ScalarBuilder:
         return self.sub(self.constant(0, a.type), a)
 
     def maximum(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._binary(a, b, arith.MaximumfOp, arith.MaxSIOp)
+        # i1 compares unsigned: read as signed, true would be -1
+        return self._binary(a, b, arith.MaximumfOp, arith.MaxUIOp if is_bool(a.type) else arith.MaxSIOp)
 
     def minimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._binary(a, b, arith.MinimumfOp, arith.MinSIOp)
+        return self._binary(a, b, arith.MinimumfOp, arith.MinUIOp if is_bool(a.type) else arith.MinSIOp)
 
     def compare(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
         """`predicate` is one of eq, ne, lt, le, gt, ge (ordered for floats; ne unordered)."""

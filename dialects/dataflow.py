@@ -267,6 +267,7 @@ class MatmulOp(IRDLOperation):
     Batch dimensions broadcast; a rank-2 operand is shared by every batch.
     With `transpose_rhs` the rhs is given as `[..., N, K]` (a linear layer's
     weight as stored): the PMUs' transpose crossbar reads it transposed.
+    The result may be wider than the operands (bf16 in, f32 accumulated out).
     """
 
     name = "rdu.matmul"
@@ -442,7 +443,10 @@ def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBa
 
 @irdl_op_definition
 class ConvOp(IRDLOperation):
-    """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight."""
+    """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight.
+
+    The result may be wider than the operands (bf16 in, f32 accumulated out).
+    """
 
     name = "rdu.conv"
     input = operand_def(TensorType)

@@ -65,8 +65,8 @@ def _ints(attr: Any) -> tuple[int, ...]:
     return tuple(attr.get_values())
 
 
-def _prepare_kernel(op: Operation) -> Kernel:
-    """The NumPy kernel of one op, attributes bound."""
+def _prepare_kernel(op: Operation, check: bool) -> Kernel:
+    """The NumPy kernel of one op, attributes bound (`check` for rdu.kernel bodies)."""
     if isinstance(op, rdu.MapOp):
         return kernels.compile_map(op)
     if isinstance(op, rdu.MatmulOp):
@@ -135,7 +135,7 @@ def _prepare_kernel(op: Operation) -> Kernel:
         value.flags.writeable = False
         return lambda: value
     if isinstance(op, rdu.KernelOp):
-        program = _Program(op.body.block, describe_op(op))
+        program = _Program(op.body.block, describe_op(op), check)
         if len(op.results) == 1:
             return lambda *inputs: program(*inputs)[0]
         return program
@@ -181,7 +181,7 @@ class _Program:
         *body, terminator = ops
         prepared = []
         for op in body:
-            kernel = _prepare_kernel(op)
+            kernel = _prepare_kernel(op, check)
             operands = tuple(slots[v] for v in op.operands)
             results = tuple(slot(r) for r in op.results)
             expected = tuple(kernels.tensor_signature(r.type) for r in op.results)

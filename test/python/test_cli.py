@@ -263,7 +263,8 @@ def test_compile_to_file(compiled):
     out, runs = compiled
     text = (out / "out.mlir").read_text()
     assert runs["file"].stdout == ""
-    assert text.startswith('builtin.module attributes {rdu.level = "graph"}')
+    # the default: -O2 for sn40l, the fully placed program
+    assert text.startswith('builtin.module attributes {rdu.level = "placed", rdu.target = "sn40l"')
     assert re.search(r"\n\} loc\(unknown\)\n\Z", text), text[-200:]
     assert "func.func @forward(" in text
     assert "loc(" in text
@@ -271,8 +272,9 @@ def test_compile_to_file(compiled):
     assert re.search(r'loc\("[^"]*models\.py":\d+:\d+\)', text), text[:2000]
     assert "site-packages/torch" not in text
     for name, shape in [("fc1.weight", "64x32"), ("fc2.weight", "64x64"), ("fc3.bias", "10")]:
-        assert f"tier.global @{name} : tensor<{shape}xf32>" in text
-    assert "-> tensor<4x10xf32>" in text
+        assert f"tier.global @{name} in hbm : tensor<{shape}xf32>" in text
+    assert "-> !tier.buffer<hbm, 4x10xf32>" in text
+    assert "tier.compute" in text and "tier.alloc offset" in text
 
 
 def test_output_file_reparses_with_rducc_opt(compiled):
@@ -370,7 +372,8 @@ def test_help_documents_every_flag():
     entries = help_entries(result.stdout)
     described = {
         "-o": "where to write the MLIR", "--output": "'-' for stdout",
-        "--emit": "graph", "--no-locations": "loc(", "--timings": "stderr",
+        "--emit": "graph", "-O": "whole layers", "--target": "sn40l-16",
+        "--no-locations": "loc(", "--timings": "stderr",
         "--list-ops": "ATen operators", "--debug": "traceback", "--version": "version",
         "--help": "help",
     }
@@ -598,3 +601,66 @@ def test_rducc_opt_rejects_pt2_input(example):
     result = run(RDUCC_OPT, example)
     assert result.returncode == 1, show(result)
     assert "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------
+# Opt levels and targets
+# --------------------------------------------------------------------------
+
+
+def _kernel_count(text: str) -> int:
+    return text.count("tier.compute ")
+
+
+def test_opt_levels_and_targets(tmp_path):
+    runs = run_all({
+        f"O{level}-{target}": (RDUCC, EXAMPLE, f"-O{level}", "--target", target, "--no-locations", "-o", tmp_path / f"O{level}-{target}.mlir")
+        for level in (0, 1, 2) for target in ("sn40l", "sn40l-8", "sn40l-16")
+    })
+    for name, result in runs.items():
+        assert result.returncode == 0, (name, show(result))
+    kernels = [_kernel_count((tmp_path / f"O{level}-sn40l.mlir").read_text()) for level in (0, 1, 2)]
+    assert kernels[0] > kernels[1] > kernels[2] == 1
+    assert 'rdu.target = "sn40l-16"' in (tmp_path / "O2-sn40l-16.mlir").read_text()
+
+
+def _target_file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ('inherits = "sn40l"\nname = "x"\nwarp_drive = 1\n', "unknown key 'warp_drive'"),
+        ('inherits = "sn40l"\nname = "x"\nhbm_bandwidth = -1.0\n', "field 'hbm_bandwidth' must be > 0"),
+        ('name = "x"\nsockets = 1\n', "missing field 'pcus'"),
+        ('inherits = "sn40l"\npcus = "many"\n', "field 'pcus' must be a number"),
+        ("name = [\n", "not valid TOML"),
+    ],
+)
+def test_bad_target_file_is_a_clear_error(tmp_path, content, expected):
+    target = _target_file(tmp_path, "chip.toml", content)
+    out = tmp_path / "out.mlir"
+    result = run(RDUCC, EXAMPLE, "--target", target, "-o", out)
+    message = assert_user_error(result)
+    assert expected in message and "chip.toml" in message, message
+    assert not out.exists()
+
+
+def test_unknown_target_name(tmp_path):
+    result = run(RDUCC, EXAMPLE, "--target", "sn50", "-o", tmp_path / "o.mlir")
+    message = assert_user_error(result)
+    assert "unknown target 'sn50'" in message and "sn40l-16" in message
+
+
+def test_own_target_file_is_used(tmp_path):
+    # a chip with 12 KB of SRAM: fc2's 16 KB weight must stream in tiles
+    target = _target_file(tmp_path, "small.json", '{"inherits": "sn40l", "name": "small", "sram_bytes": 12000, "pmu_bytes": 500, "pmus": 24}')
+    out = tmp_path / "out.mlir"
+    result = run(RDUCC, EXAMPLE, "-O0", "--target", target, "--no-locations", "-o", out)
+    assert result.returncode == 0, show(result)
+    text = out.read_text()
+    assert "scf.for" in text and "buffers 2" in text
+    assert "tier.sram_capacity = 12000" in text

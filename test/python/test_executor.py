@@ -223,12 +223,6 @@ def test_mlp_bf16_matches_eager() -> None:
     assert ours <= 3 * eager + 1e-6, (ours, eager)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="importer rounds addmm twice in bf16 (matmul result rounded to bf16 before "
-    "the bias add); torch rounds once. Remove this mark once convert_addmm keeps the "
-    "product in f32.",
-)
 def test_mlp_bf16_bit_exact() -> None:
     model, inputs, program = _bf16_mlp()
     assert_same(_run_program(program, inputs)[0], _eager(model, inputs)[0])
@@ -402,14 +396,9 @@ ATEN_CASES = {
         (_ri(20, lo=-128, hi=127, dtype=torch.int8), _ri(20, lo=-128, hi=127, dtype=torch.int8),
          _ri(20, dtype=torch.int16)),  # fmt: skip
     ),
-    "bool_maximum": pytest.param(
+    "bool_maximum": (
         lambda a, b: (torch.maximum(a, b), torch.minimum(a, b)),
         (torch.tensor([True, True, False, False]), torch.tensor([True, False, True, False])),
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="importer emits arith.maxsi/minsi on i1, where true is -1: max becomes "
-            "and, min becomes or (fix: maxui/minui for i1 in ScalarBuilder)",
-        ),
     ),
 }
 

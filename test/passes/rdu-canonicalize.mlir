@@ -1,0 +1,170 @@
+// RUN: rducc-opt --split-input-file -p rdu-canonicalize %s | filecheck %s
+// A second run changes nothing: the patterns reach a fixed point.
+// RUN: rducc-opt --split-input-file -p rdu-canonicalize %s | rducc-opt --split-input-file -p rdu-canonicalize | filecheck %s
+// RUN: not rducc-opt -p 'rdu-canonicalize{level=1}' %s 2>&1 | filecheck %s --check-prefix=ERR
+
+// Layout ops that do nothing disappear: a reshape or broadcast to the same
+// type and an identity transpose are their input.
+
+// CHECK-LABEL: func.func @forward(%ident: tensor<4x8xf32> {rdu.input = "x"}) -> tensor<4x8xf32> {
+// CHECK-NEXT:    func.return %ident : tensor<4x8xf32>
+// CHECK-NEXT:  }
+builtin.module attributes {rdu.level = "graph"} {
+  func.func @forward(%ident: tensor<4x8xf32> {rdu.input = "x"}) -> tensor<4x8xf32> {
+    %r = rdu.reshape %ident : tensor<4x8xf32> -> tensor<4x8xf32>
+    %t = rdu.transpose %r perm [0, 1] : tensor<4x8xf32> -> tensor<4x8xf32>
+    %b = rdu.broadcast %t : tensor<4x8xf32> -> tensor<4x8xf32>
+    func.return %b : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// A chain of reshapes is one reshape of the first input; a chain that comes
+// back to the input's type is nothing at all. Dead ops are dropped.
+
+// CHECK-LABEL: func.func @forward(%chain: tensor<4x8xf32> {rdu.input = "x"})
+// CHECK-NEXT:    %r3 = rdu.reshape %chain : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:    func.return %r3, %chain : tensor<8x4xf32>, tensor<4x8xf32>
+// CHECK-NEXT:  }
+builtin.module attributes {rdu.level = "graph"} {
+  func.func @forward(%chain: tensor<4x8xf32> {rdu.input = "x"}) -> (tensor<8x4xf32>, tensor<4x8xf32>) {
+    %r1 = rdu.reshape %chain : tensor<4x8xf32> -> tensor<32xf32>
+    %r2 = rdu.reshape %r1 : tensor<32xf32> -> tensor<2x2x8xf32>
+    %r3 = rdu.reshape %r2 : tensor<2x2x8xf32> -> tensor<8x4xf32>
+    %back1 = rdu.reshape %chain : tensor<4x8xf32> -> tensor<2x16xf32>
+    %back2 = rdu.reshape %back1 : tensor<2x16xf32> -> tensor<4x8xf32>
+    %dead = rdu.transpose %chain perm [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    func.return %r3, %back2 : tensor<8x4xf32>, tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// transpose(transpose(x, p), q) is transpose(x, p[q]); when p[q] is the
+// identity nothing is left.
+
+// CHECK-LABEL: func.func @forward(%perm: tensor<2x3x4xf32> {rdu.input = "x"})
+// CHECK-NEXT:    %composed = rdu.transpose %perm perm [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+// CHECK-NEXT:    func.return %composed, %perm : tensor<3x4x2xf32>, tensor<2x3x4xf32>
+// CHECK-NEXT:  }
+builtin.module attributes {rdu.level = "graph"} {
+  func.func @forward(%perm: tensor<2x3x4xf32> {rdu.input = "x"}) -> (tensor<3x4x2xf32>, tensor<2x3x4xf32>) {
+    %a = rdu.transpose %perm perm [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+    %composed = rdu.transpose %a perm [0, 2, 1] : tensor<3x2x4xf32> -> tensor<3x4x2xf32>
+    %b = rdu.transpose %perm perm [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+    %inverse = rdu.transpose %b perm [2, 0, 1] : tensor<3x4x2xf32> -> tensor<2x3x4xf32>
+    func.return %composed, %inverse : tensor<3x4x2xf32>, tensor<2x3x4xf32>
+  }
+}
+
+// -----
+
+// A transpose of a matmul's rhs that swaps its last two dims folds into the
+// matmul as transpose_rhs (a linear layer's weight is read as stored); on a
+// matmul that already has transpose_rhs the two cancel. Transposes of the
+// lhs, or that permute other dims, stay; so does a folded transpose that has
+// another user.
+
+// CHECK-LABEL: tier.global @fold.w : tensor<16x8xf32> {kind = "parameter"}
+// CHECK:       func.func @forward(%fold: tensor<4x8xf32> {rdu.input = "x"}, %qk: tensor<2x4x8xf32> {rdu.input = "qk"}, %kv: tensor<8x16xf32> {rdu.input = "kv"}, %m: tensor<8x2x4xf32> {rdu.input = "m"}, %p_w: tensor<16x8xf32> {rdu.global = @fold.w})
+// CHECK-NEXT:    %linear = rdu.matmul %fold, %p_w transpose_rhs : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %scores = rdu.matmul %qk, %qk transpose_rhs : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+// CHECK-NEXT:    %cancel = rdu.matmul %fold, %kv : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %lhs_t = rdu.transpose %p_w perm [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:    %on_lhs = rdu.matmul %lhs_t, %p_w : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
+// CHECK-NEXT:    %batch_t = rdu.transpose %m perm [1, 0, 2] : tensor<8x2x4xf32> -> tensor<2x8x4xf32>
+// CHECK-NEXT:    %batch = rdu.matmul %qk, %batch_t : tensor<2x4x8xf32>, tensor<2x8x4xf32> -> tensor<2x4x4xf32>
+// CHECK-NEXT:    %shared = rdu.transpose %fold perm [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:    %gram = rdu.matmul %fold, %fold transpose_rhs : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:    func.return %linear, %scores, %cancel, %on_lhs, %batch, %shared, %gram :
+builtin.module attributes {rdu.level = "graph"} {
+  tier.global @fold.w : tensor<16x8xf32> {kind = "parameter"}
+  func.func @forward(%fold: tensor<4x8xf32> {rdu.input = "x"}, %qk: tensor<2x4x8xf32> {rdu.input = "qk"}, %kv: tensor<8x16xf32> {rdu.input = "kv"}, %m: tensor<8x2x4xf32> {rdu.input = "m"}, %p_w: tensor<16x8xf32> {rdu.global = @fold.w}) -> (tensor<4x16xf32>, tensor<2x4x4xf32>, tensor<4x16xf32>, tensor<8x8xf32>, tensor<2x4x4xf32>, tensor<8x4xf32>, tensor<4x4xf32>) {
+    %wt = rdu.transpose %p_w perm [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+    %linear = rdu.matmul %fold, %wt : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+    %kt = rdu.transpose %qk perm [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+    %scores = rdu.matmul %qk, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32> -> tensor<2x4x4xf32>
+    %kvt = rdu.transpose %kv perm [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+    %cancel = rdu.matmul %fold, %kvt transpose_rhs : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+    %lhs_t = rdu.transpose %p_w perm [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+    %on_lhs = rdu.matmul %lhs_t, %p_w : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
+    %batch_t = rdu.transpose %m perm [1, 0, 2] : tensor<8x2x4xf32> -> tensor<2x8x4xf32>
+    %batch = rdu.matmul %qk, %batch_t : tensor<2x4x8xf32>, tensor<2x8x4xf32> -> tensor<2x4x4xf32>
+    %shared = rdu.transpose %fold perm [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    %gram = rdu.matmul %fold, %shared : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
+    func.return %linear, %scores, %cancel, %on_lhs, %batch, %shared, %gram : tensor<4x16xf32>, tensor<2x4x4xf32>, tensor<4x16xf32>, tensor<8x8xf32>, tensor<2x4x4xf32>, tensor<8x4xf32>, tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// A fill (an input-less map yielding a constant) read by a map becomes a
+// constant in that map's body, whatever its shape; a layout op of a fill is a
+// fill of the new shape. Fills read by anything else stay, and so do
+// input-less maps that compute more than a constant.
+
+// CHECK-LABEL: func.func @forward(%fills: tensor<4x8xf32> {rdu.input = "x"})
+// CHECK-NEXT:    %scaled = rdu.map %fills : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:      %[[BIAS:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[A]], %[[TWO]] : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[M]], %[[BIAS]] : f32
+// CHECK-NEXT:      rdu.yield %[[S]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %ones = rdu.map : () -> tensor<8x4xf32> {
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      rdu.yield %[[ONE]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %mm = rdu.matmul %fills, %ones : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:    %grid = rdu.map : () -> tensor<2x4x8xf32> {
+// CHECK-NEXT:      %[[TWO2:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:      rdu.yield %[[TWO2]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %e = rdu.map : () -> tensor<4x8xf32> {
+// CHECK-NEXT:      %[[C:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[X:.*]] = math.exp %[[C]] : f32
+// CHECK-NEXT:      rdu.yield %[[X]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %plus_e = rdu.map %fills, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK:         func.return %scaled, %mm, %grid, %plus_e
+builtin.module attributes {rdu.level = "graph"} {
+  func.func @forward(%fills: tensor<4x8xf32> {rdu.input = "x"}) -> (tensor<4x8xf32>, tensor<4x4xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) {
+    %two = rdu.map : () -> tensor<4x8xf32> {
+      %c = arith.constant 2.000000e+00 : f32
+      rdu.yield %c : f32
+    }
+    %half = rdu.map : () -> tensor<8xf32> {
+      %c = arith.constant 5.000000e-01 : f32
+      rdu.yield %c : f32
+    }
+    %scaled = rdu.map %fills, %two, %half : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32, %h: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %m, %h : f32
+      rdu.yield %s : f32
+    }
+    %ones = rdu.map : () -> tensor<8x4xf32> {
+      %c = arith.constant 1.000000e+00 : f32
+      rdu.yield %c : f32
+    }
+    %mm = rdu.matmul %fills, %ones : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
+    %grid = rdu.broadcast %two : tensor<4x8xf32> -> tensor<2x4x8xf32>
+    %e = rdu.map : () -> tensor<4x8xf32> {
+      %c = arith.constant 1.000000e+00 : f32
+      %x = math.exp %c : f32
+      rdu.yield %x : f32
+    }
+    %plus_e = rdu.map %fills, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      rdu.yield %s : f32
+    }
+    func.return %scaled, %mm, %grid, %plus_e : tensor<4x8xf32>, tensor<4x4xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>
+  }
+}
+
+// rdu-canonicalize takes no options.
+// ERR: rducc-opt: error: Provided arguments ["level"] not found in expected arguments []
+// ERR-NOT: Traceback
