@@ -25,7 +25,7 @@ LEVELS = ("graph", "kernels", "memory", "placed")
 
 STAGES: dict[str, list[str]] = {
     "kernels": ["rdu-canonicalize", "cse", "rdu-fuse{level=%(opt)d}"],
-    "memory": ["rdu-tile", "rdu-place-tiers", "rdu-insert-dma"],
+    "memory": ["rdu-tile", "rdu-place-tiers", "rdu-insert-dma{keep_on_chip=%(keep)s}"],
     "placed": ["rdu-sram-alloc"],
 }
 """The passes that take the IR to each level from the one before it."""
@@ -39,7 +39,8 @@ def pipeline_text(opt_level: int = 2, emit: str = "placed") -> str:
         raise ValueError(f"emit level must be one of {', '.join(LEVELS)}, got {emit}")
     passes: list[str] = []
     for level in LEVELS[1 : LEVELS.index(emit) + 1]:
-        passes.extend(p % {"opt": opt_level} for p in STAGES[level])
+        keep = "false" if opt_level == 0 else "true"  # -O0 is the unfused baseline
+        passes.extend(p % {"opt": opt_level, "keep": keep} for p in STAGES[level])
     return ",".join(passes)
 
 

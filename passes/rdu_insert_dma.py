@@ -1,6 +1,9 @@
 """`rdu-insert-dma`: make every byte's movement explicit (level 3, memory).
 
-Each tiled `rdu.kernel` becomes, in @forward:
+Values cross kernels in HBM, unless a value is read only by the next kernel
+and both kernels run untiled with working sets that fit the SRAM together:
+then it stays in its SRAM buffer (`keep_on_chip`, off at -O0, the unfused
+baseline). Each tiled `rdu.kernel` becomes, in @forward:
 
     %out  = tier.alloc : !tier.buffer<hbm, ...>          output crossing kernels
     %x_t  = tier.alloc buffers 2 : !tier.buffer<sram, ...>   tiled input, double-buffered
@@ -56,7 +59,7 @@ from rducc.dialects.memory import (
 )
 from rducc.errors import RduccError
 from rducc.kernel_model import Group, candidate_loops, gathered_inputs, kernel_group
-from rducc.passes.common import functions, set_level
+from rducc.passes.common import functions, module_target, set_level
 
 
 def _tensor(value: SSAValue) -> TensorType:
@@ -164,41 +167,58 @@ def _sram_name(value: SSAValue) -> str | None:
     return f"{value.name_hint}_sram" if value.name_hint else None
 
 
-def lower_kernel(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> list[SSAValue]:
-    """Emit the memory-level program of one kernel; return its output HBM buffers."""
+def _is_sram(value: SSAValue) -> bool:
+    return isinstance(value.type, BufferType) and value.type.tier.data == Tier.SRAM
+
+
+def _alloc(out: _Emitter, tier: Tier, value: SSAValue, dim: int, size: int, copies: int = 1) -> SSAValue:
+    buffer = out.emit(AllocOp(_buffer(tier, _tensor(value), dim, size), buffers=copies)).results[0]
+    if tier == Tier.SRAM:
+        buffer.name_hint = _sram_name(value)
+    return buffer
+
+
+def lower_kernel(
+    kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter, keep: frozenset[int] = frozenset()
+) -> list[SSAValue]:
+    """Emit the memory-level program of one kernel.
+
+    Inputs whose value is already an SRAM buffer (kept on chip by the kernel
+    before) are read in place; outputs whose index is in `keep` stay in their
+    SRAM buffer for the next kernel. Returns, per output, the buffer holding it.
+    """
     group = kernel_group(kernel)
     plan = _recorded_plan(kernel, group)
     gathered = gathered_inputs(group)
-    outer = dict(zip(kernel.body.block.args, kernel.inputs))
+    outer = {arg: env[value] for arg, value in zip(kernel.body.block.args, kernel.inputs)}
     loaded = [v for v in group.inputs if v not in gathered]
     looped = plan.count > 1
 
     def dim(value: SSAValue) -> int:
         return plan.tiled.get(value, -1)
 
+    def copies(value: SSAValue) -> int:
+        return 2 if looped and dim(value) >= 0 else 1
+
     sram_in = {
-        v: out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(v), dim(v), plan.size), buffers=2 if looped and dim(v) >= 0 else 1)).results[0]
+        v: outer[v] if _is_sram(outer[v]) else _alloc(out, Tier.SRAM, v, dim(v), plan.size, copies(v))
         for v in loaded
     }
     sram_gathered = {
-        g: out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(g.results[0]), dim(g.results[0]), plan.size), buffers=2 if looped and dim(g.results[0]) >= 0 else 1)).results[0]
+        g: _alloc(out, Tier.SRAM, g.results[0], dim(g.results[0]), plan.size, copies(g.results[0]))
         for g in gathered.values()
     }
-    for value, buffer in [*sram_in.items(), *((g.results[0], b) for g, b in sram_gathered.items())]:
-        buffer.name_hint = _sram_name(value)
-    hbm_out = [out.emit(AllocOp(_buffer(Tier.HBM, _tensor(v)))).results[0] for v in group.outputs]
-    sram_out = [out.emit(AllocOp(_buffer(Tier.SRAM, _tensor(v), dim(v), plan.size))).results[0] for v in group.outputs]
-    for value, buffer in zip(group.outputs, sram_out):
-        buffer.name_hint = _sram_name(value)
+    hbm_out = {i: _alloc(out, Tier.HBM, v, -1, 0) for i, v in enumerate(group.outputs) if i not in keep}
+    sram_out = [_alloc(out, Tier.SRAM, v, dim(v), plan.size) for v in group.outputs]
 
     def gather_dmas(emitter: _Emitter, tiled: bool) -> None:
         for table, gather in gathered.items():
             if (dim(gather.indices[0]) >= 0) == tiled:
-                emitter.emit(GatherDmaOp(env[outer[table]], sram_in[gather.indices[0]], sram_gathered[gather]))
+                emitter.emit(GatherDmaOp(outer[table], sram_in[gather.indices[0]], sram_gathered[gather]))
 
     for v in loaded:
-        if dim(v) < 0:
-            out.emit(DmaOp(env[outer[v]], sram_in[v]))
+        if dim(v) < 0 and not _is_sram(outer[v]):
+            out.emit(DmaOp(outer[v], sram_in[v]))
     gather_dmas(out, tiled=False)
     body = _compute_body(kernel, group, plan, gathered, loaded)
     compute = ComputeOp(kernel.sym_name.data, [*sram_in.values(), *sram_gathered.values()], sram_out, body)
@@ -211,20 +231,39 @@ def lower_kernel(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter)
         offset = inner.emit(arith.MuliOp(loop_block.args[0], step)).results[0]
         for v in loaded:
             if dim(v) >= 0:
-                inner.emit(DmaOp(env[outer[v]], sram_in[v], src_offsets=_window(len(_tensor(v).get_shape()), dim(v), offset, zero)))
+                window = _window(len(_tensor(v).get_shape()), dim(v), offset, zero)
+                inner.emit(DmaOp(outer[v], sram_in[v], src_offsets=window))
         gather_dmas(inner, tiled=True)
         inner.emit(compute)
-        for v, sram, hbm in zip(group.outputs, sram_out, hbm_out):
-            inner.emit(DmaOp(sram, hbm, dst_offsets=_window(len(_tensor(v).get_shape()), dim(v), offset, zero)))
+        for i, v in enumerate(group.outputs):
+            window = _window(len(_tensor(v).get_shape()), dim(v), offset, zero)
+            inner.emit(DmaOp(sram_out[i], hbm_out[i], dst_offsets=window))
         inner.emit(scf.YieldOp())
         out.emit(scf.ForOp(zero, count, one, [], Region(loop_block)))
     else:
         out.emit(compute)
-        for sram, hbm in zip(sram_out, hbm_out):
-            out.emit(DmaOp(sram, hbm))
+        for i, buffer in hbm_out.items():
+            out.emit(DmaOp(sram_out[i], buffer))
+    kept = [sram_out[i] for i in keep]
     for buffer in [*sram_in.values(), *sram_gathered.values(), *sram_out]:
-        out.emit(DeallocOp(buffer))
-    return hbm_out
+        if buffer not in kept:
+            out.emit(DeallocOp(buffer))
+    return [sram_out[i] if i in keep else hbm_out[i] for i in range(len(group.outputs))]
+
+
+def kept_on_chip(kernel: KernelOp, following: Operation | None, capacity: int) -> frozenset[int]:
+    """Outputs of `kernel` that only the next kernel reads, when both run untiled
+    and their working sets fit the SRAM together: they need not go to HBM."""
+    if not isinstance(following, KernelOp):
+        return frozenset()
+    if _int_attr(kernel, "tiles") != 1 or _int_attr(following, "tiles") != 1:
+        return frozenset()
+    if _int_attr(kernel, "working_set") + _int_attr(following, "working_set") > capacity:
+        return frozenset()
+    return frozenset(
+        i for i, result in enumerate(kernel.outputs)
+        if result.uses and all(use.operation is following for use in result.uses)
+    )
 
 
 def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
@@ -263,8 +302,12 @@ def _top_level(op: Operation, block: Block) -> Operation:
     return op
 
 
-def lower_function(module: ModuleOp, function: func.FuncOp) -> None:
-    """Rewrite @forward over buffers: HBM inputs and results, explicit DMA."""
+def lower_function(module: ModuleOp, function: func.FuncOp, capacity: int | None) -> None:
+    """Rewrite @forward over buffers: HBM inputs and results, explicit DMA.
+
+    With a `capacity`, values passed between neighbouring kernels stay in SRAM
+    when they can (see `kept_on_chip`); without, every one goes through HBM.
+    """
     old = function.body.block
     attrs = function.arg_attrs.data if function.arg_attrs else [DictionaryAttr({})] * len(old.args)
     user = [(arg, a) for arg, a in zip(old.args, attrs) if "rdu.input" in a.data]
@@ -283,9 +326,11 @@ def lower_function(module: ModuleOp, function: func.FuncOp) -> None:
     for op in old.ops:
         out.location = op.location
         if isinstance(op, KernelOp):
-            for result, buffer in zip(op.outputs, lower_kernel(op, env, out)):
+            keep = kept_on_chip(op, op.next_op, capacity) if capacity is not None else frozenset()
+            for result, buffer in zip(op.outputs, lower_kernel(op, env, out, keep)):
                 env[result] = buffer
-                buffer.name_hint = result.name_hint
+                if not _is_sram(buffer):
+                    buffer.name_hint = result.name_hint
         elif isinstance(op, func.ReturnOp):
             results = [env[v] for v in op.arguments]
         else:
@@ -306,9 +351,16 @@ class RduInsertDma(ModulePass):
 
     name = "rdu-insert-dma"
 
+    keep_on_chip: bool = True
+    """Let a value stay in SRAM between two neighbouring kernels when both fit."""
+
+    target: str = ""
+    """Target name or file; default: the module's rdu.target, else sn40l."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        capacity = module_target(op, self.target).sram_bytes if self.keep_on_chip else None
         for function in list(functions(op)):
-            lower_function(op, function)
+            lower_function(op, function, capacity)
         set_level(op, "memory")
 
 
