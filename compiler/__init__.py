@@ -1,3 +1,27 @@
-"""rducc: a PyTorch 2 compiler for SN40L-class dataflow accelerators."""
+"""rducc: a PyTorch 2 compiler for SN40L-class dataflow accelerators.
+
+    import rducc
+    program = rducc.compile(model, (x,))   # -> rducc.Program
+    y = program(x)
+
+`compile` and `Program` load lazily, so the command-line tools start fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from rducc.program import Program, compile
+
+__all__ = ["Program", "compile", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("compile", "Program"):
+        from rducc import program
+
+        return getattr(program, name)
+    raise AttributeError(f"module 'rducc' has no attribute {name!r}")

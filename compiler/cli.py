@@ -16,8 +16,11 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from xdsl.dialects.builtin import StringAttr
+
 from rducc import __version__
 from rducc.errors import RduccError
+from rducc.weights import WEIGHTS_ATTR, program_weights, save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels `--emit` can stop at (see rducc.pipeline)."""
@@ -52,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
     )
     parser.add_argument(
+        "--weights", metavar="FILE",
+        help="where to write the weights (safetensors); default: beside the output, "
+        "OUT.safetensors (none for '-o -' unless given, none for a meta-device model)",
+    )
+    parser.add_argument(
         "--no-locations", action="store_true",
         help="do not print loc(...) source locations on ops",
     )
@@ -74,6 +82,11 @@ def write_atomically(path: str, text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    write_atomically_bytes(path, text.encode())
+
+
+def write_atomically_bytes(path: str, data: bytes) -> None:
+    """Write `data` to `path` via a temp file and rename: never a partial file."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
@@ -86,14 +99,42 @@ def write_atomically(path: str, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(handle, 0o666 & ~umask)  # mkstemp's 0600 is not what users expect
-        with os.fdopen(handle, "w") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
         os.replace(temp, target)
     except OSError as error:
         os.unlink(temp)
         raise RduccError(f"cannot write {path}: {error.strerror}") from None
     except BaseException:
         os.unlink(temp)
+        raise
+
+
+def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
+    if args.weights:
+        return Path(args.weights)
+    if args.output == "-" or not has_weights:
+        return None
+    return sidecar_path(args.output)
+
+
+def _relative_to(weights: Path, output: str) -> str:
+    """The sidecar's name as the MLIR file will find it (relative when beside it)."""
+    if output != "-" and weights.resolve().parent == Path(output).resolve().parent:
+        return weights.name
+    return str(weights.resolve())
+
+
+def _write_outputs(output: str, text: str, weights_path: Path | None, weights: dict) -> None:
+    """The weights first, then the MLIR; a failure leaves neither new file behind."""
+    existed = weights_path is not None and weights_path.exists()
+    if weights_path is not None:
+        save_weights(weights_path, weights)
+    try:
+        write_atomically(output, text)
+    except BaseException:
+        if weights_path is not None and not existed:
+            weights_path.unlink(missing_ok=True)
         raise
 
 
@@ -109,12 +150,16 @@ def _run(args: argparse.Namespace) -> None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
     target = load_target(args.target)
     times = StageTimes()
-    module = import_file(args.input, times)
+    module, program = import_file(args.input, times)
     lower(module, target, args.opt_level, args.emit, times)
+    weights = program_weights(program)
+    weights_path = _weights_path(args, bool(weights))
+    if weights_path is not None:
+        module.attributes[WEIGHTS_ATTR] = StringAttr(_relative_to(weights_path, args.output))
     with times.stage("print"):
         text = module_text(module, locations=not args.no_locations)
     with times.stage("write"):
-        write_atomically(args.output, text)
+        _write_outputs(args.output, text, weights_path, weights)
     if args.timings:
         print(times.report(), file=sys.stderr)
 

@@ -50,10 +50,10 @@ def verify(module: ModuleOp) -> None:
         raise AssertionError(f"rducc produced IR that does not verify: {error}") from error
 
 
-def import_exported(
+def decompose_and_import(
     program: torch.export.ExportedProgram, times: StageTimes | None = None
-) -> ModuleOp:
-    """Decompose to Core ATen and import to verified level-1 IR."""
+) -> tuple[ModuleOp, torch.export.ExportedProgram]:
+    """Verified level-1 IR and the Core ATen program it came from."""
     times = times or StageTimes()
     with times.stage("decompose"):
         program = decompose(program)
@@ -61,15 +61,24 @@ def import_exported(
         module = import_program(program)
     with times.stage("verify"):
         verify(module)
-    return module
+    return module, program
 
 
-def import_file(path: str | Path, times: StageTimes | None = None) -> ModuleOp:
-    """Load a saved archive and import it."""
+def import_exported(
+    program: torch.export.ExportedProgram, times: StageTimes | None = None
+) -> ModuleOp:
+    """Decompose to Core ATen and import to verified level-1 IR."""
+    return decompose_and_import(program, times)[0]
+
+
+def import_file(
+    path: str | Path, times: StageTimes | None = None
+) -> tuple[ModuleOp, torch.export.ExportedProgram]:
+    """Load a saved archive and import it; also return the decomposed program."""
     times = times or StageTimes()
     with times.stage("load"):
         program = load_exported_program(path)
-    return import_exported(program, times)
+    return decompose_and_import(program, times)
 
 
 def lower(

@@ -42,6 +42,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from rducc.dialects.dataflow import MapOp, YieldOp
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
+from rducc.passes.common import LAYER_ATTR
 from rducc.scalar import Number, ScalarBuilder
 from rducc.types import element_type_of, tensor_type_of
 
@@ -159,11 +160,6 @@ def describe_location(node: torch.fx.Node) -> str:
         return f"node {node.name} (no source location)"
     return f"{where}: {where.code}" if where.code else str(where)
 
-
-LAYER_ATTR = "rdu.layer"
-"""Attribute on each imported op that ran inside a repeated block (an element
-of an nn.ModuleList such as `model.layers.3`): that block's path. Fusion keeps
-each layer's ops together; CSE still merges equal ops within a layer."""
 
 _LAYER_PATH = re.compile(r"^(.*?\.\d+)(?:\.|$)")
 

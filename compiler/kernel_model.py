@@ -13,7 +13,8 @@ K, a concat's dim, a reshape's merged dims, ...). A class with no blocked
 member that appears once in every output is a loop the whole group can run
 tile by tile.
 
-The working set of a plan is what must sit in SRAM at once: every input
+The working set of a plan is what must sit in SRAM at once (each buffer
+rounded up to the allocator's ALIGNMENT): every input
 (tiled inputs double-buffered when there is more than one tile), every
 output tile, and the peak of the intermediate values live at one point.
 Feasibility also counts whole PMUs (each buffer occupies
@@ -51,6 +52,15 @@ from rducc.dialects.shapes import byte_width
 from rducc.targets import Target
 
 Dim = tuple[SSAValue, int]
+
+ALIGNMENT = 64
+"""SRAM offsets and sizes are rounded up to this many bytes (32 lanes x 2 bytes)."""
+
+
+def aligned(size: int) -> int:
+    """`size` rounded up to the SRAM alignment."""
+    return -(-size // ALIGNMENT) * ALIGNMENT
+
 
 FREE_OPS = (ReshapeOp,)
 """Ops that need no PCU stage (a reshape is a change of PMU addressing)."""
@@ -412,15 +422,17 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
     input_bytes = 0
     for value in group.inputs:
         if value in gathered:
-            nbytes = _scaled_bytes(gathered[value].results[0], plan)
+            rows = gathered[value].results[0]
+            copies = 2 if plan.count > 1 and rows in plan.tiled else 1
+            nbytes = aligned(_scaled_bytes(rows, plan) * copies)
         else:
             copies = 2 if plan.count > 1 and value in plan.tiled else 1
-            nbytes = _scaled_bytes(value, plan) * copies
+            nbytes = aligned(_scaled_bytes(value, plan) * copies)
         input_bytes += nbytes
         buffers.append(nbytes)
     outputs = set(group.outputs)
-    output_bytes = sum(_scaled_bytes(v, plan) for v in group.outputs)
-    buffers.extend(_scaled_bytes(v, plan) for v in group.outputs)
+    output_bytes = sum(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
+    buffers.extend(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
     peak = _intermediate_peak(group, plan, outputs, set(gathered.values()))
     stages = sum(1 for op in group.ops if not isinstance(op, FREE_OPS))
     pmus = sum(_pmus(b, target) for b in buffers) + _pmus(peak, target)
@@ -445,8 +457,8 @@ def _intermediate_peak(
         index = position[op]
         for r in op.results:
             if r in live_until:
-                live += _scaled_bytes(r, plan)
-                ends[live_until[r]] = ends.get(live_until[r], 0) + _scaled_bytes(r, plan)
+                live += aligned(_scaled_bytes(r, plan))
+                ends[live_until[r]] = ends.get(live_until[r], 0) + aligned(_scaled_bytes(r, plan))
         peak = max(peak, live)
         live -= ends.pop(index, 0)
     return peak

@@ -11,7 +11,7 @@ import io
 import sys
 from collections.abc import Sequence
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rducc.cli import write_atomically
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         opt.run()
         if opt.output_text is not None:
             write_atomically(opt.args.output_file, opt.output_text.getvalue())
-    except (ParseError, DiagnosticException, PassFailedException) as error:
+    except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError) as error:
         if debug:
             raise
         print(f"rducc-opt: error: {str(error).rstrip()}", file=sys.stderr)

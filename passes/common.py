@@ -9,6 +9,11 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from rducc.targets import Target, load_target
 
+LAYER_ATTR = "rdu.layer"
+"""Attribute on each imported op that ran inside a repeated block (an element
+of an nn.ModuleList such as `model.layers.3`): that block's path. Fusion keeps
+each layer's ops together; CSE still merges equal ops within a layer."""
+
 TARGET_ATTR = "rdu.target"
 """Module attribute naming the target (a built-in name or a target file path)."""
 

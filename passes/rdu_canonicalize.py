@@ -118,6 +118,7 @@ class InlineFills(RewritePattern):
         block = Block(arg_types=[old_block.args[i].type for i in keep])
         for new_arg, i in zip(block.args, keep):
             new_arg.location = old_block.args[i].location
+            new_arg.name_hint = old_block.args[i].name_hint
         mapping: dict[SSAValue, SSAValue] = dict(zip((old_block.args[i] for i in keep), block.args))
         for i, constant in fills:
             clone = constant.clone()

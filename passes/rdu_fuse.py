@@ -28,9 +28,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
-from rducc.importer import LAYER_ATTR
 from rducc.kernel_model import best_plan, make_group
-from rducc.passes.common import functions, module_target, set_level
+from rducc.passes.common import LAYER_ATTR, functions, module_target, set_level
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)

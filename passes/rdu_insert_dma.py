@@ -245,7 +245,8 @@ def lower_kernel(
         for i, buffer in hbm_out.items():
             out.emit(DmaOp(sram_out[i], buffer))
     kept = [sram_out[i] for i in keep]
-    for buffer in [*sram_in.values(), *sram_gathered.values(), *sram_out]:
+    resident_tables = [outer[t] for t in gathered if _is_sram(outer[t])]
+    for buffer in [*sram_in.values(), *resident_tables, *sram_gathered.values(), *sram_out]:
         if buffer not in kept:
             out.emit(DeallocOp(buffer))
     return [sram_out[i] if i in keep else hbm_out[i] for i in range(len(group.outputs))]

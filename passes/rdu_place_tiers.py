@@ -3,8 +3,8 @@
 Weights (every `tier.global`) go to HBM in the order @forward first reads
 them, until HBM is full; the rest spill to DDR, so their transfers are
 visible as DDR-to-SRAM DMAs and costed at DDR bandwidth. HBM keeps room for
-the activations that cross kernels (every kernel output, counted as if all
-were live at once: an upper bound). Values inside kernels live in SRAM and
+the activations: the user inputs and every kernel output, counted as if all
+were live at once (an upper bound). Values inside kernels live in SRAM and
 values crossing kernels in HBM; `rdu-insert-dma` makes both explicit.
 
 A model whose weights and activations exceed HBM + DDR is an error.
@@ -60,11 +60,11 @@ def _activation_bytes(module: ModuleOp) -> int:
         for op in function.body.block.ops:
             if isinstance(op, KernelOp):
                 total += sum(tensor_type_bytes(r.type) for r in op.outputs)  # type: ignore[arg-type]
-        for arg in function.args:
+        attrs = function.arg_attrs.data if function.arg_attrs else [None] * len(function.args)
+        for arg, arg_attrs in zip(function.args, attrs):
+            if arg_attrs is not None and "rdu.global" in arg_attrs.data:
+                continue  # a weight, placed on its own
             total += tensor_type_bytes(arg.type) if isinstance(arg.type, TensorType) else 0
-        returned = function.body.block.last_op
-        if isinstance(returned, func.ReturnOp):
-            total += sum(tensor_type_bytes(v.type) for v in returned.arguments)  # type: ignore[arg-type]
     return total
 
 

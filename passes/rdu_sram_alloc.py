@@ -41,15 +41,8 @@ from rducc.dialects.memory import (
     Tier,
 )
 from rducc.dialects.shapes import byte_width
+from rducc.kernel_model import ALIGNMENT, aligned
 from rducc.passes.common import functions, module_target, set_level
-
-ALIGNMENT = 64
-"""Offsets and sizes are rounded up to this many bytes (32 lanes x 2 bytes)."""
-
-
-def aligned(size: int) -> int:
-    return -(-size // ALIGNMENT) * ALIGNMENT
-
 
 @dataclass
 class SramBuffer:

@@ -405,4 +405,11 @@ def weights_of(program: Any) -> dict[str, np.ndarray]:
     }
 
 
+# Shared with the level-4 interpreter (rducc.runtime.interpreter): the kernel of
+# one rdu op with its attributes bound, and the argument checks.
+prepare_kernel = _prepare_kernel
+Argument = _Argument
+check_array = _check_array
+
+
 __all__ = ["GraphExecutor", "describe_op", "to_numpy", "weights_of"]

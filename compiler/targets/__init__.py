@@ -100,6 +100,8 @@ def _figures(spec: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], Pat
         return data, path
     if not isinstance(parent, str) or parent in seen:
         raise RduccError(f"target file {path}: bad 'inherits' value {parent!r}")
+    if parent not in BUILTIN_TARGETS and not Path(parent).is_absolute():
+        parent = str(path.parent / parent)  # relative to the inheriting file
     base, _ = _figures(parent, (*seen, spec))
     return {**base, **data}, path
 

@@ -166,5 +166,6 @@ builtin.module attributes {rdu.level = "graph"} {
 }
 
 // rdu-canonicalize takes no options.
+// ERR-NOT: Traceback
 // ERR: rducc-opt: error: Provided arguments ["level"] not found in expected arguments []
 // ERR-NOT: Traceback

@@ -13,10 +13,13 @@
 // RUN: not rducc-opt -p 'rdu-fuse{target="sn99"}' %s 2>&1 | filecheck %s --check-prefix=ERR-NAME
 // RUN: not rducc-opt -p 'rdu-fuse{target="%S/Inputs/bad-unknown-key.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR-KEY
 
+// ERR-LEVEL-NOT: Traceback
 // ERR-LEVEL:     rducc-opt: error: rdu-fuse: level must be 0, 1 or 2, got 7
 // ERR-LEVEL-NOT: Traceback
+// ERR-NAME-NOT:  Traceback
 // ERR-NAME:      rducc-opt: error: unknown target 'sn99': use one of sn40l, sn40l-8, sn40l-16 or a .toml/.json target file
 // ERR-NAME-NOT:  Traceback
+// ERR-KEY-NOT:   Traceback
 // ERR-KEY:       rducc-opt: error: target file {{.*}}Inputs/bad-unknown-key.toml: unknown key 'simd_width' (known: ddr_bandwidth, ddr_bytes,
 // ERR-KEY-NOT:   Traceback
 

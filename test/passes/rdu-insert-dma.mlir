@@ -1,13 +1,17 @@
-// RUN: rducc-opt -p rdu-insert-dma %s | filecheck %s
+// RUN: rducc-opt --split-input-file -p rdu-insert-dma %s | filecheck %s
 // The memory-level program re-parses and verifies (DMA windows, tiers, compute bodies).
-// RUN: rducc-opt -p rdu-insert-dma %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --split-input-file -p rdu-insert-dma %s | rducc-opt --split-input-file | filecheck %s
+// Without keep_on_chip every value crossing kernels goes through HBM.
+// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=NOKEEP
 //
 // Diagnostics: kernels without their tiling, globals without a tier.
-// RUN: sed -e 's/{tiles = [^}]*} //' %s | not rducc-opt -p rdu-insert-dma 2>&1 | filecheck %s --check-prefix=ERR-TILE
-// RUN: sed -e 's/^\(  tier.global @[^ ]*\) in [a-z]*/\1/' %s | not rducc-opt -p rdu-insert-dma 2>&1 | filecheck %s --check-prefix=ERR-TIER
+// RUN: sed -e 's/{tiles = [^}]*} //' %s | not rducc-opt --split-input-file -p rdu-insert-dma 2>&1 | filecheck %s --check-prefix=ERR-TILE
+// RUN: sed -e 's/^\(  tier.global @[^ ]*\) in [a-z]*/\1/' %s | not rducc-opt --split-input-file -p rdu-insert-dma 2>&1 | filecheck %s --check-prefix=ERR-TIER
 
+// ERR-TILE-NOT: Traceback
 // ERR-TILE:     rducc-opt: error: model.py:7:5: error: kernel k0 has no 'tiles': run rdu-tile first
 // ERR-TILE-NOT: Traceback
+// ERR-TIER-NOT: Traceback
 // ERR-TIER:     rducc-opt: error: global @w has no tier: run rdu-place-tiers first
 // ERR-TIER-NOT: Traceback
 
@@ -143,5 +147,67 @@ builtin.module attributes {rdu.level = "kernels"} {
       rdu.yield %rows : tensor<1x512x64xf32>
     }
     func.return %s, %e, %t : tensor<128xf32>, tensor<1x8x64xf32>, tensor<1x512x64xf32>
+  }
+}
+
+// -----
+
+// Untiled neighbours. k0's result is read only by k1 and both working sets
+// fit the SRAM together, so it stays in k0's SRAM output buffer: k1 reads it
+// in place and frees it. k1's result is returned too, so it goes to HBM (and
+// is not freed), and k2 reads it back from there.
+// CHECK-LABEL: func.func @forward(%v: !tier.buffer<hbm, 4x16xf32> {rdu.input = "v"}) -> (!tier.buffer<hbm, 4x16xf32>, !tier.buffer<hbm, 4x16xf32>) {
+// CHECK:         tier.dma %v -> %[[V_S:[^ ]+]] : !tier.buffer<hbm, 4x16xf32> -> !tier.buffer<sram, 4x16xf32>
+// CHECK-NEXT:    tier.compute "k0" ins(%[[V_S]] : !tier.buffer<sram, 4x16xf32>) outs(%[[R:[^ ]+]] : !tier.buffer<sram, 4x16xf32>)
+// CHECK-NOT:     tier.dma %[[R]]
+// CHECK-NOT:     tier.dealloc %[[R]]
+// CHECK:         %e = tier.alloc : !tier.buffer<hbm, 4x16xf32>
+// CHECK-NEXT:    %[[E_S:[^ ]+]] = tier.alloc : !tier.buffer<sram, 4x16xf32>
+// CHECK-NEXT:    tier.compute "k1" ins(%[[R]] : !tier.buffer<sram, 4x16xf32>) outs(%[[E_S]] : !tier.buffer<sram, 4x16xf32>)
+// CHECK:         tier.dma %[[E_S]] -> %e : !tier.buffer<sram, 4x16xf32> -> !tier.buffer<hbm, 4x16xf32>
+// CHECK-NEXT:    tier.dealloc %[[R]] : !tier.buffer<sram, 4x16xf32>
+// CHECK:         tier.dma %e -> %[[E_IN:[^ ]+]] : !tier.buffer<hbm, 4x16xf32> -> !tier.buffer<sram, 4x16xf32>
+// CHECK-NEXT:    tier.compute "k2" ins(%[[E_IN]] : !tier.buffer<sram, 4x16xf32>)
+// CHECK-NOT:     tier.dealloc %e
+// CHECK:         func.return %e, %f : !tier.buffer<hbm, 4x16xf32>, !tier.buffer<hbm, 4x16xf32>
+
+// NOKEEP-LABEL: func.func @forward(%v: !tier.buffer<hbm, 4x16xf32> {rdu.input = "v"})
+// NOKEEP:         %r = tier.alloc : !tier.buffer<hbm, 4x16xf32>
+// NOKEEP:         tier.compute "k0" ins(%{{[^ ]+}} : !tier.buffer<sram, 4x16xf32>) outs(%[[R_S:[^ ]+]] : !tier.buffer<sram, 4x16xf32>)
+// NOKEEP:         tier.dma %[[R_S]] -> %r : !tier.buffer<sram, 4x16xf32> -> !tier.buffer<hbm, 4x16xf32>
+// NOKEEP:         tier.dma %r -> %[[R_IN:[^ ]+]] : !tier.buffer<hbm, 4x16xf32> -> !tier.buffer<sram, 4x16xf32>
+// NOKEEP-NEXT:    tier.dealloc %r : !tier.buffer<hbm, 4x16xf32>
+// NOKEEP-NEXT:    tier.compute "k1" ins(%[[R_IN]] : !tier.buffer<sram, 4x16xf32>)
+builtin.module attributes {rdu.level = "kernels"} {
+  func.func @forward(%v: tensor<4x16xf32> {rdu.input = "v"}) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+    %r = rdu.kernel "k0"(%v) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: tensor<4x16xf32>):
+      %0 = rdu.map %a : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+      ^bb0(%s: f32):
+        %c = arith.constant 0.000000e+00 : f32
+        %m = arith.maximumf %s, %c : f32
+        rdu.yield %m : f32
+      }
+      rdu.yield %0 : tensor<4x16xf32>
+    }
+    %e = rdu.kernel "k1"(%r) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: tensor<4x16xf32>):
+      %0 = rdu.map %a : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+      ^bb0(%s: f32):
+        %x = math.exp %s : f32
+        rdu.yield %x : f32
+      }
+      rdu.yield %0 : tensor<4x16xf32>
+    }
+    %f = rdu.kernel "k2"(%e) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: tensor<4x16xf32>):
+      %0 = rdu.map %a : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+      ^bb0(%s: f32):
+        %n = arith.negf %s : f32
+        rdu.yield %n : f32
+      }
+      rdu.yield %0 : tensor<4x16xf32>
+    }
+    func.return %e, %f : tensor<4x16xf32>, tensor<4x16xf32>
   }
 }

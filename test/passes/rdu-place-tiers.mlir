@@ -14,7 +14,7 @@
 // every kernel output and the results: 14592 bytes here.
 
 // On sn40l every global goes to HBM; nothing else changes.
-// SN40L:      builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 12576 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 14592 : i64} {
+// SN40L:      builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 12576 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 1792 : i64} {
 // SN40L-NEXT:   tier.global @fc2.weight in hbm : tensor<16x64xf32> {kind = "parameter"}
 // SN40L-NEXT:   tier.global @unused in hbm : tensor<8xf32> {kind = "buffer"}
 // SN40L-NEXT:   tier.global @fc1.weight in hbm : tensor<64x32xf32> {kind = "parameter"}
@@ -24,20 +24,23 @@
 // SN40L:          %mm2 = rdu.kernel "k1"(%relu, %p_fc2_weight)
 // SN40L:          func.return %mm2 : tensor<4x16xf32>
 
-// With 16 KiB of HBM, 16384 - 14592 = 1792 bytes are left for weights. They
+// With 8 KiB of HBM, 8192 - 1792 = 6400 bytes are left for weights. They
 // are placed in the order @forward's kernels first read them (fc1.weight,
 // fc1.bias, fc2.weight), then globals @forward never reads (unused): each
 // goes to HBM if it still fits, else to DDR.
-// SPILL:      builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 288 : i64, tier.ddr_weight_bytes = 12288 : i64, tier.activation_bytes = 14592 : i64} {
-// SPILL-NEXT:   tier.global @fc2.weight in ddr : tensor<16x64xf32> {kind = "parameter"}
+// SPILL:      builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 4384 : i64, tier.ddr_weight_bytes = 8192 : i64, tier.activation_bytes = 1792 : i64} {
+// SPILL-NEXT:   tier.global @fc2.weight in hbm : tensor<16x64xf32> {kind = "parameter"}
 // SPILL-NEXT:   tier.global @unused in hbm : tensor<8xf32> {kind = "buffer"}
 // SPILL-NEXT:   tier.global @fc1.weight in ddr : tensor<64x32xf32> {kind = "parameter"}
 // SPILL-NEXT:   tier.global @fc1.bias in hbm : tensor<64xf32> {kind = "parameter"}
 
-// ERR:     rducc-opt: error: the model does not fit no-room: 12576 bytes of weights and 14592 bytes of activations, against 16384 bytes of HBM and 4096 bytes of DDR
 // ERR-NOT: Traceback
+// ERR:     rducc-opt: error: the model does not fit no-room: 12576 bytes of weights and 1792 bytes of activations, against 4096 bytes of HBM and 4096 bytes of DDR
+// ERR-NOT: Traceback
+// ERR-BW-NOT:  Traceback
 // ERR-BW:      rducc-opt: error: target file {{.*}}Inputs/bad-negative-bandwidth.toml: field 'hbm_bandwidth' must be > 0, got -1600000000000.0
 // ERR-BW-NOT:  Traceback
+// ERR-NAME-NOT: Traceback
 // ERR-NAME:     rducc-opt: error: unknown target 'sn41': use one of sn40l, sn40l-8, sn40l-16 or a .toml/.json target file
 // ERR-NAME-NOT: Traceback
 

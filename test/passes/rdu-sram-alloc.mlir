@@ -40,6 +40,7 @@
 
 // TINY: func.func @forward({{.*}}) -> !tier.buffer<hbm, 32x32xf32> attributes {tier.sram_capacity = 65536 : i64, tier.sram_peak = 16384 : i64, tier.sram_lower_bound = 16384 : i64} {
 
+// ERR-NOT:  Traceback
 // ERR:      rducc-opt: error: model.py:20:3: error: SRAM exhausted: the buffers need 16384 bytes but the target has 8192 (over by 8192); live at the peak:
 // ERR-NEXT:   %a (!tier.buffer<sram, 32x32xf32>, 4096 bytes) at offset 0
 // ERR-NEXT:   %a_out (!tier.buffer<sram, 32x32xf32>, 4096 bytes) at offset 4096

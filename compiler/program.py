@@ -1,0 +1,171 @@
+"""The Python API: `rducc.compile(model) -> Program`, and running it.
+
+    program = rducc.compile(model, (x,), target="sn40l", opt_level=2)
+    y = program(x)                 # runs the lowered, placed program (numpy runtime)
+    program.report.modeled_time_s  # the cost model's figures
+    program.save("out.mlir")       # out.mlir + out.safetensors, as `rducc -o` writes
+
+A Program always runs the placed program through rducc's interpreter, never
+the original PyTorch graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils import _pytree as pytree
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from rducc.driver import decompose_and_import, lower, module_text, verify
+from rducc.errors import RduccError
+from rducc.loader import load_exported_program
+from rducc.targets import Target, load_target
+from rducc.weights import (
+    WEIGHTS_ATTR,
+    numpy_to_torch,
+    program_weights,
+    save_weights,
+    sidecar_path,
+    torch_to_numpy,
+)
+
+ModelLike = torch.export.ExportedProgram | str | Path | torch.nn.Module
+
+
+def _exported(model: ModelLike, example_inputs: tuple | None) -> torch.export.ExportedProgram:
+    if isinstance(model, torch.export.ExportedProgram):
+        return model
+    if isinstance(model, str | Path):
+        return load_exported_program(model)
+    if isinstance(model, torch.nn.Module):
+        if example_inputs is None:
+            raise RduccError("rducc.compile of an nn.Module needs example_inputs (a tuple of tensors)")
+        if not isinstance(example_inputs, tuple):
+            example_inputs = (example_inputs,)
+        with torch.no_grad():
+            return torch.export.export(model, example_inputs)
+    raise RduccError(
+        f"rducc.compile takes an ExportedProgram, a path to a saved archive or an nn.Module, "
+        f"not {type(model).__name__}"
+    )
+
+
+def _apply_custom(module: ModuleOp, passes: str | Sequence[ModulePass], target: Target) -> None:
+    """Run a caller's own pipeline (text, or pass instances) instead of the default one."""
+    from xdsl.context import Context
+
+    from rducc.passes.common import TARGET_ATTR
+    from rducc.pipeline import build_pipeline
+    from rducc.targets import target_spec
+
+    module.attributes[TARGET_ATTR] = StringAttr(target_spec(target))
+    if isinstance(passes, str):
+        build_pipeline(passes).apply(Context(), module)
+    else:
+        for one in passes:
+            one.apply(Context(), module)
+    verify(module)
+
+
+def compile(  # noqa: A001 - the public name the API promises
+    model: ModelLike,
+    example_inputs: tuple | None = None,
+    *,
+    target: str | Target = "sn40l",
+    opt_level: int = 2,
+    passes: str | Sequence[ModulePass] | None = None,
+) -> Program:
+    """Compile a model for the target and return the runnable Program.
+
+    `model` is an ExportedProgram, a path to a `torch.export.save` archive, or
+    an nn.Module (exported with `example_inputs`). `passes`, when given,
+    replaces the default pipeline: pipeline text (`"rdu-canonicalize,cse,..."`)
+    or a list of ModulePass instances, run on the imported graph.
+    """
+    chosen = load_target(target)
+    exported = _exported(model, example_inputs)
+    module, decomposed = decompose_and_import(exported)
+    if passes is None:
+        lower(module, chosen, opt_level)
+    else:
+        _apply_custom(module, passes, chosen)
+    weights = {name: torch_to_numpy(t) for name, t in program_weights(decomposed).items()}
+    return Program(module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec)
+
+
+class Program:
+    """A compiled model: its placed program, weights and the model's I/O structure."""
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        weights: dict[str, np.ndarray],
+        target: Target,
+        in_spec: Any = None,
+        out_spec: Any = None,
+    ):
+        self.module = module
+        self.weights = weights
+        self.target = target
+        self._in_spec = in_spec
+        self._out_spec = out_spec
+
+    @cached_property
+    def _runner(self):
+        from rducc.runtime.interpreter import PlacedProgram
+
+        if self.module.attributes.get("rdu.level") != StringAttr("placed"):
+            raise RduccError("this Program is not a placed program; it cannot run")
+        return PlacedProgram(self.module)
+
+    def _flat_inputs(self, tensors: tuple) -> list[torch.Tensor]:
+        if self._in_spec is None:
+            return list(tensors)
+        flat, _ = pytree.tree_flatten((tensors, {}))
+        return flat
+
+    def __call__(self, *tensors: torch.Tensor) -> Any:
+        """Run the placed program on these inputs; outputs in the model's structure."""
+        flat = self._flat_inputs(tensors)
+        if not all(isinstance(t, torch.Tensor) for t in flat):
+            raise RduccError("Program inputs must be torch tensors")
+        results = self._runner.run([torch_to_numpy(t) for t in flat], self.weights)
+        outputs = [numpy_to_torch(r) for r in results]
+        if self._out_spec is None:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return pytree.tree_unflatten(outputs, self._out_spec)
+
+    @property
+    def mlir(self) -> str:
+        """The placed program as MLIR text (with source locations)."""
+        return module_text(self.module)
+
+    @cached_property
+    def report(self):
+        """The cost model's report for this program on its target."""
+        return self.simulate()
+
+    def simulate(self):
+        """The cost report, from shapes alone (no data is touched)."""
+        from rducc.runtime.cost_model import estimate
+
+        return estimate(self.module, self.target)
+
+    def save(self, path: str | Path) -> None:
+        """Write the MLIR to `path` and the weights beside it (PATH.safetensors)."""
+        from rducc.cli import write_atomically
+
+        path = Path(path)
+        module = self.module.clone()
+        if self.weights:
+            weights_path = sidecar_path(path)
+            save_weights(weights_path, {k: numpy_to_torch(v) for k, v in self.weights.items()})
+            module.attributes[WEIGHTS_ATTR] = StringAttr(weights_path.name)
+        write_atomically(str(path), module_text(module))
+

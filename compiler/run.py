@@ -1,0 +1,170 @@
+"""`rducc-run out.mlir --input a.npy ...`: run a placed program (iree-run-module style).
+
+The program runs in rducc's numpy runtime, reading its weights from the
+safetensors sidecar that `rducc` wrote beside it. `--simulate` runs the cost
+model on shapes alone (no inputs or weights needed); `--report FILE` writes
+the cost report as JSON. Bad input is one `rducc-run: error:` message, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import traceback
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from rducc import __version__
+from rducc.errors import RduccError
+from rducc.weights import WEIGHTS_ATTR, load_weights
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rducc-run",
+        description="Run a placed rducc program (rducc model.pt2 -o out.mlir) on .npy inputs.",
+    )
+    parser.add_argument("program", help="placed MLIR written by rducc")
+    parser.add_argument(
+        "--input", action="append", default=[], metavar="FILE.npy",
+        help="one input array per @forward argument, in order (repeat the flag)",
+    )
+    parser.add_argument("--output", metavar="FILE.npz", help="write the results (output_0, output_1, ...)")
+    parser.add_argument("--weights", metavar="FILE", help="weights file (default: the one the program names)")
+    parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
+    parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
+    parser.add_argument("--target", metavar="NAME|FILE", help="cost for this target (default: the program's)")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
+    return parser
+
+
+def parse_program(path: Path) -> ModuleOp:
+    """Parse and verify a placed program, reporting problems as RduccError."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+    from rducc.opt import RduccOptMain
+
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise RduccError(f"{path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise RduccError(f"{path}: not MLIR text (a binary file); rducc-run takes the .mlir rducc wrote") from None
+    context = RduccOptMain(args=[str(path)]).ctx
+    try:
+        module = Parser(context, text, str(path)).parse_module()
+        module.verify()
+    except ParseError as error:
+        raise RduccError(str(error).strip()) from None
+    except DiagnosticException as error:
+        raise RduccError(f"{path}: the program does not verify: {str(error).strip()}") from None
+    if module.attributes.get("rdu.level") != StringAttr("placed"):
+        raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
+    return module
+
+
+def _load_input(path: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise RduccError(f"input {path}: no such file") from None
+    except (OSError, ValueError) as error:
+        raise RduccError(f"input {path}: not a .npy array ({error})") from None
+
+
+def _weights_file(module: ModuleOp, program: Path, override: str | None) -> Path | None:
+    if override:
+        return Path(override)
+    named = module.attributes.get(WEIGHTS_ATTR)
+    if not isinstance(named, StringAttr):
+        return None
+    path = Path(named.data)
+    return path if path.is_absolute() else program.parent / path
+
+
+def _needs_weights(module: ModuleOp) -> bool:
+    return any(op.name == "tier.global" and op.initial_value is None for op in module.ops)
+
+
+def _write_npz(path: str, results: list[np.ndarray]) -> None:
+    from rducc.cli import write_atomically_bytes
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **{f"output_{i}": r for i, r in enumerate(results)})
+    write_atomically_bytes(path, buffer.getvalue())
+
+
+def _print_results(results: list[np.ndarray]) -> None:
+    for i, result in enumerate(results):
+        shape = "x".join(str(d) for d in result.shape)
+        print(f"result[{i}]: {shape}x{result.dtype}")
+        print(np.array2string(result, threshold=64, precision=6))
+
+
+def _run(args: argparse.Namespace) -> None:
+    from rducc.targets import load_target
+
+    program_path = Path(args.program)
+    module = parse_program(program_path)
+    named = module.attributes.get("rdu.target")
+    target = load_target(args.target or (named.data if isinstance(named, StringAttr) else "sn40l"))
+    if args.simulate or args.report:
+        from rducc.runtime.cost_model import estimate
+
+        report = estimate(module, target)
+        if args.report:
+            from rducc.cli import write_atomically
+
+            write_atomically(args.report, report.to_json())
+        if args.simulate:
+            print(report.table())
+            return
+    from rducc.runtime.interpreter import PlacedProgram
+
+    runner = PlacedProgram(module)
+    inputs = [_load_input(p) for p in args.input]
+    weights_path = _weights_file(module, program_path, args.weights)
+    if weights_path is None and _needs_weights(module):
+        raise RduccError(f"{program_path}: the program names no weights file; pass --weights FILE")
+    weights = load_weights(weights_path) if weights_path is not None else {}
+    results = runner.run(inputs, weights)
+    if args.output:
+        _write_npz(args.output, results)
+    else:
+        _print_results(results)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `rducc-run`."""
+    args = build_parser().parse_args(argv)
+    if not args.debug:
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+    try:
+        _run(args)
+    except RduccError as error:
+        if args.debug:
+            traceback.print_exc()
+        print(f"rducc-run: error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # a bug in rducc
+        if args.debug:
+            traceback.print_exc()
+        print(
+            f"rducc-run: internal error: {type(error).__name__}: {error}\n"
+            "This is a bug in rducc; please report it (rerun with --debug for the traceback).",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

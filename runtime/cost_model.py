@@ -1,0 +1,529 @@
+"""The cost model: a placed program's modeled time on a target, from shapes only.
+
+`estimate(module, target)` walks `@forward` of a program lowered to level 3
+(memory) or 4 (placed) and returns a `Report`: one `KernelCost` per kernel
+and the totals. No data is read or computed, so a model on the meta device
+(Llama 3.1 8B) estimates as fast as a small one. Every figure below can be
+checked by hand from the shapes in the printed MLIR and the target's figures
+(`compiler/targets/*.toml`); docs/cost-model.md says the same with a worked
+example.
+
+What a kernel is
+----------------
+One `tier.compute` together with the transfers that feed and drain it, in
+program order of `@forward`:
+
+- feeds: every `tier.dma` / `tier.gather` after the previous kernel's
+  compute (and its drains) up to this compute, including those inside this
+  compute's `scf.for` tile loop before it;
+- drains: every `tier.dma` after the compute whose source is one of the
+  compute's `outs` buffers (the tile or result written back);
+- transfers after the last compute that drain nothing belong to the last
+  kernel.
+
+Loops multiply. An op inside `scf.for` runs `trip` times, with
+`trip = max(0, ceil((ub - lb) / step))` from the loop's `arith.constant`
+bounds; nested loops multiply their trips. `tiles` of a kernel is the
+product of the trips of the loops around its compute (1 with no loop).
+
+Bytes moved
+-----------
+A `tier.dma` moves the window or the whole buffer: the byte size of the
+destination buffer type when the window is on the source side
+(`%hbm[%i, %c0] -> %sram`), else the byte size of the source buffer type.
+A `tier.gather` moves its destination (the gathered rows). Byte size =
+product of the shape x element bytes (f64 8, f32 4, f16/bf16 2, iN N/8, i1 1).
+Each transfer's bytes x the trips of its loops are added to
+`bytes_by_tier["SRC->DST"]`: `hbm->sram`, `ddr->sram`, `sram->hbm`,
+`sram->ddr`, `sram->sram` (any other pair gets its own key the same way).
+
+- `hbm_bytes` = every key with `hbm` on either side; `ddr_bytes` likewise.
+- `sram_bytes` (SRAM traffic) = for every body op of the compute except
+  `rdu.yield` and `arith.constant`: bytes of its tensor operands + bytes of
+  its tensor results, summed, x `tiles`; plus 2 x `sram->sram` DMA bytes (a
+  PMU-to-PMU copy reads and writes SRAM). DMAs to or from HBM/DDR are not
+  counted as SRAM traffic (they are bound by the off-chip side).
+
+FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
+-----------------------------------------------------------------------
+- `rdu.matmul`: 2 x M x N x K x batch, with `[..., M, N]` the result,
+  K = the lhs's last dim and batch = product of the result's leading dims;
+- `rdu.conv`: 2 x out_elems x (Cin / groups) x prod(kernel dims), with
+  Cin / groups = weight dim 1 and the kernel dims = weight dims 2..;
+- `rdu.map`: out_elems x (number of `arith.*` / `math.*` ops in its body,
+  not counting `arith.constant`; a transcendental such as `math.erf` or
+  `math.exp`, a cast, a compare or a select counts 1 like an add);
+- `rdu.reduce`, `rdu.scan`: input elems;
+- `rdu.pool`: out_elems x prod(window);
+- `rdu.iota`: out_elems;
+- layout ops (`rdu.reshape`, `rdu.transpose`, `rdu.broadcast`, `rdu.slice`,
+  `rdu.concat`), `rdu.gather` and `arith.constant`: 0.
+
+Times (seconds; figures of one socket: the compiler places a program on one)
+---------------------------------------------------------------------------
+- `compute_s` = sum over body ops of op FLOPs x tiles /
+  `target.peak_flops(T)`, T = element type of the op's first tensor
+  operand (of its result if it has none): bf16/f16 -> `peak_flops_bf16`,
+  other floats -> `peak_flops_f32`, integers -> `peak_flops_int`;
+- `sram_s` = sram_bytes / `sram_bandwidth`;
+- `hbm_s` = hbm_bytes (both directions) / `hbm_bandwidth`;
+- `ddr_s` = ddr_bytes (both directions) / `ddr_bandwidth`;
+- `fill_s` = `dma_latency_s` (when the kernel has any transfer, else 0)
+  + when tiles > 1, the time to bring the first tile's inputs in: for each
+  source tier, the bytes of one iteration of the feeds inside the tile loop
+  / that tier's bandwidth (hbm, ddr or sram), the largest of these (the
+  tiers' channels run in parallel). Resident inputs, loaded once before the
+  loop, are already in `hbm_s`/`ddr_s`; counting them again would model a
+  tiled kernel slower than the same kernel untiled;
+- `launch_s` = `kernel_launch_s`;
+- the kernel is a pipeline (DMA in, PCU stages, DMA out overlap), so
+  `modeled_time_s` = max(compute_s, sram_s, hbm_s, ddr_s) + fill_s + launch_s;
+- `bound` = the name of the largest of compute_s, sram_s, hbm_s, ddr_s
+  (the first in that order on a tie), or `launch` when launch_s exceeds all
+  four.
+
+Totals
+------
+Kernels run one after another: `Report.modeled_time_s` = sum of the
+kernels' modeled times; `share` = kernel time / total; `flops` and
+`bytes_by_tier` are sums over the kernels. `sram_peak_bytes`,
+`sram_lower_bound_bytes` and `sram_capacity_bytes` are `@forward`'s
+`tier.sram_peak`, `tier.sram_lower_bound` and `tier.sram_capacity` (the
+largest over functions if there are several; 0 when the program is not
+placed yet).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from math import prod
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from rducc.dialects import dataflow as rdu
+from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
+from rducc.dialects.shapes import byte_width
+from rducc.errors import RduccError
+from rducc.passes.common import functions
+from rducc.targets import Target
+
+TIME_KEYS = ("compute", "sram", "hbm", "ddr")
+"""The pipeline's resources, in the order ties are broken for `bound`."""
+
+LAYOUT_OPS = frozenset({"rdu.reshape", "rdu.transpose", "rdu.broadcast", "rdu.slice", "rdu.concat"})
+
+
+@dataclass
+class KernelCost:
+    """The modeled cost of one kernel (a `tier.compute` with its transfers)."""
+
+    name: str
+    ops_fused: dict[str, int]
+    flops: int
+    bytes_by_tier: dict[str, int]
+    sram_bytes: int
+    tiles: int
+    bound: str
+    compute_s: float
+    sram_s: float
+    hbm_s: float
+    ddr_s: float
+    fill_s: float
+    launch_s: float
+    modeled_time_s: float
+    share: float = 0.0
+
+    @property
+    def hbm_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "hbm")
+
+    @property
+    def ddr_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "ddr")
+
+
+@dataclass
+class Report:
+    """The modeled cost of a whole program: its kernels and the totals."""
+
+    target: str
+    modeled_time_s: float
+    flops: int
+    bytes_by_tier: dict[str, int]
+    sram_peak_bytes: int
+    sram_lower_bound_bytes: int
+    sram_capacity_bytes: int
+    kernels: list[KernelCost] = field(default_factory=list)
+
+    @property
+    def hbm_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "hbm")
+
+    @property
+    def ddr_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "ddr")
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the attributes as keys, kernels as a list of dicts."""
+        return asdict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def table(self) -> str:
+        """A readable text table, one row per kernel, then the totals."""
+        header = ("kernel", "tiles", "ops fused", "FLOPs", "HBM B", "DDR B", "SRAM B", "bound", "modeled us", "share")
+        rows = [
+            (
+                k.name,
+                str(k.tiles),
+                _ops_summary(k.ops_fused),
+                _si(k.flops),
+                _si(k.hbm_bytes),
+                _si(k.ddr_bytes),
+                _si(k.sram_bytes),
+                k.bound,
+                f"{k.modeled_time_s * 1e6:.2f}",
+                f"{k.share * 100:.1f}%",
+            )
+            for k in self.kernels
+        ]
+        rows.append(
+            (
+                "total",
+                str(sum(k.tiles for k in self.kernels)),
+                _ops_summary(sum((Counter(k.ops_fused) for k in self.kernels), Counter())),
+                _si(self.flops),
+                _si(self.hbm_bytes),
+                _si(self.ddr_bytes),
+                _si(sum(k.sram_bytes for k in self.kernels)),
+                _bound_summary(self.kernels),
+                f"{self.modeled_time_s * 1e6:.2f}",
+                "100.0%" if self.kernels else "-",
+            )
+        )
+        widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+        left = {0, 2, 7}
+
+        def line(cells: tuple[str, ...]) -> str:
+            return "  ".join(
+                c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            ).rstrip()
+
+        rule = "  ".join("-" * w for w in widths)
+        out = [f"cost model: target {self.target}, {len(self.kernels)} kernels", line(header), rule]
+        out += [line(r) for r in rows[:-1]]
+        out += [rule, line(rows[-1]), ""]
+        seconds = self.modeled_time_s
+        rate = self.flops / seconds if seconds > 0 else 0.0
+        out.append(f"modeled time      {seconds * 1e6:.2f} us ({seconds * 1e3:.4f} ms)")
+        out.append(f"FLOPs             {self.flops} ({_si(rate)}FLOP/s achieved)")
+        for key in sorted(self.bytes_by_tier):
+            out.append(f"bytes {key:<11} {self.bytes_by_tier[key]} ({_si(self.bytes_by_tier[key])}B)")
+        out.append(
+            f"SRAM              peak {self.sram_peak_bytes}, lower bound {self.sram_lower_bound_bytes}, "
+            f"capacity {self.sram_capacity_bytes} bytes"
+        )
+        return "\n".join(out)
+
+
+def _tier_bytes(bytes_by_tier: dict[str, int], tier: str) -> int:
+    return sum(n for key, n in bytes_by_tier.items() if tier in key.split("->"))
+
+
+_SHORT = {
+    "rdu.matmul": "mm", "rdu.map": "map", "rdu.reduce": "red", "rdu.scan": "scan",
+    "rdu.conv": "conv", "rdu.pool": "pool", "rdu.gather": "gather", "rdu.iota": "iota",
+}
+
+
+def _ops_summary(ops: dict[str, int]) -> str:
+    """`12: 2 mm, 7 map, 3 layout` (layout ops counted together)."""
+    short: Counter[str] = Counter()
+    for name, count in ops.items():
+        short["layout" if name in LAYOUT_OPS else _SHORT.get(name, name)] += count
+    parts = [f"{n} {k}" for k, n in sorted(short.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return f"{sum(short.values())}: {', '.join(parts)}" if parts else "0"
+
+
+def _bound_summary(kernels: list[KernelCost]) -> str:
+    counts = Counter(k.bound for k in kernels)
+    return " ".join(f"{b}:{n}" for b, n in counts.most_common())
+
+
+def _si(value: float) -> str:
+    """3 significant digits with an SI prefix: 1.23G, 456k, 7."""
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{prefix}"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+# --------------------------------------------------------------------------
+# Shapes, bytes and FLOPs
+# --------------------------------------------------------------------------
+
+
+def _tensor_bytes(value: SSAValue) -> int:
+    kind = value.type
+    if isinstance(kind, TensorType):
+        return prod(kind.get_shape()) * byte_width(kind.element_type)
+    return 0
+
+
+def _elems(value: SSAValue) -> int:
+    assert isinstance(value.type, TensorType)
+    return prod(value.type.get_shape())
+
+
+def _buffer_bytes(value: SSAValue) -> int:
+    kind = value.type
+    assert isinstance(kind, BufferType)
+    return kind.size_in_bytes
+
+
+def _tier_name(value: SSAValue) -> str:
+    kind = value.type
+    assert isinstance(kind, BufferType)
+    return kind.tier.data.value
+
+
+def _compute_element(op: Operation) -> Attribute | None:
+    """The element type an op computes in: its first tensor operand's, else its result's."""
+    for value in (*op.operands, *op.results):
+        if isinstance(value.type, TensorType):
+            return value.type.element_type
+    return None
+
+
+def map_body_ops(op: rdu.MapOp) -> int:
+    """The `arith`/`math` ops of a map body, `arith.constant` not counted."""
+    return sum(
+        1
+        for inner in op.body.walk()
+        if inner.name.split(".")[0] in ("arith", "math") and not isinstance(inner, arith.ConstantOp)
+    )
+
+
+def op_flops(op: Operation) -> int:
+    """FLOPs of one body op on one tile (the module docstring lists the rules)."""
+    if isinstance(op, rdu.MatmulOp):
+        out = op.result.type.get_shape()
+        k = op.lhs.type.get_shape()[-1]
+        return 2 * out[-2] * out[-1] * k * prod(out[:-2])
+    if isinstance(op, rdu.ConvOp):
+        weight = op.weight.type.get_shape()
+        return 2 * _elems(op.result) * weight[1] * prod(weight[2:])
+    if isinstance(op, rdu.MapOp):
+        return _elems(op.result) * map_body_ops(op)
+    if isinstance(op, rdu.ReduceOp | rdu.ScanOp):
+        return _elems(op.input)
+    if isinstance(op, rdu.PoolOp):
+        return _elems(op.result) * prod(op.window.get_values())
+    if isinstance(op, rdu.IotaOp):
+        return _elems(op.result)
+    return 0
+
+
+def op_sram_bytes(op: Operation) -> int:
+    """SRAM bytes one body op reads and writes on one tile: tensor operands + results."""
+    return sum(_tensor_bytes(v) for v in op.operands) + sum(_tensor_bytes(r) for r in op.results)
+
+
+def transfer_bytes(op: DmaOp | GatherDmaOp) -> int:
+    """Bytes one transfer moves: the window (or whole buffer); a gather's rows."""
+    if isinstance(op, GatherDmaOp):
+        return _buffer_bytes(op.dest)
+    if op.src_offsets:
+        return _buffer_bytes(op.dest)
+    return _buffer_bytes(op.source)
+
+
+def transfer_key(op: DmaOp | GatherDmaOp) -> str:
+    return f"{_tier_name(op.source)}->{_tier_name(op.dest)}"
+
+
+def trip_count(loop: scf.ForOp) -> int:
+    """Iterations of an `scf.for` with `arith.constant` bounds."""
+    bounds = []
+    for value in (loop.lb, loop.ub, loop.step):
+        owner = value.owner
+        if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, IntegerAttr):
+            raise RduccError("cost model: an scf.for whose bounds are not arith.constant cannot be costed")
+        bounds.append(owner.value.value.data)
+    lb, ub, step = bounds
+    if step <= 0:
+        raise RduccError(f"cost model: an scf.for with step {step} cannot be costed")
+    return max(0, -(-(ub - lb) // step))
+
+
+# --------------------------------------------------------------------------
+# Walking the program
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Transfer:
+    key: str
+    bytes_once: int
+    runs: int
+    in_loop: bool
+
+    @property
+    def total(self) -> int:
+        return self.bytes_once * self.runs
+
+
+@dataclass
+class _Kernel:
+    compute: ComputeOp
+    tiles: int
+    feeds: list[_Transfer] = field(default_factory=list)
+    drains: list[_Transfer] = field(default_factory=list)
+
+
+class _Walker:
+    """Groups the transfers of a function around its computes (see the docstring)."""
+
+    def __init__(self) -> None:
+        self.kernels: list[_Kernel] = []
+        self.pending: list[_Transfer] = []
+
+    def walk(self, block: Block, runs: int, depth: int) -> None:
+        for op in block.ops:
+            if isinstance(op, scf.ForOp):
+                trips = trip_count(op)
+                for inner in op.body.blocks:
+                    self.walk(inner, runs * trips, depth + 1)
+            elif isinstance(op, ComputeOp):
+                kernel = _Kernel(op, runs, feeds=self.pending)
+                self.pending = []
+                self.kernels.append(kernel)
+            elif isinstance(op, DmaOp | GatherDmaOp):
+                transfer = _Transfer(transfer_key(op), transfer_bytes(op), runs, depth > 0)
+                last = self.kernels[-1] if self.kernels else None
+                if isinstance(op, DmaOp) and last is not None and op.source in last.compute.outs:
+                    last.drains.append(transfer)
+                else:
+                    self.pending.append(transfer)
+
+    def finish(self) -> list[_Kernel]:
+        if self.pending:
+            if not self.kernels:
+                raise RduccError("cost model: the program moves data but has no tier.compute")
+            self.kernels[-1].drains.extend(self.pending)
+            self.pending = []
+        return self.kernels
+
+
+def _bandwidth(target: Target, tier: str) -> float:
+    return {"hbm": target.hbm_bandwidth, "ddr": target.ddr_bandwidth, "sram": target.sram_bandwidth}[tier]
+
+
+def _cost(kernel: _Kernel, target: Target) -> KernelCost:
+    tiles = kernel.tiles
+    ops: Counter[str] = Counter()
+    flops = 0
+    sram = 0
+    compute_s = 0.0
+    for op in kernel.compute.body.block.ops:
+        if isinstance(op, rdu.YieldOp | arith.ConstantOp):
+            continue
+        ops[op.name] += 1
+        op_total = op_flops(op) * tiles
+        flops += op_total
+        sram += op_sram_bytes(op) * tiles
+        element = _compute_element(op)
+        if op_total and element is not None:
+            compute_s += op_total / target.peak_flops(str(element))
+    by_tier: Counter[str] = Counter()
+    for transfer in (*kernel.feeds, *kernel.drains):
+        by_tier[transfer.key] += transfer.total
+    sram += 2 * by_tier.get("sram->sram", 0)
+    hbm = _tier_bytes(by_tier, "hbm")
+    ddr = _tier_bytes(by_tier, "ddr")
+    times = {
+        "compute": compute_s,
+        "sram": sram / target.sram_bandwidth,
+        "hbm": hbm / target.hbm_bandwidth,
+        "ddr": ddr / target.ddr_bandwidth,
+    }
+    fill = target.dma_latency_s if (kernel.feeds or kernel.drains) else 0.0
+    if tiles > 1:
+        first: Counter[str] = Counter()
+        for transfer in kernel.feeds:
+            if transfer.in_loop:
+                first[transfer.key.split("->")[0]] += transfer.bytes_once
+        fill += max((n / _bandwidth(target, tier) for tier, n in first.items()), default=0.0)
+    launch = target.kernel_launch_s
+    busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
+    bound = "launch" if launch > times[busiest] else busiest
+    return KernelCost(
+        name=kernel.compute.sym_name.data,
+        ops_fused=dict(ops),
+        flops=flops,
+        bytes_by_tier=dict(sorted(by_tier.items())),
+        sram_bytes=sram,
+        tiles=tiles,
+        bound=bound,
+        compute_s=times["compute"],
+        sram_s=times["sram"],
+        hbm_s=times["hbm"],
+        ddr_s=times["ddr"],
+        fill_s=fill,
+        launch_s=launch,
+        modeled_time_s=times[busiest] + fill + launch,
+    )
+
+
+def _int_attr(op: Operation, name: str) -> int:
+    value = op.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else 0
+
+
+def estimate(module: ModuleOp, target: Target) -> Report:
+    """Model the time of a lowered program (level memory or placed) on `target`.
+
+    Shapes only: no weights or inputs are needed. Raises `RduccError` for a
+    module that is not lowered to tier.compute yet.
+    """
+    level = module.attributes.get("rdu.level")
+    if isinstance(level, StringAttr) and level.data not in ("memory", "placed"):
+        raise RduccError(
+            f"cost model: the module is at level '{level.data}'; lower it to 'memory' or 'placed' first"
+        )
+    kernels: list[KernelCost] = []
+    peak = bound = capacity = 0
+    for function in functions(module):
+        walker = _Walker()
+        for block in function.body.blocks:
+            walker.walk(block, 1, 0)
+        kernels += [_cost(k, target) for k in walker.finish()]
+        peak = max(peak, _int_attr(function, "tier.sram_peak"))
+        bound = max(bound, _int_attr(function, "tier.sram_lower_bound"))
+        capacity = max(capacity, _int_attr(function, "tier.sram_capacity"))
+    if not kernels and any(isinstance(op, rdu.KernelOp) for op in module.walk()):
+        raise RduccError("cost model: the module has rdu.kernel ops; lower it to 'memory' or 'placed' first")
+    total = sum(k.modeled_time_s for k in kernels)
+    for k in kernels:
+        k.share = k.modeled_time_s / total if total > 0 else 0.0
+    by_tier: Counter[str] = Counter()
+    for k in kernels:
+        by_tier.update(k.bytes_by_tier)
+    return Report(
+        target=target.name,
+        modeled_time_s=total,
+        flops=sum(k.flops for k in kernels),
+        bytes_by_tier=dict(sorted(by_tier.items())),
+        sram_peak_bytes=peak,
+        sram_lower_bound_bytes=bound,
+        sram_capacity_bytes=capacity,
+        kernels=kernels,
+    )
+
+
+__all__ = ["KernelCost", "Report", "estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]

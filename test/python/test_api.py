@@ -1,0 +1,163 @@
+"""The Python API (rducc.compile, Program), the torch.compile backend, and
+`rducc` + `rducc-run` from files, all against PyTorch eager."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import rducc
+from rducc.errors import RduccError
+
+BIN = Path(sys.executable).parent
+F32 = {"rtol": 1e-4, "atol": 1e-5}
+
+
+def _eager(model: torch.nn.Module, inputs: tuple) -> torch.Tensor:
+    with torch.no_grad():
+        return model(*inputs)
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "tiny_llama", "tiny_gpt2"])
+def test_compile_matches_eager(exported_small, name: str, opt_level: int) -> None:
+    model, inputs, program = exported_small[name]
+    compiled = rducc.compile(program, opt_level=opt_level)
+    got = compiled(*inputs)
+    torch.testing.assert_close(got, _eager(model, inputs), **F32)
+
+
+def test_compile_on_random_inputs(exported_small) -> None:
+    model, inputs, program = exported_small["tiny_llama"]
+    compiled = rducc.compile(program)
+    for seed in range(2):
+        ids = torch.randint(0, 256, inputs[0].shape, generator=torch.Generator().manual_seed(seed))
+        torch.testing.assert_close(compiled(ids), _eager(model, (ids,)), **F32)
+
+
+def test_compile_bf16_mlp() -> None:
+    import models
+
+    model, inputs = models.mlp()
+    model = copy.deepcopy(model).to(torch.bfloat16)
+    x = inputs[0].to(torch.bfloat16)
+    got = rducc.compile(model, (x,))(x)
+    assert got.dtype == torch.bfloat16
+    # the importer rounds like torch's CPU kernels (f32 math, one rounding per op)
+    torch.testing.assert_close(got, _eager(model, (x,)), rtol=2**-7, atol=2**-7)
+
+
+def test_compile_takes_module_path_and_program(exported_small, repo, tmp_path) -> None:
+    model, inputs, program = exported_small["mlp"]
+    expected = _eager(model, inputs)
+    from_module = rducc.compile(model, inputs, opt_level=1)
+    from_path = rducc.compile(repo / "examples" / "mlp.pt2")
+    torch.testing.assert_close(from_module(*inputs), expected, **F32)
+    torch.testing.assert_close(from_path(*inputs), expected, **F32)
+
+
+def test_outputs_keep_the_model_structure() -> None:
+    class TwoHeads(torch.nn.Module):
+        def forward(self, x):
+            return {"sum": x + 1, "pair": (x * 2, torch.relu(x))}
+
+    x = torch.randn(3, 4)
+    got = rducc.compile(TwoHeads(), (x,))(x)
+    assert set(got) == {"sum", "pair"} and isinstance(got["pair"], tuple)
+    torch.testing.assert_close(got["pair"][1], torch.relu(x))
+    torch.testing.assert_close(got["sum"], x + 1)
+
+
+def test_program_mlir_report_simulate_and_save(exported_small, tmp_path) -> None:
+    model, inputs, program = exported_small["mlp"]
+    compiled = rducc.compile(program, target="sn40l-8")
+    assert compiled.mlir.startswith('builtin.module attributes {rdu.level = "placed", rdu.target = "sn40l-8"')
+    report = compiled.report
+    for key in ("modeled_time_s", "flops", "bytes_by_tier", "sram_peak_bytes", "sram_lower_bound_bytes", "kernels"):
+        assert hasattr(report, key) and key in report.to_dict()
+    assert report.modeled_time_s > 0 and report.flops > 0 and report.kernels
+    assert compiled.simulate().flops == report.flops
+    compiled.save(tmp_path / "out.mlir")
+    assert (tmp_path / "out.mlir").exists() and (tmp_path / "out.safetensors").exists()
+
+
+def test_compile_rejects_bad_models() -> None:
+    with pytest.raises(RduccError, match="needs example_inputs"):
+        rducc.compile(torch.nn.Linear(2, 2))
+    with pytest.raises(RduccError, match="not int"):
+        rducc.compile(3)  # type: ignore[arg-type]
+
+
+def test_custom_pipeline_replaces_the_default(exported_small) -> None:
+    model, inputs, program = exported_small["mlp"]
+    text = "rdu-canonicalize,cse,rdu-fuse{level=0},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc"
+    compiled = rducc.compile(program, passes=text)
+    assert compiled.mlir.count("tier.compute ") == 8  # level 0: one kernel per op
+    torch.testing.assert_close(compiled(*inputs), _eager(model, inputs), **F32)
+
+
+def test_torch_compile_backend(exported_small) -> None:
+    model, inputs, _ = exported_small["mlp"]
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="rducc")
+    with torch.no_grad():
+        got = compiled(*inputs)
+    torch.testing.assert_close(got, _eager(model, inputs), **F32)
+
+
+def _run(tool: str, *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / tool), *map(str, args)], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("name", ["mlp", "tiny_gpt2"])
+def test_rducc_then_rducc_run_from_files(exported_small, tmp_path, name: str) -> None:
+    model, inputs, program = exported_small[name]
+    archive = tmp_path / f"{name}.pt2"
+    torch.export.save(program, str(archive))
+    for index, tensor in enumerate(inputs):
+        np.save(tmp_path / f"in{index}.npy", tensor.numpy())
+    compiled = _run("rducc", archive, "-O1", "-o", tmp_path / "out.mlir")
+    assert compiled.returncode == 0, compiled.stderr
+    # rducc-run is its own process: no PyTorch model exists there
+    ran = _run("rducc-run", tmp_path / "out.mlir", *[f"--input={tmp_path / f'in{i}.npy'}" for i in range(len(inputs))],
+               "--output", tmp_path / "out.npz", "--report", tmp_path / "report.json")
+    assert ran.returncode == 0, ran.stderr
+    got = np.load(tmp_path / "out.npz")["output_0"]
+    np.testing.assert_allclose(got, _eager(model, inputs).numpy(), **F32)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["modeled_time_s"] > 0 and report["kernels"]
+
+
+def test_rducc_run_errors(repo, tmp_path) -> None:
+    out = tmp_path / "out.mlir"
+    assert _run("rducc", repo / "examples" / "mlp.pt2", "-o", out).returncode == 0
+    np.save(tmp_path / "bad.npy", np.zeros((2, 3), dtype=np.float32))
+    np.save(tmp_path / "good.npy", np.zeros((4, 32), dtype=np.float32))
+    cases = {
+        "wrong count": [out],
+        "wrong shape": [out, "--input", tmp_path / "bad.npy"],
+        "missing input file": [out, "--input", tmp_path / "nope.npy"],
+        "missing weights": [out, "--input", tmp_path / "good.npy", "--weights", tmp_path / "nope.safetensors"],
+        "not mlir": [tmp_path / "good.npy"],
+    }
+    for label, args in cases.items():
+        result = _run("rducc-run", *args)
+        assert result.returncode == 1, (label, result.stderr)
+        assert result.stderr.startswith("rducc-run: error:"), (label, result.stderr)
+        assert "Traceback" not in result.stderr, (label, result.stderr)
+
+
+def test_rducc_run_simulate_needs_no_data(repo, tmp_path) -> None:
+    out = tmp_path / "out.mlir"
+    assert _run("rducc", repo / "examples" / "mlp.pt2", "-o", out).returncode == 0
+    (tmp_path / "out.safetensors").unlink()
+    result = _run("rducc-run", out, "--simulate")
+    assert result.returncode == 0, result.stderr
+    assert "modeled" in result.stdout.lower()
