@@ -127,6 +127,8 @@ def _relative_to(weights: Path, output: str) -> str:
 
 def _write_outputs(output: str, text: str, weights_path: Path | None, weights: dict) -> None:
     """The weights first, then the MLIR; a failure leaves neither new file behind."""
+    if output != "-" and not Path(output).resolve().parent.is_dir():
+        raise RduccError(f"cannot write {output}: directory {Path(output).parent} does not exist")
     existed = weights_path is not None and weights_path.exists()
     if weights_path is not None:
         save_weights(weights_path, weights)

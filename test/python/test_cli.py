@@ -300,26 +300,34 @@ def test_no_locations_differs_only_in_locations(compiled):
     with_locs = (out / "out.mlir").read_text()
     without = (out / "plain.mlir").read_text()
     stripped = re.sub(r" loc\((?:[^()]|\([^()]*\))*\)", "", with_locs)
-    assert stripped == without
+    # each output names its own weights sidecar
+    assert 'rdu.weights = "out.safetensors"' in stripped and 'rdu.weights = "plain.safetensors"' in without
+    assert stripped.replace("out.safetensors", "plain.safetensors") == without
+
+
+def _without_weights(text: str) -> str:
+    """The MLIR less its `rdu.weights` attribute (each file names its own sidecar;
+    stdout names none)."""
+    return re.sub(r', rdu\.weights = "[^"]*"', "", text)
 
 
 def test_dash_o_dash_writes_to_stdout(compiled):
     out, runs = compiled
-    assert runs["stdout"].stdout == (out / "out.mlir").read_text()
+    assert runs["stdout"].stdout == _without_weights((out / "out.mlir").read_text())
     assert not (out / "-").exists()
     assert not Path("-").exists()
 
 
 def test_stdout_is_the_default_output(compiled):
     out, runs = compiled
-    assert runs["default"].stdout == (out / "out.mlir").read_text()
+    assert runs["default"].stdout == _without_weights((out / "out.mlir").read_text())
 
 
 def test_timings_go_to_stderr(compiled):
     out, runs = compiled
     result = runs["timings"]
     assert result.stdout == ""
-    assert (out / "timed.mlir").read_text() == (out / "out.mlir").read_text()
+    assert _without_weights((out / "timed.mlir").read_text()) == _without_weights((out / "out.mlir").read_text())
     assert "rducc: time by stage" in result.stderr
     for stage in STAGES:
         assert re.search(rf"^\s+{stage}\s+\d+\.\d{{3}} s$", result.stderr, re.M), (stage, result.stderr)
@@ -328,7 +336,9 @@ def test_timings_go_to_stderr(compiled):
 
 def test_compile_leaves_no_temp_files(compiled):
     out, _ = compiled
-    assert sorted(p.name for p in out.iterdir()) == ["out.mlir", "plain.mlir", "timed.mlir"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "out.mlir", "out.safetensors", "plain.mlir", "plain.safetensors", "timed.mlir", "timed.safetensors",
+    ]
 
 
 def test_successful_compile_prints_nothing_to_stderr(compiled):
@@ -372,7 +382,7 @@ def test_help_documents_every_flag():
     entries = help_entries(result.stdout)
     described = {
         "-o": "where to write the MLIR", "--output": "'-' for stdout",
-        "--emit": "graph", "-O": "whole layers", "--target": "sn40l-16",
+        "--emit": "graph", "-O": "whole layers", "--target": "sn40l-16", "--weights": "safetensors",
         "--no-locations": "loc(", "--timings": "stderr",
         "--list-ops": "ATen operators", "--debug": "traceback", "--version": "version",
         "--help": "help",

@@ -20,7 +20,7 @@ from rducc.targets import load_target
 
 SN40L = load_target("sn40l")
 SMALL = dataclasses.replace(SN40L, name="small", sram_bytes=12_000, pmu_bytes=500, pmus=24)
-NO_HBM = dataclasses.replace(SN40L, name="tiny-hbm", hbm_bytes=40_000)
+NO_HBM = dataclasses.replace(SN40L, name="tiny-hbm", hbm_bytes=20_000)
 
 # the MLP of examples/models.py: batch 4, 32 -> 64 -> 64 -> 10, f32
 B, F, H, C = 4, 32, 64, 10

@@ -99,7 +99,7 @@ def test_tiling_splits_a_kernel_that_does_not_fit(imported) -> None:
 
 
 def test_weights_spill_to_ddr_when_hbm_is_full(imported) -> None:
-    target = _small_target(name="tiny-hbm", hbm_bytes=40_000)
+    target = _small_target(name="tiny-hbm", hbm_bytes=20_000)
     module = imported["mlp"].clone()
     lower(module, target, 1)
     text = module_text(module, locations=False)
