@@ -173,6 +173,7 @@ class PlacedProgram:
 
         # the value table: one slot per SSA value and per arena view, numbered in one sequence
         self._size = 0
+        self._arena_template: Env | None = None
         self._slots: dict[SSAValue, int] = {}
         self._views: list[tuple[int, int, int, np.dtype, tuple[int, ...]]] = []  # slot, offset, bytes, dtype, shape
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
@@ -537,13 +538,7 @@ class PlacedProgram:
     ) -> list[np.ndarray]:
         """Outputs of @forward for these inputs; weights by global name."""
         values, bound = self._check_arguments(inputs, weights)
-        env: Env = [None] * self._size
-        if self._views:
-            assert self.sram_bytes is not None
-            arena = np.zeros(self.sram_bytes, _ARENA_DTYPE)  # calloc: untouched pages stay free
-            arena[: self._arena_used] = _POISON
-            for slot, offset, nbytes, dtype, shape in self._views:
-                env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
+        env: Env = list(self._arena_env())
         for slot, value in zip(self._input_slots, values):
             env[slot] = value
         for weight, value in zip(self.weights, bound):
@@ -553,6 +548,25 @@ class PlacedProgram:
         return [np.array(get(env)) for get in self._results]
 
     __call__ = run
+
+    def _arena_env(self) -> Env:
+        """The value table with every SRAM view bound, made on the first run.
+
+        The arena is allocated once per program and poisoned (0xFF: NaN in
+        floats, -1 in integers) before its first use, so a read of SRAM that
+        nothing wrote shows up; the program is deterministic, so later runs,
+        which reuse the arena, read nothing stale that the first did not.
+        """
+        if self._arena_template is None:
+            env: Env = [None] * self._size
+            if self._views:
+                assert self.sram_bytes is not None
+                arena = np.zeros(self.sram_bytes, _ARENA_DTYPE)  # calloc: untouched pages stay free
+                arena[: self._arena_used] = _POISON
+                for slot, offset, nbytes, dtype, shape in self._views:
+                    env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
+            self._arena_template = env
+        return self._arena_template
 
 
 def _capacity(module: ModuleOp, forward: func.FuncOp, sram_bytes: int | None) -> int | None:
