@@ -16,6 +16,12 @@ def _fuse() -> type[ModulePass]:
     return RduFuse
 
 
+def _merge_maps() -> type[ModulePass]:
+    from rducc.passes.rdu_merge_maps import RduMergeMaps
+
+    return RduMergeMaps
+
+
 def _tile() -> type[ModulePass]:
     from rducc.passes.rdu_tile import RduTile
 
@@ -43,6 +49,7 @@ def _sram_alloc() -> type[ModulePass]:
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-canonicalize": _canonicalize,
     "rdu-fuse": _fuse,
+    "rdu-merge-maps": _merge_maps,
     "rdu-tile": _tile,
     "rdu-place-tiers": _place_tiers,
     "rdu-insert-dma": _insert_dma,
