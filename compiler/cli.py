@@ -13,7 +13,7 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from xdsl.dialects.builtin import StringAttr
@@ -166,33 +166,39 @@ def _run(args: argparse.Namespace) -> None:
         print(times.report(), file=sys.stderr)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rducc`; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    if not args.debug:  # torch's and transformers' deprecation notices are not the user's
+def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
+    """Run a CLI's work: a user error is one `TOOL: error:` line and exit 1, a bug
+    a short request for a report and exit 2; tracebacks only with --debug."""
+    if not debug:  # torch's and transformers' deprecation notices are not the user's
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
     try:
-        _run(args)
+        action()
     except RduccError as error:
-        if args.debug:
+        if debug:
             traceback.print_exc()
-        print(f"rducc: error: {error}", file=sys.stderr)
+        print(f"{tool}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("rducc: interrupted", file=sys.stderr)
+        print(f"{tool}: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # a bug in rducc: say so, briefly
-        if args.debug:
+        if debug:
             traceback.print_exc()
         print(
-            f"rducc: internal error: {type(error).__name__}: {error}\n"
+            f"{tool}: internal error: {type(error).__name__}: {error}\n"
             "This is a bug in rducc; please report it with the model and the command "
             "(rerun with --debug for the traceback).",
             file=sys.stderr,
         )
         return 2
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `rducc`; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    return run_tool("rducc", lambda: _run(args), args.debug)
 
 
 if __name__ == "__main__":

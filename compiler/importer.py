@@ -120,13 +120,19 @@ class SourceLine:
 
 
 _TORCH_DIR = str(Path(torch.__file__).parent) + os.sep
+_INSTALLED_TORCH = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+
+
+def _in_torch(file: str) -> bool:
+    """A frame inside torch itself: this torch, or the one that exported the archive."""
+    return file.startswith(_TORCH_DIR) or _INSTALLED_TORCH.search(file) is not None
 
 
 @lru_cache(maxsize=4096)
 def _innermost_frame(stack_trace: str) -> SourceLine | None:
     """The innermost frame of model code: frames inside torch itself are skipped."""
     frames = _FRAME.findall(stack_trace)
-    model_frames = [f for f in frames if not f[0].startswith(_TORCH_DIR)] or frames
+    model_frames = [f for f in frames if not _in_torch(f[0])] or frames
     if not model_frames:
         return None
     file, line, _, code = model_frames[-1]

@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import traceback
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -142,28 +140,11 @@ def _run(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rducc-run`."""
+    """Entry point of `rducc-run`; returns the exit status."""
+    from rducc.cli import run_tool
+
     args = build_parser().parse_args(argv)
-    if not args.debug:
-        warnings.filterwarnings("ignore", category=FutureWarning)
-        warnings.filterwarnings("ignore", category=DeprecationWarning)
-    try:
-        _run(args)
-    except RduccError as error:
-        if args.debug:
-            traceback.print_exc()
-        print(f"rducc-run: error: {error}", file=sys.stderr)
-        return 1
-    except Exception as error:  # a bug in rducc
-        if args.debug:
-            traceback.print_exc()
-        print(
-            f"rducc-run: internal error: {type(error).__name__}: {error}\n"
-            "This is a bug in rducc; please report it (rerun with --debug for the traceback).",
-            file=sys.stderr,
-        )
-        return 2
-    return 0
+    return run_tool("rducc-run", lambda: _run(args), args.debug)
 
 
 if __name__ == "__main__":
