@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
             "Compile a saved torch.export program (model.pt2) for an SN40L-class "
             "reconfigurable dataflow accelerator and write the program as MLIR text."
         ),
+        epilog=(
+            "Exit status: 0 on success; 1 for a problem with the input (one 'rducc: error:' "
+            "line, no output file written); 2 for a bug in rducc. Run a placed program with "
+            "rducc-run; inspect or transform MLIR with rducc-opt."
+        ),
     )
     parser.add_argument("input", nargs="?", help="torch.export archive (torch.export.save)")
     parser.add_argument(
