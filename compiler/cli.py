@@ -72,6 +72,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--timings", action="store_true", help="print the time of each stage to stderr"
     )
     parser.add_argument(
+        "--report", action="store_true",
+        help="after the compile, print what rducc did: tensor placement, SRAM/HBM/DDR use, "
+        "and per kernel its fused ops, FLOPs, bytes, bound and modeled time (to stderr with -o -)",
+    )
+    parser.add_argument("--report-json", metavar="FILE", help="write that report as JSON, for tools")
+    parser.add_argument(
+        "--plot", metavar="DIR",
+        help="write pictures to DIR: the SRAM allocation map, per-kernel modeled times, and the "
+        "kernel graph (dot, and SVG when Graphviz is installed); needs matplotlib (rducc[plot])",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress display, even on a terminal"
+    )
+    parser.add_argument(
         "--list-ops", action="store_true", help="list the ATen operators rducc imports and exit"
     )
     parser.add_argument(
@@ -145,6 +159,45 @@ def _write_outputs(output: str, text: str, weights_path: Path | None, weights: d
         raise
 
 
+class Progress:
+    """Stage-by-stage progress on a terminal, once a compile has taken a while."""
+
+    def __init__(self, enabled: bool, after_s: float | None = None):
+        self.enabled = enabled
+        self.after_s = float(os.environ.get("RDUCC_PROGRESS_AFTER", "2.0")) if after_s is None else after_s
+        self.shown = False
+
+    def show(self, stage: str, elapsed: float) -> None:
+        if self.enabled and elapsed >= self.after_s:
+            sys.stderr.write(f"\r\x1b[2Krducc: [{elapsed:6.1f} s] {stage} ...")
+            sys.stderr.flush()
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+def _describe(module, target, args: argparse.Namespace) -> None:
+    """--report, --report-json and --plot, from the placed program."""
+    import json
+
+    from rducc.report import compile_report, report_dict
+    from rducc.runtime.cost_model import estimate
+
+    report = estimate(module, target)
+    if args.report:
+        stream = sys.stderr if args.output == "-" else sys.stdout
+        stream.write(compile_report(module, report))
+    if args.report_json:
+        write_atomically(args.report_json, json.dumps(report_dict(module, report), indent=2) + "\n")
+    if args.plot:
+        from rducc.plots import write_plots
+
+        write_plots(module, report, Path(args.plot))
+
+
 def _run(args: argparse.Namespace) -> None:
     from rducc.driver import StageTimes, import_file, lower, module_text
     from rducc.importer import supported_ops
@@ -156,7 +209,10 @@ def _run(args: argparse.Namespace) -> None:
     if args.input is None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
     target = load_target(args.target)
-    times = StageTimes()
+    if (args.report or args.report_json or args.plot) and args.emit != "placed":
+        raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
+    progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
+    times = StageTimes(progress=progress.show)
     module, program = import_file(args.input, times)
     lower(module, target, args.opt_level, args.emit, times)
     weights = program_weights(program)
@@ -167,6 +223,9 @@ def _run(args: argparse.Namespace) -> None:
         text = module_text(module, locations=not args.no_locations)
     with times.stage("write"):
         _write_outputs(args.output, text, weights_path, weights)
+    progress.done()
+    if args.report or args.report_json or args.plot:
+        _describe(module, target, args)
     if args.timings:
         print(times.report(), file=sys.stderr)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +24,23 @@ from rducc.loader import load_exported_program
 
 @dataclass
 class StageTimes:
-    """Wall-clock seconds per compile stage, in the order they ran."""
+    """Wall-clock seconds per compile stage, in the order they ran.
+
+    `progress`, when set, is told the name of each stage (and pass) as it
+    starts, with the seconds since the first one started.
+    """
 
     seconds: dict[str, float] = field(default_factory=dict)
+    progress: Callable[[str, float], None] | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+    def starting(self, name: str) -> None:
+        if self.progress is not None:
+            self.progress(name, time.perf_counter() - self.started)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
+        self.starting(name)
         start = time.perf_counter()
         try:
             yield
@@ -89,10 +100,12 @@ def lower(
     times = times or StageTimes()
     clock = [time.perf_counter()]
 
-    def between_passes(previous: ModulePass | None, _module: ModuleOp, _next: object) -> None:
+    def between_passes(previous: ModulePass | None, _module: ModuleOp, following: object) -> None:
         now = time.perf_counter()
         if previous is not None:
             times.seconds[previous.name] = times.seconds.get(previous.name, 0.0) + now - clock[0]
+        if isinstance(following, ModulePass):
+            times.starting(following.name)
         clock[0] = now
 
     run_pipeline(module, target, opt_level, emit, callback=between_passes)

@@ -1,0 +1,413 @@
+"""Pictures of a placed program: SRAM map, kernel times, kernel graph.
+
+    write_plots(program.module, program.report, Path("plots"))
+
+writes into the directory (created if missing):
+
+- `sram_map.png`: every SRAM buffer of @forward (each `tier.alloc` in sram
+  with all its rotating copies, and each `tier.compute` body value with a
+  `tier.offset`) as a rectangle: x = its live interval in program order (as
+  the SRAM allocator sees it), y = its bytes [offset, offset + size),
+  coloured by the kernel it belongs to; the SRAM capacity as a line when it
+  is on the scale of the peak (else it is named in the title);
+- `kernel_times.png`: each kernel's modeled time as a bar (coloured by what
+  bounds it), with a marker for each of its pipeline terms (compute, SRAM,
+  HBM, DDR, fill + launch), log scale in microseconds;
+- `kernels.dot`: the kernel graph in Graphviz dot: one node per
+  `tier.compute`, per user input and per function result, an edge for every
+  flow of data between them (through an HBM buffer or an SRAM buffer kept on
+  chip) labelled with the bytes;
+- `kernels.svg`: `dot -Tsvg kernels.dot`, only when `dot` is on PATH.
+
+matplotlib is needed for the PNGs (`pip install 'rducc[plot]'`); the dot
+file is written with the standard library only.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from rducc.dialects.memory import (
+    BODY_OFFSET_ATTR,
+    SRAM_CAPACITY_ATTR,
+    AllocOp,
+    BufferType,
+    ComputeOp,
+    DmaOp,
+    GatherDmaOp,
+)
+from rducc.errors import RduccError
+from rducc.passes.common import functions
+from rducc.passes.rdu_sram_alloc import collect_buffers
+from rducc.runtime.cost_model import KernelCost, transfer_bytes, trip_count
+
+FIGSIZE = (8, 4.5)
+DPI = 100
+LEGEND_MAX = 12
+"""Legend entries of the SRAM map: the LEGEND_MAX - 1 largest kernels, then `others`."""
+
+
+def write_plots(module: ModuleOp, report, directory: Path) -> list[Path]:
+    """Write the SRAM map, kernel times, kernel graph (and SVG); return the paths written."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise RduccError("--plot needs matplotlib: pip install 'rducc[plot]'") from error
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    function = _forward(module)
+    costs = _kernel_costs(function, report)
+    written = [
+        _sram_map(plt, function, report, directory / "sram_map.png"),
+        _kernel_times(plt, report, directory / "kernel_times.png"),
+    ]
+    dot_path = directory / "kernels.dot"
+    dot_path.write_text(kernel_graph_dot(function, costs))
+    written.append(dot_path)
+    dot = shutil.which("dot")
+    if dot is not None:
+        svg_path = directory / "kernels.svg"
+        try:
+            subprocess.run([dot, "-Tsvg", str(dot_path), "-o", str(svg_path)], check=True,
+                           capture_output=True, timeout=120)
+        except (OSError, subprocess.SubprocessError) as error:
+            raise RduccError(f"dot -Tsvg {dot_path} failed: {error}") from error
+        written.append(svg_path)
+    return written
+
+
+# --------------------------------------------------------------------------
+# Shared helpers
+# --------------------------------------------------------------------------
+
+
+def _forward(module: ModuleOp) -> func.FuncOp:
+    funcs = list(functions(module))
+    if not funcs:
+        raise RduccError("plots: the module has no function")
+    return next((f for f in funcs if f.sym_name.data == "forward"), funcs[0])
+
+
+def _computes(function: func.FuncOp) -> list[ComputeOp]:
+    return [op for op in function.body.walk() if isinstance(op, ComputeOp)]
+
+
+def _kernel_costs(function: func.FuncOp, report) -> dict[ComputeOp, KernelCost | None]:
+    """Each compute's KernelCost: in order when the counts agree, else by name."""
+    computes = _computes(function)
+    kernels = list(getattr(report, "kernels", []) or [])
+    if len(kernels) == len(computes):
+        return dict(zip(computes, kernels))
+    by_name = {k.name: k for k in kernels}
+    return {c: by_name.get(c.sym_name.data) for c in computes}
+
+
+def _int_attr(op: Operation, name: str) -> int:
+    value = op.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else 0
+
+
+def _bytes(n: float) -> str:
+    for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def _us(seconds: float) -> str:
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} us"
+
+
+def _ops_label(ops: dict[str, int]) -> str:
+    counts: Counter[str] = Counter()
+    for name, n in ops.items():
+        counts[name.split(".", 1)[-1]] += n
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# --------------------------------------------------------------------------
+# SRAM map
+# --------------------------------------------------------------------------
+
+
+def _buffer_kernel(op: Operation, starts: list[tuple[int, str]], start: int) -> str:
+    """The kernel a buffer belongs to: its compute, else the next compute after it."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ComputeOp):
+        parent = parent.parent_op()
+    if isinstance(parent, ComputeOp):
+        return parent.sym_name.data
+    if isinstance(op, AllocOp):
+        for use in op.result.uses:
+            if isinstance(use.operation, ComputeOp):
+                return use.operation.sym_name.data
+    for position, name in starts:
+        if position >= start:
+            return name
+    return starts[-1][1] if starts else "?"
+
+
+def _sram_map(plt, function: func.FuncOp, report, path: Path) -> Path:
+    from matplotlib.patches import Patch, Rectangle
+
+    position = {op: i for i, op in enumerate(function.body.walk())}
+    starts = [(position[c], c.sym_name.data) for c in _computes(function)]
+    rects = []  # (x0, x1, y0, size, kernel, copies)
+    for buffer in collect_buffers(function):
+        op = buffer.op
+        if isinstance(op, AllocOp):
+            if op.offset is None:
+                continue
+            offset, copies = op.offset.value.data, op.copies
+        else:
+            if BODY_OFFSET_ATTR not in op.attributes:
+                continue
+            offset, copies = _int_attr(op, BODY_OFFSET_ATTR), 1
+        kernel = _buffer_kernel(op, starts, buffer.start)
+        rects.append((buffer.start, buffer.end + 1, offset, buffer.size, kernel, copies))
+
+    capacity = _int_attr(function, SRAM_CAPACITY_ATTR) or getattr(report, "sram_capacity_bytes", 0)
+    peak = _int_attr(function, "tier.sram_peak") or max((r[2] + r[3] for r in rects), default=0)
+    bound = _int_attr(function, "tier.sram_lower_bound") or getattr(report, "sram_lower_bound_bytes", 0)
+    scale, unit = (1 << 20, "MiB") if max(peak, 1) >= (4 << 20) else ((1 << 10, "KiB") if peak >= 4096 else (1, "B"))
+
+    area: Counter[str] = Counter()
+    for x0, x1, _, size, kernel, _ in rects:
+        area[kernel] += (x1 - x0) * size
+    order = [name for _, name in starts]
+    named = [k for k, _ in area.most_common()]
+    if len(named) > LEGEND_MAX:
+        named = named[: LEGEND_MAX - 1]
+    named.sort(key=lambda k: order.index(k) if k in order else len(order))
+    cmap = plt.get_cmap("tab20" if len(named) > 10 else "tab10")
+    colours = {k: cmap(i % cmap.N) for i, k in enumerate(named)}
+    greys = ("#c8c8c8", "#a8a8a8")
+    others = sorted({r[4] for r in rects} - set(colours), key=lambda k: order.index(k) if k in order else 0)
+    for i, k in enumerate(others):
+        colours[k] = greys[i % 2]
+
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    edge = 0.3 if len(rects) < 400 else 0.1
+    for x0, x1, y0, size, kernel, copies in rects:
+        ax.add_patch(Rectangle((x0, y0 / scale), x1 - x0, size / scale, facecolor=colours[kernel],
+                               edgecolor="black", linewidth=edge, alpha=0.9))
+        if copies > 1:
+            for c in range(1, copies):
+                y = (y0 + size * c / copies) / scale
+                ax.plot([x0, x1], [y, y], color="black", linewidth=0.4, linestyle=":")
+    xmax = max((r[1] for r in rects), default=len(position)) or 1
+    ymax = max(peak, 1) / scale
+    title = f"SRAM map of @{function.sym_name.data}: peak {_bytes(peak)}, lower bound {_bytes(bound)}"
+    if capacity and capacity <= 3 * max(peak, 1):
+        ax.axhline(capacity / scale, color="red", linewidth=1.2, linestyle="--")
+        ax.text(xmax, capacity / scale, f" capacity {_bytes(capacity)}", color="red",
+                va="bottom", ha="right", fontsize=8)
+        ymax = max(ymax, capacity / scale)
+    elif capacity:
+        title += f"\ncapacity {_bytes(capacity)} (off scale: peak is {peak / capacity:.2%} of it)"
+    ax.axhline(peak / scale, color="black", linewidth=0.6, linestyle="-.")
+    ax.set_xlim(min((r[0] for r in rects), default=0), xmax)
+    ax.set_ylim(0, ymax * 1.05)
+    ax.set_xlabel("program position in @forward (op index)")
+    ax.set_ylabel(f"SRAM offset ({unit})")
+    ax.set_title(title, fontsize=10)
+    handles = [Patch(facecolor=colours[k], edgecolor="black", linewidth=0.3, label=k) for k in named]
+    if others:
+        handles.append(Patch(facecolor=greys[0], edgecolor="black", linewidth=0.3,
+                             label=f"{len(others)} others"))
+    if handles:
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0, title="kernel", title_fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------
+# Kernel times
+# --------------------------------------------------------------------------
+
+BOUND_COLOURS = {"compute": "#4c72b0", "sram": "#55a868", "hbm": "#dd8452", "ddr": "#c44e52", "launch": "#bdbdbd"}
+TERMS = (  # (label, getter, marker, colour)
+    ("compute", lambda k: k.compute_s, "o", "#1f3f7a"),
+    ("sram", lambda k: k.sram_s, "s", "#2d6b3c"),
+    ("hbm", lambda k: k.hbm_s, "^", "#a0521d"),
+    ("ddr", lambda k: k.ddr_s, "v", "#8b1e22"),
+    ("fill+launch", lambda k: k.fill_s + k.launch_s, "x", "black"),
+)
+
+
+def _kernel_times(plt, report, path: Path) -> Path:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    kernels = list(getattr(report, "kernels", []) or [])
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    n = len(kernels)
+    xs = list(range(n))
+    times = [k.modeled_time_s * 1e6 for k in kernels]
+    ax.bar(xs, times, width=0.8 if n < 60 else 1.0,
+           color=[BOUND_COLOURS.get(k.bound, "#cccccc") for k in kernels],
+           edgecolor="black" if n < 60 else "none", linewidth=0.3, zorder=2)
+    size = 5 if n < 60 else 2.5
+    for label, get, marker, colour in TERMS:
+        points = [(x, get(k) * 1e6) for x, k in zip(xs, kernels) if get(k) > 0]
+        if points:
+            ax.scatter([p[0] for p in points], [p[1] for p in points], marker=marker, s=size**2,
+                       color=colour, zorder=3, linewidths=1.0)
+    ax.set_yscale("log")
+    if n <= 30:
+        ax.set_xticks(xs, [k.name for k in kernels], rotation=90 if n > 12 else 0, fontsize=7)
+        if n <= 16:
+            for x, k, t in zip(xs, kernels, times):
+                ax.text(x, t * 1.15, k.bound, ha="center", va="bottom", fontsize=7)
+    else:
+        step = max(1, n // 15)
+        ax.set_xticks(xs[::step], [kernels[i].name for i in xs[::step]], rotation=90, fontsize=7)
+    ax.set_xlim(-0.7, n - 0.3 if n else 1)
+    if times:
+        low = min([t for t in times if t > 0] + [get(k) * 1e6 for _, get, _, _ in TERMS
+                                                 for k in kernels if get(k) > 0])
+        ax.set_ylim(low / 3, max(times) * 3)
+    ax.set_ylabel("modeled time (us, log)")
+    ax.set_xlabel("kernel (program order)")
+    total = getattr(report, "modeled_time_s", sum(k.modeled_time_s for k in kernels))
+    bounds = Counter(k.bound for k in kernels)
+    ax.set_title(f"Modeled kernel times on {getattr(report, 'target', '?')}: {n} kernels, total "
+                 f"{_us(total)}\nbound: " + ", ".join(f"{b} {c}" for b, c in bounds.most_common()),
+                 fontsize=10)
+    ax.grid(axis="y", which="major", linewidth=0.3, zorder=0)
+    handles = [Patch(facecolor=BOUND_COLOURS[b], label=f"{b}-bound") for b in BOUND_COLOURS if b in bounds]
+    handles += [Line2D([], [], marker=m, color=c, linestyle="none", markersize=5, label=f"{label} term")
+                for label, _, m, c in TERMS]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------
+# Kernel graph
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Graph:
+    nodes: dict[str, list[str]] = field(default_factory=dict)  # id -> label lines
+    shapes: dict[str, str] = field(default_factory=dict)
+    edges: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+
+
+def _walk(block: Block, runs: int) -> Iterator[tuple[Operation, int]]:
+    """The ops of @forward in program order with how often each runs; computes not entered."""
+    for op in block.ops:
+        if isinstance(op, scf.ForOp):
+            yield from _walk(op.body.block, runs * trip_count(op))
+            continue
+        yield op, runs
+        if not isinstance(op, ComputeOp):
+            for region in op.regions:
+                for inner in region.blocks:
+                    yield from _walk(inner, runs)
+
+
+def _buffer_bytes(value: SSAValue) -> int:
+    kind = value.type
+    return kind.size_in_bytes if isinstance(kind, BufferType) else 0
+
+
+def kernel_graph(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None]) -> _Graph:
+    """Kernels, inputs and results, and the bytes flowing between them."""
+    graph = _Graph()
+    # fill[buffer] = {producer node: bytes of its data now in the buffer}
+    fill: dict[SSAValue, dict[str, int]] = {}
+    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    for i, arg in enumerate(function.body.blocks[0].args):
+        name = f"arg{i}"
+        if i < len(arg_attrs) and isinstance(arg_attrs[i], DictionaryAttr):
+            attr = arg_attrs[i].data.get("rdu.input")
+            if isinstance(attr, StringAttr):
+                name = attr.data
+        node = f"input{i}"
+        graph.nodes[node] = [f"input {name}", str(arg.type)]
+        graph.shapes[node] = "invhouse"
+        fill[arg] = {node: _buffer_bytes(arg)}
+    index = 0
+    for op, runs in _walk(function.body.blocks[0], 1):
+        if isinstance(op, ComputeOp):
+            node = f"kernel{index}"
+            index += 1
+            cost = costs.get(op)
+            lines = [op.sym_name.data]
+            if cost is not None:
+                if ops := _ops_label(cost.ops_fused):
+                    lines.append(ops)
+                lines.append(f"{cost.modeled_time_s * 1e6:.3g} us, {cost.bound}-bound")
+            graph.nodes[node] = lines
+            graph.shapes[node] = "box"
+            for value in op.ins:
+                for source, n in fill.get(value, {}).items():
+                    if source != node:
+                        graph.edges[(source, node)] += n
+            for value in op.outs:
+                fill[value] = {node: _buffer_bytes(value) * runs}
+        elif isinstance(op, DmaOp | GatherDmaOp):
+            sources = dict(fill.get(op.source, {}))
+            if isinstance(op, GatherDmaOp):
+                sources.update(fill.get(op.indices, {}))
+            moved = transfer_bytes(op) * runs
+            windowed = isinstance(op, DmaOp) and bool(op.dst_offsets)
+            target = fill.setdefault(op.dest, {}) if windowed or runs > 1 else {}
+            for source in sources:
+                target[source] = target.get(source, 0) + moved
+            fill[op.dest] = target
+        elif isinstance(op, func.ReturnOp):
+            for i, value in enumerate(op.operands):
+                node = f"result{i}"
+                graph.nodes[node] = [f"result {i}", str(value.type)]
+                graph.shapes[node] = "house"
+                for source, n in fill.get(value, {}).items():
+                    graph.edges[(source, node)] += n
+    return graph
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def kernel_graph_dot(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None]) -> str:
+    """The kernel graph as Graphviz dot text."""
+    graph = kernel_graph(function, costs)
+    lines = [
+        f"digraph {_quote(function.sym_name.data)} {{",
+        "  rankdir=TB;",
+        '  node [fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=8];',
+    ]
+    for node, label in graph.nodes.items():
+        style = ', style=filled, fillcolor="#e8eef8"' if graph.shapes[node] == "box" else ""
+        label_text = "\\n".join(_quote(line)[1:-1] for line in label)
+        lines.append(f'  {_quote(node)} [label="{label_text}", shape={graph.shapes[node]}{style}];')
+    for (source, dest), n in graph.edges.items():
+        lines.append(f"  {_quote(source)} -> {_quote(dest)} [label={_quote(_bytes(n))}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["write_plots", "kernel_graph_dot"]

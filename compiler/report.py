@@ -1,0 +1,103 @@
+"""`rducc --report`: what the compiler did, as a table after the compile.
+
+Where each class of tensor lives (weights in HBM or DDR, values crossing
+kernels in HBM or kept on chip, values inside kernels in SRAM), SRAM peak
+against capacity, HBM and DDR use, and the cost model's per-kernel table
+(fused ops, FLOPs, bytes, bound, modeled time, share). Every time is modeled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+from rducc.dialects.memory import AllocOp, BufferType, ComputeOp, GlobalOp, Tier
+from rducc.kernel_model import tensor_bytes
+
+
+@dataclass(frozen=True)
+class TensorClass:
+    """One class of tensors: how many, in which tier, how many bytes."""
+
+    name: str
+    tier: str
+    count: int
+    bytes: int
+
+
+def _attr(op, name: str) -> int:
+    value = op.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else 0
+
+
+def _buffer_bytes(op: AllocOp) -> int:
+    buffer = op.result.type
+    assert isinstance(buffer, BufferType)
+    return buffer.size_in_bytes * op.copies
+
+
+def tensor_classes(module: ModuleOp) -> list[TensorClass]:
+    """Where weights, activations between kernels and kernel values live."""
+    globals_ = [op for op in module.ops if isinstance(op, GlobalOp)]
+    classes = []
+    for tier in (Tier.HBM, Tier.DDR):
+        placed = [g for g in globals_ if g.tier is not None and g.tier.data == tier]
+        size = sum(_global_bytes(g) for g in placed)
+        classes.append(TensorClass("weights", tier.value, len(placed), size))
+    computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    hbm = [op for op in module.walk() if isinstance(op, AllocOp) and op.result.type.tier.data == Tier.HBM]  # type: ignore[attr-defined]
+    classes.append(TensorClass("activations between kernels", "hbm", len(hbm), sum(map(_buffer_bytes, hbm))))
+    kept = [o for c in computes for o in c.outs if any(u.operation is not c and isinstance(u.operation, ComputeOp) for u in o.uses)]
+    if kept:
+        classes.append(TensorClass("activations kept on chip", "sram", len(kept), sum(_buffer_bytes(v.owner) for v in kept)))  # type: ignore[arg-type]
+    inner = [op for c in computes for op in c.body.block.ops if op.results and op.name != "rdu.yield"]
+    classes.append(TensorClass("values inside kernels", "sram", len(inner), sum(tensor_bytes(op.results[0]) for op in inner)))
+    return classes
+
+
+def _global_bytes(op: GlobalOp) -> int:
+    from rducc.passes.rdu_place_tiers import tensor_type_bytes
+
+    return tensor_type_bytes(op.global_type)
+
+
+def _mb(value: int) -> str:
+    return f"{value / 1e6:,.2f} MB" if value >= 1e5 else f"{value:,} B"
+
+
+def compile_report(module: ModuleOp, report: Any) -> str:
+    """The readable report: tensor placement, memory use, then the kernel table."""
+    forward = next(op for op in module.ops if op.name == "func.func")
+    peak, capacity = _attr(forward, "tier.sram_peak"), _attr(forward, "tier.sram_capacity")
+    lines = [f"rducc report: target {report.target}, {len(report.kernels)} kernels (times are modeled, not measured)", ""]
+    lines.append("tensors")
+    for cls in tensor_classes(module):
+        lines.append(f"  {cls.name:<30} {cls.tier:<5} {cls.count:>6}  {_mb(cls.bytes):>14}")
+    lines.append("")
+    share = f" ({peak / capacity:.1%})" if capacity else ""
+    lines.append(
+        f"SRAM  peak {_mb(peak)} of {_mb(capacity)}{share}; max-live lower bound "
+        f"{_mb(_attr(forward, 'tier.sram_lower_bound'))}"
+    )
+    lines.append(
+        f"HBM   weights {_mb(_attr(module, 'tier.hbm_weight_bytes'))}, activations at most "
+        f"{_mb(_attr(module, 'tier.activation_bytes'))}"
+    )
+    lines.append(f"DDR   weights {_mb(_attr(module, 'tier.ddr_weight_bytes'))}")
+    lines.append("")
+    lines.append(report.table())
+    return "\n".join(lines) + "\n"
+
+
+def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
+    """The report for tools: the cost report plus tensor placement and memory use."""
+    forward = next(op for op in module.ops if op.name == "func.func")
+    data = report.to_dict()
+    data["tensor_classes"] = [cls.__dict__ for cls in tensor_classes(module)]
+    data["hbm_weight_bytes"] = _attr(module, "tier.hbm_weight_bytes")
+    data["ddr_weight_bytes"] = _attr(module, "tier.ddr_weight_bytes")
+    data["activation_bytes"] = _attr(module, "tier.activation_bytes")
+    data["sram_capacity_bytes"] = _attr(forward, "tier.sram_capacity")
+    return data

@@ -1,0 +1,121 @@
+"""compiler/plots.py: the SRAM map and kernel-time PNGs, the kernel graph in dot."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+pytest.importorskip("matplotlib")
+pydot = pytest.importorskip("pydot")
+
+import models  # noqa: E402  (test/python/conftest.py puts examples/ on sys.path)
+
+import rducc  # noqa: E402
+from rducc.dialects.memory import ComputeOp  # noqa: E402
+from rducc.plots import write_plots  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def exported():
+    return {name: models.export(*getattr(models, name)()) for name in ("mlp", "tiny_llama")}
+
+
+def _plots(exported, name, opt_level, tmp_path):
+    program = rducc.compile(exported[name], opt_level=opt_level)
+    written = write_plots(program.module, program.report, tmp_path / "plots")
+    kernels = sum(isinstance(op, ComputeOp) for op in program.module.walk())
+    return program, written, kernels
+
+
+def _graph(path):
+    graphs = pydot.graph_from_dot_data(path.read_text())
+    assert graphs and len(graphs) == 1
+    return graphs[0]
+
+
+def _nodes(graph):
+    return {n.get_name().strip('"') for n in graph.get_nodes()} - {"node", "edge", "graph"}
+
+
+def _edges(graph):
+    return {(e.get_source().strip('"'), e.get_destination().strip('"')) for e in graph.get_edges()}
+
+
+@pytest.mark.parametrize("name, opt_level", [("mlp", 2), ("tiny_llama", 2), ("mlp", 0), ("tiny_llama", 1)])
+def test_writes_pngs_dot_and_svg_iff_dot(exported, name, opt_level, tmp_path):
+    program, written, kernels = _plots(exported, name, opt_level, tmp_path)
+    directory = tmp_path / "plots"
+    expected = ["sram_map.png", "kernel_times.png", "kernels.dot"]
+    if shutil.which("dot"):
+        expected.append("kernels.svg")
+    assert [p.name for p in written] == expected
+    assert all(p.parent == directory and p.is_file() for p in written)
+    assert (directory / "kernels.svg").exists() == bool(shutil.which("dot"))
+    for png in ("sram_map.png", "kernel_times.png"):
+        data = (directory / png).read_bytes()
+        assert data.startswith(PNG)
+        assert 5_000 < len(data) < 300_000, (png, len(data))
+    graph = _graph(directory / "kernels.dot")
+    nodes = _nodes(graph)
+    assert sum(n.startswith("kernel") for n in nodes) == kernels == len(program.report.kernels)
+    assert {"input0", "result0"} <= nodes
+    assert len(_edges(graph)) >= kernels  # every kernel reached, results fed
+
+
+def test_mlp_O0_graph_is_a_chain_with_bytes(exported, tmp_path):
+    _, _, kernels = _plots(exported, "mlp", 0, tmp_path)
+    assert kernels == 8
+    graph = _graph(tmp_path / "plots" / "kernels.dot")
+    edges = _edges(graph)
+    chain = [("input0", "kernel0")] + [(f"kernel{i}", f"kernel{i + 1}") for i in range(kernels - 1)]
+    chain.append((f"kernel{kernels - 1}", "result0"))
+    assert set(chain) <= edges
+    labels = {(e.get_source().strip('"'), e.get_destination().strip('"')): e.get("label").strip('"')
+              for e in graph.get_edges()}
+    assert labels[("input0", "kernel0")] == "512 B"  # 4x32xf32
+    assert labels[("kernel0", "kernel1")] == "1 KiB"  # 4x64xf32 through HBM
+    node = next(n for n in graph.get_nodes() if n.get_name().strip('"') == "kernel0")
+    assert "1 matmul" in node.get("label") and "us" in node.get("label")
+
+
+def test_creates_nested_directory_and_rewrites(exported, tmp_path):
+    program = rducc.compile(exported["mlp"], opt_level=2)
+    target = tmp_path / "a" / "b"
+    first = write_plots(program.module, program.report, target)
+    second = write_plots(program.module, program.report, target)
+    assert first == second and all(p.exists() for p in second)
+
+
+def test_missing_matplotlib_is_an_rducc_error(exported, tmp_path, monkeypatch):
+    import builtins
+
+    program = rducc.compile(exported["mlp"], opt_level=2)
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("no matplotlib")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(rducc.errors.RduccError, match="pip install 'rducc\\[plot\\]'"):
+        write_plots(program.module, program.report, tmp_path / "p")
+    assert not (tmp_path / "p" / "sram_map.png").exists()
+
+
+def test_svg_from_dot_on_path(exported, tmp_path, monkeypatch):
+    """With a `dot` on PATH, kernels.svg is what `dot -Tsvg kernels.dot -o kernels.svg` wrote."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "dot"
+    fake.write_text('#!/bin/sh\n[ "$1" = -Tsvg ] || exit 3\nprintf "<svg>%s</svg>" "$2" > "$4"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    program = rducc.compile(exported["mlp"], opt_level=2)
+    written = write_plots(program.module, program.report, tmp_path / "plots")
+    svg = tmp_path / "plots" / "kernels.svg"
+    assert written[-1] == svg
+    assert svg.read_text() == f"<svg>{tmp_path / 'plots' / 'kernels.dot'}</svg>"
