@@ -383,6 +383,8 @@ def test_help_documents_every_flag():
     described = {
         "-o": "where to write the MLIR", "--output": "'-' for stdout",
         "--emit": "graph", "-O": "whole layers", "--target": "sn40l-16", "--weights": "safetensors",
+        "--report": "modeled time", "--report-json": "JSON", "--plot": "SRAM allocation map",
+        "-q": "progress", "--quiet": "progress",
         "--no-locations": "loc(", "--timings": "stderr",
         "--list-ops": "ATen operators", "--debug": "traceback", "--version": "version",
         "--help": "help",
