@@ -77,6 +77,13 @@ def _load_input(path: str) -> np.ndarray:
         raise RduccError(f"input {path}: not a .npy array ({error})") from None
 
 
+def _as_declared(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """bf16 arrays come back from .npy files as raw 2-byte voids: read them as bf16."""
+    if array.dtype.kind == "V" and array.dtype.itemsize == np.dtype(dtype).itemsize:
+        return array.view(dtype)
+    return array
+
+
 def _weights_file(module: ModuleOp, program: Path, override: str | None) -> Path | None:
     if override:
         return Path(override)
@@ -128,9 +135,13 @@ def _run(args: argparse.Namespace) -> None:
 
     runner = PlacedProgram(module)
     inputs = [_load_input(p) for p in args.input]
+    inputs = [_as_declared(a, arg.dtype) for a, arg in zip(inputs, runner.inputs)] + inputs[len(runner.inputs):]
     weights_path = _weights_file(module, program_path, args.weights)
     if weights_path is None and _needs_weights(module):
-        raise RduccError(f"{program_path}: the program names no weights file; pass --weights FILE")
+        raise RduccError(
+            f"{program_path}: the program names no weights file (a model built on the meta "
+            "device has none: cost it with --simulate); pass --weights FILE"
+        )
     weights = load_weights(weights_path) if weights_path is not None else {}
     results = runner.run(inputs, weights)
     if args.output:

@@ -161,3 +161,21 @@ def test_rducc_run_simulate_needs_no_data(repo, tmp_path) -> None:
     result = _run("rducc-run", out, "--simulate")
     assert result.returncode == 0, result.stderr
     assert "modeled" in result.stdout.lower()
+
+
+def test_rducc_run_takes_bf16_npy(tmp_path) -> None:
+    import ml_dtypes
+    import models
+
+    model, inputs = models.mlp()
+    model = copy.deepcopy(model).to(torch.bfloat16)
+    x = inputs[0].to(torch.bfloat16)
+    torch.export.save(models.export(model, (x,)), str(tmp_path / "bf16.pt2"))
+    # numpy writes bf16 arrays as raw 2-byte voids; rducc-run reads them back as bf16
+    np.save(tmp_path / "x.npy", x.view(torch.int16).numpy().view(ml_dtypes.bfloat16))
+    assert _run("rducc", tmp_path / "bf16.pt2", "-o", tmp_path / "out.mlir").returncode == 0
+    ran = _run("rducc-run", tmp_path / "out.mlir", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz")
+    assert ran.returncode == 0, ran.stderr
+    got = np.load(tmp_path / "y.npz")["output_0"].view(ml_dtypes.bfloat16)
+    expected = _eager(model, (x,)).view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got, expected)  # bit for bit, as in eager
