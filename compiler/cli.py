@@ -213,17 +213,19 @@ def _run(args: argparse.Namespace) -> None:
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
-    module, program = import_file(args.input, times)
-    lower(module, target, args.opt_level, args.emit, times)
-    weights = program_weights(program)
-    weights_path = _weights_path(args, bool(weights))
-    if weights_path is not None:
-        module.attributes[WEIGHTS_ATTR] = StringAttr(_relative_to(weights_path, args.output))
-    with times.stage("print"):
-        text = module_text(module, locations=not args.no_locations)
-    with times.stage("write"):
-        _write_outputs(args.output, text, weights_path, weights)
-    progress.done()
+    try:
+        module, program = import_file(args.input, times)
+        lower(module, target, args.opt_level, args.emit, times)
+        weights = program_weights(program)
+        weights_path = _weights_path(args, bool(weights))
+        if weights_path is not None:
+            module.attributes[WEIGHTS_ATTR] = StringAttr(_relative_to(weights_path, args.output))
+        with times.stage("print"):
+            text = module_text(module, locations=not args.no_locations)
+        with times.stage("write"):
+            _write_outputs(args.output, text, weights_path, weights)
+    finally:
+        progress.done()  # clear the progress line, before any error message too
     if args.report or args.report_json or args.plot:
         _describe(module, target, args)
     if args.timings:
