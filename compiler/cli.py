@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from rducc import __version__
 from rducc.errors import RduccError
+from rducc.files import write_atomically
 from rducc.weights import WEIGHTS_ATTR, program_weights, save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
@@ -93,40 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rducc {__version__}")
     return parser
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write `text` to `path` via a temp file and rename; '-' means stdout."""
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    write_atomically_bytes(path, text.encode())
-
-
-def write_atomically_bytes(path: str, data: bytes) -> None:
-    """Write `data` to `path` via a temp file and rename: never a partial file."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise RduccError(f"cannot write {path}: directory {directory} does not exist")
-    try:
-        handle, temp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as error:
-        raise RduccError(f"cannot write {path}: {error.strerror}") from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(handle, 0o666 & ~umask)  # mkstemp's 0600 is not what users expect
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temp, target)
-    except OSError as error:
-        os.unlink(temp)
-        raise RduccError(f"cannot write {path}: {error.strerror}") from None
-    except BaseException:
-        os.unlink(temp)
-        raise
 
 
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:

@@ -36,7 +36,6 @@ from rducc.dialects.dataflow import (
     ConcatOp,
     ConvOp,
     GatherOp,
-    IotaOp,
     KernelOp,
     MapOp,
     MatmulOp,
@@ -186,7 +185,7 @@ def _add_op(classes: DimClasses, op: Operation) -> None:
         for value in op.inputs:
             _join_aligned(classes, value, result)
     elif isinstance(op, MatmulOp):
-        a, b, r = shape(op.lhs), shape(op.rhs), shape(result)
+        a, r = shape(op.lhs), shape(result)
         for value in (op.lhs, op.rhs):
             batch = shape(value)[:-2]
             for i, size in enumerate(batch):
@@ -464,13 +463,13 @@ def _intermediate_peak(
     return peak
 
 
-def untiled(group: Group) -> TilePlan:
+def untiled() -> TilePlan:
     return TilePlan(size=0, count=1, tiled={})
 
 
 def best_plan(group: Group, target: Target) -> tuple[TilePlan, WorkingSet] | None:
     """The plan with the fewest tiles whose working set fits, or None."""
-    whole = untiled(group)
+    whole = untiled()
     whole_set = working_set(group, whole, target)
     if whole_set.fits(target):
         return whole, whole_set

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from rducc.cli import write_atomically
+from rducc.files import write_atomically
 from rducc.dialects import ALL_DIALECTS
 from rducc.errors import RduccError
 from rducc.passes import ALL_PASSES

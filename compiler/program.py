@@ -159,7 +159,7 @@ class Program:
 
     def save(self, path: str | Path) -> None:
         """Write the MLIR to `path` and the weights beside it (PATH.safetensors)."""
-        from rducc.cli import write_atomically
+        from rducc.files import write_atomically
 
         path = Path(path)
         module = self.module.clone()

@@ -99,7 +99,7 @@ def _needs_weights(module: ModuleOp) -> bool:
 
 
 def _write_npz(path: str, results: list[np.ndarray]) -> None:
-    from rducc.cli import write_atomically_bytes
+    from rducc.files import write_atomically_bytes
 
     buffer = io.BytesIO()
     np.savez(buffer, **{f"output_{i}": r for i, r in enumerate(results)})
@@ -125,7 +125,7 @@ def _run(args: argparse.Namespace) -> None:
 
         report = estimate(module, target)
         if args.report:
-            from rducc.cli import write_atomically
+            from rducc.files import write_atomically
 
             write_atomically(args.report, report.to_json())
         if args.simulate:

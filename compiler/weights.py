@@ -10,8 +10,6 @@ bf16): the format is an 8-byte little-endian header length, a JSON header of
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from rducc.errors import RduccError
+from rducc.files import write_atomically_bytes
 
 WEIGHTS_ATTR = "rdu.weights"
 """Module attribute: the sidecar's file name, relative to the MLIR file."""
@@ -61,26 +60,9 @@ def sidecar_path(mlir_path: str | Path) -> Path:
 
 def save_weights(path: str | Path, tensors: Mapping) -> None:
     """Write tensors as safetensors, atomically (temp file + rename)."""
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise RduccError(f"cannot write {path}: directory {directory} does not exist")
-    try:
-        handle, temp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as error:
-        raise RduccError(f"cannot write {path}: {error.strerror}") from None
-    os.close(handle)
-    try:
-        save_file(_unshared(tensors), temp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except OSError as error:
-        os.unlink(temp)
-        raise RduccError(f"cannot write {path}: {error.strerror}") from None
+    write_atomically_bytes(str(path), save(_unshared(tensors)))
 
 
 def _unshared(tensors: Mapping) -> dict:

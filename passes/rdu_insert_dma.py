@@ -24,7 +24,6 @@ tier `rdu-place-tiers` chose; user inputs and results are HBM buffers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -45,7 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
-from rducc.dialects.dataflow import GatherOp, KernelOp, YieldOp
+from rducc.dialects.dataflow import GatherOp, KernelOp
 from rducc.dialects.memory import (
     AllocOp,
     BufferType,

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
 from xdsl.passes import ModulePass
 
@@ -83,9 +82,8 @@ class RduPlaceTiers(ModulePass):
         activations = _activation_bytes(op)
         hbm_free = target.hbm_bytes - activations
         hbm_used = ddr_used = 0
-        for name in _first_use_order(op) + [n for n in globals_ if n not in _first_use_order(op)]:
-            if name not in globals_:
-                continue
+        read = [n for n in _first_use_order(op) if n in globals_]
+        for name in read + [n for n in globals_ if n not in set(read)]:
             size = tensor_type_bytes(globals_[name].global_type)
             if hbm_used + size <= hbm_free:
                 globals_[name].tier = TierAttr(Tier.HBM)

@@ -41,7 +41,7 @@ from rducc.dialects.memory import (
     Tier,
 )
 from rducc.dialects.shapes import byte_width
-from rducc.kernel_model import ALIGNMENT, aligned
+from rducc.kernel_model import aligned
 from rducc.passes.common import functions, module_target, set_level
 
 @dataclass

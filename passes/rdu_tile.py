@@ -41,7 +41,7 @@ def _record(kernel: KernelOp, plan: TilePlan, found: WorkingSet) -> None:
 
 def _untileable(kernel: KernelOp, target: Target) -> LocatedError:
     group = kernel_group(kernel)
-    whole = working_set(group, untiled(group), target)
+    whole = working_set(group, untiled(), target)
     first = next(iter(kernel.body.block.ops), kernel)
     return LocatedError(
         first,

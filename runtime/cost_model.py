@@ -117,8 +117,22 @@ TIME_KEYS = ("compute", "sram", "hbm", "ddr")
 LAYOUT_OPS = frozenset({"rdu.reshape", "rdu.transpose", "rdu.broadcast", "rdu.slice", "rdu.concat"})
 
 
+class _TierTotals:
+    """Bytes that touched HBM or DDR, in either direction (needs `bytes_by_tier`)."""
+
+    bytes_by_tier: dict[str, int]
+
+    @property
+    def hbm_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "hbm")
+
+    @property
+    def ddr_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "ddr")
+
+
 @dataclass
-class KernelCost:
+class KernelCost(_TierTotals):
     """The modeled cost of one kernel (a `tier.compute` with its transfers)."""
 
     name: str
@@ -137,17 +151,10 @@ class KernelCost:
     modeled_time_s: float
     share: float = 0.0
 
-    @property
-    def hbm_bytes(self) -> int:
-        return _tier_bytes(self.bytes_by_tier, "hbm")
-
-    @property
-    def ddr_bytes(self) -> int:
-        return _tier_bytes(self.bytes_by_tier, "ddr")
 
 
 @dataclass
-class Report:
+class Report(_TierTotals):
     """The modeled cost of a whole program: its kernels and the totals."""
 
     target: str
@@ -159,13 +166,6 @@ class Report:
     sram_capacity_bytes: int
     kernels: list[KernelCost] = field(default_factory=list)
 
-    @property
-    def hbm_bytes(self) -> int:
-        return _tier_bytes(self.bytes_by_tier, "hbm")
-
-    @property
-    def ddr_bytes(self) -> int:
-        return _tier_bytes(self.bytes_by_tier, "ddr")
 
     def to_dict(self) -> dict:
         """JSON-ready: the attributes as keys, kernels as a list of dicts."""

@@ -161,6 +161,8 @@ def test_rducc_run_simulate_needs_no_data(repo, tmp_path) -> None:
     result = _run("rducc-run", out, "--simulate")
     assert result.returncode == 0, result.stderr
     assert "modeled" in result.stdout.lower()
+    other = _run("rducc-run", out, "--simulate", "--target", "sn40l-16")
+    assert other.returncode == 0 and "target sn40l-16" in other.stdout, other.stderr
 
 
 def test_rducc_run_takes_bf16_npy(tmp_path) -> None:

@@ -9,7 +9,6 @@ per run but not once per assertion.
 from __future__ import annotations
 
 import inspect
-import io
 import os
 import pickle
 import re

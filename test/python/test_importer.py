@@ -6,9 +6,8 @@ from collections import Counter
 
 import pytest
 import torch
-from xdsl.dialects import func, math
+from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc, SymbolRefAttr, TensorType
-from xdsl.ir import Operation
 
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.memory import GlobalOp

@@ -1,0 +1,48 @@
+"""Writing output files atomically: a temp file beside the target, then a rename.
+
+A failed write leaves no partial file and never clobbers an existing one; the
+new file gets the mode the umask says (not mkstemp's 0600).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rducc.errors import RduccError
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` via a temp file and rename; '-' means stdout."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_atomically_bytes(path, text.encode())
+
+
+def write_atomically_bytes(path: str, data: bytes) -> None:
+    """Write `data` to `path` via a temp file and rename: never a partial file."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise RduccError(f"cannot write {path}: directory {directory} does not exist")
+    try:
+        handle, temp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise RduccError(f"cannot write {path}: {error.strerror}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)  # mkstemp's 0600 is not what users expect
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temp, target)
+    except OSError as error:
+        os.unlink(temp)
+        raise RduccError(f"cannot write {path}: {error.strerror}") from None
+    except BaseException:
+        os.unlink(temp)
+        raise
