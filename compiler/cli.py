@@ -45,19 +45,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the MLIR ('-' for stdout, the default)",
     )
     parser.add_argument(
-        "--emit", choices=EMIT_LEVELS, default="placed",
+        "--emit", choices=EMIT_LEVELS, default=None,
         help=(
             "IR level to stop at: graph (the imported dataflow graph), kernels (fused), "
             "memory (tiled, tiers placed, explicit DMA) or placed (SRAM allocated; the default)"
         ),
     )
     parser.add_argument(
-        "-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
+        "-O", dest="opt_level", type=int, choices=(0, 1, 2), default=None, metavar="LEVEL",
         help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)",
     )
     parser.add_argument(
         "--target", default="sn40l", metavar="NAME|FILE",
         help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
+    )
+    parser.add_argument(
+        "--pass-pipeline", metavar="PIPELINE",
+        help="run this pipeline instead of the -O one, in xDSL's syntax "
+        "('rdu-canonicalize,cse,my-pass{k=2},rdu-fuse{level=1},...'); --print-pipeline shows the -O one",
+    )
+    parser.add_argument(
+        "--load-pass-plugin", dest="plugins", action="append", metavar="FILE",
+        help="load the passes a Python file defines, for --pass-pipeline (repeatable)",
+    )
+    parser.add_argument(
+        "--verify-each", action="store_true",
+        help="verify the IR after every pass; a pass that breaks it is named in the error",
+    )
+    parser.add_argument(
+        "--list-passes", action="store_true",
+        help="list every pass a pipeline can name, with its description and options, and exit",
+    )
+    parser.add_argument(
+        "--print-pipeline", action="store_true",
+        help="print the pipeline -O/--emit would run, as --pass-pipeline text, and exit",
     )
     parser.add_argument(
         "--weights", metavar="FILE",
@@ -164,24 +185,70 @@ def _describe(module, target, args: argparse.Namespace) -> None:
         write_plots(module, report, Path(args.plot))
 
 
+def _chosen_passes(args: argparse.Namespace) -> list | None:
+    """The --pass-pipeline passes (plugins loaded first), or None for the -O pipeline."""
+    from rducc.pipeline import available_passes, parse_passes
+
+    registry = available_passes(args.plugins or [])  # loads and checks the plugin files
+    if args.pass_pipeline is None:
+        return None
+    if args.opt_level is not None or args.emit is not None:
+        raise RduccError("--pass-pipeline replaces the -O pipeline: drop -O and --emit")
+    return parse_passes(args.pass_pipeline, registry)
+
+
+def _info(args: argparse.Namespace) -> bool:
+    """--list-ops, --list-passes, --print-pipeline: print and say so."""
+    if args.list_ops:
+        from rducc.importer import supported_ops
+
+        print("\n".join(supported_ops()))
+    elif args.list_passes:
+        from rducc.pass_info import list_passes, pass_groups
+
+        print(list_passes(pass_groups(args.plugins)), end="")
+    elif args.print_pipeline:
+        from rducc.pipeline import pipeline_text
+
+        print(pipeline_text(_opt_level(args), args.emit or "placed"))
+    else:
+        return False
+    return True
+
+
+def _opt_level(args: argparse.Namespace) -> int:
+    return 2 if args.opt_level is None else args.opt_level
+
+
+def _check_level_for_report(module, args: argparse.Namespace) -> None:
+    if not (args.report or args.report_json or args.plot):
+        return
+    if module.attributes.get("rdu.level") != StringAttr("placed"):
+        raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
+
+
 def _run(args: argparse.Namespace) -> None:
-    from rducc.driver import StageTimes, import_file, lower, module_text
-    from rducc.importer import supported_ops
     from rducc.targets import load_target
 
-    if args.list_ops:
-        print("\n".join(supported_ops()))
+    if _info(args):
         return
     if args.input is None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
     target = load_target(args.target)
-    if (args.report or args.report_json or args.plot) and args.emit != "placed":
+    if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
+    passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
+    from rducc.driver import StageTimes, import_file, lower, module_text
+
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
     try:
         module, program = import_file(args.input, times)
-        lower(module, target, args.opt_level, args.emit, times)
+        lower(
+            module, target, _opt_level(args), args.emit or "placed", times,
+            passes=passes, verify_each=args.verify_each,
+        )
+        _check_level_for_report(module, args)
         weights = program_weights(program)
         weights_path = _weights_path(args, bool(weights))
         if weights_path is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +16,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.passes import ModulePass
 
 from rducc.errors import RduccError
-from rducc.pipeline import run_pipeline
+from rducc.pipeline import IRBrokenError, default_passes, run_passes, set_target, verify_after
 from rducc.targets import Target
 from rducc.importer import decompose, import_program
 from rducc.loader import load_exported_program
@@ -94,10 +94,15 @@ def import_file(
 
 def lower(
     module: ModuleOp, target: Target, opt_level: int = 2, emit: str = "placed",
-    times: StageTimes | None = None,
+    times: StageTimes | None = None, *, passes: Sequence[ModulePass] | None = None,
+    verify_each: bool = False,
 ) -> None:
-    """Run the pipeline up to `emit`, timing each pass as its own stage."""
+    """Run the -O pipeline up to `emit` (or the given `passes` instead), timing
+    each pass as its own stage. With `verify_each` the IR is verified after
+    every pass; a pass that breaks it is named in the error."""
     times = times or StageTimes()
+    set_target(module, target)
+    chosen = default_passes(opt_level, emit) if passes is None else list(passes)
     clock = [time.perf_counter()]
 
     def between_passes(previous: ModulePass | None, _module: ModuleOp, following: object) -> None:
@@ -108,9 +113,21 @@ def lower(
             times.starting(following.name)
         clock[0] = now
 
-    run_pipeline(module, target, opt_level, emit, callback=between_passes)
+    run_passes(module, chosen, verify_each=verify_each, callback=between_passes)
     with times.stage("verify"):
-        verify(module)
+        if passes is None:
+            verify(module)  # rducc's own pipeline: IR that does not verify is a bug
+        else:
+            _verify_user_pipeline(module, verify_each)
+
+
+def _verify_user_pipeline(module: ModuleOp, verified_each: bool) -> None:
+    if verified_each:
+        return  # verified after every pass already
+    try:
+        verify_after(None, module)
+    except IRBrokenError as error:
+        raise IRBrokenError(f"{error}\n(rerun with --verify-each to name the pass that broke it)") from error
 
 
 def module_text(module: ModuleOp, locations: bool = True) -> str:

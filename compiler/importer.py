@@ -39,11 +39,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from rducc.dialects.dataflow import MapOp, YieldOp
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
 from rducc.passes.common import LAYER_ATTR
-from rducc.scalar import Number, ScalarBuilder
+from rducc.scalar import Number, ScalarBuilder, build_map_op
 from rducc.types import element_type_of, tensor_type_of
 
 Value = SSAValue | tuple[SSAValue | None, ...] | None
@@ -250,18 +249,7 @@ class GraphImporter:
         body: Callable[[ScalarBuilder, list[SSAValue | Number]], SSAValue],
     ) -> SSAValue:
         """An `rdu.map`: tensor inputs become block arguments, numbers stay numbers."""
-        tensors = [v for v in inputs if isinstance(v, SSAValue)]
-        block = Block(arg_types=[v.type.element_type for v in tensors])  # type: ignore[attr-defined]
-        for arg in block.args:
-            arg.location = self.location
-        args = iter(block.args)
-        scalars = [next(args) if isinstance(v, SSAValue) else v for v in inputs]
-        builder = ScalarBuilder(block, self.location)
-        result = builder.cast(body(builder, scalars), result_type.element_type)
-        yield_op = YieldOp(result)
-        yield_op.location = self.location
-        block.add_op(yield_op)
-        return self.emit(MapOp(tensors, result_type, Region(block)))
+        return self.emit(build_map_op(inputs, result_type, body, self.location))
 
 
 def _check_static(ep: ExportedProgram) -> None:

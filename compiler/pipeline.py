@@ -1,4 +1,4 @@
-"""The pass pipelines, in one place.
+"""The pass pipelines, in one place, and the runner every tool uses.
 
     -O0   every op its own kernel (the unfused baseline)
     -O1   pattern fusion (matmul + epilogue, norm + matmul, attention chain)
@@ -9,16 +9,34 @@ Each pipeline runs the levels of the architecture in order:
     graph   --rdu-canonicalize, cse, rdu-fuse, rdu-merge-maps-->  kernels
     kernels --rdu-tile, rdu-place-tiers, rdu-insert-dma-->   memory
     memory  --rdu-sram-alloc-->                             placed
+
+A pipeline can also be given as text in xDSL's syntax
+(`rdu-canonicalize,my-pass{k=2},rdu-fuse`), edited by inserting passes
+`before`/`after` a named one, and may name the passes of plugin files
+(`rducc.plugins`) and of installed packages' `xdsl.universe` entry points.
+`run_passes` runs one, naming the pass at fault when a pass fails or leaves
+IR that does not verify.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.passes import ModulePass, PassPipeline
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass, PassPipelineCallbackType
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+
+from rducc.errors import RduccError
 from rducc.passes import ALL_PASSES
 from rducc.passes.common import TARGET_ATTR
 from rducc.targets import Target, target_spec
+
+PassFactory = Callable[[], type[ModulePass]]
 
 LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels, in pipeline order; `--emit` stops at one of them."""
@@ -44,27 +62,235 @@ def pipeline_text(opt_level: int = 2, emit: str = "placed") -> str:
     return ",".join(passes)
 
 
-def available_passes() -> dict:
-    """rducc's passes plus the upstream ones the pipelines use."""
+# -- which passes a pipeline can name ----------------------------------------
+
+
+def installed_passes() -> dict[str, PassFactory]:
+    """Passes of every installed `xdsl.universe` entry point (xDSL's own included)."""
+    from xdsl.universe import Universe
+
+    try:
+        return dict(Universe.get_multiverse().all_passes)
+    except Exception as error:  # a broken plugin package is the user's to fix
+        raise RduccError(f"cannot load the installed xdsl.universe plugins: {error}") from error
+
+
+def available_passes(plugin_files: Iterable[str | Path] = ()) -> dict[str, PassFactory]:
+    """Every pass a pipeline may name: xDSL's, installed plugins', rducc's and
+    those defined in `plugin_files` (a plugin may not reuse a taken name)."""
     from xdsl.transforms import get_all_passes
 
-    return {**get_all_passes(), **ALL_PASSES}
+    from rducc.plugins import load_pass_plugin
+
+    passes = {**get_all_passes(), **installed_passes(), **ALL_PASSES}
+    for path in plugin_files:
+        for name, cls in load_pass_plugin(path).items():
+            if name in passes:
+                raise RduccError(
+                    f"{path}: error: the plugin's pass '{name}' has the name of a pass "
+                    f"that exists already ({_origin(passes[name])}); rename it"
+                )
+            passes[name] = factory_of(cls)
+    return passes
 
 
-def build_pipeline(text: str, callback=None) -> PassPipeline:
-    return PassPipeline.parse_spec(available_passes(), text, callback)
+def factory_of(cls: type[ModulePass]) -> PassFactory:
+    """A lazy factory, as xDSL registers passes, for a pass class at hand."""
+    return lambda: cls
+
+
+def _origin(factory: PassFactory) -> str:
+    """Where a pass comes from, for messages: its defining module."""
+    try:
+        return factory().__module__
+    except Exception:  # noqa: BLE001 - only used to word a message
+        return "unknown module"
+
+
+def parse_passes(text: str, passes: dict[str, PassFactory] | None = None) -> list[ModulePass]:
+    """Pass instances from pipeline text; unknown names and bad options are `RduccError`s."""
+    passes = available_passes() if passes is None else passes
+    try:
+        specs = list(parse_pipeline(text))
+    except (Exception, ArgSpecParseError) as error:  # ArgSpecParseError is a BaseException
+        raise RduccError(f"bad pass pipeline: {str(error).strip()}") from error
+    result = []
+    for spec in specs:
+        if spec.name not in passes:
+            known = ", ".join(sorted(n for n in passes if n.startswith("rdu-")))
+            raise RduccError(
+                f"unknown pass '{spec.name}' in pipeline '{text}' (rducc's passes: {known}; "
+                "'rducc --list-passes' lists them all)"
+            )
+        try:
+            result.append(passes[spec.name]().from_pass_spec(spec))
+        except Exception as error:
+            raise RduccError(f"bad options for pass '{spec.name}': {error}") from error
+    return result
+
+
+def default_passes(opt_level: int = 2, emit: str = "placed") -> list[ModulePass]:
+    """The -O pipeline up to `emit`, as pass instances."""
+    return parse_passes(pipeline_text(opt_level, emit), {**ALL_PASSES, **_upstream_used()})
+
+
+def _upstream_used() -> dict[str, PassFactory]:
+    from xdsl.transforms import get_all_passes
+
+    return {"cse": get_all_passes()["cse"]}
+
+
+# -- inserting passes into a pipeline ------------------------------------------
+
+
+@dataclass(frozen=True)
+class PipelineEdit:
+    """Insert `passes` just before or just after every pass named `anchor`."""
+
+    anchor: str
+    where: Literal["before", "after"]
+    passes: tuple[ModulePass, ...]
+
+
+def before(anchor: str, *passes: ModulePass) -> PipelineEdit:
+    """Run `passes` just before the pipeline's pass named `anchor`."""
+    return PipelineEdit(anchor, "before", passes)
+
+
+def after(anchor: str, *passes: ModulePass) -> PipelineEdit:
+    """Run `passes` just after the pipeline's pass named `anchor`."""
+    return PipelineEdit(anchor, "after", passes)
+
+
+def edit_pipeline(passes: Sequence[ModulePass], edits: Iterable[PipelineEdit]) -> list[ModulePass]:
+    """`passes` with each edit's passes inserted at its anchor."""
+    result = list(passes)
+    for edit in edits:
+        names = [p.name for p in result]
+        if edit.anchor not in names:
+            raise RduccError(
+                f"cannot insert {edit.where} '{edit.anchor}': the pipeline has no such pass "
+                f"(it runs {', '.join(names) or 'no passes'})"
+            )
+        edited: list[ModulePass] = []
+        for one in result:
+            if one.name == edit.anchor and edit.where == "before":
+                edited.extend(edit.passes)
+            edited.append(one)
+            if one.name == edit.anchor and edit.where == "after":
+                edited.extend(edit.passes)
+        result = edited
+    return result
+
+
+# -- running a pipeline --------------------------------------------------------
+
+
+class PassFailedError(RduccError):
+    """A pass of the user's raised, or a pass left IR that does not verify."""
+
+
+class IRBrokenError(PassFailedError, DiagnosticException):
+    """The IR does not verify after a pass (a diagnostic, as xdsl-opt expects)."""
+
+
+def is_rducc_or_upstream(one: ModulePass) -> bool:
+    """Whether a pass is rducc's or xDSL's own (its failures are bugs, not the user's)."""
+    return type(one).__module__.split(".")[0] in ("rducc", "xdsl")
+
+
+def broken_ir_error(one: ModulePass | None, module: ModuleOp, error: Exception) -> IRBrokenError:
+    """The error for IR that does not verify after `one`, naming it and the failing op."""
+    from rducc.diagnostics import describe_verify_failure
+
+    where = f"after pass '{one.name}'" if one is not None else "after the pipeline"
+    return IRBrokenError(f"the IR does not verify {where}:\n{describe_verify_failure(module, error)}")
+
+
+def verify_after(one: ModulePass | None, module: ModuleOp) -> None:
+    """Verify `module`; a failure names the pass that left it so and the failing op."""
+    try:
+        module.verify()
+    except DiagnosticException as error:
+        raise broken_ir_error(one, module, error) from error
+
+
+def _apply(one: ModulePass, ctx: Context, module: ModuleOp) -> None:
+    """Apply a pass; an exception from a user's pass names the pass and its line."""
+    from rducc.diagnostics import user_frame
+
+    try:
+        one.apply(ctx, module)
+    except (RduccError, DiagnosticException):
+        raise
+    except Exception as error:
+        if is_rducc_or_upstream(one):
+            raise  # a bug in rducc or xDSL: an internal error with a report request
+        frame = user_frame(error, type(one))
+        where = f" at {frame}" if frame else ""
+        raise PassFailedError(f"pass '{one.name}' failed{where}: {type(error).__name__}: {error}") from error
+
+
+def run_passes(
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    *,
+    verify_each: bool = False,
+    callback: PassPipelineCallbackType | None = None,
+    ctx: Context | None = None,
+) -> None:
+    """Apply `passes` in order, as `PassPipeline.apply` does, calling `callback`
+    (xDSL's `(previous, module, next)`) between them.
+
+    A user's pass (one neither rducc's nor xDSL's) is checked closely: an
+    exception from it becomes a `PassFailedError` naming it, and the IR is
+    verified after it, so that IR it breaks is an `IRBrokenError` naming it
+    and the failing op, before rducc's passes see that IR. With
+    `verify_each` (or a callback that verifies, as xdsl-opt's does) the IR
+    is verified after every pass."""
+    ctx = ctx or Context()
+    if callback is not None:
+        callback(None, module, passes[0] if passes else None)
+    for index, one in enumerate(passes):
+        following = passes[index + 1] if index + 1 < len(passes) else None
+        _apply(one, ctx, module)
+        if verify_each or not is_rducc_or_upstream(one):
+            verify_after(one, module)
+        if callback is not None:
+            try:
+                callback(one, module, following)
+            except IRBrokenError:
+                raise
+            except DiagnosticException as error:  # the callback's own verify
+                raise broken_ir_error(one, module, error) from error
+
+
+def set_target(module: ModuleOp, target: Target) -> None:
+    """Record the target on the module, where every pass reads it."""
+    module.attributes[TARGET_ATTR] = StringAttr(target_spec(target))
 
 
 def run_pipeline(
-    module: ModuleOp, target: Target, opt_level: int = 2, emit: str = "placed", callback=None
+    module: ModuleOp, target: Target, opt_level: int = 2, emit: str = "placed"
 ) -> None:
     """Lower an imported module in place to the `emit` level for `target`."""
-    from xdsl.context import Context
-
-    module.attributes[TARGET_ATTR] = StringAttr(target_spec(target))
-    text = pipeline_text(opt_level, emit)
-    if text:
-        build_pipeline(text, callback).apply(Context(), module)
+    set_target(module, target)
+    run_passes(module, default_passes(opt_level, emit))
 
 
-__all__ = ["LEVELS", "pipeline_text", "run_pipeline", "ModulePass"]
+__all__ = [
+    "LEVELS",
+    "IRBrokenError",
+    "PassFailedError",
+    "PipelineEdit",
+    "after",
+    "available_passes",
+    "before",
+    "default_passes",
+    "edit_pipeline",
+    "parse_passes",
+    "pipeline_text",
+    "run_passes",
+    "run_pipeline",
+    "verify_after",
+]

@@ -22,9 +22,10 @@ from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from rducc.driver import decompose_and_import, lower, module_text, verify
+from rducc.driver import decompose_and_import, lower, module_text
 from rducc.errors import RduccError
 from rducc.loader import load_exported_program
+from rducc.pipeline import PipelineEdit
 from rducc.targets import Target, load_target
 from rducc.weights import (
     WEIGHTS_ATTR,
@@ -56,21 +57,28 @@ def _exported(model: ModelLike, example_inputs: tuple | None) -> torch.export.Ex
     )
 
 
-def _apply_custom(module: ModuleOp, passes: str | Sequence[ModulePass], target: Target) -> None:
-    """Run a caller's own pipeline (text, or pass instances) instead of the default one."""
-    from xdsl.context import Context
+PassesLike = str | Sequence[ModulePass] | Sequence[PipelineEdit]
+"""What `compile(passes=...)` takes: pipeline text or pass instances (the whole
+pipeline), or `rducc.api.before/after` edits (inserted into the -O pipeline)."""
 
-    from rducc.passes.common import TARGET_ATTR
-    from rducc.pipeline import build_pipeline
-    from rducc.targets import target_spec
 
-    module.attributes[TARGET_ATTR] = StringAttr(target_spec(target))
+def _chosen_passes(passes: PassesLike | None, opt_level: int) -> list[ModulePass] | None:
+    """The pipeline to run instead of the -O one, or None to run the -O one."""
+    from rducc.pipeline import default_passes, edit_pipeline, parse_passes
+
+    if passes is None:
+        return None
     if isinstance(passes, str):
-        build_pipeline(passes).apply(Context(), module)
-    else:
-        for one in passes:
-            one.apply(Context(), module)
-    verify(module)
+        return parse_passes(passes)
+    items = list(passes)
+    if items and all(isinstance(p, PipelineEdit) for p in items):
+        return edit_pipeline(default_passes(opt_level), items)  # type: ignore[arg-type]
+    if all(isinstance(p, ModulePass) for p in items):
+        return items  # type: ignore[return-value]
+    raise RduccError(
+        "passes= takes pipeline text, a list of ModulePass instances (the whole pipeline), "
+        "or a list of rducc.api.before(...)/after(...) edits of the -O pipeline, not a mix"
+    )
 
 
 def compile(  # noqa: A001 - the public name the API promises
@@ -79,22 +87,24 @@ def compile(  # noqa: A001 - the public name the API promises
     *,
     target: str | Target = "sn40l",
     opt_level: int = 2,
-    passes: str | Sequence[ModulePass] | None = None,
+    passes: PassesLike | None = None,
+    verify_each: bool = False,
 ) -> Program:
     """Compile a model for the target and return the runnable Program.
 
     `model` is an ExportedProgram, a path to a `torch.export.save` archive, or
-    an nn.Module (exported with `example_inputs`). `passes`, when given,
-    replaces the default pipeline: pipeline text (`"rdu-canonicalize,cse,..."`)
-    or a list of ModulePass instances, run on the imported graph.
+    an nn.Module (exported with `example_inputs`). `passes`, when given, is
+    pipeline text (`"rdu-canonicalize,cse,..."`) or a list of ModulePass
+    instances, which replace the -O pipeline, or a list of
+    `rducc.api.before(name, pass)` / `after(name, pass)` edits, which insert
+    passes into it. `verify_each` verifies the IR after every pass, naming
+    the pass that broke it.
     """
     chosen = load_target(target)
+    custom = _chosen_passes(passes, opt_level)
     exported = _exported(model, example_inputs)
     module, decomposed = decompose_and_import(exported)
-    if passes is None:
-        lower(module, chosen, opt_level)
-    else:
-        _apply_custom(module, passes, chosen)
+    lower(module, chosen, opt_level, passes=custom, verify_each=verify_each)
     weights = {name: torch_to_numpy(t) for name, t in program_weights(decomposed).items()}
     return Program(module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec)
 

@@ -7,7 +7,7 @@ between rducc's element types, so the ATen converters read like formulas.
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
@@ -17,11 +17,13 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    TensorType,
     f32,
     i1,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from rducc.dialects.dataflow import MapOp, YieldOp
 from rducc.dialects.shapes import is_bool, is_float, is_integer
 
 Number = bool | int | float
@@ -239,3 +241,30 @@ _MATH_UNARY: dict[str, Callable[[SSAValue], Operation]] = {
     "trunc": math.TruncOp,
     "round": math.RoundEvenOp,
 }
+
+
+MapBody = Callable[[ScalarBuilder, list[SSAValue | Number]], SSAValue]
+"""Builds a map's scalar body: from the builder and one scalar per input
+(a block argument for a tensor input, the number itself for a number)."""
+
+
+def build_map_op(
+    inputs: Sequence[SSAValue | Number], result_type: TensorType, body: MapBody, location: Attribute
+) -> MapOp:
+    """An `rdu.map` (not inserted anywhere): tensor inputs become block
+    arguments, numbers stay numbers, the body's value is cast to the result's
+    element type, and every op of the body is at `location`."""
+    tensors = [v for v in inputs if isinstance(v, SSAValue)]
+    block = Block(arg_types=[v.type.element_type for v in tensors])  # type: ignore[attr-defined]
+    for arg in block.args:
+        arg.location = location
+    args = iter(block.args)
+    scalars = [next(args) if isinstance(v, SSAValue) else v for v in inputs]
+    builder = ScalarBuilder(block, location)
+    result = builder.cast(body(builder, scalars), result_type.element_type)
+    yield_op = YieldOp(result)
+    yield_op.location = location
+    block.add_op(yield_op)
+    map_op = MapOp(tensors, result_type, Region(block))
+    map_op.location = location
+    return map_op

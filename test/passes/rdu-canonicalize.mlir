@@ -167,5 +167,5 @@ builtin.module attributes {rdu.level = "graph"} {
 
 // rdu-canonicalize takes no options.
 // ERR-NOT: Traceback
-// ERR: rducc-opt: error: Provided arguments ["level"] not found in expected arguments []
+// ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments []
 // ERR-NOT: Traceback

@@ -386,6 +386,9 @@ def test_help_documents_every_flag():
         "-q": "progress", "--quiet": "progress",
         "--no-locations": "loc(", "--timings": "stderr",
         "--list-ops": "ATen operators", "--debug": "traceback", "--version": "version",
+        "--pass-pipeline": "instead of the -O one", "--load-pass-plugin": "Python file",
+        "--verify-each": "after every pass", "--list-passes": "description and options",
+        "--print-pipeline": "would run",
         "--help": "help",
     }
     for flag, words in described.items():
