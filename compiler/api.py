@@ -10,6 +10,8 @@ A pass is an xDSL `ModulePass`; most are a few `RewritePattern`s, and
 - the cost model: `candidate_cost(ops)` (the modeled time of some ops run
   as one kernel, as the real pipeline would tile, place and cost it) and
   `kernel_cost(kernel)`;
+- tiling: `tile_plans(kernel)` (every tiling that fits) and `set_tiling`
+  (record one, for a heuristic that runs instead of `rdu-tile`);
 - builders whose result verifies: `build_map` (an elementwise op from a
   scalar formula, with PyTorch's f16/bf16-in-f32 arithmetic), `merge_maps`,
   `outline_kernel`;
@@ -41,10 +43,13 @@ from xdsl.pattern_rewriter import (
 from rducc.dialects import dataflow as rdu
 from rducc.dialects import memory as tier
 from rducc.errors import RduccError
-from rducc.kernel_model import make_group
+from rducc.kernel_model import (
+    TilePlan, candidate_loops, kernel_group, make_group, tile_sizes, untiled, working_set,
+)
 from rducc.passes.common import module_target, set_level
 from rducc.passes.rdu_fuse import outline_kernel
 from rducc.passes.rdu_merge_maps import merged_map
+from rducc.passes.rdu_tile import record_plan
 from rducc.pipeline import after, before
 from rducc.runtime.cost_model import KernelCost
 from rducc.scalar import Number, ScalarBuilder, build_map_op, opmath_type
@@ -134,7 +139,8 @@ def target_of(op: Operation) -> Target:
 
 
 def _candidate_module(ops: Sequence[Operation], target: Target) -> ModuleOp:
-    """A module whose @forward runs copies of `ops`, as one kernel, at level 'kernels'."""
+    """A module whose @forward runs copies of `ops` at level 'kernels': the ops
+    outlined as one kernel, or a lone `rdu.kernel` copied as it is."""
     from rducc.pipeline import set_target
 
     group = make_group(ops)
@@ -154,7 +160,8 @@ def _candidate_module(ops: Sequence[Operation], target: Target) -> ModuleOp:
     )
     module = ModuleOp([function])
     set_target(module, target)
-    outline_kernel(copies, "candidate")
+    if not (len(copies) == 1 and isinstance(copies[0], rdu.KernelOp)):
+        outline_kernel(copies, "candidate")
     set_level(module, "kernels")
     return module
 
@@ -163,30 +170,60 @@ _LOWERING = ("rdu-tile", "rdu-place-tiers", "rdu-insert-dma", "rdu-sram-alloc")
 """The passes that take a kernel from level 'kernels' to a placed, costable program."""
 
 
+def _cost_alone(ops: Sequence[Operation], target: Target, tile: bool) -> KernelCost | None:
+    from rducc.pipeline import default_passes, run_passes
+    from rducc.runtime.cost_model import estimate
+
+    module = _candidate_module(ops, target)
+    wanted = _LOWERING if tile else _LOWERING[1:]
+    try:
+        run_passes(module, [p for p in default_passes(2) if p.name in wanted])
+    except RduccError:
+        return None
+    return estimate(module, target).kernels[0]
+
+
 def candidate_cost(ops: Sequence[Operation], target: Target | None = None) -> KernelCost | None:
     """The cost model's figures for `ops` (from one block, in order) run as one
     kernel on `target` (default: the ops' module's target): tiled, placed and
     costed by the same passes and formulas as the real pipeline. None when
     they cannot form one kernel (it cannot be tiled into SRAM)."""
-    from rducc.pipeline import default_passes, run_passes
-    from rducc.runtime.cost_model import estimate
-
     if not ops:
         raise RduccError("candidate_cost needs at least one op")
-    chosen = target or target_of(ops[0])
-    module = _candidate_module(ops, chosen)
-    lowering = [p for p in default_passes(2) if p.name in _LOWERING]
-    try:
-        run_passes(module, lowering)
-    except RduccError:
-        return None
-    return estimate(module, chosen).kernels[0]
+    return _cost_alone(ops, target or target_of(ops[0]), tile=True)
 
 
 def kernel_cost(kernel: rdu.KernelOp, target: Target | None = None) -> KernelCost | None:
-    """The cost model's figures for an existing `rdu.kernel` (see `candidate_cost`)."""
-    body = [op for op in kernel.body.block.ops if not isinstance(op, rdu.YieldOp)]
-    return candidate_cost(body, target or target_of(kernel))
+    """The cost model's figures for an existing `rdu.kernel`, with the tiling
+    recorded on it (by rdu-tile or `set_tiling`), else the one rdu-tile picks."""
+    return _cost_alone([kernel], target or target_of(kernel), tile="tiles" not in kernel.attributes)
+
+
+def tile_plans(kernel: rdu.KernelOp, target: Target | None = None) -> list[TilePlan]:
+    """Every tiling of the kernel whose working set fits the target, fewest
+    tiles first: one parallel dim split into `count` tiles of `size` (count
+    1: untiled). rdu-tile picks the first."""
+    chosen = target or target_of(kernel)
+    group = kernel_group(kernel)
+    plans = [untiled()]
+    for extent, dims in candidate_loops(group):
+        plans += [TilePlan(size, extent // size, dims) for size in tile_sizes(extent, chosen.lanes) if size < extent]
+    fitting = [plan for plan in plans if working_set(group, plan, chosen).fits(chosen)]
+    return sorted(fitting, key=lambda plan: plan.count)
+
+
+def set_tiling(kernel: rdu.KernelOp, plan: TilePlan, target: Target | None = None) -> None:
+    """Record `plan` on the kernel as rdu-tile would, for a tiling heuristic that
+    runs instead of rdu-tile; a plan whose working set does not fit is an error."""
+    chosen = target or target_of(kernel)
+    found = working_set(kernel_group(kernel), plan, chosen)
+    if not found.fits(chosen):
+        raise RduccError(
+            f"kernel {kernel.sym_name.data}: {plan.count} tiles of {plan.size} need "
+            f"{found.total_bytes} bytes of SRAM and {found.pmus} PMUs; {chosen.name} has "
+            f"{chosen.sram_bytes} bytes and {chosen.pmus} PMUs"
+        )
+    record_plan(kernel, plan, found)
 
 
 # -- builders ------------------------------------------------------------------
@@ -243,6 +280,9 @@ __all__ = [
     "only_user",
     "op_type_rewrite_pattern",
     "outline_kernel",
+    "set_tiling",
+    "tile_plans",
+    "TilePlan",
     "producer",
     "rdu",
     "target_of",

@@ -30,7 +30,8 @@ from rducc.passes.common import module_target
 from rducc.targets import Target
 
 
-def _record(kernel: KernelOp, plan: TilePlan, found: WorkingSet) -> None:
+def record_plan(kernel: KernelOp, plan: TilePlan, found: WorkingSet) -> None:
+    """Record a tiling on the kernel, in the attributes rdu-insert-dma reads."""
     group = kernel_group(kernel)
     kernel.attributes["tiles"] = IntegerAttr(plan.count, i64)
     kernel.attributes["tile_size"] = IntegerAttr(plan.size, i64)
@@ -58,7 +59,7 @@ def tile_kernel(kernel: KernelOp, target: Target) -> None:
     found = best_plan(kernel_group(kernel), target)
     if found is None:
         raise _untileable(kernel, target)
-    _record(kernel, *found)
+    record_plan(kernel, *found)
 
 
 @dataclass(frozen=True)

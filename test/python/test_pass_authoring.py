@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ import rducc
 from rducc import api
 from rducc.driver import import_exported, lower
 from rducc.errors import RduccError
+from rducc.kernel_model import best_plan, kernel_group
 from rducc.pipeline import default_passes, edit_pipeline, parse_passes, pipeline_text
 from rducc.plugins import load_pass_plugin
 from rducc.targets import load_target
@@ -438,3 +440,61 @@ def test_build_map_and_merge_maps_verify(graph):
     assert half.location is not None
     bias.parent_block().insert_op_after(half, bias)
     module.verify()
+
+
+# -- a tiling heuristic: tile_plans and set_tiling ---------------------------------------
+
+
+@dataclass(frozen=True)
+class MostTiles(api.ModulePass):
+    """A tiling heuristic for the tests: the most tiles that fit, instead of rdu-tile."""
+
+    name = "most-tiles"
+
+    def apply(self, ctx, module):
+        for kernel in api.kernels(module):
+            api.set_tiling(kernel, api.tile_plans(kernel)[-1])
+
+
+def test_tile_plans_fit_fewest_first_and_rdu_tile_picks_the_first(silu_model):
+    model, x = silu_model
+    target = load_target(str(ROOT / "test" / "passes" / "Inputs" / "tiny.toml"))
+    module = import_exported(torch.export.export(model, (x,)))
+    lower(module, target, 0, emit="kernels")
+    for kernel in api.kernels(module):
+        plans = api.tile_plans(kernel, target)
+        assert plans and [p.count for p in plans] == sorted(p.count for p in plans)
+        chosen, _ = best_plan(kernel_group(kernel), target)
+        assert (plans[0].count, plans[0].size) == (chosen.count, chosen.size)
+    assert any(len(api.tile_plans(k, target)) > 1 for k in api.kernels(module))
+
+
+def test_a_tiling_heuristic_replaces_rdu_tile_and_the_result_matches_eager(silu_model):
+    model, x = silu_model
+    pipeline = [MostTiles() if p.name == "rdu-tile" else p for p in default_passes(1)]
+    program = rducc.compile(model, (x,), passes=pipeline)
+    torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
+    assert max(k.tiles for k in program.report.kernels) > 1
+    usual = rducc.compile(model, (x,), opt_level=1)
+    assert max(k.tiles for k in usual.report.kernels) == 1
+
+
+def test_kernel_cost_follows_the_recorded_tiling(silu_model):
+    model, x = silu_model
+    module = import_exported(torch.export.export(model, (x,)))
+    lower(module, load_target("sn40l"), 1, emit="kernels")
+    kernel = api.kernels(module)[0]
+    untiled_cost = api.kernel_cost(kernel)
+    api.set_tiling(kernel, api.tile_plans(kernel)[-1])
+    tiled_cost = api.kernel_cost(kernel)
+    assert untiled_cost.tiles == 1 and tiled_cost.tiles == api.tile_plans(kernel)[-1].count > 1
+
+
+def test_set_tiling_refuses_a_plan_that_does_not_fit(silu_model):
+    model, x = silu_model
+    micro = load_target(str(ROOT / "test" / "passes" / "Inputs" / "micro.toml"))
+    module = import_exported(torch.export.export(torch.nn.Linear(256, 256), (torch.randn(64, 256),)))
+    lower(module, load_target("sn40l"), 1, emit="kernels")
+    kernel = api.kernels(module)[0]
+    with pytest.raises(RduccError, match="need .* bytes of SRAM"):
+        api.set_tiling(kernel, api.tile_plans(kernel)[0], micro)
