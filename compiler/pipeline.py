@@ -83,7 +83,8 @@ def available_passes(plugin_files: Iterable[str | Path] = ()) -> dict[str, PassF
     from rducc.plugins import load_pass_plugin
 
     passes = {**get_all_passes(), **installed_passes(), **ALL_PASSES}
-    for path in plugin_files:
+    unique = {Path(path).resolve(): path for path in plugin_files}  # a file named twice loads once
+    for path in unique.values():
         for name, cls in load_pass_plugin(path).items():
             if name in passes:
                 raise RduccError(

@@ -177,6 +177,14 @@ def test_placed_program_with_plugin_pass_matches_eager(cli_with_plugin, silu_mod
     torch.testing.assert_close(torch.from_numpy(got), model(x).detach(), rtol=1e-4, atol=1e-5)
 
 
+def test_a_plugin_file_named_twice_loads_once():
+    from rducc.pipeline import available_passes
+
+    same_file = FUSE_SILU.parent / ".." / "rducc_silu" / "fuse_silu.py"
+    passes = available_passes([FUSE_SILU, str(same_file)])
+    assert passes["fuse-silu"]() is load_pass_plugin(FUSE_SILU)["fuse-silu"]
+
+
 def test_rducc_opt_runs_a_plugin_pass_with_an_option(capsys):
     graph = ROOT / "test" / "examples" / "fuse-silu.mlir"
     result = in_process(capsys, "rducc-opt", "--load-pass-plugin", FAULTY, "-p", "scale{factor=3.0}", "--split-input-file", graph)
