@@ -12,6 +12,7 @@ import linecache
 import operator
 import os
 import re
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -428,9 +429,17 @@ def _return_values(importer: GraphImporter, outputs: list[Any]) -> list[SSAValue
     return values
 
 
+_DECOMPOSED: weakref.WeakKeyDictionary[ExportedProgram, ExportedProgram] = weakref.WeakKeyDictionary()
+"""Each program's Core ATen form, kept while the program lives: compiling one
+program for several opt levels or targets decomposes it once (torch's
+decomposition costs far more than rducc's import and passes on small models)."""
+
+
 def decompose(ep: ExportedProgram) -> ExportedProgram:
     """Core ATen: torch's own `run_decompositions()` with its default table."""
-    return ep.run_decompositions()
+    if ep not in _DECOMPOSED:
+        _DECOMPOSED[ep] = ep.run_decompositions()
+    return _DECOMPOSED[ep]
 
 
 def import_program(ep: ExportedProgram) -> ModuleOp:
