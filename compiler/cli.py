@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--report-json", metavar="FILE", help="write that report as JSON, for tools")
     parser.add_argument(
+        "--f64", choices=["emulate", "refuse"], default="emulate",
+        help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
+        "computes them exactly, the report marks them) or refuse (an error)",
+    )
+    parser.add_argument(
         "--plot", metavar="DIR",
         help="write pictures to DIR: the SRAM allocation map, per-kernel modeled times, and the "
         "kernel graph (dot, and SVG when Graphviz is installed); needs matplotlib (rducc[plot])",
@@ -180,7 +185,7 @@ def _run(args: argparse.Namespace) -> None:
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
     try:
-        module, program = import_file(args.input, times)
+        module, program = import_file(args.input, times, args.f64)
         lower(module, target, args.opt_level, args.emit, times)
         weights = program_weights(program)
         weights_path = _weights_path(args, bool(weights))

@@ -96,7 +96,7 @@ def supported_ops() -> list[str]:
 
 def _load_converters() -> None:
     """Import the converter families (they register themselves)."""
-    from rducc import aten_elementwise, aten_structural  # noqa: F401
+    from rducc import aten_elementwise, aten_indexing, aten_structural  # noqa: F401
 
 
 # --------------------------------------------------------------------------
@@ -442,9 +442,15 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     return _DECOMPOSED[ep]
 
 
-def import_program(ep: ExportedProgram) -> ModuleOp:
-    """Level-1 rducc IR for an already decomposed (Core ATen) program."""
+def import_program(ep: ExportedProgram, f64: str = "emulate") -> ModuleOp:
+    """Level-1 rducc IR for an already decomposed (Core ATen) program.
+
+    `f64` is the f64 policy (`rducc.f64`): `emulate` keeps f64, `refuse` rejects it.
+    """
+    from rducc.f64 import check_f64
+
     _check_static(ep)
+    check_f64(ep, f64)
     _check_supported(ep)
     signature = _signature(ep)
     outputs = _user_outputs(ep)

@@ -80,17 +80,20 @@ def compile(  # noqa: A001 - the public name the API promises
     target: str | Target = "sn40l",
     opt_level: int = 2,
     passes: str | Sequence[ModulePass] | None = None,
+    f64: str = "emulate",
 ) -> Program:
     """Compile a model for the target and return the runnable Program.
 
     `model` is an ExportedProgram, a path to a `torch.export.save` archive, or
     an nn.Module (exported with `example_inputs`). `passes`, when given,
     replaces the default pipeline: pipeline text (`"rdu-canonicalize,cse,..."`)
-    or a list of ModulePass instances, run on the imported graph.
+    or a list of ModulePass instances, run on the imported graph. `f64` is
+    the f64 policy (`rducc.f64`): `emulate` (exact in the runtime, marked in
+    the report) or `refuse`.
     """
     chosen = load_target(target)
     exported = _exported(model, example_inputs)
-    module, decomposed = decompose_and_import(exported)
+    module, decomposed = decompose_and_import(exported, f64=f64)
     if passes is None:
         lower(module, chosen, opt_level)
     else:

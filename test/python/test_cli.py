@@ -386,6 +386,7 @@ def test_help_documents_every_flag():
         "-q": "progress", "--quiet": "progress",
         "--no-locations": "loc(", "--timings": "stderr",
         "--list-ops": "ATen operators", "--debug": "traceback", "--version": "version",
+        "--f64": "refuse",
         "--help": "help",
     }
     for flag, words in described.items():

@@ -1,0 +1,267 @@
+"""Core ATen data movement expressed as index arithmetic: `rdu.gather` by index
+tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
+reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
+repeat, slice_scatter, nearest upsampling).
+
+No new dataflow op is needed: every index tensor is a small i64 ramp or map
+that the fusion passes place next to the gather that reads it.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import f32, i1, i64
+from xdsl.ir import SSAValue
+
+from rducc.aten_elementwise import result_type
+from rducc.aten_structural import (
+    _dims,
+    _element,
+    _shape,
+    _slice_bounds,
+    _tensor,
+    cast,
+    reshape,
+    slice_dim,
+)
+from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, TransposeOp
+from rducc.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.scalar import ScalarBuilder
+
+
+def ramp(g: GraphImporter, size: int, start: int = 0, step: int = 1) -> SSAValue:
+    """i64 [start, start + step, ...] of `size` elements."""
+    return g.emit(IotaOp(start, step, _tensor(i64, [size])))
+
+
+def along(g: GraphImporter, value: SSAValue, dim: int, rank: int) -> SSAValue:
+    """A rank-1 value reshaped to lie along `dim` of a rank-`rank` shape (1 elsewhere)."""
+    shape = [1] * rank
+    shape[dim] = _shape(value)[0]
+    return reshape(g, value, shape)
+
+
+def gather_dim(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
+    """`value` indexed along `dim` by the rank-1 i64 `index` (torch.index_select)."""
+    shape = list(_shape(value))
+    shape[dim] = _shape(index)[0]
+    return g.emit(GatherOp(value, [index], dim, _tensor(_element(value), shape)))
+
+
+def _move_dim(g: GraphImporter, value: SSAValue, source: int, destination: int) -> SSAValue:
+    rank = len(_shape(value))
+    perm = [d for d in range(rank) if d != source]
+    perm.insert(destination, source)
+    if perm == list(range(rank)):
+        return value
+    shape = [_shape(value)[p] for p in perm]
+    return g.emit(TransposeOp(value, perm, _tensor(_element(value), shape)))
+
+
+@converts("aten.index_select.default")
+def convert_index_select(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value, index = g.value(node.args[0]), g.value(node.args[2])
+    dim = node.args[1] % max(len(_shape(value)), 1)
+    return gather_dim(g, value, reshape(g, cast(g, index, i64), [prod(_shape(index))]), dim)
+
+
+@converts("aten.flip.default")
+def convert_flip(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Each flipped dim is a gather by a descending ramp."""
+    value = g.value(node.args[0])
+    rank = len(_shape(value))
+    for dim in _dims(node.args[1], rank) if node.args[1] else []:
+        size = _shape(value)[dim]
+        value = gather_dim(g, value, ramp(g, size, size - 1, -1), dim)
+    return value
+
+
+@converts("aten.gather.default")
+def convert_gather(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """out[i][j][k] = x[i][index[i][j][k]][k] (dim 1): an rdu.gather of every dim,
+    by `index` along `dim` and by ramps along the others."""
+    args = node_arguments(node)
+    value, index = g.value(args["self"]), g.value(args["index"])
+    rank = len(_shape(value))
+    dim = args["dim"] % max(rank, 1)
+    index_shape = _shape(index)
+    if rank == 0:
+        return value
+    indices = [
+        cast(g, index, i64) if d == dim else along(g, ramp(g, index_shape[d]), d, rank)
+        for d in range(rank)
+    ]
+    return g.emit(GatherOp(value, indices, 0, result_type(node)))
+
+
+@converts("aten.diagonal.default")
+def convert_diagonal(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """The two dims move to the front, a two-index gather takes the diagonal,
+    and the diagonal dim moves to the end (as torch.diagonal returns it)."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    rank = len(_shape(value))
+    first, second, offset = args["dim1"] % rank, args["dim2"] % rank, args["offset"]
+    length = result_type(node).get_shape()[-1]
+    value = _move_dim(g, value, first, 0)
+    value = _move_dim(g, value, second if second > first else second + 1, 1)
+    rows = ramp(g, length, max(0, -offset))
+    cols = ramp(g, length, max(0, offset))
+    rest = list(_shape(value)[2:])
+    diagonal = g.emit(GatherOp(value, [rows, cols], 0, _tensor(_element(value), [length, *rest])))
+    return _move_dim(g, diagonal, 0, rank - 2)
+
+
+@converts("aten.unfold.default")
+def convert_unfold(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Windows of `size` every `step` along `dim`, the window dim appended last."""
+    value = g.value(node.args[0])
+    rank = len(_shape(value))
+    if rank == 0:
+        return reshape(g, value, [1])
+    dim, size, step = node.args[1] % rank, node.args[2], node.args[3]
+    count = (_shape(value)[dim] - size) // step + 1
+    starts = reshape(g, ramp(g, count, 0, step), [count, 1])
+    offsets = reshape(g, ramp(g, size), [1, size])
+    index = g.map([starts, offsets], _tensor(i64, [count, size]), lambda b, xs: b.add(xs[0], xs[1]))  # type: ignore[arg-type]
+    shape = list(_shape(value))
+    windows = g.emit(GatherOp(value, [index], dim, _tensor(_element(value), shape[:dim] + [count, size] + shape[dim + 1 :])))
+    return _move_dim(g, windows, dim + 1, rank)
+
+
+def _check_as_strided(node: torch.fx.Node) -> str | None:
+    source = fake_value(node.args[0])
+    own_storage = (
+        source.is_contiguous()
+        and source.storage_offset() == 0
+        and source.untyped_storage().nbytes() == source.numel() * source.element_size()
+    )
+    return None if own_storage else "input that is a view (as_strided reads its storage)"
+
+
+@converts("aten.as_strided.default", check=_check_as_strided)
+def convert_as_strided(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A gather of the flattened input at offset + sum(i_d * stride_d)."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    size, stride = list(args["size"]), list(args["stride"])
+    offset = args["storage_offset"] or 0
+    flat = reshape(g, value, [prod(_shape(value))])
+    if not size:
+        index = g.map([], _tensor(i64, []), lambda b, xs: b.constant(offset, i64))
+        return reshape(g, gather_dim(g, flat, reshape(g, index, [1]), 0), [])
+    terms = [along(g, ramp(g, n, 0, s), d, len(size)) for d, (n, s) in enumerate(zip(size, stride))]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        total = b.constant(offset, i64)
+        for term in xs:
+            total = b.add(total, term)
+        return total
+
+    index = g.map(terms, _tensor(i64, size), body)
+    return g.emit(GatherOp(flat, [index], 0, result_type(node)))
+
+
+@converts("aten.constant_pad_nd.default")
+def convert_constant_pad(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Pads (before, after) pairs from the last dim backwards: negative pads
+    slice, positive ones concatenate a fill."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    rank = len(_shape(value))
+    pads = list(args["pad"])
+    fill_value = args["value"]
+    element = _element(value)
+    for i in range(len(pads) // 2):
+        dim = rank - 1 - i
+        before, after = pads[2 * i], pads[2 * i + 1]
+        size = _shape(value)[dim]
+        start, stop = max(0, -before), size - max(0, -after)
+        value = slice_dim(g, value, dim, start, max(0, stop - start))
+        pieces = []
+        for width in (before, None, after):
+            if width is None:
+                pieces.append(value)
+            elif width > 0:
+                shape = list(_shape(value))
+                shape[dim] = width
+                pieces.append(g.map([], _tensor(element, shape), lambda b, xs: b.constant(fill_value, element)))
+        if len(pieces) > 1:
+            shape = list(_shape(value))
+            shape[dim] = sum(_shape(p)[dim] for p in pieces)
+            value = g.emit(ConcatOp(pieces, dim, _tensor(element, shape)))
+    return value
+
+
+@converts("aten.repeat.default")
+def convert_repeat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Tiles: [s0, s1] -> [1, s0, 1, s1] -> broadcast [r0, s0, r1, s1] -> [r0*s0, r1*s1]."""
+    value = g.value(node.args[0])
+    repeats = list(node.args[1])
+    shape = [1] * (len(repeats) - len(_shape(value))) + list(_shape(value))
+    interleaved = [n for size in shape for n in (1, size)]
+    tiled = [n for r, size in zip(repeats, shape) for n in (r, size)]
+    spread = reshape(g, value, interleaved)
+    if tiled != interleaved:
+        spread = g.emit(BroadcastOp(spread, _tensor(_element(value), tiled)))
+    return reshape(g, spread, result_type(node).get_shape())
+
+
+@converts("aten.slice_scatter.default")
+def convert_slice_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """input with src written at start:end:step along dim: a gather of src
+    placed by a position mask."""
+    args = node_arguments(node)
+    value, source = g.value(args["self"]), g.value(args["src"])
+    shape = _shape(value)
+    rank = len(shape)
+    dim = args["dim"] % max(rank, 1)
+    start, end = _slice_bounds(shape[dim], args["start"], args["end"])
+    step = args["step"]
+    count = _shape(source)[dim]
+    if count == 0:
+        return value
+    positions = ramp(g, shape[dim])
+    index = g.map(
+        [positions], _tensor(i64, [shape[dim]]),
+        lambda b, xs: b.minimum(b.maximum(b.floor_div(b.sub(xs[0], b.constant(start, i64)), b.constant(step, i64)), b.constant(0, i64)), b.constant(count - 1, i64)),  # type: ignore[arg-type]
+    )
+    placed = gather_dim(g, source, index, dim)
+
+    def chosen(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        offset = b.sub(xs[0], b.constant(start, i64))
+        inside = b.logical("and", b.compare("ge", xs[0], b.constant(start, i64)), b.compare("lt", xs[0], b.constant(end, i64)))
+        on_step = b.compare("eq", b.remainder(offset, b.constant(step, i64)), b.constant(0, i64))
+        return b.logical("and", inside, on_step)
+
+    mask = along(g, g.map([positions], _tensor(i1, [shape[dim]]), chosen), dim, rank)
+    return g.map([mask, placed, value], result_type(node), lambda b, xs: b.select(xs[0], xs[1], xs[2]))  # type: ignore[arg-type]
+
+
+@converts("aten.upsample_nearest2d.vec")
+def convert_upsample_nearest(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Each spatial dim gathers source row min(floor(i * scale), size - 1), with
+    torch's f32 scale: 1/scale_factor when given, else in/out."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    rank = len(_shape(value))
+    out_sizes = result_type(node).get_shape()[-2:]
+    factors = args["scale_factors"]
+    for axis in range(2):
+        dim = rank - 2 + axis
+        size, out_size = _shape(value)[dim], out_sizes[axis]
+        scale = 1.0 / factors[axis] if factors else size / out_size
+
+        def source_row(b: ScalarBuilder, xs: list[Any], scale: float = scale, size: int = size) -> SSAValue:
+            row = b.unary("floor", b.mul(b.cast(xs[0], f32), b.constant(scale, f32)))
+            return b.minimum(b.cast(row, i64), b.constant(size - 1, i64))
+
+        index = g.map([ramp(g, out_size)], _tensor(i64, [out_size]), source_row)
+        value = gather_dim(g, value, index, dim)
+    return value
+
+
+__all__ = ["ramp", "along", "gather_dim"]
