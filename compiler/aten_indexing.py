@@ -1,10 +1,13 @@
 """Core ATen data movement expressed as index arithmetic: `rdu.gather` by index
 tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
 reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
-repeat, slice_scatter, nearest upsampling).
+repeat, slice_scatter, nearest upsampling, scatter, index_put).
 
 No new dataflow op is needed: every index tensor is a small i64 ramp or map
-that the fusion passes place next to the gather that reads it.
+that the fusion passes place next to the gather that reads it. Scatters
+compare the index with every output position (a mask one dim larger than the
+output, J wide for J scattered elements per row) and reduce over the matches;
+that costs O(output x J) work, which the cost model counts as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from xdsl.ir import SSAValue
 from rducc.aten_elementwise import result_type
 from rducc.aten_structural import (
     _dims,
+    reduce,
     _element,
     _shape,
     _slice_bounds,
@@ -27,9 +31,10 @@ from rducc.aten_structural import (
     reshape,
     slice_dim,
 )
-from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, TransposeOp
+from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, TransposeOp
+from rducc.dialects.shapes import is_float
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.scalar import ScalarBuilder
+from rducc.scalar import ScalarBuilder, opmath_type
 
 
 def ramp(g: GraphImporter, size: int, start: int = 0, step: int = 1) -> SSAValue:
@@ -262,6 +267,188 @@ def convert_upsample_nearest(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         index = g.map([ramp(g, out_size)], _tensor(i64, [out_size]), source_row)
         value = gather_dim(g, value, index, dim)
     return value
+
+
+# --------------------------------------------------------------------------
+# Scatter as a match matrix: out[..k..] combines src[..j..] where index[..j..] == k
+# --------------------------------------------------------------------------
+
+_SCATTER_REDUCE = {"sum": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
+
+
+def _check_scatter(node: torch.fx.Node) -> str | None:
+    args = node_arguments(node)
+    shape, index = fake_value(args["self"]).shape, fake_value(args["index"]).shape
+    dim = args["dim"] % max(len(shape), 1)
+    if len(shape) == 0 or any(a != b for d, (a, b) in enumerate(zip(shape, index)) if d != dim):
+        return "an index smaller than the input outside the scatter dim"
+    if str(node.target) == "aten.scatter_reduce.two" and args["reduce"] not in _SCATTER_REDUCE:
+        return f"reduce='{args['reduce']}'"
+    return None
+
+
+def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
+    """`value` with `dim` moved last and a size-1 axis left in its place."""
+    moved = _move_dim(g, value, dim, len(_shape(value)) - 1)
+    shape = list(_shape(moved))
+    return reshape(g, moved, shape[:dim] + [1] + shape[dim:])
+
+
+def _matches(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
+    """i1 [*value.shape, J]: whether index[.., j, ..] (j along `dim`) names this position."""
+    shape = list(_shape(value))
+    rank = len(shape)
+    positions = along(g, ramp(g, shape[dim]), dim, rank + 1)
+    match_shape = shape + [_shape(index)[dim]]
+    return g.map([_to_last(g, index, dim), positions], _tensor(i1, match_shape), lambda b, xs: b.compare("eq", xs[0], xs[1]))  # type: ignore[arg-type]
+
+
+def _scatter_last(g: GraphImporter, match: SSAValue, source: SSAValue, value: SSAValue, dim: int, out: Any) -> SSAValue:
+    """Each position takes the last matching source (torch's CPU kernel writes in order)."""
+    shape = list(_shape(value))
+    rank = len(shape)
+    slots = along(g, ramp(g, _shape(match)[-1]), rank, rank + 1)
+    numbered = g.map([match, slots], _tensor(i64, _shape(match)), lambda b, xs: b.select(xs[0], xs[1], b.constant(-1, i64)))  # type: ignore[arg-type]
+    last = reduce(g, ReduceKind.MAX, numbered, [rank], False)
+    moved = _move_dim(g, source, dim, rank - 1)
+    picked = g.emit(GatherOp(moved, [*_ramps(g, shape, dim), _clamp_low(g, last)], 0, _tensor(_element(moved), shape)))
+    return g.map(
+        [last, picked, value], out,
+        lambda b, xs: b.select(b.compare("ge", xs[0], b.constant(0, i64)), b.cast(xs[1], out.element_type), xs[2]),  # type: ignore[arg-type]
+    )
+
+
+@converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two", check=_check_scatter)
+def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A match matrix of index against output positions: a plain scatter takes the
+    last matching source, a reducing one reduces the matches (with the input
+    itself unless include_self is false)."""
+    args = node_arguments(node)
+    target = str(node.target)
+    value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
+    rank = len(_shape(value))
+    dim = args["dim"] % rank
+    out = result_type(node)
+    match = _matches(g, value, index, dim)
+    if target == "aten.scatter.value":
+        hit = reduce(g, ReduceKind.ANY, match, [rank], False)
+        fill_value = args["value"]
+        return g.map([hit, value], out, lambda b, xs: b.select(xs[0], b.constant(fill_value, out.element_type), xs[1]))  # type: ignore[arg-type]
+    source = _crop(g, g.value(args["src"]), _shape(index))
+    if target == "aten.scatter.src":
+        return _scatter_last(g, match, source, value, dim, out)
+    kind = ReduceKind.SUM if target == "aten.scatter_add.default" else _SCATTER_REDUCE[args["reduce"]]
+    include_self = target == "aten.scatter_add.default" or args["include_self"]
+    return _scatter_reduce(g, kind, include_self, match, _to_last(g, source, dim), value, out)
+
+
+def _check_index_put(node: torch.fx.Node) -> str | None:
+    indices = node_arguments(node)["indices"]
+    if len(indices) != 1 or indices[0] is None or fake_value(indices[0]).dim() != 1:
+        return "more than one index tensor, or one that is not 1-D"
+    if fake_value(indices[0]).dtype == torch.bool:
+        return "boolean mask index (data-dependent positions)"
+    return None
+
+
+@converts("aten.index_put.default", check=_check_index_put)
+def convert_index_put(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """x[i] = v (or += with accumulate) for one 1-D index i: a scatter along dim 0
+    of i broadcast over the other dims."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    shape = list(_shape(value))
+    index = cast(g, g.value(args["indices"][0]), i64)
+    count = _shape(index)[0]
+    spread = [count] + shape[1:]
+    index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), _tensor(i64, spread)))
+    source = g.value(args["values"])
+    if list(_shape(source)) != spread:
+        source = g.emit(BroadcastOp(source, _tensor(_element(source), spread)))
+    wrapped = g.map([index], index.type, lambda b, xs: b.remainder(xs[0], b.constant(shape[0], i64)))  # type: ignore[arg-type]
+    match = _matches(g, value, wrapped, 0)
+    out = result_type(node)
+    if args["accumulate"]:
+        return _scatter_reduce(g, ReduceKind.SUM, True, match, _to_last(g, source, 0), value, out)
+    return _scatter_last(g, match, source, value, 0, out)
+
+
+def _scatter_reduce(
+    g: GraphImporter, kind: ReduceKind, include_self: bool, match: SSAValue, source: SSAValue, value: SSAValue, out: Any
+) -> SSAValue:
+    """Reduce the matching sources (non-matches give the reduction's identity)."""
+    compute = opmath_type(out.element_type)
+    rank = len(_shape(value))
+    identity = {ReduceKind.SUM: 0, ReduceKind.PROD: 1, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
+    if not is_float(compute) and kind in (ReduceKind.MAX, ReduceKind.MIN):
+        bits = compute.width.data  # type: ignore[attr-defined]
+        identity = -(2 ** (bits - 1)) if kind == ReduceKind.MAX else 2 ** (bits - 1) - 1
+    candidates = g.map(
+        [match, source], _tensor(compute, _shape(match)),
+        lambda b, xs: b.select(xs[0], b.cast(xs[1], compute), b.constant(identity, compute)),  # type: ignore[arg-type]
+    )
+    combined = reduce(g, kind, candidates, [rank], False)
+    hit = reduce(g, ReduceKind.ANY, match, [rank], False)
+    combine = {ReduceKind.SUM: ScalarBuilder.add, ReduceKind.PROD: ScalarBuilder.mul, ReduceKind.MAX: ScalarBuilder.maximum, ReduceKind.MIN: ScalarBuilder.minimum}[kind]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        own = b.cast(xs[2], compute)
+        merged = combine(b, xs[1], own) if include_self else xs[1]
+        return b.select(xs[0], merged, own)
+
+    return g.map([hit, combined, value], out, body)
+
+
+def _crop(g: GraphImporter, value: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+    """The leading `shape` corner of `value` (scatter reads src only where index is)."""
+    for dim, size in enumerate(shape):
+        value = slice_dim(g, value, dim, 0, size)
+    return value
+
+
+def _ramps(g: GraphImporter, shape: list[int], skip: int) -> list[SSAValue]:
+    """One ramp along each dim of `shape` except `skip`, for an all-dims gather."""
+    return [along(g, ramp(g, size), d, len(shape)) for d, size in enumerate(shape) if d != skip]
+
+
+def _clamp_low(g: GraphImporter, value: SSAValue) -> SSAValue:
+    return g.map([value], value.type, lambda b, xs: b.maximum(xs[0], b.constant(0, i64)))  # type: ignore[arg-type]
+
+
+@converts("aten.logcumsumexp.default")
+def convert_logcumsumexp(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """log(sum_{j<=i} exp(x_j)), stable: each prefix i is shifted by its own max
+    M_i, taken over a [..., J] mask of j <= i (O(n^2) along `dim`, like a scatter)."""
+    value = g.value(node.args[0])
+    out = result_type(node)
+    rank = len(_shape(value))
+    if rank == 0:
+        return cast(g, value, out.element_type)
+    dim = node.args[1] % rank
+    size = _shape(value)[dim]
+    compute = opmath_type(out.element_type)
+    spread = _tensor(compute, list(_shape(value)) + [size])
+    rows, cols = along(g, ramp(g, size), dim, rank + 1), along(g, ramp(g, size), rank, rank + 1)
+    minus_inf = float("-inf")
+
+    def prefix(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        return b.select(b.compare("le", xs[2], xs[1]), b.cast(xs[0], compute), b.constant(minus_inf, compute))
+
+    masked = g.map([_to_last(g, value, dim), rows, cols], spread, prefix)
+    peak = reduce(g, ReduceKind.MAX, masked, [rank], True)
+
+    def shifted(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        outside = b.compare("eq", xs[0], b.constant(minus_inf, compute))
+        return b.select(outside, b.constant(0, compute), b.unary("exp", b.sub(xs[0], xs[1])))
+
+    total = reduce(g, ReduceKind.SUM, g.map([masked, peak], spread, shifted), [rank], False)
+    peak = reshape(g, peak, _shape(total))
+
+    def finish(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        infinite = b.compare("eq", xs[0], b.constant(float("inf"), compute))
+        return b.select(infinite, xs[0], b.add(xs[0], b.unary("log", xs[1])))
+
+    return g.map([peak, total], out, finish)
 
 
 __all__ = ["ramp", "along", "gather_dim"]

@@ -20,13 +20,7 @@ MISSING_OPS: dict[str, str] = {
     "aten.sort.default": "reductions: needs a sort op",
     "aten.topk.default": "reductions: needs a sort op",
     "aten.kthvalue.default": "reductions: needs a sort op",
-    "aten.logcumsumexp.default": "scans: needs a log-sum-exp scan kind (max-shifted cumsum loses far-apart values)",
     # data movement and indexing
-    "aten.scatter.src": "indexing: needs a scatter op",
-    "aten.scatter.value": "indexing: needs a scatter op",
-    "aten.scatter_add.default": "indexing: needs a scatter op",
-    "aten.scatter_reduce.two": "indexing: needs a scatter op",
-    "aten.index_put.default": "indexing: needs a scatter op (with accumulate)",
     "aten._embedding_bag_forward_only.default": "indexing: needs a segmented reduction",
     "aten.nonzero.default": "indexing: data-dependent shape",
     "aten.masked_scatter.default": "indexing: data-dependent positions",
@@ -62,6 +56,11 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten.index.Tensor": "boolean masks and non-adjacent index tensors are refused",
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
+    "aten.index_put.default": "one 1-D integer index only (more index tensors or a boolean mask are refused)",
+    "aten.scatter.src": "refused when the index is smaller than the input outside the scatter dim",
+    "aten.scatter.value": "refused when the index is smaller than the input outside the scatter dim",
+    "aten.scatter_add.default": "refused when the index is smaller than the input outside the scatter dim",
+    "aten.scatter_reduce.two": "refused for reduce='mean' and when the index is smaller than the input outside the scatter dim",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 
