@@ -1,13 +1,16 @@
 """Core ATen data movement expressed as index arithmetic: `rdu.gather` by index
 tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
 reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
-repeat, slice_scatter, nearest upsampling, scatter, index_put).
+repeat, slice_scatter, nearest upsampling, scatter, index_put, sort, topk,
+kthvalue, logcumsumexp).
 
 No new dataflow op is needed: every index tensor is a small i64 ramp or map
 that the fusion passes place next to the gather that reads it. Scatters
 compare the index with every output position (a mask one dim larger than the
 output, J wide for J scattered elements per row) and reduce over the matches;
-that costs O(output x J) work, which the cost model counts as it is.
+that costs O(output x J) work, which the cost model counts as it is. Sorts
+rank each element by comparing it with every other one of its row (O(n^2)
+along the sorted dim), then gather element i into position rank(i).
 """
 
 from __future__ import annotations
@@ -92,14 +95,18 @@ def convert_gather(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     value, index = g.value(args["self"]), g.value(args["index"])
     rank = len(_shape(value))
     dim = args["dim"] % max(rank, 1)
-    index_shape = _shape(index)
     if rank == 0:
         return value
-    indices = [
-        cast(g, index, i64) if d == dim else along(g, ramp(g, index_shape[d]), d, rank)
-        for d in range(rank)
-    ]
-    return g.emit(GatherOp(value, indices, 0, result_type(node)))
+    return take_along(g, value, cast(g, index, i64), dim)
+
+
+def take_along(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
+    """torch.gather: an rdu.gather of every dim, by the i64 `index` along `dim`
+    and by ramps along the others; the result has the index's shape."""
+    index_shape = list(_shape(index))
+    rank = len(index_shape)
+    indices = [index if d == dim else along(g, ramp(g, index_shape[d]), d, rank) for d in range(rank)]
+    return g.emit(GatherOp(value, indices, 0, _tensor(_element(value), index_shape)))
 
 
 @converts("aten.diagonal.default")
@@ -451,4 +458,78 @@ def convert_logcumsumexp(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return g.map([peak, total], out, finish)
 
 
-__all__ = ["ramp", "along", "gather_dim"]
+# --------------------------------------------------------------------------
+# Sorting by ranks: rank_i = #{j before i}, then position k takes the i of rank k
+# --------------------------------------------------------------------------
+
+
+def _before(b: ScalarBuilder, other: SSAValue, this: SSAValue, descending: bool) -> SSAValue:
+    """Whether `other` sorts strictly before `this` (NaN is the largest value, as in torch)."""
+    other_nan, this_nan = b.isnan(other), b.isnan(this)
+    if descending:
+        return b.logical("or", b.compare("gt", other, this), b.logical("and", other_nan, b.logical_not(this_nan)))
+    return b.logical("or", b.compare("lt", other, this), b.logical("and", this_nan, b.logical_not(other_nan)))
+
+
+def _same(b: ScalarBuilder, a: SSAValue, c: SSAValue) -> SSAValue:
+    return b.logical("or", b.compare("eq", a, c), b.logical("and", b.isnan(a), b.isnan(c)))
+
+
+def sort_along(g: GraphImporter, value: SSAValue, dim: int, descending: bool) -> tuple[SSAValue, SSAValue]:
+    """(values, i64 indices) sorted along `dim`, stable. O(n^2) along `dim`: every
+    element is compared with every other one of its row."""
+    shape = list(_shape(value))
+    rank, size = len(shape), shape[dim]
+    mine = reshape(g, value, shape + [1])
+    rows, cols = along(g, ramp(g, size), dim, rank + 1), along(g, ramp(g, size), rank, rank + 1)
+
+    def earlier(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        other, this, i, j = xs
+        tie_first = b.logical("and", _same(b, other, this), b.compare("lt", j, i))
+        return b.cast(b.logical("or", _before(b, other, this, descending), tie_first), i64)
+
+    pairs = g.map([_to_last(g, value, dim), mine, rows, cols], _tensor(i64, shape + [size]), earlier)
+    ranks = reduce(g, ReduceKind.SUM, pairs, [rank], False)
+    placed = g.map(
+        [_to_last(g, ranks, dim), rows, cols], _tensor(i64, shape + [size]),
+        lambda b, xs: b.select(b.compare("eq", xs[0], xs[1]), xs[2], b.constant(-1, i64)),  # type: ignore[arg-type]
+    )
+    order = reduce(g, ReduceKind.MAX, placed, [rank], False)
+    return take_along(g, value, order, dim), order
+
+
+@converts("aten.sort.default", "aten.sort.stable")
+def convert_sort(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue]:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    rank = len(_shape(value))
+    if rank == 0:
+        return value, g.map([], _tensor(i64, []), lambda b, xs: b.constant(0, i64))
+    return sort_along(g, value, args["dim"] % rank, bool(args["descending"]))
+
+
+@converts("aten.topk.default")
+def convert_topk(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue]:
+    """The first k of a sort (descending for the largest); always sorted."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dim = args["dim"] % max(len(_shape(value)), 1)
+    values, indices = sort_along(g, value, dim, bool(args["largest"]))
+    return slice_dim(g, values, dim, 0, args["k"]), slice_dim(g, indices, dim, 0, args["k"])
+
+
+@converts("aten.kthvalue.default")
+def convert_kthvalue(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue]:
+    """The k-th smallest (1-based) along dim and its index."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dim = args["dim"] % max(len(_shape(value)), 1)
+    values, indices = sort_along(g, value, dim, False)
+    out_shapes = [tuple(f.shape) for f in fake_value(node)]
+    return (
+        reshape(g, slice_dim(g, values, dim, args["k"] - 1, 1), out_shapes[0]),
+        reshape(g, slice_dim(g, indices, dim, args["k"] - 1, 1), out_shapes[1]),
+    )
+
+
+__all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along"]

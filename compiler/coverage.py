@@ -17,9 +17,6 @@ from rducc.importer import supported_ops
 
 MISSING_OPS: dict[str, str] = {
     # reductions and scans
-    "aten.sort.default": "reductions: needs a sort op",
-    "aten.topk.default": "reductions: needs a sort op",
-    "aten.kthvalue.default": "reductions: needs a sort op",
     # data movement and indexing
     "aten._embedding_bag_forward_only.default": "indexing: needs a segmented reduction",
     "aten.nonzero.default": "indexing: data-dependent shape",

@@ -281,6 +281,13 @@ group("logcumsumexp", {
     "dim1": lambda a, s: torch.logcumsumexp(a, 1), "far_apart": lambda a, s: torch.logcumsumexp(a * 200, -1),
     "special": lambda a, s: torch.logcumsumexp(s, 0), "bf16": lambda a, s: torch.logcumsumexp(a.bfloat16(), 0),
 }, R, torch.tensor([[-math.inf, 1.0], [-math.inf, math.inf], [2.0, math.nan], [-math.inf, 0.0]]))  # fmt: skip
+group("sort", {
+    "sort": lambda a, t, i: torch.sort(a, 1), "sort_descending": lambda a, t, i: torch.sort(a, -1, descending=True),
+    "sort_stable_ties": lambda a, t, i: torch.sort(t, dim=0, stable=True), "sort_stable_ties_descending": lambda a, t, i: torch.sort(t, dim=1, descending=True, stable=True),
+    "sort_int": lambda a, t, i: torch.sort(i, dim=1, stable=True), "topk": lambda a, t, i: torch.topk(a, 2),
+    "topk_smallest_dim0": lambda a, t, i: torch.topk(a, 2, 0, largest=False), "kthvalue": lambda a, t, i: torch.kthvalue(a, 2, 1),
+    "kthvalue_keepdim": lambda a, t, i: torch.kthvalue(a, 3, -1, keepdim=True),
+}, R, torch.tensor([[1.0, math.nan, 1.0, -math.inf], [0.0, 1.0, math.nan, 0.0], [math.inf, 1.0, -0.0, 0.0]]), ints(3, 6))  # fmt: skip
 group("softmax", {
     "softmax": lambda a: torch.softmax(a, -1), "log_softmax": lambda a: torch.log_softmax(a, 1),
     "logsumexp": lambda a: torch.logsumexp(a, 1),
@@ -497,9 +504,6 @@ def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
 # --------------------------------------------------------------------------
 
 MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
-    "aten.sort.default": (lambda a: torch.sort(a, 1).values, (X,)),
-    "aten.topk.default": (lambda a: torch.topk(a, 2).values, (X,)),
-    "aten.kthvalue.default": (lambda a: torch.kthvalue(a, 2).values, (X,)),
     "aten._embedding_bag_forward_only.default": (lambda i, w: F.embedding_bag(i, w, torch.tensor([0, 2])), (torch.tensor([1, 2, 3, 0]), floats(5, 3))),
     "aten.upsample_bilinear2d.vec": (lambda a: F.interpolate(a, scale_factor=2, mode="bilinear"), (floats(1, 2, 3, 3),)),
     "aten.grid_sampler_2d.default": (lambda a, g: F.grid_sample(a, g, align_corners=False), (floats(1, 2, 3, 3), floats(1, 2, 2, 2, low=-1, high=1))),
