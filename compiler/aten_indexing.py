@@ -1,8 +1,8 @@
 """Core ATen data movement expressed as index arithmetic: `rdu.gather` by index
 tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
 reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
-repeat, slice_scatter, nearest upsampling, scatter, index_put, sort, topk,
-kthvalue, logcumsumexp).
+repeat, slice_scatter, nearest and bilinear upsampling, scatter, index_put,
+sort, topk, kthvalue, logcumsumexp).
 
 No new dataflow op is needed: every index tensor is a small i64 ramp or map
 that the fusion passes place next to the gather that reads it. Scatters
@@ -274,6 +274,57 @@ def convert_upsample_nearest(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         index = g.map([ramp(g, out_size)], _tensor(i64, [out_size]), source_row)
         value = gather_dim(g, value, index, dim)
     return value
+
+
+@converts("aten.upsample_bilinear2d.vec")
+def convert_upsample_bilinear(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Per spatial dim, gathers of the two neighbouring source rows blended by
+    their distances, with torch's source coordinate (align_corners or half-pixel)
+    computed in f32 as its CPU kernel does."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    out = result_type(node)
+    compute = opmath_type(out.element_type)
+    value = cast(g, value, compute)
+    rank = len(_shape(value))
+    factors, aligned = args["scale_factors"], bool(args["align_corners"])
+    for axis in range(2):
+        dim = rank - 2 + axis
+        size, out_size = _shape(value)[dim], out.get_shape()[dim]
+        if aligned:
+            scale = (size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        else:
+            scale = 1.0 / factors[axis] if factors else size / out_size
+        value = _blend_rows(g, value, dim, size, out_size, scale, aligned)
+    return cast(g, value, out.element_type)
+
+
+def _blend_rows(
+    g: GraphImporter, value: SSAValue, dim: int, size: int, out_size: int, scale: float, aligned: bool
+) -> SSAValue:
+    """Linear interpolation of `value` along `dim` from `size` to `out_size` rows."""
+
+    def source(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        position = b.cast(xs[0], f32)
+        if aligned:
+            return b.mul(position, b.constant(scale, f32))
+        half = b.constant(0.5, f32)
+        shifted = b.sub(b.mul(b.add(position, half), b.constant(scale, f32)), half)
+        return b.maximum(shifted, b.constant(0.0, f32))
+
+    where = g.map([ramp(g, out_size)], _tensor(f32, [out_size]), source)
+    low = g.map([where], _tensor(i64, [out_size]), lambda b, xs: b.minimum(b.cast(xs[0], i64), b.constant(size - 1, i64)))  # type: ignore[arg-type]
+    high = g.map([low], low.type, lambda b, xs: b.minimum(b.add(xs[0], b.constant(1, i64)), b.constant(size - 1, i64)))  # type: ignore[arg-type]
+    element = _element(value)
+    weight = g.map([where, low], _tensor(element, [out_size]), lambda b, xs: b.cast(b.sub(xs[0], b.cast(xs[1], f32)), element))  # type: ignore[arg-type]
+    rank = len(_shape(value))
+    below, above = gather_dim(g, value, low, dim), gather_dim(g, value, high, dim)
+
+    def blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        near, far, t = xs
+        return b.add(b.mul(b.sub(b.constant(1.0, element), t), near), b.mul(t, far))
+
+    return g.map([below, above, along(g, weight, dim, rank)], below.type, blend)
 
 
 # --------------------------------------------------------------------------

@@ -22,7 +22,6 @@ MISSING_OPS: dict[str, str] = {
     "aten.nonzero.default": "indexing: data-dependent shape",
     "aten.masked_scatter.default": "indexing: data-dependent positions",
     # convolution, pooling, resampling
-    "aten.upsample_bilinear2d.vec": "resampling: not yet expressed as gathers + maps",
     "aten.grid_sampler_2d.default": "resampling: data-dependent gather",
     # creation
     "aten.tril_indices.default": "creation: no constant-tensor result yet",

@@ -333,8 +333,12 @@ group("pool", {
     "avg_pool3d": lambda a, b: F.avg_pool3d(b, 2, padding=1), "avg_pool3d_exclude_pad": lambda a, b: F.avg_pool3d(b, 3, 1, 1, count_include_pad=False),
     "adaptive_avg_pool3d": lambda a, b: F.adaptive_avg_pool3d(b, 2),
 }, floats(1, 2, 6, 6), floats(1, 2, 4, 4, 4))  # fmt: skip
-group("upsample-nearest", {
-    "scale": lambda a: F.interpolate(a, scale_factor=2), "size": lambda a: F.interpolate(a, size=(5, 4)),
+group("upsample", {
+    "nearest_scale": lambda a: F.interpolate(a, scale_factor=2), "nearest_size": lambda a: F.interpolate(a, size=(5, 4)),
+    "bilinear_scale": lambda a: F.interpolate(a, scale_factor=2, mode="bilinear"),
+    "bilinear_size": lambda a: F.interpolate(a, size=(5, 3), mode="bilinear"),
+    "bilinear_aligned": lambda a: F.interpolate(a, size=(4, 5), mode="bilinear", align_corners=True),
+    "bilinear_down": lambda a: F.interpolate(a, size=(2, 1), mode="bilinear"),
 }, floats(1, 2, 3, 2))  # fmt: skip
 
 # -- data movement and indexing --------------------------------------------
@@ -505,7 +509,6 @@ def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
     "aten._embedding_bag_forward_only.default": (lambda i, w: F.embedding_bag(i, w, torch.tensor([0, 2])), (torch.tensor([1, 2, 3, 0]), floats(5, 3))),
-    "aten.upsample_bilinear2d.vec": (lambda a: F.interpolate(a, scale_factor=2, mode="bilinear"), (floats(1, 2, 3, 3),)),
     "aten.grid_sampler_2d.default": (lambda a, g: F.grid_sample(a, g, align_corners=False), (floats(1, 2, 3, 3), floats(1, 2, 2, 2, low=-1, high=1))),
     "aten.randn.default": (lambda a: a + torch.randn(3, 5), (X,)),
     "aten.rand.default": (lambda a: torch.bernoulli(a.sigmoid()), (X,)),
