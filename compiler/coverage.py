@@ -33,6 +33,7 @@ MISSING_OPS: dict[str, str] = {
     "aten.randperm.default": "random: no random generator in the runtime",
     "aten.rand_like.default": "random: no random generator in the runtime",
     # other
+    "aten.erfinv.default": "elementwise: no inverse error function in map bodies yet",
     "aten._fft_r2c.default": "spectral: no FFT",
     "aten._fft_c2r.default": "spectral: no FFT (complex dtypes)",
     "aten._cdist_forward.default": "distance: not yet decomposed",
