@@ -129,9 +129,9 @@ _UNARY_NAMES = list(_UNARY)
 for _part in range(3):
     _names = _UNARY_NAMES[_part::3]
     group(f"unary-f32-{_part}", {n: _UNARY[n] for n in _names}, X)
-_HALF_UNARY = ("abs", "neg", "exp", "sigmoid", "gelu", "silu", "tanh", "floor", "round", "relu", "erf", "elu", "sign")
+_HALF_UNARY = ("abs", "neg", "exp", "sigmoid", "gelu", "silu", "tanh", "floor", "round", "relu", "erf", "elu", "sign", "signbit")
 for _tag, _dtype in HALVES.items():
-    group(f"unary-{_tag}", {n: _UNARY[n] for n in _HALF_UNARY}, X.to(_dtype))
+    group(f"unary-{_tag}", {n: _UNARY[n] for n in _HALF_UNARY} | {"isnan": torch.isnan, "isinf": torch.isinf}, special(3, 5, dtype=_dtype))
     group(f"unary-positive-{_tag}", {"sqrt": torch.sqrt, "log": torch.log, "rsqrt": torch.rsqrt}, POSITIVE.to(_dtype))
 
 group("unary-positive-f32", {
