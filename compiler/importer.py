@@ -96,7 +96,7 @@ def supported_ops() -> list[str]:
 
 def _load_converters() -> None:
     """Import the converter families (they register themselves)."""
-    from rducc import aten_elementwise, aten_indexing, aten_structural  # noqa: F401
+    from rducc import aten_elementwise, aten_indexing, aten_quantized, aten_structural  # noqa: F401
 
 
 # --------------------------------------------------------------------------

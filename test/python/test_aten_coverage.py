@@ -26,6 +26,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
+
 import rducc
 from rducc.coverage import MISSING_OPS, PARTIAL_FORMS, core_aten_supported, coverage_markdown
 from rducc.errors import UnsupportedOpsError
@@ -404,6 +406,19 @@ group("creation", {
 }, X)  # fmt: skip
 case("full_like-int", lambda a: torch.full_like(a, 7), ints(3, 5))
 
+# -- quantization (PT2E's quantized_decomposed ops) -------------------------
+
+_QD = torch.ops.quantized_decomposed
+group("quantize", {
+    "per_tensor": lambda x, s, z: _QD.quantize_per_tensor(x, 0.05, 3, -128, 127, torch.int8),
+    "per_tensor_roundtrip": lambda x, s, z: _QD.dequantize_per_tensor(_QD.quantize_per_tensor(x, 0.05, 3, -128, 127, torch.int8), 0.05, 3, -128, 127, torch.int8),
+    "per_tensor_narrow": lambda x, s, z: _QD.quantize_per_tensor(x, 0.01, -5, -20, 20, torch.int8),
+    "per_channel": lambda x, s, z: _QD.quantize_per_channel(x, s, z, 1, -128, 127, torch.int8),
+    "per_channel_roundtrip": lambda x, s, z: _QD.dequantize_per_channel(_QD.quantize_per_channel(x, s, z, 1, -128, 127, torch.int8), s, z, 1, -128, 127, torch.int8),
+    "per_channel_axis0_i16": lambda x, s, z: _QD.quantize_per_channel(x.t(), s, z, 0, -1000, 1000, torch.int16),
+}, torch.tensor([[0.025, 0.075, -0.125, 3.0, -9.0], [1.0, -1.0, 0.0, 0.5, 100.0], [0.1, 0.2, 0.3, 0.4, 0.6]]) * 1.0 + X * 0.01,
+   floats(5, low=0.01, high=0.1), ints(5, low=-3, high=4))  # fmt: skip
+
 # -- f64 (emulated: computed exactly by the runtime) ------------------------
 
 group("f64", {
@@ -566,7 +581,7 @@ def test_supported_overload_count() -> None:
     core = core_aten_supported()
     assert set(core) <= set(supported_ops())
     assert len(supported_ops()) >= 180, f"{len(supported_ops())} overloads supported"
-    assert len(core) >= 145, f"{len(core)} overloads with torch's core tag"
+    assert len(core) >= 155, f"{len(core)} overloads with torch's core tag"
 
 
 def test_missing_ops_give_the_unsupported_error() -> None:
