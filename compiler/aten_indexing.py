@@ -2,7 +2,7 @@
 tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
 reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
 repeat, slice_scatter, nearest and bilinear upsampling, scatter, index_put,
-sort, topk, kthvalue, logcumsumexp).
+sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices).
 
 No new dataflow op is needed: every index tensor is a small i64 ramp or map
 that the fusion passes place next to the gather that reads it. Scatters
@@ -34,7 +34,7 @@ from rducc.aten_structural import (
     reshape,
     slice_dim,
 )
-from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, TransposeOp
+from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, TransposeOp
 from rducc.dialects.shapes import is_float
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
@@ -581,6 +581,40 @@ def convert_kthvalue(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, S
         reshape(g, slice_dim(g, values, dim, args["k"] - 1, 1), out_shapes[0]),
         reshape(g, slice_dim(g, indices, dim, args["k"] - 1, 1), out_shapes[1]),
     )
+
+
+@converts("aten.tril_indices.default", "aten.triu_indices.default")
+def convert_triangle_indices(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """[2, N] (row, col) of the lower (upper) triangle in row-major order: each
+    grid position's rank among the kept ones (a cumsum), then slot k takes the
+    position of rank k (O(N x rows x cols) work)."""
+    args = node_arguments(node)
+    rows, cols, offset = args["row"], args["col"], args["offset"]
+    lower = str(node.target) == "aten.tril_indices.default"
+    out = result_type(node)
+    count = out.get_shape()[1]
+    grid = ramp(g, rows * cols)
+
+    def kept(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        width = b.constant(cols, i64)
+        diagonal = b.sub(b.remainder(xs[0], width), b.floor_div(xs[0], width))
+        return b.cast(b.compare("le" if lower else "ge", diagonal, b.constant(offset, i64)), i64)
+
+    keep = g.map([grid], _tensor(i64, [rows * cols]), kept)
+    ranks = g.emit(ScanOp(ScanKind.SUM, keep, 0, keep.type))
+    slots = reshape(g, ramp(g, count), [count, 1])
+
+    def numbered(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        hit = b.logical("and", b.compare("ne", xs[0], b.constant(0, i64)), b.compare("eq", b.sub(xs[1], b.constant(1, i64)), xs[2]))
+        return b.select(hit, xs[3], b.constant(-1, i64))
+
+    matches = g.map([keep, ranks, slots, grid], _tensor(i64, [count, rows * cols]), numbered)
+    chosen = reduce(g, ReduceKind.MAX, matches, [1], True)
+    width = cols
+    row = g.map([chosen], _tensor(out.element_type, [count, 1]), lambda b, xs: b.floor_div(xs[0], b.constant(width, i64)))  # type: ignore[arg-type]
+    col = g.map([chosen], _tensor(out.element_type, [count, 1]), lambda b, xs: b.remainder(xs[0], b.constant(width, i64)))  # type: ignore[arg-type]
+    pair = g.emit(ConcatOp([row, col], 1, _tensor(out.element_type, [count, 2])))
+    return _move_dim(g, pair, 1, 0)
 
 
 __all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along"]

@@ -24,8 +24,6 @@ MISSING_OPS: dict[str, str] = {
     # convolution, pooling, resampling
     "aten.grid_sampler_2d.default": "resampling: data-dependent gather",
     # creation
-    "aten.tril_indices.default": "creation: no constant-tensor result yet",
-    "aten.triu_indices.default": "creation: no constant-tensor result yet",
     # random and quantization
     "aten.rand.default": "random: no random generator in the runtime",
     "aten.randn.default": "random: no random generator in the runtime",

@@ -405,6 +405,10 @@ group("creation", {
     "linspace": lambda a: a + torch.linspace(-1, 1, 5), "scalar_tensor": lambda a: torch.where(a > 0, a, torch.scalar_tensor(-2.0)),
 }, X)  # fmt: skip
 case("full_like-int", lambda a: torch.full_like(a, 7), ints(3, 5))
+group("triangle-indices", {
+    "tril": lambda a: a + torch.tril_indices(3, 3), "tril_offset_wide": lambda a: torch.tril_indices(3, 5, 1) * a[0],
+    "triu": lambda a: torch.triu_indices(4, 3) - a[0], "triu_negative_offset": lambda a: torch.triu_indices(3, 4, -1) + a[0],
+}, ints(2, 1))  # fmt: skip
 
 # -- quantization (PT2E's quantized_decomposed ops) -------------------------
 
@@ -528,8 +532,6 @@ MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...
     "aten.randn.default": (lambda a: a + torch.randn(3, 5), (X,)),
     "aten.rand.default": (lambda a: torch.bernoulli(a.sigmoid()), (X,)),
     "aten.native_dropout.default": (lambda a: F.dropout(a, 0.5, training=True), (X,)),
-    "aten.tril_indices.default": (lambda a: a + torch.tril_indices(3, 3).sum(), (ints(2),)),
-    "aten.triu_indices.default": (lambda a: a + torch.triu_indices(3, 3).sum(), (ints(2),)),
 }  # fmt: skip
 
 
