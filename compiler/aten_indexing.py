@@ -2,7 +2,7 @@
 tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
 reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
 repeat, slice_scatter, nearest and bilinear upsampling, scatter, index_put,
-sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices).
+sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices, embedding_bag).
 
 No new dataflow op is needed: every index tensor is a small i64 ramp or map
 that the fusion passes place next to the gather that reads it. Scatters
@@ -38,6 +38,7 @@ from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, Red
 from rducc.dialects.shapes import is_float
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
+from rducc.types import tensor_type_of
 
 
 def ramp(g: GraphImporter, size: int, start: int = 0, step: int = 1) -> SSAValue:
@@ -615,6 +616,67 @@ def convert_triangle_indices(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     col = g.map([chosen], _tensor(out.element_type, [count, 1]), lambda b, xs: b.remainder(xs[0], b.constant(width, i64)))  # type: ignore[arg-type]
     pair = g.emit(ConcatOp([row, col], 1, _tensor(out.element_type, [count, 2])))
     return _move_dim(g, pair, 1, 0)
+
+
+def _check_embedding_bag(node: torch.fx.Node) -> str | None:
+    if {int(user.args[1]) for user in node.users} - {0}:
+        return "offset2bag, bag_size or max_indices outputs are used"
+    if fake_value(node.args[1]).dim() != 1:
+        return "2-D indices"
+    return None
+
+
+@converts("aten._embedding_bag_forward_only.default", check=_check_embedding_bag)
+def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """Bag b reduces the looked-up rows offsets[b] <= i < offsets[b + 1]: a
+    [bags, N] membership mask over the N gathered rows (sum, mean or max; an
+    empty bag gives zeros, as torch's does)."""
+    args = node_arguments(node)
+    weight, indices, offsets = g.value(args["weight"]), cast(g, g.value(args["indices"]), i64), cast(g, g.value(args["offsets"]), i64)
+    out = tensor_type_of(fake_value(node)[0])
+    bags, width = out.get_shape()
+    count = _shape(indices)[0]
+    compute = opmath_type(out.element_type)
+    starts = slice_dim(g, offsets, 0, 0, bags)
+    if args["include_last_offset"]:
+        ends = slice_dim(g, offsets, 0, 1, bags)
+    else:
+        last = g.map([], _tensor(i64, [1]), lambda b, xs: b.constant(count, i64))
+        ends = g.emit(ConcatOp([slice_dim(g, offsets, 0, 1, bags - 1), last], 0, _tensor(i64, [bags]))) if bags > 1 else last
+    padding = args["padding_idx"]
+    position = reshape(g, ramp(g, count), [1, count])
+
+    def member(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        start, end, i, index = xs
+        inside = b.logical("and", b.compare("ge", i, start), b.compare("lt", i, end))
+        if padding is not None and padding >= 0:
+            inside = b.logical("and", inside, b.compare("ne", index, b.constant(padding, i64)))
+        return inside
+
+    members = g.map(
+        [reshape(g, starts, [bags, 1]), reshape(g, ends, [bags, 1]), position, reshape(g, indices, [1, count])],
+        _tensor(i1, [bags, count]), member,
+    )
+    rows = cast(g, gather_dim(g, weight, indices, 0), compute)
+    if args["per_sample_weights"] is not None:
+        scale = reshape(g, cast(g, g.value(args["per_sample_weights"]), compute), [count, 1])
+        rows = g.map([rows, scale], rows.type, lambda b, xs: b.mul(xs[0], xs[1]))  # type: ignore[arg-type]
+    mode = args["mode"]
+    identity = float("-inf") if mode == 2 else 0.0
+    spread = g.map(
+        [reshape(g, members, [bags, count, 1]), reshape(g, rows, [1, count, width])], _tensor(compute, [bags, count, width]),
+        lambda b, xs: b.select(xs[0], xs[1], b.constant(identity, compute)),  # type: ignore[arg-type]
+    )
+    combined = reduce(g, ReduceKind.MAX if mode == 2 else ReduceKind.SUM, spread, [1], False)
+    sizes = reduce(g, ReduceKind.SUM, cast(g, members, i64), [1], True)
+
+    def finish(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        total, size = xs[0], b.cast(xs[1], compute)
+        empty = b.compare("eq", xs[1], b.constant(0, i64))
+        value = b.div(total, size) if mode == 1 else total
+        return b.select(empty, b.constant(0, compute), value)
+
+    return g.map([combined, sizes], out, finish), None, None, None
 
 
 __all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along"]

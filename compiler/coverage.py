@@ -18,7 +18,6 @@ from rducc.importer import supported_ops
 MISSING_OPS: dict[str, str] = {
     # reductions and scans
     # data movement and indexing
-    "aten._embedding_bag_forward_only.default": "indexing: needs a segmented reduction",
     "aten.nonzero.default": "indexing: data-dependent shape",
     "aten.masked_scatter.default": "indexing: data-dependent positions",
     # convolution, pooling, resampling
@@ -51,6 +50,7 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten.index.Tensor": "boolean masks and non-adjacent index tensors are refused",
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
+    "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
     "aten.index_put.default": "one 1-D integer index only (more index tensors or a boolean mask are refused)",
     "aten.scatter.src": "refused when the index is smaller than the input outside the scatter dim",
     "aten.scatter.value": "refused when the index is smaller than the input outside the scatter dim",

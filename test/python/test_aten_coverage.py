@@ -374,6 +374,13 @@ group("index", {
     "index_select": lambda a, b, i, j: torch.index_select(a, -1, j), "gather": lambda a, b, i, j: torch.gather(a, 1, j[None].expand(3, 3)),
     "gather_dim0": lambda a, b, i, j: torch.gather(a, 0, i[:, None].expand(3, 4)), "embedding": lambda a, b, i, j: F.embedding(j, a.t()),
 }, X, R, torch.tensor([2, 0, 2]), torch.tensor([3, 1, 0]))  # fmt: skip
+group("embedding-bag", {
+    "sum": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum"), "mean": lambda w, i, o, p: F.embedding_bag(i, w, o),
+    "max": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="max"),
+    "include_last_offset": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", include_last_offset=True),
+    "per_sample_weights": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+    "padding_idx": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="mean", padding_idx=3),
+}, floats(6, 3), torch.tensor([1, 3, 3, 0, 5, 2, 4]), torch.tensor([0, 2, 2, 5]), floats(7))  # fmt: skip
 group("scatter-slices", {
     "select_scatter": lambda a, s: torch.select_scatter(a, s[0], 0, 1),
     "slice_scatter": lambda a, s: torch.slice_scatter(a, s[:, :2], 1, 1, 3),
@@ -527,7 +534,6 @@ def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
 # --------------------------------------------------------------------------
 
 MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
-    "aten._embedding_bag_forward_only.default": (lambda i, w: F.embedding_bag(i, w, torch.tensor([0, 2])), (torch.tensor([1, 2, 3, 0]), floats(5, 3))),
     "aten.grid_sampler_2d.default": (lambda a, g: F.grid_sample(a, g, align_corners=False), (floats(1, 2, 3, 3), floats(1, 2, 2, 2, low=-1, high=1))),
     "aten.randn.default": (lambda a: a + torch.randn(3, 5), (X,)),
     "aten.rand.default": (lambda a: torch.bernoulli(a.sigmoid()), (X,)),
