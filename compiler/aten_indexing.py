@@ -25,12 +25,12 @@ from xdsl.ir import SSAValue
 from rducc.aten_elementwise import result_type
 from rducc.aten_structural import (
     _dims,
-    reduce,
     _element,
     _shape,
     _slice_bounds,
     _tensor,
     cast,
+    reduce,
     reshape,
     slice_dim,
 )
