@@ -2,7 +2,8 @@
 tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
 reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
 repeat, slice_scatter, nearest and bilinear upsampling, scatter, index_put,
-sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices, embedding_bag).
+sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices, embedding_bag,
+grid_sample).
 
 No new dataflow op is needed: every index tensor is a small i64 ramp or map
 that the fusion passes place next to the gather that reads it. Scatters
@@ -677,6 +678,87 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
         return b.select(empty, b.constant(0, compute), value)
 
     return g.map([combined, sizes], out, finish), None, None, None
+
+
+def _check_grid_sampler(node: torch.fx.Node) -> str | None:
+    args = node_arguments(node)
+    if args["interpolation_mode"] != 0 or args["padding_mode"] != 0:
+        return "modes other than bilinear interpolation with zeros padding"
+    return None
+
+
+@converts("aten.grid_sampler_2d.default", check=_check_grid_sampler)
+def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Bilinear sampling at the grid's (x, y): four gathers at data-dependent
+    corners (clamped into range, zeroed outside it), blended by area weights
+    in f32 in torch's order (north-west, north-east, south-west, south-east)."""
+    args = node_arguments(node)
+    value, grid = g.value(args["input"]), g.value(args["grid"])
+    batch, channels, height, width = _shape(value)
+    out = result_type(node)
+    out_h, out_w = out.get_shape()[2:]
+    aligned = bool(args["align_corners"])
+    compute = opmath_type(out.element_type)
+    where_shape = [batch, 1, out_h, out_w]
+
+    def coordinate(axis: int, size: int) -> SSAValue:
+        part = reshape(g, slice_dim(g, grid, 3, axis, 1), where_shape)
+
+        def unnormalize(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+            c = b.cast(xs[0], compute)
+            one, half = b.constant(1.0, compute), b.constant(0.5, compute)
+            if aligned:
+                return b.mul(b.mul(b.add(c, one), half), b.constant(size - 1, compute))
+            return b.mul(b.sub(b.mul(b.add(c, one), b.constant(size, compute)), one), half)
+
+        return g.map([part], _tensor(compute, where_shape), unnormalize)
+
+    x, y = coordinate(0, width), coordinate(1, height)
+    batch_index = along(g, ramp(g, batch), 0, 4)
+    channel_index = along(g, ramp(g, channels), 1, 4)
+    source = cast(g, value, compute)
+    total = None
+    for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        total = _grid_corner(g, source, x, y, dx, dy, width, height, batch_index, channel_index, total, out, compute)
+    assert total is not None
+    return total
+
+
+def _grid_corner(
+    g: GraphImporter, source: SSAValue, x: SSAValue, y: SSAValue, dx: int, dy: int, width: int, height: int,
+    batch_index: SSAValue, channel_index: SSAValue, total: SSAValue | None, out: Any, compute: Any,
+) -> SSAValue:
+    """total + weight * source[corner] for one corner of each sample's cell."""
+    where = _shape(x)
+
+    def corner(size: int, offset: int) -> Any:
+        def index(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+            at = b.add(b.cast(b.unary("floor", xs[0]), i64), b.constant(offset, i64))
+            return b.minimum(b.maximum(at, b.constant(0, i64)), b.constant(size - 1, i64))
+
+        return index
+
+    ix = g.map([x], _tensor(i64, where), corner(width, dx))
+    iy = g.map([y], _tensor(i64, where), corner(height, dy))
+    picked = g.emit(GatherOp(source, [batch_index, channel_index, iy, ix], 0, _tensor(compute, [*_shape(source)[:2], *where[2:]])))
+
+    def blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        px, py, v = xs[0], xs[1], xs[2]
+        fx, fy = b.unary("floor", px), b.unary("floor", py)
+        cx, cy = b.add(fx, b.constant(dx, compute)), b.add(fy, b.constant(dy, compute))
+        wx = b.sub(px, fx) if dx else b.sub(b.add(fx, b.constant(1.0, compute)), px)
+        wy = b.sub(py, fy) if dy else b.sub(b.add(fy, b.constant(1.0, compute)), py)
+        inside = b.logical(
+            "and",
+            b.logical("and", b.compare("ge", cx, b.constant(0, compute)), b.compare("lt", cx, b.constant(width, compute))),
+            b.logical("and", b.compare("ge", cy, b.constant(0, compute)), b.compare("lt", cy, b.constant(height, compute))),
+        )
+        term = b.select(inside, b.mul(v, b.mul(wx, wy)), b.constant(0.0, compute))
+        return b.add(xs[3], term) if len(xs) > 3 else term
+
+    inputs = [x, y, picked] + ([total] if total is not None else [])
+    last = (dy, dx) == (1, 1)
+    return g.map(inputs, out if last else _tensor(compute, _shape(picked)), blend)
 
 
 __all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along"]

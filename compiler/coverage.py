@@ -21,7 +21,6 @@ MISSING_OPS: dict[str, str] = {
     "aten.nonzero.default": "indexing: data-dependent shape",
     "aten.masked_scatter.default": "indexing: data-dependent positions",
     # convolution, pooling, resampling
-    "aten.grid_sampler_2d.default": "resampling: data-dependent gather",
     # creation
     # random and quantization
     "aten.rand.default": "random: no random generator in the runtime",
@@ -51,6 +50,7 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
+    "aten.grid_sampler_2d.default": "bilinear with zeros padding only (nearest, bicubic, border and reflection padding are refused)",
     "aten.index_put.default": "one 1-D integer index only (more index tensors or a boolean mask are refused)",
     "aten.scatter.src": "refused when the index is smaller than the input outside the scatter dim",
     "aten.scatter.value": "refused when the index is smaller than the input outside the scatter dim",

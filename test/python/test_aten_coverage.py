@@ -343,6 +343,11 @@ group("upsample", {
     "bilinear_down": lambda a: F.interpolate(a, size=(2, 1), mode="bilinear"),
 }, floats(1, 2, 3, 2))  # fmt: skip
 
+group("grid-sample", {
+    "bilinear": lambda a, g: F.grid_sample(a, g, align_corners=False),
+    "bilinear_aligned": lambda a, g: F.grid_sample(a, g, align_corners=True),
+}, floats(2, 3, 4, 5), floats(2, 3, 2, 2, low=-1.2, high=1.2))  # fmt: skip
+
 # -- data movement and indexing --------------------------------------------
 
 group("layout", {
@@ -534,7 +539,6 @@ def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
 # --------------------------------------------------------------------------
 
 MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
-    "aten.grid_sampler_2d.default": (lambda a, g: F.grid_sample(a, g, align_corners=False), (floats(1, 2, 3, 3), floats(1, 2, 2, 2, low=-1, high=1))),
     "aten.randn.default": (lambda a: a + torch.randn(3, 5), (X,)),
     "aten.rand.default": (lambda a: torch.bernoulli(a.sigmoid()), (X,)),
     "aten.native_dropout.default": (lambda a: F.dropout(a, 0.5, training=True), (X,)),
