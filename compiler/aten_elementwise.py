@@ -71,7 +71,7 @@ def _promoted_element(a: Any, b: Any) -> Attribute:
 _UNARY_MATH = [
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
     "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-    "atanh", "floor", "ceil", "trunc",
+    "atanh", "acosh", "floor", "ceil", "trunc",
 ]  # fmt: skip
 
 
@@ -95,6 +95,7 @@ _UNARY_FORMULAS: dict[str, Formula] = {
     "aten.relu.default": lambda b, xs: b.maximum(xs[0], b.constant(0, xs[0].type)),
     "aten.reciprocal.default": lambda b, xs: b.div(b.constant(1, xs[0].type), xs[0]),
     "aten.round.default": lambda b, xs: b.unary("round", xs[0]),
+    "aten.sign.default": lambda b, xs: b.sign(xs[0]),
 }
 for _target, _formula in _UNARY_FORMULAS.items():
     _register_unary(_target, _formula)
@@ -104,6 +105,60 @@ for _target, _formula in _UNARY_FORMULAS.items():
 def convert_gelu(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     approximate = node_arguments(node)["approximate"]
     return elementwise(g, node, [node.args[0]], lambda b, xs: b.gelu(xs[0], approximate))
+
+
+@converts("aten.elu.default")
+def convert_elu(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """x * scale where x > 0, else alpha * scale * expm1(x * input_scale)."""
+    args = node_arguments(node)
+    alpha, scale, input_scale = args["alpha"], args["scale"], args["input_scale"]
+
+    def formula(b: ScalarBuilder, xs: list[SSAValue]) -> SSAValue:
+        x = xs[0]
+        positive = b.mul(x, b.constant(scale, x.type))
+        curve = b.unary("expm1", b.mul(x, b.constant(input_scale, x.type)))
+        negative = b.mul(curve, b.constant(alpha * scale, x.type))
+        return b.select(b.compare("gt", x, b.constant(0, x.type)), positive, negative)
+
+    return elementwise(g, node, [args["self"]], formula)
+
+
+@converts("aten.leaky_relu.default")
+def convert_leaky_relu(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    slope = node_arguments(node)["negative_slope"]
+
+    def formula(b: ScalarBuilder, xs: list[SSAValue]) -> SSAValue:
+        x = xs[0]
+        return b.select(b.compare("gt", x, b.constant(0, x.type)), x, b.mul(x, b.constant(slope, x.type)))
+
+    return elementwise(g, node, [node.args[0]], formula)
+
+
+@converts("aten.round.decimals")
+def convert_round_decimals(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Half-to-even rounding at 10**-decimals, scaled as torch's kernel scales."""
+    decimals = node_arguments(node)["decimals"]
+    scale = 10.0 ** abs(decimals)
+
+    def formula(b: ScalarBuilder, xs: list[SSAValue]) -> SSAValue:
+        x, factor = xs[0], b.constant(scale, xs[0].type)
+        if decimals >= 0:
+            return b.div(b.unary("round", b.mul(x, factor)), factor)
+        return b.mul(b.unary("round", b.div(x, factor)), factor)
+
+    return elementwise(g, node, [node.args[0]], formula)
+
+
+def _input_element(node: torch.fx.Node, index: int = 0) -> Attribute:
+    return element_type_of(fake_value(node.args[index]).dtype)
+
+
+@converts("aten.isnan.default", "aten.isinf.default", "aten.signbit.default")
+def convert_float_test(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Tests of a value in its own type (an integer is never NaN or infinite)."""
+    test = {"isnan": ScalarBuilder.isnan, "isinf": ScalarBuilder.isinf, "signbit": ScalarBuilder.signbit}
+    formula = test[str(node.target).split(".")[1]]
+    return elementwise(g, node, [node.args[0]], lambda b, xs: formula(b, xs[0]), _input_element(node))
 
 
 @converts("aten.logical_not.default")
@@ -170,6 +225,44 @@ for _target, _formula in _BINARY_FORMULAS.items():
         return elementwise(g, node, [node.args[0], node.args[1]], _formula)
 
 
+for _target, _formula in {
+    "aten.remainder.Tensor": lambda b, xs: b.remainder(xs[0], xs[1]),
+    "aten.remainder.Scalar": lambda b, xs: b.remainder(xs[0], xs[1]),
+    "aten.fmod.Tensor": lambda b, xs: b.fmod(xs[0], xs[1]),
+    "aten.fmod.Scalar": lambda b, xs: b.fmod(xs[0], xs[1]),
+    "aten.atan2.default": lambda b, xs: b.binary("atan2", xs[0], xs[1]),
+    "aten.copysign.Tensor": lambda b, xs: b.binary("copysign", xs[0], xs[1]),
+    "aten.copysign.Scalar": lambda b, xs: b.binary("copysign", xs[0], xs[1]),
+    "aten.fmax.default": lambda b, xs: b.fmax(xs[0], xs[1]),
+    "aten.fmin.default": lambda b, xs: b.fmin(xs[0], xs[1]),
+    "aten.hypot.default": lambda b, xs: b.unary("sqrt", b.add(b.mul(xs[0], xs[0]), b.mul(xs[1], xs[1]))),
+    "aten.ldexp.Tensor": lambda b, xs: b.mul(xs[0], b.unary("exp2", xs[1])),
+}.items():
+
+    @converts(_target)
+    def _convert_math_binary(
+        g: GraphImporter, node: torch.fx.Node, _formula: Formula = _formula
+    ) -> SSAValue:
+        return elementwise(g, node, [node.args[0], node.args[1]], _formula)
+
+
+_SHIFTS = {
+    "aten.__lshift__.Scalar": "left", "aten.__lshift__.Tensor": "left",
+    "aten.bitwise_left_shift.Tensor": "left", "aten.bitwise_left_shift.Tensor_Scalar": "left",
+    "aten.__rshift__.Scalar": "right", "aten.__rshift__.Tensor": "right",
+    "aten.bitwise_right_shift.Tensor": "right", "aten.bitwise_right_shift.Tensor_Scalar": "right",
+}  # fmt: skip
+
+
+@converts(*_SHIFTS)
+def convert_shift(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    direction = _SHIFTS[str(node.target)]
+    out = result_type(node).element_type
+    return elementwise(
+        g, node, [node.args[0], node.args[1]], lambda b, xs: b.shift(direction, xs[0], xs[1]), out
+    )
+
+
 @converts("aten.pow.Tensor_Scalar")
 def convert_pow_scalar(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     base, exponent = node.args[0], node.args[1]
@@ -184,20 +277,25 @@ def convert_div(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return elementwise(g, node, [args["self"], args["other"]], lambda b, xs: divide(b, xs[0], xs[1]))
 
 
-@converts("aten.clamp.default")
+@converts("aten.clamp.default", "aten.clamp.Tensor", "aten.hardtanh.default")
 def convert_clamp(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """min(max(x, low), high) with scalar or tensor bounds (NaN propagates)."""
     args = node_arguments(node)
-    low, high = args["min"], args["max"]
+    if str(node.target) == "aten.hardtanh.default":
+        low, high = args["min_val"], args["max_val"]
+    else:
+        low, high = args["min"], args["max"]
+    bounds = [bound for bound in (low, high) if bound is not None]
 
     def formula(b: ScalarBuilder, xs: list[SSAValue]) -> SSAValue:
-        value = xs[0]
+        value, rest = xs[0], iter(xs[1:])
         if low is not None:
-            value = b.maximum(value, b.constant(low, value.type))
+            value = b.maximum(value, next(rest))
         if high is not None:
-            value = b.minimum(value, b.constant(high, value.type))
+            value = b.minimum(value, next(rest))
         return value
 
-    return elementwise(g, node, [args["self"]], formula)
+    return elementwise(g, node, [args["self"], *bounds], formula)
 
 
 # --------------------------------------------------------------------------
@@ -281,6 +379,17 @@ def fill(g: GraphImporter, node: torch.fx.Node, fill_value: Number) -> SSAValue:
 @converts("aten.full.default")
 def convert_full(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return fill(g, node, node_arguments(node)["fill_value"])
+
+
+@converts("aten.fill.Scalar")
+def convert_fill(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    return fill(g, node, node_arguments(node)["value"])
+
+
+@converts("aten.empty.memory_format", "aten.empty_strided.default")
+def convert_empty(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Uninitialized memory in PyTorch; rducc gives zeros (any value is correct)."""
+    return fill(g, node, 0)
 
 
 @converts("aten.full_like.default")

@@ -379,15 +379,11 @@ def convert_mean(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return _mean(g, value, dims, bool(args.get("keepdim")), result_type(node).element_type)
 
 
-@converts("aten.var.correction")
-def convert_var(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    args = node_arguments(node)
-    value = g.value(args["self"])
-    dims = _dims(args["dim"], len(_shape(value)))
-    keepdim = bool(args["keepdim"])
-    out = result_type(node).element_type
+def _variance(
+    g: GraphImporter, value: SSAValue, dims: list[int], keepdim: bool, correction: float, out: Attribute
+) -> tuple[SSAValue, SSAValue]:
+    """(sum((x - mean)^2) / (count - correction), mean kept as 1-dims), in the opmath type."""
     compute = opmath_type(out)
-    correction = 1 if args["correction"] is None else args["correction"]
     count = prod(_shape(value)[d] for d in dims)
     mean = _mean(g, value, dims, True, compute)
     squares = g.map(
@@ -397,11 +393,21 @@ def convert_var(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     )
     total = reduce(g, ReduceKind.SUM, squares, dims, keepdim)
     divisor = max(count - correction, 0)
-    return g.map(
+    variance = g.map(
         [total],
         _tensor(out, _shape(total)),
         lambda b, xs: b.div(xs[0], b.constant(divisor, compute)),  # type: ignore[arg-type]
     )
+    return variance, mean
+
+
+@converts("aten.var.correction")
+def convert_var(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dims = _dims(args["dim"], len(_shape(value)))
+    correction = 1 if args["correction"] is None else args["correction"]
+    return _variance(g, value, dims, bool(args["keepdim"]), correction, result_type(node).element_type)[0]
 
 
 def _square(b: ScalarBuilder, value: SSAValue) -> SSAValue:
@@ -612,44 +618,199 @@ def convert_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | 
 
 
 def _check_avg_pool(node: torch.fx.Node) -> str | None:
-    args = node_arguments(node)
-    if args["divisor_override"] is not None:
-        return "divisor_override"
-    if args["ceil_mode"]:
-        return "ceil_mode"
-    if any(_per_dim(args["padding"], 2, 0)) and not args["count_include_pad"]:
-        return "count_include_pad=False with padding"
-    return None
+    return "ceil_mode" if node_arguments(node)["ceil_mode"] else None
 
 
-@converts("aten.avg_pool2d.default", check=_check_avg_pool)
+@converts("aten.avg_pool2d.default", "aten.avg_pool3d.default", check=_check_avg_pool)
 def convert_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """rdu.pool avg (zero padding, divided by the full window), rescaled for
+    divisor_override, or divided by the share of real elements in each window
+    for count_include_pad=False (the same pooling of ones)."""
     args = node_arguments(node)
-    window = _per_dim(args["kernel_size"], 2, 1)
-    stride = _per_dim(args["stride"], 2, 1) if args["stride"] else window
-    return g.emit(
-        PoolOp(
-            PoolKind.AVG, g.value(args["self"]), window, stride,
-            _per_dim(args["padding"], 2, 0), [1, 1], False, result_type(node),
-        )
-    )
+    spatial = 3 if "3d" in str(node.target) else 2
+    window = _per_dim(args["kernel_size"], spatial, 1)
+    stride = _per_dim(args["stride"], spatial, 1) if args["stride"] else window
+    padding = _per_dim(args["padding"], spatial, 0)
+    out = result_type(node)
+    value = g.value(args["self"])
+
+    def pool(source: SSAValue, result: TensorType) -> SSAValue:
+        return g.emit(PoolOp(PoolKind.AVG, source, window, stride, padding, [1] * spatial, False, result))
+
+    divisor, exclude_pad = args["divisor_override"], any(padding) and not args["count_include_pad"]
+    if divisor is None and not exclude_pad:
+        return pool(value, out)
+    compute = opmath_type(out.element_type)
+    wide = _tensor(compute, out.get_shape())
+    average = pool(cast(g, value, compute), wide)
+    if divisor is not None:
+        scale = prod(window) / divisor
+        return g.map([average], out, lambda b, xs: b.mul(xs[0], b.constant(scale, compute)))  # type: ignore[arg-type]
+    ones_shape = [1] * (len(_shape(value)) - spatial) + list(_shape(value)[-spatial:])
+    ones = g.map([], _tensor(compute, ones_shape), lambda b, xs: b.constant(1, compute))
+    share = pool(ones, _tensor(compute, ones_shape[:-spatial] + list(out.get_shape()[-spatial:])))
+    return g.map([average, share], out, lambda b, xs: b.div(xs[0], xs[1]))  # type: ignore[arg-type]
 
 
 def _check_adaptive_avg(node: torch.fx.Node) -> str | None:
-    sizes = fake_value(node.args[0]).shape[-2:]
-    if any(size % out for size, out in zip(sizes, node.args[1])):
+    out_sizes = list(node.args[1])
+    sizes = fake_value(node.args[0]).shape[-len(out_sizes):]
+    if any(size % out for size, out in zip(sizes, out_sizes)):
         return "output size that does not divide the input size"
     return None
 
 
-@converts("aten._adaptive_avg_pool2d.default", check=_check_adaptive_avg)
+@converts("aten._adaptive_avg_pool2d.default", "aten._adaptive_avg_pool3d.default", check=_check_adaptive_avg)
 def convert_adaptive_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    spatial = len(node.args[1])
+    sizes = _shape(value)[-spatial:]
+    window = [size // out for size, out in zip(sizes, node.args[1])]
+    return g.emit(
+        PoolOp(PoolKind.AVG, value, window, window, [0] * spatial, [1] * spatial, False, result_type(node))
+    )
+
+
+# --------------------------------------------------------------------------
+# More reductions and matrix products
+# --------------------------------------------------------------------------
+
+
+@converts("aten.max.default", "aten.min.default")
+def convert_max_all(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value = g.value(node.args[0])
+    kind = ReduceKind.MAX if str(node.target) == "aten.max.default" else ReduceKind.MIN
+    return reduce(g, kind, value, list(range(len(_shape(value)))), False)
+
+
+@converts("aten.var_mean.correction")
+def convert_var_mean(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue]:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dims = _dims(args["dim"], len(_shape(value)))
+    var_type, mean_type = (_fake_type(f) for f in fake_value(node))
+    correction = 1 if args["correction"] is None else args["correction"]
+    variance, mean = _variance(g, value, dims, bool(args["keepdim"]), correction, var_type.element_type)
+    return variance, reshape(g, cast(g, mean, mean_type.element_type), mean_type.get_shape())
+
+
+@converts("aten.var.dim")
+def convert_var_dim(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dims = _dims(args["dim"], len(_shape(value)))
+    correction = 1 if args["unbiased"] else 0
+    return _variance(g, value, dims, bool(args["keepdim"]), correction, result_type(node).element_type)[0]
+
+
+@converts("aten.linalg_vector_norm.default")
+def convert_vector_norm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """sum(|x|^ord)^(1/ord); ord inf/-inf is amax/amin of |x|, ord 0 counts non-zeros."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dims = _dims(args["dim"], len(_shape(value)))
+    keepdim = bool(args["keepdim"])
+    out = result_type(node)
+    compute = opmath_type(out.element_type)
+    order = float(args["ord"])
+    wide = _tensor(compute, _shape(value))
+    if order in (float("inf"), float("-inf")):
+        magnitude = g.map([value], wide, lambda b, xs: b.abs(b.cast(xs[0], compute)))  # type: ignore[arg-type]
+        kind = ReduceKind.MAX if order > 0 else ReduceKind.MIN
+        return cast(g, reduce(g, kind, magnitude, dims, keepdim), out.element_type)
+
+    def power(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        x = b.cast(xs[0], compute)
+        if order == 0:
+            return b.cast(b.compare("ne", x, b.constant(0, compute)), compute)
+        return b.pow(b.abs(x), order) if order != 2 else b.mul(x, x)
+
+    total = reduce(g, ReduceKind.SUM, g.map([value], wide, power), dims, keepdim)
+    if order in (0, 1):
+        return cast(g, total, out.element_type)
+    root = (lambda b, xs: b.unary("sqrt", xs[0])) if order == 2 else (lambda b, xs: b.pow(xs[0], 1.0 / order))
+    return g.map([total], out, root)  # type: ignore[arg-type]
+
+
+@converts("aten.addbmm.default")
+def convert_addbmm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """beta * self + alpha * sum_b(batch1[b] @ batch2[b])."""
+    args = node_arguments(node)
+    out = result_type(node)
+    compute = opmath_type(out.element_type)
+    lhs, rhs = g.value(args["batch1"]), g.value(args["batch2"])
+    batch, rows, cols = _shape(lhs)[0], _shape(lhs)[1], _shape(rhs)[2]
+    product = g.emit(MatmulOp(lhs, rhs, _tensor(compute, [batch, rows, cols])))
+    total = reduce(g, ReduceKind.SUM, product, [0], False)
+    beta, alpha = args["beta"], args["alpha"]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        scaled = b.mul(xs[1], b.constant(alpha, compute)) if alpha != 1 else xs[1]
+        if beta == 0:
+            return scaled
+        bias = b.cast(xs[0], compute)
+        return b.add(scaled, b.mul(bias, b.constant(beta, compute)) if beta != 1 else bias)
+
+    return g.map([g.value(args["self"]), total], out, body)
+
+
+# --------------------------------------------------------------------------
+# More normalization, pooling and resampling
+# --------------------------------------------------------------------------
+
+
+@converts("aten.native_group_norm.default")
+def convert_group_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(y, mean, rstd): statistics over each group of C/G channels and all positions."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    shape = _shape(value)
+    batch, channels, groups = shape[0], shape[1], args["group"]
+    out_types = [_fake_type(f) for f in fake_value(node)]
+    compute = opmath_type(out_types[0].element_type)
+    grouped = reshape(g, value, [batch, groups, prod(shape) // max(batch * groups, 1)])
+    variance, mean = _variance(g, grouped, [2], True, 0, compute)
+    eps = args["eps"]
+    rstd = g.map([variance], variance.type, lambda b, xs: b.unary("rsqrt", b.add(xs[0], b.constant(eps, compute))))  # type: ignore[arg-type]
+    normalized = g.map(
+        [grouped, mean, rstd], _tensor(compute, _shape(grouped)),
+        lambda b, xs: b.mul(b.sub(b.cast(xs[0], compute), xs[1]), xs[2]),  # type: ignore[arg-type]
+    )
+    normalized = reshape(g, normalized, shape)
+    channel_shape = [channels] + [1] * (len(shape) - 2)
+    affine = [reshape(g, g.value(args[k]), channel_shape) for k in ("weight", "bias") if args[k] is not None]
+    has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        y, rest = xs[0], iter(xs[1:])
+        if has_weight:
+            y = b.mul(y, b.cast(next(rest), compute))
+        if has_bias:
+            y = b.add(y, b.cast(next(rest), compute))
+        return y
+
+    y = g.map([normalized, *affine], out_types[0], body)
+    used = _used_outputs(node)
+    return (
+        y,
+        reshape(g, cast(g, mean, out_types[1].element_type), out_types[1].get_shape()) if 1 in used else None,
+        reshape(g, cast(g, rstd, out_types[2].element_type), out_types[2].get_shape()) if 2 in used else None,
+    )
+
+
+def _check_adaptive_max(node: torch.fx.Node) -> str | None:
+    if 1 in _used_outputs(node):
+        return "pooling indices are used"
+    return _check_adaptive_avg(node)
+
+
+@converts("aten.adaptive_max_pool2d.default", check=_check_adaptive_max)
+def convert_adaptive_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
     value = g.value(node.args[0])
     sizes = _shape(value)[-2:]
     window = [size // out for size, out in zip(sizes, node.args[1])]
-    return g.emit(
-        PoolOp(PoolKind.AVG, value, window, window, [0, 0], [1, 1], False, result_type(node))
-    )
+    out = _fake_type(fake_value(node)[0])
+    return g.emit(PoolOp(PoolKind.MAX, value, window, window, [0, 0], [1, 1], False, out)), None
 
 
 __all__ = ["reshape", "cast", "reduce", "slice_dim", "broadcast_shapes"]

@@ -99,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--report-json", metavar="FILE", help="write that report as JSON, for tools")
     parser.add_argument(
+        "--f64", choices=["emulate", "refuse"], default="emulate",
+        help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
+        "computes them exactly, the report marks them) or refuse (an error)",
+    )
+    parser.add_argument(
         "--plot", metavar="DIR",
         help="write pictures to DIR: the SRAM allocation map, per-kernel modeled times, and the "
         "kernel graph (dot, and SVG when Graphviz is installed); needs matplotlib (rducc[plot])",
@@ -243,7 +248,7 @@ def _run(args: argparse.Namespace) -> None:
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
     try:
-        module, program = import_file(args.input, times)
+        module, program = import_file(args.input, times, args.f64)
         lower(
             module, target, _opt_level(args), args.emit or "placed", times,
             passes=passes, verify_each=args.verify_each,

@@ -62,14 +62,14 @@ def verify(module: ModuleOp) -> None:
 
 
 def decompose_and_import(
-    program: torch.export.ExportedProgram, times: StageTimes | None = None
+    program: torch.export.ExportedProgram, times: StageTimes | None = None, f64: str = "emulate"
 ) -> tuple[ModuleOp, torch.export.ExportedProgram]:
-    """Verified level-1 IR and the Core ATen program it came from."""
+    """Verified level-1 IR and the Core ATen program it came from (`f64`: the f64 policy)."""
     times = times or StageTimes()
     with times.stage("decompose"):
         program = decompose(program)
     with times.stage("import"):
-        module = import_program(program)
+        module = import_program(program, f64)
     with times.stage("verify"):
         verify(module)
     return module, program
@@ -83,13 +83,13 @@ def import_exported(
 
 
 def import_file(
-    path: str | Path, times: StageTimes | None = None
+    path: str | Path, times: StageTimes | None = None, f64: str = "emulate"
 ) -> tuple[ModuleOp, torch.export.ExportedProgram]:
     """Load a saved archive and import it; also return the decomposed program."""
     times = times or StageTimes()
     with times.stage("load"):
         program = load_exported_program(path)
-    return decompose_and_import(program, times)
+    return decompose_and_import(program, times, f64)
 
 
 def lower(

@@ -12,6 +12,7 @@ import linecache
 import operator
 import os
 import re
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -94,7 +95,7 @@ def supported_ops() -> list[str]:
 
 def _load_converters() -> None:
     """Import the converter families (they register themselves)."""
-    from rducc import aten_elementwise, aten_structural  # noqa: F401
+    from rducc import aten_elementwise, aten_indexing, aten_quantized, aten_structural  # noqa: F401
 
 
 # --------------------------------------------------------------------------
@@ -416,14 +417,28 @@ def _return_values(importer: GraphImporter, outputs: list[Any]) -> list[SSAValue
     return values
 
 
+_DECOMPOSED: weakref.WeakKeyDictionary[ExportedProgram, ExportedProgram] = weakref.WeakKeyDictionary()
+"""Each program's Core ATen form, kept while the program lives: compiling one
+program for several opt levels or targets decomposes it once (torch's
+decomposition costs far more than rducc's import and passes on small models)."""
+
+
 def decompose(ep: ExportedProgram) -> ExportedProgram:
     """Core ATen: torch's own `run_decompositions()` with its default table."""
-    return ep.run_decompositions()
+    if ep not in _DECOMPOSED:
+        _DECOMPOSED[ep] = ep.run_decompositions()
+    return _DECOMPOSED[ep]
 
 
-def import_program(ep: ExportedProgram) -> ModuleOp:
-    """Level-1 rducc IR for an already decomposed (Core ATen) program."""
+def import_program(ep: ExportedProgram, f64: str = "emulate") -> ModuleOp:
+    """Level-1 rducc IR for an already decomposed (Core ATen) program.
+
+    `f64` is the f64 policy (`rducc.f64`): `emulate` keeps f64, `refuse` rejects it.
+    """
+    from rducc.f64 import check_f64
+
     _check_static(ep)
+    check_f64(ep, f64)
     _check_supported(ep)
     signature = _signature(ep)
     outputs = _user_outputs(ep)

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (quantized_decomposed ops an archive may hold)
 
 from rducc.errors import RduccError
 

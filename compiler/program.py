@@ -89,6 +89,7 @@ def compile(  # noqa: A001 - the public name the API promises
     opt_level: int = 2,
     passes: PassesLike | None = None,
     verify_each: bool = False,
+    f64: str = "emulate",
 ) -> Program:
     """Compile a model for the target and return the runnable Program.
 
@@ -98,12 +99,13 @@ def compile(  # noqa: A001 - the public name the API promises
     instances, which replace the -O pipeline, or a list of
     `rducc.api.before(name, pass)` / `after(name, pass)` edits, which insert
     passes into it. `verify_each` verifies the IR after every pass, naming
-    the pass that broke it.
+    the pass that broke it. `f64` is the f64 policy (`rducc.f64`):
+    `emulate` (exact in the runtime, marked in the report) or `refuse`.
     """
     chosen = load_target(target)
     custom = _chosen_passes(passes, opt_level)
     exported = _exported(model, example_inputs)
-    module, decomposed = decompose_and_import(exported)
+    module, decomposed = decompose_and_import(exported, f64=f64)
     lower(module, chosen, opt_level, passes=custom, verify_each=verify_each)
     weights = {name: torch_to_numpy(t) for name, t in program_weights(decomposed).items()}
     return Program(module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec)

@@ -14,6 +14,7 @@ from typing import Any
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from rducc.dialects.memory import AllocOp, BufferType, ComputeOp, GlobalOp, Tier
+from rducc.f64 import emulation_note, f64_value_count
 from rducc.kernel_model import tensor_bytes
 
 
@@ -86,6 +87,9 @@ def compile_report(module: ModuleOp, report: Any) -> str:
         f"{_mb(_attr(module, 'tier.activation_bytes'))}"
     )
     lines.append(f"DDR   weights {_mb(_attr(module, 'tier.ddr_weight_bytes'))}")
+    note = emulation_note(module)
+    if note:
+        lines.append(note)
     lines.append("")
     lines.append(report.table())
     return "\n".join(lines) + "\n"
@@ -100,4 +104,5 @@ def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
     data["ddr_weight_bytes"] = _attr(module, "tier.ddr_weight_bytes")
     data["activation_bytes"] = _attr(module, "tier.activation_bytes")
     data["sram_capacity_bytes"] = _attr(forward, "tier.sram_capacity")
+    data["f64_emulated_values"] = f64_value_count(module)
     return data

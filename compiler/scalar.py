@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from rducc.dialects.dataflow import MapOp, YieldOp
+from rducc.dialects.dataflow import MapOp, RemFOp, YieldOp
 from rducc.dialects.shapes import is_bool, is_float, is_integer
 
 Number = bool | int | float
@@ -135,6 +135,58 @@ class ScalarBuilder:
             return self.emit(math.TruncOp(self.div(a, b)))
         return self.emit(arith.DivSIOp(a, b))
 
+    def fmod(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """C `fmod`: the remainder takes the dividend's sign (torch.fmod)."""
+        if is_float(a.type):
+            return self.emit(RemFOp(a, b))
+        return self.emit(arith.RemSIOp(a, b))
+
+    def remainder(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Python's `%`: the remainder takes the divisor's sign (torch.remainder)."""
+        rest = self.fmod(a, b)
+        zero = self.constant(0, a.type)
+        signs_differ = self.compare("ne", self.compare("lt", rest, zero), self.compare("lt", b, zero))
+        fix = self.logical("and", self.compare("ne", rest, zero), signs_differ)
+        return self.select(fix, self.add(rest, b), rest)
+
+    def shift(self, direction: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`a << b` or arithmetic `a >> b`; shifts past the width give 0 (or -1 for
+        negative `a >> b`), as torch's CPU kernels do."""
+        width = self.constant(a.type.width.data, a.type)  # type: ignore[attr-defined]
+        too_far = self.logical("or", self.compare("lt", b, self.constant(0, a.type)), self.compare("ge", b, width))
+        if direction == "left":
+            return self.select(too_far, self.constant(0, a.type), self.emit(arith.ShLIOp(a, b)))
+        capped = self.select(too_far, self.constant(a.type.width.data - 1, a.type), b)  # type: ignore[attr-defined]
+        return self.emit(arith.ShRSIOp(a, capped))
+
+    def sign(self, a: SSAValue) -> SSAValue:
+        """-1, 0 or 1 (0 for NaN and -0.0, as torch.sign gives)."""
+        if is_bool(a.type):
+            return a
+        zero = self.constant(0, a.type)
+        positive = self.cast(self.compare("gt", a, zero), a.type)
+        negative = self.cast(self.compare("lt", a, zero), a.type)
+        return self.sub(positive, negative)
+
+    def signbit(self, a: SSAValue) -> SSAValue:
+        """The sign bit (true for -0.0 and negative NaNs)."""
+        if is_bool(a.type):
+            return self.constant(False, i1)
+        if is_float(a.type):
+            bits = IntegerType(_float_width(a.type))
+            a = self.emit(arith.BitcastOp(a, bits))
+        return self.compare("lt", a, self.constant(0, a.type))
+
+    def isnan(self, a: SSAValue) -> SSAValue:
+        if not is_float(a.type):
+            return self.constant(False, i1)
+        return self.emit(arith.CmpfOp(a, a, "uno"))
+
+    def isinf(self, a: SSAValue) -> SSAValue:
+        if not is_float(a.type):
+            return self.constant(False, i1)
+        return self.emit(arith.CmpfOp(self.abs(a), self.constant(pymath.inf, a.type), "oeq"))
+
     def neg(self, a: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.emit(arith.NegfOp(a))
@@ -177,6 +229,18 @@ class ScalarBuilder:
     def unary(self, name: str, a: SSAValue) -> SSAValue:
         """A `math` dialect unary op by its short name (exp, log, tanh, ...)."""
         return self.emit(_MATH_UNARY[name](a))
+
+    def binary(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """A `math` dialect binary op by its short name (atan2, copysign)."""
+        return self.emit(_MATH_BINARY[name](a, b))
+
+    def fmax(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Maximum that ignores a NaN operand (torch.fmax)."""
+        return self._binary(a, b, arith.MaxnumfOp, arith.MaxUIOp if is_bool(a.type) else arith.MaxSIOp)
+
+    def fmin(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Minimum that ignores a NaN operand (torch.fmin)."""
+        return self._binary(a, b, arith.MinnumfOp, arith.MinUIOp if is_bool(a.type) else arith.MinSIOp)
 
     def abs(self, a: SSAValue) -> SSAValue:
         if is_float(a.type):
@@ -232,6 +296,7 @@ _MATH_UNARY: dict[str, Callable[[SSAValue], Operation]] = {
     "asin": math.AsinOp,
     "atan": math.AtanOp,
     "acos": math.AcosOp,
+    "acosh": math.AcoshOp,
     "sinh": math.SinhOp,
     "cosh": math.CoshOp,
     "asinh": math.AsinhOp,
@@ -242,6 +307,10 @@ _MATH_UNARY: dict[str, Callable[[SSAValue], Operation]] = {
     "round": math.RoundEvenOp,
 }
 
+_MATH_BINARY: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
+    "atan2": math.Atan2Op,
+    "copysign": math.CopySignOp,
+}
 
 MapBody = Callable[[ScalarBuilder, list[SSAValue | Number]], SSAValue]
 """Builds a map's scalar body: from the builder and one scalar per input

@@ -129,4 +129,5 @@ def numpy_to_torch(array: np.ndarray):
 
     if array.dtype == np.dtype(ml_dtypes.bfloat16):
         return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(array).copy())
+    # np.ascontiguousarray would turn a rank-0 array into shape (1,)
+    return torch.from_numpy(np.array(array, order="C", copy=True))

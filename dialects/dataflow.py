@@ -9,9 +9,11 @@ Constants are upstream `arith.constant` with a dense tensor attribute.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
+    AnyFloatConstr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
@@ -23,6 +25,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
@@ -203,6 +206,26 @@ class MapOp(IRDLOperation):
                 f"'rdu.map' yields {terminator.values[0].type} but the result "
                 f"element type is {element_of(self.result.type)}"
             )
+
+
+@irdl_op_definition
+class RemFOp(IRDLOperation):
+    """Scalar float remainder with the dividend's sign (C `fmod`), for map bodies.
+
+    Upstream `arith.remf` has no xDSL counterpart; this is it, with the same
+    semantics: `lhs - trunc(lhs / rhs) * rhs` computed exactly.
+    """
+
+    name = "rdu.remf"
+    T: ClassVar = VarConstraint("T", AnyFloatConstr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
 
 
 @irdl_op_definition
@@ -862,6 +885,7 @@ Dataflow = Dialect(
     [
         MapOp,
         YieldOp,
+        RemFOp,
         KernelOp,
         MatmulOp,
         ReduceOp,
@@ -883,6 +907,7 @@ __all__ = [
     "Dataflow",
     "MapOp",
     "YieldOp",
+    "RemFOp",
     "KernelOp",
     "MatmulOp",
     "ReduceOp",

@@ -50,7 +50,7 @@ FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
   K = the lhs's last dim and batch = product of the result's leading dims;
 - `rdu.conv`: 2 x out_elems x (Cin / groups) x prod(kernel dims), with
   Cin / groups = weight dim 1 and the kernel dims = weight dims 2..;
-- `rdu.map`: out_elems x (number of `arith.*` / `math.*` ops in its body,
+- `rdu.map`: out_elems x (number of `arith.*` / `math.*` / `rdu.remf` ops in its body,
   not counting `arith.constant`; a transcendental such as `math.erf` or
   `math.exp`, a cast, a compare or a select counts 1 like an add);
 - `rdu.reduce`, `rdu.scan`: input elems;
@@ -305,7 +305,8 @@ def map_body_ops(op: rdu.MapOp) -> int:
     return sum(
         1
         for inner in op.body.walk()
-        if inner.name.split(".")[0] in ("arith", "math") and not isinstance(inner, arith.ConstantOp)
+        if (inner.name.split(".")[0] in ("arith", "math") or isinstance(inner, rdu.RemFOp))
+        and not isinstance(inner, arith.ConstantOp)
     )
 
 

@@ -616,11 +616,12 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "math.fpowi": _emit_fpowi,
     "math.ipowi": _int_op("_ipowi"),
     "math.fma": _emit_fma,
+    "rdu.remf": _float_op("np.fmod", 2),
 }
 
 
 def map_body_ops() -> list[str]:
-    """The `arith`/`math` ops a map body may use."""
+    """The `arith`/`math` ops (and `rdu.remf`) a map body may use."""
     return sorted(_EMITTERS)
 
 

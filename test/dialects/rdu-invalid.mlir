@@ -22,6 +22,18 @@
 
 // -----
 
+%x = "test.op"() : () -> tensor<2x8xf32>
+%m = rdu.map %x : (tensor<2x8xf32>) -> tensor<2x8xf32> {
+^bb0(%a : f32):
+  %h = arith.truncf %a : f32 to f16
+  %r = "rdu.remf"(%a, %h) : (f32, f16) -> f32
+  rdu.yield %r : f32
+}
+// CHECK: Operation does not verify: operand 'rhs' at position 1 does not verify:
+// CHECK-NEXT: attribute f32 expected from variable 'T', but got f16
+
+// -----
+
 %x, %y = "test.op"() : () -> (tensor<2x8xf32>, tensor<3x8xf32>)
 %m = rdu.map %x, %y : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<2x8xf32> {
 ^bb0(%a : f32, %b : f32):

@@ -19,6 +19,16 @@
 ^bb0(%a : f32):
   rdu.yield %a : f32
 }
+// CHECK: %rem = rdu.map %x, %x : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32> {
+// CHECK-NEXT: ^bb0(%a: f32, %b: f32):
+// CHECK-NEXT:   %r = rdu.remf %a, %b : f32
+// CHECK-NEXT:   rdu.yield %r : f32
+// CHECK-NEXT: }
+%rem = rdu.map %x, %x : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32> {
+^bb0(%a : f32, %b : f32):
+  %r = rdu.remf %a, %b : f32
+  rdu.yield %r : f32
+}
 // CHECK: %mm = rdu.matmul %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
 %mm = rdu.matmul %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
 // CHECK: %red = rdu.reduce sum %x dims [1] keepdim : tensor<2x8xf32> -> tensor<2x1xf32>

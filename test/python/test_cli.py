@@ -90,13 +90,13 @@ def assert_user_error(result: subprocess.CompletedProcess[str], tool: str = "rdu
 
 
 class UsesUnsupportedOps(nn.Module):
-    """FFT once and sort twice: neither is in rducc's op list."""
+    """FFT once and erfinv twice: neither is in rducc's op list."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         spectrum = torch.fft.fft(x).real  # marker: fft
-        ordered = torch.sort(x).values  # marker: sort-1
-        shifted = torch.sort(x + 1.0).values  # marker: sort-2
-        return spectrum + ordered + shifted
+        inverse = torch.erfinv(x)  # marker: erfinv-1
+        shifted = torch.erfinv(x * 0.5)  # marker: erfinv-2
+        return spectrum + inverse + shifted
 
 
 class Elementwise(nn.Module):
@@ -389,6 +389,7 @@ def test_help_documents_every_flag():
         "--pass-pipeline": "instead of the -O one", "--load-pass-plugin": "Python file",
         "--verify-each": "after every pass", "--list-passes": "description and options",
         "--print-pipeline": "would run",
+        "--f64": "refuse",
         "--help": "help",
     }
     for flag, words in described.items():
@@ -411,8 +412,8 @@ def test_list_ops():
     for op in ("aten.addmm.default", "aten.relu.default", "aten.gelu.default"):
         assert op in ops
     assert ops == sorted(set(ops))
-    assert all(re.fullmatch(r"aten\.\w+\.\w+", op) for op in ops), ops
-    assert "aten.sort.default" not in ops  # the unsupported-op test relies on this
+    assert all(re.fullmatch(r"(aten|quantized_decomposed)\.\w+\.\w+", op) for op in ops), ops
+    assert "aten.erfinv.default" not in ops  # the unsupported-op test relies on this
     assert result.stderr == ""
 
 
@@ -487,7 +488,7 @@ def test_unsupported_ops_are_all_listed_with_counts_and_first_use(error_runs, un
     message = error_message(error_runs["unsupported"].fresh)
     file = UsesUnsupportedOps.forward.__code__.co_filename
     fft_line = source_line_of(UsesUnsupportedOps.forward, "fft")
-    sort_line = source_line_of(UsesUnsupportedOps.forward, "sort-1")
+    erfinv_line = source_line_of(UsesUnsupportedOps.forward, "erfinv-1")
 
     header, *rows = message.splitlines()
     entry = re.compile(r"  (aten\.\w+\.\w+): (\d+) uses?, first at (.+?):(\d+):(\d+): (.*)")
@@ -500,13 +501,13 @@ def test_unsupported_ops_are_all_listed_with_counts_and_first_use(error_runs, un
     assert header == (f"rducc: error: the model uses {len(parsed)} operator"
                       f"{'s' if len(parsed) > 1 else ''} rducc cannot import:")
 
-    assert parsed["aten.sort.default"] == (2, file, sort_line, "ordered = torch.sort(x).values  # marker: sort-1")
+    assert parsed["aten.erfinv.default"] == (2, file, erfinv_line, "inverse = torch.erfinv(x)  # marker: erfinv-1")
     fft_ops = [name for name in parsed if name.startswith("aten._fft_")]
     assert len(fft_ops) == 1, parsed
     assert parsed[fft_ops[0]][:3] == (1, file, fft_line)
     assert list(parsed) == sorted(parsed)
     for _, where, line, _ in parsed.values():
-        assert where == file and line in {fft_line, sort_line}
+        assert where == file and line in {fft_line, erfinv_line}
 
     # Every unsupported call in the decomposed graph is listed, with its exact count.
     from rducc.importer import IGNORED_TARGETS, supported_ops

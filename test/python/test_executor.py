@@ -464,6 +464,7 @@ FLOAT_BINARY_EXACT = [
     (arith.MaxnumfOp, torch.fmax),
     (arith.MinnumfOp, torch.fmin),
     (xmath.CopySignOp, torch.copysign),
+    (rdu.RemFOp, torch.fmod),
 ]
 
 

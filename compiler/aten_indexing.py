@@ -1,0 +1,764 @@
+"""Core ATen data movement expressed as index arithmetic: `rdu.gather` by index
+tensors built from `rdu.iota` ramps and `rdu.map`, plus concat, broadcast and
+reshape (flip, gather, index_select, diagonal, unfold, as_strided, padding,
+repeat, slice_scatter, nearest and bilinear upsampling, scatter, index_put,
+sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices, embedding_bag,
+grid_sample).
+
+No new dataflow op is needed: every index tensor is a small i64 ramp or map
+that the fusion passes place next to the gather that reads it. Scatters
+compare the index with every output position (a mask one dim larger than the
+output, J wide for J scattered elements per row) and reduce over the matches;
+that costs O(output x J) work, which the cost model counts as it is. Sorts
+rank each element by comparing it with every other one of its row (O(n^2)
+along the sorted dim), then gather element i into position rank(i).
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import f32, i1, i64
+from xdsl.ir import SSAValue
+
+from rducc.aten_elementwise import result_type
+from rducc.aten_structural import (
+    _dims,
+    _element,
+    _shape,
+    _slice_bounds,
+    _tensor,
+    cast,
+    reduce,
+    reshape,
+    slice_dim,
+)
+from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, TransposeOp
+from rducc.dialects.shapes import is_float
+from rducc.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.scalar import ScalarBuilder, opmath_type
+from rducc.types import tensor_type_of
+
+
+def ramp(g: GraphImporter, size: int, start: int = 0, step: int = 1) -> SSAValue:
+    """i64 [start, start + step, ...] of `size` elements."""
+    return g.emit(IotaOp(start, step, _tensor(i64, [size])))
+
+
+def along(g: GraphImporter, value: SSAValue, dim: int, rank: int) -> SSAValue:
+    """A rank-1 value reshaped to lie along `dim` of a rank-`rank` shape (1 elsewhere)."""
+    shape = [1] * rank
+    shape[dim] = _shape(value)[0]
+    return reshape(g, value, shape)
+
+
+def gather_dim(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
+    """`value` indexed along `dim` by the rank-1 i64 `index` (torch.index_select)."""
+    shape = list(_shape(value))
+    shape[dim] = _shape(index)[0]
+    return g.emit(GatherOp(value, [index], dim, _tensor(_element(value), shape)))
+
+
+def _move_dim(g: GraphImporter, value: SSAValue, source: int, destination: int) -> SSAValue:
+    rank = len(_shape(value))
+    perm = [d for d in range(rank) if d != source]
+    perm.insert(destination, source)
+    if perm == list(range(rank)):
+        return value
+    shape = [_shape(value)[p] for p in perm]
+    return g.emit(TransposeOp(value, perm, _tensor(_element(value), shape)))
+
+
+@converts("aten.index_select.default")
+def convert_index_select(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value, index = g.value(node.args[0]), g.value(node.args[2])
+    dim = node.args[1] % max(len(_shape(value)), 1)
+    return gather_dim(g, value, reshape(g, cast(g, index, i64), [prod(_shape(index))]), dim)
+
+
+@converts("aten.flip.default")
+def convert_flip(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Each flipped dim is a gather by a descending ramp."""
+    value = g.value(node.args[0])
+    rank = len(_shape(value))
+    for dim in _dims(node.args[1], rank) if node.args[1] else []:
+        size = _shape(value)[dim]
+        value = gather_dim(g, value, ramp(g, size, size - 1, -1), dim)
+    return value
+
+
+@converts("aten.gather.default")
+def convert_gather(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """out[i][j][k] = x[i][index[i][j][k]][k] (dim 1): an rdu.gather of every dim,
+    by `index` along `dim` and by ramps along the others."""
+    args = node_arguments(node)
+    value, index = g.value(args["self"]), g.value(args["index"])
+    rank = len(_shape(value))
+    dim = args["dim"] % max(rank, 1)
+    if rank == 0:
+        return value
+    return take_along(g, value, cast(g, index, i64), dim)
+
+
+def take_along(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
+    """torch.gather: an rdu.gather of every dim, by the i64 `index` along `dim`
+    and by ramps along the others; the result has the index's shape."""
+    index_shape = list(_shape(index))
+    rank = len(index_shape)
+    indices = [index if d == dim else along(g, ramp(g, index_shape[d]), d, rank) for d in range(rank)]
+    return g.emit(GatherOp(value, indices, 0, _tensor(_element(value), index_shape)))
+
+
+@converts("aten.diagonal.default")
+def convert_diagonal(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """The two dims move to the front, a two-index gather takes the diagonal,
+    and the diagonal dim moves to the end (as torch.diagonal returns it)."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    rank = len(_shape(value))
+    first, second, offset = args["dim1"] % rank, args["dim2"] % rank, args["offset"]
+    length = result_type(node).get_shape()[-1]
+    value = _move_dim(g, value, first, 0)
+    value = _move_dim(g, value, second if second > first else second + 1, 1)
+    rows = ramp(g, length, max(0, -offset))
+    cols = ramp(g, length, max(0, offset))
+    rest = list(_shape(value)[2:])
+    diagonal = g.emit(GatherOp(value, [rows, cols], 0, _tensor(_element(value), [length, *rest])))
+    return _move_dim(g, diagonal, 0, rank - 2)
+
+
+@converts("aten.unfold.default")
+def convert_unfold(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Windows of `size` every `step` along `dim`, the window dim appended last."""
+    value = g.value(node.args[0])
+    rank = len(_shape(value))
+    if rank == 0:
+        return reshape(g, value, [1])
+    dim, size, step = node.args[1] % rank, node.args[2], node.args[3]
+    count = (_shape(value)[dim] - size) // step + 1
+    starts = reshape(g, ramp(g, count, 0, step), [count, 1])
+    offsets = reshape(g, ramp(g, size), [1, size])
+    index = g.map([starts, offsets], _tensor(i64, [count, size]), lambda b, xs: b.add(xs[0], xs[1]))  # type: ignore[arg-type]
+    shape = list(_shape(value))
+    windows = g.emit(GatherOp(value, [index], dim, _tensor(_element(value), shape[:dim] + [count, size] + shape[dim + 1 :])))
+    return _move_dim(g, windows, dim + 1, rank)
+
+
+def _check_as_strided(node: torch.fx.Node) -> str | None:
+    source = fake_value(node.args[0])
+    own_storage = (
+        source.is_contiguous()
+        and source.storage_offset() == 0
+        and source.untyped_storage().nbytes() == source.numel() * source.element_size()
+    )
+    return None if own_storage else "input that is a view (as_strided reads its storage)"
+
+
+@converts("aten.as_strided.default", check=_check_as_strided)
+def convert_as_strided(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A gather of the flattened input at offset + sum(i_d * stride_d)."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    size, stride = list(args["size"]), list(args["stride"])
+    offset = args["storage_offset"] or 0
+    flat = reshape(g, value, [prod(_shape(value))])
+    if not size:
+        index = g.map([], _tensor(i64, []), lambda b, xs: b.constant(offset, i64))
+        return reshape(g, gather_dim(g, flat, reshape(g, index, [1]), 0), [])
+    terms = [along(g, ramp(g, n, 0, s), d, len(size)) for d, (n, s) in enumerate(zip(size, stride))]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        total = b.constant(offset, i64)
+        for term in xs:
+            total = b.add(total, term)
+        return total
+
+    index = g.map(terms, _tensor(i64, size), body)
+    return g.emit(GatherOp(flat, [index], 0, result_type(node)))
+
+
+@converts("aten.constant_pad_nd.default")
+def convert_constant_pad(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Pads (before, after) pairs from the last dim backwards: negative pads
+    slice, positive ones concatenate a fill."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    rank = len(_shape(value))
+    pads = list(args["pad"])
+    fill_value = args["value"]
+    element = _element(value)
+    for i in range(len(pads) // 2):
+        dim = rank - 1 - i
+        before, after = pads[2 * i], pads[2 * i + 1]
+        size = _shape(value)[dim]
+        start, stop = max(0, -before), size - max(0, -after)
+        value = slice_dim(g, value, dim, start, max(0, stop - start))
+        pieces = []
+        for width in (before, None, after):
+            if width is None:
+                pieces.append(value)
+            elif width > 0:
+                shape = list(_shape(value))
+                shape[dim] = width
+                pieces.append(g.map([], _tensor(element, shape), lambda b, xs: b.constant(fill_value, element)))
+        if len(pieces) > 1:
+            shape = list(_shape(value))
+            shape[dim] = sum(_shape(p)[dim] for p in pieces)
+            value = g.emit(ConcatOp(pieces, dim, _tensor(element, shape)))
+    return value
+
+
+@converts("aten.repeat.default")
+def convert_repeat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Tiles: [s0, s1] -> [1, s0, 1, s1] -> broadcast [r0, s0, r1, s1] -> [r0*s0, r1*s1]."""
+    value = g.value(node.args[0])
+    repeats = list(node.args[1])
+    shape = [1] * (len(repeats) - len(_shape(value))) + list(_shape(value))
+    interleaved = [n for size in shape for n in (1, size)]
+    tiled = [n for r, size in zip(repeats, shape) for n in (r, size)]
+    spread = reshape(g, value, interleaved)
+    if tiled != interleaved:
+        spread = g.emit(BroadcastOp(spread, _tensor(_element(value), tiled)))
+    return reshape(g, spread, result_type(node).get_shape())
+
+
+@converts("aten.slice_scatter.default")
+def convert_slice_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """input with src written at start:end:step along dim: a gather of src
+    placed by a position mask."""
+    args = node_arguments(node)
+    value, source = g.value(args["self"]), g.value(args["src"])
+    shape = _shape(value)
+    rank = len(shape)
+    dim = args["dim"] % max(rank, 1)
+    start, end = _slice_bounds(shape[dim], args["start"], args["end"])
+    step = args["step"]
+    count = _shape(source)[dim]
+    if count == 0:
+        return value
+    positions = ramp(g, shape[dim])
+    index = g.map(
+        [positions], _tensor(i64, [shape[dim]]),
+        lambda b, xs: b.minimum(b.maximum(b.floor_div(b.sub(xs[0], b.constant(start, i64)), b.constant(step, i64)), b.constant(0, i64)), b.constant(count - 1, i64)),  # type: ignore[arg-type]
+    )
+    placed = gather_dim(g, source, index, dim)
+
+    def chosen(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        offset = b.sub(xs[0], b.constant(start, i64))
+        inside = b.logical("and", b.compare("ge", xs[0], b.constant(start, i64)), b.compare("lt", xs[0], b.constant(end, i64)))
+        on_step = b.compare("eq", b.remainder(offset, b.constant(step, i64)), b.constant(0, i64))
+        return b.logical("and", inside, on_step)
+
+    mask = along(g, g.map([positions], _tensor(i1, [shape[dim]]), chosen), dim, rank)
+    return g.map([mask, placed, value], result_type(node), lambda b, xs: b.select(xs[0], xs[1], xs[2]))  # type: ignore[arg-type]
+
+
+@converts("aten.upsample_nearest2d.vec")
+def convert_upsample_nearest(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Each spatial dim gathers source row min(floor(i * scale), size - 1), with
+    torch's f32 scale: 1/scale_factor when given, else in/out."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    rank = len(_shape(value))
+    out_sizes = result_type(node).get_shape()[-2:]
+    factors = args["scale_factors"]
+    for axis in range(2):
+        dim = rank - 2 + axis
+        size, out_size = _shape(value)[dim], out_sizes[axis]
+        scale = 1.0 / factors[axis] if factors else size / out_size
+
+        def source_row(b: ScalarBuilder, xs: list[Any], scale: float = scale, size: int = size) -> SSAValue:
+            row = b.unary("floor", b.mul(b.cast(xs[0], f32), b.constant(scale, f32)))
+            return b.minimum(b.cast(row, i64), b.constant(size - 1, i64))
+
+        index = g.map([ramp(g, out_size)], _tensor(i64, [out_size]), source_row)
+        value = gather_dim(g, value, index, dim)
+    return value
+
+
+@converts("aten.upsample_bilinear2d.vec")
+def convert_upsample_bilinear(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Per spatial dim, gathers of the two neighbouring source rows blended by
+    their distances, with torch's source coordinate (align_corners or half-pixel)
+    computed in f32 as its CPU kernel does."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    out = result_type(node)
+    compute = opmath_type(out.element_type)
+    value = cast(g, value, compute)
+    rank = len(_shape(value))
+    factors, aligned = args["scale_factors"], bool(args["align_corners"])
+    for axis in range(2):
+        dim = rank - 2 + axis
+        size, out_size = _shape(value)[dim], out.get_shape()[dim]
+        if aligned:
+            scale = (size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        else:
+            scale = 1.0 / factors[axis] if factors else size / out_size
+        value = _blend_rows(g, value, dim, size, out_size, scale, aligned)
+    return cast(g, value, out.element_type)
+
+
+def _blend_rows(
+    g: GraphImporter, value: SSAValue, dim: int, size: int, out_size: int, scale: float, aligned: bool
+) -> SSAValue:
+    """Linear interpolation of `value` along `dim` from `size` to `out_size` rows."""
+
+    def source(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        position = b.cast(xs[0], f32)
+        if aligned:
+            return b.mul(position, b.constant(scale, f32))
+        half = b.constant(0.5, f32)
+        shifted = b.sub(b.mul(b.add(position, half), b.constant(scale, f32)), half)
+        return b.maximum(shifted, b.constant(0.0, f32))
+
+    where = g.map([ramp(g, out_size)], _tensor(f32, [out_size]), source)
+    low = g.map([where], _tensor(i64, [out_size]), lambda b, xs: b.minimum(b.cast(xs[0], i64), b.constant(size - 1, i64)))  # type: ignore[arg-type]
+    high = g.map([low], low.type, lambda b, xs: b.minimum(b.add(xs[0], b.constant(1, i64)), b.constant(size - 1, i64)))  # type: ignore[arg-type]
+    element = _element(value)
+    weight = g.map([where, low], _tensor(element, [out_size]), lambda b, xs: b.cast(b.sub(xs[0], b.cast(xs[1], f32)), element))  # type: ignore[arg-type]
+    rank = len(_shape(value))
+    below, above = gather_dim(g, value, low, dim), gather_dim(g, value, high, dim)
+
+    def blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        near, far, t = xs
+        return b.add(b.mul(b.sub(b.constant(1.0, element), t), near), b.mul(t, far))
+
+    return g.map([below, above, along(g, weight, dim, rank)], below.type, blend)
+
+
+# --------------------------------------------------------------------------
+# Scatter as a match matrix: out[..k..] combines src[..j..] where index[..j..] == k
+# --------------------------------------------------------------------------
+
+_SCATTER_REDUCE = {"sum": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
+
+
+def _check_scatter(node: torch.fx.Node) -> str | None:
+    args = node_arguments(node)
+    shape, index = fake_value(args["self"]).shape, fake_value(args["index"]).shape
+    dim = args["dim"] % max(len(shape), 1)
+    if len(shape) == 0 or any(a != b for d, (a, b) in enumerate(zip(shape, index)) if d != dim):
+        return "an index smaller than the input outside the scatter dim"
+    if str(node.target) == "aten.scatter_reduce.two" and args["reduce"] not in _SCATTER_REDUCE:
+        return f"reduce='{args['reduce']}'"
+    return None
+
+
+def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
+    """`value` with `dim` moved last and a size-1 axis left in its place."""
+    moved = _move_dim(g, value, dim, len(_shape(value)) - 1)
+    shape = list(_shape(moved))
+    return reshape(g, moved, shape[:dim] + [1] + shape[dim:])
+
+
+def _matches(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
+    """i1 [*value.shape, J]: whether index[.., j, ..] (j along `dim`) names this position."""
+    shape = list(_shape(value))
+    rank = len(shape)
+    positions = along(g, ramp(g, shape[dim]), dim, rank + 1)
+    match_shape = shape + [_shape(index)[dim]]
+    return g.map([_to_last(g, index, dim), positions], _tensor(i1, match_shape), lambda b, xs: b.compare("eq", xs[0], xs[1]))  # type: ignore[arg-type]
+
+
+def _scatter_last(g: GraphImporter, match: SSAValue, source: SSAValue, value: SSAValue, dim: int, out: Any) -> SSAValue:
+    """Each position takes the last matching source (torch's CPU kernel writes in order)."""
+    shape = list(_shape(value))
+    rank = len(shape)
+    slots = along(g, ramp(g, _shape(match)[-1]), rank, rank + 1)
+    numbered = g.map([match, slots], _tensor(i64, _shape(match)), lambda b, xs: b.select(xs[0], xs[1], b.constant(-1, i64)))  # type: ignore[arg-type]
+    last = reduce(g, ReduceKind.MAX, numbered, [rank], False)
+    moved = _move_dim(g, source, dim, rank - 1)
+    picked = g.emit(GatherOp(moved, [*_ramps(g, shape, dim), _clamp_low(g, last)], 0, _tensor(_element(moved), shape)))
+    return g.map(
+        [last, picked, value], out,
+        lambda b, xs: b.select(b.compare("ge", xs[0], b.constant(0, i64)), b.cast(xs[1], out.element_type), xs[2]),  # type: ignore[arg-type]
+    )
+
+
+@converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two", check=_check_scatter)
+def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A match matrix of index against output positions: a plain scatter takes the
+    last matching source, a reducing one reduces the matches (with the input
+    itself unless include_self is false)."""
+    args = node_arguments(node)
+    target = str(node.target)
+    value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
+    rank = len(_shape(value))
+    dim = args["dim"] % rank
+    out = result_type(node)
+    match = _matches(g, value, index, dim)
+    if target == "aten.scatter.value":
+        hit = reduce(g, ReduceKind.ANY, match, [rank], False)
+        fill_value = args["value"]
+        return g.map([hit, value], out, lambda b, xs: b.select(xs[0], b.constant(fill_value, out.element_type), xs[1]))  # type: ignore[arg-type]
+    source = _crop(g, g.value(args["src"]), _shape(index))
+    if target == "aten.scatter.src":
+        return _scatter_last(g, match, source, value, dim, out)
+    kind = ReduceKind.SUM if target == "aten.scatter_add.default" else _SCATTER_REDUCE[args["reduce"]]
+    include_self = target == "aten.scatter_add.default" or args["include_self"]
+    return _scatter_reduce(g, kind, include_self, match, _to_last(g, source, dim), value, out)
+
+
+def _check_index_put(node: torch.fx.Node) -> str | None:
+    indices = node_arguments(node)["indices"]
+    if len(indices) != 1 or indices[0] is None or fake_value(indices[0]).dim() != 1:
+        return "more than one index tensor, or one that is not 1-D"
+    if fake_value(indices[0]).dtype == torch.bool:
+        return "boolean mask index (data-dependent positions)"
+    return None
+
+
+@converts("aten.index_put.default", check=_check_index_put)
+def convert_index_put(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """x[i] = v (or += with accumulate) for one 1-D index i: a scatter along dim 0
+    of i broadcast over the other dims."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    shape = list(_shape(value))
+    index = cast(g, g.value(args["indices"][0]), i64)
+    count = _shape(index)[0]
+    spread = [count] + shape[1:]
+    index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), _tensor(i64, spread)))
+    source = g.value(args["values"])
+    if list(_shape(source)) != spread:
+        source = g.emit(BroadcastOp(source, _tensor(_element(source), spread)))
+    wrapped = g.map([index], index.type, lambda b, xs: b.remainder(xs[0], b.constant(shape[0], i64)))  # type: ignore[arg-type]
+    match = _matches(g, value, wrapped, 0)
+    out = result_type(node)
+    if args["accumulate"]:
+        return _scatter_reduce(g, ReduceKind.SUM, True, match, _to_last(g, source, 0), value, out)
+    return _scatter_last(g, match, source, value, 0, out)
+
+
+def _scatter_reduce(
+    g: GraphImporter, kind: ReduceKind, include_self: bool, match: SSAValue, source: SSAValue, value: SSAValue, out: Any
+) -> SSAValue:
+    """Reduce the matching sources (non-matches give the reduction's identity)."""
+    compute = opmath_type(out.element_type)
+    rank = len(_shape(value))
+    identity = {ReduceKind.SUM: 0, ReduceKind.PROD: 1, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
+    if not is_float(compute) and kind in (ReduceKind.MAX, ReduceKind.MIN):
+        bits = compute.width.data  # type: ignore[attr-defined]
+        identity = -(2 ** (bits - 1)) if kind == ReduceKind.MAX else 2 ** (bits - 1) - 1
+    candidates = g.map(
+        [match, source], _tensor(compute, _shape(match)),
+        lambda b, xs: b.select(xs[0], b.cast(xs[1], compute), b.constant(identity, compute)),  # type: ignore[arg-type]
+    )
+    combined = reduce(g, kind, candidates, [rank], False)
+    hit = reduce(g, ReduceKind.ANY, match, [rank], False)
+    combine = {ReduceKind.SUM: ScalarBuilder.add, ReduceKind.PROD: ScalarBuilder.mul, ReduceKind.MAX: ScalarBuilder.maximum, ReduceKind.MIN: ScalarBuilder.minimum}[kind]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        own = b.cast(xs[2], compute)
+        merged = combine(b, xs[1], own) if include_self else xs[1]
+        return b.select(xs[0], merged, own)
+
+    return g.map([hit, combined, value], out, body)
+
+
+def _crop(g: GraphImporter, value: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+    """The leading `shape` corner of `value` (scatter reads src only where index is)."""
+    for dim, size in enumerate(shape):
+        value = slice_dim(g, value, dim, 0, size)
+    return value
+
+
+def _ramps(g: GraphImporter, shape: list[int], skip: int) -> list[SSAValue]:
+    """One ramp along each dim of `shape` except `skip`, for an all-dims gather."""
+    return [along(g, ramp(g, size), d, len(shape)) for d, size in enumerate(shape) if d != skip]
+
+
+def _clamp_low(g: GraphImporter, value: SSAValue) -> SSAValue:
+    return g.map([value], value.type, lambda b, xs: b.maximum(xs[0], b.constant(0, i64)))  # type: ignore[arg-type]
+
+
+@converts("aten.logcumsumexp.default")
+def convert_logcumsumexp(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """log(sum_{j<=i} exp(x_j)), stable: each prefix i is shifted by its own max
+    M_i, taken over a [..., J] mask of j <= i (O(n^2) along `dim`, like a scatter)."""
+    value = g.value(node.args[0])
+    out = result_type(node)
+    rank = len(_shape(value))
+    if rank == 0:
+        return cast(g, value, out.element_type)
+    dim = node.args[1] % rank
+    size = _shape(value)[dim]
+    compute = opmath_type(out.element_type)
+    spread = _tensor(compute, list(_shape(value)) + [size])
+    rows, cols = along(g, ramp(g, size), dim, rank + 1), along(g, ramp(g, size), rank, rank + 1)
+    minus_inf = float("-inf")
+
+    def prefix(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        return b.select(b.compare("le", xs[2], xs[1]), b.cast(xs[0], compute), b.constant(minus_inf, compute))
+
+    masked = g.map([_to_last(g, value, dim), rows, cols], spread, prefix)
+    peak = reduce(g, ReduceKind.MAX, masked, [rank], True)
+
+    def shifted(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        outside = b.compare("eq", xs[0], b.constant(minus_inf, compute))
+        return b.select(outside, b.constant(0, compute), b.unary("exp", b.sub(xs[0], xs[1])))
+
+    total = reduce(g, ReduceKind.SUM, g.map([masked, peak], spread, shifted), [rank], False)
+    peak = reshape(g, peak, _shape(total))
+
+    def finish(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        infinite = b.compare("eq", xs[0], b.constant(float("inf"), compute))
+        return b.select(infinite, xs[0], b.add(xs[0], b.unary("log", xs[1])))
+
+    return g.map([peak, total], out, finish)
+
+
+# --------------------------------------------------------------------------
+# Sorting by ranks: rank_i = #{j before i}, then position k takes the i of rank k
+# --------------------------------------------------------------------------
+
+
+def _before(b: ScalarBuilder, other: SSAValue, this: SSAValue, descending: bool) -> SSAValue:
+    """Whether `other` sorts strictly before `this` (NaN is the largest value, as in torch)."""
+    other_nan, this_nan = b.isnan(other), b.isnan(this)
+    if descending:
+        return b.logical("or", b.compare("gt", other, this), b.logical("and", other_nan, b.logical_not(this_nan)))
+    return b.logical("or", b.compare("lt", other, this), b.logical("and", this_nan, b.logical_not(other_nan)))
+
+
+def _same(b: ScalarBuilder, a: SSAValue, c: SSAValue) -> SSAValue:
+    return b.logical("or", b.compare("eq", a, c), b.logical("and", b.isnan(a), b.isnan(c)))
+
+
+def sort_along(g: GraphImporter, value: SSAValue, dim: int, descending: bool) -> tuple[SSAValue, SSAValue]:
+    """(values, i64 indices) sorted along `dim`, stable. O(n^2) along `dim`: every
+    element is compared with every other one of its row."""
+    shape = list(_shape(value))
+    rank, size = len(shape), shape[dim]
+    mine = reshape(g, value, shape + [1])
+    rows, cols = along(g, ramp(g, size), dim, rank + 1), along(g, ramp(g, size), rank, rank + 1)
+
+    def earlier(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        other, this, i, j = xs
+        tie_first = b.logical("and", _same(b, other, this), b.compare("lt", j, i))
+        return b.cast(b.logical("or", _before(b, other, this, descending), tie_first), i64)
+
+    pairs = g.map([_to_last(g, value, dim), mine, rows, cols], _tensor(i64, shape + [size]), earlier)
+    ranks = reduce(g, ReduceKind.SUM, pairs, [rank], False)
+    placed = g.map(
+        [_to_last(g, ranks, dim), rows, cols], _tensor(i64, shape + [size]),
+        lambda b, xs: b.select(b.compare("eq", xs[0], xs[1]), xs[2], b.constant(-1, i64)),  # type: ignore[arg-type]
+    )
+    order = reduce(g, ReduceKind.MAX, placed, [rank], False)
+    return take_along(g, value, order, dim), order
+
+
+@converts("aten.sort.default", "aten.sort.stable")
+def convert_sort(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue]:
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    rank = len(_shape(value))
+    if rank == 0:
+        return value, g.map([], _tensor(i64, []), lambda b, xs: b.constant(0, i64))
+    return sort_along(g, value, args["dim"] % rank, bool(args["descending"]))
+
+
+@converts("aten.topk.default")
+def convert_topk(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue]:
+    """The first k of a sort (descending for the largest); always sorted."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dim = args["dim"] % max(len(_shape(value)), 1)
+    values, indices = sort_along(g, value, dim, bool(args["largest"]))
+    return slice_dim(g, values, dim, 0, args["k"]), slice_dim(g, indices, dim, 0, args["k"])
+
+
+@converts("aten.kthvalue.default")
+def convert_kthvalue(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue]:
+    """The k-th smallest (1-based) along dim and its index."""
+    args = node_arguments(node)
+    value = g.value(args["self"])
+    dim = args["dim"] % max(len(_shape(value)), 1)
+    values, indices = sort_along(g, value, dim, False)
+    out_shapes = [tuple(f.shape) for f in fake_value(node)]
+    return (
+        reshape(g, slice_dim(g, values, dim, args["k"] - 1, 1), out_shapes[0]),
+        reshape(g, slice_dim(g, indices, dim, args["k"] - 1, 1), out_shapes[1]),
+    )
+
+
+@converts("aten.tril_indices.default", "aten.triu_indices.default")
+def convert_triangle_indices(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """[2, N] (row, col) of the lower (upper) triangle in row-major order: each
+    grid position's rank among the kept ones (a cumsum), then slot k takes the
+    position of rank k (O(N x rows x cols) work)."""
+    args = node_arguments(node)
+    rows, cols, offset = args["row"], args["col"], args["offset"]
+    lower = str(node.target) == "aten.tril_indices.default"
+    out = result_type(node)
+    count = out.get_shape()[1]
+    grid = ramp(g, rows * cols)
+
+    def kept(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        width = b.constant(cols, i64)
+        diagonal = b.sub(b.remainder(xs[0], width), b.floor_div(xs[0], width))
+        return b.cast(b.compare("le" if lower else "ge", diagonal, b.constant(offset, i64)), i64)
+
+    keep = g.map([grid], _tensor(i64, [rows * cols]), kept)
+    ranks = g.emit(ScanOp(ScanKind.SUM, keep, 0, keep.type))
+    slots = reshape(g, ramp(g, count), [count, 1])
+
+    def numbered(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        hit = b.logical("and", b.compare("ne", xs[0], b.constant(0, i64)), b.compare("eq", b.sub(xs[1], b.constant(1, i64)), xs[2]))
+        return b.select(hit, xs[3], b.constant(-1, i64))
+
+    matches = g.map([keep, ranks, slots, grid], _tensor(i64, [count, rows * cols]), numbered)
+    chosen = reduce(g, ReduceKind.MAX, matches, [1], True)
+    width = cols
+    row = g.map([chosen], _tensor(out.element_type, [count, 1]), lambda b, xs: b.floor_div(xs[0], b.constant(width, i64)))  # type: ignore[arg-type]
+    col = g.map([chosen], _tensor(out.element_type, [count, 1]), lambda b, xs: b.remainder(xs[0], b.constant(width, i64)))  # type: ignore[arg-type]
+    pair = g.emit(ConcatOp([row, col], 1, _tensor(out.element_type, [count, 2])))
+    return _move_dim(g, pair, 1, 0)
+
+
+def _check_embedding_bag(node: torch.fx.Node) -> str | None:
+    if {int(user.args[1]) for user in node.users} - {0}:
+        return "offset2bag, bag_size or max_indices outputs are used"
+    if fake_value(node.args[1]).dim() != 1:
+        return "2-D indices"
+    return None
+
+
+@converts("aten._embedding_bag_forward_only.default", check=_check_embedding_bag)
+def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """Bag b reduces the looked-up rows offsets[b] <= i < offsets[b + 1]: a
+    [bags, N] membership mask over the N gathered rows (sum, mean or max; an
+    empty bag gives zeros, as torch's does)."""
+    args = node_arguments(node)
+    weight, indices, offsets = g.value(args["weight"]), cast(g, g.value(args["indices"]), i64), cast(g, g.value(args["offsets"]), i64)
+    out = tensor_type_of(fake_value(node)[0])
+    bags, width = out.get_shape()
+    count = _shape(indices)[0]
+    compute = opmath_type(out.element_type)
+    starts = slice_dim(g, offsets, 0, 0, bags)
+    if args["include_last_offset"]:
+        ends = slice_dim(g, offsets, 0, 1, bags)
+    else:
+        last = g.map([], _tensor(i64, [1]), lambda b, xs: b.constant(count, i64))
+        ends = g.emit(ConcatOp([slice_dim(g, offsets, 0, 1, bags - 1), last], 0, _tensor(i64, [bags]))) if bags > 1 else last
+    padding = args["padding_idx"]
+    position = reshape(g, ramp(g, count), [1, count])
+
+    def member(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        start, end, i, index = xs
+        inside = b.logical("and", b.compare("ge", i, start), b.compare("lt", i, end))
+        if padding is not None and padding >= 0:
+            inside = b.logical("and", inside, b.compare("ne", index, b.constant(padding, i64)))
+        return inside
+
+    members = g.map(
+        [reshape(g, starts, [bags, 1]), reshape(g, ends, [bags, 1]), position, reshape(g, indices, [1, count])],
+        _tensor(i1, [bags, count]), member,
+    )
+    rows = cast(g, gather_dim(g, weight, indices, 0), compute)
+    if args["per_sample_weights"] is not None:
+        scale = reshape(g, cast(g, g.value(args["per_sample_weights"]), compute), [count, 1])
+        rows = g.map([rows, scale], rows.type, lambda b, xs: b.mul(xs[0], xs[1]))  # type: ignore[arg-type]
+    mode = args["mode"]
+    identity = float("-inf") if mode == 2 else 0.0
+    spread = g.map(
+        [reshape(g, members, [bags, count, 1]), reshape(g, rows, [1, count, width])], _tensor(compute, [bags, count, width]),
+        lambda b, xs: b.select(xs[0], xs[1], b.constant(identity, compute)),  # type: ignore[arg-type]
+    )
+    combined = reduce(g, ReduceKind.MAX if mode == 2 else ReduceKind.SUM, spread, [1], False)
+    sizes = reduce(g, ReduceKind.SUM, cast(g, members, i64), [1], True)
+
+    def finish(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        total, size = xs[0], b.cast(xs[1], compute)
+        empty = b.compare("eq", xs[1], b.constant(0, i64))
+        value = b.div(total, size) if mode == 1 else total
+        return b.select(empty, b.constant(0, compute), value)
+
+    return g.map([combined, sizes], out, finish), None, None, None
+
+
+def _check_grid_sampler(node: torch.fx.Node) -> str | None:
+    args = node_arguments(node)
+    if args["interpolation_mode"] != 0 or args["padding_mode"] != 0:
+        return "modes other than bilinear interpolation with zeros padding"
+    return None
+
+
+@converts("aten.grid_sampler_2d.default", check=_check_grid_sampler)
+def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Bilinear sampling at the grid's (x, y): four gathers at data-dependent
+    corners (clamped into range, zeroed outside it), blended by area weights
+    in f32 in torch's order (north-west, north-east, south-west, south-east)."""
+    args = node_arguments(node)
+    value, grid = g.value(args["input"]), g.value(args["grid"])
+    batch, channels, height, width = _shape(value)
+    out = result_type(node)
+    out_h, out_w = out.get_shape()[2:]
+    aligned = bool(args["align_corners"])
+    compute = opmath_type(out.element_type)
+    where_shape = [batch, 1, out_h, out_w]
+
+    def coordinate(axis: int, size: int) -> SSAValue:
+        part = reshape(g, slice_dim(g, grid, 3, axis, 1), where_shape)
+
+        def unnormalize(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+            c = b.cast(xs[0], compute)
+            one, half = b.constant(1.0, compute), b.constant(0.5, compute)
+            if aligned:
+                return b.mul(b.mul(b.add(c, one), half), b.constant(size - 1, compute))
+            return b.mul(b.sub(b.mul(b.add(c, one), b.constant(size, compute)), one), half)
+
+        return g.map([part], _tensor(compute, where_shape), unnormalize)
+
+    x, y = coordinate(0, width), coordinate(1, height)
+    batch_index = along(g, ramp(g, batch), 0, 4)
+    channel_index = along(g, ramp(g, channels), 1, 4)
+    source = cast(g, value, compute)
+    total = None
+    for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        total = _grid_corner(g, source, x, y, dx, dy, width, height, batch_index, channel_index, total, out, compute)
+    assert total is not None
+    return total
+
+
+def _grid_corner(
+    g: GraphImporter, source: SSAValue, x: SSAValue, y: SSAValue, dx: int, dy: int, width: int, height: int,
+    batch_index: SSAValue, channel_index: SSAValue, total: SSAValue | None, out: Any, compute: Any,
+) -> SSAValue:
+    """total + weight * source[corner] for one corner of each sample's cell."""
+    where = _shape(x)
+
+    def corner(size: int, offset: int) -> Any:
+        def index(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+            at = b.add(b.cast(b.unary("floor", xs[0]), i64), b.constant(offset, i64))
+            return b.minimum(b.maximum(at, b.constant(0, i64)), b.constant(size - 1, i64))
+
+        return index
+
+    ix = g.map([x], _tensor(i64, where), corner(width, dx))
+    iy = g.map([y], _tensor(i64, where), corner(height, dy))
+    picked = g.emit(GatherOp(source, [batch_index, channel_index, iy, ix], 0, _tensor(compute, [*_shape(source)[:2], *where[2:]])))
+
+    def blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        px, py, v = xs[0], xs[1], xs[2]
+        fx, fy = b.unary("floor", px), b.unary("floor", py)
+        cx, cy = b.add(fx, b.constant(dx, compute)), b.add(fy, b.constant(dy, compute))
+        wx = b.sub(px, fx) if dx else b.sub(b.add(fx, b.constant(1.0, compute)), px)
+        wy = b.sub(py, fy) if dy else b.sub(b.add(fy, b.constant(1.0, compute)), py)
+        inside = b.logical(
+            "and",
+            b.logical("and", b.compare("ge", cx, b.constant(0, compute)), b.compare("lt", cx, b.constant(width, compute))),
+            b.logical("and", b.compare("ge", cy, b.constant(0, compute)), b.compare("lt", cy, b.constant(height, compute))),
+        )
+        term = b.select(inside, b.mul(v, b.mul(wx, wy)), b.constant(0.0, compute))
+        return b.add(xs[3], term) if len(xs) > 3 else term
+
+    inputs = [x, y, picked] + ([total] if total is not None else [])
+    last = (dy, dx) == (1, 1)
+    return g.map(inputs, out if last else _tensor(compute, _shape(picked)), blend)
+
+
+__all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along"]

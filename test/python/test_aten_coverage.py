@@ -1,0 +1,606 @@
+"""Core ATen coverage: one tiny model per op case, compiled and run, against eager.
+
+Each case is a function of tensors written from PyTorch's documentation of
+the op (its arguments, dtypes, broadcasting, negative dims, keepdim, rank-0
+and zero-size forms). It is exported once, compiled by `rducc.compile` at
+-O0 (every op its own kernel) and -O2 (fused), both through the whole
+pipeline (fusion, tiling, placement, SRAM allocation) and run in the
+runtime. Integer and bool results must equal eager bit for bit; float
+results are compared with `torch.testing.assert_close`'s per-dtype
+tolerances.
+
+Ops rducc does not cover yet are listed in docs/aten-coverage.md; the tests at
+the end check that list against the code and that each gives the
+unsupported-operator error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
+
+import rducc
+from rducc.coverage import MISSING_OPS, PARTIAL_FORMS, core_aten_supported, coverage_markdown
+from rducc.errors import UnsupportedOpsError
+from rducc.importer import supported_ops
+
+REPO = Path(__file__).resolve().parents[2]
+GENERATOR = torch.Generator().manual_seed(6)
+
+
+# --------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------
+
+
+def floats(*shape: int, dtype: torch.dtype = torch.float32, low: float = -3.0, high: float = 3.0) -> torch.Tensor:
+    """Uniform values in [low, high), made in f32 and rounded to `dtype`."""
+    return (torch.rand(shape, generator=GENERATOR) * (high - low) + low).to(dtype)
+
+
+def ints(*shape: int, dtype: torch.dtype = torch.int64, low: int = -9, high: int = 10) -> torch.Tensor:
+    return torch.randint(low, high, shape, generator=GENERATOR).to(dtype)
+
+
+def nonzero_ints(*shape: int, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+    values = ints(*shape, dtype=dtype, low=1, high=7)
+    signs = torch.randint(0, 2, shape, generator=GENERATOR).to(dtype) * 2 - 1
+    return values * signs
+
+
+def bools(*shape: int) -> torch.Tensor:
+    return torch.rand(shape, generator=GENERATOR) > 0.5
+
+
+def special(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Floats with NaN, +-inf, -0 and exact halves mixed in."""
+    values = floats(*shape, dtype=torch.float32).flatten()
+    extras = torch.tensor([math.nan, math.inf, -math.inf, -0.0, 0.0, 2.5, -1.5, 0.5])
+    values[: min(len(extras), values.numel())] = extras[: values.numel()]
+    return values.reshape(shape).to(dtype)
+
+
+# --------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One op form: `fn(*inputs)` is the model's forward."""
+
+    name: str
+    fn: Callable[..., object]
+    inputs: tuple[torch.Tensor, ...]
+
+
+class Model(torch.nn.Module):
+    def __init__(self, fn: Callable[..., object]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs: torch.Tensor) -> object:
+        return self.fn(*inputs)
+
+
+CASES: list[Case] = []
+
+
+def case(name: str, fn: Callable[..., object], *inputs: torch.Tensor) -> None:
+    CASES.append(Case(name, fn, inputs))
+
+
+def group(name: str, fns: dict[str, Callable[..., object]], *inputs: torch.Tensor) -> None:
+    """One case computing several ops on the same inputs, returned as {op name: result}."""
+    case(name, lambda *xs: {key: fn(*xs) for key, fn in fns.items()}, *inputs)
+
+
+HALVES = {"f16": torch.float16, "bf16": torch.bfloat16}
+X = floats(3, 5)
+POSITIVE = floats(3, 5, low=0.1, high=4.0)
+UNIT = floats(3, 5, low=-0.95, high=0.95)
+
+# -- elementwise unary -----------------------------------------------------
+# A group is one model returning {op name: result}, so a mismatch names its op.
+
+_UNARY = {
+    "abs": torch.abs, "neg": torch.neg, "sign": torch.sign, "signbit": torch.signbit,
+    "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "sin": torch.sin, "cos": torch.cos,
+    "tan": lambda x: torch.tan(x * 0.4), "atan": torch.atan, "sinh": torch.sinh, "cosh": torch.cosh,
+    "tanh": torch.tanh, "asinh": torch.asinh, "erf": torch.erf, "sigmoid": torch.sigmoid,
+    "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
+    "elu": F.elu, "elu_alpha": lambda x: F.elu(x, alpha=0.5), "selu": F.selu, "celu": F.celu,
+    "leaky_relu": F.leaky_relu, "leaky_relu_slope": lambda x: F.leaky_relu(x, 0.2),
+    "hardtanh": F.hardtanh, "hardtanh_bounds": lambda x: F.hardtanh(x, -0.5, 2.0), "relu6": F.relu6,
+    "hardsigmoid": F.hardsigmoid, "hardswish": F.hardswish, "relu": torch.relu,
+    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc,
+    "round_decimals": lambda x: torch.round(x, decimals=2), "round_neg_decimals": lambda x: torch.round(x * 100, decimals=-1),
+    "frac": torch.frac, "reciprocal": torch.reciprocal, "square": torch.square, "softplus": F.softplus,
+    "mish": F.mish, "logsigmoid": F.logsigmoid,
+}  # fmt: skip
+_UNARY_NAMES = list(_UNARY)
+for _part in range(3):
+    _names = _UNARY_NAMES[_part::3]
+    group(f"unary-f32-{_part}", {n: _UNARY[n] for n in _names}, X)
+_HALF_UNARY = ("abs", "neg", "exp", "sigmoid", "gelu", "silu", "tanh", "floor", "round", "relu", "erf", "elu", "sign", "signbit")
+for _tag, _dtype in HALVES.items():
+    group(f"unary-{_tag}", {n: _UNARY[n] for n in _HALF_UNARY} | {"isnan": torch.isnan, "isinf": torch.isinf}, special(3, 5, dtype=_dtype))
+    group(f"unary-positive-{_tag}", {"sqrt": torch.sqrt, "log": torch.log, "rsqrt": torch.rsqrt}, POSITIVE.to(_dtype))
+
+group("unary-positive-f32", {
+    "log": torch.log, "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10,
+    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "acosh": lambda x: torch.acosh(x + 1),
+}, POSITIVE)  # fmt: skip
+group("unary-unit-f32", {"asin": torch.asin, "acos": torch.acos, "atanh": torch.atanh}, UNIT)
+group("unary-special", {
+    "isnan": torch.isnan, "isinf": torch.isinf, "isfinite": torch.isfinite,
+    "nan_to_num": lambda x: torch.nan_to_num(x, posinf=9.0, neginf=-9.0), "abs": torch.abs,
+    "sign": torch.sign, "signbit": torch.signbit, "logical_not": torch.logical_not, "relu": torch.relu,
+}, special(3, 4))  # fmt: skip
+group("unary-bool", {"logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not, "sign": torch.sign}, bools(3, 4))
+for _dtype in (torch.int64, torch.int32, torch.int8):
+    group(f"unary-{_dtype}", {
+        "abs": torch.abs, "neg": torch.neg, "sign": torch.sign, "bitwise_not": torch.bitwise_not,
+        "isnan": torch.isnan, "signbit": torch.signbit, "relu": torch.relu,
+    }, ints(3, 4, dtype=_dtype))  # fmt: skip
+
+group("unary-forms", {
+    "exp_int_promotes": lambda x, i, z, r, h: torch.exp(i), "sqrt_rank0": lambda x, i, z, r, h: torch.sqrt(r),
+    "exp_zero_size": lambda x, i, z, r, h: torch.exp(z), "sin_noncontiguous": lambda x, i, z, r, h: torch.sin(x.t()),
+    "round_halves": lambda x, i, z, r, h: torch.round(h),
+}, X, ints(3, 4), floats(0, 3), torch.tensor(2.0), torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5, 3.7]))  # fmt: skip
+
+# -- elementwise binary and ternary ----------------------------------------
+
+Y = floats(3, 5)
+ROW = floats(5)
+group("add-sub-f32", {
+    "add_alpha": lambda a, b: torch.add(a, b, alpha=2), "add_broadcast": lambda a, b: a + b[0],
+    "add_scalar": lambda a, b: a + 1.5, "sub_alpha": lambda a, b: torch.sub(a, b, alpha=0.5),
+    "rsub_scalar": lambda a, b: 2 - a, "mul": torch.mul, "div": torch.div,
+}, X, Y)  # fmt: skip
+# (x, y, i64, non-zero i64, bool, i8, i32, f16, bf16, small i64, non-negative i64)
+_MIXED = (X, Y, ints(3, 5), nonzero_ints(3, 5), bools(3, 5), ints(3, 5, dtype=torch.int8), ints(3, 5, dtype=torch.int32),
+          X.to(torch.float16), X.to(torch.bfloat16), ints(3, 5, low=-3, high=4), ints(3, 5, low=0, high=5))  # fmt: skip
+group("promotion", {
+    "add_int_float": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: i + y, "add_int8_int32": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: i8 + i32,
+    "add_bool": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: b + b, "add_f16_f32": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: h + y,
+    "add_bf16_scalar": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: bf + 3, "add_int_scalar_float": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: i + 0.5,
+    "mul_int": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: i * nz, "mul_bool_int": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: b * i,
+    "div_int_true": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: i / nz, "pow_int": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: s**n,
+    "ldexp": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: torch.ldexp(x, s), "lerp_tensor_weight": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: torch.lerp(x, y, x.sigmoid()),
+    "where": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: torch.where(b, x, y), "where_scalar": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: torch.where(b, x, 0.0),
+    "where_promotes": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: torch.where(b, i, y), "masked_fill": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: x.masked_fill(b, -1.0),
+    "clamp_int": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: torch.clamp(i, -2, 3), "clamp_i8": lambda x, y, i, nz, b, i8, i32, h, bf, s, n: torch.clamp(i8, max=0),
+}, *_MIXED)  # fmt: skip
+_MODES = {
+    "floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "floor_scalar": lambda a, b: torch.div(a, -4, rounding_mode="floor"),
+    "trunc_scalar": lambda a, b: torch.div(a, -4, rounding_mode="trunc"),
+    "remainder": torch.remainder, "fmod": torch.fmod,
+    "remainder_scalar": lambda a, b: torch.remainder(a, -3), "fmod_scalar": lambda a, b: torch.fmod(a, -3),
+}
+group("div-modes-f32", _MODES | {"remainder_scalar_frac": lambda a, b: torch.remainder(a, 1.5)}, X, Y)
+group("div-modes-f32-exact", _MODES, torch.tensor([-3.0, 3.0, -0.0, 7.5, -7.5, 1e-3]), torch.tensor([2.0, -2.0, 2.0, 2.5, 2.5, -1.0]))
+group("div-modes-int", _MODES, ints(3, 5), nonzero_ints(3, 5))
+group("div-modes-i8", _MODES, ints(3, 5, dtype=torch.int8), nonzero_ints(3, 5, dtype=torch.int8))
+group("pow", {
+    "tensor": lambda a, b: torch.pow(a.abs() + 0.1, b), "tensor_scalar": lambda a, b: torch.pow(a, 3),
+    "tensor_scalar_frac": lambda a, b: torch.pow(a.abs(), 1.7), "tensor_scalar_neg": lambda a, b: torch.pow(a.abs() + 0.1, -2),
+    "scalar_tensor": lambda a, b: torch.pow(2.0, a), "sqrt": lambda a, b: torch.pow(a.abs(), 0.5),
+}, X, Y)  # fmt: skip
+group("binary-math", {
+    "atan2": torch.atan2, "hypot": torch.hypot, "logaddexp": torch.logaddexp,
+    "copysign": torch.copysign, "copysign_scalar": lambda a, b: torch.copysign(a, -1.0),
+    "xlogy": lambda a, b: torch.xlogy(a, b.abs()), "lerp": lambda a, b: torch.lerp(a, b, 0.3),
+    "addcmul": lambda a, b: torch.addcmul(a, b, b, value=0.5), "addcdiv": lambda a, b: torch.addcdiv(a, b, b.abs() + 1, value=2),
+}, X, special(3, 5))  # fmt: skip
+group("max-min", {
+    "maximum": torch.maximum, "minimum": torch.minimum, "fmax": torch.fmax, "fmin": torch.fmin,
+}, special(3, 4), special(4).flip(0))  # fmt: skip
+group("max-min-int", {"maximum": torch.maximum, "minimum": torch.minimum, "fmax": torch.fmax}, ints(3, 5), ints(3, 5))
+
+_BITWISE = {
+    f"{kind}": getattr(torch, f"bitwise_{kind}") for kind in ("and", "or", "xor")
+} | {f"logical_{kind}": getattr(torch, f"logical_{kind}") for kind in ("and", "or", "xor")}
+group("bitwise-i32", _BITWISE, ints(3, 5, dtype=torch.int32), ints(3, 5, dtype=torch.int32))
+group("bitwise-bool", _BITWISE, bools(3, 5), bools(3, 5))
+group("bitwise-scalar", {kind: lambda a, k=kind: getattr(torch, f"bitwise_{k}")(a, 6) for kind in ("and", "or", "xor")}, ints(3, 5))
+group("logical-f32", {kind: getattr(torch, f"logical_{kind}") for kind in ("and", "or", "xor")}, X, special(3, 5))
+group("shift", {"left": lambda a, b: a << 2, "right": lambda a, b: a >> 1, "left_tensor": lambda a, b: a << b,
+                "right_tensor": lambda a, b: a >> b}, ints(3, 5, dtype=torch.int32), ints(3, 5, dtype=torch.int32, low=0, high=5))  # fmt: skip
+group("shift-past-width", {"left": lambda a, b: a << b, "right": lambda a, b: a >> b},
+      ints(4, 5, dtype=torch.int32), torch.tensor([-1, 0, 31, 32, 40], dtype=torch.int32))  # fmt: skip
+_COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+group("compare-tensor", {op: getattr(torch, op) for op in _COMPARE}, special(3, 4), special(4))
+group("compare-scalar", {op: lambda a, _op=op: getattr(torch, _op)(a, 0.5) for op in _COMPARE}, special(3, 4))
+group("compare-int-float", {op: getattr(torch, op) for op in _COMPARE}, ints(3, 4, low=-2, high=2), floats(3, 4, low=-2, high=2))
+group("compare-bool", {op: getattr(torch, op) for op in _COMPARE}, bools(3, 4), bools(3, 4))
+group("clamp", {
+    "scalar": lambda a, lo, hi: torch.clamp(a, -1, 2), "min_only": lambda a, lo, hi: torch.clamp(a, min=0.5),
+    "tensor": torch.clamp, "tensor_max_only": lambda a, lo, hi: torch.clamp(a, max=hi),
+    "crossed": lambda a, lo, hi: torch.clamp(a, hi, lo),
+}, special(3, 5), floats(3, 5, low=-3, high=0), ROW)  # fmt: skip
+
+_CAST_DTYPES = {
+    "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i64": torch.int64,
+    "i32": torch.int32, "i16": torch.int16, "i8": torch.int8, "bool": torch.bool,
+}  # fmt: skip
+_CAST_SOURCES = {
+    "f32": floats(3, 4, low=-100, high=100), "bf16": floats(3, 4, low=-100, high=100).to(torch.bfloat16),
+    "f16": floats(3, 4, low=-100, high=100).to(torch.float16), "i32": ints(3, 4, dtype=torch.int32, low=-100, high=100),
+    "i8": ints(3, 4, dtype=torch.int8, low=-100, high=100), "bool": bools(3, 4),
+}  # fmt: skip
+for _from, _source in _CAST_SOURCES.items():
+    group(f"cast-from-{_from}", {to: lambda a, _t=dtype: a.to(_t) for to, dtype in _CAST_DTYPES.items() if to != _from}, _source)
+
+# -- reductions and scans ------------------------------------------------
+
+R = floats(2, 3, 4)
+group("reductions-mixed", {
+    "sum_int": lambda i, b, r, z, s, sp: torch.sum(i, 1), "sum_bool": lambda i, b, r, z, s, sp: torch.sum(b),
+    "sum_bf16": lambda i, b, r, z, s, sp: torch.sum(r, -1), "sum_zero_size": lambda i, b, r, z, s, sp: torch.sum(z, 0),
+    "prod_int": lambda i, b, r, z, s, sp: torch.prod(s), "any_f32": lambda i, b, r, z, s, sp: torch.any(sp, -1),
+    "cumsum_int": lambda i, b, r, z, s, sp: torch.cumsum(i, 0), "softmax_dim0_bf16": lambda i, b, r, z, s, sp: torch.softmax(r, 0),
+}, ints(2, 3, 4, dtype=torch.int32), bools(3, 4), floats(2, 3, 4, dtype=torch.bfloat16), floats(0, 3),
+   ints(2, 3, low=-3, high=4), torch.tensor([[0.0, 0.0], [0.0, -1.0], [math.nan, 0.0]]))  # fmt: skip
+group("sum-mean-prod", {
+    "sum_all": torch.sum, "sum_dims_keepdim": lambda a: torch.sum(a, (0, -1), keepdim=True),
+    "mean_dim": lambda a: torch.mean(a, -2), "mean_all_keepdim": lambda a: torch.mean(a, (0, 1, 2), keepdim=True),
+    "prod": lambda a: torch.prod(a, 1),
+}, R)  # fmt: skip
+group("extremes", {
+    "amax": lambda a: torch.amax(a, (0, 2)), "amin_keepdim": lambda a: torch.amin(a, -1, keepdim=True),
+    "max_all": torch.max, "min_all": torch.min, "max_dim": lambda a: torch.max(a, 1),
+    "min_dim_keepdim": lambda a: torch.min(a, -1, keepdim=True), "argmax": lambda a: torch.argmax(a, 1),
+    "argmin_all": torch.argmin, "argmax_keepdim": lambda a: torch.argmax(a, -1, keepdim=True),
+}, R)  # fmt: skip
+group("extremes-int", {"max_all": torch.max, "min_dim": lambda a: torch.min(a, 0), "argmax": lambda a: torch.argmax(a, 1)}, ints(3, 4))
+group("any-all", {"any": lambda a: torch.any(a, 1), "all": torch.all, "any_all": torch.any}, bools(3, 4))
+group("var-std", {
+    "var": lambda a: torch.var(a, 1), "var_correction0": lambda a: torch.var(a, (0, 2), correction=0, keepdim=True),
+    "var_unbiased_false": lambda a: torch.var(a, 1, unbiased=False), "std": lambda a: torch.std(a, -1),
+    "var_mean": lambda a: torch.var_mean(a, 1), "var_mean_correction": lambda a: torch.var_mean(a, -1, correction=0, keepdim=True),
+    "std_mean": lambda a: torch.std_mean(a, 0),
+}, R)  # fmt: skip
+group("vector-norm", {
+    "ord2": lambda a: torch.linalg.vector_norm(a, 2, -1), "ord1": lambda a: torch.linalg.vector_norm(a, 1, (0, 1)),
+    "ord3_keepdim": lambda a: torch.linalg.vector_norm(a, 3, 1, keepdim=True), "inf": lambda a: torch.linalg.vector_norm(a, math.inf),
+    "neginf": lambda a: torch.linalg.vector_norm(a, -math.inf, 0), "ord0": lambda a: torch.linalg.vector_norm(a.round(), 0, 1),
+}, R)  # fmt: skip
+group("scans", {"cumsum": lambda a: torch.cumsum(a, -1), "cumprod": lambda a: torch.cumprod(a, 1)}, floats(2, 4, low=0.5, high=1.5))
+group("logcumsumexp", {
+    "dim1": lambda a, s: torch.logcumsumexp(a, 1), "far_apart": lambda a, s: torch.logcumsumexp(a * 200, -1),
+    "special": lambda a, s: torch.logcumsumexp(s, 0), "bf16": lambda a, s: torch.logcumsumexp(a.bfloat16(), 0),
+}, R, torch.tensor([[-math.inf, 1.0], [-math.inf, math.inf], [2.0, math.nan], [-math.inf, 0.0]]))  # fmt: skip
+group("sort", {
+    "sort": lambda a, t, i: torch.sort(a, 1), "sort_descending": lambda a, t, i: torch.sort(a, -1, descending=True),
+    "sort_stable_ties": lambda a, t, i: torch.sort(t, dim=0, stable=True), "sort_stable_ties_descending": lambda a, t, i: torch.sort(t, dim=1, descending=True, stable=True),
+    "sort_int": lambda a, t, i: torch.sort(i, dim=1, stable=True), "topk": lambda a, t, i: torch.topk(a, 2),
+    "topk_smallest_dim0": lambda a, t, i: torch.topk(a, 2, 0, largest=False), "kthvalue": lambda a, t, i: torch.kthvalue(a, 2, 1),
+    "kthvalue_keepdim": lambda a, t, i: torch.kthvalue(a, 3, -1, keepdim=True),
+}, R, torch.tensor([[1.0, math.nan, 1.0, -math.inf], [0.0, 1.0, math.nan, 0.0], [math.inf, 1.0, -0.0, 0.0]]), ints(3, 6))  # fmt: skip
+group("softmax", {
+    "softmax": lambda a: torch.softmax(a, -1), "log_softmax": lambda a: torch.log_softmax(a, 1),
+    "logsumexp": lambda a: torch.logsumexp(a, 1),
+}, R)  # fmt: skip
+
+# -- matrix ops ----------------------------------------------------------
+
+
+group("matmul", {
+    "mm": lambda a, b, c, d, e, f: torch.mm(a, b), "bmm": lambda a, b, c, d, e, f: torch.bmm(c, d),
+    "addmm": lambda a, b, c, d, e, f: torch.addmm(b[0], a, b, beta=0.5, alpha=2),
+    "baddbmm": lambda a, b, c, d, e, f: torch.baddbmm(e, c, d, beta=2, alpha=0.5),
+    "addbmm": lambda a, b, c, d, e, f: torch.addbmm(e[0], c, d, beta=0.5, alpha=2),
+    "matmul_broadcast": lambda a, b, c, d, e, f: torch.matmul(c[:, None], d), "matmul_vector": lambda a, b, c, d, e, f: torch.matmul(a, b[:, 0]),
+    "linear": lambda a, b, c, d, e, f: F.linear(a, b.t(), b[0]), "mm_int": lambda a, b, c, d, e, f: torch.mm(f, f.t()),
+    "matmul_bf16": lambda a, b, c, d, e, f: torch.matmul(a.bfloat16(), b.bfloat16()),
+}, floats(3, 4), floats(4, 5), floats(2, 3, 4), floats(2, 4, 5), floats(2, 3, 5), ints(3, 4))  # fmt: skip
+
+# -- normalization -------------------------------------------------------
+
+
+group("norms", {
+    "layer_norm": lambda r, w, b, g, m, v: F.layer_norm(r, (4,), w, b), "layer_norm_2d_noaffine": lambda r, w, b, g, m, v: F.layer_norm(r, (3, 4)),
+    "batch_norm": lambda r, w, b, g, m, v: F.batch_norm(g, m, v, w[:3], b[:3], eps=1e-3),
+    "group_norm": lambda r, w, b, g, m, v: F.group_norm(r.transpose(1, 2), 2, w, b), "group_norm_4d": lambda r, w, b, g, m, v: F.group_norm(g[:, :, None], 1),
+    "rms_norm": lambda r, w, b, g, m, v: F.rms_norm(r, (4,), w),
+}, R, floats(4), floats(4), floats(2, 3, 4), floats(3), POSITIVE[0, :3])  # fmt: skip
+
+# -- convolution and pooling ---------------------------------------------
+
+group("conv", {
+    "conv1d": lambda a, b, c, w1, w2, w3, bias: F.conv1d(a, w1, bias, stride=2, padding=1),
+    "conv2d_dilation_groups": lambda a, b, c, w1, w2, w3, bias: F.conv2d(b, w2, dilation=2, groups=2),
+    "conv3d": lambda a, b, c, w1, w2, w3, bias: F.conv3d(c, w3, padding=1),
+}, floats(1, 2, 7), floats(1, 4, 6, 6), floats(1, 2, 3, 3, 3), floats(3, 2, 3), floats(2, 2, 2, 2), floats(2, 2, 2, 2, 2), floats(3))  # fmt: skip
+group("pool", {
+    "max_pool1d": lambda a, b: F.max_pool1d(a[0], 2), "max_pool2d": lambda a, b: F.max_pool2d(a, 3, 2, padding=1),
+    "max_pool3d": lambda a, b: F.max_pool3d(b, 2), "avg_pool1d": lambda a, b: F.avg_pool1d(a[0], 2),
+    "avg_pool2d": lambda a, b: F.avg_pool2d(a, 2, padding=1), "adaptive_avg_pool2d": lambda a, b: F.adaptive_avg_pool2d(a, (3, 2)),
+    "adaptive_max_pool2d": lambda a, b: F.adaptive_max_pool2d(a, (2, 3)),
+    "avg_pool2d_exclude_pad": lambda a, b: F.avg_pool2d(a, 3, 2, padding=1, count_include_pad=False),
+    "avg_pool2d_divisor": lambda a, b: F.avg_pool2d(a, 2, divisor_override=3),
+    "avg_pool3d": lambda a, b: F.avg_pool3d(b, 2, padding=1), "avg_pool3d_exclude_pad": lambda a, b: F.avg_pool3d(b, 3, 1, 1, count_include_pad=False),
+    "adaptive_avg_pool3d": lambda a, b: F.adaptive_avg_pool3d(b, 2),
+}, floats(1, 2, 6, 6), floats(1, 2, 4, 4, 4))  # fmt: skip
+group("upsample", {
+    "nearest_scale": lambda a: F.interpolate(a, scale_factor=2), "nearest_size": lambda a: F.interpolate(a, size=(5, 4)),
+    "bilinear_scale": lambda a: F.interpolate(a, scale_factor=2, mode="bilinear"),
+    "bilinear_size": lambda a: F.interpolate(a, size=(5, 3), mode="bilinear"),
+    "bilinear_aligned": lambda a: F.interpolate(a, size=(4, 5), mode="bilinear", align_corners=True),
+    "bilinear_down": lambda a: F.interpolate(a, size=(2, 1), mode="bilinear"),
+}, floats(1, 2, 3, 2))  # fmt: skip
+
+group("grid-sample", {
+    "bilinear": lambda a, g: F.grid_sample(a, g, align_corners=False),
+    "bilinear_aligned": lambda a, g: F.grid_sample(a, g, align_corners=True),
+}, floats(2, 3, 4, 5), floats(2, 3, 2, 2, low=-1.2, high=1.2))  # fmt: skip
+
+# -- data movement and indexing --------------------------------------------
+
+group("layout", {
+    "view": lambda a, b: b.view(4, 6) * 2, "reshape_noncontiguous": lambda a, b: b.transpose(0, 2).reshape(12, 2),
+    "permute": lambda a, b: b.permute(2, 0, 1) + 1, "expand": lambda a, b: a[:, :1].expand(3, 5) + 0,
+    "squeeze_unsqueeze": lambda a, b: a[:1].unsqueeze(-1).squeeze(0) * 2, "slice_step": lambda a, b: a[:, 1::2] * 1,
+    "slice_negative": lambda a, b: a[-2:, :-1] * 1, "select": lambda a, b: a[:, -1] * 1, "select_rank0": lambda a, b: a[1, 2] * 1,
+    "slice_empty": lambda a, b: a[:, 5:] * 1,
+}, X, R)  # fmt: skip
+group("join-split", {
+    "cat": lambda a, b, c: torch.cat([a, b[:, :2]], -1), "cat_promotes": lambda a, b, c: torch.cat([c, b]),
+    "split": lambda a, b, c: torch.split(a, 2, 1), "stack": lambda a, b, c: torch.stack([a, b], 1),
+    "chunk": lambda a, b, c: torch.chunk(a, 2, 0),
+}, X, Y, ints(2, 5))  # fmt: skip
+group("reorder", {
+    "flip": lambda a, b: torch.flip(b, [0, -1]), "roll": lambda a, b: torch.roll(a, 2, -1),
+    "roll_flat": lambda a, b: torch.roll(a, -1), "diagonal": lambda a, b: torch.diagonal(a),
+    "diagonal_offset_dims": lambda a, b: torch.diagonal(b, -1, 0, 2), "unfold": lambda a, b: a.unfold(1, 2, 2),
+    "repeat": lambda a, b: a[:2, :3].repeat(2, 1, 3), "tril": lambda a, b: torch.tril(a, -1),
+    "triu": lambda a, b: torch.triu(a, 1),
+}, X, R)  # fmt: skip
+case("as_strided", lambda a: torch.as_strided(a, (2, 3), (1, 2), 1), X)
+group("pad", {
+    "constant": lambda a, b: F.pad(a, (1, 2, 0, 1), value=0.5), "negative": lambda a, b: F.pad(a, (-1, 1)),
+    "reflect": lambda a, b: F.pad(b, (2, 1), mode="reflect"), "replicate": lambda a, b: F.pad(b[None], (1, 2, 2, 0), mode="replicate"),
+}, X, R)  # fmt: skip
+group("index", {
+    "index": lambda a, b, i, j: a[i], "index_two": lambda a, b, i, j: b[:, i[:2], j[:2]],
+    "index_select": lambda a, b, i, j: torch.index_select(a, -1, j), "gather": lambda a, b, i, j: torch.gather(a, 1, j[None].expand(3, 3)),
+    "gather_dim0": lambda a, b, i, j: torch.gather(a, 0, i[:, None].expand(3, 4)), "embedding": lambda a, b, i, j: F.embedding(j, a.t()),
+}, X, R, torch.tensor([2, 0, 2]), torch.tensor([3, 1, 0]))  # fmt: skip
+group("embedding-bag", {
+    "sum": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum"), "mean": lambda w, i, o, p: F.embedding_bag(i, w, o),
+    "max": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="max"),
+    "include_last_offset": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", include_last_offset=True),
+    "per_sample_weights": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+    "padding_idx": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="mean", padding_idx=3),
+}, floats(6, 3), torch.tensor([1, 3, 3, 0, 5, 2, 4]), torch.tensor([0, 2, 2, 5]), floats(7))  # fmt: skip
+group("scatter-slices", {
+    "select_scatter": lambda a, s: torch.select_scatter(a, s[0], 0, 1),
+    "slice_scatter": lambda a, s: torch.slice_scatter(a, s[:, :2], 1, 1, 3),
+    "slice_scatter_step": lambda a, s: torch.slice_scatter(a, s[:, :2], 1, 0, 5, 3),
+}, X, Y)  # fmt: skip
+
+_SCATTER_INDEX = torch.tensor([[0, 4, 0, 1, 4], [2, 2, 2, 2, 2], [3, 1, 0, 3, 1]])
+group("scatter", {
+    "src": lambda a, i, s: torch.scatter(a, 1, i, s), "src_dim0": lambda a, i, s: torch.scatter(a, 0, i[:2] % 3, s),
+    "value": lambda a, i, s: torch.scatter(a, 1, i, 1.5), "add": lambda a, i, s: torch.scatter_add(a, 1, i, s),
+    "add_dim0": lambda a, i, s: torch.scatter_add(a, 0, i[:2] % 3, s),
+    "amax": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amax"),
+    "amin_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amin", include_self=False),
+    "sum_no_self": lambda a, i, s: torch.scatter_reduce(a, -1, i, s, "sum", include_self=False),
+    "prod": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "prod"),
+}, X, _SCATTER_INDEX, Y)  # fmt: skip
+group("index_put", {
+    "put": lambda a, i, v: a.index_put((i,), v), "accumulate": lambda a, i, v: a.index_put((i,), v, accumulate=True),
+    "broadcast_row": lambda a, i, v: a.index_put((i,), v[0], accumulate=True), "negative": lambda a, i, v: a.index_put((i - 3,), v),
+}, X, torch.tensor([0, 2, 0, 1]), floats(4, 5))  # fmt: skip
+case("scatter-add-int", lambda a, i, s: torch.scatter_add(a, 1, i, s), ints(3, 5), _SCATTER_INDEX, ints(3, 5))
+
+# -- creation --------------------------------------------------------------
+
+group("creation", {
+    "arange": lambda a: a + torch.arange(5), "arange_float_step": lambda a: a + torch.arange(-1, 1.5, 0.5),
+    "full": lambda a: a * torch.full((3, 5), 2.5), "zeros_ones": lambda a: a + torch.zeros(5) + torch.ones(3, 1),
+    "empty_filled": lambda a: torch.empty(3, 5).fill_(2.0) * a,
+    "linspace": lambda a: a + torch.linspace(-1, 1, 5), "scalar_tensor": lambda a: torch.where(a > 0, a, torch.scalar_tensor(-2.0)),
+}, X)  # fmt: skip
+case("full_like-int", lambda a: torch.full_like(a, 7), ints(3, 5))
+group("triangle-indices", {
+    "tril": lambda a: a + torch.tril_indices(3, 3), "tril_offset_wide": lambda a: torch.tril_indices(3, 5, 1) * a[0],
+    "triu": lambda a: torch.triu_indices(4, 3) - a[0], "triu_negative_offset": lambda a: torch.triu_indices(3, 4, -1) + a[0],
+}, ints(2, 1))  # fmt: skip
+
+# -- quantization (PT2E's quantized_decomposed ops) -------------------------
+
+_QD = torch.ops.quantized_decomposed
+group("quantize", {
+    "per_tensor": lambda x, s, z: _QD.quantize_per_tensor(x, 0.05, 3, -128, 127, torch.int8),
+    "per_tensor_roundtrip": lambda x, s, z: _QD.dequantize_per_tensor(_QD.quantize_per_tensor(x, 0.05, 3, -128, 127, torch.int8), 0.05, 3, -128, 127, torch.int8),
+    "per_tensor_narrow": lambda x, s, z: _QD.quantize_per_tensor(x, 0.01, -5, -20, 20, torch.int8),
+    "per_channel": lambda x, s, z: _QD.quantize_per_channel(x, s, z, 1, -128, 127, torch.int8),
+    "per_channel_roundtrip": lambda x, s, z: _QD.dequantize_per_channel(_QD.quantize_per_channel(x, s, z, 1, -128, 127, torch.int8), s, z, 1, -128, 127, torch.int8),
+    "per_channel_axis0_i16": lambda x, s, z: _QD.quantize_per_channel(x.t(), s, z, 0, -1000, 1000, torch.int16),
+}, torch.tensor([[0.025, 0.075, -0.125, 3.0, -9.0], [1.0, -1.0, 0.0, 0.5, 100.0], [0.1, 0.2, 0.3, 0.4, 0.6]]) * 1.0 + X * 0.01,
+   floats(5, low=0.01, high=0.1), ints(5, low=-3, high=4))  # fmt: skip
+
+# -- f64 (emulated: computed exactly by the runtime) ------------------------
+
+group("f64", {
+    "exp": lambda a, b: torch.exp(a), "div": torch.div, "sum": lambda a, b: a.sum(1),
+    "matmul": lambda a, b: a @ b.t(), "softmax": lambda a, b: torch.softmax(a, -1), "to_f32": lambda a, b: a.float(),
+}, X.double(), Y.double())  # fmt: skip
+case("f32-to-f64", lambda a: a.double() * 3, X)
+
+# -- outputs -----------------------------------------------------------------
+
+case("output-named-tuple", lambda a: torch.max(a, 0), X)
+case("output-nested", lambda a: {"double": a * 2, "pair": (a.sum(), a.amax()), "list": [a + 1]}, X)
+
+
+# --------------------------------------------------------------------------
+# Running a case
+# --------------------------------------------------------------------------
+
+_EXPORTED: dict[str, torch.export.ExportedProgram] = {}
+
+
+def exported(one: Case) -> torch.export.ExportedProgram:
+    """The case's exported program, made once for both opt levels."""
+    if one.name not in _EXPORTED:
+        with torch.no_grad():
+            _EXPORTED[one.name] = torch.export.export(Model(one.fn), one.inputs)
+    return _EXPORTED[one.name]
+
+
+def assert_matches(actual: object, expected: object, where: str = "result") -> None:
+    """Same structure; ints/bools bit for bit, floats within the dtype's tolerance."""
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), f"{where}: {type(actual).__name__}, expected a tensor"
+        assert actual.dtype == expected.dtype, f"{where}: dtype {actual.dtype}, expected {expected.dtype}"
+        assert actual.shape == expected.shape, f"{where}: shape {actual.shape}, expected {expected.shape}"
+        if expected.is_floating_point():
+            torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{where}: {m}")
+        else:
+            assert torch.equal(actual, expected), f"{where}: {actual} != {expected}"
+        return
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and actual.keys() == expected.keys(), where
+        for key in expected:
+            assert_matches(actual[key], expected[key], f"{where}[{key!r}]")
+        return
+    assert isinstance(actual, tuple | list) and type(actual) is type(expected), (
+        f"{where}: {type(actual).__name__}, expected {type(expected).__name__}"
+    )
+    assert len(actual) == len(expected), where
+    for index, (a, e) in enumerate(zip(actual, expected)):
+        assert_matches(a, e, f"{where}[{index}]")
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+@pytest.mark.parametrize("one", CASES, ids=[c.name for c in CASES])
+def test_op_matches_eager(one: Case, opt_level: int) -> None:
+    program = rducc.compile(exported(one), opt_level=opt_level)
+    with torch.no_grad():
+        expected = one.fn(*one.inputs)
+    assert_matches(program(*one.inputs), expected)
+
+
+def test_case_names_are_unique() -> None:
+    names = [c.name for c in CASES]
+    assert len(names) == len(set(names))
+
+
+# --------------------------------------------------------------------------
+# The f64 policy
+# --------------------------------------------------------------------------
+
+
+def test_f64_is_marked_emulated_in_the_report() -> None:
+    from rducc.report import compile_report, report_dict
+
+    program = rducc.compile(exported(next(c for c in CASES if c.name == "f64")))
+    text = compile_report(program.module, program.report)
+    assert "float64, which the chip cannot compute: emulated" in text
+    assert report_dict(program.module, program.report)["f64_emulated_values"] > 0
+    f32 = rducc.compile(exported(next(c for c in CASES if c.name == "softmax")))
+    assert "float64" not in compile_report(f32.module, f32.report)
+
+
+def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rducc.cli import main
+    from rducc.errors import RduccError
+
+    program = exported(next(c for c in CASES if c.name == "f32-to-f64"))
+    with pytest.raises(RduccError, match=r"'_to_copy' is float64.*--f64 refuse"):
+        rducc.compile(program, f64="refuse")
+    archive = tmp_path / "f64.pt2"
+    torch.export.save(program, archive)
+    out = tmp_path / "out.mlir"
+    assert main([str(archive), "--f64", "refuse", "-o", str(out)]) == 1
+    assert "is float64, which the target cannot compute" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([str(archive), "-o", str(out), "-q"]) == 0
+
+
+# --------------------------------------------------------------------------
+# The documented list of what is missing
+# --------------------------------------------------------------------------
+
+MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
+    "aten.randn.default": (lambda a: a + torch.randn(3, 5), (X,)),
+    "aten.rand.default": (lambda a: torch.bernoulli(a.sigmoid()), (X,)),
+    "aten.native_dropout.default": (lambda a: F.dropout(a, 0.5, training=True), (X,)),
+}  # fmt: skip
+
+
+REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
+    "avg_pool2d-ceil_mode": (lambda a: F.avg_pool2d(a, 2, ceil_mode=True), (floats(1, 2, 5, 5),), "aten.avg_pool2d.default (ceil_mode)"),
+    "conv_transpose2d": (lambda a, w: F.conv_transpose2d(a, w), (floats(1, 2, 3, 3), floats(2, 3, 2, 2)), "aten.convolution.default (transposed convolution)"),
+    "scatter-small-index": (lambda a, i, s: torch.scatter(a, 1, i, s), (X, ints(2, 2, low=0, high=5), Y), "aten.scatter.src (an index smaller than the input outside the scatter dim)"),
+    "max_pool2d-indices": (lambda a: F.max_pool2d(a, 2, return_indices=True)[1], (floats(1, 2, 4, 4),), "aten.max_pool2d_with_indices.default (pooling indices are used)"),
+}  # fmt: skip
+
+
+def _all_in_one(examples: list[tuple[Callable[..., object], tuple[torch.Tensor, ...]]]) -> torch.export.ExportedProgram:
+    """One model running every example on its own inputs (one export and compile for all)."""
+    inputs = tuple(t for _, example_inputs in examples for t in example_inputs)
+
+    def forward(*xs: torch.Tensor) -> tuple[object, ...]:
+        results, start = [], 0
+        for fn, example_inputs in examples:
+            results.append(fn(*xs[start : start + len(example_inputs)]))
+            start += len(example_inputs)
+        return tuple(results)
+
+    with torch.no_grad():
+        return torch.export.export(Model(forward), inputs)
+
+
+def test_refused_forms_give_the_unsupported_error() -> None:
+    program = _all_in_one([(fn, inputs) for fn, inputs, _ in REFUSED_FORMS.values()])
+    with pytest.raises(UnsupportedOpsError) as error:
+        rducc.compile(program)
+    for _, _, message in REFUSED_FORMS.values():
+        assert message in str(error.value)
+
+
+def test_missing_list_matches_the_code() -> None:
+    supported = set(supported_ops())
+    assert not supported & set(MISSING_OPS), "an op listed as missing is supported"
+    assert set(PARTIAL_FORMS) <= supported, "an op listed with refused forms is not supported at all"
+    assert set(MISSING_EXAMPLES) <= set(MISSING_OPS)
+
+
+def test_coverage_doc_is_generated_from_the_code() -> None:
+    doc = (REPO / "docs" / "aten-coverage.md").read_text()
+    assert doc == coverage_markdown(), "regenerate with: python -m rducc.coverage > docs/aten-coverage.md"
+
+
+def test_supported_overload_count() -> None:
+    """The issue's goal: at least 180 distinct overloads of decomposed (Core ATen) programs."""
+    core = core_aten_supported()
+    assert set(core) <= set(supported_ops())
+    assert len(supported_ops()) >= 180, f"{len(supported_ops())} overloads supported"
+    assert len(core) >= 155, f"{len(core)} overloads with torch's core tag"
+
+
+def test_missing_ops_give_the_unsupported_error() -> None:
+    """Every example of a missing op in one model: the one error names each of them."""
+    program = _all_in_one(list(MISSING_EXAMPLES.values()))
+    with pytest.raises(UnsupportedOpsError) as error:
+        rducc.compile(program)
+    lines = str(error.value).splitlines()
+    assert lines[0].startswith(f"the model uses {len(MISSING_EXAMPLES)} operators rducc cannot import")
+    for target in MISSING_EXAMPLES:
+        assert any(line.strip().startswith(f"{target}: ") and "first at" in line for line in lines), target
