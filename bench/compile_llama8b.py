@@ -69,6 +69,9 @@ def run(quick: bool) -> Section:
     section.add(f"{largest} layers: rducc / torch", f"{ratio:.2f}x", "<= 1.0x", ratio <= 1.0)
     section.add(f"{largest} layers: rducc after torch's decomposition (import .. print)",
                 f"{after:.2f} s = {after / torch_s:.2f}x torch")
+    imported = full["times"].seconds["import"]
+    section.add(f"{largest} layers: rducc import (Core ATen FX graph to IR) / torch", f"{imported / torch_s:.2f}x",
+                "<= 1.0x", imported <= torch_s)
     section.add(f"{largest} layers: placed program", f"{full['kernels']} kernels, {full['mlir_mb']:.1f} MB of MLIR")
     section.details += [f"Time by stage ({largest} layers; `decompose` is torch's run_decompositions() "
                         "called by rducc):", "", "```", full["times"].report(), "```", ""]
