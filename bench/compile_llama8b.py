@@ -24,6 +24,16 @@ from rducc.driver import StageTimes, import_file, lower, module_text  # noqa: E4
 from rducc.targets import load_target  # noqa: E402
 
 
+def compile_best(layers: int, repeats: int) -> dict:
+    """`compile_once` `repeats` times: the fastest torch reference and the fastest
+    rducc compile (with its stage times) of them, as the machine is shared."""
+    runs = [compile_once(layers) for _ in range(repeats)]
+    best = dict(min(runs, key=lambda r: r["compile"]))
+    reference = min(runs, key=lambda r: r["export"] + r["decompose_ref"])
+    best["export"], best["decompose_ref"] = reference["export"], reference["decompose_ref"]
+    return best
+
+
 def compile_once(layers: int, seq: int = 128) -> dict:
     """Export, save and compile one config; every time measured in this process."""
     model, inputs = models.llama31_8b_meta(seq=seq, layers=layers)
@@ -59,7 +69,8 @@ def run(quick: bool) -> Section:
     section = Section("Compile time: Llama 3.1 8B exact config (meta, bf16, seq 128, -O2, sn40l)",
                       f"python bench/compile_llama8b.py{' --quick' if quick else ''}")
     largest = 8 if quick else 32
-    full = compile_once(largest)
+    compile_once(1)  # warm-up: torch's and rducc's first compile in a process pay for imports
+    full = compile_best(largest, 2)
     torch_s = full["export"] + full["decompose_ref"]
     ratio = full["compile"] / torch_s
     after = full["compile"] - full["times"].seconds["decompose"]
@@ -77,18 +88,18 @@ def run(quick: bool) -> Section:
                         "called by rducc):", "", "```", full["times"].report(), "```", ""]
 
     counts = (1, 4, 8) if quick else (1, 4, 16, 32)
-    runs = {largest: full} | {n: compile_once(n) for n in counts if n != largest}
-    rows = ["| layers | rducc compile s | of which decompose s | after decompose s | per layer s |",
-            "| --- | --- | --- | --- | --- |"]
+    runs = {largest: full} | {n: compile_best(n, 1 if quick else 2) for n in counts if n != largest}
+    rows = ["| layers | rducc compile s | of which torch's decompose s | rducc's own (import .. print) s "
+            "| own s per layer |", "| --- | --- | --- | --- | --- |"]
+    own = {n: r["compile"] - r["times"].seconds["decompose"] for n, r in runs.items()}
     for n in counts:
         r = runs[n]
-        decompose = r["times"].seconds["decompose"]
-        rows.append(f"| {n} | {r['compile']:.2f} | {decompose:.2f} | {r['compile'] - decompose:.2f} | "
-                    f"{r['compile'] / n:.3f} |")
-    small = (runs[4]["compile"] - runs[1]["compile"]) / 3
-    large = (runs[largest]["compile"] - runs[4]["compile"]) / (largest - 4)
-    section.add("seconds per added layer, 1 -> 4 layers", f"{small:.3f} s")
-    section.add(f"seconds per added layer, 4 -> {largest} layers", f"{large:.3f} s = {large / small:.2f}x the above",
+        rows.append(f"| {n} | {r['compile']:.2f} | {r['times'].seconds['decompose']:.2f} | {own[n]:.2f} | "
+                    f"{own[n] / n:.3f} |")
+    small = (own[4] - own[1]) / 3
+    large = (own[largest] - own[4]) / (largest - 4)
+    section.add("rducc's own seconds per added layer, 1 -> 4 layers", f"{small:.3f} s")
+    section.add(f"rducc's own seconds per added layer, 4 -> {largest} layers", f"{large:.3f} s = {large / small:.2f}x the above",
                 "sub-linear: <= 0.5x (identical layers compiled once, reused)", large <= 0.5 * small)
     section.details += ["Growth with the number of decoder layers:", "", *rows, ""]
     return section
