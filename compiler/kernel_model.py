@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from math import ceil, prod
 
 from xdsl.dialects import arith
@@ -89,6 +90,11 @@ class Group:
     ops: list[Operation]
     inputs: list[SSAValue]
     outputs: list[SSAValue]
+
+    @cached_property
+    def members(self) -> frozenset[Operation]:
+        """The ops as a set, for membership tests (the list is for order)."""
+        return frozenset(self.ops)
 
 
 def make_group(ops: Sequence[Operation]) -> Group:
@@ -376,7 +382,7 @@ def gathered_inputs(group: Group) -> dict[SSAValue, GatherOp]:
     inputs = set(group.inputs)
     result: dict[SSAValue, GatherOp] = {}
     for value in group.inputs:
-        users = [use.operation for use in value.uses if use.operation in group.ops]
+        users = [use.operation for use in value.uses if use.operation in group.members]
         if len(users) == 1 and isinstance(users[0], GatherOp):
             gather = users[0]
             if (

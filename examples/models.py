@@ -126,10 +126,143 @@ def llama31_8b_meta(seq: int = 128, layers: int = 32) -> tuple[nn.Module, tuple[
     return model, (torch.zeros((1, seq), dtype=torch.int64, device="meta"),)
 
 
+class RMSNorm(nn.Module):
+    """Llama's RMS norm, computed in f32 and cast back."""
+
+    def __init__(self, hidden: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x32 = x.float()
+        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x32.to(x.dtype)
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotary embedding of one position (Llama's rotate_half form)."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+class DecodeLayer(nn.Module):
+    """One Llama decoder layer for one new token, attending to a KV cache passed in.
+
+    Grouped-query attention without copying the cache: the query's heads are
+    grouped per KV head (a reshape, since there is one query position), the
+    scores against the cache and against the new key are computed apart and
+    softmaxed together. Returns the hidden state and the new key and value
+    (the cache update the caller writes back).
+    """
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv_heads: int, eps: float):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
+        self.input_layernorm = RMSNorm(hidden, eps)
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+        self.post_attention_layernorm = RMSNorm(hidden, eps)
+        self.gate_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.up_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.down_proj = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, x, cos, sin, k_cache, v_cache):
+        kv, group, dim = self.kv_heads, self.heads // self.kv_heads, self.head_dim
+        normed = self.input_layernorm(x)  # [1, 1, hidden]
+        q = _rotate(self.q_proj(normed).view(1, kv, group, dim), cos, sin)
+        k = _rotate(self.k_proj(normed).view(1, kv, 1, dim), cos, sin)
+        v = self.v_proj(normed).view(1, kv, 1, dim)
+        scale = dim**-0.5
+        scores = torch.cat((q @ k_cache.transpose(-1, -2), q @ k.transpose(-1, -2)), dim=-1) * scale
+        weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        cached = k_cache.shape[-2]
+        attended = weights[..., :cached] @ v_cache + weights[..., cached:] @ v  # [1, kv, group, dim]
+        x = x + self.o_proj(attended.reshape(1, 1, self.heads * dim))
+        normed = self.post_attention_layernorm(x)
+        x = x + self.down_proj(nn.functional.silu(self.gate_proj(normed)) * self.up_proj(normed))
+        return x, k, v
+
+
+class LlamaDecodeStep(nn.Module):
+    """A Llama decode step: one token, batch 1, with a KV cache of every layer as inputs.
+
+    Inputs: the token id [1, 1], the rotary cos and sin of its position
+    [1, 1, 1, head_dim], then each layer's key and value cache
+    [1, kv_heads, cached, head_dim]. Outputs: the logits [1, 1, vocab], then
+    each layer's new key and value [1, kv_heads, 1, head_dim].
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        hidden, eps = config.hidden_size, config.rms_norm_eps
+        self.embed_tokens = nn.Embedding(config.vocab_size, hidden)
+        self.layers = nn.ModuleList(
+            DecodeLayer(hidden, config.intermediate_size, config.num_attention_heads,
+                        config.num_key_value_heads, eps)
+            for _ in range(config.num_hidden_layers)
+        )
+        self.norm = RMSNorm(hidden, eps)
+        self.lm_head = nn.Linear(hidden, config.vocab_size, bias=False)
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, caches[2 * index], caches[2 * index + 1])
+            updates += [k, v]
+        return (self.lm_head(self.norm(x)), *updates)
+
+
+def decode_step_inputs(
+    config, cached: int, device: str = "cpu", dtype=torch.float32, seed: int = 0, theta: float = 500000.0
+):
+    """Inputs of LlamaDecodeStep: token, rotary cos/sin at position `cached` (plain
+    RoPE of base `theta`), and the caches (random, or empty on the meta device)."""
+    generator = torch.Generator().manual_seed(seed)
+    dim = config.hidden_size // config.num_attention_heads
+    inverse = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    angles = torch.cat((cached * inverse, cached * inverse)).view(1, 1, 1, dim)
+    shape = (1, config.num_key_value_heads, cached, dim)
+    if device == "meta":
+        caches = [torch.empty(shape, dtype=dtype, device="meta") for _ in range(2 * config.num_hidden_layers)]
+        token = torch.zeros((1, 1), dtype=torch.int64, device="meta")
+    else:
+        caches = [torch.randn(shape, generator=generator).to(dtype) for _ in range(2 * config.num_hidden_layers)]
+        token = torch.randint(0, config.vocab_size, (1, 1), generator=generator)
+    return (token, angles.cos().to(dtype).to(device), angles.sin().to(dtype).to(device), *caches)
+
+
+def tiny_llama_decode(seed: int = 0, cached: int = 16) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """LlamaDecodeStep at tiny_llama's size, with `cached` positions of random KV cache."""
+    from transformers import LlamaConfig
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2,
+    )
+    return LlamaDecodeStep(config).eval(), decode_step_inputs(config, cached, seed=seed)
+
+
+def llama31_8b_decode_meta(cached: int = 4096, layers: int = 32) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Llama 3.1 8B's decode step on the meta device (bf16), with a KV cache of `cached` positions."""
+    config = llama31_8b_config(layers)
+    with torch.device("meta"):
+        model = LlamaDecodeStep(config).to(torch.bfloat16).eval()
+    return model, decode_step_inputs(config, cached, device="meta", dtype=torch.bfloat16)
+
+
 def export(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> torch.export.ExportedProgram:
     """torch.export of a model in eval mode, with static shapes."""
     with torch.no_grad():
         return torch.export.export(model, inputs)
 
 
-SMALL_MODELS = {"mlp": mlp, "cnn": cnn, "tiny_llama": tiny_llama, "tiny_gpt2": tiny_gpt2}
+SMALL_MODELS = {
+    "mlp": mlp, "cnn": cnn, "tiny_llama": tiny_llama, "tiny_gpt2": tiny_gpt2,
+    "tiny_llama_decode": tiny_llama_decode,
+}

@@ -123,19 +123,35 @@ def _activation_ops(block: Block, function: func.FuncOp) -> set[Operation]:
 
 def sink_to_first_use(function: func.FuncOp) -> None:
     """Move each op that does not depend on the user inputs (a weight's transpose,
-    a mask) down to just before its first user, so it fuses with that user."""
+    a mask) down to just before its first user, so it fuses with that user.
+
+    One pass from the end: the order of the block is kept as sortable keys
+    (`_before` gives a moved op a key just below its new successor's), so
+    finding a first user never re-numbers the block.
+    """
     block = function.body.block
     activations = _activation_ops(block, function)
+    order = {op: (index, _LAST) for index, op in enumerate(block.ops)}
     ops = [op for op in block.ops if not isinstance(op, func.ReturnOp) and op not in activations]
-    for op in reversed(ops):
+    for moved, op in enumerate(reversed(ops)):
         users = [use.operation for r in op.results for use in r.uses]
         if not users or any(u.parent_block() is not block for u in users):
             continue
-        position = {o: i for i, o in enumerate(block.ops)}
-        first_user = min(users, key=lambda u: position[u])
-        if position[first_user] > position[op] + 1:
+        first_user = min(users, key=order.__getitem__)
+        if op.next_op is not first_user:
             op.detach()
             block.insert_op_before(op, first_user)
+            order[op] = _before(order[first_user], moved)
+
+
+_LAST = float("inf")
+
+
+def _before(key: tuple, moved: int) -> tuple:
+    """A key between `key` and its predecessor, above every key given before it for
+    the same successor (`moved` grows): ops inserted before the same op later sit
+    nearer to it, as `insert_op_before` places them."""
+    return (*key[:-1], moved, _LAST)
 
 
 def _fits(ops: Sequence[Operation], target: Target) -> bool:

@@ -1,0 +1,125 @@
+"""What every benchmark shares: figures with their goals, timing, the machine.
+
+A benchmark module has `run(quick: bool) -> Section` and a `main()` that
+prints its section; `bench/run_all.py` runs them all and writes
+BENCHMARKS.md from the sections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# numpy's BLAS on one thread, as torch is told in the runtime benchmark: same threads
+# on both sides (set before numpy is first imported)
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "examples"))
+warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+@dataclass
+class Figure:
+    """One measured or modeled figure, beside its goal (if it has one)."""
+
+    name: str
+    value: str
+    goal: str = ""
+    met: bool | None = None  # None: no goal, just a figure
+
+    @property
+    def verdict(self) -> str:
+        return "" if self.met is None else ("met" if self.met else "NOT met")
+
+
+@dataclass
+class Section:
+    """A benchmark's results: its figures, then free text (tables, profiles, notes)."""
+
+    title: str
+    command: str
+    figures: list[Figure] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, name: str, value: str, goal: str = "", met: bool | None = None) -> None:
+        self.figures.append(Figure(name, value, goal, met))
+
+    def text(self) -> str:
+        """Plain text for a terminal."""
+        lines = [f"== {self.title}  ({self.command})"]
+        width = max((len(f.name) for f in self.figures), default=0)
+        for f in self.figures:
+            goal = f"  goal {f.goal}: {f.verdict}" if f.goal else ""
+            lines.append(f"  {f.name:<{width}}  {f.value}{goal}")
+        lines += ["", *self.details] if self.details else []
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        """A markdown section: the figures as a table, the details below it."""
+        lines = [f"## {self.title}", "", f"`{self.command}` ({self.seconds:.0f} s)", ""]
+        lines += ["| figure | result | goal | |", "| --- | --- | --- | --- |"]
+        lines += [f"| {f.name} | {f.value} | {f.goal or '-'} | {f.verdict} |" for f in self.figures]
+        if self.details:
+            lines += ["", *self.details]
+        return "\n".join(lines) + "\n"
+
+
+def best_time(function: Callable[[], object], calls: int) -> float:
+    """Best wall time of `calls` calls, after one warm-up call."""
+    function()
+    best = float("inf")
+    for _ in range(calls):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    """The machine and versions a run was measured on, one line."""
+    import torch
+    import xdsl
+    from importlib.metadata import version
+
+    return (
+        f"{os.cpu_count()} cores ({cpu_model()}, {platform.machine()}), "
+        f"Python {platform.python_version()}, torch {torch.__version__}, "
+        f"xdsl {getattr(xdsl, '__version__', None) or version('xdsl')}, numpy {version('numpy')}"
+    )
+
+
+def ratio_goal(value: float, limit: float, at_most: bool = True) -> tuple[str, bool]:
+    """`value` as `1.23x` and whether it meets `<= limit` (or `>= limit`)."""
+    return f"{value:.2f}x", (value <= limit if at_most else value >= limit)
+
+
+def standalone(run: Callable[[bool], Section], doc: str) -> None:
+    """The `main()` of a benchmark run alone: `--quick`, then print its section."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer layers and repeats")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    section = run(args.quick)
+    section.seconds = time.perf_counter() - start
+    print(section.text())

@@ -1,0 +1,79 @@
+"""Run every benchmark and rewrite BENCHMARKS.md with the results.
+
+Each figure is written beside its goal and whether it is met, with the
+machine, the date and the command. `--quick` (fewer layers and repeats)
+takes under 5 minutes on 2 cores. Each benchmark also runs alone:
+`python bench/NAME.py [--quick]`.
+
+Run: python bench/run_all.py [--quick] [--only NAME ...] [-o BENCHMARKS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from common import REPO, Section, machine
+
+BENCHMARKS = ("compile_llama8b", "runtime_tiny", "model_llama8b", "interpreter_vs_xdsl")
+"""The benchmark modules of bench/, in the order they run and appear."""
+
+NOTES = REPO / "bench" / "notes.md"
+"""Hand-written notes (what blocks an unmet goal, before/after of speed work), kept verbatim."""
+
+
+def document(sections: list[Section], command: str, seconds: float) -> str:
+    """BENCHMARKS.md: the header, a summary of every goal, each section, the notes."""
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# rducc benchmarks", "",
+        f"Written by `{command}` on {when}, in {seconds:.0f} s.", "",
+        f"Machine: {machine()}.", "",
+        "Every ratio is against a reference measured in the same run; modeled figures come from "
+        "rducc's cost model (docs/cost-model.md), not from a chip.", "",
+        "## Goals", "", "| benchmark | figure | result | goal | |", "| --- | --- | --- | --- | --- |",
+    ]
+    for section in sections:
+        short = section.title.split(":")[0]
+        lines += [f"| {short} | {f.name} | {f.value} | {f.goal} | {f.verdict} |"
+                  for f in section.figures if f.goal]
+    lines.append("")
+    for section in sections:
+        lines.append(section.markdown())
+    if NOTES.exists():
+        lines.append(NOTES.read_text())
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer layers and repeats (under 5 minutes)")
+    parser.add_argument("--only", nargs="+", choices=BENCHMARKS, help="run just these benchmarks")
+    parser.add_argument("-o", "--output", type=Path, default=REPO / "BENCHMARKS.md")
+    args = parser.parse_args()
+
+    command = "python bench/run_all.py" + "".join(f" {shlex.quote(a)}" for a in sys.argv[1:])
+    start = time.perf_counter()
+    sections = []
+    for name in args.only or BENCHMARKS:
+        module = importlib.import_module(name)
+        began = time.perf_counter()
+        section = module.run(args.quick)
+        section.seconds = time.perf_counter() - began
+        print(section.text(), flush=True)
+        print(flush=True)
+        sections.append(section)
+    text = document(sections, command, time.perf_counter() - start)
+    temporary = args.output.with_suffix(".tmp")
+    temporary.write_text(text)
+    temporary.replace(args.output)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Runtime speed: tiny Llama and tiny GPT-2 forward through rducc.Program against eager.
+
+A call of the compiled, placed program (-O2) in rducc's numpy runtime against
+PyTorch eager's forward of the same model on the same inputs, in the same
+process, one thread each (best of N calls, after a warm-up). Goal <= 1.5x.
+Then where the runtime's time goes: exclusive time by op kind, measured by
+timing every step the interpreter runs.
+
+Run: python bench/runtime_tiny.py [--quick]
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from common import Section, best_time, standalone
+
+import models  # noqa: E402
+import torch  # noqa: E402
+
+import rducc  # noqa: E402
+from rducc.runtime import interpreter  # noqa: E402
+
+MODELS = {"tiny Llama": models.tiny_llama, "tiny GPT-2": models.tiny_gpt2}
+
+
+def profile_by_op(program: rducc.Program, inputs: tuple, calls: int) -> tuple[Counter, float]:
+    """Exclusive seconds per op name over `calls` calls, and the total seconds of those calls.
+
+    Swaps the interpreter's block runner for one that times each step and
+    subtracts the steps nested in it (a tile loop's body, a compute's body ops).
+    """
+    totals: Counter = Counter()
+    nested: list[float] = []
+    plain = interpreter._run_block
+
+    def timed_block(steps: Sequence, env: list) -> None:
+        for step, op in steps:
+            nested.append(0.0)
+            start = time.perf_counter()
+            step(env)
+            elapsed = time.perf_counter() - start
+            inner = nested.pop()
+            totals[op.name] += elapsed - inner
+            if nested:
+                nested[-1] += elapsed
+
+    program(*inputs)  # prepared before profiling
+    interpreter._run_block = timed_block
+    try:
+        start = time.perf_counter()
+        for _ in range(calls):
+            program(*inputs)
+        total = time.perf_counter() - start
+    finally:
+        interpreter._run_block = plain
+    totals["(Program call: inputs, outputs, conversions)"] = total - sum(totals.values())
+    return totals, total
+
+
+def profile_table(name: str, totals: Counter, total: float, calls: int) -> list[str]:
+    rows = [f"{name}, -O2, exclusive time per call by op kind (profiled, so slower than the timing above):", "",
+            "| op | us per call | share |", "| --- | --- | --- |"]
+    for op, seconds in totals.most_common():
+        rows.append(f"| {op} | {seconds / calls * 1e6:.1f} | {seconds / total:.1%} |")
+    return [*rows, ""]
+
+
+def run(quick: bool) -> Section:
+    calls = 20 if quick else 100
+    section = Section("Runtime: rducc.Program (-O2) vs PyTorch eager, 1 thread",
+                      f"python bench/runtime_tiny.py{' --quick' if quick else ''}")
+    torch.set_num_threads(1)
+    for name, build in MODELS.items():
+        model, inputs = build()
+        program = rducc.compile(models.export(model, inputs), opt_level=2)
+        with torch.no_grad():
+            expected = model(*inputs)
+        torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
+        with torch.no_grad():
+            eager = best_time(lambda: model(*inputs), calls)
+        ours = best_time(lambda: program(*inputs), calls)
+        ratio = ours / eager
+        section.add(f"{name}: eager forward", f"{eager * 1e3:.3f} ms (best of {calls})")
+        section.add(f"{name}: Program call", f"{ours * 1e3:.3f} ms (best of {calls})")
+        section.add(f"{name}: Program / eager", f"{ratio:.2f}x", "<= 1.5x", ratio <= 1.5)
+        section.details += profile_table(name, *profile_by_op(program, inputs, calls), calls)
+    return section
+
+
+if __name__ == "__main__":
+    standalone(run, __doc__)

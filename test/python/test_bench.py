@@ -1,0 +1,93 @@
+"""The benchmarks' own logic: the decode-step model, compulsory bytes, BENCHMARKS.md.
+
+The benchmarks themselves are too slow for the suite; these check what their
+figures are computed from.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "bench"))
+
+import models  # noqa: E402
+
+import rducc  # noqa: E402
+from rducc.driver import import_exported, lower  # noqa: E402
+from rducc.targets import load_target  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def decode_step():
+    model, inputs = models.tiny_llama_decode()
+    return model, inputs, models.export(model, inputs)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_decode_step_matches_eager(decode_step, opt_level: int) -> None:
+    model, inputs, exported = decode_step
+    program = rducc.compile(exported, opt_level=opt_level)
+    with torch.no_grad():
+        expected = model(*inputs)
+    got = program(*inputs)
+    assert len(got) == len(expected) == 1 + 2 * 2  # logits, then (k, v) of each layer
+    for ours, theirs in zip(got, expected):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_decode_step_attends_to_the_cache(decode_step) -> None:
+    """The cache is an input that matters: changing it changes the logits."""
+    model, inputs, exported = decode_step
+    program = rducc.compile(exported)
+    changed = list(inputs)
+    changed[3] = changed[3] + 1.0  # layer 0's key cache
+    assert not torch.allclose(program(*inputs)[0], program(*changed)[0])
+
+
+def test_compulsory_bytes_count_each_weight_input_output_once() -> None:
+    from model_llama8b import compulsory_bytes
+
+    model, inputs = models.mlp()
+    module = import_exported(models.export(model, inputs))
+    lower(module, load_target("sn40l"), 2)
+    read, written = compulsory_bytes(module)
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    assert read == weights + inputs[0].numel() * 4
+    assert written == 4 * 10 * 4  # the [4, 10] f32 logits
+
+
+def test_compulsory_bytes_of_an_embedding_are_the_rows_gathered(decode_step) -> None:
+    from model_llama8b import compulsory_bytes
+
+    model, inputs, exported = decode_step
+    module = import_exported(exported)
+    lower(module, load_target("sn40l"), 2)
+    read, written = compulsory_bytes(module)
+    table = model.embed_tokens.weight
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    row = table.shape[1] * table.element_size()
+    assert read == weights - table.numel() * table.element_size() + row + sum(
+        t.numel() * t.element_size() for t in inputs
+    )
+    assert written == sum(t.numel() * t.element_size() for t in model(*inputs))
+
+
+def test_benchmarks_md_lists_every_goal_with_its_verdict() -> None:
+    from common import Section
+    from run_all import document
+
+    section = Section("Speed: a test", "python bench/x.py")
+    section.add("fast figure", "0.50x", "<= 1.0x", True)
+    section.add("slow figure", "2.00x", "<= 1.5x", False)
+    section.add("plain figure", "12 kernels")
+    text = document([section], "python bench/run_all.py --quick", 3.0)
+    assert "Written by `python bench/run_all.py --quick`" in text
+    assert "torch " + torch.__version__ in text and "cores" in text
+    assert "| Speed | fast figure | 0.50x | <= 1.0x | met |" in text
+    assert "| Speed | slow figure | 2.00x | <= 1.5x | NOT met |" in text
+    assert "| plain figure | 12 kernels | - |  |" in text
