@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from rducc import __version__
 from rducc.errors import RduccError
-from rducc.files import write_atomically
+from rducc.files import check_writable, write_atomically
 from rducc.weights import WEIGHTS_ATTR, program_weights, save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
@@ -165,11 +165,12 @@ def _describe(module, target, args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rducc.driver import StageTimes, import_file, lower, module_text
-    from rducc.importer import supported_ops
+    from rducc.loader import check_archive
     from rducc.targets import load_target
 
     if args.list_ops:
+        from rducc.importer import supported_ops
+
         print("\n".join(supported_ops()))
         return
     if args.input is None:
@@ -177,6 +178,12 @@ def _run(args: argparse.Namespace) -> None:
     target = load_target(args.target)
     if (args.report or args.report_json or args.plot) and args.emit != "placed":
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
+    for output in (args.output, args.weights, args.report_json):
+        if output is not None:
+            check_writable(output)
+    check_archive(args.input)  # before torch is imported: a bad file fails fast
+    from rducc.driver import StageTimes, import_file, lower, module_text
+
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc
 from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import ParseError
 
 from rducc.errors import RduccError
 
@@ -25,3 +26,14 @@ class LocatedError(RduccError):
         where = format_location(op.location)
         super().__init__(f"{where}: error: {message}" if where else message)
         self.op = op
+
+
+def format_parse_error(error: ParseError) -> str:
+    """An xDSL parse error as `file:line:col: error: message`, then the source line
+    with carets under the offending text (what xDSL prints, reordered MLIR-style)."""
+    where = error.span.get_location()
+    context = error.span.print_with_context().splitlines()[1:]  # drop xDSL's location line
+    text = str(error)
+    extra = text[text.find(error.msg) + len(error.msg):].strip() if error.msg in text else ""
+    lines = [f"{where}: error: {error.msg.strip()}", *context]
+    return "\n".join(lines + ([extra] if extra else []))

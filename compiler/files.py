@@ -14,6 +14,22 @@ from pathlib import Path
 from rducc.errors import RduccError
 
 
+def check_writable(path: str) -> None:
+    """Refuse, before any work is done, an output path that can never be written."""
+    if path == "-":
+        return
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise RduccError(f"cannot write {path}: it is a directory")
+    if directory.exists() and not directory.is_dir():
+        raise RduccError(f"cannot write {path}: {directory} is not a directory")
+    if not directory.is_dir():
+        raise RduccError(f"cannot write {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise RduccError(f"cannot write {path}: directory {directory} is not writable")
+
+
 def write_atomically(path: str, text: str) -> None:
     """Write `text` to `path` via a temp file and rename; '-' means stdout."""
     if path == "-":

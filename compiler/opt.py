@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from rducc.files import write_atomically
+from rducc.diagnostics import format_parse_error
 from rducc.dialects import ALL_DIALECTS
+from rducc.files import write_atomically
 from rducc.errors import RduccError
 from rducc.passes import ALL_PASSES
 
@@ -55,33 +56,32 @@ class RduccOptMain(xDSLOptMain):
                 self.register_pass(name, factory)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rducc-opt`."""
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
-    args = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--debug"]
+def _user_error(error: BaseException) -> RduccError:
+    """xDSL's diagnostics as one `rducc-opt: error:` message."""
+    if isinstance(error, ParseError):
+        return RduccError(format_parse_error(error))
+    notes = getattr(error, "__notes__", [])
+    return RduccError("\n".join([str(error).rstrip(), *notes]))
+
+
+def _run(args: list[str]) -> None:
     try:
         opt = RduccOptMain(description="rducc modular optimizer driver", args=args)
         opt.run()
-        if opt.output_text is not None:
-            write_atomically(opt.args.output_file, opt.output_text.getvalue())
-    except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError) as error:
-        if debug:
-            raise
-        print(f"rducc-opt: error: {str(error).rstrip()}", file=sys.stderr)
-        for note in getattr(error, "__notes__", []):
-            print(note, file=sys.stderr)
-        return 1
-    except RduccError as error:
-        if debug:
-            raise
-        print(f"rducc-opt: error: {error}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as error:
-        if debug:
-            raise
-        print(f"rducc-opt: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError,
+            OSError, ValueError) as error:
+        raise _user_error(error) from error
+    if opt.output_text is not None:
+        write_atomically(opt.args.output_file, opt.output_text.getvalue())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `rducc-opt`: bad input is exit 1, a bug in rducc exit 2."""
+    from rducc.cli import run_tool
+
+    given = list(argv if argv is not None else sys.argv[1:])
+    debug = "--debug" in given
+    return run_tool("rducc-opt", lambda: _run([a for a in given if a != "--debug"]), debug)
 
 
 if __name__ == "__main__":
