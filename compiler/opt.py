@@ -16,8 +16,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rducc.diagnostics import format_parse_error
 from rducc.dialects import ALL_DIALECTS
-from rducc.files import write_atomically
 from rducc.errors import RduccError
+from rducc.files import write_atomically
 from rducc.passes import ALL_PASSES
 
 
