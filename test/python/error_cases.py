@@ -129,6 +129,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: unknown pass", OPT, ("-p", "rdu-bogus", "{placed}", *OUT), "Unrecognized passes: ['rdu-bogus']"),
     ErrorCase("rducc-opt: bad pass option value", OPT, ("-p", "rdu-fuse{{level=7}}", "{placed}", *OUT), "level must be 0, 1 or 2, got 7"),
     ErrorCase("rducc-opt: unknown pass option", OPT, ("-p", "rdu-fuse{{colour=1}}", "{placed}", *OUT), 'arguments ["colour"] not found'),
+    ErrorCase("rducc-opt: a pass on a lowered program", OPT, ("-p", "rdu-fuse", "{placed}", *OUT), "rdu-fuse works on tensor programs"),
     ErrorCase("rducc-opt: missing file", OPT, ("no_such.mlir", *OUT), "No such file"),
     ErrorCase("rducc-opt: a model archive", OPT, ("{model}", *OUT), "Unrecognized file extension 'pt2'"),
     # --- rducc-run
