@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from rducc import __version__
 from rducc.errors import RduccError
-from rducc.files import write_atomically
+from rducc.files import check_writable, write_atomically
 from rducc.weights import WEIGHTS_ATTR, program_weights, save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
@@ -233,6 +233,7 @@ def _check_level_for_report(module, args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
+    from rducc.loader import check_archive
     from rducc.targets import load_target
 
     if _info(args):
@@ -243,6 +244,10 @@ def _run(args: argparse.Namespace) -> None:
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
+    for output in (args.output, args.weights, args.report_json):
+        if output is not None:
+            check_writable(output)
+    check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.driver import StageTimes, import_file, lower, module_text
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc
 from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import ParseError
 
 from rducc.errors import RduccError
 
@@ -73,3 +76,83 @@ def user_frame(error: BaseException, cls: type) -> str | None:
         return None
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == source]
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+
+
+def format_parse_error(error: ParseError) -> str:
+    """An xDSL parse error as `file:line:col: error: message`, then the source line
+    with carets under the offending text (what xDSL prints, reordered MLIR-style)."""
+    where = error.span.get_location()
+    context = error.span.print_with_context().splitlines()[1:]  # drop xDSL's location line
+    text = str(error)
+    extra = text[text.find(error.msg) + len(error.msg):].strip() if error.msg in text else ""
+    lines = [f"{where}: error: {error.msg.strip()}", *context]
+    return "\n".join(lines + ([extra] if extra else []))
+
+
+MAX_SPLAT_ELEMENTS = 1 << 26
+"""The largest `dense<v> : tensor<...>` splat the MLIR tools accept (64 Mi
+elements): xDSL's parser expands a splat into one Python object an element,
+so a mistyped shape (`tensor<999999999999xf32>`) would exhaust memory or run
+for minutes. Real programs keep large weights in the sidecar, not inline."""
+
+_SPLAT = re.compile(r"dense<\s*([^\[\]<>]*?)\s*>\s*:\s*(?:tensor|vector)<((?:\d+x)+)")
+
+
+def check_splat_sizes(text: str, filename: str, first_line: int = 0) -> None:
+    """Refuse a dense splat larger than MAX_SPLAT_ELEMENTS, located, before parsing."""
+    for match in _SPLAT.finditer(text):
+        elements = 1
+        for dim in match.group(2).rstrip("x").split("x"):
+            elements *= int(dim)
+        if elements > MAX_SPLAT_ELEMENTS:
+            line = text.count("\n", 0, match.start()) + 1 + first_line
+            column = match.start() - text.rfind("\n", 0, match.start())
+            raise RduccError(
+                f"{filename}:{line}:{column}: error: a dense splat of {elements} elements is too large "
+                f"(at most {MAX_SPLAT_ELEMENTS}); keep large constants out of the MLIR text"
+            )
+
+
+_ESCAPES = frozenset('"nt\\')
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _string_problem(line: str) -> tuple[int, str] | None:
+    """(column, problem) of the first bad string literal on one line, if any."""
+    index, opened = 0, -1
+    while index < len(line):
+        char = line[index]
+        if opened < 0:
+            if line.startswith("//", index):
+                return None
+            if char == '"':
+                opened = index
+        elif char == '"':
+            opened = -1
+        elif char in "\v\f":
+            return index + 1, "a string literal holds a vertical tab or form feed"
+        elif char == "\\":
+            follow = line[index + 1 : index + 3]
+            if follow[:1] in _ESCAPES:
+                index += 1
+            elif len(follow) == 2 and set(follow) <= _HEX:
+                index += 2
+            else:
+                return index + 1, f"invalid escape '\\{follow[:1]}' in a string literal"
+        index += 1
+    return (opened + 1, "a string literal is not closed on its line") if opened >= 0 else None
+
+
+def check_string_literals(text: str, filename: str, first_line: int = 0) -> None:
+    """Refuse an unclosed string literal or a bad escape, located, before parsing:
+    xDSL's lexer backtracks exponentially on them (a long line takes minutes)."""
+    for number, line in enumerate(text.split("\n"), start=1 + first_line):
+        problem = _string_problem(line)
+        if problem is not None:
+            raise RduccError(f"{filename}:{number}:{problem[0]}: error: {problem[1]}")
+
+
+def check_mlir_text(text: str, filename: str, first_line: int = 0) -> None:
+    """What xDSL's parser would choke on rather than report: refused here, located."""
+    check_string_literals(text, filename, first_line)
+    check_splat_sizes(text, filename, first_line)

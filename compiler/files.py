@@ -9,9 +9,27 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from rducc.errors import RduccError
+
+
+def check_writable(path: str) -> None:
+    """Refuse, before any work is done, an output path that can never be written."""
+    if path == "-":
+        return
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise RduccError(f"cannot write {path}: it is a directory")
+    if directory.exists() and not directory.is_dir():
+        raise RduccError(f"cannot write {path}: {directory} is not a directory")
+    if not directory.is_dir():
+        raise RduccError(f"cannot write {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise RduccError(f"cannot write {path}: directory {directory} is not writable")
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -25,6 +43,12 @@ def write_atomically(path: str, text: str) -> None:
 
 def write_atomically_bytes(path: str, data: bytes) -> None:
     """Write `data` to `path` via a temp file and rename: never a partial file."""
+    write_atomically_streamed(path, lambda stream: stream.write(data))
+
+
+def write_atomically_streamed(path: str, write: Callable[[BinaryIO], object]) -> None:
+    """Let `write` fill a temp file beside `path` piece by piece, then rename it into
+    place: never a partial file, and the whole content never in memory at once."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
@@ -38,7 +62,7 @@ def write_atomically_bytes(path: str, data: bytes) -> None:
         os.umask(umask)
         os.fchmod(handle, 0o666 & ~umask)  # mkstemp's 0600 is not what users expect
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            write(stream)
         os.replace(temp, target)
     except OSError as error:
         os.unlink(temp)

@@ -17,13 +17,29 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import torch
-import torch.ao.quantization.fx._decomposed  # noqa: F401  (quantized_decomposed ops an archive may hold)
+from typing import TYPE_CHECKING
 
 from rducc.errors import RduccError
 
+if TYPE_CHECKING:
+    import torch
+
 ACCEPTED = "a torch.export archive (written by torch.export.save, usually *.pt2)"
+
+
+OTHER_FORMATS = {
+    ".onnx": "an ONNX model",
+    ".gguf": "a GGUF model",
+    ".tflite": "a TensorFlow Lite model",
+    ".h5": "a Keras/HDF5 model",
+    ".pb": "a TensorFlow graph",
+    ".safetensors": "a safetensors weights file",
+}
+"""Non-zip formats recognised by their extension, for the error message."""
+
+
+def _looks_like_safetensors(head: bytes) -> bool:
+    return len(head) > 9 and head[8:10] in (b'{"', b"{ ") and int.from_bytes(head[:8], "little") < 1 << 32
 
 
 def _describe_non_archive(path: Path) -> str:
@@ -35,6 +51,10 @@ def _describe_non_archive(path: Path) -> str:
         raise RduccError(f"{path}: cannot read: {error.strerror}") from None
     if head.startswith(b"\x80") and len(head) > 1 and head[1] <= 5:
         return "a plain Python pickle"
+    if _looks_like_safetensors(head):
+        return "a safetensors weights file (weights only, no program)"
+    if path.suffix.lower() in OTHER_FORMATS:
+        return f"{OTHER_FORMATS[path.suffix.lower()]} ({path.suffix} file), not a zip archive"
     if head.startswith(b"PK"):
         return "a truncated or damaged zip archive"
     if head.lstrip().startswith((b"builtin.module", b"module", b"func.func", b"//")):
@@ -42,8 +62,9 @@ def _describe_non_archive(path: Path) -> str:
     return "not a zip archive"
 
 
-def _check_archive(path: Path) -> None:
-    """Refuse files that are missing, empty or not export archives."""
+def check_archive(path: str | Path) -> None:
+    """Refuse files that are missing, empty or not export archives (no torch needed)."""
+    path = Path(path)
     if not path.exists():
         raise RduccError(f"{path}: no such file")
     if path.is_dir():
@@ -115,8 +136,11 @@ def _captured_torch_export_logs() -> Iterator[list[logging.LogRecord]]:
 
 def load_exported_program(path: str | Path) -> torch.export.ExportedProgram:
     """Load a saved `torch.export` program, or raise a `RduccError` saying why not."""
+    import torch
+    import torch.ao.quantization.fx._decomposed  # noqa: F401  (quantized_decomposed ops an archive may hold)
+
     path = Path(path)
-    _check_archive(path)
+    check_archive(path)
     with _captured_torch_export_logs() as records:
         try:
             with warnings.catch_warnings(), _weights_only_everywhere():

@@ -16,9 +16,10 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from rducc.files import write_atomically
+from rducc.diagnostics import check_mlir_text, format_parse_error
 from rducc.dialects import ALL_DIALECTS
 from rducc.errors import RduccError
+from rducc.files import write_atomically
 from rducc.passes import ALL_PASSES
 from rducc.pipeline import run_passes
 
@@ -78,44 +79,49 @@ class RduccOptMain(xDSLOptMain):
         parse_passes(self.args.passes, self.available_passes)  # rducc's messages for bad -p text
         super().setup_pipeline()
 
+    def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):  # type: ignore[override]
+        """Refuse absurd dense splats before xDSL's parser expands them."""
+        data = chunk.read()
+        check_mlir_text(data.decode(errors="replace"), self.get_input_name(), start_offset)
+        return super().parse_chunk(io.BytesIO(data), file_extension, start_offset)
+
     def apply_passes(self, prog: ModuleOp) -> None:
         """Run the pipeline, naming a user's pass that fails and the pass after
         which the IR stops verifying (xdsl-opt verifies after every pass)."""
         run_passes(prog, self.pipeline.passes, callback=self.pipeline.callback, ctx=self.ctx)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rducc-opt`."""
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
-    args = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--debug"]
+def _user_error(error: BaseException) -> RduccError:
+    """xDSL's diagnostics as one `rducc-opt: error:` message."""
+    if isinstance(error, ParseError):
+        return RduccError(format_parse_error(error))
+    notes = getattr(error, "__notes__", [])
+    return RduccError("\n".join([str(error).rstrip(), *notes]))
+
+
+def _run(args: list[str]) -> None:
     try:
         opt = RduccOptMain(description="rducc modular optimizer driver", args=args)
         if opt.args.list_passes:
             from rducc.pass_info import list_passes, pass_groups
 
             print(list_passes(pass_groups(opt.args.plugins)), end="")
-            return 0
+            return
         opt.run()
-        if opt.output_text is not None:
-            write_atomically(opt.args.output_file, opt.output_text.getvalue())
-    except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError) as error:
-        if debug:
-            raise
-        print(f"rducc-opt: error: {str(error).rstrip()}", file=sys.stderr)
-        for note in getattr(error, "__notes__", []):
-            print(note, file=sys.stderr)
-        return 1
-    except RduccError as error:
-        if debug:
-            raise
-        print(f"rducc-opt: error: {error}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as error:
-        if debug:
-            raise
-        print(f"rducc-opt: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError,
+            OSError, ValueError) as error:
+        raise _user_error(error) from error
+    if opt.output_text is not None:
+        write_atomically(opt.args.output_file, opt.output_text.getvalue())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `rducc-opt`: bad input is exit 1, a bug in rducc exit 2."""
+    from rducc.cli import run_tool
+
+    given = list(argv if argv is not None else sys.argv[1:])
+    debug = "--debug" in given
+    return run_tool("rducc-opt", lambda: _run([a for a in given if a != "--debug"]), debug)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+    from rducc.diagnostics import check_mlir_text, format_parse_error
     from rducc.opt import RduccOptMain
 
     try:
@@ -55,12 +56,13 @@ def parse_program(path: Path) -> ModuleOp:
         raise RduccError(f"{path}: {error.strerror}") from None
     except UnicodeDecodeError:
         raise RduccError(f"{path}: not MLIR text (a binary file); rducc-run takes the .mlir rducc wrote") from None
+    check_mlir_text(text, str(path))
     context = RduccOptMain(args=[str(path)]).ctx
     try:
         module = Parser(context, text, str(path)).parse_module()
         module.verify()
     except ParseError as error:
-        raise RduccError(str(error).strip()) from None
+        raise RduccError(format_parse_error(error)) from None
     except DiagnosticException as error:
         raise RduccError(f"{path}: the program does not verify: {str(error).strip()}") from None
     if module.attributes.get("rdu.level") != StringAttr("placed"):
@@ -114,8 +116,12 @@ def _print_results(results: list[np.ndarray]) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
+    from rducc.files import check_writable
     from rducc.targets import load_target
 
+    for output in (args.output, args.report):
+        if output is not None:
+            check_writable(output)
     program_path = Path(args.program)
     module = parse_program(program_path)
     named = module.attributes.get("rdu.target")

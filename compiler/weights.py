@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from rducc.errors import RduccError
-from rducc.files import write_atomically_bytes
+from rducc.files import write_atomically_streamed
 
 WEIGHTS_ATTR = "rdu.weights"
 """Module attribute: the sidecar's file name, relative to the MLIR file."""
@@ -58,24 +58,51 @@ def sidecar_path(mlir_path: str | Path) -> Path:
     return Path(mlir_path).with_suffix(".safetensors")
 
 
+def _safetensors_code(tensor) -> str:
+    import torch
+
+    codes = {
+        torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+        torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
+        torch.uint8: "U8", torch.bool: "BOOL",
+    }
+    if tensor.dtype not in codes:
+        raise RduccError(f"cannot store a {tensor.dtype} weight in the safetensors sidecar")
+    return codes[tensor.dtype]
+
+
+def _raw_bytes(tensor) -> memoryview:
+    """The bytes of one tensor, row-major, without copying a contiguous tensor."""
+    import torch
+
+    flat = tensor.detach().cpu().contiguous().reshape(-1)
+    return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")
+
+
 def save_weights(path: str | Path, tensors: Mapping) -> None:
-    """Write tensors as safetensors, atomically (temp file + rename)."""
-    from safetensors.torch import save
+    """Write tensors as safetensors, atomically, streamed one tensor at a time: no
+    copy of all the weights is ever held in memory. Tied tensors (an LM head
+    sharing the embedding) are stored under each name. Widest dtypes first, so
+    every tensor is aligned in the file, as the safetensors library does."""
+    order = sorted(tensors, key=lambda name: (-tensors[name].element_size(), name))
+    header: dict[str, dict] = {}
+    offset = 0
+    for name in order:
+        tensor = tensors[name]
+        size = tensor.numel() * tensor.element_size()
+        header[name] = {"dtype": _safetensors_code(tensor), "shape": list(tensor.shape),
+                        "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
 
-    write_atomically_bytes(str(path), save(_unshared(tensors)))
+    def write(stream) -> None:
+        stream.write(len(text).to_bytes(8, "little"))
+        stream.write(text)
+        for name in order:
+            stream.write(_raw_bytes(tensors[name]))
 
-
-def _unshared(tensors: Mapping) -> dict:
-    """Contiguous tensors, tied ones (an LM head sharing the embedding) copied apart:
-    safetensors stores every name on its own."""
-    seen: set[int] = set()
-    result = {}
-    for name, tensor in tensors.items():
-        tensor = tensor.contiguous()
-        pointer = tensor.untyped_storage().data_ptr()
-        result[name] = tensor.clone() if pointer in seen else tensor
-        seen.add(pointer)
-    return result
+    write_atomically_streamed(str(path), write)
 
 
 def load_weights(path: str | Path) -> dict[str, np.ndarray]:

@@ -36,3 +36,25 @@ def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
 def set_level(module: ModuleOp, level: str) -> None:
     """Record the IR level (graph, kernels, memory, placed) on the module."""
     module.attributes["rdu.level"] = StringAttr(level)
+
+
+LOWERED_LEVELS = ("memory", "placed")
+"""IR levels whose functions work on tier buffers rather than tensors."""
+
+
+def require_tensor_program(module: ModuleOp, pass_name: str) -> None:
+    """Refuse a program already lowered to buffers (rdu-insert-dma's output): the
+    passes before it work on tensors only."""
+    from rducc.dialects.memory import BufferType
+    from rducc.errors import RduccError
+
+    level = module.attributes.get("rdu.level")
+    if isinstance(level, StringAttr) and level.data in LOWERED_LEVELS:
+        raise RduccError(f"{pass_name} works on tensor programs (levels graph, kernels); "
+                         f"this one is at level {level.data}")
+    for function in functions(module):
+        for op in function.walk():
+            buffers = [v for v in (*op.operands, *op.results) if isinstance(v.type, BufferType)]
+            if buffers or (op is function and any(isinstance(a.type, BufferType) for a in function.args)):
+                raise RduccError(f"{pass_name} works on tensor programs (levels graph, kernels); "
+                                 f"@{function.sym_name.data} already uses tier buffers ({op.name})")

@@ -29,7 +29,7 @@ from xdsl.passes import ModulePass
 
 from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
 from rducc.kernel_model import best_plan, make_group
-from rducc.passes.common import LAYER_ATTR, functions, module_target, set_level
+from rducc.passes.common import LAYER_ATTR, functions, module_target, require_tensor_program, set_level
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)
@@ -243,6 +243,7 @@ class RduFuse(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.level not in (0, 1, 2):
             raise ValueError(f"rdu-fuse: level must be 0, 1 or 2, got {self.level}")
+        require_tensor_program(op, self.name)
         target = module_target(op, self.target)
         for function in functions(op):
             if self.level > 0:

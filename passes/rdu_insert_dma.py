@@ -58,7 +58,7 @@ from rducc.dialects.memory import (
 )
 from rducc.errors import RduccError
 from rducc.kernel_model import Group, candidate_loops, gathered_inputs, kernel_group
-from rducc.passes.common import functions, module_target, set_level
+from rducc.passes.common import functions, module_target, require_tensor_program, set_level
 
 
 def _tensor(value: SSAValue) -> TensorType:
@@ -358,6 +358,7 @@ class RduInsertDma(ModulePass):
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_program(op, self.name)
         capacity = module_target(op, self.target).sram_bytes if self.keep_on_chip else None
         for function in list(functions(op)):
             lower_function(op, function, capacity)

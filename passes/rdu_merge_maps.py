@@ -26,6 +26,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from rducc.dialects.dataflow import KernelOp, MapOp, YieldOp
+from rducc.passes.common import require_tensor_program
 
 
 def _single_map_user(producer: MapOp) -> MapOp | None:
@@ -91,5 +92,6 @@ class RduMergeMaps(ModulePass):
     """Also merge maps outside kernels (in the level-1 graph)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_program(op, self.name)
         walker = PatternRewriteWalker(MergeMapIntoItsUser(self.on_graph), apply_recursively=True)
         walker.rewrite_module(op)

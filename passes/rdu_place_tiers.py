@@ -24,7 +24,7 @@ from rducc.dialects.dataflow import KernelOp
 from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
-from rducc.passes.common import functions, module_target
+from rducc.passes.common import functions, module_target, require_tensor_program
 
 
 def tensor_type_bytes(tensor: TensorType) -> int:
@@ -77,6 +77,7 @@ class RduPlaceTiers(ModulePass):
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_program(op, self.name)
         target = module_target(op, self.target)
         globals_ = {g.sym_name.data: g for g in op.ops if isinstance(g, GlobalOp)}
         activations = _activation_bytes(op)

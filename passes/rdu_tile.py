@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 from rducc.diagnostics import LocatedError
 from rducc.dialects.dataflow import KernelOp
 from rducc.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
-from rducc.passes.common import module_target
+from rducc.passes.common import module_target, require_tensor_program
 from rducc.targets import Target
 
 
@@ -72,6 +72,7 @@ class RduTile(ModulePass):
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_program(op, self.name)
         target = module_target(op, self.target)
         for kernel in [o for o in op.walk() if isinstance(o, KernelOp)]:
             tile_kernel(kernel, target)

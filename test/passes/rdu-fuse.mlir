@@ -12,6 +12,9 @@
 // RUN: not rducc-opt -p 'rdu-fuse{level=7}' %s 2>&1 | filecheck %s --check-prefix=ERR-LEVEL
 // RUN: not rducc-opt -p 'rdu-fuse{target="sn99"}' %s 2>&1 | filecheck %s --check-prefix=ERR-NAME
 // RUN: not rducc-opt -p 'rdu-fuse{target="%S/Inputs/bad-unknown-key.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR-KEY
+// A program already lowered to tier buffers is refused, not crashed on.
+// RUN: not rducc-opt -p rdu-fuse %S/../dialects/tier-roundtrip.mlir 2>&1 | filecheck %s --check-prefix=ERR-LOWERED
+// ERR-LOWERED: rducc-opt: error: rdu-fuse works on tensor programs (levels graph, kernels); @small already uses tier buffers
 
 // ERR-LEVEL-NOT: Traceback
 // ERR-LEVEL:     rducc-opt: error: rdu-fuse: level must be 0, 1 or 2, got 7
