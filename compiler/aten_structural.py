@@ -20,12 +20,9 @@ from rducc.aten_elementwise import result_type
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
-    ConvOp,
     GatherOp,
     IotaOp,
     MatmulOp,
-    PoolKind,
-    PoolOp,
     ReduceKind,
     ReduceOp,
     ReshapeOp,
@@ -546,132 +543,6 @@ def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
 
 
 # --------------------------------------------------------------------------
-# Convolution and pooling
-# --------------------------------------------------------------------------
-
-
-def _per_dim(values: Any, spatial: int, default: int) -> list[int]:
-    if values is None or (isinstance(values, Sequence) and len(values) == 0):
-        return [default] * spatial
-    if isinstance(values, int):
-        return [values] * spatial
-    values = list(values)
-    return values * spatial if len(values) == 1 else values
-
-
-def _check_convolution(node: torch.fx.Node) -> str | None:
-    return "transposed convolution" if node_arguments(node)["transposed"] else None
-
-
-@converts("aten.convolution.default", check=_check_convolution)
-def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    args = node_arguments(node)
-    value, weight = g.value(args["input"]), g.value(args["weight"])
-    spatial = len(_shape(value)) - 2
-    out = result_type(node)
-    compute = opmath_type(out.element_type)
-    # with a bias, the convolution stays in the opmath type so the add rounds once
-    conv_type = out if args["bias"] is None else TensorType(compute, out.get_shape())
-    conv = g.emit(
-        ConvOp(
-            value,
-            weight,
-            _per_dim(args["stride"], spatial, 1),
-            _per_dim(args["padding"], spatial, 0),
-            _per_dim(args["dilation"], spatial, 1),
-            args["groups"],
-            conv_type,
-        )
-    )
-    if args["bias"] is None:
-        return conv
-    bias = reshape(g, g.value(args["bias"]), [out.get_shape()[1]] + [1] * spatial)
-    return g.map(
-        [conv, bias], out,
-        lambda b, xs: b.add(b.cast(xs[0], compute), b.cast(xs[1], compute)),  # type: ignore[arg-type]
-    )
-
-
-def _check_max_pool(node: torch.fx.Node) -> str | None:
-    return "pooling indices are used" if 1 in _used_outputs(node) else None
-
-
-@converts("aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default", check=_check_max_pool)
-def convert_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    args = node_arguments(node)
-    spatial = 3 if "3d" in str(node.target) else 2
-    window = _per_dim(args["kernel_size"], spatial, 1)
-    stride = _per_dim(args["stride"], spatial, 1) if args["stride"] else window
-    pooled = g.emit(
-        PoolOp(
-            PoolKind.MAX,
-            g.value(args["self"]),
-            window,
-            stride,
-            _per_dim(args["padding"], spatial, 0),
-            _per_dim(args["dilation"], spatial, 1),
-            bool(args["ceil_mode"]),
-            _fake_type(fake_value(node)[0]),
-        )
-    )
-    return pooled, None
-
-
-def _check_avg_pool(node: torch.fx.Node) -> str | None:
-    return "ceil_mode" if node_arguments(node)["ceil_mode"] else None
-
-
-@converts("aten.avg_pool2d.default", "aten.avg_pool3d.default", check=_check_avg_pool)
-def convert_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """rdu.pool avg (zero padding, divided by the full window), rescaled for
-    divisor_override, or divided by the share of real elements in each window
-    for count_include_pad=False (the same pooling of ones)."""
-    args = node_arguments(node)
-    spatial = 3 if "3d" in str(node.target) else 2
-    window = _per_dim(args["kernel_size"], spatial, 1)
-    stride = _per_dim(args["stride"], spatial, 1) if args["stride"] else window
-    padding = _per_dim(args["padding"], spatial, 0)
-    out = result_type(node)
-    value = g.value(args["self"])
-
-    def pool(source: SSAValue, result: TensorType) -> SSAValue:
-        return g.emit(PoolOp(PoolKind.AVG, source, window, stride, padding, [1] * spatial, False, result))
-
-    divisor, exclude_pad = args["divisor_override"], any(padding) and not args["count_include_pad"]
-    if divisor is None and not exclude_pad:
-        return pool(value, out)
-    compute = opmath_type(out.element_type)
-    wide = _tensor(compute, out.get_shape())
-    average = pool(cast(g, value, compute), wide)
-    if divisor is not None:
-        scale = prod(window) / divisor
-        return g.map([average], out, lambda b, xs: b.mul(xs[0], b.constant(scale, compute)))  # type: ignore[arg-type]
-    ones_shape = [1] * (len(_shape(value)) - spatial) + list(_shape(value)[-spatial:])
-    ones = g.map([], _tensor(compute, ones_shape), lambda b, xs: b.constant(1, compute))
-    share = pool(ones, _tensor(compute, ones_shape[:-spatial] + list(out.get_shape()[-spatial:])))
-    return g.map([average, share], out, lambda b, xs: b.div(xs[0], xs[1]))  # type: ignore[arg-type]
-
-
-def _check_adaptive_avg(node: torch.fx.Node) -> str | None:
-    out_sizes = list(node.args[1])
-    sizes = fake_value(node.args[0]).shape[-len(out_sizes):]
-    if any(size % out for size, out in zip(sizes, out_sizes)):
-        return "output size that does not divide the input size"
-    return None
-
-
-@converts("aten._adaptive_avg_pool2d.default", "aten._adaptive_avg_pool3d.default", check=_check_adaptive_avg)
-def convert_adaptive_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value = g.value(node.args[0])
-    spatial = len(node.args[1])
-    sizes = _shape(value)[-spatial:]
-    window = [size // out for size, out in zip(sizes, node.args[1])]
-    return g.emit(
-        PoolOp(PoolKind.AVG, value, window, window, [0] * spatial, [1] * spatial, False, result_type(node))
-    )
-
-
-# --------------------------------------------------------------------------
 # More reductions and matrix products
 # --------------------------------------------------------------------------
 
@@ -796,21 +667,6 @@ def convert_group_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
         reshape(g, cast(g, mean, out_types[1].element_type), out_types[1].get_shape()) if 1 in used else None,
         reshape(g, cast(g, rstd, out_types[2].element_type), out_types[2].get_shape()) if 2 in used else None,
     )
-
-
-def _check_adaptive_max(node: torch.fx.Node) -> str | None:
-    if 1 in _used_outputs(node):
-        return "pooling indices are used"
-    return _check_adaptive_avg(node)
-
-
-@converts("aten.adaptive_max_pool2d.default", check=_check_adaptive_max)
-def convert_adaptive_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    value = g.value(node.args[0])
-    sizes = _shape(value)[-2:]
-    window = [size // out for size, out in zip(sizes, node.args[1])]
-    out = _fake_type(fake_value(node)[0])
-    return g.emit(PoolOp(PoolKind.MAX, value, window, window, [0, 0], [1, 1], False, out)), None
 
 
 __all__ = ["reshape", "cast", "reduce", "slice_dim", "broadcast_shapes"]

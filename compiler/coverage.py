@@ -39,13 +39,6 @@ MISSING_OPS: dict[str, str] = {
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
 PARTIAL_FORMS: dict[str, str] = {
-    "aten.convolution.default": "transposed convolution is refused (the op is named with the reason)",
-    "aten.max_pool2d_with_indices.default": "refused when the indices are used",
-    "aten.max_pool3d_with_indices.default": "refused when the indices are used",
-    "aten.adaptive_max_pool2d.default": "refused when the indices are used or the output size does not divide the input",
-    "aten._adaptive_avg_pool2d.default": "refused when the output size does not divide the input",
-    "aten.avg_pool2d.default": "ceil_mode is refused",
-    "aten.avg_pool3d.default": "ceil_mode is refused",
     "aten.index.Tensor": "boolean masks and non-adjacent index tensors are refused",
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
@@ -60,8 +53,7 @@ PARTIAL_FORMS: dict[str, str] = {
 """Supported overloads with forms that are refused, each with a clear reason."""
 
 OTHER_GAPS: dict[str, str] = {
-    "torch.eye": "decomposes through a uint8 arange; rducc has no unsigned types, so it is a clear dtype error",
-    "uint8 and other unsigned dtypes": "no unsigned element types (a clear dtype error naming the value)",
+    "uint8 and other unsigned dtypes": "no unsigned element types (a clear dtype error naming the value), except small uint8 ramps read only by comparisons, imported exactly as int64 (torch.eye's decomposition)",
     "quantize/dequantize to uint8": "quantized_decomposed ops are imported for int8, int16 and int32 results; uint8 is a clear dtype error",
     "complex dtypes": "refused (a clear dtype error); f64 is emulated or refused, see README (--f64)",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",

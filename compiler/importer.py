@@ -95,7 +95,7 @@ def supported_ops() -> list[str]:
 
 def _load_converters() -> None:
     """Import the converter families (they register themselves)."""
-    from rducc import aten_elementwise, aten_indexing, aten_quantized, aten_structural  # noqa: F401
+    from rducc import aten_conv_pool, aten_elementwise, aten_indexing, aten_quantized, aten_structural  # noqa: F401
 
 
 # --------------------------------------------------------------------------
@@ -436,8 +436,10 @@ def import_program(ep: ExportedProgram, f64: str = "emulate") -> ModuleOp:
     `f64` is the f64 policy (`rducc.f64`): `emulate` keeps f64, `refuse` rejects it.
     """
     from rducc.f64 import check_f64
+    from rducc.unsigned import widen_exact_unsigned
 
     _check_static(ep)
+    widen_exact_unsigned(ep)
     check_f64(ep, f64)
     _check_supported(ep)
     signature = _signature(ep)

@@ -334,6 +334,35 @@ group("pool", {
     "avg_pool3d": lambda a, b: F.avg_pool3d(b, 2, padding=1), "avg_pool3d_exclude_pad": lambda a, b: F.avg_pool3d(b, 3, 1, 1, count_include_pad=False),
     "adaptive_avg_pool3d": lambda a, b: F.adaptive_avg_pool3d(b, 2),
 }, floats(1, 2, 6, 6), floats(1, 2, 4, 4, 4))  # fmt: skip
+group("pool-indices", {
+    "max_pool1d": lambda a, b: F.max_pool1d(a[0], 2, return_indices=True),
+    "max_pool2d_pad_dilation": lambda a, b: F.max_pool2d(a, 3, 2, padding=1, dilation=1, return_indices=True),
+    "max_pool2d_ceil": lambda a, b: F.max_pool2d(a, 2, 2, dilation=2, ceil_mode=True, return_indices=True),
+    "max_pool3d": lambda a, b: F.max_pool3d(b, 2, 1, padding=1, return_indices=True),
+    "adaptive_max_pool1d": lambda a, b: F.adaptive_max_pool1d(a[0], 4, return_indices=True),
+    "adaptive_max_pool2d_uneven": lambda a, b: F.adaptive_max_pool2d(a, (4, 5), return_indices=True),
+    "adaptive_max_pool2d_values": lambda a, b: F.adaptive_max_pool2d(a, 4),
+    "adaptive_max_pool3d": lambda a, b: F.adaptive_max_pool3d(b, (3, 2, 4), return_indices=True),
+}, floats(1, 2, 7, 6), floats(1, 2, 4, 5, 5))  # fmt: skip
+group("pool-ceil-adaptive", {
+    "avg_pool1d_ceil": lambda a, b: F.avg_pool1d(a[0], 2, ceil_mode=True),
+    "avg_pool2d_ceil": lambda a, b: F.avg_pool2d(a, 3, 2, ceil_mode=True),
+    "avg_pool2d_ceil_pad": lambda a, b: F.avg_pool2d(a, 3, 2, padding=1, ceil_mode=True),
+    "avg_pool2d_ceil_exclude_pad": lambda a, b: F.avg_pool2d(a, 3, 2, padding=1, ceil_mode=True, count_include_pad=False),
+    "avg_pool2d_ceil_divisor": lambda a, b: F.avg_pool2d(a, 2, ceil_mode=True, divisor_override=3),
+    "avg_pool3d_ceil": lambda a, b: F.avg_pool3d(b, 2, ceil_mode=True),
+    "adaptive_avg_pool1d_uneven": lambda a, b: F.adaptive_avg_pool1d(a[0], 4),
+    "adaptive_avg_pool2d_uneven": lambda a, b: F.adaptive_avg_pool2d(a, (5, 4)),
+    "adaptive_avg_pool3d_uneven": lambda a, b: F.adaptive_avg_pool3d(b, (3, 2, 3)),
+    "adaptive_avg_pool2d_bf16": lambda a, b: F.adaptive_avg_pool2d(a.bfloat16(), 4),
+}, floats(1, 2, 7, 6), floats(1, 2, 4, 5, 5))  # fmt: skip
+group("conv-transpose", {
+    "conv_transpose1d": lambda a, b, c, w1, w2, w3, bias: F.conv_transpose1d(a, w1, bias, stride=2, padding=1, output_padding=1),
+    "conv_transpose2d": lambda a, b, c, w1, w2, w3, bias: F.conv_transpose2d(b, w2, stride=(2, 1), padding=(0, 1), dilation=(1, 2)),
+    "conv_transpose2d_groups": lambda a, b, c, w1, w2, w3, bias: F.conv_transpose2d(b, w2[:, :1].repeat(1, 2, 1, 1), bias[:2].repeat(2), stride=2, output_padding=1, groups=2),
+    "conv_transpose2d_big_padding": lambda a, b, c, w1, w2, w3, bias: F.conv_transpose2d(b, w2, padding=2, dilation=1),
+    "conv_transpose3d": lambda a, b, c, w1, w2, w3, bias: F.conv_transpose3d(c, w3, stride=2, padding=1),
+}, floats(1, 2, 5), floats(1, 4, 3, 4), floats(1, 2, 3, 2, 3), floats(2, 3, 3), floats(4, 2, 3, 2), floats(2, 2, 2, 2, 2), floats(3))  # fmt: skip
 group("upsample", {
     "nearest_scale": lambda a: F.interpolate(a, scale_factor=2), "nearest_size": lambda a: F.interpolate(a, size=(5, 4)),
     "bilinear_scale": lambda a: F.interpolate(a, scale_factor=2, mode="bilinear"),
@@ -416,6 +445,10 @@ group("creation", {
     "linspace": lambda a: a + torch.linspace(-1, 1, 5), "scalar_tensor": lambda a: torch.where(a > 0, a, torch.scalar_tensor(-2.0)),
 }, X)  # fmt: skip
 case("full_like-int", lambda a: torch.full_like(a, 7), ints(3, 5))
+group("eye", {
+    "eye": lambda a: a + torch.eye(5), "eye_rect_int": lambda a: torch.eye(3, 5, dtype=torch.int32),
+    "eye_bool": lambda a: torch.eye(4, 2, dtype=torch.bool), "eye_bf16": lambda a: torch.eye(2, dtype=torch.bfloat16),
+}, floats(5, 5))  # fmt: skip
 group("triangle-indices", {
     "tril": lambda a: a + torch.tril_indices(3, 3), "tril_offset_wide": lambda a: torch.tril_indices(3, 5, 1) * a[0],
     "triu": lambda a: torch.triu_indices(4, 3) - a[0], "triu_negative_offset": lambda a: torch.triu_indices(3, 4, -1) + a[0],
@@ -545,10 +578,7 @@ MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...
 
 
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
-    "avg_pool2d-ceil_mode": (lambda a: F.avg_pool2d(a, 2, ceil_mode=True), (floats(1, 2, 5, 5),), "aten.avg_pool2d.default (ceil_mode)"),
-    "conv_transpose2d": (lambda a, w: F.conv_transpose2d(a, w), (floats(1, 2, 3, 3), floats(2, 3, 2, 2)), "aten.convolution.default (transposed convolution)"),
     "scatter-small-index": (lambda a, i, s: torch.scatter(a, 1, i, s), (X, ints(2, 2, low=0, high=5), Y), "aten.scatter.src (an index smaller than the input outside the scatter dim)"),
-    "max_pool2d-indices": (lambda a: F.max_pool2d(a, 2, return_indices=True)[1], (floats(1, 2, 4, 4),), "aten.max_pool2d_with_indices.default (pooling indices are used)"),
 }  # fmt: skip
 
 
