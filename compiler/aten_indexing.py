@@ -36,7 +36,7 @@ from rducc.aten_structural import (
     slice_dim,
 )
 from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, TransposeOp
-from rducc.dialects.shapes import is_float
+from rducc.dialects.shapes import broadcast_shapes, is_float
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
 from rducc.types import tensor_type_of
@@ -334,16 +334,13 @@ def _blend_rows(
 # --------------------------------------------------------------------------
 
 _SCATTER_REDUCE = {"sum": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
+"""scatter_reduce's reductions done by `_scatter_reduce` ('mean' is `_scatter_mean`)."""
 
 
 def _check_scatter(node: torch.fx.Node) -> str | None:
     args = node_arguments(node)
-    shape, index = fake_value(args["self"]).shape, fake_value(args["index"]).shape
-    dim = args["dim"] % max(len(shape), 1)
-    if len(shape) == 0 or any(a != b for d, (a, b) in enumerate(zip(shape, index)) if d != dim):
-        return "an index smaller than the input outside the scatter dim"
-    if str(node.target) == "aten.scatter_reduce.two" and args["reduce"] not in _SCATTER_REDUCE:
-        return f"reduce='{args['reduce']}'"
+    if fake_value(args["self"]).dim() == 0:
+        return "a rank-0 input"
     return None
 
 
@@ -382,13 +379,24 @@ def _scatter_last(g: GraphImporter, match: SSAValue, source: SSAValue, value: SS
 def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """A match matrix of index against output positions: a plain scatter takes the
     last matching source, a reducing one reduces the matches (with the input
-    itself unless include_self is false)."""
+    itself unless include_self is false). An index smaller than the input
+    outside `dim` scatters into that corner of the input; the rest is kept."""
     args = node_arguments(node)
-    target = str(node.target)
     value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
-    rank = len(_shape(value))
-    dim = args["dim"] % rank
+    dim = args["dim"] % len(_shape(value))
+    extents = [size if d == dim else _shape(index)[d] for d, size in enumerate(_shape(value))]
+    corner = _crop(g, value, tuple(extents))
     out = result_type(node)
+    scattered = _scatter_block(g, node, args, corner, index, dim, _tensor(out.element_type, extents))
+    return _paste_corner(g, scattered, value)
+
+
+def _scatter_block(
+    g: GraphImporter, node: torch.fx.Node, args: dict[str, Any], value: SSAValue, index: SSAValue, dim: int, out: Any
+) -> SSAValue:
+    """The scatter where the index covers `value` outside `dim`."""
+    target = str(node.target)
+    rank = len(_shape(value))
     match = _matches(g, value, index, dim)
     if target == "aten.scatter.value":
         hit = reduce(g, ReduceKind.ANY, match, [rank], False)
@@ -397,40 +405,148 @@ def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     source = _crop(g, g.value(args["src"]), _shape(index))
     if target == "aten.scatter.src":
         return _scatter_last(g, match, source, value, dim, out)
-    kind = ReduceKind.SUM if target == "aten.scatter_add.default" else _SCATTER_REDUCE[args["reduce"]]
     include_self = target == "aten.scatter_add.default" or args["include_self"]
+    if target == "aten.scatter_reduce.two" and args["reduce"] == "mean":
+        return _scatter_mean(g, include_self, match, _to_last(g, source, dim), value, out)
+    kind = ReduceKind.SUM if target == "aten.scatter_add.default" else _SCATTER_REDUCE[args["reduce"]]
     return _scatter_reduce(g, kind, include_self, match, _to_last(g, source, dim), value, out)
 
 
+def _paste_corner(g: GraphImporter, corner: SSAValue, value: SSAValue) -> SSAValue:
+    """`value` with its leading corner replaced by `corner`: joined back one dim at
+    a time, last dim first, with the parts of `value` outside the corner."""
+    extents = list(_shape(corner))
+    shape = list(_shape(value))
+    result = corner
+    for dim in reversed(range(len(shape))):
+        if extents[dim] == shape[dim]:
+            continue
+        rest = value
+        for before in range(dim):
+            rest = slice_dim(g, rest, before, 0, extents[before])
+        rest = slice_dim(g, rest, dim, extents[dim], shape[dim] - extents[dim])
+        joined = list(_shape(result))
+        joined[dim] = shape[dim]
+        result = g.emit(ConcatOp([result, cast(g, rest, _element(result))], dim, _tensor(_element(result), joined)))
+    return result
+
+
+def _scatter_mean(g: GraphImporter, include_self: bool, match: SSAValue, source: SSAValue, value: SSAValue, out: Any) -> SSAValue:
+    """scatter_reduce 'mean': the matching sources (and the input itself with
+    include_self) summed and divided by their count (floor division for
+    integers); positions no index names keep the input."""
+    compute = opmath_type(out.element_type)
+    rank = len(_shape(value))
+    candidates = g.map(
+        [match, source], _tensor(compute, _shape(match)),
+        lambda b, xs: b.select(xs[0], b.cast(xs[1], compute), b.constant(0, compute)),  # type: ignore[arg-type]
+    )
+    total = reduce(g, ReduceKind.SUM, candidates, [rank], False)
+    count = reduce(g, ReduceKind.SUM, cast(g, match, i64), [rank], False)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        total, count, own = xs[0], xs[1], b.cast(xs[2], compute)
+        if include_self:
+            total, count = b.add(total, own), b.add(count, b.constant(1, i64))
+        divided = b.div(total, b.cast(count, compute)) if is_float(compute) else b.floor_div(total, b.cast(count, compute))
+        return b.select(b.compare("eq", count, b.constant(0, i64)), own, divided)
+
+    return g.map([total, count, value], out, body)
+
+
 def _check_index_put(node: torch.fx.Node) -> str | None:
-    indices = node_arguments(node)["indices"]
-    if len(indices) != 1 or indices[0] is None or fake_value(indices[0]).dim() != 1:
-        return "more than one index tensor, or one that is not 1-D"
-    if fake_value(indices[0]).dtype == torch.bool:
-        return "boolean mask index (data-dependent positions)"
+    args = node_arguments(node)
+    present = [i for i, index in enumerate(args["indices"]) if index is not None]
+    if not present or present != list(range(present[0], present[-1] + 1)):
+        return "non-adjacent index tensors"
+    masks = [i for i in present if fake_value(args["indices"][i]).dtype in (torch.bool, torch.uint8)]
+    if masks and (len(present) > 1 or fake_value(args["values"]).numel() != 1):
+        return "a boolean mask with other indices or more than one value (data-dependent positions)"
     return None
 
 
 @converts("aten.index_put.default", check=_check_index_put)
 def convert_index_put(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """x[i] = v (or += with accumulate) for one 1-D index i: a scatter along dim 0
-    of i broadcast over the other dims."""
+    """x[..., i, j, ...] = v (or += with accumulate) for adjacent index tensors:
+    the indexed dims move to the front and flatten into one, the indices into
+    one linear index, and the put is a scatter along dim 0. A boolean mask with
+    one value is a select."""
     args = node_arguments(node)
     value = g.value(args["self"])
+    present = [i for i, index in enumerate(args["indices"]) if index is not None]
+    first = present[0]
+    indices = [g.value(args["indices"][i]) for i in present]
+    if fake_value(args["indices"][first]).dtype in (torch.bool, torch.uint8):
+        return _masked_put(g, node, value, indices[0], first, g.value(args["values"]), bool(args["accumulate"]))
     shape = list(_shape(value))
-    index = cast(g, g.value(args["indices"][0]), i64)
+    rank, count = len(shape), len(indices)
+    indexed = shape[first : first + count]
+    index_shape = broadcast_shapes([_shape(i) for i in indices])
+    assert index_shape is not None
+    rest = shape[:first] + shape[first + count :]
+    perm = list(range(first, first + count)) + [d for d in range(rank) if not first <= d < first + count]
+    moved = reshape(g, _permute(g, value, perm), [prod(indexed), *rest])
+    linear = reshape(g, _linear_index(g, indices, indexed, index_shape), [prod(index_shape)])
+    source = g.value(args["values"])
+    placed = shape[:first] + list(index_shape) + shape[first + count :]
+    if list(_shape(source)) != placed:
+        source = g.emit(BroadcastOp(source, _tensor(_element(source), placed)))
+    spread_dims = list(range(first, first + len(index_shape)))
+    source = _permute(g, source, spread_dims + [d for d in range(len(placed)) if d not in spread_dims])
+    source = reshape(g, source, [prod(index_shape), *rest])
+    put = _put_rows(g, moved, linear, source, bool(args["accumulate"]), result_type(node).element_type)
+    put = reshape(g, put, indexed + rest)
+    inverse = [perm.index(d) for d in range(rank)]
+    return _permute(g, put, inverse)
+
+
+def _permute(g: GraphImporter, value: SSAValue, perm: list[int]) -> SSAValue:
+    if perm == sorted(perm):
+        return value
+    shape = [_shape(value)[p] for p in perm]
+    return g.emit(TransposeOp(value, perm, _tensor(_element(value), shape)))
+
+
+def _linear_index(g: GraphImporter, indices: list[SSAValue], sizes: list[int], shape: tuple[int, ...]) -> SSAValue:
+    """sum_k wrap(i_k) * stride_k over the indexed dims (negative indices wrap)."""
+    strides = [prod(sizes[k + 1 :]) for k in range(len(sizes))]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        total = b.constant(0, i64)
+        for x, size, stride in zip(xs, sizes, strides):
+            wrapped = b.remainder(b.cast(x, i64), b.constant(size, i64))
+            total = b.add(total, b.mul(wrapped, b.constant(stride, i64)))
+        return total
+
+    return g.map(indices, _tensor(i64, list(shape)), body)
+
+
+def _put_rows(g: GraphImporter, value: SSAValue, index: SSAValue, source: SSAValue, accumulate: bool, element: Any) -> SSAValue:
+    """value[index[n]] = source[n] (or +=) along dim 0, for a 1-D i64 index."""
+    shape = list(_shape(value))
     count = _shape(index)[0]
     spread = [count] + shape[1:]
     index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), _tensor(i64, spread)))
-    source = g.value(args["values"])
-    if list(_shape(source)) != spread:
-        source = g.emit(BroadcastOp(source, _tensor(_element(source), spread)))
-    wrapped = g.map([index], index.type, lambda b, xs: b.remainder(xs[0], b.constant(shape[0], i64)))  # type: ignore[arg-type]
-    match = _matches(g, value, wrapped, 0)
-    out = result_type(node)
-    if args["accumulate"]:
+    match = _matches(g, value, index, 0)
+    out = _tensor(element, shape)
+    if accumulate:
         return _scatter_reduce(g, ReduceKind.SUM, True, match, _to_last(g, source, 0), value, out)
     return _scatter_last(g, match, source, value, 0, out)
+
+
+def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SSAValue, first: int, source: SSAValue, accumulate: bool) -> SSAValue:
+    """x[mask] = v (or += v) for one value: a select where the mask is set."""
+    rank, mask_rank = len(_shape(value)), len(_shape(mask))
+    mask = reshape(g, cast(g, mask, i1), [1] * first + list(_shape(mask)) + [1] * (rank - first - mask_rank))
+    source = reshape(g, source, [])
+    out = result_type(node)
+    compute = opmath_type(out.element_type)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        own, new = b.cast(xs[1], compute), b.cast(xs[2], compute)
+        return b.select(xs[0], b.add(own, new) if accumulate else new, own)
+
+    return g.map([mask, value, source], out, body)
 
 
 def _scatter_reduce(
@@ -680,48 +796,106 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
     return g.map([combined, sizes], out, finish), None, None, None
 
 
+_GRID_MODES = {0: "bilinear", 1: "nearest"}
+_GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
 def _check_grid_sampler(node: torch.fx.Node) -> str | None:
-    args = node_arguments(node)
-    if args["interpolation_mode"] != 0 or args["padding_mode"] != 0:
-        return "modes other than bilinear interpolation with zeros padding"
+    if node_arguments(node)["interpolation_mode"] not in _GRID_MODES:
+        return "bicubic interpolation"
     return None
 
 
 @converts("aten.grid_sampler_2d.default", check=_check_grid_sampler)
 def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """Bilinear sampling at the grid's (x, y): four gathers at data-dependent
-    corners (clamped into range, zeroed outside it), blended by area weights
-    in f32 in torch's order (north-west, north-east, south-west, south-east)."""
+    """Sampling at the grid's (x, y), unnormalized and, for border and
+    reflection padding, clipped or reflected into the input as torch does.
+    Bilinear: four gathers at data-dependent corners (clamped into range,
+    zeroed outside it), blended by area weights in f32 in torch's order
+    (north-west, north-east, south-west, south-east). Nearest: one gather at
+    the rounded (half to even) position, zero outside the input."""
     args = node_arguments(node)
     value, grid = g.value(args["input"]), g.value(args["grid"])
     batch, channels, height, width = _shape(value)
     out = result_type(node)
     out_h, out_w = out.get_shape()[2:]
     aligned = bool(args["align_corners"])
+    padding = _GRID_PADDING[args["padding_mode"]]
     compute = opmath_type(out.element_type)
     where_shape = [batch, 1, out_h, out_w]
 
     def coordinate(axis: int, size: int) -> SSAValue:
         part = reshape(g, slice_dim(g, grid, 3, axis, 1), where_shape)
 
-        def unnormalize(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        def source_index(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
             c = b.cast(xs[0], compute)
             one, half = b.constant(1.0, compute), b.constant(0.5, compute)
             if aligned:
-                return b.mul(b.mul(b.add(c, one), half), b.constant(size - 1, compute))
-            return b.mul(b.sub(b.mul(b.add(c, one), b.constant(size, compute)), one), half)
+                c = b.mul(b.mul(b.add(c, one), half), b.constant(size - 1, compute))
+            else:
+                c = b.mul(b.sub(b.mul(b.add(c, one), b.constant(size, compute)), one), half)
+            if padding == "reflection":
+                c = _reflect(b, c, 0 if aligned else -1, 2 * (size - 1) if aligned else 2 * size - 1)
+            if padding != "zeros":
+                c = b.minimum(b.maximum(c, b.constant(0.0, compute)), b.constant(size - 1, compute))
+            return c
 
-        return g.map([part], _tensor(compute, where_shape), unnormalize)
+        return g.map([part], _tensor(compute, where_shape), source_index)
 
     x, y = coordinate(0, width), coordinate(1, height)
     batch_index = along(g, ramp(g, batch), 0, 4)
     channel_index = along(g, ramp(g, channels), 1, 4)
     source = cast(g, value, compute)
+    if _GRID_MODES[args["interpolation_mode"]] == "nearest":
+        return _grid_nearest(g, source, x, y, width, height, batch_index, channel_index, out)
     total = None
     for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1)):
         total = _grid_corner(g, source, x, y, dx, dy, width, height, batch_index, channel_index, total, out, compute)
     assert total is not None
     return total
+
+
+def _reflect(b: ScalarBuilder, c: SSAValue, twice_low: int, twice_high: int) -> SSAValue:
+    """torch's reflect_coordinates: `c` reflected off low and high (given doubled)
+    until it lies between them."""
+    if twice_low == twice_high:
+        return b.constant(0.0, c.type)
+    low, span = b.constant(twice_low / 2, c.type), b.constant((twice_high - twice_low) / 2, c.type)
+    distance = b.abs(b.sub(c, low))
+    extra = b.fmod(distance, span)
+    flips = b.unary("floor", b.div(distance, span))
+    two = b.constant(2.0, c.type)
+    even = b.compare("eq", b.sub(flips, b.mul(two, b.unary("floor", b.div(flips, two)))), b.constant(0.0, c.type))
+    return b.select(even, b.add(extra, low), b.add(b.sub(span, extra), low))
+
+
+def _grid_nearest(
+    g: GraphImporter, source: SSAValue, x: SSAValue, y: SSAValue, width: int, height: int,
+    batch_index: SSAValue, channel_index: SSAValue, out: Any,
+) -> SSAValue:
+    """source at the nearest (half to even) position, zero outside the input."""
+    where = _shape(x)
+
+    def rounded(size: int) -> Any:
+        def index(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+            at = b.cast(b.unary("round", xs[0]), i64)
+            return b.minimum(b.maximum(at, b.constant(0, i64)), b.constant(size - 1, i64))
+
+        return index
+
+    ix = g.map([x], _tensor(i64, where), rounded(width))
+    iy = g.map([y], _tensor(i64, where), rounded(height))
+    compute = _element(source)
+    picked = g.emit(GatherOp(source, [batch_index, channel_index, iy, ix], 0, _tensor(compute, [*_shape(source)[:2], *where[2:]])))
+
+    def keep(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        inside = b.constant(True, i1)
+        for position, size in ((xs[0], width), (xs[1], height)):
+            r = b.unary("round", position)
+            inside = b.logical("and", inside, b.logical("and", b.compare("ge", r, b.constant(0.0, compute)), b.compare("le", r, b.constant(size - 1, compute))))
+        return b.select(inside, xs[2], b.constant(0.0, compute))
+
+    return g.map([x, y, picked], out, keep)
 
 
 def _grid_corner(

@@ -43,12 +43,12 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
-    "aten.grid_sampler_2d.default": "bilinear with zeros padding only (nearest, bicubic, border and reflection padding are refused)",
-    "aten.index_put.default": "one 1-D integer index only (more index tensors or a boolean mask are refused)",
-    "aten.scatter.src": "refused when the index is smaller than the input outside the scatter dim",
-    "aten.scatter.value": "refused when the index is smaller than the input outside the scatter dim",
-    "aten.scatter_add.default": "refused when the index is smaller than the input outside the scatter dim",
-    "aten.scatter_reduce.two": "refused for reduce='mean' and when the index is smaller than the input outside the scatter dim",
+    "aten.grid_sampler_2d.default": "bicubic interpolation is refused (bilinear and nearest with zeros, border and reflection padding are supported)",
+    "aten.index_put.default": "non-adjacent index tensors, and a boolean mask with other indices or with more than one value (data-dependent positions), are refused",
+    "aten.scatter.src": "refused on a rank-0 input",
+    "aten.scatter.value": "refused on a rank-0 input",
+    "aten.scatter_add.default": "refused on a rank-0 input",
+    "aten.scatter_reduce.two": "refused on a rank-0 input",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 

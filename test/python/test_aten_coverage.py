@@ -94,6 +94,13 @@ class Model(torch.nn.Module):
 CASES: list[Case] = []
 
 
+def _setitem(a: torch.Tensor, mask: torch.Tensor, value: float) -> torch.Tensor:
+    """`a[mask] = value` on a copy (a masked_fill written as indexing)."""
+    a = a.clone()
+    a[mask] = value
+    return a
+
+
 def case(name: str, fn: Callable[..., object], *inputs: torch.Tensor) -> None:
     CASES.append(Case(name, fn, inputs))
 
@@ -374,6 +381,12 @@ group("upsample", {
 group("grid-sample", {
     "bilinear": lambda a, g: F.grid_sample(a, g, align_corners=False),
     "bilinear_aligned": lambda a, g: F.grid_sample(a, g, align_corners=True),
+    "nearest": lambda a, g: F.grid_sample(a, g, mode="nearest", align_corners=False),
+    "nearest_aligned_border": lambda a, g: F.grid_sample(a, g, mode="nearest", padding_mode="border", align_corners=True),
+    "bilinear_border": lambda a, g: F.grid_sample(a, g, padding_mode="border", align_corners=False),
+    "bilinear_reflection": lambda a, g: F.grid_sample(a, g * 2.5, padding_mode="reflection", align_corners=False),
+    "bilinear_reflection_aligned": lambda a, g: F.grid_sample(a, g * 2.5, padding_mode="reflection", align_corners=True),
+    "nearest_reflection": lambda a, g: F.grid_sample(a, g * 2.5, mode="nearest", padding_mode="reflection", align_corners=False),
 }, floats(2, 3, 4, 5), floats(2, 3, 2, 2, low=-1.2, high=1.2))  # fmt: skip
 
 # -- data movement and indexing --------------------------------------------
@@ -435,6 +448,27 @@ group("index_put", {
     "broadcast_row": lambda a, i, v: a.index_put((i,), v[0], accumulate=True), "negative": lambda a, i, v: a.index_put((i - 3,), v),
 }, X, torch.tensor([0, 2, 0, 1]), floats(4, 5))  # fmt: skip
 case("scatter-add-int", lambda a, i, s: torch.scatter_add(a, 1, i, s), ints(3, 5), _SCATTER_INDEX, ints(3, 5))
+group("scatter-small-index", {
+    "src": lambda a, i, s, b: torch.scatter(a, 1, i, s), "value": lambda a, i, s, b: torch.scatter(a, 0, i % 3, -2.0),
+    "add": lambda a, i, s, b: torch.scatter_add(a, 1, i, s), "amax_3d": lambda a, i, s, b: torch.scatter_reduce(b, 1, i[None] % 3, s[None], "amax"),
+    "mean": lambda a, i, s, b: torch.scatter_reduce(a, 1, i, s, "mean"),
+    "mean_no_self": lambda a, i, s, b: torch.scatter_reduce(a, 1, i, s, "mean", include_self=False),
+}, X, _SCATTER_INDEX[:2, :3], Y, floats(2, 4, 5))  # fmt: skip
+group("scatter-mean", {
+    "mean": lambda a, i, s, ai, si: torch.scatter_reduce(a, 1, i, s, "mean"),
+    "mean_no_self_dim0": lambda a, i, s, ai, si: torch.scatter_reduce(a, 0, i[:2] % 3, s, "mean", include_self=False),
+    "mean_int": lambda a, i, s, ai, si: torch.scatter_reduce(ai, 1, i, si, "mean"),
+}, X, _SCATTER_INDEX, Y, ints(3, 5), ints(3, 5))  # fmt: skip
+group("index_put-multi", {
+    "two_indices": lambda a, i, j, v, m: a.index_put((i, j), v[:, 0]),
+    "two_indices_accumulate": lambda a, i, j, v, m: a.index_put((i, j), v[:, 0], accumulate=True),
+    "inner_dims_broadcast": lambda a, i, j, v, m: torch.ops.aten.index_put(a[None].expand(2, 3, 5), [None, i[:, None] % 3, j[None, :2]], v[0, :2], True),
+    "negative_two_indices": lambda a, i, j, v, m: a.index_put((i - 3, -1 - j), v[0, :1]),
+    "bool_mask": lambda a, i, j, v, m: a.index_put((m,), torch.tensor(2.5)),
+    "bool_mask_accumulate": lambda a, i, j, v, m: a.index_put((m,), torch.tensor(-1.0), accumulate=True),
+    "bool_mask_rows": lambda a, i, j, v, m: a.index_put((m[:, 0],), torch.tensor(7.0)),
+    "setitem_mask": lambda a, i, j, v, m: _setitem(a, m, 0.0),
+}, X, torch.tensor([0, 2, 0, 1]), torch.tensor([1, 4, 1, 0]), floats(4, 5), bools(3, 5))  # fmt: skip
 
 # -- creation --------------------------------------------------------------
 
@@ -578,7 +612,7 @@ MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...
 
 
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
-    "scatter-small-index": (lambda a, i, s: torch.scatter(a, 1, i, s), (X, ints(2, 2, low=0, high=5), Y), "aten.scatter.src (an index smaller than the input outside the scatter dim)"),
+    "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with other indices or more than one value"),
 }  # fmt: skip
 
 
