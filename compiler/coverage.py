@@ -22,12 +22,6 @@ MISSING_OPS: dict[str, str] = {
     "aten.masked_scatter.default": "indexing: data-dependent positions",
     # convolution, pooling, resampling
     # creation
-    # random and quantization
-    "aten.rand.default": "random: no random generator in the runtime",
-    "aten.randn.default": "random: no random generator in the runtime",
-    "aten.native_dropout.default": "random: training-mode dropout",
-    "aten.randperm.default": "random: no random generator in the runtime",
-    "aten.rand_like.default": "random: no random generator in the runtime",
     # other
     "aten.erfinv.default": "elementwise: no inverse error function in map bodies yet",
     "aten._fft_r2c.default": "spectral: no FFT",

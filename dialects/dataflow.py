@@ -51,6 +51,7 @@ from rducc.dialects.shapes import (
     broadcasts_to,
     element_of,
     is_bool,
+    is_float,
     is_integer,
     num_elements,
     shape_of,
@@ -880,6 +881,44 @@ class IotaOp(IRDLOperation):
             raise VerifyException("'rdu.iota' result must be rank 1")
 
 
+RANDOM_DISTRIBUTIONS = ("uniform", "normal")
+"""`rdu.random`'s distributions: uniform on [0, 1) and the standard normal."""
+
+
+@irdl_op_definition
+class RandomOp(IRDLOperation):
+    """Random numbers of one distribution (torch.rand, torch.randn).
+
+    Each op has its own `seed`; the runtime draws from (seed, run number), so
+    one run of the program sees the same values wherever the op is evaluated
+    (in every tile of a loop) and the next run sees fresh ones. The seed makes
+    two random ops distinct, so CSE never merges them.
+    """
+
+    name = "rdu.random"
+    distribution = prop_def(StringAttr)
+    seed = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$distribution `seed` $seed attr-dict `:` type($result)"
+
+    def __init__(self, distribution: str, seed: int, result_type: Attribute):
+        super().__init__(
+            result_types=[result_type],
+            properties={"distribution": StringAttr(distribution), "seed": IntegerAttr(seed, i64)},
+        )
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        if self.distribution.data not in RANDOM_DISTRIBUTIONS:
+            raise VerifyException(
+                f"'rdu.random' distribution '{self.distribution.data}' is not one of "
+                f"{', '.join(RANDOM_DISTRIBUTIONS)}"
+            )
+        if not is_float(element_of(self.result.type)):
+            raise VerifyException("'rdu.random' result must have a float element type")
+
+
 Dataflow = Dialect(
     "rdu",
     [
@@ -899,6 +938,7 @@ Dataflow = Dialect(
         ConcatOp,
         GatherOp,
         IotaOp,
+        RandomOp,
     ],
     [ReduceKindAttr, ScanKindAttr, PoolKindAttr],
 )
@@ -924,4 +964,5 @@ __all__ = [
     "ConcatOp",
     "GatherOp",
     "IotaOp",
+    "RandomOp",
 ]

@@ -55,7 +55,7 @@ FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
   `math.exp`, a cast, a compare or a select counts 1 like an add);
 - `rdu.reduce`, `rdu.scan`: input elems;
 - `rdu.pool`: out_elems x prod(window);
-- `rdu.iota`: out_elems;
+- `rdu.iota`, `rdu.random`: out_elems;
 - layout ops (`rdu.reshape`, `rdu.transpose`, `rdu.broadcast`, `rdu.slice`,
   `rdu.concat`), `rdu.gather` and `arith.constant`: 0.
 
@@ -238,6 +238,7 @@ def _tier_bytes(bytes_by_tier: dict[str, int], tier: str) -> int:
 _SHORT = {
     "rdu.matmul": "mm", "rdu.map": "map", "rdu.reduce": "red", "rdu.scan": "scan",
     "rdu.conv": "conv", "rdu.pool": "pool", "rdu.gather": "gather", "rdu.iota": "iota",
+    "rdu.random": "rand",
 }
 
 
@@ -325,7 +326,7 @@ def op_flops(op: Operation) -> int:
         return _elems(op.input)
     if isinstance(op, rdu.PoolOp):
         return _elems(op.result) * prod(op.window.get_values())
-    if isinstance(op, rdu.IotaOp):
+    if isinstance(op, rdu.IotaOp | rdu.RandomOp):
         return _elems(op.result)
     return 0
 

@@ -128,6 +128,10 @@ def _prepare_kernel(op: Operation, check: bool) -> Kernel:
         value = kernels.iota(shape[0], start, step, dtype)
         value.flags.writeable = False
         return lambda: value
+    if isinstance(op, rdu.RandomOp):
+        shape, dtype = kernels.tensor_signature(op.result.type)
+        distribution, seed = op.distribution.data, op.seed.value.data
+        return lambda: kernels.random(shape, dtype, distribution, seed)
     if isinstance(op, arith.ConstantOp):
         if not isinstance(op.value, DenseIntOrFPElementsAttr):
             raise RduccError(f"{describe_op(op)}: only tensor constants can appear outside map bodies")
@@ -362,6 +366,7 @@ class GraphExecutor:
     ) -> list[np.ndarray]:
         """Outputs of @forward for these inputs; weights by global name."""
         arguments = self._arguments(inputs, weights)
+        kernels.start_run()
         results = self.program(*arguments)
         passed = {id(a) for a in arguments}
         return [np.array(r) if id(r) in passed else _owned(r) for r in results]

@@ -538,6 +538,7 @@ class PlacedProgram:
     ) -> list[np.ndarray]:
         """Outputs of @forward for these inputs; weights by global name."""
         values, bound = self._check_arguments(inputs, weights)
+        kernels.start_run()
         env: Env = list(self._arena_env())
         for slot, value in zip(self._input_slots, values):
             env[slot] = value

@@ -961,6 +961,30 @@ def iota(size: int, start: int | float, step: int | float, dtype: np.dtype) -> n
         return (int(start) + np.arange(size, dtype=I64) * int(step)).astype(dtype)
 
 
+class _RunCounter:
+    """How many program runs have started in this process (see `random`)."""
+
+    runs = 0
+
+
+def start_run() -> None:
+    """Called once at the start of every program run: random ops draw anew."""
+    _RunCounter.runs += 1
+
+
+def random(shape: Sequence[int], dtype: np.dtype, distribution: str, seed: int) -> np.ndarray:
+    """`rdu.random`: uniform [0, 1) or standard normal numbers, drawn in f64 by
+    numpy's PCG64 from the op's seed and the current run number and rounded
+    once to `dtype`. Within one run the same op gives the same values; a
+    uniform value that rounds up to 1.0 becomes the largest value below it."""
+    generator = np.random.default_rng([seed, _RunCounter.runs])
+    shape = tuple(shape)
+    if distribution == "normal":
+        return generator.standard_normal(shape).astype(dtype)
+    below_one = np.array(1.0 - float(ml_dtypes.finfo(dtype).epsneg), dtype=dtype)
+    return np.minimum(generator.random(shape).astype(dtype), below_one)
+
+
 __all__ = [
     "BF16",
     "broadcast",
@@ -976,11 +1000,13 @@ __all__ = [
     "map_body_ops",
     "matmul",
     "pool",
+    "random",
     "reduce",
     "reshape",
     "scalar_constant",
     "scan",
     "slice_",
+    "start_run",
     "tensor_signature",
     "transpose",
     "window_output_size",

@@ -420,6 +420,17 @@
 // CHECK: Operation does not verify: 'rdu.iota' result must be rank 1
 
 // -----
+// rdu.random
+
+%rnd = rdu.random "poisson" seed 0 : tensor<4xf32>
+// CHECK: Operation does not verify: 'rdu.random' distribution 'poisson' is not one of uniform, normal
+
+// -----
+
+%rnd = rdu.random "uniform" seed 0 : tensor<4xi32>
+// CHECK: Operation does not verify: 'rdu.random' result must have a float element type
+
+// -----
 // element types
 
 %io = rdu.iota start 0.0 step 1.0 : tensor<4xf8E4M3FN>

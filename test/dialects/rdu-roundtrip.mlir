@@ -59,6 +59,10 @@
 %io = rdu.iota start 0 step 1 : tensor<8xi64>
 // CHECK: %iof = rdu.iota start 0.5 step 0.25 : tensor<4xf32>
 %iof = rdu.iota start 0.5 step 0.25 : tensor<4xf32>
+// CHECK: %rnd = rdu.random "uniform" seed 0 : tensor<2x3xf32>
+%rnd = rdu.random "uniform" seed 0 : tensor<2x3xf32>
+// CHECK: %rndn = rdu.random "normal" seed 1 : tensor<4xbf16>
+%rndn = rdu.random "normal" seed 1 : tensor<4xbf16>
 // CHECK: %k1, %k2 = rdu.kernel "k0"(%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
 // CHECK: rdu.yield %p, %q : tensor<2x4xf32>, tensor<2x4xf32>
 %k1, %k2 = rdu.kernel "k0" (%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {

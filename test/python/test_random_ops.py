@@ -1,0 +1,137 @@
+"""Random ops (rand, randn, rand_like, randn_like, bernoulli, training-mode
+dropout, randperm) run in rducc's runtime: their numbers are not torch's, so
+these tests check their distributions, as PyTorch documents them.
+
+- torch.rand: uniform on [0, 1); torch.randn: standard normal. Checked by mean,
+  variance and a Kolmogorov-Smirnov test (the statistic against its 0.1%
+  critical value, 1.95 / sqrt(n)).
+- torch.bernoulli(x, p): 1 with probability p; F.dropout(x, p, training=True):
+  zeroes each element with probability p and scales the rest by 1 / (1 - p).
+- torch.randperm(n): a permutation of 0..n-1.
+
+Each program is compiled at -O0 and -O2 (the whole pipeline) and run twice:
+a run draws fresh numbers; within one run, every tile of a tiled kernel reads
+the same ones (checked on a target whose SRAM forces a tile loop).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import rducc
+from rducc.targets import load_target
+
+N = 4000
+"""Samples per distribution: enough for means within ~4 standard errors."""
+
+
+class Draws(torch.nn.Module):
+    def forward(self, x: torch.Tensor, ones: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {
+            "rand": torch.rand(N),
+            "randn": torch.randn(40, N // 40),
+            "rand_like_bf16": torch.rand_like(x.bfloat16()),
+            "randn_like": torch.randn_like(x),
+            "bernoulli_p": torch.bernoulli(x, 0.3),
+            "bernoulli_tensor": torch.bernoulli(torch.full_like(x, 0.8)),
+            "dropout": F.dropout(ones, 0.4, training=True),
+            "randperm": torch.randperm(60),
+        }
+
+
+def _ks_statistic(samples: np.ndarray, cdf) -> float:
+    """Kolmogorov-Smirnov distance between the samples' empirical CDF and `cdf`."""
+    values = np.sort(samples.astype(np.float64))
+    expected = np.array([cdf(v) for v in values])
+    n = len(values)
+    above = np.arange(1, n + 1) / n - expected
+    below = expected - np.arange(0, n) / n
+    return float(max(above.max(), below.max()))
+
+
+def _normal_cdf(v: float) -> float:
+    return 0.5 * (1 + math.erf(v / math.sqrt(2)))
+
+
+def _check_uniform(values: np.ndarray, what: str) -> None:
+    n = values.size
+    assert values.min() >= 0 and values.max() < 1, what
+    assert abs(values.mean() - 0.5) < 4 * math.sqrt(1 / 12 / n), f"{what}: mean {values.mean()}"
+    assert abs(values.var() - 1 / 12) < 0.01, f"{what}: variance {values.var()}"
+    assert _ks_statistic(values.ravel(), lambda v: min(max(v, 0.0), 1.0)) < 1.95 / math.sqrt(n), what
+
+
+def _check_normal(values: np.ndarray, what: str) -> None:
+    n = values.size
+    assert abs(values.mean()) < 4 / math.sqrt(n), f"{what}: mean {values.mean()}"
+    assert abs(values.std() - 1) < 0.05, f"{what}: std {values.std()}"
+    assert _ks_statistic(values.ravel(), _normal_cdf) < 1.95 / math.sqrt(n), what
+
+
+def _check_ones_with_rate(values: np.ndarray, rate: float, what: str) -> None:
+    n = values.size
+    assert set(np.unique(values)) <= {0.0, 1.0}, what
+    bound = 4 * math.sqrt(rate * (1 - rate) / n)
+    assert abs(values.mean() - rate) < bound, f"{what}: rate {values.mean()}, expected {rate}"
+
+
+@pytest.fixture(scope="module")
+def exported() -> torch.export.ExportedProgram:
+    x = torch.randn(50, 60)
+    return torch.export.export(Draws(), (x, torch.ones(50, 60)))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_random_ops_have_their_distributions(exported: torch.export.ExportedProgram, opt_level: int) -> None:
+    program = rducc.compile(exported, opt_level=opt_level)
+    x, ones = torch.randn(50, 60), torch.ones(50, 60)
+    first, second = program(x, ones), program(x, ones)
+    for name in first:
+        assert first[name].shape == Draws()(x, ones)[name].shape, name
+        assert not torch.equal(first[name], second[name]), f"{name}: two runs drew the same numbers"
+    _check_uniform(first["rand"].numpy(), "rand")
+    _check_uniform(first["rand_like_bf16"].float().numpy(), "rand_like bf16")
+    assert first["rand_like_bf16"].dtype == torch.bfloat16
+    _check_normal(first["randn"].numpy(), "randn")
+    _check_normal(first["randn_like"].numpy(), "randn_like")
+    _check_ones_with_rate(first["bernoulli_p"].numpy(), 0.3, "bernoulli p=0.3")
+    _check_ones_with_rate(first["bernoulli_tensor"].numpy(), 0.8, "bernoulli of a tensor of 0.8")
+    dropped = first["dropout"].numpy()
+    assert set(np.unique(dropped)) <= {0.0, np.float32(1 / 0.6)}, "dropout scales kept values by 1 / (1 - p)"
+    _check_ones_with_rate((dropped != 0).astype(np.float32), 0.6, "dropout keep rate")
+    assert sorted(first["randperm"].tolist()) == list(range(60))
+    assert first["randperm"].tolist() != list(range(60))
+
+
+class SharedNoise(torch.nn.Module):
+    """One random row added to every row of x: every row of the result minus x
+    must show the same noise, however the kernel is tiled."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.rand(x.shape[1])
+
+
+def test_one_run_reads_the_same_draw_in_every_tile() -> None:
+    small = dataclasses.replace(load_target("sn40l"), name="small", sram_bytes=12_000, pmu_bytes=500, pmus=24)
+    x = torch.zeros(64, 32)
+    program = rducc.compile(SharedNoise(), (x,), target=small, opt_level=2)
+    assert "scf.for" in program.mlir, "the target should force a tile loop"
+    noise = program(x)
+    assert torch.equal(noise, noise[:1].expand_as(noise))
+    _check_uniform(noise[0].numpy(), "rand row")
+
+
+def test_dropout_outside_training_is_the_identity() -> None:
+    class Eval(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return torch.ops.aten.native_dropout(x, 0.5, False)
+
+    x = torch.randn(3, 4)
+    out, mask = rducc.compile(Eval(), (x,))(x)
+    assert torch.equal(out, x) and bool(mask.all())
