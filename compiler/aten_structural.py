@@ -32,7 +32,7 @@ from rducc.dialects.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import broadcast_shapes, is_float
-from rducc.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.importer import GraphImporter, assertion_only_nodes, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
 from rducc.types import tensor_type_of
 
@@ -110,6 +110,20 @@ def _tensor(element_type: Attribute, shape: Sequence[int]) -> TensorType:
 )
 def convert_reshape(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return reshape(g, g.value(node.args[0]), result_type(node).get_shape())
+
+
+def _check_scalar_read(node: torch.fx.Node) -> str | None:
+    dropped = assertion_only_nodes(node.graph)
+    if any(user.op != "output" and user not in dropped for user in node.users):
+        return "a tensor read back as a Python number used inside the graph (data-dependent)"
+    return None
+
+
+@converts("aten._local_scalar_dense.default", check=_check_scalar_read)
+def convert_scalar_read(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """`tensor.item()` returned by the model: the rank-0 tensor itself (rducc.Program
+    hands it back as a Python number)."""
+    return reshape(g, g.value(node.args[0]), [])
 
 
 @converts("aten.permute.default")

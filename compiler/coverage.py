@@ -28,11 +28,11 @@ MISSING_OPS: dict[str, str] = {
     "aten._fft_c2r.default": "spectral: no FFT (complex dtypes)",
     "aten._cdist_forward.default": "distance: not yet decomposed",
     "aten._pdist_forward.default": "distance: not yet decomposed",
-    "aten._local_scalar_dense.default": "a tensor read back as a Python number (data-dependent)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
 PARTIAL_FORMS: dict[str, str] = {
+    "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number); refused when the number is used inside the graph (data-dependent)",
     "aten.index.Tensor": "boolean masks and non-adjacent index tensors are refused",
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
@@ -51,7 +51,7 @@ OTHER_GAPS: dict[str, str] = {
     "quantize/dequantize to uint8": "quantized_decomposed ops are imported for int8, int16 and int32 results; uint8 is a clear dtype error",
     "complex dtypes": "refused (a clear dtype error); f64 is emulated or refused, see README (--f64)",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
-    "Python scalars among a model's outputs": "refused with a clear error (`output #N is a constant`); tensors in tuples, named tuples and dicts keep their structure",
+    "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back as Python int, float or bool (as rank-0 results in the MLIR); tensors in tuples, named tuples and dicts keep their structure",
 }
 """Gaps that are not one missing overload."""
 

@@ -37,6 +37,9 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     UnknownLoc,
+    f32,
+    i1,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -268,16 +271,30 @@ def _check_static(ep: ExportedProgram) -> None:
                 )
 
 
+def assertion_only_nodes(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """Symbolic (non-tensor) values read only by runtime assertions, such as the
+    range checks export adds after `tensor.item()`: like the assertions, they
+    carry no value and are dropped."""
+    dropped: set[torch.fx.Node] = set()
+    for node in reversed(graph.nodes):
+        if node.op != "call_function" or isinstance(node.meta.get("val"), torch.Tensor) or not node.users:
+            continue
+        if all(str(user.target) in IGNORED_TARGETS or user in dropped for user in node.users):
+            dropped.add(node)
+    return dropped
+
+
 def _check_supported(ep: ExportedProgram) -> None:
     """Raise one error listing every unsupported op, its count and first location."""
     _load_converters()
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
+    dropped = assertion_only_nodes(ep.graph)
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
         target = str(node.target)
-        if target in IGNORED_TARGETS or node.target is operator.getitem:
+        if target in IGNORED_TARGETS or node.target is operator.getitem or node in dropped:
             continue
         entry = CONVERTERS.get(target)
         reason = None if entry is None else (entry.check(node) if entry.check else None)
@@ -384,11 +401,12 @@ def _user_outputs(ep: ExportedProgram) -> list[Any]:
 
 
 def _convert_nodes(importer: GraphImporter, ep: ExportedProgram) -> None:
+    dropped = assertion_only_nodes(ep.graph)
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
         target = str(node.target)
-        if target in IGNORED_TARGETS:
+        if target in IGNORED_TARGETS or node in dropped:
             continue
         if node.target is operator.getitem:
             container, index = node.args
@@ -405,8 +423,11 @@ def _convert_nodes(importer: GraphImporter, ep: ExportedProgram) -> None:
 def _return_values(importer: GraphImporter, outputs: list[Any]) -> list[SSAValue]:
     values: list[SSAValue] = []
     for index, output in enumerate(outputs):
+        if isinstance(output, bool | int | float):
+            values.append(_constant_output(importer, output))
+            continue
         if not isinstance(output, torch.fx.Node):
-            raise RduccError(f"output #{index} is a constant {output!r}, not a tensor")
+            raise RduccError(f"output #{index} is a constant {output!r}, not a tensor or a number")
         value = importer.env.get(output)
         if not isinstance(value, SSAValue):
             raise RduccError(
@@ -415,6 +436,13 @@ def _return_values(importer: GraphImporter, outputs: list[Any]) -> list[SSAValue
             )
         values.append(value)
     return values
+
+
+def _constant_output(importer: GraphImporter, number: bool | int | float) -> SSAValue:
+    """A rank-0 result holding a number the model returns as it is (i1, i64 or f32);
+    `rducc.Program` hands back the number itself."""
+    element = {bool: i1, int: i64}.get(type(number), f32)
+    return importer.map([], TensorType(element, []), lambda b, xs: b.constant(number, element))
 
 
 _DECOMPOSED: weakref.WeakKeyDictionary[ExportedProgram, ExportedProgram] = weakref.WeakKeyDictionary()

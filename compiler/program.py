@@ -108,7 +108,37 @@ def compile(  # noqa: A001 - the public name the API promises
     module, decomposed = decompose_and_import(exported, f64=f64)
     lower(module, chosen, opt_level, passes=custom, verify_each=verify_each)
     weights = {name: torch_to_numpy(t) for name, t in program_weights(decomposed).items()}
-    return Program(module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec)
+    return Program(
+        module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec,
+        number_outputs(decomposed),
+    )
+
+
+def number_outputs(exported: torch.export.ExportedProgram) -> dict[int, Any]:
+    """The user outputs that are Python numbers, by position: the Python type of
+    a `tensor.item()` read (int, float or bool), or the constant itself."""
+    from torch.export.graph_signature import ConstantArgument, SymBoolArgument, SymFloatArgument, SymIntArgument
+
+    kinds: dict[int, Any] = {}
+    user = [s for s in exported.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+    for index, spec in enumerate(user):
+        argument = spec.arg
+        if isinstance(argument, SymIntArgument):
+            kinds[index] = int
+        elif isinstance(argument, SymFloatArgument):
+            kinds[index] = float
+        elif isinstance(argument, SymBoolArgument):
+            kinds[index] = bool
+        elif isinstance(argument, ConstantArgument) and isinstance(argument.value, bool | int | float):
+            kinds[index] = _Constant(argument.value)
+    return kinds
+
+
+class _Constant:
+    """An output the model returns as a constant number."""
+
+    def __init__(self, value: bool | int | float):
+        self.value = value
 
 
 class Program:
@@ -121,12 +151,14 @@ class Program:
         target: Target,
         in_spec: Any = None,
         out_spec: Any = None,
+        numbers: dict[int, Any] | None = None,
     ):
         self.module = module
         self.weights = weights
         self.target = target
         self._in_spec = in_spec
         self._out_spec = out_spec
+        self._numbers = numbers or {}
 
     @cached_property
     def _runner(self):
@@ -148,7 +180,9 @@ class Program:
         if not all(isinstance(t, torch.Tensor) for t in flat):
             raise RduccError("Program inputs must be torch tensors")
         results = self._runner.run([torch_to_numpy(t) for t in flat], self.weights)
-        outputs = [numpy_to_torch(r) for r in results]
+        outputs: list[Any] = [numpy_to_torch(r) for r in results]
+        for index, kind in self._numbers.items():
+            outputs[index] = kind.value if isinstance(kind, _Constant) else kind(outputs[index].item())
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return pytree.tree_unflatten(outputs, self._out_spec)

@@ -513,6 +513,10 @@ case("f32-to-f64", lambda a: a.double() * 3, X)
 
 case("output-named-tuple", lambda a: torch.max(a, 0), X)
 case("output-nested", lambda a: {"double": a * 2, "pair": (a.sum(), a.amax()), "list": [a + 1]}, X)
+case("output-python-numbers", lambda a: {
+    "item_float": a.sum().item(), "tensor": a * 2, "item_int": a.argmax().item(), "item_bool": (a > -5).all().item(),
+    "constant_int": 3, "constant_float": 2.5, "constant_bool": True, "in_tuple": (a.amax().item(), a + 1),
+}, X)  # fmt: skip
 
 
 # --------------------------------------------------------------------------
@@ -540,6 +544,10 @@ def assert_matches(actual: object, expected: object, where: str = "result") -> N
             torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{where}: {m}")
         else:
             assert torch.equal(actual, expected), f"{where}: {actual} != {expected}"
+        return
+    if isinstance(expected, bool | int | float):
+        assert type(actual) is type(expected), f"{where}: {type(actual).__name__}, expected {type(expected).__name__}"
+        assert actual == pytest.approx(expected, rel=1e-5), f"{where}: {actual} != {expected}"
         return
     if isinstance(expected, dict):
         assert isinstance(actual, dict) and actual.keys() == expected.keys(), where
@@ -612,6 +620,7 @@ MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...
 
 
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
+    "item-used-inside": (lambda a: a * a.sum().item(), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
     "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with other indices or more than one value"),
 }  # fmt: skip
 
