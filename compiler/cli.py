@@ -99,9 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--report-json", metavar="FILE", help="write that report as JSON, for tools")
     parser.add_argument(
-        "--f64", choices=["emulate", "refuse"], default="emulate",
+        "--f64", choices=["emulate", "refuse", "demote"], default="emulate",
         help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
-        "computes them exactly, the report marks them) or refuse (an error)",
+        "computes them exactly, the report marks them), refuse (an error) or demote (computed "
+        "in float32, the report says so)",
     )
     parser.add_argument(
         "--plot", metavar="DIR",
@@ -260,6 +261,10 @@ def _run(args: argparse.Namespace) -> None:
         )
         _check_level_for_report(module, args)
         weights = program_weights(program)
+        if args.f64 == "demote":
+            from rducc.f64 import demote_weights
+
+            weights = demote_weights(weights)
         weights_path = _weights_path(args, bool(weights))
         if weights_path is not None:
             module.attributes[WEIGHTS_ATTR] = StringAttr(_relative_to(weights_path, args.output))

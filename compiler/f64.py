@@ -1,6 +1,6 @@
 """The f64 policy: sn40l computes bf16, f16, f32 and integers, never f64.
 
-A model that computes in f64 is compiled under one of two policies:
+A model that computes in f64 is compiled under one of three policies:
 
 - `emulate` (the default): f64 stays f64. rducc's runtime computes it
   exactly, the compile report says how many values are f64 and that the chip
@@ -9,6 +9,10 @@ A model that computes in f64 is compiled under one of two policies:
   report says they would not run on the chip as they are.
 - `refuse`: an f64 tensor anywhere in the program is an error naming the
   first one and its source line.
+- `demote`: every f64 tensor is computed in f32 (its inputs, weights and
+  intermediates are f32 in the MLIR; `rducc.Program` takes and returns f64
+  tensors, cast at its boundary); the report says how many values were
+  demoted. Results differ from f64 by f32 rounding.
 
 Complex dtypes are refused under both (the importer has no complex types).
 """
@@ -16,11 +20,14 @@ Complex dtypes are refused under both (the importer has no complex types).
 from __future__ import annotations
 
 import torch
-from xdsl.dialects.builtin import Float64Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerAttr, ModuleOp, TensorType
 
 from rducc.errors import RduccError
 
-POLICIES = ("emulate", "refuse")
+POLICIES = ("emulate", "refuse", "demote")
+
+DEMOTED_ATTR = "rdu.f64_demoted"
+"""Module attribute: how many f64 values `demote` computed in f32."""
 
 
 def _is_f64(value: object) -> bool:
@@ -32,7 +39,7 @@ def check_f64(ep: torch.export.ExportedProgram, policy: str) -> None:
     """Under `refuse`, raise on the first f64 input, weight or intermediate."""
     if policy not in POLICIES:
         raise RduccError(f"unknown f64 policy '{policy}' (choose from {', '.join(POLICIES)})")
-    if policy == "emulate":
+    if policy in ("emulate", "demote"):
         return
     from rducc.importer import describe_location
 
@@ -44,6 +51,16 @@ def check_f64(ep: torch.export.ExportedProgram, policy: str) -> None:
                 "(--f64 refuse); cast the model to float32, or compile with --f64 emulate "
                 "to have rducc's runtime compute it exactly"
             )
+
+
+def f64_node_count(ep: torch.export.ExportedProgram) -> int:
+    """How many values (inputs, weights, results) of the graph are f64."""
+    return sum(_is_f64(node.meta.get("val")) for node in ep.graph.nodes)
+
+
+def demote_weights(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The weights under `demote`: f64 ones as f32."""
+    return {name: t.float() if t.dtype == torch.float64 else t for name, t in tensors.items()}
 
 
 def f64_value_count(module: ModuleOp) -> int:
@@ -58,8 +75,19 @@ def f64_value_count(module: ModuleOp) -> int:
     return count
 
 
+def demoted_count(module: ModuleOp) -> int:
+    attr = module.attributes.get(DEMOTED_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
 def emulation_note(module: ModuleOp) -> str | None:
     """The report's line about f64 values, or None when there are none."""
+    demoted = demoted_count(module)
+    if demoted:
+        return (
+            f"f64   {demoted} values of the model were float64, which the chip cannot compute: "
+            "demoted (computed in float32, --f64 demote; results carry f32 rounding)"
+        )
     count = f64_value_count(module)
     if not count:
         return None

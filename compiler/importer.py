@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FileLineColLoc,
     IntAttr,
+    IntegerAttr,
     ModuleOp,
     NameLoc,
     NoneAttr,
@@ -461,8 +462,23 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
 def import_program(ep: ExportedProgram, f64: str = "emulate") -> ModuleOp:
     """Level-1 rducc IR for an already decomposed (Core ATen) program.
 
-    `f64` is the f64 policy (`rducc.f64`): `emulate` keeps f64, `refuse` rejects it.
+    `f64` is the f64 policy (`rducc.f64`): `emulate` keeps f64, `refuse` rejects
+    it, `demote` imports it as f32.
     """
+    from rducc.f64 import DEMOTED_ATTR, f64_node_count
+    from rducc.types import f64_demoted
+
+    if f64 != "demote":
+        return _import_program(ep, f64)
+    with f64_demoted():
+        module = _import_program(ep, f64)
+    count = f64_node_count(ep)
+    if count:
+        module.attributes[DEMOTED_ATTR] = IntegerAttr(count, i64)
+    return module
+
+
+def _import_program(ep: ExportedProgram, f64: str) -> ModuleOp:
     from rducc.f64 import check_f64
     from rducc.unsigned import widen_exact_unsigned
 

@@ -24,6 +24,7 @@ from xdsl.passes import ModulePass
 
 from rducc.driver import decompose_and_import, lower, module_text
 from rducc.errors import RduccError
+from rducc.f64 import DEMOTED_ATTR, demote_weights
 from rducc.loader import load_exported_program
 from rducc.pipeline import PipelineEdit
 from rducc.targets import Target, load_target
@@ -100,18 +101,32 @@ def compile(  # noqa: A001 - the public name the API promises
     `rducc.api.before(name, pass)` / `after(name, pass)` edits, which insert
     passes into it. `verify_each` verifies the IR after every pass, naming
     the pass that broke it. `f64` is the f64 policy (`rducc.f64`):
-    `emulate` (exact in the runtime, marked in the report) or `refuse`.
+    `emulate` (exact in the runtime, marked in the report), `refuse`, or
+    `demote` (computed in f32; the Program casts float64 inputs and outputs).
     """
     chosen = load_target(target)
     custom = _chosen_passes(passes, opt_level)
     exported = _exported(model, example_inputs)
     module, decomposed = decompose_and_import(exported, f64=f64)
     lower(module, chosen, opt_level, passes=custom, verify_each=verify_each)
-    weights = {name: torch_to_numpy(t) for name, t in program_weights(decomposed).items()}
-    return Program(
+    tensors = program_weights(decomposed)
+    if f64 == "demote":
+        tensors = demote_weights(tensors)
+    weights = {name: torch_to_numpy(t) for name, t in tensors.items()}
+    program = Program(
         module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec,
         number_outputs(decomposed),
     )
+    if f64 == "demote":
+        program.f64_outputs = f64_outputs(decomposed)
+    return program
+
+
+def f64_outputs(exported: torch.export.ExportedProgram) -> frozenset[int]:
+    """Positions of the user outputs that are float64 tensors."""
+    output = next(n for n in exported.graph.nodes if n.op == "output")
+    values = [a.meta.get("val") if isinstance(a, torch.fx.Node) else a for a in output.args[0]]
+    return frozenset(i for i, v in enumerate(values) if isinstance(v, torch.Tensor) and v.dtype == torch.float64)
 
 
 def number_outputs(exported: torch.export.ExportedProgram) -> dict[int, Any]:
@@ -159,6 +174,8 @@ class Program:
         self._in_spec = in_spec
         self._out_spec = out_spec
         self._numbers = numbers or {}
+        self.f64_outputs: frozenset[int] = frozenset()
+        """Outputs computed in f32 under `f64="demote"`, handed back as float64."""
 
     @cached_property
     def _runner(self):
@@ -179,8 +196,12 @@ class Program:
         flat = self._flat_inputs(tensors)
         if not all(isinstance(t, torch.Tensor) for t in flat):
             raise RduccError("Program inputs must be torch tensors")
+        if self.f64_outputs or self.module.attributes.get(DEMOTED_ATTR) is not None:
+            flat = [t.float() if t.dtype == torch.float64 else t for t in flat]
         results = self._runner.run([torch_to_numpy(t) for t in flat], self.weights)
         outputs: list[Any] = [numpy_to_torch(r) for r in results]
+        for index in self.f64_outputs:
+            outputs[index] = outputs[index].double()
         for index, kind in self._numbers.items():
             outputs[index] = kind.value if isinstance(kind, _Constant) else kind(outputs[index].item())
         if self._out_spec is None:

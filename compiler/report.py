@@ -14,7 +14,7 @@ from typing import Any
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from rducc.dialects.memory import AllocOp, BufferType, ComputeOp, GlobalOp, Tier
-from rducc.f64 import emulation_note, f64_value_count
+from rducc.f64 import demoted_count, emulation_note, f64_value_count
 from rducc.kernel_model import tensor_bytes
 
 
@@ -105,4 +105,5 @@ def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
     data["activation_bytes"] = _attr(module, "tier.activation_bytes")
     data["sram_capacity_bytes"] = _attr(forward, "tier.sram_capacity")
     data["f64_emulated_values"] = f64_value_count(module)
+    data["f64_demoted_values"] = demoted_count(module)
     return data

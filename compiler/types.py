@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import torch
@@ -36,8 +39,23 @@ _ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
 _DTYPES: dict[Attribute, torch.dtype] = {v: k for k, v in _ELEMENT_TYPES.items()}
 
 
+_F64_DEMOTED: ContextVar[bool] = ContextVar("rducc_f64_demoted", default=False)
+
+
+@contextmanager
+def f64_demoted() -> Iterator[None]:
+    """Inside, float64 maps to f32 (the `--f64 demote` policy's import)."""
+    token = _F64_DEMOTED.set(True)
+    try:
+        yield
+    finally:
+        _F64_DEMOTED.reset(token)
+
+
 def element_type_of(dtype: torch.dtype, what: str = "value") -> Attribute:
     """rducc's element type for a torch dtype, or a clear error."""
+    if dtype == torch.float64 and _F64_DEMOTED.get():
+        return f32
     try:
         return _ELEMENT_TYPES[dtype]
     except KeyError:

@@ -17,6 +17,7 @@ unsupported-operator error.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -592,6 +593,29 @@ def test_f64_is_marked_emulated_in_the_report() -> None:
     assert "float64" not in compile_report(f32.module, f32.report)
 
 
+F64_TYPE = re.compile(r"(x|<|: )f64\b")
+"""An f64 element type in MLIR text (tensor<3xf64>, tensor<f64>, : f64)."""
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_f64_demoted_on_request(opt_level: int) -> None:
+    """--f64 demote: the program computes in f32 (no f64 in its MLIR), takes and
+    returns float64 tensors through rducc.Program, and the report says so."""
+    from rducc.report import compile_report, report_dict
+
+    one = next(c for c in CASES if c.name == "f64")
+    program = rducc.compile(exported(one), opt_level=opt_level, f64="demote")
+    assert not F64_TYPE.search(program.mlir)
+    with torch.no_grad():
+        expected = one.fn(*one.inputs)
+    actual = program(*one.inputs)
+    assert all(value.dtype == expected[key].dtype for key, value in actual.items())
+    as_f32 = {key: value.float() for key, value in actual.items()}
+    assert_matches(as_f32, {key: value.float() for key, value in expected.items()})
+    assert "demoted (computed in float32, --f64 demote" in compile_report(program.module, program.report)
+    assert report_dict(program.module, program.report)["f64_demoted_values"] > 0
+
+
 def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from rducc.cli import main
     from rducc.errors import RduccError
@@ -606,6 +630,9 @@ def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "is float64, which the target cannot compute" in capsys.readouterr().err
     assert not out.exists()
     assert main([str(archive), "-o", str(out), "-q"]) == 0
+    assert F64_TYPE.search(out.read_text())
+    assert main([str(archive), "--f64", "demote", "-o", str(out), "-q"]) == 0
+    assert not F64_TYPE.search(out.read_text())
 
 
 # --------------------------------------------------------------------------
