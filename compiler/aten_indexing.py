@@ -703,14 +703,16 @@ def convert_kthvalue(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, S
 
 @converts("aten.tril_indices.default", "aten.triu_indices.default")
 def convert_triangle_indices(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """[2, N] (row, col) of the lower (upper) triangle in row-major order: each
-    grid position's rank among the kept ones (a cumsum), then slot k takes the
-    position of rank k (O(N x rows x cols) work)."""
     args = node_arguments(node)
-    rows, cols, offset = args["row"], args["col"], args["offset"]
-    lower = str(node.target) == "aten.tril_indices.default"
     out = result_type(node)
-    count = out.get_shape()[1]
+    lower = str(node.target) == "aten.tril_indices.default"
+    return triangle_indices(g, args["row"], args["col"], args["offset"], lower, out.get_shape()[1], out.element_type)
+
+
+def triangle_indices(g: GraphImporter, rows: int, cols: int, offset: int, lower: bool, count: int, element: Any) -> SSAValue:
+    """[2, count] (row, col) of the lower (upper) triangle in row-major order: each
+    grid position's rank among the kept ones (a cumsum), then slot k takes the
+    position of rank k (O(count x rows x cols) work)."""
     grid = ramp(g, rows * cols)
 
     def kept(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
@@ -728,10 +730,9 @@ def convert_triangle_indices(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
     matches = g.map([keep, ranks, slots, grid], _tensor(i64, [count, rows * cols]), numbered)
     chosen = reduce(g, ReduceKind.MAX, matches, [1], True)
-    width = cols
-    row = g.map([chosen], _tensor(out.element_type, [count, 1]), lambda b, xs: b.floor_div(xs[0], b.constant(width, i64)))  # type: ignore[arg-type]
-    col = g.map([chosen], _tensor(out.element_type, [count, 1]), lambda b, xs: b.remainder(xs[0], b.constant(width, i64)))  # type: ignore[arg-type]
-    pair = g.emit(ConcatOp([row, col], 1, _tensor(out.element_type, [count, 2])))
+    row = g.map([chosen], _tensor(element, [count, 1]), lambda b, xs: b.floor_div(xs[0], b.constant(cols, i64)))  # type: ignore[arg-type]
+    col = g.map([chosen], _tensor(element, [count, 1]), lambda b, xs: b.remainder(xs[0], b.constant(cols, i64)))  # type: ignore[arg-type]
+    pair = g.emit(ConcatOp([row, col], 1, _tensor(element, [count, 2])))
     return _move_dim(g, pair, 1, 0)
 
 
@@ -935,4 +936,4 @@ def _grid_corner(
     return g.map(inputs, out if last else _tensor(compute, _shape(picked)), blend)
 
 
-__all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along"]
+__all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along", "triangle_indices"]

@@ -26,8 +26,6 @@ MISSING_OPS: dict[str, str] = {
     "aten.erfinv.default": "elementwise: no inverse error function in map bodies yet",
     "aten._fft_r2c.default": "spectral: no FFT",
     "aten._fft_c2r.default": "spectral: no FFT (complex dtypes)",
-    "aten._cdist_forward.default": "distance: not yet decomposed",
-    "aten._pdist_forward.default": "distance: not yet decomposed",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
