@@ -7,6 +7,7 @@ run in the promoted type of their operands, as `torch.result_type` says.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -99,6 +100,41 @@ _UNARY_FORMULAS: dict[str, Formula] = {
 }
 for _target, _formula in _UNARY_FORMULAS.items():
     _register_unary(_target, _formula)
+
+
+_ERFINV_CENTRAL = ((0.886226899, -1.645349621, 0.914624893, -0.140543331), (-2.118377725, 1.442710462, -0.329097515, 0.012229801))
+_ERFINV_TAIL = ((-1.970840454, -1.624906493, 3.429567803, 1.641345311), (3.543889200, 1.637067800))
+
+
+def _polynomial(b: ScalarBuilder, z: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:
+    """c0 + c1 z + c2 z^2 + ... by Horner's rule."""
+    total = b.constant(coefficients[-1], z.type)
+    for c in reversed(coefficients[:-1]):
+        total = b.add(b.mul(total, z), b.constant(c, z.type))
+    return total
+
+
+def _erfinv(b: ScalarBuilder, y: SSAValue) -> SSAValue:
+    """torch's calc_erfinv: a rational first guess (central |y| <= 0.7, else the
+    tail), two Newton steps on erf(x) = y; +-inf at +-1, NaN past it."""
+    one = b.constant(1.0, y.type)
+    magnitude = b.abs(y)
+    z = b.mul(y, y)
+    numerator, denominator = _ERFINV_CENTRAL
+    central = b.div(b.mul(y, _polynomial(b, z, numerator)), b.add(b.mul(_polynomial(b, z, denominator), z), one))
+    t = b.unary("sqrt", b.neg(b.unary("log", b.div(b.sub(one, magnitude), b.constant(2.0, y.type)))))
+    numerator, denominator = _ERFINV_TAIL
+    tail = b.div(b.binary("copysign", _polynomial(b, t, numerator), y), b.add(b.mul(_polynomial(b, t, denominator), t), one))
+    x = b.select(b.compare("le", magnitude, b.constant(0.7, y.type)), central, tail)
+    slope = b.constant(2.0 / math.sqrt(math.pi), y.type)
+    for _ in range(2):
+        x = b.sub(x, b.div(b.sub(b.unary("erf", x), y), b.mul(slope, b.unary("exp", b.neg(b.mul(x, x))))))
+    infinite = b.binary("copysign", b.constant(math.inf, y.type), y)
+    x = b.select(b.compare("eq", magnitude, one), infinite, x)
+    return b.select(b.compare("gt", magnitude, one), b.constant(math.nan, y.type), x)
+
+
+_register_unary("aten.erfinv.default", lambda b, xs: _erfinv(b, xs[0]))
 
 
 @converts("aten.gelu.default")

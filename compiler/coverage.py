@@ -23,7 +23,8 @@ MISSING_OPS: dict[str, str] = {
     # convolution, pooling, resampling
     # creation
     # other
-    "aten.erfinv.default": "elementwise: no inverse error function in map bodies yet",
+    "aten.lgamma.default": "elementwise: no log-gamma in map bodies yet",
+    "aten.digamma.default": "elementwise: no digamma in map bodies yet",
     "aten._fft_r2c.default": "spectral: no FFT",
     "aten._fft_c2r.default": "spectral: no FFT (complex dtypes)",
 }

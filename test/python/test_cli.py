@@ -86,12 +86,12 @@ def assert_user_error(result: subprocess.CompletedProcess[str], tool: str = "rdu
 
 
 class UsesUnsupportedOps(nn.Module):
-    """FFT once and erfinv twice: neither is in rducc's op list."""
+    """FFT once and lgamma twice: neither is in rducc's op list."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         spectrum = torch.fft.fft(x).real  # marker: fft
-        inverse = torch.erfinv(x)  # marker: erfinv-1
-        shifted = torch.erfinv(x * 0.5)  # marker: erfinv-2
+        inverse = torch.lgamma(x)  # marker: lgamma-1
+        shifted = torch.lgamma(x * 0.5)  # marker: lgamma-2
         return spectrum + inverse + shifted
 
 
@@ -310,7 +310,7 @@ def test_list_ops():
         assert op in ops
     assert ops == sorted(set(ops))
     assert all(re.fullmatch(r"(aten|quantized_decomposed)\.\w+\.\w+", op) for op in ops), ops
-    assert "aten.erfinv.default" not in ops  # the unsupported-op test relies on this
+    assert "aten.lgamma.default" not in ops  # the unsupported-op test relies on this
     assert result.stderr == ""
 
 
@@ -329,7 +329,7 @@ def test_unsupported_ops_are_all_listed_with_counts_and_first_use(tmp_path, unsu
     message = assert_user_error(run(RDUCC, unsupported_model, "-o", tmp_path / "out.mlir"))
     file = UsesUnsupportedOps.forward.__code__.co_filename
     fft_line = source_line_of(UsesUnsupportedOps.forward, "fft")
-    erfinv_line = source_line_of(UsesUnsupportedOps.forward, "erfinv-1")
+    lgamma_line = source_line_of(UsesUnsupportedOps.forward, "lgamma-1")
 
     header, *rows = message.splitlines()
     entry = re.compile(r"  (aten\.\w+\.\w+): (\d+) uses?, first at (.+?):(\d+):(\d+): (.*)")
@@ -342,13 +342,13 @@ def test_unsupported_ops_are_all_listed_with_counts_and_first_use(tmp_path, unsu
     assert header == (f"rducc: error: the model uses {len(parsed)} operator"
                       f"{'s' if len(parsed) > 1 else ''} rducc cannot import:")
 
-    assert parsed["aten.erfinv.default"] == (2, file, erfinv_line, "inverse = torch.erfinv(x)  # marker: erfinv-1")
+    assert parsed["aten.lgamma.default"] == (2, file, lgamma_line, "inverse = torch.lgamma(x)  # marker: lgamma-1")
     fft_ops = [name for name in parsed if name.startswith("aten._fft_")]
     assert len(fft_ops) == 1, parsed
     assert parsed[fft_ops[0]][:3] == (1, file, fft_line)
     assert list(parsed) == sorted(parsed)
     for _, where, line, _ in parsed.values():
-        assert where == file and line in {fft_line, erfinv_line}
+        assert where == file and line in {fft_line, lgamma_line}
 
     # Every unsupported call in the decomposed graph is listed, with its exact count.
     from rducc.importer import IGNORED_TARGETS, supported_ops
