@@ -99,7 +99,15 @@ def supported_ops() -> list[str]:
 
 def _load_converters() -> None:
     """Import the converter families (they register themselves)."""
-    from rducc import aten_conv_pool, aten_distance, aten_elementwise, aten_indexing, aten_quantized, aten_random, aten_structural  # noqa: F401
+    from rducc import (  # noqa: F401
+        aten_conv_pool,
+        aten_distance,
+        aten_elementwise,
+        aten_indexing,
+        aten_quantized,
+        aten_random,
+        aten_structural,
+    )
 
 
 # --------------------------------------------------------------------------

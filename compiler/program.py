@@ -113,16 +113,13 @@ def compile(  # noqa: A001 - the public name the API promises
     if f64 == "demote":
         tensors = demote_weights(tensors)
     weights = {name: torch_to_numpy(t) for name, t in tensors.items()}
-    program = Program(
+    return Program(
         module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec,
-        number_outputs(decomposed),
+        number_outputs(decomposed), _float64_outputs(decomposed) if f64 == "demote" else frozenset(),
     )
-    if f64 == "demote":
-        program.f64_outputs = f64_outputs(decomposed)
-    return program
 
 
-def f64_outputs(exported: torch.export.ExportedProgram) -> frozenset[int]:
+def _float64_outputs(exported: torch.export.ExportedProgram) -> frozenset[int]:
     """Positions of the user outputs that are float64 tensors."""
     output = next(n for n in exported.graph.nodes if n.op == "output")
     values = [a.meta.get("val") if isinstance(a, torch.fx.Node) else a for a in output.args[0]]
@@ -167,6 +164,7 @@ class Program:
         in_spec: Any = None,
         out_spec: Any = None,
         numbers: dict[int, Any] | None = None,
+        f64_outputs: frozenset[int] = frozenset(),
     ):
         self.module = module
         self.weights = weights
@@ -174,7 +172,7 @@ class Program:
         self._in_spec = in_spec
         self._out_spec = out_spec
         self._numbers = numbers or {}
-        self.f64_outputs: frozenset[int] = frozenset()
+        self._f64_outputs = f64_outputs
         """Outputs computed in f32 under `f64="demote"`, handed back as float64."""
 
     @cached_property
@@ -196,11 +194,11 @@ class Program:
         flat = self._flat_inputs(tensors)
         if not all(isinstance(t, torch.Tensor) for t in flat):
             raise RduccError("Program inputs must be torch tensors")
-        if self.f64_outputs or self.module.attributes.get(DEMOTED_ATTR) is not None:
+        if self.module.attributes.get(DEMOTED_ATTR) is not None:
             flat = [t.float() if t.dtype == torch.float64 else t for t in flat]
         results = self._runner.run([torch_to_numpy(t) for t in flat], self.weights)
         outputs: list[Any] = [numpy_to_torch(r) for r in results]
-        for index in self.f64_outputs:
+        for index in self._f64_outputs:
             outputs[index] = outputs[index].double()
         for index, kind in self._numbers.items():
             outputs[index] = kind.value if isinstance(kind, _Constant) else kind(outputs[index].item())

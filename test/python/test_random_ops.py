@@ -3,8 +3,8 @@ dropout, randperm) run in rducc's runtime: their numbers are not torch's, so
 these tests check their distributions, as PyTorch documents them.
 
 - torch.rand: uniform on [0, 1); torch.randn: standard normal. Checked by mean,
-  variance and a Kolmogorov-Smirnov test (the statistic against its 0.1%
-  critical value, 1.95 / sqrt(n)).
+  variance and a Kolmogorov-Smirnov test, each with bounds a correct draw
+  exceeds with probability about 1e-6.
 - torch.bernoulli(x, p): 1 with probability p; F.dropout(x, p, training=True):
   zeroes each element with probability p and scales the rest by 1 / (1 - p).
 - torch.randperm(n): a permutation of 0..n-1.
@@ -28,7 +28,10 @@ import rducc
 from rducc.targets import load_target
 
 N = 4000
-"""Samples per distribution: enough for means within ~4 standard errors."""
+"""Samples per distribution: the mean of a uniform within 5 standard errors is within 0.023."""
+
+KS_CRITICAL = 2.7
+"""sqrt(n) times the Kolmogorov-Smirnov statistic exceeds this with probability about 1e-6."""
 
 
 class Draws(torch.nn.Module):
@@ -60,24 +63,26 @@ def _normal_cdf(v: float) -> float:
 
 
 def _check_uniform(values: np.ndarray, what: str) -> None:
+    """Bounds of about five standard errors (and the KS test at alpha ~ 1e-6):
+    the numbers depend on how many runs came before, so no draw may fail."""
     n = values.size
     assert values.min() >= 0 and values.max() < 1, what
-    assert abs(values.mean() - 0.5) < 4 * math.sqrt(1 / 12 / n), f"{what}: mean {values.mean()}"
-    assert abs(values.var() - 1 / 12) < 0.01, f"{what}: variance {values.var()}"
-    assert _ks_statistic(values.ravel(), lambda v: min(max(v, 0.0), 1.0)) < 1.95 / math.sqrt(n), what
+    assert abs(values.mean() - 0.5) < 5 * math.sqrt(1 / 12 / n), f"{what}: mean {values.mean()}"
+    assert abs(values.var() - 1 / 12) < 5 * math.sqrt((1 / 80 - 1 / 144) / n), f"{what}: variance {values.var()}"
+    assert _ks_statistic(values.ravel(), lambda v: min(max(v, 0.0), 1.0)) < KS_CRITICAL / math.sqrt(n), what
 
 
 def _check_normal(values: np.ndarray, what: str) -> None:
     n = values.size
-    assert abs(values.mean()) < 4 / math.sqrt(n), f"{what}: mean {values.mean()}"
-    assert abs(values.std() - 1) < 0.05, f"{what}: std {values.std()}"
-    assert _ks_statistic(values.ravel(), _normal_cdf) < 1.95 / math.sqrt(n), what
+    assert abs(values.mean()) < 5 / math.sqrt(n), f"{what}: mean {values.mean()}"
+    assert abs(values.std() - 1) < 5 / math.sqrt(2 * n), f"{what}: std {values.std()}"
+    assert _ks_statistic(values.ravel(), _normal_cdf) < KS_CRITICAL / math.sqrt(n), what
 
 
 def _check_ones_with_rate(values: np.ndarray, rate: float, what: str) -> None:
     n = values.size
     assert set(np.unique(values)) <= {0.0, 1.0}, what
-    bound = 4 * math.sqrt(rate * (1 - rate) / n)
+    bound = 5 * math.sqrt(rate * (1 - rate) / n)
     assert abs(values.mean() - rate) < bound, f"{what}: rate {values.mean()}, expected {rate}"
 
 
@@ -119,7 +124,7 @@ class SharedNoise(torch.nn.Module):
 
 def test_one_run_reads_the_same_draw_in_every_tile() -> None:
     small = dataclasses.replace(load_target("sn40l"), name="small", sram_bytes=12_000, pmu_bytes=500, pmus=24)
-    x = torch.zeros(64, 32)
+    x = torch.zeros(64, 128)
     program = rducc.compile(SharedNoise(), (x,), target=small, opt_level=2)
     assert "scf.for" in program.mlir, "the target should force a tile loop"
     noise = program(x)
