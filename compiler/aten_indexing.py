@@ -10,8 +10,7 @@ that the fusion passes place next to the gather that reads it. Scatters
 compare the index with every output position (a mask one dim larger than the
 output, J wide for J scattered elements per row) and reduce over the matches;
 that costs O(output x J) work, which the cost model counts as it is. Sorts
-rank each element by comparing it with every other one of its row (O(n^2)
-along the sorted dim), then gather element i into position rank(i).
+are an `rdu.argsort` (a stable sort's order) and a gather by it.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from rducc.aten_structural import (
     reshape,
     slice_dim,
 )
-from rducc.dialects.dataflow import BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, TransposeOp
+from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, TransposeOp
 from rducc.dialects.shapes import broadcast_shapes, is_float
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
@@ -628,42 +627,13 @@ def convert_logcumsumexp(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 
 # --------------------------------------------------------------------------
-# Sorting by ranks: rank_i = #{j before i}, then position k takes the i of rank k
+# Sorting: rdu.argsort, then a gather by the order
 # --------------------------------------------------------------------------
 
 
-def _before(b: ScalarBuilder, other: SSAValue, this: SSAValue, descending: bool) -> SSAValue:
-    """Whether `other` sorts strictly before `this` (NaN is the largest value, as in torch)."""
-    other_nan, this_nan = b.isnan(other), b.isnan(this)
-    if descending:
-        return b.logical("or", b.compare("gt", other, this), b.logical("and", other_nan, b.logical_not(this_nan)))
-    return b.logical("or", b.compare("lt", other, this), b.logical("and", this_nan, b.logical_not(other_nan)))
-
-
-def _same(b: ScalarBuilder, a: SSAValue, c: SSAValue) -> SSAValue:
-    return b.logical("or", b.compare("eq", a, c), b.logical("and", b.isnan(a), b.isnan(c)))
-
-
 def sort_along(g: GraphImporter, value: SSAValue, dim: int, descending: bool) -> tuple[SSAValue, SSAValue]:
-    """(values, i64 indices) sorted along `dim`, stable. O(n^2) along `dim`: every
-    element is compared with every other one of its row."""
-    shape = list(_shape(value))
-    rank, size = len(shape), shape[dim]
-    mine = reshape(g, value, shape + [1])
-    rows, cols = along(g, ramp(g, size), dim, rank + 1), along(g, ramp(g, size), rank, rank + 1)
-
-    def earlier(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        other, this, i, j = xs
-        tie_first = b.logical("and", _same(b, other, this), b.compare("lt", j, i))
-        return b.cast(b.logical("or", _before(b, other, this, descending), tie_first), i64)
-
-    pairs = g.map([_to_last(g, value, dim), mine, rows, cols], _tensor(i64, shape + [size]), earlier)
-    ranks = reduce(g, ReduceKind.SUM, pairs, [rank], False)
-    placed = g.map(
-        [_to_last(g, ranks, dim), rows, cols], _tensor(i64, shape + [size]),
-        lambda b, xs: b.select(b.compare("eq", xs[0], xs[1]), xs[2], b.constant(-1, i64)),  # type: ignore[arg-type]
-    )
-    order = reduce(g, ReduceKind.MAX, placed, [rank], False)
+    """(values, i64 indices) sorted along `dim`, stable, NaN largest (as torch)."""
+    order = g.emit(ArgsortOp(value, dim, descending, _tensor(i64, _shape(value))))
     return take_along(g, value, order, dim), order
 
 

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.dataflow import (
+    ArgsortOp,
     BroadcastOp,
     ConcatOp,
     ConvOp,
@@ -268,6 +269,11 @@ def _add_op(classes: DimClasses, op: Operation) -> None:
         for d in range(lead, len(shape(result))):
             classes.block((op.input, d))
             classes.block((result, d))
+    elif isinstance(op, ArgsortOp):
+        dim = op.dim.value.data
+        for d in range(len(shape(result))):
+            classes.join((op.input, d), (result, d))
+        classes.block((result, dim))
     else:  # iota, constants, anything unknown: never tiled
         classes.block_all(result)
         for operand in op.operands:

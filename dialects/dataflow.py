@@ -881,6 +881,35 @@ class IotaOp(IRDLOperation):
             raise VerifyException("'rdu.iota' result must be rank 1")
 
 
+@irdl_op_definition
+class ArgsortOp(IRDLOperation):
+    """The i64 positions that sort `input` along `dim`, stably (equal elements
+    keep their order); NaN sorts as the largest value, as in torch.sort."""
+
+    name = "rdu.argsort"
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    descending = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `dim` $dim (`descending` $descending^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, dim: int, descending: bool, result_type: Attribute):
+        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, i64)}
+        if descending:
+            props["descending"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        shape = shape_of(self.input.type)
+        _verify_dims(self.name, [self.dim.value.data], len(shape))
+        if shape_of(self.result.type) != shape or element_of(self.result.type) != i64:
+            raise VerifyException("'rdu.argsort' result must be i64 of the input's shape")
+
+
 RANDOM_DISTRIBUTIONS = ("uniform", "normal")
 """`rdu.random`'s distributions: uniform on [0, 1) and the standard normal."""
 
@@ -939,6 +968,7 @@ Dataflow = Dialect(
         GatherOp,
         IotaOp,
         RandomOp,
+        ArgsortOp,
     ],
     [ReduceKindAttr, ScanKindAttr, PoolKindAttr],
 )
@@ -965,4 +995,5 @@ __all__ = [
     "GatherOp",
     "IotaOp",
     "RandomOp",
+    "ArgsortOp",
 ]

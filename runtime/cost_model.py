@@ -56,6 +56,7 @@ FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
 - `rdu.reduce`, `rdu.scan`: input elems;
 - `rdu.pool`: out_elems x prod(window);
 - `rdu.iota`, `rdu.random`: out_elems;
+- `rdu.argsort`: out_elems x ceil(log2(n)) for n elements along the sorted dim;
 - layout ops (`rdu.reshape`, `rdu.transpose`, `rdu.broadcast`, `rdu.slice`,
   `rdu.concat`), `rdu.gather` and `arith.constant`: 0.
 
@@ -98,7 +99,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from math import prod
+from math import ceil, log2, prod
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
@@ -238,7 +239,7 @@ def _tier_bytes(bytes_by_tier: dict[str, int], tier: str) -> int:
 _SHORT = {
     "rdu.matmul": "mm", "rdu.map": "map", "rdu.reduce": "red", "rdu.scan": "scan",
     "rdu.conv": "conv", "rdu.pool": "pool", "rdu.gather": "gather", "rdu.iota": "iota",
-    "rdu.random": "rand",
+    "rdu.random": "rand", "rdu.argsort": "sort",
 }
 
 
@@ -328,6 +329,9 @@ def op_flops(op: Operation) -> int:
         return _elems(op.result) * prod(op.window.get_values())
     if isinstance(op, rdu.IotaOp | rdu.RandomOp):
         return _elems(op.result)
+    if isinstance(op, rdu.ArgsortOp):
+        size = op.input.type.get_shape()[op.dim.value.data]
+        return _elems(op.result) * max(1, ceil(log2(max(size, 1))))
     return 0
 
 

@@ -128,6 +128,8 @@ def _prepare_kernel(op: Operation, check: bool) -> Kernel:
         value = kernels.iota(shape[0], start, step, dtype)
         value.flags.writeable = False
         return lambda: value
+    if isinstance(op, rdu.ArgsortOp):
+        return partial(kernels.argsort, dim=op.dim.value.data, descending=op.descending is not None)
     if isinstance(op, rdu.RandomOp):
         shape, dtype = kernels.tensor_signature(op.result.type)
         distribution, seed = op.distribution.data, op.seed.value.data

@@ -961,6 +961,21 @@ def iota(size: int, start: int | float, step: int | float, dtype: np.dtype) -> n
         return (int(start) + np.arange(size, dtype=I64) * int(step)).astype(dtype)
 
 
+def argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """`rdu.argsort`: a stable sort's order along `dim` (NaN largest, as torch;
+    descending puts NaN first and keeps equal elements in their order)."""
+    keys = np.moveaxis(x, dim, -1)
+    if keys.dtype.kind == "f" or keys.dtype == BF16:
+        keys = keys.astype(F64 if keys.dtype == F64 else F32)
+    if not descending:
+        order = np.argsort(keys, axis=-1, kind="stable")
+    elif keys.dtype.kind == "f":
+        order = np.lexsort((-keys, ~np.isnan(keys)), axis=-1)
+    else:
+        order = np.argsort(~keys if keys.dtype.kind in "iub" else -keys, axis=-1, kind="stable")
+    return np.moveaxis(order, -1, dim).astype(I64)
+
+
 class _RunCounter:
     """How many program runs have started in this process (see `random`)."""
 
@@ -987,6 +1002,7 @@ def random(shape: Sequence[int], dtype: np.dtype, distribution: str, seed: int) 
 
 __all__ = [
     "BF16",
+    "argsort",
     "broadcast",
     "compile_body",
     "compile_map",

@@ -431,6 +431,13 @@
 // CHECK: Operation does not verify: 'rdu.random' result must have a float element type
 
 // -----
+// rdu.argsort
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%ord = rdu.argsort %x dim 1 : tensor<2x3xf32> -> tensor<2x3xi32>
+// CHECK: Operation does not verify: 'rdu.argsort' result must be i64 of the input's shape
+
+// -----
 // element types
 
 %io = rdu.iota start 0.0 step 1.0 : tensor<4xf8E4M3FN>

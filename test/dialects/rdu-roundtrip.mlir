@@ -63,6 +63,10 @@
 %rnd = rdu.random "uniform" seed 0 : tensor<2x3xf32>
 // CHECK: %rndn = rdu.random "normal" seed 1 : tensor<4xbf16>
 %rndn = rdu.random "normal" seed 1 : tensor<4xbf16>
+// CHECK: %ord = rdu.argsort %rnd dim 1 descending : tensor<2x3xf32> -> tensor<2x3xi64>
+%ord = rdu.argsort %rnd dim 1 descending : tensor<2x3xf32> -> tensor<2x3xi64>
+// CHECK: %ord0 = rdu.argsort %rnd dim 0 : tensor<2x3xf32> -> tensor<2x3xi64>
+%ord0 = rdu.argsort %rnd dim 0 : tensor<2x3xf32> -> tensor<2x3xi64>
 // CHECK: %k1, %k2 = rdu.kernel "k0"(%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
 // CHECK: rdu.yield %p, %q : tensor<2x4xf32>, tensor<2x4xf32>
 %k1, %k2 = rdu.kernel "k0" (%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
