@@ -281,23 +281,23 @@ def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
 
 
 def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
-    """Dealloc each HBM activation buffer after the last op that reads it."""
+    """Dealloc each HBM activation buffer (an alloc's, or a call's result) after
+    the last op that reads it."""
     ops = list(block.ops)
+    index = {op: i for i, op in enumerate(ops)}
     for op in ops:
-        if not isinstance(op, AllocOp) or op.result in keep:
+        if not isinstance(op, AllocOp | func.CallOp):
             continue
-        buffer = op.result.type
-        assert isinstance(buffer, BufferType)
-        if buffer.tier.data != Tier.HBM:
-            continue
-        users = [u.operation for u in op.result.uses]
-        tops = [_top_level(u, block) for u in users]
-        last = max(tops, key=ops.index, default=op)
-        if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == op.result:
-            continue
-        free = DeallocOp(op.result)
-        free.location = op.location
-        block.insert_op_after(free, last)
+        for buffer in op.results:
+            if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data != Tier.HBM:
+                continue
+            tops = [_top_level(u.operation, block) for u in buffer.uses]
+            last = max(tops, key=index.__getitem__, default=op)
+            if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == buffer:
+                continue
+            free = DeallocOp(buffer)
+            free.location = op.location
+            block.insert_op_after(free, last)
 
 
 def _top_level(op: Operation, block: Block) -> Operation:

@@ -111,5 +111,4 @@ def test_o0_reports_equal_the_non_outlined_program(tiny_llama):
     outlined, plain = _compile(program, 0, outline=True), _compile(program, 0, outline=False)
     assert "func.call @layer(" in outlined.mlir and "func.call" not in plain.mlir
     assert _totals(outlined.report) == _totals(plain.report)
-    assert outlined.module.attributes["tier.activation_bytes"] == plain.module.attributes["tier.activation_bytes"]
     torch.testing.assert_close(outlined(*inputs), plain(*inputs), rtol=0, atol=0)
