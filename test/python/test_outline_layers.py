@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 import torch
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
 
 import rducc
 from rducc.dialects.memory import ComputeOp
-from rducc.passes.common import CALLS_ATTR, functions
+from rducc.passes.common import functions
 from rducc.pipeline import pipeline_text
 from rducc.runtime import cost_model
 from rducc.runtime.cost_model import Report, estimate
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.targets import load_target
+
+from outlining import inline_calls
 
 SN40L = load_target("sn40l")
 
@@ -29,30 +29,6 @@ def _compile(program: torch.export.ExportedProgram, opt_level: int, outline: boo
     if not outline:
         text = text.replace("rdu-outline-layers,", "")
     return rducc.compile(program, opt_level=opt_level, passes=text)
-
-
-def inline_calls(module: ModuleOp) -> ModuleOp:
-    """A copy of a placed module with every call replaced by its callee's body
-    (SRAM offsets kept: no caller buffer is live across a call)."""
-    module = module.clone()
-    callees = {f.sym_name.data: f for f in functions(module) if CALLS_ATTR in f.attributes}
-    for function in functions(module):
-        for call in [op for op in function.body.block.ops if isinstance(op, func.CallOp)]:
-            callee = callees[call.callee.string_value()]
-            mapping: dict[SSAValue, SSAValue] = dict(zip(callee.body.block.args, call.arguments))
-            block = call.parent_block()
-            assert block is not None
-            for op in callee.body.block.ops:
-                if isinstance(op, func.ReturnOp):
-                    for result, value in zip(call.res, op.arguments):
-                        result.replace_all_uses_with(mapping[value])
-                    break
-                block.insert_op_before(op.clone(value_mapper=mapping), call)
-            block.erase_op(call)
-    for callee in callees.values():
-        module.body.block.erase_op(callee)
-    module.verify()
-    return module
 
 
 def _totals(report: Report) -> tuple:
