@@ -397,7 +397,6 @@ class _Call:
     """A `func.call` in program order: its callee's kernels run here."""
 
     callee: str
-    op: Operation
 
 
 class _Walker:
@@ -416,7 +415,7 @@ class _Walker:
             if isinstance(op, func.CallOp):
                 if runs != 1:
                     raise RduccError("cost model: a func.call inside a tile loop is not supported")
-                self.kernels.append(_Call(op.callee.string_value(), op))
+                self.kernels.append(_Call(op.callee.string_value()))
             elif isinstance(op, scf.ForOp):
                 trips = trip_count(op)
                 for inner in op.body.blocks:
