@@ -24,8 +24,9 @@ the caller passes: `rdu.input` (a value that depends on the user inputs),
 `rdu.value` (another value computed from weights or constants, such as a
 rotary table or a mask).
 
-A layer that differs from the first, or whose ops are interleaved with ops
-that read its results before it ends, is left inline.
+A layer that differs from the first, that passes a weight where the first
+passes a computed value (or the reverse), or whose ops are interleaved with
+ops that read its results before it ends, is left inline.
 """
 
 from __future__ import annotations
@@ -278,28 +279,27 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
     first = layers[0]
     if not can_call_in_place(first, block, index):
         return 0
+    inputs = first.inputs()
+    activations = activation_values(function)
+    kinds = [_argument_kind(v, function, activations) for v in inputs]
+
+    def same_kinds(values: Correspondence) -> bool:
+        """The layer passes a weight, an input-dependent value or another value where the first does."""
+        theirs = [_argument_kind(values.forward[v], function, activations) for v in inputs]
+        return [set(k.data) for k in theirs] == [set(k.data) for k in kinds]
+
     matches: list[tuple[Layer, Correspondence]] = [(first, Correspondence())]
     for other in layers[1:]:
         values = match_layer(first, other)
-        if values is not None and can_call_in_place(other, block, index):
+        if values is not None and same_kinds(values) and can_call_in_place(other, block, index):
             matches.append((other, values))
     if len(matches) < 2:
         return 0
-    inputs = first.inputs()
     first_results = [r for op in first.ops for r in op.results]
     outputs = [
         r for r in first_results
         if first.used_after(r) or any(layer.used_after(v.forward[r]) for layer, v in matches[1:])
     ]
-    activations = activation_values(function)
-    kinds = [_argument_kind(v, function, activations) for v in inputs]
-    for layer, values in matches[1:]:
-        theirs = [_argument_kind(values.forward[v], function, activations) for v in inputs]
-        if [set(k.data) for k in theirs] != [set(k.data) for k in kinds]:
-            raise RduccError(
-                f"rdu-outline-layers: layer {layer.key} matches {first.key} but passes a "
-                "weight where the first passes a computed value (or the reverse)"
-            )
     callee = build_callee(first, inputs, outputs, kinds, len(matches))
     module.body.block.insert_op_after(callee, function)
     replaced: dict[SSAValue, SSAValue] = {}  # an earlier layer's result -> its call's
