@@ -330,3 +330,32 @@ class RduOutlineLayers(ModulePass):
         )
         if forward is not None:
             outline(op, forward)
+
+
+def inline_calls(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` with every call of an outlined layer replaced by the
+    callee's ops, and the callees dropped: the program as it runs, kernel by
+    kernel (for pictures of it). At the placed level the copy keeps its SRAM
+    offsets, as no SRAM buffer lives across a call."""
+    module = module.clone()
+    callees = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and CALLS_ATTR in f.attributes}
+    if not callees:
+        return module
+    for function in [f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data not in callees]:
+        for call in [op for op in function.body.walk() if isinstance(op, func.CallOp)]:
+            callee = callees.get(call.callee.string_value())
+            if callee is None:
+                continue
+            block = call.parent_block()
+            assert block is not None
+            mapping: dict[SSAValue, SSAValue] = dict(zip(callee.body.block.args, call.arguments))
+            for op in callee.body.block.ops:
+                if isinstance(op, func.ReturnOp):
+                    for result, value in zip(call.res, op.arguments):
+                        result.replace_all_uses_with(mapping.get(value, value))
+                    break
+                block.insert_op_before(op.clone(value_mapper=mapping), call)
+            block.erase_op(call)
+    for callee in callees.values():
+        module.body.block.erase_op(callee)
+    return module
