@@ -4,7 +4,8 @@ rducc's compile from a loaded archive to the placed out.mlir text (torch's
 run_decompositions(), import, verify, every pass, print) against torch's own
 `torch.export.export` + `run_decompositions()` of the same model, in the same
 run. Goal <= 1.0x. Also the time by stage, and how the compile grows with the
-number of decoder layers (goal: sub-linear).
+number of decoder layers (goal: sub-linear), and what reusing one compiled
+layer for all (rdu-outline-layers) gives against compiling every layer.
 
 Run: python bench/compile_llama8b.py [--quick]
 """
@@ -21,21 +22,24 @@ import models  # noqa: E402
 import torch  # noqa: E402
 
 from rducc.driver import StageTimes, import_file, lower, module_text  # noqa: E402
+from rducc.pipeline import parse_passes, pipeline_text  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 
 
-def compile_best(layers: int, repeats: int) -> dict:
+def compile_best(layers: int, repeats: int, outline: bool = True) -> dict:
     """`compile_once` `repeats` times: the fastest torch reference and the fastest
     rducc compile (with its stage times) of them, as the machine is shared."""
-    runs = [compile_once(layers) for _ in range(repeats)]
+    runs = [compile_once(layers, outline=outline) for _ in range(repeats)]
     best = dict(min(runs, key=lambda r: r["compile"]))
     reference = min(runs, key=lambda r: r["export"] + r["decompose_ref"])
     best["export"], best["decompose_ref"] = reference["export"], reference["decompose_ref"]
     return best
 
 
-def compile_once(layers: int, seq: int = 128) -> dict:
-    """Export, save and compile one config; every time measured in this process."""
+def compile_once(layers: int, seq: int = 128, outline: bool = True) -> dict:
+    """Export, save and compile one config; every time measured in this process.
+    `outline=False` runs the -O2 pipeline without rdu-outline-layers (every layer
+    compiled on its own), for comparison."""
     model, inputs = models.llama31_8b_meta(seq=seq, layers=layers)
     start = time.perf_counter()
     program = models.export(model, inputs)
@@ -47,7 +51,8 @@ def compile_once(layers: int, seq: int = 128) -> dict:
         torch.export.save(program, archive)
         times = StageTimes()
         module, _ = import_file(archive, times)
-        lower(module, load_target("sn40l"), 2, "placed", times)
+        text = pipeline_text(2) if outline else pipeline_text(2).replace("rdu-outline-layers,", "")
+        lower(module, load_target("sn40l"), 2, "placed", times, passes=parse_passes(text))
         with times.stage("print"):
             text = module_text(module)
     forward = next(op for op in module.ops if op.name == "func.func")
@@ -59,6 +64,7 @@ def compile_once(layers: int, seq: int = 128) -> dict:
         # from the loaded archive to the text: everything but the load
         "compile": sum(s for name, s in times.seconds.items() if name != "load"),
         "kernels": sum(1 for op in module.walk() if op.name == "tier.compute"),
+        "calls": sum(1 for op in module.walk() if op.name == "func.call"),
         "mlir_mb": len(text) / 1e6,
         "peak": forward.attributes["tier.sram_peak"].value.data,
         "bound": forward.attributes["tier.sram_lower_bound"].value.data,
@@ -83,7 +89,8 @@ def run(quick: bool) -> Section:
     imported = full["times"].seconds["import"]
     section.add(f"{largest} layers: rducc import (Core ATen FX graph to IR) / torch", f"{imported / torch_s:.2f}x",
                 "<= 1.0x", imported <= torch_s)
-    section.add(f"{largest} layers: placed program", f"{full['kernels']} kernels, {full['mlir_mb']:.1f} MB of MLIR")
+    section.add(f"{largest} layers: placed program", f"{full['kernels']} tier.compute ops (one decoder layer, "
+                f"outlined by rdu-outline-layers, called {full['calls']} times), {full['mlir_mb']:.1f} MB of MLIR")
     section.details += [f"Time by stage ({largest} layers; `decompose` is torch's run_decompositions() "
                         "called by rducc):", "", "```", full["times"].report(), "```", ""]
 
@@ -102,7 +109,20 @@ def run(quick: bool) -> Section:
     section.add(f"rducc's own seconds per added layer, 4 -> {largest} layers", f"{large:.3f} s = {large / small:.2f}x the above",
                 "sub-linear: <= 0.5x (identical layers compiled once, reused)", large <= 0.5 * small)
     section.details += ["Growth with the number of decoder layers:", "", *rows, ""]
+    reuse(section, largest, full, own[largest])
     return section
+
+
+def reuse(section: Section, layers: int, outlined: dict, outlined_own: float) -> None:
+    """The same compile without rdu-outline-layers: what compiling one layer for all gives."""
+    inline = compile_best(layers, 1, outline=False)
+    inline_own = inline["compile"] - inline["times"].seconds["decompose"]
+    section.add(f"{layers} layers: rducc's own (import .. print), every layer compiled vs one layer reused",
+                f"{inline_own:.2f} s vs {outlined_own:.2f} s = {inline_own / outlined_own:.2f}x faster "
+                f"({inline['kernels']} vs {outlined['kernels']} tier.compute ops, {inline['mlir_mb']:.1f} vs "
+                f"{outlined['mlir_mb']:.1f} MB of MLIR)")
+    section.details += [f"Time by stage ({layers} layers) without rdu-outline-layers, every layer lowered on its own:",
+                        "", "```", inline["times"].report(), "```", ""]
 
 
 if __name__ == "__main__":

@@ -65,9 +65,11 @@ def write_plots(module: ModuleOp, report, directory: Path) -> list[Path]:
         import matplotlib.pyplot as plt
     except ImportError as error:
         raise RduccError("--plot needs matplotlib: pip install 'rducc[plot]'") from error
+    from rducc.passes.rdu_outline_layers import inline_calls
+
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    function = _forward(module)
+    function = _forward(inline_calls(module))  # an outlined layer drawn at each of its calls
     costs = _kernel_costs(function, report)
     written = [
         _sram_map(plt, function, report, directory / "sram_map.png"),

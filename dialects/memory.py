@@ -356,8 +356,11 @@ class DeallocOp(IRDLOperation):
         super().__init__(operands=[buffer])
 
     def verify_(self) -> None:
-        if not isinstance(self.buffer.owner, AllocOp):
-            raise VerifyException("'tier.dealloc' must free the result of a 'tier.alloc'")
+        owner = self.buffer.owner
+        if isinstance(owner, Operation) and owner.name == "func.call":
+            return  # a buffer an outlined layer allocated and returned to its caller
+        if not isinstance(owner, AllocOp):
+            raise VerifyException("'tier.dealloc' must free the result of a 'tier.alloc' or 'func.call'")
 
 
 def _verify_window(

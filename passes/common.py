@@ -14,6 +14,12 @@ LAYER_ATTR = "rdu.layer"
 of an nn.ModuleList such as `model.layers.3`): that block's path. Fusion keeps
 each layer's ops together; CSE still merges equal ops within a layer."""
 
+CALLS_ATTR = "rdu.calls"
+"""On a function `rdu-outline-layers` made: how many `func.call`s run it."""
+
+OUTLINED_FROM_ATTR = "rdu.outlined_from"
+"""On a function `rdu-outline-layers` made: the layer it was copied from."""
+
 TARGET_ATTR = "rdu.target"
 """Module attribute naming the target (a built-in name or a target file path)."""
 
@@ -31,6 +37,13 @@ def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.body.blocks:
             yield op
+
+
+def callees_first(module: ModuleOp) -> list[func.FuncOp]:
+    """The functions with bodies, outlined layers (`rdu.calls`) first, so that a
+    pass handles a callee before the calls of it."""
+    every = list(functions(module))
+    return [f for f in every if CALLS_ATTR in f.attributes] + [f for f in every if CALLS_ATTR not in f.attributes]
 
 
 def set_level(module: ModuleOp, level: str) -> None:

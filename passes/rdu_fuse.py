@@ -248,15 +248,28 @@ class RduFuse(ModulePass):
         for function in functions(op):
             if self.level > 0:
                 sink_to_first_use(function)
-            body = [o for o in function.body.block.ops if not isinstance(o, func.ReturnOp | KernelOp)]
-            if not body:
-                continue
-            if self.level == 0:
-                segments = [[o] for o in body]
-            else:
-                segments = pattern_segments(body, target)
-                if self.level == 2:
-                    segments = merged_segments(segments, target)
+            segments: list[list[Operation]] = []
+            for run in runs_between_calls(function.body.block):
+                segments += self.segments(run, target)
             for index, segment in enumerate(segments):
                 outline_kernel(segment, f"k{index}")
         set_level(op, "kernels")
+
+    def segments(self, body: list[Operation], target: Target) -> list[list[Operation]]:
+        """The kernels to form from a run of ops, by level."""
+        if self.level == 0:
+            return [[o] for o in body]
+        segments = pattern_segments(body, target)
+        return merged_segments(segments, target) if self.level == 2 else segments
+
+
+def runs_between_calls(block: Block) -> list[list[Operation]]:
+    """The block's dataflow ops in runs that no `func.call` (an outlined layer,
+    lowered on its own) interrupts: a kernel never spans a call."""
+    runs: list[list[Operation]] = [[]]
+    for op in block.ops:
+        if isinstance(op, func.CallOp):
+            runs.append([])
+        elif not isinstance(op, func.ReturnOp | KernelOp):
+            runs[-1].append(op)
+    return [run for run in runs if run]

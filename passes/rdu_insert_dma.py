@@ -20,6 +20,11 @@ baseline). Each tiled `rdu.kernel` becomes, in @forward:
 A table read only by an embedding gather stays off chip: `tier.gather`
 brings in just the indexed rows. Weights come from `tier.get_global` in the
 tier `rdu-place-tiers` chose; user inputs and results are HBM buffers.
+
+An outlined layer (`rdu-outline-layers`) is lowered once, before its
+callers: every argument stays an argument (weights in the tier recorded on
+the parameter, other values in HBM), and each `func.call` of it becomes a
+call on its arguments' buffers. No value stays in SRAM across a call.
 """
 
 from __future__ import annotations
@@ -55,10 +60,11 @@ from rducc.dialects.memory import (
     GetGlobalOp,
     GlobalOp,
     Tier,
+    TierAttr,
 )
 from rducc.errors import RduccError
 from rducc.kernel_model import Group, candidate_loops, gathered_inputs, kernel_group
-from rducc.passes.common import functions, module_target, require_tensor_program, set_level
+from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program, set_level
 
 
 def _tensor(value: SSAValue) -> TensorType:
@@ -275,23 +281,23 @@ def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
 
 
 def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
-    """Dealloc each HBM activation buffer after the last op that reads it."""
+    """Dealloc each HBM activation buffer (an alloc's, or a call's result) after
+    the last op that reads it."""
     ops = list(block.ops)
+    index = {op: i for i, op in enumerate(ops)}
     for op in ops:
-        if not isinstance(op, AllocOp) or op.result in keep:
+        if not isinstance(op, AllocOp | func.CallOp):
             continue
-        buffer = op.result.type
-        assert isinstance(buffer, BufferType)
-        if buffer.tier.data != Tier.HBM:
-            continue
-        users = [u.operation for u in op.result.uses]
-        tops = [_top_level(u, block) for u in users]
-        last = max(tops, key=ops.index, default=op)
-        if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == op.result:
-            continue
-        free = DeallocOp(op.result)
-        free.location = op.location
-        block.insert_op_after(free, last)
+        for buffer in op.results:
+            if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data != Tier.HBM:
+                continue
+            tops = [_top_level(u.operation, block) for u in buffer.uses]
+            last = max(tops, key=index.__getitem__, default=op)
+            if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == buffer:
+                continue
+            free = DeallocOp(buffer)
+            free.location = op.location
+            block.insert_op_after(free, last)
 
 
 def _top_level(op: Operation, block: Block) -> Operation:
@@ -310,8 +316,9 @@ def lower_function(module: ModuleOp, function: func.FuncOp, capacity: int | None
     """
     old = function.body.block
     attrs = function.arg_attrs.data if function.arg_attrs else [DictionaryAttr({})] * len(old.args)
-    user = [(arg, a) for arg, a in zip(old.args, attrs) if "rdu.input" in a.data]
-    block = Block(arg_types=[_buffer(Tier.HBM, _tensor(arg)) for arg, _ in user])
+    outlined = CALLS_ATTR in function.attributes
+    user = [(arg, a) for arg, a in zip(old.args, attrs) if outlined or "rdu.input" in a.data]
+    block = Block(arg_types=[_buffer(_parameter_tier(a), _tensor(arg)) for arg, a in user])
     out = _Emitter(block, function.location)
     env: dict[SSAValue, SSAValue] = {}
     for (arg, _), new in zip(user, block.args):
@@ -331,6 +338,8 @@ def lower_function(module: ModuleOp, function: func.FuncOp, capacity: int | None
                 env[result] = buffer
                 if not _is_sram(buffer):
                     buffer.name_hint = result.name_hint
+        elif isinstance(op, func.CallOp):
+            _lower_call(module, op, env, out)
         elif isinstance(op, func.ReturnOp):
             results = [env[v] for v in op.arguments]
         else:
@@ -343,6 +352,27 @@ def lower_function(module: ModuleOp, function: func.FuncOp, capacity: int | None
     function.body.add_block(block)
     function.function_type = FunctionType.from_lists([a.type for a in block.args], [r.type for r in results])
     function.arg_attrs = ArrayAttr([a for _, a in user])
+
+
+def _parameter_tier(attrs: DictionaryAttr) -> Tier:
+    """The tier of an argument's buffer: HBM, or the `tier.tier` rdu-place-tiers
+    recorded on a weight parameter of an outlined layer."""
+    tier = attrs.data.get("tier.tier")
+    return tier.data if isinstance(tier, TierAttr) else Tier.HBM
+
+
+def _lower_call(module: ModuleOp, call: func.CallOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> None:
+    """A call of an outlined layer (lowered already) on the buffers of its arguments."""
+    callee = next(
+        (f for f in functions(module) if f.sym_name.data == call.callee.string_value()), None
+    )
+    if callee is None or CALLS_ATTR not in callee.attributes:
+        raise LocatedError(call, f"rdu-insert-dma lowers calls of outlined layers only, not @{call.callee.string_value()}")
+    new = out.emit(func.CallOp(call.callee, [env[v] for v in call.arguments], callee.function_type.outputs.data))
+    new.attributes.update(call.attributes)
+    for result, buffer in zip(call.res, new.results):
+        env[result] = buffer
+        buffer.name_hint = result.name_hint
 
 
 @dataclass(frozen=True)
@@ -360,7 +390,7 @@ class RduInsertDma(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_program(op, self.name)
         capacity = module_target(op, self.target).sram_bytes if self.keep_on_chip else None
-        for function in list(functions(op)):
+        for function in callees_first(op):
             lower_function(op, function, capacity)
         set_level(op, "memory")
 

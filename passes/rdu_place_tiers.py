@@ -3,9 +3,15 @@
 Weights (every `tier.global`) go to HBM in the order @forward first reads
 them, until HBM is full; the rest spill to DDR, so their transfers are
 visible as DDR-to-SRAM DMAs and costed at DDR bandwidth. HBM keeps room for
-the activations: the user inputs and every kernel output, counted as if all
-were live at once (an upper bound). Values inside kernels live in SRAM and
-values crossing kernels in HBM; `rdu-insert-dma` makes both explicit.
+the activations: the most bytes live at once, in program order, of the user
+inputs and the kernel outputs, each from its kernel to its last reader (the
+HBM of a dead activation is reused; `rdu-insert-dma` frees each buffer after
+its last reader). Values inside kernels live in SRAM and values crossing
+kernels in HBM; `rdu-insert-dma` makes both explicit.
+
+The weights one parameter of an outlined layer (`rdu-outline-layers`)
+receives from its calls are placed together, in one tier, which is recorded
+on the parameter (`tier.tier`) for `rdu-insert-dma`.
 
 A model whose weights and activations exceed HBM + DDR is an error.
 The result is recorded on the module: `tier.hbm_weight_bytes`,
@@ -17,14 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.dialects.dataflow import KernelOp
 from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
-from rducc.passes.common import functions, module_target, require_tensor_program
+from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program
 
 
 def tensor_type_bytes(tensor: TensorType) -> int:
@@ -53,18 +60,96 @@ def _first_use_order(module: ModuleOp) -> list[str]:
     return list(order)
 
 
-def _activation_bytes(module: ModuleOp) -> int:
-    total = 0
-    for function in functions(module):
-        for op in function.body.block.ops:
-            if isinstance(op, KernelOp):
-                total += sum(tensor_type_bytes(r.type) for r in op.outputs)  # type: ignore[arg-type]
+def _value_bytes(value: SSAValue) -> int:
+    return tensor_type_bytes(value.type) if isinstance(value.type, TensorType) else 0
+
+
+def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -> int:
+    """The most activation bytes live at once in `function`'s HBM, in program
+    order: the user inputs throughout, each kernel's (or call's) results from
+    that op to their last reader, as `rdu-insert-dma` frees them; a call adds
+    its callee's own peak while it runs (an outlined layer's arguments are its
+    caller's values, live across the whole call)."""
+    ops = list(function.body.block.ops)
+    last_use: dict[SSAValue, int] = {}
+    for index, op in enumerate(ops):
+        for operand in op.operands:
+            last_use[operand] = index
+    dead_after: dict[int, int] = {}
+    for index, op in enumerate(ops):
+        for result in op.results:
+            end = last_use.get(result, index)
+            dead_after[end] = dead_after.get(end, 0) + _value_bytes(result)
+    live = 0
+    if CALLS_ATTR not in function.attributes:
         attrs = function.arg_attrs.data if function.arg_attrs else [None] * len(function.args)
-        for arg, arg_attrs in zip(function.args, attrs):
-            if arg_attrs is not None and "rdu.global" in arg_attrs.data:
-                continue  # a weight, placed on its own
-            total += tensor_type_bytes(arg.type) if isinstance(arg.type, TensorType) else 0
-    return total
+        live = sum(
+            _value_bytes(arg) for arg, a in zip(function.args, attrs)
+            if a is None or "rdu.global" not in a.data  # a weight is placed on its own
+        )
+    peak = live
+    for index, op in enumerate(ops):
+        made = sum(_value_bytes(r) for r in op.results)
+        running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
+        peak = max(peak, live + running)
+        live += made - dead_after.get(index, 0)
+    return peak
+
+
+def _activation_bytes(module: ModuleOp) -> int:
+    """The peak of live activations over the module's entry functions."""
+    peaks: dict[str, int] = {}
+    for function in callees_first(module):
+        peaks[function.sym_name.data] = peak_activation_bytes(function, peaks)
+    return max(
+        (peaks[f.sym_name.data] for f in functions(module) if CALLS_ATTR not in f.attributes), default=0
+    )
+
+
+def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
+    """For each weight parameter of an outlined function (callee, index), the
+    globals its calls pass there, in call order."""
+    callees = {f.sym_name.data: f for f in functions(module) if CALLS_ATTR in f.attributes}
+    slots: dict[tuple[str, int], list[str]] = {}
+    for function in functions(module):
+        attrs = function.arg_attrs.data if function.arg_attrs else []
+        global_of = {
+            arg: a.data["rdu.global"].root_reference.data
+            for arg, a in zip(function.args, attrs)
+            if isinstance(a.data.get("rdu.global"), SymbolRefAttr)
+        }
+        for call in function.body.block.ops:
+            if not isinstance(call, func.CallOp) or call.callee.string_value() not in callees:
+                continue
+            callee = callees[call.callee.string_value()]
+            for index, (operand, a) in enumerate(zip(call.arguments, callee.arg_attrs.data)):
+                if "rdu.weight" in a.data and operand in global_of:
+                    slots.setdefault((callee.sym_name.data, index), []).append(global_of[operand])
+    return slots
+
+
+def weights_sharing_a_parameter(module: ModuleOp) -> dict[str, list[str]]:
+    """Globals that must share a tier, as one callee parameter receives them all:
+    each such global names the whole group."""
+    together: dict[str, list[str]] = {}
+    for names in _weight_parameters(module).values():
+        group = list(dict.fromkeys(n for name in names for n in together.get(name, [name])))
+        for name in group:
+            together[name] = group
+    return together
+
+
+def record_parameter_tiers(module: ModuleOp, globals_: dict[str, GlobalOp]) -> None:
+    """Write on each weight parameter of an outlined function the tier of its weights
+    (`tier.tier`), which `rdu-insert-dma` gives the parameter's buffer."""
+    callees = {f.sym_name.data: f for f in functions(module) if CALLS_ATTR in f.attributes}
+    for (callee_name, index), names in _weight_parameters(module).items():
+        callee = callees[callee_name]
+        tier = globals_[names[0]].tier
+        assert tier is not None and all(globals_[n].tier == tier for n in names)
+        attrs = list(callee.arg_attrs.data)
+        attrs[index] = DictionaryAttr({**attrs[index].data, "tier.tier": tier})
+        callee.arg_attrs = ArrayAttr(attrs)
 
 
 @dataclass(frozen=True)
@@ -84,14 +169,22 @@ class RduPlaceTiers(ModulePass):
         hbm_free = target.hbm_bytes - activations
         hbm_used = ddr_used = 0
         read = [n for n in _first_use_order(op) if n in globals_]
-        for name in read + [n for n in globals_ if n not in set(read)]:
-            size = tensor_type_bytes(globals_[name].global_type)
-            if hbm_used + size <= hbm_free:
-                globals_[name].tier = TierAttr(Tier.HBM)
+        together = weights_sharing_a_parameter(op)
+        placed: set[str] = set()
+        for first in read + [n for n in globals_ if n not in set(read)]:
+            if first in placed:
+                continue  # placed with the other weights of its @layer parameter
+            names = together.get(first, [first])
+            placed.update(names)
+            size = sum(tensor_type_bytes(globals_[n].global_type) for n in names)
+            tier = Tier.HBM if hbm_used + size <= hbm_free else Tier.DDR
+            for name in names:
+                globals_[name].tier = TierAttr(tier)
+            if tier == Tier.HBM:
                 hbm_used += size
             else:
-                globals_[name].tier = TierAttr(Tier.DDR)
                 ddr_used += size
+        record_parameter_tiers(op, globals_)
         if ddr_used > target.ddr_bytes or activations > target.hbm_bytes:
             raise RduccError(
                 f"the model does not fit {target.name}: {hbm_used + ddr_used} bytes of weights "

@@ -15,6 +15,11 @@ offsets aligned to ALIGNMENT bytes. The pass records on @forward:
     tier.sram_peak          highest byte used
     tier.sram_lower_bound   the largest total of (aligned) sizes live at once
 
+A function that calls an outlined layer (`func.call`) holds no SRAM buffer
+across the call (an error otherwise); the callee's buffers are placed on
+their own, from offset 0, and the caller's recorded peak and lower bound
+include its callees'.
+
 When the peak exceeds the capacity the error says by how much and lists the
 buffers live at the busiest point.
 """
@@ -42,7 +47,7 @@ from rducc.dialects.memory import (
 )
 from rducc.dialects.shapes import byte_width
 from rducc.kernel_model import aligned
-from rducc.passes.common import functions, module_target, set_level
+from rducc.passes.common import callees_first, module_target, set_level
 
 @dataclass
 class SramBuffer:
@@ -172,6 +177,26 @@ def _exhausted(function: func.FuncOp, peak: int, capacity: int, live: list[SramB
     )
 
 
+def _calls_checked(
+    function: func.FuncOp, buffers: list[SramBuffer], callee_peaks: dict[str, tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The (peak, lower bound) of each function `function` calls; a caller's SRAM
+    buffer live across a call is an error, as the callee's offsets start at 0."""
+    position = {op: index for index, op in enumerate(function.body.walk())}
+    found = []
+    for call in position:
+        if not isinstance(call, func.CallOp):
+            continue
+        name = call.callee.string_value()
+        if name not in callee_peaks:
+            raise LocatedError(call, f"rdu-sram-alloc: @{name} is not a function of this module with a body")
+        across = [b for b in buffers if b.start < position[call] < b.end]
+        if across:
+            raise LocatedError(call, f"SRAM buffer {across[0].label} is live across the call of @{name}")
+        found.append(callee_peaks[name])
+    return found
+
+
 @dataclass(frozen=True)
 class RduSramAlloc(ModulePass):
     """Give every SRAM buffer an offset: no live overlaps, all within capacity."""
@@ -183,13 +208,16 @@ class RduSramAlloc(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
-        for function in functions(op):
+        callee_peaks: dict[str, tuple[int, int]] = {}
+        for function in callees_first(op):
             buffers = collect_buffers(function)
             groups = _overlapping_groups(buffers)
             for group in groups:
                 _place_group(group)
             peak = max((b.offset + b.size for b in buffers), default=0)
             bound, live = _max_live_fast(groups)
+            for callee_peak, callee_bound in _calls_checked(function, buffers, callee_peaks):
+                peak, bound = max(peak, callee_peak), max(bound, callee_bound)
             if peak > target.sram_bytes:
                 raise _exhausted(function, peak, target.sram_bytes, live or buffers)
             for buffer in buffers:
@@ -200,4 +228,5 @@ class RduSramAlloc(ModulePass):
             function.attributes[SRAM_CAPACITY_ATTR] = IntegerAttr(target.sram_bytes, i64)
             function.attributes["tier.sram_peak"] = IntegerAttr(peak, i64)
             function.attributes["tier.sram_lower_bound"] = IntegerAttr(bound, i64)
+            callee_peaks[function.sym_name.data] = (peak, bound)
         set_level(op, "placed")

@@ -85,6 +85,11 @@ Times (seconds; figures of one socket: the compiler places a program on one)
 
 Totals
 ------
+A `func.call` of a layer that `rdu-outline-layers` outlined runs the
+callee's kernels at the call: the callee is costed once and its kernels are
+counted once per call (the report lists them at each call, as if inline);
+the callee is not counted on its own.
+
 Kernels run one after another: `Report.modeled_time_s` = sum of the
 kernels' modeled times; `share` = kernel time / total; `flops` and
 `bytes_by_tier` are sums over the kernels. `sram_peak_bytes`,
@@ -98,10 +103,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from math import ceil, log2, prod
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -109,7 +114,7 @@ from rducc.dialects import dataflow as rdu
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
-from rducc.passes.common import functions
+from rducc.passes.common import CALLS_ATTR, callees_first, functions
 from rducc.targets import Target
 
 TIME_KEYS = ("compute", "sram", "hbm", "ddr")
@@ -392,16 +397,31 @@ class _Kernel:
     drains: list[_Transfer] = field(default_factory=list)
 
 
+@dataclass
+class _Call:
+    """A `func.call` in program order: its callee's kernels run here."""
+
+    callee: str
+
+
 class _Walker:
     """Groups the transfers of a function around its computes (see the docstring)."""
 
     def __init__(self) -> None:
-        self.kernels: list[_Kernel] = []
+        self.kernels: list[_Kernel | _Call] = []
         self.pending: list[_Transfer] = []
+
+    def _last_kernel(self) -> _Kernel | None:
+        last = self.kernels[-1] if self.kernels else None
+        return last if isinstance(last, _Kernel) else None
 
     def walk(self, block: Block, runs: int, depth: int) -> None:
         for op in block.ops:
-            if isinstance(op, scf.ForOp):
+            if isinstance(op, func.CallOp):
+                if runs != 1:
+                    raise RduccError("cost model: a func.call inside a tile loop is not supported")
+                self.kernels.append(_Call(op.callee.string_value()))
+            elif isinstance(op, scf.ForOp):
                 trips = trip_count(op)
                 for inner in op.body.blocks:
                     self.walk(inner, runs * trips, depth + 1)
@@ -411,17 +431,18 @@ class _Walker:
                 self.kernels.append(kernel)
             elif isinstance(op, DmaOp | GatherDmaOp):
                 transfer = _Transfer(transfer_key(op), transfer_bytes(op), runs, depth > 0)
-                last = self.kernels[-1] if self.kernels else None
+                last = self._last_kernel()
                 if isinstance(op, DmaOp) and last is not None and op.source in last.compute.outs:
                     last.drains.append(transfer)
                 else:
                     self.pending.append(transfer)
 
-    def finish(self) -> list[_Kernel]:
+    def finish(self) -> list[_Kernel | _Call]:
         if self.pending:
-            if not self.kernels:
-                raise RduccError("cost model: the program moves data but has no tier.compute")
-            self.kernels[-1].drains.extend(self.pending)
+            last = self._last_kernel()
+            if last is None:
+                raise RduccError("cost model: the program moves data but has no tier.compute before its end")
+            last.drains.extend(self.pending)
             self.pending = []
         return self.kernels
 
@@ -504,11 +525,24 @@ def estimate(module: ModuleOp, target: Target) -> Report:
         )
     kernels: list[KernelCost] = []
     peak = bound = capacity = 0
-    for function in functions(module):
+    costed: dict[str, list[KernelCost]] = {}  # each function's kernels, costed once
+    every = list(functions(module))
+    by_name = {f.sym_name.data: f for f in every}
+    for function in callees_first(module):
         walker = _Walker()
         for block in function.body.blocks:
             walker.walk(block, 1, 0)
-        kernels += [_cost(k, target) for k in walker.finish()]
+        found: list[KernelCost] = []
+        for item in walker.finish():
+            if isinstance(item, _Call):
+                if item.callee not in costed or item.callee not in by_name:
+                    raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
+                found += [replace(k) for k in costed[item.callee]]
+            else:
+                found.append(_cost(item, target))
+        costed[function.sym_name.data] = found
+        if CALLS_ATTR not in function.attributes:
+            kernels += found  # an outlined layer counts at its calls
         peak = max(peak, _int_attr(function, "tier.sram_peak"))
         bound = max(bound, _int_attr(function, "tier.sram_lower_bound"))
         capacity = max(capacity, _int_attr(function, "tier.sram_capacity"))

@@ -170,7 +170,8 @@ class _Program:
     passes on.
     """
 
-    def __init__(self, block: Block, what: str, check: bool = True):
+    def __init__(self, block: Block, what: str, check: bool = True,
+                 callees: Callable[[func.CallOp], Kernel] | None = None):
         self.what = what
         self.check = check
         slots: dict[SSAValue, int] = {}
@@ -187,7 +188,10 @@ class _Program:
         *body, terminator = ops
         prepared = []
         for op in body:
-            kernel = _prepare_kernel(op, check)
+            if isinstance(op, func.CallOp) and callees is not None:
+                kernel = callees(op)
+            else:
+                kernel = _prepare_kernel(op, check)
             operands = tuple(slots[v] for v in op.operands)
             results = tuple(slot(r) for r in op.results)
             expected = tuple(kernels.tensor_signature(r.type) for r in op.results)
@@ -324,8 +328,23 @@ class GraphExecutor:
             label = arg_attrs.get("rdu.input")
             name = label.data if label is not None else (arg.name_hint or f"arg{index}")
             self.inputs.append(_Argument(name, shape, dtype))
-        self.program = _Program(block, f"@{entry}", check)
+        self._functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+        self._callees: dict[str, Kernel] = {}
+        self._check = check
+        self.program = _Program(block, f"@{entry}", check, self._callee)
         self._bound: dict[str, np.ndarray] = {}
+
+    def _callee(self, call: func.CallOp) -> Kernel:
+        """A called function (an outlined layer) as a kernel, prepared once for all its calls."""
+        name = call.callee.string_value()
+        if name not in self._callees:
+            callee = self._functions.get(name)
+            if callee is None or not callee.body.blocks:
+                raise RduccError(f"{describe_op(call)}: the module has no 'func.func @{name}' with a body")
+            program = _Program(callee.body.block, f"@{name}", self._check, self._callee)
+            single = len(call.res) == 1
+            self._callees[name] = (lambda *args: program(*args)[0]) if single else program
+        return self._callees[name]
 
     @property
     def weight_names(self) -> list[str]:

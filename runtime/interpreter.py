@@ -23,6 +23,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - `tier.gather`: destination = source[indices] along dim 0.
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
 - `func.return` returns copies of its buffers.
+- `func.call` (of a layer `rdu-outline-layers` outlined) runs the callee,
+  prepared once on its first call, on the caller's buffers.
 - Fresh memory (the used part of the arena at the start of a run, each new
   HBM buffer) holds 0xFF bytes, NaN in every float type: a read of bytes that
   nothing wrote shows in the result instead of passing as zeros.
@@ -152,6 +154,15 @@ def _window_key(
     return tuple(slice(start, start + size) for start, size in zip(starts, window))
 
 
+class _Callee:
+    """A called function, prepared once: its argument slots, steps and results."""
+
+    def __init__(self, arg_slots: list[int], steps: list[tuple[Step, Operation]], results: list[Getter]):
+        self.arg_slots = arg_slots
+        self.steps = steps
+        self.results = results
+
+
 class PlacedProgram:
     """A placed (level-4) module's `@forward`, prepared to run on NumPy.
 
@@ -169,6 +180,8 @@ class PlacedProgram:
         if forward is None or not forward.body.blocks:
             raise RduccError(f"the module has no 'func.func @{entry}' with a body")
         self._globals = {op.sym_name.data: op for op in module.ops if isinstance(op, GlobalOp)}
+        self._functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+        self._callees: dict[str, _Callee | None] = {}  # None while being prepared
         self.sram_bytes = _capacity(module, forward, sram_bytes)
 
         # the value table: one slot per SSA value and per arena view, numbered in one sequence
@@ -299,10 +312,51 @@ class PlacedProgram:
             return self._prepare_for(op)
         if isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp):
             return self._prepare_index(op)
+        if isinstance(op, func.CallOp):
+            return self._prepare_call(op)
         raise RduccError(
             f"the placed-program interpreter cannot run {describe_op(op)} (it runs tier ops, "
             "scf.for and index arith at the top level, rdu ops inside tier.compute)"
         )
+
+    def _callee(self, op: func.CallOp) -> _Callee:
+        """The called function, prepared on its first call (once for all calls)."""
+        name = op.callee.string_value()
+        if name in self._callees:
+            prepared = self._callees[name]
+            if prepared is None:
+                raise RduccError(f"{describe_op(op)}: @{name} calls itself; recursion is not supported")
+            return prepared
+        callee = self._functions.get(name)
+        if callee is None or not callee.body.blocks:
+            raise RduccError(f"{describe_op(op)}: the module has no 'func.func @{name}' with a body")
+        self._callees[name] = None
+        block = callee.body.block
+        arg_slots = [self._define(arg) for arg in block.args]
+        ops = list(block.ops)
+        if not ops or not isinstance(ops[-1], func.ReturnOp):
+            raise RduccError(f"@{name} must end in 'func.return'")
+        steps = self._prepare_ops(ops[:-1])
+        prepared = _Callee(arg_slots, steps, [self._reader(v) for v in ops[-1].arguments])
+        self._callees[name] = prepared
+        return prepared
+
+    def _prepare_call(self, op: func.CallOp) -> Step:
+        """A call runs the callee's prepared steps on the caller's buffers; the
+        callee's SRAM views are in the same arena (rdu-sram-alloc keeps no
+        caller buffer live across a call)."""
+        callee = self._callee(op)
+        operands = [self._reader(v) for v in op.arguments]
+        result_slots = [self._define(r) for r in op.res]
+
+        def call(env: Env) -> None:
+            for slot, get in zip(callee.arg_slots, operands):
+                env[slot] = get(env)
+            _run_block(callee.steps, env)
+            for slot, get in zip(result_slots, callee.results):
+                env[slot] = get(env)
+
+        return call
 
     def _prepare_get_global(self, op: GetGlobalOp) -> None:
         name = op.global_name.root_reference.data

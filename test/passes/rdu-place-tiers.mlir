@@ -10,8 +10,9 @@
 // RUN: sed -e 's/rdu.level = "kernels"/rdu.level = "kernels", rdu.target = "sn41"/' %s | not rducc-opt -p rdu-place-tiers 2>&1 | filecheck %s --check-prefix=ERR-NAME
 
 // Sizes: fc1.weight 8192 bytes, fc1.bias 256, fc2.weight 4096, unused 32;
-// 12576 bytes of weights. tier.activation_bytes counts @forward's arguments,
-// every kernel output and the results: 14592 bytes here.
+// 12576 bytes of weights. tier.activation_bytes is the most bytes of
+// @forward's inputs and kernel outputs live at once: x, %relu and %mm2 while
+// k1 runs, 1792 bytes here (rdu-place-tiers-liveness.mlir: dead ones reused).
 
 // On sn40l every global goes to HBM; nothing else changes.
 // SN40L:      builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 12576 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 1792 : i64} {

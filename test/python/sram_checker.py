@@ -8,7 +8,9 @@ size computations:
   offset + size <= the SRAM capacity;
 - no two buffers live at the same time share a byte;
 - every buffer is used only while allocated (after its alloc, before its
-  dealloc); values a body yields live in its output buffers (no offset).
+  dealloc); values a body yields live in its output buffers (no offset);
+- no buffer is live across a `func.call` (an outlined layer's buffers are
+  checked in the callee, a time span of their own).
 
 `check_placed(module, capacity)` returns the peak and the max-live lower bound,
 or raises AssertionError naming the first violation.
@@ -99,6 +101,18 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
     return result
 
 
+def _check_calls(module: ModuleOp, intervals: list[Interval]) -> None:
+    """A `func.call` runs its callee, whose buffers are checked in the callee's own
+    place in the walk (a time span of its own): so no caller buffer may be live
+    across the call, where the callee's buffers would share its bytes."""
+    order = {op: i for i, op in enumerate(module.walk())}
+    for op, position in order.items():
+        if op.name != "func.call":
+            continue
+        live = [i.name for i in intervals if i.first < position < i.last]
+        assert not live, f"SRAM buffer {live[0]} is live across a call of {op.properties['callee']}"
+
+
 def check_placed(module: ModuleOp, capacity: int) -> tuple[int, int]:
     """Prove the SRAM plan sound; return (peak byte, max-live lower bound)."""
     intervals = _intervals(module)
@@ -116,6 +130,7 @@ def check_placed(module: ModuleOp, capacity: int) -> tuple[int, int]:
                     f"{a.name} [{a.start_byte}, {a.end_byte}) and {b.name} "
                     f"[{b.start_byte}, {b.end_byte}) overlap while both are live"
                 )
+    _check_calls(module, intervals)
     peak = max((i.end_byte for i in intervals), default=0)
     events = sorted(
         [(i.first, 1, i.end_byte - i.start_byte) for i in intervals]

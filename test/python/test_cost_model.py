@@ -18,6 +18,8 @@ from rducc.errors import RduccError
 from rducc.runtime.cost_model import KernelCost, Report, estimate, trip_count
 from rducc.targets import load_target
 
+from outlining import inline_calls
+
 SN40L = load_target("sn40l")
 SMALL = dataclasses.replace(SN40L, name="small", sram_bytes=12_000, pmu_bytes=500, pmus=24)
 NO_HBM = dataclasses.replace(SN40L, name="tiny-hbm", hbm_bytes=20_000)
@@ -190,8 +192,10 @@ def _moved(op) -> int:
 @pytest.mark.parametrize("level", [0, 1, 2])
 @pytest.mark.parametrize("name", ["mlp", "cnn", "tiny_llama"])
 def test_every_transfer_and_tile_is_costed_once(imported, name: str, level: int, target) -> None:
-    module = _placed(imported, name, target, level)
-    report = estimate(module, target)
+    outlined = _placed(imported, name, target, level)
+    report = estimate(outlined, target)
+    module = inline_calls(outlined)  # an outlined layer's transfers and computes, once per call
+    assert report == estimate(module, target)
     transfers = [op for op in module.walk() if isinstance(op, DmaOp | GatherDmaOp)]
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     assert sum(report.bytes_by_tier.values()) == sum(_moved(op) * _runs(op) for op in transfers)
@@ -229,8 +233,11 @@ def test_llama31_8b_meta_estimates_without_data(llama8b_meta, capsys) -> None:
     assert report.bytes_by_tier["hbm->sram"] >= read
     assert report.ddr_bytes == 0
 
-    assert len(report.kernels) == 33  # 32 decoder layers (the first with the embedding), LM head
-    assert all(k.bound == "hbm" for k in report.kernels)  # seq-128 prefill streams weights
+    # the embedding with the rotary tables and mask, 32 calls of the one outlined decoder layer, LM head
+    assert len(report.kernels) == 34
+    assert len([op for op in module.walk() if isinstance(op, ComputeOp)]) == 3
+    assert all(k.bound == "hbm" for k in report.kernels[1:])  # seq-128 prefill streams weights
+    assert report.kernels[0].modeled_time_s < 0.01 * report.modeled_time_s  # the prologue is small
     assert report.modeled_time_s >= report.hbm_bytes / SN40L.hbm_bandwidth
     non_embedding_params = (weight_bytes - _global_bytes(table)) // 2
     assert report.flops >= 2 * 128 * non_embedding_params

@@ -1135,7 +1135,15 @@ def test_unsupported_op_is_reported_at_prepare() -> None:
     GraphExecutor(module)
     forward = next(op for op in module.ops if isinstance(op, func.FuncOp))
     block = forward.body.block
-    bad = func.CallOp("helper", [block.args[0]], [block.args[0].type])
+    from xdsl.dialects.test import TestOp
+
+    bad = TestOp([block.args[0]], [block.args[0].type])
     block.insert_op_before(bad, block.first_op)
-    with pytest.raises(RduccError, match="cannot run 'func.call'"):
+    with pytest.raises(RduccError, match="cannot run 'test.op'"):
+        GraphExecutor(module)
+    bad.detach()
+    bad.erase()
+    missing = func.CallOp("helper", [block.args[0]], [block.args[0].type])  # calls are run; this one has no callee
+    block.insert_op_before(missing, block.first_op)
+    with pytest.raises(RduccError, match="the module has no 'func.func @helper'"):
         GraphExecutor(module)

@@ -212,7 +212,8 @@ def test_overwritten_body_value_gives_wrong_numbers(exported_small, imported, we
     (llama's normed hidden state feeds the q, k and v matmuls)."""
     model, inputs, _ = exported_small["tiny_llama"]
     module = _placed(imported["tiny_llama"], 2)
-    compute = next(op for op in module.walk() if isinstance(op, ComputeOp))
+    layer = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "layer")
+    compute = next(op for op in layer.walk() if isinstance(op, ComputeOp))  # the outlined decoder layer
     block = compute.body.block
     position = {op: i for i, op in enumerate(block.ops)}
     for value_op in block.ops:

@@ -1,0 +1,361 @@
+"""`rdu-outline-layers`: compile identical decoder layers once.
+
+The importer marks every op that ran inside a repeated block (an element of
+an `nn.ModuleList`) with `rdu.layer = "model.layers.N"`. This pass compares
+each layer of @forward with the first one, structurally and generically: the
+same op names in the same order, the same properties, attributes (but
+`rdu.layer` and locations), result types and regions, and operands that
+correspond one to one (a value made inside the layer to the value made at
+the same place in the other; a value from outside to one from outside).
+Only the weights, and other values from outside, may differ.
+
+When at least two layers match, the first one's ops are moved into a new
+private `func.func @layer` (its arguments: the values the layer reads from
+outside, in order of first use; its results: the values read after it) and
+every matching layer becomes one `func.call @layer(...)` with that layer's
+own values. The later passes lower `@layer` once; the runtime prepares it
+once and runs it per call; the cost model costs it once a call.
+
+The output IR says so: `@layer` carries `rdu.outlined_from` (the first
+layer's path) and `rdu.calls` (the number of calls), and each call carries
+the `rdu.layer` of the layer it replaces. Each argument of `@layer` says what
+the caller passes: `rdu.input` (a value that depends on the user inputs),
+`rdu.weight` (a weight: a @forward argument naming a `tier.global`) or
+`rdu.value` (another value computed from weights or constants, such as a
+rotary table or a mask).
+
+A layer that differs from the first, that passes a weight where the first
+passes a computed value (or the reverse), or whose ops are interleaved with
+ops that read its results before it ends, is left inline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from rducc.errors import RduccError
+from rducc.passes.common import CALLS_ATTR, LAYER_ATTR, OUTLINED_FROM_ATTR, require_tensor_program
+
+CALLEE_NAME = "layer"
+IGNORED_ATTRS = frozenset({LAYER_ATTR})
+
+
+@dataclass
+class Layer:
+    """The ops of one repeated block, in block order."""
+
+    key: str
+    ops: list[Operation]
+    members: set[Operation] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.members = set(self.ops)
+
+    def inside(self, op: Operation | None) -> bool:
+        """Whether `op` (or the op holding it) is one of this layer's ops."""
+        while op is not None:
+            if op in self.members:
+                return True
+            op = op.parent_op()
+        return False
+
+    def defines(self, value: SSAValue) -> bool:
+        owner = value.owner
+        if isinstance(owner, Block):
+            return self.inside(owner.parent_op())
+        return self.inside(owner)
+
+    def inputs(self) -> list[SSAValue]:
+        """Values read from outside, in order of first use."""
+        seen: dict[SSAValue, None] = {}
+        for op in self.ops:
+            for inner in op.walk():
+                for operand in inner.operands:
+                    if not self.defines(operand):
+                        seen.setdefault(operand)
+        return list(seen)
+
+    def used_after(self, value: SSAValue) -> bool:
+        """Whether an op outside the layer reads `value`."""
+        return any(not self.inside(use.operation) for use in value.uses)
+
+
+def layers_of(block: Block) -> list[Layer]:
+    """The block's layers, in order of their first op."""
+    by_key: dict[str, list[Operation]] = {}
+    for op in block.ops:
+        layer = op.attributes.get(LAYER_ATTR)
+        if isinstance(layer, StringAttr):
+            by_key.setdefault(layer.data, []).append(op)
+    return [Layer(key, ops) for key, ops in by_key.items()]
+
+
+# -- structural comparison -----------------------------------------------------
+
+
+@dataclass
+class Correspondence:
+    """A one-to-one map between the values of two layers, grown op by op."""
+
+    forward: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    backward: dict[SSAValue, SSAValue] = field(default_factory=dict)
+
+    def pair(self, a: SSAValue, b: SSAValue) -> bool:
+        """Record `a <-> b`; False when either is already paired with another."""
+        known_a, known_b = self.forward.get(a), self.backward.get(b)
+        if known_a is None and known_b is None:
+            self.forward[a], self.backward[b] = b, a
+            return True
+        return known_a is b and known_b is a
+
+
+def _kept_attrs(op: Operation) -> dict:
+    return {k: v for k, v in op.attributes.items() if k not in IGNORED_ATTRS}
+
+
+def same_op(a: Operation, b: Operation, values: Correspondence) -> bool:
+    """Whether `b` does what `a` does, on corresponding values (recursing into regions)."""
+    if (
+        a.name != b.name
+        or len(a.operands) != len(b.operands)
+        or [r.type for r in a.results] != [r.type for r in b.results]
+        or a.properties != b.properties
+        or _kept_attrs(a) != _kept_attrs(b)
+        or len(a.regions) != len(b.regions)
+    ):
+        return False
+    if not all(values.pair(x, y) for x, y in zip(a.operands, b.operands)):
+        return False
+    for region_a, region_b in zip(a.regions, b.regions):
+        if not _same_region(region_a, region_b, values):
+            return False
+    return all(values.pair(x, y) for x, y in zip(a.results, b.results))
+
+
+def _same_region(a: Region, b: Region, values: Correspondence) -> bool:
+    blocks_a, blocks_b = list(a.blocks), list(b.blocks)
+    if len(blocks_a) != len(blocks_b):
+        return False
+    for block_a, block_b in zip(blocks_a, blocks_b):
+        if [x.type for x in block_a.args] != [y.type for y in block_b.args]:
+            return False
+        if not all(values.pair(x, y) for x, y in zip(block_a.args, block_b.args)):
+            return False
+        ops_a, ops_b = list(block_a.ops), list(block_b.ops)
+        if len(ops_a) != len(ops_b) or not all(same_op(x, y, values) for x, y in zip(ops_a, ops_b)):
+            return False
+    return True
+
+
+def match_layer(first: Layer, other: Layer) -> Correspondence | None:
+    """The value correspondence if `other` is `first` with other outside values, else None."""
+    if len(first.ops) != len(other.ops):
+        return None
+    values = Correspondence()
+    for a, b in zip(first.ops, other.ops):
+        if not same_op(a, b, values):
+            return None
+    for a, b in values.forward.items():
+        if first.defines(a) != other.defines(b):
+            return None  # a value of one layer read from outside by the other
+    return values
+
+
+# -- where a call can go -------------------------------------------------------
+
+
+def _top_index(op: Operation, block: Block, index: dict[Operation, int]) -> int:
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return index[op]
+
+
+def can_call_in_place(layer: Layer, block: Block, index: dict[Operation, int]) -> bool:
+    """A call at the layer's first op sees every input and precedes every outside reader."""
+    first, last = index[layer.ops[0]], index[layer.ops[-1]]
+    for value in layer.inputs():
+        if not isinstance(value.owner, Block) and _top_index(value.owner, block, index) >= first:
+            return False
+    for op in layer.ops:
+        for inner in op.walk():
+            for result in inner.results:
+                for use in result.uses:
+                    if not layer.inside(use.operation) and _top_index(use.operation, block, index) <= last:
+                        return False
+    return True
+
+
+# -- building the callee and the calls -------------------------------------------
+
+
+def _argument_kind(value: SSAValue, function: func.FuncOp, activations: set[SSAValue]) -> DictionaryAttr:
+    """What the caller passes for an argument of @layer (see the module docstring)."""
+    if isinstance(value, BlockArgument) and value.owner is function.body.block:
+        attrs = function.arg_attrs.data[value.index].data if function.arg_attrs else {}
+        if "rdu.global" in attrs:
+            return DictionaryAttr({"rdu.weight": UnitAttr()})
+    if value in activations:
+        return DictionaryAttr({"rdu.input": StringAttr(value.name_hint or "x")})
+    return DictionaryAttr({"rdu.value": UnitAttr()})
+
+
+def activation_values(function: func.FuncOp) -> set[SSAValue]:
+    """Values of @forward that depend on a user input (`rdu.input` arguments)."""
+    block = function.body.block
+    attrs = function.arg_attrs.data if function.arg_attrs else []
+    dependent = {arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data}
+    for op in block.walk():
+        if any(v in dependent for v in op.operands):
+            dependent.update(op.results)
+    return dependent
+
+
+def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
+                 kinds: Sequence[DictionaryAttr], calls: int) -> func.FuncOp:
+    """A private @layer holding copies of the first layer's ops."""
+    block = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for value, arg in zip(inputs, block.args):
+        mapping[value] = arg
+        arg.name_hint = value.name_hint
+    for op in first.ops:
+        block.add_op(op.clone(value_mapper=mapping))
+    ret = func.ReturnOp(*[mapping[v] for v in outputs])
+    ret.location = first.ops[-1].location
+    block.add_op(ret)
+    callee = func.FuncOp(
+        CALLEE_NAME,
+        ([v.type for v in inputs], [v.type for v in outputs]),
+        Region(block),
+        visibility="private",
+        arg_attrs=ArrayAttr(kinds),
+    )
+    callee.location = first.ops[0].location
+    callee.attributes[OUTLINED_FROM_ATTR] = StringAttr(first.key)
+    callee.attributes[CALLS_ATTR] = IntegerAttr(calls, i64)
+    return callee
+
+
+def replace_with_call(layer: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> func.CallOp:
+    """Put `func.call @layer` where the layer's first op is and erase the layer's ops."""
+    call = func.CallOp(CALLEE_NAME, list(inputs), [v.type for v in outputs])
+    call.location = layer.ops[0].location
+    call.attributes[LAYER_ATTR] = StringAttr(layer.key)
+    block = layer.ops[0].parent_block()
+    assert block is not None
+    block.insert_op_before(call, layer.ops[0])
+    for old, new in zip(outputs, call.res):
+        old.replace_all_uses_with(new)
+        new.name_hint = old.name_hint
+    for op in reversed(layer.ops):
+        block.erase_op(op, safe_erase=False)
+    return call
+
+
+def outline(module: ModuleOp, function: func.FuncOp) -> int:
+    """Outline @forward's layers that match its first; the number of calls made."""
+    block = function.body.block
+    layers = layers_of(block)
+    if len(layers) < 2:
+        return 0
+    index = {op: i for i, op in enumerate(block.ops)}
+    first = layers[0]
+    if not can_call_in_place(first, block, index):
+        return 0
+    inputs = first.inputs()
+    activations = activation_values(function)
+    kinds = [_argument_kind(v, function, activations) for v in inputs]
+
+    def same_kinds(values: Correspondence) -> bool:
+        """The layer passes a weight, an input-dependent value or another value where the first does."""
+        theirs = [_argument_kind(values.forward[v], function, activations) for v in inputs]
+        return [set(k.data) for k in theirs] == [set(k.data) for k in kinds]
+
+    matches: list[tuple[Layer, Correspondence]] = [(first, Correspondence())]
+    for other in layers[1:]:
+        values = match_layer(first, other)
+        if values is not None and same_kinds(values) and can_call_in_place(other, block, index):
+            matches.append((other, values))
+    if len(matches) < 2:
+        return 0
+    first_results = [r for op in first.ops for r in op.results]
+    outputs = [
+        r for r in first_results
+        if first.used_after(r) or any(layer.used_after(v.forward[r]) for layer, v in matches[1:])
+    ]
+    callee = build_callee(first, inputs, outputs, kinds, len(matches))
+    module.body.block.insert_op_after(callee, function)
+    replaced: dict[SSAValue, SSAValue] = {}  # an earlier layer's result -> its call's
+    for layer, values in matches:
+        mapped_in = [values.forward.get(v, v) for v in inputs]
+        mapped_out = [values.forward.get(v, v) for v in outputs]
+        call = replace_with_call(layer, [replaced.get(v, v) for v in mapped_in], mapped_out)
+        replaced.update(zip(mapped_out, call.res))
+    return len(matches)
+
+
+@dataclass(frozen=True)
+class RduOutlineLayers(ModulePass):
+    """Outline decoder layers identical to the first into one @layer, called once per layer."""
+
+    name = "rdu-outline-layers"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_program(op, self.name)
+        if any(isinstance(f, func.FuncOp) and f.sym_name.data == CALLEE_NAME for f in op.ops):
+            raise RduccError(
+                f"rdu-outline-layers: the module already has a function @{CALLEE_NAME} "
+                "(run the pass once)"
+            )
+        forward = next(
+            (f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "forward" and f.body.blocks),
+            None,
+        )
+        if forward is not None:
+            outline(op, forward)
+
+
+def inline_calls(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` with every call of an outlined layer replaced by the
+    callee's ops, and the callees dropped: the program as it runs, kernel by
+    kernel (for pictures of it). At the placed level the copy keeps its SRAM
+    offsets, as no SRAM buffer lives across a call."""
+    module = module.clone()
+    callees = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and CALLS_ATTR in f.attributes}
+    if not callees:
+        return module
+    for function in [f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data not in callees]:
+        for call in [op for op in function.body.walk() if isinstance(op, func.CallOp)]:
+            callee = callees.get(call.callee.string_value())
+            if callee is None:
+                continue
+            block = call.parent_block()
+            assert block is not None
+            mapping: dict[SSAValue, SSAValue] = dict(zip(callee.body.block.args, call.arguments))
+            for op in callee.body.block.ops:
+                if isinstance(op, func.ReturnOp):
+                    for result, value in zip(call.res, op.arguments):
+                        result.replace_all_uses_with(mapping.get(value, value))
+                    break
+                block.insert_op_before(op.clone(value_mapper=mapping), call)
+            block.erase_op(call)
+    for callee in callees.values():
+        module.body.block.erase_op(callee)
+    return module
