@@ -10,6 +10,12 @@ def _canonicalize() -> type[ModulePass]:
     return RduCanonicalize
 
 
+def _partition() -> type[ModulePass]:
+    from rducc.passes.rdu_partition import RduPartition
+
+    return RduPartition
+
+
 def _fuse() -> type[ModulePass]:
     from rducc.passes.rdu_fuse import RduFuse
 
@@ -48,6 +54,7 @@ def _sram_alloc() -> type[ModulePass]:
 
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-canonicalize": _canonicalize,
+    "rdu-partition": _partition,
     "rdu-fuse": _fuse,
     "rdu-merge-maps": _merge_maps,
     "rdu-tile": _tile,
