@@ -503,6 +503,29 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True) ->
     return replicated
 
 
+def op_stage(op: Operation) -> int:
+    """The pipeline stage an op (or a kernel or tier.compute, by its body) runs on; 0 when not pipelined."""
+    for inner in op.walk():
+        stage = inner.attributes.get(STAGE_ATTR)
+        if isinstance(stage, IntegerAttr):
+            return stage.value.data
+    return 0
+
+
+def global_stages(module: ModuleOp) -> dict[str, int]:
+    """The pipeline stage whose sockets hold each global: that of its first reader."""
+    stages: dict[str, int] = {}
+    for function in functions(module):
+        attrs = function.arg_attrs.data if function.arg_attrs else []
+        by_arg = {arg: a.data["rdu.global"].root_reference.data for arg, a in zip(function.args, attrs)
+                  if isinstance(a.data.get("rdu.global"), SymbolRefAttr)}
+        for op in function.body.block.ops:
+            for operand in op.operands:
+                if operand in by_arg:
+                    stages.setdefault(by_arg[operand], op_stage(op))
+    return stages
+
+
 def candidate_splits(sockets: int) -> list[tuple[int, int]]:
     """(tp, pp) pairs, powers of two, with tp * pp <= sockets."""
     powers = [1 << i for i in range(sockets.bit_length()) if 1 << i <= sockets]
@@ -562,6 +585,6 @@ class RduPartition(ModulePass):
 
 
 __all__ = [
-    "RduPartition", "partition_module", "partition_of", "choose_split", "candidate_splits",
+    "RduPartition", "partition_module", "global_stages", "op_stage", "partition_of", "choose_split", "candidate_splits",
     "shard_spec", "PARTITION_ATTR", "SHARD_ATTR", "RESULT_SHARDS_ATTR", "STAGE_ATTR",
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
 from xdsl.passes import ModulePass
 
 from rducc.dialects.dataflow import KernelOp
@@ -25,6 +25,7 @@ from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
 from rducc.passes.common import functions, module_target, require_tensor_program
+from rducc.passes.rdu_partition import global_stages
 
 
 def tensor_type_bytes(tensor: TensorType) -> int:
@@ -83,16 +84,21 @@ class RduPlaceTiers(ModulePass):
         activations = _activation_bytes(op)
         hbm_free = target.hbm_bytes - activations
         hbm_used = ddr_used = 0
+        stages = global_stages(op)  # pipeline stages: each its own sockets' HBM
+        hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
+        ddr_by_stage = list(hbm_by_stage)
         read = [n for n in _first_use_order(op) if n in globals_]
         for name in read + [n for n in globals_ if n not in set(read)]:
-            size = tensor_type_bytes(globals_[name].global_type)
-            if hbm_used + size <= hbm_free:
+            size, stage = tensor_type_bytes(globals_[name].global_type), stages.get(name, 0)
+            if hbm_by_stage[stage] + size <= hbm_free:
                 globals_[name].tier = TierAttr(Tier.HBM)
                 hbm_used += size
+                hbm_by_stage[stage] += size
             else:
                 globals_[name].tier = TierAttr(Tier.DDR)
                 ddr_used += size
-        if ddr_used > target.ddr_bytes or activations > target.hbm_bytes:
+                ddr_by_stage[stage] += size
+        if max(ddr_by_stage) > target.ddr_bytes or activations > target.hbm_bytes:
             raise RduccError(
                 f"the model does not fit {target.name}: {hbm_used + ddr_used} bytes of weights "
                 f"and {activations} bytes of activations, against {target.hbm_bytes} bytes of HBM "
@@ -101,3 +107,6 @@ class RduPlaceTiers(ModulePass):
         op.attributes["tier.hbm_weight_bytes"] = IntegerAttr(hbm_used, i64)
         op.attributes["tier.ddr_weight_bytes"] = IntegerAttr(ddr_used, i64)
         op.attributes["tier.activation_bytes"] = IntegerAttr(activations, i64)
+        if len(hbm_by_stage) > 1:  # one socket of each pipeline stage
+            op.attributes["tier.hbm_weight_bytes_by_stage"] = DenseArrayBase.from_list(i64, hbm_by_stage)
+            op.attributes["tier.ddr_weight_bytes_by_stage"] = DenseArrayBase.from_list(i64, ddr_by_stage)
