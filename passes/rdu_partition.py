@@ -532,18 +532,39 @@ def candidate_splits(sockets: int) -> list[tuple[int, int]]:
     return [(tp, pp) for tp in powers for pp in powers if tp * pp <= sockets]
 
 
+def stage_weight_bytes(module: ModuleOp) -> list[int]:
+    """Bytes of weights one socket of each pipeline stage holds."""
+    from rducc.dialects.shapes import byte_width
+
+    stages = global_stages(module)
+    totals = [0] * (max(stages.values(), default=0) + 1)
+    for op in module.ops:
+        if isinstance(op, GlobalOp):
+            shape = op.global_type.get_shape()
+            totals[stages.get(op.sym_name.data, 0)] += prod(shape) * byte_width(op.global_type.element_type)
+    return totals
+
+
 def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
-    """The (tp, pp) with the least modeled time (level-1 estimate) among those that partition."""
+    """The (tp, pp) with the least modeled time (level-1 estimate) among those that partition.
+
+    Pipeline stages do not shorten one token's way through the model, so
+    splits with pp > 1 are modeled only when no pp = 1 split fits one
+    socket's HBM (they hold fewer weights a socket)."""
     from rducc.runtime.cost_model import partition_estimate
 
     target = module_target(module, target_spec)
     best: tuple[float, int, int] | None = None
-    for tp, pp in candidate_splits(target.sockets):
+    fits = False
+    for tp, pp in sorted(candidate_splits(target.sockets), key=lambda split: split[1]):
+        if pp > 1 and fits:
+            break
         trial = module.clone()
         try:
             partition_module(trial, tp, pp, strict=True)
         except RduccError:
             continue
+        fits = fits or max(stage_weight_bytes(trial)) <= target.hbm_bytes
         seconds = partition_estimate(trial, target)
         if best is None or seconds < best[0]:
             best = (seconds, tp, pp)
