@@ -212,12 +212,19 @@ class _TensorPartitioner:
         return result
 
     def _insert(self, op: Operation, before: Operation, layout: Layout) -> SSAValue:
-        op.location = before.location
-        if (layer := _layer(before)) is not None:
+        """Insert a collective of `op.operands[0]` just after the op that defines it
+        (in its layer), or before its user `before` when it is an argument."""
+        producer = op.operands[0].owner
+        anchor = producer if isinstance(producer, Operation) else before
+        op.location = anchor.location
+        if (layer := _layer(anchor)) is not None:
             op.attributes[LAYER_ATTR] = StringAttr(layer)
         parent = before.parent_block()
         assert parent is not None
-        parent.insert_op_before(op, before)
+        if anchor is producer:
+            parent.insert_op_after(op, producer)
+        else:
+            parent.insert_op_before(op, before)
         self.layout[op.results[0]] = layout
         return op.results[0]
 
