@@ -61,6 +61,7 @@ from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
+    KernelOp,
     MapOp,
     MatmulOp,
     ReduceKind,
@@ -124,7 +125,16 @@ def _layer(op: Operation) -> str | None:
 
 @dataclass
 class _TensorPartitioner:
-    """Rewrites one function for `tp` ranks (see the module docstring)."""
+    """Rewrites one function for `tp` ranks (see the module docstring).
+
+    Ops are visited in order; each op's rule (`_plan`) says which layout it
+    needs of each operand and which its result gets, or None (replicate).
+    `materialize` moves an operand there: an all-reduce for a partial sum,
+    an all-gather for a split value needed whole, or, for a whole value
+    needed split, sharding the argument it comes from (through a chain of
+    transposes/reshapes used once). `full` keeps each retyped value's full
+    shape; `made` shares one collective among the users of a value.
+    """
 
     module: ModuleOp
     function: func.FuncOp
@@ -437,14 +447,9 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     partitioner = _TensorPartitioner(module, function, tp, strict)
     results = partitioner.partition()
     block = function.body.block
-    function.function_type = FunctionType.from_lists(
-        [a.type for a in block.args], list(function.function_type.outputs.data)
-    )
     ret = block.last_op
-    if isinstance(ret, func.ReturnOp):
-        function.function_type = FunctionType.from_lists(
-            [a.type for a in block.args], [v.type for v in ret.operands]
-        )
+    outputs = [v.type for v in ret.operands] if isinstance(ret, func.ReturnOp) else []
+    function.function_type = FunctionType.from_lists([a.type for a in block.args], outputs)
     function.attributes[RESULT_SHARDS_ATTR] = DenseArrayBase.from_list(
         i64, [-1 if lay is None else lay for lay in results]
     )
@@ -597,6 +602,8 @@ class RduPartition(ModulePass):
         require_tensor_program(op, self.name)
         if PARTITION_ATTR in op.attributes:
             raise RduccError("rdu-partition: the module is partitioned already")
+        if any(isinstance(inner, KernelOp) for inner in op.walk()):
+            raise RduccError("rdu-partition works on the imported graph: run it before rdu-fuse")
         if self.tp < 0 or self.pp < 0:
             raise RduccError(f"rdu-partition: tp and pp must be >= 1, got tp={self.tp} pp={self.pp}")
         sockets = module_target(op, self.target).sockets

@@ -7,11 +7,12 @@
 //
 // Diagnostics: tp that does not divide the hidden size (the output columns of
 // a layer's weight) or the heads (the reshape into heads), tp * pp above the
-// target's sockets, a second partitioning.
+// target's sockets, a second partitioning, a fused module.
 // RUN: not rducc-opt -p 'rdu-partition{tp=3}' %s 2>&1 | filecheck %s --check-prefix=ERR-HIDDEN
 // RUN: not rducc-opt -p 'rdu-partition{tp=4}' %s 2>&1 | filecheck %s --check-prefix=ERR-HEADS
 // RUN: not rducc-opt -p 'rdu-partition{tp=8 pp=2}' %s 2>&1 | filecheck %s --check-prefix=ERR-SOCKETS
 // RUN: not rducc-opt -p 'rdu-partition{tp=2},rdu-partition{tp=2}' %s 2>&1 | filecheck %s --check-prefix=ERR-TWICE
+// RUN: not rducc-opt -p 'rdu-fuse{level=0},rdu-partition{tp=2}' %s 2>&1 | filecheck %s --check-prefix=ERR-FUSED
 
 // Two decoder layers: layer 0 an MLP (fc1 column split, fc2 row split and
 // all-reduce), layer 1 a projection into 2 heads of 8 (q column split: the
@@ -79,3 +80,4 @@ builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
 // ERR-HEADS: error: tp=4 does not divide the heads: the reshape [1, 16] -> [1, 2, 8] cannot keep dim 1 split 4 ways
 // ERR-SOCKETS: rducc-opt: error: rdu-partition: tp=8 x pp=2 needs 16 sockets; target sn40l-8 has 8
 // ERR-TWICE: rducc-opt: error: rdu-partition: the module is partitioned already
+// ERR-FUSED: rducc-opt: error: rdu-partition works on the imported graph: run it before rdu-fuse
