@@ -168,6 +168,8 @@ class _TensorPartitioner:
         shardable argument, or a transpose/reshape used once of one (a KV cache
         transposed for QK^T). The layout ops from the argument out, each with the
         dim its result is split along; None when it cannot."""
+        if self.full_shape(value)[dim] % self.tp:
+            return None
         if self._shardable_arg(value, dim):
             return []
         owner = value.owner
