@@ -7,6 +7,11 @@ the activations: the user inputs and every kernel output, counted as if all
 were live at once (an upper bound). Values inside kernels live in SRAM and
 values crossing kernels in HBM; `rdu-insert-dma` makes both explicit.
 
+In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
+their own HBM: a global counts against the stage that first reads it, and
+`tier.hbm_weight_bytes_by_stage` / `tier.ddr_weight_bytes_by_stage` record
+one socket of each stage.
+
 A model whose weights and activations exceed HBM + DDR is an error.
 The result is recorded on the module: `tier.hbm_weight_bytes`,
 `tier.ddr_weight_bytes` and `tier.activation_bytes`.
