@@ -92,6 +92,16 @@ def import_file(
     return decompose_and_import(program, times, f64)
 
 
+def with_partition(passes: Sequence[ModulePass]) -> list[ModulePass]:
+    """The -O pipeline for a multi-socket target: `rdu-partition` (split chosen by the
+    cost model) right after `rdu-canonicalize`."""
+    from rducc.passes.rdu_partition import RduPartition
+
+    names = [p.name for p in passes]
+    at = names.index("rdu-canonicalize") + 1 if "rdu-canonicalize" in names else 0
+    return [*passes[:at], RduPartition(), *passes[at:]]
+
+
 def lower(
     module: ModuleOp, target: Target, opt_level: int = 2, emit: str = "placed",
     times: StageTimes | None = None, *, passes: Sequence[ModulePass] | None = None,
@@ -103,6 +113,8 @@ def lower(
     times = times or StageTimes()
     set_target(module, target)
     chosen = default_passes(opt_level, emit) if passes is None else list(passes)
+    if passes is None and target.sockets > 1:
+        chosen = with_partition(chosen)
     clock = [time.perf_counter()]
 
     def between_passes(previous: ModulePass | None, _module: ModuleOp, following: object) -> None:

@@ -177,11 +177,11 @@ class Program:
 
     @cached_property
     def _runner(self):
-        from rducc.runtime.interpreter import PlacedProgram
+        from rducc.runtime.sockets import placed_runner
 
         if self.module.attributes.get("rdu.level") != StringAttr("placed"):
             raise RduccError("this Program is not a placed program; it cannot run")
-        return PlacedProgram(self.module)
+        return placed_runner(self.module)  # every socket's program when partitioned
 
     def _flat_inputs(self, tensors: tuple) -> list[torch.Tensor]:
         if self._in_spec is None:

@@ -68,6 +68,41 @@ def _mb(value: int) -> str:
     return f"{value / 1e6:,.2f} MB" if value >= 1e5 else f"{value:,} B"
 
 
+def socket_use(module: ModuleOp) -> list[dict[str, int]]:
+    """Per pipeline stage of a partitioned program: its sockets and the HBM and DDR
+    weight bytes each of them holds (every tp rank of a stage holds equal shards)."""
+    from rducc.passes.rdu_partition import partition_of
+
+    tp, pp = partition_of(module)
+    by_stage = {}
+    for tier in ("hbm", "ddr"):
+        attr = module.attributes.get(f"tier.{tier}_weight_bytes_by_stage")
+        by_stage[tier] = list(attr.get_values()) if attr is not None else [_attr(module, f"tier.{tier}_weight_bytes")]
+    stages = max(pp, len(by_stage["hbm"]))
+    return [
+        {"stage": s, "first_socket": s * tp, "last_socket": s * tp + tp - 1,
+         "hbm_weight_bytes": by_stage["hbm"][s] if s < len(by_stage["hbm"]) else 0,
+         "ddr_weight_bytes": by_stage["ddr"][s] if s < len(by_stage["ddr"]) else 0}
+        for s in range(stages)
+    ]
+
+
+def _socket_lines(module: ModuleOp) -> list[str]:
+    from rducc.passes.rdu_partition import PARTITION_ATTR, partition_of
+
+    if PARTITION_ATTR not in module.attributes:
+        return []
+    tp, pp = partition_of(module)
+    lines = [f"sockets  tp={tp} x pp={pp}: {tp * pp} sockets; one socket of each stage holds"
+             " (its SRAM plan: the kernels of its stage in the plan above)"]
+    for use in socket_use(module):
+        lines.append(
+            f"  stage {use['stage']} (sockets {use['first_socket']}-{use['last_socket']}): HBM weights "
+            f"{_mb(use['hbm_weight_bytes'])}, DDR weights {_mb(use['ddr_weight_bytes'])}"
+        )
+    return lines
+
+
 def compile_report(module: ModuleOp, report: Any) -> str:
     """The readable report: tensor placement, memory use, then the kernel table."""
     forward = next(op for op in module.ops if op.name == "func.func")
@@ -87,6 +122,7 @@ def compile_report(module: ModuleOp, report: Any) -> str:
         f"{_mb(_attr(module, 'tier.activation_bytes'))}"
     )
     lines.append(f"DDR   weights {_mb(_attr(module, 'tier.ddr_weight_bytes'))}")
+    lines += _socket_lines(module)
     note = emulation_note(module)
     if note:
         lines.append(note)
@@ -106,4 +142,5 @@ def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
     data["sram_capacity_bytes"] = _attr(forward, "tier.sram_capacity")
     data["f64_emulated_values"] = f64_value_count(module)
     data["f64_demoted_values"] = demoted_count(module)
+    data["sockets"] = socket_use(module)
     return data

@@ -137,9 +137,9 @@ def _run(args: argparse.Namespace) -> None:
         if args.simulate:
             print(report.table())
             return
-    from rducc.runtime.interpreter import PlacedProgram
+    from rducc.runtime.sockets import placed_runner
 
-    runner = PlacedProgram(module)
+    runner = placed_runner(module)  # every socket's program when partitioned
     inputs = [_load_input(p) for p in args.input]
     inputs = [_as_declared(a, arg.dtype) for a, arg in zip(inputs, runner.inputs)] + inputs[len(runner.inputs):]
     weights_path = _weights_file(module, program_path, args.weights)

@@ -46,6 +46,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from rducc.dialects.collectives import COLLECTIVE_OPS
 from rducc.dialects.shapes import (
     broadcast_shapes,
     broadcasts_to,
@@ -969,6 +970,7 @@ Dataflow = Dialect(
         IotaOp,
         RandomOp,
         ArgsortOp,
+        *COLLECTIVE_OPS,
     ],
     [ReduceKindAttr, ScanKindAttr, PoolKindAttr],
 )

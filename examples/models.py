@@ -89,6 +89,33 @@ def tiny_llama(seed: int = 0, seq: int = 8) -> tuple[nn.Module, tuple[torch.Tens
     return model, (torch.randint(0, config.vocab_size, (1, seq)),)
 
 
+def _tiny_llama8_config(layers: int = 2):
+    """tiny_llama's shape with 8 heads and 8 KV heads: splits 8 ways (sn40l-8, tp=8)."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=layers,
+        num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=128,
+    )
+
+
+def tiny_llama8(seed: int = 0, seq: int = 8) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """A tiny Llama (HF) whose heads and KV heads divide by 8."""
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = _tiny_llama8_config()
+    model = LogitsOnly(LlamaForCausalLM(config)).eval()
+    return model, (torch.randint(0, config.vocab_size, (1, seq)),)
+
+
+def tiny_llama8_decode(seed: int = 0, cached: int = 16, layers: int = 2) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """LlamaDecodeStep at tiny_llama8's size (8 heads, 8 KV heads), with a random KV cache."""
+    torch.manual_seed(seed)
+    config = _tiny_llama8_config(layers)
+    return LlamaDecodeStep(config).eval(), decode_step_inputs(config, cached, seed=seed)
+
+
 def tiny_gpt2(seed: int = 0, seq: int = 8) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -115,6 +142,35 @@ def llama31_8b_config(layers: int = 32):
         },
         tie_word_embeddings=False, torch_dtype=torch.bfloat16,
     )
+
+
+def llama31_70b_config(layers: int = 80):
+    """The exact Llama 3.1 70B architecture (bf16), optionally with fewer layers."""
+    config = llama31_8b_config(layers)
+    config.hidden_size, config.intermediate_size = 8192, 28672
+    config.num_attention_heads, config.num_key_value_heads = 64, 8
+    return config
+
+
+def llama31_405b_config(layers: int = 126):
+    """The exact Llama 3.1 405B architecture (bf16), optionally with fewer layers."""
+    config = llama31_8b_config(layers)
+    config.hidden_size, config.intermediate_size = 16384, 53248
+    config.num_attention_heads, config.num_key_value_heads = 128, 8
+    return config
+
+
+LLAMA31_CONFIGS = {"8b": llama31_8b_config, "70b": llama31_70b_config, "405b": llama31_405b_config}
+"""Llama 3.1 architectures by size, each `config(layers)`."""
+
+
+def llama31_decode_meta(size: str, cached: int = 4096, layers: int | None = None):
+    """A Llama 3.1 decode step (8b, 70b or 405b) on the meta device (bf16), KV cache of `cached`."""
+    make = LLAMA31_CONFIGS[size]
+    config = make() if layers is None else make(layers)
+    with torch.device("meta"):
+        model = LlamaDecodeStep(config).to(torch.bfloat16).eval()
+    return model, decode_step_inputs(config, cached, device="meta", dtype=torch.bfloat16)
 
 
 def llama31_8b_meta(seq: int = 128, layers: int = 32) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:

@@ -10,6 +10,12 @@ def _canonicalize() -> type[ModulePass]:
     return RduCanonicalize
 
 
+def _partition() -> type[ModulePass]:
+    from rducc.passes.rdu_partition import RduPartition
+
+    return RduPartition
+
+
 def _outline_layers() -> type[ModulePass]:
     from rducc.passes.rdu_outline_layers import RduOutlineLayers
 
@@ -54,6 +60,7 @@ def _sram_alloc() -> type[ModulePass]:
 
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-canonicalize": _canonicalize,
+    "rdu-partition": _partition,
     "rdu-outline-layers": _outline_layers,
     "rdu-fuse": _fuse,
     "rdu-merge-maps": _merge_maps,

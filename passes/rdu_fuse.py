@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -33,6 +33,12 @@ from rducc.passes.common import LAYER_ATTR, functions, module_target, require_te
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)
+
+
+def stage_of(op: Operation) -> int:
+    """The pipeline stage of an op (`rdu.stage`, from rdu-partition); 0 when not pipelined."""
+    stage = op.attributes.get("rdu.stage")
+    return stage.value.data if isinstance(stage, IntegerAttr) else 0
 
 
 def layer_key(op: Operation) -> str | None:
@@ -168,10 +174,13 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
             joins = _joins_heavy(current, op)
         elif isinstance(op, ReduceOp):
             joins = _joins_reduce(current, op)
+        if current.ops and stage_of(op) != stage_of(current.ops[0]):
+            joins = False  # a kernel runs on one pipeline stage's sockets
         if joins and current.ops and not _fits([*current.ops, op], target):
             joins = False
         if not joins and current.ops:
-            moved = _pull_back(current, ops[index:]) if isinstance(op, (*HEAVY_OPS, ReduceOp)) else []
+            pulls = isinstance(op, (*HEAVY_OPS, ReduceOp)) and stage_of(op) == stage_of(current.ops[0])
+            moved = _pull_back(current, ops[index:]) if pulls else []
             kept = current.ops[: len(current.ops) - len(moved)]
             if kept:
                 segments.append(kept)
@@ -190,7 +199,8 @@ def merged_segments(segments: list[list[Operation]], target: Target) -> list[lis
     """-O2: merge neighbours of the same layer while the result fits."""
     merged: list[list[Operation]] = []
     for segment in segments:
-        if merged and _segment_key(merged[-1]) == _segment_key(segment):
+        same_stage = merged and stage_of(merged[-1][0]) == stage_of(segment[0])
+        if same_stage and _segment_key(merged[-1]) == _segment_key(segment):
             candidate = merged[-1] + segment
             if _fits(candidate, target):
                 merged[-1] = candidate

@@ -13,6 +13,11 @@ The weights one parameter of an outlined layer (`rdu-outline-layers`)
 receives from its calls are placed together, in one tier, which is recorded
 on the parameter (`tier.tier`) for `rdu-insert-dma`.
 
+In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
+their own HBM: a global counts against the stage that first reads it, and
+`tier.hbm_weight_bytes_by_stage` / `tier.ddr_weight_bytes_by_stage` record
+one socket of each stage.
+
 A model whose weights and activations exceed HBM + DDR is an error.
 The result is recorded on the module: `tier.hbm_weight_bytes`,
 `tier.ddr_weight_bytes` and `tier.activation_bytes`.
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -32,6 +37,7 @@ from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program
+from rducc.passes.rdu_partition import global_stages
 
 
 def tensor_type_bytes(tensor: TensorType) -> int:
@@ -168,6 +174,9 @@ class RduPlaceTiers(ModulePass):
         activations = _activation_bytes(op)
         hbm_free = target.hbm_bytes - activations
         hbm_used = ddr_used = 0
+        stages = global_stages(op)  # pipeline stages: each its own sockets' HBM
+        hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
+        ddr_by_stage = list(hbm_by_stage)
         read = [n for n in _first_use_order(op) if n in globals_]
         together = weights_sharing_a_parameter(op)
         placed: set[str] = set()
@@ -177,15 +186,18 @@ class RduPlaceTiers(ModulePass):
             names = together.get(first, [first])
             placed.update(names)
             size = sum(tensor_type_bytes(globals_[n].global_type) for n in names)
-            tier = Tier.HBM if hbm_used + size <= hbm_free else Tier.DDR
+            stage = stages.get(first, 0)
+            tier = Tier.HBM if hbm_by_stage[stage] + size <= hbm_free else Tier.DDR
             for name in names:
                 globals_[name].tier = TierAttr(tier)
             if tier == Tier.HBM:
                 hbm_used += size
+                hbm_by_stage[stage] += size
             else:
                 ddr_used += size
+                ddr_by_stage[stage] += size
         record_parameter_tiers(op, globals_)
-        if ddr_used > target.ddr_bytes or activations > target.hbm_bytes:
+        if max(ddr_by_stage) > target.ddr_bytes or activations > target.hbm_bytes:
             raise RduccError(
                 f"the model does not fit {target.name}: {hbm_used + ddr_used} bytes of weights "
                 f"and {activations} bytes of activations, against {target.hbm_bytes} bytes of HBM "
@@ -194,3 +206,6 @@ class RduPlaceTiers(ModulePass):
         op.attributes["tier.hbm_weight_bytes"] = IntegerAttr(hbm_used, i64)
         op.attributes["tier.ddr_weight_bytes"] = IntegerAttr(ddr_used, i64)
         op.attributes["tier.activation_bytes"] = IntegerAttr(activations, i64)
+        if len(hbm_by_stage) > 1:  # one socket of each pipeline stage
+            op.attributes["tier.hbm_weight_bytes_by_stage"] = DenseArrayBase.from_list(i64, hbm_by_stage)
+            op.attributes["tier.ddr_weight_bytes_by_stage"] = DenseArrayBase.from_list(i64, ddr_by_stage)

@@ -156,6 +156,10 @@ class KernelCost(_TierTotals):
     launch_s: float
     modeled_time_s: float
     share: float = 0.0
+    link_s: float = 0.0
+    """Socket-to-socket time of the kernel's collectives (in modeled_time_s)."""
+    link_bytes: int = 0
+    """Bytes one socket sends over its links for them."""
 
 
 
@@ -228,6 +232,10 @@ class Report(_TierTotals):
         rate = self.flops / seconds if seconds > 0 else 0.0
         out.append(f"modeled time      {seconds * 1e6:.2f} us ({seconds * 1e3:.4f} ms)")
         out.append(f"FLOPs             {self.flops} ({_si(rate)}FLOP/s achieved)")
+        link_s = sum(k.link_s for k in self.kernels)
+        if link_s:
+            sent = sum(k.link_bytes for k in self.kernels)
+            out.append(f"socket links      {link_s * 1e6:.2f} us, {sent} B sent a socket (collectives, send/recv)")
         for key in sorted(self.bytes_by_tier):
             out.append(f"bytes {key:<11} {self.bytes_by_tier[key]} ({_si(self.bytes_by_tier[key])}B)")
         out.append(
@@ -489,6 +497,9 @@ def _cost(kernel: _Kernel, target: Target) -> KernelCost:
     launch = target.kernel_launch_s
     busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
     bound = "launch" if launch > times[busiest] else busiest
+    link_s, link_bytes = kernel_link_cost(kernel.compute, tiles, target)
+    if link_s > max(launch, times[busiest]):
+        bound = "link"
     return KernelCost(
         name=kernel.compute.sym_name.data,
         ops_fused=dict(ops),
@@ -503,8 +514,90 @@ def _cost(kernel: _Kernel, target: Target) -> KernelCost:
         ddr_s=times["ddr"],
         fill_s=fill,
         launch_s=launch,
-        modeled_time_s=times[busiest] + fill + launch,
+        modeled_time_s=times[busiest] + fill + launch + link_s,
+        link_s=link_s,
+        link_bytes=link_bytes,
     )
+
+
+def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
+    """(seconds, bytes one socket sends) of one collective, from the target's link figures.
+
+    B = the input's bytes on one socket, n = the group, L = link_latency_s,
+    W = link_bandwidth. all_reduce: the faster of a ring, 2(n-1) steps of
+    B/n, and recursive doubling, log2(n) steps of B (n a power of two);
+    all_gather: (n-1) steps of B, or log2(n) start-ups and (n-1) B;
+    reduce_scatter: (n-1) steps of B/n; send_recv: one step of B.
+    """
+    from rducc.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
+
+    latency, bandwidth = target.link_latency_s, target.link_bandwidth
+    size = _tensor_bytes(op.operands[0])
+    if isinstance(op, SendRecvOp):
+        return latency + size / bandwidth, size
+    n = op.group_size
+    if n <= 1:
+        return 0.0, 0
+    doubling = (n & (n - 1)) == 0
+    steps = n.bit_length() - 1
+    if isinstance(op, AllReduceOp):
+        ring = (2 * (n - 1) * (latency + size / n / bandwidth), 2 * (n - 1) * size // n)
+        if not doubling:
+            return ring
+        return min(ring, (steps * (latency + size / bandwidth), steps * size))
+    if isinstance(op, AllGatherOp):
+        ring = ((n - 1) * (latency + size / bandwidth), (n - 1) * size)
+        return min(ring, (steps * latency + (n - 1) * size / bandwidth, (n - 1) * size)) if doubling else ring
+    if isinstance(op, ReduceScatterOp):
+        return (n - 1) * (latency + size / n / bandwidth), (n - 1) * size // n
+    return 0.0, 0
+
+
+def kernel_link_cost(compute: Operation, tiles: int, target: Target) -> tuple[float, int]:
+    """Link time and bytes of the collectives in a kernel's body, run once a tile."""
+    from rducc.dialects.collectives import COLLECTIVE_OPS
+
+    seconds, sent = 0.0, 0
+    for op in compute.walk():
+        if isinstance(op, COLLECTIVE_OPS):
+            op_s, op_bytes = collective_cost(op, target)
+            seconds, sent = seconds + op_s * tiles, sent + op_bytes * tiles
+    return seconds, sent
+
+
+def partition_estimate(module: ModuleOp, target: Target) -> float:
+    """A quick modeled time of a partitioned graph (level 1), to compare splits.
+
+    Each op: the larger of its FLOPs at peak and the bytes of the weights and
+    inputs it reads (function arguments) at HBM bandwidth; each collective:
+    `collective_cost`. Stages run one after another (one token through the
+    pipeline). Weights past one socket's HBM are read at DDR bandwidth.
+    """
+    from rducc.dialects.collectives import COLLECTIVE_OPS
+    from rducc.passes.rdu_partition import global_stages
+
+    seconds = 0.0
+    for function in functions(module):
+        args = set(function.args)
+        for op in function.body.block.ops:
+            if isinstance(op, COLLECTIVE_OPS):
+                seconds += collective_cost(op, target)[0]
+                continue
+            element = _compute_element(op)
+            flops = op_flops(op)
+            compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+            read = sum(_tensor_bytes(v) for v in op.operands if v in args and isinstance(v.type, TensorType))
+            seconds += max(compute, read / target.hbm_bandwidth)
+    per_stage: Counter[int] = Counter()
+    stages = global_stages(module)
+    from rducc.dialects.memory import GlobalOp
+
+    for op in module.ops:
+        if isinstance(op, GlobalOp):
+            per_stage[stages.get(op.sym_name.data, 0)] += prod(op.global_type.get_shape()) * byte_width(
+                op.global_type.element_type)
+    spill = max((b - target.hbm_bytes for b in per_stage.values()), default=0)
+    return seconds + max(spill, 0) / target.ddr_bandwidth
 
 
 def _int_attr(op: Operation, name: str) -> int:
@@ -566,4 +659,4 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     )
 
 
-__all__ = ["KernelCost", "Report", "estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]
+__all__ = ["KernelCost", "Report", "estimate", "collective_cost", "partition_estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]

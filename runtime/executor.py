@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects import dataflow as rdu
+from rducc.dialects.collectives import COLLECTIVE_OPS
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime import kernels
@@ -140,6 +141,10 @@ def _prepare_kernel(op: Operation, check: bool) -> Kernel:
         value = kernels.dense_to_array(op.value)
         value.flags.writeable = False
         return lambda: value
+    if isinstance(op, COLLECTIVE_OPS):
+        from rducc.runtime.sockets import collective_kernel
+
+        return collective_kernel(op)
     if isinstance(op, rdu.KernelOp):
         program = _Program(op.body.block, describe_op(op), check)
         if len(op.results) == 1:

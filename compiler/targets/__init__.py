@@ -42,6 +42,9 @@ class Target:
     dma_latency_s: float
     kernel_launch_s: float
     link_bandwidth: float
+    """Bytes/s one socket sends to its neighbour (one direction); assumed."""
+    link_latency_s: float
+    """Start-up time of one socket-to-socket transfer; assumed."""
     source: str = ""
     """How the target was named: a built-in name or the file's absolute path."""
 
@@ -57,7 +60,7 @@ class Target:
 _FIGURES = [f for f in fields(Target) if f.name != "source"]
 _INTEGER_FIELDS = {f.name for f in _FIGURES if f.type == "int"}
 _FLOAT_FIELDS = {f.name for f in _FIGURES if f.type == "float"}
-_LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s"}
+_LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s", "link_latency_s"}
 
 
 def _read(path: Path) -> dict[str, Any]:

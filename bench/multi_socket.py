@@ -1,0 +1,106 @@
+"""Modeled multi-socket decode (cost model): Llama 3.1 8B and 70B on sn40l-8 and sn40l-16.
+
+Each model is the decode step of the exact Llama 3.1 config (meta device,
+bf16, batch 1, a KV cache of 4,096 positions; examples/models.py,
+LlamaDecodeStep), compiled at -O2 for the target with its default pipeline:
+`rdu-partition` picks the tensor/pipeline split with the cost model. Figures:
+modeled time per token and tokens/s, the split chosen, the time on the
+sockets' links, and the ratio to the aggregate-HBM roofline, the bytes a
+token must read (weights, KV cache, one embedding row) / (sockets x HBM
+bandwidth). Goal >= 90% of roofline. SambaNova's published figures
+(shared/TARGETS.md) stand beside them. The 405B config must compile for
+sn40l-16.
+
+Every figure is modeled from shapes, not measured on a chip. --quick
+compiles 2 decoder layers of each model instead of all (the roofline is then
+that of the same 2 layers, so the ratio is comparable; tokens/s is not).
+
+Run: python bench/multi_socket.py [--quick]
+"""
+
+from __future__ import annotations
+
+import time
+
+from common import Section, standalone
+
+import models  # noqa: E402
+
+from rducc.driver import import_exported, lower  # noqa: E402
+from rducc.passes.rdu_partition import partition_of  # noqa: E402
+from rducc.runtime.cost_model import estimate  # noqa: E402
+from rducc.targets import load_target  # noqa: E402
+
+CACHED = 4096
+LAYERS = {"8b": 32, "70b": 80, "405b": 126}
+PUBLISHED_TOKENS_S = {"8b": 1042, "70b": 457, "405b": 129}
+"""SambaNova, Sep 2024 (Artificial Analysis), 16-bit, per user: shared/TARGETS.md."""
+
+
+def bytes_per_token(model, inputs) -> int:
+    """Bytes one decode step must read: every weight but the embedding table, one
+    embedding row, and the KV cache inputs."""
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    table = model.embed_tokens.weight
+    row = table.shape[1] * table.element_size()
+    cache = sum(t.numel() * t.element_size() for t in inputs[3:])
+    return weights - table.numel() * table.element_size() + row + cache
+
+
+def decode(section: Section, size: str, target_name: str, layers: int) -> None:
+    target = load_target(target_name)
+    model, inputs = models.llama31_decode_meta(size, CACHED, layers)
+    start = time.perf_counter()
+    module = import_exported(models.export(model, inputs))
+    lower(module, target, 2)
+    report = estimate(module, target)
+    seconds = time.perf_counter() - start
+    tp, pp = partition_of(module)
+    needed = bytes_per_token(model, inputs)
+    roofline_s = needed / (target.sockets * target.hbm_bandwidth)
+    share = roofline_s / report.modeled_time_s
+    link_s = sum(k.link_s for k in report.kernels)
+    label = f"{size.upper()} on {target_name} ({layers} layers)"
+    published = f"; published, 16 sockets: {PUBLISHED_TOKENS_S[size]:,}" if layers == LAYERS[size] else ""
+    section.add(f"{label}: tokens/s (batch 1)",
+                f"{1 / report.modeled_time_s:,.0f} ({report.modeled_time_s * 1e3:.3f} ms a token, tp={tp} pp={pp}, "
+                f"links {link_s * 1e3:.3f} ms{published})")
+    section.add(f"{label}: aggregate-HBM roofline / modeled time",
+                f"{share:.1%} ({needed / 1e9:.2f} GB a token / ({target.sockets} x "
+                f"{target.hbm_bandwidth / 1e12:.1f} TB/s) = {roofline_s * 1e3:.3f} ms)", ">= 90%", share >= 0.9)
+    section.details.append(f"- {label}: compiled in {seconds:.0f} s; {len(report.kernels)} kernels.")
+
+
+def compiles(section: Section, size: str, target_name: str, layers: int) -> None:
+    target = load_target(target_name)
+    model, inputs = models.llama31_decode_meta(size, CACHED, layers)
+    start = time.perf_counter()
+    module = import_exported(models.export(model, inputs))
+    lower(module, target, 2)
+    report = estimate(module, target)
+    tp, pp = partition_of(module)
+    section.add(f"{size.upper()} on {target_name} ({layers} layers): compiles",
+                f"yes, tp={tp} pp={pp}, {report.modeled_time_s * 1e3:.3f} ms a token modeled, "
+                f"{time.perf_counter() - start:.0f} s to compile", "compiles", True)
+
+
+def run(quick: bool) -> Section:
+    section = Section("Modeled multi-socket decode: Llama 3.1 on sn40l-8 and sn40l-16 (cost model)",
+                      f"python bench/multi_socket.py{' --quick' if quick else ''}")
+    for size in ("8b", "70b"):
+        for target_name in ("sn40l-8", "sn40l-16"):
+            decode(section, size, target_name, 2 if quick else LAYERS[size])
+    compiles(section, "405b", "sn40l-16", 2 if quick else LAYERS["405b"])
+    section.details += [
+        "",
+        "Link figures are assumed (compiler/targets/sn40l.toml): 100 GB/s and 1 us a step. "
+        "Llama 3.1 has 8 KV heads, so tensor parallelism stops at tp=8: on sn40l-16 the "
+        "cost model can only add pipeline stages, which hold half the weights a socket but do "
+        "not shorten one token's way through the model (see bench/notes.md).",
+        "",
+    ]
+    return section
+
+
+if __name__ == "__main__":
+    standalone(run, __doc__)

@@ -1,0 +1,156 @@
+"""Collectives of the `rdu` dialect: data moving between sockets.
+
+A multi-socket program is SPMD over the `group` sockets of one tensor-parallel
+group (every socket runs the same program on its shard); these ops are where
+the sockets meet:
+
+    rdu.all_reduce %x group 8 : T -> T          sum of every rank's %x, on every rank
+    rdu.all_gather %x dim 2 group 8 : A -> B     ranks' %x joined along dim (B = 8 x A there)
+    rdu.reduce_scatter %x dim 2 group 8 : A -> B sum of every rank's %x, rank r keeps part r
+    rdu.send_recv %x from 0 to 1 : T -> T        point to point: the value of pipeline
+                                                 stage 0's sockets, on stage 1's sockets
+
+`rdu.send_recv` is a send and its matching receive as one SSA op: the
+program is one dataflow graph whose ops carry the pipeline stage that runs
+them (`rdu.stage`), so the send's value and the receive's result are the two
+ends of one edge. Defined apart from `dataflow.py` (which lists them in the
+dialect) to keep the multi-socket work in one place.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from rducc.dialects.shapes import element_of, shape_of, verify_element_type, verify_static
+
+
+def _verify_static_tensors(op: IRDLOperation) -> None:
+    for index, value in enumerate([*op.operands, *op.results]):
+        what = f"'{op.name}' value #{index}"
+        verify_static(value.type, what)
+        verify_element_type(value.type.element_type, what)
+    a, b = op.operands[0].type, op.results[0].type
+    if element_of(a) != element_of(b):
+        raise VerifyException(
+            f"'{op.name}' input and result: element types differ ({element_of(a)} vs {element_of(b)})"
+        )
+
+
+def _verify_group(op: IRDLOperation, group: int) -> None:
+    if group < 1:
+        raise VerifyException(f"'{op.name}' group must be >= 1, got {group}")
+
+
+class _CollectiveOp(IRDLOperation):
+    """One tensor in, one tensor out, over a group of sockets."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    group = prop_def(IntegerAttr[I64])
+
+    @property
+    def group_size(self) -> int:
+        return self.group.value.data
+
+
+@irdl_op_definition
+class AllReduceOp(_CollectiveOp):
+    """Sum of the input over the group's sockets, on every socket."""
+
+    name = "rdu.all_reduce"
+    assembly_format = "$input `group` $group attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, group: int):
+        super().__init__(
+            operands=[input], result_types=[input.type], properties={"group": IntegerAttr(group, i64)}
+        )
+
+    def verify_(self) -> None:
+        _verify_static_tensors(self)
+        _verify_group(self, self.group_size)
+        if self.input.type != self.result.type:
+            raise VerifyException("'rdu.all_reduce' result must have the input's type")
+
+
+class _DimCollectiveOp(_CollectiveOp):
+    dim = prop_def(IntegerAttr[I64])
+    assembly_format = "$input `dim` $dim `group` $group attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, dim: int, group: int, result_type: Attribute):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"dim": IntegerAttr(dim, i64), "group": IntegerAttr(group, i64)},
+        )
+
+    def _verify_dim(self, small: tuple[int, ...], large: tuple[int, ...]) -> None:
+        """`large` is `small` with dim `dim` multiplied by the group."""
+        _verify_static_tensors(self)
+        group, dim = self.group_size, self.dim.value.data
+        _verify_group(self, group)
+        if not 0 <= dim < len(small):
+            raise VerifyException(f"'{self.name}' dim {dim} is out of range for rank {len(small)}")
+        expected = list(small)
+        expected[dim] *= group
+        if len(large) != len(small) or list(large) != expected:
+            raise VerifyException(
+                f"'{self.name}' shapes {list(shape_of(self.input.type))} -> "
+                f"{list(shape_of(self.result.type))} do not match dim {dim} split {group} ways"
+            )
+
+
+@irdl_op_definition
+class AllGatherOp(_DimCollectiveOp):
+    """Every socket's input joined along `dim` in rank order, on every socket."""
+
+    name = "rdu.all_gather"
+
+    def verify_(self) -> None:
+        self._verify_dim(shape_of(self.input.type), shape_of(self.result.type))
+
+
+@irdl_op_definition
+class ReduceScatterOp(_DimCollectiveOp):
+    """The group's sum of the input, split along `dim`: socket r keeps part r."""
+
+    name = "rdu.reduce_scatter"
+
+    def verify_(self) -> None:
+        self._verify_dim(shape_of(self.result.type), shape_of(self.input.type))
+
+
+@irdl_op_definition
+class SendRecvOp(IRDLOperation):
+    """Point to point: the value computed by pipeline stage `source` received by stage `dest`."""
+
+    name = "rdu.send_recv"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    source = prop_def(IntegerAttr[I64])
+    dest = prop_def(IntegerAttr[I64])
+    assembly_format = "$input `from` $source `to` $dest attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, source: int, dest: int):
+        super().__init__(
+            operands=[input],
+            result_types=[input.type],
+            properties={"source": IntegerAttr(source, i64), "dest": IntegerAttr(dest, i64)},
+        )
+
+    def verify_(self) -> None:
+        _verify_static_tensors(self)
+        source, dest = self.source.value.data, self.dest.value.data
+        if source < 0 or dest < 0:
+            raise VerifyException(f"'rdu.send_recv' stages must be >= 0, got {source} -> {dest}")
+        if source == dest:
+            raise VerifyException(f"'rdu.send_recv' sends stage {source} to itself")
+        if self.input.type != self.result.type:
+            raise VerifyException("'rdu.send_recv' result must have the input's type")
+
+
+COLLECTIVE_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, SendRecvOp)
+
+__all__ = ["AllReduceOp", "AllGatherOp", "ReduceScatterOp", "SendRecvOp", "COLLECTIVE_OPS"]

@@ -1,0 +1,49 @@
+// RUN: rducc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Every verifier error of the collectives (dialects/collectives.py), one per chunk.
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.all_reduce %x group 0 : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: Operation does not verify: 'rdu.all_reduce' group must be >= 1, got 0
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.all_reduce %x group 2 : tensor<4x8xf32> -> tensor<4x4xf32>
+// CHECK: Operation does not verify: 'rdu.all_reduce' result must have the input's type
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.all_reduce %x group 2 : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK: Operation does not verify: 'rdu.all_reduce' input and result: element types differ (f32 vs bf16)
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.all_gather %x dim 1 group 2 : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: Operation does not verify: 'rdu.all_gather' shapes [4, 8] -> [4, 8] do not match dim 1 split 2 ways
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.all_gather %x dim 2 group 2 : tensor<4x8xf32> -> tensor<4x16xf32>
+// CHECK: Operation does not verify: 'rdu.all_gather' dim 2 is out of range for rank 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.reduce_scatter %x dim 1 group 3 : tensor<4x8xf32> -> tensor<4x2xf32>
+// CHECK: Operation does not verify: 'rdu.reduce_scatter' shapes [4, 8] -> [4, 2] do not match dim 1 split 3 ways
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.send_recv %x from 1 to 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: Operation does not verify: 'rdu.send_recv' sends stage 1 to itself
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.send_recv %x from -1 to 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: Operation does not verify: 'rdu.send_recv' stages must be >= 0, got -1 -> 1

@@ -1,0 +1,16 @@
+// RUN: rducc-opt %s | filecheck %s
+// RUN: rducc-opt %s | rducc-opt | filecheck %s
+// RUN: rducc-opt %s --print-op-generic | rducc-opt | filecheck %s
+
+// The collectives of multi-socket programs (dialects/collectives.py).
+
+%x, %h = "test.op"() : () -> (tensor<1x1x64xf32>, tensor<1x1x8xbf16>)
+
+// CHECK: %sum = rdu.all_reduce %x group 8 : tensor<1x1x64xf32> -> tensor<1x1x64xf32>
+%sum = rdu.all_reduce %x group 8 : tensor<1x1x64xf32> -> tensor<1x1x64xf32>
+// CHECK-NEXT: %whole = rdu.all_gather %h dim 2 group 8 : tensor<1x1x8xbf16> -> tensor<1x1x64xbf16>
+%whole = rdu.all_gather %h dim 2 group 8 : tensor<1x1x8xbf16> -> tensor<1x1x64xbf16>
+// CHECK-NEXT: %part = rdu.reduce_scatter %x dim 2 group 8 : tensor<1x1x64xf32> -> tensor<1x1x8xf32>
+%part = rdu.reduce_scatter %x dim 2 group 8 : tensor<1x1x64xf32> -> tensor<1x1x8xf32>
+// CHECK-NEXT: %next = rdu.send_recv %x from 0 to 1 : tensor<1x1x64xf32> -> tensor<1x1x64xf32>
+%next = rdu.send_recv %x from 0 to 1 : tensor<1x1x64xf32> -> tensor<1x1x64xf32>
