@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--print-pipeline", action="store_true",
-        help="print the pipeline -O/--emit would run, as --pass-pipeline text, and exit",
+        help="print the pipeline -O/--emit (and --target: rdu-partition for several sockets) would run, as --pass-pipeline text, and exit",
     )
     parser.add_argument(
         "--weights", metavar="FILE",
@@ -215,8 +215,12 @@ def _info(args: argparse.Namespace) -> bool:
         print(list_passes(pass_groups(args.plugins)), end="")
     elif args.print_pipeline:
         from rducc.pipeline import pipeline_text
+        from rducc.targets import load_target
 
-        print(pipeline_text(_opt_level(args), args.emit or "placed"))
+        text = pipeline_text(_opt_level(args), args.emit or "placed")
+        if load_target(args.target).sockets > 1:  # as lower() does for several sockets
+            text = text.replace("rdu-canonicalize", "rdu-canonicalize,rdu-partition", 1)
+        print(text)
     else:
         return False
     return True

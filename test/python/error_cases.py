@@ -54,7 +54,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "damaged": ("damaged.pt2", "a good archive with 16 bytes of a weight flipped"),
     "onnx": ("model.onnx", "a non-zip file named .onnx"),
     "safetensors": ("weights.safetensors", "a safetensors file"),
-    "unsupported": ("unsupported.pt2", "a model using torch.sort and torch.fft"),
+    "unsupported": ("unsupported.pt2", "a model using torch.fft (unsupported) beside torch.sort"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "complex": ("complex.pt2", "a model taking a complex64 input"),
     "tiny_memory": ("tiny_memory.toml", "a target with 4 KB of HBM and of DDR"),

@@ -332,6 +332,18 @@ def test_print_pipeline_round_trips_through_pass_pipeline(tmp_path, silu_archive
     assert (tmp_path / "text" / "o.mlir").read_text() == (tmp_path / "level" / "o.mlir").read_text()
 
 
+def test_print_pipeline_names_the_partition_of_a_multi_socket_target(tmp_path, silu_archive, capsys):
+    printed = in_process(capsys, "rducc", "--print-pipeline", "-O1", "--target", "sn40l-8")
+    assert printed.returncode == 0, show(printed)
+    assert printed.stdout.strip() == pipeline_text(1).replace("rdu-canonicalize", "rdu-canonicalize,rdu-partition", 1)
+    (tmp_path / "text").mkdir(), (tmp_path / "level").mkdir()
+    common = ("--target", "sn40l-8", "-o")
+    by_text = in_process(capsys, "rducc", silu_archive, "--pass-pipeline", printed.stdout.strip(), *common, tmp_path / "text" / "o.mlir")
+    by_level = in_process(capsys, "rducc", silu_archive, "-O1", *common, tmp_path / "level" / "o.mlir")
+    assert by_text.returncode == 0 and by_level.returncode == 0, show(by_text) + show(by_level)
+    assert (tmp_path / "text" / "o.mlir").read_text() == (tmp_path / "level" / "o.mlir").read_text()
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
