@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.aten_elementwise import result_type
-from rducc.aten_indexing import along, gather_dim, ramp
+from rducc.aten_indexing import along, gather_dim, pad_dim, ramp
 from rducc.aten_structural import _element, _fake_type, _shape, _tensor, _used_outputs, cast, reduce, reshape, slice_dim
 from rducc.dialects.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
 from rducc.dialects.shapes import is_float
@@ -79,26 +79,6 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     )
 
 
-def _pad_dim(g: GraphImporter, value: SSAValue, dim: int, before: int, after: int) -> SSAValue:
-    """Zeros added before and after `dim` (a negative width crops instead)."""
-    size = _shape(value)[dim]
-    start, stop = max(0, -before), size - max(0, -after)
-    value = slice_dim(g, value, dim, start, max(0, stop - start))
-    pieces = []
-    for width in (before, None, after):
-        if width is None:
-            pieces.append(value)
-        elif width > 0:
-            shape = list(_shape(value))
-            shape[dim] = width
-            pieces.append(_zeros(g, _element(value), shape))
-    if len(pieces) == 1:
-        return value
-    shape = list(_shape(value))
-    shape[dim] = sum(_shape(p)[dim] for p in pieces)
-    return g.emit(ConcatOp(pieces, dim, _tensor(_element(value), shape)))
-
-
 def _spread(g: GraphImporter, value: SSAValue, dim: int, stride: int) -> SSAValue:
     """`stride - 1` zeros between neighbours along `dim`: [n] -> [(n - 1) * stride + 1]."""
     shape = list(_shape(value))
@@ -120,7 +100,7 @@ def _transposed_input(
     for i, (k, s, p, d, extra) in enumerate(zip(kernel, stride, padding, dilation, output_padding)):
         dim = 2 + i
         border = d * (k - 1) - p
-        value = _pad_dim(g, _spread(g, value, dim, s), dim, border, border + extra)
+        value = pad_dim(g, _spread(g, value, dim, s), dim, border, border + extra)
     return value
 
 

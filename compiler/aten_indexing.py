@@ -187,26 +187,30 @@ def convert_constant_pad(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     rank = len(_shape(value))
     pads = list(args["pad"])
     fill_value = args["value"]
-    element = _element(value)
     for i in range(len(pads) // 2):
-        dim = rank - 1 - i
-        before, after = pads[2 * i], pads[2 * i + 1]
-        size = _shape(value)[dim]
-        start, stop = max(0, -before), size - max(0, -after)
-        value = slice_dim(g, value, dim, start, max(0, stop - start))
-        pieces = []
-        for width in (before, None, after):
-            if width is None:
-                pieces.append(value)
-            elif width > 0:
-                shape = list(_shape(value))
-                shape[dim] = width
-                pieces.append(g.map([], _tensor(element, shape), lambda b, xs: b.constant(fill_value, element)))
-        if len(pieces) > 1:
-            shape = list(_shape(value))
-            shape[dim] = sum(_shape(p)[dim] for p in pieces)
-            value = g.emit(ConcatOp(pieces, dim, _tensor(element, shape)))
+        value = pad_dim(g, value, rank - 1 - i, pads[2 * i], pads[2 * i + 1], fill_value)
     return value
+
+
+def pad_dim(g: GraphImporter, value: SSAValue, dim: int, before: int, after: int, fill: float | int = 0) -> SSAValue:
+    """`fill` added `before` and `after` along `dim` (a negative width crops instead)."""
+    element = _element(value)
+    size = _shape(value)[dim]
+    start, stop = max(0, -before), size - max(0, -after)
+    value = slice_dim(g, value, dim, start, max(0, stop - start))
+    pieces = []
+    for width in (before, None, after):
+        if width is None:
+            pieces.append(value)
+        elif width > 0:
+            shape = list(_shape(value))
+            shape[dim] = width
+            pieces.append(g.map([], _tensor(element, shape), lambda b, xs: b.constant(fill, element)))
+    if len(pieces) == 1:
+        return value
+    shape = list(_shape(value))
+    shape[dim] = sum(_shape(p)[dim] for p in pieces)
+    return g.emit(ConcatOp(pieces, dim, _tensor(element, shape)))
 
 
 @converts("aten.repeat.default")
