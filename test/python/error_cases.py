@@ -126,6 +126,9 @@ CASES: list[ErrorCase] = [
     # --- pipelines and pass plugins
     ErrorCase("unknown pass in --pass-pipeline", RDUCC, ("{model}", "--pass-pipeline", "rdu-canonicalize,rdu-bogus", *OUT), "unknown pass 'rdu-bogus'"),
     ErrorCase("--pass-pipeline with -O", RDUCC, ("{model}", "--pass-pipeline", "cse", "-O1", *OUT), "--pass-pipeline replaces the -O pipeline"),
+    ErrorCase("partition over more sockets than the target has", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-partition{{tp=4 pp=4}}", *OUT), "tp=4 x pp=4 needs 16 sockets; target sn40l-8 has 8"),
+    ErrorCase("pipeline stages without decoder layers", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-partition{{pp=2}}", *OUT), "pp=2 needs at least 2 decoder layers"),
+    ErrorCase("partition after fusion", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-fuse,rdu-partition", *OUT), "rdu-partition works on the imported graph: run it before rdu-fuse"),
     ErrorCase("pass plugin that does not parse", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_syntax}", "--pass-pipeline", "cse", *OUT), "pass plugin does not parse", located=True),
     ErrorCase("pass plugin that raises while loading", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_raises}", "--pass-pipeline", "cse", *OUT), "pass plugin failed while loading: KeyError"),
     ErrorCase("plugin pass that raises", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_faulty}", "--pass-pipeline", "rdu-canonicalize,crash", *OUT), "pass 'crash' failed at"),
