@@ -21,6 +21,7 @@ Run: python bench/multi_socket.py [--quick]
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from common import Section, standalone
 
@@ -28,7 +29,7 @@ import models  # noqa: E402
 
 from rducc.driver import import_exported, lower  # noqa: E402
 from rducc.passes.rdu_partition import partition_of  # noqa: E402
-from rducc.runtime.cost_model import estimate  # noqa: E402
+from rducc.runtime.cost_model import Report, estimate  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 
 CACHED = 4096
@@ -47,15 +48,19 @@ def bytes_per_token(model, inputs) -> int:
     return weights - table.numel() * table.element_size() + row + cache
 
 
-def decode(section: Section, size: str, target_name: str, layers: int) -> None:
-    target = load_target(target_name)
+def compile_decode(size: str, target_name: str, layers: int) -> tuple[Any, Any, Report, tuple[int, int], float]:
+    """The decode step compiled at -O2 for the target: model, inputs, report, (tp, pp), seconds."""
     model, inputs = models.llama31_decode_meta(size, CACHED, layers)
     start = time.perf_counter()
     module = import_exported(models.export(model, inputs))
-    lower(module, target, 2)
-    report = estimate(module, target)
-    seconds = time.perf_counter() - start
-    tp, pp = partition_of(module)
+    lower(module, load_target(target_name), 2)
+    report = estimate(module, load_target(target_name))
+    return model, inputs, report, partition_of(module), time.perf_counter() - start
+
+
+def decode(section: Section, size: str, target_name: str, layers: int) -> None:
+    target = load_target(target_name)
+    model, inputs, report, (tp, pp), seconds = compile_decode(size, target_name, layers)
     needed = bytes_per_token(model, inputs)
     roofline_s = needed / (target.sockets * target.hbm_bandwidth)
     share = roofline_s / report.modeled_time_s
@@ -72,16 +77,10 @@ def decode(section: Section, size: str, target_name: str, layers: int) -> None:
 
 
 def compiles(section: Section, size: str, target_name: str, layers: int) -> None:
-    target = load_target(target_name)
-    model, inputs = models.llama31_decode_meta(size, CACHED, layers)
-    start = time.perf_counter()
-    module = import_exported(models.export(model, inputs))
-    lower(module, target, 2)
-    report = estimate(module, target)
-    tp, pp = partition_of(module)
+    _, _, report, (tp, pp), seconds = compile_decode(size, target_name, layers)
     section.add(f"{size.upper()} on {target_name} ({layers} layers): compiles",
                 f"yes, tp={tp} pp={pp}, {report.modeled_time_s * 1e3:.3f} ms a token modeled, "
-                f"{time.perf_counter() - start:.0f} s to compile", "compiles", True)
+                f"{seconds:.0f} s to compile", "compiles", True)
 
 
 def run(quick: bool) -> Section:
