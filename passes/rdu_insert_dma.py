@@ -1,9 +1,13 @@
 """`rdu-insert-dma`: make every byte's movement explicit (level 3, memory).
 
 Values cross kernels in HBM, unless a value is read only by the next kernel
-and both kernels run untiled with working sets that fit the SRAM together:
-then it stays in its SRAM buffer (`keep_on_chip`, off at -O0, the unfused
-baseline). Each tiled `rdu.kernel` becomes, in @forward:
+and it fits the SRAM beside both kernels' working sets (`keep_on_chip`, off
+at -O0, the unfused baseline; see `kept_on_chip`). A kept value stays in an
+SRAM buffer of its whole shape: an untiled kernel's output buffer, or one a
+tiled kernel writes tile by tile (`tier.dma %o_t -> %kept[%off, ...]`, an
+SRAM-to-SRAM copy the cost model counts as SRAM traffic); the next kernel
+reads it in place when it does not tile it, else copies its windows into its
+tile buffers. Each tiled `rdu.kernel` becomes, in @forward:
 
     %out  = tier.alloc : !tier.buffer<hbm, ...>          output crossing kernels
     %x_t  = tier.alloc buffers 2 : !tier.buffer<sram, ...>   tiled input, double-buffered
@@ -63,7 +67,7 @@ from rducc.dialects.memory import (
     TierAttr,
 )
 from rducc.errors import RduccError
-from rducc.kernel_model import Group, candidate_loops, gathered_inputs, kernel_group
+from rducc.kernel_model import Group, aligned, candidate_loops, gathered_inputs, kernel_group, tensor_bytes
 from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program, set_level
 
 
@@ -205,8 +209,11 @@ def lower_kernel(
     def copies(value: SSAValue) -> int:
         return 2 if looped and dim(value) >= 0 else 1
 
+    def in_place(value: SSAValue) -> bool:
+        return _is_sram(outer[value]) and not (looped and dim(value) >= 0)
+
     sram_in = {
-        v: outer[v] if _is_sram(outer[v]) else _alloc(out, Tier.SRAM, v, dim(v), plan.size, copies(v))
+        v: outer[v] if in_place(v) else _alloc(out, Tier.SRAM, v, dim(v), plan.size, copies(v))
         for v in loaded
     }
     sram_gathered = {
@@ -214,7 +221,9 @@ def lower_kernel(
         for g in gathered.values()
     }
     hbm_out = {i: _alloc(out, Tier.HBM, v, -1, 0) for i, v in enumerate(group.outputs) if i not in keep}
+    kept_whole = {i: _alloc(out, Tier.SRAM, group.outputs[i], -1, 0) for i in sorted(keep) if looped}
     sram_out = [_alloc(out, Tier.SRAM, v, dim(v), plan.size) for v in group.outputs]
+    drained = {**hbm_out, **kept_whole}
 
     def gather_dmas(emitter: _Emitter, tiled: bool) -> None:
         for table, gather in gathered.items():
@@ -222,7 +231,7 @@ def lower_kernel(
                 emitter.emit(GatherDmaOp(outer[table], sram_in[gather.indices[0]], sram_gathered[gather]))
 
     for v in loaded:
-        if dim(v) < 0 and not _is_sram(outer[v]):
+        if dim(v) < 0 and not in_place(v):
             out.emit(DmaOp(outer[v], sram_in[v]))
     gather_dmas(out, tiled=False)
     body = _compute_body(kernel, group, plan, gathered, loaded)
@@ -242,34 +251,67 @@ def lower_kernel(
         inner.emit(compute)
         for i, v in enumerate(group.outputs):
             window = _window(len(_tensor(v).get_shape()), dim(v), offset, zero)
-            inner.emit(DmaOp(sram_out[i], hbm_out[i], dst_offsets=window))
+            inner.emit(DmaOp(sram_out[i], drained[i], dst_offsets=window))
         inner.emit(scf.YieldOp())
         out.emit(scf.ForOp(zero, count, one, [], Region(loop_block)))
     else:
         out.emit(compute)
         for i, buffer in hbm_out.items():
             out.emit(DmaOp(sram_out[i], buffer))
-    kept = [sram_out[i] for i in keep]
+    results = [kept_whole.get(i, sram_out[i]) if i in keep else hbm_out[i] for i in range(len(group.outputs))]
+    consumed = [outer[v] for v in loaded if _is_sram(outer[v]) and not in_place(v)]
     resident_tables = [outer[t] for t in gathered if _is_sram(outer[t])]
-    for buffer in [*sram_in.values(), *resident_tables, *sram_gathered.values(), *sram_out]:
-        if buffer not in kept:
+    for buffer in [*sram_in.values(), *consumed, *resident_tables, *sram_gathered.values(), *sram_out]:
+        if buffer not in results:
             out.emit(DeallocOp(buffer))
-    return [sram_out[i] if i in keep else hbm_out[i] for i in range(len(group.outputs))]
+    return results
 
 
-def kept_on_chip(kernel: KernelOp, following: Operation | None, capacity: int) -> frozenset[int]:
-    """Outputs of `kernel` that only the next kernel reads, when both run untiled
-    and their working sets fit the SRAM together: they need not go to HBM."""
+def kept_on_chip(
+    kernel: KernelOp, following: Operation | None, capacity: int, used: int = 0
+) -> tuple[frozenset[int], int]:
+    """Outputs of `kernel` that only the next kernel reads and that fit the SRAM
+    beside both kernels' working sets: they need not go to HBM.
+
+    A kept value occupies an SRAM buffer of its whole shape from `kernel` to
+    the end of `following`. Where a kernel holds the whole value anyway (an
+    untiled kernel's output, an input the next kernel keeps resident) that
+    buffer is already in its recorded `working_set`; where it tiles the value,
+    the whole buffer comes on top of its tile buffers. `used` is what values
+    kept from the kernel before already add beside `kernel`'s working set.
+    Outputs are taken largest first while both kernels still fit the
+    `capacity`. Returns the kept outputs' indices and the bytes they add
+    beside `following`'s working set.
+    """
     if not isinstance(following, KernelOp):
-        return frozenset()
-    if _int_attr(kernel, "tiles") != 1 or _int_attr(following, "tiles") != 1:
-        return frozenset()
-    if _int_attr(kernel, "working_set") + _int_attr(following, "working_set") > capacity:
-        return frozenset()
-    return frozenset(
-        i for i, result in enumerate(kernel.outputs)
+        return frozenset(), 0
+    before_tiled = _int_attr(kernel, "tiles") > 1
+    after_tiled = _int_attr(following, "tiles") > 1
+    room_before = capacity - _int_attr(kernel, "working_set") - used
+    room_after = capacity - _int_attr(following, "working_set")
+    tile_in = _tile_dims(following, "tile_in")
+    kept: set[int] = set()
+    candidates = [
+        (i, result) for i, result in enumerate(kernel.outputs)
         if result.uses and all(use.operation is following for use in result.uses)
-    )
+    ]
+    for i, result in sorted(candidates, key=lambda item: -tensor_bytes(item[1])):
+        whole = aligned(tensor_bytes(result))
+        extra_before = whole if before_tiled else 0
+        read_tiled = after_tiled and any(tile_in[j] >= 0 for j, v in enumerate(following.inputs) if v == result)
+        extra_after = whole if read_tiled else 0
+        if extra_before <= room_before and extra_after <= room_after:
+            room_before -= extra_before
+            room_after -= extra_after
+            kept.add(i)
+    return frozenset(kept), capacity - _int_attr(following, "working_set") - room_after
+
+
+def _tile_dims(kernel: KernelOp, name: str) -> list[int]:
+    recorded = kernel.attributes.get(name)
+    if not isinstance(recorded, DenseArrayBase):
+        raise LocatedError(kernel, f"kernel {kernel.sym_name.data} has no '{name}': run rdu-tile first")
+    return list(recorded.get_values())
 
 
 def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
@@ -330,10 +372,13 @@ def lower_function(module: ModuleOp, function: func.FuncOp, capacity: int | None
             env[arg] = _global_buffer(module, reference.root_reference.data, out)
             env[arg].name_hint = arg.name_hint
     results: list[SSAValue] = []
+    used = 0  # bytes the values kept from the kernel before add beside this one's working set
     for op in old.ops:
         out.location = op.location
         if isinstance(op, KernelOp):
-            keep = kept_on_chip(op, op.next_op, capacity) if capacity is not None else frozenset()
+            keep: frozenset[int] = frozenset()
+            if capacity is not None:
+                keep, used = kept_on_chip(op, op.next_op, capacity, used)
             for result, buffer in zip(op.outputs, lower_kernel(op, env, out, keep)):
                 env[result] = buffer
                 if not _is_sram(buffer):

@@ -1,6 +1,6 @@
-// RUN: rducc-opt --split-input-file -p rdu-insert-dma %s | filecheck %s
+// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | filecheck %s
 // The memory-level program re-parses and verifies (DMA windows, tiers, compute bodies).
-// RUN: rducc-opt --split-input-file -p rdu-insert-dma %s | rducc-opt --split-input-file | filecheck %s
+// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | rducc-opt --split-input-file | filecheck %s
 // Without keep_on_chip every value crossing kernels goes through HBM.
 // RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=NOKEEP
 //
@@ -209,5 +209,98 @@ builtin.module attributes {rdu.level = "kernels"} {
       rdu.yield %0 : tensor<4x16xf32>
     }
     func.return %e, %f : tensor<4x16xf32>, tensor<4x16xf32>
+  }
+}
+
+// -----
+
+// Tiled kernels (Inputs/tiny.toml: 64 KiB of SRAM). k0's result %w is read
+// whole by k1 (untiled there): both kernels hold it whole anyway, so it stays
+// in k0's output buffer although their working sets (40,000 + 30,000 bytes)
+// exceed the SRAM together. k1's result is tiled on both sides: it stays in
+// one SRAM buffer of its whole shape (32 KiB, which fits beside either
+// kernel's working set), filled tile by tile by an SRAM-to-SRAM copy, and
+// k2's loop copies its windows into k2's tile buffers; it is freed after k2.
+// CHECK-LABEL: func.func @forward(%x: !tier.buffer<hbm, 128x64xf32> {rdu.input = "x"}, %v: !tier.buffer<hbm, 64x64xf32> {rdu.input = "v"}) -> !tier.buffer<hbm, 128x64xf32> {
+// CHECK:         tier.compute "k0" ins(%{{[^ ]+}} : !tier.buffer<sram, 64x64xf32>) outs(%[[W:[^ ]+]] : !tier.buffer<sram, 64x64xf32>)
+// CHECK-NOT:     tier.dma %[[W]]
+// CHECK:         %[[Y_WHOLE:[^ ]+]] = tier.alloc : !tier.buffer<sram, 128x64xf32>
+// CHECK-NEXT:    %[[Y_T:[^ ]+]] = tier.alloc : !tier.buffer<sram, 32x64xf32>
+// CHECK:         scf.for
+// CHECK:           tier.compute "k1" ins(%{{[^ ]+}}, %[[W]] : !tier.buffer<sram, 32x64xf32>, !tier.buffer<sram, 64x64xf32>) outs(%[[Y_T]] : !tier.buffer<sram, 32x64xf32>)
+// CHECK:           tier.dma %[[Y_T]] -> %[[Y_WHOLE]][%{{.+}}] : !tier.buffer<sram, 32x64xf32> -> !tier.buffer<sram, 128x64xf32>
+// CHECK-NEXT:    }
+// CHECK:         tier.dealloc %[[W]] : !tier.buffer<sram, 64x64xf32>
+// CHECK-NOT:     tier.dealloc %[[Y_WHOLE]] :
+// CHECK:         %[[Y_IN:[^ ]+]] = tier.alloc buffers 2 : !tier.buffer<sram, 32x64xf32>
+// CHECK:         scf.for
+// CHECK:           tier.dma %[[Y_WHOLE]][%{{.+}}] -> %[[Y_IN]] : !tier.buffer<sram, 128x64xf32> -> !tier.buffer<sram, 32x64xf32>
+// CHECK-NEXT:      tier.compute "k2" ins(%[[Y_IN]] : !tier.buffer<sram, 32x64xf32>)
+// CHECK:         tier.dealloc %[[Y_IN]]
+// CHECK-NEXT:    tier.dealloc %[[Y_WHOLE]] : !tier.buffer<sram, 128x64xf32>
+// CHECK-NOT:     !tier.buffer<hbm, 64x64xf32>
+// CHECK:         func.return %z : !tier.buffer<hbm, 128x64xf32>
+// The only HBM buffer it allocates is the result.
+// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | filecheck %s --check-prefix=TRAFFIC
+// TRAFFIC-LABEL: func.func @forward(%x: !tier.buffer<hbm, 128x64xf32> {rdu.input = "x"}, %v: !tier.buffer<hbm, 64x64xf32>
+// TRAFFIC-COUNT-1: tier.alloc : !tier.buffer<hbm, 128x64xf32>
+// TRAFFIC-NOT:   tier.alloc : !tier.buffer<hbm
+// TRAFFIC:       func.return %z
+builtin.module attributes {rdu.level = "kernels"} {
+  func.func @forward(%x: tensor<128x64xf32> {rdu.input = "x"}, %v: tensor<64x64xf32> {rdu.input = "v"}) -> tensor<128x64xf32> {
+    %w = rdu.kernel "k0"(%v) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 40000 : i64} : (tensor<64x64xf32>) -> tensor<64x64xf32> {
+    ^bb0(%a: tensor<64x64xf32>):
+      %0 = rdu.map %a : (tensor<64x64xf32>) -> tensor<64x64xf32> {
+      ^bb0(%s: f32):
+        %n = arith.negf %s : f32
+        rdu.yield %n : f32
+      }
+      rdu.yield %0 : tensor<64x64xf32>
+    }
+    %y = rdu.kernel "k1"(%x, %w) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0, -1>, tile_out = array<i64: 0>, working_set = 30000 : i64} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
+    ^bb0(%a: tensor<128x64xf32>, %b: tensor<64x64xf32>):
+      %mm = rdu.matmul %a, %b transpose_rhs : tensor<128x64xf32>, tensor<64x64xf32> -> tensor<128x64xf32>
+      rdu.yield %mm : tensor<128x64xf32>
+    }
+    %z = rdu.kernel "k2"(%y) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0>, tile_out = array<i64: 0>, working_set = 24576 : i64} : (tensor<128x64xf32>) -> tensor<128x64xf32> {
+    ^bb0(%a: tensor<128x64xf32>):
+      %0 = rdu.map %a : (tensor<128x64xf32>) -> tensor<128x64xf32> {
+      ^bb0(%s: f32):
+        %e = math.exp %s : f32
+        rdu.yield %e : f32
+      }
+      rdu.yield %0 : tensor<128x64xf32>
+    }
+    func.return %z : tensor<128x64xf32>
+  }
+}
+
+// -----
+
+// The same tiled neighbours, but k2's working set (40,000 bytes) leaves no room
+// for k1's whole result (32 KiB) beside it: the result goes through HBM.
+// CHECK-LABEL: func.func @forward(%x: !tier.buffer<hbm, 128x64xf32> {rdu.input = "x"}, %w: !tier.buffer<hbm, 64x64xf32> {rdu.input = "w"})
+// CHECK:         %y = tier.alloc : !tier.buffer<hbm, 128x64xf32>
+// CHECK:           tier.dma %{{[^ ]+}} -> %y[%{{.+}}] : !tier.buffer<sram, 32x64xf32> -> !tier.buffer<hbm, 128x64xf32>
+// CHECK:           tier.dma %y[%{{.+}}] -> %{{[^ ]+}} : !tier.buffer<hbm, 128x64xf32> -> !tier.buffer<sram, 32x64xf32>
+// CHECK-NOT:     !tier.buffer<sram, 128x64xf32>
+// CHECK:         func.return
+builtin.module attributes {rdu.level = "kernels"} {
+  func.func @forward(%x: tensor<128x64xf32> {rdu.input = "x"}, %w: tensor<64x64xf32> {rdu.input = "w"}) -> tensor<128x64xf32> {
+    %y = rdu.kernel "k1"(%x, %w) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0, -1>, tile_out = array<i64: 0>, working_set = 30000 : i64} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
+    ^bb0(%a: tensor<128x64xf32>, %b: tensor<64x64xf32>):
+      %mm = rdu.matmul %a, %b transpose_rhs : tensor<128x64xf32>, tensor<64x64xf32> -> tensor<128x64xf32>
+      rdu.yield %mm : tensor<128x64xf32>
+    }
+    %z = rdu.kernel "k2"(%y) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0>, tile_out = array<i64: 0>, working_set = 40000 : i64} : (tensor<128x64xf32>) -> tensor<128x64xf32> {
+    ^bb0(%a: tensor<128x64xf32>):
+      %0 = rdu.map %a : (tensor<128x64xf32>) -> tensor<128x64xf32> {
+      ^bb0(%s: f32):
+        %e = math.exp %s : f32
+        rdu.yield %e : f32
+      }
+      rdu.yield %0 : tensor<128x64xf32>
+    }
+    func.return %z : tensor<128x64xf32>
   }
 }
