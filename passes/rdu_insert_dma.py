@@ -67,8 +67,18 @@ from rducc.dialects.memory import (
     TierAttr,
 )
 from rducc.errors import RduccError
-from rducc.kernel_model import Group, aligned, candidate_loops, gathered_inputs, kernel_group, tensor_bytes
+from rducc.kernel_model import (
+    Group,
+    TilePlan,
+    aligned,
+    candidate_loops,
+    gathered_inputs,
+    kernel_group,
+    tensor_bytes,
+    working_set,
+)
 from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program, set_level
+from rducc.targets import Target
 
 
 def _tensor(value: SSAValue) -> TensorType:
@@ -267,9 +277,34 @@ def lower_kernel(
     return results
 
 
+@dataclass(frozen=True)
+class Room:
+    """SRAM bytes and whole PMUs: left free beside a kernel, or taken by kept values."""
+
+    bytes: int = 0
+    pmus: int = 0
+
+    def __add__(self, other: Room) -> Room:
+        return Room(self.bytes + other.bytes, self.pmus + other.pmus)
+
+    def __sub__(self, other: Room) -> Room:
+        return Room(self.bytes - other.bytes, self.pmus - other.pmus)
+
+    def holds(self, other: Room) -> bool:
+        return other.bytes <= self.bytes and other.pmus <= self.pmus
+
+
+def _free_beside(kernel: KernelOp, target: Target) -> Room:
+    """What the SRAM has left beside the kernel's recorded working set."""
+    group = kernel_group(kernel)
+    plan = _recorded_plan(kernel, group)
+    pmus = working_set(group, TilePlan(plan.size, plan.count, plan.tiled), target).pmus
+    return Room(target.sram_bytes - _int_attr(kernel, "working_set"), target.pmus - pmus)
+
+
 def kept_on_chip(
-    kernel: KernelOp, following: Operation | None, capacity: int, used: int = 0
-) -> tuple[frozenset[int], int]:
+    kernel: KernelOp, following: Operation | None, target: Target, used: Room = Room()
+) -> tuple[frozenset[int], Room]:
     """Outputs of `kernel` that only the next kernel reads and that fit the SRAM
     beside both kernels' working sets: they need not go to HBM.
 
@@ -277,34 +312,37 @@ def kept_on_chip(
     the end of `following`. Where a kernel holds the whole value anyway (an
     untiled kernel's output, an input the next kernel keeps resident) that
     buffer is already in its recorded `working_set`; where it tiles the value,
-    the whole buffer comes on top of its tile buffers. `used` is what values
-    kept from the kernel before already add beside `kernel`'s working set.
-    Outputs are taken largest first while both kernels still fit the
-    `capacity`. Returns the kept outputs' indices and the bytes they add
-    beside `following`'s working set.
+    the whole buffer (its bytes and whole PMUs) comes on top of its tile
+    buffers. `used` is what values kept from the kernel before already take
+    beside `kernel`'s working set. Outputs are taken largest first while both
+    kernels still fit the target. Returns the kept outputs' indices and what
+    they take beside `following`'s working set.
     """
     if not isinstance(following, KernelOp):
-        return frozenset(), 0
+        return frozenset(), Room()
     before_tiled = _int_attr(kernel, "tiles") > 1
     after_tiled = _int_attr(following, "tiles") > 1
-    room_before = capacity - _int_attr(kernel, "working_set") - used
-    room_after = capacity - _int_attr(following, "working_set")
+    room_before = _free_beside(kernel, target) - used
+    room_after = _free_beside(following, target)
     tile_in = _tile_dims(following, "tile_in")
     kept: set[int] = set()
+    taken_after = Room()
     candidates = [
         (i, result) for i, result in enumerate(kernel.outputs)
         if result.uses and all(use.operation is following for use in result.uses)
     ]
     for i, result in sorted(candidates, key=lambda item: -tensor_bytes(item[1])):
-        whole = aligned(tensor_bytes(result))
-        extra_before = whole if before_tiled else 0
+        whole_bytes = aligned(tensor_bytes(result))
+        whole = Room(whole_bytes, -(-whole_bytes // target.pmu_bytes))
+        extra_before = whole if before_tiled else Room()
         read_tiled = after_tiled and any(tile_in[j] >= 0 for j, v in enumerate(following.inputs) if v == result)
-        extra_after = whole if read_tiled else 0
-        if extra_before <= room_before and extra_after <= room_after:
+        extra_after = whole if read_tiled else Room()
+        if room_before.holds(extra_before) and room_after.holds(extra_after):
             room_before -= extra_before
             room_after -= extra_after
+            taken_after += extra_after
             kept.add(i)
-    return frozenset(kept), capacity - _int_attr(following, "working_set") - room_after
+    return frozenset(kept), taken_after
 
 
 def _tile_dims(kernel: KernelOp, name: str) -> list[int]:
@@ -350,10 +388,10 @@ def _top_level(op: Operation, block: Block) -> Operation:
     return op
 
 
-def lower_function(module: ModuleOp, function: func.FuncOp, capacity: int | None) -> None:
+def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | None) -> None:
     """Rewrite @forward over buffers: HBM inputs and results, explicit DMA.
 
-    With a `capacity`, values passed between neighbouring kernels stay in SRAM
+    With a `target`, values passed between neighbouring kernels stay in SRAM
     when they can (see `kept_on_chip`); without, every one goes through HBM.
     """
     old = function.body.block
@@ -372,13 +410,13 @@ def lower_function(module: ModuleOp, function: func.FuncOp, capacity: int | None
             env[arg] = _global_buffer(module, reference.root_reference.data, out)
             env[arg].name_hint = arg.name_hint
     results: list[SSAValue] = []
-    used = 0  # bytes the values kept from the kernel before add beside this one's working set
+    used = Room()  # what values kept from the kernel before take beside this one's working set
     for op in old.ops:
         out.location = op.location
         if isinstance(op, KernelOp):
             keep: frozenset[int] = frozenset()
-            if capacity is not None:
-                keep, used = kept_on_chip(op, op.next_op, capacity, used)
+            if target is not None:
+                keep, used = kept_on_chip(op, op.next_op, target, used)
             for result, buffer in zip(op.outputs, lower_kernel(op, env, out, keep)):
                 env[result] = buffer
                 if not _is_sram(buffer):
@@ -434,9 +472,9 @@ class RduInsertDma(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_program(op, self.name)
-        capacity = module_target(op, self.target).sram_bytes if self.keep_on_chip else None
+        target = module_target(op, self.target) if self.keep_on_chip else None
         for function in callees_first(op):
-            lower_function(op, function, capacity)
+            lower_function(op, function, target)
         set_level(op, "memory")
 
 

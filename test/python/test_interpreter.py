@@ -148,7 +148,7 @@ def test_values_kept_on_chip_between_tiled_kernels_match_eager(exported_small, i
     with every value in HBM, a plan the independent checker accepts, and the
     model's result."""
     model, inputs, _ = exported_small[name]
-    target = dataclasses.replace(load_target("sn40l"), name="small16", sram_bytes=16_000, pmu_bytes=500, pmus=32)
+    target = dataclasses.replace(load_target("sn40l"), name="small16", sram_bytes=16_000, pmu_bytes=100, pmus=160)
     placed = _placed(imported[name], 2, target)
     on_chip_copies = [
         op for op in placed.walk()
