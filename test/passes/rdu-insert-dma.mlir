@@ -246,6 +246,17 @@ builtin.module attributes {rdu.level = "kernels"} {
 // TRAFFIC-COUNT-1: tier.alloc : !tier.buffer<hbm, 128x64xf32>
 // TRAFFIC-NOT:   tier.alloc : !tier.buffer<hbm
 // TRAFFIC:       func.return %z
+// With 64 PMUs of 1 KiB (Inputs/tiny-pmus.toml) k1's result does not fit:
+// its 32 whole PMUs on top of the 40 that k1's tile buffers and %w take are past
+// 64, though the bytes would fit. It goes through HBM; %w still stays on chip.
+// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny-pmus.toml"}' %s | filecheck %s --check-prefix=PMUS
+// PMUS-LABEL: func.func @forward(%x: !tier.buffer<hbm, 128x64xf32> {rdu.input = "x"}, %v: !tier.buffer<hbm, 64x64xf32>
+// PMUS:         tier.compute "k0" ins(%{{[^ ]+}} : !tier.buffer<sram, 64x64xf32>) outs(%[[W:[^ ]+]] : !tier.buffer<sram, 64x64xf32>)
+// PMUS:         %y = tier.alloc : !tier.buffer<hbm, 128x64xf32>
+// PMUS:           tier.compute "k1" ins(%{{[^ ]+}}, %[[W]] :
+// PMUS:           tier.dma %{{[^ ]+}} -> %y[%{{.+}}] : !tier.buffer<sram, 32x64xf32> -> !tier.buffer<hbm, 128x64xf32>
+// PMUS:           tier.dma %y[%{{.+}}] -> %{{[^ ]+}} : !tier.buffer<hbm, 128x64xf32> -> !tier.buffer<sram, 32x64xf32>
+// PMUS-NEXT:      tier.compute "k2"
 builtin.module attributes {rdu.level = "kernels"} {
   func.func @forward(%x: tensor<128x64xf32> {rdu.input = "x"}, %v: tensor<64x64xf32> {rdu.input = "v"}) -> tensor<128x64xf32> {
     %w = rdu.kernel "k0"(%v) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 40000 : i64} : (tensor<64x64xf32>) -> tensor<64x64xf32> {
