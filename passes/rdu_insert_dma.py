@@ -322,15 +322,17 @@ def kept_on_chip(
         return frozenset(), Room()
     before_tiled = _int_attr(kernel, "tiles") > 1
     after_tiled = _int_attr(following, "tiles") > 1
+    candidates = [
+        (i, result) for i, result in enumerate(kernel.outputs)
+        if result.uses and all(use.operation is following for use in result.uses)
+    ]
+    if not (before_tiled or after_tiled):
+        return frozenset(i for i, _ in candidates), Room()  # both hold every such value whole
     room_before = _free_beside(kernel, target) - used
     room_after = _free_beside(following, target)
     tile_in = _tile_dims(following, "tile_in")
     kept: set[int] = set()
     taken_after = Room()
-    candidates = [
-        (i, result) for i, result in enumerate(kernel.outputs)
-        if result.uses and all(use.operation is following for use in result.uses)
-    ]
     for i, result in sorted(candidates, key=lambda item: -tensor_bytes(item[1])):
         whole_bytes = aligned(tensor_bytes(result))
         whole = Room(whole_bytes, -(-whole_bytes // target.pmu_bytes))
