@@ -50,7 +50,7 @@ def compile_once(layers: int, seq: int = 128, outline: bool = True) -> dict:
         archive = Path(folder) / "llama.pt2"
         torch.export.save(program, archive)
         times = StageTimes()
-        module, _ = import_file(archive, times)
+        module, _ = import_file(archive, times, outline_layers=outline)  # as rducc's -O pipelines do
         text = pipeline_text(2) if outline else pipeline_text(2).replace("rdu-outline-layers,", "")
         lower(module, load_target("sn40l"), 2, "placed", times, passes=parse_passes(text))
         with times.stage("print"):
