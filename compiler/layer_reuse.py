@@ -20,14 +20,14 @@ layer inline, leaving the outlining to the pass, as before.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, OpResult, Operation, SSAValue
+from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 
 from rducc.passes.common import LAYER_ATTR
 from rducc.passes.rdu_canonicalize import folds_into
@@ -139,7 +139,7 @@ class _Matcher:
         return None
 
 
-def _layers(nodes: list[Node], layer_of: Any) -> list[FxLayer] | None:
+def _layers(nodes: list[Node], layer_of: Callable[[Node], str | None]) -> list[FxLayer] | None:
     """The layers of the imported nodes, each contiguous in graph order, else None."""
     groups: dict[str, list[int]] = {}
     for index, node in enumerate(nodes):
@@ -161,7 +161,7 @@ def _escapes(layer: FxLayer, imported: set[Node]) -> Iterable[tuple[int, int | N
             yield index, element
 
 
-def plan_layers(nodes: list[Node], layer_of: Any) -> LayerPlan | None:
+def plan_layers(nodes: list[Node], layer_of: Callable[[Node], str | None]) -> LayerPlan | None:
     """A plan when there are at least two layers and each matches the first, else None.
     `nodes`: the call_function nodes the importer converts, in graph order."""
     layers = _layers(nodes, layer_of)
@@ -197,7 +197,7 @@ class LayerReuse:
     plan: LayerPlan
     block: Block
     env: dict[Node, Any]
-    location_of: Any
+    location_of: Callable[[Node], Attribute]
     emitted_by: dict[Operation, int] = field(default_factory=dict)
     first: Layer | None = None
     inputs: list[SSAValue] = field(default_factory=list)
@@ -278,7 +278,8 @@ class LayerReuse:
             arguments = [values.forward[v] for v in self.inputs]
         except KeyError as missing:
             raise NotReusable(f"an input of {layer.key} has no counterpart") from missing
-        first_at = self.emitted_by[self.first.ops[0]] if self.first else 0
+        assert self.first is not None
+        first_at = self.emitted_by[self.first.ops[0]]  # the node whose op the call replaces
         call = func.CallOp("layer", arguments, [v.type for v in self.outputs])
         call.location = self.location_of(layer.nodes[first_at])
         call.attributes[LAYER_ATTR] = StringAttr(layer.key)
