@@ -330,8 +330,11 @@ class LayerReuse:
     def _check_no_fold_across_calls(self) -> None:
         """`rdu-canonicalize` runs before `rdu-outline-layers` in the pipelines: it
         must not have folded an op of a layer with one outside it (a reshape of a
-        reshape, a fill into a map...), or the outlined program would differ."""
+        reshape, a fill into a map...) nor removed a dead op of a layer, or the
+        outlined program would differ."""
         assert self.callee is not None
+        if any(op.results and not any(r.uses for r in op.results) for op in self.callee.body.block.ops):
+            raise NotReusable("@layer has an op whose results are unread")  # its inputs' producers may die too
         params = self.callee.body.block.args
         returned = self.callee.body.block.last_op
         assert isinstance(returned, func.ReturnOp)
