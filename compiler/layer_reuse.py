@@ -32,6 +32,7 @@ from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 from rducc.passes.common import LAYER_ATTR
 from rducc.passes.rdu_canonicalize import folds_into
 from rducc.passes.rdu_outline_layers import (
+    CALLEE_NAME,
     Correspondence,
     Layer,
     activation_values,
@@ -280,7 +281,7 @@ class LayerReuse:
             raise NotReusable(f"an input of {layer.key} has no counterpart") from missing
         assert self.first is not None
         first_at = self.emitted_by[self.first.ops[0]]  # the node whose op the call replaces
-        call = func.CallOp("layer", arguments, [v.type for v in self.outputs])
+        call = func.CallOp(CALLEE_NAME, arguments, [v.type for v in self.outputs])
         call.location = self.location_of(layer.nodes[first_at])
         call.attributes[LAYER_ATTR] = StringAttr(layer.key)
         self.block.add_op(call)
