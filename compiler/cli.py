@@ -253,12 +253,13 @@ def _run(args: argparse.Namespace) -> None:
         if output is not None:
             check_writable(output)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
-    from rducc.driver import StageTimes, import_file, lower, module_text
+    from rducc.driver import StageTimes, import_file, lower, module_text, outlines_at_import
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
     try:
-        module, program = import_file(args.input, times, args.f64)
+        outline = outlines_at_import(target, args.emit or "placed", passes)
+        module, program = import_file(args.input, times, args.f64, outline)
         lower(
             module, target, _opt_level(args), args.emit or "placed", times,
             passes=passes, verify_each=args.verify_each,

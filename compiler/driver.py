@@ -62,14 +62,17 @@ def verify(module: ModuleOp) -> None:
 
 
 def decompose_and_import(
-    program: torch.export.ExportedProgram, times: StageTimes | None = None, f64: str = "emulate"
+    program: torch.export.ExportedProgram, times: StageTimes | None = None, f64: str = "emulate",
+    outline_layers: bool = False,
 ) -> tuple[ModuleOp, torch.export.ExportedProgram]:
-    """Verified level-1 IR and the Core ATen program it came from (`f64`: the f64 policy)."""
+    """Verified level-1 IR and the Core ATen program it came from (`f64`: the f64
+    policy; `outline_layers`: import identical decoder layers once, as
+    `rdu-outline-layers` would outline them, see `outlines_at_import`)."""
     times = times or StageTimes()
     with times.stage("decompose"):
         program = decompose(program)
     with times.stage("import"):
-        module = import_program(program, f64)
+        module = import_program(program, f64, outline_layers)
     with times.stage("verify"):
         verify(module)
     return module, program
@@ -83,13 +86,21 @@ def import_exported(
 
 
 def import_file(
-    path: str | Path, times: StageTimes | None = None, f64: str = "emulate"
+    path: str | Path, times: StageTimes | None = None, f64: str = "emulate", outline_layers: bool = False
 ) -> tuple[ModuleOp, torch.export.ExportedProgram]:
     """Load a saved archive and import it; also return the decomposed program."""
     times = times or StageTimes()
     with times.stage("load"):
         program = load_exported_program(path)
-    return decompose_and_import(program, times, f64)
+    return decompose_and_import(program, times, f64, outline_layers)
+
+
+def outlines_at_import(target: Target, emit: str = "placed", passes: Sequence[ModulePass] | None = None) -> bool:
+    """Whether the import may outline identical layers itself: the pipeline `lower`
+    will run is an -O one (which runs `rdu-outline-layers` right after
+    `rdu-canonicalize`, giving the same IR) past the graph level, on one socket
+    (`rdu-partition` runs before the outlining and splits the inline layers)."""
+    return passes is None and emit != "graph" and target.sockets == 1
 
 
 def with_partition(passes: Sequence[ModulePass]) -> list[ModulePass]:

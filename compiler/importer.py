@@ -46,6 +46,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
+from rducc.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.passes.common import LAYER_ATTR
 from rducc.scalar import Number, ScalarBuilder, build_map_op
 from rducc.types import element_type_of, tensor_type_of
@@ -409,14 +410,19 @@ def _user_outputs(ep: ExportedProgram) -> list[Any]:
     return user
 
 
-def _convert_nodes(importer: GraphImporter, ep: ExportedProgram) -> None:
+def _converted_nodes(ep: ExportedProgram) -> list[torch.fx.Node]:
+    """The call_function nodes the importer converts (getitem included), in graph order."""
     dropped = assertion_only_nodes(ep.graph)
-    for node in ep.graph.nodes:
-        if node.op != "call_function":
-            continue
-        target = str(node.target)
-        if target in IGNORED_TARGETS or node in dropped:
-            continue
+    return [
+        node for node in ep.graph.nodes
+        if node.op == "call_function" and str(node.target) not in IGNORED_TARGETS and node not in dropped
+    ]
+
+
+def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: LayerReuse | None) -> None:
+    for node in nodes:
+        if reuse is not None and reuse.skip(node):
+            continue  # a later layer's node: its layer is a call of @layer
         if node.target is operator.getitem:
             container, index = node.args
             value = importer.env[container]
@@ -426,7 +432,9 @@ def _convert_nodes(importer: GraphImporter, ep: ExportedProgram) -> None:
         importer.location = location_of(node)
         importer.name_hint = node.name
         importer.layer = layer_of(node)
-        importer.env[node] = CONVERTERS[target].convert(importer, node)
+        importer.env[node] = CONVERTERS[str(node.target)].convert(importer, node)
+        if reuse is not None:
+            reuse.converted(node)
 
 
 def _return_values(importer: GraphImporter, outputs: list[Any]) -> list[SSAValue]:
@@ -467,26 +475,28 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     return _DECOMPOSED[ep]
 
 
-def import_program(ep: ExportedProgram, f64: str = "emulate") -> ModuleOp:
+def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bool = False) -> ModuleOp:
     """Level-1 rducc IR for an already decomposed (Core ATen) program.
 
     `f64` is the f64 policy (`rducc.f64`): `emulate` keeps f64, `refuse` rejects
-    it, `demote` imports it as f32.
+    it, `demote` imports it as f32. With `outline_layers`, decoder layers that
+    all match the first are imported once, as `rdu-outline-layers` would
+    outline them (`rducc.layer_reuse`); otherwise every layer is inline.
     """
     from rducc.f64 import DEMOTED_ATTR, f64_node_count
     from rducc.types import f64_demoted
 
     if f64 != "demote":
-        return _import_program(ep, f64)
+        return _import_program(ep, f64, outline_layers)
     with f64_demoted():
-        module = _import_program(ep, f64)
+        module = _import_program(ep, f64, outline_layers)
     count = f64_node_count(ep)
     if count:
         module.attributes[DEMOTED_ATTR] = IntegerAttr(count, i64)
     return module
 
 
-def _import_program(ep: ExportedProgram, f64: str) -> ModuleOp:
+def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> ModuleOp:
     from rducc.f64 import check_f64
     from rducc.unsigned import widen_exact_unsigned
 
@@ -494,6 +504,17 @@ def _import_program(ep: ExportedProgram, f64: str) -> ModuleOp:
     widen_exact_unsigned(ep)
     check_f64(ep, f64)
     _check_supported(ep)
+    nodes = _converted_nodes(ep)
+    plan = plan_layers(nodes, layer_of) if outline_layers else None
+    if plan is not None:
+        try:
+            return _build_module(ep, nodes, plan)
+        except NotReusable:
+            pass  # import every layer inline; rdu-outline-layers decides on the IR
+    return _build_module(ep, nodes, None)
+
+
+def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPlan | None) -> ModuleOp:
     signature = _signature(ep)
     outputs = _user_outputs(ep)
     arg_types = [tensor_type_of(fake_value(n), what=f"input '{n.name}'") for n in signature.arg_nodes]
@@ -502,7 +523,8 @@ def _import_program(ep: ExportedProgram, f64: str) -> ModuleOp:
     for node, arg in zip(signature.arg_nodes, block.args):
         arg.name_hint = node.name
         importer.env[node] = arg
-    _convert_nodes(importer, ep)
+    reuse = LayerReuse(plan, block, importer.env, location_of) if plan is not None else None
+    _convert_nodes(importer, nodes, reuse)
     results = _return_values(importer, outputs)
     importer.location = NameLoc(StringAttr("output"), NoneAttr())
     importer.name_hint = None
@@ -515,6 +537,8 @@ def _import_program(ep: ExportedProgram, f64: str) -> ModuleOp:
         arg_attrs=ArrayAttr(signature.arg_attrs),
     )
     module = ModuleOp([*signature.globals, forward])
+    if reuse is not None:
+        reuse.finish(module, forward)
     module.attributes["rdu.level"] = StringAttr("graph")
     return module
 

@@ -22,7 +22,7 @@ from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from rducc.driver import decompose_and_import, lower, module_text
+from rducc.driver import decompose_and_import, lower, module_text, outlines_at_import
 from rducc.errors import RduccError
 from rducc.f64 import DEMOTED_ATTR, demote_weights
 from rducc.loader import load_exported_program
@@ -107,7 +107,7 @@ def compile(  # noqa: A001 - the public name the API promises
     chosen = load_target(target)
     custom = _chosen_passes(passes, opt_level)
     exported = _exported(model, example_inputs)
-    module, decomposed = decompose_and_import(exported, f64=f64)
+    module, decomposed = decompose_and_import(exported, f64=f64, outline_layers=outlines_at_import(chosen, passes=custom))
     lower(module, chosen, opt_level, passes=custom, verify_each=verify_each)
     tensors = program_weights(decomposed)
     if f64 == "demote":

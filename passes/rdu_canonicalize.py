@@ -146,6 +146,19 @@ class ReshapeFills(RewritePattern):
         rewriter.replace_op(op, _copy_attributes(op, MapOp([], op.result.type, Region(block))))
 
 
+def folds_into(producer: Operation, consumer: Operation) -> bool:
+    """Whether a pattern here may rewrite `consumer` by looking through `producer`
+    (the op of one of its operands): a reshape of a reshape, a transpose read by
+    a transpose or a matmul, a fill read by a map or a layout op."""
+    if isinstance(producer, ReshapeOp):
+        return isinstance(consumer, ReshapeOp)
+    if isinstance(producer, TransposeOp):
+        return isinstance(consumer, TransposeOp | MatmulOp)
+    if producer.results and _fill_value(producer.results[0]) is not None:
+        return isinstance(consumer, MapOp | ReshapeOp | BroadcastOp | TransposeOp)
+    return False
+
+
 CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     RemoveIdentityLayout,
     ComposeReshapes,

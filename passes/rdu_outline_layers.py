@@ -24,6 +24,10 @@ the caller passes: `rdu.input` (a value that depends on the user inputs),
 `rdu.value` (another value computed from weights or constants, such as a
 rotary table or a mask).
 
+A module whose layers are outlined already (by the importer, which does the
+same on the FX graph before import when the -O pipeline will run this pass:
+`rducc.layer_reuse`; or by an earlier run) is left as it is.
+
 A layer that differs from the first, that passes a weight where the first
 passes a computed value (or the reverse), or whose ops are interleaved with
 ops that read its results before it ends, is left inline.
@@ -205,7 +209,7 @@ def can_call_in_place(layer: Layer, block: Block, index: dict[Operation, int]) -
 # -- building the callee and the calls -------------------------------------------
 
 
-def _argument_kind(value: SSAValue, function: func.FuncOp, activations: set[SSAValue]) -> DictionaryAttr:
+def argument_kind(value: SSAValue, function: func.FuncOp, activations: set[SSAValue]) -> DictionaryAttr:
     """What the caller passes for an argument of @layer (see the module docstring)."""
     if isinstance(value, BlockArgument) and value.owner is function.body.block:
         attrs = function.arg_attrs.data[value.index].data if function.arg_attrs else {}
@@ -281,11 +285,11 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
         return 0
     inputs = first.inputs()
     activations = activation_values(function)
-    kinds = [_argument_kind(v, function, activations) for v in inputs]
+    kinds = [argument_kind(v, function, activations) for v in inputs]
 
     def same_kinds(values: Correspondence) -> bool:
         """The layer passes a weight, an input-dependent value or another value where the first does."""
-        theirs = [_argument_kind(values.forward[v], function, activations) for v in inputs]
+        theirs = [argument_kind(values.forward[v], function, activations) for v in inputs]
         return [set(k.data) for k in theirs] == [set(k.data) for k in kinds]
 
     matches: list[tuple[Layer, Correspondence]] = [(first, Correspondence())]
@@ -319,10 +323,13 @@ class RduOutlineLayers(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_program(op, self.name)
-        if any(isinstance(f, func.FuncOp) and f.sym_name.data == CALLEE_NAME for f in op.ops):
+        existing = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == CALLEE_NAME), None)
+        if existing is not None:
+            if CALLS_ATTR in existing.attributes:
+                return  # outlined already: by the importer (`rducc.layer_reuse`) or an earlier run
             raise RduccError(
                 f"rdu-outline-layers: the module already has a function @{CALLEE_NAME} "
-                "(run the pass once)"
+                f"that is not an outlined layer (no {CALLS_ATTR}); rename it"
             )
         forward = next(
             (f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "forward" and f.body.blocks),

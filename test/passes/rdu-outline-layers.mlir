@@ -11,14 +11,17 @@
 // SPILL:      %l0 = func.call @layer(%x, %p_w0, %scale) {rdu.layer = "layers.0"} : (!tier.buffer<hbm, 4x8xf32>, !tier.buffer<ddr, 8x8xf32>, !tier.buffer<hbm, 8xf32>)
 // SPILL:      func.func private @layer({{.*}}%p_w0: !tier.buffer<ddr, 8x8xf32> {rdu.weight, tier.tier = #tier<tier ddr>}
 //
+// Layers outlined already (by the importer, or an earlier run) are left as they are.
+// RUN: rducc-opt --split-input-file -p rdu-outline-layers,rdu-outline-layers %s | filecheck %s
+//
 // Diagnostics: a program already lowered to tier buffers is refused; so is a
-// module that has a @layer already (the pass ran twice).
+// module that has a @layer of its own (not an outlined layer).
 // RUN: not rducc-opt -p rdu-outline-layers %S/../dialects/tier-roundtrip.mlir 2>&1 | filecheck %s --check-prefix=ERR-LOWERED
-// RUN: not rducc-opt -p rdu-outline-layers,rdu-outline-layers --split-input-file %s 2>&1 | filecheck %s --check-prefix=ERR-TWICE
+// RUN: not rducc-opt -p rdu-outline-layers %S/Inputs/outline-name-taken.mlir 2>&1 | filecheck %s --check-prefix=ERR-TAKEN
 // ERR-LOWERED-NOT: Traceback
 // ERR-LOWERED:     rducc-opt: error: rdu-outline-layers works on tensor programs (levels graph, kernels); @small already uses tier buffers
-// ERR-TWICE-NOT:   Traceback
-// ERR-TWICE:       rducc-opt: error: rdu-outline-layers: the module already has a function @layer (run the pass once)
+// ERR-TAKEN-NOT:   Traceback
+// ERR-TAKEN:       rducc-opt: error: rdu-outline-layers: the module already has a function @layer that is not an outlined layer (no rdu.calls); rename it
 
 // Two layers that differ only in their weights become one @layer and two
 // calls, each with its own layer's weights; the shared value %scale (not a
