@@ -113,12 +113,20 @@ def _shards(module: ModuleOp) -> dict:
     return {g.sym_name.data: shard_spec(g.attributes.get(SHARD_ATTR)) for g in module.ops if isinstance(g, GlobalOp)}
 
 
+@pytest.fixture(scope="module")
+def gqa_program():
+    """tiny Llama decode (2 KV heads, 4 query heads) at tp=4, -O0, and its model and inputs."""
+    model, inputs = models.tiny_llama_decode()
+    return model, inputs, _compile(model, inputs, tp=4, pp=1, opt_level=0)
+
+
 @pytest.mark.parametrize("opt_level", [0, 2])
-def test_gqa_more_ranks_than_kv_heads_matches_eager(opt_level):
+def test_gqa_more_ranks_than_kv_heads_matches_eager(opt_level, gqa_program):
     """2 KV heads, 4 query heads, tp=4: rank r holds KV head r // 2 (k/v weights and the
     KV cache replicated over the pair) and query head r; no gather; equals eager."""
-    model, inputs = models.tiny_llama_decode()
-    program = _compile(model, inputs, tp=4, pp=1, opt_level=opt_level)
+    model, inputs, program = gqa_program
+    if opt_level:
+        program = _compile(model, inputs, tp=4, pp=1, opt_level=opt_level)
     shards = _shards(program.module)
     assert shards["layers.0.k_proj.weight"] == shards["layers.1.v_proj.weight"] == Split(((0, 2, 2),))
     assert shards["layers.0.q_proj.weight"] == shards["layers.0.gate_proj.weight"] == Split.whole(0, 4)
@@ -131,20 +139,20 @@ def test_gqa_more_ranks_than_kv_heads_matches_eager(opt_level):
     _check_each_socket(program.module)
 
 
-@pytest.mark.parametrize("swap", ["query heads of one KV head", "KV heads"])
-def test_gqa_swapped_rank_shards_change_the_result(swap):
+def test_gqa_swapped_rank_shards_change_the_result(gqa_program):
     """Each rank computes on its own part of a factored split: swap two ranks' parts
     (ranks 0 and 1's query heads, or the KV head of ranks 0-1 with that of 2-3) and the
     logits move."""
-    model, inputs = models.tiny_llama_decode()
-    program = _compile(model, inputs, tp=4, pp=1, opt_level=0)
+    _, inputs, program = gqa_program
+    original = dict(program.weights)
     expected = program(*inputs)[0]
-    weights = dict(program.weights)
-    name = "layers.0.q_proj.weight" if swap.startswith("query") else "layers.0.k_proj.weight"
-    rows = weights[name].shape[0] // (4 if swap.startswith("query") else 2)
-    weights[name] = np.concatenate([weights[name][rows:2 * rows], weights[name][:rows], weights[name][2 * rows:]])
-    program.weights = weights
-    assert not torch.allclose(program(*inputs)[0], expected, atol=1e-3)
+    for name, ways in (("layers.0.q_proj.weight", 4), ("layers.0.k_proj.weight", 2)):
+        weights = dict(original)
+        rows = weights[name].shape[0] // ways
+        weights[name] = np.concatenate([weights[name][rows:2 * rows], weights[name][:rows], weights[name][2 * rows:]])
+        program.weights = weights
+        assert not torch.allclose(program(*inputs)[0], expected, atol=1e-3), name
+    program.weights = original
 
 
 def test_strided_all_gather_joins_the_ranks_of_a_factor():
