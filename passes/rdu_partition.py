@@ -498,16 +498,32 @@ class _TensorPartitioner:
             perm = list(op.perm.get_values())
             return [single], single.moved(perm.index)  # type: ignore[union-attr]
         if isinstance(op, BroadcastOp):
-            source, result = self.full_shape(op.input), _shape(op.result)
-            offset = len(result) - len(source)
-            if any(source[d] != result[d + offset] for d in single.dims()):  # type: ignore[union-attr]
-                return None
-            return [single], single.moved(lambda d: d + offset)  # type: ignore[union-attr]
+            return self._plan_broadcast(op, single)
         if isinstance(op, SliceOp):
             return self._plan_slice(op, single)  # type: ignore[arg-type]
         if isinstance(op, ScanOp):
             return ([single], single) if op.dim.value.data not in single.dims() else None  # type: ignore[union-attr]
         return None
+
+    def _plan_broadcast(self, op: BroadcastOp, split: Split) -> tuple[list[Layout], Layout] | None:
+        """The input's split, moved; and a dim broadcast from 1 right after a dim split
+        over a major factor (stride s > 1) split over the minor s ranks, which hold the
+        same input: free, and what lets repeated KV heads meet query heads split every way."""
+        source, result = self.full_shape(op.input), _shape(op.result)
+        offset = len(result) - len(source)
+        if any(source[d] != result[d + offset] for d in split.dims()):
+            return None
+        moved = split.moved(lambda d: d + offset)
+        assert moved is not None
+        entries = list(moved.entries)
+        for dim, _, stride in moved.entries:
+            new = dim + 1
+            broadcast = new < len(result) and (new < offset or source[new - offset] == 1)
+            if stride > 1 and broadcast and result[new] % stride == 0 and new not in moved.dims():
+                wider = Split.of([*entries, (new, stride, 1)])
+                if wider is not None and wider.valid(self.tp):
+                    entries.append((new, stride, 1))
+        return [split], Split.of(entries)
 
     def _plan_concat(self, op: ConcatOp, splits: list[Split | None]) -> tuple[list[Layout], Layout] | None:
         """Every operand split as the split ones (a whole one is sharded if it can be)."""

@@ -139,6 +139,20 @@ def test_gqa_more_ranks_than_kv_heads_matches_eager(opt_level, gqa_program):
     _check_each_socket(program.module)
 
 
+def test_hf_llama_repeated_kv_heads_split_over_the_pairs():
+    """Hugging Face's Llama repeats each KV head for its query heads (expand + reshape):
+    at tp=4 with 2 KV heads the repeated copy splits over the pair, no gather; equals eager."""
+    model, inputs = models.tiny_llama()
+    program = _compile(model, inputs, tp=4, pp=1, opt_level=2)
+    shards = _shards(program.module)
+    assert shards["model.model.layers.0.self_attn.k_proj.weight"] == Split(((0, 2, 2),))
+    assert shards["model.model.layers.0.self_attn.o_proj.weight"] == Split.whole(1, 4)
+    assert not _ops(program.module, AllGatherOp)
+    with torch.no_grad():
+        expected = model(*inputs)
+    torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
+
+
 def test_gqa_swapped_rank_shards_change_the_result(gqa_program):
     """Each rank computes on its own part of a factored split: swap two ranks' parts
     (ranks 0 and 1's query heads, or the KV head of ranks 0-1 with that of 2-3) and the
