@@ -4,16 +4,22 @@ Runs on the imported graph (level 1), right after `rdu-canonicalize`, on
 every `func.func` of the module. The result is one SPMD program:
 
 - **Tensor parallelism (tp)**: every socket of a tp group runs the same
-  program on its own shard. Each value has a layout: replicated, split along
-  one dim into `tp` equal contiguous parts (rank r holds part r), or a
-  partial sum. Layouts start at the weights: a linear layer whose input is
-  replicated splits its weight by output columns (q/k/v, gate/up, lm_head);
+  program on its own shard. Each value has a layout: replicated, a `Split`
+  (along one or more dims, each over a factor of the rank: rank r holds part
+  `(r // stride) % parts`; one dim over every rank is the common case), or a
+  partial sum over every rank. Layouts start at the weights: a linear layer whose input is
+  replicated splits its weight by output columns (q/k/v, gate/up, lm_head),
+  over every rank, or, when the reshape into heads cannot take that many parts
+  (more ranks than KV heads), over the largest major factor it can (rank r
+  holds KV head r // 2 at tp=16 with 8 KV heads, replicated over the pair,
+  while the reshape of q splits the KV heads over that factor and the query
+  heads under each over the rest);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
   a user input, is split by heads). A split weight or input keeps its full
-  shape in the weights file and the caller's arrays: `rdu.shard = [dim, parts]`
+  shape in the weights file and the caller's arrays: `rdu.shard` (`encode_split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
   is replicated (`rdu.all_gather` of its split operands): correct, slower.
