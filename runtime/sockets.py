@@ -65,10 +65,13 @@ def _rank() -> tuple[SocketGroup, int]:
     return group, _current.rank
 
 
-def _check_group(op_group: int, stride: int = 1) -> tuple[SocketGroup, int]:
+def _check_group(op_group: int, stride: int | None = None) -> tuple[SocketGroup, int]:
+    """The group and rank; a collective over every rank (stride None) must name the
+    group's size, one over a factor (`stride`) a factor of it."""
     group, rank = _rank()
-    if group.size % (op_group * stride):
-        raise RduccError(f"a collective of group {op_group} (stride {stride}) ran in a group of {group.size} sockets")
+    if op_group != group.size if stride is None else group.size % (op_group * stride):
+        over = f"group {op_group}" + ("" if stride is None else f" stride {stride}")
+        raise RduccError(f"a collective of {over} ran in a group of {group.size} sockets")
     return group, rank
 
 
