@@ -60,6 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
     )
     parser.add_argument(
+        "--tp", type=int, default=None, metavar="N",
+        help="multi-socket target: tensor-parallel sockets a group, passed to rdu-partition "
+        "(default: the cost model picks tp and pp; with only --tp, pp is 1)",
+    )
+    parser.add_argument(
+        "--pp", type=int, default=None, metavar="M",
+        help="multi-socket target: pipeline stages, passed to rdu-partition (with only --pp, tp is 1); "
+        "tp x pp must not exceed the target's sockets",
+    )
+    parser.add_argument(
         "--pass-pipeline", metavar="PIPELINE",
         help="run this pipeline instead of the -O one, in xDSL's syntax "
         "('rdu-canonicalize,cse,my-pass{k=2},rdu-fuse{level=1},...'); --print-pipeline shows the -O one",
@@ -218,12 +228,36 @@ def _info(args: argparse.Namespace) -> bool:
         from rducc.targets import load_target
 
         text = pipeline_text(_opt_level(args), args.emit or "placed")
-        if load_target(args.target).sockets > 1:  # as lower() does for several sockets
-            text = text.replace("rdu-canonicalize", "rdu-canonicalize,rdu-partition", 1)
+        target = load_target(args.target)
+        tp, pp = _split(args, target)
+        if target.sockets > 1:  # as lower() does for several sockets
+            options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp)) if n)
+            partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
+            text = text.replace("rdu-canonicalize", f"rdu-canonicalize,{partition}", 1)
         print(text)
     else:
         return False
     return True
+
+
+def _split(args: argparse.Namespace, target) -> tuple[int, int]:
+    """(tp, pp) of --tp/--pp, 0 for one not given; checked against the target."""
+    if args.tp is None and args.pp is None:
+        return 0, 0
+    given = " ".join(f"--{name} {n}" for name, n in (("tp", args.tp), ("pp", args.pp)) if n is not None)
+    if any(n is not None and n < 1 for n in (args.tp, args.pp)):
+        raise RduccError(f"{given}: tp and pp must be >= 1")
+    if target.sockets == 1:
+        raise RduccError(f"{given} splits the model across sockets, but target {target.name} has one "
+                         "(use --target sn40l-8 or sn40l-16)")
+    if args.pass_pipeline is not None:
+        raise RduccError(f"{given} sets the -O pipeline's rdu-partition; with --pass-pipeline write "
+                         "rdu-partition{tp=N pp=M} in it")
+    tp, pp = args.tp or 0, args.pp or 0
+    if max(tp, 1) * max(pp, 1) > target.sockets:
+        raise RduccError(f"{given} needs {max(tp, 1) * max(pp, 1)} sockets; target {target.name} "
+                         f"has {target.sockets}")
+    return tp, pp
 
 
 def _opt_level(args: argparse.Namespace) -> int:
@@ -246,6 +280,7 @@ def _run(args: argparse.Namespace) -> None:
     if args.input is None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
     target = load_target(args.target)
+    tp, pp = _split(args, target)
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
@@ -262,7 +297,7 @@ def _run(args: argparse.Namespace) -> None:
         module, program = import_file(args.input, times, args.f64, outline)
         lower(
             module, target, _opt_level(args), args.emit or "placed", times,
-            passes=passes, verify_each=args.verify_each,
+            passes=passes, verify_each=args.verify_each, split=(tp, pp),
         )
         _check_level_for_report(module, args)
         weights = program_weights(program)

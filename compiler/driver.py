@@ -103,29 +103,30 @@ def outlines_at_import(target: Target, emit: str = "placed", passes: Sequence[Mo
     return passes is None and emit != "graph" and target.sockets == 1
 
 
-def with_partition(passes: Sequence[ModulePass]) -> list[ModulePass]:
-    """The -O pipeline for a multi-socket target: `rdu-partition` (split chosen by the
-    cost model) right after `rdu-canonicalize`."""
+def with_partition(passes: Sequence[ModulePass], tp: int = 0, pp: int = 0) -> list[ModulePass]:
+    """The -O pipeline for a multi-socket target: `rdu-partition{tp pp}` right after
+    `rdu-canonicalize` (0: the split chosen by the cost model)."""
     from rducc.passes.rdu_partition import RduPartition
 
     names = [p.name for p in passes]
     at = names.index("rdu-canonicalize") + 1 if "rdu-canonicalize" in names else 0
-    return [*passes[:at], RduPartition(), *passes[at:]]
+    return [*passes[:at], RduPartition(tp=tp, pp=pp), *passes[at:]]
 
 
 def lower(
     module: ModuleOp, target: Target, opt_level: int = 2, emit: str = "placed",
     times: StageTimes | None = None, *, passes: Sequence[ModulePass] | None = None,
-    verify_each: bool = False,
+    verify_each: bool = False, split: tuple[int, int] = (0, 0),
 ) -> None:
     """Run the -O pipeline up to `emit` (or the given `passes` instead), timing
     each pass as its own stage. With `verify_each` the IR is verified after
-    every pass; a pass that breaks it is named in the error."""
+    every pass; a pass that breaks it is named in the error. `split` is the
+    (tp, pp) of a multi-socket target's rdu-partition (0: the cost model's)."""
     times = times or StageTimes()
     set_target(module, target)
     chosen = default_passes(opt_level, emit) if passes is None else list(passes)
     if passes is None and target.sockets > 1:
-        chosen = with_partition(chosen)
+        chosen = with_partition(chosen, *split)
     clock = [time.perf_counter()]
 
     def between_passes(previous: ModulePass | None, _module: ModuleOp, following: object) -> None:

@@ -7,6 +7,9 @@ the sockets meet:
     rdu.all_reduce %x group 8 : T -> T          sum of every rank's %x, on every rank
     rdu.all_gather %x dim 2 group 8 : A -> B     ranks' %x joined along dim (B = 8 x A there)
     rdu.reduce_scatter %x dim 2 group 8 : A -> B sum of every rank's %x, rank r keeps part r
+    rdu.all_gather %x dim 1 group 8 stride 2     the same over a factor of 16 ranks: ranks
+                                                 r % 2 + 2k, k < 8 (a value split 8 ways,
+                                                 replicated over the pairs 2k, 2k + 1)
     rdu.send_recv %x from 0 to 1 : T -> T        point to point: the value of pipeline
                                                  stage 0's sockets, on stage 1's sockets
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.shapes import element_of, shape_of, verify_element_type, verify_static
@@ -76,21 +79,34 @@ class AllReduceOp(_CollectiveOp):
 
 
 class _DimCollectiveOp(_CollectiveOp):
-    dim = prop_def(IntegerAttr[I64])
-    assembly_format = "$input `dim` $dim `group` $group attr-dict `:` type($input) `->` type($result)"
+    """Over `group` sockets joined along `dim`. With `stride` s (default 1) the
+    group of socket r is the sockets whose `(rank // s) % group` differs and the
+    rest of the rank is r's (a factor of the tp ranks: `stride 2 group 8` of 16
+    joins ranks r % 2, r % 2 + 2, ..., r % 2 + 14)."""
 
-    def __init__(self, input: SSAValue, dim: int, group: int, result_type: Attribute):
-        super().__init__(
-            operands=[input],
-            result_types=[result_type],
-            properties={"dim": IntegerAttr(dim, i64), "group": IntegerAttr(group, i64)},
-        )
+    dim = prop_def(IntegerAttr[I64])
+    stride = opt_prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "$input `dim` $dim `group` $group (`stride` $stride^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, dim: int, group: int, result_type: Attribute, stride: int = 1):
+        properties = {"dim": IntegerAttr(dim, i64), "group": IntegerAttr(group, i64)}
+        if stride != 1:
+            properties["stride"] = IntegerAttr(stride, i64)
+        super().__init__(operands=[input], result_types=[result_type], properties=properties)
+
+    @property
+    def stride_size(self) -> int:
+        return self.stride.value.data if self.stride is not None else 1
 
     def _verify_dim(self, small: tuple[int, ...], large: tuple[int, ...]) -> None:
         """`large` is `small` with dim `dim` multiplied by the group."""
         _verify_static_tensors(self)
         group, dim = self.group_size, self.dim.value.data
         _verify_group(self, group)
+        if self.stride_size < 1:
+            raise VerifyException(f"'{self.name}' stride must be >= 1, got {self.stride_size}")
         if not 0 <= dim < len(small):
             raise VerifyException(f"'{self.name}' dim {dim} is out of range for rank {len(small)}")
         expected = list(small)

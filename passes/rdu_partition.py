@@ -4,16 +4,22 @@ Runs on the imported graph (level 1), right after `rdu-canonicalize`, on
 every `func.func` of the module. The result is one SPMD program:
 
 - **Tensor parallelism (tp)**: every socket of a tp group runs the same
-  program on its own shard. Each value has a layout: replicated, split along
-  one dim into `tp` equal contiguous parts (rank r holds part r), or a
-  partial sum. Layouts start at the weights: a linear layer whose input is
-  replicated splits its weight by output columns (q/k/v, gate/up, lm_head);
+  program on its own shard. Each value has a layout: replicated, a `Split`
+  (along one or more dims, each over a factor of the rank: rank r holds part
+  `(r // stride) % parts`; one dim over every rank is the common case), or a
+  partial sum over every rank. Layouts start at the weights: a linear layer whose input is
+  replicated splits its weight by output columns (q/k/v, gate/up, lm_head),
+  over every rank, or, when the reshape into heads cannot take that many parts
+  (more ranks than KV heads), over the largest major factor it can (rank r
+  holds KV head r // 2 at tp=16 with 8 KV heads, replicated over the pair,
+  while the reshape of q splits the KV heads over that factor and the query
+  heads under each over the rest);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
   a user input, is split by heads). A split weight or input keeps its full
-  shape in the weights file and the caller's arrays: `rdu.shard = [dim, parts]`
+  shape in the weights file and the caller's arrays: `rdu.shard` (`encode_split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
   is replicated (`rdu.all_gather` of its split operands): correct, slower.
@@ -34,7 +40,7 @@ The module records the choice as `rdu.partition = {tp = N, pp = M}`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
@@ -78,23 +84,100 @@ from rducc.passes.common import LAYER_ATTR, functions, module_target, require_te
 PARTITION_ATTR = "rdu.partition"
 """Module attribute: `{tp = N, pp = M}` once partitioned."""
 SHARD_ATTR = "rdu.shard"
-"""On a `tier.global` or a function argument: `array<i64: dim, parts>`."""
+"""On a `tier.global` or a function argument: the part each rank takes (`encode_split`)."""
 RESULT_SHARDS_ATTR = "rdu.result_shards"
-"""On a function: per result, the dim it stays split along (-1: whole)."""
+"""On a function: per result, the part each rank holds (`encode_split`; empty: whole)."""
 STAGE_ATTR = "rdu.stage"
 """On each op of a pipelined function: the pipeline stage that runs it."""
 
-Layout = int | None
-"""None: replicated; d >= 0: split along dim d; PARTIAL: a partial sum."""
-PARTIAL = -1
+
+@dataclass(frozen=True)
+class Split:
+    """How a value is split over the `tp` ranks of a group.
+
+    Along each `(dim, parts, stride)` of `entries` (one per split dim, sorted
+    by dim) rank r holds part `(r // stride) % parts`. A split over every rank
+    along one dim is `(dim, tp, 1)`. With 16 ranks seen as 8 x 2, `(1, 8, 2)`
+    splits dim 1 over the major factor and replicates over the minor one (ranks
+    2k and 2k + 1 hold the same part: a KV head), and `{(1, 8, 2), (2, 2, 1)}`
+    splits dim 1 over the major factor and dim 2 over the minor one (the query
+    heads grouped under that KV head). Entries use disjoint factors of the rank.
+    """
+
+    entries: tuple[tuple[int, int, int], ...]
+
+    @staticmethod
+    def of(entries: Iterable[tuple[int, int, int]]) -> Split | None:
+        """The split of these entries; None (replicated) when there are none."""
+        ordered = tuple(sorted(entries))
+        return Split(ordered) if ordered else None
+
+    @staticmethod
+    def whole(dim: int, tp: int) -> Split:
+        """Split along `dim` over every one of `tp` ranks."""
+        return Split(((dim, tp, 1),))
+
+    def dims(self) -> set[int]:
+        return {dim for dim, _, _ in self.entries}
+
+    def parts(self, dim: int) -> int:
+        return next((parts for d, parts, _ in self.entries if d == dim), 1)
+
+    def on(self, dim: int) -> tuple[int, int] | None:
+        """(parts, stride) along `dim`, or None."""
+        return next(((parts, stride) for d, parts, stride in self.entries if d == dim), None)
+
+    def moved(self, where: Callable[[int], int | None]) -> Split | None:
+        """The same split with each dim d moved to `where(d)` (dropped where None)."""
+        return Split.of((new, parts, stride) for dim, parts, stride in self.entries
+                        if (new := where(dim)) is not None)
+
+    def valid(self, tp: int) -> bool:
+        """Each entry a factor of the rank, disjoint from the others."""
+        covered = 1
+        for _, parts, stride in sorted(self.entries, key=lambda entry: entry[2]):
+            if parts < 2 or stride < covered or tp % (stride * parts):
+                return False
+            covered = stride * parts
+        return True
+
+    def slices(self, shape: Sequence[int], rank: int) -> tuple[slice, ...]:
+        """The window of a whole array of `shape` that `rank` holds."""
+        window = [slice(None)] * len(shape)
+        for dim, parts, stride in self.entries:
+            size = shape[dim] // parts
+            index = (rank // stride) % parts
+            window[dim] = slice(index * size, (index + 1) * size)
+        return tuple(window)
+
+    def describe(self) -> str:
+        return ", ".join(f"dim {dim} split {parts} ways" + (f" (rank / {stride})" if stride > 1 else "")
+                         for dim, parts, stride in self.entries)
 
 
-def shard_spec(attr: object) -> tuple[int, int] | None:
-    """(dim, parts) of an `rdu.shard` attribute, or None."""
-    if isinstance(attr, DenseArrayBase):
-        dim, parts = attr.get_values()
-        return int(dim), int(parts)
-    return None
+Layout = Split | str | None
+"""None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
+PARTIAL = "partial"
+
+
+def encode_split(split: Split | None) -> DenseArrayBase:
+    """`array<i64: dim, parts>` for a split over every rank along one dim, else
+    `(dim, parts, stride)` triples; `array<i64>` for a whole value."""
+    if split is None:
+        return DenseArrayBase.from_list(i64, [])
+    if len(split.entries) == 1 and split.entries[0][2] == 1:
+        return DenseArrayBase.from_list(i64, list(split.entries[0][:2]))
+    return DenseArrayBase.from_list(i64, [n for entry in split.entries for n in entry])
+
+
+def shard_spec(attr: object) -> Split | None:
+    """The `Split` an `rdu.shard` (or a `rdu.result_shards` entry) says, or None."""
+    if not isinstance(attr, DenseArrayBase):
+        return None
+    values = [int(v) for v in attr.get_values()]
+    if len(values) == 2:
+        return Split.whole(values[0], values[1])
+    return Split.of(tuple(values[i:i + 3]) for i in range(0, len(values), 3))  # type: ignore[misc]
 
 
 def partition_of(module: ModuleOp) -> tuple[int, int]:
@@ -107,14 +190,79 @@ def partition_of(module: ModuleOp) -> tuple[int, int]:
             pp.value.data if isinstance(pp, IntegerAttr) else 1)
 
 
+class _Unsplittable(Exception):
+    """A reshape cannot keep a split."""
+
+
+def _reshape_groups(source: Sequence[int], result: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """The dims of a reshape in minimal groups of equal size (size-1 dims left out)."""
+    src = [d for d, n in enumerate(source) if n != 1]
+    res = [d for d, n in enumerate(result) if n != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) and j < len(res):
+        group_src, group_res = [src[i]], [res[j]]
+        size_src, size_res = source[src[i]], result[res[j]]
+        i, j = i + 1, j + 1
+        while size_src != size_res:
+            if size_src < size_res and i < len(src):
+                group_src.append(src[i])
+                size_src, i = size_src * source[src[i]], i + 1
+            elif size_res < size_src and j < len(res):
+                group_res.append(res[j])
+                size_res, j = size_res * result[res[j]], j + 1
+            else:
+                raise _Unsplittable
+        groups.append((group_src, group_res))
+    return groups
+
+
+def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) -> Split | None:
+    """The split of a reshape's result when its input is split so (raises `_Unsplittable`).
+
+    Per group of dims the reshape merges or splits: the input's split dims must
+    be the group's leading ones, all but the last split whole (one index each),
+    their factors of the rank in order; the parts go to the result's first dim
+    of the group, and what that dim cannot hold (its size divides the parts) to
+    the next, never to the result's innermost dim (a head's features)."""
+    entries: list[tuple[int, int, int]] = []
+    for group_src, group_res in _reshape_groups(source, result):
+        split_dims = [d for d in group_src if split.on(d)]
+        if not split_dims:
+            continue
+        if split_dims != group_src[:len(split_dims)] or any(split.parts(d) != source[d] for d in split_dims[:-1]):
+            raise _Unsplittable
+        parts, stride = split.on(split_dims[0])  # type: ignore[misc]
+        for dim in split_dims[1:]:
+            inner_parts, inner_stride = split.on(dim)  # type: ignore[misc]
+            if stride != inner_parts * inner_stride:
+                raise _Unsplittable
+            parts, stride = parts * inner_parts, inner_stride
+        for index, dim in enumerate(group_res):
+            if index > 0 and dim == len(result) - 1:
+                raise _Unsplittable
+            if result[dim] % parts == 0:
+                entries.append((dim, parts, stride))
+                parts = 1
+                break
+            if parts % result[dim]:
+                raise _Unsplittable
+            parts //= result[dim]
+            entries.append((dim, result[dim], stride * parts))
+        if parts != 1:
+            raise _Unsplittable
+    return Split.of(entries)
+
+
 def _shape(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType)
     return tuple(value.type.get_shape())
 
 
-def _with_dim(tensor: TensorType, dim: int, size: int) -> TensorType:
-    shape = list(tensor.get_shape())
-    shape[dim] = size
+def _per_rank(tensor: TensorType, full: Sequence[int], split: Split | None) -> TensorType:
+    shape = list(full)
+    for dim, parts, _ in split.entries if split else ():
+        shape[dim] //= parts
     return TensorType(tensor.element_type, shape)
 
 
@@ -130,7 +278,7 @@ class _TensorPartitioner:
     Ops are visited in order; each op's rule (`_plan`) says which layout it
     needs of each operand and which its result gets, or None (replicate).
     `materialize` moves an operand there: an all-reduce for a partial sum,
-    an all-gather for a split value needed whole, or, for a whole value
+    all-gathers for a split value needed whole, or, for a whole value
     needed split, sharding the argument it comes from (through a chain of
     transposes/reshapes used once). `full` keeps each retyped value's full
     shape; `made` shares one collective among the users of a value.
@@ -150,52 +298,56 @@ class _TensorPartitioner:
     def layout_of(self, value: SSAValue) -> Layout:
         return self.layout.get(value)
 
+    def split_of(self, value: SSAValue) -> Split | None:
+        layout = self.layout.get(value)
+        return layout if isinstance(layout, Split) else None
+
     def full_shape(self, value: SSAValue) -> tuple[int, ...]:
         return self.full.get(value) or _shape(value)
 
     # -- moving a value to the layout an op needs ------------------------------
 
     def feasible(self, value: SSAValue, want: Layout) -> bool:
-        have = self.layout_of(value)
-        if have == PARTIAL:
-            have = None
+        have = self.split_of(value)
         if have == want or want is None:
             return True
-        return have is None and self._shard_chain(value, want) is not None
+        return have is None and isinstance(want, Split) and self._shard_chain(value, want) is not None
 
-    def _shard_chain(self, value: SSAValue, dim: int) -> list[tuple[Operation, int]] | None:
-        """How a replicated value can be split along `dim` after the fact: it is a
+    def _shard_chain(self, value: SSAValue, want: Split) -> list[tuple[Operation, Split]] | None:
+        """How a replicated value can be split as `want` after the fact: it is a
         shardable argument, or a transpose/reshape used once of one (a KV cache
         transposed for QK^T). The layout ops from the argument out, each with the
-        dim its result is split along; None when it cannot."""
-        if self.full_shape(value)[dim] % self.tp:
+        split of its result; None when it cannot."""
+        full = self.full_shape(value)
+        if not want.valid(self.tp) or any(full[dim] % parts for dim, parts, _ in want.entries):
             return None
-        if self._shardable_arg(value, dim):
+        if self._shardable_arg(value):
             return []
         owner = value.owner
         if not isinstance(owner, TransposeOp | ReshapeOp) or len(list(value.uses)) != 1:
             return None
-        source = owner.input
-        if isinstance(owner, TransposeOp):
-            source_dim: int | None = list(owner.perm.get_values())[dim]
-        else:
-            source_dim = self._reshape_source_dim(self.full_shape(source), _shape(value), dim)
-        if source_dim is None or self.layout_of(source) is not None:
+        if self.layout_of(owner.input) is not None:
             return None
-        chain = self._shard_chain(source, source_dim)
-        return None if chain is None else [*chain, (owner, dim)]
+        source_want = self._source_split(owner, want)
+        chain = None if source_want is None else self._shard_chain(owner.input, source_want)
+        return None if chain is None else [*chain, (owner, want)]
 
-    def _reshape_source_dim(self, source: tuple[int, ...], result: tuple[int, ...], dim: int) -> int | None:
-        before = prod(result[:dim])
-        for d in range(len(source)):
-            if prod(source[:d]) == before and source[d] % self.tp == 0:
-                return d
-        return None
+    def _source_split(self, op: TransposeOp | ReshapeOp, want: Split) -> Split | None:
+        """The split of a layout op's input that gives its result the split `want`."""
+        if isinstance(op, TransposeOp):
+            perm = list(op.perm.get_values())
+            return want.moved(lambda dim: perm[dim])
+        source, result = self.full_shape(op.input), self.full_shape(op.result)
+        try:
+            back = reshape_split(result, source, want)
+            return back if back is not None and reshape_split(source, result, back) == want else None
+        except _Unsplittable:
+            return None
 
-    def _shardable_arg(self, value: SSAValue, dim: int) -> bool:
+    def _shardable_arg(self, value: SSAValue) -> bool:
         if not isinstance(value, BlockArgument) or value.block is not self.function.body.block:
             return False
-        if len(list(value.uses)) != 1 or self.full_shape(value)[dim] % self.tp:
+        if len(list(value.uses)) != 1:
             return False
         reference = self._arg_attrs(value).get("rdu.global")
         if isinstance(reference, SymbolRefAttr):
@@ -214,13 +366,22 @@ class _TensorPartitioner:
         if have == PARTIAL:
             result = self._insert(AllReduceOp(value, self.tp), before, None)
             have = None
-        elif have is not None and want is None:
-            gathered = _with_dim(value.type, have, self.full_shape(value)[have])
-            result = self._insert(AllGatherOp(value, have, self.tp, gathered), before, None)
+        elif isinstance(have, Split) and want is None:
+            result = self._gather(value, have, before)
             have = None
-        if want is not None and have is None:
+        if isinstance(want, Split) and have is None:
             result = self._shard_through_chain(value, want)
         self.made[(value, want)] = result
+        return result
+
+    def _gather(self, value: SSAValue, split: Split, before: Operation) -> SSAValue:
+        """All-gathers joining each split dim of `value` (over the ranks that hold its parts)."""
+        result = value
+        shape = list(_shape(value))
+        for dim, parts, stride in split.entries:
+            shape[dim] *= parts
+            gathered = TensorType(value.type.element_type, shape)  # type: ignore[attr-defined]
+            result = self._insert(AllGatherOp(result, dim, parts, gathered, stride), before, None)
         return result
 
     def _insert(self, op: Operation, before: Operation, layout: Layout) -> SSAValue:
@@ -247,31 +408,30 @@ class _TensorPartitioner:
     def _global(self, name: str) -> GlobalOp | None:
         return next((g for g in self.module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
 
-    def _shard_through_chain(self, value: SSAValue, dim: int) -> SSAValue:
-        chain = self._shard_chain(value, dim)
+    def _shard_through_chain(self, value: SSAValue, want: Split) -> SSAValue:
+        chain = self._shard_chain(value, want)
         assert chain is not None
         if not chain:
-            return self._shard_arg(value, dim)
-        first = chain[0][0]
-        root_dim = (list(first.perm.get_values())[chain[0][1]] if isinstance(first, TransposeOp)
-                    else self._reshape_source_dim(self.full_shape(first.operands[0]),
-                                                  _shape(first.results[0]), chain[0][1]))
-        self._shard_arg(first.operands[0], root_dim)
-        for op, out_dim in chain:
-            self._set_result(op, out_dim)
+            return self._shard_arg(value, want)
+        first, first_want = chain[0]
+        root = self._source_split(first, first_want)  # type: ignore[arg-type]
+        assert root is not None
+        self._shard_arg(first.operands[0], root)
+        for op, split in chain:
+            self._set_result(op, split)
         return chain[-1][0].results[0]
 
-    def _shard_arg(self, arg: SSAValue, dim: int) -> SSAValue:
+    def _shard_arg(self, arg: SSAValue, split: Split) -> SSAValue:
         assert isinstance(arg, BlockArgument)
         full = self.full_shape(arg)
-        spec = DenseArrayBase.from_list(i64, [dim, self.tp])
+        spec = encode_split(split)
         attrs = self._arg_attrs(arg)
         attrs[SHARD_ATTR] = spec
         all_attrs = list(self.function.arg_attrs.data)
         all_attrs[arg.index] = DictionaryAttr(attrs)
         self.function.arg_attrs = ArrayAttr(all_attrs)
         reference = attrs.get("rdu.global")
-        per_rank = _with_dim(arg.type, dim, full[dim] // self.tp)
+        per_rank = _per_rank(arg.type, full, split)  # type: ignore[arg-type]
         if isinstance(reference, SymbolRefAttr):
             target = self._global(reference.root_reference.data)
             assert target is not None
@@ -279,7 +439,7 @@ class _TensorPartitioner:
             target.attributes[SHARD_ATTR] = spec
         new = Rewriter.replace_value_with_new_type(arg, per_rank)
         self.full[new] = full
-        self.layout[new] = dim
+        self.layout[new] = split
         return new
 
     # -- the rules, one per op kind ---------------------------------------------
@@ -308,10 +468,8 @@ class _TensorPartitioner:
     def _set_result(self, op: Operation, layout: Layout) -> None:
         result = op.results[0]
         full = _shape(result)
-        if layout is not None and layout != PARTIAL:
-            result = Rewriter.replace_value_with_new_type(
-                result, _with_dim(result.type, layout, full[layout] // self.tp)
-            )
+        if isinstance(layout, Split):
+            result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]
         self.full[result] = full
         self.layout[result] = layout
 
@@ -326,71 +484,139 @@ class _TensorPartitioner:
 
     def _plan(self, op: Operation) -> tuple[list[Layout], Layout] | None:
         """(layout wanted of each operand, layout of the result), or None: replicate."""
-        layouts = [None if self.layout_of(v) == PARTIAL else self.layout_of(v) for v in op.operands]
-        if all(lay is None for lay in layouts) and not isinstance(op, MatmulOp):
-            return [None] * len(layouts), None
+        splits = [self.split_of(v) for v in op.operands]
+        if all(s is None for s in splits) and not isinstance(op, MatmulOp):
+            return [None] * len(splits), None
         if isinstance(op, MapOp):
-            return self._plan_map(op, layouts)
+            return self._plan_map(op, splits)
         if isinstance(op, MatmulOp):
-            return self._plan_matmul(op, layouts)
-        if isinstance(op, ReduceOp):
-            return self._plan_reduce(op, layouts[0])
-        if isinstance(op, ReshapeOp):
-            return self._plan_reshape(op, layouts[0])
-        if isinstance(op, TransposeOp):
-            return [layouts[0]], list(op.perm.get_values()).index(layouts[0])
-        if isinstance(op, BroadcastOp):
-            d = layouts[0]
-            e = d + len(_shape(op.result)) - len(self.full_shape(op.input))
-            return ([d], e) if self.full_shape(op.input)[d] == _shape(op.result)[e] else None
-        if isinstance(op, SliceOp):
-            return self._plan_slice(op, layouts[0])
-        if isinstance(op, ScanOp):
-            d = layouts[0]
-            return ([d], d) if d != op.dim.value.data else None
+            return self._plan_matmul(op, splits[0], splits[1])
         if isinstance(op, ConcatOp):
-            d = layouts[0]
-            same = all(lay == d for lay in layouts)
-            return ([d] * len(layouts), d) if same and d != op.dim.value.data else None
+            return self._plan_concat(op, splits)
+        single = splits[0]
+        if len(splits) != 1 or single is None:
+            return None
+        if isinstance(op, ReduceOp):
+            return self._plan_reduce(op, single)  # type: ignore[arg-type]
+        if isinstance(op, ReshapeOp):
+            return self._plan_reshape(op, single)  # type: ignore[arg-type]
+        if isinstance(op, TransposeOp):
+            perm = list(op.perm.get_values())
+            return [single], single.moved(perm.index)  # type: ignore[union-attr]
+        if isinstance(op, BroadcastOp):
+            return self._plan_broadcast(op, single)
+        if isinstance(op, SliceOp):
+            return self._plan_slice(op, single)  # type: ignore[arg-type]
+        if isinstance(op, ScanOp):
+            return ([single], single) if op.dim.value.data not in single.dims() else None  # type: ignore[union-attr]
         return None
 
-    def _plan_map(self, op: MapOp, layouts: list[Layout]) -> tuple[list[Layout], Layout] | None:
-        rank = len(_shape(op.results[0]))
-        dims = {lay + rank - len(self.full_shape(v)) for v, lay in zip(op.operands, layouts) if lay is not None}
-        if len(dims) != 1:
+    def _plan_broadcast(self, op: BroadcastOp, split: Split) -> tuple[list[Layout], Layout] | None:
+        """The input's split, moved; and a dim broadcast from 1 right after a dim split
+        over a major factor (stride s > 1) split over the minor s ranks, which hold the
+        same input: free, and what lets repeated KV heads meet query heads split every way."""
+        source, result = self.full_shape(op.input), _shape(op.result)
+        offset = len(result) - len(source)
+        if any(source[d] != result[d + offset] for d in split.dims()):
             return None
-        e = dims.pop()
+        moved = split.moved(lambda d: d + offset)
+        assert moved is not None
+        entries = list(moved.entries)
+        for dim, _, stride in moved.entries:
+            new = dim + 1
+            broadcast = new < len(result) and (new < offset or source[new - offset] == 1)
+            if stride > 1 and broadcast and result[new] % stride == 0 and new not in moved.dims():
+                wider = Split.of([*entries, (new, stride, 1)])
+                if wider is not None and wider.valid(self.tp):
+                    entries.append((new, stride, 1))
+        return [split], Split.of(entries)
+
+    def _plan_concat(self, op: ConcatOp, splits: list[Split | None]) -> tuple[list[Layout], Layout] | None:
+        """Every operand split as the split ones (a whole one is sharded if it can be)."""
+        present = {s for s in splits if s is not None}
+        if len(present) != 1:
+            return None
+        first = present.pop()
+        return None if op.dim.value.data in first.dims() else ([first] * len(splits), first)
+
+    def _restrict(self, split: Split | None, value: SSAValue, rank: int, where: Callable[[int], int | None]) -> Split | None:
+        """The part of a result split an operand must have: each result dim e at
+        operand dim `where(e)` (if any), unless the operand broadcasts there."""
+        if split is None:
+            return None
+        shape = self.full_shape(value)
+
+        def operand_dim(dim: int) -> int | None:
+            d = where(dim)
+            return d if d is not None and 0 <= d < len(shape) and shape[d] != 1 else None
+
+        return split.moved(operand_dim)
+
+    def _union(self, pieces: Iterable[tuple[int, int, int]]) -> Split | None | bool:
+        """One split of these result entries; False when they conflict."""
+        by_dim: dict[int, tuple[int, int]] = {}
+        for dim, parts, stride in pieces:
+            if by_dim.setdefault(dim, (parts, stride)) != (parts, stride):
+                return False
+        split = Split.of((dim, parts, stride) for dim, (parts, stride) in by_dim.items())
+        return False if split is not None and not split.valid(self.tp) else split
+
+    def _plan_map(self, op: MapOp, splits: list[Split | None]) -> tuple[list[Layout], Layout] | None:
+        rank = len(_shape(op.results[0]))
+        pieces = []
+        for value, split in zip(op.operands, splits):
+            offset = rank - len(self.full_shape(value))
+            pieces += [(dim + offset, parts, stride) for dim, parts, stride in (split.entries if split else ())]
+        result = self._union(pieces)
+        if result is False:
+            return None
         wants: list[Layout] = []
         for value in op.operands:
-            a = e - (rank - len(self.full_shape(value)))
-            wants.append(None if a < 0 or self.full_shape(value)[a] == 1 else a)
-        return wants, e
+            offset = rank - len(self.full_shape(value))
+            wants.append(self._restrict(result, value, rank, lambda e, o=offset: e - o))  # type: ignore[arg-type]
+        return wants, result  # type: ignore[return-value]
 
-    def _plan_matmul(self, op: MatmulOp, layouts: list[Layout]) -> tuple[list[Layout], Layout] | None:
+    def _plan_matmul(self, op: MatmulOp, left: Split | None, right: Split | None) -> tuple[list[Layout], Layout] | None:
         lhs, rhs = self.full_shape(op.lhs), self.full_shape(op.rhs)
         rank = len(_shape(op.result))
         k_lhs, m_lhs, k_rhs, n_rhs = len(lhs) - 1, len(lhs) - 2, op.rhs_k_dim, op.rhs_n_dim
-        left, right = layouts
-        if left == k_lhs or (left is None and right == k_rhs):
-            return [k_lhs, k_rhs], PARTIAL
-        if left == m_lhs and right is None:
-            return [m_lhs, None], rank - 2
-        if left is not None and left < m_lhs:  # a batch dim: heads
-            e = left + rank - len(lhs)
-            a = e - (rank - len(rhs))
-            return [left, None if a < 0 or rhs[a] == 1 else a], e
-        if left is None and right == n_rhs:
-            return [None, n_rhs], rank - 1
-        if left is None and right is not None and right < len(rhs) - 2:
-            e = right + rank - len(rhs)
-            a = e - (rank - len(lhs))
-            return ([None if a < 0 or lhs[a] == 1 else a, right], e)
-        if left is None and right is None:
+        if (left and k_lhs in left.dims()) or (right and k_rhs in right.dims()):
+            self._check_rows_split(op, left, k_lhs, lhs)
+            return [Split.whole(k_lhs, self.tp), Split.whole(k_rhs, self.tp)], PARTIAL
+        pieces = []
+        for dim, parts, stride in left.entries if left else ():
+            pieces.append((rank - 2 if dim == m_lhs else dim + rank - len(lhs), parts, stride))
+        for dim, parts, stride in right.entries if right else ():
+            pieces.append((rank - 1 if dim == n_rhs else dim + rank - len(rhs), parts, stride))
+        result = self._union(pieces)
+        if result is False:
+            return None
+        if result is None:
             return self._column_split(op, rhs, n_rhs, rank)
-        return None
+
+        def lhs_dim(e: int) -> int | None:
+            return m_lhs if e == rank - 2 else None if e == rank - 1 else e - (rank - len(lhs))
+
+        def rhs_dim(e: int) -> int | None:
+            return n_rhs if e == rank - 1 else None if e == rank - 2 else e - (rank - len(rhs))
+
+        return [self._restrict(result, op.lhs, rank, lhs_dim),  # type: ignore[arg-type]
+                self._restrict(result, op.rhs, rank, rhs_dim)], result  # type: ignore[arg-type]
+
+    def _check_rows_split(self, op: MatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
+        """A weight split by rows needs its input split over every rank (a partial
+        sum of a factor of the ranks would be counted twice)."""
+        if not self.strict or _layer(op) is None or not self._is_weight(op.rhs) or left is None:
+            return
+        if left.on(k_lhs) != (self.tp, 1) or len(left.entries) != 1:
+            raise LocatedError(op, f"tp={self.tp} does not divide the heads: the {lhs[k_lhs]} input rows of weight "
+                                   f"@{self._weight_name(op.rhs)} arrive with {left.describe()}, not split "
+                                   f"{self.tp} ways")
 
     def _column_split(self, op: MatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
-        """A linear layer on a replicated input: split its weight by output columns."""
+        """A linear layer on a replicated input: split its weight by output columns,
+        over every rank, or over the largest factor of the ranks whose reshapes into
+        heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
         if not self._is_weight(op.rhs):
             return [None, None], None
         if rhs[n_rhs] % self.tp:
@@ -399,7 +625,24 @@ class _TensorPartitioner:
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
-        return [None, n_rhs], rank - 1
+        parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and rhs[n_rhs] % p == 0
+                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p),)))), self.tp)
+        stride = self.tp // parts
+        return [None, Split(((n_rhs, parts, stride),))], Split(((rank - 1, parts, stride),))
+
+    def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
+        """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`."""
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, ReshapeOp):
+                try:
+                    reshape_split(self.full_shape(value), _shape(user.result), split)
+                except _Unsplittable:
+                    return False
+            elif isinstance(user, MapOp) and depth and _shape(user.results[0]) == self.full_shape(value):
+                if not self._reshapes_keep(user.results[0], split, depth - 1):
+                    return False
+        return True
 
     def _is_weight(self, value: SSAValue) -> bool:
         return isinstance(value, BlockArgument) and "rdu.global" in self._arg_attrs(value)
@@ -408,32 +651,32 @@ class _TensorPartitioner:
         assert isinstance(value, BlockArgument)
         return self._arg_attrs(value)["rdu.global"].root_reference.data
 
-    def _plan_reduce(self, op: ReduceOp, d: Layout) -> tuple[list[Layout], Layout] | None:
+    def _plan_reduce(self, op: ReduceOp, split: Split) -> tuple[list[Layout], Layout] | None:
         dims = set(op.dims.get_values())
-        if d in dims:
-            return ([d], PARTIAL) if op.kind.data == ReduceKind.SUM else None
+        reduced = dims & split.dims()
+        if reduced:
+            whole = len(split.entries) == 1 and split.entries[0][1:] == (self.tp, 1)
+            return ([split], PARTIAL) if whole and op.kind.data == ReduceKind.SUM else None
         keep = op.keepdim is not None
-        return [d], d if keep else d - sum(1 for x in dims if x < d)
+        return [split], split.moved(lambda d: d if keep else d - sum(1 for x in dims if x < d))
 
-    def _plan_reshape(self, op: ReshapeOp, d: Layout) -> tuple[list[Layout], Layout] | None:
+    def _plan_reshape(self, op: ReshapeOp, split: Split) -> tuple[list[Layout], Layout] | None:
         source, result = self.full_shape(op.input), _shape(op.result)
-        before = prod(source[:d])
-        for e in range(len(result)):
-            if prod(result[:e]) == before and result[e] % self.tp == 0:
-                return [d], e
-            if prod(result[:e]) > before:
-                break
-        if self.strict and _layer(op) is not None:
-            raise LocatedError(
-                op, f"tp={self.tp} does not divide the heads: the reshape {list(source)} -> "
-                    f"{list(result)} cannot keep dim {d} split {self.tp} ways"
-            )
-        return None
+        try:
+            return [split], reshape_split(source, result, split)
+        except _Unsplittable:
+            if self.strict and _layer(op) is not None:
+                raise LocatedError(
+                    op, f"tp={self.tp} does not divide the heads: the reshape {list(source)} -> "
+                        f"{list(result)} cannot keep {split.describe()}"
+                ) from None
+            return None
 
-    def _plan_slice(self, op: SliceOp, d: Layout) -> tuple[list[Layout], Layout] | None:
+    def _plan_slice(self, op: SliceOp, split: Split) -> tuple[list[Layout], Layout] | None:
         offsets, strides = op.offsets.get_values(), op.strides.get_values()
-        whole = offsets[d] == 0 and strides[d] == 1 and _shape(op.result)[d] == self.full_shape(op.input)[d]
-        return ([d], d) if whole else None
+        whole = all(offsets[d] == 0 and strides[d] == 1 and _shape(op.result)[d] == self.full_shape(op.input)[d]
+                    for d in split.dims())
+        return ([split], split) if whole else None
 
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []
@@ -452,8 +695,8 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     ret = block.last_op
     outputs = [v.type for v in ret.operands] if isinstance(ret, func.ReturnOp) else []
     function.function_type = FunctionType.from_lists([a.type for a in block.args], outputs)
-    function.attributes[RESULT_SHARDS_ATTR] = DenseArrayBase.from_list(
-        i64, [-1 if lay is None else lay for lay in results]
+    function.attributes[RESULT_SHARDS_ATTR] = ArrayAttr(
+        [encode_split(lay if isinstance(lay, Split) else None) for lay in results]
     )
     return partitioner.replicated_ops
 
@@ -623,5 +866,5 @@ class RduPartition(ModulePass):
 
 __all__ = [
     "RduPartition", "partition_module", "global_stages", "op_stage", "partition_of", "choose_split", "candidate_splits",
-    "shard_spec", "PARTITION_ATTR", "SHARD_ATTR", "RESULT_SHARDS_ATTR", "STAGE_ATTR",
+    "shard_spec", "encode_split", "reshape_split", "Split", "PARTITION_ATTR", "SHARD_ATTR", "RESULT_SHARDS_ATTR", "STAGE_ATTR",
 ]

@@ -90,8 +90,10 @@ callee's kernels at the call: the callee is costed once and its kernels are
 counted once per call (the report lists them at each call, as if inline);
 the callee is not counted on its own.
 
-Kernels run one after another: `Report.modeled_time_s` = sum of the
-kernels' modeled times; `share` = kernel time / total; `flops` and
+Kernels run one after another, but a kernel's weight reads may run during
+the previous kernel's collectives (`overlap_collectives`: its `overlap_s`
+is taken off its time): `Report.modeled_time_s` = sum of the kernels'
+modeled times; `share` = kernel time / total; `flops` and
 `bytes_by_tier` are sums over the kernels. `sram_peak_bytes`,
 `sram_lower_bound_bytes` and `sram_capacity_bytes` are `@forward`'s
 `tier.sram_peak`, `tier.sram_lower_bound` and `tier.sram_capacity` (the
@@ -160,6 +162,12 @@ class KernelCost(_TierTotals):
     """Socket-to-socket time of the kernel's collectives (in modeled_time_s)."""
     link_bytes: int = 0
     """Bytes one socket sends over its links for them."""
+    prefetch_bytes: int = 0
+    """HBM bytes of weights it loads before its tile loop: what it can read during
+    the previous kernel's collectives (they do not depend on them)."""
+    overlap_s: float = 0.0
+    """Time taken off modeled_time_s: its weight reads done during the previous
+    kernel's collectives (`overlap_collectives`)."""
 
 
 
@@ -235,7 +243,9 @@ class Report(_TierTotals):
         link_s = sum(k.link_s for k in self.kernels)
         if link_s:
             sent = sum(k.link_bytes for k in self.kernels)
-            out.append(f"socket links      {link_s * 1e6:.2f} us, {sent} B sent a socket (collectives, send/recv)")
+            hidden = sum(k.overlap_s for k in self.kernels)
+            out.append(f"socket links      {link_s * 1e6:.2f} us ({hidden * 1e6:.2f} us of it behind the next kernels' "
+                       f"weight reads), {sent} B sent a socket (collectives, send/recv)")
         for key in sorted(self.bytes_by_tier):
             out.append(f"bytes {key:<11} {self.bytes_by_tier[key]} ({_si(self.bytes_by_tier[key])}B)")
         out.append(
@@ -391,6 +401,8 @@ class _Transfer:
     bytes_once: int
     runs: int
     in_loop: bool
+    weight: bool = False
+    """It reads a weight (a global, or a weight argument of an outlined layer)."""
 
     @property
     def total(self) -> int:
@@ -415,9 +427,10 @@ class _Call:
 class _Walker:
     """Groups the transfers of a function around its computes (see the docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, weights: frozenset[SSAValue] = frozenset()) -> None:
         self.kernels: list[_Kernel | _Call] = []
         self.pending: list[_Transfer] = []
+        self.weights = weights
 
     def _last_kernel(self) -> _Kernel | None:
         last = self.kernels[-1] if self.kernels else None
@@ -438,7 +451,8 @@ class _Walker:
                 self.pending = []
                 self.kernels.append(kernel)
             elif isinstance(op, DmaOp | GatherDmaOp):
-                transfer = _Transfer(transfer_key(op), transfer_bytes(op), runs, depth > 0)
+                transfer = _Transfer(transfer_key(op), transfer_bytes(op), runs, depth > 0,
+                                     op.operands[0] in self.weights)
                 last = self._last_kernel()
                 if isinstance(op, DmaOp) and last is not None and op.source in last.compute.outs:
                     last.drains.append(transfer)
@@ -498,6 +512,7 @@ def _cost(kernel: _Kernel, target: Target) -> KernelCost:
     busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
     bound = "launch" if launch > times[busiest] else busiest
     link_s, link_bytes = kernel_link_cost(kernel.compute, tiles, target)
+    prefetch = sum(t.total for t in kernel.feeds if t.weight and not t.in_loop and t.key == "hbm->sram")
     if link_s > max(launch, times[busiest]):
         bound = "link"
     return KernelCost(
@@ -517,7 +532,31 @@ def _cost(kernel: _Kernel, target: Target) -> KernelCost:
         modeled_time_s=times[busiest] + fill + launch + link_s,
         link_s=link_s,
         link_bytes=link_bytes,
+        prefetch_bytes=prefetch,
     )
+
+
+def overlap_collectives(kernels: list[KernelCost], target: Target, room_bytes: int) -> None:
+    """Hide each kernel's collectives behind the next kernel's weight reads (in place).
+
+    The links and the DMA engines are separate, and the next kernel's weights
+    do not depend on a collective, so they can stream from HBM while it runs:
+    when kernel k has link time L and kernel k+1 loads `prefetch_bytes` P of
+    weights before its tile loop, and the SRAM has room for them beside
+    everything live (`P <= room_bytes`, the capacity less the plan's peak),
+    k+1's HBM time shrinks by `min(L, P / hbm_bandwidth)`. Kernel k+1 saves
+    what that takes off its busiest resource (nothing when it is bound by
+    compute or SRAM rather than HBM): `overlap_s`, taken off its modeled time.
+    Otherwise the two run one after the other, as before.
+    """
+    for previous, kernel in zip(kernels, kernels[1:]):
+        if previous.link_s <= 0 or not 0 < kernel.prefetch_bytes <= room_bytes:
+            continue
+        early = min(previous.link_s, kernel.prefetch_bytes / target.hbm_bandwidth)
+        busiest = max(kernel.compute_s, kernel.sram_s, kernel.hbm_s, kernel.ddr_s)
+        after = max(kernel.compute_s, kernel.sram_s, kernel.hbm_s - early, kernel.ddr_s)
+        kernel.overlap_s = busiest - after
+        kernel.modeled_time_s -= kernel.overlap_s
 
 
 def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
@@ -600,6 +639,17 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
     return seconds + max(spill, 0) / target.ddr_bandwidth
 
 
+def _weight_values(function: func.FuncOp) -> frozenset[SSAValue]:
+    """The buffers of a function that hold weights: its globals, and the weight
+    arguments (`rdu.weight`) of an outlined layer."""
+    from rducc.dialects.memory import GetGlobalOp
+
+    attrs = function.arg_attrs.data if function.arg_attrs else []
+    found: set[SSAValue] = {arg for arg, a in zip(function.args, attrs) if "rdu.weight" in a.data}
+    found |= {op.results[0] for op in function.walk() if isinstance(op, GetGlobalOp)}
+    return frozenset(found)
+
+
 def _int_attr(op: Operation, name: str) -> int:
     value = op.attributes.get(name)
     return value.value.data if isinstance(value, IntegerAttr) else 0
@@ -622,7 +672,7 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     every = list(functions(module))
     by_name = {f.sym_name.data: f for f in every}
     for function in callees_first(module):
-        walker = _Walker()
+        walker = _Walker(_weight_values(function))
         for block in function.body.blocks:
             walker.walk(block, 1, 0)
         found: list[KernelCost] = []
@@ -641,6 +691,8 @@ def estimate(module: ModuleOp, target: Target) -> Report:
         capacity = max(capacity, _int_attr(function, "tier.sram_capacity"))
     if not kernels and any(isinstance(op, rdu.KernelOp) for op in module.walk()):
         raise RduccError("cost model: the module has rdu.kernel ops; lower it to 'memory' or 'placed' first")
+    if capacity:
+        overlap_collectives(kernels, target, capacity - peak)
     total = sum(k.modeled_time_s for k in kernels)
     for k in kernels:
         k.share = k.modeled_time_s / total if total > 0 else 0.0
@@ -659,4 +711,4 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     )
 
 
-__all__ = ["KernelCost", "Report", "estimate", "collective_cost", "partition_estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]
+__all__ = ["KernelCost", "Report", "estimate", "collective_cost", "overlap_collectives", "partition_estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]

@@ -6,7 +6,8 @@ once per rank, each rank in its own thread with its own runner (its own SRAM
 arena) and its own part of every split input and weight (`rdu.shard`), in
 lockstep: a collective (`rdu.all_reduce`, `rdu.all_gather`,
 `rdu.reduce_scatter`) waits for every rank of the group and combines their
-arrays in rank order, so every rank gets the same bits. With pipeline stages
+arrays in rank order (those of its sub-group, for a `stride`d gather), so
+every rank gets the same bits. With pipeline stages
 (pp > 1) the thread of rank r runs the sockets `s * tp + r` of every stage s
 one after the other (a token goes through the stages in order anyway), and
 `rdu.send_recv` hands the value from one stage's socket to the next. Results
@@ -21,12 +22,12 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
 from rducc.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError
-from rducc.passes.rdu_partition import RESULT_SHARDS_ATTR, SHARD_ATTR, partition_of, shard_spec
+from rducc.passes.rdu_partition import RESULT_SHARDS_ATTR, SHARD_ATTR, Split, partition_of, shard_spec
 
 _current = threading.local()
 
@@ -64,11 +65,20 @@ def _rank() -> tuple[SocketGroup, int]:
     return group, _current.rank
 
 
-def _check_group(op_group: int) -> tuple[SocketGroup, int]:
+def _check_group(op_group: int, stride: int | None = None) -> tuple[SocketGroup, int]:
+    """The group and rank; a collective over every rank (stride None) must name the
+    group's size, one over a factor (`stride`) a factor of it."""
     group, rank = _rank()
-    if op_group != group.size:
-        raise RduccError(f"a collective of group {op_group} ran in a group of {group.size} sockets")
+    if op_group != group.size if stride is None else group.size % (op_group * stride):
+        over = f"group {op_group}" + ("" if stride is None else f" stride {stride}")
+        raise RduccError(f"a collective of {over} ran in a group of {group.size} sockets")
     return group, rank
+
+
+def _subgroup(values: list[np.ndarray], rank: int, parts: int, stride: int) -> list[np.ndarray]:
+    """The values of the ranks in `rank`'s group of `parts` ranks `stride` apart, in order."""
+    base = rank - ((rank // stride) % parts) * stride
+    return [values[base + index * stride] for index in range(parts)]
 
 
 def _sum(values: list[np.ndarray]) -> np.ndarray:
@@ -86,14 +96,17 @@ def all_reduce(x: np.ndarray, group: int) -> np.ndarray:
     return sockets.exchange(rank, x, _sum)
 
 
-def all_gather(x: np.ndarray, dim: int, group: int) -> np.ndarray:
-    sockets, rank = _check_group(group)
-    return sockets.exchange(rank, x, lambda values: np.concatenate(values, axis=dim))
+def all_gather(x: np.ndarray, dim: int, group: int, stride: int = 1) -> np.ndarray:
+    sockets, rank = _check_group(group, stride)
+    return sockets.exchange(
+        rank, x, lambda values: np.concatenate(_subgroup(values, rank, group, stride), axis=dim))
 
 
-def reduce_scatter(x: np.ndarray, dim: int, group: int) -> np.ndarray:
-    sockets, rank = _check_group(group)
-    return sockets.exchange(rank, x, lambda values: np.split(_sum(values), group, axis=dim)[rank].copy())
+def reduce_scatter(x: np.ndarray, dim: int, group: int, stride: int = 1) -> np.ndarray:
+    sockets, rank = _check_group(group, stride)
+    part = (rank // stride) % group
+    return sockets.exchange(
+        rank, x, lambda values: np.split(_sum(_subgroup(values, rank, group, stride)), group, axis=dim)[part].copy())
 
 
 def collective_kernel(op: Any) -> Callable[..., np.ndarray]:
@@ -101,23 +114,36 @@ def collective_kernel(op: Any) -> Callable[..., np.ndarray]:
     if isinstance(op, AllReduceOp):
         return lambda x: all_reduce(x, op.group_size)
     if isinstance(op, AllGatherOp):
-        dim = op.dim.value.data
-        return lambda x: all_gather(x, dim, op.group_size)
+        dim, stride = op.dim.value.data, op.stride_size
+        return lambda x: all_gather(x, dim, op.group_size, stride)
     if isinstance(op, ReduceScatterOp):
-        dim = op.dim.value.data
-        return lambda x: reduce_scatter(x, dim, op.group_size)
+        dim, stride = op.dim.value.data, op.stride_size
+        return lambda x: reduce_scatter(x, dim, op.group_size, stride)
     if isinstance(op, SendRecvOp):
         return lambda x: np.array(x, copy=True)  # this thread runs both sockets
     raise RduccError(f"'{op.name}' is not a collective")
 
 
-def _part(array: np.ndarray, spec: tuple[int, int] | None, rank: int) -> np.ndarray:
-    if spec is None:
+def _part(array: np.ndarray, split: Split | None, rank: int) -> np.ndarray:
+    if split is None:
         return array
-    dim, parts = spec
-    if array.shape[dim] % parts:
-        raise RduccError(f"an array of shape {list(array.shape)} cannot be split {parts} ways along dim {dim}")
-    return np.split(array, parts, axis=dim)[rank]
+    for dim, parts, _ in split.entries:
+        if dim >= array.ndim or array.shape[dim] % parts:
+            raise RduccError(f"an array of shape {list(array.shape)} cannot be split {parts} ways along dim {dim}")
+    return array[split.slices(array.shape, rank)]
+
+
+def _join(parts: list[np.ndarray], split: Split | None) -> np.ndarray:
+    """The whole array from every rank's part (ranks holding the same part agree)."""
+    if split is None:
+        return parts[0]
+    shape = list(parts[0].shape)
+    for dim, count, _ in split.entries:
+        shape[dim] *= count
+    whole = np.empty(shape, parts[0].dtype)
+    for rank, part in enumerate(parts):
+        whole[split.slices(shape, rank)] = part
+    return whole
 
 
 def _entry(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -135,7 +161,7 @@ def shard_specs(module: ModuleOp, entry: str = "forward"):
     weights = {g.sym_name.data: shard_spec(g.attributes.get(SHARD_ATTR))
                for g in module.ops if isinstance(g, GlobalOp) and SHARD_ATTR in g.attributes}
     results_attr = function.attributes.get(RESULT_SHARDS_ATTR)
-    results = list(results_attr.get_values()) if isinstance(results_attr, DenseArrayBase) else []
+    results = [shard_spec(a) for a in results_attr.data] if isinstance(results_attr, ArrayAttr) else []
     return inputs, weights, results
 
 
@@ -149,7 +175,7 @@ def run_partitioned(
     """Run the partitioned `module` on all its tp ranks, `runners[r]` running rank r's
     program on its parts. The results are the whole tensors, as one socket would give."""
     tp = len(runners)
-    input_specs, weight_specs, result_dims = shard_specs(module, entry)
+    input_specs, weight_specs, result_splits = shard_specs(module, entry)
     group = SocketGroup(tp)
     outputs: list[list[np.ndarray] | None] = [None] * tp
     errors: list[BaseException] = []
@@ -176,11 +202,8 @@ def run_partitioned(
     if errors:
         raise errors[0]
     ranks = [o for o in outputs if o is not None]
-    joined = []
-    for index, first in enumerate(ranks[0]):
-        dim = result_dims[index] if index < len(result_dims) else -1
-        joined.append(first if dim < 0 else np.concatenate([r[index] for r in ranks], axis=dim))
-    return joined
+    return [_join([r[index] for r in ranks], result_splits[index] if index < len(result_splits) else None)
+            for index in range(len(ranks[0]))]
 
 
 class PartitionedProgram:

@@ -47,3 +47,9 @@
 %x = "test.op"() : () -> tensor<4x8xf32>
 %y = rdu.send_recv %x from -1 to 1 : tensor<4x8xf32> -> tensor<4x8xf32>
 // CHECK: Operation does not verify: 'rdu.send_recv' stages must be >= 0, got -1 -> 1
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.all_gather %x dim 1 group 2 stride 0 : tensor<4x8xf32> -> tensor<4x16xf32>
+// CHECK: Operation does not verify: 'rdu.all_gather' stride must be >= 1, got 0

@@ -6,7 +6,8 @@
 // RUN: rducc-opt -p rdu-partition %s | filecheck %s --check-prefix=AUTO
 //
 // Diagnostics: tp that does not divide the hidden size (the output columns of
-// a layer's weight) or the heads (the reshape into heads), tp * pp above the
+// a layer's weight) or the heads (4 ranks, 2 heads: q splits only over a
+// factor of 2 of the ranks, so o_proj's rows cannot), tp * pp above the
 // target's sockets, a second partitioning, a fused module.
 // RUN: not rducc-opt -p 'rdu-partition{tp=3}' %s 2>&1 | filecheck %s --check-prefix=ERR-HIDDEN
 // RUN: not rducc-opt -p 'rdu-partition{tp=4}' %s 2>&1 | filecheck %s --check-prefix=ERR-HEADS
@@ -51,7 +52,7 @@ builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
 // TP-NEXT:   tier.global @fc2 : tensor<16x16xf32> {kind = "parameter", rdu.shard = array<i64: 1, 2>}
 // TP-NEXT:   tier.global @q : tensor<8x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 2>}
 // TP-NEXT:   tier.global @o : tensor<16x8xf32> {kind = "parameter", rdu.shard = array<i64: 1, 2>}
-// TP-NEXT:   func.func @forward(%x: tensor<1x16xf32> {rdu.input = "x"}, %w1: tensor<16x16xf32> {rdu.global = @fc1, rdu.shard = array<i64: 0, 2>}, %w2: tensor<16x16xf32> {rdu.global = @fc2, rdu.shard = array<i64: 1, 2>}, %wq: tensor<8x16xf32> {rdu.global = @q, rdu.shard = array<i64: 0, 2>}, %wo: tensor<16x8xf32> {rdu.global = @o, rdu.shard = array<i64: 1, 2>}) -> tensor<1x16xf32> attributes {rdu.result_shards = array<i64: -1>} {
+// TP-NEXT:   func.func @forward(%x: tensor<1x16xf32> {rdu.input = "x"}, %w1: tensor<16x16xf32> {rdu.global = @fc1, rdu.shard = array<i64: 0, 2>}, %w2: tensor<16x16xf32> {rdu.global = @fc2, rdu.shard = array<i64: 1, 2>}, %wq: tensor<8x16xf32> {rdu.global = @q, rdu.shard = array<i64: 0, 2>}, %wo: tensor<16x8xf32> {rdu.global = @o, rdu.shard = array<i64: 1, 2>}) -> tensor<1x16xf32> attributes {rdu.result_shards = [array<i64>]} {
 // TP-NEXT:     %h = rdu.matmul %x, %w1 transpose_rhs {rdu.layer = "layers.0"} : tensor<1x16xf32>, tensor<16x16xf32> -> tensor<1x16xf32>
 // TP-NEXT:     %r = rdu.map %h {rdu.layer = "layers.0"} : (tensor<1x16xf32>) -> tensor<1x16xf32> {
 // TP:          %y = rdu.matmul %r, %w2 transpose_rhs {rdu.layer = "layers.0"} : tensor<1x16xf32>, tensor<16x16xf32> -> tensor<1x16xf32>
@@ -77,7 +78,7 @@ builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
 // AUTO-NOT: rdu.all_reduce
 
 // ERR-HIDDEN: error: tp=3 does not divide the 32 output columns of weight @fc1 (heads or hidden size)
-// ERR-HEADS: error: tp=4 does not divide the heads: the reshape [1, 16] -> [1, 2, 8] cannot keep dim 1 split 4 ways
+// ERR-HEADS: error: tp=4 does not divide the heads: the 16 input rows of weight @o arrive with dim 1 split 2 ways (rank / 2), not split 4 ways
 // ERR-SOCKETS: rducc-opt: error: rdu-partition: tp=8 x pp=2 needs 16 sockets; target sn40l-8 has 8
 // ERR-TWICE: rducc-opt: error: rdu-partition: the module is partitioned already
 // ERR-FUSED: rducc-opt: error: rdu-partition works on the imported graph: run it before rdu-fuse

@@ -128,6 +128,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("--pass-pipeline with -O", RDUCC, ("{model}", "--pass-pipeline", "cse", "-O1", *OUT), "--pass-pipeline replaces the -O pipeline"),
     ErrorCase("partition over more sockets than the target has", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-partition{{tp=4 pp=4}}", *OUT), "tp=4 x pp=4 needs 16 sockets; target sn40l-8 has 8"),
     ErrorCase("pipeline stages without decoder layers", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-partition{{pp=2}}", *OUT), "pp=2 needs at least 2 decoder layers"),
+    ErrorCase("--tp on a one-socket target", RDUCC, ("{model}", "--tp", "2", *OUT), "--tp 2 splits the model across sockets, but target sn40l has one"),
+    ErrorCase("--tp x --pp above the target's sockets", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "4", "--pp", "4", *OUT), "--tp 4 --pp 4 needs 16 sockets; target sn40l-8 has 8"),
     ErrorCase("partition after fusion", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-fuse,rdu-partition", *OUT), "rdu-partition works on the imported graph: run it before rdu-fuse"),
     ErrorCase("pass plugin that does not parse", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_syntax}", "--pass-pipeline", "cse", *OUT), "pass plugin does not parse", located=True),
     ErrorCase("pass plugin that raises while loading", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_raises}", "--pass-pipeline", "cse", *OUT), "pass plugin failed while loading: KeyError"),

@@ -287,6 +287,7 @@ def test_help_documents_every_flag():
         "--verify-each": "after every pass", "--list-passes": "description and options",
         "--print-pipeline": "would run",
         "--f64": "refuse",
+        "--tp": "tensor-parallel", "--pp": "pipeline stages",
         "--help": "help",
     }
     for flag, words in described.items():
@@ -294,6 +295,20 @@ def test_help_documents_every_flag():
         assert words in entries[flag], (flag, entries[flag])
     assert set(entries) == set(described) | {"-h"}
     assert "input" in result.stdout.split("options:")[0]
+
+
+def test_tp_and_pp_flags_reach_rdu_partition(tmp_path):
+    """--tp/--pp set the -O pipeline's rdu-partition: the program records the split and
+    --print-pipeline shows it."""
+    out = tmp_path / "out.mlir"
+    jobs = {
+        "tp": (RDUCC, EXAMPLE, "--target", "sn40l-8", "--tp", "2", "-o", out),
+        "pipeline": (RDUCC, "--print-pipeline", "--target", "sn40l-16", "--tp", "8", "--pp", "2"),
+    }
+    results = run_all(jobs)
+    assert results["tp"].returncode == 0, show(results["tp"])
+    assert "rdu.partition = {tp = 2 : i64, pp = 1 : i64}" in out.read_text()
+    assert "rdu-canonicalize,rdu-partition{tp=8 pp=2}," in results["pipeline"].stdout
 
 
 def test_version():

@@ -1,8 +1,10 @@
 """Multi-socket partitioning (passes/rdu_partition.py, runtime/sockets.py): a tiny
 Llama split 8 ways (tp=8) and 4 x 2 (tp=4, pp=2) runs and matches eager at -O0
 and -O2; every socket's SRAM plan passes the independent checker; the link
-figures of the targets; the collectives' modeled time; Llama 3.1 8B and 70B
-(exact configs, one layer, meta) compile for sn40l-16."""
+figures of the targets; the collectives' modeled time, and their overlap with
+the next kernel's weight reads; Llama 3.1 8B and 70B (exact configs, one
+layer, meta) compile for sn40l-16; grouped-query attention with more ranks
+than KV heads (KV heads replicated over a factor of the ranks)."""
 
 from __future__ import annotations
 
@@ -17,13 +19,13 @@ from xdsl.dialects.builtin import ModuleOp
 import models
 import rducc
 from rducc.api import after
-from rducc.dialects.collectives import AllReduceOp, SendRecvOp
-from rducc.dialects.memory import ComputeOp
+from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
+from rducc.dialects.memory import ComputeOp, GlobalOp
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR
-from rducc.passes.rdu_partition import RduPartition, op_stage, partition_of
+from rducc.passes.rdu_partition import SHARD_ATTR, RduPartition, Split, op_stage, partition_of, shard_spec
 from rducc.report import socket_use
-from rducc.runtime.cost_model import collective_cost
+from rducc.runtime.cost_model import KernelCost, collective_cost, overlap_collectives
 from rducc.runtime.sockets import run_partitioned
 from rducc.targets import load_target
 from sram_checker import check_placed
@@ -107,6 +109,79 @@ def test_a_wrong_shard_gives_a_wrong_result():
     assert not torch.allclose(program(*inputs), expected, atol=1e-3)
 
 
+def _shards(module: ModuleOp) -> dict:
+    return {g.sym_name.data: shard_spec(g.attributes.get(SHARD_ATTR)) for g in module.ops if isinstance(g, GlobalOp)}
+
+
+@pytest.fixture(scope="module")
+def gqa_program():
+    """tiny Llama decode (2 KV heads, 4 query heads) at tp=4, -O0, and its model and inputs."""
+    model, inputs = models.tiny_llama_decode()
+    return model, inputs, _compile(model, inputs, tp=4, pp=1, opt_level=0)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_gqa_more_ranks_than_kv_heads_matches_eager(opt_level, gqa_program):
+    """2 KV heads, 4 query heads, tp=4: rank r holds KV head r // 2 (k/v weights and the
+    KV cache replicated over the pair) and query head r; no gather; equals eager."""
+    model, inputs, program = gqa_program
+    if opt_level:
+        program = _compile(model, inputs, tp=4, pp=1, opt_level=opt_level)
+    shards = _shards(program.module)
+    assert shards["layers.0.k_proj.weight"] == shards["layers.1.v_proj.weight"] == Split(((0, 2, 2),))
+    assert shards["layers.0.q_proj.weight"] == shards["layers.0.gate_proj.weight"] == Split.whole(0, 4)
+    assert shards["layers.0.o_proj.weight"] == Split.whole(1, 4)
+    assert not _ops(program.module, AllGatherOp)
+    with torch.no_grad():
+        expected = model(*inputs)
+    for got, want in zip(program(*inputs), expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    _check_each_socket(program.module)
+
+
+def test_hf_llama_repeated_kv_heads_split_over_the_pairs():
+    """Hugging Face's Llama repeats each KV head for its query heads (expand + reshape):
+    at tp=4 with 2 KV heads the repeated copy splits over the pair, no gather; equals eager."""
+    model, inputs = models.tiny_llama()
+    program = _compile(model, inputs, tp=4, pp=1, opt_level=2)
+    shards = _shards(program.module)
+    assert shards["model.model.layers.0.self_attn.k_proj.weight"] == Split(((0, 2, 2),))
+    assert shards["model.model.layers.0.self_attn.o_proj.weight"] == Split.whole(1, 4)
+    assert not _ops(program.module, AllGatherOp)
+    with torch.no_grad():
+        expected = model(*inputs)
+    torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_gqa_swapped_rank_shards_change_the_result(gqa_program):
+    """Each rank computes on its own part of a factored split: swap two ranks' parts
+    (ranks 0 and 1's query heads, or the KV head of ranks 0-1 with that of 2-3) and the
+    logits move."""
+    _, inputs, program = gqa_program
+    original = dict(program.weights)
+    expected = program(*inputs)[0]
+    for name, ways in (("layers.0.q_proj.weight", 4), ("layers.0.k_proj.weight", 2)):
+        weights = dict(original)
+        rows = weights[name].shape[0] // ways
+        weights[name] = np.concatenate([weights[name][rows:2 * rows], weights[name][:rows], weights[name][2 * rows:]])
+        program.weights = weights
+        assert not torch.allclose(program(*inputs)[0], expected, atol=1e-3), name
+    program.weights = original
+
+
+def test_strided_all_gather_joins_the_ranks_of_a_factor():
+    """all_gather over a factor of the ranks (stride 2 of 4): ranks 0, 2 and 1, 3."""
+    from rducc.runtime import sockets
+
+    def run(inputs, weights):
+        return [sockets.all_gather(inputs[0], 0, 2, stride=2)]
+
+    whole = np.arange(8, dtype=np.float32).reshape(4, 2)
+    # rank r holds row r; a gather over stride 2 gives ranks r % 2, r % 2 + 2.
+    gathered = run_partitioned(_stub_module(4), [run] * 4, [whole], {})[0]
+    np.testing.assert_array_equal(gathered, whole[[0, 2]])
+
+
 def test_collectives_combine_every_rank_in_rank_order():
     """run_partitioned splits the input by its rdu.shard, and all_reduce / all_gather
     see every rank's array in rank order."""
@@ -121,8 +196,8 @@ def test_collectives_combine_every_rank_in_rank_order():
     np.testing.assert_array_equal(gathered, np.concatenate(parts, axis=1))
 
 
-def _stub_module() -> ModuleOp:
-    """A module with @forward whose one input is split 3 ways along dim 0."""
+def _stub_module(tp: int = 3) -> ModuleOp:
+    """A module with @forward whose one input is split `tp` ways along dim 0."""
     from xdsl.context import Context
     from xdsl.dialects import builtin, func
     from xdsl.parser import Parser
@@ -133,11 +208,11 @@ def _stub_module() -> ModuleOp:
     for dialect in (builtin.Builtin, func.Func, Dataflow):
         context.load_dialect(dialect)
     text = """
-    builtin.module attributes {rdu.partition = {tp = 3 : i64, pp = 1 : i64}} {
-      func.func @forward(%x: tensor<2x2xf32> {rdu.input = "x", rdu.shard = array<i64: 0, 3>}) -> tensor<2x2xf32> {
+    builtin.module attributes {rdu.partition = {tp = TP : i64, pp = 1 : i64}} {
+      func.func @forward(%x: tensor<2x2xf32> {rdu.input = "x", rdu.shard = array<i64: 0, TP>}) -> tensor<2x2xf32> {
         func.return %x : tensor<2x2xf32>
       }
-    }"""
+    }""".replace("TP", str(tp))
     return Parser(context, text).parse_module()
 
 
@@ -196,3 +271,42 @@ def test_rducc_run_runs_every_socket(tmp_path):
     with torch.no_grad():
         expected = model(*inputs).numpy()
     np.testing.assert_allclose(got[next(iter(got.keys()))], expected, rtol=1e-4, atol=1e-5)
+
+
+def _kernel(hbm_s: float = 0.0, compute_s: float = 0.0, link_s: float = 0.0, prefetch_bytes: int = 0) -> KernelCost:
+    launch = 5e-6
+    return KernelCost(name="k", ops_fused={}, flops=0, bytes_by_tier={}, sram_bytes=0, tiles=1, bound="hbm",
+                      compute_s=compute_s, sram_s=0.0, hbm_s=hbm_s, ddr_s=0.0, fill_s=0.0, launch_s=launch,
+                      modeled_time_s=max(hbm_s, compute_s) + launch + link_s, link_s=link_s,
+                      prefetch_bytes=prefetch_bytes)
+
+
+@pytest.mark.parametrize(("prefetch_us", "compute_us", "room", "hidden_us"), [
+    (10.0, 0.0, 10**9, 5.0),   # 10 us of weights to read ahead: all 5 us of links hidden
+    (2.0, 0.0, 10**9, 2.0),    # only 2 us of weights before the tile loop: 2 us hidden
+    (10.0, 18.0, 10**9, 2.0),  # HBM 20 -> 15 us, but compute takes 18: 2 us saved
+    (10.0, 0.0, 1000, 0.0),    # no SRAM room for the prefetched weights: serial
+])
+def test_overlap_hides_links_behind_the_next_kernels_weight_reads(prefetch_us, compute_us, room, hidden_us):
+    target = load_target("sn40l-8")
+    first = _kernel(hbm_s=1e-6, link_s=5e-6)
+    second = _kernel(hbm_s=20e-6, compute_s=compute_us * 1e-6,
+                     prefetch_bytes=int(prefetch_us * 1e-6 * target.hbm_bandwidth))
+    serial = second.modeled_time_s
+    overlap_collectives([first, second], target, room)
+    assert second.overlap_s == pytest.approx(hidden_us * 1e-6, abs=1e-9)
+    assert second.modeled_time_s == pytest.approx(serial - hidden_us * 1e-6, abs=1e-9)
+    assert first.overlap_s == 0
+
+
+def test_overlapped_decode_lies_between_link_free_and_serial():
+    """Llama 3.1 8B (2 layers, meta) on sn40l-8: the modeled time with the collectives
+    behind the next layer's weight reads is at or above the time without any link
+    time (equal when all is hidden) and below the serial one."""
+    model, inputs = models.llama31_decode_meta("8b", cached=128, layers=2)
+    program = rducc.compile(models.export(model, inputs), target="sn40l-8")
+    report = program.simulate()
+    serial = sum(k.modeled_time_s + k.overlap_s for k in report.kernels)
+    link_free = serial - sum(k.link_s for k in report.kernels)
+    assert link_free <= report.modeled_time_s < serial
+    assert sum(k.overlap_s for k in report.kernels) > 0
