@@ -307,8 +307,10 @@ def _reduce_node(g: GraphImporter, node: torch.fx.Node, kind: ReduceKind) -> SSA
     dims = _dims(args.get("dim"), len(_shape(value)))
     out = result_type(node)
     if kind in (ReduceKind.ANY, ReduceKind.ALL):
-        value = cast(g, value, i1)
-    elif kind in (ReduceKind.SUM, ReduceKind.PROD):
+        # torch's any/all of uint8 give uint8 (0 or 1), of anything else bool
+        reduced = reduce(g, kind, cast(g, value, i1), dims, bool(args.get("keepdim")), i1)
+        return cast(g, reduced, out.element_type)
+    if kind in (ReduceKind.SUM, ReduceKind.PROD):
         value = cast(g, value, out.element_type)
     return reduce(g, kind, value, dims, bool(args.get("keepdim")), out.element_type)
 

@@ -46,8 +46,8 @@ PARTIAL_FORMS: dict[str, str] = {
 """Supported overloads with forms that are refused, each with a clear reason."""
 
 OTHER_GAPS: dict[str, str] = {
-    "uint8 and other unsigned dtypes": "no unsigned element types (a clear dtype error naming the value), except small uint8 ramps read only by comparisons, imported exactly as int64 (torch.eye's decomposition)",
-    "quantize/dequantize to uint8": "quantized_decomposed ops are imported for int8, int16 and int32 results; uint8 is a clear dtype error",
+    "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions, indexing, quantize/dequantize per tensor and per channel",
+    "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
     "complex dtypes": "refused (a clear dtype error); f64 is emulated or refused, see README (--f64)",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back as Python int, float or bool (as rank-0 results in the MLIR); tensors in tuples, named tuples and dicts keep their structure",

@@ -488,10 +488,8 @@ def import_program(ep: ExportedProgram, f64: str = "emulate") -> ModuleOp:
 
 def _import_program(ep: ExportedProgram, f64: str) -> ModuleOp:
     from rducc.f64 import check_f64
-    from rducc.unsigned import widen_exact_unsigned
 
     _check_static(ep)
-    widen_exact_unsigned(ep)
     check_f64(ep, f64)
     _check_supported(ep)
     signature = _signature(ep)

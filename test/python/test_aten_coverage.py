@@ -513,6 +513,83 @@ group("quantize", {
 }, torch.tensor([[0.025, 0.075, -0.125, 3.0, -9.0], [1.0, -1.0, 0.0, 0.5, 100.0], [0.1, 0.2, 0.3, 0.4, 0.6]]) * 1.0 + X * 0.01,
    floats(5, low=0.01, high=0.1), ints(5, low=-3, high=4))  # fmt: skip
 
+# -- uint8 (ui8: torch's wrap-around arithmetic, promotion and casts) --------
+
+U8_A = torch.tensor([[0, 1, 7, 128, 200], [255, 250, 3, 64, 99], [17, 254, 0, 129, 5]], dtype=torch.uint8)
+U8_B = torch.tensor([[1, 255, 9, 128, 100], [2, 10, 3, 255, 200], [31, 2, 7, 1, 77]], dtype=torch.uint8)
+U8_SHIFT = torch.tensor([[0, 1, 7, 8, 9], [3, 255, 2, 31, 64], [6, 4, 5, 1, 0]], dtype=torch.uint8)
+group("uint8-arithmetic", {
+    "add_wraps": lambda a, b, s: a + b, "sub_below_zero": lambda a, b, s: a - b, "mul_wraps": lambda a, b, s: a * b,
+    "add_scalar_wraps": lambda a, b, s: a + 300, "add_negative_scalar": lambda a, b, s: a + (-1), "rsub": lambda a, b, s: 5 - a,
+    "add_alpha": lambda a, b, s: torch.add(a, b, alpha=3), "neg": lambda a, b, s: -a, "abs": lambda a, b, s: a.abs(),
+    "sign": lambda a, b, s: a.sign(), "signbit": lambda a, b, s: a.signbit(), "square": lambda a, b, s: a * a,
+    "div_true": lambda a, b, s: a / b, "div_floor": lambda a, b, s: torch.div(a, b, rounding_mode="floor"),
+    "div_trunc_scalar": lambda a, b, s: torch.div(a, 7, rounding_mode="trunc"), "remainder": lambda a, b, s: a % b,
+    "fmod_scalar": lambda a, b, s: torch.fmod(a, 9), "pow_scalar": lambda a, b, s: a**3, "pow_tensor": lambda a, b, s: a ** (s % 5),
+    "relu": lambda a, b, s: torch.relu(a), "exp_promotes": lambda a, b, s: torch.exp(a.float() / 64),
+}, U8_A, U8_B, U8_SHIFT)  # fmt: skip
+group("uint8-bitwise", {
+    "and": lambda a, b, s: a & b, "or": lambda a, b, s: a | b, "xor": lambda a, b, s: a ^ b, "not": lambda a, b, s: ~a,
+    "and_scalar": lambda a, b, s: a & 0x0F, "xor_minus_one": lambda a, b, s: a ^ -1, "shl_scalar": lambda a, b, s: a << 3,
+    "shr_scalar": lambda a, b, s: a >> 2, "shl_tensor": lambda a, b, s: a << s, "shr_tensor": lambda a, b, s: a >> s,
+    "shl_past_width": lambda a, b, s: torch.bitwise_left_shift(a, 9), "shr_past_width": lambda a, b, s: torch.bitwise_right_shift(a, 8),
+}, U8_A, U8_B, U8_SHIFT)  # fmt: skip
+group("uint8-compare-select", {
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt_scalar": lambda a, b: a > 127,
+    "lt_wrapped_scalar": lambda a, b: a < 300, "ge_negative_scalar": lambda a, b: a >= -1, "eq_float_scalar": lambda a, b: a == 7.0,
+    "where": lambda a, b: torch.where(a > b, a, b), "where_scalar": lambda a, b: torch.where(a > 100, a, 255),
+    "clamp": lambda a, b: torch.clamp(a, 10, 200), "clamp_min_tensor": lambda a, b: torch.clamp(a, min=b),
+    "maximum": torch.maximum, "minimum": torch.minimum, "fmax": torch.fmax,
+    "max": lambda a, b: a.max(), "min_dim": lambda a, b: a.min(1), "max_dim_keepdim": lambda a, b: a.max(0, keepdim=True),
+    "masked_fill": lambda a, b: a.masked_fill(a > b, 255), "logical_and": lambda a, b: torch.logical_and(a, b),
+}, U8_A, U8_B)  # fmt: skip
+group("uint8-promotion", {
+    "with_int8": lambda a, i8, b, i, f: a + i8, "with_bool": lambda a, i8, b, i, f: a + b, "mul_bool": lambda a, i8, b, i, f: a * b,
+    "with_python_int": lambda a, i8, b, i, f: a * 2, "with_int64": lambda a, i8, b, i, f: a - i,
+    "with_float": lambda a, i8, b, i, f: a * f, "with_python_float": lambda a, i8, b, i, f: a * 0.5,
+    "with_f16": lambda a, i8, b, i, f: a + f.half(), "bool_where": lambda a, i8, b, i, f: torch.where(b, a, i8),
+}, U8_A, ints(3, 5, dtype=torch.int8, low=-128, high=128), bools(3, 5), ints(3, 5, low=-300, high=300), X)  # fmt: skip
+_CAST_TARGETS = {"i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool,
+                 "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}  # fmt: skip
+group("uint8-casts", {
+    **{f"to_{tag}": (lambda a, f, i, b, _d=d: a.to(_d)) for tag, d in _CAST_TARGETS.items()},
+    **{f"from_{tag}": (lambda a, f, i, b, _d=d: (f if _d.is_floating_point else i).to(_d).to(torch.uint8)) for tag, d in _CAST_TARGETS.items() if d != torch.bool},
+    "from_bool": lambda a, f, i, b: b.to(torch.uint8), "from_i64_wide": lambda a, f, i, b: (i * 1000).to(torch.uint8),
+}, U8_A, torch.tensor([[-1.5, 300.7, -300.2, 255.9, 0.4], [-0.5, 127.5, 128.0, 1000.0, -129.0], [2.0, 77.7, -77.7, 511.0, 256.0]]),
+   ints(3, 5, low=-300, high=300), bools(3, 5))  # fmt: skip
+group("uint8-reductions", {
+    "sum": lambda a: a.sum(), "sum_dim_keepdim": lambda a: a.sum(-1, keepdim=True), "prod_dim": lambda a: a.prod(0),
+    "amax": lambda a: a.amax(1), "amin_all": lambda a: a.amin(), "argmax": lambda a: a.argmax(1), "argmin": lambda a: a.argmin(),
+    "cumsum": lambda a: a.cumsum(1), "cumprod": lambda a: a.cumprod(0), "any": lambda a: a.any(1), "all": lambda a: a.all(),
+    "sort": lambda a: torch.sort(a, 1, descending=True), "topk": lambda a: torch.topk(a, 2), "kthvalue": lambda a: torch.kthvalue(a, 2, 1),
+}, U8_A)  # fmt: skip
+group("uint8-indexing", {
+    "index": lambda a, b, i: a[:, i], "index_rows": lambda a, b, i: a[i[1::2] % 3], "index_select": lambda a, b, i: torch.index_select(a, 1, i),
+    "gather": lambda a, b, i: torch.gather(a, 1, i.expand(3, 4)), "cat": lambda a, b, i: torch.cat([a, b], 1),
+    "stack": lambda a, b, i: torch.stack([a, b]), "slice_step": lambda a, b, i: a[::2, 1::2], "flip": lambda a, b, i: a.flip(-1),
+    "pad": lambda a, b, i: F.pad(a, (1, 2), value=9), "transpose": lambda a, b, i: a.t(), "tril": lambda a, b, i: torch.tril(a),
+    "index_put": lambda a, b, i: a.index_put((i[1::2] % 3,), b[0]), "index_put_accumulate_wraps": lambda a, b, i: a.index_put((i[:2] % 3,), b[0], accumulate=True),
+    "scatter": lambda a, b, i: torch.scatter(a, 1, i[None, :2].expand(3, 2), b), "scatter_add_wraps": lambda a, b, i: torch.scatter_add(a, 1, i[None, :3].expand(3, 3), b),
+    "embedding": lambda a, b, i: F.embedding(i, a.t()), "roll": lambda a, b, i: torch.roll(a, 2, 1),
+}, U8_A, U8_B, torch.tensor([3, 0, 3, 1]))  # fmt: skip
+group("uint8-creation", {
+    "eye": lambda a: torch.eye(4, dtype=torch.uint8), "eye_rect": lambda a: torch.eye(3, 5, dtype=torch.uint8) * a,
+    "arange_wraps": lambda a: torch.arange(250, 260, dtype=torch.uint8), "full": lambda a: torch.full((2, 3), 255, dtype=torch.uint8),
+    "full_minus_one": lambda a: torch.full((2,), -1, dtype=torch.uint8), "zeros_like": lambda a: torch.zeros_like(a) + a[0],
+    "ones": lambda a: torch.ones(5, dtype=torch.uint8) - a[1], "linspace": lambda a: torch.linspace(0, 255, 5, dtype=torch.uint8),
+}, U8_A)  # fmt: skip
+group("uint8-quantize", {
+    "per_tensor": lambda x, s, z: _QD.quantize_per_tensor(x, 0.05, 128, 0, 255, torch.uint8),
+    "per_tensor_roundtrip": lambda x, s, z: _QD.dequantize_per_tensor(_QD.quantize_per_tensor(x, 0.05, 128, 0, 255, torch.uint8), 0.05, 128, 0, 255, torch.uint8),
+    "per_tensor_narrow": lambda x, s, z: _QD.quantize_per_tensor(x, 0.02, 100, 10, 200, torch.uint8),
+    "per_channel": lambda x, s, z: _QD.quantize_per_channel(x, s, z, 1, 0, 255, torch.uint8),
+    "per_channel_roundtrip": lambda x, s, z: _QD.dequantize_per_channel(_QD.quantize_per_channel(x, s, z, 1, 0, 255, torch.uint8), s, z, 1, 0, 255, torch.uint8),
+    "per_channel_axis0": lambda x, s, z: _QD.quantize_per_channel(x.t(), s, z, 0, 0, 255, torch.uint8),
+    "dequantize_f16_out": lambda x, s, z: _QD.dequantize_per_tensor(_QD.quantize_per_tensor(x, 0.05, 128, 0, 255, torch.uint8), 0.05, 128, 0, 255, torch.uint8, out_dtype=torch.float16),
+}, torch.tensor([[0.025, 0.075, -0.125, 3.0, -9.0], [1.0, -1.0, 0.0, 0.5, 100.0], [0.1, 0.2, 0.3, 0.4, 0.6]]) * 1.0 + X * 0.01,
+   floats(5, low=0.01, high=0.1), ints(5, low=100, high=156))  # fmt: skip
+
 # -- f64 (emulated: computed exactly by the runtime) ------------------------
 
 group("f64", {
@@ -727,3 +804,13 @@ def test_missing_ops_give_the_unsupported_error() -> None:
     assert lines[0].startswith(f"the model uses {len(MISSING_EXAMPLES)} operators rducc cannot import")
     for target in MISSING_EXAMPLES:
         assert any(line.strip().startswith(f"{target}: ") and "first at" in line for line in lines), target
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_wider_unsigned_dtypes_are_a_clear_error(dtype: torch.dtype) -> None:
+    from rducc.errors import RduccError
+
+    program = torch.export.export(Model(lambda a: a.to(dtype)), (U8_A,))
+    name = str(dtype).removeprefix("torch.")
+    with pytest.raises(RduccError, match=rf"has dtype {name}, which rducc does not support .*uint8 only"):
+        rducc.compile(program)
