@@ -32,7 +32,7 @@ A `tier.dma` moves the window or the whole buffer: the byte size of the
 destination buffer type when the window is on the source side
 (`%hbm[%i, %c0] -> %sram`), else the byte size of the source buffer type.
 A `tier.gather` moves its destination (the gathered rows). Byte size =
-product of the shape x element bytes (f64 8, f32 4, f16/bf16 2, iN N/8, i1 1).
+product of the shape x element bytes (f64 8, f32 4, f16/bf16 2, iN N/8, ui8 1, i1 1).
 Each transfer's bytes x the trips of its loops are added to
 `bytes_by_tier["SRC->DST"]`: `hbm->sram`, `ddr->sram`, `sram->hbm`,
 `sram->ddr`, `sram->sram` (any other pair gets its own key the same way).
