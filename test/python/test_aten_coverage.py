@@ -736,6 +736,32 @@ def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert not F64_TYPE.search(out.read_text())
 
 
+def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
+    """rducc-run on a program compiled with --f64 demote takes float64 .npy inputs
+    (rounded to the program's float32), as rducc.Program does."""
+    import numpy as np
+
+    from rducc.cli import main
+    from rducc.run import main as run_main
+
+    one = next(c for c in CASES if c.name == "f64")
+    archive, out = tmp_path / "f64.pt2", tmp_path / "out.mlir"
+    torch.export.save(exported(one), archive)
+    assert main([str(archive), "--f64", "demote", "-o", str(out), "-q"]) == 0
+    inputs = []
+    for index, tensor in enumerate(one.inputs):
+        inputs += ["--input", str(tmp_path / f"in{index}.npy")]
+        np.save(tmp_path / f"in{index}.npy", tensor.numpy())
+    assert run_main([str(out), *inputs, "--output", str(tmp_path / "out.npz")]) == 0
+    results = np.load(tmp_path / "out.npz")
+    with torch.no_grad():
+        expected = list(one.fn(*one.inputs).values())
+    for index, value in enumerate(expected):
+        got = torch.from_numpy(results[f"output_{index}"])
+        assert got.dtype == torch.float32
+        assert_matches(got, value.float(), f"output_{index}")
+
+
 # --------------------------------------------------------------------------
 # The documented list of what is missing
 # --------------------------------------------------------------------------
