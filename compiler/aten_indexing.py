@@ -460,8 +460,8 @@ def _scatter_mean(g: GraphImporter, include_self: bool, match: SSAValue, source:
 def _check_index_put(node: torch.fx.Node) -> str | None:
     args = node_arguments(node)
     present = [i for i, index in enumerate(args["indices"]) if index is not None]
-    if not present or present != list(range(present[0], present[-1] + 1)):
-        return "non-adjacent index tensors"
+    if not present:
+        return "no index tensor"
     masks = [i for i in present if fake_value(args["indices"][i]).dtype in (torch.bool, torch.uint8)]
     if masks and (len(present) > 1 or fake_value(args["values"]).numel() != 1):
         return "a boolean mask with other indices or more than one value (data-dependent positions)"
@@ -470,10 +470,11 @@ def _check_index_put(node: torch.fx.Node) -> str | None:
 
 @converts("aten.index_put.default", check=_check_index_put)
 def convert_index_put(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """x[..., i, j, ...] = v (or += with accumulate) for adjacent index tensors:
-    the indexed dims move to the front and flatten into one, the indices into
-    one linear index, and the put is a scatter along dim 0. A boolean mask with
-    one value is a select."""
+    """x[..., i, j, ...] = v (or += with accumulate): the indexed dims move to the
+    front and flatten into one, the indices into one linear index, and the put
+    is a scatter along dim 0. The values broadcast to the indexing result's
+    shape: the index dims in place for adjacent index tensors, first for
+    non-adjacent ones (PyTorch's rule). A boolean mask with one value is a select."""
     args = node_arguments(node)
     value = g.value(args["self"])
     present = [i for i, index in enumerate(args["indices"]) if index is not None]
@@ -482,19 +483,22 @@ def convert_index_put(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     if fake_value(args["indices"][first]).dtype in (torch.bool, torch.uint8):
         return _masked_put(g, node, value, indices[0], first, g.value(args["values"]), bool(args["accumulate"]))
     shape = list(_shape(value))
-    rank, count = len(shape), len(indices)
-    indexed = shape[first : first + count]
+    rank = len(shape)
+    indexed = [shape[d] for d in present]
     index_shape = broadcast_shapes([_shape(i) for i in indices])
     assert index_shape is not None
-    rest = shape[:first] + shape[first + count :]
-    perm = list(range(first, first + count)) + [d for d in range(rank) if not first <= d < first + count]
+    rest_dims = [d for d in range(rank) if d not in present]
+    rest = [shape[d] for d in rest_dims]
+    perm = present + rest_dims
     moved = reshape(g, _permute(g, value, perm), [prod(indexed), *rest])
     linear = reshape(g, _linear_index(g, indices, indexed, index_shape), [prod(index_shape)])
     source = g.value(args["values"])
-    placed = shape[:first] + list(index_shape) + shape[first + count :]
+    adjacent = present == list(range(first, first + len(present)))
+    lead = first if adjacent else 0
+    placed = rest[:lead] + list(index_shape) + rest[lead:]
     if list(_shape(source)) != placed:
         source = g.emit(BroadcastOp(source, _tensor(_element(source), placed)))
-    spread_dims = list(range(first, first + len(index_shape)))
+    spread_dims = list(range(lead, lead + len(index_shape)))
     source = _permute(g, source, spread_dims + [d for d in range(len(placed)) if d not in spread_dims])
     source = reshape(g, source, [prod(index_shape), *rest])
     put = _put_rows(g, moved, linear, source, bool(args["accumulate"]), result_type(node).element_type)

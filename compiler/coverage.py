@@ -32,12 +32,12 @@ MISSING_OPS: dict[str, str] = {
 
 PARTIAL_FORMS: dict[str, str] = {
     "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number); refused when the number is used inside the graph (data-dependent)",
-    "aten.index.Tensor": "boolean masks and non-adjacent index tensors are refused",
+    "aten.index.Tensor": "boolean masks are refused (data-dependent shape)",
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
     "aten.grid_sampler_2d.default": "bicubic interpolation is refused (bilinear and nearest with zeros, border and reflection padding are supported)",
-    "aten.index_put.default": "non-adjacent index tensors, and a boolean mask with other indices or with more than one value (data-dependent positions), are refused",
+    "aten.index_put.default": "a boolean mask with other indices or with more than one value (data-dependent positions) is refused",
     "aten.scatter.src": "refused on a rank-0 input",
     "aten.scatter.value": "refused on a rank-0 input",
     "aten.scatter_add.default": "refused on a rank-0 input",

@@ -482,6 +482,24 @@ group("index_put-multi", {
     "setitem_mask": lambda a, i, j, v, m: _setitem(a, m, 0.0),
 }, X, torch.tensor([0, 2, 0, 1]), torch.tensor([1, 4, 1, 0]), floats(4, 5), bools(3, 5))  # fmt: skip
 
+# Non-adjacent index tensors: PyTorch puts their broadcast dims first.
+_INDEX_PUT = torch.ops.aten.index_put.default  # takes None for a dim not indexed
+group("index-non-adjacent", {
+    "get_i_colon_j": lambda a, i, j, v, w: a[i, :, j], "get_broadcast": lambda a, i, j, v, w: a[i[:, None], :, j[:3]],
+    "get_4d_middle": lambda a, i, j, v, w: a.reshape(2, 3, 2, 5)[:, i % 3, :, j], "get_negative": lambda a, i, j, v, w: a[-i - 1, :, j],
+    "put": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], v), "put_scalar": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], torch.tensor(-5.0)),
+    "put_accumulate": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], v, True), "put_broadcast_values": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], w),
+    "setitem": lambda a, i, j, v, w: _setitem_at(a, (i, slice(None), j), w), "setitem_4d": lambda a, i, j, v, w: _setitem_at(a.reshape(3, 2, 2, 5), (slice(None), i % 2, slice(None), j), 0.5),
+}, floats(3, 4, 5), torch.tensor([0, 2, 1, 2]), torch.tensor([4, 0, -1, 2]), floats(4, 4), floats(4))  # fmt: skip
+
+
+def _setitem_at(a: torch.Tensor, key: tuple[object, ...], value: torch.Tensor) -> torch.Tensor:
+    """`a[key] = value` on a copy."""
+    a = a.clone()
+    a[key] = value
+    return a
+
+
 # -- creation --------------------------------------------------------------
 
 group("creation", {
