@@ -340,13 +340,6 @@ _SCATTER_REDUCE = {"sum": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": Reduc
 """scatter_reduce's reductions done by `_scatter_reduce` ('mean' is `_scatter_mean`)."""
 
 
-def _check_scatter(node: torch.fx.Node) -> str | None:
-    args = node_arguments(node)
-    if fake_value(args["self"]).dim() == 0:
-        return "a rank-0 input"
-    return None
-
-
 def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
     """`value` with `dim` moved last and a size-1 axis left in its place."""
     moved = _move_dim(g, value, dim, len(_shape(value)) - 1)
@@ -378,24 +371,30 @@ def _scatter_last(g: GraphImporter, match: SSAValue, source: SSAValue, value: SS
     )
 
 
-@converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two", check=_check_scatter)
+@converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two")
 def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """A match matrix of index against output positions: a plain scatter takes the
     last matching source, a reducing one reduces the matches (with the input
     itself unless include_self is false). An index smaller than the input
-    outside `dim` scatters into that corner of the input; the rest is kept."""
+    outside `dim` scatters into that corner of the input; the rest is kept.
+    Rank-0 operands scatter as one-element vectors."""
     args = node_arguments(node)
     value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
+    source = g.value(args["src"]) if "src" in args else None
+    out = result_type(node)
+    if not _shape(value):
+        value, index = reshape(g, value, [1]), reshape(g, index, [1])
+        source = reshape(g, source, [1]) if source is not None else None
     dim = args["dim"] % len(_shape(value))
     extents = [size if d == dim else _shape(index)[d] for d, size in enumerate(_shape(value))]
     corner = _crop(g, value, tuple(extents))
-    out = result_type(node)
-    scattered = _scatter_block(g, node, args, corner, index, dim, _tensor(out.element_type, extents))
-    return _paste_corner(g, scattered, value)
+    scattered = _scatter_block(g, node, args, corner, index, source, dim, _tensor(out.element_type, extents))
+    return reshape(g, _paste_corner(g, scattered, value), out.get_shape())
 
 
 def _scatter_block(
-    g: GraphImporter, node: torch.fx.Node, args: dict[str, Any], value: SSAValue, index: SSAValue, dim: int, out: Any
+    g: GraphImporter, node: torch.fx.Node, args: dict[str, Any], value: SSAValue, index: SSAValue,
+    source: SSAValue | None, dim: int, out: Any,
 ) -> SSAValue:
     """The scatter where the index covers `value` outside `dim`."""
     target = str(node.target)
@@ -405,7 +404,8 @@ def _scatter_block(
         hit = reduce(g, ReduceKind.ANY, match, [rank], False)
         fill_value = args["value"]
         return g.map([hit, value], out, lambda b, xs: b.select(xs[0], b.constant(fill_value, out.element_type), xs[1]))  # type: ignore[arg-type]
-    source = _crop(g, g.value(args["src"]), _shape(index))
+    assert source is not None
+    source = _crop(g, source, _shape(index))
     if target == "aten.scatter.src":
         return _scatter_last(g, match, source, value, dim, out)
     include_self = target == "aten.scatter_add.default" or args["include_self"]

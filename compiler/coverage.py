@@ -38,10 +38,6 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
     "aten.grid_sampler_2d.default": "bicubic interpolation is refused (bilinear and nearest with zeros, border and reflection padding are supported)",
     "aten.index_put.default": "a boolean mask with other indices or with more than one value (data-dependent positions) is refused",
-    "aten.scatter.src": "refused on a rank-0 input",
-    "aten.scatter.value": "refused on a rank-0 input",
-    "aten.scatter_add.default": "refused on a rank-0 input",
-    "aten.scatter_reduce.two": "refused on a rank-0 input",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 

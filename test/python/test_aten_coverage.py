@@ -460,6 +460,12 @@ group("index_put", {
     "broadcast_row": lambda a, i, v: a.index_put((i,), v[0], accumulate=True), "negative": lambda a, i, v: a.index_put((i - 3,), v),
 }, X, torch.tensor([0, 2, 0, 1]), floats(4, 5))  # fmt: skip
 case("scatter-add-int", lambda a, i, s: torch.scatter_add(a, 1, i, s), ints(3, 5), _SCATTER_INDEX, ints(3, 5))
+group("scatter-rank0", {
+    "src": lambda a, i, s: torch.scatter(a, 0, i, s), "value": lambda a, i, s: torch.scatter(a, -1, i, 1.5),
+    "add": lambda a, i, s: torch.scatter_add(a, 0, i, s), "amax": lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "amax"),
+    "mean_no_self": lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "mean", include_self=False),
+    "prod": lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "prod"),
+}, torch.tensor(2.5), torch.tensor(0), torch.tensor(-4.0))  # fmt: skip
 group("scatter-small-index", {
     "src": lambda a, i, s, b: torch.scatter(a, 1, i, s), "value": lambda a, i, s, b: torch.scatter(a, 0, i % 3, -2.0),
     "add": lambda a, i, s, b: torch.scatter_add(a, 1, i, s), "amax_3d": lambda a, i, s, b: torch.scatter_reduce(b, 1, i[None] % 3, s[None], "amax"),
