@@ -99,7 +99,7 @@ class ScalarBuilder:
         if is_bool(element_type):
             return self.emit(arith.ConstantOp(IntegerAttr(int(bool(value)), i1)))
         if is_unsigned(element_type):
-            wrapped = int(value) % (1 << _int_width(element_type))
+            wrapped = wrap_integer(int(value), element_type)
             return self.emit(arith.TruncIOp(self.constant(wrapped, i32), element_type))
         return self.emit(arith.ConstantOp(IntegerAttr(int(value), element_type)))
 
