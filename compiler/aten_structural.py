@@ -237,8 +237,8 @@ def _check_index(node: torch.fx.Node) -> str | None:
     present = [i for i, index in enumerate(node.args[1]) if index is not None]
     if not present:
         return "no index tensor"
-    if any(fake_value(node.args[1][i]).dtype == torch.bool for i in present):
-        return "boolean mask index (data-dependent shape)"
+    if any(fake_value(node.args[1][i]).dtype in (torch.bool, torch.uint8) for i in present):
+        return "boolean mask index (data-dependent shape; a uint8 index is a mask too)"
     return None
 
 
