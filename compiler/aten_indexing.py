@@ -34,7 +34,7 @@ from rducc.aten_structural import (
     reshape,
     slice_dim,
 )
-from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, TransposeOp
+from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, ScatterOp, TransposeOp
 from rducc.dialects.shapes import broadcast_shapes, is_float
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
@@ -356,28 +356,25 @@ def _matches(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SS
     return g.map([_to_last(g, index, dim), positions], _tensor(i1, match_shape), lambda b, xs: b.compare("eq", xs[0], xs[1]))  # type: ignore[arg-type]
 
 
-def _scatter_last(g: GraphImporter, match: SSAValue, source: SSAValue, value: SSAValue, dim: int, out: Any) -> SSAValue:
-    """Each position takes the last matching source (torch's CPU kernel writes in order)."""
-    shape = list(_shape(value))
-    rank = len(shape)
-    slots = along(g, ramp(g, _shape(match)[-1]), rank, rank + 1)
-    numbered = g.map([match, slots], _tensor(i64, _shape(match)), lambda b, xs: b.select(xs[0], xs[1], b.constant(-1, i64)))  # type: ignore[arg-type]
-    last = reduce(g, ReduceKind.MAX, numbered, [rank], False)
-    moved = _move_dim(g, source, dim, rank - 1)
-    picked = g.emit(GatherOp(moved, [*_ramps(g, shape, dim), _clamp_low(g, last)], 0, _tensor(_element(moved), shape)))
-    return g.map(
-        [last, picked, value], out,
-        lambda b, xs: b.select(b.compare("ge", xs[0], b.constant(0, i64)), b.cast(xs[1], out.element_type), xs[2]),  # type: ignore[arg-type]
-    )
+def _writes_or_adds(node: torch.fx.Node, args: dict[str, Any]) -> bool | None:
+    """False for a scatter that writes (src, value), True for one that adds into the
+    input (scatter_add, scatter_reduce sum with include_self), None otherwise."""
+    target = str(node.target)
+    if target in ("aten.scatter.src", "aten.scatter.value"):
+        return False
+    if target == "aten.scatter_add.default" or (args.get("reduce") == "sum" and args["include_self"]):
+        return True
+    return None
 
 
 @converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two")
 def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """A match matrix of index against output positions: a plain scatter takes the
-    last matching source, a reducing one reduces the matches (with the input
-    itself unless include_self is false). An index smaller than the input
-    outside `dim` scatters into that corner of the input; the rest is kept.
-    Rank-0 operands scatter as one-element vectors."""
+    """scatter (src or value), scatter_add and scatter_reduce sum with the input
+    are one `rdu.scatter`. The other reductions build a match matrix of index
+    against output positions and reduce the matches (with the input itself
+    unless include_self is false); an index smaller than the input outside
+    `dim` scatters into that corner of the input, the rest is kept. Rank-0
+    operands scatter as one-element vectors."""
     args = node_arguments(node)
     value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
     source = g.value(args["src"]) if "src" in args else None
@@ -386,33 +383,31 @@ def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         value, index = reshape(g, value, [1]), reshape(g, index, [1])
         source = reshape(g, source, [1]) if source is not None else None
     dim = args["dim"] % len(_shape(value))
+    adds = _writes_or_adds(node, args)
+    if adds is not None:
+        element = out.element_type
+        if source is None:
+            fill_value = args["value"]
+            source = g.map([], _tensor(element, _shape(index)), lambda b, xs: b.constant(fill_value, element))
+        written = ScatterOp(cast(g, value, element), index, cast(g, _crop(g, source, _shape(index)), element), dim, adds)
+        return reshape(g, g.emit(written), out.get_shape())
     extents = [size if d == dim else _shape(index)[d] for d, size in enumerate(_shape(value))]
     corner = _crop(g, value, tuple(extents))
-    scattered = _scatter_block(g, node, args, corner, index, source, dim, _tensor(out.element_type, extents))
+    scattered = _scatter_block(g, args, corner, index, source, dim, _tensor(out.element_type, extents))
     return reshape(g, _paste_corner(g, scattered, value), out.get_shape())
 
 
 def _scatter_block(
-    g: GraphImporter, node: torch.fx.Node, args: dict[str, Any], value: SSAValue, index: SSAValue,
-    source: SSAValue | None, dim: int, out: Any,
+    g: GraphImporter, args: dict[str, Any], value: SSAValue, index: SSAValue, source: SSAValue | None, dim: int, out: Any
 ) -> SSAValue:
-    """The scatter where the index covers `value` outside `dim`."""
-    target = str(node.target)
-    rank = len(_shape(value))
-    match = _matches(g, value, index, dim)
-    if target == "aten.scatter.value":
-        hit = reduce(g, ReduceKind.ANY, match, [rank], False)
-        fill_value = args["value"]
-        return g.map([hit, value], out, lambda b, xs: b.select(xs[0], b.constant(fill_value, out.element_type), xs[1]))  # type: ignore[arg-type]
+    """A scatter_reduce where the index covers `value` outside `dim`."""
     assert source is not None
     source = _crop(g, source, _shape(index))
-    if target == "aten.scatter.src":
-        return _scatter_last(g, match, source, value, dim, out)
-    include_self = target == "aten.scatter_add.default" or args["include_self"]
-    if target == "aten.scatter_reduce.two" and args["reduce"] == "mean":
+    match = _matches(g, value, index, dim)
+    include_self = bool(args["include_self"])
+    if args["reduce"] == "mean":
         return _scatter_mean(g, include_self, match, _to_last(g, source, dim), value, out)
-    kind = ReduceKind.SUM if target == "aten.scatter_add.default" else _SCATTER_REDUCE[args["reduce"]]
-    return _scatter_reduce(g, kind, include_self, match, _to_last(g, source, dim), value, out)
+    return _scatter_reduce(g, _SCATTER_REDUCE[args["reduce"]], include_self, match, _to_last(g, source, dim), value, out)
 
 
 def _paste_corner(g: GraphImporter, corner: SSAValue, value: SSAValue) -> SSAValue:
@@ -534,11 +529,7 @@ def _put_rows(g: GraphImporter, value: SSAValue, index: SSAValue, source: SSAVal
     count = _shape(index)[0]
     spread = [count] + shape[1:]
     index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), _tensor(i64, spread)))
-    match = _matches(g, value, index, 0)
-    out = _tensor(element, shape)
-    if accumulate:
-        return _scatter_reduce(g, ReduceKind.SUM, True, match, _to_last(g, source, 0), value, out)
-    return _scatter_last(g, match, source, value, 0, out)
+    return g.emit(ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, accumulate))
 
 
 def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SSAValue, first: int, source: SSAValue, accumulate: bool) -> SSAValue:
@@ -587,15 +578,6 @@ def _crop(g: GraphImporter, value: SSAValue, shape: tuple[int, ...]) -> SSAValue
     for dim, size in enumerate(shape):
         value = slice_dim(g, value, dim, 0, size)
     return value
-
-
-def _ramps(g: GraphImporter, shape: list[int], skip: int) -> list[SSAValue]:
-    """One ramp along each dim of `shape` except `skip`, for an all-dims gather."""
-    return [along(g, ramp(g, size), d, len(shape)) for d, size in enumerate(shape) if d != skip]
-
-
-def _clamp_low(g: GraphImporter, value: SSAValue) -> SSAValue:
-    return g.map([value], value.type, lambda b, xs: b.maximum(xs[0], b.constant(0, i64)))  # type: ignore[arg-type]
 
 
 @converts("aten.logcumsumexp.default")

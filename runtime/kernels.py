@@ -960,6 +960,28 @@ def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int) -> np.nd
         raise RduccError(f"rdu.gather: {error}") from None
 
 
+def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, add: bool) -> np.ndarray:
+    """`rdu.scatter`: `source` written into a copy of `x` along `dim` at `index`,
+    on whole arrays: `np.add.at` with `add` (f16/bf16 summed in f32, rounded
+    once), else one assignment of each position's last write."""
+    index = np.asarray(index).astype(I64, copy=False)
+    size = x.shape[dim]
+    if index.size and (index.min() < 0 or index.max() >= size):
+        raise RduccError(f"rdu.scatter: an index is out of range [0, {size}) along dim {dim}")
+    positions = list(np.indices(index.shape, sparse=True))
+    positions[dim] = index
+    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*positions)), x.shape).reshape(-1)
+    values = np.asarray(source).reshape(-1)
+    out = x.astype(compute_dtype(x.dtype))
+    with np.errstate(all="ignore"):
+        if add:
+            np.add.at(out.reshape(-1), flat, values.astype(out.dtype))
+        else:
+            written, first_from_end = np.unique(flat[::-1], return_index=True)
+            out.reshape(-1)[written] = values[len(flat) - 1 - first_from_end]
+    return out.astype(x.dtype, copy=False)
+
+
 def iota(size: int, start: int | float, step: int | float, dtype: np.dtype) -> np.ndarray:
     """[start + i * step for i < size], computed in f64 (floats) or i64 and rounded once."""
     if dtype.kind == "f" or dtype == BF16:
@@ -1028,6 +1050,7 @@ __all__ = [
     "reshape",
     "scalar_constant",
     "scan",
+    "scatter",
     "slice_",
     "start_run",
     "tensor_signature",

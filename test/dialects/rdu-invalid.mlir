@@ -469,3 +469,34 @@
 %x = "test.op"() : () -> tensor<4xui16>
 %r = rdu.reshape %x : tensor<4xui16> -> tensor<2x2xui16>
 // CHECK: Operation does not verify: 'rdu.reshape' value #0 has unsupported element type ui16; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+
+// -----
+// rdu.scatter
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' index must have an integer element type
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x3xf32>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x3xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' source shape [2, 3] differs from the index shape [2, 4]
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<4x2xi64>, tensor<4x2xf32>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<4x2xi64>, tensor<4x2xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' index shape [4, 2] must have the input's rank and fit its shape [3, 5] outside dim 1
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32>)
+%r = rdu.scatter %x[%i] = %s dim 2 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' dims [2] must be distinct and in [0, 2)
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf16>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf16> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' input and source: element types differ (f32 vs f16)

@@ -100,3 +100,9 @@
   rdu.yield %ur : ui8
 }
 %u8max = rdu.reduce max %u8 dims [0] : tensor<4xui8> -> tensor<ui8>
+
+// CHECK: %sc = rdu.scatter %scx[%sci] = %scs dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: %sca = rdu.scatter %scx[%sci] = %scs dim 1 add : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+%scx, %sci, %scs = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32>)
+%sc = rdu.scatter %scx[%sci] = %scs dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+%sca = rdu.scatter %scx[%sci] = %scs dim 1 add : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>

@@ -697,6 +697,27 @@ def test_sort_tiles_along_its_other_dims() -> None:
     assert_matches(program(x), torch.sort(x, dim=1, descending=True))
 
 
+def test_scatter_is_one_op_and_tiles_along_its_other_dims() -> None:
+    """scatter_add and index_put accumulate are `rdu.scatter`s (no [..., J] match
+    mask); a target with little SRAM tiles them along the dims the index spans."""
+    import dataclasses
+
+    from rducc.targets import load_target
+
+    small = dataclasses.replace(load_target("sn40l"), name="small", sram_bytes=60_000, pmu_bytes=500, pmus=200)
+    x, source = floats(256, 40), floats(256, 12)
+    index = torch.randint(0, 40, (256, 12), generator=GENERATOR)
+    rows = torch.randint(-256, 256, (30,), generator=GENERATOR)
+
+    def fn(a: torch.Tensor, i: torch.Tensor, s: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.scatter_add(a, 1, i, s), a.index_put((r,), s[:30, :1], accumulate=True)
+
+    program = rducc.compile(Model(fn), (x, index, source, rows), target=small)
+    assert "scf.for" in program.mlir and program.mlir.count("rdu.scatter") >= 2
+    assert "xi1>" not in program.mlir, "a match mask is back"
+    assert_matches(program(x, index, source, rows), fn(x, index, source, rows))
+
+
 def test_case_names_are_unique() -> None:
     names = [c.name for c in CASES]
     assert len(names) == len(set(names))
