@@ -1,8 +1,9 @@
 """Core ATen elementwise ops, each imported as one `rdu.map`.
 
 Arithmetic runs in the result's "opmath" type (f32 for f16/bf16, as
-PyTorch's CPU kernels do) and is rounded to the result type once; comparisons
-run in the promoted type of their operands, as `torch.result_type` says.
+PyTorch's CPU kernels do; i32 for uint8, wrapped back to 0..255 once) and is
+rounded to the result type once; comparisons run in the promoted type of
+their operands, as `torch.result_type` says.
 """
 
 from __future__ import annotations
@@ -42,13 +43,16 @@ def elementwise(
     formula: Formula,
     compute: Attribute | None = None,
 ) -> SSAValue:
-    """One `rdu.map` applying `formula` to inputs converted to `compute`."""
+    """One `rdu.map` applying `formula` to inputs converted to the opmath type of
+    `compute` (default: the result's type); a number operand is first wrapped
+    to `compute` as torch converts it."""
     out = result_type(node)
-    compute_type = compute or opmath_type(out.element_type)
+    promoted = compute or out.element_type
+    compute_type = opmath_type(promoted)
     values = [_value_or_number(g, arg) for arg in inputs]
 
     def body(builder: ScalarBuilder, scalars: list[SSAValue | Number]) -> SSAValue:
-        return formula(builder, [builder.operand(s, compute_type) for s in scalars])
+        return formula(builder, [builder.operand(s, compute_type, promoted) for s in scalars])
 
     return g.map(values, out, body)
 
@@ -346,8 +350,8 @@ for _op, _predicate in _PREDICATES.items():
         g: GraphImporter, node: torch.fx.Node, _predicate: str = _predicate
     ) -> SSAValue:
         a, b = node.args[0], node.args[1]
-        compute = opmath_type(_promoted_element(a, b))
-        return elementwise(g, node, [a, b], lambda sb, xs: sb.compare(_predicate, xs[0], xs[1]), compute)
+        promoted = _promoted_element(a, b)
+        return elementwise(g, node, [a, b], lambda sb, xs: sb.compare(_predicate, xs[0], xs[1]), promoted)
 
 
 for _kind in ("and", "or", "xor"):
@@ -369,12 +373,13 @@ for _kind in ("and", "or", "xor"):
 @converts("aten.where.self")
 def convert_where(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     condition, a, b = node.args[0], node.args[1], node.args[2]
-    out = opmath_type(result_type(node).element_type)
+    holder = result_type(node).element_type
+    out = opmath_type(holder)
     values = [_value_or_number(g, x) for x in (condition, a, b)]
 
     def body(sb: ScalarBuilder, scalars: list[SSAValue | Number]) -> SSAValue:
         return sb.select(
-            sb.operand(scalars[0], i1), sb.operand(scalars[1], out), sb.operand(scalars[2], out)
+            sb.operand(scalars[0], i1), sb.operand(scalars[1], out, holder), sb.operand(scalars[2], out, holder)
         )
 
     return g.map(values, result_type(node), body)

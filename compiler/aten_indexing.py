@@ -34,7 +34,7 @@ from rducc.aten_structural import (
     reshape,
     slice_dim,
 )
-from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, TransposeOp
+from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, ScatterOp, TransposeOp
 from rducc.dialects.shapes import broadcast_shapes, is_float
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
@@ -340,13 +340,6 @@ _SCATTER_REDUCE = {"sum": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": Reduc
 """scatter_reduce's reductions done by `_scatter_reduce` ('mean' is `_scatter_mean`)."""
 
 
-def _check_scatter(node: torch.fx.Node) -> str | None:
-    args = node_arguments(node)
-    if fake_value(args["self"]).dim() == 0:
-        return "a rank-0 input"
-    return None
-
-
 def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
     """`value` with `dim` moved last and a size-1 axis left in its place."""
     moved = _move_dim(g, value, dim, len(_shape(value)) - 1)
@@ -363,56 +356,58 @@ def _matches(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SS
     return g.map([_to_last(g, index, dim), positions], _tensor(i1, match_shape), lambda b, xs: b.compare("eq", xs[0], xs[1]))  # type: ignore[arg-type]
 
 
-def _scatter_last(g: GraphImporter, match: SSAValue, source: SSAValue, value: SSAValue, dim: int, out: Any) -> SSAValue:
-    """Each position takes the last matching source (torch's CPU kernel writes in order)."""
-    shape = list(_shape(value))
-    rank = len(shape)
-    slots = along(g, ramp(g, _shape(match)[-1]), rank, rank + 1)
-    numbered = g.map([match, slots], _tensor(i64, _shape(match)), lambda b, xs: b.select(xs[0], xs[1], b.constant(-1, i64)))  # type: ignore[arg-type]
-    last = reduce(g, ReduceKind.MAX, numbered, [rank], False)
-    moved = _move_dim(g, source, dim, rank - 1)
-    picked = g.emit(GatherOp(moved, [*_ramps(g, shape, dim), _clamp_low(g, last)], 0, _tensor(_element(moved), shape)))
-    return g.map(
-        [last, picked, value], out,
-        lambda b, xs: b.select(b.compare("ge", xs[0], b.constant(0, i64)), b.cast(xs[1], out.element_type), xs[2]),  # type: ignore[arg-type]
-    )
+def _writes_or_adds(node: torch.fx.Node, args: dict[str, Any]) -> bool | None:
+    """False for a scatter that writes (src, value), True for one that adds into the
+    input (scatter_add, scatter_reduce sum with include_self), None otherwise."""
+    target = str(node.target)
+    if target in ("aten.scatter.src", "aten.scatter.value"):
+        return False
+    if target == "aten.scatter_add.default" or (args.get("reduce") == "sum" and args["include_self"]):
+        return True
+    return None
 
 
-@converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two", check=_check_scatter)
+@converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two")
 def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """A match matrix of index against output positions: a plain scatter takes the
-    last matching source, a reducing one reduces the matches (with the input
-    itself unless include_self is false). An index smaller than the input
-    outside `dim` scatters into that corner of the input; the rest is kept."""
+    """scatter (src or value), scatter_add and scatter_reduce sum with the input
+    are one `rdu.scatter`. The other reductions build a match matrix of index
+    against output positions and reduce the matches (with the input itself
+    unless include_self is false); an index smaller than the input outside
+    `dim` scatters into that corner of the input, the rest is kept. Rank-0
+    operands scatter as one-element vectors."""
     args = node_arguments(node)
     value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
+    source = g.value(args["src"]) if "src" in args else None
+    out = result_type(node)
+    if not _shape(value):
+        value, index = reshape(g, value, [1]), reshape(g, index, [1])
+        source = reshape(g, source, [1]) if source is not None else None
     dim = args["dim"] % len(_shape(value))
+    adds = _writes_or_adds(node, args)
+    if adds is not None:
+        element = out.element_type
+        if source is None:
+            fill_value = args["value"]
+            source = g.map([], _tensor(element, _shape(index)), lambda b, xs: b.constant(fill_value, element))
+        written = ScatterOp(cast(g, value, element), index, cast(g, _crop(g, source, _shape(index)), element), dim, adds)
+        return reshape(g, g.emit(written), out.get_shape())
     extents = [size if d == dim else _shape(index)[d] for d, size in enumerate(_shape(value))]
     corner = _crop(g, value, tuple(extents))
-    out = result_type(node)
-    scattered = _scatter_block(g, node, args, corner, index, dim, _tensor(out.element_type, extents))
-    return _paste_corner(g, scattered, value)
+    scattered = _scatter_block(g, args, corner, index, source, dim, _tensor(out.element_type, extents))
+    return reshape(g, _paste_corner(g, scattered, value), out.get_shape())
 
 
 def _scatter_block(
-    g: GraphImporter, node: torch.fx.Node, args: dict[str, Any], value: SSAValue, index: SSAValue, dim: int, out: Any
+    g: GraphImporter, args: dict[str, Any], value: SSAValue, index: SSAValue, source: SSAValue | None, dim: int, out: Any
 ) -> SSAValue:
-    """The scatter where the index covers `value` outside `dim`."""
-    target = str(node.target)
-    rank = len(_shape(value))
+    """A scatter_reduce where the index covers `value` outside `dim`."""
+    assert source is not None
+    source = _crop(g, source, _shape(index))
     match = _matches(g, value, index, dim)
-    if target == "aten.scatter.value":
-        hit = reduce(g, ReduceKind.ANY, match, [rank], False)
-        fill_value = args["value"]
-        return g.map([hit, value], out, lambda b, xs: b.select(xs[0], b.constant(fill_value, out.element_type), xs[1]))  # type: ignore[arg-type]
-    source = _crop(g, g.value(args["src"]), _shape(index))
-    if target == "aten.scatter.src":
-        return _scatter_last(g, match, source, value, dim, out)
-    include_self = target == "aten.scatter_add.default" or args["include_self"]
-    if target == "aten.scatter_reduce.two" and args["reduce"] == "mean":
+    include_self = bool(args["include_self"])
+    if args["reduce"] == "mean":
         return _scatter_mean(g, include_self, match, _to_last(g, source, dim), value, out)
-    kind = ReduceKind.SUM if target == "aten.scatter_add.default" else _SCATTER_REDUCE[args["reduce"]]
-    return _scatter_reduce(g, kind, include_self, match, _to_last(g, source, dim), value, out)
+    return _scatter_reduce(g, _SCATTER_REDUCE[args["reduce"]], include_self, match, _to_last(g, source, dim), value, out)
 
 
 def _paste_corner(g: GraphImporter, corner: SSAValue, value: SSAValue) -> SSAValue:
@@ -460,8 +455,8 @@ def _scatter_mean(g: GraphImporter, include_self: bool, match: SSAValue, source:
 def _check_index_put(node: torch.fx.Node) -> str | None:
     args = node_arguments(node)
     present = [i for i, index in enumerate(args["indices"]) if index is not None]
-    if not present or present != list(range(present[0], present[-1] + 1)):
-        return "non-adjacent index tensors"
+    if not present:
+        return "no index tensor"
     masks = [i for i in present if fake_value(args["indices"][i]).dtype in (torch.bool, torch.uint8)]
     if masks and (len(present) > 1 or fake_value(args["values"]).numel() != 1):
         return "a boolean mask with other indices or more than one value (data-dependent positions)"
@@ -470,10 +465,11 @@ def _check_index_put(node: torch.fx.Node) -> str | None:
 
 @converts("aten.index_put.default", check=_check_index_put)
 def convert_index_put(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """x[..., i, j, ...] = v (or += with accumulate) for adjacent index tensors:
-    the indexed dims move to the front and flatten into one, the indices into
-    one linear index, and the put is a scatter along dim 0. A boolean mask with
-    one value is a select."""
+    """x[..., i, j, ...] = v (or += with accumulate): the indexed dims move to the
+    front and flatten into one, the indices into one linear index, and the put
+    is a scatter along dim 0. The values broadcast to the indexing result's
+    shape: the index dims in place for adjacent index tensors, first for
+    non-adjacent ones (PyTorch's rule). A boolean mask with one value is a select."""
     args = node_arguments(node)
     value = g.value(args["self"])
     present = [i for i, index in enumerate(args["indices"]) if index is not None]
@@ -482,19 +478,22 @@ def convert_index_put(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     if fake_value(args["indices"][first]).dtype in (torch.bool, torch.uint8):
         return _masked_put(g, node, value, indices[0], first, g.value(args["values"]), bool(args["accumulate"]))
     shape = list(_shape(value))
-    rank, count = len(shape), len(indices)
-    indexed = shape[first : first + count]
+    rank = len(shape)
+    indexed = [shape[d] for d in present]
     index_shape = broadcast_shapes([_shape(i) for i in indices])
     assert index_shape is not None
-    rest = shape[:first] + shape[first + count :]
-    perm = list(range(first, first + count)) + [d for d in range(rank) if not first <= d < first + count]
+    rest_dims = [d for d in range(rank) if d not in present]
+    rest = [shape[d] for d in rest_dims]
+    perm = present + rest_dims
     moved = reshape(g, _permute(g, value, perm), [prod(indexed), *rest])
     linear = reshape(g, _linear_index(g, indices, indexed, index_shape), [prod(index_shape)])
     source = g.value(args["values"])
-    placed = shape[:first] + list(index_shape) + shape[first + count :]
+    adjacent = present == list(range(first, first + len(present)))
+    lead = first if adjacent else 0
+    placed = rest[:lead] + list(index_shape) + rest[lead:]
     if list(_shape(source)) != placed:
         source = g.emit(BroadcastOp(source, _tensor(_element(source), placed)))
-    spread_dims = list(range(first, first + len(index_shape)))
+    spread_dims = list(range(lead, lead + len(index_shape)))
     source = _permute(g, source, spread_dims + [d for d in range(len(placed)) if d not in spread_dims])
     source = reshape(g, source, [prod(index_shape), *rest])
     put = _put_rows(g, moved, linear, source, bool(args["accumulate"]), result_type(node).element_type)
@@ -530,11 +529,7 @@ def _put_rows(g: GraphImporter, value: SSAValue, index: SSAValue, source: SSAVal
     count = _shape(index)[0]
     spread = [count] + shape[1:]
     index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), _tensor(i64, spread)))
-    match = _matches(g, value, index, 0)
-    out = _tensor(element, shape)
-    if accumulate:
-        return _scatter_reduce(g, ReduceKind.SUM, True, match, _to_last(g, source, 0), value, out)
-    return _scatter_last(g, match, source, value, 0, out)
+    return g.emit(ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, accumulate))
 
 
 def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SSAValue, first: int, source: SSAValue, accumulate: bool) -> SSAValue:
@@ -583,15 +578,6 @@ def _crop(g: GraphImporter, value: SSAValue, shape: tuple[int, ...]) -> SSAValue
     for dim, size in enumerate(shape):
         value = slice_dim(g, value, dim, 0, size)
     return value
-
-
-def _ramps(g: GraphImporter, shape: list[int], skip: int) -> list[SSAValue]:
-    """One ramp along each dim of `shape` except `skip`, for an all-dims gather."""
-    return [along(g, ramp(g, size), d, len(shape)) for d, size in enumerate(shape) if d != skip]
-
-
-def _clamp_low(g: GraphImporter, value: SSAValue) -> SSAValue:
-    return g.map([value], value.type, lambda b, xs: b.maximum(xs[0], b.constant(0, i64)))  # type: ignore[arg-type]
 
 
 @converts("aten.logcumsumexp.default")

@@ -5,8 +5,8 @@ per tensor and per channel, as `rdu.map`s with the reference formulas of
     quantize:   clamp(round(x * (1 / scale)) + zero_point, qmin, qmax).to(dtype)
     dequantize: (q - zero_point) * scale   (f32, or out_dtype)
 
-in f32, as the reference computes (rounding half to even). Integer result
-dtypes rducc has (int8, int16, int32) work; uint8 is a clear dtype error.
+in f32, as the reference computes (rounding half to even), for int8, uint8,
+int16 and int32 results (uint8 with a zero point such as 128).
 """
 
 from __future__ import annotations

@@ -235,19 +235,27 @@ def convert_embedding(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 def _check_index(node: torch.fx.Node) -> str | None:
     present = [i for i, index in enumerate(node.args[1]) if index is not None]
-    if not present or present != list(range(present[0], present[-1] + 1)):
-        return "non-adjacent index tensors"
-    if any(fake_value(node.args[1][i]).dtype == torch.bool for i in present):
-        return "boolean mask index (data-dependent shape)"
+    if not present:
+        return "no index tensor"
+    if any(fake_value(node.args[1][i]).dtype in (torch.bool, torch.uint8) for i in present):
+        return "boolean mask index (data-dependent shape; a uint8 index is a mask too)"
     return None
 
 
 @converts("aten.index.Tensor", check=_check_index)
 def convert_index(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """source[..., i, j, ...]: adjacent index tensors gather in place. Non-adjacent
+    ones put their broadcast dims first (PyTorch's rule): the indexed dims move
+    to the front of the source and the gather is at dim 0."""
     source = g.value(node.args[0])
     present = [i for i, index in enumerate(node.args[1]) if index is not None]
     indices = [g.value(node.args[1][i]) for i in present]
-    return g.emit(GatherOp(source, indices, present[0], result_type(node)))
+    if present == list(range(present[0], present[-1] + 1)):
+        return g.emit(GatherOp(source, indices, present[0], result_type(node)))
+    shape = _shape(source)
+    perm = present + [d for d in range(len(shape)) if d not in present]
+    moved = g.emit(TransposeOp(source, perm, TensorType(_element(source), [shape[d] for d in perm])))
+    return g.emit(GatherOp(moved, indices, 0, result_type(node)))
 
 
 @converts("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
@@ -307,8 +315,10 @@ def _reduce_node(g: GraphImporter, node: torch.fx.Node, kind: ReduceKind) -> SSA
     dims = _dims(args.get("dim"), len(_shape(value)))
     out = result_type(node)
     if kind in (ReduceKind.ANY, ReduceKind.ALL):
-        value = cast(g, value, i1)
-    elif kind in (ReduceKind.SUM, ReduceKind.PROD):
+        # torch's any/all of uint8 give uint8 (0 or 1), of anything else bool
+        reduced = reduce(g, kind, cast(g, value, i1), dims, bool(args.get("keepdim")), i1)
+        return cast(g, reduced, out.element_type)
+    if kind in (ReduceKind.SUM, ReduceKind.PROD):
         value = cast(g, value, out.element_type)
     return reduce(g, kind, value, dims, bool(args.get("keepdim")), out.element_type)
 

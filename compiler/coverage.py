@@ -32,22 +32,18 @@ MISSING_OPS: dict[str, str] = {
 
 PARTIAL_FORMS: dict[str, str] = {
     "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number); refused when the number is used inside the graph (data-dependent)",
-    "aten.index.Tensor": "boolean masks and non-adjacent index tensors are refused",
+    "aten.index.Tensor": "boolean masks are refused (data-dependent shape)",
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
     "aten.grid_sampler_2d.default": "bicubic interpolation is refused (bilinear and nearest with zeros, border and reflection padding are supported)",
-    "aten.index_put.default": "non-adjacent index tensors, and a boolean mask with other indices or with more than one value (data-dependent positions), are refused",
-    "aten.scatter.src": "refused on a rank-0 input",
-    "aten.scatter.value": "refused on a rank-0 input",
-    "aten.scatter_add.default": "refused on a rank-0 input",
-    "aten.scatter_reduce.two": "refused on a rank-0 input",
+    "aten.index_put.default": "a boolean mask with other indices or with more than one value (data-dependent positions) is refused",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 
 OTHER_GAPS: dict[str, str] = {
-    "uint8 and other unsigned dtypes": "no unsigned element types (a clear dtype error naming the value), except small uint8 ramps read only by comparisons, imported exactly as int64 (torch.eye's decomposition)",
-    "quantize/dequantize to uint8": "quantized_decomposed ops are imported for int8, int16 and int32 results; uint8 is a clear dtype error",
+    "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions, indexing, quantize/dequantize per tensor and per channel",
+    "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
     "complex dtypes": "refused (a clear dtype error); f64 is emulated or refused, see README (--f64)",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back as Python int, float or bool (as rank-0 results in the MLIR); tensors in tuples, named tuples and dicts keep their structure",

@@ -498,10 +498,8 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
 
 def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> ModuleOp:
     from rducc.f64 import check_f64
-    from rducc.unsigned import widen_exact_unsigned
 
     _check_static(ep)
-    widen_exact_unsigned(ep)
     check_f64(ep, f64)
     _check_supported(ep)
     nodes = _converted_nodes(ep)

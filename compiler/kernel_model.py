@@ -45,6 +45,7 @@ from rducc.dialects.dataflow import (
     ReduceOp,
     ReshapeOp,
     ScanOp,
+    ScatterOp,
     SliceOp,
     TransposeOp,
     YieldOp,
@@ -269,6 +270,8 @@ def _add_op(classes: DimClasses, op: Operation) -> None:
         for d in range(lead, len(shape(result))):
             classes.block((op.input, d))
             classes.block((result, d))
+    elif isinstance(op, ScatterOp):
+        _add_scatter(classes, op)
     elif isinstance(op, ArgsortOp):
         dim = op.dim.value.data
         for d in range(len(shape(result))):
@@ -279,6 +282,20 @@ def _add_op(classes: DimClasses, op: Operation) -> None:
         for operand in op.operands:
             if isinstance(operand.type, TensorType):
                 classes.block_all(operand)
+
+
+def _add_scatter(classes: DimClasses, op: ScatterOp) -> None:
+    """The scattered dim stays whole; another dim tiles when the index (and the
+    source) span it, all three tiles then covering the same positions."""
+    dim, full, index = op.dim.value.data, shape(op.input), shape(op.index)
+    for d, size in enumerate(full):
+        classes.join((op.input, d), (op.result, d))
+        if d != dim and index[d] == size:
+            classes.join((op.index, d), (op.result, d))
+            classes.join((op.source, d), (op.result, d))
+        else:
+            for value in (op.index, op.source, op.result):
+                classes.block((value, d))
 
 
 def _add_gather(classes: DimClasses, op: GatherOp) -> None:

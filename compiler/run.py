@@ -79,10 +79,18 @@ def _load_input(path: str) -> np.ndarray:
         raise RduccError(f"input {path}: not a .npy array ({error})") from None
 
 
-def _as_declared(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """bf16 arrays come back from .npy files as raw 2-byte voids: read them as bf16."""
+F64_DEMOTED_ATTR = "rdu.f64_demoted"
+"""`rducc.f64.DEMOTED_ATTR`, named here so that rducc-run does not import torch."""
+
+
+def _as_declared(array: np.ndarray, dtype: np.dtype, f64_demoted: bool) -> np.ndarray:
+    """bf16 arrays come back from .npy files as raw 2-byte voids: read them as bf16.
+    A program compiled with `--f64 demote` takes its float64 inputs as float32:
+    a float64 array for such an input is rounded to float32 (as `rducc.Program` does)."""
     if array.dtype.kind == "V" and array.dtype.itemsize == np.dtype(dtype).itemsize:
         return array.view(dtype)
+    if f64_demoted and array.dtype == np.float64 and dtype == np.float32:
+        return array.astype(np.float32)
     return array
 
 
@@ -141,7 +149,8 @@ def _run(args: argparse.Namespace) -> None:
 
     runner = placed_runner(module)  # every socket's program when partitioned
     inputs = [_load_input(p) for p in args.input]
-    inputs = [_as_declared(a, arg.dtype) for a, arg in zip(inputs, runner.inputs)] + inputs[len(runner.inputs):]
+    demoted = F64_DEMOTED_ATTR in module.attributes
+    inputs = [_as_declared(a, arg.dtype, demoted) for a, arg in zip(inputs, runner.inputs)] + inputs[len(runner.inputs):]
     weights_path = _weights_file(module, program_path, args.weights)
     if weights_path is None and _needs_weights(module):
         raise RduccError(

@@ -2,6 +2,15 @@
 
 `ScalarBuilder` appends ops to a map's block and knows how to convert
 between rducc's element types, so the ATen converters read like formulas.
+
+Unsigned values (ui8, torch.uint8) are computed in i32, their "opmath" type:
+a map reads a ui8 input with `arith.extui` to i32, computes with the signed
+ops (exact: every ui8 value is a non-negative i32) and stores its result with
+`arith.trunci`, which wraps modulo 256 as torch's uint8 arithmetic does.
+`arith.constant` takes signless integers only, so a ui8 constant is an i32
+constant (the value modulo 256) truncated to ui8. The builder's ops also take
+ui8 operands directly and then use arith's unsigned forms (`cmpi ult`,
+`divui`, `remui`, `maxui`, `shrui`, `uitofp`).
 """
 
 from __future__ import annotations
@@ -20,20 +29,47 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
     i1,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rducc.dialects.dataflow import MapOp, RemFOp, YieldOp
-from rducc.dialects.shapes import is_bool, is_float, is_integer
+from rducc.dialects.shapes import is_bool, is_float, is_integer, is_unsigned
 
 Number = bool | int | float
 
 
 def opmath_type(element_type: Attribute) -> Attribute:
-    """The type arithmetic runs in: f32 for f16/bf16 (as PyTorch's CPU kernels do)."""
+    """The type arithmetic runs in: f32 for f16/bf16 (as PyTorch's CPU kernels do),
+    i32 for ui8 (exact, and wrapped back to 0..255 by the final `trunci`)."""
     if isinstance(element_type, Float16Type | BFloat16Type):
         return f32
+    if is_unsigned(element_type):
+        return i32
     return element_type
+
+
+def _unsigned_compare(element_type: Attribute) -> bool:
+    """i1 and ui8 order their values as unsigned numbers."""
+    return is_bool(element_type) or is_unsigned(element_type)
+
+
+def _int_width(element_type: Attribute) -> int:
+    assert isinstance(element_type, IntegerType)
+    return element_type.width.data
+
+
+def wrap_integer(value: int, element_type: Attribute) -> int:
+    """`value` as an integer type holds it (modulo 2**width; a float or i1 type
+    leaves it as it is)."""
+    if is_float(element_type) or is_bool(element_type):
+        return value
+    width = _int_width(element_type)
+    wrapped = value % (1 << width)
+    if not is_unsigned(element_type) and wrapped >= 1 << (width - 1):
+        wrapped -= 1 << width
+    return wrapped
 
 
 def _float_width(element_type: Attribute) -> int:
@@ -62,13 +98,21 @@ class ScalarBuilder:
         assert isinstance(element_type, IntegerType)
         if is_bool(element_type):
             return self.emit(arith.ConstantOp(IntegerAttr(int(bool(value)), i1)))
+        if is_unsigned(element_type):
+            wrapped = wrap_integer(int(value), element_type)
+            return self.emit(arith.TruncIOp(self.constant(wrapped, i32), element_type))
         return self.emit(arith.ConstantOp(IntegerAttr(int(value), element_type)))
 
     def cast(self, value: SSAValue, to: Attribute) -> SSAValue:
-        """Convert with PyTorch's semantics (float to int truncates; to bool is != 0)."""
+        """Convert with PyTorch's semantics (float to int truncates; to bool is != 0;
+        to ui8 wraps modulo 256, from a float through int64 as torch does)."""
         source = value.type
         if source == to:
             return value
+        if is_unsigned(to):
+            return self._to_unsigned(value, to)
+        if is_unsigned(source) and is_integer(to) and (is_bool(to) or _int_width(to) <= _int_width(source)):
+            return self.cast(self.emit(arith.ExtUIOp(value, i32)), to)
         if is_bool(to):
             zero = self.constant(0, source)
             if is_float(source):
@@ -81,21 +125,35 @@ class ScalarBuilder:
                 return self.emit(arith.TruncFOp(value, to))
             return self.emit(arith.TruncFOp(self.emit(arith.ExtFOp(value, f32)), to))
         if is_integer(source) and is_float(to):
-            if is_bool(source):
+            if _unsigned_compare(source):
                 return self.emit(arith.UIToFPOp(value, to))
             return self.emit(arith.SIToFPOp(value, to))
         if is_float(source) and is_integer(to):
             return self.emit(arith.FPToSIOp(value, to))
         assert isinstance(source, IntegerType) and isinstance(to, IntegerType)
         if to.width.data > source.width.data:
-            extend = arith.ExtUIOp if is_bool(source) else arith.ExtSIOp
+            extend = arith.ExtUIOp if _unsigned_compare(source) else arith.ExtSIOp
             return self.emit(extend(value, to))
         return self.emit(arith.TruncIOp(value, to))
 
-    def operand(self, value: SSAValue | Number, element_type: Attribute) -> SSAValue:
-        """A block value cast to `element_type`, or a Python number as a constant."""
+    def _to_unsigned(self, value: SSAValue, to: Attribute) -> SSAValue:
+        """The low bits of the value: torch's wrap-around to uint8 (a float is
+        first truncated to int64, as c10's `static_cast_with_inter_type` does)."""
+        source = value.type
+        if is_float(source):
+            value = self.cast(value, i64)
+        elif is_bool(source) or is_unsigned(source) or _int_width(source) <= _int_width(to):
+            value = self.cast(value, i32)
+        return self.emit(arith.TruncIOp(value, to))
+
+    def operand(self, value: SSAValue | Number, element_type: Attribute, holder: Attribute | None = None) -> SSAValue:
+        """A block value cast to `element_type`, or a Python number as a constant;
+        an integer number is first wrapped to the integer type `holder` (the
+        dtype torch converts it to: `uint8_tensor < 300` compares with 44)."""
         if isinstance(value, SSAValue):
             return self.cast(value, element_type)
+        if holder is not None and isinstance(value, int) and not isinstance(value, bool):
+            value = wrap_integer(value, holder)
         return self.constant(value, element_type)
 
     # -- arithmetic ----------------------------------------------------------
@@ -123,26 +181,30 @@ class ScalarBuilder:
         return self._binary(a, b, arith.MulfOp, arith.MuliOp)
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._binary(a, b, arith.DivfOp, arith.DivSIOp)
+        return self._binary(a, b, arith.DivfOp, arith.DivUIOp if is_unsigned(a.type) else arith.DivSIOp)
 
     def floor_div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.emit(math.FloorOp(self.div(a, b)))
+        if is_unsigned(a.type):
+            return self.div(a, b)
         return self.emit(arith.FloorDivSIOp(a, b))
 
     def trunc_div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.emit(math.TruncOp(self.div(a, b)))
-        return self.emit(arith.DivSIOp(a, b))
+        return self.div(a, b)
 
     def fmod(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """C `fmod`: the remainder takes the dividend's sign (torch.fmod)."""
         if is_float(a.type):
             return self.emit(RemFOp(a, b))
-        return self.emit(arith.RemSIOp(a, b))
+        return self.emit(arith.RemUIOp(a, b) if is_unsigned(a.type) else arith.RemSIOp(a, b))
 
     def remainder(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Python's `%`: the remainder takes the divisor's sign (torch.remainder)."""
+        if is_unsigned(a.type):
+            return self.fmod(a, b)
         rest = self.fmod(a, b)
         zero = self.constant(0, a.type)
         signs_differ = self.compare("ne", self.compare("lt", rest, zero), self.compare("lt", b, zero))
@@ -156,6 +218,8 @@ class ScalarBuilder:
         too_far = self.logical("or", self.compare("lt", b, self.constant(0, a.type)), self.compare("ge", b, width))
         if direction == "left":
             return self.select(too_far, self.constant(0, a.type), self.emit(arith.ShLIOp(a, b)))
+        if is_unsigned(a.type):
+            return self.select(too_far, self.constant(0, a.type), self.emit(arith.ShRUIOp(a, b)))
         capped = self.select(too_far, self.constant(a.type.width.data - 1, a.type), b)  # type: ignore[attr-defined]
         return self.emit(arith.ShRSIOp(a, capped))
 
@@ -194,10 +258,10 @@ class ScalarBuilder:
 
     def maximum(self, a: SSAValue, b: SSAValue) -> SSAValue:
         # i1 compares unsigned: read as signed, true would be -1
-        return self._binary(a, b, arith.MaximumfOp, arith.MaxUIOp if is_bool(a.type) else arith.MaxSIOp)
+        return self._binary(a, b, arith.MaximumfOp, arith.MaxUIOp if _unsigned_compare(a.type) else arith.MaxSIOp)
 
     def minimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._binary(a, b, arith.MinimumfOp, arith.MinUIOp if is_bool(a.type) else arith.MinSIOp)
+        return self._binary(a, b, arith.MinimumfOp, arith.MinUIOp if _unsigned_compare(a.type) else arith.MinSIOp)
 
     def compare(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
         """`predicate` is one of eq, ne, lt, le, gt, ge (ordered for floats; ne unordered)."""
@@ -206,7 +270,7 @@ class ScalarBuilder:
             return self.emit(arith.CmpfOp(a, b, name))
         if predicate in ("eq", "ne"):
             return self.emit(arith.CmpiOp(a, b, predicate))
-        return self.emit(arith.CmpiOp(a, b, ("u" if is_bool(a.type) else "s") + predicate))
+        return self.emit(arith.CmpiOp(a, b, ("u" if _unsigned_compare(a.type) else "s") + predicate))
 
     def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(arith.SelectOp(condition, a, b))
@@ -236,15 +300,17 @@ class ScalarBuilder:
 
     def fmax(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Maximum that ignores a NaN operand (torch.fmax)."""
-        return self._binary(a, b, arith.MaxnumfOp, arith.MaxUIOp if is_bool(a.type) else arith.MaxSIOp)
+        return self._binary(a, b, arith.MaxnumfOp, arith.MaxUIOp if _unsigned_compare(a.type) else arith.MaxSIOp)
 
     def fmin(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Minimum that ignores a NaN operand (torch.fmin)."""
-        return self._binary(a, b, arith.MinnumfOp, arith.MinUIOp if is_bool(a.type) else arith.MinSIOp)
+        return self._binary(a, b, arith.MinnumfOp, arith.MinUIOp if _unsigned_compare(a.type) else arith.MinSIOp)
 
     def abs(self, a: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.emit(math.AbsFOp(a))
+        if _unsigned_compare(a.type):
+            return a
         return self.emit(math.AbsIOp(a))
 
     def pow(self, a: SSAValue, b: SSAValue | Number) -> SSAValue:

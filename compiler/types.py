@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import (
+    IntegerType,
+    Signedness,
     TensorType,
     bf16,
     f16,
@@ -33,6 +35,7 @@ _ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
     torch.int32: i32,
     torch.int16: i16,
     torch.int8: i8,
+    torch.uint8: IntegerType(8, Signedness.UNSIGNED),
     torch.bool: i1,
 }
 
@@ -60,9 +63,14 @@ def element_type_of(dtype: torch.dtype, what: str = "value") -> Attribute:
         return _ELEMENT_TYPES[dtype]
     except KeyError:
         names = ", ".join(str(d).removeprefix("torch.") for d in _ELEMENT_TYPES)
+        wider_unsigned = (
+            "; of the unsigned types rducc has uint8 only (torch itself has few ops for the wider ones)"
+            if dtype in (torch.uint16, torch.uint32, torch.uint64)
+            else ""
+        )
         raise RduccError(
             f"{what} has dtype {str(dtype).removeprefix('torch.')}, which rducc does not "
-            f"support (supported: {names})"
+            f"support (supported: {names}){wider_unsigned}"
         ) from None
 
 

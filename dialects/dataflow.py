@@ -911,6 +911,52 @@ class ArgsortOp(IRDLOperation):
             raise VerifyException("'rdu.argsort' result must be i64 of the input's shape")
 
 
+@irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """`input` with `source` written along `dim` at `index` (torch.scatter, and
+    torch.scatter_add with `add`): for every position p of `index`, the result
+    at p with p[dim] replaced by index[p] takes source[p]. `index` and `source`
+    have one shape, of the input's rank and at most its size outside `dim`.
+    Without `add`, of several writes to one position the last in row-major
+    order of `index` wins (torch's CPU order); with `add` every write adds."""
+
+    name = "rdu.scatter"
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    source = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    add = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `[` $index `]` `=` $source `dim` $dim (`add` $add^)? attr-dict "
+        "`:` type($input) `,` type($index) `,` type($source) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, index: SSAValue, source: SSAValue, dim: int, add: bool):
+        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, i64)}
+        if add:
+            props["add"] = UnitAttr()
+        super().__init__(operands=[input, index, source], result_types=[input.type], properties=props)
+
+    def verify_(self) -> None:
+        _verify_tensors(self)
+        shape, index = shape_of(self.input.type), shape_of(self.index.type)
+        dim = self.dim.value.data
+        if not shape:
+            raise VerifyException("'rdu.scatter' input must have rank 1 or more")
+        _verify_dims(self.name, [dim], len(shape))
+        if self.result.type != self.input.type:
+            raise VerifyException("'rdu.scatter' result must have the input's type")
+        _same_element(self, self.input.type, self.source.type, "input and source")
+        if not is_integer(element_of(self.index.type)) or is_bool(element_of(self.index.type)):
+            raise VerifyException("'rdu.scatter' index must have an integer element type")
+        if shape_of(self.source.type) != index:
+            raise VerifyException(f"'rdu.scatter' source shape {list(shape_of(self.source.type))} differs from the index shape {list(index)}")
+        if len(index) != len(shape) or any(i > s for d, (i, s) in enumerate(zip(index, shape)) if d != dim):
+            raise VerifyException(f"'rdu.scatter' index shape {list(index)} must have the input's rank and fit its shape {list(shape)} outside dim {dim}")
+
+
 RANDOM_DISTRIBUTIONS = ("uniform", "normal")
 """`rdu.random`'s distributions: uniform on [0, 1) and the standard normal."""
 
@@ -970,6 +1016,7 @@ Dataflow = Dialect(
         IotaOp,
         RandomOp,
         ArgsortOp,
+        ScatterOp,
         *COLLECTIVE_OPS,
     ],
     [ReduceKindAttr, ScanKindAttr, PoolKindAttr],
@@ -998,4 +1045,5 @@ __all__ = [
     "IotaOp",
     "RandomOp",
     "ArgsortOp",
+    "ScatterOp",
 ]

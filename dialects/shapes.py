@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 
-SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, i64, i32, i16, i8, i1"
+SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1"
 
 
 def is_float(element_type: Attribute) -> bool:
@@ -28,8 +28,13 @@ def is_float(element_type: Attribute) -> bool:
 
 
 def is_integer(element_type: Attribute) -> bool:
-    """True for signless integer element types (i1 included)."""
+    """True for integer element types (i1 and ui8 included)."""
     return isinstance(element_type, IntegerType)
+
+
+def is_unsigned(element_type: Attribute) -> bool:
+    """True for unsigned integer types (ui8, torch.uint8: values 0..255)."""
+    return isinstance(element_type, IntegerType) and element_type.signedness.data == Signedness.UNSIGNED
 
 
 def is_bool(element_type: Attribute) -> bool:
@@ -62,6 +67,8 @@ def verify_element_type(element_type: Attribute, what: str) -> None:
         and element_type.signedness.data == Signedness.SIGNLESS
         and element_type.width.data in (1, 8, 16, 32, 64)
     ):
+        return
+    if is_unsigned(element_type) and element_type.width.data == 8:  # type: ignore[attr-defined]
         return
     raise VerifyException(
         f"{what} has unsupported element type {element_type}; "

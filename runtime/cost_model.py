@@ -32,7 +32,7 @@ A `tier.dma` moves the window or the whole buffer: the byte size of the
 destination buffer type when the window is on the source side
 (`%hbm[%i, %c0] -> %sram`), else the byte size of the source buffer type.
 A `tier.gather` moves its destination (the gathered rows). Byte size =
-product of the shape x element bytes (f64 8, f32 4, f16/bf16 2, iN N/8, i1 1).
+product of the shape x element bytes (f64 8, f32 4, f16/bf16 2, iN N/8, ui8 1, i1 1).
 Each transfer's bytes x the trips of its loops are added to
 `bytes_by_tier["SRC->DST"]`: `hbm->sram`, `ddr->sram`, `sram->hbm`,
 `sram->ddr`, `sram->sram` (any other pair gets its own key the same way).
@@ -57,6 +57,7 @@ FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
 - `rdu.pool`: out_elems x prod(window);
 - `rdu.iota`, `rdu.random`: out_elems;
 - `rdu.argsort`: out_elems x ceil(log2(n)) for n elements along the sorted dim;
+- `rdu.scatter`: index elems with `add`, else 0 (a write);
 - layout ops (`rdu.reshape`, `rdu.transpose`, `rdu.broadcast`, `rdu.slice`,
   `rdu.concat`), `rdu.gather` and `arith.constant`: 0.
 
@@ -352,6 +353,8 @@ def op_flops(op: Operation) -> int:
         return _elems(op.result) * prod(op.window.get_values())
     if isinstance(op, rdu.IotaOp | rdu.RandomOp):
         return _elems(op.result)
+    if isinstance(op, rdu.ScatterOp):
+        return _elems(op.index) if op.add is not None else 0
     if isinstance(op, rdu.ArgsortOp):
         size = op.input.type.get_shape()[op.dim.value.data]
         return _elems(op.result) * max(1, ceil(log2(max(size, 1))))

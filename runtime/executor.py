@@ -123,6 +123,8 @@ def _prepare_kernel(op: Operation, check: bool) -> Kernel:
     if isinstance(op, rdu.GatherOp):
         dim = op.dim.value.data
         return lambda source, *indices: kernels.gather(source, indices, dim)
+    if isinstance(op, rdu.ScatterOp):
+        return partial(kernels.scatter, dim=op.dim.value.data, add=op.add is not None)
     if isinstance(op, rdu.IotaOp):
         shape, dtype = kernels.tensor_signature(op.result.type)
         start, step = op.start.value.data, op.step.value.data  # type: ignore[union-attr]

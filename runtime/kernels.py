@@ -5,9 +5,10 @@ returns a fresh array or a read-only view of its input; no kernel writes into
 its arguments, so the executor can share arrays between values freely.
 
 Element types map to NumPy dtypes one to one (`element_dtype`): f64, f32,
-f16, bf16 (`ml_dtypes.bfloat16`), i64, i32, i16, i8 and i1 (NumPy bool).
-Signless integers are stored as signed NumPy integers; ops that read them as
-unsigned (`divui`, `cmpi ult`, `extui`, ...) reinterpret the bits.
+f16, bf16 (`ml_dtypes.bfloat16`), i64, i32, i16, i8, ui8 (NumPy uint8) and
+i1 (NumPy bool). Signless integers are stored as signed NumPy integers; ops
+that read them as unsigned (`divui`, `cmpi ult`, `extui`, ...) reinterpret
+the bits. ui8 is unsigned already, so those ops read it as it is.
 
 Numerics follow PyTorch's CPU kernels where the IR leaves room:
 
@@ -44,6 +45,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -56,6 +58,7 @@ F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 BOOL = np.dtype(np.bool_)
 I64 = np.dtype(np.int64)
+U8 = np.dtype(np.uint8)
 HALF_DTYPES = (F16, BF16)
 
 _INT_DTYPES = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32), 64: I64}
@@ -64,6 +67,7 @@ _UINT_DTYPES = {
     np.dtype(np.int16): np.dtype(np.uint16),
     np.dtype(np.int32): np.dtype(np.uint32),
     I64: np.dtype(np.uint64),
+    U8: U8,
 }
 
 
@@ -84,13 +88,16 @@ def element_dtype(element_type: Attribute) -> np.dtype:
         return BF16
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
-        if width == 1:
+        if element_type.signedness.data == Signedness.UNSIGNED:
+            if width == 8:
+                return U8
+        elif width == 1:
             return BOOL
-        if width in _INT_DTYPES:
+        elif width in _INT_DTYPES:
             return _INT_DTYPES[width]
     raise RduccError(
         f"element type {element_type} has no NumPy equivalent "
-        "(supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1)"
+        "(supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1)"
     )
 
 
@@ -953,6 +960,28 @@ def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int) -> np.nd
         raise RduccError(f"rdu.gather: {error}") from None
 
 
+def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, add: bool) -> np.ndarray:
+    """`rdu.scatter`: `source` written into a copy of `x` along `dim` at `index`,
+    on whole arrays: `np.add.at` with `add` (f16/bf16 summed in f32, rounded
+    once), else one assignment of each position's last write."""
+    index = np.asarray(index).astype(I64, copy=False)
+    size = x.shape[dim]
+    if index.size and (index.min() < 0 or index.max() >= size):
+        raise RduccError(f"rdu.scatter: an index is out of range [0, {size}) along dim {dim}")
+    positions = list(np.indices(index.shape, sparse=True))
+    positions[dim] = index
+    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*positions)), x.shape).reshape(-1)
+    values = np.asarray(source).reshape(-1)
+    out = x.astype(compute_dtype(x.dtype))
+    with np.errstate(all="ignore"):
+        if add:
+            np.add.at(out.reshape(-1), flat, values.astype(out.dtype))
+        else:
+            written, first_from_end = np.unique(flat[::-1], return_index=True)
+            out.reshape(-1)[written] = values[len(flat) - 1 - first_from_end]
+    return out.astype(x.dtype, copy=False)
+
+
 def iota(size: int, start: int | float, step: int | float, dtype: np.dtype) -> np.ndarray:
     """[start + i * step for i < size], computed in f64 (floats) or i64 and rounded once."""
     if dtype.kind == "f" or dtype == BF16:
@@ -1021,6 +1050,7 @@ __all__ = [
     "reshape",
     "scalar_constant",
     "scan",
+    "scatter",
     "slice_",
     "start_run",
     "tensor_signature",

@@ -441,13 +441,13 @@
 // element types
 
 %io = rdu.iota start 0.0 step 1.0 : tensor<4xf8E4M3FN>
-// CHECK: Operation does not verify: 'rdu.iota' value #0 has unsupported element type f8E4M3FN; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1
+// CHECK: Operation does not verify: 'rdu.iota' value #0 has unsupported element type f8E4M3FN; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
 
 // -----
 
 %x = "test.op"() : () -> tensor<4xcomplex<f32>>
 %r = rdu.reshape %x : tensor<4xcomplex<f32>> -> tensor<2x2xcomplex<f32>>
-// CHECK: Operation does not verify: 'rdu.reshape' value #0 has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1
+// CHECK: Operation does not verify: 'rdu.reshape' value #0 has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
 
 // -----
 
@@ -456,10 +456,47 @@
 ^bb0(%a : i4):
   rdu.yield %a : i4
 }
-// CHECK: Operation does not verify: 'rdu.map' value #0 has unsupported element type i4; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1
+// CHECK: Operation does not verify: 'rdu.map' value #0 has unsupported element type i4; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
 
 // -----
 
 %x = "test.op"() : () -> tensor<4xf32>
 %s = rdu.scan sum %x dim 0 : tensor<4xf32> -> tensor<4xindex>
-// CHECK: Operation does not verify: 'rdu.scan' value #1 has unsupported element type index; supported: f64, f32, f16, bf16, i64, i32, i16, i8, i1
+// CHECK: Operation does not verify: 'rdu.scan' value #1 has unsupported element type index; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xui16>
+%r = rdu.reshape %x : tensor<4xui16> -> tensor<2x2xui16>
+// CHECK: Operation does not verify: 'rdu.reshape' value #0 has unsupported element type ui16; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+
+// -----
+// rdu.scatter
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' index must have an integer element type
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x3xf32>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x3xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' source shape [2, 3] differs from the index shape [2, 4]
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<4x2xi64>, tensor<4x2xf32>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<4x2xi64>, tensor<4x2xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' index shape [4, 2] must have the input's rank and fit its shape [3, 5] outside dim 1
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32>)
+%r = rdu.scatter %x[%i] = %s dim 2 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' dims [2] must be distinct and in [0, 2)
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf16>)
+%r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf16> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' input and source: element types differ (f32 vs f16)

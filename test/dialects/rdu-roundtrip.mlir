@@ -80,3 +80,29 @@
   }
   rdu.yield %p, %q : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// uint8 (ui8): a map widens to i32 with extui, computes, wraps back with trunci.
+// CHECK: %u8sum = rdu.map %u8, %u8 : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8> {
+// CHECK-NEXT: ^bb0(%up: ui8, %uq: ui8):
+// CHECK-NEXT:   %uw1 = arith.extui %up : ui8 to i32
+// CHECK-NEXT:   %uw2 = arith.extui %uq : ui8 to i32
+// CHECK-NEXT:   %us = arith.addi %uw1, %uw2 : i32
+// CHECK-NEXT:   %ur = arith.trunci %us : i32 to ui8
+// CHECK-NEXT:   rdu.yield %ur : ui8
+// CHECK: %u8max = rdu.reduce max %u8 dims [0] : tensor<4xui8> -> tensor<ui8>
+%u8 = "test.op"() : () -> tensor<4xui8>
+%u8sum = rdu.map %u8, %u8 : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8> {
+^bb0(%up : ui8, %uq : ui8):
+  %uw1 = arith.extui %up : ui8 to i32
+  %uw2 = arith.extui %uq : ui8 to i32
+  %us = arith.addi %uw1, %uw2 : i32
+  %ur = arith.trunci %us : i32 to ui8
+  rdu.yield %ur : ui8
+}
+%u8max = rdu.reduce max %u8 dims [0] : tensor<4xui8> -> tensor<ui8>
+
+// CHECK: %sc = rdu.scatter %scx[%sci] = %scs dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: %sca = rdu.scatter %scx[%sci] = %scs dim 1 add : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+%scx, %sci, %scs = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32>)
+%sc = rdu.scatter %scx[%sci] = %scs dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+%sca = rdu.scatter %scx[%sci] = %scs dim 1 add : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>

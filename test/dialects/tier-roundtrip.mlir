@@ -12,6 +12,7 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
   tier.global @table in ddr : tensor<2x3xi64> {kind = "buffer"}
   tier.global @scale in hbm : tensor<f32> = dense<5.000000e-01> : tensor<f32>
   tier.global @mask : tensor<2xi1> = dense<[true, false]> : tensor<2xi1>
+  tier.global @levels in hbm : tensor<2xui8> = dense<[0, 255]> : tensor<2xui8>
   "test.op"() {tier = #tier<tier sram>, buf = !tier.buffer<ddr, 0x8xi1>} : () -> ()
 
   func.func @small(%arg : !tier.buffer<sram, 4xf32>) attributes {tier.sram_capacity = 1024 : i64} {
@@ -58,6 +59,7 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
 // CHECK-NEXT:   tier.global @table in ddr : tensor<2x3xi64> {kind = "buffer"}
 // CHECK-NEXT:   tier.global @scale in hbm : tensor<f32> = dense<5.000000e-01> : tensor<f32>
 // CHECK-NEXT:   tier.global @mask : tensor<2xi1> = dense<[true, false]> : tensor<2xi1>
+// CHECK-NEXT:   tier.global @levels in hbm : tensor<2xui8> = dense<[0, 255]> : tensor<2xui8>
 // CHECK-NEXT:   "test.op"() {tier = #tier<tier sram>, buf = !tier.buffer<ddr, 0x8xi1>} : () -> ()
 // CHECK-NEXT:   func.func @small(%arg: !tier.buffer<sram, 4xf32>) attributes {tier.sram_capacity = 1024 : i64} {
 // CHECK-NEXT:     %b = tier.get_global @bias : !tier.buffer<hbm, 4xf32>

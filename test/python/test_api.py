@@ -162,3 +162,41 @@ def test_rducc_run_takes_bf16_npy(tmp_path) -> None:
     got = np.load(tmp_path / "y.npz")["output_0"].view(ml_dtypes.bfloat16)
     expected = _eager(model, (x,)).view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(got, expected)  # bit for bit, as in eager
+
+
+class _Uint8Model(torch.nn.Module):
+    """A uint8 image through a uint8 lookup table, dequantized, scaled and quantized back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", (torch.arange(256) * 7 % 256).to(torch.uint8))
+        self.scale = torch.nn.Parameter(torch.linspace(0.5, 1.5, 6))
+
+    def forward(self, image: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        qd = torch.ops.quantized_decomposed
+        looked_up = self.table[image.long()]
+        real = qd.dequantize_per_tensor(looked_up, 0.1, 128, 0, 255, torch.uint8) * self.scale
+        return qd.quantize_per_tensor(real, 0.1, 128, 0, 255, torch.uint8), looked_up + image
+
+
+def test_rducc_run_takes_and_gives_uint8_npy(tmp_path) -> None:
+    """A uint8 model input, weight and outputs through the files: rducc, then
+    rducc-run reading a uint8 .npy and writing uint8 results, bit for bit."""
+    import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
+
+    model = _Uint8Model().eval()
+    image = torch.randint(0, 256, (4, 6), generator=torch.Generator().manual_seed(8)).to(torch.uint8)
+    with torch.no_grad():
+        torch.export.save(torch.export.export(model, (image,)), str(tmp_path / "u8.pt2"))
+        expected = model(image)
+    np.save(tmp_path / "image.npy", image.numpy())
+    compiled = _run("rducc", tmp_path / "u8.pt2", "-o", tmp_path / "out.mlir")
+    assert compiled.returncode == 0, compiled.stderr
+    assert "tensor<4x6xui8>" in (tmp_path / "out.mlir").read_text()
+    ran = _run("rducc-run", tmp_path / "out.mlir", "--input", tmp_path / "image.npy", "--output", tmp_path / "out.npz")
+    assert ran.returncode == 0, ran.stderr
+    results = np.load(tmp_path / "out.npz")
+    for index, tensor in enumerate(expected):
+        got = results[f"output_{index}"]
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(got, tensor.numpy())

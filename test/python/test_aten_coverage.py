@@ -460,6 +460,12 @@ group("index_put", {
     "broadcast_row": lambda a, i, v: a.index_put((i,), v[0], accumulate=True), "negative": lambda a, i, v: a.index_put((i - 3,), v),
 }, X, torch.tensor([0, 2, 0, 1]), floats(4, 5))  # fmt: skip
 case("scatter-add-int", lambda a, i, s: torch.scatter_add(a, 1, i, s), ints(3, 5), _SCATTER_INDEX, ints(3, 5))
+group("scatter-rank0", {
+    "src": lambda a, i, s: torch.scatter(a, 0, i, s), "value": lambda a, i, s: torch.scatter(a, -1, i, 1.5),
+    "add": lambda a, i, s: torch.scatter_add(a, 0, i, s), "amax": lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "amax"),
+    "mean_no_self": lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "mean", include_self=False),
+    "prod": lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "prod"),
+}, torch.tensor(2.5), torch.tensor(0), torch.tensor(-4.0))  # fmt: skip
 group("scatter-small-index", {
     "src": lambda a, i, s, b: torch.scatter(a, 1, i, s), "value": lambda a, i, s, b: torch.scatter(a, 0, i % 3, -2.0),
     "add": lambda a, i, s, b: torch.scatter_add(a, 1, i, s), "amax_3d": lambda a, i, s, b: torch.scatter_reduce(b, 1, i[None] % 3, s[None], "amax"),
@@ -481,6 +487,24 @@ group("index_put-multi", {
     "bool_mask_rows": lambda a, i, j, v, m: a.index_put((m[:, 0],), torch.tensor(7.0)),
     "setitem_mask": lambda a, i, j, v, m: _setitem(a, m, 0.0),
 }, X, torch.tensor([0, 2, 0, 1]), torch.tensor([1, 4, 1, 0]), floats(4, 5), bools(3, 5))  # fmt: skip
+
+# Non-adjacent index tensors: PyTorch puts their broadcast dims first.
+_INDEX_PUT = torch.ops.aten.index_put.default  # takes None for a dim not indexed
+group("index-non-adjacent", {
+    "get_i_colon_j": lambda a, i, j, v, w: a[i, :, j], "get_broadcast": lambda a, i, j, v, w: a[i[:, None], :, j[:3]],
+    "get_4d_middle": lambda a, i, j, v, w: a.reshape(2, 3, 2, 5)[:, i % 3, :, j], "get_negative": lambda a, i, j, v, w: a[-i - 1, :, j],
+    "put": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], v), "put_scalar": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], torch.tensor(-5.0)),
+    "put_accumulate": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], v, True), "put_broadcast_values": lambda a, i, j, v, w: _INDEX_PUT(a, [i, None, j], w),
+    "setitem": lambda a, i, j, v, w: _setitem_at(a, (i, slice(None), j), w), "setitem_4d": lambda a, i, j, v, w: _setitem_at(a.reshape(3, 2, 2, 5), (slice(None), i % 2, slice(None), j), 0.5),
+}, floats(3, 4, 5), torch.tensor([0, 2, 1, 2]), torch.tensor([4, 0, -1, 2]), floats(4, 4), floats(4))  # fmt: skip
+
+
+def _setitem_at(a: torch.Tensor, key: tuple[object, ...], value: torch.Tensor) -> torch.Tensor:
+    """`a[key] = value` on a copy."""
+    a = a.clone()
+    a[key] = value
+    return a
+
 
 # -- creation --------------------------------------------------------------
 
@@ -512,6 +536,83 @@ group("quantize", {
     "per_channel_axis0_i16": lambda x, s, z: _QD.quantize_per_channel(x.t(), s, z, 0, -1000, 1000, torch.int16),
 }, torch.tensor([[0.025, 0.075, -0.125, 3.0, -9.0], [1.0, -1.0, 0.0, 0.5, 100.0], [0.1, 0.2, 0.3, 0.4, 0.6]]) * 1.0 + X * 0.01,
    floats(5, low=0.01, high=0.1), ints(5, low=-3, high=4))  # fmt: skip
+
+# -- uint8 (ui8: torch's wrap-around arithmetic, promotion and casts) --------
+
+U8_A = torch.tensor([[0, 1, 7, 128, 200], [255, 250, 3, 64, 99], [17, 254, 0, 129, 5]], dtype=torch.uint8)
+U8_B = torch.tensor([[1, 255, 9, 128, 100], [2, 10, 3, 255, 200], [31, 2, 7, 1, 77]], dtype=torch.uint8)
+U8_SHIFT = torch.tensor([[0, 1, 7, 8, 9], [3, 255, 2, 31, 64], [6, 4, 5, 1, 0]], dtype=torch.uint8)
+group("uint8-arithmetic", {
+    "add_wraps": lambda a, b, s: a + b, "sub_below_zero": lambda a, b, s: a - b, "mul_wraps": lambda a, b, s: a * b,
+    "add_scalar_wraps": lambda a, b, s: a + 300, "add_negative_scalar": lambda a, b, s: a + (-1), "rsub": lambda a, b, s: 5 - a,
+    "add_alpha": lambda a, b, s: torch.add(a, b, alpha=3), "neg": lambda a, b, s: -a, "abs": lambda a, b, s: a.abs(),
+    "sign": lambda a, b, s: a.sign(), "signbit": lambda a, b, s: a.signbit(), "square": lambda a, b, s: a * a,
+    "div_true": lambda a, b, s: a / b, "div_floor": lambda a, b, s: torch.div(a, b, rounding_mode="floor"),
+    "div_trunc_scalar": lambda a, b, s: torch.div(a, 7, rounding_mode="trunc"), "remainder": lambda a, b, s: a % b,
+    "fmod_scalar": lambda a, b, s: torch.fmod(a, 9), "pow_scalar": lambda a, b, s: a**3, "pow_tensor": lambda a, b, s: a ** (s % 5),
+    "relu": lambda a, b, s: torch.relu(a), "exp_promotes": lambda a, b, s: torch.exp(a.float() / 64),
+}, U8_A, U8_B, U8_SHIFT)  # fmt: skip
+group("uint8-bitwise", {
+    "and": lambda a, b, s: a & b, "or": lambda a, b, s: a | b, "xor": lambda a, b, s: a ^ b, "not": lambda a, b, s: ~a,
+    "and_scalar": lambda a, b, s: a & 0x0F, "xor_minus_one": lambda a, b, s: a ^ -1, "shl_scalar": lambda a, b, s: a << 3,
+    "shr_scalar": lambda a, b, s: a >> 2, "shl_tensor": lambda a, b, s: a << s, "shr_tensor": lambda a, b, s: a >> s,
+    "shl_past_width": lambda a, b, s: torch.bitwise_left_shift(a, 9), "shr_past_width": lambda a, b, s: torch.bitwise_right_shift(a, 8),
+}, U8_A, U8_B, U8_SHIFT)  # fmt: skip
+group("uint8-compare-select", {
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt_scalar": lambda a, b: a > 127,
+    "lt_wrapped_scalar": lambda a, b: a < 300, "ge_negative_scalar": lambda a, b: a >= -1, "eq_float_scalar": lambda a, b: a == 7.0,
+    "where": lambda a, b: torch.where(a > b, a, b), "where_scalar": lambda a, b: torch.where(a > 100, a, 255),
+    "clamp": lambda a, b: torch.clamp(a, 10, 200), "clamp_min_tensor": lambda a, b: torch.clamp(a, min=b),
+    "maximum": torch.maximum, "minimum": torch.minimum, "fmax": torch.fmax,
+    "max": lambda a, b: a.max(), "min_dim": lambda a, b: a.min(1), "max_dim_keepdim": lambda a, b: a.max(0, keepdim=True),
+    "masked_fill": lambda a, b: a.masked_fill(a > b, 255), "logical_and": lambda a, b: torch.logical_and(a, b),
+}, U8_A, U8_B)  # fmt: skip
+group("uint8-promotion", {
+    "with_int8": lambda a, i8, b, i, f: a + i8, "with_bool": lambda a, i8, b, i, f: a + b, "mul_bool": lambda a, i8, b, i, f: a * b,
+    "with_python_int": lambda a, i8, b, i, f: a * 2, "with_int64": lambda a, i8, b, i, f: a - i,
+    "with_float": lambda a, i8, b, i, f: a * f, "with_python_float": lambda a, i8, b, i, f: a * 0.5,
+    "with_f16": lambda a, i8, b, i, f: a + f.half(), "bool_where": lambda a, i8, b, i, f: torch.where(b, a, i8),
+}, U8_A, ints(3, 5, dtype=torch.int8, low=-128, high=128), bools(3, 5), ints(3, 5, low=-300, high=300), X)  # fmt: skip
+_CAST_TARGETS = {"i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool,
+                 "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}  # fmt: skip
+group("uint8-casts", {
+    **{f"to_{tag}": (lambda a, f, i, b, _d=d: a.to(_d)) for tag, d in _CAST_TARGETS.items()},
+    **{f"from_{tag}": (lambda a, f, i, b, _d=d: (f if _d.is_floating_point else i).to(_d).to(torch.uint8)) for tag, d in _CAST_TARGETS.items() if d != torch.bool},
+    "from_bool": lambda a, f, i, b: b.to(torch.uint8), "from_i64_wide": lambda a, f, i, b: (i * 1000).to(torch.uint8),
+}, U8_A, torch.tensor([[-1.5, 300.7, -300.2, 255.9, 0.4], [-0.5, 127.5, 128.0, 1000.0, -129.0], [2.0, 77.7, -77.7, 511.0, 256.0]]),
+   ints(3, 5, low=-300, high=300), bools(3, 5))  # fmt: skip
+group("uint8-reductions", {
+    "sum": lambda a: a.sum(), "sum_dim_keepdim": lambda a: a.sum(-1, keepdim=True), "prod_dim": lambda a: a.prod(0),
+    "amax": lambda a: a.amax(1), "amin_all": lambda a: a.amin(), "argmax": lambda a: a.argmax(1), "argmin": lambda a: a.argmin(),
+    "cumsum": lambda a: a.cumsum(1), "cumprod": lambda a: a.cumprod(0), "any": lambda a: a.any(1), "all": lambda a: a.all(),
+    "sort": lambda a: torch.sort(a, 1, descending=True), "topk": lambda a: torch.topk(a, 2), "kthvalue": lambda a: torch.kthvalue(a, 2, 1),
+}, U8_A)  # fmt: skip
+group("uint8-indexing", {
+    "index": lambda a, b, i: a[:, i], "index_rows": lambda a, b, i: a[i[1::2] % 3], "index_select": lambda a, b, i: torch.index_select(a, 1, i),
+    "gather": lambda a, b, i: torch.gather(a, 1, i.expand(3, 4)), "cat": lambda a, b, i: torch.cat([a, b], 1),
+    "stack": lambda a, b, i: torch.stack([a, b]), "slice_step": lambda a, b, i: a[::2, 1::2], "flip": lambda a, b, i: a.flip(-1),
+    "pad": lambda a, b, i: F.pad(a, (1, 2), value=9), "transpose": lambda a, b, i: a.t(), "tril": lambda a, b, i: torch.tril(a),
+    "index_put": lambda a, b, i: a.index_put((i[1::2] % 3,), b[0]), "index_put_accumulate_wraps": lambda a, b, i: a.index_put((i[:2] % 3,), b[0], accumulate=True),
+    "scatter": lambda a, b, i: torch.scatter(a, 1, i[None, :2].expand(3, 2), b), "scatter_add_wraps": lambda a, b, i: torch.scatter_add(a, 1, i[None, :3].expand(3, 3), b),
+    "embedding": lambda a, b, i: F.embedding(i, a.t()), "roll": lambda a, b, i: torch.roll(a, 2, 1),
+}, U8_A, U8_B, torch.tensor([3, 0, 3, 1]))  # fmt: skip
+group("uint8-creation", {
+    "eye": lambda a: torch.eye(4, dtype=torch.uint8), "eye_rect": lambda a: torch.eye(3, 5, dtype=torch.uint8) * a,
+    "arange_wraps": lambda a: torch.arange(250, 260, dtype=torch.uint8), "full": lambda a: torch.full((2, 3), 255, dtype=torch.uint8),
+    "full_minus_one": lambda a: torch.full((2,), -1, dtype=torch.uint8), "zeros_like": lambda a: torch.zeros_like(a) + a[0],
+    "ones": lambda a: torch.ones(5, dtype=torch.uint8) - a[1], "linspace": lambda a: torch.linspace(0, 255, 5, dtype=torch.uint8),
+}, U8_A)  # fmt: skip
+group("uint8-quantize", {
+    "per_tensor": lambda x, s, z: _QD.quantize_per_tensor(x, 0.05, 128, 0, 255, torch.uint8),
+    "per_tensor_roundtrip": lambda x, s, z: _QD.dequantize_per_tensor(_QD.quantize_per_tensor(x, 0.05, 128, 0, 255, torch.uint8), 0.05, 128, 0, 255, torch.uint8),
+    "per_tensor_narrow": lambda x, s, z: _QD.quantize_per_tensor(x, 0.02, 100, 10, 200, torch.uint8),
+    "per_channel": lambda x, s, z: _QD.quantize_per_channel(x, s, z, 1, 0, 255, torch.uint8),
+    "per_channel_roundtrip": lambda x, s, z: _QD.dequantize_per_channel(_QD.quantize_per_channel(x, s, z, 1, 0, 255, torch.uint8), s, z, 1, 0, 255, torch.uint8),
+    "per_channel_axis0": lambda x, s, z: _QD.quantize_per_channel(x.t(), s, z, 0, 0, 255, torch.uint8),
+    "dequantize_f16_out": lambda x, s, z: _QD.dequantize_per_tensor(_QD.quantize_per_tensor(x, 0.05, 128, 0, 255, torch.uint8), 0.05, 128, 0, 255, torch.uint8, out_dtype=torch.float16),
+}, torch.tensor([[0.025, 0.075, -0.125, 3.0, -9.0], [1.0, -1.0, 0.0, 0.5, 100.0], [0.1, 0.2, 0.3, 0.4, 0.6]]) * 1.0 + X * 0.01,
+   floats(5, low=0.01, high=0.1), ints(5, low=100, high=156))  # fmt: skip
 
 # -- f64 (emulated: computed exactly by the runtime) ------------------------
 
@@ -596,6 +697,27 @@ def test_sort_tiles_along_its_other_dims() -> None:
     assert_matches(program(x), torch.sort(x, dim=1, descending=True))
 
 
+def test_scatter_is_one_op_and_tiles_along_its_other_dims() -> None:
+    """scatter_add and index_put accumulate are `rdu.scatter`s (no [..., J] match
+    mask); a target with little SRAM tiles them along the dims the index spans."""
+    import dataclasses
+
+    from rducc.targets import load_target
+
+    small = dataclasses.replace(load_target("sn40l"), name="small", sram_bytes=60_000, pmu_bytes=500, pmus=200)
+    x, source = floats(256, 40), floats(256, 12)
+    index = torch.randint(0, 40, (256, 12), generator=GENERATOR)
+    rows = torch.randint(-256, 256, (30,), generator=GENERATOR)
+
+    def fn(a: torch.Tensor, i: torch.Tensor, s: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.scatter_add(a, 1, i, s), a.index_put((r,), s[:30, :1], accumulate=True)
+
+    program = rducc.compile(Model(fn), (x, index, source, rows), target=small)
+    assert "scf.for" in program.mlir and program.mlir.count("rdu.scatter") >= 2
+    assert "xi1>" not in program.mlir, "a match mask is back"
+    assert_matches(program(x, index, source, rows), fn(x, index, source, rows))
+
+
 def test_case_names_are_unique() -> None:
     names = [c.name for c in CASES]
     assert len(names) == len(set(names))
@@ -657,6 +779,32 @@ def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert F64_TYPE.search(out.read_text())
     assert main([str(archive), "--f64", "demote", "-o", str(out), "-q"]) == 0
     assert not F64_TYPE.search(out.read_text())
+
+
+def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
+    """rducc-run on a program compiled with --f64 demote takes float64 .npy inputs
+    (rounded to the program's float32), as rducc.Program does."""
+    import numpy as np
+
+    from rducc.cli import main
+    from rducc.run import main as run_main
+
+    one = next(c for c in CASES if c.name == "f64")
+    archive, out = tmp_path / "f64.pt2", tmp_path / "out.mlir"
+    torch.export.save(exported(one), archive)
+    assert main([str(archive), "--f64", "demote", "-o", str(out), "-q"]) == 0
+    inputs = []
+    for index, tensor in enumerate(one.inputs):
+        inputs += ["--input", str(tmp_path / f"in{index}.npy")]
+        np.save(tmp_path / f"in{index}.npy", tensor.numpy())
+    assert run_main([str(out), *inputs, "--output", str(tmp_path / "out.npz")]) == 0
+    results = np.load(tmp_path / "out.npz")
+    with torch.no_grad():
+        expected = list(one.fn(*one.inputs).values())
+    for index, value in enumerate(expected):
+        got = torch.from_numpy(results[f"output_{index}"])
+        assert got.dtype == torch.float32
+        assert_matches(got, value.float(), f"output_{index}")
 
 
 # --------------------------------------------------------------------------
@@ -727,3 +875,13 @@ def test_missing_ops_give_the_unsupported_error() -> None:
     assert lines[0].startswith(f"the model uses {len(MISSING_EXAMPLES)} operators rducc cannot import")
     for target in MISSING_EXAMPLES:
         assert any(line.strip().startswith(f"{target}: ") and "first at" in line for line in lines), target
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_wider_unsigned_dtypes_are_a_clear_error(dtype: torch.dtype) -> None:
+    from rducc.errors import RduccError
+
+    program = torch.export.export(Model(lambda a: a.to(dtype)), (U8_A,))
+    name = str(dtype).removeprefix("torch.")
+    with pytest.raises(RduccError, match=rf"has dtype {name}, which rducc does not support .*uint8 only"):
+        rducc.compile(program)

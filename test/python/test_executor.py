@@ -626,6 +626,48 @@ def test_unsigned_integer_ops() -> None:
     assert_same(run_map(lambda x: [arith.UIToFPOp(x, f32)], [a]), np.array([255, 128, 7, 100, 250], np.float32))
 
 
+def test_scalar_builder_on_ui8_operands() -> None:
+    """ScalarBuilder's ops on ui8 values (arith's unsigned forms: cmpi ult, divui,
+    remui, maxui, shrui, extui, uitofp; ui8 constants as truncated i32) run as
+    torch's uint8 ops do."""
+    from rducc.scalar import build_map_op
+    from rducc.types import element_type_of
+
+    ui8 = element_type_of(torch.uint8)
+    a = np.array([0, 1, 7, 128, 200, 255, 99], np.uint8)
+    b = np.array([1, 255, 9, 128, 3, 2, 8], np.uint8)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    cases = {
+        "lt": (lambda s, x, y: s.compare("lt", x, y), ta < tb),
+        "ge": (lambda s, x, y: s.compare("ge", x, y), ta >= tb),
+        "maximum": (lambda s, x, y: s.maximum(x, y), torch.maximum(ta, tb)),
+        "minimum": (lambda s, x, y: s.minimum(x, y), torch.minimum(ta, tb)),
+        "add_wraps": (lambda s, x, y: s.add(x, y), ta + tb),
+        "sub_wraps": (lambda s, x, y: s.sub(x, y), ta - tb),
+        "mul_wraps": (lambda s, x, y: s.mul(x, y), ta * tb),
+        "floor_div": (lambda s, x, y: s.floor_div(x, y), torch.div(ta, tb, rounding_mode="floor")),
+        "remainder": (lambda s, x, y: s.remainder(x, y), ta % tb),
+        "shift_right": (lambda s, x, y: s.shift("right", x, y), ta >> tb),
+        "shift_left": (lambda s, x, y: s.shift("left", x, y), ta << tb),
+        "neg": (lambda s, x, y: s.neg(x), -ta),
+        "abs": (lambda s, x, y: s.abs(x), ta.abs()),
+        "sign": (lambda s, x, y: s.sign(x), ta.sign()),
+        "bitwise_not": (lambda s, x, y: s.bitwise_not(x), ~ta),
+        "plus_wrapped_constant": (lambda s, x, y: s.add(x, s.constant(300, ui8)), ta + 300),
+        "to_f32": (lambda s, x, y: s.cast(x, f32), ta.float()),
+        "to_i8": (lambda s, x, y: s.cast(x, i8), ta.to(torch.int8)),
+        "to_i64": (lambda s, x, y: s.cast(x, i64), ta.long()),
+        "to_bool": (lambda s, x, y: s.cast(x, i1), ta.bool()),
+    }
+    for name, (formula, expected) in cases.items():
+        outer = Block(arg_types=[TensorType(ui8, [7])] * 2)
+        result_type = TensorType(element_type_of(expected.dtype), [7])
+        op = build_map_op(list(outer.args), result_type, lambda s, xs, f=formula: f(s, *xs), builtin.UnknownLoc())
+        op.verify()
+        got = kernels.compile_map(op)(a, b)
+        assert got.dtype == expected.numpy().dtype and np.array_equal(got, expected.numpy()), name
+
+
 def test_i1_semantics() -> None:
     """i1 is a 1-bit integer: add/sub are xor, mul is and, signed true is -1."""
     t = np.array([True, True, False, False])
