@@ -20,9 +20,9 @@ Run: python bench/model_llama8b.py [--quick]
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from common import Section, standalone
+from common import Section, looping_figure, standalone
 
 import models  # noqa: E402
 
@@ -50,6 +50,8 @@ class Compiled:
     report: Report
     compulsory_read: int
     compulsory_written: int
+    unlooped: Report
+    """The same program costed with `kernel_looping = false`."""
 
     @property
     def compulsory(self) -> int:
@@ -85,7 +87,8 @@ def compulsory_bytes(module) -> tuple[int, int]:
 def compile_model(name: str, model, inputs, target: Target, opt_level: int) -> Compiled:
     module = import_exported(models.export(model, inputs))
     lower(module, target, opt_level)
-    return Compiled(name, estimate(module, target), *compulsory_bytes(module))
+    unlooped = estimate(module, replace(target, kernel_looping=False))
+    return Compiled(name, estimate(module, target), *compulsory_bytes(module), unlooped)
 
 
 def decode(section: Section, target: Target, layers: int) -> Compiled:
@@ -103,6 +106,7 @@ def decode(section: Section, target: Target, layers: int) -> Compiled:
     section.add(f"decode ({layers} layers): roofline / modeled time",
                 f"{share:.1%} ({roofline_s * 1e3:.3f} ms at {target.hbm_bandwidth / 1e12:.1f} TB/s)",
                 ">= 90%", share >= 0.9)
+    section.add(f"decode ({layers} layers): kernel looping", looping_figure(report, step.unlooped, roofline_s))
     return step
 
 
