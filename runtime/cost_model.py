@@ -88,7 +88,11 @@ Totals
 A `func.call` of a layer that `rdu-outline-layers` outlined runs the
 callee's kernels at the call: the callee is costed once and its kernels are
 counted once per call (the report lists them at each call, as if inline);
-the callee is not counted on its own.
+the callee is not counted on its own. With the target's `kernel_looping`,
+a run of consecutive calls of a one-kernel callee, each fed by the one
+before, is one loop on the chip: every call after the first pays no
+`launch_s` and no `fill_s` (`runtime/kernel_looping.py` has the rule;
+`Report.loops` lists the runs, `kernel_launches` and `launches_saved` count).
 
 Kernels run one after another, but a kernel's weight reads may run during
 the previous kernel's collectives (`overlap_collectives`: its `overlap_s`
