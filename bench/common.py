@@ -132,5 +132,5 @@ def looping_figure(looped, unlooped, roofline_s: float) -> str:
     loops = "; ".join(f"{loop.calls} calls of @{loop.callee} " + ("one loop" if loop.looped else "not looped")
                       for loop in looped.loops) or "no run of calls"
     return (f"{looped.kernel_launches} launches for {len(looped.kernels)} kernels ({loops}: "
-            f"{looped.launches_saved} launches saved); without kernel looping "
+            f"{looped.launches_saved} launch{'' if looped.launches_saved == 1 else 'es'} saved); without kernel looping "
             f"{unlooped.modeled_time_s * 1e3:.3f} ms, {roofline_s / unlooped.modeled_time_s:.1%} of roofline")
