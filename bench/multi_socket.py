@@ -9,7 +9,10 @@ sockets' links (and how much of it the next kernel's weight reads hide), and
 the ratio to the aggregate-HBM roofline, the bytes a token must read
 (weights, KV cache, one embedding row, each once across the system) /
 (sockets x HBM bandwidth); and the compulsory bytes that more than one
-socket reads (replicated KV heads), which cap the achievable ratio. Goal >= 90% of roofline. SambaNova's published figures
+socket reads (replicated KV heads), which cap the achievable ratio; the
+kernel launches with kernel looping (the target's `kernel_looping`: the
+consecutive calls of the one-kernel decoder layer launched once) and the
+same program's time and ratio without it. Goal >= 90% of roofline. SambaNova's published figures
 (shared/TARGETS.md) stand beside them. The 405B config must compile for
 sn40l-16.
 

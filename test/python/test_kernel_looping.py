@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, i64
 
 import rducc
 from rducc.api import after
@@ -110,6 +111,15 @@ def test_a_call_not_fed_by_the_previous_one_is_not_looped(stacks, unfed, loop_ca
     assert [loop.calls for loop in report.loops] == loop_calls
     assert report.kernel_launches == 3 - sum(calls - 1 for calls in loop_calls)
     assert [k.looped for k in report.kernels][:2] == [False, False]  # the first two never share a loop
+
+
+@pytest.mark.parametrize("staged, loop_calls", [((1,), []), ((1, 2), [2])], ids=["middle", "last-two"])
+def test_calls_on_different_pipeline_stages_do_not_share_a_loop(stacks, staged, loop_calls) -> None:
+    module = stacks[False][2].module.clone()
+    calls = _calls(module)
+    for index in staged:
+        calls[index].attributes["rdu.stage"] = IntegerAttr(1, i64)
+    assert [loop.calls for loop in estimate(module, SN40L).loops] == loop_calls
 
 
 def test_an_op_between_calls_breaks_the_run(stacks) -> None:
