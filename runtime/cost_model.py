@@ -704,19 +704,19 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     for function in callees_first(module):
         walker = _Walker(_weight_values(function))
         found_loops: list[KernelLoop] = []
-        iterations: dict[Operation, int] = {}
+        later_iterations: set[Operation] = set()
         for block in function.body.blocks:
             walker.walk(block, 1, 0)
-            block_loops, block_iterations = plan_loops(
+            block_loops, block_later = plan_loops(
                 block, {name: len(k) for name, k in costed.items()}, target.kernel_looping)
             found_loops += block_loops
-            iterations.update(block_iterations)
+            later_iterations |= block_later
         found: list[KernelCost] = []
         for item in walker.finish():
             if isinstance(item, _Call):
                 if item.callee not in costed or item.callee not in by_name:
                     raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
-                looped = item.op in iterations
+                looped = item.op in later_iterations
                 found += [loop_iteration(k) if looped else replace(k) for k in costed[item.callee]]
             else:
                 found.append(_cost(item, target))

@@ -98,11 +98,11 @@ def call_runs(block: Block) -> list[list[func.CallOp]]:
     return runs
 
 
-def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool) -> tuple[list[KernelLoop], dict[Operation, int]]:
-    """The block's runs as `KernelLoop`s, and for each call of a looped run after
-    the first its iteration number (1, 2, ...): the calls that pay no launch or fill."""
+def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool) -> tuple[list[KernelLoop], set[Operation]]:
+    """The block's runs as `KernelLoop`s, and the calls of looped runs after the
+    first of each (the later iterations: they pay no launch or fill)."""
     loops: list[KernelLoop] = []
-    iterations: dict[Operation, int] = {}
+    later: set[Operation] = set()
     for run in call_runs(block):
         callee = run[0].callee.string_value()
         kernels = callee_kernels.get(callee, 0)
@@ -113,8 +113,8 @@ def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool) -> t
             reason = f"@{callee} is {kernels} kernels: the chip reconfigures between them every iteration"
         loops.append(KernelLoop(callee, len(run), kernels, looped=not reason, reason=reason))
         if not reason:
-            iterations.update({call: n for n, call in enumerate(run) if n > 0})
-    return loops, iterations
+            later.update(run[1:])
+    return loops, later
 
 
 def loop_iteration(kernel: KernelCost) -> KernelCost:
