@@ -123,3 +123,14 @@ def standalone(run: Callable[[bool], Section], doc: str) -> None:
     section = run(args.quick)
     section.seconds = time.perf_counter() - start
     print(section.text())
+
+
+def looping_figure(looped, unlooped, roofline_s: float) -> str:
+    """Kernel looping in one line: the launches, what the loops saved, and the
+    same program's time and roofline ratio costed with `kernel_looping = false`
+    (`looped` and `unlooped` are cost-model Reports of one module)."""
+    loops = "; ".join(f"{loop.calls} calls of @{loop.callee} " + ("one loop" if loop.looped else "not looped")
+                      for loop in looped.loops) or "no run of calls"
+    return (f"{looped.kernel_launches} launches for {len(looped.kernels)} kernels ({loops}: "
+            f"{looped.launches_saved} launch{'' if looped.launches_saved == 1 else 'es'} saved); without kernel looping "
+            f"{unlooped.modeled_time_s * 1e3:.3f} ms, {roofline_s / unlooped.modeled_time_s:.1%} of roofline")

@@ -89,7 +89,11 @@ Totals
 A `func.call` of a layer that `rdu-outline-layers` outlined runs the
 callee's kernels at the call: the callee is costed once and its kernels are
 counted once per call (the report lists them at each call, as if inline);
-the callee is not counted on its own.
+the callee is not counted on its own. With the target's `kernel_looping`,
+a run of consecutive calls of a one-kernel callee, each fed by the one
+before, is one loop on the chip: every call after the first pays no
+`launch_s` and no `fill_s` (`runtime/kernel_looping.py` has the rule;
+`Report.loops` lists the runs, `kernel_launches` and `launches_saved` count).
 
 Kernels run one after another, but a kernel's weight reads may run during
 the previous kernel's collectives (`overlap_collectives`: its `overlap_s`
@@ -118,6 +122,7 @@ from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR, callees_first, functions
+from rducc.runtime.kernel_looping import KernelLoop, loop_iteration, plan_loops
 from rducc.targets import Target
 
 TIME_KEYS = ("compute", "sram", "hbm", "ddr")
@@ -169,6 +174,8 @@ class KernelCost(_TierTotals):
     overlap_s: float = 0.0
     """Time taken off modeled_time_s: its weight reads done during the previous
     kernel's collectives (`overlap_collectives`)."""
+    looped: bool = False
+    """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
 
 
 
@@ -184,6 +191,17 @@ class Report(_TierTotals):
     sram_lower_bound_bytes: int
     sram_capacity_bytes: int
     kernels: list[KernelCost] = field(default_factory=list)
+    loops: list[KernelLoop] = field(default_factory=list)
+    """Runs of consecutive calls of one layer, looped or not (kernel looping)."""
+
+    @property
+    def kernel_launches(self) -> int:
+        """Kernels launched: every kernel but the later iterations of a loop."""
+        return sum(not k.looped for k in self.kernels)
+
+    @property
+    def launches_saved(self) -> int:
+        return sum(loop.launches_saved for loop in self.loops)
 
 
     def to_dict(self) -> dict:
@@ -241,6 +259,8 @@ class Report(_TierTotals):
         rate = self.flops / seconds if seconds > 0 else 0.0
         out.append(f"modeled time      {seconds * 1e6:.2f} us ({seconds * 1e3:.4f} ms)")
         out.append(f"FLOPs             {self.flops} ({_si(rate)}FLOP/s achieved)")
+        for loop in self.loops:
+            out.append(_loop_line(loop))
         link_s = sum(k.link_s for k in self.kernels)
         if link_s:
             sent = sum(k.link_bytes for k in self.kernels)
@@ -254,6 +274,14 @@ class Report(_TierTotals):
             f"capacity {self.sram_capacity_bytes} bytes"
         )
         return "\n".join(out)
+
+
+def _loop_line(loop: KernelLoop) -> str:
+    head = f"kernel looping    {loop.calls} calls of @{loop.callee}"
+    if not loop.looped:
+        return f"{head} not looped: {loop.reason}"
+    return (f"{head} as one loop: {loop.launches_saved} launch{'es' if loop.launches_saved != 1 else ''} saved "
+            f"({loop.saved_s * 1e6:.2f} us of launch and DMA start-up)")
 
 
 def _tier_bytes(bytes_by_tier: dict[str, int], tier: str) -> int:
@@ -425,6 +453,7 @@ class _Call:
     """A `func.call` in program order: its callee's kernels run here."""
 
     callee: str
+    op: func.CallOp
 
 
 class _Walker:
@@ -444,7 +473,7 @@ class _Walker:
             if isinstance(op, func.CallOp):
                 if runs != 1:
                     raise RduccError("cost model: a func.call inside a tile loop is not supported")
-                self.kernels.append(_Call(op.callee.string_value()))
+                self.kernels.append(_Call(op.callee.string_value(), op))
             elif isinstance(op, scf.ForOp):
                 trips = trip_count(op)
                 for inner in op.body.blocks:
@@ -670,25 +699,35 @@ def estimate(module: ModuleOp, target: Target) -> Report:
             f"cost model: the module is at level '{level.data}'; lower it to 'memory' or 'placed' first"
         )
     kernels: list[KernelCost] = []
+    loops: list[KernelLoop] = []
     peak = bound = capacity = 0
     costed: dict[str, list[KernelCost]] = {}  # each function's kernels, costed once
     every = list(functions(module))
     by_name = {f.sym_name.data: f for f in every}
     for function in callees_first(module):
         walker = _Walker(_weight_values(function))
+        found_loops: list[KernelLoop] = []
+        later_iterations: set[Operation] = set()
         for block in function.body.blocks:
             walker.walk(block, 1, 0)
+            block_loops, block_later = plan_loops(
+                block, {name: len(k) for name, k in costed.items()}, target.kernel_looping)
+            found_loops += block_loops
+            later_iterations |= block_later
         found: list[KernelCost] = []
         for item in walker.finish():
             if isinstance(item, _Call):
                 if item.callee not in costed or item.callee not in by_name:
                     raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
-                found += [replace(k) for k in costed[item.callee]]
+                looped = item.op in later_iterations
+                found += [loop_iteration(k) if looped else replace(k) for k in costed[item.callee]]
             else:
                 found.append(_cost(item, target))
+        _count_savings(found_loops, costed)
         costed[function.sym_name.data] = found
         if CALLS_ATTR not in function.attributes:
             kernels += found  # an outlined layer counts at its calls
+            loops += found_loops
         peak = max(peak, _int_attr(function, "tier.sram_peak"))
         bound = max(bound, _int_attr(function, "tier.sram_lower_bound"))
         capacity = max(capacity, _int_attr(function, "tier.sram_capacity"))
@@ -711,7 +750,17 @@ def estimate(module: ModuleOp, target: Target) -> Report:
         sram_lower_bound_bytes=bound,
         sram_capacity_bytes=capacity,
         kernels=kernels,
+        loops=loops,
     )
+
+
+def _count_savings(loops: list[KernelLoop], costed: dict[str, list[KernelCost]]) -> None:
+    """Each looped run's launches saved and launch + fill time not paid (in place)."""
+    for loop in loops:
+        if loop.looped:
+            (kernel,) = costed[loop.callee]
+            loop.launches_saved = loop.calls - 1
+            loop.saved_s = loop.launches_saved * (kernel.launch_s + kernel.fill_s)
 
 
 __all__ = ["KernelCost", "Report", "estimate", "collective_cost", "overlap_collectives", "partition_estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]

@@ -45,6 +45,10 @@ class Target:
     """Bytes/s one socket sends to its neighbour (one direction); assumed."""
     link_latency_s: float
     """Start-up time of one socket-to-socket transfer; assumed."""
+    kernel_looping: bool = False
+    """Consecutive calls of one single-kernel layer run as one loop on the chip:
+    launched once, DMA start-up paid once (runtime/kernel_looping.py). Optional
+    in a target file (false when absent)."""
     source: str = ""
     """How the target was named: a built-in name or the file's absolute path."""
 
@@ -57,7 +61,9 @@ class Target:
         return self.peak_flops_int
 
 
-_FIGURES = [f for f in fields(Target) if f.name != "source"]
+_FLAGS = {"kernel_looping": False}
+"""Optional true/false fields, with their value when a file does not set them."""
+_FIGURES = [f for f in fields(Target) if f.name != "source" and f.name not in _FLAGS]
 _INTEGER_FIELDS = {f.name for f in _FIGURES if f.type == "int"}
 _FLOAT_FIELDS = {f.name for f in _FIGURES if f.type == "float"}
 _LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s", "link_latency_s"}
@@ -110,7 +116,7 @@ def _figures(spec: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], Pat
 
 
 def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    known = {f.name for f in _FIGURES}
+    known = {f.name for f in _FIGURES} | set(_FLAGS)
     unknown = sorted(set(data) - known)
     if unknown:
         raise RduccError(f"target file {path}: unknown key '{unknown[0]}' (known: {', '.join(sorted(known))})")
@@ -130,6 +136,10 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
             bound = ">= 0" if name in _LATENCY_FIELDS else "> 0"
             raise RduccError(f"target file {path}: field '{name}' must be {bound}, got {value!r}")
         data[name] = int(value) if name in _INTEGER_FIELDS else float(value)
+    for name, default in _FLAGS.items():
+        value = data.setdefault(name, default)
+        if not isinstance(value, bool):
+            raise RduccError(f"target file {path}: field '{name}' must be true or false, got {value!r}")
     if data["pmu_bytes"] > data["sram_bytes"]:
         raise RduccError(f"target file {path}: field 'pmu_bytes' exceeds 'sram_bytes'")
     return data

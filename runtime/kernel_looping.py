@@ -1,0 +1,130 @@
+"""Kernel looping in the cost model: consecutive calls of one layer run as one loop.
+
+SambaNova's kernel looping (arXiv 2410.23668, shared/TARGETS.md) runs a
+sequence of calls of the same kernel (a decoder layer) as one loop on the
+chip: the kernel is configured and launched once, and the next iteration's
+weight DMA starts while the current iteration computes, so the launch and the
+DMA start-up are paid once for the loop instead of once per layer.
+
+The program is not changed: the runtime executes the same `func.call`s and
+gives the same numbers. This module only finds the calls the chip could run
+as one loop, and the cost model (`estimate`) costs them so when the target
+says `kernel_looping = true`:
+
+- a *run* is two or more `func.call`s of the same outlined callee, in one
+  block, with nothing between them that does work on the chip (only
+  `tier.alloc`, `tier.dealloc`, `tier.get_global`, `arith.constant`), on the
+  same pipeline stage (`rdu.stage`), where each call reads a result of the
+  call before it, at the same (result, argument) positions for every pair
+  (the loop-carried layer input; checked, not assumed);
+- a run is *looped* only when the callee is one kernel (one `tier.compute`):
+  its PCU/PMU configuration and its SRAM plan (one function, so the same
+  every iteration) stay loaded. A callee of several kernels reconfigures the
+  chip between them, a launch per kernel per iteration, unless all fit at
+  once; `rdu-fuse{level=2}` merges neighbouring kernels while they fit, so
+  kernels it left apart did not, and such a run is not looped (conservative);
+- in a looped run, every call after the first runs its kernel with no
+  `launch_s` and no `fill_s` (the DMA start-up and the first tile's load are
+  issued during the previous iteration: its feeds stream into the buffers in
+  the order the previous iteration drained them, and in-loop tiles are double
+  buffered). Its compute, SRAM, HBM, DDR and link times are all still paid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import arith, func
+from xdsl.ir import Block, Operation
+
+from rducc.dialects.memory import AllocOp, DeallocOp, GetGlobalOp
+
+if TYPE_CHECKING:
+    from rducc.runtime.cost_model import KernelCost
+
+NO_CHIP_WORK = (AllocOp, DeallocOp, GetGlobalOp, arith.ConstantOp)
+"""Ops that may stand between two calls of a loop: bookkeeping, no chip work."""
+
+STAGE_ATTR = "rdu.stage"
+
+
+@dataclass
+class KernelLoop:
+    """A run of consecutive calls of one outlined layer, looped or not."""
+
+    callee: str
+    calls: int
+    kernels: int
+    """Kernels (`tier.compute`s) of the callee."""
+    looped: bool
+    reason: str = ""
+    """Why the run is not looped (empty when it is)."""
+    launches_saved: int = 0
+    saved_s: float = 0.0
+    """Launch and DMA start-up time the loop does not pay (before overlaps)."""
+
+
+def _carried(previous: func.CallOp, call: func.CallOp) -> frozenset[tuple[int, int]]:
+    """(result index of `previous`, argument index of `call`) pairs: what `call` reads of it."""
+    results = {result: index for index, result in enumerate(previous.res)}
+    return frozenset((results[value], index) for index, value in enumerate(call.arguments) if value in results)
+
+
+def _continues(run: list[func.CallOp], call: func.CallOp) -> bool:
+    """Whether `call` is the next iteration of `run`: same callee and stage, fed as the others."""
+    last = run[-1]
+    if call.callee != last.callee or call.attributes.get(STAGE_ATTR) != last.attributes.get(STAGE_ATTR):
+        return False
+    fed = _carried(last, call)
+    return bool(fed) and (len(run) < 2 or fed == _carried(run[-2], last))
+
+
+def call_runs(block: Block) -> list[list[func.CallOp]]:
+    """The runs of two or more calls of one callee in a block that could loop (see above)."""
+    runs: list[list[func.CallOp]] = []
+    current: list[func.CallOp] = []
+    for op in block.ops:
+        if isinstance(op, NO_CHIP_WORK):
+            continue
+        if isinstance(op, func.CallOp) and current and _continues(current, op):
+            current.append(op)
+            continue
+        if len(current) > 1:
+            runs.append(current)
+        current = [op] if isinstance(op, func.CallOp) else []
+    if len(current) > 1:
+        runs.append(current)
+    return runs
+
+
+def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool) -> tuple[list[KernelLoop], set[Operation]]:
+    """The block's runs as `KernelLoop`s, and the calls of looped runs after the
+    first of each (the later iterations: they pay no launch or fill)."""
+    loops: list[KernelLoop] = []
+    later: set[Operation] = set()
+    for run in call_runs(block):
+        callee = run[0].callee.string_value()
+        kernels = callee_kernels.get(callee, 0)
+        reason = ""
+        if not enabled:
+            reason = "kernel looping is off for the target"
+        elif kernels != 1:
+            reason = f"@{callee} is {kernels} kernels: the chip reconfigures between them every iteration"
+        loops.append(KernelLoop(callee, len(run), kernels, looped=not reason, reason=reason))
+        if not reason:
+            later.update(run[1:])
+    return loops, later
+
+
+def loop_iteration(kernel: KernelCost) -> KernelCost:
+    """The kernel as a later iteration of a loop: no launch, no DMA start-up or fill."""
+    saved = kernel.launch_s + kernel.fill_s
+    times = {"compute": kernel.compute_s, "sram": kernel.sram_s, "hbm": kernel.hbm_s, "ddr": kernel.ddr_s}
+    busiest = max(times, key=lambda k: times[k])  # max keeps the first on a tie, as `_cost`
+    bound = "link" if kernel.link_s > times[busiest] else busiest
+    return replace(kernel, launch_s=0.0, fill_s=0.0, modeled_time_s=kernel.modeled_time_s - saved,
+                   bound=bound, looped=True)
+
+
+__all__ = ["KernelLoop", "NO_CHIP_WORK", "call_runs", "loop_iteration", "plan_loops"]
