@@ -4,7 +4,8 @@
     program = rducc.compile(model, (x,))   # -> rducc.Program
     y = program(x)
 
-`compile` and `Program` load lazily, so the command-line tools start fast.
+`compile`, `Program` and `api` (the pass-authoring helpers, as in
+`rducc.api.after(...)`) load lazily, so the command-line tools start fast.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from rducc import api
     from rducc.program import Program, compile
 
-__all__ = ["Program", "compile", "__version__"]
+__all__ = ["Program", "api", "compile", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from rducc import program
 
         return getattr(program, name)
+    if name == "api":
+        import importlib
+
+        return importlib.import_module("rducc.api")
     raise AttributeError(f"module 'rducc' has no attribute {name!r}")

@@ -200,3 +200,11 @@ def test_rducc_run_takes_and_gives_uint8_npy(tmp_path) -> None:
         got = results[f"output_{index}"]
         assert got.dtype == np.uint8
         np.testing.assert_array_equal(got, tensor.numpy())
+
+
+def test_api_module_is_reachable_from_the_package_as_readme_writes_it():
+    """README writes `passes=[rducc.api.after(...)]` after a plain `import rducc`."""
+    code = "import rducc; print(callable(rducc.api.after), callable(rducc.api.before))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
