@@ -757,24 +757,22 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
     return g.map([combined, sizes], out, finish), None, None, None
 
 
-_GRID_MODES = {0: "bilinear", 1: "nearest"}
+_GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+_BICUBIC_A = -0.75
+"""The cubic convolution constant torch's bicubic sampling and upsampling use."""
 
 
-def _check_grid_sampler(node: torch.fx.Node) -> str | None:
-    if node_arguments(node)["interpolation_mode"] not in _GRID_MODES:
-        return "bicubic interpolation"
-    return None
-
-
-@converts("aten.grid_sampler_2d.default", check=_check_grid_sampler)
+@converts("aten.grid_sampler_2d.default")
 def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """Sampling at the grid's (x, y), unnormalized and, for border and
     reflection padding, clipped or reflected into the input as torch does.
     Bilinear: four gathers at data-dependent corners (clamped into range,
     zeroed outside it), blended by area weights in f32 in torch's order
     (north-west, north-east, south-west, south-east). Nearest: one gather at
-    the rounded (half to even) position, zero outside the input."""
+    the rounded (half to even) position, zero outside the input. Bicubic: the
+    4x4 points around the unpadded position, each padded on its own (see
+    `_grid_bicubic`)."""
     args = node_arguments(node)
     value, grid = g.value(args["input"]), g.value(args["grid"])
     batch, channels, height, width = _shape(value)
@@ -785,21 +783,19 @@ def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     compute = opmath_type(out.element_type)
     where_shape = [batch, 1, out_h, out_w]
 
+    mode = _GRID_MODES[args["interpolation_mode"]]
+
     def coordinate(axis: int, size: int) -> SSAValue:
         part = reshape(g, slice_dim(g, grid, 3, axis, 1), where_shape)
 
         def source_index(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-            c = b.cast(xs[0], compute)
             one, half = b.constant(1.0, compute), b.constant(0.5, compute)
+            c = b.cast(xs[0], compute)
             if aligned:
                 c = b.mul(b.mul(b.add(c, one), half), b.constant(size - 1, compute))
             else:
                 c = b.mul(b.sub(b.mul(b.add(c, one), b.constant(size, compute)), one), half)
-            if padding == "reflection":
-                c = _reflect(b, c, 0 if aligned else -1, 2 * (size - 1) if aligned else 2 * size - 1)
-            if padding != "zeros":
-                c = b.minimum(b.maximum(c, b.constant(0.0, compute)), b.constant(size - 1, compute))
-            return c
+            return c if mode == "bicubic" else _pad_coordinate(b, c, size, padding, aligned)
 
         return g.map([part], _tensor(compute, where_shape), source_index)
 
@@ -807,13 +803,27 @@ def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     batch_index = along(g, ramp(g, batch), 0, 4)
     channel_index = along(g, ramp(g, channels), 1, 4)
     source = cast(g, value, compute)
-    if _GRID_MODES[args["interpolation_mode"]] == "nearest":
+    if mode == "nearest":
         return _grid_nearest(g, source, x, y, width, height, batch_index, channel_index, out)
+    if mode == "bicubic":
+        taps_x = _bicubic_taps(g, x, width, padding, aligned)
+        taps_y = _bicubic_taps(g, y, height, padding, aligned)
+        return _grid_bicubic(g, source, x, y, taps_x, taps_y, batch_index, channel_index, out)
     total = None
     for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1)):
         total = _grid_corner(g, source, x, y, dx, dy, width, height, batch_index, channel_index, total, out, compute)
     assert total is not None
     return total
+
+
+def _pad_coordinate(b: ScalarBuilder, c: SSAValue, size: int, padding: str, aligned: bool) -> SSAValue:
+    """torch's compute_coordinates: `c` reflected (reflection padding) and clipped
+    into [0, size - 1] (border and reflection padding); unchanged for zeros."""
+    if padding == "reflection":
+        c = _reflect(b, c, 0 if aligned else -1, 2 * (size - 1) if aligned else 2 * size - 1)
+    if padding != "zeros":
+        c = b.minimum(b.maximum(c, b.constant(0.0, c.type)), b.constant(size - 1, c.type))
+    return c
 
 
 def _reflect(b: ScalarBuilder, c: SSAValue, twice_low: int, twice_high: int) -> SSAValue:
@@ -894,6 +904,87 @@ def _grid_corner(
     inputs = [x, y, picked] + ([total] if total is not None else [])
     last = (dy, dx) == (1, 1)
     return g.map(inputs, out if last else _tensor(compute, _shape(picked)), blend)
+
+
+def _bicubic_taps(g: GraphImporter, position: SSAValue, size: int, padding: str, aligned: bool) -> list[tuple[SSAValue, SSAValue]]:
+    """For k = 0..3, (padded coordinate, clamped i64 index) of the tap
+    floor(position) - 1 + k: the coordinate says whether the tap is inside the
+    input (zeros padding leaves it outside), the index is where to gather."""
+    where, compute = _shape(position), _element(position)
+
+    def clamped(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        at = b.cast(xs[0], i64)
+        return b.minimum(b.maximum(at, b.constant(0, i64)), b.constant(size - 1, i64))
+
+    taps = []
+    for k in range(4):
+
+        def padded(b: ScalarBuilder, xs: list[Any], offset: int = k - 1) -> SSAValue:
+            tap = b.add(b.unary("floor", xs[0]), b.constant(float(offset), compute))
+            return _pad_coordinate(b, tap, size, padding, aligned)
+
+        coordinate = g.map([position], _tensor(compute, where), padded)
+        taps.append((coordinate, g.map([coordinate], _tensor(i64, where), clamped)))
+    return taps
+
+
+def _cubic_weights(b: ScalarBuilder, t: SSAValue) -> list[SSAValue]:
+    """torch's get_cubic_upsample_coefficients: the weights of the taps at
+    distance 1 + t, t, 1 - t and 2 - t from a sample with fractional part t."""
+    one, a = b.constant(1.0, t.type), b.constant(_BICUBIC_A, t.type)
+
+    def near(x: SSAValue) -> SSAValue:  # ((A + 2) x - (A + 3)) x x + 1 for |x| <= 1
+        inner = b.sub(b.mul(b.constant(_BICUBIC_A + 2, t.type), x), b.constant(_BICUBIC_A + 3, t.type))
+        return b.add(b.mul(b.mul(inner, x), x), one)
+
+    def far(x: SSAValue) -> SSAValue:  # ((A x - 5 A) x + 8 A) x - 4 A for 1 < |x| < 2
+        inner = b.sub(b.mul(a, x), b.constant(5 * _BICUBIC_A, t.type))
+        return b.sub(b.mul(b.add(b.mul(inner, x), b.constant(8 * _BICUBIC_A, t.type)), x), b.constant(4 * _BICUBIC_A, t.type))
+
+    rest = b.sub(one, t)
+    return [far(b.add(t, one)), near(t), near(rest), far(b.add(rest, one))]
+
+
+def _cubic_blend(b: ScalarBuilder, position: SSAValue, values: list[SSAValue]) -> SSAValue:
+    """sum_k weight_k * value_k, in torch's order, for the fractional part of `position`."""
+    weights = _cubic_weights(b, b.sub(position, b.unary("floor", position)))
+    total = b.mul(weights[0], values[0])
+    for weight, value in zip(weights[1:], values[1:]):
+        total = b.add(total, b.mul(weight, value))
+    return total
+
+
+def _grid_bicubic(
+    g: GraphImporter, source: SSAValue, x: SSAValue, y: SSAValue, taps_x: list[tuple[SSAValue, SSAValue]],
+    taps_y: list[tuple[SSAValue, SSAValue]], batch_index: SSAValue, channel_index: SSAValue, out: Any,
+) -> SSAValue:
+    """torch's bicubic grid sampling (A = -0.75): for each of the 4 rows of taps,
+    4 gathers blended along x (a tap outside the input reads 0), then the 4 rows
+    blended along y."""
+    height, width = _shape(source)[2:]
+    compute = _element(source)
+    blended_shape = [*_shape(source)[:2], *_shape(x)[2:]]
+
+    def inside(b: ScalarBuilder, coordinate: SSAValue, size: int) -> SSAValue:
+        return b.logical("and", b.compare("ge", coordinate, b.constant(0.0, compute)), b.compare("le", coordinate, b.constant(size - 1, compute)))
+
+    def row_blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        position, row, columns, picked = xs[0], xs[1], xs[2:6], xs[6:10]
+        row_inside = inside(b, row, height)
+        values = [
+            b.select(b.logical("and", row_inside, inside(b, column, width)), value, b.constant(0.0, compute))
+            for column, value in zip(columns, picked)
+        ]
+        return _cubic_blend(b, position, values)
+
+    rows = []
+    for row, row_index in taps_y:
+        picked = [
+            g.emit(GatherOp(source, [batch_index, channel_index, row_index, column_index], 0, _tensor(compute, blended_shape)))
+            for _, column_index in taps_x
+        ]
+        rows.append(g.map([x, row, *[column for column, _ in taps_x], *picked], _tensor(compute, blended_shape), row_blend))
+    return g.map([y, *rows], out, lambda b, xs: _cubic_blend(b, xs[0], xs[1:]))  # type: ignore[arg-type]
 
 
 __all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along", "triangle_indices"]

@@ -399,6 +399,13 @@ group("grid-sample", {
     "bilinear_reflection": lambda a, g: F.grid_sample(a, g * 2.5, padding_mode="reflection", align_corners=False),
     "bilinear_reflection_aligned": lambda a, g: F.grid_sample(a, g * 2.5, padding_mode="reflection", align_corners=True),
     "nearest_reflection": lambda a, g: F.grid_sample(a, g * 2.5, mode="nearest", padding_mode="reflection", align_corners=False),
+    "bicubic": lambda a, g: F.grid_sample(a, g, mode="bicubic", align_corners=False),
+    "bicubic_aligned": lambda a, g: F.grid_sample(a, g, mode="bicubic", align_corners=True),
+    "bicubic_border": lambda a, g: F.grid_sample(a, g * 1.5, mode="bicubic", padding_mode="border", align_corners=False),
+    "bicubic_border_aligned": lambda a, g: F.grid_sample(a, g * 1.5, mode="bicubic", padding_mode="border", align_corners=True),
+    "bicubic_reflection": lambda a, g: F.grid_sample(a, g * 2.5, mode="bicubic", padding_mode="reflection", align_corners=False),
+    "bicubic_reflection_aligned": lambda a, g: F.grid_sample(a, g * 2.5, mode="bicubic", padding_mode="reflection", align_corners=True),
+    "bicubic_f64": lambda a, g: F.grid_sample(a.double(), g.double(), mode="bicubic", align_corners=True),
 }, floats(2, 3, 4, 5), floats(2, 3, 2, 2, low=-1.2, high=1.2))  # fmt: skip
 
 # -- data movement and indexing --------------------------------------------
