@@ -5,16 +5,16 @@ repeat, slice_scatter, nearest and bilinear upsampling, scatter, index_put,
 sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices, embedding_bag,
 grid_sample).
 
-No new dataflow op is needed: every index tensor is a small i64 ramp or map
-that the fusion passes place next to the gather that reads it. Scatters
-compare the index with every output position (a mask one dim larger than the
-output, J wide for J scattered elements per row) and reduce over the matches;
-that costs O(output x J) work, which the cost model counts as it is. Sorts
-are an `rdu.argsort` (a stable sort's order) and a gather by it.
+Every index tensor is a small i64 ramp or map that the fusion passes place
+next to the gather that reads it. Scatters (scatter, scatter_add,
+scatter_reduce, index_put) are `rdu.scatter`s: a write or a reduction (sum,
+prod, max, min) at the index, O(index) work. Sorts are an `rdu.argsort` (a
+stable sort's order) and a gather by it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 from typing import Any
 
@@ -35,7 +35,7 @@ from rducc.aten_structural import (
     slice_dim,
 )
 from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, ScatterOp, TransposeOp
-from rducc.dialects.shapes import broadcast_shapes, is_float
+from rducc.dialects.shapes import broadcast_shapes, is_bool, is_float, is_unsigned
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
 from rducc.types import tensor_type_of
@@ -333,11 +333,11 @@ def _blend_rows(
 
 
 # --------------------------------------------------------------------------
-# Scatter as a match matrix: out[..k..] combines src[..j..] where index[..j..] == k
+# Scatter: one `rdu.scatter` (written, or combined by a reduction)
 # --------------------------------------------------------------------------
 
-_SCATTER_REDUCE = {"sum": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
-"""scatter_reduce's reductions done by `_scatter_reduce` ('mean' is `_scatter_mean`)."""
+_SCATTER_REDUCE = {"sum": ReduceKind.SUM, "mean": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
+"""The `rdu.scatter` reduction of each of scatter_reduce's ('mean' is a sum and a count)."""
 
 
 def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
@@ -347,34 +347,41 @@ def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
     return reshape(g, moved, shape[:dim] + [1] + shape[dim:])
 
 
-def _matches(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
-    """i1 [*value.shape, J]: whether index[.., j, ..] (j along `dim`) names this position."""
-    shape = list(_shape(value))
-    rank = len(shape)
-    positions = along(g, ramp(g, shape[dim]), dim, rank + 1)
-    match_shape = shape + [_shape(index)[dim]]
-    return g.map([_to_last(g, index, dim), positions], _tensor(i1, match_shape), lambda b, xs: b.compare("eq", xs[0], xs[1]))  # type: ignore[arg-type]
-
-
-def _writes_or_adds(node: torch.fx.Node, args: dict[str, Any]) -> bool | None:
-    """False for a scatter that writes (src, value), True for one that adds into the
-    input (scatter_add, scatter_reduce sum with include_self), None otherwise."""
+def _scatter_form(node: torch.fx.Node, args: dict[str, Any]) -> tuple[str | None, bool]:
+    """(scatter_reduce's reduction name or None for a plain write, include_self)."""
     target = str(node.target)
     if target in ("aten.scatter.src", "aten.scatter.value"):
-        return False
-    if target == "aten.scatter_add.default" or (args.get("reduce") == "sum" and args["include_self"]):
-        return True
-    return None
+        return None, True
+    if target == "aten.scatter_add.default":
+        return "sum", True
+    return args["reduce"], bool(args["include_self"])
+
+
+def _reduction_identity(kind: ReduceKind, element: Any) -> int | float:
+    """The value a reduction starts from (the extreme integers for max and min)."""
+    if kind in (ReduceKind.SUM, ReduceKind.PROD):
+        return 0 if kind == ReduceKind.SUM else 1
+    if is_float(element):
+        return float("-inf") if kind == ReduceKind.MAX else float("inf")
+    if is_bool(element):
+        return int(kind == ReduceKind.MIN)
+    bits = element.width.data
+    low, high = (0, 2**bits - 1) if is_unsigned(element) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    return low if kind == ReduceKind.MAX else high
+
+
+def _fill(g: GraphImporter, value: int | float, element: Any, shape: Sequence[int]) -> SSAValue:
+    return g.map([], _tensor(element, list(shape)), lambda b, xs: b.constant(value, element))
 
 
 @converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two")
 def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """scatter (src or value), scatter_add and scatter_reduce sum with the input
-    are one `rdu.scatter`. The other reductions build a match matrix of index
-    against output positions and reduce the matches (with the input itself
-    unless include_self is false); an index smaller than the input outside
-    `dim` scatters into that corner of the input, the rest is kept. Rank-0
-    operands scatter as one-element vectors."""
+    """scatter (src or value), scatter_add and scatter_reduce are `rdu.scatter`s:
+    a write, or a reduction into the input. Without include_self a first write
+    puts the reduction's identity where the index points; 'mean' divides the
+    sum by a second scatter's count (plus one with include_self; floor division
+    for integers) where it is not zero. An index smaller than the input outside
+    `dim` scatters into that corner. Rank-0 operands scatter as one-element vectors."""
     args = node_arguments(node)
     value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
     source = g.value(args["src"]) if "src" in args else None
@@ -383,73 +390,32 @@ def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         value, index = reshape(g, value, [1]), reshape(g, index, [1])
         source = reshape(g, source, [1]) if source is not None else None
     dim = args["dim"] % len(_shape(value))
-    adds = _writes_or_adds(node, args)
-    if adds is not None:
-        element = out.element_type
-        if source is None:
-            fill_value = args["value"]
-            source = g.map([], _tensor(element, _shape(index)), lambda b, xs: b.constant(fill_value, element))
-        written = ScatterOp(cast(g, value, element), index, cast(g, _crop(g, source, _shape(index)), element), dim, adds)
-        return reshape(g, g.emit(written), out.get_shape())
-    extents = [size if d == dim else _shape(index)[d] for d, size in enumerate(_shape(value))]
-    corner = _crop(g, value, tuple(extents))
-    scattered = _scatter_block(g, args, corner, index, source, dim, _tensor(out.element_type, extents))
-    return reshape(g, _paste_corner(g, scattered, value), out.get_shape())
+    reduction, include_self = _scatter_form(node, args)
+    element = opmath_type(out.element_type) if reduction == "mean" else out.element_type
+    source = _crop(g, source, _shape(index)) if source is not None else _fill(g, args["value"], element, _shape(index))
+    source, base = cast(g, source, element), cast(g, value, element)
+    kind = _SCATTER_REDUCE[reduction] if reduction is not None else None
+    if kind is not None and not include_self:
+        base = g.emit(ScatterOp(base, index, _fill(g, _reduction_identity(kind, element), element, _shape(index)), dim))
+    result = g.emit(ScatterOp(base, index, source, dim, kind))
+    if reduction == "mean":
+        result = _scatter_mean(g, result, index, dim, include_self, out.element_type)
+    return reshape(g, cast(g, result, out.element_type), out.get_shape())
 
 
-def _scatter_block(
-    g: GraphImporter, args: dict[str, Any], value: SSAValue, index: SSAValue, source: SSAValue | None, dim: int, out: Any
-) -> SSAValue:
-    """A scatter_reduce where the index covers `value` outside `dim`."""
-    assert source is not None
-    source = _crop(g, source, _shape(index))
-    match = _matches(g, value, index, dim)
-    include_self = bool(args["include_self"])
-    if args["reduce"] == "mean":
-        return _scatter_mean(g, include_self, match, _to_last(g, source, dim), value, out)
-    return _scatter_reduce(g, _SCATTER_REDUCE[args["reduce"]], include_self, match, _to_last(g, source, dim), value, out)
+def _scatter_mean(g: GraphImporter, total: SSAValue, index: SSAValue, dim: int, include_self: bool, element: Any) -> SSAValue:
+    """`total` divided by how many writes each position got (plus one for the
+    input with include_self); positions nothing was written to keep `total`."""
+    counts = g.emit(ScatterOp(_fill(g, 0, i64, _shape(total)), index, _fill(g, 1, i64, _shape(index)), dim, ReduceKind.SUM))
+    compute = _element(total)
 
+    def divide(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        count = b.add(xs[1], b.constant(1, i64)) if include_self else xs[1]
+        divisor = b.cast(count, compute)
+        quotient = b.div(xs[0], divisor) if is_float(compute) else b.floor_div(xs[0], divisor)
+        return b.select(b.compare("eq", count, b.constant(0, i64)), xs[0], quotient)
 
-def _paste_corner(g: GraphImporter, corner: SSAValue, value: SSAValue) -> SSAValue:
-    """`value` with its leading corner replaced by `corner`: joined back one dim at
-    a time, last dim first, with the parts of `value` outside the corner."""
-    extents = list(_shape(corner))
-    shape = list(_shape(value))
-    result = corner
-    for dim in reversed(range(len(shape))):
-        if extents[dim] == shape[dim]:
-            continue
-        rest = value
-        for before in range(dim):
-            rest = slice_dim(g, rest, before, 0, extents[before])
-        rest = slice_dim(g, rest, dim, extents[dim], shape[dim] - extents[dim])
-        joined = list(_shape(result))
-        joined[dim] = shape[dim]
-        result = g.emit(ConcatOp([result, cast(g, rest, _element(result))], dim, _tensor(_element(result), joined)))
-    return result
-
-
-def _scatter_mean(g: GraphImporter, include_self: bool, match: SSAValue, source: SSAValue, value: SSAValue, out: Any) -> SSAValue:
-    """scatter_reduce 'mean': the matching sources (and the input itself with
-    include_self) summed and divided by their count (floor division for
-    integers); positions no index names keep the input."""
-    compute = opmath_type(out.element_type)
-    rank = len(_shape(value))
-    candidates = g.map(
-        [match, source], _tensor(compute, _shape(match)),
-        lambda b, xs: b.select(xs[0], b.cast(xs[1], compute), b.constant(0, compute)),  # type: ignore[arg-type]
-    )
-    total = reduce(g, ReduceKind.SUM, candidates, [rank], False)
-    count = reduce(g, ReduceKind.SUM, cast(g, match, i64), [rank], False)
-
-    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        total, count, own = xs[0], xs[1], b.cast(xs[2], compute)
-        if include_self:
-            total, count = b.add(total, own), b.add(count, b.constant(1, i64))
-        divided = b.div(total, b.cast(count, compute)) if is_float(compute) else b.floor_div(total, b.cast(count, compute))
-        return b.select(b.compare("eq", count, b.constant(0, i64)), own, divided)
-
-    return g.map([total, count, value], out, body)
+    return g.map([total, counts], _tensor(element, _shape(total)), divide)
 
 
 def _check_index_put(node: torch.fx.Node) -> str | None:
@@ -529,7 +495,7 @@ def _put_rows(g: GraphImporter, value: SSAValue, index: SSAValue, source: SSAVal
     count = _shape(index)[0]
     spread = [count] + shape[1:]
     index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), _tensor(i64, spread)))
-    return g.emit(ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, accumulate))
+    return g.emit(ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, ReduceKind.SUM if accumulate else None))
 
 
 def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SSAValue, first: int, source: SSAValue, accumulate: bool) -> SSAValue:
@@ -545,32 +511,6 @@ def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SS
         return b.select(xs[0], b.add(own, new) if accumulate else new, own)
 
     return g.map([mask, value, source], out, body)
-
-
-def _scatter_reduce(
-    g: GraphImporter, kind: ReduceKind, include_self: bool, match: SSAValue, source: SSAValue, value: SSAValue, out: Any
-) -> SSAValue:
-    """Reduce the matching sources (non-matches give the reduction's identity)."""
-    compute = opmath_type(out.element_type)
-    rank = len(_shape(value))
-    identity = {ReduceKind.SUM: 0, ReduceKind.PROD: 1, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
-    if not is_float(compute) and kind in (ReduceKind.MAX, ReduceKind.MIN):
-        bits = compute.width.data  # type: ignore[attr-defined]
-        identity = -(2 ** (bits - 1)) if kind == ReduceKind.MAX else 2 ** (bits - 1) - 1
-    candidates = g.map(
-        [match, source], _tensor(compute, _shape(match)),
-        lambda b, xs: b.select(xs[0], b.cast(xs[1], compute), b.constant(identity, compute)),  # type: ignore[arg-type]
-    )
-    combined = reduce(g, kind, candidates, [rank], False)
-    hit = reduce(g, ReduceKind.ANY, match, [rank], False)
-    combine = {ReduceKind.SUM: ScalarBuilder.add, ReduceKind.PROD: ScalarBuilder.mul, ReduceKind.MAX: ScalarBuilder.maximum, ReduceKind.MIN: ScalarBuilder.minimum}[kind]
-
-    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        own = b.cast(xs[2], compute)
-        merged = combine(b, xs[1], own) if include_self else xs[1]
-        return b.select(xs[0], merged, own)
-
-    return g.map([hit, combined, value], out, body)
 
 
 def _crop(g: GraphImporter, value: SSAValue, shape: tuple[int, ...]) -> SSAValue:

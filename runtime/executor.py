@@ -117,7 +117,7 @@ def _prepare_kernel(op: Operation, check: bool) -> Kernel:
         dim = op.dim.value.data
         return lambda source, *indices: kernels.gather(source, indices, dim)
     if isinstance(op, rdu.ScatterOp):
-        return partial(kernels.scatter, dim=op.dim.value.data, add=op.add is not None)
+        return partial(kernels.scatter, dim=op.dim.value.data, reduce=op.reduce.data if op.reduce is not None else None)
     if isinstance(op, rdu.IotaOp):
         shape, dtype = kernels.tensor_signature(op.result.type)
         start, step = op.start.value.data, op.step.value.data  # type: ignore[union-attr]

@@ -461,6 +461,23 @@ group("scatter", {
     "amin_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amin", include_self=False),
     "sum_no_self": lambda a, i, s: torch.scatter_reduce(a, -1, i, s, "sum", include_self=False),
     "prod": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "prod"),
+    "prod_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "prod", include_self=False),
+    "amax_no_self_dim0": lambda a, i, s: torch.scatter_reduce(a, 0, i[:2] % 3, s, "amax", include_self=False),
+    "amin": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amin"),
+    "mean": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean"),
+    "mean_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean", include_self=False),
+    "mean_corner_dim0": lambda a, i, s: torch.scatter_reduce(a, 0, i[:2, :3] % 3, s, "mean", include_self=False),
+}, X, _SCATTER_INDEX, Y)  # fmt: skip
+group("scatter-reduce-int", {
+    "mean_floor": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean"),
+    "mean_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean", include_self=False),
+    "amax_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amax", include_self=False),
+    "amin_no_self_u8": lambda a, i, s: torch.scatter_reduce(a.to(torch.uint8), 1, i, s.to(torch.uint8), "amin", include_self=False),
+    "prod": lambda a, i, s: torch.scatter_reduce(a, -1, i, s, "prod"),
+}, ints(3, 5), _SCATTER_INDEX, ints(3, 5))  # fmt: skip
+case("scatter_reduce_f16", lambda a, i, s: {
+    "amax_no_self": torch.scatter_reduce(a.half(), 1, i, s.half(), "amax", include_self=False),
+    "mean": torch.scatter_reduce(a.bfloat16(), 1, i, s.bfloat16(), "mean"),
 }, X, _SCATTER_INDEX, Y)  # fmt: skip
 group("index_put", {
     "put": lambda a, i, v: a.index_put((i,), v), "accumulate": lambda a, i, v: a.index_put((i,), v, accumulate=True),
@@ -705,8 +722,9 @@ def test_sort_tiles_along_its_other_dims() -> None:
 
 
 def test_scatter_is_one_op_and_tiles_along_its_other_dims() -> None:
-    """scatter_add and index_put accumulate are `rdu.scatter`s (no [..., J] match
-    mask); a target with little SRAM tiles them along the dims the index spans."""
+    """scatter_add, index_put accumulate and scatter_reduce are `rdu.scatter`s (no
+    [..., J] match mask); a target with little SRAM tiles them along the dims the
+    index spans."""
     import dataclasses
 
     from rducc.targets import load_target
@@ -716,11 +734,15 @@ def test_scatter_is_one_op_and_tiles_along_its_other_dims() -> None:
     index = torch.randint(0, 40, (256, 12), generator=GENERATOR)
     rows = torch.randint(-256, 256, (30,), generator=GENERATOR)
 
-    def fn(a: torch.Tensor, i: torch.Tensor, s: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.scatter_add(a, 1, i, s), a.index_put((r,), s[:30, :1], accumulate=True)
+    def fn(a: torch.Tensor, i: torch.Tensor, s: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.scatter_add(a, 1, i, s), a.index_put((r,), s[:30, :1], accumulate=True),
+            torch.scatter_reduce(a, 1, i, s, "amax", include_self=False), torch.scatter_reduce(a, 1, i, s, "mean"),
+        )
 
     program = rducc.compile(Model(fn), (x, index, source, rows), target=small)
-    assert "scf.for" in program.mlir and program.mlir.count("rdu.scatter") >= 2
+    assert "scf.for" in program.mlir and program.mlir.count("rdu.scatter") >= 5
+    assert "reduce max" in program.mlir and "reduce sum" in program.mlir
     assert "xi1>" not in program.mlir, "a match mask is back"
     assert_matches(program(x, index, source, rows), fn(x, index, source, rows))
 
