@@ -644,9 +644,11 @@ def _check_embedding_bag(node: torch.fx.Node) -> str | None:
     return None
 
 
-@converts("aten._embedding_bag_forward_only.default", check=_check_embedding_bag)
+@converts("aten._embedding_bag_forward_only.default", "aten._embedding_bag.default", check=_check_embedding_bag)
 def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    """Bag b reduces the looked-up rows offsets[b] <= i < offsets[b + 1]: a
+    """(`_embedding_bag` is what a model exported with gradients on, such as an
+    nn.EmbeddingBag outside torch.no_grad, calls; same schema and first output.)
+    Bag b reduces the looked-up rows offsets[b] <= i < offsets[b + 1]: a
     [bags, N] membership mask over the N gathered rows (sum, mean or max; an
     empty bag gives zeros, as torch's does)."""
     args = node_arguments(node)

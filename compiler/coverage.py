@@ -36,6 +36,7 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
+    "aten._embedding_bag.default": "1-D indices with offsets only; refused when its other outputs are used",
     "aten.index_put.default": "a boolean mask with other indices or with more than one value (data-dependent positions) is refused",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""

@@ -747,6 +747,29 @@ def test_scatter_is_one_op_and_tiles_along_its_other_dims() -> None:
     assert_matches(program(x, index, source, rows), fn(x, index, source, rows))
 
 
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_embedding_bag_exported_with_gradients(opt_level: int) -> None:
+    """nn.EmbeddingBag exported outside torch.no_grad calls aten._embedding_bag
+    (not the forward-only overload); it imports the same way."""
+
+    class Bags(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bags = torch.nn.ModuleList(torch.nn.EmbeddingBag(6, 3, mode=mode) for mode in ("sum", "mean", "max"))
+
+        def forward(self, i: torch.Tensor, o: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            return tuple(bag(i, o) for bag in self.bags)
+
+    torch.manual_seed(6)
+    model = Bags()
+    indices, offsets = torch.tensor([1, 3, 3, 0, 5, 2, 4]), torch.tensor([0, 2, 2, 5])
+    program = torch.export.export(model, (indices, offsets))
+    assert "aten._embedding_bag.default" in {str(n.target) for n in program.run_decompositions().graph.nodes}
+    with torch.no_grad():
+        expected = model(indices, offsets)
+    assert_matches(rducc.compile(program, opt_level=opt_level)(indices, offsets), expected)
+
+
 def test_case_names_are_unique() -> None:
     names = [c.name for c in CASES]
     assert len(names) == len(set(names))
