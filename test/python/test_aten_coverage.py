@@ -334,6 +334,10 @@ group("norms", {
     "batch_norm": lambda r, w, b, g, m, v: F.batch_norm(g, m, v, w[:3], b[:3], eps=1e-3),
     "group_norm": lambda r, w, b, g, m, v: F.group_norm(r.transpose(1, 2), 2, w, b), "group_norm_4d": lambda r, w, b, g, m, v: F.group_norm(g[:, :, None], 1),
     "rms_norm": lambda r, w, b, g, m, v: F.rms_norm(r, (4,), w),
+    "batch_norm_batch_stats": lambda r, w, b, g, m, v: F.batch_norm(g, None, None, w[:3], b[:3], training=True, eps=1e-3),
+    "instance_norm": lambda r, w, b, g, m, v: F.instance_norm(g, weight=w[:3], bias=b[:3]),
+    "instance_norm_2d_bf16": lambda r, w, b, g, m, v: F.instance_norm(r[None].bfloat16()),
+    "batch_norm_saved_stats": lambda r, w, b, g, m, v: torch.ops.aten._native_batch_norm_legit.no_stats(r, w[:3], None, True, 0.1, 1e-5),
 }, R, floats(4), floats(4), floats(2, 3, 4), floats(3), POSITIVE[0, :3])  # fmt: skip
 
 # -- convolution and pooling ---------------------------------------------
