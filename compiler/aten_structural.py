@@ -537,18 +537,15 @@ def _fake_type(fake: torch.Tensor) -> TensorType:
     return tensor_type_of(fake)
 
 
-def _check_batch_norm(node: torch.fx.Node) -> str | None:
-    return "saved mean/invstd outputs are used" if _used_outputs(node) - {0} else None
-
-
-@converts("aten._native_batch_norm_legit_no_training.default", check=_check_batch_norm)
+@converts("aten._native_batch_norm_legit_no_training.default")
 def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    """Inference batch norm over dim 1: (x - mean) * rsqrt(var + eps) * weight + bias."""
+    """Inference batch norm over dim 1: (x - mean) * rsqrt(var + eps) * weight + bias.
+    The saved mean and invstd are what torch returns for them: empty tensors."""
     args = node_arguments(node)
     value = g.value(args["input"])
     shape = _shape(value)
     channel_shape = [shape[1]] + [1] * (len(shape) - 2)
-    out = _fake_type(fake_value(node)[0])
+    out, *saved_types = (_fake_type(f) for f in fake_value(node))
     compute = opmath_type(out.element_type)
     eps = args["eps"]
     names = ["running_mean", "running_var", "weight", "bias"]
@@ -568,7 +565,12 @@ def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
             y = b.add(y, named["bias"])
         return y
 
-    return g.map([value, *params], out, body), None, None
+    used = _used_outputs(node)
+    saved = [
+        g.map([], saved_type, lambda b, xs, element=saved_type.element_type: b.constant(0, element)) if index in used else None
+        for index, saved_type in enumerate(saved_types, start=1)
+    ]
+    return g.map([value, *params], out, body), *saved
 
 
 @converts("aten._native_batch_norm_legit.no_stats")

@@ -33,7 +33,6 @@ MISSING_OPS: dict[str, str] = {
 PARTIAL_FORMS: dict[str, str] = {
     "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number); refused when the number is used inside the graph (data-dependent)",
     "aten.index.Tensor": "boolean masks are refused (data-dependent shape)",
-    "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
     "aten.as_strided.default": "refused on an input that is a view of a larger storage",
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
     "aten._embedding_bag.default": "1-D indices with offsets only; refused when its other outputs are used",

@@ -337,6 +337,7 @@ group("norms", {
     "batch_norm_batch_stats": lambda r, w, b, g, m, v: F.batch_norm(g, None, None, w[:3], b[:3], training=True, eps=1e-3),
     "instance_norm": lambda r, w, b, g, m, v: F.instance_norm(g, weight=w[:3], bias=b[:3]),
     "instance_norm_2d_bf16": lambda r, w, b, g, m, v: F.instance_norm(r[None].bfloat16()),
+    "batch_norm_inference_saved_stats": lambda r, w, b, g, m, v: torch.ops.aten._native_batch_norm_legit_no_training(g, w[:3], b[:3], m, v, 0.1, 1e-5),
     "batch_norm_saved_stats": lambda r, w, b, g, m, v: torch.ops.aten._native_batch_norm_legit.no_stats(r, w[:3], None, True, 0.1, 1e-5),
 }, R, floats(4), floats(4), floats(2, 3, 4), floats(3), POSITIVE[0, :3])  # fmt: skip
 
