@@ -145,21 +145,51 @@ def convert_unfold(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return _move_dim(g, windows, dim + 1, rank)
 
 
-def _check_as_strided(node: torch.fx.Node) -> str | None:
-    source = fake_value(node.args[0])
-    own_storage = (
-        source.is_contiguous()
-        and source.storage_offset() == 0
-        and source.untyped_storage().nbytes() == source.numel() * source.element_size()
+def _owns_storage(value: torch.Tensor) -> bool:
+    """Whether `value` is its whole storage in row-major order (its flat values are the storage)."""
+    return (
+        value.is_contiguous()
+        and value.storage_offset() == 0
+        and value.untyped_storage().nbytes() == value.numel() * value.element_size()
     )
-    return None if own_storage else "input that is a view (as_strided reads its storage)"
+
+
+def _storage_owner(node: torch.fx.Node) -> torch.fx.Node | None:
+    """The node whose value is the whole storage that as_strided's input views
+    (the input itself, or the earlier node it is a view of), if there is one."""
+    source = node.args[0]
+    assert isinstance(source, torch.fx.Node)
+    viewed = fake_value(source)
+    storage = viewed.untyped_storage()._cdata
+    for candidate in node.graph.nodes:
+        if candidate is node:
+            return None
+        value = candidate.meta.get("val")
+        if (
+            isinstance(value, torch.Tensor)
+            and value.dtype == viewed.dtype
+            and value.untyped_storage()._cdata == storage
+            and _owns_storage(value)
+        ):
+            return candidate
+    return None
+
+
+def _check_as_strided(node: torch.fx.Node) -> str | None:
+    if _storage_owner(node) is None:
+        return "input that is a view of a storage no node of the graph holds (as_strided reads its storage)"
+    return None
 
 
 @converts("aten.as_strided.default", check=_check_as_strided)
 def convert_as_strided(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """A gather of the flattened input at offset + sum(i_d * stride_d)."""
+    """A gather of the flattened storage at offset + sum(i_d * stride_d); the
+    storage is the input's, or, for a view (a slice, a transpose), that of the
+    node it views."""
     args = node_arguments(node)
-    value = g.value(args["self"])
+    owner = _storage_owner(node)
+    assert owner is not None
+    value = g.value(owner)
     size, stride = list(args["size"]), list(args["stride"])
     offset = args["storage_offset"] or 0
     flat = reshape(g, value, [prod(_shape(value))])

@@ -434,7 +434,11 @@ group("reorder", {
     "repeat": lambda a, b: a[:2, :3].repeat(2, 1, 3), "tril": lambda a, b: torch.tril(a, -1),
     "triu": lambda a, b: torch.triu(a, 1),
 }, X, R)  # fmt: skip
-case("as_strided", lambda a: torch.as_strided(a, (2, 3), (1, 2), 1), X)
+case("as_strided", lambda a: {
+    "own": torch.as_strided(a, (2, 3), (1, 2), 1), "slice": torch.as_strided(a[1:], (2, 3), (1, 2), 1),
+    "transposed_intermediate": torch.as_strided((a * 2).t(), (2, 2), (2, 1)),
+    "slice_of_transpose": torch.as_strided(a.t()[1:], (2, 2), (2, 1), 3),
+}, X)  # fmt: skip
 group("pad", {
     "constant": lambda a, b: F.pad(a, (1, 2, 0, 1), value=0.5), "negative": lambda a, b: F.pad(a, (-1, 1)),
     "reflect": lambda a, b: F.pad(b, (2, 1), mode="reflect"), "replicate": lambda a, b: F.pad(b[None], (1, 2, 2, 0), mode="replicate"),
@@ -876,6 +880,7 @@ MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...
 
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
     "item-used-inside": (lambda a: a * a.sum().item(), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
+    "as_strided-view-input": (lambda a: torch.as_strided(a, (2, 2), (2, 1)), (floats(3, 5).t(),), "aten.as_strided.default (input that is a view of a storage no node of the graph holds"),
     "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with other indices or more than one value"),
 }  # fmt: skip
 
