@@ -25,6 +25,7 @@ from xdsl.ir import SSAValue
 from rducc.aten_elementwise import result_type
 from rducc.aten_structural import (
     _dims,
+    _used_outputs,
     _element,
     _shape,
     _slice_bounds,
@@ -667,10 +668,11 @@ def triangle_indices(g: GraphImporter, rows: int, cols: int, offset: int, lower:
 
 
 def _check_embedding_bag(node: torch.fx.Node) -> str | None:
-    if {int(user.args[1]) for user in node.users} - {0}:
-        return "offset2bag, bag_size or max_indices outputs are used"
     if fake_value(node.args[1]).dim() != 1:
         return "2-D indices"
+    forward_only = str(node.target) == "aten._embedding_bag_forward_only.default"
+    if forward_only and node_arguments(node)["include_last_offset"] and _used_outputs(node) & {2, 3}:
+        return "bag_size or max_indices used with include_last_offset (torch's own shapes for them disagree)"
     return None
 
 
@@ -680,7 +682,10 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
     nn.EmbeddingBag outside torch.no_grad, calls; same schema and first output.)
     Bag b reduces the looked-up rows offsets[b] <= i < offsets[b + 1]: a
     [bags, N] membership mask over the N gathered rows (sum, mean or max; an
-    empty bag gives zeros, as torch's does)."""
+    empty bag gives zeros, as torch's does). The other outputs, when used, are
+    torch's CPU ones: each index's bag, each bag's size (padding left out) and,
+    for max, the index of the row each maximum came from (for mean, the sizes
+    again); zeros (or empty) where torch gives zeros."""
     args = node_arguments(node)
     weight, indices, offsets = g.value(args["weight"]), cast(g, g.value(args["indices"]), i64), cast(g, g.value(args["offsets"]), i64)
     out = tensor_type_of(fake_value(node)[0])
@@ -726,7 +731,53 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
         value = b.div(total, size) if mode == 1 else total
         return b.select(empty, b.constant(0, compute), value)
 
-    return g.map([combined, sizes], out, finish), None, None, None
+    result = g.map([combined, sizes], out, finish)
+    used = _used_outputs(node)
+    types = [tensor_type_of(f) for f in fake_value(node)]
+    offset2bag = _bag_of_each_index(g, offsets, count, bags, types[1]) if 1 in used else None
+    bag_size = (_zeros(g, types[2]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[2].element_type)) if 2 in used else None
+    max_indices = None
+    if 3 in used:  # torch's: zeros for sum, the bag sizes for mean
+        if mode == 2:
+            max_indices = _max_rows(g, spread, indices, sizes, types[3])
+        else:
+            max_indices = _zeros(g, types[3]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[3].element_type)
+    return result, offset2bag, bag_size, max_indices
+
+
+def _zeros(g: GraphImporter, tensor_type: Any) -> SSAValue:
+    return g.map([], tensor_type, lambda b, xs: b.constant(0, tensor_type.element_type))
+
+
+def _bag_of_each_index(g: GraphImporter, offsets: SSAValue, count: int, bags: int, out: Any) -> SSAValue:
+    """offset2bag: for index i, how many of offsets[1:] are <= i, at most bags - 1
+    (empty when torch's is: sum mode without padding)."""
+    if not out.get_shape()[0]:
+        return _zeros(g, out)
+    bounds = _shape(offsets)[0] - 1
+    if bounds == 0:
+        return _zeros(g, out)
+    later = reshape(g, slice_dim(g, offsets, 0, 1, bounds), [1, bounds])
+    passed = g.map(
+        [later, reshape(g, ramp(g, count), [count, 1])], _tensor(i64, [count, bounds]),
+        lambda b, xs: b.cast(b.compare("le", xs[0], xs[1]), i64),  # type: ignore[arg-type]
+    )
+    total = reduce(g, ReduceKind.SUM, passed, [1], False)
+    return g.map([total], out, lambda b, xs: b.cast(b.minimum(xs[0], b.constant(bags - 1, i64)), out.element_type))  # type: ignore[arg-type]
+
+
+def _max_rows(g: GraphImporter, spread: SSAValue, indices: SSAValue, sizes: SSAValue, out: Any) -> SSAValue:
+    """max_indices: per bag and column, the index (a weight row) of the first
+    member holding the maximum; 0 for an empty bag."""
+    position = reduce(g, ReduceKind.ARGMAX, spread, [1], False, i64)
+    rows = gather_dim(g, indices, reshape(g, position, [prod(_shape(position))]), 0)
+    rows = reshape(g, rows, _shape(position))
+
+    def pick(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        empty = b.compare("eq", xs[1], b.constant(0, i64))
+        return b.cast(b.select(empty, b.constant(0, i64), xs[0]), out.element_type)
+
+    return g.map([rows, sizes], out, pick)
 
 
 _GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}

@@ -448,12 +448,20 @@ group("index", {
     "index_select": lambda a, b, i, j: torch.index_select(a, -1, j), "gather": lambda a, b, i, j: torch.gather(a, 1, j[None].expand(3, 3)),
     "gather_dim0": lambda a, b, i, j: torch.gather(a, 0, i[:, None].expand(3, 4)), "embedding": lambda a, b, i, j: F.embedding(j, a.t()),
 }, X, R, torch.tensor([2, 0, 2]), torch.tensor([3, 1, 0]))  # fmt: skip
+_EMBEDDING_BAG = torch.ops.aten._embedding_bag.default  # all four outputs: (result, offset2bag, bag_size, max_indices)
+_EMBEDDING_BAG_FORWARD = torch.ops.aten._embedding_bag_forward_only.default
 group("embedding-bag", {
     "sum": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum"), "mean": lambda w, i, o, p: F.embedding_bag(i, w, o),
     "max": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="max"),
     "include_last_offset": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", include_last_offset=True),
     "per_sample_weights": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
     "padding_idx": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="mean", padding_idx=3),
+    "all_outputs_sum": lambda w, i, o, p: _EMBEDDING_BAG(w, i, o, False, 0, False, None, False, -1),
+    "all_outputs_sum_padding": lambda w, i, o, p: _EMBEDDING_BAG(w, i, o, False, 0, False, None, False, 3),
+    "all_outputs_mean_last": lambda w, i, o, p: _EMBEDDING_BAG(w, i, torch.cat([o[:-1], o[-1:] + 2]), False, 1, False, None, True, -1),
+    "all_outputs_max": lambda w, i, o, p: _EMBEDDING_BAG(w, i, o, False, 2, False, None, False, 3),
+    "all_outputs_max_last": lambda w, i, o, p: _EMBEDDING_BAG(w, i, torch.cat([o[:-1], o[-1:] + 2]), False, 2, False, None, True, -1),
+    "forward_only_outputs_max": lambda w, i, o, p: _EMBEDDING_BAG_FORWARD(w, i, o, False, 2, False, None, False, -1),
 }, floats(6, 3), torch.tensor([1, 3, 3, 0, 5, 2, 4]), torch.tensor([0, 2, 2, 5]), floats(7))  # fmt: skip
 group("scatter-slices", {
     "select_scatter": lambda a, s: torch.select_scatter(a, s[0], 0, 1),
@@ -880,6 +888,7 @@ MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...
 
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
     "item-used-inside": (lambda a: a * a.sum().item(), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
+    "embedding_bag-last-offset-sizes": (lambda w, i, o: _EMBEDDING_BAG_FORWARD(w, i, o, False, 1, False, None, True, -1)[2], (floats(6, 3), torch.tensor([1, 3, 0]), torch.tensor([0, 2, 3])), "aten._embedding_bag_forward_only.default (bag_size or max_indices used with include_last_offset"),
     "as_strided-view-input": (lambda a: torch.as_strided(a, (2, 2), (2, 1)), (floats(3, 5).t(),), "aten.as_strided.default (input that is a view of a storage no node of the graph holds"),
     "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with other indices or more than one value"),
 }  # fmt: skip
