@@ -5,16 +5,16 @@ repeat, slice_scatter, nearest and bilinear upsampling, scatter, index_put,
 sort, topk, kthvalue, logcumsumexp, tril_indices, triu_indices, embedding_bag,
 grid_sample).
 
-No new dataflow op is needed: every index tensor is a small i64 ramp or map
-that the fusion passes place next to the gather that reads it. Scatters
-compare the index with every output position (a mask one dim larger than the
-output, J wide for J scattered elements per row) and reduce over the matches;
-that costs O(output x J) work, which the cost model counts as it is. Sorts
-are an `rdu.argsort` (a stable sort's order) and a gather by it.
+Every index tensor is a small i64 ramp or map that the fusion passes place
+next to the gather that reads it. Scatters (scatter, scatter_add,
+scatter_reduce, index_put) are `rdu.scatter`s: a write or a reduction (sum,
+prod, max, min) at the index, O(index) work. Sorts are an `rdu.argsort` (a
+stable sort's order) and a gather by it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 from typing import Any
 
@@ -25,6 +25,7 @@ from xdsl.ir import SSAValue
 from rducc.aten_elementwise import result_type
 from rducc.aten_structural import (
     _dims,
+    _used_outputs,
     _element,
     _shape,
     _slice_bounds,
@@ -35,7 +36,7 @@ from rducc.aten_structural import (
     slice_dim,
 )
 from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, ScatterOp, TransposeOp
-from rducc.dialects.shapes import broadcast_shapes, is_float
+from rducc.dialects.shapes import broadcast_shapes, is_bool, is_float, is_unsigned
 from rducc.importer import GraphImporter, converts, fake_value, node_arguments
 from rducc.scalar import ScalarBuilder, opmath_type
 from rducc.types import tensor_type_of
@@ -145,21 +146,51 @@ def convert_unfold(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return _move_dim(g, windows, dim + 1, rank)
 
 
-def _check_as_strided(node: torch.fx.Node) -> str | None:
-    source = fake_value(node.args[0])
-    own_storage = (
-        source.is_contiguous()
-        and source.storage_offset() == 0
-        and source.untyped_storage().nbytes() == source.numel() * source.element_size()
+def _owns_storage(value: torch.Tensor) -> bool:
+    """Whether `value` is its whole storage in row-major order (its flat values are the storage)."""
+    return (
+        value.is_contiguous()
+        and value.storage_offset() == 0
+        and value.untyped_storage().nbytes() == value.numel() * value.element_size()
     )
-    return None if own_storage else "input that is a view (as_strided reads its storage)"
+
+
+def _storage_owner(node: torch.fx.Node) -> torch.fx.Node | None:
+    """The node whose value is the whole storage that as_strided's input views
+    (the input itself, or the earlier node it is a view of), if there is one."""
+    source = node.args[0]
+    assert isinstance(source, torch.fx.Node)
+    viewed = fake_value(source)
+    storage = viewed.untyped_storage()._cdata
+    for candidate in node.graph.nodes:
+        if candidate is node:
+            return None
+        value = candidate.meta.get("val")
+        if (
+            isinstance(value, torch.Tensor)
+            and value.dtype == viewed.dtype
+            and value.untyped_storage()._cdata == storage
+            and _owns_storage(value)
+        ):
+            return candidate
+    return None
+
+
+def _check_as_strided(node: torch.fx.Node) -> str | None:
+    if _storage_owner(node) is None:
+        return "input that is a view of a storage no node of the graph holds (as_strided reads its storage)"
+    return None
 
 
 @converts("aten.as_strided.default", check=_check_as_strided)
 def convert_as_strided(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """A gather of the flattened input at offset + sum(i_d * stride_d)."""
+    """A gather of the flattened storage at offset + sum(i_d * stride_d); the
+    storage is the input's, or, for a view (a slice, a transpose), that of the
+    node it views."""
     args = node_arguments(node)
-    value = g.value(args["self"])
+    owner = _storage_owner(node)
+    assert owner is not None
+    value = g.value(owner)
     size, stride = list(args["size"]), list(args["stride"])
     offset = args["storage_offset"] or 0
     flat = reshape(g, value, [prod(_shape(value))])
@@ -333,11 +364,11 @@ def _blend_rows(
 
 
 # --------------------------------------------------------------------------
-# Scatter as a match matrix: out[..k..] combines src[..j..] where index[..j..] == k
+# Scatter: one `rdu.scatter` (written, or combined by a reduction)
 # --------------------------------------------------------------------------
 
-_SCATTER_REDUCE = {"sum": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
-"""scatter_reduce's reductions done by `_scatter_reduce` ('mean' is `_scatter_mean`)."""
+_SCATTER_REDUCE = {"sum": ReduceKind.SUM, "mean": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
+"""The `rdu.scatter` reduction of each of scatter_reduce's ('mean' is a sum and a count)."""
 
 
 def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
@@ -347,34 +378,41 @@ def _to_last(g: GraphImporter, value: SSAValue, dim: int) -> SSAValue:
     return reshape(g, moved, shape[:dim] + [1] + shape[dim:])
 
 
-def _matches(g: GraphImporter, value: SSAValue, index: SSAValue, dim: int) -> SSAValue:
-    """i1 [*value.shape, J]: whether index[.., j, ..] (j along `dim`) names this position."""
-    shape = list(_shape(value))
-    rank = len(shape)
-    positions = along(g, ramp(g, shape[dim]), dim, rank + 1)
-    match_shape = shape + [_shape(index)[dim]]
-    return g.map([_to_last(g, index, dim), positions], _tensor(i1, match_shape), lambda b, xs: b.compare("eq", xs[0], xs[1]))  # type: ignore[arg-type]
-
-
-def _writes_or_adds(node: torch.fx.Node, args: dict[str, Any]) -> bool | None:
-    """False for a scatter that writes (src, value), True for one that adds into the
-    input (scatter_add, scatter_reduce sum with include_self), None otherwise."""
+def _scatter_form(node: torch.fx.Node, args: dict[str, Any]) -> tuple[str | None, bool]:
+    """(scatter_reduce's reduction name or None for a plain write, include_self)."""
     target = str(node.target)
     if target in ("aten.scatter.src", "aten.scatter.value"):
-        return False
-    if target == "aten.scatter_add.default" or (args.get("reduce") == "sum" and args["include_self"]):
-        return True
-    return None
+        return None, True
+    if target == "aten.scatter_add.default":
+        return "sum", True
+    return args["reduce"], bool(args["include_self"])
+
+
+def _reduction_identity(kind: ReduceKind, element: Any) -> int | float:
+    """The value a reduction starts from (the extreme integers for max and min)."""
+    if kind in (ReduceKind.SUM, ReduceKind.PROD):
+        return 0 if kind == ReduceKind.SUM else 1
+    if is_float(element):
+        return float("-inf") if kind == ReduceKind.MAX else float("inf")
+    if is_bool(element):
+        return int(kind == ReduceKind.MIN)
+    bits = element.width.data
+    low, high = (0, 2**bits - 1) if is_unsigned(element) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    return low if kind == ReduceKind.MAX else high
+
+
+def _fill(g: GraphImporter, value: int | float, element: Any, shape: Sequence[int]) -> SSAValue:
+    return g.map([], _tensor(element, list(shape)), lambda b, xs: b.constant(value, element))
 
 
 @converts("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter_reduce.two")
 def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """scatter (src or value), scatter_add and scatter_reduce sum with the input
-    are one `rdu.scatter`. The other reductions build a match matrix of index
-    against output positions and reduce the matches (with the input itself
-    unless include_self is false); an index smaller than the input outside
-    `dim` scatters into that corner of the input, the rest is kept. Rank-0
-    operands scatter as one-element vectors."""
+    """scatter (src or value), scatter_add and scatter_reduce are `rdu.scatter`s:
+    a write, or a reduction into the input. Without include_self a first write
+    puts the reduction's identity where the index points; 'mean' divides the
+    sum by a second scatter's count (plus one with include_self; floor division
+    for integers) where it is not zero. An index smaller than the input outside
+    `dim` scatters into that corner. Rank-0 operands scatter as one-element vectors."""
     args = node_arguments(node)
     value, index = g.value(args["self"]), cast(g, g.value(args["index"]), i64)
     source = g.value(args["src"]) if "src" in args else None
@@ -383,73 +421,32 @@ def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         value, index = reshape(g, value, [1]), reshape(g, index, [1])
         source = reshape(g, source, [1]) if source is not None else None
     dim = args["dim"] % len(_shape(value))
-    adds = _writes_or_adds(node, args)
-    if adds is not None:
-        element = out.element_type
-        if source is None:
-            fill_value = args["value"]
-            source = g.map([], _tensor(element, _shape(index)), lambda b, xs: b.constant(fill_value, element))
-        written = ScatterOp(cast(g, value, element), index, cast(g, _crop(g, source, _shape(index)), element), dim, adds)
-        return reshape(g, g.emit(written), out.get_shape())
-    extents = [size if d == dim else _shape(index)[d] for d, size in enumerate(_shape(value))]
-    corner = _crop(g, value, tuple(extents))
-    scattered = _scatter_block(g, args, corner, index, source, dim, _tensor(out.element_type, extents))
-    return reshape(g, _paste_corner(g, scattered, value), out.get_shape())
+    reduction, include_self = _scatter_form(node, args)
+    element = opmath_type(out.element_type) if reduction == "mean" else out.element_type
+    source = _crop(g, source, _shape(index)) if source is not None else _fill(g, args["value"], element, _shape(index))
+    source, base = cast(g, source, element), cast(g, value, element)
+    kind = _SCATTER_REDUCE[reduction] if reduction is not None else None
+    if kind is not None and not include_self:
+        base = g.emit(ScatterOp(base, index, _fill(g, _reduction_identity(kind, element), element, _shape(index)), dim))
+    result = g.emit(ScatterOp(base, index, source, dim, kind))
+    if reduction == "mean":
+        result = _scatter_mean(g, result, index, dim, include_self, out.element_type)
+    return reshape(g, cast(g, result, out.element_type), out.get_shape())
 
 
-def _scatter_block(
-    g: GraphImporter, args: dict[str, Any], value: SSAValue, index: SSAValue, source: SSAValue | None, dim: int, out: Any
-) -> SSAValue:
-    """A scatter_reduce where the index covers `value` outside `dim`."""
-    assert source is not None
-    source = _crop(g, source, _shape(index))
-    match = _matches(g, value, index, dim)
-    include_self = bool(args["include_self"])
-    if args["reduce"] == "mean":
-        return _scatter_mean(g, include_self, match, _to_last(g, source, dim), value, out)
-    return _scatter_reduce(g, _SCATTER_REDUCE[args["reduce"]], include_self, match, _to_last(g, source, dim), value, out)
+def _scatter_mean(g: GraphImporter, total: SSAValue, index: SSAValue, dim: int, include_self: bool, element: Any) -> SSAValue:
+    """`total` divided by how many writes each position got (plus one for the
+    input with include_self); positions nothing was written to keep `total`."""
+    counts = g.emit(ScatterOp(_fill(g, 0, i64, _shape(total)), index, _fill(g, 1, i64, _shape(index)), dim, ReduceKind.SUM))
+    compute = _element(total)
 
+    def divide(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        count = b.add(xs[1], b.constant(1, i64)) if include_self else xs[1]
+        divisor = b.cast(count, compute)
+        quotient = b.div(xs[0], divisor) if is_float(compute) else b.floor_div(xs[0], divisor)
+        return b.select(b.compare("eq", count, b.constant(0, i64)), xs[0], quotient)
 
-def _paste_corner(g: GraphImporter, corner: SSAValue, value: SSAValue) -> SSAValue:
-    """`value` with its leading corner replaced by `corner`: joined back one dim at
-    a time, last dim first, with the parts of `value` outside the corner."""
-    extents = list(_shape(corner))
-    shape = list(_shape(value))
-    result = corner
-    for dim in reversed(range(len(shape))):
-        if extents[dim] == shape[dim]:
-            continue
-        rest = value
-        for before in range(dim):
-            rest = slice_dim(g, rest, before, 0, extents[before])
-        rest = slice_dim(g, rest, dim, extents[dim], shape[dim] - extents[dim])
-        joined = list(_shape(result))
-        joined[dim] = shape[dim]
-        result = g.emit(ConcatOp([result, cast(g, rest, _element(result))], dim, _tensor(_element(result), joined)))
-    return result
-
-
-def _scatter_mean(g: GraphImporter, include_self: bool, match: SSAValue, source: SSAValue, value: SSAValue, out: Any) -> SSAValue:
-    """scatter_reduce 'mean': the matching sources (and the input itself with
-    include_self) summed and divided by their count (floor division for
-    integers); positions no index names keep the input."""
-    compute = opmath_type(out.element_type)
-    rank = len(_shape(value))
-    candidates = g.map(
-        [match, source], _tensor(compute, _shape(match)),
-        lambda b, xs: b.select(xs[0], b.cast(xs[1], compute), b.constant(0, compute)),  # type: ignore[arg-type]
-    )
-    total = reduce(g, ReduceKind.SUM, candidates, [rank], False)
-    count = reduce(g, ReduceKind.SUM, cast(g, match, i64), [rank], False)
-
-    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        total, count, own = xs[0], xs[1], b.cast(xs[2], compute)
-        if include_self:
-            total, count = b.add(total, own), b.add(count, b.constant(1, i64))
-        divided = b.div(total, b.cast(count, compute)) if is_float(compute) else b.floor_div(total, b.cast(count, compute))
-        return b.select(b.compare("eq", count, b.constant(0, i64)), own, divided)
-
-    return g.map([total, count, value], out, body)
+    return g.map([total, counts], _tensor(element, _shape(total)), divide)
 
 
 def _check_index_put(node: torch.fx.Node) -> str | None:
@@ -529,7 +526,7 @@ def _put_rows(g: GraphImporter, value: SSAValue, index: SSAValue, source: SSAVal
     count = _shape(index)[0]
     spread = [count] + shape[1:]
     index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), _tensor(i64, spread)))
-    return g.emit(ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, accumulate))
+    return g.emit(ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, ReduceKind.SUM if accumulate else None))
 
 
 def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SSAValue, first: int, source: SSAValue, accumulate: bool) -> SSAValue:
@@ -545,32 +542,6 @@ def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SS
         return b.select(xs[0], b.add(own, new) if accumulate else new, own)
 
     return g.map([mask, value, source], out, body)
-
-
-def _scatter_reduce(
-    g: GraphImporter, kind: ReduceKind, include_self: bool, match: SSAValue, source: SSAValue, value: SSAValue, out: Any
-) -> SSAValue:
-    """Reduce the matching sources (non-matches give the reduction's identity)."""
-    compute = opmath_type(out.element_type)
-    rank = len(_shape(value))
-    identity = {ReduceKind.SUM: 0, ReduceKind.PROD: 1, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
-    if not is_float(compute) and kind in (ReduceKind.MAX, ReduceKind.MIN):
-        bits = compute.width.data  # type: ignore[attr-defined]
-        identity = -(2 ** (bits - 1)) if kind == ReduceKind.MAX else 2 ** (bits - 1) - 1
-    candidates = g.map(
-        [match, source], _tensor(compute, _shape(match)),
-        lambda b, xs: b.select(xs[0], b.cast(xs[1], compute), b.constant(identity, compute)),  # type: ignore[arg-type]
-    )
-    combined = reduce(g, kind, candidates, [rank], False)
-    hit = reduce(g, ReduceKind.ANY, match, [rank], False)
-    combine = {ReduceKind.SUM: ScalarBuilder.add, ReduceKind.PROD: ScalarBuilder.mul, ReduceKind.MAX: ScalarBuilder.maximum, ReduceKind.MIN: ScalarBuilder.minimum}[kind]
-
-    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        own = b.cast(xs[2], compute)
-        merged = combine(b, xs[1], own) if include_self else xs[1]
-        return b.select(xs[0], merged, own)
-
-    return g.map([hit, combined, value], out, body)
 
 
 def _crop(g: GraphImporter, value: SSAValue, shape: tuple[int, ...]) -> SSAValue:
@@ -697,18 +668,24 @@ def triangle_indices(g: GraphImporter, rows: int, cols: int, offset: int, lower:
 
 
 def _check_embedding_bag(node: torch.fx.Node) -> str | None:
-    if {int(user.args[1]) for user in node.users} - {0}:
-        return "offset2bag, bag_size or max_indices outputs are used"
     if fake_value(node.args[1]).dim() != 1:
         return "2-D indices"
+    forward_only = str(node.target) == "aten._embedding_bag_forward_only.default"
+    if forward_only and node_arguments(node)["include_last_offset"] and _used_outputs(node) & {2, 3}:
+        return "bag_size or max_indices used with include_last_offset (torch's own shapes for them disagree)"
     return None
 
 
-@converts("aten._embedding_bag_forward_only.default", check=_check_embedding_bag)
+@converts("aten._embedding_bag_forward_only.default", "aten._embedding_bag.default", check=_check_embedding_bag)
 def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    """Bag b reduces the looked-up rows offsets[b] <= i < offsets[b + 1]: a
+    """(`_embedding_bag` is what a model exported with gradients on, such as an
+    nn.EmbeddingBag outside torch.no_grad, calls; same schema and first output.)
+    Bag b reduces the looked-up rows offsets[b] <= i < offsets[b + 1]: a
     [bags, N] membership mask over the N gathered rows (sum, mean or max; an
-    empty bag gives zeros, as torch's does)."""
+    empty bag gives zeros, as torch's does). The other outputs, when used, are
+    torch's CPU ones: each index's bag, each bag's size (padding left out) and,
+    for max, the index of the row each maximum came from (for mean, the sizes
+    again); zeros (or empty) where torch gives zeros."""
     args = node_arguments(node)
     weight, indices, offsets = g.value(args["weight"]), cast(g, g.value(args["indices"]), i64), cast(g, g.value(args["offsets"]), i64)
     out = tensor_type_of(fake_value(node)[0])
@@ -754,27 +731,71 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
         value = b.div(total, size) if mode == 1 else total
         return b.select(empty, b.constant(0, compute), value)
 
-    return g.map([combined, sizes], out, finish), None, None, None
+    result = g.map([combined, sizes], out, finish)
+    used = _used_outputs(node)
+    types = [tensor_type_of(f) for f in fake_value(node)]
+    offset2bag = _bag_of_each_index(g, offsets, count, bags, types[1]) if 1 in used else None
+    bag_size = (_zeros(g, types[2]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[2].element_type)) if 2 in used else None
+    max_indices = None
+    if 3 in used:  # torch's: zeros for sum, the bag sizes for mean
+        if mode == 2:
+            max_indices = _max_rows(g, spread, indices, sizes, types[3])
+        else:
+            max_indices = _zeros(g, types[3]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[3].element_type)
+    return result, offset2bag, bag_size, max_indices
 
 
-_GRID_MODES = {0: "bilinear", 1: "nearest"}
+def _zeros(g: GraphImporter, tensor_type: Any) -> SSAValue:
+    return g.map([], tensor_type, lambda b, xs: b.constant(0, tensor_type.element_type))
+
+
+def _bag_of_each_index(g: GraphImporter, offsets: SSAValue, count: int, bags: int, out: Any) -> SSAValue:
+    """offset2bag: for index i, how many of offsets[1:] are <= i, at most bags - 1
+    (empty when torch's is: sum mode without padding)."""
+    if not out.get_shape()[0]:
+        return _zeros(g, out)
+    bounds = _shape(offsets)[0] - 1
+    if bounds == 0:
+        return _zeros(g, out)
+    later = reshape(g, slice_dim(g, offsets, 0, 1, bounds), [1, bounds])
+    passed = g.map(
+        [later, reshape(g, ramp(g, count), [count, 1])], _tensor(i64, [count, bounds]),
+        lambda b, xs: b.cast(b.compare("le", xs[0], xs[1]), i64),  # type: ignore[arg-type]
+    )
+    total = reduce(g, ReduceKind.SUM, passed, [1], False)
+    return g.map([total], out, lambda b, xs: b.cast(b.minimum(xs[0], b.constant(bags - 1, i64)), out.element_type))  # type: ignore[arg-type]
+
+
+def _max_rows(g: GraphImporter, spread: SSAValue, indices: SSAValue, sizes: SSAValue, out: Any) -> SSAValue:
+    """max_indices: per bag and column, the index (a weight row) of the first
+    member holding the maximum; 0 for an empty bag."""
+    position = reduce(g, ReduceKind.ARGMAX, spread, [1], False, i64)
+    rows = gather_dim(g, indices, reshape(g, position, [prod(_shape(position))]), 0)
+    rows = reshape(g, rows, _shape(position))
+
+    def pick(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        empty = b.compare("eq", xs[1], b.constant(0, i64))
+        return b.cast(b.select(empty, b.constant(0, i64), xs[0]), out.element_type)
+
+    return g.map([rows, sizes], out, pick)
+
+
+_GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+_BICUBIC_A = -0.75
+"""The cubic convolution constant torch's bicubic sampling and upsampling use."""
 
 
-def _check_grid_sampler(node: torch.fx.Node) -> str | None:
-    if node_arguments(node)["interpolation_mode"] not in _GRID_MODES:
-        return "bicubic interpolation"
-    return None
-
-
-@converts("aten.grid_sampler_2d.default", check=_check_grid_sampler)
+@converts("aten.grid_sampler_2d.default")
 def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """Sampling at the grid's (x, y), unnormalized and, for border and
     reflection padding, clipped or reflected into the input as torch does.
     Bilinear: four gathers at data-dependent corners (clamped into range,
     zeroed outside it), blended by area weights in f32 in torch's order
     (north-west, north-east, south-west, south-east). Nearest: one gather at
-    the rounded (half to even) position, zero outside the input."""
+    the rounded (half to even) position, zero outside the input. Bicubic: the
+    4x4 points around the unpadded position, each padded on its own (see
+    `_grid_bicubic`)."""
     args = node_arguments(node)
     value, grid = g.value(args["input"]), g.value(args["grid"])
     batch, channels, height, width = _shape(value)
@@ -785,21 +806,19 @@ def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     compute = opmath_type(out.element_type)
     where_shape = [batch, 1, out_h, out_w]
 
+    mode = _GRID_MODES[args["interpolation_mode"]]
+
     def coordinate(axis: int, size: int) -> SSAValue:
         part = reshape(g, slice_dim(g, grid, 3, axis, 1), where_shape)
 
         def source_index(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-            c = b.cast(xs[0], compute)
             one, half = b.constant(1.0, compute), b.constant(0.5, compute)
+            c = b.cast(xs[0], compute)
             if aligned:
                 c = b.mul(b.mul(b.add(c, one), half), b.constant(size - 1, compute))
             else:
                 c = b.mul(b.sub(b.mul(b.add(c, one), b.constant(size, compute)), one), half)
-            if padding == "reflection":
-                c = _reflect(b, c, 0 if aligned else -1, 2 * (size - 1) if aligned else 2 * size - 1)
-            if padding != "zeros":
-                c = b.minimum(b.maximum(c, b.constant(0.0, compute)), b.constant(size - 1, compute))
-            return c
+            return c if mode == "bicubic" else _pad_coordinate(b, c, size, padding, aligned)
 
         return g.map([part], _tensor(compute, where_shape), source_index)
 
@@ -807,13 +826,27 @@ def convert_grid_sampler(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     batch_index = along(g, ramp(g, batch), 0, 4)
     channel_index = along(g, ramp(g, channels), 1, 4)
     source = cast(g, value, compute)
-    if _GRID_MODES[args["interpolation_mode"]] == "nearest":
+    if mode == "nearest":
         return _grid_nearest(g, source, x, y, width, height, batch_index, channel_index, out)
+    if mode == "bicubic":
+        taps_x = _bicubic_taps(g, x, width, padding, aligned)
+        taps_y = _bicubic_taps(g, y, height, padding, aligned)
+        return _grid_bicubic(g, source, x, y, taps_x, taps_y, batch_index, channel_index, out)
     total = None
     for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1)):
         total = _grid_corner(g, source, x, y, dx, dy, width, height, batch_index, channel_index, total, out, compute)
     assert total is not None
     return total
+
+
+def _pad_coordinate(b: ScalarBuilder, c: SSAValue, size: int, padding: str, aligned: bool) -> SSAValue:
+    """torch's compute_coordinates: `c` reflected (reflection padding) and clipped
+    into [0, size - 1] (border and reflection padding); unchanged for zeros."""
+    if padding == "reflection":
+        c = _reflect(b, c, 0 if aligned else -1, 2 * (size - 1) if aligned else 2 * size - 1)
+    if padding != "zeros":
+        c = b.minimum(b.maximum(c, b.constant(0.0, c.type)), b.constant(size - 1, c.type))
+    return c
 
 
 def _reflect(b: ScalarBuilder, c: SSAValue, twice_low: int, twice_high: int) -> SSAValue:
@@ -894,6 +927,87 @@ def _grid_corner(
     inputs = [x, y, picked] + ([total] if total is not None else [])
     last = (dy, dx) == (1, 1)
     return g.map(inputs, out if last else _tensor(compute, _shape(picked)), blend)
+
+
+def _bicubic_taps(g: GraphImporter, position: SSAValue, size: int, padding: str, aligned: bool) -> list[tuple[SSAValue, SSAValue]]:
+    """For k = 0..3, (padded coordinate, clamped i64 index) of the tap
+    floor(position) - 1 + k: the coordinate says whether the tap is inside the
+    input (zeros padding leaves it outside), the index is where to gather."""
+    where, compute = _shape(position), _element(position)
+
+    def clamped(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        at = b.cast(xs[0], i64)
+        return b.minimum(b.maximum(at, b.constant(0, i64)), b.constant(size - 1, i64))
+
+    taps = []
+    for k in range(4):
+
+        def padded(b: ScalarBuilder, xs: list[Any], offset: int = k - 1) -> SSAValue:
+            tap = b.add(b.unary("floor", xs[0]), b.constant(float(offset), compute))
+            return _pad_coordinate(b, tap, size, padding, aligned)
+
+        coordinate = g.map([position], _tensor(compute, where), padded)
+        taps.append((coordinate, g.map([coordinate], _tensor(i64, where), clamped)))
+    return taps
+
+
+def _cubic_weights(b: ScalarBuilder, t: SSAValue) -> list[SSAValue]:
+    """torch's get_cubic_upsample_coefficients: the weights of the taps at
+    distance 1 + t, t, 1 - t and 2 - t from a sample with fractional part t."""
+    one, a = b.constant(1.0, t.type), b.constant(_BICUBIC_A, t.type)
+
+    def near(x: SSAValue) -> SSAValue:  # ((A + 2) x - (A + 3)) x x + 1 for |x| <= 1
+        inner = b.sub(b.mul(b.constant(_BICUBIC_A + 2, t.type), x), b.constant(_BICUBIC_A + 3, t.type))
+        return b.add(b.mul(b.mul(inner, x), x), one)
+
+    def far(x: SSAValue) -> SSAValue:  # ((A x - 5 A) x + 8 A) x - 4 A for 1 < |x| < 2
+        inner = b.sub(b.mul(a, x), b.constant(5 * _BICUBIC_A, t.type))
+        return b.sub(b.mul(b.add(b.mul(inner, x), b.constant(8 * _BICUBIC_A, t.type)), x), b.constant(4 * _BICUBIC_A, t.type))
+
+    rest = b.sub(one, t)
+    return [far(b.add(t, one)), near(t), near(rest), far(b.add(rest, one))]
+
+
+def _cubic_blend(b: ScalarBuilder, position: SSAValue, values: list[SSAValue]) -> SSAValue:
+    """sum_k weight_k * value_k, in torch's order, for the fractional part of `position`."""
+    weights = _cubic_weights(b, b.sub(position, b.unary("floor", position)))
+    total = b.mul(weights[0], values[0])
+    for weight, value in zip(weights[1:], values[1:]):
+        total = b.add(total, b.mul(weight, value))
+    return total
+
+
+def _grid_bicubic(
+    g: GraphImporter, source: SSAValue, x: SSAValue, y: SSAValue, taps_x: list[tuple[SSAValue, SSAValue]],
+    taps_y: list[tuple[SSAValue, SSAValue]], batch_index: SSAValue, channel_index: SSAValue, out: Any,
+) -> SSAValue:
+    """torch's bicubic grid sampling (A = -0.75): for each of the 4 rows of taps,
+    4 gathers blended along x (a tap outside the input reads 0), then the 4 rows
+    blended along y."""
+    height, width = _shape(source)[2:]
+    compute = _element(source)
+    blended_shape = [*_shape(source)[:2], *_shape(x)[2:]]
+
+    def inside(b: ScalarBuilder, coordinate: SSAValue, size: int) -> SSAValue:
+        return b.logical("and", b.compare("ge", coordinate, b.constant(0.0, compute)), b.compare("le", coordinate, b.constant(size - 1, compute)))
+
+    def row_blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        position, row, columns, picked = xs[0], xs[1], xs[2:6], xs[6:10]
+        row_inside = inside(b, row, height)
+        values = [
+            b.select(b.logical("and", row_inside, inside(b, column, width)), value, b.constant(0.0, compute))
+            for column, value in zip(columns, picked)
+        ]
+        return _cubic_blend(b, position, values)
+
+    rows = []
+    for row, row_index in taps_y:
+        picked = [
+            g.emit(GatherOp(source, [batch_index, channel_index, row_index, column_index], 0, _tensor(compute, blended_shape)))
+            for _, column_index in taps_x
+        ]
+        rows.append(g.map([x, row, *[column for column, _ in taps_x], *picked], _tensor(compute, blended_shape), row_blend))
+    return g.map([y, *rows], out, lambda b, xs: _cubic_blend(b, xs[0], xs[1:]))  # type: ignore[arg-type]
 
 
 __all__ = ["ramp", "along", "gather_dim", "take_along", "sort_along", "triangle_indices"]

@@ -485,16 +485,8 @@ def convert_log_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return g.map([value, peak, total], result_type(node), body)
 
 
-@converts("aten.native_layer_norm.default")
-def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims."""
-    args = node_arguments(node)
-    value = g.value(args["input"])
-    rank = len(_shape(value))
-    dims = list(range(rank - len(args["normalized_shape"]), rank))
-    out_types = [tensor_type for tensor_type in map(_fake_type, fake_value(node))]
-    compute = opmath_type(out_types[0].element_type)
-    eps = args["eps"]
+def _standardize(g: GraphImporter, value: SSAValue, dims: list[int], eps: float, compute: Any) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(x - mean, mean, rsqrt(biased var + eps)) over `dims` (kept as size 1), in `compute`."""
     count = prod(_shape(value)[d] for d in dims)
     mean = _mean(g, value, dims, True, compute)
     centered = g.map(
@@ -507,6 +499,19 @@ def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
         [total], total.type,
         lambda b, xs: b.unary("rsqrt", b.add(b.div(xs[0], b.constant(count, compute)), b.constant(eps, compute))),  # type: ignore[arg-type]
     )
+    return centered, mean, rstd
+
+
+@converts("aten.native_layer_norm.default")
+def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    rank = len(_shape(value))
+    dims = list(range(rank - len(args["normalized_shape"]), rank))
+    out_types = [tensor_type for tensor_type in map(_fake_type, fake_value(node))]
+    compute = opmath_type(out_types[0].element_type)
+    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
     affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
     has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
 
@@ -532,18 +537,15 @@ def _fake_type(fake: torch.Tensor) -> TensorType:
     return tensor_type_of(fake)
 
 
-def _check_batch_norm(node: torch.fx.Node) -> str | None:
-    return "saved mean/invstd outputs are used" if _used_outputs(node) - {0} else None
-
-
-@converts("aten._native_batch_norm_legit_no_training.default", check=_check_batch_norm)
+@converts("aten._native_batch_norm_legit_no_training.default")
 def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    """Inference batch norm over dim 1: (x - mean) * rsqrt(var + eps) * weight + bias."""
+    """Inference batch norm over dim 1: (x - mean) * rsqrt(var + eps) * weight + bias.
+    The saved mean and invstd are what torch returns for them: empty tensors."""
     args = node_arguments(node)
     value = g.value(args["input"])
     shape = _shape(value)
     channel_shape = [shape[1]] + [1] * (len(shape) - 2)
-    out = _fake_type(fake_value(node)[0])
+    out, *saved_types = (_fake_type(f) for f in fake_value(node))
     compute = opmath_type(out.element_type)
     eps = args["eps"]
     names = ["running_mean", "running_var", "weight", "bias"]
@@ -563,7 +565,47 @@ def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
             y = b.add(y, named["bias"])
         return y
 
-    return g.map([value, *params], out, body), None, None
+    used = _used_outputs(node)
+    saved = [
+        g.map([], saved_type, lambda b, xs, element=saved_type.element_type: b.constant(0, element)) if index in used else None
+        for index, saved_type in enumerate(saved_types, start=1)
+    ]
+    return g.map([value, *params], out, body), *saved
+
+
+@converts("aten._native_batch_norm_legit.no_stats")
+def convert_batch_norm_batch_stats(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """Batch norm with the batch's own statistics (training, or no running stats:
+    instance norm decomposes to it): (x - mean) * rsqrt(biased var + eps) * weight
+    + bias over every dim but 1, and the saved mean and invstd per channel."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    shape = _shape(value)
+    dims = [0, *range(2, len(shape))]
+    channel_shape = [shape[1]] + [1] * (len(shape) - 2)
+    out_types = [_fake_type(f) for f in fake_value(node)]
+    compute = opmath_type(out_types[0].element_type)
+    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
+    present = [n for n in ("weight", "bias") if args[n] is not None]
+    params = [reshape(g, g.value(args[n]), channel_shape) for n in present]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        named = dict(zip(present, (b.cast(x, compute) for x in xs[2:])))
+        y = b.mul(xs[0], xs[1])
+        if "weight" in named:
+            y = b.mul(y, named["weight"])
+        if "bias" in named:
+            y = b.add(y, named["bias"])
+        return y
+
+    used = _used_outputs(node)
+
+    def saved(stat: SSAValue, index: int) -> SSAValue | None:
+        if index not in used:
+            return None
+        return reshape(g, cast(g, stat, out_types[index].element_type), out_types[index].get_shape())
+
+    return g.map([centered, rstd, *params], out_types[0], body), saved(mean, 1), saved(rstd, 2)
 
 
 # --------------------------------------------------------------------------

@@ -33,10 +33,9 @@ MISSING_OPS: dict[str, str] = {
 PARTIAL_FORMS: dict[str, str] = {
     "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number); refused when the number is used inside the graph (data-dependent)",
     "aten.index.Tensor": "boolean masks are refused (data-dependent shape)",
-    "aten._native_batch_norm_legit_no_training.default": "refused when the saved mean/invstd are used",
-    "aten.as_strided.default": "refused on an input that is a view of a larger storage",
-    "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; refused when its other outputs are used",
-    "aten.grid_sampler_2d.default": "bicubic interpolation is refused (bilinear and nearest with zeros, border and reflection padding are supported)",
+    "aten.as_strided.default": "refused on a view of a storage no node of the graph holds (a non-contiguous model input)",
+    "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused with include_last_offset (torch's meta shapes for them differ from its CPU results)",
+    "aten._embedding_bag.default": "1-D indices with offsets only",
     "aten.index_put.default": "a boolean mask with other indices or with more than one value (data-dependent positions) is refused",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""

@@ -911,32 +911,37 @@ class ArgsortOp(IRDLOperation):
             raise VerifyException("'rdu.argsort' result must be i64 of the input's shape")
 
 
+SCATTER_REDUCTIONS = (ReduceKind.SUM, ReduceKind.PROD, ReduceKind.MAX, ReduceKind.MIN)
+"""What an `rdu.scatter` can combine its writes with."""
+
+
 @irdl_op_definition
 class ScatterOp(IRDLOperation):
     """`input` with `source` written along `dim` at `index` (torch.scatter, and
-    torch.scatter_add with `add`): for every position p of `index`, the result
-    at p with p[dim] replaced by index[p] takes source[p]. `index` and `source`
-    have one shape, of the input's rank and at most its size outside `dim`.
-    Without `add`, of several writes to one position the last in row-major
-    order of `index` wins (torch's CPU order); with `add` every write adds."""
+    torch.scatter_add / scatter_reduce with `reduce`): for every position p of
+    `index`, the result at p with p[dim] replaced by index[p] takes source[p].
+    `index` and `source` have one shape, of the input's rank and at most its
+    size outside `dim`. Without `reduce`, of several writes to one position the
+    last in row-major order of `index` wins (torch's CPU order); with `reduce`
+    (sum, prod, max or min) every write combines with the position's value."""
 
     name = "rdu.scatter"
     input = operand_def(TensorType)
     index = operand_def(TensorType)
     source = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    add = opt_prop_def(UnitAttr)
+    reduce = opt_prop_def(ReduceKindAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$input `[` $index `]` `=` $source `dim` $dim (`add` $add^)? attr-dict "
+        "$input `[` $index `]` `=` $source `dim` $dim (`reduce` $reduce^)? attr-dict "
         "`:` type($input) `,` type($index) `,` type($source) `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue, index: SSAValue, source: SSAValue, dim: int, add: bool):
+    def __init__(self, input: SSAValue, index: SSAValue, source: SSAValue, dim: int, reduce: ReduceKind | None = None):
         props: dict[str, Attribute] = {"dim": IntegerAttr(dim, i64)}
-        if add:
-            props["add"] = UnitAttr()
+        if reduce is not None:
+            props["reduce"] = ReduceKindAttr(reduce)
         super().__init__(operands=[input, index, source], result_types=[input.type], properties=props)
 
     def verify_(self) -> None:
@@ -945,6 +950,8 @@ class ScatterOp(IRDLOperation):
         dim = self.dim.value.data
         if not shape:
             raise VerifyException("'rdu.scatter' input must have rank 1 or more")
+        if self.reduce is not None and self.reduce.data not in SCATTER_REDUCTIONS:
+            raise VerifyException(f"'rdu.scatter' reduce must be one of {', '.join(SCATTER_REDUCTIONS)}, not {self.reduce.data}")
         _verify_dims(self.name, [dim], len(shape))
         if self.result.type != self.input.type:
             raise VerifyException("'rdu.scatter' result must have the input's type")

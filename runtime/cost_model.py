@@ -57,7 +57,7 @@ FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
 - `rdu.pool`: out_elems x prod(window);
 - `rdu.iota`, `rdu.random`: out_elems;
 - `rdu.argsort`: out_elems x ceil(log2(n)) for n elements along the sorted dim;
-- `rdu.scatter`: index elems with `add`, else 0 (a write);
+- `rdu.scatter`: index elems with `reduce`, else 0 (a write);
 - layout ops (`rdu.reshape`, `rdu.transpose`, `rdu.broadcast`, `rdu.slice`,
   `rdu.concat`), `rdu.gather` and `arith.constant`: 0.
 
@@ -382,7 +382,7 @@ def op_flops(op: Operation) -> int:
     if isinstance(op, rdu.IotaOp | rdu.RandomOp):
         return _elems(op.result)
     if isinstance(op, rdu.ScatterOp):
-        return _elems(op.index) if op.add is not None else 0
+        return _elems(op.index) if op.reduce is not None else 0
     if isinstance(op, rdu.ArgsortOp):
         size = op.input.type.get_shape()[op.dim.value.data]
         return _elems(op.result) * max(1, ceil(log2(max(size, 1))))

@@ -34,9 +34,7 @@ import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    FileLineColLoc,
     ModuleOp,
-    NameLoc,
     SymbolRefAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
@@ -44,6 +42,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.collectives import COLLECTIVE_OPS
 from rducc.dialects.memory import GlobalOp
+from rducc.diagnostics import format_location
 from rducc.errors import RduccError
 from rducc.runtime import kernels
 
@@ -52,14 +51,8 @@ Kernel = Callable[..., Any]
 
 def describe_op(op: Operation) -> str:
     """`'rdu.map' at file:line:col` (or the FX node name) for messages."""
-    location = op.location
-    if isinstance(location, FileLineColLoc):
-        where = f" at {location.filename.data}:{location.line.data}:{location.column.data}"
-    elif isinstance(location, NameLoc):
-        where = f" at {location.name.data}"
-    else:
-        where = ""
-    return f"'{op.name}'{where}"
+    where = format_location(op.location)
+    return f"'{op.name}'" + (f" at {where}" if where else "")
 
 
 def _ints(attr: Any) -> tuple[int, ...]:
@@ -124,7 +117,7 @@ def _prepare_kernel(op: Operation, check: bool) -> Kernel:
         dim = op.dim.value.data
         return lambda source, *indices: kernels.gather(source, indices, dim)
     if isinstance(op, rdu.ScatterOp):
-        return partial(kernels.scatter, dim=op.dim.value.data, add=op.add is not None)
+        return partial(kernels.scatter, dim=op.dim.value.data, reduce=op.reduce.data if op.reduce is not None else None)
     if isinstance(op, rdu.IotaOp):
         shape, dtype = kernels.tensor_signature(op.result.type)
         start, step = op.start.value.data, op.step.value.data  # type: ignore[union-attr]

@@ -960,10 +960,15 @@ def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int) -> np.nd
         raise RduccError(f"rdu.gather: {error}") from None
 
 
-def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, add: bool) -> np.ndarray:
+SCATTER_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+"""The ufunc whose `.at` combines an `rdu.scatter`'s writes, by its `reduce`."""
+
+
+def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, reduce: str | None) -> np.ndarray:
     """`rdu.scatter`: `source` written into a copy of `x` along `dim` at `index`,
-    on whole arrays: `np.add.at` with `add` (f16/bf16 summed in f32, rounded
-    once), else one assignment of each position's last write."""
+    on whole arrays: the reduction's `ufunc.at` with `reduce` (np.add.at for
+    sum; f16/bf16 combined in f32, rounded once; NaN propagates through max
+    and min, as torch's), else one assignment of each position's last write."""
     index = np.asarray(index).astype(I64, copy=False)
     size = x.shape[dim]
     if index.size and (index.min() < 0 or index.max() >= size):
@@ -974,8 +979,8 @@ def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, add:
     values = np.asarray(source).reshape(-1)
     out = x.astype(compute_dtype(x.dtype))
     with np.errstate(all="ignore"):
-        if add:
-            np.add.at(out.reshape(-1), flat, values.astype(out.dtype))
+        if reduce is not None:
+            SCATTER_UFUNCS[reduce].at(out.reshape(-1), flat, values.astype(out.dtype))
         else:
             written, first_from_end = np.unique(flat[::-1], return_index=True)
             out.reshape(-1)[written] = values[len(flat) - 1 - first_from_end]

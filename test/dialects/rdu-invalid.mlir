@@ -500,3 +500,9 @@
 %x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf16>)
 %r = rdu.scatter %x[%i] = %s dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf16> -> tensor<3x5xf32>
 // CHECK: Operation does not verify: 'rdu.scatter' input and source: element types differ (f32 vs f16)
+
+// -----
+
+%x, %i, %s = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32>)
+%r = rdu.scatter %x[%i] = %s dim 1 reduce argmax : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: Operation does not verify: 'rdu.scatter' reduce must be one of sum, prod, max, min, not argmax

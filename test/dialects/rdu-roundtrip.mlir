@@ -102,7 +102,11 @@
 %u8max = rdu.reduce max %u8 dims [0] : tensor<4xui8> -> tensor<ui8>
 
 // CHECK: %sc = rdu.scatter %scx[%sci] = %scs dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
-// CHECK: %sca = rdu.scatter %scx[%sci] = %scs dim 1 add : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: %sca = rdu.scatter %scx[%sci] = %scs dim 1 reduce sum : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: %scp = rdu.scatter %scx[%sci] = %scs dim 1 reduce prod : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// CHECK: %scm = rdu.scatter %scx[%sci] = %scs dim 0 reduce max : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
 %scx, %sci, %scs = "test.op"() : () -> (tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32>)
 %sc = rdu.scatter %scx[%sci] = %scs dim 1 : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
-%sca = rdu.scatter %scx[%sci] = %scs dim 1 add : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+%sca = rdu.scatter %scx[%sci] = %scs dim 1 reduce sum : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+%scp = rdu.scatter %scx[%sci] = %scs dim 1 reduce prod : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+%scm = rdu.scatter %scx[%sci] = %scs dim 0 reduce max : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>

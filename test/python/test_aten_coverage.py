@@ -334,6 +334,11 @@ group("norms", {
     "batch_norm": lambda r, w, b, g, m, v: F.batch_norm(g, m, v, w[:3], b[:3], eps=1e-3),
     "group_norm": lambda r, w, b, g, m, v: F.group_norm(r.transpose(1, 2), 2, w, b), "group_norm_4d": lambda r, w, b, g, m, v: F.group_norm(g[:, :, None], 1),
     "rms_norm": lambda r, w, b, g, m, v: F.rms_norm(r, (4,), w),
+    "batch_norm_batch_stats": lambda r, w, b, g, m, v: F.batch_norm(g, None, None, w[:3], b[:3], training=True, eps=1e-3),
+    "instance_norm": lambda r, w, b, g, m, v: F.instance_norm(g, weight=w[:3], bias=b[:3]),
+    "instance_norm_2d_bf16": lambda r, w, b, g, m, v: F.instance_norm(r[None].bfloat16()),
+    "batch_norm_inference_saved_stats": lambda r, w, b, g, m, v: torch.ops.aten._native_batch_norm_legit_no_training(g, w[:3], b[:3], m, v, 0.1, 1e-5),
+    "batch_norm_saved_stats": lambda r, w, b, g, m, v: torch.ops.aten._native_batch_norm_legit.no_stats(r, w[:3], None, True, 0.1, 1e-5),
 }, R, floats(4), floats(4), floats(2, 3, 4), floats(3), POSITIVE[0, :3])  # fmt: skip
 
 # -- convolution and pooling ---------------------------------------------
@@ -399,6 +404,13 @@ group("grid-sample", {
     "bilinear_reflection": lambda a, g: F.grid_sample(a, g * 2.5, padding_mode="reflection", align_corners=False),
     "bilinear_reflection_aligned": lambda a, g: F.grid_sample(a, g * 2.5, padding_mode="reflection", align_corners=True),
     "nearest_reflection": lambda a, g: F.grid_sample(a, g * 2.5, mode="nearest", padding_mode="reflection", align_corners=False),
+    "bicubic": lambda a, g: F.grid_sample(a, g, mode="bicubic", align_corners=False),
+    "bicubic_aligned": lambda a, g: F.grid_sample(a, g, mode="bicubic", align_corners=True),
+    "bicubic_border": lambda a, g: F.grid_sample(a, g * 1.5, mode="bicubic", padding_mode="border", align_corners=False),
+    "bicubic_border_aligned": lambda a, g: F.grid_sample(a, g * 1.5, mode="bicubic", padding_mode="border", align_corners=True),
+    "bicubic_reflection": lambda a, g: F.grid_sample(a, g * 2.5, mode="bicubic", padding_mode="reflection", align_corners=False),
+    "bicubic_reflection_aligned": lambda a, g: F.grid_sample(a, g * 2.5, mode="bicubic", padding_mode="reflection", align_corners=True),
+    "bicubic_f64": lambda a, g: F.grid_sample(a.double(), g.double(), mode="bicubic", align_corners=True),
 }, floats(2, 3, 4, 5), floats(2, 3, 2, 2, low=-1.2, high=1.2))  # fmt: skip
 
 # -- data movement and indexing --------------------------------------------
@@ -422,7 +434,11 @@ group("reorder", {
     "repeat": lambda a, b: a[:2, :3].repeat(2, 1, 3), "tril": lambda a, b: torch.tril(a, -1),
     "triu": lambda a, b: torch.triu(a, 1),
 }, X, R)  # fmt: skip
-case("as_strided", lambda a: torch.as_strided(a, (2, 3), (1, 2), 1), X)
+case("as_strided", lambda a: {
+    "own": torch.as_strided(a, (2, 3), (1, 2), 1), "slice": torch.as_strided(a[1:], (2, 3), (1, 2), 1),
+    "transposed_intermediate": torch.as_strided((a * 2).t(), (2, 2), (2, 1)),
+    "slice_of_transpose": torch.as_strided(a.t()[1:], (2, 2), (2, 1), 3),
+}, X)  # fmt: skip
 group("pad", {
     "constant": lambda a, b: F.pad(a, (1, 2, 0, 1), value=0.5), "negative": lambda a, b: F.pad(a, (-1, 1)),
     "reflect": lambda a, b: F.pad(b, (2, 1), mode="reflect"), "replicate": lambda a, b: F.pad(b[None], (1, 2, 2, 0), mode="replicate"),
@@ -432,12 +448,20 @@ group("index", {
     "index_select": lambda a, b, i, j: torch.index_select(a, -1, j), "gather": lambda a, b, i, j: torch.gather(a, 1, j[None].expand(3, 3)),
     "gather_dim0": lambda a, b, i, j: torch.gather(a, 0, i[:, None].expand(3, 4)), "embedding": lambda a, b, i, j: F.embedding(j, a.t()),
 }, X, R, torch.tensor([2, 0, 2]), torch.tensor([3, 1, 0]))  # fmt: skip
+_EMBEDDING_BAG = torch.ops.aten._embedding_bag.default  # all four outputs: (result, offset2bag, bag_size, max_indices)
+_EMBEDDING_BAG_FORWARD = torch.ops.aten._embedding_bag_forward_only.default
 group("embedding-bag", {
     "sum": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum"), "mean": lambda w, i, o, p: F.embedding_bag(i, w, o),
     "max": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="max"),
     "include_last_offset": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", include_last_offset=True),
     "per_sample_weights": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
     "padding_idx": lambda w, i, o, p: F.embedding_bag(i, w, o, mode="mean", padding_idx=3),
+    "all_outputs_sum": lambda w, i, o, p: _EMBEDDING_BAG(w, i, o, False, 0, False, None, False, -1),
+    "all_outputs_sum_padding": lambda w, i, o, p: _EMBEDDING_BAG(w, i, o, False, 0, False, None, False, 3),
+    "all_outputs_mean_last": lambda w, i, o, p: _EMBEDDING_BAG(w, i, torch.cat([o[:-1], o[-1:] + 2]), False, 1, False, None, True, -1),
+    "all_outputs_max": lambda w, i, o, p: _EMBEDDING_BAG(w, i, o, False, 2, False, None, False, 3),
+    "all_outputs_max_last": lambda w, i, o, p: _EMBEDDING_BAG(w, i, torch.cat([o[:-1], o[-1:] + 2]), False, 2, False, None, True, -1),
+    "forward_only_outputs_max": lambda w, i, o, p: _EMBEDDING_BAG_FORWARD(w, i, o, False, 2, False, None, False, -1),
 }, floats(6, 3), torch.tensor([1, 3, 3, 0, 5, 2, 4]), torch.tensor([0, 2, 2, 5]), floats(7))  # fmt: skip
 group("scatter-slices", {
     "select_scatter": lambda a, s: torch.select_scatter(a, s[0], 0, 1),
@@ -454,6 +478,23 @@ group("scatter", {
     "amin_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amin", include_self=False),
     "sum_no_self": lambda a, i, s: torch.scatter_reduce(a, -1, i, s, "sum", include_self=False),
     "prod": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "prod"),
+    "prod_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "prod", include_self=False),
+    "amax_no_self_dim0": lambda a, i, s: torch.scatter_reduce(a, 0, i[:2] % 3, s, "amax", include_self=False),
+    "amin": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amin"),
+    "mean": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean"),
+    "mean_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean", include_self=False),
+    "mean_corner_dim0": lambda a, i, s: torch.scatter_reduce(a, 0, i[:2, :3] % 3, s, "mean", include_self=False),
+}, X, _SCATTER_INDEX, Y)  # fmt: skip
+group("scatter-reduce-int", {
+    "mean_floor": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean"),
+    "mean_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "mean", include_self=False),
+    "amax_no_self": lambda a, i, s: torch.scatter_reduce(a, 1, i, s, "amax", include_self=False),
+    "amin_no_self_u8": lambda a, i, s: torch.scatter_reduce(a.to(torch.uint8), 1, i, s.to(torch.uint8), "amin", include_self=False),
+    "prod": lambda a, i, s: torch.scatter_reduce(a, -1, i, s, "prod"),
+}, ints(3, 5), _SCATTER_INDEX, ints(3, 5))  # fmt: skip
+case("scatter_reduce_f16", lambda a, i, s: {
+    "amax_no_self": torch.scatter_reduce(a.half(), 1, i, s.half(), "amax", include_self=False),
+    "mean": torch.scatter_reduce(a.bfloat16(), 1, i, s.bfloat16(), "mean"),
 }, X, _SCATTER_INDEX, Y)  # fmt: skip
 group("index_put", {
     "put": lambda a, i, v: a.index_put((i,), v), "accumulate": lambda a, i, v: a.index_put((i,), v, accumulate=True),
@@ -698,8 +739,9 @@ def test_sort_tiles_along_its_other_dims() -> None:
 
 
 def test_scatter_is_one_op_and_tiles_along_its_other_dims() -> None:
-    """scatter_add and index_put accumulate are `rdu.scatter`s (no [..., J] match
-    mask); a target with little SRAM tiles them along the dims the index spans."""
+    """scatter_add, index_put accumulate and scatter_reduce are `rdu.scatter`s (no
+    [..., J] match mask); a target with little SRAM tiles them along the dims the
+    index spans."""
     import dataclasses
 
     from rducc.targets import load_target
@@ -709,13 +751,40 @@ def test_scatter_is_one_op_and_tiles_along_its_other_dims() -> None:
     index = torch.randint(0, 40, (256, 12), generator=GENERATOR)
     rows = torch.randint(-256, 256, (30,), generator=GENERATOR)
 
-    def fn(a: torch.Tensor, i: torch.Tensor, s: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.scatter_add(a, 1, i, s), a.index_put((r,), s[:30, :1], accumulate=True)
+    def fn(a: torch.Tensor, i: torch.Tensor, s: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.scatter_add(a, 1, i, s), a.index_put((r,), s[:30, :1], accumulate=True),
+            torch.scatter_reduce(a, 1, i, s, "amax", include_self=False), torch.scatter_reduce(a, 1, i, s, "mean"),
+        )
 
     program = rducc.compile(Model(fn), (x, index, source, rows), target=small)
-    assert "scf.for" in program.mlir and program.mlir.count("rdu.scatter") >= 2
+    assert "scf.for" in program.mlir and program.mlir.count("rdu.scatter") >= 5
+    assert "reduce max" in program.mlir and "reduce sum" in program.mlir
     assert "xi1>" not in program.mlir, "a match mask is back"
     assert_matches(program(x, index, source, rows), fn(x, index, source, rows))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_embedding_bag_exported_with_gradients(opt_level: int) -> None:
+    """nn.EmbeddingBag exported outside torch.no_grad calls aten._embedding_bag
+    (not the forward-only overload); it imports the same way."""
+
+    class Bags(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bags = torch.nn.ModuleList(torch.nn.EmbeddingBag(6, 3, mode=mode) for mode in ("sum", "mean", "max"))
+
+        def forward(self, i: torch.Tensor, o: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            return tuple(bag(i, o) for bag in self.bags)
+
+    torch.manual_seed(6)
+    model = Bags()
+    indices, offsets = torch.tensor([1, 3, 3, 0, 5, 2, 4]), torch.tensor([0, 2, 2, 5])
+    program = torch.export.export(model, (indices, offsets))
+    assert "aten._embedding_bag.default" in {str(n.target) for n in program.run_decompositions().graph.nodes}
+    with torch.no_grad():
+        expected = model(indices, offsets)
+    assert_matches(rducc.compile(program, opt_level=opt_level)(indices, offsets), expected)
 
 
 def test_case_names_are_unique() -> None:
@@ -819,6 +888,8 @@ MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...
 
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
     "item-used-inside": (lambda a: a * a.sum().item(), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
+    "embedding_bag-last-offset-sizes": (lambda w, i, o: _EMBEDDING_BAG_FORWARD(w, i, o, False, 1, False, None, True, -1)[2], (floats(6, 3), torch.tensor([1, 3, 0]), torch.tensor([0, 2, 3])), "aten._embedding_bag_forward_only.default (bag_size or max_indices used with include_last_offset"),
+    "as_strided-view-input": (lambda a: torch.as_strided(a, (2, 2), (2, 1)), (floats(3, 5).t(),), "aten.as_strided.default (input that is a view of a storage no node of the graph holds"),
     "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with other indices or more than one value"),
 }  # fmt: skip
 

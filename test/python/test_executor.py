@@ -1189,3 +1189,17 @@ def test_unsupported_op_is_reported_at_prepare() -> None:
     block.insert_op_before(missing, block.first_op)
     with pytest.raises(RduccError, match="the module has no 'func.func @helper'"):
         GraphExecutor(module)
+
+
+def test_describe_op_names_its_location() -> None:
+    """An op of a model exported without source lines carries the FX node's name."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, NameLoc, NoneAttr, StringAttr
+
+    from rducc.runtime.executor import describe_op
+
+    op = arith.ConstantOp(IntegerAttr(1, i64))
+    assert describe_op(op) == "'arith.constant'"
+    op.location = NameLoc(StringAttr("add_1"), NoneAttr())
+    assert describe_op(op) == "'arith.constant' at add_1"
+    op.location = FileLineColLoc(StringAttr("model.py"), IntAttr(3), IntAttr(5))
+    assert describe_op(op) == "'arith.constant' at model.py:3:5"
