@@ -203,10 +203,10 @@ class Report(_TierTotals):
     def launches_saved(self) -> int:
         return sum(loop.launches_saved for loop in self.loops)
 
-
     def to_dict(self) -> dict:
-        """JSON-ready: the attributes as keys, kernels as a list of dicts."""
-        return asdict(self)
+        """JSON-ready: the attributes as keys, kernels as a list of dicts, and the
+        launch counts (`kernel_launches`, `launches_saved`)."""
+        return asdict(self) | {"kernel_launches": self.kernel_launches, "launches_saved": self.launches_saved}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)

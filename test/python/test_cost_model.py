@@ -157,7 +157,9 @@ def test_json_round_trip(imported) -> None:
     for key in ("modeled_time_s", "flops", "bytes_by_tier", "sram_peak_bytes",
                 "sram_lower_bound_bytes", "kernels", "target", "sram_capacity_bytes"):
         assert key in data
-    assert set(data) == {f.name for f in dataclasses.fields(Report)}
+    assert set(data) == {f.name for f in dataclasses.fields(Report)} | {"kernel_launches", "launches_saved"}
+    assert (data["kernel_launches"], data["launches_saved"]) == (report.kernel_launches, report.launches_saved)
+    assert data["kernel_launches"] == len(report.kernels) - data["launches_saved"]
     assert data == report.to_dict()
     assert data["modeled_time_s"] == report.modeled_time_s
     kernel_keys = {f.name for f in dataclasses.fields(KernelCost)}
