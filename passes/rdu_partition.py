@@ -862,9 +862,24 @@ class RduPartition(ModulePass):
                 f"{module_target(op, self.target).name} has {sockets}"
             )
         partition_module(op, tp, pp)
+        if self.tp > 1 and not splits_anything(op):
+            raise RduccError(
+                f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "
+                f"dimension (output columns, heads) that divides {self.tp} ways, so every socket would "
+                f"run the whole model; use a tp that divides the model's hidden sizes"
+            )
+
+
+def splits_anything(module: ModuleOp) -> bool:
+    """Whether a function argument (a weight or an input) of `module` is split across ranks."""
+    return any(
+        SHARD_ATTR in attrs.data
+        for function in functions(module) if function.arg_attrs is not None
+        for attrs in function.arg_attrs.data
+    )
 
 
 __all__ = [
-    "RduPartition", "partition_module", "global_stages", "op_stage", "partition_of", "choose_split", "candidate_splits",
+    "RduPartition", "partition_module", "splits_anything", "global_stages", "op_stage", "partition_of", "choose_split", "candidate_splits",
     "shard_spec", "encode_split", "reshape_split", "Split", "PARTITION_ATTR", "SHARD_ATTR", "RESULT_SHARDS_ATTR", "STAGE_ATTR",
 ]

@@ -130,6 +130,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("pipeline stages without decoder layers", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-partition{{pp=2}}", *OUT), "pp=2 needs at least 2 decoder layers"),
     ErrorCase("--tp on a one-socket target", RDUCC, ("{model}", "--tp", "2", *OUT), "--tp 2 splits the model across sockets, but target sn40l has one"),
     ErrorCase("--tp x --pp above the target's sockets", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "4", "--pp", "4", *OUT), "--tp 4 --pp 4 needs 16 sockets; target sn40l-8 has 8"),
+    ErrorCase("--tp that splits nothing in the model", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "3", *OUT), "tp=3 splits nothing in this model"),
     ErrorCase("partition after fusion", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-fuse,rdu-partition", *OUT), "rdu-partition works on the imported graph: run it before rdu-fuse"),
     ErrorCase("pass plugin that does not parse", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_syntax}", "--pass-pipeline", "cse", *OUT), "pass plugin does not parse", located=True),
     ErrorCase("pass plugin that raises while loading", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_raises}", "--pass-pipeline", "cse", *OUT), "pass plugin failed while loading: KeyError"),
