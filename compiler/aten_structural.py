@@ -559,11 +559,7 @@ def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
             y = b.sub(y, named["running_mean"])
         if "running_var" in named:
             y = b.mul(y, b.unary("rsqrt", b.add(named["running_var"], b.constant(eps, compute))))
-        if "weight" in named:
-            y = b.mul(y, named["weight"])
-        if "bias" in named:
-            y = b.add(y, named["bias"])
-        return y
+        return _scale_and_shift(b, y, named)
 
     used = _used_outputs(node)
     saved = [
@@ -571,6 +567,15 @@ def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
         for index, saved_type in enumerate(saved_types, start=1)
     ]
     return g.map([value, *params], out, body), *saved
+
+
+def _scale_and_shift(b: ScalarBuilder, y: SSAValue, named: dict[str, SSAValue]) -> SSAValue:
+    """y * weight + bias, with whichever of the two a batch norm has (`named`)."""
+    if "weight" in named:
+        y = b.mul(y, named["weight"])
+    if "bias" in named:
+        y = b.add(y, named["bias"])
+    return y
 
 
 @converts("aten._native_batch_norm_legit.no_stats")
@@ -591,12 +596,7 @@ def convert_batch_norm_batch_stats(g: GraphImporter, node: torch.fx.Node) -> tup
 
     def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         named = dict(zip(present, (b.cast(x, compute) for x in xs[2:])))
-        y = b.mul(xs[0], xs[1])
-        if "weight" in named:
-            y = b.mul(y, named["weight"])
-        if "bias" in named:
-            y = b.add(y, named["bias"])
-        return y
+        return _scale_and_shift(b, b.mul(xs[0], xs[1]), named)
 
     used = _used_outputs(node)
 
