@@ -6,7 +6,7 @@ run_decompositions(), import, verify, every pass, print) against torch's own
 run. Goal <= 1.0x. Also the time by stage, and how the compile grows with the
 number of decoder layers (goal: sub-linear), for rducc's own stages and for
 the whole compile with torch's decomposition, and what reusing one compiled
-layer for all (identical layers imported once, `rducc.layer_reuse`) gives
+layer for all (identical layers imported once, `rducc.frontend.layer_reuse`) gives
 against compiling every layer.
 
 Run: python bench/compile_llama8b.py [--quick]
@@ -24,7 +24,7 @@ import models  # noqa: E402
 import torch  # noqa: E402
 
 from rducc.driver import StageTimes, decompose_and_import, lower, module_text  # noqa: E402
-from rducc.loader import load_exported_program  # noqa: E402
+from rducc.frontend.loader import load_exported_program  # noqa: E402
 from rducc.pipeline import parse_passes, pipeline_text  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 

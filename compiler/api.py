@@ -43,7 +43,7 @@ from xdsl.pattern_rewriter import (
 from rducc.dialects import dataflow as rdu
 from rducc.dialects import memory as tier
 from rducc.errors import RduccError
-from rducc.kernel_model import (
+from rducc.analysis.kernel_model import (
     TilePlan, candidate_loops, kernel_group, make_group, tile_sizes, untiled, working_set,
 )
 from rducc.passes.common import module_target, set_level
@@ -52,7 +52,7 @@ from rducc.passes.rdu_merge_maps import merged_map
 from rducc.passes.rdu_tile import record_plan
 from rducc.pipeline import after, before
 from rducc.runtime.cost_model import KernelCost
-from rducc.scalar import Number, ScalarBuilder, build_map_op, opmath_type
+from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op, opmath_type
 from rducc.targets import Target
 
 Formula = Callable[[ScalarBuilder, list[SSAValue]], SSAValue]

@@ -18,8 +18,8 @@ from xdsl.passes import ModulePass
 from rducc.errors import RduccError
 from rducc.pipeline import IRBrokenError, default_passes, run_passes, set_target, verify_after
 from rducc.targets import Target
-from rducc.importer import decompose, import_program
-from rducc.loader import load_exported_program
+from rducc.frontend.importer import decompose, import_program
+from rducc.frontend.loader import load_exported_program
 
 
 @dataclass

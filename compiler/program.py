@@ -24,8 +24,8 @@ from xdsl.passes import ModulePass
 
 from rducc.driver import decompose_and_import, lower, module_text, outlines_at_import
 from rducc.errors import RduccError
-from rducc.f64 import DEMOTED_ATTR, demote_weights
-from rducc.loader import load_exported_program
+from rducc.frontend.f64 import DEMOTED_ATTR, demote_weights
+from rducc.frontend.loader import load_exported_program
 from rducc.pipeline import PipelineEdit
 from rducc.targets import Target, load_target
 from rducc.weights import (
@@ -100,7 +100,7 @@ def compile(  # noqa: A001 - the public name the API promises
     instances, which replace the -O pipeline, or a list of
     `rducc.api.before(name, pass)` / `after(name, pass)` edits, which insert
     passes into it. `verify_each` verifies the IR after every pass, naming
-    the pass that broke it. `f64` is the f64 policy (`rducc.f64`):
+    the pass that broke it. `f64` is the f64 policy (`rducc.frontend.f64`):
     `emulate` (exact in the runtime, marked in the report), `refuse`, or
     `demote` (computed in f32; the Program casts float64 inputs and outputs).
     """

@@ -13,7 +13,7 @@ every grouping is legal. `level` picks the policy:
   a model compiles to the same kernel shape).
 
 No kernel is formed whose working set cannot fit the target (SRAM bytes,
-PMUs, PCU stages) even when tiled; see `rducc.kernel_model`.
+PMUs, PCU stages) even when tiled; see `rducc.analysis.kernel_model`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
-from rducc.kernel_model import best_plan, make_group
+from rducc.analysis.kernel_model import best_plan, make_group
 from rducc.passes.common import LAYER_ATTR, functions, module_target, require_tensor_program, set_level
 from rducc.targets import Target
 

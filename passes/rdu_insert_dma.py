@@ -67,7 +67,7 @@ from rducc.dialects.memory import (
     TierAttr,
 )
 from rducc.errors import RduccError
-from rducc.kernel_model import (
+from rducc.analysis.kernel_model import (
     Group,
     TilePlan,
     aligned,

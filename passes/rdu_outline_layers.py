@@ -26,7 +26,7 @@ rotary table or a mask).
 
 A module whose layers are outlined already (by the importer, which does the
 same on the FX graph before import when the -O pipeline will run this pass:
-`rducc.layer_reuse`; or by an earlier run) is left as it is.
+`rducc.frontend.layer_reuse`; or by an earlier run) is left as it is.
 
 A layer that differs from the first, that passes a weight where the first
 passes a computed value (or the reverse), or whose ops are interleaved with
@@ -326,7 +326,7 @@ class RduOutlineLayers(ModulePass):
         existing = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == CALLEE_NAME), None)
         if existing is not None:
             if CALLS_ATTR in existing.attributes:
-                return  # outlined already: by the importer (`rducc.layer_reuse`) or an earlier run
+                return  # outlined already: by the importer (`rducc.frontend.layer_reuse`) or an earlier run
             raise RduccError(
                 f"rdu-outline-layers: the module already has a function @{CALLEE_NAME} "
                 f"that is not an outlined layer (no {CALLS_ATTR}); rename it"

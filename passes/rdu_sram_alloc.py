@@ -46,7 +46,7 @@ from rducc.dialects.memory import (
     Tier,
 )
 from rducc.dialects.shapes import byte_width
-from rducc.kernel_model import aligned
+from rducc.analysis.kernel_model import aligned
 from rducc.passes.common import callees_first, module_target, set_level
 
 @dataclass

@@ -1,7 +1,7 @@
 """`rdu-tile`: choose each kernel's tiling so its live tiles fit in SRAM.
 
 A kernel runs as a loop over tiles of one parallel dimension (see
-`rducc.kernel_model`): its tiled inputs double-buffered, its untiled inputs
+`rducc.analysis.kernel_model`): its tiled inputs double-buffered, its untiled inputs
 resident, its output tiles and the peak of its intermediate values all in
 SRAM at once. The pass picks the fewest tiles that fit (tile sizes aligned to
 the target's lane width where the dimension allows) and records the plan on
@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.dataflow import KernelOp
-from rducc.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
+from rducc.analysis.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
 from rducc.passes.common import module_target, require_tensor_program
 from rducc.targets import Target
 

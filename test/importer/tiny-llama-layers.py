@@ -1,4 +1,4 @@
-# Tiny Llama's two decoder layers imported once (compiler/layer_reuse.py, as
+# Tiny Llama's two decoder layers imported once (compiler/frontend/layer_reuse.py, as
 # the -O pipelines do): the first layer's nodes become @layer, each layer a call
 # with its own weights; the IR rdu-outline-layers gives after an inline import.
 # RUN: %python %s | filecheck %s
@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
 import models
 from rducc.driver import module_text
-from rducc.importer import decompose, import_program
+from rducc.frontend.importer import decompose, import_program
 
 model, inputs = models.tiny_llama()
 print(module_text(import_program(decompose(models.export(model, inputs)), outline_layers=True)))

@@ -2,9 +2,9 @@
 // importer writes it, to the placed level; the result re-parses and verifies.
 // RUN: rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | rducc-opt | filecheck %s
 // The same with the pipeline text compiler/pipeline.py builds today (-O2, -O1, -O0).
-// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.opt import main; sys.exit(main(['-p', pipeline_text(2), sys.argv[1]]))" %s | rducc-opt | filecheck %s
-// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.opt import main; sys.exit(main(['-p', pipeline_text(1), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O1
-// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.opt import main; sys.exit(main(['-p', pipeline_text(0), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O0
+// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(2), sys.argv[1]]))" %s | rducc-opt | filecheck %s
+// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(1), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O1
+// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(0), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O0
 // Every pass reads the target from the module's rdu.target: on a 64 KiB SRAM
 // the fused kernel runs in 8 tiles.
 // RUN: sed -e 's|rdu.level = "graph"|rdu.level = "graph", rdu.target = "%S/Inputs/tiny.toml"|' %s | rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' | rducc-opt | filecheck %s --check-prefix=TINY

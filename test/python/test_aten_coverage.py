@@ -29,9 +29,9 @@ import torch.nn.functional as F
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
 
 import rducc
-from rducc.coverage import MISSING_OPS, PARTIAL_FORMS, core_aten_supported, coverage_markdown
+from rducc.tools.coverage import MISSING_OPS, PARTIAL_FORMS, core_aten_supported, coverage_markdown
 from rducc.errors import UnsupportedOpsError
-from rducc.importer import supported_ops
+from rducc.frontend.importer import supported_ops
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATOR = torch.Generator().manual_seed(6)
@@ -798,7 +798,7 @@ def test_case_names_are_unique() -> None:
 
 
 def test_f64_is_marked_emulated_in_the_report() -> None:
-    from rducc.report import compile_report, report_dict
+    from rducc.tools.report import compile_report, report_dict
 
     program = rducc.compile(exported(next(c for c in CASES if c.name == "f64")))
     text = compile_report(program.module, program.report)
@@ -816,7 +816,7 @@ F64_TYPE = re.compile(r"(x|<|: )f64\b")
 def test_f64_demoted_on_request(opt_level: int) -> None:
     """--f64 demote: the program computes in f32 (no f64 in its MLIR), takes and
     returns float64 tensors through rducc.Program, and the report says so."""
-    from rducc.report import compile_report, report_dict
+    from rducc.tools.report import compile_report, report_dict
 
     one = next(c for c in CASES if c.name == "f64")
     program = rducc.compile(exported(one), opt_level=opt_level, f64="demote")
@@ -832,7 +832,7 @@ def test_f64_demoted_on_request(opt_level: int) -> None:
 
 
 def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from rducc.cli import main
+    from rducc.tools.cli import main
     from rducc.errors import RduccError
 
     program = exported(next(c for c in CASES if c.name == "f32-to-f64"))
@@ -855,8 +855,8 @@ def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
     (rounded to the program's float32), as rducc.Program does."""
     import numpy as np
 
-    from rducc.cli import main
-    from rducc.run import main as run_main
+    from rducc.tools.cli import main
+    from rducc.tools.run import main as run_main
 
     one = next(c for c in CASES if c.name == "f64")
     archive, out = tmp_path / "f64.pt2", tmp_path / "out.mlir"
@@ -926,7 +926,7 @@ def test_missing_list_matches_the_code() -> None:
 
 def test_coverage_doc_is_generated_from_the_code() -> None:
     doc = (REPO / "docs" / "aten-coverage.md").read_text()
-    assert doc == coverage_markdown(), "regenerate with: python -m rducc.coverage > docs/aten-coverage.md"
+    assert doc == coverage_markdown(), "regenerate with: python -m rducc.tools.coverage > docs/aten-coverage.md"
 
 
 def test_supported_overload_count() -> None:

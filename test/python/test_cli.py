@@ -366,7 +366,7 @@ def test_unsupported_ops_are_all_listed_with_counts_and_first_use(tmp_path, unsu
         assert where == file and line in {fft_line, lgamma_line}
 
     # Every unsupported call in the decomposed graph is listed, with its exact count.
-    from rducc.importer import IGNORED_TARGETS, supported_ops
+    from rducc.frontend.importer import IGNORED_TARGETS, supported_ops
 
     supported = set(supported_ops())
     graph = torch.export.load(str(unsupported_model)).run_decompositions().graph

@@ -27,7 +27,7 @@ LOCATED = re.compile(r"^\S+: error: \S+:\d+:\d+: error: ")
 
 
 def _main(tool: str):
-    from rducc import cli, opt, run
+    from rducc.tools import cli, opt, run
 
     return {"rducc": cli.main, "rducc-opt": opt.main, "rducc-run": run.main}[tool]
 
@@ -120,7 +120,7 @@ def _broken() -> None:
 
 
 def test_internal_error_asks_for_a_report(capsys):
-    from rducc.cli import run_tool
+    from rducc.tools.cli import run_tool
 
     assert run_tool("rducc", _broken, debug=False) == 2
     err = capsys.readouterr().err
@@ -130,7 +130,7 @@ def test_internal_error_asks_for_a_report(capsys):
 
 
 def test_internal_error_traceback_under_debug(capsys):
-    from rducc.cli import run_tool
+    from rducc.tools.cli import run_tool
 
     assert run_tool("rducc-run", _broken, debug=True) == 2
     err = capsys.readouterr().err

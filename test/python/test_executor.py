@@ -630,8 +630,8 @@ def test_scalar_builder_on_ui8_operands() -> None:
     """ScalarBuilder's ops on ui8 values (arith's unsigned forms: cmpi ult, divui,
     remui, maxui, shrui, extui, uitofp; ui8 constants as truncated i32) run as
     torch's uint8 ops do."""
-    from rducc.scalar import build_map_op
-    from rducc.types import element_type_of
+    from rducc.frontend.scalar import build_map_op
+    from rducc.frontend.types import element_type_of
 
     ui8 = element_type_of(torch.uint8)
     a = np.array([0, 1, 7, 128, 200, 255, 99], np.uint8)

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc, SymbolRefAt
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.memory import GlobalOp
 from rducc.driver import import_exported
-from rducc.types import element_type_of
+from rducc.frontend.types import element_type_of
 
 
 def _forward(module: ModuleOp) -> func.FuncOp:

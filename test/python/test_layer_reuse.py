@@ -1,4 +1,4 @@
-"""Identical decoder layers imported once (`rducc.layer_reuse`): the IR is the
+"""Identical decoder layers imported once (`rducc.frontend.layer_reuse`): the IR is the
 one `rdu-outline-layers` gives after an inline import, the compiled program
 is today's and matches eager; layers that differ are imported inline."""
 
@@ -10,8 +10,8 @@ from xdsl.dialects import func
 
 import rducc
 from rducc.driver import module_text, verify
-from rducc.importer import _converted_nodes, decompose, import_program, layer_of
-from rducc.layer_reuse import plan_layers
+from rducc.frontend.importer import _converted_nodes, decompose, import_program, layer_of
+from rducc.frontend.layer_reuse import plan_layers
 from rducc.pipeline import parse_passes, pipeline_text, run_passes
 
 

@@ -1,4 +1,4 @@
-"""`rducc.loader.load_exported_program`: good archives load, anything else is refused
+"""`rducc.frontend.loader.load_exported_program`: good archives load, anything else is refused
 with a `RduccError` that says what the file is, and no pickle code ever runs."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from rducc.errors import RduccError
-from rducc.loader import ACCEPTED, load_exported_program
+from rducc.frontend.loader import ACCEPTED, load_exported_program
 
 RDUCC = Path(sys.executable).parent / "rducc"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mlp.pt2"

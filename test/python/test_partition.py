@@ -24,7 +24,7 @@ from rducc.dialects.memory import ComputeOp, GlobalOp
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR
 from rducc.passes.rdu_partition import SHARD_ATTR, RduPartition, Split, op_stage, partition_of, shard_spec
-from rducc.report import socket_use
+from rducc.tools.report import socket_use
 from rducc.runtime.cost_model import KernelCost, collective_cost, overlap_collectives
 from rducc.runtime.sockets import run_partitioned
 from rducc.targets import load_target
@@ -259,7 +259,7 @@ def test_llama31_compiles_for_sn40l_16(size):
 
 def test_rducc_run_runs_every_socket(tmp_path):
     """rducc-run on a saved partitioned program: the sidecar holds whole weights, each rank slices."""
-    from rducc.run import main
+    from rducc.tools.run import main
 
     model, inputs = models.tiny_llama8()
     program = _compile(model, inputs, tp=2, pp=1, opt_level=0)

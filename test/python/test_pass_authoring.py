@@ -23,7 +23,7 @@ import rducc
 from rducc import api
 from rducc.driver import import_exported, lower
 from rducc.errors import RduccError
-from rducc.kernel_model import best_plan, kernel_group
+from rducc.analysis.kernel_model import best_plan, kernel_group
 from rducc.pipeline import default_passes, edit_pipeline, parse_passes, pipeline_text
 from rducc.plugins import load_pass_plugin
 from rducc.targets import load_target
@@ -70,7 +70,7 @@ def fuse_silu_pass():
 
 def in_process(capsys, tool: str, *args: object) -> subprocess.CompletedProcess[str]:
     """Run a CLI's main() here (no interpreter start-up), captured like a subprocess."""
-    from rducc import cli, opt
+    from rducc.tools import cli, opt
 
     main = cli.main if tool == "rducc" else opt.main
     code = main([str(a) for a in args])

@@ -1,4 +1,4 @@
-"""compiler/plots.py: the SRAM map and kernel-time PNGs, the kernel graph in dot."""
+"""compiler/tools/plots.py: the SRAM map and kernel-time PNGs, the kernel graph in dot."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import models  # noqa: E402  (test/python/conftest.py puts examples/ on sys.path
 
 import rducc  # noqa: E402
 from rducc.dialects.memory import ComputeOp  # noqa: E402
-from rducc.plots import write_plots  # noqa: E402
+from rducc.tools.plots import write_plots  # noqa: E402
 from outlining import inline_calls  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"

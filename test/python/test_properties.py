@@ -296,7 +296,7 @@ def mutated_ir(draw) -> str:
 
 def _opt(path: Path, *flags: str) -> tuple[int, str]:
     """rducc-opt in this process: its exit status and what it printed to stderr."""
-    from rducc.opt import main
+    from rducc.tools.opt import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -21,7 +21,7 @@ SMALL_HIDDEN = 64
 
 _MEASURE = (
     "import resource, sys\n"
-    "from rducc.cli import main\n"
+    "from rducc.tools.cli import main\n"
     "status = main(sys.argv[1:])\n"
     "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n"
     "sys.exit(status)\n"

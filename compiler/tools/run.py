@@ -48,7 +48,7 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from rducc.diagnostics import check_mlir_text, format_parse_error
-    from rducc.opt import RduccOptMain
+    from rducc.tools.opt import RduccOptMain
 
     try:
         text = path.read_text()
@@ -80,7 +80,7 @@ def _load_input(path: str) -> np.ndarray:
 
 
 F64_DEMOTED_ATTR = "rdu.f64_demoted"
-"""`rducc.f64.DEMOTED_ATTR`, named here so that rducc-run does not import torch."""
+"""`rducc.frontend.f64.DEMOTED_ATTR`, named here so that rducc-run does not import torch."""
 
 
 def _as_declared(array: np.ndarray, dtype: np.dtype, f64_demoted: bool) -> np.ndarray:
@@ -167,7 +167,7 @@ def _run(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `rducc-run`; returns the exit status."""
-    from rducc.cli import run_tool
+    from rducc.tools.cli import run_tool
 
     args = build_parser().parse_args(argv)
     return run_tool("rducc-run", lambda: _run(args), args.debug)

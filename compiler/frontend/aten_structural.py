@@ -16,7 +16,7 @@ import torch
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.aten_elementwise import result_type
+from rducc.frontend.aten_elementwise import result_type
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -32,9 +32,9 @@ from rducc.dialects.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import broadcast_shapes, is_float
-from rducc.importer import GraphImporter, assertion_only_nodes, converts, fake_value, node_arguments
-from rducc.scalar import ScalarBuilder, opmath_type
-from rducc.types import tensor_type_of
+from rducc.frontend.importer import GraphImporter, assertion_only_nodes, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.types import tensor_type_of
 
 INT64_MAX = 2**63 - 1
 

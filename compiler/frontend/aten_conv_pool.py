@@ -24,13 +24,13 @@ import torch
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.aten_elementwise import result_type
-from rducc.aten_indexing import along, gather_dim, pad_dim, ramp
-from rducc.aten_structural import _element, _fake_type, _shape, _tensor, _used_outputs, cast, reduce, reshape, slice_dim
+from rducc.frontend.aten_elementwise import result_type
+from rducc.frontend.aten_indexing import along, gather_dim, pad_dim, ramp
+from rducc.frontend.aten_structural import _element, _fake_type, _shape, _tensor, _used_outputs, cast, reduce, reshape, slice_dim
 from rducc.dialects.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
 from rducc.dialects.shapes import is_float
-from rducc.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
 def _per_dim(values: Any, spatial: int, default: int) -> list[int]:

@@ -22,8 +22,8 @@ import torch
 from xdsl.dialects.builtin import f32, i1, i64
 from xdsl.ir import SSAValue
 
-from rducc.aten_elementwise import result_type
-from rducc.aten_structural import (
+from rducc.frontend.aten_elementwise import result_type
+from rducc.frontend.aten_structural import (
     _dims,
     _used_outputs,
     _element,
@@ -37,9 +37,9 @@ from rducc.aten_structural import (
 )
 from rducc.dialects.dataflow import ArgsortOp, BroadcastOp, ConcatOp, GatherOp, IotaOp, ReduceKind, ScanKind, ScanOp, ScatterOp, TransposeOp
 from rducc.dialects.shapes import broadcast_shapes, is_bool, is_float, is_unsigned
-from rducc.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.scalar import ScalarBuilder, opmath_type
-from rducc.types import tensor_type_of
+from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.types import tensor_type_of
 
 
 def ramp(g: GraphImporter, size: int, start: int = 0, step: int = 1) -> SSAValue:

@@ -19,13 +19,13 @@ import torch
 from xdsl.dialects.builtin import f32, i1
 from xdsl.ir import SSAValue
 
-from rducc.aten_elementwise import result_type
-from rducc.aten_indexing import sort_along
-from rducc.aten_structural import _fake_type, _tensor, cast
+from rducc.frontend.aten_elementwise import result_type
+from rducc.frontend.aten_indexing import sort_along
+from rducc.frontend.aten_structural import _fake_type, _tensor, cast
 from rducc.dialects.dataflow import RandomOp
 from rducc.dialects.shapes import is_float
-from rducc.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
 def draw(g: GraphImporter, distribution: str, shape: list[int], element: Any) -> SSAValue:

@@ -106,7 +106,7 @@ def _run(args: list[str]) -> None:
     try:
         opt = RduccOptMain(description="rducc modular optimizer driver", args=args)
         if opt.args.list_passes:
-            from rducc.pass_info import list_passes, pass_groups
+            from rducc.tools.pass_info import list_passes, pass_groups
 
             print(list_passes(pass_groups(opt.args.plugins)), end="")
             return
@@ -120,7 +120,7 @@ def _run(args: list[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `rducc-opt`: bad input is exit 1, a bug in rducc exit 2."""
-    from rducc.cli import run_tool
+    from rducc.tools.cli import run_tool
 
     given = list(argv if argv is not None else sys.argv[1:])
     debug = "--debug" in given

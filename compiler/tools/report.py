@@ -14,8 +14,8 @@ from typing import Any
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from rducc.dialects.memory import AllocOp, BufferType, ComputeOp, GlobalOp, Tier
-from rducc.f64 import demoted_count, emulation_note, f64_value_count
-from rducc.kernel_model import tensor_bytes
+from rducc.frontend.f64 import demoted_count, emulation_note, f64_value_count
+from rducc.analysis.kernel_model import tensor_bytes
 
 
 @dataclass(frozen=True)

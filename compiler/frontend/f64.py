@@ -41,7 +41,7 @@ def check_f64(ep: torch.export.ExportedProgram, policy: str) -> None:
         raise RduccError(f"unknown f64 policy '{policy}' (choose from {', '.join(POLICIES)})")
     if policy in ("emulate", "demote"):
         return
-    from rducc.importer import describe_location
+    from rducc.frontend.importer import describe_location
 
     for node in ep.graph.nodes:
         if _is_f64(node.meta.get("val")):

@@ -15,12 +15,12 @@ import torch
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import SSAValue
 
-from rducc.aten_elementwise import result_type
-from rducc.aten_indexing import gather_dim, triangle_indices
-from rducc.aten_structural import _shape, _tensor, reduce, reshape, slice_dim
+from rducc.frontend.aten_elementwise import result_type
+from rducc.frontend.aten_indexing import gather_dim, triangle_indices
+from rducc.frontend.aten_structural import _shape, _tensor, reduce, reshape, slice_dim
 from rducc.dialects.dataflow import ReduceKind
-from rducc.importer import GraphImporter, converts, node_arguments
-from rducc.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.importer import GraphImporter, converts, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
 def _difference_norm(g: GraphImporter, a: SSAValue, b: SSAValue, order: float, out: TensorType) -> SSAValue:

@@ -186,7 +186,7 @@ def _describe(module, target, args: argparse.Namespace) -> None:
     """--report, --report-json and --plot, from the placed program."""
     import json
 
-    from rducc.report import compile_report, report_dict
+    from rducc.tools.report import compile_report, report_dict
     from rducc.runtime.cost_model import estimate
 
     report = estimate(module, target)
@@ -196,7 +196,7 @@ def _describe(module, target, args: argparse.Namespace) -> None:
     if args.report_json:
         write_atomically(args.report_json, json.dumps(report_dict(module, report), indent=2) + "\n")
     if args.plot:
-        from rducc.plots import write_plots
+        from rducc.tools.plots import write_plots
 
         write_plots(module, report, Path(args.plot))
 
@@ -216,11 +216,11 @@ def _chosen_passes(args: argparse.Namespace) -> list | None:
 def _info(args: argparse.Namespace) -> bool:
     """--list-ops, --list-passes, --print-pipeline: print and say so."""
     if args.list_ops:
-        from rducc.importer import supported_ops
+        from rducc.frontend.importer import supported_ops
 
         print("\n".join(supported_ops()))
     elif args.list_passes:
-        from rducc.pass_info import list_passes, pass_groups
+        from rducc.tools.pass_info import list_passes, pass_groups
 
         print(list_passes(pass_groups(args.plugins)), end="")
     elif args.print_pipeline:
@@ -272,7 +272,7 @@ def _check_level_for_report(module, args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rducc.loader import check_archive
+    from rducc.frontend.loader import check_archive
     from rducc.targets import load_target
 
     if _info(args):
@@ -302,7 +302,7 @@ def _run(args: argparse.Namespace) -> None:
         _check_level_for_report(module, args)
         weights = program_weights(program)
         if args.f64 == "demote":
-            from rducc.f64 import demote_weights
+            from rducc.frontend.f64 import demote_weights
 
             weights = demote_weights(weights)
         weights_path = _weights_path(args, bool(weights))

@@ -46,10 +46,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
-from rducc.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
+from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.passes.common import LAYER_ATTR
-from rducc.scalar import Number, ScalarBuilder, build_map_op
-from rducc.types import element_type_of, tensor_type_of
+from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
+from rducc.frontend.types import element_type_of, tensor_type_of
 
 Value = SSAValue | tuple[SSAValue | None, ...] | None
 Converter = Callable[["GraphImporter", torch.fx.Node], Value]
@@ -100,7 +100,7 @@ def supported_ops() -> list[str]:
 
 def _load_converters() -> None:
     """Import the converter families (they register themselves)."""
-    from rducc import (  # noqa: F401
+    from rducc.frontend import (  # noqa: F401
         aten_conv_pool,
         aten_distance,
         aten_elementwise,
@@ -478,13 +478,13 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
 def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bool = False) -> ModuleOp:
     """Level-1 rducc IR for an already decomposed (Core ATen) program.
 
-    `f64` is the f64 policy (`rducc.f64`): `emulate` keeps f64, `refuse` rejects
+    `f64` is the f64 policy (`rducc.frontend.f64`): `emulate` keeps f64, `refuse` rejects
     it, `demote` imports it as f32. With `outline_layers`, decoder layers that
     all match the first are imported once, as `rdu-outline-layers` would
-    outline them (`rducc.layer_reuse`); otherwise every layer is inline.
+    outline them (`rducc.frontend.layer_reuse`); otherwise every layer is inline.
     """
-    from rducc.f64 import DEMOTED_ATTR, f64_node_count
-    from rducc.types import f64_demoted
+    from rducc.frontend.f64 import DEMOTED_ATTR, f64_node_count
+    from rducc.frontend.types import f64_demoted
 
     if f64 != "demote":
         return _import_program(ep, f64, outline_layers)
@@ -497,7 +497,7 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
 
 
 def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> ModuleOp:
-    from rducc.f64 import check_f64
+    from rducc.frontend.f64 import check_f64
 
     _check_static(ep)
     check_f64(ep, f64)

@@ -18,10 +18,10 @@ from xdsl.dialects.builtin import f32, f64
 from xdsl.ir import SSAValue
 
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers the ops)
-from rducc.aten_elementwise import result_type
-from rducc.aten_structural import _shape, reshape
-from rducc.importer import GraphImporter, converts, node_arguments
-from rducc.scalar import ScalarBuilder
+from rducc.frontend.aten_elementwise import result_type
+from rducc.frontend.aten_structural import _shape, reshape
+from rducc.frontend.importer import GraphImporter, converts, node_arguments
+from rducc.frontend.scalar import ScalarBuilder
 
 
 def _per_channel(g: GraphImporter, value: SSAValue, params: SSAValue, axis: int) -> SSAValue:

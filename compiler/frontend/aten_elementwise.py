@@ -16,9 +16,9 @@ import torch
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.scalar import Number, ScalarBuilder, opmath_type
-from rducc.types import element_type_of, tensor_type_of
+from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import Number, ScalarBuilder, opmath_type
+from rducc.frontend.types import element_type_of, tensor_type_of
 
 Formula = Callable[[ScalarBuilder, list[SSAValue]], SSAValue]
 

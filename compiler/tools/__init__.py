@@ -1,0 +1,1 @@
+"""The command-line tools and what they print: rducc, rducc-opt, rducc-run, report, plots."""
