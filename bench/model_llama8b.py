@@ -32,7 +32,7 @@ from rducc.dialects.memory import GatherDmaOp, GetGlobalOp  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
 from rducc.passes.common import CALLS_ATTR, functions  # noqa: E402
 from rducc.runtime.cost_model import Report, estimate, transfer_bytes  # noqa: E402
-from rducc.runtime.cost_model import _buffer_bytes  # noqa: E402
+from rducc.dialects.shapes import value_bytes  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
 
 PREFILL_LAYERS = 32
@@ -81,8 +81,8 @@ def compulsory_bytes(module) -> tuple[int, int]:
             if gathers and len(gathers) == len(list(value.uses)):
                 read += sum(transfer_bytes(op) for op in gathers)
             else:
-                read += _buffer_bytes(value)
-        written += sum(_buffer_bytes(v) for v in function.body.block.last_op.operands)
+                read += value_bytes(value)
+        written += sum(value_bytes(v) for v in function.body.block.last_op.operands)
     return read, written
 
 

@@ -63,7 +63,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.dialects.shapes import byte_width, num_elements, verify_element_type
+from rducc.dialects.shapes import value_bytes, verify_element_type
 
 SRAM_CAPACITY_ATTR = "tier.sram_capacity"
 """Attribute (bytes, on a func or module) that bounds every SRAM offset below it."""
@@ -104,7 +104,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def size_in_bytes(self) -> int:
-        return num_elements(self.get_shape()) * byte_width(self.element_type)
+        return value_bytes(self)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -554,10 +554,8 @@ def body_value_range(op: Operation) -> tuple[int, int] | None:
     offset = op.attributes.get(BODY_OFFSET_ATTR)
     if not isinstance(offset, IntegerAttr) or not op.results:
         return None
-    tensor = op.results[0].type
-    assert isinstance(tensor, TensorType)
-    size = num_elements(tensor.get_shape()) * byte_width(tensor.element_type)
-    return offset.value.data, offset.value.data + size
+    assert isinstance(op.results[0].type, TensorType)
+    return offset.value.data, offset.value.data + value_bytes(op.results[0])
 
 
 def body_last_uses(block: Block) -> dict[Operation, int]:

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     TensorType,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1"
@@ -91,6 +91,18 @@ def element_of(tensor_type: Attribute) -> Attribute:
 def num_elements(shape: Sequence[int]) -> int:
     """Number of elements of a static shape (1 for rank 0)."""
     return prod(shape)
+
+
+def value_bytes(kind: Attribute | SSAValue) -> int:
+    """Bytes of a tensor or buffer (a type, or a value of that type): elements x
+    `byte_width`. 0 for anything without a shape (a scalar, an index, a token)."""
+    if isinstance(kind, SSAValue):
+        kind = kind.type
+    get_shape = getattr(kind, "get_shape", None)
+    element_type = getattr(kind, "element_type", None)
+    if get_shape is None or element_type is None:
+        return 0
+    return num_elements(get_shape()) * byte_width(element_type)
 
 
 def verify_static(tensor_type: Attribute, what: str) -> None:

@@ -74,9 +74,9 @@ from rducc.analysis.kernel_model import (
     candidate_loops,
     gathered_inputs,
     kernel_group,
-    tensor_bytes,
     working_set,
 )
+from rducc.dialects.shapes import value_bytes
 from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program, set_level
 from rducc.targets import Target
 
@@ -333,8 +333,8 @@ def kept_on_chip(
     tile_in = _tile_dims(following, "tile_in")
     kept: set[int] = set()
     taken_after = Room()
-    for i, result in sorted(candidates, key=lambda item: -tensor_bytes(item[1])):
-        whole_bytes = aligned(tensor_bytes(result))
+    for i, result in sorted(candidates, key=lambda item: -value_bytes(item[1])):
+        whole_bytes = aligned(value_bytes(result))
         whole = Room(whole_bytes, -(-whole_bytes // target.pmu_bytes))
         extra_before = whole if before_tiled else Room()
         read_tiled = after_tiled and any(tile_in[j] >= 0 for j, v in enumerate(following.inputs) if v == result)

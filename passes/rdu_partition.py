@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -78,6 +77,7 @@ from rducc.dialects.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.memory import GlobalOp
+from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import LAYER_ATTR, functions, module_target, require_tensor_program
 
@@ -791,14 +791,11 @@ def candidate_splits(sockets: int) -> list[tuple[int, int]]:
 
 def stage_weight_bytes(module: ModuleOp) -> list[int]:
     """Bytes of weights one socket of each pipeline stage holds."""
-    from rducc.dialects.shapes import byte_width
-
     stages = global_stages(module)
     totals = [0] * (max(stages.values(), default=0) + 1)
     for op in module.ops:
         if isinstance(op, GlobalOp):
-            shape = op.global_type.get_shape()
-            totals[stages.get(op.sym_name.data, 0)] += prod(shape) * byte_width(op.global_type.element_type)
+            totals[stages.get(op.sym_name.data, 0)] += value_bytes(op.global_type)
     return totals
 
 

@@ -29,22 +29,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects.memory import GlobalOp, Tier, TierAttr
-from rducc.dialects.shapes import byte_width
+from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program
 from rducc.passes.rdu_partition import global_stages
-
-
-def tensor_type_bytes(tensor: TensorType) -> int:
-    size = byte_width(tensor.element_type)
-    for dim in tensor.get_shape():
-        size *= dim
-    return size
 
 
 def _first_use_order(module: ModuleOp) -> list[str]:
@@ -66,10 +59,6 @@ def _first_use_order(module: ModuleOp) -> list[str]:
     return list(order)
 
 
-def _value_bytes(value: SSAValue) -> int:
-    return tensor_type_bytes(value.type) if isinstance(value.type, TensorType) else 0
-
-
 def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -> int:
     """The most activation bytes live at once in `function`'s HBM, in program
     order: the user inputs throughout, each kernel's (or call's) results from
@@ -85,17 +74,17 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
     for index, op in enumerate(ops):
         for result in op.results:
             end = last_use.get(result, index)
-            dead_after[end] = dead_after.get(end, 0) + _value_bytes(result)
+            dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
     if CALLS_ATTR not in function.attributes:
         attrs = function.arg_attrs.data if function.arg_attrs else [None] * len(function.args)
         live = sum(
-            _value_bytes(arg) for arg, a in zip(function.args, attrs)
+            value_bytes(arg) for arg, a in zip(function.args, attrs)
             if a is None or "rdu.global" not in a.data  # a weight is placed on its own
         )
     peak = live
     for index, op in enumerate(ops):
-        made = sum(_value_bytes(r) for r in op.results)
+        made = sum(value_bytes(r) for r in op.results)
         running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
         peak = max(peak, live + running)
         live += made - dead_after.get(index, 0)
@@ -185,7 +174,7 @@ class RduPlaceTiers(ModulePass):
                 continue  # placed with the other weights of its @layer parameter
             names = together.get(first, [first])
             placed.update(names)
-            size = sum(tensor_type_bytes(globals_[n].global_type) for n in names)
+            size = sum(value_bytes(globals_[n].global_type) for n in names)
             stage = stages.get(first, 0)
             tier = Tier.HBM if hbm_by_stage[stage] + size <= hbm_free else Tier.DDR
             for name in names:

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
@@ -45,7 +45,7 @@ from rducc.dialects.memory import (
     DeallocOp,
     Tier,
 )
-from rducc.dialects.shapes import byte_width
+from rducc.dialects.shapes import value_bytes
 from rducc.analysis.kernel_model import aligned
 from rducc.passes.common import callees_first, module_target, set_level
 
@@ -64,15 +64,6 @@ class SramBuffer:
         value = self.op.results[0]
         name = f"%{value.name_hint}" if value.name_hint else self.op.name
         return f"{name} ({value.type}, {self.size} bytes)"
-
-
-def _body_value_bytes(value: SSAValue) -> int:
-    tensor = value.type
-    assert isinstance(tensor, TensorType)
-    size = byte_width(tensor.element_type)
-    for dim in tensor.get_shape():
-        size *= dim
-    return size
 
 
 def collect_buffers(function: func.FuncOp) -> list[SramBuffer]:
@@ -106,7 +97,7 @@ def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[Sr
             op.attributes.pop(BODY_OFFSET_ATTR, None)
             continue
         uses = [position[_in_block(u.operation, block)] for u in op.results[0].uses]
-        result.append(SramBuffer(op, aligned(_body_value_bytes(op.results[0])), position[op], max(uses, default=position[op])))
+        result.append(SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], max(uses, default=position[op])))
     return result
 
 

@@ -119,7 +119,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
-from rducc.dialects.shapes import byte_width
+from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR, callees_first, functions
 from rducc.runtime.kernel_looping import KernelLoop, loop_iteration, plan_loops
@@ -323,21 +323,12 @@ def _si(value: float) -> str:
 
 
 def _tensor_bytes(value: SSAValue) -> int:
-    kind = value.type
-    if isinstance(kind, TensorType):
-        return prod(kind.get_shape()) * byte_width(kind.element_type)
-    return 0
+    return value_bytes(value) if isinstance(value.type, TensorType) else 0
 
 
 def _elems(value: SSAValue) -> int:
     assert isinstance(value.type, TensorType)
     return prod(value.type.get_shape())
-
-
-def _buffer_bytes(value: SSAValue) -> int:
-    kind = value.type
-    assert isinstance(kind, BufferType)
-    return kind.size_in_bytes
 
 
 def _tier_name(value: SSAValue) -> str:
@@ -396,11 +387,9 @@ def op_sram_bytes(op: Operation) -> int:
 
 def transfer_bytes(op: DmaOp | GatherDmaOp) -> int:
     """Bytes one transfer moves: the window (or whole buffer); a gather's rows."""
-    if isinstance(op, GatherDmaOp):
-        return _buffer_bytes(op.dest)
-    if op.src_offsets:
-        return _buffer_bytes(op.dest)
-    return _buffer_bytes(op.source)
+    if isinstance(op, GatherDmaOp) or op.src_offsets:
+        return value_bytes(op.dest)
+    return value_bytes(op.source)
 
 
 def transfer_key(op: DmaOp | GatherDmaOp) -> str:
@@ -603,7 +592,7 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     from rducc.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
 
     latency, bandwidth = target.link_latency_s, target.link_bandwidth
-    size = _tensor_bytes(op.operands[0])
+    size = value_bytes(op.operands[0])
     if isinstance(op, SendRecvOp):
         return latency + size / bandwidth, size
     n = op.group_size
@@ -657,7 +646,7 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
             element = _compute_element(op)
             flops = op_flops(op)
             compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
-            read = sum(_tensor_bytes(v) for v in op.operands if v in args and isinstance(v.type, TensorType))
+            read = sum(value_bytes(v) for v in op.operands if v in args and isinstance(v.type, TensorType))
             seconds += max(compute, read / target.hbm_bandwidth)
     per_stage: Counter[int] = Counter()
     stages = global_stages(module)
@@ -665,8 +654,7 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
 
     for op in module.ops:
         if isinstance(op, GlobalOp):
-            per_stage[stages.get(op.sym_name.data, 0)] += prod(op.global_type.get_shape()) * byte_width(
-                op.global_type.element_type)
+            per_stage[stages.get(op.sym_name.data, 0)] += value_bytes(op.global_type)
     spill = max((b - target.hbm_bytes for b in per_stage.values()), default=0)
     return seconds + max(spill, 0) / target.ddr_bandwidth
 

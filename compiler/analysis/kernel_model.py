@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from math import ceil, prod
+from math import ceil
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
@@ -50,7 +50,7 @@ from rducc.dialects.dataflow import (
     TransposeOp,
     YieldOp,
 )
-from rducc.dialects.shapes import byte_width
+from rducc.dialects.shapes import value_bytes
 from rducc.targets import Target
 
 Dim = tuple[SSAValue, int]
@@ -66,12 +66,6 @@ def aligned(size: int) -> int:
 
 FREE_OPS = (ReshapeOp,)
 """Ops that need no PCU stage (a reshape is a change of PMU addressing)."""
-
-
-def tensor_bytes(value: SSAValue) -> int:
-    tensor = value.type
-    assert isinstance(tensor, TensorType)
-    return prod(tensor.get_shape()) * byte_width(tensor.element_type)
 
 
 def shape(value: SSAValue) -> tuple[int, ...]:
@@ -391,7 +385,7 @@ def tile_sizes(extent: int, lanes: int) -> list[int]:
 
 
 def _scaled_bytes(value: SSAValue, plan: TilePlan) -> int:
-    full = tensor_bytes(value)
+    full = value_bytes(value)
     if value in plan.tiled:
         return full // plan.count
     return full

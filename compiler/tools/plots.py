@@ -40,11 +40,11 @@ from rducc.dialects.memory import (
     BODY_OFFSET_ATTR,
     SRAM_CAPACITY_ATTR,
     AllocOp,
-    BufferType,
     ComputeOp,
     DmaOp,
     GatherDmaOp,
 )
+from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import functions
 from rducc.passes.rdu_sram_alloc import collect_buffers
@@ -329,11 +329,6 @@ def _walk(block: Block, runs: int) -> Iterator[tuple[Operation, int]]:
                     yield from _walk(inner, runs)
 
 
-def _buffer_bytes(value: SSAValue) -> int:
-    kind = value.type
-    return kind.size_in_bytes if isinstance(kind, BufferType) else 0
-
-
 def kernel_graph(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None]) -> _Graph:
     """Kernels, inputs and results, and the bytes flowing between them."""
     graph = _Graph()
@@ -349,7 +344,7 @@ def kernel_graph(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None
         node = f"input{i}"
         graph.nodes[node] = [f"input {name}", str(arg.type)]
         graph.shapes[node] = "invhouse"
-        fill[arg] = {node: _buffer_bytes(arg)}
+        fill[arg] = {node: value_bytes(arg)}
     index = 0
     for op, runs in _walk(function.body.blocks[0], 1):
         if isinstance(op, ComputeOp):
@@ -368,7 +363,7 @@ def kernel_graph(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None
                     if source != node:
                         graph.edges[(source, node)] += n
             for value in op.outs:
-                fill[value] = {node: _buffer_bytes(value) * runs}
+                fill[value] = {node: value_bytes(value) * runs}
         elif isinstance(op, DmaOp | GatherDmaOp):
             sources = dict(fill.get(op.source, {}))
             if isinstance(op, GatherDmaOp):

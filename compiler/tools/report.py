@@ -13,9 +13,9 @@ from typing import Any
 
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
-from rducc.dialects.memory import AllocOp, BufferType, ComputeOp, GlobalOp, Tier
+from rducc.dialects.memory import AllocOp, ComputeOp, GlobalOp, Tier
+from rducc.dialects.shapes import value_bytes
 from rducc.frontend.f64 import demoted_count, emulation_note, f64_value_count
-from rducc.analysis.kernel_model import tensor_bytes
 
 
 @dataclass(frozen=True)
@@ -33,35 +33,23 @@ def _attr(op, name: str) -> int:
     return value.value.data if isinstance(value, IntegerAttr) else 0
 
 
-def _buffer_bytes(op: AllocOp) -> int:
-    buffer = op.result.type
-    assert isinstance(buffer, BufferType)
-    return buffer.size_in_bytes * op.copies
-
-
 def tensor_classes(module: ModuleOp) -> list[TensorClass]:
     """Where weights, activations between kernels and kernel values live."""
     globals_ = [op for op in module.ops if isinstance(op, GlobalOp)]
     classes = []
     for tier in (Tier.HBM, Tier.DDR):
         placed = [g for g in globals_ if g.tier is not None and g.tier.data == tier]
-        size = sum(_global_bytes(g) for g in placed)
+        size = sum(value_bytes(g.global_type) for g in placed)
         classes.append(TensorClass("weights", tier.value, len(placed), size))
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     hbm = [op for op in module.walk() if isinstance(op, AllocOp) and op.result.type.tier.data == Tier.HBM]  # type: ignore[attr-defined]
-    classes.append(TensorClass("activations between kernels", "hbm", len(hbm), sum(map(_buffer_bytes, hbm))))
+    classes.append(TensorClass("activations between kernels", "hbm", len(hbm), sum(op.reserved_bytes for op in hbm)))
     kept = [o for c in computes for o in c.outs if any(u.operation is not c and isinstance(u.operation, ComputeOp) for u in o.uses)]
     if kept:
-        classes.append(TensorClass("activations kept on chip", "sram", len(kept), sum(_buffer_bytes(v.owner) for v in kept)))  # type: ignore[arg-type]
+        classes.append(TensorClass("activations kept on chip", "sram", len(kept), sum(v.owner.reserved_bytes for v in kept)))  # type: ignore[union-attr]
     inner = [op for c in computes for op in c.body.block.ops if op.results and op.name != "rdu.yield"]
-    classes.append(TensorClass("values inside kernels", "sram", len(inner), sum(tensor_bytes(op.results[0]) for op in inner)))
+    classes.append(TensorClass("values inside kernels", "sram", len(inner), sum(value_bytes(op.results[0]) for op in inner)))
     return classes
-
-
-def _global_bytes(op: GlobalOp) -> int:
-    from rducc.passes.rdu_place_tiers import tensor_type_bytes
-
-    return tensor_type_bytes(op.global_type)
 
 
 def _mb(value: int) -> str:
