@@ -95,9 +95,15 @@ before, is one loop on the chip: every call after the first pays no
 `launch_s` and no `fill_s` (`runtime/kernel_looping.py` has the rule;
 `Report.loops` lists the runs, `kernel_launches` and `launches_saved` count).
 
+One walk, one timing: `walk_placed` returns each kernel as it runs as a
+`KernelRecord` keyed to its ops (compute, transfers, the calls it runs
+under, whether it is a later loop iteration); `kernel_work` turns a record
+into per-resource seconds on the target, and `kernel_time` (the one place a
+kernel's time is computed) combines them with looping and overlap.
+
 Kernels run one after another, but a kernel's weight reads may run during
-the previous kernel's collectives (`overlap_collectives`: its `overlap_s`
-is taken off its time): `Report.modeled_time_s` = sum of the kernels'
+the previous kernel's collectives (`kernel_time` with an `Overlap`: its
+`overlap_s` is taken off its time): `Report.modeled_time_s` = sum of the kernels'
 modeled times; `share` = kernel time / total; `flops` and
 `bytes_by_tier` are sums over the kernels. `sram_peak_bytes`,
 `sram_lower_bound_bytes` and `sram_capacity_bytes` are `@forward`'s
@@ -122,7 +128,7 @@ from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR, callees_first, functions
-from rducc.runtime.kernel_looping import KernelLoop, loop_iteration, plan_loops
+from rducc.runtime.kernel_looping import KernelLoop, plan_loops
 from rducc.targets import Target
 
 TIME_KEYS = ("compute", "sram", "hbm", "ddr")
@@ -173,7 +179,7 @@ class KernelCost(_TierTotals):
     the previous kernel's collectives (they do not depend on them)."""
     overlap_s: float = 0.0
     """Time taken off modeled_time_s: its weight reads done during the previous
-    kernel's collectives (`overlap_collectives`)."""
+    kernel's collectives (`kernel_time` with an `Overlap`)."""
     looped: bool = False
     """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
 
@@ -411,12 +417,15 @@ def trip_count(loop: scf.ForOp) -> int:
 
 
 # --------------------------------------------------------------------------
-# Walking the program
+# Walking the program: one record per kernel as it runs, keyed to its ops
 # --------------------------------------------------------------------------
 
 
 @dataclass
-class _Transfer:
+class Transfer:
+    """One `tier.dma` / `tier.gather` of a kernel and how often it runs."""
+
+    op: DmaOp | GatherDmaOp
     key: str
     bytes_once: int
     runs: int
@@ -430,11 +439,28 @@ class _Transfer:
 
 
 @dataclass
-class _Kernel:
-    compute: ComputeOp
+class KernelRecord:
+    """One kernel of the program as it runs: its `tier.compute` with the transfers
+    that feed and drain it (the module docstring says which), keyed to the ops."""
+
+    op: ComputeOp
     tiles: int
-    feeds: list[_Transfer] = field(default_factory=list)
-    drains: list[_Transfer] = field(default_factory=list)
+    feeds: list[Transfer] = field(default_factory=list)
+    drains: list[Transfer] = field(default_factory=list)
+    calls: tuple[func.CallOp, ...] = ()
+    """The `func.call`s it runs under, outermost first (empty when inline)."""
+    looped: bool = False
+    """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
+
+
+@dataclass
+class ProgramWalk:
+    """A placed program's kernels in the order they run (an outlined layer's at
+    each call), every function's own kernels, and the runs of calls (looping)."""
+
+    kernels: list[KernelRecord]
+    loops: list[KernelLoop]
+    by_function: dict[str, list[KernelRecord]]
 
 
 @dataclass
@@ -449,13 +475,13 @@ class _Walker:
     """Groups the transfers of a function around its computes (see the docstring)."""
 
     def __init__(self, weights: frozenset[SSAValue] = frozenset()) -> None:
-        self.kernels: list[_Kernel | _Call] = []
-        self.pending: list[_Transfer] = []
+        self.kernels: list[KernelRecord | _Call] = []
+        self.pending: list[Transfer] = []
         self.weights = weights
 
-    def _last_kernel(self) -> _Kernel | None:
+    def _last_kernel(self) -> KernelRecord | None:
         last = self.kernels[-1] if self.kernels else None
-        return last if isinstance(last, _Kernel) else None
+        return last if isinstance(last, KernelRecord) else None
 
     def walk(self, block: Block, runs: int, depth: int) -> None:
         for op in block.ops:
@@ -468,19 +494,19 @@ class _Walker:
                 for inner in op.body.blocks:
                     self.walk(inner, runs * trips, depth + 1)
             elif isinstance(op, ComputeOp):
-                kernel = _Kernel(op, runs, feeds=self.pending)
+                kernel = KernelRecord(op, runs, feeds=self.pending)
                 self.pending = []
                 self.kernels.append(kernel)
             elif isinstance(op, DmaOp | GatherDmaOp):
-                transfer = _Transfer(transfer_key(op), transfer_bytes(op), runs, depth > 0,
-                                     op.operands[0] in self.weights)
+                transfer = Transfer(op, transfer_key(op), transfer_bytes(op), runs, depth > 0,
+                                    op.operands[0] in self.weights)
                 last = self._last_kernel()
-                if isinstance(op, DmaOp) and last is not None and op.source in last.compute.outs:
+                if isinstance(op, DmaOp) and last is not None and op.source in last.op.outs:
                     last.drains.append(transfer)
                 else:
                     self.pending.append(transfer)
 
-    def finish(self) -> list[_Kernel | _Call]:
+    def finish(self) -> list[KernelRecord | _Call]:
         if self.pending:
             last = self._last_kernel()
             if last is None:
@@ -490,17 +516,98 @@ class _Walker:
         return self.kernels
 
 
+def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
+                   kernel_looping: bool) -> tuple[list[KernelRecord], list[KernelLoop]]:
+    """A function's kernels as they run (its calls' callees, walked before, expanded)
+    and its runs of calls."""
+    walker = _Walker(_weight_values(function))
+    loops: list[KernelLoop] = []
+    later_iterations: set[Operation] = set()
+    for block in function.body.blocks:
+        walker.walk(block, 1, 0)
+        block_loops, block_later = plan_loops(block, {name: len(k) for name, k in walked.items()}, kernel_looping)
+        loops += block_loops
+        later_iterations |= block_later
+    found: list[KernelRecord] = []
+    for item in walker.finish():
+        if isinstance(item, KernelRecord):
+            found.append(item)
+            continue
+        if item.callee not in walked:
+            raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
+        later = item.op in later_iterations
+        found += [replace(k, calls=(item.op, *k.calls), looped=k.looped or later) for k in walked[item.callee]]
+    return found, loops
+
+
+def walk_placed(module: ModuleOp, kernel_looping: bool = False) -> ProgramWalk:
+    """The one walk of a lowered program (level memory or placed) that the cost
+    model, the plots and the report read: each kernel as it runs, keyed to its ops."""
+    walked: dict[str, list[KernelRecord]] = {}
+    kernels: list[KernelRecord] = []
+    loops: list[KernelLoop] = []
+    for function in callees_first(module):
+        found, found_loops = _walk_function(function, walked, kernel_looping)
+        walked[function.sym_name.data] = found
+        if CALLS_ATTR not in function.attributes:
+            kernels += found  # an outlined layer counts at its calls
+            loops += found_loops
+    return ProgramWalk(kernels, loops, walked)
+
+
+# --------------------------------------------------------------------------
+# Timing a kernel
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelWork:
+    """What one kernel does on a target, resource by resource, before its
+    pipeline overlaps them (`kernel_time` combines them)."""
+
+    name: str
+    ops_fused: dict[str, int]
+    flops: int
+    bytes_by_tier: dict[str, int]
+    sram_bytes: int
+    tiles: int
+    compute_s: float
+    sram_s: float
+    hbm_s: float
+    ddr_s: float
+    startup_s: float
+    """DMA latency and the first tile's load: the fill a looped iteration does not pay."""
+    link_s: float = 0.0
+    link_bytes: int = 0
+    prefetch_bytes: int = 0
+    """HBM bytes of weights loaded before its tile loop (see `KernelCost`)."""
+
+    def times(self) -> dict[str, float]:
+        """The pipeline's resources (TIME_KEYS) and their seconds."""
+        return {"compute": self.compute_s, "sram": self.sram_s, "hbm": self.hbm_s, "ddr": self.ddr_s}
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The previous kernel's collectives, which this kernel's weight reads may run under."""
+
+    link_s: float
+    room_bytes: int
+    """SRAM free beside everything live (capacity less the plan's peak)."""
+
+
 def _bandwidth(target: Target, tier: str) -> float:
     return {"hbm": target.hbm_bandwidth, "ddr": target.ddr_bandwidth, "sram": target.sram_bandwidth}[tier]
 
 
-def _cost(kernel: _Kernel, target: Target) -> KernelCost:
-    tiles = kernel.tiles
+def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
+    """A kernel's FLOPs, bytes and per-resource seconds on `target` (the module docstring's rules)."""
+    tiles = record.tiles
     ops: Counter[str] = Counter()
     flops = 0
     sram = 0
     compute_s = 0.0
-    for op in kernel.compute.body.block.ops:
+    for op in record.op.body.block.ops:
         if isinstance(op, rdu.YieldOp | arith.ConstantOp):
             continue
         ops[op.name] += 1
@@ -511,73 +618,106 @@ def _cost(kernel: _Kernel, target: Target) -> KernelCost:
         if op_total and element is not None:
             compute_s += op_total / target.peak_flops(str(element))
     by_tier: Counter[str] = Counter()
-    for transfer in (*kernel.feeds, *kernel.drains):
+    for transfer in (*record.feeds, *record.drains):
         by_tier[transfer.key] += transfer.total
     sram += 2 * by_tier.get("sram->sram", 0)
-    hbm = _tier_bytes(by_tier, "hbm")
-    ddr = _tier_bytes(by_tier, "ddr")
-    times = {
-        "compute": compute_s,
-        "sram": sram / target.sram_bandwidth,
-        "hbm": hbm / target.hbm_bandwidth,
-        "ddr": ddr / target.ddr_bandwidth,
-    }
-    fill = target.dma_latency_s if (kernel.feeds or kernel.drains) else 0.0
+    startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
     if tiles > 1:
         first: Counter[str] = Counter()
-        for transfer in kernel.feeds:
+        for transfer in record.feeds:
             if transfer.in_loop:
                 first[transfer.key.split("->")[0]] += transfer.bytes_once
-        fill += max((n / _bandwidth(target, tier) for tier, n in first.items()), default=0.0)
-    launch = target.kernel_launch_s
-    busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
-    bound = "launch" if launch > times[busiest] else busiest
-    link_s, link_bytes = kernel_link_cost(kernel.compute, tiles, target)
-    prefetch = sum(t.total for t in kernel.feeds if t.weight and not t.in_loop and t.key == "hbm->sram")
-    if link_s > max(launch, times[busiest]):
-        bound = "link"
-    return KernelCost(
-        name=kernel.compute.sym_name.data,
+        startup += max((n / _bandwidth(target, tier) for tier, n in first.items()), default=0.0)
+    link_s, link_bytes = kernel_link_cost(record.op, tiles, target)
+    return KernelWork(
+        name=record.op.sym_name.data,
         ops_fused=dict(ops),
         flops=flops,
         bytes_by_tier=dict(sorted(by_tier.items())),
         sram_bytes=sram,
         tiles=tiles,
-        bound=bound,
-        compute_s=times["compute"],
-        sram_s=times["sram"],
-        hbm_s=times["hbm"],
-        ddr_s=times["ddr"],
-        fill_s=fill,
-        launch_s=launch,
-        modeled_time_s=times[busiest] + fill + launch + link_s,
+        compute_s=compute_s,
+        sram_s=sram / target.sram_bandwidth,
+        hbm_s=_tier_bytes(by_tier, "hbm") / target.hbm_bandwidth,
+        ddr_s=_tier_bytes(by_tier, "ddr") / target.ddr_bandwidth,
+        startup_s=startup,
         link_s=link_s,
         link_bytes=link_bytes,
-        prefetch_bytes=prefetch,
+        prefetch_bytes=sum(t.total for t in record.feeds if t.weight and not t.in_loop and t.key == "hbm->sram"),
     )
 
 
-def overlap_collectives(kernels: list[KernelCost], target: Target, room_bytes: int) -> None:
-    """Hide each kernel's collectives behind the next kernel's weight reads (in place).
+def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None) -> float:
+    """What the kernel's weight reads during the previous kernel's collectives take
+    off its busiest resource (0 when it is bound by compute or SRAM rather than HBM).
 
-    The links and the DMA engines are separate, and the next kernel's weights
-    do not depend on a collective, so they can stream from HBM while it runs:
-    when kernel k has link time L and kernel k+1 loads `prefetch_bytes` P of
-    weights before its tile loop, and the SRAM has room for them beside
-    everything live (`P <= room_bytes`, the capacity less the plan's peak),
-    k+1's HBM time shrinks by `min(L, P / hbm_bandwidth)`. Kernel k+1 saves
-    what that takes off its busiest resource (nothing when it is bound by
-    compute or SRAM rather than HBM): `overlap_s`, taken off its modeled time.
-    Otherwise the two run one after the other, as before.
+    The links and the DMA engines are separate, and the next kernel's weights do
+    not depend on a collective, so when the previous kernel has link time L and
+    this one loads `prefetch_bytes` P of weights before its tile loop with room
+    for them in SRAM (`P <= room_bytes`), its HBM time shrinks by
+    `min(L, P / hbm_bandwidth)`. Otherwise the two run one after the other.
     """
-    for previous, kernel in zip(kernels, kernels[1:]):
-        if previous.link_s <= 0 or not 0 < kernel.prefetch_bytes <= room_bytes:
-            continue
-        early = min(previous.link_s, kernel.prefetch_bytes / target.hbm_bandwidth)
-        busiest = max(kernel.compute_s, kernel.sram_s, kernel.hbm_s, kernel.ddr_s)
-        after = max(kernel.compute_s, kernel.sram_s, kernel.hbm_s - early, kernel.ddr_s)
-        kernel.overlap_s = busiest - after
-        kernel.modeled_time_s -= kernel.overlap_s
+    if overlap is None or overlap.link_s <= 0 or not 0 < work.prefetch_bytes <= overlap.room_bytes:
+        return 0.0
+    early = min(overlap.link_s, work.prefetch_bytes / target.hbm_bandwidth)
+    times = work.times()
+    return max(times.values()) - max(times["compute"], times["sram"], times["hbm"] - early, times["ddr"])
+
+
+def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap: Overlap | None = None) -> KernelCost:
+    """The one timing of a kernel: its pipeline bound by the busiest resource,
+    plus fill, launch and link time.
+
+    `looped`: a later iteration of a kernel loop pays no launch and no fill
+    (runtime/kernel_looping.py). `overlap`: the previous kernel's collectives,
+    behind which its weight reads may run (`_hidden_s`: `overlap_s`).
+    """
+    times = work.times()
+    fill = 0.0 if looped else work.startup_s
+    launch = 0.0 if looped else target.kernel_launch_s
+    busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
+    bound = "launch" if launch > times[busiest] else busiest
+    if work.link_s > max(launch, times[busiest]):
+        bound = "link"
+    hidden = _hidden_s(work, target, overlap)
+    return KernelCost(
+        name=work.name,
+        ops_fused=dict(work.ops_fused),
+        flops=work.flops,
+        bytes_by_tier=dict(work.bytes_by_tier),
+        sram_bytes=work.sram_bytes,
+        tiles=work.tiles,
+        bound=bound,
+        compute_s=work.compute_s,
+        sram_s=work.sram_s,
+        hbm_s=work.hbm_s,
+        ddr_s=work.ddr_s,
+        fill_s=fill,
+        launch_s=launch,
+        modeled_time_s=times[busiest] + fill + launch + work.link_s - hidden,
+        link_s=work.link_s,
+        link_bytes=work.link_bytes,
+        prefetch_bytes=work.prefetch_bytes,
+        overlap_s=hidden,
+        looped=looped,
+    )
+
+
+def kernel_costs(records: list[KernelRecord], target: Target, room_bytes: int | None = None) -> list[KernelCost]:
+    """Each kernel's cost in run order: each compute's work found once, timed with
+    its looping and, when `room_bytes` (free SRAM) is known, behind the previous
+    kernel's collectives."""
+    works: dict[ComputeOp, KernelWork] = {}
+    costs: list[KernelCost] = []
+    previous_link_s = 0.0
+    for record in records:
+        if record.op not in works:
+            works[record.op] = kernel_work(record, target)
+        work = works[record.op]
+        overlap = Overlap(previous_link_s, room_bytes) if room_bytes is not None else None
+        costs.append(kernel_time(work, target, record.looped, overlap))
+        previous_link_s = work.link_s
+    return costs
 
 
 def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
@@ -686,43 +826,17 @@ def estimate(module: ModuleOp, target: Target) -> Report:
         raise RduccError(
             f"cost model: the module is at level '{level.data}'; lower it to 'memory' or 'placed' first"
         )
-    kernels: list[KernelCost] = []
-    loops: list[KernelLoop] = []
+    walk = walk_placed(module, target.kernel_looping)
     peak = bound = capacity = 0
-    costed: dict[str, list[KernelCost]] = {}  # each function's kernels, costed once
-    every = list(functions(module))
-    by_name = {f.sym_name.data: f for f in every}
-    for function in callees_first(module):
-        walker = _Walker(_weight_values(function))
-        found_loops: list[KernelLoop] = []
-        later_iterations: set[Operation] = set()
-        for block in function.body.blocks:
-            walker.walk(block, 1, 0)
-            block_loops, block_later = plan_loops(
-                block, {name: len(k) for name, k in costed.items()}, target.kernel_looping)
-            found_loops += block_loops
-            later_iterations |= block_later
-        found: list[KernelCost] = []
-        for item in walker.finish():
-            if isinstance(item, _Call):
-                if item.callee not in costed or item.callee not in by_name:
-                    raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
-                looped = item.op in later_iterations
-                found += [loop_iteration(k) if looped else replace(k) for k in costed[item.callee]]
-            else:
-                found.append(_cost(item, target))
-        _count_savings(found_loops, costed)
-        costed[function.sym_name.data] = found
-        if CALLS_ATTR not in function.attributes:
-            kernels += found  # an outlined layer counts at its calls
-            loops += found_loops
+    for function in functions(module):
         peak = max(peak, _int_attr(function, "tier.sram_peak"))
         bound = max(bound, _int_attr(function, "tier.sram_lower_bound"))
         capacity = max(capacity, _int_attr(function, "tier.sram_capacity"))
-    if not kernels and any(isinstance(op, rdu.KernelOp) for op in module.walk()):
+    if not walk.kernels and any(isinstance(op, rdu.KernelOp) for op in module.walk()):
         raise RduccError("cost model: the module has rdu.kernel ops; lower it to 'memory' or 'placed' first")
-    if capacity:
-        overlap_collectives(kernels, target, capacity - peak)
+    kernels = kernel_costs(walk.kernels, target, capacity - peak if capacity else None)
+    loops = walk.loops
+    _count_savings(loops, walk.by_function, target)
     total = sum(k.modeled_time_s for k in kernels)
     for k in kernels:
         k.share = k.modeled_time_s / total if total > 0 else 0.0
@@ -742,13 +856,13 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     )
 
 
-def _count_savings(loops: list[KernelLoop], costed: dict[str, list[KernelCost]]) -> None:
+def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRecord]], target: Target) -> None:
     """Each looped run's launches saved and launch + fill time not paid (in place)."""
     for loop in loops:
         if loop.looped:
-            (kernel,) = costed[loop.callee]
+            (record,) = by_function[loop.callee]
             loop.launches_saved = loop.calls - 1
-            loop.saved_s = loop.launches_saved * (kernel.launch_s + kernel.fill_s)
+            loop.saved_s = loop.launches_saved * (target.kernel_launch_s + kernel_work(record, target).startup_s)
 
 
-__all__ = ["KernelCost", "Report", "estimate", "collective_cost", "overlap_collectives", "partition_estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]
+__all__ = ["KernelCost", "Report", "estimate", "collective_cost", "kernel_costs", "kernel_time", "kernel_work", "walk_placed", "KernelRecord", "KernelWork", "Overlap", "ProgramWalk", "Transfer", "partition_estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]

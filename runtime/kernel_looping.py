@@ -28,20 +28,18 @@ says `kernel_looping = true`:
   issued during the previous iteration: its feeds stream into the buffers in
   the order the previous iteration drained them, and in-loop tiles are double
   buffered). Its compute, SRAM, HBM, DDR and link times are all still paid.
+  The cost model's one timing function (`cost_model.kernel_time`) takes
+  `looped` as an input; this module only says which calls are looped.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
 from xdsl.ir import Block, Operation
 
 from rducc.dialects.memory import AllocOp, DeallocOp, GetGlobalOp
-
-if TYPE_CHECKING:
-    from rducc.runtime.cost_model import KernelCost
 
 NO_CHIP_WORK = (AllocOp, DeallocOp, GetGlobalOp, arith.ConstantOp)
 """Ops that may stand between two calls of a loop: bookkeeping, no chip work."""
@@ -117,14 +115,4 @@ def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool) -> t
     return loops, later
 
 
-def loop_iteration(kernel: KernelCost) -> KernelCost:
-    """The kernel as a later iteration of a loop: no launch, no DMA start-up or fill."""
-    saved = kernel.launch_s + kernel.fill_s
-    times = {"compute": kernel.compute_s, "sram": kernel.sram_s, "hbm": kernel.hbm_s, "ddr": kernel.ddr_s}
-    busiest = max(times, key=lambda k: times[k])  # max keeps the first on a tie, as `_cost`
-    bound = "link" if kernel.link_s > times[busiest] else busiest
-    return replace(kernel, launch_s=0.0, fill_s=0.0, modeled_time_s=kernel.modeled_time_s - saved,
-                   bound=bound, looped=True)
-
-
-__all__ = ["KernelLoop", "NO_CHIP_WORK", "call_runs", "loop_iteration", "plan_loops"]
+__all__ = ["KernelLoop", "NO_CHIP_WORK", "call_runs", "plan_loops"]

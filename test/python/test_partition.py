@@ -25,7 +25,7 @@ from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR
 from rducc.passes.rdu_partition import SHARD_ATTR, RduPartition, Split, op_stage, partition_of, shard_spec
 from rducc.tools.report import socket_use
-from rducc.runtime.cost_model import KernelCost, collective_cost, overlap_collectives
+from rducc.runtime.cost_model import KernelWork, Overlap, collective_cost, kernel_time
 from rducc.runtime.sockets import run_partitioned
 from rducc.targets import load_target
 from sram_checker import check_placed
@@ -273,11 +273,9 @@ def test_rducc_run_runs_every_socket(tmp_path):
     np.testing.assert_allclose(got[next(iter(got.keys()))], expected, rtol=1e-4, atol=1e-5)
 
 
-def _kernel(hbm_s: float = 0.0, compute_s: float = 0.0, link_s: float = 0.0, prefetch_bytes: int = 0) -> KernelCost:
-    launch = 5e-6
-    return KernelCost(name="k", ops_fused={}, flops=0, bytes_by_tier={}, sram_bytes=0, tiles=1, bound="hbm",
-                      compute_s=compute_s, sram_s=0.0, hbm_s=hbm_s, ddr_s=0.0, fill_s=0.0, launch_s=launch,
-                      modeled_time_s=max(hbm_s, compute_s) + launch + link_s, link_s=link_s,
+def _work(hbm_s: float = 0.0, compute_s: float = 0.0, link_s: float = 0.0, prefetch_bytes: int = 0) -> KernelWork:
+    return KernelWork(name="k", ops_fused={}, flops=0, bytes_by_tier={}, sram_bytes=0, tiles=1,
+                      compute_s=compute_s, sram_s=0.0, hbm_s=hbm_s, ddr_s=0.0, startup_s=0.0, link_s=link_s,
                       prefetch_bytes=prefetch_bytes)
 
 
@@ -289,14 +287,15 @@ def _kernel(hbm_s: float = 0.0, compute_s: float = 0.0, link_s: float = 0.0, pre
 ])
 def test_overlap_hides_links_behind_the_next_kernels_weight_reads(prefetch_us, compute_us, room, hidden_us):
     target = load_target("sn40l-8")
-    first = _kernel(hbm_s=1e-6, link_s=5e-6)
-    second = _kernel(hbm_s=20e-6, compute_s=compute_us * 1e-6,
-                     prefetch_bytes=int(prefetch_us * 1e-6 * target.hbm_bandwidth))
-    serial = second.modeled_time_s
-    overlap_collectives([first, second], target, room)
-    assert second.overlap_s == pytest.approx(hidden_us * 1e-6, abs=1e-9)
-    assert second.modeled_time_s == pytest.approx(serial - hidden_us * 1e-6, abs=1e-9)
-    assert first.overlap_s == 0
+    first = _work(hbm_s=1e-6, link_s=5e-6)
+    second = _work(hbm_s=20e-6, compute_s=compute_us * 1e-6,
+                   prefetch_bytes=int(prefetch_us * 1e-6 * target.hbm_bandwidth))
+    serial = kernel_time(second, target).modeled_time_s
+    first_cost = kernel_time(first, target, overlap=Overlap(0.0, room))
+    second_cost = kernel_time(second, target, overlap=Overlap(first.link_s, room))
+    assert second_cost.overlap_s == pytest.approx(hidden_us * 1e-6, abs=1e-9)
+    assert second_cost.modeled_time_s == pytest.approx(serial - hidden_us * 1e-6, abs=1e-9)
+    assert first_cost.overlap_s == 0
 
 
 def test_overlapped_decode_lies_between_link_free_and_serial():
