@@ -28,13 +28,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.memory import (
     BODY_OFFSET_ATTR,
@@ -46,9 +45,9 @@ from rducc.dialects.memory import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
-from rducc.passes.common import functions
+from rducc.passes.common import CALLS_ATTR, functions, module_target
 from rducc.passes.rdu_sram_alloc import collect_buffers
-from rducc.runtime.cost_model import KernelCost, transfer_bytes, trip_count
+from rducc.runtime.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, walk_placed
 
 FIGSIZE = (8, 4.5)
 DPI = 100
@@ -70,13 +69,12 @@ def write_plots(module: ModuleOp, report, directory: Path) -> list[Path]:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     function = _forward(inline_calls(module))  # an outlined layer drawn at each of its calls
-    costs = _kernel_costs(function, report)
     written = [
         _sram_map(plt, function, report, directory / "sram_map.png"),
         _kernel_times(plt, report, directory / "kernel_times.png"),
     ]
     dot_path = directory / "kernels.dot"
-    dot_path.write_text(kernel_graph_dot(function, costs))
+    dot_path.write_text(kernel_graph_dot(module, costed_kernels(module)))
     written.append(dot_path)
     dot = shutil.which("dot")
     if dot is not None:
@@ -96,7 +94,8 @@ def write_plots(module: ModuleOp, report, directory: Path) -> list[Path]:
 
 
 def _forward(module: ModuleOp) -> func.FuncOp:
-    funcs = list(functions(module))
+    """@forward, else the first function that is not an outlined layer."""
+    funcs = [f for f in functions(module) if CALLS_ATTR not in f.attributes] or list(functions(module))
     if not funcs:
         raise RduccError("plots: the module has no function")
     return next((f for f in funcs if f.sym_name.data == "forward"), funcs[0])
@@ -106,14 +105,20 @@ def _computes(function: func.FuncOp) -> list[ComputeOp]:
     return [op for op in function.body.walk() if isinstance(op, ComputeOp)]
 
 
-def _kernel_costs(function: func.FuncOp, report) -> dict[ComputeOp, KernelCost | None]:
-    """Each compute's KernelCost: in order when the counts agree, else by name."""
-    computes = _computes(function)
-    kernels = list(getattr(report, "kernels", []) or [])
-    if len(kernels) == len(computes):
-        return dict(zip(computes, kernels))
-    by_name = {k.name: k for k in kernels}
-    return {c: by_name.get(c.sym_name.data) for c in computes}
+def costed_kernels(module: ModuleOp) -> list[tuple[KernelRecord, KernelCost]]:
+    """Each kernel as it runs (the cost model's walk, keyed to its ops) with its
+    cost on the module's target, as the cost model times it."""
+    target = module_target(module)
+    walk = walk_placed(module, target.kernel_looping)
+    return list(zip(walk.kernels, kernel_costs(walk.kernels, target, _sram_room(module))))
+
+
+def _sram_room(module: ModuleOp) -> int | None:
+    """SRAM free beside the plan's peak (largest over functions), None when unplaced."""
+    every = list(functions(module))
+    capacity = max((_int_attr(f, SRAM_CAPACITY_ATTR) for f in every), default=0)
+    peak = max((_int_attr(f, "tier.sram_peak") for f in every), default=0)
+    return capacity - peak if capacity else None
 
 
 def _int_attr(op: Operation, name: str) -> int:
@@ -316,24 +321,65 @@ class _Graph:
     edges: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
 
 
-def _walk(block: Block, runs: int) -> Iterator[tuple[Operation, int]]:
-    """The ops of @forward in program order with how often each runs; computes not entered."""
-    for op in block.ops:
-        if isinstance(op, scf.ForOp):
-            yield from _walk(op.body.block, runs * trip_count(op))
-            continue
-        yield op, runs
-        if not isinstance(op, ComputeOp):
-            for region in op.regions:
-                for inner in region.blocks:
-                    yield from _walk(inner, runs)
+_Key = tuple[tuple[func.CallOp, ...], SSAValue]
+"""A value as the program runs: the calls it lives under, and the value."""
 
 
-def kernel_graph(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None]) -> _Graph:
-    """Kernels, inputs and results, and the bytes flowing between them."""
+class _Scopes:
+    """Follows values across calls: a callee's argument is its caller's value,
+    a call's result is what the callee returns."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.functions = {f.sym_name.data: f for f in functions(module)}
+
+    def key(self, calls: tuple[func.CallOp, ...], value: SSAValue) -> _Key:
+        while True:
+            if calls and isinstance(value, BlockArgument) and value.block is self._body(calls[-1]):
+                calls, value = calls[:-1], calls[-1].arguments[value.index]
+            elif isinstance(value.owner, func.CallOp) and value.owner.callee.string_value() in self.functions:
+                call = value.owner
+                returned = self._body(call).last_op
+                assert isinstance(returned, func.ReturnOp)
+                calls, value = (*calls, call), returned.arguments[value.index]  # type: ignore[attr-defined]
+            else:
+                return calls, value
+
+    def _body(self, call: func.CallOp) -> Block:
+        return self.functions[call.callee.string_value()].body.block
+
+
+def _moved(transfer: Transfer, calls: tuple[func.CallOp, ...], fill: dict[_Key, dict[str, int]],
+           scopes: _Scopes) -> None:
+    """Record in `fill` what a transfer carries into its destination (in place)."""
+    op = transfer.op
+    sources = dict(fill.get(scopes.key(calls, op.source), {}))
+    if isinstance(op, GatherDmaOp):
+        sources.update(fill.get(scopes.key(calls, op.indices), {}))
+    moved = transfer.bytes_once * transfer.runs
+    windowed = isinstance(op, DmaOp) and bool(op.dst_offsets)
+    dest = scopes.key(calls, op.dest)
+    into = fill.setdefault(dest, {}) if windowed or transfer.runs > 1 else {}
+    for source in sources:
+        into[source] = into.get(source, 0) + moved
+    fill[dest] = into
+
+
+def _entry(record: KernelRecord) -> Operation | None:
+    """The function a kernel runs in at the top: its own, or that of its outermost call."""
+    op: Operation | None = record.calls[0] if record.calls else record.op
+    while op is not None and not isinstance(op, func.FuncOp):
+        op = op.parent_op()
+    return op
+
+
+def kernel_graph(module: ModuleOp, kernels: list[tuple[KernelRecord, KernelCost]]) -> _Graph:
+    """Kernels (the cost model's records, with their costs), inputs and results of
+    @forward, and the bytes flowing between them."""
     graph = _Graph()
+    function = _forward(module)
+    scopes = _Scopes(module)
     # fill[buffer] = {producer node: bytes of its data now in the buffer}
-    fill: dict[SSAValue, dict[str, int]] = {}
+    fill: dict[_Key, dict[str, int]] = {}
     arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
     for i, arg in enumerate(function.body.blocks[0].args):
         name = f"arg{i}"
@@ -344,43 +390,33 @@ def kernel_graph(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None
         node = f"input{i}"
         graph.nodes[node] = [f"input {name}", str(arg.type)]
         graph.shapes[node] = "invhouse"
-        fill[arg] = {node: value_bytes(arg)}
-    index = 0
-    for op, runs in _walk(function.body.blocks[0], 1):
-        if isinstance(op, ComputeOp):
-            node = f"kernel{index}"
-            index += 1
-            cost = costs.get(op)
-            lines = [op.sym_name.data]
-            if cost is not None:
-                if ops := _ops_label(cost.ops_fused):
-                    lines.append(ops)
-                lines.append(f"{cost.modeled_time_s * 1e6:.3g} us, {cost.bound}-bound")
-            graph.nodes[node] = lines
-            graph.shapes[node] = "box"
-            for value in op.ins:
-                for source, n in fill.get(value, {}).items():
-                    if source != node:
-                        graph.edges[(source, node)] += n
-            for value in op.outs:
-                fill[value] = {node: value_bytes(value) * runs}
-        elif isinstance(op, DmaOp | GatherDmaOp):
-            sources = dict(fill.get(op.source, {}))
-            if isinstance(op, GatherDmaOp):
-                sources.update(fill.get(op.indices, {}))
-            moved = transfer_bytes(op) * runs
-            windowed = isinstance(op, DmaOp) and bool(op.dst_offsets)
-            target = fill.setdefault(op.dest, {}) if windowed or runs > 1 else {}
-            for source in sources:
-                target[source] = target.get(source, 0) + moved
-            fill[op.dest] = target
-        elif isinstance(op, func.ReturnOp):
-            for i, value in enumerate(op.operands):
-                node = f"result{i}"
-                graph.nodes[node] = [f"result {i}", str(value.type)]
-                graph.shapes[node] = "house"
-                for source, n in fill.get(value, {}).items():
+        fill[((), arg)] = {node: value_bytes(arg)}
+    mine = [(record, cost) for record, cost in kernels if _entry(record) is function]
+    for index, (record, cost) in enumerate(mine):
+        node = f"kernel{index}"
+        for transfer in record.feeds:
+            _moved(transfer, record.calls, fill, scopes)
+        lines = [record.op.sym_name.data]
+        if ops := _ops_label(cost.ops_fused):
+            lines.append(ops)
+        lines.append(f"{cost.modeled_time_s * 1e6:.3g} us, {cost.bound}-bound")
+        graph.nodes[node] = lines
+        graph.shapes[node] = "box"
+        for value in record.op.ins:
+            for source, n in fill.get(scopes.key(record.calls, value), {}).items():
+                if source != node:
                     graph.edges[(source, node)] += n
+        for value in record.op.outs:
+            fill[scopes.key(record.calls, value)] = {node: value_bytes(value) * record.tiles}
+        for transfer in record.drains:
+            _moved(transfer, record.calls, fill, scopes)
+    returned = function.body.blocks[0].last_op
+    for i, value in enumerate(returned.operands if isinstance(returned, func.ReturnOp) else ()):
+        node = f"result{i}"
+        graph.nodes[node] = [f"result {i}", str(value.type)]
+        graph.shapes[node] = "house"
+        for source, n in fill.get(scopes.key((), value), {}).items():
+            graph.edges[(source, node)] += n
     return graph
 
 
@@ -388,9 +424,10 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def kernel_graph_dot(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | None]) -> str:
+def kernel_graph_dot(module: ModuleOp, kernels: list[tuple[KernelRecord, KernelCost]]) -> str:
     """The kernel graph as Graphviz dot text."""
-    graph = kernel_graph(function, costs)
+    function = _forward(module)
+    graph = kernel_graph(module, kernels)
     lines = [
         f"digraph {_quote(function.sym_name.data)} {{",
         "  rankdir=TB;",
@@ -407,4 +444,4 @@ def kernel_graph_dot(function: func.FuncOp, costs: dict[ComputeOp, KernelCost | 
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["write_plots", "kernel_graph_dot"]
+__all__ = ["write_plots", "costed_kernels", "kernel_graph_dot"]
