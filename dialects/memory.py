@@ -26,7 +26,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
-    Block,
     Dialect,
     Operation,
     Region,
@@ -63,6 +62,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.shapes import value_bytes, verify_element_type
 
 SRAM_CAPACITY_ATTR = "tier.sram_capacity"
@@ -529,8 +529,10 @@ class ComputeOp(IRDLOperation):
         """Allocated body values fit and never overlap a live value or buffer."""
         fixed = [r for v in (*self.ins, *self.outs) if (r := _alloc_range(v)) is not None]
         live: list[tuple[tuple[int, int], Operation]] = []
-        last_use = body_last_uses(self.body.block)
-        for index, op in enumerate(self.body.block.ops):
+        block = self.body.block
+        position = positions(block)
+        last_use = {op: live_end(op, block, position) for op in block.ops}
+        for index, op in enumerate(block.ops):
             live = [(r, o) for r, o in live if last_use[o] >= index]
             placed = body_value_range(op)
             if placed is None:
@@ -556,16 +558,6 @@ def body_value_range(op: Operation) -> tuple[int, int] | None:
         return None
     assert isinstance(op.results[0].type, TensorType)
     return offset.value.data, offset.value.data + value_bytes(op.results[0])
-
-
-def body_last_uses(block: Block) -> dict[Operation, int]:
-    """For each op of a body, the index of the last op that reads its result."""
-    position = {op: i for i, op in enumerate(block.ops)}
-    last: dict[Operation, int] = {}
-    for op in block.ops:
-        uses = [position[u.operation] for r in op.results for u in r.uses if u.operation in position]
-        last[op] = max(uses, default=position[op])
-    return last
 
 
 def _alloc_range(value: SSAValue) -> tuple[int, int] | None:

@@ -76,6 +76,7 @@ from rducc.analysis.kernel_model import (
     kernel_group,
     working_set,
 )
+from rducc.dialects.liveness import last_read
 from rducc.dialects.shapes import value_bytes
 from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program, set_level
 from rducc.targets import Target
@@ -373,21 +374,13 @@ def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
         for buffer in op.results:
             if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data != Tier.HBM:
                 continue
-            tops = [_top_level(u.operation, block) for u in buffer.uses]
-            last = max(tops, key=index.__getitem__, default=op)
+            end = last_read([buffer], block, index)
+            last = op if end is None else ops[end]
             if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == buffer:
                 continue
             free = DeallocOp(buffer)
             free.location = op.location
             block.insert_op_after(free, last)
-
-
-def _top_level(op: Operation, block: Block) -> Operation:
-    while op.parent_block() is not block:
-        parent = op.parent_op()
-        assert parent is not None
-        op = parent
-    return op
 
 
 def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | None) -> None:

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr, i64
-from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects.memory import GlobalOp, Tier, TierAttr
+from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program
@@ -65,15 +65,13 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
     that op to their last reader, as `rdu-insert-dma` frees them; a call adds
     its callee's own peak while it runs (an outlined layer's arguments are its
     caller's values, live across the whole call)."""
-    ops = list(function.body.block.ops)
-    last_use: dict[SSAValue, int] = {}
-    for index, op in enumerate(ops):
-        for operand in op.operands:
-            last_use[operand] = index
+    block = function.body.block
+    ops = list(block.ops)
+    position = positions(block)
     dead_after: dict[int, int] = {}
-    for index, op in enumerate(ops):
+    for op in ops:
         for result in op.results:
-            end = last_use.get(result, index)
+            end = live_end(op, block, position, [result])
             dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
     if CALLS_ATTR not in function.attributes:

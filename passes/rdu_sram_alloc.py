@@ -45,6 +45,7 @@ from rducc.dialects.memory import (
     DeallocOp,
     Tier,
 )
+from rducc.dialects.liveness import live_end
 from rducc.dialects.shapes import value_bytes
 from rducc.analysis.kernel_model import aligned
 from rducc.passes.common import callees_first, module_target, set_level
@@ -96,17 +97,9 @@ def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[Sr
         if isinstance(op, YieldOp) or not op.results or op.results[0] in yielded:
             op.attributes.pop(BODY_OFFSET_ATTR, None)
             continue
-        uses = [position[_in_block(u.operation, block)] for u in op.results[0].uses]
-        result.append(SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], max(uses, default=position[op])))
+        end = live_end(op, block, position, op.results[:1])
+        result.append(SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], end))
     return result
-
-
-def _in_block(op: Operation, block) -> Operation:
-    while op.parent_block() is not block:
-        parent = op.parent_op()
-        assert parent is not None
-        op = parent
-    return op
 
 
 def _overlapping_groups(buffers: list[SramBuffer]) -> list[list[SramBuffer]]:

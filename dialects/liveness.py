@@ -1,0 +1,47 @@
+"""Liveness: where in a block a value is last read.
+
+One rule for every pass and verifier that asks how long a value lives
+(`rdu-place-tiers`' activation peak, `rdu-insert-dma`'s deallocs,
+`rdu-sram-alloc`'s live intervals, `tier.compute`'s overlap verifier): a value
+is read by the op of the block that uses it directly or holds the use in one
+of its regions (a tile loop, a kernel body), and lives from its definition to
+the last such op. Positions are the caller's (block order, or the order of a
+whole function's walk), so the ranges it gives compare with its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from xdsl.ir import Block, Operation, SSAValue
+
+
+def in_block(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is `op` or holds it in a region; None when `op` is outside."""
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
+def positions(block: Block) -> dict[Operation, int]:
+    """Each op of `block` with its index."""
+    return {op: index for index, op in enumerate(block.ops)}
+
+
+def last_read(values: Iterable[SSAValue], block: Block, position: Mapping[Operation, int]) -> int | None:
+    """The position of the last op of `block` that reads any of `values`; None when none does."""
+    readers = [position[top] for value in values for use in value.uses
+               if (top := in_block(use.operation, block)) is not None]
+    return max(readers, default=None)
+
+
+def live_end(op: Operation, block: Block, position: Mapping[Operation, int],
+             results: Iterable[SSAValue] | None = None) -> int:
+    """Where `op`'s results (or the given ones of them) stop being live: the
+    position of their last reader in `block`, or `op`'s own when nothing reads them."""
+    last = last_read(op.results if results is None else results, block, position)
+    return position[op] if last is None else last
+
+
+__all__ = ["in_block", "last_read", "live_end", "positions"]
