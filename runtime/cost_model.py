@@ -116,7 +116,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from math import ceil, log2, prod
 
 from xdsl.dialects import arith, func, scf
@@ -152,8 +152,8 @@ class _TierTotals:
 
 
 @dataclass
-class KernelCost(_TierTotals):
-    """The modeled cost of one kernel (a `tier.compute` with its transfers)."""
+class _KernelFacts:
+    """What a kernel is, whatever its timing: its name, ops, FLOPs, bytes and tiles."""
 
     name: str
     ops_fused: dict[str, int]
@@ -161,6 +161,12 @@ class KernelCost(_TierTotals):
     bytes_by_tier: dict[str, int]
     sram_bytes: int
     tiles: int
+
+
+@dataclass
+class KernelCost(_KernelFacts, _TierTotals):
+    """The modeled cost of one kernel (a `tier.compute` with its transfers)."""
+
     bound: str
     compute_s: float
     sram_s: float
@@ -560,17 +566,11 @@ def walk_placed(module: ModuleOp, kernel_looping: bool = False) -> ProgramWalk:
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class KernelWork:
+@dataclass
+class KernelWork(_KernelFacts):
     """What one kernel does on a target, resource by resource, before its
     pipeline overlaps them (`kernel_time` combines them)."""
 
-    name: str
-    ops_fused: dict[str, int]
-    flops: int
-    bytes_by_tier: dict[str, int]
-    sram_bytes: int
-    tiles: int
     compute_s: float
     sram_s: float
     hbm_s: float
@@ -681,12 +681,7 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
         bound = "link"
     hidden = _hidden_s(work, target, overlap)
     return KernelCost(
-        name=work.name,
-        ops_fused=dict(work.ops_fused),
-        flops=work.flops,
-        bytes_by_tier=dict(work.bytes_by_tier),
-        sram_bytes=work.sram_bytes,
-        tiles=work.tiles,
+        **{f.name: getattr(work, f.name) for f in fields(_KernelFacts)},
         bound=bound,
         compute_s=work.compute_s,
         sram_s=work.sram_s,
