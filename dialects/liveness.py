@@ -1,8 +1,9 @@
 """Liveness: where in a block a value is last read.
 
-One rule for every pass and verifier that asks how long a value lives
-(`rdu-place-tiers`' activation peak, `rdu-insert-dma`'s deallocs,
-`rdu-sram-alloc`'s live intervals, `tier.compute`'s overlap verifier): a value
+One rule for every pass, analysis and verifier that asks how long a value
+lives (`rdu-place-tiers`' activation peak, `rdu-insert-dma`'s deallocs,
+`rdu-sram-alloc`'s live intervals, `tier.compute`'s overlap verifier, the
+kernel model's peak of intermediates): a value
 is read by the op of the block that uses it directly or holds the use in one
 of its regions (a tile loop, a kernel body), and lives from its definition to
 the last such op. Positions are the caller's (block order, or the order of a
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from xdsl.ir import Block, Operation, SSAValue
 
 
-def in_block(op: Operation, block: Block) -> Operation | None:
+def in_block(op: Operation, block: Block | None) -> Operation | None:
     """The op of `block` that is `op` or holds it in a region; None when `op` is outside."""
     current: Operation | None = op
     while current is not None and current.parent_block() is not block:
@@ -29,14 +30,15 @@ def positions(block: Block) -> dict[Operation, int]:
     return {op: index for index, op in enumerate(block.ops)}
 
 
-def last_read(values: Iterable[SSAValue], block: Block, position: Mapping[Operation, int]) -> int | None:
-    """The position of the last op of `block` that reads any of `values`; None when none does."""
+def last_read(values: Iterable[SSAValue], block: Block | None, position: Mapping[Operation, int]) -> int | None:
+    """The position of the last op of `block` that reads any of `values`; None when
+    none does. Readers without a position (outside the ops the caller counts) are left out."""
     readers = [position[top] for value in values for use in value.uses
-               if (top := in_block(use.operation, block)) is not None]
+               if (top := in_block(use.operation, block)) is not None and top in position]
     return max(readers, default=None)
 
 
-def live_end(op: Operation, block: Block, position: Mapping[Operation, int],
+def live_end(op: Operation, block: Block | None, position: Mapping[Operation, int],
              results: Iterable[SSAValue] | None = None) -> int:
     """Where `op`'s results (or the given ones of them) stop being live: the
     position of their last reader in `block`, or `op`'s own when nothing reads them."""

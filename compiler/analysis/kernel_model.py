@@ -50,6 +50,7 @@ from rducc.dialects.dataflow import (
     TransposeOp,
     YieldOp,
 )
+from rducc.dialects.liveness import live_end
 from rducc.dialects.shapes import value_bytes
 from rducc.targets import Target
 
@@ -471,8 +472,7 @@ def _intermediate_peak(
         for r in op.results:
             if r in outputs or op in hoisted or not isinstance(r.type, TensorType):
                 continue
-            uses = [position[u.operation] for u in r.uses if u.operation in position]
-            live_until[r] = max(uses, default=position[op])
+            live_until[r] = live_end(op, op.parent_block(), position, [r])
     peak, live = 0, 0
     ends: dict[int, int] = {}
     for op in group.ops:

@@ -74,8 +74,8 @@ def test_outlined_o2_reports_equal_its_inlined_program(tiny_llama, outlined_o2, 
     _, inputs, _ = tiny_llama
     inlined = inline_calls(outlined_o2.module)
     costed = []
-    original = cost_model._cost
-    monkeypatch.setattr(cost_model, "_cost", lambda kernel, target: costed.append(kernel) or original(kernel, target))
+    original = cost_model.kernel_work
+    monkeypatch.setattr(cost_model, "kernel_work", lambda kernel, target: costed.append(kernel) or original(kernel, target))
     # kernel looping off: the calls then cost what the inline kernels cost (looping: test_kernel_looping.py)
     unlooped = dataclasses.replace(SN40L, kernel_looping=False)
     outlined_report = estimate(outlined_o2.module, unlooped)
