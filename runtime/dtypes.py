@@ -31,9 +31,6 @@ from xdsl.ir import Attribute
 
 from rducc.errors import RduccError
 
-
-from rducc.errors import RduccError
-
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 F32 = np.dtype(np.float32)

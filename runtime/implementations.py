@@ -9,6 +9,7 @@ themselves are named at the end of this file (and in the engines).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from rducc.runtime import collectives as _collectives  # noqa: F401 - registers 
 from rducc.runtime import kernels
 from rducc.runtime.dtypes import dense_to_array, tensor_signature
 from rducc.runtime.map_body import compile_map
-from rducc.runtime.registry import Kernel, describe_op, handled_structurally, implements
+from rducc.runtime.registry import Kernel, Prepare, describe_op, handled_structurally, implements
 
 
 def _ints(attr: Any) -> tuple[int, ...]:
@@ -80,10 +81,18 @@ def _pool(op: Operation) -> Kernel:
     return lambda context, x: kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
 
 
-@implements(rdu.ReshapeOp)
-def _reshape(op: Operation) -> Kernel:
-    shape = tensor_signature(op.results[0].type)[0]
-    return lambda context, x: kernels.reshape(x, shape)
+def _to_result_shape(kernel: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]) -> Prepare:
+    """The implementation of a layout op whose one attribute is its result's shape."""
+
+    def prepare(op: Operation) -> Kernel:
+        shape = tensor_signature(op.results[0].type)[0]
+        return lambda context, x: kernel(x, shape)
+
+    return prepare
+
+
+implements(rdu.ReshapeOp)(_to_result_shape(kernels.reshape))
+implements(rdu.BroadcastOp)(_to_result_shape(kernels.broadcast))
 
 
 @implements(rdu.TransposeOp)
@@ -91,12 +100,6 @@ def _transpose(op: Operation) -> Kernel:
     assert isinstance(op, rdu.TransposeOp)
     perm = _ints(op.perm)
     return lambda context, x: kernels.transpose(x, perm)
-
-
-@implements(rdu.BroadcastOp)
-def _broadcast(op: Operation) -> Kernel:
-    shape = tensor_signature(op.results[0].type)[0]
-    return lambda context, x: kernels.broadcast(x, shape)
 
 
 @implements(rdu.SliceOp)

@@ -76,5 +76,5 @@ def prepare(op: Operation, runner: str) -> Kernel:
     return implementation(op)
 
 
-__all__ = ["Kernel", "describe_op", "handled_structurally", "implementation_for", "implements", "prepare",
+__all__ = ["Kernel", "Prepare", "describe_op", "handled_structurally", "implementation_for", "implements", "prepare",
            "structural_role"]
