@@ -28,7 +28,7 @@ costs one tuple comparison per op.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ class _Program:
     its arguments, returning the values its terminator (`func.return` or
     `rdu.yield`) passes on."""
 
-    def __init__(self, block: Block, what: str, check: bool, callee: Any = None):
+    def __init__(self, block: Block, what: str, check: bool, callee: Callable[[func.CallOp], Kernel] | None = None):
         self.what = what
         self.check = check
         self._callee = callee
