@@ -15,8 +15,12 @@ import torch
 import rducc
 from rducc.api import after
 from rducc.errors import RduccError
-from rducc.passes.rdu_partition import RduPartition, partition_of
+from rducc.dialects.memory import GlobalOp
+from rducc.passes.rdu_partition import SHARD_ATTR, RduPartition, partition_of
 from rducc.runtime.context import RunContext, SocketGroup
+from rducc.runtime.executor import to_numpy
+from rducc.runtime.interpreter import PlacedProgram
+from rducc.runtime.sockets import run_partitioned
 
 
 class RandomLinear(torch.nn.Module):
@@ -39,6 +43,8 @@ def test_a_replicated_random_tensor_is_the_same_on_every_rank(target: str, tp: i
     program = rducc.compile(model, (x,), target=target, opt_level=0,
                             passes=[after("rdu-canonicalize", RduPartition(tp=tp, pp=1))])
     assert partition_of(program.module) == (tp, 1)
+    split = [op.sym_name.data for op in program.module.ops if isinstance(op, GlobalOp) and SHARD_ATTR in op.attributes]
+    assert split == ["linear.weight", "linear.bias"], "the linear layer should be split by columns"
     draws = []
     for _ in range(4):
         r, out = program(x)
@@ -47,6 +53,33 @@ def test_a_replicated_random_tensor_is_the_same_on_every_rank(target: str, tp: i
         torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
         draws.append(r)
     assert not torch.equal(draws[0], draws[1]), "two calls drew the same numbers"
+
+
+def test_every_rank_draws_the_same_replicated_tensor() -> None:
+    """Each rank's own `r` (before any result is joined) is the same, on every call."""
+    model = RandomLinear()
+    x = torch.zeros(4, 32)
+    program = rducc.compile(model, (x,), target="sn40l-8", opt_level=0,
+                            passes=[after("rdu-canonicalize", RduPartition(tp=4, pp=1))])
+    ranks = [PlacedProgram(program.module) for _ in range(4)]
+    drawn: dict[int, np.ndarray] = {}
+
+    def runner(rank: int):
+        def run(inputs, weights, context):
+            outputs = ranks[rank].run(inputs, weights, context)
+            drawn[context.rank] = outputs[0]
+            return outputs
+        return run
+
+    draws = []
+    for run in (1, 2):
+        drawn.clear()
+        run_partitioned(program.module, [runner(r) for r in range(4)], [to_numpy(x)], program.weights, run=run)
+        assert sorted(drawn) == [0, 1, 2, 3]
+        for rank in (1, 2, 3):
+            np.testing.assert_array_equal(drawn[rank], drawn[0], err_msg=f"rank {rank}, run {run}")
+        draws.append(drawn[0])
+    assert not np.array_equal(draws[0], draws[1]), "two runs drew the same numbers"
 
 
 def test_a_collective_outside_a_socket_group_is_an_error() -> None:
