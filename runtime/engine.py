@@ -60,9 +60,13 @@ class Slots:
         """The slot of a defined value; an error for one used before its definition."""
         slot = self._slots.get(value)
         if slot is None:
-            name = f"%{value.name_hint}" if value.name_hint else "a value"
-            raise RduccError(f"{name} is used before it is defined")
+            raise RduccError(f"{value_name(value)} is used before it is defined")
         return slot
+
+
+def value_name(value: SSAValue) -> str:
+    """`%name` of a value for messages ("a value" when it has no name)."""
+    return f"%{value.name_hint}" if value.name_hint else "a value"
 
 
 def run_steps(steps: Sequence[tuple[Step, Operation]], env: Env, context: RunContext, where: str) -> None:
@@ -240,5 +244,5 @@ def check_arguments(
 __all__ = [
     "Argument", "Env", "Signature", "Slots", "Step", "argument_attributes", "check_arguments", "check_result",
     "entry_function", "functions_of", "globals_of", "input_argument", "kernel_step", "run_steps",
-    "weight_argument",
+    "value_name", "weight_argument",
 ]

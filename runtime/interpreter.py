@@ -83,6 +83,7 @@ from rducc.runtime.engine import (
     globals_of,
     input_argument,
     run_steps,
+    value_name,
     weight_argument,
 )
 from rducc.runtime.registry import describe_op, handled_structurally, prepare
@@ -129,10 +130,6 @@ def _buffer_type(value: SSAValue) -> BufferType:
 
 def _signature(buffer: BufferType) -> Signature:
     return buffer.get_shape(), element_dtype(buffer.element_type)
-
-
-def _value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a value"
 
 
 def _window_key(
@@ -333,12 +330,12 @@ class PlacedProgram:
             return alloc_off_chip
         if op.offset is None:
             raise RduccError(
-                f"{describe_op(op)}: SRAM buffer {_value_name(op.result)} has no offset: the "
+                f"{describe_op(op)}: SRAM buffer {value_name(op.result)} has no offset: the "
                 "program is not placed (run rdu-sram-alloc)"
             )
         copies, start, size = op.copies, op.offset.value.data, buffer.size_in_bytes
         views = [
-            self._view(start + k * size, buffer, f"SRAM buffer {_value_name(op.result)} (copy {k})")
+            self._view(start + k * size, buffer, f"SRAM buffer {value_name(op.result)} (copy {k})")
             for k in range(copies)
         ]
         self._copies[op.result] = copies
