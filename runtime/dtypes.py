@@ -12,6 +12,7 @@ scans accumulate wider (`accumulator`).
 from __future__ import annotations
 
 import math as pymath
+from typing import cast
 
 import ml_dtypes
 import numpy as np
@@ -40,8 +41,8 @@ I64 = np.dtype(np.int64)
 U8 = np.dtype(np.uint8)
 HALF_DTYPES = (F16, BF16)
 
-_INT_DTYPES = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32), 64: I64}
-UINT_DTYPES = {
+_INT_DTYPES: dict[int, np.dtype] = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32), 64: I64}
+UINT_DTYPES: dict[np.dtype, np.dtype] = {
     np.dtype(np.int8): np.dtype(np.uint8),
     np.dtype(np.int16): np.dtype(np.uint16),
     np.dtype(np.int32): np.dtype(np.uint32),
@@ -119,7 +120,7 @@ def scalar_constant(attr: Attribute, dtype: np.dtype) -> np.generic:
         value = attr.value.data
         if dtype == BOOL:
             return np.bool_(value != 0)
-        return np.array(value, dtype=I64).astype(dtype)[()]
+        return cast(np.generic, np.array(value, dtype=I64).astype(dtype)[()])
     raise RduccError(f"cannot use {attr} as a scalar constant")
 
 

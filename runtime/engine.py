@@ -71,20 +71,24 @@ def value_name(value: SSAValue) -> str:
 
 def run_steps(steps: Sequence[tuple[Step, Operation]], env: Env, context: RunContext, where: str) -> None:
     """Run prepared steps in order; an error names the innermost op that raised it."""
-    op = None
-    try:
-        for step, op in steps:
+    for step, op in steps:
+        try:
             step(env, context)
-    except Exception as error:
-        if getattr(error, "_rducc_located", False) or op is None:
-            raise
-        if isinstance(error, RduccError):
-            located = RduccError(f"{describe_op(op)}: {error}")
-            located._rducc_located = True  # type: ignore[attr-defined]
-            raise located from error
-        error.add_note(f"while running {describe_op(op)} in {where}")
-        error._rducc_located = True  # type: ignore[attr-defined]
-        raise
+        except Exception as error:
+            _locate(error, op, where)
+
+
+def _locate(error: Exception, op: Operation, where: str) -> None:
+    """Re-raise `error` naming `op`, unless an op nested in it is named already."""
+    if getattr(error, "_rducc_located", False):
+        raise error
+    if isinstance(error, RduccError):
+        located = RduccError(f"{describe_op(op)}: {error}")
+        located._rducc_located = True  # type: ignore[attr-defined]
+        raise located from error
+    error.add_note(f"while running {describe_op(op)} in {where}")
+    error._rducc_located = True  # type: ignore[attr-defined]
+    raise error
 
 
 def check_result(value: Any, expected: Signature, op: Operation, index: int = 0) -> None:

@@ -135,7 +135,7 @@ def _scatter(op: Operation) -> Kernel:
 def _iota(op: Operation) -> Kernel:
     assert isinstance(op, rdu.IotaOp)
     shape, dtype = tensor_signature(op.result.type)
-    start, step = op.start.value.data, op.step.value.data  # type: ignore[union-attr]
+    start, step = op.start.value.data, op.step.value.data
     return _constant(kernels.iota(shape[0], start, step, dtype))
 
 

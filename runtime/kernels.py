@@ -23,7 +23,7 @@ Element dtypes are in `rducc.runtime.dtypes`, the `rdu.map` body compiler in
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
@@ -95,8 +95,8 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
             )
             return np.asarray(result).astype(dtype)
         if kind in ("any", "all"):
-            function = np.any if kind == "any" else np.all
-            return np.asarray(function(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
+            logical = np.any if kind == "any" else np.all
+            return np.asarray(logical(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
         if kind in ("argmax", "argmin"):
             if len(dims) != 1:
                 raise RduccError(f"'rdu.reduce {kind}' reduces exactly one dim")
@@ -104,8 +104,8 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
                 return np.zeros((), dtype=I64)
             compute = compute_dtype(dtype)
             source = x.astype(compute) if compute != dtype else x
-            function = np.argmax if kind == "argmax" else np.argmin
-            return np.asarray(function(source, axis=dims[0], keepdims=keepdim)).astype(I64)
+            arg = np.argmax if kind == "argmax" else np.argmin
+            return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
     raise RduccError(f"unknown reduction kind '{kind}'")
 
 
@@ -115,7 +115,8 @@ def scan(x: np.ndarray, kind: str, dim: int) -> np.ndarray:
     if x.ndim == 0:
         return x
     acc = accumulator(x.dtype)
-    function = {"sum": np.cumsum, "prod": np.cumprod}.get(kind)
+    functions: dict[str, Callable[..., np.ndarray]] = {"sum": np.cumsum, "prod": np.cumprod}
+    function = functions.get(kind)
     if function is None:
         raise RduccError(f"unknown scan kind '{kind}'")
     source = x.astype(acc) if acc != x.dtype else x
@@ -307,9 +308,9 @@ def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, redu
     size = x.shape[dim]
     if index.size and (index.min() < 0 or index.max() >= size):
         raise RduccError(f"rdu.scatter: an index is out of range [0, {size}) along dim {dim}")
-    positions = list(np.indices(index.shape, sparse=True))
+    positions: list[np.ndarray] = list(np.indices(index.shape, sparse=True))
     positions[dim] = index
-    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*positions)), x.shape).reshape(-1)
+    flat = np.ravel_multi_index(np.broadcast_arrays(*positions), x.shape).reshape(-1)
     values = np.asarray(source).reshape(-1)
     out = x.astype(compute_dtype(x.dtype))
     with np.errstate(all="ignore"):

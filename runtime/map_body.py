@@ -393,7 +393,7 @@ def compile_body(block: Block) -> Callable[..., Any]:
     source = f"def body({', '.join(params)}):\n" + "\n".join(c.lines) + "\n"
     exec(compile(source, "<rdu.map body>", "exec"), c.namespace)  # noqa: S102
     function = c.namespace["body"]
-    function.source = source  # type: ignore[attr-defined]
+    function.source = source
     return function
 
 
