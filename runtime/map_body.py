@@ -153,23 +153,6 @@ def _emit_cmpi(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     return f"{_CMPI_UFUNC[base]}({x}, {y})"
 
 
-def _emit_maxmin_int(kind: str) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
-    """maxsi/minsi/maxui/minui; on i1 the signed order is true(-1) < false(0)."""
-
-    def emit(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
-        if _dtype_of(op.results[0]) == BOOL:
-            bool_ufunc = {"maxsi": "np.logical_and", "minsi": "np.logical_or",
-                          "maxui": "np.logical_or", "minui": "np.logical_and"}[kind]  # fmt: skip
-            return f"{bool_ufunc}({a[0]}, {a[1]})"
-        if kind == "maxsi":
-            return f"np.maximum({a[0]}, {a[1]})"
-        if kind == "minsi":
-            return f"np.minimum({a[0]}, {a[1]})"
-        return f"_{kind}({a[0]}, {a[1]})"
-
-    return emit
-
-
 def _emit_constant(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     value = op.value  # type: ignore[attr-defined]
     if isinstance(value, DenseIntOrFPElementsAttr):
@@ -294,10 +277,11 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "arith.ceildivui": _int_op("_ceildivui"),
     "arith.remsi": _int_op("_remsi"),
     "arith.remui": _int_op("_remui"),
-    "arith.maxsi": _emit_maxmin_int("maxsi"),
-    "arith.minsi": _emit_maxmin_int("minsi"),
-    "arith.maxui": _emit_maxmin_int("maxui"),
-    "arith.minui": _emit_maxmin_int("minui"),
+    # extremes; on i1 the signed order is true (-1) < false (0)
+    "arith.maxsi": _int_op("np.maximum", "np.logical_and"),
+    "arith.minsi": _int_op("np.minimum", "np.logical_or"),
+    "arith.maxui": _int_op("_maxui", "np.logical_or"),
+    "arith.minui": _int_op("_minui", "np.logical_and"),
     "arith.andi": _int_op("np.bitwise_and", "np.logical_and"),
     "arith.ori": _int_op("np.bitwise_or", "np.logical_or"),
     "arith.xori": _int_op("np.bitwise_xor", "np.logical_xor"),
