@@ -39,7 +39,7 @@ from xdsl.ir import Block, Operation
 from rducc.dialects import dataflow as rdu
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter
-from rducc.runtime.dtypes import BF16, tensor_signature
+from rducc.runtime.dtypes import tensor_signature
 from rducc.runtime.engine import (
     Argument,
     Slots,
@@ -55,6 +55,7 @@ from rducc.runtime.engine import (
     weight_argument,
 )
 from rducc.runtime.registry import Kernel, describe_op, handled_structurally, prepare
+from rducc.weights import torch_to_numpy
 
 _RUNNER = "level-1 executor"
 
@@ -210,12 +211,7 @@ def _owned(value: np.ndarray) -> np.ndarray:
 
 def to_numpy(tensor: Any) -> np.ndarray:
     """A torch tensor as a NumPy array of the same dtype (bf16 as ml_dtypes.bfloat16)."""
-    import torch
-
-    tensor = tensor.detach().cpu()
-    if tensor.dtype == torch.bfloat16:
-        return tensor.contiguous().view(torch.int16).numpy().view(BF16).copy()
-    return tensor.contiguous().numpy().copy()
+    return torch_to_numpy(tensor)
 
 
 def weights_of(program: Any) -> dict[str, np.ndarray]:
