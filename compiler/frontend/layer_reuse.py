@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 
 from rducc.passes.common import LAYER_ATTR
-from rducc.passes.rdu_canonicalize import folds_into
+from rducc.passes.rdu_canonicalize import folds_across
 from rducc.passes.rdu_outline_layers import (
     CALLEE_NAME,
     Correspondence,
@@ -331,22 +331,29 @@ class LayerReuse:
     def _check_no_fold_across_calls(self) -> None:
         """`rdu-canonicalize` runs before `rdu-outline-layers` in the pipelines: it
         must not have folded an op of a layer with one outside it (a reshape of a
-        reshape, a fill into a map...) nor removed a dead op of a layer, or the
-        outlined program would differ."""
+        reshape, a fill into a map...; its patterns say, `folds_across`) nor
+        removed a dead op of a layer, or the outlined program would differ."""
         assert self.callee is not None
         if any(op.results and not any(r.uses for r in op.results) for op in self.callee.body.block.ops):
             raise NotReusable("@layer has an op whose results are unread")  # its inputs' producers may die too
         params = self.callee.body.block.args
         returned = self.callee.body.block.last_op
         assert isinstance(returned, func.ReturnOp)
+        crossings: dict[tuple[SSAValue, Operation, SSAValue], bool] = {}
+
+        def folds(source: SSAValue, consumer: Operation, read_as: SSAValue) -> bool:
+            key = (source, consumer, read_as)  # the same across calls: asked once
+            if key not in crossings:
+                crossings[key] = folds_across(source, consumer, read_as)
+            return crossings[key]
+
         for call in self.calls:
             for value, param in zip(call.arguments, params):
-                producer = value.owner
-                if isinstance(producer, func.CallOp) and isinstance(value, OpResult):  # the layer before
-                    producer = returned.arguments[value.index].owner
-                if isinstance(producer, Operation) and any(folds_into(producer, u.operation) for u in param.uses):
+                if isinstance(value, OpResult) and isinstance(value.op, func.CallOp):  # the layer before
+                    value = returned.arguments[value.index]
+                if any(folds(value, u.operation, param) for u in param.uses):
                     raise NotReusable(f"{call.attributes[LAYER_ATTR]}: an argument folds into @layer")
             for result, inner in zip(call.res, returned.arguments):
-                producer = inner.owner
-                if isinstance(producer, Operation) and any(folds_into(producer, u.operation) for u in result.uses):
+                readers = [u.operation for u in result.uses if not isinstance(u.operation, func.CallOp)]
+                if any(folds(inner, reader, result) for reader in readers):  # a call's reads: at its parameters
                     raise NotReusable(f"{call.attributes[LAYER_ATTR]}: a result folds into its reader")
