@@ -109,12 +109,14 @@ def import_file(
     return decompose_and_import(program, times, f64, outline_layers)
 
 
-def outlines_at_import(target: Target, emit: str = "placed", passes: Sequence[ModulePass] | None = None) -> bool:
-    """Whether the import may outline identical layers itself: the pipeline `lower`
-    will run is an -O one (which runs `rdu-outline-layers` right after
-    `rdu-canonicalize`, giving the same IR) past the graph level, on one socket
-    (`rdu-partition` runs before the outlining and splits the inline layers)."""
-    return passes is None and emit != "graph" and target.sockets == 1
+def outlines_at_import(passes: Sequence[ModulePass]) -> bool:
+    """Whether the import may outline identical layers itself, for rducc's own
+    pipeline `passes`: they run `rdu-outline-layers` right after
+    `rdu-canonicalize`, whose folds across a layer's boundary the import asks
+    its patterns about (`rducc.frontend.layer_reuse`), so the import gives the
+    IR they would. (Not at the graph level, which runs no pass, nor with
+    `rdu-partition` first, which splits the inline layers.)"""
+    return [p.name for p in passes[:2]] == ["rdu-canonicalize", "rdu-outline-layers"]
 
 
 def lower(
@@ -126,9 +128,16 @@ def lower(
     each pass as its own stage. With `verify_each` the IR is verified after
     every pass; a pass that breaks it is named in the error. `split` is the
     (tp, pp) of a multi-socket target's rdu-partition (0: the cost model's)."""
-    times = times or StageTimes()
-    set_target(module, target)
+    own = passes is None
     chosen = default_passes(opt_level, emit, target.sockets, split) if passes is None else list(passes)
+    _run_pipeline(module, target, chosen, own, times or StageTimes(), verify_each)
+
+
+def _run_pipeline(
+    module: ModuleOp, target: Target, passes: Sequence[ModulePass], own: bool, times: StageTimes, verify_each: bool
+) -> None:
+    """Run `passes` (rducc's `own` -O pipeline, or a user's) on `module` for `target`."""
+    set_target(module, target)
     clock = [time.perf_counter()]
 
     def between_passes(previous: ModulePass | None, _module: ModuleOp, following: object) -> None:
@@ -139,9 +148,9 @@ def lower(
             times.starting(following.name)
         clock[0] = now
 
-    run_passes(module, chosen, verify_each=verify_each, callback=between_passes)
+    run_passes(module, passes, verify_each=verify_each, callback=between_passes)
     with times.stage("verify"):
-        if passes is None:
+        if own:
             verify(module)  # rducc's own pipeline: IR that does not verify is a bug
         else:
             _verify_user_pipeline(module, verify_each)
@@ -225,12 +234,11 @@ def compile_module(
     if isinstance(source, str | Path):
         with times.stage("load"):
             source = load_exported_program(source)
-    outline = outlines_at_import(target, options.emit, options.passes)
-    module, decomposed = decompose_and_import(source, times, options.f64, outline)
-    lower(
-        module, target, options.opt_level, options.emit, times,
-        passes=options.passes, verify_each=options.verify_each, split=options.split,
-    )
+    own = options.passes is None
+    passes = default_passes(options.opt_level, options.emit, target.sockets, options.split) if own else options.passes
+    assert passes is not None
+    module, decomposed = decompose_and_import(source, times, options.f64, own and outlines_at_import(passes))
+    _run_pipeline(module, target, passes, own, times, options.verify_each)
     weights = program_weights(decomposed)
     if options.f64 == "demote":
         weights = demote_weights(weights)
