@@ -24,9 +24,11 @@ the caller passes: `rdu.input` (a value that depends on the user inputs),
 `rdu.value` (another value computed from weights or constants, such as a
 rotary table or a mask).
 
-A module whose layers are outlined already (by the importer, which does the
-same on the FX graph before import when the -O pipeline will run this pass:
-`rducc.frontend.layer_reuse`; or by an earlier run) is left as it is.
+`Outlining` makes @layer and the calls, for this pass and for the importer,
+which plans the same outlining on the FX graph before import when rducc's
+pipeline runs this pass right after `rdu-canonicalize`
+(`rducc.frontend.layer_reuse`). A module whose layers are outlined already
+(by the importer or by an earlier run) is left as it is.
 
 A layer that differs from the first, that passes a weight where the first
 passes a computed value (or the reverse), or whose ops are interleaved with
