@@ -262,7 +262,9 @@ def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSA
     return callee
 
 
-def layer_call(key: str, arguments: Sequence[SSAValue], outputs: Sequence[SSAValue], location: Attribute) -> func.CallOp:
+def layer_call(
+    key: str, arguments: Sequence[SSAValue], outputs: Sequence[SSAValue], location: Attribute
+) -> func.CallOp:
     """`func.call @layer` for the layer `key`, with results typed as `outputs`."""
     call = func.CallOp(CALLEE_NAME, list(arguments), [v.type for v in outputs])
     call.location = location
