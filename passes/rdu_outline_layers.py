@@ -46,12 +46,13 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IntegerAttr,
+    LocationAttr,
     ModuleOp,
     StringAttr,
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.errors import RduccError
@@ -176,8 +177,8 @@ def match_layer(first: Layer, other: Layer) -> Correspondence | None:
     for a, b in zip(first.ops, other.ops):
         if not same_op(a, b, values):
             return None
-    for a, b in values.forward.items():
-        if first.defines(a) != other.defines(b):
+    for ours, theirs in values.forward.items():
+        if first.defines(ours) != other.defines(theirs):
             return None  # a value of one layer read from outside by the other
     return values
 
@@ -226,7 +227,7 @@ def activation_values(function: func.FuncOp) -> set[SSAValue]:
     """Values of @forward that depend on a user input (`rdu.input` arguments)."""
     block = function.body.block
     attrs = function.arg_attrs.data if function.arg_attrs else []
-    dependent = {arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data}
+    dependent: set[SSAValue] = {arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data}
     for op in block.walk():
         if any(v in dependent for v in op.operands):
             dependent.update(op.results)
@@ -263,7 +264,7 @@ def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSA
 
 
 def layer_call(
-    key: str, arguments: Sequence[SSAValue], outputs: Sequence[SSAValue], location: Attribute
+    key: str, arguments: Sequence[SSAValue], outputs: Sequence[SSAValue], location: LocationAttr
 ) -> func.CallOp:
     """`func.call @layer` for the layer `key`, with results typed as `outputs`."""
     call = func.CallOp(CALLEE_NAME, list(arguments), [v.type for v in outputs])
@@ -316,7 +317,7 @@ class Outlining:
         self.calls.append(call)
         return call
 
-    def call(self, key: str, arguments: Sequence[SSAValue], location: Attribute, block: Block) -> func.CallOp:
+    def call(self, key: str, arguments: Sequence[SSAValue], location: LocationAttr, block: Block) -> func.CallOp:
         """Add the call of layer `key` with these arguments at the end of `block`."""
         call = layer_call(key, arguments, self.outputs, location)
         block.add_op(call)
@@ -366,7 +367,7 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
         if first.used_after(r) or any(layer.used_after(v.forward[r]) for layer, v in matches)
     ]
     outlining = Outlining.of_first(first, outputs, len(matches) + 1)
-    replaced = dict(zip(outputs, outlining.calls[0].res))
+    replaced: dict[SSAValue, SSAValue] = dict(zip(outputs, outlining.calls[0].res))
     for layer, values in matches:
         outlining.replace(layer, values, replaced)
     outlining.install(module, function, kinds)

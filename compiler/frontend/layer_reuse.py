@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
+from xdsl.dialects.builtin import LocationAttr, ModuleOp
+from xdsl.ir import Block, OpResult, Operation, SSAValue
 
 from rducc.passes.common import LAYER_ATTR
 from rducc.passes.rdu_canonicalize import folds_across
@@ -191,7 +191,7 @@ class LayerReuse:
     plan: LayerPlan
     block: Block
     env: dict[Node, Any]
-    location_of: Callable[[Node], Attribute]
+    location_of: Callable[[Node], LocationAttr]
     emitted_by: dict[Operation, int] = field(default_factory=dict)
     first: Layer | None = None
     outlining: Outlining | None = None
