@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
+from rducc.dialects.shapes import byte_width, num_elements, reshape_groups, shape_of
+from rducc.errors import RduccError
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-
-from rducc.dialects.shapes import byte_width, num_elements, reshape_groups, shape_of
-from rducc.errors import RduccError
 
 Shape = tuple[int, ...]
 

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import ceil, prod
 
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
-
 from rducc.dialects.dataflow import GatherOp, KernelOp, ReshapeOp, YieldOp
-from rducc.dialects.op_facts import Dim as Fate, facts_of
+from rducc.dialects.op_facts import Dim as Fate
+from rducc.dialects.op_facts import facts_of
 from rducc.dialects.shapes import byte_width
 from rducc.targets import Target
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
 
 Dim = tuple[SSAValue, int]
 
