@@ -28,6 +28,7 @@ from rducc.errors import RduccError
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 Shape = tuple[int, ...]
 
@@ -163,10 +164,10 @@ class NoCompute:
 
 def facts_of(op: Operation) -> OpFacts | None:
     """The op's facts; None for an op that declares it computes nothing (or a
-    constant); an error for any other op, so that nothing falls back silently."""
+    constant, or another dialect's terminator); an error for any other op, so that nothing falls back silently."""
     if isinstance(op, OpFacts):
         return op
-    if isinstance(op, NoCompute | arith.ConstantOp):
+    if isinstance(op, NoCompute | arith.ConstantOp) or op.has_trait(IsTerminator):
         return None
     raise RduccError(f"'{op.name}' has no op facts (dims, FLOPs, bytes): see dialects/op_facts.py")
 
