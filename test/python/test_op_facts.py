@@ -146,7 +146,8 @@ def _tiled_to(source: tuple[int, ...], result: tuple[int, ...], dim: int) -> int
     classes = dim_classes(make_group([reshape]))
     if classes.is_blocked((reshape.input, dim)):
         return None
-    return next(j for j in range(len(result)) if classes.find((reshape.input, dim)) == classes.find((reshape.result, j)))
+    root = classes.find((reshape.input, dim))
+    return next(j for j in range(len(result)) if classes.find((reshape.result, j)) == root)
 
 
 def _sharded_to(source: tuple[int, ...], result: tuple[int, ...], dim: int, tp: int) -> tuple | None:
