@@ -754,6 +754,7 @@ class ReshapeOp(_UnaryLayoutOp, OpFacts):
             )
 
     SHARDS: ClassVar[bool] = True
+    PCU_STAGES: ClassVar[int] = 0
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Dims kept whole pair up (`shapes.reshape_groups`); merged or split ones are blocked."""

@@ -127,10 +127,12 @@ class OpFacts:
     `dims_for` and `flops` must be defined by the op; the bytes default to its
     tensor operands (read) and results (written). `SHARDS`: whether
     `rdu-partition` lets a split flow through the op by its dim map (else the
-    op runs replicated, its split operands gathered first).
+    op runs replicated, its split operands gathered first). `PCU_STAGES`: the
+    pipeline stages it takes in a kernel (0 for a change of PMU addressing).
     """
 
     SHARDS: ClassVar[bool] = False
+    PCU_STAGES: ClassVar[int] = 1
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """The dim map for operands of shapes `ins` and results of shapes `outs`."""

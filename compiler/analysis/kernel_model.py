@@ -6,10 +6,11 @@ outside (inputs) and the values used after it (outputs).
 
 Tiling splits one *parallel dimension* of the whole group into tiles. The
 candidates come from a union-find over tensor dimensions: each op joins the
-dims of its operands and result that move together (a map's aligned dims, a
-matmul's M with its lhs rows and N with its rhs columns, a transpose's
-permuted dims, ...) and blocks the ones that do not (reduced dims, a matmul's
-K, a concat's dim, a reshape's merged dims, ...). A class with no blocked
+dims of its operands and result that move together and blocks the ones that
+do not, as the op's own dim map says (`OpFacts.dim_map`,
+dialects/op_facts.py: a map's aligned dims, a matmul's M with its lhs rows and
+N with its rhs columns, a transpose's permuted dims; reduced dims, a matmul's
+K, a concat's dim, a reshape's merged dims blocked). A class with no blocked
 member that appears once in every output is a loop the whole group can run
 tile by tile.
 
@@ -28,9 +29,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import ceil, prod
 
-from rducc.dialects.dataflow import GatherOp, KernelOp, ReshapeOp, YieldOp
-from rducc.dialects.op_facts import Dim as Fate
-from rducc.dialects.op_facts import facts_of
+from rducc.dialects.dataflow import GatherOp, KernelOp, YieldOp
+from rducc.dialects.op_facts import Dim as Fate, facts_of
 from rducc.dialects.shapes import byte_width
 from rducc.targets import Target
 from xdsl.dialects.builtin import TensorType
@@ -45,10 +45,6 @@ ALIGNMENT = 64
 def aligned(size: int) -> int:
     """`size` rounded up to the SRAM alignment."""
     return -(-size // ALIGNMENT) * ALIGNMENT
-
-
-FREE_OPS = (ReshapeOp,)
-"""Ops that need no PCU stage (a reshape is a change of PMU addressing)."""
 
 
 def tensor_bytes(value: SSAValue) -> int:
@@ -288,6 +284,12 @@ def _pmus(nbytes: int, target: Target) -> int:
     return ceil(nbytes / target.pmu_bytes) if nbytes else 0
 
 
+def _pcu_stages(op: Operation) -> int:
+    """The op's PCU stages (`OpFacts.PCU_STAGES`: a reshape needs none); a constant takes one."""
+    facts = facts_of(op)
+    return facts.PCU_STAGES if facts is not None else 1
+
+
 def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
     gathered = gathered_inputs(group)
     buffers: list[int] = []
@@ -306,7 +308,7 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
     output_bytes = sum(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
     buffers.extend(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
     peak = _intermediate_peak(group, plan, outputs, set(gathered.values()))
-    stages = sum(1 for op in group.ops if not isinstance(op, FREE_OPS))
+    stages = sum(_pcu_stages(op) for op in group.ops)
     pmus = sum(_pmus(b, target) for b in buffers) + _pmus(peak, target)
     return WorkingSet(input_bytes, output_bytes, peak, pmus, stages)
 
