@@ -46,6 +46,7 @@ Each transfer's bytes x the trips of its loops are added to
 
 FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
 -----------------------------------------------------------------------
+Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is an error.
 - `rdu.matmul`: 2 x M x N x K x batch, with `[..., M, N]` the result,
   K = the lhs's last dim and batch = product of the result's leading dims;
 - `rdu.conv`: 2 x out_elems x (Cin / groups) x prod(kernel dims), with
@@ -59,7 +60,7 @@ FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
 - `rdu.argsort`: out_elems x ceil(log2(n)) for n elements along the sorted dim;
 - `rdu.scatter`: index elems with `reduce`, else 0 (a write);
 - layout ops (`rdu.reshape`, `rdu.transpose`, `rdu.broadcast`, `rdu.slice`,
-  `rdu.concat`), `rdu.gather` and `arith.constant`: 0.
+  `rdu.concat`), `rdu.gather`, the collectives and `arith.constant`: 0.
 
 Times (seconds; figures of one socket: the compiler places a program on one)
 ---------------------------------------------------------------------------
