@@ -477,17 +477,18 @@ class _TensorPartitioner:
                     return None
                 pieces.append((dest, parts, stride))
         result = self._union(pieces)
-        if result is False:
+        if isinstance(result, bool):
             return None
         if result is None and isinstance(op, MatmulOp):
             return self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
         if isinstance(op, BroadcastOp) and result is not None:
             result = self._widen(op, result)
-        wants: list[Layout] = [self._restrict(result, value, dests)  # type: ignore[arg-type]
-                               for value, dests in zip(op.operands, dims.operands)]
-        return wants, result  # type: ignore[return-value]
+        wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
+        return wants, result
 
-    def _plan_partial(self, op: Operation, splits: list[Split | None], dims: DimMap) -> tuple[list[Layout], Layout] | None:
+    def _plan_partial(
+        self, op: Operation, splits: list[Split | None], dims: DimMap
+    ) -> tuple[list[Layout], Layout] | None:
         """A split along a summed dim: each operand split over every rank along its
         reduced dim (the split one, else its only one) gives a partial sum."""
         if not dims.sums:
@@ -495,7 +496,7 @@ class _TensorPartitioner:
         if isinstance(op, MatmulOp):
             self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
         wants: list[Layout] = []
-        for split, index in zip(splits, range(len(splits))):
+        for index, split in enumerate(splits):
             reduced = dims.reduced(index)
             on = [d for d in reduced if split is not None and d in split.dims()]
             wants.append(Split.whole((on or reduced)[0], self.tp))
