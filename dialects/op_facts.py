@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from rducc.dialects.shapes import byte_width, num_elements, reshape_groups, shape_of
-from rducc.errors import RduccError
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import IsTerminator
+
+from rducc.dialects.shapes import byte_width, num_elements, reshape_groups, shape_of
+from rducc.errors import RduccError
 
 Shape = tuple[int, ...]
 
@@ -60,10 +61,6 @@ class DimMap:
     operands: tuple[tuple[Dest, ...], ...]
     blocked: frozenset[int] = frozenset()
     sums: bool = False
-
-    def sources(self, operand: int, result_dim: int) -> list[int]:
-        """The dims of operand `operand` that become result dim `result_dim`."""
-        return [d for d, dest in enumerate(self.operands[operand]) if dest == result_dim]
 
     def reduced(self, operand: int) -> list[int]:
         """The dims of operand `operand` that are reduced."""
@@ -180,6 +177,7 @@ __all__ = [
     "Dest",
     "NoCompute",
     "OpFacts",
+    "Shape",
     "aligned",
     "elements",
     "facts_of",
