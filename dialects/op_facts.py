@@ -14,6 +14,16 @@ A `DimMap` says, for each dim of each operand, the result dim it becomes (an
 and which result dims are not a whole operand dim (`blocked`). Dims are
 computed from shapes, so a caller that knows other shapes (a sharding pass
 seeing the full shapes of split values) passes them to `dims_for`.
+
+Size-1 dims: a reshape pairs none of them (`shapes.reshape_groups`, the one
+pairing both tiling and sharding read), as sharding always did; a size-1 dim
+is never tiled nor split, so this changes no tiling answer.
+
+A new op: mix in `OpFacts` and define `dims_for` and `flops` (override
+`bytes_read`/`bytes_written` if it touches other than its tensors; set
+`SHARDS` once its numerics are checked on split operands, `PCU_STAGES` if it
+takes other than one stage), or mix in `NoCompute`. `test_op_facts.py`
+fails for an op that does neither.
 """
 
 from __future__ import annotations
