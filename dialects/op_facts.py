@@ -14,6 +14,16 @@ A `DimMap` says, for each dim of each operand, the result dim it becomes (an
 and which result dims are not a whole operand dim (`blocked`). Dims are
 computed from shapes, so a caller that knows other shapes (a sharding pass
 seeing the full shapes of split values) passes them to `dims_for`.
+
+Size-1 dims: a reshape pairs none of them (`shapes.reshape_groups`, the one
+pairing both tiling and sharding read), as sharding always did; a size-1 dim
+is never tiled nor split, so this changes no tiling answer.
+
+A new op: mix in `OpFacts` and define `dims_for` and `flops` (override
+`bytes_read`/`bytes_written` if it touches other than its tensors; set
+`SHARDS` once its numerics are checked on split operands, `PCU_STAGES` if it
+takes other than one stage), or mix in `NoCompute`. `test_op_facts.py`
+fails for an op that does neither.
 """
 
 from __future__ import annotations
@@ -23,12 +33,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from rducc.dialects.shapes import byte_width, num_elements, reshape_groups, shape_of
-from rducc.errors import RduccError
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import IsTerminator
+
+from rducc.dialects.shapes import byte_width, num_elements, reshape_groups, shape_of
+from rducc.errors import RduccError
 
 Shape = tuple[int, ...]
 
@@ -60,10 +71,6 @@ class DimMap:
     operands: tuple[tuple[Dest, ...], ...]
     blocked: frozenset[int] = frozenset()
     sums: bool = False
-
-    def sources(self, operand: int, result_dim: int) -> list[int]:
-        """The dims of operand `operand` that become result dim `result_dim`."""
-        return [d for d, dest in enumerate(self.operands[operand]) if dest == result_dim]
 
     def reduced(self, operand: int) -> list[int]:
         """The dims of operand `operand` that are reduced."""
@@ -180,6 +187,7 @@ __all__ = [
     "Dest",
     "NoCompute",
     "OpFacts",
+    "Shape",
     "aligned",
     "elements",
     "facts_of",

@@ -5,6 +5,12 @@ tiling union-find and the sharding pass read the same reshape pairing."""
 from __future__ import annotations
 
 import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, TensorType, bf16, f32, i64
+from xdsl.dialects.test import TestOp as ForeignOp
+from xdsl.ir import Block, Region
+from xdsl.utils.test_value import create_ssa_value
+
 from rducc.analysis.kernel_model import dim_classes, make_group
 from rducc.dialects import ALL_DIALECTS
 from rducc.dialects.dataflow import (
@@ -22,11 +28,6 @@ from rducc.dialects.op_facts import Dim, NoCompute, OpFacts, facts_of
 from rducc.errors import RduccError
 from rducc.passes.rdu_partition import Split, _Unsplittable, reshape_split
 from rducc.runtime.cost_model import op_flops
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, TensorType, bf16, f32, i64
-from xdsl.dialects.test import TestOp as ForeignOp
-from xdsl.ir import Block, Region
-from xdsl.utils.test_value import create_ssa_value
 
 REDUCED, BLOCKED, BROADCAST = Dim.REDUCED, Dim.BLOCKED, Dim.BROADCAST
 
