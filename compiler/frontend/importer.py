@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     IntAttr,
     IntegerAttr,
+    LocationAttr,
     ModuleOp,
     NameLoc,
     NoneAttr,
@@ -164,7 +165,7 @@ def source_line(node: torch.fx.Node) -> SourceLine | None:
     return _innermost_frame(trace) if trace else None
 
 
-def location_of(node: torch.fx.Node) -> Attribute:
+def location_of(node: torch.fx.Node) -> LocationAttr:
     """`loc("file.py":LINE:COL)` from the stack trace, else `loc("node_name")`."""
     where = source_line(node)
     if where is None:
