@@ -104,10 +104,16 @@ def _load_converters() -> None:
         aten_conv_pool,
         aten_distance,
         aten_elementwise,
-        aten_indexing,
+        aten_gather,
+        aten_layout,
+        aten_matmul,
+        aten_normalization,
         aten_quantized,
         aten_random,
-        aten_structural,
+        aten_reduction,
+        aten_resample,
+        aten_scatter,
+        aten_sort_scan,
     )
 
 
