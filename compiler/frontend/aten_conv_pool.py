@@ -28,7 +28,7 @@ from rducc.frontend.aten_build import along, cast, gather_dim, pad_dim, ramp, re
 from rducc.frontend.aten_common import element_of, fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.dialects.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
 from rducc.dialects.shapes import is_float
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.frontend.aten_common import result_type
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import Number, ScalarBuilder, opmath_type
 from rducc.frontend.types import element_type_of
 

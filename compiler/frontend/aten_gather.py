@@ -10,25 +10,11 @@ from math import prod
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import i1, i64
-from xdsl.ir import SSAValue
-
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
     GatherOp,
     ReduceKind,
-)
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from rducc.frontend.types import tensor_type_of
-from rducc.frontend.aten_common import (
-    element_of,
-    normalize_dims,
-    result_type,
-    shape_of,
-    tensor_of,
-    used_outputs,
 )
 from rducc.frontend.aten_build import (
     along,
@@ -43,6 +29,19 @@ from rducc.frontend.aten_build import (
     take_along,
     triangle_indices,
 )
+from rducc.frontend.aten_common import (
+    element_of,
+    normalize_dims,
+    result_type,
+    shape_of,
+    tensor_of,
+    used_outputs,
+)
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.types import tensor_type_of
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import SSAValue
 
 
 @converts("aten.index_select.default")

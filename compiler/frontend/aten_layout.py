@@ -4,11 +4,7 @@ split), embedding, index, arange and scalar reads.
 
 from __future__ import annotations
 
-
 import torch
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
-
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -17,9 +13,11 @@ from rducc.dialects.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import is_float
-from rducc.frontend.importer import GraphImporter, assertion_only_nodes, converts, fake_value, node_arguments
-from rducc.frontend.aten_common import element_of, result_type, shape_of, slice_bounds
 from rducc.frontend.aten_build import cast, reshape, slice_dim
+from rducc.frontend.aten_common import element_of, result_type, shape_of, slice_bounds
+from rducc.frontend.converter_api import GraphImporter, assertion_only_nodes, converts, fake_value, node_arguments
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 
 
 @converts(

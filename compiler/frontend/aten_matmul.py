@@ -6,17 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
-
 from rducc.dialects.dataflow import (
     MatmulOp,
     ReduceKind,
 )
-from rducc.frontend.importer import GraphImporter, converts, node_arguments
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from rducc.frontend.aten_common import result_type, shape_of, tensor_of
 from rducc.frontend.aten_build import reduce
+from rducc.frontend.aten_common import result_type, shape_of, tensor_of
+from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 
 
 @converts("aten.mm.default", "aten.bmm.default")

@@ -9,15 +9,14 @@ from math import prod
 from typing import Any
 
 import torch
-from xdsl.ir import Attribute, SSAValue
-
 from rducc.dialects.dataflow import (
     ReduceKind,
 )
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
+from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.ir import Attribute, SSAValue
 
 
 def _softmax_parts(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue, SSAValue, Attribute]:

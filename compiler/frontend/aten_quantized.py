@@ -20,7 +20,7 @@ from xdsl.ir import SSAValue
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers the ops)
 from rducc.frontend.aten_build import reshape
 from rducc.frontend.aten_common import result_type, shape_of
-from rducc.frontend.importer import GraphImporter, converts, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
 from rducc.frontend.scalar import ScalarBuilder
 
 

@@ -23,7 +23,7 @@ from rducc.frontend.aten_build import cast, sort_along
 from rducc.frontend.aten_common import fake_type, result_type, tensor_of
 from rducc.dialects.dataflow import RandomOp
 from rducc.dialects.shapes import is_float
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 

@@ -9,16 +9,12 @@ from math import prod
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import i1, i64
-from xdsl.ir import SSAValue
-
 from rducc.dialects.dataflow import (
     ReduceKind,
     ScanKind,
     ScanOp,
 )
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, variance_over
 from rducc.frontend.aten_common import (
     fake_type,
     normalize_dims,
@@ -27,7 +23,10 @@ from rducc.frontend.aten_common import (
     tensor_of,
     used_outputs,
 )
-from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, variance_over
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import SSAValue
 
 
 def _reduce_node(g: GraphImporter, node: torch.fx.Node, kind: ReduceKind) -> SSAValue:

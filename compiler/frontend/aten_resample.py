@@ -7,16 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import f32, i1, i64
-from xdsl.ir import SSAValue
-
 from rducc.dialects.dataflow import (
     GatherOp,
 )
-from rducc.frontend.importer import GraphImporter, converts, node_arguments
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from rducc.frontend.aten_common import element_of, result_type, shape_of, tensor_of
 from rducc.frontend.aten_build import along, cast, gather_dim, ramp, reshape, slice_dim
+from rducc.frontend.aten_common import element_of, result_type, shape_of, tensor_of
+from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.dialects.builtin import f32, i1, i64
+from xdsl.ir import SSAValue
 
 
 @converts("aten.upsample_nearest2d.vec")

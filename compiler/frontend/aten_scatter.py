@@ -10,9 +10,6 @@ from math import prod
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import i1, i64
-from xdsl.ir import SSAValue
-
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ReduceKind,
@@ -20,10 +17,12 @@ from rducc.dialects.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import broadcast_shapes, is_bool, is_float, is_unsigned
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from rducc.frontend.aten_common import element_of, result_type, shape_of, slice_bounds, tensor_of
 from rducc.frontend.aten_build import along, cast, gather_dim, ramp, reshape, slice_dim
+from rducc.frontend.aten_common import element_of, result_type, shape_of, slice_bounds, tensor_of
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import SSAValue
 
 
 @converts("aten.slice_scatter.default")

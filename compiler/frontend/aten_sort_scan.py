@@ -7,16 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import i64
-from xdsl.ir import SSAValue
-
 from rducc.dialects.dataflow import (
     ReduceKind,
 )
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from rducc.frontend.aten_common import result_type, shape_of, tensor_of
 from rducc.frontend.aten_build import along, cast, move_dim, ramp, reduce, reshape, slice_dim, sort_along
+from rducc.frontend.aten_common import result_type, shape_of, tensor_of
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.dialects.builtin import i64
+from xdsl.ir import SSAValue
 
 
 @converts("aten.logcumsumexp.default")
