@@ -29,18 +29,18 @@ MODELS = {"tiny Llama": models.tiny_llama, "tiny GPT-2": models.tiny_gpt2}
 def profile_by_op(program: rducc.Program, inputs: tuple, calls: int) -> tuple[Counter, float]:
     """Exclusive seconds per op name over `calls` calls, and the total seconds of those calls.
 
-    Swaps the interpreter's block runner for one that times each step and
+    Swaps the interpreter's step runner (`run_steps`) for one that times each step and
     subtracts the steps nested in it (a tile loop's body, a compute's body ops).
     """
     totals: Counter = Counter()
     nested: list[float] = []
-    plain = interpreter._run_block
+    plain = interpreter.run_steps
 
-    def timed_block(steps: Sequence, env: list) -> None:
+    def timed_block(steps: Sequence, env: list, context: object, where: str) -> None:
         for step, op in steps:
             nested.append(0.0)
             start = time.perf_counter()
-            step(env)
+            step(env, context)
             elapsed = time.perf_counter() - start
             inner = nested.pop()
             totals[op.name] += elapsed - inner
@@ -48,14 +48,14 @@ def profile_by_op(program: rducc.Program, inputs: tuple, calls: int) -> tuple[Co
                 nested[-1] += elapsed
 
     program(*inputs)  # prepared before profiling
-    interpreter._run_block = timed_block
+    interpreter.run_steps = timed_block
     try:
         start = time.perf_counter()
         for _ in range(calls):
             program(*inputs)
         total = time.perf_counter() - start
     finally:
-        interpreter._run_block = plain
+        interpreter.run_steps = plain
     totals["(Program call: inputs, outputs, conversions)"] = total - sum(totals.values())
     return totals, total
 

@@ -1,4 +1,6 @@
-"""The compile driver: archive to level-1 IR, stage by stage, with timings."""
+"""The compile driver: a torch.export program to lowered IR and its weights,
+stage by stage, with timings. `rducc`, `rducc.compile` and the torch.compile
+backend all compile through `compile_module`."""
 
 from __future__ import annotations
 
@@ -16,10 +18,22 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.passes import ModulePass
 
 from rducc.errors import RduccError
-from rducc.pipeline import IRBrokenError, default_passes, run_passes, set_target, verify_after
-from rducc.targets import Target
+from rducc.frontend.f64 import demote_weights
 from rducc.frontend.importer import decompose, import_program
 from rducc.frontend.loader import load_exported_program
+from rducc.pipeline import (
+    IRBrokenError,
+    PipelineEdit,
+    available_passes,
+    default_passes,
+    edit_pipeline,
+    parse_passes,
+    run_passes,
+    set_target,
+    verify_after,
+)
+from rducc.targets import Target, load_target
+from rducc.weights import program_weights
 
 
 @dataclass
@@ -95,22 +109,14 @@ def import_file(
     return decompose_and_import(program, times, f64, outline_layers)
 
 
-def outlines_at_import(target: Target, emit: str = "placed", passes: Sequence[ModulePass] | None = None) -> bool:
-    """Whether the import may outline identical layers itself: the pipeline `lower`
-    will run is an -O one (which runs `rdu-outline-layers` right after
-    `rdu-canonicalize`, giving the same IR) past the graph level, on one socket
-    (`rdu-partition` runs before the outlining and splits the inline layers)."""
-    return passes is None and emit != "graph" and target.sockets == 1
-
-
-def with_partition(passes: Sequence[ModulePass], tp: int = 0, pp: int = 0) -> list[ModulePass]:
-    """The -O pipeline for a multi-socket target: `rdu-partition{tp pp}` right after
-    `rdu-canonicalize` (0: the split chosen by the cost model)."""
-    from rducc.passes.rdu_partition import RduPartition
-
-    names = [p.name for p in passes]
-    at = names.index("rdu-canonicalize") + 1 if "rdu-canonicalize" in names else 0
-    return [*passes[:at], RduPartition(tp=tp, pp=pp), *passes[at:]]
+def outlines_at_import(passes: Sequence[ModulePass]) -> bool:
+    """Whether the import may outline identical layers itself, for rducc's own
+    pipeline `passes`: they run `rdu-outline-layers` right after
+    `rdu-canonicalize`, whose folds across a layer's boundary the import asks
+    its patterns about (`rducc.frontend.layer_reuse`), so the import gives the
+    IR they would. (Not at the graph level, which runs no pass, nor with
+    `rdu-partition` first, which splits the inline layers.)"""
+    return [p.name for p in passes[:2]] == ["rdu-canonicalize", "rdu-outline-layers"]
 
 
 def lower(
@@ -122,11 +128,16 @@ def lower(
     each pass as its own stage. With `verify_each` the IR is verified after
     every pass; a pass that breaks it is named in the error. `split` is the
     (tp, pp) of a multi-socket target's rdu-partition (0: the cost model's)."""
-    times = times or StageTimes()
+    own = passes is None
+    chosen = default_passes(opt_level, emit, target.sockets, split) if passes is None else list(passes)
+    _run_pipeline(module, target, chosen, own, times or StageTimes(), verify_each)
+
+
+def _run_pipeline(
+    module: ModuleOp, target: Target, passes: Sequence[ModulePass], own: bool, times: StageTimes, verify_each: bool
+) -> None:
+    """Run `passes` (rducc's `own` -O pipeline, or a user's) on `module` for `target`."""
     set_target(module, target)
-    chosen = default_passes(opt_level, emit) if passes is None else list(passes)
-    if passes is None and target.sockets > 1:
-        chosen = with_partition(chosen, *split)
     clock = [time.perf_counter()]
 
     def between_passes(previous: ModulePass | None, _module: ModuleOp, following: object) -> None:
@@ -137,9 +148,9 @@ def lower(
             times.starting(following.name)
         clock[0] = now
 
-    run_passes(module, chosen, verify_each=verify_each, callback=between_passes)
+    run_passes(module, passes, verify_each=verify_each, callback=between_passes)
     with times.stage("verify"):
-        if passes is None:
+        if own:
             verify(module)  # rducc's own pipeline: IR that does not verify is a bug
         else:
             _verify_user_pipeline(module, verify_each)
@@ -154,6 +165,86 @@ def _verify_user_pipeline(module: ModuleOp, verified_each: bool) -> None:
         raise IRBrokenError(f"{error}\n(rerun with --verify-each to name the pass that broke it)") from error
 
 
+PassesLike = str | Sequence[ModulePass] | Sequence[PipelineEdit]
+"""A pipeline to run instead of the -O one: pipeline text or pass instances (the
+whole pipeline), or `rducc.api.before/after` edits (inserted into the -O pipeline)."""
+
+
+def resolve_passes(
+    passes: PassesLike | None, opt_level: int = 2, plugin_files: Sequence[str | Path] | None = None
+) -> list[ModulePass] | None:
+    """The passes to run instead of the -O pipeline, or None to run the -O one.
+    `plugin_files`, when given, are loaded (and checked, with the installed
+    plugins) first, even for the -O pipeline; pipeline text may name their passes."""
+    registry = None if plugin_files is None else available_passes(plugin_files)
+    if passes is None:
+        return None
+    if isinstance(passes, str):
+        return parse_passes(passes, registry)
+    items = list(passes)
+    if items and all(isinstance(p, PipelineEdit) for p in items):
+        return edit_pipeline(default_passes(opt_level), items)  # type: ignore[arg-type]
+    if all(isinstance(p, ModulePass) for p in items):
+        return items  # type: ignore[return-value]
+    raise RduccError(
+        "passes= takes pipeline text, a list of ModulePass instances (the whole pipeline), "
+        "or a list of rducc.api.before(...)/after(...) edits of the -O pipeline, not a mix"
+    )
+
+
+@dataclass
+class CompileOptions:
+    """How to compile: the target, the pipeline and the policies of one compile."""
+
+    target: str | Target = "sn40l"
+    opt_level: int = 2
+    emit: str = "placed"
+    """The IR level the -O pipeline stops at."""
+    passes: Sequence[ModulePass] | None = None
+    """Passes to run instead of the -O pipeline (see `resolve_passes`)."""
+    split: tuple[int, int] = (0, 0)
+    """(tp, pp) of a multi-socket target's rdu-partition; 0: the cost model's."""
+    f64: str = "emulate"
+    """The f64 policy (`rducc.frontend.f64`): emulate, refuse or demote."""
+    verify_each: bool = False
+    times: StageTimes = field(default_factory=StageTimes)
+    """Where each stage's seconds go (and its progress hook)."""
+
+
+@dataclass
+class CompileResult:
+    """A compiled module, the Core ATen program it came from and its weights."""
+
+    module: ModuleOp
+    target: Target
+    exported: torch.export.ExportedProgram
+    """The program as given (or loaded), before decomposition."""
+    decomposed: torch.export.ExportedProgram
+    weights: dict[str, torch.Tensor]
+    """The weights by global name, as the module computes with them (demoted under f64=demote)."""
+
+
+def compile_module(
+    source: torch.export.ExportedProgram | str | Path, options: CompileOptions | None = None
+) -> CompileResult:
+    """Load (a path), decompose, import and lower a program; collect its weights."""
+    options = options or CompileOptions()
+    target = load_target(options.target)
+    times = options.times
+    if isinstance(source, str | Path):
+        with times.stage("load"):
+            source = load_exported_program(source)
+    own = options.passes is None
+    passes = default_passes(options.opt_level, options.emit, target.sockets, options.split) if own else options.passes
+    assert passes is not None
+    module, decomposed = decompose_and_import(source, times, options.f64, own and outlines_at_import(passes))
+    _run_pipeline(module, target, passes, own, times, options.verify_each)
+    weights = program_weights(decomposed)
+    if options.f64 == "demote":
+        weights = demote_weights(weights)
+    return CompileResult(module, target, source, decomposed, weights)
+
+
 def module_text(module: ModuleOp, locations: bool = True) -> str:
     """The module as MLIR text, with `loc(...)` on every op unless told not to."""
     from io import StringIO
@@ -164,4 +255,15 @@ def module_text(module: ModuleOp, locations: bool = True) -> str:
     return stream.getvalue()
 
 
-__all__ = ["StageTimes", "import_exported", "import_file", "module_text", "RduccError"]
+__all__ = [
+    "CompileOptions",
+    "CompileResult",
+    "PassesLike",
+    "RduccError",
+    "StageTimes",
+    "compile_module",
+    "import_exported",
+    "import_file",
+    "module_text",
+    "resolve_passes",
+]

@@ -49,8 +49,9 @@ STAGES: dict[str, list[str]] = {
 """The passes that take the IR to each level from the one before it."""
 
 
-def pipeline_text(opt_level: int = 2, emit: str = "placed") -> str:
-    """The pipeline as xDSL pipeline text, e.g. for `rducc-opt -p`."""
+def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, split: tuple[int, int] = (0, 0)) -> str:
+    """The pipeline as xDSL pipeline text, e.g. for `rducc-opt -p`; for a target
+    of several `sockets`, with `rdu-partition` and the (tp, pp) `split` in it."""
     if opt_level not in (0, 1, 2):
         raise ValueError(f"opt level must be 0, 1 or 2, got {opt_level}")
     if emit not in LEVELS:
@@ -59,7 +60,18 @@ def pipeline_text(opt_level: int = 2, emit: str = "placed") -> str:
     for level in LEVELS[1 : LEVELS.index(emit) + 1]:
         keep = "false" if opt_level == 0 else "true"  # -O0 is the unfused baseline
         passes.extend(p % {"opt": opt_level, "keep": keep} for p in STAGES[level])
+    if sockets > 1:
+        passes = with_partition(passes, *split)
     return ",".join(passes)
+
+
+def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0) -> list[str]:
+    """A pipeline for a multi-socket target: `rdu-partition{tp pp}` right after
+    `rdu-canonicalize` (first when there is none; 0: the split the cost model picks)."""
+    options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp)) if n)
+    partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
+    at = passes.index("rdu-canonicalize") + 1 if "rdu-canonicalize" in passes else 0
+    return [*passes[:at], partition, *passes[at:]]
 
 
 # -- which passes a pipeline can name ----------------------------------------
@@ -130,9 +142,11 @@ def parse_passes(text: str, passes: dict[str, PassFactory] | None = None) -> lis
     return result
 
 
-def default_passes(opt_level: int = 2, emit: str = "placed") -> list[ModulePass]:
-    """The -O pipeline up to `emit`, as pass instances."""
-    return parse_passes(pipeline_text(opt_level, emit), {**ALL_PASSES, **_upstream_used()})
+def default_passes(
+    opt_level: int = 2, emit: str = "placed", sockets: int = 1, split: tuple[int, int] = (0, 0)
+) -> list[ModulePass]:
+    """The -O pipeline up to `emit` (see `pipeline_text`), as pass instances."""
+    return parse_passes(pipeline_text(opt_level, emit, sockets, split), {**ALL_PASSES, **_upstream_used()})
 
 
 def _upstream_used() -> dict[str, PassFactory]:
@@ -294,4 +308,5 @@ __all__ = [
     "run_passes",
     "run_pipeline",
     "verify_after",
+    "with_partition",
 ]

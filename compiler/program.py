@@ -11,7 +11,6 @@ the original PyTorch graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -20,22 +19,13 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.passes import ModulePass
 
-from rducc.driver import decompose_and_import, lower, module_text, outlines_at_import
+from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
-from rducc.frontend.f64 import DEMOTED_ATTR, demote_weights
+from rducc.frontend.f64 import DEMOTED_ATTR
 from rducc.frontend.loader import load_exported_program
-from rducc.pipeline import PipelineEdit
 from rducc.targets import Target, load_target
-from rducc.weights import (
-    WEIGHTS_ATTR,
-    numpy_to_torch,
-    program_weights,
-    save_weights,
-    sidecar_path,
-    torch_to_numpy,
-)
+from rducc.weights import WEIGHTS_ATTR, numpy_to_torch, save_weights, sidecar_path, torch_to_numpy
 
 ModelLike = torch.export.ExportedProgram | str | Path | torch.nn.Module
 
@@ -55,30 +45,6 @@ def _exported(model: ModelLike, example_inputs: tuple | None) -> torch.export.Ex
     raise RduccError(
         f"rducc.compile takes an ExportedProgram, a path to a saved archive or an nn.Module, "
         f"not {type(model).__name__}"
-    )
-
-
-PassesLike = str | Sequence[ModulePass] | Sequence[PipelineEdit]
-"""What `compile(passes=...)` takes: pipeline text or pass instances (the whole
-pipeline), or `rducc.api.before/after` edits (inserted into the -O pipeline)."""
-
-
-def _chosen_passes(passes: PassesLike | None, opt_level: int) -> list[ModulePass] | None:
-    """The pipeline to run instead of the -O one, or None to run the -O one."""
-    from rducc.pipeline import default_passes, edit_pipeline, parse_passes
-
-    if passes is None:
-        return None
-    if isinstance(passes, str):
-        return parse_passes(passes)
-    items = list(passes)
-    if items and all(isinstance(p, PipelineEdit) for p in items):
-        return edit_pipeline(default_passes(opt_level), items)  # type: ignore[arg-type]
-    if all(isinstance(p, ModulePass) for p in items):
-        return items  # type: ignore[return-value]
-    raise RduccError(
-        "passes= takes pipeline text, a list of ModulePass instances (the whole pipeline), "
-        "or a list of rducc.api.before(...)/after(...) edits of the -O pipeline, not a mix"
     )
 
 
@@ -105,16 +71,13 @@ def compile(  # noqa: A001 - the public name the API promises
     `demote` (computed in f32; the Program casts float64 inputs and outputs).
     """
     chosen = load_target(target)
-    custom = _chosen_passes(passes, opt_level)
-    exported = _exported(model, example_inputs)
-    module, decomposed = decompose_and_import(exported, f64=f64, outline_layers=outlines_at_import(chosen, passes=custom))
-    lower(module, chosen, opt_level, passes=custom, verify_each=verify_each)
-    tensors = program_weights(decomposed)
-    if f64 == "demote":
-        tensors = demote_weights(tensors)
-    weights = {name: torch_to_numpy(t) for name, t in tensors.items()}
+    custom = resolve_passes(passes, opt_level)
+    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64)
+    result = compile_module(_exported(model, example_inputs), options)
+    weights = {name: torch_to_numpy(t) for name, t in result.weights.items()}
+    decomposed = result.decomposed
     return Program(
-        module, weights, chosen, exported.call_spec.in_spec, exported.call_spec.out_spec,
+        result.module, weights, chosen, result.exported.call_spec.in_spec, result.exported.call_spec.out_spec,
         number_outputs(decomposed), _float64_outputs(decomposed) if f64 == "demote" else frozenset(),
     )
 

@@ -22,12 +22,15 @@ dialect) to keep the multi-socket work in one place.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.shapes import element_of, shape_of, verify_element_type, verify_static
+from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
 
 
 def _verify_static_tensors(op: IRDLOperation) -> None:
@@ -47,7 +50,7 @@ def _verify_group(op: IRDLOperation, group: int) -> None:
         raise VerifyException(f"'{op.name}' group must be >= 1, got {group}")
 
 
-class _CollectiveOp(IRDLOperation):
+class _CollectiveOp(IRDLOperation, OpFacts):
     """One tensor in, one tensor out, over a group of sockets."""
 
     input = operand_def(TensorType)
@@ -57,6 +60,15 @@ class _CollectiveOp(IRDLOperation):
     @property
     def group_size(self) -> int:
         return self.group.value.data
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """A collective exchanges whole tensors between sockets: every dim blocked."""
+        return opaque(ins, outs)
+
+    def flops(self) -> int:
+        """None on the chip: its link time is costed by the cost model's `collective_cost`."""
+        return 0
+
 
 
 @irdl_op_definition
@@ -139,7 +151,7 @@ class ReduceScatterOp(_DimCollectiveOp):
 
 
 @irdl_op_definition
-class SendRecvOp(IRDLOperation):
+class SendRecvOp(IRDLOperation, OpFacts):
     """Point to point: the value computed by pipeline stage `source` received by stage `dest`."""
 
     name = "rdu.send_recv"
@@ -165,6 +177,15 @@ class SendRecvOp(IRDLOperation):
             raise VerifyException(f"'rdu.send_recv' sends stage {source} to itself")
         if self.input.type != self.result.type:
             raise VerifyException("'rdu.send_recv' result must have the input's type")
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """The value crosses whole between stages: every dim blocked."""
+        return opaque(ins, outs)
+
+    def flops(self) -> int:
+        """None: a transfer between sockets."""
+        return 0
+
 
 
 COLLECTIVE_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, SendRecvOp)

@@ -9,7 +9,10 @@ Constants are upstream `arith.constant` with a dense tensor attribute.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import ceil, log2
 from typing import ClassVar
+
+from xdsl.dialects import arith
 
 from xdsl.dialects.builtin import (
     I64,
@@ -47,6 +50,19 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from rducc.dialects.collectives import COLLECTIVE_OPS
+from rducc.dialects.op_facts import (
+    Dest,
+    Dim,
+    DimMap,
+    NoCompute,
+    OpFacts,
+    Shape,
+    aligned,
+    elements,
+    identity,
+    opaque,
+    reshape_dims,
+)
 from rducc.dialects.shapes import (
     broadcast_shapes,
     broadcasts_to,
@@ -148,7 +164,7 @@ def _same_element(op: IRDLOperation, a: Attribute, b: Attribute, what: str) -> N
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(IRDLOperation, NoCompute):
     """Terminator of `rdu.map` and `rdu.kernel` bodies."""
 
     name = "rdu.yield"
@@ -161,7 +177,7 @@ class YieldOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MapOp(IRDLOperation):
+class MapOp(IRDLOperation, OpFacts):
     """Elementwise op: the scalar body runs once per element of the result.
 
     Inputs broadcast to the result shape by NumPy rules; the body's block
@@ -209,9 +225,29 @@ class MapOp(IRDLOperation):
                 f"element type is {element_of(self.result.type)}"
             )
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Each input's dims broadcast to the result's (NumPy rules)."""
+        return DimMap(tuple(aligned(shape, outs[0]) for shape in ins))
+
+    def body_ops(self) -> int:
+        """The `arith`/`math` ops (and `rdu.remf`) of the body, `arith.constant` not counted."""
+        return sum(
+            1
+            for inner in self.body.walk()
+            if (inner.name.split(".")[0] in ("arith", "math") or isinstance(inner, RemFOp))
+            and not isinstance(inner, arith.ConstantOp)
+        )
+
+    def flops(self) -> int:
+        """One per body op per result element."""
+        return elements(self.result) * self.body_ops()
+
+
 
 @irdl_op_definition
-class RemFOp(IRDLOperation):
+class RemFOp(IRDLOperation, NoCompute):
     """Scalar float remainder with the dividend's sign (C `fmod`), for map bodies.
 
     Upstream `arith.remf` has no xDSL counterpart; this is it, with the same
@@ -231,7 +267,7 @@ class RemFOp(IRDLOperation):
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(IRDLOperation, NoCompute):
     """A fused group of ops mapped onto the chip at once.
 
     Only its inputs and results touch off-chip memory; every value defined
@@ -286,7 +322,7 @@ class KernelOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MatmulOp(IRDLOperation):
+class MatmulOp(IRDLOperation, OpFacts):
     """Batched matrix product `[..., M, K] x [..., K, N] -> [..., M, N]`.
 
     Batch dimensions broadcast; a rank-2 operand is shared by every batch.
@@ -344,6 +380,23 @@ class MatmulOp(IRDLOperation):
             )
         _same_element(self, self.lhs.type, self.rhs.type, "operands")
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Batch dims broadcast; M and N become the result's last two; K is summed."""
+        lhs, rhs, out = ins[0], ins[1], outs[0]
+        k_rhs = self.rhs_k_dim
+        lhs_dims = (*aligned(lhs[:-2], out[:-2]), len(out) - 2, Dim.REDUCED)
+        rhs_dims: list[Dest] = [*aligned(rhs[:-2], out[:-2]), len(out) - 1, len(out) - 1]
+        rhs_dims[k_rhs] = Dim.REDUCED
+        return DimMap((lhs_dims, tuple(rhs_dims)), sums=True)
+
+    def flops(self) -> int:
+        """2 x M x N x K x batch."""
+        out = shape_of(self.result.type)
+        return 2 * num_elements(out) * shape_of(self.lhs.type)[-1]
+
+
 
 def _reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> tuple[int, ...]:
     if keepdim:
@@ -359,7 +412,7 @@ def _verify_dims(op_name: str, dims: Sequence[int], rank: int) -> None:
 
 
 @irdl_op_definition
-class ReduceOp(IRDLOperation):
+class ReduceOp(IRDLOperation, OpFacts):
     """Reduction over `dims` (sorted, non-negative); `keepdim` keeps them as 1.
 
     `argmax`/`argmin` reduce exactly one dim and give i64 indices.
@@ -415,9 +468,26 @@ class ReduceOp(IRDLOperation):
         else:
             _same_element(self, self.input.type, self.result.type, "input and result")
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Reduced dims go (or stay as blocked size-1 dims with keepdim); the rest move up."""
+        dims, keep = set(_ints(self.dims)), self.keepdim is not None
+        kept = [d for d in range(len(ins[0])) if d not in dims]
+        dests: list[Dest] = [Dim.REDUCED] * len(ins[0])
+        for j, d in enumerate(kept):
+            dests[d] = d if keep else j
+        return DimMap((tuple(dests),), frozenset(dims) if keep else frozenset(),
+                      sums=self.kind.data == ReduceKind.SUM)
+
+    def flops(self) -> int:
+        """One per input element."""
+        return elements(self.input)
+
+
 
 @irdl_op_definition
-class ScanOp(IRDLOperation):
+class ScanOp(IRDLOperation, OpFacts):
     """Inclusive prefix scan along one dim (cumsum, cumprod)."""
 
     name = "rdu.scan"
@@ -444,6 +514,18 @@ class ScanOp(IRDLOperation):
         if shape_of(self.result.type) != shape:
             raise VerifyException("'rdu.scan' result must have the input's shape")
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Every dim stays, the scanned one read whole."""
+        dim = self.dim.value.data
+        return DimMap((identity(len(ins[0]), [dim]),), frozenset({dim}))
+
+    def flops(self) -> int:
+        """One per input element."""
+        return elements(self.input)
+
+
 
 def _window_output(size: int, window: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
     span = dilation * (window - 1) + 1
@@ -467,7 +549,7 @@ def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBa
 
 
 @irdl_op_definition
-class ConvOp(IRDLOperation):
+class ConvOp(IRDLOperation, OpFacts):
     """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight.
 
     The result may be wider than the operands (bf16 in, f32 accumulated out).
@@ -533,9 +615,24 @@ class ConvOp(IRDLOperation):
             raise VerifyException(f"'rdu.conv' result shape {list(y)} should be {expected}")
         _same_element(self, self.input.type, self.weight.type, "input and weight")
 
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Batch to batch, out-channels (weight dim 0) to dim 1; input channels and the
+        kernel window are summed, spatial dims are windows (blocked); grouped
+        channels are blocked."""
+        image: list[Dest] = [0, Dim.REDUCED, *[Dim.BLOCKED] * (len(ins[0]) - 2)]
+        weight: list[Dest] = [1, *[Dim.REDUCED] * (len(ins[1]) - 1)]
+        blocked = set(range(2, len(outs[0]))) | ({1} if self.groups.value.data != 1 else set())
+        return DimMap((tuple(image), tuple(weight)), frozenset(blocked), sums=True)
+
+    def flops(self) -> int:
+        """2 x out_elems x (Cin / groups) x prod(kernel dims)."""
+        weight = shape_of(self.weight.type)
+        return 2 * elements(self.result) * weight[1] * num_elements(weight[2:])
+
+
 
 @irdl_op_definition
-class PoolOp(IRDLOperation):
+class PoolOp(IRDLOperation, OpFacts):
     """Max or average pooling over the trailing spatial dims of NC[spatial]."""
 
     name = "rdu.pool"
@@ -608,6 +705,17 @@ class PoolOp(IRDLOperation):
             raise VerifyException(f"'rdu.pool' result shape {list(y)} should be {expected}")
         _same_element(self, self.input.type, self.result.type, "input and result")
 
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Leading dims stay; the pooled spatial dims are windows (blocked)."""
+        lead = len(outs[0]) - len(_ints(self.window))
+        return DimMap((identity(len(ins[0]), range(lead, len(ins[0]))),),
+                      frozenset(range(lead, len(outs[0]))))
+
+    def flops(self) -> int:
+        """out_elems x prod(window)."""
+        return elements(self.result) * num_elements(_ints(self.window))
+
+
 
 # --------------------------------------------------------------------------
 # Layout and data movement
@@ -627,7 +735,7 @@ class _UnaryLayoutOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ReshapeOp(_UnaryLayoutOp):
+class ReshapeOp(_UnaryLayoutOp, OpFacts):
     """Same elements, new shape (row-major order is kept)."""
 
     name = "rdu.reshape"
@@ -645,9 +753,21 @@ class ReshapeOp(_UnaryLayoutOp):
                 f"{list(b)} ({num_elements(b)} elements)"
             )
 
+    SHARDS: ClassVar[bool] = True
+    PCU_STAGES: ClassVar[int] = 0
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Dims kept whole pair up (`shapes.reshape_groups`); merged or split ones are blocked."""
+        return reshape_dims(ins[0], outs[0])
+
+    def flops(self) -> int:
+        """None: a change of addressing."""
+        return 0
+
+
 
 @irdl_op_definition
-class TransposeOp(_UnaryLayoutOp):
+class TransposeOp(_UnaryLayoutOp, OpFacts):
     """Permutes dims: result dim i is input dim `perm[i]`."""
 
     name = "rdu.transpose"
@@ -673,9 +793,23 @@ class TransposeOp(_UnaryLayoutOp):
                 f"should be {expected}"
             )
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Input dim perm[i] becomes result dim i."""
+        dests: list[Dest] = [Dim.BLOCKED] * len(ins[0])
+        for i, p in enumerate(_ints(self.perm)):
+            dests[p] = i
+        return DimMap((tuple(dests),))
+
+    def flops(self) -> int:
+        """None: data movement."""
+        return 0
+
+
 
 @irdl_op_definition
-class BroadcastOp(_UnaryLayoutOp):
+class BroadcastOp(_UnaryLayoutOp, OpFacts):
     """Expands size-1 (or missing leading) dims to the result shape."""
 
     name = "rdu.broadcast"
@@ -690,9 +824,20 @@ class BroadcastOp(_UnaryLayoutOp):
         if not broadcasts_to(a, b):
             raise VerifyException(f"'rdu.broadcast' cannot broadcast {list(a)} to {list(b)}")
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """NumPy broadcasting; new leading dims come from no input dim."""
+        return DimMap((aligned(ins[0], outs[0]),))
+
+    def flops(self) -> int:
+        """None: data movement."""
+        return 0
+
+
 
 @irdl_op_definition
-class SliceOp(_UnaryLayoutOp):
+class SliceOp(_UnaryLayoutOp, OpFacts):
     """Strided window: result[i] = input[offsets + i * strides]; sizes = result shape."""
 
     name = "rdu.slice"
@@ -731,9 +876,25 @@ class SliceOp(_UnaryLayoutOp):
                     f"{stride} reads past its size {dim}"
                 )
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """A dim taken whole (offset 0, stride 1, full size) stays; others are blocked."""
+        cut = [
+            d
+            for d, (offset, stride, size) in enumerate(zip(_ints(self.offsets), _ints(self.strides), outs[0]))
+            if not (offset == 0 and stride == 1 and size == ins[0][d])
+        ]
+        return DimMap((identity(len(ins[0]), cut),), frozenset(cut))
+
+    def flops(self) -> int:
+        """None: data movement."""
+        return 0
+
+
 
 @irdl_op_definition
-class ConcatOp(IRDLOperation):
+class ConcatOp(IRDLOperation, OpFacts):
     """Joins tensors along `dim`."""
 
     name = "rdu.concat"
@@ -778,9 +939,21 @@ class ConcatOp(IRDLOperation):
                 f"'rdu.concat' inputs add up to {total} along dim {dim}, result has {out[dim]}"
             )
 
+    SHARDS: ClassVar[bool] = True
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Every dim but the joined one stays."""
+        dim = self.dim.value.data
+        return DimMap(tuple(identity(len(shape), [dim]) for shape in ins), frozenset({dim}))
+
+    def flops(self) -> int:
+        """None: data movement."""
+        return 0
+
+
 
 @irdl_op_definition
-class GatherOp(IRDLOperation):
+class GatherOp(IRDLOperation, OpFacts):
     """Advanced indexing of consecutive dims starting at `dim`.
 
     With k integer index tensors broadcasting to shape I, the result is
@@ -834,9 +1007,28 @@ class GatherOp(IRDLOperation):
             )
         _same_element(self, self.source.type, self.result.type, "source and result")
 
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Source dims before `dim` stay, the indexed ones are read by index (blocked),
+        later ones move past the index dims; the indices broadcast into the
+        result's index dims."""
+        source, out, dim, count = ins[0], outs[0], self.dim.value.data, len(self.indices)
+        index_rank = len(out) - len(source) + count
+        table: list[Dest] = [*range(dim), *[Dim.BLOCKED] * count,
+                             *range(dim + index_rank, dim + index_rank + len(source) - dim - count)]
+        window = out[dim:dim + index_rank]
+        indices = tuple(
+            tuple(d + dim if isinstance(d, int) else d for d in aligned(shape, window)) for shape in ins[1:]
+        )
+        return DimMap((tuple(table), *indices))
+
+    def flops(self) -> int:
+        """None: data movement."""
+        return 0
+
+
 
 @irdl_op_definition
-class IotaOp(IRDLOperation):
+class IotaOp(IRDLOperation, OpFacts):
     """A rank-1 ramp: element i is `start + i * step` (torch.arange)."""
 
     name = "rdu.iota"
@@ -881,9 +1073,18 @@ class IotaOp(IRDLOperation):
         if len(shape_of(self.result.type)) != 1:
             raise VerifyException("'rdu.iota' result must be rank 1")
 
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """No input; the result is made whole."""
+        return opaque(ins, outs)
+
+    def flops(self) -> int:
+        """One per element."""
+        return elements(self.result)
+
+
 
 @irdl_op_definition
-class ArgsortOp(IRDLOperation):
+class ArgsortOp(IRDLOperation, OpFacts):
     """The i64 positions that sort `input` along `dim`, stably (equal elements
     keep their order); NaN sorts as the largest value, as in torch.sort."""
 
@@ -910,13 +1111,24 @@ class ArgsortOp(IRDLOperation):
         if shape_of(self.result.type) != shape or element_of(self.result.type) != i64:
             raise VerifyException("'rdu.argsort' result must be i64 of the input's shape")
 
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Every dim stays, the sorted one read whole."""
+        dim = self.dim.value.data
+        return DimMap((identity(len(ins[0]), [dim]),), frozenset({dim}))
+
+    def flops(self) -> int:
+        """out_elems x ceil(log2(n)) for n elements along the sorted dim."""
+        size = shape_of(self.input.type)[self.dim.value.data]
+        return elements(self.result) * max(1, ceil(log2(max(size, 1))))
+
+
 
 SCATTER_REDUCTIONS = (ReduceKind.SUM, ReduceKind.PROD, ReduceKind.MAX, ReduceKind.MIN)
 """What an `rdu.scatter` can combine its writes with."""
 
 
 @irdl_op_definition
-class ScatterOp(IRDLOperation):
+class ScatterOp(IRDLOperation, OpFacts):
     """`input` with `source` written along `dim` at `index` (torch.scatter, and
     torch.scatter_add / scatter_reduce with `reduce`): for every position p of
     `index`, the result at p with p[dim] replaced by index[p] takes source[p].
@@ -963,13 +1175,27 @@ class ScatterOp(IRDLOperation):
         if len(index) != len(shape) or any(i > s for d, (i, s) in enumerate(zip(index, shape)) if d != dim):
             raise VerifyException(f"'rdu.scatter' index shape {list(index)} must have the input's rank and fit its shape {list(shape)} outside dim {dim}")
 
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """The input's dims stay; another dim than the scattered one moves with the
+        index and the source when they span it, else it is blocked."""
+        dim, full, index = self.dim.value.data, ins[0], ins[1]
+        spanned = [d for d, size in enumerate(full) if d != dim and index[d] == size]
+        cut = [d for d in range(len(full)) if d not in spanned]
+        partial = identity(len(index), cut)
+        return DimMap((identity(len(full)), partial, partial), frozenset(cut))
+
+    def flops(self) -> int:
+        """Index elements with `reduce`, else none (a write)."""
+        return elements(self.index) if self.reduce is not None else 0
+
+
 
 RANDOM_DISTRIBUTIONS = ("uniform", "normal")
 """`rdu.random`'s distributions: uniform on [0, 1) and the standard normal."""
 
 
 @irdl_op_definition
-class RandomOp(IRDLOperation):
+class RandomOp(IRDLOperation, OpFacts):
     """Random numbers of one distribution (torch.rand, torch.randn).
 
     Each op has its own `seed`; the runtime draws from (seed, run number), so
@@ -1000,6 +1226,15 @@ class RandomOp(IRDLOperation):
             )
         if not is_float(element_of(self.result.type)):
             raise VerifyException("'rdu.random' result must have a float element type")
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """No input; the result is drawn whole (one stream per tensor)."""
+        return opaque(ins, outs)
+
+    def flops(self) -> int:
+        """One per element."""
+        return elements(self.result)
+
 
 
 Dataflow = Dialect(

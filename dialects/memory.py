@@ -63,6 +63,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from rducc.dialects.op_facts import NoCompute
 from rducc.dialects.shapes import byte_width, num_elements, verify_element_type
 
 SRAM_CAPACITY_ATTR = "tier.sram_capacity"
@@ -139,7 +140,7 @@ def _verify_buffer(value: SSAValue, what: str) -> BufferType:
 
 
 @irdl_op_definition
-class GlobalOp(IRDLOperation):
+class GlobalOp(IRDLOperation, NoCompute):
     """A named weight, buffer or constant of the model.
 
     `in hbm` appears once tier placement has chosen where it lives; small
@@ -193,7 +194,7 @@ class GlobalOp(IRDLOperation):
 
 
 @irdl_op_definition
-class GetGlobalOp(IRDLOperation):
+class GetGlobalOp(IRDLOperation, NoCompute):
     """The buffer that holds a global, in the tier it was placed in."""
 
     name = "tier.get_global"
@@ -249,7 +250,7 @@ def _sram_capacity(op: Operation) -> int | None:
 
 
 @irdl_op_definition
-class AllocOp(IRDLOperation):
+class AllocOp(IRDLOperation, NoCompute):
     """A buffer, live until its `tier.dealloc` (or the end of its block).
 
     `buffers N` reserves N rotating copies (double buffering: a DMA fills one
@@ -344,7 +345,7 @@ def verify_within_capacity(op: Operation, start: int, end: int, what: str) -> No
 
 
 @irdl_op_definition
-class DeallocOp(IRDLOperation):
+class DeallocOp(IRDLOperation, NoCompute):
     """Ends a buffer's live range."""
 
     name = "tier.dealloc"
@@ -381,7 +382,7 @@ def _verify_window(
 
 
 @irdl_op_definition
-class DmaOp(IRDLOperation):
+class DmaOp(IRDLOperation, NoCompute):
     """Copies a buffer, or a window of one, from one tier to another.
 
     `tier.dma %hbm[%i, %c0] -> %sram` reads the window of %hbm at those offsets
@@ -434,7 +435,7 @@ class DmaOp(IRDLOperation):
 
 
 @irdl_op_definition
-class GatherDmaOp(IRDLOperation):
+class GatherDmaOp(IRDLOperation, NoCompute):
     """Indexed DMA: rows `source[indices]` (along dim 0) into an SRAM buffer.
 
     How an embedding lookup reads a few rows of a table that stays off chip.
@@ -471,7 +472,7 @@ class GatherDmaOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ComputeOp(IRDLOperation):
+class ComputeOp(IRDLOperation, NoCompute):
     """One tile of a kernel: its body runs on the chip over SRAM buffers.
 
     Block arguments are the `ins` buffers read as tensors; the body yields

@@ -125,3 +125,34 @@ def normalize_dim(dim: int, rank: int, what: str) -> int:
     if not -max(rank, 1) <= dim < max(rank, 1):
         raise VerifyException(f"{what} {dim} is out of range for rank {rank}")
     return dim % max(rank, 1)
+
+
+def reshape_groups(
+    source: Sequence[int], result: Sequence[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The dims of a reshape in minimal groups of equal size: the one pairing of a
+    reshape's dims that tiling and sharding both read.
+
+    Size-1 dims belong to no group (they carry no data, so nothing can be split
+    along them); a group of one dim on each side is a dim the reshape keeps
+    whole. Raises ValueError when the sizes do not multiply to the same total.
+    """
+    src = [d for d, n in enumerate(source) if n != 1]
+    res = [d for d, n in enumerate(result) if n != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) and j < len(res):
+        group_src, group_res = [src[i]], [res[j]]
+        size_src, size_res = source[src[i]], result[res[j]]
+        i, j = i + 1, j + 1
+        while size_src != size_res:
+            if size_src < size_res and i < len(src):
+                group_src.append(src[i])
+                size_src, i = size_src * source[src[i]], i + 1
+            elif size_res < size_src and j < len(res):
+                group_res.append(res[j])
+                size_res, j = size_res * result[res[j]], j + 1
+            else:
+                raise ValueError(f"reshape {list(source)} -> {list(result)} changes the number of elements")
+        groups.append((group_src, group_res))
+    return groups

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, OpResult, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -146,19 +146,6 @@ class ReshapeFills(RewritePattern):
         rewriter.replace_op(op, _copy_attributes(op, MapOp([], op.result.type, Region(block))))
 
 
-def folds_into(producer: Operation, consumer: Operation) -> bool:
-    """Whether a pattern here may rewrite `consumer` by looking through `producer`
-    (the op of one of its operands): a reshape of a reshape, a transpose read by
-    a transpose or a matmul, a fill read by a map or a layout op."""
-    if isinstance(producer, ReshapeOp):
-        return isinstance(consumer, ReshapeOp)
-    if isinstance(producer, TransposeOp):
-        return isinstance(consumer, TransposeOp | MatmulOp)
-    if producer.results and _fill_value(producer.results[0]) is not None:
-        return isinstance(consumer, MapOp | ReshapeOp | BroadcastOp | TransposeOp)
-    return False
-
-
 CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     RemoveIdentityLayout,
     ComposeReshapes,
@@ -167,6 +154,49 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     InlineFills,
     ReshapeFills,
 )
+
+
+def folds_across(source: SSAValue, consumer: Operation, read_as: SSAValue) -> bool:
+    """Whether a pattern here rewrites `consumer` by looking through the op that
+    defines `source`, were `consumer` to read `source` where it reads `read_as`
+    (a fold across a boundary, such as a call's). Asked of the patterns
+    themselves, on copies: they rewrite `consumer` reading `source`'s op, and
+    not `consumer` reading an opaque value of the same type."""
+    if not isinstance(source, OpResult):
+        return False
+    return _rewrites(consumer, {read_as: source}) and not _rewrites(consumer, {})
+
+
+def _rewrites(consumer: Operation, reads: dict[SSAValue, OpResult]) -> bool:
+    """Whether a pattern rewrites a copy of `consumer` in a scratch block whose
+    operands are opaque values, but those in `reads`, which read a copy of their
+    source's op (itself on opaque values)."""
+    scratch = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+
+    def opaque(value: SSAValue) -> SSAValue:
+        if value not in mapping:
+            mapping[value] = scratch.insert_arg(value.type, len(scratch.args))
+        return mapping[value]
+
+    for read_as, source in reads.items():
+        producer = source.op
+        copy = producer.clone(value_mapper={v: opaque(v) for v in producer.operands})
+        scratch.add_op(copy)
+        mapping[read_as] = copy.results[source.index]
+    probe = consumer.clone(value_mapper={v: opaque(v) for v in consumer.operands})
+    scratch.add_op(probe)
+    try:
+        return any(_rewritten_by(pattern(), probe) for pattern in CANONICALIZATION_PATTERNS)
+    finally:
+        for op in reversed(list(scratch.ops)):
+            scratch.erase_op(op, safe_erase=False)
+
+
+def _rewritten_by(pattern: RewritePattern, op: Operation) -> bool:
+    rewriter = PatternRewriter(op)
+    pattern.match_and_rewrite(op, rewriter)
+    return rewriter.has_done_action
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,11 @@ the caller passes: `rdu.input` (a value that depends on the user inputs),
 `rdu.value` (another value computed from weights or constants, such as a
 rotary table or a mask).
 
-A module whose layers are outlined already (by the importer, which does the
-same on the FX graph before import when the -O pipeline will run this pass:
-`rducc.frontend.layer_reuse`; or by an earlier run) is left as it is.
+`Outlining` makes @layer and the calls, for this pass and for the importer,
+which plans the same outlining on the FX graph before import when rducc's
+pipeline runs this pass right after `rdu-canonicalize`
+(`rducc.frontend.layer_reuse`). A module whose layers are outlined already
+(by the importer or by an earlier run) is left as it is.
 
 A layer that differs from the first, that passes a weight where the first
 passes a computed value (or the reverse), or whose ops are interleaved with
@@ -44,6 +46,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IntegerAttr,
+    LocationAttr,
     ModuleOp,
     StringAttr,
     UnitAttr,
@@ -174,8 +177,8 @@ def match_layer(first: Layer, other: Layer) -> Correspondence | None:
     for a, b in zip(first.ops, other.ops):
         if not same_op(a, b, values):
             return None
-    for a, b in values.forward.items():
-        if first.defines(a) != other.defines(b):
+    for ours, theirs in values.forward.items():
+        if first.defines(ours) != other.defines(theirs):
             return None  # a value of one layer read from outside by the other
     return values
 
@@ -224,16 +227,20 @@ def activation_values(function: func.FuncOp) -> set[SSAValue]:
     """Values of @forward that depend on a user input (`rdu.input` arguments)."""
     block = function.body.block
     attrs = function.arg_attrs.data if function.arg_attrs else []
-    dependent = {arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data}
+    dependent: set[SSAValue] = {arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data}
     for op in block.walk():
         if any(v in dependent for v in op.operands):
             dependent.update(op.results)
     return dependent
 
 
-def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
-                 kinds: Sequence[DictionaryAttr], calls: int) -> func.FuncOp:
-    """A private @layer holding copies of the first layer's ops."""
+def same_kinds(ours: Sequence[DictionaryAttr], theirs: Sequence[DictionaryAttr]) -> bool:
+    """Whether two callers pass a weight, an input-dependent value or another value alike."""
+    return [set(k.data) for k in theirs] == [set(k.data) for k in ours]
+
+
+def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], calls: int) -> func.FuncOp:
+    """A private @layer holding copies of the first layer's ops (argument kinds: `Outlining.install`)."""
     block = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = {}
     for value, arg in zip(inputs, block.args):
@@ -249,7 +256,6 @@ def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSA
         ([v.type for v in inputs], [v.type for v in outputs]),
         Region(block),
         visibility="private",
-        arg_attrs=ArrayAttr(kinds),
     )
     callee.location = first.ops[0].location
     callee.attributes[OUTLINED_FROM_ATTR] = StringAttr(first.key)
@@ -257,11 +263,19 @@ def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSA
     return callee
 
 
+def layer_call(
+    key: str, arguments: Sequence[SSAValue], outputs: Sequence[SSAValue], location: LocationAttr
+) -> func.CallOp:
+    """`func.call @layer` for the layer `key`, with results typed as `outputs`."""
+    call = func.CallOp(CALLEE_NAME, list(arguments), [v.type for v in outputs])
+    call.location = location
+    call.attributes[LAYER_ATTR] = StringAttr(key)
+    return call
+
+
 def replace_with_call(layer: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> func.CallOp:
     """Put `func.call @layer` where the layer's first op is and erase the layer's ops."""
-    call = func.CallOp(CALLEE_NAME, list(inputs), [v.type for v in outputs])
-    call.location = layer.ops[0].location
-    call.attributes[LAYER_ATTR] = StringAttr(layer.key)
+    call = layer_call(layer.key, inputs, outputs, layer.ops[0].location)
     block = layer.ops[0].parent_block()
     assert block is not None
     block.insert_op_before(call, layer.ops[0])
@@ -271,6 +285,58 @@ def replace_with_call(layer: Layer, inputs: Sequence[SSAValue], outputs: Sequenc
     for op in reversed(layer.ops):
         block.erase_op(op, safe_erase=False)
     return call
+
+
+@dataclass
+class Outlining:
+    """@layer made of a copy of the first layer, which a call replaces; the
+    later layers' calls are added with `replace` (a layer in the IR) or `call`
+    (a layer the importer did not import), and `install` puts @layer in the module."""
+
+    inputs: list[SSAValue]
+    """The first layer's values read from outside: @layer's arguments."""
+    outputs: list[SSAValue]
+    """The first layer's values read after it (by any layer's counterpart): @layer's results."""
+    callee: func.FuncOp
+    calls: list[func.CallOp]
+
+    @staticmethod
+    def of_first(first: Layer, outputs: Sequence[SSAValue], layers: int) -> Outlining:
+        """@layer from `first`, which becomes its first call; `layers` calls in all."""
+        inputs = first.inputs()
+        callee = build_callee(first, inputs, outputs, layers)
+        return Outlining(inputs, list(outputs), callee, [replace_with_call(first, inputs, outputs)])
+
+    def replace(self, layer: Layer, values: Correspondence, replaced: dict[SSAValue, SSAValue]) -> func.CallOp:
+        """Replace `layer` (matching the first by `values`) with its call; `replaced`:
+        an earlier layer's results -> its call's, updated with this one's."""
+        mapped_in = [values.forward.get(v, v) for v in self.inputs]
+        mapped_out = [values.forward.get(v, v) for v in self.outputs]
+        call = replace_with_call(layer, [replaced.get(v, v) for v in mapped_in], mapped_out)
+        replaced.update(zip(mapped_out, call.res))
+        self.calls.append(call)
+        return call
+
+    def call(self, key: str, arguments: Sequence[SSAValue], location: LocationAttr, block: Block) -> func.CallOp:
+        """Add the call of layer `key` with these arguments at the end of `block`."""
+        call = layer_call(key, arguments, self.outputs, location)
+        block.add_op(call)
+        self.calls.append(call)
+        return call
+
+    def kinds(self, function: func.FuncOp) -> list[DictionaryAttr] | None:
+        """What the calls pass at each argument, if every call passes what the first does."""
+        activations = activation_values(function)
+        kinds = [argument_kind(v, function, activations) for v in self.calls[0].arguments]
+        for call in self.calls[1:]:
+            if not same_kinds(kinds, [argument_kind(v, function, activations) for v in call.arguments]):
+                return None
+        return kinds
+
+    def install(self, module: ModuleOp, function: func.FuncOp, kinds: Sequence[DictionaryAttr]) -> None:
+        """Put @layer, with its arguments' kinds, right after `function`."""
+        self.callee.arg_attrs = ArrayAttr(kinds)
+        module.body.block.insert_op_after(self.callee, function)
 
 
 def outline(module: ModuleOp, function: func.FuncOp) -> int:
@@ -286,33 +352,26 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
     inputs = first.inputs()
     activations = activation_values(function)
     kinds = [argument_kind(v, function, activations) for v in inputs]
-
-    def same_kinds(values: Correspondence) -> bool:
-        """The layer passes a weight, an input-dependent value or another value where the first does."""
-        theirs = [argument_kind(values.forward[v], function, activations) for v in inputs]
-        return [set(k.data) for k in theirs] == [set(k.data) for k in kinds]
-
-    matches: list[tuple[Layer, Correspondence]] = [(first, Correspondence())]
+    matches: list[tuple[Layer, Correspondence]] = []
     for other in layers[1:]:
         values = match_layer(first, other)
-        if values is not None and same_kinds(values) and can_call_in_place(other, block, index):
+        if values is None or not can_call_in_place(other, block, index):
+            continue
+        if same_kinds(kinds, [argument_kind(values.forward[v], function, activations) for v in inputs]):
             matches.append((other, values))
-    if len(matches) < 2:
+    if not matches:
         return 0
     first_results = [r for op in first.ops for r in op.results]
     outputs = [
         r for r in first_results
-        if first.used_after(r) or any(layer.used_after(v.forward[r]) for layer, v in matches[1:])
+        if first.used_after(r) or any(layer.used_after(v.forward[r]) for layer, v in matches)
     ]
-    callee = build_callee(first, inputs, outputs, kinds, len(matches))
-    module.body.block.insert_op_after(callee, function)
-    replaced: dict[SSAValue, SSAValue] = {}  # an earlier layer's result -> its call's
+    outlining = Outlining.of_first(first, outputs, len(matches) + 1)
+    replaced: dict[SSAValue, SSAValue] = dict(zip(outputs, outlining.calls[0].res))
     for layer, values in matches:
-        mapped_in = [values.forward.get(v, v) for v in inputs]
-        mapped_out = [values.forward.get(v, v) for v in outputs]
-        call = replace_with_call(layer, [replaced.get(v, v) for v in mapped_in], mapped_out)
-        replaced.update(zip(mapped_out, call.res))
-    return len(matches)
+        outlining.replace(layer, values, replaced)
+    outlining.install(module, function, kinds)
+    return len(matches) + 1
 
 
 @dataclass(frozen=True)

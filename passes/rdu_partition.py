@@ -64,20 +64,10 @@ from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
-from rducc.dialects.dataflow import (
-    BroadcastOp,
-    ConcatOp,
-    KernelOp,
-    MapOp,
-    MatmulOp,
-    ReduceKind,
-    ReduceOp,
-    ReshapeOp,
-    ScanOp,
-    SliceOp,
-    TransposeOp,
-)
+from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, TransposeOp
 from rducc.dialects.memory import GlobalOp
+from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
+from rducc.dialects.shapes import reshape_groups
 from rducc.errors import RduccError
 from rducc.passes.common import LAYER_ATTR, functions, module_target, require_tensor_program
 
@@ -194,29 +184,6 @@ class _Unsplittable(Exception):
     """A reshape cannot keep a split."""
 
 
-def _reshape_groups(source: Sequence[int], result: Sequence[int]) -> list[tuple[list[int], list[int]]]:
-    """The dims of a reshape in minimal groups of equal size (size-1 dims left out)."""
-    src = [d for d, n in enumerate(source) if n != 1]
-    res = [d for d, n in enumerate(result) if n != 1]
-    groups: list[tuple[list[int], list[int]]] = []
-    i = j = 0
-    while i < len(src) and j < len(res):
-        group_src, group_res = [src[i]], [res[j]]
-        size_src, size_res = source[src[i]], result[res[j]]
-        i, j = i + 1, j + 1
-        while size_src != size_res:
-            if size_src < size_res and i < len(src):
-                group_src.append(src[i])
-                size_src, i = size_src * source[src[i]], i + 1
-            elif size_res < size_src and j < len(res):
-                group_res.append(res[j])
-                size_res, j = size_res * result[res[j]], j + 1
-            else:
-                raise _Unsplittable
-        groups.append((group_src, group_res))
-    return groups
-
-
 def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) -> Split | None:
     """The split of a reshape's result when its input is split so (raises `_Unsplittable`).
 
@@ -226,7 +193,11 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
     of the group, and what that dim cannot hold (its size divides the parts) to
     the next, never to the result's innermost dim (a head's features)."""
     entries: list[tuple[int, int, int]] = []
-    for group_src, group_res in _reshape_groups(source, result):
+    try:
+        groups = reshape_groups(source, result)
+    except ValueError:
+        raise _Unsplittable from None
+    for group_src, group_res in groups:
         split_dims = [d for d in group_src if split.on(d)]
         if not split_dims:
             continue
@@ -335,8 +306,8 @@ class _TensorPartitioner:
     def _source_split(self, op: TransposeOp | ReshapeOp, want: Split) -> Split | None:
         """The split of a layout op's input that gives its result the split `want`."""
         if isinstance(op, TransposeOp):
-            perm = list(op.perm.get_values())
-            return want.moved(lambda dim: perm[dim])
+            dests = op.dims_for([self.full_shape(op.input)], [self.full_shape(op.result)]).operands[0]
+            return want.moved(dests.index)
         source, result = self.full_shape(op.input), self.full_shape(op.result)
         try:
             back = reshape_split(result, source, want)
@@ -483,44 +454,60 @@ class _TensorPartitioner:
             self.layout[result] = None
 
     def _plan(self, op: Operation) -> tuple[list[Layout], Layout] | None:
-        """(layout wanted of each operand, layout of the result), or None: replicate."""
+        """(layout wanted of each operand, layout of the result), or None: replicate.
+
+        The op's dim map (on full shapes) says where each split dim goes; a
+        reshape regroups dims (`reshape_split`); a linear layer on a replicated
+        input splits its weight by columns; a broadcast may widen a split."""
         splits = [self.split_of(v) for v in op.operands]
         if all(s is None for s in splits) and not isinstance(op, MatmulOp):
             return [None] * len(splits), None
-        if isinstance(op, MapOp):
-            return self._plan_map(op, splits)
-        if isinstance(op, MatmulOp):
-            return self._plan_matmul(op, splits[0], splits[1])
-        if isinstance(op, ConcatOp):
-            return self._plan_concat(op, splits)
-        single = splits[0]
-        if len(splits) != 1 or single is None:
+        if not isinstance(op, OpFacts) or not op.SHARDS:
             return None
-        if isinstance(op, ReduceOp):
-            return self._plan_reduce(op, single)  # type: ignore[arg-type]
         if isinstance(op, ReshapeOp):
-            return self._plan_reshape(op, single)  # type: ignore[arg-type]
-        if isinstance(op, TransposeOp):
-            perm = list(op.perm.get_values())
-            return [single], single.moved(perm.index)  # type: ignore[union-attr]
-        if isinstance(op, BroadcastOp):
-            return self._plan_broadcast(op, single)
-        if isinstance(op, SliceOp):
-            return self._plan_slice(op, single)  # type: ignore[arg-type]
-        if isinstance(op, ScanOp):
-            return ([single], single) if op.dim.value.data not in single.dims() else None  # type: ignore[union-attr]
-        return None
+            return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
+        dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
+        pieces: list[tuple[int, int, int]] = []
+        for split, dests in zip(splits, dims.operands):
+            for dim, parts, stride in split.entries if split else ():
+                dest = dests[dim]
+                if dest is Dim.REDUCED:
+                    return self._plan_partial(op, splits, dims)
+                if not isinstance(dest, int):
+                    return None
+                pieces.append((dest, parts, stride))
+        result = self._union(pieces)
+        if isinstance(result, bool):
+            return None
+        if result is None and isinstance(op, MatmulOp):
+            return self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+        if isinstance(op, BroadcastOp) and result is not None:
+            result = self._widen(op, result)
+        wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
+        return wants, result
 
-    def _plan_broadcast(self, op: BroadcastOp, split: Split) -> tuple[list[Layout], Layout] | None:
-        """The input's split, moved; and a dim broadcast from 1 right after a dim split
-        over a major factor (stride s > 1) split over the minor s ranks, which hold the
-        same input: free, and what lets repeated KV heads meet query heads split every way."""
+    def _plan_partial(
+        self, op: Operation, splits: list[Split | None], dims: DimMap
+    ) -> tuple[list[Layout], Layout] | None:
+        """A split along a summed dim: each operand split over every rank along its
+        reduced dim (the split one, else its only one) gives a partial sum."""
+        if not dims.sums:
+            return None
+        if isinstance(op, MatmulOp):
+            self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
+        wants: list[Layout] = []
+        for index, split in enumerate(splits):
+            reduced = dims.reduced(index)
+            on = [d for d in reduced if split is not None and d in split.dims()]
+            wants.append(Split.whole((on or reduced)[0], self.tp))
+        return wants, PARTIAL
+
+    def _widen(self, op: BroadcastOp, moved: Split) -> Split | None:
+        """A dim broadcast from 1 right after a dim split over a major factor (stride
+        s > 1) split over the minor s ranks, which hold the same input: free, and
+        what lets repeated KV heads meet query heads split every way."""
         source, result = self.full_shape(op.input), _shape(op.result)
         offset = len(result) - len(source)
-        if any(source[d] != result[d + offset] for d in split.dims()):
-            return None
-        moved = split.moved(lambda d: d + offset)
-        assert moved is not None
         entries = list(moved.entries)
         for dim, _, stride in moved.entries:
             new = dim + 1
@@ -529,26 +516,17 @@ class _TensorPartitioner:
                 wider = Split.of([*entries, (new, stride, 1)])
                 if wider is not None and wider.valid(self.tp):
                     entries.append((new, stride, 1))
-        return [split], Split.of(entries)
+        return Split.of(entries)
 
-    def _plan_concat(self, op: ConcatOp, splits: list[Split | None]) -> tuple[list[Layout], Layout] | None:
-        """Every operand split as the split ones (a whole one is sharded if it can be)."""
-        present = {s for s in splits if s is not None}
-        if len(present) != 1:
-            return None
-        first = present.pop()
-        return None if op.dim.value.data in first.dims() else ([first] * len(splits), first)
-
-    def _restrict(self, split: Split | None, value: SSAValue, rank: int, where: Callable[[int], int | None]) -> Split | None:
-        """The part of a result split an operand must have: each result dim e at
-        operand dim `where(e)` (if any), unless the operand broadcasts there."""
+    def _restrict(self, split: Split | None, value: SSAValue, dests: Sequence[Dest]) -> Split | None:
+        """The part of a result split an operand must have: each result dim at the
+        operand dim that becomes it (by the dim map), unless the operand broadcasts there."""
         if split is None:
             return None
         shape = self.full_shape(value)
 
         def operand_dim(dim: int) -> int | None:
-            d = where(dim)
-            return d if d is not None and 0 <= d < len(shape) and shape[d] != 1 else None
+            return next((d for d, dest in enumerate(dests) if dest == dim and shape[d] != 1), None)
 
         return split.moved(operand_dim)
 
@@ -560,48 +538,6 @@ class _TensorPartitioner:
                 return False
         split = Split.of((dim, parts, stride) for dim, (parts, stride) in by_dim.items())
         return False if split is not None and not split.valid(self.tp) else split
-
-    def _plan_map(self, op: MapOp, splits: list[Split | None]) -> tuple[list[Layout], Layout] | None:
-        rank = len(_shape(op.results[0]))
-        pieces = []
-        for value, split in zip(op.operands, splits):
-            offset = rank - len(self.full_shape(value))
-            pieces += [(dim + offset, parts, stride) for dim, parts, stride in (split.entries if split else ())]
-        result = self._union(pieces)
-        if result is False:
-            return None
-        wants: list[Layout] = []
-        for value in op.operands:
-            offset = rank - len(self.full_shape(value))
-            wants.append(self._restrict(result, value, rank, lambda e, o=offset: e - o))  # type: ignore[arg-type]
-        return wants, result  # type: ignore[return-value]
-
-    def _plan_matmul(self, op: MatmulOp, left: Split | None, right: Split | None) -> tuple[list[Layout], Layout] | None:
-        lhs, rhs = self.full_shape(op.lhs), self.full_shape(op.rhs)
-        rank = len(_shape(op.result))
-        k_lhs, m_lhs, k_rhs, n_rhs = len(lhs) - 1, len(lhs) - 2, op.rhs_k_dim, op.rhs_n_dim
-        if (left and k_lhs in left.dims()) or (right and k_rhs in right.dims()):
-            self._check_rows_split(op, left, k_lhs, lhs)
-            return [Split.whole(k_lhs, self.tp), Split.whole(k_rhs, self.tp)], PARTIAL
-        pieces = []
-        for dim, parts, stride in left.entries if left else ():
-            pieces.append((rank - 2 if dim == m_lhs else dim + rank - len(lhs), parts, stride))
-        for dim, parts, stride in right.entries if right else ():
-            pieces.append((rank - 1 if dim == n_rhs else dim + rank - len(rhs), parts, stride))
-        result = self._union(pieces)
-        if result is False:
-            return None
-        if result is None:
-            return self._column_split(op, rhs, n_rhs, rank)
-
-        def lhs_dim(e: int) -> int | None:
-            return m_lhs if e == rank - 2 else None if e == rank - 1 else e - (rank - len(lhs))
-
-        def rhs_dim(e: int) -> int | None:
-            return n_rhs if e == rank - 1 else None if e == rank - 2 else e - (rank - len(rhs))
-
-        return [self._restrict(result, op.lhs, rank, lhs_dim),  # type: ignore[arg-type]
-                self._restrict(result, op.rhs, rank, rhs_dim)], result  # type: ignore[arg-type]
 
     def _check_rows_split(self, op: MatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
         """A weight split by rows needs its input split over every rank (a partial
@@ -651,15 +587,6 @@ class _TensorPartitioner:
         assert isinstance(value, BlockArgument)
         return self._arg_attrs(value)["rdu.global"].root_reference.data
 
-    def _plan_reduce(self, op: ReduceOp, split: Split) -> tuple[list[Layout], Layout] | None:
-        dims = set(op.dims.get_values())
-        reduced = dims & split.dims()
-        if reduced:
-            whole = len(split.entries) == 1 and split.entries[0][1:] == (self.tp, 1)
-            return ([split], PARTIAL) if whole and op.kind.data == ReduceKind.SUM else None
-        keep = op.keepdim is not None
-        return [split], split.moved(lambda d: d if keep else d - sum(1 for x in dims if x < d))
-
     def _plan_reshape(self, op: ReshapeOp, split: Split) -> tuple[list[Layout], Layout] | None:
         source, result = self.full_shape(op.input), _shape(op.result)
         try:
@@ -671,12 +598,6 @@ class _TensorPartitioner:
                         f"{list(result)} cannot keep {split.describe()}"
                 ) from None
             return None
-
-    def _plan_slice(self, op: SliceOp, split: Split) -> tuple[list[Layout], Layout] | None:
-        offsets, strides = op.offsets.get_values(), op.strides.get_values()
-        whole = all(offsets[d] == 0 and strides[d] == 1 and _shape(op.result)[d] == self.full_shape(op.input)[d]
-                    for d in split.dims())
-        return ([split], split) if whole else None
 
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []

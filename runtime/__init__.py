@@ -1,7 +1,12 @@
-"""rducc's runtime: NumPy execution of rducc IR (and, later, the cost model).
+"""rducc's runtime: NumPy execution of rducc IR, and the cost model.
 
-- `kernels`: one NumPy function per `rdu` op, and the compiler of `rdu.map`
-  bodies into vectorized Python functions;
-- `executor`: `GraphExecutor`, which prepares a level-1 (or level-2, with
-  `rdu.kernel`) module once and runs `@forward` on NumPy arrays.
+- `context`: `RunContext` (run number, socket group, rank), one per call;
+- `registry`: numpy implementations registered per op class (`@implements`),
+  `implementations` and `collectives` registering them;
+- `dtypes`, `map_body`, `elementwise`, `kernels`: element dtypes, the
+  `rdu.map` body compiler and its vectorized scalar helpers, tensor kernels;
+- `engine`: the steps, value table and argument checker both runners share;
+  `executor` (`GraphExecutor`, level 1/2) and `interpreter` (`PlacedProgram`,
+  level 4) on it; `sockets`: partitioned programs on every rank;
+- `cost_model`, `kernel_looping`: the modeled time of a placed program.
 """

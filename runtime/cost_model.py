@@ -46,6 +46,7 @@ Each transfer's bytes x the trips of its loops are added to
 
 FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
 -----------------------------------------------------------------------
+Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is an error.
 - `rdu.matmul`: 2 x M x N x K x batch, with `[..., M, N]` the result,
   K = the lhs's last dim and batch = product of the result's leading dims;
 - `rdu.conv`: 2 x out_elems x (Cin / groups) x prod(kernel dims), with
@@ -59,7 +60,7 @@ FLOPs (per body op, per tile; the kernel's FLOPs are the sum x `tiles`)
 - `rdu.argsort`: out_elems x ceil(log2(n)) for n elements along the sorted dim;
 - `rdu.scatter`: index elems with `reduce`, else 0 (a write);
 - layout ops (`rdu.reshape`, `rdu.transpose`, `rdu.broadcast`, `rdu.slice`,
-  `rdu.concat`), `rdu.gather` and `arith.constant`: 0.
+  `rdu.concat`), `rdu.gather`, the collectives and `arith.constant`: 0.
 
 Times (seconds; figures of one socket: the compiler places a program on one)
 ---------------------------------------------------------------------------
@@ -111,7 +112,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
-from math import ceil, log2, prod
+from math import prod
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
@@ -119,6 +120,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
+from rducc.dialects.op_facts import facts_of
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
 from rducc.passes.common import CALLS_ATTR, callees_first, functions
@@ -354,44 +356,20 @@ def _compute_element(op: Operation) -> Attribute | None:
     return None
 
 
-def map_body_ops(op: rdu.MapOp) -> int:
-    """The `arith`/`math` ops of a map body, `arith.constant` not counted."""
-    return sum(
-        1
-        for inner in op.body.walk()
-        if (inner.name.split(".")[0] in ("arith", "math") or isinstance(inner, rdu.RemFOp))
-        and not isinstance(inner, arith.ConstantOp)
-    )
-
-
 def op_flops(op: Operation) -> int:
-    """FLOPs of one body op on one tile (the module docstring lists the rules)."""
-    if isinstance(op, rdu.MatmulOp):
-        out = op.result.type.get_shape()
-        k = op.lhs.type.get_shape()[-1]
-        return 2 * out[-2] * out[-1] * k * prod(out[:-2])
-    if isinstance(op, rdu.ConvOp):
-        weight = op.weight.type.get_shape()
-        return 2 * _elems(op.result) * weight[1] * prod(weight[2:])
-    if isinstance(op, rdu.MapOp):
-        return _elems(op.result) * map_body_ops(op)
-    if isinstance(op, rdu.ReduceOp | rdu.ScanOp):
-        return _elems(op.input)
-    if isinstance(op, rdu.PoolOp):
-        return _elems(op.result) * prod(op.window.get_values())
-    if isinstance(op, rdu.IotaOp | rdu.RandomOp):
-        return _elems(op.result)
-    if isinstance(op, rdu.ScatterOp):
-        return _elems(op.index) if op.reduce is not None else 0
-    if isinstance(op, rdu.ArgsortOp):
-        size = op.input.type.get_shape()[op.dim.value.data]
-        return _elems(op.result) * max(1, ceil(log2(max(size, 1))))
-    return 0
+    """FLOPs of one body op on one tile: the op's own count (`OpFacts.flops`; the
+    module docstring lists the rules); 0 for an op that declares it computes
+    nothing; an error for an op with no facts."""
+    facts = facts_of(op)
+    return facts.flops() if facts is not None else 0
 
 
 def op_sram_bytes(op: Operation) -> int:
     """SRAM bytes one body op reads and writes on one tile: tensor operands + results."""
-    return sum(_tensor_bytes(v) for v in op.operands) + sum(_tensor_bytes(r) for r in op.results)
+    facts = facts_of(op)
+    if facts is None:
+        return sum(_tensor_bytes(v) for v in (*op.operands, *op.results))
+    return facts.bytes_read() + facts.bytes_written()
 
 
 def transfer_bytes(op: DmaOp | GatherDmaOp) -> int:

@@ -9,10 +9,10 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   `sram_bytes`), allocated once per run. Every SRAM `tier.alloc` (each of its
   `buffers N` rotating copies, back to back from its offset) and every value
   defined in a `tier.compute` body (at its `tier.offset`) is a NumPy view into
-  that arena with its own dtype and shape. A body op's result is computed with
-  the kernels of `rducc.runtime.kernels`, copied into its view, and later ops
-  read the view, never the Python result: a wrong or overlapping allocation
-  gives wrong numbers, as it would on the chip.
+  that arena with its own dtype and shape. A body op's result is computed by
+  its registered numpy implementation (`rducc.runtime.registry`), copied into
+  its view, and later ops read the view, never the Python result: a wrong or
+  overlapping allocation gives wrong numbers, as it would on the chip.
 - Values a body yields are written into the `outs` buffers.
 - `buffers N`: each `tier.dma` or `tier.gather` INTO the buffer moves to the
   next copy (the first fills copy 0); readers (compute `ins`, DMAs out of it)
@@ -29,11 +29,12 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   HBM buffer) holds 0xFF bytes, NaN in every float type: a read of bytes that
   nothing wrote shows in the result instead of passing as zeros.
 
-Prepare once, run many: `PlacedProgram(module)` walks `@forward` once and
-turns every op into a closure over a flat value table (one Python list with
-a slot per SSA value and per arena view); `run()` only checks the arguments,
-creates the arena and its views (a prepared list of offsets, dtypes and
-shapes), and calls the closures.
+Prepare once, run many (`rducc.runtime.engine`, shared with the graph
+executor): `PlacedProgram(module)` walks `@forward` once and turns every op
+into a closure over a flat value table (one Python list with a slot per SSA
+value and per arena view); `run()` only checks the arguments, makes the
+call's `RunContext`, creates the arena and its views (a prepared list of
+offsets, dtypes and shapes), and calls the closures.
 
 Inputs are checked up front (count, shape, dtype), and so are the weights
 (`tier.get_global @name` reads `weights[name]`, or the global's inline
@@ -63,15 +64,33 @@ from rducc.dialects.memory import (
     DmaOp,
     GatherDmaOp,
     GetGlobalOp,
-    GlobalOp,
     Tier,
 )
 from rducc.errors import RduccError
 from rducc.runtime import kernels
-from rducc.runtime.executor import Argument, check_array, describe_op, prepare_kernel
+from rducc.runtime.context import RunContext, RunCounter
+from rducc.runtime.dtypes import element_dtype, tensor_signature
+from rducc.runtime.engine import (
+    Argument,
+    Env,
+    Signature,
+    Slots,
+    Step,
+    check_arguments,
+    check_result,
+    entry_function,
+    functions_of,
+    globals_of,
+    input_argument,
+    run_steps,
+    value_name,
+    weight_argument,
+)
+from rducc.runtime.registry import describe_op, handled_structurally, prepare
 
-Env = list[Any]
-Step = Callable[[Env], None]
+_RUNNER = "placed-program interpreter"
+_WHERE = "the placed program"
+
 Getter = Callable[[Env], np.ndarray]
 
 _ARENA_DTYPE = np.dtype(np.uint8)
@@ -103,42 +122,14 @@ class _Rotating:
         return self.copies[self.written]
 
 
-def _run_block(steps: Sequence[tuple[Step, Operation]], env: Env) -> None:
-    """Run prepared steps in order; an error names the innermost op that raised it."""
-    op = None
-    try:
-        for step, op in steps:
-            step(env)
-    except Exception as error:
-        if getattr(error, "_rducc_located", False) or op is None:
-            raise
-        if isinstance(error, RduccError):
-            located = RduccError(f"{describe_op(op)}: {error}")
-            located._rducc_located = True  # type: ignore[attr-defined]
-            raise located from error
-        error.add_note(f"while running {describe_op(op)} of the placed program")
-        error._rducc_located = True  # type: ignore[attr-defined]
-        raise
-
-
-def _read_only(value: np.ndarray) -> np.ndarray:
-    view = value.view()
-    view.flags.writeable = False
-    return view
-
-
 def _buffer_type(value: SSAValue) -> BufferType:
     if not isinstance(value.type, BufferType):
         raise RduccError(f"expected a '!tier.buffer' value, got {value.type}: is the program lowered (--emit placed)?")
     return value.type
 
 
-def _signature(buffer: BufferType) -> tuple[tuple[int, ...], np.dtype]:
-    return buffer.get_shape(), kernels.element_dtype(buffer.element_type)
-
-
-def _value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a value"
+def _signature(buffer: BufferType) -> Signature:
+    return buffer.get_shape(), element_dtype(buffer.element_type)
 
 
 def _window_key(
@@ -173,40 +164,31 @@ class PlacedProgram:
     """
 
     def __init__(self, module: ModuleOp, sram_bytes: int | None = None, entry: str = "forward"):
-        forward = next(
-            (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry),
-            None,
-        )
-        if forward is None or not forward.body.blocks:
-            raise RduccError(f"the module has no 'func.func @{entry}' with a body")
-        self._globals = {op.sym_name.data: op for op in module.ops if isinstance(op, GlobalOp)}
-        self._functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+        forward = entry_function(module, entry)
+        self.entry = entry
+        self._globals = globals_of(module)
+        self._functions = functions_of(module)
         self._callees: dict[str, _Callee | None] = {}  # None while being prepared
         self.sram_bytes = _capacity(module, forward, sram_bytes)
 
         # the value table: one slot per SSA value and per arena view, numbered in one sequence
-        self._size = 0
+        self._table = Slots()
         self._arena_template: Env | None = None
-        self._slots: dict[SSAValue, int] = {}
+        self._runs = RunCounter()
         self._views: list[tuple[int, int, int, np.dtype, tuple[int, ...]]] = []  # slot, offset, bytes, dtype, shape
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
         self._global_slots: dict[str, list[int]] = {}  # global name -> its get_global result slots
         self._global_types: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
 
         block = forward.body.block
-        attrs = forward.arg_attrs.data if forward.arg_attrs is not None else ()
         self.inputs: list[Argument] = []
         self._input_slots: list[int] = []
         for index, arg in enumerate(block.args):
             buffer = _buffer_type(arg)
             if buffer.tier.data == Tier.SRAM:
                 raise RduccError(f"argument #{index} of @{entry} is in sram: user inputs live in hbm")
-            shape, dtype = _signature(buffer)
-            arg_attrs = attrs[index].data if index < len(attrs) else {}
-            label = arg_attrs.get("rdu.input")
-            name = label.data if label is not None else (arg.name_hint or f"arg{index}")
-            self.inputs.append(Argument(name, shape, dtype))
-            self._input_slots.append(self._define(arg))
+            self.inputs.append(input_argument(forward, index, *_signature(buffer)))
+            self._input_slots.append(self._table.define(arg))
         self.input_types = [(a.shape, a.dtype) for a in self.inputs]
 
         ops = list(block.ops)
@@ -218,41 +200,21 @@ class PlacedProgram:
         self._results = [self._reader(v) for v in returned]
         self.output_types = [_signature(_buffer_type(v)) for v in returned]
 
-        self.weights: list[Argument] = []
-        for name, slots in self._global_slots.items():
-            shape, dtype = self._global_types[name]
-            initial = None
-            global_op = self._globals[name]
-            if global_op.initial_value is not None:
-                initial = kernels.dense_to_array(global_op.initial_value)
-                initial.flags.writeable = False
-            self.weights.append(Argument(name, shape, dtype, name, initial))
+        self.weights: list[Argument] = [
+            weight_argument(self._globals[name], *self._global_types[name]) for name in self._global_slots
+        ]
         self._arena_used = max((offset + nbytes for _, offset, nbytes, _, _ in self._views), default=0)
 
     # ------------------------------------------------------------------
     # preparation
     # ------------------------------------------------------------------
 
-    def _fresh(self) -> int:
-        self._size += 1
-        return self._size - 1
-
-    def _define(self, value: SSAValue) -> int:
-        slot = self._slots[value] = self._fresh()
-        return slot
-
-    def _use(self, value: SSAValue) -> int:
-        slot = self._slots.get(value)
-        if slot is None:
-            raise RduccError(f"{_value_name(value)} is used before it is defined")
-        return slot
-
     def _view(self, offset: int, value_type: Any, what: str) -> int:
         """A slot holding, during a run, the arena view of a buffer or tensor type at `offset`."""
         if isinstance(value_type, BufferType):
             shape, dtype = _signature(value_type)
         else:
-            shape, dtype = kernels.tensor_signature(value_type)
+            shape, dtype = tensor_signature(value_type)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if self.sram_bytes is None:
             raise RduccError(
@@ -264,20 +226,20 @@ class PlacedProgram:
                 f"{what} at [{offset}, {offset + nbytes}) does not fit the SRAM arena of "
                 f"{self.sram_bytes} bytes"
             )
-        slot = self._fresh()
+        slot = self._table.fresh()
         self._views.append((slot, offset, nbytes, dtype, shape))
         return slot
 
     def _reader(self, value: SSAValue) -> Getter:
         """Reads a buffer: its array, or the most recently written rotating copy."""
-        slot = self._use(value)
+        slot = self._table.use(value)
         if self._copies.get(value, 1) > 1:
             return lambda env: env[slot].current()
         return lambda env: env[slot]
 
     def _writer(self, value: SSAValue) -> Getter:
         """The array a DMA or gather into the buffer fills (moving to the next copy)."""
-        slot = self._use(value)
+        slot = self._table.use(value)
         if self._copies.get(value, 1) > 1:
             return lambda env: env[slot].advance()
         return lambda env: env[slot]
@@ -291,33 +253,21 @@ class PlacedProgram:
         return steps
 
     def _prepare_op(self, op: Operation) -> Step | None:
-        if isinstance(op, GetGlobalOp):
-            return self._prepare_get_global(op)
-        if isinstance(op, AllocOp):
-            return self._prepare_alloc(op)
-        if isinstance(op, DeallocOp):
-            slot = self._use(op.buffer)
+        prepare_op = _TOP_LEVEL.get(type(op))
+        if prepare_op is None:
+            raise RduccError(
+                f"the placed-program interpreter cannot run {describe_op(op)} (it runs tier ops, "
+                "scf.for and index arith at the top level, rdu ops inside tier.compute)"
+            )
+        return prepare_op(self, op)
 
-            def dealloc(env: Env) -> None:
-                env[slot] = None
+    def _prepare_dealloc(self, op: DeallocOp) -> Step:
+        slot = self._table.use(op.buffer)
 
-            return dealloc
-        if isinstance(op, DmaOp):
-            return self._prepare_dma(op)
-        if isinstance(op, GatherDmaOp):
-            return self._prepare_gather(op)
-        if isinstance(op, ComputeOp):
-            return self._prepare_compute(op)
-        if isinstance(op, scf.ForOp):
-            return self._prepare_for(op)
-        if isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp):
-            return self._prepare_index(op)
-        if isinstance(op, func.CallOp):
-            return self._prepare_call(op)
-        raise RduccError(
-            f"the placed-program interpreter cannot run {describe_op(op)} (it runs tier ops, "
-            "scf.for and index arith at the top level, rdu ops inside tier.compute)"
-        )
+        def dealloc(env: Env, context: RunContext) -> None:
+            env[slot] = None
+
+        return dealloc
 
     def _callee(self, op: func.CallOp) -> _Callee:
         """The called function, prepared on its first call (once for all calls)."""
@@ -332,7 +282,7 @@ class PlacedProgram:
             raise RduccError(f"{describe_op(op)}: the module has no 'func.func @{name}' with a body")
         self._callees[name] = None
         block = callee.body.block
-        arg_slots = [self._define(arg) for arg in block.args]
+        arg_slots = [self._table.define(arg) for arg in block.args]
         ops = list(block.ops)
         if not ops or not isinstance(ops[-1], func.ReturnOp):
             raise RduccError(f"@{name} must end in 'func.return'")
@@ -347,12 +297,12 @@ class PlacedProgram:
         caller buffer live across a call)."""
         callee = self._callee(op)
         operands = [self._reader(v) for v in op.arguments]
-        result_slots = [self._define(r) for r in op.res]
+        result_slots = [self._table.define(r) for r in op.res]
 
-        def call(env: Env) -> None:
+        def call(env: Env, context: RunContext) -> None:
             for slot, get in zip(callee.arg_slots, operands):
                 env[slot] = get(env)
-            _run_block(callee.steps, env)
+            run_steps(callee.steps, env, context, _WHERE)
             for slot, get in zip(result_slots, callee.results):
                 env[slot] = get(env)
 
@@ -365,40 +315,40 @@ class PlacedProgram:
         signature = _signature(_buffer_type(op.result))
         if self._global_types.setdefault(name, signature) != signature:
             raise RduccError(f"{describe_op(op)}: @{name} is read with two different types")
-        self._global_slots.setdefault(name, []).append(self._define(op.result))
+        self._global_slots.setdefault(name, []).append(self._table.define(op.result))
         return None  # run() fills the slot before the first step
 
     def _prepare_alloc(self, op: AllocOp) -> Step:
         buffer = _buffer_type(op.result)
         if buffer.tier.data != Tier.SRAM:
             shape, dtype = _signature(buffer)
-            slot = self._define(op.result)
+            slot = self._table.define(op.result)
 
-            def alloc_off_chip(env: Env) -> None:
+            def alloc_off_chip(env: Env, context: RunContext) -> None:
                 env[slot] = _poisoned(shape, dtype)
 
             return alloc_off_chip
         if op.offset is None:
             raise RduccError(
-                f"{describe_op(op)}: SRAM buffer {_value_name(op.result)} has no offset: the "
+                f"{describe_op(op)}: SRAM buffer {value_name(op.result)} has no offset: the "
                 "program is not placed (run rdu-sram-alloc)"
             )
         copies, start, size = op.copies, op.offset.value.data, buffer.size_in_bytes
         views = [
-            self._view(start + k * size, buffer, f"SRAM buffer {_value_name(op.result)} (copy {k})")
+            self._view(start + k * size, buffer, f"SRAM buffer {value_name(op.result)} (copy {k})")
             for k in range(copies)
         ]
         self._copies[op.result] = copies
-        slot = self._define(op.result)
+        slot = self._table.define(op.result)
         if copies == 1:
             view = views[0]
 
-            def alloc_sram(env: Env) -> None:
+            def alloc_sram(env: Env, context: RunContext) -> None:
                 env[slot] = env[view]
 
             return alloc_sram
 
-        def alloc_rotating(env: Env) -> None:
+        def alloc_rotating(env: Env, context: RunContext) -> None:
             env[slot] = _Rotating([env[v] for v in views])
 
         return alloc_rotating
@@ -406,12 +356,12 @@ class PlacedProgram:
     def _prepare_dma(self, op: DmaOp) -> Step:
         src_type, dst_type = _buffer_type(op.source), _buffer_type(op.dest)
         read, write = self._reader(op.source), self._writer(op.dest)
-        src_offsets = tuple(self._use(v) for v in op.src_offsets)
-        dst_offsets = tuple(self._use(v) for v in op.dst_offsets)
+        src_offsets = tuple(self._table.use(v) for v in op.src_offsets)
+        dst_offsets = tuple(self._table.use(v) for v in op.dst_offsets)
         src_shape, dst_shape = src_type.get_shape(), dst_type.get_shape()
         if src_offsets:
 
-            def dma_window_in(env: Env) -> None:
+            def dma_window_in(env: Env, context: RunContext) -> None:
                 key = _window_key(env, src_offsets, dst_shape, src_shape, "source")
                 source = read(env)[key]
                 np.copyto(write(env), source, casting="no")
@@ -419,14 +369,14 @@ class PlacedProgram:
             return dma_window_in
         if dst_offsets:
 
-            def dma_window_out(env: Env) -> None:
+            def dma_window_out(env: Env, context: RunContext) -> None:
                 key = _window_key(env, dst_offsets, src_shape, dst_shape, "destination")
                 source = read(env)
                 np.copyto(write(env)[key], source, casting="no")
 
             return dma_window_out
 
-        def dma(env: Env) -> None:
+        def dma(env: Env, context: RunContext) -> None:
             source = read(env)
             np.copyto(write(env), source, casting="no")
 
@@ -436,9 +386,9 @@ class PlacedProgram:
         table, ids, write = self._reader(op.source), self._reader(op.indices), self._writer(op.dest)
         expected = _signature(_buffer_type(op.dest))
 
-        def gather(env: Env) -> None:
+        def gather(env: Env, context: RunContext) -> None:
             rows = kernels.gather(table(env), [ids(env)], 0)
-            _check(rows, expected, op)
+            check_result(rows, expected, op)
             np.copyto(write(env), rows, casting="no")
 
         return gather
@@ -446,18 +396,18 @@ class PlacedProgram:
     def _prepare_for(self, op: scf.ForOp) -> Step:
         if op.iter_args or op.results:
             raise RduccError(f"{describe_op(op)}: loops that carry values are not supported")
-        lb, ub, step = self._use(op.lb), self._use(op.ub), self._use(op.step)
+        lb, ub, step = self._table.use(op.lb), self._table.use(op.ub), self._table.use(op.step)
         body = op.body.block
-        iv = self._define(body.args[0])
+        iv = self._table.define(body.args[0])
         ops = list(body.ops)
         if not ops or not isinstance(ops[-1], scf.YieldOp) or ops[-1].operands:
             raise RduccError(f"{describe_op(op)}: the loop body must end in 'scf.yield' of no values")
         steps = self._prepare_ops(ops[:-1])
 
-        def loop(env: Env) -> None:
+        def loop(env: Env, context: RunContext) -> None:
             for i in range(env[lb], env[ub], env[step]):
                 env[iv] = i
-                _run_block(steps, env)
+                run_steps(steps, env, context, _WHERE)
 
         return loop
 
@@ -469,28 +419,28 @@ class PlacedProgram:
                     "tier.compute in a placed program"
                 )
             constant = op.value.value.data
-            result = self._define(op.result)
+            result = self._table.define(op.result)
 
-            def const(env: Env) -> None:
+            def const(env: Env, context: RunContext) -> None:
                 env[result] = constant
 
             return const
-        lhs, rhs = self._use(op.operands[0]), self._use(op.operands[1])
-        result = self._define(op.results[0])
+        lhs, rhs = self._table.use(op.operands[0]), self._table.use(op.operands[1])
+        result = self._table.define(op.results[0])
         if isinstance(op, arith.AddiOp):
 
-            def addi(env: Env) -> None:
+            def addi(env: Env, context: RunContext) -> None:
                 env[result] = env[lhs] + env[rhs]
 
             return addi
         if isinstance(op, arith.SubiOp):
 
-            def subi(env: Env) -> None:
+            def subi(env: Env, context: RunContext) -> None:
                 env[result] = env[lhs] - env[rhs]
 
             return subi
 
-        def muli(env: Env) -> None:
+        def muli(env: Env, context: RunContext) -> None:
             env[result] = env[lhs] * env[rhs]
 
         return muli
@@ -500,8 +450,8 @@ class PlacedProgram:
         name = op.sym_name.data
         ins = [self._reader(v) for v in op.ins]
         outs = [self._reader(v) for v in op.outs]  # compute writes the current copy
-        arg_slots = [self._define(a) for a in block.args]
-        out_slots = [self._fresh() for _ in op.outs]  # the output arrays, during one compute
+        arg_slots = [self._table.define(a) for a in block.args]
+        out_slots = [self._table.fresh() for _ in op.outs]  # the output arrays, during one compute
         terminator = block.last_op
         if not isinstance(terminator, rdu.YieldOp) or len(terminator.operands) != len(op.outs):
             raise RduccError(f"{describe_op(op)}: the body must end in 'rdu.yield' of one value per output")
@@ -527,24 +477,24 @@ class PlacedProgram:
                         "(run rdu-sram-alloc)"
                     )
                 dest = self._view(offset.value.data, result.type, f"the value of {where}")
-            kernel = prepare_kernel(body_op, True)
-            operands = tuple(self._use(v) for v in body_op.operands)
-            expected = kernels.tensor_signature(result.type)
-            step = _body_step(kernel, operands, dest, self._define(result), expected, body_op)
+            kernel = prepare(body_op, _RUNNER)
+            operands = tuple(self._table.use(v) for v in body_op.operands)
+            expected = tensor_signature(result.type)
+            step = _body_step(kernel, operands, dest, self._table.define(result), expected, body_op)
             steps.append((step, body_op))
         # yields not computed in place: block arguments, a value yielded twice
         copies = [
-            (self._use(value), out_slots[index])
+            (self._table.use(value), out_slots[index])
             for index, value in enumerate(yielded)
             if first_out.get(value) != index
         ]
 
-        def compute(env: Env) -> None:
+        def compute(env: Env, context: RunContext) -> None:
             for slot, get in zip(arg_slots, ins):
                 env[slot] = get(env)
             for slot, get in zip(out_slots, outs):
                 env[slot] = get(env)
-            _run_block(steps, env)
+            run_steps(steps, env, context, _WHERE)
             for source, out in copies:
                 np.copyto(env[out], env[source], casting="no")
 
@@ -559,47 +509,22 @@ class PlacedProgram:
         """Global names the program reads, in order of first `tier.get_global`."""
         return [w.name for w in self.weights]
 
-    def _check_arguments(
-        self, inputs: Sequence[Any], weights: Mapping[str, Any] | None
-    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        if isinstance(inputs, np.ndarray):
-            inputs = [inputs]
-        if len(inputs) != len(self.inputs):
-            names = ", ".join(f"{a.name}: {a.dtype.name}{list(a.shape)}" for a in self.inputs)
-            raise RduccError(
-                f"@forward takes {len(self.inputs)} input{'s' if len(self.inputs) != 1 else ''} "
-                f"({names}), got {len(inputs)}"
-            )
-        values = [
-            _read_only(check_array(value, argument, f"input #{i} ('{argument.name}')"))
-            for i, (value, argument) in enumerate(zip(inputs, self.inputs))
-        ]
-        weights = weights or {}
-        missing = [w.name for w in self.weights if w.name not in weights and w.initial is None]
-        if missing:
-            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            raise RduccError(f"missing weight{'s' if len(missing) > 1 else ''}: {shown}")
-        bound = [
-            _read_only(check_array(weights[w.name], w, f"weight '{w.name}'"))
-            if w.name in weights
-            else w.initial
-            for w in self.weights
-        ]
-        return values, bound
-
     def run(
-        self, inputs: Sequence[np.ndarray], weights: Mapping[str, np.ndarray] | None = None
+        self,
+        inputs: Sequence[np.ndarray],
+        weights: Mapping[str, np.ndarray] | None = None,
+        context: RunContext | None = None,
     ) -> list[np.ndarray]:
-        """Outputs of @forward for these inputs; weights by global name."""
-        values, bound = self._check_arguments(inputs, weights)
-        kernels.start_run()
+        """Outputs of @forward for these inputs; weights by global name. `context`
+        (a fresh one-socket run when None) is the call's run number, group and rank."""
+        values, bound = check_arguments(inputs, weights, self.inputs, self.weights, self.entry)
         env: Env = list(self._arena_env())
         for slot, value in zip(self._input_slots, values):
             env[slot] = value
         for weight, value in zip(self.weights, bound):
             for slot in self._global_slots[weight.name]:
                 env[slot] = value
-        _run_block(self._steps, env)
+        run_steps(self._steps, env, context or self._runs.next_context(), _WHERE)
         return [np.array(get(env)) for get in self._results]
 
     __call__ = run
@@ -613,7 +538,7 @@ class PlacedProgram:
         which reuse the arena, read nothing stale that the first did not.
         """
         if self._arena_template is None:
-            env: Env = [None] * self._size
+            env: Env = [None] * self._table.size
             if self._views:
                 assert self.sram_bytes is not None
                 arena = np.zeros(self.sram_bytes, _ARENA_DTYPE)  # calloc: untouched pages stay free
@@ -642,29 +567,40 @@ def _body_step(
     operands: tuple[int, ...],
     dest: int,
     result: int,
-    expected: tuple[tuple[int, ...], np.dtype],
+    expected: Signature,
     op: Operation,
 ) -> Step:
     """Compute one body value, copy it into its arena view (or output buffer);
     later ops read the view."""
 
-    def body_op(env: Env) -> None:
-        value = kernel(*[env[i] for i in operands])
+    def body_op(env: Env, context: RunContext) -> None:
+        value = kernel(context, *[env[i] for i in operands])
         view = env[dest]
-        _check(value, expected, op)
+        check_result(value, expected, op)
         np.copyto(view, value, casting="no")
         env[result] = view
 
     return body_op
 
 
-def _check(value: Any, expected: tuple[tuple[int, ...], np.dtype], op: Operation) -> None:
-    shape, dtype = expected
-    if not isinstance(value, np.ndarray) or value.shape != shape or value.dtype != dtype:
-        got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
-        raise AssertionError(
-            f"interpreter bug: {describe_op(op)} computed {got}, the IR says {dtype}{list(shape)}"
-        )
+_TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] = {
+    GetGlobalOp: PlacedProgram._prepare_get_global,
+    AllocOp: PlacedProgram._prepare_alloc,
+    DeallocOp: PlacedProgram._prepare_dealloc,
+    DmaOp: PlacedProgram._prepare_dma,
+    GatherDmaOp: PlacedProgram._prepare_gather,
+    ComputeOp: PlacedProgram._prepare_compute,
+    scf.ForOp: PlacedProgram._prepare_for,
+    arith.ConstantOp: PlacedProgram._prepare_index,
+    arith.AddiOp: PlacedProgram._prepare_index,
+    arith.SubiOp: PlacedProgram._prepare_index,
+    arith.MuliOp: PlacedProgram._prepare_index,
+    func.CallOp: PlacedProgram._prepare_call,
+}
+"""How the interpreter prepares each op it runs at the top level (outside tier.compute)."""
+
+for _op_class in (GetGlobalOp, AllocOp, DeallocOp, DmaOp, GatherDmaOp, ComputeOp):
+    handled_structurally(_op_class, "the placed-program interpreter moves buffers and runs bodies itself")
 
 
 __all__ = ["PlacedProgram"]

@@ -6,10 +6,11 @@ outside (inputs) and the values used after it (outputs).
 
 Tiling splits one *parallel dimension* of the whole group into tiles. The
 candidates come from a union-find over tensor dimensions: each op joins the
-dims of its operands and result that move together (a map's aligned dims, a
-matmul's M with its lhs rows and N with its rhs columns, a transpose's
-permuted dims, ...) and blocks the ones that do not (reduced dims, a matmul's
-K, a concat's dim, a reshape's merged dims, ...). A class with no blocked
+dims of its operands and result that move together and blocks the ones that
+do not, as the op's own dim map says (`OpFacts.dim_map`,
+dialects/op_facts.py: a map's aligned dims, a matmul's M with its lhs rows and
+N with its rhs columns, a transpose's permuted dims; reduced dims, a matmul's
+K, a concat's dim, a reshape's merged dims blocked). A class with no blocked
 member that appears once in every output is a loop the whole group can run
 tile by tile.
 
@@ -28,30 +29,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import ceil, prod
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
-
-from rducc.dialects.dataflow import (
-    ArgsortOp,
-    BroadcastOp,
-    ConcatOp,
-    ConvOp,
-    GatherOp,
-    KernelOp,
-    MapOp,
-    MatmulOp,
-    PoolOp,
-    ReduceOp,
-    ReshapeOp,
-    ScanOp,
-    ScatterOp,
-    SliceOp,
-    TransposeOp,
-    YieldOp,
-)
+from rducc.dialects.dataflow import GatherOp, KernelOp, YieldOp
+from rducc.dialects.op_facts import Dim as Fate, facts_of
 from rducc.dialects.shapes import byte_width
 from rducc.targets import Target
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
 
 Dim = tuple[SSAValue, int]
 
@@ -62,10 +45,6 @@ ALIGNMENT = 64
 def aligned(size: int) -> int:
     """`size` rounded up to the SRAM alignment."""
     return -(-size // ALIGNMENT) * ALIGNMENT
-
-
-FREE_OPS = (ReshapeOp,)
-"""Ops that need no PCU stage (a reshape is a change of PMU addressing)."""
 
 
 def tensor_bytes(value: SSAValue) -> int:
@@ -161,171 +140,32 @@ class DimClasses:
         return self.find(dim) in self.blocked
 
 
-def _join_aligned(classes: DimClasses, source: SSAValue, result: SSAValue) -> None:
-    """Right-aligned equal-size dims move together (NumPy broadcasting)."""
-    src, out = shape(source), shape(result)
-    offset = len(out) - len(src)
-    for i, size in enumerate(src):
-        j = i + offset
-        if j >= 0 and size == out[j] and size != 1:
-            classes.join((source, i), (result, j))
-
-
-def _reshape_pairs(a: tuple[int, ...], b: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Dims a reshape keeps intact: same size with equal products before them."""
-    pairs, i, j, pa, pb = [], 0, 0, 1, 1
-    while i < len(a) and j < len(b):
-        if pa == pb and a[i] == b[j]:
-            pairs.append((i, j))
-            pa, pb, i, j = pa * a[i], pb * b[j], i + 1, j + 1
-        elif pa * a[i] <= pb * b[j]:
-            pa, i = pa * a[i], i + 1
-        else:
-            pb, j = pb * b[j], j + 1
-    return pairs
-
-
 def _add_op(classes: DimClasses, op: Operation) -> None:
+    """Join the dims the op's dim map moves together; block the ones it does not."""
+    facts = facts_of(op)
+    if facts is None:  # a constant: never tiled
+        for value in (*op.operands, *op.results):
+            if isinstance(value.type, TensorType):
+                classes.block_all(value)
+        return
     if not op.results:
         return
     result = op.results[0]
-    if isinstance(op, MapOp):
-        for value in op.inputs:
-            _join_aligned(classes, value, result)
-    elif isinstance(op, MatmulOp):
-        a, r = shape(op.lhs), shape(result)
-        for value in (op.lhs, op.rhs):
-            batch = shape(value)[:-2]
-            for i, size in enumerate(batch):
-                j = i + len(r) - 2 - len(batch)
-                if size == r[j] and size != 1:
-                    classes.join((value, i), (result, j))
-        classes.join((op.lhs, len(a) - 2), (result, len(r) - 2))
-        classes.join((op.rhs, op.rhs_n_dim), (result, len(r) - 1))
-        classes.block((op.lhs, len(a) - 1))
-        classes.block((op.rhs, op.rhs_k_dim))
-    elif isinstance(op, ReduceOp):
-        dims = set(op.dims.get_values())
-        kept = [d for d in range(len(shape(op.input))) if d not in dims]
-        for d in dims:
-            classes.block((op.input, d))
-        for j, d in enumerate(kept):
-            classes.join((op.input, d), (result, d if op.keepdim is not None else j))
-        if op.keepdim is not None:
-            for d in dims:
-                classes.block((result, d))
-    elif isinstance(op, ScanOp):
-        dim = op.dim.value.data
-        for d in range(len(shape(result))):
-            classes.join((op.input, d), (result, d))
-        classes.block((result, dim))
-    elif isinstance(op, TransposeOp):
-        for i, p in enumerate(op.perm.get_values()):
-            classes.join((op.input, p), (result, i))
-    elif isinstance(op, ReshapeOp):
-        pairs = _reshape_pairs(shape(op.input), shape(result))
-        for i, j in pairs:
-            classes.join((op.input, i), (result, j))
-        kept_in, kept_out = {i for i, _ in pairs}, {j for _, j in pairs}
-        for i in set(range(len(shape(op.input)))) - kept_in:
-            classes.block((op.input, i))
-        for j in set(range(len(shape(result)))) - kept_out:
-            classes.block((result, j))
-    elif isinstance(op, BroadcastOp):
-        _join_aligned(classes, op.input, result)
-    elif isinstance(op, SliceOp):
-        src = shape(op.input)
-        for d, (off, stride, size) in enumerate(
-            zip(op.offsets.get_values(), op.strides.get_values(), shape(result))
-        ):
-            if off == 0 and stride == 1 and size == src[d]:
-                classes.join((op.input, d), (result, d))
-            else:
-                classes.block((op.input, d))
-                classes.block((result, d))
-    elif isinstance(op, ConcatOp):
-        dim = op.dim.value.data
-        for value in op.inputs:
-            for d in range(len(shape(result))):
-                if d != dim:
-                    classes.join((value, d), (result, d))
-            classes.block((value, dim))
-        classes.block((result, dim))
-    elif isinstance(op, GatherOp):
-        _add_gather(classes, op)
-    elif isinstance(op, ConvOp):
-        classes.join((op.input, 0), (result, 0))
-        classes.join((op.weight, 0), (result, 1))
-        for d in range(1, len(shape(op.input))):
-            classes.block((op.input, d))
-        for d in range(2, len(shape(result))):
-            classes.block((result, d))
-        if op.groups.value.data != 1:
-            classes.block((result, 1))
-    elif isinstance(op, PoolOp):
-        spatial = len(op.window.get_values())
-        lead = len(shape(result)) - spatial
-        for d in range(lead):
-            classes.join((op.input, d), (result, d))
-        for d in range(lead, len(shape(result))):
-            classes.block((op.input, d))
-            classes.block((result, d))
-    elif isinstance(op, ScatterOp):
-        _add_scatter(classes, op)
-    elif isinstance(op, ArgsortOp):
-        dim = op.dim.value.data
-        for d in range(len(shape(result))):
-            classes.join((op.input, d), (result, d))
-        classes.block((result, dim))
-    else:  # iota, constants, anything unknown: never tiled
-        classes.block_all(result)
-        for operand in op.operands:
-            if isinstance(operand.type, TensorType):
-                classes.block_all(operand)
-
-
-def _add_scatter(classes: DimClasses, op: ScatterOp) -> None:
-    """The scattered dim stays whole; another dim tiles when the index (and the
-    source) span it, all three tiles then covering the same positions."""
-    dim, full, index = op.dim.value.data, shape(op.input), shape(op.index)
-    for d, size in enumerate(full):
-        classes.join((op.input, d), (op.result, d))
-        if d != dim and index[d] == size:
-            classes.join((op.index, d), (op.result, d))
-            classes.join((op.source, d), (op.result, d))
-        else:
-            for value in (op.index, op.source, op.result):
+    dims = facts.dim_map()
+    for value, dests in zip(op.operands, dims.operands):
+        for d, dest in enumerate(dests):
+            if isinstance(dest, int):
+                classes.join((value, d), (result, dest))
+            elif dest is not Fate.BROADCAST:
                 classes.block((value, d))
-
-
-def _add_gather(classes: DimClasses, op: GatherOp) -> None:
-    src, out = shape(op.source), shape(op.results[0])
-    dim, count = op.dim.value.data, len(op.indices)
-    index_rank = len(out) - len(src) + count
-    for d in range(dim):
-        classes.join((op.source, d), (op.results[0], d))
-    for d in range(dim, dim + count):
-        classes.block((op.source, d))
-    for d in range(dim + count, len(src)):
-        classes.join((op.source, d), (op.results[0], d - count + index_rank))
-    for index in op.indices:
-        _join_aligned_at(classes, index, op.results[0], dim, index_rank)
-
-
-def _join_aligned_at(classes: DimClasses, index: SSAValue, result: SSAValue, start: int, rank: int) -> None:
-    idx, out = shape(index), shape(result)
-    offset = start + rank - len(idx)
-    for i, size in enumerate(idx):
-        if size == out[offset + i] and size != 1:
-            classes.join((index, i), (result, offset + i))
+    for j in dims.blocked:
+        classes.block((result, j))
 
 
 def dim_classes(group: Group) -> DimClasses:
     classes = DimClasses()
     for op in group.ops:
         _add_op(classes, op)
-        if isinstance(op, arith.ConstantOp) and op.results and isinstance(op.results[0].type, TensorType):
-            classes.block_all(op.results[0])
     return classes
 
 
@@ -444,6 +284,12 @@ def _pmus(nbytes: int, target: Target) -> int:
     return ceil(nbytes / target.pmu_bytes) if nbytes else 0
 
 
+def _pcu_stages(op: Operation) -> int:
+    """The op's PCU stages (`OpFacts.PCU_STAGES`: a reshape needs none); a constant takes one."""
+    facts = facts_of(op)
+    return facts.PCU_STAGES if facts is not None else 1
+
+
 def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
     gathered = gathered_inputs(group)
     buffers: list[int] = []
@@ -462,7 +308,7 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
     output_bytes = sum(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
     buffers.extend(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
     peak = _intermediate_peak(group, plan, outputs, set(gathered.values()))
-    stages = sum(1 for op in group.ops if not isinstance(op, FREE_OPS))
+    stages = sum(_pcu_stages(op) for op in group.ops)
     pmus = sum(_pmus(b, target) for b in buffers) + _pmus(peak, target)
     return WorkingSet(input_bytes, output_bytes, peak, pmus, stages)
 

@@ -26,20 +26,12 @@ from typing import Any
 
 import torch
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
+from xdsl.dialects.builtin import LocationAttr, ModuleOp
+from xdsl.ir import Block, OpResult, Operation, SSAValue
 
 from rducc.passes.common import LAYER_ATTR
-from rducc.passes.rdu_canonicalize import folds_into
-from rducc.passes.rdu_outline_layers import (
-    CALLEE_NAME,
-    Correspondence,
-    Layer,
-    activation_values,
-    argument_kind,
-    build_callee,
-    replace_with_call,
-)
+from rducc.passes.rdu_canonicalize import folds_across
+from rducc.passes.rdu_outline_layers import Correspondence, Layer, Outlining
 
 Node = torch.fx.Node
 
@@ -193,18 +185,16 @@ def _leaves(value: Any) -> list[SSAValue]:
 @dataclass
 class LayerReuse:
     """Drives the importer's loop: the first layer imported inline, then made
-    `@layer` and a call; each later layer a call without importing its nodes."""
+    `@layer` and a call; each later layer a call without importing its nodes
+    (both by `rdu-outline-layers`' `Outlining`)."""
 
     plan: LayerPlan
     block: Block
     env: dict[Node, Any]
-    location_of: Callable[[Node], Attribute]
+    location_of: Callable[[Node], LocationAttr]
     emitted_by: dict[Operation, int] = field(default_factory=dict)
     first: Layer | None = None
-    inputs: list[SSAValue] = field(default_factory=list)
-    outputs: list[SSAValue] = field(default_factory=list)
-    calls: list[func.CallOp] = field(default_factory=list)
-    callee: func.FuncOp | None = None
+    outlining: Outlining | None = None
     first_values: list[Any] = field(default_factory=list)
     """The first layer's values, node by node, as imported inline."""
     _mark: Operation | None = None
@@ -241,15 +231,11 @@ class LayerReuse:
             raise NotReusable("the first layer imported to no ops")
         self.first = Layer(layer0.key, ops)
         self.first_values = [self.env.get(node) for node in layer0.nodes]
-        self.inputs = self.first.inputs()
         escaping = {v for at, element in self.plan.escapes
                     for v in self._escaping(self.first_values[at], element)}
-        self.outputs = [r for op in ops for r in op.results if r in escaping]
-        # the argument kinds are set by `finish`, once every call is known
-        self.callee = build_callee(self.first, self.inputs, self.outputs, [], len(self.plan.layers))
-        call = replace_with_call(self.first, self.inputs, self.outputs)
-        self._remap(0, call, Correspondence())
-        self.calls.append(call)
+        outputs = [r for op in ops for r in op.results if r in escaping]
+        self.outlining = Outlining.of_first(self.first, outputs, len(self.plan.layers))
+        self._remap(0, self.outlining.calls[0], Correspondence())
 
     @staticmethod
     def _escaping(value: Any, element: int | None) -> list[SSAValue]:
@@ -275,25 +261,23 @@ class LayerReuse:
     def _call(self, index: int) -> None:
         layer = self.plan.layers[index]
         values = self._correspondence(index)
+        assert self.first is not None and self.outlining is not None
         try:
-            arguments = [values.forward[v] for v in self.inputs]
+            arguments = [values.forward[v] for v in self.outlining.inputs]
         except KeyError as missing:
             raise NotReusable(f"an input of {layer.key} has no counterpart") from missing
-        assert self.first is not None
         first_at = self.emitted_by[self.first.ops[0]]  # the node whose op the call replaces
-        call = func.CallOp(CALLEE_NAME, arguments, [v.type for v in self.outputs])
-        call.location = self.location_of(layer.nodes[first_at])
-        call.attributes[LAYER_ATTR] = StringAttr(layer.key)
-        self.block.add_op(call)
+        call = self.outlining.call(layer.key, arguments, self.location_of(layer.nodes[first_at]), self.block)
         self._remap(index, call, values)
-        self.calls.append(call)
 
     def _remap(self, index: int, call: func.CallOp, outside: Correspondence) -> None:
         """Point the env of layer `index`'s nodes at the call's results."""
+        assert self.outlining is not None
+        outputs = self.outlining.outputs
         layer0, layer = self.plan.layers[0], self.plan.layers[index]
-        results = dict(zip(self.outputs, call.res))
-        origin = {r: self.emitted_by[r.owner] for r in self.outputs if isinstance(r.owner, Operation)}
-        for result, value in zip(self.outputs, call.res):
+        results = dict(zip(outputs, call.res))
+        origin = {r: self.emitted_by[r.owner] for r in outputs if isinstance(r.owner, Operation)}
+        for result, value in zip(outputs, call.res):
             hint = result.name_hint
             if hint is not None and hint == layer0.nodes[origin[result]].name:
                 hint = layer.nodes[origin[result]].name
@@ -316,37 +300,41 @@ class LayerReuse:
     def finish(self, module: ModuleOp, function: func.FuncOp) -> None:
         """Add @layer after @forward, once every caller passes what the first layer
         passes (a weight, an input-dependent value or another value) at each argument."""
-        if self.first is None or self.callee is None:
+        if self.outlining is None:
             raise NotReusable("no layer was reached")
-        activations = activation_values(function)
-        kinds = [argument_kind(v, function, activations) for v in self.calls[0].arguments]
-        for call in self.calls[1:]:
-            theirs = [argument_kind(v, function, activations) for v in call.arguments]
-            if [set(k.data) for k in theirs] != [set(k.data) for k in kinds]:
-                raise NotReusable(f"{call.attributes[LAYER_ATTR]} passes other kinds of values")
+        kinds = self.outlining.kinds(function)
+        if kinds is None:
+            raise NotReusable("a layer passes other kinds of values than the first")
         self._check_no_fold_across_calls()
-        self.callee.arg_attrs = ArrayAttr(kinds)
-        module.body.block.insert_op_after(self.callee, function)
+        self.outlining.install(module, function, kinds)
 
     def _check_no_fold_across_calls(self) -> None:
         """`rdu-canonicalize` runs before `rdu-outline-layers` in the pipelines: it
         must not have folded an op of a layer with one outside it (a reshape of a
-        reshape, a fill into a map...) nor removed a dead op of a layer, or the
-        outlined program would differ."""
-        assert self.callee is not None
-        if any(op.results and not any(r.uses for r in op.results) for op in self.callee.body.block.ops):
+        reshape, a fill into a map...; its patterns say, `folds_across`) nor
+        removed a dead op of a layer, or the outlined program would differ."""
+        assert self.outlining is not None
+        callee = self.outlining.callee
+        if any(op.results and not any(r.uses for r in op.results) for op in callee.body.block.ops):
             raise NotReusable("@layer has an op whose results are unread")  # its inputs' producers may die too
-        params = self.callee.body.block.args
-        returned = self.callee.body.block.last_op
+        params = callee.body.block.args
+        returned = callee.body.block.last_op
         assert isinstance(returned, func.ReturnOp)
-        for call in self.calls:
+        crossings: dict[tuple[SSAValue, Operation, SSAValue], bool] = {}
+
+        def folds(source: SSAValue, consumer: Operation, read_as: SSAValue) -> bool:
+            key = (source, consumer, read_as)  # the same across calls: asked once
+            if key not in crossings:
+                crossings[key] = folds_across(source, consumer, read_as)
+            return crossings[key]
+
+        for call in self.outlining.calls:
             for value, param in zip(call.arguments, params):
-                producer = value.owner
-                if isinstance(producer, func.CallOp) and isinstance(value, OpResult):  # the layer before
-                    producer = returned.arguments[value.index].owner
-                if isinstance(producer, Operation) and any(folds_into(producer, u.operation) for u in param.uses):
+                if isinstance(value, OpResult) and isinstance(value.op, func.CallOp):  # the layer before
+                    value = returned.arguments[value.index]
+                if any(folds(value, u.operation, param) for u in param.uses):
                     raise NotReusable(f"{call.attributes[LAYER_ATTR]}: an argument folds into @layer")
             for result, inner in zip(call.res, returned.arguments):
-                producer = inner.owner
-                if isinstance(producer, Operation) and any(folds_into(producer, u.operation) for u in result.uses):
+                readers = [u.operation for u in result.uses if not isinstance(u.operation, func.CallOp)]
+                if any(folds(inner, reader, result) for reader in readers):  # a call's reads: at its parameters
                     raise NotReusable(f"{call.attributes[LAYER_ATTR]}: a result folds into its reader")

@@ -13,8 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, NameLoc, NoneAttr, StringAttr
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, LocationAttr, NameLoc, NoneAttr, StringAttr
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n?([ \t]*)([^\n]*)')
 """One traceback frame: file, line, the code line's indent and its text."""
@@ -67,7 +66,7 @@ def source_line(node: torch.fx.Node) -> SourceLine | None:
     return _innermost_frame(trace) if trace else None
 
 
-def location_of(node: torch.fx.Node) -> Attribute:
+def location_of(node: torch.fx.Node) -> LocationAttr:
     """`loc("file.py":LINE:COL)` from the stack trace, else `loc("node_name")`."""
     where = source_line(node)
     if where is None:

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import StringAttr
 from rducc import __version__
 from rducc.errors import RduccError
 from rducc.files import check_writable, write_atomically
-from rducc.weights import WEIGHTS_ATTR, program_weights, save_weights, sidecar_path
+from rducc.weights import WEIGHTS_ATTR, save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels `--emit` can stop at (see rducc.pipeline)."""
@@ -203,14 +203,12 @@ def _describe(module, target, args: argparse.Namespace) -> None:
 
 def _chosen_passes(args: argparse.Namespace) -> list | None:
     """The --pass-pipeline passes (plugins loaded first), or None for the -O pipeline."""
-    from rducc.pipeline import available_passes, parse_passes
+    from rducc.driver import resolve_passes
 
-    registry = available_passes(args.plugins or [])  # loads and checks the plugin files
-    if args.pass_pipeline is None:
-        return None
-    if args.opt_level is not None or args.emit is not None:
+    if args.pass_pipeline is not None and (args.opt_level is not None or args.emit is not None):
+        resolve_passes(None, plugin_files=args.plugins or [])  # a bad plugin is reported first
         raise RduccError("--pass-pipeline replaces the -O pipeline: drop -O and --emit")
-    return parse_passes(args.pass_pipeline, registry)
+    return resolve_passes(args.pass_pipeline, plugin_files=args.plugins or [])
 
 
 def _info(args: argparse.Namespace) -> bool:
@@ -227,13 +225,8 @@ def _info(args: argparse.Namespace) -> bool:
         from rducc.pipeline import pipeline_text
         from rducc.targets import load_target
 
-        text = pipeline_text(_opt_level(args), args.emit or "placed")
         target = load_target(args.target)
-        tp, pp = _split(args, target)
-        if target.sockets > 1:  # as lower() does for several sockets
-            options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp)) if n)
-            partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
-            text = text.replace("rdu-canonicalize", f"rdu-canonicalize,{partition}", 1)
+        text = pipeline_text(_opt_level(args), args.emit or "placed", target.sockets, _split(args, target))
         print(text)
     else:
         return False
@@ -288,23 +281,17 @@ def _run(args: argparse.Namespace) -> None:
         if output is not None:
             check_writable(output)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
-    from rducc.driver import StageTimes, import_file, lower, module_text, outlines_at_import
+    from rducc.driver import CompileOptions, StageTimes, compile_module, module_text
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
+    options = CompileOptions(
+        target, _opt_level(args), args.emit or "placed", passes, (tp, pp), args.f64, args.verify_each, times
+    )
     try:
-        outline = outlines_at_import(target, args.emit or "placed", passes)
-        module, program = import_file(args.input, times, args.f64, outline)
-        lower(
-            module, target, _opt_level(args), args.emit or "placed", times,
-            passes=passes, verify_each=args.verify_each, split=(tp, pp),
-        )
+        result = compile_module(args.input, options)
+        module, weights = result.module, result.weights
         _check_level_for_report(module, args)
-        weights = program_weights(program)
-        if args.f64 == "demote":
-            from rducc.frontend.f64 import demote_weights
-
-            weights = demote_weights(weights)
         weights_path = _weights_path(args, bool(weights))
         if weights_path is not None:
             module.attributes[WEIGHTS_ATTR] = StringAttr(_relative_to(weights_path, args.output))

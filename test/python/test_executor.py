@@ -44,7 +44,7 @@ from rducc.dialects.dataflow import Dataflow
 from rducc.dialects.memory import Memory
 from rducc.driver import import_exported
 from rducc.errors import RduccError
-from rducc.runtime import kernels
+from rducc.runtime import elementwise, kernels, map_body
 from rducc.runtime.executor import GraphExecutor, to_numpy, weights_of
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -445,7 +445,7 @@ def run_map(build, inputs: list[np.ndarray], shape=None) -> np.ndarray:
         shape = np.broadcast_shapes(*(a.shape for a in inputs))
     op = rdu.MapOp(list(outer.args), TensorType(ops[-1].results[0].type, list(shape)), Region(body))
     op.verify()
-    result = kernels.compile_map(op)(*inputs)
+    result = map_body.compile_map(op)(*inputs)
     assert result.shape == tuple(shape)
     return result
 
@@ -540,12 +540,12 @@ def test_erf_accuracy() -> None:
     x = np.concatenate([np.linspace(-30, 30, 20001), np.logspace(-300, 1.5, 2000)])
     x = np.concatenate([x, -x, [0.0, -0.0, np.inf, -np.inf]])
     reference = np.array([math.erf(v) for v in x])
-    got = kernels.erf(x)
+    got = elementwise.erf(x)
     relative = np.abs(got - reference) / np.maximum(np.abs(reference), 1e-300)
     assert relative.max() < 2e-15
-    assert np.isnan(kernels.erf(np.array([np.nan]))[0])
+    assert np.isnan(elementwise.erf(np.array([np.nan]))[0])
     x32 = np.linspace(-5, 5, 10001, dtype=np.float32)
-    assert_close(kernels.erf(x32), torch.erf(torch.from_numpy(x32)), ulps=2)
+    assert_close(elementwise.erf(x32), torch.erf(torch.from_numpy(x32)), ulps=2)
 
 
 def test_math_round_half_away() -> None:
@@ -664,7 +664,7 @@ def test_scalar_builder_on_ui8_operands() -> None:
         result_type = TensorType(element_type_of(expected.dtype), [7])
         op = build_map_op(list(outer.args), result_type, lambda s, xs, f=formula: f(s, *xs), builtin.UnknownLoc())
         op.verify()
-        got = kernels.compile_map(op)(a, b)
+        got = map_body.compile_map(op)(a, b)
         assert got.dtype == expected.numpy().dtype and np.array_equal(got, expected.numpy()), name
 
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import pytest
 import torch
-from xdsl.dialects import func
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.parser import Parser
 
 import rducc
+from rducc.dialects import Dataflow
 from rducc.driver import module_text, verify
 from rducc.frontend.importer import _converted_nodes, decompose, import_program, layer_of
 from rducc.frontend.layer_reuse import plan_layers
+from rducc.passes.rdu_canonicalize import folds_across
 from rducc.pipeline import parse_passes, pipeline_text, run_passes
 
 
@@ -122,3 +126,44 @@ def test_plan_pairs_outside_values_one_to_one():
     program = decompose(torch.export.export(Stack(), (x, x, x)))
     nodes = _converted_nodes(program)
     assert plan_layers(nodes, layer_of) is None
+
+
+def _function(text: str) -> list:
+    context = Context()
+    for dialect in (builtin.Builtin, func.Func, Dataflow):
+        context.load_dialect(dialect)
+    module = Parser(context, text).parse_module()
+    forward = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    return list(forward.body.block.ops)
+
+
+def test_folds_across_asks_the_canonicalize_patterns():
+    """A reshape read by a reshape, or a swapping transpose read as a matmul's rhs,
+    folds across a call boundary; a reshape read by a matmul, or a consumer the
+    patterns rewrite whatever it reads (an identity reshape), does not."""
+    reshape, again, identity, transpose, matmul, _ = _function("""
+    builtin.module {
+      func.func @forward(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> tensor<4x4xf32> {
+        %r = rdu.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+        %rr = rdu.reshape %y : tensor<8x4xf32> -> tensor<2x16xf32>
+        %same = rdu.reshape %y : tensor<8x4xf32> -> tensor<8x4xf32>
+        %t = rdu.transpose %x perm [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+        %m = rdu.matmul %x, %y : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
+        func.return %m : tensor<4x4xf32>
+      }
+    }""")
+    y = again.operands[0]  # consumers read %y, as a layer reads its parameter
+    assert folds_across(transpose.results[0], matmul, y)
+    assert not folds_across(reshape.results[0], matmul, y)
+    assert not folds_across(matmul.results[0], identity, y)  # rewritten anyway: no fold across
+    assert not folds_across(y, again, y)  # a block argument has no op to look through
+    assert len(list(y.uses)) == 3 and not list(transpose.results[0].uses)  # the probes left the IR alone
+    r_as_y = _function("""
+    builtin.module {
+      func.func @forward(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> tensor<2x16xf32> {
+        %r = rdu.reshape %x : tensor<4x8xf32> -> tensor<8x4xf32>
+        %rr = rdu.reshape %y : tensor<8x4xf32> -> tensor<2x16xf32>
+        func.return %rr : tensor<2x16xf32>
+      }
+    }""")
+    assert folds_across(r_as_y[0].results[0], r_as_y[1], r_as_y[1].operands[0])

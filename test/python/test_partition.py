@@ -171,10 +171,10 @@ def test_gqa_swapped_rank_shards_change_the_result(gqa_program):
 
 def test_strided_all_gather_joins_the_ranks_of_a_factor():
     """all_gather over a factor of the ranks (stride 2 of 4): ranks 0, 2 and 1, 3."""
-    from rducc.runtime import sockets
+    from rducc.runtime import collectives
 
-    def run(inputs, weights):
-        return [sockets.all_gather(inputs[0], 0, 2, stride=2)]
+    def run(inputs, weights, context):
+        return [collectives.all_gather(inputs[0], 0, 2, context, stride=2)]
 
     whole = np.arange(8, dtype=np.float32).reshape(4, 2)
     # rank r holds row r; a gather over stride 2 gives ranks r % 2, r % 2 + 2.
@@ -185,10 +185,10 @@ def test_strided_all_gather_joins_the_ranks_of_a_factor():
 def test_collectives_combine_every_rank_in_rank_order():
     """run_partitioned splits the input by its rdu.shard, and all_reduce / all_gather
     see every rank's array in rank order."""
-    from rducc.runtime import sockets
+    from rducc.runtime import collectives
 
-    def run(inputs, weights):
-        return [sockets.all_reduce(inputs[0], 3), sockets.all_gather(inputs[0], 1, 3)]
+    def run(inputs, weights, context):
+        return [collectives.all_reduce(inputs[0], 3, context), collectives.all_gather(inputs[0], 1, 3, context)]
 
     parts = [np.full((2, 2), rank + 1, np.float32) for rank in range(3)]
     total, gathered = run_partitioned(_stub_module(), [run] * 3, [np.concatenate(parts, axis=0)], {})

@@ -1,0 +1,171 @@
+"""The numpy implementation of every executable `rdu` op (and tensor `arith.constant`).
+
+Each `@implements(Op)` function reads the op's attributes once and returns
+its kernel, `kernel(context, *arrays)`, which calls a tensor kernel of
+`rducc.runtime.kernels` (or the compiled body of an `rdu.map`). The
+collectives are in `rducc.runtime.collectives`; ops the engines run
+themselves are named at the end of this file (and in the engines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.ir import Operation
+
+from rducc.dialects import dataflow as rdu
+from rducc.dialects.memory import GlobalOp
+from rducc.errors import RduccError
+from rducc.runtime import collectives as _collectives  # noqa: F401 - registers the collectives
+from rducc.runtime import kernels
+from rducc.runtime.dtypes import dense_to_array, tensor_signature
+from rducc.runtime.map_body import compile_map
+from rducc.runtime.registry import Kernel, Prepare, describe_op, handled_structurally, implements
+
+
+def _ints(attr: Any) -> tuple[int, ...]:
+    return tuple(attr.get_values())
+
+
+def _constant(value: np.ndarray) -> Kernel:
+    """A kernel returning one prepared, read-only array."""
+    value.flags.writeable = False
+    return lambda context: value
+
+
+@implements(rdu.MapOp)
+def _map(op: Operation) -> Kernel:
+    run_map = compile_map(op)
+    return lambda context, *inputs: run_map(*inputs)
+
+
+@implements(rdu.MatmulOp)
+def _matmul(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.MatmulOp)
+    dtype = tensor_signature(op.result.type)[1]
+    transpose_rhs = op.transpose_rhs is not None
+    return lambda context, lhs, rhs: kernels.matmul(lhs, rhs, dtype, transpose_rhs)
+
+
+@implements(rdu.ReduceOp)
+def _reduce(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.ReduceOp)
+    kind, dims, keepdim = op.kind.data.value, _ints(op.dims), op.keepdim is not None
+    return lambda context, x: kernels.reduce(x, kind, dims, keepdim)
+
+
+@implements(rdu.ScanOp)
+def _scan(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.ScanOp)
+    kind, dim = op.kind.data.value, op.dim.value.data
+    return lambda context, x: kernels.scan(x, kind, dim)
+
+
+@implements(rdu.ConvOp)
+def _conv(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.ConvOp)
+    stride, padding, dilation = _ints(op.stride), _ints(op.padding), _ints(op.dilation)
+    groups, dtype = op.groups.value.data, tensor_signature(op.result.type)[1]
+    return lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype)
+
+
+@implements(rdu.PoolOp)
+def _pool(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.PoolOp)
+    kind, window, stride = op.kind.data.value, _ints(op.window), _ints(op.stride)
+    padding, dilation, ceil_mode = _ints(op.padding), _ints(op.dilation), op.ceil_mode is not None
+    return lambda context, x: kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
+
+
+def _to_result_shape(kernel: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]) -> Prepare:
+    """The implementation of a layout op whose one attribute is its result's shape."""
+
+    def prepare(op: Operation) -> Kernel:
+        shape = tensor_signature(op.results[0].type)[0]
+        return lambda context, x: kernel(x, shape)
+
+    return prepare
+
+
+implements(rdu.ReshapeOp)(_to_result_shape(kernels.reshape))
+implements(rdu.BroadcastOp)(_to_result_shape(kernels.broadcast))
+
+
+@implements(rdu.TransposeOp)
+def _transpose(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.TransposeOp)
+    perm = _ints(op.perm)
+    return lambda context, x: kernels.transpose(x, perm)
+
+
+@implements(rdu.SliceOp)
+def _slice(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.SliceOp)
+    offsets, strides = _ints(op.offsets), _ints(op.strides)
+    sizes = tensor_signature(op.result.type)[0]
+    return lambda context, x: kernels.slice_(x, offsets, strides, sizes)
+
+
+@implements(rdu.ConcatOp)
+def _concat(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.ConcatOp)
+    dim = op.dim.value.data
+    return lambda context, *inputs: kernels.concat(inputs, dim)
+
+
+@implements(rdu.GatherOp)
+def _gather(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.GatherOp)
+    dim = op.dim.value.data
+    return lambda context, source, *indices: kernels.gather(source, indices, dim)
+
+
+@implements(rdu.ScatterOp)
+def _scatter(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.ScatterOp)
+    dim, reduce = op.dim.value.data, op.reduce.data if op.reduce is not None else None
+    return lambda context, x, index, source: kernels.scatter(x, index, source, dim, reduce)
+
+
+@implements(rdu.IotaOp)
+def _iota(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.IotaOp)
+    shape, dtype = tensor_signature(op.result.type)
+    start, step = op.start.value.data, op.step.value.data
+    return _constant(kernels.iota(shape[0], start, step, dtype))
+
+
+@implements(rdu.ArgsortOp)
+def _argsort(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.ArgsortOp)
+    dim, descending = op.dim.value.data, op.descending is not None
+    return lambda context, x: kernels.argsort(x, dim, descending)
+
+
+@implements(rdu.RandomOp)
+def _random(op: Operation) -> Kernel:
+    """Draws from the op's seed and the call's run number: the same on every rank."""
+    assert isinstance(op, rdu.RandomOp)
+    shape, dtype = tensor_signature(op.result.type)
+    distribution, seed = op.distribution.data, op.seed.value.data
+    return lambda context: kernels.random(shape, dtype, distribution, seed, context.run)
+
+
+@implements(arith.ConstantOp)
+def _tensor_constant(op: Operation) -> Kernel:
+    assert isinstance(op, arith.ConstantOp)
+    if not isinstance(op.value, DenseIntOrFPElementsAttr):
+        raise RduccError(f"{describe_op(op)}: only tensor constants can appear outside map bodies")
+    return _constant(dense_to_array(op.value))
+
+
+handled_structurally(rdu.YieldOp, "the terminator of map, kernel and tier.compute bodies")
+handled_structurally(rdu.RemFOp, "a scalar op of map bodies: compiled by rducc.runtime.map_body")
+handled_structurally(GlobalOp, "a declaration: its value is a weight the runner binds by name")
+
+
+__all__: list[str] = []

@@ -1,0 +1,410 @@
+"""The `rdu.map` body compiler: a scalar body becomes one vectorized Python function.
+
+`compile_map` compiles a map once: every `arith`/`math` op of its body (and
+`rdu.remf`) becomes one NumPy ufunc call (or a helper of
+`rducc.runtime.elementwise`) on the broadcast input arrays, `arith.constant`
+becomes a NumPy scalar of its type, and the result is broadcast to the map's
+shape. f16/bf16 arithmetic runs in f32 and is rounded once to the result
+type; max/min propagate NaN like `torch.maximum`. The generated source is
+kept on the function (`.source`) for debugging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from rducc.errors import RduccError
+from rducc.runtime import elementwise
+from rducc.runtime.dtypes import (
+    BOOL,
+    F32,
+    F64,
+    HALF_DTYPES,
+    UINT_DTYPES,
+    compute_dtype,
+    element_dtype,
+    scalar_constant,
+    tensor_signature,
+)
+
+class _BodyCompiler:
+    """Turns a map body into Python source over NumPy; one line per op."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {
+            "np": np,
+            "_F32": F32,
+            "_erf": elementwise.erf,
+            "_round": elementwise.round_half_away,
+            "_u": elementwise.unsigned,
+            "_s": elementwise.signed,
+            "_divsi": elementwise.divsi,
+            "_floordivsi": elementwise.floordivsi,
+            "_ceildivsi": elementwise.ceildivsi,
+            "_remsi": elementwise.remsi,
+            "_divui": elementwise.unsigned_division("div"),
+            "_remui": elementwise.unsigned_division("rem"),
+            "_ceildivui": elementwise.unsigned_division("ceil"),
+            "_maxui": elementwise.unsigned_extreme(True),
+            "_minui": elementwise.unsigned_extreme(False),
+            "_ipowi": elementwise.ipowi,
+            "_i1s": elementwise.i1_signed,
+        }
+        self.names: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+        self._constants: dict[tuple[str, Any], str] = {}
+
+    def bind(self, value: Any, hint: str) -> str:
+        """A namespace name for a Python object (dtype, constant, ...)."""
+        key = (hint, repr(value) if not isinstance(value, np.dtype) else str(value))
+        if key in self._constants:
+            return self._constants[key]
+        name = f"_{hint}{len(self.namespace)}"
+        self.namespace[name] = value
+        self._constants[key] = name
+        return name
+
+    def dtype_name(self, dtype: np.dtype) -> str:
+        return self.bind(dtype, "dt")
+
+
+def _dtype_of(value: SSAValue) -> np.dtype:
+    return element_dtype(value.type)
+
+
+def _float_op(ufunc: str, arity: int) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
+    """A float op that runs in f32 for f16/bf16 and rounds back once."""
+
+    def emit(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+        dtype = _dtype_of(op.results[0])
+        args = a[:arity]
+        if dtype in HALF_DTYPES:
+            widened = ", ".join(f"{x}.astype(_F32)" for x in args)
+            return f"{ufunc}({widened}).astype({c.dtype_name(dtype)})"
+        return f"{ufunc}({', '.join(args)})"
+
+    return emit
+
+
+def _int_op(ufunc: str, bool_ufunc: str | None = None) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
+    """A binary integer op; `bool_ufunc` is its meaning on i1 (None: not defined there)."""
+
+    def emit(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+        if _dtype_of(op.results[0]) == BOOL:
+            if bool_ufunc is None:
+                raise RduccError(f"'{op.name}' on i1 is not supported by the executor")
+            return f"{bool_ufunc}({a[0]}, {a[1]})"
+        return f"{ufunc}({a[0]}, {a[1]})"
+
+    return emit
+
+
+_CMPF = {
+    "oeq": "np.equal({0}, {1})",
+    "ogt": "np.greater({0}, {1})",
+    "oge": "np.greater_equal({0}, {1})",
+    "olt": "np.less({0}, {1})",
+    "ole": "np.less_equal({0}, {1})",
+    "one": "(np.less({0}, {1}) | np.greater({0}, {1}))",
+    "ord": "np.logical_not(np.isnan({0}) | np.isnan({1}))",
+    "ueq": "np.logical_not(np.less({0}, {1}) | np.greater({0}, {1}))",
+    "ugt": "np.logical_not(np.less_equal({0}, {1}))",
+    "uge": "np.logical_not(np.less({0}, {1}))",
+    "ult": "np.logical_not(np.greater_equal({0}, {1}))",
+    "ule": "np.logical_not(np.greater({0}, {1}))",
+    "une": "np.not_equal({0}, {1})",
+    "uno": "(np.isnan({0}) | np.isnan({1}))",
+    "false": "np.zeros(np.broadcast_shapes(np.shape({0}), np.shape({1})), dtype=bool)",
+    "true": "np.ones(np.broadcast_shapes(np.shape({0}), np.shape({1})), dtype=bool)",
+}
+_CMPF_ORDER = [
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+]  # fmt: skip  (arith's predicate numbering)
+_CMPI_ORDER = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+_CMPI_UFUNC = {"eq": "np.equal", "ne": "np.not_equal", "lt": "np.less", "le": "np.less_equal",
+               "gt": "np.greater", "ge": "np.greater_equal"}  # fmt: skip
+
+
+def _emit_cmpf(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    predicate = _CMPF_ORDER[op.predicate.value.data]  # type: ignore[attr-defined]
+    x, y = a
+    if _dtype_of(op.operands[0]) in HALF_DTYPES:
+        x, y = f"{x}.astype(_F32)", f"{y}.astype(_F32)"
+    return _CMPF[predicate].format(x, y)
+
+
+def _emit_cmpi(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    predicate = _CMPI_ORDER[op.predicate.value.data]  # type: ignore[attr-defined]
+    x, y = a
+    is_bool = _dtype_of(op.operands[0]) == BOOL
+    if predicate in ("eq", "ne"):
+        return f"{_CMPI_UFUNC[predicate]}({x}, {y})"
+    signed, base = predicate[0] == "s", predicate[1:]
+    if is_bool and signed:
+        x, y = f"_i1s({x})", f"_i1s({y})"
+    elif not is_bool and not signed:
+        x, y = f"_u({x})", f"_u({y})"
+    return f"{_CMPI_UFUNC[base]}({x}, {y})"
+
+
+def _emit_constant(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    value = op.value  # type: ignore[attr-defined]
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        raise RduccError("'arith.constant' of a tensor cannot appear in an 'rdu.map' body")
+    return c.bind(scalar_constant(value, _dtype_of(op.results[0])), "k")
+
+
+def _emit_cast(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    """Conversions with arith's semantics (fptosi truncates, extui/uitofp read unsigned)."""
+    source, target = _dtype_of(op.operands[0]), _dtype_of(op.results[0])
+    x, to = a[0], c.dtype_name(target)
+    kind = op.name.removeprefix("arith.")
+    if kind in ("extf", "truncf"):
+        return f"np.asarray({x}).astype({to})"
+    if kind in ("fptosi", "fptoui"):
+        wide = f"np.asarray({x}).astype(_F32)" if source in HALF_DTYPES else f"np.asarray({x})"
+        if target == BOOL:
+            return f"(np.trunc({wide}) != 0)"
+        if kind == "fptoui":
+            unsigned = c.dtype_name(UINT_DTYPES[target])
+            return f"_s({wide}.astype({unsigned}), {to})"
+        # out-of-range values are undefined in arith; a direct C cast gives what
+        # torch's CPU kernels give (NaN -> INT_MIN for i32/i64)
+        return f"{wide}.astype({to})"
+    if kind in ("sitofp", "uitofp"):
+        if source == BOOL:
+            value = f"np.asarray({x})" if kind == "uitofp" else f"_i1s({x})"
+        else:
+            value = f"_u({x})" if kind == "uitofp" else f"np.asarray({x})"
+        if target in HALF_DTYPES:
+            return f"{value}.astype(_F32).astype({to})"
+        return f"{value}.astype({to})"
+    if kind in ("extsi", "extui"):
+        if source == BOOL:
+            return f"np.asarray({x}).astype({to})" if kind == "extui" else f"_i1s({x}).astype({to})"
+        if kind == "extui":
+            return f"_u({x}).astype({to})"
+        return f"np.asarray({x}).astype({to})"
+    if kind == "trunci":
+        if target == BOOL:
+            return f"((np.asarray({x}) & 1) != 0)"
+        return f"np.asarray({x}).astype({to})"
+    if kind == "bitcast":
+        return f"np.asarray({x}).view({to})"
+    raise AssertionError(kind)
+
+
+def _emit_select(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    return f"np.where({a[0]}, {a[1]}, {a[2]})"
+
+
+def _emit_fpowi(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    dtype = _dtype_of(op.results[0])
+    compute = c.dtype_name(compute_dtype(dtype))
+    base = f"np.power({a[0]}.astype({compute}), np.asarray({a[1]}).astype({compute}))"
+    return f"{base}.astype({c.dtype_name(dtype)})"
+
+
+def _emit_shift(kind: str) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
+    def emit(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+        dtype = _dtype_of(op.results[0])
+        if dtype == BOOL:
+            raise RduccError(f"'{op.name}' on i1 is not supported by the executor")
+        if kind == "shli":
+            return f"np.left_shift({a[0]}, {a[1]})"
+        if kind == "shrsi":
+            return f"np.right_shift({a[0]}, {a[1]})"
+        return f"_s(np.right_shift(_u({a[0]}), _u({a[1]})), {c.dtype_name(dtype)})"
+
+    return emit
+
+
+def _emit_abs(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    return f"np.abs({a[0]})"
+
+
+def _emit_rsqrt(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    dtype = _dtype_of(op.results[0])
+    x = f"{a[0]}.astype(_F32)" if dtype in HALF_DTYPES else a[0]
+    out = f"np.reciprocal(np.sqrt({x}))"
+    return f"{out}.astype({c.dtype_name(dtype)})" if dtype in HALF_DTYPES else out
+
+
+def _emit_erf(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    return f"_erf({a[0]})"
+
+
+def _emit_fma(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    dtype = _dtype_of(op.results[0])
+    wide = c.dtype_name(F64)
+    x, y, z = (f"np.asarray({v}).astype({wide})" for v in a)
+    return f"({x} * {y} + {z}).astype({c.dtype_name(dtype)})"
+
+
+def _emit_round(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    dtype = _dtype_of(op.results[0])
+    if dtype in HALF_DTYPES:
+        return f"_round({a[0]}.astype(_F32)).astype({c.dtype_name(dtype)})"
+    return f"_round({a[0]})"
+
+
+_EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
+    "arith.constant": _emit_constant,
+    # float arithmetic
+    "arith.addf": _float_op("np.add", 2),
+    "arith.subf": _float_op("np.subtract", 2),
+    "arith.mulf": _float_op("np.multiply", 2),
+    "arith.divf": _float_op("np.divide", 2),
+    "arith.negf": _float_op("np.negative", 1),
+    "arith.maximumf": _float_op("np.maximum", 2),
+    "arith.minimumf": _float_op("np.minimum", 2),
+    "arith.maxnumf": _float_op("np.fmax", 2),
+    "arith.minnumf": _float_op("np.fmin", 2),
+    # integer arithmetic (i1: add/sub are xor, mul is and)
+    "arith.addi": _int_op("np.add", "np.logical_xor"),
+    "arith.subi": _int_op("np.subtract", "np.logical_xor"),
+    "arith.muli": _int_op("np.multiply", "np.logical_and"),
+    "arith.divsi": _int_op("_divsi"),
+    "arith.divui": _int_op("_divui"),
+    "arith.floordivsi": _int_op("_floordivsi"),
+    "arith.ceildivsi": _int_op("_ceildivsi"),
+    "arith.ceildivui": _int_op("_ceildivui"),
+    "arith.remsi": _int_op("_remsi"),
+    "arith.remui": _int_op("_remui"),
+    # extremes; on i1 the signed order is true (-1) < false (0)
+    "arith.maxsi": _int_op("np.maximum", "np.logical_and"),
+    "arith.minsi": _int_op("np.minimum", "np.logical_or"),
+    "arith.maxui": _int_op("_maxui", "np.logical_or"),
+    "arith.minui": _int_op("_minui", "np.logical_and"),
+    "arith.andi": _int_op("np.bitwise_and", "np.logical_and"),
+    "arith.ori": _int_op("np.bitwise_or", "np.logical_or"),
+    "arith.xori": _int_op("np.bitwise_xor", "np.logical_xor"),
+    "arith.shli": _emit_shift("shli"),
+    "arith.shrsi": _emit_shift("shrsi"),
+    "arith.shrui": _emit_shift("shrui"),
+    # comparison and selection
+    "arith.cmpf": _emit_cmpf,
+    "arith.cmpi": _emit_cmpi,
+    "arith.select": _emit_select,
+    # conversions
+    **{
+        f"arith.{name}": _emit_cast
+        for name in ("extf", "truncf", "fptosi", "fptoui", "sitofp", "uitofp",
+                     "extsi", "extui", "trunci", "bitcast")  # fmt: skip
+    },
+    # math
+    "math.absf": _float_op("np.abs", 1),
+    "math.absi": _emit_abs,
+    "math.ceil": _float_op("np.ceil", 1),
+    "math.floor": _float_op("np.floor", 1),
+    "math.trunc": _float_op("np.trunc", 1),
+    "math.roundeven": _float_op("np.rint", 1),
+    "math.round": _emit_round,
+    "math.exp": _float_op("np.exp", 1),
+    "math.exp2": _float_op("np.exp2", 1),
+    "math.expm1": _float_op("np.expm1", 1),
+    "math.log": _float_op("np.log", 1),
+    "math.log2": _float_op("np.log2", 1),
+    "math.log10": _float_op("np.log10", 1),
+    "math.log1p": _float_op("np.log1p", 1),
+    "math.sqrt": _float_op("np.sqrt", 1),
+    "math.rsqrt": _emit_rsqrt,
+    "math.cbrt": _float_op("np.cbrt", 1),
+    "math.sin": _float_op("np.sin", 1),
+    "math.cos": _float_op("np.cos", 1),
+    "math.tan": _float_op("np.tan", 1),
+    "math.asin": _float_op("np.arcsin", 1),
+    "math.acos": _float_op("np.arccos", 1),
+    "math.atan": _float_op("np.arctan", 1),
+    "math.sinh": _float_op("np.sinh", 1),
+    "math.cosh": _float_op("np.cosh", 1),
+    "math.tanh": _float_op("np.tanh", 1),
+    "math.asinh": _float_op("np.arcsinh", 1),
+    "math.acosh": _float_op("np.arccosh", 1),
+    "math.atanh": _float_op("np.arctanh", 1),
+    "math.atan2": _float_op("np.arctan2", 2),
+    "math.copysign": _float_op("np.copysign", 2),
+    "math.powf": _float_op("np.power", 2),
+    "math.erf": _emit_erf,
+    "math.fpowi": _emit_fpowi,
+    "math.ipowi": _int_op("_ipowi"),
+    "math.fma": _emit_fma,
+    "rdu.remf": _float_op("np.fmod", 2),
+}
+
+
+def map_body_ops() -> list[str]:
+    """The `arith`/`math` ops (and `rdu.remf`) a map body may use."""
+    return sorted(_EMITTERS)
+
+
+def compile_body(block: Block) -> Callable[..., Any]:
+    """A Python function of one array per block argument returning the yielded value.
+
+    The function computes on whatever (broadcast-compatible) shapes it gets and
+    returns an array or NumPy scalar of the yielded element type.
+    """
+    c = _BodyCompiler()
+    params = []
+    for index, arg in enumerate(block.args):
+        name = f"a{index}"
+        c.names[arg] = name
+        params.append(name)
+    *body, terminator = list(block.ops)
+    if terminator.name != "rdu.yield" or len(terminator.operands) != 1:
+        raise RduccError("an 'rdu.map' body must end in 'rdu.yield' of one value")
+    for index, op in enumerate(body):
+        emit = _EMITTERS.get(op.name)
+        if emit is None:
+            raise RduccError(
+                f"the executor cannot run '{op.name}' inside an 'rdu.map' body "
+                f"(supported: {', '.join(map_body_ops())})"
+            )
+        if len(op.results) != 1:
+            raise RduccError(f"'{op.name}' in an 'rdu.map' body must have one result")
+        element_dtype(op.results[0].type)  # reject unsupported scalar types early
+        expression = emit(c, op, [c.names[v] for v in op.operands])
+        name = f"v{index}"
+        c.names[op.results[0]] = name
+        c.lines.append(f"    {name} = {expression}")
+    c.lines.append(f"    return {c.names[terminator.operands[0]]}")
+    source = f"def body({', '.join(params)}):\n" + "\n".join(c.lines) + "\n"
+    exec(compile(source, "<rdu.map body>", "exec"), c.namespace)  # noqa: S102
+    function = c.namespace["body"]
+    function.source = source
+    return function
+
+
+def compile_map(op: Operation) -> Callable[..., np.ndarray]:
+    """An `rdu.map` as a function of its input arrays returning the result array.
+
+    Inputs broadcast to the result by NumPy rules; the result may be a
+    read-only broadcast view when the body does not depend on every input dim
+    (a fill is a single scalar broadcast to the whole shape).
+    """
+    body = compile_body(op.regions[0].block)
+    shape, dtype = tensor_signature(op.results[0].type)
+
+    def run_map(*inputs: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            result = np.asarray(body(*inputs))
+        if result.dtype != dtype:
+            raise AssertionError(
+                f"rdu.map body computed {result.dtype}, expected {dtype}:\n{body.source}"  # type: ignore[attr-defined]
+            )
+        if result.shape != shape:
+            result = np.broadcast_to(result, shape)
+        return result
+
+    run_map.source = body.source  # type: ignore[attr-defined]
+    return run_map
+
+
+
+__all__ = ["compile_body", "compile_map", "map_body_ops"]

@@ -1,0 +1,80 @@
+"""Numpy implementations registered per op class.
+
+An implementation prepares one op once: it reads the op's attributes and
+returns a `Kernel`, called on every run as `kernel(context, *operand arrays)`
+(`context` the call's `RunContext`) and returning the result array (a tuple
+for several results). Modules register theirs with `@implements(OpClass)`;
+`prepare` finds the one for an op's exact class, and an op without one is an
+error (nothing falls back). Ops the engines run themselves (terminators,
+regions, buffers and DMA) are named with `handled_structurally`, with who
+runs them, so that every op of rducc's dialects is accounted for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from xdsl.ir import Operation
+
+from rducc.diagnostics import format_location
+from rducc.errors import RduccError
+
+Kernel = Callable[..., Any]
+"""`kernel(context, *operands)` -> result (or a tuple of results)."""
+
+Prepare = Callable[[Operation], Kernel]
+"""Prepares one op (attributes read once) into its kernel."""
+
+P = TypeVar("P", bound=Prepare)
+
+_IMPLEMENTATIONS: dict[type[Operation], Prepare] = {}
+_STRUCTURAL: dict[type[Operation], str] = {}
+
+
+def implements(*op_classes: type[Operation]) -> Callable[[P], P]:
+    """Registers the decorated function as the implementation of these op classes."""
+
+    def register(prepare: P) -> P:
+        for op_class in op_classes:
+            if op_class in _IMPLEMENTATIONS or op_class in _STRUCTURAL:
+                raise AssertionError(f"'{op_class.name}' has two implementations")
+            _IMPLEMENTATIONS[op_class] = prepare
+        return prepare
+
+    return register
+
+
+def handled_structurally(op_class: type[Operation], how: str) -> None:
+    """Records that an engine runs `op_class` itself (`how` says which and how)."""
+    if op_class in _IMPLEMENTATIONS or op_class in _STRUCTURAL:
+        raise AssertionError(f"'{op_class.name}' is registered twice")
+    _STRUCTURAL[op_class] = how
+
+
+def implementation_for(op_class: type[Operation]) -> Prepare | None:
+    """The registered implementation of exactly this op class, or None."""
+    return _IMPLEMENTATIONS.get(op_class)
+
+
+def structural_role(op_class: type[Operation]) -> str | None:
+    """How an engine runs this op class itself, or None when it does not."""
+    return _STRUCTURAL.get(op_class)
+
+
+def describe_op(op: Operation) -> str:
+    """`'rdu.map' at file:line:col` (or the FX node name) for messages."""
+    where = format_location(op.location)
+    return f"'{op.name}'" + (f" at {where}" if where else "")
+
+
+def prepare(op: Operation, runner: str) -> Kernel:
+    """The kernel of `op`; `runner` names the engine in the error when there is none."""
+    implementation = _IMPLEMENTATIONS.get(type(op))
+    if implementation is None:
+        raise RduccError(f"the {runner} cannot run {describe_op(op)}: it has no numpy implementation")
+    return implementation(op)
+
+
+__all__ = ["Kernel", "Prepare", "describe_op", "handled_structurally", "implementation_for", "implements", "prepare",
+           "structural_role"]
