@@ -24,12 +24,11 @@ import torch
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.frontend.aten_elementwise import result_type
-from rducc.frontend.aten_indexing import along, gather_dim, pad_dim, ramp
-from rducc.frontend.aten_structural import _element, _fake_type, _shape, _tensor, _used_outputs, cast, reduce, reshape, slice_dim
+from rducc.frontend.aten_build import along, cast, gather_dim, pad_dim, ramp, reduce, reshape, slice_dim
+from rducc.frontend.aten_common import element_of, fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.dialects.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
 from rducc.dialects.shapes import is_float
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
@@ -43,7 +42,7 @@ def _per_dim(values: Any, spatial: int, default: int) -> list[int]:
 
 
 def _zeros(g: GraphImporter, element: Attribute, shape: Sequence[int]) -> SSAValue:
-    return g.map([], _tensor(element, shape), lambda b, xs: b.constant(0, element))
+    return g.map([], tensor_of(element, shape), lambda b, xs: b.constant(0, element))
 
 
 # --------------------------------------------------------------------------
@@ -55,7 +54,7 @@ def _zeros(g: GraphImporter, element: Attribute, shape: Sequence[int]) -> SSAVal
 def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     args = node_arguments(node)
     value, weight = g.value(args["input"]), g.value(args["weight"])
-    spatial = len(_shape(value)) - 2
+    spatial = len(shape_of(value)) - 2
     out = result_type(node)
     compute = opmath_type(out.element_type)
     stride = _per_dim(args["stride"], spatial, 1)
@@ -64,7 +63,7 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     groups = args["groups"]
     if args["transposed"]:
         output_padding = _per_dim(args["output_padding"], spatial, 0)
-        value = _transposed_input(g, value, _shape(weight)[2:], stride, padding, dilation, output_padding)
+        value = _transposed_input(g, value, shape_of(weight)[2:], stride, padding, dilation, output_padding)
         weight = _transposed_weight(g, weight, groups)
         stride, padding = [1] * spatial, [0] * spatial
     # with a bias, the convolution stays in the opmath type so the add rounds once
@@ -81,13 +80,13 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 def _spread(g: GraphImporter, value: SSAValue, dim: int, stride: int) -> SSAValue:
     """`stride - 1` zeros between neighbours along `dim`: [n] -> [(n - 1) * stride + 1]."""
-    shape = list(_shape(value))
+    shape = list(shape_of(value))
     size = shape[dim]
     if stride == 1 or size == 0:
         return value
     column = reshape(g, value, shape[: dim + 1] + [1] + shape[dim + 1 :])
-    gaps = _zeros(g, _element(value), shape[: dim + 1] + [stride - 1] + shape[dim + 1 :])
-    rows = g.emit(ConcatOp([column, gaps], dim + 1, _tensor(_element(value), shape[: dim + 1] + [stride] + shape[dim + 1 :])))
+    gaps = _zeros(g, element_of(value), shape[: dim + 1] + [stride - 1] + shape[dim + 1 :])
+    rows = g.emit(ConcatOp([column, gaps], dim + 1, tensor_of(element_of(value), shape[: dim + 1] + [stride] + shape[dim + 1 :])))
     flat = reshape(g, rows, shape[:dim] + [size * stride] + shape[dim + 1 :])
     return slice_dim(g, flat, dim, 0, (size - 1) * stride + 1)
 
@@ -106,12 +105,12 @@ def _transposed_input(
 
 def _transposed_weight(g: GraphImporter, weight: SSAValue, groups: int) -> SSAValue:
     """[Cin, Cout/g, *k] -> [Cout, Cin/g, *k] with every window dim flipped."""
-    channels_in, per_group_out, *kernel = _shape(weight)
+    channels_in, per_group_out, *kernel = shape_of(weight)
     per_group_in = channels_in // groups
-    element = _element(weight)
+    element = element_of(weight)
     grouped = reshape(g, weight, [groups, per_group_in, per_group_out, *kernel])
     perm = [0, 2, 1, *range(3, 3 + len(kernel))]
-    swapped = g.emit(TransposeOp(grouped, perm, _tensor(element, [groups, per_group_out, per_group_in, *kernel])))
+    swapped = g.emit(TransposeOp(grouped, perm, tensor_of(element, [groups, per_group_out, per_group_in, *kernel])))
     weight = reshape(g, swapped, [groups * per_group_out, per_group_in, *kernel])
     for i, size in enumerate(kernel):
         weight = gather_dim(g, weight, ramp(g, size, size - 1, -1), 2 + i)
@@ -194,21 +193,21 @@ def _window_index(g: GraphImporter, axes: Sequence[_Axis]) -> tuple[SSAValue, SS
         return _slot_position(b, axes, xs[:spatial], xs[spatial:])[1]
 
     window_shape = [a.out for a in axes] + [prod(a.width for a in axes)]
-    index = reshape(g, g.map([*outs, *slots], _tensor(i64, grid), position), window_shape)
-    valid = reshape(g, g.map([*outs, *slots], _tensor(i1, grid), validity), window_shape)
+    index = reshape(g, g.map([*outs, *slots], tensor_of(i64, grid), position), window_shape)
+    valid = reshape(g, g.map([*outs, *slots], tensor_of(i1, grid), validity), window_shape)
     return index, valid
 
 
 def _gather_windows(g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], compute: Attribute, fill: float) -> tuple[SSAValue, SSAValue]:
     """([*lead, *out, K] window slots in `compute`, `fill` where unused; the validity mask)."""
     spatial = len(axes)
-    shape = list(_shape(value))
+    shape = list(shape_of(value))
     lead = shape[: len(shape) - spatial]
     index, valid = _window_index(g, axes)
     flat = reshape(g, value, lead + [prod(shape[len(lead) :])])
-    windows = g.emit(GatherOp(flat, [index], len(lead), _tensor(_element(value), lead + list(_shape(index)))))
+    windows = g.emit(GatherOp(flat, [index], len(lead), tensor_of(element_of(value), lead + list(shape_of(index)))))
     masked = g.map(
-        [windows, valid], _tensor(compute, _shape(windows)),
+        [windows, valid], tensor_of(compute, shape_of(windows)),
         lambda b, xs: b.select(xs[1], b.cast(xs[0], compute), b.constant(fill, compute)),  # type: ignore[arg-type]
     )
     return masked, valid
@@ -226,7 +225,7 @@ def _max_with_indices(
     """Max over each window, and the flat plane position of its first maximum."""
     compute = opmath_type(out.element_type)
     windows, _ = _gather_windows(g, value, axes, compute, _lowest(compute))
-    rank = len(_shape(windows)) - 1
+    rank = len(shape_of(windows)) - 1
     values = cast(g, reduce(g, ReduceKind.MAX, windows, [rank], False), out.element_type)
     if not want_indices:
         return values, None
@@ -244,7 +243,7 @@ def _max_with_indices(
         ]
         return _slot_position(b, axes, rest, slots)[0]
 
-    return values, g.map([best, *outs], _tensor(i64, _shape(best)), position)
+    return values, g.map([best, *outs], tensor_of(i64, shape_of(best)), position)
 
 
 def _window_average(g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], out: TensorType, divisor: SSAValue | float | None) -> SSAValue:
@@ -252,7 +251,7 @@ def _window_average(g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], ou
     number, or None for the count of real elements)."""
     compute = opmath_type(out.element_type)
     windows, valid = _gather_windows(g, value, axes, compute, 0.0)
-    rank = len(_shape(windows)) - 1
+    rank = len(shape_of(windows)) - 1
     total = reduce(g, ReduceKind.SUM, windows, [rank], False)
     if divisor is None:
         divisor = reduce(g, ReduceKind.SUM, cast(g, valid, compute), [len(axes)], False)
@@ -282,9 +281,9 @@ def convert_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | 
     stride = _per_dim(args["stride"], spatial, 1) if args["stride"] else window
     padding = _per_dim(args["padding"], spatial, 0)
     dilation = _per_dim(args["dilation"], spatial, 1)
-    out = _fake_type(fake_value(node)[0])
+    out = fake_type(fake_value(node)[0])
     value = g.value(args["self"])
-    if 1 in _used_outputs(node):
+    if 1 in used_outputs(node):
         axes = _regular_axes(fake_value(args["self"]), out.get_shape()[-spatial:], window, stride, padding, dilation)
         return _max_with_indices(g, value, axes, out, True)
     pooled = g.emit(PoolOp(PoolKind.MAX, value, window, stride, padding, dilation, bool(args["ceil_mode"]), out))
@@ -318,14 +317,14 @@ def convert_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     if divisor is None and not exclude_pad:
         return pool(value, out)
     compute = opmath_type(out.element_type)
-    wide = _tensor(compute, out.get_shape())
+    wide = tensor_of(compute, out.get_shape())
     average = pool(cast(g, value, compute), wide)
     if divisor is not None:
         scale = prod(window) / divisor
         return g.map([average], out, lambda b, xs: b.mul(xs[0], b.constant(scale, compute)))  # type: ignore[arg-type]
-    ones_shape = [1] * (len(_shape(value)) - spatial) + list(_shape(value)[-spatial:])
-    ones = g.map([], _tensor(compute, ones_shape), lambda b, xs: b.constant(1, compute))
-    share = pool(ones, _tensor(compute, ones_shape[:-spatial] + list(out.get_shape()[-spatial:])))
+    ones_shape = [1] * (len(shape_of(value)) - spatial) + list(shape_of(value)[-spatial:])
+    ones = g.map([], tensor_of(compute, ones_shape), lambda b, xs: b.constant(1, compute))
+    share = pool(ones, tensor_of(compute, ones_shape[:-spatial] + list(out.get_shape()[-spatial:])))
     return g.map([average, share], out, lambda b, xs: b.div(xs[0], xs[1]))  # type: ignore[arg-type]
 
 
@@ -343,7 +342,7 @@ def _padded_window_sizes(g: GraphImporter, axes: Sequence[_Axis]) -> SSAValue:
             total = b.mul(total, b.sub(end, start))
         return total
 
-    return g.map(outs, _tensor(i64, [a.out for a in axes]), size)
+    return g.map(outs, tensor_of(i64, [a.out for a in axes]), size)
 
 
 @converts("aten._adaptive_avg_pool2d.default", "aten._adaptive_avg_pool3d.default")
@@ -353,7 +352,7 @@ def convert_adaptive_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue
     value = g.value(node.args[0])
     out_sizes = list(node.args[1])
     spatial = len(out_sizes)
-    sizes = _shape(value)[-spatial:]
+    sizes = shape_of(value)[-spatial:]
     out = result_type(node)
     if any(size % o for size, o in zip(sizes, out_sizes)):
         return _window_average(g, value, _adaptive_axes(sizes, out_sizes), out, None)
@@ -368,9 +367,9 @@ def convert_adaptive_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SS
     value = g.value(node.args[0])
     out_sizes = list(node.args[1])
     spatial = len(out_sizes)
-    sizes = _shape(value)[-spatial:]
-    out = _fake_type(fake_value(node)[0])
-    want_indices = 1 in _used_outputs(node)
+    sizes = shape_of(value)[-spatial:]
+    out = fake_type(fake_value(node)[0])
+    want_indices = 1 in used_outputs(node)
     if want_indices or any(size % o for size, o in zip(sizes, out_sizes)):
         return _max_with_indices(g, value, _adaptive_axes(sizes, out_sizes), out, want_indices)
     window = [size // o for size, o in zip(sizes, out_sizes)]

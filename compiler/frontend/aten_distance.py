@@ -15,19 +15,18 @@ import torch
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import SSAValue
 
-from rducc.frontend.aten_elementwise import result_type
-from rducc.frontend.aten_indexing import gather_dim, triangle_indices
-from rducc.frontend.aten_structural import _shape, _tensor, reduce, reshape, slice_dim
+from rducc.frontend.aten_build import gather_dim, reduce, reshape, slice_dim, triangle_indices
+from rducc.frontend.aten_common import result_type, shape_of, tensor_of
 from rducc.dialects.dataflow import ReduceKind
-from rducc.frontend.importer import GraphImporter, converts, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
 def _difference_norm(g: GraphImporter, a: SSAValue, b: SSAValue, order: float, out: TensorType) -> SSAValue:
     """||a - b||_order over the last dim, a and b broadcasting to out.shape + [M]."""
     compute = opmath_type(out.element_type)
-    width = max(_shape(a)[-1], _shape(b)[-1])
-    spread = _tensor(compute, [*out.get_shape(), width])
+    width = max(shape_of(a)[-1], shape_of(b)[-1])
+    spread = tensor_of(compute, [*out.get_shape(), width])
 
     def term(builder: ScalarBuilder, xs: list[Any]) -> SSAValue:
         d = builder.abs(builder.sub(builder.cast(xs[0], compute), builder.cast(xs[1], compute)))
@@ -55,7 +54,7 @@ def convert_cdist(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p."""
     args = node_arguments(node)
     x1, x2 = g.value(args["x1"]), g.value(args["x2"])
-    first, second = list(_shape(x1)), list(_shape(x2))
+    first, second = list(shape_of(x1)), list(shape_of(x2))
     rows = reshape(g, x1, first[:-1] + [1, first[-1]])
     cols = reshape(g, x2, second[:-2] + [1] + second[-2:])
     return _difference_norm(g, rows, cols, float(args["p"]), result_type(node))
@@ -66,7 +65,7 @@ def convert_pdist(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """||x[i] - x[j]||_p for every row pair i < j, in row-major order of (i, j)."""
     args = node_arguments(node)
     value = g.value(args["self"])
-    count_rows = _shape(value)[0]
+    count_rows = shape_of(value)[0]
     out = result_type(node)
     pairs = out.get_shape()[0]
     if pairs == 0:

@@ -13,19 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import TensorType, i1
+from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.aten_common import result_type
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import Number, ScalarBuilder, opmath_type
-from rducc.frontend.types import element_type_of, tensor_type_of
+from rducc.frontend.types import element_type_of
 
 Formula = Callable[[ScalarBuilder, list[SSAValue]], SSAValue]
-
-
-def result_type(node: torch.fx.Node) -> TensorType:
-    """The node's (single) result type, from export's fake tensor."""
-    return tensor_type_of(fake_value(node), what=f"result of '{node.name}'")
 
 
 def _value_or_number(g: GraphImporter, arg: Any) -> SSAValue | Number:

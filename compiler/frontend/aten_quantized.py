@@ -18,16 +18,16 @@ from xdsl.dialects.builtin import f32, f64
 from xdsl.ir import SSAValue
 
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers the ops)
-from rducc.frontend.aten_elementwise import result_type
-from rducc.frontend.aten_structural import _shape, reshape
-from rducc.frontend.importer import GraphImporter, converts, node_arguments
+from rducc.frontend.aten_build import reshape
+from rducc.frontend.aten_common import result_type, shape_of
+from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
 from rducc.frontend.scalar import ScalarBuilder
 
 
 def _per_channel(g: GraphImporter, value: SSAValue, params: SSAValue, axis: int) -> SSAValue:
     """A per-channel parameter vector shaped to broadcast along `axis` of `value`."""
-    shape = [1] * len(_shape(value))
-    shape[axis] = _shape(params)[0]
+    shape = [1] * len(shape_of(value))
+    shape[axis] = shape_of(params)[0]
     return reshape(g, params, shape)
 
 
@@ -50,7 +50,7 @@ def convert_quantize_per_tensor(g: GraphImporter, node: torch.fx.Node) -> SSAVal
 def convert_quantize_per_channel(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     args = node_arguments(node)
     value = g.value(args["input"])
-    axis = args["axis"] % len(_shape(value))
+    axis = args["axis"] % len(shape_of(value))
     scales = _per_channel(g, value, g.value(args["scales"]), axis)
     zeros = _per_channel(g, value, g.value(args["zero_points"]), axis)
     low, high = args["quant_min"], args["quant_max"]
@@ -79,7 +79,7 @@ def convert_dequantize_per_channel(g: GraphImporter, node: torch.fx.Node) -> SSA
     """(q - zero_point) in the zero points' integer type, times the scales."""
     args = node_arguments(node)
     value = g.value(args["input"])
-    axis = args["axis"] % len(_shape(value))
+    axis = args["axis"] % len(shape_of(value))
     inputs = [value, _per_channel(g, value, g.value(args["scales"]), axis)]
     if args["zero_points"] is not None:
         inputs.append(_per_channel(g, value, g.value(args["zero_points"]), axis))

@@ -19,19 +19,18 @@ import torch
 from xdsl.dialects.builtin import f32, i1
 from xdsl.ir import SSAValue
 
-from rducc.frontend.aten_elementwise import result_type
-from rducc.frontend.aten_indexing import sort_along
-from rducc.frontend.aten_structural import _fake_type, _tensor, cast
+from rducc.frontend.aten_build import cast, sort_along
+from rducc.frontend.aten_common import fake_type, result_type, tensor_of
 from rducc.dialects.dataflow import RandomOp
 from rducc.dialects.shapes import is_float
-from rducc.frontend.importer import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
 def draw(g: GraphImporter, distribution: str, shape: list[int], element: Any) -> SSAValue:
     """One `rdu.random` of `shape`, seeded by how many came before it."""
     seed = sum(isinstance(op, RandomOp) for op in g.block.ops)
-    return g.emit(RandomOp(distribution, seed, _tensor(element, shape)))
+    return g.emit(RandomOp(distribution, seed, tensor_of(element, shape)))
 
 
 def _random_element(node: torch.fx.Node) -> Any:
@@ -66,7 +65,7 @@ def convert_native_dropout(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVa
     (input, all true) otherwise."""
     args = node_arguments(node)
     value = g.value(args["input"])
-    out, mask_type = (_fake_type(f) for f in fake_value(node))
+    out, mask_type = (fake_type(f) for f in fake_value(node))
     chance, training = float(args["p"]), args["train"]
     if training is False:
         return value, g.map([], mask_type, lambda b, xs: b.constant(True, i1))

@@ -23,6 +23,7 @@ import torch
 from xdsl.dialects.builtin import Float64Type, IntegerAttr, ModuleOp, TensorType
 
 from rducc.errors import RduccError
+from rducc.frontend.locations import describe_location
 
 POLICIES = ("emulate", "refuse", "demote")
 
@@ -41,8 +42,6 @@ def check_f64(ep: torch.export.ExportedProgram, policy: str) -> None:
         raise RduccError(f"unknown f64 policy '{policy}' (choose from {', '.join(POLICIES)})")
     if policy in ("emulate", "demote"):
         return
-    from rducc.frontend.importer import describe_location
-
     for node in ep.graph.nodes:
         if _is_f64(node.meta.get("val")):
             where = node.name if node.op == "placeholder" else describe_location(node)

@@ -8,16 +8,11 @@ inputs followed by the weights (each weight argument names its global with
 
 from __future__ import annotations
 
-import linecache
 import operator
-import os
 import re
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -28,157 +23,64 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
-    FileLineColLoc,
-    IntAttr,
     IntegerAttr,
-    LocationAttr,
     ModuleOp,
     NameLoc,
     NoneAttr,
     StringAttr,
     SymbolRefAttr,
     TensorType,
-    UnknownLoc,
     f32,
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
+from rducc.frontend import (  # noqa: F401  (the converter families register themselves)
+    aten_conv_pool,
+    aten_distance,
+    aten_elementwise,
+    aten_gather,
+    aten_layout,
+    aten_matmul,
+    aten_normalization,
+    aten_quantized,
+    aten_random,
+    aten_reduction,
+    aten_resample,
+    aten_scatter,
+    aten_sort_scan,
+)
+from rducc.frontend.converter_api import (
+    CONVERTERS,
+    IGNORED_TARGETS,
+    GraphImporter,
+    assertion_only_nodes,
+    converts,
+    fake_value,
+    node_arguments,
+)
+from rducc.frontend.f64 import DEMOTED_ATTR, check_f64, f64_node_count
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
-from rducc.passes.common import LAYER_ATTR
-from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
-from rducc.frontend.types import element_type_of, tensor_type_of
+from rducc.frontend.locations import describe_location, location_of
+from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
-Value = SSAValue | tuple[SSAValue | None, ...] | None
-Converter = Callable[["GraphImporter", torch.fx.Node], Value]
-Check = Callable[[torch.fx.Node], str | None]
 
 INLINE_CONSTANT_LIMIT = 64
 """Lifted constants with at most this many elements carry their value inline;
 parameters and buffers never do (they go to the weights sidecar)."""
 
-IGNORED_TARGETS = frozenset(
-    {
-        "aten._assert_tensor_metadata.default",
-        "aten._assert_scalar.default",
-        "aten.sym_constrain_range_for_size.default",
-    }
-)
-"""Runtime assertions that carry no value and are dropped."""
-
-
-@dataclass(frozen=True)
-class ConverterEntry:
-    """How one ATen overload is imported, and which of its forms are supported."""
-
-    convert: Converter
-    check: Check | None = None
-
-
-CONVERTERS: dict[str, ConverterEntry] = {}
-"""ATen overload name (`aten.add.Tensor`) to its converter."""
-
-
-def converts(*targets: str, check: Check | None = None) -> Callable[[Converter], Converter]:
-    """Register a converter for one or more ATen overloads."""
-
-    def register(function: Converter) -> Converter:
-        for target in targets:
-            CONVERTERS[target] = ConverterEntry(function, check)
-        return function
-
-    return register
-
 
 def supported_ops() -> list[str]:
     """Every ATen overload the importer handles, sorted."""
-    _load_converters()
     return sorted(CONVERTERS)
 
 
-def _load_converters() -> None:
-    """Import the converter families (they register themselves)."""
-    from rducc.frontend import (  # noqa: F401
-        aten_conv_pool,
-        aten_distance,
-        aten_elementwise,
-        aten_indexing,
-        aten_quantized,
-        aten_random,
-        aten_structural,
-    )
-
-
 # --------------------------------------------------------------------------
-# Source locations
+# Layers
 # --------------------------------------------------------------------------
-
-_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n?([ \t]*)([^\n]*)')
-"""One traceback frame: file, line, the code line's indent and its text."""
-
-
-@dataclass(frozen=True)
-class SourceLine:
-    """Where in the user's Python an FX node came from."""
-
-    file: str
-    line: int
-    column: int
-    code: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
-
-
-_TORCH_DIR = str(Path(torch.__file__).parent) + os.sep
-_INSTALLED_TORCH = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
-
-
-def _in_torch(file: str) -> bool:
-    """A frame inside torch itself: this torch, or the one that exported the archive."""
-    return file.startswith(_TORCH_DIR) or _INSTALLED_TORCH.search(file) is not None
-
-
-@lru_cache(maxsize=4096)
-def _innermost_frame(stack_trace: str) -> SourceLine | None:
-    """The innermost frame of model code: frames inside torch itself are skipped."""
-    frames = _FRAME.findall(stack_trace)
-    model_frames = [f for f in frames if not _in_torch(f[0])] or frames
-    if not model_frames:
-        return None
-    file, line, _, code = model_frames[-1]
-    return SourceLine(file, int(line), _statement_column(file, int(line)), code.strip())
-
-
-def _statement_column(file: str, line: int) -> int:
-    """1-based column where the statement starts (tracebacks re-indent their code lines)."""
-    text = linecache.getline(file, line)
-    return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
-
-
-def source_line(node: torch.fx.Node) -> SourceLine | None:
-    """The innermost frame of the node's stack trace, if it has one."""
-    trace = node.meta.get("stack_trace")
-    return _innermost_frame(trace) if trace else None
-
-
-def location_of(node: torch.fx.Node) -> LocationAttr:
-    """`loc("file.py":LINE:COL)` from the stack trace, else `loc("node_name")`."""
-    where = source_line(node)
-    if where is None:
-        return NameLoc(StringAttr(node.name), NoneAttr())
-    return FileLineColLoc(StringAttr(where.file), IntAttr(where.line), IntAttr(where.column))
-
-
-def describe_location(node: torch.fx.Node) -> str:
-    """`file:line:col (code)` for messages, or the node name."""
-    where = source_line(node)
-    if where is None:
-        return f"node {node.name} (no source location)"
-    return f"{where}: {where.code}" if where.code else str(where)
 
 
 _LAYER_PATH = re.compile(r"^(.*?\.\d+)(?:\.|$)")
@@ -194,77 +96,8 @@ def layer_of(node: torch.fx.Node) -> str | None:
 
 
 # --------------------------------------------------------------------------
-# Argument access
-# --------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=None)
-def _schema_arguments(target: Any) -> tuple[tuple[str, bool, Any], ...]:
-    schema = target._schema
-    return tuple(
-        (a.name, a.has_default_value(), a.default_value if a.has_default_value() else None)
-        for a in schema.arguments
-    )
-
-
-def node_arguments(node: torch.fx.Node) -> dict[str, Any]:
-    """The node's arguments by schema name, defaults filled in."""
-    values: dict[str, Any] = {}
-    for index, (name, _, default) in enumerate(_schema_arguments(node.target)):
-        if index < len(node.args):
-            values[name] = node.args[index]
-        else:
-            values[name] = node.kwargs.get(name, default)
-    return values
-
-
-def fake_value(arg: Any) -> Any:
-    """The FakeTensor (or tuple of them) that export recorded for a node."""
-    return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else arg
-
-
-# --------------------------------------------------------------------------
 # The importer
 # --------------------------------------------------------------------------
-
-
-@dataclass
-class GraphImporter:
-    """Walks one FX graph, emitting rducc ops into `block` in graph order."""
-
-    block: Block
-    env: dict[torch.fx.Node, Value] = field(default_factory=dict)
-    location: Attribute = field(default_factory=UnknownLoc)
-    name_hint: str | None = None
-    layer: str | None = None
-
-    def value(self, arg: Any) -> SSAValue:
-        """The SSA value of an FX node argument."""
-        value = self.env[arg]
-        if not isinstance(value, SSAValue):
-            raise RduccError(f"node {arg.name} has no tensor value here")
-        return value
-
-    def emit(self, op: Operation) -> SSAValue:
-        """Append `op` at the current location; return its first result."""
-        op.location = self.location
-        if self.layer:
-            op.attributes[LAYER_ATTR] = StringAttr(self.layer)
-        self.block.add_op(op)
-        if op.results:
-            if self.name_hint and op.results[0].name_hint is None:
-                op.results[0].name_hint = self.name_hint
-            return op.results[0]
-        return None  # type: ignore[return-value]
-
-    def map(
-        self,
-        inputs: Sequence[SSAValue | Number],
-        result_type: TensorType,
-        body: Callable[[ScalarBuilder, list[SSAValue | Number]], SSAValue],
-    ) -> SSAValue:
-        """An `rdu.map`: tensor inputs become block arguments, numbers stay numbers."""
-        return self.emit(build_map_op(inputs, result_type, body, self.location))
 
 
 def _check_static(ep: ExportedProgram) -> None:
@@ -282,22 +115,8 @@ def _check_static(ep: ExportedProgram) -> None:
                 )
 
 
-def assertion_only_nodes(graph: torch.fx.Graph) -> set[torch.fx.Node]:
-    """Symbolic (non-tensor) values read only by runtime assertions, such as the
-    range checks export adds after `tensor.item()`: like the assertions, they
-    carry no value and are dropped."""
-    dropped: set[torch.fx.Node] = set()
-    for node in reversed(graph.nodes):
-        if node.op != "call_function" or isinstance(node.meta.get("val"), torch.Tensor) or not node.users:
-            continue
-        if all(str(user.target) in IGNORED_TARGETS or user in dropped for user in node.users):
-            dropped.add(node)
-    return dropped
-
-
 def _check_supported(ep: ExportedProgram) -> None:
     """Raise one error listing every unsupported op, its count and first location."""
-    _load_converters()
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     dropped = assertion_only_nodes(ep.graph)
@@ -345,7 +164,6 @@ def _inline_value(tensor: torch.Tensor | None, tensor_type: TensorType) -> Any:
 @dataclass
 class _Signature:
     """The forward function's arguments: user inputs first, then weights."""
-
     arg_nodes: list[torch.fx.Node] = field(default_factory=list)
     arg_attrs: list[DictionaryAttr] = field(default_factory=list)
     globals: list[GlobalOp] = field(default_factory=list)
@@ -484,9 +302,6 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
     all match the first are imported once, as `rdu-outline-layers` would
     outline them (`rducc.frontend.layer_reuse`); otherwise every layer is inline.
     """
-    from rducc.frontend.f64 import DEMOTED_ATTR, f64_node_count
-    from rducc.frontend.types import f64_demoted
-
     if f64 != "demote":
         return _import_program(ep, f64, outline_layers)
     with f64_demoted():
@@ -498,8 +313,6 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
 
 
 def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> ModuleOp:
-    from rducc.frontend.f64 import check_f64
-
     _check_static(ep)
     check_f64(ep, f64)
     _check_supported(ep)

@@ -5,12 +5,19 @@ it does is forced to `weights_only` (torch.export.load itself passes
 `weights_only=False` for sample inputs and for weights marked `use_pickle`;
 the TORCH_FORCE_WEIGHTS_ONLY_LOAD override closes that). Anything that is not
 an export archive is refused with a message saying what it looks like.
+
+Before torch sees an archive, its members are checked against what
+`torch.export.save` writes (`_check_members`): torch would otherwise extract and
+`dlopen` AOTInductor code (`data/aotinductor/`), follow `../` in member names when
+extracting, and call plain `pickle.loads` on opaque-object constants.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import warnings
 import zipfile
 import zlib
@@ -82,6 +89,7 @@ def check_archive(path: str | Path) -> None:
     if damaged is not None:
         raise RduccError(f"{path}: damaged zip archive (bad entry {damaged!r})")
     if any(name.endswith("/archive_format") or name == "archive_format" for name in names):
+        _check_members(path, names)
         return
     if any("/code/" in name for name in names) and any(n.endswith("data.pkl") for n in names):
         kind = "a TorchScript file (torch.jit.save)"
@@ -91,6 +99,87 @@ def check_archive(path: str | Path) -> None:
         kind = "a zip archive that is not a torch.export archive"
     raise RduccError(f"{path}: {kind}; rducc accepts {ACCEPTED}")
 
+
+_EXPORT_MEMBERS = re.compile(
+    r"(archive_format|archive_version|byteorder|version|\.data/version|\.data/serialization_id"
+    r"|models/\w+\.json|data/sample_inputs/\w+\.pt|extra/[\w.-]+"
+    r"|data/weights/\w+_weights_config\.json|data/weights/weight_\d+"
+    r"|data/constants/\w+_constants_config\.json|data/constants/tensor_\d+)"
+)
+"""Members (below the archive's root folder) that `torch.export.save` writes and rducc reads."""
+
+_AOTINDUCTOR_DIR = "data/aotinductor/"
+_PICKLED_OBJECT = re.compile(r"data/constants/(opaque|custom)_obj_\d+")
+_PAYLOAD_CONFIG = re.compile(r"data/(weights|constants)/\w+_\1_config\.json")
+_TENSOR_FILE = {"weights": re.compile(r"weight_\d+"), "constants": re.compile(r"tensor_\d+")}
+_REFUSED = "which rducc refuses to load"
+_PICKLE_RISK = "(unpickling it can run code)"
+
+
+def _unsafe_member_name(name: str) -> bool:
+    """Absolute, backslashed, drive-lettered or `..`-climbing names escape an extraction folder."""
+    parts = name.split("/")
+    return name.startswith("/") or "\\" in name or ":" in parts[0] or ".." in parts
+
+
+def _member_problem(member: str, root: str) -> str | None:
+    """Why rducc refuses one member, given the archive's root folder, or None."""
+    if _unsafe_member_name(member):
+        return (f"archive member {member!r} has an unsafe name (absolute or with '..'), "
+                "which could write outside the extraction folder; refused")
+    if not member.startswith(root):
+        return f"archive member {member!r} lies outside the archive's folder {root!r}"
+    relative = member[len(root):]
+    if relative.startswith(_AOTINDUCTOR_DIR):
+        return (f"archive member {member!r} is AOTInductor compiled code, {_REFUSED} "
+                "(torch would extract and run it); save the program with torch.export.save")
+    if _PICKLED_OBJECT.fullmatch(relative):
+        return f"archive member {member!r} is a pickled Python object, {_REFUSED} {_PICKLE_RISK}"
+    if not _EXPORT_MEMBERS.fullmatch(relative):
+        return f"unexpected archive member {member!r}: not part of what torch.export.save writes"
+    return None
+
+
+def _payload_problem(kind: str, config: object) -> str | None:
+    """Why rducc refuses a weights/constants config (pickled entries, odd file names), or None."""
+    entries = config.get("config") if isinstance(config, dict) else None
+    if not isinstance(entries, dict):
+        return f"not a torch.export {kind} config"
+    singular = kind.rstrip("s")
+    for name, entry in entries.items():
+        stored = entry.get("path_name") if isinstance(entry, dict) else None
+        if not isinstance(stored, str) or not _TENSOR_FILE[kind].fullmatch(stored):
+            return (f"{singular} {name!r} is stored as {stored!r}, not as tensor bytes "
+                    f"(opaque and custom objects are pickles), {_REFUSED} {_PICKLE_RISK}")
+        if entry.get("use_pickle") is not False:
+            return f"{singular} {name!r} is stored as a pickle (use_pickle), {_REFUSED} {_PICKLE_RISK}"
+    return None
+
+
+def _check_payload_configs(path: Path, names: list[str], root: str) -> None:
+    """Refuse weights or constants that torch would unpickle instead of reading as bytes."""
+    with zipfile.ZipFile(path) as archive:
+        for member in names:
+            config = _PAYLOAD_CONFIG.fullmatch(member[len(root):])
+            if config is None:
+                continue
+            try:
+                parsed = json.loads(archive.read(member))
+            except (ValueError, UnicodeDecodeError):
+                raise RduccError(f"{path}: archive member {member!r} is not valid JSON") from None
+            problem = _payload_problem(config.group(1), parsed)
+            if problem:
+                raise RduccError(f"{path}: {member}: {problem}")
+
+
+def _check_members(path: Path, names: list[str]) -> None:
+    """Refuse an export archive holding anything beyond the program, its tensors and sample inputs."""
+    root = names[0].split("/")[0] + "/" if "/" in names[0] else ""
+    for member in names:
+        problem = _member_problem(member, root)
+        if problem:
+            raise RduccError(f"{path}: {problem}")
+    _check_payload_configs(path, names, root)
 
 _FORCE_SAFE = "TORCH_FORCE_WEIGHTS_ONLY_LOAD"
 _FORCE_UNSAFE = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"

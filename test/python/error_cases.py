@@ -52,6 +52,9 @@ INPUTS: dict[str, tuple[str, str]] = {
     "other_zip": ("other.zip", "a zip of text files"),
     "mlir_text": ("model.mlir", "MLIR text"),
     "damaged": ("damaged.pt2", "a good archive with 16 bytes of a weight flipped"),
+    "opaque": ("opaque.pt2", "the example plus a constant stored as an opaque object (a pickle)"),
+    "aotinductor": ("aoti.pt2", "the example plus a shared library under data/aotinductor/"),
+    "zip_slip": ("slip.pt2", "the example plus a member named data/aotinductor/model/../../../../evil"),
     "onnx": ("model.onnx", "a non-zip file named .onnx"),
     "safetensors": ("weights.safetensors", "a safetensors file"),
     "unsupported": ("unsupported.pt2", "a model using torch.fft (unsupported) beside torch.sort"),
@@ -105,6 +108,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("zip that is not an export", RDUCC, ("{other_zip}", *OUT), "a zip archive that is not a torch.export archive"),
     ErrorCase("MLIR given to rducc", RDUCC, ("{mlir_text}", *OUT), "MLIR text (use rducc-opt for that)"),
     ErrorCase("damaged archive member", RDUCC, ("{damaged}", *OUT), "damaged zip archive (bad entry"),
+    ErrorCase("opaque object constant (a pickle)", RDUCC, ("{opaque}", *OUT),
+              "opaque_obj_0' is a pickled Python object, which rducc refuses to load"),
+    ErrorCase("AOTInductor code in the archive", RDUCC, ("{aotinductor}", *OUT),
+              "is AOTInductor compiled code, which rducc refuses to load"),
+    ErrorCase("member escaping the archive (zip slip)", RDUCC, ("{zip_slip}", *OUT),
+              "has an unsafe name (absolute or with '..')"),
     ErrorCase("wrong extension", RDUCC, ("{onnx}", *OUT), "an ONNX model (.onnx file), not a zip archive"),
     ErrorCase("weights file given as model", RDUCC, ("{safetensors}", *OUT), "a safetensors weights file (weights only, no program)"),
     ErrorCase("no input", RDUCC, OUT, "no input file given"),
@@ -302,6 +311,19 @@ def _archive_files(paths: dict[str, Path]) -> None:
     paths["damaged"].write_bytes(damaged)
     with zipfile.ZipFile(paths["other_zip"], "w") as archive:
         archive.writestr("readme.txt", "not a model")
+    _example_plus(paths["aotinductor"], {"data/aotinductor/model/model.so": b"\x7fELF" + bytes(60)})
+    _example_plus(paths["zip_slip"], {"data/aotinductor/model/../../../../evil": b"outside"})
+    _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
+
+
+def _example_plus(path: Path, members: dict[str, bytes]) -> None:
+    """A copy of the example archive with `members` added below its root folder."""
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
+        for info in source.infolist():
+            archive.writestr(info, source.read(info))
+        root = source.namelist()[0].split("/")[0]
+        for name, data in members.items():
+            archive.writestr(f"{root}/{name}", data)
 
 
 def _program_files(paths: dict[str, Path], directory: Path) -> None:

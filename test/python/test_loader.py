@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pickle
+import re
 import shutil
 import struct
 import subprocess
@@ -53,8 +54,9 @@ def tiny_mlp() -> tuple[nn.Module, torch.Tensor]:
 
 
 def rewrite_archive(source: Path, target: Path, replace: dict[str, bytes] | None = None,
-                    compression: int = zipfile.ZIP_STORED) -> None:
-    """Copy a zip member by member, replacing members whose names end with a key."""
+                    compression: int = zipfile.ZIP_STORED, add: dict[str, bytes] | None = None) -> None:
+    """Copy a zip member by member, replacing members whose names end with a key, then
+    appending the members in `add` (names below the archive's root folder)."""
     replace = replace or {}
     with zipfile.ZipFile(source) as src:
         names = src.namelist()
@@ -64,6 +66,9 @@ def rewrite_archive(source: Path, target: Path, replace: dict[str, bytes] | None
             for name in names:
                 data = next((v for k, v in replace.items() if name.endswith(k)), None)
                 out.writestr(name, src.read(name) if data is None else data)
+            root = names[0].split("/")[0]
+            for name, data in (add or {}).items():
+                out.writestr(f"{root}/{name}", data)
 
 
 def member_data_offset(data: bytes, member: str) -> int:
@@ -348,6 +353,165 @@ def test_hostile_pickled_weight_in_a_real_archive(good, tmp_path):
     result = run_rducc(evil, "-o", tmp_path / "out.mlir")
     assert result.returncode == 1, result.stderr
     assert not marker.exists()
+
+
+# --------------------------------------------------------------------------
+# Hostile archive members: refused before torch sees the archive (issue 20, items 1-3)
+# --------------------------------------------------------------------------
+
+CONSTANTS_CONFIG = "data/constants/model_constants_config.json"
+
+
+def with_opaque_constant(archive: Path, target: Path, marker: Path, *, member: bool = True) -> Path:
+    """`archive` plus a constant stored as an opaque object: torch would `pickle.loads` it."""
+    with zipfile.ZipFile(archive) as src:
+        [name] = [n for n in src.namelist() if n.endswith(CONSTANTS_CONFIG)]
+        config = json.loads(src.read(name))
+    config["config"]["evil"] = {"path_name": "opaque_obj_0", "is_param": False,
+                                "use_pickle": True, "tensor_meta": None}
+    extra = {"data/constants/opaque_obj_0": pickle.dumps(Hostile(marker))} if member else {}
+    rewrite_archive(archive, target, {CONSTANTS_CONFIG: json.dumps(config).encode()}, add=extra)
+    return target
+
+
+def shared_library(tmp_path: Path, marker: Path) -> bytes:
+    """A real shared library whose constructor creates `marker` when it is loaded."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the shared-library payload")
+    source = tmp_path / "payload.c"
+    source.write_text('#include <stdio.h>\n__attribute__((constructor)) static void run(void) '
+                      f'{{ FILE *f = fopen("{marker}", "w"); if (f) fclose(f); }}\n')
+    library = tmp_path / "payload.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    return library.read_bytes()
+
+
+@pytest.fixture
+def torch_never_loads(monkeypatch):
+    """Fail the test if rducc hands the archive to torch.export.load."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("torch.export.load was called on a hostile archive")
+    monkeypatch.setattr(torch.export, "load", refuse)
+
+
+def test_opaque_constant_payload_is_live(good, tmp_path):
+    """Guard: without rducc's check, torch.export.load itself runs the payload."""
+    _, _, path = good
+    marker = tmp_path / "pwned"
+    evil = with_opaque_constant(path, tmp_path / "evil.pt2", marker)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.export.load(str(evil))
+        except Exception:
+            pass
+    assert marker.exists()
+
+
+def test_shared_library_payload_is_live(tmp_path):
+    """Guard: loading the payload library creates its marker."""
+    marker = tmp_path / "pwned"
+    library = tmp_path / "copy.so"
+    library.write_bytes(shared_library(tmp_path, marker))
+    subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(library)!r})"], check=True)
+    assert marker.exists()
+
+
+def test_opaque_constant_is_refused(good, tmp_path, torch_never_loads):
+    _, _, path = good
+    marker = tmp_path / "pwned"
+    evil = with_opaque_constant(path, tmp_path / "evil.pt2", marker)
+    with pytest.raises(RduccError, match=r"opaque_obj_0' is a pickled Python object, which rducc refuses"):
+        load_exported_program(evil)
+    assert not marker.exists()
+
+
+def test_opaque_constant_named_only_in_the_config_is_refused(good, tmp_path, torch_never_loads):
+    _, _, path = good
+    evil = with_opaque_constant(path, tmp_path / "evil.pt2", tmp_path / "pwned", member=False)
+    with pytest.raises(RduccError, match=r"constant 'evil' is stored as 'opaque_obj_0'") as excinfo:
+        load_exported_program(evil)
+    assert str(excinfo.value).startswith(f"{evil}: ")
+
+
+def test_pickled_weight_is_refused_before_torch(good, tmp_path, torch_never_loads):
+    _, _, path = good
+    with zipfile.ZipFile(path) as archive:
+        [name] = [n for n in archive.namelist() if n.endswith("weights/model_weights_config.json")]
+        config = json.loads(archive.read(name))
+    config["config"]["0.weight"]["use_pickle"] = True
+    evil = tmp_path / "evil.pt2"
+    rewrite_archive(path, evil, {"weights/model_weights_config.json": json.dumps(config).encode()})
+    with pytest.raises(RduccError, match=r"weight '0.weight' is stored as a pickle \(use_pickle\)"):
+        load_exported_program(evil)
+
+
+def test_opaque_constant_via_cli(good, tmp_path):
+    _, _, path = good
+    marker = tmp_path / "pwned"
+    evil = with_opaque_constant(path, tmp_path / "evil.pt2", marker)
+    result = run_rducc(evil, "-o", tmp_path / "out.mlir")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"rducc: error: {evil}: archive member"), result.stderr
+    assert "pickled Python object" in result.stderr and "Traceback" not in result.stderr
+    assert not marker.exists()
+    assert not (tmp_path / "out.mlir").exists()
+
+
+def test_aotinductor_library_is_refused(good, tmp_path, torch_never_loads):
+    _, _, path = good
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.pt2"
+    rewrite_archive(path, evil, add={"data/aotinductor/model/model.so": shared_library(tmp_path, marker),
+                                     "data/aotinductor/model/model_metadata.json": b"{}"})
+    with pytest.raises(RduccError, match=r"data/aotinductor/model/\S+ is AOTInductor compiled code"):
+        load_exported_program(evil)
+    assert not marker.exists()
+
+
+def test_aotinductor_library_via_cli_leaves_nothing_behind(good, tmp_path):
+    _, _, path = good
+    marker, scratch = tmp_path / "pwned", tmp_path / "scratch"
+    scratch.mkdir()
+    evil = tmp_path / "evil.pt2"
+    rewrite_archive(path, evil, add={"data/aotinductor/model/model.so": shared_library(tmp_path, marker)})
+    result = subprocess.run([str(RDUCC), str(evil), "-o", str(tmp_path / "out.mlir")], capture_output=True,
+                            text=True, env={**ENV, "TMPDIR": str(scratch)}, timeout=600)
+    assert result.returncode == 1, result.stderr
+    assert "AOTInductor compiled code" in result.stderr and "Traceback" not in result.stderr
+    assert not marker.exists()
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("member", ["data/aotinductor/model/../../../../../slipped",
+                                    "../slipped", "data/../../slipped", "data\\..\\..\\slipped"])
+def test_member_climbing_out_is_refused(good, tmp_path, torch_never_loads, member):
+    _, _, path = good
+    evil = tmp_path / "evil.pt2"
+    rewrite_archive(path, evil, add={member: b"written outside the extraction folder"})
+    with pytest.raises(RduccError, match=r"has an unsafe name \(absolute or with '\.\.'\)"):
+        load_exported_program(evil)
+    assert not any(tmp_path.parent.glob("**/slipped"))
+
+
+def test_absolute_member_is_refused(good, tmp_path, torch_never_loads):
+    _, _, path = good
+    evil = tmp_path / "evil.pt2"
+    rewrite_archive(path, evil)
+    with zipfile.ZipFile(evil, "a") as archive:
+        archive.writestr(zipfile.ZipInfo("/tmp/slipped"), b"x")
+    with pytest.raises(RduccError, match=r"'/tmp/slipped' has an unsafe name"):
+        load_exported_program(evil)
+
+
+@pytest.mark.parametrize("member", ["data/executorch/program.pte", "data/weights/model.pt",
+                                    "data/constants/custom_obj_0"])
+def test_member_torch_export_save_does_not_write_is_refused(good, tmp_path, torch_never_loads, member):
+    _, _, path = good
+    evil = tmp_path / "evil.pt2"
+    rewrite_archive(path, evil, add={member: pickle.dumps(Hostile(tmp_path / "pwned"))})
+    with pytest.raises(RduccError, match=re.escape(member)):
+        load_exported_program(evil)
 
 
 # --------------------------------------------------------------------------

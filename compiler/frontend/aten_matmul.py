@@ -1,0 +1,68 @@
+"""ATen matrix products: mm, bmm, addmm, addbmm as `rdu.matmul`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from rducc.dialects.dataflow import (
+    MatmulOp,
+    ReduceKind,
+)
+from rducc.frontend.aten_build import reduce
+from rducc.frontend.aten_common import result_type, shape_of, tensor_of
+from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+
+@converts("aten.mm.default", "aten.bmm.default")
+def convert_mm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    lhs, rhs = g.value(node.args[0]), g.value(node.args[1])
+    return g.emit(MatmulOp(lhs, rhs, result_type(node)))
+
+
+@converts("aten.addmm.default")
+def convert_addmm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """beta * bias + alpha * (mat1 @ mat2): a matmul with its bias epilogue."""
+    args = node_arguments(node)
+    out = result_type(node)
+    compute = opmath_type(out.element_type)
+    # the product stays in the opmath type so the bias add rounds once, as torch does
+    wide = TensorType(compute, out.get_shape())
+    product = g.emit(MatmulOp(g.value(args["mat1"]), g.value(args["mat2"]), wide))
+    beta, alpha = args["beta"], args["alpha"]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        bias, mm = b.cast(xs[0], compute), b.cast(xs[1], compute)
+        if beta != 1:
+            bias = b.mul(bias, b.constant(beta, compute))
+        if alpha != 1:
+            mm = b.mul(mm, b.constant(alpha, compute))
+        return b.add(mm, bias)
+
+    return g.map([g.value(args["self"]), product], out, body)
+
+
+@converts("aten.addbmm.default")
+def convert_addbmm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """beta * self + alpha * sum_b(batch1[b] @ batch2[b])."""
+    args = node_arguments(node)
+    out = result_type(node)
+    compute = opmath_type(out.element_type)
+    lhs, rhs = g.value(args["batch1"]), g.value(args["batch2"])
+    batch, rows, cols = shape_of(lhs)[0], shape_of(lhs)[1], shape_of(rhs)[2]
+    product = g.emit(MatmulOp(lhs, rhs, tensor_of(compute, [batch, rows, cols])))
+    total = reduce(g, ReduceKind.SUM, product, [0], False)
+    beta, alpha = args["beta"], args["alpha"]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        scaled = b.mul(xs[1], b.constant(alpha, compute)) if alpha != 1 else xs[1]
+        if beta == 0:
+            return scaled
+        bias = b.cast(xs[0], compute)
+        return b.add(scaled, b.mul(bias, b.constant(beta, compute)) if beta != 1 else bias)
+
+    return g.map([g.value(args["self"]), total], out, body)

@@ -1,0 +1,213 @@
+"""ATen softmax and normalization (softmax, log_softmax, layer, batch and group
+norm), expanded into `rdu.reduce` and `rdu.map` so later passes fuse them like
+any other chain; their arithmetic runs in the opmath type (f32 for f16/bf16).
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import torch
+from rducc.dialects.dataflow import (
+    ReduceKind,
+)
+from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
+from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from xdsl.ir import Attribute, SSAValue
+
+
+def _softmax_parts(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue, SSAValue, Attribute]:
+    """(x, max, sum of exp) along the softmax dim, in the opmath type."""
+    value = g.value(node.args[0])
+    dim = node.args[1] % max(len(shape_of(value)), 1)
+    compute = opmath_type(result_type(node).element_type)
+    peak = reduce(g, ReduceKind.MAX, value, [dim], True)
+    exps = g.map(
+        [value, peak],
+        tensor_of(compute, shape_of(value)),
+        lambda b, xs: b.unary("exp", b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute))),  # type: ignore[arg-type]
+    )
+    return value, peak, reduce(g, ReduceKind.SUM, exps, [dim], True), compute
+
+
+@converts("aten._softmax.default")
+def convert_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value, peak, total, compute = _softmax_parts(g, node)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        shifted = b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute))
+        return b.div(b.unary("exp", shifted), xs[2])
+
+    return g.map([value, peak, total], result_type(node), body)
+
+
+@converts("aten._log_softmax.default")
+def convert_log_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    value, peak, total, compute = _softmax_parts(g, node)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        shifted = b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute))
+        return b.sub(shifted, b.unary("log", xs[2]))
+
+    return g.map([value, peak, total], result_type(node), body)
+
+
+def _standardize(g: GraphImporter, value: SSAValue, dims: list[int], eps: float, compute: Any) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(x - mean, mean, rsqrt(biased var + eps)) over `dims` (kept as size 1), in `compute`."""
+    count = prod(shape_of(value)[d] for d in dims)
+    mean = mean_over(g, value, dims, True, compute)
+    centered = g.map(
+        [value, mean], tensor_of(compute, shape_of(value)),
+        lambda b, xs: b.sub(b.cast(xs[0], compute), xs[1]),  # type: ignore[arg-type]
+    )
+    squares = g.map([centered], centered.type, lambda b, xs: square(b, xs[0]))  # type: ignore[arg-type]
+    total = reduce(g, ReduceKind.SUM, squares, dims, True)
+    rstd = g.map(
+        [total], total.type,
+        lambda b, xs: b.unary("rsqrt", b.add(b.div(xs[0], b.constant(count, compute)), b.constant(eps, compute))),  # type: ignore[arg-type]
+    )
+    return centered, mean, rstd
+
+
+@converts("aten.native_layer_norm.default")
+def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    rank = len(shape_of(value))
+    dims = list(range(rank - len(args["normalized_shape"]), rank))
+    out_types = [tensor_type for tensor_type in map(fake_type, fake_value(node))]
+    compute = opmath_type(out_types[0].element_type)
+    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
+    affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
+    has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        y = b.mul(xs[0], xs[1])
+        rest = iter(xs[2:])
+        if has_weight:
+            y = b.mul(y, b.cast(next(rest), compute))
+        if has_bias:
+            y = b.add(y, b.cast(next(rest), compute))
+        return y
+
+    y = g.map([centered, rstd, *affine], out_types[0], body)
+    used = used_outputs(node)
+    return (
+        y,
+        cast(g, mean, out_types[1].element_type) if 1 in used else None,
+        cast(g, rstd, out_types[2].element_type) if 2 in used else None,
+    )
+
+
+@converts("aten._native_batch_norm_legit_no_training.default")
+def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """Inference batch norm over dim 1: (x - mean) * rsqrt(var + eps) * weight + bias.
+    The saved mean and invstd are what torch returns for them: empty tensors."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    shape = shape_of(value)
+    channel_shape = [shape[1]] + [1] * (len(shape) - 2)
+    out, *saved_types = (fake_type(f) for f in fake_value(node))
+    compute = opmath_type(out.element_type)
+    eps = args["eps"]
+    names = ["running_mean", "running_var", "weight", "bias"]
+    present = [n for n in names if args[n] is not None]
+    params = [reshape(g, g.value(args[n]), channel_shape) for n in present]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        named = dict(zip(present, (b.cast(x, compute) for x in xs[1:])))
+        y = b.cast(xs[0], compute)
+        if "running_mean" in named:
+            y = b.sub(y, named["running_mean"])
+        if "running_var" in named:
+            y = b.mul(y, b.unary("rsqrt", b.add(named["running_var"], b.constant(eps, compute))))
+        return _scale_and_shift(b, y, named)
+
+    used = used_outputs(node)
+    saved = [
+        g.map([], saved_type, lambda b, xs, element=saved_type.element_type: b.constant(0, element)) if index in used else None
+        for index, saved_type in enumerate(saved_types, start=1)
+    ]
+    return g.map([value, *params], out, body), *saved
+
+
+def _scale_and_shift(b: ScalarBuilder, y: SSAValue, named: dict[str, SSAValue]) -> SSAValue:
+    """y * weight + bias, with whichever of the two a batch norm has (`named`)."""
+    if "weight" in named:
+        y = b.mul(y, named["weight"])
+    if "bias" in named:
+        y = b.add(y, named["bias"])
+    return y
+
+
+@converts("aten._native_batch_norm_legit.no_stats")
+def convert_batch_norm_batch_stats(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """Batch norm with the batch's own statistics (training, or no running stats:
+    instance norm decomposes to it): (x - mean) * rsqrt(biased var + eps) * weight
+    + bias over every dim but 1, and the saved mean and invstd per channel."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    shape = shape_of(value)
+    dims = [0, *range(2, len(shape))]
+    channel_shape = [shape[1]] + [1] * (len(shape) - 2)
+    out_types = [fake_type(f) for f in fake_value(node)]
+    compute = opmath_type(out_types[0].element_type)
+    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
+    present = [n for n in ("weight", "bias") if args[n] is not None]
+    params = [reshape(g, g.value(args[n]), channel_shape) for n in present]
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        named = dict(zip(present, (b.cast(x, compute) for x in xs[2:])))
+        return _scale_and_shift(b, b.mul(xs[0], xs[1]), named)
+
+    used = used_outputs(node)
+
+    def saved(stat: SSAValue, index: int) -> SSAValue | None:
+        if index not in used:
+            return None
+        return reshape(g, cast(g, stat, out_types[index].element_type), out_types[index].get_shape())
+
+    return g.map([centered, rstd, *params], out_types[0], body), saved(mean, 1), saved(rstd, 2)
+
+
+@converts("aten.native_group_norm.default")
+def convert_group_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(y, mean, rstd): statistics over each group of C/G channels and all positions."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    shape = shape_of(value)
+    batch, channels, groups = shape[0], shape[1], args["group"]
+    out_types = [fake_type(f) for f in fake_value(node)]
+    compute = opmath_type(out_types[0].element_type)
+    grouped = reshape(g, value, [batch, groups, prod(shape) // max(batch * groups, 1)])
+    variance, mean = variance_over(g, grouped, [2], True, 0, compute)
+    eps = args["eps"]
+    rstd = g.map([variance], variance.type, lambda b, xs: b.unary("rsqrt", b.add(xs[0], b.constant(eps, compute))))  # type: ignore[arg-type]
+    normalized = g.map(
+        [grouped, mean, rstd], tensor_of(compute, shape_of(grouped)),
+        lambda b, xs: b.mul(b.sub(b.cast(xs[0], compute), xs[1]), xs[2]),  # type: ignore[arg-type]
+    )
+    normalized = reshape(g, normalized, shape)
+    channel_shape = [channels] + [1] * (len(shape) - 2)
+    affine = [reshape(g, g.value(args[k]), channel_shape) for k in ("weight", "bias") if args[k] is not None]
+    has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        y, rest = xs[0], iter(xs[1:])
+        if has_weight:
+            y = b.mul(y, b.cast(next(rest), compute))
+        if has_bias:
+            y = b.add(y, b.cast(next(rest), compute))
+        return y
+
+    y = g.map([normalized, *affine], out_types[0], body)
+    used = used_outputs(node)
+    return (
+        y,
+        reshape(g, cast(g, mean, out_types[1].element_type), out_types[1].get_shape()) if 1 in used else None,
+        reshape(g, cast(g, rstd, out_types[2].element_type), out_types[2].get_shape()) if 2 in used else None,
+    )
