@@ -19,17 +19,17 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils import _pytree as pytree
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from rducc.dialects.contracts import Level, f64_demoted, level_of, set_weights_file
 from rducc.driver import decompose_and_import, lower, module_text, outlines_at_import
 from rducc.errors import RduccError
-from rducc.frontend.f64 import DEMOTED_ATTR, demote_weights
+from rducc.frontend.f64 import demote_weights
 from rducc.frontend.loader import load_exported_program
 from rducc.pipeline import PipelineEdit
 from rducc.targets import Target, load_target
 from rducc.weights import (
-    WEIGHTS_ATTR,
     numpy_to_torch,
     program_weights,
     save_weights,
@@ -179,7 +179,7 @@ class Program:
     def _runner(self):
         from rducc.runtime.sockets import placed_runner
 
-        if self.module.attributes.get("rdu.level") != StringAttr("placed"):
+        if level_of(self.module) != Level.PLACED:
             raise RduccError("this Program is not a placed program; it cannot run")
         return placed_runner(self.module)  # every socket's program when partitioned
 
@@ -194,7 +194,7 @@ class Program:
         flat = self._flat_inputs(tensors)
         if not all(isinstance(t, torch.Tensor) for t in flat):
             raise RduccError("Program inputs must be torch tensors")
-        if self.module.attributes.get(DEMOTED_ATTR) is not None:
+        if f64_demoted(self.module):
             flat = [t.float() if t.dtype == torch.float64 else t for t in flat]
         results = self._runner.run([torch_to_numpy(t) for t in flat], self.weights)
         outputs: list[Any] = [numpy_to_torch(r) for r in results]
@@ -231,6 +231,6 @@ class Program:
         if self.weights:
             weights_path = sidecar_path(path)
             save_weights(weights_path, {k: numpy_to_torch(v) for k, v in self.weights.items()})
-            module.attributes[WEIGHTS_ATTR] = StringAttr(weights_path.name)
+            set_weights_file(module, weights_path.name)
         write_atomically(str(path), module_text(module))
 

@@ -47,6 +47,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from rducc.dialects.collectives import COLLECTIVE_OPS
+from rducc.dialects.contracts import CONTRACT_ATTRS
 from rducc.dialects.shapes import (
     broadcast_shapes,
     broadcasts_to,
@@ -1026,7 +1027,7 @@ Dataflow = Dialect(
         ScatterOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [

@@ -35,13 +35,14 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     ModuleOp,
-    SymbolRefAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.collectives import COLLECTIVE_OPS
+from rducc.dialects.contracts import arg_attrs, global_of, input_label
 from rducc.dialects.memory import GlobalOp
+from rducc.dialects.program import ENTRY, entry_function
 from rducc.diagnostics import format_location
 from rducc.errors import RduccError
 from rducc.runtime import kernels
@@ -293,24 +294,17 @@ def _check_array(value: Any, argument: _Argument, what: str) -> np.ndarray:
 class GraphExecutor:
     """Runs a level-1 (or level-2, with `rdu.kernel`) module's `@forward` on NumPy."""
 
-    def __init__(self, module: ModuleOp, entry: str = "forward", check: bool = True):
+    def __init__(self, module: ModuleOp, entry: str = ENTRY, check: bool = True):
         globals_ = {op.sym_name.data: op for op in module.ops if isinstance(op, GlobalOp)}
-        forward = next(
-            (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry),
-            None,
-        )
-        if forward is None:
-            raise RduccError(f"the module has no 'func.func @{entry}'")
-        attrs = forward.arg_attrs.data if forward.arg_attrs is not None else ()
+        forward = entry_function(module, entry)
+        attrs = arg_attrs(forward)
         block = forward.body.block
         self.inputs: list[_Argument] = []
         self.weights: list[_Argument] = []
         for index, arg in enumerate(block.args):
             shape, dtype = kernels.tensor_signature(arg.type)
-            arg_attrs = attrs[index].data if index < len(attrs) else {}
-            ref = arg_attrs.get("rdu.global")
-            if isinstance(ref, SymbolRefAttr):
-                name = ref.root_reference.data
+            name = global_of(attrs[index])
+            if name is not None:
                 global_op = globals_.get(name)
                 if global_op is None:
                     raise RduccError(f"argument #{index} names @{name}, which is not a 'tier.global'")
@@ -325,9 +319,8 @@ class GraphExecutor:
                     f"argument #{index} is a user input after a weight; @{entry} must take "
                     "its user inputs first"
                 )
-            label = arg_attrs.get("rdu.input")
-            name = label.data if label is not None else (arg.name_hint or f"arg{index}")
-            self.inputs.append(_Argument(name, shape, dtype))
+            label = input_label(attrs[index])
+            self.inputs.append(_Argument(label or arg.name_hint or f"arg{index}", shape, dtype))
         self._functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
         self._callees: dict[str, Kernel] = {}
         self._check = check

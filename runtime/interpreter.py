@@ -53,9 +53,8 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects import dataflow as rdu
+from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY, arg_attrs, input_label
 from rducc.dialects.memory import (
-    BODY_OFFSET_ATTR,
-    SRAM_CAPACITY_ATTR,
     AllocOp,
     BufferType,
     ComputeOp,
@@ -66,6 +65,7 @@ from rducc.dialects.memory import (
     GlobalOp,
     Tier,
 )
+from rducc.dialects.program import ENTRY, entry_function
 from rducc.errors import RduccError
 from rducc.runtime import kernels
 from rducc.runtime.executor import Argument, check_array, describe_op, prepare_kernel
@@ -172,13 +172,8 @@ class PlacedProgram:
     inline value).
     """
 
-    def __init__(self, module: ModuleOp, sram_bytes: int | None = None, entry: str = "forward"):
-        forward = next(
-            (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry),
-            None,
-        )
-        if forward is None or not forward.body.blocks:
-            raise RduccError(f"the module has no 'func.func @{entry}' with a body")
+    def __init__(self, module: ModuleOp, sram_bytes: int | None = None, entry: str = ENTRY):
+        forward = entry_function(module, entry)
         self._globals = {op.sym_name.data: op for op in module.ops if isinstance(op, GlobalOp)}
         self._functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
         self._callees: dict[str, _Callee | None] = {}  # None while being prepared
@@ -194,7 +189,7 @@ class PlacedProgram:
         self._global_types: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
 
         block = forward.body.block
-        attrs = forward.arg_attrs.data if forward.arg_attrs is not None else ()
+        attrs = arg_attrs(forward)
         self.inputs: list[Argument] = []
         self._input_slots: list[int] = []
         for index, arg in enumerate(block.args):
@@ -202,9 +197,7 @@ class PlacedProgram:
             if buffer.tier.data == Tier.SRAM:
                 raise RduccError(f"argument #{index} of @{entry} is in sram: user inputs live in hbm")
             shape, dtype = _signature(buffer)
-            arg_attrs = attrs[index].data if index < len(attrs) else {}
-            label = arg_attrs.get("rdu.input")
-            name = label.data if label is not None else (arg.name_hint or f"arg{index}")
+            name = input_label(attrs[index]) or arg.name_hint or f"arg{index}"
             self.inputs.append(Argument(name, shape, dtype))
             self._input_slots.append(self._define(arg))
         self.input_types = [(a.shape, a.dtype) for a in self.inputs]
@@ -520,10 +513,10 @@ class PlacedProgram:
             if result in first_out:
                 dest = out_slots[first_out[result]]
             else:
-                offset = body_op.attributes.get(BODY_OFFSET_ATTR)
+                offset = body_op.attributes.get(BODY_OFFSET)
                 if not isinstance(offset, IntegerAttr):
                     raise RduccError(
-                        f"{where} has no '{BODY_OFFSET_ATTR}': the program is not placed "
+                        f"{where} has no '{BODY_OFFSET}': the program is not placed "
                         "(run rdu-sram-alloc)"
                     )
                 dest = self._view(offset.value.data, result.type, f"the value of {where}")
@@ -631,7 +624,7 @@ def _capacity(module: ModuleOp, forward: func.FuncOp, sram_bytes: int | None) ->
             raise RduccError(f"sram_bytes must be >= 0, got {sram_bytes}")
         return sram_bytes
     for holder in (forward, module):
-        capacity = holder.attributes.get(SRAM_CAPACITY_ATTR)
+        capacity = holder.attributes.get(SRAM_CAPACITY)
         if isinstance(capacity, IntegerAttr):
             return capacity.value.data
     return None  # an error only if the program uses SRAM

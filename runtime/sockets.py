@@ -21,13 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
+from rducc.dialects.contracts import Split, arg_attrs, is_input, partition_of, result_shards, shard_of
 from rducc.dialects.memory import GlobalOp
+from rducc.dialects.program import ENTRY, entry_function
 from rducc.errors import RduccError
-from rducc.passes.rdu_partition import RESULT_SHARDS_ATTR, SHARD_ATTR, Split, partition_of, shard_spec
 
 _current = threading.local()
 
@@ -146,23 +146,13 @@ def _join(parts: list[np.ndarray], split: Split | None) -> np.ndarray:
     return whole
 
 
-def _entry(module: ModuleOp, entry: str) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
-            return op
-    raise RduccError(f"the module has no 'func.func @{entry}'")
-
-
-def shard_specs(module: ModuleOp, entry: str = "forward"):
+def shard_specs(module: ModuleOp, entry: str = ENTRY):
     """(per user input, by weight name, per result) the (dim, parts) each is split by, or None."""
-    function = _entry(module, entry)
-    attrs = function.arg_attrs.data if function.arg_attrs else []
-    inputs = [shard_spec(a.data.get(SHARD_ATTR)) for a in attrs if "rdu.input" in a.data]
-    weights = {g.sym_name.data: shard_spec(g.attributes.get(SHARD_ATTR))
-               for g in module.ops if isinstance(g, GlobalOp) and SHARD_ATTR in g.attributes}
-    results_attr = function.attributes.get(RESULT_SHARDS_ATTR)
-    results = [shard_spec(a) for a in results_attr.data] if isinstance(results_attr, ArrayAttr) else []
-    return inputs, weights, results
+    function = entry_function(module, entry)
+    inputs = [shard_of(a) for a in arg_attrs(function) if is_input(a)]
+    weights = {g.sym_name.data: split for g in module.ops
+               if isinstance(g, GlobalOp) and (split := shard_of(g)) is not None}
+    return inputs, weights, result_shards(function)
 
 
 def run_partitioned(
@@ -170,7 +160,7 @@ def run_partitioned(
     runners: Sequence[Callable[[list[np.ndarray], dict[str, np.ndarray]], list[np.ndarray]]],
     inputs: Sequence[np.ndarray],
     weights: Mapping[str, np.ndarray],
-    entry: str = "forward",
+    entry: str = ENTRY,
 ) -> list[np.ndarray]:
     """Run the partitioned `module` on all its tp ranks, `runners[r]` running rank r's
     program on its parts. The results are the whole tensors, as one socket would give."""

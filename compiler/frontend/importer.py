@@ -30,12 +30,10 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FileLineColLoc,
     IntAttr,
-    IntegerAttr,
     ModuleOp,
     NameLoc,
     NoneAttr,
     StringAttr,
-    SymbolRefAttr,
     TensorType,
     UnknownLoc,
     f32,
@@ -47,7 +45,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
-from rducc.passes.common import LAYER_ATTR
+from rducc.dialects.contracts import Level, input_arg, set_f64_demoted, set_layer, set_level, weight_arg
+from rducc.dialects.program import ENTRY
 from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
 from rducc.frontend.types import element_type_of, tensor_type_of
 
@@ -248,7 +247,7 @@ class GraphImporter:
         """Append `op` at the current location; return its first result."""
         op.location = self.location
         if self.layer:
-            op.attributes[LAYER_ATTR] = StringAttr(self.layer)
+            set_layer(op, self.layer)
         self.block.add_op(op)
         if op.results:
             if self.name_hint and op.results[0].name_hint is None:
@@ -370,7 +369,7 @@ def _signature(ep: ExportedProgram) -> _Signature:
                     "tensor; rducc compiles tensor inputs only"
                 )
             signature.arg_nodes.append(node)
-            signature.arg_attrs.append(DictionaryAttr({"rdu.input": StringAttr(node.name)}))
+            signature.arg_attrs.append(DictionaryAttr(input_arg(node.name)))
             continue
         if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             raise RduccError(f"input '{node.name}' of kind {spec.kind.name} is not supported")
@@ -387,7 +386,7 @@ def _signature(ep: ExportedProgram) -> _Signature:
                 kind=_weight_kind(spec.kind),
             )
         )
-        weights.append((node, DictionaryAttr({"rdu.global": SymbolRefAttr(spec.target)})))
+        weights.append((node, DictionaryAttr(weight_arg(spec.target))))
     for node, attrs in weights:
         signature.arg_nodes.append(node)
         signature.arg_attrs.append(attrs)
@@ -483,7 +482,7 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
     all match the first are imported once, as `rdu-outline-layers` would
     outline them (`rducc.frontend.layer_reuse`); otherwise every layer is inline.
     """
-    from rducc.frontend.f64 import DEMOTED_ATTR, f64_node_count
+    from rducc.frontend.f64 import f64_node_count
     from rducc.frontend.types import f64_demoted
 
     if f64 != "demote":
@@ -492,7 +491,7 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
         module = _import_program(ep, f64, outline_layers)
     count = f64_node_count(ep)
     if count:
-        module.attributes[DEMOTED_ATTR] = IntegerAttr(count, i64)
+        set_f64_demoted(module, count)
     return module
 
 
@@ -529,7 +528,7 @@ def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPl
     importer.layer = None
     importer.emit(func.ReturnOp(*results))
     forward = func.FuncOp(
-        "forward",
+        ENTRY,
         (arg_types, [r.type for r in results]),
         Region(block),
         arg_attrs=ArrayAttr(signature.arg_attrs),
@@ -537,7 +536,7 @@ def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPl
     module = ModuleOp([*signature.globals, forward])
     if reuse is not None:
         reuse.finish(module, forward)
-    module.attributes["rdu.level"] = StringAttr("graph")
+    set_level(module, Level.GRAPH)
     return module
 
 

@@ -26,10 +26,10 @@ from typing import Any
 
 import torch
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.ir import Attribute, Block, OpResult, Operation, SSAValue
 
-from rducc.passes.common import LAYER_ATTR
+from rducc.dialects.contracts import LAYER, set_layer
 from rducc.passes.rdu_canonicalize import folds_into
 from rducc.passes.rdu_outline_layers import (
     CALLEE_NAME,
@@ -283,7 +283,7 @@ class LayerReuse:
         first_at = self.emitted_by[self.first.ops[0]]  # the node whose op the call replaces
         call = func.CallOp(CALLEE_NAME, arguments, [v.type for v in self.outputs])
         call.location = self.location_of(layer.nodes[first_at])
-        call.attributes[LAYER_ATTR] = StringAttr(layer.key)
+        set_layer(call, layer.key)
         self.block.add_op(call)
         self._remap(index, call, values)
         self.calls.append(call)
@@ -323,7 +323,7 @@ class LayerReuse:
         for call in self.calls[1:]:
             theirs = [argument_kind(v, function, activations) for v in call.arguments]
             if [set(k.data) for k in theirs] != [set(k.data) for k in kinds]:
-                raise NotReusable(f"{call.attributes[LAYER_ATTR]} passes other kinds of values")
+                raise NotReusable(f"{call.attributes[LAYER]} passes other kinds of values")
         self._check_no_fold_across_calls()
         self.callee.arg_attrs = ArrayAttr(kinds)
         module.body.block.insert_op_after(self.callee, function)
@@ -345,8 +345,8 @@ class LayerReuse:
                 if isinstance(producer, func.CallOp) and isinstance(value, OpResult):  # the layer before
                     producer = returned.arguments[value.index].owner
                 if isinstance(producer, Operation) and any(folds_into(producer, u.operation) for u in param.uses):
-                    raise NotReusable(f"{call.attributes[LAYER_ATTR]}: an argument folds into @layer")
+                    raise NotReusable(f"{call.attributes[LAYER]}: an argument folds into @layer")
             for result, inner in zip(call.res, returned.arguments):
                 producer = inner.owner
                 if isinstance(producer, Operation) and any(folds_into(producer, u.operation) for u in result.uses):
-                    raise NotReusable(f"{call.attributes[LAYER_ATTR]}: a result folds into its reader")
+                    raise NotReusable(f"{call.attributes[LAYER]}: a result folds into its reader")

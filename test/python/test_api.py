@@ -78,7 +78,7 @@ def test_outputs_keep_the_model_structure() -> None:
 def test_program_mlir_report_simulate_and_save(exported_small, tmp_path) -> None:
     model, inputs, program = exported_small["mlp"]
     compiled = rducc.compile(program, target="sn40l-8")
-    assert compiled.mlir.startswith('builtin.module attributes {rdu.level = "placed", rdu.target = "sn40l-8"')
+    assert compiled.mlir.startswith('builtin.module attributes {rdu.level = #rdu<level placed>, rdu.target = "sn40l-8"')
     report = compiled.report
     for key in ("modeled_time_s", "flops", "bytes_by_tier", "sram_peak_bytes", "sram_lower_bound_bytes", "kernels"):
         assert hasattr(report, key) and key in report.to_dict()

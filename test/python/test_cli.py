@@ -160,7 +160,7 @@ def test_compile_to_file(compiled):
     text = (out / "out.mlir").read_text()
     assert runs["file"].stdout == ""
     # the default: -O2 for sn40l, the fully placed program
-    assert text.startswith('builtin.module attributes {rdu.level = "placed", rdu.target = "sn40l"')
+    assert text.startswith('builtin.module attributes {rdu.level = #rdu<level placed>, rdu.target = "sn40l"')
     assert re.search(r"\n\} loc\(unknown\)\n\Z", text), text[-200:]
     assert "func.func @forward(" in text
     assert "loc(" in text
