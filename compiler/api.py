@@ -46,8 +46,7 @@ from rducc.errors import RduccError
 from rducc.analysis.kernel_model import (
     TilePlan, candidate_loops, kernel_group, make_group, tile_sizes, untiled, working_set,
 )
-from rducc.dialects.contracts import Level, input_arg, set_level, tile_plan_of
-from rducc.passes.common import module_target
+from rducc.dialects.contracts import module_target, Level, input_arg, set_level, tile_plan_of
 from rducc.passes.rdu_fuse import outline_kernel
 from rducc.passes.rdu_merge_maps import merged_map
 from rducc.passes.rdu_tile import record_plan
@@ -142,7 +141,7 @@ def target_of(op: Operation) -> Target:
 def _candidate_module(ops: Sequence[Operation], target: Target) -> ModuleOp:
     """A module whose @forward runs copies of `ops` at level 'kernels': the ops
     outlined as one kernel, or a lone `rdu.kernel` copied as it is."""
-    from rducc.pipeline import set_target
+    from rducc.dialects.contracts import set_target
 
     group = make_group(ops)
     block = Block(arg_types=[v.type for v in group.inputs])

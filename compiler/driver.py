@@ -16,7 +16,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.passes import ModulePass
 
 from rducc.errors import RduccError
-from rducc.pipeline import IRBrokenError, default_passes, run_passes, set_target, verify_after
+from rducc.dialects.contracts import set_target
+from rducc.pipeline import IRBrokenError, default_passes, run_passes, verify_after
 from rducc.targets import Target
 from rducc.frontend.importer import decompose, import_program
 from rducc.frontend.loader import load_exported_program

@@ -8,19 +8,23 @@ structure are typed xDSL attributes registered in the `rdu` dialect:
     #rdu<level memory>                         the IR level of a module
     #rdu.tile_plan<tiles = 4, size = 128, in = [0, -1], out = [0], working_set = 1024>
     #rdu.split<(1, 8, 2), (2, 2, 1)>           the part of a value each rank holds
-    #rdu<role weight>                          an outlined layer's argument role
+    #rdu.target<{name = "sn40l", ...}, hash = "…">  the target, all its figures
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    FloatAttr,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
@@ -31,7 +35,11 @@ from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SpacedOpaqueSyn
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
+
+from rducc.errors import RduccError
+from rducc.targets import Target, load_target
 
 # --- attribute names -------------------------------------------------------
 
@@ -44,7 +52,7 @@ CALLS = "rdu.calls"
 OUTLINED_FROM = "rdu.outlined_from"
 """On a function `rdu-outline-layers` made: the layer it was copied from."""
 TARGET = "rdu.target"
-"""Module: the target (a built-in name or a target file path)."""
+"""Module: the target's figures (`TargetAttr`; a built-in name or file path in an older file)."""
 LEVEL = "rdu.level"
 """Module: the IR level (`Level`)."""
 WEIGHTS = "rdu.weights"
@@ -473,16 +481,6 @@ def arg_attrs(function: Operation) -> list[dict[str, Attribute]]:
 
 # --- module-level facts ----------------------------------------------------
 
-def target_name(module: Operation) -> str | None:
-    """The module's `rdu.target` (a built-in name or a target file path), or None."""
-    attr = module.attributes.get(TARGET)
-    return attr.data if isinstance(attr, StringAttr) else None
-
-
-def set_target_name(module: Operation, spec: str) -> None:
-    module.attributes[TARGET] = StringAttr(spec)
-
-
 def weights_file(module: Operation) -> str | None:
     """The weights file named by the module (relative to the `.mlir`), or None."""
     attr = module.attributes.get(WEIGHTS)
@@ -509,5 +507,98 @@ def int_attr(op: Operation, name: str) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
-CONTRACT_ATTRS = [LevelAttr, SplitAttr, TilePlanAttr]
+# --- the target ------------------------------------------------------------
+
+def _figure_attr(value: object) -> Attribute:
+    if isinstance(value, bool):
+        return IntegerAttr(int(value), IntegerType(1))
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, 64)
+    return StringAttr(str(value))
+
+
+def _figure_value(attr: Attribute) -> object:
+    if isinstance(attr, IntegerAttr):
+        width = attr.type.width.data if isinstance(attr.type, IntegerType) else 64
+        return bool(attr.value.data) if width == 1 else attr.value.data
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    raise VerifyException(f"a target figure is a number, a flag or a string, not {attr}")
+
+
+def _digest(figures: Mapping[str, object]) -> str:
+    """A content hash of the figures (sorted JSON, floats by repr)."""
+    text = json.dumps({k: repr(v) if isinstance(v, float) else v for k, v in sorted(figures.items())})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@irdl_attr_definition
+class TargetAttr(ParametrizedAttribute):
+    """The target a module is compiled for, all its figures and their hash, so
+    a `.mlir` stands alone: `#rdu.target<{name = "sn40l", sockets = 1 : i64, ...}, hash = "…">`."""
+
+    name = "rdu.target"
+
+    figures: DictionaryAttr
+    digest: StringAttr
+
+    @staticmethod
+    def of(target: Target) -> TargetAttr:
+        values = {f.name: getattr(target, f.name) for f in fields(Target)}
+        return TargetAttr(DictionaryAttr({k: _figure_attr(v) for k, v in values.items()}), StringAttr(_digest(values)))
+
+    def values(self) -> dict[str, object]:
+        return {k: _figure_value(v) for k, v in self.figures.data.items()}
+
+    def target(self) -> Target:
+        try:
+            return Target(**self.values())  # type: ignore[arg-type]
+        except TypeError as error:
+            raise RduccError(f"rdu.target: the figures do not make a target: {error}") from None
+
+    def verify_(self) -> None:
+        if _digest(self.values()) != self.digest.data:
+            raise VerifyException("rdu.target: the figures do not match their hash (edited by hand?)")
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.figures)
+        printer.print_string(f', hash = "{self.digest.data}">')
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            figures = parser.parse_attribute()
+            if not isinstance(figures, DictionaryAttr):
+                parser.raise_error("rdu.target holds a dictionary of figures")
+            parser.parse_punctuation(",")
+            parser.parse_keyword("hash")
+            parser.parse_punctuation("=")
+            digest = parser.parse_str_literal()
+        if _digest({k: _figure_value(v) for k, v in figures.data.items()}) != digest:
+            parser.raise_error("rdu.target: the figures do not match their hash (edited by hand?)")
+        return [figures, StringAttr(digest)]
+
+
+def module_target(module: Operation, option: str = "") -> Target:
+    """The pass option if given, else the target the module carries (`rdu.target`:
+    its figures, or a built-in name or file path in an older file), else sn40l."""
+    if option:
+        return load_target(option)
+    attr = module.attributes.get(TARGET)
+    if isinstance(attr, TargetAttr):
+        return attr.target()
+    return load_target(attr.data if isinstance(attr, StringAttr) else "sn40l")
+
+
+def set_target(module: Operation, target: Target) -> None:
+    """Record the target, all its figures, on the module, where every pass reads it."""
+    module.attributes[TARGET] = TargetAttr.of(target)
+
+
+CONTRACT_ATTRS = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr]
 """The typed attributes the `rdu` dialect registers."""

@@ -1,4 +1,4 @@
-"""Helpers the passes share: the module's target and the level check.
+"""Helpers the passes share: the level check.
 
 Each pass declares the IR levels it accepts (`accepts`) and the level it
 leaves (`produces`, None: the level it was given) and checks them on entry."""
@@ -9,18 +9,10 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.contracts import LOWERED_LEVELS, TENSOR_LEVELS, Level, level_of, target_name
+from rducc.dialects.contracts import LOWERED_LEVELS, TENSOR_LEVELS, Level, level_of
 from rducc.dialects.memory import BufferType
 from rducc.dialects.program import functions
 from rducc.errors import RduccError
-from rducc.targets import Target, load_target
-
-
-def module_target(module: ModuleOp, option: str = "") -> Target:
-    """The pass option if given, else the module's `rdu.target`, else sn40l."""
-    if option:
-        return load_target(option)
-    return load_target(target_name(module) or "sn40l")
 
 
 def require_level(module: ModuleOp, pass_name: str, accepts: Sequence[Level]) -> None:

@@ -31,9 +31,9 @@ from xdsl.passes import ModulePass
 
 from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
 from rducc.analysis.kernel_model import best_plan, make_group
-from rducc.dialects.contracts import TENSOR_LEVELS, Level, arg_attrs, is_input, layer_of, set_layer, set_level, stage_attr
+from rducc.dialects.contracts import module_target, TENSOR_LEVELS, Level, arg_attrs, is_input, layer_of, set_layer, set_level, stage_attr
 from rducc.dialects.program import functions
-from rducc.passes.common import module_target, require_tensor_program
+from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)

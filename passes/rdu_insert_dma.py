@@ -80,6 +80,7 @@ from rducc.analysis.kernel_model import (
 )
 from rducc.dialects import contracts
 from rducc.dialects.contracts import (
+    module_target,
     Level,
     TilePlanAttr,
     arg_attrs,
@@ -91,7 +92,7 @@ from rducc.dialects.contracts import (
     tile_plan_of,
 )
 from rducc.dialects.program import callees_first, functions
-from rducc.passes.common import module_target, require_tensor_program
+from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 
 

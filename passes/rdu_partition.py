@@ -77,6 +77,7 @@ from rducc.dialects.dataflow import (
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError
 from rducc.dialects.contracts import (
+    module_target,
     TENSOR_LEVELS,
     Level,
     Split,
@@ -93,7 +94,7 @@ from rducc.dialects.contracts import (
     shard_of,
 )
 from rducc.dialects.program import functions, global_stages
-from rducc.passes.common import module_target, require_tensor_program
+from rducc.passes.common import require_tensor_program
 
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""

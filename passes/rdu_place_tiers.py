@@ -39,9 +39,9 @@ from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.shapes import byte_width
 from rducc.errors import RduccError
 from rducc.dialects import contracts
-from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, is_weight
+from rducc.dialects.contracts import module_target, Level, arg_attrs, global_of, is_outlined, is_weight
 from rducc.dialects.program import callees_first, functions, global_stages
-from rducc.passes.common import module_target, require_tensor_program
+from rducc.passes.common import require_tensor_program
 
 
 def tensor_type_bytes(tensor: TensorType) -> int:

@@ -48,9 +48,9 @@ from rducc.dialects.memory import (
 from rducc.dialects.shapes import byte_width
 from rducc.analysis.kernel_model import aligned
 from rducc.dialects import contracts
-from rducc.dialects.contracts import LOWERED_LEVELS, Level, set_level
+from rducc.dialects.contracts import module_target, LOWERED_LEVELS, Level, set_level
 from rducc.dialects.program import callees_first
-from rducc.passes.common import module_target, require_level
+from rducc.passes.common import require_level
 
 @dataclass
 class SramBuffer:

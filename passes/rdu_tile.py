@@ -27,10 +27,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
-from rducc.dialects.contracts import Level, TilePlanAttr, set_tile_plan
+from rducc.dialects.contracts import module_target, Level, TilePlanAttr, set_tile_plan
 from rducc.dialects.dataflow import KernelOp
 from rducc.analysis.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
-from rducc.passes.common import module_target, require_tensor_program
+from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 
 

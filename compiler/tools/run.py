@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rducc import __version__
 from rducc.errors import RduccError
-from rducc.dialects.contracts import Level, f64_demoted, level_of, target_name, weights_file
+from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.weights import load_weights
 
 
@@ -124,14 +124,13 @@ def _print_results(results: list[np.ndarray]) -> None:
 
 def _run(args: argparse.Namespace) -> None:
     from rducc.files import check_writable
-    from rducc.targets import load_target
 
     for output in (args.output, args.report):
         if output is not None:
             check_writable(output)
     program_path = Path(args.program)
     module = parse_program(program_path)
-    target = load_target(args.target or target_name(module) or "sn40l")
+    target = module_target(module, args.target or "")
     if args.simulate or args.report:
         from rducc.runtime.cost_model import estimate
 
