@@ -46,7 +46,8 @@ from rducc.errors import RduccError
 from rducc.analysis.kernel_model import (
     TilePlan, candidate_loops, kernel_group, make_group, tile_sizes, untiled, working_set,
 )
-from rducc.dialects.contracts import module_target, Level, input_arg, set_level, tile_plan_of
+from rducc.dialects.contracts import Level, input_arg, module_target, set_level, set_target, tile_plan_of
+from rducc.dialects.program import ENTRY
 from rducc.passes.rdu_fuse import outline_kernel
 from rducc.passes.rdu_merge_maps import merged_map
 from rducc.passes.rdu_tile import record_plan
@@ -141,8 +142,6 @@ def target_of(op: Operation) -> Target:
 def _candidate_module(ops: Sequence[Operation], target: Target) -> ModuleOp:
     """A module whose @forward runs copies of `ops` at level 'kernels': the ops
     outlined as one kernel, or a lone `rdu.kernel` copied as it is."""
-    from rducc.dialects.contracts import set_target
-
     group = make_group(ops)
     block = Block(arg_types=[v.type for v in group.inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(group.inputs, block.args))
@@ -153,7 +152,7 @@ def _candidate_module(ops: Sequence[Operation], target: Target) -> ModuleOp:
         copies.append(copy)
     block.add_op(func.ReturnOp(*[mapping[v] for v in group.outputs]))
     function = func.FuncOp(
-        "forward", ([v.type for v in group.inputs], [v.type for v in group.outputs]), Region(block)
+        ENTRY, ([v.type for v in group.inputs], [v.type for v in group.outputs]), Region(block)
     )
     function.arg_attrs = ArrayAttr(
         [DictionaryAttr(input_arg(f"in{i}")) for i in range(len(group.inputs))]

@@ -379,15 +379,6 @@ def set_tile_plan(kernel: Operation, plan: TilePlanAttr) -> None:
     kernel.attributes[TILE_PLAN] = plan
 
 
-def tiles_of(op: Operation) -> int:
-    """How many tiles a kernel (its plan) or a `tier.compute` runs over; 1 when untiled."""
-    plan = tile_plan_of(op)
-    if plan is not None:
-        return plan.tiles.data
-    attr = op.attributes.get(TILES)
-    return attr.value.data if isinstance(attr, IntegerAttr) else 1
-
-
 def set_tiles(compute: Operation, tiles: int) -> None:
     compute.attributes[TILES] = IntegerAttr(tiles, i64)
 
@@ -499,12 +490,6 @@ def f64_demoted(module: Operation) -> int:
 
 def set_f64_demoted(module: Operation, count: int) -> None:
     module.attributes[F64_DEMOTED] = IntegerAttr(count, i64)
-
-
-def int_attr(op: Operation, name: str) -> int | None:
-    """An integer attribute of `op` by one of the names above, or None."""
-    attr = op.attributes.get(name)
-    return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
 # --- the target ------------------------------------------------------------
