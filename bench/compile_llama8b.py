@@ -23,6 +23,7 @@ from common import Section, standalone
 import models  # noqa: E402
 import torch  # noqa: E402
 
+from rducc.dialects import contracts  # noqa: E402
 from rducc.driver import StageTimes, decompose_and_import, lower, module_text  # noqa: E402
 from rducc.frontend.loader import load_exported_program  # noqa: E402
 from rducc.pipeline import parse_passes, pipeline_text  # noqa: E402
@@ -95,8 +96,8 @@ def compile_once(layers: int, seq: int = 128, outline: bool = True) -> dict:
         "kernels": sum(1 for op in module.walk() if op.name == "tier.compute"),
         "calls": sum(1 for op in module.walk() if op.name == "func.call"),
         "mlir_mb": len(text) / 1e6,
-        "peak": forward.attributes["tier.sram_peak"].value.data,
-        "bound": forward.attributes["tier.sram_lower_bound"].value.data,
+        "peak": forward.attributes[contracts.SRAM_PEAK].value.data,
+        "bound": forward.attributes[contracts.SRAM_LOWER_BOUND].value.data,
     }
 
 

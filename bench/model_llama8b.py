@@ -30,7 +30,8 @@ import models  # noqa: E402
 
 from rducc.dialects.memory import GatherDmaOp, GetGlobalOp  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
-from rducc.passes.common import CALLS_ATTR, functions  # noqa: E402
+from rducc.dialects.contracts import is_outlined  # noqa: E402
+from rducc.dialects.program import functions  # noqa: E402
 from rducc.runtime.cost_model import Report, estimate, transfer_bytes  # noqa: E402
 from rducc.dialects.shapes import value_bytes  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
@@ -72,7 +73,7 @@ def compulsory_bytes(module) -> tuple[int, int]:
     """
     read = written = 0
     for function in functions(module):
-        if CALLS_ATTR in function.attributes:
+        if is_outlined(function):
             continue  # an outlined layer reads and writes its callers' values
         sources = [a for a in function.body.block.args if a.uses]
         sources += [op.results[0] for op in function.walk() if isinstance(op, GetGlobalOp) and op.results[0].uses]

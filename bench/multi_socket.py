@@ -34,7 +34,7 @@ from common import Section, looping_figure, standalone
 import models  # noqa: E402
 
 from rducc.driver import import_exported, lower  # noqa: E402
-from rducc.passes.rdu_partition import partition_of  # noqa: E402
+from rducc.dialects.contracts import partition_of  # noqa: E402
 from rducc.runtime.sockets import shard_specs  # noqa: E402
 from rducc.runtime.cost_model import Report, estimate  # noqa: E402
 from rducc.targets import load_target  # noqa: E402

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType, UnknownLoc
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType, UnknownLoc
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -46,7 +46,8 @@ from rducc.errors import RduccError
 from rducc.analysis.kernel_model import (
     TilePlan, candidate_loops, kernel_group, make_group, tile_sizes, untiled, working_set,
 )
-from rducc.passes.common import module_target, set_level
+from rducc.dialects.contracts import Level, input_arg, module_target, set_level, set_target, tile_plan_of
+from rducc.dialects.program import ENTRY
 from rducc.passes.rdu_fuse import outline_kernel
 from rducc.passes.rdu_merge_maps import merged_map
 from rducc.passes.rdu_tile import record_plan
@@ -141,8 +142,6 @@ def target_of(op: Operation) -> Target:
 def _candidate_module(ops: Sequence[Operation], target: Target) -> ModuleOp:
     """A module whose @forward runs copies of `ops` at level 'kernels': the ops
     outlined as one kernel, or a lone `rdu.kernel` copied as it is."""
-    from rducc.pipeline import set_target
-
     group = make_group(ops)
     block = Block(arg_types=[v.type for v in group.inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(group.inputs, block.args))
@@ -153,16 +152,16 @@ def _candidate_module(ops: Sequence[Operation], target: Target) -> ModuleOp:
         copies.append(copy)
     block.add_op(func.ReturnOp(*[mapping[v] for v in group.outputs]))
     function = func.FuncOp(
-        "forward", ([v.type for v in group.inputs], [v.type for v in group.outputs]), Region(block)
+        ENTRY, ([v.type for v in group.inputs], [v.type for v in group.outputs]), Region(block)
     )
     function.arg_attrs = ArrayAttr(
-        [DictionaryAttr({"rdu.input": StringAttr(f"in{i}")}) for i in range(len(group.inputs))]
+        [DictionaryAttr(input_arg(f"in{i}")) for i in range(len(group.inputs))]
     )
     module = ModuleOp([function])
     set_target(module, target)
     if not (len(copies) == 1 and isinstance(copies[0], rdu.KernelOp)):
         outline_kernel(copies, "candidate")
-    set_level(module, "kernels")
+    set_level(module, Level.KERNELS)
     return module
 
 
@@ -196,7 +195,7 @@ def candidate_cost(ops: Sequence[Operation], target: Target | None = None) -> Ke
 def kernel_cost(kernel: rdu.KernelOp, target: Target | None = None) -> KernelCost | None:
     """The cost model's figures for an existing `rdu.kernel`, with the tiling
     recorded on it (by rdu-tile or `set_tiling`), else the one rdu-tile picks."""
-    return _cost_alone([kernel], target or target_of(kernel), tile="tiles" not in kernel.attributes)
+    return _cost_alone([kernel], target or target_of(kernel), tile=tile_plan_of(kernel) is None)
 
 
 def tile_plans(kernel: rdu.KernelOp, target: Target | None = None) -> list[TilePlan]:

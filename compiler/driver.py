@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.passes import ModulePass
 
 from rducc.errors import RduccError
+from rducc.dialects.contracts import set_target
 from rducc.frontend.f64 import demote_weights
 from rducc.frontend.importer import decompose, import_program
 from rducc.frontend.loader import load_exported_program
@@ -29,7 +30,6 @@ from rducc.pipeline import (
     edit_pipeline,
     parse_passes,
     run_passes,
-    set_target,
     verify_after,
 )
 from rducc.targets import Target, load_target

@@ -26,15 +26,15 @@ from pathlib import Path
 from typing import Literal
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipelineCallbackType
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
+from rducc.dialects.contracts import set_target
 from rducc.errors import RduccError
 from rducc.passes import ALL_PASSES
-from rducc.passes.common import TARGET_ATTR
-from rducc.targets import Target, target_spec
+from rducc.targets import Target
 
 PassFactory = Callable[[], type[ModulePass]]
 
@@ -278,11 +278,6 @@ def run_passes(
                 raise
             except DiagnosticException as error:  # the callback's own verify
                 raise broken_ir_error(one, module, error) from error
-
-
-def set_target(module: ModuleOp, target: Target) -> None:
-    """Record the target on the module, where every pass reads it."""
-    module.attributes[TARGET_ATTR] = StringAttr(target_spec(target))
 
 
 def run_pipeline(

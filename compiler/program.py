@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils import _pytree as pytree
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 
+from rducc.dialects.contracts import Level, f64_demoted, level_of, set_weights_file
 from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
-from rducc.frontend.f64 import DEMOTED_ATTR
 from rducc.frontend.loader import load_exported_program
 from rducc.targets import Target, load_target
-from rducc.weights import WEIGHTS_ATTR, numpy_to_torch, save_weights, sidecar_path, torch_to_numpy
+from rducc.weights import numpy_to_torch, save_weights, sidecar_path, torch_to_numpy
 
 ModelLike = torch.export.ExportedProgram | str | Path | torch.nn.Module
 
@@ -142,7 +142,7 @@ class Program:
     def _runner(self):
         from rducc.runtime.sockets import placed_runner
 
-        if self.module.attributes.get("rdu.level") != StringAttr("placed"):
+        if level_of(self.module) != Level.PLACED:
             raise RduccError("this Program is not a placed program; it cannot run")
         return placed_runner(self.module)  # every socket's program when partitioned
 
@@ -157,7 +157,7 @@ class Program:
         flat = self._flat_inputs(tensors)
         if not all(isinstance(t, torch.Tensor) for t in flat):
             raise RduccError("Program inputs must be torch tensors")
-        if self.module.attributes.get(DEMOTED_ATTR) is not None:
+        if f64_demoted(self.module):
             flat = [t.float() if t.dtype == torch.float64 else t for t in flat]
         results = self._runner.run([torch_to_numpy(t) for t in flat], self.weights)
         outputs: list[Any] = [numpy_to_torch(r) for r in results]
@@ -194,6 +194,6 @@ class Program:
         if self.weights:
             weights_path = sidecar_path(path)
             save_weights(weights_path, {k: numpy_to_torch(v) for k, v in self.weights.items()})
-            module.attributes[WEIGHTS_ATTR] = StringAttr(weights_path.name)
+            set_weights_file(module, weights_path.name)
         write_atomically(str(path), module_text(module))
 

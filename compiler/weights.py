@@ -19,9 +19,6 @@ import numpy as np
 from rducc.errors import RduccError
 from rducc.files import write_atomically_streamed
 
-WEIGHTS_ATTR = "rdu.weights"
-"""Module attribute: the sidecar's file name, relative to the MLIR file."""
-
 _NUMPY_DTYPES: dict[str, np.dtype] = {
     "F64": np.dtype(np.float64),
     "F32": np.dtype(np.float32),

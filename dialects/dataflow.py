@@ -50,6 +50,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from rducc.dialects.collectives import COLLECTIVE_OPS
+from rducc.dialects.contracts import CONTRACT_ATTRS
 from rducc.dialects.op_facts import (
     Dest,
     Dim,
@@ -1261,7 +1262,7 @@ Dataflow = Dialect(
         ScatterOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [

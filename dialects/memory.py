@@ -62,13 +62,10 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from rducc.dialects import contracts
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.op_facts import NoCompute
 from rducc.dialects.shapes import value_bytes, verify_element_type
-
-SRAM_CAPACITY_ATTR = "tier.sram_capacity"
-"""Attribute (bytes, on a func or module) that bounds every SRAM offset below it."""
-
 
 class Tier(StrEnum):
     """The three memory tiers of the chip."""
@@ -242,7 +239,7 @@ def _sram_capacity(op: Operation) -> int | None:
     """The closest enclosing `tier.sram_capacity`, if any."""
     parent = op.parent_op()
     while parent is not None:
-        capacity = parent.attributes.get(SRAM_CAPACITY_ATTR)
+        capacity = parent.attributes.get(contracts.SRAM_CAPACITY)
         if isinstance(capacity, IntegerAttr):
             return capacity.value.data
         parent = parent.parent_op()
@@ -548,13 +545,9 @@ class ComputeOp(IRDLOperation, NoCompute):
             live.append((placed, op))
 
 
-BODY_OFFSET_ATTR = "tier.offset"
-"""Attribute on an op inside `tier.compute`: its result's byte offset in SRAM."""
-
-
 def body_value_range(op: Operation) -> tuple[int, int] | None:
     """[start, end) of a `tier.compute` body value, once the allocator placed it."""
-    offset = op.attributes.get(BODY_OFFSET_ATTR)
+    offset = op.attributes.get(contracts.BODY_OFFSET)
     if not isinstance(offset, IntegerAttr) or not op.results:
         return None
     assert isinstance(op.results[0].type, TensorType)
@@ -589,6 +582,4 @@ __all__ = [
     "DmaOp",
     "GatherDmaOp",
     "ComputeOp",
-    "SRAM_CAPACITY_ATTR",
-    "BODY_OFFSET_ATTR",
 ]

@@ -1,70 +1,37 @@
-"""Helpers the passes share: the module's target and its forward function."""
+"""Helpers the passes share: the level check.
+
+Each pass declares the IR levels it accepts (`accepts`) and the level it
+leaves (`produces`, None: the level it was given) and checks them on entry."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 
-from rducc.targets import Target, load_target
-
-LAYER_ATTR = "rdu.layer"
-"""Attribute on each imported op that ran inside a repeated block (an element
-of an nn.ModuleList such as `model.layers.3`): that block's path. Fusion keeps
-each layer's ops together; CSE still merges equal ops within a layer."""
-
-CALLS_ATTR = "rdu.calls"
-"""On a function `rdu-outline-layers` made: how many `func.call`s run it."""
-
-OUTLINED_FROM_ATTR = "rdu.outlined_from"
-"""On a function `rdu-outline-layers` made: the layer it was copied from."""
-
-TARGET_ATTR = "rdu.target"
-"""Module attribute naming the target (a built-in name or a target file path)."""
+from rducc.dialects.contracts import LOWERED_LEVELS, TENSOR_LEVELS, Level, level_of
+from rducc.dialects.memory import BufferType
+from rducc.dialects.program import functions
+from rducc.errors import RduccError
 
 
-def module_target(module: ModuleOp, option: str = "") -> Target:
-    """The pass option if given, else the module's `rdu.target`, else sn40l."""
-    if option:
-        return load_target(option)
-    named = module.attributes.get(TARGET_ATTR)
-    return load_target(named.data if isinstance(named, StringAttr) else "sn40l")
+def require_level(module: ModuleOp, pass_name: str, accepts: Sequence[Level]) -> None:
+    """Refuse a module whose `rdu.level` is not one the pass accepts (an unmarked
+    module is taken as it is): one error naming the pass and both levels."""
+    level = level_of(module)
+    if level is not None and level not in accepts:
+        raise RduccError(f"{pass_name} takes IR at level {' or '.join(accepts)}; "
+                         f"this module is at level {level}")
 
 
-def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
-    """The module's functions with bodies."""
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks:
-            yield op
-
-
-def callees_first(module: ModuleOp) -> list[func.FuncOp]:
-    """The functions with bodies, outlined layers (`rdu.calls`) first, so that a
-    pass handles a callee before the calls of it."""
-    every = list(functions(module))
-    return [f for f in every if CALLS_ATTR in f.attributes] + [f for f in every if CALLS_ATTR not in f.attributes]
-
-
-def set_level(module: ModuleOp, level: str) -> None:
-    """Record the IR level (graph, kernels, memory, placed) on the module."""
-    module.attributes["rdu.level"] = StringAttr(level)
-
-
-LOWERED_LEVELS = ("memory", "placed")
-"""IR levels whose functions work on tier buffers rather than tensors."""
-
-
-def require_tensor_program(module: ModuleOp, pass_name: str) -> None:
-    """Refuse a program already lowered to buffers (rdu-insert-dma's output): the
-    passes before it work on tensors only."""
-    from rducc.dialects.memory import BufferType
-    from rducc.errors import RduccError
-
-    level = module.attributes.get("rdu.level")
-    if isinstance(level, StringAttr) and level.data in LOWERED_LEVELS:
+def require_tensor_program(module: ModuleOp, pass_name: str, accepts: Sequence[Level] = TENSOR_LEVELS) -> None:
+    """Refuse a program already lowered to buffers (rdu-insert-dma's output), or
+    at a level the pass does not accept: the passes before it work on tensors only."""
+    level = level_of(module)
+    if level in LOWERED_LEVELS:
         raise RduccError(f"{pass_name} works on tensor programs (levels graph, kernels); "
-                         f"this one is at level {level.data}")
+                         f"this one is at level {level}")
+    require_level(module, pass_name, accepts)
     for function in functions(module):
         for op in function.walk():
             buffers = [v for v in (*op.operands, *op.results) if isinstance(v.type, BufferType)]

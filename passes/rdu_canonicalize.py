@@ -13,6 +13,8 @@ Run `cse` after it to merge duplicates (the pipelines do).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -28,6 +30,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from rducc.dialects.contracts import TENSOR_LEVELS, Level
 from rducc.dialects.dataflow import (
     BroadcastOp,
     MapOp,
@@ -36,6 +39,7 @@ from rducc.dialects.dataflow import (
     TransposeOp,
     YieldOp,
 )
+from rducc.passes.common import require_level
 
 
 def _copy_attributes(source: Operation, target: Operation) -> Operation:
@@ -204,7 +208,10 @@ class RduCanonicalize(ModulePass):
     """Fold no-op and chained layout ops, transposes into matmuls, fills into maps; drop dead ops."""
 
     name = "rdu-canonicalize"
+    accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
+    produces: ClassVar[Level | None] = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_level(op, self.name, self.accepts)
         patterns = GreedyRewritePatternApplier([p() for p in CANONICALIZATION_PATTERNS])
         PatternRewriteWalker(patterns, apply_recursively=True).rewrite_module(op)

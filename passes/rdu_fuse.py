@@ -18,18 +18,22 @@ PMUs, PCU stages) even when tiled; see `rducc.analysis.kernel_model`.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
 from rducc.analysis.kernel_model import best_plan, make_group
-from rducc.passes.common import LAYER_ATTR, functions, module_target, require_tensor_program, set_level
+from rducc.dialects.contracts import module_target, TENSOR_LEVELS, Level, arg_attrs, is_input, layer_of, set_layer, set_level, stage_attr
+from rducc.dialects.program import functions
+from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)
@@ -37,14 +41,7 @@ HEAVY_OPS = (MatmulOp, ConvOp)
 
 def stage_of(op: Operation) -> int:
     """The pipeline stage of an op (`rdu.stage`, from rdu-partition); 0 when not pipelined."""
-    stage = op.attributes.get("rdu.stage")
-    return stage.value.data if isinstance(stage, IntegerAttr) else 0
-
-
-def layer_key(op: Operation) -> str | None:
-    """The repeated block an op belongs to (`model.layers.3`), if any."""
-    layer = op.attributes.get(LAYER_ATTR)
-    return layer.data if isinstance(layer, StringAttr) else None
+    return stage_attr(op) or 0
 
 
 @dataclass
@@ -115,10 +112,7 @@ def _pull_back(segment: _Segment, later: Sequence[Operation]) -> list[Operation]
 
 def _activation_ops(block: Block, function: func.FuncOp) -> set[Operation]:
     """Ops whose values depend on a user input (the rest prepare weights or masks)."""
-    attrs = function.arg_attrs.data if function.arg_attrs else []
-    dependent: set[SSAValue] = {
-        arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data
-    }
+    dependent: set[SSAValue] = {arg for arg, a in zip(block.args, arg_attrs(function)) if is_input(a)}
     ops: set[Operation] = set()
     for op in block.ops:
         if any(v in dependent for v in op.operands):
@@ -192,7 +186,7 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
 
 
 def _segment_key(ops: Sequence[Operation]) -> str | None:
-    return next((key for op in ops if (key := layer_key(op)) is not None), None)
+    return next((key for op in ops if (key := layer_of(op)) is not None), None)
 
 
 def merged_segments(segments: list[list[Operation]], target: Target) -> list[list[Operation]]:
@@ -217,7 +211,7 @@ def outline_kernel(ops: Sequence[Operation], name: str) -> KernelOp:
     kernel.location = ops[0].location
     key = _segment_key(ops)
     if key is not None:
-        kernel.attributes["rdu.layer"] = StringAttr(key)
+        set_layer(kernel, key)
     members = set(ops)
     first = ops[0]
     parent = first.parent_block()
@@ -243,6 +237,8 @@ class RduFuse(ModulePass):
     """Group dataflow ops into kernels (level 0: none, 1: patterns, 2: whole layers)."""
 
     name = "rdu-fuse"
+    accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
+    produces: ClassVar[Level | None] = Level.KERNELS
 
     level: int = 2
     """0 = every op its own kernel; 1 = pattern fusion; 2 = up to whole layers."""
@@ -253,7 +249,7 @@ class RduFuse(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.level not in (0, 1, 2):
             raise ValueError(f"rdu-fuse: level must be 0, 1 or 2, got {self.level}")
-        require_tensor_program(op, self.name)
+        require_tensor_program(op, self.name, self.accepts)
         target = module_target(op, self.target)
         for function in functions(op):
             if self.level > 0:
@@ -263,7 +259,7 @@ class RduFuse(ModulePass):
                 segments += self.segments(run, target)
             for index, segment in enumerate(segments):
                 outline_kernel(segment, f"k{index}")
-        set_level(op, "kernels")
+        set_level(op, self.produces)
 
     def segments(self, body: list[Operation], target: Target) -> list[list[Operation]]:
         """The kernels to form from a run of ops, by level."""

@@ -33,19 +33,20 @@ call on its arguments' buffers. No value stays in SRAM across a call.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseArrayBase,
     DictionaryAttr,
     IndexType,
     IntegerAttr,
     FunctionType,
     ModuleOp,
-    SymbolRefAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -76,9 +77,23 @@ from rducc.analysis.kernel_model import (
     kernel_group,
     working_set,
 )
+from rducc.dialects import contracts
+from rducc.dialects.contracts import (
+    Level,
+    TilePlanAttr,
+    arg_attrs,
+    global_of,
+    is_input,
+    is_outlined,
+    module_target,
+    set_level,
+    set_tiles,
+    tile_plan_of,
+)
 from rducc.dialects.liveness import last_read
+from rducc.dialects.program import callees_first, functions
 from rducc.dialects.shapes import value_bytes
-from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program, set_level
+from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 
 
@@ -123,21 +138,21 @@ class _KernelPlan:
     tiled: dict[SSAValue, int] = field(default_factory=dict)
 
 
-def _int_attr(kernel: KernelOp, name: str) -> int:
-    value = kernel.attributes.get(name)
-    if not isinstance(value, IntegerAttr):
-        raise LocatedError(kernel, f"kernel {kernel.sym_name.data} has no '{name}': run rdu-tile first")
-    return value.value.data
+def _plan_attr(kernel: KernelOp) -> TilePlanAttr:
+    """The kernel's `rdu.tile_plan`, or a located error when rdu-tile has not run."""
+    plan = tile_plan_of(kernel)
+    if plan is None:
+        raise LocatedError(kernel, f"kernel {kernel.sym_name.data} has no '{contracts.TILE_PLAN}': run rdu-tile first")
+    return plan
 
 
 def _recorded_plan(kernel: KernelOp, group: Group) -> _KernelPlan:
     """The tiling rdu-tile recorded, matched to a parallel class of the body."""
-    count, size = _int_attr(kernel, "tiles"), _int_attr(kernel, "tile_size")
+    recorded = _plan_attr(kernel)
+    count, size = recorded.tiles.data, recorded.size.data
     if count == 1:
         return _KernelPlan(1, 0)
-    recorded = kernel.attributes.get("tile_out")
-    assert isinstance(recorded, DenseArrayBase)
-    wanted = list(recorded.get_values())
+    wanted = list(recorded.outputs)
     for extent, dims in candidate_loops(group):
         if extent == count * size and [dims.get(v, -1) for v in group.outputs] == wanted:
             return _KernelPlan(count, size, dims)
@@ -247,7 +262,7 @@ def lower_kernel(
     gather_dmas(out, tiled=False)
     body = _compute_body(kernel, group, plan, gathered, loaded)
     compute = ComputeOp(kernel.sym_name.data, [*sram_in.values(), *sram_gathered.values()], sram_out, body)
-    compute.attributes["tiles"] = IntegerAttr(plan.count, 64)
+    set_tiles(compute, plan.count)
     if looped:
         zero, one, count = out.index(0), out.index(1), out.index(plan.count)
         step = out.index(plan.size)
@@ -300,7 +315,7 @@ def _free_beside(kernel: KernelOp, target: Target) -> Room:
     group = kernel_group(kernel)
     plan = _recorded_plan(kernel, group)
     pmus = working_set(group, TilePlan(plan.size, plan.count, plan.tiled), target).pmus
-    return Room(target.sram_bytes - _int_attr(kernel, "working_set"), target.pmus - pmus)
+    return Room(target.sram_bytes - _plan_attr(kernel).working_set.data, target.pmus - pmus)
 
 
 def kept_on_chip(
@@ -321,8 +336,8 @@ def kept_on_chip(
     """
     if not isinstance(following, KernelOp):
         return frozenset(), Room()
-    before_tiled = _int_attr(kernel, "tiles") > 1
-    after_tiled = _int_attr(following, "tiles") > 1
+    before_tiled = _plan_attr(kernel).tiles.data > 1
+    after_tiled = _plan_attr(following).tiles.data > 1
     candidates = [
         (i, result) for i, result in enumerate(kernel.outputs)
         if result.uses and all(use.operation is following for use in result.uses)
@@ -331,7 +346,7 @@ def kept_on_chip(
         return frozenset(i for i, _ in candidates), Room()  # both hold every such value whole
     room_before = _free_beside(kernel, target) - used
     room_after = _free_beside(following, target)
-    tile_in = _tile_dims(following, "tile_in")
+    tile_in = _plan_attr(following).inputs
     kept: set[int] = set()
     taken_after = Room()
     for i, result in sorted(candidates, key=lambda item: -value_bytes(item[1])):
@@ -346,13 +361,6 @@ def kept_on_chip(
             taken_after += extra_after
             kept.add(i)
     return frozenset(kept), taken_after
-
-
-def _tile_dims(kernel: KernelOp, name: str) -> list[int]:
-    recorded = kernel.attributes.get(name)
-    if not isinstance(recorded, DenseArrayBase):
-        raise LocatedError(kernel, f"kernel {kernel.sym_name.data} has no '{name}': run rdu-tile first")
-    return list(recorded.get_values())
 
 
 def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
@@ -390,9 +398,9 @@ def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | Non
     when they can (see `kept_on_chip`); without, every one goes through HBM.
     """
     old = function.body.block
-    attrs = function.arg_attrs.data if function.arg_attrs else [DictionaryAttr({})] * len(old.args)
-    outlined = CALLS_ATTR in function.attributes
-    user = [(arg, a) for arg, a in zip(old.args, attrs) if outlined or "rdu.input" in a.data]
+    attrs = arg_attrs(function)
+    outlined = is_outlined(function)
+    user = [(arg, a) for arg, a in zip(old.args, attrs) if outlined or is_input(a)]
     block = Block(arg_types=[_buffer(_parameter_tier(a), _tensor(arg)) for arg, a in user])
     out = _Emitter(block, function.location)
     env: dict[SSAValue, SSAValue] = {}
@@ -400,9 +408,9 @@ def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | Non
         env[arg] = new
         new.name_hint = arg.name_hint
     for arg, a in zip(old.args, attrs):
-        reference = a.data.get("rdu.global")
-        if isinstance(reference, SymbolRefAttr):
-            env[arg] = _global_buffer(module, reference.root_reference.data, out)
+        reference = global_of(a)
+        if reference is not None:
+            env[arg] = _global_buffer(module, reference, out)
             env[arg].name_hint = arg.name_hint
     results: list[SSAValue] = []
     used = Room()  # what values kept from the kernel before take beside this one's working set
@@ -429,13 +437,13 @@ def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | Non
     old.erase(safe_erase=False)
     function.body.add_block(block)
     function.function_type = FunctionType.from_lists([a.type for a in block.args], [r.type for r in results])
-    function.arg_attrs = ArrayAttr([a for _, a in user])
+    function.arg_attrs = ArrayAttr([DictionaryAttr(a) for _, a in user])
 
 
-def _parameter_tier(attrs: DictionaryAttr) -> Tier:
+def _parameter_tier(attrs: Mapping[str, Attribute]) -> Tier:
     """The tier of an argument's buffer: HBM, or the `tier.tier` rdu-place-tiers
     recorded on a weight parameter of an outlined layer."""
-    tier = attrs.data.get("tier.tier")
+    tier = attrs.get(contracts.PARAMETER_TIER)
     return tier.data if isinstance(tier, TierAttr) else Tier.HBM
 
 
@@ -444,7 +452,7 @@ def _lower_call(module: ModuleOp, call: func.CallOp, env: dict[SSAValue, SSAValu
     callee = next(
         (f for f in functions(module) if f.sym_name.data == call.callee.string_value()), None
     )
-    if callee is None or CALLS_ATTR not in callee.attributes:
+    if callee is None or not is_outlined(callee):
         raise LocatedError(call, f"rdu-insert-dma lowers calls of outlined layers only, not @{call.callee.string_value()}")
     new = out.emit(func.CallOp(call.callee, [env[v] for v in call.arguments], callee.function_type.outputs.data))
     new.attributes.update(call.attributes)
@@ -458,6 +466,8 @@ class RduInsertDma(ModulePass):
     """Lower kernels to tile loops with explicit DMA between tiers (double-buffered)."""
 
     name = "rdu-insert-dma"
+    accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
+    produces: ClassVar[Level | None] = Level.MEMORY
 
     keep_on_chip: bool = True
     """Let a value stay in SRAM between two neighbouring kernels when both fit."""
@@ -466,11 +476,11 @@ class RduInsertDma(ModulePass):
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name)
+        require_tensor_program(op, self.name, self.accepts)
         target = module_target(op, self.target) if self.keep_on_chip else None
         for function in callees_first(op):
             lower_function(op, function, target)
-        set_level(op, "memory")
+        set_level(op, self.produces)
 
 
 __all__ = ["RduInsertDma", "lower_kernel"]

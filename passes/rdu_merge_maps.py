@@ -12,6 +12,8 @@ kernel boundary; `on_graph=true` also merges in the top-level graph.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -25,6 +27,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from rducc.dialects.contracts import Level
 from rducc.dialects.dataflow import KernelOp, MapOp, YieldOp
 from rducc.passes.common import require_tensor_program
 
@@ -87,11 +90,13 @@ class RduMergeMaps(ModulePass):
     """Merge chains of same-shape elementwise maps inside kernels into one map each."""
 
     name = "rdu-merge-maps"
+    accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
+    produces: ClassVar[Level | None] = None
 
     on_graph: bool = False
     """Also merge maps outside kernels (in the level-1 graph)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name)
+        require_tensor_program(op, self.name, self.accepts)
         walker = PatternRewriteWalker(MergeMapIntoItsUser(self.on_graph), apply_recursively=True)
         walker.rewrite_module(op)

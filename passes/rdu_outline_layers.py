@@ -37,6 +37,8 @@ ops that read its results before it ends, is left inline.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,21 +47,20 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    IntegerAttr,
     LocationAttr,
     ModuleOp,
-    StringAttr,
-    UnitAttr,
-    i64,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.errors import RduccError
-from rducc.passes.common import CALLS_ATTR, LAYER_ATTR, OUTLINED_FROM_ATTR, require_tensor_program
+from rducc.dialects import contracts
+from rducc.dialects.contracts import TENSOR_LEVELS, Level, Role, arg_attrs, global_of, is_input, is_outlined, layer_arg, layer_of, set_layer, set_outlined
+from rducc.dialects.program import find_entry
+from rducc.passes.common import require_tensor_program
 
 CALLEE_NAME = "layer"
-IGNORED_ATTRS = frozenset({LAYER_ATTR})
+IGNORED_ATTRS = frozenset({contracts.LAYER})
 
 
 @dataclass
@@ -106,9 +107,9 @@ def layers_of(block: Block) -> list[Layer]:
     """The block's layers, in order of their first op."""
     by_key: dict[str, list[Operation]] = {}
     for op in block.ops:
-        layer = op.attributes.get(LAYER_ATTR)
-        if isinstance(layer, StringAttr):
-            by_key.setdefault(layer.data, []).append(op)
+        layer = layer_of(op)
+        if layer is not None:
+            by_key.setdefault(layer, []).append(op)
     return [Layer(key, ops) for key, ops in by_key.items()]
 
 
@@ -215,19 +216,17 @@ def can_call_in_place(layer: Layer, block: Block, index: dict[Operation, int]) -
 def argument_kind(value: SSAValue, function: func.FuncOp, activations: set[SSAValue]) -> DictionaryAttr:
     """What the caller passes for an argument of @layer (see the module docstring)."""
     if isinstance(value, BlockArgument) and value.owner is function.body.block:
-        attrs = function.arg_attrs.data[value.index].data if function.arg_attrs else {}
-        if "rdu.global" in attrs:
-            return DictionaryAttr({"rdu.weight": UnitAttr()})
+        if global_of(arg_attrs(function)[value.index]) is not None:
+            return layer_arg(Role.WEIGHT)
     if value in activations:
-        return DictionaryAttr({"rdu.input": StringAttr(value.name_hint or "x")})
-    return DictionaryAttr({"rdu.value": UnitAttr()})
+        return layer_arg(Role.INPUT, value.name_hint or "x")
+    return layer_arg(Role.VALUE)
 
 
 def activation_values(function: func.FuncOp) -> set[SSAValue]:
     """Values of @forward that depend on a user input (`rdu.input` arguments)."""
     block = function.body.block
-    attrs = function.arg_attrs.data if function.arg_attrs else []
-    dependent: set[SSAValue] = {arg for arg, a in zip(block.args, attrs) if "rdu.input" in a.data}
+    dependent: set[SSAValue] = {arg for arg, a in zip(block.args, arg_attrs(function)) if is_input(a)}
     for op in block.walk():
         if any(v in dependent for v in op.operands):
             dependent.update(op.results)
@@ -258,8 +257,7 @@ def build_callee(first: Layer, inputs: Sequence[SSAValue], outputs: Sequence[SSA
         visibility="private",
     )
     callee.location = first.ops[0].location
-    callee.attributes[OUTLINED_FROM_ATTR] = StringAttr(first.key)
-    callee.attributes[CALLS_ATTR] = IntegerAttr(calls, i64)
+    set_outlined(callee, first.key, calls)
     return callee
 
 
@@ -269,7 +267,7 @@ def layer_call(
     """`func.call @layer` for the layer `key`, with results typed as `outputs`."""
     call = func.CallOp(CALLEE_NAME, list(arguments), [v.type for v in outputs])
     call.location = location
-    call.attributes[LAYER_ATTR] = StringAttr(key)
+    set_layer(call, key)
     return call
 
 
@@ -379,21 +377,20 @@ class RduOutlineLayers(ModulePass):
     """Outline decoder layers identical to the first into one @layer, called once per layer."""
 
     name = "rdu-outline-layers"
+    accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
+    produces: ClassVar[Level | None] = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name)
+        require_tensor_program(op, self.name, self.accepts)
         existing = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == CALLEE_NAME), None)
         if existing is not None:
-            if CALLS_ATTR in existing.attributes:
+            if is_outlined(existing):
                 return  # outlined already: by the importer (`rducc.frontend.layer_reuse`) or an earlier run
             raise RduccError(
                 f"rdu-outline-layers: the module already has a function @{CALLEE_NAME} "
-                f"that is not an outlined layer (no {CALLS_ATTR}); rename it"
+                f"that is not an outlined layer (no {contracts.CALLS}); rename it"
             )
-        forward = next(
-            (f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "forward" and f.body.blocks),
-            None,
-        )
+        forward = find_entry(op)
         if forward is not None:
             outline(op, forward)
 
@@ -404,7 +401,7 @@ def inline_calls(module: ModuleOp) -> ModuleOp:
     kernel (for pictures of it). At the placed level the copy keeps its SRAM
     offsets, as no SRAM buffer lives across a call."""
     module = module.clone()
-    callees = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and CALLS_ATTR in f.attributes}
+    callees = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and is_outlined(f)}
     if not callees:
         return module
     for function in [f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data not in callees]:

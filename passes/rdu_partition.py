@@ -19,7 +19,7 @@ every `func.func` of the module. The result is one SPMD program:
   whole where it is used. Splits flow through elementwise, layout, reduce and
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
   a user input, is split by heads). A split weight or input keeps its full
-  shape in the weights file and the caller's arrays: `rdu.shard` (`encode_split`)
+  shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
   is replicated (`rdu.all_gather` of its split operands): correct, slower.
@@ -40,24 +40,21 @@ The module records the choice as `rdu.partition = {tp = N, pp = M}`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar
+
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseArrayBase,
     DictionaryAttr,
     FunctionType,
-    IntegerAttr,
     ModuleOp,
-    StringAttr,
-    SymbolRefAttr,
     TensorType,
-    i64,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -68,115 +65,29 @@ from rducc.dialects.memory import GlobalOp
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.shapes import reshape_groups, value_bytes
 from rducc.errors import RduccError
-from rducc.passes.common import LAYER_ATTR, functions, module_target, require_tensor_program
-
-PARTITION_ATTR = "rdu.partition"
-"""Module attribute: `{tp = N, pp = M}` once partitioned."""
-SHARD_ATTR = "rdu.shard"
-"""On a `tier.global` or a function argument: the part each rank takes (`encode_split`)."""
-RESULT_SHARDS_ATTR = "rdu.result_shards"
-"""On a function: per result, the part each rank holds (`encode_split`; empty: whole)."""
-STAGE_ATTR = "rdu.stage"
-"""On each op of a pipelined function: the pipeline stage that runs it."""
-
-
-@dataclass(frozen=True)
-class Split:
-    """How a value is split over the `tp` ranks of a group.
-
-    Along each `(dim, parts, stride)` of `entries` (one per split dim, sorted
-    by dim) rank r holds part `(r // stride) % parts`. A split over every rank
-    along one dim is `(dim, tp, 1)`. With 16 ranks seen as 8 x 2, `(1, 8, 2)`
-    splits dim 1 over the major factor and replicates over the minor one (ranks
-    2k and 2k + 1 hold the same part: a KV head), and `{(1, 8, 2), (2, 2, 1)}`
-    splits dim 1 over the major factor and dim 2 over the minor one (the query
-    heads grouped under that KV head). Entries use disjoint factors of the rank.
-    """
-
-    entries: tuple[tuple[int, int, int], ...]
-
-    @staticmethod
-    def of(entries: Iterable[tuple[int, int, int]]) -> Split | None:
-        """The split of these entries; None (replicated) when there are none."""
-        ordered = tuple(sorted(entries))
-        return Split(ordered) if ordered else None
-
-    @staticmethod
-    def whole(dim: int, tp: int) -> Split:
-        """Split along `dim` over every one of `tp` ranks."""
-        return Split(((dim, tp, 1),))
-
-    def dims(self) -> set[int]:
-        return {dim for dim, _, _ in self.entries}
-
-    def parts(self, dim: int) -> int:
-        return next((parts for d, parts, _ in self.entries if d == dim), 1)
-
-    def on(self, dim: int) -> tuple[int, int] | None:
-        """(parts, stride) along `dim`, or None."""
-        return next(((parts, stride) for d, parts, stride in self.entries if d == dim), None)
-
-    def moved(self, where: Callable[[int], int | None]) -> Split | None:
-        """The same split with each dim d moved to `where(d)` (dropped where None)."""
-        return Split.of((new, parts, stride) for dim, parts, stride in self.entries
-                        if (new := where(dim)) is not None)
-
-    def valid(self, tp: int) -> bool:
-        """Each entry a factor of the rank, disjoint from the others."""
-        covered = 1
-        for _, parts, stride in sorted(self.entries, key=lambda entry: entry[2]):
-            if parts < 2 or stride < covered or tp % (stride * parts):
-                return False
-            covered = stride * parts
-        return True
-
-    def slices(self, shape: Sequence[int], rank: int) -> tuple[slice, ...]:
-        """The window of a whole array of `shape` that `rank` holds."""
-        window = [slice(None)] * len(shape)
-        for dim, parts, stride in self.entries:
-            size = shape[dim] // parts
-            index = (rank // stride) % parts
-            window[dim] = slice(index * size, (index + 1) * size)
-        return tuple(window)
-
-    def describe(self) -> str:
-        return ", ".join(f"dim {dim} split {parts} ways" + (f" (rank / {stride})" if stride > 1 else "")
-                         for dim, parts, stride in self.entries)
-
+from rducc.dialects.contracts import (
+    module_target,
+    TENSOR_LEVELS,
+    Level,
+    Split,
+    arg_attrs,
+    global_of,
+    is_input,
+    is_partitioned,
+    layer_of,
+    set_layer,
+    set_partition,
+    set_result_shards,
+    set_shard,
+    set_stage,
+    shard_of,
+)
+from rducc.dialects.program import functions, global_stages
+from rducc.passes.common import require_tensor_program
 
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
 PARTIAL = "partial"
-
-
-def encode_split(split: Split | None) -> DenseArrayBase:
-    """`array<i64: dim, parts>` for a split over every rank along one dim, else
-    `(dim, parts, stride)` triples; `array<i64>` for a whole value."""
-    if split is None:
-        return DenseArrayBase.from_list(i64, [])
-    if len(split.entries) == 1 and split.entries[0][2] == 1:
-        return DenseArrayBase.from_list(i64, list(split.entries[0][:2]))
-    return DenseArrayBase.from_list(i64, [n for entry in split.entries for n in entry])
-
-
-def shard_spec(attr: object) -> Split | None:
-    """The `Split` an `rdu.shard` (or a `rdu.result_shards` entry) says, or None."""
-    if not isinstance(attr, DenseArrayBase):
-        return None
-    values = [int(v) for v in attr.get_values()]
-    if len(values) == 2:
-        return Split.whole(values[0], values[1])
-    return Split.of(tuple(values[i:i + 3]) for i in range(0, len(values), 3))  # type: ignore[misc]
-
-
-def partition_of(module: ModuleOp) -> tuple[int, int]:
-    """(tp, pp) the module was partitioned with; (1, 1) when it was not."""
-    attr = module.attributes.get(PARTITION_ATTR)
-    if not isinstance(attr, DictionaryAttr):
-        return 1, 1
-    tp, pp = attr.data.get("tp"), attr.data.get("pp")
-    return (tp.value.data if isinstance(tp, IntegerAttr) else 1,
-            pp.value.data if isinstance(pp, IntegerAttr) else 1)
 
 
 class _Unsplittable(Exception):
@@ -234,11 +145,6 @@ def _per_rank(tensor: TensorType, full: Sequence[int], split: Split | None) -> T
     for dim, parts, _ in split.entries if split else ():
         shape[dim] //= parts
     return TensorType(tensor.element_type, shape)
-
-
-def _layer(op: Operation) -> str | None:
-    attr = op.attributes.get(LAYER_ATTR)
-    return attr.data if isinstance(attr, StringAttr) else None
 
 
 @dataclass
@@ -319,11 +225,11 @@ class _TensorPartitioner:
             return False
         if len(list(value.uses)) != 1:
             return False
-        reference = self._arg_attrs(value).get("rdu.global")
-        if isinstance(reference, SymbolRefAttr):
-            target = self._global(reference.root_reference.data)
-            return target is not None and target.initial_value is None and SHARD_ATTR not in target.attributes
-        return "rdu.input" in self._arg_attrs(value)
+        reference = global_of(self._arg_attrs(value))
+        if reference is not None:
+            target = self._global(reference)
+            return target is not None and target.initial_value is None and shard_of(target) is None
+        return is_input(self._arg_attrs(value))
 
     def materialize(self, value: SSAValue, want: Layout, before: Operation) -> SSAValue:
         """`value` in layout `want` (call `feasible` first): collectives or a sharded argument."""
@@ -360,8 +266,8 @@ class _TensorPartitioner:
         producer = op.operands[0].owner
         anchor = producer if isinstance(producer, Operation) else before
         op.location = anchor.location
-        if (layer := _layer(anchor)) is not None:
-            op.attributes[LAYER_ATTR] = StringAttr(layer)
+        if (layer := layer_of(anchor)) is not None:
+            set_layer(op, layer)
         parent = before.parent_block()
         assert parent is not None
         if anchor is producer:
@@ -371,9 +277,8 @@ class _TensorPartitioner:
         self.layout[op.results[0]] = layout
         return op.results[0]
 
-    def _arg_attrs(self, arg: BlockArgument) -> dict:
-        attrs = self.function.arg_attrs
-        return dict(attrs.data[arg.index].data) if attrs is not None else {}
+    def _arg_attrs(self, arg: BlockArgument) -> dict[str, Attribute]:
+        return arg_attrs(self.function)[arg.index]
 
     def _global(self, name: str) -> GlobalOp | None:
         return next((g for g in self.module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
@@ -394,19 +299,16 @@ class _TensorPartitioner:
     def _shard_arg(self, arg: SSAValue, split: Split) -> SSAValue:
         assert isinstance(arg, BlockArgument)
         full = self.full_shape(arg)
-        spec = encode_split(split)
-        attrs = self._arg_attrs(arg)
-        attrs[SHARD_ATTR] = spec
-        all_attrs = list(self.function.arg_attrs.data)
-        all_attrs[arg.index] = DictionaryAttr(attrs)
-        self.function.arg_attrs = ArrayAttr(all_attrs)
-        reference = attrs.get("rdu.global")
+        all_attrs = arg_attrs(self.function)
+        set_shard(all_attrs[arg.index], split)
+        self.function.arg_attrs = ArrayAttr(DictionaryAttr(a) for a in all_attrs)
+        reference = global_of(all_attrs[arg.index])
         per_rank = _per_rank(arg.type, full, split)  # type: ignore[arg-type]
-        if isinstance(reference, SymbolRefAttr):
-            target = self._global(reference.root_reference.data)
+        if reference is not None:
+            target = self._global(reference)
             assert target is not None
             target.global_type = per_rank
-            target.attributes[SHARD_ATTR] = spec
+            set_shard(target.attributes, split)
         new = Rewriter.replace_value_with_new_type(arg, per_rank)
         self.full[new] = full
         self.layout[new] = split
@@ -541,7 +443,7 @@ class _TensorPartitioner:
     def _check_rows_split(self, op: MatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
         """A weight split by rows needs its input split over every rank (a partial
         sum of a factor of the ranks would be counted twice)."""
-        if not self.strict or _layer(op) is None or not self._is_weight(op.rhs) or left is None:
+        if not self.strict or layer_of(op) is None or not self._is_weight(op.rhs) or left is None:
             return
         if left.on(k_lhs) != (self.tp, 1) or len(left.entries) != 1:
             raise LocatedError(op, f"tp={self.tp} does not divide the heads: the {lhs[k_lhs]} input rows of weight "
@@ -555,7 +457,7 @@ class _TensorPartitioner:
         if not self._is_weight(op.rhs):
             return [None, None], None
         if rhs[n_rhs] % self.tp:
-            if self.strict and _layer(op) is not None:
+            if self.strict and layer_of(op) is not None:
                 name = self._weight_name(op.rhs)
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
@@ -580,18 +482,20 @@ class _TensorPartitioner:
         return True
 
     def _is_weight(self, value: SSAValue) -> bool:
-        return isinstance(value, BlockArgument) and "rdu.global" in self._arg_attrs(value)
+        return isinstance(value, BlockArgument) and global_of(self._arg_attrs(value)) is not None
 
     def _weight_name(self, value: SSAValue) -> str:
         assert isinstance(value, BlockArgument)
-        return self._arg_attrs(value)["rdu.global"].root_reference.data
+        name = global_of(self._arg_attrs(value))
+        assert name is not None
+        return name
 
     def _plan_reshape(self, op: ReshapeOp, split: Split) -> tuple[list[Layout], Layout] | None:
         source, result = self.full_shape(op.input), _shape(op.result)
         try:
             return [split], reshape_split(source, result, split)
         except _Unsplittable:
-            if self.strict and _layer(op) is not None:
+            if self.strict and layer_of(op) is not None:
                 raise LocatedError(
                     op, f"tp={self.tp} does not divide the heads: the reshape {list(source)} -> "
                         f"{list(result)} cannot keep {split.describe()}"
@@ -615,9 +519,7 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     ret = block.last_op
     outputs = [v.type for v in ret.operands] if isinstance(ret, func.ReturnOp) else []
     function.function_type = FunctionType.from_lists([a.type for a in block.args], outputs)
-    function.attributes[RESULT_SHARDS_ATTR] = ArrayAttr(
-        [encode_split(lay if isinstance(lay, Split) else None) for lay in results]
-    )
+    set_result_shards(function, (lay if isinstance(lay, Split) else None for lay in results))
     return partitioner.replicated_ops
 
 
@@ -625,7 +527,7 @@ def layer_keys(block: Block) -> list[str]:
     """The decoder layers (`rdu.layer`) of a block, in order of first appearance."""
     keys: list[str] = []
     for op in block.ops:
-        key = _layer(op)
+        key = layer_of(op)
         if key is not None and key not in keys:
             keys.append(key)
     return keys
@@ -645,14 +547,14 @@ def assign_stages(function: func.FuncOp, pp: int) -> None:
     for op in block.ops:
         if isinstance(op, func.ReturnOp):
             continue
-        key = _layer(op)
+        key = layer_of(op)
         producers = [stage[v.owner] for v in op.operands if v.owner in stage]
         stage[op] = stage_of_layer[key] if key is not None else max(producers, default=0)
     sent: dict[tuple[SSAValue, int], SSAValue] = {}
     for op in list(block.ops):
         if op not in stage:
             continue
-        op.attributes[STAGE_ATTR] = IntegerAttr(stage[op], i64)
+        set_stage(op, stage[op])
         for index, value in enumerate(list(op.operands)):
             source = stage.get(value.owner)  # type: ignore[arg-type]
             if source is None or source == stage[op]:
@@ -660,7 +562,7 @@ def assign_stages(function: func.FuncOp, pp: int) -> None:
             if (value, stage[op]) not in sent:
                 send = SendRecvOp(value, source, stage[op])
                 send.location = op.location
-                send.attributes[STAGE_ATTR] = IntegerAttr(stage[op], i64)
+                set_stage(send, stage[op])
                 block.insert_op_before(send, op)
                 sent[(value, stage[op])] = send.result
             op.operands[index] = sent[(value, stage[op])]
@@ -674,33 +576,8 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True) ->
             replicated += partition_tensors(module, function, tp, strict)
         if pp > 1:
             assign_stages(function, pp)
-    module.attributes[PARTITION_ATTR] = DictionaryAttr(
-        {"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)}
-    )
+    set_partition(module, tp, pp)
     return replicated
-
-
-def op_stage(op: Operation) -> int:
-    """The pipeline stage an op (or a kernel or tier.compute, by its body) runs on; 0 when not pipelined."""
-    for inner in op.walk():
-        stage = inner.attributes.get(STAGE_ATTR)
-        if isinstance(stage, IntegerAttr):
-            return stage.value.data
-    return 0
-
-
-def global_stages(module: ModuleOp) -> dict[str, int]:
-    """The pipeline stage whose sockets hold each global: that of its first reader."""
-    stages: dict[str, int] = {}
-    for function in functions(module):
-        attrs = function.arg_attrs.data if function.arg_attrs else []
-        by_arg = {arg: a.data["rdu.global"].root_reference.data for arg, a in zip(function.args, attrs)
-                  if isinstance(a.data.get("rdu.global"), SymbolRefAttr)}
-        for op in function.body.block.ops:
-            for operand in op.operands:
-                if operand in by_arg:
-                    stages.setdefault(by_arg[operand], op_stage(op))
-    return stages
 
 
 def candidate_splits(sockets: int) -> list[tuple[int, int]]:
@@ -750,6 +627,8 @@ class RduPartition(ModulePass):
     """Split the model across sockets: tensor parallelism (tp) and pipeline stages (pp)."""
 
     name = "rdu-partition"
+    accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
+    produces: ClassVar[Level | None] = None
 
     tp: int = 0
     """Sockets per tensor-parallel group; 0: chosen by the cost model (with pp)."""
@@ -761,8 +640,8 @@ class RduPartition(ModulePass):
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name)
-        if PARTITION_ATTR in op.attributes:
+        require_tensor_program(op, self.name, self.accepts)
+        if is_partitioned(op):
             raise RduccError("rdu-partition: the module is partitioned already")
         if any(isinstance(inner, KernelOp) for inner in op.walk()):
             raise RduccError("rdu-partition works on the imported graph: run it before rdu-fuse")
@@ -790,13 +669,12 @@ class RduPartition(ModulePass):
 def splits_anything(module: ModuleOp) -> bool:
     """Whether a function argument (a weight or an input) of `module` is split across ranks."""
     return any(
-        SHARD_ATTR in attrs.data
-        for function in functions(module) if function.arg_attrs is not None
-        for attrs in function.arg_attrs.data
+        shard_of(attrs) is not None
+        for function in functions(module)
+        for attrs in arg_attrs(function)
     )
 
 
 __all__ = [
-    "RduPartition", "partition_module", "splits_anything", "global_stages", "op_stage", "partition_of", "choose_split", "candidate_splits",
-    "shard_spec", "encode_split", "reshape_split", "Split", "PARTITION_ATTR", "SHARD_ATTR", "RESULT_SHARDS_ATTR", "STAGE_ATTR",
+    "RduPartition", "partition_module", "splits_anything", "choose_split", "candidate_splits", "reshape_split",
 ]

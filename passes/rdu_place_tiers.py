@@ -25,31 +25,30 @@ The result is recorded on the module: `tier.hbm_weight_bytes`,
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
 from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
-from rducc.passes.common import CALLS_ATTR, callees_first, functions, module_target, require_tensor_program
-from rducc.passes.rdu_partition import global_stages
+from rducc.dialects import contracts
+from rducc.dialects.contracts import module_target, Level, arg_attrs, global_of, is_outlined, is_weight
+from rducc.dialects.program import callees_first, functions, global_stages
+from rducc.passes.common import require_tensor_program
 
 
 def _first_use_order(module: ModuleOp) -> list[str]:
     """Global names in the order @forward's kernels first read them."""
     order: dict[str, None] = {}
     for function in functions(module):
-        attrs = function.arg_attrs.data if function.arg_attrs else []
-        by_arg = {
-            arg: a.data["rdu.global"].root_reference.data
-            for arg, a in zip(function.args, attrs)
-            if isinstance(a.data.get("rdu.global"), SymbolRefAttr)
-        }
+        by_arg = {arg: name for arg, a in zip(function.args, arg_attrs(function)) if (name := global_of(a)) is not None}
         for op in function.body.block.ops:
             for operand in op.operands:
                 if operand in by_arg:
@@ -74,11 +73,10 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
             end = live_end(op, block, position, [result])
             dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
-    if CALLS_ATTR not in function.attributes:
-        attrs = function.arg_attrs.data if function.arg_attrs else [None] * len(function.args)
+    if not is_outlined(function):
         live = sum(
-            value_bytes(arg) for arg, a in zip(function.args, attrs)
-            if a is None or "rdu.global" not in a.data  # a weight is placed on its own
+            value_bytes(arg) for arg, a in zip(function.args, arg_attrs(function))
+            if global_of(a) is None  # a weight is placed on its own
         )
     peak = live
     for index, op in enumerate(ops):
@@ -95,29 +93,24 @@ def _activation_bytes(module: ModuleOp) -> int:
     for function in callees_first(module):
         peaks[function.sym_name.data] = peak_activation_bytes(function, peaks)
     return max(
-        (peaks[f.sym_name.data] for f in functions(module) if CALLS_ATTR not in f.attributes), default=0
+        (peaks[f.sym_name.data] for f in functions(module) if not is_outlined(f)), default=0
     )
 
 
 def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
     """For each weight parameter of an outlined function (callee, index), the
     globals its calls pass there, in call order."""
-    callees = {f.sym_name.data: f for f in functions(module) if CALLS_ATTR in f.attributes}
+    callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
     slots: dict[tuple[str, int], list[str]] = {}
     for function in functions(module):
-        attrs = function.arg_attrs.data if function.arg_attrs else []
-        global_of = {
-            arg: a.data["rdu.global"].root_reference.data
-            for arg, a in zip(function.args, attrs)
-            if isinstance(a.data.get("rdu.global"), SymbolRefAttr)
-        }
+        weights = {arg: name for arg, a in zip(function.args, arg_attrs(function)) if (name := global_of(a)) is not None}
         for call in function.body.block.ops:
             if not isinstance(call, func.CallOp) or call.callee.string_value() not in callees:
                 continue
             callee = callees[call.callee.string_value()]
-            for index, (operand, a) in enumerate(zip(call.arguments, callee.arg_attrs.data)):
-                if "rdu.weight" in a.data and operand in global_of:
-                    slots.setdefault((callee.sym_name.data, index), []).append(global_of[operand])
+            for index, (operand, a) in enumerate(zip(call.arguments, arg_attrs(callee))):
+                if is_weight(a) and operand in weights:
+                    slots.setdefault((callee.sym_name.data, index), []).append(weights[operand])
     return slots
 
 
@@ -135,13 +128,13 @@ def weights_sharing_a_parameter(module: ModuleOp) -> dict[str, list[str]]:
 def record_parameter_tiers(module: ModuleOp, globals_: dict[str, GlobalOp]) -> None:
     """Write on each weight parameter of an outlined function the tier of its weights
     (`tier.tier`), which `rdu-insert-dma` gives the parameter's buffer."""
-    callees = {f.sym_name.data: f for f in functions(module) if CALLS_ATTR in f.attributes}
+    callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
     for (callee_name, index), names in _weight_parameters(module).items():
         callee = callees[callee_name]
         tier = globals_[names[0]].tier
         assert tier is not None and all(globals_[n].tier == tier for n in names)
         attrs = list(callee.arg_attrs.data)
-        attrs[index] = DictionaryAttr({**attrs[index].data, "tier.tier": tier})
+        attrs[index] = DictionaryAttr({**attrs[index].data, contracts.PARAMETER_TIER: tier})
         callee.arg_attrs = ArrayAttr(attrs)
 
 
@@ -150,12 +143,14 @@ class RduPlaceTiers(ModulePass):
     """Put weights in HBM, spilling to DDR when HBM is full."""
 
     name = "rdu-place-tiers"
+    accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
+    produces: ClassVar[Level | None] = None
 
     target: str = ""
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name)
+        require_tensor_program(op, self.name, self.accepts)
         target = module_target(op, self.target)
         globals_ = {g.sym_name.data: g for g in op.ops if isinstance(g, GlobalOp)}
         activations = _activation_bytes(op)
@@ -190,9 +185,9 @@ class RduPlaceTiers(ModulePass):
                 f"and {activations} bytes of activations, against {target.hbm_bytes} bytes of HBM "
                 f"and {target.ddr_bytes} bytes of DDR"
             )
-        op.attributes["tier.hbm_weight_bytes"] = IntegerAttr(hbm_used, i64)
-        op.attributes["tier.ddr_weight_bytes"] = IntegerAttr(ddr_used, i64)
-        op.attributes["tier.activation_bytes"] = IntegerAttr(activations, i64)
+        op.attributes[contracts.HBM_WEIGHT_BYTES] = IntegerAttr(hbm_used, i64)
+        op.attributes[contracts.DDR_WEIGHT_BYTES] = IntegerAttr(ddr_used, i64)
+        op.attributes[contracts.ACTIVATION_BYTES] = IntegerAttr(activations, i64)
         if len(hbm_by_stage) > 1:  # one socket of each pipeline stage
-            op.attributes["tier.hbm_weight_bytes_by_stage"] = DenseArrayBase.from_list(i64, hbm_by_stage)
-            op.attributes["tier.ddr_weight_bytes_by_stage"] = DenseArrayBase.from_list(i64, ddr_by_stage)
+            op.attributes[contracts.HBM_WEIGHT_BYTES_BY_STAGE] = DenseArrayBase.from_list(i64, hbm_by_stage)
+            op.attributes[contracts.DDR_WEIGHT_BYTES_BY_STAGE] = DenseArrayBase.from_list(i64, ddr_by_stage)

@@ -26,6 +26,8 @@ buffers live at the busiest point.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -37,8 +39,6 @@ from xdsl.passes import ModulePass
 from rducc.diagnostics import LocatedError
 from rducc.dialects.dataflow import YieldOp
 from rducc.dialects.memory import (
-    BODY_OFFSET_ATTR,
-    SRAM_CAPACITY_ATTR,
     AllocOp,
     BufferType,
     ComputeOp,
@@ -48,7 +48,10 @@ from rducc.dialects.memory import (
 from rducc.dialects.liveness import live_end
 from rducc.dialects.shapes import value_bytes
 from rducc.analysis.kernel_model import aligned
-from rducc.passes.common import callees_first, module_target, set_level
+from rducc.dialects import contracts
+from rducc.dialects.contracts import module_target, LOWERED_LEVELS, Level, set_level
+from rducc.dialects.program import callees_first
+from rducc.passes.common import require_level
 
 @dataclass
 class SramBuffer:
@@ -95,7 +98,7 @@ def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[Sr
     result = []
     for op in block.ops:
         if isinstance(op, YieldOp) or not op.results or op.results[0] in yielded:
-            op.attributes.pop(BODY_OFFSET_ATTR, None)
+            op.attributes.pop(contracts.BODY_OFFSET, None)
             continue
         end = live_end(op, block, position, op.results[:1])
         result.append(SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], end))
@@ -186,11 +189,14 @@ class RduSramAlloc(ModulePass):
     """Give every SRAM buffer an offset: no live overlaps, all within capacity."""
 
     name = "rdu-sram-alloc"
+    accepts: ClassVar[tuple[Level, ...]] = LOWERED_LEVELS
+    produces: ClassVar[Level | None] = Level.PLACED
 
     target: str = ""
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_level(op, self.name, self.accepts)
         target = module_target(op, self.target)
         callee_peaks: dict[str, tuple[int, int]] = {}
         for function in callees_first(op):
@@ -208,9 +214,9 @@ class RduSramAlloc(ModulePass):
                 if isinstance(buffer.op, AllocOp):
                     buffer.op.offset = IntegerAttr(buffer.offset, i64)
                 else:
-                    buffer.op.attributes[BODY_OFFSET_ATTR] = IntegerAttr(buffer.offset, i64)
-            function.attributes[SRAM_CAPACITY_ATTR] = IntegerAttr(target.sram_bytes, i64)
-            function.attributes["tier.sram_peak"] = IntegerAttr(peak, i64)
-            function.attributes["tier.sram_lower_bound"] = IntegerAttr(bound, i64)
+                    buffer.op.attributes[contracts.BODY_OFFSET] = IntegerAttr(buffer.offset, i64)
+            function.attributes[contracts.SRAM_CAPACITY] = IntegerAttr(target.sram_bytes, i64)
+            function.attributes[contracts.SRAM_PEAK] = IntegerAttr(peak, i64)
+            function.attributes[contracts.SRAM_LOWER_BOUND] = IntegerAttr(bound, i64)
             callee_peaks[function.sym_name.data] = (peak, bound)
-        set_level(op, "placed")
+        set_level(op, self.produces)

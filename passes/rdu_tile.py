@@ -5,11 +5,12 @@ A kernel runs as a loop over tiles of one parallel dimension (see
 resident, its output tiles and the peak of its intermediate values all in
 SRAM at once. The pass picks the fewest tiles that fit (tile sizes aligned to
 the target's lane width where the dimension allows) and records the plan on
-the kernel:
+the kernel as `rdu.tile_plan = #rdu.tile_plan<tiles = T, size = t, in = [...],
+out = [...], working_set = B>`:
 
     tiles = T            number of tiles (1: no loop)
-    tile_size = t        extent of the tiled dim in one tile
-    tile_in / tile_out   the tiled dim of each input / output (-1: untiled)
+    size = t             extent of the tiled dim in one tile
+    in / out             the tiled dim of each input / output (-1: untiled)
     working_set = B      bytes of SRAM the kernel needs at once
 
 A kernel that fits no tiling is an error located at its first op.
@@ -17,27 +18,32 @@ A kernel that fits no tiling is an error located at its first op.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
+from rducc.dialects.contracts import module_target, Level, TilePlanAttr, set_tile_plan
 from rducc.dialects.dataflow import KernelOp
 from rducc.analysis.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
-from rducc.passes.common import module_target, require_tensor_program
+from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 
 
 def record_plan(kernel: KernelOp, plan: TilePlan, found: WorkingSet) -> None:
-    """Record a tiling on the kernel, in the attributes rdu-insert-dma reads."""
+    """Record a tiling on the kernel, as the `rdu.tile_plan` rdu-insert-dma reads."""
     group = kernel_group(kernel)
-    kernel.attributes["tiles"] = IntegerAttr(plan.count, i64)
-    kernel.attributes["tile_size"] = IntegerAttr(plan.size, i64)
-    kernel.attributes["tile_in"] = DenseArrayBase.from_list(i64, [plan.tiled.get(v, -1) for v in group.inputs])
-    kernel.attributes["tile_out"] = DenseArrayBase.from_list(i64, [plan.tiled.get(v, -1) for v in group.outputs])
-    kernel.attributes["working_set"] = IntegerAttr(found.total_bytes, i64)
+    set_tile_plan(kernel, TilePlanAttr.of(
+        plan.count,
+        plan.size,
+        [plan.tiled.get(v, -1) for v in group.inputs],
+        [plan.tiled.get(v, -1) for v in group.outputs],
+        found.total_bytes,
+    ))
 
 
 def _untileable(kernel: KernelOp, target: Target) -> LocatedError:
@@ -67,12 +73,14 @@ class RduTile(ModulePass):
     """Choose per-kernel tile sizes so each kernel's live tiles fit in SRAM."""
 
     name = "rdu-tile"
+    accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
+    produces: ClassVar[Level | None] = None
 
     target: str = ""
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name)
+        require_tensor_program(op, self.name, self.accepts)
         target = module_target(op, self.target)
         for kernel in [o for o in op.walk() if isinstance(o, KernelOp)]:
             tile_kernel(kernel, target)

@@ -120,15 +120,17 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from rducc.dialects import contracts
 from rducc.dialects import dataflow as rdu
+from rducc.dialects.contracts import LOWERED_LEVELS, arg_attrs, is_outlined, is_weight, level_of
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
+from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
-from rducc.passes.common import CALLS_ATTR, callees_first, functions
 from rducc.runtime.kernel_looping import KernelLoop, plan_loops
 from rducc.targets import Target
 
@@ -523,7 +525,7 @@ def walk_placed(module: ModuleOp, kernel_looping: bool = False) -> ProgramWalk:
     for function in callees_first(module):
         found, found_loops = _walk_function(function, walked, kernel_looping)
         walked[function.sym_name.data] = found
-        if CALLS_ATTR not in function.attributes:
+        if not is_outlined(function):
             kernels += found  # an outlined layer counts at its calls
             loops += found_loops
     return ProgramWalk(kernels, loops, walked)
@@ -737,7 +739,6 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
     pipeline). Weights past one socket's HBM are read at DDR bandwidth.
     """
     from rducc.dialects.collectives import COLLECTIVE_OPS
-    from rducc.passes.rdu_partition import global_stages
 
     seconds = 0.0
     for function in functions(module):
@@ -767,8 +768,7 @@ def _weight_values(function: func.FuncOp) -> frozenset[SSAValue]:
     arguments (`rdu.weight`) of an outlined layer."""
     from rducc.dialects.memory import GetGlobalOp
 
-    attrs = function.arg_attrs.data if function.arg_attrs else []
-    found: set[SSAValue] = {arg for arg, a in zip(function.args, attrs) if "rdu.weight" in a.data}
+    found: set[SSAValue] = {arg for arg, a in zip(function.args, arg_attrs(function)) if is_weight(a)}
     found |= {op.results[0] for op in function.walk() if isinstance(op, GetGlobalOp)}
     return frozenset(found)
 
@@ -784,17 +784,17 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     Shapes only: no weights or inputs are needed. Raises `RduccError` for a
     module that is not lowered to tier.compute yet.
     """
-    level = module.attributes.get("rdu.level")
-    if isinstance(level, StringAttr) and level.data not in ("memory", "placed"):
+    level = level_of(module)
+    if level is not None and level not in LOWERED_LEVELS:
         raise RduccError(
-            f"cost model: the module is at level '{level.data}'; lower it to 'memory' or 'placed' first"
+            f"cost model: the module is at level '{level}'; lower it to 'memory' or 'placed' first"
         )
     walk = walk_placed(module, target.kernel_looping)
     peak = bound = capacity = 0
     for function in functions(module):
-        peak = max(peak, _int_attr(function, "tier.sram_peak"))
-        bound = max(bound, _int_attr(function, "tier.sram_lower_bound"))
-        capacity = max(capacity, _int_attr(function, "tier.sram_capacity"))
+        peak = max(peak, _int_attr(function, contracts.SRAM_PEAK))
+        bound = max(bound, _int_attr(function, contracts.SRAM_LOWER_BOUND))
+        capacity = max(capacity, _int_attr(function, contracts.SRAM_CAPACITY))
     if not walk.kernels and any(isinstance(op, rdu.KernelOp) for op in module.walk()):
         raise RduccError("cost model: the module has rdu.kernel ops; lower it to 'memory' or 'placed' first")
     kernels = kernel_costs(walk.kernels, target, capacity - peak if capacity else None)

@@ -22,6 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
+from rducc.dialects.contracts import input_label
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime import implementations as _implementations  # noqa: F401 - registers every op's kernel
@@ -132,14 +133,6 @@ def kernel_step(
 # --------------------------------------------------------------------------
 
 
-def entry_function(module: ModuleOp, entry: str) -> func.FuncOp:
-    """The module's `func.func @entry` with a body."""
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == entry and op.body.blocks:
-            return op
-    raise RduccError(f"the module has no 'func.func @{entry}' with a body")
-
-
 def functions_of(module: ModuleOp) -> dict[str, func.FuncOp]:
     """Every `func.func` of the module by name (the callees of `func.call`)."""
     return {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
@@ -160,8 +153,7 @@ def argument_attributes(function: func.FuncOp, index: int) -> Mapping[str, Attri
 def input_argument(function: func.FuncOp, index: int, shape: tuple[int, ...], dtype: np.dtype) -> Argument:
     """A user input of the entry function, named by its `rdu.input` label."""
     arg: BlockArgument = function.body.block.args[index]
-    label = argument_attributes(function, index).get("rdu.input")
-    name = label.data if label is not None else (arg.name_hint or f"arg{index}")  # type: ignore[attr-defined]
+    name = input_label(argument_attributes(function, index)) or arg.name_hint or f"arg{index}"
     return Argument(name, shape, dtype)
 
 

@@ -33,10 +33,12 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 
 from rducc.dialects import dataflow as rdu
+from rducc.dialects.contracts import global_of
+from rducc.dialects.program import ENTRY, entry_function
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import tensor_signature
@@ -46,7 +48,6 @@ from rducc.runtime.engine import (
     Step,
     argument_attributes,
     check_arguments,
-    entry_function,
     functions_of,
     globals_of,
     input_argument,
@@ -131,7 +132,7 @@ def _sub_program(program: _Program, results: int) -> Kernel:
 class GraphExecutor:
     """Runs a level-1 (or level-2, with `rdu.kernel`) module's `@forward` on NumPy."""
 
-    def __init__(self, module: ModuleOp, entry: str = "forward", check: bool = True):
+    def __init__(self, module: ModuleOp, entry: str = ENTRY, check: bool = True):
         globals_ = globals_of(module)
         forward = entry_function(module, entry)
         block = forward.body.block
@@ -140,7 +141,7 @@ class GraphExecutor:
         self.weights: list[Argument] = []
         for index, arg in enumerate(block.args):
             shape, dtype = tensor_signature(arg.type)
-            ref = _weight_reference(argument_attributes(forward, index))
+            ref = global_of(argument_attributes(forward, index))
             if ref is not None:
                 global_op = globals_.get(ref)
                 if global_op is None:
@@ -188,12 +189,6 @@ class GraphExecutor:
         return [_owned(r) for r in results]
 
     __call__ = run
-
-
-def _weight_reference(attrs: Mapping[str, Any]) -> str | None:
-    """The global an argument of @forward reads (`rdu.global`), or None for a user input."""
-    ref = attrs.get("rdu.global")
-    return ref.root_reference.data if isinstance(ref, SymbolRefAttr) else None
 
 
 def _owned(value: np.ndarray) -> np.ndarray:

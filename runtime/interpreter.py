@@ -54,9 +54,8 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects import dataflow as rdu
+from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY
 from rducc.dialects.memory import (
-    BODY_OFFSET_ATTR,
-    SRAM_CAPACITY_ATTR,
     AllocOp,
     BufferType,
     ComputeOp,
@@ -66,6 +65,7 @@ from rducc.dialects.memory import (
     GetGlobalOp,
     Tier,
 )
+from rducc.dialects.program import ENTRY, entry_function
 from rducc.errors import RduccError
 from rducc.runtime import kernels
 from rducc.runtime.context import RunContext, RunCounter
@@ -78,7 +78,6 @@ from rducc.runtime.engine import (
     Step,
     check_arguments,
     check_result,
-    entry_function,
     functions_of,
     globals_of,
     input_argument,
@@ -163,7 +162,7 @@ class PlacedProgram:
     inline value).
     """
 
-    def __init__(self, module: ModuleOp, sram_bytes: int | None = None, entry: str = "forward"):
+    def __init__(self, module: ModuleOp, sram_bytes: int | None = None, entry: str = ENTRY):
         forward = entry_function(module, entry)
         self.entry = entry
         self._globals = globals_of(module)
@@ -470,10 +469,10 @@ class PlacedProgram:
             if result in first_out:
                 dest = out_slots[first_out[result]]
             else:
-                offset = body_op.attributes.get(BODY_OFFSET_ATTR)
+                offset = body_op.attributes.get(BODY_OFFSET)
                 if not isinstance(offset, IntegerAttr):
                     raise RduccError(
-                        f"{where} has no '{BODY_OFFSET_ATTR}': the program is not placed "
+                        f"{where} has no '{BODY_OFFSET}': the program is not placed "
                         "(run rdu-sram-alloc)"
                     )
                 dest = self._view(offset.value.data, result.type, f"the value of {where}")
@@ -556,7 +555,7 @@ def _capacity(module: ModuleOp, forward: func.FuncOp, sram_bytes: int | None) ->
             raise RduccError(f"sram_bytes must be >= 0, got {sram_bytes}")
         return sram_bytes
     for holder in (forward, module):
-        capacity = holder.attributes.get(SRAM_CAPACITY_ATTR)
+        capacity = holder.attributes.get(SRAM_CAPACITY)
         if isinstance(capacity, IntegerAttr):
             return capacity.value.data
     return None  # an error only if the program uses SRAM

@@ -39,13 +39,11 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, func
 from xdsl.ir import Block, Operation
 
+from rducc.dialects.contracts import stage_attr
 from rducc.dialects.memory import AllocOp, DeallocOp, GetGlobalOp
 
 NO_CHIP_WORK = (AllocOp, DeallocOp, GetGlobalOp, arith.ConstantOp)
 """Ops that may stand between two calls of a loop: bookkeeping, no chip work."""
-
-STAGE_ATTR = "rdu.stage"
-
 
 @dataclass
 class KernelLoop:
@@ -72,7 +70,7 @@ def _carried(previous: func.CallOp, call: func.CallOp) -> frozenset[tuple[int, i
 def _continues(run: list[func.CallOp], call: func.CallOp) -> bool:
     """Whether `call` is the next iteration of `run`: same callee and stage, fed as the others."""
     last = run[-1]
-    if call.callee != last.callee or call.attributes.get(STAGE_ATTR) != last.attributes.get(STAGE_ATTR):
+    if call.callee != last.callee or stage_attr(call) != stage_attr(last):
         return False
     fed = _carried(last, call)
     return bool(fed) and (len(run) < 2 or fed == _carried(run[-2], last))

@@ -21,13 +21,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 
+from rducc.dialects.contracts import Split, arg_attrs, is_input, partition_of, result_shards, shard_of
+from rducc.dialects.program import ENTRY, entry_function
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError
-from rducc.passes.rdu_partition import RESULT_SHARDS_ATTR, SHARD_ATTR, Split, partition_of, shard_spec
 from rducc.runtime.context import RunContext, RunCounter, SocketGroup
-from rducc.runtime.engine import entry_function
 from rducc.runtime.interpreter import PlacedProgram
 
 Runner = Callable[[list[np.ndarray], dict[str, np.ndarray], RunContext], list[np.ndarray]]
@@ -56,16 +56,13 @@ def _join(parts: list[np.ndarray], split: Split | None) -> np.ndarray:
     return whole
 
 
-def shard_specs(module: ModuleOp, entry: str = "forward"):
+def shard_specs(module: ModuleOp, entry: str = ENTRY):
     """(per user input, by weight name, per result) the (dim, parts) each is split by, or None."""
     function = entry_function(module, entry)
-    attrs = function.arg_attrs.data if function.arg_attrs else []
-    inputs = [shard_spec(a.data.get(SHARD_ATTR)) for a in attrs if "rdu.input" in a.data]
-    weights = {g.sym_name.data: shard_spec(g.attributes.get(SHARD_ATTR))
-               for g in module.ops if isinstance(g, GlobalOp) and SHARD_ATTR in g.attributes}
-    results_attr = function.attributes.get(RESULT_SHARDS_ATTR)
-    results = [shard_spec(a) for a in results_attr.data] if isinstance(results_attr, ArrayAttr) else []
-    return inputs, weights, results
+    inputs = [shard_of(a) for a in arg_attrs(function) if is_input(a)]
+    weights = {g.sym_name.data: split for g in module.ops
+               if isinstance(g, GlobalOp) and (split := shard_of(g)) is not None}
+    return inputs, weights, result_shards(function)
 
 
 def run_partitioned(
@@ -73,7 +70,7 @@ def run_partitioned(
     runners: Sequence[Runner],
     inputs: Sequence[np.ndarray],
     weights: Mapping[str, np.ndarray],
-    entry: str = "forward",
+    entry: str = ENTRY,
     run: int = 1,
 ) -> list[np.ndarray]:
     """Run the partitioned `module` on all its tp ranks, `runners[r]` running rank r's

@@ -16,8 +16,8 @@ from typing import Any
 import torch
 from rducc.errors import RduccError
 from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
-from rducc.passes.common import LAYER_ATTR
-from xdsl.dialects.builtin import StringAttr, TensorType, UnknownLoc
+from rducc.dialects.contracts import set_layer
+from xdsl.dialects.builtin import TensorType, UnknownLoc
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 Value = SSAValue | tuple[SSAValue | None, ...] | None
@@ -108,7 +108,7 @@ class GraphImporter:
         """Append `op` at the current location; return its first result."""
         op.location = self.location
         if self.layer:
-            op.attributes[LAYER_ATTR] = StringAttr(self.layer)
+            set_layer(op, self.layer)
         self.block.add_op(op)
         if op.results:
             if self.name_hint and op.results[0].name_hint is None:

@@ -20,16 +20,13 @@ Complex dtypes are refused under both (the importer has no complex types).
 from __future__ import annotations
 
 import torch
-from xdsl.dialects.builtin import Float64Type, IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import Float64Type, ModuleOp, TensorType
 
+from rducc.dialects.contracts import f64_demoted
 from rducc.errors import RduccError
 from rducc.frontend.locations import describe_location
 
 POLICIES = ("emulate", "refuse", "demote")
-
-DEMOTED_ATTR = "rdu.f64_demoted"
-"""Module attribute: how many f64 values `demote` computed in f32."""
-
 
 def _is_f64(value: object) -> bool:
     values = value if isinstance(value, tuple | list) else [value]
@@ -74,14 +71,9 @@ def f64_value_count(module: ModuleOp) -> int:
     return count
 
 
-def demoted_count(module: ModuleOp) -> int:
-    attr = module.attributes.get(DEMOTED_ATTR)
-    return attr.value.data if isinstance(attr, IntegerAttr) else 0
-
-
 def emulation_note(module: ModuleOp) -> str | None:
     """The report's line about f64 values, or None when there are none."""
-    demoted = demoted_count(module)
+    demoted = f64_demoted(module)
     if demoted:
         return (
             f"f64   {demoted} values of the model were float64, which the chip cannot compute: "

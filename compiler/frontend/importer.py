@@ -23,12 +23,10 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
-    IntegerAttr,
     ModuleOp,
     NameLoc,
     NoneAttr,
     StringAttr,
-    SymbolRefAttr,
     TensorType,
     f32,
     i1,
@@ -62,8 +60,10 @@ from rducc.frontend.converter_api import (
     fake_value,
     node_arguments,
 )
-from rducc.frontend.f64 import DEMOTED_ATTR, check_f64, f64_node_count
+from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
+from rducc.dialects.contracts import Level, input_arg, set_f64_demoted, set_level, weight_arg
+from rducc.dialects.program import ENTRY
 from rducc.frontend.locations import describe_location, location_of
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
@@ -189,7 +189,7 @@ def _signature(ep: ExportedProgram) -> _Signature:
                     "tensor; rducc compiles tensor inputs only"
                 )
             signature.arg_nodes.append(node)
-            signature.arg_attrs.append(DictionaryAttr({"rdu.input": StringAttr(node.name)}))
+            signature.arg_attrs.append(DictionaryAttr(input_arg(node.name)))
             continue
         if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             raise RduccError(f"input '{node.name}' of kind {spec.kind.name} is not supported")
@@ -206,7 +206,7 @@ def _signature(ep: ExportedProgram) -> _Signature:
                 kind=_weight_kind(spec.kind),
             )
         )
-        weights.append((node, DictionaryAttr({"rdu.global": SymbolRefAttr(spec.target)})))
+        weights.append((node, DictionaryAttr(weight_arg(spec.target))))
     for node, attrs in weights:
         signature.arg_nodes.append(node)
         signature.arg_attrs.append(attrs)
@@ -308,7 +308,7 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
         module = _import_program(ep, f64, outline_layers)
     count = f64_node_count(ep)
     if count:
-        module.attributes[DEMOTED_ATTR] = IntegerAttr(count, i64)
+        set_f64_demoted(module, count)
     return module
 
 
@@ -343,7 +343,7 @@ def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPl
     importer.layer = None
     importer.emit(func.ReturnOp(*results))
     forward = func.FuncOp(
-        "forward",
+        ENTRY,
         (arg_types, [r.type for r in results]),
         Region(block),
         arg_attrs=ArrayAttr(signature.arg_attrs),
@@ -351,7 +351,7 @@ def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPl
     module = ModuleOp([*signature.globals, forward])
     if reuse is not None:
         reuse.finish(module, forward)
-    module.attributes["rdu.level"] = StringAttr("graph")
+    set_level(module, Level.GRAPH)
     return module
 
 

@@ -29,7 +29,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import LocationAttr, ModuleOp
 from xdsl.ir import Block, OpResult, Operation, SSAValue
 
-from rducc.passes.common import LAYER_ATTR
+from rducc.dialects.contracts import LAYER
 from rducc.passes.rdu_canonicalize import folds_across
 from rducc.passes.rdu_outline_layers import Correspondence, Layer, Outlining
 
@@ -333,8 +333,8 @@ class LayerReuse:
                 if isinstance(value, OpResult) and isinstance(value.op, func.CallOp):  # the layer before
                     value = returned.arguments[value.index]
                 if any(folds(value, u.operation, param) for u in param.uses):
-                    raise NotReusable(f"{call.attributes[LAYER_ATTR]}: an argument folds into @layer")
+                    raise NotReusable(f"{call.attributes[LAYER]}: an argument folds into @layer")
             for result, inner in zip(call.res, returned.arguments):
                 readers = [u.operation for u in result.uses if not isinstance(u.operation, func.CallOp)]
                 if any(folds(inner, reader, result) for reader in readers):  # a call's reads: at its parameters
-                    raise NotReusable(f"{call.attributes[LAYER_ATTR]}: a result folds into its reader")
+                    raise NotReusable(f"{call.attributes[LAYER]}: a result folds into its reader")

@@ -145,32 +145,13 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return data
 
 
-_IN_MEMORY: dict[str, Target] = {}
-"""Targets built in Python (not from a file), by their `memory:NAME` spec."""
-
-
-def target_spec(target: Target) -> str:
-    """A spec that `load_target` turns back into this target (for `rdu.target`)."""
-    if target.source in BUILTIN_TARGETS or (target.source and Path(target.source).exists()):
-        try:
-            if load_target(target.source) == target:
-                return target.source
-        except RduccError:
-            pass
-    spec = f"memory:{target.name}"
-    _IN_MEMORY[spec] = target
-    return spec
-
-
 def load_target(spec: str | Target = "sn40l") -> Target:
     """A built-in target by name, or a user's target file by path."""
     if isinstance(spec, Target):
         return spec
-    if spec in _IN_MEMORY:
-        return _IN_MEMORY[spec]
     data, path = _figures(spec)
     source = spec if spec in BUILTIN_TARGETS else str(path.resolve())
     return Target(**_validate(data, path), source=source)
 
 
-__all__ = ["Target", "load_target", "target_spec", "BUILTIN_TARGETS"]
+__all__ = ["Target", "load_target", "BUILTIN_TARGETS"]

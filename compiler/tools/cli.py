@@ -15,12 +15,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from xdsl.dialects.builtin import StringAttr
 
 from rducc import __version__
 from rducc.errors import RduccError
 from rducc.files import check_writable, write_atomically
-from rducc.weights import WEIGHTS_ATTR, save_weights, sidecar_path
+from rducc.dialects.contracts import Level, level_of, set_weights_file
+from rducc.weights import save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels `--emit` can stop at (see rducc.pipeline)."""
@@ -260,7 +260,7 @@ def _opt_level(args: argparse.Namespace) -> int:
 def _check_level_for_report(module, args: argparse.Namespace) -> None:
     if not (args.report or args.report_json or args.plot):
         return
-    if module.attributes.get("rdu.level") != StringAttr("placed"):
+    if level_of(module) != Level.PLACED:
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
 
 
@@ -294,7 +294,7 @@ def _run(args: argparse.Namespace) -> None:
         _check_level_for_report(module, args)
         weights_path = _weights_path(args, bool(weights))
         if weights_path is not None:
-            module.attributes[WEIGHTS_ATTR] = StringAttr(_relative_to(weights_path, args.output))
+            set_weights_file(module, _relative_to(weights_path, args.output))
         with times.stage("print"):
             text = module_text(module, locations=not args.no_locations)
         with times.stage("write"):

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from rducc.dialects import contracts
+from rducc.dialects.contracts import arg_attrs, input_label
 from rducc.dialects.memory import (
-    BODY_OFFSET_ATTR,
-    SRAM_CAPACITY_ATTR,
     AllocOp,
     ComputeOp,
     DmaOp,
@@ -45,7 +45,8 @@ from rducc.dialects.memory import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
-from rducc.passes.common import CALLS_ATTR, functions, module_target
+from rducc.dialects.contracts import is_outlined, module_target
+from rducc.dialects.program import find_entry, functions
 from rducc.passes.rdu_sram_alloc import collect_buffers
 from rducc.runtime.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, walk_placed
 
@@ -95,10 +96,10 @@ def write_plots(module: ModuleOp, report, directory: Path) -> list[Path]:
 
 def _forward(module: ModuleOp) -> func.FuncOp:
     """@forward, else the first function that is not an outlined layer."""
-    funcs = [f for f in functions(module) if CALLS_ATTR not in f.attributes] or list(functions(module))
+    funcs = [f for f in functions(module) if not is_outlined(f)] or list(functions(module))
     if not funcs:
         raise RduccError("plots: the module has no function")
-    return next((f for f in funcs if f.sym_name.data == "forward"), funcs[0])
+    return find_entry(module) or funcs[0]
 
 
 def _computes(function: func.FuncOp) -> list[ComputeOp]:
@@ -116,8 +117,8 @@ def costed_kernels(module: ModuleOp) -> list[tuple[KernelRecord, KernelCost]]:
 def _sram_room(module: ModuleOp) -> int | None:
     """SRAM free beside the plan's peak (largest over functions), None when unplaced."""
     every = list(functions(module))
-    capacity = max((_int_attr(f, SRAM_CAPACITY_ATTR) for f in every), default=0)
-    peak = max((_int_attr(f, "tier.sram_peak") for f in every), default=0)
+    capacity = max((_int_attr(f, contracts.SRAM_CAPACITY) for f in every), default=0)
+    peak = max((_int_attr(f, contracts.SRAM_PEAK) for f in every), default=0)
     return capacity - peak if capacity else None
 
 
@@ -181,15 +182,15 @@ def _sram_map(plt, function: func.FuncOp, report, path: Path) -> Path:
                 continue
             offset, copies = op.offset.value.data, op.copies
         else:
-            if BODY_OFFSET_ATTR not in op.attributes:
+            if contracts.BODY_OFFSET not in op.attributes:
                 continue
-            offset, copies = _int_attr(op, BODY_OFFSET_ATTR), 1
+            offset, copies = _int_attr(op, contracts.BODY_OFFSET), 1
         kernel = _buffer_kernel(op, starts, buffer.start)
         rects.append((buffer.start, buffer.end + 1, offset, buffer.size, kernel, copies))
 
-    capacity = _int_attr(function, SRAM_CAPACITY_ATTR) or getattr(report, "sram_capacity_bytes", 0)
-    peak = _int_attr(function, "tier.sram_peak") or max((r[2] + r[3] for r in rects), default=0)
-    bound = _int_attr(function, "tier.sram_lower_bound") or getattr(report, "sram_lower_bound_bytes", 0)
+    capacity = _int_attr(function, contracts.SRAM_CAPACITY) or getattr(report, "sram_capacity_bytes", 0)
+    peak = _int_attr(function, contracts.SRAM_PEAK) or max((r[2] + r[3] for r in rects), default=0)
+    bound = _int_attr(function, contracts.SRAM_LOWER_BOUND) or getattr(report, "sram_lower_bound_bytes", 0)
     scale, unit = (1 << 20, "MiB") if max(peak, 1) >= (4 << 20) else ((1 << 10, "KiB") if peak >= 4096 else (1, "B"))
 
     area: Counter[str] = Counter()
@@ -380,13 +381,9 @@ def kernel_graph(module: ModuleOp, kernels: list[tuple[KernelRecord, KernelCost]
     scopes = _Scopes(module)
     # fill[buffer] = {producer node: bytes of its data now in the buffer}
     fill: dict[_Key, dict[str, int]] = {}
-    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    attrs = arg_attrs(function)
     for i, arg in enumerate(function.body.blocks[0].args):
-        name = f"arg{i}"
-        if i < len(arg_attrs) and isinstance(arg_attrs[i], DictionaryAttr):
-            attr = arg_attrs[i].data.get("rdu.input")
-            if isinstance(attr, StringAttr):
-                name = attr.data
+        name = input_label(attrs[i]) or f"arg{i}"
         node = f"input{i}"
         graph.nodes[node] = [f"input {name}", str(arg.type)]
         graph.shapes[node] = "invhouse"

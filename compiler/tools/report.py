@@ -13,9 +13,11 @@ from typing import Any
 
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from rducc.dialects import contracts
+from rducc.dialects.contracts import f64_demoted, is_partitioned, partition_of
 from rducc.dialects.memory import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.dialects.shapes import value_bytes
-from rducc.frontend.f64 import demoted_count, emulation_note, f64_value_count
+from rducc.frontend.f64 import emulation_note, f64_value_count
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,12 @@ def _mb(value: int) -> str:
 def socket_use(module: ModuleOp) -> list[dict[str, int]]:
     """Per pipeline stage of a partitioned program: its sockets and the HBM and DDR
     weight bytes each of them holds (every tp rank of a stage holds equal shards)."""
-    from rducc.passes.rdu_partition import partition_of
-
     tp, pp = partition_of(module)
     by_stage = {}
-    for tier in ("hbm", "ddr"):
-        attr = module.attributes.get(f"tier.{tier}_weight_bytes_by_stage")
-        by_stage[tier] = list(attr.get_values()) if attr is not None else [_attr(module, f"tier.{tier}_weight_bytes")]
+    for tier, total, per_stage in (("hbm", contracts.HBM_WEIGHT_BYTES, contracts.HBM_WEIGHT_BYTES_BY_STAGE),
+                                   ("ddr", contracts.DDR_WEIGHT_BYTES, contracts.DDR_WEIGHT_BYTES_BY_STAGE)):
+        attr = module.attributes.get(per_stage)
+        by_stage[tier] = list(attr.get_values()) if attr is not None else [_attr(module, total)]
     stages = max(pp, len(by_stage["hbm"]))
     return [
         {"stage": s, "first_socket": s * tp, "last_socket": s * tp + tp - 1,
@@ -76,9 +77,7 @@ def socket_use(module: ModuleOp) -> list[dict[str, int]]:
 
 
 def _socket_lines(module: ModuleOp) -> list[str]:
-    from rducc.passes.rdu_partition import PARTITION_ATTR, partition_of
-
-    if PARTITION_ATTR not in module.attributes:
+    if not is_partitioned(module):
         return []
     tp, pp = partition_of(module)
     lines = [f"sockets  tp={tp} x pp={pp}: {tp * pp} sockets; one socket of each stage holds"
@@ -94,7 +93,7 @@ def _socket_lines(module: ModuleOp) -> list[str]:
 def compile_report(module: ModuleOp, report: Any) -> str:
     """The readable report: tensor placement, memory use, then the kernel table."""
     forward = next(op for op in module.ops if op.name == "func.func")
-    peak, capacity = _attr(forward, "tier.sram_peak"), _attr(forward, "tier.sram_capacity")
+    peak, capacity = _attr(forward, contracts.SRAM_PEAK), _attr(forward, contracts.SRAM_CAPACITY)
     lines = [f"rducc report: target {report.target}, {len(report.kernels)} kernels (times are modeled, not measured)", ""]
     lines.append("tensors")
     for cls in tensor_classes(module):
@@ -103,13 +102,13 @@ def compile_report(module: ModuleOp, report: Any) -> str:
     share = f" ({peak / capacity:.1%})" if capacity else ""
     lines.append(
         f"SRAM  peak {_mb(peak)} of {_mb(capacity)}{share}; max-live lower bound "
-        f"{_mb(_attr(forward, 'tier.sram_lower_bound'))}"
+        f"{_mb(_attr(forward, contracts.SRAM_LOWER_BOUND))}"
     )
     lines.append(
-        f"HBM   weights {_mb(_attr(module, 'tier.hbm_weight_bytes'))}, activations at most "
-        f"{_mb(_attr(module, 'tier.activation_bytes'))}"
+        f"HBM   weights {_mb(_attr(module, contracts.HBM_WEIGHT_BYTES))}, activations at most "
+        f"{_mb(_attr(module, contracts.ACTIVATION_BYTES))}"
     )
-    lines.append(f"DDR   weights {_mb(_attr(module, 'tier.ddr_weight_bytes'))}")
+    lines.append(f"DDR   weights {_mb(_attr(module, contracts.DDR_WEIGHT_BYTES))}")
     lines += _socket_lines(module)
     note = emulation_note(module)
     if note:
@@ -124,11 +123,11 @@ def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
     forward = next(op for op in module.ops if op.name == "func.func")
     data = report.to_dict()
     data["tensor_classes"] = [cls.__dict__ for cls in tensor_classes(module)]
-    data["hbm_weight_bytes"] = _attr(module, "tier.hbm_weight_bytes")
-    data["ddr_weight_bytes"] = _attr(module, "tier.ddr_weight_bytes")
-    data["activation_bytes"] = _attr(module, "tier.activation_bytes")
-    data["sram_capacity_bytes"] = _attr(forward, "tier.sram_capacity")
+    data["hbm_weight_bytes"] = _attr(module, contracts.HBM_WEIGHT_BYTES)
+    data["ddr_weight_bytes"] = _attr(module, contracts.DDR_WEIGHT_BYTES)
+    data["activation_bytes"] = _attr(module, contracts.ACTIVATION_BYTES)
+    data["sram_capacity_bytes"] = _attr(forward, contracts.SRAM_CAPACITY)
     data["f64_emulated_values"] = f64_value_count(module)
-    data["f64_demoted_values"] = demoted_count(module)
+    data["f64_demoted_values"] = f64_demoted(module)
     data["sockets"] = socket_use(module)
     return data

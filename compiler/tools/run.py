@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 
 from rducc import __version__
 from rducc.errors import RduccError
-from rducc.weights import WEIGHTS_ATTR, load_weights
+from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
+from rducc.weights import load_weights
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,7 +66,7 @@ def parse_program(path: Path) -> ModuleOp:
         raise RduccError(format_parse_error(error)) from None
     except DiagnosticException as error:
         raise RduccError(f"{path}: the program does not verify: {str(error).strip()}") from None
-    if module.attributes.get("rdu.level") != StringAttr("placed"):
+    if level_of(module) != Level.PLACED:
         raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
     return module
 
@@ -79,8 +80,6 @@ def _load_input(path: str) -> np.ndarray:
         raise RduccError(f"input {path}: not a .npy array ({error})") from None
 
 
-F64_DEMOTED_ATTR = "rdu.f64_demoted"
-"""`rducc.frontend.f64.DEMOTED_ATTR`, named here so that rducc-run does not import torch."""
 
 
 def _as_declared(array: np.ndarray, dtype: np.dtype, f64_demoted: bool) -> np.ndarray:
@@ -97,10 +96,10 @@ def _as_declared(array: np.ndarray, dtype: np.dtype, f64_demoted: bool) -> np.nd
 def _weights_file(module: ModuleOp, program: Path, override: str | None) -> Path | None:
     if override:
         return Path(override)
-    named = module.attributes.get(WEIGHTS_ATTR)
-    if not isinstance(named, StringAttr):
+    named = weights_file(module)
+    if named is None:
         return None
-    path = Path(named.data)
+    path = Path(named)
     return path if path.is_absolute() else program.parent / path
 
 
@@ -125,15 +124,13 @@ def _print_results(results: list[np.ndarray]) -> None:
 
 def _run(args: argparse.Namespace) -> None:
     from rducc.files import check_writable
-    from rducc.targets import load_target
 
     for output in (args.output, args.report):
         if output is not None:
             check_writable(output)
     program_path = Path(args.program)
     module = parse_program(program_path)
-    named = module.attributes.get("rdu.target")
-    target = load_target(args.target or (named.data if isinstance(named, StringAttr) else "sn40l"))
+    target = module_target(module, args.target or "")
     if args.simulate or args.report:
         from rducc.runtime.cost_model import estimate
 
@@ -149,7 +146,7 @@ def _run(args: argparse.Namespace) -> None:
 
     runner = placed_runner(module)  # every socket's program when partitioned
     inputs = [_load_input(p) for p in args.input]
-    demoted = F64_DEMOTED_ATTR in module.attributes
+    demoted = f64_demoted(module) > 0
     inputs = [_as_declared(a, arg.dtype, demoted) for a, arg in zip(inputs, runner.inputs)] + inputs[len(runner.inputs):]
     weights_path = _weights_file(module, program_path, args.weights)
     if weights_path is None and _needs_weights(module):

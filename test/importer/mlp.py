@@ -13,7 +13,7 @@ from rducc.driver import import_exported, module_text
 model, inputs = models.mlp()
 print(module_text(import_exported(models.export(model, inputs))))
 
-# CHECK:      builtin.module attributes {rdu.level = "graph"} {
+# CHECK:      builtin.module attributes {rdu.level = #rdu<level graph>} {
 # CHECK-NEXT:   tier.global @fc1.weight : tensor<64x32xf32> {kind = "parameter"}
 # CHECK-NEXT:   tier.global @fc1.bias : tensor<64xf32> {kind = "parameter"}
 # CHECK:        func.func @forward(%x: tensor<4x32xf32> {rdu.input = "x"} {{.*}}, %p_fc1_weight: tensor<64x32xf32> {rdu.global = @fc1.weight}

@@ -13,7 +13,7 @@
 
 // LOC: rdu.matmul {{.*}} loc("{{.*}}models.py":{{[0-9]+}}:{{[0-9]+}})
 
-// PLACED: builtin.module attributes {rdu.level = "placed", rdu.target = "sn40l"
+// PLACED: builtin.module attributes {rdu.level = #rdu<level placed>, rdu.target = #rdu.target<{name = "sn40l"
 // PLACED: tier.global @fc1.weight in hbm : tensor<64x32xf32>
 // PLACED: func.func @forward(%x: !tier.buffer<hbm, 4x32xf32> {rdu.input = "x"}) -> !tier.buffer<hbm, 4x10xf32> attributes {tier.sram_capacity = 520000000 : i64
 // PLACED: tier.alloc offset {{[0-9]+}} : !tier.buffer<sram, 4x32xf32>

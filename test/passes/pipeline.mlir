@@ -7,13 +7,13 @@
 // RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(0), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O0
 // Every pass reads the target from the module's rdu.target: on a 64 KiB SRAM
 // the fused kernel runs in 8 tiles.
-// RUN: sed -e 's|rdu.level = "graph"|rdu.level = "graph", rdu.target = "%S/Inputs/tiny.toml"|' %s | rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' | rducc-opt | filecheck %s --check-prefix=TINY
+// RUN: sed -e 's|rdu.level = #rdu<level graph>|rdu.level = #rdu<level graph>, rdu.target = "%S/Inputs/tiny.toml"|' %s | rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' | rducc-opt | filecheck %s --check-prefix=TINY
 // On an 8 KiB SRAM the first matmul cannot be tiled: a located error.
-// RUN: sed -e 's|rdu.level = "graph"|rdu.level = "graph", rdu.target = "%S/Inputs/micro.toml"|' %s | not rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: sed -e 's|rdu.level = #rdu<level graph>|rdu.level = #rdu<level graph>, rdu.target = "%S/Inputs/micro.toml"|' %s | not rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' 2>&1 | filecheck %s --check-prefix=ERR
 
 // sn40l: canonicalize folds both weight transposes into the matmuls, fusion
 // makes one kernel, which fits whole: no loop, one DMA per input.
-// CHECK:      builtin.module attributes {rdu.level = "placed", tier.hbm_weight_bytes = 20800 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 81920 : i64} {
+// CHECK:      builtin.module attributes {rdu.level = #rdu<level placed>, tier.hbm_weight_bytes = 20800 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 81920 : i64} {
 // CHECK-NEXT:   tier.global @fc1.weight in hbm : tensor<64x64xf32> {kind = "parameter"}
 // CHECK-NEXT:   tier.global @fc1.bias in hbm : tensor<64xf32> {kind = "parameter"}
 // CHECK-NEXT:   tier.global @fc2.weight in hbm : tensor<16x64xf32> {kind = "parameter"}
@@ -74,7 +74,7 @@
 // ERR:     rducc-opt: error: mlp.py:10:9: error: kernel k0 cannot be tiled to fit micro: untiled it needs 147456 bytes of SRAM
 // ERR-NOT: Traceback
 
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @fc1.weight : tensor<64x64xf32> {kind = "parameter"}
   tier.global @fc1.bias : tensor<64xf32> {kind = "parameter"}
   tier.global @fc2.weight : tensor<16x64xf32> {kind = "parameter"}

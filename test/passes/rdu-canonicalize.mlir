@@ -9,7 +9,7 @@
 // CHECK-LABEL: func.func @forward(%ident: tensor<4x8xf32> {rdu.input = "x"}) -> tensor<4x8xf32> {
 // CHECK-NEXT:    func.return %ident : tensor<4x8xf32>
 // CHECK-NEXT:  }
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   func.func @forward(%ident: tensor<4x8xf32> {rdu.input = "x"}) -> tensor<4x8xf32> {
     %r = rdu.reshape %ident : tensor<4x8xf32> -> tensor<4x8xf32>
     %t = rdu.transpose %r perm [0, 1] : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -27,7 +27,7 @@ builtin.module attributes {rdu.level = "graph"} {
 // CHECK-NEXT:    %r3 = rdu.reshape %chain : tensor<4x8xf32> -> tensor<8x4xf32>
 // CHECK-NEXT:    func.return %r3, %chain : tensor<8x4xf32>, tensor<4x8xf32>
 // CHECK-NEXT:  }
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   func.func @forward(%chain: tensor<4x8xf32> {rdu.input = "x"}) -> (tensor<8x4xf32>, tensor<4x8xf32>) {
     %r1 = rdu.reshape %chain : tensor<4x8xf32> -> tensor<32xf32>
     %r2 = rdu.reshape %r1 : tensor<32xf32> -> tensor<2x2x8xf32>
@@ -48,7 +48,7 @@ builtin.module attributes {rdu.level = "graph"} {
 // CHECK-NEXT:    %composed = rdu.transpose %perm perm [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
 // CHECK-NEXT:    func.return %composed, %perm : tensor<3x4x2xf32>, tensor<2x3x4xf32>
 // CHECK-NEXT:  }
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   func.func @forward(%perm: tensor<2x3x4xf32> {rdu.input = "x"}) -> (tensor<3x4x2xf32>, tensor<2x3x4xf32>) {
     %a = rdu.transpose %perm perm [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
     %composed = rdu.transpose %a perm [0, 2, 1] : tensor<3x2x4xf32> -> tensor<3x4x2xf32>
@@ -78,7 +78,7 @@ builtin.module attributes {rdu.level = "graph"} {
 // CHECK-NEXT:    %shared = rdu.transpose %fold perm [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
 // CHECK-NEXT:    %gram = rdu.matmul %fold, %fold transpose_rhs : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x4xf32>
 // CHECK-NEXT:    func.return %linear, %scores, %cancel, %on_lhs, %batch, %shared, %gram :
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @fold.w : tensor<16x8xf32> {kind = "parameter"}
   func.func @forward(%fold: tensor<4x8xf32> {rdu.input = "x"}, %qk: tensor<2x4x8xf32> {rdu.input = "qk"}, %kv: tensor<8x16xf32> {rdu.input = "kv"}, %m: tensor<8x2x4xf32> {rdu.input = "m"}, %p_w: tensor<16x8xf32> {rdu.global = @fold.w}) -> (tensor<4x16xf32>, tensor<2x4x4xf32>, tensor<4x16xf32>, tensor<8x8xf32>, tensor<2x4x4xf32>, tensor<8x4xf32>, tensor<4x4xf32>) {
     %wt = rdu.transpose %p_w perm [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
@@ -129,7 +129,7 @@ builtin.module attributes {rdu.level = "graph"} {
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %plus_e = rdu.map %fills, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK:         func.return %scaled, %mm, %grid, %plus_e
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   func.func @forward(%fills: tensor<4x8xf32> {rdu.input = "x"}) -> (tensor<4x8xf32>, tensor<4x4xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) {
     %two = rdu.map : () -> tensor<4x8xf32> {
       %c = arith.constant 2.000000e+00 : f32

@@ -81,7 +81,7 @@
 // SMALL:         %relu = rdu.kernel "k0"(%x, %p_fc1_weight, %p_fc1_bias) :
 // SMALL:         %mm2 = rdu.kernel "k1"(%relu, %p_fc2_weight) :
 // SMALL-NOT:     rdu.kernel "k2"
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @fc1.weight : tensor<64x32xf32> {kind = "parameter"}
   tier.global @fc1.bias : tensor<64xf32> {kind = "parameter"}
   tier.global @fc2.weight : tensor<16x64xf32> {kind = "parameter"}
@@ -140,7 +140,7 @@ builtin.module attributes {rdu.level = "graph"} {
 // O2:         %o = rdu.kernel "k0"(%x, %p_wq, %p_wk, %p_wv) : (tensor<8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32> {
 // O2-NOT:     rdu.kernel
 // O2:         func.return %o : tensor<8x16xf32>
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @attn.wq : tensor<16x16xf32> {kind = "parameter"}
   tier.global @attn.wk : tensor<16x16xf32> {kind = "parameter"}
   tier.global @attn.wv : tensor<16x16xf32> {kind = "parameter"}
@@ -210,7 +210,7 @@ builtin.module attributes {rdu.level = "graph"} {
 // O2:         %mm2 = rdu.kernel "k1"(%h, %p_w2) {rdu.layer = "layers.1"} : (tensor<4x32xf32>, tensor<32x32xf32>) -> tensor<4x32xf32> {
 // O2-NOT:     rdu.kernel
 // O2:         func.return %mm2 : tensor<4x32xf32>
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @layers.0.w : tensor<32x32xf32> {kind = "parameter"}
   tier.global @layers.1.w : tensor<32x32xf32> {kind = "parameter"}
   func.func @forward(%x: tensor<4x32xf32> {rdu.input = "x"}, %p_w1: tensor<32x32xf32> {rdu.global = @layers.0.w}, %p_w2: tensor<32x32xf32> {rdu.global = @layers.1.w}) -> tensor<4x32xf32> {

@@ -5,11 +5,11 @@
 // RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=NOKEEP
 //
 // Diagnostics: kernels without their tiling, globals without a tier.
-// RUN: sed -e 's/{tiles = [^}]*} //' %s | not rducc-opt --split-input-file -p rdu-insert-dma 2>&1 | filecheck %s --check-prefix=ERR-TILE
+// RUN: sed -e 's/{rdu.tile_plan = [^}]*} //' %s | not rducc-opt --split-input-file -p rdu-insert-dma 2>&1 | filecheck %s --check-prefix=ERR-TILE
 // RUN: sed -e 's/^\(  tier.global @[^ ]*\) in [a-z]*/\1/' %s | not rducc-opt --split-input-file -p rdu-insert-dma 2>&1 | filecheck %s --check-prefix=ERR-TIER
 
 // ERR-TILE-NOT: Traceback
-// ERR-TILE:     rducc-opt: error: model.py:7:5: error: kernel k0 has no 'tiles': run rdu-tile first
+// ERR-TILE:     rducc-opt: error: model.py:7:5: error: kernel k0 has no 'rdu.tile_plan': run rdu-tile first
 // ERR-TILE-NOT: Traceback
 // ERR-TIER-NOT: Traceback
 // ERR-TIER:     rducc-opt: error: global @w has no tier: run rdu-place-tiers first
@@ -20,7 +20,7 @@
 //
 // @forward now takes and returns HBM buffers; the weights come from
 // tier.get_global in their tier and are no longer arguments.
-// CHECK:      builtin.module attributes {rdu.level = "memory"} {
+// CHECK:      builtin.module attributes {rdu.level = #rdu<level memory>} {
 // CHECK-NEXT:   tier.global @w in hbm : tensor<64x64xf32> {kind = "parameter"}
 // CHECK-NEXT:   tier.global @embed in ddr : tensor<1000x64xf32> {kind = "parameter"}
 // CHECK-NEXT:   func.func @forward(%x: !tier.buffer<hbm, 128x64xf32> {rdu.input = "x"}, %ids: !tier.buffer<hbm, 1x8xi64> {rdu.input = "ids"}, %tokens: !tier.buffer<hbm, 1x512xi64> {rdu.input = "tokens"}) -> (!tier.buffer<hbm, 128xf32>, !tier.buffer<hbm, 1x8x64xf32>, !tier.buffer<hbm, 1x512x64xf32>) {
@@ -114,11 +114,11 @@
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 
-builtin.module attributes {rdu.level = "kernels"} {
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
   tier.global @w in hbm : tensor<64x64xf32> {kind = "parameter"}
   tier.global @embed in ddr : tensor<1000x64xf32> {kind = "parameter"}
   func.func @forward(%x: tensor<128x64xf32> {rdu.input = "x"}, %ids: tensor<1x8xi64> {rdu.input = "ids"}, %tokens: tensor<1x512xi64> {rdu.input = "tokens"}, %p_w: tensor<64x64xf32> {rdu.global = @w}, %p_embed: tensor<1000x64xf32> {rdu.global = @embed}) -> (tensor<128xf32>, tensor<1x8x64xf32>, tensor<1x512x64xf32>) {
-    %y = rdu.kernel "k0"(%x, %p_w) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0, -1>, tile_out = array<i64: 0>, working_set = 49152 : i64} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
+    %y = rdu.kernel "k0"(%x, %p_w) {rdu.tile_plan = #rdu.tile_plan<tiles = 4, size = 32, in = [0, -1], out = [0], working_set = 49152>} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
     ^bb0(%x_1: tensor<128x64xf32>, %p_w_1: tensor<64x64xf32>):
       %mm = rdu.matmul %x_1, %p_w_1 transpose_rhs : tensor<128x64xf32>, tensor<64x64xf32> -> tensor<128x64xf32>
       %y_1 = rdu.map %mm : (tensor<128x64xf32>) -> tensor<128x64xf32> {
@@ -129,7 +129,7 @@ builtin.module attributes {rdu.level = "kernels"} {
       }
       rdu.yield %y_1 : tensor<128x64xf32>
     } loc("model.py":7:5)
-    %s, %e = rdu.kernel "k1"(%y, %p_embed, %ids) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1, -1, -1>, tile_out = array<i64: -1, -1>, working_set = 37440 : i64} : (tensor<128x64xf32>, tensor<1000x64xf32>, tensor<1x8xi64>) -> (tensor<128xf32>, tensor<1x8x64xf32>) {
+    %s, %e = rdu.kernel "k1"(%y, %p_embed, %ids) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1, -1, -1], out = [-1, -1], working_set = 37440>} : (tensor<128x64xf32>, tensor<1000x64xf32>, tensor<1x8xi64>) -> (tensor<128xf32>, tensor<1x8x64xf32>) {
     ^bb0(%y_1: tensor<128x64xf32>, %p_embed_1: tensor<1000x64xf32>, %ids_1: tensor<1x8xi64>):
       %s_1 = rdu.reduce sum %y_1 dims [1] : tensor<128x64xf32> -> tensor<128xf32>
       %emb = rdu.gather %p_embed_1[%ids_1] dim 0 : tensor<1000x64xf32>, tensor<1x8xi64> -> tensor<1x8x64xf32>
@@ -141,7 +141,7 @@ builtin.module attributes {rdu.level = "kernels"} {
       }
       rdu.yield %s_1, %e_1 : tensor<128xf32>, tensor<1x8x64xf32>
     }
-    %t = rdu.kernel "k2"(%p_embed, %tokens) {tiles = 8 : i64, tile_size = 64 : i64, tile_in = array<i64: -1, 1>, tile_out = array<i64: 1>, working_set = 33792 : i64} : (tensor<1000x64xf32>, tensor<1x512xi64>) -> tensor<1x512x64xf32> {
+    %t = rdu.kernel "k2"(%p_embed, %tokens) {rdu.tile_plan = #rdu.tile_plan<tiles = 8, size = 64, in = [-1, 1], out = [1], working_set = 33792>} : (tensor<1000x64xf32>, tensor<1x512xi64>) -> tensor<1x512x64xf32> {
     ^bb0(%p_embed_1: tensor<1000x64xf32>, %tokens_1: tensor<1x512xi64>):
       %rows = rdu.gather %p_embed_1[%tokens_1] dim 0 : tensor<1000x64xf32>, tensor<1x512xi64> -> tensor<1x512x64xf32>
       rdu.yield %rows : tensor<1x512x64xf32>
@@ -178,9 +178,9 @@ builtin.module attributes {rdu.level = "kernels"} {
 // NOKEEP:         tier.dma %r -> %[[R_IN:[^ ]+]] : !tier.buffer<hbm, 4x16xf32> -> !tier.buffer<sram, 4x16xf32>
 // NOKEEP-NEXT:    tier.dealloc %r : !tier.buffer<hbm, 4x16xf32>
 // NOKEEP-NEXT:    tier.compute "k1" ins(%[[R_IN]] : !tier.buffer<sram, 4x16xf32>)
-builtin.module attributes {rdu.level = "kernels"} {
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
   func.func @forward(%v: tensor<4x16xf32> {rdu.input = "v"}) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
-    %r = rdu.kernel "k0"(%v) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    %r = rdu.kernel "k0"(%v) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 512>} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
     ^bb0(%a: tensor<4x16xf32>):
       %0 = rdu.map %a : (tensor<4x16xf32>) -> tensor<4x16xf32> {
       ^bb0(%s: f32):
@@ -190,7 +190,7 @@ builtin.module attributes {rdu.level = "kernels"} {
       }
       rdu.yield %0 : tensor<4x16xf32>
     }
-    %e = rdu.kernel "k1"(%r) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    %e = rdu.kernel "k1"(%r) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 512>} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
     ^bb0(%a: tensor<4x16xf32>):
       %0 = rdu.map %a : (tensor<4x16xf32>) -> tensor<4x16xf32> {
       ^bb0(%s: f32):
@@ -199,7 +199,7 @@ builtin.module attributes {rdu.level = "kernels"} {
       }
       rdu.yield %0 : tensor<4x16xf32>
     }
-    %f = rdu.kernel "k2"(%e) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    %f = rdu.kernel "k2"(%e) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 512>} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
     ^bb0(%a: tensor<4x16xf32>):
       %0 = rdu.map %a : (tensor<4x16xf32>) -> tensor<4x16xf32> {
       ^bb0(%s: f32):
@@ -257,9 +257,9 @@ builtin.module attributes {rdu.level = "kernels"} {
 // PMUS:           tier.dma %{{[^ ]+}} -> %y[%{{.+}}] : !tier.buffer<sram, 32x64xf32> -> !tier.buffer<hbm, 128x64xf32>
 // PMUS:           tier.dma %y[%{{.+}}] -> %{{[^ ]+}} : !tier.buffer<hbm, 128x64xf32> -> !tier.buffer<sram, 32x64xf32>
 // PMUS-NEXT:      tier.compute "k2"
-builtin.module attributes {rdu.level = "kernels"} {
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
   func.func @forward(%x: tensor<128x64xf32> {rdu.input = "x"}, %v: tensor<64x64xf32> {rdu.input = "v"}) -> tensor<128x64xf32> {
-    %w = rdu.kernel "k0"(%v) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 40000 : i64} : (tensor<64x64xf32>) -> tensor<64x64xf32> {
+    %w = rdu.kernel "k0"(%v) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 40000>} : (tensor<64x64xf32>) -> tensor<64x64xf32> {
     ^bb0(%a: tensor<64x64xf32>):
       %0 = rdu.map %a : (tensor<64x64xf32>) -> tensor<64x64xf32> {
       ^bb0(%s: f32):
@@ -268,12 +268,12 @@ builtin.module attributes {rdu.level = "kernels"} {
       }
       rdu.yield %0 : tensor<64x64xf32>
     }
-    %y = rdu.kernel "k1"(%x, %w) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0, -1>, tile_out = array<i64: 0>, working_set = 30000 : i64} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
+    %y = rdu.kernel "k1"(%x, %w) {rdu.tile_plan = #rdu.tile_plan<tiles = 4, size = 32, in = [0, -1], out = [0], working_set = 30000>} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
     ^bb0(%a: tensor<128x64xf32>, %b: tensor<64x64xf32>):
       %mm = rdu.matmul %a, %b transpose_rhs : tensor<128x64xf32>, tensor<64x64xf32> -> tensor<128x64xf32>
       rdu.yield %mm : tensor<128x64xf32>
     }
-    %z = rdu.kernel "k2"(%y) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0>, tile_out = array<i64: 0>, working_set = 24576 : i64} : (tensor<128x64xf32>) -> tensor<128x64xf32> {
+    %z = rdu.kernel "k2"(%y) {rdu.tile_plan = #rdu.tile_plan<tiles = 4, size = 32, in = [0], out = [0], working_set = 24576>} : (tensor<128x64xf32>) -> tensor<128x64xf32> {
     ^bb0(%a: tensor<128x64xf32>):
       %0 = rdu.map %a : (tensor<128x64xf32>) -> tensor<128x64xf32> {
       ^bb0(%s: f32):
@@ -296,14 +296,14 @@ builtin.module attributes {rdu.level = "kernels"} {
 // CHECK:           tier.dma %y[%{{.+}}] -> %{{[^ ]+}} : !tier.buffer<hbm, 128x64xf32> -> !tier.buffer<sram, 32x64xf32>
 // CHECK-NOT:     !tier.buffer<sram, 128x64xf32>
 // CHECK:         func.return
-builtin.module attributes {rdu.level = "kernels"} {
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
   func.func @forward(%x: tensor<128x64xf32> {rdu.input = "x"}, %w: tensor<64x64xf32> {rdu.input = "w"}) -> tensor<128x64xf32> {
-    %y = rdu.kernel "k1"(%x, %w) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0, -1>, tile_out = array<i64: 0>, working_set = 30000 : i64} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
+    %y = rdu.kernel "k1"(%x, %w) {rdu.tile_plan = #rdu.tile_plan<tiles = 4, size = 32, in = [0, -1], out = [0], working_set = 30000>} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32> {
     ^bb0(%a: tensor<128x64xf32>, %b: tensor<64x64xf32>):
       %mm = rdu.matmul %a, %b transpose_rhs : tensor<128x64xf32>, tensor<64x64xf32> -> tensor<128x64xf32>
       rdu.yield %mm : tensor<128x64xf32>
     }
-    %z = rdu.kernel "k2"(%y) {tiles = 4 : i64, tile_size = 32 : i64, tile_in = array<i64: 0>, tile_out = array<i64: 0>, working_set = 40000 : i64} : (tensor<128x64xf32>) -> tensor<128x64xf32> {
+    %z = rdu.kernel "k2"(%y) {rdu.tile_plan = #rdu.tile_plan<tiles = 4, size = 32, in = [0], out = [0], working_set = 40000>} : (tensor<128x64xf32>) -> tensor<128x64xf32> {
     ^bb0(%a: tensor<128x64xf32>):
       %0 = rdu.map %a : (tensor<128x64xf32>) -> tensor<128x64xf32> {
       ^bb0(%s: f32):

@@ -52,7 +52,7 @@
 // LOWERED-NOT:     tier.compute
 // LOWERED:       builtin.module
 
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @layers.0.w : tensor<8x8xf32> {kind = "parameter"}
   tier.global @layers.1.w : tensor<8x8xf32> {kind = "parameter"}
   tier.global @s : tensor<8xf32> {kind = "parameter"}
@@ -94,7 +94,7 @@ builtin.module attributes {rdu.level = "graph"} {
 // CHECK:         func.return
 // CHECK-NOT:   func.func private @layer
 
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @layers.0.w : tensor<8x8xf32> {kind = "parameter"}
   tier.global @layers.1.w : tensor<8x8xf32> {kind = "parameter"}
   tier.global @layers.2.w : tensor<4x8xf32> {kind = "parameter"}

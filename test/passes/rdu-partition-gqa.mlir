@@ -12,7 +12,7 @@
 // RUN: not rducc-opt -p 'rdu-partition{tp=8}' %s 2>&1 | filecheck %s --check-prefix=ERR-8
 // RUN: not rducc-opt -p 'rdu-partition{tp=3}' %s 2>&1 | filecheck %s --check-prefix=ERR-3
 
-builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
+builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"} {
   tier.global @q : tensor<16x16xf32> {kind = "parameter"}
   tier.global @k : tensor<8x16xf32> {kind = "parameter"}
   tier.global @v : tensor<8x16xf32> {kind = "parameter"}
@@ -36,12 +36,12 @@ builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
   }
 }
 
-// CHECK:      tier.global @q : tensor<4x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 4>}
-// CHECK-NEXT: tier.global @k : tensor<4x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 2, 2>}
-// CHECK-NEXT: tier.global @v : tensor<4x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 2, 2>}
-// CHECK-NEXT: tier.global @o : tensor<16x4xf32> {kind = "parameter", rdu.shard = array<i64: 1, 4>}
-// CHECK-NEXT: func.func @forward(%x: tensor<1x16xf32> {rdu.input = "x"}, %kc: tensor<1x6x4xf32> {rdu.input = "k_cache", rdu.shard = array<i64: 0, 2, 2>}, %vc: tensor<1x6x4xf32> {rdu.input = "v_cache", rdu.shard = array<i64: 0, 2, 2>},
-// CHECK-SAME: -> (tensor<1x16xf32>, tensor<1x1x4xf32>) attributes {rdu.result_shards = [array<i64>, array<i64: 0, 2, 2>]}
+// CHECK:      tier.global @q : tensor<4x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 4, 1)>}
+// CHECK-NEXT: tier.global @k : tensor<4x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 2)>}
+// CHECK-NEXT: tier.global @v : tensor<4x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 2)>}
+// CHECK-NEXT: tier.global @o : tensor<16x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 4, 1)>}
+// CHECK-NEXT: func.func @forward(%x: tensor<1x16xf32> {rdu.input = "x"}, %kc: tensor<1x6x4xf32> {rdu.input = "k_cache", rdu.shard = #rdu.split<(0, 2, 2)>}, %vc: tensor<1x6x4xf32> {rdu.input = "v_cache", rdu.shard = #rdu.split<(0, 2, 2)>},
+// CHECK-SAME: -> (tensor<1x16xf32>, tensor<1x1x4xf32>) attributes {rdu.result_shards = [#rdu.split<>, #rdu.split<(0, 2, 2)>]}
 // CHECK:      %qh = rdu.reshape %q {{.*}} : tensor<1x4xf32> -> tensor<1x1x4xf32>
 // CHECK:      %kh = rdu.reshape %k {{.*}} : tensor<1x4xf32> -> tensor<1x1x4xf32>
 // CHECK:      %old = rdu.matmul %qh, %kt {{.*}} : tensor<1x1x4xf32>, tensor<1x4x6xf32> -> tensor<1x1x6xf32>
@@ -51,9 +51,9 @@ builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
 // CHECK-NEXT: %{{.*}} = rdu.all_reduce %out group 4
 // CHECK-NOT:  rdu.all_gather
 
-// TP2:      tier.global @q : tensor<8x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 2>}
-// TP2-NEXT: tier.global @k : tensor<4x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 2>}
-// TP2:      rdu.result_shards = [array<i64>, array<i64: 0, 2>]
+// TP2:      tier.global @q : tensor<8x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// TP2-NEXT: tier.global @k : tensor<4x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// TP2:      rdu.result_shards = [#rdu.split<>, #rdu.split<(0, 2, 1)>]
 
 // ERR-8: error: tp=8 does not divide the heads: the 16 input rows of weight @o arrive with dim 1 split 4 ways (rank / 2), not split 8 ways
 // ERR-3: error: tp=3 does not divide the 16 output columns of weight @q (heads or hidden size)

@@ -19,7 +19,7 @@
 // all-reduce), layer 1 a projection into 2 heads of 8 (q column split: the
 // heads follow) with a per-head norm, then an output projection (row split).
 
-builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
+builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"} {
   tier.global @fc1 : tensor<32x16xf32> {kind = "parameter"}
   tier.global @fc2 : tensor<16x32xf32> {kind = "parameter"}
   tier.global @q : tensor<16x16xf32> {kind = "parameter"}
@@ -47,12 +47,12 @@ builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8"} {
   }
 }
 
-// TP:      builtin.module attributes {rdu.level = "graph", rdu.target = "sn40l-8", rdu.partition = {tp = 2 : i64, pp = 1 : i64}} {
-// TP-NEXT:   tier.global @fc1 : tensor<16x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 2>}
-// TP-NEXT:   tier.global @fc2 : tensor<16x16xf32> {kind = "parameter", rdu.shard = array<i64: 1, 2>}
-// TP-NEXT:   tier.global @q : tensor<8x16xf32> {kind = "parameter", rdu.shard = array<i64: 0, 2>}
-// TP-NEXT:   tier.global @o : tensor<16x8xf32> {kind = "parameter", rdu.shard = array<i64: 1, 2>}
-// TP-NEXT:   func.func @forward(%x: tensor<1x16xf32> {rdu.input = "x"}, %w1: tensor<16x16xf32> {rdu.global = @fc1, rdu.shard = array<i64: 0, 2>}, %w2: tensor<16x16xf32> {rdu.global = @fc2, rdu.shard = array<i64: 1, 2>}, %wq: tensor<8x16xf32> {rdu.global = @q, rdu.shard = array<i64: 0, 2>}, %wo: tensor<16x8xf32> {rdu.global = @o, rdu.shard = array<i64: 1, 2>}) -> tensor<1x16xf32> attributes {rdu.result_shards = [array<i64>]} {
+// TP:      builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8", rdu.partition = {tp = 2 : i64, pp = 1 : i64}} {
+// TP-NEXT:   tier.global @fc1 : tensor<16x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// TP-NEXT:   tier.global @fc2 : tensor<16x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 2, 1)>}
+// TP-NEXT:   tier.global @q : tensor<8x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// TP-NEXT:   tier.global @o : tensor<16x8xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 2, 1)>}
+// TP-NEXT:   func.func @forward(%x: tensor<1x16xf32> {rdu.input = "x"}, %w1: tensor<16x16xf32> {rdu.global = @fc1, rdu.shard = #rdu.split<(0, 2, 1)>}, %w2: tensor<16x16xf32> {rdu.global = @fc2, rdu.shard = #rdu.split<(1, 2, 1)>}, %wq: tensor<8x16xf32> {rdu.global = @q, rdu.shard = #rdu.split<(0, 2, 1)>}, %wo: tensor<16x8xf32> {rdu.global = @o, rdu.shard = #rdu.split<(1, 2, 1)>}) -> tensor<1x16xf32> attributes {rdu.result_shards = [#rdu.split<>]} {
 // TP-NEXT:     %h = rdu.matmul %x, %w1 transpose_rhs {rdu.layer = "layers.0"} : tensor<1x16xf32>, tensor<16x16xf32> -> tensor<1x16xf32>
 // TP-NEXT:     %r = rdu.map %h {rdu.layer = "layers.0"} : (tensor<1x16xf32>) -> tensor<1x16xf32> {
 // TP:          %y = rdu.matmul %r, %w2 transpose_rhs {rdu.layer = "layers.0"} : tensor<1x16xf32>, tensor<16x16xf32> -> tensor<1x16xf32>

@@ -6,9 +6,9 @@
 // So it fits the 4096 bytes of HBM of no-room.toml (all at once would not).
 // RUN: rducc-opt -p 'rdu-place-tiers{target="%S/Inputs/no-room.toml"}' %s | filecheck %s
 
-// CHECK: builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 0 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 3072 : i64}
+// CHECK: builtin.module attributes {rdu.level = #rdu<level kernels>, tier.hbm_weight_bytes = 0 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 3072 : i64}
 
-builtin.module attributes {rdu.level = "kernels"} {
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
   func.func @forward(%x: tensor<4x64xf32> {rdu.input = "x"}) -> tensor<4x64xf32> {
     %a = rdu.kernel "k0"(%x) : (tensor<4x64xf32>) -> tensor<4x64xf32> {
     ^bb0(%in: tensor<4x64xf32>):

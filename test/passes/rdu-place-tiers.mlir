@@ -7,7 +7,7 @@
 // negative bandwidth, a module whose rdu.target names no target.
 // RUN: not rducc-opt -p 'rdu-place-tiers{target="%S/Inputs/no-room.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: not rducc-opt -p 'rdu-place-tiers{target="%S/Inputs/bad-negative-bandwidth.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR-BW
-// RUN: sed -e 's/rdu.level = "kernels"/rdu.level = "kernels", rdu.target = "sn41"/' %s | not rducc-opt -p rdu-place-tiers 2>&1 | filecheck %s --check-prefix=ERR-NAME
+// RUN: sed -e 's/rdu.level = #rdu<level kernels>/rdu.level = #rdu<level kernels>, rdu.target = "sn41"/' %s | not rducc-opt -p rdu-place-tiers 2>&1 | filecheck %s --check-prefix=ERR-NAME
 
 // Sizes: fc1.weight 8192 bytes, fc1.bias 256, fc2.weight 4096, unused 32;
 // 12576 bytes of weights. tier.activation_bytes is the most bytes of
@@ -15,7 +15,7 @@
 // k1 runs, 1792 bytes here (rdu-place-tiers-liveness.mlir: dead ones reused).
 
 // On sn40l every global goes to HBM; nothing else changes.
-// SN40L:      builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 12576 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 1792 : i64} {
+// SN40L:      builtin.module attributes {rdu.level = #rdu<level kernels>, tier.hbm_weight_bytes = 12576 : i64, tier.ddr_weight_bytes = 0 : i64, tier.activation_bytes = 1792 : i64} {
 // SN40L-NEXT:   tier.global @fc2.weight in hbm : tensor<16x64xf32> {kind = "parameter"}
 // SN40L-NEXT:   tier.global @unused in hbm : tensor<8xf32> {kind = "buffer"}
 // SN40L-NEXT:   tier.global @fc1.weight in hbm : tensor<64x32xf32> {kind = "parameter"}
@@ -29,7 +29,7 @@
 // are placed in the order @forward's kernels first read them (fc1.weight,
 // fc1.bias, fc2.weight), then globals @forward never reads (unused): each
 // goes to HBM if it still fits, else to DDR.
-// SPILL:      builtin.module attributes {rdu.level = "kernels", tier.hbm_weight_bytes = 4384 : i64, tier.ddr_weight_bytes = 8192 : i64, tier.activation_bytes = 1792 : i64} {
+// SPILL:      builtin.module attributes {rdu.level = #rdu<level kernels>, tier.hbm_weight_bytes = 4384 : i64, tier.ddr_weight_bytes = 8192 : i64, tier.activation_bytes = 1792 : i64} {
 // SPILL-NEXT:   tier.global @fc2.weight in hbm : tensor<16x64xf32> {kind = "parameter"}
 // SPILL-NEXT:   tier.global @unused in hbm : tensor<8xf32> {kind = "buffer"}
 // SPILL-NEXT:   tier.global @fc1.weight in ddr : tensor<64x32xf32> {kind = "parameter"}
@@ -45,7 +45,7 @@
 // ERR-NAME:     rducc-opt: error: unknown target 'sn41': use one of sn40l, sn40l-8, sn40l-16 or a .toml/.json target file
 // ERR-NAME-NOT: Traceback
 
-builtin.module attributes {rdu.level = "kernels"} {
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
   tier.global @fc2.weight : tensor<16x64xf32> {kind = "parameter"}
   tier.global @unused : tensor<8xf32> {kind = "buffer"}
   tier.global @fc1.weight : tensor<64x32xf32> {kind = "parameter"}

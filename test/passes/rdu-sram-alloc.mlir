@@ -10,7 +10,7 @@
 // value live at the peak, with the buffers live there.
 // RUN: not rducc-opt -p 'rdu-sram-alloc{target="%S/Inputs/micro.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
-// CHECK:      builtin.module attributes {rdu.level = "placed"} {
+// CHECK:      builtin.module attributes {rdu.level = #rdu<level placed>} {
 // CHECK-NEXT:   func.func @forward(%x: !tier.buffer<hbm, 32x32xf32> {rdu.input = "x"}) -> !tier.buffer<hbm, 32x32xf32> attributes {tier.sram_capacity = 520000000 : i64, tier.sram_peak = 16384 : i64, tier.sram_lower_bound = 16384 : i64} {
 
 // k0: its two buffers, then the body values: %e1 and %e2 are live together,
@@ -48,7 +48,7 @@
 // ERR-NEXT:   %e2 (tensor<32x32xf32>, 4096 bytes) at offset 12288
 // ERR-NOT:  Traceback
 
-builtin.module attributes {rdu.level = "memory"} {
+builtin.module attributes {rdu.level = #rdu<level memory>} {
   func.func @forward(%x: !tier.buffer<hbm, 32x32xf32> {rdu.input = "x"}) -> !tier.buffer<hbm, 32x32xf32> {
     %a = tier.alloc : !tier.buffer<sram, 32x32xf32>
     %a_out = tier.alloc : !tier.buffer<sram, 32x32xf32>

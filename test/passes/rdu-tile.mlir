@@ -10,31 +10,31 @@
 // On sn40l (520 MB of SRAM) every kernel fits whole: one tile, no tiled dims;
 // working_set is the bytes the kernel keeps in SRAM (inputs, outputs and the
 // peak of its intermediates).
-// SN40L:      %y = rdu.kernel "k0"(%x, %p_w) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1, -1>, tile_out = array<i64: -1>, working_set = 212992 : i64}
+// SN40L:      %y = rdu.kernel "k0"(%x, %p_w) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1, -1], out = [-1], working_set = 212992>}
 // SN40L-NEXT: ^bb0
-// SN40L:      %s = rdu.kernel "k1"(%small) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64}
-// SN40L:      %wide = rdu.kernel "k2"(%x2, %p_w2) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1, -1>, tile_out = array<i64: -1>, working_set = 279552 : i64}
-// SN40L:      %y3 = rdu.kernel "k3"(%x3, %p_w) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1, -1>, tile_out = array<i64: -1>, working_set = 90112 : i64}
-// SN40L:      %rows = rdu.kernel "k4"(%x4) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 164032 : i64}
-// SN40L:      %rows5 = rdu.kernel "k5"(%x5) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 65664 : i64}
+// SN40L:      %s = rdu.kernel "k1"(%small) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 512>}
+// SN40L:      %wide = rdu.kernel "k2"(%x2, %p_w2) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1, -1], out = [-1], working_set = 279552>}
+// SN40L:      %y3 = rdu.kernel "k3"(%x3, %p_w) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1, -1], out = [-1], working_set = 90112>}
+// SN40L:      %rows = rdu.kernel "k4"(%x4) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 164032>}
+// SN40L:      %rows5 = rdu.kernel "k5"(%x5) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 65664>}
 
 // On a 64 KiB SRAM:
 // k0 (208 KiB whole) runs in 8 row tiles of 32 (a lane multiple): the input
 // x is tiled on dim 0 and double-buffered, the weight stays whole:
 // 2 x 8 KiB + 16 KiB + 8 KiB output tile + 8 KiB matmul tile = 48 KiB.
-// TINY:      %y = rdu.kernel "k0"(%x, %p_w) {tiles = 8 : i64, tile_size = 32 : i64, tile_in = array<i64: 0, -1>, tile_out = array<i64: 0>, working_set = 49152 : i64}
+// TINY:      %y = rdu.kernel "k0"(%x, %p_w) {rdu.tile_plan = #rdu.tile_plan<tiles = 8, size = 32, in = [0, -1], out = [0], working_set = 49152>}
 // k1 fits whole.
-// TINY:      %s = rdu.kernel "k1"(%small) {tiles = 1 : i64, tile_size = 0 : i64, tile_in = array<i64: -1>, tile_out = array<i64: -1>, working_set = 512 : i64}
+// TINY:      %s = rdu.kernel "k1"(%small) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1], out = [-1], working_set = 512>}
 // k2: M is 4, so the loop is over N: rows of the transposed weight (dim 0),
 // columns of the result (dim 1).
-// TINY:      %wide = rdu.kernel "k2"(%x2, %p_w2) {tiles = 16 : i64, tile_size = 64 : i64, tile_in = array<i64: -1, 0>, tile_out = array<i64: 1>, working_set = 34816 : i64}
+// TINY:      %wide = rdu.kernel "k2"(%x2, %p_w2) {rdu.tile_plan = #rdu.tile_plan<tiles = 16, size = 64, in = [-1, 0], out = [1], working_set = 34816>}
 // k3: M = 96 needs 3 tiles of 32, N = 64 only 2: the fewest tiles win.
-// TINY:      %y3 = rdu.kernel "k3"(%x3, %p_w) {tiles = 2 : i64, tile_size = 32 : i64, tile_in = array<i64: -1, 0>, tile_out = array<i64: 1>, working_set = 65536 : i64}
+// TINY:      %y3 = rdu.kernel "k3"(%x3, %p_w) {rdu.tile_plan = #rdu.tile_plan<tiles = 2, size = 32, in = [-1, 0], out = [1], working_set = 65536>}
 // k4: the reduced dim cannot be split; 40 rows have no lane-multiple divisor
 // below 40, so the tile is the largest divisor that fits (5 rows).
-// TINY:      %rows = rdu.kernel "k4"(%x4) {tiles = 8 : i64, tile_size = 5 : i64, tile_in = array<i64: 0>, tile_out = array<i64: 0>, working_set = 41024 : i64}
+// TINY:      %rows = rdu.kernel "k4"(%x4) {rdu.tile_plan = #rdu.tile_plan<tiles = 8, size = 5, in = [0], out = [0], working_set = 41024>}
 // k5: 2 tiles of 48 rows would fit, but a lane multiple (32) is preferred.
-// TINY:      %rows5 = rdu.kernel "k5"(%x5) {tiles = 3 : i64, tile_size = 32 : i64, tile_in = array<i64: 0>, tile_out = array<i64: 0>, working_set = 43648 : i64}
+// TINY:      %rows5 = rdu.kernel "k5"(%x5) {rdu.tile_plan = #rdu.tile_plan<tiles = 3, size = 32, in = [0], out = [0], working_set = 43648>}
 // The bodies are unchanged: tiling is only recorded here.
 // TINY:      rdu.reduce sum %{{.*}} dims [1] : tensor<96x170xf32> -> tensor<96xf32>
 
@@ -46,7 +46,7 @@
 // ERR-FIELD:     rducc-opt: error: target file {{.*}}Inputs/bad-missing-field.toml: missing field 'ddr_bytes'
 // ERR-FIELD-NOT: Traceback
 
-builtin.module attributes {rdu.level = "kernels"} {
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
   tier.global @w : tensor<64x64xf32> {kind = "parameter"}
   tier.global @w2 : tensor<1024x64xf32> {kind = "parameter"}
   func.func @forward(%x: tensor<256x64xf32> {rdu.input = "x"}, %small: tensor<4x16xf32> {rdu.input = "small"}, %x2: tensor<4x64xf32> {rdu.input = "x2"}, %x3: tensor<96x64xf32> {rdu.input = "x3"}, %x4: tensor<40x1024xf32> {rdu.input = "x4"}, %x5: tensor<96x170xf32> {rdu.input = "x5"}, %p_w: tensor<64x64xf32> {rdu.global = @w}, %p_w2: tensor<1024x64xf32> {rdu.global = @w2}) -> (tensor<256x64xf32>, tensor<4x16xf32>, tensor<4x1024xf32>, tensor<96x64xf32>, tensor<40xf32>, tensor<96xf32>) {

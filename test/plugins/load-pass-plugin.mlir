@@ -29,7 +29,7 @@
 // OPTION-NOT: Traceback
 // OPTION:     rducc-opt: error: bad options for pass 'scale': Incompatible types: given ('x',), expected <class 'float'>
 
-builtin.module attributes {rdu.level = "graph"} {
+builtin.module attributes {rdu.level = #rdu<level graph>} {
   func.func @forward(%x: tensor<4x32xf32> {rdu.input = "x"}) -> tensor<4x32xf32> {
     %sigmoid = rdu.map %x : (tensor<4x32xf32>) -> tensor<4x32xf32> {
     ^bb0(%0: f32):

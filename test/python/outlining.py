@@ -7,14 +7,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from rducc.passes.common import CALLS_ATTR, functions
+from rducc.dialects.contracts import is_outlined
+from rducc.dialects.program import functions
 
 
 def inline_calls(module: ModuleOp) -> ModuleOp:
     """A copy of a placed module with every call replaced by its callee's body
     (SRAM offsets kept: no caller buffer is live across a call)."""
     module = module.clone()
-    callees = {f.sym_name.data: f for f in functions(module) if CALLS_ATTR in f.attributes}
+    callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
     for function in functions(module):
         for call in [op for op in function.body.block.ops if isinstance(op, func.CallOp)]:
             callee = callees[call.callee.string_value()]

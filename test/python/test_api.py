@@ -78,7 +78,7 @@ def test_outputs_keep_the_model_structure() -> None:
 def test_program_mlir_report_simulate_and_save(exported_small, tmp_path) -> None:
     model, inputs, program = exported_small["mlp"]
     compiled = rducc.compile(program, target="sn40l-8")
-    assert compiled.mlir.startswith('builtin.module attributes {rdu.level = "placed", rdu.target = "sn40l-8"')
+    assert compiled.mlir.startswith('builtin.module attributes {rdu.level = #rdu<level placed>, rdu.target = #rdu.target<{name = "sn40l-8"')
     report = compiled.report
     for key in ("modeled_time_s", "flops", "bytes_by_tier", "sram_peak_bytes", "sram_lower_bound_bytes", "kernels"):
         assert hasattr(report, key) and key in report.to_dict()
@@ -133,6 +133,30 @@ def test_rducc_then_rducc_run_from_files(exported_small, tmp_path, name: str) ->
     np.testing.assert_allclose(got, _eager(model, inputs).numpy(), **F32)
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["modeled_time_s"] > 0 and report["kernels"]
+
+
+def test_a_target_built_in_python_travels_in_the_mlir(exported_small, tmp_path) -> None:
+    """A target that exists only in this process (no file, no built-in name) is
+    written into the .mlir with all its figures: rducc-run, another process,
+    simulates and runs the program on that target, and the figures match."""
+    import dataclasses
+
+    from rducc.targets import load_target
+
+    model, inputs, program = exported_small["mlp"]
+    target = dataclasses.replace(load_target("sn40l"), name="made-in-python", sram_bytes=60_000,
+                                 pmu_bytes=500, pmus=200, hbm_bandwidth=1.25e12, source="")
+    compiled = rducc.compile(program, target=target)
+    compiled.save(tmp_path / "out.mlir")
+    np.save(tmp_path / "x.npy", inputs[0].numpy())
+    ran = _run("rducc-run", tmp_path / "out.mlir", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz",
+               "--report", tmp_path / "report.json")
+    assert ran.returncode == 0, ran.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npz")["output_0"], _eager(model, inputs).numpy(), **F32)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["target"] == "made-in-python"
+    assert report["sram_capacity_bytes"] == 60_000
+    assert report["modeled_time_s"] == pytest.approx(compiled.report.modeled_time_s)
 
 
 def test_rducc_run_simulate_needs_no_data(repo, tmp_path) -> None:

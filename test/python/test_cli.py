@@ -160,7 +160,7 @@ def test_compile_to_file(compiled):
     text = (out / "out.mlir").read_text()
     assert runs["file"].stdout == ""
     # the default: -O2 for sn40l, the fully placed program
-    assert text.startswith('builtin.module attributes {rdu.level = "placed", rdu.target = "sn40l"')
+    assert text.startswith('builtin.module attributes {rdu.level = #rdu<level placed>, rdu.target = #rdu.target<{name = "sn40l"')
     assert re.search(r"\n\} loc\(unknown\)\n\Z", text), text[-200:]
     assert "func.func @forward(" in text
     assert "loc(" in text
@@ -435,7 +435,7 @@ def test_opt_levels_and_targets(tmp_path):
         assert result.returncode == 0, (name, show(result))
     kernels = [_kernel_count((tmp_path / f"O{level}-sn40l.mlir").read_text()) for level in (0, 1, 2)]
     assert kernels[0] > kernels[1] > kernels[2] == 1
-    assert 'rdu.target = "sn40l-16"' in (tmp_path / "O2-sn40l-16.mlir").read_text()
+    assert 'rdu.target = #rdu.target<{name = "sn40l-16"' in (tmp_path / "O2-sn40l-16.mlir").read_text()
 
 
 def _target_file(tmp_path: Path, name: str, text: str) -> Path:

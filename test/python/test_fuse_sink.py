@@ -8,7 +8,7 @@ from xdsl.dialects import func
 
 from rducc.driver import import_exported
 from rducc.passes import rdu_fuse
-from rducc.passes.common import functions
+from rducc.dialects.program import functions
 
 
 def sink_by_renumbering(function: func.FuncOp) -> int:

@@ -27,7 +27,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.dataflow import Dataflow
-from rducc.dialects.memory import BODY_OFFSET_ATTR, AllocOp, ComputeOp, DmaOp, Memory, Tier
+from rducc.dialects.contracts import BODY_OFFSET
+from rducc.dialects.memory import AllocOp, ComputeOp, DmaOp, Memory, Tier
 from rducc.driver import import_exported, lower, module_text
 from rducc.errors import RduccError
 from rducc.passes.rdu_insert_dma import RduInsertDma
@@ -198,7 +199,7 @@ def _set_offset(op, offset: int) -> None:
     if isinstance(op, AllocOp):
         op.offset = IntegerAttr(offset, i64)
     else:
-        op.attributes[BODY_OFFSET_ATTR] = IntegerAttr(offset, i64)
+        op.attributes[BODY_OFFSET] = IntegerAttr(offset, i64)
 
 
 def _corrupt_and_compare(module: ModuleOp, op, offset: int, model, inputs, weights) -> None:
@@ -230,7 +231,7 @@ def test_overlapping_body_value_gives_wrong_numbers(exported_small, imported, we
     compute = next(op for op in module.walk() if isinstance(op, ComputeOp))
     block = compute.body.block
     first = block.first_op
-    assert first is not None and BODY_OFFSET_ATTR in first.attributes
+    assert first is not None and BODY_OFFSET in first.attributes
     later = [i for i, arg in enumerate(block.args) if arg not in first.operands and arg.uses]
     victim = max(later, key=lambda i: compute.ins[i].type.size_in_bytes)
     _corrupt_and_compare(module, first, _offset(compute.ins[victim]), model, inputs, weights["mlp"])
@@ -248,11 +249,11 @@ def test_overwritten_body_value_gives_wrong_numbers(exported_small, imported, we
     position = {op: i for i, op in enumerate(block.ops)}
     for value_op in block.ops:
         readers = sorted({u.operation for r in value_op.results for u in r.uses}, key=position.get)
-        if BODY_OFFSET_ATTR in value_op.attributes and len(readers) >= 2 and BODY_OFFSET_ATTR in readers[0].attributes:
+        if BODY_OFFSET in value_op.attributes and len(readers) >= 2 and BODY_OFFSET in readers[0].attributes:
             break
     else:
         pytest.fail("no body value with two readers")
-    offset = value_op.attributes[BODY_OFFSET_ATTR].value.data
+    offset = value_op.attributes[BODY_OFFSET].value.data
     _corrupt_and_compare(module, readers[0], offset, model, inputs, weights["tiny_llama"])
 
 

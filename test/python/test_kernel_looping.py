@@ -19,7 +19,7 @@ from rducc.dialects.memory import ComputeOp
 from rducc.errors import RduccError
 from rducc.runtime.cost_model import estimate
 from rducc.runtime.interpreter import PlacedProgram
-from rducc.passes.common import functions
+from rducc.dialects.program import functions
 from rducc.passes.rdu_partition import RduPartition
 from rducc.targets import load_target
 

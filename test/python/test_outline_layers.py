@@ -14,7 +14,7 @@ from xdsl.dialects import func
 
 import rducc
 from rducc.dialects.memory import ComputeOp
-from rducc.passes.common import functions
+from rducc.dialects.program import functions
 from rducc.driver import import_exported
 from rducc.pipeline import parse_passes, pipeline_text, run_passes
 from rducc.runtime import cost_model

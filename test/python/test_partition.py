@@ -22,8 +22,8 @@ from rducc.api import after
 from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.dialects.memory import ComputeOp, GlobalOp
 from rducc.errors import RduccError
-from rducc.passes.common import CALLS_ATTR
-from rducc.passes.rdu_partition import SHARD_ATTR, RduPartition, Split, op_stage, partition_of, shard_spec
+from rducc.dialects.contracts import Split, calls_of, is_outlined, op_stage, partition_of, shard_of
+from rducc.passes.rdu_partition import RduPartition
 from rducc.tools.report import socket_use
 from rducc.runtime.cost_model import KernelWork, Overlap, collective_cost, kernel_time
 from rducc.runtime.sockets import run_partitioned
@@ -46,8 +46,7 @@ def _executed_count(module: ModuleOp, kind: type) -> int:
     """How many `kind` ops a run executes: an outlined layer's ops once per call."""
     count = 0
     for function in module.ops:
-        calls = function.attributes.get(CALLS_ATTR)
-        count += (calls.value.data if calls else 1) * sum(isinstance(op, kind) for op in function.walk())
+        count += (calls_of(function) if is_outlined(function) else 1) * sum(isinstance(op, kind) for op in function.walk())
     return count
 
 
@@ -110,7 +109,7 @@ def test_a_wrong_shard_gives_a_wrong_result():
 
 
 def _shards(module: ModuleOp) -> dict:
-    return {g.sym_name.data: shard_spec(g.attributes.get(SHARD_ATTR)) for g in module.ops if isinstance(g, GlobalOp)}
+    return {g.sym_name.data: shard_of(g) for g in module.ops if isinstance(g, GlobalOp)}
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +208,7 @@ def _stub_module(tp: int = 3) -> ModuleOp:
         context.load_dialect(dialect)
     text = """
     builtin.module attributes {rdu.partition = {tp = TP : i64, pp = 1 : i64}} {
-      func.func @forward(%x: tensor<2x2xf32> {rdu.input = "x", rdu.shard = array<i64: 0, TP>}) -> tensor<2x2xf32> {
+      func.func @forward(%x: tensor<2x2xf32> {rdu.input = "x", rdu.shard = #rdu.split<(0, TP, 1)>}) -> tensor<2x2xf32> {
         func.return %x : tensor<2x2xf32>
       }
     }""".replace("TP", str(tp))

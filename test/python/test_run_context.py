@@ -16,7 +16,8 @@ import rducc
 from rducc.api import after
 from rducc.errors import RduccError
 from rducc.dialects.memory import GlobalOp
-from rducc.passes.rdu_partition import SHARD_ATTR, RduPartition, partition_of
+from rducc.dialects.contracts import partition_of, shard_of
+from rducc.passes.rdu_partition import RduPartition
 from rducc.runtime.context import RunContext, SocketGroup
 from rducc.runtime.executor import to_numpy
 from rducc.runtime.interpreter import PlacedProgram
@@ -43,7 +44,7 @@ def test_a_replicated_random_tensor_is_the_same_on_every_rank(target: str, tp: i
     program = rducc.compile(model, (x,), target=target, opt_level=0,
                             passes=[after("rdu-canonicalize", RduPartition(tp=tp, pp=1))])
     assert partition_of(program.module) == (tp, 1)
-    split = [op.sym_name.data for op in program.module.ops if isinstance(op, GlobalOp) and SHARD_ATTR in op.attributes]
+    split = [op.sym_name.data for op in program.module.ops if isinstance(op, GlobalOp) and shard_of(op) is not None]
     assert split == ["linear.weight", "linear.bias"], "the linear layer should be split by columns"
     draws = []
     for _ in range(4):

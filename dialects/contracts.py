@@ -1,0 +1,589 @@
+"""Every attribute rducc puts on ops, functions and modules, in one place.
+
+Passes talk to each other, and to the runtime, through these attributes only.
+Each has a name here and typed accessors (`layer_of`/`set_layer`, ...); no
+other module spells an attribute name. The contract attributes that carry
+structure are typed xDSL attributes registered in the `rdu` dialect:
+
+    #rdu<level memory>                         the IR level of a module
+    #rdu.tile_plan<tiles = 4, size = 128, in = [0, -1], out = [0], working_set = 1024>
+    #rdu.split<(1, 8, 2), (2, 2, 1)>           the part of a value each rank holds
+    #rdu.target<{name = "sn40l", ...}, hash = "…">  the target, all its figures
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from rducc.errors import RduccError
+from rducc.targets import Target, load_target
+
+# --- attribute names -------------------------------------------------------
+
+LAYER = "rdu.layer"
+"""On each op that ran inside a repeated block (an element of an nn.ModuleList
+such as `model.layers.3`), on a kernel and on a layer's `func.call`: that
+block's path."""
+CALLS = "rdu.calls"
+"""On a function `rdu-outline-layers` made: how many `func.call`s run it."""
+OUTLINED_FROM = "rdu.outlined_from"
+"""On a function `rdu-outline-layers` made: the layer it was copied from."""
+TARGET = "rdu.target"
+"""Module: the target's figures (`TargetAttr`; a built-in name or file path in an older file)."""
+LEVEL = "rdu.level"
+"""Module: the IR level (`Level`)."""
+WEIGHTS = "rdu.weights"
+"""Module: the weights file beside the `.mlir` (relative to it)."""
+F64_DEMOTED = "rdu.f64_demoted"
+"""Module: how many float64 FX nodes the importer computed in float32."""
+GLOBAL = "rdu.global"
+"""Argument: the `tier.global` a weight argument of an entry function reads."""
+INPUT = "rdu.input"
+"""Argument: a user input, with its label."""
+WEIGHT = "rdu.weight"
+"""Argument of an outlined layer: it receives a weight."""
+VALUE = "rdu.value"
+"""Argument of an outlined layer: it receives a value computed before the call."""
+PARTITION = "rdu.partition"
+"""Module: `{tp = N, pp = M}` once partitioned."""
+SHARD = "rdu.shard"
+"""On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
+RESULT_SHARDS = "rdu.result_shards"
+"""Function: per result, the part each rank holds (`SplitAttr`; `#rdu.split<>`: whole)."""
+STAGE = "rdu.stage"
+"""On each op of a pipelined function: the pipeline stage that runs it."""
+TILE_PLAN = "rdu.tile_plan"
+"""On a kernel, from `rdu-tile`: its `TilePlanAttr`."""
+TILES = "tiles"
+"""On a `tier.compute`: how many tiles its body runs over."""
+SRAM_CAPACITY = "tier.sram_capacity"
+"""Function, from `rdu-sram-alloc`: the SRAM capacity its offsets were planned for."""
+BODY_OFFSET = "tier.offset"
+"""Op in a `tier.compute` body, from `rdu-sram-alloc`: the SRAM offset of its result."""
+SRAM_PEAK = "tier.sram_peak"
+"""Function, from `rdu-sram-alloc`: the peak SRAM bytes of its plan."""
+SRAM_LOWER_BOUND = "tier.sram_lower_bound"
+"""Function, from `rdu-sram-alloc`: the most bytes live at once (a lower bound on the peak)."""
+PARAMETER_TIER = "tier.tier"
+"""Weight argument of an outlined layer, from `rdu-place-tiers`: the tier of the weights it receives."""
+HBM_WEIGHT_BYTES = "tier.hbm_weight_bytes"
+"""Module, from `rdu-place-tiers`: bytes of weights placed in HBM."""
+DDR_WEIGHT_BYTES = "tier.ddr_weight_bytes"
+"""Module, from `rdu-place-tiers`: bytes of weights spilled to DDR."""
+ACTIVATION_BYTES = "tier.activation_bytes"
+"""Module, from `rdu-place-tiers`: HBM bytes kept for the activations live at once."""
+HBM_WEIGHT_BYTES_BY_STAGE = "tier.hbm_weight_bytes_by_stage"
+"""Module of a pipelined program: `HBM_WEIGHT_BYTES` per stage."""
+DDR_WEIGHT_BYTES_BY_STAGE = "tier.ddr_weight_bytes_by_stage"
+"""Module of a pipelined program: `DDR_WEIGHT_BYTES` per stage."""
+
+
+# --- the IR level ----------------------------------------------------------
+
+class Level(StrEnum):
+    """The stages of lowering, in order."""
+
+    GRAPH = "graph"
+    KERNELS = "kernels"
+    MEMORY = "memory"
+    PLACED = "placed"
+
+
+TENSOR_LEVELS = (Level.GRAPH, Level.KERNELS)
+"""Levels whose functions work on tensors."""
+LOWERED_LEVELS = (Level.MEMORY, Level.PLACED)
+"""Levels whose functions work on tier buffers rather than tensors."""
+
+
+@irdl_attr_definition
+class LevelAttr(EnumAttribute[Level], SpacedOpaqueSyntaxAttribute):
+    """`#rdu<level memory>`."""
+
+    name = "rdu.level"
+
+
+def level_of(module: Operation) -> Level | None:
+    """The module's IR level; None when unmarked (a string from an older file is read too)."""
+    attr = module.attributes.get(LEVEL)
+    if isinstance(attr, LevelAttr):
+        return attr.data
+    if isinstance(attr, StringAttr) and attr.data in Level.__members__.values():
+        return Level(attr.data)
+    return None
+
+
+def set_level(module: Operation, level: Level | str) -> None:
+    """Record the IR level on the module."""
+    module.attributes[LEVEL] = LevelAttr(Level(level))
+
+
+# --- the split of a value over ranks ---------------------------------------
+
+@dataclass(frozen=True)
+class Split:
+    """How a value is split over the `tp` ranks of a group.
+
+    Along each `(dim, parts, stride)` of `entries` (one per split dim, sorted
+    by dim) rank r holds part `(r // stride) % parts`. A split over every rank
+    along one dim is `(dim, tp, 1)`. With 16 ranks seen as 8 x 2, `(1, 8, 2)`
+    splits dim 1 over the major factor and replicates over the minor one (ranks
+    2k and 2k + 1 hold the same part: a KV head), and `{(1, 8, 2), (2, 2, 1)}`
+    splits dim 1 over the major factor and dim 2 over the minor one (the query
+    heads grouped under that KV head). Entries use disjoint factors of the rank.
+    """
+
+    entries: tuple[tuple[int, int, int], ...]
+
+    @staticmethod
+    def of(entries: Iterable[tuple[int, int, int]]) -> Split | None:
+        """The split of these entries; None (replicated) when there are none."""
+        ordered = tuple(sorted(entries))
+        return Split(ordered) if ordered else None
+
+    @staticmethod
+    def whole(dim: int, tp: int) -> Split:
+        """Split along `dim` over every one of `tp` ranks."""
+        return Split(((dim, tp, 1),))
+
+    def dims(self) -> set[int]:
+        return {dim for dim, _, _ in self.entries}
+
+    def parts(self, dim: int) -> int:
+        return next((parts for d, parts, _ in self.entries if d == dim), 1)
+
+    def on(self, dim: int) -> tuple[int, int] | None:
+        """(parts, stride) along `dim`, or None."""
+        return next(((parts, stride) for d, parts, stride in self.entries if d == dim), None)
+
+    def moved(self, where: Callable[[int], int | None]) -> Split | None:
+        """The same split with each dim d moved to `where(d)` (dropped where None)."""
+        return Split.of((new, parts, stride) for dim, parts, stride in self.entries
+                        if (new := where(dim)) is not None)
+
+    def valid(self, tp: int) -> bool:
+        """Each entry a factor of the rank, disjoint from the others."""
+        covered = 1
+        for _, parts, stride in sorted(self.entries, key=lambda entry: entry[2]):
+            if parts < 2 or stride < covered or tp % (stride * parts):
+                return False
+            covered = stride * parts
+        return True
+
+    def slices(self, shape: Sequence[int], rank: int) -> tuple[slice, ...]:
+        """The window of a whole array of `shape` that `rank` holds."""
+        window = [slice(None)] * len(shape)
+        for dim, parts, stride in self.entries:
+            size = shape[dim] // parts
+            index = (rank // stride) % parts
+            window[dim] = slice(index * size, (index + 1) * size)
+        return tuple(window)
+
+    def describe(self) -> str:
+        return ", ".join(f"dim {dim} split {parts} ways" + (f" (rank / {stride})" if stride > 1 else "")
+                         for dim, parts, stride in self.entries)
+
+
+def _print_ints(printer: Printer, values: Iterable[int]) -> None:
+    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+
+
+def _parse_ints(parser: AttrParser) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+
+
+@irdl_attr_definition
+class SplitAttr(ParametrizedAttribute):
+    """`#rdu.split<(dim, parts, stride), ...>`: a `Split`; `#rdu.split<>` is a whole value."""
+
+    name = "rdu.split"
+
+    entries: ArrayAttr[ArrayAttr[IntAttr]]
+
+    @staticmethod
+    def of(split: Split | None) -> SplitAttr:
+        entries = split.entries if split is not None else ()
+        return SplitAttr(ArrayAttr(ArrayAttr(IntAttr(n) for n in entry) for entry in entries))
+
+    def split(self) -> Split | None:
+        return Split.of(tuple(n.data for n in entry.data) for entry in self.entries.data)  # type: ignore[misc]
+
+    def print_parameters(self, printer: Printer) -> None:
+        entries = ("(" + ", ".join(str(n.data) for n in entry.data) + ")" for entry in self.entries.data)
+        printer.print_string("<" + ", ".join(entries) + ">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        def entry_after_paren() -> ArrayAttr[IntAttr]:
+            values = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_integer)
+            parser.parse_punctuation(")")
+            if len(values) != 3:
+                parser.raise_error("a split entry is (dim, parts, stride)")
+            return ArrayAttr(IntAttr(v) for v in values)
+
+        def optional_entry() -> ArrayAttr[IntAttr] | None:
+            return entry_after_paren() if parser.parse_optional_punctuation("(") else None
+
+        def entry() -> ArrayAttr[IntAttr]:
+            parser.parse_punctuation("(")
+            return entry_after_paren()
+
+        with parser.in_angle_brackets():
+            entries = parser.parse_optional_undelimited_comma_separated_list(optional_entry, entry) or []
+        return [ArrayAttr(entries)]
+
+
+def shard_of(holder: Operation | Mapping[str, Attribute]) -> Split | None:
+    """The part each rank takes of a global or argument (its `rdu.shard`), or None."""
+    attrs = holder.attributes if isinstance(holder, Operation) else holder
+    attr = attrs.get(SHARD)
+    return attr.split() if isinstance(attr, SplitAttr) else None
+
+
+def set_shard(attrs: dict[str, Attribute], split: Split) -> None:
+    """Mark a global's or argument's attributes as split by `split`."""
+    attrs[SHARD] = SplitAttr.of(split)
+
+
+def result_shards(function: Operation) -> list[Split | None]:
+    """Per result of `function`, the part each rank holds (None: whole); [] when unmarked."""
+    attr = function.attributes.get(RESULT_SHARDS)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    return [a.split() if isinstance(a, SplitAttr) else None for a in attr.data]
+
+
+def set_result_shards(function: Operation, splits: Iterable[Split | None]) -> None:
+    function.attributes[RESULT_SHARDS] = ArrayAttr(SplitAttr.of(s) for s in splits)
+
+
+def partition_of(module: Operation) -> tuple[int, int]:
+    """(tp, pp) the module was partitioned with; (1, 1) when it was not."""
+    attr = module.attributes.get(PARTITION)
+    if not isinstance(attr, DictionaryAttr):
+        return 1, 1
+    tp, pp = attr.data.get("tp"), attr.data.get("pp")
+    return (tp.value.data if isinstance(tp, IntegerAttr) else 1,
+            pp.value.data if isinstance(pp, IntegerAttr) else 1)
+
+
+def is_partitioned(module: Operation) -> bool:
+    return PARTITION in module.attributes
+
+
+def set_partition(module: Operation, tp: int, pp: int) -> None:
+    module.attributes[PARTITION] = DictionaryAttr({"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)})
+
+
+def stage_attr(op: Operation) -> int | None:
+    """The `rdu.stage` written on this op itself, or None."""
+    attr = op.attributes.get(STAGE)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def set_stage(op: Operation, stage: int) -> None:
+    op.attributes[STAGE] = IntegerAttr(stage, i64)
+
+
+def op_stage(op: Operation) -> int:
+    """The pipeline stage an op (or a kernel or tier.compute, by its body) runs on; 0 when not pipelined."""
+    return next((stage for inner in op.walk() if (stage := stage_attr(inner)) is not None), 0)
+
+
+# --- the tiling plan -------------------------------------------------------
+
+@irdl_attr_definition
+class TilePlanAttr(ParametrizedAttribute):
+    """`rdu-tile`'s plan for a kernel, which `rdu-insert-dma` lowers:
+    `#rdu.tile_plan<tiles = 4, size = 128, in = [0, -1], out = [0], working_set = 1024>`.
+    `in`/`out`: per kernel input/output, the tiled dim (-1: whole)."""
+
+    name = "rdu.tile_plan"
+
+    tiles: IntAttr
+    size: IntAttr
+    tiled_in: ArrayAttr[IntAttr]
+    tiled_out: ArrayAttr[IntAttr]
+    working_set: IntAttr
+
+    @staticmethod
+    def of(tiles: int, size: int, tiled_in: Sequence[int], tiled_out: Sequence[int], working_set: int) -> TilePlanAttr:
+        return TilePlanAttr(IntAttr(tiles), IntAttr(size), ArrayAttr(IntAttr(d) for d in tiled_in),
+                            ArrayAttr(IntAttr(d) for d in tiled_out), IntAttr(working_set))
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.tiled_in.data)
+
+    @property
+    def outputs(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.tiled_out.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<tiles = {self.tiles.data}, size = {self.size.data}, in = ")
+        _print_ints(printer, self.inputs)
+        printer.print_string(", out = ")
+        _print_ints(printer, self.outputs)
+        printer.print_string(f", working_set = {self.working_set.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        def field(name: str, value: Callable[[], object]) -> object:
+            parser.parse_keyword(name)
+            parser.parse_punctuation("=")
+            return value()
+
+        with parser.in_angle_brackets():
+            tiles = field("tiles", parser.parse_integer)
+            parser.parse_punctuation(",")
+            size = field("size", parser.parse_integer)
+            parser.parse_punctuation(",")
+            tiled_in = field("in", lambda: _parse_ints(parser))
+            parser.parse_punctuation(",")
+            tiled_out = field("out", lambda: _parse_ints(parser))
+            parser.parse_punctuation(",")
+            working = field("working_set", parser.parse_integer)
+        plan = TilePlanAttr.of(tiles, size, tiled_in, tiled_out, working)  # type: ignore[arg-type]
+        return list(plan.parameters)
+
+
+def tile_plan_of(kernel: Operation) -> TilePlanAttr | None:
+    """The kernel's recorded tiling, or None before `rdu-tile`."""
+    attr = kernel.attributes.get(TILE_PLAN)
+    return attr if isinstance(attr, TilePlanAttr) else None
+
+
+def set_tile_plan(kernel: Operation, plan: TilePlanAttr) -> None:
+    kernel.attributes[TILE_PLAN] = plan
+
+
+def set_tiles(compute: Operation, tiles: int) -> None:
+    compute.attributes[TILES] = IntegerAttr(tiles, i64)
+
+
+# --- layers and outlined functions -----------------------------------------
+
+def layer_of(op: Operation) -> str | None:
+    """The repeated block (`model.layers.3`) the op belongs to, or None."""
+    attr = op.attributes.get(LAYER)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def set_layer(op: Operation, key: str) -> None:
+    op.attributes[LAYER] = StringAttr(key)
+
+
+def is_outlined(function: Operation) -> bool:
+    """Whether `function` is a layer `rdu-outline-layers` made (it has `rdu.calls`)."""
+    return CALLS in function.attributes
+
+
+def calls_of(function: Operation) -> int:
+    """How many `func.call`s run an outlined function; 0 for another function."""
+    attr = function.attributes.get(CALLS)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
+def set_outlined(function: Operation, source: str, calls: int) -> None:
+    """Mark `function` as outlined from layer `source` and run by `calls` calls."""
+    function.attributes[OUTLINED_FROM] = StringAttr(source)
+    function.attributes[CALLS] = IntegerAttr(calls, i64)
+
+
+# --- argument roles --------------------------------------------------------
+
+class Role(StrEnum):
+    """What an argument of an outlined layer receives."""
+
+    INPUT = "input"
+    WEIGHT = "weight"
+    VALUE = "value"
+
+
+def global_of(attrs: Mapping[str, Attribute]) -> str | None:
+    """The `tier.global` a weight argument reads (its `rdu.global`), or None."""
+    ref = attrs.get(GLOBAL)
+    return ref.root_reference.data if isinstance(ref, SymbolRefAttr) else None
+
+
+def weight_arg(symbol: str) -> dict[str, Attribute]:
+    """The attributes of an entry argument that reads global @symbol."""
+    return {GLOBAL: SymbolRefAttr(symbol)}
+
+
+def input_label(attrs: Mapping[str, Attribute]) -> str | None:
+    """A user input's label (its `rdu.input`), or None for another argument."""
+    label = attrs.get(INPUT)
+    return label.data if isinstance(label, StringAttr) else None
+
+
+def is_input(attrs: Mapping[str, Attribute]) -> bool:
+    return INPUT in attrs
+
+
+def input_arg(label: str) -> dict[str, Attribute]:
+    """The attributes of a user input argument labelled `label`."""
+    return {INPUT: StringAttr(label)}
+
+
+def is_weight(attrs: Mapping[str, Attribute]) -> bool:
+    """An outlined layer's argument that receives a weight (`rdu.weight`)."""
+    return WEIGHT in attrs
+
+
+def layer_arg(role: Role, label: str = "x") -> DictionaryAttr:
+    """The attributes of an outlined layer's argument with this role."""
+    if role == Role.WEIGHT:
+        return DictionaryAttr({WEIGHT: UnitAttr()})
+    if role == Role.INPUT:
+        return DictionaryAttr(input_arg(label))
+    return DictionaryAttr({VALUE: UnitAttr()})
+
+
+def arg_attrs(function: Operation) -> list[dict[str, Attribute]]:
+    """Per argument of a `func.func`, its attributes (empty where it has none)."""
+    attrs = getattr(function, "arg_attrs", None)
+    count = len(function.regions[0].blocks[0].args) if function.regions and function.regions[0].blocks else 0
+    found = [dict(a.data) for a in attrs.data] if attrs is not None else []
+    return found + [{} for _ in range(count - len(found))]
+
+
+# --- module-level facts ----------------------------------------------------
+
+def weights_file(module: Operation) -> str | None:
+    """The weights file named by the module (relative to the `.mlir`), or None."""
+    attr = module.attributes.get(WEIGHTS)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def set_weights_file(module: Operation, path: str) -> None:
+    module.attributes[WEIGHTS] = StringAttr(path)
+
+
+def f64_demoted(module: Operation) -> int:
+    """How many float64 nodes the importer demoted to float32 (0 when none)."""
+    attr = module.attributes.get(F64_DEMOTED)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
+def set_f64_demoted(module: Operation, count: int) -> None:
+    module.attributes[F64_DEMOTED] = IntegerAttr(count, i64)
+
+
+# --- the target ------------------------------------------------------------
+
+def _figure_attr(value: object) -> Attribute:
+    if isinstance(value, bool):
+        return IntegerAttr(int(value), IntegerType(1))
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, 64)
+    return StringAttr(str(value))
+
+
+def _figure_value(attr: Attribute) -> object:
+    if isinstance(attr, IntegerAttr):
+        width = attr.type.width.data if isinstance(attr.type, IntegerType) else 64
+        return bool(attr.value.data) if width == 1 else attr.value.data
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    raise VerifyException(f"a target figure is a number, a flag or a string, not {attr}")
+
+
+def _digest(figures: Mapping[str, object]) -> str:
+    """A content hash of the figures (sorted JSON, floats by repr)."""
+    text = json.dumps({k: repr(v) if isinstance(v, float) else v for k, v in sorted(figures.items())})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@irdl_attr_definition
+class TargetAttr(ParametrizedAttribute):
+    """The target a module is compiled for, all its figures and their hash, so
+    a `.mlir` stands alone: `#rdu.target<{name = "sn40l", sockets = 1 : i64, ...}, hash = "…">`."""
+
+    name = "rdu.target"
+
+    figures: DictionaryAttr
+    digest: StringAttr
+
+    @staticmethod
+    def of(target: Target) -> TargetAttr:
+        values = {f.name: getattr(target, f.name) for f in fields(Target)}
+        return TargetAttr(DictionaryAttr({k: _figure_attr(v) for k, v in values.items()}), StringAttr(_digest(values)))
+
+    def values(self) -> dict[str, object]:
+        return {k: _figure_value(v) for k, v in self.figures.data.items()}
+
+    def target(self) -> Target:
+        try:
+            return Target(**self.values())  # type: ignore[arg-type]
+        except TypeError as error:
+            raise RduccError(f"rdu.target: the figures do not make a target: {error}") from None
+
+    def verify_(self) -> None:
+        if _digest(self.values()) != self.digest.data:
+            raise VerifyException("rdu.target: the figures do not match their hash (edited by hand?)")
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.figures)
+        printer.print_string(f', hash = "{self.digest.data}">')
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            figures = parser.parse_attribute()
+            if not isinstance(figures, DictionaryAttr):
+                parser.raise_error("rdu.target holds a dictionary of figures")
+            parser.parse_punctuation(",")
+            parser.parse_keyword("hash")
+            parser.parse_punctuation("=")
+            digest = parser.parse_str_literal()
+        if _digest({k: _figure_value(v) for k, v in figures.data.items()}) != digest:
+            parser.raise_error("rdu.target: the figures do not match their hash (edited by hand?)")
+        return [figures, StringAttr(digest)]
+
+
+def module_target(module: Operation, option: str = "") -> Target:
+    """The pass option if given, else the target the module carries (`rdu.target`:
+    its figures, or a built-in name or file path in an older file), else sn40l."""
+    if option:
+        return load_target(option)
+    attr = module.attributes.get(TARGET)
+    if isinstance(attr, TargetAttr):
+        return attr.target()
+    return load_target(attr.data if isinstance(attr, StringAttr) else "sn40l")
+
+
+def set_target(module: Operation, target: Target) -> None:
+    """Record the target, all its figures, on the module, where every pass reads it."""
+    module.attributes[TARGET] = TargetAttr.of(target)
+
+
+CONTRACT_ATTRS = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr]
+"""The typed attributes the `rdu` dialect registers."""

@@ -1,0 +1,55 @@
+"""Walking an rducc program: its functions, callees first, its entry, and
+where its globals live. Shared by passes, the runtime and the tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from rducc.dialects.contracts import arg_attrs, global_of, is_outlined, op_stage
+from rducc.errors import RduccError
+
+ENTRY = "forward"
+"""The name of a program's entry function."""
+
+
+def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
+    """The module's functions with bodies."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            yield op
+
+
+def callees_first(module: ModuleOp) -> list[func.FuncOp]:
+    """The functions with bodies, outlined layers (`rdu.calls`) first, so that a
+    pass handles a callee before the calls of it."""
+    every = list(functions(module))
+    return [f for f in every if is_outlined(f)] + [f for f in every if not is_outlined(f)]
+
+
+def find_entry(module: ModuleOp, name: str = ENTRY) -> func.FuncOp | None:
+    """The function @name with a body, or None."""
+    return next((f for f in functions(module) if f.sym_name.data == name), None)
+
+
+def entry_function(module: ModuleOp, name: str = ENTRY) -> func.FuncOp:
+    """The function @name with a body; an error naming it when there is none."""
+    found = find_entry(module, name)
+    if found is None:
+        raise RduccError(f"the module has no 'func.func @{name}'")
+    return found
+
+
+def global_stages(module: ModuleOp) -> dict[str, int]:
+    """The pipeline stage whose sockets hold each global: that of its first reader."""
+    stages: dict[str, int] = {}
+    for function in functions(module):
+        by_arg = {arg: name for arg, a in zip(function.args, arg_attrs(function))
+                  if (name := global_of(a)) is not None}
+        for op in function.body.block.ops:
+            for operand in op.operands:
+                if operand in by_arg:
+                    stages.setdefault(by_arg[operand], op_stage(op))
+    return stages
