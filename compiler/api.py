@@ -40,20 +40,26 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from rducc.analysis.kernel_model import (
+    TilePlan,
+    candidate_loops,
+    kernel_group,
+    make_group,
+    tile_sizes,
+    untiled,
+    working_set,
+)
 from rducc.dialects import dataflow as rdu
 from rducc.dialects import memory as tier
-from rducc.errors import RduccError
-from rducc.analysis.kernel_model import (
-    TilePlan, candidate_loops, kernel_group, make_group, tile_sizes, untiled, working_set,
-)
 from rducc.dialects.contracts import Level, input_arg, module_target, set_level, set_target, tile_plan_of
 from rducc.dialects.program import ENTRY
+from rducc.errors import RduccError
+from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op, opmath_type
 from rducc.passes.rdu_fuse import outline_kernel
 from rducc.passes.rdu_merge_maps import merged_map
 from rducc.passes.rdu_tile import record_plan
 from rducc.pipeline import after, before
 from rducc.runtime.cost_model import KernelCost
-from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op, opmath_type
 from rducc.targets import Target
 
 Formula = Callable[[ScalarBuilder, list[SSAValue]], SSAValue]

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import torch
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
 
-from xdsl.passes import ModulePass
-
-from rducc.errors import RduccError
 from rducc.dialects.contracts import set_target
+from rducc.errors import RduccError
 from rducc.frontend.f64 import demote_weights
 from rducc.frontend.importer import decompose, import_program
 from rducc.frontend.loader import load_exported_program

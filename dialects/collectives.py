@@ -29,8 +29,8 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.shapes import element_of, shape_of, verify_element_type, verify_static
 from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
+from rducc.dialects.shapes import element_of, shape_of, verify_element_type, verify_static
 
 
 def _verify_static_tensors(op: IRDLOperation) -> None:

@@ -13,7 +13,6 @@ from math import ceil, log2
 from typing import ClassVar
 
 from xdsl.dialects import arith
-
 from xdsl.dialects.builtin import (
     I64,
     AnyFloatConstr,
@@ -25,7 +24,8 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
@@ -41,10 +41,8 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.dialects.utils import EnumAttribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I64,
-    IndexType,
-    IntegerType,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
+    IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -28,10 +28,10 @@ from xdsl.ir import (
     Attribute,
     Dialect,
     Operation,
-    Region,
     ParametrizedAttribute,
-    SSAValue,
+    Region,
     SpacedOpaqueSyntaxAttribute,
+    SSAValue,
     TypeAttribute,
 )
 from xdsl.irdl import (
@@ -66,6 +66,7 @@ from rducc.dialects import contracts
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.op_facts import NoCompute
 from rducc.dialects.shapes import value_bytes, verify_element_type
+
 
 class Tier(StrEnum):
     """The three memory tiers of the chip."""

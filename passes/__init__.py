@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
+
 def _canonicalize() -> type[ModulePass]:
     from rducc.passes.rdu_canonicalize import RduCanonicalize
 

@@ -18,10 +18,9 @@ PMUs, PCU stages) even when tiled; see `rducc.analysis.kernel_model`.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -29,9 +28,19 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
 from rducc.analysis.kernel_model import best_plan, make_group
-from rducc.dialects.contracts import module_target, TENSOR_LEVELS, Level, arg_attrs, is_input, layer_of, set_layer, set_level, stage_attr
+from rducc.dialects.contracts import (
+    TENSOR_LEVELS,
+    Level,
+    arg_attrs,
+    is_input,
+    layer_of,
+    module_target,
+    set_layer,
+    set_level,
+    stage_attr,
+)
+from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
 from rducc.dialects.program import functions
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target

@@ -33,19 +33,18 @@ call on its arguments' buffers. No value stays in SRAM across a call.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    FunctionType,
     IndexType,
     IntegerAttr,
-    FunctionType,
     ModuleOp,
     TensorType,
 )
@@ -53,21 +52,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from rducc.diagnostics import LocatedError
-from rducc.dialects.dataflow import GatherOp, KernelOp
-from rducc.dialects.memory import (
-    AllocOp,
-    BufferType,
-    ComputeOp,
-    DeallocOp,
-    DmaOp,
-    GatherDmaOp,
-    GetGlobalOp,
-    GlobalOp,
-    Tier,
-    TierAttr,
-)
-from rducc.errors import RduccError
 from rducc.analysis.kernel_model import (
     Group,
     TilePlan,
@@ -77,6 +61,7 @@ from rducc.analysis.kernel_model import (
     kernel_group,
     working_set,
 )
+from rducc.diagnostics import LocatedError
 from rducc.dialects import contracts
 from rducc.dialects.contracts import (
     Level,
@@ -90,9 +75,23 @@ from rducc.dialects.contracts import (
     set_tiles,
     tile_plan_of,
 )
+from rducc.dialects.dataflow import GatherOp, KernelOp
 from rducc.dialects.liveness import last_read
+from rducc.dialects.memory import (
+    AllocOp,
+    BufferType,
+    ComputeOp,
+    DeallocOp,
+    DmaOp,
+    GatherDmaOp,
+    GetGlobalOp,
+    GlobalOp,
+    Tier,
+    TierAttr,
+)
 from rducc.dialects.program import callees_first, functions
 from rducc.dialects.shapes import value_bytes
+from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 

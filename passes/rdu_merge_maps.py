@@ -12,9 +12,8 @@ kernel boundary; `on_graph=true` also merges in the top-level graph.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp

@@ -37,10 +37,9 @@ ops that read its results before it ends, is left inline.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -53,10 +52,22 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.errors import RduccError
 from rducc.dialects import contracts
-from rducc.dialects.contracts import TENSOR_LEVELS, Level, Role, arg_attrs, global_of, is_input, is_outlined, layer_arg, layer_of, set_layer, set_outlined
+from rducc.dialects.contracts import (
+    TENSOR_LEVELS,
+    Level,
+    Role,
+    arg_attrs,
+    global_of,
+    is_input,
+    is_outlined,
+    layer_arg,
+    layer_of,
+    set_layer,
+    set_outlined,
+)
 from rducc.dialects.program import find_entry
+from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
 
 CALLEE_NAME = "layer"

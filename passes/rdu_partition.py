@@ -40,10 +40,9 @@ The module records the choice as `rdu.partition = {tp = N, pp = M}`.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -60,13 +59,7 @@ from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
-from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, TransposeOp
-from rducc.dialects.memory import GlobalOp
-from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
-from rducc.dialects.shapes import reshape_groups, value_bytes
-from rducc.errors import RduccError
 from rducc.dialects.contracts import (
-    module_target,
     TENSOR_LEVELS,
     Level,
     Split,
@@ -75,6 +68,7 @@ from rducc.dialects.contracts import (
     is_input,
     is_partitioned,
     layer_of,
+    module_target,
     set_layer,
     set_partition,
     set_result_shards,
@@ -82,7 +76,12 @@ from rducc.dialects.contracts import (
     set_stage,
     shard_of,
 )
+from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, TransposeOp
+from rducc.dialects.memory import GlobalOp
+from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.program import functions, global_stages
+from rducc.dialects.shapes import reshape_groups, value_bytes
+from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
 
 Layout = Split | str | None

@@ -25,22 +25,21 @@ The result is recorded on the module: `tier.hbm_weight_bytes`,
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
-from rducc.dialects.memory import GlobalOp, Tier, TierAttr
+from rducc.dialects import contracts
+from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, is_weight, module_target
 from rducc.dialects.liveness import live_end, positions
+from rducc.dialects.memory import GlobalOp, Tier, TierAttr
+from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
-from rducc.dialects import contracts
-from rducc.dialects.contracts import module_target, Level, arg_attrs, global_of, is_outlined, is_weight
-from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.passes.common import require_tensor_program
 
 

@@ -26,9 +26,8 @@ buffers live at the busiest point.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -36,8 +35,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from rducc.analysis.kernel_model import aligned
 from rducc.diagnostics import LocatedError
+from rducc.dialects import contracts
+from rducc.dialects.contracts import LOWERED_LEVELS, Level, module_target, set_level
 from rducc.dialects.dataflow import YieldOp
+from rducc.dialects.liveness import live_end
 from rducc.dialects.memory import (
     AllocOp,
     BufferType,
@@ -45,13 +48,10 @@ from rducc.dialects.memory import (
     DeallocOp,
     Tier,
 )
-from rducc.dialects.liveness import live_end
-from rducc.dialects.shapes import value_bytes
-from rducc.analysis.kernel_model import aligned
-from rducc.dialects import contracts
-from rducc.dialects.contracts import module_target, LOWERED_LEVELS, Level, set_level
 from rducc.dialects.program import callees_first
+from rducc.dialects.shapes import value_bytes
 from rducc.passes.common import require_level
+
 
 @dataclass
 class SramBuffer:

@@ -18,18 +18,17 @@ A kernel that fits no tiling is an error located at its first op.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from rducc.diagnostics import LocatedError
-from rducc.dialects.contracts import module_target, Level, TilePlanAttr, set_tile_plan
-from rducc.dialects.dataflow import KernelOp
 from rducc.analysis.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
+from rducc.diagnostics import LocatedError
+from rducc.dialects.contracts import Level, TilePlanAttr, module_target, set_tile_plan
+from rducc.dialects.dataflow import KernelOp
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 

@@ -239,6 +239,6 @@ def check_arguments(
 
 __all__ = [
     "Argument", "Env", "Signature", "Slots", "Step", "argument_attributes", "check_arguments", "check_result",
-    "entry_function", "functions_of", "globals_of", "input_argument", "kernel_step", "run_steps",
+    "functions_of", "globals_of", "input_argument", "kernel_step", "run_steps",
     "value_name", "weight_argument",
 ]

@@ -33,6 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype
 
+
 def matmul(
     lhs: np.ndarray,
     rhs: np.ndarray,

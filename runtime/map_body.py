@@ -32,6 +32,7 @@ from rducc.runtime.dtypes import (
     tensor_signature,
 )
 
+
 class _BodyCompiler:
     """Turns a map body into Python source over NumPy; one line per op."""
 

@@ -29,13 +29,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import ceil
 
-from rducc.dialects.dataflow import GatherOp, KernelOp, YieldOp
-from rducc.dialects.op_facts import Dim as Fate, facts_of
-from rducc.dialects.liveness import live_end
-from rducc.dialects.shapes import value_bytes
-from rducc.targets import Target
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
+
+from rducc.dialects.dataflow import GatherOp, KernelOp, YieldOp
+from rducc.dialects.liveness import live_end
+from rducc.dialects.op_facts import Dim as Fate
+from rducc.dialects.op_facts import facts_of
+from rducc.dialects.shapes import value_bytes
+from rducc.targets import Target
 
 Dim = tuple[SSAValue, int]
 

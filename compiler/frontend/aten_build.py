@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from math import prod
 from typing import Any
 
+from xdsl.dialects.builtin import TensorType, i64
+from xdsl.ir import Attribute, SSAValue
+
 from rducc.dialects.dataflow import (
     ArgsortOp,
     ConcatOp,
@@ -24,8 +27,6 @@ from rducc.dialects.dataflow import (
 from rducc.frontend.aten_common import element_of, shape_of, tensor_of
 from rducc.frontend.converter_api import GraphImporter
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from xdsl.dialects.builtin import TensorType, i64
-from xdsl.ir import Attribute, SSAValue
 
 
 def reshape(g: GraphImporter, value: SSAValue, shape: Sequence[int]) -> SSAValue:

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from rducc.frontend.converter_api import fake_value
-from rducc.frontend.types import tensor_type_of
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
+
+from rducc.frontend.converter_api import fake_value
+from rducc.frontend.types import tensor_type_of
 
 INT64_MAX = 2**63 - 1
 

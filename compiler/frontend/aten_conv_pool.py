@@ -24,11 +24,11 @@ import torch
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.frontend.aten_build import along, cast, gather_dim, pad_dim, ramp, reduce, reshape, slice_dim
-from rducc.frontend.aten_common import element_of, fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.dialects.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
 from rducc.dialects.shapes import is_float
-from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.aten_build import along, cast, gather_dim, pad_dim, ramp, reduce, reshape, slice_dim
+from rducc.frontend.aten_common import element_of, fake_type, result_type, shape_of, tensor_of, used_outputs
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
@@ -349,8 +349,8 @@ def _padded_window_sizes(g: GraphImporter, axes: Sequence[_Axis]) -> SSAValue:
 def convert_adaptive_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """rdu.pool avg when the output size divides the input, else a gather of
     each adaptive window averaged over its real elements."""
-    value = g.value(node.args[0])
-    out_sizes = list(node.args[1])
+    value = g.value(positional(node)[0])
+    out_sizes = list(positional(node)[1])
     spatial = len(out_sizes)
     sizes = shape_of(value)[-spatial:]
     out = result_type(node)
@@ -364,8 +364,8 @@ def convert_adaptive_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue
 def convert_adaptive_max_pool(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
     """rdu.pool max when the output size divides the input and the indices are
     unused, else a gather of each adaptive window reduced by max and argmax."""
-    value = g.value(node.args[0])
-    out_sizes = list(node.args[1])
+    value = g.value(positional(node)[0])
+    out_sizes = list(positional(node)[1])
     spatial = len(out_sizes)
     sizes = shape_of(value)[-spatial:]
     out = fake_type(fake_value(node)[0])

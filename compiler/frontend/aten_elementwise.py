@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.frontend.aten_common import result_type
-from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import Number, ScalarBuilder, opmath_type
 from rducc.frontend.types import element_type_of
 
@@ -79,7 +79,7 @@ _UNARY_MATH = [
 def _register_unary(target: str, formula: Formula) -> None:
     @converts(target)
     def convert(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-        return elementwise(g, node, [node.args[0]], formula)
+        return elementwise(g, node, [positional(node)[0]], formula)
 
 
 for _name in _UNARY_MATH:
@@ -140,7 +140,7 @@ _register_unary("aten.erfinv.default", lambda b, xs: _erfinv(b, xs[0]))
 @converts("aten.gelu.default")
 def convert_gelu(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     approximate = node_arguments(node)["approximate"]
-    return elementwise(g, node, [node.args[0]], lambda b, xs: b.gelu(xs[0], approximate))
+    return elementwise(g, node, [positional(node)[0]], lambda b, xs: b.gelu(xs[0], approximate))
 
 
 @converts("aten.elu.default")
@@ -167,7 +167,7 @@ def convert_leaky_relu(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         x = xs[0]
         return b.select(b.compare("gt", x, b.constant(0, x.type)), x, b.mul(x, b.constant(slope, x.type)))
 
-    return elementwise(g, node, [node.args[0]], formula)
+    return elementwise(g, node, [positional(node)[0]], formula)
 
 
 @converts("aten.round.decimals")
@@ -182,11 +182,11 @@ def convert_round_decimals(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
             return b.div(b.unary("round", b.mul(x, factor)), factor)
         return b.mul(b.unary("round", b.div(x, factor)), factor)
 
-    return elementwise(g, node, [node.args[0]], formula)
+    return elementwise(g, node, [positional(node)[0]], formula)
 
 
 def _input_element(node: torch.fx.Node, index: int = 0) -> Attribute:
-    return element_type_of(fake_value(node.args[index]).dtype)
+    return element_type_of(fake_value(positional(node)[index]).dtype)
 
 
 @converts("aten.isnan.default", "aten.isinf.default", "aten.signbit.default")
@@ -194,18 +194,18 @@ def convert_float_test(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """Tests of a value in its own type (an integer is never NaN or infinite)."""
     test = {"isnan": ScalarBuilder.isnan, "isinf": ScalarBuilder.isinf, "signbit": ScalarBuilder.signbit}
     formula = test[str(node.target).split(".")[1]]
-    return elementwise(g, node, [node.args[0]], lambda b, xs: formula(b, xs[0]), _input_element(node))
+    return elementwise(g, node, [positional(node)[0]], lambda b, xs: formula(b, xs[0]), _input_element(node))
 
 
 @converts("aten.logical_not.default")
 def convert_logical_not(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    return elementwise(g, node, [node.args[0]], lambda b, xs: b.logical_not(xs[0]), i1)
+    return elementwise(g, node, [positional(node)[0]], lambda b, xs: b.logical_not(xs[0]), i1)
 
 
 @converts("aten.bitwise_not.default")
 def convert_bitwise_not(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     out = result_type(node).element_type
-    return elementwise(g, node, [node.args[0]], lambda b, xs: b.bitwise_not(xs[0]), out)
+    return elementwise(g, node, [positional(node)[0]], lambda b, xs: b.bitwise_not(xs[0]), out)
 
 
 # --------------------------------------------------------------------------
@@ -258,7 +258,7 @@ for _target, _formula in _BINARY_FORMULAS.items():
     def _convert_binary(
         g: GraphImporter, node: torch.fx.Node, _formula: Formula = _formula
     ) -> SSAValue:
-        return elementwise(g, node, [node.args[0], node.args[1]], _formula)
+        return elementwise(g, node, [positional(node)[0], positional(node)[1]], _formula)
 
 
 for _target, _formula in {
@@ -279,7 +279,7 @@ for _target, _formula in {
     def _convert_math_binary(
         g: GraphImporter, node: torch.fx.Node, _formula: Formula = _formula
     ) -> SSAValue:
-        return elementwise(g, node, [node.args[0], node.args[1]], _formula)
+        return elementwise(g, node, [positional(node)[0], positional(node)[1]], _formula)
 
 
 _SHIFTS = {
@@ -295,13 +295,13 @@ def convert_shift(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     direction = _SHIFTS[str(node.target)]
     out = result_type(node).element_type
     return elementwise(
-        g, node, [node.args[0], node.args[1]], lambda b, xs: b.shift(direction, xs[0], xs[1]), out
+        g, node, [positional(node)[0], positional(node)[1]], lambda b, xs: b.shift(direction, xs[0], xs[1]), out
     )
 
 
 @converts("aten.pow.Tensor_Scalar")
 def convert_pow_scalar(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    base, exponent = node.args[0], node.args[1]
+    base, exponent = positional(node)[0], positional(node)[1]
     return elementwise(g, node, [base], lambda b, xs: b.pow(xs[0], exponent))
 
 
@@ -345,7 +345,7 @@ for _op, _predicate in _PREDICATES.items():
     def _convert_compare(
         g: GraphImporter, node: torch.fx.Node, _predicate: str = _predicate
     ) -> SSAValue:
-        a, b = node.args[0], node.args[1]
+        a, b = positional(node)[0], positional(node)[1]
         promoted = _promoted_element(a, b)
         return elementwise(g, node, [a, b], lambda sb, xs: sb.compare(_predicate, xs[0], xs[1]), promoted)
 
@@ -355,20 +355,20 @@ for _kind in ("and", "or", "xor"):
     @converts(f"aten.logical_{_kind}.default")
     def _convert_logical(g: GraphImporter, node: torch.fx.Node, _kind: str = _kind) -> SSAValue:
         return elementwise(
-            g, node, [node.args[0], node.args[1]], lambda b, xs: b.logical(_kind, xs[0], xs[1]), i1
+            g, node, [positional(node)[0], positional(node)[1]], lambda b, xs: b.logical(_kind, xs[0], xs[1]), i1
         )
 
     @converts(f"aten.bitwise_{_kind}.Tensor", f"aten.bitwise_{_kind}.Scalar")
     def _convert_bitwise(g: GraphImporter, node: torch.fx.Node, _kind: str = _kind) -> SSAValue:
         out = result_type(node).element_type
         return elementwise(
-            g, node, [node.args[0], node.args[1]], lambda b, xs: b.logical(_kind, xs[0], xs[1]), out
+            g, node, [positional(node)[0], positional(node)[1]], lambda b, xs: b.logical(_kind, xs[0], xs[1]), out
         )
 
 
 @converts("aten.where.self")
 def convert_where(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    condition, a, b = node.args[0], node.args[1], node.args[2]
+    condition, a, b = positional(node)[0], positional(node)[1], positional(node)[2]
     holder = result_type(node).element_type
     out = opmath_type(holder)
     values = [_value_or_number(g, x) for x in (condition, a, b)]
@@ -394,13 +394,13 @@ def convert_where(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     "aten.detach.default",
 )
 def convert_identity(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    return g.value(node.args[0])
+    return g.value(positional(node)[0])
 
 
 @converts("aten._to_copy.default", "aten.copy.default")
 def convert_to_copy(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """A dtype cast (or a broadcasting copy); a device/layout-only copy is free."""
-    source = node.args[1] if str(node.target) == "aten.copy.default" else node.args[0]
+    source = positional(node)[1] if str(node.target) == "aten.copy.default" else positional(node)[0]
     value = g.value(source)
     if value.type == result_type(node):
         return value

@@ -10,6 +10,9 @@ from math import prod
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import SSAValue
+
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -37,26 +40,24 @@ from rducc.frontend.aten_common import (
     tensor_of,
     used_outputs,
 )
-from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 from rducc.frontend.types import tensor_type_of
-from xdsl.dialects.builtin import i1, i64
-from xdsl.ir import SSAValue
 
 
 @converts("aten.index_select.default")
 def convert_index_select(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value, index = g.value(node.args[0]), g.value(node.args[2])
-    dim = node.args[1] % max(len(shape_of(value)), 1)
+    value, index = g.value(positional(node)[0]), g.value(positional(node)[2])
+    dim = positional(node)[1] % max(len(shape_of(value)), 1)
     return gather_dim(g, value, reshape(g, cast(g, index, i64), [prod(shape_of(index))]), dim)
 
 
 @converts("aten.flip.default")
 def convert_flip(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """Each flipped dim is a gather by a descending ramp."""
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     rank = len(shape_of(value))
-    for dim in normalize_dims(node.args[1], rank) if node.args[1] else []:
+    for dim in normalize_dims(positional(node)[1], rank) if positional(node)[1] else []:
         size = shape_of(value)[dim]
         value = gather_dim(g, value, ramp(g, size, size - 1, -1), dim)
     return value
@@ -96,11 +97,11 @@ def convert_diagonal(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 @converts("aten.unfold.default")
 def convert_unfold(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """Windows of `size` every `step` along `dim`, the window dim appended last."""
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     rank = len(shape_of(value))
     if rank == 0:
         return reshape(g, value, [1])
-    dim, size, step = node.args[1] % rank, node.args[2], node.args[3]
+    dim, size, step = positional(node)[1] % rank, positional(node)[2], positional(node)[3]
     count = (shape_of(value)[dim] - size) // step + 1
     starts = reshape(g, ramp(g, count, 0, step), [count, 1])
     offsets = reshape(g, ramp(g, size), [1, size])
@@ -122,7 +123,7 @@ def _owns_storage(value: torch.Tensor) -> bool:
 def _storage_owner(node: torch.fx.Node) -> torch.fx.Node | None:
     """The node whose value is the whole storage that as_strided's input views
     (the input itself, or the earlier node it is a view of), if there is one."""
-    source = node.args[0]
+    source = positional(node)[0]
     assert isinstance(source, torch.fx.Node)
     viewed = fake_value(source)
     storage = viewed.untyped_storage()._cdata
@@ -190,8 +191,8 @@ def convert_constant_pad(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 @converts("aten.repeat.default")
 def convert_repeat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """Tiles: [s0, s1] -> [1, s0, 1, s1] -> broadcast [r0, s0, r1, s1] -> [r0*s0, r1*s1]."""
-    value = g.value(node.args[0])
-    repeats = list(node.args[1])
+    value = g.value(positional(node)[0])
+    repeats = list(positional(node)[1])
     shape = [1] * (len(repeats) - len(shape_of(value))) + list(shape_of(value))
     interleaved = [n for size in shape for n in (1, size)]
     tiled = [n for r, size in zip(repeats, shape) for n in (r, size)]
@@ -210,7 +211,7 @@ def convert_triangle_indices(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 
 def _check_embedding_bag(node: torch.fx.Node) -> str | None:
-    if fake_value(node.args[1]).dim() != 1:
+    if fake_value(positional(node)[1]).dim() != 1:
         return "2-D indices"
     forward_only = str(node.target) == "aten._embedding_bag_forward_only.default"
     if forward_only and node_arguments(node)["include_last_offset"] and used_outputs(node) & {2, 3}:

@@ -5,6 +5,9 @@ split), embedding, index, arange and scalar reads.
 from __future__ import annotations
 
 import torch
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -15,9 +18,14 @@ from rducc.dialects.dataflow import (
 from rducc.dialects.shapes import is_float
 from rducc.frontend.aten_build import cast, reshape, slice_dim
 from rducc.frontend.aten_common import element_of, result_type, shape_of, slice_bounds
-from rducc.frontend.converter_api import GraphImporter, assertion_only_nodes, converts, fake_value, node_arguments
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from rducc.frontend.converter_api import (
+    GraphImporter,
+    assertion_only_nodes,
+    converts,
+    fake_value,
+    node_arguments,
+    positional,
+)
 
 
 @converts(
@@ -31,7 +39,7 @@ from xdsl.ir import SSAValue
     "aten.flatten.using_ints",
 )
 def convert_reshape(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    return reshape(g, g.value(node.args[0]), result_type(node).get_shape())
+    return reshape(g, g.value(positional(node)[0]), result_type(node).get_shape())
 
 
 def _check_scalar_read(node: torch.fx.Node) -> str | None:
@@ -45,13 +53,13 @@ def _check_scalar_read(node: torch.fx.Node) -> str | None:
 def convert_scalar_read(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """`tensor.item()` returned by the model: the rank-0 tensor itself (rducc.Program
     hands it back as a Python number)."""
-    return reshape(g, g.value(node.args[0]), [])
+    return reshape(g, g.value(positional(node)[0]), [])
 
 
 @converts("aten.permute.default")
 def convert_permute(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value = g.value(node.args[0])
-    perm = [d % max(len(shape_of(value)), 1) for d in node.args[1]]
+    value = g.value(positional(node)[0])
+    perm = [d % max(len(shape_of(value)), 1) for d in positional(node)[1]]
     if perm == sorted(perm):
         return value
     return g.emit(TransposeOp(value, perm, result_type(node)))
@@ -59,11 +67,11 @@ def convert_permute(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.transpose.int", "aten.t.default")
 def convert_transpose(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     rank = len(shape_of(value))
     if rank < 2:
         return value
-    a, b = (node.args[1], node.args[2]) if len(node.args) > 2 else (0, 1)
+    a, b = (positional(node)[1], positional(node)[2]) if len(positional(node)) > 2 else (0, 1)
     perm = list(range(rank))
     perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
     return g.emit(TransposeOp(value, perm, result_type(node)))
@@ -71,7 +79,7 @@ def convert_transpose(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.expand.default")
 def convert_expand(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     if shape_of(value) == tuple(result_type(node).get_shape()):
         return value
     return g.emit(BroadcastOp(value, result_type(node)))
@@ -91,10 +99,10 @@ def convert_slice(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.select.int")
 def convert_select(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     shape = shape_of(value)
-    dim = node.args[1] % len(shape)
-    index = node.args[2] % shape[dim]
+    dim = positional(node)[1] % len(shape)
+    index = positional(node)[2] % shape[dim]
     return reshape(g, slice_dim(g, value, dim, index, 1), result_type(node).get_shape())
 
 
@@ -102,9 +110,9 @@ def convert_select(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 def convert_cat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     out = result_type(node)
     rank = len(out.get_shape())
-    dim = (node.args[1] if len(node.args) > 1 else 0) % max(rank, 1)
+    dim = (positional(node)[1] if len(positional(node)) > 1 else 0) % max(rank, 1)
     # PyTorch lets legacy 1-D empty tensors join anything; they add nothing.
-    values = [cast(g, g.value(v), out.element_type) for v in node.args[0] if fake_value(v).shape != (0,) or rank == 1]
+    values = [cast(g, g.value(v), out.element_type) for v in positional(node)[0] if fake_value(v).shape != (0,) or rank == 1]
     if len(values) == 1:
         return values[0]
     return g.emit(ConcatOp(values, dim, out))
@@ -112,9 +120,9 @@ def convert_cat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.split_with_sizes.default", "aten.split.Tensor")
 def convert_split(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, ...]:
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     shape = shape_of(value)
-    dim = (node.args[2] if len(node.args) > 2 else 0) % len(shape)
+    dim = (positional(node)[2] if len(positional(node)) > 2 else 0) % len(shape)
     pieces = [tuple(f.shape)[dim] for f in fake_value(node)]
     results, start = [], 0
     for size in pieces:
@@ -125,15 +133,15 @@ def convert_split(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, ...]
 
 @converts("aten.embedding.default")
 def convert_embedding(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    weight, indices = g.value(node.args[0]), g.value(node.args[1])
+    weight, indices = g.value(positional(node)[0]), g.value(positional(node)[1])
     return g.emit(GatherOp(weight, [indices], 0, result_type(node)))
 
 
 def _check_index(node: torch.fx.Node) -> str | None:
-    present = [i for i, index in enumerate(node.args[1]) if index is not None]
+    present = [i for i, index in enumerate(positional(node)[1]) if index is not None]
     if not present:
         return "no index tensor"
-    if any(fake_value(node.args[1][i]).dtype in (torch.bool, torch.uint8) for i in present):
+    if any(fake_value(positional(node)[1][i]).dtype in (torch.bool, torch.uint8) for i in present):
         return "boolean mask index (data-dependent shape; a uint8 index is a mask too)"
     return None
 
@@ -143,9 +151,9 @@ def convert_index(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """source[..., i, j, ...]: adjacent index tensors gather in place. Non-adjacent
     ones put their broadcast dims first (PyTorch's rule): the indexed dims move
     to the front of the source and the gather is at dim 0."""
-    source = g.value(node.args[0])
-    present = [i for i, index in enumerate(node.args[1]) if index is not None]
-    indices = [g.value(node.args[1][i]) for i in present]
+    source = g.value(positional(node)[0])
+    present = [i for i, index in enumerate(positional(node)[1]) if index is not None]
+    indices = [g.value(positional(node)[1][i]) for i in present]
     if present == list(range(present[0], present[-1] + 1)):
         return g.emit(GatherOp(source, indices, present[0], result_type(node)))
     shape = shape_of(source)

@@ -6,21 +6,22 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
 from rducc.dialects.dataflow import (
     MatmulOp,
     ReduceKind,
 )
 from rducc.frontend.aten_build import reduce
 from rducc.frontend.aten_common import result_type, shape_of, tensor_of
-from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
 
 
 @converts("aten.mm.default", "aten.bmm.default")
 def convert_mm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    lhs, rhs = g.value(node.args[0]), g.value(node.args[1])
+    lhs, rhs = g.value(positional(node)[0]), g.value(positional(node)[1])
     return g.emit(MatmulOp(lhs, rhs, result_type(node)))
 
 

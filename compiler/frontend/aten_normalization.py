@@ -9,20 +9,21 @@ from math import prod
 from typing import Any
 
 import torch
+from xdsl.ir import Attribute, SSAValue
+
 from rducc.dialects.dataflow import (
     ReduceKind,
 )
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
 from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
-from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from xdsl.ir import Attribute, SSAValue
 
 
 def _softmax_parts(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue, SSAValue, Attribute]:
     """(x, max, sum of exp) along the softmax dim, in the opmath type."""
-    value = g.value(node.args[0])
-    dim = node.args[1] % max(len(shape_of(value)), 1)
+    value = g.value(positional(node)[0])
+    dim = positional(node)[1] % max(len(shape_of(value)), 1)
     compute = opmath_type(result_type(node).element_type)
     peak = reduce(g, ReduceKind.MAX, value, [dim], True)
     exps = g.map(

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers the ops)
 from xdsl.dialects.builtin import f32, f64
 from xdsl.ir import SSAValue
 
-import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers the ops)
 from rducc.frontend.aten_build import reshape
 from rducc.frontend.aten_common import result_type, shape_of
 from rducc.frontend.converter_api import GraphImporter, converts, node_arguments

@@ -19,10 +19,10 @@ import torch
 from xdsl.dialects.builtin import f32, i1
 from xdsl.ir import SSAValue
 
-from rducc.frontend.aten_build import cast, sort_along
-from rducc.frontend.aten_common import fake_type, result_type, tensor_of
 from rducc.dialects.dataflow import RandomOp
 from rducc.dialects.shapes import is_float
+from rducc.frontend.aten_build import cast, sort_along
+from rducc.frontend.aten_common import fake_type, result_type, tensor_of
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 

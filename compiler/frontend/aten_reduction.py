@@ -9,6 +9,9 @@ from math import prod
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import SSAValue
+
 from rducc.dialects.dataflow import (
     ReduceKind,
     ScanKind,
@@ -23,10 +26,8 @@ from rducc.frontend.aten_common import (
     tensor_of,
     used_outputs,
 )
-from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from xdsl.dialects.builtin import i1, i64
-from xdsl.ir import SSAValue
 
 
 def _reduce_node(g: GraphImporter, node: torch.fx.Node, kind: ReduceKind) -> SSAValue:
@@ -88,9 +89,9 @@ def convert_argmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.max.dim", "aten.min.dim")
 def convert_max_dim(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    value = g.value(node.args[0])
-    dims = normalize_dims(node.args[1], len(shape_of(value)))
-    keepdim = bool(node.args[2]) if len(node.args) > 2 else False
+    value = g.value(positional(node)[0])
+    dims = normalize_dims(positional(node)[1], len(shape_of(value)))
+    keepdim = bool(positional(node)[2]) if len(positional(node)) > 2 else False
     is_max = str(node.target) == "aten.max.dim"
     used = used_outputs(node)
     values = (
@@ -122,8 +123,8 @@ def convert_var(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.cumsum.default", "aten.cumprod.default")
 def convert_cumsum(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value = g.value(node.args[0])
-    dim = node.args[1] % max(len(shape_of(value)), 1)
+    value = g.value(positional(node)[0])
+    dim = positional(node)[1] % max(len(shape_of(value)), 1)
     out = result_type(node)
     kind = ScanKind.SUM if "cumsum" in str(node.target) else ScanKind.PROD
     return g.emit(ScanOp(kind, cast(g, value, out.element_type), dim, out))
@@ -131,7 +132,7 @@ def convert_cumsum(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.max.default", "aten.min.default")
 def convert_max_all(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     kind = ReduceKind.MAX if str(node.target) == "aten.max.default" else ReduceKind.MIN
     return reduce(g, kind, value, list(range(len(shape_of(value)))), False)
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import f32, i1, i64
+from xdsl.ir import SSAValue
+
 from rducc.dialects.dataflow import (
     GatherOp,
 )
@@ -14,8 +17,6 @@ from rducc.frontend.aten_build import along, cast, gather_dim, ramp, reshape, sl
 from rducc.frontend.aten_common import element_of, result_type, shape_of, tensor_of
 from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from xdsl.dialects.builtin import f32, i1, i64
-from xdsl.ir import SSAValue
 
 
 @converts("aten.upsample_nearest2d.vec")

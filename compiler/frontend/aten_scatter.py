@@ -10,6 +10,9 @@ from math import prod
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import SSAValue
+
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ReduceKind,
@@ -21,8 +24,6 @@ from rducc.frontend.aten_build import along, cast, gather_dim, ramp, reshape, sl
 from rducc.frontend.aten_common import element_of, result_type, shape_of, slice_bounds, tensor_of
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from xdsl.dialects.builtin import i1, i64
-from xdsl.ir import SSAValue
 
 
 @converts("aten.slice_scatter.default")

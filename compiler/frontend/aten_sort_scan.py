@@ -7,27 +7,28 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import i64
+from xdsl.ir import SSAValue
+
 from rducc.dialects.dataflow import (
     ReduceKind,
 )
 from rducc.frontend.aten_build import along, cast, move_dim, ramp, reduce, reshape, slice_dim, sort_along
 from rducc.frontend.aten_common import result_type, shape_of, tensor_of
-from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
-from xdsl.dialects.builtin import i64
-from xdsl.ir import SSAValue
 
 
 @converts("aten.logcumsumexp.default")
 def convert_logcumsumexp(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """log(sum_{j<=i} exp(x_j)), stable: each prefix i is shifted by its own max
     M_i, taken over a [..., J] mask of j <= i (O(n^2) along `dim`, like a scatter)."""
-    value = g.value(node.args[0])
+    value = g.value(positional(node)[0])
     out = result_type(node)
     rank = len(shape_of(value))
     if rank == 0:
         return cast(g, value, out.element_type)
-    dim = node.args[1] % rank
+    dim = positional(node)[1] % rank
     size = shape_of(value)[dim]
     compute = opmath_type(out.element_type)
     spread = tensor_of(compute, list(shape_of(value)) + [size])

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import torch
-from rducc.errors import RduccError
-from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
-from rducc.dialects.contracts import set_layer
 from xdsl.dialects.builtin import TensorType, UnknownLoc
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from rducc.dialects.contracts import set_layer
+from rducc.errors import RduccError
+from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
 
 Value = SSAValue | tuple[SSAValue | None, ...] | None
 
@@ -62,7 +63,7 @@ def converts(*targets: str, check: Check | None = None) -> Callable[[Converter],
     return register
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema_arguments(target: Any) -> tuple[tuple[str, bool, Any], ...]:
     schema = target._schema
     return tuple(
@@ -80,6 +81,12 @@ def node_arguments(node: torch.fx.Node) -> dict[str, Any]:
         else:
             values[name] = node.kwargs.get(name, default)
     return values
+
+
+def positional(node: torch.fx.Node) -> tuple[Any, ...]:
+    """The node's positional arguments, as its ATen schema types them (export
+    checked them against it), not as FX's union of every argument kind."""
+    return tuple(node.args)
 
 
 def fake_value(arg: Any) -> Any:

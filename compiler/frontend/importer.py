@@ -34,7 +34,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Region, SSAValue
 
+from rducc.dialects.contracts import Level, input_arg, set_f64_demoted, set_level, weight_arg
 from rducc.dialects.memory import GlobalOp
+from rducc.dialects.program import ENTRY
 from rducc.errors import RduccError, UnsupportedOpsError
 from rducc.frontend import (  # noqa: F401  (the converter families register themselves)
     aten_conv_pool,
@@ -62,11 +64,8 @@ from rducc.frontend.converter_api import (
 )
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
-from rducc.dialects.contracts import Level, input_arg, set_f64_demoted, set_level, weight_arg
-from rducc.dialects.program import ENTRY
 from rducc.frontend.locations import describe_location, location_of
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
-
 
 INLINE_CONSTANT_LIMIT = 64
 """Lifted constants with at most this many elements carry their value inline;

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import LocationAttr, ModuleOp
-from xdsl.ir import Block, OpResult, Operation, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from rducc.dialects.contracts import LAYER
 from rducc.passes.rdu_canonicalize import folds_across

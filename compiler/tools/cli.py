@@ -15,11 +15,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-
 from rducc import __version__
+from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
 from rducc.files import check_writable, write_atomically
-from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.weights import save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
@@ -186,8 +185,8 @@ def _describe(module, target, args: argparse.Namespace) -> None:
     """--report, --report-json and --plot, from the placed program."""
     import json
 
-    from rducc.tools.report import compile_report, report_dict
     from rducc.runtime.cost_model import estimate
+    from rducc.tools.report import compile_report, report_dict
 
     report = estimate(module, target)
     if args.report:

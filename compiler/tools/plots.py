@@ -36,17 +36,16 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects import contracts
-from rducc.dialects.contracts import arg_attrs, input_label
+from rducc.dialects.contracts import arg_attrs, input_label, is_outlined, module_target
 from rducc.dialects.memory import (
     AllocOp,
     ComputeOp,
     DmaOp,
     GatherDmaOp,
 )
+from rducc.dialects.program import find_entry, functions
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
-from rducc.dialects.contracts import is_outlined, module_target
-from rducc.dialects.program import find_entry, functions
 from rducc.passes.rdu_sram_alloc import collect_buffers
 from rducc.runtime.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, walk_placed
 
@@ -273,7 +272,7 @@ def _kernel_times(plt, report, path: Path) -> Path:
            color=[BOUND_COLOURS.get(k.bound, "#cccccc") for k in kernels],
            edgecolor="black" if n < 60 else "none", linewidth=0.3, zorder=2)
     size = 5 if n < 60 else 2.5
-    for label, get, marker, colour in TERMS:
+    for _label, get, marker, colour in TERMS:
         points = [(x, get(k) * 1e6) for x, k in zip(xs, kernels) if get(k) > 0]
         if points:
             ax.scatter([p[0] for p in points], [p[1] for p in points], marker=marker, s=size**2,

@@ -18,8 +18,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc import __version__
-from rducc.errors import RduccError
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
+from rducc.errors import RduccError
 from rducc.weights import load_weights
 
 
