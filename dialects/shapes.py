@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
+from typing import TypeGuard
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -20,24 +21,26 @@ from xdsl.utils.exceptions import VerifyException
 SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1"
 
 
-def is_float(element_type: Attribute) -> bool:
+def is_float(
+    element_type: Attribute,
+) -> TypeGuard[Float64Type | Float32Type | Float16Type | BFloat16Type]:
     """True for the floating-point element types rducc supports."""
     return isinstance(
         element_type, Float64Type | Float32Type | Float16Type | BFloat16Type
     )
 
 
-def is_integer(element_type: Attribute) -> bool:
+def is_integer(element_type: Attribute) -> TypeGuard[IntegerType]:
     """True for integer element types (i1 and ui8 included)."""
     return isinstance(element_type, IntegerType)
 
 
-def is_unsigned(element_type: Attribute) -> bool:
+def is_unsigned(element_type: Attribute) -> TypeGuard[IntegerType]:
     """True for unsigned integer types (ui8, torch.uint8: values 0..255)."""
     return isinstance(element_type, IntegerType) and element_type.signedness.data == Signedness.UNSIGNED
 
 
-def is_bool(element_type: Attribute) -> bool:
+def is_bool(element_type: Attribute) -> TypeGuard[IntegerType]:
     """True for i1, rducc's boolean."""
     return isinstance(element_type, IntegerType) and element_type.width.data == 1
 
@@ -68,7 +71,7 @@ def verify_element_type(element_type: Attribute, what: str) -> None:
         and element_type.width.data in (1, 8, 16, 32, 64)
     ):
         return
-    if is_unsigned(element_type) and element_type.width.data == 8:  # type: ignore[attr-defined]
+    if is_unsigned(element_type) and element_type.width.data == 8:
         return
     raise VerifyException(
         f"{what} has unsupported element type {element_type}; "

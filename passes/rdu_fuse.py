@@ -247,7 +247,7 @@ class RduFuse(ModulePass):
 
     name = "rdu-fuse"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
-    produces: ClassVar[Level | None] = Level.KERNELS
+    produces: ClassVar[Level] = Level.KERNELS
 
     level: int = 2
     """0 = every op its own kernel; 1 = pattern fusion; 2 = up to whole layers."""

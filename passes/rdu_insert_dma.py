@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
+    LocationAttr,
     ModuleOp,
     TensorType,
 )
@@ -117,7 +118,7 @@ class _Emitter:
     """Appends ops to a block, at one location."""
 
     block: Block
-    location: Attribute
+    location: LocationAttr
 
     def emit(self, op: Operation) -> Operation:
         op.location = self.location
@@ -181,8 +182,8 @@ def _compute_body(
     block = Block(arg_types=arg_types)
     mapping: dict[SSAValue, SSAValue] = dict(zip(loaded, block.args[: len(loaded)]))
     mapping.update(zip((g.results[0] for g in hoisted), block.args[len(loaded) :]))
-    for old, new in mapping.items():
-        new.name_hint = old.name_hint
+    for old_value, new_value in mapping.items():
+        new_value.name_hint = old_value.name_hint
     for op in kernel.body.block.ops:
         if op in hoisted:
             continue
@@ -224,7 +225,7 @@ def lower_kernel(
     group = kernel_group(kernel)
     plan = _recorded_plan(kernel, group)
     gathered = gathered_inputs(group)
-    outer = {arg: env[value] for arg, value in zip(kernel.body.block.args, kernel.inputs)}
+    outer: dict[SSAValue, SSAValue] = {arg: env[value] for arg, value in zip(kernel.body.block.args, kernel.inputs)}
     loaded = [v for v in group.inputs if v not in gathered]
     looped = plan.count > 1
 
@@ -466,7 +467,7 @@ class RduInsertDma(ModulePass):
 
     name = "rdu-insert-dma"
     accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
-    produces: ClassVar[Level | None] = Level.MEMORY
+    produces: ClassVar[Level] = Level.MEMORY
 
     keep_on_chip: bool = True
     """Let a value stay in SRAM between two neighbouring kernels when both fit."""

@@ -38,7 +38,7 @@ def _single_map_user(producer: MapOp) -> MapOp | None:
     consumer = uses[0].operation
     if consumer.parent_block() is not producer.parent_block():
         return None
-    if consumer.result.type.get_shape() != producer.result.type.get_shape():  # type: ignore[attr-defined]
+    if consumer.result.type.get_shape() != producer.result.type.get_shape():
         return None
     return consumer
 

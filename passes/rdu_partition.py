@@ -302,7 +302,7 @@ class _TensorPartitioner:
         set_shard(all_attrs[arg.index], split)
         self.function.arg_attrs = ArrayAttr(DictionaryAttr(a) for a in all_attrs)
         reference = global_of(all_attrs[arg.index])
-        per_rank = _per_rank(arg.type, full, split)  # type: ignore[arg-type]
+        per_rank = _per_rank(arg.type, full, split)
         if reference is not None:
             target = self._global(reference)
             assert target is not None
@@ -337,7 +337,7 @@ class _TensorPartitioner:
         self._set_result(op, result_layout)
 
     def _set_result(self, op: Operation, layout: Layout) -> None:
-        result = op.results[0]
+        result: SSAValue = op.results[0]
         full = _shape(result)
         if isinstance(layout, Split):
             result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]

@@ -31,6 +31,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects import contracts
@@ -102,7 +103,7 @@ def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
     callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
     slots: dict[tuple[str, int], list[str]] = {}
     for function in functions(module):
-        weights = {arg: name for arg, a in zip(function.args, arg_attrs(function)) if (name := global_of(a)) is not None}
+        weights: dict[SSAValue, str] = {arg: name for arg, a in zip(function.args, arg_attrs(function)) if (name := global_of(a)) is not None}
         for call in function.body.block.ops:
             if not isinstance(call, func.CallOp) or call.callee.string_value() not in callees:
                 continue
@@ -132,6 +133,7 @@ def record_parameter_tiers(module: ModuleOp, globals_: dict[str, GlobalOp]) -> N
         callee = callees[callee_name]
         tier = globals_[names[0]].tier
         assert tier is not None and all(globals_[n].tier == tier for n in names)
+        assert callee.arg_attrs is not None
         attrs = list(callee.arg_attrs.data)
         attrs[index] = DictionaryAttr({**attrs[index].data, contracts.PARAMETER_TIER: tier})
         callee.arg_attrs = ArrayAttr(attrs)

@@ -190,7 +190,7 @@ class RduSramAlloc(ModulePass):
 
     name = "rdu-sram-alloc"
     accepts: ClassVar[tuple[Level, ...]] = LOWERED_LEVELS
-    produces: ClassVar[Level | None] = Level.PLACED
+    produces: ClassVar[Level] = Level.PLACED
 
     target: str = ""
     """Target name or file; default: the module's rdu.target, else sn40l."""

@@ -700,6 +700,7 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     size = value_bytes(op.operands[0])
     if isinstance(op, SendRecvOp):
         return latency + size / bandwidth, size
+    assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp)
     n = op.group_size
     if n <= 1:
         return 0.0, 0

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.contracts import stage_attr
 from rducc.dialects.memory import AllocOp, DeallocOp, GetGlobalOp
@@ -63,7 +63,7 @@ class KernelLoop:
 
 def _carried(previous: func.CallOp, call: func.CallOp) -> frozenset[tuple[int, int]]:
     """(result index of `previous`, argument index of `call`) pairs: what `call` reads of it."""
-    results = {result: index for index, result in enumerate(previous.res)}
+    results: dict[SSAValue, int] = {result: index for index, result in enumerate(previous.res)}
     return frozenset((results[value], index) for index, value in enumerate(call.arguments) if value in results)
 
 

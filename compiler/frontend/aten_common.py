@@ -11,7 +11,7 @@ import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.frontend.converter_api import fake_value
+from rducc.frontend.converter_api import fake_value, positional
 from rducc.frontend.types import tensor_type_of
 
 INT64_MAX = 2**63 - 1
@@ -40,7 +40,7 @@ def normalize_dims(dims: Any, rank: int) -> list[int]:
 
 def used_outputs(node: torch.fx.Node) -> set[int]:
     """Which elements of a multi-result node's tuple are read by getitem users."""
-    return {int(user.args[1]) for user in node.users}
+    return {int(positional(user)[1]) for user in node.users}
 
 
 def tensor_of(element_type: Attribute, shape: Sequence[int]) -> TensorType:

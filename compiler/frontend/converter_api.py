@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import TensorType, UnknownLoc
+from xdsl.dialects.builtin import LocationAttr, TensorType, UnknownLoc
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rducc.dialects.contracts import set_layer
@@ -100,7 +100,7 @@ class GraphImporter:
 
     block: Block
     env: dict[torch.fx.Node, Value] = field(default_factory=dict)
-    location: Attribute = field(default_factory=UnknownLoc)
+    location: LocationAttr = field(default_factory=UnknownLoc)
     name_hint: str | None = None
     layer: str | None = None
 

@@ -61,6 +61,7 @@ from rducc.frontend.converter_api import (
     converts,
     fake_value,
     node_arguments,
+    positional,
 )
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
@@ -242,7 +243,7 @@ def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: L
         if reuse is not None and reuse.skip(node):
             continue  # a later layer's node: its layer is a call of @layer
         if node.target is operator.getitem:
-            container, index = node.args
+            container, index = positional(node)
             value = importer.env[container]
             assert isinstance(value, tuple)
             importer.env[node] = value[index]

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import LocationAttr, ModuleOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from rducc.dialects.contracts import LAYER
+from rducc.frontend.converter_api import positional
 from rducc.passes.rdu_canonicalize import folds_across
 from rducc.passes.rdu_outline_layers import Correspondence, Layer, Outlining
 
@@ -83,7 +84,7 @@ def _meta_signature(value: Any) -> Any:
 
 def _getitem_uses(node: Node) -> list[int]:
     """Which tuple elements getitem users read (multi-result converters look at it)."""
-    return sorted(int(u.args[1]) for u in node.users if u.target is operator.getitem)
+    return sorted(int(positional(u)[1]) for u in node.users if u.target is operator.getitem)
 
 
 @dataclass
@@ -150,7 +151,7 @@ def _escapes(layer: FxLayer, imported: set[Node]) -> Iterable[tuple[int, int | N
         for user in node.users:
             if user in layer.position or (user.op != "output" and user not in imported):
                 continue
-            element = int(user.args[1]) if user.target is operator.getitem else None
+            element = int(positional(user)[1]) if user.target is operator.getitem else None
             yield index, element
 
 
@@ -250,11 +251,11 @@ class LayerReuse:
             ours, theirs = self.env.get(node0), self.env.get(node)
             if isinstance(ours, tuple) != isinstance(theirs, tuple):
                 raise NotReusable(f"{node.name} differs in kind from {node0.name}")
-            pairs = zip(ours, theirs) if isinstance(ours, tuple) else [(ours, theirs)]
+            pairs = zip(ours, theirs) if isinstance(ours, tuple) and isinstance(theirs, tuple) else [(ours, theirs)]
             for a, b in pairs:
                 if isinstance(a, SSAValue) != isinstance(b, SSAValue):
                     raise NotReusable(f"{node.name} differs in kind from {node0.name}")
-                if isinstance(a, SSAValue) and (a.type != b.type or not values.pair(a, b)):
+                if isinstance(a, SSAValue) and isinstance(b, SSAValue) and (a.type != b.type or not values.pair(a, b)):
                     raise NotReusable(f"{node.name} does not correspond to {node0.name}")
         return values
 

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     TensorType,
     f32,
     i1,
@@ -80,7 +81,7 @@ def _float_width(element_type: Attribute) -> int:
 class ScalarBuilder:
     """Appends scalar ops, located at `location`, to the end of `block`."""
 
-    def __init__(self, block: Block, location: Attribute):
+    def __init__(self, block: Block, location: LocationAttr):
         self.block = block
         self.location = location
 
@@ -136,7 +137,7 @@ class ScalarBuilder:
             return self.emit(extend(value, to))
         return self.emit(arith.TruncIOp(value, to))
 
-    def _to_unsigned(self, value: SSAValue, to: Attribute) -> SSAValue:
+    def _to_unsigned(self, value: SSAValue, to: IntegerType) -> SSAValue:
         """The low bits of the value: torch's wrap-around to uint8 (a float is
         first truncated to int64, as c10's `static_cast_with_inter_type` does)."""
         source = value.type
@@ -384,7 +385,7 @@ MapBody = Callable[[ScalarBuilder, list[SSAValue | Number]], SSAValue]
 
 
 def build_map_op(
-    inputs: Sequence[SSAValue | Number], result_type: TensorType, body: MapBody, location: Attribute
+    inputs: Sequence[SSAValue | Number], result_type: TensorType, body: MapBody, location: LocationAttr
 ) -> MapOp:
     """An `rdu.map` (not inserted anywhere): tensor inputs become block
     arguments, numbers stay numbers, the body's value is cast to the result's
@@ -394,7 +395,7 @@ def build_map_op(
     for arg in block.args:
         arg.location = location
     args = iter(block.args)
-    scalars = [next(args) if isinstance(v, SSAValue) else v for v in inputs]
+    scalars: list[SSAValue | Number] = [next(args) if isinstance(v, SSAValue) else v for v in inputs]
     builder = ScalarBuilder(block, location)
     result = builder.cast(body(builder, scalars), result_type.element_type)
     yield_op = YieldOp(result)
