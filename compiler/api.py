@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType, UnknownLoc
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, LocationAttr, ModuleOp, TensorType, UnknownLoc
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -238,7 +238,7 @@ def build_map(
     inputs: Sequence[SSAValue | Number],
     result_type: Attribute,
     formula: Formula,
-    location: Attribute | None = None,
+    location: LocationAttr | None = None,
 ) -> rdu.MapOp:
     """An `rdu.map` (not yet inserted) computing `formula` elementwise.
 

@@ -585,5 +585,5 @@ def set_target(module: Operation, target: Target) -> None:
     module.attributes[TARGET] = TargetAttr.of(target)
 
 
-CONTRACT_ATTRS = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr]
+CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr]
 """The typed attributes the `rdu` dialect registers."""

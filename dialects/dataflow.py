@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -29,8 +30,10 @@ from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSA
 from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
+    irdl_to_attr_constraint,
     lazy_traits_def,
     operand_def,
     opt_prop_def,
@@ -132,7 +135,7 @@ def _number_attr(value: int | float) -> Attribute:
     return FloatAttr(value, 64)
 
 
-def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
+def _ints(attr: DenseArrayBase[IntegerType]) -> tuple[int, ...]:
     return tuple(attr.get_values())
 
 
@@ -535,7 +538,7 @@ def _window_output(size: int, window: int, stride: int, pad: int, dilation: int,
     return out
 
 
-def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBase) -> None:
+def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBase[IntegerType]) -> None:
     for label, attr in arrays.items():
         values = _ints(attr)
         if len(values) != spatial:
@@ -1031,8 +1034,8 @@ class IotaOp(IRDLOperation, OpFacts):
     """A rank-1 ramp: element i is `start + i * step` (torch.arange)."""
 
     name = "rdu.iota"
-    start = prop_def(IntegerAttr[I64] | FloatAttr)
-    step = prop_def(IntegerAttr[I64] | FloatAttr)
+    start = prop_def(irdl_to_attr_constraint(IntegerAttr[I64]) | base(FloatAttr))
+    step = prop_def(irdl_to_attr_constraint(IntegerAttr[I64]) | base(FloatAttr))
     result = result_def(TensorType)
     traits = traits_def(Pure())
 

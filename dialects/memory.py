@@ -89,7 +89,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
 
     name = "tier.buffer"
 
-    tier: TierAttr = param_def()
+    tier: TierAttr
     shape: ArrayAttr[IntAttr] = param_def()
     element_type: Attribute = param_def()
 

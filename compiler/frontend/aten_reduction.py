@@ -183,4 +183,4 @@ def convert_vector_norm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     if order in (0, 1):
         return cast(g, total, out.element_type)
     root = (lambda b, xs: b.unary("sqrt", xs[0])) if order == 2 else (lambda b, xs: b.pow(xs[0], 1.0 / order))
-    return g.map([total], out, root)  # type: ignore[arg-type]
+    return g.map([total], out, root)

@@ -43,7 +43,7 @@ class RduccOptMain(xDSLOptMain):
 
     output_text: _KeptText | None = None
 
-    def prepare_output(self):  # type: ignore[override]
+    def prepare_output(self):
         if self.args.output_file is None:
             return sys.stdout
         self.output_text = _KeptText()
@@ -82,7 +82,7 @@ class RduccOptMain(xDSLOptMain):
         parse_passes(self.args.passes, self.available_passes)  # rducc's messages for bad -p text
         super().setup_pipeline()
 
-    def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):  # type: ignore[override]
+    def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):
         """Refuse absurd dense splats before xDSL's parser expands them."""
         data = chunk.read()
         check_mlir_text(data.decode(errors="replace"), self.get_input_name(), start_offset)

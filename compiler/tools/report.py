@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import f64_demoted, is_partitioned, partition_of
@@ -44,7 +44,7 @@ def tensor_classes(module: ModuleOp) -> list[TensorClass]:
         size = sum(value_bytes(g.global_type) for g in placed)
         classes.append(TensorClass("weights", tier.value, len(placed), size))
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
-    hbm = [op for op in module.walk() if isinstance(op, AllocOp) and op.result.type.tier.data == Tier.HBM]  # type: ignore[attr-defined]
+    hbm = [op for op in module.walk() if isinstance(op, AllocOp) and op.result.type.tier.data == Tier.HBM]
     classes.append(TensorClass("activations between kernels", "hbm", len(hbm), sum(op.reserved_bytes for op in hbm)))
     kept = [o for c in computes for o in c.outs if any(u.operation is not c and isinstance(u.operation, ComputeOp) for u in o.uses)]
     if kept:
@@ -66,6 +66,7 @@ def socket_use(module: ModuleOp) -> list[dict[str, int]]:
     for tier, total, per_stage in (("hbm", contracts.HBM_WEIGHT_BYTES, contracts.HBM_WEIGHT_BYTES_BY_STAGE),
                                    ("ddr", contracts.DDR_WEIGHT_BYTES, contracts.DDR_WEIGHT_BYTES_BY_STAGE)):
         attr = module.attributes.get(per_stage)
+        assert attr is None or isinstance(attr, DenseArrayBase)
         by_stage[tier] = list(attr.get_values()) if attr is not None else [_attr(module, total)]
     stages = max(pp, len(by_stage["hbm"]))
     return [
