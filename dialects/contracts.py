@@ -515,6 +515,26 @@ def _figure_value(attr: Attribute) -> object:
     raise VerifyException(f"a target figure is a number, a flag or a string, not {attr}")
 
 
+def _print_figure(printer: Printer, key: str, attr: Attribute) -> None:
+    """`key = value` with numbers in the syntax whose default type they have
+    (`1` an i64, `1.5e+12` an f64, `true` a flag): no `: f64` in the text, which
+    would read as a float64 value of the program."""
+    printer.print_string(f"{key} = ")
+    value = _figure_value(attr)
+    if isinstance(value, bool):
+        printer.print_string("true" if value else "false")
+    elif isinstance(value, float):
+        text = repr(value)
+        mantissa, _, exponent = text.partition("e")
+        if "." not in mantissa and mantissa.lstrip("-").isdigit():
+            mantissa += ".0"
+        printer.print_string(mantissa + (f"e{exponent}" if exponent else ""))
+    elif isinstance(value, int):
+        printer.print_string(str(value))
+    else:
+        printer.print_attribute(attr)
+
+
 def _digest(figures: Mapping[str, object]) -> str:
     """A content hash of the figures (sorted JSON, floats by repr)."""
     text = json.dumps({k: repr(v) if isinstance(v, float) else v for k, v in sorted(figures.items())})
@@ -550,9 +570,9 @@ class TargetAttr(ParametrizedAttribute):
             raise VerifyException("rdu.target: the figures do not match their hash (edited by hand?)")
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string("<")
-        printer.print_attribute(self.figures)
-        printer.print_string(f', hash = "{self.digest.data}">')
+        printer.print_string("<{")
+        printer.print_list(self.figures.data.items(), lambda item: _print_figure(printer, *item))
+        printer.print_string(f'}}, hash = "{self.digest.data}">')
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
