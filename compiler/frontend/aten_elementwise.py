@@ -82,11 +82,13 @@ def _register_unary(target: str, formula: Formula) -> None:
         return elementwise(g, node, [positional(node)[0]], formula)
 
 
+
+def _unary_math(name: str) -> Formula:
+    return lambda b, xs: b.unary(name, xs[0])
+
+
 for _name in _UNARY_MATH:
-    _register_unary(
-        f"aten.{_name}.default",
-        lambda b, xs, _name=_name: b.unary(_name, xs[0]),
-    )
+    _register_unary(f"aten.{_name}.default", _unary_math(_name))
 
 _UNARY_FORMULAS: dict[str, Formula] = {
     "aten.neg.default": lambda b, xs: b.neg(xs[0]),
@@ -102,8 +104,8 @@ for _target, _formula in _UNARY_FORMULAS.items():
     _register_unary(_target, _formula)
 
 
-_ERFINV_CENTRAL = ((0.886226899, -1.645349621, 0.914624893, -0.140543331), (-2.118377725, 1.442710462, -0.329097515, 0.012229801))
-_ERFINV_TAIL = ((-1.970840454, -1.624906493, 3.429567803, 1.641345311), (3.543889200, 1.637067800))
+_ERFINV_CENTRAL: tuple[tuple[float, ...], tuple[float, ...]] = ((0.886226899, -1.645349621, 0.914624893, -0.140543331), (-2.118377725, 1.442710462, -0.329097515, 0.012229801))
+_ERFINV_TAIL: tuple[tuple[float, ...], tuple[float, ...]] = ((-1.970840454, -1.624906493, 3.429567803, 1.641345311), (3.543889200, 1.637067800))
 
 
 def _polynomial(b: ScalarBuilder, z: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:

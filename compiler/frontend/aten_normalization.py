@@ -5,10 +5,12 @@ any other chain; their arithmetic runs in the opmath type (f32 for f16/bf16).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.dialects.dataflow import (
@@ -17,7 +19,7 @@ from rducc.dialects.dataflow import (
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
 from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
-from rducc.frontend.scalar import ScalarBuilder, opmath_type
+from rducc.frontend.scalar import Number, ScalarBuilder, opmath_type
 
 
 def _softmax_parts(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue, SSAValue, SSAValue, Attribute]:
@@ -66,6 +68,7 @@ def _standardize(g: GraphImporter, value: SSAValue, dims: list[int], eps: float,
     )
     squares = g.map([centered], centered.type, lambda b, xs: square(b, xs[0]))  # type: ignore[arg-type]
     total = reduce(g, ReduceKind.SUM, squares, dims, True)
+    assert isinstance(total.type, TensorType)
     rstd = g.map(
         [total], total.type,
         lambda b, xs: b.unary("rsqrt", b.add(b.div(xs[0], b.constant(count, compute)), b.constant(eps, compute))),  # type: ignore[arg-type]
@@ -130,10 +133,15 @@ def convert_batch_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
 
     used = used_outputs(node)
     saved = [
-        g.map([], saved_type, lambda b, xs, element=saved_type.element_type: b.constant(0, element)) if index in used else None
+        g.map([], saved_type, _zeros(saved_type.element_type)) if index in used else None
         for index, saved_type in enumerate(saved_types, start=1)
     ]
     return g.map([value, *params], out, body), *saved
+
+
+def _zeros(element: Attribute) -> Callable[[ScalarBuilder, list[SSAValue | Number]], SSAValue]:
+    """A map body for a tensor of zeros of the element type."""
+    return lambda b, xs: b.constant(0, element)
 
 
 def _scale_and_shift(b: ScalarBuilder, y: SSAValue, named: dict[str, SSAValue]) -> SSAValue:

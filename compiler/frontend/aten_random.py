@@ -13,6 +13,7 @@ are not torch's: tests check their distribution, not their values.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -27,7 +28,7 @@ from rducc.frontend.converter_api import GraphImporter, converts, fake_value, no
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
-def draw(g: GraphImporter, distribution: str, shape: list[int], element: Any) -> SSAValue:
+def draw(g: GraphImporter, distribution: str, shape: Sequence[int], element: Any) -> SSAValue:
     """One `rdu.random` of `shape`, seeded by how many came before it."""
     seed = sum(isinstance(op, RandomOp) for op in g.block.ops)
     return g.emit(RandomOp(distribution, seed, tensor_of(element, shape)))

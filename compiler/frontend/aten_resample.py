@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import f32, i1, i64
+from xdsl.dialects.builtin import TensorType, f32, i1, i64
 from xdsl.ir import SSAValue
 
 from rducc.dialects.dataflow import (
@@ -90,6 +90,7 @@ def _blend_rows(
         near, far, t = xs
         return b.add(b.mul(b.sub(b.constant(1.0, element), t), near), b.mul(t, far))
 
+    assert isinstance(below.type, TensorType)
     return g.map([below, above, along(g, weight, dim, rank)], below.type, blend)
 
 

@@ -260,6 +260,7 @@ TERMS = (  # (label, getter, marker, colour)
 
 
 def _kernel_times(plt, report, path: Path) -> Path:
+    from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -299,7 +300,7 @@ def _kernel_times(plt, report, path: Path) -> Path:
                  f"{_us(total)}\nbound: " + ", ".join(f"{b} {c}" for b, c in bounds.most_common()),
                  fontsize=10)
     ax.grid(axis="y", which="major", linewidth=0.3, zorder=0)
-    handles = [Patch(facecolor=BOUND_COLOURS[b], label=f"{b}-bound") for b in BOUND_COLOURS if b in bounds]
+    handles: list[Artist] = [Patch(facecolor=BOUND_COLOURS[b], label=f"{b}-bound") for b in BOUND_COLOURS if b in bounds]
     handles += [Line2D([], [], marker=m, color=c, linestyle="none", markersize=5, label=f"{label} term")
                 for label, _, m, c in TERMS]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

@@ -111,7 +111,8 @@ def _write_npz(path: str, results: list[np.ndarray]) -> None:
     from rducc.files import write_atomically_bytes
 
     buffer = io.BytesIO()
-    np.savez(buffer, **{f"output_{i}": r for i, r in enumerate(results)})
+    # numpy's stub types **kwds as if one could be its `allow_pickle: bool`
+    np.savez(buffer, **{f"output_{i}": r for i, r in enumerate(results)})  # type: ignore[arg-type]
     write_atomically_bytes(path, buffer.getvalue())
 
 
