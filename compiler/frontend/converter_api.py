@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import LocationAttr, TensorType, UnknownLoc
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.contracts import set_layer
 from rducc.errors import RduccError
