@@ -1165,7 +1165,9 @@ class ScatterOp(IRDLOperation, OpFacts):
         if not shape:
             raise VerifyException("'rdu.scatter' input must have rank 1 or more")
         if self.reduce is not None and self.reduce.data not in SCATTER_REDUCTIONS:
-            raise VerifyException(f"'rdu.scatter' reduce must be one of {', '.join(SCATTER_REDUCTIONS)}, not {self.reduce.data}")
+            raise VerifyException(
+                f"'rdu.scatter' reduce must be one of {', '.join(SCATTER_REDUCTIONS)}, not {self.reduce.data}"
+            )
         _verify_dims(self.name, [dim], len(shape))
         if self.result.type != self.input.type:
             raise VerifyException("'rdu.scatter' result must have the input's type")
@@ -1173,9 +1175,13 @@ class ScatterOp(IRDLOperation, OpFacts):
         if not is_integer(element_of(self.index.type)) or is_bool(element_of(self.index.type)):
             raise VerifyException("'rdu.scatter' index must have an integer element type")
         if shape_of(self.source.type) != index:
-            raise VerifyException(f"'rdu.scatter' source shape {list(shape_of(self.source.type))} differs from the index shape {list(index)}")
+            raise VerifyException(
+                f"'rdu.scatter' source shape {list(shape_of(self.source.type))} differs from the index shape {list(index)}"
+            )
         if len(index) != len(shape) or any(i > s for d, (i, s) in enumerate(zip(index, shape)) if d != dim):
-            raise VerifyException(f"'rdu.scatter' index shape {list(index)} must have the input's rank and fit its shape {list(shape)} outside dim {dim}")
+            raise VerifyException(
+                f"'rdu.scatter' index shape {list(index)} must have the input's rank and fit its shape {list(shape)} outside dim {dim}"
+            )
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """The input's dims stay; another dim than the scattered one moves with the

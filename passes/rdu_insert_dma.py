@@ -173,10 +173,12 @@ def _compute_body(
     """The kernel body on tiles: loaded inputs and gathered rows are block arguments."""
     hoisted = list(gathered.values())
     arg_types = [
-        TensorType(_tensor(v).element_type, _tiled_shape(_tensor(v), plan.tiled.get(v, -1), plan.size))
-        for v in loaded
+        TensorType(_tensor(v).element_type, _tiled_shape(_tensor(v), plan.tiled.get(v, -1), plan.size)) for v in loaded
     ] + [
-        TensorType(_tensor(g.results[0]).element_type, _tiled_shape(_tensor(g.results[0]), plan.tiled.get(g.results[0], -1), plan.size))
+        TensorType(
+            _tensor(g.results[0]).element_type,
+            _tiled_shape(_tensor(g.results[0]), plan.tiled.get(g.results[0], -1), plan.size),
+        )
         for g in hoisted
     ]
     block = Block(arg_types=arg_types)
@@ -453,7 +455,9 @@ def _lower_call(module: ModuleOp, call: func.CallOp, env: dict[SSAValue, SSAValu
         (f for f in functions(module) if f.sym_name.data == call.callee.string_value()), None
     )
     if callee is None or not is_outlined(callee):
-        raise LocatedError(call, f"rdu-insert-dma lowers calls of outlined layers only, not @{call.callee.string_value()}")
+        raise LocatedError(
+            call, f"rdu-insert-dma lowers calls of outlined layers only, not @{call.callee.string_value()}"
+        )
     new = out.emit(func.CallOp(call.callee, [env[v] for v in call.arguments], callee.function_type.outputs.data))
     new.attributes.update(call.attributes)
     for result, buffer in zip(call.res, new.results):

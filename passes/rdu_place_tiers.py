@@ -103,7 +103,9 @@ def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
     callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
     slots: dict[tuple[str, int], list[str]] = {}
     for function in functions(module):
-        weights: dict[SSAValue, str] = {arg: name for arg, a in zip(function.args, arg_attrs(function)) if (name := global_of(a)) is not None}
+        weights: dict[SSAValue, str] = {
+            arg: name for arg, a in zip(function.args, arg_attrs(function)) if (name := global_of(a)) is not None
+        }
         for call in function.body.block.ops:
             if not isinstance(call, func.CallOp) or call.callee.string_value() not in callees:
                 continue

@@ -829,4 +829,23 @@ def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRe
             loop.saved_s = loop.launches_saved * (target.kernel_launch_s + kernel_work(record, target).startup_s)
 
 
-__all__ = ["KernelCost", "Report", "estimate", "collective_cost", "kernel_costs", "kernel_time", "kernel_work", "walk_placed", "KernelRecord", "KernelWork", "Overlap", "ProgramWalk", "Transfer", "partition_estimate", "op_flops", "op_sram_bytes", "transfer_bytes", "trip_count"]
+__all__ = [
+    "KernelCost",
+    "Report",
+    "estimate",
+    "collective_cost",
+    "kernel_costs",
+    "kernel_time",
+    "kernel_work",
+    "walk_placed",
+    "KernelRecord",
+    "KernelWork",
+    "Overlap",
+    "ProgramWalk",
+    "Transfer",
+    "partition_estimate",
+    "op_flops",
+    "op_sram_bytes",
+    "transfer_bytes",
+    "trip_count",
+]

@@ -137,7 +137,9 @@ def sort_along(g: GraphImporter, value: SSAValue, dim: int, descending: bool) ->
     return take_along(g, value, order, dim), order
 
 
-def triangle_indices(g: GraphImporter, rows: int, cols: int, offset: int, lower: bool, count: int, element: Any) -> SSAValue:
+def triangle_indices(
+    g: GraphImporter, rows: int, cols: int, offset: int, lower: bool, count: int, element: Any
+) -> SSAValue:
     """[2, count] (row, col) of the lower (upper) triangle in row-major order: each
     grid position's rank among the kept ones (a cumsum), then slot k takes the
     position of rank k (O(count x rows x cols) work)."""
@@ -153,7 +155,9 @@ def triangle_indices(g: GraphImporter, rows: int, cols: int, offset: int, lower:
     slots = reshape(g, ramp(g, count), [count, 1])
 
     def numbered(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        hit = b.logical("and", b.compare("ne", xs[0], b.constant(0, i64)), b.compare("eq", b.sub(xs[1], b.constant(1, i64)), xs[2]))
+        hit = b.logical(
+            "and", b.compare("ne", xs[0], b.constant(0, i64)), b.compare("eq", b.sub(xs[1], b.constant(1, i64)), xs[2])
+        )
         return b.select(hit, xs[3], b.constant(-1, i64))
 
     matches = g.map([keep, ranks, slots, grid], tensor_of(i64, [count, rows * cols]), numbered)
@@ -200,4 +204,20 @@ def square(b: ScalarBuilder, value: SSAValue) -> SSAValue:
     return b.mul(value, value)
 
 
-__all__ = ["reshape", "cast", "reduce", "slice_dim", "ramp", "along", "gather_dim", "move_dim", "take_along", "pad_dim", "sort_along", "triangle_indices", "mean_over", "variance_over", "square"]
+__all__ = [
+    "reshape",
+    "cast",
+    "reduce",
+    "slice_dim",
+    "ramp",
+    "along",
+    "gather_dim",
+    "move_dim",
+    "take_along",
+    "pad_dim",
+    "sort_along",
+    "triangle_indices",
+    "mean_over",
+    "variance_over",
+    "square",
+]

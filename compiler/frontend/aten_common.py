@@ -68,4 +68,14 @@ def result_type(node: torch.fx.Node) -> TensorType:
     return tensor_type_of(fake_value(node), what=f"result of '{node.name}'")
 
 
-__all__ = ["INT64_MAX", "shape_of", "element_of", "normalize_dims", "used_outputs", "tensor_of", "slice_bounds", "fake_type", "result_type"]
+__all__ = [
+    "INT64_MAX",
+    "shape_of",
+    "element_of",
+    "normalize_dims",
+    "used_outputs",
+    "tensor_of",
+    "slice_bounds",
+    "fake_type",
+    "result_type",
+]

@@ -86,7 +86,9 @@ def _spread(g: GraphImporter, value: SSAValue, dim: int, stride: int) -> SSAValu
         return value
     column = reshape(g, value, shape[: dim + 1] + [1] + shape[dim + 1 :])
     gaps = _zeros(g, element_of(value), shape[: dim + 1] + [stride - 1] + shape[dim + 1 :])
-    rows = g.emit(ConcatOp([column, gaps], dim + 1, tensor_of(element_of(value), shape[: dim + 1] + [stride] + shape[dim + 1 :])))
+    rows = g.emit(
+        ConcatOp([column, gaps], dim + 1, tensor_of(element_of(value), shape[: dim + 1] + [stride] + shape[dim + 1 :]))
+    )
     flat = reshape(g, rows, shape[:dim] + [size * stride] + shape[dim + 1 :])
     return slice_dim(g, flat, dim, 0, (size - 1) * stride + 1)
 
@@ -152,7 +154,9 @@ class _Axis:
                 b.constant(self.out, i64),
             )
             return b.compare("lt", row, end)
-        return b.logical("and", b.compare("ge", row, b.constant(0, i64)), b.compare("lt", row, b.constant(self.size, i64)))
+        return b.logical(
+            "and", b.compare("ge", row, b.constant(0, i64)), b.compare("lt", row, b.constant(self.size, i64))
+        )
 
 
 def _adaptive_axes(sizes: Sequence[int], outs: Sequence[int]) -> list[_Axis]:
@@ -168,7 +172,9 @@ def _plane_strides(axes: Sequence[_Axis]) -> list[int]:
     return [prod(a.size for a in axes[i + 1 :]) for i in range(len(axes))]
 
 
-def _slot_position(b: ScalarBuilder, axes: Sequence[_Axis], outs: Sequence[SSAValue], slots: Sequence[SSAValue]) -> tuple[SSAValue, SSAValue]:
+def _slot_position(
+    b: ScalarBuilder, axes: Sequence[_Axis], outs: Sequence[SSAValue], slots: Sequence[SSAValue]
+) -> tuple[SSAValue, SSAValue]:
     """(flat position in the plane, whether it is a real element) of one window slot."""
     flat, valid = b.constant(0, i64), b.constant(True, i1)
     for axis, o, k, stride in zip(axes, outs, slots, _plane_strides(axes)):
@@ -198,7 +204,9 @@ def _window_index(g: GraphImporter, axes: Sequence[_Axis]) -> tuple[SSAValue, SS
     return index, valid
 
 
-def _gather_windows(g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], compute: Attribute, fill: float) -> tuple[SSAValue, SSAValue]:
+def _gather_windows(
+    g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], compute: Attribute, fill: float
+) -> tuple[SSAValue, SSAValue]:
     """([*lead, *out, K] window slots in `compute`, `fill` where unused; the validity mask)."""
     spatial = len(axes)
     shape = list(shape_of(value))
@@ -246,7 +254,9 @@ def _max_with_indices(
     return values, g.map([best, *outs], tensor_of(i64, shape_of(best)), position)
 
 
-def _window_average(g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], out: TensorType, divisor: SSAValue | float | None) -> SSAValue:
+def _window_average(
+    g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], out: TensorType, divisor: SSAValue | float | None
+) -> SSAValue:
     """Sum of each window's real elements divided by `divisor` (a tensor, a
     number, or None for the count of real elements)."""
     compute = opmath_type(out.element_type)
@@ -266,9 +276,18 @@ def _window_average(g: GraphImporter, value: SSAValue, axes: Sequence[_Axis], ou
 # --------------------------------------------------------------------------
 
 
-def _regular_axes(value: torch.Tensor, out: Sequence[int], window: Sequence[int], stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int]) -> list[_Axis]:
+def _regular_axes(
+    value: torch.Tensor,
+    out: Sequence[int],
+    window: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> list[_Axis]:
     sizes = value.shape[-len(window) :]
-    return [_Axis(int(n), int(o), k, s, p, d) for n, o, k, s, p, d in zip(sizes, out, window, stride, padding, dilation)]
+    return [
+        _Axis(int(n), int(o), k, s, p, d) for n, o, k, s, p, d in zip(sizes, out, window, stride, padding, dilation)
+    ]
 
 
 @converts("aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default")
@@ -306,7 +325,9 @@ def convert_avg_pool(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     value = g.value(args["self"])
     divisor, exclude_pad = args["divisor_override"], any(padding) and not args["count_include_pad"]
     if args["ceil_mode"]:
-        axes = _regular_axes(fake_value(args["self"]), out.get_shape()[-spatial:], window, stride, padding, [1] * spatial)
+        axes = _regular_axes(
+            fake_value(args["self"]), out.get_shape()[-spatial:], window, stride, padding, [1] * spatial
+        )
         if divisor is None and args["count_include_pad"]:
             divisor = _padded_window_sizes(g, axes)
         return _window_average(g, value, axes, out, divisor)

@@ -104,8 +104,14 @@ for _target, _formula in _UNARY_FORMULAS.items():
     _register_unary(_target, _formula)
 
 
-_ERFINV_CENTRAL: tuple[tuple[float, ...], tuple[float, ...]] = ((0.886226899, -1.645349621, 0.914624893, -0.140543331), (-2.118377725, 1.442710462, -0.329097515, 0.012229801))
-_ERFINV_TAIL: tuple[tuple[float, ...], tuple[float, ...]] = ((-1.970840454, -1.624906493, 3.429567803, 1.641345311), (3.543889200, 1.637067800))
+_ERFINV_CENTRAL: tuple[tuple[float, ...], tuple[float, ...]] = (
+    (0.886226899, -1.645349621, 0.914624893, -0.140543331),
+    (-2.118377725, 1.442710462, -0.329097515, 0.012229801),
+)
+_ERFINV_TAIL: tuple[tuple[float, ...], tuple[float, ...]] = (
+    (-1.970840454, -1.624906493, 3.429567803, 1.641345311),
+    (3.543889200, 1.637067800),
+)
 
 
 def _polynomial(b: ScalarBuilder, z: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:
@@ -126,7 +132,9 @@ def _erfinv(b: ScalarBuilder, y: SSAValue) -> SSAValue:
     central = b.div(b.mul(y, _polynomial(b, z, numerator)), b.add(b.mul(_polynomial(b, z, denominator), z), one))
     t = b.unary("sqrt", b.neg(b.unary("log", b.div(b.sub(one, magnitude), b.constant(2.0, y.type)))))
     numerator, denominator = _ERFINV_TAIL
-    tail = b.div(b.binary("copysign", _polynomial(b, t, numerator), y), b.add(b.mul(_polynomial(b, t, denominator), t), one))
+    tail = b.div(
+        b.binary("copysign", _polynomial(b, t, numerator), y), b.add(b.mul(_polynomial(b, t, denominator), t), one)
+    )
     x = b.select(b.compare("le", magnitude, b.constant(0.7, y.type)), central, tail)
     slope = b.constant(2.0 / math.sqrt(math.pi), y.type)
     for _ in range(2):

@@ -107,7 +107,9 @@ def convert_unfold(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     offsets = reshape(g, ramp(g, size), [1, size])
     index = g.map([starts, offsets], tensor_of(i64, [count, size]), lambda b, xs: b.add(xs[0], xs[1]))  # type: ignore[arg-type]
     shape = list(shape_of(value))
-    windows = g.emit(GatherOp(value, [index], dim, tensor_of(element_of(value), shape[:dim] + [count, size] + shape[dim + 1 :])))
+    windows = g.emit(
+        GatherOp(value, [index], dim, tensor_of(element_of(value), shape[:dim] + [count, size] + shape[dim + 1 :]))
+    )
     return move_dim(g, windows, dim + 1, rank)
 
 
@@ -230,7 +232,11 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
     for max, the index of the row each maximum came from (for mean, the sizes
     again); zeros (or empty) where torch gives zeros."""
     args = node_arguments(node)
-    weight, indices, offsets = g.value(args["weight"]), cast(g, g.value(args["indices"]), i64), cast(g, g.value(args["offsets"]), i64)
+    weight, indices, offsets = (
+        g.value(args["weight"]),
+        cast(g, g.value(args["indices"]), i64),
+        cast(g, g.value(args["offsets"]), i64),
+    )
     out = tensor_type_of(fake_value(node)[0])
     bags, width = out.get_shape()
     count = shape_of(indices)[0]
@@ -240,7 +246,11 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
         ends = slice_dim(g, offsets, 0, 1, bags)
     else:
         last = g.map([], tensor_of(i64, [1]), lambda b, xs: b.constant(count, i64))
-        ends = g.emit(ConcatOp([slice_dim(g, offsets, 0, 1, bags - 1), last], 0, tensor_of(i64, [bags]))) if bags > 1 else last
+        ends = (
+            g.emit(ConcatOp([slice_dim(g, offsets, 0, 1, bags - 1), last], 0, tensor_of(i64, [bags])))
+            if bags > 1
+            else last
+        )
     padding = args["padding_idx"]
     position = reshape(g, ramp(g, count), [1, count])
 
@@ -262,7 +272,8 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
     mode = args["mode"]
     identity = float("-inf") if mode == 2 else 0.0
     spread = g.map(
-        [reshape(g, members, [bags, count, 1]), reshape(g, rows, [1, count, width])], tensor_of(compute, [bags, count, width]),
+        [reshape(g, members, [bags, count, 1]), reshape(g, rows, [1, count, width])],
+        tensor_of(compute, [bags, count, width]),
         lambda b, xs: b.select(xs[0], xs[1], b.constant(identity, compute)),  # type: ignore[arg-type]
     )
     combined = reduce(g, ReduceKind.MAX if mode == 2 else ReduceKind.SUM, spread, [1], False)
@@ -278,13 +289,19 @@ def convert_embedding_bag(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAVal
     used = used_outputs(node)
     types = [tensor_type_of(f) for f in fake_value(node)]
     offset2bag = _bag_of_each_index(g, offsets, count, bags, types[1]) if 1 in used else None
-    bag_size = (_zeros(g, types[2]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[2].element_type)) if 2 in used else None
+    bag_size = (
+        (_zeros(g, types[2]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[2].element_type))
+        if 2 in used
+        else None
+    )
     max_indices = None
     if 3 in used:  # torch's: zeros for sum, the bag sizes for mean
         if mode == 2:
             max_indices = _max_rows(g, spread, indices, sizes, types[3])
         else:
-            max_indices = _zeros(g, types[3]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[3].element_type)
+            max_indices = (
+                _zeros(g, types[3]) if mode == 0 else cast(g, reshape(g, sizes, [bags]), types[3].element_type)
+            )
     return result, offset2bag, bag_size, max_indices
 
 

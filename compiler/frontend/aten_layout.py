@@ -112,7 +112,9 @@ def convert_cat(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     rank = len(out.get_shape())
     dim = (positional(node)[1] if len(positional(node)) > 1 else 0) % max(rank, 1)
     # PyTorch lets legacy 1-D empty tensors join anything; they add nothing.
-    values = [cast(g, g.value(v), out.element_type) for v in positional(node)[0] if fake_value(v).shape != (0,) or rank == 1]
+    values = [
+        cast(g, g.value(v), out.element_type) for v in positional(node)[0] if fake_value(v).shape != (0,) or rank == 1
+    ]
     if len(values) == 1:
         return values[0]
     return g.emit(ConcatOp(values, dim, out))

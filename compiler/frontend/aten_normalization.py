@@ -58,7 +58,9 @@ def convert_log_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return g.map([value, peak, total], result_type(node), body)
 
 
-def _standardize(g: GraphImporter, value: SSAValue, dims: list[int], eps: float, compute: Any) -> tuple[SSAValue, SSAValue, SSAValue]:
+def _standardize(
+    g: GraphImporter, value: SSAValue, dims: list[int], eps: float, compute: Any
+) -> tuple[SSAValue, SSAValue, SSAValue]:
     """(x - mean, mean, rsqrt(biased var + eps)) over `dims` (kept as size 1), in `compute`."""
     count = prod(shape_of(value)[d] for d in dims)
     mean = mean_over(g, value, dims, True, compute)

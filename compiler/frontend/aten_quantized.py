@@ -31,7 +31,9 @@ def _per_channel(g: GraphImporter, value: SSAValue, params: SSAValue, axis: int)
     return reshape(g, params, shape)
 
 
-def _quantize(b: ScalarBuilder, x: SSAValue, inverse_scale: SSAValue, zero_point: SSAValue, low: int, high: int) -> SSAValue:
+def _quantize(
+    b: ScalarBuilder, x: SSAValue, inverse_scale: SSAValue, zero_point: SSAValue, low: int, high: int
+) -> SSAValue:
     shifted = b.add(b.unary("round", b.mul(b.cast(x, f32), inverse_scale)), b.cast(zero_point, f32))
     return b.minimum(b.maximum(shifted, b.constant(low, f32)), b.constant(high, f32))
 

@@ -79,10 +79,18 @@ def _blend_rows(
         return b.maximum(shifted, b.constant(0.0, f32))
 
     where = g.map([ramp(g, out_size)], tensor_of(f32, [out_size]), source)
-    low = g.map([where], tensor_of(i64, [out_size]), lambda b, xs: b.minimum(b.cast(xs[0], i64), b.constant(size - 1, i64)))  # type: ignore[arg-type]
+    low = g.map(
+        [where],
+        tensor_of(i64, [out_size]),
+        lambda b, xs: b.minimum(b.cast(xs[0], i64), b.constant(size - 1, i64)),  # type: ignore[arg-type]
+    )
     high = g.map([low], low.type, lambda b, xs: b.minimum(b.add(xs[0], b.constant(1, i64)), b.constant(size - 1, i64)))  # type: ignore[arg-type]
     element = element_of(value)
-    weight = g.map([where, low], tensor_of(element, [out_size]), lambda b, xs: b.cast(b.sub(xs[0], b.cast(xs[1], f32)), element))  # type: ignore[arg-type]
+    weight = g.map(
+        [where, low],
+        tensor_of(element, [out_size]),
+        lambda b, xs: b.cast(b.sub(xs[0], b.cast(xs[1], f32)), element),  # type: ignore[arg-type]
+    )
     rank = len(shape_of(value))
     below, above = gather_dim(g, value, low, dim), gather_dim(g, value, high, dim)
 
@@ -198,13 +206,25 @@ def _grid_nearest(
     ix = g.map([x], tensor_of(i64, where), rounded(width))
     iy = g.map([y], tensor_of(i64, where), rounded(height))
     compute = element_of(source)
-    picked = g.emit(GatherOp(source, [batch_index, channel_index, iy, ix], 0, tensor_of(compute, [*shape_of(source)[:2], *where[2:]])))
+    picked = g.emit(
+        GatherOp(
+            source, [batch_index, channel_index, iy, ix], 0, tensor_of(compute, [*shape_of(source)[:2], *where[2:]])
+        )
+    )
 
     def keep(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         inside = b.constant(True, i1)
         for position, size in ((xs[0], width), (xs[1], height)):
             r = b.unary("round", position)
-            inside = b.logical("and", inside, b.logical("and", b.compare("ge", r, b.constant(0.0, compute)), b.compare("le", r, b.constant(size - 1, compute))))
+            inside = b.logical(
+                "and",
+                inside,
+                b.logical(
+                    "and",
+                    b.compare("ge", r, b.constant(0.0, compute)),
+                    b.compare("le", r, b.constant(size - 1, compute)),
+                ),
+            )
         return b.select(inside, xs[2], b.constant(0.0, compute))
 
     return g.map([x, y, picked], out, keep)
@@ -226,7 +246,11 @@ def _grid_corner(
 
     ix = g.map([x], tensor_of(i64, where), corner(width, dx))
     iy = g.map([y], tensor_of(i64, where), corner(height, dy))
-    picked = g.emit(GatherOp(source, [batch_index, channel_index, iy, ix], 0, tensor_of(compute, [*shape_of(source)[:2], *where[2:]])))
+    picked = g.emit(
+        GatherOp(
+            source, [batch_index, channel_index, iy, ix], 0, tensor_of(compute, [*shape_of(source)[:2], *where[2:]])
+        )
+    )
 
     def blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         px, py, v = xs[0], xs[1], xs[2]
@@ -236,8 +260,12 @@ def _grid_corner(
         wy = b.sub(py, fy) if dy else b.sub(b.add(fy, b.constant(1.0, compute)), py)
         inside = b.logical(
             "and",
-            b.logical("and", b.compare("ge", cx, b.constant(0, compute)), b.compare("lt", cx, b.constant(width, compute))),
-            b.logical("and", b.compare("ge", cy, b.constant(0, compute)), b.compare("lt", cy, b.constant(height, compute))),
+            b.logical(
+                "and", b.compare("ge", cx, b.constant(0, compute)), b.compare("lt", cx, b.constant(width, compute))
+            ),
+            b.logical(
+                "and", b.compare("ge", cy, b.constant(0, compute)), b.compare("lt", cy, b.constant(height, compute))
+            ),
         )
         term = b.select(inside, b.mul(v, b.mul(wx, wy)), b.constant(0.0, compute))
         return b.add(xs[3], term) if len(xs) > 3 else term
@@ -247,7 +275,9 @@ def _grid_corner(
     return g.map(inputs, out if last else tensor_of(compute, shape_of(picked)), blend)
 
 
-def _bicubic_taps(g: GraphImporter, position: SSAValue, size: int, padding: str, aligned: bool) -> list[tuple[SSAValue, SSAValue]]:
+def _bicubic_taps(
+    g: GraphImporter, position: SSAValue, size: int, padding: str, aligned: bool
+) -> list[tuple[SSAValue, SSAValue]]:
     """For k = 0..3, (padded coordinate, clamped i64 index) of the tap
     floor(position) - 1 + k: the coordinate says whether the tap is inside the
     input (zeros padding leaves it outside), the index is where to gather."""
@@ -280,7 +310,9 @@ def _cubic_weights(b: ScalarBuilder, t: SSAValue) -> list[SSAValue]:
 
     def far(x: SSAValue) -> SSAValue:  # ((A x - 5 A) x + 8 A) x - 4 A for 1 < |x| < 2
         inner = b.sub(b.mul(a, x), b.constant(5 * _BICUBIC_A, t.type))
-        return b.sub(b.mul(b.add(b.mul(inner, x), b.constant(8 * _BICUBIC_A, t.type)), x), b.constant(4 * _BICUBIC_A, t.type))
+        return b.sub(
+            b.mul(b.add(b.mul(inner, x), b.constant(8 * _BICUBIC_A, t.type)), x), b.constant(4 * _BICUBIC_A, t.type)
+        )
 
     rest = b.sub(one, t)
     return [far(b.add(t, one)), near(t), near(rest), far(b.add(rest, one))]
@@ -307,7 +339,11 @@ def _grid_bicubic(
     blended_shape = [*shape_of(source)[:2], *shape_of(x)[2:]]
 
     def inside(b: ScalarBuilder, coordinate: SSAValue, size: int) -> SSAValue:
-        return b.logical("and", b.compare("ge", coordinate, b.constant(0.0, compute)), b.compare("le", coordinate, b.constant(size - 1, compute)))
+        return b.logical(
+            "and",
+            b.compare("ge", coordinate, b.constant(0.0, compute)),
+            b.compare("le", coordinate, b.constant(size - 1, compute)),
+        )
 
     def row_blend(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         position, row, columns, picked = xs[0], xs[1], xs[2:6], xs[6:10]
@@ -321,8 +357,14 @@ def _grid_bicubic(
     rows = []
     for row, row_index in taps_y:
         picked = [
-            g.emit(GatherOp(source, [batch_index, channel_index, row_index, column_index], 0, tensor_of(compute, blended_shape)))
+            g.emit(
+                GatherOp(
+                    source, [batch_index, channel_index, row_index, column_index], 0, tensor_of(compute, blended_shape)
+                )
+            )
             for _, column_index in taps_x
         ]
-        rows.append(g.map([x, row, *[column for column, _ in taps_x], *picked], tensor_of(compute, blended_shape), row_blend))
+        rows.append(
+            g.map([x, row, *[column for column, _ in taps_x], *picked], tensor_of(compute, blended_shape), row_blend)
+        )
     return g.map([y, *rows], out, lambda b, xs: _cubic_blend(b, xs[0], xs[1:]))  # type: ignore[arg-type]

@@ -42,14 +42,20 @@ def convert_slice_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         return value
     positions = ramp(g, shape[dim])
     index = g.map(
-        [positions], tensor_of(i64, [shape[dim]]),
-        lambda b, xs: b.minimum(b.maximum(b.floor_div(b.sub(xs[0], b.constant(start, i64)), b.constant(step, i64)), b.constant(0, i64)), b.constant(count - 1, i64)),  # type: ignore[arg-type]
+        [positions],
+        tensor_of(i64, [shape[dim]]),
+        lambda b, xs: b.minimum(
+            b.maximum(b.floor_div(b.sub(xs[0], b.constant(start, i64)), b.constant(step, i64)), b.constant(0, i64)),  # type: ignore[arg-type]
+            b.constant(count - 1, i64),
+        ),
     )
     placed = gather_dim(g, source, index, dim)
 
     def chosen(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         offset = b.sub(xs[0], b.constant(start, i64))
-        inside = b.logical("and", b.compare("ge", xs[0], b.constant(start, i64)), b.compare("lt", xs[0], b.constant(end, i64)))
+        inside = b.logical(
+            "and", b.compare("ge", xs[0], b.constant(start, i64)), b.compare("lt", xs[0], b.constant(end, i64))
+        )
         on_step = b.compare("eq", b.remainder(offset, b.constant(step, i64)), b.constant(0, i64))
         return b.logical("and", inside, on_step)
 
@@ -57,7 +63,13 @@ def convert_slice_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return g.map([mask, placed, value], result_type(node), lambda b, xs: b.select(xs[0], xs[1], xs[2]))  # type: ignore[arg-type]
 
 
-_SCATTER_REDUCE = {"sum": ReduceKind.SUM, "mean": ReduceKind.SUM, "prod": ReduceKind.PROD, "amax": ReduceKind.MAX, "amin": ReduceKind.MIN}
+_SCATTER_REDUCE = {
+    "sum": ReduceKind.SUM,
+    "mean": ReduceKind.SUM,
+    "prod": ReduceKind.PROD,
+    "amax": ReduceKind.MAX,
+    "amin": ReduceKind.MIN,
+}
 """The `rdu.scatter` reduction of each of scatter_reduce's ('mean' is a sum and a count)."""
 
 
@@ -106,21 +118,29 @@ def convert_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     dim = args["dim"] % len(shape_of(value))
     reduction, include_self = _scatter_form(node, args)
     element = opmath_type(out.element_type) if reduction == "mean" else out.element_type
-    source = _crop(g, source, shape_of(index)) if source is not None else _fill(g, args["value"], element, shape_of(index))
+    source = (
+        _crop(g, source, shape_of(index)) if source is not None else _fill(g, args["value"], element, shape_of(index))
+    )
     source, base = cast(g, source, element), cast(g, value, element)
     kind = _SCATTER_REDUCE[reduction] if reduction is not None else None
     if kind is not None and not include_self:
-        base = g.emit(ScatterOp(base, index, _fill(g, _reduction_identity(kind, element), element, shape_of(index)), dim))
+        base = g.emit(
+            ScatterOp(base, index, _fill(g, _reduction_identity(kind, element), element, shape_of(index)), dim)
+        )
     result = g.emit(ScatterOp(base, index, source, dim, kind))
     if reduction == "mean":
         result = _scatter_mean(g, result, index, dim, include_self, out.element_type)
     return reshape(g, cast(g, result, out.element_type), out.get_shape())
 
 
-def _scatter_mean(g: GraphImporter, total: SSAValue, index: SSAValue, dim: int, include_self: bool, element: Any) -> SSAValue:
+def _scatter_mean(
+    g: GraphImporter, total: SSAValue, index: SSAValue, dim: int, include_self: bool, element: Any
+) -> SSAValue:
     """`total` divided by how many writes each position got (plus one for the
     input with include_self); positions nothing was written to keep `total`."""
-    counts = g.emit(ScatterOp(_fill(g, 0, i64, shape_of(total)), index, _fill(g, 1, i64, shape_of(index)), dim, ReduceKind.SUM))
+    counts = g.emit(
+        ScatterOp(_fill(g, 0, i64, shape_of(total)), index, _fill(g, 1, i64, shape_of(index)), dim, ReduceKind.SUM)
+    )
     compute = element_of(total)
 
     def divide(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
@@ -203,16 +223,28 @@ def _linear_index(g: GraphImporter, indices: list[SSAValue], sizes: list[int], s
     return g.map(indices, tensor_of(i64, list(shape)), body)
 
 
-def _put_rows(g: GraphImporter, value: SSAValue, index: SSAValue, source: SSAValue, accumulate: bool, element: Any) -> SSAValue:
+def _put_rows(
+    g: GraphImporter, value: SSAValue, index: SSAValue, source: SSAValue, accumulate: bool, element: Any
+) -> SSAValue:
     """value[index[n]] = source[n] (or +=) along dim 0, for a 1-D i64 index."""
     shape = list(shape_of(value))
     count = shape_of(index)[0]
     spread = [count] + shape[1:]
     index = g.emit(BroadcastOp(reshape(g, index, [count] + [1] * (len(shape) - 1)), tensor_of(i64, spread)))
-    return g.emit(ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, ReduceKind.SUM if accumulate else None))
+    return g.emit(
+        ScatterOp(cast(g, value, element), index, cast(g, source, element), 0, ReduceKind.SUM if accumulate else None)
+    )
 
 
-def _masked_put(g: GraphImporter, node: torch.fx.Node, value: SSAValue, mask: SSAValue, first: int, source: SSAValue, accumulate: bool) -> SSAValue:
+def _masked_put(
+    g: GraphImporter,
+    node: torch.fx.Node,
+    value: SSAValue,
+    mask: SSAValue,
+    first: int,
+    source: SSAValue,
+    accumulate: bool,
+) -> SSAValue:
     """x[mask] = v (or += v) for one value: a select where the mask is set."""
     rank, mask_rank = len(shape_of(value)), len(shape_of(mask))
     mask = reshape(g, cast(g, mask, i1), [1] * first + list(shape_of(mask)) + [1] * (rank - first - mask_rank))

@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="list every pass a pipeline can name, with its description and options, and exit",
     )
     parser.add_argument(
-        "--print-pipeline", action="store_true",
+        "--print-pipeline",
+        action="store_true",
         help="print the pipeline -O/--emit (and --target: rdu-partition for several sockets) would run, as --pass-pipeline text, and exit",
     )
     parser.add_argument(

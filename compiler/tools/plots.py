@@ -300,7 +300,9 @@ def _kernel_times(plt, report, path: Path) -> Path:
                  f"{_us(total)}\nbound: " + ", ".join(f"{b} {c}" for b, c in bounds.most_common()),
                  fontsize=10)
     ax.grid(axis="y", which="major", linewidth=0.3, zorder=0)
-    handles: list[Artist] = [Patch(facecolor=BOUND_COLOURS[b], label=f"{b}-bound") for b in BOUND_COLOURS if b in bounds]
+    handles: list[Artist] = [
+        Patch(facecolor=BOUND_COLOURS[b], label=f"{b}-bound") for b in BOUND_COLOURS if b in bounds
+    ]
     handles += [Line2D([], [], marker=m, color=c, linestyle="none", markersize=5, label=f"{label} term")
                 for label, _, m, c in TERMS]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

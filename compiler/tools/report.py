@@ -46,11 +46,19 @@ def tensor_classes(module: ModuleOp) -> list[TensorClass]:
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     hbm = [op for op in module.walk() if isinstance(op, AllocOp) and op.result.type.tier.data == Tier.HBM]
     classes.append(TensorClass("activations between kernels", "hbm", len(hbm), sum(op.reserved_bytes for op in hbm)))
-    kept = [o for c in computes for o in c.outs if any(u.operation is not c and isinstance(u.operation, ComputeOp) for u in o.uses)]
+    kept = [
+        o
+        for c in computes
+        for o in c.outs
+        if any(u.operation is not c and isinstance(u.operation, ComputeOp) for u in o.uses)
+    ]
     if kept:
-        classes.append(TensorClass("activations kept on chip", "sram", len(kept), sum(v.owner.reserved_bytes for v in kept)))  # type: ignore[union-attr]
+        kept_bytes = sum(v.owner.reserved_bytes for v in kept)  # type: ignore[union-attr]
+        classes.append(TensorClass("activations kept on chip", "sram", len(kept), kept_bytes))
     inner = [op for c in computes for op in c.body.block.ops if op.results and op.name != "rdu.yield"]
-    classes.append(TensorClass("values inside kernels", "sram", len(inner), sum(value_bytes(op.results[0]) for op in inner)))
+    classes.append(
+        TensorClass("values inside kernels", "sram", len(inner), sum(value_bytes(op.results[0]) for op in inner))
+    )
     return classes
 
 
@@ -95,7 +103,10 @@ def compile_report(module: ModuleOp, report: Any) -> str:
     """The readable report: tensor placement, memory use, then the kernel table."""
     forward = next(op for op in module.ops if op.name == "func.func")
     peak, capacity = _attr(forward, contracts.SRAM_PEAK), _attr(forward, contracts.SRAM_CAPACITY)
-    lines = [f"rducc report: target {report.target}, {len(report.kernels)} kernels (times are modeled, not measured)", ""]
+    lines = [
+        f"rducc report: target {report.target}, {len(report.kernels)} kernels (times are modeled, not measured)",
+        "",
+    ]
     lines.append("tensors")
     for cls in tensor_classes(module):
         lines.append(f"  {cls.name:<30} {cls.tier:<5} {cls.count:>6}  {_mb(cls.bytes):>14}")

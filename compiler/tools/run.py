@@ -148,7 +148,9 @@ def _run(args: argparse.Namespace) -> None:
     runner = placed_runner(module)  # every socket's program when partitioned
     inputs = [_load_input(p) for p in args.input]
     demoted = f64_demoted(module) > 0
-    inputs = [_as_declared(a, arg.dtype, demoted) for a, arg in zip(inputs, runner.inputs)] + inputs[len(runner.inputs):]
+    inputs = [_as_declared(a, arg.dtype, demoted) for a, arg in zip(inputs, runner.inputs)] + inputs[
+        len(runner.inputs) :
+    ]
     weights_path = _weights_file(module, program_path, args.weights)
     if weights_path is None and _needs_weights(module):
         raise RduccError(
