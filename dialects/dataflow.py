@@ -1176,11 +1176,13 @@ class ScatterOp(IRDLOperation, OpFacts):
             raise VerifyException("'rdu.scatter' index must have an integer element type")
         if shape_of(self.source.type) != index:
             raise VerifyException(
-                f"'rdu.scatter' source shape {list(shape_of(self.source.type))} differs from the index shape {list(index)}"
+                f"'rdu.scatter' source shape {list(shape_of(self.source.type))}"
+                f" differs from the index shape {list(index)}"
             )
         if len(index) != len(shape) or any(i > s for d, (i, s) in enumerate(zip(index, shape)) if d != dim):
             raise VerifyException(
-                f"'rdu.scatter' index shape {list(index)} must have the input's rank and fit its shape {list(shape)} outside dim {dim}"
+                f"'rdu.scatter' index shape {list(index)} must have the input's rank"
+                f" and fit its shape {list(shape)} outside dim {dim}"
             )
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:

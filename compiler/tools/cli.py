@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--print-pipeline",
         action="store_true",
-        help="print the pipeline -O/--emit (and --target: rdu-partition for several sockets) would run, as --pass-pipeline text, and exit",
+        help="print the pipeline -O/--emit (and --target: rdu-partition for several sockets) would run,"
+        " as --pass-pipeline text, and exit",
     )
     parser.add_argument(
         "--weights", metavar="FILE",

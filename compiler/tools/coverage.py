@@ -31,21 +31,28 @@ MISSING_OPS: dict[str, str] = {
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
 PARTIAL_FORMS: dict[str, str] = {
-    "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number); refused when the number is used inside the graph (data-dependent)",
+    "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number);"
+    " refused when the number is used inside the graph (data-dependent)",
     "aten.index.Tensor": "boolean masks are refused (data-dependent shape)",
-    "aten.as_strided.default": "refused on a view of a storage no node of the graph holds (a non-contiguous model input)",
-    "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused with include_last_offset (torch's meta shapes for them differ from its CPU results)",
+    "aten.as_strided.default": "refused on a view of a storage no node of the graph holds"
+    " (a non-contiguous model input)",
+    "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused"
+    " with include_last_offset (torch's meta shapes for them differ from its CPU results)",
     "aten._embedding_bag.default": "1-D indices with offsets only",
-    "aten.index_put.default": "a boolean mask with other indices or with more than one value (data-dependent positions) is refused",
+    "aten.index_put.default": "a boolean mask with other indices or with more than one value"
+    " (data-dependent positions) is refused",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 
 OTHER_GAPS: dict[str, str] = {
-    "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions, indexing, quantize/dequantize per tensor and per channel",
+    "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions,"
+    " indexing, quantize/dequantize per tensor and per channel",
     "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
     "complex dtypes": "refused (a clear dtype error); f64 is emulated or refused, see README (--f64)",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
-    "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back as Python int, float or bool (as rank-0 results in the MLIR); tensors in tuples, named tuples and dicts keep their structure",
+    "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
+    " as Python int, float or bool (as rank-0 results in the MLIR);"
+    " tensors in tuples, named tuples and dicts keep their structure",
 }
 """Gaps that are not one missing overload."""
 
