@@ -3,7 +3,7 @@
 // RUN: rducc-opt %s | rducc-opt | filecheck %s
 // RUN: sed -e 's/sram_bytes = 520000000/sram_bytes = 1000/' %s | not rducc-opt 2>&1 | filecheck %s --check-prefix=HASH
 
-// CHECK: builtin.module attributes {rdu.level = #rdu<level kernels>, rdu.target = #rdu.target<{name = "sn40l", sockets = 1 : i64,
+// CHECK: builtin.module attributes {rdu.level = #rdu<level kernels>, rdu.target = #rdu.target<{name = "sn40l", sockets = 1, pcus = 1040,
 // CHECK-SAME: hash = "3355446fda084c56">}
 // CHECK: rdu.shard = #rdu.split<(0, 8, 2), (1, 2, 1)>
 // CHECK-SAME: rdu.result_shards = [#rdu.split<>, #rdu.split<(1, 2, 1)>]
