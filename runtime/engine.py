@@ -13,6 +13,7 @@ compares each result with the IR's shape and element type.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from rducc.dialects.contracts import input_label
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime import implementations as _implementations  # noqa: F401 - registers every op's kernel
-from rducc.runtime.context import RunContext
+from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import BF16, dense_to_array
 from rducc.runtime.registry import Kernel, describe_op
 
@@ -237,8 +238,40 @@ def check_arguments(
     return values, bound  # type: ignore[return-value]
 
 
+
+class Runner(ABC):
+    """What both engines share: an entry function's arguments (user inputs and
+    weights), the one argument check, and the numbering of their calls."""
+
+    entry: str
+    inputs: list[Argument]
+    weights: list[Argument]
+    _runs: RunCounter
+
+    @property
+    def weight_names(self) -> list[str]:
+        """Global names of the weights `run` needs, in order."""
+        return [w.name for w in self.weights]
+
+    def run(
+        self,
+        inputs: Sequence[np.ndarray],
+        weights: Mapping[str, np.ndarray] | None = None,
+        context: RunContext | None = None,
+    ) -> list[np.ndarray]:
+        """Outputs of the entry function for these inputs; weights by global name.
+        `context` (a fresh one-socket run when None) is the call's run number, group and rank."""
+        values, bound = check_arguments(inputs, weights, self.inputs, self.weights, self.entry)
+        return self._execute(values, bound, context or self._runs.next_context())
+
+    __call__ = run
+
+    @abstractmethod
+    def _execute(self, values: list[np.ndarray], bound: list[np.ndarray], context: RunContext) -> list[np.ndarray]:
+        """Run the prepared program on checked inputs and bound weights."""
+
 __all__ = [
-    "Argument", "Env", "Signature", "Slots", "Step", "argument_attributes", "check_arguments", "check_result",
-    "functions_of", "globals_of", "input_argument", "kernel_step", "run_steps",
+    "Argument", "Env", "Runner", "Signature", "Slots", "Step", "argument_attributes", "check_arguments",
+    "check_result", "functions_of", "globals_of", "input_argument", "kernel_step", "run_steps",
     "value_name", "weight_argument",
 ]

@@ -28,7 +28,7 @@ costs one tuple comparison per op.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,10 +44,10 @@ from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import tensor_signature
 from rducc.runtime.engine import (
     Argument,
+    Runner,
     Slots,
     Step,
     argument_attributes,
-    check_arguments,
     functions_of,
     globals_of,
     input_argument,
@@ -129,7 +129,7 @@ def _sub_program(program: _Program, results: int) -> Kernel:
     return program
 
 
-class GraphExecutor:
+class GraphExecutor(Runner):
     """Runs a level-1 (or level-2, with `rdu.kernel`) module's `@forward` on NumPy."""
 
     def __init__(self, module: ModuleOp, entry: str = ENTRY, check: bool = True):
@@ -171,24 +171,8 @@ class GraphExecutor:
             self._callees[name] = _sub_program(program, len(call.res))
         return self._callees[name]
 
-    @property
-    def weight_names(self) -> list[str]:
-        """Global names of the weights `run` needs, in argument order."""
-        return [w.name for w in self.weights]
-
-    def run(
-        self,
-        inputs: Sequence[np.ndarray],
-        weights: Mapping[str, np.ndarray] | None = None,
-        context: RunContext | None = None,
-    ) -> list[np.ndarray]:
-        """Outputs of @forward for these inputs; weights by global name. `context`
-        (a fresh one-socket run when None) is the call's run number, group and rank."""
-        values, bound = check_arguments(inputs, weights, self.inputs, self.weights, self.entry)
-        results = self.program(context or self._runs.next_context(), *values, *bound)
-        return [_owned(r) for r in results]
-
-    __call__ = run
+    def _execute(self, values: list[np.ndarray], bound: list[np.ndarray], context: RunContext) -> list[np.ndarray]:
+        return [_owned(r) for r in self.program(context, *values, *bound)]
 
 
 def _owned(value: np.ndarray) -> np.ndarray:

@@ -45,7 +45,7 @@ the caller's arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,10 +73,10 @@ from rducc.runtime.dtypes import element_dtype, tensor_signature
 from rducc.runtime.engine import (
     Argument,
     Env,
+    Runner,
     Signature,
     Slots,
     Step,
-    check_arguments,
     check_result,
     functions_of,
     globals_of,
@@ -153,7 +153,7 @@ class _Callee:
         self.results = results
 
 
-class PlacedProgram:
+class PlacedProgram(Runner):
     """A placed (level-4) module's `@forward`, prepared to run on NumPy.
 
     `input_types` and `output_types` are the (shape, dtype) of each argument
@@ -503,30 +503,15 @@ class PlacedProgram:
     # running
     # ------------------------------------------------------------------
 
-    @property
-    def weight_names(self) -> list[str]:
-        """Global names the program reads, in order of first `tier.get_global`."""
-        return [w.name for w in self.weights]
-
-    def run(
-        self,
-        inputs: Sequence[np.ndarray],
-        weights: Mapping[str, np.ndarray] | None = None,
-        context: RunContext | None = None,
-    ) -> list[np.ndarray]:
-        """Outputs of @forward for these inputs; weights by global name. `context`
-        (a fresh one-socket run when None) is the call's run number, group and rank."""
-        values, bound = check_arguments(inputs, weights, self.inputs, self.weights, self.entry)
+    def _execute(self, values: list[np.ndarray], bound: list[np.ndarray], context: RunContext) -> list[np.ndarray]:
         env: Env = list(self._arena_env())
         for slot, value in zip(self._input_slots, values):
             env[slot] = value
         for weight, value in zip(self.weights, bound):
             for slot in self._global_slots[weight.name]:
                 env[slot] = value
-        run_steps(self._steps, env, context or self._runs.next_context(), _WHERE)
+        run_steps(self._steps, env, context, _WHERE)
         return [np.array(get(env)) for get in self._results]
-
-    __call__ = run
 
     def _arena_env(self) -> Env:
         """The value table with every SRAM view bound, made on the first run.
