@@ -2,7 +2,10 @@
 
 Each figure is written beside its goal and whether it is met, with the
 machine, the date and the command. `--quick` (fewer layers and repeats)
-takes under 5 minutes on 2 cores. Each benchmark also runs alone:
+takes under 5 minutes on 2 cores. Only a full run of every benchmark
+rewrites BENCHMARKS.md by default; `--quick` or `--only` print their
+results and write a file only when `-o` names one, so the committed
+figures are never replaced by partial ones. Each benchmark also runs alone:
 `python bench/NAME.py [--quick]`.
 
 Run: python bench/run_all.py [--quick] [--only NAME ...] [-o BENCHMARKS.md]
@@ -50,12 +53,22 @@ def document(sections: list[Section], command: str, seconds: float) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def output_path(requested: Path | None, quick: bool, only: bool) -> Path | None:
+    """The file to write: the one asked for, else BENCHMARKS.md for a full run of
+    every benchmark, else none (a quick or partial run never replaces it)."""
+    if requested is not None:
+        return requested
+    return None if quick or only else REPO / "BENCHMARKS.md"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer layers and repeats (under 5 minutes)")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, help="run just these benchmarks")
-    parser.add_argument("-o", "--output", type=Path, default=REPO / "BENCHMARKS.md")
+    parser.add_argument("-o", "--output", type=Path, default=None,
+                        help="where to write the results (default: BENCHMARKS.md for a full run, none otherwise)")
     args = parser.parse_args()
+    output = output_path(args.output, args.quick, bool(args.only))
 
     command = "python bench/run_all.py" + "".join(f" {shlex.quote(a)}" for a in sys.argv[1:])
     start = time.perf_counter()
@@ -68,11 +81,14 @@ def main() -> None:
         print(section.text(), flush=True)
         print(flush=True)
         sections.append(section)
+    if output is None:
+        print("BENCHMARKS.md left as it is (a partial run); -o FILE writes these results")
+        return
     text = document(sections, command, time.perf_counter() - start)
-    temporary = args.output.with_suffix(".tmp")
+    temporary = output.with_suffix(".tmp")
     temporary.write_text(text)
-    temporary.replace(args.output)
-    print(f"wrote {args.output}")
+    temporary.replace(output)
+    print(f"wrote {output}")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ figures are computed from.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -91,3 +91,14 @@ def test_benchmarks_md_lists_every_goal_with_its_verdict() -> None:
     assert "| Speed | fast figure | 0.50x | <= 1.0x | met |" in text
     assert "| Speed | slow figure | 2.00x | <= 1.5x | NOT met |" in text
     assert "| plain figure | 12 kernels | - |  |" in text
+
+
+def test_only_a_full_run_rewrites_benchmarks_md() -> None:
+    """A quick or partial run never replaces the committed BENCHMARKS.md; -o still writes."""
+    from common import REPO
+    from run_all import output_path
+
+    assert output_path(None, quick=False, only=False) == REPO / "BENCHMARKS.md"
+    assert output_path(None, quick=True, only=False) is None
+    assert output_path(None, quick=False, only=True) is None
+    assert output_path(Path("q.md"), quick=True, only=False) == Path("q.md")
