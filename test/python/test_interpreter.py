@@ -90,7 +90,9 @@ def _names(module: ModuleOp) -> list[str]:
 @pytest.mark.parametrize("name", MODELS)
 def test_small_model_matches_eager(exported_small, imported, weights, name: str, opt_level: int) -> None:
     model, inputs, _ = exported_small[name]
-    program = PlacedProgram(_placed(imported[name], opt_level))
+    placed = _placed(imported[name], opt_level)
+    check_placed(placed, load_target("sn40l").sram_bytes)  # outlined layers' calls included
+    program = PlacedProgram(placed)
     assert program.input_types == [(tuple(i.shape), to_numpy(i).dtype) for i in inputs]
     expected = _eager(model, inputs)
     assert program.output_types == [(r.shape, r.dtype) for r in expected]
@@ -135,6 +137,7 @@ def test_tiled_program_matches_eager(exported_small, imported, weights, name: st
     placed = _placed(imported[name], opt_level, _small_target())
     assert "scf.for" in _names(placed)
     assert any(isinstance(op, AllocOp) and op.copies == 2 for op in placed.walk())
+    check_placed(placed, 12_000)  # tile loops' buffers included
     program = PlacedProgram(placed)
     assert program.sram_bytes == 12_000
     outputs = program.run([to_numpy(i) for i in inputs], weights[name])
