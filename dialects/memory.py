@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -481,21 +482,24 @@ class GatherDmaOp(IRDLOperation, NoCompute):
     """Indexed DMA: rows `source[indices]` (along dim 0) into an SRAM buffer.
 
     How an embedding lookup reads a few rows of a table that stays off chip.
-    The destination has shape `indices.shape + source.shape[1:]`.
+    The destination has shape `indices.shape + source.shape[1:]`. Indices lie
+    in [0, rows), or in [-rows, rows) with `wraps` (as `rdu.gather`'s); any
+    other is an error at run time.
     """
 
     name = "tier.gather"
     source = operand_def(BufferType)
     indices = operand_def(BufferType)
     dest = operand_def(BufferType)
+    wraps = opt_prop_def(UnitAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$source `[` $indices `]` `->` $dest attr-dict "
+        "$source `[` $indices `]` `->` $dest (`wraps` $wraps^)? attr-dict "
         "`:` type($source) `,` type($indices) `->` type($dest)"
     )
 
-    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue):
-        super().__init__(operands=[source, indices, dest])
+    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue, wraps: bool = False):
+        super().__init__(operands=[source, indices, dest], properties={"wraps": UnitAttr()} if wraps else {})
 
     def verify_(self) -> None:
         src = _verify_buffer(self.source, "'tier.gather' source")

@@ -367,7 +367,34 @@ def test_reading_unwritten_memory_shows() -> None:
     for data; a body that yields its input copies it to the output buffer."""
     y, never = PlacedProgram(parse(UNWRITTEN)).run([np.zeros(4, np.float32)])
     assert np.isnan(y).all()
-    np.testing.assert_array_equal(never, np.full(4, -1, np.int32))
+    np.testing.assert_array_equal(never, np.full(4, 0x7FFF7FFF, np.int32))  # past any table
+
+
+UNWRITTEN_INDICES = """
+builtin.module {
+  tier.global @table in hbm : tensor<4x2xf32> = dense<1.0> : tensor<4x2xf32> {kind = "constant"}
+  func.func @forward(%x: !tier.buffer<hbm, 3xi64> {rdu.input = "x"}) -> !tier.buffer<hbm, 3x2xf32>
+      attributes {tier.sram_capacity = 256 : i64} {
+    %table = tier.get_global @table : !tier.buffer<hbm, 4x2xf32>
+    %ids = tier.alloc offset 0 : !tier.buffer<sram, 3xi64>
+    %rows = tier.alloc offset 64 : !tier.buffer<sram, 3x2xf32>
+    %y = tier.alloc : !tier.buffer<hbm, 3x2xf32>
+    tier.gather %table[%ids] -> %rows WRAPS: !tier.buffer<hbm, 4x2xf32>, !tier.buffer<sram, 3xi64> -> !tier.buffer<sram, 3x2xf32>
+    tier.dma %rows -> %y : !tier.buffer<sram, 3x2xf32> -> !tier.buffer<hbm, 3x2xf32>
+    func.return %y : !tier.buffer<hbm, 3x2xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("wraps", [False, True])
+def test_unwritten_sram_read_as_indices_is_an_error(wraps: bool) -> None:
+    """Indices nobody wrote (the DMA of %x into %ids is missing) are the poison
+    bytes: out of range even where negative indices count from the end, so the
+    gather fails naming the op and the cause instead of reading a plausible row."""
+    program = PlacedProgram(parse(UNWRITTEN_INDICES.replace("WRAPS", "wraps " if wraps else "")))
+    with pytest.raises(RduccError, match=r"^'tier.gather': rdu.gather: index \d+ \(never written: the bytes are the poison"):
+        program.run([np.zeros(3, np.int64)])
 
 
 # --------------------------------------------------------------------------
@@ -438,5 +465,5 @@ def test_unplaced_program_and_small_arena_are_errors(imported) -> None:
 def test_runtime_error_names_the_op(imported, weights) -> None:
     program = PlacedProgram(_placed(imported["tiny_llama"], 2))
     ids = np.full((1, 8), 300, np.int64)  # past the 256-row embedding table
-    with pytest.raises(RduccError, match=r"^'tier.gather' at .*\.py:\d+:\d+: rdu.gather: .*out of bounds"):
+    with pytest.raises(RduccError, match=r"^'tier.gather' at .*\.py:\d+:\d+: rdu.gather: index 300 is out of bounds"):
         program.run([ids], weights["tiny_llama"])
