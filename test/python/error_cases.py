@@ -267,17 +267,7 @@ _TARGETS = {
     "bad_toml": "name = [\n",
 }
 
-_MLIR = {
-    "mlir_text": "func.func @forward() {\n  func.return\n}\n",
-    "syntax": 'builtin.module {\n  %0 = "test.op"() : () -> \n}\n',
-    "unknown_op": "func.func @f() {\n  %x = rdu.bogus\n}\n",
-    "verifier": "func.func @f() -> i32 {\n  func.return\n}\n",
-    "huge_splat": "func.func @f() -> tensor<999999999999xf32> {\n  %c = arith.constant dense<1.0> : tensor<999999999999xf32>\n  func.return %c : tensor<999999999999xf32>\n}\n",
-    "open_string": 'builtin.module {\n  %0 = "test.op"() {note = "' + "an unclosed string " * 4 + '} : () -> ()\n}\n',
-    # the three shapes of SRAM overlap of the verifier's lit test
-    **dict(zip(("overlap_kernel", "overlap_call", "overlap_loop"),
-               (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
-    "gather": """builtin.module attributes {rdu.level = #rdu<level placed>} {
+GATHER_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
   tier.global @table in hbm : tensor<4x2xf32> = dense<1.0> : tensor<4x2xf32> {kind = "constant"}
   func.func @forward(%ids: !tier.buffer<hbm, 3xi64> {rdu.input = "ids"}) -> !tier.buffer<hbm, 3x2xf32>
       attributes {tier.sram_capacity = 256 : i64} {
@@ -291,7 +281,20 @@ _MLIR = {
     func.return %y : !tier.buffer<hbm, 3x2xf32>
   }
 }
-""",
+"""
+"""A placed program: the rows of a 4-row table at the indices it is given."""
+
+_MLIR = {
+    "mlir_text": "func.func @forward() {\n  func.return\n}\n",
+    "syntax": 'builtin.module {\n  %0 = "test.op"() : () -> \n}\n',
+    "unknown_op": "func.func @f() {\n  %x = rdu.bogus\n}\n",
+    "verifier": "func.func @f() -> i32 {\n  func.return\n}\n",
+    "huge_splat": "func.func @f() -> tensor<999999999999xf32> {\n  %c = arith.constant dense<1.0> : tensor<999999999999xf32>\n  func.return %c : tensor<999999999999xf32>\n}\n",
+    "open_string": 'builtin.module {\n  %0 = "test.op"() {note = "' + "an unclosed string " * 4 + '} : () -> ()\n}\n',
+    # the three shapes of SRAM overlap of the verifier's lit test
+    **dict(zip(("overlap_kernel", "overlap_call", "overlap_loop"),
+               (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
+    "gather": GATHER_PROGRAM,
 }
 
 

@@ -37,6 +37,7 @@ from rducc.runtime.cost_model import estimate
 from rducc.runtime.executor import GraphExecutor, to_numpy, weights_of
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.targets import load_target
+from error_cases import GATHER_PROGRAM
 from sram_checker import check_placed
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -370,21 +371,9 @@ def test_reading_unwritten_memory_shows() -> None:
     np.testing.assert_array_equal(never, np.full(4, 0x7FFF7FFF, np.int32))  # past any table
 
 
-UNWRITTEN_INDICES = """
-builtin.module {
-  tier.global @table in hbm : tensor<4x2xf32> = dense<1.0> : tensor<4x2xf32> {kind = "constant"}
-  func.func @forward(%x: !tier.buffer<hbm, 3xi64> {rdu.input = "x"}) -> !tier.buffer<hbm, 3x2xf32>
-      attributes {tier.sram_capacity = 256 : i64} {
-    %table = tier.get_global @table : !tier.buffer<hbm, 4x2xf32>
-    %ids = tier.alloc offset 0 : !tier.buffer<sram, 3xi64>
-    %rows = tier.alloc offset 64 : !tier.buffer<sram, 3x2xf32>
-    %y = tier.alloc : !tier.buffer<hbm, 3x2xf32>
-    tier.gather %table[%ids] -> %rows WRAPS: !tier.buffer<hbm, 4x2xf32>, !tier.buffer<sram, 3xi64> -> !tier.buffer<sram, 3x2xf32>
-    tier.dma %rows -> %y : !tier.buffer<sram, 3x2xf32> -> !tier.buffer<hbm, 3x2xf32>
-    func.return %y : !tier.buffer<hbm, 3x2xf32>
-  }
-}
-"""
+UNWRITTEN_INDICES = GATHER_PROGRAM.replace(  # nothing writes the indices
+    "    tier.dma %ids -> %ids_sram : !tier.buffer<hbm, 3xi64> -> !tier.buffer<sram, 3xi64>\n", ""
+).replace("-> %rows :", "-> %rows WRAPS:")
 
 
 @pytest.mark.parametrize("wraps", [False, True])
@@ -393,7 +382,7 @@ def test_unwritten_sram_read_as_indices_is_an_error(wraps: bool) -> None:
     bytes: out of range even where negative indices count from the end, so the
     gather fails naming the op and the cause instead of reading a plausible row."""
     program = PlacedProgram(parse(UNWRITTEN_INDICES.replace("WRAPS", "wraps " if wraps else "")))
-    with pytest.raises(RduccError, match=r"^'tier.gather': rdu.gather: index \d+ \(never written: the bytes are the poison"):
+    with pytest.raises(RduccError, match=r"^'tier.gather' at model.py:3:8: rdu.gather: index \d+ \(never written: the bytes are the poison"):
         program.run([np.zeros(3, np.int64)])
 
 
