@@ -55,10 +55,15 @@ PAST_THE_END = torch.tensor([0, 5, 1])
 BELOW = torch.tensor([0, -6, 1])
 
 
+@pytest.fixture(scope="module")
+def exported() -> dict[str, torch.export.ExportedProgram]:
+    """Each family exported once, compiled at both levels."""
+    return {name: torch.export.export(Indexing(fn), (EXAMPLE,)) for name, (fn, _) in FAMILIES.items()}
+
+
 @pytest.fixture(scope="module", params=[0, 2], ids=["O0", "O2"])
-def programs(request) -> dict[str, rducc.Program]:
-    return {name: rducc.compile(Indexing(fn), (EXAMPLE,), opt_level=request.param)
-            for name, (fn, _) in FAMILIES.items()}
+def programs(request, exported) -> dict[str, rducc.Program]:
+    return {name: rducc.compile(program, opt_level=request.param) for name, program in exported.items()}
 
 
 def _eager(name: str, index: torch.Tensor) -> torch.Tensor:
