@@ -337,8 +337,9 @@ def fill_poison(raw: np.ndarray) -> None:
 
 
 def is_poison(value: int, dtype: np.dtype) -> bool:
-    """Whether an integer is what the poison bytes read as in `dtype`."""
-    return value == int(poisoned((1,), np.dtype(dtype))[0])
+    """Whether an integer is what the poison bytes read as in `dtype` (of 2 bytes
+    or more: a 1-byte integer reads them as -1 or 127, too common to tell)."""
+    return np.dtype(dtype).itemsize >= 2 and value == int(poisoned((1,), np.dtype(dtype))[0])
 
 
 SCATTER_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
