@@ -961,16 +961,22 @@ class GatherOp(IRDLOperation, OpFacts):
     With k integer index tensors broadcasting to shape I, the result is
     `source.shape[:dim] + I + source.shape[dim + k:]`. An embedding lookup is
     a gather at dim 0 with one index tensor.
+
+    An index must lie in [0, size) of the dim it indexes (an embedding,
+    index_select, gather), or in [-size, size) with `wraps`, where a negative
+    index counts from the end (advanced indexing `x[idx]`); any other index is
+    an error at run time, as in eager.
     """
 
     name = "rdu.gather"
     source = operand_def(TensorType)
     indices = var_operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
+    wraps = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$source `[` $indices `]` `dim` $dim attr-dict "
+        "$source `[` $indices `]` `dim` $dim (`wraps` $wraps^)? attr-dict "
         "`:` type($source) `,` type($indices) `->` type($result)"
     )
 
@@ -980,11 +986,15 @@ class GatherOp(IRDLOperation, OpFacts):
         indices: Sequence[SSAValue],
         dim: int,
         result_type: Attribute,
+        wraps: bool = False,
     ):
+        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, i64)}
+        if wraps:
+            props["wraps"] = UnitAttr()
         super().__init__(
             operands=[source, indices],
             result_types=[result_type],
-            properties={"dim": IntegerAttr(dim, i64)},
+            properties=props,
         )
 
     def verify_(self) -> None:

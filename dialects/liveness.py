@@ -2,17 +2,22 @@
 
 One rule for every pass, analysis and verifier that asks how long a value
 lives (`rdu-place-tiers`' activation peak, `rdu-insert-dma`'s deallocs,
-`rdu-sram-alloc`'s live intervals, `tier.compute`'s overlap verifier, the
-kernel model's peak of intermediates): a value
+`rdu-sram-alloc`'s live intervals, the SRAM overlap verifiers of `tier.alloc`
+and `tier.compute`, the kernel model's peak of intermediates): a value
 is read by the op of the block that uses it directly or holds the use in one
 of its regions (a tile loop, a kernel body), and lives from its definition to
 the last such op. Positions are the caller's (block order, or the order of a
 whole function's walk), so the ranges it gives compare with its own.
+
+A buffer lives from its allocation to its free (or the end of its block):
+`ops_while_live` gives every op that runs meanwhile, the bodies of later loops
+and kernels included (a loop runs its body on every trip while the buffer is
+live around it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -46,4 +51,14 @@ def live_end(op: Operation, block: Block | None, position: Mapping[Operation, in
     return position[op] if last is None else last
 
 
-__all__ = ["in_block", "last_read", "live_end", "positions"]
+def ops_while_live(op: Operation, frees: Callable[[Operation], bool]) -> Iterator[Operation]:
+    """Every op that runs after `op` while what it defines is live, in program
+    order: the later ops of its block and every op nested in them (loop and
+    kernel bodies), up to the first later op of the block that `frees` it."""
+    current = op.next_op
+    while current is not None and not frees(current):
+        yield from current.walk()
+        current = current.next_op
+
+
+__all__ = ["in_block", "last_read", "live_end", "ops_while_live", "positions"]

@@ -7,8 +7,9 @@ allocated), and DMA between tiers. Verifiers reject what the chip cannot do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -62,8 +64,9 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from rducc.diagnostics import format_location
 from rducc.dialects import contracts
-from rducc.dialects.liveness import live_end, positions
+from rducc.dialects.liveness import in_block, live_end, ops_while_live, positions
 from rducc.dialects.op_facts import NoCompute
 from rducc.dialects.shapes import value_bytes, verify_element_type
 
@@ -313,18 +316,60 @@ class AllocOp(IRDLOperation, NoCompute):
         self._verify_no_overlap(start, end)
 
     def _verify_no_overlap(self, start: int, end: int) -> None:
-        """Walk forward while this buffer is live; no later alloc may overlap it."""
-        op = self.next_op
-        while op is not None:
-            if isinstance(op, DeallocOp) and op.buffer == self.result:
-                return
-            if isinstance(op, AllocOp) and (other := op.byte_range) is not None:
+        """Nothing placed in SRAM while this buffer is live shares its bytes: the
+        later buffers of its block, the buffers and kernel values inside later
+        loops and kernels, and what the functions it is live across place."""
+        def frees(op: Operation) -> bool:
+            return isinstance(op, DeallocOp) and op.buffer == self.result
+
+        for op in ops_while_live(self, frees):
+            for other, what in self._placed_by(op):
                 if ranges_overlap((start, end), other):
                     raise VerifyException(
-                        f"'tier.alloc' buffer [{start}, {end}) overlaps the live "
-                        f"buffer [{other[0]}, {other[1]}) allocated after it"
+                        f"'tier.alloc' buffer [{start}, {end}) overlaps {what.format(f'[{other[0]}, {other[1]})')}"
                     )
-            op = op.next_op
+
+    def _placed_by(self, op: Operation) -> Iterator[tuple[tuple[int, int], str]]:
+        """The SRAM bytes `op` places while this buffer is live, each with what to
+        call them (`{}` stands for the byte range)."""
+        if isinstance(op, AllocOp) and (placed := op.byte_range) is not None:
+            if op.parent_block() is self.parent_block():
+                yield placed, "the live buffer {} allocated after it"
+            else:
+                holder = in_block(op, self.parent_block()) or op
+                yield placed, (f"the buffer {{}} allocated inside '{holder.name}'{_at(holder)} "
+                               "while it is live around it")
+        elif (placed := body_value_range(op)) is not None:
+            compute = op.parent_op()
+            if isinstance(compute, ComputeOp) and self.result not in compute.operands:
+                yield placed, (f"the '{op.name}' value at {{}}{_at(op)} in 'tier.compute' "
+                               f"\"{compute.sym_name.data}\" while it is live across the kernel")
+        elif isinstance(op, func.CallOp):
+            callee = op.callee.string_value()
+            for placed in callee_sram(op):
+                yield placed, f"{{}}, which @{callee} places, while it is live across the call{_at(op)}"
+
+
+def callee_sram(call: func.CallOp, seen: frozenset[str] = frozenset()) -> Iterator[tuple[int, int]]:
+    """The SRAM byte ranges the function `call` runs places (its buffers and kernel
+    values, and those of the functions it calls, at the offsets they were given)."""
+    name = call.callee.string_value()
+    callee = SymbolTable.lookup_symbol(call, call.callee)
+    if not isinstance(callee, func.FuncOp) or name in seen:
+        return
+    for op in callee.walk():
+        if isinstance(op, AllocOp) and (placed := op.byte_range) is not None:
+            yield placed
+        elif (placed := body_value_range(op)) is not None:
+            yield placed
+        elif isinstance(op, func.CallOp):
+            yield from callee_sram(op, seen | {name})
+
+
+def _at(op: Operation) -> str:
+    """` at file:line:col` when the op has a source location."""
+    where = format_location(op.location)
+    return f" at {where}" if where else ""
 
 
 def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -437,21 +482,24 @@ class GatherDmaOp(IRDLOperation, NoCompute):
     """Indexed DMA: rows `source[indices]` (along dim 0) into an SRAM buffer.
 
     How an embedding lookup reads a few rows of a table that stays off chip.
-    The destination has shape `indices.shape + source.shape[1:]`.
+    The destination has shape `indices.shape + source.shape[1:]`. Indices lie
+    in [0, rows), or in [-rows, rows) with `wraps` (as `rdu.gather`'s); any
+    other is an error at run time.
     """
 
     name = "tier.gather"
     source = operand_def(BufferType)
     indices = operand_def(BufferType)
     dest = operand_def(BufferType)
+    wraps = opt_prop_def(UnitAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$source `[` $indices `]` `->` $dest attr-dict "
+        "$source `[` $indices `]` `->` $dest (`wraps` $wraps^)? attr-dict "
         "`:` type($source) `,` type($indices) `->` type($dest)"
     )
 
-    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue):
-        super().__init__(operands=[source, indices, dest])
+    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue, wraps: bool = False):
+        super().__init__(operands=[source, indices, dest], properties={"wraps": UnitAttr()} if wraps else {})
 
     def verify_(self) -> None:
         src = _verify_buffer(self.source, "'tier.gather' source")

@@ -256,7 +256,8 @@ def lower_kernel(
     def gather_dmas(emitter: _Emitter, tiled: bool) -> None:
         for table, gather in gathered.items():
             if (dim(gather.indices[0]) >= 0) == tiled:
-                emitter.emit(GatherDmaOp(outer[table], sram_in[gather.indices[0]], sram_gathered[gather]))
+                emitter.emit(GatherDmaOp(outer[table], sram_in[gather.indices[0]], sram_gathered[gather],
+                                         gather.wraps is not None))
 
     for v in loaded:
         if dim(v) < 0 and not in_place(v):

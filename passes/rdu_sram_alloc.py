@@ -18,7 +18,11 @@ offsets aligned to ALIGNMENT bytes. The pass records on @forward:
 A function that calls an outlined layer (`func.call`) holds no SRAM buffer
 across the call (an error otherwise); the callee's buffers are placed on
 their own, from offset 0, and the caller's recorded peak and lower bound
-include its callees'.
+include its callees'. A buffer live around a loop or across a kernel covers
+the positions of the loop's and the kernel's ops, so nothing inside them is
+placed over it. `tier.alloc`'s verifier checks the plan by the same rules
+(`liveness.ops_while_live`), whole-program: what a called function places
+must not meet a buffer live across the call.
 
 When the peak exceeds the capacity the error says by how much and lists the
 buffers live at the busiest point.

@@ -5,7 +5,7 @@ turns it into a flat list of steps over a value table (a Python list indexed
 by SSA value, `rducc.runtime.engine`): each step is an op's registered numpy
 implementation (`rducc.runtime.registry`) with its attributes already bound
 (map bodies already compiled), the table slots of its operands and results,
-and the slots whose last use it is (cleared after the step, so peak memory
+and the slots whose last use it is (`dialects.liveness`; cleared after the step, so peak memory
 follows the live values, not the whole graph). `run()` then only checks the
 arguments, makes the call's `RunContext` and calls the steps in order.
 
@@ -38,6 +38,7 @@ from xdsl.ir import Block, Operation
 
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import global_of
+from rducc.dialects.liveness import last_read, live_end, positions
 from rducc.dialects.program import ENTRY, entry_function
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter
@@ -80,7 +81,7 @@ class _Program:
         *body, terminator = ops
         prepared = [self._prepare(op) for op in body]
         self.result_slots = tuple(self.slots.use(v) for v in terminator.operands)
-        release = _last_uses([operands + results for _, operands, results, _ in prepared], self.result_slots)
+        release = _last_uses(block, self.slots, self.result_slots)
         self.steps: list[tuple[Step, Operation]] = [
             (kernel_step(kernel, operands, results, _signatures(op), op, check, release[index]), op)
             for index, (kernel, operands, results, op) in enumerate(prepared)
@@ -109,16 +110,22 @@ def _signatures(op: Operation) -> tuple[tuple[tuple[int, ...], np.dtype], ...]:
     return tuple(tensor_signature(r.type) for r in op.results)
 
 
-def _last_uses(uses: list[tuple[int, ...]], keep: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """Per step, the slots whose last use it is (never the block's results)."""
-    last: dict[int, int] = {}
-    for index, slots in enumerate(uses):
-        for slot in slots:
-            last[slot] = index
-    release: list[list[int]] = [[] for _ in uses]
-    for slot, index in last.items():
-        if slot not in keep:
-            release[index].append(slot)
+def _last_uses(block: Block, slots: Slots, keep: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Per op of the block (before its terminator), the slots of the values it
+    reads or defines for the last time (`dialects.liveness`: a value lives to the
+    last op of the block that reads it, or holds a reader in a region), never the
+    block's results."""
+    position = positions(block)
+    release: list[list[int]] = [[] for _ in range(len(position) - 1)]
+    for value in [*block.args, *(r for op in block.ops for r in op.results)]:
+        owner = value.owner
+        if isinstance(owner, Operation):
+            end: int | None = live_end(owner, block, position, [value])
+        else:
+            end = last_read([value], block, position)
+        slot = slots.use(value)
+        if end is not None and end < len(release) and slot not in keep:
+            release[end].append(slot)
     return [tuple(r) for r in release]
 
 

@@ -120,8 +120,8 @@ def _concat(op: Operation) -> Kernel:
 @implements(rdu.GatherOp)
 def _gather(op: Operation) -> Kernel:
     assert isinstance(op, rdu.GatherOp)
-    dim = op.dim.value.data
-    return lambda context, source, *indices: kernels.gather(source, indices, dim)
+    dim, wraps = op.dim.value.data, op.wraps is not None
+    return lambda context, source, *indices: kernels.gather(source, indices, dim, wraps)
 
 
 @implements(rdu.ScatterOp)

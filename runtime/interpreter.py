@@ -26,8 +26,10 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - `func.call` (of a layer `rdu-outline-layers` outlined) runs the callee,
   prepared once on its first call, on the caller's buffers.
 - Fresh memory (the used part of the arena at the start of a run, each new
-  HBM buffer) holds 0xFF bytes, NaN in every float type: a read of bytes that
-  nothing wrote shows in the result instead of passing as zeros.
+  HBM buffer) holds the poison bytes (`kernels.POISON_WORD`): NaN in every
+  float type, the largest values in integers, so a read of bytes that nothing
+  wrote shows in the result instead of passing as zeros, and read as an index
+  it fails the bounds check instead of wrapping to the last row.
 
 Prepare once, run many (`rducc.runtime.engine`, shared with the graph
 executor): `PlacedProgram(module)` walks `@forward` once and turns every op
@@ -91,17 +93,6 @@ _RUNNER = "placed-program interpreter"
 _WHERE = "the placed program"
 
 Getter = Callable[[Env], np.ndarray]
-
-_ARENA_DTYPE = np.dtype(np.uint8)
-_POISON = 0xFF
-"""Fresh memory (the used part of the arena, new HBM buffers) starts as 0xFF bytes:
-NaN in every float type, -1 in integers, so reading bytes nothing wrote shows."""
-
-
-def _poisoned(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    array = np.empty(shape, dtype)
-    array.reshape(-1).view(_ARENA_DTYPE).fill(_POISON)
-    return array
 
 
 class _Rotating:
@@ -324,7 +315,7 @@ class PlacedProgram(Runner):
             slot = self._table.define(op.result)
 
             def alloc_off_chip(env: Env, context: RunContext) -> None:
-                env[slot] = _poisoned(shape, dtype)
+                env[slot] = kernels.poisoned(shape, dtype)
 
             return alloc_off_chip
         if op.offset is None:
@@ -384,9 +375,10 @@ class PlacedProgram(Runner):
     def _prepare_gather(self, op: GatherDmaOp) -> Step:
         table, ids, write = self._reader(op.source), self._reader(op.indices), self._writer(op.dest)
         expected = _signature(_buffer_type(op.dest))
+        wraps = op.wraps is not None
 
         def gather(env: Env, context: RunContext) -> None:
-            rows = kernels.gather(table(env), [ids(env)], 0)
+            rows = kernels.gather(table(env), [ids(env)], 0, wraps)
             check_result(rows, expected, op)
             np.copyto(write(env), rows, casting="no")
 
@@ -516,8 +508,8 @@ class PlacedProgram(Runner):
     def _arena_env(self) -> Env:
         """The value table with every SRAM view bound, made on the first run.
 
-        The arena is allocated once per program and poisoned (0xFF: NaN in
-        floats, -1 in integers) before its first use, so a read of SRAM that
+        The arena is allocated once per program and poisoned (NaN in floats,
+        out-of-range values in integers) before its first use, so a read of SRAM that
         nothing wrote shows up; the program is deterministic, so later runs,
         which reuse the arena, read nothing stale that the first did not.
         """
@@ -525,8 +517,8 @@ class PlacedProgram(Runner):
             env: Env = [None] * self._table.size
             if self._views:
                 assert self.sram_bytes is not None
-                arena = np.zeros(self.sram_bytes, _ARENA_DTYPE)  # calloc: untouched pages stay free
-                arena[: self._arena_used] = _POISON
+                arena = np.zeros(self.sram_bytes, np.uint8)  # calloc: untouched pages stay free
+                kernels.fill_poison(arena[: self._arena_used])
                 for slot, offset, nbytes, dtype, shape in self._views:
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
             self._arena_template = env

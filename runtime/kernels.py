@@ -283,17 +283,63 @@ def concat(inputs: Sequence[np.ndarray], dim: int) -> np.ndarray:
     return np.concatenate(list(inputs), axis=dim)
 
 
-def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int) -> np.ndarray:
+def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int, wraps: bool = False) -> np.ndarray:
     """Advanced indexing of dims [dim, dim + len(indices)) by broadcast index arrays.
 
     Result shape: source.shape[:dim] + broadcast(indices) + source.shape[dim + k:].
-    Negative indices count from the end (as in PyTorch's `index`).
+    Each index must lie in [0, size), or in [-size, size) when `wraps`, where a
+    negative one counts from the end (as in PyTorch's `index`); any other is an
+    error, as in eager, never a wrap to another row.
     """
-    key = (slice(None),) * dim + tuple(np.asarray(i) for i in indices)
+    arrays = tuple(np.asarray(i) for i in indices)
+    for k, index in enumerate(arrays):
+        check_index_range(index, source.shape[dim + k], dim + k, wraps, "rdu.gather")
+    key = (slice(None),) * dim + arrays
     try:
         return source[key]
     except IndexError as error:
         raise RduccError(f"rdu.gather: {error}") from None
+
+
+def check_index_range(index: np.ndarray, size: int, dim: int, wraps: bool, what: str) -> None:
+    """Raise when an index (whole array at once) is outside [0, size), or
+    [-size, size) when negatives count from the end; memory nothing wrote
+    (the interpreter's poison bytes) read as an index is named as such."""
+    if not index.size:
+        return
+    low = -size if wraps else 0
+    outside = (index < low) | (index >= size)
+    if not outside.any():
+        return
+    bad = int(index[outside].flat[0])
+    unwritten = " (never written: the bytes are the poison of fresh memory)" if is_poison(bad, index.dtype) else ""
+    raise RduccError(f"{what}: index {bad}{unwritten} is out of bounds for dim {dim} of size {size} "
+                     f"(indices must be in [{low}, {size}))")
+
+
+POISON_WORD = 0x7FFF
+"""Fresh memory's bytes, as little-endian 16-bit words (0xFF, 0x7F, ...): NaN in
+f16, bf16, f32 and f64, and in i16, i32 and i64 the largest positive values
+(0x7FFF..., never a valid index), so reading bytes nothing wrote shows."""
+
+
+def poisoned(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An array of `shape` and `dtype` holding the poison bytes."""
+    array = np.empty(shape, dtype)
+    fill_poison(array.reshape(-1).view(np.uint8))
+    return array
+
+
+def fill_poison(raw: np.ndarray) -> None:
+    """Fill a byte array with the poison pattern (from an even byte)."""
+    raw[0::2] = POISON_WORD & 0xFF
+    raw[1::2] = POISON_WORD >> 8
+
+
+def is_poison(value: int, dtype: np.dtype) -> bool:
+    """Whether an integer is what the poison bytes read as in `dtype` (of 2 bytes
+    or more: a 1-byte integer reads them as -1 or 127, too common to tell)."""
+    return np.dtype(dtype).itemsize >= 2 and value == int(poisoned((1,), np.dtype(dtype))[0])
 
 
 SCATTER_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}

@@ -157,11 +157,11 @@ def convert_index(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     present = [i for i, index in enumerate(positional(node)[1]) if index is not None]
     indices = [g.value(positional(node)[1][i]) for i in present]
     if present == list(range(present[0], present[-1] + 1)):
-        return g.emit(GatherOp(source, indices, present[0], result_type(node)))
+        return g.emit(GatherOp(source, indices, present[0], result_type(node), wraps=True))
     shape = shape_of(source)
     perm = present + [d for d in range(len(shape)) if d not in present]
     moved = g.emit(TransposeOp(source, perm, TensorType(element_of(source), [shape[d] for d in perm])))
-    return g.emit(GatherOp(moved, indices, 0, result_type(node)))
+    return g.emit(GatherOp(moved, indices, 0, result_type(node), wraps=True))
 
 
 @converts("aten.arange.start_step", "aten.arange.default", "aten.arange.start")

@@ -210,15 +210,21 @@ def _permute(g: GraphImporter, value: SSAValue, perm: list[int]) -> SSAValue:
 
 
 def _linear_index(g: GraphImporter, indices: list[SSAValue], sizes: list[int], shape: tuple[int, ...]) -> SSAValue:
-    """sum_k wrap(i_k) * stride_k over the indexed dims (negative indices wrap)."""
+    """sum_k wrap(i_k) * stride_k over the indexed dims: a negative index counts
+    from the end, as in eager; an index outside [-size, size) gives -1, which
+    the scatter refuses at run time (as eager does), never another row."""
     strides = [prod(sizes[k + 1 :]) for k in range(len(sizes))]
 
     def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        total = b.constant(0, i64)
+        total, inside = b.constant(0, i64), b.constant(True, i1)
         for x, size, stride in zip(xs, sizes, strides):
-            wrapped = b.remainder(b.cast(x, i64), b.constant(size, i64))
+            index, extent = b.cast(x, i64), b.constant(size, i64)
+            negative = b.compare("lt", index, b.constant(0, i64))
+            wrapped = b.select(negative, b.add(index, extent), index)
+            fits = b.logical("and", b.compare("ge", wrapped, b.constant(0, i64)), b.compare("lt", wrapped, extent))
+            inside = b.logical("and", inside, fits)
             total = b.add(total, b.mul(wrapped, b.constant(stride, i64)))
-        return total
+        return b.select(inside, total, b.constant(-1, i64))
 
     return g.map(indices, tensor_of(i64, list(shape)), body)
 

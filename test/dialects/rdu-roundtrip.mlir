@@ -55,6 +55,8 @@
 %cat = rdu.concat %x, %x dim 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
 // CHECK: %emb = rdu.gather %w[%i] dim 0 : tensor<8x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
 %emb = rdu.gather %w[%i] dim 0 : tensor<8x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+// CHECK: %wrapping = rdu.gather %w[%i] dim 0 wraps : tensor<8x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+%wrapping = rdu.gather %w[%i] dim 0 wraps : tensor<8x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
 // CHECK: %io = rdu.iota start 0 step 1 : tensor<8xi64>
 %io = rdu.iota start 0 step 1 : tensor<8xi64>
 // CHECK: %iof = rdu.iota start 0.5 step 0.25 : tensor<4xf32>

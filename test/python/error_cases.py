@@ -73,6 +73,12 @@ INPUTS: dict[str, tuple[str, str]] = {
     "placed": ("placed.mlir", "the example compiled by rducc (with placed.safetensors)"),
     "overlap": ("overlap.mlir", "the placed example with two live SRAM buffers moved to overlap"),
     "past_capacity": ("past_capacity.mlir", "the placed example with an SRAM offset past the capacity"),
+    "overlap_kernel": ("overlap_kernel.mlir", "a kernel's value placed over a buffer live across the kernel"),
+    "overlap_call": ("overlap_call.mlir", "a buffer live across a call of a function that allocates over it"),
+    "overlap_loop": ("overlap_loop.mlir", "a buffer allocated inside a loop over one live around the loop"),
+    "gather": ("gather.mlir", "a placed program: rows of a 4-row table by the indices it is given"),
+    "ids_past_end": ("ids_past_end.npy", "int64 indices [0, 7, 1]"),
+    "ids_negative": ("ids_negative.npy", "int64 indices [0, -1, 1]"),
     "graph": ("graph.mlir", "the example at --emit graph"),
     "x": ("x.npy", "a good input, float32[4, 32]"),
     "x_shape": ("x_shape.npy", "float32[2, 3]"),
@@ -156,6 +162,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: IR that does not verify", OPT, ("{verifier}", *OUT), "does not verify"),
     ErrorCase("rducc-opt: overlapping SRAM allocations", OPT, ("{overlap}", *OUT), "overlap"),
     ErrorCase("rducc-opt: SRAM offset past the capacity", OPT, ("{past_capacity}", *OUT), "capacity"),
+    ErrorCase("rducc-opt: a kernel's value over a live buffer", OPT, ("{overlap_kernel}", *OUT),
+              "overlaps the 'rdu.map' value at [0, 16) at model.py:7:1 in 'tier.compute' \"k0\" while it is live across the kernel"),
+    ErrorCase("rducc-opt: a callee's buffer over a live buffer", OPT, ("{overlap_call}", *OUT),
+              "overlaps [8, 24), which @layer places, while it is live across the call at model.py:9:2"),
+    ErrorCase("rducc-opt: a buffer in a loop over a live buffer", OPT, ("{overlap_loop}", *OUT),
+              "overlaps the buffer [0, 16) allocated inside 'scf.for' at model.py:11:3 while it is live around it"),
     ErrorCase("rducc-opt: unknown pass", OPT, ("-p", "rdu-bogus", "{placed}", *OUT), "unknown pass 'rdu-bogus'"),
     ErrorCase("rducc-opt: bad pass option value", OPT, ("-p", "rdu-fuse{{level=7}}", "{placed}", *OUT), "level must be 0, 1 or 2, got 7"),
     ErrorCase("rducc-opt: unknown pass option", OPT, ("-p", "rdu-fuse{{colour=1}}", "{placed}", *OUT), 'arguments ["colour"] not found'),
@@ -169,6 +181,10 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: binary file as program", RUN, ("{x}", "--output", "out.npz"), "not MLIR text (a binary file)"),
     ErrorCase("rducc-run: unplaced program", RUN, ("{graph}", "--output", "out.npz"), "not a placed program"),
     ErrorCase("rducc-run: overlapping SRAM allocations", RUN, ("{overlap}", "--input", "{x}", "--output", "out.npz"), "overlap"),
+    ErrorCase("rducc-run: index past the end of a table", RUN, ("{gather}", "--input", "{ids_past_end}", "--output", "out.npz"),
+              "'tier.gather' at model.py:3:8: rdu.gather: index 7 is out of bounds for dim 0 of size 4 (indices must be in [0, 4))"),
+    ErrorCase("rducc-run: negative index into a table", RUN, ("{gather}", "--input", "{ids_negative}", "--output", "out.npz"),
+              "rdu.gather: index -1 is out of bounds for dim 0 of size 4 (indices must be in [0, 4))"),
     ErrorCase("rducc-run: too few inputs", RUN, ("{placed}", "--output", "out.npz"), "@forward takes 1 input (x: float32[4, 32]), got 0"),
     ErrorCase("rducc-run: too many inputs", RUN, ("{placed}", "--input", "{x}", "--input", "{x}", "--output", "out.npz"), "takes 1 input (x: float32[4, 32]), got 2"),
     ErrorCase("rducc-run: wrong input shape", RUN, ("{placed}", "--input", "{x_shape}", "--output", "out.npz"), "input #0 ('x') has shape [2, 3], expected [4, 32]"),
@@ -251,6 +267,23 @@ _TARGETS = {
     "bad_toml": "name = [\n",
 }
 
+GATHER_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
+  tier.global @table in hbm : tensor<4x2xf32> = dense<1.0> : tensor<4x2xf32> {kind = "constant"}
+  func.func @forward(%ids: !tier.buffer<hbm, 3xi64> {rdu.input = "ids"}) -> !tier.buffer<hbm, 3x2xf32>
+      attributes {tier.sram_capacity = 256 : i64} {
+    %table = tier.get_global @table : !tier.buffer<hbm, 4x2xf32>
+    %ids_sram = tier.alloc offset 0 : !tier.buffer<sram, 3xi64>
+    %rows = tier.alloc offset 64 : !tier.buffer<sram, 3x2xf32>
+    %y = tier.alloc : !tier.buffer<hbm, 3x2xf32>
+    tier.dma %ids -> %ids_sram : !tier.buffer<hbm, 3xi64> -> !tier.buffer<sram, 3xi64>
+    tier.gather %table[%ids_sram] -> %rows : !tier.buffer<hbm, 4x2xf32>, !tier.buffer<sram, 3xi64> -> !tier.buffer<sram, 3x2xf32> loc("model.py":3:8)
+    tier.dma %rows -> %y : !tier.buffer<sram, 3x2xf32> -> !tier.buffer<hbm, 3x2xf32>
+    func.return %y : !tier.buffer<hbm, 3x2xf32>
+  }
+}
+"""
+"""A placed program: the rows of a 4-row table at the indices it is given."""
+
 _MLIR = {
     "mlir_text": "func.func @forward() {\n  func.return\n}\n",
     "syntax": 'builtin.module {\n  %0 = "test.op"() : () -> \n}\n',
@@ -258,6 +291,10 @@ _MLIR = {
     "verifier": "func.func @f() -> i32 {\n  func.return\n}\n",
     "huge_splat": "func.func @f() -> tensor<999999999999xf32> {\n  %c = arith.constant dense<1.0> : tensor<999999999999xf32>\n  func.return %c : tensor<999999999999xf32>\n}\n",
     "open_string": 'builtin.module {\n  %0 = "test.op"() {note = "' + "an unclosed string " * 4 + '} : () -> ()\n}\n',
+    # the three shapes of SRAM overlap of the verifier's lit test
+    **dict(zip(("overlap_kernel", "overlap_call", "overlap_loop"),
+               (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
+    "gather": GATHER_PROGRAM,
 }
 
 
@@ -358,6 +395,13 @@ def _program_files(paths: dict[str, Path], directory: Path) -> None:
     paths["x_text"].write_text("4 32\n1.0 2.0\n")
 
 
+def _index_files(paths: dict[str, Path]) -> None:
+    import numpy as np
+
+    np.save(paths["ids_past_end"], np.array([0, 7, 1], np.int64))
+    np.save(paths["ids_negative"], np.array([0, -1, 1], np.int64))
+
+
 def make_inputs(directory: Path) -> dict[str, str]:
     """Build every input file of the table in `directory`; placeholder -> path."""
     paths = {key: directory / name for key, (name, _) in INPUTS.items()}
@@ -372,6 +416,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     for key in ("plugin_syntax", "plugin_raises", "plugin_faulty"):
         paths[key].write_text((PLUGIN_INPUTS / INPUTS[key][0]).read_text())
     paths["silu_graph"].write_text((ROOT / "test" / "examples" / "fuse-silu.mlir").read_text())
+    _index_files(paths)
     _archive_files(paths)
     _model_files(paths)
     _program_files(paths, directory)

@@ -9,8 +9,11 @@ size computations:
 - no two buffers live at the same time share a byte;
 - every buffer is used only while allocated (after its alloc, before its
   dealloc); values a body yields live in its output buffers (no offset);
-- no buffer is live across a `func.call` (an outlined layer's buffers are
-  checked in the callee, a time span of their own).
+  time is the order of a walk, so a kernel's values and a loop's buffers
+  fall inside the live range of a buffer allocated before and freed after;
+- no buffer live across a `func.call` shares a byte with what the callee
+  (and the functions it calls) places: the callee's buffers are checked in
+  its own place in the walk, a time span of their own.
 
 `check_placed(module, capacity)` returns the peak and the max-live lower bound,
 or raises AssertionError naming the first violation.
@@ -39,6 +42,7 @@ def _bytes(type_text: str) -> int:
 
 @dataclass
 class Interval:
+    function: str
     name: str
     start_byte: int
     end_byte: int
@@ -64,6 +68,12 @@ def _intervals(module: ModuleOp) -> list[Interval]:
     return intervals
 
 
+def _function_of(op: Operation) -> str:
+    while op.name != "func.func":
+        op = op.parent_op()
+    return op.properties["sym_name"].data
+
+
 def _alloc_interval(op: Operation, order: dict[Operation, int]) -> Interval:
     offset = _int(op, "offset")
     assert offset is not None, f"SRAM buffer without an offset: {op}"
@@ -76,7 +86,7 @@ def _alloc_interval(op: Operation, order: dict[Operation, int]) -> Interval:
         position = order[use.operation]
         assert order[op] < position <= last, f"buffer used outside its live range: {use.operation.name}"
     name = op.results[0].name_hint or "alloc"
-    return Interval(name, offset, offset + size, order[op], last)
+    return Interval(_function_of(op), name, offset, offset + size, order[op], last)
 
 
 def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Interval]:
@@ -97,20 +107,35 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
             return user
         last = max((order[top(u.operation)] for u in op.results[0].uses), default=order[op])
         size = _bytes(str(op.results[0].type))
-        result.append(Interval(op.results[0].name_hint or op.name, offset, offset + size, order[op], last))
+        result.append(Interval(_function_of(compute), op.results[0].name_hint or op.name, offset, offset + size, order[op], last))
     return result
+
+
+def _footprint(module: ModuleOp, intervals: list[Interval], function: str, seen: frozenset[str] = frozenset()) -> list[Interval]:
+    """Every SRAM interval of `function` and of the functions it calls."""
+    found = [i for i in intervals if i.function == function]
+    for op in module.walk():
+        if op.name == "func.call" and _function_of(op) == function and function not in seen:
+            found += _footprint(module, intervals, op.properties["callee"].string_value(), seen | {function})
+    return found
 
 
 def _check_calls(module: ModuleOp, intervals: list[Interval]) -> None:
     """A `func.call` runs its callee, whose buffers are checked in the callee's own
-    place in the walk (a time span of its own): so no caller buffer may be live
-    across the call, where the callee's buffers would share its bytes."""
+    place in the walk (a time span of its own): so no caller buffer live across
+    the call may share a byte with what the callee places."""
     order = {op: i for i, op in enumerate(module.walk())}
     for op, position in order.items():
         if op.name != "func.call":
             continue
-        live = [i.name for i in intervals if i.first < position < i.last]
-        assert not live, f"SRAM buffer {live[0]} is live across a call of {op.properties['callee']}"
+        callee = op.properties["callee"].string_value()
+        placed = _footprint(module, intervals, callee)
+        for live in (i for i in intervals if i.first < position < i.last):
+            for other in placed:
+                assert not (live.start_byte < other.end_byte and other.start_byte < live.end_byte), (
+                    f"SRAM buffer {live.name} [{live.start_byte}, {live.end_byte}) is live across a call of "
+                    f"@{callee}, which places {other.name} [{other.start_byte}, {other.end_byte}) over it"
+                )
 
 
 def check_placed(module: ModuleOp, capacity: int) -> tuple[int, int]:

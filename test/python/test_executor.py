@@ -1019,8 +1019,8 @@ def test_gather(rng, index_dtype) -> None:
     j = random((4,), index_dtype, rng, low=0, high=5)
     k = random((3, 2), index_dtype, rng, low=-3, high=2)
     ti, tj, tk = (from_numpy(v).long() for v in (i, j, k))
-    assert_same(kernels.gather(source, [i, j], 1), t[:, ti, tj])
-    assert_same(kernels.gather(source, [k], 0), t[tk])
+    assert_same(kernels.gather(source, [i, j], 1, wraps=True), t[:, ti, tj])
+    assert_same(kernels.gather(source, [k], 0, wraps=True), t[tk])
     table = random((10, 4), BF16, rng)
     ids = random((2, 3), index_dtype, rng, low=0, high=9)
     assert_same(kernels.gather(table, [ids], 0), F.embedding(from_numpy(ids).long(), from_numpy(table)))
@@ -1028,6 +1028,10 @@ def test_gather(rng, index_dtype) -> None:
     assert_same(kernels.gather(source, [np.array(1, index_dtype)], 3), t[:, :, :, 1])
     with pytest.raises(RduccError, match="out of bounds"):
         kernels.gather(table, [np.array([3, 10])], 0)
+    with pytest.raises(RduccError, match=r"index -1 is out of bounds for dim 1 of size 5 \(indices must be in \[0, 5\)\)"):
+        kernels.gather(source, [i.clip(-1, -1), j], 1)  # negative without wraps: as embedding, index_select
+    with pytest.raises(RduccError, match=r"index -11 is out of bounds .* \[-10, 10\)"):
+        kernels.gather(table, [np.array([0, -11])], 0, wraps=True)
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ from rducc.runtime.cost_model import estimate
 from rducc.runtime.executor import GraphExecutor, to_numpy, weights_of
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.targets import load_target
+from error_cases import GATHER_PROGRAM
 from sram_checker import check_placed
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -90,7 +91,9 @@ def _names(module: ModuleOp) -> list[str]:
 @pytest.mark.parametrize("name", MODELS)
 def test_small_model_matches_eager(exported_small, imported, weights, name: str, opt_level: int) -> None:
     model, inputs, _ = exported_small[name]
-    program = PlacedProgram(_placed(imported[name], opt_level))
+    placed = _placed(imported[name], opt_level)
+    check_placed(placed, load_target("sn40l").sram_bytes)  # outlined layers' calls included
+    program = PlacedProgram(placed)
     assert program.input_types == [(tuple(i.shape), to_numpy(i).dtype) for i in inputs]
     expected = _eager(model, inputs)
     assert program.output_types == [(r.shape, r.dtype) for r in expected]
@@ -135,6 +138,7 @@ def test_tiled_program_matches_eager(exported_small, imported, weights, name: st
     placed = _placed(imported[name], opt_level, _small_target())
     assert "scf.for" in _names(placed)
     assert any(isinstance(op, AllocOp) and op.copies == 2 for op in placed.walk())
+    check_placed(placed, 12_000)  # tile loops' buffers included
     program = PlacedProgram(placed)
     assert program.sram_bytes == 12_000
     outputs = program.run([to_numpy(i) for i in inputs], weights[name])
@@ -364,7 +368,22 @@ def test_reading_unwritten_memory_shows() -> None:
     for data; a body that yields its input copies it to the output buffer."""
     y, never = PlacedProgram(parse(UNWRITTEN)).run([np.zeros(4, np.float32)])
     assert np.isnan(y).all()
-    np.testing.assert_array_equal(never, np.full(4, -1, np.int32))
+    np.testing.assert_array_equal(never, np.full(4, 0x7FFF7FFF, np.int32))  # past any table
+
+
+UNWRITTEN_INDICES = GATHER_PROGRAM.replace(  # nothing writes the indices
+    "    tier.dma %ids -> %ids_sram : !tier.buffer<hbm, 3xi64> -> !tier.buffer<sram, 3xi64>\n", ""
+).replace("-> %rows :", "-> %rows WRAPS:")
+
+
+@pytest.mark.parametrize("wraps", [False, True])
+def test_unwritten_sram_read_as_indices_is_an_error(wraps: bool) -> None:
+    """Indices nobody wrote (the DMA of %x into %ids is missing) are the poison
+    bytes: out of range even where negative indices count from the end, so the
+    gather fails naming the op and the cause instead of reading a plausible row."""
+    program = PlacedProgram(parse(UNWRITTEN_INDICES.replace("WRAPS", "wraps " if wraps else "")))
+    with pytest.raises(RduccError, match=r"^'tier.gather' at model.py:3:8: rdu.gather: index \d+ \(never written: the bytes are the poison"):
+        program.run([np.zeros(3, np.int64)])
 
 
 # --------------------------------------------------------------------------
@@ -435,5 +454,5 @@ def test_unplaced_program_and_small_arena_are_errors(imported) -> None:
 def test_runtime_error_names_the_op(imported, weights) -> None:
     program = PlacedProgram(_placed(imported["tiny_llama"], 2))
     ids = np.full((1, 8), 300, np.int64)  # past the 256-row embedding table
-    with pytest.raises(RduccError, match=r"^'tier.gather' at .*\.py:\d+:\d+: rdu.gather: .*out of bounds"):
+    with pytest.raises(RduccError, match=r"^'tier.gather' at .*\.py:\d+:\d+: rdu.gather: index 300 is out of bounds"):
         program.run([ids], weights["tiny_llama"])
