@@ -125,13 +125,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rducc.dialects import contracts
 from rducc.dialects import dataflow as rdu
-from rducc.dialects.contracts import LOWERED_LEVELS, arg_attrs, is_outlined, is_weight, level_of
+from rducc.dialects.contracts import LOWERED_LEVELS, Mapping, arg_attrs, is_outlined, is_weight, level_of, mapping_of
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.runtime.kernel_looping import KernelLoop, plan_loops
+from rducc.runtime.mapping import buffer_works, depths, map_kernel, stage_work
 from rducc.targets import Target
 
 TIME_KEYS = ("compute", "sram", "hbm", "ddr")
@@ -191,7 +192,14 @@ class KernelCost(_KernelFacts, _TierTotals):
     kernel's collectives (`kernel_time` with an `Overlap`)."""
     looped: bool = False
     """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
-
+    reconfigure_s: float = 0.0
+    """Loading its sections after the first (`rdu-map-units`; in modeled_time_s)."""
+    pcus: int = 0
+    """PCUs its mapping uses (the most of any section)."""
+    pmus: int = 0
+    """PMUs its mapping uses (the most of any section)."""
+    sections: int = 1
+    """Sections it runs in, one after another (1: it fits the chip at once)."""
 
 
 @dataclass
@@ -547,14 +555,28 @@ class KernelWork(_KernelFacts):
     ddr_s: float
     startup_s: float
     """DMA latency and the first tile's load: the fill a looped iteration does not pay."""
+    first_tile_s: dict[str, float] = field(default_factory=dict)
+    """Per source tier (hbm, ddr, sram), the first tile's load in `startup_s`: the
+    part of that tier's time done before the pipeline runs, so not counted again."""
+    pipeline_s: float = 0.0
+    """The pipeline's own fill: depth x stage latency + hops x hop latency, each section."""
+    reconfigure_s: float = 0.0
+    """(sections - 1) x the target's `reconfigure_s`."""
+    pcus: int = 0
+    pmus: int = 0
+    sections: int = 1
     link_s: float = 0.0
     link_bytes: int = 0
     prefetch_bytes: int = 0
     """HBM bytes of weights loaded before its tile loop (see `KernelCost`)."""
 
-    def times(self) -> dict[str, float]:
-        """The pipeline's resources (TIME_KEYS) and their seconds."""
-        return {"compute": self.compute_s, "sram": self.sram_s, "hbm": self.hbm_s, "ddr": self.ddr_s}
+    def times(self, looped: bool = False) -> dict[str, float]:
+        """The pipeline's resources (TIME_KEYS) and their seconds while it runs: a
+        tier's time less its first tile's load, which the fill paid before (not when
+        `looped`: a later loop iteration pays no fill, so the whole of it)."""
+        early = {} if looped else self.first_tile_s
+        return {"compute": self.compute_s, "sram": self.sram_s, "hbm": self.hbm_s - early.get("hbm", 0.0),
+                "ddr": self.ddr_s - early.get("ddr", 0.0)}
 
 
 @dataclass(frozen=True)
@@ -570,34 +592,74 @@ def _bandwidth(target: Target, tier: str) -> float:
     return {"hbm": target.hbm_bandwidth, "ddr": target.ddr_bandwidth, "sram": target.sram_bandwidth}[tier]
 
 
+def kernel_mapping(compute: ComputeOp, target: Target) -> Mapping:
+    """The kernel's mapping: the one `rdu-map-units` recorded, else (unmapped IR, or
+    a mapping for another grid) the mapping made now by the same rules."""
+    mapping = mapping_of(compute)
+    if mapping is None or mapping.grid != target.grid():
+        mapping = map_kernel(compute, target)
+    return mapping
+
+
+@dataclass(frozen=True)
+class MappedTimes:
+    """A kernel's compute, SRAM-port and pipeline-fill seconds from its mapping."""
+
+    compute_s: float
+    sram_s: float
+    pipeline_s: float
+
+
+def mapped_times(compute: ComputeOp, mapping: Mapping, tiles: int, target: Target) -> MappedTimes:
+    """Sections run one after another; in each, the slowest stage (work a tile /
+    its PCUs, x tiles), the busiest buffer's PMU ports (traffic a tile x tiles /
+    (its PMUs x sram_bandwidth / pmus)) and the fill (the most of depth x
+    stage_latency_s + hops x hop_latency_s over its stages)."""
+    body = list(compute.body.block.ops)
+    buffers = {b.index: b for b in buffer_works(compute, target)}
+    port = target.sram_bandwidth / target.pmus
+    depth = depths(compute, mapping)
+    compute_s = sram_s = pipeline_s = 0.0
+    for section in range(mapping.sections):
+        stages = [s for s in mapping.stages if s.section == section]
+        works = [(stage_work(body[s.op], s.op, target), s.units) for s in stages]
+        compute_s += max((w.seconds * tiles / units for w, units in works if w is not None), default=0.0)
+        sram_s += max((buffers[b.buffer].traffic * tiles / (b.units * port)
+                       for b in mapping.buffers if b.section == section), default=0.0)
+        pipeline_s += max((depth.get(s.op, 1) * target.stage_latency_s + s.hops * target.hop_latency_s
+                           for s in stages), default=0.0)
+    return MappedTimes(compute_s, sram_s, pipeline_s)
+
+
+def _efficiency(target: Target, tier: str) -> float:
+    return {"hbm": target.hbm_efficiency, "ddr": target.ddr_efficiency}.get(tier, 1.0)
+
+
 def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
     """A kernel's FLOPs, bytes and per-resource seconds on `target` (the module docstring's rules)."""
     tiles = record.tiles
     ops: Counter[str] = Counter()
     flops = 0
     sram = 0
-    compute_s = 0.0
     for op in record.op.body.block.ops:
         if isinstance(op, rdu.YieldOp | arith.ConstantOp):
             continue
         ops[op.name] += 1
-        op_total = op_flops(op) * tiles
-        flops += op_total
+        flops += op_flops(op) * tiles
         sram += op_sram_bytes(op) * tiles
-        element = _compute_element(op)
-        if op_total and element is not None:
-            compute_s += op_total / target.peak_flops(str(element))
     by_tier: Counter[str] = Counter()
     for transfer in (*record.feeds, *record.drains):
         by_tier[transfer.key] += transfer.total
     sram += 2 * by_tier.get("sram->sram", 0)
-    startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
+    mapping = kernel_mapping(record.op, target)
+    mapped = mapped_times(record.op, mapping, tiles, target)
+    first: Counter[str] = Counter()
     if tiles > 1:
-        first: Counter[str] = Counter()
         for transfer in record.feeds:
             if transfer.in_loop:
                 first[transfer.key.split("->")[0]] += transfer.bytes_once
-        startup += max((n / _bandwidth(target, tier) for tier, n in first.items()), default=0.0)
+    first_s = {tier: n / (_bandwidth(target, tier) * _efficiency(target, tier)) for tier, n in first.items()}
+    startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
     link_s, link_bytes = kernel_link_cost(record.op, tiles, target)
     return KernelWork(
         name=record.op.sym_name.data,
@@ -606,18 +668,24 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
         bytes_by_tier=dict(sorted(by_tier.items())),
         sram_bytes=sram,
         tiles=tiles,
-        compute_s=compute_s,
-        sram_s=sram / target.sram_bandwidth,
-        hbm_s=_tier_bytes(by_tier, "hbm") / target.hbm_bandwidth,
-        ddr_s=_tier_bytes(by_tier, "ddr") / target.ddr_bandwidth,
-        startup_s=startup,
+        compute_s=mapped.compute_s,
+        sram_s=mapped.sram_s + 2 * by_tier.get("sram->sram", 0) / target.sram_bandwidth,
+        hbm_s=_tier_bytes(by_tier, "hbm") / (target.hbm_bandwidth * target.hbm_efficiency),
+        ddr_s=_tier_bytes(by_tier, "ddr") / (target.ddr_bandwidth * target.ddr_efficiency),
+        startup_s=startup + max(first_s.values(), default=0.0),
+        first_tile_s=first_s,
+        pipeline_s=mapped.pipeline_s,
+        reconfigure_s=(mapping.sections - 1) * target.reconfigure_s,
+        pcus=mapping.pcus(),
+        pmus=mapping.pmus(),
+        sections=mapping.sections,
         link_s=link_s,
         link_bytes=link_bytes,
         prefetch_bytes=sum(t.total for t in record.feeds if t.weight and not t.in_loop and t.key == "hbm->sram"),
     )
 
 
-def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None) -> float:
+def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped: bool = False) -> float:
     """What the kernel's weight reads during the previous kernel's collectives take
     off its busiest resource (0 when it is bound by compute or SRAM rather than HBM).
 
@@ -629,8 +697,8 @@ def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None) -> floa
     """
     if overlap is None or overlap.link_s <= 0 or not 0 < work.prefetch_bytes <= overlap.room_bytes:
         return 0.0
-    early = min(overlap.link_s, work.prefetch_bytes / target.hbm_bandwidth)
-    times = work.times()
+    early = min(overlap.link_s, work.prefetch_bytes / (target.hbm_bandwidth * target.hbm_efficiency))
+    times = work.times(looped)
     return max(times.values()) - max(times["compute"], times["sram"], times["hbm"] - early, times["ddr"])
 
 
@@ -642,14 +710,14 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     (runtime/kernel_looping.py). `overlap`: the previous kernel's collectives,
     behind which its weight reads may run (`_hidden_s`: `overlap_s`).
     """
-    times = work.times()
-    fill = 0.0 if looped else work.startup_s
+    times = work.times(looped)
+    fill = (0.0 if looped else work.startup_s) + work.pipeline_s
     launch = 0.0 if looped else target.kernel_launch_s
     busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
     bound = "launch" if launch > times[busiest] else busiest
     if work.link_s > max(launch, times[busiest]):
         bound = "link"
-    hidden = _hidden_s(work, target, overlap)
+    hidden = _hidden_s(work, target, overlap, looped)
     return KernelCost(
         **{f.name: getattr(work, f.name) for f in fields(_KernelFacts)},
         bound=bound,
@@ -659,7 +727,11 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
         ddr_s=work.ddr_s,
         fill_s=fill,
         launch_s=launch,
-        modeled_time_s=times[busiest] + fill + launch + work.link_s - hidden,
+        modeled_time_s=times[busiest] + fill + launch + work.reconfigure_s + work.link_s - hidden,
+        reconfigure_s=work.reconfigure_s,
+        pcus=work.pcus,
+        pmus=work.pmus,
+        sections=work.sections,
         link_s=work.link_s,
         link_bytes=work.link_bytes,
         prefetch_bytes=work.prefetch_bytes,
@@ -826,7 +898,9 @@ def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRe
         if loop.looped:
             (record,) = by_function[loop.callee]
             loop.launches_saved = loop.calls - 1
-            loop.saved_s = loop.launches_saved * (target.kernel_launch_s + kernel_work(record, target).startup_s)
+            work = kernel_work(record, target)
+            saved = kernel_time(work, target).modeled_time_s - kernel_time(work, target, looped=True).modeled_time_s
+            loop.saved_s = loop.launches_saved * saved
 
 
 __all__ = [
