@@ -194,6 +194,8 @@ class KernelCost(_KernelFacts, _TierTotals):
     """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
     reconfigure_s: float = 0.0
     """Loading its sections after the first (`rdu-map-units`; in modeled_time_s)."""
+    pipeline_s: float = 0.0
+    """The pipeline's own fill in fill_s: depth x stage latency + hops x hop latency."""
     pcus: int = 0
     """PCUs its mapping uses (the most of any section)."""
     pmus: int = 0
@@ -729,6 +731,7 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
         launch_s=launch,
         modeled_time_s=times[busiest] + fill + launch + work.reconfigure_s + work.link_s - hidden,
         reconfigure_s=work.reconfigure_s,
+        pipeline_s=work.pipeline_s,
         pcus=work.pcus,
         pmus=work.pmus,
         sections=work.sections,

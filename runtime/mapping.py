@@ -131,12 +131,19 @@ def stage_work(op: Operation, index: int, target: Target) -> StageWork | None:
     return StageWork(op, index, stages, most, seconds)
 
 
+def _is_view(op: Operation) -> bool:
+    """An op that takes no PCU (a reshape): its result is its operand's PMUs read another way."""
+    facts = facts_of(op)
+    return facts is not None and facts.PCU_STAGES == 0 and len(op.operands) == 1
+
+
 def kernel_buffers(compute: ComputeOp) -> list[SSAValue]:
-    """The compute's buffers in mapping order: ins (as block args), outs, body values not yielded."""
+    """The compute's buffers in mapping order: ins (as block args), outs, body values
+    not yielded (a view's result is no buffer of its own)."""
     block = compute.body.block
     terminator = block.last_op
     yielded = set(terminator.operands) if isinstance(terminator, rdu.YieldOp) else set()
-    body = [r for op in block.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp)
+    body = [r for op in block.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp) and not _is_view(op)
             for r in op.results if r not in yielded and isinstance(r.type, TensorType)]
     return [*block.args, *compute.outs, *body]
 
@@ -199,6 +206,9 @@ def _buffer_homes(compute: ComputeOp, buffers: list[BufferWork]) -> dict[SSAValu
     if isinstance(terminator, rdu.YieldOp):
         for value, out in zip(terminator.operands, compute.outs):
             home[value] = home[out]
+    for op in compute.body.block.ops:
+        if _is_view(op) and op.operands[0] in home and op.results[0] not in home:
+            home[op.results[0]] = home[op.operands[0]]
     return home
 
 
