@@ -536,7 +536,13 @@ class MappingAttr(ParametrizedAttribute):
         def attr_rows(items: list[list[int]]) -> ArrayAttr[ArrayAttr[IntAttr]]:
             return ArrayAttr(ArrayAttr(IntAttr(v) for v in row) for row in items)
 
-        return [ArrayAttr(IntAttr(v) for v in grid), IntAttr(sections), attr_rows(stages), attr_rows(buffers)]
+        params: list[Attribute] = [ArrayAttr(IntAttr(v) for v in grid), IntAttr(sections), attr_rows(stages),
+                                   attr_rows(buffers)]
+        try:
+            MappingAttr(*params).verify_()
+        except VerifyException as error:
+            parser.raise_error(str(error))
+        return params
 
 
 def mapping_of(compute: Operation) -> Mapping | None:
