@@ -64,26 +64,25 @@ Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is 
 
 Times (seconds; figures of one socket: the compiler places a program on one)
 ---------------------------------------------------------------------------
-- `compute_s` = sum over body ops of op FLOPs x tiles /
-  `target.peak_flops(T)`, T = element type of the op's first tensor
-  operand (of its result if it has none): bf16/f16 -> `peak_flops_bf16`,
-  other floats -> `peak_flops_f32`, integers -> `peak_flops_int`;
-- `sram_s` = sram_bytes / `sram_bandwidth`;
-- `hbm_s` = hbm_bytes (both directions) / `hbm_bandwidth`;
-- `ddr_s` = ddr_bytes (both directions) / `ddr_bandwidth`;
-- `fill_s` = `dma_latency_s` (when the kernel has any transfer, else 0)
-  + when tiles > 1, the time to bring the first tile's inputs in: for each
-  source tier, the bytes of one iteration of the feeds inside the tile loop
-  / that tier's bandwidth (hbm, ddr or sram), the largest of these (the
-  tiers' channels run in parallel). Resident inputs, loaded once before the
-  loop, are already in `hbm_s`/`ddr_s`; counting them again would model a
-  tiled kernel slower than the same kernel untiled;
-- `launch_s` = `kernel_launch_s`;
-- the kernel is a pipeline (DMA in, PCU stages, DMA out overlap), so
-  `modeled_time_s` = max(compute_s, sram_s, hbm_s, ddr_s) + fill_s + launch_s;
-- `bound` = the name of the largest of compute_s, sram_s, hbm_s, ddr_s
-  (the first in that order on a tie), or `launch` when launch_s exceeds all
-  four.
+From the kernel's mapping onto the fabric (`rdu.mapping` from `rdu-map-units`,
+else made on the fly by the same rules, runtime/mapping.py, which has them):
+- `compute_s` = sum over sections of tiles x the slowest stage's
+  FLOPs a tile / (its PCUs x peak_flops(T) / pcus x utilization);
+- `sram_s` = sum over sections of the busiest buffer's traffic x tiles /
+  (its PMUs x sram_bandwidth / pmus), + 2 x `sram->sram` bytes / sram_bandwidth;
+- `hbm_s` = hbm_bytes / (hbm_bandwidth x hbm_efficiency); `ddr_s` likewise;
+- `pipeline_s` = sum over sections of the most of depth x stage_latency_s +
+  hops x hop_latency_s over its stages;
+- `fill_s` = `dma_latency_s` (when the kernel has any transfer) + when
+  tiles > 1 the first tile's load (per source tier, one iteration's bytes of
+  the in-loop feeds / that tier's bandwidth x efficiency; the largest) +
+  `pipeline_s`;
+- `reconfigure_s` = (sections - 1) x the target's reconfigure_s;
+- `modeled_time_s` = max(compute_s, sram_s, hbm_s - first_hbm, ddr_s -
+  first_ddr) + fill_s + launch_s + reconfigure_s: the first tile's load is in
+  fill_s, so it is taken off its tier's time (counted once);
+- `bound` = the name of the largest of those four (the first on a tie), or
+  `launch` when launch_s exceeds all four.
 
 Totals
 ------
@@ -238,11 +237,14 @@ class Report(_TierTotals):
 
     def table(self) -> str:
         """A readable text table, one row per kernel, then the totals."""
-        header = ("kernel", "tiles", "ops fused", "FLOPs", "HBM B", "DDR B", "SRAM B", "bound", "modeled us", "share")
+        header = ("kernel", "tiles", "PCUs", "PMUs", "ops fused", "FLOPs", "HBM B", "DDR B", "SRAM B", "bound",
+                  "modeled us", "share")
         rows = [
             (
                 k.name,
                 str(k.tiles),
+                _units(k.pcus, k.sections),
+                str(k.pmus),
                 _ops_summary(k.ops_fused),
                 _si(k.flops),
                 _si(k.hbm_bytes),
@@ -258,6 +260,8 @@ class Report(_TierTotals):
             (
                 "total",
                 str(sum(k.tiles for k in self.kernels)),
+                str(max((k.pcus for k in self.kernels), default=0)),
+                str(max((k.pmus for k in self.kernels), default=0)),
                 _ops_summary(sum((Counter(k.ops_fused) for k in self.kernels), Counter())),
                 _si(self.flops),
                 _si(self.hbm_bytes),
@@ -269,7 +273,7 @@ class Report(_TierTotals):
             )
         )
         widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-        left = {0, 2, 7}
+        left = {0, 4, 9}
 
         def line(cells: tuple[str, ...]) -> str:
             return "  ".join(
@@ -299,6 +303,11 @@ class Report(_TierTotals):
             f"capacity {self.sram_capacity_bytes} bytes"
         )
         return "\n".join(out)
+
+
+def _units(pcus: int, sections: int) -> str:
+    """PCUs a kernel's mapping uses; `x N` when it runs in N sections."""
+    return f"{pcus} x{sections}" if sections > 1 else str(pcus)
 
 
 def _loop_line(loop: KernelLoop) -> str:
