@@ -73,6 +73,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "placed": ("placed.mlir", "the example compiled by rducc (with placed.safetensors)"),
     "overlap": ("overlap.mlir", "the placed example with two live SRAM buffers moved to overlap"),
     "past_capacity": ("past_capacity.mlir", "the placed example with an SRAM offset past the capacity"),
+    "no_room": ("no_room.toml", "sn40l with 2 PCUs and 2 PMUs on a 2 x 2 grid"),
+    "unit_twice": ("unit_twice.mlir", "a `#rdu.mapping` giving PCU 1 to two stages"),
     "graph": ("graph.mlir", "the example at --emit graph"),
     "x": ("x.npy", "a good input, float32[4, 32]"),
     "x_shape": ("x_shape.npy", "float32[2, 3]"),
@@ -156,6 +158,10 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: IR that does not verify", OPT, ("{verifier}", *OUT), "does not verify"),
     ErrorCase("rducc-opt: overlapping SRAM allocations", OPT, ("{overlap}", *OUT), "overlap"),
     ErrorCase("rducc-opt: SRAM offset past the capacity", OPT, ("{past_capacity}", *OUT), "capacity"),
+    ErrorCase("rducc-opt: a kernel op with no room on the fabric", OPT,
+              ("-p", 'rdu-map-units{{target="{no_room}"}}', "{placed}", *OUT), "no room for 'rdu.matmul'"),
+    ErrorCase("rducc-opt: a mapping with a unit used twice", OPT, ("{unit_twice}", *OUT),
+              "PCU 1 is used twice in section 0", located=True),
     ErrorCase("rducc-opt: unknown pass", OPT, ("-p", "rdu-bogus", "{placed}", *OUT), "unknown pass 'rdu-bogus'"),
     ErrorCase("rducc-opt: bad pass option value", OPT, ("-p", "rdu-fuse{{level=7}}", "{placed}", *OUT), "level must be 0, 1 or 2, got 7"),
     ErrorCase("rducc-opt: unknown pass option", OPT, ("-p", "rdu-fuse{{colour=1}}", "{placed}", *OUT), 'arguments ["colour"] not found'),
@@ -249,6 +255,7 @@ _TARGETS = {
     "missing_field": 'name = "x"\nsockets = 1\n',
     "not_a_number": 'inherits = "sn40l"\npcus = "many"\n',
     "bad_toml": "name = [\n",
+    "no_room": 'inherits = "sn40l"\nname = "no_room"\npcus = 2\npmus = 2\n[fabric]\nrows = 2\ncols = 2\n',
 }
 
 _MLIR = {
@@ -258,6 +265,8 @@ _MLIR = {
     "verifier": "func.func @f() -> i32 {\n  func.return\n}\n",
     "huge_splat": "func.func @f() -> tensor<999999999999xf32> {\n  %c = arith.constant dense<1.0> : tensor<999999999999xf32>\n  func.return %c : tensor<999999999999xf32>\n}\n",
     "open_string": 'builtin.module {\n  %0 = "test.op"() {note = "' + "an unclosed string " * 4 + '} : () -> ()\n}\n',
+    "unit_twice": '"test.op"() {m = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 2, 1], '
+                  '[1, 0, 1, 3, 5]], buffers = [[0, 0, 0, 3]]>} : () -> ()\n',
 }
 
 
