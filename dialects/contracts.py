@@ -412,7 +412,7 @@ class BufferUnits:
 
 
 @dataclass(frozen=True)
-class Mapping:
+class KernelMapping:
     """A kernel on the fabric: its stages' PCUs and buffers' PMUs, section by section."""
 
     grid: tuple[int, int]
@@ -466,7 +466,7 @@ def _print_rows(printer: Printer, rows: Iterable[Sequence[int]]) -> None:
 class MappingAttr(ParametrizedAttribute):
     """`rdu-map-units`' mapping of a kernel, on its `tier.compute`:
     `#rdu.mapping<grid = [40, 52], sections = 1, stages = [[op, section, first, units, hops], ...],
-    buffers = [[buffer, section, first, units], ...]>` (`Mapping`)."""
+    buffers = [[buffer, section, first, units], ...]>` (`KernelMapping`)."""
 
     name = "rdu.mapping"
 
@@ -476,7 +476,7 @@ class MappingAttr(ParametrizedAttribute):
     buffer_rows: ArrayAttr[ArrayAttr[IntAttr]]
 
     @staticmethod
-    def of(mapping: Mapping) -> MappingAttr:
+    def of(mapping: KernelMapping) -> MappingAttr:
         def rows(items: Iterable[tuple[int, ...]]) -> ArrayAttr[ArrayAttr[IntAttr]]:
             return ArrayAttr(ArrayAttr(IntAttr(v) for v in row) for row in items)
 
@@ -484,12 +484,12 @@ class MappingAttr(ParametrizedAttribute):
                            rows((s.op, s.section, s.first, s.units, s.hops) for s in mapping.stages),
                            rows((b.buffer, b.section, b.first, b.units) for b in mapping.buffers))
 
-    def mapping(self) -> Mapping:
+    def mapping(self) -> KernelMapping:
         def ints(row: ArrayAttr[IntAttr]) -> list[int]:
             return [v.data for v in row.data]
 
         rows, cols = ints(self.grid_shape)
-        return Mapping((rows, cols), self.section_count.data,
+        return KernelMapping((rows, cols), self.section_count.data,
                        tuple(StageUnits(*ints(r)) for r in self.stage_rows.data),
                        tuple(BufferUnits(*ints(r)) for r in self.buffer_rows.data))
 
@@ -536,22 +536,22 @@ class MappingAttr(ParametrizedAttribute):
         def attr_rows(items: list[list[int]]) -> ArrayAttr[ArrayAttr[IntAttr]]:
             return ArrayAttr(ArrayAttr(IntAttr(v) for v in row) for row in items)
 
-        params: list[Attribute] = [ArrayAttr(IntAttr(v) for v in grid), IntAttr(sections), attr_rows(stages),
-                                   attr_rows(buffers)]
+        parsed = MappingAttr(ArrayAttr(IntAttr(v) for v in grid), IntAttr(sections), attr_rows(stages),
+                             attr_rows(buffers))
         try:
-            MappingAttr(*params).verify_()
+            parsed.verify_()
         except VerifyException as error:
             parser.raise_error(str(error))
-        return params
+        return list(parsed.parameters)
 
 
-def mapping_of(compute: Operation) -> Mapping | None:
+def mapping_of(compute: Operation) -> KernelMapping | None:
     """The kernel's recorded mapping (`rdu-map-units`), or None."""
     attr = compute.attributes.get(MAPPING)
     return attr.mapping() if isinstance(attr, MappingAttr) else None
 
 
-def set_mapping(compute: Operation, mapping: Mapping) -> None:
+def set_mapping(compute: Operation, mapping: KernelMapping) -> None:
     compute.attributes[MAPPING] = MappingAttr.of(mapping)
 
 

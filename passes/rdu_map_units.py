@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
-from rducc.dialects.contracts import LOWERED_LEVELS, Level, Mapping, module_target, set_mapping
+from rducc.dialects.contracts import LOWERED_LEVELS, KernelMapping, Level, module_target, set_mapping
 from rducc.dialects.memory import ComputeOp
 from rducc.dialects.program import functions
 from rducc.passes.common import require_level
@@ -29,7 +29,7 @@ from rducc.runtime.mapping import map_kernel
 from rducc.targets import Target
 
 
-def check_capacity(compute: ComputeOp, mapping: Mapping, target: Target) -> None:
+def check_capacity(compute: ComputeOp, mapping: KernelMapping, target: Target) -> None:
     """Every section within the target's PCUs and PMUs, the grid the target's."""
     pcus, pmus = mapping.pcus(), mapping.pmus()
     if pcus > target.pcus or pmus > target.pmus or mapping.grid != target.grid():

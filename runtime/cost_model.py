@@ -124,7 +124,15 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rducc.dialects import contracts
 from rducc.dialects import dataflow as rdu
-from rducc.dialects.contracts import LOWERED_LEVELS, Mapping, arg_attrs, is_outlined, is_weight, level_of, mapping_of
+from rducc.dialects.contracts import (
+    LOWERED_LEVELS,
+    KernelMapping,
+    arg_attrs,
+    is_outlined,
+    is_weight,
+    level_of,
+    mapping_of,
+)
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import callees_first, functions, global_stages
@@ -603,7 +611,7 @@ def _bandwidth(target: Target, tier: str) -> float:
     return {"hbm": target.hbm_bandwidth, "ddr": target.ddr_bandwidth, "sram": target.sram_bandwidth}[tier]
 
 
-def kernel_mapping(compute: ComputeOp, target: Target) -> Mapping:
+def kernel_mapping(compute: ComputeOp, target: Target) -> KernelMapping:
     """The kernel's mapping: the one `rdu-map-units` recorded, else (unmapped IR, or
     a mapping for another grid) the mapping made now by the same rules."""
     mapping = mapping_of(compute)
@@ -621,7 +629,7 @@ class MappedTimes:
     pipeline_s: float
 
 
-def mapped_times(compute: ComputeOp, mapping: Mapping, tiles: int, target: Target) -> MappedTimes:
+def mapped_times(compute: ComputeOp, mapping: KernelMapping, tiles: int, target: Target) -> MappedTimes:
     """Sections run one after another; in each, the slowest stage (work a tile /
     its PCUs, x tiles), the busiest buffer's PMU ports (traffic a tile x tiles /
     (its PMUs x sram_bandwidth / pmus)) and the fill (the most of depth x

@@ -1,4 +1,4 @@
-"""Mapping a kernel onto the fabric: ops to PCU stages, buffers to PMUs.
+"""KernelMapping a kernel onto the fabric: ops to PCU stages, buffers to PMUs.
 
 `map_kernel(compute, target)` is what `rdu-map-units` records on each
 `tier.compute` and what the cost model uses for a kernel that carries no
@@ -54,7 +54,7 @@ from xdsl.ir import Operation, SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects import dataflow as rdu
-from rducc.dialects.contracts import BufferUnits, Mapping, StageUnits
+from rducc.dialects.contracts import BufferUnits, KernelMapping, StageUnits
 from rducc.dialects.memory import AllocOp, ComputeOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.shapes import value_bytes
@@ -287,7 +287,7 @@ def _hops(compute: ComputeOp, stages: list[StageUnits], buffers: list[BufferUnit
     return result
 
 
-def map_kernel(compute: ComputeOp, target: Target) -> Mapping:
+def map_kernel(compute: ComputeOp, target: Target) -> KernelMapping:
     """The kernel's mapping on `target` (module docstring); LocatedError when an op has no room."""
     body = list(compute.body.block.ops)
     stages = [w for i, op in enumerate(body) if (w := stage_work(op, i, target)) is not None]
@@ -314,14 +314,14 @@ def map_kernel(compute: ComputeOp, target: Target) -> Mapping:
         hops |= _hops(compute, [s for s in stage_units if s.section == number],
                       [b for b in buffer_units if b.section == number], grid)
     stage_units = [StageUnits(s.op, s.section, s.first, s.units, hops.get(s.op, 0)) for s in stage_units]
-    return Mapping(grid, len(sections), tuple(stage_units), tuple(buffer_units))
+    return KernelMapping(grid, len(sections), tuple(stage_units), tuple(buffer_units))
 
 
 __all__ = ["balance", "buffer_works", "depths", "kernel_buffers", "lane_fill", "map_kernel", "site", "stage_work",
            "utilization"]
 
 
-def depths(compute: ComputeOp, mapping: Mapping) -> dict[int, int]:
+def depths(compute: ComputeOp, mapping: KernelMapping) -> dict[int, int]:
     """Per stage op index, the stages on its longest path from the kernel's inputs
     (itself included; an op with no PCU adds none)."""
     stage_ops = {s.op for s in mapping.stages}
