@@ -9,6 +9,7 @@ structure are typed xDSL attributes registered in the `rdu` dialect:
     #rdu.tile_plan<tiles = 4, size = 128, in = [0, -1], out = [0], working_set = 1024>
     #rdu.split<(1, 8, 2), (2, 2, 1)>           the part of a value each rank holds
     #rdu.target<{name = "sn40l", ...}, hash = "…">  the target, all its figures
+    #rdu.mapping<grid = [40, 52], sections = 1, stages = [[0, 0, 0, 520, 3]], buffers = [[0, 0, 0, 2]]>
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ STAGE = "rdu.stage"
 """On each op of a pipelined function: the pipeline stage that runs it."""
 TILE_PLAN = "rdu.tile_plan"
 """On a kernel, from `rdu-tile`: its `TilePlanAttr`."""
+MAPPING = "rdu.mapping"
+"""On a `tier.compute`, from `rdu-map-units`: its `MappingAttr` (units, sections, hops)."""
 TILES = "tiles"
 """On a `tier.compute`: how many tiles its body runs over."""
 SRAM_CAPACITY = "tier.sram_capacity"
@@ -383,6 +386,175 @@ def set_tiles(compute: Operation, tiles: int) -> None:
     compute.attributes[TILES] = IntegerAttr(tiles, i64)
 
 
+# --- the mapping onto the fabric -------------------------------------------
+
+@dataclass(frozen=True)
+class StageUnits:
+    """One body op's PCU stage: in `section`, the PCUs `first` .. `first + units - 1`
+    (numbered in the grid's snake order), and `hops` switch hops on its longest input stream."""
+
+    op: int
+    section: int
+    first: int
+    units: int
+    hops: int
+
+
+@dataclass(frozen=True)
+class BufferUnits:
+    """One buffer's PMUs in `section`: `first` .. `first + units - 1`. Buffers are
+    numbered: the compute's ins, its outs, then its body values not yielded, in order."""
+
+    buffer: int
+    section: int
+    first: int
+    units: int
+
+
+@dataclass(frozen=True)
+class KernelMapping:
+    """A kernel on the fabric: its stages' PCUs and buffers' PMUs, section by section."""
+
+    grid: tuple[int, int]
+    sections: int
+    stages: tuple[StageUnits, ...]
+    buffers: tuple[BufferUnits, ...]
+
+    @property
+    def pcu_sites(self) -> int:
+        return self.grid[0] * self.grid[1] // 2
+
+    def pcus(self, section: int | None = None) -> int:
+        """PCUs used (in one section, or the most of any section)."""
+        return self._used(self.stages, section)
+
+    def pmus(self, section: int | None = None) -> int:
+        """PMUs used (in one section, or the most of any section)."""
+        return self._used(self.buffers, section)
+
+    def _used(self, ranges: Sequence[StageUnits | BufferUnits], section: int | None) -> int:
+        if section is None:
+            return max((self._used(ranges, s) for s in range(self.sections)), default=0)
+        return sum(r.units for r in ranges if r.section == section)
+
+    def problems(self) -> list[str]:
+        """Why the mapping is not one the chip can run: a unit used twice in a
+        section, a unit past the grid, a section out of range, an empty range."""
+        found: list[str] = []
+        for kind, ranges in (("PCU", self.stages), ("PMU", self.buffers)):
+            for r in ranges:
+                if r.units < 1 or r.first < 0:
+                    found.append(f"{kind} range {r.first} + {r.units} is empty or negative")
+                elif r.first + r.units > self.pcu_sites:
+                    found.append(f"{kind} {r.first + r.units - 1} is outside the {self.grid[0]}x{self.grid[1]} "
+                                 f"grid ({self.pcu_sites} {kind}s)")
+                if not 0 <= r.section < self.sections:
+                    found.append(f"{kind} range in section {r.section} of {self.sections}")
+            for section in range(self.sections):
+                spans = sorted((r.first, r.first + r.units) for r in ranges if r.section == section)
+                for (_, end), (start, _) in zip(spans, spans[1:]):
+                    if start < end:
+                        found.append(f"{kind} {start} is used twice in section {section}")
+        return found
+
+
+def _print_rows(printer: Printer, rows: Iterable[Sequence[int]]) -> None:
+    printer.print_string("[" + ", ".join("[" + ", ".join(str(v) for v in row) + "]" for row in rows) + "]")
+
+
+@irdl_attr_definition
+class MappingAttr(ParametrizedAttribute):
+    """`rdu-map-units`' mapping of a kernel, on its `tier.compute`:
+    `#rdu.mapping<grid = [40, 52], sections = 1, stages = [[op, section, first, units, hops], ...],
+    buffers = [[buffer, section, first, units], ...]>` (`KernelMapping`)."""
+
+    name = "rdu.mapping"
+
+    grid_shape: ArrayAttr[IntAttr]
+    section_count: IntAttr
+    stage_rows: ArrayAttr[ArrayAttr[IntAttr]]
+    buffer_rows: ArrayAttr[ArrayAttr[IntAttr]]
+
+    @staticmethod
+    def of(mapping: KernelMapping) -> MappingAttr:
+        def rows(items: Iterable[tuple[int, ...]]) -> ArrayAttr[ArrayAttr[IntAttr]]:
+            return ArrayAttr(ArrayAttr(IntAttr(v) for v in row) for row in items)
+
+        return MappingAttr(ArrayAttr(IntAttr(v) for v in mapping.grid), IntAttr(mapping.sections),
+                           rows((s.op, s.section, s.first, s.units, s.hops) for s in mapping.stages),
+                           rows((b.buffer, b.section, b.first, b.units) for b in mapping.buffers))
+
+    def mapping(self) -> KernelMapping:
+        def ints(row: ArrayAttr[IntAttr]) -> list[int]:
+            return [v.data for v in row.data]
+
+        rows, cols = ints(self.grid_shape)
+        return KernelMapping((rows, cols), self.section_count.data,
+                       tuple(StageUnits(*ints(r)) for r in self.stage_rows.data),
+                       tuple(BufferUnits(*ints(r)) for r in self.buffer_rows.data))
+
+    def verify_(self) -> None:
+        if len(self.grid_shape.data) != 2 or any(len(r.data) != 5 for r in self.stage_rows.data) \
+                or any(len(r.data) != 4 for r in self.buffer_rows.data):
+            raise VerifyException("rdu.mapping: grid is [rows, cols], a stage [op, section, first, units, hops], "
+                                  "a buffer [buffer, section, first, units]")
+        problems = self.mapping().problems()
+        if problems:
+            raise VerifyException(f"rdu.mapping: {problems[0]}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        mapping = self.mapping()
+        printer.print_string(f"<grid = [{mapping.grid[0]}, {mapping.grid[1]}], sections = {mapping.sections}, "
+                             "stages = ")
+        _print_rows(printer, ((s.op, s.section, s.first, s.units, s.hops) for s in mapping.stages))
+        printer.print_string(", buffers = ")
+        _print_rows(printer, ((b.buffer, b.section, b.first, b.units) for b in mapping.buffers))
+        printer.print_string(">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        def field(name: str) -> None:
+            parser.parse_keyword(name)
+            parser.parse_punctuation("=")
+
+        def rows() -> list[list[int]]:
+            return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_ints(parser))
+
+        with parser.in_angle_brackets():
+            field("grid")
+            grid = _parse_ints(parser)
+            parser.parse_punctuation(",")
+            field("sections")
+            sections = parser.parse_integer()
+            parser.parse_punctuation(",")
+            field("stages")
+            stages = rows()
+            parser.parse_punctuation(",")
+            field("buffers")
+            buffers = rows()
+
+        def attr_rows(items: list[list[int]]) -> ArrayAttr[ArrayAttr[IntAttr]]:
+            return ArrayAttr(ArrayAttr(IntAttr(v) for v in row) for row in items)
+
+        parsed = MappingAttr(ArrayAttr(IntAttr(v) for v in grid), IntAttr(sections), attr_rows(stages),
+                             attr_rows(buffers))
+        try:
+            parsed.verify_()
+        except VerifyException as error:
+            parser.raise_error(str(error))
+        return list(parsed.parameters)
+
+
+def mapping_of(compute: Operation) -> KernelMapping | None:
+    """The kernel's recorded mapping (`rdu-map-units`), or None."""
+    attr = compute.attributes.get(MAPPING)
+    return attr.mapping() if isinstance(attr, MappingAttr) else None
+
+
+def set_mapping(compute: Operation, mapping: KernelMapping) -> None:
+    compute.attributes[MAPPING] = MappingAttr.of(mapping)
+
+
 # --- layers and outlined functions -----------------------------------------
 
 def layer_of(op: Operation) -> str | None:
@@ -605,5 +777,5 @@ def set_target(module: Operation, target: Target) -> None:
     module.attributes[TARGET] = TargetAttr.of(target)
 
 
-CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr]
+CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr, MappingAttr]
 """The typed attributes the `rdu` dialect registers."""

@@ -59,6 +59,12 @@ def _sram_alloc() -> type[ModulePass]:
     return RduSramAlloc
 
 
+def _map_units() -> type[ModulePass]:
+    from rducc.passes.rdu_map_units import RduMapUnits
+
+    return RduMapUnits
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-canonicalize": _canonicalize,
     "rdu-partition": _partition,
@@ -69,6 +75,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-place-tiers": _place_tiers,
     "rdu-insert-dma": _insert_dma,
     "rdu-sram-alloc": _sram_alloc,
+    "rdu-map-units": _map_units,
 }
 """Lazy factories by pass name, as xDSL's opt tool and universe expect."""
 

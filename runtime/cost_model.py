@@ -64,26 +64,25 @@ Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is 
 
 Times (seconds; figures of one socket: the compiler places a program on one)
 ---------------------------------------------------------------------------
-- `compute_s` = sum over body ops of op FLOPs x tiles /
-  `target.peak_flops(T)`, T = element type of the op's first tensor
-  operand (of its result if it has none): bf16/f16 -> `peak_flops_bf16`,
-  other floats -> `peak_flops_f32`, integers -> `peak_flops_int`;
-- `sram_s` = sram_bytes / `sram_bandwidth`;
-- `hbm_s` = hbm_bytes (both directions) / `hbm_bandwidth`;
-- `ddr_s` = ddr_bytes (both directions) / `ddr_bandwidth`;
-- `fill_s` = `dma_latency_s` (when the kernel has any transfer, else 0)
-  + when tiles > 1, the time to bring the first tile's inputs in: for each
-  source tier, the bytes of one iteration of the feeds inside the tile loop
-  / that tier's bandwidth (hbm, ddr or sram), the largest of these (the
-  tiers' channels run in parallel). Resident inputs, loaded once before the
-  loop, are already in `hbm_s`/`ddr_s`; counting them again would model a
-  tiled kernel slower than the same kernel untiled;
-- `launch_s` = `kernel_launch_s`;
-- the kernel is a pipeline (DMA in, PCU stages, DMA out overlap), so
-  `modeled_time_s` = max(compute_s, sram_s, hbm_s, ddr_s) + fill_s + launch_s;
-- `bound` = the name of the largest of compute_s, sram_s, hbm_s, ddr_s
-  (the first in that order on a tie), or `launch` when launch_s exceeds all
-  four.
+From the kernel's mapping onto the fabric (`rdu.mapping` from `rdu-map-units`,
+else made on the fly by the same rules, runtime/mapping.py, which has them):
+- `compute_s` = sum over sections of tiles x the slowest stage's
+  FLOPs a tile / (its PCUs x peak_flops(T) / pcus x utilization);
+- `sram_s` = sum over sections of the busiest buffer's traffic x tiles /
+  (its PMUs x sram_bandwidth / pmus), + 2 x `sram->sram` bytes / sram_bandwidth;
+- `hbm_s` = hbm_bytes / (hbm_bandwidth x hbm_efficiency); `ddr_s` likewise;
+- `pipeline_s` = sum over sections of the most of depth x stage_latency_s +
+  hops x hop_latency_s over its stages;
+- `fill_s` = `dma_latency_s` (when the kernel has any transfer) + when
+  tiles > 1 the first tile's load (per source tier, one iteration's bytes of
+  the in-loop feeds / that tier's bandwidth x efficiency; the largest) +
+  `pipeline_s`;
+- `reconfigure_s` = (sections - 1) x the target's reconfigure_s;
+- `modeled_time_s` = max(compute_s, sram_s, hbm_s - first_hbm, ddr_s -
+  first_ddr) + fill_s + launch_s + reconfigure_s: the first tile's load is in
+  fill_s, so it is taken off its tier's time (counted once);
+- `bound` = the name of the largest of those four (the first on a tie), or
+  `launch` when launch_s exceeds all four.
 
 Totals
 ------
@@ -125,13 +124,22 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rducc.dialects import contracts
 from rducc.dialects import dataflow as rdu
-from rducc.dialects.contracts import LOWERED_LEVELS, arg_attrs, is_outlined, is_weight, level_of
+from rducc.dialects.contracts import (
+    LOWERED_LEVELS,
+    KernelMapping,
+    arg_attrs,
+    is_outlined,
+    is_weight,
+    level_of,
+    mapping_of,
+)
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.runtime.kernel_looping import KernelLoop, plan_loops
+from rducc.runtime.mapping import buffer_works, depths, map_kernel, stage_work
 from rducc.targets import Target
 
 TIME_KEYS = ("compute", "sram", "hbm", "ddr")
@@ -191,7 +199,16 @@ class KernelCost(_KernelFacts, _TierTotals):
     kernel's collectives (`kernel_time` with an `Overlap`)."""
     looped: bool = False
     """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
-
+    reconfigure_s: float = 0.0
+    """Loading its sections after the first (`rdu-map-units`; in modeled_time_s)."""
+    pipeline_s: float = 0.0
+    """The pipeline's own fill in fill_s: depth x stage latency + hops x hop latency."""
+    pcus: int = 0
+    """PCUs its mapping uses (the most of any section)."""
+    pmus: int = 0
+    """PMUs its mapping uses (the most of any section)."""
+    sections: int = 1
+    """Sections it runs in, one after another (1: it fits the chip at once)."""
 
 
 @dataclass
@@ -228,11 +245,14 @@ class Report(_TierTotals):
 
     def table(self) -> str:
         """A readable text table, one row per kernel, then the totals."""
-        header = ("kernel", "tiles", "ops fused", "FLOPs", "HBM B", "DDR B", "SRAM B", "bound", "modeled us", "share")
+        header = ("kernel", "tiles", "PCUs", "PMUs", "ops fused", "FLOPs", "HBM B", "DDR B", "SRAM B", "bound",
+                  "modeled us", "share")
         rows = [
             (
                 k.name,
                 str(k.tiles),
+                _units(k.pcus, k.sections),
+                str(k.pmus),
                 _ops_summary(k.ops_fused),
                 _si(k.flops),
                 _si(k.hbm_bytes),
@@ -248,6 +268,8 @@ class Report(_TierTotals):
             (
                 "total",
                 str(sum(k.tiles for k in self.kernels)),
+                str(max((k.pcus for k in self.kernels), default=0)),
+                str(max((k.pmus for k in self.kernels), default=0)),
                 _ops_summary(sum((Counter(k.ops_fused) for k in self.kernels), Counter())),
                 _si(self.flops),
                 _si(self.hbm_bytes),
@@ -259,7 +281,7 @@ class Report(_TierTotals):
             )
         )
         widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-        left = {0, 2, 7}
+        left = {0, 4, 9}
 
         def line(cells: tuple[str, ...]) -> str:
             return "  ".join(
@@ -289,6 +311,11 @@ class Report(_TierTotals):
             f"capacity {self.sram_capacity_bytes} bytes"
         )
         return "\n".join(out)
+
+
+def _units(pcus: int, sections: int) -> str:
+    """PCUs a kernel's mapping uses; `x N` when it runs in N sections."""
+    return f"{pcus} x{sections}" if sections > 1 else str(pcus)
 
 
 def _loop_line(loop: KernelLoop) -> str:
@@ -547,14 +574,28 @@ class KernelWork(_KernelFacts):
     ddr_s: float
     startup_s: float
     """DMA latency and the first tile's load: the fill a looped iteration does not pay."""
+    first_tile_s: dict[str, float] = field(default_factory=dict)
+    """Per source tier (hbm, ddr, sram), the first tile's load in `startup_s`: the
+    part of that tier's time done before the pipeline runs, so not counted again."""
+    pipeline_s: float = 0.0
+    """The pipeline's own fill: depth x stage latency + hops x hop latency, each section."""
+    reconfigure_s: float = 0.0
+    """(sections - 1) x the target's `reconfigure_s`."""
+    pcus: int = 0
+    pmus: int = 0
+    sections: int = 1
     link_s: float = 0.0
     link_bytes: int = 0
     prefetch_bytes: int = 0
     """HBM bytes of weights loaded before its tile loop (see `KernelCost`)."""
 
-    def times(self) -> dict[str, float]:
-        """The pipeline's resources (TIME_KEYS) and their seconds."""
-        return {"compute": self.compute_s, "sram": self.sram_s, "hbm": self.hbm_s, "ddr": self.ddr_s}
+    def times(self, looped: bool = False) -> dict[str, float]:
+        """The pipeline's resources (TIME_KEYS) and their seconds while it runs: a
+        tier's time less its first tile's load, which the fill paid before (not when
+        `looped`: a later loop iteration pays no fill, so the whole of it)."""
+        early = {} if looped else self.first_tile_s
+        return {"compute": self.compute_s, "sram": self.sram_s, "hbm": self.hbm_s - early.get("hbm", 0.0),
+                "ddr": self.ddr_s - early.get("ddr", 0.0)}
 
 
 @dataclass(frozen=True)
@@ -570,34 +611,74 @@ def _bandwidth(target: Target, tier: str) -> float:
     return {"hbm": target.hbm_bandwidth, "ddr": target.ddr_bandwidth, "sram": target.sram_bandwidth}[tier]
 
 
+def kernel_mapping(compute: ComputeOp, target: Target) -> KernelMapping:
+    """The kernel's mapping: the one `rdu-map-units` recorded, else (unmapped IR, or
+    a mapping for another grid) the mapping made now by the same rules."""
+    mapping = mapping_of(compute)
+    if mapping is None or mapping.grid != target.grid():
+        mapping = map_kernel(compute, target)
+    return mapping
+
+
+@dataclass(frozen=True)
+class MappedTimes:
+    """A kernel's compute, SRAM-port and pipeline-fill seconds from its mapping."""
+
+    compute_s: float
+    sram_s: float
+    pipeline_s: float
+
+
+def mapped_times(compute: ComputeOp, mapping: KernelMapping, tiles: int, target: Target) -> MappedTimes:
+    """Sections run one after another; in each, the slowest stage (work a tile /
+    its PCUs, x tiles), the busiest buffer's PMU ports (traffic a tile x tiles /
+    (its PMUs x sram_bandwidth / pmus)) and the fill (the most of depth x
+    stage_latency_s + hops x hop_latency_s over its stages)."""
+    body = list(compute.body.block.ops)
+    buffers = {b.index: b for b in buffer_works(compute, target)}
+    port = target.sram_bandwidth / target.pmus
+    depth = depths(compute, mapping)
+    compute_s = sram_s = pipeline_s = 0.0
+    for section in range(mapping.sections):
+        stages = [s for s in mapping.stages if s.section == section]
+        works = [(stage_work(body[s.op], s.op, target), s.units) for s in stages]
+        compute_s += max((w.seconds * tiles / units for w, units in works if w is not None), default=0.0)
+        sram_s += max((buffers[b.buffer].traffic * tiles / (b.units * port)
+                       for b in mapping.buffers if b.section == section), default=0.0)
+        pipeline_s += max((depth.get(s.op, 1) * target.stage_latency_s + s.hops * target.hop_latency_s
+                           for s in stages), default=0.0)
+    return MappedTimes(compute_s, sram_s, pipeline_s)
+
+
+def _efficiency(target: Target, tier: str) -> float:
+    return {"hbm": target.hbm_efficiency, "ddr": target.ddr_efficiency}.get(tier, 1.0)
+
+
 def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
     """A kernel's FLOPs, bytes and per-resource seconds on `target` (the module docstring's rules)."""
     tiles = record.tiles
     ops: Counter[str] = Counter()
     flops = 0
     sram = 0
-    compute_s = 0.0
     for op in record.op.body.block.ops:
         if isinstance(op, rdu.YieldOp | arith.ConstantOp):
             continue
         ops[op.name] += 1
-        op_total = op_flops(op) * tiles
-        flops += op_total
+        flops += op_flops(op) * tiles
         sram += op_sram_bytes(op) * tiles
-        element = _compute_element(op)
-        if op_total and element is not None:
-            compute_s += op_total / target.peak_flops(str(element))
     by_tier: Counter[str] = Counter()
     for transfer in (*record.feeds, *record.drains):
         by_tier[transfer.key] += transfer.total
     sram += 2 * by_tier.get("sram->sram", 0)
-    startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
+    mapping = kernel_mapping(record.op, target)
+    mapped = mapped_times(record.op, mapping, tiles, target)
+    first: Counter[str] = Counter()
     if tiles > 1:
-        first: Counter[str] = Counter()
         for transfer in record.feeds:
             if transfer.in_loop:
                 first[transfer.key.split("->")[0]] += transfer.bytes_once
-        startup += max((n / _bandwidth(target, tier) for tier, n in first.items()), default=0.0)
+    first_s = {tier: n / (_bandwidth(target, tier) * _efficiency(target, tier)) for tier, n in first.items()}
+    startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
     link_s, link_bytes = kernel_link_cost(record.op, tiles, target)
     return KernelWork(
         name=record.op.sym_name.data,
@@ -606,18 +687,24 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
         bytes_by_tier=dict(sorted(by_tier.items())),
         sram_bytes=sram,
         tiles=tiles,
-        compute_s=compute_s,
-        sram_s=sram / target.sram_bandwidth,
-        hbm_s=_tier_bytes(by_tier, "hbm") / target.hbm_bandwidth,
-        ddr_s=_tier_bytes(by_tier, "ddr") / target.ddr_bandwidth,
-        startup_s=startup,
+        compute_s=mapped.compute_s,
+        sram_s=mapped.sram_s + 2 * by_tier.get("sram->sram", 0) / target.sram_bandwidth,
+        hbm_s=_tier_bytes(by_tier, "hbm") / (target.hbm_bandwidth * target.hbm_efficiency),
+        ddr_s=_tier_bytes(by_tier, "ddr") / (target.ddr_bandwidth * target.ddr_efficiency),
+        startup_s=startup + max(first_s.values(), default=0.0),
+        first_tile_s=first_s,
+        pipeline_s=mapped.pipeline_s,
+        reconfigure_s=(mapping.sections - 1) * target.reconfigure_s,
+        pcus=mapping.pcus(),
+        pmus=mapping.pmus(),
+        sections=mapping.sections,
         link_s=link_s,
         link_bytes=link_bytes,
         prefetch_bytes=sum(t.total for t in record.feeds if t.weight and not t.in_loop and t.key == "hbm->sram"),
     )
 
 
-def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None) -> float:
+def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped: bool = False) -> float:
     """What the kernel's weight reads during the previous kernel's collectives take
     off its busiest resource (0 when it is bound by compute or SRAM rather than HBM).
 
@@ -629,8 +716,8 @@ def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None) -> floa
     """
     if overlap is None or overlap.link_s <= 0 or not 0 < work.prefetch_bytes <= overlap.room_bytes:
         return 0.0
-    early = min(overlap.link_s, work.prefetch_bytes / target.hbm_bandwidth)
-    times = work.times()
+    early = min(overlap.link_s, work.prefetch_bytes / (target.hbm_bandwidth * target.hbm_efficiency))
+    times = work.times(looped)
     return max(times.values()) - max(times["compute"], times["sram"], times["hbm"] - early, times["ddr"])
 
 
@@ -642,14 +729,14 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     (runtime/kernel_looping.py). `overlap`: the previous kernel's collectives,
     behind which its weight reads may run (`_hidden_s`: `overlap_s`).
     """
-    times = work.times()
-    fill = 0.0 if looped else work.startup_s
+    times = work.times(looped)
+    fill = (0.0 if looped else work.startup_s) + work.pipeline_s
     launch = 0.0 if looped else target.kernel_launch_s
     busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
     bound = "launch" if launch > times[busiest] else busiest
     if work.link_s > max(launch, times[busiest]):
         bound = "link"
-    hidden = _hidden_s(work, target, overlap)
+    hidden = _hidden_s(work, target, overlap, looped)
     return KernelCost(
         **{f.name: getattr(work, f.name) for f in fields(_KernelFacts)},
         bound=bound,
@@ -659,7 +746,12 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
         ddr_s=work.ddr_s,
         fill_s=fill,
         launch_s=launch,
-        modeled_time_s=times[busiest] + fill + launch + work.link_s - hidden,
+        modeled_time_s=times[busiest] + fill + launch + work.reconfigure_s + work.link_s - hidden,
+        reconfigure_s=work.reconfigure_s,
+        pipeline_s=work.pipeline_s,
+        pcus=work.pcus,
+        pmus=work.pmus,
+        sections=work.sections,
         link_s=work.link_s,
         link_bytes=work.link_bytes,
         prefetch_bytes=work.prefetch_bytes,
@@ -826,7 +918,9 @@ def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRe
         if loop.looped:
             (record,) = by_function[loop.callee]
             loop.launches_saved = loop.calls - 1
-            loop.saved_s = loop.launches_saved * (target.kernel_launch_s + kernel_work(record, target).startup_s)
+            work = kernel_work(record, target)
+            saved = kernel_time(work, target).modeled_time_s - kernel_time(work, target, looped=True).modeled_time_s
+            loop.saved_s = loop.launches_saved * saved
 
 
 __all__ = [

@@ -2,6 +2,7 @@
 // importer writes it, to the placed level; the result re-parses and verifies.
 // RUN: rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | rducc-opt | filecheck %s
 // The same with the pipeline text compiler/pipeline.py builds today (-O2, -O1, -O0).
+// (The -O pipelines end in rdu-map-units: the same program with each kernel's #rdu.mapping.)
 // RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(2), sys.argv[1]]))" %s | rducc-opt | filecheck %s
 // RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(1), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O1
 // RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(0), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O0
@@ -26,7 +27,7 @@
 // CHECK-NEXT:     %[[OUT_S:[^ ]+]] = tier.alloc offset {{[0-9]+}} : !tier.buffer<sram, 256x16xf32>
 // CHECK-NEXT:     tier.dma %x -> %[[X_S]] : !tier.buffer<hbm, 256x64xf32> -> !tier.buffer<sram, 256x64xf32>
 // CHECK-COUNT-4:  tier.dma %p_
-// CHECK-NEXT:     tier.compute "k0" ins(%[[X_S]], {{.*}}) outs(%[[OUT_S]] : !tier.buffer<sram, 256x16xf32>) attributes {tiles = 1 : i64} {
+// CHECK-NEXT:     tier.compute "k0" ins(%[[X_S]], {{.*}}) outs(%[[OUT_S]] : !tier.buffer<sram, 256x16xf32>) attributes {tiles = 1 : i64{{(, rdu.mapping = #rdu.mapping<.*>)?}}} {
 // CHECK:            rdu.matmul {{.*}} transpose_rhs {tier.offset = {{[0-9]+}} : i64} : tensor<256x64xf32>, tensor<64x64xf32> -> tensor<256x64xf32>
 // CHECK:            rdu.matmul {{.*}} transpose_rhs {tier.offset = {{[0-9]+}} : i64} : tensor<256x64xf32>, tensor<16x64xf32> -> tensor<256x16xf32>
 // CHECK-NOT:        rdu.transpose

@@ -79,6 +79,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "gather": ("gather.mlir", "a placed program: rows of a 4-row table by the indices it is given"),
     "ids_past_end": ("ids_past_end.npy", "int64 indices [0, 7, 1]"),
     "ids_negative": ("ids_negative.npy", "int64 indices [0, -1, 1]"),
+    "no_room": ("no_room.toml", "sn40l with 2 PCUs and 2 PMUs on a 2 x 2 grid"),
+    "unit_twice": ("unit_twice.mlir", "a `#rdu.mapping` giving PCU 1 to two stages"),
     "graph": ("graph.mlir", "the example at --emit graph"),
     "x": ("x.npy", "a good input, float32[4, 32]"),
     "x_shape": ("x_shape.npy", "float32[2, 3]"),
@@ -168,6 +170,10 @@ CASES: list[ErrorCase] = [
               "overlaps [8, 24), which @layer places, while it is live across the call at model.py:9:2"),
     ErrorCase("rducc-opt: a buffer in a loop over a live buffer", OPT, ("{overlap_loop}", *OUT),
               "overlaps the buffer [0, 16) allocated inside 'scf.for' at model.py:11:3 while it is live around it"),
+    ErrorCase("rducc-opt: a kernel op with no room on the fabric", OPT,
+              ("-p", 'rdu-map-units{{target="{no_room}"}}', "{placed}", *OUT), "no room for 'rdu.matmul'"),
+    ErrorCase("rducc-opt: a mapping with a unit used twice", OPT, ("{unit_twice}", *OUT),
+              "PCU 1 is used twice in section 0", located=True),
     ErrorCase("rducc-opt: unknown pass", OPT, ("-p", "rdu-bogus", "{placed}", *OUT), "unknown pass 'rdu-bogus'"),
     ErrorCase("rducc-opt: bad pass option value", OPT, ("-p", "rdu-fuse{{level=7}}", "{placed}", *OUT), "level must be 0, 1 or 2, got 7"),
     ErrorCase("rducc-opt: unknown pass option", OPT, ("-p", "rdu-fuse{{colour=1}}", "{placed}", *OUT), 'arguments ["colour"] not found'),
@@ -265,6 +271,7 @@ _TARGETS = {
     "missing_field": 'name = "x"\nsockets = 1\n',
     "not_a_number": 'inherits = "sn40l"\npcus = "many"\n',
     "bad_toml": "name = [\n",
+    "no_room": 'inherits = "sn40l"\nname = "no_room"\npcus = 2\npmus = 2\n[fabric]\nrows = 2\ncols = 2\n',
 }
 
 GATHER_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
@@ -295,6 +302,8 @@ _MLIR = {
     **dict(zip(("overlap_kernel", "overlap_call", "overlap_loop"),
                (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
     "gather": GATHER_PROGRAM,
+    "unit_twice": '"test.op"() {m = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 2, 1], '
+                  '[1, 0, 1, 3, 5]], buffers = [[0, 0, 0, 3]]>} : () -> ()\n',
 }
 
 

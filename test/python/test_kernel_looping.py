@@ -86,7 +86,9 @@ def test_three_calls_launch_once_with_looping(stacks) -> None:
     (loop,) = looped.loops
     assert (loop.callee, loop.calls, loop.kernels, loop.looped, loop.launches_saved) == ("layer", 3, 1, True, 2)
     first = plain.kernels[0]
-    assert loop.saved_s == pytest.approx(2 * (first.launch_s + first.fill_s))
+    # a later iteration saves the launch and the DMA start-up; its pipeline fill
+    # (stage and hop latencies, rdu-map-units) is paid every iteration
+    assert loop.saved_s == pytest.approx(2 * (first.launch_s + first.fill_s - first.pipeline_s))
     assert plain.modeled_time_s - looped.modeled_time_s == pytest.approx(loop.saved_s)
     (off,) = plain.loops
     assert not off.looped and "off" in off.reason
@@ -161,10 +163,13 @@ def test_tiny_llama_runs_the_same_program_with_looping_on_and_off(exported_small
 
 def test_looping_keeps_collectives_behind_the_next_iterations_weight_reads(exported_small) -> None:
     """tp=2 tiny Llama on sn40l-8: the layer's all-reduces still hide behind the
-    next call's weight reads when that call is a loop iteration."""
-    program = rducc.compile(exported_small["tiny_llama"][2], target="sn40l-8",
+    next call's weight reads when that call is a loop iteration. (HBM 100x slower:
+    tiny Llama's few weights make its mapped layer compute-bound on sn40l-8 itself,
+    and reads that are not the bottleneck hide nothing.)"""
+    slow_hbm = dataclasses.replace(SN40L_8, hbm_bandwidth=SN40L_8.hbm_bandwidth / 100)
+    program = rducc.compile(exported_small["tiny_llama"][2], target=slow_hbm,
                             passes=[after("rdu-canonicalize", RduPartition(tp=2))])
-    looped, plain = program.report, estimate(program.module, dataclasses.replace(SN40L_8, kernel_looping=False))
+    looped, plain = program.report, estimate(program.module, dataclasses.replace(slow_hbm, kernel_looping=False))
     assert looped.launches_saved == 1
     second = next(k for k in looped.kernels if k.looped)
     assert second.link_s > 0 and second.overlap_s > 0

@@ -288,7 +288,7 @@ def test_overlap_hides_links_behind_the_next_kernels_weight_reads(prefetch_us, c
     target = load_target("sn40l-8")
     first = _work(hbm_s=1e-6, link_s=5e-6)
     second = _work(hbm_s=20e-6, compute_s=compute_us * 1e-6,
-                   prefetch_bytes=int(prefetch_us * 1e-6 * target.hbm_bandwidth))
+                   prefetch_bytes=int(prefetch_us * 1e-6 * target.hbm_bandwidth * target.hbm_efficiency))
     serial = kernel_time(second, target).modeled_time_s
     first_cost = kernel_time(first, target, overlap=Overlap(0.0, room))
     second_cost = kernel_time(second, target, overlap=Overlap(first.link_s, room))

@@ -35,7 +35,8 @@ def test_report_of_the_bundled_example(repo, tmp_path) -> None:
     for line in ("weights                        hbm        6", "values inside kernels          sram",
                  "SRAM  peak 30,464 B of 520.00 MB", "HBM   weights 27,688 B", "DDR   weights 0 B"):
         assert line in text, (line, text)
-    assert "k0          1  6: 3 map, 3 mm" in text and "launch" in text
+    # tiles, then the PCUs and PMUs of the kernel's mapping (rdu-map-units), then the ops
+    assert "k0          1   155   511  6: 3 map, 3 mm" in text and "launch" in text
     data = json.loads((tmp_path / "r.json").read_text())
     for key in ("modeled_time_s", "flops", "bytes_by_tier", "sram_peak_bytes", "sram_lower_bound_bytes",
                 "kernels", "tensor_classes", "hbm_weight_bytes", "sram_capacity_bytes"):

@@ -1,0 +1,336 @@
+"""KernelMapping a kernel onto the fabric: ops to PCU stages, buffers to PMUs.
+
+`map_kernel(compute, target)` is what `rdu-map-units` records on each
+`tier.compute` and what the cost model uses for a kernel that carries no
+mapping (a hand-written program, or one lowered without the pass). The rules,
+which docs/cost-model.md states with a worked example:
+
+- **Stages.** Every body op with `PCU_STAGES > 0` (not a reshape, not a
+  constant) is one pipeline stage needing at least `PCU_STAGES` PCUs. Its
+  work on one tile is `flops / (unit_rate x utilization)` seconds a PCU, with
+  `unit_rate = peak_flops(T) / pcus` (a PCU's share of the socket's peak) and
+  `utilization = lane_fill x row_fill x fma / 2`: `lane_fill = n / (ceil(n /
+  lanes) x lanes)` for n the result's last dim (how full the last lane vector
+  is), `row_fill = min(1, rows / pcu_stages)` for a matmul or conv (rows = its
+  result's elements / n: a batch-1 GEMV keeps 1 of the 6 stages busy) and 1
+  otherwise, `fma = 2` for a matmul or conv (a multiply-add a lane and stage a
+  cycle) and 1 otherwise (one op). A stage may use at most `ceil(flops /
+  (lanes x pcu_stages x fma))` PCUs (a cycle of work each).
+- **Buffers.** The compute's ins, its outs (their reserved bytes, double
+  buffers included) and its body values not yielded each take at least
+  `ceil(bytes / pmu_bytes)` PMUs and at most `ceil(bytes / 64)` (a 64-byte
+  row each); their traffic on a tile is the bytes the body ops read from and
+  write to them.
+- **Sections.** Stages are taken in body order into a section while the
+  section's least PCUs and PMUs (each buffer it touches counted once) fit the
+  target's `pcus` and `pmus`; the next stage that does not fit starts a new
+  section (a reconfiguration, `reconfigure_s`). A stage that does not fit alone
+  is the no-room error.
+- **Balance.** In each section, units are integers, each stage between its
+  least and most; the PCUs go to the stages so that the slowest stage (work /
+  units) is as fast as the section's PCUs allow (the smallest T with
+  sum over stages of clamp(ceil(work / T)) <= pcus); PMUs go to the buffers the
+  same way by traffic.
+- **Placement.** The grid is `rows x cols` sites (`Target.grid`), a PCU where
+  row + column is even and a PMU elsewhere. Units are numbered in snake order
+  (row 0 left to right, row 1 right to left, ...), PCUs and PMUs apart; each
+  section's stages take consecutive PCUs from 0 in body order, its buffers
+  consecutive PMUs from 0.
+- **Routing.** A stream runs from the middle unit of its producer's range (a
+  stage, or the PMUs of an input buffer) to the middle unit of its consumer's;
+  its hops are the Manhattan distance between the two sites. A stage records
+  the hops of its longest path from the kernel's inputs (`StageUnits.hops`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import ceil
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from rducc.diagnostics import LocatedError
+from rducc.dialects import dataflow as rdu
+from rducc.dialects.contracts import BufferUnits, KernelMapping, StageUnits
+from rducc.dialects.memory import AllocOp, ComputeOp
+from rducc.dialects.op_facts import facts_of, tensor_bytes
+from rducc.dialects.shapes import value_bytes
+from rducc.targets import Target
+
+ROW_BYTES = 64
+"""The smallest share of a buffer one PMU holds (32 lanes x 2 bytes)."""
+
+SYSTOLIC = (rdu.MatmulOp, rdu.ConvOp)
+"""Ops that multiply-add on a PCU's lanes x stages (fma 2, rows fill the stages)."""
+
+
+@dataclass(frozen=True)
+class StageWork:
+    """One op's stage: its least and most PCUs and its seconds on one PCU for one tile."""
+
+    op: Operation
+    index: int
+    least: int
+    most: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class BufferWork:
+    """One buffer: its value, bytes, least and most PMUs and bytes of traffic a tile."""
+
+    value: SSAValue
+    index: int
+    size: int
+    least: int
+    most: int
+    traffic: int
+
+
+def lane_fill(n: int, lanes: int) -> float:
+    """How full the lane vectors of a last dim of n elements are."""
+    return n / (ceil(n / lanes) * lanes) if n > 0 else 1.0
+
+
+def utilization(op: Operation, target: Target) -> float:
+    """The share of a PCU's peak the op keeps busy (module docstring)."""
+    result = next((r.type for r in op.results if isinstance(r.type, TensorType)), None)
+    dims = tuple(result.get_shape()) if result is not None else ()
+    n = dims[-1] if dims else 1
+    elements = 1
+    for d in dims:
+        elements *= d
+    fill = lane_fill(n, target.lanes)
+    if isinstance(op, SYSTOLIC):
+        return fill * min(1.0, (elements // max(n, 1)) / target.pcu_stages)
+    return fill / 2
+
+
+def unit_rate(op: Operation, target: Target) -> float:
+    """Peak FLOP/s of one PCU in the op's element type."""
+    element = next((v.type.element_type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)),
+                   None)
+    return target.peak_flops(str(element) if element is not None else "f32") / target.pcus
+
+
+def stage_work(op: Operation, index: int, target: Target) -> StageWork | None:
+    """The op's stage, or None for an op that takes no PCU (reshape, constant)."""
+    if isinstance(op, rdu.YieldOp | arith.ConstantOp):
+        return None
+    facts = facts_of(op)
+    stages = facts.PCU_STAGES if facts is not None else 0
+    if stages <= 0:
+        return None
+    flops = facts.flops() if facts is not None else 0
+    fma = 2 if isinstance(op, SYSTOLIC) else 1
+    most = max(stages, ceil(flops / (target.lanes * target.pcu_stages * fma)))
+    seconds = flops / (unit_rate(op, target) * utilization(op, target)) if flops else 0.0
+    return StageWork(op, index, stages, most, seconds)
+
+
+def _is_view(op: Operation) -> bool:
+    """An op that takes no PCU (a reshape): its result is its operand's PMUs read another way."""
+    facts = facts_of(op)
+    return facts is not None and facts.PCU_STAGES == 0 and len(op.operands) == 1
+
+
+def kernel_buffers(compute: ComputeOp) -> list[SSAValue]:
+    """The compute's buffers in mapping order: ins (as block args), outs, body values
+    not yielded (a view's result is no buffer of its own)."""
+    block = compute.body.block
+    terminator = block.last_op
+    yielded = set(terminator.operands) if isinstance(terminator, rdu.YieldOp) else set()
+    body = [r for op in block.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp) and not _is_view(op)
+            for r in op.results if r not in yielded and isinstance(r.type, TensorType)]
+    return [*block.args, *compute.outs, *body]
+
+
+def _reserved(value: SSAValue) -> int:
+    owner = value.owner
+    return owner.reserved_bytes if isinstance(owner, AllocOp) else value_bytes(value)
+
+
+def buffer_works(compute: ComputeOp, target: Target) -> list[BufferWork]:
+    """Each buffer's bytes, PMU bounds and traffic on one tile."""
+    block = compute.body.block
+    buffers = kernel_buffers(compute)
+    sizes = [_reserved(v) for v in (*compute.ins, *compute.outs)]
+    sizes += [value_bytes(v) for v in buffers[len(sizes):]]
+    bare = [BufferWork(v, i, size, 0, 0, 0) for i, (v, size) in enumerate(zip(buffers, sizes))]
+    home = _buffer_homes(compute, bare)
+    traffic = [0] * len(buffers)
+    for op in block.ops:
+        if isinstance(op, rdu.YieldOp | arith.ConstantOp):
+            continue
+        for value in (*op.operands, *op.results):
+            if value in home:
+                traffic[home[value].index] += tensor_bytes(value)
+    least = [max(1, ceil(size / target.pmu_bytes)) for size in sizes]
+    return [BufferWork(v, i, size, low, max(low, ceil(size / ROW_BYTES)), traffic[i])
+            for i, (v, size, low) in enumerate(zip(buffers, sizes, least))]
+
+
+def balance(works: Sequence[float], least: Sequence[int], most: Sequence[int], budget: int) -> list[int]:
+    """Integer units, each between its least and most, so that max(work / units) is
+    smallest within `budget` (the least T with sum(clamp(ceil(work / T))) <= budget)."""
+
+    def need(time: float) -> list[int]:
+        return [min(hi, max(lo, ceil(w / time - 1e-9))) if w > 0 else lo for w, lo, hi in zip(works, least, most)]
+
+    if sum(need(float("inf"))) <= budget and all(w <= 0 for w in works):
+        return list(least)
+    high = max((w / lo for w, lo in zip(works, least) if w > 0 and lo > 0), default=1.0)
+    low = 0.0
+    if sum(most) <= budget:
+        return list(most)
+    for _ in range(64):
+        middle = (low + high) / 2
+        if middle <= 0 or sum(need(middle)) > budget:
+            low = middle
+        else:
+            high = middle
+    return need(high)
+
+
+def _touches(stage: StageWork, home: dict[SSAValue, BufferWork]) -> dict[int, BufferWork]:
+    return {b.index: b for v in (*stage.op.operands, *stage.op.results) if (b := home.get(v)) is not None}
+
+
+def _buffer_homes(compute: ComputeOp, buffers: list[BufferWork]) -> dict[SSAValue, BufferWork]:
+    """Each value a body op reads or writes, to the buffer it lives in (yielded: its output)."""
+    home = {b.value: b for b in buffers}
+    terminator = compute.body.block.last_op
+    if isinstance(terminator, rdu.YieldOp):
+        for value, out in zip(terminator.operands, compute.outs):
+            home[value] = home[out]
+    for op in compute.body.block.ops:
+        if _is_view(op) and op.operands[0] in home and op.results[0] not in home:
+            home[op.results[0]] = home[op.operands[0]]
+    return home
+
+
+def _sections(compute: ComputeOp, stages: list[StageWork], buffers: list[BufferWork],
+              target: Target) -> list[tuple[list[StageWork], list[BufferWork]]]:
+    """Stages in body order cut where the least PCUs or PMUs would not fit (module
+    docstring); buffers no stage touches (read by a reshape only) go to section 0."""
+    home = _buffer_homes(compute, buffers)
+    used = {i for stage in stages for i in _touches(stage, home)}
+    touched: dict[int, BufferWork] = {b.index: b for b in buffers if b.index not in used}
+    found: list[tuple[list[StageWork], list[BufferWork]]] = []
+    current: list[StageWork] = []
+    for stage in stages:
+        mine = _touches(stage, home)
+        pmus = sum(b.least for b in mine.values())
+        if stage.least > target.pcus or pmus > target.pmus:
+            raise LocatedError(stage.op, f"rdu-map-units: no room for '{stage.op.name}' of kernel "
+                               f"'{compute.sym_name.data}': it needs {stage.least} PCUs and {pmus} PMUs at once "
+                               f"but the target has {target.pcus} and {target.pmus}")
+        joined = {**touched, **mine}
+        if current and (sum(s.least for s in current) + stage.least > target.pcus
+                        or sum(b.least for b in joined.values()) > target.pmus):
+            found.append((current, list(touched.values())))
+            current, joined = [], dict(mine)
+        current.append(stage)
+        touched = joined
+    if sum(b.least for b in touched.values()) > target.pmus:
+        raise LocatedError(compute, f"rdu-map-units: no room for the buffers of kernel '{compute.sym_name.data}': "
+                           f"they need {sum(b.least for b in touched.values())} PMUs but the target has {target.pmus}")
+    found.append((current, list(touched.values())))
+    return found
+
+
+def site(unit: int, grid: tuple[int, int], pcu: bool) -> tuple[int, int]:
+    """(row, col) of PCU (or PMU) number `unit` in snake order on a checkerboard grid."""
+    per_row = grid[1] // 2
+    row, j = divmod(unit, per_row)
+    if row % 2:
+        j = per_row - 1 - j
+    return row, 2 * j + (row % 2 if pcu else 1 - row % 2)
+
+
+def _middle(first: int, units: int, grid: tuple[int, int], pcu: bool) -> tuple[int, int]:
+    return site(first + units // 2, grid, pcu)
+
+
+def _hops(compute: ComputeOp, stages: list[StageUnits], buffers: list[BufferUnits],
+          grid: tuple[int, int]) -> dict[int, int]:
+    """Per stage op index, the hops of its longest path from the kernel's inputs."""
+    block = compute.body.block
+    body = list(block.ops)
+    where: dict[SSAValue, tuple[int, int]] = {}
+    longest: dict[SSAValue, int] = {}
+    for b in buffers:
+        if b.buffer < len(block.args):
+            where[block.args[b.buffer]] = _middle(b.first, b.units, grid, pcu=False)
+            longest[block.args[b.buffer]] = 0
+    result: dict[int, int] = {}
+    by_op = {s.op: s for s in stages}
+    for index, op in enumerate(body):
+        inputs = [v for v in op.operands if v in longest]
+        stage = by_op.get(index)
+        if stage is None:  # no PCU: its result is where its input was
+            for r in op.results:
+                source = inputs[0] if inputs else None
+                longest[r] = longest[source] if source is not None else 0
+                if source is not None and source in where:
+                    where[r] = where[source]
+            continue
+        here = _middle(stage.first, stage.units, grid, pcu=True)
+        hops = max((longest[v] + (abs(here[0] - where[v][0]) + abs(here[1] - where[v][1]) if v in where else 0)
+                    for v in inputs), default=0)
+        result[index] = hops
+        for r in op.results:
+            where[r], longest[r] = here, hops
+    return result
+
+
+def map_kernel(compute: ComputeOp, target: Target) -> KernelMapping:
+    """The kernel's mapping on `target` (module docstring); LocatedError when an op has no room."""
+    body = list(compute.body.block.ops)
+    stages = [w for i, op in enumerate(body) if (w := stage_work(op, i, target)) is not None]
+    buffers = buffer_works(compute, target)
+    grid = target.grid()
+    stage_units: list[StageUnits] = []
+    buffer_units: list[BufferUnits] = []
+    sections = _sections(compute, stages, buffers, target)
+    for number, (members, touched) in enumerate(sections):
+        pcus = balance([s.seconds for s in members], [s.least for s in members], [s.most for s in members],
+                       target.pcus)
+        pmus = balance([float(b.traffic) for b in touched], [b.least for b in touched],
+                       [b.most for b in touched], target.pmus)
+        first = 0
+        for stage, units in zip(members, pcus):
+            stage_units.append(StageUnits(stage.index, number, first, units, 0))
+            first += units
+        first = 0
+        for buffer, units in zip(touched, pmus):
+            buffer_units.append(BufferUnits(buffer.index, number, first, units))
+            first += units
+    hops: dict[int, int] = {}
+    for number in range(len(sections)):
+        hops |= _hops(compute, [s for s in stage_units if s.section == number],
+                      [b for b in buffer_units if b.section == number], grid)
+    stage_units = [StageUnits(s.op, s.section, s.first, s.units, hops.get(s.op, 0)) for s in stage_units]
+    return KernelMapping(grid, len(sections), tuple(stage_units), tuple(buffer_units))
+
+
+__all__ = ["balance", "buffer_works", "depths", "kernel_buffers", "lane_fill", "map_kernel", "site", "stage_work",
+           "utilization"]
+
+
+def depths(compute: ComputeOp, mapping: KernelMapping) -> dict[int, int]:
+    """Per stage op index, the stages on its longest path from the kernel's inputs
+    (itself included; an op with no PCU adds none)."""
+    stage_ops = {s.op for s in mapping.stages}
+    longest: dict[SSAValue, int] = {}
+    found: dict[int, int] = {}
+    for index, op in enumerate(compute.body.block.ops):
+        depth = max((longest.get(v, 0) for v in op.operands), default=0) + (index in stage_ops)
+        if index in stage_ops:
+            found[index] = depth
+        for r in op.results:
+            longest[r] = depth
+    return found
