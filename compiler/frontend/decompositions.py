@@ -90,7 +90,7 @@ def _traced_implementation(op: torch._ops.OpOverload) -> Decomposition | None:
             text = str(error).strip().splitlines()
             reason = text[0] if text else type(error).__name__
             raise CustomOpNotTraceable(
-                f"custom op {name} cannot be traced into ATen (its implementation {reason}); "
+                f"custom op {name} cannot be traced into ATen ({reason}); "
                 "register a decomposition for it or rewrite it without data-dependent control flow"
             ) from None
 
@@ -152,12 +152,13 @@ _FAILED_NODE = re.compile(r"While executing %(\w+)")
 
 def _failure(ep: ExportedProgram, error: Exception) -> RduccError:
     """torch's decomposition failed: name the op and the user's line it came from."""
-    for cause in _causes(error):
-        if isinstance(cause, RduccError):
-            return cause
     text = str(error)
     match = _FAILED_NODE.search(text)
     node = next((n for n in ep.graph.nodes if match and n.name == match.group(1)), None)
+    own = next((c for c in _causes(error) if isinstance(c, RduccError)), None)
+    if own is not None:  # torch appends its own trace to the message: keep the first line
+        where = describe_location(node) if node is not None else "the program"
+        return RduccError(f"{where}: {str(own).splitlines()[0]}")
     first = next((line for line in text.splitlines() if line.strip()), type(error).__name__)
     where = f"{node.target} at {describe_location(node)}" if node is not None else "the program"
     return RduccError(f"torch's decomposition (run_decompositions) failed on {where}: {first.strip()}")
