@@ -29,6 +29,7 @@ import torch
 from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
+from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.locations import describe_location
 
 Decomposition = Callable[..., Any]
@@ -187,6 +188,8 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
                     _DECOMPOSED[ep] = ep.run_decompositions(table)
             except Exception:
                 raise _failure(ep, error) from None
+        if has_complex(_DECOMPOSED[ep]):
+            lower_complex(_DECOMPOSED[ep])
     return _DECOMPOSED[ep]
 
 
