@@ -8,6 +8,7 @@ distribution is torch's, the numbers are not.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -272,6 +273,33 @@ def grouped_mm_fallback(input: torch.Tensor, weight: torch.Tensor, offs: torch.T
     chosen = expert.clamp(max=weight.shape[0] - 1).view(1, -1, 1).expand(1, input.shape[0], weight.shape[2])
     kept = torch.gather(every, 0, chosen).squeeze(0)
     return torch.where((expert < weight.shape[0]).unsqueeze(1), kept, torch.zeros_like(kept))
+
+
+# --------------------------------------------------------------------------
+# Non-core ops that torch's decomposition leaves in place
+# --------------------------------------------------------------------------
+
+
+@decomposes("aten._convolution.default", "aten._convolution.deprecated")
+def convolution_legacy(
+    input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: Sequence[int],
+    padding: Sequence[int], dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
+    groups: int, *flags: Any,
+) -> torch.Tensor:
+    """The backend flags (benchmark, deterministic, cudnn, tf32) do not change the result."""
+    return aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@decomposes("prims.collapse.default", "prims.collapse_view.default")
+def collapse(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
+    """Dims start..end (inclusive, as prims counts) merged into one."""
+    shape = list(a.shape)
+    return a.reshape(shape[:start] + [math.prod(shape[start : end + 1])] + shape[end + 1 :])
+
+
+@decomposes("prims.convert_element_type.default")
+def convert_element_type(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return aten._to_copy.default(a, dtype=dtype)
 
 
 __all__: list[str] = []
