@@ -258,6 +258,22 @@ def _div(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return _pack_parts(b, node, b(aten.div.Tensor, real, norm), b(aten.div.Tensor, imag, norm))
 
 
+_REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
+
+
+@_rule(aten._to_copy.default)
+def _to_copy(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """real -> complex: (x, 0); complex -> complex: both parts cast; complex -> real: the real part."""
+    source, target = node.args[0], node.meta["val"].dtype
+    if source not in pairs:
+        real = b(aten._to_copy.default, source, dtype=_REAL_OF[target])
+        return b.pack(real, b(aten.zeros_like.default, real))
+    pair = pairs[source]
+    if target.is_complex:
+        return b(aten._to_copy.default, pair, dtype=_REAL_OF[target])
+    return b(aten._to_copy.default, b.real(pair), dtype=target)
+
+
 @_rule(aten.abs.default)
 def _abs(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     pair = pairs[node.args[0]]
