@@ -435,6 +435,8 @@ def lower_complex(ep: ExportedProgram) -> None:
     graph = ep.graph
     mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
                 and hasattr(n.meta["val"], "fake_mode"))
+    if any(n.op == "placeholder" and _is_complex(n.meta.get("val")) for n in graph.nodes):
+        return  # the importer refuses the complex input, naming its dtype
     pairs: dict[Node, Node] = {}
     replaced: list[Node] = []
     for node in list(graph.nodes):
@@ -442,8 +444,6 @@ def lower_complex(ep: ExportedProgram) -> None:
         complex_out = _is_complex(node.meta.get("val"))
         if not complex_in and not complex_out:
             continue
-        if node.op == "placeholder":
-            raise _refuse(node, "a complex model input: pass it as torch.view_as_real(x)")
         if node.op == "output":
             raise _refuse(node, "a complex model output: return torch.view_as_real(x)")
         rule = RULES.get(node.target)
