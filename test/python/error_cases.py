@@ -57,7 +57,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "zip_slip": ("slip.pt2", "the example plus a member named data/aotinductor/model/../../../../evil"),
     "onnx": ("model.onnx", "a non-zip file named .onnx"),
     "safetensors": ("weights.safetensors", "a safetensors file"),
-    "unsupported": ("unsupported.pt2", "a model using torch.digamma (unsupported) beside torch.sort"),
+    "unsupported": ("unsupported.pt2", "a model using torch.digamma and torch.lgamma (unsupported) beside torch.sort"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "complex": ("complex.pt2", "a model taking a complex64 input"),
     "tiny_memory": ("tiny_memory.toml", "a target with 4 KB of HBM and of DDR"),
@@ -274,7 +274,7 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class UsesUnsupportedOps(nn.Module):
         def forward(self, x):
-            return torch.digamma(x) + torch.sort(x).values
+            return torch.digamma(x) + torch.lgamma(x) + torch.sort(x).values
 
     class Doubles(nn.Module):
         def forward(self, x):
