@@ -1055,3 +1055,15 @@ def test_wider_unsigned_dtypes_are_a_clear_error(dtype: torch.dtype) -> None:
     name = str(dtype).removeprefix("torch.")
     with pytest.raises(RduccError, match=rf"has dtype {name}, which rducc does not support .*uint8 only"):
         rducc.compile(program)
+
+
+def test_complex_without_a_pair_form_or_as_output_is_refused() -> None:
+    """Complex values are pairs of reals: an op with no pair form, and a complex
+    model output, are each one unsupported-operator error naming them."""
+    as_complex = lambda a: torch.view_as_complex(a.reshape(3, 4, 2))  # noqa: E731
+    no_pair_form = torch.export.export(Model(lambda a: torch.view_as_real(torch.sin(as_complex(a)))), (floats(3, 8),))
+    with pytest.raises(UnsupportedOpsError, match=r"aten\.sin\.default \(on complex values, which rducc computes as pairs"):
+        rducc.compile(no_pair_form)
+    complex_output = torch.export.export(Model(lambda a: as_complex(a) * 2), (floats(3, 8),))
+    with pytest.raises(UnsupportedOpsError, match=r"a complex model output: return torch.view_as_real"):
+        rducc.compile(complex_output)
