@@ -77,13 +77,17 @@ def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, ou
 
 
 @decomposes("aten.bucketize.Tensor")
-def bucketize(self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False) -> torch.Tensor:
+def bucketize(
+    self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
+) -> torch.Tensor:
     """The bucket of each value: boundaries[i-1] < x <= boundaries[i] (< and <= swapped with `right`)."""
     return _count_below(boundaries, self, right, out_int32)
 
 
 @decomposes("aten.bucketize.Scalar")
-def bucketize_scalar(self: Any, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False) -> torch.Tensor:
+def bucketize_scalar(
+    self: Any, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
+) -> torch.Tensor:
     value = torch.full((), self, dtype=boundaries.dtype, device=boundaries.device)
     return _count_below(boundaries, value, right, out_int32)
 

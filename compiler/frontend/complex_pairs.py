@@ -29,6 +29,11 @@ aten = torch.ops.aten
 Node = torch.fx.Node
 
 
+def _args(node: Node) -> tuple[Any, ...]:
+    """The node's positional arguments, as its ATen schema types them."""
+    return tuple(node.args)
+
+
 def _is_complex(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.is_complex()
 
@@ -63,7 +68,8 @@ class _Builder:
         return self(aten.select.int, pair, -1, 1)
 
     def pack(self, real: Node, imag: Node) -> Node:
-        return self(aten.cat.default, [self(aten.unsqueeze.default, real, -1), self(aten.unsqueeze.default, imag, -1)], -1)
+        parts = [self(aten.unsqueeze.default, part, -1) for part in (real, imag)]
+        return self(aten.cat.default, parts, -1)
 
     def rank(self, node: Node) -> int:
         return node.meta["val"].dim()
@@ -94,88 +100,88 @@ def _dim(dim: int, rank: int) -> int:
 
 @_rule(aten.view_as_complex.default)
 def _view_as_complex(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return node.args[0]
+    return _args(node)[0]
 
 
 @_rule(aten.view_as_real.default)
 def _view_as_real(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return pairs[node.args[0]]
+    return pairs[_args(node)[0]]
 
 
 @_rule(aten.clone.default, aten.alias.default, aten.resolve_conj.default, aten.lift_fresh_copy.default)
 def _same(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return pairs[node.args[0]]
+    return pairs[_args(node)[0]]
 
 
 @_rule(aten._conj.default, aten.conj_physical.default, aten._conj_physical.default)
 def _conj(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    pair = pairs[node.args[0]]
+    pair = pairs[_args(node)[0]]
     return b.pack(b.real(pair), b(aten.neg.default, b.imag(pair)))
 
 
 @_rule(aten.neg.default)
 def _neg(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return b(aten.neg.default, pairs[node.args[0]])
+    return b(aten.neg.default, pairs[_args(node)[0]])
 
 
 @_rule(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 def _view(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return b(aten.reshape.default, pairs[node.args[0]], [*node.meta["val"].shape, 2])
+    return b(aten.reshape.default, pairs[_args(node)[0]], [*node.meta["val"].shape, 2])
 
 
 @_rule(aten.expand.default)
 def _expand(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return b(aten.expand.default, pairs[node.args[0]], [*node.meta["val"].shape, 2])
+    return b(aten.expand.default, pairs[_args(node)[0]], [*node.meta["val"].shape, 2])
 
 
 @_rule(aten.permute.default)
 def _permute(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    rank = len(node.args[1])
-    return b(aten.permute.default, pairs[node.args[0]], [_dim(d, rank) for d in node.args[1]] + [rank])
+    rank = len(_args(node)[1])
+    return b(aten.permute.default, pairs[_args(node)[0]], [_dim(d, rank) for d in _args(node)[1]] + [rank])
 
 
 @_rule(aten.transpose.int)
 def _transpose(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     rank = b.rank(node)
-    return b(aten.transpose.int, pairs[node.args[0]], _dim(node.args[1], rank), _dim(node.args[2], rank))
+    return b(aten.transpose.int, pairs[_args(node)[0]], _dim(_args(node)[1], rank), _dim(_args(node)[2], rank))
 
 
 @_rule(aten.select.int)
 def _select(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    source = node.args[0]
-    return b(aten.select.int, pairs[source], _dim(node.args[1], b.rank(source)), node.args[2])
+    source = _args(node)[0]
+    return b(aten.select.int, pairs[source], _dim(_args(node)[1], b.rank(source)), _args(node)[2])
 
 
 @_rule(aten.slice.Tensor)
 def _slice(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    source, dim, *rest = node.args
+    source, dim, *rest = _args(node)
     return b(aten.slice.Tensor, pairs[source], _dim(dim, b.rank(source)), *rest)
 
 
 @_rule(aten.unsqueeze.default)
 def _unsqueeze(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return b(aten.unsqueeze.default, pairs[node.args[0]], _dim(node.args[1], b.rank(node)))
+    return b(aten.unsqueeze.default, pairs[_args(node)[0]], _dim(_args(node)[1], b.rank(node)))
 
 
 @_rule(aten.squeeze.dims, aten.squeeze.dim)
 def _squeeze(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    source = node.args[0]
-    dims = node.args[1] if isinstance(node.args[1], list | tuple) else [node.args[1]]
+    source = _args(node)[0]
+    dims = _args(node)[1] if isinstance(_args(node)[1], list | tuple) else [_args(node)[1]]
     return b(aten.squeeze.dims, pairs[source], [_dim(d, b.rank(source)) for d in dims])
 
 
 @_rule(aten.cat.default)
 def _cat(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    dim = node.args[1] if len(node.args) > 1 else 0
-    return b(aten.cat.default, [pairs[v] for v in node.args[0]], _dim(dim, b.rank(node)))
+    dim = _args(node)[1] if len(_args(node)) > 1 else 0
+    return b(aten.cat.default, [pairs[v] for v in _args(node)[0]], _dim(dim, b.rank(node)))
 
 
 @_rule(aten.sum.dim_IntList, aten.mean.dim)
 def _sum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    source = node.args[0]
+    source = _args(node)[0]
     rank = b.rank(source)
-    dims = node.args[1] if len(node.args) > 1 and node.args[1] else list(range(rank))
-    keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+    dims = _args(node)[1] if len(_args(node)) > 1 and _args(node)[1] else list(range(rank))
+    keepdim = _args(node)[2] if len(_args(node)) > 2 else node.kwargs.get("keepdim", False)
     return b(node.target, pairs[source], [_dim(d, rank) for d in dims], keepdim)
 
 
@@ -231,7 +237,7 @@ def _pack_parts(b: _Builder, node: Node, real: Any, imag: Any) -> Node:
 
 @_rule(aten.mul.Tensor, aten.mul.Scalar)
 def _mul(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in node.args[:2])
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
     real = _plus(b, _times(b, ar, br), _times(b, ai, bi), -1.0)
     imag = _plus(b, _times(b, ar, bi), _times(b, ai, br))
     return _pack_parts(b, node, real, imag)
@@ -239,16 +245,16 @@ def _mul(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 @_rule(aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar)
 def _add(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    alpha = node.kwargs.get("alpha", node.args[2] if len(node.args) > 2 else 1)
+    alpha: float = node.kwargs.get("alpha", _args(node)[2] if len(_args(node)) > 2 else 1)  # type: ignore[assignment]
     sign = -alpha if node.target in (aten.sub.Tensor, aten.sub.Scalar) else alpha
-    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in node.args[:2])
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
     return _pack_parts(b, node, _plus(b, ar, br, sign), _plus(b, ai, bi, sign))
 
 
 @_rule(aten.div.Tensor, aten.div.Scalar)
 def _div(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     """a / b = a * conj(b) / |b|^2 (a real divisor divides both parts)."""
-    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in node.args[:2])
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
     if bi is None:
         inverse = b(aten.reciprocal.default, br) if isinstance(br, Node) else 1.0 / br
         return _pack_parts(b, node, _times(b, ar, inverse), _times(b, ai, inverse))
@@ -264,7 +270,7 @@ _REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64, tor
 @_rule(aten._to_copy.default)
 def _to_copy(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     """real -> complex: (x, 0); complex -> complex: both parts cast; complex -> real: the real part."""
-    source, target = node.args[0], node.meta["val"].dtype
+    source, target = _args(node)[0], node.meta["val"].dtype
     if source not in pairs:
         real = b(aten._to_copy.default, source, dtype=_REAL_OF[target])
         return b.pack(real, b(aten.zeros_like.default, real))
@@ -276,20 +282,20 @@ def _to_copy(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 @_rule(aten.abs.default)
 def _abs(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    pair = pairs[node.args[0]]
+    pair = pairs[_args(node)[0]]
     real, imag = b.real(pair), b.imag(pair)
     return b(aten.sqrt.default, b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag)))
 
 
 @_rule(aten.angle.default)
 def _angle(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    pair = pairs[node.args[0]]
+    pair = pairs[_args(node)[0]]
     return b(aten.atan2.default, b.imag(pair), b.real(pair))
 
 
 @_rule(aten.polar.default)
 def _polar(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    magnitude, angle = node.args[:2]
+    magnitude, angle = _args(node)[:2]
     return _pack_parts(
         b, node, b(aten.mul.Tensor, magnitude, b(aten.cos.default, angle)),
         b(aten.mul.Tensor, magnitude, b(aten.sin.default, angle)),
@@ -298,9 +304,10 @@ def _polar(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 @_rule(aten.exp.default)
 def _exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    pair = pairs[node.args[0]]
+    pair = pairs[_args(node)[0]]
     scale, angle = b(aten.exp.default, b.real(pair)), b.imag(pair)
-    return b.pack(b(aten.mul.Tensor, scale, b(aten.cos.default, angle)), b(aten.mul.Tensor, scale, b(aten.sin.default, angle)))
+    cos, sin = b(aten.cos.default, angle), b(aten.sin.default, angle)
+    return b.pack(b(aten.mul.Tensor, scale, cos), b(aten.mul.Tensor, scale, sin))
 
 
 # --------------------------------------------------------------------------
@@ -360,12 +367,12 @@ def _normalized(b: _Builder, parts: Sequence[Node], mode: int, count: int) -> li
 
 def _dims(node: Node, source: Node, b: _Builder) -> list[int]:
     rank = b.rank(source)
-    return [d % rank for d in node.args[1]]
+    return [d % rank for d in _args(node)[1]]
 
 
 @_rule(aten._fft_r2c.default)
 def _fft_r2c(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    source, _, mode, onesided = node.args[:4]
+    source, _, mode, onesided = _args(node)[:4]
     dims = _dims(node, source, b)
     last = source.meta["val"].shape[dims[-1]]
     real, imag = _dft(b, source, None, dims[-1], last // 2 + 1 if onesided else last, True)
@@ -377,7 +384,7 @@ def _fft_r2c(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 @_rule(aten._fft_c2c.default)
 def _fft_c2c(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    source, _, mode, forward = node.args[:4]
+    source, _, mode, forward = _args(node)[:4]
     pair = pairs[source]
     real, imag = b.real(pair), b.imag(pair)
     dims = _dims(node, source, b)
@@ -391,7 +398,7 @@ def _fft_c2c(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 def _fft_c2r(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     """The inverse of a one-sided transform: the Hermitian half counted twice
     (bins 0 and n/2 once, their imaginary parts ignored, as pocketfft does)."""
-    source, _, mode, length = node.args[:4]
+    source, _, mode, length = _args(node)[:4]
     pair = pairs[source]
     real, imag = b.real(pair), b.imag(pair)
     dims = _dims(node, source, b)

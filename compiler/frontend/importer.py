@@ -47,9 +47,9 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_normalization,
     aten_quantized,
     aten_random,
-    aten_rewrites,
     aten_reduction,
     aten_resample,
+    aten_rewrites,
     aten_scatter,
     aten_sort_scan,
 )
