@@ -704,6 +704,17 @@ group("prims-and-legacy", {
     "_convolution_transposed": lambda a, w: torch.ops.aten._convolution(a, w.transpose(0, 1)[:2], None, [2, 2], [0, 0], [1, 1], True, [1, 1], 1, False, False, True, True),
 }, floats(1, 2, 5, 6), floats(3, 2, 3, 3))  # fmt: skip
 
+_A = torch.ops.aten
+group("upsample-nearest-overloads", {
+    "1d": lambda a: _A.upsample_nearest1d.default(a[0], [9]), "1d_scale": lambda a: _A.upsample_nearest1d.default(a[0], [7], 1.5),
+    "1d_vec": lambda a: _A.upsample_nearest1d.vec(a[0], None, [2.0]), "2d": lambda a: _A.upsample_nearest2d.default(a, [7, 9]),
+    "2d_scales": lambda a: _A.upsample_nearest2d.default(a, [6, 8], 1.5, 1.7), "2d_vec_size": lambda a: _A.upsample_nearest2d.vec(a, [3, 11], None),
+    "3d": lambda a: _A.upsample_nearest3d.default(a[None], [3, 5, 7]), "3d_vec": lambda a: _A.upsample_nearest3d.vec(a[None], None, [2.0, 1.5, 2.0]),
+    "exact1d": lambda a: _A._upsample_nearest_exact1d.default(a[0], [9]), "exact2d_vec": lambda a: _A._upsample_nearest_exact2d.vec(a, None, [1.5, 2.5]),
+    "exact3d": lambda a: _A._upsample_nearest_exact3d.default(a[None], [2, 6, 3]), "interpolate_exact": lambda a: F.interpolate(a, size=(7, 3), mode="nearest-exact"),
+    "interpolate_1d": lambda a: F.interpolate(a[0], scale_factor=3), "interpolate_3d_int": lambda a: F.interpolate(a[None].int(), size=(2, 8, 10)),
+}, floats(1, 2, 4, 5))  # fmt: skip
+
 # -- complex values as pairs of reals, FFT as DFTs ------------------------------
 
 SIGNAL = floats(2, 3, 8)
