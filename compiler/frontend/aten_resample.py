@@ -1,5 +1,6 @@
-"""ATen resampling: nearest (1d, 2d, 3d; `.vec` and `.default`; exact or not) and bilinear upsampling and grid_sample (bilinear,
-nearest, bicubic; zeros, border, reflection padding) as gathers and blends.
+"""ATen resampling: nearest upsampling (1d, 2d, 3d; `.vec` and `.default`;
+exact or not), bilinear upsampling and grid_sample (bilinear, nearest,
+bicubic; zeros, border, reflection padding) as gathers and blends.
 """
 
 from __future__ import annotations
