@@ -712,7 +712,7 @@ group("upsample-nearest-overloads", {
     "3d": lambda a: _A.upsample_nearest3d.default(a[None], [3, 5, 7]), "3d_vec": lambda a: _A.upsample_nearest3d.vec(a[None], None, [2.0, 1.5, 2.0]),
     "exact1d": lambda a: _A._upsample_nearest_exact1d.default(a[0], [9]), "exact2d_vec": lambda a: _A._upsample_nearest_exact2d.vec(a, None, [1.5, 2.5]),
     "exact3d": lambda a: _A._upsample_nearest_exact3d.default(a[None], [2, 6, 3]), "interpolate_exact": lambda a: F.interpolate(a, size=(7, 3), mode="nearest-exact"),
-    "interpolate_1d": lambda a: F.interpolate(a[0], scale_factor=3), "interpolate_3d_int": lambda a: F.interpolate(a[None].int(), size=(2, 8, 10)),
+    "interpolate_1d": lambda a: F.interpolate(a[0], scale_factor=3), "interpolate_3d_f16": lambda a: F.interpolate(a[None].half(), size=(2, 8, 10)),
 }, floats(1, 2, 4, 5))  # fmt: skip
 
 # -- complex values as pairs of reals, FFT as DFTs ------------------------------
