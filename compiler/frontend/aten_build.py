@@ -55,6 +55,10 @@ def reduce(
     else:
         out_shape = [s for i, s in enumerate(shape) if i not in dims]
     out = TensorType(element_type or element_of(value), out_shape)
+    if not dims and not shape:  # a rank-0 tensor reduced over its no dims: itself (index 0)
+        if kind in (ReduceKind.ARGMAX, ReduceKind.ARGMIN):
+            return g.map([], out, lambda b, xs: b.constant(0, out.element_type))
+        return cast(g, value, out.element_type)
     return g.emit(ReduceOp(kind, value, list(dims), keepdim, out))
 
 

@@ -31,6 +31,8 @@ def element_of(value: SSAValue) -> Attribute:
 
 def normalize_dims(dims: Any, rank: int) -> list[int]:
     """Sorted non-negative dims; None or [] means every dim (PyTorch's convention)."""
+    if rank == 0:
+        return []  # a rank-0 tensor has no dims: dim 0 and -1 name the tensor itself
     if dims is None or (isinstance(dims, Sequence) and len(dims) == 0):
         return list(range(rank))
     if isinstance(dims, int):

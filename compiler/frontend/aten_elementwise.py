@@ -76,10 +76,17 @@ _UNARY_MATH = [
 ]  # fmt: skip
 
 
+_ROUNDING = frozenset({"aten.floor.default", "aten.ceil.default", "aten.trunc.default", "aten.round.default"})
+"""Identity on integer and bool tensors (torch returns the input's values)."""
+
+
 def _register_unary(target: str, formula: Formula) -> None:
     @converts(target)
     def convert(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-        return elementwise(g, node, [positional(node)[0]], formula)
+        source = positional(node)[0]
+        if target in _ROUNDING and not fake_value(source).dtype.is_floating_point:
+            return g.value(source)
+        return elementwise(g, node, [source], formula)
 
 
 

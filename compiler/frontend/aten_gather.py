@@ -159,7 +159,9 @@ def convert_as_strided(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     assert owner is not None
     value = g.value(owner)
     size, stride = list(args["size"]), list(args["stride"])
-    offset = args["storage_offset"] or 0
+    offset = args["storage_offset"]
+    if offset is None:  # torch's default: the input view's own offset into the storage
+        offset = fake_value(args["self"]).storage_offset()
     flat = reshape(g, value, [prod(shape_of(value))])
     if not size:
         index = g.map([], tensor_of(i64, []), lambda b, xs: b.constant(offset, i64))

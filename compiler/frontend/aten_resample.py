@@ -1,5 +1,6 @@
-"""ATen resampling: nearest and bilinear upsampling and grid_sample (bilinear,
-nearest, bicubic; zeros, border, reflection padding) as gathers and blends.
+"""ATen resampling: nearest upsampling (1d, 2d, 3d; `.vec` and `.default`;
+exact or not), bilinear upsampling and grid_sample (bilinear, nearest,
+bicubic; zeros, border, reflection padding) as gathers and blends.
 """
 
 from __future__ import annotations
@@ -18,23 +19,43 @@ from rducc.frontend.aten_common import element_of, result_type, shape_of, tensor
 from rducc.frontend.converter_api import GraphImporter, converts, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
+_NEAREST = [
+    f"aten.{kind}{rank}d.{form}"
+    for kind in ("upsample_nearest", "_upsample_nearest_exact") for rank in (1, 2, 3) for form in ("vec", "default")
+]
 
-@converts("aten.upsample_nearest2d.vec")
-def convert_upsample_nearest(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """Each spatial dim gathers source row min(floor(i * scale), size - 1), with
-    torch's f32 scale: 1/scale_factor when given, else in/out."""
+
+def _nearest_scales(node: torch.fx.Node, spatial: int) -> list[float | None]:
+    """Each spatial dim's scale factor, or None: `.vec` passes a list (or None),
+    `.default` one argument per dim (`scales`, or `scales_d`, `scales_h`, `scales_w`)."""
     args = node_arguments(node)
-    value = g.value(args["input"])
+    if "scale_factors" in args:
+        return list(args["scale_factors"]) if args["scale_factors"] else [None] * spatial
+    return [args[name] for name in args if name.startswith("scales")]
+
+
+@converts(*_NEAREST)
+def convert_upsample_nearest(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """Each spatial dim gathers source row min(floor(i * scale), size - 1) (the exact
+    forms: floor((i + 0.5) * scale)), with torch's f32 scale: 1/scale_factor when
+    given, else in/out."""
+    value = g.value(node.args[0])
     rank = len(shape_of(value))
-    out_sizes = result_type(node).get_shape()[-2:]
-    factors = args["scale_factors"]
-    for axis in range(2):
-        dim = rank - 2 + axis
+    spatial = int(str(node.target).split("d.")[0][-1])
+    exact = "exact" in str(node.target)
+    out_sizes = result_type(node).get_shape()[-spatial:]
+    factors = _nearest_scales(node, spatial)
+    for axis in range(spatial):
+        dim = rank - spatial + axis
         size, out_size = shape_of(value)[dim], out_sizes[axis]
-        scale = 1.0 / factors[axis] if factors else size / out_size
+        factor = factors[axis]
+        scale = 1.0 / factor if factor else size / out_size
 
         def source_row(b: ScalarBuilder, xs: list[Any], scale: float = scale, size: int = size) -> SSAValue:
-            row = b.unary("floor", b.mul(b.cast(xs[0], f32), b.constant(scale, f32)))
+            position = b.cast(xs[0], f32)
+            if exact:
+                position = b.add(position, b.constant(0.5, f32))
+            row = b.unary("floor", b.mul(position, b.constant(scale, f32)))
             return b.minimum(b.cast(row, i64), b.constant(size - 1, i64))
 
         index = g.map([ramp(g, out_size)], tensor_of(i64, [out_size]), source_row)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import operator
 import re
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +49,7 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_random,
     aten_reduction,
     aten_resample,
+    aten_rewrites,
     aten_scatter,
     aten_sort_scan,
 )
@@ -63,6 +63,7 @@ from rducc.frontend.converter_api import (
     node_arguments,
     positional,
 )
+from rducc.frontend.decompositions import decompose, extra_supported_ops
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
@@ -74,8 +75,8 @@ parameters and buffers never do (they go to the weights sidecar)."""
 
 
 def supported_ops() -> list[str]:
-    """Every ATen overload the importer handles, sorted."""
-    return sorted(CONVERTERS)
+    """Every ATen overload the importer handles (converted, or decomposed by rducc first), sorted."""
+    return sorted({*CONVERTERS, *extra_supported_ops()})
 
 
 # --------------------------------------------------------------------------
@@ -279,19 +280,6 @@ def _constant_output(importer: GraphImporter, number: bool | int | float) -> SSA
     `rducc.Program` hands back the number itself."""
     element = {bool: i1, int: i64}.get(type(number), f32)
     return importer.map([], TensorType(element, []), lambda b, xs: b.constant(number, element))
-
-
-_DECOMPOSED: weakref.WeakKeyDictionary[ExportedProgram, ExportedProgram] = weakref.WeakKeyDictionary()
-"""Each program's Core ATen form, kept while the program lives: compiling one
-program for several opt levels or targets decomposes it once (torch's
-decomposition costs far more than rducc's import and passes on small models)."""
-
-
-def decompose(ep: ExportedProgram) -> ExportedProgram:
-    """Core ATen: torch's own `run_decompositions()` with its default table."""
-    if ep not in _DECOMPOSED:
-        _DECOMPOSED[ep] = ep.run_decompositions()
-    return _DECOMPOSED[ep]
 
 
 def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bool = False) -> ModuleOp:

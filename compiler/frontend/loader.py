@@ -172,6 +172,35 @@ def _check_payload_configs(path: Path, names: list[str], root: str) -> None:
                 raise RduccError(f"{path}: {member}: {problem}")
 
 
+_OP_TARGET = re.compile(rb'"target":\s*"torch\.ops\.(\w+)\.(\w+)\.(\w+)"')
+_TORCH_NAMESPACES = frozenset({"aten", "prims", "quantized_decomposed", "higher_order", "_operator"})
+
+
+def _is_registered(namespace: str, name: str, variant: str) -> bool:
+    import torch
+
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), name), variant) is not None
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def check_operators_registered(path: Path) -> None:
+    """Refuse an archive calling a custom operator this process does not define, naming
+    it and its package (torch's own load fails with a deserialization error)."""
+    with zipfile.ZipFile(path) as archive:
+        programs = [n for n in archive.namelist() if re.search(r"(^|/)models/\w+\.json$", n)]
+        targets = {match.groups() for member in programs for match in _OP_TARGET.finditer(archive.read(member))}
+    for namespace, name, variant in sorted(targets):
+        names = (namespace.decode(), name.decode(), variant.decode())
+        if names[0] not in _TORCH_NAMESPACES and not _is_registered(*names):
+            raise RduccError(
+                f"{path}: the program calls the custom operator {names[0]}::{names[1]}.{names[2]}, which is "
+                f"not registered in this process: it is defined by the package that registers the "
+                f"'{names[0]}' namespace; import it (for example `import {names[0]}`) before loading the archive"
+            )
+
+
 def _check_members(path: Path, names: list[str]) -> None:
     """Refuse an export archive holding anything beyond the program, its tensors and sample inputs."""
     root = names[0].split("/")[0] + "/" if "/" in names[0] else ""
@@ -230,6 +259,7 @@ def load_exported_program(path: str | Path) -> torch.export.ExportedProgram:
 
     path = Path(path)
     check_archive(path)
+    check_operators_registered(path)
     with _captured_torch_export_logs() as records:
         try:
             with warnings.catch_warnings(), _weights_only_everywhere():

@@ -25,8 +25,7 @@ MISSING_OPS: dict[str, str] = {
     # other
     "aten.lgamma.default": "elementwise: no log-gamma in map bodies yet",
     "aten.digamma.default": "elementwise: no digamma in map bodies yet",
-    "aten._fft_r2c.default": "spectral: no FFT",
-    "aten._fft_c2r.default": "spectral: no FFT (complex dtypes)",
+    "aten._scaled_mm.default": "matmul: float8 operands (rducc has no float8 dtype)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
@@ -48,7 +47,12 @@ OTHER_GAPS: dict[str, str] = {
     "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions,"
     " indexing, quantize/dequantize per tensor and per channel",
     "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
-    "complex dtypes": "refused (a clear dtype error); f64 is emulated or refused, see README (--f64)",
+    "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
+    " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops and sums; the FFTs as exact DFT matrices;"
+    " complex model inputs and outputs are refused (pass and return view_as_real pairs)",
+    "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
+    " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
+    " an archive calling an op this process does not register is refused naming the op and its package",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"
@@ -91,7 +95,10 @@ def coverage_markdown() -> str:
         "as they are, such as `aten.signbit.default`, `aten.var_mean.correction` or",
         "`aten.linalg_vector_norm.default`, and a few are aliases (`aten.reshape.default`)",
         "that programs decomposed elsewhere may hold; four are PT2E's `quantized_decomposed`",
-        "quantize/dequantize ops. `rducc --list-ops` prints the same list;",
+        "quantize/dequantize ops. Those that torch's decomposition keeps but rducc has no",
+        "converter for (`aten.histc.default`, `aten._trilinear.default`, random ops with a",
+        "generator, `prims.collapse.default`, ...) rducc decomposes itself, exactly, into ops it",
+        "converts (`compiler/frontend/aten_rewrites.py`). `rducc --list-ops` prints the same list;",
         "`test/python/test_aten_coverage.py` runs each family through the whole pipeline",
         "at -O0 and -O2 against eager.",
         "",

@@ -667,6 +667,100 @@ group("f64", {
 }, X.double(), Y.double())  # fmt: skip
 case("f32-to-f64", lambda a: a.double() * 3, X)
 
+# -- ops rducc decomposes itself (rducc.frontend.aten_rewrites) --------------
+
+SQUARES = floats(2, 4, 4)
+group("searching-counting", {
+    "bucketize": lambda a, b: torch.bucketize(a, torch.tensor([-1.0, 0.0, 1.0])),
+    "bucketize_right_int32": lambda a, b: torch.bucketize(a, b[0].sort().values, right=True, out_int32=True),
+    "bucketize_ties": lambda a, b: torch.bucketize(a.round(), torch.tensor([-1.0, 0.0, 1.0])),
+    "searchsorted_rows": lambda a, b: torch.searchsorted(b.sort(-1).values, a),
+    "searchsorted_side_right": lambda a, b: torch.searchsorted(b[0].sort().values, a.round(), side="right"),
+    "histc_range": lambda a, b: torch.histc(a, bins=5, min=-2, max=2),
+    "histc_data_range": lambda a, b: torch.histc(a, bins=7),
+    "histc_constant": lambda a, b: torch.histc(a * 0 + 1, bins=4),
+    "histc_f64": lambda a, b: torch.histc(a.double(), bins=3, min=-1, max=1),
+    "repeat_interleave_tensor": lambda a, b: a.repeat_interleave(torch.tensor([1, 0, 3]), dim=0, output_size=4),
+    "repeat_interleave_int": lambda a, b: a.repeat_interleave(2, dim=1),
+    "repeat_interleave_flat": lambda a, b: a.repeat_interleave(3),
+    "empty_permuted": lambda a, b: torch.empty_permuted((3, 5), (1, 0)).fill_(2.0) + a,
+}, X, Y)  # fmt: skip
+group("products-linalg", {
+    "det": lambda m, a, b, w: torch.linalg.det(m), "det_3x3": lambda m, a, b, w: torch.linalg.det(m[0, :3, :3]),
+    "det_singular": lambda m, a, b, w: torch.linalg.det(torch.ones(3, 3) + m[0, :3, :3] * 0),
+    "det_needs_pivot": lambda m, a, b, w: torch.linalg.det(torch.tensor([[0.0, 1.0], [2.0, 3.0]]) + m[0, :2, :2] * 0),
+    "slogdet": lambda m, a, b, w: torch.linalg.slogdet(m), "det_f64": lambda m, a, b, w: torch.linalg.det(m.double()),
+    "bilinear": lambda m, a, b, w: F.bilinear(a, b, w, w[:, 0, 0]),
+    "bilinear_batched": lambda m, a, b, w: F.bilinear(a[None].expand(2, 3, 5), b[None].expand(2, 3, 5), w[:1], None),
+}, SQUARES, X, Y, floats(2, 5, 5))  # fmt: skip
+group("int-mm", {
+    "int_mm": lambda a, b: torch._int_mm(a, b), "int_mm_t": lambda a, b: torch._int_mm(a, b.t().contiguous()),
+}, ints(16, 24, dtype=torch.int8, low=-128, high=128), ints(24, 24, dtype=torch.int8, low=-128, high=128))  # fmt: skip
+group("prims-and-legacy", {
+    "collapse": lambda a, w: torch.ops.prims.collapse(a, 1, 3), "collapse_first": lambda a, w: torch.ops.prims.collapse(a, 0, 1),
+    "convert_element_type": lambda a, w: torch.ops.prims.convert_element_type(a, torch.float16),
+    "convert_element_type_int": lambda a, w: torch.ops.prims.convert_element_type(a * 3, torch.int32),
+    "_convolution": lambda a, w: torch.ops.aten._convolution(a, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, False, False, True, True),
+    "_convolution_transposed": lambda a, w: torch.ops.aten._convolution(a, w.transpose(0, 1)[:2], None, [2, 2], [0, 0], [1, 1], True, [1, 1], 1, False, False, True, True),
+}, floats(1, 2, 5, 6), floats(3, 2, 3, 3))  # fmt: skip
+
+_A = torch.ops.aten
+group("upsample-nearest-overloads", {
+    "1d": lambda a: _A.upsample_nearest1d.default(a[0], [9]), "1d_scale": lambda a: _A.upsample_nearest1d.default(a[0], [7], 1.5),
+    "1d_vec": lambda a: _A.upsample_nearest1d.vec(a[0], None, [2.0]), "2d": lambda a: _A.upsample_nearest2d.default(a, [7, 9]),
+    "2d_scales": lambda a: _A.upsample_nearest2d.default(a, [6, 8], 1.5, 1.7), "2d_vec_size": lambda a: _A.upsample_nearest2d.vec(a, [3, 11], None),
+    "3d": lambda a: _A.upsample_nearest3d.default(a[None], [3, 5, 7]), "3d_vec": lambda a: _A.upsample_nearest3d.vec(a[None], None, [2.0, 1.5, 2.0]),
+    "exact1d": lambda a: _A._upsample_nearest_exact1d.default(a[0], [9]), "exact2d_vec": lambda a: _A._upsample_nearest_exact2d.vec(a, None, [1.5, 2.5]),
+    "exact3d": lambda a: _A._upsample_nearest_exact3d.default(a[None], [2, 6, 3]), "interpolate_exact": lambda a: F.interpolate(a, size=(7, 3), mode="nearest-exact"),
+    "interpolate_1d": lambda a: F.interpolate(a[0], scale_factor=3), "interpolate_3d_f16": lambda a: F.interpolate(a[None].half(), size=(2, 8, 10)),
+}, floats(1, 2, 4, 5))  # fmt: skip
+
+# -- complex values as pairs of reals, FFT as DFTs ------------------------------
+
+SIGNAL = floats(2, 3, 8)
+group("complex", {
+    "view_as_complex_real": lambda x, t: torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 4, 2)) * 2),
+    "rope": lambda x, t: torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 4, 2)) * torch.polar(torch.ones_like(t), t)).flatten(2),
+    "polar": lambda x, t: torch.view_as_real(torch.polar(t.abs(), t)),
+    "mul_div_add_sub": lambda x, t: torch.view_as_real((lambda z: z * z.conj() - z / (z + 1) + 0.5 * z - 1)(torch.view_as_complex(x.reshape(2, 3, 4, 2)))),
+    "abs_angle": lambda x, t: (lambda z: (z.abs(), z.angle(), z.real, z.imag))(torch.view_as_complex(x.reshape(2, 3, 4, 2))),
+    "exp": lambda x, t: torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 4, 2)).exp()),
+    "layout": lambda x, t: torch.view_as_real(torch.cat([(z := torch.view_as_complex(x.reshape(2, 3, 4, 2))).transpose(0, 1)[1:, :, None].squeeze(2), z.permute(1, 0, 2)], 0).sum(-1)),
+}, SIGNAL, floats(3, 4))  # fmt: skip
+group("fft", {
+    "rfft": lambda x: torch.view_as_real(torch.fft.rfft(x)), "rfft_abs": lambda x: torch.fft.rfft(x).abs(),
+    "rfft_ortho_dim1": lambda x: torch.view_as_real(torch.fft.rfft(x, dim=1, norm="ortho")),
+    "irfft": lambda x: torch.fft.irfft(torch.fft.rfft(x)), "irfft_n": lambda x: torch.fft.irfft(torch.fft.rfft(x) * 2, n=7, norm="forward"),
+    "fft": lambda x: torch.view_as_real(torch.fft.fft(torch.view_as_complex(x.reshape(2, 3, 4, 2)), norm="ortho")),
+    "ifft2": lambda x: torch.view_as_real(torch.fft.ifft2(torch.fft.fft2(x))),
+    "rfft2": lambda x: torch.view_as_real(torch.fft.rfft2(x)), "irfftn": lambda x: torch.fft.irfftn(torch.fft.rfftn(x, dim=(0, 2)), s=(2, 8), dim=(0, 2)),
+    "hfft": lambda x: torch.fft.hfft(torch.view_as_complex(x.reshape(2, 3, 4, 2)), n=6),
+    "fft_odd": lambda x: torch.view_as_real(torch.fft.fft(x[..., :5])),
+}, SIGNAL)  # fmt: skip
+
+# -- bugs found (issue 17 item 7) -----------------------------------------------
+
+_INTS = ints(3, 4)
+group("rounding-integers", {
+    "floor_i64": lambda i: torch.floor(i), "ceil_i32": lambda i: torch.ceil(i.int()), "round_i8": lambda i: torch.round(i.to(torch.int8)),
+    "trunc_i16": lambda i: torch.trunc(i.short()), "fix_i64": lambda i: torch.fix(i), "round_u8": lambda i: torch.round(i.abs().to(torch.uint8)),
+}, _INTS)  # fmt: skip
+group("rank0-reductions", {
+    "mean_dim0": lambda a: a.sum().mean(0), "mean_dim_neg_keepdim": lambda a: a.sum().mean(-1, keepdim=True),
+    "sum_dim0": lambda a: a.sum().sum(0), "amax": lambda a: a.sum().amax(0), "argmax": lambda a: a.sum().argmax(0),
+    "argmin_keepdim": lambda a: a.sum().argmin(0, keepdim=True), "prod": lambda a: a.sum().prod(0),
+    "var": lambda a: a.sum().var(0, correction=0), "logsumexp": lambda a: a.sum().logsumexp(0), "std_empty_dims": lambda a: a.sum().std(dim=[], correction=0),
+}, X)  # fmt: skip
+group("as_strided-of-views", {
+    "slice": lambda a: torch.as_strided(a[1:], (2, 2), (1, 2)), "select": lambda a: torch.as_strided(a[1], (2, 2), (1, 2)),
+    "narrow": lambda a: torch.as_strided(a.narrow(1, 2, 3), (3, 2), (2, 1)), "explicit_offset": lambda a: torch.as_strided(a[:, 3:], (2, 2), (1, 3), 5),
+    "expand": lambda a: torch.as_strided(a[2:, 1:].expand(2, 1, 4), (2, 2), (1, 1)), "transposed_slice": lambda a: torch.as_strided(a.t()[1:], (2, 2), (1, 1)),
+}, X)  # fmt: skip
+group("unfold-empty-window", {
+    "size0": lambda a: a.unfold(1, 0, 2), "size0_dim0": lambda a: a.unfold(0, 0, 1), "size0_then_add": lambda a: a.unfold(-1, 0, 3) + 1,
+    "size0_sum": lambda a: a.unfold(1, 0, 1).sum(-1), "size0_empty_dim": lambda a: a[:, :0].unfold(1, 0, 1),
+}, X)  # fmt: skip
+
 # -- outputs -----------------------------------------------------------------
 
 case("output-named-tuple", lambda a: torch.max(a, 0), X)
@@ -898,7 +992,7 @@ def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
 
 MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
     "aten.lgamma.default": (lambda a: torch.lgamma(a.abs() + 1), (X,)),
-    "aten._fft_r2c.default": (lambda a: torch.fft.rfft(a).abs(), (X,)),
+    "aten.digamma.default": (lambda a: torch.digamma(a.abs() + 1), (X,)),
 }  # fmt: skip
 
 
@@ -972,3 +1066,15 @@ def test_wider_unsigned_dtypes_are_a_clear_error(dtype: torch.dtype) -> None:
     name = str(dtype).removeprefix("torch.")
     with pytest.raises(RduccError, match=rf"has dtype {name}, which rducc does not support .*uint8 only"):
         rducc.compile(program)
+
+
+def test_complex_without_a_pair_form_or_as_output_is_refused() -> None:
+    """Complex values are pairs of reals: an op with no pair form, and a complex
+    model output, are each one unsupported-operator error naming them."""
+    as_complex = lambda a: torch.view_as_complex(a.reshape(3, 4, 2))  # noqa: E731
+    no_pair_form = torch.export.export(Model(lambda a: torch.view_as_real(torch.sin(as_complex(a)))), (floats(3, 8),))
+    with pytest.raises(UnsupportedOpsError, match=r"aten\.sin\.default \(on complex values, which rducc computes as pairs"):
+        rducc.compile(no_pair_form)
+    complex_output = torch.export.export(Model(lambda a: as_complex(a) * 2), (floats(3, 8),))
+    with pytest.raises(UnsupportedOpsError, match=r"a complex model output: return torch.view_as_real"):
+        rducc.compile(complex_output)

@@ -86,10 +86,10 @@ def assert_user_error(result: subprocess.CompletedProcess[str], tool: str = "rdu
 
 
 class UsesUnsupportedOps(nn.Module):
-    """FFT once and lgamma twice: neither is in rducc's op list."""
+    """digamma once and lgamma twice: neither is in rducc's op list."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        spectrum = torch.fft.fft(x).real  # marker: fft
+        spectrum = torch.digamma(x)  # marker: digamma
         inverse = torch.lgamma(x)  # marker: lgamma-1
         shifted = torch.lgamma(x * 0.5)  # marker: lgamma-2
         return spectrum + inverse + shifted
@@ -324,8 +324,8 @@ def test_list_ops():
     for op in ("aten.addmm.default", "aten.relu.default", "aten.gelu.default"):
         assert op in ops
     assert ops == sorted(set(ops))
-    assert all(re.fullmatch(r"(aten|quantized_decomposed)\.\w+\.\w+", op) for op in ops), ops
-    assert "aten.lgamma.default" not in ops  # the unsupported-op test relies on this
+    assert all(re.fullmatch(r"(aten|prims|quantized_decomposed|transformers)\.\w+\.\w+", op) for op in ops), ops
+    assert "aten.lgamma.default" not in ops and "aten.digamma.default" not in ops  # the unsupported-op test relies on this
     assert result.stderr == ""
 
 
@@ -343,7 +343,7 @@ def test_unknown_emit_level_is_rejected(example):
 def test_unsupported_ops_are_all_listed_with_counts_and_first_use(tmp_path, unsupported_model):
     message = assert_user_error(run(RDUCC, unsupported_model, "-o", tmp_path / "out.mlir"))
     file = UsesUnsupportedOps.forward.__code__.co_filename
-    fft_line = source_line_of(UsesUnsupportedOps.forward, "fft")
+    digamma_line = source_line_of(UsesUnsupportedOps.forward, "digamma")
     lgamma_line = source_line_of(UsesUnsupportedOps.forward, "lgamma-1")
 
     header, *rows = message.splitlines()
@@ -358,12 +358,10 @@ def test_unsupported_ops_are_all_listed_with_counts_and_first_use(tmp_path, unsu
                       f"{'s' if len(parsed) > 1 else ''} rducc cannot import:")
 
     assert parsed["aten.lgamma.default"] == (2, file, lgamma_line, "inverse = torch.lgamma(x)  # marker: lgamma-1")
-    fft_ops = [name for name in parsed if name.startswith("aten._fft_")]
-    assert len(fft_ops) == 1, parsed
-    assert parsed[fft_ops[0]][:3] == (1, file, fft_line)
+    assert parsed["aten.digamma.default"][:3] == (1, file, digamma_line)
     assert list(parsed) == sorted(parsed)
     for _, where, line, _ in parsed.values():
-        assert where == file and line in {fft_line, lgamma_line}
+        assert where == file and line in {digamma_line, lgamma_line}
 
     # Every unsupported call in the decomposed graph is listed, with its exact count.
     from rducc.frontend.importer import IGNORED_TARGETS, supported_ops

@@ -8,6 +8,9 @@ these tests check their distributions, as PyTorch documents them.
 - torch.bernoulli(x, p): 1 with probability p; F.dropout(x, p, training=True):
   zeroes each element with probability p and scales the rest by 1 / (1 - p).
 - torch.randperm(n): a permutation of 0..n-1.
+- torch.randint: each integer of [low, high) equally often; multinomial: each
+  category at its weight's share (without replacement: never twice, zero
+  weights last); rrelu in training: slopes uniform on [lower, upper].
 
 Each program is compiled at -O0 and -O2 (the whole pipeline) and run twice:
 a run draws fresh numbers; within one run, every tile of a tiled kernel reads
@@ -140,3 +143,62 @@ def test_dropout_outside_training_is_the_identity() -> None:
     x = torch.randn(3, 4)
     out, mask = rducc.compile(Eval(), (x,))(x)
     assert torch.equal(out, x) and bool(mask.all())
+
+
+class MoreDraws(torch.nn.Module):
+    """The random ops rducc decomposes itself (rducc.frontend.aten_rewrites)."""
+
+    def forward(self, x: torch.Tensor, weights: torch.Tensor) -> dict[str, torch.Tensor]:
+        generator = None
+        return {
+            "randint": torch.randint(0, 10, (N,)),
+            "randint_low_i32": torch.randint(-3, 4, (40, N // 40), dtype=torch.int32),
+            "randint_like": torch.randint_like(x, 5, 9),
+            "randn_generator": torch.randn((N,), generator=generator),
+            "rand_generator": torch.rand((N,), generator=generator),
+            "multinomial_replacement": torch.multinomial(weights, 200, replacement=True),
+            "multinomial": torch.multinomial(weights, 3),
+            "rrelu": F.rrelu(-x.abs() - 1, 0.1, 0.3, training=True),
+            "rrelu_eval": F.rrelu(x, 0.1, 0.3, training=False),
+        }
+
+
+WEIGHTS = torch.tensor([[1.0, 0.0, 3.0, 4.0], [0.0, 0.0, 1.0, 1.0]]).repeat(20, 1)
+"""Rows of category weights (zeros included): 40 rows x 200 draws with replacement."""
+
+
+def _check_counts(values: np.ndarray, probabilities: np.ndarray, what: str) -> None:
+    """Each category's frequency within five standard errors of its probability."""
+    n = values.size
+    for category, p in enumerate(probabilities):
+        rate = float((values == category).mean())
+        assert abs(rate - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-12, f"{what}: category {category} rate {rate}, expected {p}"
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_decomposed_random_ops_have_their_distributions(opt_level: int) -> None:
+    x = torch.randn(50, 60)
+    program = rducc.compile(torch.export.export(MoreDraws(), (x, WEIGHTS)), opt_level=opt_level)
+    first, second = program(x, WEIGHTS), program(x, WEIGHTS)
+    expected = MoreDraws()(x, WEIGHTS)
+    for name in first:
+        assert first[name].shape == expected[name].shape and first[name].dtype == expected[name].dtype, name
+    for name in ("randint", "randn_generator", "multinomial_replacement", "rrelu"):
+        assert not torch.equal(first[name], second[name]), f"{name}: two runs drew the same numbers"
+    _check_counts(first["randint"].numpy(), np.full(10, 0.1), "randint(0, 10)")
+    _check_counts(first["randint_low_i32"].numpy() + 3, np.full(7, 1 / 7), "randint(-3, 4)")
+    drawn = first["randint_like"].numpy()
+    assert drawn.min() >= 5 and drawn.max() <= 8 and set(np.unique(drawn)) == {5, 6, 7, 8}
+    _check_normal(first["randn_generator"].numpy(), "randn with a generator")
+    _check_uniform(first["rand_generator"].numpy(), "rand with a generator")
+    rows = first["multinomial_replacement"].numpy()
+    _check_counts(rows[0::2], np.array([1, 0, 3, 4]) / 8, "multinomial with replacement")
+    _check_counts(rows[1::2], np.array([0, 0, 1, 1]) / 2, "multinomial with replacement, zero weights")
+    without = first["multinomial"].numpy()
+    assert all(len(set(row)) == 3 for row in without), "without replacement, no category twice"
+    assert all(sorted(row[:2]) == [2, 3] for row in without[1::2]), "the two positive weights come first"
+    assert (without[0::2] != 1).all(), "a zero-weight category is drawn only when nothing else is left"
+    slopes = (first["rrelu"] / (-x.abs() - 1)).numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3
+    assert abs(slopes.mean() - 0.2) < 5 * 0.2 / math.sqrt(12 * slopes.size)
+    torch.testing.assert_close(first["rrelu_eval"], expected["rrelu_eval"])

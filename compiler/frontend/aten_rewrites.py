@@ -1,0 +1,309 @@
+"""Ops torch keeps after `run_decompositions()` that rducc rewrites, exactly,
+into ATen ops it converts (`rducc.frontend.decompositions` runs them as part
+of torch's decomposition, so what they emit is decomposed in turn).
+
+Random ops draw from `rand`/`randn` (what rducc's `rdu.random` gives): the
+distribution is torch's, the numbers are not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from rducc.frontend.decompositions import decomposes
+
+aten = torch.ops.aten
+
+
+# --------------------------------------------------------------------------
+# Creation, counting, searching
+# --------------------------------------------------------------------------
+
+
+@decomposes("aten.empty_permuted.default")
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], **options: Any) -> torch.Tensor:
+    """Uninitialized memory in any layout: values are unspecified, so an `empty` is one."""
+    options = {key: value for key, value in options.items() if key in ("dtype", "device")}
+    return torch.empty(list(size), **options)
+
+
+def _linspace(low: torch.Tensor, high: torch.Tensor, steps: int) -> torch.Tensor:
+    """torch.linspace's formula (from both ends, halfway each) with tensor ends."""
+    index = torch.arange(steps, dtype=low.dtype, device=low.device)
+    step = (high - low) / (steps - 1)
+    halfway = steps // 2
+    return torch.where(index < halfway, low + step * index, high - step * (steps - 1 - index))
+
+
+@decomposes("aten.histc.default")
+def histc(self: torch.Tensor, bins: int = 100, min: float = 0, max: float = 0) -> torch.Tensor:
+    """Counts per equal-width bin over [min, max] (the data's range when min == max,
+    widened by 1 each way if that is empty); values outside, and NaN, are not counted."""
+    values = self.flatten()
+    if min == max:
+        low, high = values.min(), values.max()
+        empty = low == high
+        low, high = torch.where(empty, low - 1, low), torch.where(empty, high + 1, high)
+    else:
+        low = torch.full((), float(min), dtype=self.dtype, device=self.device)
+        high = torch.full((), float(max), dtype=self.dtype, device=self.device)
+    edges = _linspace(low, high, bins + 1)
+    inside = (values >= low) & (values <= high)
+    which = (values.unsqueeze(-1) >= edges[1:-1]).sum(-1)
+    one_hot = (which.unsqueeze(-1) == torch.arange(bins, device=self.device)) & inside.unsqueeze(-1)
+    return one_hot.to(self.dtype).sum(0)
+
+
+@decomposes("aten.repeat_interleave.Tensor")
+def repeat_interleave(repeats: torch.Tensor, output_size: int | None = None) -> Any:
+    """The index each output position repeats: how many cumulative counts are <= it.
+    Needs `output_size` (else the length depends on the counts' values)."""
+    if output_size is None:
+        return NotImplemented
+    ends = repeats.cumsum(0)
+    positions = torch.arange(output_size, device=repeats.device, dtype=ends.dtype)
+    return (ends.unsqueeze(0) <= positions.unsqueeze(1)).sum(1).to(repeats.dtype)
+
+
+def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
+    """How many sorted boundaries lie below each value (or at it too, with `right`)."""
+    values, boundaries = values.unsqueeze(-1), boundaries.unsqueeze(-2)
+    below = boundaries <= values if right else boundaries < values
+    return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
+
+
+@decomposes("aten.bucketize.Tensor")
+def bucketize(
+    self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
+) -> torch.Tensor:
+    """The bucket of each value: boundaries[i-1] < x <= boundaries[i] (< and <= swapped with `right`)."""
+    return _count_below(boundaries, self, right, out_int32)
+
+
+@decomposes("aten.bucketize.Scalar")
+def bucketize_scalar(
+    self: Any, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
+) -> torch.Tensor:
+    value = torch.full((), self, dtype=boundaries.dtype, device=boundaries.device)
+    return _count_below(boundaries, value, right, out_int32)
+
+
+@decomposes("aten.searchsorted.Tensor")
+def searchsorted(
+    sorted_sequence: torch.Tensor, self: torch.Tensor, *, out_int32: bool = False, right: bool = False,
+    side: str | None = None, sorter: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Insertion points into the innermost dim of a sorted sequence (1-D, or one row per value row)."""
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    right = right or side == "right"
+    if sorted_sequence.dim() == 1:
+        return _count_below(sorted_sequence, self, right, out_int32)
+    values, rows = self.unsqueeze(-1), sorted_sequence.unsqueeze(-2)
+    below = rows <= values if right else rows < values
+    return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
+
+
+# --------------------------------------------------------------------------
+# Products
+# --------------------------------------------------------------------------
+
+
+def _unsqueezed(value: torch.Tensor, dims: Sequence[int]) -> torch.Tensor:
+    for dim in sorted(dims):
+        value = value.unsqueeze(dim)
+    return value
+
+
+@decomposes("aten._trilinear.default")
+def trilinear(
+    i1: torch.Tensor, i2: torch.Tensor, i3: torch.Tensor,
+    expand1: Sequence[int], expand2: Sequence[int], expand3: Sequence[int],
+    sumdim: Sequence[int], unroll_dim: int = 1,
+) -> torch.Tensor:
+    """The product of the three inputs, each unsqueezed at its expand dims, summed over sumdim."""
+    product = _unsqueezed(i1, expand1) * _unsqueezed(i2, expand2) * _unsqueezed(i3, expand3)
+    return product.sum(list(sumdim)) if sumdim else product
+
+
+@decomposes("aten._int_mm.default")
+def int_mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
+    """int8 x int8 with int32 accumulation."""
+    return torch.mm(self.to(torch.int32), mat2.to(torch.int32))
+
+
+def _swap_rows(matrix: torch.Tensor, first: int, second: torch.Tensor) -> torch.Tensor:
+    """`matrix` with rows `first` and `second` (a per-batch index tensor) exchanged."""
+    rows = torch.arange(matrix.shape[-2], device=matrix.device)
+    second = second.unsqueeze(-1)
+    order = torch.where(rows == first, second, torch.where(rows == second, first, rows))
+    return torch.gather(matrix, -2, order.unsqueeze(-1).expand(matrix.shape))
+
+
+def _lu(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(LU, pivots, the row swaps' sign) by LU with partial pivoting (LAPACK getrf's
+    choice: the first largest |value| of the column), unrolled over the static size."""
+    size = a.shape[-1]
+    lu = a.clone()
+    sign = torch.ones(a.shape[:-2], dtype=a.dtype, device=a.device)
+    pivots = []
+    rows = torch.arange(size, device=a.device)
+    for k in range(size):
+        pivot = lu[..., :, k].abs().masked_fill(rows < k, -1.0).argmax(-1)
+        pivots.append(pivot + 1)
+        lu = _swap_rows(lu, k, pivot)
+        sign = torch.where(pivot == k, sign, -sign)
+        diagonal = lu[..., k, k]
+        divisor = torch.where(diagonal == 0, torch.ones_like(diagonal), diagonal)  # as getrf: no division by 0
+        factors = torch.where(rows > k, lu[..., :, k] / divisor.unsqueeze(-1), torch.zeros_like(lu[..., :, k]))
+        update = factors.unsqueeze(-1) * lu[..., k, :].unsqueeze(-2)
+        lu = torch.where(rows > k, lu - update, lu)
+        lu = torch.where((rows == k) & (rows > k).unsqueeze(-1), factors.unsqueeze(-1), lu)
+    return lu, torch.stack(pivots, -1).to(torch.int32), sign
+
+
+@decomposes("aten._linalg_det.default")
+def linalg_det(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(det, LU, pivots): the swaps' sign times the product of U's diagonal."""
+    lu, pivots, sign = _lu(a)
+    return sign * lu.diagonal(0, -2, -1).prod(-1), lu, pivots
+
+
+@decomposes("aten._linalg_slogdet.default")
+def linalg_slogdet(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(sign, log|det|, LU, pivots)."""
+    lu, pivots, sign = _lu(a)
+    diagonal = lu.diagonal(0, -2, -1)
+    return sign * diagonal.sign().prod(-1), diagonal.abs().log().sum(-1), lu, pivots
+
+
+# --------------------------------------------------------------------------
+# Random
+# --------------------------------------------------------------------------
+
+
+def _creation(options: dict[str, Any], default: torch.dtype) -> dict[str, Any]:
+    return {"dtype": options.get("dtype") or default, "device": options.get("device")}
+
+
+@decomposes("aten.rand.generator")
+def rand_generator(size: Sequence[int], generator: Any = None, **options: Any) -> torch.Tensor:
+    return torch.rand(list(size), **_creation(options, torch.get_default_dtype()))
+
+
+@decomposes("aten.randn.generator")
+def randn_generator(size: Sequence[int], generator: Any = None, **options: Any) -> torch.Tensor:
+    return torch.randn(list(size), **_creation(options, torch.get_default_dtype()))
+
+
+def _uniform_integers(low: int, high: int, size: Sequence[int], options: dict[str, Any]) -> torch.Tensor:
+    """Integers uniform on [low, high): floor of a uniform draw scaled to the range."""
+    creation = _creation(options, torch.int64)
+    uniform = torch.rand(list(size), dtype=torch.float64 if high - low > 1 << 24 else torch.float32,
+                         device=creation["device"])
+    drawn = (uniform * (high - low)).floor().clamp(max=high - low - 1) + low
+    return drawn.to(creation["dtype"])
+
+
+@decomposes("aten.randint.default", "aten.randint.generator")
+def randint(high: int, size: Sequence[int], generator: Any = None, **options: Any) -> torch.Tensor:
+    return _uniform_integers(0, high, size, options)
+
+
+@decomposes("aten.randint.low", "aten.randint.low_generator")
+def randint_low(low: int, high: int, size: Sequence[int], generator: Any = None, **options: Any) -> torch.Tensor:
+    return _uniform_integers(low, high, size, options)
+
+
+@decomposes("aten.randint_like.default")
+def randint_like(self: torch.Tensor, high: int, **options: Any) -> torch.Tensor:
+    return _uniform_integers(0, high, self.shape, {"dtype": options.get("dtype") or self.dtype})
+
+
+@decomposes("aten.randint_like.low_dtype")
+def randint_like_low(self: torch.Tensor, low: int, high: int, **options: Any) -> torch.Tensor:
+    return _uniform_integers(low, high, self.shape, {"dtype": options.get("dtype") or self.dtype})
+
+
+@decomposes("aten.multinomial.default")
+def multinomial(self: torch.Tensor, num_samples: int, replacement: bool = False, generator: Any = None) -> torch.Tensor:
+    """Category indices drawn with probability proportional to the weights: with
+    replacement, by inverting the cumulative distribution; without, as the top
+    `num_samples` of log(weight) plus Gumbel noise (exactly sampling without replacement)."""
+    weights = self.to(torch.float32)
+    if replacement:
+        cumulative = weights.cumsum(-1)
+        total = cumulative[..., -1:]
+        uniform = torch.rand((*self.shape[:-1], num_samples), device=self.device) * total
+        index = (cumulative.unsqueeze(-2) <= uniform.unsqueeze(-1)).sum(-1)
+        return index.clamp(max=self.shape[-1] - 1)
+    uniform = torch.rand(self.shape, device=self.device).clamp(min=1e-38)
+    keys = weights.log() - (-uniform.log()).log()
+    return keys.topk(num_samples, -1).indices
+
+
+@decomposes("aten.rrelu_with_noise_functional.default")
+def rrelu_with_noise(
+    self: torch.Tensor, noise: torch.Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
+    training: bool = False, generator: Any = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output, noise): in training, each x <= 0 is scaled by a slope uniform on
+    [lower, upper] (noise holds the slopes, 1 elsewhere); otherwise by their mean."""
+    if not training:
+        return torch.where(self >= 0, self, self * ((lower + upper) / 2)), noise
+    slope = (torch.rand(self.shape, device=self.device) * (upper - lower) + lower).to(self.dtype)
+    negative = self <= 0
+    return torch.where(negative, self * slope, self), torch.where(negative, slope, torch.ones_like(slope))
+
+
+# --------------------------------------------------------------------------
+# Custom ops of well-known packages whose implementation cannot be traced
+# --------------------------------------------------------------------------
+
+
+@decomposes("transformers.grouped_mm_fallback.default")
+def grouped_mm_fallback(input: torch.Tensor, weight: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    """transformers' grouped matmul: rows sorted by expert, `offs` the cumulative row
+    counts; row s uses the expert e with offs[e-1] <= s < offs[e] (rows past the last
+    offset stay zero). Its implementation loops over `offs.tolist()`, which depends on
+    values; here every expert multiplies every row and each row keeps its expert's."""
+    rows = torch.arange(input.shape[0], device=input.device, dtype=offs.dtype)
+    expert = (offs.unsqueeze(0) <= rows.unsqueeze(1)).sum(1)
+    every = torch.matmul(input.unsqueeze(0), weight)
+    chosen = expert.clamp(max=weight.shape[0] - 1).view(1, -1, 1).expand(1, input.shape[0], weight.shape[2])
+    kept = torch.gather(every, 0, chosen).squeeze(0)
+    return torch.where((expert < weight.shape[0]).unsqueeze(1), kept, torch.zeros_like(kept))
+
+
+# --------------------------------------------------------------------------
+# Non-core ops that torch's decomposition leaves in place
+# --------------------------------------------------------------------------
+
+
+@decomposes("aten._convolution.default", "aten._convolution.deprecated")
+def convolution_legacy(
+    input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: Sequence[int],
+    padding: Sequence[int], dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
+    groups: int, *flags: Any,
+) -> torch.Tensor:
+    """The backend flags (benchmark, deterministic, cudnn, tf32) do not change the result."""
+    return aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@decomposes("prims.collapse.default", "prims.collapse_view.default")
+def collapse(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
+    """Dims start..end (inclusive, as prims counts) merged into one."""
+    shape = list(a.shape)
+    return a.reshape(shape[:start] + [math.prod(shape[start : end + 1])] + shape[end + 1 :])
+
+
+@decomposes("prims.convert_element_type.default")
+def convert_element_type(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return aten._to_copy.default(a, dtype=dtype)
+
+
+__all__: list[str] = []

@@ -1,0 +1,468 @@
+"""Complex numbers as pairs of reals, before import.
+
+rducc's IR has no complex element type (nor has the chip): a decomposed
+program's complex tensors are rewritten, in its FX graph, into real tensors
+with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
+`view_as_complex` and `view_as_real` become nothing; complex arithmetic
+(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`), layout ops and
+sums act on the pair; the FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) are
+DFTs: a product with cos/sin matrices along each transformed dim (exact,
+O(n^2) per dim, which is what a dataflow chip's matmul units run anyway).
+
+Complex model inputs and outputs are refused (pass and return them as
+`view_as_real` pairs); a complex op with no pair form is refused naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+
+from rducc.errors import UnsupportedOpsError
+from rducc.frontend.locations import describe_location
+
+aten = torch.ops.aten
+Node = torch.fx.Node
+
+
+def _args(node: Node) -> tuple[Any, ...]:
+    """The node's positional arguments, as its ATen schema types them."""
+    return tuple(node.args)
+
+
+def _is_complex(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_complex()
+
+
+def has_complex(ep: ExportedProgram) -> bool:
+    """Whether any value of the program is complex."""
+    return any(_is_complex(node.meta.get("val")) for node in ep.graph.nodes)
+
+
+class _Builder:
+    """Inserts real ops before `anchor`, each with its fake value and `anchor`'s source."""
+
+    def __init__(self, graph: torch.fx.Graph, anchor: Node, mode: Any) -> None:
+        self.graph, self.anchor, self.mode = graph, anchor, mode
+
+    def __call__(self, target: Any, *args: Any, **kwargs: Any) -> Node:
+        with self.graph.inserting_before(self.anchor):
+            node = self.graph.call_function(target, args, kwargs)
+        values = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
+        with self.mode:
+            node.meta["val"] = target(*values[0], **values[1])
+        for key in ("stack_trace", "nn_module_stack"):
+            if key in self.anchor.meta:
+                node.meta[key] = self.anchor.meta[key]
+        return node
+
+    # pairs
+    def real(self, pair: Node) -> Node:
+        return self(aten.select.int, pair, -1, 0)
+
+    def imag(self, pair: Node) -> Node:
+        return self(aten.select.int, pair, -1, 1)
+
+    def pack(self, real: Node, imag: Node) -> Node:
+        parts = [self(aten.unsqueeze.default, part, -1) for part in (real, imag)]
+        return self(aten.cat.default, parts, -1)
+
+    def rank(self, node: Node) -> int:
+        return node.meta["val"].dim()
+
+
+Rule = Callable[[_Builder, Node, dict[Node, Node]], Node]
+RULES: dict[Any, Rule] = {}
+
+
+def _rule(*targets: Any) -> Callable[[Rule], Rule]:
+    def register(function: Rule) -> Rule:
+        for target in targets:
+            RULES[target] = function
+        return function
+
+    return register
+
+
+def _dim(dim: int, rank: int) -> int:
+    """A complex tensor's dim as the pair's (the trailing 2 is not counted in `rank`)."""
+    return dim % rank if rank else 0
+
+
+# --------------------------------------------------------------------------
+# Views and layout
+# --------------------------------------------------------------------------
+
+
+@_rule(aten.view_as_complex.default)
+def _view_as_complex(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    return _args(node)[0]
+
+
+@_rule(aten.view_as_real.default)
+def _view_as_real(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    return pairs[_args(node)[0]]
+
+
+@_rule(aten.clone.default, aten.alias.default, aten.resolve_conj.default, aten.lift_fresh_copy.default)
+def _same(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    return pairs[_args(node)[0]]
+
+
+@_rule(aten._conj.default, aten.conj_physical.default, aten._conj_physical.default)
+def _conj(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    pair = pairs[_args(node)[0]]
+    return b.pack(b.real(pair), b(aten.neg.default, b.imag(pair)))
+
+
+@_rule(aten.neg.default)
+def _neg(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    return b(aten.neg.default, pairs[_args(node)[0]])
+
+
+@_rule(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+def _view(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    return b(aten.reshape.default, pairs[_args(node)[0]], [*node.meta["val"].shape, 2])
+
+
+@_rule(aten.expand.default)
+def _expand(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    return b(aten.expand.default, pairs[_args(node)[0]], [*node.meta["val"].shape, 2])
+
+
+@_rule(aten.permute.default)
+def _permute(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    rank = len(_args(node)[1])
+    return b(aten.permute.default, pairs[_args(node)[0]], [_dim(d, rank) for d in _args(node)[1]] + [rank])
+
+
+@_rule(aten.transpose.int)
+def _transpose(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    rank = b.rank(node)
+    return b(aten.transpose.int, pairs[_args(node)[0]], _dim(_args(node)[1], rank), _dim(_args(node)[2], rank))
+
+
+@_rule(aten.select.int)
+def _select(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source = _args(node)[0]
+    return b(aten.select.int, pairs[source], _dim(_args(node)[1], b.rank(source)), _args(node)[2])
+
+
+@_rule(aten.slice.Tensor)
+def _slice(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source, dim, *rest = _args(node)
+    return b(aten.slice.Tensor, pairs[source], _dim(dim, b.rank(source)), *rest)
+
+
+@_rule(aten.unsqueeze.default)
+def _unsqueeze(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    return b(aten.unsqueeze.default, pairs[_args(node)[0]], _dim(_args(node)[1], b.rank(node)))
+
+
+@_rule(aten.squeeze.dims, aten.squeeze.dim)
+def _squeeze(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source = _args(node)[0]
+    dims = _args(node)[1] if isinstance(_args(node)[1], list | tuple) else [_args(node)[1]]
+    return b(aten.squeeze.dims, pairs[source], [_dim(d, b.rank(source)) for d in dims])
+
+
+@_rule(aten.cat.default)
+def _cat(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    dim = _args(node)[1] if len(_args(node)) > 1 else 0
+    return b(aten.cat.default, [pairs[v] for v in _args(node)[0]], _dim(dim, b.rank(node)))
+
+
+@_rule(aten.sum.dim_IntList, aten.mean.dim)
+def _sum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source = _args(node)[0]
+    rank = b.rank(source)
+    dims = _args(node)[1] if len(_args(node)) > 1 and _args(node)[1] else list(range(rank))
+    keepdim = _args(node)[2] if len(_args(node)) > 2 else node.kwargs.get("keepdim", False)
+    return b(node.target, pairs[source], [_dim(d, rank) for d in dims], keepdim)
+
+
+# --------------------------------------------------------------------------
+# Arithmetic
+# --------------------------------------------------------------------------
+
+
+def _parts(b: _Builder, value: Any, pairs: dict[Node, Node]) -> tuple[Any, Any]:
+    """(real, imag) of an operand: a complex node's pair, a real tensor or number (imag None)."""
+    if isinstance(value, Node) and value in pairs:
+        pair = pairs[value]
+        return b.real(pair), b.imag(pair)
+    if isinstance(value, complex):
+        return value.real, value.imag
+    return value, None
+
+
+def _times(b: _Builder, x: Any, y: Any) -> Any:
+    if x is None or y is None:
+        return None
+    if isinstance(x, Node) or isinstance(y, Node):
+        return b(aten.mul.Tensor, x, y) if isinstance(x, Node) else b(aten.mul.Tensor, y, x)
+    return x * y
+
+
+def _plus(b: _Builder, x: Any, y: Any, sign: float = 1.0) -> Any:
+    """x + sign * y, with None as zero."""
+    if y is None:
+        return x
+    if x is None:
+        return b(aten.mul.Tensor, y, sign) if isinstance(y, Node) else sign * y
+    if isinstance(x, Node):
+        return b(aten.add.Tensor, x, y, alpha=sign) if isinstance(y, Node) else b(aten.add.Tensor, x, sign * y)
+    return b(aten.add.Tensor, b(aten.mul.Tensor, y, sign), x) if isinstance(y, Node) else x + sign * y
+
+
+def _as_tensor(b: _Builder, value: Any, like: Node) -> Node:
+    """A real part that may be a number or None as a tensor shaped like `like`."""
+    if isinstance(value, Node):
+        return b(aten.add.Tensor, b(aten.mul.Tensor, like, 0.0), value)
+    return b(aten.full_like.default, like, 0.0 if value is None else value)
+
+
+def _pack_parts(b: _Builder, node: Node, real: Any, imag: Any) -> Node:
+    """The pair of a complex result from parts that may be numbers or None, broadcast to its shape."""
+    shape = list(node.meta["val"].shape)
+    like = next(v for v in (real, imag) if isinstance(v, Node))
+    real, imag = _as_tensor(b, real, like), _as_tensor(b, imag, like)
+    real, imag = (b(aten.expand.default, v, shape) if list(v.meta["val"].shape) != shape else v for v in (real, imag))
+    return b.pack(real, imag)
+
+
+@_rule(aten.mul.Tensor, aten.mul.Scalar)
+def _mul(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
+    real = _plus(b, _times(b, ar, br), _times(b, ai, bi), -1.0)
+    imag = _plus(b, _times(b, ar, bi), _times(b, ai, br))
+    return _pack_parts(b, node, real, imag)
+
+
+@_rule(aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar)
+def _add(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    alpha: float = node.kwargs.get("alpha", _args(node)[2] if len(_args(node)) > 2 else 1)  # type: ignore[assignment]
+    sign = -alpha if node.target in (aten.sub.Tensor, aten.sub.Scalar) else alpha
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
+    return _pack_parts(b, node, _plus(b, ar, br, sign), _plus(b, ai, bi, sign))
+
+
+@_rule(aten.div.Tensor, aten.div.Scalar)
+def _div(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """a / b = a * conj(b) / |b|^2 (a real divisor divides both parts)."""
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
+    if bi is None:
+        inverse = b(aten.reciprocal.default, br) if isinstance(br, Node) else 1.0 / br
+        return _pack_parts(b, node, _times(b, ar, inverse), _times(b, ai, inverse))
+    norm = _plus(b, _times(b, br, br), _times(b, bi, bi))
+    real = _plus(b, _times(b, ar, br), _times(b, ai, bi))
+    imag = _plus(b, _times(b, ai, br), _times(b, ar, bi), -1.0)
+    return _pack_parts(b, node, b(aten.div.Tensor, real, norm), b(aten.div.Tensor, imag, norm))
+
+
+_REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
+
+
+@_rule(aten._to_copy.default)
+def _to_copy(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """real -> complex: (x, 0); complex -> complex: both parts cast; complex -> real: the real part."""
+    source, target = _args(node)[0], node.meta["val"].dtype
+    if source not in pairs:
+        real = b(aten._to_copy.default, source, dtype=_REAL_OF[target])
+        return b.pack(real, b(aten.zeros_like.default, real))
+    pair = pairs[source]
+    if target.is_complex:
+        return b(aten._to_copy.default, pair, dtype=_REAL_OF[target])
+    return b(aten._to_copy.default, b.real(pair), dtype=target)
+
+
+@_rule(aten.abs.default)
+def _abs(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    pair = pairs[_args(node)[0]]
+    real, imag = b.real(pair), b.imag(pair)
+    return b(aten.sqrt.default, b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag)))
+
+
+@_rule(aten.angle.default)
+def _angle(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    pair = pairs[_args(node)[0]]
+    return b(aten.atan2.default, b.imag(pair), b.real(pair))
+
+
+@_rule(aten.polar.default)
+def _polar(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    magnitude, angle = _args(node)[:2]
+    return _pack_parts(
+        b, node, b(aten.mul.Tensor, magnitude, b(aten.cos.default, angle)),
+        b(aten.mul.Tensor, magnitude, b(aten.sin.default, angle)),
+    )
+
+
+@_rule(aten.exp.default)
+def _exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    pair = pairs[_args(node)[0]]
+    scale, angle = b(aten.exp.default, b.real(pair)), b.imag(pair)
+    cos, sin = b(aten.cos.default, angle), b(aten.sin.default, angle)
+    return b.pack(b(aten.mul.Tensor, scale, cos), b(aten.mul.Tensor, scale, sin))
+
+
+# --------------------------------------------------------------------------
+# FFT as DFT matrices
+# --------------------------------------------------------------------------
+
+
+def _trig(b: _Builder, rows: int, cols: int, length: int, forward: bool) -> tuple[Node, Node]:
+    """cos and sin of -+2 pi j k / length for j < rows, k < cols, in f32: the phase
+    reduced exactly (j k mod length, in integers), and exact zeros where the angle is
+    a multiple of pi (sin) or an odd multiple of pi / 2 (cos), as an FFT's twiddles are."""
+    j = b(aten.arange.default, rows, dtype=torch.int64)
+    k = b(aten.arange.default, cols, dtype=torch.int64)
+    product = b(aten.mul.Tensor, b(aten.unsqueeze.default, j, 1), b(aten.unsqueeze.default, k, 0))
+    phase = b(aten.remainder.Scalar, product, length)
+    if forward:
+        phase = b(aten.remainder.Scalar, b(aten.rsub.Scalar, phase, length), length)
+    theta = b(aten.mul.Tensor, b(aten._to_copy.default, phase, dtype=torch.float32), 2 * math.pi / length)
+    on_axis = b(aten.eq.Scalar, b(aten.remainder.Scalar, b(aten.mul.Tensor, phase, 2), length), 0)
+    quarter = b(aten.eq.Scalar, b(aten.remainder.Scalar, b(aten.mul.Tensor, phase, 4), length), 0)
+    off_axis = b(aten.logical_and.default, quarter, b(aten.logical_not.default, on_axis))
+    zero = b(aten.full.default, [], 0.0)
+    sin = b(aten.where.self, on_axis, zero, b(aten.sin.default, theta))
+    cos = b(aten.where.self, off_axis, zero, b(aten.cos.default, theta))
+    return cos, sin
+
+
+def _along(b: _Builder, value: Node, dim: int, matrix: Node) -> Node:
+    """`value` times `matrix` [n, m] along `dim` (n becomes m there)."""
+    rank = b.rank(value)
+    order = [d for d in range(rank) if d != dim] + [dim]
+    moved = b(aten.permute.default, value, order)
+    shape = list(moved.meta["val"].shape)
+    flat = b(aten.reshape.default, moved, [-1, shape[-1]])
+    product = b(aten.mm.default, flat, matrix)
+    out = b(aten.reshape.default, product, shape[:-1] + [matrix.meta["val"].shape[1]])
+    back = [order.index(d) for d in range(rank)]
+    return b(aten.permute.default, out, back)
+
+
+def _dft(b: _Builder, real: Node, imag: Node | None, dim: int, size: int, forward: bool) -> tuple[Node, Node]:
+    """sum_j x_j e^(-+ 2 pi i j k / n) along `dim` (size outputs), with x = real + i imag."""
+    length = real.meta["val"].shape[dim]
+    cos, sin = _trig(b, length, size, length, forward)
+    out_real, out_imag = _along(b, real, dim, cos), _along(b, real, dim, sin)
+    if imag is not None:
+        out_real = b(aten.sub.Tensor, out_real, _along(b, imag, dim, sin))
+        out_imag = b(aten.add.Tensor, out_imag, _along(b, imag, dim, cos))
+    return out_real, out_imag
+
+
+def _normalized(b: _Builder, parts: Sequence[Node], mode: int, count: int) -> list[Node]:
+    """torch's fft norm modes: 0 none, 1 by 1/sqrt(n), 2 by 1/n (n the transformed elements)."""
+    scale = {0: 1.0, 1: 1.0 / math.sqrt(count), 2: 1.0 / count}[mode]
+    return list(parts) if scale == 1.0 else [b(aten.mul.Tensor, p, scale) for p in parts]
+
+
+def _dims(node: Node, source: Node, b: _Builder) -> list[int]:
+    rank = b.rank(source)
+    return [d % rank for d in _args(node)[1]]
+
+
+@_rule(aten._fft_r2c.default)
+def _fft_r2c(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source, _, mode, onesided = _args(node)[:4]
+    dims = _dims(node, source, b)
+    last = source.meta["val"].shape[dims[-1]]
+    real, imag = _dft(b, source, None, dims[-1], last // 2 + 1 if onesided else last, True)
+    for dim in dims[:-1]:
+        real, imag = _dft(b, real, imag, dim, real.meta["val"].shape[dim], True)
+    count = math.prod(source.meta["val"].shape[d] for d in dims)
+    return b.pack(*_normalized(b, (real, imag), mode, count))
+
+
+@_rule(aten._fft_c2c.default)
+def _fft_c2c(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source, _, mode, forward = _args(node)[:4]
+    pair = pairs[source]
+    real, imag = b.real(pair), b.imag(pair)
+    dims = _dims(node, source, b)
+    for dim in dims:
+        real, imag = _dft(b, real, imag, dim, real.meta["val"].shape[dim], forward)
+    count = math.prod(source.meta["val"].shape[d] for d in dims)
+    return b.pack(*_normalized(b, (real, imag), mode, count))
+
+
+@_rule(aten._fft_c2r.default)
+def _fft_c2r(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """The inverse of a one-sided transform: the Hermitian half counted twice
+    (bins 0 and n/2 once, their imaginary parts ignored, as pocketfft does)."""
+    source, _, mode, length = _args(node)[:4]
+    pair = pairs[source]
+    real, imag = b.real(pair), b.imag(pair)
+    dims = _dims(node, source, b)
+    for dim in dims[:-1]:
+        real, imag = _dft(b, real, imag, dim, real.meta["val"].shape[dim], False)
+    half = length // 2 + 1
+    real, imag = (b(aten.slice.Tensor, v, dims[-1], 0, half) for v in (real, imag))
+    cos, sin = _trig(b, half, length, length, False)
+    weight = _weights(b, [1.0 if k == 0 or 2 * k == length else 2.0 for k in range(half)])
+    cos, sin = b(aten.mul.Tensor, cos, weight), b(aten.mul.Tensor, sin, weight)
+    out = b(aten.sub.Tensor, _along(b, real, dims[-1], cos), _along(b, imag, dims[-1], sin))
+    count = math.prod(node.meta["val"].shape[d] for d in dims)
+    return _normalized(b, (out,), mode, count)[0]
+
+
+def _weights(b: _Builder, weights: list[float]) -> Node:
+    """A column [len(weights), 1] of 1s and 2s: 2 - (k == 0) - (k == n/2)."""
+    count = len(weights)
+    twos = b(aten.full.default, [count, 1], 2.0)
+    ones_at = [k for k, w in enumerate(weights) if w == 1.0]
+    index = b(aten.unsqueeze.default, b(aten.arange.default, count, dtype=torch.int64), 1)
+    for k in ones_at:
+        twos = b(aten.sub.Tensor, twos, b(aten._to_copy.default, b(aten.eq.Scalar, index, k), dtype=torch.float32))
+    return twos
+
+
+# --------------------------------------------------------------------------
+# The rewrite
+# --------------------------------------------------------------------------
+
+
+def _refuse(node: Node, what: str) -> UnsupportedOpsError:
+    return UnsupportedOpsError(
+        f"the model uses 1 operator rducc cannot import:\n  {node.target} ({what}): 1 use, "
+        f"first at {describe_location(node)}"
+    )
+
+
+def lower_complex(ep: ExportedProgram) -> None:
+    """Rewrite every complex value of `ep`'s graph (in place) as a real pair."""
+    graph = ep.graph
+    mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
+                and hasattr(n.meta["val"], "fake_mode"))
+    if any(n.op == "placeholder" and _is_complex(n.meta.get("val")) for n in graph.nodes):
+        return  # the importer refuses the complex input, naming its dtype
+    pairs: dict[Node, Node] = {}
+    replaced: list[Node] = []
+    for node in list(graph.nodes):
+        complex_in = any(isinstance(a, Node) and a in pairs for a in node.all_input_nodes)
+        complex_out = _is_complex(node.meta.get("val"))
+        if not complex_in and not complex_out:
+            continue
+        if node.op == "output":
+            raise _refuse(node, "a complex model output: return torch.view_as_real(x)")
+        rule = RULES.get(node.target)
+        if rule is None:
+            raise _refuse(node, "on complex values, which rducc computes as pairs of reals; no pair form yet")
+        result = rule(_Builder(graph, node, mode), node, pairs)
+        if complex_out:
+            pairs[node] = result
+        else:
+            node.replace_all_uses_with(result)
+        replaced.append(node)
+    for node in reversed(replaced):
+        if not node.users:
+            graph.erase_node(node)
+    graph.lint()

@@ -1,0 +1,201 @@
+"""Decomposing a program to the ATen rducc imports: torch's own
+`run_decompositions()`, plus a table of rducc's exact decompositions for ops
+outside Core ATen (`decomposes`), plus the traced implementation of each
+`torch.library` custom op the program calls.
+
+- `EXTRA_DECOMPOSITIONS`: ops torch keeps after decomposition (`histc`,
+  `_trilinear`, `_int_mm`, random ops with a generator, ...) written as the
+  ATen ops rducc converts. Each is exact (the random ones draw from the same
+  distribution; their numbers are not torch's).
+- Custom ops (`torch.library.custom_op`): their Python implementation is
+  traced into ATen with the program; one that cannot be traced (it reads
+  tensor values, calls numpy) is refused naming it.
+- A failure inside torch's decomposition is reported as that, naming the op
+  and the user's source line. torch re-derives strides while it decomposes,
+  and a `view` that export accepted can then fail (GPT-2's Conv1D after
+  attention at batch > 1): views are retried as reshapes, which mean the
+  same in a functional program.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+
+from rducc.errors import RduccError
+from rducc.frontend.complex_pairs import has_complex, lower_complex
+from rducc.frontend.locations import describe_location
+
+Decomposition = Callable[..., Any]
+
+EXTRA_DECOMPOSITIONS: dict[str, Decomposition] = {}
+"""ATen overload name to rducc's decomposition of it (into ops rducc converts)."""
+
+CORE_NAMESPACES = frozenset({"aten", "prims", "quantized_decomposed"})
+"""Namespaces of torch's own ops; any other namespace is a custom op's package."""
+
+
+def decomposes(*targets: str) -> Callable[[Decomposition], Decomposition]:
+    """Register `function` as the decomposition of each of `targets`."""
+
+    def register(function: Decomposition) -> Decomposition:
+        for target in targets:
+            EXTRA_DECOMPOSITIONS[target] = function
+        return function
+
+    return register
+
+
+def overload(name: str) -> torch._ops.OpOverload | None:
+    """The op overload `namespace.op.overload`, or None if this process does not define it."""
+    namespace, op, variant = name.split(".")
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), op), variant)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+# --------------------------------------------------------------------------
+# Custom ops
+# --------------------------------------------------------------------------
+
+
+class CustomOpNotTraceable(RduccError):
+    """A custom op's implementation could not be traced into ATen."""
+
+
+def _namespace(target: Any) -> str | None:
+    return target.namespace if isinstance(target, torch._ops.OpOverload) else None
+
+
+def _traced_implementation(op: torch._ops.OpOverload) -> Decomposition | None:
+    """The Python implementation of a `torch.library.custom_op`, wrapped so a failure names the op."""
+    from torch._library.custom_ops import OPDEFS
+
+    definition = OPDEFS.get(op._schema.name)
+    function = getattr(definition, "_init_fn", None)
+    if function is None:
+        return None
+    name = op._schema.name
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:  # anything the implementation does that tracing cannot follow
+            text = str(error).strip().splitlines()
+            reason = text[0] if text else type(error).__name__
+            raise CustomOpNotTraceable(
+                f"custom op {name} cannot be traced into ATen ({reason}); "
+                "register a decomposition for it or rewrite it without data-dependent control flow"
+            ) from None
+
+    return traced
+
+
+def custom_op_decompositions(ep: ExportedProgram) -> dict[Any, Decomposition]:
+    """For each custom op the program calls: rducc's decomposition, else its traced implementation.
+    A custom op with neither is left for the importer to refuse by name."""
+    table: dict[Any, Decomposition] = {}
+    for node in ep.graph.nodes:
+        namespace = _namespace(node.target)
+        if node.op != "call_function" or namespace is None or namespace in CORE_NAMESPACES:
+            continue
+        own = EXTRA_DECOMPOSITIONS.get(str(node.target))
+        implementation = own or _traced_implementation(node.target)
+        if implementation is not None:
+            table[node.target] = implementation
+    return table
+
+
+# --------------------------------------------------------------------------
+# Running the decomposition
+# --------------------------------------------------------------------------
+
+
+_DECOMPOSED: weakref.WeakKeyDictionary[ExportedProgram, ExportedProgram] = weakref.WeakKeyDictionary()
+"""Each program's Core ATen form, kept while the program lives: compiling one
+program for several opt levels or targets decomposes it once (torch's
+decomposition costs far more than rducc's import and passes on small models)."""
+
+
+def decomposition_table(ep: ExportedProgram) -> dict[Any, Decomposition]:
+    """torch's default table, rducc's extra decompositions and the program's custom ops."""
+    table = dict(torch.export.default_decompositions())
+    for name, function in EXTRA_DECOMPOSITIONS.items():
+        op = overload(name)
+        if op is not None and _namespace(op) in CORE_NAMESPACES:
+            table[op] = function
+    table.update(custom_op_decompositions(ep))
+    return table
+
+
+@contextmanager
+def _views_as_reshapes(ep: ExportedProgram) -> Iterator[None]:
+    """Every `aten.view` of the graph a `reshape` for the duration (restored after)."""
+    views = [n for n in ep.graph.nodes if n.target is torch.ops.aten.view.default]
+    for node in views:
+        node.target = torch.ops.aten.reshape.default
+    try:
+        yield
+    finally:
+        for node in views:
+            node.target = torch.ops.aten.view.default
+
+
+_FAILED_NODE = re.compile(r"While executing %(\w+)")
+
+
+def _failure(ep: ExportedProgram, error: Exception) -> RduccError:
+    """torch's decomposition failed: name the op and the user's line it came from."""
+    text = str(error)
+    match = _FAILED_NODE.search(text)
+    node = next((n for n in ep.graph.nodes if match and n.name == match.group(1)), None)
+    own = next((c for c in _causes(error) if isinstance(c, RduccError)), None)
+    if own is not None:  # torch appends its own trace to the message: keep the first line
+        where = describe_location(node) if node is not None else "the program"
+        return RduccError(f"{where}: {str(own).splitlines()[0]}")
+    first = next((line for line in text.splitlines() if line.strip()), type(error).__name__)
+    where = f"{node.target} at {describe_location(node)}" if node is not None else "the program"
+    return RduccError(f"torch's decomposition (run_decompositions) failed on {where}: {first.strip()}")
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def decompose(ep: ExportedProgram) -> ExportedProgram:
+    """The program in the ATen rducc imports (see the module's docstring)."""
+    if ep not in _DECOMPOSED:
+        table = decomposition_table(ep)
+        try:
+            _DECOMPOSED[ep] = ep.run_decompositions(table)
+        except Exception as error:  # torch raises many kinds from inside its tracer
+            if any(isinstance(c, RduccError) for c in _causes(error)):
+                raise _failure(ep, error) from None
+            try:
+                with _views_as_reshapes(ep):
+                    _DECOMPOSED[ep] = ep.run_decompositions(table)
+            except Exception:
+                raise _failure(ep, error) from None
+        if has_complex(_DECOMPOSED[ep]):
+            lower_complex(_DECOMPOSED[ep])
+    return _DECOMPOSED[ep]
+
+
+def extra_supported_ops() -> list[str]:
+    """The overloads that rducc decomposes itself (and so imports), sorted."""
+    return sorted(EXTRA_DECOMPOSITIONS)
+
+
+__all__ = ["EXTRA_DECOMPOSITIONS", "decompose", "decomposes", "extra_supported_ops", "overload"]

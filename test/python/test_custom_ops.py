@@ -1,0 +1,181 @@
+"""Custom ops, the decomposition step and the models that needed them (issue 17,
+items 6 and 7): a `torch.library` custom op whose implementation can be traced
+is imported as the ATen it runs; one that cannot is one error naming it; an
+archive calling an op the loading process does not register is refused naming
+the op and its package; a failure inside torch's `run_decompositions()` names
+the op and the user's line; transformers' Mixtral and Qwen2-MoE (which call
+`transformers::grouped_mm_fallback`, `histc` and `empty_permuted`) and GPT-2 at
+batch 2 (whose Conv1D view fails inside torch's decomposition) compile and
+match eager."""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+import rducc
+from rducc.errors import RduccError
+from rducc.frontend import decompositions
+from rducc.frontend.loader import load_exported_program
+
+
+@torch.library.custom_op("rducctest::scaled_gelu", mutates_args=())
+def scaled_gelu(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return torch.nn.functional.gelu(x) * scale + x.sum(0)
+
+
+@scaled_gelu.register_fake
+def _scaled_gelu_fake(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("rducctest::positive_rows", mutates_args=())
+def positive_rows(x: torch.Tensor) -> torch.Tensor:
+    """Reads a value to size a slice: not traceable with static shapes."""
+    return x[: int((x > 0).sum())].sum(0)
+
+
+@positive_rows.register_fake
+def _positive_rows_fake(x: torch.Tensor) -> torch.Tensor:
+    return x.new_empty(x.shape[1:])
+
+
+class Traceable(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return scaled_gelu(x, 2.0) + 1
+
+
+class Untraceable(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return positive_rows(x) * 2  # marker: untraceable
+
+
+X = torch.randn(4, 6)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_traceable_custom_op_is_imported_as_its_aten(opt_level: int) -> None:
+    program = torch.export.export(Traceable(), (X,))
+    assert "rducctest.scaled_gelu.default" in {str(n.target) for n in program.graph.nodes}
+    torch.testing.assert_close(rducc.compile(program, opt_level=opt_level)(X), Traceable()(X))
+
+
+def test_untraceable_custom_op_is_one_error_naming_it() -> None:
+    program = torch.export.export(Untraceable(), (X,))
+    with pytest.raises(RduccError) as error:
+        rducc.compile(program)
+    message = str(error.value)
+    assert len(message.splitlines()) == 1, message
+    assert "custom op rducctest::positive_rows cannot be traced into ATen" in message
+    assert f"{Path(__file__).name}:" in message and "# marker: untraceable" in message
+
+
+def test_failure_inside_torch_decomposition_names_op_and_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decomposition that raises: reported as torch's decomposition failing on the op, at the user's line."""
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ValueError("cannot decompose this")
+
+    monkeypatch.setitem(decompositions.EXTRA_DECOMPOSITIONS, "aten.histc.default", broken)
+
+    class Histogram(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.histc(x, bins=4)  # marker: histc
+
+    with pytest.raises(RduccError) as error:
+        rducc.compile(torch.export.export(Histogram(), (X,)))
+    message = str(error.value)
+    assert message.startswith("torch's decomposition (run_decompositions) failed on aten.histc.default at ")
+    assert "# marker: histc" in message and message.endswith("cannot decompose this")
+
+
+def test_views_that_fail_to_decompose_are_retried_as_reshapes() -> None:
+    """Export accepts a view whose input's strides torch's decomposition derives
+    differently (GPT-2's Conv1D after attention at batch > 1); rducc's retry succeeds."""
+
+    class TransposedView(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            merged = torch.nn.functional.scaled_dot_product_attention(x, x, x).transpose(1, 2).reshape(2, 8, 32)
+            return merged.view(-1, 32) @ torch.ones(32, 4)
+
+    x = torch.randn(2, 4, 8, 8)
+    program = torch.export.export(TransposedView(), (x,))
+    try:
+        program.run_decompositions()
+        failed = False
+    except Exception:  # torch's own failure, which rducc works around
+        failed = True
+    torch.testing.assert_close(rducc.compile(program)(x), TransposedView()(x))
+    if not failed:
+        pytest.xfail("this torch decomposes the view itself; the GPT-2 test below covers the model")
+
+
+# --------------------------------------------------------------------------
+# transformers models
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def transformers_module():
+    sys.modules.setdefault("torchvision", None)  # type: ignore[arg-type]  (transformers' image utilities are not needed)
+    return pytest.importorskip("transformers")
+
+
+def _tiny(transformers_module, name: str) -> torch.nn.Module:
+    t = transformers_module
+    common = dict(num_hidden_layers=1, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                  vocab_size=100, max_position_embeddings=64, use_cache=False)
+    if name == "mixtral":
+        config = t.MixtralConfig(intermediate_size=64, num_local_experts=4, num_experts_per_tok=2, **common)
+        return t.MixtralForCausalLM(config).eval()
+    if name == "qwen2_moe":
+        config = t.Qwen2MoeConfig(intermediate_size=64, moe_intermediate_size=16, shared_expert_intermediate_size=32,
+                                  num_experts=4, num_experts_per_tok=2, **common)
+        return t.Qwen2MoeForCausalLM(config).eval()
+    config = t.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=100, n_positions=64, use_cache=False)
+    return t.GPT2LMHeadModel(config).eval()
+
+
+def _logits(output: object) -> torch.Tensor:
+    if isinstance(output, dict):
+        return output["logits"]
+    return output[0] if isinstance(output, tuple | list) else output  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("name,batch", [("mixtral", 1), ("qwen2_moe", 2), ("gpt2", 2)])
+def test_transformers_models_compile_and_match_eager(transformers_module, name: str, batch: int) -> None:
+    torch.manual_seed(0)
+    model = _tiny(transformers_module, name)
+    ids = torch.randint(0, 100, (batch, 8))
+    with torch.no_grad():
+        program = torch.export.export(model, (ids,))
+        expected = _logits(model(ids))
+    targets = {str(n.target) for n in program.graph.nodes}
+    if name != "gpt2":
+        assert "transformers.grouped_mm_fallback.default" in targets
+    for opt_level in (0, 2):
+        torch.testing.assert_close(_logits(rducc.compile(program, opt_level=opt_level)(ids)), expected)
+
+
+def test_archive_with_an_unregistered_op_names_it(tmp_path: Path) -> None:
+    """The archive of a program calling rducctest::scaled_gelu, with the op renamed to one
+    no package registers: refused naming it and its namespace, before torch deserializes."""
+    archive = tmp_path / "custom.pt2"
+    torch.export.save(torch.export.export(Traceable(), (X,)), archive)
+    renamed = tmp_path / "unregistered.pt2"
+    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(renamed, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename.endswith(".json"):
+                data = data.replace(b"rducctest.scaled_gelu", b"someones_kernels.fused_gelu")
+            target.writestr(item, data)
+    assert load_exported_program(archive) is not None
+    with pytest.raises(RduccError) as error:
+        load_exported_program(renamed)
+    message = str(error.value)
+    assert "custom operator someones_kernels::fused_gelu.default, which is not registered" in message
+    assert "'someones_kernels' namespace" in message and len(message.splitlines()) == 1
