@@ -30,6 +30,7 @@ from rducc.runtime import implementations as _implementations  # noqa: F401 - re
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import BF16, dense_to_array
 from rducc.runtime.registry import Kernel, describe_op
+from rducc.runtime.threads import follow_torch
 
 Env = list[Any]
 """The value table of one run: a slot per SSA value (and per view or buffer)."""
@@ -262,6 +263,7 @@ class Runner(ABC):
         """Outputs of the entry function for these inputs; weights by global name.
         `context` (a fresh one-socket run when None) is the call's run number, group and rank."""
         values, bound = check_arguments(inputs, weights, self.inputs, self.weights, self.entry)
+        follow_torch()  # numpy's BLAS threads = torch's
         return self._execute(values, bound, context or self._runs.next_context())
 
     __call__ = run
