@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
+import torchvision_compat  # noqa: F401 - torchvision importable (examples/torchvision_compat.py)
 from torch import nn
 
 Inputs = tuple[torch.Tensor, ...]
@@ -183,34 +183,6 @@ TRANSFORMERS = [
 # --------------------------------------------------------------------------
 # torchvision (its models are pure Python; the C extension is not needed)
 # --------------------------------------------------------------------------
-
-
-def _define_torchvision_ops() -> torch.library.Library | None:
-    """Makes torchvision importable without its C extension (its models are
-    pure Python): the installed wheel is a CUDA build whose `_C.so` does not
-    load beside CPU torch, and importing torchvision (which transformers and
-    timm do) registers fake kernels for `torchvision::nms` and `qnms`, whose
-    schemas only the extension defines. Defines those two when `_C.so` does
-    not load."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("torchvision")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    library_path = next(Path(spec.submodule_search_locations[0]).glob("_C*.so"), None)
-    try:
-        if library_path is not None:
-            torch.ops.load_library(str(library_path))
-            return None
-    except OSError:
-        pass
-    library = torch.library.Library("torchvision", "FRAGMENT")
-    for op in ("nms", "qnms"):
-        library.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-    return library
-
-
-_TORCHVISION_OPS = _define_torchvision_ops()
 
 
 def _torchvision() -> Any:

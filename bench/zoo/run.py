@@ -72,8 +72,9 @@ def _shorten(message: str, limit: int = 140) -> str:
 
 def one_line(error: BaseException) -> str:
     """An exception as one line: rducc's own message, else its type and first line."""
-    if isinstance(error, RduccError):
-        return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if isinstance(error, RduccError):  # its lines (the refused operators, one a line) joined
+        lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+        return " ".join(lines) if lines else type(error).__name__
     where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     at = f" (at {where.name})" if where else ""
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
