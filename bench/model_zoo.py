@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from common import REPO, Section, machine
-
 from zoo.models import QUICK, ZOO  # noqa: E402
 from zoo.run import Row, markdown, run_zoo, summary  # noqa: E402
 
@@ -57,7 +56,7 @@ def run(quick: bool) -> Section:
 
 
 def write(rows: list[Row], command: str, seconds: float, path: Path) -> None:
-    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = markdown(rows, command, when, machine(), seconds)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(text)

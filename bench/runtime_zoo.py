@@ -23,9 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from common import Section
-
 import torch  # noqa: E402
+from common import Section
 from runtime_tiny import profile_by_op  # noqa: E402
 from zoo.models import QUICK, ZOO  # noqa: E402
 from zoo.run import max_error, one_line  # noqa: E402

@@ -16,6 +16,7 @@ import torch
 
 from rducc.runtime.dtypes import F32, F64, UINT_DTYPES
 
+
 def erf(x: Any) -> np.ndarray:
     """Vectorized error function: torch's own (what eager's erf and exact gelu
     compute), in f32 (f16/bf16 too, rounded once) or f64."""

@@ -137,7 +137,8 @@ def _t5_encoder() -> nn.Module:
 
 TRANSFORMERS = [
     ZooModel("llama", "transformers", _causal("LlamaConfig", "LlamaForCausalLM"), tokens, True),
-    ZooModel("mistral", "transformers", _causal("MistralConfig", "MistralForCausalLM", sliding_window=None), tokens, True),
+    ZooModel("mistral", "transformers", _causal("MistralConfig", "MistralForCausalLM", sliding_window=None),
+             tokens, True),
     ZooModel("qwen2", "transformers", _causal("Qwen2Config", "Qwen2ForCausalLM"), tokens, True),
     ZooModel("qwen3", "transformers", _causal("Qwen3Config", "Qwen3ForCausalLM", head_dim=16), tokens, True),
     ZooModel("gemma", "transformers", _causal("GemmaConfig", "GemmaForCausalLM", head_dim=16), tokens, True),
@@ -243,7 +244,8 @@ TIMM = [
     ZooModel("ghostnet_050", "timm", _timm("ghostnet_050"), images),
     ZooModel("lcnet_050", "timm", _timm("lcnet_050"), images),
     ZooModel("regnetx_002", "timm", _timm("regnetx_002"), images),
-    ZooModel("vit_tiny", "timm", _timm("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2), lambda b: images(b, 32)),
+    ZooModel("vit_tiny", "timm", _timm("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2),
+             lambda b: images(b, 32)),
     ZooModel("mixer_s16", "timm", _timm("mixer_s16_224", img_size=32),
              lambda b: images(b, 32)),
     ZooModel("efficientvit_m0", "timm", _timm("efficientvit_m0", img_size=64), images),
