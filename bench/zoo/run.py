@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from common import best_time
 
 import rducc
 from rducc.errors import RduccError
@@ -103,16 +104,6 @@ def max_error(ours: Any, eager: Any) -> tuple[float, bool]:
     return worst, within
 
 
-def best_of(function: Callable[[], object], calls: int) -> float:
-    function()
-    best = float("inf")
-    for _ in range(calls):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def compile_and_check(exported: torch.export.ExportedProgram, model: torch.nn.Module, inputs: tuple,
                       expected: Any, timed: bool, **options: Any) -> Outcome:
     """Compile with `options`, run, compare with eager; any exception is the outcome."""
@@ -125,8 +116,8 @@ def compile_and_check(exported: torch.export.ExportedProgram, model: torch.nn.Mo
         outcome = Outcome("ok" if within else "mismatch", error, compile_s=seconds)
         if timed:
             with torch.no_grad():
-                eager_s = best_of(lambda: model(*inputs), 3)
-            outcome.ratio = best_of(lambda: program(*inputs), 3) / eager_s
+                eager_s = best_time(lambda: model(*inputs), 3)
+            outcome.ratio = best_time(lambda: program(*inputs), 3) / eager_s
             outcome.modeled_s = program.report.modeled_time_s
         return outcome
     except Exception as error:  # noqa: BLE001 - every failure is a row
