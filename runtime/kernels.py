@@ -52,10 +52,21 @@ def matmul(
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
     if transpose_rhs:
         rhs = np.swapaxes(rhs, -1, -2)
+    if lhs.dtype in HALF_DTYPES:
+        lhs, rhs = lhs.astype(F32), rhs.astype(F32)
     with np.errstate(all="ignore"):
-        if lhs.dtype in HALF_DTYPES:
-            return np.matmul(lhs.astype(F32), rhs.astype(F32)).astype(dtype, copy=False)
-        return np.matmul(lhs, rhs).astype(dtype, copy=False)
+        return _one_gemm(lhs, rhs).astype(dtype, copy=False)
+
+
+def _one_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`np.matmul`, as one 2-d GEMM when the rhs is the same matrix for every
+    batch (a linear layer on `[..., M, K]`): numpy would run one small GEMM per batch."""
+    if lhs.ndim <= 2 or rhs.ndim < 2 or not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
+        return np.matmul(lhs, rhs)
+    matrix = rhs[(0,) * (rhs.ndim - 2)]
+    batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
+    rows = np.broadcast_to(lhs, (*batch, *lhs.shape[-2:])).reshape(-1, lhs.shape[-1])
+    return np.matmul(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
 
 
 def _axes(x: np.ndarray, dims: Sequence[int]) -> tuple[int, ...]:
