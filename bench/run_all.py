@@ -23,7 +23,10 @@ from pathlib import Path
 
 from common import REPO, Section, machine
 
-BENCHMARKS = ("compile_llama8b", "runtime_tiny", "model_llama8b", "interpreter_vs_xdsl", "multi_socket")
+BENCHMARKS = (
+    "compile_llama8b", "runtime_tiny", "model_llama8b", "interpreter_vs_xdsl", "multi_socket",
+    "model_zoo", "runtime_zoo",
+)
 """The benchmark modules of bench/, in the order they run and appear."""
 
 NOTES = REPO / "bench" / "notes.md"

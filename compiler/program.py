@@ -116,6 +116,24 @@ class _Constant:
         self.value = value
 
 
+def _input_array(tensor: torch.Tensor) -> np.ndarray:
+    """A CPU tensor's memory as a numpy array, without a copy (the runtime only
+    reads its inputs, through read-only views); a copy for bf16 and other devices."""
+    tensor = tensor.detach()
+    if tensor.device.type != "cpu" or tensor.dtype == torch.bfloat16 or tensor.is_conj() or tensor.is_neg():
+        return torch_to_numpy(tensor)
+    return tensor.numpy()
+
+
+def _output_tensor(array: np.ndarray) -> torch.Tensor:
+    """A result as a tensor: a fresh array the runtime handed over (its own
+    contiguous memory) is shared, anything else copied."""
+    flags = array.flags
+    if flags.owndata and flags.c_contiguous and flags.writeable and array.dtype.kind in "fiub":
+        return torch.from_numpy(array)
+    return numpy_to_torch(array)
+
+
 class Program:
     """A compiled model: its placed program, weights and the model's I/O structure."""
 
@@ -159,8 +177,8 @@ class Program:
             raise RduccError("Program inputs must be torch tensors")
         if f64_demoted(self.module):
             flat = [t.float() if t.dtype == torch.float64 else t for t in flat]
-        results = self._runner.run([torch_to_numpy(t) for t in flat], self.weights)
-        outputs: list[Any] = [numpy_to_torch(r) for r in results]
+        results = self._runner.run([_input_array(t) for t in flat], self.weights)
+        outputs: list[Any] = [_output_tensor(r) for r in results]
         for index in self._f64_outputs:
             outputs[index] = outputs[index].double()
         for index, kind in self._numbers.items():

@@ -23,11 +23,13 @@ Element dtypes are in `rducc.runtime.dtypes`, the `rdu.map` body compiler in
 from __future__ import annotations
 
 import math as pymath
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.errors import RduccError
@@ -50,10 +52,21 @@ def matmul(
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
     if transpose_rhs:
         rhs = np.swapaxes(rhs, -1, -2)
+    if lhs.dtype in HALF_DTYPES:
+        lhs, rhs = lhs.astype(F32), rhs.astype(F32)
     with np.errstate(all="ignore"):
-        if lhs.dtype in HALF_DTYPES:
-            return np.matmul(lhs.astype(F32), rhs.astype(F32)).astype(dtype, copy=False)
-        return np.matmul(lhs, rhs).astype(dtype, copy=False)
+        return _one_gemm(lhs, rhs).astype(dtype, copy=False)
+
+
+def _one_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`np.matmul`, as one 2-d GEMM when the rhs is the same matrix for every
+    batch (a linear layer on `[..., M, K]`): numpy would run one small GEMM per batch."""
+    if lhs.ndim <= 2 or rhs.ndim < 2 or not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
+        return np.matmul(lhs, rhs)
+    matrix = rhs[(0,) * (rhs.ndim - 2)]
+    batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
+    rows = np.broadcast_to(lhs, (*batch, *lhs.shape[-2:])).reshape(-1, lhs.shape[-1])
+    return np.matmul(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
 
 
 def _axes(x: np.ndarray, dims: Sequence[int]) -> tuple[int, ...]:
@@ -187,31 +200,83 @@ def conv(
 ) -> np.ndarray:
     """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel].
 
-    im2col by a strided sliding-window view, then one tensordot (BLAS) per
-    group; f16/bf16 run in f32 and round once to `dtype` (the result element
-    type, default the input's; f32 for a bf16 conv keeps the f32 sums).
+    All groups at once: 1-3 spatial dims in f32/f64 run PyTorch's own CPU
+    convolution (`torch.nn.functional.conv{1,2,3}d`, on the arrays' memory:
+    oneDNN's grouped and depthwise kernels, which numpy has none of, on
+    torch's threads); any other rank runs `_grouped_conv`, one batched matmul
+    over the groups. f16/bf16 run in f32 and round once to `dtype` (the
+    result element type, default the input's; f32 for a bf16 conv keeps the
+    f32 sums).
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     compute = compute_dtype(dtype)
-    spatial = x.ndim - 2
-    kernel = weight.shape[2:]
-    windows = _windows(
-        x.astype(compute, copy=False), kernel, stride, padding, dilation, False, 0
-    )  # (N, C, *out, *kernel)
-    w = weight.astype(compute, copy=False)
-    channels_in = x.shape[1] // groups
-    channels_out = weight.shape[0] // groups
-    x_axes = [1, *range(2 + spatial, 2 + 2 * spatial)]
-    w_axes = [1, *range(2, 2 + spatial)]
-    parts = []
+    source, w = x.astype(compute, copy=False), weight.astype(compute, copy=False)
+    convolve = _TORCH_CONV.get(x.ndim - 2)
     with np.errstate(all="ignore"):
-        for g in range(groups):
-            xg = windows[:, g * channels_in : (g + 1) * channels_in]
-            wg = w[g * channels_out : (g + 1) * channels_out]
-            product = np.tensordot(xg, wg, axes=(x_axes, w_axes))  # (N, *out, O/g)
-            parts.append(np.moveaxis(product, -1, 1))
-    result = parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+        if convolve is not None and compute in (F32, F64) and x.size and weight.size:
+            result = convolve(_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
+                              tuple(dilation), groups).numpy()
+        else:
+            result = _grouped_conv(source, w, stride, padding, dilation, groups)
     return result.astype(dtype, copy=False)
+
+
+_TORCH_CONV: dict[int, Callable[..., Any]] = {
+    1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d,
+}
+"""PyTorch's CPU convolution by number of spatial dims."""
+
+
+def _silence_read_only_warning() -> None:
+    """torch warns, once a process, that a tensor on a read-only array could be
+    written; the runtime's kernels only read theirs, so that one warning is
+    spent here, unseen."""
+    read_only = np.zeros(1, F32)
+    read_only.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.from_numpy(read_only)
+
+
+_silence_read_only_warning()
+
+
+def _tensor(x: np.ndarray) -> torch.Tensor:
+    """A torch tensor on `x`'s memory (a contiguous copy when its strides are
+    negative or not whole elements); torch only reads it."""
+    if x.strides and min(x.strides) < 0:
+        x = np.ascontiguousarray(x)
+    return torch.from_numpy(x)
+
+
+def _grouped_conv(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+) -> np.ndarray:
+    """Convolution as one matmul batched over the groups: the strided window
+    view (im2col) as `[G, N * out, C/G * kernel]` times the weight as
+    `[G, C/G * kernel, O/G]` (BLAS), in `x`'s dtype."""
+    spatial = x.ndim - 2
+    batch, channels = x.shape[:2]
+    kernel = w.shape[2:]
+    windows = _windows(x, kernel, stride, padding, dilation, False, 0)  # (N, C, *out, *kernel)
+    out = windows.shape[2 : 2 + spatial]
+    per_group = channels // groups
+    taps = per_group * pymath.prod(kernel)
+    grouped = windows.reshape(batch, groups, per_group, *out, *kernel)
+    # (G, N, *out, C/G, *kernel): the contraction axes last, then one row per output position
+    order = (1, 0, *range(3, 3 + spatial), 2, *range(3 + spatial, 3 + 2 * spatial))
+    rows = grouped.transpose(order).reshape(groups, batch * pymath.prod(out), taps)
+    columns = w.reshape(groups, w.shape[0] // groups, taps).transpose(0, 2, 1)
+    product = np.matmul(rows, columns)  # (G, N * out, O/G)
+    product = product.reshape(groups, batch, *out, w.shape[0] // groups)
+    # -> (N, G, O/G, *out) -> (N, O, *out)
+    result = product.transpose(1, 0, 1 + spatial + 1, *range(2, 2 + spatial))
+    return np.ascontiguousarray(result).reshape(batch, w.shape[0], *out)
 
 
 def pool(

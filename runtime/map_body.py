@@ -393,8 +393,7 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     shape, dtype = tensor_signature(op.results[0].type)
 
     def run_map(*inputs: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            result = np.asarray(body(*inputs))
+        result = np.asarray(body(*inputs))  # under the run's np.errstate(all="ignore")
         if result.dtype != dtype:
             raise AssertionError(
                 f"rdu.map body computed {result.dtype}, expected {dtype}:\n{body.source}"  # type: ignore[attr-defined]

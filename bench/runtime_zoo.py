@@ -1,0 +1,147 @@
+"""Runtime speed on the model zoo: rducc.Program (-O2) against eager, every model.
+
+For each model of `bench/zoo/models.py` (batch 1): compiled at -O2 for one
+sn40l socket, checked against eager, then timed at one thread and at all
+threads (torch.set_num_threads; the runtime follows torch's count), best of N
+calls of each side interleaved (eager, Program, eager, ...: the machine is
+shared and noisy). Then the ops where the runtime's time goes (exclusive
+time by op kind, as runtime_tiny.py measures it). Goal (issue 19): median
+Program / eager <= 1.1x and worst <= 1.5x at one thread, no worse at all
+threads.
+
+Run: python bench/runtime_zoo.py [--quick] [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch  # noqa: E402
+from common import Section
+from runtime_tiny import profile_by_op  # noqa: E402
+from zoo.models import QUICK, ZOO  # noqa: E402
+from zoo.run import max_error, one_line  # noqa: E402
+
+import rducc  # noqa: E402
+
+
+@dataclass
+class Timing:
+    """One model's figures: eager and Program seconds by thread count, the top ops."""
+
+    name: str
+    eager: dict[int, float] = field(default_factory=dict)
+    ours: dict[int, float] = field(default_factory=dict)
+    top: str = ""
+    failure: str = ""
+
+    def ratio(self, threads: int) -> float:
+        return self.ours[threads] / self.eager[threads]
+
+
+def interleaved(first: Callable[[], object], second: Callable[[], object], calls: int) -> tuple[float, float]:
+    """Best wall time of each of two functions over `calls` alternating calls (after a warm-up)."""
+    first(), second()
+    best = [float("inf"), float("inf")]
+    for _ in range(calls):
+        for index, function in enumerate((first, second)):
+            start = time.perf_counter()
+            function()
+            best[index] = min(best[index], time.perf_counter() - start)
+    return best[0], best[1]
+
+
+def measure(name: str, thread_counts: tuple[int, ...], calls: int) -> Timing:
+    timing = Timing(name)
+    try:
+        model, inputs = ZOO[name].build(1)
+        with torch.no_grad():
+            expected = model(*inputs)
+            exported = torch.export.export(model, inputs)
+        program = rducc.compile(exported, opt_level=2)
+        error, within = max_error(program(*inputs), expected)
+        if not within:
+            timing.failure = f"differs from eager by {error:.1e}"
+            return timing
+    except Exception as error:  # noqa: BLE001 - a failing model is a row
+        timing.failure = one_line(error)
+        return timing
+    with torch.no_grad():
+        for threads in thread_counts:
+            torch.set_num_threads(threads)
+            timing.eager[threads], timing.ours[threads] = interleaved(
+                lambda: model(*inputs), lambda: program(*inputs), calls)
+        torch.set_num_threads(1)
+        totals, total = profile_by_op(program, inputs, max(calls // 2, 2))
+    timing.top = ", ".join(f"{op} {seconds / total:.0%}" for op, seconds in totals.most_common(3))
+    return timing
+
+
+def _median_worst(values: list[float]) -> tuple[float, float]:
+    return statistics.median(values), max(values)
+
+
+def run(quick: bool, names: list[str] | None = None) -> Section:
+    logging.disable(logging.WARNING)
+    calls = 5 if quick else 15
+    everyone = os.cpu_count() or 1
+    thread_counts = (1,) if everyone == 1 else (1, everyone)
+    names = names or list(QUICK if quick else ZOO)
+    section = Section("Runtime on the model zoo: rducc.Program (-O2) vs PyTorch eager",
+                      f"python bench/runtime_zoo.py{' --quick' if quick else ''}")
+    timings = []
+    for name in names:
+        timing = measure(name, thread_counts, calls)
+        timings.append(timing)
+        shown = timing.failure or "  ".join(f"{t} thread(s) {timing.ratio(t):.2f}x" for t in thread_counts)
+        print(f"  {name}: {shown}", file=sys.stderr, flush=True)
+    measured = [t for t in timings if not t.failure]
+    for threads in thread_counts:
+        if not measured:
+            break
+        median, worst = _median_worst([t.ratio(threads) for t in measured])
+        slowest = max(measured, key=lambda t: t.ratio(threads)).name
+        label = "1 thread" if threads == 1 else f"{threads} threads"
+        section.add(f"{label}: median Program / eager", f"{median:.2f}x over {len(measured)} models",
+                    "<= 1.1x", median <= 1.1)
+        section.add(f"{label}: worst Program / eager", f"{worst:.2f}x ({slowest})", "<= 1.5x", worst <= 1.5)
+    section.details += table(timings, thread_counts, calls)
+    return section
+
+
+def table(timings: list[Timing], thread_counts: tuple[int, ...], calls: int) -> list[str]:
+    header = " | ".join(f"eager ms ({t}t) | Program ms ({t}t) | ratio ({t}t)" for t in thread_counts)
+    lines = [f"Every model at batch 1, -O2, best of {calls} interleaved calls; top ops: exclusive share "
+             "of the Program's time at one thread.", "",
+             f"| model | {header} | top ops |", "| --- |" + " --- |" * (3 * len(thread_counts) + 1)]
+    for timing in timings:
+        if timing.failure:
+            lines.append(f"| {timing.name} |" + " - |" * (3 * len(thread_counts))
+                         + f" not timed: {timing.failure.replace('|', '/')[:120]} |")
+            continue
+        cells = " | ".join(f"{timing.eager[t] * 1e3:.3f} | {timing.ours[t] * 1e3:.3f} | {timing.ratio(t):.2f}x"
+                           for t in thread_counts)
+        lines.append(f"| {timing.name} | {cells} | {timing.top} |")
+    return [*lines, ""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the CI subset, fewer calls")
+    parser.add_argument("--only", nargs="+", choices=sorted(ZOO), help="just these models")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    section = run(args.quick, args.only)
+    section.seconds = time.perf_counter() - start
+    print(section.text())
+
+
+if __name__ == "__main__":
+    main()

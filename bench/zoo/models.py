@@ -1,0 +1,260 @@
+"""The model zoo: real architectures from transformers, torchvision and timm.
+
+Each entry builds a small config with random weights (no downloads: configs
+in code, timm's `pretrained=False`) in eval mode, with inputs of a given
+batch size. `ZOO` lists them all; `QUICK` is the subset CI runs. Other
+benchmarks import this module (`bench/zoo/models.py`) for the same models.
+
+    from zoo.models import ZOO
+    model, inputs = ZOO["resnet18"].build(batch=2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torchvision_compat  # noqa: F401 - torchvision importable (examples/torchvision_compat.py)
+from torch import nn
+
+Inputs = tuple[torch.Tensor, ...]
+SEQ = 8
+"""Tokens of a text model's input."""
+IMAGE = 64
+"""Side of an image model's input (torchvision's and timm's nets take any size >= 32)."""
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    """One architecture: where it comes from and how to build it at a batch size."""
+
+    name: str
+    source: str  # transformers, torchvision or timm
+    make: Callable[[], nn.Module]
+    inputs: Callable[[int], Inputs]
+    decoder: bool = False  # a causal LM: also compiled at tp=2 on sn40l-8
+
+    def build(self, batch: int = 1, seed: int = 0) -> tuple[nn.Module, Inputs]:
+        """The model (eval mode, weights from `seed`) and inputs of `batch` rows."""
+        torch.manual_seed(seed)
+        model = self.make().eval()
+        _randomize_norms(model, seed)
+        torch.manual_seed(seed + 1)
+        return model, self.inputs(batch)
+
+
+def _randomize_norms(model: nn.Module, seed: int) -> None:
+    """Batch-norm statistics away from (0, 1), so that folding them is checked."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.running_mean is not None:
+                shape = module.running_mean.shape
+                module.running_mean.copy_(torch.randn(shape, generator=generator) * 0.1)
+                module.running_var.copy_(torch.rand(shape, generator=generator) + 0.5)
+
+
+class FirstOutput(nn.Module):
+    """Calls a Hugging Face model with keyword inputs and returns one tensor of
+    its output (`logits`, `last_hidden_state`): a plain tensor to compare."""
+
+    def __init__(self, model: nn.Module, names: tuple[str, ...], key: str, **extra: Any):
+        super().__init__()
+        self.model, self.names, self.key, self.extra = model, names, key, extra
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        return self.model(**dict(zip(self.names, inputs)), **self.extra)[self.key]
+
+
+# --------------------------------------------------------------------------
+# inputs
+# --------------------------------------------------------------------------
+
+
+def tokens(batch: int, vocab: int = 256) -> Inputs:
+    return (torch.randint(0, vocab, (batch, SEQ)),)
+
+
+def images(batch: int, side: int = IMAGE) -> Inputs:
+    return (torch.randn(batch, 3, side, side),)
+
+
+# --------------------------------------------------------------------------
+# transformers
+# --------------------------------------------------------------------------
+
+_DECODER = dict(
+    vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+)
+"""A small decoder: 2 layers, 4 heads, 2 KV heads (tp=2 splits both)."""
+
+
+def _causal(config_class: str, model_class: str, **overrides: Any) -> Callable[[], nn.Module]:
+    def make() -> nn.Module:
+        import transformers
+
+        config = getattr(transformers, config_class)(**{**_DECODER, **overrides})
+        model = getattr(transformers, model_class)(config)
+        return FirstOutput(model, ("input_ids",), "logits", use_cache=False)
+
+    return make
+
+
+def _encoder(config_class: str, model_class: str, names: tuple[str, ...], key: str = "last_hidden_state",
+             **config: Any) -> Callable[[], nn.Module]:
+    def make() -> nn.Module:
+        import transformers
+
+        model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config))
+        return FirstOutput(model, names, key)
+
+    return make
+
+
+_BERT = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+             intermediate_size=128, max_position_embeddings=64)
+
+
+def _whisper_encoder() -> nn.Module:
+    from transformers import WhisperConfig, WhisperModel
+
+    config = WhisperConfig(vocab_size=256, d_model=64, encoder_layers=2, decoder_layers=1,
+                           encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                           decoder_ffn_dim=128, num_mel_bins=16, max_source_positions=16,
+                           pad_token_id=0, bos_token_id=0, eos_token_id=0, decoder_start_token_id=0)
+    return FirstOutput(WhisperModel(config).get_encoder(), ("input_features",), "last_hidden_state")
+
+
+def _t5_encoder() -> nn.Module:
+    from transformers import T5Config, T5EncoderModel
+
+    config = T5Config(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4)
+    return FirstOutput(T5EncoderModel(config), ("input_ids",), "last_hidden_state")
+
+
+TRANSFORMERS = [
+    ZooModel("llama", "transformers", _causal("LlamaConfig", "LlamaForCausalLM"), tokens, True),
+    ZooModel("mistral", "transformers", _causal("MistralConfig", "MistralForCausalLM", sliding_window=None),
+             tokens, True),
+    ZooModel("qwen2", "transformers", _causal("Qwen2Config", "Qwen2ForCausalLM"), tokens, True),
+    ZooModel("qwen3", "transformers", _causal("Qwen3Config", "Qwen3ForCausalLM", head_dim=16), tokens, True),
+    ZooModel("gemma", "transformers", _causal("GemmaConfig", "GemmaForCausalLM", head_dim=16), tokens, True),
+    ZooModel("gemma2", "transformers", _causal("Gemma2Config", "Gemma2ForCausalLM", head_dim=16), tokens, True),
+    ZooModel("phi3", "transformers", _causal("Phi3Config", "Phi3ForCausalLM", pad_token_id=0), tokens, True),
+    ZooModel("olmo", "transformers", _causal("OlmoConfig", "OlmoForCausalLM", pad_token_id=0), tokens, True),
+    ZooModel("granite", "transformers", _causal("GraniteConfig", "GraniteForCausalLM"), tokens, True),
+    ZooModel("starcoder2", "transformers", _causal("Starcoder2Config", "Starcoder2ForCausalLM"), tokens, True),
+    ZooModel("stablelm", "transformers", _causal("StableLmConfig", "StableLmForCausalLM"), tokens, True),
+    ZooModel("mixtral", "transformers", _causal("MixtralConfig", "MixtralForCausalLM", num_local_experts=4,
+                                                num_experts_per_tok=2), tokens, True),
+    ZooModel("gpt2", "transformers", _causal("GPT2Config", "GPT2LMHeadModel", n_embd=64, n_layer=2, n_head=4,
+                                             n_positions=64, bos_token_id=0, eos_token_id=0), tokens, True),
+    ZooModel("gpt_neox", "transformers", _causal("GPTNeoXConfig", "GPTNeoXForCausalLM"), tokens, True),
+    ZooModel("opt", "transformers", _causal("OPTConfig", "OPTForCausalLM", ffn_dim=128, word_embed_proj_dim=64,
+                                            pad_token_id=1), tokens, True),
+    ZooModel("bloom", "transformers", _causal("BloomConfig", "BloomForCausalLM", n_layer=2, n_head=4), tokens, True),
+    ZooModel("bert", "transformers", _encoder("BertConfig", "BertModel", ("input_ids",), **_BERT), tokens),
+    ZooModel("roberta", "transformers", _encoder("RobertaConfig", "RobertaModel", ("input_ids",), pad_token_id=1,
+                                                 **{**_BERT, "max_position_embeddings": 80}), tokens),
+    ZooModel("distilbert", "transformers", _encoder("DistilBertConfig", "DistilBertModel", ("input_ids",),
+                                                    vocab_size=256, dim=64, n_layers=2, n_heads=4, hidden_dim=128,
+                                                    max_position_embeddings=64), tokens),
+    ZooModel("albert", "transformers", _encoder("AlbertConfig", "AlbertModel", ("input_ids",), embedding_size=32,
+                                                **_BERT), tokens),
+    ZooModel("electra", "transformers", _encoder("ElectraConfig", "ElectraModel", ("input_ids",), embedding_size=32,
+                                                 **_BERT), tokens),
+    ZooModel("t5_encoder", "transformers", _t5_encoder, tokens),
+    ZooModel("vit", "transformers", _encoder("ViTConfig", "ViTModel", ("pixel_values",), image_size=32, patch_size=8,
+                                             hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                             intermediate_size=128), lambda b: images(b, 32)),
+    ZooModel("whisper_encoder", "transformers", _whisper_encoder, lambda b: (torch.randn(b, 16, 32),)),
+    ZooModel("wav2vec2", "transformers", _encoder(
+        "Wav2Vec2Config", "Wav2Vec2Model", ("input_values",), hidden_size=64, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=128, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
+        conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4),
+        lambda b: (torch.randn(b, 800),)),
+    ZooModel("convnext_hf", "transformers", _encoder("ConvNextConfig", "ConvNextModel", ("pixel_values",),
+                                                     hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1]), images),
+]
+
+
+# --------------------------------------------------------------------------
+# torchvision (its models are pure Python; the C extension is not needed)
+# --------------------------------------------------------------------------
+
+
+def _torchvision() -> Any:
+    import torchvision
+
+    return torchvision
+
+
+def _vision(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    def make() -> nn.Module:
+        return getattr(_torchvision().models, name)(weights=None, **kwargs)
+
+    return make
+
+
+def _small_vit() -> nn.Module:
+    from torchvision.models.vision_transformer import VisionTransformer
+
+    _torchvision()
+    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128)
+
+
+TORCHVISION = [
+    ZooModel("resnet18", "torchvision", _vision("resnet18", num_classes=10), images),
+    ZooModel("mobilenet_v2", "torchvision", _vision("mobilenet_v2", width_mult=0.5, num_classes=10), images),
+    ZooModel("mobilenet_v3_small", "torchvision", _vision("mobilenet_v3_small", num_classes=10), images),
+    ZooModel("efficientnet_b0", "torchvision", _vision("efficientnet_b0", num_classes=10), images),
+    ZooModel("convnext_tiny", "torchvision", _vision("convnext_tiny", num_classes=10), images),
+    ZooModel("squeezenet1_1", "torchvision", _vision("squeezenet1_1", num_classes=10), images),
+    ZooModel("shufflenet_v2", "torchvision", _vision("shufflenet_v2_x0_5", num_classes=10), images),
+    ZooModel("regnet_y_400mf", "torchvision", _vision("regnet_y_400mf", num_classes=10), images),
+    ZooModel("mnasnet0_5", "torchvision", _vision("mnasnet0_5", num_classes=10), images),
+    ZooModel("densenet121", "torchvision", _vision("densenet121", num_classes=10), lambda b: images(b, 32)),
+    ZooModel("swin_t", "torchvision", _vision("swin_t", num_classes=10), images),
+    ZooModel("vit_tv", "torchvision", _small_vit, lambda b: images(b, 32)),
+]
+
+
+# --------------------------------------------------------------------------
+# timm
+# --------------------------------------------------------------------------
+
+
+def _timm(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    def make() -> nn.Module:
+        _torchvision()  # timm imports torchvision
+        import timm
+
+        return timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
+
+    return make
+
+
+TIMM = [
+    ZooModel("resnet10t", "timm", _timm("resnet10t"), images),
+    ZooModel("convnext_atto", "timm", _timm("convnext_atto"), images),
+    ZooModel("mobilevit_xxs", "timm", _timm("mobilevit_xxs"), images),
+    ZooModel("ghostnet_050", "timm", _timm("ghostnet_050"), images),
+    ZooModel("lcnet_050", "timm", _timm("lcnet_050"), images),
+    ZooModel("regnetx_002", "timm", _timm("regnetx_002"), images),
+    ZooModel("vit_tiny", "timm", _timm("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2),
+             lambda b: images(b, 32)),
+    ZooModel("mixer_s16", "timm", _timm("mixer_s16_224", img_size=32),
+             lambda b: images(b, 32)),
+    ZooModel("efficientvit_m0", "timm", _timm("efficientvit_m0", img_size=64), images),
+    ZooModel("edgenext_xx_small", "timm", _timm("edgenext_xx_small"), images),
+]
+
+ZOO: dict[str, ZooModel] = {m.name: m for m in (*TRANSFORMERS, *TORCHVISION, *TIMM)}
+"""Every zoo model by name."""
+
+QUICK = ("llama", "bert", "convnext_hf")
+"""The subset CI runs (test/python/test_model_zoo.py): small, fast, transformers only (torchvision
+and timm are not in the test extra: no CPU build of torchvision 0.28 loads beside torch 2.13)."""
