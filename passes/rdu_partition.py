@@ -506,19 +506,20 @@ class _TensorPartitioner:
     def _check_rows_split(self, op: MatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
         """A weight split by rows needs its input split over every rank (a partial
         sum of a factor of the ranks would be counted twice)."""
-        if not self.strict or layer_of(op) is None or not self._is_weight(op.rhs) or left is None:
+        weight = self._weight_behind(op.rhs)
+        if not self.strict or layer_of(op) is None or weight is None or left is None:
             return
         if left.on(k_lhs) != (self.tp, 1) or len(left.entries) != 1 or not left.contiguous():
             raise LocatedError(op, f"tp={self.tp} does not divide the heads: the {lhs[k_lhs]} input rows of weight "
-                                   f"@{self._weight_name(op.rhs)} arrive with {left.describe()}, not split "
+                                   f"@{self._weight_name(weight)} arrive with {left.describe()}, not split "
                                    f"{self.tp} ways")
 
     def _column_split(self, op: MatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
-        """A linear layer on a replicated input: split its weight by output columns,
-        over every rank, or over the largest factor of the ranks whose reshapes into
+        """A linear layer on a replicated input: split its weight by output columns
+        (replicated when it has fewer than the ranks: a one-column gate), over every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
-        if not self._is_weight(op.rhs):
-            return [None, None], None
+        if not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
+            return [None, None], None  # fewer output columns than ranks (a gate): replicated
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
                 name = self._weight_name(op.rhs)
@@ -543,6 +544,13 @@ class _TensorPartitioner:
                 if not self._reshapes_keep(user.results[0], split, depth - 1):
                     return False
         return True
+
+    def _weight_behind(self, value: SSAValue) -> SSAValue | None:
+        """The weight argument `value` is, or is a transpose/broadcast of (a batched
+        matmul's weight), else None."""
+        while isinstance(value.owner, TransposeOp | BroadcastOp):
+            value = value.owner.input
+        return value if self._is_weight(value) else None
 
     def _is_weight(self, value: SSAValue) -> bool:
         return isinstance(value, BlockArgument) and global_of(self._arg_attrs(value)) is not None
