@@ -23,7 +23,7 @@ from pathlib import Path
 
 from common import REPO, Section, machine
 
-BENCHMARKS = ("compile_llama8b", "runtime_tiny", "model_llama8b", "interpreter_vs_xdsl", "multi_socket")
+BENCHMARKS = ("compile_llama8b", "runtime_tiny", "model_llama8b", "interpreter_vs_xdsl", "multi_socket", "tp_families")
 """The benchmark modules of bench/, in the order they run and appear."""
 
 NOTES = REPO / "bench" / "notes.md"
