@@ -73,6 +73,10 @@ SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
 """Function: per result, the part each rank holds (`SplitAttr`; `#rdu.split<>`: whole)."""
+RESULT_UPDATES = "rdu.result_updates"
+"""Entry function: per result, what it writes back after a call: `"buffer:NAME"`
+(the new value of buffer NAME), `"input:LABEL"` (of the user input LABEL,
+updated in place), or `""` (a user output). Absent: every result is an output."""
 STAGE = "rdu.stage"
 """On each op of a pipelined function: the pipeline stage that runs it."""
 TILE_PLAN = "rdu.tile_plan"
@@ -307,6 +311,37 @@ def result_shards(function: Operation) -> list[Split | None]:
 
 def set_result_shards(function: Operation, splits: Iterable[Split | None]) -> None:
     function.attributes[RESULT_SHARDS] = ArrayAttr(SplitAttr.of(s) for s in splits)
+
+
+@dataclass(frozen=True)
+class Update:
+    """A result that is the new value of a buffer (`kind` "buffer", by global name)
+    or of a user input (`kind` "input", by label): what torch.export calls a
+    BUFFER_MUTATION or USER_INPUT_MUTATION."""
+
+    kind: str
+    name: str
+
+
+def result_updates(function: Operation) -> list[Update | None]:
+    """Per result of `function`, the buffer or input it updates (None: a user output); [] when unmarked."""
+    attr = function.attributes.get(RESULT_UPDATES)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    updates: list[Update | None] = []
+    for entry in attr.data:
+        kind, _, name = entry.data.partition(":") if isinstance(entry, StringAttr) else ("", "", "")
+        updates.append(Update(kind, name) if name else None)
+    return updates
+
+
+def set_result_updates(function: Operation, updates: Sequence[Update | None]) -> None:
+    """Mark which results of `function` write back a buffer or input (none: the attribute is dropped)."""
+    if any(updates):
+        function.attributes[RESULT_UPDATES] = ArrayAttr(
+            StringAttr(f"{u.kind}:{u.name}" if u else "") for u in updates)
+    else:
+        function.attributes.pop(RESULT_UPDATES, None)
 
 
 def partition_of(module: Operation) -> tuple[int, int]:
