@@ -156,15 +156,21 @@ class Program:
             raise RduccError("this Program is not a placed program; it cannot run")
         return placed_runner(self.module)  # every socket's program when partitioned
 
-    def _flat_inputs(self, tensors: tuple) -> list[torch.Tensor]:
+    def _flat_inputs(self, tensors: tuple, named: dict[str, Any]) -> list[torch.Tensor]:
+        """The inputs in the exported program's order (keyword inputs in the order it was exported with)."""
         if self._in_spec is None:
-            return list(tensors)
-        flat, _ = pytree.tree_flatten((tensors, {}))
+            return list(tensors) + list(named.values())
+        if named and len(self._in_spec.children_specs) == 2:
+            order = self._in_spec.children_specs[1].context or []
+            named = {key: named[key] for key in order if key in named} | named
+        flat, _ = pytree.tree_flatten((tensors, named))
         return flat
 
-    def __call__(self, *tensors: torch.Tensor) -> Any:
-        """Run the placed program on these inputs; outputs in the model's structure."""
-        given = self._flat_inputs(tensors)
+    def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:
+        """Run the placed program on these inputs (positional, or by keyword as
+        exported); outputs in the model's structure. Buffers and inputs the model
+        updates in place are written back (`_write_back`)."""
+        given = self._flat_inputs(tensors, named)
         if not all(isinstance(t, torch.Tensor) for t in given):
             raise RduccError("Program inputs must be torch tensors")
         flat = [t.float() if t.dtype == torch.float64 else t for t in given] if f64_demoted(self.module) else given
