@@ -160,8 +160,8 @@ class Program:
         """The inputs in the exported program's order (keyword inputs in the order it was exported with)."""
         if self._in_spec is None:
             return list(tensors) + list(named.values())
-        if named and len(self._in_spec.children_specs) == 2:
-            order = self._in_spec.children_specs[1].context or []
+        if named and self._in_spec.num_children == 2:
+            order = self._in_spec.child(1).context or []
             named = {key: named[key] for key in order if key in named} | named
         flat, _ = pytree.tree_flatten((tensors, named))
         return flat
