@@ -6,8 +6,11 @@ every `func.func` of the module. The result is one SPMD program:
 - **Tensor parallelism (tp)**: every socket of a tp group runs the same
   program on its own shard. Each value has a layout: replicated, a `Split`
   (along one or more dims, each over a factor of the rank: rank r holds part
-  `(r // stride) % parts`; one dim over every rank is the common case), or a
-  partial sum over every rank. Layouts start at the weights: a linear layer whose input is
+  `(r // stride) % parts`; one dim over every rank is the common case; a
+  weight with fewer output columns than ranks stays whole), or a
+  partial sum over every rank. A split dim may have a period (batch x heads
+  merged by a reshape keeps the heads of every batch row split:
+  `reshape_split`). Layouts start at the weights: a linear layer whose input is
   replicated splits its weight by output columns (q/k/v, gate/up, lm_head),
   over every rank, or, when the reshape into heads cannot take that many parts
   (more ranks than KV heads), over the largest major factor it can (rank r
