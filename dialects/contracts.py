@@ -262,7 +262,7 @@ class SplitAttr(ParametrizedAttribute):
                                    for entry in entries))
 
     def split(self) -> Split | None:
-        return Split.of(tuple(n.data for n in entry.data) for entry in self.entries.data)  # type: ignore[misc]
+        return Split.of(tuple(n.data for n in entry.data) for entry in self.entries.data)
 
     def print_parameters(self, printer: Printer) -> None:
         entries = ("(" + ", ".join(str(n.data) for n in entry.data) + ")" for entry in self.entries.data)

@@ -243,9 +243,10 @@ class _TensorPartitioner:
 
     def _shard_chain(self, value: SSAValue, want: Split) -> list[tuple[Operation, Split]] | None:
         """How a replicated value can be split as `want` after the fact: it is a
-        shardable argument, or a transpose/reshape/broadcast used once of one (a KV cache
-        transposed for QK^T, a weight broadcast over the batch). The layout ops from the argument out, each with the
-        split of its result; None when it cannot."""
+        shardable argument, or a transpose/reshape/broadcast used once of one (a
+        KV cache transposed for QK^T, a weight broadcast over the batch). The
+        layout ops from the argument out, each with the split of its result;
+        None when it cannot."""
         full = self.full_shape(value)
         if not want.valid(self.tp) or not want.fits(full):
             return None
@@ -519,7 +520,8 @@ class _TensorPartitioner:
 
     def _column_split(self, op: MatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
         """A linear layer on a replicated input: split its weight by output columns
-        (replicated when it has fewer than the ranks: a one-column gate), over every rank, or over the largest factor of the ranks whose reshapes into
+        (replicated when it has fewer than the ranks: a one-column gate), over
+        every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
         if not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
             return [None, None], None  # fewer output columns than ranks (a gate): replicated
@@ -530,9 +532,9 @@ class _TensorPartitioner:
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
         parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and rhs[n_rhs] % p == 0
-                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p),)))), self.tp)
+                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, 0),)))), self.tp)
         stride = self.tp // parts
-        return [None, Split(((n_rhs, parts, stride),))], Split(((rank - 1, parts, stride),))
+        return [None, Split(((n_rhs, parts, stride, 0),))], Split(((rank - 1, parts, stride, 0),))
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
         """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`."""

@@ -34,7 +34,15 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Region, SSAValue
 
-from rducc.dialects.contracts import Level, Update, input_arg, set_f64_demoted, set_level, set_result_updates, weight_arg
+from rducc.dialects.contracts import (
+    Level,
+    Update,
+    input_arg,
+    set_f64_demoted,
+    set_level,
+    set_result_updates,
+    weight_arg,
+)
 from rducc.dialects.memory import GlobalOp
 from rducc.dialects.program import ENTRY
 from rducc.errors import RduccError, UnsupportedOpsError

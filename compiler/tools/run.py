@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", action="append", default=[], metavar="FILE.npy",
         help="one input array per @forward argument, in order (repeat the flag)",
     )
-    parser.add_argument("--output", metavar="FILE.npz", help="write the results (output_0, output_1, ...; buffer:NAME, input:LABEL: what the model updates in place)")
+    parser.add_argument("--output", metavar="FILE.npz",
+                        help="write the results (output_0, output_1, ...; buffer:NAME, input:LABEL: "
+                             "what the model updates in place)")
     parser.add_argument("--weights", metavar="FILE", help="weights file (default: the one the program names)")
     parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
     parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
