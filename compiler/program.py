@@ -20,7 +20,17 @@ import torch
 from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.contracts import Level, f64_demoted, level_of, set_weights_file
+from rducc.dialects.contracts import (
+    Level,
+    Update,
+    arg_attrs,
+    f64_demoted,
+    input_label,
+    level_of,
+    result_updates,
+    set_weights_file,
+)
+from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.loader import load_exported_program
@@ -164,20 +174,25 @@ class Program:
             raise RduccError("this Program is not a placed program; it cannot run")
         return placed_runner(self.module)  # every socket's program when partitioned
 
-    def _flat_inputs(self, tensors: tuple) -> list[torch.Tensor]:
+    def _flat_inputs(self, tensors: tuple, named: dict[str, Any]) -> list[torch.Tensor]:
+        """The inputs in the exported program's order (keyword inputs in the order it was exported with)."""
         if self._in_spec is None:
-            return list(tensors)
-        flat, _ = pytree.tree_flatten((tensors, {}))
+            return list(tensors) + list(named.values())
+        if named and self._in_spec.num_children == 2:
+            order = self._in_spec.child(1).context or []
+            named = {key: named[key] for key in order if key in named} | named
+        flat, _ = pytree.tree_flatten((tensors, named))
         return flat
 
-    def __call__(self, *tensors: torch.Tensor) -> Any:
-        """Run the placed program on these inputs; outputs in the model's structure."""
-        flat = self._flat_inputs(tensors)
-        if not all(isinstance(t, torch.Tensor) for t in flat):
+    def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:
+        """Run the placed program on these inputs (positional, or by keyword as
+        exported); outputs in the model's structure. Buffers and inputs the model
+        updates in place are written back (`_write_back`)."""
+        given = self._flat_inputs(tensors, named)
+        if not all(isinstance(t, torch.Tensor) for t in given):
             raise RduccError("Program inputs must be torch tensors")
-        if f64_demoted(self.module):
-            flat = [t.float() if t.dtype == torch.float64 else t for t in flat]
-        results = self._runner.run([_input_array(t) for t in flat], self.weights)
+        flat = [t.float() if t.dtype == torch.float64 else t for t in given] if f64_demoted(self.module) else given
+        results = self._write_back(self._runner.run([_input_array(t) for t in flat], self.weights), given)
         outputs: list[Any] = [_output_tensor(r) for r in results]
         for index in self._f64_outputs:
             outputs[index] = outputs[index].double()
@@ -186,6 +201,28 @@ class Program:
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return pytree.tree_unflatten(outputs, self._out_spec)
+
+    @cached_property
+    def _updates(self) -> list[Update | None]:
+        return result_updates(entry_function(self.module))
+
+    def _write_back(self, results: list[np.ndarray], inputs: list[torch.Tensor]) -> list[np.ndarray]:
+        """The user outputs of `results`; the rest, the new values of buffers and
+        inputs the model updates in place, written back as torch's
+        `ExportedProgram.module()` does: a buffer in `weights` (the next call reads
+        it), a user input into the caller's tensor."""
+        if not self._updates:
+            return results
+        labels = [input_label(attrs) for attrs in arg_attrs(entry_function(self.module))]
+        labels = [label for label in labels if label is not None]
+        for update, value in zip(self._updates, results):
+            if update is None:
+                continue
+            if update.kind == "buffer":
+                self.weights[update.name] = np.array(value)
+            else:
+                inputs[labels.index(update.name)].copy_(numpy_to_torch(np.array(value)))
+        return [value for update, value in zip(self._updates, results) if update is None]
 
     @property
     def mlir(self) -> str:

@@ -74,6 +74,10 @@ SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
 """Function: per result, the part each rank holds (`SplitAttr`; `#rdu.split<>`: whole)."""
+RESULT_UPDATES = "rdu.result_updates"
+"""Entry function: per result, what it writes back after a call: `"buffer:NAME"`
+(the new value of buffer NAME), `"input:LABEL"` (of the user input LABEL,
+updated in place), or `""` (a user output). Absent: every result is an output."""
 STAGE = "rdu.stage"
 """On each op of a pipelined function: the pipeline stage that runs it."""
 TILE_PLAN = "rdu.tile_plan"
@@ -149,64 +153,93 @@ def set_level(module: Operation, level: Level | str) -> None:
 class Split:
     """How a value is split over the `tp` ranks of a group.
 
-    Along each `(dim, parts, stride)` of `entries` (one per split dim, sorted
-    by dim) rank r holds part `(r // stride) % parts`. A split over every rank
-    along one dim is `(dim, tp, 1)`. With 16 ranks seen as 8 x 2, `(1, 8, 2)`
+    Along each `(dim, parts, stride, period)` of `entries` (one per split dim,
+    sorted by dim) rank r holds part `(r // stride) % parts`. A split over every
+    rank along one dim is `(dim, tp, 1)`. With 16 ranks seen as 8 x 2, `(1, 8, 2)`
     splits dim 1 over the major factor and replicates over the minor one (ranks
     2k and 2k + 1 hold the same part: a KV head), and `{(1, 8, 2), (2, 2, 1)}`
     splits dim 1 over the major factor and dim 2 over the minor one (the query
     heads grouped under that KV head). Entries use disjoint factors of the rank.
+
+    `period` 0 (the default, not printed) splits the whole dim into `parts`
+    consecutive blocks. A period p > 0 splits each run of p consecutive indices
+    of the dim so, the same way in every run: index i is in part
+    `(i % p) // (p // parts)`. It is what a split of the heads becomes when a
+    reshape merges batch x heads: `[2, 4, 16, 32] -> [8, 16, 32]` with dim 1
+    split 2 ways is `(0, 2, 1, 4)`, the heads of every batch row split 2 ways.
     """
 
-    entries: tuple[tuple[int, int, int], ...]
+    entries: tuple[tuple[int, int, int, int], ...]
+
+    def __post_init__(self) -> None:
+        padded = tuple((*entry, 0)[:4] if len(entry) == 3 else tuple(entry) for entry in self.entries)
+        object.__setattr__(self, "entries", padded)
 
     @staticmethod
-    def of(entries: Iterable[tuple[int, int, int]]) -> Split | None:
-        """The split of these entries; None (replicated) when there are none."""
-        ordered = tuple(sorted(entries))
-        return Split(ordered) if ordered else None
+    def of(entries: Iterable[tuple[int, ...]]) -> Split | None:
+        """The split of these `(dim, parts, stride[, period])` entries; None (replicated) when there are none."""
+        ordered = tuple(sorted((*entry, 0)[:4] if len(entry) == 3 else tuple(entry) for entry in entries))
+        return Split(ordered) if ordered else None  # type: ignore[arg-type]
 
     @staticmethod
     def whole(dim: int, tp: int) -> Split:
         """Split along `dim` over every one of `tp` ranks."""
-        return Split(((dim, tp, 1),))
+        return Split(((dim, tp, 1, 0),))
 
     def dims(self) -> set[int]:
-        return {dim for dim, _, _ in self.entries}
+        return {entry[0] for entry in self.entries}
 
     def parts(self, dim: int) -> int:
-        return next((parts for d, parts, _ in self.entries if d == dim), 1)
+        return next((entry[1] for entry in self.entries if entry[0] == dim), 1)
 
     def on(self, dim: int) -> tuple[int, int] | None:
         """(parts, stride) along `dim`, or None."""
-        return next(((parts, stride) for d, parts, stride in self.entries if d == dim), None)
+        return next(((parts, stride) for d, parts, stride, _ in self.entries if d == dim), None)
+
+    def period(self, dim: int) -> int:
+        """The period of the split along `dim` (0: the whole dim in consecutive blocks)."""
+        return next((period for d, _, _, period in self.entries if d == dim), 0)
+
+    def contiguous(self) -> bool:
+        """Whether every split dim is cut into consecutive blocks (no period)."""
+        return all(period == 0 for *_, period in self.entries)
 
     def moved(self, where: Callable[[int], int | None]) -> Split | None:
         """The same split with each dim d moved to `where(d)` (dropped where None)."""
-        return Split.of((new, parts, stride) for dim, parts, stride in self.entries
+        return Split.of((new, parts, stride, period) for dim, parts, stride, period in self.entries
                         if (new := where(dim)) is not None)
 
     def valid(self, tp: int) -> bool:
         """Each entry a factor of the rank, disjoint from the others."""
         covered = 1
-        for _, parts, stride in sorted(self.entries, key=lambda entry: entry[2]):
+        for _, parts, stride, _ in sorted(self.entries, key=lambda entry: entry[2]):
             if parts < 2 or stride < covered or tp % (stride * parts):
                 return False
             covered = stride * parts
         return True
 
-    def slices(self, shape: Sequence[int], rank: int) -> tuple[slice, ...]:
-        """The window of a whole array of `shape` that `rank` holds."""
-        window = [slice(None)] * len(shape)
-        for dim, parts, stride in self.entries:
-            size = shape[dim] // parts
-            index = (rank // stride) % parts
-            window[dim] = slice(index * size, (index + 1) * size)
-        return tuple(window)
+    def fits(self, shape: Sequence[int]) -> bool:
+        """Whether a value of `shape` splits so: each period divides its dim, the parts each period."""
+        for dim, parts, _, period in self.entries:
+            length = period or (shape[dim] if dim < len(shape) else 0)
+            if dim >= len(shape) or length == 0 or shape[dim] % length or length % parts:
+                return False
+        return True
+
+    def indices(self, shape: Sequence[int], rank: int) -> list[tuple[int, int, int, int]]:
+        """Per split dim of a whole value of `shape`, the window `rank` holds:
+        (dim, period, start, length): in each run of `period` indices, `length` from `start`."""
+        window = []
+        for dim, parts, stride, period in self.entries:
+            length = period or shape[dim]
+            size = length // parts
+            window.append((dim, length, ((rank // stride) % parts) * size, size))
+        return window
 
     def describe(self) -> str:
-        return ", ".join(f"dim {dim} split {parts} ways" + (f" (rank / {stride})" if stride > 1 else "")
-                         for dim, parts, stride in self.entries)
+        return ", ".join(f"dim {dim} split {parts} ways" + (f" in every {period}" if period else "")
+                         + (f" (rank / {stride})" if stride > 1 else "")
+                         for dim, parts, stride, period in self.entries)
 
 
 def _print_ints(printer: Printer, values: Iterable[int]) -> None:
@@ -219,7 +252,7 @@ def _parse_ints(parser: AttrParser) -> list[int]:
 
 @irdl_attr_definition
 class SplitAttr(ParametrizedAttribute):
-    """`#rdu.split<(dim, parts, stride), ...>`: a `Split`; `#rdu.split<>` is a whole value."""
+    """`#rdu.split<(dim, parts, stride[, period]), ...>`: a `Split`; `#rdu.split<>` is a whole value."""
 
     name = "rdu.split"
 
@@ -228,10 +261,11 @@ class SplitAttr(ParametrizedAttribute):
     @staticmethod
     def of(split: Split | None) -> SplitAttr:
         entries = split.entries if split is not None else ()
-        return SplitAttr(ArrayAttr(ArrayAttr(IntAttr(n) for n in entry) for entry in entries))
+        return SplitAttr(ArrayAttr(ArrayAttr(IntAttr(n) for n in (entry if entry[3] else entry[:3]))
+                                   for entry in entries))
 
     def split(self) -> Split | None:
-        return Split.of(tuple(n.data for n in entry.data) for entry in self.entries.data)  # type: ignore[misc]
+        return Split.of(tuple(n.data for n in entry.data) for entry in self.entries.data)
 
     def print_parameters(self, printer: Printer) -> None:
         entries = ("(" + ", ".join(str(n.data) for n in entry.data) + ")" for entry in self.entries.data)
@@ -242,8 +276,8 @@ class SplitAttr(ParametrizedAttribute):
         def entry_after_paren() -> ArrayAttr[IntAttr]:
             values = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_integer)
             parser.parse_punctuation(")")
-            if len(values) != 3:
-                parser.raise_error("a split entry is (dim, parts, stride)")
+            if len(values) not in (3, 4):
+                parser.raise_error("a split entry is (dim, parts, stride) or (dim, parts, stride, period)")
             return ArrayAttr(IntAttr(v) for v in values)
 
         def optional_entry() -> ArrayAttr[IntAttr] | None:
@@ -280,6 +314,37 @@ def result_shards(function: Operation) -> list[Split | None]:
 
 def set_result_shards(function: Operation, splits: Iterable[Split | None]) -> None:
     function.attributes[RESULT_SHARDS] = ArrayAttr(SplitAttr.of(s) for s in splits)
+
+
+@dataclass(frozen=True)
+class Update:
+    """A result that is the new value of a buffer (`kind` "buffer", by global name)
+    or of a user input (`kind` "input", by label): what torch.export calls a
+    BUFFER_MUTATION or USER_INPUT_MUTATION."""
+
+    kind: str
+    name: str
+
+
+def result_updates(function: Operation) -> list[Update | None]:
+    """Per result of `function`, the buffer or input it updates (None: a user output); [] when unmarked."""
+    attr = function.attributes.get(RESULT_UPDATES)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    updates: list[Update | None] = []
+    for entry in attr.data:
+        kind, _, name = entry.data.partition(":") if isinstance(entry, StringAttr) else ("", "", "")
+        updates.append(Update(kind, name) if name else None)
+    return updates
+
+
+def set_result_updates(function: Operation, updates: Sequence[Update | None]) -> None:
+    """Mark which results of `function` write back a buffer or input (none: the attribute is dropped)."""
+    if any(updates):
+        function.attributes[RESULT_UPDATES] = ArrayAttr(
+            StringAttr(f"{u.kind}:{u.name}" if u else "") for u in updates)
+    else:
+        function.attributes.pop(RESULT_UPDATES, None)
 
 
 def partition_of(module: Operation) -> tuple[int, int]:

@@ -6,8 +6,11 @@ every `func.func` of the module. The result is one SPMD program:
 - **Tensor parallelism (tp)**: every socket of a tp group runs the same
   program on its own shard. Each value has a layout: replicated, a `Split`
   (along one or more dims, each over a factor of the rank: rank r holds part
-  `(r // stride) % parts`; one dim over every rank is the common case), or a
-  partial sum over every rank. Layouts start at the weights: a linear layer whose input is
+  `(r // stride) % parts`; one dim over every rank is the common case; a
+  weight with fewer output columns than ranks stays whole), or a
+  partial sum over every rank. A split dim may have a period (batch x heads
+  merged by a reshape keeps the heads of every batch row split:
+  `reshape_split`). Layouts start at the weights: a linear layer whose input is
   replicated splits its weight by output columns (q/k/v, gate/up, lm_head),
   over every rank, or, when the reshape into heads cannot take that many parts
   (more ranks than KV heads), over the largest major factor it can (rank r
@@ -93,44 +96,94 @@ class _Unsplittable(Exception):
     """A reshape cannot keep a split."""
 
 
+Digit = tuple[int, int, int]
+"""A split seen on the flat index of a reshape's group of dims: (inner, parts,
+stride): part `(flat // inner) % parts` goes to rank part `(r // stride) % parts`."""
+
+
+def _strides_within(shape: Sequence[int], group: Sequence[int]) -> dict[int, int]:
+    """Per dim of a reshape group, the product of the group's sizes after it."""
+    inner, strides = 1, {}
+    for dim in reversed(group):
+        strides[dim] = inner
+        inner *= shape[dim]
+    return strides
+
+
+def _digits(shape: Sequence[int], group: Sequence[int], split: Split) -> list[Digit]:
+    """The split's entries on the dims of `group` as digits of the group's flat index."""
+    strides = _strides_within(shape, group)
+    digits = []
+    for dim, parts, stride, period in split.entries:
+        if dim in strides:
+            length = period or shape[dim]
+            digits.append((length // parts * strides[dim], parts, stride))
+    return digits
+
+
+def _place(digit: Digit, shape: Sequence[int], group: Sequence[int]) -> list[tuple[int, Digit]]:
+    """Where a digit lands on the result dims of a group, innermost first: whole in
+    the dim that holds its low end, or, when that dim holds only a factor, that
+    factor there and the rest in the dims outside it (the outer part of the
+    rank's factor: `stride` times the inner parts). Raises `_Unsplittable`."""
+    inner, parts, stride = digit
+    strides = _strides_within(shape, group)
+    placed: list[tuple[int, Digit]] = []
+    for dim in reversed(group):
+        if parts == 1:
+            break
+        if not strides[dim] <= inner < strides[dim] * shape[dim]:
+            continue
+        if inner % strides[dim] or shape[dim] % (inner // strides[dim]):
+            raise _Unsplittable
+        room = shape[dim] // (inner // strides[dim])
+        here = parts if room % parts == 0 else room
+        if parts % here:
+            raise _Unsplittable
+        placed.append((dim, (inner, here, stride)))
+        inner, parts, stride = inner * here, parts // here, stride * here
+    if parts != 1:
+        raise _Unsplittable
+    return placed
+
+
+def _merge(digits: list[Digit]) -> Digit:
+    """One digit of several on one dim: adjacent in the index and in the rank, else `_Unsplittable`."""
+    inner, parts, stride = min(digits)
+    for outer_inner, outer_parts, outer_stride in sorted(digits)[1:]:
+        if outer_inner != inner * parts or outer_stride != stride * parts:
+            raise _Unsplittable
+        parts *= outer_parts
+    return inner, parts, stride
+
+
 def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) -> Split | None:
     """The split of a reshape's result when its input is split so (raises `_Unsplittable`).
 
-    Per group of dims the reshape merges or splits: the input's split dims must
-    be the group's leading ones, all but the last split whole (one index each),
-    their factors of the rank in order; the parts go to the result's first dim
-    of the group, and what that dim cannot hold (its size divides the parts) to
-    the next, never to the result's innermost dim (a head's features)."""
-    entries: list[tuple[int, int, int]] = []
+    Per group of dims the reshape merges or splits (`reshape_groups`), each
+    split dim is a digit of the group's flat index (which part of the index a
+    rank holds); the digit lands on the result dim that holds it, with a period
+    when the dim has more outside it (batch x heads merged: the heads of every
+    batch row split), or spread over consecutive dims that each hold a factor
+    of its parts, never spilling into the result's innermost dim (a head's
+    features). Digits that meet on one dim must be adjacent, in order."""
     try:
         groups = reshape_groups(source, result)
     except ValueError:
         raise _Unsplittable from None
+    entries: list[tuple[int, int, int, int]] = []
     for group_src, group_res in groups:
-        split_dims = [d for d in group_src if split.on(d)]
-        if not split_dims:
-            continue
-        if split_dims != group_src[:len(split_dims)] or any(split.parts(d) != source[d] for d in split_dims[:-1]):
-            raise _Unsplittable
-        parts, stride = split.on(split_dims[0])  # type: ignore[misc]
-        for dim in split_dims[1:]:
-            inner_parts, inner_stride = split.on(dim)  # type: ignore[misc]
-            if stride != inner_parts * inner_stride:
-                raise _Unsplittable
-            parts, stride = parts * inner_parts, inner_stride
-        for index, dim in enumerate(group_res):
-            if index > 0 and dim == len(result) - 1:
-                raise _Unsplittable
-            if result[dim] % parts == 0:
-                entries.append((dim, parts, stride))
-                parts = 1
-                break
-            if parts % result[dim]:
-                raise _Unsplittable
-            parts //= result[dim]
-            entries.append((dim, result[dim], stride * parts))
-        if parts != 1:
-            raise _Unsplittable
+        landed: dict[int, list[Digit]] = {}
+        for digit in _digits(source, group_src, split):
+            for dim, piece in _place(digit, result, group_res):
+                if dim == len(result) - 1 and dim != group_res[0]:
+                    raise _Unsplittable
+                landed.setdefault(dim, []).append(piece)
+        strides = _strides_within(result, group_res)
+        for dim, digits in landed.items():
+            inner, parts, stride = _merge(digits)
+            period = inner // strides[dim] * parts
+            entries.append((dim, parts, stride, 0 if period == result[dim] else period))
     return Split.of(entries)
 
 
@@ -141,7 +194,7 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 
 def _per_rank(tensor: TensorType, full: Sequence[int], split: Split | None) -> TensorType:
     shape = list(full)
-    for dim, parts, _ in split.entries if split else ():
+    for dim, parts, _, _ in split.entries if split else ():
         shape[dim] //= parts
     return TensorType(tensor.element_type, shape)
 
@@ -190,16 +243,17 @@ class _TensorPartitioner:
 
     def _shard_chain(self, value: SSAValue, want: Split) -> list[tuple[Operation, Split]] | None:
         """How a replicated value can be split as `want` after the fact: it is a
-        shardable argument, or a transpose/reshape used once of one (a KV cache
-        transposed for QK^T). The layout ops from the argument out, each with the
-        split of its result; None when it cannot."""
+        shardable argument, or a transpose/reshape/broadcast used once of one (a
+        KV cache transposed for QK^T, a weight broadcast over the batch). The
+        layout ops from the argument out, each with the split of its result;
+        None when it cannot."""
         full = self.full_shape(value)
-        if not want.valid(self.tp) or any(full[dim] % parts for dim, parts, _ in want.entries):
+        if not want.valid(self.tp) or not want.fits(full):
             return None
         if self._shardable_arg(value):
             return []
         owner = value.owner
-        if not isinstance(owner, TransposeOp | ReshapeOp) or len(list(value.uses)) != 1:
+        if not isinstance(owner, TransposeOp | ReshapeOp | BroadcastOp) or len(list(value.uses)) != 1:
             return None
         if self.layout_of(owner.input) is not None:
             return None
@@ -207,10 +261,13 @@ class _TensorPartitioner:
         chain = None if source_want is None else self._shard_chain(owner.input, source_want)
         return None if chain is None else [*chain, (owner, want)]
 
-    def _source_split(self, op: TransposeOp | ReshapeOp, want: Split) -> Split | None:
-        """The split of a layout op's input that gives its result the split `want`."""
-        if isinstance(op, TransposeOp):
+    def _source_split(self, op: TransposeOp | ReshapeOp | BroadcastOp, want: Split) -> Split | None:
+        """The split of a layout op's input that gives its result the split `want`
+        (a broadcast weight of a batched matmul: only along dims it keeps)."""
+        if isinstance(op, TransposeOp | BroadcastOp):
             dests = op.dims_for([self.full_shape(op.input)], [self.full_shape(op.result)]).operands[0]
+            if any(dim not in dests for dim in want.dims()):
+                return None
             return want.moved(dests.index)
         source, result = self.full_shape(op.input), self.full_shape(op.result)
         try:
@@ -250,13 +307,24 @@ class _TensorPartitioner:
         return result
 
     def _gather(self, value: SSAValue, split: Split, before: Operation) -> SSAValue:
-        """All-gathers joining each split dim of `value` (over the ranks that hold its parts)."""
+        """All-gathers joining each split dim of `value` (over the ranks that hold its parts);
+        a dim split with a period is gathered as the inner dim of (runs, period) reshapes."""
         result = value
+        element = value.type.element_type  # type: ignore[attr-defined]
         shape = list(_shape(value))
-        for dim, parts, stride in split.entries:
-            shape[dim] *= parts
-            gathered = TensorType(value.type.element_type, shape)  # type: ignore[attr-defined]
-            result = self._insert(AllGatherOp(result, dim, parts, gathered, stride), before, None)
+        for dim, parts, stride, period in split.entries:
+            whole = [*shape[:dim], shape[dim] * parts, *shape[dim + 1:]]
+            if period:
+                runs = [*shape[:dim], whole[dim] // period, period // parts, *shape[dim + 1:]]
+                result = self._insert(ReshapeOp(result, TensorType(element, runs)), before, None)
+                runs[dim + 1] = period
+                result = self._insert(AllGatherOp(result, dim + 1, parts, TensorType(element, runs), stride),
+                                      before, None)
+                result = self._insert(ReshapeOp(result, TensorType(element, whole)), before, None)
+            else:
+                result = self._insert(AllGatherOp(result, dim, parts, TensorType(element, whole), stride),
+                                      before, None)
+            shape = whole
         return result
 
     def _insert(self, op: Operation, before: Operation, layout: Layout) -> SSAValue:
@@ -367,15 +435,15 @@ class _TensorPartitioner:
         if isinstance(op, ReshapeOp):
             return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
-        pieces: list[tuple[int, int, int]] = []
+        pieces: list[tuple[int, int, int, int]] = []
         for split, dests in zip(splits, dims.operands):
-            for dim, parts, stride in split.entries if split else ():
+            for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
                 if dest is Dim.REDUCED:
                     return self._plan_partial(op, splits, dims)
                 if not isinstance(dest, int):
                     return None
-                pieces.append((dest, parts, stride))
+                pieces.append((dest, parts, stride, period))
         result = self._union(pieces)
         if isinstance(result, bool):
             return None
@@ -409,13 +477,13 @@ class _TensorPartitioner:
         source, result = self.full_shape(op.input), _shape(op.result)
         offset = len(result) - len(source)
         entries = list(moved.entries)
-        for dim, _, stride in moved.entries:
+        for dim, _, stride, _ in moved.entries:
             new = dim + 1
             broadcast = new < len(result) and (new < offset or source[new - offset] == 1)
             if stride > 1 and broadcast and result[new] % stride == 0 and new not in moved.dims():
-                wider = Split.of([*entries, (new, stride, 1)])
+                wider = Split.of([*entries, (new, stride, 1, 0)])
                 if wider is not None and wider.valid(self.tp):
-                    entries.append((new, stride, 1))
+                    entries.append((new, stride, 1, 0))
         return Split.of(entries)
 
     def _restrict(self, split: Split | None, value: SSAValue, dests: Sequence[Dest]) -> Split | None:
@@ -430,31 +498,33 @@ class _TensorPartitioner:
 
         return split.moved(operand_dim)
 
-    def _union(self, pieces: Iterable[tuple[int, int, int]]) -> Split | None | bool:
+    def _union(self, pieces: Iterable[tuple[int, int, int, int]]) -> Split | None | bool:
         """One split of these result entries; False when they conflict."""
-        by_dim: dict[int, tuple[int, int]] = {}
-        for dim, parts, stride in pieces:
-            if by_dim.setdefault(dim, (parts, stride)) != (parts, stride):
+        by_dim: dict[int, tuple[int, int, int]] = {}
+        for dim, *rest in pieces:
+            if by_dim.setdefault(dim, tuple(rest)) != tuple(rest):  # type: ignore[arg-type]
                 return False
-        split = Split.of((dim, parts, stride) for dim, (parts, stride) in by_dim.items())
+        split = Split.of((dim, *rest) for dim, rest in by_dim.items())
         return False if split is not None and not split.valid(self.tp) else split
 
     def _check_rows_split(self, op: MatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
         """A weight split by rows needs its input split over every rank (a partial
         sum of a factor of the ranks would be counted twice)."""
-        if not self.strict or layer_of(op) is None or not self._is_weight(op.rhs) or left is None:
+        weight = self._weight_behind(op.rhs)
+        if not self.strict or layer_of(op) is None or weight is None or left is None:
             return
-        if left.on(k_lhs) != (self.tp, 1) or len(left.entries) != 1:
+        if left.on(k_lhs) != (self.tp, 1) or len(left.entries) != 1 or not left.contiguous():
             raise LocatedError(op, f"tp={self.tp} does not divide the heads: the {lhs[k_lhs]} input rows of weight "
-                                   f"@{self._weight_name(op.rhs)} arrive with {left.describe()}, not split "
+                                   f"@{self._weight_name(weight)} arrive with {left.describe()}, not split "
                                    f"{self.tp} ways")
 
     def _column_split(self, op: MatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
-        """A linear layer on a replicated input: split its weight by output columns,
-        over every rank, or over the largest factor of the ranks whose reshapes into
+        """A linear layer on a replicated input: split its weight by output columns
+        (replicated when it has fewer than the ranks: a one-column gate), over
+        every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
-        if not self._is_weight(op.rhs):
-            return [None, None], None
+        if not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
+            return [None, None], None  # fewer output columns than ranks (a gate): replicated
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
                 name = self._weight_name(op.rhs)
@@ -462,9 +532,9 @@ class _TensorPartitioner:
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
         parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and rhs[n_rhs] % p == 0
-                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p),)))), self.tp)
+                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, 0),)))), self.tp)
         stride = self.tp // parts
-        return [None, Split(((n_rhs, parts, stride),))], Split(((rank - 1, parts, stride),))
+        return [None, Split(((n_rhs, parts, stride, 0),))], Split(((rank - 1, parts, stride, 0),))
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
         """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`."""
@@ -479,6 +549,13 @@ class _TensorPartitioner:
                 if not self._reshapes_keep(user.results[0], split, depth - 1):
                     return False
         return True
+
+    def _weight_behind(self, value: SSAValue) -> SSAValue | None:
+        """The weight argument `value` is, or is a transpose/broadcast of (a batched
+        matmul's weight), else None."""
+        while isinstance(value.owner, TransposeOp | BroadcastOp):
+            value = value.owner.input
+        return value if self._is_weight(value) else None
 
     def _is_weight(self, value: SSAValue) -> bool:
         return isinstance(value, BlockArgument) and global_of(self._arg_attrs(value)) is not None

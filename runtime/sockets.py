@@ -34,13 +34,21 @@ Runner = Callable[[list[np.ndarray], dict[str, np.ndarray], RunContext], list[np
 """Runs one rank's program on its parts: `runner(inputs, weights, context)`."""
 
 
+def _window(split: Split, shape: Sequence[int], rank: int) -> tuple[np.ndarray, ...]:
+    """The open mesh of indices of a whole array of `shape` that `rank` holds (`np.ix_`)."""
+    axes = [np.arange(n) for n in shape]
+    for dim, period, start, length in split.indices(shape, rank):
+        runs = np.arange(shape[dim] // period)[:, None] * period
+        axes[dim] = (runs + start + np.arange(length)).ravel()
+    return np.ix_(*axes)
+
+
 def _part(array: np.ndarray, split: Split | None, rank: int) -> np.ndarray:
     if split is None:
         return array
-    for dim, parts, _ in split.entries:
-        if dim >= array.ndim or array.shape[dim] % parts:
-            raise RduccError(f"an array of shape {list(array.shape)} cannot be split {parts} ways along dim {dim}")
-    return array[split.slices(array.shape, rank)]
+    if not split.fits(array.shape):
+        raise RduccError(f"an array of shape {list(array.shape)} cannot be split as {split.describe()}")
+    return array[_window(split, array.shape, rank)]
 
 
 def _join(parts: list[np.ndarray], split: Split | None) -> np.ndarray:
@@ -48,11 +56,11 @@ def _join(parts: list[np.ndarray], split: Split | None) -> np.ndarray:
     if split is None:
         return parts[0]
     shape = list(parts[0].shape)
-    for dim, count, _ in split.entries:
+    for dim, count, _, _ in split.entries:
         shape[dim] *= count
     whole = np.empty(shape, parts[0].dtype)
     for rank, part in enumerate(parts):
-        whole[split.slices(shape, rank)] = part
+        whole[_window(split, shape, rank)] = part
     return whole
 
 

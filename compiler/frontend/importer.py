@@ -33,7 +33,15 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Region, SSAValue
 
-from rducc.dialects.contracts import Level, input_arg, set_f64_demoted, set_level, weight_arg
+from rducc.dialects.contracts import (
+    Level,
+    Update,
+    input_arg,
+    set_f64_demoted,
+    set_level,
+    set_result_updates,
+    weight_arg,
+)
 from rducc.dialects.memory import GlobalOp
 from rducc.dialects.program import ENTRY
 from rducc.errors import RduccError, UnsupportedOpsError
@@ -214,20 +222,27 @@ def _signature(ep: ExportedProgram) -> _Signature:
     return signature
 
 
-def _user_outputs(ep: ExportedProgram) -> list[Any]:
+def _outputs(ep: ExportedProgram) -> tuple[list[Any], list[Update | None]]:
+    """The results the program returns: the user outputs, then the new value of
+    each buffer or user input it updates in place (BUFFER_MUTATION,
+    USER_INPUT_MUTATION), with what each writes back (None: a user output)."""
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
-    results = list(output_node.args[0])
     user: list[Any] = []
-    for spec, result in zip(ep.graph_signature.output_specs, results):
+    writes: list[Any] = []
+    updates: list[Update] = []
+    for spec, result in zip(ep.graph_signature.output_specs, output_node.args[0]):
         if spec.kind == OutputKind.USER_OUTPUT:
             user.append(result)
+        elif spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
+            writes.append(result)
+            kind = "buffer" if spec.kind == OutputKind.BUFFER_MUTATION else "input"
+            updates.append(Update(kind, str(spec.target)))
         else:
             raise RduccError(
-                f"the model mutates its input or buffer '{spec.target}' "
-                f"({spec.kind.name}); rducc compiles side-effect-free forward passes "
-                "(call model.eval() and avoid in-place updates of buffers)"
+                f"the model's output '{spec.arg}' is a {spec.kind.name}; rducc compiles forward passes "
+                "(user outputs, and updates of buffers and inputs)"
             )
-    return user
+    return user + writes, [None] * len(user) + updates
 
 
 def _converted_nodes(ep: ExportedProgram) -> list[torch.fx.Node]:
@@ -316,7 +331,7 @@ def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> Modu
 
 def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPlan | None) -> ModuleOp:
     signature = _signature(ep)
-    outputs = _user_outputs(ep)
+    outputs, updates = _outputs(ep)
     arg_types = [tensor_type_of(fake_value(n), what=f"input '{n.name}'") for n in signature.arg_nodes]
     block = Block(arg_types=arg_types)
     importer = GraphImporter(block)
@@ -336,6 +351,7 @@ def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPl
         Region(block),
         arg_attrs=ArrayAttr(signature.arg_attrs),
     )
+    set_result_updates(forward, updates)
     module = ModuleOp([*signature.globals, forward])
     if reuse is not None:
         reuse.finish(module, forward)

@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", action="append", default=[], metavar="FILE.npy",
         help="one input array per @forward argument, in order (repeat the flag)",
     )
-    parser.add_argument("--output", metavar="FILE.npz", help="write the results (output_0, output_1, ...)")
+    parser.add_argument("--output", metavar="FILE.npz",
+                        help="write the results (output_0, output_1, ...; buffer:NAME, input:LABEL: "
+                             "what the model updates in place)")
     parser.add_argument("--weights", metavar="FILE", help="weights file (default: the one the program names)")
     parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
     parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
@@ -107,19 +109,34 @@ def _needs_weights(module: ModuleOp) -> bool:
     return any(op.name == "tier.global" and op.initial_value is None for op in module.ops)
 
 
-def _write_npz(path: str, results: list[np.ndarray]) -> None:
+def _named_results(module: ModuleOp, results: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """The results by name: `output_0`, `output_1`, ... for the user outputs, then
+    `buffer:NAME` / `input:LABEL` for the new value of each buffer or input the
+    model updates in place (`rdu.result_updates`)."""
+    from rducc.dialects.contracts import result_updates
+    from rducc.dialects.program import entry_function
+
+    updates = result_updates(entry_function(module)) or [None] * len(results)
+    named: dict[str, np.ndarray] = {}
+    for update, result in zip(updates, results):
+        named[f"{update.kind}:{update.name}" if update else f"output_{len(named)}"] = result
+    return named
+
+
+def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
     from rducc.files import write_atomically_bytes
 
     buffer = io.BytesIO()
     # numpy's stub types **kwds as if one could be its `allow_pickle: bool`
-    np.savez(buffer, **{f"output_{i}": r for i, r in enumerate(results)})  # type: ignore[arg-type]
+    np.savez(buffer, **results)  # type: ignore[arg-type]
     write_atomically_bytes(path, buffer.getvalue())
 
 
-def _print_results(results: list[np.ndarray]) -> None:
-    for i, result in enumerate(results):
+def _print_results(results: dict[str, np.ndarray]) -> None:
+    for name, result in results.items():
         shape = "x".join(str(d) for d in result.shape)
-        print(f"result[{i}]: {shape}x{result.dtype}")
+        label = f"result[{name.removeprefix('output_')}]" if name.startswith("output_") else f"updated {name}"
+        print(f"{label}: {shape}x{result.dtype}")
         print(np.array2string(result, threshold=64, precision=6))
 
 
@@ -158,7 +175,7 @@ def _run(args: argparse.Namespace) -> None:
             "device has none: cost it with --simulate); pass --weights FILE"
         )
     weights = load_weights(weights_path) if weights_path is not None else {}
-    results = runner.run(inputs, weights)
+    results = _named_results(module, runner.run(inputs, weights))
     if args.output:
         _write_npz(args.output, results)
     else:

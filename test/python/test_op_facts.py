@@ -157,19 +157,19 @@ def _sharded_to(source: tuple[int, ...], result: tuple[int, ...], dim: int, tp: 
         split = reshape_split(source, result, Split.whole(dim, tp))
     except _Unsplittable:
         return None
-    return split.entries if split else ()
+    return Split.of(split.entries).entries if split else ()
 
 
 @pytest.mark.parametrize(
     ("batch", "dim", "tiled", "sharded"),
     [
-        (1, 1, 0, ((0, 2, 1),)),  # heads alone: both move them to result dim 0
-        (1, 2, 1, ((1, 2, 1),)),
-        (1, 3, 2, ((2, 2, 1),)),
-        (2, 0, None, ((0, 2, 1),)),  # batch x heads merged: tiling blocks; sharding splits the merge's leading dim
-        (2, 1, None, None),  # heads under a merged batch: neither
-        (2, 2, 1, ((1, 2, 1),)),
-        (2, 3, 2, ((2, 2, 1),)),
+        (1, 1, 0, ((0, 2, 1, 0),)),  # heads alone: both move them to result dim 0
+        (1, 2, 1, ((1, 2, 1, 0),)),
+        (1, 3, 2, ((2, 2, 1, 0),)),
+        (2, 0, None, ((0, 2, 1, 0),)),  # batch x heads merged: tiling blocks; sharding splits the merge's leading dim
+        (2, 1, None, ((0, 2, 1, 8),)),  # heads under a merged batch: the heads of each batch row (period 8)
+        (2, 2, 1, ((1, 2, 1, 0),)),
+        (2, 3, 2, ((2, 2, 1, 0),)),
     ],
 )
 def test_tiling_and_sharding_agree_on_a_batch_heads_merge(batch, dim, tiled, sharded):
@@ -177,4 +177,4 @@ def test_tiling_and_sharding_agree_on_a_batch_heads_merge(batch, dim, tiled, sha
     assert _tiled_to(source, result, dim) == tiled
     assert _sharded_to(source, result, dim, 2) == sharded
     if tiled is not None:  # a dim kept whole: the same answer
-        assert sharded == ((tiled, 2, 1),)
+        assert sharded == ((tiled, 2, 1, 0),)

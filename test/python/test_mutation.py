@@ -1,0 +1,114 @@
+"""Programs that update their buffers and inputs in place (issue 17, item 4):
+`index_copy_`, `add_`, `copy_` (torch.export's BUFFER_MUTATION and
+USER_INPUT_MUTATION). The importer returns the new values after the user
+outputs (`rdu.result_updates`); `rducc.Program` writes them back as
+`ExportedProgram.module()` does (buffers for the next call, inputs into the
+caller's tensors), `rducc-run` writes them as `buffer:NAME` / `input:LABEL`.
+transformers' own static-cache decode, exported by torch.export, matches eager
+step after step, on one socket and split over two."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import rducc
+from rducc.api import after
+from rducc.dialects.contracts import Update, result_updates
+from rducc.dialects.program import entry_function
+from rducc.passes.rdu_partition import RduPartition
+
+
+class CacheUpdate(torch.nn.Module):
+    """Writes a row of a cache buffer, counts its calls, doubles a user input in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(2, 4, 8))
+        self.register_buffer("count", torch.zeros(1))
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(1, position, x)
+        self.count.add_(1)
+        state.copy_(state * 2)
+        return self.cache.sum(1) + self.count
+
+
+def _step_inputs(step: int) -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(step)
+    return torch.randn(2, 1, 8, generator=generator), torch.tensor([step]), torch.randn(3, generator=generator)
+
+
+@pytest.fixture(scope="module")
+def cache_update() -> torch.export.ExportedProgram:
+    return torch.export.export(CacheUpdate(), _step_inputs(0))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_buffers_and_inputs_are_written_back_as_torch_does(cache_update, opt_level):
+    program = rducc.compile(cache_update, _step_inputs(0), opt_level=opt_level)
+    assert result_updates(entry_function(program.module)) == [
+        None, Update("buffer", "cache"), Update("buffer", "count"), Update("input", "state")]
+    reference = copy.deepcopy(cache_update).module()
+    for step in range(3):
+        ours, theirs = _step_inputs(step), _step_inputs(step)
+        torch.testing.assert_close(program(*ours), reference(*theirs))
+        torch.testing.assert_close(ours[2], theirs[2])  # the input, doubled in place by both
+        torch.testing.assert_close(torch.from_numpy(program.weights["cache"]), reference.cache)
+        assert program.weights["count"][0] == step + 1
+
+
+def test_rducc_run_writes_the_updated_buffers_and_inputs(cache_update, tmp_path):
+    from rducc.tools.run import main
+
+    program = rducc.compile(cache_update, _step_inputs(0), opt_level=0)
+    program.save(tmp_path / "p.mlir")
+    x, position, state = _step_inputs(1)
+    for name, value in (("x", x), ("position", position), ("state", state)):
+        np.save(tmp_path / f"{name}.npy", value.numpy())
+    arguments = [flag for name in ("x", "position", "state") for flag in ("--input", str(tmp_path / f"{name}.npy"))]
+    assert main([str(tmp_path / "p.mlir"), *arguments, "--output", str(tmp_path / "out.npz")]) == 0
+    got = np.load(tmp_path / "out.npz")
+    assert sorted(got.keys()) == ["buffer:cache", "buffer:count", "input:state", "output_0"]
+    np.testing.assert_allclose(got["input:state"], state.numpy() * 2)
+    np.testing.assert_allclose(got["buffer:cache"][:, 1], x[:, 0].numpy())
+    np.testing.assert_allclose(got["output_0"], x[:, 0].numpy() + 1)
+
+
+@pytest.fixture(scope="module")
+def static_cache_decode():
+    """transformers' tiny Llama (8 query heads, 4 KV heads) with its StaticCache, batch 2, exported."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=64)
+    model = LlamaForCausalLM(config).eval()
+    model.generation_config.use_cache = True
+    model.generation_config.cache_implementation = "static"
+    wrapper = TorchExportableModuleWithStaticCache(model, batch_size=2, max_cache_len=16)
+    eager = copy.deepcopy(wrapper)
+    example = {"input_ids": torch.zeros(2, 1, dtype=torch.long), "cache_position": torch.tensor([0])}
+    return eager, torch.export.export(wrapper, (), example, strict=True)
+
+
+@pytest.mark.parametrize(("tp", "opt_level"), [(1, 2), (2, 0)])
+def test_transformers_static_cache_decode_matches_eager_step_after_step(static_cache_decode, tp, opt_level):
+    eager, exported = static_cache_decode
+    eager = copy.deepcopy(eager)
+    options = {"target": "sn40l-8", "passes": [after("rdu-canonicalize", RduPartition(tp=tp))]} if tp > 1 else {}
+    program = rducc.compile(exported, (), opt_level=opt_level, **options)
+    updates = [u for u in result_updates(entry_function(program.module)) if u is not None]
+    assert Update("buffer", "key_cache_0") in updates and Update("buffer", "value_cache_1") in updates
+    generator = torch.Generator().manual_seed(1)
+    for step in range(4):
+        ids = torch.randint(0, 128, (2, 1), generator=generator)
+        with torch.no_grad():
+            expected = eager(input_ids=ids, cache_position=torch.tensor([step]))
+        got = program(input_ids=ids, cache_position=torch.tensor([step]))
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(program.weights["key_cache_0"], eager.key_cache_0.numpy(), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,51 @@
+"""Tensor parallelism at batch > 1 on transformers' own decoders (issue 17, item 3):
+the split of the heads goes through the reshapes that merge batch x heads
+(a split with a period), so q/k/v and o_proj stay split with no all-gather,
+and the result equals eager. A representative subset; `bench/tp_families.py`
+runs every family at tp = 2, 4, 8 (and tp x pp) at batch 1, 2 and 4."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import decoders
+import rducc
+from rducc.api import after
+from rducc.dialects.collectives import AllGatherOp, SendRecvOp
+from rducc.dialects.contracts import partition_of
+from rducc.passes.rdu_partition import RduPartition
+
+CASES = [  # family, batch, tp, pp, target, opt level
+    ("qwen2", 4, 8, 1, "sn40l-8", 0),  # more ranks than the 4 KV heads
+    ("gpt_neox", 2, 2, 1, "sn40l-8", 2),
+    ("mistral", 2, 4, 2, "sn40l-8", 0),
+    ("gemma2", 4, 8, 2, "sn40l-16", 0),
+]
+
+
+@pytest.fixture(scope="module")
+def exported():
+    """Each (family, batch) of CASES: model, inputs, eager logits and the exported program, once."""
+    cache: dict[tuple[str, int], tuple] = {}
+
+    def get(family: str, batch: int) -> tuple:
+        if (family, batch) not in cache:
+            model, inputs = decoders.decoder(family, batch)
+            with torch.no_grad():
+                expected = model(*inputs)
+            cache[(family, batch)] = (inputs, expected, torch.export.export(model, inputs))
+        return cache[(family, batch)]
+
+    return get
+
+
+@pytest.mark.parametrize(("family", "batch", "tp", "pp", "target", "opt_level"), CASES)
+def test_decoder_family_splits_at_batch_above_one(exported, family, batch, tp, pp, target, opt_level):
+    inputs, expected, program_in = exported(family, batch)
+    program = rducc.compile(program_in, inputs, target=target, opt_level=opt_level,
+                            passes=[after("rdu-canonicalize", RduPartition(tp=tp, pp=pp))])
+    assert partition_of(program.module) == (tp, pp)
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    assert any(isinstance(op, SendRecvOp) for op in program.module.walk()) == (pp > 1)
+    torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
