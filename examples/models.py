@@ -7,7 +7,6 @@ test can export it, compile it and compare against PyTorch eager.
 from __future__ import annotations
 
 import torch
-import torchvision_compat  # noqa: F401 - lets transformers import beside a CUDA torchvision wheel
 from torch import nn
 
 

@@ -1,12 +1,12 @@
-"""The model zoo: real architectures from transformers, torchvision and timm.
+"""The model zoo: real architectures from transformers (language, speech and vision).
 
 Each entry builds a small config with random weights (no downloads: configs
-in code, timm's `pretrained=False`) in eval mode, with inputs of a given
+in code) in eval mode, with inputs of a given
 batch size. `ZOO` lists them all; `QUICK` is the subset CI runs. Other
 benchmarks import this module (`bench/zoo/models.py`) for the same models.
 
     from zoo.models import ZOO
-    model, inputs = ZOO["resnet18"].build(batch=2)
+    model, inputs = ZOO["resnet"].build(batch=2)
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torchvision_compat  # noqa: F401 - torchvision importable (examples/torchvision_compat.py)
 from torch import nn
 
 Inputs = tuple[torch.Tensor, ...]
 SEQ = 8
 """Tokens of a text model's input."""
 IMAGE = 64
-"""Side of an image model's input (torchvision's and timm's nets take any size >= 32)."""
+"""Side of an image model's input."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class ZooModel:
     """One architecture: where it comes from and how to build it at a batch size."""
 
     name: str
-    source: str  # transformers, torchvision or timm
+    source: str  # the library that defines it
     make: Callable[[], nn.Module]
     inputs: Callable[[int], Inputs]
     decoder: bool = False  # a causal LM: also compiled at tp=2 on sn40l-8
@@ -182,79 +181,52 @@ TRANSFORMERS = [
 
 
 # --------------------------------------------------------------------------
-# torchvision (its models are pure Python; the C extension is not needed)
+# vision: transformers' own convolutional and vision-transformer families
+# (torchvision and timm are not installed: no CPU build of torchvision 0.28
+# loads beside torch 2.13.0, and timm needs torchvision)
 # --------------------------------------------------------------------------
 
 
-def _torchvision() -> Any:
-    import torchvision
-
-    return torchvision
+def _vision(config_class: str, model_class: str, **config: Any) -> Callable[[], nn.Module]:
+    return _encoder(config_class, model_class, ("pixel_values",), **config)
 
 
-def _vision(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
-    def make() -> nn.Module:
-        return getattr(_torchvision().models, name)(weights=None, **kwargs)
+_SMALL_VIT = dict(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=4)
+_STAGES = dict(hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1])
 
-    return make
-
-
-def _small_vit() -> nn.Module:
-    from torchvision.models.vision_transformer import VisionTransformer
-
-    _torchvision()
-    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128)
-
-
-TORCHVISION = [
-    ZooModel("resnet18", "torchvision", _vision("resnet18", num_classes=10), images),
-    ZooModel("mobilenet_v2", "torchvision", _vision("mobilenet_v2", width_mult=0.5, num_classes=10), images),
-    ZooModel("mobilenet_v3_small", "torchvision", _vision("mobilenet_v3_small", num_classes=10), images),
-    ZooModel("efficientnet_b0", "torchvision", _vision("efficientnet_b0", num_classes=10), images),
-    ZooModel("convnext_tiny", "torchvision", _vision("convnext_tiny", num_classes=10), images),
-    ZooModel("squeezenet1_1", "torchvision", _vision("squeezenet1_1", num_classes=10), images),
-    ZooModel("shufflenet_v2", "torchvision", _vision("shufflenet_v2_x0_5", num_classes=10), images),
-    ZooModel("regnet_y_400mf", "torchvision", _vision("regnet_y_400mf", num_classes=10), images),
-    ZooModel("mnasnet0_5", "torchvision", _vision("mnasnet0_5", num_classes=10), images),
-    ZooModel("densenet121", "torchvision", _vision("densenet121", num_classes=10), lambda b: images(b, 32)),
-    ZooModel("swin_t", "torchvision", _vision("swin_t", num_classes=10), images),
-    ZooModel("vit_tv", "torchvision", _small_vit, lambda b: images(b, 32)),
+VISION = [
+    ZooModel("resnet", "transformers", _vision("ResNetConfig", "ResNetModel", embedding_size=16, **_STAGES), images),
+    ZooModel("regnet", "transformers", _vision("RegNetConfig", "RegNetModel", embedding_size=16, groups_width=8,
+                                               **_STAGES), images),
+    ZooModel("mobilenet_v1", "transformers", _vision("MobileNetV1Config", "MobileNetV1Model", depth_multiplier=0.25,
+                                                     image_size=IMAGE), images),
+    ZooModel("mobilenet_v2", "transformers", _vision("MobileNetV2Config", "MobileNetV2Model", depth_multiplier=0.35,
+                                                     image_size=IMAGE), images),
+    ZooModel("efficientnet", "transformers", _vision("EfficientNetConfig", "EfficientNetModel", width_coefficient=0.25,
+                                                     depth_coefficient=0.25, image_size=IMAGE, hidden_dim=320), images),
+    ZooModel("convnextv2", "transformers", _vision("ConvNextV2Config", "ConvNextV2Model", **_STAGES), images),
+    ZooModel("poolformer", "transformers", _vision("PoolFormerConfig", "PoolFormerModel", **_STAGES), images),
+    ZooModel("mobilevit", "transformers", _vision("MobileViTConfig", "MobileViTModel", image_size=IMAGE,
+                                                  hidden_sizes=[32, 40, 48], neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64]),
+             images),
+    ZooModel("segformer", "transformers", _vision("SegformerConfig", "SegformerModel", hidden_sizes=[16, 32, 40, 64],
+                                                  depths=[1, 1, 1, 1], num_attention_heads=[1, 2, 2, 4]), images),
+    ZooModel("levit", "transformers", _vision("LevitConfig", "LevitModel", image_size=IMAGE, hidden_sizes=[32, 48, 64],
+                                              num_attention_heads=[1, 2, 2], depths=[1, 1, 1], key_dim=[8, 8, 8]),
+             images),
+    ZooModel("swin", "transformers", _vision("SwinConfig", "SwinModel", image_size=32, patch_size=4, embed_dim=16,
+                                             depths=[1, 1], num_heads=[2, 4], window_size=4), lambda b: images(b, 32)),
+    ZooModel("deit", "transformers", _vision("DeiTConfig", "DeiTModel", intermediate_size=128, **_SMALL_VIT),
+             lambda b: images(b, 32)),
+    ZooModel("beit", "transformers", _vision("BeitConfig", "BeitModel", intermediate_size=128, **_SMALL_VIT),
+             lambda b: images(b, 32)),
+    ZooModel("dinov2", "transformers", _vision("Dinov2Config", "Dinov2Model", mlp_ratio=2, **_SMALL_VIT),
+             lambda b: images(b, 32)),
 ]
 
 
-# --------------------------------------------------------------------------
-# timm
-# --------------------------------------------------------------------------
-
-
-def _timm(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
-    def make() -> nn.Module:
-        _torchvision()  # timm imports torchvision
-        import timm
-
-        return timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
-
-    return make
-
-
-TIMM = [
-    ZooModel("resnet10t", "timm", _timm("resnet10t"), images),
-    ZooModel("convnext_atto", "timm", _timm("convnext_atto"), images),
-    ZooModel("mobilevit_xxs", "timm", _timm("mobilevit_xxs"), images),
-    ZooModel("ghostnet_050", "timm", _timm("ghostnet_050"), images),
-    ZooModel("lcnet_050", "timm", _timm("lcnet_050"), images),
-    ZooModel("regnetx_002", "timm", _timm("regnetx_002"), images),
-    ZooModel("vit_tiny", "timm", _timm("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2),
-             lambda b: images(b, 32)),
-    ZooModel("mixer_s16", "timm", _timm("mixer_s16_224", img_size=32),
-             lambda b: images(b, 32)),
-    ZooModel("efficientvit_m0", "timm", _timm("efficientvit_m0", img_size=64), images),
-    ZooModel("edgenext_xx_small", "timm", _timm("edgenext_xx_small"), images),
-]
-
-ZOO: dict[str, ZooModel] = {m.name: m for m in (*TRANSFORMERS, *TORCHVISION, *TIMM)}
+ZOO: dict[str, ZooModel] = {m.name: m for m in (*TRANSFORMERS, *VISION)}
 """Every zoo model by name."""
 
 QUICK = ("llama", "bert", "convnext_hf")
-"""The subset CI runs (test/python/test_model_zoo.py): small, fast, transformers only (torchvision
-and timm are not in the test extra: no CPU build of torchvision 0.28 loads beside torch 2.13)."""
+"""The subset CI runs (test/python/test_model_zoo.py): small and fast."""

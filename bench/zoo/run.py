@@ -207,7 +207,7 @@ def markdown(rows: Sequence[Row], command: str, when: str, machine: str, seconds
     lines = [
         "# Model zoo", "",
         f"Written by `{command}` on {when} in {seconds:.0f} s ({machine}).", "",
-        "Every model of `bench/zoo/models.py` (transformers, torchvision and timm architectures at small "
+        "Every model of `bench/zoo/models.py` (transformers language, speech and vision architectures at small "
         "configs, random weights, no downloads), at batch 1 and 2: exported with `torch.export`, "
         "decomposed to Core ATen (the op counts), compiled by `rducc.compile` at -O0 and -O2 for one "
         "sn40l socket, run in rducc's runtime and compared with eager (ok: max |ours - eager| <= "
