@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rducc.errors import RduccError
+from rducc.files import check_regular
 
 if TYPE_CHECKING:
     import torch
@@ -76,6 +77,7 @@ def check_archive(path: str | Path) -> None:
         raise RduccError(f"{path}: no such file")
     if path.is_dir():
         raise RduccError(f"{path}: is a directory, expected {ACCEPTED}")
+    check_regular(path, "model")  # a FIFO would block, a device never end
     if path.stat().st_size == 0:
         raise RduccError(f"{path}: file is empty, expected {ACCEPTED}")
     if not zipfile.is_zipfile(path):

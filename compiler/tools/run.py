@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,10 +53,10 @@ def parse_program(path: Path) -> ModuleOp:
     from rducc.diagnostics import check_mlir_text, format_parse_error
     from rducc.tools.opt import RduccOptMain
 
+    from rducc.files import read_regular
+
     try:
-        text = path.read_text()
-    except OSError as error:
-        raise RduccError(f"{path}: {error.strerror}") from None
+        text = read_regular(path, "program", MAX_PROGRAM_BYTES).decode()
     except UnicodeDecodeError:
         raise RduccError(f"{path}: not MLIR text (a binary file); rducc-run takes the .mlir rducc wrote") from None
     check_mlir_text(text, str(path))
@@ -71,15 +73,48 @@ def parse_program(path: Path) -> ModuleOp:
     return module
 
 
+MAX_PROGRAM_BYTES = 1 << 31
+"""The largest program text read (weights live in the sidecar, not in the text)."""
+
+
 def _load_input(path: str) -> np.ndarray:
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise RduccError(f"input {path}: no such file") from None
-    except (OSError, ValueError) as error:
-        raise RduccError(f"input {path}: not a .npy array ({error})") from None
+    """One .npy array, its header checked against the file's size before any data
+    is read (a header may claim 10^12 elements); never a pickle."""
+    from rducc.files import open_regular
+
+    with open_regular(path, "input") as stream:
+        if stream.read(2) == b"PK":
+            raise RduccError(f"input {path}: a .npz archive; --input takes one .npy array per argument")
+        stream.seek(0)
+        try:
+            shape, dtype = _npy_header(stream)
+        except (OSError, ValueError, SyntaxError) as error:
+            raise RduccError(f"input {path}: not a .npy array ({error})") from None
+        if dtype.hasobject:
+            raise RduccError(f"input {path}: not a .npy array (an object array, a pickle, "
+                             "which rducc-run refuses: allow_pickle=False)")
+        declared = math.prod(shape) * dtype.itemsize
+        held = os.fstat(stream.fileno()).st_size - stream.tell()
+        if declared != held:
+            raise RduccError(f"input {path}: the header declares shape {list(shape)} of {dtype} "
+                             f"({declared} bytes) but the file holds {held}")
+        stream.seek(0)
+        try:
+            return np.load(stream, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise RduccError(f"input {path}: not a .npy array ({error})") from None
 
 
+def _npy_header(stream) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype a .npy header declares."""
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    else:
+        raise ValueError(f".npy format version {version} is not supported")
+    return shape, dtype
 
 
 def _as_declared(array: np.ndarray, dtype: np.dtype, f64_demoted: bool) -> np.ndarray:
@@ -124,11 +159,14 @@ def _print_results(results: list[np.ndarray]) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rducc.files import check_writable
+    from rducc.files import check_distinct, check_writable
 
     for output in (args.output, args.report):
         if output is not None:
             check_writable(output)
+    inputs = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
+    check_distinct([("--output", args.output), ("--report", args.report)],
+                   inputs + [("--input", path) for path in args.input])
     program_path = Path(args.program)
     module = parse_program(program_path)
     target = module_target(module, args.target or "")
@@ -143,6 +181,7 @@ def _run(args: argparse.Namespace) -> None:
         if args.simulate:
             print(report.table())
             return
+    from rducc.runtime.engine import Runner
     from rducc.runtime.sockets import placed_runner
 
     runner = placed_runner(module)  # every socket's program when partitioned
@@ -157,7 +196,9 @@ def _run(args: argparse.Namespace) -> None:
             f"{program_path}: the program names no weights file (a model built on the meta "
             "device has none: cost it with --simulate); pass --weights FILE"
         )
-    weights = load_weights(weights_path) if weights_path is not None else {}
+    # read no more than the program declares (a partitioned program: every global)
+    wanted = set(runner.weight_names) if isinstance(runner, Runner) else None
+    weights = load_weights(weights_path, wanted) if weights_path is not None else {}
     results = runner.run(inputs, weights)
     if args.output:
         _write_npz(args.output, results)

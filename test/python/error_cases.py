@@ -176,7 +176,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: missing input file", RUN, ("{placed}", "--input", "no_such.npy", "--output", "out.npz"), "input no_such.npy: no such file"),
     ErrorCase("rducc-run: input that is not .npy", RUN, ("{placed}", "--input", "{x_text}", "--output", "out.npz"), "not a .npy array"),
     ErrorCase("rducc-run: pickled input", RUN, ("{placed}", "--input", "{x_object}", "--output", "out.npz"), "allow_pickle=False"),
-    ErrorCase("rducc-run: missing weights file", RUN, ("{placed}", "--input", "{x}", "--weights", "no_such.safetensors", "--output", "out.npz"), "weights file no_such.safetensors: No such file"),
+    ErrorCase("rducc-run: missing weights file", RUN, ("{placed}", "--input", "{x}", "--weights", "no_such.safetensors", "--output", "out.npz"), "weights file no_such.safetensors: no such file"),
     ErrorCase("rducc-run: garbage weights file", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_garbage}", "--output", "out.npz"), "not a safetensors file"),
     ErrorCase("rducc-run: weight of the wrong shape", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_shape}", "--output", "out.npz"), "weight 'fc1.bias' has shape [3], expected [64]"),
     ErrorCase("rducc-run: weight missing from the file", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_partial}", "--output", "out.npz"), "missing weight: fc2.weight"),
