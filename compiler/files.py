@@ -257,6 +257,8 @@ def _roll_back(stages: Sequence[_Staged]) -> None:
             Path(staged.final).unlink(missing_ok=True)
         else:
             Path(staged.temp).unlink(missing_ok=True)
+            if staged.backup is not None:
+                Path(staged.backup).unlink(missing_ok=True)
 
 
 def _write_direct(path: str, write: Writer) -> None:

@@ -1,0 +1,110 @@
+"""Files as rducc reads and writes them (issue 20, items 6-10), below the CLI:
+the weights header check against the safetensors library's own, the MLIR and
+its weights written as one pair, outputs that are links or FIFOs. The CLI's
+messages for the same inputs are rows of the error table (error_cases.py)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors import SafetensorError
+from safetensors.numpy import load_file, save_file
+
+import error_cases
+from rducc.errors import RduccError
+from rducc.files import write_atomically_bytes, write_together
+from rducc.weights import load_weights
+
+
+@pytest.mark.parametrize("key", sorted(error_cases._BAD_HEADERS))
+def test_every_refused_header_is_one_safetensors_refuses(key, tmp_path):
+    """The checks are the library's rules: what rducc refuses, safetensors refuses too."""
+    path = tmp_path / "bad.safetensors"
+    error_cases._safetensors(path, *error_cases._BAD_HEADERS[key])
+    with pytest.raises(RduccError, match=f"weights file {path}"):
+        load_weights(path)
+    if key != "w_metadata":  # the Rust reader ignores __metadata__'s value types
+        with pytest.raises((SafetensorError, ValueError, OverflowError)):
+            load_file(path)
+
+
+def test_a_file_the_library_writes_reads_back(tmp_path):
+    path = tmp_path / "good.safetensors"
+    arrays = {"b": np.arange(6, dtype=np.int64).reshape(2, 3), "a": np.ones(3, np.float32),
+              "empty": np.zeros((0, 4), np.float16), "scalar": np.array(2.5, np.float64)}
+    save_file(arrays, path)
+    loaded = load_weights(path)
+    assert sorted(loaded) == sorted(arrays)
+    for name, array in arrays.items():
+        np.testing.assert_array_equal(loaded[name], array)
+        assert loaded[name].dtype == array.dtype and loaded[name].flags.writeable
+    assert sorted(load_weights(path, {"a"})) == ["a"]  # only what the program declares
+
+
+def _old(path: Path, text: bytes) -> None:
+    path.write_bytes(text)
+
+
+def test_a_failed_rename_restores_the_pair(tmp_path, monkeypatch):
+    """The sidecar is committed first; when the MLIR's rename then fails, the old
+    sidecar comes back (before: the new weights stayed beside the old MLIR)."""
+    weights, mlir = tmp_path / "out.safetensors", tmp_path / "out.mlir"
+    _old(weights, b"old weights")
+    _old(mlir, b"old mlir")
+    real_replace = os.replace
+
+    def failing(source, destination):
+        if Path(destination) == mlir:
+            raise OSError(28, "No space left on device")
+        return real_replace(source, destination)
+
+    monkeypatch.setattr(os, "replace", failing)
+    import torch
+
+    from rducc.tools.cli import _write_outputs
+
+    with pytest.raises(RduccError, match="cannot write .*out.mlir: No space left on device"):
+        _write_outputs(str(mlir), "new mlir", weights, {"w": torch.ones(2)})
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert weights.read_bytes() == b"old weights" and mlir.read_bytes() == b"old mlir"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.mlir", "out.safetensors"]
+
+
+def test_a_failed_write_replaces_neither(tmp_path):
+    weights, mlir = tmp_path / "w.safetensors", tmp_path / "new.mlir"
+    _old(weights, b"old weights")
+
+    def broken(stream):
+        stream.write(b"half")
+        raise RduccError("printing failed")
+
+    with pytest.raises(RduccError, match="printing failed"):
+        write_together([(str(weights), lambda s: s.write(b"new")), (str(mlir), broken)])
+    assert weights.read_bytes() == b"old weights" and not mlir.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.safetensors"]
+
+
+def test_a_symlinked_output_keeps_its_link(tmp_path):
+    real = tmp_path / "real.mlir"
+    _old(real, b"old")
+    link = tmp_path / "link.mlir"
+    link.symlink_to(real)
+    write_atomically_bytes(str(link), b"new")
+    assert link.is_symlink() and real.read_bytes() == b"new"
+
+
+def test_a_fifo_output_is_written_in_place(tmp_path):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write_atomically_bytes(str(fifo), b"streamed")
+    reader.join(timeout=30)
+    assert received == [b"streamed"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # not replaced by a regular file
