@@ -152,7 +152,46 @@ def check_string_literals(text: str, filename: str, first_line: int = 0) -> None
             raise RduccError(f"{filename}:{number}:{problem[0]}: error: {problem[1]}")
 
 
+MAX_NESTING = 64
+"""The deepest nesting of brackets, braces, parentheses and angle brackets the
+MLIR text may have: xDSL's recursive parser, verifier and printer exhaust
+Python's stack near 100 levels; real programs nest about 10 deep."""
+MAX_INTEGER_DIGITS = 100
+"""The longest integer literal (2^256 has 78 digits; Python refuses to convert
+more than 4300)."""
+
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_NESTING_TOKEN = re.compile(r"->|[\[{(<]|[\]})>]|\d{%d,}" % (MAX_INTEGER_DIGITS + 1))
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
+
+
+def check_nesting_and_integers(text: str, filename: str, first_line: int = 0) -> None:
+    """Refuse nesting deeper than MAX_NESTING and integer literals longer than
+    MAX_INTEGER_DIGITS, located, before xDSL recurses or converts them."""
+    code = _STRING_OR_COMMENT.sub(_blank, text)  # same length: columns stay right
+    depth = 0
+    for match in _NESTING_TOKEN.finditer(code):
+        token = match.group(0)
+        problem = None
+        if token[0].isdigit():
+            problem = f"an integer literal of {len(token)} digits (at most {MAX_INTEGER_DIGITS})"
+        elif token in "[{(<":
+            depth += 1
+            if depth > MAX_NESTING:
+                problem = f"nesting deeper than {MAX_NESTING} levels (brackets, braces, regions, types)"
+        elif token != "->":
+            depth -= 1
+        if problem is not None:
+            line = code.count("\n", 0, match.start()) + 1 + first_line
+            column = match.start() - code.rfind("\n", 0, match.start())
+            raise RduccError(f"{filename}:{line}:{column}: error: {problem}")
+
+
 def check_mlir_text(text: str, filename: str, first_line: int = 0) -> None:
     """What xDSL's parser would choke on rather than report: refused here, located."""
     check_string_literals(text, filename, first_line)
     check_splat_sizes(text, filename, first_line)
+    check_nesting_and_integers(text, filename, first_line)

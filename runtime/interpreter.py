@@ -322,9 +322,11 @@ class PlacedProgram(Runner):
         if buffer.tier.data != Tier.SRAM:
             shape, dtype = _signature(buffer)
             slot = self._table.define(op.result)
+            if all(isinstance(use.operation, DeallocOp) for use in op.result.uses):
+                return None  # nothing reads or writes it: never materialized
 
             def alloc_off_chip(env: Env, context: RunContext) -> None:
-                env[slot] = _poisoned(shape, dtype)
+                env[slot] = _allocate(lambda: _poisoned(shape, dtype), f"{buffer.tier.data.value} buffer {list(shape)}")
 
             return alloc_off_chip
         if op.offset is None:
@@ -402,8 +404,15 @@ class PlacedProgram(Runner):
         if not ops or not isinstance(ops[-1], scf.YieldOp) or ops[-1].operands:
             raise RduccError(f"{describe_op(op)}: the loop body must end in 'scf.yield' of no values")
         steps = self._prepare_ops(ops[:-1])
+        constant = op.step.owner
+        if isinstance(constant, arith.ConstantOp) and isinstance(constant.value, IntegerAttr):
+            if constant.value.value.data <= 0:  # refused before anything runs
+                raise RduccError(f"{describe_op(op)}: step {constant.value.value.data} must be > 0 "
+                                 "(the loop would never end)")
 
         def loop(env: Env, context: RunContext) -> None:
+            if env[step] <= 0:
+                raise RduccError(f"step {env[step]} must be > 0 (the loop would never end)")
             for i in range(env[lb], env[ub], env[step]):
                 env[iv] = i
                 run_steps(steps, env, context, _WHERE)
@@ -525,12 +534,20 @@ class PlacedProgram(Runner):
             env: Env = [None] * self._table.size
             if self._views:
                 assert self.sram_bytes is not None
-                arena = np.zeros(self.sram_bytes, _ARENA_DTYPE)  # calloc: untouched pages stay free
-                arena[: self._arena_used] = _POISON
+                # only the bytes the program's views reach, not the whole capacity
+                arena = _allocate(lambda: np.full(self._arena_used, _POISON, _ARENA_DTYPE), "SRAM arena")
                 for slot, offset, nbytes, dtype, shape in self._views:
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
             self._arena_template = env
         return self._arena_template
+
+
+def _allocate(make: Callable[[], np.ndarray], what: str) -> np.ndarray:
+    """A host array for the program's memory, or one error line when the host lacks it."""
+    try:
+        return make()
+    except MemoryError as error:
+        raise RduccError(f"the {what} does not fit this machine's memory ({error})") from None
 
 
 def _capacity(module: ModuleOp, forward: func.FuncOp, sram_bytes: int | None) -> int | None:

@@ -330,6 +330,12 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
     except KeyboardInterrupt:
         print(f"{tool}: interrupted", file=sys.stderr)
         return 130
+    except RecursionError:  # the input nests deeper than any check before it caught
+        if debug:
+            traceback.print_exc()
+        print(f"{tool}: error: the input nests too deeply for rducc (Python's recursion limit)",
+              file=sys.stderr)
+        return 1
     except Exception as error:  # a bug in rducc: say so, briefly
         if debug:
             traceback.print_exc()

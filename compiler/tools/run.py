@@ -13,6 +13,8 @@ import io
 import math
 import os
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -151,6 +153,44 @@ def _write_npz(path: str, results: list[np.ndarray]) -> None:
     write_atomically_bytes(path, buffer.getvalue())
 
 
+class Ticker:
+    """A long run's progress on stderr: once it has run `after_s` seconds, and only
+    on a terminal, a line with the time so far and how to stop it (Ctrl-C: one
+    `rducc-run: interrupted` line, exit status 130)."""
+
+    def __init__(self, stream=None, after_s: float | None = None, every_s: float = 1.0):
+        self.stream = stream if stream is not None else sys.stderr
+        default = float(os.environ.get("RDUCC_PROGRESS_AFTER", "2.0"))
+        self.after_s, self.every_s = default if after_s is None else after_s, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+        self.shown = False
+
+    def __enter__(self) -> Ticker:
+        if self.stream.isatty():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self.shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+    def _tick(self) -> None:
+        start = time.monotonic()
+        if self._stop.wait(self.after_s):
+            return
+        while not self._stop.is_set():
+            elapsed = time.monotonic() - start
+            self.stream.write(f"\r\x1b[2Krducc-run: running, {elapsed:.0f} s so far (Ctrl-C stops it)")
+            self.stream.flush()
+            self.shown = True
+            self._stop.wait(self.every_s)
+
+
 def _print_results(results: list[np.ndarray]) -> None:
     for i, result in enumerate(results):
         shape = "x".join(str(d) for d in result.shape)
@@ -199,7 +239,8 @@ def _run(args: argparse.Namespace) -> None:
     # read no more than the program declares (a partitioned program: every global)
     wanted = set(runner.weight_names) if isinstance(runner, Runner) else None
     weights = load_weights(weights_path, wanted) if weights_path is not None else {}
-    results = runner.run(inputs, weights)
+    with Ticker():
+        results = runner.run(inputs, weights)
     if args.output:
         _write_npz(args.output, results)
     else:

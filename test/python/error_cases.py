@@ -120,6 +120,14 @@ INPUTS: dict[str, tuple[str, str]] = {
     "t_inf": ("inf.toml", "hbm_bandwidth = inf"),
     "t_tiny": ("tiny.toml", "hbm_bandwidth = 1e-300"),
     "t_nan_latency": ("nan.toml", "dma_latency_s = nan"),
+    "p_use_after_free": ("use_after_free.mlir", "the placed example with x's SRAM buffer freed right after its alloc"),
+    "p_step0": ("step0.mlir", "the placed example plus an scf.for of step 0"),
+    "p_capacity": ("huge_capacity.mlir", "the placed example with tier.sram_capacity 10^15 and x at offset 10^15 - 1000"),
+    "p_hbm": ("huge_hbm.mlir", "the placed example plus an unused HBM buffer of 10^12 floats"),
+    "p_digits": ("digits.mlir", "the placed example with an offset of 6000 digits"),
+    "p_deep_attr": ("deep_attr.mlir", "an attribute of 50000 nested lists"),
+    "p_deep_type": ("deep_type.mlir", "a type of 3000 nested tensor types"),
+    "p_deep_region": ("deep_region.mlir", "3000 nested regions"),
 }
 
 PLUGIN_INPUTS = ROOT / "test" / "plugins" / "Inputs"
@@ -181,6 +189,19 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("target: value past int64", RDUCC, ("{model}", "--target", "{t_i64}", *OUT), "field 'sram_bytes' must be > 0 and at most 2^53"),
     ErrorCase("target: infinite figure", RDUCC, ("{model}", "--target", "{t_inf}", *OUT), "field 'hbm_bandwidth' must be a finite number, got inf"),
     ErrorCase("target: tiny figure", RDUCC, ("{model}", "--target", "{t_tiny}", *OUT), "field 'hbm_bandwidth' must be between 1 and 1e+24 a second"),
+    # --- programs the verifier must refuse, as the runtime cannot run them (item 9)
+    ErrorCase("rducc-run: use after tier.dealloc", RUN, ("{p_use_after_free}", "--input", "{x}", "--output", "out.npz"), "'tier.dealloc' frees a buffer that is used by 'tier.compute' after it"),
+    ErrorCase("rducc-opt: use after tier.dealloc", OPT, ("{p_use_after_free}", *OUT), "'tier.dealloc' frees a buffer that is used by"),
+    ErrorCase("rducc-run: scf.for of step 0", RUN, ("{p_step0}", "--input", "{x}", "--output", "out.npz"), "step 0 must be > 0 (the loop would never end)"),
+    ErrorCase("rducc-run: SRAM capacity of 10^15", RUN, ("{p_capacity}", "--input", "{x}", "--output", "out.npz"), "tier.sram_capacity 1000000000000000 exceeds the target's sram_bytes 520000000"),
+    ErrorCase("rducc-opt: SRAM capacity of 10^15", OPT, ("{p_capacity}", *OUT), "exceeds the target's sram_bytes"),
+    ErrorCase("rducc-run: huge unused HBM buffer", RUN, ("{p_hbm}", "--input", "{x}", "--output", "out.npz"), "hbm buffer of 4000000000000 bytes exceeds the target's hbm_bytes 64000000000"),
+    ErrorCase("rducc-opt: huge unused HBM buffer", OPT, ("{p_hbm}", *OUT), "exceeds the target's hbm_bytes"),
+    ErrorCase("rducc-run: 6000-digit integer", RUN, ("{p_digits}", "--input", "{x}", "--output", "out.npz"), "an integer literal of 6000 digits (at most 100)", located=True),
+    ErrorCase("rducc-opt: 6000-digit integer", OPT, ("{p_digits}", *OUT), "an integer literal of 6000 digits", located=True),
+    ErrorCase("rducc-opt: deeply nested attribute", OPT, ("{p_deep_attr}", *OUT), "nesting deeper than 64 levels", located=True),
+    ErrorCase("rducc-opt: deeply nested type", OPT, ("{p_deep_type}", *OUT), "nesting deeper than 64 levels", located=True),
+    ErrorCase("rducc-run: deeply nested regions", RUN, ("{p_deep_region}", "--output", "out.npz"), "nesting deeper than 64 levels", located=True),
     ErrorCase("target: nan latency", RDUCC, ("{model}", "--target", "{t_nan_latency}", *OUT), "field 'dma_latency_s' must be a finite number, got nan"),
 ]
 
@@ -485,6 +506,26 @@ _HOSTILE_TARGETS = {
 }
 
 
+def _hostile_programs(paths: dict[str, Path], placed: str) -> None:
+    """Programs that verified before but crashed or hung the runtime."""
+    alloc = next(line for line in placed.splitlines() if "%x_sram = tier.alloc offset " in line)
+    offset = alloc.split("offset ")[1].split(" ")[0]
+    buffer_type = alloc.split(" : ")[1].split(" loc(")[0]
+    paths["p_use_after_free"].write_text(placed.replace(alloc, f"{alloc}\n    tier.dealloc %x_sram : {buffer_type}"))
+    paths["p_hbm"].write_text(placed.replace(alloc, f"{alloc}\n    %big = tier.alloc : !tier.buffer<hbm, 1000000000000xf32>"))
+    loop = ("    %lo = arith.constant 0 : index\n    %hi = arith.constant 4 : index\n"
+            "    %st = arith.constant 0 : index\n    scf.for %i = %lo to %hi step %st {\n    }\n")
+    ret = placed.index("    func.return")
+    paths["p_step0"].write_text(placed[:ret] + loop + placed[ret:])
+    capacity = placed.split("tier.sram_capacity = ")[1].split(" ")[0]
+    paths["p_capacity"].write_text(placed.replace(f"tier.sram_capacity = {capacity}", "tier.sram_capacity = 1000000000000000")
+                                   .replace(f"alloc offset {offset} ", "alloc offset 999999999999000 "))
+    paths["p_digits"].write_text(placed.replace(f"alloc offset {offset} ", f"alloc offset {'9' * 6000} "))
+    paths["p_deep_attr"].write_text('builtin.module {\n  "test.op"() {a = ' + "[" * 50_000 + "]" * 50_000 + "} : () -> ()\n}\n")
+    paths["p_deep_type"].write_text('builtin.module {\n  "test.op"() : () -> ' + "tensor<" * 3000 + "f32" + ">" * 3000 + "\n}\n")
+    paths["p_deep_region"].write_text("builtin.module {\n" + '"test.op"() ({\n' * 3000 + "}) : () -> ()\n" * 3000 + "}\n")
+
+
 def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
     """Issue 20, items 6-10: bad headers, FIFOs, programs naming devices, bad targets."""
     import os
@@ -513,6 +554,7 @@ def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
     claimed += " " * (len(header) - 1 - len(claimed)) + "\n"
     assert len(claimed) == len(header)
     paths["x_huge"].write_bytes(good[:10] + claimed.encode() + good[128:])
+    _hostile_programs(paths, placed)
     for key, text in _HOSTILE_TARGETS.items():
         paths[key].write_text(text)
     paths["t_not_utf8"].write_bytes(b'inherits = "sn40l"\nname = "\xff\xfe"\n')
