@@ -103,6 +103,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "w_gap": ("gap.safetensors", "a tensor starting 4 bytes after the previous one ends"),
     "w_dtype": ("dtype.safetensors", 'dtype "Q4"'),
     "w_metadata": ("metadata.safetensors", "__metadata__ holding a number"),
+    "zip_bomb": ("bomb.pt2", "the example plus a member of 64 MiB of zeros deflated to 64 KiB"),
     "model_copy": ("copy.pt2", "a copy of the example archive"),
     "model_link": ("link.pt2", "a symbolic link to copy.pt2"),
     "fifo": ("fifo.npy", "a FIFO (named pipe) nothing writes to"),
@@ -158,6 +159,7 @@ HOSTILE_FILES: list[ErrorCase] = [
     _bad_weights("bytes between tensors", "w_gap", "bytes [4, 8) of the body belong to no tensor"),
     _bad_weights("unknown dtype", "w_dtype", "unsupported dtype 'Q4'"),
     _bad_weights("bad __metadata__", "w_metadata", "'__metadata__' must map names to strings"),
+    ErrorCase("zip bomb member", RDUCC, ("{zip_bomb}", *OUT), "inflates from 65"),
     # --- outputs that collide (item 7)
     ErrorCase("--weights is -o", RDUCC, ("{model}", *OUT, "--weights", "out.mlir"), "--weights out.mlir and -o out.mlir are the same file"),
     ErrorCase("--report-json is -o", RDUCC, ("{model}", *OUT, "--report-json", "./out.mlir"), "--report-json ./out.mlir and -o out.mlir are the same file"),
@@ -427,14 +429,14 @@ def _archive_files(paths: dict[str, Path]) -> None:
     _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
 
 
-def _example_plus(path: Path, members: dict[str, bytes]) -> None:
+def _example_plus(path: Path, members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> None:
     """A copy of the example archive with `members` added below its root folder."""
     with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
         for info in source.infolist():
             archive.writestr(info, source.read(info))
         root = source.namelist()[0].split("/")[0]
         for name, data in members.items():
-            archive.writestr(f"{root}/{name}", data)
+            archive.writestr(f"{root}/{name}", data, compress_type=compression)
 
 
 def _program_files(paths: dict[str, Path], directory: Path) -> None:
@@ -536,6 +538,7 @@ def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
         _safetensors(paths[key], header, body)
     _safetensors(paths["w_deep"], None, raw=b"[" * 100_000 + b"]" * 100_000)
     paths["w_header_size"].write_bytes((2**60).to_bytes(8, "little") + b"{}")
+    _example_plus(paths["zip_bomb"], {"extra/bomb": bytes(64 << 20)}, zipfile.ZIP_DEFLATED)
     paths["model_copy"].write_bytes(EXAMPLE.read_bytes())
     paths["model_link"].symlink_to(paths["model_copy"])
     for key in ("fifo", "fifo_toml", "fifo_pt2", "fifo_mlir"):
