@@ -52,7 +52,7 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-    from rducc.diagnostics import check_mlir_text, format_parse_error
+    from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
     from rducc.tools.opt import RduccOptMain
 
     from rducc.files import read_regular
@@ -62,6 +62,7 @@ def parse_program(path: Path) -> ModuleOp:
     except UnicodeDecodeError:
         raise RduccError(f"{path}: not MLIR text (a binary file); rducc-run takes the .mlir rducc wrote") from None
     check_mlir_text(text, str(path))
+    text = compact_dense_literals(text)  # long dense literals read by numpy, not xDSL
     context = RduccOptMain(args=[str(path)]).ctx
     try:
         module = Parser(context, text, str(path)).parse_module()
