@@ -153,3 +153,76 @@ def test_a_malformed_long_literal_is_left_to_the_parser():
     assert compact_dense_literals(ragged) == ragged
     wrong_count = text.replace("tensor<60x120xf32>", "tensor<60x121xf32>")
     assert compact_dense_literals(wrong_count) == wrong_count
+
+
+class _Terminal:
+    """A stream that says it is a terminal, keeping what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_long_run_shows_its_progress_on_a_terminal():
+    import time
+
+    from rducc.tools.run import Ticker
+
+    terminal = _Terminal()
+    with Ticker(terminal, after_s=0.05, every_s=0.05):
+        time.sleep(0.4)
+    assert "rducc-run: running, 0 s so far (Ctrl-C stops it)" in terminal.text
+    assert terminal.text.endswith("\r\x1b[2K")  # the line is cleared at the end
+    quiet = _Terminal()
+    with Ticker(quiet, after_s=5.0):
+        pass  # a short run shows nothing
+    assert quiet.text == ""
+
+
+def test_ctrl_c_stops_a_loop_of_10_12_trips(tmp_path):
+    """A loop that would run for days shows its progress on a terminal and stops
+    on SIGINT: the line cleared, one `interrupted` line, exit status 130."""
+    import pty
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import rducc
+
+    placed = tmp_path / "placed.mlir"
+    rducc.compile(str(error_cases.EXAMPLE)).save(placed)
+    text = placed.read_text()
+    loop = ("    %lo = arith.constant 0 : index\n    %hi = arith.constant 1000000000000 : index\n"
+            "    %st = arith.constant 1 : index\n    scf.for %i = %lo to %hi step %st {\n    }\n")
+    ret = text.index("    func.return")
+    (tmp_path / "long.mlir").write_text(text[:ret] + loop + text[ret:])
+    np.save(tmp_path / "x.npy", np.zeros((4, 32), np.float32))
+    tool = Path(sys.executable).parent / "rducc-run"
+    master, terminal = pty.openpty()
+    process = subprocess.Popen([str(tool), "long.mlir", "--input", "x.npy"], cwd=tmp_path,
+                               stderr=terminal, stdout=subprocess.DEVNULL,
+                               env={**os.environ, "RDUCC_PROGRESS_AFTER": "0.5"})
+    os.close(terminal)
+    shown, deadline = b"", time.monotonic() + 240
+    while b"so far (Ctrl-C stops it)" not in shown and time.monotonic() < deadline:
+        shown += os.read(master, 1024)
+    assert b"rducc-run: running" in shown, shown
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
+    rest = b""
+    try:
+        while chunk := os.read(master, 1024):
+            rest += chunk
+    except OSError:  # the terminal closed with the process
+        pass
+    os.close(master)
+    assert rest.decode().split("\x1b[2K")[-1].strip() == "rducc-run: interrupted", rest
