@@ -330,6 +330,12 @@ def render_doc() -> str:
         "`TOOL: internal error: ...`, a request to report it, exit status 2 (`--debug`",
         "shows the traceback).",
         "",
+        "Outputs: two outputs naming one file, or an output naming an input, are",
+        "refused; a symbolic link given as output is followed (its file replaced,",
+        "the link kept); a character device or FIFO is written directly; a block",
+        "device or socket is refused. Inputs must be regular files. Ctrl-C prints",
+        "`TOOL: interrupted` and exits with status 130.",
+        "",
         "| bad input | command | the message contains |",
         "| --- | --- | --- |",
     ]
