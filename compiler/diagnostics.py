@@ -162,7 +162,7 @@ MAX_INTEGER_DIGITS = 100
 more than 4300)."""
 
 _STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
-_NESTING_TOKEN = re.compile(r"->|[\[{(<]|[\]})>]|\d{%d,}" % (MAX_INTEGER_DIGITS + 1))
+_NESTING_TOKEN = re.compile(r"->|[\[{(<]|[\]})>]|\d{" + str(MAX_INTEGER_DIGITS + 1) + ",}")
 
 
 def _blank(match: re.Match[str]) -> str:

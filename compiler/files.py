@@ -24,6 +24,7 @@ before any work is done (`check_distinct`).
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -64,7 +65,7 @@ def check_regular(path: str | Path, what: str) -> os.stat_result:
     return status
 
 
-def open_regular(path: str | Path, what: str) -> BinaryIO:
+def open_regular(path: str | Path, what: str) -> io.BufferedReader:
     """Open an input for reading, refusing anything but a regular file. The open
     itself never blocks (O_NONBLOCK), and the check is on the opened file."""
     check_regular(path, what)
@@ -77,7 +78,7 @@ def open_regular(path: str | Path, what: str) -> BinaryIO:
         os.close(handle)
         raise RduccError(f"{what} {path}: {_kind(mode)}, not a regular file")
     os.set_blocking(handle, True)
-    return os.fdopen(handle, "rb")
+    return io.BufferedReader(io.FileIO(handle, "rb"))
 
 
 def read_regular(path: str | Path, what: str, limit: int) -> bytes:

@@ -9,13 +9,13 @@ bf16): the format is an 8-byte little-endian header length, a JSON header of
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import ml_dtypes
 import numpy as np
@@ -150,7 +150,7 @@ def _bad(path: Path, problem: str) -> RduccError:
     return RduccError(f"weights file {path}: {problem}")
 
 
-def _read_header(path: Path, stream: BinaryIO, size: int) -> list[_Entry]:
+def _read_header(path: Path, stream: io.BufferedReader, size: int) -> list[_Entry]:
     """The checked entries of the header, sorted by offset."""
     if size < 8:
         raise _bad(path, "not a safetensors file (too short)")
@@ -224,7 +224,7 @@ def _check_tiling(path: Path, entries: list[_Entry], body: int) -> None:
                          "(truncated, or data past the tensors)")
 
 
-def _read_tensor(path: Path, stream: BinaryIO, body_start: int, entry: _Entry) -> np.ndarray:
+def _read_tensor(path: Path, stream: io.BufferedReader, body_start: int, entry: _Entry) -> np.ndarray:
     stream.seek(body_start + entry.start)
     data = bytearray(entry.end - entry.start)
     if stream.readinto(data) != len(data):

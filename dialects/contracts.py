@@ -38,7 +38,6 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.errors import RduccError
 from rducc.targets import Target, load_target, target_of_figures
 
 # --- attribute names -------------------------------------------------------

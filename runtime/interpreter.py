@@ -317,7 +317,7 @@ class PlacedProgram(Runner):
         self._global_slots.setdefault(name, []).append(self._table.define(op.result))
         return None  # run() fills the slot before the first step
 
-    def _prepare_alloc(self, op: AllocOp) -> Step:
+    def _prepare_alloc(self, op: AllocOp) -> Step | None:
         buffer = _buffer_type(op.result)
         if buffer.tier.data != Tier.SRAM:
             shape, dtype = _signature(buffer)

@@ -53,9 +53,8 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
-    from rducc.tools.opt import RduccOptMain
-
     from rducc.files import read_regular
+    from rducc.tools.opt import RduccOptMain
 
     try:
         text = read_regular(path, "program", MAX_PROGRAM_BYTES).decode()
@@ -205,9 +204,9 @@ def _run(args: argparse.Namespace) -> None:
     for output in (args.output, args.report):
         if output is not None:
             check_writable(output)
-    inputs = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
+    sources = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
     check_distinct([("--output", args.output), ("--report", args.report)],
-                   inputs + [("--input", path) for path in args.input])
+                   sources + [("--input", path) for path in args.input])
     program_path = Path(args.program)
     module = parse_program(program_path)
     target = module_target(module, args.target or "")
