@@ -534,9 +534,11 @@ class PlacedProgram(Runner):
             env: Env = [None] * self._table.size
             if self._views:
                 assert self.sram_bytes is not None
-                # only the bytes the program's views reach, not the whole capacity
-                arena = _allocate(lambda: np.full(self._arena_used, _POISON, _ARENA_DTYPE), "SRAM arena")
+                # up to the highest byte a view reaches, never the whole capacity; calloc'd,
+                # so only the views' pages (poisoned here) are ever touched
+                arena = _allocate(lambda: np.zeros(self._arena_used, _ARENA_DTYPE), "SRAM arena")
                 for slot, offset, nbytes, dtype, shape in self._views:
+                    arena[offset : offset + nbytes] = _POISON
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
             self._arena_template = env
         return self._arena_template

@@ -226,3 +226,32 @@ def test_ctrl_c_stops_a_loop_of_10_12_trips(tmp_path):
         pass
     os.close(master)
     assert rest.decode().split("\x1b[2K")[-1].strip() == "rducc-run: interrupted", rest
+
+
+def test_the_sram_arena_touches_only_what_the_program_uses(tmp_path):
+    """A buffer placed near the end of the 520 MB SRAM costs its own bytes, not the
+    arena up to its offset (before: 550 MB resident for a 512-byte buffer)."""
+    import subprocess
+    import sys
+
+    import rducc
+
+    placed = tmp_path / "placed.mlir"
+    rducc.compile(str(error_cases.EXAMPLE)).save(placed)
+    text = placed.read_text()
+    offset = text.split("%x_sram = tier.alloc offset ")[1].split(" ")[0]
+    far = text.replace(f"%x_sram = tier.alloc offset {offset} ", "%x_sram = tier.alloc offset 510000000 ")
+    (tmp_path / "far.mlir").write_text(far)
+    x = np.random.default_rng(0).standard_normal((4, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    measured = ("import resource, sys\nfrom rducc.tools.run import main\nstatus = main(sys.argv[1:])\n"
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(status)")
+    peaks = {}
+    for name in ("placed", "far"):
+        result = subprocess.run([sys.executable, "-c", measured, f"{name}.mlir", "--input", "x.npy",
+                                 "--output", f"{name}.npz"], cwd=tmp_path, check=True, capture_output=True,
+                                text=True, timeout=300)
+        peaks[name] = int(result.stdout.split()[-1])
+    np.testing.assert_array_equal(np.load(tmp_path / "far.npz")["output_0"],
+                                  np.load(tmp_path / "placed.npz")["output_0"])
+    assert peaks["far"] < peaks["placed"] + 50_000, peaks  # KiB
