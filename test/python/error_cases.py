@@ -143,6 +143,10 @@ def _bad_weights(name: str, key: str, expected: str) -> ErrorCase:
     return ErrorCase(f"rducc-run: weights header: {name}", RUN, (*RUN_WEIGHTS, "{" + key + "}"), expected)
 
 
+def _bad_target(name: str, key: str, expected: str) -> ErrorCase:
+    return ErrorCase(f"target: {name}", RDUCC, ("{model}", "--target", "{" + key + "}", *OUT), expected)
+
+
 HOSTILE_FILES: list[ErrorCase] = [
     # --- the weights sidecar's header (issue 20, items 6 and 9)
     _bad_weights("negative offset", "w_negative", "data_offsets must be [start, end] with 0 <= start <= end, got [-4, 0]"),
@@ -185,12 +189,12 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-run: .npz as --input", RUN, ("{placed}", "--input", "{x_npz}", "--output", "out.npz"), "a .npz archive; --input takes one .npy array per argument"),
     ErrorCase("rducc-run: .npy header claiming 10^12 elements", RUN, ("{placed}", "--input", "{x_huge}", "--output", "out.npz"), "declares shape [1000000, 1000000] of float32 (4000000000000 bytes) but the file holds 512"),
     # --- target files (item 9)
-    ErrorCase("target: huge integer", RDUCC, ("{model}", "--target", "{t_huge_int}", *OUT), "field 'pcus' must be > 0 and at most 2^53"),
-    ErrorCase("target: not UTF-8", RDUCC, ("{model}", "--target", "{t_not_utf8}", *OUT), "not UTF-8 text"),
-    ErrorCase("target: inherits itself, spelled ./", RDUCC, ("{model}", "--target", "{t_cycle}", *OUT), "'inherits' makes a cycle"),
-    ErrorCase("target: value past int64", RDUCC, ("{model}", "--target", "{t_i64}", *OUT), "field 'sram_bytes' must be > 0 and at most 2^53"),
-    ErrorCase("target: infinite figure", RDUCC, ("{model}", "--target", "{t_inf}", *OUT), "field 'hbm_bandwidth' must be a finite number, got inf"),
-    ErrorCase("target: tiny figure", RDUCC, ("{model}", "--target", "{t_tiny}", *OUT), "field 'hbm_bandwidth' must be between 1 and 1e+24 a second"),
+    _bad_target("huge integer", "t_huge_int", "field 'pcus' must be > 0 and at most 2^53"),
+    _bad_target("not UTF-8", "t_not_utf8", "not UTF-8 text"),
+    _bad_target("inherits itself, spelled ./", "t_cycle", "'inherits' makes a cycle"),
+    _bad_target("value past int64", "t_i64", "field 'sram_bytes' must be > 0 and at most 2^53"),
+    _bad_target("infinite figure", "t_inf", "field 'hbm_bandwidth' must be a finite number, got inf"),
+    _bad_target("tiny figure", "t_tiny", "field 'hbm_bandwidth' must be between 1 and 1e+24 a second"),
     # --- programs the verifier must refuse, as the runtime cannot run them (item 9)
     ErrorCase("rducc-run: use after tier.dealloc", RUN, ("{p_use_after_free}", "--input", "{x}", "--output", "out.npz"), "'tier.dealloc' frees a buffer that is used by 'tier.compute' after it"),
     ErrorCase("rducc-opt: use after tier.dealloc", OPT, ("{p_use_after_free}", *OUT), "'tier.dealloc' frees a buffer that is used by"),
@@ -204,7 +208,7 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-opt: deeply nested attribute", OPT, ("{p_deep_attr}", *OUT), "nesting deeper than 64 levels", located=True),
     ErrorCase("rducc-opt: deeply nested type", OPT, ("{p_deep_type}", *OUT), "nesting deeper than 64 levels", located=True),
     ErrorCase("rducc-run: deeply nested regions", RUN, ("{p_deep_region}", "--output", "out.npz"), "nesting deeper than 64 levels", located=True),
-    ErrorCase("target: nan latency", RDUCC, ("{model}", "--target", "{t_nan_latency}", *OUT), "field 'dma_latency_s' must be a finite number, got nan"),
+    _bad_target("nan latency", "t_nan_latency", "field 'dma_latency_s' must be a finite number, got nan"),
 ]
 
 CASES: list[ErrorCase] = [
