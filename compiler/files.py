@@ -139,6 +139,11 @@ def check_distinct(outputs: Iterable[tuple[str, str | None]], inputs: Iterable[t
                                  "replace the input; choose another output path")
 
 
+def is_stream(path: str) -> bool:
+    """Whether an output is a stream, not a file: '-', a character device, a FIFO."""
+    return path == "-" or _direct(Path(path))
+
+
 def _direct(path: Path) -> bool:
     """Whether an existing output is written in place (a character device or FIFO)."""
     try:

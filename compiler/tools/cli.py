@@ -18,7 +18,7 @@ from pathlib import Path
 from rducc import __version__
 from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
-from rducc.files import check_distinct, check_writable, text_writer, write_atomically, write_together
+from rducc.files import check_distinct, check_writable, is_stream, text_writer, write_atomically, write_together
 from rducc.weights import sidecar_path, weights_writer
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
@@ -136,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
     if args.weights:
         return Path(args.weights)
-    if args.output == "-" or not has_weights:
-        return None
+    if is_stream(args.output) or not has_weights:
+        return None  # no OUT.safetensors beside stdout, /dev/null or a FIFO
     return sidecar_path(args.output)
 
 
@@ -163,7 +163,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     for output in (args.output, args.weights, args.report_json):
         if output is not None:
             check_writable(output)
-    default_weights = None if args.weights or args.output == "-" else str(sidecar_path(args.output))
+    default_weights = None if args.weights or is_stream(args.output) else str(sidecar_path(args.output))
     check_distinct(
         [("-o", args.output), ("--weights", args.weights), ("the weights file", default_weights),
          ("--report-json", args.report_json)],

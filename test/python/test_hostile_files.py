@@ -255,3 +255,14 @@ def test_the_sram_arena_touches_only_what_the_program_uses(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "far.npz")["output_0"],
                                   np.load(tmp_path / "placed.npz")["output_0"])
     assert peaks["far"] < peaks["placed"] + 50_000, peaks  # KiB
+
+
+def test_output_to_dev_null_writes_in_place_and_no_sidecar(capfd):
+    """`-o /dev/null` streams into the device (an atomic rename would replace it)
+    and puts no `/dev/null.safetensors` beside it."""
+    from rducc.tools.cli import main
+
+    assert main([str(error_cases.EXAMPLE), "-o", "/dev/null", "-q"]) == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not Path("/dev/null.safetensors").exists()
+    assert capfd.readouterr().err == ""
