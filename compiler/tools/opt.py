@@ -21,6 +21,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
 from rducc.dialects import ALL_DIALECTS
+from rducc.dialects.program import check_loop_steps
 from rducc.errors import RduccError
 from rducc.files import write_atomically
 from rducc.passes import ALL_PASSES
@@ -90,7 +91,10 @@ class RduccOptMain(xDSLOptMain):
         compacted = compact_dense_literals(text)  # long dense literals read by numpy
         if compacted is not text:
             data = compacted.encode()
-        return super().parse_chunk(io.BytesIO(data), file_extension, start_offset)
+        module = super().parse_chunk(io.BytesIO(data), file_extension, start_offset)
+        if isinstance(module, ModuleOp):
+            check_loop_steps(module)  # what the runtime could never finish
+        return module
 
     def apply_passes(self, prog: ModuleOp) -> None:
         """Run the pipeline, naming a user's pass that fails and the pass after

@@ -53,6 +53,7 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
+    from rducc.dialects.program import check_loop_steps
     from rducc.files import read_regular
     from rducc.tools.opt import RduccOptMain
 
@@ -66,6 +67,7 @@ def parse_program(path: Path) -> ModuleOp:
     try:
         module = Parser(context, text, str(path)).parse_module()
         module.verify()
+        check_loop_steps(module)  # xDSL's verifier accepts a step of 0
     except ParseError as error:
         raise RduccError(format_parse_error(error)) from None
     except DiagnosticException as error:

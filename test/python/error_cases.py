@@ -199,6 +199,7 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-run: use after tier.dealloc", RUN, ("{p_use_after_free}", "--input", "{x}", "--output", "out.npz"), "'tier.dealloc' frees a buffer that is used by 'tier.compute' after it"),
     ErrorCase("rducc-opt: use after tier.dealloc", OPT, ("{p_use_after_free}", *OUT), "'tier.dealloc' frees a buffer that is used by"),
     ErrorCase("rducc-run: scf.for of step 0", RUN, ("{p_step0}", "--input", "{x}", "--output", "out.npz"), "step 0 must be > 0 (the loop would never end)"),
+    ErrorCase("rducc-opt: scf.for of step 0", OPT, ("{p_step0}", *OUT), "'scf.for' at loc(unknown): step 0 must be > 0"),
     ErrorCase("rducc-run: SRAM capacity of 10^15", RUN, ("{p_capacity}", "--input", "{x}", "--output", "out.npz"), "tier.sram_capacity 1000000000000000 exceeds the target's sram_bytes 520000000"),
     ErrorCase("rducc-opt: SRAM capacity of 10^15", OPT, ("{p_capacity}", *OUT), "exceeds the target's sram_bytes"),
     ErrorCase("rducc-run: huge unused HBM buffer", RUN, ("{p_hbm}", "--input", "{x}", "--output", "out.npz"), "hbm buffer of 4000000000000 bytes exceeds the target's hbm_bytes 64000000000"),
