@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc
@@ -152,7 +153,105 @@ def check_string_literals(text: str, filename: str, first_line: int = 0) -> None
             raise RduccError(f"{filename}:{number}:{problem[0]}: error: {problem[1]}")
 
 
+MAX_NESTING = 64
+"""The deepest nesting of brackets, braces, parentheses and angle brackets the
+MLIR text may have: xDSL's recursive parser, verifier and printer exhaust
+Python's stack near 100 levels; real programs nest about 10 deep."""
+MAX_INTEGER_DIGITS = 100
+"""The longest integer literal (2^256 has 78 digits; Python refuses to convert
+more than 4300)."""
+
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_NESTING_TOKEN = re.compile(r"->|[\[{(<]|[\]})>]|\d{" + str(MAX_INTEGER_DIGITS + 1) + ",}")
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
+
+
+def check_nesting_and_integers(text: str, filename: str, first_line: int = 0) -> None:
+    """Refuse nesting deeper than MAX_NESTING and integer literals longer than
+    MAX_INTEGER_DIGITS, located, before xDSL recurses or converts them."""
+    code = _STRING_OR_COMMENT.sub(_blank, text)  # same length: columns stay right
+    depth = 0
+    for match in _NESTING_TOKEN.finditer(code):
+        token = match.group(0)
+        problem = None
+        if token[0].isdigit():
+            problem = f"an integer literal of {len(token)} digits (at most {MAX_INTEGER_DIGITS})"
+        elif token in "[{(<":
+            depth += 1
+            if depth > MAX_NESTING:
+                problem = f"nesting deeper than {MAX_NESTING} levels (brackets, braces, regions, types)"
+        elif token != "->":
+            depth -= 1
+        if problem is not None:
+            line = code.count("\n", 0, match.start()) + 1 + first_line
+            column = match.start() - code.rfind("\n", 0, match.start())
+            raise RduccError(f"{filename}:{line}:{column}: error: {problem}")
+
+
+_DENSE_LITERAL = re.compile(
+    r"dense<(\[[-+0-9.eE,\t \[\]]*\])>(\s*:\s*tensor<((?:\d+x)+)(f16|f32|f64|i8|i16|i32|i64)>)"
+)
+_DENSE_DTYPES = {"f16": "<f2", "f32": "<f4", "f64": "<f8", "i8": "<i1", "i16": "<i2", "i32": "<i4", "i64": "<i8"}
+MIN_COMPACTED_CHARS = 65536
+"""Dense literals longer than this are read by numpy, not by xDSL's parser, which
+keeps a few hundred bytes of Python objects per element (a 15 MB literal took
+1.7 GB and minutes): they are rewritten to the hex form xDSL reads as bytes."""
+
+
+def _brackets(shape: list[int]) -> str:
+    """The bracket skeleton of a nested literal of this shape: [2, 3] -> '[[][]]'."""
+    return "" if not shape else "[" + _brackets(shape[1:]) * shape[0] + "]"
+
+
+def _dense_hex(body: str, shape: list[int], element: str) -> str | None:
+    """The little-endian hex bytes of a nested numeric literal, or None when it is
+    not exactly a literal of this shape and type (xDSL's parser then reports it)."""
+    import numpy as np
+
+    if re.sub(r"[^\[\]]", "", body) != _brackets(shape):
+        return None
+    values = re.sub(r"[\[\]\s]", "", body).split(",")
+    if len(values) != math.prod(shape):
+        return None
+    dtype = np.dtype(_DENSE_DTYPES[element])
+    try:
+        if dtype.kind == "f":
+            array = np.array(values, dtype=np.float64).astype(dtype)
+        else:
+            wide = np.array(values, dtype=np.int64)
+            info = np.iinfo(dtype)
+            if wide.min() < info.min or wide.max() > info.max:
+                return None
+            array = wide.astype(dtype)
+    except (ValueError, OverflowError):
+        return None
+    return array.tobytes().hex().upper()
+
+
+def compact_dense_literals(text: str) -> str:
+    """The text with every long one-line numeric dense literal in hex form
+    (same values, same lines): xDSL then parses it as bytes."""
+    if "dense<[" not in text:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for match in _DENSE_LITERAL.finditer(text):
+        body = match.group(1)
+        if len(body) < MIN_COMPACTED_CHARS or "\n" in body:
+            continue
+        shape = [int(d) for d in match.group(3).rstrip("x").split("x")]
+        hexed = _dense_hex(body, shape, match.group(4))
+        if hexed is not None:
+            pieces += [text[last:match.start()], f'dense<"0x{hexed}">', match.group(2)]
+            last = match.end()
+    return "".join(pieces) + text[last:] if pieces else text
+
+
 def check_mlir_text(text: str, filename: str, first_line: int = 0) -> None:
     """What xDSL's parser would choke on rather than report: refused here, located."""
     check_string_literals(text, filename, first_line)
     check_splat_sizes(text, filename, first_line)
+    check_nesting_and_integers(text, filename, first_line)

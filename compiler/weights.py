@@ -9,15 +9,19 @@ bf16): the format is an 8-byte little-endian header length, a JSON header of
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Mapping
+import math
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 
 from rducc.errors import RduccError
-from rducc.files import write_atomically_streamed
+from rducc.files import Writer, open_regular, write_atomically_streamed
 
 _NUMPY_DTYPES: dict[str, np.dtype] = {
     "F64": np.dtype(np.float64),
@@ -76,11 +80,11 @@ def _raw_bytes(tensor) -> memoryview:
     return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")
 
 
-def save_weights(path: str | Path, tensors: Mapping) -> None:
-    """Write tensors as safetensors, atomically, streamed one tensor at a time: no
-    copy of all the weights is ever held in memory. Tied tensors (an LM head
-    sharing the embedding) are stored under each name. Widest dtypes first, so
-    every tensor is aligned in the file, as the safetensors library does."""
+def weights_writer(tensors: Mapping) -> Writer:
+    """A writer of tensors as safetensors, streamed one tensor at a time: no copy
+    of all the weights is ever held in memory. Tied tensors (an LM head sharing
+    the embedding) are stored under each name. Widest dtypes first, so every
+    tensor is aligned in the file, as the safetensors library does."""
     order = sorted(tensors, key=lambda name: (-tensors[name].element_size(), name))
     header: dict[str, dict] = {}
     offset = 0
@@ -99,42 +103,133 @@ def save_weights(path: str | Path, tensors: Mapping) -> None:
         for name in order:
             stream.write(_raw_bytes(tensors[name]))
 
-    write_atomically_streamed(str(path), write)
+    return write
 
 
-def load_weights(path: str | Path) -> dict[str, np.ndarray]:
-    """Read a safetensors file into numpy arrays, checking its header."""
+def save_weights(path: str | Path, tensors: Mapping) -> None:
+    """Write tensors as safetensors, atomically (see `weights_writer`)."""
+    write_atomically_streamed(str(path), weights_writer(tensors))
+
+
+MAX_HEADER_BYTES = 100_000_000
+"""The largest JSON header read (the safetensors library's own limit)."""
+MAX_RANK = 64
+_ENTRY_KEYS = {"dtype", "shape", "data_offsets"}
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One tensor of a checked header."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    start: int
+    end: int
+
+
+def load_weights(path: str | Path, names: Collection[str] | None = None) -> dict[str, np.ndarray]:
+    """Read a safetensors file into numpy arrays (only `names`, when given), after
+    checking its whole header: the rules the safetensors library enforces (types,
+    known dtypes, offsets that tile the body in order with no gap or overlap),
+    with exact integer arithmetic (no overflow). The file must be a regular file;
+    no more is read than the header declares."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise RduccError(f"weights file {path}: {error.strerror}") from None
-    if len(data) < 8:
-        raise RduccError(f"weights file {path}: not a safetensors file (too short)")
-    header_size = int.from_bytes(data[:8], "little")
-    try:
-        header = json.loads(data[8 : 8 + header_size])
-    except (ValueError, UnicodeDecodeError):
-        raise RduccError(f"weights file {path}: not a safetensors file (bad header)") from None
-    body = memoryview(data)[8 + header_size :]
-    weights: dict[str, np.ndarray] = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        weights[name] = _tensor(path, name, entry, body)
+    with open_regular(path, "weights file") as stream:
+        size = os.fstat(stream.fileno()).st_size
+        entries = _read_header(path, stream, size)
+        body_start = stream.tell()
+        weights: dict[str, np.ndarray] = {}
+        for entry in entries:
+            if names is None or entry.name in names:
+                weights[entry.name] = _read_tensor(path, stream, body_start, entry)
     return weights
 
 
-def _tensor(path: Path, name: str, entry: dict, body: memoryview) -> np.ndarray:
-    dtype = _NUMPY_DTYPES.get(entry.get("dtype", ""))
+def _bad(path: Path, problem: str) -> RduccError:
+    return RduccError(f"weights file {path}: {problem}")
+
+
+def _read_header(path: Path, stream: io.BufferedReader, size: int) -> list[_Entry]:
+    """The checked entries of the header, sorted by offset."""
+    if size < 8:
+        raise _bad(path, "not a safetensors file (too short)")
+    header_size = int.from_bytes(stream.read(8), "little")
+    if header_size > min(MAX_HEADER_BYTES, size - 8):
+        raise _bad(path, f"not a safetensors file (a header of {header_size} bytes in a file of {size})")
+    try:
+        header = json.loads(stream.read(header_size))
+    except (ValueError, UnicodeDecodeError):
+        raise _bad(path, "not a safetensors file (bad header)") from None
+    except RecursionError:
+        raise _bad(path, "not a safetensors file (the header nests too deeply)") from None
+    if not isinstance(header, dict):
+        raise _bad(path, f"the header is a JSON {type(header).__name__}, not an object of tensors")
+    metadata = header.pop("__metadata__", {})
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise _bad(path, "'__metadata__' must map names to strings")
+    entries = sorted((_entry(path, name, value) for name, value in header.items()),
+                     key=lambda e: (e.start, e.end))
+    _check_tiling(path, entries, size - 8 - header_size)
+    return entries
+
+
+def _entry(path: Path, name: str, value: object) -> _Entry:
+    """One header entry, checked on its own."""
+    where = f"tensor {name!r}"
+    if not isinstance(value, dict):
+        raise _bad(path, f"{where}: expected an object with dtype, shape and data_offsets")
+    keys = set(value)
+    if keys != _ENTRY_KEYS:
+        wrong = sorted(_ENTRY_KEYS - keys) or sorted(keys - _ENTRY_KEYS)
+        problem = "missing" if _ENTRY_KEYS - keys else "unexpected"
+        raise _bad(path, f"{where}: {problem} field '{wrong[0]}'")
+    dtype = _NUMPY_DTYPES.get(value["dtype"]) if isinstance(value["dtype"], str) else None
     if dtype is None:
-        raise RduccError(f"weights file {path}: tensor '{name}' has unsupported dtype {entry.get('dtype')}")
-    start, end = entry["data_offsets"]
-    shape = tuple(entry["shape"])
-    count = int(np.prod(shape)) if shape else 1
-    if end - start != count * dtype.itemsize or end > len(body):
-        raise RduccError(f"weights file {path}: tensor '{name}' is truncated or inconsistent")
-    return np.frombuffer(body[start:end], dtype=dtype).reshape(shape).copy()
+        raise _bad(path, f"{where} has unsupported dtype {value['dtype']!r}")
+    shape, offsets = value["shape"], value["data_offsets"]
+    if not _naturals(shape) or len(shape) > MAX_RANK:
+        raise _bad(path, f"{where}: shape must be a list of at most {MAX_RANK} integers >= 0, got {_short(shape)}")
+    if not _naturals(offsets) or len(offsets) != 2 or offsets[0] > offsets[1]:
+        raise _bad(path, f"{where}: data_offsets must be [start, end] with 0 <= start <= end, got {_short(offsets)}")
+    count = math.prod(shape)  # Python integers: no overflow
+    if (offsets[1] - offsets[0]) != count * dtype.itemsize:
+        raise _bad(path, f"{where} is truncated or inconsistent: shape {_short(shape)} of "
+                         f"{value['dtype']} needs {count * dtype.itemsize} bytes, data_offsets "
+                         f"{offsets} hold {offsets[1] - offsets[0]}")
+    return _Entry(name, dtype, tuple(shape), offsets[0], offsets[1])
+
+
+def _naturals(value: object) -> bool:
+    return isinstance(value, list) and all(type(n) is int and n >= 0 for n in value)
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_tiling(path: Path, entries: list[_Entry], body: int) -> None:
+    """The tensors' bytes follow one another from 0 to the end of the body."""
+    position, previous = 0, None
+    for entry in entries:
+        if entry.start < position:
+            raise _bad(path, f"tensor {entry.name!r} at bytes [{entry.start}, {entry.end}) overlaps "
+                             f"tensor {previous!r} (ending at {position})")
+        if entry.start > position:
+            raise _bad(path, f"bytes [{position}, {entry.start}) of the body belong to no tensor")
+        position, previous = entry.end, entry.name
+    if position != body:
+        raise _bad(path, f"the tensors cover {position} bytes of a body of {body} "
+                         "(truncated, or data past the tensors)")
+
+
+def _read_tensor(path: Path, stream: io.BufferedReader, body_start: int, entry: _Entry) -> np.ndarray:
+    stream.seek(body_start + entry.start)
+    data = bytearray(entry.end - entry.start)
+    if stream.readinto(data) != len(data):
+        raise _bad(path, f"tensor {entry.name!r} is truncated (the file changed while read?)")
+    return np.frombuffer(data, dtype=entry.dtype).reshape(entry.shape)
 
 
 def torch_to_numpy(tensor) -> np.ndarray:

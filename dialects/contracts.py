@@ -39,8 +39,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.errors import RduccError
-from rducc.targets import Target, load_target
+from rducc.targets import Target, load_target, target_of_figures
 
 # --- attribute names -------------------------------------------------------
 
@@ -797,10 +796,7 @@ class TargetAttr(ParametrizedAttribute):
         return {k: _figure_value(v) for k, v in self.figures.data.items()}
 
     def target(self) -> Target:
-        try:
-            return Target(**self.values())  # type: ignore[arg-type]
-        except TypeError as error:
-            raise RduccError(f"rdu.target: the figures do not make a target: {error}") from None
+        return target_of_figures(self.values(), "rdu.target")
 
     def verify_(self) -> None:
         if _digest(self.values()) != self.digest.data:

@@ -240,14 +240,30 @@ class GetGlobalOp(IRDLOperation, NoCompute):
 
 
 def _sram_capacity(op: Operation) -> int | None:
-    """The closest enclosing `tier.sram_capacity`, if any."""
+    """The closest enclosing `tier.sram_capacity`, if any; never more than the
+    SRAM of the target the module carries (the runtime's arena is bounded by it)."""
     parent = op.parent_op()
     while parent is not None:
         capacity = parent.attributes.get(contracts.SRAM_CAPACITY)
         if isinstance(capacity, IntegerAttr):
+            limit = _target_figure(parent, "sram_bytes")
+            if limit is not None and capacity.value.data > limit:
+                raise VerifyException(f"tier.sram_capacity {capacity.value.data} exceeds the "
+                                      f"target's sram_bytes {limit}")
             return capacity.value.data
         parent = parent.parent_op()
     return None
+
+
+def _target_figure(op: Operation, name: str) -> int | None:
+    """An integer figure of the target the enclosing module carries, if any."""
+    while op.parent_op() is not None:
+        op = op.parent_op()  # type: ignore[assignment]
+    target = op.attributes.get(contracts.TARGET)
+    if not isinstance(target, contracts.TargetAttr):
+        return None
+    value = target.values().get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @irdl_op_definition
@@ -303,6 +319,8 @@ class AllocOp(IRDLOperation, NoCompute):
         buffer = _verify_buffer(self.result, "'tier.alloc' buffer")
         if self.copies < 1:
             raise VerifyException(f"'tier.alloc' buffers must be >= 1, got {self.copies}")
+        if buffer.tier.data != Tier.SRAM:
+            self._verify_fits_off_chip(buffer)
         if self.offset is None:
             return
         if buffer.tier.data != Tier.SRAM:
@@ -314,6 +332,13 @@ class AllocOp(IRDLOperation, NoCompute):
             raise VerifyException(f"'tier.alloc' offset {start} is negative")
         verify_within_capacity(self, start, end, "'tier.alloc' buffer")
         self._verify_no_overlap(start, end)
+
+    def _verify_fits_off_chip(self, buffer: BufferType) -> None:
+        """An HBM or DDR buffer fits its tier's capacity on the module's target."""
+        limit = _target_figure(self, f"{buffer.tier.data.value}_bytes")
+        if limit is not None and self.reserved_bytes > limit:
+            raise VerifyException(f"'tier.alloc' {buffer.tier.data.value} buffer of {self.reserved_bytes} "
+                                  f"bytes exceeds the target's {buffer.tier.data.value}_bytes {limit}")
 
     def _verify_no_overlap(self, start: int, end: int) -> None:
         """Nothing placed in SRAM while this buffer is live shares its bytes: the
@@ -405,6 +430,25 @@ class DeallocOp(IRDLOperation, NoCompute):
             return  # a buffer an outlined layer allocated and returned to its caller
         if not isinstance(owner, AllocOp):
             raise VerifyException("'tier.dealloc' must free the result of a 'tier.alloc' or 'func.call'")
+        self._verify_no_use_after()
+
+    def _verify_no_use_after(self) -> None:
+        """No use of the buffer (nested ops included) comes after the dealloc in its
+        block: walk back from each use to the buffer's definition; meeting this
+        dealloc first means the use is after it."""
+        block = self.parent_block()
+        for use in sorted(self.buffer.uses, key=lambda use: isinstance(use.operation, DeallocOp)):
+            user: Operation | None = use.operation
+            if user is self:
+                continue
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            while user is not None and user is not self.buffer.owner:
+                if user is self:
+                    kind = use.operation
+                    what = "freed again" if isinstance(kind, DeallocOp) else f"used by '{kind.name}'"
+                    raise VerifyException(f"'tier.dealloc' frees a buffer that is {what} after it")
+                user = user.prev_op
 
 
 def _verify_window(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from rducc.dialects.contracts import arg_attrs, global_of, is_outlined, op_stage
 from rducc.errors import RduccError
@@ -53,3 +53,16 @@ def global_stages(module: ModuleOp) -> dict[str, int]:
                 if operand in by_arg:
                     stages.setdefault(by_arg[operand], op_stage(op))
     return stages
+
+
+def check_loop_steps(module: ModuleOp) -> None:
+    """Refuse an `scf.for` whose step is a constant <= 0 (it would never end):
+    xDSL's verifier accepts it; rducc-opt and rducc-run must not."""
+    for op in module.walk():
+        if not isinstance(op, scf.ForOp):
+            continue
+        step = op.step.owner
+        if isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr):
+            if step.value.value.data <= 0:
+                raise RduccError(f"'scf.for' at {op.location}: step {step.value.value.data} must be > 0 "
+                                 "(the loop would never end)")

@@ -308,14 +308,16 @@ class PlacedProgram(Runner):
         self._global_slots.setdefault(name, []).append(self._table.define(op.result))
         return None  # run() fills the slot before the first step
 
-    def _prepare_alloc(self, op: AllocOp) -> Step:
+    def _prepare_alloc(self, op: AllocOp) -> Step | None:
         buffer = _buffer_type(op.result)
         if buffer.tier.data != Tier.SRAM:
             shape, dtype = _signature(buffer)
             slot = self._table.define(op.result)
+            if all(isinstance(use.operation, DeallocOp) for use in op.result.uses):
+                return None  # nothing reads or writes it: never materialized
 
             def alloc_off_chip(env: Env, context: RunContext) -> None:
-                env[slot] = kernels.poisoned(shape, dtype)
+                env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), f"{buffer.tier.data.value} buffer {list(shape)}")
 
             return alloc_off_chip
         if op.offset is None:
@@ -394,8 +396,15 @@ class PlacedProgram(Runner):
         if not ops or not isinstance(ops[-1], scf.YieldOp) or ops[-1].operands:
             raise RduccError(f"{describe_op(op)}: the loop body must end in 'scf.yield' of no values")
         steps = self._prepare_ops(ops[:-1])
+        constant = op.step.owner
+        if isinstance(constant, arith.ConstantOp) and isinstance(constant.value, IntegerAttr):
+            if constant.value.value.data <= 0:  # refused before anything runs
+                raise RduccError(f"{describe_op(op)}: step {constant.value.value.data} must be > 0 "
+                                 "(the loop would never end)")
 
         def loop(env: Env, context: RunContext) -> None:
+            if env[step] <= 0:
+                raise RduccError(f"step {env[step]} must be > 0 (the loop would never end)")
             for i in range(env[lb], env[ub], env[step]):
                 env[iv] = i
                 run_steps(steps, env, context, _WHERE)
@@ -517,9 +526,11 @@ class PlacedProgram(Runner):
             env: Env = [None] * self._table.size
             if self._views:
                 assert self.sram_bytes is not None
-                arena = _aligned_zeros(self.sram_bytes)  # calloc: untouched pages stay free
-                kernels.fill_poison(arena[: self._arena_used])
+                # up to the highest byte a view reaches, never the whole capacity; calloc'd
+                # and 64-byte aligned, so only the views' pages (poisoned here) are ever touched
+                arena = _allocate(lambda: _aligned_zeros(self._arena_used), "SRAM arena")
                 for slot, offset, nbytes, dtype, shape in self._views:
+                    kernels.fill_poison(arena[offset : offset + nbytes])
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
             self._arena_template = env
         return self._arena_template
@@ -535,6 +546,14 @@ def _aligned_zeros(size: int) -> np.ndarray:
     raw = np.zeros(size + _ALIGNMENT, _ARENA_DTYPE)
     skip = -raw.ctypes.data % _ALIGNMENT
     return raw[skip : skip + size]
+
+
+def _allocate(make: Callable[[], np.ndarray], what: str) -> np.ndarray:
+    """A host array for the program's memory, or one error line when the host lacks it."""
+    try:
+        return make()
+    except MemoryError as error:
+        raise RduccError(f"the {what} does not fit this machine's memory ({error})") from None
 
 
 def _capacity(module: ModuleOp, forward: func.FuncOp, sram_bytes: int | None) -> int | None:

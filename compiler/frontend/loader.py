@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rducc.errors import RduccError
+from rducc.files import check_regular
 
 if TYPE_CHECKING:
     import torch
@@ -76,6 +77,7 @@ def check_archive(path: str | Path) -> None:
         raise RduccError(f"{path}: no such file")
     if path.is_dir():
         raise RduccError(f"{path}: is a directory, expected {ACCEPTED}")
+    check_regular(path, "model")  # a FIFO would block, a device never end
     if path.stat().st_size == 0:
         raise RduccError(f"{path}: file is empty, expected {ACCEPTED}")
     if not zipfile.is_zipfile(path):
@@ -83,6 +85,7 @@ def check_archive(path: str | Path) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
+            _check_inflated_sizes(path, archive.infolist())  # before anything is inflated
             damaged = archive.testzip()
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError) as error:
         raise RduccError(f"{path}: damaged zip archive ({error})") from None
@@ -98,6 +101,32 @@ def check_archive(path: str | Path) -> None:
     else:
         kind = "a zip archive that is not a torch.export archive"
     raise RduccError(f"{path}: {kind}; rducc accepts {ACCEPTED}")
+
+
+MAX_INFLATED_BYTES = 256 << 20
+"""The most a compressed member may inflate to. torch.export.save stores tensors
+uncompressed (their size is their size in the file); what it compresses is the
+program's JSON and small configs, which are megabytes even for large models."""
+MAX_RATIO = 200
+"""...and at most this many times its compressed size beyond 1 MiB (text compresses
+about 10x; a zip bomb 1000x or more)."""
+
+
+def _check_inflated_sizes(path: Path, members: list[zipfile.ZipInfo]) -> None:
+    """Refuse members that would inflate past what is plausible, by their declared
+    sizes (zipfile never inflates past the declared size, and the CRC check then
+    fails on a member that lies)."""
+    for info in members:
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.file_size != info.compress_size:
+                raise RduccError(f"{path}: damaged zip archive (member {info.filename!r} is stored "
+                                 f"as {info.compress_size} bytes but declares {info.file_size})")
+            continue
+        limit = min(MAX_INFLATED_BYTES, max(1 << 20, MAX_RATIO * info.compress_size))
+        if info.file_size > limit:
+            raise RduccError(f"{path}: archive member {info.filename!r} inflates from "
+                             f"{info.compress_size} to {info.file_size} bytes, more than the {limit} "
+                             "rducc allows (a zip bomb?)")
 
 
 _EXPORT_MEMBERS = re.compile(

@@ -9,12 +9,14 @@ is per socket unless its name says otherwise.
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from rducc.errors import RduccError
+from rducc.files import read_text
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 BUILTIN_TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
@@ -96,15 +98,26 @@ _FABRIC = {f.name: f.default for f in fields(Target)
 _FIGURES = [f for f in fields(Target) if f.name != "source" and f.name not in _FLAGS]
 _INTEGER_FIELDS = {f.name for f in _FIGURES if f.type == "int"}
 _FLOAT_FIELDS = {f.name for f in _FIGURES if f.type == "float"}
-_MAY_BE_ZERO = {"dma_latency_s", "kernel_launch_s", "link_latency_s", "stage_latency_s", "hop_latency_s",
-                   "reconfigure_s", "fabric_rows", "fabric_cols"}
+_LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s", "link_latency_s", "stage_latency_s", "hop_latency_s",
+                   "reconfigure_s"}
+_MAY_BE_ZERO = _LATENCY_FIELDS | {"fabric_rows", "fabric_cols"}
+_FRACTION_FIELDS = {"hbm_efficiency", "ddr_efficiency"}
+
+
+MAX_FILE_BYTES = 1 << 20
+"""A target file is a page of figures: 1 MiB is far more than any needs."""
+MAX_INHERITS = 16
+"""The longest `inherits` chain followed."""
+MAX_INTEGER = 1 << 53
+"""Integer figures (counts, bytes) are at most 2^53: exact as floats and within i64."""
+RATE_RANGE = (1.0, 1e24)
+"""Rates (FLOP/s, bytes/s) between 1 a second and 10^24 a second: an infinite or
+tiny one would make every modeled time 0 or inf (and percentages nan)."""
+MAX_LATENCY_S = 3600.0
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise RduccError(f"target file {path}: {error.strerror}") from None
+    text = read_text(path, "target file", MAX_FILE_BYTES)
     try:
         if path.suffix == ".json":
             data = json.loads(text)
@@ -112,6 +125,9 @@ def _read(path: Path) -> dict[str, Any]:
             data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
         raise RduccError(f"target file {path}: not valid {path.suffix[1:].upper() or 'TOML'}: {error}") from None
+    except (RecursionError, ValueError) as error:  # deep nesting; a huge integer literal
+        raise RduccError(f"target file {path}: not valid {path.suffix[1:].upper() or 'TOML'}: "
+                         f"{type(error).__name__}") from None
     if not isinstance(data, dict):
         raise RduccError(f"target file {path}: expected a table of figures")
     return data
@@ -131,19 +147,25 @@ def _resolve(spec: str) -> Path:
     )
 
 
-def _figures(spec: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], Path]:
-    """The file's figures merged over those of the target it inherits from."""
+def _figures(spec: str, seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], Path]:
+    """The file's figures merged over those of the target it inherits from. A
+    cycle is found by resolved path, however each file spells the next."""
     path = _resolve(spec)
+    if path.resolve() in seen:
+        chain = " -> ".join(str(p) for p in (*seen, path.resolve()))
+        raise RduccError(f"target file {path}: 'inherits' makes a cycle: {chain}")
+    if len(seen) >= MAX_INHERITS:
+        raise RduccError(f"target file {path}: 'inherits' chain longer than {MAX_INHERITS}")
     data = _read(path)
     data = _flat_fabric(data, path)
     parent = data.pop("inherits", None)
     if parent is None:
         return data, path
-    if not isinstance(parent, str) or parent in seen:
+    if not isinstance(parent, str) or not parent:
         raise RduccError(f"target file {path}: bad 'inherits' value {parent!r}")
     if parent not in BUILTIN_TARGETS and not Path(parent).is_absolute():
         parent = str(path.parent / parent)  # relative to the inheriting file
-    base, _ = _figures(parent, (*seen, spec))
+    base, _ = _figures(parent, (*seen, path.resolve()))
     return {**base, **data}, path
 
 
@@ -180,20 +202,11 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
         value = data[name]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise RduccError(f"target file {path}: field '{name}' must be a number, got {value!r}")
-        if name in _INTEGER_FIELDS and (not float(value).is_integer()):
-            raise RduccError(f"target file {path}: field '{name}' must be a whole number, got {value!r}")
-        minimum_ok = value >= 0 if name in _MAY_BE_ZERO else value > 0
-        if not minimum_ok:
-            bound = ">= 0" if name in _MAY_BE_ZERO else "> 0"
-            raise RduccError(f"target file {path}: field '{name}' must be {bound}, got {value!r}")
-        data[name] = int(value) if name in _INTEGER_FIELDS else float(value)
+        data[name] = _figure(path, name, value)
     for name, default in _FLAGS.items():
         value = data.setdefault(name, default)
         if not isinstance(value, bool):
             raise RduccError(f"target file {path}: field '{name}' must be true or false, got {value!r}")
-    for name in ("hbm_efficiency", "ddr_efficiency"):
-        if data[name] > 1:
-            raise RduccError(f"target file {path}: field '{name}' must be <= 1, got {data[name]!r}")
     if data["fabric_cols"] % 2 or (data["fabric_rows"] * data["fabric_cols"] and
                                    data["fabric_rows"] * data["fabric_cols"] < 2 * max(data["pcus"], data["pmus"])):
         raise RduccError(f"target file {path}: the [fabric] grid needs an even number of columns and "
@@ -201,6 +214,43 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
     if data["pmu_bytes"] > data["sram_bytes"]:
         raise RduccError(f"target file {path}: field 'pmu_bytes' exceeds 'sram_bytes'")
     return data
+
+
+def _figure(path: Path | str, name: str, value: int | float) -> int | float:
+    """One numeric figure, checked to be finite and plausible."""
+    def bad(rule: str) -> RduccError:
+        shown = repr(value) if len(repr(value)) <= 40 else f"a number of {len(str(value))} digits"
+        return RduccError(f"target file {path}: field '{name}' must be {rule}, got {shown}")
+
+    if isinstance(value, float) and not math.isfinite(value):
+        raise bad("a finite number")
+    if name in _INTEGER_FIELDS:
+        if not float(value).is_integer():
+            raise bad("a whole number")
+        low = 0 if name in _MAY_BE_ZERO else 1
+        if not low <= value <= MAX_INTEGER:
+            raise bad(f">= {low} and at most 2^53 ({MAX_INTEGER})")
+        return int(value)
+    if name in _FRACTION_FIELDS:
+        if not 0 < value <= 1:
+            raise bad("> 0 and at most 1")
+        return float(value)
+    if name in _LATENCY_FIELDS:
+        if not 0 <= value <= MAX_LATENCY_S:
+            raise bad(f">= 0 and at most {MAX_LATENCY_S:g} s")
+        return float(value)
+    if value <= 0:
+        raise bad("> 0")
+    if not RATE_RANGE[0] <= value <= RATE_RANGE[1]:
+        raise bad(f"between {RATE_RANGE[0]:g} and {RATE_RANGE[1]:g} a second")
+    return float(value)
+
+
+def target_of_figures(figures: dict[str, Any], where: str) -> Target:
+    """A target from figures a program carries (`rdu.target`), checked as a file's are."""
+    data = dict(figures)
+    source = data.pop("source", "")
+    return Target(**_validate(data, Path(where)), source=source if isinstance(source, str) else "")
 
 
 def load_target(spec: str | Target = "sn40l") -> Target:

@@ -18,8 +18,8 @@ from pathlib import Path
 from rducc import __version__
 from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
-from rducc.files import check_writable, write_atomically
-from rducc.weights import save_weights, sidecar_path
+from rducc.files import check_distinct, check_writable, is_stream, text_writer, write_atomically, write_together
+from rducc.weights import sidecar_path, weights_writer
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels `--emit` can stop at (see rducc.pipeline)."""
@@ -136,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
     if args.weights:
         return Path(args.weights)
-    if args.output == "-" or not has_weights:
-        return None
+    if is_stream(args.output) or not has_weights:
+        return None  # no OUT.safetensors beside stdout, /dev/null or a FIFO
     return sidecar_path(args.output)
 
 
@@ -149,18 +149,26 @@ def _relative_to(weights: Path, output: str) -> str:
 
 
 def _write_outputs(output: str, text: str, weights_path: Path | None, weights: dict) -> None:
-    """The weights first, then the MLIR; a failure leaves neither new file behind."""
+    """The weights and the MLIR as one pair: both written, or neither replaced."""
     if output != "-" and not Path(output).resolve().parent.is_dir():
         raise RduccError(f"cannot write {output}: directory {Path(output).parent} does not exist")
-    existed = weights_path is not None and weights_path.exists()
+    outputs = [(output, text_writer(text))]
     if weights_path is not None:
-        save_weights(weights_path, weights)
-    try:
-        write_atomically(output, text)
-    except BaseException:
-        if weights_path is not None and not existed:
-            weights_path.unlink(missing_ok=True)
-        raise
+        outputs.insert(0, (str(weights_path), weights_writer(weights)))
+    write_together(outputs)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output writable, no two the same file, none the input model."""
+    for output in (args.output, args.weights, args.report_json):
+        if output is not None:
+            check_writable(output)
+    default_weights = None if args.weights or is_stream(args.output) else str(sidecar_path(args.output))
+    check_distinct(
+        [("-o", args.output), ("--weights", args.weights), ("the weights file", default_weights),
+         ("--report-json", args.report_json)],
+        [("the input model", args.input)],
+    )
 
 
 class Progress:
@@ -278,9 +286,7 @@ def _run(args: argparse.Namespace) -> None:
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
-    for output in (args.output, args.weights, args.report_json):
-        if output is not None:
-            check_writable(output)
+    _check_outputs(args)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text
 
@@ -324,6 +330,12 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
     except KeyboardInterrupt:
         print(f"{tool}: interrupted", file=sys.stderr)
         return 130
+    except RecursionError:  # the input nests deeper than any check before it caught
+        if debug:
+            traceback.print_exc()
+        print(f"{tool}: error: the input nests too deeply for rducc (Python's recursion limit)",
+              file=sys.stderr)
+        return 1
     except Exception as error:  # a bug in rducc: say so, briefly
         if debug:
             traceback.print_exc()

@@ -19,8 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from rducc.diagnostics import check_mlir_text, format_parse_error
+from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
 from rducc.dialects import ALL_DIALECTS
+from rducc.dialects.program import check_loop_steps
 from rducc.errors import RduccError
 from rducc.files import write_atomically
 from rducc.passes import ALL_PASSES
@@ -85,8 +86,15 @@ class RduccOptMain(xDSLOptMain):
     def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):
         """Refuse absurd dense splats before xDSL's parser expands them."""
         data = chunk.read()
-        check_mlir_text(data.decode(errors="replace"), self.get_input_name(), start_offset)
-        return super().parse_chunk(io.BytesIO(data), file_extension, start_offset)
+        text = data.decode(errors="replace")
+        check_mlir_text(text, self.get_input_name(), start_offset)
+        compacted = compact_dense_literals(text)  # long dense literals read by numpy
+        if compacted is not text:
+            data = compacted.encode()
+        module = super().parse_chunk(io.BytesIO(data), file_extension, start_offset)
+        if isinstance(module, ModuleOp):
+            check_loop_steps(module)  # what the runtime could never finish
+        return module
 
     def apply_passes(self, prog: ModuleOp) -> None:
         """Run the pipeline, naming a user's pass that fails and the pass after

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
+import os
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,20 +54,22 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-    from rducc.diagnostics import check_mlir_text, format_parse_error
+    from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
+    from rducc.dialects.program import check_loop_steps
+    from rducc.files import read_regular
     from rducc.tools.opt import RduccOptMain
 
     try:
-        text = path.read_text()
-    except OSError as error:
-        raise RduccError(f"{path}: {error.strerror}") from None
+        text = read_regular(path, "program", MAX_PROGRAM_BYTES).decode()
     except UnicodeDecodeError:
         raise RduccError(f"{path}: not MLIR text (a binary file); rducc-run takes the .mlir rducc wrote") from None
     check_mlir_text(text, str(path))
+    text = compact_dense_literals(text)  # long dense literals read by numpy, not xDSL
     context = RduccOptMain(args=[str(path)]).ctx
     try:
         module = Parser(context, text, str(path)).parse_module()
         module.verify()
+        check_loop_steps(module)  # xDSL's verifier accepts a step of 0
     except ParseError as error:
         raise RduccError(format_parse_error(error)) from None
     except DiagnosticException as error:
@@ -73,15 +79,48 @@ def parse_program(path: Path) -> ModuleOp:
     return module
 
 
+MAX_PROGRAM_BYTES = 1 << 31
+"""The largest program text read (weights live in the sidecar, not in the text)."""
+
+
 def _load_input(path: str) -> np.ndarray:
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise RduccError(f"input {path}: no such file") from None
-    except (OSError, ValueError) as error:
-        raise RduccError(f"input {path}: not a .npy array ({error})") from None
+    """One .npy array, its header checked against the file's size before any data
+    is read (a header may claim 10^12 elements); never a pickle."""
+    from rducc.files import open_regular
+
+    with open_regular(path, "input") as stream:
+        if stream.read(2) == b"PK":
+            raise RduccError(f"input {path}: a .npz archive; --input takes one .npy array per argument")
+        stream.seek(0)
+        try:
+            shape, dtype = _npy_header(stream)
+        except (OSError, ValueError, SyntaxError) as error:
+            raise RduccError(f"input {path}: not a .npy array ({error})") from None
+        if dtype.hasobject:
+            raise RduccError(f"input {path}: not a .npy array (an object array, a pickle, "
+                             "which rducc-run refuses: allow_pickle=False)")
+        declared = math.prod(shape) * dtype.itemsize
+        held = os.fstat(stream.fileno()).st_size - stream.tell()
+        if declared != held:
+            raise RduccError(f"input {path}: the header declares shape {list(shape)} of {dtype} "
+                             f"({declared} bytes) but the file holds {held}")
+        stream.seek(0)
+        try:
+            return np.load(stream, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise RduccError(f"input {path}: not a .npy array ({error})") from None
 
 
+def _npy_header(stream) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype a .npy header declares."""
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    else:
+        raise ValueError(f".npy format version {version} is not supported")
+    return shape, dtype
 
 
 def _as_declared(array: np.ndarray, dtype: np.dtype, f64_demoted: bool) -> np.ndarray:
@@ -132,6 +171,44 @@ def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
     write_atomically_bytes(path, buffer.getvalue())
 
 
+class Ticker:
+    """A long run's progress on stderr: once it has run `after_s` seconds, and only
+    on a terminal, a line with the time so far and how to stop it (Ctrl-C: one
+    `rducc-run: interrupted` line, exit status 130)."""
+
+    def __init__(self, stream=None, after_s: float | None = None, every_s: float = 1.0):
+        self.stream = stream if stream is not None else sys.stderr
+        default = float(os.environ.get("RDUCC_PROGRESS_AFTER", "2.0"))
+        self.after_s, self.every_s = default if after_s is None else after_s, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+        self.shown = False
+
+    def __enter__(self) -> Ticker:
+        if self.stream.isatty():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self.shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+    def _tick(self) -> None:
+        start = time.monotonic()
+        if self._stop.wait(self.after_s):
+            return
+        while not self._stop.is_set():
+            elapsed = time.monotonic() - start
+            self.stream.write(f"\r\x1b[2Krducc-run: running, {elapsed:.0f} s so far (Ctrl-C stops it)")
+            self.stream.flush()
+            self.shown = True
+            self._stop.wait(self.every_s)
+
+
 def _print_results(results: dict[str, np.ndarray]) -> None:
     for name, result in results.items():
         shape = "x".join(str(d) for d in result.shape)
@@ -141,11 +218,14 @@ def _print_results(results: dict[str, np.ndarray]) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rducc.files import check_writable
+    from rducc.files import check_distinct, check_writable
 
     for output in (args.output, args.report):
         if output is not None:
             check_writable(output)
+    sources = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
+    check_distinct([("--output", args.output), ("--report", args.report)],
+                   sources + [("--input", path) for path in args.input])
     program_path = Path(args.program)
     module = parse_program(program_path)
     target = module_target(module, args.target or "")
@@ -160,6 +240,7 @@ def _run(args: argparse.Namespace) -> None:
         if args.simulate:
             print(report.table())
             return
+    from rducc.runtime.engine import Runner
     from rducc.runtime.sockets import placed_runner
 
     runner = placed_runner(module)  # every socket's program when partitioned
@@ -174,8 +255,11 @@ def _run(args: argparse.Namespace) -> None:
             f"{program_path}: the program names no weights file (a model built on the meta "
             "device has none: cost it with --simulate); pass --weights FILE"
         )
-    weights = load_weights(weights_path) if weights_path is not None else {}
-    results = _named_results(module, runner.run(inputs, weights))
+    # read no more than the program declares (a partitioned program: every global)
+    wanted = set(runner.weight_names) if isinstance(runner, Runner) else None
+    weights = load_weights(weights_path, wanted) if weights_path is not None else {}
+    with Ticker():
+        results = _named_results(module, runner.run(inputs, weights))
     if args.output:
         _write_npz(args.output, results)
     else:

@@ -96,12 +96,129 @@ INPUTS: dict[str, tuple[str, str]] = {
     "silu_graph": ("silu.mlir", "x * sigmoid(x) at the graph level"),
     "huge_splat": ("huge_splat.mlir", "a dense splat constant of 999999999999 elements"),
     "open_string": ("open_string.mlir", "a string literal left open on its line"),
+    # hostile files (issue 20, items 6-10)
+    "w_negative": ("negative.safetensors", "a tensor with data_offsets [-4, 0]"),
+    "w_alias": ("alias.safetensors", "two tensors at the same data_offsets (one aliases the other)"),
+    "w_list": ("list.safetensors", "a header that is a JSON list"),
+    "w_entry": ("entry.safetensors", "a header entry that is a number, not an object"),
+    "w_no_offsets": ("no_offsets.safetensors", "an entry without data_offsets"),
+    "w_three_offsets": ("three_offsets.safetensors", "data_offsets of three numbers"),
+    "w_string_offsets": ("string_offsets.safetensors", 'data_offsets ["0", "4"]'),
+    "w_string_shape": ("string_shape.safetensors", 'shape "4"'),
+    "w_huge_shape": ("huge_shape.safetensors", "shape [2^62, 2^62] over 4 bytes (overflows int64)"),
+    "w_deep": ("deep.safetensors", "a header of 100000 nested lists"),
+    "w_header_size": ("header_size.safetensors", "a header length of 2^60"),
+    "w_gap": ("gap.safetensors", "a tensor starting 4 bytes after the previous one ends"),
+    "w_dtype": ("dtype.safetensors", 'dtype "Q4"'),
+    "w_metadata": ("metadata.safetensors", "__metadata__ holding a number"),
+    "zip_bomb": ("bomb.pt2", "the example plus a member of 64 MiB of zeros deflated to 64 KiB"),
+    "model_copy": ("copy.pt2", "a copy of the example archive"),
+    "model_link": ("link.pt2", "a symbolic link to copy.pt2"),
+    "fifo": ("fifo.npy", "a FIFO (named pipe) nothing writes to"),
+    "fifo_toml": ("fifo.toml", "a FIFO named like a target file"),
+    "fifo_pt2": ("fifo.pt2", "a FIFO named like a model"),
+    "fifo_mlir": ("fifo.mlir", "a FIFO named like a program"),
+    "devzero_weights": ("devzero.mlir", "the placed example naming /dev/zero as its weights"),
+    "fifo_target": ("fifo_target.mlir", "the placed example naming fifo.toml as its target"),
+    "x_npz": ("x.npz", "a .npz archive holding the good input"),
+    "x_huge": ("huge.npy", "a .npy header claiming shape [1000000, 1000000] over 512 bytes"),
+    "t_huge_int": ("huge_int.toml", "pcus = 10^30"),
+    "t_not_utf8": ("not_utf8.toml", "a target file with bytes that are not UTF-8"),
+    "t_cycle": ("cycle.toml", 'a target file inheriting "./cycle.toml" (itself)'),
+    "t_i64": ("i64.json", "sram_bytes = 2^63 (past int64)"),
+    "t_inf": ("inf.toml", "hbm_bandwidth = inf"),
+    "t_tiny": ("tiny.toml", "hbm_bandwidth = 1e-300"),
+    "t_nan_latency": ("nan.toml", "dma_latency_s = nan"),
+    "p_use_after_free": ("use_after_free.mlir", "the placed example with x's SRAM buffer freed right after its alloc"),
+    "p_step0": ("step0.mlir", "the placed example plus an scf.for of step 0"),
+    "p_capacity": ("huge_capacity.mlir", "the placed example with tier.sram_capacity 10^15 and x at offset 10^15 - 1000"),
+    "p_hbm": ("huge_hbm.mlir", "the placed example plus an unused HBM buffer of 10^12 floats"),
+    "p_digits": ("digits.mlir", "the placed example with an offset of 6000 digits"),
+    "p_deep_attr": ("deep_attr.mlir", "an attribute of 50000 nested lists"),
+    "p_deep_type": ("deep_type.mlir", "a type of 3000 nested tensor types"),
+    "p_deep_region": ("deep_region.mlir", "3000 nested regions"),
 }
 
 PLUGIN_INPUTS = ROOT / "test" / "plugins" / "Inputs"
 
 RDUCC, OPT, RUN = "rducc", "rducc-opt", "rducc-run"
 OUT = ("-o", "out.mlir")
+
+RUN_WEIGHTS = ("{placed}", "--input", "{x}", "--output", "out.npz", "--weights")
+
+
+def _bad_weights(name: str, key: str, expected: str) -> ErrorCase:
+    return ErrorCase(f"rducc-run: weights header: {name}", RUN, (*RUN_WEIGHTS, "{" + key + "}"), expected)
+
+
+def _bad_target(name: str, key: str, expected: str) -> ErrorCase:
+    return ErrorCase(f"target: {name}", RDUCC, ("{model}", "--target", "{" + key + "}", *OUT), expected)
+
+
+HOSTILE_FILES: list[ErrorCase] = [
+    # --- the weights sidecar's header (issue 20, items 6 and 9)
+    _bad_weights("negative offset", "w_negative", "data_offsets must be [start, end] with 0 <= start <= end, got [-4, 0]"),
+    _bad_weights("two tensors on the same bytes", "w_alias", "overlaps tensor"),
+    _bad_weights("a list", "w_list", "the header is a JSON list, not an object of tensors"),
+    _bad_weights("entry not an object", "w_entry", "expected an object with dtype, shape and data_offsets"),
+    _bad_weights("no data_offsets", "w_no_offsets", "missing field 'data_offsets'"),
+    _bad_weights("three data_offsets", "w_three_offsets", "got [0, 4, 8]"),
+    _bad_weights("string data_offsets", "w_string_offsets", 'got ["0", "4"]'),
+    _bad_weights("string shape", "w_string_shape", "shape must be a list of at most 64 integers >= 0"),
+    _bad_weights("shape overflowing int64", "w_huge_shape", "needs 85070591730234615865843651857942052864 bytes"),
+    _bad_weights("deep nesting", "w_deep", "the header nests too deeply"),
+    _bad_weights("huge header length", "w_header_size", "a header of 1152921504606846976 bytes"),
+    _bad_weights("bytes between tensors", "w_gap", "bytes [4, 8) of the body belong to no tensor"),
+    _bad_weights("unknown dtype", "w_dtype", "unsupported dtype 'Q4'"),
+    _bad_weights("bad __metadata__", "w_metadata", "'__metadata__' must map names to strings"),
+    ErrorCase("zip bomb member", RDUCC, ("{zip_bomb}", *OUT), "inflates from 65"),
+    # --- outputs that collide (item 7)
+    ErrorCase("--weights is -o", RDUCC, ("{model}", *OUT, "--weights", "out.mlir"), "--weights out.mlir and -o out.mlir are the same file"),
+    ErrorCase("--report-json is -o", RDUCC, ("{model}", *OUT, "--report-json", "./out.mlir"), "--report-json ./out.mlir and -o out.mlir are the same file"),
+    ErrorCase("-o names the weights sidecar", RDUCC, ("{model}", "-o", "out.safetensors"), "the weights file out.safetensors and -o out.safetensors are the same file"),
+    ErrorCase("-o is the input model", RDUCC, ("{model_copy}", "-o", "{model_copy}"), "writing it would replace the input"),
+    ErrorCase("-o is a symlink to the input model", RDUCC, ("{model_copy}", "-o", "{model_link}"), "writing it would replace the input"),
+    ErrorCase("--weights is the input model", RDUCC, ("{model_copy}", *OUT, "--weights", "{model_copy}"), "writing it would replace the input"),
+    ErrorCase("rducc-run: --report is the program", RUN, ("{placed}", "--simulate", "--report", "{placed}"), "--report"),
+    ErrorCase("rducc-run: --output is an input", RUN, ("{placed}", "--input", "{x}", "--output", "{x}"), "writing it would replace the input"),
+    ErrorCase("rducc-run: --report is --output", RUN, ("{placed}", "--input", "{x}", "--output", "out.npz", "--report", "out.npz"), "are the same file"),
+    # --- files that are not regular files (item 10)
+    ErrorCase("rducc-run: --weights /dev/zero", RUN, (*RUN_WEIGHTS, "/dev/zero"), "weights file /dev/zero: a character device, not a regular file"),
+    _bad_weights("a FIFO", "fifo", "a FIFO (named pipe), not a regular file"),
+    ErrorCase("rducc-run: --input a FIFO", RUN, ("{placed}", "--input", "{fifo}", "--output", "out.npz"), "a FIFO (named pipe), not a regular file"),
+    ErrorCase("rducc-run: --input /dev/zero", RUN, ("{placed}", "--input", "/dev/zero", "--output", "out.npz"), "input /dev/zero: a character device"),
+    ErrorCase("rducc-run: program is a FIFO", RUN, ("{fifo_mlir}", "--output", "out.npz"), "program"),
+    ErrorCase("rducc-run: program naming /dev/zero as weights", RUN, ("{devzero_weights}", "--input", "{x}", "--output", "out.npz"), "weights file /dev/zero: a character device"),
+    ErrorCase("rducc-run: program naming a FIFO as target", RUN, ("{fifo_target}", "--simulate"), "a FIFO (named pipe), not a regular file"),
+    ErrorCase("model is a FIFO", RDUCC, ("{fifo_pt2}", *OUT), "model"),
+    ErrorCase("--target a FIFO", RDUCC, ("{model}", "--target", "{fifo_toml}", *OUT), "target file"),
+    ErrorCase("--target /dev/zero", RDUCC, ("{model}", "--target", "/dev/zero", *OUT), "target file /dev/zero: a character device"),
+    # --- inputs (item 9)
+    ErrorCase("rducc-run: .npz as --input", RUN, ("{placed}", "--input", "{x_npz}", "--output", "out.npz"), "a .npz archive; --input takes one .npy array per argument"),
+    ErrorCase("rducc-run: .npy header claiming 10^12 elements", RUN, ("{placed}", "--input", "{x_huge}", "--output", "out.npz"), "declares shape [1000000, 1000000] of float32 (4000000000000 bytes) but the file holds 512"),
+    # --- target files (item 9)
+    _bad_target("huge integer", "t_huge_int", "field 'pcus' must be > 0 and at most 2^53"),
+    _bad_target("not UTF-8", "t_not_utf8", "not UTF-8 text"),
+    _bad_target("inherits itself, spelled ./", "t_cycle", "'inherits' makes a cycle"),
+    _bad_target("value past int64", "t_i64", "field 'sram_bytes' must be > 0 and at most 2^53"),
+    _bad_target("infinite figure", "t_inf", "field 'hbm_bandwidth' must be a finite number, got inf"),
+    _bad_target("tiny figure", "t_tiny", "field 'hbm_bandwidth' must be between 1 and 1e+24 a second"),
+    # --- programs the verifier must refuse, as the runtime cannot run them (item 9)
+    ErrorCase("rducc-run: use after tier.dealloc", RUN, ("{p_use_after_free}", "--input", "{x}", "--output", "out.npz"), "'tier.dealloc' frees a buffer that is used by 'tier.compute' after it"),
+    ErrorCase("rducc-opt: use after tier.dealloc", OPT, ("{p_use_after_free}", *OUT), "'tier.dealloc' frees a buffer that is used by"),
+    ErrorCase("rducc-run: scf.for of step 0", RUN, ("{p_step0}", "--input", "{x}", "--output", "out.npz"), "step 0 must be > 0 (the loop would never end)"),
+    ErrorCase("rducc-opt: scf.for of step 0", OPT, ("{p_step0}", *OUT), "'scf.for' at loc(unknown): step 0 must be > 0"),
+    ErrorCase("rducc-run: SRAM capacity of 10^15", RUN, ("{p_capacity}", "--input", "{x}", "--output", "out.npz"), "tier.sram_capacity 1000000000000000 exceeds the target's sram_bytes 520000000"),
+    ErrorCase("rducc-opt: SRAM capacity of 10^15", OPT, ("{p_capacity}", *OUT), "exceeds the target's sram_bytes"),
+    ErrorCase("rducc-run: huge unused HBM buffer", RUN, ("{p_hbm}", "--input", "{x}", "--output", "out.npz"), "hbm buffer of 4000000000000 bytes exceeds the target's hbm_bytes 64000000000"),
+    ErrorCase("rducc-opt: huge unused HBM buffer", OPT, ("{p_hbm}", *OUT), "exceeds the target's hbm_bytes"),
+    ErrorCase("rducc-run: 6000-digit integer", RUN, ("{p_digits}", "--input", "{x}", "--output", "out.npz"), "an integer literal of 6000 digits (at most 100)", located=True),
+    ErrorCase("rducc-opt: 6000-digit integer", OPT, ("{p_digits}", *OUT), "an integer literal of 6000 digits", located=True),
+    ErrorCase("rducc-opt: deeply nested attribute", OPT, ("{p_deep_attr}", *OUT), "nesting deeper than 64 levels", located=True),
+    ErrorCase("rducc-opt: deeply nested type", OPT, ("{p_deep_type}", *OUT), "nesting deeper than 64 levels", located=True),
+    ErrorCase("rducc-run: deeply nested regions", RUN, ("{p_deep_region}", "--output", "out.npz"), "nesting deeper than 64 levels", located=True),
+    _bad_target("nan latency", "t_nan_latency", "field 'dma_latency_s' must be a finite number, got nan"),
+]
 
 CASES: list[ErrorCase] = [
     # --- the model file
@@ -198,11 +315,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: missing input file", RUN, ("{placed}", "--input", "no_such.npy", "--output", "out.npz"), "input no_such.npy: no such file"),
     ErrorCase("rducc-run: input that is not .npy", RUN, ("{placed}", "--input", "{x_text}", "--output", "out.npz"), "not a .npy array"),
     ErrorCase("rducc-run: pickled input", RUN, ("{placed}", "--input", "{x_object}", "--output", "out.npz"), "allow_pickle=False"),
-    ErrorCase("rducc-run: missing weights file", RUN, ("{placed}", "--input", "{x}", "--weights", "no_such.safetensors", "--output", "out.npz"), "weights file no_such.safetensors: No such file"),
+    ErrorCase("rducc-run: missing weights file", RUN, ("{placed}", "--input", "{x}", "--weights", "no_such.safetensors", "--output", "out.npz"), "weights file no_such.safetensors: no such file"),
     ErrorCase("rducc-run: garbage weights file", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_garbage}", "--output", "out.npz"), "not a safetensors file"),
     ErrorCase("rducc-run: weight of the wrong shape", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_shape}", "--output", "out.npz"), "weight 'fc1.bias' has shape [3], expected [64]"),
     ErrorCase("rducc-run: weight missing from the file", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_partial}", "--output", "out.npz"), "missing weight: fc2.weight"),
     ErrorCase("rducc-run: output into a missing directory", RUN, ("{placed}", "--input", "{x}", "--output", "no/such/out.npz"), "directory no/such does not exist"),
+    *HOSTILE_FILES,
 ]
 
 OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz"}
@@ -238,6 +356,12 @@ def render_doc() -> str:
         "untouched, with no other file written. A bug in rducc itself is different:",
         "`TOOL: internal error: ...`, a request to report it, exit status 2 (`--debug`",
         "shows the traceback).",
+        "",
+        "Outputs: two outputs naming one file, or an output naming an input, are",
+        "refused; a symbolic link given as output is followed (its file replaced,",
+        "the link kept); a character device or FIFO is written directly; a block",
+        "device or socket is refused. Inputs must be regular files. Ctrl-C prints",
+        "`TOOL: interrupted` and exits with status 130.",
         "",
         "| bad input | command | the message contains |",
         "| --- | --- | --- |",
@@ -362,14 +486,14 @@ def _archive_files(paths: dict[str, Path]) -> None:
     _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
 
 
-def _example_plus(path: Path, members: dict[str, bytes]) -> None:
+def _example_plus(path: Path, members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> None:
     """A copy of the example archive with `members` added below its root folder."""
     with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
         for info in source.infolist():
             archive.writestr(info, source.read(info))
         root = source.namelist()[0].split("/")[0]
         for name, data in members.items():
-            archive.writestr(f"{root}/{name}", data)
+            archive.writestr(f"{root}/{name}", data, compress_type=compression)
 
 
 def _program_files(paths: dict[str, Path], directory: Path) -> None:
@@ -411,6 +535,98 @@ def _index_files(paths: dict[str, Path]) -> None:
     np.save(paths["ids_negative"], np.array([0, -1, 1], np.int64))
 
 
+def _safetensors(path: Path, header: object, body: bytes = b"", raw: bytes | None = None) -> None:
+    import json
+
+    text = raw if raw is not None else json.dumps(header).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + body)
+
+
+def _f32(offsets: list, shape: object = (1,)) -> dict:
+    return {"dtype": "F32", "shape": list(shape) if isinstance(shape, tuple) else shape, "data_offsets": offsets}
+
+
+_BAD_HEADERS: dict[str, tuple[object, bytes]] = {
+    "w_negative": ({"a": _f32([-4, 0])}, bytes(4)),
+    "w_alias": ({"a": _f32([0, 8], (2,)), "b": _f32([0, 8], (2,))}, bytes(8)),
+    "w_list": ([1, 2], b""),
+    "w_entry": ({"a": 5}, b""),
+    "w_no_offsets": ({"a": {"dtype": "F32", "shape": [1]}}, bytes(4)),
+    "w_three_offsets": ({"a": _f32([0, 4, 8])}, bytes(8)),
+    "w_string_offsets": ({"a": _f32(["0", "4"])}, bytes(4)),
+    "w_string_shape": ({"a": _f32([0, 4], "4")}, bytes(4)),
+    "w_huge_shape": ({"a": _f32([0, 4], (2**62, 2**62))}, bytes(4)),
+    "w_gap": ({"a": _f32([0, 4]), "b": _f32([8, 12])}, bytes(12)),
+    "w_dtype": ({"a": {"dtype": "Q4", "shape": [1], "data_offsets": [0, 8]}}, bytes(8)),
+    "w_metadata": ({"__metadata__": {"k": 1}, "a": _f32([0, 4])}, bytes(4)),
+}
+"""Malformed safetensors headers: key -> (header, body)."""
+
+_HOSTILE_TARGETS = {
+    "t_huge_int": 'inherits = "sn40l"\npcus = 1000000000000000000000000000000\n',
+    "t_cycle": 'inherits = "./cycle.toml"\nname = "cycle"\n',
+    "t_i64": '{"inherits": "sn40l", "sram_bytes": 9223372036854775808}',
+    "t_inf": 'inherits = "sn40l"\nhbm_bandwidth = inf\n',
+    "t_tiny": 'inherits = "sn40l"\nhbm_bandwidth = 1e-300\n',
+    "t_nan_latency": 'inherits = "sn40l"\ndma_latency_s = nan\n',
+}
+
+
+def _hostile_programs(paths: dict[str, Path], placed: str) -> None:
+    """Programs that verified before but crashed or hung the runtime."""
+    alloc = next(line for line in placed.splitlines() if "%x_sram = tier.alloc offset " in line)
+    offset = alloc.split("offset ")[1].split(" ")[0]
+    buffer_type = alloc.split(" : ")[1].split(" loc(")[0]
+    paths["p_use_after_free"].write_text(placed.replace(alloc, f"{alloc}\n    tier.dealloc %x_sram : {buffer_type}"))
+    paths["p_hbm"].write_text(placed.replace(alloc, f"{alloc}\n    %big = tier.alloc : !tier.buffer<hbm, 1000000000000xf32>"))
+    loop = ("    %lo = arith.constant 0 : index\n    %hi = arith.constant 4 : index\n"
+            "    %st = arith.constant 0 : index\n    scf.for %i = %lo to %hi step %st {\n    }\n")
+    ret = placed.index("    func.return")
+    paths["p_step0"].write_text(placed[:ret] + loop + placed[ret:])
+    capacity = placed.split("tier.sram_capacity = ")[1].split(" ")[0]
+    paths["p_capacity"].write_text(placed.replace(f"tier.sram_capacity = {capacity}", "tier.sram_capacity = 1000000000000000")
+                                   .replace(f"alloc offset {offset} ", "alloc offset 999999999999000 "))
+    paths["p_digits"].write_text(placed.replace(f"alloc offset {offset} ", f"alloc offset {'9' * 6000} "))
+    paths["p_deep_attr"].write_text('builtin.module {\n  "test.op"() {a = ' + "[" * 50_000 + "]" * 50_000 + "} : () -> ()\n}\n")
+    paths["p_deep_type"].write_text('builtin.module {\n  "test.op"() : () -> ' + "tensor<" * 3000 + "f32" + ">" * 3000 + "\n}\n")
+    paths["p_deep_region"].write_text("builtin.module {\n" + '"test.op"() ({\n' * 3000 + "}) : () -> ()\n" * 3000 + "}\n")
+
+
+def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
+    """Issue 20, items 6-10: bad headers, FIFOs, programs naming devices, bad targets."""
+    import os
+
+    import numpy as np
+
+    for key, (header, body) in _BAD_HEADERS.items():
+        _safetensors(paths[key], header, body)
+    _safetensors(paths["w_deep"], None, raw=b"[" * 100_000 + b"]" * 100_000)
+    paths["w_header_size"].write_bytes((2**60).to_bytes(8, "little") + b"{}")
+    _example_plus(paths["zip_bomb"], {"extra/bomb": bytes(64 << 20)}, zipfile.ZIP_DEFLATED)
+    paths["model_copy"].write_bytes(EXAMPLE.read_bytes())
+    paths["model_link"].symlink_to(paths["model_copy"])
+    for key in ("fifo", "fifo_toml", "fifo_pt2", "fifo_mlir"):
+        os.mkfifo(paths[key])
+    placed = paths["placed"].read_text()
+    weights = f'rdu.weights = "{paths["placed"].with_suffix(".safetensors").name}"'
+    assert weights in placed
+    paths["devzero_weights"].write_text(placed.replace(weights, 'rdu.weights = "/dev/zero"'))
+    start = placed.index("rdu.target = #rdu.target<")
+    end = placed.index('">', start) + 2
+    paths["fifo_target"].write_text(placed[:start] + f'rdu.target = "{paths["fifo_toml"]}"' + placed[end:])
+    np.savez(paths["x_npz"], x=np.load(paths["x"]))
+    good = paths["x"].read_bytes()
+    header = good[10:128].decode()
+    claimed = header.replace("(4, 32)", "(1000000, 1000000)").rstrip()
+    claimed += " " * (len(header) - 1 - len(claimed)) + "\n"
+    assert len(claimed) == len(header)
+    paths["x_huge"].write_bytes(good[:10] + claimed.encode() + good[128:])
+    _hostile_programs(paths, placed)
+    for key, text in _HOSTILE_TARGETS.items():
+        paths[key].write_text(text)
+    paths["t_not_utf8"].write_bytes(b'inherits = "sn40l"\nname = "\xff\xfe"\n')
+
+
 def make_inputs(directory: Path) -> dict[str, str]:
     """Build every input file of the table in `directory`; placeholder -> path."""
     paths = {key: directory / name for key, (name, _) in INPUTS.items()}
@@ -429,6 +645,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     _archive_files(paths)
     _model_files(paths)
     _program_files(paths, directory)
+    _hostile_files(paths, directory)
     return {key: str(path) for key, path in paths.items()}
 
 
