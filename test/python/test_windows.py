@@ -106,3 +106,41 @@ def test_strided_and_block_windows(level: int) -> None:
     assert _reads_of(program, "y") == [4 * 8 * 4]  # the 4x8 block
     strided = [op for op in _ops(program, DmaOp) if op.strides is not None]
     assert [list(op.strides.get_values()) for op in strided] == [[1, 2]]
+
+
+class IndexingLayer(nn.Module):
+    """A layer that picks its own part of a shared input and of a stacked weight."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor, cache: torch.Tensor, stacked: torch.Tensor) -> torch.Tensor:
+        return x + self.fc(x) * cache[self.index] + x @ stacked[self.index]
+
+
+class IndexingStack(nn.Module):
+    def __init__(self, layers: int = 3) -> None:
+        super().__init__()
+        self.stacked = nn.Parameter(torch.randn(layers, 16, 16) * 0.1)
+        self.layers = nn.ModuleList(IndexingLayer(i) for i in range(layers))
+
+    def forward(self, x: torch.Tensor, cache: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x, cache, self.stacked)
+        return x
+
+
+@pytest.mark.parametrize("level", [0, 2])
+def test_layers_differing_in_constant_indices_are_one_layer(level: int) -> None:
+    """The index into the shared input and the stacked weight becomes an argument
+    (each call passes its window): one @layer, called per layer, looped at -O2."""
+    torch.manual_seed(0)
+    model, x, cache = IndexingStack().eval(), torch.randn(4, 16), torch.randn(3, 4, 16)
+    program = rducc.compile(model, (x, cache), opt_level=level)
+    with torch.no_grad():
+        assert float((program(x, cache) - model(x, cache)).abs().max()) < 1e-5
+    assert program.mlir.count("func.func private @layer") == 1
+    assert program.mlir.count("func.call @layer") == 3
+    assert [(loop.calls, loop.looped) for loop in program.report.loops] == [(3, level == 2)]
