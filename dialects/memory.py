@@ -388,8 +388,8 @@ def _verify_window(
         )
 
 
-def window_strides(op: DmaOp | ViewOp) -> tuple[int, ...]:
-    """The strides of a DMA's or view's window (1 in every dim when it has none)."""
+def window_strides(op: DmaOp) -> tuple[int, ...]:
+    """The strides of a DMA's window (1 in every dim when it has none)."""
     rank = len(op.window_side().get_shape())
     return (1,) * rank if op.strides is None else tuple(int(v) for v in op.strides.get_values())
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import ceil
 
-from xdsl.dialects.builtin import DenseArrayBase, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
@@ -254,7 +254,7 @@ class Window:
         return offsets, strides
 
 
-def _slice_ints(attr: DenseArrayBase) -> tuple[int, ...]:
+def _slice_ints(attr: DenseArrayBase[IntegerType]) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())
 
 
