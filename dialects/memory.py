@@ -481,7 +481,8 @@ class ViewOp(IRDLOperation, NoCompute):
     which a kernel then reads by DMA like any HBM buffer. The window (`sizes` at
     the offsets, in the source's rank) must be one contiguous run of memory; the
     result holds its elements in order, in any shape of the same element count.
-    The source must outlive the view: a function argument or a global.
+    The source must outlive every reader of the view (`rdu-insert-dma` frees a
+    buffer only after the last reader of any view of it).
     """
 
     name = "tier.view"

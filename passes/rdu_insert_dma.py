@@ -411,15 +411,18 @@ def kept_on_chip(
     return frozenset(kept), taken_after
 
 
-def _lasting(buffer: SSAValue) -> bool:
-    """An off-chip buffer that lives as long as its function: an argument, a global or
-    a view of one (never freed by `tier.dealloc`)."""
-    if not isinstance(buffer.type, BufferType) or buffer.type.tier.data == Tier.SRAM:
-        return False
-    owner = buffer.owner
-    if isinstance(owner, ViewOp):
-        return _lasting(owner.source)
-    return isinstance(owner, Block) or isinstance(owner, GetGlobalOp)
+def _viewable(buffer: SSAValue) -> bool:
+    """An off-chip buffer a `tier.view` may alias: its function frees it (if ever)
+    only after the last reader of any view of it (`_free_after_last_use`)."""
+    return isinstance(buffer.type, BufferType) and buffer.type.tier.data != Tier.SRAM
+
+
+def _aliases(buffer: SSAValue) -> list[SSAValue]:
+    """`buffer` and every view of it (and of those)."""
+    found = [buffer]
+    for value in found:
+        found += [use.operation.result for use in value.uses if isinstance(use.operation, ViewOp)]
+    return found
 
 
 def _view_of(value: SSAValue, kernel: KernelOp) -> tuple[SSAValue, Window | None] | None:
@@ -439,7 +442,7 @@ def _view_of(value: SSAValue, kernel: KernelOp) -> tuple[SSAValue, Window | None
 
 
 def lower_views(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> bool:
-    """A kernel that only takes contiguous windows of lasting off-chip inputs (a layer's
+    """A kernel that only takes contiguous windows of off-chip inputs (a layer's
     `k_cache[i]` of a stacked cache) becomes `tier.view`s: no kernel, no copy; the
     kernels that read the windows DMA just them. Returns whether it did."""
     yielded = kernel_group(kernel).outputs
@@ -456,7 +459,7 @@ def lower_views(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) 
         source = env[kernel.inputs[kernel.body.block.args.index(arg)]]
         whole = tuple(_tensor(arg).get_shape())
         window = window or Window((0,) * len(whole), whole, (1,) * len(whole))
-        if not _lasting(source) or not is_contiguous_window(whole, window.sizes):
+        if not _viewable(source) or not is_contiguous_window(whole, window.sizes):
             return False
         views.append((source, value, window))
     for result, (source, value, window) in zip(kernel.outputs, views):
@@ -478,7 +481,7 @@ def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
 
 def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
     """Dealloc each HBM activation buffer (an alloc's, or a call's result) after
-    the last op that reads it."""
+    the last op that reads it or a `tier.view` of it."""
     ops = list(block.ops)
     index = {op: i for i, op in enumerate(ops)}
     for op in ops:
@@ -487,7 +490,7 @@ def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
         for buffer in op.results:
             if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data != Tier.HBM:
                 continue
-            end = last_read([buffer], block, index)
+            end = last_read(_aliases(buffer), block, index)
             last = op if end is None else ops[end]
             if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == buffer:
                 continue
