@@ -7,6 +7,12 @@
   Goal >= 90% of roofline. With sn40l's `kernel_looping`, the 32 calls of
   the one-kernel decoder layer are one loop (one launch); the launches saved
   and the same program's figures without looping are printed beside.
+- The same decode step with the KV cache held as one stacked key and one
+  stacked value input [layers, 1, kv_heads, positions, head_dim], indexed per
+  layer (`k_cache[i]`; examples/models.py, StackedCacheDecodeStep): each layer
+  moves only its window of the stacked cache (a `tier.view`), the layers are
+  still one looped `@layer`. Goals: bytes moved / compulsory <= 1.01 and
+  >= 90% of roofline, as the per-layer form.
 - Prefill of 128 and 2,048 tokens at -O0 vs -O2: the modeled fusion speedup,
   on all 32 decoder layers (8 with --quick, to stay under 5 minutes; see
   PREFILL_LAYERS). Goal >= 3x.
@@ -94,6 +100,23 @@ def compile_model(name: str, model, inputs, target: Target, opt_level: int) -> C
     return Compiled(name, estimate(module, target), *compulsory_bytes(module), unlooped)
 
 
+def decode_stacked(section: Section, target: Target, layers: int) -> Compiled:
+    """The decode step with a stacked KV cache: its roofline share and its traffic."""
+    step = compile_model(f"Llama 3.1 8B decode step, stacked KV cache 4,096, {layers} layers, -O2",
+                         *models.llama31_8b_decode_stacked_meta(4096, layers), target, 2)
+    report = step.report
+    share = step.compulsory_read / target.hbm_bandwidth / report.modeled_time_s
+    section.add(f"decode, stacked KV cache ({layers} layers): roofline / modeled time",
+                f"{share:.1%} ({report.modeled_time_s * 1e3:.3f} ms, {len(report.kernels)} kernels)",
+                ">= 90%", share >= 0.9)
+    traffic = step.moved / step.compulsory
+    section.add(f"decode, stacked KV cache ({layers} layers): off-chip bytes moved / compulsory",
+                f"{traffic:.4f}x", "<= 1.01x", traffic <= 1.01)
+    section.add(f"decode, stacked KV cache ({layers} layers): kernel looping",
+                looping_figure(report, step.unlooped, step.compulsory_read / target.hbm_bandwidth))
+    return step
+
+
 def decode(section: Section, target: Target, layers: int) -> Compiled:
     step = compile_model(f"Llama 3.1 8B decode step, KV cache 4,096, {layers} layers, -O2",
                          *models.llama31_8b_decode_meta(4096, layers), target, 2)
@@ -168,7 +191,7 @@ def run(quick: bool) -> Section:
     target = load_target("sn40l")
     section = Section("Modeled chip performance: Llama 3.1 8B on one sn40l socket (cost model)",
                       f"python bench/model_llama8b.py{' --quick' if quick else ''}")
-    compiled = [decode(section, target, 8 if quick else 32)]
+    compiled = [decode(section, target, 8 if quick else 32), decode_stacked(section, target, 8 if quick else 32)]
     compiled += prefill(section, target, QUICK_PREFILL_LAYERS if quick else PREFILL_LAYERS)
     compiled += small_models(target)
     traffic_and_sram(section, compiled)

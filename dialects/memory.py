@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntAttr,
@@ -452,15 +453,23 @@ class DeallocOp(IRDLOperation, NoCompute):
 
 
 def _verify_window(
-    op: IRDLOperation, whole: BufferType, window: BufferType, offsets: Sequence[SSAValue], side: str
+    op: IRDLOperation,
+    whole: BufferType,
+    window: BufferType,
+    offsets: Sequence[SSAValue],
+    side: str,
+    strides: Sequence[int] = (),
 ) -> None:
     if len(offsets) != len(whole.get_shape()):
         raise VerifyException(
             f"'{op.name}' has {len(offsets)} {side} offsets for a rank-"
             f"{len(whole.get_shape())} buffer"
         )
+    strides = list(strides) or [1] * len(whole.get_shape())
+    if len(strides) != len(whole.get_shape()) or any(s < 1 for s in strides):
+        raise VerifyException(f"'{op.name}' strides {strides} should be {len(whole.get_shape())} values >= 1")
     if len(window.get_shape()) != len(whole.get_shape()) or any(
-        w > d for w, d in zip(window.get_shape(), whole.get_shape())
+        w and (w - 1) * s + 1 > d for w, d, s in zip(window.get_shape(), whole.get_shape(), strides)
     ):
         raise VerifyException(
             f"'{op.name}' window {list(window.get_shape())} does not fit in the {side} "
@@ -468,12 +477,21 @@ def _verify_window(
         )
 
 
+def window_strides(op: DmaOp) -> tuple[int, ...]:
+    """The strides of a DMA's window (1 in every dim when it has none)."""
+    rank = len(op.window_side().get_shape())
+    return (1,) * rank if op.strides is None else tuple(int(v) for v in op.strides.get_values())
+
+
 @irdl_op_definition
 class DmaOp(IRDLOperation, NoCompute):
     """Copies a buffer, or a window of one, from one tier to another.
 
     `tier.dma %hbm[%i, %c0] -> %sram` reads the window of %hbm at those offsets
-    that has %sram's shape; `tier.dma %sram -> %hbm[%i, %c0]` writes one.
+    that has %sram's shape; `tier.dma %sram -> %hbm[%i, %c0]` writes one. With
+    `strides [s0, s1]` the window is strided: element `offsets + i * strides`
+    of the windowed side (a strided slice of an off-chip tensor moves only the
+    elements it reads).
     """
 
     name = "tier.dma"
@@ -481,10 +499,11 @@ class DmaOp(IRDLOperation, NoCompute):
     src_offsets = var_operand_def(IndexType)
     dest = operand_def(BufferType)
     dst_offsets = var_operand_def(IndexType)
+    strides = opt_prop_def(DenseArrayBase.constr(I64))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$source (`[` $src_offsets^ `]`)? `->` $dest (`[` $dst_offsets^ `]`)? "
+        "$source (`[` $src_offsets^ `]`)? `->` $dest (`[` $dst_offsets^ `]`)? (`strides` $strides^)? "
         "attr-dict `:` type($source) `->` type($dest)"
     )
 
@@ -494,8 +513,18 @@ class DmaOp(IRDLOperation, NoCompute):
         dest: SSAValue,
         src_offsets: Sequence[SSAValue] = (),
         dst_offsets: Sequence[SSAValue] = (),
+        strides: Sequence[int] = (),
     ):
-        super().__init__(operands=[source, list(src_offsets), dest, list(dst_offsets)])
+        properties: dict[str, Attribute] = {}
+        if any(s != 1 for s in strides):
+            properties["strides"] = DenseArrayBase.from_list(i64, list(strides))
+        super().__init__(operands=[source, list(src_offsets), dest, list(dst_offsets)], properties=properties)
+
+    def window_side(self) -> BufferType:
+        """The buffer the offsets index (the whole one), or the source when there are none."""
+        side = self.dest if self.dst_offsets else self.source
+        assert isinstance(side.type, BufferType)
+        return side.type
 
     def verify_(self) -> None:
         src = _verify_buffer(self.source, "'tier.dma' source")
@@ -506,10 +535,13 @@ class DmaOp(IRDLOperation, NoCompute):
             )
         if self.src_offsets and self.dst_offsets:
             raise VerifyException("'tier.dma' takes a window on one side only")
+        strides = window_strides(self) if self.strides is not None else ()
         if self.src_offsets:
-            _verify_window(self, src, dst, self.src_offsets, "source")
+            _verify_window(self, src, dst, self.src_offsets, "source", strides)
         elif self.dst_offsets:
-            _verify_window(self, dst, src, self.dst_offsets, "destination")
+            _verify_window(self, dst, src, self.dst_offsets, "destination", strides)
+        elif self.strides is not None:
+            raise VerifyException("'tier.dma' strides need offsets on one side")
         elif src.get_shape() != dst.get_shape():
             raise VerifyException(
                 f"'tier.dma' source {src} and destination {dst} differ in shape"
@@ -518,6 +550,69 @@ class DmaOp(IRDLOperation, NoCompute):
             raise VerifyException(
                 f"'tier.dma' from {src.tier.data.value} to itself moves nothing; only "
                 "sram-to-sram (PMU to PMU) copies are meaningful"
+            )
+
+
+def is_contiguous_window(whole: Sequence[int], sizes: Sequence[int]) -> bool:
+    """Whether a stride-1 window of a row-major buffer is one contiguous run of memory:
+    size 1 in every dim before some dim k, the whole extent in every dim after it."""
+    rank = len(whole)
+    k = next((d for d in range(rank) if sizes[d] != 1), rank)
+    return all(sizes[d] == whole[d] for d in range(k + 1, rank))
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation, NoCompute):
+    """A contiguous window of an off-chip buffer, as a buffer of its own: no data moves.
+
+    `tier.view %k_cache[%i, %c0, ...] sizes [1, 8, 4096, 128] : !tier.buffer<hbm, 32x8x4096x128xbf16>
+    -> !tier.buffer<hbm, 8x4096x128xbf16>` is layer `i`'s part of a stacked cache,
+    which a kernel then reads by DMA like any HBM buffer. The window (`sizes` at
+    the offsets, in the source's rank) must be one contiguous run of memory; the
+    result holds its elements in order, in any shape of the same element count.
+    The source must outlive every reader of the view (`rdu-insert-dma` frees a
+    buffer only after the last reader of any view of it).
+    """
+
+    name = "tier.view"
+    source = operand_def(BufferType)
+    offsets = var_operand_def(IndexType)
+    sizes = prop_def(DenseArrayBase.constr(I64))
+    result = result_def(BufferType)
+    assembly_format = "$source `[` $offsets `]` `sizes` $sizes attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], sizes: Sequence[int], result_type: BufferType):
+        super().__init__(
+            operands=[source, list(offsets)],
+            result_types=[result_type],
+            properties={"sizes": DenseArrayBase.from_list(i64, list(sizes))},
+        )
+
+    @property
+    def window_sizes(self) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.sizes.get_values())
+
+    def verify_(self) -> None:
+        src = _verify_buffer(self.source, "'tier.view' source")
+        dst = _verify_buffer(self.result, "'tier.view' result")
+        if src.tier.data == Tier.SRAM or dst.tier.data != src.tier.data:
+            raise VerifyException("'tier.view' views an off-chip buffer in its own tier")
+        if src.element_type != dst.element_type:
+            raise VerifyException(f"'tier.view' source {src} and result {dst} differ in element type")
+        sizes = self.window_sizes
+        window = BufferType(src.tier.data, sizes, src.element_type)
+        _verify_window(self, src, window, self.offsets, "source")
+        count = 1
+        for size in sizes:
+            count *= size
+        result_count = 1
+        for size in dst.get_shape():
+            result_count *= size
+        if count != result_count:
+            raise VerifyException(f"'tier.view' window {list(sizes)} and result {dst} differ in element count")
+        if not is_contiguous_window(src.get_shape(), sizes):
+            raise VerifyException(
+                f"'tier.view' window {list(sizes)} of {list(src.get_shape())} is not contiguous in memory"
             )
 
 
@@ -659,7 +754,7 @@ def _as_tensor(buffer: Attribute) -> TensorType:
 
 Memory = Dialect(
     "tier",
-    [GlobalOp, GetGlobalOp, AllocOp, DeallocOp, DmaOp, GatherDmaOp, ComputeOp],
+    [GlobalOp, GetGlobalOp, AllocOp, DeallocOp, DmaOp, ViewOp, GatherDmaOp, ComputeOp],
     [TierAttr, BufferType],
 )
 
@@ -673,6 +768,9 @@ __all__ = [
     "AllocOp",
     "DeallocOp",
     "DmaOp",
+    "ViewOp",
     "GatherDmaOp",
+    "is_contiguous_window",
+    "window_strides",
     "ComputeOp",
 ]

@@ -273,6 +273,29 @@ class LlamaDecodeStep(nn.Module):
         return (self.lm_head(self.norm(x)), *updates)
 
 
+class StackedCacheDecodeStep(LlamaDecodeStep):
+    """LlamaDecodeStep with the KV cache held as two stacked inputs, indexed per layer.
+
+    Inputs: the token id, cos and sin, then the key cache and the value cache,
+    each [layers, 1, kv_heads, cached, head_dim]; layer i reads `k_cache[i]`.
+    Outputs as LlamaDecodeStep's: the logits, then each layer's new key and value.
+    """
+
+    def forward(self, input_ids, cos, sin, k_cache, v_cache):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, k_cache[index], v_cache[index])
+            updates += [k, v]
+        return (self.lm_head(self.norm(x)), *updates)
+
+
+def stacked_cache_inputs(inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """decode_step_inputs with the per-layer caches stacked into a key and a value cache."""
+    token, cos, sin, *caches = inputs
+    return (token, cos, sin, torch.stack(caches[0::2]), torch.stack(caches[1::2]))
+
+
 def decode_step_inputs(
     config, cached: int, device: str = "cpu", dtype=torch.float32, seed: int = 0, theta: float = 500000.0
 ):
@@ -310,6 +333,26 @@ def llama31_8b_decode_meta(cached: int = 4096, layers: int = 32) -> tuple[nn.Mod
     with torch.device("meta"):
         model = LlamaDecodeStep(config).to(torch.bfloat16).eval()
     return model, decode_step_inputs(config, cached, device="meta", dtype=torch.bfloat16)
+
+
+def tiny_llama_decode_stacked(seed: int = 0, cached: int = 16, layers: int = 2):
+    """StackedCacheDecodeStep at tiny_llama's size, with `cached` positions of random KV cache."""
+    from transformers import LlamaConfig
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
+        num_attention_heads=4, num_key_value_heads=2,
+    )
+    return StackedCacheDecodeStep(config).eval(), stacked_cache_inputs(decode_step_inputs(config, cached, seed=seed))
+
+
+def llama31_8b_decode_stacked_meta(cached: int = 4096, layers: int = 32):
+    """StackedCacheDecodeStep of Llama 3.1 8B on the meta device (bf16), KV cache of `cached` positions."""
+    config = llama31_8b_config(layers)
+    with torch.device("meta"):
+        model = StackedCacheDecodeStep(config).to(torch.bfloat16).eval()
+    return model, stacked_cache_inputs(decode_step_inputs(config, cached, device="meta", dtype=torch.bfloat16))
 
 
 def export(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> torch.export.ExportedProgram:

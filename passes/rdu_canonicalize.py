@@ -1,7 +1,9 @@
 """`rdu-canonicalize`: tidy the imported graph before fusion.
 
 - layout ops that do nothing are removed (same-type reshape/broadcast,
-  identity transpose); chains of reshapes or of transposes become one;
+  identity transpose); chains of reshapes, of transposes or of slices become
+  one (a slice of a slice reads one window of the input, which
+  `rdu-insert-dma` then moves alone);
 - a transpose of a matmul's rhs that swaps its last two dims folds into the
   matmul as `transpose_rhs` (the PMU transpose crossbar reads it for free);
 - constants fold: a fill (an input-less `rdu.map`) read by a map becomes a
@@ -35,6 +37,7 @@ from rducc.dialects.dataflow import (
     MapOp,
     MatmulOp,
     ReshapeOp,
+    SliceOp,
     TransposeOp,
     YieldOp,
 )
@@ -77,6 +80,20 @@ class ComposeTransposes(RewritePattern):
             first = inner.perm.get_values()
             perm = [first[p] for p in op.perm.get_values()]
             rewriter.replace_op(op, _copy_attributes(op, TransposeOp(inner.input, perm, op.result.type)))
+
+
+class ComposeSlices(RewritePattern):
+    """slice(slice(x, o1, s1), o2, s2) -> slice(x, o1 + o2 * s1, s1 * s2)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, SliceOp):
+            o1, s1 = inner.offsets.get_values(), inner.strides.get_values()
+            o2, s2 = op.offsets.get_values(), op.strides.get_values()
+            offsets = [int(a + b * s) for a, b, s in zip(o1, o2, s1)]
+            strides = [int(a * b) for a, b in zip(s1, s2)]
+            rewriter.replace_op(op, _copy_attributes(op, SliceOp(inner.input, offsets, strides, op.result.type)))
 
 
 def _swaps_last_two(perm: tuple[int, ...]) -> bool:
@@ -153,6 +170,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     RemoveIdentityLayout,
     ComposeReshapes,
     ComposeTransposes,
+    ComposeSlices,
     FoldTransposeIntoMatmul,
     InlineFills,
     ReshapeFills,

@@ -14,6 +14,11 @@ every grouping is legal. `level` picks the policy:
 
 No kernel is formed whose working set cannot fit the target (SRAM bytes,
 PMUs, PCU stages) even when tiled; see `rducc.analysis.kernel_model`.
+
+A contiguous window of a function argument that a segment only passes on (a
+layer's `k_cache[i]` of a stacked cache, sliced before the layer's call) is
+a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
+`tier.view`: the window is never copied, its reader DMAs just it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.analysis.kernel_model import best_plan, make_group
+from rducc.analysis.kernel_model import best_plan, make_group, shape
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
@@ -40,7 +45,8 @@ from rducc.dialects.contracts import (
     set_level,
     stage_attr,
 )
-from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, YieldOp
+from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, ReshapeOp, SliceOp, YieldOp
+from rducc.dialects.memory import is_contiguous_window
 from rducc.dialects.program import functions
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
@@ -194,6 +200,39 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
     return segments
 
 
+def _is_window_op(op: Operation, windows: set[SSAValue]) -> bool:
+    """A stride-1 slice taking a contiguous window of an argument (or of such a window),
+    or a reshape of one."""
+    if isinstance(op, ReshapeOp):
+        return op.input in windows
+    if not isinstance(op, SliceOp) or op.input not in windows:
+        return False
+    return all(s == 1 for s in op.strides.get_values()) and is_contiguous_window(shape(op.input), shape(op.result))
+
+
+def split_off_windows(segment: list[Operation], arguments: Sequence[SSAValue]) -> list[list[Operation]]:
+    """The segment, with the contiguous windows of `arguments` it only passes on to
+    later ops split off as a segment of their own, first (they read arguments only)."""
+    members, windows = set(segment), set(arguments)
+    kept: list[Operation] = []
+    for op in segment:
+        if _is_window_op(op, windows):
+            kept.append(op)
+            windows.update(op.results)
+    changed = True
+    while changed:  # drop windows the segment itself computes on (those it DMAs as windows)
+        chosen = set(kept)
+        dropped = [
+            op for op in kept
+            if any(use.operation in members and use.operation not in chosen for r in op.results for use in r.uses)
+        ]
+        kept = [op for op in kept if op not in dropped]
+        changed = bool(dropped)
+    if not kept or len(kept) == len(segment):
+        return [segment]
+    return [kept, [op for op in segment if op not in set(kept)]]
+
+
 def _segment_key(ops: Sequence[Operation]) -> str | None:
     return next((key for op in ops if (key := layer_of(op)) is not None), None)
 
@@ -265,7 +304,8 @@ class RduFuse(ModulePass):
                 sink_to_first_use(function)
             segments: list[list[Operation]] = []
             for run in runs_between_calls(function.body.block):
-                segments += self.segments(run, target)
+                for segment in self.segments(run, target):
+                    segments += split_off_windows(segment, function.args) if self.level > 0 else [segment]
             for index, segment in enumerate(segments):
                 outline_kernel(segment, f"k{index}")
         set_level(op, self.produces)

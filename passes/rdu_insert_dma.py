@@ -41,6 +41,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FunctionType,
     IndexType,
@@ -48,6 +49,7 @@ from xdsl.dialects.builtin import (
     LocationAttr,
     ModuleOp,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -56,10 +58,13 @@ from xdsl.rewriter import Rewriter
 from rducc.analysis.kernel_model import (
     Group,
     TilePlan,
+    Window,
     aligned,
     candidate_loops,
     gathered_inputs,
     kernel_group,
+    slice_window,
+    windowed_inputs,
     working_set,
 )
 from rducc.diagnostics import LocatedError
@@ -76,7 +81,7 @@ from rducc.dialects.contracts import (
     set_tiles,
     tile_plan_of,
 )
-from rducc.dialects.dataflow import GatherOp, KernelOp
+from rducc.dialects.dataflow import GatherOp, KernelOp, ReshapeOp, SliceOp
 from rducc.dialects.liveness import last_read
 from rducc.dialects.memory import (
     AllocOp,
@@ -89,6 +94,8 @@ from rducc.dialects.memory import (
     GlobalOp,
     Tier,
     TierAttr,
+    ViewOp,
+    is_contiguous_window,
 )
 from rducc.dialects.program import callees_first, functions
 from rducc.dialects.shapes import value_bytes
@@ -163,18 +170,37 @@ def _window(rank: int, dim: int, offset: SSAValue, zero: SSAValue) -> list[SSAVa
     return [offset if d == dim else zero for d in range(rank)]
 
 
+def _loaded_type(value: SSAValue, plan: _KernelPlan, windows: Mapping[SSAValue, Window]) -> TensorType:
+    """The tensor of an input as it sits in SRAM: its window (or whole), tiled."""
+    tensor = _tensor(value)
+    window = windows.get(value)
+    if window is not None:
+        tensor = TensorType(tensor.element_type, window.sizes)
+    return TensorType(tensor.element_type, _tiled_shape(tensor, plan.tiled.get(value, -1), plan.size))
+
+
+def _rebase_slices(block: Block, windows: Mapping[SSAValue, Window]) -> None:
+    """Make each slice of a windowed input (a block argument now holding only its
+    window) index the window instead of the whole input."""
+    for op in block.ops:
+        if isinstance(op, SliceOp) and op.input in windows:
+            offsets, strides = windows[op.input].rebased(op)
+            op.offsets = DenseArrayBase.from_list(i64, offsets)
+            op.strides = DenseArrayBase.from_list(i64, strides)
+
+
 def _compute_body(
     kernel: KernelOp,
     group: Group,
     plan: _KernelPlan,
     gathered: dict[SSAValue, GatherOp],
     loaded: list[SSAValue],
+    windows: Mapping[SSAValue, Window],
 ) -> Region:
-    """The kernel body on tiles: loaded inputs and gathered rows are block arguments."""
+    """The kernel body on tiles: loaded inputs (or their windows) and gathered rows are
+    block arguments."""
     hoisted = list(gathered.values())
-    arg_types = [
-        TensorType(_tensor(v).element_type, _tiled_shape(_tensor(v), plan.tiled.get(v, -1), plan.size)) for v in loaded
-    ] + [
+    arg_types = [_loaded_type(v, plan, windows) for v in loaded] + [
         TensorType(
             _tensor(g.results[0]).element_type,
             _tiled_shape(_tensor(g.results[0]), plan.tiled.get(g.results[0], -1), plan.size),
@@ -190,6 +216,7 @@ def _compute_body(
         if op in hoisted:
             continue
         block.add_op(op.clone(value_mapper=mapping))
+    _rebase_slices(block, {mapping[v]: w for v, w in windows.items() if v in mapping})
     for value, dim in plan.tiled.items():
         new = mapping.get(value)
         if new is None or new in block.args:
@@ -208,8 +235,11 @@ def _is_sram(value: SSAValue) -> bool:
     return isinstance(value.type, BufferType) and value.type.tier.data == Tier.SRAM
 
 
-def _alloc(out: _Emitter, tier: Tier, value: SSAValue, dim: int, size: int, copies: int = 1) -> SSAValue:
-    buffer = out.emit(AllocOp(_buffer(tier, _tensor(value), dim, size), buffers=copies)).results[0]
+def _alloc(
+    out: _Emitter, tier: Tier, value: SSAValue, dim: int, size: int, copies: int = 1, window: Window | None = None
+) -> SSAValue:
+    tensor = _tensor(value) if window is None else TensorType(_tensor(value).element_type, window.sizes)
+    buffer = out.emit(AllocOp(_buffer(tier, tensor, dim, size), buffers=copies)).results[0]
     if tier == Tier.SRAM:
         buffer.name_hint = _sram_name(value)
     return buffer
@@ -240,8 +270,9 @@ def lower_kernel(
     def in_place(value: SSAValue) -> bool:
         return _is_sram(outer[value]) and not (looped and dim(value) >= 0)
 
+    windows = {v: w for v, w in windowed_inputs(group).items() if v in loaded and not in_place(v)}
     sram_in = {
-        v: outer[v] if in_place(v) else _alloc(out, Tier.SRAM, v, dim(v), plan.size, copies(v))
+        v: outer[v] if in_place(v) else _alloc(out, Tier.SRAM, v, dim(v), plan.size, copies(v), windows.get(v))
         for v in loaded
     }
     sram_gathered = {
@@ -259,11 +290,27 @@ def lower_kernel(
                 emitter.emit(GatherDmaOp(outer[table], sram_in[gather.indices[0]], sram_gathered[gather],
                                          gather.wraps is not None))
 
+    def dma_in(emitter: _Emitter, value: SSAValue, offset: SSAValue | None, zero: SSAValue | None = None) -> None:
+        """The DMA of an input (its tile at `offset` when tiled), only its window when it has one."""
+        window = windows.get(value)
+        rank = len(_tensor(value).get_shape())
+        if window is None and offset is None:
+            emitter.emit(DmaOp(outer[value], sram_in[value]))
+            return
+        starts = list(window.offsets) if window is not None else [0] * rank
+        offsets = [
+            offset if d == dim(value) and offset is not None
+            else zero if starts[d] == 0 and zero is not None else emitter.index(starts[d])
+            for d in range(rank)
+        ]
+        emitter.emit(DmaOp(outer[value], sram_in[value], src_offsets=offsets,
+                           strides=window.strides if window is not None else ()))
+
     for v in loaded:
         if dim(v) < 0 and not in_place(v):
-            out.emit(DmaOp(outer[v], sram_in[v]))
+            dma_in(out, v, None)
     gather_dmas(out, tiled=False)
-    body = _compute_body(kernel, group, plan, gathered, loaded)
+    body = _compute_body(kernel, group, plan, gathered, loaded, windows)
     compute = ComputeOp(kernel.sym_name.data, [*sram_in.values(), *sram_gathered.values()], sram_out, body)
     set_tiles(compute, plan.count)
     if looped:
@@ -274,8 +321,7 @@ def lower_kernel(
         offset = inner.emit(arith.MuliOp(loop_block.args[0], step)).results[0]
         for v in loaded:
             if dim(v) >= 0:
-                window = _window(len(_tensor(v).get_shape()), dim(v), offset, zero)
-                inner.emit(DmaOp(outer[v], sram_in[v], src_offsets=window))
+                dma_in(inner, v, offset, zero)
         gather_dmas(inner, tiled=True)
         inner.emit(compute)
         for i, v in enumerate(group.outputs):
@@ -366,6 +412,66 @@ def kept_on_chip(
     return frozenset(kept), taken_after
 
 
+def _viewable(buffer: SSAValue) -> bool:
+    """An off-chip buffer a `tier.view` may alias: its function frees it (if ever)
+    only after the last reader of any view of it (`_free_after_last_use`)."""
+    return isinstance(buffer.type, BufferType) and buffer.type.tier.data != Tier.SRAM
+
+
+def _aliases(buffer: SSAValue) -> list[SSAValue]:
+    """`buffer` and every view of it (and of those)."""
+    found = [buffer]
+    for value in found:
+        found += [use.operation.result for use in value.uses if isinstance(use.operation, ViewOp)]
+    return found
+
+
+def _view_of(value: SSAValue, kernel: KernelOp) -> tuple[SSAValue, Window | None] | None:
+    """(kernel input, window) when a kernel output is only a window of an input:
+    the input, or one stride-1 slice of it, then reshapes; None otherwise."""
+    window: Window | None = None
+    while isinstance(value.owner, ReshapeOp):
+        value = value.owner.input
+    if isinstance(value.owner, SliceOp):
+        window = slice_window(value.owner)
+        value = value.owner.input
+        if any(s != 1 for s in window.strides):
+            return None
+    if not isinstance(value.owner, Block) or value.owner is not kernel.body.block:
+        return None
+    return value, window
+
+
+def lower_views(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> bool:
+    """A kernel that only takes contiguous windows of off-chip inputs (a layer's
+    `k_cache[i]` of a stacked cache) becomes `tier.view`s: no kernel, no copy; the
+    kernels that read the windows DMA just them. Returns whether it did."""
+    yielded = kernel_group(kernel).outputs
+    if any(not isinstance(op, SliceOp | ReshapeOp) for op in kernel_group(kernel).ops):
+        return False
+    if any(isinstance(use.operation, func.ReturnOp) for result in kernel.outputs for use in result.uses):
+        return False  # a result is a copy, not a view of an input
+    views: list[tuple[SSAValue, SSAValue, Window]] = []
+    for value in yielded:
+        found = _view_of(value, kernel)
+        if found is None:
+            return False
+        arg, window = found
+        source = env[kernel.inputs[kernel.body.block.args.index(arg)]]
+        whole = tuple(_tensor(arg).get_shape())
+        window = window or Window((0,) * len(whole), whole, (1,) * len(whole))
+        if not _viewable(source) or not is_contiguous_window(whole, window.sizes):
+            return False
+        views.append((source, value, window))
+    for result, (source, value, window) in zip(kernel.outputs, views):
+        assert isinstance(source.type, BufferType)
+        offsets = [out.index(o) for o in window.offsets]
+        view = out.emit(ViewOp(source, offsets, window.sizes, _buffer(source.type.tier.data, _tensor(value))))
+        env[result] = view.results[0]
+        env[result].name_hint = result.name_hint
+    return True
+
+
 def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
     target = next((g for g in module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
     if target is None or target.tier is None:
@@ -376,7 +482,7 @@ def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
 
 def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
     """Dealloc each HBM activation buffer (an alloc's, or a call's result) after
-    the last op that reads it."""
+    the last op that reads it or a `tier.view` of it."""
     ops = list(block.ops)
     index = {op: i for i, op in enumerate(ops)}
     for op in ops:
@@ -385,7 +491,7 @@ def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
         for buffer in op.results:
             if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data != Tier.HBM:
                 continue
-            end = last_read([buffer], block, index)
+            end = last_read(_aliases(buffer), block, index)
             last = op if end is None else ops[end]
             if isinstance(last.next_op, DeallocOp) and last.next_op.buffer == buffer:
                 continue
@@ -419,6 +525,8 @@ def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | Non
     used = Room()  # what values kept from the kernel before take beside this one's working set
     for op in old.ops:
         out.location = op.location
+        if isinstance(op, KernelOp) and lower_views(op, env, out):
+            continue
         if isinstance(op, KernelOp):
             keep: frozenset[int] = frozenset()
             if target is not None:

@@ -30,6 +30,15 @@ pipeline runs this pass right after `rdu-canonicalize`
 (`rducc.frontend.layer_reuse`). A module whose layers are outlined already
 (by the importer or by an earlier run) is left as it is.
 
+Layers that differ only in which part of a value from outside they read
+(`k_cache[i]` of a stacked cache, `w[i]` of a stacked weight: a static slice
+with the layer's own constant offsets) still match: when the layers do not
+all match as they are, each layer's static windows of outside values (a
+slice, and reshapes of it) are moved out of it, before it
+(`hoist_windows`), and each call passes its own window as an argument, so
+the index becomes an argument. `rdu-fuse` and `rdu-insert-dma` then make
+such a window a `tier.view` that the layer's kernel DMAs alone.
+
 A layer that differs from the first, that passes a weight where the first
 passes a computed value (or the reverse), or whose ops are interleaved with
 ops that read its results before it ends, is left inline.
@@ -66,6 +75,7 @@ from rducc.dialects.contracts import (
     set_layer,
     set_outlined,
 )
+from rducc.dialects.dataflow import ReshapeOp, SliceOp
 from rducc.dialects.program import find_entry
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
@@ -348,12 +358,46 @@ class Outlining:
         module.body.block.insert_op_after(self.callee, function)
 
 
+def _windows_of_outside(layer: Layer) -> list[Operation]:
+    """The layer's static slices of values from outside it, and reshapes of those."""
+    found: list[Operation] = []
+    made: set[SSAValue] = set()
+    for op in layer.ops:
+        if isinstance(op, SliceOp) and not layer.defines(op.input) or isinstance(op, ReshapeOp) and op.input in made:
+            found.append(op)
+            made.update(op.results)
+    return found
+
+
+def hoist_windows(block: Block, layers: Sequence[Layer]) -> bool:
+    """Move each layer's windows of outside values out of it, just before its first
+    other op (no longer marked as the layer's); returns whether any moved."""
+    moved = False
+    for layer in layers:
+        windows = _windows_of_outside(layer)
+        anchor = next((op for op in layer.ops if op not in set(windows)), None)
+        if anchor is None:
+            continue
+        for op in windows:
+            op.attributes.pop(contracts.LAYER, None)
+            op.detach()
+            block.insert_op_before(op, anchor)
+            moved = True
+    return moved
+
+
+def _all_match(layers: Sequence[Layer]) -> bool:
+    return all(match_layer(layers[0], other) is not None for other in layers[1:])
+
+
 def outline(module: ModuleOp, function: func.FuncOp) -> int:
     """Outline @forward's layers that match its first; the number of calls made."""
     block = function.body.block
     layers = layers_of(block)
     if len(layers) < 2:
         return 0
+    if not _all_match(layers) and hoist_windows(block, layers):
+        layers = layers_of(block)
     index = {op: i for i, op in enumerate(block.ops)}
     first = layers[0]
     if not can_call_in_place(first, block, index):

@@ -395,7 +395,9 @@ def op_sram_bytes(op: Operation) -> int:
 
 
 def transfer_bytes(op: DmaOp | GatherDmaOp) -> int:
-    """Bytes one transfer moves: the window (or whole buffer); a gather's rows."""
+    """Bytes one transfer moves: the window (strided or not: the SRAM side's shape,
+    never the whole off-chip buffer), or the whole buffer; a gather's rows. A
+    `tier.view` moves nothing: the DMA that reads it counts its window."""
     if isinstance(op, GatherDmaOp) or op.src_offsets:
         return value_bytes(op.dest)
     return value_bytes(op.source)
@@ -859,10 +861,11 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
 def _weight_values(function: func.FuncOp) -> frozenset[SSAValue]:
     """The buffers of a function that hold weights: its globals, and the weight
     arguments (`rdu.weight`) of an outlined layer."""
-    from rducc.dialects.memory import GetGlobalOp
+    from rducc.dialects.memory import GetGlobalOp, ViewOp
 
     found: set[SSAValue] = {arg for arg, a in zip(function.args, arg_attrs(function)) if is_weight(a)}
     found |= {op.results[0] for op in function.walk() if isinstance(op, GetGlobalOp)}
+    found |= {op.result for op in function.walk() if isinstance(op, ViewOp) and op.source in found}
     return frozenset(found)
 
 

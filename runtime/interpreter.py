@@ -19,7 +19,10 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   use the copy most recently written.
 - `tier.dma` copies a whole buffer, or the window at offsets on one side
   (offsets on the source: the window of the destination's shape is read;
-  on the destination: the window of the source's shape is written).
+  on the destination: the window of the source's shape is written), with
+  `strides` a strided window.
+- `tier.view` is the numpy view of a contiguous window of an off-chip
+  buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices] along dim 0.
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
 - `func.return` returns copies of its buffers.
@@ -66,6 +69,8 @@ from rducc.dialects.memory import (
     GatherDmaOp,
     GetGlobalOp,
     Tier,
+    ViewOp,
+    window_strides,
 )
 from rducc.dialects.program import ENTRY, entry_function
 from rducc.errors import RduccError
@@ -123,16 +128,21 @@ def _signature(buffer: BufferType) -> Signature:
 
 
 def _window_key(
-    env: Env, offsets: tuple[int, ...], window: tuple[int, ...], whole: tuple[int, ...], what: str
+    env: Env, offsets: tuple[int, ...], window: tuple[int, ...], whole: tuple[int, ...], what: str,
+    strides: tuple[int, ...] = (),
 ) -> tuple[slice, ...]:
     starts = [env[s] for s in offsets]
-    for start, size, extent in zip(starts, window, whole):
-        if start < 0 or start + size > extent:
+    steps = strides or (1,) * len(window)
+    for start, size, extent, step in zip(starts, window, whole, steps):
+        if start < 0 or (size and start + (size - 1) * step >= extent):
             raise RduccError(
                 f"the {what} window {list(window)} at offsets {starts} does not fit the "
                 f"buffer {list(whole)}"
             )
-    return tuple(slice(start, start + size) for start, size in zip(starts, window))
+    return tuple(
+        slice(start, start + (size - 1) * step + 1 if size else start, step)
+        for start, size, step in zip(starts, window, steps)
+    )
 
 
 class _Callee:
@@ -351,10 +361,11 @@ class PlacedProgram(Runner):
         src_offsets = tuple(self._table.use(v) for v in op.src_offsets)
         dst_offsets = tuple(self._table.use(v) for v in op.dst_offsets)
         src_shape, dst_shape = src_type.get_shape(), dst_type.get_shape()
+        strides = window_strides(op)
         if src_offsets:
 
             def dma_window_in(env: Env, context: RunContext) -> None:
-                key = _window_key(env, src_offsets, dst_shape, src_shape, "source")
+                key = _window_key(env, src_offsets, dst_shape, src_shape, "source", strides)
                 source = read(env)[key]
                 np.copyto(write(env), source, casting="no")
 
@@ -362,7 +373,7 @@ class PlacedProgram(Runner):
         if dst_offsets:
 
             def dma_window_out(env: Env, context: RunContext) -> None:
-                key = _window_key(env, dst_offsets, src_shape, dst_shape, "destination")
+                key = _window_key(env, dst_offsets, src_shape, dst_shape, "destination", strides)
                 source = read(env)
                 np.copyto(write(env)[key], source, casting="no")
 
@@ -373,6 +384,18 @@ class PlacedProgram(Runner):
             np.copyto(write(env), source, casting="no")
 
         return dma
+
+    def _prepare_view(self, op: ViewOp) -> Step:
+        read, offsets = self._reader(op.source), tuple(self._table.use(v) for v in op.offsets)
+        whole, sizes = _buffer_type(op.source).get_shape(), op.window_sizes
+        shape = _buffer_type(op.result).get_shape()
+        slot = self._table.define(op.result)
+
+        def view(env: Env, context: RunContext) -> None:
+            window = read(env)[_window_key(env, offsets, sizes, whole, "view")]
+            env[slot] = window.reshape(shape)  # contiguous: a view, no copy
+
+        return view
 
     def _prepare_gather(self, op: GatherDmaOp) -> Step:
         table, ids, write = self._reader(op.source), self._reader(op.indices), self._writer(op.dest)
@@ -599,6 +622,7 @@ _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] =
     AllocOp: PlacedProgram._prepare_alloc,
     DeallocOp: PlacedProgram._prepare_dealloc,
     DmaOp: PlacedProgram._prepare_dma,
+    ViewOp: PlacedProgram._prepare_view,
     GatherDmaOp: PlacedProgram._prepare_gather,
     ComputeOp: PlacedProgram._prepare_compute,
     scf.ForOp: PlacedProgram._prepare_for,
@@ -610,7 +634,7 @@ _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] =
 }
 """How the interpreter prepares each op it runs at the top level (outside tier.compute)."""
 
-for _op_class in (GetGlobalOp, AllocOp, DeallocOp, DmaOp, GatherDmaOp, ComputeOp):
+for _op_class in (GetGlobalOp, AllocOp, DeallocOp, DmaOp, ViewOp, GatherDmaOp, ComputeOp):
     handled_structurally(_op_class, "the placed-program interpreter moves buffers and runs bodies itself")
 
 

@@ -13,7 +13,8 @@ says `kernel_looping = true`:
 
 - a *run* is two or more `func.call`s of the same outlined callee, in one
   block, with nothing between them that does work on the chip (only
-  `tier.alloc`, `tier.dealloc`, `tier.get_global`, `arith.constant`), on the
+  `tier.alloc`, `tier.dealloc`, `tier.get_global`, `tier.view` (the next
+  layer's window of a stacked input), `arith.constant`), on the
   same pipeline stage (`rdu.stage`), where each call reads a result of the
   call before it, at the same (result, argument) positions for every pair
   (the loop-carried layer input; checked, not assumed);
@@ -40,9 +41,9 @@ from xdsl.dialects import arith, func
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.contracts import stage_attr
-from rducc.dialects.memory import AllocOp, DeallocOp, GetGlobalOp
+from rducc.dialects.memory import AllocOp, DeallocOp, GetGlobalOp, ViewOp
 
-NO_CHIP_WORK = (AllocOp, DeallocOp, GetGlobalOp, arith.ConstantOp)
+NO_CHIP_WORK = (AllocOp, DeallocOp, GetGlobalOp, ViewOp, arith.ConstantOp)
 """Ops that may stand between two calls of a loop: bookkeeping, no chip work."""
 
 @dataclass

@@ -20,6 +20,10 @@ rounded up to the allocator's ALIGNMENT): every input
 output tile, and the peak of the intermediate values live at one point.
 Feasibility also counts whole PMUs (each buffer occupies
 ceil(bytes / pmu_bytes) of them) and one PCU stage per compute op.
+
+An input read only through static slices (`windowed_inputs`) comes on chip as
+the window those slices read, not whole: its working set and its DMA are the
+window's (`k_cache[i]` of a stacked cache moves one layer's cache).
 """
 
 from __future__ import annotations
@@ -29,10 +33,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import ceil
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from rducc.dialects.dataflow import GatherOp, KernelOp, YieldOp
+from rducc.dialects.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
 from rducc.dialects.liveness import live_end
 from rducc.dialects.op_facts import Dim as Fate
 from rducc.dialects.op_facts import facts_of
@@ -229,8 +233,79 @@ def tile_sizes(extent: int, lanes: int) -> list[int]:
     return aligned + [d for d in divisors_ if d not in aligned]
 
 
-def _scaled_bytes(value: SSAValue, plan: TilePlan) -> int:
+@dataclass(frozen=True)
+class Window:
+    """The part of an input a kernel reads: element `offsets + i * strides` for i < `sizes`."""
+
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    def element_count(self) -> int:
+        count = 1
+        for size in self.sizes:
+            count *= size
+        return count
+
+    def rebased(self, slice_op: SliceOp) -> tuple[list[int], list[int]]:
+        """The offsets and strides of `slice_op` (a reader of this window) within the window."""
+        offsets = [(o - w) // s for o, w, s in zip(_slice_ints(slice_op.offsets), self.offsets, self.strides)]
+        strides = [t // s for t, s in zip(_slice_ints(slice_op.strides), self.strides)]
+        return offsets, strides
+
+
+def _slice_ints(attr: DenseArrayBase[IntegerType]) -> tuple[int, ...]:
+    return tuple(int(v) for v in attr.get_values())
+
+
+def slice_window(op: SliceOp) -> Window:
+    """The window one static slice reads of its input."""
+    return Window(_slice_ints(op.offsets), shape(op.result), _slice_ints(op.strides))
+
+
+def _slice_window(users: Sequence[SliceOp], whole: tuple[int, ...]) -> Window:
+    """The window a set of slices reads: one slice's own (strides included), else their
+    bounding box (stride 1)."""
+    if len(users) == 1:
+        return slice_window(users[0])
+    starts = [min(_slice_ints(op.offsets)[d] for op in users) for d in range(len(whole))]
+    ends = [
+        max(_slice_ints(op.offsets)[d] + (shape(op.result)[d] - 1) * _slice_ints(op.strides)[d] + 1 for op in users)
+        for d in range(len(whole))
+    ]
+    return Window(tuple(starts), tuple(e - b for b, e in zip(starts, ends)), (1,) * len(whole))
+
+
+def windowed_inputs(group: Group) -> dict[SSAValue, Window]:
+    """Inputs read only by static `rdu.slice`s that together read less than the whole
+    value, with the window they read: only that window need come on chip."""
+    result: dict[SSAValue, Window] = {}
+    for value in group.inputs:
+        users = [use.operation for use in value.uses]
+        if not users or not all(isinstance(op, SliceOp) and op in group.members for op in users):
+            continue
+        whole = shape(value)
+        window = _slice_window([op for op in users if isinstance(op, SliceOp)], whole)
+        partial = window.sizes != whole or any(stride != 1 for stride in window.strides)
+        if window.element_count() > 0 and partial:
+            result[value] = window
+    return result
+
+
+def input_bytes(value: SSAValue, windows: dict[SSAValue, Window]) -> int:
+    """Bytes of an input on chip: its window's when it has one, else the whole value."""
+    window = windows.get(value)
     full = value_bytes(value)
+    if window is None:
+        return full
+    count = 1
+    for size in shape(value):
+        count *= size
+    return full // max(count, 1) * window.element_count()
+
+
+def _scaled_bytes(value: SSAValue, plan: TilePlan, windows: dict[SSAValue, Window] | None = None) -> int:
+    full = input_bytes(value, windows or {})
     if value in plan.tiled:
         return full // plan.count
     return full
@@ -291,8 +366,9 @@ def _pcu_stages(op: Operation) -> int:
 
 def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
     gathered = gathered_inputs(group)
+    windows = windowed_inputs(group)
     buffers: list[int] = []
-    input_bytes = 0
+    read_bytes = 0
     for value in group.inputs:
         if value in gathered:
             rows = gathered[value].results[0]
@@ -300,8 +376,8 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
             nbytes = aligned(_scaled_bytes(rows, plan) * copies)
         else:
             copies = 2 if plan.count > 1 and value in plan.tiled else 1
-            nbytes = aligned(_scaled_bytes(value, plan) * copies)
-        input_bytes += nbytes
+            nbytes = aligned(_scaled_bytes(value, plan, windows) * copies)
+        read_bytes += nbytes
         buffers.append(nbytes)
     outputs = set(group.outputs)
     output_bytes = sum(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
@@ -309,7 +385,7 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
     peak = _intermediate_peak(group, plan, outputs, set(gathered.values()))
     stages = sum(_pcu_stages(op) for op in group.ops)
     pmus = sum(_pmus(b, target) for b in buffers) + _pmus(peak, target)
-    return WorkingSet(input_bytes, output_bytes, peak, pmus, stages)
+    return WorkingSet(read_bytes, output_bytes, peak, pmus, stages)
 
 
 def _intermediate_peak(

@@ -242,3 +242,50 @@ func.func @f(%a : !tier.buffer<sram, 4xf32>, %b : !tier.buffer<sram, 4xindex>) {
   func.return
 }
 // CHECK: Operation does not verify: 'tier.dma' destination has unsupported element type index; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+
+// -----
+// tier.dma strides and tier.view
+
+func.func @f(%h : !tier.buffer<hbm, 8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %s = tier.alloc : !tier.buffer<sram, 8x8xf32>
+  tier.dma %h[%c0, %c0] -> %s strides [1, 3] : !tier.buffer<hbm, 8x16xf32> -> !tier.buffer<sram, 8x8xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' window [8, 8] does not fit in the source buffer [8, 16]
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 8xf32>) {
+  %s = tier.alloc : !tier.buffer<sram, 8xf32>
+  tier.dma %h -> %s strides [2] : !tier.buffer<hbm, 8xf32> -> !tier.buffer<sram, 8xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' strides need offsets on one side
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 4x8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = tier.view %h[%c0, %c0, %c0] sizes [2, 4, 16] : !tier.buffer<hbm, 4x8x16xf32> -> !tier.buffer<hbm, 128xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.view' window [2, 4, 16] of [4, 8, 16] is not contiguous in memory
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = tier.view %h[%c0, %c0] sizes [1, 8] : !tier.buffer<hbm, 4x8xf32> -> !tier.buffer<hbm, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.view' window [1, 8] and result !tier.buffer<hbm, 4xf32> differ in element count
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = tier.view %h[%c0, %c0] sizes [1, 8] : !tier.buffer<hbm, 4x8xf32> -> !tier.buffer<ddr, 8xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.view' views an off-chip buffer in its own tier

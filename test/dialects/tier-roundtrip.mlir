@@ -51,6 +51,16 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
     tier.dealloc %hi : !tier.buffer<sram, 64x64xbf16>
     func.return
   }
+
+  func.func @window(%cache : !tier.buffer<hbm, 4x2x8x16xf32>, %x : !tier.buffer<hbm, 8x16xf32>) {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %k = tier.view %cache[%c2, %c0, %c0, %c0] sizes [1, 2, 8, 16] : !tier.buffer<hbm, 4x2x8x16xf32> -> !tier.buffer<hbm, 2x8x16xf32>
+    %s = tier.alloc offset 0 : !tier.buffer<sram, 4x8xf32>
+    tier.dma %x[%c0, %c2] -> %s strides [2, 1] : !tier.buffer<hbm, 8x16xf32> -> !tier.buffer<sram, 4x8xf32>
+    tier.dealloc %s : !tier.buffer<sram, 4x8xf32>
+    func.return
+  }
 }
 
 // CHECK:      builtin.module attributes {tier.sram_capacity = 16384 : i64} {
@@ -94,6 +104,15 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
 // CHECK-NEXT:     tier.dma %lo -> %hi : !tier.buffer<sram, 64x64xbf16> -> !tier.buffer<sram, 64x64xbf16>
 // CHECK-NEXT:     tier.dealloc %lo : !tier.buffer<sram, 64x64xbf16>
 // CHECK-NEXT:     tier.dealloc %hi : !tier.buffer<sram, 64x64xbf16>
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT:   func.func @window(%cache: !tier.buffer<hbm, 4x2x8x16xf32>, %x: !tier.buffer<hbm, 8x16xf32>) {
+// CHECK-NEXT:     %c0 = arith.constant 0 : index
+// CHECK-NEXT:     %c2 = arith.constant 2 : index
+// CHECK-NEXT:     %k = tier.view %cache[%c2, %c0, %c0, %c0] sizes [1, 2, 8, 16] : !tier.buffer<hbm, 4x2x8x16xf32> -> !tier.buffer<hbm, 2x8x16xf32>
+// CHECK-NEXT:     %s = tier.alloc offset 0 : !tier.buffer<sram, 4x8xf32>
+// CHECK-NEXT:     tier.dma %x[%c0, %c2] -> %s strides [2, 1] : !tier.buffer<hbm, 8x16xf32> -> !tier.buffer<sram, 4x8xf32>
+// CHECK-NEXT:     tier.dealloc %s : !tier.buffer<sram, 4x8xf32>
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
 // CHECK-NEXT: }

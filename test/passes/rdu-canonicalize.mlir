@@ -165,6 +165,21 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
   }
 }
 
+// -----
+
+// slice(slice(x)) is one slice of x: offsets o1 + o2 * s1, strides s1 * s2
+// (rows 2 to 5 of every other column from 1, then every other of those rows).
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%x: tensor<8x16xf32> {rdu.input = "x"}) -> tensor<2x4xf32> {
+    %rows = rdu.slice %x offsets [2, 1] strides [1, 2] : tensor<8x16xf32> -> tensor<4x8xf32>
+    %picked = rdu.slice %rows offsets [0, 2] strides [2, 1] : tensor<4x8xf32> -> tensor<2x4xf32>
+    func.return %picked : tensor<2x4xf32>
+  }
+}
+// CHECK-LABEL: func.func @forward(%x: tensor<8x16xf32> {rdu.input = "x"}) -> tensor<2x4xf32> {
+// CHECK-NEXT:    %picked = rdu.slice %x offsets [2, 5] strides [2, 2] : tensor<8x16xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    func.return %picked : tensor<2x4xf32>
+
 // rdu-canonicalize takes no options.
 // ERR-NOT: Traceback
 // ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments []

@@ -238,3 +238,34 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
     func.return %mm2 : tensor<4x32xf32>
   }
 }
+
+// -----
+
+// A contiguous window of an argument that a kernel would only pass on (layer
+// 1's part of a stacked cache, for a later call) is a kernel of its own, which
+// rdu-insert-dma makes a tier.view; the window the same segment computes on
+// (%first, read by the map) stays in its kernel, which DMAs just that window.
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%cache: tensor<4x8xf32> {rdu.input = "cache"}, %x: tensor<1x8xf32> {rdu.input = "x"}) -> (tensor<1x8xf32>, tensor<8xf32>) {
+    %first = rdu.slice %cache offsets [0, 0] strides [1, 1] : tensor<4x8xf32> -> tensor<1x8xf32>
+    %scaled = rdu.map %first, %x : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.mulf %a, %b : f32
+      rdu.yield %m : f32
+    }
+    %second = rdu.slice %cache offsets [1, 0] strides [1, 1] : tensor<4x8xf32> -> tensor<1x8xf32>
+    %flat = rdu.reshape %second : tensor<1x8xf32> -> tensor<8xf32>
+    func.return %scaled, %flat : tensor<1x8xf32>, tensor<8xf32>
+  }
+}
+// O2-LABEL: func.func @forward(%cache: tensor<4x8xf32> {rdu.input = "cache"}, %x: tensor<1x8xf32> {rdu.input = "x"})
+// O2-NEXT:    %scaled = rdu.kernel "k1"(%cache, %x)
+// O2-NEXT:    ^bb0(%cache_1: tensor<4x8xf32>, %x_1: tensor<1x8xf32>):
+// O2-NEXT:      %first = rdu.slice %cache_1 offsets [0, 0]
+// O2:         %flat = rdu.kernel "k0"(%cache) : (tensor<4x8xf32>) -> tensor<8xf32> {
+// O2-NEXT:    ^bb0(%cache_1: tensor<4x8xf32>):
+// O2-NEXT:      %second = rdu.slice %cache_1 offsets [1, 0]
+// O2-NEXT:      %flat_1 = rdu.reshape %second
+// O2-NEXT:      rdu.yield %flat_1 : tensor<8xf32>
+// O2-NEXT:    }
+// O2-NEXT:    func.return %scaled, %flat
