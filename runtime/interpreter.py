@@ -327,7 +327,8 @@ class PlacedProgram(Runner):
                 return None  # nothing reads or writes it: never materialized
 
             def alloc_off_chip(env: Env, context: RunContext) -> None:
-                env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), f"{buffer.tier.data.value} buffer {list(shape)}")
+                what = f"{buffer.tier.data.value} buffer {list(shape)}"
+                env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), what)
 
             return alloc_off_chip
         if op.offset is None:
@@ -559,6 +560,7 @@ class PlacedProgram(Runner):
         return self._arena_template
 
 
+_ARENA_DTYPE = np.dtype(np.uint8)
 _ALIGNMENT = 64
 """Byte alignment of the arena's start: SRAM offsets are 64-byte aligned, and so
 is every view then (what BLAS and oneDNN kernels read fastest)."""
