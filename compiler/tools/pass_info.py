@@ -97,7 +97,7 @@ def pass_groups(plugin_files: list[str] | None = None) -> dict[str, dict[str, Pa
     }
     installed = {
         name: factory for name, factory in installed_passes().items()
-        if name not in upstream and name not in ALL_PASSES
+        if name not in upstream and name not in ALL_PASSES and name not in plugins
     }
     return {
         "rducc's passes (the -O pipelines run these, with cse)": dict(ALL_PASSES),
