@@ -265,12 +265,15 @@ def _apply(one: ModulePass, ctx: Context, module: ModuleOp) -> None:
         one.apply(ctx, module)
     except (RduccError, DiagnosticException):
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a user's pass calling exit() fails too, named
         if is_rducc_or_upstream(one):
             raise  # a bug in rducc or xDSL: an internal error with a report request
         frame = user_frame(error, type(one))
         where = f" at {frame}" if frame else ""
-        raise PassFailedError(f"pass '{one.name}' failed{where}: {type(error).__name__}: {error}") from error
+        exited = " (a pass must not end the process)" if isinstance(error, SystemExit) else ""
+        raise PassFailedError(
+            f"pass '{one.name}' failed{where}: {type(error).__name__}: {error}{exited}"
+        ) from error
 
 
 def run_passes(

@@ -18,6 +18,14 @@ from pathlib import Path
 from rducc import __version__
 from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
+from rducc.tools.entry import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USER_ERROR,
+    broken_pipe,
+    drop_stdout,
+    interrupted,
+)
 from rducc.files import check_writable, write_atomically
 from rducc.weights import save_weights, sidecar_path
 
@@ -34,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Exit status: 0 on success; 1 for a problem with the input (one 'rducc: error:' "
-            "line, no output file written); 2 for a bug in rducc. Run a placed program with "
+            "line, no output file written); 2 for a command line it cannot parse; 70 for a bug in "
+            "rducc; 130 when interrupted. Run a placed program with "
             "rducc-run; inspect or transform MLIR with rducc-opt."
         ),
     )
@@ -265,6 +274,23 @@ def _check_level_for_report(module, args: argparse.Namespace) -> None:
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
 
 
+def _check_output_names(args: argparse.Namespace) -> None:
+    """Before compiling: names the MLIR text can hold, and a --plot folder that can be one."""
+    for flag, name in (("-o", args.output), ("--weights", args.weights)):
+        if name is None:
+            continue
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+            raise RduccError(
+                f"{flag} {shown}: the name is not valid UTF-8; the MLIR (UTF-8 text) names its "
+                "weights file: choose a UTF-8 name"
+            ) from None
+    if args.plot is not None and Path(args.plot).exists() and not Path(args.plot).is_dir():
+        raise RduccError(f"--plot {args.plot}: it is a file; --plot takes a directory (made if missing)")
+
+
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
     from rducc.targets import load_target
@@ -278,6 +304,7 @@ def _run(args: argparse.Namespace) -> None:
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
+    _check_output_names(args)
     for output in (args.output, args.weights, args.report_json):
         if output is not None:
             check_writable(output)
@@ -310,20 +337,28 @@ def _run(args: argparse.Namespace) -> None:
 
 def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
     """Run a CLI's work: a user error is one `TOOL: error:` line and exit 1, a bug
-    a short request for a report and exit 2; tracebacks only with --debug."""
+    a short request for a report and exit 70 (EXIT_INTERNAL); Ctrl-C one line and
+    exit 130; a closed stdout (`| head`) a quiet exit 141; tracebacks only with --debug."""
     if not debug:  # torch's and transformers' deprecation notices are not the user's
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
     try:
         action()
+        sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     except RduccError as error:
         if debug:
             traceback.print_exc()
         print(f"{tool}: error: {error}", file=sys.stderr)
-        return 1
+        return EXIT_USER_ERROR
     except KeyboardInterrupt:
-        print(f"{tool}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(tool)
+    except BrokenPipeError:
+        return broken_pipe()
+    except OSError as error:  # the system refused a read or write (a full disk, ...): not a bug
+        if debug:
+            traceback.print_exc()
+        print(f"{tool}: error: {_os_problem(error)}", file=sys.stderr)
+        return EXIT_USER_ERROR
     except Exception as error:  # a bug in rducc: say so, briefly
         if debug:
             traceback.print_exc()
@@ -333,8 +368,17 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
             "(rerun with --debug for the traceback).",
             file=sys.stderr,
         )
-        return 2
-    return 0
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _os_problem(error: OSError) -> str:
+    """An OSError that reached the top, as what the system said about which file."""
+    reason = error.strerror or str(error)
+    if error.filename is not None:
+        return f"cannot use {error.filename}: {reason}"
+    drop_stdout()  # what is left in its buffer could not be written at exit either
+    return f"cannot write to standard output: {reason}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

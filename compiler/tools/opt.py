@@ -113,6 +113,8 @@ def _run(args: list[str]) -> None:
         opt.run()
     except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError,
             OSError, ValueError) as error:
+        if isinstance(error, OSError) and error.filename is None:
+            raise  # writing stdout: run_tool says so (a closed pipe: a quiet exit)
         raise _user_error(error) from error
     if opt.output_text is not None:
         write_atomically(opt.args.output_file, opt.output_text.getvalue())

@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", action="append", default=[], metavar="FILE.npy",
         help="one input array per @forward argument, in order (repeat the flag)",
     )
-    parser.add_argument("--output", metavar="FILE.npz", help="write the results (output_0, output_1, ...)")
+    parser.add_argument(
+        "--output", metavar="FILE.npz", help="write the results (output_0, output_1, ...); '-' for stdout"
+    )
     parser.add_argument("--weights", metavar="FILE", help="weights file (default: the one the program names)")
     parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
     parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
@@ -113,6 +115,11 @@ def _write_npz(path: str, results: list[np.ndarray]) -> None:
     buffer = io.BytesIO()
     # numpy's stub types **kwds as if one could be its `allow_pickle: bool`
     np.savez(buffer, **{f"output_{i}": r for i, r in enumerate(results)})  # type: ignore[arg-type]
+    if path == "-":  # the .npz on stdout, for a pipe
+        sys.stdout.flush()
+        sys.stdout.buffer.write(buffer.getvalue())
+        sys.stdout.buffer.flush()
+        return
     write_atomically_bytes(path, buffer.getvalue())
 
 

@@ -84,7 +84,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "weights_partial": ("partial.safetensors", "the example's weights without fc2.weight"),
     "plugin_syntax": ("syntax_error.py", "a pass plugin file that does not parse"),
     "plugin_raises": ("raises_on_load.py", "a pass plugin file that raises KeyError while loading"),
-    "plugin_faulty": ("faulty_passes.py", "a pass plugin with a pass that breaks the IR and one that crashes"),
+    "plugin_faulty": ("faulty_passes.py", "a pass plugin with a pass that breaks the IR, one that crashes and one that calls exit()"),
+    "plugin_exits": ("exits_on_load.py", "a pass plugin file that calls sys.exit(0) while loading"),
     "silu_graph": ("silu.mlir", "x * sigmoid(x) at the graph level"),
     "huge_splat": ("huge_splat.mlir", "a dense splat constant of 999999999999 elements"),
     "open_string": ("open_string.mlir", "a string literal left open on its line"),
@@ -145,6 +146,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("pass plugin that raises while loading", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_raises}", "--pass-pipeline", "cse", *OUT), "pass plugin failed while loading: KeyError"),
     ErrorCase("plugin pass that raises", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_faulty}", "--pass-pipeline", "rdu-canonicalize,crash", *OUT), "pass 'crash' failed at"),
     ErrorCase("rducc-opt: plugin pass that breaks the IR", OPT, ("--load-pass-plugin", "{plugin_faulty}", "-p", "break-ir", "{silu_graph}", *OUT), "the IR does not verify after pass 'break-ir'"),
+    # --- plugins that end the process, and output names checked before compiling
+    ErrorCase("pass plugin that calls exit() while loading", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_exits}", "--pass-pipeline", "cse", *OUT), "pass plugin called exit() while loading (SystemExit: 0)"),
+    ErrorCase("plugin pass that calls exit()", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_faulty}", "--pass-pipeline", "rdu-canonicalize,exit", *OUT), "pass 'exit' failed at"),
+    ErrorCase("rducc-opt: plugin pass that calls exit()", OPT, ("--load-pass-plugin", "{plugin_faulty}", "-p", "exit", "{silu_graph}", *OUT), "pass 'exit' failed at"),
+    ErrorCase("output name that is not UTF-8", RDUCC, ("{model}", "-o", "\udcff.mlir"), "the name is not valid UTF-8"),
+    ErrorCase("--plot into a file", RDUCC, ("{model}", "--plot", "{mlir_text}", *OUT), "it is a file; --plot takes a directory"),
     # --- where the output goes
     ErrorCase("output into a missing directory", RDUCC, ("{model}", "-o", "no/such/dir/out.mlir"), "directory no/such/dir does not exist"),
     ErrorCase("output onto a directory", RDUCC, ("{model}", "-o", "."), "cannot write .: it is a directory"),
@@ -198,7 +205,8 @@ def _shown(case: ErrorCase) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
+    shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # a non-UTF-8 name
+    return shown.replace("|", "\\|").replace("\n", "<br>")
 
 
 def render_doc() -> str:
@@ -214,8 +222,12 @@ def render_doc() -> str:
         "located one starts `file:line:col: error:`), no Python traceback, and leaves",
         "the output file (`out.mlir` or `out.npz`, already there from an earlier run)",
         "untouched, with no other file written. A bug in rducc itself is different:",
-        "`TOOL: internal error: ...`, a request to report it, exit status 2 (`--debug`",
-        "shows the traceback).",
+        "`TOOL: internal error: ...`, a request to report it, exit status 70 (`--debug`",
+        "shows the traceback). The exit statuses of all three tools: 0 success, 1 bad",
+        "input (every row below), 2 a command line argparse cannot parse (its usage",
+        "message), 70 a bug in rducc, 130 interrupted (Ctrl-C, one line, also while",
+        "the tool starts), 141 standard output closed by its reader (`rducc-run ... |",
+        "head`: nothing printed, as Unix tools stopped by SIGPIPE).",
         "",
         "| bad input | command | the message contains |",
         "| --- | --- | --- |",
@@ -369,7 +381,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     paths["onnx"].write_bytes(b"\x08\x07\x12\x07pytorch" + bytes(64))
     for key, text in {**_TARGETS, **_MLIR}.items():
         paths[key].write_text(text)
-    for key in ("plugin_syntax", "plugin_raises", "plugin_faulty"):
+    for key in ("plugin_syntax", "plugin_raises", "plugin_faulty", "plugin_exits"):
         paths[key].write_text((PLUGIN_INPUTS / INPUTS[key][0]).read_text())
     paths["silu_graph"].write_text((ROOT / "test" / "examples" / "fuse-silu.mlir").read_text())
     _archive_files(paths)
