@@ -66,6 +66,7 @@ from rducc.frontend.converter_api import (
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
+from rducc.frontend.training_mode import check_eval_mode
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
 INLINE_CONSTANT_LIMIT = 64
@@ -314,6 +315,7 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
 
 def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> ModuleOp:
     _check_static(ep)
+    check_eval_mode(ep)  # before the operator check: training-mode ops are not "unsupported"
     check_f64(ep, f64)
     _check_supported(ep)
     nodes = _converted_nodes(ep)
