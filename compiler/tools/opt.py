@@ -15,11 +15,11 @@ import io
 import sys
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from rducc.diagnostics import check_mlir_text, format_parse_error
+from rducc.diagnostics import check_mlir_text, describe_verify_failure, format_parse_error
 from rducc.dialects import ALL_DIALECTS
 from rducc.errors import RduccError
 from rducc.files import write_atomically
@@ -68,6 +68,10 @@ class RduccOptMain(xDSLOptMain):
             help="load the passes a Python file defines, for -p (repeatable)",
         )
         arg_parser.add_argument(
+            "--no-locations", action="store_true",
+            help="do not print loc(...) source locations (kept by default when the input has them)",
+        )
+        arg_parser.add_argument(
             "--list-passes", action="store_true",
             help="list every pass -p can name, with its description and options, and exit",
         )
@@ -88,10 +92,35 @@ class RduccOptMain(xDSLOptMain):
         check_mlir_text(data.decode(errors="replace"), self.get_input_name(), start_offset)
         return super().parse_chunk(io.BytesIO(data), file_extension, start_offset)
 
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """The program, with its source locations when the input had any (so that a
+        later error can name the model's line), unless --no-locations."""
+        explicit = self.args.print_debuginfo
+        if not self.args.no_locations and has_source_locations(prog):
+            self.args.print_debuginfo = True
+        try:
+            return super().output_resulting_program(prog)
+        finally:
+            self.args.print_debuginfo = explicit
+
     def apply_passes(self, prog: ModuleOp) -> None:
         """Run the pipeline, naming a user's pass that fails and the pass after
-        which the IR stops verifying (xdsl-opt verifies after every pass)."""
+        which the IR stops verifying (xdsl-opt verifies after every pass). Input
+        that does not verify is the failing op and its location, not the whole
+        module xDSL prints (kept for --verify-diagnostics, which tests match)."""
+        if not (self.args.verify_diagnostics or self.args.disable_verify):
+            try:
+                prog.verify()
+            except DiagnosticException as error:
+                raise DiagnosticException(
+                    f"the input does not verify:\n{describe_verify_failure(prog, error)}"
+                ) from None
         run_passes(prog, self.pipeline.passes, callback=self.pipeline.callback, ctx=self.ctx)
+
+
+def has_source_locations(prog: ModuleOp) -> bool:
+    """Whether any op carries a file:line:col location (rducc's output does)."""
+    return any(isinstance(op.location, FileLineColLoc | NameLoc) for op in prog.walk())
 
 
 def _user_error(error: BaseException) -> RduccError:

@@ -50,7 +50,7 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-    from rducc.diagnostics import check_mlir_text, format_parse_error
+    from rducc.diagnostics import check_mlir_text, describe_verify_failure, format_parse_error
     from rducc.tools.opt import RduccOptMain
 
     try:
@@ -63,11 +63,12 @@ def parse_program(path: Path) -> ModuleOp:
     context = RduccOptMain(args=[str(path)]).ctx
     try:
         module = Parser(context, text, str(path)).parse_module()
-        module.verify()
     except ParseError as error:
         raise RduccError(format_parse_error(error)) from None
+    try:
+        module.verify()
     except DiagnosticException as error:
-        raise RduccError(f"{path}: the program does not verify: {str(error).strip()}") from None
+        raise RduccError(f"{path}: the program does not verify:\n{describe_verify_failure(module, error)}") from None
     if level_of(module) != Level.PLACED:
         raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
     return module
