@@ -96,10 +96,11 @@ class RduccOptMain(xDSLOptMain):
         """The program, with its source locations when the input had any (so that a
         later error can name the model's line), unless --no-locations."""
         explicit = self.args.print_debuginfo
-        if not self.args.no_locations and has_source_locations(prog):
-            self.args.print_debuginfo = True
-        try:
+        if explicit or self.args.no_locations or not has_source_locations(prog):
             return super().output_resulting_program(prog)
+        self.args.print_debuginfo = True
+        try:  # only the known locations, as rducc prints them
+            return super().output_resulting_program(prog).replace(" loc(unknown)", "")
         finally:
             self.args.print_debuginfo = explicit
 
