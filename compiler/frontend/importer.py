@@ -109,11 +109,24 @@ def _check_static(ep: ExportedProgram) -> None:
             if isinstance(value, torch.Tensor) and any(
                 not isinstance(d, int) for d in value.shape
             ):
+                if _data_dependent(value):
+                    raise RduccError(
+                        f"{describe_location(node)}: data-dependent shape {list(value.shape)} on "
+                        f"'{node.name}' (its size depends on the tensor's values, as nonzero, "
+                        "masked_select or unique give); rducc compiles static shapes only"
+                    )
                 raise RduccError(
                     f"{describe_location(node)}: dynamic shape {list(value.shape)} on "
                     f"'{node.name}'; rducc compiles static shapes only (export without "
                     "dynamic_shapes)"
                 )
+
+
+def _data_dependent(value: torch.Tensor) -> bool:
+    """Whether a shape has an unbacked size (one known only from the data)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return bool(free_unbacked_symbols(value.shape))
 
 
 def _check_supported(ep: ExportedProgram) -> None:

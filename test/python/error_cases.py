@@ -59,6 +59,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "safetensors": ("weights.safetensors", "a safetensors file"),
     "unsupported": ("unsupported.pt2", "a model using torch.fft (unsupported) beside torch.sort"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
+    "data_dependent": ("nonzero.pt2", "a model whose output size depends on the data (torch.nonzero)"),
     "complex": ("complex.pt2", "a model taking a complex64 input"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
     "train_batchnorm": ("train_batchnorm.pt2", "a model with nn.BatchNorm1d exported without eval()"),
@@ -123,6 +124,7 @@ CASES: list[ErrorCase] = [
     # --- the model
     ErrorCase("unsupported op", RDUCC, ("{unsupported}", *OUT), "operators rducc cannot import:\n  aten._fft_r2c.default: 1 use, first at"),
     ErrorCase("dynamic shapes", RDUCC, ("{dynamic}", *OUT), "static shapes only"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape [u0, 2] on 'nonzero'"),
     ErrorCase("unsupported dtype", RDUCC, ("{complex}", *OUT), "dtype complex64, which rducc does not support"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
     ErrorCase("BatchNorm exported in training mode", RDUCC, ("{train_batchnorm}", *OUT), "aten._native_batch_norm_legit_functional.default (batch norm with training=True): 1 use, first at"),
@@ -305,6 +307,11 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(Doubles(), (torch.randn(4, 8),), paths["dynamic"],
             dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
+    class NonZero(nn.Module):
+        def forward(self, x):
+            return torch.nonzero(x)
+
+    _export(NonZero(), (torch.randn(4, 8),), paths["data_dependent"])
     torch.save(nn.Linear(4, 3).state_dict(), paths["checkpoint"])
     with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
         for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_batchnorm", nn.BatchNorm1d(8))):

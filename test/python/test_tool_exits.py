@@ -119,3 +119,12 @@ def test_run_output_dash_writes_npz_to_stdout(placed, tmp_path, monkeypatch, cap
     out = capfdbinary.readouterr().out
     assert not (tmp_path / "-").exists()
     np.testing.assert_array_equal(np.load(io.BytesIO(out))["output_0"], np.load("y.npz")["output_0"])
+
+
+def test_mlir_on_stdout_says_the_weights_were_not_written(capsys):
+    from rducc.tools import cli
+
+    assert cli.main([str(EXAMPLE), "-q"]) == 0  # -o - is the default
+    captured = capsys.readouterr()
+    assert captured.out.startswith("builtin.module")
+    assert "rducc: note: the weights were not written" in captured.err and "--weights FILE" in captured.err
