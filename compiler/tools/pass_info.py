@@ -52,7 +52,7 @@ def option_lines(cls: type[ModulePass]) -> list[str]:
         default = "" if value is None else f" = {value}" if value != "" else ' = ""'
         kind = info.expected_type.replace("'", "")
         doc = f"  {docs[info.name]}" if info.name in docs else ""
-        lines.append(f"{info.name.replace('_', '-')}: {kind}{default}{doc}")
+        lines.append(f"{info.name}: {kind}{default}{doc}")  # as pipelines spell it: keep_on_chip
     return lines
 
 
