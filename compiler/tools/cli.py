@@ -18,6 +18,7 @@ from pathlib import Path
 from rducc import __version__
 from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
+from rducc.files import check_writable, write_atomically
 from rducc.tools.entry import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -26,7 +27,6 @@ from rducc.tools.entry import (
     drop_stdout,
     interrupted,
 )
-from rducc.files import check_writable, write_atomically
 from rducc.weights import save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
