@@ -27,7 +27,6 @@ from rducc.tools.entry import (
     drop_stdout,
     interrupted,
 )
-from rducc.weights import save_weights, sidecar_path
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels `--emit` can stop at (see rducc.pipeline)."""
@@ -147,6 +146,8 @@ def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
         return Path(args.weights)
     if args.output == "-" or not has_weights:
         return None
+    from rducc.weights import sidecar_path  # here: ml_dtypes takes seconds to import
+
     return sidecar_path(args.output)
 
 
@@ -163,6 +164,8 @@ def _write_outputs(output: str, text: str, weights_path: Path | None, weights: d
         raise RduccError(f"cannot write {output}: directory {Path(output).parent} does not exist")
     existed = weights_path is not None and weights_path.exists()
     if weights_path is not None:
+        from rducc.weights import save_weights
+
         save_weights(weights_path, weights)
     try:
         write_atomically(output, text)

@@ -128,3 +128,16 @@ def test_mlir_on_stdout_says_the_weights_were_not_written(capsys):
     captured = capsys.readouterr()
     assert captured.out.startswith("builtin.module")
     assert "rducc: note: the weights were not written" in captured.err and "--weights FILE" in captured.err
+
+
+def test_rducc_opt_starts_without_the_slow_imports(tmp_path):
+    """The lit suite starts rducc-opt about a hundred times: ml_dtypes (seconds on a
+    loaded machine) and torch are for compiling and running, not for rducc-opt."""
+    program = tmp_path / "tiny.mlir"
+    program.write_text(TINY)
+    code = (
+        "import sys; from rducc.tools import opt; status = opt.main([sys.argv[1]]); "
+        "print(status, sorted(m for m in ('ml_dtypes', 'torch') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(program)], capture_output=True, text=True, timeout=120)
+    assert result.stdout.splitlines()[-1] == "0 []", result.stdout + result.stderr
