@@ -98,13 +98,40 @@ def available_passes(plugin_files: Iterable[str | Path] = ()) -> dict[str, PassF
     unique = {Path(path).resolve(): path for path in plugin_files}  # a file named twice loads once
     for path in unique.values():
         for name, cls in load_pass_plugin(path).items():
-            if name in passes:
+            if name in passes and not same_pass(passes[name], cls):
                 raise RduccError(
                     f"{path}: error: the plugin's pass '{name}' has the name of a pass "
                     f"that exists already ({_origin(passes[name])}); rename it"
                 )
             passes[name] = factory_of(cls)
     return passes
+
+
+def same_pass(factory: PassFactory, cls: type[ModulePass]) -> bool:
+    """Whether a registered pass is `cls` reached another way: the class an installed
+    entry point names and the one a plugin file defines (the package's source file,
+    loaded by path) are the same pass when they have the same name, qualified name
+    and source text."""
+    try:
+        other = factory()
+    except Exception:  # noqa: BLE001 - a factory that fails to import is not this class
+        return False
+    if other is cls:
+        return True
+    if other.__qualname__ != cls.__qualname__ or getattr(other, "name", None) != getattr(cls, "name", None):
+        return False
+    return _source_of(other) is not None and _source_of(other) == _source_of(cls)
+
+
+def _source_of(cls: type) -> bytes | None:
+    """The bytes of the file that defines `cls`, if it has one."""
+    import inspect
+
+    try:
+        source = inspect.getsourcefile(cls)
+        return Path(source).read_bytes() if source else None
+    except (TypeError, OSError):
+        return None
 
 
 def factory_of(cls: type[ModulePass]) -> PassFactory:
@@ -238,12 +265,15 @@ def _apply(one: ModulePass, ctx: Context, module: ModuleOp) -> None:
         one.apply(ctx, module)
     except (RduccError, DiagnosticException):
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a user's pass calling exit() fails too, named
         if is_rducc_or_upstream(one):
             raise  # a bug in rducc or xDSL: an internal error with a report request
         frame = user_frame(error, type(one))
         where = f" at {frame}" if frame else ""
-        raise PassFailedError(f"pass '{one.name}' failed{where}: {type(error).__name__}: {error}") from error
+        exited = " (a pass must not end the process)" if isinstance(error, SystemExit) else ""
+        raise PassFailedError(
+            f"pass '{one.name}' failed{where}: {type(error).__name__}: {error}{exited}"
+        ) from error
 
 
 def run_passes(

@@ -45,6 +45,11 @@ def _raise_load_error(path: Path, shown: str, error: BaseException) -> None:
         ) from error
     frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
     line = f":{frames[-1].lineno}" if frames else ""
+    if isinstance(error, SystemExit):
+        raise PluginError(
+            f"{shown}{line}: error: pass plugin called exit() while loading (SystemExit: {error.code}); "
+            "a plugin must not end the process"
+        ) from error
     raise PluginError(
         f"{shown}{line}: error: pass plugin failed while loading: {type(error).__name__}: {error}"
     ) from error
@@ -60,7 +65,7 @@ def _execute(path: Path, shown: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as error:  # noqa: BLE001 - any failure is the plugin's
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - any failure is the plugin's, exit() too
         del sys.modules[name]
         _raise_load_error(path, shown, error)
     return module

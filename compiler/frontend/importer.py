@@ -75,6 +75,7 @@ from rducc.frontend.decompositions import decompose, extra_supported_ops
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
+from rducc.frontend.training_mode import check_eval_mode
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
 INLINE_CONSTANT_LIMIT = 64
@@ -117,11 +118,24 @@ def _check_static(ep: ExportedProgram) -> None:
             if isinstance(value, torch.Tensor) and any(
                 not isinstance(d, int) for d in value.shape
             ):
+                if _data_dependent(value):
+                    raise RduccError(
+                        f"{describe_location(node)}: data-dependent shape {list(value.shape)} on "
+                        f"'{node.name}' (its size depends on the tensor's values, as nonzero, "
+                        "masked_select or unique give); rducc compiles static shapes only"
+                    )
                 raise RduccError(
                     f"{describe_location(node)}: dynamic shape {list(value.shape)} on "
                     f"'{node.name}'; rducc compiles static shapes only (export without "
                     "dynamic_shapes)"
                 )
+
+
+def _data_dependent(value: torch.Tensor) -> bool:
+    """Whether a shape has an unbacked size (one known only from the data)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return bool(free_unbacked_symbols(value.shape))
 
 
 def _check_supported(ep: ExportedProgram) -> None:
@@ -317,6 +331,7 @@ def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bo
 
 def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> ModuleOp:
     _check_static(ep)
+    check_eval_mode(ep)  # before the operator check: training-mode ops are not "unsupported"
     check_f64(ep, f64)
     _check_supported(ep)
     nodes = _converted_nodes(ep)

@@ -19,7 +19,14 @@ from rducc import __version__
 from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
 from rducc.files import check_distinct, check_writable, is_stream, text_writer, write_atomically, write_together
-from rducc.weights import sidecar_path, weights_writer
+from rducc.tools.entry import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USER_ERROR,
+    broken_pipe,
+    drop_stdout,
+    interrupted,
+)
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels `--emit` can stop at (see rducc.pipeline)."""
@@ -34,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Exit status: 0 on success; 1 for a problem with the input (one 'rducc: error:' "
-            "line, no output file written); 2 for a bug in rducc. Run a placed program with "
+            "line, no output file written); 2 for a command line it cannot parse; 70 for a bug in "
+            "rducc; 130 when interrupted. Run a placed program with "
             "rducc-run; inspect or transform MLIR with rducc-opt."
         ),
     )
@@ -138,7 +146,7 @@ def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
         return Path(args.weights)
     if is_stream(args.output) or not has_weights:
         return None  # no OUT.safetensors beside stdout, /dev/null or a FIFO
-    return sidecar_path(args.output)
+    return _default_sidecar(args.output)
 
 
 def _relative_to(weights: Path, output: str) -> str:
@@ -154,6 +162,8 @@ def _write_outputs(output: str, text: str, weights_path: Path | None, weights: d
         raise RduccError(f"cannot write {output}: directory {Path(output).parent} does not exist")
     outputs = [(output, text_writer(text))]
     if weights_path is not None:
+        from rducc.weights import weights_writer  # here: ml_dtypes takes seconds to import
+
         outputs.insert(0, (str(weights_path), weights_writer(weights)))
     write_together(outputs)
 
@@ -163,12 +173,18 @@ def _check_outputs(args: argparse.Namespace) -> None:
     for output in (args.output, args.weights, args.report_json):
         if output is not None:
             check_writable(output)
-    default_weights = None if args.weights or is_stream(args.output) else str(sidecar_path(args.output))
+    default_weights = None if args.weights or is_stream(args.output) else str(_default_sidecar(args.output))
     check_distinct(
         [("-o", args.output), ("--weights", args.weights), ("the weights file", default_weights),
          ("--report-json", args.report_json)],
         [("the input model", args.input)],
     )
+
+
+def _default_sidecar(output: str) -> Path:
+    from rducc.weights import sidecar_path  # here: ml_dtypes takes seconds to import
+
+    return sidecar_path(output)
 
 
 class Progress:
@@ -273,6 +289,23 @@ def _check_level_for_report(module, args: argparse.Namespace) -> None:
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
 
 
+def _check_output_names(args: argparse.Namespace) -> None:
+    """Before compiling: names the MLIR text can hold, and a --plot folder that can be one."""
+    for flag, name in (("-o", args.output), ("--weights", args.weights)):
+        if name is None:
+            continue
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+            raise RduccError(
+                f"{flag} {shown}: the name is not valid UTF-8; the MLIR (UTF-8 text) names its "
+                "weights file: choose a UTF-8 name"
+            ) from None
+    if args.plot is not None and Path(args.plot).exists() and not Path(args.plot).is_dir():
+        raise RduccError(f"--plot {args.plot}: it is a file; --plot takes a directory (made if missing)")
+
+
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
     from rducc.targets import load_target
@@ -286,6 +319,7 @@ def _run(args: argparse.Namespace) -> None:
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
+    _check_output_names(args)
     _check_outputs(args)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text
@@ -308,6 +342,9 @@ def _run(args: argparse.Namespace) -> None:
             _write_outputs(args.output, text, weights_path, weights)
     finally:
         progress.done()  # clear the progress line, before any error message too
+    if weights and weights_path is None:
+        print("rducc: note: the weights were not written (the MLIR went to standard output); "
+              "rducc-run needs them: pass --weights FILE, or -o FILE.mlir", file=sys.stderr)
     if args.report or args.report_json or args.plot:
         _describe(module, target, args)
     if args.timings:
@@ -316,26 +353,34 @@ def _run(args: argparse.Namespace) -> None:
 
 def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
     """Run a CLI's work: a user error is one `TOOL: error:` line and exit 1, a bug
-    a short request for a report and exit 2; tracebacks only with --debug."""
+    a short request for a report and exit 70 (EXIT_INTERNAL); Ctrl-C one line and
+    exit 130; a closed stdout (`| head`) a quiet exit 141; tracebacks only with --debug."""
     if not debug:  # torch's and transformers' deprecation notices are not the user's
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
     try:
         action()
+        sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     except RduccError as error:
         if debug:
             traceback.print_exc()
         print(f"{tool}: error: {error}", file=sys.stderr)
-        return 1
+        return EXIT_USER_ERROR
     except KeyboardInterrupt:
-        print(f"{tool}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(tool)
+    except BrokenPipeError:
+        return broken_pipe()
     except RecursionError:  # the input nests deeper than any check before it caught
         if debug:
             traceback.print_exc()
         print(f"{tool}: error: the input nests too deeply for rducc (Python's recursion limit)",
               file=sys.stderr)
-        return 1
+        return EXIT_USER_ERROR
+    except OSError as error:  # the system refused a read or write (a full disk, ...): not a bug
+        if debug:
+            traceback.print_exc()
+        print(f"{tool}: error: {_os_problem(error)}", file=sys.stderr)
+        return EXIT_USER_ERROR
     except Exception as error:  # a bug in rducc: say so, briefly
         if debug:
             traceback.print_exc()
@@ -345,8 +390,17 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
             "(rerun with --debug for the traceback).",
             file=sys.stderr,
         )
-        return 2
-    return 0
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _os_problem(error: OSError) -> str:
+    """An OSError that reached the top, as what the system said about which file."""
+    reason = error.strerror or str(error)
+    if error.filename is not None:
+        return f"cannot use {error.filename}: {reason}"
+    drop_stdout()  # what is left in its buffer could not be written at exit either
+    return f"cannot write to standard output: {reason}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,11 +15,11 @@ import io
 import sys
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
+from rducc.diagnostics import check_mlir_text, compact_dense_literals, describe_verify_failure, format_parse_error
 from rducc.dialects import ALL_DIALECTS
 from rducc.dialects.program import check_loop_steps
 from rducc.errors import RduccError
@@ -69,6 +69,10 @@ class RduccOptMain(xDSLOptMain):
             help="load the passes a Python file defines, for -p (repeatable)",
         )
         arg_parser.add_argument(
+            "--no-locations", action="store_true",
+            help="do not print loc(...) source locations (kept by default when the input has them)",
+        )
+        arg_parser.add_argument(
             "--list-passes", action="store_true",
             help="list every pass -p can name, with its description and options, and exit",
         )
@@ -96,10 +100,36 @@ class RduccOptMain(xDSLOptMain):
             check_loop_steps(module)  # what the runtime could never finish
         return module
 
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """The program, with its source locations when the input had any (so that a
+        later error can name the model's line), unless --no-locations."""
+        explicit = self.args.print_debuginfo
+        if explicit or self.args.no_locations or not has_source_locations(prog):
+            return super().output_resulting_program(prog)
+        self.args.print_debuginfo = True
+        try:  # only the known locations, as rducc prints them
+            return super().output_resulting_program(prog).replace(" loc(unknown)", "")
+        finally:
+            self.args.print_debuginfo = explicit
+
     def apply_passes(self, prog: ModuleOp) -> None:
         """Run the pipeline, naming a user's pass that fails and the pass after
-        which the IR stops verifying (xdsl-opt verifies after every pass)."""
+        which the IR stops verifying (xdsl-opt verifies after every pass). Input
+        that does not verify is the failing op and its location, not the whole
+        module xDSL prints (kept for --verify-diagnostics, which tests match)."""
+        if not (self.args.verify_diagnostics or self.args.disable_verify):
+            try:
+                prog.verify()
+            except DiagnosticException as error:
+                raise DiagnosticException(
+                    f"the input does not verify:\n{describe_verify_failure(prog, error)}"
+                ) from None
         run_passes(prog, self.pipeline.passes, callback=self.pipeline.callback, ctx=self.ctx)
+
+
+def has_source_locations(prog: ModuleOp) -> bool:
+    """Whether any op carries a file:line:col location (rducc's output does)."""
+    return any(isinstance(op.location, FileLineColLoc | NameLoc) for op in prog.walk())
 
 
 def _user_error(error: BaseException) -> RduccError:
@@ -121,6 +151,8 @@ def _run(args: list[str]) -> None:
         opt.run()
     except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError,
             OSError, ValueError) as error:
+        if isinstance(error, OSError) and error.filename is None:
+            raise  # writing stdout: run_tool says so (a closed pipe: a quiet exit)
         raise _user_error(error) from error
     if opt.output_text is not None:
         write_atomically(opt.args.output_file, opt.output_text.getvalue())

@@ -52,7 +52,7 @@ def option_lines(cls: type[ModulePass]) -> list[str]:
         default = "" if value is None else f" = {value}" if value != "" else ' = ""'
         kind = info.expected_type.replace("'", "")
         doc = f"  {docs[info.name]}" if info.name in docs else ""
-        lines.append(f"{info.name.replace('_', '-')}: {kind}{default}{doc}")
+        lines.append(f"{info.name}: {kind}{default}{doc}")  # as pipelines spell it: keep_on_chip
     return lines
 
 
@@ -97,7 +97,7 @@ def pass_groups(plugin_files: list[str] | None = None) -> dict[str, dict[str, Pa
     }
     installed = {
         name: factory for name, factory in installed_passes().items()
-        if name not in upstream and name not in ALL_PASSES
+        if name not in upstream and name not in ALL_PASSES and name not in plugins
     }
     return {
         "rducc's passes (the -O pipelines run these, with cse)": dict(ALL_PASSES),

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--output", metavar="FILE.npz",
                         help="write the results (output_0, output_1, ...; buffer:NAME, input:LABEL: "
-                             "what the model updates in place)")
+                             "what the model updates in place); '-' for stdout")
     parser.add_argument("--weights", metavar="FILE", help="weights file (default: the one the program names)")
     parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
     parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
@@ -54,7 +54,7 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-    from rducc.diagnostics import check_mlir_text, compact_dense_literals, format_parse_error
+    from rducc.diagnostics import check_mlir_text, compact_dense_literals, describe_verify_failure, format_parse_error
     from rducc.dialects.program import check_loop_steps
     from rducc.files import read_regular
     from rducc.tools.opt import RduccOptMain
@@ -68,12 +68,13 @@ def parse_program(path: Path) -> ModuleOp:
     context = RduccOptMain(args=[str(path)]).ctx
     try:
         module = Parser(context, text, str(path)).parse_module()
-        module.verify()
-        check_loop_steps(module)  # xDSL's verifier accepts a step of 0
     except ParseError as error:
         raise RduccError(format_parse_error(error)) from None
+    try:
+        module.verify()
     except DiagnosticException as error:
-        raise RduccError(f"{path}: the program does not verify: {str(error).strip()}") from None
+        raise RduccError(f"{path}: the program does not verify:\n{describe_verify_failure(module, error)}") from None
+    check_loop_steps(module)  # xDSL's verifier accepts a step of 0
     if level_of(module) != Level.PLACED:
         raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
     return module
@@ -168,6 +169,11 @@ def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
     buffer = io.BytesIO()
     # numpy's stub types **kwds as if one could be its `allow_pickle: bool`
     np.savez(buffer, **results)  # type: ignore[arg-type]
+    if path == "-":  # the .npz on stdout, for a pipe
+        sys.stdout.flush()
+        sys.stdout.buffer.write(buffer.getvalue())
+        sys.stdout.buffer.flush()
+        return
     write_atomically_bytes(path, buffer.getvalue())
 
 

@@ -59,7 +59,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "safetensors": ("weights.safetensors", "a safetensors file"),
     "unsupported": ("unsupported.pt2", "a model using torch.digamma and torch.lgamma (unsupported) beside torch.sort"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
+    "data_dependent": ("nonzero.pt2", "a model whose output size depends on the data (torch.nonzero)"),
     "complex": ("complex.pt2", "a model taking a complex64 input"),
+    "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
+    "train_batchnorm": ("train_batchnorm.pt2", "a model with nn.BatchNorm1d exported without eval()"),
     "tiny_memory": ("tiny_memory.toml", "a target with 4 KB of HBM and of DDR"),
     "tiny_sram": ("tiny_sram.toml", "a target with 256 bytes of SRAM"),
     "unknown_key": ("unknown_key.toml", "a target file with a misspelt key"),
@@ -92,7 +95,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "weights_partial": ("partial.safetensors", "the example's weights without fc2.weight"),
     "plugin_syntax": ("syntax_error.py", "a pass plugin file that does not parse"),
     "plugin_raises": ("raises_on_load.py", "a pass plugin file that raises KeyError while loading"),
-    "plugin_faulty": ("faulty_passes.py", "a pass plugin with a pass that breaks the IR and one that crashes"),
+    "plugin_faulty": ("faulty_passes.py", "a pass plugin with a pass that breaks the IR, one that crashes and one that calls exit()"),
+    "plugin_exits": ("exits_on_load.py", "a pass plugin file that calls sys.exit(0) while loading"),
     "silu_graph": ("silu.mlir", "x * sigmoid(x) at the graph level"),
     "huge_splat": ("huge_splat.mlir", "a dense splat constant of 999999999999 elements"),
     "open_string": ("open_string.mlir", "a string literal left open on its line"),
@@ -245,7 +249,10 @@ CASES: list[ErrorCase] = [
     # --- the model
     ErrorCase("unsupported op", RDUCC, ("{unsupported}", *OUT), "operators rducc cannot import:\n  aten.digamma.default: 1 use, first at"),
     ErrorCase("dynamic shapes", RDUCC, ("{dynamic}", *OUT), "static shapes only"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape [u0, 2] on 'nonzero'"),
     ErrorCase("unsupported dtype", RDUCC, ("{complex}", *OUT), "dtype complex64, which rducc does not support"),
+    ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
+    ErrorCase("BatchNorm exported in training mode", RDUCC, ("{train_batchnorm}", *OUT), "aten._native_batch_norm_legit_functional.default (batch norm with training=True): 1 use, first at"),
     ErrorCase("model too large for HBM+DDR", RDUCC, ("{model}", "--target", "{tiny_memory}", *OUT), "the model does not fit tiny_memory"),
     ErrorCase("kernel impossible to tile into SRAM", RDUCC, ("{model}", "--target", "{tiny_sram}", *OUT), "cannot be tiled", located=True),
     # --- targets and flags
@@ -270,6 +277,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("pass plugin that raises while loading", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_raises}", "--pass-pipeline", "cse", *OUT), "pass plugin failed while loading: KeyError"),
     ErrorCase("plugin pass that raises", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_faulty}", "--pass-pipeline", "rdu-canonicalize,crash", *OUT), "pass 'crash' failed at"),
     ErrorCase("rducc-opt: plugin pass that breaks the IR", OPT, ("--load-pass-plugin", "{plugin_faulty}", "-p", "break-ir", "{silu_graph}", *OUT), "the IR does not verify after pass 'break-ir'"),
+    # --- plugins that end the process, and output names checked before compiling
+    ErrorCase("pass plugin that calls exit() while loading", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_exits}", "--pass-pipeline", "cse", *OUT), "pass plugin called exit() while loading (SystemExit: 0)"),
+    ErrorCase("plugin pass that calls exit()", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_faulty}", "--pass-pipeline", "rdu-canonicalize,exit", *OUT), "pass 'exit' failed at"),
+    ErrorCase("rducc-opt: plugin pass that calls exit()", OPT, ("--load-pass-plugin", "{plugin_faulty}", "-p", "exit", "{silu_graph}", *OUT), "pass 'exit' failed at"),
+    ErrorCase("output name that is not UTF-8", RDUCC, ("{model}", "-o", "\udcff.mlir"), "the name is not valid UTF-8"),
+    ErrorCase("--plot into a file", RDUCC, ("{model}", "--plot", "{mlir_text}", *OUT), "it is a file; --plot takes a directory"),
     # --- where the output goes
     ErrorCase("output into a missing directory", RDUCC, ("{model}", "-o", "no/such/dir/out.mlir"), "directory no/such/dir does not exist"),
     ErrorCase("output onto a directory", RDUCC, ("{model}", "-o", "."), "cannot write .: it is a directory"),
@@ -338,7 +351,8 @@ def _shown(case: ErrorCase) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
+    shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # a non-UTF-8 name
+    return shown.replace("|", "\\|").replace("\n", "<br>")
 
 
 def render_doc() -> str:
@@ -354,8 +368,12 @@ def render_doc() -> str:
         "located one starts `file:line:col: error:`), no Python traceback, and leaves",
         "the output file (`out.mlir` or `out.npz`, already there from an earlier run)",
         "untouched, with no other file written. A bug in rducc itself is different:",
-        "`TOOL: internal error: ...`, a request to report it, exit status 2 (`--debug`",
-        "shows the traceback).",
+        "`TOOL: internal error: ...`, a request to report it, exit status 70 (`--debug`",
+        "shows the traceback). The exit statuses of all three tools: 0 success, 1 bad",
+        "input (every row below), 2 a command line argparse cannot parse (its usage",
+        "message), 70 a bug in rducc, 130 interrupted (Ctrl-C, one line, also while",
+        "the tool starts), 141 standard output closed by its reader (`rducc-run ... |",
+        "head`: nothing printed, as Unix tools stopped by SIGPIPE).",
         "",
         "Outputs: two outputs naming one file, or an output naming an input, are",
         "refused; a symbolic link given as output is followed (its file replaced,",
@@ -459,7 +477,16 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(Doubles(), (torch.randn(4, 8),), paths["dynamic"],
             dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
+    class NonZero(nn.Module):
+        def forward(self, x):
+            return torch.nonzero(x)
+
+    _export(NonZero(), (torch.randn(4, 8),), paths["data_dependent"])
     torch.save(nn.Linear(4, 3).state_dict(), paths["checkpoint"])
+    with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
+        for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_batchnorm", nn.BatchNorm1d(8))):
+            model = nn.Sequential(nn.Linear(8, 8), layer)
+            torch.export.save(torch.export.export(model, (torch.randn(4, 8),)), str(paths[key]))
 
     class Tiny(nn.Module):
         def forward(self, x):
@@ -638,7 +665,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     paths["onnx"].write_bytes(b"\x08\x07\x12\x07pytorch" + bytes(64))
     for key, text in {**_TARGETS, **_MLIR}.items():
         paths[key].write_text(text)
-    for key in ("plugin_syntax", "plugin_raises", "plugin_faulty"):
+    for key in ("plugin_syntax", "plugin_raises", "plugin_faulty", "plugin_exits"):
         paths[key].write_text((PLUGIN_INPUTS / INPUTS[key][0]).read_text())
     paths["silu_graph"].write_text((ROOT / "test" / "examples" / "fuse-silu.mlir").read_text())
     _index_files(paths)

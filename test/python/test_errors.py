@@ -111,7 +111,7 @@ def test_console_scripts_say_the_same(name, files, tmp_path, monkeypatch, capfd)
 
 
 # --------------------------------------------------------------------------
-# A bug in rducc: a report request and exit status 2
+# A bug in rducc: a report request and exit status 70
 # --------------------------------------------------------------------------
 
 
@@ -122,7 +122,7 @@ def _broken() -> None:
 def test_internal_error_asks_for_a_report(capsys):
     from rducc.tools.cli import run_tool
 
-    assert run_tool("rducc", _broken, debug=False) == 2
+    assert run_tool("rducc", _broken, debug=False) == 70
     err = capsys.readouterr().err
     assert err.startswith("rducc: internal error: KeyError: 'the kernel table lost k3'\n")
     assert "This is a bug in rducc; please report it" in err and "--debug" in err
@@ -132,7 +132,7 @@ def test_internal_error_asks_for_a_report(capsys):
 def test_internal_error_traceback_under_debug(capsys):
     from rducc.tools.cli import run_tool
 
-    assert run_tool("rducc-run", _broken, debug=True) == 2
+    assert run_tool("rducc-run", _broken, debug=True) == 70
     err = capsys.readouterr().err
     assert "Traceback" in err and "_broken" in err
     assert "rducc-run: internal error: KeyError" in err

@@ -375,7 +375,8 @@ def test_list_passes_shows_every_pass_with_description_and_options(tool, capsys)
     for name in parse_passes(pipeline_text(2)):
         assert re.search(rf"^  {name.name} +\S", listing, re.MULTILINE), name.name
     assert re.search(r"^      level: int = 2  0 = every op its own kernel", listing, re.MULTILINE)
-    assert re.search(r"^      keep-on-chip: bool = true  Let a value stay in SRAM", listing, re.MULTILINE)
+    assert re.search(r"^      keep_on_chip: bool = true  Let a value stay in SRAM", listing, re.MULTILINE)
+    assert "rdu-insert-dma{keep_on_chip=" in pipeline_text(2)  # one spelling: as --print-pipeline prints it
     plugins = listing.split("passes of plugin files (--load-pass-plugin):")[1].split("\n\n")[0]
     assert re.search(r"^  fuse-silu +Fuse x \* sigmoid\(x\)", plugins, re.MULTILINE)
     assert re.search(r"^  canonicalize ", listing.split("upstream xDSL passes:")[1], re.MULTILINE)

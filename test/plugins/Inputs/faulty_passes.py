@@ -4,6 +4,7 @@
   broadcast to: the IR no longer verifies.
 - `crash` looks up a key that is not there.
 - `scale{factor=F}` multiplies every map's result by F: valid IR, an option.
+- `exit` calls sys.exit(0) (a false success unless caught).
 """
 
 from dataclasses import dataclass
@@ -59,3 +60,15 @@ class Scale(ModulePass):
             scaled = build_map([map_op.result], map_op.result.type, lambda b, xs: b.mul(xs[0], b.constant(self.factor, xs[0].type)), map_op.location)
             map_op.parent_block().insert_op_after(scaled, map_op)
             map_op.result.replace_uses_with_if(scaled.result, lambda use: use.operation is not scaled)
+
+
+@dataclass(frozen=True)
+class Exit(ModulePass):
+    """Calls sys.exit(0), which must not pass for a successful compile."""
+
+    name = "exit"
+
+    def apply(self, ctx, op):
+        import sys
+
+        sys.exit(0)
