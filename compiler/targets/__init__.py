@@ -229,7 +229,7 @@ def _figure(path: Path | str, name: str, value: int | float) -> int | float:
             raise bad("a whole number")
         low = 0 if name in _MAY_BE_ZERO else 1
         if not low <= value <= MAX_INTEGER:
-            raise bad(f">= {low} and at most 2^53 ({MAX_INTEGER})")
+            raise bad(f"{'>= 0' if low == 0 else '> 0'} and at most 2^53 ({MAX_INTEGER})")
         return int(value)
     if name in _FRACTION_FIELDS:
         if not 0 < value <= 1:
