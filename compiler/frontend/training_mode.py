@@ -93,12 +93,16 @@ TRAINING_CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
 
 
 RANDOM_OPS = ("aten.bernoulli.", "aten.rand", "aten.uniform.", "aten.normal.")
-"""Random draws: in a torch.nn dropout module (AlphaDropout decomposes to bernoulli) they are training mode."""
+"""Random draws: in a torch.nn dropout or RReLU module (AlphaDropout decomposes to
+bernoulli, RReLU's noise to uniform draws) they are training mode."""
+
+RANDOM_IN_TRAINING = ("Dropout", "RReLU")
+"""torch.nn modules (by class name) that draw random numbers only in training mode."""
 
 
 def _random_draw_of_dropout(node: torch.fx.Node) -> str | None:
     module = in_torch_module(node)
-    if module is None or "Dropout" not in module.rsplit(".", 1)[-1]:
+    if module is None or not any(name in module.rsplit(".", 1)[-1] for name in RANDOM_IN_TRAINING):
         return None
     if not str(node.target).startswith(RANDOM_OPS):
         return None

@@ -342,7 +342,7 @@ def _run(args: argparse.Namespace) -> None:
             _write_outputs(args.output, text, weights_path, weights)
     finally:
         progress.done()  # clear the progress line, before any error message too
-    if weights and weights_path is None:
+    if weights and args.output == "-" and weights_path is None:
         print("rducc: note: the weights were not written (the MLIR went to standard output); "
               "rducc-run needs them: pass --weights FILE, or -o FILE.mlir", file=sys.stderr)
     if args.report or args.report_json or args.plot:

@@ -57,7 +57,7 @@ def test_failures_are_rows_with_one_line_errors(quick_rows) -> None:
     assert "## Failures" in text
 
 
-def test_zoo_has_thirty_architectures_from_three_libraries() -> None:
+def test_zoo_has_thirty_architectures_of_every_kind() -> None:
     assert len(ZOO) >= 30
-    assert {m.source for m in ZOO.values()} == {"transformers", "torchvision", "timm"}
-    assert any(m.decoder for m in ZOO.values())
+    decoders = [m for m in ZOO.values() if m.decoder]
+    assert len(decoders) >= 10 and len(ZOO) - len(decoders) >= 10  # causal LMs, and encoders/vision/audio

@@ -300,7 +300,8 @@ def test_pipeline_edits_insert_where_asked():
     base = default_passes(1)
     tile = names(base).index("rdu-tile")
     assert names(edit_pipeline(base, [api.before("rdu-tile", marker)])) == names(base[:tile]) + ["fuse-silu"] + names(base[tile:])
-    assert names(edit_pipeline(base, [api.after("rdu-sram-alloc", marker)]))[-1] == "fuse-silu"
+    after = names(edit_pipeline(base, [api.after("rdu-sram-alloc", marker)]))
+    assert after[after.index("rdu-sram-alloc") + 1] == "fuse-silu" and len(after) == len(base) + 1
     with pytest.raises(RduccError, match="cannot insert before 'rdu-nothing'.*rdu-canonicalize, rdu-outline-layers, cse"):
         edit_pipeline(base, [api.before("rdu-nothing", marker)])
 

@@ -31,7 +31,7 @@ def _exported(model: nn.Module) -> torch.export.ExportedProgram:
         (nn.Dropout(0.2), "aten.native_dropout.default (dropout with train=True, in nn.Dropout)"),
         (nn.AlphaDropout(0.2), "aten.bernoulli.p (a random draw of nn.AlphaDropout in training mode)"),
         (nn.BatchNorm1d(8), "aten._native_batch_norm_legit_functional.default (batch norm with training=True)"),
-        (nn.RReLU(), "rrelu with training=True"),
+        (nn.RReLU(), "aten.rand.default (a random draw of nn.RReLU in training mode)"),
     ],
 )
 def test_training_mode_ops_are_named_with_their_line(layer, op):
