@@ -178,7 +178,9 @@ def test_a_long_run_shows_its_progress_on_a_terminal():
 
     terminal = _Terminal()
     with Ticker(terminal, after_s=0.05, every_s=0.05):
-        time.sleep(0.4)
+        deadline = time.monotonic() + 60  # a busy machine may start the ticker late
+        while "so far" not in terminal.text and time.monotonic() < deadline:
+            time.sleep(0.05)
     assert "rducc-run: running, 0 s so far (Ctrl-C stops it)" in terminal.text
     assert terminal.text.endswith("\r\x1b[2K")  # the line is cleared at the end
     quiet = _Terminal()
