@@ -20,6 +20,9 @@ from rducc.files import read_text
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 BUILTIN_TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
+COMPARISON_TARGETS = ("dgx-h100",)
+"""Built-in targets that are not chips rducc compiles for: a GPU node whose
+"DDR" is host memory over PCIe, for serving comparisons (docs/serving.md)."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _resolve(spec: str) -> Path:
-    if spec in BUILTIN_TARGETS:
+    if spec in BUILTIN_TARGETS + COMPARISON_TARGETS:
         return BUILTIN_DIR / f"{spec}.toml"
     path = Path(spec)
     if path.suffix in (".toml", ".json") or path.exists():
@@ -163,7 +166,7 @@ def _figures(spec: str, seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], Pa
         return data, path
     if not isinstance(parent, str) or not parent:
         raise RduccError(f"target file {path}: bad 'inherits' value {parent!r}")
-    if parent not in BUILTIN_TARGETS and not Path(parent).is_absolute():
+    if parent not in BUILTIN_TARGETS + COMPARISON_TARGETS and not Path(parent).is_absolute():
         parent = str(path.parent / parent)  # relative to the inheriting file
     base, _ = _figures(parent, (*seen, path.resolve()))
     return {**base, **data}, path
@@ -258,8 +261,8 @@ def load_target(spec: str | Target = "sn40l") -> Target:
     if isinstance(spec, Target):
         return spec
     data, path = _figures(spec)
-    source = spec if spec in BUILTIN_TARGETS else str(path.resolve())
+    source = spec if spec in BUILTIN_TARGETS + COMPARISON_TARGETS else str(path.resolve())
     return Target(**_validate(data, path), source=source)
 
 
-__all__ = ["Target", "load_target", "BUILTIN_TARGETS"]
+__all__ = ["Target", "load_target", "BUILTIN_TARGETS", "COMPARISON_TARGETS"]

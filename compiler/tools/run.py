@@ -44,6 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
     parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
     parser.add_argument("--target", metavar="NAME|FILE", help="cost for this target (default: the program's)")
+    serving = parser.add_argument_group("serving simulation (PROGRAM is a deployment directory; docs/serving.md)")
+    serving.add_argument("--trace", metavar="FILE.jsonl", help="with --simulate: serve this request trace")
+    serving.add_argument("--eviction", choices=("lru", "fifo", "lfu"), help="HBM eviction (default: the manifest's)")
+    serving.add_argument("--max-batch", type=int, default=8, metavar="N", help="requests batched per model (8)")
+    serving.add_argument("--plot", metavar="FILE.png", help="draw the serving timeline")
+    serving.add_argument("--report-json", metavar="FILE", help="write every request's figures as JSON")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
     return parser
@@ -223,9 +229,28 @@ def _print_results(results: dict[str, np.ndarray]) -> None:
         print(np.array2string(result, threshold=64, precision=6))
 
 
+def _serve(args: argparse.Namespace) -> None:
+    """`rducc-run DIR --simulate --trace FILE`: the serving simulation (rducc.serving)."""
+    from rducc.files import check_distinct, check_writable
+    from rducc.serving import simulate_deployment
+
+    if not args.trace:
+        raise RduccError("--plot and --report-json need --simulate --trace FILE (a serving simulation)")
+    if not args.simulate:
+        raise RduccError("--trace needs --simulate (a serving simulation; nothing runs)")
+    for output in (args.plot, args.report_json):
+        if output is not None:
+            check_writable(output)
+    check_distinct([("--plot", args.plot), ("--report-json", args.report_json)], [("--trace", args.trace)])
+    print(simulate_deployment(args.program, args.trace, args.target, args.eviction, args.max_batch,
+                              args.plot, args.report_json).table())
+
+
 def _run(args: argparse.Namespace) -> None:
     from rducc.files import check_distinct, check_writable
 
+    if args.trace or args.plot or args.report_json:
+        return _serve(args)
     for output in (args.output, args.report):
         if output is not None:
             check_writable(output)

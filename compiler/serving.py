@@ -1,0 +1,676 @@
+"""Serving simulation: a request trace on a deployment of several models.
+
+    models = served_models_from_manifest(json.loads(text))
+    memory = Memory.of_target(load_target("sn40l-8"), reserve_fraction=0.25)
+    report = simulate(models, read_trace("requests.jsonl", models), memory)
+    print(report.table())
+
+A discrete-event model of one system (all its sockets together) serving the
+trace; docs/serving.md states every rule. In short:
+
+- **Memory**: every model's weights live in DDR (host memory over PCIe on a
+  GPU node); a request needs its model in HBM. The HBM holds models up to a
+  weight budget (the system's HBM less a reserve for activations and KV
+  caches). A missing model is copied DDR -> HBM in `bytes / bandwidth +
+  latency`, the bandwidth being the target's `ddr_bandwidth x
+  ddr_efficiency x sockets` (each socket copies its share of the weights
+  from its own DDR) and the latency its `dma_latency_s`. One copy at a time.
+- **Overlap**: a copy runs beside the compute of other models (DMA / copy
+  engines work while the compute units run); a model being computed is
+  never evicted.
+- **Eviction**: to make room the copy evicts models by a policy: `lru`
+  (least recently used, the default), `fifo` (loaded earliest) or `lfu`
+  (fewest uses, then least recent).
+- **Compute**: one batch at a time on the whole system (each model is spread
+  over all sockets). Static batching: when the system is free it takes the
+  model of the oldest waiting request whose model is in HBM and up to
+  `max_batch` of that model's waiting requests; prefill costs the batch's
+  prompt tokens x `prefill_s_per_token` (compute bound), each decode step
+  costs `decode_step_s` whatever the batch (weight-bandwidth bound: the step
+  reads the weights once for the whole batch). A request's first token comes
+  at the end of prefill, its k-th at k - 1 decode steps later; the batch
+  holds the system until its longest request is done.
+- **Routers**: a request with `"router": R` first runs router model R on its
+  prompt (prefill only: its one output token picks the expert), then the
+  expert the trace names, as a second job queued when the router finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rducc.errors import RduccError
+from rducc.files import read_text
+from rducc.targets import Target
+
+EVICTION_POLICIES = ("lru", "fifo", "lfu")
+"""Eviction policies: least recently used, first loaded first out, least frequently used."""
+DEFAULT_MAX_BATCH = 8
+"""Requests of one model batched together at most (static batching)."""
+DEFAULT_RESERVE_FRACTION = 0.25
+"""Share of HBM kept for activations and KV caches when a manifest does not say."""
+MAX_TRACE_BYTES = 1 << 28
+"""The largest trace read (256 MiB: millions of requests)."""
+MAX_MANIFEST_BYTES = 1 << 26
+TRACE_FIELDS = ("id", "model", "prompt_tokens", "output_tokens", "arrival_s", "router")
+MAX_TOKENS = 1 << 24
+"""Tokens of one request at most (prompt or output): far past any context window."""
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """One deployed model as the simulation sees it (a manifest's `models[i]`)."""
+
+    name: str
+    weight_bytes: int
+    resident: bool
+    prefill_s_per_token: float
+    decode_step_s: float
+    router: bool = False
+
+
+@dataclass(frozen=True)
+class Request:
+    """One line of a trace. `router` names the router model run first, if any."""
+
+    id: str
+    model: str
+    prompt_tokens: int
+    output_tokens: int
+    arrival_s: float
+    router: str | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Memory:
+    """The target's figures the simulation uses, for the whole system."""
+
+    target: str
+    sockets: int
+    hbm_bytes: int
+    hbm_weight_budget_bytes: int
+    ddr_bytes: int
+    copy_bandwidth: float
+    """DDR -> HBM bytes a second, all sockets copying their share at once."""
+    copy_latency_s: float
+
+    @classmethod
+    def of_target(cls, target: Target, reserve_fraction: float = DEFAULT_RESERVE_FRACTION) -> Memory:
+        """The system's memory: per-socket figures x sockets; the weight budget
+        leaves `reserve_fraction` of HBM for activations and KV caches."""
+        if not 0 <= reserve_fraction < 1:
+            raise RduccError(f"HBM reserve fraction must be >= 0 and < 1, got {reserve_fraction!r}")
+        hbm = target.hbm_bytes * target.sockets
+        return cls(target.name, target.sockets, hbm, int(hbm * (1 - reserve_fraction)),
+                   target.ddr_bytes * target.sockets,
+                   target.ddr_bandwidth * target.ddr_efficiency * target.sockets, target.dma_latency_s)
+
+    def copy_s(self, weight_bytes: int) -> float:
+        """Time to copy one model's weights DDR -> HBM."""
+        return weight_bytes / self.copy_bandwidth + self.copy_latency_s
+
+
+# --------------------------------------------------------------------------
+# reading a manifest and a trace
+# --------------------------------------------------------------------------
+
+
+def _manifest_error(where: str, rule: str) -> RduccError:
+    return RduccError(f"manifest: {where} {rule}")
+
+
+def _number(entry: dict[str, Any], key: str, where: str, integer: bool = False, positive: bool = True) -> Any:
+    value = entry.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not isinstance(value, int)):
+        raise _manifest_error(f"{where}.{key}", f"must be a {'whole ' if integer else ''}number, got {value!r}")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise _manifest_error(f"{where}.{key}", f"must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    return value
+
+
+def served_models_from_manifest(data: Any) -> list[ServedModel]:
+    """The models of a deployment manifest (docs/serving.md; the fields of MANIFEST
+    `models[i]` the simulation needs: name, weight_bytes, resident, router, modeled)."""
+    if not isinstance(data, dict) or data.get("format") != "rducc-deployment":
+        raise RduccError("manifest: not an rducc deployment manifest (expected \"format\": \"rducc-deployment\")")
+    entries = data.get("models")
+    if not isinstance(entries, list) or not entries:
+        raise _manifest_error("models", "must be a non-empty list")
+    models: list[ServedModel] = []
+    for i, entry in enumerate(entries):
+        where = f"models[{i}]"
+        if not isinstance(entry, dict):
+            raise _manifest_error(where, "must be an object")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise _manifest_error(f"{where}.name", "must be a non-empty string")
+        if any(m.name == name for m in models):
+            raise _manifest_error(f"{where}.name", f"'{name}' names two models")
+        modeled = entry.get("modeled")
+        if not isinstance(modeled, dict):
+            raise _manifest_error(f"{where}.modeled", "must be an object")
+        flags = [entry.get("resident", False), entry.get("router", False)]
+        if not all(isinstance(flag, bool) for flag in flags):
+            raise _manifest_error(where, "'resident' and 'router' must be true or false")
+        models.append(ServedModel(
+            name, _number(entry, "weight_bytes", where, integer=True, positive=False), flags[0],
+            _number(modeled, "prefill_s_per_token", f"{where}.modeled"),
+            _number(modeled, "decode_step_s", f"{where}.modeled"), flags[1]))
+    return models
+
+
+def reserve_fraction_from_manifest(data: dict[str, Any]) -> float:
+    """The share of HBM the deployment keeps for activations and KV caches."""
+    hbm, reserve = data.get("hbm_bytes"), data.get("hbm_reserve_bytes")
+    if reserve is None:
+        return DEFAULT_RESERVE_FRACTION
+    _number(data, "hbm_bytes", "manifest", integer=True)
+    _number(data, "hbm_reserve_bytes", "manifest", integer=True, positive=False)
+    if reserve >= hbm:
+        raise _manifest_error("hbm_reserve_bytes", f"must be less than hbm_bytes ({hbm})")
+    return reserve / hbm
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    """DIR/manifest.json as JSON (checked by `served_models_from_manifest`)."""
+    path = Path(directory) / "manifest.json"
+    if not Path(directory).is_dir():
+        raise RduccError(f"{directory}: not a deployment directory (rducc deploy ... -o DIR writes one)")
+    text = read_text(path, "manifest", MAX_MANIFEST_BYTES)
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise RduccError(f"manifest {path}: not valid JSON: {error}") from None
+
+
+def _trace_error(path: str | Path, line: int, problem: str) -> RduccError:
+    return RduccError(f"trace {path}:{line}: {problem}")
+
+
+def _tokens(record: dict[str, Any], key: str, path: str | Path, line: int) -> int:
+    value = record.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOKENS:
+        raise _trace_error(path, line, f"'{key}' must be a whole number from 1 to {MAX_TOKENS}, got {value!r}")
+    return value
+
+
+def parse_request(record: Any, path: str | Path, line: int, models: dict[str, ServedModel]) -> Request:
+    """One trace line's object, checked against the deployment's models."""
+    if not isinstance(record, dict):
+        raise _trace_error(path, line, "expected a JSON object per line")
+    unknown = sorted(set(record) - set(TRACE_FIELDS))
+    if unknown:
+        raise _trace_error(path, line, f"unknown field '{unknown[0]}' (known: {', '.join(TRACE_FIELDS)})")
+    model = record.get("model")
+    if model == "auto":
+        raise _trace_error(path, line, "\"model\": \"auto\": name the expert the router picks")
+    if not isinstance(model, str) or model not in models:
+        raise _trace_error(path, line, f"unknown model {model!r} (deployed: {_names(models)})")
+    router = record.get("router")
+    if router is not None and (not isinstance(router, str) or router not in models or not models[router].router):
+        routers = [name for name, m in models.items() if m.router]
+        raise _trace_error(path, line, f"'router' {router!r} is not a router model of the deployment "
+                                       f"(routers: {', '.join(routers) or 'none'})")
+    arrival = record.get("arrival_s")
+    if isinstance(arrival, bool) or not isinstance(arrival, int | float) or not 0 <= arrival < math.inf:
+        raise _trace_error(path, line, f"'arrival_s' must be a finite number >= 0, got {arrival!r}")
+    ident = record.get("id", str(line))
+    if not isinstance(ident, str | int) or isinstance(ident, bool):
+        raise _trace_error(path, line, f"'id' must be a string, got {ident!r}")
+    return Request(str(ident), model, _tokens(record, "prompt_tokens", path, line),
+                   _tokens(record, "output_tokens", path, line), float(arrival), router, line)
+
+
+def _names(models: dict[str, ServedModel]) -> str:
+    names = list(models)
+    return ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+
+
+def read_trace(path: str | Path, models: Sequence[ServedModel]) -> list[Request]:
+    """A JSONL trace, one request a line (blank lines skipped), sorted by arrival
+    (stably: equal arrivals keep the file's order)."""
+    by_name = {m.name: m for m in models}
+    requests: list[Request] = []
+    seen: dict[str, int] = {}
+    for number, text in enumerate(read_text(path, "trace", MAX_TRACE_BYTES).splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as error:
+            message = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+            raise _trace_error(path, number, f"not a JSON object ({message}); a trace is JSONL, "
+                                             "one request object a line") from None
+        request = parse_request(record, path, number, by_name)
+        if request.id in seen:
+            raise _trace_error(path, number, f"id '{request.id}' already used on line {seen[request.id]}")
+        seen[request.id] = number
+        requests.append(request)
+    if not requests:
+        raise RduccError(f"trace {path}: no requests")
+    return sorted(requests, key=lambda r: r.arrival_s)
+
+
+# --------------------------------------------------------------------------
+# the simulation
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Job:
+    """One model call of a request: the router's, or the expert's."""
+
+    request: int
+    model: str
+    prompt_tokens: int
+    output_tokens: int
+    ready_s: float
+    expert: bool
+    hit: bool = False
+
+
+@dataclass
+class _Slot:
+    """A model in HBM."""
+
+    loaded_s: float
+    last_used_s: float
+    uses: int = 0
+
+
+@dataclass(frozen=True)
+class Event:
+    """A span of the timeline: a copy into HBM, a batch's compute, or an eviction (0 long)."""
+
+    kind: str
+    model: str
+    start_s: float
+    end_s: float
+    requests: int = 0
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    id: str
+    model: str
+    router: str | None
+    arrival_s: float
+    first_token_s: float
+    finish_s: float
+    output_tokens: int
+    hbm_hit: bool
+    """Whether the expert was in HBM when the request (its expert job) was ready."""
+
+    @property
+    def ttft_s(self) -> float:
+        return self.first_token_s - self.arrival_s
+
+    @property
+    def tpot_s(self) -> float:
+        steps = self.output_tokens - 1
+        return (self.finish_s - self.first_token_s) / steps if steps else 0.0
+
+
+@dataclass
+class ServingReport:
+    """What a simulation found: per request, the timeline and the totals."""
+
+    memory: Memory
+    eviction: str
+    max_batch: int
+    results: list[RequestResult]
+    events: list[Event]
+    hits: int
+    uses: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def copies(self) -> list[Event]:
+        return [e for e in self.events if e.kind == "copy"]
+
+    @property
+    def switching_s(self) -> float:
+        return sum(e.end_s - e.start_s for e in self.copies)
+
+    @property
+    def makespan_s(self) -> float:
+        return max(r.finish_s for r in self.results) - min(r.arrival_s for r in self.results)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(r.output_tokens for r in self.results)
+
+    @property
+    def throughput(self) -> float:
+        return self.output_tokens / self.makespan_s if self.makespan_s > 0 else math.inf
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.uses
+
+    def totals(self) -> dict[str, Any]:
+        ttft = sorted(r.ttft_s for r in self.results)
+        return {
+            "requests": len(self.results), "output_tokens": self.output_tokens,
+            "makespan_s": self.makespan_s, "throughput_tokens_per_s": self.throughput,
+            "hbm_hit_rate": self.hit_rate, "hbm_hits": self.hits, "model_uses": self.uses,
+            "copies": len(self.copies), "switching_s": self.switching_s,
+            "copied_bytes": sum(int(round((e.end_s - e.start_s - self.memory.copy_latency_s)
+                                          * self.memory.copy_bandwidth)) for e in self.copies),
+            "evictions": sum(e.kind == "evict" for e in self.events),
+            "ttft_mean_s": sum(ttft) / len(ttft), "ttft_p50_s": _quantile(ttft, 0.5),
+            "ttft_p99_s": _quantile(ttft, 0.99),
+            "tpot_mean_s": sum(r.tpot_s for r in self.results) / len(self.results),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "memory": asdict(self.memory), "eviction": self.eviction, "max_batch": self.max_batch,
+            "batching": "static", "totals": self.totals(), "notes": self.notes,
+            "requests": [{**asdict(r), "ttft_s": r.ttft_s, "tpot_s": r.tpot_s} for r in self.results],
+            "events": [asdict(e) for e in self.events],
+        }, indent=1) + "\n"
+
+    def table(self, rows: int = 40) -> str:
+        """The per-request table (the first `rows`) and the totals, as text."""
+        m = self.memory
+        lines = [f"serving simulation: {len(self.results)} requests on {m.target} ({m.sockets} sockets), "
+                 f"eviction {self.eviction}, static batching up to {self.max_batch}",
+                 f"HBM weight budget {m.hbm_weight_budget_bytes / 1e9:.1f} GB of {m.hbm_bytes / 1e9:.1f} GB; "
+                 f"DDR -> HBM {m.copy_bandwidth / 1e9:.1f} GB/s + {m.copy_latency_s * 1e6:g} us a copy",
+                 *(f"note: {note}" for note in self.notes), "",
+                 f"{'request':<12} {'model':<14} {'arrival_s':>10} {'ttft_s':>10} {'tpot_s':>10} "
+                 f"{'finish_s':>10} hbm"]
+        for r in self.results[:rows]:
+            model = f"{r.router}>{r.model}" if r.router else r.model
+            lines.append(f"{r.id[:12]:<12} {model[:14]:<14} {r.arrival_s:>10.4f} {r.ttft_s:>10.4f} "
+                         f"{r.tpot_s:>10.6f} {r.finish_s:>10.4f} {'hit' if r.hbm_hit else 'miss'}")
+        if len(self.results) > rows:
+            lines.append(f"... {len(self.results) - rows} more requests (--report-json FILE has all)")
+        t = self.totals()
+        lines += ["", "totals",
+                  f"  output tokens     {t['output_tokens']} in {t['makespan_s']:.4f} s",
+                  f"  throughput        {t['throughput_tokens_per_s']:,.1f} tokens/s",
+                  f"  HBM hit rate      {t['hbm_hit_rate']:.1%} ({t['hbm_hits']} of {t['model_uses']} model uses)",
+                  f"  switching         {t['switching_s']:.4f} s in {t['copies']} copies "
+                  f"({t['copied_bytes'] / 1e9:.2f} GB), {t['evictions']} evictions",
+                  f"  ttft              mean {t['ttft_mean_s']:.4f} s, p50 {t['ttft_p50_s']:.4f} s, "
+                  f"p99 {t['ttft_p99_s']:.4f} s",
+                  f"  tpot              mean {t['tpot_mean_s'] * 1e3:.3f} ms"]
+        return "\n".join(lines)
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class _Simulation:
+    """The state of one run: waiting jobs, HBM contents, the copy engine, the compute units."""
+
+    def __init__(self, models: Sequence[ServedModel], memory: Memory, eviction: str, max_batch: int):
+        self.models = {m.name: m for m in models}
+        self.memory, self.eviction, self.max_batch = memory, eviction, max_batch
+        self.waiting: list[_Job] = []
+        self.hbm: dict[str, _Slot] = {}
+        self.copy: tuple[str, float] | None = None  # (model, end)
+        self.batch: tuple[list[_Job], float] | None = None  # (jobs, end)
+        self.events: list[Event] = []
+        self.first_token: dict[int, float] = {}
+        self.finish: dict[int, float] = {}
+        self.expert_hit: dict[int, bool] = {}
+        self.hits = self.uses = 0
+        self._preload()
+
+    def _preload(self) -> None:
+        """Resident models start in HBM, in manifest order while the budget holds them."""
+        used = 0
+        for model in self.models.values():
+            if model.resident and used + model.weight_bytes <= self.memory.hbm_weight_budget_bytes:
+                self.hbm[model.name] = _Slot(0.0, 0.0)
+                used += model.weight_bytes
+
+    def _used_bytes(self) -> int:
+        held = [*self.hbm, *([self.copy[0]] if self.copy else [])]
+        return sum(self.models[name].weight_bytes for name in held)
+
+    def enqueue(self, job: _Job) -> None:
+        job.hit = job.model in self.hbm
+        self.hits += job.hit
+        self.uses += 1
+        if job.expert:
+            self.expert_hit[job.request] = job.hit
+        self.waiting.append(job)
+
+    def start_batch(self, now: float) -> None:
+        """The oldest waiting job whose model is in HBM, and its model's next jobs."""
+        ready = [job for job in self.waiting if job.model in self.hbm]
+        if self.batch is not None or not ready:
+            return
+        model = self.models[ready[0].model]
+        jobs = [job for job in ready if job.model == model.name][: self.max_batch]
+        for job in jobs:
+            self.waiting.remove(job)
+        prefill_end = now + sum(job.prompt_tokens for job in jobs) * model.prefill_s_per_token
+        end = prefill_end + (max(job.output_tokens for job in jobs) - 1) * model.decode_step_s
+        for job in jobs:
+            if job.expert:
+                self.first_token[job.request] = prefill_end
+                self.finish[job.request] = prefill_end + (job.output_tokens - 1) * model.decode_step_s
+        slot = self.hbm[model.name]
+        slot.last_used_s, slot.uses = now, slot.uses + len(jobs)
+        self.batch = (jobs, end)
+        self.events.append(Event("compute", model.name, now, end, len(jobs)))
+
+    def start_copy(self, now: float) -> None:
+        """Copy in the model of the oldest waiting job whose model is not in HBM,
+        evicting by the policy (never the model being computed); wait if it cannot fit."""
+        missing = [job for job in self.waiting if job.model not in self.hbm]
+        if self.copy is not None or not missing:
+            return
+        model = self.models[missing[0].model]
+        busy = self.batch[0][0].model if self.batch else None
+        victims = sorted((name for name in self.hbm if name != busy), key=self._eviction_key)
+        free = self.memory.hbm_weight_budget_bytes - self._used_bytes()
+        chosen = []
+        while free < model.weight_bytes and victims:
+            chosen.append(victims.pop(0))
+            free += self.models[chosen[-1]].weight_bytes
+        if free < model.weight_bytes:
+            return  # the model being computed holds the room: wait for its batch to end
+        for name in chosen:
+            del self.hbm[name]
+            self.events.append(Event("evict", name, now, now))
+        end = now + self.memory.copy_s(model.weight_bytes)
+        self.copy = (model.name, end)
+        self.events.append(Event("copy", model.name, now, end))
+
+    def _eviction_key(self, name: str) -> tuple[float, ...]:
+        slot = self.hbm[name]
+        if self.eviction == "fifo":
+            return (slot.loaded_s,)
+        if self.eviction == "lfu":
+            return (slot.uses, slot.last_used_s)
+        return (slot.last_used_s,)
+
+    def finish_events(self, now: float, requests: Sequence[Request]) -> None:
+        """Complete the copy and the batch that end at `now`; a router's finished
+        job queues its request's expert job."""
+        if self.copy is not None and self.copy[1] <= now:
+            self.hbm[self.copy[0]] = _Slot(now, now)
+            self.copy = None
+        if self.batch is not None and self.batch[1] <= now:
+            jobs, end = self.batch
+            self.batch = None
+            for job in jobs:
+                if not job.expert:
+                    request = requests[job.request]
+                    self.enqueue(_Job(job.request, request.model, request.prompt_tokens,
+                                      request.output_tokens, end, True))
+
+    def next_time(self) -> float:
+        ends = [self.copy[1]] if self.copy else []
+        return min([*ends, *([self.batch[1]] if self.batch else [])], default=math.inf)
+
+
+def simulate(models: Sequence[ServedModel], requests: Sequence[Request], memory: Memory,
+             eviction: str = "lru", max_batch: int = DEFAULT_MAX_BATCH) -> ServingReport:
+    """Serve `requests` (sorted by arrival) on the deployment; see the module's docstring."""
+    if eviction not in EVICTION_POLICIES:
+        raise RduccError(f"unknown eviction policy '{eviction}' (known: {', '.join(EVICTION_POLICIES)})")
+    if max_batch < 1:
+        raise RduccError(f"--max-batch must be at least 1, got {max_batch}")
+    for model in models:
+        if model.weight_bytes > memory.hbm_weight_budget_bytes:
+            raise RduccError(f"model '{model.name}' ({model.weight_bytes / 1e9:.2f} GB of weights) does not fit "
+                             f"the HBM weight budget of {memory.target} "
+                             f"({memory.hbm_weight_budget_bytes / 1e9:.2f} GB)")
+    state = _Simulation(models, memory, eviction, max_batch)
+    index, now = 0, 0.0
+    while index < len(requests) or state.waiting or state.copy or state.batch:
+        state.finish_events(now, requests)
+        while index < len(requests) and requests[index].arrival_s <= now:
+            request = requests[index]
+            first = request.router or request.model
+            state.enqueue(_Job(index, first, request.prompt_tokens, 1 if request.router else request.output_tokens,
+                               request.arrival_s, request.router is None))
+            index += 1
+        state.start_batch(now)
+        state.start_copy(now)
+        arrival = requests[index].arrival_s if index < len(requests) else math.inf
+        now = min(arrival, state.next_time())
+        if now == math.inf:
+            break
+    results = [RequestResult(r.id, r.model, r.router, r.arrival_s, state.first_token[i], state.finish[i],
+                             r.output_tokens, state.expert_hit[i]) for i, r in enumerate(requests)]
+    return ServingReport(memory, eviction, max_batch, results, state.events, state.hits, state.uses,
+                         _notes(models, memory))
+
+
+def _notes(models: Sequence[ServedModel], memory: Memory) -> list[str]:
+    total = sum(m.weight_bytes for m in models)
+    if total <= memory.ddr_bytes:
+        return []
+    return [f"the models' weights ({total / 1e12:.2f} TB) exceed {memory.target}'s DDR "
+            f"({memory.ddr_bytes / 1e12:.2f} TB); the simulation assumes they all sit there"]
+
+
+def rescaled(models: Sequence[ServedModel], modeled_on: Target, target: Target) -> list[ServedModel]:
+    """The models' times moved from the target they were modeled on to another:
+    a decode step scales with the system's HBM bandwidth (it reads the weights),
+    prefill with its peak BF16 FLOP/s (it is compute bound). A roofline
+    approximation for comparing targets; the same target returns them unchanged."""
+    def hbm(t: Target) -> float:
+        return t.hbm_bandwidth * t.hbm_efficiency * t.sockets
+
+    decode = hbm(modeled_on) / hbm(target)
+    prefill = modeled_on.peak_flops_bf16 * modeled_on.sockets / (target.peak_flops_bf16 * target.sockets)
+    return [ServedModel(m.name, m.weight_bytes, m.resident, m.prefill_s_per_token * prefill,
+                        m.decode_step_s * decode, m.router) for m in models]
+
+
+PLOT_MODELS = 40
+"""Models drawn on the timeline at most (the most used)."""
+
+
+def write_timeline(report: ServingReport, path: str | Path) -> None:
+    """A PNG: one row per model (copies into HBM, batches computed, evictions), and
+    each request's time to first token against its arrival."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise RduccError("--plot needs matplotlib: pip install 'rducc[plot]'") from error
+    counts: dict[str, int] = {}
+    for event in report.events:
+        counts[event.model] = counts.get(event.model, 0) + 1
+    shown = sorted(counts, key=lambda name: -counts[name])[:PLOT_MODELS]
+    row = {name: i for i, name in enumerate(sorted(shown))}
+    fig, (timeline, latency) = plt.subplots(2, 1, figsize=(11, 3 + 0.22 * len(row) + 3), dpi=100,
+                                            gridspec_kw={"height_ratios": [max(2, len(row) * 0.22), 2.5]})
+    from matplotlib.patches import Patch
+
+    colours = {"copy": "tab:red", "compute": "tab:blue"}
+    handles = []
+    for kind, colour in colours.items():
+        spans = [e for e in report.events if e.kind == kind and e.model in row]
+        for event in spans:
+            timeline.barh(row[event.model], event.end_s - event.start_s, left=event.start_s, height=0.7,
+                          color=colour, alpha=0.8)
+        label = "copy into HBM" if kind == "copy" else "batch computed"
+        handles.append(Patch(color=colour, label=f"{label} ({sum(e.kind == kind for e in report.events)})"))
+    evictions = [e for e in report.events if e.kind == "evict" and e.model in row]
+    handles.append(timeline.scatter([e.start_s for e in evictions], [row[e.model] for e in evictions], marker="x",
+                                    color="black", s=12, label=f"evicted ({len(evictions)})", zorder=3))
+    timeline.set_yticks(range(len(row)), list(row), fontsize=7)
+    timeline.set_xlabel("time (s)")
+    timeline.legend(handles=handles, loc="upper right", fontsize=8)
+    m = report.memory
+    timeline.set_title(f"{m.target}: {len(report.results)} requests, eviction {report.eviction}, "
+                       f"HBM hit rate {report.hit_rate:.1%}, switching {report.switching_s:.3f} s", fontsize=10)
+    hit = [r for r in report.results if r.hbm_hit]
+    miss = [r for r in report.results if not r.hbm_hit]
+    for group, colour, label in ((hit, "tab:green", "HBM hit"), (miss, "tab:red", "HBM miss")):
+        latency.scatter([r.arrival_s for r in group], [r.ttft_s * 1e3 for r in group], s=6, color=colour, label=label)
+    latency.set_xlabel("arrival (s)")
+    latency.set_ylabel("time to first token (ms)")
+    latency.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(str(path))
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------
+# rducc-run DIR --simulate --trace FILE
+# --------------------------------------------------------------------------
+
+
+def _manifest_target(data: dict[str, Any], directory: Path) -> Target:
+    """The target the deployment was built for (a name, or a path as given to
+    `rducc deploy`, tried as given and then relative to the deployment)."""
+    from rducc.targets import load_target
+
+    spec = data.get("target")
+    if not isinstance(spec, str) or not spec:
+        raise _manifest_error("target", "must be a target name or file")
+    try:
+        return load_target(spec)
+    except RduccError:
+        if (directory / spec).is_file():
+            return load_target(str(directory / spec))
+        raise
+
+
+def simulate_deployment(directory: str, trace: str, target: str | None = None, eviction: str | None = None,
+                        max_batch: int = DEFAULT_MAX_BATCH, plot: str | None = None,
+                        report_json: str | None = None) -> ServingReport:
+    """Read DIR/manifest.json (only its `modeled` figures: no program or weights
+    file is read) and the trace, simulate, and write the plot and JSON report."""
+    from rducc.files import write_atomically
+    from rducc.targets import load_target
+
+    data = read_manifest(directory)
+    models = served_models_from_manifest(data)
+    built_for = _manifest_target(data, Path(directory))
+    chosen = load_target(target) if target else built_for
+    if chosen.name != built_for.name:
+        models = rescaled(models, built_for, chosen)
+    requests = read_trace(trace, models)
+    policy = eviction or data.get("eviction") or "lru"
+    report = simulate(models, requests, Memory.of_target(chosen, reserve_fraction_from_manifest(data)),
+                      str(policy), max_batch)
+    if chosen.name != built_for.name:
+        report.notes.append(f"compute times modeled on {built_for.name}, scaled to {chosen.name} "
+                            "(decode by HBM bandwidth, prefill by peak BF16 FLOP/s)")
+    if plot:
+        write_timeline(report, plot)
+    if report_json:
+        write_atomically(report_json, report.to_json())
+    return report
