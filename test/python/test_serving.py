@@ -1,0 +1,212 @@
+"""The serving simulation (rducc.serving): hand-built models, no compiling.
+
+Every expected time is computed here from the target's figures (bandwidth,
+efficiency, sockets, DMA latency) and the models' modeled times."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rducc.errors import RduccError
+from rducc.serving import (
+    Memory,
+    Request,
+    ServedModel,
+    read_trace,
+    served_models_from_manifest,
+    simulate,
+)
+from rducc.targets import load_target
+from rducc.tools import run
+
+GB = 10**9
+PREFILL_S, DECODE_S = 1e-4, 2e-3
+
+
+@pytest.fixture(scope="module")
+def sn40l() -> Memory:
+    return Memory.of_target(load_target("sn40l-8"))
+
+
+def model(name: str, resident: bool = False, weight_bytes: int = 16 * GB, router: bool = False) -> ServedModel:
+    return ServedModel(name, weight_bytes, resident, PREFILL_S, DECODE_S, router)
+
+
+def request(ident: str, name: str, arrival: float, prompt: int = 100, output: int = 10,
+            router: str | None = None) -> Request:
+    return Request(ident, name, prompt, output, arrival, router)
+
+
+def copy_s(target_name: str, weight_bytes: int) -> float:
+    """DDR -> HBM time from the target file's figures: every socket copies its share."""
+    t = load_target(target_name)
+    return weight_bytes / (t.ddr_bandwidth * t.ddr_efficiency * t.sockets) + t.dma_latency_s
+
+
+def test_resident_model_starts_at_once_a_missing_one_after_its_copy(sn40l: Memory) -> None:
+    models = [model("a", resident=True), model("b")]
+    report = simulate(models, [request("1", "a", 0.0), request("2", "b", 1.0)], sn40l)
+    first, second = report.results
+    assert first.ttft_s == pytest.approx(100 * PREFILL_S)
+    assert first.hbm_hit and not second.hbm_hit
+    assert second.ttft_s == pytest.approx(copy_s("sn40l-8", 16 * GB) + 100 * PREFILL_S)
+    assert second.tpot_s == pytest.approx(DECODE_S)
+    assert second.finish_s == pytest.approx(second.first_token_s + 9 * DECODE_S)
+    assert report.switching_s == pytest.approx(copy_s("sn40l-8", 16 * GB))
+
+
+def _half_budget(memory: Memory) -> int:
+    return memory.hbm_weight_budget_bytes // 2
+
+
+def _evicted(sn40l: Memory, policy: str, order: list[tuple[str, float]]) -> list[str]:
+    size = _half_budget(sn40l)
+    models = [model(name, weight_bytes=size) for name in "abc"]
+    requests = [request(str(i), name, at) for i, (name, at) in enumerate(order)]
+    report = simulate(models, requests, sn40l, eviction=policy)
+    return [e.model for e in report.events if e.kind == "evict"]
+
+
+@pytest.mark.parametrize(("policy", "order", "evicted"), [
+    ("lru", [("a", 0), ("b", 1), ("a", 2), ("c", 3)], ["b"]),
+    ("fifo", [("a", 0), ("b", 1), ("a", 2), ("c", 3)], ["a"]),
+    ("lru", [("a", 0), ("a", 1), ("b", 2), ("c", 3)], ["a"]),
+    ("lfu", [("a", 0), ("a", 1), ("b", 2), ("c", 3)], ["b"]),
+])
+def test_eviction_policy_picks_its_victim(sn40l: Memory, policy: str, order, evicted: list[str]) -> None:
+    assert _evicted(sn40l, policy, order) == evicted
+
+
+def test_requests_for_one_model_are_batched(sn40l: Memory) -> None:
+    models = [model("a", resident=True)]
+    requests = [request(str(i), "a", 0.0, prompt=100 + i, output=5 + i) for i in range(3)]
+    report = simulate(models, requests, sn40l, max_batch=8)
+    batches = [e for e in report.events if e.kind == "compute"]
+    assert [b.requests for b in batches] == [3]
+    prefill = (100 + 101 + 102) * PREFILL_S  # one prefill of the batch's prompt tokens
+    assert [r.first_token_s for r in report.results] == pytest.approx([prefill] * 3)
+    # a batched decode step costs one step: each request's own steps after prefill
+    assert [r.finish_s for r in report.results] == pytest.approx([prefill + (4 + i) * DECODE_S for i in range(3)])
+    assert batches[0].end_s == pytest.approx(prefill + 6 * DECODE_S)
+    smaller = simulate(models, requests, sn40l, max_batch=2)
+    assert [e.requests for e in smaller.events if e.kind == "compute"] == [2, 1]
+    assert smaller.results[2].first_token_s == pytest.approx((100 + 101) * PREFILL_S + 5 * DECODE_S + 102 * PREFILL_S)
+
+
+def test_router_runs_before_the_expert(sn40l: Memory) -> None:
+    models = [model("router", resident=True, router=True), model("expert", resident=True)]
+    router = ServedModel("router", GB, True, 3 * PREFILL_S, DECODE_S, True)
+    report = simulate([router, models[1]], [request("1", "expert", 0.5, router="router")], sn40l)
+    (result,) = report.results
+    assert result.ttft_s == pytest.approx(100 * 3 * PREFILL_S + 100 * PREFILL_S)
+    assert [e.model for e in report.events if e.kind == "compute"] == ["router", "expert"]
+    assert report.uses == 2 and report.hit_rate == 1.0
+
+
+def test_hbm_hit_rate_counts_every_model_use(sn40l: Memory) -> None:
+    models = [model("a", resident=True), model("b")]
+    requests = [request("1", "a", 0.0), request("2", "b", 0.0), request("3", "b", 10.0)]
+    report = simulate(models, requests, sn40l)
+    assert [r.hbm_hit for r in report.results] == [True, False, True]
+    assert report.hit_rate == pytest.approx(2 / 3)
+    assert report.totals()["copies"] == 1
+
+
+def test_gpu_node_switches_slower_over_pcie(sn40l: Memory) -> None:
+    gpu = Memory.of_target(load_target("dgx-h100"))
+    assert gpu.copy_s(16 * GB) == pytest.approx(copy_s("dgx-h100", 16 * GB))
+    assert gpu.copy_s(16 * GB) > sn40l.copy_s(16 * GB)
+    models, requests = [model("a")], [request("1", "a", 0.0)]
+    assert simulate(models, requests, gpu).switching_s > simulate(models, requests, sn40l).switching_s
+
+
+def test_a_model_larger_than_the_hbm_budget_is_refused(sn40l: Memory) -> None:
+    with pytest.raises(RduccError, match="does not fit the HBM weight budget"):
+        simulate([model("big", weight_bytes=sn40l.hbm_weight_budget_bytes + 1)], [request("1", "big", 0)], sn40l)
+
+
+MODELS = [model("a", resident=True), model("r", router=True)]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("not json", "not a JSON object"),
+    ('[1, 2]', "expected a JSON object per line"),
+    ('{"model": "zz", "prompt_tokens": 1, "output_tokens": 1, "arrival_s": 0}', "unknown model 'zz'"),
+    ('{"model": "a", "prompt_tokens": -3, "output_tokens": 1, "arrival_s": 0}', "'prompt_tokens' must be"),
+    ('{"model": "a", "prompt_tokens": 3, "output_tokens": 0, "arrival_s": 0}', "'output_tokens' must be"),
+    ('{"model": "a", "prompt_tokens": 3, "output_tokens": 1, "arrival_s": -1}', "'arrival_s' must be"),
+    ('{"model": "a", "prompt_tokens": 3, "output_tokens": 1, "arrival_s": 0, "router": "a"}', "not a router"),
+    ('{"model": "auto", "prompt_tokens": 3, "output_tokens": 1, "arrival_s": 0}', "name the expert"),
+    ('{"model": "a", "prompt": 3}', "unknown field 'prompt'"),
+])
+def test_bad_trace_line_is_named(tmp_path: Path, line: str, message: str) -> None:
+    good = '{"model": "a", "prompt_tokens": 3, "output_tokens": 1, "arrival_s": 0}'
+    path = tmp_path / "trace.jsonl"
+    path.write_text(f"{good}\n\n{line}\n")
+    with pytest.raises(RduccError, match=f"trace {path}:3: .*{message}"):
+        read_trace(path, MODELS)
+
+
+def test_trace_is_sorted_by_arrival(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    lines = [{"id": name, "model": "a", "prompt_tokens": 1, "output_tokens": 1, "arrival_s": at}
+             for name, at in (("late", 2.0), ("early", 1.0), ("tie", 2.0))]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [r.id for r in read_trace(path, MODELS)] == ["early", "late", "tie"]
+
+
+def _manifest(names: list[str]) -> dict:
+    return {
+        "format": "rducc-deployment", "version": 1, "target": "sn40l-8", "sockets": 8,
+        "ddr_bytes": 12 * 10**12, "hbm_bytes": 512 * GB, "hbm_reserve_bytes": 128 * GB,
+        "hbm_weight_budget_bytes": 384 * GB, "eviction": "lru",
+        "models": [{"name": name, "source": f"{name}.pt2", "program": f"{name}.mlir",
+                    "weights": f"{name}.safetensors", "weight_bytes": 100 * GB, "resident": name == "r",
+                    "shares_code_with": None, "router": name == "r",
+                    "modeled": {"forward_s": 0.01, "tokens_per_call": 100, "prefill_s_per_token": PREFILL_S,
+                                "decode_step_s": DECODE_S}} for name in names],
+    }
+
+
+def test_manifest_fields_are_read_and_checked() -> None:
+    models = served_models_from_manifest(_manifest(["r", "x"]))
+    assert models == [ServedModel("r", 100 * GB, True, PREFILL_S, DECODE_S, True),
+                      ServedModel("x", 100 * GB, False, PREFILL_S, DECODE_S, False)]
+    broken = _manifest(["x"])
+    broken["models"][0]["modeled"]["decode_step_s"] = -1
+    with pytest.raises(RduccError, match=r"models\[0\].modeled.decode_step_s must be > 0"):
+        served_models_from_manifest(broken)
+
+
+def test_cli_simulates_a_deployment_on_both_targets(tmp_path: Path, capsys) -> None:
+    """Only manifest.json is read: the programs and weights it names need not exist."""
+    deployment = tmp_path / "deploy"
+    deployment.mkdir()
+    (deployment / "manifest.json").write_text(json.dumps(_manifest(["r", "x", "y"])))
+    trace = tmp_path / "requests.jsonl"
+    trace.write_text("".join(json.dumps({"model": name, "router": "r", "prompt_tokens": 50, "output_tokens": 4,
+                                         "arrival_s": i * 0.01}) + "\n" for i, name in enumerate("xyx")))
+    report_path = tmp_path / "report.json"
+    argv = [str(deployment), "--simulate", "--trace", str(trace), "--report-json", str(report_path)]
+    assert run.main(argv) == 0
+    table = capsys.readouterr().out
+    assert "HBM hit rate" in table and "r>x" in table
+    sn40l = json.loads(report_path.read_text())
+    assert sn40l["totals"]["copies"] == 2
+    assert sn40l["totals"]["switching_s"] == pytest.approx(2 * copy_s("sn40l-8", 100 * GB))
+    assert run.main([*argv, "--target", "dgx-h100"]) == 0
+    gpu = json.loads(report_path.read_text())
+    assert gpu["totals"]["switching_s"] == pytest.approx(2 * copy_s("dgx-h100", 100 * GB))
+    assert gpu["totals"]["switching_s"] > sn40l["totals"]["switching_s"]
+    assert run.main([str(deployment), "--trace", str(trace)]) == 1
+    assert "--trace needs --simulate" in capsys.readouterr().err
+
+
+def test_memory_of_target_uses_the_reserve() -> None:
+    target = load_target("sn40l-8")
+    memory = Memory.of_target(replace(target, sockets=2), reserve_fraction=0.5)
+    assert memory.hbm_weight_budget_bytes == target.hbm_bytes  # half of two sockets' HBM
