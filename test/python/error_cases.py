@@ -141,6 +141,12 @@ INPUTS: dict[str, tuple[str, str]] = {
     "p_deep_attr": ("deep_attr.mlir", "an attribute of 50000 nested lists"),
     "p_deep_type": ("deep_type.mlir", "a type of 3000 nested tensor types"),
     "p_deep_region": ("deep_region.mlir", "3000 nested regions"),
+    # serving simulation (issue 21)
+    "deployment": ("deploy", "a deployment directory: manifest.json of a router r and a model x (no programs)"),
+    "s_not_jsonl": ("not_jsonl.jsonl", "a trace whose line 2 is not JSON"),
+    "s_unknown_model": ("unknown_model.jsonl", 'a trace whose line 1 asks for model "zz"'),
+    "s_negative": ("negative.jsonl", "a trace whose line 1 has prompt_tokens -5"),
+    "s_not_router": ("not_router.jsonl", 'a trace whose line 1 names x (not a router) as its router'),
 }
 
 PLUGIN_INPUTS = ROOT / "test" / "plugins" / "Inputs"
@@ -222,6 +228,15 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-opt: deeply nested type", OPT, ("{p_deep_type}", *OUT), "nesting deeper than 64 levels", located=True),
     ErrorCase("rducc-run: deeply nested regions", RUN, ("{p_deep_region}", "--output", "out.npz"), "nesting deeper than 64 levels", located=True),
     _bad_target("nan latency", "t_nan_latency", "field 'dma_latency_s' must be a finite number, got nan"),
+]
+
+SERVING: list[ErrorCase] = [
+    ErrorCase("rducc-run: trace not JSONL", RUN, ("{deployment}", "--simulate", "--trace", "{s_not_jsonl}"), "not_jsonl.jsonl:2: not a JSON object"),
+    ErrorCase("rducc-run: trace naming an unknown model", RUN, ("{deployment}", "--simulate", "--trace", "{s_unknown_model}"), "unknown_model.jsonl:1: unknown model 'zz' (deployed: r, x)"),
+    ErrorCase("rducc-run: trace with negative tokens", RUN, ("{deployment}", "--simulate", "--trace", "{s_negative}"), "negative.jsonl:1: 'prompt_tokens' must be a whole number from 1"),
+    ErrorCase("rducc-run: trace router not a router", RUN, ("{deployment}", "--simulate", "--trace", "{s_not_router}"), "'router' 'x' is not a router model of the deployment (routers: r)"),
+    ErrorCase("rducc-run: --trace without --simulate", RUN, ("{deployment}", "--trace", "{s_negative}"), "--trace needs --simulate"),
+    ErrorCase("rducc-run: --trace on a program", RUN, ("{placed}", "--simulate", "--trace", "{s_negative}"), "not a deployment directory"),
 ]
 
 CASES: list[ErrorCase] = [
@@ -334,6 +349,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: weight missing from the file", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_partial}", "--output", "out.npz"), "missing weight: fc2.weight"),
     ErrorCase("rducc-run: output into a missing directory", RUN, ("{placed}", "--input", "{x}", "--output", "no/such/out.npz"), "directory no/such does not exist"),
     *HOSTILE_FILES,
+    *SERVING,
 ]
 
 OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz"}
@@ -673,7 +689,28 @@ def make_inputs(directory: Path) -> dict[str, str]:
     _model_files(paths)
     _program_files(paths, directory)
     _hostile_files(paths, directory)
+    _serving_files(paths)
     return {key: str(path) for key, path in paths.items()}
+
+
+def _serving_files(paths: dict[str, Path]) -> None:
+    """A deployment manifest (docs/serving.md) and bad traces for it."""
+    import json
+
+    paths["deployment"].mkdir()
+    models = [{"name": name, "source": f"{name}.pt2", "program": f"{name}.mlir", "weights": f"{name}.safetensors",
+               "weight_bytes": 10**9, "resident": True, "shares_code_with": None, "router": name == "r",
+               "modeled": {"forward_s": 1e-3, "tokens_per_call": 10, "prefill_s_per_token": 1e-4,
+                           "decode_step_s": 1e-3}} for name in ("r", "x")]
+    manifest = {"format": "rducc-deployment", "version": 1, "target": "sn40l-8", "sockets": 8,
+                "ddr_bytes": 12 * 10**12, "hbm_bytes": 512 * 10**9, "hbm_reserve_bytes": 128 * 10**9,
+                "hbm_weight_budget_bytes": 384 * 10**9, "eviction": "lru", "models": models}
+    (paths["deployment"] / "manifest.json").write_text(json.dumps(manifest))
+    good = '{"model": "x", "prompt_tokens": 5, "output_tokens": 2, "arrival_s": 0}\n'
+    paths["s_not_jsonl"].write_text(good + "model=x prompt_tokens=5\n")
+    paths["s_unknown_model"].write_text(good.replace('"x"', '"zz"'))
+    paths["s_negative"].write_text(good.replace("5", "-5"))
+    paths["s_not_router"].write_text(good.replace("}", ', "router": "x"}'))
 
 
 if __name__ == "__main__":
