@@ -20,7 +20,9 @@ trace; docs/serving.md states every rule. In short:
   never evicted.
 - **Eviction**: to make room the copy evicts models by a policy: `lru`
   (least recently used, the default), `fifo` (loaded earliest) or `lfu`
-  (fewest uses, then least recent).
+  (fewest uses, then least recent); a model some waiting request needs goes
+  only when no other can (else a model just copied in, not yet used, would be
+  the first `lfu` victim).
 - **Compute**: one batch at a time on the whole system (each model is spread
   over all sockets). Static batching: when the system is free it takes the
   model of the oldest waiting request whose model is in HBM and up to
@@ -475,7 +477,9 @@ class _Simulation:
             return
         model = self.models[missing[0].model]
         busy = self.batch[0][0].model if self.batch else None
-        victims = sorted((name for name in self.hbm if name != busy), key=self._eviction_key)
+        needed = {job.model for job in self.waiting}
+        victims = sorted((name for name in self.hbm if name != busy),
+                         key=lambda name: (name in needed, *self._eviction_key(name)))
         free = self.memory.hbm_weight_budget_bytes - self._used_bytes()
         chosen = []
         while free < model.weight_bytes and victims:

@@ -1,0 +1,197 @@
+"""Composition of Experts (issue 21): 150 Llama 3.1 8B experts on sn40l-8 and on a DGX H100 (serving simulation).
+
+One expert is modeled, not 150 compiled: the exact Llama 3.1 8B config on
+the meta device (examples/models.py), its decode step (KV cache of
+`CACHED` positions) and its prefill of `PROMPT` tokens compiled at -O2 for
+sn40l-8 with 1 and 2 decoder layers; the cost model's times are extended to
+32 layers by the per-layer difference (the layers are identical and kernel
+looping runs them as one loop, so each adds the same time). 150 experts and
+one router of that size (its bf16 weight bytes counted from the meta model)
+make the deployment, as `ServedModel`s (rducc.serving). A seeded synthetic
+trace (Poisson arrivals, Zipf expert popularity, every request routed) is
+served on sn40l-8 and on dgx-h100 (compute times moved to the GPU node by
+the roofline: decode by HBM bandwidth, prefill by peak BF16).
+
+Figures: the time to switch one expert into HBM on each (DDR -> HBM on the
+SN40L node, host memory -> HBM over PCIe on the GPU node) and their ratio
+beside the SN40L paper's 15x-31x (arXiv 2405.07518); the machines needed to
+hold every expert in the memory it is served from (the paper: a 19x smaller
+footprint); whether the experts fit the node's DDR; the simulation's
+throughput, HBM hit rate, switching time and latency on both.
+
+Every figure is modeled from shapes and target figures, not measured.
+
+Run: python bench/coe.py [--quick]
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from common import Section, standalone
+
+import models  # noqa: E402
+
+from rducc.driver import import_exported, lower  # noqa: E402
+from rducc.runtime.cost_model import estimate  # noqa: E402
+from rducc.serving import Memory, Request, ServedModel, rescaled, simulate  # noqa: E402
+from rducc.targets import Target, load_target  # noqa: E402
+
+EXPERTS = 150
+"""Samba-CoE's expert count (SN40L paper)."""
+LAYERS = 32
+CACHED = 4096
+"""KV-cache positions of the modeled decode step (as bench/model_llama8b.py)."""
+PROMPT = 128
+"""Tokens of the modeled prefill; its time per token is used for every prompt."""
+RESERVE_FRACTION = 0.25
+"""Share of HBM kept for activations and KV caches on both nodes (rducc.serving's default)."""
+PAPER_SWITCH = (15, 31)
+PAPER_FOOTPRINT = 19
+PUBLISHED_SWITCH_S = 0.01
+"""Hot Chips 2024: a Llama 3.1 8B model switch DDR -> HBM takes about 0.01 s (shared/TARGETS.md)."""
+SEED = 21
+RATE = 3.0
+"""Requests a second of the synthetic trace."""
+
+
+def modeled_seconds(build, target: Target) -> float:
+    """The cost model's time of a model built by `build(layers)`, at LAYERS layers,
+    from the 1- and 2-layer programs: t(1) + (LAYERS - 1) x (t(2) - t(1))."""
+    times = []
+    for layers in (1, 2):
+        module = import_exported(models.export(*build(layers)))
+        lower(module, target, 2)
+        times.append(estimate(module, target).modeled_time_s)
+    return times[0] + (LAYERS - 1) * (times[1] - times[0])
+
+
+def expert_weight_bytes() -> int:
+    """Bytes of Llama 3.1 8B's bf16 weights (the meta model's parameters)."""
+    model, _ = models.llama31_8b_meta(seq=1, layers=LAYERS)
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+def deployment(target: Target) -> list[ServedModel]:
+    """The router (resident) and the 150 experts (in DDR), times from the cost model."""
+    prefill_s = modeled_seconds(lambda n: models.llama31_8b_meta(seq=PROMPT, layers=n), target) / PROMPT
+    decode_s = modeled_seconds(lambda n: models.llama31_8b_decode_meta(CACHED, n), target)
+    size = expert_weight_bytes()
+    return [ServedModel("router", size, True, prefill_s, decode_s, router=True),
+            *(ServedModel(f"expert{i:03d}", size, False, prefill_s, decode_s) for i in range(EXPERTS))]
+
+
+def trace(count: int, rate: float, seed: int = SEED) -> list[Request]:
+    """Poisson arrivals at `rate` a second; expert k picked with weight 1 / (k + 1)
+    (Zipf, so a few experts are hot and many cold); prompts 128-1,024 tokens,
+    outputs 32-256; every request routed by the router."""
+    rng = random.Random(seed)
+    weights = [1 / (k + 1) for k in range(EXPERTS)]
+    now, requests = 0.0, []
+    for i in range(count):
+        now += rng.expovariate(rate)
+        expert = rng.choices(range(EXPERTS), weights)[0]
+        requests.append(Request(f"q{i}", f"expert{expert:03d}", rng.randint(128, 1024), rng.randint(32, 256),
+                                now, "router"))
+    return requests
+
+
+def switching(section: Section, served: list[ServedModel], sn40l: Target, gpu: Target) -> None:
+    """One expert's switch time on each node, their ratio, and what moves it into the paper's range."""
+    size = served[1].weight_bytes
+    rdu, dgx = Memory.of_target(sn40l), Memory.of_target(gpu)
+    rdu_s, dgx_s = rdu.copy_s(size), dgx.copy_s(size)
+    section.add("one expert's weights (bf16)", f"{size / 1e9:.2f} GB")
+    section.add("switch one expert in: sn40l-8 (DDR -> HBM)",
+                f"{rdu_s * 1e3:.1f} ms ({rdu.copy_bandwidth / 1e9:.0f} GB/s = 8 x {sn40l.ddr_bandwidth / 1e9:.0f} "
+                f"GB/s x {sn40l.ddr_efficiency}; published for 8B: about {PUBLISHED_SWITCH_S * 1e3:.0f} ms)")
+    section.add("switch one expert in: dgx-h100 (host -> HBM over PCIe)",
+                f"{dgx_s * 1e3:.1f} ms ({dgx.copy_bandwidth / 1e9:.0f} GB/s = 8 GPUs x {gpu.ddr_bandwidth / 1e9:.0f} "
+                f"GB/s PCIe Gen5 x16 x {gpu.ddr_efficiency})")
+    ratio = dgx_s / rdu_s
+    low, high = PAPER_SWITCH
+    section.add("switching speedup, sn40l-8 over dgx-h100 (target files)",
+                f"{ratio:.1f}x (paper: {low}x-{high}x)", f"in {low}x-{high}x", low <= ratio <= high)
+    one_link = size / (gpu.ddr_bandwidth * gpu.ddr_efficiency) + gpu.dma_latency_s
+    section.add("switching speedup at the published 8B switch time, GPU node over 8 links / one link",
+                f"{dgx_s / PUBLISHED_SWITCH_S:.1f}x / {one_link / PUBLISHED_SWITCH_S:.1f}x "
+                f"(one link: {one_link * 1e3:.0f} ms; a Gen4 x16 link, 32 GB/s x {gpu.ddr_efficiency}: "
+                f"{(size / (32e9 * gpu.ddr_efficiency)) / PUBLISHED_SWITCH_S:.1f}x)")
+    implied = [size / (PUBLISHED_SWITCH_S * ratio) for ratio in (high, low)]
+    section.add("host -> HBM bandwidth of a GPU node the paper's range implies (at the published 10 ms)",
+                f"{implied[0] / 1e9:.0f}-{implied[1] / 1e9:.0f} GB/s for the node: one to two PCIe Gen5 x16 links, "
+                f"not the {dgx.copy_bandwidth / 1e9:.0f} GB/s of 8 links copying at once")
+
+
+def footprint(section: Section, served: list[ServedModel], sn40l: Target, gpu: Target) -> None:
+    """Nodes needed to hold every model in the memory it is served from."""
+    total = sum(m.weight_bytes for m in served)
+    rdu_ddr = sn40l.ddr_bytes * sn40l.sockets
+    section.add(f"{len(served)} models ({EXPERTS} experts + router) fit sn40l-8's DDR",
+                f"{total / 1e12:.2f} TB of {rdu_ddr / 1e12:.1f} TB (8 x {sn40l.ddr_bytes / 1e12:.1f} TB)",
+                "fits", total <= rdu_ddr)
+    rdu_nodes = math.ceil(total / rdu_ddr)
+    hbm = Memory.of_target(gpu, RESERVE_FRACTION).hbm_weight_budget_bytes
+    gpu_nodes, gpu_bare = math.ceil(total / hbm), math.ceil(total / (gpu.hbm_bytes * gpu.sockets))
+    section.add("footprint: nodes to hold every expert where it is served from",
+                f"sn40l-8: {rdu_nodes} (DDR, switched in tens of ms); dgx-h100: {gpu_nodes} "
+                f"(HBM less a {RESERVE_FRACTION:.0%} reserve; {gpu_bare} with none): {gpu_nodes / rdu_nodes:.0f}x "
+                f"(paper: {PAPER_FOOTPRINT}x)")
+    host = gpu.ddr_bytes * gpu.sockets
+    section.add("the experts in dgx-h100's host memory", f"{total / 1e12:.2f} TB of {host / 1e12:.1f} TB: "
+                f"{'fits' if total <= host else 'does not fit (the rest would come from storage)'}")
+
+
+def serve(section: Section, served: list[ServedModel], sn40l: Target, gpu: Target, count: int) -> None:
+    requests = trace(count, rate=RATE)
+    reports = {}
+    for target in (sn40l, gpu):
+        models_here = served if target is sn40l else rescaled(served, sn40l, target)
+        report = simulate(models_here, requests, Memory.of_target(target, RESERVE_FRACTION))
+        reports[target.name] = report
+        t = report.totals()
+        section.add(f"trace of {count} requests on {target.name}",
+                    f"{t['throughput_tokens_per_s']:,.0f} tokens/s; HBM hit rate {t['hbm_hit_rate']:.1%}; "
+                    f"{t['copies']} switches, {t['switching_s']:.2f} s switching; ttft mean {t['ttft_mean_s']:.2f} s, "
+                    f"p99 {t['ttft_p99_s']:.2f} s; tpot {t['tpot_mean_s'] * 1e3:.2f} ms")
+    for policy in ("fifo", "lfu"):
+        report = simulate(served, requests, Memory.of_target(sn40l, RESERVE_FRACTION), eviction=policy)
+        section.add(f"trace on sn40l-8, eviction {policy}",
+                    f"HBM hit rate {report.hit_rate:.1%}, {len(report.copies)} switches "
+                    f"(lru: {reports[sn40l.name].hit_rate:.1%}, {len(reports[sn40l.name].copies)})")
+
+
+def run(quick: bool) -> Section:
+    section = Section("Composition of Experts: 150 Llama 3.1 8B experts, sn40l-8 vs dgx-h100 (serving simulation)",
+                      f"python bench/coe.py{' --quick' if quick else ''}")
+    sn40l, gpu = load_target("sn40l-8"), load_target("dgx-h100")
+    start = time.perf_counter()
+    served = deployment(sn40l)
+    expert = served[1]
+    section.add("one expert modeled on sn40l-8 (cost model, 32 layers from 1 and 2)",
+                f"decode step {expert.decode_step_s * 1e3:.3f} ms (KV cache {CACHED:,}); prefill "
+                f"{expert.prefill_s_per_token * 1e6:.2f} us a token (prompt {PROMPT}); modeled in "
+                f"{time.perf_counter() - start:.0f} s")
+    switching(section, served, sn40l, gpu)
+    footprint(section, served, sn40l, gpu)
+    serve(section, served, sn40l, gpu, 300 if quick else 1000)
+    section.details += [
+        f"The trace: Poisson arrivals at {RATE:g} requests/s, expert k with weight 1/(k+1) over 150 experts, "
+        "prompts 128-1,024 tokens, outputs 32-256, seed 21; every request runs the router (prefill) then "
+        "its expert. Static batching of up to 8 requests of one model; LRU eviction unless named; "
+        f"{RESERVE_FRACTION:.0%} of HBM reserved for activations and KV caches. dgx-h100's compute times are "
+        "sn40l-8's moved by the roofline (decode x HBM bandwidth ratio, prefill x peak BF16 ratio): "
+        "the comparison is of switching and memory, not of compute. bench/notes.md says where the "
+        "switching and footprint figures land against the paper and why.",
+    ]
+    return section
+
+
+def main() -> None:
+    standalone(run, __doc__ or "")
+
+
+if __name__ == "__main__":
+    main()
