@@ -210,3 +210,14 @@ def test_memory_of_target_uses_the_reserve() -> None:
     target = load_target("sn40l-8")
     memory = Memory.of_target(replace(target, sockets=2), reserve_fraction=0.5)
     assert memory.hbm_weight_budget_bytes == target.hbm_bytes  # half of two sockets' HBM
+
+
+def test_worked_example_in_the_docs_is_what_it_prints(capsys) -> None:
+    """docs/serving.md shows the output of the example deployment: it must stay true."""
+    root = Path(__file__).resolve().parents[2]
+    example = root / "examples" / "serving"
+    assert run.main([str(example / "coe"), "--simulate", "--trace", str(example / "requests.jsonl")]) == 0
+    doc = (root / "docs" / "serving.md").read_text()
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) > 15
+    assert all(line in doc for line in printed)
