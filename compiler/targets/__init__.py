@@ -1,7 +1,8 @@
 """Targets as data: the chip's figures, read from a TOML or JSON file.
 
 `load_target("sn40l")` reads a built-in target (sn40l, sn40l-8, sn40l-16,
-files beside this module); `load_target("path/to/chip.toml")` a user's own.
+files beside this module; dgx-h100, a GPU node for serving comparisons whose
+"DDR" is host memory over PCIe); `load_target("path/to/chip.toml")` a user's own.
 A file may say `inherits = "sn40l"` and override some figures. Every figure
 is per socket unless its name says otherwise.
 """

@@ -221,3 +221,13 @@ def test_worked_example_in_the_docs_is_what_it_prints(capsys) -> None:
     printed = capsys.readouterr().out.splitlines()
     assert len(printed) > 15
     assert all(line in doc for line in printed)
+
+
+def test_plot_draws_the_timeline(tmp_path: Path, sn40l: Memory) -> None:
+    from rducc.serving import write_timeline
+
+    report = simulate([model("a", resident=True), model("b")], [request("1", "a", 0.0), request("2", "b", 0.0)],
+                      sn40l)
+    path = tmp_path / "timeline.png"
+    write_timeline(report, path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
