@@ -172,6 +172,8 @@ def load_manifest(path: str | Path) -> Deployment:
 
     file = manifest_path(path)
     where = str(file)
+    if Path(path).is_dir() and not file.exists():
+        raise RduccError(f"{path}: a directory without {MANIFEST}: not a deployment (rducc deploy ... -o DIR)")
     try:
         data = json.loads(read_text(file, "deployment manifest", MAX_MANIFEST_BYTES))
     except (json.JSONDecodeError, RecursionError) as error:
@@ -340,8 +342,9 @@ def modeled_times(module, target: Target, tokens: int) -> Modeled:
 def _check_ddr(sizes: Sequence[tuple[str, int]], target: Target) -> int:
     total, capacity = sum(size for _, size in sizes), target.sockets * target.ddr_bytes
     if total > capacity:
-        raise RduccError(f"the {len(sizes)} models' weights total {total} bytes; target {target.name}'s DDR "
-                         f"holds {capacity} bytes ({target.sockets} sockets x {target.ddr_bytes})")
+        count = f"{len(sizes)} model{'s' if len(sizes) > 1 else ''}"
+        raise RduccError(f"the weights of the {count} total {total} bytes; target {target.name}'s DDR holds "
+                         f"{capacity} bytes ({target.sockets} x {target.ddr_bytes} a socket)")
     return total
 
 
