@@ -270,7 +270,7 @@ class DeployOptions:
 def model_sources(specs: Sequence[str]) -> list[tuple[str, str]]:
     """(name, path) of each `path` or `NAME=path`; the name defaults to the file's
     stem; names must be unique and fit a file name."""
-    sources = []
+    sources: list[tuple[str, str]] = []
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or "/" in name:

@@ -195,7 +195,8 @@ def test_weights_past_the_ddr_are_refused(exported, deployed, tmp_path, capsys):
     out = tmp_path / "d"
     assert _deploy([str(exported[n][0]) for n in names] + ["--target", str(target), "-o", str(out)]) == 1
     err = capsys.readouterr().err
-    assert f"the weights of the 3 models total {total} bytes; target small_ddr's DDR holds 800000 bytes (8 x 100000 a socket)" in err
+    assert (f"the weights of the 3 models total {total} bytes; target small_ddr's DDR holds 800000 bytes "
+            "(8 x 100000 a socket)") in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small_ddr.toml"]
 
 
