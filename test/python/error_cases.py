@@ -231,6 +231,11 @@ HOSTILE_FILES: list[ErrorCase] = [
     _bad_target("nan latency", "t_nan_latency", "field 'dma_latency_s' must be a finite number, got nan"),
 ]
 
+def _bad_manifest(name: str, key: str, expected: str) -> ErrorCase:
+    return ErrorCase(f"rducc-run: manifest {name}", RUN, ("{" + key + "}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
+                     expected)
+
+
 DEPLOYMENTS: list[ErrorCase] = [
     # --- rducc deploy (issue 21): checked before anything is written to -o deployed
     ErrorCase("rducc deploy: weights past the system's DDR", DEPLOY, ("{model}", "--target", "{tiny_memory}", "-o", "deployed"),
@@ -254,16 +259,11 @@ DEPLOYMENTS: list[ErrorCase] = [
               "no model 'c' in the deployment; it has a, b"),
     ErrorCase("rducc-run: --model of a program file", RUN, ("{placed}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
               "is a program, not a deployment directory"),
-    ErrorCase("rducc-run: manifest missing a field", RUN, ("{dep_missing}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
-              "manifest.json: missing field 'sockets'"),
-    ErrorCase("rducc-run: manifest field of the wrong type", RUN, ("{dep_type}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
-              "models[0]: field 'weight_bytes' must be an integer, got \"4\""),
-    ErrorCase("rducc-run: manifest of an unknown version", RUN, ("{dep_version}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
-              "version 2 is not supported (this rducc reads version 1)"),
-    ErrorCase("rducc-run: manifest naming a model twice", RUN, ("{dep_twice}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
-              "model name 'a' appears twice"),
-    ErrorCase("rducc-run: manifest naming a missing file", RUN, ("{dep_no_file}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
-              "model 'b': program file"),
+    _bad_manifest("missing a field", "dep_missing", "manifest.json: missing field 'sockets'"),
+    _bad_manifest("field of the wrong type", "dep_type", "models[0]: field 'weight_bytes' must be an integer, got \"4\""),
+    _bad_manifest("of an unknown version", "dep_version", "version 2 is not supported (this rducc reads version 1)"),
+    _bad_manifest("naming a model twice", "dep_twice", "model name 'a' appears twice"),
+    _bad_manifest("naming a missing file", "dep_no_file", "model 'b': program file"),
 ]
 
 CASES: list[ErrorCase] = [

@@ -239,9 +239,12 @@ BAD_MANIFESTS = {
 
 
 def test_a_good_manifest_loads(tmp_path):
-    _write_manifest(tmp_path, GOOD)
+    meta = _bad(lambda d: d["models"][1].update(weights=None))  # a model on the meta device has no weights file
+    _write_manifest(tmp_path, meta)
     deployment = load_manifest(tmp_path / "manifest.json")
     assert [m.name for m in deployment.models] == ["a", "b"] and deployment.models[0].modeled.forward_s == 1e-3
+    assert deployment.models[1].weights is None
+    assert json.loads(deployment.to_json()) == meta
 
 
 @pytest.mark.parametrize("case", BAD_MANIFESTS, ids=list(BAD_MANIFESTS))
