@@ -359,23 +359,18 @@ def _check_out_dir(out: Path, force: bool) -> None:
 
 def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | None = None) -> Deployment:
     """Compile every model of `specs` (`path` or `NAME=path`) for the target, plan
-    HBM residency and write the deployment directory `out_dir` as one."""
-    from rducc.frontend.loader import check_archive, load_exported_program
-
+    HBM residency and write the deployment directory `out_dir` as one. Every
+    check that needs no compile (names, routers, flags, archives, the DDR
+    total) runs before the first compile."""
     options = options or DeployOptions()
     out = Path(out_dir)
     target = load_target(options.target)
     sources = model_sources(specs)
-    unknown = [r for r in options.routers if r not in {name for name, _ in sources}]
-    if unknown:
-        raise RduccError(f"--router {unknown[0]}: no model of that name; the models are "
-                         f"{', '.join(name for name, _ in sources)}")
+    _check_routers(options.routers, [name for name, _ in sources])
     hbm = target.sockets * target.hbm_bytes
     reserve = hbm_reserve_bytes(options.hbm_reserve, hbm)
     _check_out_dir(out, options.force)
-    for _, path in sources:
-        check_archive(path)  # every archive checked before any compile
-    programs = {name: load_exported_program(path) for name, path in sources}
+    programs = _load_programs(sources)
     sizes = [(name, _weight_bytes(programs[name])) for name, _ in sources]
     _check_ddr(sizes, target)
     resident = residency_plan(sizes, hbm - reserve, options.routers)
@@ -383,17 +378,15 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     try:
         compiled = {name: _compile_one(name, programs.pop(name), target, options.opt_level, staging)
                     for name, _ in sources}
-        shares = code_sharing([(name, key) for name, (key, _, _) in compiled.items()])
+        shares = code_sharing([(name, c.code_key) for name, c in compiled.items()])
         models = [
-            DeployedModel(name, path, f"{name}.mlir", compiled[name][1], size, name in resident, shares[name],
-                          name in options.routers, compiled[name][2])
+            DeployedModel(name, path, f"{name}.mlir", compiled[name].weights, size, name in resident, shares[name],
+                          name in options.routers, compiled[name].modeled)
             for (name, path), (_, size) in zip(sources, sizes)
         ]
         deployment = Deployment(options.target, target.sockets, target.sockets * target.ddr_bytes, hbm, reserve,
                                 hbm - reserve, EVICTION, models, out)
-        from rducc.files import write_atomically
-
-        write_atomically(str(staging / MANIFEST), deployment.to_json())  # last: the directory is complete
+        _write_manifest(staging, deployment)
         _replace_dir(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -401,9 +394,39 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     return deployment
 
 
-def _compile_one(name: str, program, target: Target, opt_level: int, staging: Path) -> tuple[str, str | None, Modeled]:
-    """Compile one model into `staging`: its code key, its weights file (None
-    for the meta device) and its modeled times."""
+def _check_routers(routers: Sequence[str], names: list[str]) -> None:
+    unknown = [r for r in routers if r not in names]
+    if unknown:
+        raise RduccError(f"--router {unknown[0]}: no model of that name; the models are {', '.join(names)}")
+
+
+def _load_programs(sources: Sequence[tuple[str, str]]) -> dict:
+    """Every archive checked (all before any is loaded), then loaded, by name."""
+    from rducc.frontend.loader import check_archive, load_exported_program
+
+    for _, path in sources:
+        check_archive(path)
+    return {name: load_exported_program(path) for name, path in sources}
+
+
+def _write_manifest(directory: Path, deployment: Deployment) -> None:
+    from rducc.files import write_atomically
+
+    write_atomically(str(directory / MANIFEST), deployment.to_json())
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """What the manifest needs of one compiled model."""
+
+    code_key: str
+    weights: str | None
+    modeled: Modeled
+
+
+def _compile_one(name: str, program, target: Target, opt_level: int, staging: Path) -> _Compiled:
+    """Compile one model with the driver and write NAME.mlir and NAME.safetensors
+    (none for a model on the meta device) into `staging`."""
     from rducc.dialects.contracts import set_weights_file
     from rducc.driver import CompileOptions, compile_module, module_text
     from rducc.files import text_writer, write_together
@@ -421,7 +444,7 @@ def _compile_one(name: str, program, target: Target, opt_level: int, staging: Pa
         outputs.insert(0, (str(staging / weights), weights_writer(result.weights)))
     write_together(outputs)
     modeled = modeled_times(result.module, target, _tokens_per_call(result.exported))
-    return code_key(result.module), weights, modeled
+    return _Compiled(code_key(result.module), weights, modeled)
 
 
 def _replace_dir(staging: Path, out: Path) -> None:
