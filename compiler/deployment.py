@@ -348,13 +348,18 @@ def _check_ddr(sizes: Sequence[tuple[str, int]], target: Target) -> int:
     return total
 
 
-def _check_out_dir(out: Path, force: bool) -> None:
+def _check_out_dir(out: Path, force: bool, inputs: Sequence[str]) -> None:
+    """-o names a directory that can be made, is empty or replaced (--force),
+    and holds none of the inputs (replacing it would delete them)."""
     if out.exists() and not out.is_dir():
         raise RduccError(f"-o {out}: it is a file; -o takes the deployment directory")
     if not out.resolve().parent.is_dir():
         raise RduccError(f"-o {out}: directory {out.parent} does not exist")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise RduccError(f"-o {out}: the directory is not empty; --force replaces it")
+    inside = [p for p in inputs if p and Path(p).exists() and out.resolve() in Path(p).resolve().parents]
+    if inside:
+        raise RduccError(f"-o {out} holds the input {inside[0]}; replacing the directory would delete it")
 
 
 def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | None = None) -> Deployment:
@@ -369,7 +374,7 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     _check_routers(options.routers, [name for name, _ in sources])
     hbm = target.sockets * target.hbm_bytes
     reserve = hbm_reserve_bytes(options.hbm_reserve, hbm)
-    _check_out_dir(out, options.force)
+    _check_out_dir(out, options.force, [path for _, path in sources] + [target.source])
     programs = _load_programs(sources)
     sizes = [(name, _weight_bytes(programs[name])) for name, _ in sources]
     _check_ddr(sizes, target)

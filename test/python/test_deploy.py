@@ -286,6 +286,11 @@ def test_a_failed_deploy_leaves_the_directory_as_it_was(exported, tmp_path, caps
     assert "model 'digamma'" in capsys.readouterr().err
     assert _snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["coe", "digamma.pt2"]  # no staging left behind
+    inside = out / "mlp_a.pt2"
+    shutil.copy(good, inside)
+    assert _deploy([str(inside), "-o", str(out), "--force"]) == 1
+    assert "holds the input" in capsys.readouterr().err and inside.exists()
+    inside.unlink()
     assert _deploy([good, "-o", str(out), "--force"]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "mlp_a.mlir", "mlp_a.safetensors"]
 
