@@ -178,9 +178,9 @@ def load_manifest(path: str | Path) -> Deployment:
         data = json.loads(read_text(file, "deployment manifest", MAX_MANIFEST_BYTES))
     except (json.JSONDecodeError, RecursionError) as error:
         raise RduccError(f"{where}: not a JSON deployment manifest ({error})") from None
-    if isinstance(data, dict) and data.get("format") != FORMAT:
+    if isinstance(data, dict) and "format" in data and data["format"] != FORMAT:
         raise RduccError(f"{where}: format {json.dumps(data.get('format'))[:40]} is not '{FORMAT}'")
-    if isinstance(data, dict) and data.get("version") != VERSION:
+    if isinstance(data, dict) and "version" in data and data["version"] != VERSION:
         raise RduccError(f"{where}: version {json.dumps(data.get('version'))[:40]} is not supported "
                          f"(this rducc reads version {VERSION})")
     top = _checked(data, _TOP_FIELDS, where)

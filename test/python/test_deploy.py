@@ -225,6 +225,7 @@ BAD_MANIFESTS = {
     "bool for a number": (_bad(lambda d: d.update(sockets=True)), "field 'sockets' must be an integer, got true"),
     "unknown format": (_bad(lambda d: d.update(format="onnx")), "format \"onnx\" is not 'rducc-deployment'"),
     "unknown version": (_bad(lambda d: d.update(version=2)), "version 2 is not supported"),
+    "no format": (_bad(lambda d: d.pop("format")), "missing field 'format'"),
     "duplicate names": (_bad(lambda d: d["models"][1].update(name="a")), "model name 'a' appears twice"),
     "missing program": (_bad(lambda d: d["models"][1].update(program="gone.mlir")),
                         "model 'b': program file"),
