@@ -1,6 +1,6 @@
 """Serving simulation: a request trace on a deployment of several models.
 
-    models = served_models_from_manifest(json.loads(text))
+    models = served_models(load_manifest("DIR", check_files=False))
     memory = Memory.of_target(load_target("sn40l-8"), reserve_fraction=0.25)
     report = simulate(models, read_trace("requests.jsonl", models), memory)
     print(report.table())
@@ -48,6 +48,7 @@ from typing import Any
 
 from rducc.errors import RduccError
 from rducc.files import read_text
+from rducc.manifest import Deployment, load_manifest
 from rducc.targets import Target
 
 EVICTION_POLICIES = ("lru", "fifo", "lfu")
@@ -58,7 +59,6 @@ DEFAULT_RESERVE_FRACTION = 0.25
 """Share of HBM kept for activations and KV caches when a manifest does not say."""
 MAX_TRACE_BYTES = 1 << 28
 """The largest trace read (256 MiB: millions of requests)."""
-MAX_MANIFEST_BYTES = 1 << 26
 TRACE_FIELDS = ("id", "model", "prompt_tokens", "output_tokens", "arrival_s", "router")
 MAX_TOKENS = 1 << 24
 """Tokens of one request at most (prompt or output): far past any context window."""
@@ -123,72 +123,18 @@ class Memory:
 # --------------------------------------------------------------------------
 
 
-def _manifest_error(where: str, rule: str) -> RduccError:
-    return RduccError(f"manifest: {where} {rule}")
+def served_models(deployment: Deployment) -> list[ServedModel]:
+    """The models of a deployment as the simulation sees them (their `modeled` figures)."""
+    return [ServedModel(m.name, m.weight_bytes, m.resident, m.modeled.prefill_s_per_token,
+                        m.modeled.decode_step_s, m.router) for m in deployment.models]
 
 
-def _number(entry: dict[str, Any], key: str, where: str, integer: bool = False, positive: bool = True) -> Any:
-    value = entry.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not isinstance(value, int)):
-        raise _manifest_error(f"{where}.{key}", f"must be a {'whole ' if integer else ''}number, got {value!r}")
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise _manifest_error(f"{where}.{key}", f"must be {'> 0' if positive else '>= 0'}, got {value!r}")
-    return value
-
-
-def served_models_from_manifest(data: Any) -> list[ServedModel]:
-    """The models of a deployment manifest (docs/serving.md; the fields of MANIFEST
-    `models[i]` the simulation needs: name, weight_bytes, resident, router, modeled)."""
-    if not isinstance(data, dict) or data.get("format") != "rducc-deployment":
-        raise RduccError("manifest: not an rducc deployment manifest (expected \"format\": \"rducc-deployment\")")
-    entries = data.get("models")
-    if not isinstance(entries, list) or not entries:
-        raise _manifest_error("models", "must be a non-empty list")
-    models: list[ServedModel] = []
-    for i, entry in enumerate(entries):
-        where = f"models[{i}]"
-        if not isinstance(entry, dict):
-            raise _manifest_error(where, "must be an object")
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            raise _manifest_error(f"{where}.name", "must be a non-empty string")
-        if any(m.name == name for m in models):
-            raise _manifest_error(f"{where}.name", f"'{name}' names two models")
-        modeled = entry.get("modeled")
-        if not isinstance(modeled, dict):
-            raise _manifest_error(f"{where}.modeled", "must be an object")
-        flags = [entry.get("resident", False), entry.get("router", False)]
-        if not all(isinstance(flag, bool) for flag in flags):
-            raise _manifest_error(where, "'resident' and 'router' must be true or false")
-        models.append(ServedModel(
-            name, _number(entry, "weight_bytes", where, integer=True, positive=False), flags[0],
-            _number(modeled, "prefill_s_per_token", f"{where}.modeled"),
-            _number(modeled, "decode_step_s", f"{where}.modeled"), flags[1]))
-    return models
-
-
-def reserve_fraction_from_manifest(data: dict[str, Any]) -> float:
+def reserve_fraction(deployment: Deployment) -> float:
     """The share of HBM the deployment keeps for activations and KV caches."""
-    hbm, reserve = data.get("hbm_bytes"), data.get("hbm_reserve_bytes")
-    if reserve is None:
-        return DEFAULT_RESERVE_FRACTION
-    _number(data, "hbm_bytes", "manifest", integer=True)
-    _number(data, "hbm_reserve_bytes", "manifest", integer=True, positive=False)
-    if reserve >= hbm:
-        raise _manifest_error("hbm_reserve_bytes", f"must be less than hbm_bytes ({hbm})")
-    return reserve / hbm
-
-
-def read_manifest(directory: str | Path) -> dict[str, Any]:
-    """DIR/manifest.json as JSON (checked by `served_models_from_manifest`)."""
-    path = Path(directory) / "manifest.json"
-    if not Path(directory).is_dir():
-        raise RduccError(f"{directory}: not a deployment directory (rducc deploy ... -o DIR writes one)")
-    text = read_text(path, "manifest", MAX_MANIFEST_BYTES)
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise RduccError(f"manifest {path}: not valid JSON: {error}") from None
+    if deployment.hbm_reserve_bytes >= deployment.hbm_bytes:
+        raise RduccError(f"{deployment.directory}: manifest: hbm_reserve_bytes must be less than hbm_bytes "
+                         f"({deployment.hbm_bytes})")
+    return deployment.hbm_reserve_bytes / deployment.hbm_bytes
 
 
 def _trace_error(path: str | Path, line: int, problem: str) -> RduccError:
@@ -636,19 +582,16 @@ def write_timeline(report: ServingReport, path: str | Path) -> None:
 # --------------------------------------------------------------------------
 
 
-def _manifest_target(data: dict[str, Any], directory: Path) -> Target:
+def _manifest_target(deployment: Deployment) -> Target:
     """The target the deployment was built for (a name, or a path as given to
     `rducc deploy`, tried as given and then relative to the deployment)."""
     from rducc.targets import load_target
 
-    spec = data.get("target")
-    if not isinstance(spec, str) or not spec:
-        raise _manifest_error("target", "must be a target name or file")
     try:
-        return load_target(spec)
+        return load_target(deployment.target)
     except RduccError:
-        if (directory / spec).is_file():
-            return load_target(str(directory / spec))
+        if (deployment.directory / deployment.target).is_file():
+            return load_target(str(deployment.directory / deployment.target))
         raise
 
 
@@ -660,15 +603,17 @@ def simulate_deployment(directory: str, trace: str, target: str | None = None, e
     from rducc.files import write_atomically
     from rducc.targets import load_target
 
-    data = read_manifest(directory)
-    models = served_models_from_manifest(data)
-    built_for = _manifest_target(data, Path(directory))
+    if not Path(directory).is_dir():
+        raise RduccError(f"{directory}: not a deployment directory (rducc deploy ... -o DIR writes one)")
+    deployment = load_manifest(directory, check_files=False)
+    models = served_models(deployment)
+    built_for = _manifest_target(deployment)
     chosen = load_target(target) if target else built_for
     if chosen.name != built_for.name:
         models = rescaled(models, built_for, chosen)
     requests = read_trace(trace, models)
-    policy = eviction or data.get("eviction") or "lru"
-    report = simulate(models, requests, Memory.of_target(chosen, reserve_fraction_from_manifest(data)),
+    policy = eviction or deployment.eviction
+    report = simulate(models, requests, Memory.of_target(chosen, reserve_fraction(deployment)),
                       str(policy), max_batch)
     if chosen.name != built_for.name:
         report.notes.append(f"compute times modeled on {built_for.name}, scaled to {chosen.name} "

@@ -47,9 +47,9 @@ def broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def _start(tool: str, module: str) -> int:
+def _start(tool: str, module: str, argv: list[str] | None = None) -> int:
     try:
-        return importlib.import_module(module).main()
+        return importlib.import_module(module).main(argv)
     except KeyboardInterrupt:
         return interrupted(tool)
     except BrokenPipeError:
@@ -57,8 +57,15 @@ def _start(tool: str, module: str) -> int:
 
 
 def rducc() -> int:
-    """`rducc`: rducc.tools.cli.main."""
+    """`rducc`: rducc.tools.cli.main; `rducc deploy ...`: rducc.tools.deploy.main."""
+    if sys.argv[1:2] == ["deploy"]:
+        return _start("rducc deploy", "rducc.tools.deploy", sys.argv[2:])
     return _start("rducc", "rducc.tools.cli")
+
+
+def rducc_deploy() -> int:
+    """`rducc-deploy`: rducc.tools.deploy.main (the same as `rducc deploy`)."""
+    return _start("rducc deploy", "rducc.tools.deploy")
 
 
 def rducc_opt() -> int:

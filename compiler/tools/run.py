@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rducc-run",
         description="Run a placed rducc program (rducc model.pt2 -o out.mlir) on .npy inputs.",
     )
-    parser.add_argument("program", help="placed MLIR written by rducc")
+    parser.add_argument("program", help="placed MLIR written by rducc, or a deployment directory (rducc deploy)")
+    parser.add_argument("--model", metavar="NAME", help="the model of a deployment directory to run")
     parser.add_argument(
         "--input", action="append", default=[], metavar="FILE.npy",
         help="one input array per @forward argument, in order (repeat the flag)",
@@ -244,6 +245,15 @@ def _serve(args: argparse.Namespace) -> None:
     check_distinct([("--plot", args.plot), ("--report-json", args.report_json)], [("--trace", args.trace)])
     print(simulate_deployment(args.program, args.trace, args.target, args.eviction, args.max_batch,
                               args.plot, args.report_json).table())
+def _program_path(args: argparse.Namespace) -> Path:
+    """The program to run: the file given, or --model NAME's of a deployment directory."""
+    if Path(args.program).is_dir():
+        from rducc.deployment import deployed_program
+
+        return deployed_program(args.program, args.model)
+    if args.model is not None:
+        raise RduccError(f"--model {args.model}: {args.program} is a program, not a deployment directory")
+    return Path(args.program)
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -257,7 +267,7 @@ def _run(args: argparse.Namespace) -> None:
     sources = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
     check_distinct([("--output", args.output), ("--report", args.report)],
                    sources + [("--input", path) for path in args.input])
-    program_path = Path(args.program)
+    program_path = _program_path(args)
     module = parse_program(program_path)
     target = module_target(module, args.target or "")
     if args.simulate or args.report:

@@ -147,11 +147,18 @@ INPUTS: dict[str, tuple[str, str]] = {
     "s_unknown_model": ("unknown_model.jsonl", 'a trace whose line 1 asks for model "zz"'),
     "s_negative": ("negative.jsonl", "a trace whose line 1 has prompt_tokens -5"),
     "s_not_router": ("not_router.jsonl", 'a trace whose line 1 names x (not a router) as its router'),
+    # deployments (issue 21): each a directory holding placed.mlir, placed.safetensors and manifest.json
+    "dep_two": ("two_models", "a deployment of two models, a and b (both the placed example)"),
+    "dep_missing": ("missing_field", "two_models with the manifest's `sockets` removed"),
+    "dep_type": ("wrong_type", 'two_models with model a\'s `weight_bytes` the string "4"'),
+    "dep_version": ("version_2", "two_models with `version` 2"),
+    "dep_twice": ("named_twice", "two_models with both models named a"),
+    "dep_no_file": ("no_program", "two_models with model b's program gone.mlir, not there"),
 }
 
 PLUGIN_INPUTS = ROOT / "test" / "plugins" / "Inputs"
 
-RDUCC, OPT, RUN = "rducc", "rducc-opt", "rducc-run"
+RDUCC, OPT, RUN, DEPLOY = "rducc", "rducc-opt", "rducc-run", "rducc deploy"
 OUT = ("-o", "out.mlir")
 
 RUN_WEIGHTS = ("{placed}", "--input", "{x}", "--output", "out.npz", "--weights")
@@ -237,6 +244,39 @@ SERVING: list[ErrorCase] = [
     ErrorCase("rducc-run: trace router not a router", RUN, ("{deployment}", "--simulate", "--trace", "{s_not_router}"), "'router' 'x' is not a router model of the deployment (routers: r)"),
     ErrorCase("rducc-run: --trace without --simulate", RUN, ("{deployment}", "--trace", "{s_negative}"), "--trace needs --simulate"),
     ErrorCase("rducc-run: --trace on a program", RUN, ("{placed}", "--simulate", "--trace", "{s_negative}"), "not a deployment directory"),
+def _bad_manifest(name: str, key: str, expected: str) -> ErrorCase:
+    return ErrorCase(f"rducc-run: manifest {name}", RUN, ("{" + key + "}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
+                     expected)
+
+
+DEPLOYMENTS: list[ErrorCase] = [
+    # --- rducc deploy (issue 21): checked before anything is written to -o deployed
+    ErrorCase("rducc deploy: weights past the system's DDR", DEPLOY, ("{model}", "--target", "{tiny_memory}", "-o", "deployed"),
+              "the weights of the 1 model total 27688 bytes; target tiny_memory's DDR holds 4000 bytes (1 x 4000 a socket)"),
+    ErrorCase("rducc deploy: two models of one name", DEPLOY, ("{model}", "{model_copy}", "mlp={model_copy}", "-o", "deployed"),
+              "two models are named 'mlp'"),
+    ErrorCase("rducc deploy: --router naming no model", DEPLOY, ("{model}", "--router", "gate", "-o", "deployed"),
+              "--router gate: no model of that name; the models are mlp"),
+    ErrorCase("rducc deploy: --hbm-reserve past the HBM", DEPLOY, ("{model}", "--hbm-reserve", "1TB", "-o", "deployed"),
+              "--hbm-reserve 1TB: 1000000000000 bytes is more than the system's HBM (512000000000 bytes)"),
+    ErrorCase("rducc deploy: --hbm-reserve not a size", DEPLOY, ("{model}", "--hbm-reserve", "lots", "-o", "deployed"),
+              "--hbm-reserve lots: give a fraction of HBM (0.25) or bytes"),
+    ErrorCase("rducc deploy: -o a directory that is not empty", DEPLOY, ("{model}", "-o", "."),
+              "-o .: the directory is not empty; --force replaces it"),
+    ErrorCase("rducc deploy: a model that is not an archive", DEPLOY, ("{model}", "{pickle}", "-o", "deployed"),
+              "a plain Python pickle; rducc accepts a torch.export archive"),
+    # --- rducc-run on a deployment directory, and its manifest
+    ErrorCase("rducc-run: deployment without --model", RUN, ("{dep_two}", "--input", "{x}", "--output", "out.npz"),
+              "a deployment of 2 models; choose one with --model NAME (a, b)"),
+    ErrorCase("rducc-run: unknown --model", RUN, ("{dep_two}", "--model", "c", "--input", "{x}", "--output", "out.npz"),
+              "no model 'c' in the deployment; it has a, b"),
+    ErrorCase("rducc-run: --model of a program file", RUN, ("{placed}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
+              "is a program, not a deployment directory"),
+    _bad_manifest("missing a field", "dep_missing", "manifest.json: missing field 'sockets'"),
+    _bad_manifest("field of the wrong type", "dep_type", "models[0]: field 'weight_bytes' must be an integer, got \"4\""),
+    _bad_manifest("of an unknown version", "dep_version", "version 2 is not supported (this rducc reads version 1)"),
+    _bad_manifest("naming a model twice", "dep_twice", "model name 'a' appears twice"),
+    _bad_manifest("naming a missing file", "dep_no_file", "model 'b': program file"),
 ]
 
 CASES: list[ErrorCase] = [
@@ -350,9 +390,10 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: output into a missing directory", RUN, ("{placed}", "--input", "{x}", "--output", "no/such/out.npz"), "directory no/such does not exist"),
     *HOSTILE_FILES,
     *SERVING,
+    *DEPLOYMENTS,
 ]
 
-OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz"}
+OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir"}
 """The output each case's run directory holds beforehand, which must survive."""
 
 
@@ -670,6 +711,37 @@ def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
     paths["t_not_utf8"].write_bytes(b'inherits = "sn40l"\nname = "\xff\xfe"\n')
 
 
+def _deployment_files(paths: dict[str, Path], directory: Path) -> None:
+    """Deployment directories of the placed example as models a and b, good and bad."""
+    import json
+    import shutil
+
+    modeled = {"forward_s": 1e-6, "tokens_per_call": 1, "prefill_s_per_token": 1e-6, "decode_step_s": 1e-6}
+    good = {
+        "format": "rducc-deployment", "version": 1, "target": "sn40l", "sockets": 1, "ddr_bytes": 10**12,
+        "hbm_bytes": 64 * 10**9, "hbm_reserve_bytes": 16 * 10**9, "hbm_weight_budget_bytes": 48 * 10**9,
+        "eviction": "lru",
+        "models": [{"name": name, "source": "mlp.pt2", "program": "placed.mlir", "weights": "placed.safetensors",
+                    "weight_bytes": 27688, "resident": True, "shares_code_with": None, "router": False,
+                    "modeled": modeled} for name in ("a", "b")],
+    }
+    edits = {
+        "dep_two": lambda d: None,
+        "dep_missing": lambda d: d.pop("sockets"),
+        "dep_type": lambda d: d["models"][0].update(weight_bytes="4"),
+        "dep_version": lambda d: d.update(version=2),
+        "dep_twice": lambda d: d["models"][1].update(name="a"),
+        "dep_no_file": lambda d: d["models"][1].update(program="gone.mlir"),
+    }
+    for key, edit in edits.items():
+        paths[key].mkdir()
+        for name in ("placed.mlir", "placed.safetensors"):
+            shutil.copy(directory / name, paths[key] / name)
+        manifest = json.loads(json.dumps(good))
+        edit(manifest)
+        (paths[key] / "manifest.json").write_text(json.dumps(manifest, indent=2))
+
+
 def make_inputs(directory: Path) -> dict[str, str]:
     """Build every input file of the table in `directory`; placeholder -> path."""
     paths = {key: directory / name for key, (name, _) in INPUTS.items()}
@@ -690,6 +762,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     _program_files(paths, directory)
     _hostile_files(paths, directory)
     _serving_files(paths)
+    _deployment_files(paths, directory)
     return {key: str(path) for key, path in paths.items()}
 
 

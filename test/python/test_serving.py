@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from rducc.errors import RduccError
+from rducc.manifest import load_manifest
 from rducc.serving import (
     Memory,
     Request,
     ServedModel,
     read_trace,
-    served_models_from_manifest,
+    served_models,
     simulate,
 )
 from rducc.targets import load_target
@@ -172,14 +173,20 @@ def _manifest(names: list[str]) -> dict:
     }
 
 
-def test_manifest_fields_are_read_and_checked() -> None:
-    models = served_models_from_manifest(_manifest(["r", "x"]))
+def _load(tmp_path: Path, manifest: dict) -> list[ServedModel]:
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    return served_models(load_manifest(tmp_path, check_files=False))
+
+
+def test_manifest_fields_are_read_and_checked(tmp_path: Path) -> None:
+    """The simulation reads a manifest through the one reader (rducc.manifest)."""
+    models = _load(tmp_path, _manifest(["r", "x"]))
     assert models == [ServedModel("r", 100 * GB, True, PREFILL_S, DECODE_S, True),
                       ServedModel("x", 100 * GB, False, PREFILL_S, DECODE_S, False)]
     broken = _manifest(["x"])
     broken["models"][0]["modeled"]["decode_step_s"] = -1
-    with pytest.raises(RduccError, match=r"models\[0\].modeled.decode_step_s must be > 0"):
-        served_models_from_manifest(broken)
+    with pytest.raises(RduccError, match=r"modeled: field 'decode_step_s' must be a finite number >= 0, got -1"):
+        _load(tmp_path, broken)
 
 
 def test_cli_simulates_a_deployment_on_both_targets(tmp_path: Path, capsys) -> None:

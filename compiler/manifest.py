@@ -1,0 +1,197 @@
+"""The deployment manifest (DIR/manifest.json, docs/deployment.md): what it
+holds, and `load_manifest`, which reads one back with every field checked.
+
+`rducc deploy` (rducc.deployment) writes it; `rducc-run DIR --model NAME` and
+the serving simulation (rducc.serving) read it, through this one reader.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rducc.errors import RduccError
+
+FORMAT = "rducc-deployment"
+VERSION = 1
+MANIFEST = "manifest.json"
+DEFAULT_HBM_RESERVE = 0.25
+"""Share of the system's HBM kept free for activations and KV caches by default."""
+EVICTION = "lru"
+MAX_MANIFEST_BYTES = 64 << 20
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+"""A model name: it names the model's files in the deployment directory."""
+
+
+@dataclass(frozen=True)
+class Modeled:
+    """The cost model's times for one model's program on the target."""
+
+    forward_s: float
+    tokens_per_call: int
+    prefill_s_per_token: float
+    decode_step_s: float
+
+
+@dataclass(frozen=True)
+class DeployedModel:
+    """One model of a deployment, as the manifest lists it."""
+
+    name: str
+    source: str
+    program: str
+    weights: str | None
+    """The safetensors file; None for a model built on the meta device (no data)."""
+    weight_bytes: int
+    resident: bool
+    shares_code_with: str | None
+    router: bool
+    modeled: Modeled
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A deployment directory's manifest; file names are relative to `directory`."""
+
+    target: str
+    sockets: int
+    ddr_bytes: int
+    hbm_bytes: int
+    hbm_reserve_bytes: int
+    hbm_weight_budget_bytes: int
+    eviction: str
+    models: list[DeployedModel]
+    directory: Path = field(default=Path("."), compare=False)
+
+    def model(self, name: str) -> DeployedModel:
+        """The model called `name`; an unknown name is an error listing the names."""
+        for model in self.models:
+            if model.name == name:
+                return model
+        raise RduccError(f"{self.directory}: no model '{name}' in the deployment; it has "
+                         f"{', '.join(m.name for m in self.models)}")
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+        data |= {k: v for k, v in asdict(self).items() if k != "directory"}
+        return json.dumps(data, indent=2) + "\n"
+
+
+# --------------------------------------------------------------------------
+# reading a manifest
+# --------------------------------------------------------------------------
+
+_TOP_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "format": str, "version": int, "target": str, "sockets": int, "ddr_bytes": int, "hbm_bytes": int,
+    "hbm_reserve_bytes": int, "hbm_weight_budget_bytes": int, "eviction": str, "models": list,
+}
+_MODEL_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "name": str, "source": str, "program": str, "weights": (str, type(None)), "weight_bytes": int,
+    "resident": bool, "shares_code_with": (str, type(None)), "router": bool, "modeled": dict,
+}
+_MODELED_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "forward_s": (int, float), "tokens_per_call": int, "prefill_s_per_token": (int, float),
+    "decode_step_s": (int, float),
+}
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+             dict: "an object", type(None): "null"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(dict.fromkeys(names[k] for k in kinds if not (k is int and float in kinds)))
+
+
+def _checked(data: object, fields: dict[str, type | tuple[type, ...]], where: str) -> dict[str, Any]:
+    """`data` as an object holding exactly `fields`, each of its type."""
+    if not isinstance(data, dict):
+        raise RduccError(f"{where}: expected an object, got {type(data).__name__}")
+    missing = [name for name in fields if name not in data]
+    if missing:
+        raise RduccError(f"{where}: missing field '{missing[0]}'")
+    unknown = [name for name in data if name not in fields]
+    if unknown:
+        raise RduccError(f"{where}: unknown field '{unknown[0]}'")
+    for name, kind in fields.items():
+        value = data[name]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        is_bool = isinstance(value, bool)
+        if not isinstance(value, kinds) or (is_bool and bool not in kinds):
+            raise RduccError(f"{where}: field '{name}' must be {_type_name(kind)}, got {json.dumps(value)[:40]}")
+        if isinstance(value, int | float) and not is_bool and (not math.isfinite(value) or value < 0):
+            raise RduccError(f"{where}: field '{name}' must be a finite number >= 0, got {value}")
+    return data
+
+
+def _model_file(directory: Path, name: str, where: str, field_name: str) -> None:
+    """A file the manifest names: a plain name inside the directory, there."""
+    if Path(name).name != name or name in ("", ".", ".."):
+        raise RduccError(f"{where}: field '{field_name}' must name a file in the deployment directory, got '{name}'")
+    if not (directory / name).is_file():
+        raise RduccError(f"{where}: {field_name} file {directory / name} is not there")
+
+
+def _read_model(data: object, index: int, directory: Path | None, where: str) -> DeployedModel:
+    """models[index]; its files are checked to be in `directory` unless it is None."""
+    fields = _checked(data, _MODEL_FIELDS, f"{where}: models[{index}]")
+    here = f"{where}: model '{fields['name']}'"
+    if not NAME_PATTERN.fullmatch(fields["name"]):
+        raise RduccError(f"{here}: not a valid model name (letters, digits, '_', '.', '-')")
+    if directory is not None:
+        _model_file(directory, fields["program"], here, "program")
+        if fields["weights"] is not None:
+            _model_file(directory, fields["weights"], here, "weights")
+    modeled = Modeled(**_checked(fields["modeled"], _MODELED_FIELDS, f"{here}: modeled"))
+    if modeled.tokens_per_call < 1:
+        raise RduccError(f"{here}: modeled: field 'tokens_per_call' must be >= 1, got {modeled.tokens_per_call}")
+    return DeployedModel(**(fields | {"modeled": modeled}))
+
+
+def manifest_path(path: str | Path) -> Path:
+    """DIR/manifest.json for a directory, else the path itself."""
+    path = Path(path)
+    return path / MANIFEST if path.is_dir() else path
+
+
+def load_manifest(path: str | Path, check_files: bool = True) -> Deployment:
+    """Read and check a deployment's manifest (`path`: the directory or its
+    manifest.json): every field there and of its type, the format and version
+    known, names unique, and (with `check_files`) every named file present.
+    The serving simulation reads only the `modeled` figures: it passes False."""
+    from rducc.files import read_text
+
+    file = manifest_path(path)
+    where = str(file)
+    if Path(path).is_dir() and not file.exists():
+        raise RduccError(f"{path}: a directory without {MANIFEST}: not a deployment (rducc deploy ... -o DIR)")
+    try:
+        data = json.loads(read_text(file, "deployment manifest", MAX_MANIFEST_BYTES))
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise RduccError(f"{where}: not a JSON deployment manifest ({error})") from None
+    if isinstance(data, dict) and "format" in data and data["format"] != FORMAT:
+        raise RduccError(f"{where}: format {json.dumps(data.get('format'))[:40]} is not '{FORMAT}'")
+    if isinstance(data, dict) and "version" in data and data["version"] != VERSION:
+        raise RduccError(f"{where}: version {json.dumps(data.get('version'))[:40]} is not supported "
+                         f"(this rducc reads version {VERSION})")
+    top = _checked(data, _TOP_FIELDS, where)
+    models = [_read_model(m, i, file.parent if check_files else None, where) for i, m in enumerate(top["models"])]
+    _check_models(models, where)
+    top = {k: v for k, v in top.items() if k not in ("format", "version", "models")}
+    return Deployment(**top, models=models, directory=file.parent)
+
+
+def _check_models(models: list[DeployedModel], where: str) -> None:
+    if not models:
+        raise RduccError(f"{where}: the deployment lists no models")
+    names = [m.name for m in models]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise RduccError(f"{where}: model name '{twice}' appears twice")
+    for model in models:
+        if model.shares_code_with is not None and model.shares_code_with not in names:
+            raise RduccError(f"{where}: model '{model.name}' shares code with '{model.shares_code_with}', "
+                             "which the deployment does not list")
