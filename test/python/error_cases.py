@@ -244,6 +244,9 @@ SERVING: list[ErrorCase] = [
     ErrorCase("rducc-run: trace router not a router", RUN, ("{deployment}", "--simulate", "--trace", "{s_not_router}"), "'router' 'x' is not a router model of the deployment (routers: r)"),
     ErrorCase("rducc-run: --trace without --simulate", RUN, ("{deployment}", "--trace", "{s_negative}"), "--trace needs --simulate"),
     ErrorCase("rducc-run: --trace on a program", RUN, ("{placed}", "--simulate", "--trace", "{s_negative}"), "not a deployment directory"),
+]
+
+
 def _bad_manifest(name: str, key: str, expected: str) -> ErrorCase:
     return ErrorCase(f"rducc-run: manifest {name}", RUN, ("{" + key + "}", "--model", "a", "--input", "{x}", "--output", "out.npz"),
                      expected)
