@@ -29,6 +29,7 @@ Run: python bench/model_llama8b.py [--quick]
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from common import Section, looping_figure, standalone
 
@@ -36,7 +37,8 @@ import models  # noqa: E402
 
 from rducc.dialects.memory import GatherDmaOp, GetGlobalOp  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
-from rducc.dialects.contracts import is_outlined  # noqa: E402
+from rducc.dialects.contracts import is_outlined, partition_of  # noqa: E402
+from rducc.runtime.sockets import shard_specs  # noqa: E402
 from rducc.dialects.program import functions  # noqa: E402
 from rducc.runtime.cost_model import Report, estimate, transfer_bytes  # noqa: E402
 from rducc.dialects.shapes import value_bytes  # noqa: E402
@@ -61,6 +63,8 @@ class Compiled:
     compulsory_written: int
     unlooped: Report
     """The same program costed with `kernel_looping = false`."""
+    module: Any = None
+    """The compiled module (for its partition and its inputs' splits)."""
 
     @property
     def compulsory(self) -> int:
@@ -97,7 +101,7 @@ def compile_model(name: str, model, inputs, target: Target, opt_level: int) -> C
     module = import_exported(models.export(model, inputs))
     lower(module, target, opt_level)
     unlooped = estimate(module, replace(target, kernel_looping=False))
-    return Compiled(name, estimate(module, target), *compulsory_bytes(module), unlooped)
+    return Compiled(name, estimate(module, target), *compulsory_bytes(module), unlooped, module)
 
 
 def decode_stacked(section: Section, target: Target, layers: int) -> Compiled:
@@ -114,6 +118,33 @@ def decode_stacked(section: Section, target: Target, layers: int) -> Compiled:
                 f"{traffic:.4f}x", "<= 1.01x", traffic <= 1.01)
     section.add(f"decode, stacked KV cache ({layers} layers): kernel looping",
                 looping_figure(report, step.unlooped, step.compulsory_read / target.hbm_bandwidth))
+    return step
+
+
+def decode_stacked_sockets(section: Section, target: Target, layers: int) -> Compiled:
+    """The stacked-cache decode step on several sockets (the split the cost model
+    picks): the cache split along kv_heads, its aggregate-HBM roofline share
+    (the bytes a token must read, each once across the sockets / (sockets x HBM
+    bandwidth)) and one socket's traffic against its own compulsory bytes."""
+    from multi_socket import bytes_per_token
+
+    model, inputs = models.llama31_8b_decode_stacked_meta(4096, layers)
+    step = compile_model(f"Llama 3.1 8B decode step, stacked KV cache 4,096, {layers} layers, {target.name}, -O2",
+                         model, inputs, target, 2)
+    tp, pp = partition_of(step.module)
+    cache_splits = shard_specs(step.module)[0][3:]
+    label = f"decode, stacked KV cache, {target.name} ({layers} layers)"
+    split_heads = all(split is not None and split.dims() == {2} for split in cache_splits)
+    section.add(f"{label}: the cache split across sockets along kv_heads",
+                f"tp={tp} pp={pp}: " + ", ".join(split.describe() if split else "whole" for split in cache_splits),
+                "split, not gathered", split_heads)
+    report = step.report
+    share = bytes_per_token(model, inputs) / (target.sockets * target.hbm_bandwidth) / report.modeled_time_s
+    section.add(f"{label}: aggregate-HBM roofline / modeled time",
+                f"{share:.1%} ({report.modeled_time_s * 1e3:.3f} ms)")
+    traffic = step.moved / step.compulsory
+    section.add(f"{label}: one socket's off-chip bytes moved / its compulsory",
+                f"{traffic:.4f}x", "<= 1.01x", traffic <= 1.01)
     return step
 
 
@@ -192,6 +223,8 @@ def run(quick: bool) -> Section:
     section = Section("Modeled chip performance: Llama 3.1 8B on one sn40l socket (cost model)",
                       f"python bench/model_llama8b.py{' --quick' if quick else ''}")
     compiled = [decode(section, target, 8 if quick else 32), decode_stacked(section, target, 8 if quick else 32)]
+    for sockets in ("sn40l-8", "sn40l-16"):
+        decode_stacked_sockets(section, load_target(sockets), 2 if quick else 32)
     compiled += prefill(section, target, QUICK_PREFILL_LAYERS if quick else PREFILL_LAYERS)
     compiled += small_models(target)
     traffic_and_sram(section, compiled)

@@ -79,7 +79,7 @@ from rducc.dialects.contracts import (
     set_stage,
     shard_of,
 )
-from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, TransposeOp
+from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, SliceOp, TransposeOp
 from rducc.dialects.memory import GlobalOp
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.program import functions, global_stages
@@ -90,6 +90,10 @@ from rducc.passes.common import require_tensor_program
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
 PARTIAL = "partial"
+
+
+_CHAIN_OPS = (TransposeOp, ReshapeOp, BroadcastOp, SliceOp)
+"""Layout ops through which a whole value can be split after the fact, back to the argument it reads."""
 
 
 class _Unsplittable(Exception):
@@ -241,30 +245,42 @@ class _TensorPartitioner:
             return True
         return have is None and isinstance(want, Split) and self._shard_chain(value, want) is not None
 
-    def _shard_chain(self, value: SSAValue, want: Split) -> list[tuple[Operation, Split]] | None:
+    def _shard_chain(self, value: SSAValue, want: Split, via: Operation | None = None
+                     ) -> list[tuple[Operation, Split]] | None:
         """How a replicated value can be split as `want` after the fact: it is a
         shardable argument, or a transpose/reshape/broadcast used once of one (a
         KV cache transposed for QK^T, a weight broadcast over the batch). The
         layout ops from the argument out, each with the split of its result;
-        None when it cannot."""
+        None when it cannot. `via`: the op of the chain that reads `value`."""
         full = self.full_shape(value)
         if not want.valid(self.tp) or not want.fits(full):
             return None
-        if self._shardable_arg(value):
+        if self._shardable_arg(value, want, via):
             return []
         owner = value.owner
-        if not isinstance(owner, TransposeOp | ReshapeOp | BroadcastOp) or len(list(value.uses)) != 1:
+        if not isinstance(owner, _CHAIN_OPS) or len(list(value.uses)) != 1:
             return None
         if self.layout_of(owner.input) is not None:
             return None
+        if self._split_by_broadcast(owner, want):
+            return [(owner, want)]
         source_want = self._source_split(owner, want)
-        chain = None if source_want is None else self._shard_chain(owner.input, source_want)
+        chain = None if source_want is None else self._shard_chain(owner.input, source_want, owner)
         return None if chain is None else [*chain, (owner, want)]
 
-    def _source_split(self, op: TransposeOp | ReshapeOp | BroadcastOp, want: Split) -> Split | None:
+    def _split_by_broadcast(self, op: Operation, want: Split) -> bool:
+        """Whether `op` broadcasts its input along every dim of `want` (a scatter's
+        position index spread over the heads): each rank broadcasts to its part."""
+        if not isinstance(op, BroadcastOp):
+            return False
+        dests = op.dims_for([self.full_shape(op.input)], [self.full_shape(op.result)]).operands[0]
+        return all(dim not in dests for dim in want.dims())
+
+    def _source_split(self, op: Operation, want: Split) -> Split | None:
         """The split of a layout op's input that gives its result the split `want`
-        (a broadcast weight of a batched matmul: only along dims it keeps)."""
-        if isinstance(op, TransposeOp | BroadcastOp):
+        (a broadcast weight of a batched matmul, a slice of a stacked cache: only
+        along dims it keeps whole)."""
+        if isinstance(op, TransposeOp | BroadcastOp | SliceOp):
             dests = op.dims_for([self.full_shape(op.input)], [self.full_shape(op.result)]).operands[0]
             if any(dim not in dests for dim in want.dims()):
                 return None
@@ -276,16 +292,39 @@ class _TensorPartitioner:
         except _Unsplittable:
             return None
 
-    def _shardable_arg(self, value: SSAValue) -> bool:
+    def _shardable_arg(self, value: SSAValue, want: Split, via: Operation | None = None) -> bool:
+        """Whether an argument can be split as `want`: a weight with no initial
+        value, or an input, read by one op, or only by slices that keep the split
+        dims whole (a stacked KV cache, `k_cache[i]` per layer) and whose results
+        no op has taken whole yet (but `via`, the chain's own)."""
         if not isinstance(value, BlockArgument) or value.block is not self.function.body.block:
             return False
-        if len(list(value.uses)) != 1:
+        others = [use.operation for use in value.uses if use.operation is not via]
+        if len(list(value.uses)) != 1 and not all(self._slice_keeps(op, want) for op in others):
             return False
         reference = global_of(self._arg_attrs(value))
         if reference is not None:
             target = self._global(reference)
             return target is not None and target.initial_value is None and shard_of(target) is None
         return is_input(self._arg_attrs(value))
+
+    def _slice_keeps(self, op: Operation, want: Split) -> bool:
+        """Whether a user of an argument to split as `want` is a slice that keeps
+        the split dims whole and, if seen already, whose result no op has used yet."""
+        if not isinstance(op, SliceOp) or self._slice_result_split(op, want) is None:
+            return False
+        return op.result not in self.layout or not any(self._seen(use.operation) for use in op.result.uses)
+
+    def _seen(self, op: Operation) -> bool:
+        """Whether the walk has given `op` its layouts."""
+        return any(result in self.layout for result in op.results)
+
+    def _slice_result_split(self, op: SliceOp, source: Split) -> Split | None:
+        """The split of a slice's result when its input is split as `source` (None: a split dim is cut)."""
+        dests = op.dims_for([self.full_shape(op.input)], [_shape(op.result)]).operands[0]
+        if any(not isinstance(dests[dim], int) for dim in source.dims()):
+            return None
+        return source.moved(lambda dim: dests[dim])  # type: ignore[return-value]
 
     def materialize(self, value: SSAValue, want: Layout, before: Operation) -> SSAValue:
         """`value` in layout `want` (call `feasible` first): collectives or a sharded argument."""
@@ -356,14 +395,15 @@ class _TensorPartitioner:
         if not chain:
             return self._shard_arg(value, want)
         first, first_want = chain[0]
-        root = self._source_split(first, first_want)  # type: ignore[arg-type]
-        assert root is not None
-        self._shard_arg(first.operands[0], root)
+        if not self._split_by_broadcast(first, first_want):
+            root = self._source_split(first, first_want)
+            assert root is not None
+            self._shard_arg(first.operands[0], root, first)
         for op, split in chain:
             self._set_result(op, split)
         return chain[-1][0].results[0]
 
-    def _shard_arg(self, arg: SSAValue, split: Split) -> SSAValue:
+    def _shard_arg(self, arg: SSAValue, split: Split, via: Operation | None = None) -> SSAValue:
         assert isinstance(arg, BlockArgument)
         full = self.full_shape(arg)
         all_attrs = arg_attrs(self.function)
@@ -379,6 +419,9 @@ class _TensorPartitioner:
         new = Rewriter.replace_value_with_new_type(arg, per_rank)
         self.full[new] = full
         self.layout[new] = split
+        for use in list(new.uses):  # the slices of a stacked cache the walk has passed
+            if use.operation is not via and isinstance(use.operation, SliceOp) and use.operation.result in self.layout:
+                self._set_result(use.operation, self._slice_result_split(use.operation, split))
         return new
 
     # -- the rules, one per op kind ---------------------------------------------
