@@ -148,6 +148,33 @@ def decode_stacked_sockets(section: Section, target: Target, layers: int) -> Com
     return step
 
 
+def decode_static_cache(section: Section, target: Target, layers: int) -> None:
+    """transformers' own decode step with its static KV cache (buffers updated in
+    place), on the target's sockets: the aggregate-HBM roofline share (every weight
+    but the embedding table, one embedding row and the whole cache, each read once
+    across the sockets) and the caches' split."""
+    wrapper, exported = models.llama31_8b_static_cache_meta(4096, layers)
+    module = import_exported(exported)
+    lower(module, target, 2)
+    report = estimate(module, target)
+    tp, pp = partition_of(module)
+    weights = shard_specs(module)[1]
+    caches = [name for name, _ in wrapper.named_buffers() if "_cache_" in name]
+    split_heads = all(weights.get(name) is not None and weights[name].dims() == {1} for name in caches)
+    label = f"decode, transformers' static KV cache, {target.name} ({layers} layers)"
+    section.add(f"{label}: the caches split across sockets along kv_heads",
+                f"tp={tp} pp={pp}: {len(caches)} caches, {weights[caches[0]].describe() if split_heads else 'NOT split'}",
+                "split" if tp > 1 else "", split_heads if tp > 1 else None)
+    table = wrapper.model.model.embed_tokens.weight
+    needed = (sum(p.numel() * p.element_size() for p in wrapper.parameters()) - table.numel() * table.element_size()
+              + table.shape[1] * table.element_size()
+              + sum(b.numel() * b.element_size() for name, b in wrapper.named_buffers() if name in caches))
+    share = needed / (target.sockets * target.hbm_bandwidth) / report.modeled_time_s
+    section.add(f"{label}: aggregate-HBM roofline / modeled time",
+                f"{share:.1%} ({needed / 1e9:.2f} GB a token, {report.modeled_time_s * 1e3:.3f} ms)",
+                ">= 90%", share >= 0.9)
+
+
 def decode(section: Section, target: Target, layers: int) -> Compiled:
     step = compile_model(f"Llama 3.1 8B decode step, KV cache 4,096, {layers} layers, -O2",
                          *models.llama31_8b_decode_meta(4096, layers), target, 2)
@@ -225,6 +252,7 @@ def run(quick: bool) -> Section:
     compiled = [decode(section, target, 8 if quick else 32), decode_stacked(section, target, 8 if quick else 32)]
     for sockets in ("sn40l-8", "sn40l-16"):
         decode_stacked_sockets(section, load_target(sockets), 2 if quick else 32)
+    decode_static_cache(section, load_target("sn40l-8"), 2 if quick else 32)
     compiled += prefill(section, target, QUICK_PREFILL_LAYERS if quick else PREFILL_LAYERS)
     compiled += small_models(target)
     traffic_and_sram(section, compiled)

@@ -51,10 +51,12 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FunctionType,
     ModuleOp,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -445,6 +447,8 @@ class _TensorPartitioner:
         wants, result_layout = plan
         for index, (value, want) in enumerate(zip(list(op.operands), wants)):
             op.operands[index] = self.materialize(value, want, op)
+        if isinstance(op, SliceOp):
+            self._rank_offsets(op)
         self._set_result(op, result_layout)
 
     def _set_result(self, op: Operation, layout: Layout) -> None:
@@ -477,6 +481,8 @@ class _TensorPartitioner:
             return None
         if isinstance(op, ReshapeOp):
             return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
+        if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
+            return self._plan_periodic_slice(op, splits[0])
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
         pieces: list[tuple[int, int, int, int]] = []
         for split, dests in zip(splits, dims.operands):
@@ -496,6 +502,35 @@ class _TensorPartitioner:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
         return wants, result
+
+    def _plan_periodic_slice(self, op: SliceOp, split: Split) -> tuple[list[Layout], Layout] | None:
+        """A slice of a value split with a period (a fused q/k/v projection's columns,
+        each block split across the ranks) that takes whole blocks of the periodic
+        dims: its result is split the same way in each block it takes (contiguously
+        when it takes one); other dims as the dim map says."""
+        shape, sizes = self.full_shape(op.input), _shape(op.result)
+        offsets, strides = op.offsets.get_values(), op.strides.get_values()
+        entries = []
+        for dim, parts, stride, period in split.entries:
+            whole = offsets[dim] == 0 and strides[dim] == 1 and sizes[dim] == shape[dim]
+            if whole:
+                entries.append((dim, parts, stride, period))
+            elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
+                entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
+            else:
+                return None
+        result = Split.of(entries)
+        return [split], result
+
+    def _rank_offsets(self, op: SliceOp) -> None:
+        """One rank's offsets of a slice of a value split with a period: a block's
+        start moves to where that block's part starts in the rank's part."""
+        split = self.split_of(op.input)
+        offsets = list(op.offsets.get_values())
+        for dim, parts, _, period in split.entries if split else ():
+            if period:
+                offsets[dim] = offsets[dim] // period * (period // parts)
+        op.offsets = DenseArrayBase.from_list(i64, offsets)
 
     def _plan_partial(
         self, op: Operation, splits: list[Split | None], dims: DimMap
@@ -574,10 +609,32 @@ class _TensorPartitioner:
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
-        parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and rhs[n_rhs] % p == 0
-                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, 0),)))), self.tp)
+        period = self._block_size(op.result, rhs[n_rhs])
+        parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and (period or rhs[n_rhs]) % p == 0
+                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, period),)))), self.tp)
         stride = self.tp // parts
-        return [None, Split(((n_rhs, parts, stride, 0),))], Split(((rank - 1, parts, stride, 0),))
+        return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _block_size(self, value: SSAValue, columns: int, depth: int = 4) -> int:
+        """The size of the equal blocks a fused projection's columns are sliced into
+        (q, k and v of one linear; gate and up), through maps and reshapes that keep
+        the columns, when every slice of them takes one whole block; 0 when none is
+        (then the columns split in one piece)."""
+        blocks: set[int] = set()
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, SliceOp):
+                offset, stride, size = user.offsets.get_values()[-1], user.strides.get_values()[-1], _shape(user.result)[-1]
+                if size == columns:
+                    continue
+                if stride != 1 or offset % size or columns % size:
+                    return 0
+                blocks.add(size)
+            elif depth and isinstance(user, MapOp | ReshapeOp) and _shape(user.results[0])[-1:] == (columns,):
+                inner = self._block_size(user.results[0], columns, depth - 1)
+                if inner:
+                    blocks.add(inner)
+        return blocks.pop() if len(blocks) == 1 and self.tp <= min(blocks) else 0
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
         """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`."""
