@@ -21,7 +21,12 @@ every `func.func` of the module. The result is one SPMD program:
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
-  a user input, is split by heads). A split weight or input keeps its full
+  a user input, is split by heads, and so is a stacked cache read by one slice
+  a layer, `k_cache[i]`, or a cache buffer written at a position by
+  `rdu.scatter`, with its written-back update). A linear layer whose result is
+  sliced into equal blocks (a fused q/k/v or gate/up projection) splits its
+  columns with a period, each block across the ranks, and each slice's offset
+  moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
@@ -287,6 +292,8 @@ class _TensorPartitioner:
             if any(dim not in dests for dim in want.dims()):
                 return None
             return want.moved(dests.index)
+        if not isinstance(op, ReshapeOp):
+            return None
         source, result = self.full_shape(op.input), self.full_shape(op.result)
         try:
             back = reshape_split(result, source, want)
@@ -326,7 +333,7 @@ class _TensorPartitioner:
         dests = op.dims_for([self.full_shape(op.input)], [_shape(op.result)]).operands[0]
         if any(not isinstance(dests[dim], int) for dim in source.dims()):
             return None
-        return source.moved(lambda dim: dests[dim])  # type: ignore[return-value]
+        return source.moved(lambda dim: dest if isinstance(dest := dests[dim], int) else None)
 
     def materialize(self, value: SSAValue, want: Layout, before: Operation) -> SSAValue:
         """`value` in layout `want` (call `feasible` first): collectives or a sharded argument."""
@@ -624,7 +631,8 @@ class _TensorPartitioner:
         for use in value.uses:
             user = use.operation
             if isinstance(user, SliceOp):
-                offset, stride, size = user.offsets.get_values()[-1], user.strides.get_values()[-1], _shape(user.result)[-1]
+                offset, stride = user.offsets.get_values()[-1], user.strides.get_values()[-1]
+                size = _shape(user.result)[-1]
                 if size == columns:
                     continue
                 if stride != 1 or offset % size or columns % size:
