@@ -39,6 +39,11 @@ slice, and reshapes of it) are moved out of it, before it
 the index becomes an argument. `rdu-fuse` and `rdu-insert-dma` then make
 such a window a `tier.view` that the layer's kernel DMAs alone.
 
+An op with no `rdu.layer` between two ops of one layer (an exporter that gave
+a free function no module stack: transformers' `rotate_half` and the
+unsqueeze of cos/sin) is taken as that layer's first (`adopt_unmarked`), so
+such layers still match and can be called in place.
+
 A layer that differs from the first, that passes a weight where the first
 passes a computed value (or the reverse), or whose ops are interleaved with
 ops that read its results before it ends, is left inline.
