@@ -13,6 +13,14 @@
   moves only its window of the stacked cache (a `tier.view`), the layers are
   still one looped `@layer`. Goals: bytes moved / compulsory <= 1.01 and
   >= 90% of roofline, as the per-layer form.
+- The stacked-cache decode step on sn40l-8 and sn40l-16 (the split the cost
+  model picks): the caches split across sockets along kv_heads (not
+  gathered), the aggregate-HBM roofline share, and one socket's bytes moved /
+  its compulsory (<= 1.01).
+- transformers' own decode step with its static KV cache (buffers updated in
+  place, exported by torch.export on the meta device) on sn40l-8: the caches
+  split along kv_heads with their written-back updates, and the aggregate-HBM
+  roofline share. Goal >= 90%.
 - Prefill of 128 and 2,048 tokens at -O0 vs -O2: the modeled fusion speedup,
   on all 32 decoder layers (8 with --quick, to stay under 5 minutes; see
   PREFILL_LAYERS). Goal >= 3x.
