@@ -13,6 +13,14 @@
   moves only its window of the stacked cache (a `tier.view`), the layers are
   still one looped `@layer`. Goals: bytes moved / compulsory <= 1.01 and
   >= 90% of roofline, as the per-layer form.
+- The stacked-cache decode step on sn40l-8 and sn40l-16 (the split the cost
+  model picks): the caches split across sockets along kv_heads (not
+  gathered), the aggregate-HBM roofline share, and one socket's bytes moved /
+  its compulsory (<= 1.01).
+- transformers' own decode step with its static KV cache (buffers updated in
+  place, exported by torch.export on the meta device) on sn40l-8: the caches
+  split along kv_heads with their written-back updates, and the aggregate-HBM
+  roofline share. Goal >= 90%.
 - Prefill of 128 and 2,048 tokens at -O0 vs -O2: the modeled fusion speedup,
   on all 32 decoder layers (8 with --quick, to stay under 5 minutes; see
   PREFILL_LAYERS). Goal >= 3x.
@@ -29,6 +37,7 @@ Run: python bench/model_llama8b.py [--quick]
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from common import Section, looping_figure, standalone
 
@@ -36,7 +45,8 @@ import models  # noqa: E402
 
 from rducc.dialects.memory import GatherDmaOp, GetGlobalOp  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
-from rducc.dialects.contracts import is_outlined  # noqa: E402
+from rducc.dialects.contracts import is_outlined, partition_of  # noqa: E402
+from rducc.runtime.sockets import shard_specs  # noqa: E402
 from rducc.dialects.program import functions  # noqa: E402
 from rducc.runtime.cost_model import Report, estimate, transfer_bytes  # noqa: E402
 from rducc.dialects.shapes import value_bytes  # noqa: E402
@@ -61,6 +71,8 @@ class Compiled:
     compulsory_written: int
     unlooped: Report
     """The same program costed with `kernel_looping = false`."""
+    module: Any = None
+    """The compiled module (for its partition and its inputs' splits)."""
 
     @property
     def compulsory(self) -> int:
@@ -97,7 +109,7 @@ def compile_model(name: str, model, inputs, target: Target, opt_level: int) -> C
     module = import_exported(models.export(model, inputs))
     lower(module, target, opt_level)
     unlooped = estimate(module, replace(target, kernel_looping=False))
-    return Compiled(name, estimate(module, target), *compulsory_bytes(module), unlooped)
+    return Compiled(name, estimate(module, target), *compulsory_bytes(module), unlooped, module)
 
 
 def decode_stacked(section: Section, target: Target, layers: int) -> Compiled:
@@ -115,6 +127,60 @@ def decode_stacked(section: Section, target: Target, layers: int) -> Compiled:
     section.add(f"decode, stacked KV cache ({layers} layers): kernel looping",
                 looping_figure(report, step.unlooped, step.compulsory_read / target.hbm_bandwidth))
     return step
+
+
+def decode_stacked_sockets(section: Section, target: Target, layers: int) -> Compiled:
+    """The stacked-cache decode step on several sockets (the split the cost model
+    picks): the cache split along kv_heads, its aggregate-HBM roofline share
+    (the bytes a token must read, each once across the sockets / (sockets x HBM
+    bandwidth)) and one socket's traffic against its own compulsory bytes."""
+    from multi_socket import bytes_per_token
+
+    model, inputs = models.llama31_8b_decode_stacked_meta(4096, layers)
+    step = compile_model(f"Llama 3.1 8B decode step, stacked KV cache 4,096, {layers} layers, {target.name}, -O2",
+                         model, inputs, target, 2)
+    tp, pp = partition_of(step.module)
+    cache_splits = shard_specs(step.module)[0][3:]
+    label = f"decode, stacked KV cache, {target.name} ({layers} layers)"
+    split_heads = all(split is not None and split.dims() == {2} for split in cache_splits)
+    section.add(f"{label}: the cache split across sockets along kv_heads",
+                f"tp={tp} pp={pp}: " + ", ".join(split.describe() if split else "whole" for split in cache_splits),
+                "split, not gathered", split_heads)
+    report = step.report
+    share = bytes_per_token(model, inputs) / (target.sockets * target.hbm_bandwidth) / report.modeled_time_s
+    section.add(f"{label}: aggregate-HBM roofline / modeled time",
+                f"{share:.1%} ({report.modeled_time_s * 1e3:.3f} ms)")
+    traffic = step.moved / step.compulsory
+    section.add(f"{label}: one socket's off-chip bytes moved / its compulsory",
+                f"{traffic:.4f}x", "<= 1.01x", traffic <= 1.01)
+    return step
+
+
+def decode_static_cache(section: Section, target: Target, layers: int) -> None:
+    """transformers' own decode step with its static KV cache (buffers updated in
+    place), on the target's sockets: the aggregate-HBM roofline share (every weight
+    but the embedding table, one embedding row and the whole cache, each read once
+    across the sockets) and the caches' split."""
+    wrapper, exported = models.llama31_8b_static_cache_meta(4096, layers)
+    module = import_exported(exported)
+    lower(module, target, 2)
+    report = estimate(module, target)
+    tp, pp = partition_of(module)
+    weights = shard_specs(module)[1]
+    caches = [name for name, _ in wrapper.named_buffers() if "_cache_" in name]
+    split_heads = all(weights.get(name) is not None and weights[name].dims() == {1} for name in caches)
+    label = f"decode, transformers' static KV cache, {target.name} ({layers} layers)"
+    section.add(f"{label}: the caches split across sockets along kv_heads",
+                f"tp={tp} pp={pp}: {len(caches)} caches, {weights[caches[0]].describe() if split_heads else 'NOT split'}",
+                "split" if tp > 1 else "", split_heads if tp > 1 else None)
+    table = wrapper.model.model.embed_tokens.weight
+    needed = (sum(p.numel() * p.element_size() for p in wrapper.parameters()) - table.numel() * table.element_size()
+              + table.shape[1] * table.element_size()
+              + sum(b.numel() * b.element_size() for name, b in wrapper.named_buffers() if name in caches))
+    share = needed / (target.sockets * target.hbm_bandwidth) / report.modeled_time_s
+    section.add(f"{label}: aggregate-HBM roofline / modeled time",
+                f"{share:.1%} ({needed / 1e9:.2f} GB a token, {report.modeled_time_s * 1e3:.3f} ms)",
+                ">= 90%", share >= 0.9)
 
 
 def decode(section: Section, target: Target, layers: int) -> Compiled:
@@ -192,6 +258,9 @@ def run(quick: bool) -> Section:
     section = Section("Modeled chip performance: Llama 3.1 8B on one sn40l socket (cost model)",
                       f"python bench/model_llama8b.py{' --quick' if quick else ''}")
     compiled = [decode(section, target, 8 if quick else 32), decode_stacked(section, target, 8 if quick else 32)]
+    for sockets in ("sn40l-8", "sn40l-16"):
+        decode_stacked_sockets(section, load_target(sockets), 2 if quick else 32)
+    decode_static_cache(section, load_target("sn40l-8"), 2 if quick else 32)
     compiled += prefill(section, target, QUICK_PREFILL_LAYERS if quick else PREFILL_LAYERS)
     compiled += small_models(target)
     traffic_and_sram(section, compiled)

@@ -1195,14 +1195,18 @@ class ScatterOp(IRDLOperation, OpFacts):
                 f" and fit its shape {list(shape)} outside dim {dim}"
             )
 
+    SHARDS: ClassVar[bool] = True
+
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """The input's dims stay; another dim than the scattered one moves with the
-        index and the source when they span it, else it is blocked."""
+        """A dim other than the scattered one that the index and the source span
+        moves with all three; the scattered one (the index's values point along
+        it) and any the index covers in part (its positions are the input's first
+        ones) are blocked. A KV cache written at a position stays split by heads."""
         dim, full, index = self.dim.value.data, ins[0], ins[1]
         spanned = [d for d, size in enumerate(full) if d != dim and index[d] == size]
         cut = [d for d in range(len(full)) if d not in spanned]
         partial = identity(len(index), cut)
-        return DimMap((identity(len(full)), partial, partial), frozenset(cut))
+        return DimMap((partial, partial, partial), frozenset(cut))
 
     def flops(self) -> int:
         """Index elements with `reduce`, else none (a write)."""

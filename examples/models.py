@@ -355,6 +355,24 @@ def llama31_8b_decode_stacked_meta(cached: int = 4096, layers: int = 32):
     return model, stacked_cache_inputs(decode_step_inputs(config, cached, device="meta", dtype=torch.bfloat16))
 
 
+def llama31_8b_static_cache_meta(cached: int = 4096, layers: int = 32):
+    """transformers' own Llama 3.1 8B decode step with its static KV cache (bf16, meta
+    device, batch 1, `cached` positions), exported by torch.export: the wrapper and
+    the program, whose caches are buffers it updates in place (`index_copy_`)."""
+    from transformers import LlamaForCausalLM
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    with torch.device("meta"):
+        model = LlamaForCausalLM(llama31_8b_config(layers)).to(torch.bfloat16).eval()
+    model.generation_config.use_cache = True
+    model.generation_config.cache_implementation = "static"
+    wrapper = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=cached)
+    example = {"input_ids": torch.zeros(1, 1, dtype=torch.long, device="meta"),
+               "cache_position": torch.tensor([0], device="meta")}
+    with torch.no_grad():
+        return wrapper, torch.export.export(wrapper, (), example, strict=True)
+
+
 def export(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> torch.export.ExportedProgram:
     """torch.export of a model in eval mode, with static shapes."""
     with torch.no_grad():

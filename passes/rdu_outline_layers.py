@@ -39,6 +39,11 @@ slice, and reshapes of it) are moved out of it, before it
 the index becomes an argument. `rdu-fuse` and `rdu-insert-dma` then make
 such a window a `tier.view` that the layer's kernel DMAs alone.
 
+An op with no `rdu.layer` between two ops of one layer (an exporter that gave
+a free function no module stack: transformers' `rotate_half` and the
+unsqueeze of cos/sin) is taken as that layer's first (`adopt_unmarked`), so
+such layers still match and can be called in place.
+
 A layer that differs from the first, that passes a weight where the first
 passes a computed value (or the reverse), or whose ops are interleaved with
 ops that read its results before it ends, is left inline.
@@ -122,6 +127,25 @@ class Layer:
     def used_after(self, value: SSAValue) -> bool:
         """Whether an op outside the layer reads `value`."""
         return any(not self.inside(use.operation) for use in value.uses)
+
+
+def adopt_unmarked(block: Block) -> None:
+    """Mark as a layer's an unmarked op that sits between two of that layer's ops:
+    an op the exporter gave no module stack (transformers' `rotate_half` and the
+    unsqueeze of cos/sin in `apply_rotary_pos_emb`, behind a kernel-hub wrapper)
+    is part of the layer it runs in."""
+    ops = list(block.ops)
+    keys = [layer_of(op) for op in ops]
+    following: list[str | None] = [None] * len(ops)
+    for index in range(len(ops) - 2, -1, -1):
+        following[index] = keys[index + 1] if keys[index + 1] is not None else following[index + 1]
+    preceding: str | None = None
+    for index, op in enumerate(ops):
+        key = keys[index]
+        if key is None and preceding is not None and preceding == following[index]:
+            set_layer(op, preceding)
+            key = preceding
+        preceding = key if key is not None else preceding
 
 
 def layers_of(block: Block) -> list[Layer]:
@@ -393,6 +417,7 @@ def _all_match(layers: Sequence[Layer]) -> bool:
 def outline(module: ModuleOp, function: func.FuncOp) -> int:
     """Outline @forward's layers that match its first; the number of calls made."""
     block = function.body.block
+    adopt_unmarked(block)
     layers = layers_of(block)
     if len(layers) < 2:
         return 0

@@ -21,7 +21,12 @@ every `func.func` of the module. The result is one SPMD program:
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
-  a user input, is split by heads). A split weight or input keeps its full
+  a user input, is split by heads, and so is a stacked cache read by one slice
+  a layer, `k_cache[i]`, or a cache buffer written at a position by
+  `rdu.scatter`, with its written-back update). A linear layer whose result is
+  sliced into equal blocks (a fused q/k/v or gate/up projection) splits its
+  columns with a period, each block across the ranks, and each slice's offset
+  moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
@@ -51,10 +56,12 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FunctionType,
     ModuleOp,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -79,7 +86,7 @@ from rducc.dialects.contracts import (
     set_stage,
     shard_of,
 )
-from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, TransposeOp
+from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, SliceOp, TransposeOp
 from rducc.dialects.memory import GlobalOp
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.program import functions, global_stages
@@ -90,6 +97,10 @@ from rducc.passes.common import require_tensor_program
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
 PARTIAL = "partial"
+
+
+_CHAIN_OPS = (TransposeOp, ReshapeOp, BroadcastOp, SliceOp)
+"""Layout ops through which a whole value can be split after the fact, back to the argument it reads."""
 
 
 class _Unsplittable(Exception):
@@ -241,34 +252,48 @@ class _TensorPartitioner:
             return True
         return have is None and isinstance(want, Split) and self._shard_chain(value, want) is not None
 
-    def _shard_chain(self, value: SSAValue, want: Split) -> list[tuple[Operation, Split]] | None:
+    def _shard_chain(self, value: SSAValue, want: Split, via: Operation | None = None
+                     ) -> list[tuple[Operation, Split]] | None:
         """How a replicated value can be split as `want` after the fact: it is a
         shardable argument, or a transpose/reshape/broadcast used once of one (a
         KV cache transposed for QK^T, a weight broadcast over the batch). The
         layout ops from the argument out, each with the split of its result;
-        None when it cannot."""
+        None when it cannot. `via`: the op of the chain that reads `value`."""
         full = self.full_shape(value)
         if not want.valid(self.tp) or not want.fits(full):
             return None
-        if self._shardable_arg(value):
+        if self._shardable_arg(value, want, via):
             return []
         owner = value.owner
-        if not isinstance(owner, TransposeOp | ReshapeOp | BroadcastOp) or len(list(value.uses)) != 1:
+        if not isinstance(owner, _CHAIN_OPS) or len(list(value.uses)) != 1:
             return None
         if self.layout_of(owner.input) is not None:
             return None
+        if self._split_by_broadcast(owner, want):
+            return [(owner, want)]
         source_want = self._source_split(owner, want)
-        chain = None if source_want is None else self._shard_chain(owner.input, source_want)
+        chain = None if source_want is None else self._shard_chain(owner.input, source_want, owner)
         return None if chain is None else [*chain, (owner, want)]
 
-    def _source_split(self, op: TransposeOp | ReshapeOp | BroadcastOp, want: Split) -> Split | None:
+    def _split_by_broadcast(self, op: Operation, want: Split) -> bool:
+        """Whether `op` broadcasts its input along every dim of `want` (a scatter's
+        position index spread over the heads): each rank broadcasts to its part."""
+        if not isinstance(op, BroadcastOp):
+            return False
+        dests = op.dims_for([self.full_shape(op.input)], [self.full_shape(op.result)]).operands[0]
+        return all(dim not in dests for dim in want.dims())
+
+    def _source_split(self, op: Operation, want: Split) -> Split | None:
         """The split of a layout op's input that gives its result the split `want`
-        (a broadcast weight of a batched matmul: only along dims it keeps)."""
-        if isinstance(op, TransposeOp | BroadcastOp):
+        (a broadcast weight of a batched matmul, a slice of a stacked cache: only
+        along dims it keeps whole)."""
+        if isinstance(op, TransposeOp | BroadcastOp | SliceOp):
             dests = op.dims_for([self.full_shape(op.input)], [self.full_shape(op.result)]).operands[0]
             if any(dim not in dests for dim in want.dims()):
                 return None
             return want.moved(dests.index)
+        if not isinstance(op, ReshapeOp):
+            return None
         source, result = self.full_shape(op.input), self.full_shape(op.result)
         try:
             back = reshape_split(result, source, want)
@@ -276,16 +301,39 @@ class _TensorPartitioner:
         except _Unsplittable:
             return None
 
-    def _shardable_arg(self, value: SSAValue) -> bool:
+    def _shardable_arg(self, value: SSAValue, want: Split, via: Operation | None = None) -> bool:
+        """Whether an argument can be split as `want`: a weight with no initial
+        value, or an input, read by one op, or only by slices that keep the split
+        dims whole (a stacked KV cache, `k_cache[i]` per layer) and whose results
+        no op has taken whole yet (but `via`, the chain's own)."""
         if not isinstance(value, BlockArgument) or value.block is not self.function.body.block:
             return False
-        if len(list(value.uses)) != 1:
+        others = [use.operation for use in value.uses if use.operation is not via]
+        if len(list(value.uses)) != 1 and not all(self._slice_keeps(op, want) for op in others):
             return False
         reference = global_of(self._arg_attrs(value))
         if reference is not None:
             target = self._global(reference)
             return target is not None and target.initial_value is None and shard_of(target) is None
         return is_input(self._arg_attrs(value))
+
+    def _slice_keeps(self, op: Operation, want: Split) -> bool:
+        """Whether a user of an argument to split as `want` is a slice that keeps
+        the split dims whole and, if seen already, whose result no op has used yet."""
+        if not isinstance(op, SliceOp) or self._slice_result_split(op, want) is None:
+            return False
+        return op.result not in self.layout or not any(self._seen(use.operation) for use in op.result.uses)
+
+    def _seen(self, op: Operation) -> bool:
+        """Whether the walk has given `op` its layouts."""
+        return any(result in self.layout for result in op.results)
+
+    def _slice_result_split(self, op: SliceOp, source: Split) -> Split | None:
+        """The split of a slice's result when its input is split as `source` (None: a split dim is cut)."""
+        dests = op.dims_for([self.full_shape(op.input)], [_shape(op.result)]).operands[0]
+        if any(not isinstance(dests[dim], int) for dim in source.dims()):
+            return None
+        return source.moved(lambda dim: dest if isinstance(dest := dests[dim], int) else None)
 
     def materialize(self, value: SSAValue, want: Layout, before: Operation) -> SSAValue:
         """`value` in layout `want` (call `feasible` first): collectives or a sharded argument."""
@@ -356,14 +404,15 @@ class _TensorPartitioner:
         if not chain:
             return self._shard_arg(value, want)
         first, first_want = chain[0]
-        root = self._source_split(first, first_want)  # type: ignore[arg-type]
-        assert root is not None
-        self._shard_arg(first.operands[0], root)
+        if not self._split_by_broadcast(first, first_want):
+            root = self._source_split(first, first_want)
+            assert root is not None
+            self._shard_arg(first.operands[0], root, first)
         for op, split in chain:
             self._set_result(op, split)
         return chain[-1][0].results[0]
 
-    def _shard_arg(self, arg: SSAValue, split: Split) -> SSAValue:
+    def _shard_arg(self, arg: SSAValue, split: Split, via: Operation | None = None) -> SSAValue:
         assert isinstance(arg, BlockArgument)
         full = self.full_shape(arg)
         all_attrs = arg_attrs(self.function)
@@ -379,6 +428,9 @@ class _TensorPartitioner:
         new = Rewriter.replace_value_with_new_type(arg, per_rank)
         self.full[new] = full
         self.layout[new] = split
+        for use in list(new.uses):  # the slices of a stacked cache the walk has passed
+            if use.operation is not via and isinstance(use.operation, SliceOp) and use.operation.result in self.layout:
+                self._set_result(use.operation, self._slice_result_split(use.operation, split))
         return new
 
     # -- the rules, one per op kind ---------------------------------------------
@@ -402,6 +454,8 @@ class _TensorPartitioner:
         wants, result_layout = plan
         for index, (value, want) in enumerate(zip(list(op.operands), wants)):
             op.operands[index] = self.materialize(value, want, op)
+        if isinstance(op, SliceOp):
+            self._rank_offsets(op)
         self._set_result(op, result_layout)
 
     def _set_result(self, op: Operation, layout: Layout) -> None:
@@ -434,6 +488,8 @@ class _TensorPartitioner:
             return None
         if isinstance(op, ReshapeOp):
             return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
+        if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
+            return self._plan_periodic_slice(op, splits[0])
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
         pieces: list[tuple[int, int, int, int]] = []
         for split, dests in zip(splits, dims.operands):
@@ -453,6 +509,35 @@ class _TensorPartitioner:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
         return wants, result
+
+    def _plan_periodic_slice(self, op: SliceOp, split: Split) -> tuple[list[Layout], Layout] | None:
+        """A slice of a value split with a period (a fused q/k/v projection's columns,
+        each block split across the ranks) that takes whole blocks of the periodic
+        dims: its result is split the same way in each block it takes (contiguously
+        when it takes one); other dims as the dim map says."""
+        shape, sizes = self.full_shape(op.input), _shape(op.result)
+        offsets, strides = op.offsets.get_values(), op.strides.get_values()
+        entries = []
+        for dim, parts, stride, period in split.entries:
+            whole = offsets[dim] == 0 and strides[dim] == 1 and sizes[dim] == shape[dim]
+            if whole:
+                entries.append((dim, parts, stride, period))
+            elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
+                entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
+            else:
+                return None
+        result = Split.of(entries)
+        return [split], result
+
+    def _rank_offsets(self, op: SliceOp) -> None:
+        """One rank's offsets of a slice of a value split with a period: a block's
+        start moves to where that block's part starts in the rank's part."""
+        split = self.split_of(op.input)
+        offsets = list(op.offsets.get_values())
+        for dim, parts, _, period in split.entries if split else ():
+            if period:
+                offsets[dim] = offsets[dim] // period * (period // parts)
+        op.offsets = DenseArrayBase.from_list(i64, offsets)
 
     def _plan_partial(
         self, op: Operation, splits: list[Split | None], dims: DimMap
@@ -531,10 +616,33 @@ class _TensorPartitioner:
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
-        parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and rhs[n_rhs] % p == 0
-                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, 0),)))), self.tp)
+        period = self._block_size(op.result, rhs[n_rhs])
+        parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and (period or rhs[n_rhs]) % p == 0
+                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, period),)))), self.tp)
         stride = self.tp // parts
-        return [None, Split(((n_rhs, parts, stride, 0),))], Split(((rank - 1, parts, stride, 0),))
+        return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _block_size(self, value: SSAValue, columns: int, depth: int = 4) -> int:
+        """The size of the equal blocks a fused projection's columns are sliced into
+        (q, k and v of one linear; gate and up), through maps and reshapes that keep
+        the columns, when every slice of them takes one whole block; 0 when none is
+        (then the columns split in one piece)."""
+        blocks: set[int] = set()
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, SliceOp):
+                offset, stride = user.offsets.get_values()[-1], user.strides.get_values()[-1]
+                size = _shape(user.result)[-1]
+                if size == columns:
+                    continue
+                if stride != 1 or offset % size or columns % size:
+                    return 0
+                blocks.add(size)
+            elif depth and isinstance(user, MapOp | ReshapeOp) and _shape(user.results[0])[-1:] == (columns,):
+                inner = self._block_size(user.results[0], columns, depth - 1)
+                if inner:
+                    blocks.add(inner)
+        return blocks.pop() if len(blocks) == 1 and self.tp <= min(blocks) else 0
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
         """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`."""

@@ -116,3 +116,52 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
     func.return %l1 : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Ops with no rdu.layer between two ops of one layer (an exporter that gave a
+// free function no module stack: transformers' rotate_half) are that layer's:
+// both layers are outlined, each reading %x's negation inside @layer. An
+// unmarked op between two layers (%between) stays outside.
+// CHECK-LABEL: func.func @forward
+// CHECK:         %l0 = func.call @layer(%x, %p_w0) {rdu.layer = "layers.0"}
+// CHECK-NEXT:    %between = rdu.map %l0
+// CHECK:         %l1 = func.call @layer(%between, %p_w1) {rdu.layer = "layers.1"}
+// CHECK:       func.func private @layer
+// CHECK:         rdu.map {{.*}} {rdu.layer = "layers.0"}
+// CHECK:           arith.negf
+
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  tier.global @layers.0.w : tensor<8x8xf32> {kind = "parameter"}
+  tier.global @layers.1.w : tensor<8x8xf32> {kind = "parameter"}
+  func.func @forward(%x: tensor<4x8xf32> {rdu.input = "x"}, %p_w0: tensor<8x8xf32> {rdu.global = @layers.0.w}, %p_w1: tensor<8x8xf32> {rdu.global = @layers.1.w}) -> tensor<4x8xf32> {
+    %mm0 = rdu.matmul %x, %p_w0 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %n0 = rdu.map %mm0 : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = arith.negf %0 : f32
+      rdu.yield %1 : f32
+    }
+    %l0 = rdu.map %mm0, %n0 {rdu.layer = "layers.0"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32, %1: f32):
+      %2 = arith.addf %0, %1 : f32
+      rdu.yield %2 : f32
+    }
+    %between = rdu.map %l0 : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = math.exp %0 : f32
+      rdu.yield %1 : f32
+    }
+    %mm1 = rdu.matmul %between, %p_w1 transpose_rhs {rdu.layer = "layers.1"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %n1 = rdu.map %mm1 : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = arith.negf %0 : f32
+      rdu.yield %1 : f32
+    }
+    %l1 = rdu.map %mm1, %n1 {rdu.layer = "layers.1"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32, %1: f32):
+      %2 = arith.addf %0, %1 : f32
+      rdu.yield %2 : f32
+    }
+    func.return %l1 : tensor<4x8xf32>
+  }
+}

@@ -5,7 +5,8 @@ outputs (`rdu.result_updates`); `rducc.Program` writes them back as
 `ExportedProgram.module()` does (buffers for the next call, inputs into the
 caller's tensors), `rducc-run` writes them as `buffer:NAME` / `input:LABEL`.
 transformers' own static-cache decode, exported by torch.export, matches eager
-step after step, on one socket and split over two."""
+step after step, on one socket and split over two (the cache and its update
+split by kv_heads, nothing gathered)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ import torch
 
 import rducc
 from rducc.api import after
-from rducc.dialects.contracts import Update, result_updates
+from rducc.dialects.collectives import AllGatherOp
+from rducc.dialects.contracts import Split, Update, result_updates
 from rducc.dialects.program import entry_function
 from rducc.passes.rdu_partition import RduPartition
+from rducc.runtime.sockets import shard_specs
 
 
 class CacheUpdate(torch.nn.Module):
@@ -104,6 +107,12 @@ def test_transformers_static_cache_decode_matches_eager_step_after_step(static_c
     program = rducc.compile(exported, (), opt_level=opt_level, **options)
     updates = [u for u in result_updates(entry_function(program.module)) if u is not None]
     assert Update("buffer", "key_cache_0") in updates and Update("buffer", "value_cache_1") in updates
+    if tp > 1:  # the cache and its written-back update split by kv_heads: nothing gathered
+        _, weight_splits, result_splits = shard_specs(program.module)
+        heads = Split.whole(1, tp)
+        assert all(weight_splits[f"{kind}_cache_{layer}"] == heads for kind in ("key", "value") for layer in (0, 1))
+        assert result_splits[-4:] == [heads] * 4
+        assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
     generator = torch.Generator().manual_seed(1)
     for step in range(4):
         ids = torch.randint(0, 128, (2, 1), generator=generator)

@@ -21,6 +21,7 @@ CASES = [  # family, batch, tp, pp, target, opt level
     ("gpt_neox", 2, 2, 1, "sn40l-8", 2),
     ("mistral", 2, 4, 2, "sn40l-8", 0),
     ("gemma2", 4, 8, 2, "sn40l-16", 0),
+    ("gpt2", 2, 4, 1, "sn40l-8", 0),  # c_attn: one linear for q, k and v, split per slice
 ]
 
 
@@ -48,4 +49,21 @@ def test_decoder_family_splits_at_batch_above_one(exported, family, batch, tp, p
     assert partition_of(program.module) == (tp, pp)
     assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
     assert any(isinstance(op, SendRecvOp) for op in program.module.walk()) == (pp > 1)
+    torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_projection_is_split_per_slice(exported):
+    """Phi-3's gate_up_proj (one linear, then sliced into gate and up) is split with
+    a period: each slice's columns across the ranks, no all-gather for it. Its
+    qkv_proj (q wider than k and v: GQA) has unequal slices and is still gathered."""
+    from rducc.runtime.sockets import shard_specs
+
+    inputs, expected, program_in = exported("phi3", 1)
+    program = rducc.compile(program_in, inputs, target="sn40l-8", opt_level=0,
+                            passes=[after("rdu-canonicalize", RduPartition(tp=2))])
+    weights = shard_specs(program.module)[1]
+    fused = [split for name, split in weights.items() if "gate_up_proj" in name]
+    assert fused and all(split.entries == ((0, 2, 1, 128),) for split in fused)
+    gathered = [op for op in program.module.walk() if isinstance(op, AllGatherOp)]
+    assert len(gathered) <= 2  # q/k/v of each of the 2 layers, not gate/up
     torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)

@@ -144,3 +144,27 @@ def test_layers_differing_in_constant_indices_are_one_layer(level: int) -> None:
     assert program.mlir.count("func.func private @layer") == 1
     assert program.mlir.count("func.call @layer") == 3
     assert [(loop.calls, loop.looped) for loop in program.report.loops] == [(3, level == 2)]
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_stacked_cache_is_split_across_sockets_by_kv_heads(stacked, tp: int) -> None:
+    """Under tp the stacked cache is split along kv_heads through each layer's
+    slice (4 ranks over 2 KV heads: a head a pair), nothing is all-gathered, and
+    each socket's DMAs read its own heads' window of its part."""
+    from rducc.api import after
+    from rducc.dialects.collectives import AllGatherOp
+    from rducc.dialects.contracts import Split
+    from rducc.passes.rdu_partition import RduPartition
+    from rducc.runtime.sockets import shard_specs
+
+    model, inputs, _ = stacked
+    program = rducc.compile(model, inputs, target="sn40l-8", opt_level=0,
+                            passes=[after("rdu-canonicalize", RduPartition(tp=tp))])
+    assert shard_specs(program.module)[0][3:] == [Split(((2, 2, tp // 2, 0),))] * 2
+    assert not _ops(program, AllGatherOp)
+    part = (LAYERS, 1, 1, *inputs[3].shape[3:])  # one socket's part: one KV head of every layer
+    views = [op for op in _ops(program, ViewOp) if op.source.type.get_shape() == part]
+    assert len(views) == 2 * LAYERS and all(op.window_sizes == (1, *part[1:]) for op in views)
+    with torch.no_grad():
+        expected = model(*inputs)
+    assert _max_error(expected, program(*inputs)) < 1e-5
