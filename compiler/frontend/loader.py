@@ -86,13 +86,15 @@ def check_archive(path: str | Path) -> None:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             _check_inflated_sizes(path, archive.infolist())  # before anything is inflated
+            export = any(name.endswith("/archive_format") or name == "archive_format" for name in names)
+            if export:  # names, configs and sizes, before the tensors are read
+                _check_members(path, archive)
             damaged = archive.testzip()
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError) as error:
         raise RduccError(f"{path}: damaged zip archive ({error})") from None
     if damaged is not None:
         raise RduccError(f"{path}: damaged zip archive (bad entry {damaged!r})")
-    if any(name.endswith("/archive_format") or name == "archive_format" for name in names):
-        _check_members(path, names)
+    if export:
         return
     if any("/code/" in name for name in names) and any(n.endswith("data.pkl") for n in names):
         kind = "a TorchScript file (torch.jit.save)"
@@ -141,6 +143,7 @@ _AOTINDUCTOR_DIR = "data/aotinductor/"
 _PICKLED_OBJECT = re.compile(r"data/constants/(opaque|custom)_obj_\d+")
 _PAYLOAD_CONFIG = re.compile(r"data/(weights|constants)/\w+_\1_config\.json")
 _TENSOR_FILE = {"weights": re.compile(r"weight_\d+"), "constants": re.compile(r"tensor_\d+")}
+_TENSOR_MEMBER = re.compile(r"data/(weights/weight|constants/tensor)_\d+")
 _REFUSED = "which rducc refuses to load"
 _PICKLE_RISK = "(unpickling it can run code)"
 
@@ -185,20 +188,68 @@ def _payload_problem(kind: str, config: object) -> str | None:
     return None
 
 
-def _check_payload_configs(path: Path, names: list[str], root: str) -> None:
-    """Refuse weights or constants that torch would unpickle instead of reading as bytes."""
-    with zipfile.ZipFile(path) as archive:
-        for member in names:
-            config = _PAYLOAD_CONFIG.fullmatch(member[len(root):])
-            if config is None:
-                continue
-            try:
-                parsed = json.loads(archive.read(member))
-            except (ValueError, UnicodeDecodeError):
-                raise RduccError(f"{path}: archive member {member!r} is not valid JSON") from None
-            problem = _payload_problem(config.group(1), parsed)
-            if problem:
-                raise RduccError(f"{path}: {member}: {problem}")
+def _check_payload_configs(path: Path, archive: zipfile.ZipFile, root: str) -> None:
+    """Refuse weights or constants that torch would unpickle instead of reading as
+    bytes, and tensor members larger than the tensors stored in them need."""
+    for member in archive.namelist():
+        config = _PAYLOAD_CONFIG.fullmatch(member[len(root):])
+        if config is None:
+            continue
+        try:
+            parsed = json.loads(archive.read(member))
+        except (ValueError, UnicodeDecodeError):
+            raise RduccError(f"{path}: archive member {member!r} is not valid JSON") from None
+        problem = _payload_problem(config.group(1), parsed)
+        if problem:
+            raise RduccError(f"{path}: {member}: {problem}")
+        _check_tensor_sizes(path, archive, f"{root}data/{config.group(1)}/", parsed["config"])
+
+
+_ITEMSIZE = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 2, 7: 4, 8: 8, 9: 4, 10: 8, 11: 16, 12: 1, 13: 2,
+             28: 2, 29: 1, 30: 1, 31: 1, 32: 1, 33: 1, 34: 4, 35: 8}
+"""Bytes per element of torch.export's serialized ScalarType codes (16, the widest, for others)."""
+
+
+def _ints(value: object) -> list[int] | None:
+    """The integers of a serialized `[{"as_int": n}, ...]` (None when one is symbolic)."""
+    items = value if isinstance(value, list) else [value]
+    ints = [item.get("as_int") if isinstance(item, dict) else None for item in items]
+    return ints if all(type(n) is int and n >= 0 for n in ints) else None  # type: ignore[return-value]
+
+
+def _bytes_needed(meta: object) -> int | None:
+    """The bytes of storage a serialized tensor_meta reaches (None when it cannot tell)."""
+    if not isinstance(meta, dict):
+        return None
+    sizes, strides, offset = _ints(meta.get("sizes")), _ints(meta.get("strides")), _ints(meta.get("storage_offset"))
+    if sizes is None or strides is None or offset is None or len(sizes) != len(strides):
+        return None
+    itemsize = _ITEMSIZE.get(meta.get("dtype"), 16)  # type: ignore[arg-type]
+    if 0 in sizes:
+        return 0
+    return (offset[0] + sum((n - 1) * stride for n, stride in zip(sizes, strides)) + 1) * itemsize
+
+
+MAX_SPARE_BYTES = 1 << 20
+"""What a tensor member may hold beyond twice what its tensors reach (a saved view keeps its storage)."""
+
+
+def _check_tensor_sizes(path: Path, archive: zipfile.ZipFile, folder: str, entries: dict) -> None:
+    """Each tensor member is no larger than the tensors stored in it need, by the
+    sizes the zip and the config declare: nothing is read."""
+    needed: dict[str, int] = {}
+    for entry in entries.values():
+        reach = _bytes_needed(entry.get("tensor_meta"))
+        name = entry["path_name"]
+        needed[name] = max(needed.get(name, 0), reach if reach is not None else 1 << 62)
+    for name, reach in needed.items():
+        try:
+            size = archive.getinfo(folder + name).file_size
+        except KeyError:
+            continue  # torch reports a missing member itself
+        if size > 2 * reach + MAX_SPARE_BYTES:
+            raise RduccError(f"{path}: archive member {folder + name!r} holds {size} bytes, but the tensors "
+                             f"stored in it need {reach}; refused before reading it")
 
 
 _OP_TARGET = re.compile(rb'"target":\s*"torch\.ops\.(\w+)\.(\w+)\.(\w+)"')
@@ -230,14 +281,20 @@ def check_operators_registered(path: Path) -> None:
             )
 
 
-def _check_members(path: Path, names: list[str]) -> None:
-    """Refuse an export archive holding anything beyond the program, its tensors and sample inputs."""
+def _check_members(path: Path, archive: zipfile.ZipFile) -> None:
+    """Refuse an export archive holding anything beyond the program, its tensors and
+    sample inputs, or a member larger than rducc reads."""
+    names = archive.namelist()
     root = names[0].split("/")[0] + "/" if "/" in names[0] else ""
     for member in names:
         problem = _member_problem(member, root)
         if problem:
             raise RduccError(f"{path}: {problem}")
-    _check_payload_configs(path, names, root)
+    for info in archive.infolist():
+        if not _TENSOR_MEMBER.fullmatch(info.filename[len(root):]) and info.file_size > MAX_INFLATED_BYTES:
+            raise RduccError(f"{path}: archive member {info.filename!r} holds {info.file_size} bytes, more "
+                             f"than the {MAX_INFLATED_BYTES} rducc reads of a program's text or sample inputs")
+    _check_payload_configs(path, archive, root)
 
 _FORCE_SAFE = "TORCH_FORCE_WEIGHTS_ONLY_LOAD"
 _FORCE_UNSAFE = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"

@@ -126,6 +126,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "fifo_target": ("fifo_target.mlir", "the placed example naming fifo.toml as its target"),
     "x_npz": ("x.npz", "a .npz archive holding the good input"),
     "x_huge": ("huge.npy", "a .npy header claiming shape [1000000, 1000000] over 512 bytes"),
+    "x_sparse": ("sparse.npy", "a 2 GiB sparse .npy: a good header of float32[32768, 16384], then a hole"),
+    "w_sparse": ("sparse.safetensors", "the example's weights plus fc1.bias declared F32[536870912]: 2 GiB, sparse"),
+    "member_sparse": ("sparse_member.pt2", "the example with its weight_0 member grown to 2 GiB (sparse)"),
+    "member_text": ("big_text.pt2", "the example with its model.json member declaring 2 GiB (sparse)"),
     "t_huge_int": ("huge_int.toml", "pcus = 10^30"),
     "t_not_utf8": ("not_utf8.toml", "a target file with bytes that are not UTF-8"),
     "t_cycle": ("cycle.toml", 'a target file inheriting "./cycle.toml" (itself)'),
@@ -199,7 +203,16 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("--target /dev/zero", RDUCC, ("{model}", "--target", "/dev/zero", *OUT), "target file /dev/zero: a character device"),
     # --- inputs (item 9)
     ErrorCase("rducc-run: .npz as --input", RUN, ("{placed}", "--input", "{x_npz}", "--output", "out.npz"), "a .npz archive; --input takes one .npy array per argument"),
-    ErrorCase("rducc-run: .npy header claiming 10^12 elements", RUN, ("{placed}", "--input", "{x_huge}", "--output", "out.npz"), "declares shape [1000000, 1000000] of float32 (4000000000000 bytes) but the file holds 512"),
+    ErrorCase("rducc-run: .npy header claiming 10^12 elements", RUN, ("{placed}", "--input", "{x_huge}", "--output", "out.npz"), "input #0 ('x') has shape [1000000, 1000000], expected [4, 32] (the header of"),
+    # --- sizes checked against the program before any data is read (item 10): each file takes 2 GiB
+    ErrorCase("rducc-run: a 2 GiB .npy of another shape", RUN, ("{placed}", "--input", "{x_sparse}", "--output", "out.npz"),
+              "input #0 ('x') has shape [32768, 16384], expected [4, 32] (the header of"),
+    ErrorCase("rducc-run: a 2 GiB weight of another shape", RUN, (*RUN_WEIGHTS, "{w_sparse}"),
+              "weight 'fc1.bias' has shape [536870912], expected [64] (from the file's header; nothing read)"),
+    ErrorCase("a 2 GiB tensor member for 8 KiB of weight", RDUCC, ("{member_sparse}", *OUT),
+              "holds 2147483648 bytes, but the tensors stored in it need 8192; refused before reading it"),
+    ErrorCase("a 2 GiB program text member", RDUCC, ("{member_text}", *OUT),
+              "holds 2147483648 bytes, more than the 268435456 rducc reads"),
     # --- target files (item 9)
     _bad_target("huge integer", "t_huge_int", "field 'pcus' must be > 0 and at most 2^53"),
     _bad_target("not UTF-8", "t_not_utf8", "not UTF-8 text"),
@@ -523,6 +536,65 @@ def _example_plus(path: Path, members: dict[str, bytes], compression: int = zipf
             archive.writestr(f"{root}/{name}", data, compress_type=compression)
 
 
+SPARSE_BYTES = 2 << 30
+"""The size of the sparse files of item 10: 2 GiB a file that nothing may read."""
+
+
+def _sparse_member(path: Path, suffix: str, size: int = SPARSE_BYTES) -> None:
+    """The example archive with its (stored) member ending `suffix` moved last and
+    grown to `size` bytes: a hole in a sparse file (its CRC left as it was)."""
+    import struct
+
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
+        infos = source.infolist()
+        [big] = [info for info in infos if info.filename.endswith(suffix)]
+        for info in [info for info in infos if info is not big] + [big]:
+            archive.writestr(info, source.read(info))
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(big.filename)
+    name_and_extra = sum(struct.unpack_from("<HH", data, info.header_offset + 26))
+    start = info.header_offset + 30 + name_and_extra
+    head, tail = bytearray(data[:start]), bytearray(data[start + info.compress_size:])
+    struct.pack_into("<II", head, info.header_offset + 18, size, size)  # the local header's sizes
+    struct.pack_into("<II", tail, tail.rfind(b"PK\x01\x02") + 20, size, size)  # its central entry's
+    end = tail.rfind(b"PK\x05\x06") + 16  # the central directory's offset moves past the hole
+    struct.pack_into("<I", tail, end, struct.unpack_from("<I", tail, end)[0] + size - info.compress_size)
+    with path.open("wb") as stream:
+        stream.write(head)
+        stream.seek(start + size)
+        stream.write(tail)
+
+
+def _sparse_files(paths: dict[str, Path], directory: Path) -> None:
+    """Files of 2 GiB whose headers say so, for what must be refused unread."""
+    import json
+
+    import numpy as np
+
+    header = np.lib.format.header_data_from_array_1_0(np.zeros((1, 1), np.float32))
+    header["shape"] = (32768, 16384)
+    with paths["x_sparse"].open("wb") as stream:
+        np.lib.format.write_array_header_1_0(stream, header)
+        stream.truncate(stream.tell() + SPARSE_BYTES)
+    good = (directory / "placed.safetensors").read_bytes()
+    length = int.from_bytes(good[:8], "little")
+    entries = json.loads(good[8:8 + length])
+    body = good[8 + length:]
+    start, end = entries.pop("fc1.bias")["data_offsets"]
+    rest = body[:start] + body[end:]
+    for entry in entries.values():  # the bytes after fc1.bias's move down
+        if entry["data_offsets"][0] >= end:
+            entry["data_offsets"] = [n - (end - start) for n in entry["data_offsets"]]
+    entries["fc1.bias"] = _f32([len(rest), len(rest) + SPARSE_BYTES], (SPARSE_BYTES // 4,))
+    text = json.dumps(entries).encode()
+    with paths["w_sparse"].open("wb") as stream:
+        stream.write(len(text).to_bytes(8, "little") + text + rest)
+        stream.truncate(stream.tell() + SPARSE_BYTES)
+    _sparse_member(paths["member_sparse"], "weights/weight_0")
+    _sparse_member(paths["member_text"], "models/model.json")
+
+
 def _program_files(paths: dict[str, Path], directory: Path) -> None:
     """The example compiled (placed and graph level), broken copies, inputs, weights."""
     import numpy as np
@@ -673,6 +745,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     _model_files(paths)
     _program_files(paths, directory)
     _hostile_files(paths, directory)
+    _sparse_files(paths, directory)
     return {key: str(path) for key, path in paths.items()}
 
 
