@@ -14,15 +14,17 @@ extracting, and call plain `pickle.loads` on opaque-object constants.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import re
+import sys
 import warnings
 import zipfile
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -324,10 +326,11 @@ class _Records(logging.Handler):
 
 
 @contextmanager
-def _captured_torch_export_logs() -> Iterator[list[logging.LogRecord]]:
-    """torch.export logs its own tracebacks to stderr; capture them instead."""
+def captured_torch_export_logs(*more: str) -> Iterator[list[logging.LogRecord]]:
+    """torch.export logs its own tracebacks to stderr; capture them instead (and
+    those of the `more` loggers)."""
     handler = _Records()
-    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export")]
+    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export", *more)]
     saved = [(logger, logger.handlers[:], logger.propagate) for logger in loggers]
     for logger in loggers:
         logger.handlers, logger.propagate = [handler], False
@@ -346,14 +349,62 @@ def load_exported_program(path: str | Path) -> torch.export.ExportedProgram:
     path = Path(path)
     check_archive(path)
     check_operators_registered(path)
-    with _captured_torch_export_logs() as records:
+    with captured_torch_export_logs() as records:
         try:
             with warnings.catch_warnings(), _weights_only_everywhere():
-                warnings.simplefilter("ignore", FutureWarning)  # torch's own deprecations
+                # torch's deprecations and unpickler notes ("Detected pickle protocol 4")
+                # would precede rducc's one-line error, or clutter a good compile
+                warnings.simplefilter("ignore")
                 return torch.export.load(str(path))
         except Exception as error:  # torch raises many kinds for a bad archive
             logged = [r.exc_info[1] for r in records if r.exc_info and r.exc_info[1] is not None]
             cause = logged[0] if logged else error
-            text = str(cause).strip()
-            reason = text.splitlines()[0] if text else type(cause).__name__
-            raise RduccError(f"{path}: cannot load the torch.export archive: {reason}") from error
+            raise RduccError(f"{path}: cannot load the torch.export archive: {_load_failure(cause)}") from error
+
+
+def _load_failure(cause: BaseException) -> str:
+    """Why torch could not load an archive, in one line."""
+    text = str(cause).strip()
+    if text.startswith("Weights only load failed"):
+        _, marker, rest = text.partition("WeightsUnpickler error:")
+        detail = " ".join(rest.strip().split("\n\n")[0].split()) if marker else ""
+        return ("a pickle inside it uses what torch's weights-only unpickler refuses"
+                + (f" ({detail})" if detail else "") + "; rducc unpickles only with weights_only")
+    return text.splitlines()[0] if text else type(cause).__name__
+
+
+def _user_frame(error: BaseException) -> str:
+    """` at FILE:LINE` of the innermost frame of `error`'s traceback outside torch, or ''."""
+    import traceback
+
+    import torch
+
+    torch_dir = str(Path(torch.__file__).parent)
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(torch_dir)]
+    user = [f for f in frames if not f.filename.startswith(str(Path(__file__).parent.parent))]
+    return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+
+
+def export_model(model: torch.nn.Module, example_inputs: tuple) -> torch.export.ExportedProgram:
+    """`torch.export.export(model, example_inputs)` under no_grad, or a `RduccError`
+    saying why not: a shape that depends on the tensors' values is named as such."""
+    import torch
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    printed = io.StringIO()  # torch prints the partial graph of a failed export to stderr
+    with captured_torch_export_logs("torch.fx.experimental.symbolic_shapes"):
+        try:
+            with torch.no_grad(), redirect_stderr(printed):
+                exported = torch.export.export(model, example_inputs)
+            sys.stderr.write(printed.getvalue())  # what a successful export printed (warnings)
+            return exported
+        except GuardOnDataDependentSymNode as error:
+            first = str(error).strip().splitlines()[0]
+            raise RduccError(
+                f"torch.export cannot export the model: a shape or a branch depends on the tensors' values"
+                f"{_user_frame(error)} ({first}); rducc compiles static shapes only"
+            ) from None
+        except Exception as error:  # torch raises many kinds: say it was the export
+            text = str(error).strip()
+            first = text.splitlines()[0] if text else type(error).__name__
+            raise RduccError(f"torch.export cannot export the model{_user_frame(error)}: {first}") from error

@@ -54,6 +54,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "damaged": ("damaged.pt2", "a good archive with 16 bytes of a weight flipped"),
     "opaque": ("opaque.pt2", "the example plus a constant stored as an opaque object (a pickle)"),
     "aotinductor": ("aoti.pt2", "the example plus a shared library under data/aotinductor/"),
+    "pickle_protocol_4": ("protocol4.pt2", "the example with its sample inputs saved with pickle_protocol=4"),
     "zip_slip": ("slip.pt2", "the example plus a member named data/aotinductor/model/../../../../evil"),
     "onnx": ("model.onnx", "a non-zip file named .onnx"),
     "safetensors": ("weights.safetensors", "a safetensors file"),
@@ -256,6 +257,8 @@ CASES: list[ErrorCase] = [
               "is AOTInductor compiled code, which rducc refuses to load"),
     ErrorCase("member escaping the archive (zip slip)", RDUCC, ("{zip_slip}", *OUT),
               "has an unsafe name (absolute or with '..')"),
+    ErrorCase("sample inputs pickled with protocol 4", RDUCC, ("{pickle_protocol_4}", *OUT),
+              "a pickle inside it uses what torch's weights-only unpickler refuses (Unsupported operand 149)"),
     ErrorCase("wrong extension", RDUCC, ("{onnx}", *OUT), "an ONNX model (.onnx file), not a zip archive"),
     ErrorCase("weights file given as model", RDUCC, ("{safetensors}", *OUT), "a safetensors weights file (weights only, no program)"),
     ErrorCase("no input", RDUCC, OUT, "no input file given"),
@@ -308,7 +311,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: overlapping SRAM allocations", OPT, ("{overlap}", *OUT), "overlap"),
     ErrorCase("rducc-opt: SRAM offset past the capacity", OPT, ("{past_capacity}", *OUT), "capacity"),
     ErrorCase("rducc-opt: a kernel's value over a live buffer", OPT, ("{overlap_kernel}", *OUT),
-              "overlaps the 'rdu.map' value at [0, 16) at model.py:7:1 in 'tier.compute' \"k0\" while it is live across the kernel"),
+              "overlaps the 'rdu.map' value at [0, 16) at model.py:7:1 in 'tier.compute' \"body_value.k0\" while it is live across the kernel"),
     ErrorCase("rducc-opt: a callee's buffer over a live buffer", OPT, ("{overlap_call}", *OUT),
               "overlaps [8, 24), which @layer places, while it is live across the call at model.py:9:2"),
     ErrorCase("rducc-opt: a buffer in a loop over a live buffer", OPT, ("{overlap_loop}", *OUT),
@@ -523,7 +526,23 @@ def _archive_files(paths: dict[str, Path]) -> None:
         archive.writestr("readme.txt", "not a model")
     _example_plus(paths["aotinductor"], {"data/aotinductor/model/model.so": b"\x7fELF" + bytes(60)})
     _example_plus(paths["zip_slip"], {"data/aotinductor/model/../../../../evil": b"outside"})
+    _protocol_4_inputs(paths["pickle_protocol_4"])
     _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
+
+
+def _protocol_4_inputs(path: Path) -> None:
+    """The example with its sample inputs saved by torch.save(pickle_protocol=4)
+    (torch warns "Detected pickle protocol 4" on loading it, then refuses it)."""
+    import io
+
+    import torch
+
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
+        [name] = [n for n in source.namelist() if n.endswith("sample_inputs/model.pt")]
+        saved = io.BytesIO()
+        torch.save(torch.load(io.BytesIO(source.read(name)), weights_only=True), saved, pickle_protocol=4)
+        for info in source.infolist():
+            archive.writestr(info, saved.getvalue() if info.filename == name else source.read(info))
 
 
 def _example_plus(path: Path, members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> None:
@@ -749,6 +768,41 @@ def make_inputs(directory: Path) -> dict[str, str]:
     return {key: str(path) for key, path in paths.items()}
 
 
+# --------------------------------------------------------------------------
+# How many bad inputs the suite tries (`error_cases.py --count`)
+# --------------------------------------------------------------------------
+
+HOSTILE_TESTS = (
+    "test_errors.py", "test_hostile_files.py", "test_loader.py", "test_index_bounds.py", "test_tool_exits.py",
+    "test_training_mode.py", "test_sram_live.py", "test_dynamo.py", "test_option_spelling.py",
+    "test_plugin_routes.py", "test_doc_paths.py",
+)
+"""The test files about bad, hostile or surprising input (issue 20), besides the table."""
+
+
+def count_bad_inputs() -> dict[str, int]:
+    """Bad inputs the suite tries: the table's rows, and each collected test (one
+    parametrization each) of `HOSTILE_TESTS` beyond the table's own runs."""
+    import subprocess
+
+    files = [str(Path(__file__).parent / name) for name in HOSTILE_TESTS if (Path(__file__).parent / name).exists()]
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
+                            capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    counts = {"the error table (docs/errors.md)": len(CASES)}
+    for line in listed.splitlines():
+        if "::" not in line or "test_bad_input_is_one_clear_error[" in line:
+            continue
+        name = Path(line.split("::")[0]).name
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 if __name__ == "__main__":
-    DOC.write_text(render_doc())
-    print(f"wrote {DOC.relative_to(ROOT)} ({len(CASES)} cases)", file=sys.stderr)
+    if sys.argv[1:] == ["--count"]:
+        counts = count_bad_inputs()
+        for where, n in counts.items():
+            print(f"{n:5d}  {where}")
+        print(f"{sum(counts.values()):5d}  bad inputs the tests try")
+    else:
+        DOC.write_text(render_doc())
+        print(f"wrote {DOC.relative_to(ROOT)} ({len(CASES)} cases)", file=sys.stderr)
