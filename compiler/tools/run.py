@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from rducc import __version__
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.errors import RduccError
+from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="rducc-run",
         description="Run a placed rducc program (rducc model.pt2 -o out.mlir) on .npy inputs.",
     )
