@@ -301,9 +301,12 @@ def _rows_index(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch
     return index.reshape(shape).expand(source.shape)
 
 
-def _as_rows(self: torch.Tensor, index: torch.Tensor, source: torch.Tensor):
+def _as_rows(
+    self: torch.Tensor, index: torch.Tensor, source: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Rank-0 operands as one-element vectors (index_add accepts scalars)."""
-    return self.reshape(-1) if self.dim() == 0 else self, index.reshape(-1), source.reshape(-1) if source.dim() == 0 else source
+    table = self.reshape(-1) if self.dim() == 0 else self
+    return table, index.reshape(-1), source.reshape(-1) if source.dim() == 0 else source
 
 
 @decomposes("aten.index_add.default")
