@@ -52,7 +52,7 @@ from rducc.analysis.kernel_model import (
 from rducc.dialects import dataflow as rdu
 from rducc.dialects import memory as tier
 from rducc.dialects.contracts import Level, input_arg, module_target, set_level, set_target, tile_plan_of
-from rducc.dialects.program import ENTRY
+from rducc.dialects.program import ENTRY, kernel_name
 from rducc.errors import RduccError
 from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op, opmath_type
 from rducc.passes.rdu_fuse import outline_kernel
@@ -224,7 +224,7 @@ def set_tiling(kernel: rdu.KernelOp, plan: TilePlan, target: Target | None = Non
     found = working_set(kernel_group(kernel), plan, chosen)
     if not found.fits(chosen):
         raise RduccError(
-            f"kernel {kernel.sym_name.data}: {plan.count} tiles of {plan.size} need "
+            f"kernel {kernel_name(kernel)}: {plan.count} tiles of {plan.size} need "
             f"{found.total_bytes} bytes of SRAM and {found.pmus} PMUs; {chosen.name} has "
             f"{chosen.sram_bytes} bytes and {chosen.pmus} PMUs"
         )

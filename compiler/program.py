@@ -33,7 +33,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
-from rducc.frontend.loader import load_exported_program
+from rducc.frontend.loader import export_model, load_exported_program
 from rducc.targets import Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, torch_to_numpy
 
@@ -50,8 +50,7 @@ def _exported(model: ModelLike, example_inputs: tuple | None) -> torch.export.Ex
             raise RduccError("rducc.compile of an nn.Module needs example_inputs (a tuple of tensors)")
         if not isinstance(example_inputs, tuple):
             example_inputs = (example_inputs,)
-        with torch.no_grad():
-            return torch.export.export(model, example_inputs)
+        return export_model(model, example_inputs)
     raise RduccError(
         f"rducc.compile takes an ExportedProgram, a path to a saved archive or an nn.Module, "
         f"not {type(model).__name__}"

@@ -128,22 +128,44 @@ class _Entry:
     end: int
 
 
-def load_weights(path: str | Path, names: Collection[str] | None = None) -> dict[str, np.ndarray]:
+Declared = Mapping[str, tuple[tuple[int, ...], np.dtype]]
+"""What a program takes: weight name -> (shape, dtype)."""
+
+
+def load_weights(path: str | Path, names: Collection[str] | Declared | None = None) -> dict[str, np.ndarray]:
     """Read a safetensors file into numpy arrays (only `names`, when given), after
     checking its whole header: the rules the safetensors library enforces (types,
     known dtypes, offsets that tile the body in order with no gap or overlap),
     with exact integer arithmetic (no overflow). The file must be a regular file;
-    no more is read than the header declares."""
+    no more is read than the header declares. When `names` maps each name to the
+    (shape, dtype) the program declares, a tensor the header declares otherwise
+    is refused before any tensor is read."""
     path = Path(path)
     with open_regular(path, "weights file") as stream:
         size = os.fstat(stream.fileno()).st_size
         entries = _read_header(path, stream, size)
+        if isinstance(names, Mapping):
+            _check_declared(entries, names)
         body_start = stream.tell()
         weights: dict[str, np.ndarray] = {}
         for entry in entries:
             if names is None or entry.name in names:
                 weights[entry.name] = _read_tensor(path, stream, body_start, entry)
     return weights
+
+
+def _check_declared(entries: list[_Entry], declared: Declared) -> None:
+    """Each tensor the program takes has, in the header, the shape and dtype it declares."""
+    for entry in entries:
+        if entry.name not in declared:
+            continue
+        shape, dtype = declared[entry.name]
+        if entry.dtype != dtype:
+            raise RduccError(f"weight '{entry.name}' has dtype {entry.dtype.name}, expected {np.dtype(dtype).name} "
+                             "(from the file's header; nothing read)")
+        if entry.shape != tuple(shape):
+            raise RduccError(f"weight '{entry.name}' has shape {list(entry.shape)}, expected {list(shape)} "
+                             "(from the file's header; nothing read)")
 
 
 def _bad(path: Path, problem: str) -> RduccError:

@@ -69,6 +69,7 @@ from rducc.diagnostics import format_location
 from rducc.dialects import contracts
 from rducc.dialects.liveness import in_block, live_end, ops_while_live, positions
 from rducc.dialects.op_facts import NoCompute
+from rducc.dialects.program import kernel_name
 from rducc.dialects.shapes import value_bytes, verify_element_type
 
 
@@ -369,7 +370,7 @@ class AllocOp(IRDLOperation, NoCompute):
             compute = op.parent_op()
             if isinstance(compute, ComputeOp) and self.result not in compute.operands:
                 yield placed, (f"the '{op.name}' value at {{}}{_at(op)} in 'tier.compute' "
-                               f"\"{compute.sym_name.data}\" while it is live across the kernel")
+                               f"\"{kernel_name(compute)}\" while it is live across the kernel")
         elif isinstance(op, func.CallOp):
             callee = op.callee.string_value()
             for placed in callee_sram(op):

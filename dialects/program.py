@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
 
 from rducc.dialects.contracts import arg_attrs, global_of, is_outlined, op_stage
 from rducc.errors import RduccError
@@ -20,6 +21,20 @@ def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.body.blocks:
             yield op
+
+
+def kernel_name(kernel: Operation) -> str:
+    """How a kernel (`rdu.kernel` or `tier.compute`) is named to the user, in the
+    report, the graph, the SRAM map and messages: its name, qualified by the
+    function it lives in unless that is the entry (`layer.k0` beside @forward's `k0`)."""
+    name = kernel.properties["sym_name"]
+    assert isinstance(name, StringAttr)
+    parent = kernel.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    if parent is None or parent.sym_name.data == ENTRY:
+        return name.data
+    return f"{parent.sym_name.data}.{name.data}"
 
 
 def callees_first(module: ModuleOp) -> list[func.FuncOp]:

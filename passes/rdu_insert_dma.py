@@ -97,7 +97,7 @@ from rducc.dialects.memory import (
     ViewOp,
     is_contiguous_window,
 )
-from rducc.dialects.program import callees_first, functions
+from rducc.dialects.program import callees_first, functions, kernel_name
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
@@ -149,7 +149,7 @@ def _plan_attr(kernel: KernelOp) -> TilePlanAttr:
     """The kernel's `rdu.tile_plan`, or a located error when rdu-tile has not run."""
     plan = tile_plan_of(kernel)
     if plan is None:
-        raise LocatedError(kernel, f"kernel {kernel.sym_name.data} has no '{contracts.TILE_PLAN}': run rdu-tile first")
+        raise LocatedError(kernel, f"kernel {kernel_name(kernel)} has no '{contracts.TILE_PLAN}': run rdu-tile first")
     return plan
 
 
@@ -163,7 +163,7 @@ def _recorded_plan(kernel: KernelOp, group: Group) -> _KernelPlan:
     for extent, dims in candidate_loops(group):
         if extent == count * size and [dims.get(v, -1) for v in group.outputs] == wanted:
             return _KernelPlan(count, size, dims)
-    raise LocatedError(kernel, f"kernel {kernel.sym_name.data}: its recorded tiling matches no parallel dimension")
+    raise LocatedError(kernel, f"kernel {kernel_name(kernel)}: its recorded tiling matches no parallel dimension")
 
 
 def _window(rank: int, dim: int, offset: SSAValue, zero: SSAValue) -> list[SSAValue]:

@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import LOWERED_LEVELS, KernelMapping, Level, module_target, set_mapping
 from rducc.dialects.memory import ComputeOp
-from rducc.dialects.program import functions
+from rducc.dialects.program import functions, kernel_name
 from rducc.passes.common import require_level
 from rducc.runtime.mapping import map_kernel
 from rducc.targets import Target
@@ -33,7 +33,7 @@ def check_capacity(compute: ComputeOp, mapping: KernelMapping, target: Target) -
     """Every section within the target's PCUs and PMUs, the grid the target's."""
     pcus, pmus = mapping.pcus(), mapping.pmus()
     if pcus > target.pcus or pmus > target.pmus or mapping.grid != target.grid():
-        raise LocatedError(compute, f"rdu-map-units: kernel '{compute.sym_name.data}' maps onto {pcus} PCUs and "
+        raise LocatedError(compute, f"rdu-map-units: kernel '{kernel_name(compute)}' maps onto {pcus} PCUs and "
                            f"{pmus} PMUs of a {mapping.grid[0]}x{mapping.grid[1]} grid; the target has "
                            f"{target.pcus}, {target.pmus} and {target.grid()[0]}x{target.grid()[1]}")
 

@@ -29,6 +29,7 @@ from rducc.analysis.kernel_model import TilePlan, WorkingSet, best_plan, kernel_
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import Level, TilePlanAttr, module_target, set_tile_plan
 from rducc.dialects.dataflow import KernelOp
+from rducc.dialects.program import kernel_name
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 
@@ -51,7 +52,7 @@ def _untileable(kernel: KernelOp, target: Target) -> LocatedError:
     first = next(iter(kernel.body.block.ops), kernel)
     return LocatedError(
         first,
-        f"kernel {kernel.sym_name.data} cannot be tiled to fit {target.name}: untiled it needs "
+        f"kernel {kernel_name(kernel)} cannot be tiled to fit {target.name}: untiled it needs "
         f"{whole.total_bytes} bytes of SRAM (inputs {whole.input_bytes}, outputs "
         f"{whole.output_bytes}, intermediates {whole.intermediate_peak}) and {whole.pmus} "
         f"PMUs, against {target.sram_bytes} bytes and {target.pmus} PMUs, and no parallel "

@@ -135,7 +135,7 @@ from rducc.dialects.contracts import (
 )
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
-from rducc.dialects.program import callees_first, functions, global_stages
+from rducc.dialects.program import callees_first, functions, global_stages, kernel_name
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.runtime.kernel_looping import KernelLoop, plan_loops
@@ -683,7 +683,7 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
     startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
     link_s, link_bytes = kernel_link_cost(record.op, tiles, target)
     return KernelWork(
-        name=record.op.sym_name.data,
+        name=kernel_name(record.op),
         ops_fused=dict(ops),
         flops=flops,
         bytes_by_tier=dict(sorted(by_tier.items())),

@@ -208,6 +208,14 @@ def check_array(value: Any, argument: Argument, what: str) -> np.ndarray:
     return _read_only(value)
 
 
+def check_input_count(given: int, expected_inputs: Sequence[Argument], entry: str = "forward") -> None:
+    """An error unless `given` inputs is the entry function's count of inputs."""
+    if given != len(expected_inputs):
+        count = len(expected_inputs)
+        names = ", ".join(a.describe() for a in expected_inputs)
+        raise RduccError(f"@{entry} takes {count} input{'s' if count != 1 else ''} ({names}), got {given}")
+
+
 def check_arguments(
     inputs: Sequence[Any] | np.ndarray,
     weights: Mapping[str, Any] | None,
@@ -219,10 +227,7 @@ def check_arguments(
     arrays, checked before anything runs: count, dtypes, shapes, missing weights."""
     if isinstance(inputs, np.ndarray):
         inputs = [inputs]
-    if len(inputs) != len(expected_inputs):
-        count = len(expected_inputs)
-        names = ", ".join(a.describe() for a in expected_inputs)
-        raise RduccError(f"@{entry} takes {count} input{'s' if count != 1 else ''} ({names}), got {len(inputs)}")
+    check_input_count(len(inputs), expected_inputs, entry)
     values = [
         check_array(value, argument, f"input #{i} ('{argument.name}')")
         for i, (value, argument) in enumerate(zip(inputs, expected_inputs))

@@ -72,7 +72,7 @@ from rducc.dialects.memory import (
     ViewOp,
     window_strides,
 )
-from rducc.dialects.program import ENTRY, entry_function
+from rducc.dialects.program import ENTRY, entry_function, kernel_name
 from rducc.errors import RduccError
 from rducc.runtime import kernels
 from rducc.runtime.context import RunContext, RunCounter
@@ -471,7 +471,7 @@ class PlacedProgram(Runner):
 
     def _prepare_compute(self, op: ComputeOp) -> Step:
         block = op.body.block
-        name = op.sym_name.data
+        name = kernel_name(op)
         ins = [self._reader(v) for v in op.ins]
         outs = [self._reader(v) for v in op.outs]  # compute writes the current copy
         arg_slots = [self._table.define(a) for a in block.args]

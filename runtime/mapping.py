@@ -57,6 +57,7 @@ from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import BufferUnits, KernelMapping, StageUnits
 from rducc.dialects.memory import AllocOp, ComputeOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
+from rducc.dialects.program import kernel_name
 from rducc.dialects.shapes import value_bytes
 from rducc.targets import Target
 
@@ -226,7 +227,7 @@ def _sections(compute: ComputeOp, stages: list[StageWork], buffers: list[BufferW
         pmus = sum(b.least for b in mine.values())
         if stage.least > target.pcus or pmus > target.pmus:
             raise LocatedError(stage.op, f"rdu-map-units: no room for '{stage.op.name}' of kernel "
-                               f"'{compute.sym_name.data}': it needs {stage.least} PCUs and {pmus} PMUs at once "
+                               f"'{kernel_name(compute)}': it needs {stage.least} PCUs and {pmus} PMUs at once "
                                f"but the target has {target.pcus} and {target.pmus}")
         joined = {**touched, **mine}
         if current and (sum(s.least for s in current) + stage.least > target.pcus
@@ -236,7 +237,7 @@ def _sections(compute: ComputeOp, stages: list[StageWork], buffers: list[BufferW
         current.append(stage)
         touched = joined
     if sum(b.least for b in touched.values()) > target.pmus:
-        raise LocatedError(compute, f"rdu-map-units: no room for the buffers of kernel '{compute.sym_name.data}': "
+        raise LocatedError(compute, f"rdu-map-units: no room for the buffers of kernel '{kernel_name(compute)}': "
                            f"they need {sum(b.least for b in touched.values())} PMUs but the target has {target.pmus}")
     found.append((current, list(touched.values())))
     return found

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -28,6 +29,7 @@ from rducc.dialects.memory import GlobalOp
 from rducc.dialects.program import ENTRY, entry_function
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter, SocketGroup
+from rducc.runtime.engine import Argument
 from rducc.runtime.interpreter import PlacedProgram
 
 Runner = Callable[[list[np.ndarray], dict[str, np.ndarray], RunContext], list[np.ndarray]]
@@ -136,6 +138,27 @@ class PartitionedProgram:
     __call__ = run
 
 
+def _whole(argument: Argument, split: Split | None) -> Argument:
+    """The whole argument of which `argument` is one rank's part under `split`."""
+    if split is None:
+        return argument
+    shape = list(argument.shape)
+    for dim, count, _, _ in split.entries:
+        shape[dim] *= count
+    return replace(argument, shape=tuple(shape))
+
+
+def declared_arguments(runner: PlacedProgram | PartitionedProgram) -> tuple[list[Argument], list[Argument]]:
+    """The whole inputs and weights `runner.run` takes (a partitioned program's
+    split ones made whole), to check files against before reading them."""
+    if isinstance(runner, PlacedProgram):
+        return runner.inputs, runner.weights
+    input_specs, weight_specs, _ = shard_specs(runner.module)
+    rank = runner._ranks[0]
+    inputs = [_whole(a, s) for a, s in zip(rank.inputs, input_specs + [None] * len(rank.inputs))]
+    return inputs, [_whole(w, weight_specs.get(w.name)) for w in rank.weights]
+
+
 def placed_runner(module: ModuleOp) -> PlacedProgram | PartitionedProgram:
     """The runner of a placed program: `PlacedProgram`, or `PartitionedProgram` when it is split."""
     if partition_of(module)[0] > 1:
@@ -143,4 +166,7 @@ def placed_runner(module: ModuleOp) -> PlacedProgram | PartitionedProgram:
     return PlacedProgram(module)
 
 
-__all__ = ["PartitionedProgram", "Runner", "SocketGroup", "placed_runner", "run_partitioned", "shard_specs"]
+__all__ = [
+    "PartitionedProgram", "Runner", "SocketGroup", "declared_arguments", "placed_runner", "run_partitioned",
+    "shard_specs",
+]

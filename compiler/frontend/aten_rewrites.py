@@ -294,6 +294,60 @@ def convolution_legacy(
     return aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
+def _rows_index(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """`index` (along `dim`) spread over `source`'s shape, as scatter takes it."""
+    shape = [1] * source.dim()
+    shape[dim] = -1
+    return index.reshape(shape).expand(source.shape)
+
+
+def _as_rows(
+    self: torch.Tensor, index: torch.Tensor, source: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Rank-0 operands as one-element vectors (index_add accepts scalars)."""
+    table = self.reshape(-1) if self.dim() == 0 else self
+    return table, index.reshape(-1), source.reshape(-1) if source.dim() == 0 else source
+
+
+@decomposes("aten.index_add.default")
+def index_add(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, *,
+              alpha: Any = 1) -> torch.Tensor:
+    """A scatter_add along `dim` (torch's own decomposition is an index_put, which
+    takes a negative index where eager refuses it: scatter refuses it at run time)."""
+    table, rows, values = _as_rows(self, index, source)
+    dim = dim % max(table.dim(), 1)
+    values = values * alpha if alpha != 1 else values
+    result = aten.scatter_add.default(table, dim, _rows_index(table, dim, rows, values), values.to(table.dtype))
+    return result.reshape(self.shape)
+
+
+@decomposes("aten.index_copy.default")
+def index_copy(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """A scatter along `dim` (an index_put in torch's decomposition, which takes a
+    negative index where eager refuses it: scatter refuses it at run time)."""
+    table, rows, values = _as_rows(self, index, source)
+    dim = dim % max(table.dim(), 1)
+    result = aten.scatter.src(table, dim, _rows_index(table, dim, rows, values), values.to(table.dtype))
+    return result.reshape(self.shape)
+
+
+@decomposes("aten.index_fill.int_Scalar", "aten.index_fill.int_Tensor")
+def index_fill(self: torch.Tensor, dim: int, index: torch.Tensor, value: Any) -> torch.Tensor:
+    """A scatter of `value` along `dim`; a negative index counts from the end, as
+    in eager (torch's decomposition leaves that to index_copy's index_put)."""
+    table = self.reshape(-1) if self.dim() == 0 else self
+    dim = dim % table.dim()
+    rows = index.reshape(-1)
+    rows = torch.where(rows < 0, rows + table.shape[dim], rows)
+    shape = list(table.shape)
+    shape[dim] = rows.numel()
+    if isinstance(value, torch.Tensor):
+        fill = value.to(table.dtype).expand(shape)
+    else:
+        fill = torch.full(shape, value, dtype=table.dtype, device=table.device)
+    return aten.scatter.src(table, dim, _rows_index(table, dim, rows, fill), fill).reshape(self.shape)
+
+
 @decomposes("prims.collapse.default", "prims.collapse_view.default")
 def collapse(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
     """Dims start..end (inclusive, as prims counts) merged into one."""

@@ -14,15 +14,17 @@ extracting, and call plain `pickle.loads` on opaque-object constants.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import re
+import sys
 import warnings
 import zipfile
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,13 +88,15 @@ def check_archive(path: str | Path) -> None:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             _check_inflated_sizes(path, archive.infolist())  # before anything is inflated
+            export = any(name.endswith("/archive_format") or name == "archive_format" for name in names)
+            if export:  # names, configs and sizes, before the tensors are read
+                _check_members(path, archive)
             damaged = archive.testzip()
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError) as error:
         raise RduccError(f"{path}: damaged zip archive ({error})") from None
     if damaged is not None:
         raise RduccError(f"{path}: damaged zip archive (bad entry {damaged!r})")
-    if any(name.endswith("/archive_format") or name == "archive_format" for name in names):
-        _check_members(path, names)
+    if export:
         return
     if any("/code/" in name for name in names) and any(n.endswith("data.pkl") for n in names):
         kind = "a TorchScript file (torch.jit.save)"
@@ -141,6 +145,7 @@ _AOTINDUCTOR_DIR = "data/aotinductor/"
 _PICKLED_OBJECT = re.compile(r"data/constants/(opaque|custom)_obj_\d+")
 _PAYLOAD_CONFIG = re.compile(r"data/(weights|constants)/\w+_\1_config\.json")
 _TENSOR_FILE = {"weights": re.compile(r"weight_\d+"), "constants": re.compile(r"tensor_\d+")}
+_TENSOR_MEMBER = re.compile(r"data/(weights/weight|constants/tensor)_\d+")
 _REFUSED = "which rducc refuses to load"
 _PICKLE_RISK = "(unpickling it can run code)"
 
@@ -185,20 +190,68 @@ def _payload_problem(kind: str, config: object) -> str | None:
     return None
 
 
-def _check_payload_configs(path: Path, names: list[str], root: str) -> None:
-    """Refuse weights or constants that torch would unpickle instead of reading as bytes."""
-    with zipfile.ZipFile(path) as archive:
-        for member in names:
-            config = _PAYLOAD_CONFIG.fullmatch(member[len(root):])
-            if config is None:
-                continue
-            try:
-                parsed = json.loads(archive.read(member))
-            except (ValueError, UnicodeDecodeError):
-                raise RduccError(f"{path}: archive member {member!r} is not valid JSON") from None
-            problem = _payload_problem(config.group(1), parsed)
-            if problem:
-                raise RduccError(f"{path}: {member}: {problem}")
+def _check_payload_configs(path: Path, archive: zipfile.ZipFile, root: str) -> None:
+    """Refuse weights or constants that torch would unpickle instead of reading as
+    bytes, and tensor members larger than the tensors stored in them need."""
+    for member in archive.namelist():
+        config = _PAYLOAD_CONFIG.fullmatch(member[len(root):])
+        if config is None:
+            continue
+        try:
+            parsed = json.loads(archive.read(member))
+        except (ValueError, UnicodeDecodeError):
+            raise RduccError(f"{path}: archive member {member!r} is not valid JSON") from None
+        problem = _payload_problem(config.group(1), parsed)
+        if problem:
+            raise RduccError(f"{path}: {member}: {problem}")
+        _check_tensor_sizes(path, archive, f"{root}data/{config.group(1)}/", parsed["config"])
+
+
+_ITEMSIZE = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 2, 7: 4, 8: 8, 9: 4, 10: 8, 11: 16, 12: 1, 13: 2,
+             28: 2, 29: 1, 30: 1, 31: 1, 32: 1, 33: 1, 34: 4, 35: 8}
+"""Bytes per element of torch.export's serialized ScalarType codes (16, the widest, for others)."""
+
+
+def _ints(value: object) -> list[int] | None:
+    """The integers of a serialized `[{"as_int": n}, ...]` (None when one is symbolic)."""
+    items = value if isinstance(value, list) else [value]
+    ints = [item.get("as_int") if isinstance(item, dict) else None for item in items]
+    return ints if all(type(n) is int and n >= 0 for n in ints) else None  # type: ignore[return-value]
+
+
+def _bytes_needed(meta: object) -> int | None:
+    """The bytes of storage a serialized tensor_meta reaches (None when it cannot tell)."""
+    if not isinstance(meta, dict):
+        return None
+    sizes, strides, offset = _ints(meta.get("sizes")), _ints(meta.get("strides")), _ints(meta.get("storage_offset"))
+    if sizes is None or strides is None or offset is None or len(sizes) != len(strides):
+        return None
+    itemsize = _ITEMSIZE.get(meta.get("dtype"), 16)  # type: ignore[arg-type]
+    if 0 in sizes:
+        return 0
+    return (offset[0] + sum((n - 1) * stride for n, stride in zip(sizes, strides)) + 1) * itemsize
+
+
+MAX_SPARE_BYTES = 1 << 20
+"""What a tensor member may hold beyond twice what its tensors reach (a saved view keeps its storage)."""
+
+
+def _check_tensor_sizes(path: Path, archive: zipfile.ZipFile, folder: str, entries: dict) -> None:
+    """Each tensor member is no larger than the tensors stored in it need, by the
+    sizes the zip and the config declare: nothing is read."""
+    needed: dict[str, int] = {}
+    for entry in entries.values():
+        reach = _bytes_needed(entry.get("tensor_meta"))
+        name = entry["path_name"]
+        needed[name] = max(needed.get(name, 0), reach if reach is not None else 1 << 62)
+    for name, reach in needed.items():
+        try:
+            size = archive.getinfo(folder + name).file_size
+        except KeyError:
+            continue  # torch reports a missing member itself
+        if size > 2 * reach + MAX_SPARE_BYTES:
+            raise RduccError(f"{path}: archive member {folder + name!r} holds {size} bytes, but the tensors "
+                             f"stored in it need {reach}; refused before reading it")
 
 
 _OP_TARGET = re.compile(rb'"target":\s*"torch\.ops\.(\w+)\.(\w+)\.(\w+)"')
@@ -230,14 +283,20 @@ def check_operators_registered(path: Path) -> None:
             )
 
 
-def _check_members(path: Path, names: list[str]) -> None:
-    """Refuse an export archive holding anything beyond the program, its tensors and sample inputs."""
+def _check_members(path: Path, archive: zipfile.ZipFile) -> None:
+    """Refuse an export archive holding anything beyond the program, its tensors and
+    sample inputs, or a member larger than rducc reads."""
+    names = archive.namelist()
     root = names[0].split("/")[0] + "/" if "/" in names[0] else ""
     for member in names:
         problem = _member_problem(member, root)
         if problem:
             raise RduccError(f"{path}: {problem}")
-    _check_payload_configs(path, names, root)
+    for info in archive.infolist():
+        if not _TENSOR_MEMBER.fullmatch(info.filename[len(root):]) and info.file_size > MAX_INFLATED_BYTES:
+            raise RduccError(f"{path}: archive member {info.filename!r} holds {info.file_size} bytes, more "
+                             f"than the {MAX_INFLATED_BYTES} rducc reads of a program's text or sample inputs")
+    _check_payload_configs(path, archive, root)
 
 _FORCE_SAFE = "TORCH_FORCE_WEIGHTS_ONLY_LOAD"
 _FORCE_UNSAFE = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
@@ -267,10 +326,11 @@ class _Records(logging.Handler):
 
 
 @contextmanager
-def _captured_torch_export_logs() -> Iterator[list[logging.LogRecord]]:
-    """torch.export logs its own tracebacks to stderr; capture them instead."""
+def captured_torch_export_logs(*more: str) -> Iterator[list[logging.LogRecord]]:
+    """torch.export logs its own tracebacks to stderr; capture them instead (and
+    those of the `more` loggers)."""
     handler = _Records()
-    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export")]
+    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export", *more)]
     saved = [(logger, logger.handlers[:], logger.propagate) for logger in loggers]
     for logger in loggers:
         logger.handlers, logger.propagate = [handler], False
@@ -289,14 +349,62 @@ def load_exported_program(path: str | Path) -> torch.export.ExportedProgram:
     path = Path(path)
     check_archive(path)
     check_operators_registered(path)
-    with _captured_torch_export_logs() as records:
+    with captured_torch_export_logs() as records:
         try:
             with warnings.catch_warnings(), _weights_only_everywhere():
-                warnings.simplefilter("ignore", FutureWarning)  # torch's own deprecations
+                # torch's deprecations and unpickler notes ("Detected pickle protocol 4")
+                # would precede rducc's one-line error, or clutter a good compile
+                warnings.simplefilter("ignore")
                 return torch.export.load(str(path))
         except Exception as error:  # torch raises many kinds for a bad archive
             logged = [r.exc_info[1] for r in records if r.exc_info and r.exc_info[1] is not None]
             cause = logged[0] if logged else error
-            text = str(cause).strip()
-            reason = text.splitlines()[0] if text else type(cause).__name__
-            raise RduccError(f"{path}: cannot load the torch.export archive: {reason}") from error
+            raise RduccError(f"{path}: cannot load the torch.export archive: {_load_failure(cause)}") from error
+
+
+def _load_failure(cause: BaseException) -> str:
+    """Why torch could not load an archive, in one line."""
+    text = str(cause).strip()
+    if text.startswith("Weights only load failed"):
+        _, marker, rest = text.partition("WeightsUnpickler error:")
+        detail = " ".join(rest.strip().split("\n\n")[0].split()) if marker else ""
+        return ("a pickle inside it uses what torch's weights-only unpickler refuses"
+                + (f" ({detail})" if detail else "") + "; rducc unpickles only with weights_only")
+    return text.splitlines()[0] if text else type(cause).__name__
+
+
+def _user_frame(error: BaseException) -> str:
+    """` at FILE:LINE` of the innermost frame of `error`'s traceback outside torch, or ''."""
+    import traceback
+
+    import torch
+
+    torch_dir = str(Path(torch.__file__).parent)
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(torch_dir)]
+    user = [f for f in frames if not f.filename.startswith(str(Path(__file__).parent.parent))]
+    return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+
+
+def export_model(model: torch.nn.Module, example_inputs: tuple) -> torch.export.ExportedProgram:
+    """`torch.export.export(model, example_inputs)` under no_grad, or a `RduccError`
+    saying why not: a shape that depends on the tensors' values is named as such."""
+    import torch
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    printed = io.StringIO()  # torch prints the partial graph of a failed export to stderr
+    with captured_torch_export_logs("torch.fx.experimental.symbolic_shapes"):
+        try:
+            with torch.no_grad(), redirect_stderr(printed):
+                exported = torch.export.export(model, example_inputs)
+            sys.stderr.write(printed.getvalue())  # what a successful export printed (warnings)
+            return exported
+        except GuardOnDataDependentSymNode as error:
+            first = str(error).strip().splitlines()[0]
+            raise RduccError(
+                f"torch.export cannot export the model: a shape or a branch depends on the tensors' values"
+                f"{_user_frame(error)} ({first}); rducc compiles static shapes only"
+            ) from None
+        except Exception as error:  # torch raises many kinds: say it was the export
+            text = str(error).strip()
+            first = text.splitlines()[0] if text else type(error).__name__
+            raise RduccError(f"torch.export cannot export the model{_user_frame(error)}: {first}") from error

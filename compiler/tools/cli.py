@@ -27,13 +27,14 @@ from rducc.tools.entry import (
     drop_stdout,
     interrupted,
 )
+from rducc.tools.options import ArgumentParser
 
 EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
 """IR levels `--emit` can stop at (see rducc.pipeline)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="rducc",
         description=(
             "Compile a saved torch.export program (model.pt2) for an SN40L-class "

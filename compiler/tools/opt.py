@@ -2,10 +2,12 @@
 
 Every `xdsl-opt` flag works (`-p`, `--split-input-file`, `--verify-diagnostics`,
 `--print-op-generic`, `--print-debuginfo`, ...), and rducc adds
-`--load-pass-plugin FILE` (the passes a Python file defines) and
-`--list-passes`. The IR is verified after every pass; a pass that breaks it
-is named. Bad input is one `rducc-opt: error:` message with exit status 1, a
-bug in rducc exit status 2, never a Python traceback (unless --debug).
+`--load-pass-plugin FILE` (the passes a Python file defines),
+`--list-passes` and `--check-roundtrip` (the printed program parsed and
+printed again, in one process: what the lit tests' `| rducc-opt` checks).
+The IR is verified after every pass; a pass that breaks it is named. Bad
+input is one `rducc-opt: error:` message with exit status 1, a bug in rducc
+exit status 70, never a Python traceback (unless --debug).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from rducc.errors import RduccError
 from rducc.files import write_atomically
 from rducc.passes import ALL_PASSES
 from rducc.pipeline import run_passes
+from rducc.tools.options import spelled_as_documented
 
 
 class _KeptText(io.StringIO):
@@ -64,6 +67,8 @@ class RduccOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        arg_parser.prog = "rducc-opt"
+        spelled_as_documented(arg_parser)
         arg_parser.add_argument(
             "--load-pass-plugin", dest="plugins", action="append", metavar="FILE", default=[],
             help="load the passes a Python file defines, for -p (repeatable)",
@@ -75,6 +80,11 @@ class RduccOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--list-passes", action="store_true",
             help="list every pass -p can name, with its description and options, and exit",
+        )
+        arg_parser.add_argument(
+            "--check-roundtrip", action="store_true",
+            help="parse the printed program again, verify it and print it again: an error "
+                 "unless both prints are the same (what '| rducc-opt' checks, in one process)",
         )
 
     def setup_pipeline(self) -> None:
@@ -101,6 +111,20 @@ class RduccOptMain(xDSLOptMain):
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
+        """The program as text; with --check-roundtrip, that text parsed, verified and
+        printed again, which must give the same text."""
+        text = self._printed(prog)
+        if self.args.check_roundtrip:
+            again = self.parse_chunk(io.BytesIO(text.encode()), "mlir")
+            assert isinstance(again, ModuleOp)
+            again.verify()
+            reprinted = self._printed(again)
+            if reprinted != text:
+                raise DiagnosticException("the program prints differently once parsed again:\n"
+                                          + _first_difference(text, reprinted))
+        return text
+
+    def _printed(self, prog: ModuleOp) -> str:
         """The program, with its source locations when the input had any (so that a
         later error can name the model's line), unless --no-locations."""
         explicit = self.args.print_debuginfo
@@ -125,6 +149,13 @@ class RduccOptMain(xDSLOptMain):
                     f"the input does not verify:\n{describe_verify_failure(prog, error)}"
                 ) from None
         run_passes(prog, self.pipeline.passes, callback=self.pipeline.callback, ctx=self.ctx)
+
+
+def _first_difference(first: str, second: str) -> str:
+    """The first line where two prints differ, as both have it."""
+    pairs = zip(first.splitlines() + [""], second.splitlines() + [""])
+    number, (a, b) = next((n, pair) for n, pair in enumerate(pairs, 1) if pair[0] != pair[1])
+    return f"line {number}: {a.strip()!r}\n   then: {b.strip()!r}"
 
 
 def has_source_locations(prog: ModuleOp) -> bool:
@@ -159,7 +190,7 @@ def _run(args: list[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rducc-opt`: bad input is exit 1, a bug in rducc exit 2."""
+    """Entry point of `rducc-opt`: bad input is exit 1, a bug in rducc exit 70."""
     from rducc.tools.cli import run_tool
 
     given = list(argv if argv is not None else sys.argv[1:])

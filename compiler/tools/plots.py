@@ -43,7 +43,7 @@ from rducc.dialects.memory import (
     DmaOp,
     GatherDmaOp,
 )
-from rducc.dialects.program import find_entry, functions
+from rducc.dialects.program import find_entry, functions, kernel_name
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.rdu_sram_alloc import collect_buffers
@@ -157,11 +157,11 @@ def _buffer_kernel(op: Operation, starts: list[tuple[int, str]], start: int) -> 
     while parent is not None and not isinstance(parent, ComputeOp):
         parent = parent.parent_op()
     if isinstance(parent, ComputeOp):
-        return parent.sym_name.data
+        return kernel_name(parent)
     if isinstance(op, AllocOp):
         for use in op.result.uses:
             if isinstance(use.operation, ComputeOp):
-                return use.operation.sym_name.data
+                return kernel_name(use.operation)
     for position, name in starts:
         if position >= start:
             return name
@@ -172,7 +172,7 @@ def _sram_map(plt, function: func.FuncOp, report, path: Path) -> Path:
     from matplotlib.patches import Patch, Rectangle
 
     position = {op: i for i, op in enumerate(function.body.walk())}
-    starts = [(position[c], c.sym_name.data) for c in _computes(function)]
+    starts = [(position[c], kernel_name(c)) for c in _computes(function)]
     rects = []  # (x0, x1, y0, size, kernel, copies)
     for buffer in collect_buffers(function):
         op = buffer.op
@@ -395,7 +395,7 @@ def kernel_graph(module: ModuleOp, kernels: list[tuple[KernelRecord, KernelCost]
         node = f"kernel{index}"
         for transfer in record.feeds:
             _moved(transfer, record.calls, fill, scopes)
-        lines = [record.op.sym_name.data]
+        lines = [kernel_name(record.op)]
         if ops := _ops_label(cost.ops_fused):
             lines.append(ops)
         lines.append(f"{cost.modeled_time_s * 1e6:.3g} us, {cost.bound}-bound")

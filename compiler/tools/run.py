@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -24,11 +25,15 @@ from xdsl.dialects.builtin import ModuleOp
 from rducc import __version__
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.errors import RduccError
+from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
+
+if TYPE_CHECKING:
+    from rducc.runtime.engine import Argument
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="rducc-run",
         description="Run a placed rducc program (rducc model.pt2 -o out.mlir) on .npy inputs.",
     )
@@ -91,9 +96,10 @@ MAX_PROGRAM_BYTES = 1 << 31
 """The largest program text read (weights live in the sidecar, not in the text)."""
 
 
-def _load_input(path: str) -> np.ndarray:
-    """One .npy array, its header checked against the file's size before any data
-    is read (a header may claim 10^12 elements); never a pickle."""
+def _load_input(path: str, index: int, expected: Argument, f64_demoted: bool) -> np.ndarray:
+    """One .npy array, its header checked against the program's input #`index` and
+    the file's size before any data is read (a header may claim 10^12 elements);
+    never a pickle."""
     from rducc.files import open_regular
 
     with open_regular(path, "input") as stream:
@@ -107,6 +113,7 @@ def _load_input(path: str) -> np.ndarray:
         if dtype.hasobject:
             raise RduccError(f"input {path}: not a .npy array (an object array, a pickle, "
                              "which rducc-run refuses: allow_pickle=False)")
+        _check_declared(path, index, expected, shape, dtype, f64_demoted)
         declared = math.prod(shape) * dtype.itemsize
         held = os.fstat(stream.fileno()).st_size - stream.tell()
         if declared != held:
@@ -114,9 +121,23 @@ def _load_input(path: str) -> np.ndarray:
                              f"({declared} bytes) but the file holds {held}")
         stream.seek(0)
         try:
-            return np.load(stream, allow_pickle=False)
+            array = np.load(stream, allow_pickle=False)
         except (OSError, ValueError) as error:
             raise RduccError(f"input {path}: not a .npy array ({error})") from None
+    return _as_declared(array, expected.dtype, f64_demoted)
+
+
+def _check_declared(path: str, index: int, expected: Argument, shape: tuple[int, ...], dtype: np.dtype,
+                    f64_demoted: bool) -> None:
+    """The shape and dtype a .npy header declares are the program's input's."""
+    what = f"input #{index} ('{expected.name}')"
+    readable = dtype == expected.dtype or (dtype.kind == "V" and dtype.itemsize == expected.dtype.itemsize) or (
+        f64_demoted and dtype == np.float64 and expected.dtype == np.float32)
+    if not readable:
+        raise RduccError(f"{what} has dtype {dtype.name}, expected {expected.dtype.name} (the header of {path})")
+    if tuple(shape) != expected.shape:
+        raise RduccError(f"{what} has shape {list(shape)}, expected {list(expected.shape)} "
+                         f"(the header of {path}; its data was not read)")
 
 
 def _npy_header(stream) -> tuple[tuple[int, ...], np.dtype]:
@@ -281,23 +302,22 @@ def _run(args: argparse.Namespace) -> None:
         if args.simulate:
             print(report.table())
             return
-    from rducc.runtime.engine import Runner
-    from rducc.runtime.sockets import placed_runner
+    from rducc.runtime.engine import check_input_count
+    from rducc.runtime.sockets import declared_arguments, placed_runner
 
     runner = placed_runner(module)  # every socket's program when partitioned
-    inputs = [_load_input(p) for p in args.input]
+    declared_inputs, declared_weights = declared_arguments(runner)
+    check_input_count(len(args.input), declared_inputs)
     demoted = f64_demoted(module) > 0
-    inputs = [_as_declared(a, arg.dtype, demoted) for a, arg in zip(inputs, runner.inputs)] + inputs[
-        len(runner.inputs) :
-    ]
+    inputs = [_load_input(p, i, a, demoted) for i, (p, a) in enumerate(zip(args.input, declared_inputs))]
     weights_path = _weights_file(module, program_path, args.weights)
     if weights_path is None and _needs_weights(module):
         raise RduccError(
             f"{program_path}: the program names no weights file (a model built on the meta "
             "device has none: cost it with --simulate); pass --weights FILE"
         )
-    # read no more than the program declares (a partitioned program: every global)
-    wanted = set(runner.weight_names) if isinstance(runner, Runner) else None
+    # read no more than the program declares, each weight checked against its header first
+    wanted = {w.name: (w.shape, w.dtype) for w in declared_weights}
     weights = load_weights(weights_path, wanted) if weights_path is not None else {}
     with Ticker():
         results = _named_results(module, runner.run(inputs, weights))

@@ -1,6 +1,6 @@
 // The typed contract attributes round-trip; a target whose figures were edited
 // by hand no longer matches its hash and does not verify.
-// RUN: rducc-opt %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip %s | filecheck %s
 // RUN: sed -e 's/sram_bytes = 520000000/sram_bytes = 1000/' %s | not rducc-opt 2>&1 | filecheck %s --check-prefix=HASH
 
 // CHECK: builtin.module attributes {rdu.level = #rdu<level kernels>, rdu.target = #rdu.target<{name = "sn40l", sockets = 1, pcus = 1040,

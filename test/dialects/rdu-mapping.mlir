@@ -1,5 +1,4 @@
-// RUN: rducc-opt %s --split-input-file | filecheck %s
-// RUN: rducc-opt %s --split-input-file | rducc-opt --split-input-file | filecheck %s
+// RUN: rducc-opt --check-roundtrip %s --split-input-file | filecheck %s
 // RUN: not rducc-opt %S/Inputs/mapping-unit-twice.mlir 2>&1 | filecheck %s --check-prefix=TWICE
 // RUN: not rducc-opt %S/Inputs/mapping-off-grid.mlir 2>&1 | filecheck %s --check-prefix=GRID
 

@@ -1,5 +1,4 @@
-// RUN: rducc-opt %s | filecheck %s
-// RUN: rducc-opt %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip %s | filecheck %s
 // RUN: rducc-opt %s --print-op-generic | rducc-opt | filecheck %s
 
 %x, %w, %i, %img, %k = "test.op"() : () -> (tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x3xi64>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)

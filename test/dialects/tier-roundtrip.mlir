@@ -1,5 +1,4 @@
-// RUN: rducc-opt %s | filecheck %s
-// RUN: rducc-opt %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip %s | filecheck %s
 // RUN: rducc-opt %s --print-op-generic | rducc-opt | filecheck %s
 
 // Every `tier` op, type and attribute. The module's capacity bounds @big; the

@@ -31,7 +31,7 @@ func.func @body_value(%x: !tier.buffer<hbm, 4xf32>) attributes {tier.sram_capaci
   tier.dealloc %out : !tier.buffer<sram, 4xf32>
   func.return
 }
-// CHECK: Operation does not verify: 'tier.alloc' buffer [0, 16) overlaps the 'rdu.map' value at [0, 16) at model.py:7:1 in 'tier.compute' "k0" while it is live across the kernel
+// CHECK: Operation does not verify: 'tier.alloc' buffer [0, 16) overlaps the 'rdu.map' value at [0, 16) at model.py:7:1 in 'tier.compute' "body_value.k0" while it is live across the kernel
 
 // -----
 

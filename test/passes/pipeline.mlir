@@ -1,14 +1,14 @@
 // The whole -O2 pipeline (compiler/pipeline.py) on a two-layer MLP as the
 // importer writes it, to the placed level; the result re-parses and verifies.
-// RUN: rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | filecheck %s
 // The same with the pipeline text compiler/pipeline.py builds today (-O2, -O1, -O0).
 // (The -O pipelines end in rdu-map-units: the same program with each kernel's #rdu.mapping.)
-// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(2), sys.argv[1]]))" %s | rducc-opt | filecheck %s
-// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(1), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O1
-// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['-p', pipeline_text(0), sys.argv[1]]))" %s | rducc-opt | filecheck %s --check-prefix=O0
+// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['--check-roundtrip', '-p', pipeline_text(2), sys.argv[1]]))" %s | filecheck %s
+// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['--check-roundtrip', '-p', pipeline_text(1), sys.argv[1]]))" %s | filecheck %s --check-prefix=O1
+// RUN: %python -c "import sys; from rducc.pipeline import pipeline_text; from rducc.tools.opt import main; sys.exit(main(['--check-roundtrip', '-p', pipeline_text(0), sys.argv[1]]))" %s | filecheck %s --check-prefix=O0
 // Every pass reads the target from the module's rdu.target: on a 64 KiB SRAM
 // the fused kernel runs in 8 tiles.
-// RUN: sed -e 's|rdu.level = #rdu<level graph>|rdu.level = #rdu<level graph>, rdu.target = "%S/Inputs/tiny.toml"|' %s | rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' | rducc-opt | filecheck %s --check-prefix=TINY
+// RUN: sed -e 's|rdu.level = #rdu<level graph>|rdu.level = #rdu<level graph>, rdu.target = "%S/Inputs/tiny.toml"|' %s | rducc-opt --check-roundtrip -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' | filecheck %s --check-prefix=TINY
 // On an 8 KiB SRAM the first matmul cannot be tiled: a located error.
 // RUN: sed -e 's|rdu.level = #rdu<level graph>|rdu.level = #rdu<level graph>, rdu.target = "%S/Inputs/micro.toml"|' %s | not rducc-opt -p 'rdu-canonicalize,cse,rdu-fuse{level=2},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' 2>&1 | filecheck %s --check-prefix=ERR
 

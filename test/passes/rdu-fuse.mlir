@@ -1,12 +1,11 @@
 // RUN: rducc-opt --split-input-file -p 'rdu-fuse{level=0}' %s | filecheck %s --check-prefix=O0
-// RUN: rducc-opt --split-input-file -p 'rdu-fuse{level=1}' %s | filecheck %s --check-prefix=O1
 // RUN: rducc-opt --split-input-file -p 'rdu-fuse{level=2}' %s | filecheck %s --check-prefix=O2
 // Level 2 is the default.
 // RUN: rducc-opt --split-input-file -p rdu-fuse %s | filecheck %s --check-prefix=O2
 // Level 2 merges only what fits: with an 11,000-byte SRAM the MLP stays two kernels.
 // RUN: rducc-opt --split-input-file -p 'rdu-fuse{level=2 target="%S/Inputs/sram-11k.toml"}' %s | filecheck %s --check-prefix=SMALL
 // The result re-parses and verifies.
-// RUN: rducc-opt --split-input-file -p 'rdu-fuse{level=1}' %s | rducc-opt --split-input-file | filecheck %s --check-prefix=O1
+// RUN: rducc-opt --check-roundtrip --split-input-file -p 'rdu-fuse{level=1}' %s | filecheck %s --check-prefix=O1
 //
 // Diagnostics: a bad level, an unknown target, a target file with an unknown key.
 // RUN: not rducc-opt -p 'rdu-fuse{level=7}' %s 2>&1 | filecheck %s --check-prefix=ERR-LEVEL

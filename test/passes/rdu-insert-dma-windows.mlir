@@ -1,5 +1,4 @@
-// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | filecheck %s
-// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | rducc-opt --split-input-file | filecheck %s
+// RUN: rducc-opt --check-roundtrip --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | filecheck %s
 
 // Move only what is read. k0 only passes on layer 2's part of a stacked input
 // (contiguous): a tier.view, no kernel, no copy. k1 reads every other column of

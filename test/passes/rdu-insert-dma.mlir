@@ -1,6 +1,5 @@
-// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | filecheck %s
 // The memory-level program re-parses and verifies (DMA windows, tiers, compute bodies).
-// RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | rducc-opt --split-input-file | filecheck %s
+// RUN: rducc-opt --check-roundtrip --split-input-file -p 'rdu-insert-dma{target="%S/Inputs/tiny.toml"}' %s | filecheck %s
 // Without keep_on_chip every value crossing kernels goes through HBM.
 // RUN: rducc-opt --split-input-file -p 'rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=NOKEEP
 //

@@ -1,6 +1,5 @@
-// RUN: rducc-opt -p 'rdu-sram-alloc,rdu-map-units{target="%S/Inputs/fabric-8.toml"}' %s | filecheck %s
 // The mapping round-trips: printed, parsed (its verifier passes) and printed the same.
-// RUN: rducc-opt -p 'rdu-sram-alloc,rdu-map-units{target="%S/Inputs/fabric-8.toml"}' %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip -p 'rdu-sram-alloc,rdu-map-units{target="%S/Inputs/fabric-8.toml"}' %s | filecheck %s
 // A kernel of more stages than PCUs is split into sections.
 // RUN: rducc-opt -p 'rdu-sram-alloc,rdu-map-units{target="%S/Inputs/fabric-3.toml"}' %s | filecheck %s --check-prefix=SECTIONS
 // Diagnostic: an op whose buffers alone need more PMUs than the chip has.

@@ -1,6 +1,5 @@
-// RUN: rducc-opt --split-input-file -p rdu-outline-layers %s | filecheck %s
 // The result re-parses and verifies, and the whole pipeline lowers it.
-// RUN: rducc-opt --split-input-file -p rdu-outline-layers %s | rducc-opt --split-input-file | filecheck %s
+// RUN: rducc-opt --check-roundtrip --split-input-file -p rdu-outline-layers %s | filecheck %s
 // RUN: rducc-opt --split-input-file -p 'rdu-canonicalize,rdu-outline-layers,cse,rdu-fuse{level=2},rdu-merge-maps,rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | filecheck %s --check-prefix=LOWERED
 // The weights one @layer parameter receives share a tier: with 600 bytes of
 // HBM both layers' weights spill to DDR, and so does the parameter.

@@ -1,5 +1,4 @@
-// RUN: rducc-opt -p 'rdu-partition{tp=2}' %s | filecheck %s --check-prefix=TP
-// RUN: rducc-opt -p 'rdu-partition{tp=2}' %s | rducc-opt | filecheck %s --check-prefix=TP
+// RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=2}' %s | filecheck %s --check-prefix=TP
 // RUN: not rducc-opt -p 'rdu-partition{tp=4}' %s 2>&1 | filecheck %s --check-prefix=ERR-HEADS
 
 // Attention at batch 2: q (2 heads of 8) is split by heads; the reshape that

@@ -2,8 +2,7 @@
 // heads (2 under each), tp=4. The ranks are 2 x 2: rank r holds KV head r / 2
 // (the k/v weights and the KV cache split 2 ways, stride 2: replicated over
 // the pair) and query head r (its half of the heads under that KV head).
-// RUN: rducc-opt -p 'rdu-partition{tp=4}' %s | filecheck %s
-// RUN: rducc-opt -p 'rdu-partition{tp=4}' %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=4}' %s | filecheck %s
 // tp=2: one KV head a rank, the plain split.
 // RUN: rducc-opt -p 'rdu-partition{tp=2}' %s | filecheck %s --check-prefix=TP2
 //

@@ -1,5 +1,4 @@
-// RUN: rducc-opt -p 'rdu-partition{tp=2}' %s | filecheck %s --check-prefix=TP
-// RUN: rducc-opt -p 'rdu-partition{tp=2}' %s | rducc-opt | filecheck %s --check-prefix=TP
+// RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=2}' %s | filecheck %s --check-prefix=TP
 // RUN: rducc-opt -p 'rdu-partition{tp=2 pp=2}' %s | filecheck %s --check-prefix=PP
 // The split the cost model picks for this tiny model on sn40l-8: one socket
 // (two all-reduces cost more than the matmuls they would split).

@@ -1,5 +1,4 @@
-// RUN: rducc-opt -p rdu-place-tiers %s | filecheck %s
-// RUN: rducc-opt -p rdu-place-tiers %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip -p rdu-place-tiers %s | filecheck %s
 // The HBM of a dead activation is reused: a chain of four kernels of 1024-byte
 // results needs the input (1024 bytes, live throughout) and two results at a
 // time, 3072 bytes, not the 5120 of all of them.

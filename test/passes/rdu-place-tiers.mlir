@@ -1,7 +1,6 @@
 // RUN: rducc-opt -p rdu-place-tiers %s | filecheck %s --check-prefix=SN40L
-// RUN: rducc-opt -p 'rdu-place-tiers{target="%S/Inputs/small-hbm.toml"}' %s | filecheck %s --check-prefix=SPILL
 // Placed globals re-parse (`in hbm`, `in ddr`).
-// RUN: rducc-opt -p 'rdu-place-tiers{target="%S/Inputs/small-hbm.toml"}' %s | rducc-opt | filecheck %s --check-prefix=SPILL
+// RUN: rducc-opt --check-roundtrip -p 'rdu-place-tiers{target="%S/Inputs/small-hbm.toml"}' %s | filecheck %s --check-prefix=SPILL
 //
 // Diagnostics: a model that fits neither HBM nor DDR, a target file with a
 // negative bandwidth, a module whose rdu.target names no target.

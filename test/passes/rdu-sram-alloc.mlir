@@ -1,7 +1,6 @@
-// RUN: rducc-opt -p rdu-sram-alloc %s | filecheck %s
 // The placed program re-parses: the tier verifiers find no overlap and
 // nothing past tier.sram_capacity. Allocating it again changes nothing.
-// RUN: rducc-opt -p rdu-sram-alloc %s | rducc-opt | filecheck %s
+// RUN: rducc-opt --check-roundtrip -p rdu-sram-alloc %s | filecheck %s
 // RUN: rducc-opt -p rdu-sram-alloc %s | rducc-opt -p rdu-sram-alloc | filecheck %s
 // The capacity recorded is the target's.
 // RUN: rducc-opt -p 'rdu-sram-alloc{target="%S/Inputs/tiny.toml"}' %s | filecheck %s --check-prefix=TINY

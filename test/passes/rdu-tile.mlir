@@ -1,7 +1,6 @@
 // RUN: rducc-opt -p rdu-tile %s | filecheck %s --check-prefix=SN40L
-// RUN: rducc-opt -p 'rdu-tile{target="%S/Inputs/tiny.toml"}' %s | filecheck %s --check-prefix=TINY
 // The recorded plans re-parse.
-// RUN: rducc-opt -p 'rdu-tile{target="%S/Inputs/tiny.toml"}' %s | rducc-opt | filecheck %s --check-prefix=TINY
+// RUN: rducc-opt --check-roundtrip -p 'rdu-tile{target="%S/Inputs/tiny.toml"}' %s | filecheck %s --check-prefix=TINY
 //
 // Diagnostics: a kernel no tiling fits (located at its first op), a target file missing a field.
 // RUN: not rducc-opt -p 'rdu-tile{target="%S/Inputs/micro.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR

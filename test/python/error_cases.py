@@ -14,6 +14,7 @@ show their file names); every other path is relative to the run's directory.
 from __future__ import annotations
 
 import pickle
+import re
 import sys
 import warnings
 import zipfile
@@ -54,6 +55,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "damaged": ("damaged.pt2", "a good archive with 16 bytes of a weight flipped"),
     "opaque": ("opaque.pt2", "the example plus a constant stored as an opaque object (a pickle)"),
     "aotinductor": ("aoti.pt2", "the example plus a shared library under data/aotinductor/"),
+    "pickle_protocol_4": ("protocol4.pt2", "the example with its sample inputs saved with pickle_protocol=4"),
     "zip_slip": ("slip.pt2", "the example plus a member named data/aotinductor/model/../../../../evil"),
     "onnx": ("model.onnx", "a non-zip file named .onnx"),
     "safetensors": ("weights.safetensors", "a safetensors file"),
@@ -126,6 +128,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "fifo_target": ("fifo_target.mlir", "the placed example naming fifo.toml as its target"),
     "x_npz": ("x.npz", "a .npz archive holding the good input"),
     "x_huge": ("huge.npy", "a .npy header claiming shape [1000000, 1000000] over 512 bytes"),
+    "x_sparse": ("sparse.npy", "a 2 GiB sparse .npy: a good header of float32[32768, 16384], then a hole"),
+    "w_sparse": ("sparse.safetensors", "the example's weights plus fc1.bias declared F32[536870912]: 2 GiB, sparse"),
+    "member_sparse": ("sparse_member.pt2", "the example with its weight_0 member grown to 2 GiB (sparse)"),
+    "member_text": ("big_text.pt2", "the example with its model.json member declaring 2 GiB (sparse)"),
     "t_huge_int": ("huge_int.toml", "pcus = 10^30"),
     "t_not_utf8": ("not_utf8.toml", "a target file with bytes that are not UTF-8"),
     "t_cycle": ("cycle.toml", 'a target file inheriting "./cycle.toml" (itself)'),
@@ -212,7 +218,16 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("--target /dev/zero", RDUCC, ("{model}", "--target", "/dev/zero", *OUT), "target file /dev/zero: a character device"),
     # --- inputs (item 9)
     ErrorCase("rducc-run: .npz as --input", RUN, ("{placed}", "--input", "{x_npz}", "--output", "out.npz"), "a .npz archive; --input takes one .npy array per argument"),
-    ErrorCase("rducc-run: .npy header claiming 10^12 elements", RUN, ("{placed}", "--input", "{x_huge}", "--output", "out.npz"), "declares shape [1000000, 1000000] of float32 (4000000000000 bytes) but the file holds 512"),
+    ErrorCase("rducc-run: .npy header claiming 10^12 elements", RUN, ("{placed}", "--input", "{x_huge}", "--output", "out.npz"), "input #0 ('x') has shape [1000000, 1000000], expected [4, 32] (the header of"),
+    # --- sizes checked against the program before any data is read (item 10): each file takes 2 GiB
+    ErrorCase("rducc-run: a 2 GiB .npy of another shape", RUN, ("{placed}", "--input", "{x_sparse}", "--output", "out.npz"),
+              "input #0 ('x') has shape [32768, 16384], expected [4, 32] (the header of"),
+    ErrorCase("rducc-run: a 2 GiB weight of another shape", RUN, (*RUN_WEIGHTS, "{w_sparse}"),
+              "weight 'fc1.bias' has shape [536870912], expected [64] (from the file's header; nothing read)"),
+    ErrorCase("a 2 GiB tensor member for 8 KiB of weight", RDUCC, ("{member_sparse}", *OUT),
+              "holds 2147483648 bytes, but the tensors stored in it need 8192; refused before reading it"),
+    ErrorCase("a 2 GiB program text member", RDUCC, ("{member_text}", *OUT),
+              "holds 2147483648 bytes, more than the 268435456 rducc reads"),
     # --- target files (item 9)
     _bad_target("huge integer", "t_huge_int", "field 'pcus' must be > 0 and at most 2^53"),
     _bad_target("not UTF-8", "t_not_utf8", "not UTF-8 text"),
@@ -301,6 +316,8 @@ CASES: list[ErrorCase] = [
               "is AOTInductor compiled code, which rducc refuses to load"),
     ErrorCase("member escaping the archive (zip slip)", RDUCC, ("{zip_slip}", *OUT),
               "has an unsafe name (absolute or with '..')"),
+    ErrorCase("sample inputs pickled with protocol 4", RDUCC, ("{pickle_protocol_4}", *OUT),
+              "a pickle inside it uses what torch's weights-only unpickler refuses (Unsupported operand 149)"),
     ErrorCase("wrong extension", RDUCC, ("{onnx}", *OUT), "an ONNX model (.onnx file), not a zip archive"),
     ErrorCase("weights file given as model", RDUCC, ("{safetensors}", *OUT), "a safetensors weights file (weights only, no program)"),
     ErrorCase("no input", RDUCC, OUT, "no input file given"),
@@ -353,7 +370,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: overlapping SRAM allocations", OPT, ("{overlap}", *OUT), "overlap"),
     ErrorCase("rducc-opt: SRAM offset past the capacity", OPT, ("{past_capacity}", *OUT), "capacity"),
     ErrorCase("rducc-opt: a kernel's value over a live buffer", OPT, ("{overlap_kernel}", *OUT),
-              "overlaps the 'rdu.map' value at [0, 16) at model.py:7:1 in 'tier.compute' \"k0\" while it is live across the kernel"),
+              "overlaps the 'rdu.map' value at [0, 16) at model.py:7:1 in 'tier.compute' \"body_value.k0\" while it is live across the kernel"),
     ErrorCase("rducc-opt: a callee's buffer over a live buffer", OPT, ("{overlap_call}", *OUT),
               "overlaps [8, 24), which @layer places, while it is live across the call at model.py:9:2"),
     ErrorCase("rducc-opt: a buffer in a loop over a live buffer", OPT, ("{overlap_loop}", *OUT),
@@ -570,7 +587,23 @@ def _archive_files(paths: dict[str, Path]) -> None:
         archive.writestr("readme.txt", "not a model")
     _example_plus(paths["aotinductor"], {"data/aotinductor/model/model.so": b"\x7fELF" + bytes(60)})
     _example_plus(paths["zip_slip"], {"data/aotinductor/model/../../../../evil": b"outside"})
+    _protocol_4_inputs(paths["pickle_protocol_4"])
     _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
+
+
+def _protocol_4_inputs(path: Path) -> None:
+    """The example with its sample inputs saved by torch.save(pickle_protocol=4)
+    (torch warns "Detected pickle protocol 4" on loading it, then refuses it)."""
+    import io
+
+    import torch
+
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
+        [name] = [n for n in source.namelist() if n.endswith("sample_inputs/model.pt")]
+        saved = io.BytesIO()
+        torch.save(torch.load(io.BytesIO(source.read(name)), weights_only=True), saved, pickle_protocol=4)
+        for info in source.infolist():
+            archive.writestr(info, saved.getvalue() if info.filename == name else source.read(info))
 
 
 def _example_plus(path: Path, members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> None:
@@ -581,6 +614,65 @@ def _example_plus(path: Path, members: dict[str, bytes], compression: int = zipf
         root = source.namelist()[0].split("/")[0]
         for name, data in members.items():
             archive.writestr(f"{root}/{name}", data, compress_type=compression)
+
+
+SPARSE_BYTES = 2 << 30
+"""The size of the sparse files of item 10: 2 GiB a file that nothing may read."""
+
+
+def _sparse_member(path: Path, suffix: str, size: int = SPARSE_BYTES) -> None:
+    """The example archive with its (stored) member ending `suffix` moved last and
+    grown to `size` bytes: a hole in a sparse file (its CRC left as it was)."""
+    import struct
+
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
+        infos = source.infolist()
+        [big] = [info for info in infos if info.filename.endswith(suffix)]
+        for info in [info for info in infos if info is not big] + [big]:
+            archive.writestr(info, source.read(info))
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(big.filename)
+    name_and_extra = sum(struct.unpack_from("<HH", data, info.header_offset + 26))
+    start = info.header_offset + 30 + name_and_extra
+    head, tail = bytearray(data[:start]), bytearray(data[start + info.compress_size:])
+    struct.pack_into("<II", head, info.header_offset + 18, size, size)  # the local header's sizes
+    struct.pack_into("<II", tail, tail.rfind(b"PK\x01\x02") + 20, size, size)  # its central entry's
+    end = tail.rfind(b"PK\x05\x06") + 16  # the central directory's offset moves past the hole
+    struct.pack_into("<I", tail, end, struct.unpack_from("<I", tail, end)[0] + size - info.compress_size)
+    with path.open("wb") as stream:
+        stream.write(head)
+        stream.seek(start + size)
+        stream.write(tail)
+
+
+def _sparse_files(paths: dict[str, Path], directory: Path) -> None:
+    """Files of 2 GiB whose headers say so, for what must be refused unread."""
+    import json
+
+    import numpy as np
+
+    header = np.lib.format.header_data_from_array_1_0(np.zeros((1, 1), np.float32))
+    header["shape"] = (32768, 16384)
+    with paths["x_sparse"].open("wb") as stream:
+        np.lib.format.write_array_header_1_0(stream, header)
+        stream.truncate(stream.tell() + SPARSE_BYTES)
+    good = (directory / "placed.safetensors").read_bytes()
+    length = int.from_bytes(good[:8], "little")
+    entries = json.loads(good[8:8 + length])
+    body = good[8 + length:]
+    start, end = entries.pop("fc1.bias")["data_offsets"]
+    rest = body[:start] + body[end:]
+    for entry in entries.values():  # the bytes after fc1.bias's move down
+        if entry["data_offsets"][0] >= end:
+            entry["data_offsets"] = [n - (end - start) for n in entry["data_offsets"]]
+    entries["fc1.bias"] = _f32([len(rest), len(rest) + SPARSE_BYTES], (SPARSE_BYTES // 4,))
+    text = json.dumps(entries).encode()
+    with paths["w_sparse"].open("wb") as stream:
+        stream.write(len(text).to_bytes(8, "little") + text + rest)
+        stream.truncate(stream.tell() + SPARSE_BYTES)
+    _sparse_member(paths["member_sparse"], "weights/weight_0")
+    _sparse_member(paths["member_text"], "models/model.json")
 
 
 def _program_files(paths: dict[str, Path], directory: Path) -> None:
@@ -766,6 +858,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     _hostile_files(paths, directory)
     _serving_files(paths)
     _deployment_files(paths, directory)
+    _sparse_files(paths, directory)
     return {key: str(path) for key, path in paths.items()}
 
 
@@ -789,6 +882,45 @@ def _serving_files(paths: dict[str, Path]) -> None:
     paths["s_not_router"].write_text(good.replace("}", ', "router": "x"}'))
 
 
+# --------------------------------------------------------------------------
+# How many bad inputs the suite tries (`error_cases.py --count`)
+# --------------------------------------------------------------------------
+
+HOSTILE_TESTS = (
+    "test_errors.py", "test_hostile_files.py", "test_loader.py", "test_index_bounds.py", "test_tool_exits.py",
+    "test_training_mode.py", "test_sram_live.py", "test_dynamo.py", "test_option_spelling.py",
+    "test_plugin_routes.py", "test_doc_paths.py",
+)
+"""The test files about bad, hostile or surprising input (issue 20), besides the table."""
+
+
+GOOD_INPUT = re.compile(r"::test_\w*(in_range|loads|reads_back|is_live|the_same_values|match_eager)")
+"""Tests of those files that check a good input (the controls), not counted."""
+
+
+def count_bad_inputs() -> dict[str, int]:
+    """Bad inputs the suite tries: the table's rows, and each collected test (one
+    parametrization each) of `HOSTILE_TESTS` beyond the table's own runs."""
+    import subprocess
+
+    files = [str(Path(__file__).parent / name) for name in HOSTILE_TESTS if (Path(__file__).parent / name).exists()]
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
+                            capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    counts = {"the error table (docs/errors.md)": len(CASES)}
+    for line in listed.splitlines():
+        if "::" not in line or "test_bad_input_is_one_clear_error[" in line or GOOD_INPUT.search(line):
+            continue
+        name = Path(line.split("::")[0]).name
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 if __name__ == "__main__":
-    DOC.write_text(render_doc())
-    print(f"wrote {DOC.relative_to(ROOT)} ({len(CASES)} cases)", file=sys.stderr)
+    if sys.argv[1:] == ["--count"]:
+        counts = count_bad_inputs()
+        for where, n in counts.items():
+            print(f"{n:5d}  {where}")
+        print(f"{sum(counts.values()):5d}  bad inputs the tests try")
+    else:
+        DOC.write_text(render_doc())
+        print(f"wrote {DOC.relative_to(ROOT)} ({len(CASES)} cases)", file=sys.stderr)

@@ -95,6 +95,27 @@ def test_compile_rejects_bad_models() -> None:
         rducc.compile(3)  # type: ignore[arg-type]
 
 
+class _CountsPositives(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ones(int((x > 0).sum()))  # a size read from the data
+
+
+class _BranchesOnASize(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kept = x[x > 0]
+        return kept * 2 if kept.shape[0] > 3 else kept
+
+
+@pytest.mark.parametrize("model", [_CountsPositives(), _BranchesOnASize()], ids=["size", "branch"])
+def test_an_export_failing_on_data_dependent_shapes_says_so(model, capfd) -> None:
+    """Named as data-dependent at the user's line (issue 20 item 15), nothing
+    else printed (torch prints the partial graph and a symbolic-shapes warning)."""
+    with pytest.raises(RduccError, match=r"a shape or a branch depends on the tensors' values at \S+test_api.py:\d+ "
+                                         r"\(.*\); rducc compiles static shapes only"):
+        rducc.compile(model, (torch.randn(8),))
+    assert capfd.readouterr().err == ""
+
+
 def test_custom_pipeline_replaces_the_default(exported_small) -> None:
     model, inputs, program = exported_small["mlp"]
     text = "rdu-canonicalize,cse,rdu-fuse{level=0},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc"

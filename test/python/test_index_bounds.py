@@ -76,22 +76,13 @@ def test_in_range_indices_match_eager(programs, name: str) -> None:
     torch.testing.assert_close(programs[name](index), _eager(name, index))
 
 
-DECOMPOSED_TO_INDEX_PUT = pytest.mark.xfail(
-    strict=True, raises=pytest.fail.Exception,
-    reason="torch decomposes index_add/index_copy to index_put, which takes negative indices: "
-    "rducc wraps a negative index there where eager refuses it",
-)
-FAMILY_CASES = [pytest.param(name, marks=DECOMPOSED_TO_INDEX_PUT) if name in ("index_add", "index_copy") else name
-                for name in FAMILIES]
-
-
 @pytest.mark.parametrize("name", FAMILIES)
 @pytest.mark.parametrize("index", [PAST_THE_END, BELOW], ids=["past_the_end", "below"])
 def test_out_of_range_indices_are_errors_as_in_eager(programs, name: str, index: torch.Tensor) -> None:
     _errors_as_in_eager(programs[name], name, index)
 
 
-@pytest.mark.parametrize("name", FAMILY_CASES)
+@pytest.mark.parametrize("name", FAMILIES)
 def test_negative_indices_as_in_eager(programs, name: str) -> None:
     _errors_as_in_eager(programs[name], name, NEGATIVE)
 

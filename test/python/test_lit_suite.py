@@ -20,3 +20,21 @@ def test_lit_suite() -> None:
     summary = result.stdout[-4000:] + result.stderr[-2000:]
     assert result.returncode == 0, f"lit failed:\n{summary}"
     assert "Passed:" in result.stdout and "Failed" not in result.stdout, summary
+
+
+def test_check_roundtrip_refuses_a_print_that_changes(tmp_path, monkeypatch, capfd) -> None:
+    """`rducc-opt --check-roundtrip` (what the lit tests use instead of `| rducc-opt`)
+    is an error when the program prints differently once parsed again."""
+    from rducc.tools import opt
+
+    source = tmp_path / "f.mlir"
+    source.write_text("func.func @f() {\n  func.return\n}\n")
+    assert opt.main(["--check-roundtrip", str(source)]) == 0
+    assert "func.func @f()" in capfd.readouterr().out
+    printed = opt.RduccOptMain._printed
+    calls = iter(range(100))
+    monkeypatch.setattr(opt.RduccOptMain, "_printed",
+                        lambda self, prog: printed(self, prog) + ("" if next(calls) == 0 else "// drift\n"))
+    assert opt.main(["--check-roundtrip", str(source)]) == 1
+    err = capfd.readouterr().err
+    assert "rducc-opt: error: the program prints differently once parsed again" in err and "drift" in err

@@ -63,6 +63,20 @@ def test_two_layers_become_one_callee_and_two_calls(outlined_o2):
     assert sum(isinstance(op, ComputeOp) for op in forward.walk()) == 2  # the prologue and the LM head
 
 
+def test_kernels_are_named_by_the_function_they_live_in(outlined_o2):
+    """@layer's kernels are `layer.k0`, ... beside @forward's `k0`, in the report
+    and in the kernel graph (before, both were `k0`)."""
+    from rducc.tools.plots import costed_kernels, kernel_graph_dot
+
+    callee = next(f for f in functions(outlined_o2.module) if f.sym_name.data == "layer")
+    in_layer = {f"layer.{op.sym_name.data}" for op in callee.walk() if isinstance(op, ComputeOp)}
+    names = [kernel.name for kernel in estimate(outlined_o2.module, SN40L).kernels]
+    assert in_layer and in_layer <= set(names)
+    assert "k0" in names and "k1" in names
+    dot = kernel_graph_dot(outlined_o2.module, costed_kernels(outlined_o2.module))
+    assert all(f'label="{name}\\n' in dot for name in in_layer | {"k0", "k1"}), dot
+
+
 def test_outlined_o2_matches_eager(tiny_llama, outlined_o2):
     model, inputs, _ = tiny_llama
     with torch.no_grad():

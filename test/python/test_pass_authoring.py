@@ -57,10 +57,16 @@ def silu_model() -> tuple[torch.nn.Module, torch.Tensor]:
 
 
 @pytest.fixture(scope="module")
-def silu_archive(tmp_path_factory, silu_model) -> Path:
+def silu_exported(silu_model) -> torch.export.ExportedProgram:
+    """The model exported once for the module (its decomposition is cached with it)."""
     model, x = silu_model
+    return torch.export.export(model, (x,))
+
+
+@pytest.fixture(scope="module")
+def silu_archive(tmp_path_factory, silu_exported) -> Path:
     path = tmp_path_factory.mktemp("silu") / "silu.pt2"
-    torch.export.save(torch.export.export(model, (x,)), str(path))
+    torch.export.save(silu_exported, str(path))
     return path
 
 
@@ -229,11 +235,11 @@ def test_rducc_names_the_pass_that_broke(pass_name, message, silu_archive, tmp_p
     assert output.read_text() == "previous"
 
 
-def test_broken_ir_error_shows_the_op_and_its_source_line(silu_model):
+def test_broken_ir_error_shows_the_op_and_its_source_line(silu_model, silu_exported):
     model, x = silu_model
     break_ir = load_pass_plugin(FAULTY)["break-ir"]()
     with pytest.raises(RduccError) as error:
-        rducc.compile(model, (x,), passes=[api.after("rdu-canonicalize", break_ir)])
+        rducc.compile(silu_exported, passes=[api.after("rdu-canonicalize", break_ir)])
     text = str(error.value)
     assert "after pass 'break-ir'" in text
     assert re.search(r"test_pass_authoring\.py:\d+:\d+: error: 'rdu.map' input #0 of shape \[4, 32\]", text), text
@@ -286,10 +292,10 @@ def test_installed_package_pass_is_listed(installed_plugin):
 # -- rducc.compile(passes=...) and pipeline edits ---------------------------------
 
 
-def test_compile_inserts_a_pass_after_a_named_one(silu_model):
+def test_compile_inserts_a_pass_after_a_named_one(silu_model, silu_exported):
     model, x = silu_model
-    plain = rducc.compile(model, (x,), opt_level=0)
-    fused = rducc.compile(model, (x,), opt_level=0, passes=[api.after("rdu-canonicalize", fuse_silu_pass())])
+    plain = rducc.compile(silu_exported, opt_level=0)
+    fused = rducc.compile(silu_exported, opt_level=0, passes=[api.after("rdu-canonicalize", fuse_silu_pass())])
     assert len(fused.report.kernels) == len(plain.report.kernels) - 1
     torch.testing.assert_close(fused(x), model(x), rtol=1e-4, atol=1e-5)
 
@@ -306,16 +312,16 @@ def test_pipeline_edits_insert_where_asked():
         edit_pipeline(base, [api.before("rdu-nothing", marker)])
 
 
-def test_compile_refuses_a_mix_of_edits_and_passes(silu_model):
+def test_compile_refuses_a_mix_of_edits_and_passes(silu_model, silu_exported):
     model, x = silu_model
     with pytest.raises(RduccError, match="not a mix"):
-        rducc.compile(model, (x,), passes=[fuse_silu_pass(), api.after("cse", fuse_silu_pass())])
+        rducc.compile(silu_exported, passes=[fuse_silu_pass(), api.after("cse", fuse_silu_pass())])
 
 
-def test_compile_with_pipeline_text_equals_the_opt_level(silu_model):
+def test_compile_with_pipeline_text_equals_the_opt_level(silu_model, silu_exported):
     model, x = silu_model
-    by_text = rducc.compile(model, (x,), passes=pipeline_text(1))
-    by_level = rducc.compile(model, (x,), opt_level=1)
+    by_text = rducc.compile(silu_exported, passes=pipeline_text(1))
+    by_level = rducc.compile(silu_exported, opt_level=1)
     assert by_text.mlir == by_level.mlir
 
 
@@ -387,9 +393,8 @@ def test_list_passes_shows_every_pass_with_description_and_options(tool, capsys)
 
 
 @pytest.fixture(scope="module")
-def graph(silu_model) -> ModuleOp:
-    model, x = silu_model
-    return import_exported(torch.export.export(model, (x,)))
+def graph(silu_exported) -> ModuleOp:
+    return import_exported(silu_exported)
 
 
 def body_ops(module: ModuleOp) -> list:
@@ -414,9 +419,9 @@ def test_matchers(graph):
     assert api.target_of(mul).name == "sn40l"
 
 
-def test_kernel_of_after_fusion(silu_model):
+def test_kernel_of_after_fusion(silu_model, silu_exported):
     model, x = silu_model
-    module = import_exported(torch.export.export(model, (x,)))
+    module = import_exported(silu_exported)
     lower(module, load_target("sn40l"), 1, emit="kernels")
     kernels = api.kernels(module)
     assert kernels
@@ -424,15 +429,15 @@ def test_kernel_of_after_fusion(silu_model):
     assert api.kernel_of(inner) is kernels[0]
 
 
-def test_candidate_cost_is_what_the_pipeline_models(silu_model):
+def test_candidate_cost_is_what_the_pipeline_models(silu_model, silu_exported):
     """At -O0 each op is its own kernel with HBM on both sides: the cost the API
     predicts for each op alone is the cost the compiled program reports."""
     model, x = silu_model
     target = load_target("sn40l")
-    graph = import_exported(torch.export.export(model, (x,)))
+    graph = import_exported(silu_exported)
     lower(graph, target, 0, emit="kernels")
     predicted = [api.kernel_cost(kernel, target) for kernel in api.kernels(graph)]
-    reported = rducc.compile(model, (x,), opt_level=0).report.kernels
+    reported = rducc.compile(silu_exported, opt_level=0).report.kernels
     assert [p.modeled_time_s for p in predicted] == pytest.approx([r.modeled_time_s for r in reported])
     assert [p.bytes_by_tier for p in predicted] == [r.bytes_by_tier for r in reported]
 
@@ -479,10 +484,10 @@ class MostTiles(api.ModulePass):
             api.set_tiling(kernel, api.tile_plans(kernel)[-1])
 
 
-def test_tile_plans_fit_fewest_first_and_rdu_tile_picks_the_first(silu_model):
+def test_tile_plans_fit_fewest_first_and_rdu_tile_picks_the_first(silu_model, silu_exported):
     model, x = silu_model
     target = load_target(str(ROOT / "test" / "passes" / "Inputs" / "tiny.toml"))
-    module = import_exported(torch.export.export(model, (x,)))
+    module = import_exported(silu_exported)
     lower(module, target, 0, emit="kernels")
     for kernel in api.kernels(module):
         plans = api.tile_plans(kernel, target)
@@ -492,19 +497,19 @@ def test_tile_plans_fit_fewest_first_and_rdu_tile_picks_the_first(silu_model):
     assert any(len(api.tile_plans(k, target)) > 1 for k in api.kernels(module))
 
 
-def test_a_tiling_heuristic_replaces_rdu_tile_and_the_result_matches_eager(silu_model):
+def test_a_tiling_heuristic_replaces_rdu_tile_and_the_result_matches_eager(silu_model, silu_exported):
     model, x = silu_model
     pipeline = [MostTiles() if p.name == "rdu-tile" else p for p in default_passes(1)]
-    program = rducc.compile(model, (x,), passes=pipeline)
+    program = rducc.compile(silu_exported, passes=pipeline)
     torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
     assert max(k.tiles for k in program.report.kernels) > 1
-    usual = rducc.compile(model, (x,), opt_level=1)
+    usual = rducc.compile(silu_exported, opt_level=1)
     assert max(k.tiles for k in usual.report.kernels) == 1
 
 
-def test_kernel_cost_follows_the_recorded_tiling(silu_model):
+def test_kernel_cost_follows_the_recorded_tiling(silu_model, silu_exported):
     model, x = silu_model
-    module = import_exported(torch.export.export(model, (x,)))
+    module = import_exported(silu_exported)
     lower(module, load_target("sn40l"), 1, emit="kernels")
     kernel = api.kernels(module)[0]
     untiled_cost = api.kernel_cost(kernel)

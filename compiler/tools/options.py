@@ -1,0 +1,60 @@
+"""Option names as rducc, rducc-opt and rducc-run print them: with dashes
+(`--pass-pipeline`), never broken across lines in `--help`; an option typed
+with underscores (`--report_json`, `--opt-level`) is refused with the spelling
+the tool takes."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import textwrap
+from typing import NoReturn
+
+ALIASES = {"--opt-level": "-O LEVEL", "--opt_level": "-O LEVEL"}
+"""Spellings from the Python API (`opt_level=`) and the option each tool takes for them."""
+
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, wrapped at spaces only: `--pass-pipeline` stays one word."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent,
+                             subsequent_indent=indent, break_on_hyphens=False)
+
+
+def spelling_hint(parser: argparse.ArgumentParser, message: str) -> str:
+    """'; did you mean --report-json?' when `message` names an option the parser
+    takes under another spelling (underscores for dashes, an API keyword)."""
+    known = parser._option_string_actions
+    for word in _OPTION.findall(message):
+        name = word.split("=")[0]
+        dashed = name.replace("_", "-")
+        if name in known:
+            continue
+        if dashed in known:
+            return f"; did you mean {dashed}? (options are spelled with dashes)"
+        if name in ALIASES:
+            return f"; did you mean {ALIASES[name]}?"
+    return ""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The tools' parser: `HelpFormatter`, and usage errors with a spelling hint."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        super().error(message + spelling_hint(self, message))
+
+
+def spelled_as_documented(parser: argparse.ArgumentParser) -> None:
+    """Give a parser made elsewhere (xDSL's, for rducc-opt) the same help and hints."""
+    parser.formatter_class = HelpFormatter
+    parser.__class__ = ArgumentParser
