@@ -154,3 +154,24 @@ def test_rducc_run_ranges(mlp_placed, tmp_path: Path, capsys) -> None:
     assert time["low"] < time["value"] < time["high"]
     assert main([str(program), "--ranges"]) == 1
     assert "--ranges needs --simulate or --report" in capsys.readouterr().err
+
+
+def test_calibration_residuals_and_writing_the_fitted_values(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import calibrate
+
+    bound = calibrate.Published("x", 2.0, 13.0, "a paper", "2x to 13x")
+    assert bound.residual(5.0) == 0 and bound.residual(1.0) == pytest.approx(-0.6931, abs=1e-4)
+    assert bound.residual(26.0) == pytest.approx(0.6931, abs=1e-4)
+    target = load_target("sn40l")
+    for name in calibrate.FITTED:
+        points = calibrate.grid(name, target)
+        figure = target.figure(name)
+        assert points[0] == pytest.approx(figure.low) and points[-1] == pytest.approx(figure.high)
+    copy = tmp_path / "sn40l.toml"
+    copy.write_text((ROOT / "compiler" / "targets" / "sn40l.toml").read_text())
+    calibrate.write_values({"kernel_launch_s": 2.5e-6, "hbm_efficiency": 0.97}, copy)
+    written = load_target(str(copy))
+    assert written.kernel_launch_s == 2.5e-6 and written.hbm_efficiency == 0.97
+    assert written.figure("kernel_launch_s").low == target.figure("kernel_launch_s").low
+    assert written.ranges != target.ranges and written.dma_latency_s == target.dma_latency_s
