@@ -187,7 +187,7 @@ def write_values(values: dict[str, float], path: Path = BUILTIN_DIR / "sn40l.tom
     text = path.read_text()
     for name, value in values.items():
         pattern = re.compile(rf"^({name} = \{{ value = )([^,]+)(,)", re.MULTILINE)
-        text, count = pattern.subn(lambda m: f"{m.group(1)}{value:.3g}{m.group(3)}", text)
+        text, count = pattern.subn(lambda m: f"{m.group(1)}{float(f'{value:.3g}')!r}{m.group(3)}", text)
         assert count == 1, name
     path.write_text(text)
     load_target(str(path))  # still valid: every value within its range
@@ -200,6 +200,28 @@ def table(programs: Programs, values: dict[str, float]) -> str:
         rows.append(f"| {published.name} | {published.source} | {published.shown} | {shown} | "
                     f"{published.residual(value):+.3f} |")
     return "\n".join(rows)
+
+
+def details(programs: Programs, values: dict[str, float]) -> str:
+    """The times behind each modeled figure, to check the table by hand."""
+    lines = []
+    for s in (8, 16):
+        target = _with(load_target(f"sn40l-{s}"), values)
+        looped = estimate(programs.decode[s], target)
+        unlooped = estimate(programs.decode[s], replace(target, kernel_looping=False))
+        link = sum(k.link_s for k in looped.kernels)
+        hidden = sum(k.overlap_s for k in looped.kernels)
+        lines.append(f"- decode on {s} sockets: looped {looped.modeled_time_s * 1e6:.1f} us ({len(looped.kernels)} "
+                     f"kernels, {looped.kernel_launches} launches, links {link * 1e6:.1f} us of which "
+                     f"{hidden * 1e6:.1f} us hidden), unlooped {unlooped.modeled_time_s * 1e6:.1f} us; "
+                     f"bytes a token {programs.needed[s]:,} / ({s} x {target.hbm_bandwidth:.3g} B/s) = "
+                     f"{programs.needed[s] / (s * target.hbm_bandwidth) * 1e6:.1f} us")
+    target = _with(load_target("sn40l-8"), values)
+    o0, o2 = (estimate(programs.prefill[level], target) for level in (0, 2))
+    lines.append(f"- prefill 128 on 8 sockets: -O0 {o0.modeled_time_s * 1e6:.1f} us ({len(o0.kernels)} kernels, "
+                 f"{o0.kernel_launches} launches), -O2 {o2.modeled_time_s * 1e6:.1f} us ({len(o2.kernels)} kernels, "
+                 f"{o2.kernel_launches} launches)")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -221,6 +243,7 @@ def main() -> None:
         figure = target.figure(name)
         print(f"| {name} | {figure.low:.3g}..{figure.high:.3g} | {before[name]:.3g} | {values[name]:.3g} |")
     print("\nat the fitted values:\n" + table(programs, values))
+    print(details(programs, values))
     if args.write:
         write_values(values)
         print(f"\nwrote {', '.join(FITTED)} into {BUILTIN_DIR / 'sn40l.toml'}")
