@@ -187,7 +187,8 @@ def write_values(values: dict[str, float], path: Path = BUILTIN_DIR / "sn40l.tom
     text = path.read_text()
     for name, value in values.items():
         pattern = re.compile(rf"^({name} = \{{ value = )([^,]+)(,)", re.MULTILINE)
-        text, count = pattern.subn(lambda m: f"{m.group(1)}{float(f'{value:.3g}')!r}{m.group(3)}", text)
+        shown = repr(float(f"{value:.3g}"))
+        text, count = pattern.subn(lambda m, shown=shown: f"{m.group(1)}{shown}{m.group(3)}", text)
         assert count == 1, name
     path.write_text(text)
     load_target(str(path))  # still valid: every value within its range

@@ -55,7 +55,8 @@ def test_every_unpublished_sn40l_figure_has_a_source_and_a_range() -> None:
 def test_a_figure_table_in_a_user_file(tmp_path: Path) -> None:
     path = _target_file(tmp_path, 'kernel_launch_s = { value = 2e-6, low = 1e-6, high = 4e-6, assumed = true, '
                                   'source = "assumed: mine" }',
-                        'hop_latency_s = { value = 1e-9, low = 1e-9, high = 1e-9, assumed = false, source = "derived" }')
+                        'hop_latency_s = { value = 1e-9, low = 1e-9, high = 1e-9, assumed = false, '
+                        'source = "derived" }')
     target = load_target(str(path))
     assert target.kernel_launch_s == 2e-6 and target.hop_latency_s == 1e-9
     assert target.figure("kernel_launch_s") == Figure(2e-6, 1e-6, 4e-6, "assumed: mine", True)
