@@ -16,8 +16,6 @@ from rducc.runtime.cost_model import estimate
 from rducc.targets import Figure, load_target, with_ranges_of
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples"))
-import models  # noqa: E402
 
 PUBLISHED = {"sockets", "pcus", "pmus", "peak_flops_bf16", "sram_bytes", "hbm_bytes", "ddr_bytes"}
 """The sn40l figures a source gives outright (shared/TARGETS.md): plain numbers."""
@@ -111,9 +109,9 @@ def test_a_programs_target_takes_the_ranges_of_its_file() -> None:
 
 
 @pytest.fixture(scope="module")
-def mlp_placed():
+def mlp_placed(exported_small):
     target = load_target("sn40l")
-    module = import_exported(models.export(*models.mlp()))
+    module = import_exported(exported_small["mlp"][2])
     lower(module, target, 2)
     return module, target
 
