@@ -174,3 +174,13 @@ def test_calibration_residuals_and_writing_the_fitted_values(tmp_path: Path) -> 
     assert written.kernel_launch_s == 2.5e-6 and written.hbm_efficiency == 0.97
     assert written.figure("kernel_launch_s").low == target.figure("kernel_launch_s").low
     assert written.ranges != target.ranges and written.dma_latency_s == target.dma_latency_s
+
+
+def test_a_program_ranges_its_report(exported_small) -> None:
+    import rducc
+
+    program = rducc.compile(exported_small["mlp"][2])
+    ranges = program.ranges({"tokens/s": lambda r: 1 / r.modeled_time_s})
+    (headline,) = ranges.headlines
+    assert headline.value == pytest.approx(1 / program.report.modeled_time_s)
+    assert headline.low < headline.value < headline.high and headline.most_sensitive == "kernel_launch_s"
