@@ -59,7 +59,7 @@ class HeadlineRange:
     low: float
     high: float
     tornado: list[Swing] = field(default_factory=list)
-    """Every ranged figure, the largest swing first (ties in file order)."""
+    """Every ranged figure, the largest swing first (ties in the order of Target's fields)."""
 
     @property
     def most_sensitive(self) -> str:

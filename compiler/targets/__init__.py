@@ -108,7 +108,7 @@ class Target:
         return replace(found, value=value)
 
     def ranged(self) -> list[tuple[str, Figure]]:
-        """The figures with a range to vary (low < high), in file order."""
+        """The figures with a range to vary (low < high), in the order of Target's fields."""
         return [(name, self.figure(name)) for name, found in self.ranges if found.ranged]
 
     def with_value(self, name: str, value: float) -> Target:
@@ -246,18 +246,17 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
         raise RduccError(f"target file {path}: missing field '{missing[0]}'")
     if not isinstance(data["name"], str) or not data["name"]:
         raise RduccError(f"target file {path}: field 'name' must be a non-empty string")
-    ranges = []
-    for name in FIGURE_NAMES:
+    ranges = {}
+    for name in sorted(FIGURE_NAMES):
         value = data[name]
         if isinstance(value, dict):
-            ranged = _ranged_figure(path, name, value)
-            ranges.append((name, ranged))
-            value = ranged.value
+            ranges[name] = _ranged_figure(path, name, value)
+            value = ranges[name].value
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise RduccError(f"target file {path}: field '{name}' must be a number or a table of "
                              f"{', '.join(FIGURE_KEYS)}, got {value!r}")
         data[name] = _figure(path, name, value)
-    data["ranges"] = tuple(ranges)
+    data["ranges"] = tuple((name, ranges[name]) for name in FIGURE_NAMES if name in ranges)
     for name, default in _FLAGS.items():
         value = data.setdefault(name, default)
         if not isinstance(value, bool):
