@@ -239,6 +239,12 @@ class Program:
 
         return estimate(self.module, self.target)
 
+    def ranges(self, headlines=None):
+        """The report's headlines (modeled time, runs/s, or `{name: f(report)}`) as
+        low..high over the target's ranged figures, with the tornado table
+        (`Report.ranges`; `.table()` prints it)."""
+        return self.report.ranges(self.module, self.target, headlines)
+
     def save(self, path: str | Path) -> None:
         """Write the MLIR to `path` and the weights beside it (PATH.safetensors)."""
         from rducc.files import write_atomically

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -39,7 +39,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.targets import Target, load_target, target_of_figures
+from rducc.targets import Target, figure_values, load_target, target_of_figures
 
 # --- attribute names -------------------------------------------------------
 
@@ -789,7 +789,7 @@ class TargetAttr(ParametrizedAttribute):
 
     @staticmethod
     def of(target: Target) -> TargetAttr:
-        values = {f.name: getattr(target, f.name) for f in fields(Target)}
+        values = figure_values(target)
         return TargetAttr(DictionaryAttr({k: _figure_attr(v) for k, v in values.items()}), StringAttr(_digest(values)))
 
     def values(self) -> dict[str, object]:

@@ -116,6 +116,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from xdsl.dialects import arith, func, scf
@@ -140,6 +141,7 @@ from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.runtime.kernel_looping import KernelLoop, plan_loops
 from rducc.runtime.mapping import buffer_works, depths, map_kernel, stage_work
+from rducc.runtime.ranges import Ranges, headline_ranges
 from rducc.targets import Target
 
 TIME_KEYS = ("compute", "sram", "hbm", "ddr")
@@ -242,6 +244,13 @@ class Report(_TierTotals):
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
+
+    def ranges(self, module: ModuleOp, target: Target, headlines: Mapping[str, Callable[[Report], float]] | None = None
+               ) -> Ranges:
+        """This report's headlines (modeled time, runs/s, or those named) as ranges over
+        the target's ranged figures, with the tornado table (runtime/ranges.py):
+        `module` and `target` are the ones it was estimated from."""
+        return headline_ranges(lambda varied: estimate(module, varied), target, headlines, base=self)
 
     def table(self) -> str:
         """A readable text table, one row per kernel, then the totals."""

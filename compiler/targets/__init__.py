@@ -5,6 +5,13 @@ files beside this module; dgx-h100, a GPU node for serving comparisons whose
 "DDR" is host memory over PCIe); `load_target("path/to/chip.toml")` a user's own.
 A file may say `inherits = "sn40l"` and override some figures. Every figure
 is per socket unless its name says otherwise.
+
+A figure is a plain number (a published one) or a table with its source and
+the range it may lie in: `kernel_launch_s = { value = 5e-6, low = 1e-6,
+high = 2e-5, assumed = true, source = "..." }` (`assumed` false: derived from
+a published figure). Consumers read plain values (`target.kernel_launch_s`);
+`target.figure(name)` gives the `Figure`, `target.ranged()` those with a range
+(what `rducc-run --simulate --ranges` varies, runtime/ranges.py).
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +31,26 @@ BUILTIN_TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
 COMPARISON_TARGETS = ("dgx-h100",)
 """Built-in targets that are not chips rducc compiles for: a GPU node whose
 "DDR" is host memory over PCIe, for serving comparisons (docs/serving.md)."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a target with where it comes from and the range it may lie in."""
+
+    value: float
+    low: float
+    high: float
+    source: str = ""
+    assumed: bool = False
+    """True: no source gives it (chosen, or fitted by bench/calibrate.py); false: published or derived."""
+
+    @property
+    def ranged(self) -> bool:
+        return self.low < self.high
+
+
+FIGURE_KEYS = ("value", "low", "high", "source", "assumed")
+"""The keys of a figure's table in a target file."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +100,25 @@ class Target:
     """Share of `ddr_bandwidth` a long DMA stream sustains (0 < e <= 1)."""
     source: str = ""
     """How the target was named: a built-in name or the file's absolute path."""
+    ranges: tuple[tuple[str, Figure], ...] = field(default=(), compare=False, repr=False)
+    """The figures the file gives as tables (source and range), by name; not a figure itself."""
+
+    def figure(self, name: str) -> Figure:
+        """A figure with its source and range (a plain one: its value, a range of one point)."""
+        value = getattr(self, name)
+        found = dict(self.ranges).get(name)
+        if found is None:
+            return Figure(value, value, value, "the target file" if name in FIGURE_NAMES else "")
+        return replace(found, value=value)
+
+    def ranged(self) -> list[tuple[str, Figure]]:
+        """The figures with a range to vary (low < high), in the order of Target's fields."""
+        return [(name, self.figure(name)) for name, found in self.ranges if found.ranged]
+
+    def with_value(self, name: str, value: float) -> Target:
+        """The same target with one figure at another value (its range kept)."""
+        changed: dict[str, Any] = {name: round(value) if name in _INTEGER_FIELDS else float(value)}
+        return replace(self, **changed)
 
     def grid(self) -> tuple[int, int]:
         """(rows, cols) of the unit grid: the `[fabric]` figures, else the smallest
@@ -99,7 +145,9 @@ _FABRIC = {f.name: f.default for f in fields(Target)
            if f.name.startswith("fabric_") or f.name in ("pcu_stages", "stage_latency_s", "hop_latency_s",
                                                         "reconfigure_s", "hbm_efficiency", "ddr_efficiency")}
 """Optional figures of the fabric (a file's `[fabric]` table), with their value when absent."""
-_FIGURES = [f for f in fields(Target) if f.name != "source" and f.name not in _FLAGS]
+_FIGURES = [f for f in fields(Target) if f.name not in ("source", "ranges") and f.name not in _FLAGS]
+FIGURE_NAMES = tuple(f.name for f in _FIGURES if f.name != "name")
+"""The numeric figures of a target (what a file may give as a table with a range)."""
 _INTEGER_FIELDS = {f.name for f in _FIGURES if f.type == "int"}
 _FLOAT_FIELDS = {f.name for f in _FIGURES if f.type == "float"}
 _LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s", "link_latency_s", "stage_latency_s", "hop_latency_s",
@@ -202,11 +250,17 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
         raise RduccError(f"target file {path}: missing field '{missing[0]}'")
     if not isinstance(data["name"], str) or not data["name"]:
         raise RduccError(f"target file {path}: field 'name' must be a non-empty string")
-    for name in sorted(_INTEGER_FIELDS | _FLOAT_FIELDS):
+    ranges = {}
+    for name in sorted(FIGURE_NAMES):
         value = data[name]
+        if isinstance(value, dict):
+            ranges[name] = _ranged_figure(path, name, value)
+            value = ranges[name].value
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise RduccError(f"target file {path}: field '{name}' must be a number, got {value!r}")
+            raise RduccError(f"target file {path}: field '{name}' must be a number or a table of "
+                             f"{', '.join(FIGURE_KEYS)}, got {value!r}")
         data[name] = _figure(path, name, value)
+    data["ranges"] = tuple((name, ranges[name]) for name in FIGURE_NAMES if name in ranges)
     for name, default in _FLAGS.items():
         value = data.setdefault(name, default)
         if not isinstance(value, bool):
@@ -220,11 +274,14 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return data
 
 
-def _figure(path: Path | str, name: str, value: int | float) -> int | float:
-    """One numeric figure, checked to be finite and plausible."""
+def _figure(path: Path | str, shown_name: str, value: int | float, name: str = "") -> int | float:
+    """One numeric figure, checked to be finite and plausible (`name`: the field whose
+    rules apply, when `shown_name` is one of its table's keys, `field.low`)."""
+    name = name or shown_name
+
     def bad(rule: str) -> RduccError:
         shown = repr(value) if len(repr(value)) <= 40 else f"a number of {len(str(value))} digits"
-        return RduccError(f"target file {path}: field '{name}' must be {rule}, got {shown}")
+        return RduccError(f"target file {path}: field '{shown_name}' must be {rule}, got {shown}")
 
     if isinstance(value, float) and not math.isfinite(value):
         raise bad("a finite number")
@@ -250,6 +307,52 @@ def _figure(path: Path | str, name: str, value: int | float) -> int | float:
     return float(value)
 
 
+def _ranged_figure(path: Path, name: str, table: dict[str, Any]) -> Figure:
+    """A figure given as a table: its value within [low, high], its source, assumed or not."""
+    def bad(problem: str) -> RduccError:
+        return RduccError(f"target file {path}: field '{name}': {problem}")
+
+    unknown = sorted(set(table) - set(FIGURE_KEYS))
+    if unknown:
+        raise bad(f"unknown key '{unknown[0]}' (known: {', '.join(FIGURE_KEYS)})")
+    missing = [key for key in FIGURE_KEYS if key not in table]
+    if missing:
+        raise bad(f"missing key '{missing[0]}' (a figure's table has {', '.join(FIGURE_KEYS)})")
+    if not isinstance(table["source"], str) or not table["source"].strip():
+        raise bad("'source' must be a non-empty string")
+    if not isinstance(table["assumed"], bool):
+        raise bad(f"'assumed' must be true or false, got {table['assumed']!r}")
+    numbers = {}
+    for key in ("value", "low", "high"):
+        number = table[key]
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            raise bad(f"'{key}' must be a number, got {number!r}")
+        numbers[key] = _figure(path, f"{name}.{key}", number, name)
+    value, low, high = numbers["value"], numbers["low"], numbers["high"]
+    if low > high:
+        raise bad(f"low {low:g} exceeds high {high:g}")
+    if not low <= value <= high:
+        raise bad(f"value {value:g} is outside its range [{low:g}, {high:g}]")
+    return Figure(value, low, high, table["source"].strip(), table["assumed"])
+
+
+def figure_values(target: Target) -> dict[str, Any]:
+    """The target's figures as plain values by field name (what a program carries:
+    `rdu.target`), without their sources and ranges."""
+    return {f.name: getattr(target, f.name) for f in fields(Target) if f.name != "ranges"}
+
+
+def with_ranges_of(target: Target, other: Target) -> Target:
+    """`target` (a program's figures) with the sources and ranges of `other`'s file;
+    a range that does not hold the program's value is widened to hold it."""
+    ranges = []
+    for name, found in other.ranges:
+        value = getattr(target, name)
+        ranges.append((name, Figure(value, min(found.low, value), max(found.high, value), found.source,
+                                    found.assumed)))
+    return replace(target, ranges=tuple(ranges))
+
+
 def target_of_figures(figures: dict[str, Any], where: str) -> Target:
     """A target from figures a program carries (`rdu.target`), checked as a file's are."""
     data = dict(figures)
@@ -266,4 +369,4 @@ def load_target(spec: str | Target = "sn40l") -> Target:
     return Target(**_validate(data, path), source=source)
 
 
-__all__ = ["Target", "load_target", "BUILTIN_TARGETS", "COMPARISON_TARGETS"]
+__all__ = ["Target", "Figure", "load_target", "figure_values", "with_ranges_of", "BUILTIN_TARGETS", "COMPARISON_TARGETS"]

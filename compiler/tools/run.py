@@ -3,7 +3,9 @@
 The program runs in rducc's numpy runtime, reading its weights from the
 safetensors sidecar that `rducc` wrote beside it. `--simulate` runs the cost
 model on shapes alone (no inputs or weights needed); `--report FILE` writes
-the cost report as JSON. Bad input is one `rducc-run: error:` message, exit 1.
+the cost report as JSON. `--ranges` adds the headlines as ranges over the
+target's assumed figures and the tornado table (runtime/ranges.py). Bad input
+is one `rducc-run: error:` message, exit 1.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from rducc import __version__
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.errors import RduccError
 from rducc.tools.options import ArgumentParser
+from rducc.targets import Target
 from rducc.weights import load_weights
 
 if TYPE_CHECKING:
@@ -56,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--max-batch", type=int, default=8, metavar="N", help="requests batched per model (8)")
     serving.add_argument("--plot", metavar="FILE.png", help="draw the serving timeline")
     serving.add_argument("--report-json", metavar="FILE", help="write every request's figures as JSON")
+    parser.add_argument("--ranges", action="store_true",
+                        help="with --simulate/--report: each headline as low..high over the target's assumed "
+                             "figures, and the tornado table (the figures by the swing they cause)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
     return parser
@@ -291,16 +297,25 @@ def _run(args: argparse.Namespace) -> None:
     program_path = _program_path(args)
     module = parse_program(program_path)
     target = module_target(module, args.target or "")
+    if args.ranges and not (args.simulate or args.report):
+        raise RduccError("--ranges needs --simulate or --report (it ranges the cost model's headlines)")
     if args.simulate or args.report:
         from rducc.runtime.cost_model import estimate
 
         report = estimate(module, target)
+        ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
         if args.report:
+            import json
+
             from rducc.files import write_atomically
 
-            write_atomically(args.report, report.to_json())
+            data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
+            write_atomically(args.report, json.dumps(data, indent=2))
         if args.simulate:
             print(report.table())
+            if ranges is not None:
+                print()
+                print(ranges.table())
             return
     from rducc.runtime.engine import check_input_count
     from rducc.runtime.sockets import declared_arguments, placed_runner
@@ -325,6 +340,16 @@ def _run(args: argparse.Namespace) -> None:
         _write_npz(args.output, results)
     else:
         _print_results(results)
+
+
+def _ranged_target(target: Target) -> Target:
+    """The program's target with the sources and ranges of its file (a program carries
+    plain figures: `rdu.target`); as it is when it names no file or already has them."""
+    from rducc.targets import load_target, with_ranges_of
+
+    if target.ranges or not target.source:
+        return target
+    return with_ranges_of(target, load_target(target.source))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -139,6 +139,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "t_inf": ("inf.toml", "hbm_bandwidth = inf"),
     "t_tiny": ("tiny.toml", "hbm_bandwidth = 1e-300"),
     "t_nan_latency": ("nan.toml", "dma_latency_s = nan"),
+    "t_bad_range": ("bad_range.toml", "kernel_launch_s = { value = 5e-6, low = 6e-6, high = 9e-6, ... }"),
     "p_use_after_free": ("use_after_free.mlir", "the placed example with x's SRAM buffer freed right after its alloc"),
     "p_step0": ("step0.mlir", "the placed example plus an scf.for of step 0"),
     "p_capacity": ("huge_capacity.mlir", "the placed example with tier.sram_capacity 10^15 and x at offset 10^15 - 1000"),
@@ -250,6 +251,10 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-opt: deeply nested type", OPT, ("{p_deep_type}", *OUT), "nesting deeper than 64 levels", located=True),
     ErrorCase("rducc-run: deeply nested regions", RUN, ("{p_deep_region}", "--output", "out.npz"), "nesting deeper than 64 levels", located=True),
     _bad_target("nan latency", "t_nan_latency", "field 'dma_latency_s' must be a finite number, got nan"),
+    _bad_target("value outside its range", "t_bad_range",
+                "field 'kernel_launch_s': value 5e-06 is outside its range [6e-06, 9e-06]"),
+    ErrorCase("rducc-run: --ranges without --simulate or --report", RUN, ("{placed}", "--ranges"),
+              "--ranges needs --simulate or --report"),
 ]
 
 SERVING: list[ErrorCase] = [
@@ -748,6 +753,8 @@ _HOSTILE_TARGETS = {
     "t_inf": 'inherits = "sn40l"\nhbm_bandwidth = inf\n',
     "t_tiny": 'inherits = "sn40l"\nhbm_bandwidth = 1e-300\n',
     "t_nan_latency": 'inherits = "sn40l"\ndma_latency_s = nan\n',
+    "t_bad_range": 'inherits = "sn40l"\nkernel_launch_s = { value = 5e-6, low = 6e-6, high = 9e-6, assumed = true, '
+                   'source = "assumed" }\n',
 }
 
 

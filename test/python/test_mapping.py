@@ -76,7 +76,8 @@ def test_gemm_by_hand() -> None:
     flops = 2 * 512 * 4096 * 4096
     assert k.flops == flops and k.pcus == SN40L.pcus and k.sections == 1
     assert k.compute_s == pytest.approx(flops / SN40L.peak_flops_bf16)
-    assert k.hbm_s == pytest.approx(2 * (512 * 4096 + 4096 * 4096 + 512 * 4096) / (1.6e12 * 0.95))
+    hbm_rate = SN40L.hbm_bandwidth * SN40L.hbm_efficiency
+    assert k.hbm_s == pytest.approx(2 * (512 * 4096 + 4096 * 4096 + 512 * 4096) / hbm_rate)
     # fill: DMA start-up + one stage (depth 1) + its hops; launch; no first tile (1 tile)
     mapping = mapping_of(_mapped(module))
     assert mapping is not None
