@@ -1,13 +1,18 @@
 """Composition of Experts (issue 21): 150 Llama 3.1 8B experts on sn40l-8 and on a DGX H100 (serving simulation).
 
-One expert is modeled, not 150 compiled: the exact Llama 3.1 8B config on
-the meta device (examples/models.py), its decode step (KV cache of
-`CACHED` positions) and its prefill of `PROMPT` tokens compiled at -O2 for
-sn40l-8 with 1 and 2 decoder layers; the cost model's times are extended to
-32 layers by the per-layer difference (the layers are identical and kernel
-looping runs them as one loop, so each adds the same time). 150 experts and
-one router of that size (its bf16 weight bytes counted from the meta model)
-make the deployment, as `ServedModel`s (rducc.serving). A seeded synthetic
+The deployment is real: the exact Llama 3.1 8B config on the meta device
+(examples/models.py), its decode step with all 32 decoder layers (KV cache
+of `CACHED` positions, bf16: every weight of the 8B model, 16.06 GB), is
+exported once and saved as 150 expert archives and a router archive (one
+file, hard-linked: meta-device experts have no weight data to differ in),
+and `rducc deploy` (rducc.deployment.deploy) deploys the 151 for sn40l-8:
+it checks the DDR total from the archives, compiles the one graph once at
+-O2 and writes every model's program and the manifest. The simulation reads
+that manifest (rducc.serving.served_models): weight bytes, residency, the
+decode step's modeled time. Prefill is modeled apart (the deployed program
+is a 1-token step): the prefill of `PROMPT` tokens compiled at -O2 with 1
+and 2 decoder layers, extended to 32 layers by the per-layer difference (the
+layers are identical and kernel looping runs them as one loop). A seeded synthetic
 trace (Poisson arrivals, Zipf expert popularity, every request routed) is
 served on sn40l-8 and on dgx-h100 (compute times moved to the GPU node by
 the roofline: decode by HBM bandwidth, prefill by peak BF16).
@@ -26,17 +31,25 @@ Run: python bench/coe.py [--quick]
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 import random
+import tempfile
 import time
+from pathlib import Path
 
 from common import Section, standalone
 
 import models  # noqa: E402
 
+import torch  # noqa: E402
+
+from rducc.deployment import DeployOptions, deploy  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
+from rducc.manifest import Deployment  # noqa: E402
 from rducc.runtime.cost_model import estimate  # noqa: E402
-from rducc.serving import Memory, Request, ServedModel, rescaled, simulate  # noqa: E402
+from rducc.serving import Memory, Request, ServedModel, rescaled, served_models, simulate  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
 
 EXPERTS = 150
@@ -68,19 +81,24 @@ def modeled_seconds(build, target: Target) -> float:
     return times[0] + (LAYERS - 1) * (times[1] - times[0])
 
 
-def expert_weight_bytes() -> int:
-    """Bytes of Llama 3.1 8B's bf16 weights (the meta model's parameters)."""
-    model, _ = models.llama31_8b_meta(seq=1, layers=LAYERS)
-    return sum(p.numel() * p.element_size() for p in model.parameters())
+def deploy_experts(folder: Path, target: Target) -> tuple[Deployment, float]:
+    """The router and the 150 experts as meta-device archives in `folder`,
+    deployed with `rducc deploy` for `target`; the deployment and its seconds."""
+    archive = folder / "llama31_8b_decode.pt2"
+    torch.export.save(models.export(*models.llama31_8b_decode_meta(CACHED, LAYERS)), archive)
+    names = ["router", *(f"expert{i:03d}" for i in range(EXPERTS))]
+    for name in names:
+        os.link(archive, folder / f"{name}.pt2")
+    start = time.perf_counter()
+    deployment = deploy([str(folder / f"{name}.pt2") for name in names], folder / "coe",
+                        DeployOptions(target.name, 2, str(RESERVE_FRACTION), routers=["router"]))
+    return deployment, time.perf_counter() - start
 
 
-def deployment(target: Target) -> list[ServedModel]:
-    """The router (resident) and the 150 experts (in DDR), times from the cost model."""
+def served_from(deployment: Deployment, target: Target) -> list[ServedModel]:
+    """The manifest's models, with the prefill time a token of a `PROMPT`-token prefill."""
     prefill_s = modeled_seconds(lambda n: models.llama31_8b_meta(seq=PROMPT, layers=n), target) / PROMPT
-    decode_s = modeled_seconds(lambda n: models.llama31_8b_decode_meta(CACHED, n), target)
-    size = expert_weight_bytes()
-    return [ServedModel("router", size, True, prefill_s, decode_s, router=True),
-            *(ServedModel(f"expert{i:03d}", size, False, prefill_s, decode_s) for i in range(EXPERTS))]
+    return [dataclasses.replace(m, prefill_s_per_token=prefill_s) for m in served_models(deployment)]
 
 
 def trace(count: int, rate: float, seed: int = SEED) -> list[Request]:
@@ -167,16 +185,25 @@ def run(quick: bool) -> Section:
     section = Section("Composition of Experts: 150 Llama 3.1 8B experts, sn40l-8 vs dgx-h100 (serving simulation)",
                       f"python bench/coe.py{' --quick' if quick else ''}")
     sn40l, gpu = load_target("sn40l-8"), load_target("dgx-h100")
-    start = time.perf_counter()
-    served = deployment(sn40l)
-    expert = served[1]
-    section.add("one expert modeled on sn40l-8 (cost model, 32 layers from 1 and 2)",
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        deployment, deploy_s = deploy_experts(Path(folder), sn40l)
+        built_s = time.perf_counter() - start - deploy_s
+        programs = len({m.shares_code_with or m.name for m in deployment.models})
+        section.add(f"rducc deploy of {len(deployment.models)} models (meta device, {LAYERS} layers each)",
+                    f"{deploy_s:.0f} s ({programs} program{'s' if programs > 1 else ''} compiled; "
+                    f"export and save {built_s:.0f} s)")
+        start = time.perf_counter()
+        models_here = served_from(deployment, sn40l)
+    expert = models_here[1]
+    section.add("one expert modeled on sn40l-8 (cost model: decode step of 32 layers from the deployment, "
+                "prefill from 1 and 2 layers)",
                 f"decode step {expert.decode_step_s * 1e3:.3f} ms (KV cache {CACHED:,}); prefill "
-                f"{expert.prefill_s_per_token * 1e6:.2f} us a token (prompt {PROMPT}); modeled in "
+                f"{expert.prefill_s_per_token * 1e6:.2f} us a token (prompt {PROMPT}); prefill modeled in "
                 f"{time.perf_counter() - start:.0f} s")
-    switching(section, served, sn40l, gpu)
-    footprint(section, served, sn40l, gpu)
-    serve(section, served, sn40l, gpu, 300 if quick else 1000)
+    switching(section, models_here, sn40l, gpu)
+    footprint(section, models_here, sn40l, gpu)
+    serve(section, models_here, sn40l, gpu, 300 if quick else 1000)
     section.details += [
         f"The trace: Poisson arrivals at {RATE:g} requests/s, expert k with weight 1/(k+1) over 150 experts, "
         "prompts 128-1,024 tokens, outputs 32-256, seed 21; every request runs the router (prefill) then "
