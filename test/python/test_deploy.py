@@ -15,8 +15,8 @@ import pytest
 import torch
 from torch import nn
 
-from rducc.manifest import load_manifest
 from rducc.errors import RduccError
+from rducc.manifest import load_manifest
 from rducc.tools import deploy, entry, run
 
 BUDGET = 500_000
