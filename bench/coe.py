@@ -12,19 +12,24 @@ that manifest (rducc.serving.served_models): weight bytes, residency, the
 decode step's modeled time. Prefill is modeled apart (the deployed program
 is a 1-token step): the prefill of `PROMPT` tokens compiled at -O2 with 1
 and 2 decoder layers, extended to 32 layers by the per-layer difference (the
-layers are identical and kernel looping runs them as one loop). A seeded synthetic
-trace (Poisson arrivals, Zipf expert popularity, every request routed) is
+layers are identical and kernel looping runs them as one loop). A seeded
+synthetic trace (Poisson arrivals, Zipf expert popularity, every request routed) is
 served on sn40l-8 and on dgx-h100 (compute times moved to the GPU node by
 the roofline: decode by HBM bandwidth, prefill by peak BF16).
 
-Figures: the time to switch one expert into HBM on each (DDR -> HBM on the
-SN40L node, host memory -> HBM over PCIe on the GPU node) and their ratio
-beside the SN40L paper's 15x-31x (arXiv 2405.07518); the machines needed to
-hold every expert in the memory it is served from (the paper: a 19x smaller
-footprint); whether the experts fit the node's DDR; the simulation's
-throughput, HBM hit rate, switching time and latency on both.
+Figures: the deploy's time (wall and CPU); the time to switch one expert
+into HBM on each node (DDR -> HBM on the SN40L node, host memory -> HBM over
+PCIe on dgx-h100 and dgx-a100, at the bandwidths the SN40L paper's baseline
+takes, arXiv 2405.07518 Section VI-C) and the ratios beside its Table V (15x
+over DGX H100, 31x over DGX A100), with the ranges the sources allow; the
+machines needed to hold the experts in the memory they are served from, for
+the bench's 151 models and as the paper counts its 19x (the experts one
+SN40L node's DDR holds, in DGX HBM); whether the experts fit the node's DDR;
+the simulation's throughput, HBM hit rate, switching time and latency on both.
 
-Every figure is modeled from shapes and target figures, not measured.
+Every figure is modeled from shapes and target figures, not measured. The
+deploy takes about 45 s of CPU (one compile; 150 models reuse it) and the
+whole bench about 70 s of CPU, more wall time on a loaded machine.
 
 Run: python bench/coe.py [--quick]
 """
