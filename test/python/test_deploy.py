@@ -374,3 +374,27 @@ def test_a_moved_deployment_still_loads(deployed, tmp_path):
     moved = tmp_path / "moved"
     shutil.copytree(deployed, moved)
     assert load_manifest(moved).directory == moved
+
+
+def test_meta_device_models_of_one_graph_load_and_compile_once(tmp_path, monkeypatch):
+    """Three copies of a meta-device model: sized from the archive, one load and
+    one compile, three programs naming no weights file."""
+    import rducc.driver
+    import rducc.frontend.loader
+
+    with torch.device("meta"):
+        model, x = TanhNet().eval(), torch.zeros(4, 32)
+    archive = tmp_path / "meta.pt2"
+    torch.export.save(models.export(model, (x,)), archive)
+    calls: list[str] = []
+    for module, name in ((rducc.driver, "compile_module"), (rducc.frontend.loader, "load_exported_program")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _f=original, _n=name, **k: calls.append(_n) or _f(*a, **k))
+    specs = [f"m{i}={archive}" for i in range(3)]
+    assert _deploy([*specs, "-o", str(tmp_path / "out")]) == 0
+    assert calls == ["load_exported_program", "compile_module"]
+    deployment = load_manifest(tmp_path / "out")
+    assert [(m.weights, m.weight_bytes, m.shares_code_with) for m in deployment.models] == [
+        (None, (32 * 16 + 16 + 16 * 4 + 4) * 4, share) for share in (None, "m0", "m0")]
+    texts = {(tmp_path / "out" / f"m{i}.mlir").read_text() for i in range(3)}
+    assert len(texts) == 1 and "safetensors" not in texts.pop()
