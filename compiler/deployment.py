@@ -155,10 +155,9 @@ class ArchiveFacts:
 _WEIGHT_SPECS = ("parameter", "buffer", "tensor_constant")
 
 
-def _program_json(path: str | Path) -> tuple[dict, bytes]:
+def _program_bytes(path: str | Path) -> tuple[bytes, bytes]:
     """The archive's serialized program (`models/model.json`) and the bytes of
     its lifted constants (`data/constants/`, small: they are inlined into code)."""
-    import json
     import zipfile
 
     with zipfile.ZipFile(path) as archive:
@@ -167,7 +166,7 @@ def _program_json(path: str | Path) -> tuple[dict, bytes]:
         if len(programs) != 1:
             raise RduccError(f"{path}: the archive has no models/model.json program to read")
         constants = b"".join(archive.read(n) for n in sorted(names) if "/data/constants/" in f"/{n}")
-        return json.loads(archive.read(programs[0])), constants
+        return archive.read(programs[0]), constants
 
 
 def _tensor_bytes(meta: dict, where: str) -> int:
@@ -180,7 +179,7 @@ def _tensor_bytes(meta: dict, where: str) -> int:
     return math.prod(sizes) * torch.empty((), dtype=_SERIALIZE_TO_TORCH_DTYPE[meta["dtype"]]).element_size()
 
 
-def archive_facts(path: str | Path) -> ArchiveFacts:
+def archive_facts(path: str | Path, known: dict[str, ArchiveFacts] | None = None) -> ArchiveFacts:
     """The signature, weight bytes and device of an archive's program, read from
     its serialized graph without loading it (a few ms where a load of Llama
     3.1 8B takes seconds).
@@ -191,10 +190,17 @@ def archive_facts(path: str | Path) -> ArchiveFacts:
     trace, module stack) and each value's device left out, plus the bytes of
     the lifted tensor constants (small ones are inlined into the code).
     Parameters and buffers are left out: programs with the same signature
-    compile to the same code and differ only in their weights."""
+    compile to the same code and differ only in their weights.
+
+    `known` caches the facts by the raw bytes' hash: copies of one archive are
+    read without parsing their graph again."""
     import json
 
-    program, constants = _program_json(path)
+    text, constants = _program_bytes(path)
+    raw = hashlib.sha256(text + b"\0" + constants).hexdigest()
+    if known is not None and raw in known:
+        return known[raw]
+    program = json.loads(text)
     module = program["graph_module"]
     values = module["graph"]["tensor_values"]
     weight_bytes, on_meta = 0, True
@@ -210,7 +216,10 @@ def archive_facts(path: str | Path) -> ArchiveFacts:
                                                                   "tensor_values": shapes}}}
     digest = hashlib.sha256(json.dumps(structure, sort_keys=True).encode())
     digest.update(constants)
-    return ArchiveFacts(digest.hexdigest(), weight_bytes, on_meta)
+    facts = ArchiveFacts(digest.hexdigest(), weight_bytes, on_meta)
+    if known is not None:
+        known[raw] = facts
+    return facts
 
 
 def _tokens_per_call(program) -> int:
@@ -310,7 +319,8 @@ def _read_archives(sources: Sequence[tuple[str, str]]) -> dict[str, ArchiveFacts
 
     for _, path in sources:
         check_archive(path)
-    return {name: archive_facts(path) for name, path in sources}
+    known: dict[str, ArchiveFacts] = {}
+    return {name: archive_facts(path, known) for name, path in sources}
 
 
 def _write_manifest(directory: Path, deployment: Deployment) -> None:
