@@ -28,8 +28,8 @@ SN40L node's DDR holds, in DGX HBM); whether the experts fit the node's DDR;
 the simulation's throughput, HBM hit rate, switching time and latency on both.
 
 Every figure is modeled from shapes and target figures, not measured. The
-deploy takes about 45 s of CPU (one compile; 150 models reuse it) and the
-whole bench about 70 s of CPU, more wall time on a loaded machine.
+deploy takes about 22 s of CPU (one compile; 150 models reuse it) and the
+whole bench about 40 s of CPU and 490 MB (more wall time on a loaded machine).
 
 Run: python bench/coe.py [--quick]
 """
