@@ -1,8 +1,12 @@
 """A deployment: several models compiled for one system, their weights in DDR,
 an HBM residency plan, and the manifest that describes it (docs/deployment.md).
 
-`deploy` compiles each model with the one driver (`compile_module`), writes
-DIR/NAME.mlir and DIR/NAME.safetensors with the usual writers, then
+`deploy` reads each archive's program graph (no load) for its weight bytes
+and its structural signature, checks the DDR total, then streams the models
+one at a time: a model whose signature an earlier model has is not compiled
+again (its compiled program is written with its own weights file name);
+another is loaded and compiled with the one driver (`compile_module`). Each
+writes DIR/NAME.mlir and DIR/NAME.safetensors with the usual writers, then
 DIR/manifest.json last; the whole directory is built beside DIR and renamed
 into place, so a failed deploy leaves an existing DIR as it was.
 `load_manifest` reads a manifest back, every field checked.
@@ -11,6 +15,7 @@ into place, so a failed deploy leaves an existing DIR as it was.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -18,6 +23,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rducc.errors import RduccError
 from rducc.manifest import (
@@ -31,6 +37,9 @@ from rducc.manifest import (
     load_manifest,
 )
 from rducc.targets import Target, load_target
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 # --------------------------------------------------------------------------
 # the residency plan and code sharing
@@ -131,18 +140,86 @@ def hbm_reserve_bytes(spec: str, hbm_bytes: int) -> int:
     return reserve
 
 
-def _weight_bytes(program) -> int:
-    """Bytes of every weight, buffer and lifted constant (from shapes: the meta device too)."""
-    import torch
+@dataclass(frozen=True)
+class ArchiveFacts:
+    """What `deploy` needs of an archive before loading it."""
 
-    total = 0
-    for spec in program.graph_signature.input_specs:
-        if spec.target is None:
-            continue
-        value = program.state_dict.get(spec.target, program.constants.get(spec.target))
-        if isinstance(value, torch.Tensor):
-            total += value.numel() * value.element_size()
-    return total
+    signature: str
+    """sha256 of the program's graph, weights excluded (`archive_facts`)."""
+    weight_bytes: int
+    """Bytes of every weight, buffer and lifted tensor constant (from their shapes)."""
+    on_meta: bool
+    """Every weight is on the meta device (no data: nothing to load)."""
+
+
+_WEIGHT_SPECS = ("parameter", "buffer", "tensor_constant")
+
+
+def _program_bytes(path: str | Path) -> tuple[bytes, bytes]:
+    """The archive's serialized program (`models/model.json`) and the bytes of
+    its lifted constants (`data/constants/`, small: they are inlined into code)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        programs = [n for n in names if re.fullmatch(r"(?:[^/]+/)?models/model\.json", n)]
+        if len(programs) != 1:
+            raise RduccError(f"{path}: the archive has no models/model.json program to read")
+        constants = b"".join(archive.read(n) for n in sorted(names) if "/data/constants/" in f"/{n}")
+        return archive.read(programs[0]), constants
+
+
+def _tensor_bytes(meta: dict, where: str) -> int:
+    import torch
+    from torch._export.serde.serialize import _SERIALIZE_TO_TORCH_DTYPE
+
+    sizes = [size.get("as_int") for size in meta["sizes"]]
+    if any(not isinstance(size, int) for size in sizes):
+        raise RduccError(f"{where}: a weight of symbolic shape")
+    return math.prod(sizes) * torch.empty((), dtype=_SERIALIZE_TO_TORCH_DTYPE[meta["dtype"]]).element_size()
+
+
+def archive_facts(path: str | Path, known: dict[str, ArchiveFacts] | None = None) -> ArchiveFacts:
+    """The signature, weight bytes and device of an archive's program, read from
+    its serialized graph without loading it (a few ms where a load of Llama
+    3.1 8B takes seconds).
+
+    The signature is a sha256 of that graph (every node's op, inputs,
+    outputs and attributes, every value's dtype and shape, the input and
+    output signature, names included) with each node's debug metadata (stack
+    trace, module stack) and each value's device left out, plus the bytes of
+    the lifted tensor constants (small ones are inlined into the code).
+    Parameters and buffers are left out: programs with the same signature
+    compile to the same code and differ only in their weights.
+
+    `known` caches the facts by the raw bytes' hash: copies of one archive are
+    read without parsing their graph again."""
+    import json
+
+    text, constants = _program_bytes(path)
+    raw = hashlib.sha256(text + b"\0" + constants).hexdigest()
+    if known is not None and raw in known:
+        return known[raw]
+    program = json.loads(text)
+    module = program["graph_module"]
+    values = module["graph"]["tensor_values"]
+    weight_bytes, on_meta = 0, True
+    for spec in module["signature"]["input_specs"]:
+        kind = next(iter(spec))
+        if kind in _WEIGHT_SPECS:
+            meta = values[spec[kind]["arg"]["name"]]
+            weight_bytes += _tensor_bytes(meta, str(path))
+            on_meta = on_meta and meta.get("device", {}).get("type") == "meta"
+    nodes = [{k: v for k, v in node.items() if k != "metadata"} for node in module["graph"]["nodes"]]
+    shapes = {name: {k: v for k, v in meta.items() if k != "device"} for name, meta in values.items()}
+    structure = {**program, "graph_module": {**module, "graph": {**module["graph"], "nodes": nodes,
+                                                                  "tensor_values": shapes}}}
+    digest = hashlib.sha256(json.dumps(structure, sort_keys=True).encode())
+    digest.update(constants)
+    facts = ArchiveFacts(digest.hexdigest(), weight_bytes, on_meta)
+    if known is not None:
+        known[raw] = facts
+    return facts
 
 
 def _tokens_per_call(program) -> int:
@@ -195,7 +272,9 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     """Compile every model of `specs` (`path` or `NAME=path`) for the target, plan
     HBM residency and write the deployment directory `out_dir` as one. Every
     check that needs no compile (names, routers, flags, archives, the DDR
-    total) runs before the first compile."""
+    total) runs before the first compile. Models are then taken one at a time
+    (load, compile or reuse, write, drop): a model whose archive has an
+    earlier model's signature (`archive_facts`) reuses its compiled program."""
     options = options or DeployOptions()
     out = Path(out_dir)
     target = load_target(options.target)
@@ -204,14 +283,14 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     hbm = target.sockets * target.hbm_bytes
     reserve = hbm_reserve_bytes(options.hbm_reserve, hbm)
     _check_out_dir(out, options.force, [path for _, path in sources] + [target.source])
-    programs = _load_programs(sources)
-    sizes = [(name, _weight_bytes(programs[name])) for name, _ in sources]
+    facts = _read_archives(sources)
+    sizes = [(name, facts[name].weight_bytes) for name, _ in sources]
     _check_ddr(sizes, target)
     resident = residency_plan(sizes, hbm - reserve, options.routers)
     staging = Path(tempfile.mkdtemp(dir=out.resolve().parent, prefix=f".{out.name}.", suffix=".tmp"))
     try:
-        compiled = {name: _compile_one(name, programs.pop(name), target, options.opt_level, staging)
-                    for name, _ in sources}
+        compiler = _Compiler(target, options.opt_level, staging)
+        compiled = {name: compiler.model(name, path, facts[name]) for name, path in sources}
         shares = code_sharing([(name, c.code_key) for name, c in compiled.items()])
         models = [
             DeployedModel(name, path, f"{name}.mlir", compiled[name].weights, size, name in resident, shares[name],
@@ -234,13 +313,14 @@ def _check_routers(routers: Sequence[str], names: list[str]) -> None:
         raise RduccError(f"--router {unknown[0]}: no model of that name; the models are {', '.join(names)}")
 
 
-def _load_programs(sources: Sequence[tuple[str, str]]) -> dict:
-    """Every archive checked (all before any is loaded), then loaded, by name."""
-    from rducc.frontend.loader import check_archive, load_exported_program
+def _read_archives(sources: Sequence[tuple[str, str]]) -> dict[str, ArchiveFacts]:
+    """Every archive checked (all before any is read further), then its facts, by name."""
+    from rducc.frontend.loader import check_archive
 
     for _, path in sources:
         check_archive(path)
-    return {name: load_exported_program(path) for name, path in sources}
+    known: dict[str, ArchiveFacts] = {}
+    return {name: archive_facts(path, known) for name, path in sources}
 
 
 def _write_manifest(directory: Path, deployment: Deployment) -> None:
@@ -258,27 +338,81 @@ class _Compiled:
     modeled: Modeled
 
 
-def _compile_one(name: str, program, target: Target, opt_level: int, staging: Path) -> _Compiled:
-    """Compile one model with the driver and write NAME.mlir and NAME.safetensors
-    (none for a model on the meta device) into `staging`."""
-    from rducc.dialects.contracts import set_weights_file
-    from rducc.driver import CompileOptions, compile_module, module_text
-    from rducc.files import text_writer, write_together
-    from rducc.weights import weights_writer
+@dataclass
+class _Program:
+    """A compiled program kept for the models that share its signature."""
 
-    try:
-        result = compile_module(program, CompileOptions(target, opt_level))
-    except RduccError as error:
-        raise RduccError(f"model '{name}': {error}") from None
-    weights = f"{name}.safetensors" if result.weights else None
-    if weights is not None:
-        set_weights_file(result.module, weights)  # relative: found beside the program
-    outputs = [(str(staging / f"{name}.mlir"), text_writer(module_text(result.module)))]
-    if weights is not None:
-        outputs.insert(0, (str(staging / weights), weights_writer(result.weights)))
-    write_together(outputs)
-    modeled = modeled_times(result.module, target, _tokens_per_call(result.exported))
-    return _Compiled(code_key(result.module), weights, modeled)
+    module: ModuleOp
+    weight_specs: dict[str, tuple[tuple[int, ...], object]]
+    """Each weight's shape and dtype, as the first model's compile collected them."""
+    code_key: str
+    modeled: Modeled
+    text: str = ""
+    """The program's text when it names no weights file (printed once)."""
+
+
+def _weight_specs(weights: dict) -> dict[str, tuple[tuple[int, ...], object]]:
+    return {name: (tuple(tensor.shape), tensor.dtype) for name, tensor in weights.items()}
+
+
+class _Compiler:
+    """Compiles each signature once and writes every model's files into `staging`."""
+
+    def __init__(self, target: Target, opt_level: int, staging: Path):
+        self.target, self.opt_level, self.staging = target, opt_level, staging
+        self.programs: dict[tuple[str, bool], _Program] = {}
+        """By signature and whether on the meta device."""
+        self.compiles = 0
+
+    def model(self, name: str, path: str, facts: ArchiveFacts) -> _Compiled:
+        """Write NAME.mlir and NAME.safetensors (none for a model on the meta
+        device): the signature's program when compiled before, else a compile.
+        Only one model's program is loaded at a time."""
+        from rducc.frontend.loader import load_exported_program
+        from rducc.weights import program_weights
+
+        key = (facts.signature, facts.on_meta)
+        known = self.programs.get(key)
+        if known is not None and facts.on_meta:
+            return self._write(name, known, {})
+        program = load_exported_program(path)
+        if known is not None:
+            weights = program_weights(program)
+            if _weight_specs(weights) == known.weight_specs:
+                return self._write(name, known, weights)
+        return self._compile(name, program, key)
+
+    def _compile(self, name: str, program, key: tuple[str, bool]) -> _Compiled:
+        from rducc.driver import CompileOptions, compile_module
+
+        try:
+            result = compile_module(program, CompileOptions(self.target, self.opt_level))
+        except RduccError as error:
+            raise RduccError(f"model '{name}': {error}") from None
+        self.compiles += 1
+        modeled = modeled_times(result.module, self.target, _tokens_per_call(result.exported))
+        compiled = _Program(result.module, _weight_specs(result.weights), code_key(result.module), modeled)
+        self.programs.setdefault(key, compiled)
+        return self._write(name, compiled, result.weights)
+
+    def _write(self, name: str, compiled: _Program, weights: dict) -> _Compiled:
+        from rducc.dialects.contracts import set_weights_file
+        from rducc.driver import module_text
+        from rducc.files import text_writer, write_together
+        from rducc.weights import weights_writer
+
+        weights_file = f"{name}.safetensors" if weights else None
+        if weights_file is None:  # the meta device: one text for every model
+            compiled.text = compiled.text or module_text(compiled.module)
+            text = compiled.text
+        else:
+            set_weights_file(compiled.module, weights_file)  # relative: found beside the program
+            text = module_text(compiled.module)
+        outputs = [(str(self.staging / f"{name}.mlir"), text_writer(text))]
+        if weights_file is not None:
+            outputs.insert(0, (str(self.staging / weights_file), weights_writer(weights)))
+        write_together(outputs)
+        return _Compiled(compiled.code_key, weights_file, compiled.modeled)
 
 
 def _replace_dir(staging: Path, out: Path) -> None:

@@ -28,8 +28,8 @@ from rducc.files import read_text
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 BUILTIN_TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
-COMPARISON_TARGETS = ("dgx-h100",)
-"""Built-in targets that are not chips rducc compiles for: a GPU node whose
+COMPARISON_TARGETS = ("dgx-h100", "dgx-a100")
+"""Built-in targets that are not chips rducc compiles for: GPU nodes whose
 "DDR" is host memory over PCIe, for serving comparisons (docs/serving.md)."""
 
 

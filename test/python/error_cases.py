@@ -119,6 +119,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "w_metadata": ("metadata.safetensors", "__metadata__ holding a number"),
     "zip_bomb": ("bomb.pt2", "the example plus a member of 64 MiB of zeros deflated to 64 KiB"),
     "model_copy": ("copy.pt2", "a copy of the example archive"),
+    "no_program": ("no_program.pt2", "the example archive without its program (models/model.json)"),
     "model_link": ("link.pt2", "a symbolic link to copy.pt2"),
     "fifo": ("fifo.npy", "a FIFO (named pipe) nothing writes to"),
     "fifo_toml": ("fifo.toml", "a FIFO named like a target file"),
@@ -286,6 +287,8 @@ DEPLOYMENTS: list[ErrorCase] = [
               "--hbm-reserve lots: give a fraction of HBM (0.25) or bytes"),
     ErrorCase("rducc deploy: -o a directory that is not empty", DEPLOY, ("{model}", "-o", "."),
               "-o .: the directory is not empty; --force replaces it"),
+    ErrorCase("rducc deploy: an archive without its program", DEPLOY, ("{model}", "{no_program}", "-o", "deployed"),
+              "no_program.pt2: the archive has no models/model.json program to read"),
     ErrorCase("rducc deploy: a model that is not an archive", DEPLOY, ("{model}", "{pickle}", "-o", "deployed"),
               "a plain Python pickle; rducc accepts a torch.export archive"),
     # --- rducc-run on a deployment directory, and its manifest
@@ -790,6 +793,10 @@ def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
     paths["w_header_size"].write_bytes((2**60).to_bytes(8, "little") + b"{}")
     _example_plus(paths["zip_bomb"], {"extra/bomb": bytes(64 << 20)}, zipfile.ZIP_DEFLATED)
     paths["model_copy"].write_bytes(EXAMPLE.read_bytes())
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(paths["no_program"], "w") as archive:
+        for info in source.infolist():
+            if not info.filename.endswith("models/model.json"):
+                archive.writestr(info, source.read(info))
     paths["model_link"].symlink_to(paths["model_copy"])
     for key in ("fifo", "fifo_toml", "fifo_pt2", "fifo_mlir"):
         os.mkfifo(paths[key])

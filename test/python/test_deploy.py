@@ -15,8 +15,8 @@ import pytest
 import torch
 from torch import nn
 
-from rducc.manifest import load_manifest
 from rducc.errors import RduccError
+from rducc.manifest import load_manifest
 from rducc.tools import deploy, entry, run
 
 BUDGET = 500_000
@@ -106,11 +106,27 @@ def _deploy(argv: list[str]) -> int:
 
 
 @pytest.fixture(scope="module")
-def deployed(exported, tmp_path_factory) -> Path:
+def compiled() -> list[object]:
+    """The programs `deployed` compiled: one entry a compile_module call."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def deployed(exported, compiled, tmp_path_factory) -> Path:
+    import rducc.driver
+
     out = tmp_path_factory.mktemp("deployments") / "coe"
     specs = [str(archive) for archive, _, _ in exported.values()]
-    status = _deploy([*specs, "--target", "sn40l-8", "--router", "router",
-                      "--hbm-reserve", str(HBM - BUDGET), "-o", str(out)])
+    compile_module = rducc.driver.compile_module
+
+    def counted(program, options=None):
+        compiled.append(program)
+        return compile_module(program, options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rducc.driver, "compile_module", counted)
+        status = _deploy([*specs, "--target", "sn40l-8", "--router", "router",
+                          "--hbm-reserve", str(HBM - BUDGET), "-o", str(out)])
     assert status == 0
     return out
 
@@ -162,6 +178,38 @@ def test_same_architecture_shares_code_weights_stay_separate(deployed):
     assert shares == {"router": None, "mlp_a": None, "tanh_net": None, "expert_a": None, "norm_net": None,
                       "bag": None, "expert_b": "expert_a", "mlp_b": "mlp_a"}
     assert (deployed / "expert_a.safetensors").read_bytes() != (deployed / "expert_b.safetensors").read_bytes()
+
+
+def test_models_of_one_graph_compile_once(deployed, compiled):
+    """Eight models, two pairs of one graph (different weights): six compiles;
+    each model of a pair still runs its own weights (test_each_model_runs_by_name_as_eager)."""
+    assert len(compiled) == 6
+    texts = {name: (deployed / f"{name}.mlir").read_text() for name in ("expert_a", "expert_b")}
+    assert texts["expert_a"].replace("expert_a.safetensors", "expert_b.safetensors") == texts["expert_b"]
+
+
+class Scaled(nn.Module):
+    """x times a lifted tensor constant (not a parameter or buffer: part of the code)."""
+
+    def __init__(self, scale: list[float]) -> None:
+        super().__init__()
+        self.scale = torch.tensor(scale)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale
+
+
+def test_the_signature_excludes_weights_not_shapes_or_constants(exported, tmp_path):
+    from rducc.deployment import archive_facts
+
+    x = torch.randn(2, 2)
+    for name, scale in (("one", [1.0, 2.0]), ("two", [3.0, 4.0])):
+        torch.export.save(models.export(Scaled(scale), (x,)), tmp_path / f"{name}.pt2")
+    facts = {name: archive_facts(archive) for name, (archive, _, _) in exported.items()}
+    assert facts["expert_a"].signature == facts["expert_b"].signature != facts["mlp_a"].signature
+    assert facts["mlp_a"].signature == facts["mlp_b"].signature
+    assert facts["mlp_a"].weight_bytes == 27688 and not facts["mlp_a"].on_meta
+    assert archive_facts(tmp_path / "one.pt2").signature != archive_facts(tmp_path / "two.pt2").signature
 
 
 def test_modeled_times_are_the_simulate_figures(deployed):
@@ -326,3 +374,27 @@ def test_a_moved_deployment_still_loads(deployed, tmp_path):
     moved = tmp_path / "moved"
     shutil.copytree(deployed, moved)
     assert load_manifest(moved).directory == moved
+
+
+def test_meta_device_models_of_one_graph_load_and_compile_once(tmp_path, monkeypatch):
+    """Three copies of a meta-device model: sized from the archive, one load and
+    one compile, three programs naming no weights file."""
+    import rducc.driver
+    import rducc.frontend.loader
+
+    with torch.device("meta"):
+        model, x = TanhNet().eval(), torch.zeros(4, 32)
+    archive = tmp_path / "meta.pt2"
+    torch.export.save(models.export(model, (x,)), archive)
+    calls: list[str] = []
+    for module, name in ((rducc.driver, "compile_module"), (rducc.frontend.loader, "load_exported_program")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _f=original, _n=name, **k: calls.append(_n) or _f(*a, **k))
+    specs = [f"m{i}={archive}" for i in range(3)]
+    assert _deploy([*specs, "-o", str(tmp_path / "out")]) == 0
+    assert calls == ["load_exported_program", "compile_module"]
+    deployment = load_manifest(tmp_path / "out")
+    assert [(m.weights, m.weight_bytes, m.shares_code_with) for m in deployment.models] == [
+        (None, (32 * 16 + 16 + 16 * 4 + 4) * 4, share) for share in (None, "m0", "m0")]
+    texts = {(tmp_path / "out" / f"m{i}.mlir").read_text() for i in range(3)}
+    assert len(texts) == 1 and "safetensors" not in texts.pop()
