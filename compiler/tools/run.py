@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
     parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
     parser.add_argument("--target", metavar="NAME|FILE", help="cost for this target (default: the program's)")
+    parser.add_argument("--plot", metavar="DIR", help="with --simulate: write the pictures `rducc --plot` "
+                        "writes (SRAM map, kernel times, kernel graph, each kernel's mapping on the fabric)")
+    parser.add_argument("--plot-kernel", metavar="NAME", help="with --plot: draw only this kernel on the fabric")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
     return parser
@@ -232,6 +235,7 @@ def _run(args: argparse.Namespace) -> None:
     sources = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
     check_distinct([("--output", args.output), ("--report", args.report)],
                    sources + [("--input", path) for path in args.input])
+    _check_plot(args)
     program_path = Path(args.program)
     module = parse_program(program_path)
     target = module_target(module, args.target or "")
@@ -243,6 +247,10 @@ def _run(args: argparse.Namespace) -> None:
             from rducc.files import write_atomically
 
             write_atomically(args.report, report.to_json())
+        if args.plot:
+            from rducc.tools.plots import write_plots
+
+            write_plots(module, report, Path(args.plot), args.plot_kernel)
         if args.simulate:
             print(report.table())
             return
@@ -270,6 +278,15 @@ def _run(args: argparse.Namespace) -> None:
         _write_npz(args.output, results)
     else:
         _print_results(results)
+
+
+def _check_plot(args: argparse.Namespace) -> None:
+    """--plot (and --plot-kernel) only with --simulate, into a directory."""
+    from rducc.tools.cli import check_plot_options
+
+    if args.plot is not None and not args.simulate:
+        raise RduccError("--plot needs --simulate (the pictures are of the cost model's view)")
+    check_plot_options(args.plot, args.plot_kernel)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
