@@ -57,6 +57,7 @@ from rducc.analysis.kernel_model import (
     shape,
     windowed_inputs,
 )
+from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
@@ -72,7 +73,6 @@ from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, Redu
 from rducc.dialects.memory import is_contiguous_window
 from rducc.dialects.program import functions
 from rducc.dialects.shapes import value_bytes
-from rducc.diagnostics import LocatedError
 from rducc.passes.common import require_tensor_program
 from rducc.runtime.cost_model import planned_cost
 from rducc.runtime.mapping import KernelBody, body_stages, map_body

@@ -509,15 +509,16 @@ def fabric_view(compute: ComputeOp, target, label: str | None = None) -> FabricV
     work = {w.index: w.seconds for w in body_stages(body, target)}
     pace = {n: max((work[s.op] / s.units for s in mapping.stages if s.section == n), default=0.0)
             for n in range(mapping.sections)}
+    def sites(first: int, units: int, pcu: bool) -> tuple[tuple[int, int], ...]:
+        return tuple(site(u, mapping.grid, pcu) for u in range(first, first + units))
+
     stages = []
     for s in mapping.stages:
         op = body.ops[s.op]
         busy = work[s.op] / s.units / pace[s.section] if pace[s.section] > 0 else 0.0
-        stages.append(StageView(s.op, op.name, s.section, tuple(site(u, mapping.grid, True)
-                                                                 for u in range(s.first, s.first + s.units)),
+        stages.append(StageView(s.op, op.name, s.section, sites(s.first, s.units, True),
                                 busy * utilization(op, target), busy >= 1.0 - 1e-9 and pace[s.section] > 0))
-    buffers = tuple((b.buffer, b.section, tuple(site(u, mapping.grid, False) for u in range(b.first, b.first + b.units)))
-                    for b in mapping.buffers)
+    buffers = tuple((b.buffer, b.section, sites(b.first, b.units, False)) for b in mapping.buffers)
     return FabricView(label or compute.sym_name.data, mapping.grid, mapping.sections, tuple(stages), buffers)
 
 
@@ -554,8 +555,8 @@ def _fabric(plt, views: list[FabricView], target_name: str, path: Path) -> Path:
     for ax, (view, section) in zip(axes.flat, shown):
         grid_rows, grid_cols = view.grid
         ax.add_patch(Rectangle((0, 0), grid_cols, grid_rows, facecolor="#f4f4f4", edgecolor="#999999", linewidth=0.5))
-        for _, where, sites in view.buffers:
-            for row, col in sites if where == section else ():
+        for _, home, sites in view.buffers:
+            for row, col in sites if home == section else ():
                 ax.add_patch(Rectangle((col, row), 1, 1, facecolor="#d6d6d6", linewidth=0))
         busiest = []
         for stage in view.stages:
