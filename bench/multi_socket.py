@@ -67,8 +67,8 @@ def replicated_bytes(model, inputs, module) -> int:
 
     def copies(split) -> int:
         parts = 1
-        for _, count, _ in split.entries if split else ():
-            parts *= count
+        for entry in split.entries if split else ():  # (dim, parts, stride, period)
+            parts *= entry[1]
         return tp // parts
 
     extra = 0
