@@ -2,7 +2,10 @@
 
 `map_kernel(compute, target)` is what `rdu-map-units` records on each
 `tier.compute` and what the cost model uses for a kernel that carries no
-mapping (a hand-written program, or one lowered without the pass). The rules,
+mapping (a hand-written program, or one lowered without the pass). Both
+read the kernel through a `KernelBody`; `map_body` maps any body, so
+`rdu-fuse` weighs a group of ops before it is a kernel by the same rules
+(its ops whole, their work spread over its tile plan's tiles). The rules,
 which docs/cost-model.md states with a worked example:
 
 - **Stages.** Every body op with `PCU_STAGES > 0` (not a reshape, not a
