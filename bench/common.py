@@ -13,9 +13,10 @@ import platform
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # numpy's BLAS on one thread, as torch is told in the runtime benchmark: same threads
 # on both sides (set before numpy is first imported)
@@ -42,6 +43,12 @@ class Figure:
         return "" if self.met is None else ("met" if self.met else "NOT met")
 
 
+Modeled = Callable[[Any], float]
+"""A modeled headline as a function of the target (a `rducc.targets.Target`): the
+program compiled once, at the target's nominal figures, costed again on the
+target given (`estimate(module, target)`, about 0.05 s)."""
+
+
 @dataclass
 class Section:
     """A benchmark's results: its figures, then free text (tables, profiles, notes)."""
@@ -51,6 +58,10 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    modeled: dict[str, Modeled] = field(default_factory=dict)
+    """The range hook: each modeled headline's name -> its value on any target, so a
+    range over the target's assumed figures is `modeled[name](low)` .. `(high)`
+    (`headline_range`)."""
 
     def add(self, name: str, value: str, goal: str = "", met: bool | None = None) -> None:
         self.figures.append(Figure(name, value, goal, met))
@@ -73,6 +84,13 @@ class Section:
         if self.details:
             lines += ["", *self.details]
         return "\n".join(lines) + "\n"
+
+
+def headline_range(section: Section, name: str, targets: Sequence[Any]) -> tuple[float, float]:
+    """The lowest and highest value of a modeled headline over `targets` (the same
+    compiled program costed on each: low/high figures of the nominal target)."""
+    values = [section.modeled[name](target) for target in targets]
+    return min(values), max(values)
 
 
 def best_time(function: Callable[[], object], calls: int) -> float:

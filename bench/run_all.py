@@ -5,10 +5,12 @@ machine, the date and the command. `--quick` (fewer layers and repeats)
 takes under 5 minutes on 2 cores. Only a full run of every benchmark
 rewrites BENCHMARKS.md by default; `--quick` or `--only` print their
 results and write a file only when `-o` names one, so the committed
-figures are never replaced by partial ones. Each benchmark also runs alone:
-`python bench/NAME.py [--quick]`.
+figures are never replaced by partial ones. `--only NAME ... --update`
+(a full run of those benchmarks) replaces just their sections and goal rows
+in BENCHMARKS.md, and the notes, leaving every other section as it is. Each
+benchmark also runs alone: `python bench/NAME.py [--quick]`.
 
-Run: python bench/run_all.py [--quick] [--only NAME ...] [-o BENCHMARKS.md]
+Run: python bench/run_all.py [--quick] [--only NAME ... [--update]] [-o BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -56,6 +58,39 @@ def document(sections: list[Section], command: str, seconds: float) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _goal_rows(section: Section) -> list[str]:
+    short = section.title.split(":")[0]
+    return [f"| {short} | {f.name} | {f.value} | {f.goal} | {f.verdict} |" for f in section.figures if f.goal]
+
+
+def _goals_end(lines: list[str]) -> int:
+    """The line after the goals table's last row."""
+    first = next(i for i, line in enumerate(lines) if line.startswith("| ") and i > lines.index("## Goals"))
+    return next((i for i in range(first, len(lines)) if not lines[i].startswith("| ")), len(lines))
+
+
+def splice(document_text: str, sections: list[Section]) -> str:
+    """BENCHMARKS.md with these sections and their goal rows replaced (a section not
+    there yet goes before the notes), and the notes from bench/notes.md."""
+    lines = document_text.rstrip("\n").split("\n")
+    notes_at = next((i for i, line in enumerate(lines) if line.startswith("## Notes")), len(lines))
+    lines = lines[:notes_at]
+    for section in sections:
+        short = f"| {section.title.split(':')[0]} |"
+        rows = [i for i, line in enumerate(lines) if line.startswith(short)]
+        at = rows[0] if rows else _goals_end(lines)
+        lines = lines[:at] + _goal_rows(section) + [line for line in lines[at:] if not line.startswith(short)]
+        body = section.markdown().rstrip("\n").split("\n") + [""]
+        start = next((i for i, line in enumerate(lines) if line == f"## {section.title}"), None)
+        if start is None:
+            lines[len(lines):] = body
+            continue
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        lines[start:end] = body
+    text = "\n".join(lines).rstrip("\n") + "\n\n"
+    return text + (NOTES.read_text() if NOTES.exists() else "")
+
+
 def output_path(requested: Path | None, quick: bool, only: bool) -> Path | None:
     """The file to write: the one asked for, else BENCHMARKS.md for a full run of
     every benchmark, else none (a quick or partial run never replaces it)."""
@@ -68,10 +103,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer layers and repeats (under 5 minutes)")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, help="run just these benchmarks")
+    parser.add_argument("--update", action="store_true",
+                        help="with --only (no --quick): replace just those sections of BENCHMARKS.md (or -o FILE)")
     parser.add_argument("-o", "--output", type=Path, default=None,
                         help="where to write the results (default: BENCHMARKS.md for a full run, none otherwise)")
     args = parser.parse_args()
+    if args.update and (args.quick or not args.only):
+        parser.error("--update replaces the sections of the benchmarks --only names, from a full run (no --quick)")
     output = output_path(args.output, args.quick, bool(args.only))
+    if args.update:
+        output = args.output or REPO / "BENCHMARKS.md"
 
     command = "python bench/run_all.py" + "".join(f" {shlex.quote(a)}" for a in sys.argv[1:])
     start = time.perf_counter()
@@ -87,7 +128,10 @@ def main() -> None:
     if output is None:
         print("BENCHMARKS.md left as it is (a partial run); -o FILE writes these results")
         return
-    text = document(sections, command, time.perf_counter() - start)
+    if args.update:
+        text = splice(output.read_text(), sections)
+    else:
+        text = document(sections, command, time.perf_counter() - start)
     temporary = output.with_suffix(".tmp")
     temporary.write_text(text)
     temporary.replace(output)

@@ -15,6 +15,21 @@ every grouping is legal. `level` picks the policy:
 No kernel is formed whose working set cannot fit the target (SRAM bytes,
 PMUs, PCU stages) even when tiled; see `rducc.analysis.kernel_model`.
 
+**Fusion consults the mapper** (levels 1 and 2). Each group formed is mapped
+onto the fabric by the rules `rdu-map-units` applies (`rducc.runtime.mapping`,
+`map_body`: the group's ops whole, its work spread over the tiles of its tile
+plan, its buffers one tile's bytes) and timed by the cost model's
+`kernel_time` (`planned_cost`: what crosses its boundary read from and
+written to HBM). A group *maps badly* when the mapper finds no room for it or
+when it split in two is modeled faster than whole: a stage starved of the
+PCUs the other stages hold, or a reconfiguration between sections that costs
+more than a second kernel, shows there. Such a group is split, at the best
+of these op boundaries: where each later section of its mapping starts (the
+split removes the section) and around the op where the stages' work reaches
+half of the group's (the split balances the stages); each part is weighed
+again. A group that maps well stays fused (docs/cost-model.md, "Fusion and
+the mapper").
+
 A contiguous window of a function argument that a segment only passes on (a
 layer's `k_cache[i]` of a stacked cache, sliced before the layer's call) is
 a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
@@ -33,7 +48,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.analysis.kernel_model import best_plan, make_group, shape
+from rducc.analysis.kernel_model import (
+    best_plan,
+    gathered_inputs,
+    input_bytes,
+    make_group,
+    scaled_bytes,
+    shape,
+    windowed_inputs,
+)
+from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
@@ -48,7 +72,10 @@ from rducc.dialects.contracts import (
 from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, ReshapeOp, SliceOp, YieldOp
 from rducc.dialects.memory import is_contiguous_window
 from rducc.dialects.program import functions
+from rducc.dialects.shapes import value_bytes
 from rducc.passes.common import require_tensor_program
+from rducc.runtime.cost_model import planned_cost
+from rducc.runtime.mapping import KernelBody, body_stages, map_body
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)
@@ -251,6 +278,78 @@ def merged_segments(segments: list[list[Operation]], target: Target) -> list[lis
     return merged
 
 
+def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, dict[str, int]] | None:
+    """The mapper's view of the ops as one kernel (one tile of its tile plan) and the
+    bytes crossing its boundary; None when no tile plan fits the target."""
+    group = make_group(ops)
+    found = best_plan(group, target)
+    if found is None:
+        return None
+    plan = found[0]
+    windows, gathered = windowed_inputs(group), gathered_inputs(group)
+    doubled = [2 if plan.count > 1 and v in plan.tiled else 1 for v in group.inputs]
+    sizes = [scaled_bytes(v, plan, windows) * n for v, n in zip(group.inputs, doubled)]
+    sizes += [scaled_bytes(v, plan) for v in group.outputs]
+    read = sum(value_bytes(gathered[v].results[0]) if v in gathered else input_bytes(v, windows)
+               for v in group.inputs)
+    moved = {"hbm->sram": read, "sram->hbm": sum(value_bytes(v) for v in group.outputs)}
+    body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(ops), tuple(group.inputs), tuple(group.outputs),
+                      tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
+    return body, {k: n for k, n in moved.items() if n}
+
+
+@dataclass(frozen=True)
+class Weighed:
+    """A group as the mapper and the cost model see it: its modeled seconds (inf when
+    it does not fit or has no room) and the op boundaries worth splitting it at."""
+
+    seconds: float
+    boundaries: tuple[int, ...]
+
+
+def weigh(ops: Sequence[Operation], target: Target) -> Weighed:
+    """The group's modeled time as one kernel and its candidate split points (module docstring)."""
+    planned = group_body(ops, target)
+    middle = (len(ops) // 2,)
+    if planned is None:
+        return Weighed(float("inf"), middle)
+    body, moved = planned
+    try:
+        mapping = map_body(body, target)
+    except LocatedError:
+        return Weighed(float("inf"), middle)
+    starts = [min(s.op for s in mapping.stages if s.section == n) for n in range(1, mapping.sections)]
+    return Weighed(planned_cost(body, mapping, moved, target).modeled_time_s, (*starts, *balance_points(body, target)))
+
+
+def balance_points(body: KernelBody, target: Target) -> tuple[int, ...]:
+    """The boundaries before and after the op where the stages' work reaches half the group's."""
+    works = body_stages(body, target)
+    total = sum(w.seconds for w in works)
+    done = 0.0
+    for work in works:
+        done += work.seconds
+        if done >= total / 2:
+            return (work.index, work.index + 1)
+    return (len(body.ops) // 2,)
+
+
+def split_if_mapped_badly(ops: list[Operation], target: Target) -> list[list[Operation]]:
+    """The group, or its parts when it maps badly (module docstring), each part weighed again."""
+    if len(ops) < 2:
+        return [ops]
+    whole = weigh(ops, target)
+    best: tuple[float, int] | None = None
+    for cut in sorted({b for b in whole.boundaries if 0 < b < len(ops)}):
+        seconds = weigh(ops[:cut], target).seconds + weigh(ops[cut:], target).seconds
+        if best is None or seconds < best[0]:
+            best = (seconds, cut)
+    if best is None or not best[0] < whole.seconds:
+        return [ops]
+    cut = best[1]
+    return split_if_mapped_badly(ops[:cut], target) + split_if_mapped_badly(ops[cut:], target)
+
+
 def outline_kernel(ops: Sequence[Operation], name: str) -> KernelOp:
     """Move `ops` into a new `rdu.kernel` placed where the first of them was."""
     group = make_group(ops)
@@ -315,7 +414,9 @@ class RduFuse(ModulePass):
         if self.level == 0:
             return [[o] for o in body]
         segments = pattern_segments(body, target)
-        return merged_segments(segments, target) if self.level == 2 else segments
+        if self.level == 2:
+            segments = merged_segments(segments, target)
+        return [part for segment in segments for part in split_if_mapped_badly(segment, target)]
 
 
 def runs_between_calls(block: Block) -> list[list[Operation]]:

@@ -140,7 +140,7 @@ from rducc.dialects.program import callees_first, functions, global_stages, kern
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.runtime.kernel_looping import KernelLoop, plan_loops
-from rducc.runtime.mapping import buffer_works, depths, map_kernel, stage_work
+from rducc.runtime.mapping import KernelBody, body_stages, buffer_works, compute_body, depths, map_kernel
 from rducc.runtime.ranges import Ranges, headline_ranges
 from rducc.targets import Target
 
@@ -640,19 +640,19 @@ class MappedTimes:
     pipeline_s: float
 
 
-def mapped_times(compute: ComputeOp, mapping: KernelMapping, tiles: int, target: Target) -> MappedTimes:
+def mapped_times(body: KernelBody, mapping: KernelMapping, tiles: int, target: Target) -> MappedTimes:
     """Sections run one after another; in each, the slowest stage (work a tile /
     its PCUs, x tiles), the busiest buffer's PMU ports (traffic a tile x tiles /
     (its PMUs x sram_bandwidth / pmus)) and the fill (the most of depth x
     stage_latency_s + hops x hop_latency_s over its stages)."""
-    body = list(compute.body.block.ops)
-    buffers = {b.index: b for b in buffer_works(compute, target)}
+    buffers = {b.index: b for b in buffer_works(body, target)}
+    work = {w.index: w for w in body_stages(body, target)}
     port = target.sram_bandwidth / target.pmus
-    depth = depths(compute, mapping)
+    depth = depths(body, mapping)
     compute_s = sram_s = pipeline_s = 0.0
     for section in range(mapping.sections):
         stages = [s for s in mapping.stages if s.section == section]
-        works = [(stage_work(body[s.op], s.op, target), s.units) for s in stages]
+        works = [(work.get(s.op), s.units) for s in stages]
         compute_s += max((w.seconds * tiles / units for w, units in works if w is not None), default=0.0)
         sram_s += max((buffers[b.buffer].traffic * tiles / (b.units * port)
                        for b in mapping.buffers if b.section == section), default=0.0)
@@ -682,7 +682,7 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
         by_tier[transfer.key] += transfer.total
     sram += 2 * by_tier.get("sram->sram", 0)
     mapping = kernel_mapping(record.op, target)
-    mapped = mapped_times(record.op, mapping, tiles, target)
+    mapped = mapped_times(compute_body(record.op), mapping, tiles, target)
     first: Counter[str] = Counter()
     if tiles > 1:
         for transfer in record.feeds:
@@ -713,6 +713,25 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
         link_bytes=link_bytes,
         prefetch_bytes=sum(t.total for t in record.feeds if t.weight and not t.in_loop and t.key == "hbm->sram"),
     )
+
+
+def planned_cost(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[str, int],
+                 target: Target) -> KernelCost:
+    """The cost of a kernel not lowered yet (a group of ops `rdu-fuse` weighs), by
+    `kernel_time` like any other: compute, SRAM ports and pipeline fill from its
+    mapping, its tiers' bytes (`bytes_by_tier`, each whole) at their bandwidths,
+    one DMA start-up, no first tile apart."""
+    mapped = mapped_times(body, mapping, body.tiles, target)
+    ops = Counter(op.name for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp))
+    work = KernelWork(
+        name=body.name, ops_fused=dict(ops), flops=sum(op_flops(op) for op in body.ops if op.name in ops),
+        bytes_by_tier=bytes_by_tier, sram_bytes=0, tiles=body.tiles, compute_s=mapped.compute_s,
+        sram_s=mapped.sram_s, hbm_s=_tier_bytes(bytes_by_tier, "hbm") / (target.hbm_bandwidth * target.hbm_efficiency),
+        ddr_s=_tier_bytes(bytes_by_tier, "ddr") / (target.ddr_bandwidth * target.ddr_efficiency),
+        startup_s=target.dma_latency_s if bytes_by_tier else 0.0, pipeline_s=mapped.pipeline_s,
+        reconfigure_s=(mapping.sections - 1) * target.reconfigure_s, pcus=mapping.pcus(), pmus=mapping.pmus(),
+        sections=mapping.sections)
+    return kernel_time(work, target)
 
 
 def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped: bool = False) -> float:

@@ -2,7 +2,10 @@
 
 `map_kernel(compute, target)` is what `rdu-map-units` records on each
 `tier.compute` and what the cost model uses for a kernel that carries no
-mapping (a hand-written program, or one lowered without the pass). The rules,
+mapping (a hand-written program, or one lowered without the pass). Both
+read the kernel through a `KernelBody`; `map_body` maps any body, so
+`rdu-fuse` weighs a group of ops before it is a kernel by the same rules
+(its ops whole, their work spread over its tile plan's tiles). The rules,
 which docs/cost-model.md states with a worked example:
 
 - **Stages.** Every body op with `PCU_STAGES > 0` (not a reshape, not a
@@ -44,7 +47,7 @@ which docs/cost-model.md states with a worked example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import ceil
 
@@ -91,6 +94,37 @@ class BufferWork:
     traffic: int
 
 
+@dataclass(frozen=True)
+class KernelBody:
+    """What the mapper reads of a kernel: a `tier.compute`'s body (`compute_body`),
+    or a run of dataflow ops fusion may make one (`group_body`, before tiling)."""
+
+    name: str
+    anchor: Operation
+    """Where an error about the kernel as a whole is located."""
+    ops: tuple[Operation, ...]
+    """The body ops in order (a stage's `op` is its index here; a terminator may be last)."""
+    inputs: tuple[SSAValue, ...]
+    """The values the ops read from outside (a compute's block arguments)."""
+    yielded: tuple[SSAValue, ...]
+    """The values written out, one per output buffer."""
+    sizes: tuple[int, ...]
+    """Reserved bytes of each input, then of each output (double buffers included)."""
+    bytes_of: Callable[[SSAValue], int] = tensor_bytes
+    """Bytes of a body value on one tile (buffer size and traffic)."""
+    tiles: int = 1
+    """Tiles the ops' work is spread over (a group's ops are whole: its tile plan's count)."""
+
+
+def compute_body(compute: ComputeOp) -> KernelBody:
+    """The mapper's view of a lowered kernel (its body is one tile)."""
+    block = compute.body.block
+    terminator = block.last_op
+    yielded = tuple(terminator.operands) if isinstance(terminator, rdu.YieldOp) else ()
+    sizes = tuple(_reserved(v) for v in (*compute.ins, *compute.outs))
+    return KernelBody(kernel_name(compute), compute, tuple(block.ops), tuple(block.args), yielded, sizes)
+
+
 def lane_fill(n: int, lanes: int) -> float:
     """How full the lane vectors of a last dim of n elements are."""
     return n / (ceil(n / lanes) * lanes) if n > 0 else 1.0
@@ -132,21 +166,28 @@ def stage_work(op: Operation, index: int, target: Target) -> StageWork | None:
     return StageWork(op, index, stages, most, seconds)
 
 
+def body_stages(body: KernelBody, target: Target) -> list[StageWork]:
+    """The body's stages, each op's work spread over `body.tiles` (seconds and most PCUs a tile)."""
+    found = [w for i, op in enumerate(body.ops) if (w := stage_work(op, i, target)) is not None]
+    if body.tiles <= 1:
+        return found
+    return [StageWork(w.op, w.index, w.least, max(w.least, ceil(w.most / body.tiles)), w.seconds / body.tiles)
+            for w in found]
+
+
 def _is_view(op: Operation) -> bool:
     """An op that takes no PCU (a reshape): its result is its operand's PMUs read another way."""
     facts = facts_of(op)
     return facts is not None and facts.PCU_STAGES == 0 and len(op.operands) == 1
 
 
-def kernel_buffers(compute: ComputeOp) -> list[SSAValue]:
-    """The compute's buffers in mapping order: ins (as block args), outs, body values
-    not yielded (a view's result is no buffer of its own)."""
-    block = compute.body.block
-    terminator = block.last_op
-    yielded = set(terminator.operands) if isinstance(terminator, rdu.YieldOp) else set()
-    body = [r for op in block.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp) and not _is_view(op)
-            for r in op.results if r not in yielded and isinstance(r.type, TensorType)]
-    return [*block.args, *compute.outs, *body]
+def kernel_buffers(body: KernelBody) -> list[SSAValue]:
+    """The kernel's buffers in mapping order: its inputs, its outputs (as the values
+    yielded into them), body values not yielded (a view's result is no buffer of its own)."""
+    yielded = set(body.yielded)
+    values = [r for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp) and not _is_view(op)
+              for r in op.results if r not in yielded and isinstance(r.type, TensorType)]
+    return [*body.inputs, *body.yielded, *values]
 
 
 def _reserved(value: SSAValue) -> int:
@@ -154,21 +195,19 @@ def _reserved(value: SSAValue) -> int:
     return owner.reserved_bytes if isinstance(owner, AllocOp) else value_bytes(value)
 
 
-def buffer_works(compute: ComputeOp, target: Target) -> list[BufferWork]:
+def buffer_works(body: KernelBody, target: Target) -> list[BufferWork]:
     """Each buffer's bytes, PMU bounds and traffic on one tile."""
-    block = compute.body.block
-    buffers = kernel_buffers(compute)
-    sizes = [_reserved(v) for v in (*compute.ins, *compute.outs)]
-    sizes += [value_bytes(v) for v in buffers[len(sizes):]]
+    buffers = kernel_buffers(body)
+    sizes = [*body.sizes, *(body.bytes_of(v) for v in buffers[len(body.sizes):])]
     bare = [BufferWork(v, i, size, 0, 0, 0) for i, (v, size) in enumerate(zip(buffers, sizes))]
-    home = _buffer_homes(compute, bare)
+    home = _buffer_homes(body, bare)
     traffic = [0] * len(buffers)
-    for op in block.ops:
+    for op in body.ops:
         if isinstance(op, rdu.YieldOp | arith.ConstantOp):
             continue
         for value in (*op.operands, *op.results):
-            if value in home:
-                traffic[home[value].index] += tensor_bytes(value)
+            if value in home and isinstance(value.type, TensorType):
+                traffic[home[value].index] += body.bytes_of(value)
     least = [max(1, ceil(size / target.pmu_bytes)) for size in sizes]
     return [BufferWork(v, i, size, low, max(low, ceil(size / ROW_BYTES)), traffic[i])
             for i, (v, size, low) in enumerate(zip(buffers, sizes, least))]
@@ -200,24 +239,20 @@ def _touches(stage: StageWork, home: dict[SSAValue, BufferWork]) -> dict[int, Bu
     return {b.index: b for v in (*stage.op.operands, *stage.op.results) if (b := home.get(v)) is not None}
 
 
-def _buffer_homes(compute: ComputeOp, buffers: list[BufferWork]) -> dict[SSAValue, BufferWork]:
+def _buffer_homes(body: KernelBody, buffers: list[BufferWork]) -> dict[SSAValue, BufferWork]:
     """Each value a body op reads or writes, to the buffer it lives in (yielded: its output)."""
-    home = {b.value: b for b in buffers}
-    terminator = compute.body.block.last_op
-    if isinstance(terminator, rdu.YieldOp):
-        for value, out in zip(terminator.operands, compute.outs):
-            home[value] = home[out]
-    for op in compute.body.block.ops:
+    home = {b.value: b for b in buffers}  # a value yielded that is also an input: its output
+    for op in body.ops:
         if _is_view(op) and op.operands[0] in home and op.results[0] not in home:
             home[op.results[0]] = home[op.operands[0]]
     return home
 
 
-def _sections(compute: ComputeOp, stages: list[StageWork], buffers: list[BufferWork],
+def _sections(body: KernelBody, stages: list[StageWork], buffers: list[BufferWork],
               target: Target) -> list[tuple[list[StageWork], list[BufferWork]]]:
     """Stages in body order cut where the least PCUs or PMUs would not fit (module
     docstring); buffers no stage touches (read by a reshape only) go to section 0."""
-    home = _buffer_homes(compute, buffers)
+    home = _buffer_homes(body, buffers)
     used = {i for stage in stages for i in _touches(stage, home)}
     touched: dict[int, BufferWork] = {b.index: b for b in buffers if b.index not in used}
     found: list[tuple[list[StageWork], list[BufferWork]]] = []
@@ -227,7 +262,7 @@ def _sections(compute: ComputeOp, stages: list[StageWork], buffers: list[BufferW
         pmus = sum(b.least for b in mine.values())
         if stage.least > target.pcus or pmus > target.pmus:
             raise LocatedError(stage.op, f"rdu-map-units: no room for '{stage.op.name}' of kernel "
-                               f"'{kernel_name(compute)}': it needs {stage.least} PCUs and {pmus} PMUs at once "
+                               f"'{body.name}': it needs {stage.least} PCUs and {pmus} PMUs at once "
                                f"but the target has {target.pcus} and {target.pmus}")
         joined = {**touched, **mine}
         if current and (sum(s.least for s in current) + stage.least > target.pcus
@@ -237,7 +272,7 @@ def _sections(compute: ComputeOp, stages: list[StageWork], buffers: list[BufferW
         current.append(stage)
         touched = joined
     if sum(b.least for b in touched.values()) > target.pmus:
-        raise LocatedError(compute, f"rdu-map-units: no room for the buffers of kernel '{kernel_name(compute)}': "
+        raise LocatedError(body.anchor, f"rdu-map-units: no room for the buffers of kernel '{body.name}': "
                            f"they need {sum(b.least for b in touched.values())} PMUs but the target has {target.pmus}")
     found.append((current, list(touched.values())))
     return found
@@ -256,20 +291,18 @@ def _middle(first: int, units: int, grid: tuple[int, int], pcu: bool) -> tuple[i
     return site(first + units // 2, grid, pcu)
 
 
-def _hops(compute: ComputeOp, stages: list[StageUnits], buffers: list[BufferUnits],
+def _hops(body: KernelBody, stages: list[StageUnits], buffers: list[BufferUnits],
           grid: tuple[int, int]) -> dict[int, int]:
     """Per stage op index, the hops of its longest path from the kernel's inputs."""
-    block = compute.body.block
-    body = list(block.ops)
     where: dict[SSAValue, tuple[int, int]] = {}
     longest: dict[SSAValue, int] = {}
     for b in buffers:
-        if b.buffer < len(block.args):
-            where[block.args[b.buffer]] = _middle(b.first, b.units, grid, pcu=False)
-            longest[block.args[b.buffer]] = 0
+        if b.buffer < len(body.inputs):
+            where[body.inputs[b.buffer]] = _middle(b.first, b.units, grid, pcu=False)
+            longest[body.inputs[b.buffer]] = 0
     result: dict[int, int] = {}
     by_op = {s.op: s for s in stages}
-    for index, op in enumerate(body):
+    for index, op in enumerate(body.ops):
         inputs = [v for v in op.operands if v in longest]
         stage = by_op.get(index)
         if stage is None:  # no PCU: its result is where its input was
@@ -290,13 +323,17 @@ def _hops(compute: ComputeOp, stages: list[StageUnits], buffers: list[BufferUnit
 
 def map_kernel(compute: ComputeOp, target: Target) -> KernelMapping:
     """The kernel's mapping on `target` (module docstring); LocatedError when an op has no room."""
-    body = list(compute.body.block.ops)
-    stages = [w for i, op in enumerate(body) if (w := stage_work(op, i, target)) is not None]
-    buffers = buffer_works(compute, target)
+    return map_body(compute_body(compute), target)
+
+
+def map_body(body: KernelBody, target: Target) -> KernelMapping:
+    """The mapping of a kernel body on `target` (module docstring); LocatedError when an op has no room."""
+    stages = body_stages(body, target)
+    buffers = buffer_works(body, target)
     grid = target.grid()
     stage_units: list[StageUnits] = []
     buffer_units: list[BufferUnits] = []
-    sections = _sections(compute, stages, buffers, target)
+    sections = _sections(body, stages, buffers, target)
     for number, (members, touched) in enumerate(sections):
         pcus = balance([s.seconds for s in members], [s.least for s in members], [s.most for s in members],
                        target.pcus)
@@ -312,23 +349,23 @@ def map_kernel(compute: ComputeOp, target: Target) -> KernelMapping:
             first += units
     hops: dict[int, int] = {}
     for number in range(len(sections)):
-        hops |= _hops(compute, [s for s in stage_units if s.section == number],
+        hops |= _hops(body, [s for s in stage_units if s.section == number],
                       [b for b in buffer_units if b.section == number], grid)
     stage_units = [StageUnits(s.op, s.section, s.first, s.units, hops.get(s.op, 0)) for s in stage_units]
     return KernelMapping(grid, len(sections), tuple(stage_units), tuple(buffer_units))
 
 
-__all__ = ["balance", "buffer_works", "depths", "kernel_buffers", "lane_fill", "map_kernel", "site", "stage_work",
-           "utilization"]
+__all__ = ["KernelBody", "balance", "body_stages", "buffer_works", "compute_body", "depths", "kernel_buffers",
+           "lane_fill", "map_body", "map_kernel", "site", "stage_work", "utilization"]
 
 
-def depths(compute: ComputeOp, mapping: KernelMapping) -> dict[int, int]:
+def depths(body: KernelBody, mapping: KernelMapping) -> dict[int, int]:
     """Per stage op index, the stages on its longest path from the kernel's inputs
     (itself included; an op with no PCU adds none)."""
     stage_ops = {s.op for s in mapping.stages}
     longest: dict[SSAValue, int] = {}
     found: dict[int, int] = {}
-    for index, op in enumerate(compute.body.block.ops):
+    for index, op in enumerate(body.ops):
         depth = max((longest.get(v, 0) for v in op.operands), default=0) + (index in stage_ops)
         if index in stage_ops:
             found[index] = depth

@@ -304,7 +304,8 @@ def input_bytes(value: SSAValue, windows: dict[SSAValue, Window]) -> int:
     return full // max(count, 1) * window.element_count()
 
 
-def _scaled_bytes(value: SSAValue, plan: TilePlan, windows: dict[SSAValue, Window] | None = None) -> int:
+def scaled_bytes(value: SSAValue, plan: TilePlan, windows: dict[SSAValue, Window] | None = None) -> int:
+    """Bytes of one tile of `value` under `plan` (its window's when it has one)."""
     full = input_bytes(value, windows or {})
     if value in plan.tiled:
         return full // plan.count
@@ -373,15 +374,15 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
         if value in gathered:
             rows = gathered[value].results[0]
             copies = 2 if plan.count > 1 and rows in plan.tiled else 1
-            nbytes = aligned(_scaled_bytes(rows, plan) * copies)
+            nbytes = aligned(scaled_bytes(rows, plan) * copies)
         else:
             copies = 2 if plan.count > 1 and value in plan.tiled else 1
-            nbytes = aligned(_scaled_bytes(value, plan, windows) * copies)
+            nbytes = aligned(scaled_bytes(value, plan, windows) * copies)
         read_bytes += nbytes
         buffers.append(nbytes)
     outputs = set(group.outputs)
-    output_bytes = sum(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
-    buffers.extend(aligned(_scaled_bytes(v, plan)) for v in group.outputs)
+    output_bytes = sum(aligned(scaled_bytes(v, plan)) for v in group.outputs)
+    buffers.extend(aligned(scaled_bytes(v, plan)) for v in group.outputs)
     peak = _intermediate_peak(group, plan, outputs, set(gathered.values()))
     stages = sum(_pcu_stages(op) for op in group.ops)
     pmus = sum(_pmus(b, target) for b in buffers) + _pmus(peak, target)
@@ -405,8 +406,8 @@ def _intermediate_peak(
         index = position[op]
         for r in op.results:
             if r in live_until:
-                live += aligned(_scaled_bytes(r, plan))
-                ends[live_until[r]] = ends.get(live_until[r], 0) + aligned(_scaled_bytes(r, plan))
+                live += aligned(scaled_bytes(r, plan))
+                ends[live_until[r]] = ends.get(live_until[r], 0) + aligned(scaled_bytes(r, plan))
         peak = max(peak, live)
         live -= ends.pop(index, 0)
     return peak

@@ -128,8 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--plot", metavar="DIR",
         help="write pictures to DIR: the SRAM allocation map, per-kernel modeled times, and the "
-        "kernel graph (dot, and SVG when Graphviz is installed); needs matplotlib (rducc[plot])",
+        "kernel graph (dot, and SVG when Graphviz is installed), each kernel's mapping on the fabric; "
+        "needs matplotlib (rducc[plot])",
     )
+    parser.add_argument("--plot-kernel", metavar="NAME",
+                        help="with --plot: draw only this kernel's mapping on the fabric (k3, or layer.k0)")
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, even on a terminal"
     )
@@ -225,7 +228,7 @@ def _describe(module, target, args: argparse.Namespace) -> None:
     if args.plot:
         from rducc.tools.plots import write_plots
 
-        write_plots(module, report, Path(args.plot))
+        write_plots(module, report, Path(args.plot), args.plot_kernel)
 
 
 def _chosen_passes(args: argparse.Namespace) -> list | None:
@@ -304,8 +307,15 @@ def _check_output_names(args: argparse.Namespace) -> None:
                 f"{flag} {shown}: the name is not valid UTF-8; the MLIR (UTF-8 text) names its "
                 "weights file: choose a UTF-8 name"
             ) from None
-    if args.plot is not None and Path(args.plot).exists() and not Path(args.plot).is_dir():
-        raise RduccError(f"--plot {args.plot}: it is a file; --plot takes a directory (made if missing)")
+    check_plot_options(args.plot, args.plot_kernel)
+
+
+def check_plot_options(plot: str | None, kernel: str | None) -> None:
+    """--plot names a directory (or nothing yet); --plot-kernel comes with --plot."""
+    if plot is not None and Path(plot).exists() and not Path(plot).is_dir():
+        raise RduccError(f"--plot {plot}: it is a file; --plot takes a directory (made if missing)")
+    if kernel is not None and plot is None:
+        raise RduccError("--plot-kernel needs --plot DIR")
 
 
 def _run(args: argparse.Namespace) -> None:

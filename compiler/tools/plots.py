@@ -17,7 +17,15 @@ writes into the directory (created if missing):
   `tier.compute`, per user input and per function result, an edge for every
   flow of data between them (through an HBM buffer or an SRAM buffer kept on
   chip) labelled with the bytes;
-- `kernels.svg`: `dot -Tsvg kernels.dot`, only when `dot` is on PATH.
+- `kernels.svg`: `dot -Tsvg kernels.dot`, only when `dot` is on PATH;
+- `fabric.png`: each kernel's mapping on the target's fabric (`rdu.mapping`,
+  from `rdu-map-units`, else made by the same rules): one panel per kernel and
+  section (the first FABRIC_PANELS in program order, or only the kernel
+  `kernel=` names), the grid of `[fabric]` sites with each PCU coloured by
+  the kind of op whose stage holds it, shaded by its utilization (how busy
+  the stage is while the section's slowest stage sets the pace, x the
+  share of its lanes and stages its shape fills), the PMUs of each buffer in
+  grey, the busiest stage's units edged in red (`fabric_views` is the data).
 
 matplotlib is needed for the PNGs (`pip install 'rducc[plot]'`); the dot
 file is written with the standard library only.
@@ -47,7 +55,8 @@ from rducc.dialects.program import find_entry, functions, kernel_name
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.rdu_sram_alloc import collect_buffers
-from rducc.runtime.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, walk_placed
+from rducc.runtime.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, kernel_mapping, walk_placed
+from rducc.runtime.mapping import body_stages, compute_body, site, utilization
 
 FIGSIZE = (8, 4.5)
 DPI = 100
@@ -55,8 +64,9 @@ LEGEND_MAX = 12
 """Legend entries of the SRAM map: the LEGEND_MAX - 1 largest kernels, then `others`."""
 
 
-def write_plots(module: ModuleOp, report, directory: Path) -> list[Path]:
-    """Write the SRAM map, kernel times, kernel graph (and SVG); return the paths written."""
+def write_plots(module: ModuleOp, report, directory: Path, kernel: str | None = None) -> list[Path]:
+    """Write the SRAM map, kernel times, kernel graph (and SVG) and the fabric view
+    (of every kernel, or of `kernel` alone); return the paths written."""
     try:
         import matplotlib
 
@@ -66,12 +76,14 @@ def write_plots(module: ModuleOp, report, directory: Path) -> list[Path]:
         raise RduccError("--plot needs matplotlib: pip install 'rducc[plot]'") from error
     from rducc.passes.rdu_outline_layers import inline_calls
 
+    views = fabric_views(module, kernel)  # an unknown kernel refused before anything is written
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     function = _forward(inline_calls(module))  # an outlined layer drawn at each of its calls
     written = [
         _sram_map(plt, function, report, directory / "sram_map.png"),
         _kernel_times(plt, report, directory / "kernel_times.png"),
+        _fabric(plt, views, module_target(module).name, directory / "fabric.png"),
     ]
     dot_path = directory / "kernels.dot"
     dot_path.write_text(kernel_graph_dot(module, costed_kernels(module)))
@@ -443,4 +455,142 @@ def kernel_graph_dot(module: ModuleOp, kernels: list[tuple[KernelRecord, KernelC
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["write_plots", "costed_kernels", "kernel_graph_dot"]
+# --------------------------------------------------------------------------
+# Fabric: each kernel's mapping
+# --------------------------------------------------------------------------
+
+FABRIC_PANELS = 12
+"""Panels (kernel sections) `fabric.png` draws at most, in program order."""
+
+
+@dataclass(frozen=True)
+class StageView:
+    """One stage of a kernel's mapping as drawn: its op, PCU sites and utilization."""
+
+    op: int
+    op_name: str
+    section: int
+    sites: tuple[tuple[int, int], ...]
+    utilization: float
+    """Busy share while the section's slowest stage sets the pace x the op's lane and stage fill."""
+    busiest: bool
+
+
+@dataclass(frozen=True)
+class FabricView:
+    """A kernel's mapping on the fabric: the grid, its stages and its buffers' PMU sites."""
+
+    kernel: str
+    grid: tuple[int, int]
+    sections: int
+    stages: tuple[StageView, ...]
+    buffers: tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]
+    """(buffer, section, PMU sites) of each buffer."""
+
+    def units_per_op(self) -> dict[tuple[int, int], int]:
+        """(section, body op index) -> PCUs its stage holds."""
+        return {(s.section, s.op): len(s.sites) for s in self.stages}
+
+
+def _label(compute: ComputeOp, entry: Operation | None) -> str:
+    """The kernel's name, qualified by its function unless that is the entry (`layer.k0`)."""
+    function = compute.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    if function is None or function is entry:
+        return compute.sym_name.data
+    return f"{function.sym_name.data}.{compute.sym_name.data}"
+
+
+def fabric_view(compute: ComputeOp, target, label: str | None = None) -> FabricView:
+    """The kernel's mapping as `fabric.png` draws it (module docstring)."""
+    body = compute_body(compute)
+    mapping = kernel_mapping(compute, target)
+    work = {w.index: w.seconds for w in body_stages(body, target)}
+    pace = {n: max((work[s.op] / s.units for s in mapping.stages if s.section == n), default=0.0)
+            for n in range(mapping.sections)}
+    def sites(first: int, units: int, pcu: bool) -> tuple[tuple[int, int], ...]:
+        return tuple(site(u, mapping.grid, pcu) for u in range(first, first + units))
+
+    stages = []
+    for s in mapping.stages:
+        op = body.ops[s.op]
+        busy = work[s.op] / s.units / pace[s.section] if pace[s.section] > 0 else 0.0
+        stages.append(StageView(s.op, op.name, s.section, sites(s.first, s.units, True),
+                                busy * utilization(op, target), busy >= 1.0 - 1e-9 and pace[s.section] > 0))
+    buffers = tuple((b.buffer, b.section, sites(b.first, b.units, False)) for b in mapping.buffers)
+    return FabricView(label or compute.sym_name.data, mapping.grid, mapping.sections, tuple(stages), buffers)
+
+
+def fabric_views(module: ModuleOp, kernel: str | None = None) -> list[FabricView]:
+    """Every kernel's fabric view in program order (an outlined layer's once), or only
+    the kernel named `kernel` (its name, or `function.name`); an error naming the
+    kernels there are when none is."""
+    target = module_target(module)
+    entry = find_entry(module)
+    computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    labelled = [(_label(c, entry), c) for c in computes]
+    if kernel is not None:
+        chosen = [(name, c) for name, c in labelled if kernel in (name, c.sym_name.data)][:1]
+        if not chosen:
+            names = ", ".join(name for name, _ in labelled[:20]) + (", ..." if len(labelled) > 20 else "")
+            raise RduccError(f"--plot-kernel {kernel}: the program has no kernel of that name (it has: {names})")
+        labelled = chosen
+    return [fabric_view(c, target, name) for name, c in labelled]
+
+
+def _fabric(plt, views: list[FabricView], target_name: str, path: Path) -> Path:
+    from matplotlib.patches import Patch, Rectangle
+
+    panels = [(v, n) for v in views for n in range(v.sections)]
+    shown = panels[:FABRIC_PANELS]
+    columns = min(3, max(1, len(shown)))
+    rows = max(1, -(-len(shown) // columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows + 0.6), dpi=DPI, squeeze=False)
+    kinds = sorted({s.op_name for v, _ in shown for s in v.stages})
+    cmap = plt.get_cmap("tab20" if len(kinds) > 10 else "tab10")
+    colours = {k: cmap(i % cmap.N) for i, k in enumerate(kinds)}
+    for ax in axes.flat[len(shown):]:
+        ax.axis("off")
+    for ax, (view, section) in zip(axes.flat, shown):
+        grid_rows, grid_cols = view.grid
+        ax.add_patch(Rectangle((0, 0), grid_cols, grid_rows, facecolor="#f4f4f4", edgecolor="#999999", linewidth=0.5))
+        for _, home, sites in view.buffers:
+            for row, col in sites if home == section else ():
+                ax.add_patch(Rectangle((col, row), 1, 1, facecolor="#d6d6d6", linewidth=0))
+        busiest = []
+        for stage in view.stages:
+            if stage.section != section:
+                continue
+            for row, col in stage.sites:
+                ax.add_patch(Rectangle((col, row), 1, 1, facecolor=colours[stage.op_name],
+                                       alpha=0.2 + 0.8 * min(1.0, stage.utilization), linewidth=0))
+            if stage.busiest:
+                busiest.append(stage)
+        for stage in busiest:
+            for row, col in stage.sites:
+                ax.add_patch(Rectangle((col, row), 1, 1, fill=False, edgecolor="red", linewidth=0.8))
+        ax.set_xlim(0, grid_cols)
+        ax.set_ylim(grid_rows, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        stages = [s for s in view.stages if s.section == section]
+        where = f", section {section + 1} of {view.sections}" if view.sections > 1 else ""
+        slowest = ", ".join(f"op {s.op} {s.op_name.split('.', 1)[-1]}" for s in busiest) or "-"
+        ax.set_title(f"{view.kernel}{where}: {sum(len(s.sites) for s in stages)} PCUs, "
+                     f"{sum(len(b[2]) for b in view.buffers if b[1] == section)} PMUs\nbusiest: {slowest}",
+                     fontsize=8)
+    handles = [Patch(facecolor=colours[k], label=k) for k in kinds]
+    handles += [Patch(facecolor="#d6d6d6", label="PMU (buffer)"),
+                Patch(fill=False, edgecolor="red", label="busiest stage")]
+    more = f" (the first {len(shown)} of {len(panels)} kernel sections)" if len(panels) > len(shown) else ""
+    fig.suptitle(f"Kernels on the {target_name} fabric{more}; shade = utilization", fontsize=10)
+    fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=min(6, len(handles)))
+    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+__all__ = ["FabricView", "costed_kernels", "fabric_view", "fabric_views", "kernel_graph_dot", "write_plots"]

@@ -27,8 +27,8 @@ from xdsl.dialects.builtin import ModuleOp
 from rducc import __version__
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.errors import RduccError
-from rducc.tools.options import ArgumentParser
 from rducc.targets import Target
+from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
 
 if TYPE_CHECKING:
@@ -57,11 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--trace", metavar="FILE.jsonl", help="with --simulate: serve this request trace")
     serving.add_argument("--eviction", choices=("lru", "fifo", "lfu"), help="HBM eviction (default: the manifest's)")
     serving.add_argument("--max-batch", type=int, default=8, metavar="N", help="requests batched per model (8)")
-    serving.add_argument("--plot", metavar="FILE.png", help="draw the serving timeline")
     serving.add_argument("--report-json", metavar="FILE", help="write every request's figures as JSON")
     parser.add_argument("--ranges", action="store_true",
                         help="with --simulate/--report: each headline as low..high over the target's assumed "
                              "figures, and the tornado table (the figures by the swing they cause)")
+    parser.add_argument("--plot", metavar="DIR", help="with --simulate: write the pictures `rducc --plot` "
+                        "writes (SRAM map, kernel times, kernel graph, each kernel's mapping on the fabric); "
+                        "with --trace: the serving timeline, DIR/timeline.png")
+    parser.add_argument("--plot-kernel", metavar="NAME", help="with --plot: draw only this kernel on the fabric")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
     return parser
@@ -261,17 +264,23 @@ def _serve(args: argparse.Namespace) -> None:
     """`rducc-run DIR --simulate --trace FILE`: the serving simulation (rducc.serving)."""
     from rducc.files import check_distinct, check_writable
     from rducc.serving import simulate_deployment
+    from rducc.tools.cli import check_plot_options
 
     if not args.trace:
-        raise RduccError("--plot and --report-json need --simulate --trace FILE (a serving simulation)")
+        raise RduccError("--report-json needs --simulate --trace FILE (a serving simulation)")
     if not args.simulate:
         raise RduccError("--trace needs --simulate (a serving simulation; nothing runs)")
-    for output in (args.plot, args.report_json):
-        if output is not None:
-            check_writable(output)
-    check_distinct([("--plot", args.plot), ("--report-json", args.report_json)], [("--trace", args.trace)])
+    check_plot_options(args.plot, args.plot_kernel)
+    timeline = None if args.plot is None else str(Path(args.plot) / "timeline.png")
+    if args.report_json is not None:
+        check_writable(args.report_json)
+    check_distinct([("--report-json", args.report_json)], [("--trace", args.trace)])
+    if args.plot is not None:
+        Path(args.plot).mkdir(parents=True, exist_ok=True)
     print(simulate_deployment(args.program, args.trace, args.target, args.eviction, args.max_batch,
-                              args.plot, args.report_json).table())
+                              timeline, args.report_json).table())
+
+
 def _program_path(args: argparse.Namespace) -> Path:
     """The program to run: the file given, or --model NAME's of a deployment directory."""
     if Path(args.program).is_dir():
@@ -286,7 +295,7 @@ def _program_path(args: argparse.Namespace) -> Path:
 def _run(args: argparse.Namespace) -> None:
     from rducc.files import check_distinct, check_writable
 
-    if args.trace or args.plot or args.report_json:
+    if args.trace or args.report_json:
         return _serve(args)
     for output in (args.output, args.report):
         if output is not None:
@@ -294,6 +303,7 @@ def _run(args: argparse.Namespace) -> None:
     sources = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
     check_distinct([("--output", args.output), ("--report", args.report)],
                    sources + [("--input", path) for path in args.input])
+    _check_plot(args)
     program_path = _program_path(args)
     module = parse_program(program_path)
     target = module_target(module, args.target or "")
@@ -311,6 +321,10 @@ def _run(args: argparse.Namespace) -> None:
 
             data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
             write_atomically(args.report, json.dumps(data, indent=2))
+        if args.plot:
+            from rducc.tools.plots import write_plots
+
+            write_plots(module, report, Path(args.plot), args.plot_kernel)
         if args.simulate:
             print(report.table())
             if ranges is not None:
@@ -350,6 +364,15 @@ def _ranged_target(target: Target) -> Target:
     if target.ranges or not target.source:
         return target
     return with_ranges_of(target, load_target(target.source))
+
+
+def _check_plot(args: argparse.Namespace) -> None:
+    """--plot (and --plot-kernel) only with --simulate, into a directory."""
+    from rducc.tools.cli import check_plot_options
+
+    if args.plot is not None and not args.simulate:
+        raise RduccError("--plot needs --simulate (the pictures are of the cost model's view)")
+    check_plot_options(args.plot, args.plot_kernel)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -366,6 +366,9 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: plugin pass that calls exit()", OPT, ("--load-pass-plugin", "{plugin_faulty}", "-p", "exit", "{silu_graph}", *OUT), "pass 'exit' failed at"),
     ErrorCase("output name that is not UTF-8", RDUCC, ("{model}", "-o", "\udcff.mlir"), "the name is not valid UTF-8"),
     ErrorCase("--plot into a file", RDUCC, ("{model}", "--plot", "{mlir_text}", *OUT), "it is a file; --plot takes a directory"),
+    ErrorCase("--plot-kernel without --plot", RDUCC, ("{model}", "--plot-kernel", "k0", *OUT), "--plot-kernel needs --plot DIR"),
+    ErrorCase("rducc-run: --plot without --simulate", RUN, ("{placed}", "--plot", "plots"), "--plot needs --simulate"),
+    ErrorCase("rducc-run: --plot-kernel naming no kernel", RUN, ("{placed}", "--simulate", "--plot", "plots", "--plot-kernel", "k99"), "--plot-kernel k99: the program has no kernel of that name"),
     # --- where the output goes
     ErrorCase("output into a missing directory", RDUCC, ("{model}", "-o", "no/such/dir/out.mlir"), "directory no/such/dir does not exist"),
     ErrorCase("output onto a directory", RDUCC, ("{model}", "-o", "."), "cannot write .: it is a directory"),

@@ -102,3 +102,25 @@ def test_only_a_full_run_rewrites_benchmarks_md() -> None:
     assert output_path(None, quick=True, only=False) is None
     assert output_path(None, quick=False, only=True) is None
     assert output_path(Path("q.md"), quick=True, only=False) == Path("q.md")
+
+
+def test_update_replaces_only_its_sections_and_goal_rows() -> None:
+    """`run_all.py --only NAME --update`: that benchmark's section and goal rows are
+    replaced, every other section kept, the notes taken from bench/notes.md."""
+    from common import Section
+    from run_all import NOTES, document, splice
+
+    def section(title: str, value: str) -> Section:
+        made = Section(title, f"python bench/{title[:1]}.py")
+        made.add("figure", value, ">= 1", True)
+        made.details.append(f"details {value}")
+        return made
+
+    old = document([section("Alpha: a", "1"), section("Beta: b", "2")], "python bench/run_all.py", 1.0)
+    new = splice(old, [section("Beta: b", "3"), section("Gamma: c", "4")])
+    assert "| Alpha | figure | 1 | >= 1 | met |" in new and "details 1" in new
+    assert "| Beta | figure | 3 | >= 1 | met |" in new and "details 3" in new
+    assert "| Beta | figure | 2 |" not in new and "details 2" not in new
+    assert new.index("## Alpha") < new.index("## Beta") < new.index("## Gamma")
+    assert new.index("| Gamma | figure | 4 |") < new.index("## Alpha")  # in the goals table
+    assert new.endswith(NOTES.read_text()) and new.count("## Notes") == old.count("## Notes")

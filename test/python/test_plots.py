@@ -13,7 +13,8 @@ import models  # noqa: E402  (test/python/conftest.py puts examples/ on sys.path
 
 import rducc  # noqa: E402
 from rducc.dialects.memory import ComputeOp  # noqa: E402
-from rducc.tools.plots import write_plots  # noqa: E402
+from rducc.dialects.contracts import mapping_of  # noqa: E402
+from rducc.tools.plots import fabric_views, write_plots  # noqa: E402
 from outlining import inline_calls  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -50,13 +51,13 @@ def _edges(graph):
 def test_writes_pngs_dot_and_svg_iff_dot(exported, name, opt_level, tmp_path):
     program, written, kernels = _plots(exported, name, opt_level, tmp_path)
     directory = tmp_path / "plots"
-    expected = ["sram_map.png", "kernel_times.png", "kernels.dot"]
+    expected = ["sram_map.png", "kernel_times.png", "fabric.png", "kernels.dot"]
     if shutil.which("dot"):
         expected.append("kernels.svg")
     assert [p.name for p in written] == expected
     assert all(p.parent == directory and p.is_file() for p in written)
     assert (directory / "kernels.svg").exists() == bool(shutil.which("dot"))
-    for png in ("sram_map.png", "kernel_times.png"):
+    for png in ("sram_map.png", "kernel_times.png", "fabric.png"):
         data = (directory / png).read_bytes()
         assert data.startswith(PNG)
         assert 5_000 < len(data) < 300_000, (png, len(data))
@@ -121,3 +122,54 @@ def test_svg_from_dot_on_path(exported, tmp_path, monkeypatch):
     svg = tmp_path / "plots" / "kernels.svg"
     assert written[-1] == svg
     assert svg.read_text() == f"<svg>{tmp_path / 'plots' / 'kernels.dot'}</svg>"
+
+
+def _mapped_computes(module):
+    return [op for op in module.walk() if isinstance(op, ComputeOp)]
+
+
+@pytest.fixture(scope="module")
+def tiny_llama_O2(exported):
+    return rducc.compile(exported["tiny_llama"], opt_level=2)
+
+
+def test_fabric_view_is_the_mapping_attribute(tiny_llama_O2):
+    """Units per op, sites and sections in the fabric view are what `rdu.mapping` records."""
+    program = tiny_llama_O2
+    computes = _mapped_computes(program.module)
+    views = fabric_views(program.module)
+    assert len(views) == len(computes) > 0
+    for view, compute in zip(views, computes):
+        mapping = mapping_of(compute)
+        assert mapping is not None and view.grid == mapping.grid and view.sections == mapping.sections
+        assert view.units_per_op() == {(s.section, s.op): s.units for s in mapping.stages}
+        assert sorted(len(sites) for _, _, sites in view.buffers) == sorted(b.units for b in mapping.buffers)
+        rows, cols = mapping.grid
+        for stage in view.stages:
+            assert all(0 <= r < rows and 0 <= c < cols and (r + c) % 2 == 0 for r, c in stage.sites)  # PCU sites
+            assert 0 <= stage.utilization <= 1  # 0: an op of no FLOPs (a concat)
+        for section in range(view.sections):  # each section has its busiest stage, and it is fully busy
+            busiest = [s for s in view.stages if s.section == section and s.busiest]
+            assert busiest
+
+
+def test_plot_kernel_draws_one_kernel_or_refuses(tiny_llama_O2, tmp_path):
+    program = tiny_llama_O2
+    names = [v.kernel for v in fabric_views(program.module)]
+    assert any("." in n for n in names)  # an outlined layer's kernel is named after its function
+    [view] = fabric_views(program.module, names[-1])
+    assert view.kernel == names[-1]
+    with pytest.raises(rducc.errors.RduccError, match="--plot-kernel nope: the program has no kernel of that name"):
+        write_plots(program.module, program.report, tmp_path / "p", "nope")
+    assert not (tmp_path / "p").exists()
+
+
+def test_rducc_run_simulate_plot(exported, tmp_path, capsys):
+    """`rducc-run PROGRAM --simulate --plot DIR --plot-kernel k0` writes the pictures."""
+    from rducc.tools import run
+
+    placed = tmp_path / "mlp.mlir"
+    rducc.compile(exported["mlp"], opt_level=2).save(placed)
+    assert run.main([str(placed), "--simulate", "--plot", str(tmp_path / "p"), "--plot-kernel", "k0"]) == 0
+    assert (tmp_path / "p" / "fabric.png").read_bytes().startswith(PNG)
+    assert "modeled" in capsys.readouterr().out
