@@ -92,7 +92,7 @@ from rducc.runtime.engine import (
     value_name,
     weight_argument,
 )
-from rducc.runtime.registry import describe_op, handled_structurally, prepare
+from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 
 _RUNNER = "placed-program interpreter"
 _WHERE = "the placed program"
@@ -381,8 +381,7 @@ class PlacedProgram(Runner):
             return dma_window_out
 
         def dma(env: Env, context: RunContext) -> None:
-            source = read(env)
-            np.copyto(write(env), source, casting="no")
+            write(env)[...] = read(env)  # same element type (the verifier's) and shape
 
         return dma
 
@@ -602,18 +601,27 @@ def _body_step(
     expected: Signature,
     op: Operation,
 ) -> Step:
-    """Compute one body value, copy it into its arena view (or output buffer);
-    later ops read the view. Its shape and dtype are checked on the first run."""
-
-    unchecked = [True]  # shapes are static: the first run's check holds for every run
+    """Compute one body value straight into its arena view (or output buffer):
+    the kernel's `into` (`registry.into_of`) writes there, no temporary copied
+    after the fact; later ops read the view. The first run also checks the
+    plain kernel's result against the IR's shape and dtype (shapes are static:
+    the first run's check holds for every run)."""
+    into = into_of(kernel)
+    own_into = getattr(kernel, "into", None) is not None
+    unchecked = [True]
 
     def body_op(env: Env, context: RunContext) -> None:
-        value = kernel(context, *[env[i] for i in operands])
+        args = [env[i] for i in operands]
         view = env[dest]
         if unchecked[0]:
+            value = kernel(context, *args)
             check_result(value, expected, op)
             unchecked[0] = False
-        np.copyto(view, value, casting="no")
+            if not own_into:  # the plain result, checked, is what `into` would assign
+                view[...] = value
+                env[result] = view
+                return
+        into(context, view, *args)
         env[result] = view
 
     return body_op

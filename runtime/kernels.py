@@ -41,31 +41,44 @@ def matmul(
     rhs: np.ndarray,
     dtype: np.dtype | None = None,
     transpose_rhs: bool = False,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Batched `[..., M, K] x [..., K, N]`, batch dims broadcast; with
     `transpose_rhs` the rhs is given as `[..., N, K]`.
 
     f16/bf16 operands are multiplied in f32 and rounded once to `dtype` (the
     result element type, default the operands'); a wider result (bf16 x bf16
-    -> f32) is the unrounded f32 product.
+    -> f32) is the unrounded f32 product. With `out` (a C-contiguous array of
+    the result's shape and dtype) the product is written there; BLAS writes it
+    directly when no rounding follows.
     """
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
     if transpose_rhs:
-        rhs = np.swapaxes(rhs, -1, -2)
+        rhs = rhs.swapaxes(-1, -2)
     if lhs.dtype in HALF_DTYPES:
         lhs, rhs = lhs.astype(F32), rhs.astype(F32)
+    direct = out is not None and lhs.dtype == dtype and rhs.dtype == dtype
     with np.errstate(all="ignore"):
-        return _one_gemm(lhs, rhs).astype(dtype, copy=False)
+        product = _one_gemm(lhs, rhs, out if direct else None)
+        if out is None:
+            return product.astype(dtype, copy=False)
+        if not direct:
+            out[...] = product
+        return out
 
 
-def _one_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """`np.matmul`, as one 2-d GEMM when the rhs is the same matrix for every
-    batch (a linear layer on `[..., M, K]`): numpy would run one small GEMM per batch."""
+def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """`np.matmul` (into `out` when given), as one 2-d GEMM when the rhs is the
+    same matrix for every batch (a linear layer on `[..., M, K]`): numpy would
+    run one small GEMM per batch."""
     if lhs.ndim <= 2 or rhs.ndim < 2 or not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
-        return np.matmul(lhs, rhs)
+        return np.matmul(lhs, rhs, out=out)
     matrix = rhs[(0,) * (rhs.ndim - 2)]
     batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
     rows = np.broadcast_to(lhs, (*batch, *lhs.shape[-2:])).reshape(-1, lhs.shape[-1])
+    if out is not None:
+        np.matmul(rows, matrix, out=out.reshape(rows.shape[0], matrix.shape[-1]))
+        return out
     return np.matmul(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
 
 
@@ -94,10 +107,9 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
     dtype = x.dtype
     with np.errstate(all="ignore"):
         if kind in ("sum", "prod"):
-            accumulate = np.sum if kind == "sum" else np.prod
-            acc = accumulator(dtype)
-            source = x.astype(acc) if acc != dtype else x
-            result = accumulate(source, axis=axes, keepdims=keepdim, dtype=acc)
+            accumulate = np.add.reduce if kind == "sum" else np.multiply.reduce
+            # the ufunc casts to the accumulator as it goes (no widened copy of x)
+            result = accumulate(x, axis=axes, keepdims=keepdim, dtype=accumulator(dtype))
             return np.asarray(result).astype(dtype)
         if kind in ("max", "min"):
             compute = compute_dtype(dtype)
@@ -292,24 +304,90 @@ def pool(
 
     Max pads with -inf (the integer minimum); average pads with zeros and
     divides by the full window size (padding counted), as `rdu.pool` defines.
+    Float pooling of 1 to 3 dims that PyTorch accepts (padding at most half
+    the window; average without dilation) runs PyTorch's CPU kernel on the
+    whole array (`_torch_pool`); anything else runs the strided window view.
     """
     kind = str(kind)
     dtype = x.dtype
     compute = compute_dtype(dtype)
     source = x.astype(compute, copy=False)
+    if kind not in ("max", "avg"):
+        raise RduccError(f"unknown pooling kind '{kind}'")
+    pooled = _torch_pool(source, kind, window, stride, padding, dilation, ceil_mode)
+    if pooled is None:
+        pooled = _window_pool(source, kind, window, stride, padding, dilation, ceil_mode)
+    return pooled.astype(dtype, copy=False)
+
+
+def _window_pool(
+    x: np.ndarray,
+    kind: str,
+    window: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> np.ndarray:
+    """Pooling as one reduction over the strided window view, in `x`'s dtype
+    (an average's sum accumulated wider)."""
     axes = tuple(range(-len(window), 0))
     with np.errstate(all="ignore"):
         if kind == "max":
-            fill = _max_identity(compute, True)
-            views = _windows(source, window, stride, padding, dilation, ceil_mode, fill)
+            fill = _max_identity(x.dtype, True)
+            views = _windows(x, window, stride, padding, dilation, ceil_mode, fill)
             if 0 in views.shape:
-                return np.zeros(views.shape[: -len(window)], dtype=dtype)
-            return views.max(axis=axes).astype(dtype, copy=False)
-        if kind == "avg":
-            views = _windows(source, window, stride, padding, dilation, ceil_mode, 0)
-            total = views.sum(axis=axes, dtype=accumulator(compute))
-            return (total / pymath.prod(window)).astype(dtype)
-    raise RduccError(f"unknown pooling kind '{kind}'")
+                return np.zeros(views.shape[: -len(window)], dtype=x.dtype)
+            return views.max(axis=axes)
+        views = _windows(x, window, stride, padding, dilation, ceil_mode, 0)
+        total = views.sum(axis=axes, dtype=accumulator(x.dtype))
+        return (total / pymath.prod(window)).astype(x.dtype)
+
+
+def _torch_pool(
+    x: np.ndarray,
+    kind: str,
+    window: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> np.ndarray | None:
+    """Pooling by PyTorch's CPU kernel (`max_pool{1,2,3}d`, or `avg_pool{2,3}d`
+    dividing by the whole window: `divisor_override`, a 1-d window as 2-d),
+    every leading dim as one channel dim; None where torch has no such kernel."""
+    spatial = len(window)
+    if x.dtype not in (F32, F64) or not 1 <= spatial <= 3 or not x.size:
+        return None
+    if any(2 * p > k for p, k in zip(padding, window)) or any(s < 1 for s in stride):
+        return None
+    sizes = x.shape[x.ndim - spatial :]
+    if any(window_output_size(*args, ceil_mode) < 1 for args in zip(sizes, window, stride, padding, dilation)):
+        return None
+    lead = x.shape[: x.ndim - spatial]
+    channels = x.reshape(1, pymath.prod(lead), *x.shape[x.ndim - spatial :])
+    if kind == "max":
+        result = _TORCH_MAX_POOL[spatial](_tensor(channels), tuple(window), tuple(stride), tuple(padding),
+                                          tuple(dilation), ceil_mode)
+    else:
+        if any(d != 1 for d in dilation):
+            return None
+        window, stride, padding = tuple(window), tuple(stride), tuple(padding)
+        if spatial == 1:
+            channels, window, stride, padding = channels[..., None, :], (1, *window), (1, *stride), (0, *padding)
+        pooled = _TORCH_AVG_POOL[len(window)](_tensor(channels), window, stride, padding, ceil_mode, True,
+                                              pymath.prod(window))
+        result = pooled[..., 0, :] if spatial == 1 else pooled
+    return result.numpy().reshape(*lead, *result.shape[2:])
+
+
+_TORCH_MAX_POOL: dict[int, Callable[..., Any]] = {
+    1: torch.nn.functional.max_pool1d, 2: torch.nn.functional.max_pool2d, 3: torch.nn.functional.max_pool3d,
+}
+_TORCH_AVG_POOL: dict[int, Callable[..., Any]] = {
+    2: torch.nn.functional.avg_pool2d, 3: torch.nn.functional.avg_pool3d,
+}
+"""PyTorch's CPU pooling by number of spatial dims (average: 2 and 3, which take a divisor)."""
 
 
 # --------------------------------------------------------------------------
@@ -319,12 +397,12 @@ def pool(
 
 def reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     """Same elements in row-major order, new shape."""
-    return np.reshape(x, tuple(shape))
+    return x.reshape(tuple(shape))
 
 
 def transpose(x: np.ndarray, perm: Sequence[int]) -> np.ndarray:
     """Result dim i is input dim perm[i]."""
-    return np.transpose(x, tuple(perm))
+    return x.transpose(tuple(perm))
 
 
 def broadcast(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
