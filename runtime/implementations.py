@@ -71,7 +71,9 @@ def _conv(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ConvOp)
     stride, padding, dilation = _ints(op.stride), _ints(op.padding), _ints(op.dilation)
     groups, dtype = op.groups.value.data, tensor_signature(op.result.type)[1]
-    return lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype)
+    return writing_into(
+        lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype),
+        lambda context, out, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, out))
 
 
 @implements(rdu.PoolOp)

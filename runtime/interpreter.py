@@ -176,6 +176,7 @@ class PlacedProgram(Runner):
         self._arena_template: Env | None = None
         self._runs = RunCounter()
         self._views: list[tuple[int, int, int, np.dtype, tuple[int, ...]]] = []  # slot, offset, bytes, dtype, shape
+        self._bound: list[tuple[int, int]] = []  # slot of a one-copy SRAM buffer, slot of its view
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
         self._global_slots: dict[str, list[int]] = {}  # global name -> its get_global result slots
         self._global_types: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
@@ -261,8 +262,10 @@ class PlacedProgram(Runner):
             )
         return prepare_op(self, op)
 
-    def _prepare_dealloc(self, op: DeallocOp) -> Step:
+    def _prepare_dealloc(self, op: DeallocOp) -> Step | None:
         slot = self._table.use(op.buffer)
+        if self._copies.get(op.buffer) == 1:
+            return None  # an SRAM view stays bound: freeing it frees nothing
 
         def dealloc(env: Env, context: RunContext) -> None:
             env[slot] = None
@@ -343,13 +346,9 @@ class PlacedProgram(Runner):
         ]
         self._copies[op.result] = copies
         slot = self._table.define(op.result)
-        if copies == 1:
-            view = views[0]
-
-            def alloc_sram(env: Env, context: RunContext) -> None:
-                env[slot] = env[view]
-
-            return alloc_sram
+        if copies == 1:  # always the same view: bound once with the arena, no step
+            self._bound.append((slot, views[0]))
+            return None
 
         def alloc_rotating(env: Env, context: RunContext) -> None:
             env[slot] = _Rotating([env[v] for v in views])
@@ -380,8 +379,16 @@ class PlacedProgram(Runner):
 
             return dma_window_out
 
+        source_slot, dest_slot = self._table.use(op.source), self._table.use(op.dest)
+        if self._copies.get(op.source, 1) == 1 and self._copies.get(op.dest, 1) == 1:
+
+            def dma_plain(env: Env, context: RunContext) -> None:
+                env[dest_slot][...] = env[source_slot]  # same element type (the verifier's) and shape
+
+            return dma_plain
+
         def dma(env: Env, context: RunContext) -> None:
-            write(env)[...] = read(env)  # same element type (the verifier's) and shape
+            write(env)[...] = read(env)
 
         return dma
 
@@ -555,6 +562,8 @@ class PlacedProgram(Runner):
                 for slot, offset, nbytes, dtype, shape in self._views:
                     kernels.fill_poison(arena[offset : offset + nbytes])
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
+                for slot, view in self._bound:
+                    env[slot] = env[view]
             self._arena_template = env
         return self._arena_template
 

@@ -16,6 +16,9 @@ Numerics follow PyTorch's CPU kernels where the IR leaves room:
 - max/min reductions propagate NaN like `torch.amax`; argmax/argmin return
   the first NaN or the first extreme.
 
+Kernels run under the runner's `np.errstate(all="ignore")` (inf and NaN are
+values here, as in torch); called directly, NumPy may warn.
+
 Element dtypes are in `rducc.runtime.dtypes`, the `rdu.map` body compiler in
 `rducc.runtime.map_body`.
 """
@@ -58,13 +61,12 @@ def matmul(
     if lhs.dtype in HALF_DTYPES:
         lhs, rhs = lhs.astype(F32), rhs.astype(F32)
     direct = out is not None and lhs.dtype == dtype and rhs.dtype == dtype
-    with np.errstate(all="ignore"):
-        product = _one_gemm(lhs, rhs, out if direct else None)
-        if out is None:
-            return product.astype(dtype, copy=False)
-        if not direct:
-            out[...] = product
-        return out
+    product = _one_gemm(lhs, rhs, out if direct else None)
+    if out is None:
+        return product.astype(dtype, copy=False)
+    if not direct:
+        out[...] = product
+    return out
 
 
 def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -105,33 +107,32 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
     kind = str(kind)
     axes = _axes(x, dims)
     dtype = x.dtype
-    with np.errstate(all="ignore"):
-        if kind in ("sum", "prod"):
-            accumulate = np.add.reduce if kind == "sum" else np.multiply.reduce
-            # the ufunc casts to the accumulator as it goes (no widened copy of x)
-            result = accumulate(x, axis=axes, keepdims=keepdim, dtype=accumulator(dtype))
-            return np.asarray(result).astype(dtype)
-        if kind in ("max", "min"):
-            compute = compute_dtype(dtype)
-            source = x.astype(compute) if compute != dtype else x
-            largest = kind == "max"
-            function = np.max if largest else np.min
-            result = function(
-                source, axis=axes, keepdims=keepdim, initial=_max_identity(compute, largest)
-            )
-            return np.asarray(result).astype(dtype)
-        if kind in ("any", "all"):
-            logical = np.any if kind == "any" else np.all
-            return np.asarray(logical(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
-        if kind in ("argmax", "argmin"):
-            if len(dims) != 1:
-                raise RduccError(f"'rdu.reduce {kind}' reduces exactly one dim")
-            if x.ndim == 0:
-                return np.zeros((), dtype=I64)
-            compute = compute_dtype(dtype)
-            source = x.astype(compute) if compute != dtype else x
-            arg = np.argmax if kind == "argmax" else np.argmin
-            return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
+    if kind in ("sum", "prod"):
+        accumulate = np.add.reduce if kind == "sum" else np.multiply.reduce
+        # the ufunc casts to the accumulator as it goes (no widened copy of x)
+        result = accumulate(x, axis=axes, keepdims=keepdim, dtype=accumulator(dtype))
+        return np.asarray(result).astype(dtype)
+    if kind in ("max", "min"):
+        compute = compute_dtype(dtype)
+        source = x.astype(compute) if compute != dtype else x
+        largest = kind == "max"
+        function = np.max if largest else np.min
+        result = function(
+            source, axis=axes, keepdims=keepdim, initial=_max_identity(compute, largest)
+        )
+        return np.asarray(result).astype(dtype)
+    if kind in ("any", "all"):
+        logical = np.any if kind == "any" else np.all
+        return np.asarray(logical(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
+    if kind in ("argmax", "argmin"):
+        if len(dims) != 1:
+            raise RduccError(f"'rdu.reduce {kind}' reduces exactly one dim")
+        if x.ndim == 0:
+            return np.zeros((), dtype=I64)
+        compute = compute_dtype(dtype)
+        source = x.astype(compute) if compute != dtype else x
+        arg = np.argmax if kind == "argmax" else np.argmin
+        return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
     raise RduccError(f"unknown reduction kind '{kind}'")
 
 
@@ -209,28 +210,58 @@ def conv(
     dilation: Sequence[int],
     groups: int,
     dtype: np.dtype | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel].
 
-    All groups at once: 1-3 spatial dims in f32/f64 run PyTorch's own CPU
-    convolution (`torch.nn.functional.conv{1,2,3}d`, on the arrays' memory:
-    oneDNN's grouped and depthwise kernels, which numpy has none of, on
-    torch's threads); any other rank runs `_grouped_conv`, one batched matmul
-    over the groups. f16/bf16 run in f32 and round once to `dtype` (the
-    result element type, default the input's; f32 for a bf16 conv keeps the
-    f32 sums).
+    All groups at once: a pointwise convolution (1x1, one group, stride 1, no
+    padding) is one GEMM (`_pointwise_conv`); otherwise 1-3 spatial dims in
+    f32/f64 run PyTorch's own CPU convolution (`torch.nn.functional.conv{1,2,3}d`,
+    on the arrays' memory: oneDNN's grouped and depthwise kernels, which
+    numpy has none of, on torch's threads); any other rank runs
+    `_grouped_conv`, one batched matmul over the groups. f16/bf16 run in f32
+    and round once to `dtype` (the result element type, default the input's;
+    f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous
+    array of the result's shape and dtype) the result is written there.
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     compute = compute_dtype(dtype)
     source, w = x.astype(compute, copy=False), weight.astype(compute, copy=False)
     convolve = _TORCH_CONV.get(x.ndim - 2)
-    with np.errstate(all="ignore"):
-        if convolve is not None and compute in (F32, F64) and x.size and weight.size:
-            result = convolve(_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
-                              tuple(dilation), groups).numpy()
-        else:
+    if _is_pointwise(w, stride, padding, groups):
+        result = _pointwise_conv(source, w, out if compute == dtype else None)
+    elif convolve is not None and compute in (F32, F64) and x.size and weight.size:
+        result = convolve(_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
+                          tuple(dilation), groups).numpy()
+    else:
+        with np.errstate(all="ignore"):
             result = _grouped_conv(source, w, stride, padding, dilation, groups)
-    return result.astype(dtype, copy=False)
+    if out is None:
+        return result.astype(dtype, copy=False)
+    if result is not out:
+        out[...] = result
+    return out
+
+
+def _is_pointwise(w: np.ndarray, stride: Sequence[int], padding: Sequence[int], groups: int) -> bool:
+    """A 1x1 convolution of one group, stride 1, no padding: a linear layer over channels."""
+    window, steps = w.shape[2:], tuple(stride)
+    # the same calls whatever the groups (no short circuit): see test_conv_batched
+    return (groups == 1) & (window.count(1) == len(window)) & (steps.count(1) == len(steps)) & (not any(padding))
+
+
+def _pointwise_conv(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """A pointwise convolution as one GEMM per image, batched (BLAS, into `out`
+    when given): `[O, C] x [N, C, positions]`. oneDNN's direct kernel costs
+    far more per call on the small images of the zoo than the GEMM itself."""
+    batch, channels = x.shape[:2]
+    positions = pymath.prod(x.shape[2:])
+    columns = x.reshape(batch, channels, positions)
+    matrix = w.reshape(w.shape[0], channels)
+    if out is not None:
+        np.matmul(matrix, columns, out=out.reshape(batch, w.shape[0], positions))
+        return out
+    return np.matmul(matrix, columns).reshape(batch, w.shape[0], *x.shape[2:])
 
 
 _TORCH_CONV: dict[int, Callable[..., Any]] = {
@@ -382,7 +413,7 @@ def _torch_pool(
 
 
 _TORCH_MAX_POOL: dict[int, Callable[..., Any]] = {
-    1: torch.nn.functional.max_pool1d, 2: torch.nn.functional.max_pool2d, 3: torch.nn.functional.max_pool3d,
+    1: torch.max_pool1d, 2: torch.max_pool2d, 3: torch.max_pool3d,  # no return_indices dispatch
 }
 _TORCH_AVG_POOL: dict[int, Callable[..., Any]] = {
     2: torch.nn.functional.avg_pool2d, 3: torch.nn.functional.avg_pool3d,
