@@ -9,7 +9,7 @@ time by op kind, as runtime_tiny.py measures it). Goal (issue 19): median
 Program / eager <= 1.1x and worst <= 1.5x at one thread, no worse at all
 threads.
 
-Run: python bench/runtime_zoo.py [--quick] [--only NAME ...]
+Run: python bench/runtime_zoo.py [--quick] [--only NAME ...] [--threads N ...] [--calls N]
 """
 
 from __future__ import annotations
@@ -88,11 +88,12 @@ def _median_worst(values: list[float]) -> tuple[float, float]:
     return statistics.median(values), max(values)
 
 
-def run(quick: bool, names: list[str] | None = None) -> Section:
+def run(quick: bool, names: list[str] | None = None, threads: tuple[int, ...] | None = None,
+        calls: int | None = None) -> Section:
     logging.disable(logging.WARNING)
-    calls = 5 if quick else 15
+    calls = calls or (5 if quick else 15)
     everyone = os.cpu_count() or 1
-    thread_counts = (1,) if everyone == 1 else (1, everyone)
+    thread_counts = threads or ((1,) if everyone == 1 else (1, everyone))
     names = names or list(QUICK if quick else ZOO)
     section = Section("Runtime on the model zoo: rducc.Program (-O2) vs PyTorch eager",
                       f"python bench/runtime_zoo.py{' --quick' if quick else ''}")
@@ -136,9 +137,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the CI subset, fewer calls")
     parser.add_argument("--only", nargs="+", choices=sorted(ZOO), help="just these models")
+    parser.add_argument("--threads", nargs="+", type=int, help="thread counts to time (default: 1 and all)")
+    parser.add_argument("--calls", type=int, help="interleaved calls of each side (default 15, --quick 5)")
     args = parser.parse_args()
     start = time.perf_counter()
-    section = run(args.quick, args.only)
+    section = run(args.quick, args.only, tuple(args.threads) if args.threads else None, args.calls)
     section.seconds = time.perf_counter() - start
     print(section.text())
 
