@@ -108,7 +108,7 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
     axes = _axes(x, dims)
     dtype = x.dtype
     if kind in ("sum", "prod"):
-        accumulate = np.add.reduce if kind == "sum" else np.multiply.reduce
+        accumulate: Any = np.add.reduce if kind == "sum" else np.multiply.reduce
         # the ufunc casts to the accumulator as it goes (no widened copy of x)
         result = accumulate(x, axis=axes, keepdims=keepdim, dtype=accumulator(dtype))
         return np.asarray(result).astype(dtype)

@@ -26,7 +26,7 @@ Kernel = Callable[..., Any]
 Prepare = Callable[[Operation], Kernel]
 """Prepares one op (attributes read once) into its kernel."""
 
-Into = Callable[..., None]
+Into = Callable[..., object]
 """`into(context, out, *operands)`: writes the op's result into `out`, an array
 of the result's shape and dtype that no operand overlaps (an SRAM arena view)."""
 
