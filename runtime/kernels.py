@@ -28,7 +28,7 @@ from __future__ import annotations
 import math as pymath
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -322,6 +322,17 @@ def _grouped_conv(
     return np.ascontiguousarray(result).reshape(batch, w.shape[0], *out)
 
 
+class PoolWindow(NamedTuple):
+    """Where a pooling window goes: its size, stride, padding and dilation per
+    spatial dim, and whether a partial last window counts (ceil mode)."""
+
+    window: Sequence[int]
+    stride: Sequence[int]
+    padding: Sequence[int]
+    dilation: Sequence[int]
+    ceil_mode: bool = False
+
+
 def pool(
     x: np.ndarray,
     kind: str,
@@ -345,23 +356,17 @@ def pool(
     source = x.astype(compute, copy=False)
     if kind not in ("max", "avg"):
         raise RduccError(f"unknown pooling kind '{kind}'")
-    pooled = _torch_pool(source, kind, window, stride, padding, dilation, ceil_mode)
+    geometry = PoolWindow(window, stride, padding, dilation, ceil_mode)
+    pooled = _torch_pool(source, kind, geometry)
     if pooled is None:
-        pooled = _window_pool(source, kind, window, stride, padding, dilation, ceil_mode)
+        pooled = _window_pool(source, kind, geometry)
     return pooled.astype(dtype, copy=False)
 
 
-def _window_pool(
-    x: np.ndarray,
-    kind: str,
-    window: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
-    ceil_mode: bool,
-) -> np.ndarray:
+def _window_pool(x: np.ndarray, kind: str, geometry: PoolWindow) -> np.ndarray:
     """Pooling as one reduction over the strided window view, in `x`'s dtype
     (an average's sum accumulated wider)."""
+    window, stride, padding, dilation, ceil_mode = geometry
     axes = tuple(range(-len(window), 0))
     with np.errstate(all="ignore"):
         if kind == "max":
@@ -375,18 +380,11 @@ def _window_pool(
         return (total / pymath.prod(window)).astype(x.dtype)
 
 
-def _torch_pool(
-    x: np.ndarray,
-    kind: str,
-    window: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
-    ceil_mode: bool,
-) -> np.ndarray | None:
+def _torch_pool(x: np.ndarray, kind: str, geometry: PoolWindow) -> np.ndarray | None:
     """Pooling by PyTorch's CPU kernel (`max_pool{1,2,3}d`, or `avg_pool{2,3}d`
     dividing by the whole window: `divisor_override`, a 1-d window as 2-d),
     every leading dim as one channel dim; None where torch has no such kernel."""
+    window, stride, padding, dilation, ceil_mode = geometry
     spatial = len(window)
     if x.dtype not in (F32, F64) or not 1 <= spatial <= 3 or not x.size:
         return None

@@ -11,14 +11,12 @@ run twice (the second run reuses the arena) against eager.
 
 from __future__ import annotations
 
-import cProfile
-import pstats
-
 import ml_dtypes
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from test_conv_batched import _calls
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import FloatAttr, TensorType, f32
@@ -142,9 +140,10 @@ def test_torch_pooling_matches_the_window_path_and_eager(case, dtype) -> None:
     compute = np.float64 if dtype == np.float64 else np.float32
     for kind in ("max", "avg"):
         got = kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
-        via_torch = kernels._torch_pool(x.astype(compute), kind, window, stride, padding, dilation, ceil_mode)
+        geometry = kernels.PoolWindow(window, stride, padding, dilation, ceil_mode)
+        via_torch = kernels._torch_pool(x.astype(compute), kind, geometry)
         assert via_torch is not None
-        windowed = kernels._window_pool(x.astype(compute), kind, window, stride, padding, dilation, ceil_mode)
+        windowed = kernels._window_pool(x.astype(compute), kind, geometry)
         np.testing.assert_allclose(via_torch, windowed, rtol=1e-6, atol=1e-6)
         assert got.dtype == np.dtype(dtype) and got.shape == windowed.shape
         np.testing.assert_array_equal(got, via_torch.astype(dtype))
@@ -160,17 +159,11 @@ def test_torch_pooling_matches_the_window_path_and_eager(case, dtype) -> None:
 def test_pooling_torch_refuses_falls_back() -> None:
     """Padding over half the window, dilated averages and integers take the window view."""
     x = np.arange(2 * 9 * 9, dtype=np.float32).reshape(2, 9, 9)
-    assert kernels._torch_pool(x, "max", (2, 2), (1, 1), (2, 2), (1, 1), False) is None
-    assert kernels._torch_pool(x, "avg", (3, 3), (1, 1), (1, 1), (2, 2), False) is None
-    assert kernels._torch_pool(x.astype(np.int32), "max", (2, 2), (1, 1), (0, 0), (1, 1), False) is None
+    assert kernels._torch_pool(x, "max", kernels.PoolWindow((2, 2), (1, 1), (2, 2), (1, 1))) is None
+    assert kernels._torch_pool(x, "avg", kernels.PoolWindow((3, 3), (1, 1), (1, 1), (2, 2))) is None
+    assert kernels._torch_pool(x.astype(np.int32), "max", kernels.PoolWindow((2, 2), (1, 1), (0, 0), (1, 1))) is None
     padded = kernels.pool(x, "max", (2, 2), (1, 1), (2, 2), (1, 1))
     assert padded.shape == (2, 12, 12) and padded[0, 0, 0] == -np.inf
-
-
-def _calls(function) -> int:
-    profile = cProfile.Profile()
-    profile.runcall(function)
-    return pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("kind", ["max", "avg"])
