@@ -11,6 +11,7 @@ Run: python bench/runtime_tiny.py [--quick]
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -57,6 +58,8 @@ def profile_by_op(program: rducc.Program, inputs: tuple, calls: int) -> tuple[Co
     program(*inputs)  # prepared before profiling
     interpreter.run_steps = timed_block
     fastest = float("inf")
+    gc.collect()
+    gc.disable()  # as timeit does: no collection of other objects inside a timed step
     try:
         for _ in range(calls):
             runs.clear()
@@ -65,6 +68,7 @@ def profile_by_op(program: rducc.Program, inputs: tuple, calls: int) -> tuple[Co
             fastest = min(fastest, time.perf_counter() - start)
     finally:
         interpreter.run_steps = plain
+        gc.enable()
     totals: Counter = Counter()
     for (op, _), seconds in least.items():
         totals[names[op]] += seconds

@@ -4,7 +4,8 @@ For each model of `bench/zoo/models.py` (batch 1): compiled at -O2 for one
 sn40l socket, checked against eager, then timed at one thread and at all
 threads (torch.set_num_threads; the runtime follows torch's count), best of N
 calls of each side interleaved (eager, Program, eager, ...: the machine is
-shared and noisy). Then the ops where the runtime's time goes (exclusive
+shared and noisy), the garbage collector paused while timing (as timeit
+does). Then the ops where the runtime's time goes (exclusive
 time by op kind, as runtime_tiny.py measures it). Goal (issue 19): median
 Program / eager <= 1.1x and worst <= 1.5x at one thread, no worse at all
 threads.
@@ -15,6 +16,7 @@ Run: python bench/runtime_zoo.py [--quick] [--only NAME ...] [--threads N ...] [
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import statistics
@@ -47,14 +49,22 @@ class Timing:
 
 
 def interleaved(first: Callable[[], object], second: Callable[[], object], calls: int) -> tuple[float, float]:
-    """Best wall time of each of two functions over `calls` alternating calls (after a warm-up)."""
+    """Best wall time of each of two functions over `calls` alternating calls
+    (after a warm-up), with Python's garbage collector paused, as `timeit`
+    does: a collection over the compile's objects (hundreds of thousands)
+    otherwise lands in one side's calls, whichever allocates at that moment."""
     first(), second()
     best = [float("inf"), float("inf")]
-    for _ in range(calls):
-        for index, function in enumerate((first, second)):
-            start = time.perf_counter()
-            function()
-            best[index] = min(best[index], time.perf_counter() - start)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(calls):
+            for index, function in enumerate((first, second)):
+                start = time.perf_counter()
+                function()
+                best[index] = min(best[index], time.perf_counter() - start)
+    finally:
+        gc.enable()
     return best[0], best[1]
 
 
