@@ -4,17 +4,19 @@ For each model of `bench/zoo/models.py` (batch 1): compiled at -O2 for one
 sn40l socket, checked against eager, then timed at one thread and at all
 threads (torch.set_num_threads; the runtime follows torch's count), best of N
 calls of each side interleaved (eager, Program, eager, ...: the machine is
-shared and noisy). Then the ops where the runtime's time goes (exclusive
+shared and noisy), the garbage collector paused while timing (as timeit
+does). Then the ops where the runtime's time goes (exclusive
 time by op kind, as runtime_tiny.py measures it). Goal (issue 19): median
 Program / eager <= 1.1x and worst <= 1.5x at one thread, no worse at all
 threads.
 
-Run: python bench/runtime_zoo.py [--quick] [--only NAME ...]
+Run: python bench/runtime_zoo.py [--quick] [--only NAME ...] [--threads N ...] [--calls N]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import statistics
@@ -47,14 +49,22 @@ class Timing:
 
 
 def interleaved(first: Callable[[], object], second: Callable[[], object], calls: int) -> tuple[float, float]:
-    """Best wall time of each of two functions over `calls` alternating calls (after a warm-up)."""
+    """Best wall time of each of two functions over `calls` alternating calls
+    (after a warm-up), with Python's garbage collector paused, as `timeit`
+    does: a collection over the compile's objects (hundreds of thousands)
+    otherwise lands in one side's calls, whichever allocates at that moment."""
     first(), second()
     best = [float("inf"), float("inf")]
-    for _ in range(calls):
-        for index, function in enumerate((first, second)):
-            start = time.perf_counter()
-            function()
-            best[index] = min(best[index], time.perf_counter() - start)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(calls):
+            for index, function in enumerate((first, second)):
+                start = time.perf_counter()
+                function()
+                best[index] = min(best[index], time.perf_counter() - start)
+    finally:
+        gc.enable()
     return best[0], best[1]
 
 
@@ -88,11 +98,12 @@ def _median_worst(values: list[float]) -> tuple[float, float]:
     return statistics.median(values), max(values)
 
 
-def run(quick: bool, names: list[str] | None = None) -> Section:
+def run(quick: bool, names: list[str] | None = None, threads: tuple[int, ...] | None = None,
+        calls: int | None = None) -> Section:
     logging.disable(logging.WARNING)
-    calls = 5 if quick else 15
+    calls = calls or (5 if quick else 15)
     everyone = os.cpu_count() or 1
-    thread_counts = (1,) if everyone == 1 else (1, everyone)
+    thread_counts = threads or ((1,) if everyone == 1 else (1, everyone))
     names = names or list(QUICK if quick else ZOO)
     section = Section("Runtime on the model zoo: rducc.Program (-O2) vs PyTorch eager",
                       f"python bench/runtime_zoo.py{' --quick' if quick else ''}")
@@ -136,9 +147,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the CI subset, fewer calls")
     parser.add_argument("--only", nargs="+", choices=sorted(ZOO), help="just these models")
+    parser.add_argument("--threads", nargs="+", type=int, help="thread counts to time (default: 1 and all)")
+    parser.add_argument("--calls", type=int, help="interleaved calls of each side (default 15, --quick 5)")
     args = parser.parse_args()
     start = time.perf_counter()
-    section = run(args.quick, args.only)
+    section = run(args.quick, args.only, tuple(args.threads) if args.threads else None, args.calls)
     section.seconds = time.perf_counter() - start
     print(section.text())
 

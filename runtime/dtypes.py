@@ -39,7 +39,8 @@ F64 = np.dtype(np.float64)
 BOOL = np.dtype(np.bool_)
 I64 = np.dtype(np.int64)
 U8 = np.dtype(np.uint8)
-HALF_DTYPES = (F16, BF16)
+HALF_DTYPES = frozenset((F16, BF16))
+"""f16 and bf16 (a set: `dtype in HALF_DTYPES` hashes once instead of comparing each)."""
 
 _INT_DTYPES: dict[int, np.dtype] = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32), 64: I64}
 UINT_DTYPES: dict[np.dtype, np.dtype] = {

@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -254,7 +255,7 @@ class Runner(ABC):
     weights: list[Argument]
     _runs: RunCounter
 
-    @property
+    @cached_property
     def weight_names(self) -> list[str]:
         """Global names of the weights `run` needs, in order."""
         return [w.name for w in self.weights]
@@ -278,7 +279,7 @@ class Runner(ABC):
         """The checked inputs and weights; the weights of the last call are reused
         when every one is the same array object (a Program passes its own each call)."""
         given = weights or {}
-        identity = tuple(id(given.get(w.name)) for w in self.weights)
+        identity = tuple(map(id, map(given.get, self.weight_names)))
         cached = getattr(self, "_last_weights", None)
         if cached is not None and cached[0] == identity and cached[1] is given:
             values, _ = check_arguments(inputs, None, self.inputs, [], self.entry)

@@ -9,7 +9,6 @@ themselves are named at the end of this file (and in the engines).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from rducc.runtime import collectives as _collectives  # noqa: F401 - registers 
 from rducc.runtime import kernels
 from rducc.runtime.dtypes import dense_to_array, tensor_signature
 from rducc.runtime.map_body import compile_map
-from rducc.runtime.registry import Kernel, Prepare, describe_op, handled_structurally, implements
+from rducc.runtime.registry import Kernel, describe_op, handled_structurally, implements, writing_into
 
 
 def _ints(attr: Any) -> tuple[int, ...]:
@@ -40,7 +39,8 @@ def _constant(value: np.ndarray) -> Kernel:
 @implements(rdu.MapOp)
 def _map(op: Operation) -> Kernel:
     run_map = compile_map(op)
-    return lambda context, *inputs: run_map(*inputs)
+    into = run_map.into  # type: ignore[attr-defined]
+    return writing_into(lambda context, *inputs: run_map(*inputs), lambda context, out, *inputs: into(out, *inputs))
 
 
 @implements(rdu.MatmulOp)
@@ -48,7 +48,8 @@ def _matmul(op: Operation) -> Kernel:
     assert isinstance(op, rdu.MatmulOp)
     dtype = tensor_signature(op.result.type)[1]
     transpose_rhs = op.transpose_rhs is not None
-    return lambda context, lhs, rhs: kernels.matmul(lhs, rhs, dtype, transpose_rhs)
+    return writing_into(lambda context, lhs, rhs: kernels.matmul(lhs, rhs, dtype, transpose_rhs),
+                        lambda context, out, lhs, rhs: kernels.matmul(lhs, rhs, dtype, transpose_rhs, out))
 
 
 @implements(rdu.ReduceOp)
@@ -70,7 +71,9 @@ def _conv(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ConvOp)
     stride, padding, dilation = _ints(op.stride), _ints(op.padding), _ints(op.dilation)
     groups, dtype = op.groups.value.data, tensor_signature(op.result.type)[1]
-    return lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype)
+    return writing_into(
+        lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype),
+        lambda context, out, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, out))
 
 
 @implements(rdu.PoolOp)
@@ -81,25 +84,34 @@ def _pool(op: Operation) -> Kernel:
     return lambda context, x: kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
 
 
-def _to_result_shape(kernel: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]) -> Prepare:
-    """The implementation of a layout op whose one attribute is its result's shape."""
-
-    def prepare(op: Operation) -> Kernel:
-        shape = tensor_signature(op.results[0].type)[0]
-        return lambda context, x: kernel(x, shape)
-
-    return prepare
+def _into_reshaped(out: np.ndarray, x: np.ndarray) -> None:
+    """`out` holds x's elements in row-major order (a reshape written into memory)."""
+    out.reshape(x.shape)[...] = x  # out is contiguous: its reshape is a view
 
 
-implements(rdu.ReshapeOp)(_to_result_shape(kernels.reshape))
-implements(rdu.BroadcastOp)(_to_result_shape(kernels.broadcast))
+def _into_assigned(out: np.ndarray, x: np.ndarray) -> None:
+    """`out` holds x broadcast to its shape (NumPy's assignment broadcasts)."""
+    out[...] = x
+
+
+@implements(rdu.ReshapeOp)
+def _reshape(op: Operation) -> Kernel:
+    shape = tensor_signature(op.results[0].type)[0]
+    return writing_into(lambda context, x: kernels.reshape(x, shape), lambda context, out, x: _into_reshaped(out, x))
+
+
+@implements(rdu.BroadcastOp)
+def _broadcast(op: Operation) -> Kernel:
+    shape = tensor_signature(op.results[0].type)[0]
+    return writing_into(lambda context, x: kernels.broadcast(x, shape), lambda context, out, x: _into_assigned(out, x))
 
 
 @implements(rdu.TransposeOp)
 def _transpose(op: Operation) -> Kernel:
     assert isinstance(op, rdu.TransposeOp)
     perm = _ints(op.perm)
-    return lambda context, x: kernels.transpose(x, perm)
+    return writing_into(lambda context, x: kernels.transpose(x, perm),
+                        lambda context, out, x: _into_assigned(out, x.transpose(perm)))
 
 
 @implements(rdu.SliceOp)
@@ -107,7 +119,8 @@ def _slice(op: Operation) -> Kernel:
     assert isinstance(op, rdu.SliceOp)
     offsets, strides = _ints(op.offsets), _ints(op.strides)
     sizes = tensor_signature(op.result.type)[0]
-    return lambda context, x: kernels.slice_(x, offsets, strides, sizes)
+    return writing_into(lambda context, x: kernels.slice_(x, offsets, strides, sizes),
+                        lambda context, out, x: _into_assigned(out, kernels.slice_(x, offsets, strides, sizes)))
 
 
 @implements(rdu.ConcatOp)

@@ -92,7 +92,7 @@ from rducc.runtime.engine import (
     value_name,
     weight_argument,
 )
-from rducc.runtime.registry import describe_op, handled_structurally, prepare
+from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 
 _RUNNER = "placed-program interpreter"
 _WHERE = "the placed program"
@@ -176,6 +176,7 @@ class PlacedProgram(Runner):
         self._arena_template: Env | None = None
         self._runs = RunCounter()
         self._views: list[tuple[int, int, int, np.dtype, tuple[int, ...]]] = []  # slot, offset, bytes, dtype, shape
+        self._bound: list[tuple[int, int]] = []  # slot of a one-copy SRAM buffer, slot of its view
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
         self._global_slots: dict[str, list[int]] = {}  # global name -> its get_global result slots
         self._global_types: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
@@ -261,8 +262,10 @@ class PlacedProgram(Runner):
             )
         return prepare_op(self, op)
 
-    def _prepare_dealloc(self, op: DeallocOp) -> Step:
+    def _prepare_dealloc(self, op: DeallocOp) -> Step | None:
         slot = self._table.use(op.buffer)
+        if self._copies.get(op.buffer) == 1:
+            return None  # an SRAM view stays bound: freeing it frees nothing
 
         def dealloc(env: Env, context: RunContext) -> None:
             env[slot] = None
@@ -343,13 +346,9 @@ class PlacedProgram(Runner):
         ]
         self._copies[op.result] = copies
         slot = self._table.define(op.result)
-        if copies == 1:
-            view = views[0]
-
-            def alloc_sram(env: Env, context: RunContext) -> None:
-                env[slot] = env[view]
-
-            return alloc_sram
+        if copies == 1:  # always the same view: bound once with the arena, no step
+            self._bound.append((slot, views[0]))
+            return None
 
         def alloc_rotating(env: Env, context: RunContext) -> None:
             env[slot] = _Rotating([env[v] for v in views])
@@ -380,9 +379,16 @@ class PlacedProgram(Runner):
 
             return dma_window_out
 
+        source_slot, dest_slot = self._table.use(op.source), self._table.use(op.dest)
+        if self._copies.get(op.source, 1) == 1 and self._copies.get(op.dest, 1) == 1:
+
+            def dma_plain(env: Env, context: RunContext) -> None:
+                env[dest_slot][...] = env[source_slot]  # same element type (the verifier's) and shape
+
+            return dma_plain
+
         def dma(env: Env, context: RunContext) -> None:
-            source = read(env)
-            np.copyto(write(env), source, casting="no")
+            write(env)[...] = read(env)
 
         return dma
 
@@ -556,6 +562,8 @@ class PlacedProgram(Runner):
                 for slot, offset, nbytes, dtype, shape in self._views:
                     kernels.fill_poison(arena[offset : offset + nbytes])
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
+                for slot, view in self._bound:
+                    env[slot] = env[view]
             self._arena_template = env
         return self._arena_template
 
@@ -602,18 +610,27 @@ def _body_step(
     expected: Signature,
     op: Operation,
 ) -> Step:
-    """Compute one body value, copy it into its arena view (or output buffer);
-    later ops read the view. Its shape and dtype are checked on the first run."""
-
-    unchecked = [True]  # shapes are static: the first run's check holds for every run
+    """Compute one body value straight into its arena view (or output buffer):
+    the kernel's `into` (`registry.into_of`) writes there, no temporary copied
+    after the fact; later ops read the view. The first run also checks the
+    plain kernel's result against the IR's shape and dtype (shapes are static:
+    the first run's check holds for every run)."""
+    into = into_of(kernel)
+    own_into = getattr(kernel, "into", None) is not None
+    unchecked = [True]
 
     def body_op(env: Env, context: RunContext) -> None:
-        value = kernel(context, *[env[i] for i in operands])
+        args = [env[i] for i in operands]
         view = env[dest]
         if unchecked[0]:
+            value = kernel(context, *args)
             check_result(value, expected, op)
             unchecked[0] = False
-        np.copyto(view, value, casting="no")
+            if not own_into:  # the plain result, checked, is what `into` would assign
+                view[...] = value
+                env[result] = view
+                return
+        into(context, view, *args)
         env[result] = view
 
     return body_op

@@ -16,6 +16,9 @@ Numerics follow PyTorch's CPU kernels where the IR leaves room:
 - max/min reductions propagate NaN like `torch.amax`; argmax/argmin return
   the first NaN or the first extreme.
 
+Kernels run under the runner's `np.errstate(all="ignore")` (inf and NaN are
+values here, as in torch); called directly, NumPy may warn.
+
 Element dtypes are in `rducc.runtime.dtypes`, the `rdu.map` body compiler in
 `rducc.runtime.map_body`.
 """
@@ -25,7 +28,7 @@ from __future__ import annotations
 import math as pymath
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -41,31 +44,43 @@ def matmul(
     rhs: np.ndarray,
     dtype: np.dtype | None = None,
     transpose_rhs: bool = False,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Batched `[..., M, K] x [..., K, N]`, batch dims broadcast; with
     `transpose_rhs` the rhs is given as `[..., N, K]`.
 
     f16/bf16 operands are multiplied in f32 and rounded once to `dtype` (the
     result element type, default the operands'); a wider result (bf16 x bf16
-    -> f32) is the unrounded f32 product.
+    -> f32) is the unrounded f32 product. With `out` (a C-contiguous array of
+    the result's shape and dtype) the product is written there; BLAS writes it
+    directly when no rounding follows.
     """
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
     if transpose_rhs:
-        rhs = np.swapaxes(rhs, -1, -2)
+        rhs = rhs.swapaxes(-1, -2)
     if lhs.dtype in HALF_DTYPES:
         lhs, rhs = lhs.astype(F32), rhs.astype(F32)
-    with np.errstate(all="ignore"):
-        return _one_gemm(lhs, rhs).astype(dtype, copy=False)
+    direct = out is not None and lhs.dtype == dtype and rhs.dtype == dtype
+    product = _one_gemm(lhs, rhs, out if direct else None)
+    if out is None:
+        return product.astype(dtype, copy=False)
+    if not direct:
+        out[...] = product
+    return out
 
 
-def _one_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """`np.matmul`, as one 2-d GEMM when the rhs is the same matrix for every
-    batch (a linear layer on `[..., M, K]`): numpy would run one small GEMM per batch."""
+def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """`np.matmul` (into `out` when given), as one 2-d GEMM when the rhs is the
+    same matrix for every batch (a linear layer on `[..., M, K]`): numpy would
+    run one small GEMM per batch."""
     if lhs.ndim <= 2 or rhs.ndim < 2 or not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
-        return np.matmul(lhs, rhs)
+        return np.matmul(lhs, rhs, out=out)
     matrix = rhs[(0,) * (rhs.ndim - 2)]
     batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
     rows = np.broadcast_to(lhs, (*batch, *lhs.shape[-2:])).reshape(-1, lhs.shape[-1])
+    if out is not None:
+        np.matmul(rows, matrix, out=out.reshape(rows.shape[0], matrix.shape[-1]))
+        return out
     return np.matmul(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
 
 
@@ -92,34 +107,32 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
     kind = str(kind)
     axes = _axes(x, dims)
     dtype = x.dtype
-    with np.errstate(all="ignore"):
-        if kind in ("sum", "prod"):
-            accumulate = np.sum if kind == "sum" else np.prod
-            acc = accumulator(dtype)
-            source = x.astype(acc) if acc != dtype else x
-            result = accumulate(source, axis=axes, keepdims=keepdim, dtype=acc)
-            return np.asarray(result).astype(dtype)
-        if kind in ("max", "min"):
-            compute = compute_dtype(dtype)
-            source = x.astype(compute) if compute != dtype else x
-            largest = kind == "max"
-            function = np.max if largest else np.min
-            result = function(
-                source, axis=axes, keepdims=keepdim, initial=_max_identity(compute, largest)
-            )
-            return np.asarray(result).astype(dtype)
-        if kind in ("any", "all"):
-            logical = np.any if kind == "any" else np.all
-            return np.asarray(logical(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
-        if kind in ("argmax", "argmin"):
-            if len(dims) != 1:
-                raise RduccError(f"'rdu.reduce {kind}' reduces exactly one dim")
-            if x.ndim == 0:
-                return np.zeros((), dtype=I64)
-            compute = compute_dtype(dtype)
-            source = x.astype(compute) if compute != dtype else x
-            arg = np.argmax if kind == "argmax" else np.argmin
-            return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
+    if kind in ("sum", "prod"):
+        accumulate: Any = np.add.reduce if kind == "sum" else np.multiply.reduce
+        # the ufunc casts to the accumulator as it goes (no widened copy of x)
+        result = accumulate(x, axis=axes, keepdims=keepdim, dtype=accumulator(dtype))
+        return np.asarray(result).astype(dtype)
+    if kind in ("max", "min"):
+        compute = compute_dtype(dtype)
+        source = x.astype(compute) if compute != dtype else x
+        largest = kind == "max"
+        function = np.max if largest else np.min
+        result = function(
+            source, axis=axes, keepdims=keepdim, initial=_max_identity(compute, largest)
+        )
+        return np.asarray(result).astype(dtype)
+    if kind in ("any", "all"):
+        logical = np.any if kind == "any" else np.all
+        return np.asarray(logical(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
+    if kind in ("argmax", "argmin"):
+        if len(dims) != 1:
+            raise RduccError(f"'rdu.reduce {kind}' reduces exactly one dim")
+        if x.ndim == 0:
+            return np.zeros((), dtype=I64)
+        compute = compute_dtype(dtype)
+        source = x.astype(compute) if compute != dtype else x
+        arg = np.argmax if kind == "argmax" else np.argmin
+        return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
     raise RduccError(f"unknown reduction kind '{kind}'")
 
 
@@ -197,28 +210,58 @@ def conv(
     dilation: Sequence[int],
     groups: int,
     dtype: np.dtype | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel].
 
-    All groups at once: 1-3 spatial dims in f32/f64 run PyTorch's own CPU
-    convolution (`torch.nn.functional.conv{1,2,3}d`, on the arrays' memory:
-    oneDNN's grouped and depthwise kernels, which numpy has none of, on
-    torch's threads); any other rank runs `_grouped_conv`, one batched matmul
-    over the groups. f16/bf16 run in f32 and round once to `dtype` (the
-    result element type, default the input's; f32 for a bf16 conv keeps the
-    f32 sums).
+    All groups at once: a pointwise convolution (1x1, one group, stride 1, no
+    padding) is one GEMM (`_pointwise_conv`); otherwise 1-3 spatial dims in
+    f32/f64 run PyTorch's own CPU convolution (`torch.nn.functional.conv{1,2,3}d`,
+    on the arrays' memory: oneDNN's grouped and depthwise kernels, which
+    numpy has none of, on torch's threads); any other rank runs
+    `_grouped_conv`, one batched matmul over the groups. f16/bf16 run in f32
+    and round once to `dtype` (the result element type, default the input's;
+    f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous
+    array of the result's shape and dtype) the result is written there.
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     compute = compute_dtype(dtype)
     source, w = x.astype(compute, copy=False), weight.astype(compute, copy=False)
     convolve = _TORCH_CONV.get(x.ndim - 2)
-    with np.errstate(all="ignore"):
-        if convolve is not None and compute in (F32, F64) and x.size and weight.size:
-            result = convolve(_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
-                              tuple(dilation), groups).numpy()
-        else:
+    if _is_pointwise(w, stride, padding, groups):
+        result = _pointwise_conv(source, w, out if compute == dtype else None)
+    elif convolve is not None and compute in (F32, F64) and x.size and weight.size:
+        result = convolve(_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
+                          tuple(dilation), groups).numpy()
+    else:
+        with np.errstate(all="ignore"):
             result = _grouped_conv(source, w, stride, padding, dilation, groups)
-    return result.astype(dtype, copy=False)
+    if out is None:
+        return result.astype(dtype, copy=False)
+    if result is not out:
+        out[...] = result
+    return out
+
+
+def _is_pointwise(w: np.ndarray, stride: Sequence[int], padding: Sequence[int], groups: int) -> bool:
+    """A 1x1 convolution of one group, stride 1, no padding: a linear layer over channels."""
+    window, steps = w.shape[2:], tuple(stride)
+    # the same calls whatever the groups (no short circuit): see test_conv_batched
+    return (groups == 1) & (window.count(1) == len(window)) & (steps.count(1) == len(steps)) & (not any(padding))
+
+
+def _pointwise_conv(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """A pointwise convolution as one GEMM per image, batched (BLAS, into `out`
+    when given): `[O, C] x [N, C, positions]`. oneDNN's direct kernel costs
+    far more per call on the small images of the zoo than the GEMM itself."""
+    batch, channels = x.shape[:2]
+    positions = pymath.prod(x.shape[2:])
+    columns = x.reshape(batch, channels, positions)
+    matrix = w.reshape(w.shape[0], channels)
+    if out is not None:
+        np.matmul(matrix, columns, out=out.reshape(batch, w.shape[0], positions))
+        return out
+    return np.matmul(matrix, columns).reshape(batch, w.shape[0], *x.shape[2:])
 
 
 _TORCH_CONV: dict[int, Callable[..., Any]] = {
@@ -279,6 +322,17 @@ def _grouped_conv(
     return np.ascontiguousarray(result).reshape(batch, w.shape[0], *out)
 
 
+class PoolWindow(NamedTuple):
+    """Where a pooling window goes: its size, stride, padding and dilation per
+    spatial dim, and whether a partial last window counts (ceil mode)."""
+
+    window: Sequence[int]
+    stride: Sequence[int]
+    padding: Sequence[int]
+    dilation: Sequence[int]
+    ceil_mode: bool = False
+
+
 def pool(
     x: np.ndarray,
     kind: str,
@@ -292,24 +346,77 @@ def pool(
 
     Max pads with -inf (the integer minimum); average pads with zeros and
     divides by the full window size (padding counted), as `rdu.pool` defines.
+    Float pooling of 1 to 3 dims that PyTorch accepts (padding at most half
+    the window; average without dilation) runs PyTorch's CPU kernel on the
+    whole array (`_torch_pool`); anything else runs the strided window view.
     """
     kind = str(kind)
     dtype = x.dtype
     compute = compute_dtype(dtype)
     source = x.astype(compute, copy=False)
+    if kind not in ("max", "avg"):
+        raise RduccError(f"unknown pooling kind '{kind}'")
+    geometry = PoolWindow(window, stride, padding, dilation, ceil_mode)
+    pooled = _torch_pool(source, kind, geometry)
+    if pooled is None:
+        pooled = _window_pool(source, kind, geometry)
+    return pooled.astype(dtype, copy=False)
+
+
+def _window_pool(x: np.ndarray, kind: str, geometry: PoolWindow) -> np.ndarray:
+    """Pooling as one reduction over the strided window view, in `x`'s dtype
+    (an average's sum accumulated wider)."""
+    window, stride, padding, dilation, ceil_mode = geometry
     axes = tuple(range(-len(window), 0))
     with np.errstate(all="ignore"):
         if kind == "max":
-            fill = _max_identity(compute, True)
-            views = _windows(source, window, stride, padding, dilation, ceil_mode, fill)
+            fill = _max_identity(x.dtype, True)
+            views = _windows(x, window, stride, padding, dilation, ceil_mode, fill)
             if 0 in views.shape:
-                return np.zeros(views.shape[: -len(window)], dtype=dtype)
-            return views.max(axis=axes).astype(dtype, copy=False)
-        if kind == "avg":
-            views = _windows(source, window, stride, padding, dilation, ceil_mode, 0)
-            total = views.sum(axis=axes, dtype=accumulator(compute))
-            return (total / pymath.prod(window)).astype(dtype)
-    raise RduccError(f"unknown pooling kind '{kind}'")
+                return np.zeros(views.shape[: -len(window)], dtype=x.dtype)
+            return views.max(axis=axes)
+        views = _windows(x, window, stride, padding, dilation, ceil_mode, 0)
+        total = views.sum(axis=axes, dtype=accumulator(x.dtype))
+        return (total / pymath.prod(window)).astype(x.dtype)
+
+
+def _torch_pool(x: np.ndarray, kind: str, geometry: PoolWindow) -> np.ndarray | None:
+    """Pooling by PyTorch's CPU kernel (`max_pool{1,2,3}d`, or `avg_pool{2,3}d`
+    dividing by the whole window: `divisor_override`, a 1-d window as 2-d),
+    every leading dim as one channel dim; None where torch has no such kernel."""
+    window, stride, padding, dilation, ceil_mode = geometry
+    spatial = len(window)
+    if x.dtype not in (F32, F64) or not 1 <= spatial <= 3 or not x.size:
+        return None
+    if any(2 * p > k for p, k in zip(padding, window)) or any(s < 1 for s in stride):
+        return None
+    sizes = x.shape[x.ndim - spatial :]
+    if any(window_output_size(*args, ceil_mode) < 1 for args in zip(sizes, window, stride, padding, dilation)):
+        return None
+    lead = x.shape[: x.ndim - spatial]
+    channels = x.reshape(1, pymath.prod(lead), *x.shape[x.ndim - spatial :])
+    if kind == "max":
+        result = _TORCH_MAX_POOL[spatial](_tensor(channels), tuple(window), tuple(stride), tuple(padding),
+                                          tuple(dilation), ceil_mode)
+    else:
+        if any(d != 1 for d in dilation):
+            return None
+        window, stride, padding = tuple(window), tuple(stride), tuple(padding)
+        if spatial == 1:
+            channels, window, stride, padding = channels[..., None, :], (1, *window), (1, *stride), (0, *padding)
+        pooled = _TORCH_AVG_POOL[len(window)](_tensor(channels), window, stride, padding, ceil_mode, True,
+                                              pymath.prod(window))
+        result = pooled[..., 0, :] if spatial == 1 else pooled
+    return result.numpy().reshape(*lead, *result.shape[2:])
+
+
+_TORCH_MAX_POOL: dict[int, Callable[..., Any]] = {
+    1: torch.max_pool1d, 2: torch.max_pool2d, 3: torch.max_pool3d,  # no return_indices dispatch
+}
+_TORCH_AVG_POOL: dict[int, Callable[..., Any]] = {
+    2: torch.nn.functional.avg_pool2d, 3: torch.nn.functional.avg_pool3d,
+}
+"""PyTorch's CPU pooling by number of spatial dims (average: 2 and 3, which take a divisor)."""
 
 
 # --------------------------------------------------------------------------
@@ -319,12 +426,12 @@ def pool(
 
 def reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     """Same elements in row-major order, new shape."""
-    return np.reshape(x, tuple(shape))
+    return x.reshape(tuple(shape))
 
 
 def transpose(x: np.ndarray, perm: Sequence[int]) -> np.ndarray:
     """Result dim i is input dim perm[i]."""
-    return np.transpose(x, tuple(perm))
+    return x.transpose(tuple(perm))
 
 
 def broadcast(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:

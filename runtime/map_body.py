@@ -11,7 +11,7 @@ kept on the function (`.source`) for debugging.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -345,11 +345,39 @@ def map_body_ops() -> list[str]:
     return sorted(_EMITTERS)
 
 
-def compile_body(block: Block) -> Callable[..., Any]:
+def _outer_ufunc(expression: str) -> bool:
+    """Whether `expression` is one call `np.NAME(...)` of a NumPy ufunc (which takes `out=`)."""
+    head, paren, _ = expression.partition("(")
+    if not paren or not head.startswith("np.") or not isinstance(getattr(np, head[3:], None), np.ufunc):
+        return False
+    depth = 0
+    for position, char in enumerate(expression[len(head):]):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return position == len(expression) - len(head) - 1
+    return False
+
+
+def _last_uses(body: Sequence[Operation], yielded: SSAValue) -> dict[SSAValue, int]:
+    """The index of the last body op reading each value (the yielded value: past the end)."""
+    last: dict[SSAValue, int] = {}
+    for index, op in enumerate(body):
+        for operand in op.operands:
+            last[operand] = index
+    last[yielded] = len(body)
+    return last
+
+
+def compile_body(block: Block, shapes: Sequence[tuple[int, ...]] | None = None) -> Callable[..., Any]:
     """A Python function of one array per block argument returning the yielded value.
 
     The function computes on whatever (broadcast-compatible) shapes it gets and
-    returns an array or NumPy scalar of the yielded element type.
+    returns an array or NumPy scalar of the yielded element type. With `out=`
+    (an array of the map's shape and type) it writes the result there: the
+    last ufunc of the yielded value writes straight into it. With the static
+    `shapes` of the arguments, a ufunc writes into a temporary of its own
+    shape and type that no later op reads (`out=`), instead of a new array:
+    a long elementwise chain makes few temporaries.
     """
     c = _BodyCompiler()
     params = []
@@ -360,6 +388,11 @@ def compile_body(block: Block) -> Callable[..., Any]:
     *body, terminator = list(block.ops)
     if terminator.name != "rdu.yield" or len(terminator.operands) != 1:
         raise RduccError("an 'rdu.map' body must end in 'rdu.yield' of one value")
+    yielded = terminator.operands[0]
+    static: dict[SSAValue, tuple[int, ...]] = dict(zip(block.args, shapes)) if shapes is not None else {}
+    last = _last_uses(body, yielded)
+    temporaries: set[SSAValue] = set()  # arrays a ufunc of this body made, of a known shape
+    writes_out = False  # the yielded value's ufunc writes into `out`
     for index, op in enumerate(body):
         emit = _EMITTERS.get(op.name)
         if emit is None:
@@ -369,17 +402,56 @@ def compile_body(block: Block) -> Callable[..., Any]:
             )
         if len(op.results) != 1:
             raise RduccError(f"'{op.name}' in an 'rdu.map' body must have one result")
-        element_dtype(op.results[0].type)  # reject unsupported scalar types early
+        result = op.results[0]
+        dtype = element_dtype(result.type)  # rejects unsupported scalar types early
         expression = emit(c, op, [c.names[v] for v in op.operands])
+        if op.name == "arith.constant":
+            static[result] = ()
+        elif all(v in static for v in op.operands):
+            static[result] = np.broadcast_shapes(*(static[v] for v in op.operands))
+        if _outer_ufunc(expression):
+            target = "out" if result == yielded else _dead_temporary(op, index, result, dtype, static,
+                                                                     temporaries, last, c)
+            if target is not None:
+                expression = f"{expression[:-1]}, out={target})"
+            writes_out |= target == "out"
+            if static.get(result):
+                temporaries.add(result)
         name = f"v{index}"
-        c.names[op.results[0]] = name
+        c.names[result] = name
         c.lines.append(f"    {name} = {expression}")
-    c.lines.append(f"    return {c.names[terminator.operands[0]]}")
-    source = f"def body({', '.join(params)}):\n" + "\n".join(c.lines) + "\n"
+    result_name = c.names[yielded]
+    if not writes_out:
+        c.lines.append(f"    if out is not None:\n        out[...] = {result_name}\n        return out")
+    c.lines.append(f"    return {result_name}")
+    source = f"def body({', '.join([*params, 'out=None'])}):\n" + "\n".join(c.lines) + "\n"
     exec(compile(source, "<rdu.map body>", "exec"), c.namespace)  # noqa: S102
     function = c.namespace["body"]
     function.source = source
     return function
+
+
+def _dead_temporary(
+    op: Operation,
+    index: int,
+    result: SSAValue,
+    dtype: np.dtype,
+    static: dict[SSAValue, tuple[int, ...]],
+    temporaries: set[SSAValue],
+    last: dict[SSAValue, int],
+    c: _BodyCompiler,
+) -> str | None:
+    """The name of an operand temporary this op reads last, of the result's
+    shape and dtype: the ufunc may write its result there."""
+    shape = static.get(result)
+    if not shape:
+        return None
+    for operand in op.operands:
+        if (operand in temporaries and last.get(operand) == index and static.get(operand) == shape
+                and element_dtype(operand.type) == dtype):
+            temporaries.discard(operand)
+            return c.names[operand]
+    return None
 
 
 def compile_map(op: Operation) -> Callable[..., np.ndarray]:
@@ -387,9 +459,12 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
 
     Inputs broadcast to the result by NumPy rules; the result may be a
     read-only broadcast view when the body does not depend on every input dim
-    (a fill is a single scalar broadcast to the whole shape).
+    (a fill is a single scalar broadcast to the whole shape). `.into(out,
+    *inputs)` writes the result into `out` instead (an array of the map's
+    shape and type no input overlaps).
     """
-    body = compile_body(op.regions[0].block)
+    shapes = [tensor_signature(v.type)[0] for v in op.operands]
+    body = compile_body(op.regions[0].block, shapes)
     shape, dtype = tensor_signature(op.results[0].type)
 
     def run_map(*inputs: np.ndarray) -> np.ndarray:
@@ -402,9 +477,12 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
             result = np.broadcast_to(result, shape)
         return result
 
-    run_map.source = body.source  # type: ignore[attr-defined]
-    return run_map
+    def into(out: np.ndarray, *inputs: np.ndarray) -> None:
+        body(*inputs, out=out)
 
+    run_map.source = body.source  # type: ignore[attr-defined]
+    run_map.into = into  # type: ignore[attr-defined]
+    return run_map
 
 
 __all__ = ["compile_body", "compile_map", "map_body_ops"]

@@ -26,6 +26,10 @@ Kernel = Callable[..., Any]
 Prepare = Callable[[Operation], Kernel]
 """Prepares one op (attributes read once) into its kernel."""
 
+Into = Callable[..., object]
+"""`into(context, out, *operands)`: writes the op's result into `out`, an array
+of the result's shape and dtype that no operand overlaps (an SRAM arena view)."""
+
 P = TypeVar("P", bound=Prepare)
 
 _IMPLEMENTATIONS: dict[type[Operation], Prepare] = {}
@@ -43,6 +47,26 @@ def implements(*op_classes: type[Operation]) -> Callable[[P], P]:
         return prepare
 
     return register
+
+
+def writing_into(kernel: Kernel, into: Into) -> Kernel:
+    """`kernel`, which also computes straight into a given array with `into`
+    (no temporary result to copy: `into_of`)."""
+    kernel.into = into  # type: ignore[attr-defined]
+    return kernel
+
+
+def into_of(kernel: Kernel) -> Into:
+    """How a kernel writes its result into a given array: its own `into`
+    (`writing_into`), else the kernel's result assigned into `out`."""
+    into = getattr(kernel, "into", None)
+    if into is not None:
+        return into
+
+    def assign(context: Any, out: Any, *operands: Any) -> None:
+        out[...] = kernel(context, *operands)
+
+    return assign
 
 
 def handled_structurally(op_class: type[Operation], how: str) -> None:
@@ -76,5 +100,5 @@ def prepare(op: Operation, runner: str) -> Kernel:
     return implementation(op)
 
 
-__all__ = ["Kernel", "Prepare", "describe_op", "handled_structurally", "implementation_for", "implements", "prepare",
-           "structural_role"]
+__all__ = ["Into", "Kernel", "Prepare", "describe_op", "handled_structurally", "implementation_for", "implements",
+           "into_of", "prepare", "structural_role", "writing_into"]

@@ -1,0 +1,226 @@
+"""Kernels that write straight into their SRAM arena view, and the kernel paths
+issue 19's speed work added (pooling on torch's kernels, pointwise convolution
+as one GEMM), each against eager.
+
+A body op of the placed-program interpreter computes into its arena view
+(`registry.into_of`): an `rdu.map` body's last ufunc writes there (`out=`) and
+its dead temporaries are reused, matmul and pointwise convolution hand the
+view to BLAS. Each path is checked against torch here, and a compiled model
+run twice (the second run reuses the arena) against eager.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from test_conv_batched import _calls
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import FloatAttr, TensorType, f32
+from xdsl.ir import Block, Region
+
+import rducc
+from rducc.dialects import dataflow as rdu
+from rducc.dialects.memory import AllocOp, DeallocOp, Tier
+from rducc.runtime import kernels, map_body
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _chain_map(shapes: list[tuple[int, ...]], result: tuple[int, ...]) -> rdu.MapOp:
+    """`max(exp((a - b) * c) + 0.5, a)` on f32 inputs of `shapes`: a chain of ufuncs."""
+    outer = Block(arg_types=[TensorType(f32, list(s)) for s in shapes])
+    body = Block(arg_types=[f32] * len(shapes))
+    a, b, c = body.args
+    half = arith.ConstantOp(FloatAttr(0.5, f32))
+    sub = arith.SubfOp(a, b)
+    mul = arith.MulfOp(sub.result, c)
+    exp = xmath.ExpOp(mul.result)
+    add = arith.AddfOp(exp.result, half.result)
+    top = arith.MaximumfOp(add.result, a)
+    body.add_ops([half, sub, mul, exp, add, top, rdu.YieldOp(top.result)])
+    op = rdu.MapOp(list(outer.args), TensorType(f32, list(result)), Region(body))
+    op.verify()
+    return op
+
+
+def test_map_writes_into_out_and_reuses_temporaries() -> None:
+    rng = np.random.default_rng(0)
+    shapes = [(2, 3, 4), (3, 1), (4,)]
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    run = map_body.compile_map(_chain_map(shapes, (2, 3, 4)))
+    ta, tb, tc = (torch.from_numpy(x) for x in (a, b, c))
+    expected = torch.maximum(torch.exp((ta - tb) * tc) + 0.5, ta).numpy()
+    np.testing.assert_allclose(run(a, b, c), expected, rtol=1e-6)
+    out = np.full((2, 3, 4), np.nan, np.float32)
+    run.into(out, a, b, c)  # type: ignore[attr-defined]
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    assert "out=out)" in run.source  # type: ignore[attr-defined]  # the last ufunc writes the result
+    assert "out=v" in run.source  # type: ignore[attr-defined]  # a dead temporary is reused
+
+
+def test_map_into_broadcasts_a_smaller_result() -> None:
+    """A body that depends on fewer dims than the map's shape fills `out` whole."""
+    shapes = [(3, 1), (3, 1), (1,)]
+    a, b, c = (np.arange(3, dtype=np.float32).reshape(3, 1) / 4, np.ones((3, 1), np.float32),
+               np.full((1,), 2.0, np.float32))
+    run = map_body.compile_map(_chain_map(shapes, (3, 5)))
+    out = np.zeros((3, 5), np.float32)
+    run.into(out, a, b, c)  # type: ignore[attr-defined]
+    expected = np.maximum(np.exp((a - b) * c) + 0.5, a)
+    np.testing.assert_allclose(out, np.broadcast_to(expected, (3, 5)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, BF16], ids=str)
+def test_matmul_into(dtype) -> None:
+    rng = np.random.default_rng(1)
+    lhs = rng.standard_normal((2, 5, 7)).astype(dtype)
+    rhs = rng.standard_normal((6, 7)).astype(dtype)
+    out = np.empty((2, 5, 6), dtype)
+    kernels.matmul(lhs, np.broadcast_to(rhs, (2, 6, 7)), dtype, transpose_rhs=True, out=out)
+    to32 = [torch.from_numpy(x.astype(np.float32)) for x in (lhs, rhs)]
+    expected = (to32[0] @ to32[1].T).numpy()
+    tolerance = 2e-2 if dtype == BF16 else 1e-5
+    np.testing.assert_allclose(out.astype(np.float64), expected, rtol=tolerance, atol=tolerance)
+    np.testing.assert_array_equal(out, kernels.matmul(lhs, rhs, dtype, transpose_rhs=True))
+
+
+POINTWISE = [(2, 5, 3, 4), (1, 8, 6), (0, 3, 2, 2), (1, 4, 2, 3, 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, BF16], ids=str)
+@pytest.mark.parametrize("shape", POINTWISE, ids=lambda s: "x".join(map(str, s)))
+def test_pointwise_conv_is_one_gemm_matching_eager(shape, dtype) -> None:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((7, shape[1], *(1,) * (len(shape) - 2))).astype(dtype)
+    spatial = len(shape) - 2
+    ones, zeros = (1,) * spatial, (0,) * spatial
+    assert kernels._is_pointwise(w, ones, zeros, 1)
+    torch_conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[spatial]
+    expected = torch_conv(*(torch.from_numpy(a.astype(np.float32)) for a in (x, w)))
+    tolerance = 2e-2 if dtype == BF16 else 1e-5
+    result = kernels.conv(x, w, ones, zeros, ones, 1)
+    assert result.dtype == np.dtype(dtype) and result.shape == tuple(expected.shape)
+    np.testing.assert_allclose(result.astype(np.float64), expected.numpy(), rtol=tolerance, atol=tolerance)
+    out = np.empty(result.shape, dtype)
+    assert kernels.conv(x, w, ones, zeros, ones, 1, out=out) is out
+    np.testing.assert_array_equal(out, result)
+
+
+def test_a_strided_or_padded_1x1_conv_is_not_pointwise() -> None:
+    w = np.ones((4, 4, 1, 1), np.float32)
+    assert not kernels._is_pointwise(w, (2, 2), (0, 0), 1)
+    assert not kernels._is_pointwise(w, (1, 1), (1, 0), 1)
+    assert not kernels._is_pointwise(np.ones((4, 2, 1, 1), np.float32), (1, 1), (0, 0), 2)
+
+
+POOLS = [
+    # (input shape, window, stride, padding, dilation, ceil_mode)
+    ((2, 3, 9), (3,), (2,), (1,), (1,), False),
+    ((2, 3, 10, 11), (3, 3), (2, 2), (1, 1), (1, 1), True),
+    ((2, 3, 9, 8), (2, 3), (2, 2), (0, 1), (1, 1), True),  # ceil adds a partial window
+    ((4, 2, 3, 7, 6), (3, 2), (1, 2), (1, 1), (1, 1), False),  # three leading dims
+    ((1, 2, 4, 6, 5), (2, 2, 2), (2, 2, 1), (0, 1, 1), (1, 1, 1), True),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, BF16], ids=str)
+@pytest.mark.parametrize("case", POOLS, ids=lambda c: "x".join(map(str, c[0])) + ("-ceil" if c[5] else ""))
+def test_torch_pooling_matches_the_window_path_and_eager(case, dtype) -> None:
+    """Average divides by the whole window (padding and ceil's partial window
+    counted), as `rdu.pool` defines: torch's kernel with a divisor, the
+    strided window view, and eager's count_include_pad average with that divisor."""
+    shape, window, stride, padding, dilation, ceil_mode = case
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(dtype)
+    compute = np.float64 if dtype == np.float64 else np.float32
+    for kind in ("max", "avg"):
+        got = kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
+        geometry = kernels.PoolWindow(window, stride, padding, dilation, ceil_mode)
+        via_torch = kernels._torch_pool(x.astype(compute), kind, geometry)
+        assert via_torch is not None
+        windowed = kernels._window_pool(x.astype(compute), kind, geometry)
+        np.testing.assert_allclose(via_torch, windowed, rtol=1e-6, atol=1e-6)
+        assert got.dtype == np.dtype(dtype) and got.shape == windowed.shape
+        np.testing.assert_array_equal(got, via_torch.astype(dtype))
+    lead = shape[: len(shape) - len(window)]
+    channels = torch.from_numpy(x.astype(np.float32).reshape(1, -1, *shape[len(lead):]))
+    if len(window) == 2:
+        eager = F.avg_pool2d(channels, window, stride, padding, ceil_mode, True, int(np.prod(window)))
+        got = kernels.pool(x, "avg", window, stride, padding, dilation, ceil_mode).astype(np.float32)
+        tolerance = 2e-2 if dtype == BF16 else 1e-5
+        np.testing.assert_allclose(got.reshape(eager.shape), eager.numpy(), rtol=tolerance, atol=tolerance)
+
+
+def test_pooling_torch_refuses_falls_back() -> None:
+    """Padding over half the window, dilated averages and integers take the window view."""
+    x = np.arange(2 * 9 * 9, dtype=np.float32).reshape(2, 9, 9)
+    assert kernels._torch_pool(x, "max", kernels.PoolWindow((2, 2), (1, 1), (2, 2), (1, 1))) is None
+    assert kernels._torch_pool(x, "avg", kernels.PoolWindow((3, 3), (1, 1), (1, 1), (2, 2))) is None
+    assert kernels._torch_pool(x.astype(np.int32), "max", kernels.PoolWindow((2, 2), (1, 1), (0, 0), (1, 1))) is None
+    padded = kernels.pool(x, "max", (2, 2), (1, 1), (2, 2), (1, 1))
+    assert padded.shape == (2, 12, 12) and padded[0, 0, 0] == -np.inf
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pooling_calls_do_not_grow_with_the_channels(kind) -> None:
+    counts = {}
+    for channels in (1, 8, 64):
+        x = np.ones((2, channels, 10, 10), np.float32)
+        kernels.pool(x, kind, (3, 3), (2, 2), (1, 1), (1, 1))
+        counts[channels] = _calls(lambda x=x: kernels.pool(x, kind, (3, 3), (2, 2), (1, 1), (1, 1)))
+    assert len(set(counts.values())) == 1, counts
+
+
+class _Small(torch.nn.Module):
+    """Convolutions (pointwise and 3x3), pooling, a norm and a linear layer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.point = torch.nn.Conv2d(8, 16, 1)
+        self.norm = torch.nn.GroupNorm(1, 16)
+        self.head = torch.nn.Linear(16, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.max_pool2d(torch.relu(self.stem(x)), 2)
+        y = F.gelu(self.norm(self.point(y))) - F.avg_pool2d(y.repeat(1, 2, 1, 1), 3, 1, 1)
+        return self.head(y.mean(dim=(2, 3)))
+
+
+@pytest.fixture(scope="module")
+def small() -> tuple[torch.nn.Module, torch.Tensor, rducc.Program]:
+    torch.manual_seed(0)
+    model = _Small().eval()
+    x = torch.randn(2, 3, 8, 8)
+    return model, x, rducc.compile(model, (x,), opt_level=2)
+
+
+def test_compiled_model_runs_twice_like_eager(small) -> None:
+    """The second run reuses the arena (views bound once, kernels writing into them)."""
+    model, x, program = small
+    with torch.no_grad():
+        expected = model(x)
+    for _ in range(2):
+        torch.testing.assert_close(program(x), expected, rtol=1e-4, atol=1e-5)
+    other = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(program(other), model(other), rtol=1e-4, atol=1e-5)
+
+
+def test_one_copy_sram_buffers_take_no_steps(small) -> None:
+    """Their views are bound once with the arena: no alloc or dealloc step a
+    run (what is left: off-chip buffers, rotating copies)."""
+    _, _, program = small
+    runner = program._runner
+    one_copy = [op for _, op in runner._steps if isinstance(op, AllocOp)
+                and op.result.type.tier.data == Tier.SRAM and op.copies == 1]
+    assert not one_copy
+    assert runner._bound
+    sram_deallocs = [op for _, op in runner._steps if isinstance(op, DeallocOp)
+                     and runner._copies.get(op.buffer) == 1]
+    assert not sram_deallocs
