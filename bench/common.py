@@ -58,13 +58,35 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    modeled: dict[str, Modeled] = field(default_factory=dict)
-    """The range hook: each modeled headline's name -> its value on any target, so a
-    range over the target's assumed figures is `modeled[name](low)` .. `(high)`
-    (`headline_range`)."""
+    modeled: dict[str, tuple[Modeled, Any]] = field(default_factory=dict)
+    """Each modeled headline's name -> (its value on any target, the target it was
+    modeled on): `markdown` shows it as a range over that target's assumed figures."""
 
     def add(self, name: str, value: str, goal: str = "", met: bool | None = None) -> None:
         self.figures.append(Figure(name, value, goal, met))
+
+    def model(self, name: str, headline: Modeled, target: Any) -> None:
+        """Register a modeled headline, to be shown as a range (`ranges_table`)."""
+        self.modeled[name] = (headline, target)
+
+    def ranges_table(self) -> list[str]:
+        """Each modeled headline as low..high over its target's ranged figures (each at
+        its low and its high, one at a time: runtime/ranges.py) and the figure it is
+        most sensitive to."""
+        from rducc.runtime.ranges import headline_ranges
+
+        if not self.modeled:
+            return []
+        lines = ["Modeled headlines as ranges over the target's assumed and derived figures (each figure at "
+                 "its low and its high, one at a time; compiler/targets/sn40l.toml gives the ranges):", "",
+                 "| headline | value | low..high | most sensitive to (headline at its low..high) |",
+                 "| --- | --- | --- | --- |"]
+        for name, (headline, target) in self.modeled.items():
+            ranged = headline_ranges(headline, target, {name: lambda value: value}).headlines[0]
+            top = ranged.tornado[0] if ranged.tornado else None
+            sensitive = f"`{top.figure}` ({top.at_low:.4g}..{top.at_high:.4g})" if top else "-"
+            lines.append(f"| {name} | {ranged.value:.4g} | {ranged.low:.4g}..{ranged.high:.4g} | {sensitive} |")
+        return lines
 
     def text(self) -> str:
         """Plain text for a terminal."""
@@ -81,16 +103,12 @@ class Section:
         lines = [f"## {self.title}", "", f"`{self.command}` ({self.seconds:.0f} s)", ""]
         lines += ["| figure | result | goal | |", "| --- | --- | --- | --- |"]
         lines += [f"| {f.name} | {f.value} | {f.goal or '-'} | {f.verdict} |" for f in self.figures]
+        ranges = self.ranges_table()
+        if ranges:
+            lines += ["", *ranges]
         if self.details:
             lines += ["", *self.details]
         return "\n".join(lines) + "\n"
-
-
-def headline_range(section: Section, name: str, targets: Sequence[Any]) -> tuple[float, float]:
-    """The lowest and highest value of a modeled headline over `targets` (the same
-    compiled program costed on each: low/high figures of the nominal target)."""
-    values = [section.modeled[name](target) for target in targets]
-    return min(values), max(values)
 
 
 def best_time(function: Callable[[], object], calls: int) -> float:

@@ -33,7 +33,7 @@
 Every figure is modeled from shapes, not measured on a chip. Each modeled
 headline is also in `Section.modeled` as a function of the target (the
 compiled program costed again on it), for ranges over the target's assumed
-figures (bench/common.py, `headline_range`).
+figures (bench/common.py, `Section.ranges_table`).
 
 Run: python bench/model_llama8b.py [--quick]
 """
@@ -137,7 +137,7 @@ def decode_stacked(section: Section, target: Target, layers: int) -> Compiled:
                          *models.llama31_8b_decode_stacked_meta(4096, layers), target, 2)
     report = step.report
     share = step.compulsory_read / target.hbm_bandwidth / report.modeled_time_s
-    section.modeled[f"decode, stacked KV cache ({layers} layers): roofline / modeled time"] = roofline_share(step)
+    section.model(f"decode, stacked KV cache ({layers} layers): roofline / modeled time", roofline_share(step), target)
     section.add(f"decode, stacked KV cache ({layers} layers): roofline / modeled time",
                 f"{share:.1%} ({report.modeled_time_s * 1e3:.3f} ms, {len(report.kernels)} kernels)",
                 ">= 90%", share >= 0.9)
@@ -215,7 +215,7 @@ def decode(section: Section, target: Target, layers: int) -> Compiled:
                 f"{step.compulsory_read / 1e9:.2f} GB (paper, 32 layers: {PAPER_BYTES_PER_TOKEN / 1e9:.1f} GB; weights, the 4,096-position KV cache, "
                 "one embedding row)")
     share = roofline_s / report.modeled_time_s
-    section.modeled[f"decode ({layers} layers): roofline / modeled time"] = roofline_share(step)
+    section.model(f"decode ({layers} layers): roofline / modeled time", roofline_share(step), target)
     section.add(f"decode ({layers} layers): roofline / modeled time",
                 f"{share:.1%} ({roofline_s * 1e3:.3f} ms at {target.hbm_bandwidth / 1e12:.1f} TB/s)",
                 ">= 90%", share >= 0.9)
@@ -246,7 +246,7 @@ def prefill(section: Section, target: Target, layers: int) -> list[Compiled]:
         for level in (1, 2):
             slow, fast = runs[0].report, runs[level].report
             name = f"prefill {seq} ({layers} layers): -O0 / -O{level} modeled time"
-            section.modeled[name] = speedup(runs[0], runs[level])
+            section.model(name, speedup(runs[0], runs[level]), target)
             ratio = slow.modeled_time_s / fast.modeled_time_s
             goal = {"goal": f"{low:g}x-{high:g}x (SN40L paper)", "met": low <= ratio <= high} if level == 2 else {}
             section.add(name, f"{slow.modeled_time_s * 1e3:.2f} ms / {fast.modeled_time_s * 1e3:.2f} ms = "

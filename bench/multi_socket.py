@@ -110,7 +110,7 @@ def decode(section: Section, size: str, target_name: str, layers: int) -> None:
     section.add(f"{label}: tokens/s (batch 1)",
                 f"{1 / report.modeled_time_s:,.0f} ({report.modeled_time_s * 1e3:.3f} ms a token, tp={tp} pp={pp}, "
                 f"links {link_s * 1e3:.3f} ms, {hidden * 1e3:.3f} ms of it behind weight reads{published})")
-    section.modeled[f"{label}: aggregate-HBM roofline / modeled time"] = aggregate_share(module, needed)
+    section.model(f"{label}: aggregate-HBM roofline / modeled time", aggregate_share(module, needed), target)
     section.add(f"{label}: aggregate-HBM roofline / modeled time",
                 f"{share:.1%} ({needed / 1e9:.2f} GB a token / ({target.sockets} x "
                 f"{target.hbm_bandwidth / 1e12:.1f} TB/s) = {roofline_s * 1e3:.3f} ms)", ">= 90%", share >= 0.9)
