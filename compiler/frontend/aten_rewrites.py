@@ -71,7 +71,9 @@ def repeat_interleave(repeats: torch.Tensor, output_size: int | None = None) -> 
 
 def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
     """How many sorted boundaries lie below each value (or at it too, with `right`)."""
-    values, boundaries = values.unsqueeze(-1), boundaries.unsqueeze(-2)
+    values = values.unsqueeze(-1)
+    if boundaries.dim() > 1:  # one sorted row per leading index (searchsorted)
+        boundaries = boundaries.unsqueeze(-2)
     below = boundaries <= values if right else boundaries < values
     return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
 
@@ -304,6 +306,142 @@ def collapse(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
 @decomposes("prims.convert_element_type.default")
 def convert_element_type(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return aten._to_copy.default(a, dtype=dtype)
+
+
+# --------------------------------------------------------------------------
+# Ops torch's tables keep or decompose into prims (found by bench/op_sweep.py)
+# --------------------------------------------------------------------------
+
+
+@decomposes("aten.erfc.default")
+def erfc(self: torch.Tensor) -> torch.Tensor:
+    return 1 - torch.erf(self)
+
+
+@decomposes("aten.new_empty_strided.default")
+def new_empty_strided(self: torch.Tensor, size: Sequence[int], stride: Sequence[int], **options: Any) -> torch.Tensor:
+    """Uninitialized memory: values are unspecified, so the strides do not matter."""
+    dtype = options.get("dtype") or self.dtype
+    return torch.empty(list(size), dtype=dtype, device=self.device)
+
+
+@decomposes("aten.put.default")
+def put(self: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
+    """`self` read as flat, indices counted from the end when negative."""
+    flat = self.reshape(-1)
+    where = index.reshape(-1) % max(flat.numel(), 1)
+    return aten.index_put.default(flat, [where], source.reshape(-1), accumulate).reshape(self.shape)
+
+
+@decomposes("aten.index_reduce.default")
+def index_reduce(
+    self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, reduce: str, include_self: bool = True
+) -> torch.Tensor:
+    """A scatter_reduce whose index is `index` broadcast along `dim` over `source`."""
+    dim = dim % max(self.dim(), 1)
+    shape = [1] * source.dim()
+    if shape:
+        shape[dim] = -1
+    spread = index.reshape(shape).expand(source.shape) if shape else index.reshape(())
+    return self.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
+
+
+@decomposes("aten.diagonal_scatter.default")
+def diagonal_scatter(
+    self: torch.Tensor, src: torch.Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> torch.Tensor:
+    """`src` written on the diagonal: a select between `self` and `src` spread over the
+    (dim1, dim2) plane by the diagonal position of each element."""
+    dim1, dim2 = dim1 % self.dim(), dim2 % self.dim()
+    rows, cols = self.shape[dim1], self.shape[dim2]
+    i = torch.arange(rows, device=self.device).unsqueeze(1)
+    j = torch.arange(cols, device=self.device).unsqueeze(0)
+    on = (j - i) == offset
+    length = max(src.shape[-1], 1)
+    along = (i if offset >= 0 else j).expand(rows, cols).clamp(0, length - 1).reshape(-1)
+    spread = src.index_select(-1, along).reshape(*src.shape[:-1], rows, cols).movedim((-2, -1), (dim1, dim2))
+    mask = on.expand(*src.shape[:-1], rows, cols).movedim((-2, -1), (dim1, dim2))
+    return torch.where(mask, spread, self)
+
+
+def _cumulative_extreme(self: torch.Tensor, dim: int, larger: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """cummax/cummin: each position against all before it (a [n, n] lower triangle
+    per row); the index is the last position holding the extreme, as torch's."""
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    moved = self.movedim(dim, -1)
+    n = moved.shape[-1]
+    position = torch.arange(n, device=self.device)
+    before = position.unsqueeze(0) <= position.unsqueeze(1)  # [i, j]: j <= i
+    rows = moved.unsqueeze(-2).expand(*moved.shape[:-1], n, n)
+    if self.dtype.is_floating_point:
+        fill = torch.tensor(-math.inf if larger else math.inf, dtype=self.dtype, device=self.device)
+    else:
+        info = torch.iinfo(self.dtype) if self.dtype != torch.bool else None
+        fill = torch.tensor((info.min if larger else info.max) if info else (not larger), dtype=self.dtype)
+    candidates = torch.where(before, rows, fill)
+    values = candidates.amax(-1) if larger else candidates.amin(-1)
+    hit = before & ((rows == values.unsqueeze(-1)) | (rows.isnan() & values.isnan().unsqueeze(-1)))
+    indices = torch.where(hit, position, -1).amax(-1)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+@decomposes("aten.cummax.default")
+def cummax(self: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _cumulative_extreme(self, dim, larger=True)
+
+
+@decomposes("aten.cummin.default")
+def cummin(self: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _cumulative_extreme(self, dim, larger=False)
+
+
+def _lower_median(self: torch.Tensor, dim: int, skip_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The lower median along `dim` and its index (sorted, NaN last): with NaN in a
+    row, NaN and the first NaN's index (median) or the median of the others (nanmedian)."""
+    ordered, order = torch.sort(self, dim=dim, stable=True)
+    nan = self.isnan()
+    if skip_nan:
+        count = (~nan).sum(dim, keepdim=True)
+        at = ((count - 1).clamp(min=0)) // 2
+    else:
+        at = torch.full_like(nan.sum(dim, keepdim=True), (self.shape[dim] - 1) // 2)
+    values, indices = ordered.gather(dim, at), order.gather(dim, at)
+    if not skip_nan:
+        first_nan = nan.to(torch.int64).argmax(dim, keepdim=True)
+        any_nan = nan.any(dim, keepdim=True)
+        values = torch.where(any_nan, torch.full_like(values, math.nan), values)
+        indices = torch.where(any_nan, first_nan, indices)
+    return values.squeeze(dim), indices.squeeze(dim)
+
+
+@decomposes("aten.median.default")
+def median(self: torch.Tensor) -> torch.Tensor:
+    return _lower_median(self.reshape(-1), 0, skip_nan=False)[0]
+
+
+@decomposes("aten.nanmedian.default")
+def nanmedian(self: torch.Tensor) -> torch.Tensor:
+    return _lower_median(self.reshape(-1), 0, skip_nan=True)[0]
+
+
+def _median_dim(self: torch.Tensor, dim: int, keepdim: bool, skip_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    values, indices = _lower_median(self, dim, skip_nan)
+    if keepdim:
+        values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
+    return values, indices
+
+
+@decomposes("aten.median.dim")
+def median_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _median_dim(self, dim, keepdim, skip_nan=False)
+
+
+@decomposes("aten.nanmedian.dim")
+def nanmedian_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _median_dim(self, dim, keepdim, skip_nan=True)
 
 
 __all__: list[str] = []

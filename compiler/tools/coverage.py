@@ -10,6 +10,7 @@ error).
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import torch
 
@@ -79,8 +80,23 @@ def core_aten_supported() -> tuple[str, ...]:
     return tuple(name for name in supported_ops() if is_core_aten(name))
 
 
+SWEEP_HEADING = "## OpInfo sweep"
+"""The section bench/op_sweep.py writes at the end of docs/aten-coverage.md (kept as it is)."""
+COVERAGE_DOC = Path(__file__).resolve().parents[2] / "docs" / "aten-coverage.md"
+
+
+def sweep_section(doc: Path = COVERAGE_DOC) -> str:
+    """The OpInfo sweep's section of the coverage document, if there is one."""
+    if not doc.is_file():
+        return ""
+    text = doc.read_text()
+    at = text.find(SWEEP_HEADING)
+    return "" if at < 0 else "\n" + text[at:]
+
+
 def coverage_markdown() -> str:
-    """docs/aten-coverage.md, generated from the converter table and MISSING_OPS."""
+    """docs/aten-coverage.md, generated from the converter table and MISSING_OPS
+    (and the OpInfo sweep's section, which bench/op_sweep.py writes, kept)."""
     supported = supported_ops()
     core = set(core_aten_supported())
     lines = [
@@ -131,7 +147,7 @@ def coverage_markdown() -> str:
         *(f"| `{name}` | {'core' if name in core else ''} |" for name in supported),
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines) + sweep_section()
 
 
 if __name__ == "__main__":
