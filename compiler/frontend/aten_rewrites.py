@@ -183,6 +183,152 @@ def linalg_slogdet(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     return sign * diagonal.sign().prod(-1), diagonal.abs().log().sum(-1), lu, pivots
 
 
+def _info(a: torch.Tensor) -> torch.Tensor:
+    """LAPACK's per-matrix status: 0 (rducc does not check for singular input)."""
+    return torch.zeros(a.shape[:-2], dtype=torch.int32, device=a.device)
+
+
+def _substitute(t: torch.Tensor, b: torch.Tensor, lower: bool, unit: bool) -> torch.Tensor:
+    """x with t x = b for a triangular t ([..., n, n]) and b ([..., n, k]), one row at a
+    time over the static n (forward for lower, backward for upper)."""
+    n = t.shape[-1]
+    if n == 0:
+        return b.clone()
+    solved: dict[int, torch.Tensor] = {}
+    for i in range(n) if lower else reversed(range(n)):
+        known = sorted(solved)
+        row = b[..., i, :]
+        if known:
+            coefficients = t[..., i, known[0] : known[-1] + 1]
+            row = row - (coefficients.unsqueeze(-1) * torch.stack([solved[j] for j in known], -2)).sum(-2)
+        solved[i] = row if unit else row / t[..., i, i : i + 1]
+    return torch.stack([solved[i] for i in range(n)], -2)
+
+
+def _batched(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`a` ([..., n, n]) and `b` ([..., n, k]) with their batch dims broadcast."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return a.expand(*batch, *a.shape[-2:]), b.expand(*batch, *b.shape[-2:])
+
+
+def _lu_solve(lu: torch.Tensor, pivots: torch.Tensor, b: torch.Tensor, transposed: bool = False) -> torch.Tensor:
+    """getrs: b's rows swapped as the pivots say, then L y = b, U x = y; `transposed`
+    (A^T x = b): U^T y = b, L^T w = y, then the swaps undone in reverse order."""
+    lu, b = _batched(lu, b)
+    pivots = pivots.expand(*lu.shape[:-2], pivots.shape[-1]).to(torch.int64) - 1
+    steps = range(pivots.shape[-1])
+    if transposed:
+        x = _substitute(lu.mT, b, lower=True, unit=False)
+        x = _substitute(lu.mT, x, lower=False, unit=True)
+        for k in reversed(steps):
+            x = _swap_rows(x, k, pivots[..., k])
+        return x
+    for k in steps:
+        b = _swap_rows(b, k, pivots[..., k])
+    return _substitute(lu, _substitute(lu, b, lower=True, unit=True), lower=False, unit=False)
+
+
+def _as_matrix(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether linalg.solve reads `b` as a batch of vectors (torch's rule)."""
+    return b.dim() == 1 or (b.dim() == a.dim() - 1 and b.shape == a.shape[:-1])
+
+
+@decomposes("aten.linalg_lu_factor_ex.default")
+def linalg_lu_factor_ex(a: torch.Tensor, pivot: bool = True, check_errors: bool = False) -> Any:
+    if not pivot or a.shape[-1] != a.shape[-2]:
+        return NotImplemented
+    lu, pivots, _ = _lu(a)
+    return lu, pivots, _info(a)
+
+
+@decomposes("aten.linalg_lu_solve.default")
+def linalg_lu_solve(lu: torch.Tensor, pivots: torch.Tensor, b: torch.Tensor, left: bool = True,
+                    adjoint: bool = False) -> Any:
+    if left:
+        return _lu_solve(lu, pivots, b, transposed=adjoint)
+    return _lu_solve(lu, pivots, b.mT, transposed=not adjoint).mT  # x A = b: A^T x^T = b^T
+
+
+@decomposes("aten._linalg_solve_ex.default")
+def linalg_solve_ex(a: torch.Tensor, b: torch.Tensor, left: bool = True, check_errors: bool = False) -> Any:
+    """(x, LU, pivots, info) with a x = b (x a = b when not `left`)."""
+    if not left:
+        return NotImplemented
+    lu, pivots, _ = _lu(a)
+    vector = _as_matrix(a, b)
+    x = _lu_solve(lu, pivots, b.unsqueeze(-1) if vector else b)
+    return (x.squeeze(-1) if vector else x), lu, pivots, _info(a)
+
+
+@decomposes("aten.linalg_inv_ex.default")
+def linalg_inv_ex(a: torch.Tensor, check_errors: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    lu, pivots, _ = _lu(a)
+    eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand(a.shape)
+    return _lu_solve(lu, pivots, eye), _info(a)
+
+
+@decomposes("aten.linalg_solve_triangular.default")
+def linalg_solve_triangular(a: torch.Tensor, b: torch.Tensor, *, upper: bool, left: bool = True,
+                            unitriangular: bool = False) -> torch.Tensor:
+    """a x = b (x a = b when not `left`: a^T x^T = b^T) for a triangular a."""
+    if not left:
+        return linalg_solve_triangular(a.mT, b.mT, upper=not upper, unitriangular=unitriangular).mT
+    a, b = _batched(a, b)
+    return _substitute(a, b, lower=not upper, unit=unitriangular)
+
+
+@decomposes("aten.triangular_solve.default")
+def triangular_solve(b: torch.Tensor, a: torch.Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x, a) with op(a) x = b (the legacy form: b first, a's copy returned)."""
+    t = a.mT if transpose else a
+    x = linalg_solve_triangular(t, b, upper=upper != transpose, unitriangular=unitriangular)
+    return x, a.clone()
+
+
+def _cholesky(a: torch.Tensor) -> torch.Tensor:
+    """The lower Cholesky factor, column by column over the static size."""
+    n = a.shape[-1]
+    if n == 0:
+        return a.clone()
+    rows = torch.arange(n, device=a.device)
+    columns: list[torch.Tensor] = []
+    for j in range(n):
+        rest = a[..., :, j]
+        if columns:
+            done = torch.stack(columns, -1)
+            rest = rest - (done * done[..., j : j + 1, :]).sum(-1)
+        diagonal = rest[..., j : j + 1].sqrt()
+        columns.append(torch.where(rows > j, rest / diagonal, torch.where(rows == j, diagonal, 0.0)))
+    return torch.stack(columns, -1)
+
+
+@decomposes("aten.linalg_cholesky_ex.default")
+def linalg_cholesky_ex(a: torch.Tensor, upper: bool = False, check_errors: bool = False) -> Any:
+    factor = _cholesky(a)
+    return (factor.mT if upper else factor), _info(a)
+
+
+@decomposes("aten.cholesky.default")
+def cholesky(a: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    factor = _cholesky(a)
+    return factor.mT if upper else factor
+
+
+@decomposes("aten.cholesky_solve.default")
+def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    """x with (L L^T) x = b, from the factor L (or U = L^T with `upper`)."""
+    lower = factor.mT if upper else factor
+    lower, b = _batched(lower, b)
+    return _substitute(lower.mT, _substitute(lower, b, lower=True, unit=False), lower=False, unit=False)
+
+
+@decomposes("aten.cholesky_inverse.default")
+def cholesky_inverse(factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    eye = torch.eye(factor.shape[-1], dtype=factor.dtype, device=factor.device).expand(factor.shape)
+    return cholesky_solve(eye, factor, upper)
+
+
 # --------------------------------------------------------------------------
 # Random
 # --------------------------------------------------------------------------
@@ -375,11 +521,12 @@ def _cumulative_extreme(self: torch.Tensor, dim: int, larger: bool) -> tuple[tor
     before = position.unsqueeze(0) <= position.unsqueeze(1)  # [i, j]: j <= i
     rows = moved.unsqueeze(-2).expand(*moved.shape[:-1], n, n)
     if self.dtype.is_floating_point:
-        fill = torch.tensor(-math.inf if larger else math.inf, dtype=self.dtype, device=self.device)
+        fill: float | int | bool = -math.inf if larger else math.inf
+    elif self.dtype == torch.bool:
+        fill = not larger
     else:
-        info = torch.iinfo(self.dtype) if self.dtype != torch.bool else None
-        fill = torch.tensor((info.min if larger else info.max) if info else (not larger), dtype=self.dtype)
-    candidates = torch.where(before, rows, fill)
+        fill = torch.iinfo(self.dtype).min if larger else torch.iinfo(self.dtype).max
+    candidates = torch.where(before, rows, torch.full((), fill, dtype=self.dtype, device=self.device))
     values = candidates.amax(-1) if larger else candidates.amin(-1)
     hit = before & ((rows == values.unsqueeze(-1)) | (rows.isnan() & values.isnan().unsqueeze(-1)))
     indices = torch.where(hit, position, -1).amax(-1)

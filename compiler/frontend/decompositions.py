@@ -246,11 +246,21 @@ def _run(ep: ExportedProgram, table: dict[Any, Decomposition]) -> ExportedProgra
             raise _failure(ep, error) from None
 
 
+def _without_effect_tokens(ep: ExportedProgram) -> ExportedProgram:
+    """Side-effect ops (linalg's `_linalg_check_errors`) called directly, without the
+    tokens torch.export threads through them (the importer drops the checks)."""
+    if not any(n.target is torch.ops.higher_order.with_effects for n in ep.graph.nodes):
+        return ep
+    from torch.export._remove_effect_tokens_pass import _remove_effect_tokens
+
+    return _remove_effect_tokens(ep)
+
+
 def decompose(ep: ExportedProgram) -> ExportedProgram:
     """The program in the ATen rducc imports (see the module's docstring)."""
     if ep not in _DECOMPOSED:
         table = decomposition_table(ep)
-        _DECOMPOSED[ep] = _with_fallbacks(_run(ep, table), table)
+        _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
         if has_complex(_DECOMPOSED[ep]):
             lower_complex(_DECOMPOSED[ep])
     return _DECOMPOSED[ep]
