@@ -58,11 +58,11 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
-    TensorType,
     ArrayAttr,
     DictionaryAttr,
     LocationAttr,
     ModuleOp,
+    TensorType,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -408,7 +408,7 @@ def _differing_constants(block: Block, layers: Sequence[Layer]) -> list[list[ari
         if not all(isinstance(op.parent_op(), MapOp) and op.parent_op().parent_block() is block for op in ops):
             return None
         for found_in, op in zip(found, ops):
-            found_in.append(op)  # type: ignore[arg-type]
+            found_in.append(op)
     return found if found[0] else None
 
 
