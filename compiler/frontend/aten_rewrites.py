@@ -543,48 +543,6 @@ def cummin(self: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     return _cumulative_extreme(self, dim, larger=False)
 
 
-def _pole(x: torch.Tensor) -> torch.Tensor:
-    """Where a gamma-family function has a pole: 0 and the negative integers."""
-    return (x <= 0) & (x == x.floor())
-
-
-@decomposes("aten.lgamma.default")
-def lgamma(self: torch.Tensor) -> torch.Tensor:
-    """log|Γ(x)|: Stirling's series at x + 6 less the log of the 6 factors shifted
-    over, reflected (π / |sin πx|, sin of x's distance to the nearest integer) below 1/2; +inf at the poles and at ±inf."""
-    x = self if self.dtype.is_floating_point else self.to(torch.get_default_dtype())
-    reflect = x < 0.5
-    y = torch.where(reflect, 1 - x, x)
-    z = y + 6
-    shifted = torch.log(y * (y + 1) * (y + 2)) + torch.log((y + 3) * (y + 4) * (y + 5))
-    inverse = 1 / z
-    square = inverse * inverse
-    series = inverse * (1 / 12 - square * (1 / 360 - square * (1 / 1260 - square / 1680)))
-    value = (z - 0.5) * torch.log(z) - z + 0.5 * math.log(2 * math.pi) + series - shifted
-    reflected = math.log(math.pi) - torch.log(torch.sin(math.pi * (x - x.round())).abs()) - value
-    result = torch.where(reflect, reflected, value)
-    return torch.where(_pole(x) | x.isinf(), math.inf, result)
-
-
-@decomposes("aten.digamma.default")
-def digamma(self: torch.Tensor) -> torch.Tensor:
-    """ψ(x): the asymptotic series at x + 6 less the 6 reciprocals shifted over,
-    reflected (π / tan πx) below 1/2; -inf at 0, NaN at the negative integers."""
-    x = self if self.dtype.is_floating_point else self.to(torch.get_default_dtype())
-    reflect = x < 0.5
-    y = torch.where(reflect, 1 - x, x)
-    z = y + 6
-    shifted = 1 / y + 1 / (y + 1) + 1 / (y + 2) + 1 / (y + 3) + 1 / (y + 4) + 1 / (y + 5)
-    inverse = 1 / z
-    square = inverse * inverse
-    series = square * (1 / 12 - square * (1 / 120 - square * (1 / 252 - square * (1 / 240 - square / 132))))
-    value = torch.log(z) - 0.5 * inverse - series - shifted
-    reflected = value - math.pi / torch.tan(math.pi * (x - x.round()))  # tan has period π: exact near poles
-    result = torch.where(reflect, reflected, value)
-    result = torch.where(_pole(x), math.nan, result)
-    return torch.where(x == 0, -math.inf, result)
-
-
 def _lower_median(self: torch.Tensor, dim: int, skip_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """The lower median along `dim` and its index (sorted, NaN last): with NaN in a
     row, NaN and the first NaN's index (median) or the median of the others (nanmedian)."""

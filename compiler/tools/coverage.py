@@ -24,6 +24,8 @@ MISSING_OPS: dict[str, str] = {
     # convolution, pooling, resampling
     # creation
     # other
+    "aten.lgamma.default": "elementwise: no log-gamma in map bodies yet",
+    "aten.digamma.default": "elementwise: no digamma in map bodies yet",
     "aten._scaled_mm.default": "matmul: float8 operands (rducc has no float8 dtype)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
