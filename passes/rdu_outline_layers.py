@@ -58,8 +58,10 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     DictionaryAttr,
+    IntegerType,
     LocationAttr,
     ModuleOp,
     TensorType,
@@ -407,6 +409,8 @@ def _differing_constants(block: Block, layers: Sequence[Layer]) -> list[list[ari
             continue
         if not all(isinstance(op.parent_op(), MapOp) and op.parent_op().parent_block() is block for op in ops):
             return None
+        if not isinstance(ops[0].results[0].type, AnyFloat | IntegerType):
+            return None  # only a number a tensor element can hold
         for found_in, op in zip(found, ops):
             found_in.append(op)
     return found if found[0] else None
