@@ -49,8 +49,8 @@ OTHER_GAPS: dict[str, str] = {
     " indexing, quantize/dequantize per tensor and per channel",
     "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
-    " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops (pad and flip too) and sums; the FFTs as exact DFT matrices;"
-    " complex model inputs and outputs are refused (pass and return view_as_real pairs)",
+    " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops (pad and flip too) and sums; the FFTs as exact"
+    " DFT matrices; complex model inputs and outputs are refused (pass and return view_as_real pairs)",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",
