@@ -155,7 +155,8 @@ def _cause(line: str) -> str:
     line = re.sub(r"\[[^\]]*\]", "[..]", line)
     line = re.sub(r"'[^']*'", "'..'", line)
     line = re.sub(r"\b\d+(\.\d+)?\b", "N", line)
-    line = re.sub(r"^[^:]*:\d*:?\d*:? ", "", line) if line.startswith("/") else line
+    line = re.sub(r", first at .*$", "", line)  # where: the sample's own line, the same for all
+    line = re.sub(r"\S+\.py:N:N: (return self\.function\(\*args, \*\*kwargs\): )?", "", line)
     return line[:200]
 
 

@@ -34,5 +34,7 @@ def test_the_slice_compiles_and_matches_eager(swept: op_sweep.Sweep) -> None:
 
 
 def test_causes_blur_what_varies() -> None:
-    line = "UnsupportedOpsError: aten.i0.default: 2 uses, first at 'x' [3, 4]"
-    assert op_sweep._cause(line) == "UnsupportedOpsError: aten.i0.default: N uses, first at '..' [..]"
+    line = "UnsupportedOpsError: cannot import: aten.i0.default: 2 uses, first at /a/b.py:3:4: y = f(x)"
+    assert op_sweep._cause(line) == "UnsupportedOpsError: cannot import: aten.i0.default: N uses"
+    shape = "RduccError: /a/b.py:88:9: return self.function(*args, **kwargs): shape [3, 4] on 'x'"
+    assert op_sweep._cause(shape) == "RduccError: shape [..] on '..'"
