@@ -37,7 +37,12 @@ all match as they are, each layer's static windows of outside values (a
 slice, and reshapes of it) are moved out of it, before it
 (`hoist_windows`), and each call passes its own window as an argument, so
 the index becomes an argument. `rdu-fuse` and `rdu-insert-dma` then make
-such a window a `tier.view` that the layer's kernel DMAs alone.
+such a window a `tier.view` that the layer's kernel DMAs alone. Likewise,
+layers that differ only in the values of scalar constants of their
+elementwise bodies (GPT-2's attention scaled by 1/(layer index + 1), a
+per-layer scale or window size) still match: each such constant becomes a
+rank-0 value made before its layer, read by the map as an input
+(`hoist_constants`), and so an argument of @layer.
 
 An op with no `rdu.layer` between two ops of one layer (an exporter that gave
 a free function no module stack: transformers' `rotate_half` and the
@@ -56,12 +61,15 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     DictionaryAttr,
+    IntegerType,
     LocationAttr,
     ModuleOp,
+    TensorType,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -80,7 +88,7 @@ from rducc.dialects.contracts import (
     set_layer,
     set_outlined,
 )
-from rducc.dialects.dataflow import ReshapeOp, SliceOp
+from rducc.dialects.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.dialects.program import find_entry
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
@@ -410,6 +418,58 @@ def hoist_windows(block: Block, layers: Sequence[Layer]) -> bool:
     return moved
 
 
+def _differing_constants(block: Block, layers: Sequence[Layer]) -> list[list[arith.ConstantOp]] | None:
+    """Per layer, the scalar constants of its elementwise bodies whose value is not
+    the same in every layer (a per-layer scale such as 1/(layer index)), at the
+    same places; None when the layers differ in more than their constants' values."""
+    walks = [[inner for op in layer.ops for inner in op.walk()] for layer in layers]
+    if len({len(w) for w in walks}) != 1:
+        return None
+    found: list[list[arith.ConstantOp]] = [[] for _ in layers]
+    for ops in zip(*walks):
+        if any(op.name != ops[0].name for op in ops):
+            return None
+        if not isinstance(ops[0], arith.ConstantOp) or all(op.value == ops[0].value for op in ops):
+            continue
+        if not all(isinstance(op.parent_op(), MapOp) and op.parent_op().parent_block() is block for op in ops):
+            return None
+        if not isinstance(ops[0].results[0].type, AnyFloat | IntegerType):
+            return None  # only a number a tensor element can hold
+        for found_in, op in zip(found, ops):
+            found_in.append(op)
+    return found if found[0] else None
+
+
+def _constant_as_operand(block: Block, constant: arith.ConstantOp, anchor: Operation) -> None:
+    """Read `constant` (in a map's body) from a rank-0 tensor made before `anchor`."""
+    user = constant.parent_op()
+    assert isinstance(user, MapOp)
+    element = constant.result.type
+    made = constant.clone()
+    source = MapOp([], TensorType(element, []), Region(Block([made, YieldOp(made.result)])))
+    source.location = constant.location
+    source.result.name_hint = "constant"
+    block.insert_op_before(source, anchor)
+    argument = user.body.block.insert_arg(element, len(user.body.block.args))
+    user.operands = [*user.operands, source.result]
+    constant.result.replace_all_uses_with(argument)
+    constant.detach()
+    constant.erase()
+
+
+def hoist_constants(block: Block, layers: Sequence[Layer]) -> bool:
+    """Layers that differ only in scalar constants of their elementwise bodies: each
+    such constant becomes a rank-0 value made before its layer and read by the map
+    as an input, so the constant becomes an argument of @layer; whether any moved."""
+    constants = _differing_constants(block, layers)
+    if constants is None:
+        return False
+    for layer, own in zip(layers, constants):
+        for constant in own:
+            _constant_as_operand(block, constant, layer.ops[0])
+    return True
+
+
 def _all_match(layers: Sequence[Layer]) -> bool:
     return all(match_layer(layers[0], other) is not None for other in layers[1:])
 
@@ -422,6 +482,8 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
     if len(layers) < 2:
         return 0
     if not _all_match(layers) and hoist_windows(block, layers):
+        layers = layers_of(block)
+    if not _all_match(layers) and hoist_constants(block, layers):
         layers = layers_of(block)
     index = {op: i for i, op in enumerate(block.ops)}
     first = layers[0]

@@ -49,7 +49,11 @@ from rducc.frontend.types import tensor_type_of
 def convert_index_select(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     value, index = g.value(positional(node)[0]), g.value(positional(node)[2])
     dim = positional(node)[1] % max(len(shape_of(value)), 1)
-    return gather_dim(g, value, reshape(g, cast(g, index, i64), [prod(shape_of(index))]), dim)
+    flat = reshape(g, cast(g, index, i64), [prod(shape_of(index))])
+    if not shape_of(value):  # a rank-0 tensor is read as one element (eager's result is rank 0)
+        picked = gather_dim(g, reshape(g, value, [1]), flat, 0)
+        return reshape(g, picked, list(fake_value(node).shape))
+    return gather_dim(g, value, flat, dim)
 
 
 @converts("aten.flip.default")

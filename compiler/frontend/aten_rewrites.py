@@ -71,7 +71,9 @@ def repeat_interleave(repeats: torch.Tensor, output_size: int | None = None) -> 
 
 def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
     """How many sorted boundaries lie below each value (or at it too, with `right`)."""
-    values, boundaries = values.unsqueeze(-1), boundaries.unsqueeze(-2)
+    values = values.unsqueeze(-1)
+    if boundaries.dim() > 1:  # one sorted row per leading index (searchsorted)
+        boundaries = boundaries.unsqueeze(-2)
     below = boundaries <= values if right else boundaries < values
     return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
 
@@ -179,6 +181,152 @@ def linalg_slogdet(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     lu, pivots, sign = _lu(a)
     diagonal = lu.diagonal(0, -2, -1)
     return sign * diagonal.sign().prod(-1), diagonal.abs().log().sum(-1), lu, pivots
+
+
+def _info(a: torch.Tensor) -> torch.Tensor:
+    """LAPACK's per-matrix status: 0 (rducc does not check for singular input)."""
+    return torch.zeros(a.shape[:-2], dtype=torch.int32, device=a.device)
+
+
+def _substitute(t: torch.Tensor, b: torch.Tensor, lower: bool, unit: bool) -> torch.Tensor:
+    """x with t x = b for a triangular t ([..., n, n]) and b ([..., n, k]), one row at a
+    time over the static n (forward for lower, backward for upper)."""
+    n = t.shape[-1]
+    if n == 0:
+        return b.clone()
+    solved: dict[int, torch.Tensor] = {}
+    for i in range(n) if lower else reversed(range(n)):
+        known = sorted(solved)
+        row = b[..., i, :]
+        if known:
+            coefficients = t[..., i, known[0] : known[-1] + 1]
+            row = row - (coefficients.unsqueeze(-1) * torch.stack([solved[j] for j in known], -2)).sum(-2)
+        solved[i] = row if unit else row / t[..., i, i : i + 1]
+    return torch.stack([solved[i] for i in range(n)], -2)
+
+
+def _batched(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`a` ([..., n, n]) and `b` ([..., n, k]) with their batch dims broadcast."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return a.expand(*batch, *a.shape[-2:]), b.expand(*batch, *b.shape[-2:])
+
+
+def _lu_solve(lu: torch.Tensor, pivots: torch.Tensor, b: torch.Tensor, transposed: bool = False) -> torch.Tensor:
+    """getrs: b's rows swapped as the pivots say, then L y = b, U x = y; `transposed`
+    (A^T x = b): U^T y = b, L^T w = y, then the swaps undone in reverse order."""
+    lu, b = _batched(lu, b)
+    pivots = pivots.expand(*lu.shape[:-2], pivots.shape[-1]).to(torch.int64) - 1
+    steps = range(pivots.shape[-1])
+    if transposed:
+        x = _substitute(lu.mT, b, lower=True, unit=False)
+        x = _substitute(lu.mT, x, lower=False, unit=True)
+        for k in reversed(steps):
+            x = _swap_rows(x, k, pivots[..., k])
+        return x
+    for k in steps:
+        b = _swap_rows(b, k, pivots[..., k])
+    return _substitute(lu, _substitute(lu, b, lower=True, unit=True), lower=False, unit=False)
+
+
+def _as_matrix(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether linalg.solve reads `b` as a batch of vectors (torch's rule)."""
+    return b.dim() == 1 or (b.dim() == a.dim() - 1 and b.shape == a.shape[:-1])
+
+
+@decomposes("aten.linalg_lu_factor_ex.default")
+def linalg_lu_factor_ex(a: torch.Tensor, pivot: bool = True, check_errors: bool = False) -> Any:
+    if not pivot or a.shape[-1] != a.shape[-2]:
+        return NotImplemented
+    lu, pivots, _ = _lu(a)
+    return lu, pivots, _info(a)
+
+
+@decomposes("aten.linalg_lu_solve.default")
+def linalg_lu_solve(lu: torch.Tensor, pivots: torch.Tensor, b: torch.Tensor, left: bool = True,
+                    adjoint: bool = False) -> Any:
+    if left:
+        return _lu_solve(lu, pivots, b, transposed=adjoint)
+    return _lu_solve(lu, pivots, b.mT, transposed=not adjoint).mT  # x A = b: A^T x^T = b^T
+
+
+@decomposes("aten._linalg_solve_ex.default")
+def linalg_solve_ex(a: torch.Tensor, b: torch.Tensor, left: bool = True, check_errors: bool = False) -> Any:
+    """(x, LU, pivots, info) with a x = b (x a = b when not `left`)."""
+    if not left:
+        return NotImplemented
+    lu, pivots, _ = _lu(a)
+    vector = _as_matrix(a, b)
+    x = _lu_solve(lu, pivots, b.unsqueeze(-1) if vector else b)
+    return (x.squeeze(-1) if vector else x), lu, pivots, _info(a)
+
+
+@decomposes("aten.linalg_inv_ex.default")
+def linalg_inv_ex(a: torch.Tensor, check_errors: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    lu, pivots, _ = _lu(a)
+    eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand(a.shape)
+    return _lu_solve(lu, pivots, eye), _info(a)
+
+
+@decomposes("aten.linalg_solve_triangular.default")
+def linalg_solve_triangular(a: torch.Tensor, b: torch.Tensor, *, upper: bool, left: bool = True,
+                            unitriangular: bool = False) -> torch.Tensor:
+    """a x = b (x a = b when not `left`: a^T x^T = b^T) for a triangular a."""
+    if not left:
+        return linalg_solve_triangular(a.mT, b.mT, upper=not upper, unitriangular=unitriangular).mT
+    a, b = _batched(a, b)
+    return _substitute(a, b, lower=not upper, unit=unitriangular)
+
+
+@decomposes("aten.triangular_solve.default")
+def triangular_solve(b: torch.Tensor, a: torch.Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x, a) with op(a) x = b (the legacy form: b first, a's copy returned)."""
+    t = a.mT if transpose else a
+    x = linalg_solve_triangular(t, b, upper=upper != transpose, unitriangular=unitriangular)
+    return x, a.clone()
+
+
+def _cholesky(a: torch.Tensor) -> torch.Tensor:
+    """The lower Cholesky factor, column by column over the static size."""
+    n = a.shape[-1]
+    if n == 0:
+        return a.clone()
+    rows = torch.arange(n, device=a.device)
+    columns: list[torch.Tensor] = []
+    for j in range(n):
+        rest = a[..., :, j]
+        if columns:
+            done = torch.stack(columns, -1)
+            rest = rest - (done * done[..., j : j + 1, :]).sum(-1)
+        diagonal = rest[..., j : j + 1].sqrt()
+        columns.append(torch.where(rows > j, rest / diagonal, torch.where(rows == j, diagonal, 0.0)))
+    return torch.stack(columns, -1)
+
+
+@decomposes("aten.linalg_cholesky_ex.default")
+def linalg_cholesky_ex(a: torch.Tensor, upper: bool = False, check_errors: bool = False) -> Any:
+    factor = _cholesky(a)
+    return (factor.mT if upper else factor), _info(a)
+
+
+@decomposes("aten.cholesky.default")
+def cholesky(a: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    factor = _cholesky(a)
+    return factor.mT if upper else factor
+
+
+@decomposes("aten.cholesky_solve.default")
+def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    """x with (L L^T) x = b, from the factor L (or U = L^T with `upper`)."""
+    lower = factor.mT if upper else factor
+    lower, b = _batched(lower, b)
+    return _substitute(lower.mT, _substitute(lower, b, lower=True, unit=False), lower=False, unit=False)
+
+
+@decomposes("aten.cholesky_inverse.default")
+def cholesky_inverse(factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    eye = torch.eye(factor.shape[-1], dtype=factor.dtype, device=factor.device).expand(factor.shape)
+    return cholesky_solve(eye, factor, upper)
 
 
 # --------------------------------------------------------------------------
@@ -358,6 +506,143 @@ def collapse(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
 @decomposes("prims.convert_element_type.default")
 def convert_element_type(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return aten._to_copy.default(a, dtype=dtype)
+
+
+# --------------------------------------------------------------------------
+# Ops torch's tables keep or decompose into prims (found by bench/op_sweep.py)
+# --------------------------------------------------------------------------
+
+
+@decomposes("aten.erfc.default")
+def erfc(self: torch.Tensor) -> torch.Tensor:
+    return 1 - torch.erf(self)
+
+
+@decomposes("aten.new_empty_strided.default")
+def new_empty_strided(self: torch.Tensor, size: Sequence[int], stride: Sequence[int], **options: Any) -> torch.Tensor:
+    """Uninitialized memory: values are unspecified, so the strides do not matter."""
+    dtype = options.get("dtype") or self.dtype
+    return torch.empty(list(size), dtype=dtype, device=self.device)
+
+
+@decomposes("aten.put.default")
+def put(self: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
+    """`self` read as flat, indices counted from the end when negative."""
+    flat = self.reshape(-1)
+    where = index.reshape(-1) % max(flat.numel(), 1)
+    return aten.index_put.default(flat, [where], source.reshape(-1), accumulate).reshape(self.shape)
+
+
+@decomposes("aten.index_reduce.default")
+def index_reduce(
+    self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, reduce: str, include_self: bool = True
+) -> torch.Tensor:
+    """A scatter_reduce whose index is `index` broadcast along `dim` over `source`."""
+    dim = dim % max(self.dim(), 1)
+    shape = [1] * source.dim()
+    if shape:
+        shape[dim] = -1
+    spread = index.reshape(shape).expand(source.shape) if shape else index.reshape(())
+    return self.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
+
+
+@decomposes("aten.diagonal_scatter.default")
+def diagonal_scatter(
+    self: torch.Tensor, src: torch.Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> torch.Tensor:
+    """`src` written on the diagonal: a select between `self` and `src` spread over the
+    (dim1, dim2) plane by the diagonal position of each element."""
+    dim1, dim2 = dim1 % self.dim(), dim2 % self.dim()
+    rows, cols = self.shape[dim1], self.shape[dim2]
+    i = torch.arange(rows, device=self.device).unsqueeze(1)
+    j = torch.arange(cols, device=self.device).unsqueeze(0)
+    on = (j - i) == offset
+    length = max(src.shape[-1], 1)
+    along = (i if offset >= 0 else j).expand(rows, cols).clamp(0, length - 1).reshape(-1)
+    spread = src.index_select(-1, along).reshape(*src.shape[:-1], rows, cols).movedim((-2, -1), (dim1, dim2))
+    mask = on.expand(*src.shape[:-1], rows, cols).movedim((-2, -1), (dim1, dim2))
+    return torch.where(mask, spread, self)
+
+
+def _cumulative_extreme(self: torch.Tensor, dim: int, larger: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """cummax/cummin: each position against all before it (a [n, n] lower triangle
+    per row); the index is the last position holding the extreme, as torch's."""
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    moved = self.movedim(dim, -1)
+    n = moved.shape[-1]
+    position = torch.arange(n, device=self.device)
+    before = position.unsqueeze(0) <= position.unsqueeze(1)  # [i, j]: j <= i
+    rows = moved.unsqueeze(-2).expand(*moved.shape[:-1], n, n)
+    if self.dtype.is_floating_point:
+        fill: float | int | bool = -math.inf if larger else math.inf
+    elif self.dtype == torch.bool:
+        fill = not larger
+    else:
+        fill = torch.iinfo(self.dtype).min if larger else torch.iinfo(self.dtype).max
+    candidates = torch.where(before, rows, torch.full((), fill, dtype=self.dtype, device=self.device))
+    values = candidates.amax(-1) if larger else candidates.amin(-1)
+    hit = before & ((rows == values.unsqueeze(-1)) | (rows.isnan() & values.isnan().unsqueeze(-1)))
+    indices = torch.where(hit, position, -1).amax(-1)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+@decomposes("aten.cummax.default")
+def cummax(self: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _cumulative_extreme(self, dim, larger=True)
+
+
+@decomposes("aten.cummin.default")
+def cummin(self: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _cumulative_extreme(self, dim, larger=False)
+
+
+def _lower_median(self: torch.Tensor, dim: int, skip_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The lower median along `dim` and its index (sorted, NaN last): with NaN in a
+    row, NaN and the first NaN's index (median) or the median of the others (nanmedian)."""
+    ordered, order = torch.sort(self, dim=dim, stable=True)
+    nan = self.isnan()
+    if skip_nan:
+        count = (~nan).sum(dim, keepdim=True)
+        at = ((count - 1).clamp(min=0)) // 2
+    else:
+        at = torch.full_like(nan.sum(dim, keepdim=True), (self.shape[dim] - 1) // 2)
+    values, indices = ordered.gather(dim, at), order.gather(dim, at)
+    if not skip_nan:
+        first_nan = nan.to(torch.int64).argmax(dim, keepdim=True)
+        any_nan = nan.any(dim, keepdim=True)
+        values = torch.where(any_nan, torch.full_like(values, math.nan), values)
+        indices = torch.where(any_nan, first_nan, indices)
+    return values.squeeze(dim), indices.squeeze(dim)
+
+
+@decomposes("aten.median.default")
+def median(self: torch.Tensor) -> torch.Tensor:
+    return _lower_median(self.reshape(-1), 0, skip_nan=False)[0]
+
+
+@decomposes("aten.nanmedian.default")
+def nanmedian(self: torch.Tensor) -> torch.Tensor:
+    return _lower_median(self.reshape(-1), 0, skip_nan=True)[0]
+
+
+def _median_dim(self: torch.Tensor, dim: int, keepdim: bool, skip_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    values, indices = _lower_median(self, dim, skip_nan)
+    if keepdim:
+        values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
+    return values, indices
+
+
+@decomposes("aten.median.dim")
+def median_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _median_dim(self, dim, keepdim, skip_nan=False)
+
+
+@decomposes("aten.nanmedian.dim")
+def nanmedian_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _median_dim(self, dim, keepdim, skip_nan=True)
 
 
 __all__: list[str] = []

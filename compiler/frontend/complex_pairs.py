@@ -176,6 +176,24 @@ def _cat(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b(aten.cat.default, [pairs[v] for v in _args(node)[0]], _dim(dim, b.rank(node)))
 
 
+@_rule(aten.constant_pad_nd.default)
+def _pad(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """The pair dim (last) is not padded; a complex pad value pads each part with its own."""
+    source, pad, *rest = _args(node)
+    value = complex(rest[0]) if rest else 0j
+    if value == 0:
+        return b(aten.constant_pad_nd.default, pairs[source], [0, 0, *pad], 0.0)
+    real = b(aten.constant_pad_nd.default, b.real(pairs[source]), list(pad), value.real)
+    imag = b(aten.constant_pad_nd.default, b.imag(pairs[source]), list(pad), value.imag)
+    return b.pack(real, imag)
+
+
+@_rule(aten.flip.default)
+def _flip(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source, dims = _args(node)[:2]
+    return b(aten.flip.default, pairs[source], [_dim(d, b.rank(source)) for d in dims])
+
+
 @_rule(aten.sum.dim_IntList, aten.mean.dim)
 def _sum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     source = _args(node)[0]

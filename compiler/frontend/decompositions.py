@@ -10,6 +10,11 @@ outside Core ATen (`decomposes`), plus the traced implementation of each
 - Custom ops (`torch.library.custom_op`): their Python implementation is
   traced into ATen with the program; one that cannot be traced (it reads
   tensor values, calls numpy) is refused naming it.
+- torch's fallback decompositions: an op the default decomposition keeps that
+  rducc neither converts nor decomposes itself (`addmv`, `diagonal_scatter`,
+  `as_strided_copy`, `i0`, `logaddexp`, `_upsample_bilinear2d_aa`, ...) is
+  decomposed with torch's own entry for it in `torch._decomp`'s full table,
+  when it has one (training-mode ops excepted: those are refused by name).
 - A failure inside torch's decomposition is reported as that, naming the op
   and the user's source line. torch re-derives strides while it decomposes,
   and a `view` that export accepted can then fail (GPT-2's Conv1D after
@@ -30,7 +35,9 @@ from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
+from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.locations import describe_location
+from rducc.frontend.training_mode import TRAINING_CHECKS
 
 Decomposition = Callable[..., Any]
 
@@ -174,20 +181,86 @@ def _causes(error: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+def _touches_complex(node: torch.fx.Node) -> bool:
+    values = [node.meta.get("val"), *(a.meta.get("val") for a in node.all_input_nodes)]
+    return any(isinstance(v, torch.Tensor) and v.is_complex() for v in values)
+
+
+def _unconverted(ep: ExportedProgram) -> Iterator[torch._ops.OpOverload]:
+    for node in ep.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        name = str(target)
+        if _touches_complex(node):
+            continue  # complex ops become pairs of reals (`complex_pairs`), after decomposition
+        if name not in CONVERTERS and name not in IGNORED_TARGETS and name not in TRAINING_CHECKS:
+            yield target
+
+
+def torch_fallbacks(ep: ExportedProgram, tried: set[Any]) -> dict[Any, Decomposition]:
+    """torch's own decomposition of each op of `ep` that rducc does not convert, where
+    it has one (not tried already)."""
+    from torch._decomp import decomposition_table as torch_table
+
+    return {op: torch_table[op] for op in _unconverted(ep) if op in torch_table and op not in tried}
+
+
+def _with_fallbacks(ep: ExportedProgram, table: dict[Any, Decomposition]) -> ExportedProgram:
+    """`ep` with each of torch's fallback decompositions run that works and leaves
+    no op rducc does not convert (some of torch's are not functional, some end in
+    prims rducc has no converter for: those ops go to the unsupported-op error)."""
+    tried: set[Any] = set()
+    for _ in range(3):  # a fallback's ops may have fallbacks of their own
+        fallbacks = torch_fallbacks(ep, tried)
+        if not fallbacks:
+            break
+        tried.update(fallbacks)
+        usable = {op: f for op, f in fallbacks.items() if _decomposes_to_converted(ep, {**table, op: f})}
+        if not usable:
+            break
+        ep = ep.run_decompositions({**table, **usable})
+    return ep
+
+
+def _decomposes_to_converted(ep: ExportedProgram, table: dict[Any, Decomposition]) -> bool:
+    """Whether decomposing `ep` with `table` works and adds no op rducc does not convert."""
+    before = set(_unconverted(ep))
+    try:
+        after = set(_unconverted(ep.run_decompositions(table)))
+    except Exception:  # torch raises many kinds from inside its tracer
+        return False
+    return after < before
+
+
+def _run(ep: ExportedProgram, table: dict[Any, Decomposition]) -> ExportedProgram:
+    try:
+        return ep.run_decompositions(table)
+    except Exception as error:  # torch raises many kinds from inside its tracer
+        if any(isinstance(c, RduccError) for c in _causes(error)):
+            raise _failure(ep, error) from None
+        try:
+            with _views_as_reshapes(ep):
+                return ep.run_decompositions(table)
+        except Exception:
+            raise _failure(ep, error) from None
+
+
+def _without_effect_tokens(ep: ExportedProgram) -> ExportedProgram:
+    """Side-effect ops (linalg's `_linalg_check_errors`) called directly, without the
+    tokens torch.export threads through them (the importer drops the checks)."""
+    if not any(n.target is torch.ops.higher_order.with_effects for n in ep.graph.nodes):
+        return ep
+    from torch.export._remove_effect_tokens_pass import _remove_effect_tokens
+
+    return _remove_effect_tokens(ep)
+
+
 def decompose(ep: ExportedProgram) -> ExportedProgram:
     """The program in the ATen rducc imports (see the module's docstring)."""
     if ep not in _DECOMPOSED:
         table = decomposition_table(ep)
-        try:
-            _DECOMPOSED[ep] = ep.run_decompositions(table)
-        except Exception as error:  # torch raises many kinds from inside its tracer
-            if any(isinstance(c, RduccError) for c in _causes(error)):
-                raise _failure(ep, error) from None
-            try:
-                with _views_as_reshapes(ep):
-                    _DECOMPOSED[ep] = ep.run_decompositions(table)
-            except Exception:
-                raise _failure(ep, error) from None
+        _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
         if has_complex(_DECOMPOSED[ep]):
             lower_complex(_DECOMPOSED[ep])
     return _DECOMPOSED[ep]

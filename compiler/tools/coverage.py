@@ -10,6 +10,7 @@ error).
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import torch
 
@@ -48,8 +49,8 @@ OTHER_GAPS: dict[str, str] = {
     " indexing, quantize/dequantize per tensor and per channel",
     "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
-    " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops and sums; the FFTs as exact DFT matrices;"
-    " complex model inputs and outputs are refused (pass and return view_as_real pairs)",
+    " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops (pad and flip too) and sums; the FFTs as exact"
+    " DFT matrices; complex model inputs and outputs are refused (pass and return view_as_real pairs)",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",
@@ -79,8 +80,23 @@ def core_aten_supported() -> tuple[str, ...]:
     return tuple(name for name in supported_ops() if is_core_aten(name))
 
 
+SWEEP_HEADING = "## OpInfo sweep"
+"""The section bench/op_sweep.py writes at the end of docs/aten-coverage.md (kept as it is)."""
+COVERAGE_DOC = Path(__file__).resolve().parents[2] / "docs" / "aten-coverage.md"
+
+
+def sweep_section(doc: Path = COVERAGE_DOC) -> str:
+    """The OpInfo sweep's section of the coverage document, if there is one."""
+    if not doc.is_file():
+        return ""
+    text = doc.read_text()
+    at = text.find(SWEEP_HEADING)
+    return "" if at < 0 else "\n" + text[at:]
+
+
 def coverage_markdown() -> str:
-    """docs/aten-coverage.md, generated from the converter table and MISSING_OPS."""
+    """docs/aten-coverage.md, generated from the converter table and MISSING_OPS
+    (and the OpInfo sweep's section, which bench/op_sweep.py writes, kept)."""
     supported = supported_ops()
     core = set(core_aten_supported())
     lines = [
@@ -131,7 +147,7 @@ def coverage_markdown() -> str:
         *(f"| `{name}` | {'core' if name in core else ''} |" for name in supported),
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines) + sweep_section()
 
 
 if __name__ == "__main__":

@@ -736,6 +736,8 @@ group("fft", {
     "rfft2": lambda x: torch.view_as_real(torch.fft.rfft2(x)), "irfftn": lambda x: torch.fft.irfftn(torch.fft.rfftn(x, dim=(0, 2)), s=(2, 8), dim=(0, 2)),
     "hfft": lambda x: torch.fft.hfft(torch.view_as_complex(x.reshape(2, 3, 4, 2)), n=6),
     "fft_odd": lambda x: torch.view_as_real(torch.fft.fft(x[..., :5])),
+    "fft2_padded": lambda x: torch.view_as_real(torch.fft.fft2(x, s=(5, 9))),
+    "pad_flip": lambda x: torch.view_as_real(torch.nn.functional.pad(torch.fft.fft(x), (1, 2)).flip(0)),
 }, SIGNAL)  # fmt: skip
 
 # -- bugs found (issue 17 item 7) -----------------------------------------------

@@ -1,0 +1,346 @@
+"""An OpInfo-driven op sweep: what a held-out single-op corpus would hit.
+
+torch's own OpInfo database (`op_db`, the sample inputs torch tests its ops
+with) gives, for each op, a few float32 samples. Each sample becomes a small
+`nn.Module` (the sample's tensors are its inputs; its other arguments are
+constants), exported with `torch.export`, compiled with rducc at -O0 (and
+-O2 for every `--o2-every`-th op), run, and compared with eager. Each sample
+is classified:
+
+- `export`: torch.export fails: torch's problem, not counted;
+- `skipped`: eager fails, is not deterministic (random ops), or returns no tensor;
+- `refused`: rducc's one-line error (an `RduccError`; a failure inside torch's
+  decomposition, which rducc runs with its own decompositions, counts here);
+- `crash`: any other exception inside rducc (an internal error);
+- `mismatch`: the program runs but differs from eager (values, shape or dtype);
+- `pass`.
+
+The pass rate counts refused, crash, mismatch and pass. The failures are
+printed grouped by cause (the error's first line with numbers and names
+blurred). `--write-doc` replaces the "OpInfo sweep" section of
+docs/aten-coverage.md with a summary. Nothing is cached.
+
+Run: python bench/op_sweep.py [--samples 2] [--ops add,mul] [--limit N] [--write-doc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+import signal
+import sys
+import time
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "aten-coverage.md"
+HEADING = "## OpInfo sweep"  # rducc.tools.coverage keeps this section when it regenerates the rest
+COUNTED = ("pass", "mismatch", "refused", "crash")
+SAMPLE_SECONDS = 20
+"""A sample still compiling or running after this long is a crash (`timeout`)."""
+
+warnings.filterwarnings("ignore")
+
+
+def op_db() -> list[Any]:
+    """torch's OpInfo list (needs the `expecttest` package, in rducc's test extra)."""
+    from torch.testing._internal.common_methods_invocations import op_db as database
+
+    return list(database)
+
+
+def op_name(info: Any) -> str:
+    return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+
+
+@dataclass
+class Outcome:
+    """One sample's result."""
+
+    op: str
+    status: str
+    cause: str = ""
+    opt_level: int = 0
+
+
+class SampleModule(torch.nn.Module):
+    """Calls the op on the sample: the tensors are inputs, the rest constants."""
+
+    def __init__(self, function: Any, leaves: list[Any], spec: Any, tensor_at: list[int]) -> None:
+        super().__init__()
+        self.function, self.leaves, self.spec, self.tensor_at = function, leaves, spec, tensor_at
+
+    def forward(self, *tensors: torch.Tensor) -> Any:
+        leaves = list(self.leaves)
+        for at, tensor in zip(self.tensor_at, tensors):
+            leaves[at] = tensor
+        args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.function(*args, **kwargs)
+
+
+def _usable(tensors: list[torch.Tensor]) -> bool:
+    return bool(tensors) and all(
+        t.layout == torch.strided and not t.is_complex() and not t.requires_grad for t in tensors
+    )
+
+
+def sample_modules(info: Any, count: int) -> Iterator[tuple[SampleModule, tuple[torch.Tensor, ...]]]:
+    """The op's first `count` usable float32 samples, as a module and its inputs."""
+    if torch.float32 not in info.supported_dtypes("cpu"):
+        return
+    taken = 0
+    with contextlib.suppress(Exception):
+        for sample in info.sample_inputs("cpu", torch.float32, requires_grad=False):
+            leaves, spec = pytree.tree_flatten(((sample.input, *sample.args), dict(sample.kwargs)))
+            tensor_at = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+            tensors = [leaves[i].detach().clone() for i in tensor_at]
+            if not _usable(tensors):
+                continue
+            yield SampleModule(info.op, leaves, spec, tensor_at), tuple(tensors)
+            taken += 1
+            if taken >= count:
+                return
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: int) -> Iterator[None]:
+    def expire(signum: int, frame: Any) -> None:
+        raise _Timeout(f"over {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _clone(tensors: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    return tuple(t.clone() for t in tensors)
+
+
+def _tensors(value: Any) -> list[Any] | None:
+    leaves = pytree.tree_leaves(value)
+    if not leaves or not all(isinstance(x, torch.Tensor | bool | int | float) for x in leaves):
+        return None
+    return leaves
+
+
+def _first_line(error: BaseException) -> str:
+    text = [t.strip() for t in str(error).strip().splitlines() if t.strip()]
+    line = text[0] if text else ""
+    if line.endswith(":") and len(text) > 1:  # the unsupported-ops error lists the ops below
+        line += " " + text[1]
+    line = line.removeprefix("error: ")
+    return f"{type(error).__name__}: {line}"[:300]
+
+
+def _cause(line: str) -> str:
+    """The error line with what varies between samples blurred (numbers, names, shapes)."""
+    line = re.sub(r"\[[^\]]*\]", "[..]", line)
+    line = re.sub(r"'[^']*'", "'..'", line)
+    line = re.sub(r"\b\d+(\.\d+)?\b", "N", line)
+    line = re.sub(r", first at .*$", "", line)  # where: the sample's own line, the same for all
+    line = re.sub(r"\S+\.py:N:N: (return self\.function\(\*args, \*\*kwargs\): )?", "", line)
+    return line[:200]
+
+
+def _compare(expected: list[Any], actual: list[Any]) -> str:
+    """'' when `actual` matches eager's `expected`, else why not."""
+    if len(expected) != len(actual):
+        return f"{len(actual)} outputs, eager has {len(expected)}"
+    for want, got in zip(expected, actual):
+        if not isinstance(want, torch.Tensor):
+            want = torch.tensor(want)
+        if not isinstance(got, torch.Tensor):
+            got = torch.tensor(got)
+        if want.shape != got.shape:
+            return f"shape {list(got.shape)}, eager {list(want.shape)}"
+        if want.dtype != got.dtype:
+            return f"dtype {got.dtype}, eager {want.dtype}"
+        try:
+            torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-4, equal_nan=True)
+        except AssertionError:
+            return "values differ"
+    return ""
+
+
+def _random(exported: torch.export.ExportedProgram) -> bool:
+    """Whether the program draws random numbers (eager's values cannot be matched)."""
+    return any(
+        isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags
+        for node in exported.graph.nodes
+    )
+
+
+def run_sample(name: str, module: SampleModule, inputs: tuple[torch.Tensor, ...], opt_level: int) -> Outcome:
+    """Export, compile, run and compare one sample."""
+    import rducc
+    from rducc.errors import RduccError
+
+    try:
+        with torch.no_grad():
+            first, second = module(*_clone(inputs)), module(*_clone(inputs))
+    except Exception as error:
+        return Outcome(name, "skipped", "eager: " + _first_line(error))
+    expected, again = _tensors(first), _tensors(second)
+    if expected is None or again is None:
+        return Outcome(name, "skipped", "no tensor output")
+    if any(isinstance(t, torch.Tensor) and t.is_complex() for t in expected):
+        return Outcome(name, "skipped", "complex output (rducc takes and returns real pairs)")
+    if _compare(expected, again):
+        return Outcome(name, "skipped", "not deterministic")
+    try:
+        with _time_limit(SAMPLE_SECONDS), torch.no_grad():
+            exported = torch.export.export(module, _clone(inputs))
+    except Exception as error:
+        return Outcome(name, "export", _first_line(error))
+    if _random(exported):
+        return Outcome(name, "skipped", "random op (checked statistically elsewhere)")
+    try:
+        with _time_limit(SAMPLE_SECONDS), contextlib.redirect_stderr(io.StringIO()):
+            program = rducc.compile(exported, opt_level=opt_level)
+            actual = _tensors(program(*_clone(inputs)))
+    except RduccError as error:  # a failure inside torch's decomposition too: rducc runs it
+        return Outcome(name, "refused", _first_line(error), opt_level)
+    except Exception as error:
+        return Outcome(name, "crash", _first_line(error), opt_level)
+    if actual is None:
+        return Outcome(name, "mismatch", "no tensor output", opt_level)
+    why = _compare(expected, actual)
+    return Outcome(name, "mismatch" if why else "pass", why, opt_level)
+
+
+@dataclass
+class Sweep:
+    """All outcomes, and their summary."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def counts(self) -> Counter[str]:
+        return Counter(o.status for o in self.outcomes)
+
+    def pass_rate(self) -> float:
+        counts = self.counts()
+        counted = sum(counts[s] for s in COUNTED)
+        return counts["pass"] / counted if counted else 1.0
+
+    def ops_passing(self) -> tuple[int, int]:
+        """(ops whose every counted sample passes, ops with a counted sample)."""
+        by_op: dict[str, set[str]] = defaultdict(set)
+        for o in self.outcomes:
+            if o.status in COUNTED:
+                by_op[o.op].add(o.status)
+        return sum(s == {"pass"} for s in by_op.values()), len(by_op)
+
+    def failures(self) -> dict[tuple[str, str], list[str]]:
+        """(status, cause) -> the ops, largest groups first."""
+        groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for o in self.outcomes:
+            if o.status in COUNTED[1:]:
+                ops = groups[(o.status, _cause(o.cause))]
+                label = o.op + (" (-O2)" if o.opt_level == 2 else "")
+                if label not in ops:
+                    ops.append(label)
+        return dict(sorted(groups.items(), key=lambda item: -len(item[1])))
+
+    def report(self) -> str:
+        counts = self.counts()
+        good, ops = self.ops_passing()
+        lines = [
+            f"samples: {len(self.outcomes)} in {self.seconds:.0f} s; "
+            + ", ".join(f"{s} {counts[s]}" for s in (*COUNTED, "export", "skipped")),
+            f"pass rate (pass / (pass + mismatch + refused + crash)): {100 * self.pass_rate():.1f}%",
+            f"ops with every sample passing: {good} of {ops}",
+            "",
+        ]
+        for (status, cause), names in self.failures().items():
+            lines.append(f"[{status}] x{len(names)} {cause}")
+            lines.append("    " + ", ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
+        return "\n".join(lines)
+
+    def markdown(self, command: str) -> str:
+        counts = self.counts()
+        good, ops = self.ops_passing()
+        lines = [
+            HEADING,
+            "",
+            f"Generated by `{command}` (bench/op_sweep.py): torch's OpInfo samples (float32,",
+            "dense, no grad), each op wrapped in a module, exported, compiled and run against eager.",
+            "",
+            "| outcome | samples |",
+            "| --- | --- |",
+            *(f"| {s} | {counts[s]} |" for s in (*COUNTED, "export", "skipped")),
+            "",
+            f"Pass rate {100 * self.pass_rate():.1f}% of the samples rducc is given "
+            f"(export failures and skipped samples not counted); {good} of {ops} ops pass every sample.",
+            "",
+            "| outcome | cause | ops |",
+            "| --- | --- | --- |",
+        ]
+        for (status, cause), names in self.failures().items():
+            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+            lines.append(f"| {status} | {cause.replace('|', '/')} | {shown} |")
+        return "\n".join(lines) + "\n"
+
+
+def sweep(names: set[str] | None, samples: int, limit: int | None, o2_every: int, verbose: bool) -> Sweep:
+    result = Sweep()
+    start = time.perf_counter()
+    infos = [i for i in op_db() if names is None or op_name(i) in names or i.name in names]
+    for index, info in enumerate(infos[:limit]):
+        name = op_name(info)
+        levels = (0, 2) if o2_every and index % o2_every == 0 else (0,)
+        for module, inputs in sample_modules(info, samples):
+            for level in levels:
+                outcome = run_sample(name, module, inputs, level)
+                result.outcomes.append(outcome)
+                if verbose and outcome.status != "pass":
+                    print(f"  {name} -O{level}: {outcome.status} {outcome.cause}", file=sys.stderr, flush=True)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def write_doc(section: str) -> None:
+    """Replace (or append) the sweep section of docs/aten-coverage.md."""
+    text = DOC.read_text()
+    kept = text.split(HEADING)[0]
+    DOC.write_text(kept + ("" if kept.endswith("\n\n") else "\n") + section)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=2, help="samples per op (default 2)")
+    parser.add_argument("--ops", default="", help="comma-separated OpInfo names (default: all)")
+    parser.add_argument("--limit", type=int, default=None, help="the first N ops only")
+    parser.add_argument("--o2-every", type=int, default=5, help="-O2 too for every N-th op (0: never)")
+    parser.add_argument("--verbose", action="store_true", help="print each failure as it happens")
+    parser.add_argument("--write-doc", action="store_true", help="write the section of docs/aten-coverage.md")
+    args = parser.parse_args(argv)
+    names = set(args.ops.split(",")) if args.ops else None
+    result = sweep(names, args.samples, args.limit, args.o2_every, args.verbose)
+    print(result.report())
+    if args.write_doc:
+        command = "python bench/op_sweep.py " + " ".join(a for a in (argv or sys.argv[1:]) if a != "--write-doc")
+        write_doc(result.markdown(command.strip()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
