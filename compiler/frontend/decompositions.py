@@ -30,6 +30,7 @@ from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
+from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.locations import describe_location
 
 Decomposition = Callable[..., Any]
@@ -178,16 +179,17 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     """The program in the ATen rducc imports (see the module's docstring)."""
     if ep not in _DECOMPOSED:
         table = decomposition_table(ep)
-        try:
-            _DECOMPOSED[ep] = ep.run_decompositions(table)
-        except Exception as error:  # torch raises many kinds from inside its tracer
-            if any(isinstance(c, RduccError) for c in _causes(error)):
-                raise _failure(ep, error) from None
+        with captured_torch_logs():  # its tracebacks: rducc reports the error itself
             try:
-                with _views_as_reshapes(ep):
-                    _DECOMPOSED[ep] = ep.run_decompositions(table)
-            except Exception:
-                raise _failure(ep, error) from None
+                _DECOMPOSED[ep] = ep.run_decompositions(table)
+            except Exception as error:  # torch raises many kinds from inside its tracer
+                if any(isinstance(c, RduccError) for c in _causes(error)):
+                    raise _failure(ep, error) from None
+                try:
+                    with _views_as_reshapes(ep):
+                        _DECOMPOSED[ep] = ep.run_decompositions(table)
+                except Exception:
+                    raise _failure(ep, error) from None
         if has_complex(_DECOMPOSED[ep]):
             lower_complex(_DECOMPOSED[ep])
     return _DECOMPOSED[ep]

@@ -138,6 +138,11 @@ INPUTS: dict[str, tuple[str, str]] = {
     "p_capacity": ("huge_capacity.mlir", "the placed example with tier.sram_capacity 10^15 and x at offset 10^15 - 1000"),
     "p_hbm": ("huge_hbm.mlir", "the placed example plus an unused HBM buffer of 10^12 floats"),
     "p_digits": ("digits.mlir", "the placed example with an offset of 6000 digits"),
+    # found by bench/fuzz.py
+    "f_int_range": ("int_range.mlir", "an i8 attribute of value 300"),
+    "f_perm_range": ("perm_range.mlir", "rdu.transpose whose perm holds 2^64 + 1 (in the op's own syntax)"),
+    "f_weight_shape": ("edited_weight.pt2", "the example with fc2.bias's size edited to 63 in its weights config"),
+    "f_graph_arg": ("edited_graph.pt2", "the example whose graph passes fc1.weight to fc2's linear"),
     "p_deep_attr": ("deep_attr.mlir", "an attribute of 50000 nested lists"),
     "p_deep_type": ("deep_type.mlir", "a type of 3000 nested tensor types"),
     "p_deep_region": ("deep_region.mlir", "3000 nested regions"),
@@ -222,6 +227,12 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-opt: deeply nested type", OPT, ("{p_deep_type}", *OUT), "nesting deeper than 64 levels", located=True),
     ErrorCase("rducc-run: deeply nested regions", RUN, ("{p_deep_region}", "--output", "out.npz"), "nesting deeper than 64 levels", located=True),
     _bad_target("nan latency", "t_nan_latency", "field 'dma_latency_s' must be a finite number, got nan"),
+    # --- found by bench/fuzz.py: the parser's own failures, archive fields that disagree
+    ErrorCase("rducc-run: integer out of its type's range", RUN, ("{f_int_range}", "--simulate"), "cannot parse the program: Integer value 300 is out of range for type i8", located=True),
+    ErrorCase("rducc-opt: array element out of range", OPT, ("{f_perm_range}", *OUT), "cannot parse the program: argument out of range"),
+    ErrorCase("rducc-run: array element out of range", RUN, ("{f_perm_range}", "--simulate"), "cannot parse the program: argument out of range", located=True),
+    ErrorCase("archive weight disagreeing with its graph", RDUCC, ("{f_weight_shape}", *OUT), "the archive's weight 'fc2.bias' is float32[63] but its graph declares float32[64]"),
+    ErrorCase("archive graph passing a weight of the wrong shape", RDUCC, ("{f_graph_arg}", *OUT), "run_decompositions) failed on aten.linear.default at"),
 ]
 
 CASES: list[ErrorCase] = [
@@ -444,6 +455,10 @@ _MLIR = {
     **dict(zip(("overlap_kernel", "overlap_call", "overlap_loop"),
                (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
     "gather": GATHER_PROGRAM,
+    "f_int_range": '"test.op"() {a = 300 : i8} : () -> ()\n',
+    "f_perm_range": ("func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
+                     "  %y = rdu.transpose %x perm [18446744073709551617, 0] : tensor<2x3xf32> -> tensor<3x2xf32>\n"
+                     "  func.return %y : tensor<3x2xf32>\n}\n"),
     "unit_twice": '"test.op"() {m = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 2, 1], '
                   '[1, 0, 1, 3, 5]], buffers = [[0, 0, 0, 3]]>} : () -> ()\n',
 }
@@ -511,6 +526,25 @@ def _archive_files(paths: dict[str, Path]) -> None:
     _example_plus(paths["aotinductor"], {"data/aotinductor/model/model.so": b"\x7fELF" + bytes(60)})
     _example_plus(paths["zip_slip"], {"data/aotinductor/model/../../../../evil": b"outside"})
     _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
+    _edited_json(paths["f_weight_shape"], "model_weights_config.json",
+                 lambda config: config["config"]["fc2.bias"]["tensor_meta"].update(sizes=[{"as_int": 63}]))
+    _edited_json(paths["f_graph_arg"], "models/model.json",  # fc2's linear reads fc1.weight
+                 lambda model: model["graph_module"]["graph"]["nodes"][2]["inputs"][1]["arg"]["as_tensor"]
+                 .update(name="p_fc1_weight"))
+
+
+def _edited_json(path: Path, member: str, edit) -> None:
+    """A copy of the example with `edit` applied to its JSON member `member`."""
+    import json
+
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith(member):
+                document = json.loads(data)
+                edit(document)
+                data = json.dumps(document).encode()
+            archive.writestr(info, data)
 
 
 def _example_plus(path: Path, members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> None:
