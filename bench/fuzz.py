@@ -11,7 +11,8 @@ JSON fields; safetensors and .npy headers; target TOML values) and runs
 `rducc`, `rducc-opt` or `rducc-run` on it through their `main` functions,
 under a watchdog. Each outcome is one class:
 
-- `ok`: exit 0 (`accepted-garbage` when the mutation cannot be valid),
+- `ok`: exit 0 (`accepted-garbage` when the mutation cannot be valid, or rducc-run
+  wrote NaN results: memory read before anything wrote it),
 - `clean`: exit 1 with one `TOOL: error:` line and no traceback,
 - `noisy`: exit 1 but more than one line of standard error,
 - `internal`: exit 70, a traceback, or an exception out of `main`,
@@ -548,7 +549,7 @@ def _classify(case: Case, status: int, text: str, out: str, directory: Path, bef
     if status == 70 or "Traceback" in text or "internal error" in text or status not in (0, 1):
         return "internal"
     if status == 0:
-        return "accepted-garbage" if case.must_fail else "ok"
+        return "accepted-garbage" if case.must_fail or _nan_results(directory) else "ok"
     left = set(os.listdir(directory)) - before
     changed = [name for name, data in _outputs(directory).items() if data != SENTINEL]
     if left or changed:
@@ -557,6 +558,19 @@ def _classify(case: Case, status: int, text: str, out: str, directory: Path, bef
     if len(starts) == 1 and out == "" and not any(line.startswith(f"{case.tool}:") for line in lines[:starts[0]]):
         return "clean"
     return "noisy"
+
+
+def _nan_results(directory: Path) -> bool:
+    """Whether rducc-run wrote NaN results: the seeds' results are finite, and a
+    mutated program computing NaN read memory nothing wrote (or poison)."""
+    import numpy as np
+
+    path = directory / "out.npz"
+    if not path.exists() or path.read_bytes() == SENTINEL:
+        return False
+    with np.load(path) as results:
+        return any(np.isnan(results[name]).any() for name in results.files
+                   if results[name].dtype.kind in "fc")
 
 
 def fuzz(seeds: Seeds, seed: int, cases: int, limit_s: float = 60.0,

@@ -262,16 +262,19 @@ def check_mlir_text(text: str, filename: str, first_line: int = 0) -> None:
 
 
 def parse_guarded(parse: Callable[[], T], filename: str, text: str | None = None,
-                  position: Callable[[], int] | None = None) -> T:
+                  position: Callable[[], int] | None = None,
+                  passthrough: tuple[type[Exception], ...] = ()) -> T:
     """Run xDSL's parser on a user's text: a ParseError stays one (the callers
     format it, located); any other exception the parser raises on hostile text
     (struct.error packing an out-of-range array element, a VerifyException from
     an attribute built while parsing, OverflowError, ...) is the text's fault,
     so it is one `FILE[:LINE:COL]: error:` line naming what xDSL refused (located
-    at the parser's `position` in `text` when given), not an internal error."""
+    at the parser's `position` in `text` when given), not an internal error.
+    `passthrough`: exceptions the caller reports itself (rducc-opt: xDSL's
+    diagnostics, which --verify-diagnostics prints and matches)."""
     try:
         return parse()
-    except (ParseError, RduccError, RecursionError, MemoryError):
+    except (ParseError, RduccError, RecursionError, MemoryError, *passthrough):
         raise
     except Exception as error:  # noqa: BLE001 - the parser's own failure on this input
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

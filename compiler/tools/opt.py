@@ -103,7 +103,7 @@ class RduccOptMain(xDSLOptMain):
             data = compacted.encode()
         parse = super().parse_chunk
         module = parse_guarded(lambda: parse(io.BytesIO(data), file_extension, start_offset),
-                               self.get_input_name())
+                               self.get_input_name(), passthrough=(DiagnosticException,))
         if isinstance(module, ModuleOp):
             check_loop_steps(module)  # what the runtime could never finish
         return module

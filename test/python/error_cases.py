@@ -143,6 +143,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "f_perm_range": ("perm_range.mlir", "rdu.transpose whose perm holds 2^64 + 1 (in the op's own syntax)"),
     "f_weight_shape": ("edited_weight.pt2", "the example with fc2.bias's size edited to 63 in its weights config"),
     "f_graph_arg": ("edited_graph.pt2", "the example whose graph passes fc1.weight to fc2's linear"),
+    "f_unwritten": ("unwritten.mlir", "the placed example without the DMA that fills x's SRAM buffer"),
     "p_deep_attr": ("deep_attr.mlir", "an attribute of 50000 nested lists"),
     "p_deep_type": ("deep_type.mlir", "a type of 3000 nested tensor types"),
     "p_deep_region": ("deep_region.mlir", "3000 nested regions"),
@@ -231,6 +232,8 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-run: integer out of its type's range", RUN, ("{f_int_range}", "--simulate"), "cannot parse the program: Integer value 300 is out of range for type i8", located=True),
     ErrorCase("rducc-opt: array element out of range", OPT, ("{f_perm_range}", *OUT), "cannot parse the program: argument out of range"),
     ErrorCase("rducc-run: array element out of range", RUN, ("{f_perm_range}", "--simulate"), "cannot parse the program: argument out of range", located=True),
+    ErrorCase("rducc-run: SRAM buffer read before it is written", RUN, ("{f_unwritten}", "--input", "{x}", "--output", "out.npz"), "'tier.compute' reads the buffer of this 'tier.alloc' before anything writes it"),
+    ErrorCase("rducc-opt: SRAM buffer read before it is written", OPT, ("{f_unwritten}", *OUT), "reads the buffer of this 'tier.alloc' before anything writes it"),
     ErrorCase("archive weight disagreeing with its graph", RDUCC, ("{f_weight_shape}", *OUT), "the archive's weight 'fc2.bias' is float32[63] but its graph declares float32[64]"),
     ErrorCase("archive graph passing a weight of the wrong shape", RDUCC, ("{f_graph_arg}", *OUT), "run_decompositions) failed on aten.linear.default at"),
 ]
@@ -647,6 +650,8 @@ def _hostile_programs(paths: dict[str, Path], placed: str) -> None:
     capacity = placed.split("tier.sram_capacity = ")[1].split(" ")[0]
     paths["p_capacity"].write_text(placed.replace(f"tier.sram_capacity = {capacity}", "tier.sram_capacity = 1000000000000000")
                                    .replace(f"alloc offset {offset} ", "alloc offset 999999999999000 "))
+    dma = next(line for line in placed.splitlines() if line.lstrip().startswith("tier.dma %x -> %x_sram"))
+    paths["f_unwritten"].write_text(placed.replace(dma + "\n", ""))
     paths["p_digits"].write_text(placed.replace(f"alloc offset {offset} ", f"alloc offset {'9' * 6000} "))
     paths["p_deep_attr"].write_text('builtin.module {\n  "test.op"() {a = ' + "[" * 50_000 + "]" * 50_000 + "} : () -> ()\n}\n")
     paths["p_deep_type"].write_text('builtin.module {\n  "test.op"() : () -> ' + "tensor<" * 3000 + "f32" + ">" * 3000 + "\n}\n")
