@@ -272,9 +272,11 @@ def parse_guarded(parse: Callable[[], T], filename: str, text: str | None = None
     at the parser's `position` in `text` when given), not an internal error.
     `passthrough`: exceptions the caller reports itself (rducc-opt: xDSL's
     diagnostics, which --verify-diagnostics prints and matches)."""
+    reraised: tuple[type[BaseException], ...] = (ParseError, RduccError, RecursionError, MemoryError,
+                                                 *passthrough)
     try:
         return parse()
-    except (ParseError, RduccError, RecursionError, MemoryError, *passthrough):
+    except reraised:
         raise
     except Exception as error:  # noqa: BLE001 - the parser's own failure on this input
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
