@@ -84,3 +84,18 @@ def test_torch_tracebacks_stay_off_stderr(tmp_path, capfd):
     err = capfd.readouterr().err
     assert "Traceback" not in err and err.count("rducc: error:") == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == [Path(archive).name]
+
+
+
+def test_a_stack_trace_that_is_not_text_is_no_location():
+    """Found by the fuzzer: an archive whose node `stack_trace` was edited to a
+    number crashed rducc's message about torch's failure (TypeError, exit 70);
+    the trace is metadata only, so it gives no location."""
+    import torch.fx
+
+    from rducc.frontend.locations import describe_location, source_line
+
+    node = torch.fx.Graph().placeholder("x")
+    node.meta["stack_trace"] = 2**63
+    assert source_line(node) is None
+    assert "no source location" in describe_location(node)
