@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import ParseError
 
 from rducc.errors import RduccError
+
+T = TypeVar("T")
 
 
 def format_location(location: Attribute) -> str | None:
@@ -255,3 +259,30 @@ def check_mlir_text(text: str, filename: str, first_line: int = 0) -> None:
     check_string_literals(text, filename, first_line)
     check_splat_sizes(text, filename, first_line)
     check_nesting_and_integers(text, filename, first_line)
+
+
+def parse_guarded(parse: Callable[[], T], filename: str, text: str | None = None,
+                  position: Callable[[], int] | None = None,
+                  passthrough: tuple[type[Exception], ...] = ()) -> T:
+    """Run xDSL's parser on a user's text: a ParseError stays one (the callers
+    format it, located); any other exception the parser raises on hostile text
+    (struct.error packing an out-of-range array element, a VerifyException from
+    an attribute built while parsing, OverflowError, ...) is the text's fault,
+    so it is one `FILE[:LINE:COL]: error:` line naming what xDSL refused (located
+    at the parser's `position` in `text` when given), not an internal error.
+    `passthrough`: exceptions the caller reports itself (rducc-opt: xDSL's
+    diagnostics, which --verify-diagnostics prints and matches)."""
+    reraised: tuple[type[BaseException], ...] = (ParseError, RduccError, RecursionError, MemoryError,
+                                                 *passthrough)
+    try:
+        return parse()
+    except reraised:
+        raise
+    except Exception as error:  # noqa: BLE001 - the parser's own failure on this input
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        where = filename
+        if text is not None and position is not None:
+            offset = min(position(), len(text))
+            line = text.count("\n", 0, offset) + 1
+            where = f"{filename}:{line}:{offset - text.rfind(chr(10), 0, offset)}"
+        raise RduccError(f"{where}: error: cannot parse the program: {reason}") from error

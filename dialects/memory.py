@@ -321,6 +321,7 @@ class AllocOp(IRDLOperation, NoCompute):
         buffer = _verify_buffer(self.result, "'tier.alloc' buffer")
         if self.copies < 1:
             raise VerifyException(f"'tier.alloc' buffers must be >= 1, got {self.copies}")
+        self._verify_written_before_read()
         if buffer.tier.data != Tier.SRAM:
             self._verify_fits_off_chip(buffer)
         if self.offset is None:
@@ -334,6 +335,30 @@ class AllocOp(IRDLOperation, NoCompute):
             raise VerifyException(f"'tier.alloc' offset {start} is negative")
         verify_within_capacity(self, start, end, "'tier.alloc' buffer")
         self._verify_no_overlap(start, end)
+
+    def _verify_written_before_read(self) -> None:
+        """An SRAM buffer's first user in its block writes it: one that only reads it
+        (a DMA from it, a kernel input, a gather's table or indices, the function's
+        return) would read never-written memory, which the runtime returns as
+        NaN or poison, silently. A first user that may do either (a loop, a call,
+        a view) is accepted."""
+        block = self.parent_block()
+        if block is None or not self.result.uses or _tier_of(self.result) != Tier.SRAM:
+            return
+        users: set[Operation] = set()
+        for use in self.result.uses:
+            user: Operation | None = use.operation
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            if user is not None:
+                users.add(user)
+        first = self.next_op
+        while first is not None and first not in users:
+            first = first.next_op
+        if first is not None and _only_reads(first, self.result):
+            raise VerifyException(
+                f"'{first.name}' reads the buffer of this 'tier.alloc' before anything writes it"
+            )
 
     def _verify_fits_off_chip(self, buffer: BufferType) -> None:
         """An HBM or DDR buffer fits its tier's capacity on the module's target."""
@@ -451,6 +476,17 @@ class DeallocOp(IRDLOperation, NoCompute):
                     what = "freed again" if isinstance(kind, DeallocOp) else f"used by '{kind.name}'"
                     raise VerifyException(f"'tier.dealloc' frees a buffer that is {what} after it")
                 user = user.prev_op
+
+
+def _only_reads(op: Operation, buffer: SSAValue) -> bool:
+    """Whether `op` certainly reads `buffer` without writing it (see
+    AllocOp._verify_written_before_read); False when it writes it or when
+    what it does with it is not known here."""
+    if isinstance(op, DmaOp | GatherDmaOp):
+        return op.dest != buffer and buffer in op.operands
+    if isinstance(op, ComputeOp):
+        return buffer in op.ins and buffer not in op.outs
+    return op.name == "func.return"
 
 
 def _verify_window(

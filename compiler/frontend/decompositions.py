@@ -36,6 +36,7 @@ from torch.export import ExportedProgram
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
+from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.locations import describe_location
 from rducc.frontend.training_mode import TRAINING_CHECKS
 
@@ -260,7 +261,8 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     """The program in the ATen rducc imports (see the module's docstring)."""
     if ep not in _DECOMPOSED:
         table = decomposition_table(ep)
-        _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
+        with captured_torch_logs():  # its tracebacks: rducc reports the error itself
+            _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
         if has_complex(_DECOMPOSED[ep]):
             lower_complex(_DECOMPOSED[ep])
     return _DECOMPOSED[ep]

@@ -325,12 +325,17 @@ class _Records(logging.Handler):
         self.records.append(record)
 
 
+TRACEBACK_LOGGERS = ("torch.export", "torch._export", "torch._subclasses.fake_tensor")
+"""torch's loggers that print a traceback to stderr before raising (fake_tensor:
+"failed while attempting to run meta for ..."): rducc reports the exception."""
+
+
 @contextmanager
-def captured_torch_export_logs(*more: str) -> Iterator[list[logging.LogRecord]]:
-    """torch.export logs its own tracebacks to stderr; capture them instead (and
-    those of the `more` loggers)."""
+def captured_torch_logs(*more: str) -> Iterator[list[logging.LogRecord]]:
+    """torch logs its own tracebacks to stderr (TRACEBACK_LOGGERS); capture them
+    instead (and those of the `more` loggers)."""
     handler = _Records()
-    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export", *more)]
+    loggers = [logging.getLogger(name) for name in (*TRACEBACK_LOGGERS, *more)]
     saved = [(logger, logger.handlers[:], logger.propagate) for logger in loggers]
     for logger in loggers:
         logger.handlers, logger.propagate = [handler], False
@@ -349,17 +354,19 @@ def load_exported_program(path: str | Path) -> torch.export.ExportedProgram:
     path = Path(path)
     check_archive(path)
     check_operators_registered(path)
-    with captured_torch_export_logs() as records:
+    with captured_torch_logs() as records:
         try:
             with warnings.catch_warnings(), _weights_only_everywhere():
                 # torch's deprecations and unpickler notes ("Detected pickle protocol 4")
                 # would precede rducc's one-line error, or clutter a good compile
                 warnings.simplefilter("ignore")
-                return torch.export.load(str(path))
+                program = torch.export.load(str(path))
         except Exception as error:  # torch raises many kinds for a bad archive
             logged = [r.exc_info[1] for r in records if r.exc_info and r.exc_info[1] is not None]
             cause = logged[0] if logged else error
             raise RduccError(f"{path}: cannot load the torch.export archive: {_load_failure(cause)}") from error
+    check_weights_match_graph(path, program)
+    return program
 
 
 def _load_failure(cause: BaseException) -> str:
@@ -392,7 +399,7 @@ def export_model(model: torch.nn.Module, example_inputs: tuple) -> torch.export.
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
     printed = io.StringIO()  # torch prints the partial graph of a failed export to stderr
-    with captured_torch_export_logs("torch.fx.experimental.symbolic_shapes"):
+    with captured_torch_logs("torch.fx.experimental.symbolic_shapes"):
         try:
             with torch.no_grad(), redirect_stderr(printed):
                 exported = torch.export.export(model, example_inputs)
@@ -408,3 +415,32 @@ def export_model(model: torch.nn.Module, example_inputs: tuple) -> torch.export.
             text = str(error).strip()
             first = text.splitlines()[0] if text else type(error).__name__
             raise RduccError(f"torch.export cannot export the model{_user_frame(error)}: {first}") from error
+
+
+def check_weights_match_graph(path: Path, program: torch.export.ExportedProgram) -> None:
+    """Every parameter, buffer and constant the archive stores has the dtype and
+    shape the graph declares for it (the archive's weights config and its graph
+    are separate JSON members: an edited one would otherwise fail deep in torch's
+    tracer, or run with the wrong tensor)."""
+    import torch
+
+    signature = program.graph_signature
+    names = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
+             **signature.inputs_to_lifted_tensor_constants}
+    for node in program.graph.nodes:
+        target = names.get(node.name) if node.op == "placeholder" else None
+        declared = node.meta.get("val") if target is not None else None
+        value = program.state_dict.get(target, program.constants.get(target)) if target else None
+        if not isinstance(value, torch.Tensor) or not isinstance(declared, torch.Tensor):
+            continue
+        if not all(isinstance(d, int) for d in declared.shape):
+            continue  # a symbolic size: checked where the program is traced
+        if tuple(value.shape) != tuple(declared.shape) or value.dtype != declared.dtype:
+            raise RduccError(
+                f"{path}: the archive's weight {target!r} is {_typed(value)} but its graph declares "
+                f"{_typed(declared)} (the archive was edited or damaged)"
+            )
+
+
+def _typed(tensor: torch.Tensor) -> str:
+    return f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}"

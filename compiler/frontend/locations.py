@@ -61,9 +61,10 @@ def _statement_column(file: str, line: int) -> int:
 
 
 def source_line(node: torch.fx.Node) -> SourceLine | None:
-    """The innermost frame of the node's stack trace, if it has one."""
+    """The innermost frame of the node's stack trace, if it has one (a trace that
+    is not text, as an edited archive may hold, is no location)."""
     trace = node.meta.get("stack_trace")
-    return _innermost_frame(trace) if trace else None
+    return _innermost_frame(trace) if isinstance(trace, str) and trace else None
 
 
 def location_of(node: torch.fx.Node) -> LocationAttr:

@@ -21,7 +21,13 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from rducc.diagnostics import check_mlir_text, compact_dense_literals, describe_verify_failure, format_parse_error
+from rducc.diagnostics import (
+    check_mlir_text,
+    compact_dense_literals,
+    describe_verify_failure,
+    format_parse_error,
+    parse_guarded,
+)
 from rducc.dialects import ALL_DIALECTS
 from rducc.dialects.program import check_loop_steps
 from rducc.errors import RduccError
@@ -105,7 +111,9 @@ class RduccOptMain(xDSLOptMain):
         compacted = compact_dense_literals(text)  # long dense literals read by numpy
         if compacted is not text:
             data = compacted.encode()
-        module = super().parse_chunk(io.BytesIO(data), file_extension, start_offset)
+        parse = super().parse_chunk
+        module = parse_guarded(lambda: parse(io.BytesIO(data), file_extension, start_offset),
+                               self.get_input_name(), passthrough=(DiagnosticException,))
         if isinstance(module, ModuleOp):
             check_loop_steps(module)  # what the runtime could never finish
         return module

@@ -75,7 +75,13 @@ def parse_program(path: Path) -> ModuleOp:
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-    from rducc.diagnostics import check_mlir_text, compact_dense_literals, describe_verify_failure, format_parse_error
+    from rducc.diagnostics import (
+        check_mlir_text,
+        compact_dense_literals,
+        describe_verify_failure,
+        format_parse_error,
+        parse_guarded,
+    )
     from rducc.dialects.program import check_loop_steps
     from rducc.files import read_regular
     from rducc.tools.opt import RduccOptMain
@@ -88,7 +94,8 @@ def parse_program(path: Path) -> ModuleOp:
     text = compact_dense_literals(text)  # long dense literals read by numpy, not xDSL
     context = RduccOptMain(args=[str(path)]).ctx
     try:
-        module = Parser(context, text, str(path)).parse_module()
+        parser = Parser(context, text, str(path))
+        module = parse_guarded(parser.parse_module, str(path), text, lambda: parser.pos)
     except ParseError as error:
         raise RduccError(format_parse_error(error)) from None
     try:

@@ -174,6 +174,16 @@ func.func @f() {
 // CHECK: Operation does not verify: 'tier.alloc' buffer [0, 16) overlaps the live buffer [8, 24) allocated after it
 
 // -----
+
+// A buffer copied out before anything writes it (the runtime would return poison).
+func.func @f(%out: !tier.buffer<hbm, 4xf32>) {
+  %a = tier.alloc offset 0 : !tier.buffer<sram, 4xf32>
+  tier.dma %a -> %out : !tier.buffer<sram, 4xf32> -> !tier.buffer<hbm, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.dma' reads the buffer of this 'tier.alloc' before anything writes it
+
+// -----
 // tier.dealloc
 
 tier.global @g in hbm : tensor<4xf32>

@@ -11,6 +11,7 @@ func.func @body_value(%x: !tier.buffer<hbm, 4xf32>) attributes {tier.sram_capaci
   %in = tier.alloc offset 64 : !tier.buffer<sram, 4xf32>
   %out = tier.alloc offset 128 : !tier.buffer<sram, 4xf32>
   tier.dma %x -> %keep : !tier.buffer<hbm, 4xf32> -> !tier.buffer<sram, 4xf32>
+  tier.dma %x -> %in : !tier.buffer<hbm, 4xf32> -> !tier.buffer<sram, 4xf32>
   tier.compute "k0" ins(%in : !tier.buffer<sram, 4xf32>) outs(%out : !tier.buffer<sram, 4xf32>) {
   ^bb0(%t: tensor<4xf32>):
     %e = rdu.map %t {tier.offset = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
@@ -86,6 +87,7 @@ func.func @valid(%x: !tier.buffer<hbm, 4xf32>) attributes {tier.sram_capacity = 
   %in = tier.alloc offset 64 : !tier.buffer<sram, 4xf32>
   %out = tier.alloc offset 128 : !tier.buffer<sram, 4xf32>
   tier.dma %x -> %keep : !tier.buffer<hbm, 4xf32> -> !tier.buffer<sram, 4xf32>
+  tier.dma %x -> %in : !tier.buffer<hbm, 4xf32> -> !tier.buffer<sram, 4xf32>
   tier.compute "k0" ins(%in : !tier.buffer<sram, 4xf32>) outs(%out : !tier.buffer<sram, 4xf32>) {
   ^bb0(%t: tensor<4xf32>):
     %e = rdu.map %t {tier.offset = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32> {

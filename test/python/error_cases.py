@@ -146,6 +146,12 @@ INPUTS: dict[str, tuple[str, str]] = {
     "p_capacity": ("huge_capacity.mlir", "the placed example with tier.sram_capacity 10^15 and x at offset 10^15 - 1000"),
     "p_hbm": ("huge_hbm.mlir", "the placed example plus an unused HBM buffer of 10^12 floats"),
     "p_digits": ("digits.mlir", "the placed example with an offset of 6000 digits"),
+    # found by bench/fuzz.py
+    "f_int_range": ("int_range.mlir", "an i8 attribute of value 300"),
+    "f_perm_range": ("perm_range.mlir", "rdu.transpose whose perm holds 2^64 + 1 (in the op's own syntax)"),
+    "f_weight_shape": ("edited_weight.pt2", "the example with fc2.bias's size edited to 63 in its weights config"),
+    "f_graph_arg": ("edited_graph.pt2", "the example whose graph passes fc1.weight to fc2's linear"),
+    "f_unwritten": ("unwritten.mlir", "the placed example without the DMA that fills x's SRAM buffer"),
     "p_deep_attr": ("deep_attr.mlir", "an attribute of 50000 nested lists"),
     "p_deep_type": ("deep_type.mlir", "a type of 3000 nested tensor types"),
     "p_deep_region": ("deep_region.mlir", "3000 nested regions"),
@@ -256,6 +262,14 @@ HOSTILE_FILES: list[ErrorCase] = [
                 "field 'kernel_launch_s': value 5e-06 is outside its range [6e-06, 9e-06]"),
     ErrorCase("rducc-run: --ranges without --simulate or --report", RUN, ("{placed}", "--ranges"),
               "--ranges needs --simulate or --report"),
+    # --- found by bench/fuzz.py: the parser's own failures, archive fields that disagree
+    ErrorCase("rducc-run: integer out of its type's range", RUN, ("{f_int_range}", "--simulate"), "cannot parse the program: Integer value 300 is out of range for type i8", located=True),
+    ErrorCase("rducc-opt: array element out of range", OPT, ("{f_perm_range}", *OUT), "cannot parse the program: argument out of range"),
+    ErrorCase("rducc-run: array element out of range", RUN, ("{f_perm_range}", "--simulate"), "cannot parse the program: argument out of range", located=True),
+    ErrorCase("rducc-run: SRAM buffer read before it is written", RUN, ("{f_unwritten}", "--input", "{x}", "--output", "out.npz"), "'tier.compute' reads the buffer of this 'tier.alloc' before anything writes it"),
+    ErrorCase("rducc-opt: SRAM buffer read before it is written", OPT, ("{f_unwritten}", *OUT), "reads the buffer of this 'tier.alloc' before anything writes it"),
+    ErrorCase("archive weight disagreeing with its graph", RDUCC, ("{f_weight_shape}", *OUT), "the archive's weight 'fc2.bias' is float32[63] but its graph declares float32[64]"),
+    ErrorCase("archive graph passing a weight of the wrong shape", RDUCC, ("{f_graph_arg}", *OUT), "run_decompositions) failed on aten.linear.default at"),
 ]
 
 SERVING: list[ErrorCase] = [
@@ -532,6 +546,10 @@ _MLIR = {
     **dict(zip(("overlap_kernel", "overlap_call", "overlap_loop"),
                (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
     "gather": GATHER_PROGRAM,
+    "f_int_range": '"test.op"() {a = 300 : i8} : () -> ()\n',
+    "f_perm_range": ("func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
+                     "  %y = rdu.transpose %x perm [18446744073709551617, 0] : tensor<2x3xf32> -> tensor<3x2xf32>\n"
+                     "  func.return %y : tensor<3x2xf32>\n}\n"),
     "unit_twice": '"test.op"() {m = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 2, 1], '
                   '[1, 0, 1, 3, 5]], buffers = [[0, 0, 0, 3]]>} : () -> ()\n',
 }
@@ -600,6 +618,25 @@ def _archive_files(paths: dict[str, Path]) -> None:
     _example_plus(paths["zip_slip"], {"data/aotinductor/model/../../../../evil": b"outside"})
     _protocol_4_inputs(paths["pickle_protocol_4"])
     _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
+    _edited_json(paths["f_weight_shape"], "model_weights_config.json",
+                 lambda config: config["config"]["fc2.bias"]["tensor_meta"].update(sizes=[{"as_int": 63}]))
+    _edited_json(paths["f_graph_arg"], "models/model.json",  # fc2's linear reads fc1.weight
+                 lambda model: model["graph_module"]["graph"]["nodes"][2]["inputs"][1]["arg"]["as_tensor"]
+                 .update(name="p_fc1_weight"))
+
+
+def _edited_json(path: Path, member: str, edit) -> None:
+    """A copy of the example with `edit` applied to its JSON member `member`."""
+    import json
+
+    with zipfile.ZipFile(EXAMPLE) as source, zipfile.ZipFile(path, "w") as archive:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith(member):
+                document = json.loads(data)
+                edit(document)
+                data = json.dumps(document).encode()
+            archive.writestr(info, data)
 
 
 def _protocol_4_inputs(path: Path) -> None:
@@ -778,6 +815,8 @@ def _hostile_programs(paths: dict[str, Path], placed: str) -> None:
     capacity = placed.split("tier.sram_capacity = ")[1].split(" ")[0]
     paths["p_capacity"].write_text(placed.replace(f"tier.sram_capacity = {capacity}", "tier.sram_capacity = 1000000000000000")
                                    .replace(f"alloc offset {offset} ", "alloc offset 999999999999000 "))
+    dma = next(line for line in placed.splitlines() if line.lstrip().startswith("tier.dma %x -> %x_sram"))
+    paths["f_unwritten"].write_text(placed.replace(dma + "\n", ""))
     paths["p_digits"].write_text(placed.replace(f"alloc offset {offset} ", f"alloc offset {'9' * 6000} "))
     paths["p_deep_attr"].write_text('builtin.module {\n  "test.op"() {a = ' + "[" * 50_000 + "]" * 50_000 + "} : () -> ()\n}\n")
     paths["p_deep_type"].write_text('builtin.module {\n  "test.op"() : () -> ' + "tensor<" * 3000 + "f32" + ">" * 3000 + "\n}\n")
