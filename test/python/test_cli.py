@@ -288,7 +288,7 @@ def test_help_documents_every_flag():
         "--list-ops": "ATen operators", "--debug": "traceback", "--version": "version",
         "--pass-pipeline": "instead of the -O one", "--load-pass-plugin": "Python file",
         "--verify-each": "after every pass", "--list-passes": "description and options",
-        "--print-pipeline": "would run",
+        "--print-pipeline": "would run", "--plot-kernel": "fabric",
         "--f64": "refuse",
         "--tp": "tensor-parallel", "--pp": "pipeline stages",
         "--help": "help",
