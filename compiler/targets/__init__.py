@@ -369,4 +369,5 @@ def load_target(spec: str | Target = "sn40l") -> Target:
     return Target(**_validate(data, path), source=source)
 
 
-__all__ = ["Target", "Figure", "load_target", "figure_values", "with_ranges_of", "BUILTIN_TARGETS", "COMPARISON_TARGETS"]
+__all__ = ["Target", "Figure", "load_target", "figure_values", "with_ranges_of", "BUILTIN_TARGETS",
+           "COMPARISON_TARGETS"]
