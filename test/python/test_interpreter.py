@@ -19,6 +19,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
+from error_cases import GATHER_PROGRAM
+from sram_checker import check_placed
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, scf
 from xdsl.dialects import math as xmath
@@ -26,8 +28,8 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.dataflow import Dataflow
 from rducc.dialects.contracts import BODY_OFFSET
+from rducc.dialects.dataflow import Dataflow
 from rducc.dialects.memory import AllocOp, ComputeOp, DmaOp, Memory, Tier
 from rducc.driver import import_exported, lower, module_text
 from rducc.errors import RduccError
@@ -37,8 +39,6 @@ from rducc.runtime.cost_model import estimate
 from rducc.runtime.executor import GraphExecutor, to_numpy, weights_of
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.targets import load_target
-from error_cases import GATHER_PROGRAM
-from sram_checker import check_placed
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 MODELS = ["mlp", "cnn", "tiny_llama", "tiny_gpt2"]
@@ -273,12 +273,22 @@ def test_overlapping_tile_buffer_gives_wrong_numbers(exported_small, imported, w
     _corrupt_and_compare(module, resident.owner, _offset(rotating), model, inputs, weights["mlp"])
 
 
-def parse(text: str) -> ModuleOp:
+def parse(text: str, verify: bool = True) -> ModuleOp:
     ctx = Context()
     for dialect in (builtin.Builtin, func.Func, arith.Arith, xmath.Math, scf.Scf, Dataflow, Memory):
         ctx.load_dialect(dialect)
     module = Parser(ctx, text).parse_module()
-    module.verify()
+    if verify:
+        module.verify()
+    return module
+
+
+def unverified_reader_of_unwritten_sram(text: str) -> ModuleOp:
+    """A program the verifier refuses (`tier.alloc`: an SRAM buffer read before
+    anything writes it), parsed anyway: the runtime's own defences are tested on it."""
+    module = parse(text, verify=False)
+    with pytest.raises(VerifyException, match="before anything writes it"):
+        module.verify()
     return module
 
 
@@ -334,7 +344,7 @@ def test_rotating_copies_and_inline_global() -> None:
     the buffer fills the next one (the first fills copy 0); compute reads the one
     just written. A buffer placed over them after they are freed sees both rows
     in order. The global's inline value needs no weight."""
-    program = PlacedProgram(parse(ROTATING))
+    program = PlacedProgram(unverified_reader_of_unwritten_sram(ROTATING))  # %both reads what %rows left
     assert program.weight_names == ["scale"]
     x = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32)
     y, copies = program.run([x], {})
@@ -366,7 +376,7 @@ builtin.module {
 def test_reading_unwritten_memory_shows() -> None:
     """Fresh SRAM and HBM hold 0xFF bytes (NaN, -1), not zeros that could pass
     for data; a body that yields its input copies it to the output buffer."""
-    y, never = PlacedProgram(parse(UNWRITTEN)).run([np.zeros(4, np.float32)])
+    y, never = PlacedProgram(unverified_reader_of_unwritten_sram(UNWRITTEN)).run([np.zeros(4, np.float32)])
     assert np.isnan(y).all()
     np.testing.assert_array_equal(never, np.full(4, 0x7FFF7FFF, np.int32))  # past any table
 
@@ -381,7 +391,7 @@ def test_unwritten_sram_read_as_indices_is_an_error(wraps: bool) -> None:
     """Indices nobody wrote (the DMA of %x into %ids is missing) are the poison
     bytes: out of range even where negative indices count from the end, so the
     gather fails naming the op and the cause instead of reading a plausible row."""
-    program = PlacedProgram(parse(UNWRITTEN_INDICES.replace("WRAPS", "wraps " if wraps else "")))
+    program = PlacedProgram(unverified_reader_of_unwritten_sram(UNWRITTEN_INDICES.replace("WRAPS", "wraps " if wraps else "")))
     with pytest.raises(RduccError, match=r"^'tier.gather' at model.py:3:8: rdu.gather: index \d+ \(never written: the bytes are the poison"):
         program.run([np.zeros(3, np.int64)])
 
