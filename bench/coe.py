@@ -51,7 +51,7 @@ import models  # noqa: E402
 
 from rducc.deployment import DeployOptions, deploy  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
-from rducc.manifest import Deployment  # noqa: E402
+from rducc.manifest import DEFAULT_HBM_RESERVE, Deployment  # noqa: E402
 from rducc.runtime.cost_model import estimate  # noqa: E402
 from rducc.serving import Memory, Request, ServedModel, rescaled, served_models, simulate  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
@@ -63,8 +63,8 @@ CACHED = 4096
 """KV-cache positions of the modeled decode step (as bench/model_llama8b.py)."""
 PROMPT = 128
 """Tokens of the modeled prefill; its time per token is used for every prompt."""
-RESERVE_FRACTION = 0.25
-"""Share of HBM kept for activations and KV caches on both nodes (rducc.serving's default)."""
+RESERVE_FRACTION = DEFAULT_HBM_RESERVE
+"""Share of HBM kept for activations and KV caches on both nodes (the deployment's default)."""
 PAPER_SWITCH_BY_GPU = {"dgx-h100": 15, "dgx-a100": 31}
 """SN40L paper, Table V: model switching time, SN40L node over the DGX (the text of VI-C says 16x for H100)."""
 SN40L_NODE_COPY_RANGE = (1.0e12, 1.6e12)

@@ -48,15 +48,13 @@ from typing import Any
 
 from rducc.errors import RduccError
 from rducc.files import read_text
-from rducc.manifest import Deployment, load_manifest
+from rducc.manifest import DEFAULT_HBM_RESERVE, EVICTION, Deployment, load_manifest
 from rducc.targets import Target
 
 EVICTION_POLICIES = ("lru", "fifo", "lfu")
 """Eviction policies: least recently used, first loaded first out, least frequently used."""
 DEFAULT_MAX_BATCH = 8
 """Requests of one model batched together at most (static batching)."""
-DEFAULT_RESERVE_FRACTION = 0.25
-"""Share of HBM kept for activations and KV caches when a manifest does not say."""
 MAX_TRACE_BYTES = 1 << 28
 """The largest trace read (256 MiB: millions of requests)."""
 TRACE_FIELDS = ("id", "model", "prompt_tokens", "output_tokens", "arrival_s", "router")
@@ -103,7 +101,7 @@ class Memory:
     copy_latency_s: float
 
     @classmethod
-    def of_target(cls, target: Target, reserve_fraction: float = DEFAULT_RESERVE_FRACTION) -> Memory:
+    def of_target(cls, target: Target, reserve_fraction: float = DEFAULT_HBM_RESERVE) -> Memory:
         """The system's memory: per-socket figures x sockets; the weight budget
         leaves `reserve_fraction` of HBM for activations and KV caches."""
         if not 0 <= reserve_fraction < 1:
@@ -469,7 +467,7 @@ class _Simulation:
 
 
 def simulate(models: Sequence[ServedModel], requests: Sequence[Request], memory: Memory,
-             eviction: str = "lru", max_batch: int = DEFAULT_MAX_BATCH) -> ServingReport:
+             eviction: str = EVICTION, max_batch: int = DEFAULT_MAX_BATCH) -> ServingReport:
     """Serve `requests` (sorted by arrival) on the deployment; see the module's docstring."""
     if eviction not in EVICTION_POLICIES:
         raise RduccError(f"unknown eviction policy '{eviction}' (known: {', '.join(EVICTION_POLICIES)})")

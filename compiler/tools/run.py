@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from rducc import __version__
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.errors import RduccError
+from rducc.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
 from rducc.targets import Target
 from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
@@ -55,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", metavar="NAME|FILE", help="cost for this target (default: the program's)")
     serving = parser.add_argument_group("serving simulation (PROGRAM is a deployment directory; docs/serving.md)")
     serving.add_argument("--trace", metavar="FILE.jsonl", help="with --simulate: serve this request trace")
-    serving.add_argument("--eviction", choices=("lru", "fifo", "lfu"), help="HBM eviction (default: the manifest's)")
-    serving.add_argument("--max-batch", type=int, default=8, metavar="N", help="requests batched per model (8)")
+    serving.add_argument("--eviction", choices=EVICTION_POLICIES, help="HBM eviction (default: the manifest's)")
+    serving.add_argument("--max-batch", type=int, default=DEFAULT_MAX_BATCH, metavar="N",
+                         help=f"requests batched per model ({DEFAULT_MAX_BATCH})")
     serving.add_argument("--report-json", metavar="FILE", help="write every request's figures as JSON")
     parser.add_argument("--ranges", action="store_true",
                         help="with --simulate/--report: each headline as low..high over the target's assumed "
@@ -277,7 +279,9 @@ def _serve(args: argparse.Namespace) -> None:
         raise RduccError("--report-json needs --simulate --trace FILE (a serving simulation)")
     if not args.simulate:
         raise RduccError("--trace needs --simulate (a serving simulation; nothing runs)")
-    check_plot_options(args.plot, args.plot_kernel)
+    if args.plot_kernel is not None:
+        raise RduccError("--plot-kernel draws a compiled program's kernel; a serving simulation (--trace) has none")
+    check_plot_options(args.plot, None)
     timeline = None if args.plot is None else str(Path(args.plot) / "timeline.png")
     if args.report_json is not None:
         check_writable(args.report_json)

@@ -278,6 +278,7 @@ SERVING: list[ErrorCase] = [
     ErrorCase("rducc-run: trace with negative tokens", RUN, ("{deployment}", "--simulate", "--trace", "{s_negative}"), "negative.jsonl:1: 'prompt_tokens' must be a whole number from 1"),
     ErrorCase("rducc-run: trace router not a router", RUN, ("{deployment}", "--simulate", "--trace", "{s_not_router}"), "'router' 'x' is not a router model of the deployment (routers: r)"),
     ErrorCase("rducc-run: --trace without --simulate", RUN, ("{deployment}", "--trace", "{s_negative}"), "--trace needs --simulate"),
+    ErrorCase("rducc-run: --plot-kernel with a trace", RUN, ("{deployment}", "--simulate", "--trace", "{s_negative}", "--plot", "plots", "--plot-kernel", "k0"), "--plot-kernel draws a compiled program's kernel"),
     ErrorCase("rducc-run: --trace on a program", RUN, ("{placed}", "--simulate", "--trace", "{s_negative}"), "not a deployment directory"),
 ]
 
