@@ -65,6 +65,7 @@ from rducc.dialects.op_facts import (
     opaque,
     reshape_dims,
 )
+from rducc.dialects.pointwise import AtenOpAttr, PointwiseCallOp
 from rducc.dialects.shapes import (
     broadcast_shapes,
     broadcasts_to,
@@ -234,11 +235,12 @@ class MapOp(IRDLOperation, OpFacts):
         return DimMap(tuple(aligned(shape, outs[0]) for shape in ins))
 
     def body_ops(self) -> int:
-        """The `arith`/`math` ops (and `rdu.remf`) of the body, `arith.constant` not counted."""
+        """The `arith`/`math` ops (and `rdu.remf`) of the body, `arith.constant` not counted;
+        an `rdu.pointwise_call` counts `PointwiseCallOp.ALU_OPS` (an assumed approximation's ops)."""
         return sum(
-            1
+            PointwiseCallOp.ALU_OPS if isinstance(inner, PointwiseCallOp) else 1
             for inner in self.body.walk()
-            if (inner.name.split(".")[0] in ("arith", "math") or isinstance(inner, RemFOp))
+            if (inner.name.split(".")[0] in ("arith", "math") or isinstance(inner, RemFOp | PointwiseCallOp))
             and not isinstance(inner, arith.ConstantOp)
         )
 
@@ -1267,6 +1269,7 @@ Dataflow = Dialect(
         MapOp,
         YieldOp,
         RemFOp,
+        PointwiseCallOp,
         KernelOp,
         MatmulOp,
         ReduceOp,
@@ -1285,7 +1288,7 @@ Dataflow = Dialect(
         ScatterOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOpAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [
@@ -1293,6 +1296,8 @@ __all__ = [
     "MapOp",
     "YieldOp",
     "RemFOp",
+    "PointwiseCallOp",
+    "AtenOpAttr",
     "KernelOp",
     "MatmulOp",
     "ReduceOp",

@@ -3,18 +3,22 @@
 arith's integer division and remainder (signed, floor, ceil, unsigned; x / 0
 gives 0), unsigned comparisons and extremes by reinterpreting the bits, i1
 read as signed (true is -1), integer powers, round half away from zero, and
-erf (torch's). Every function takes and returns whole arrays.
+erf (torch's), and `rdu.pointwise_call`: an ATen pointwise op run by torch's
+own CPU kernel. Every function takes and returns whole arrays.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
-from rducc.runtime.dtypes import F32, F64, UINT_DTYPES
+from rducc.dialects.pointwise import PointwiseCallOp
+from rducc.errors import RduccError
+from rducc.runtime.dtypes import BF16, F16, F32, F64, HALF_DTYPES, UINT_DTYPES
 
 
 def erf(x: Any) -> np.ndarray:
@@ -118,8 +122,78 @@ def i1_signed(x: Any) -> np.ndarray:
     return np.negative(np.asarray(x).astype(np.int8))
 
 
+def _as_torch(x: Any) -> torch.Tensor:
+    """A torch tensor on the array's memory (zero copy; bf16 through its bits; a
+    contiguous copy only for negative strides). torch only reads it."""
+    x = np.asarray(x)
+    if x.strides and min(x.strides) < 0:
+        x = np.ascontiguousarray(x)
+    bits = x.dtype == BF16
+    if bits:
+        x = x.view(np.int16)
+    if x.flags.writeable:
+        tensor = torch.from_numpy(x)
+    else:
+        with warnings.catch_warnings():  # "not writable": torch only reads it
+            warnings.simplefilter("ignore")
+            tensor = torch.from_numpy(x)
+    return tensor.view(torch.bfloat16) if bits else tensor
+
+
+def _as_numpy(tensor: torch.Tensor, dtype: np.dtype) -> np.ndarray:
+    """The tensor as an array of `dtype` (bf16 as ml_dtypes.bfloat16)."""
+    if dtype == BF16:
+        return tensor.to(torch.bfloat16).view(torch.int16).numpy().view(BF16)
+    return tensor.numpy().astype(dtype, copy=False)
+
+
+def _widened(arrays: tuple[Any, ...]) -> tuple[Any, ...]:
+    """f16/bf16 arrays as f32 (for an op torch's CPU build has no half kernel for)."""
+    return tuple(np.asarray(a).astype(F32) if np.asarray(a).dtype in HALF_DTYPES else a for a in arrays)
+
+
+def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.ndarray]:
+    """`rdu.pointwise_call` on whole arrays: torch's CPU kernel of the ATen op the
+    call names (only a functional pointwise op of the aten namespace resolves), its
+    tensor arguments the (broadcasting) arrays, its other arguments the callee's
+    constants; the chosen result cast to `result`. An op torch has no f16/bf16
+    kernel for runs in f32, rounded once."""
+    overload = op.overload()
+    constants = op.callee.arguments()
+    which = op.callee.result.data
+    schema = overload._schema
+    slots = [(a.name, a.kwarg_only, a.name in constants or str(a.type) not in ("Tensor", "Optional[Tensor]"))
+             for a in schema.arguments]
+    multiple = len(schema.returns) > 1
+
+    def run(arrays: tuple[Any, ...]) -> np.ndarray:
+        tensors = iter(_as_torch(a) for a in arrays)
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for name, kwarg_only, constant in slots:
+            if constant and name not in constants:
+                continue  # a default
+            value = constants[name] if constant else next(tensors)
+            if kwarg_only:
+                kwargs[name] = value
+            else:
+                args.append(value)
+        out = overload(*args, **kwargs)
+        return _as_numpy(out[which] if multiple else out, result)
+
+    def call(*arrays: Any) -> np.ndarray:
+        try:
+            return run(arrays)
+        except (RuntimeError, NotImplementedError) as error:
+            if any(np.asarray(a).dtype in (F16, BF16) for a in arrays) and "not implemented for" in str(error):
+                return run(_widened(arrays))
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise RduccError(f"'rdu.pointwise_call' of {op.callee.full_name} failed: {reason}") from None
+
+    return call
+
 
 __all__ = [
-    "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "remsi", "round_half_away",
+    "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call", "remsi", "round_half_away",
     "signed", "unsigned", "unsigned_division", "unsigned_extreme",
 ]

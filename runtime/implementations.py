@@ -178,6 +178,7 @@ def _tensor_constant(op: Operation) -> Kernel:
 
 handled_structurally(rdu.YieldOp, "the terminator of map, kernel and tier.compute bodies")
 handled_structurally(rdu.RemFOp, "a scalar op of map bodies: compiled by rducc.runtime.map_body")
+handled_structurally(rdu.PointwiseCallOp, "a scalar op of map bodies: torch's kernel, called by rducc.runtime.map_body")
 handled_structurally(GlobalOp, "a declaration: its value is a weight the runner binds by name")
 
 

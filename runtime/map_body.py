@@ -2,7 +2,8 @@
 
 `compile_map` compiles a map once: every `arith`/`math` op of its body (and
 `rdu.remf`) becomes one NumPy ufunc call (or a helper of
-`rducc.runtime.elementwise`) on the broadcast input arrays, `arith.constant`
+`rducc.runtime.elementwise`) on the broadcast input arrays, an
+`rdu.pointwise_call` one call of torch's kernel of that ATen op, `arith.constant`
 becomes a NumPy scalar of its type, and the result is broadcast to the map's
 shape. f16/bf16 arithmetic runs in f32 and is rounded once to the result
 type; max/min propagate NaN like `torch.maximum`. The generated source is
@@ -18,6 +19,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from rducc.dialects.pointwise import PointwiseCallOp
 from rducc.errors import RduccError
 from rducc.runtime import elementwise
 from rducc.runtime.dtypes import (
@@ -248,6 +250,13 @@ def _emit_fma(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     return f"({x} * {y} + {z}).astype({c.dtype_name(dtype)})"
 
 
+def _emit_pointwise_call(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+    """torch's own kernel of the ATen op, on the whole (broadcasting) arrays."""
+    assert isinstance(op, PointwiseCallOp)
+    call = c.bind(elementwise.pointwise_call(op, _dtype_of(op.results[0])), "pw")
+    return f"{call}({', '.join(a)})"
+
+
 def _emit_round(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     dtype = _dtype_of(op.results[0])
     if dtype in HALF_DTYPES:
@@ -337,6 +346,7 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "math.ipowi": _int_op("_ipowi"),
     "math.fma": _emit_fma,
     "rdu.remf": _float_op("np.fmod", 2),
+    "rdu.pointwise_call": _emit_pointwise_call,
 }
 
 

@@ -61,9 +61,11 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_scatter,
     aten_sort_scan,
 )
+from rducc.frontend.aten_pointwise import pointwise_entry
 from rducc.frontend.converter_api import (
     CONVERTERS,
     IGNORED_TARGETS,
+    ConverterEntry,
     GraphImporter,
     assertion_only_nodes,
     converts,
@@ -138,6 +140,12 @@ def _data_dependent(value: torch.Tensor) -> bool:
     return bool(free_unbacked_symbols(value.shape))
 
 
+def _entry_for(node: torch.fx.Node) -> ConverterEntry | None:
+    """How the node is imported: its op's converter, else the generic import of
+    a pointwise ATen op (`aten_pointwise`), else None (unsupported)."""
+    return CONVERTERS.get(str(node.target)) or pointwise_entry(node)
+
+
 def _check_supported(ep: ExportedProgram) -> None:
     """Raise one error listing every unsupported op, its count and first location."""
     counts: Counter[str] = Counter()
@@ -149,7 +157,7 @@ def _check_supported(ep: ExportedProgram) -> None:
         target = str(node.target)
         if target in IGNORED_TARGETS or node.target is operator.getitem or node in dropped:
             continue
-        entry = CONVERTERS.get(target)
+        entry = _entry_for(node)
         reason = None if entry is None else (entry.check(node) if entry.check else None)
         if entry is not None and reason is None:
             continue
@@ -281,7 +289,9 @@ def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: L
         importer.location = location_of(node)
         importer.name_hint = node.name
         importer.layer = layer_of(node)
-        importer.env[node] = CONVERTERS[str(node.target)].convert(importer, node)
+        entry = _entry_for(node)
+        assert entry is not None  # _check_supported refused the program otherwise
+        importer.env[node] = entry.convert(importer, node)
         if reuse is not None:
             reuse.converted(node)
 
