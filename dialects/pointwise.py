@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
-    NoneAttr,
+    NoneType,
     StringAttr,
     TensorType,
     i1,
@@ -112,7 +112,7 @@ def tensor_arguments(op: Any) -> list[str]:
 def constant_attr(value: Constant) -> Attribute:
     """The attribute holding one constant argument."""
     if value is None:
-        return NoneAttr()
+        return NoneType()  # `none`, as MLIR text reads it back
     if isinstance(value, bool):
         return IntegerAttr(int(value), i1)
     if isinstance(value, int):
@@ -126,7 +126,7 @@ def constant_attr(value: Constant) -> Attribute:
 
 def constant_value(attr: Attribute) -> Constant:
     """The Python value of a constant argument's attribute (`VerifyException` for another attribute)."""
-    if isinstance(attr, NoneAttr):
+    if isinstance(attr, NoneType):
         return None
     if isinstance(attr, IntegerAttr) and isinstance(attr.type, IntegerType):
         value = attr.value.data

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.pointwise import PointwiseCallOp
 from rducc.errors import RduccError
@@ -158,7 +159,10 @@ def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.nd
     tensor arguments the (broadcasting) arrays, its other arguments the callee's
     constants; the chosen result cast to `result`. An op torch has no f16/bf16
     kernel for runs in f32, rounded once."""
-    overload = op.overload()
+    try:
+        overload = op.overload()
+    except VerifyException as error:  # an unverified module: the runtime calls no other op
+        raise RduccError(str(error)) from None
     constants = op.callee.arguments()
     which = op.callee.result.data
     schema = overload._schema
