@@ -53,7 +53,9 @@ Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is 
   Cin / groups = weight dim 1 and the kernel dims = weight dims 2..;
 - `rdu.map`: out_elems x (number of `arith.*` / `math.*` / `rdu.remf` ops in its body,
   not counting `arith.constant`; a transcendental such as `math.erf` or
-  `math.exp`, a cast, a compare or a select counts 1 like an add);
+  `math.exp`, a cast, a compare or a select counts 1 like an add; an
+  `rdu.pointwise_call`, a special function imported generically, counts an
+  assumed `ASSUMED_ALU_OPS` (24, dialects/pointwise.py: a rational approximation));
 - `rdu.reduce`, `rdu.scan`: input elems;
 - `rdu.pool`: out_elems x prod(window);
 - `rdu.iota`, `rdu.random`: out_elems;

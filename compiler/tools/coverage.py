@@ -24,8 +24,6 @@ MISSING_OPS: dict[str, str] = {
     # convolution, pooling, resampling
     # creation
     # other
-    "aten.lgamma.default": "elementwise: no log-gamma in map bodies yet",
-    "aten.digamma.default": "elementwise: no digamma in map bodies yet",
     "aten._scaled_mm.default": "matmul: float8 operands (rducc has no float8 dtype)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
@@ -117,6 +115,18 @@ def coverage_markdown() -> str:
         "converts (`compiler/frontend/aten_rewrites.py`). `rducc --list-ops` prints the same list;",
         "`test/python/test_aten_coverage.py` runs each family through the whole pipeline",
         "at -O0 and -O2 against eager.",
+        "",
+        "Beyond this list, every ATen op that torch tags `pointwise` (`torch.Tag.pointwise`)",
+        "with a functional schema, tensor inputs and constant other arguments is accepted",
+        "generically, without a converter of its own: the special functions (`lgamma`,",
+        "`digamma`, `polygamma`, `mvlgamma`, `i0`/`i1`, the Bessel functions and orthogonal",
+        "polynomials, `zeta`, `igamma`, `erfcx`, `ndtri`, ...), `nextafter`, `frexp` (one map",
+        "a result) and any such op a later torch adds. Each becomes an `rdu.map` whose body",
+        "calls the op (`rdu.pointwise_call`, `compiler/frontend/aten_pointwise.py`), fused",
+        "with its neighbours like any elementwise op; the runtime runs torch's own CPU",
+        "kernel on whole arrays, and the cost model counts it as an assumed",
+        "`ASSUMED_ALU_OPS` arithmetic ops an element (`dialects/pointwise.py`).",
+        "`rducc --list-ops` lists the ops with converters only.",
         "",
         "## Not supported yet",
         "",
