@@ -16,6 +16,7 @@ OPS = (
     "erfc", "put", "index_reduce.amax", "diagonal_scatter", "cummax", "median", "nanmedian",
     "linalg.solve", "linalg.inv", "linalg.cholesky", "cholesky_solve", "triangular_solve", "lu_solve",
     "addmv", "index_select", "bucketize", "view_copy", "dist", "logaddexp", "unbind_copy",
+    "lgamma", "polygamma.polygamma_n_2", "special.bessel_j0", "special.zeta", "nextafter", "frexp",
 )
 
 
@@ -38,3 +39,14 @@ def test_causes_blur_what_varies() -> None:
     assert op_sweep._cause(line) == "UnsupportedOpsError: cannot import: aten.i0.default: N uses"
     shape = "RduccError: /a/b.py:88:9: return self.function(*args, **kwargs): shape [3, 4] on 'x'"
     assert op_sweep._cause(shape) == "RduccError: shape [..] on '..'"
+
+
+def test_the_doc_table_shows_the_counts() -> None:
+    """The outcome table holds each status's count (only causes are blurred)."""
+    mismatches = [op_sweep.Outcome(f"m{i}", "mismatch", "values differ") for i in range(12)]
+    outcomes = [op_sweep.Outcome("a", "pass"), *mismatches,
+                op_sweep.Outcome("r", "refused", "RduccError: 3 uses"), op_sweep.Outcome("c", "crash", "KeyError: 7")]
+    text = op_sweep.Sweep(outcomes).markdown("cmd")
+    for row in ("| pass | 1 |", "| mismatch | 12 |", "| refused | 1 |", "| crash | 1 |"):
+        assert row in text.splitlines(), text
+    assert "| refused | RduccError: N uses | r |" in text
