@@ -86,6 +86,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "ids_negative": ("ids_negative.npy", "int64 indices [0, -1, 1]"),
     "no_room": ("no_room.toml", "sn40l with 2 PCUs and 2 PMUs on a 2 x 2 grid"),
     "unit_twice": ("unit_twice.mlir", "a `#rdu.mapping` giving PCU 1 to two stages"),
+    "not_pointwise": ("not_pointwise.mlir", "an `rdu.pointwise_call` naming `os::system` (only pointwise aten ops verify)"),
     "graph": ("graph.mlir", "the example at --emit graph"),
     "x": ("x.npy", "a good input, float32[4, 32]"),
     "x_shape": ("x_shape.npy", "float32[2, 3]"),
@@ -405,6 +406,10 @@ CASES: list[ErrorCase] = [
               ("-p", 'rdu-map-units{{target="{no_room}"}}', "{placed}", *OUT), "no room for 'rdu.matmul'"),
     ErrorCase("rducc-opt: a mapping with a unit used twice", OPT, ("{unit_twice}", *OUT),
               "PCU 1 is used twice in section 0", located=True),
+    ErrorCase("rducc-opt: a pointwise call of a non-aten op", OPT, ("{not_pointwise}", *OUT),
+              "'rdu.pointwise_call' cannot call 'os::system' is not an op of the aten namespace"),
+    ErrorCase("rducc-run: a pointwise call of a non-aten op", RUN, ("{not_pointwise}", "--simulate"),
+              "'rdu.pointwise_call' cannot call 'os::system' is not an op of the aten namespace"),
     ErrorCase("rducc-opt: unknown pass", OPT, ("-p", "rdu-bogus", "{placed}", *OUT), "unknown pass 'rdu-bogus'"),
     ErrorCase("rducc-opt: bad pass option value", OPT, ("-p", "rdu-fuse{{level=7}}", "{placed}", *OUT), "level must be 0, 1 or 2, got 7"),
     ErrorCase("rducc-opt: unknown pass option", OPT, ("-p", "rdu-fuse{{colour=1}}", "{placed}", *OUT), 'arguments ["colour"] not found'),
@@ -551,6 +556,10 @@ _MLIR = {
     "f_perm_range": ("func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
                      "  %y = rdu.transpose %x perm [18446744073709551617, 0] : tensor<2x3xf32> -> tensor<3x2xf32>\n"
                      "  func.return %y : tensor<3x2xf32>\n}\n"),
+    "not_pointwise": ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                      "  %y = rdu.map %x : (tensor<4xf32>) -> tensor<4xf32> {\n  ^bb0(%a: f32):\n"
+                      '    %r = rdu.pointwise_call #rdu.aten<"os::system.default">(%a) : (f32) -> f32\n'
+                      "    rdu.yield %r : f32\n  }\n  func.return %y : tensor<4xf32>\n}\n"),
     "unit_twice": '"test.op"() {m = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 2, 1], '
                   '[1, 0, 1, 3, 5]], buffers = [[0, 0, 0, 3]]>} : () -> ()\n',
 }
