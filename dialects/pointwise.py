@@ -72,7 +72,7 @@ Constant = bool | int | float | str | None
 
 
 class NotPointwise(ValueError):
-    """A name that does not resolve to a functional pointwise ATen op (the reason)."""
+    """Why a name does not resolve to a functional pointwise ATen op."""
 
 
 def _is_tensor(argument_type: Any) -> bool:
@@ -89,18 +89,18 @@ def resolve(qualified: str, overload: str) -> Any:
 
     namespace, _, name = qualified.partition("::")
     if namespace != "aten" or not name:
-        raise NotPointwise(f"'{qualified}' is not an op of the aten namespace")
+        raise NotPointwise("it is not an op of the aten namespace")
     packet = getattr(torch.ops.aten, name, None)
     op = getattr(packet, overload, None) if packet is not None and overload in packet.overloads() else None
     if op is None:
-        raise NotPointwise(f"'{qualified}.{overload}' is not an ATen op overload")
+        raise NotPointwise("there is no such ATen op overload")
     if torch.Tag.pointwise not in op.tags:
-        raise NotPointwise(f"'{qualified}.{overload}' is not tagged pointwise")
+        raise NotPointwise("it is not tagged pointwise")
     schema = op._schema
     if schema.is_mutable or any(a.alias_info is not None for a in (*schema.arguments, *schema.returns)):
-        raise NotPointwise(f"'{qualified}.{overload}' mutates or aliases its arguments (not functional)")
+        raise NotPointwise("it mutates or aliases its arguments (not functional)")
     if not schema.returns or any(str(r.type) != "Tensor" for r in schema.returns):
-        raise NotPointwise(f"'{qualified}.{overload}' does not return only tensors")
+        raise NotPointwise("it does not return only tensors")
     return op
 
 
@@ -248,7 +248,7 @@ class PointwiseCallOp(IRDLOperation, NoCompute):
         try:
             return resolve(self.callee.qualified.data, self.callee.overload.data)
         except NotPointwise as error:
-            raise VerifyException(f"'rdu.pointwise_call' cannot call {error}") from None
+            raise VerifyException(f"'rdu.pointwise_call' cannot call '{self.callee.full_name}': {error}") from None
 
     def verify_(self) -> None:
         for index, scalar in enumerate([*self.args, self.result]):

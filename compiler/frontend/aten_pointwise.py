@@ -37,7 +37,7 @@ def _overload(node: torch.fx.Node) -> Any:
     """The node's functional pointwise aten overload, or `NotPointwise`."""
     target = node.target
     if not isinstance(target, torch._ops.OpOverload):
-        raise NotPointwise(f"'{target}' is not an ATen op")
+        raise NotPointwise("it is not an ATen op")
     return resolve(target._schema.name, target._overloadname)
 
 

@@ -6,25 +6,25 @@
 
 %x = "test.op"() : () -> f32
 %r = rdu.pointwise_call #rdu.aten<"aten::sort.default"> (%x) : (f32) -> f32
-// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'aten::sort.default' is not tagged pointwise
+// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'aten::sort.default': it is not tagged pointwise
 
 // -----
 
 %x = "test.op"() : () -> f32
 %r = rdu.pointwise_call #rdu.aten<"os::system.default"> (%x) : (f32) -> f32
-// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'os::system' is not an op of the aten namespace
+// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'os::system.default': it is not an op of the aten namespace
 
 // -----
 
 %x = "test.op"() : () -> f32
 %r = rdu.pointwise_call #rdu.aten<"aten::lgamma.no_such_overload"> (%x) : (f32) -> f32
-// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'aten::lgamma.no_such_overload' is not an ATen op overload
+// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'aten::lgamma.no_such_overload': there is no such ATen op overload
 
 // -----
 
 %x = "test.op"() : () -> f32
 %r = rdu.pointwise_call #rdu.aten<"aten::lgamma_.default"> (%x) : (f32) -> f32
-// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'aten::lgamma_.default' mutates or aliases its arguments (not functional)
+// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'aten::lgamma_.default': it mutates or aliases its arguments (not functional)
 
 // -----
 
