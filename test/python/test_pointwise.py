@@ -42,6 +42,8 @@ SPECIAL: dict[str, Fn] = {
     "i1e": lambda x, y: torch.special.i1e(x),
     "zeta": lambda x, y: torch.special.zeta(x.abs() + 1.5, _positive(y)),
     "zeta_scalar": lambda x, y: torch.special.zeta(x.abs() + 1.5, 2.0),
+    "zeta_self_scalar": lambda x, y: torch.special.zeta(3.0, x.abs() + 1),
+    "igamma_fill": lambda x, y: torch.igamma(_positive(x), torch.full_like(x, 2.0)),  # -O2: a constant in the body
     "igamma": lambda x, y: torch.igamma(_positive(x), _positive(y)),
     "igammac": lambda x, y: torch.igammac(_positive(x), _positive(y)),
     "nextafter": lambda x, y: torch.nextafter(x, y),
