@@ -24,6 +24,7 @@ outside Core ATen (`decomposes`), plus the traced implementation of each
 
 from __future__ import annotations
 
+import contextlib
 import re
 import weakref
 from collections.abc import Callable, Iterator
@@ -217,11 +218,45 @@ def _with_fallbacks(ep: ExportedProgram, table: dict[Any, Decomposition]) -> Exp
         if not fallbacks:
             break
         tried.update(fallbacks)
-        usable = {op: f for op, f in fallbacks.items() if _decomposes_to_converted(ep, {**table, op: f})}
+        usable = {op: f for op, f in fallbacks.items()
+                  if not _calls_unconvertible(ep, op, f, table) and _decomposes_to_converted(ep, {**table, op: f})}
         if not usable:
             break
         ep = ep.run_decompositions({**table, **usable})
     return ep
+
+
+def _calls_unconvertible(ep: ExportedProgram, op: Any, fallback: Decomposition, table: dict[Any, Decomposition]) \
+        -> bool:
+    """Whether `fallback`, traced alone on the fake inputs of `op`'s first node (milliseconds,
+    not a whole-program decomposition), calls an op that rducc neither converts nor
+    decomposes further and that the program does not already call, so that
+    `_decomposes_to_converted` would say no: torch's decompositions of the special
+    functions (lgamma, i0, zeta, ...) are `prims` ops, which the generic pointwise
+    import does not need. False when the trace fails (the whole-program check decides)."""
+    from torch._guards import detect_fake_mode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    node = next(n for n in ep.graph.nodes if n.op == "call_function" and n.target is op)
+    inputs: list[torch.fx.Node] = list(node.all_input_nodes)
+
+    def call(*values: Any) -> Any:
+        given = dict(zip(inputs, values))
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), given.__getitem__)
+        return fallback(*args, **kwargs)
+
+    try:
+        fakes = [n.meta["val"] for n in inputs]
+        with detect_fake_mode(fakes) or contextlib.nullcontext():
+            graph = make_fx(call)(*fakes).graph
+    except Exception:  # torch raises many kinds from inside its tracer
+        return False
+    present = set(_unconverted(ep))
+    return any(
+        isinstance(n.target, torch._ops.OpOverload) and str(n.target) not in CONVERTERS
+        and str(n.target) not in IGNORED_TARGETS and n.target not in table and n.target not in present
+        for n in graph.nodes if n.op == "call_function"
+    )
 
 
 def _decomposes_to_converted(ep: ExportedProgram, table: dict[Any, Decomposition]) -> bool:
