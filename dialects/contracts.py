@@ -194,7 +194,7 @@ class Split:
         object.__setattr__(self, "entries", padded)
 
     @staticmethod
-    def of(entries: Iterable[tuple[int, ...]]) -> Split | None:
+    def of(entries: Iterable[tuple[Period, ...]]) -> Split | None:
         """The split of these `(dim, parts, stride[, period])` entries; None (replicated) when there are none."""
         ordered = tuple(sorted((*entry, 0)[:4] if len(entry) == 3 else tuple(entry) for entry in entries))
         return Split(ordered) if ordered else None  # type: ignore[arg-type]

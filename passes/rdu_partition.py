@@ -223,7 +223,7 @@ def _kept_blocks(split: Split, group_src: Sequence[int], group_res: Sequence[int
     if len(group_src) != 1 or len(group_res) != 1:
         return None
     entry = next((e for e in split.entries if e[0] == group_src[0] and isinstance(e[3], tuple)), None)
-    return (group_res[0], *entry[1:]) if entry is not None else None  # type: ignore[return-value]
+    return (group_res[0], entry[1], entry[2], entry[3]) if entry is not None else None
 
 
 def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] | None:
@@ -579,7 +579,7 @@ class _TensorPartitioner:
         if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
             return self._plan_periodic_slice(op, splits[0])
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
-        pieces: list[tuple[int, int, int, int]] = []
+        pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
             for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
@@ -678,7 +678,7 @@ class _TensorPartitioner:
 
         return split.moved(operand_dim)
 
-    def _union(self, pieces: Iterable[tuple[int, int, int, int]]) -> Split | None | bool:
+    def _union(self, pieces: Iterable[tuple[int, int, int, Period]]) -> Split | None | bool:
         """One split of these result entries; False when they conflict."""
         by_dim: dict[int, tuple[int, int, int]] = {}
         for dim, *rest in pieces:
