@@ -653,6 +653,17 @@ class ViewOp(IRDLOperation, NoCompute):
             )
 
 
+def _indexed_buffers(op: IRDLOperation, source: SSAValue, indices: SSAValue, dest: SSAValue
+                     ) -> tuple[BufferType, BufferType, BufferType]:
+    """The buffer types of an indexed DMA (`tier.gather`, `tier.scatter`), its indices integers."""
+    src = _verify_buffer(source, f"'{op.name}' source")
+    idx = _verify_buffer(indices, f"'{op.name}' indices")
+    dst = _verify_buffer(dest, f"'{op.name}' destination")
+    if not isinstance(idx.element_type, IntegerType) or idx.element_type.width.data == 1:
+        raise VerifyException(f"'{op.name}' indices must be integers")
+    return src, idx, dst
+
+
 @irdl_op_definition
 class GatherDmaOp(IRDLOperation, NoCompute):
     """Indexed DMA: rows `source[indices]` (along dim 0) into an SRAM buffer.
@@ -678,13 +689,9 @@ class GatherDmaOp(IRDLOperation, NoCompute):
         super().__init__(operands=[source, indices, dest], properties={"wraps": UnitAttr()} if wraps else {})
 
     def verify_(self) -> None:
-        src = _verify_buffer(self.source, "'tier.gather' source")
-        idx = _verify_buffer(self.indices, "'tier.gather' indices")
-        dst = _verify_buffer(self.dest, "'tier.gather' destination")
+        src, idx, dst = _indexed_buffers(self, self.source, self.indices, self.dest)
         if idx.tier.data != Tier.SRAM or dst.tier.data != Tier.SRAM:
             raise VerifyException("'tier.gather' indices and destination must be in sram")
-        if not isinstance(idx.element_type, IntegerType) or idx.element_type.width.data == 1:
-            raise VerifyException("'tier.gather' indices must be integers")
         expected = (*idx.get_shape(), *src.get_shape()[1:])
         if dst.get_shape() != expected or dst.element_type != src.element_type:
             raise VerifyException(
@@ -731,15 +738,11 @@ class ScatterDmaOp(IRDLOperation, NoCompute):
         return idx.get_shape()[0]
 
     def verify_(self) -> None:
-        src = _verify_buffer(self.source, "'tier.scatter' source")
-        idx = _verify_buffer(self.indices, "'tier.scatter' indices")
-        dst = _verify_buffer(self.dest, "'tier.scatter' destination")
+        src, idx, dst = _indexed_buffers(self, self.source, self.indices, self.dest)
         if src.tier.data != Tier.SRAM or idx.tier.data != Tier.SRAM:
             raise VerifyException("'tier.scatter' source and indices must be in sram")
         if dst.tier.data == Tier.SRAM:
             raise VerifyException("'tier.scatter' writes an off-chip buffer, not sram")
-        if not isinstance(idx.element_type, IntegerType) or idx.element_type.width.data == 1:
-            raise VerifyException("'tier.scatter' indices must be integers")
         if len(idx.get_shape()) != 1:
             raise VerifyException(f"'tier.scatter' indices must be 1-d, not {list(idx.get_shape())}")
         if src.get_shape() != dst.get_shape() or src.element_type != dst.element_type:
