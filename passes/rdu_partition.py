@@ -226,6 +226,29 @@ def _kept_blocks(split: Split, group_src: Sequence[int], group_res: Sequence[int
     return (group_res[0], entry[1], entry[2], entry[3]) if entry is not None else None
 
 
+def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | None | bool:
+    """The split of a slice's result when its input (of `shape`) is split with a
+    period or in blocks: the same in each block it takes whole (contiguous when
+    it takes one); False when it cuts a block."""
+    sizes = _shape(op.result)
+    offsets, strides = op.offsets.get_values(), op.strides.get_values()
+    entries: list[tuple[int, int, int, Period]] = []
+    for dim, parts, stride, period in split.entries:
+        whole = offsets[dim] == 0 and strides[dim] == 1 and sizes[dim] == shape[dim]
+        if whole:
+            entries.append((dim, parts, stride, period))
+        elif isinstance(period, tuple):
+            taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
+            if taken is None:
+                return False
+            entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
+        elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
+            entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
+        else:
+            return False
+    return Split.of(entries)
+
+
 def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] | None:
     """The sizes of the blocks the (offset, size) spans cut [0, columns) into, when
     they tile it exactly, in order; else None."""
@@ -603,24 +626,8 @@ class _TensorPartitioner:
         each block split across the ranks) that takes whole blocks of the periodic
         dims: its result is split the same way in each block it takes (contiguously
         when it takes one); other dims as the dim map says."""
-        shape, sizes = self.full_shape(op.input), _shape(op.result)
-        offsets, strides = op.offsets.get_values(), op.strides.get_values()
-        entries = []
-        for dim, parts, stride, period in split.entries:
-            whole = offsets[dim] == 0 and strides[dim] == 1 and sizes[dim] == shape[dim]
-            if whole:
-                entries.append((dim, parts, stride, period))
-            elif isinstance(period, tuple):
-                taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
-                if taken is None:
-                    return None
-                entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
-            elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
-                entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
-            else:
-                return None
-        result = Split.of(entries)
-        return [split], result
+        result = _slice_split(op, split, self.full_shape(op.input))
+        return ([split], result) if result is not False else None
 
     def _rank_offsets(self, op: SliceOp) -> None:
         """One rank's offsets of a slice of a value split with a period: a block's
@@ -712,11 +719,19 @@ class _TensorPartitioner:
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
         period = self._block_size(op.result, rhs[n_rhs])
-        sizes = period if isinstance(period, tuple) else (period or rhs[n_rhs],)
-        parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % p == 0 for b in sizes)
-                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, period),)))), self.tp)
+        parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
+        if isinstance(period, tuple) and parts < self.tp:
+            period = 0  # unequal blocks over fewer than every rank (more ranks than KV heads): in one piece
+            parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         stride = self.tp // parts
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
+        """The most parts (a factor of tp) the columns split into, per block, that
+        every block and the reshapes of `value` keep; tp when none does."""
+        sizes = period if isinstance(period, tuple) else (period or columns,)
+        return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % p == 0 for b in sizes)
+                     and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), self.tp)
 
     def _block_size(self, value: SSAValue, columns: int) -> Period:
         """How a fused projection's columns are sliced into blocks (q, k and v of
@@ -754,16 +769,24 @@ class _TensorPartitioner:
         return spans
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
-        """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`."""
+        """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`;
+        a split in blocks or with a period also through its slices and the reshapes after them."""
         for use in value.uses:
             user = use.operation
             if isinstance(user, ReshapeOp):
                 try:
-                    reshape_split(self.full_shape(value), _shape(user.result), split)
+                    reshaped = reshape_split(self.full_shape(value), _shape(user.result), split)
                 except _Unsplittable:
+                    return False
+                if depth and reshaped is not None and not split.contiguous() and not self._reshapes_keep(
+                        user.result, reshaped, depth - 1):
                     return False
             elif isinstance(user, MapOp) and depth and _shape(user.results[0]) == self.full_shape(value):
                 if not self._reshapes_keep(user.results[0], split, depth - 1):
+                    return False
+            elif isinstance(user, SliceOp) and depth and not split.contiguous():
+                taken = _slice_split(user, split, self.full_shape(value))
+                if isinstance(taken, Split) and not self._reshapes_keep(user.result, taken, depth - 1):
                     return False
         return True
 
