@@ -226,10 +226,10 @@ def _kept_blocks(split: Split, group_src: Sequence[int], group_res: Sequence[int
     return (group_res[0], entry[1], entry[2], entry[3]) if entry is not None else None
 
 
-def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | None | bool:
+def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | None:
     """The split of a slice's result when its input (of `shape`) is split with a
     period or in blocks: the same in each block it takes whole (contiguous when
-    it takes one); False when it cuts a block."""
+    it takes one). Raises `_Unsplittable` when it cuts a block."""
     sizes = _shape(op.result)
     offsets, strides = op.offsets.get_values(), op.strides.get_values()
     entries: list[tuple[int, int, int, Period]] = []
@@ -240,12 +240,12 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
         elif isinstance(period, tuple):
             taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
             if taken is None:
-                return False
+                raise _Unsplittable
             entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
         elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
             entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
         else:
-            return False
+            raise _Unsplittable
     return Split.of(entries)
 
 
@@ -626,8 +626,10 @@ class _TensorPartitioner:
         each block split across the ranks) that takes whole blocks of the periodic
         dims: its result is split the same way in each block it takes (contiguously
         when it takes one); other dims as the dim map says."""
-        result = _slice_split(op, split, self.full_shape(op.input))
-        return ([split], result) if result is not False else None
+        try:
+            return [split], _slice_split(op, split, self.full_shape(op.input))
+        except _Unsplittable:
+            return None
 
     def _rank_offsets(self, op: SliceOp) -> None:
         """One rank's offsets of a slice of a value split with a period: a block's
@@ -785,8 +787,11 @@ class _TensorPartitioner:
                 if not self._reshapes_keep(user.results[0], split, depth - 1):
                     return False
             elif isinstance(user, SliceOp) and depth and not split.contiguous():
-                taken = _slice_split(user, split, self.full_shape(value))
-                if isinstance(taken, Split) and not self._reshapes_keep(user.result, taken, depth - 1):
+                try:
+                    taken = _slice_split(user, split, self.full_shape(value))
+                except _Unsplittable:
+                    continue  # a slice that cuts a block takes the gathered value
+                if taken is not None and not self._reshapes_keep(user.result, taken, depth - 1):
                     return False
         return True
 
