@@ -482,7 +482,7 @@ def _only_reads(op: Operation, buffer: SSAValue) -> bool:
     """Whether `op` certainly reads `buffer` without writing it (see
     AllocOp._verify_written_before_read); False when it writes it or when
     what it does with it is not known here."""
-    if isinstance(op, DmaOp | GatherDmaOp):
+    if isinstance(op, DmaOp | GatherDmaOp | ScatterDmaOp):
         return op.dest != buffer and buffer in op.operands
     if isinstance(op, ComputeOp):
         return buffer in op.ins and buffer not in op.outs
@@ -653,6 +653,17 @@ class ViewOp(IRDLOperation, NoCompute):
             )
 
 
+def _indexed_buffers(op: IRDLOperation, source: SSAValue, indices: SSAValue, dest: SSAValue
+                     ) -> tuple[BufferType, BufferType, BufferType]:
+    """The buffer types of an indexed DMA (`tier.gather`, `tier.scatter`), its indices integers."""
+    src = _verify_buffer(source, f"'{op.name}' source")
+    idx = _verify_buffer(indices, f"'{op.name}' indices")
+    dst = _verify_buffer(dest, f"'{op.name}' destination")
+    if not isinstance(idx.element_type, IntegerType) or idx.element_type.width.data == 1:
+        raise VerifyException(f"'{op.name}' indices must be integers")
+    return src, idx, dst
+
+
 @irdl_op_definition
 class GatherDmaOp(IRDLOperation, NoCompute):
     """Indexed DMA: rows `source[indices]` (along dim 0) into an SRAM buffer.
@@ -678,19 +689,66 @@ class GatherDmaOp(IRDLOperation, NoCompute):
         super().__init__(operands=[source, indices, dest], properties={"wraps": UnitAttr()} if wraps else {})
 
     def verify_(self) -> None:
-        src = _verify_buffer(self.source, "'tier.gather' source")
-        idx = _verify_buffer(self.indices, "'tier.gather' indices")
-        dst = _verify_buffer(self.dest, "'tier.gather' destination")
+        src, idx, dst = _indexed_buffers(self, self.source, self.indices, self.dest)
         if idx.tier.data != Tier.SRAM or dst.tier.data != Tier.SRAM:
             raise VerifyException("'tier.gather' indices and destination must be in sram")
-        if not isinstance(idx.element_type, IntegerType) or idx.element_type.width.data == 1:
-            raise VerifyException("'tier.gather' indices must be integers")
         expected = (*idx.get_shape(), *src.get_shape()[1:])
         if dst.get_shape() != expected or dst.element_type != src.element_type:
             raise VerifyException(
                 f"'tier.gather' destination {dst} should have shape {list(expected)} "
                 f"and element type {src.element_type}"
             )
+
+
+@irdl_op_definition
+class ScatterDmaOp(IRDLOperation, NoCompute):
+    """Indexed DMA out, in place: rows `indices` along `dim` of an SRAM buffer
+    written into the same rows of an off-chip buffer of its shape.
+
+    `tier.scatter %new_sram -> %cache[%rows] dim 2` is how a kernel that
+    replaced a few rows of a buffer (a static KV cache's `index_copy_` at the
+    decode position) writes back only those rows: the other rows of `%cache`
+    already hold what `%new_sram` holds there. `indices` is a 1-d integer
+    SRAM buffer; each lies in [0, size of `dim`), any other is an error at
+    run time. The off-chip buffer is updated in place (`rdu-insert-dma`).
+    """
+
+    name = "tier.scatter"
+    source = operand_def(BufferType)
+    indices = operand_def(BufferType)
+    dest = operand_def(BufferType)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$source `->` $dest `[` $indices `]` `dim` $dim attr-dict "
+        "`:` type($source) `,` type($indices) `->` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue, dim: int):
+        super().__init__(operands=[source, indices, dest], properties={"dim": IntegerAttr(dim, i64)})
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data
+
+    def rows(self) -> int:
+        """How many rows the transfer writes (the length of `indices`)."""
+        idx = self.indices.type
+        assert isinstance(idx, BufferType)
+        return idx.get_shape()[0]
+
+    def verify_(self) -> None:
+        src, idx, dst = _indexed_buffers(self, self.source, self.indices, self.dest)
+        if src.tier.data != Tier.SRAM or idx.tier.data != Tier.SRAM:
+            raise VerifyException("'tier.scatter' source and indices must be in sram")
+        if dst.tier.data == Tier.SRAM:
+            raise VerifyException("'tier.scatter' writes an off-chip buffer, not sram")
+        if len(idx.get_shape()) != 1:
+            raise VerifyException(f"'tier.scatter' indices must be 1-d, not {list(idx.get_shape())}")
+        if src.get_shape() != dst.get_shape() or src.element_type != dst.element_type:
+            raise VerifyException(f"'tier.scatter' source {src} and destination {dst} differ in shape or type")
+        if not 0 <= self.axis < len(dst.get_shape()):
+            raise VerifyException(f"'tier.scatter' dim {self.axis} is out of range for rank {len(dst.get_shape())}")
 
 
 @irdl_op_definition
@@ -791,7 +849,7 @@ def _as_tensor(buffer: Attribute) -> TensorType:
 
 Memory = Dialect(
     "tier",
-    [GlobalOp, GetGlobalOp, AllocOp, DeallocOp, DmaOp, ViewOp, GatherDmaOp, ComputeOp],
+    [GlobalOp, GetGlobalOp, AllocOp, DeallocOp, DmaOp, ViewOp, GatherDmaOp, ScatterDmaOp, ComputeOp],
     [TierAttr, BufferType],
 )
 
@@ -807,6 +865,7 @@ __all__ = [
     "DmaOp",
     "ViewOp",
     "GatherDmaOp",
+    "ScatterDmaOp",
     "is_contiguous_window",
     "window_strides",
     "ComputeOp",

@@ -25,6 +25,10 @@ A table read only by an embedding gather stays off chip: `tier.gather`
 brings in just the indexed rows. Weights come from `tier.get_global` in the
 tier `rdu-place-tiers` chose; user inputs and results are HBM buffers.
 
+An update of a buffer or input that replaces some of its rows (a static KV
+cache's `index_copy_`) is written back in place, those rows only, with
+`tier.scatter` (passes/write_in_place.py says when).
+
 An outlined layer (`rdu-outline-layers`) is lowered once, before its
 callers: every argument stays an argument (weights in the tier recorded on
 the parameter, other values in HBM), and each `func.call` of it becomes a
@@ -101,6 +105,7 @@ from rducc.dialects.program import callees_first, functions, kernel_name
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
+from rducc.passes.write_in_place import write_back_in_place
 from rducc.targets import Target
 
 
@@ -593,6 +598,7 @@ class RduInsertDma(ModulePass):
         target = module_target(op, self.target) if self.keep_on_chip else None
         for function in callees_first(op):
             lower_function(op, function, target)
+        write_back_in_place(op)
         set_level(op, self.produces)
 
 

@@ -24,9 +24,10 @@ every `func.func` of the module. The result is one SPMD program:
   a user input, is split by heads, and so is a stacked cache read by one slice
   a layer, `k_cache[i]`, or a cache buffer written at a position by
   `rdu.scatter`, with its written-back update). A linear layer whose result is
-  sliced into equal blocks (a fused q/k/v or gate/up projection) splits its
-  columns with a period, each block across the ranks, and each slice's offset
-  moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
+  sliced into consecutive blocks (a fused q/k/v or gate/up projection) splits its
+  columns per block, each block across the ranks (with a period when the blocks
+  are equal, by their sizes when not: grouped-query q, k and v), and each
+  slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
@@ -72,8 +73,10 @@ from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
+    Period,
     Split,
     arg_attrs,
+    block_starts,
     global_of,
     is_input,
     is_partitioned,
@@ -86,7 +89,16 @@ from rducc.dialects.contracts import (
     set_stage,
     shard_of,
 )
-from rducc.dialects.dataflow import BroadcastOp, KernelOp, MapOp, MatmulOp, ReshapeOp, SliceOp, TransposeOp
+from rducc.dialects.dataflow import (
+    BroadcastOp,
+    ConcatOp,
+    KernelOp,
+    MapOp,
+    MatmulOp,
+    ReshapeOp,
+    SliceOp,
+    TransposeOp,
+)
 from rducc.dialects.memory import GlobalOp
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.program import functions, global_stages
@@ -127,6 +139,8 @@ def _digits(shape: Sequence[int], group: Sequence[int], split: Split) -> list[Di
     digits = []
     for dim, parts, stride, period in split.entries:
         if dim in strides:
+            if isinstance(period, tuple):
+                raise _Unsplittable  # unequal blocks do not regroup through a reshape of their dim
             length = period or shape[dim]
             digits.append((length // parts * strides[dim], parts, stride))
     return digits
@@ -182,8 +196,12 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
         groups = reshape_groups(source, result)
     except ValueError:
         raise _Unsplittable from None
-    entries: list[tuple[int, int, int, int]] = []
+    entries: list[tuple[int, int, int, Period]] = []
     for group_src, group_res in groups:
+        kept = _kept_blocks(split, group_src, group_res)
+        if kept is not None:  # unequal blocks on a dim the reshape keeps whole
+            entries.append(kept)
+            continue
         landed: dict[int, list[Digit]] = {}
         for digit in _digits(source, group_src, split):
             for dim, piece in _place(digit, result, group_res):
@@ -196,6 +214,66 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
             period = inner // strides[dim] * parts
             entries.append((dim, parts, stride, 0 if period == result[dim] else period))
     return Split.of(entries)
+
+
+def _kept_blocks(split: Split, group_src: Sequence[int], group_res: Sequence[int]
+                 ) -> tuple[int, int, int, Period] | None:
+    """A dim split in unequal blocks that a reshape keeps whole (a group of one dim
+    on each side), moved to its result dim; None otherwise."""
+    if len(group_src) != 1 or len(group_res) != 1:
+        return None
+    entry = next((e for e in split.entries if e[0] == group_src[0] and isinstance(e[3], tuple)), None)
+    return (group_res[0], entry[1], entry[2], entry[3]) if entry is not None else None
+
+
+def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | None:
+    """The split of a slice's result when its input (of `shape`) is split with a
+    period or in blocks: the same in each block it takes whole (contiguous when
+    it takes one). Raises `_Unsplittable` when it cuts a block."""
+    sizes = _shape(op.result)
+    offsets, strides = op.offsets.get_values(), op.strides.get_values()
+    entries: list[tuple[int, int, int, Period]] = []
+    for dim, parts, stride, period in split.entries:
+        whole = offsets[dim] == 0 and strides[dim] == 1 and sizes[dim] == shape[dim]
+        if whole:
+            entries.append((dim, parts, stride, period))
+        elif isinstance(period, tuple):
+            taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
+            if taken is None:
+                raise _Unsplittable
+            entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
+        elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
+            entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
+        else:
+            raise _Unsplittable
+    return Split.of(entries)
+
+
+def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] | None:
+    """The sizes of the blocks the (offset, size) spans cut [0, columns) into, when
+    they tile it exactly, in order; else None."""
+    blocks, at = [], 0
+    for offset, size in sorted(spans):
+        if offset != at:
+            return None
+        blocks.append(size)
+        at += size
+    return blocks if at == columns else None
+
+
+def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int, ...] | None:
+    """The blocks a slice [offset, offset + size) takes whole, or None when it cuts one."""
+    starts = block_starts(blocks)
+    if offset not in starts:
+        return None
+    first = starts.index(offset)
+    taken, total = [], 0
+    for block in blocks[first:]:
+        if total == size:
+            break
+        taken.append(block)
+        total += block
+    return tuple(taken) if total == size else None
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -362,7 +440,9 @@ class _TensorPartitioner:
         shape = list(_shape(value))
         for dim, parts, stride, period in split.entries:
             whole = [*shape[:dim], shape[dim] * parts, *shape[dim + 1:]]
-            if period:
+            if isinstance(period, tuple):
+                result = self._gather_blocks(result, dim, parts, stride, period, before)
+            elif period:
                 runs = [*shape[:dim], whole[dim] // period, period // parts, *shape[dim + 1:]]
                 result = self._insert(ReshapeOp(result, TensorType(element, runs)), before, None)
                 runs[dim + 1] = period
@@ -374,6 +454,37 @@ class _TensorPartitioner:
                                       before, None)
             shape = whole
         return result
+
+    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[int, ...],
+                       before: Operation) -> SSAValue:
+        """A dim split in unequal blocks, gathered: each block's part sliced out,
+        all-gathered, and the whole blocks joined in order."""
+        element = value.type.element_type  # type: ignore[attr-defined]
+        shape = list(_shape(value))
+        wholes = []
+        for start, size in zip(block_starts(blocks), blocks):
+            offsets = [0] * len(shape)
+            offsets[dim] = start // parts
+            part = [*shape[:dim], size // parts, *shape[dim + 1:]]
+            piece = self._insert(SliceOp(value, offsets, [1] * len(shape), TensorType(element, part)), before, None)
+            whole = [*shape[:dim], size, *shape[dim + 1:]]
+            wholes.append(self._insert(AllGatherOp(piece, dim, parts, TensorType(element, whole), stride),
+                                       before, None))
+        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(blocks), *shape[dim + 1:]]))
+        return self._insert_after(joined, wholes[-1])
+
+    def _insert_after(self, op: Operation, value: SSAValue) -> SSAValue:
+        """Insert `op` right after the op that defines `value` (a collective just inserted)."""
+        producer = value.owner
+        assert isinstance(producer, Operation)
+        op.location = producer.location
+        if (layer := layer_of(producer)) is not None:
+            set_layer(op, layer)
+        parent = producer.parent_block()
+        assert parent is not None
+        parent.insert_op_after(op, producer)
+        self.layout[op.results[0]] = None
+        return op.results[0]
 
     def _insert(self, op: Operation, before: Operation, layout: Layout) -> SSAValue:
         """Insert a collective of `op.operands[0]` just after the op that defines it
@@ -491,7 +602,7 @@ class _TensorPartitioner:
         if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
             return self._plan_periodic_slice(op, splits[0])
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
-        pieces: list[tuple[int, int, int, int]] = []
+        pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
             for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
@@ -515,19 +626,10 @@ class _TensorPartitioner:
         each block split across the ranks) that takes whole blocks of the periodic
         dims: its result is split the same way in each block it takes (contiguously
         when it takes one); other dims as the dim map says."""
-        shape, sizes = self.full_shape(op.input), _shape(op.result)
-        offsets, strides = op.offsets.get_values(), op.strides.get_values()
-        entries = []
-        for dim, parts, stride, period in split.entries:
-            whole = offsets[dim] == 0 and strides[dim] == 1 and sizes[dim] == shape[dim]
-            if whole:
-                entries.append((dim, parts, stride, period))
-            elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
-                entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
-            else:
-                return None
-        result = Split.of(entries)
-        return [split], result
+        try:
+            return [split], _slice_split(op, split, self.full_shape(op.input))
+        except _Unsplittable:
+            return None
 
     def _rank_offsets(self, op: SliceOp) -> None:
         """One rank's offsets of a slice of a value split with a period: a block's
@@ -535,7 +637,9 @@ class _TensorPartitioner:
         split = self.split_of(op.input)
         offsets = list(op.offsets.get_values())
         for dim, parts, _, period in split.entries if split else ():
-            if period:
+            if isinstance(period, tuple):
+                offsets[dim] //= parts  # every block before it is cut in parts: its start is too
+            elif period:
                 offsets[dim] = offsets[dim] // period * (period // parts)
         op.offsets = DenseArrayBase.from_list(i64, offsets)
 
@@ -583,7 +687,7 @@ class _TensorPartitioner:
 
         return split.moved(operand_dim)
 
-    def _union(self, pieces: Iterable[tuple[int, int, int, int]]) -> Split | None | bool:
+    def _union(self, pieces: Iterable[tuple[int, int, int, Period]]) -> Split | None | bool:
         """One split of these result entries; False when they conflict."""
         by_dim: dict[int, tuple[int, int, int]] = {}
         for dim, *rest in pieces:
@@ -617,17 +721,38 @@ class _TensorPartitioner:
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
         period = self._block_size(op.result, rhs[n_rhs])
-        parts = next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and (period or rhs[n_rhs]) % p == 0
-                      and self._reshapes_keep(op.result, Split(((rank - 1, p, self.tp // p, period),)))), self.tp)
+        parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
+        if isinstance(period, tuple) and parts < self.tp:
+            period = 0  # unequal blocks over fewer than every rank (more ranks than KV heads): in one piece
+            parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         stride = self.tp // parts
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
 
-    def _block_size(self, value: SSAValue, columns: int, depth: int = 4) -> int:
-        """The size of the equal blocks a fused projection's columns are sliced into
-        (q, k and v of one linear; gate and up), through maps and reshapes that keep
-        the columns, when every slice of them takes one whole block; 0 when none is
-        (then the columns split in one piece)."""
-        blocks: set[int] = set()
+    def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
+        """The most parts (a factor of tp) the columns split into, per block, that
+        every block and the reshapes of `value` keep; tp when none does."""
+        sizes = period if isinstance(period, tuple) else (period or columns,)
+        return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % p == 0 for b in sizes)
+                     and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), self.tp)
+
+    def _block_size(self, value: SSAValue, columns: int) -> Period:
+        """How a fused projection's columns are sliced into blocks (q, k and v of
+        one linear; gate and up), through maps and reshapes that keep the columns,
+        when its slices take whole consecutive blocks that cover the columns: the
+        period of equal blocks, the sizes of unequal ones (grouped-query q, k, v),
+        or 0 when none is (then the columns split in one piece)."""
+        spans = self._slice_spans(value, columns)
+        if not spans:
+            return 0
+        blocks = _consecutive_blocks(spans, columns)
+        if blocks is None or len(blocks) < 2 or self.tp > min(blocks):
+            return 0
+        return blocks[0] if len(set(blocks)) == 1 else tuple(blocks)
+
+    def _slice_spans(self, value: SSAValue, columns: int, depth: int = 4) -> set[tuple[int, int]] | None:
+        """The (offset, size) of the last dim each slice of `value` takes (through maps
+        and reshapes that keep the columns); None when a slice is strided."""
+        spans: set[tuple[int, int]] = set()
         for use in value.uses:
             user = use.operation
             if isinstance(user, SliceOp):
@@ -635,26 +760,38 @@ class _TensorPartitioner:
                 size = _shape(user.result)[-1]
                 if size == columns:
                     continue
-                if stride != 1 or offset % size or columns % size:
-                    return 0
-                blocks.add(size)
+                if stride != 1:
+                    return None
+                spans.add((offset, size))
             elif depth and isinstance(user, MapOp | ReshapeOp) and _shape(user.results[0])[-1:] == (columns,):
-                inner = self._block_size(user.results[0], columns, depth - 1)
-                if inner:
-                    blocks.add(inner)
-        return blocks.pop() if len(blocks) == 1 and self.tp <= min(blocks) else 0
+                inner = self._slice_spans(user.results[0], columns, depth - 1)
+                if inner is None:
+                    return None
+                spans |= inner
+        return spans
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
-        """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`."""
+        """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`;
+        a split in blocks or with a period also through its slices and the reshapes after them."""
         for use in value.uses:
             user = use.operation
             if isinstance(user, ReshapeOp):
                 try:
-                    reshape_split(self.full_shape(value), _shape(user.result), split)
+                    reshaped = reshape_split(self.full_shape(value), _shape(user.result), split)
                 except _Unsplittable:
+                    return False
+                if depth and reshaped is not None and not split.contiguous() and not self._reshapes_keep(
+                        user.result, reshaped, depth - 1):
                     return False
             elif isinstance(user, MapOp) and depth and _shape(user.results[0]) == self.full_shape(value):
                 if not self._reshapes_keep(user.results[0], split, depth - 1):
+                    return False
+            elif isinstance(user, SliceOp) and depth and not split.contiguous():
+                try:
+                    taken = _slice_split(user, split, self.full_shape(value))
+                except _Unsplittable:
+                    continue  # a slice that cuts a block takes the gathered value
+                if taken is not None and not self._reshapes_keep(user.result, taken, depth - 1):
                     return False
         return True
 

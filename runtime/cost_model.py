@@ -16,8 +16,8 @@ program order of `@forward`:
 - feeds: every `tier.dma` / `tier.gather` after the previous kernel's
   compute (and its drains) up to this compute, including those inside this
   compute's `scf.for` tile loop before it;
-- drains: every `tier.dma` after the compute whose source is one of the
-  compute's `outs` buffers (the tile or result written back);
+- drains: every `tier.dma` or `tier.scatter` after the compute whose source
+  is one of the compute's `outs` buffers (the tile or result written back);
 - transfers after the last compute that drain nothing belong to the last
   kernel.
 
@@ -31,7 +31,8 @@ Bytes moved
 A `tier.dma` moves the window or the whole buffer: the byte size of the
 destination buffer type when the window is on the source side
 (`%hbm[%i, %c0] -> %sram`), else the byte size of the source buffer type.
-A `tier.gather` moves its destination (the gathered rows). Byte size =
+A `tier.gather` moves its destination (the gathered rows); a `tier.scatter`
+its rows (the source's bytes / its size along `dim` x the rows). Byte size =
 product of the shape x element bytes (f64 8, f32 4, f16/bf16 2, iN N/8, ui8 1, i1 1).
 Each transfer's bytes x the trips of its loops are added to
 `bytes_by_tier["SRC->DST"]`: `hbm->sram`, `ddr->sram`, `sram->hbm`,
@@ -136,7 +137,7 @@ from rducc.dialects.contracts import (
     level_of,
     mapping_of,
 )
-from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
+from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp, ScatterDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import callees_first, functions, global_stages, kernel_name
 from rducc.dialects.shapes import value_bytes
@@ -405,16 +406,26 @@ def op_sram_bytes(op: Operation) -> int:
     return facts.bytes_read() + facts.bytes_written()
 
 
-def transfer_bytes(op: DmaOp | GatherDmaOp) -> int:
+TransferOp = DmaOp | GatherDmaOp | ScatterDmaOp
+
+
+def transfer_bytes(op: TransferOp) -> int:
     """Bytes one transfer moves: the window (strided or not: the SRAM side's shape,
-    never the whole off-chip buffer), or the whole buffer; a gather's rows. A
-    `tier.view` moves nothing: the DMA that reads it counts its window."""
+    never the whole off-chip buffer), or the whole buffer; a gather's or a
+    scatter's rows. A `tier.view` moves nothing: the DMA that reads it counts its window."""
+    if isinstance(op, ScatterDmaOp):
+        return value_bytes(op.source) // max(1, _buffer_shape(op.source)[op.axis]) * op.rows()
     if isinstance(op, GatherDmaOp) or op.src_offsets:
         return value_bytes(op.dest)
     return value_bytes(op.source)
 
 
-def transfer_key(op: DmaOp | GatherDmaOp) -> str:
+def _buffer_shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, BufferType)
+    return tuple(value.type.get_shape())
+
+
+def transfer_key(op: TransferOp) -> str:
     return f"{_tier_name(op.source)}->{_tier_name(op.dest)}"
 
 
@@ -439,9 +450,9 @@ def trip_count(loop: scf.ForOp) -> int:
 
 @dataclass
 class Transfer:
-    """One `tier.dma` / `tier.gather` of a kernel and how often it runs."""
+    """One `tier.dma` / `tier.gather` / `tier.scatter` of a kernel and how often it runs."""
 
-    op: DmaOp | GatherDmaOp
+    op: TransferOp
     key: str
     bytes_once: int
     runs: int
@@ -513,11 +524,11 @@ class _Walker:
                 kernel = KernelRecord(op, runs, feeds=self.pending)
                 self.pending = []
                 self.kernels.append(kernel)
-            elif isinstance(op, DmaOp | GatherDmaOp):
+            elif isinstance(op, TransferOp):
                 transfer = Transfer(op, transfer_key(op), transfer_bytes(op), runs, depth > 0,
                                     op.operands[0] in self.weights)
                 last = self._last_kernel()
-                if isinstance(op, DmaOp) and last is not None and op.source in last.op.outs:
+                if not isinstance(op, GatherDmaOp) and last is not None and op.source in last.op.outs:
                     last.drains.append(transfer)
                 else:
                     self.pending.append(transfer)

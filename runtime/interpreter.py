@@ -24,6 +24,10 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices] along dim 0.
+- `tier.scatter`: the rows `indices` of the SRAM source written into the
+  same rows of the off-chip destination, in place (an input's or weight's
+  read-only array is copied on this first write, so the caller's stays as
+  it was and the program's result carries the update).
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
 - `func.return` returns copies of its buffers.
 - `func.call` (of a layer `rdu-outline-layers` outlined) runs the callee,
@@ -68,6 +72,7 @@ from rducc.dialects.memory import (
     DmaOp,
     GatherDmaOp,
     GetGlobalOp,
+    ScatterDmaOp,
     Tier,
     ViewOp,
     window_strides,
@@ -416,6 +421,23 @@ class PlacedProgram(Runner):
 
         return gather
 
+    def _prepare_scatter(self, op: ScatterDmaOp) -> Step:
+        read, ids = self._reader(op.source), self._reader(op.indices)
+        slot, axis = self._table.use(op.dest), op.axis
+        size = _buffer_type(op.dest).get_shape()[axis]
+
+        def scatter(env: Env, context: RunContext) -> None:
+            rows = np.asarray(ids(env)).astype(np.int64, copy=False)
+            if rows.size and (rows.min() < 0 or rows.max() >= size):
+                raise RduccError(f"tier.scatter: a row index is out of range [0, {size}) along dim {axis}")
+            dest = env[slot]
+            if not dest.flags.writeable:  # the caller's input or weight: write a copy
+                dest = env[slot] = np.array(dest)
+            key = (slice(None),) * axis + (rows,)
+            dest[key] = read(env)[key]
+
+        return scatter
+
     def _prepare_for(self, op: scf.ForOp) -> Step:
         if op.iter_args or op.results:
             raise RduccError(f"{describe_op(op)}: loops that carry values are not supported")
@@ -643,6 +665,7 @@ _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] =
     DmaOp: PlacedProgram._prepare_dma,
     ViewOp: PlacedProgram._prepare_view,
     GatherDmaOp: PlacedProgram._prepare_gather,
+    ScatterDmaOp: PlacedProgram._prepare_scatter,
     ComputeOp: PlacedProgram._prepare_compute,
     scf.ForOp: PlacedProgram._prepare_for,
     arith.ConstantOp: PlacedProgram._prepare_index,
@@ -653,7 +676,7 @@ _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] =
 }
 """How the interpreter prepares each op it runs at the top level (outside tier.compute)."""
 
-for _op_class in (GetGlobalOp, AllocOp, DeallocOp, DmaOp, ViewOp, GatherDmaOp, ComputeOp):
+for _op_class in (GetGlobalOp, AllocOp, DeallocOp, DmaOp, ViewOp, GatherDmaOp, ScatterDmaOp, ComputeOp):
     handled_structurally(_op_class, "the placed-program interpreter moves buffers and runs bodies itself")
 
 

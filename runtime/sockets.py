@@ -39,9 +39,8 @@ Runner = Callable[[list[np.ndarray], dict[str, np.ndarray], RunContext], list[np
 def _window(split: Split, shape: Sequence[int], rank: int) -> tuple[np.ndarray, ...]:
     """The open mesh of indices of a whole array of `shape` that `rank` holds (`np.ix_`)."""
     axes = [np.arange(n) for n in shape]
-    for dim, period, start, length in split.indices(shape, rank):
-        runs = np.arange(shape[dim] // period)[:, None] * period
-        axes[dim] = (runs + start + np.arange(length)).ravel()
+    for dim, runs in split.indices(shape, rank):
+        axes[dim] = np.concatenate([np.arange(start, start + length) for start, length in runs])
     return np.ix_(*axes)
 
 

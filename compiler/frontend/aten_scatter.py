@@ -20,7 +20,7 @@ from rducc.dialects.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import broadcast_shapes, is_bool, is_float, is_unsigned
-from rducc.frontend.aten_build import along, cast, gather_dim, ramp, reshape, slice_dim
+from rducc.frontend.aten_build import along, cast, ramp, reshape, slice_dim
 from rducc.frontend.aten_common import element_of, result_type, shape_of, slice_bounds, tensor_of
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
@@ -28,39 +28,22 @@ from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 @converts("aten.slice_scatter.default")
 def convert_slice_scatter(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """input with src written at start:end:step along dim: a gather of src
-    placed by a position mask."""
+    """input with src written at start:end:step along dim: an `rdu.scatter` at
+    the rows start, start + step, ... (the same rows everywhere else, so a
+    buffer updated this way writes back only those rows; rdu-insert-dma)."""
     args = node_arguments(node)
     value, source = g.value(args["self"]), g.value(args["src"])
     shape = shape_of(value)
     rank = len(shape)
     dim = args["dim"] % max(rank, 1)
-    start, end = slice_bounds(shape[dim], args["start"], args["end"])
-    step = args["step"]
+    start, _ = slice_bounds(shape[dim], args["start"], args["end"])
     count = shape_of(source)[dim]
     if count == 0:
         return value
-    positions = ramp(g, shape[dim])
-    index = g.map(
-        [positions],
-        tensor_of(i64, [shape[dim]]),
-        lambda b, xs: b.minimum(
-            b.maximum(b.floor_div(b.sub(xs[0], b.constant(start, i64)), b.constant(step, i64)), b.constant(0, i64)),  # type: ignore[arg-type]
-            b.constant(count - 1, i64),
-        ),
-    )
-    placed = gather_dim(g, source, index, dim)
-
-    def chosen(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
-        offset = b.sub(xs[0], b.constant(start, i64))
-        inside = b.logical(
-            "and", b.compare("ge", xs[0], b.constant(start, i64)), b.compare("lt", xs[0], b.constant(end, i64))
-        )
-        on_step = b.compare("eq", b.remainder(offset, b.constant(step, i64)), b.constant(0, i64))
-        return b.logical("and", inside, on_step)
-
-    mask = along(g, g.map([positions], tensor_of(i1, [shape[dim]]), chosen), dim, rank)
-    return g.map([mask, placed, value], result_type(node), lambda b, xs: b.select(xs[0], xs[1], xs[2]))  # type: ignore[arg-type]
+    rows = along(g, ramp(g, count, start, args["step"]), dim, rank)
+    index = g.emit(BroadcastOp(rows, tensor_of(i64, list(shape_of(source)))))
+    result = g.emit(ScatterOp(value, index, cast(g, source, element_of(value)), dim))
+    return cast(g, result, result_type(node).element_type)
 
 
 _SCATTER_REDUCE = {

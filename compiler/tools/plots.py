@@ -50,6 +50,7 @@ from rducc.dialects.memory import (
     ComputeOp,
     DmaOp,
     GatherDmaOp,
+    ScatterDmaOp,
 )
 from rducc.dialects.program import find_entry, functions, kernel_name
 from rducc.dialects.shapes import value_bytes
@@ -368,10 +369,10 @@ def _moved(transfer: Transfer, calls: tuple[func.CallOp, ...], fill: dict[_Key, 
     """Record in `fill` what a transfer carries into its destination (in place)."""
     op = transfer.op
     sources = dict(fill.get(scopes.key(calls, op.source), {}))
-    if isinstance(op, GatherDmaOp):
+    if isinstance(op, GatherDmaOp | ScatterDmaOp):
         sources.update(fill.get(scopes.key(calls, op.indices), {}))
     moved = transfer.bytes_once * transfer.runs
-    windowed = isinstance(op, DmaOp) and bool(op.dst_offsets)
+    windowed = isinstance(op, ScatterDmaOp) or (isinstance(op, DmaOp) and bool(op.dst_offsets))
     dest = scopes.key(calls, op.dest)
     into = fill.setdefault(dest, {}) if windowed or transfer.runs > 1 else {}
     for source in sources:

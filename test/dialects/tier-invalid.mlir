@@ -299,3 +299,125 @@ func.func @f(%h : !tier.buffer<hbm, 4x8xf32>) {
   func.return
 }
 // CHECK: Operation does not verify: 'tier.view' views an off-chip buffer in its own tier
+
+// tier.scatter
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq : !tier.buffer<hbm, 1x2xi64>, %pf : !tier.buffer<hbm, 2xf32>) {
+  %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8xf32>
+  %r = tier.alloc offset 64 : !tier.buffer<sram, 2xi64>
+  %q = tier.alloc offset 128 : !tier.buffer<sram, 1x2xi64>
+  %f = tier.alloc offset 256 : !tier.buffer<sram, 2xf32>
+  tier.dma %h -> %s : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+  tier.dma %p -> %r : !tier.buffer<hbm, 2xi64> -> !tier.buffer<sram, 2xi64>
+  tier.dma %pq -> %q : !tier.buffer<hbm, 1x2xi64> -> !tier.buffer<sram, 1x2xi64>
+  tier.dma %pf -> %f : !tier.buffer<hbm, 2xf32> -> !tier.buffer<sram, 2xf32>
+  tier.scatter %s -> %h[%p] dim 0 : !tier.buffer<sram, 2x8xf32>, !tier.buffer<hbm, 2xi64> -> !tier.buffer<hbm, 2x8xf32>
+  tier.dealloc %s : !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %r : !tier.buffer<sram, 2xi64>
+  tier.dealloc %q : !tier.buffer<sram, 1x2xi64>
+  tier.dealloc %f : !tier.buffer<sram, 2xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.scatter' source and indices must be in sram
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq : !tier.buffer<hbm, 1x2xi64>, %pf : !tier.buffer<hbm, 2xf32>) {
+  %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8xf32>
+  %r = tier.alloc offset 64 : !tier.buffer<sram, 2xi64>
+  %q = tier.alloc offset 128 : !tier.buffer<sram, 1x2xi64>
+  %f = tier.alloc offset 256 : !tier.buffer<sram, 2xf32>
+  tier.dma %h -> %s : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+  tier.dma %p -> %r : !tier.buffer<hbm, 2xi64> -> !tier.buffer<sram, 2xi64>
+  tier.dma %pq -> %q : !tier.buffer<hbm, 1x2xi64> -> !tier.buffer<sram, 1x2xi64>
+  tier.dma %pf -> %f : !tier.buffer<hbm, 2xf32> -> !tier.buffer<sram, 2xf32>
+  tier.scatter %s -> %s[%r] dim 0 : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2xi64> -> !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %s : !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %r : !tier.buffer<sram, 2xi64>
+  tier.dealloc %q : !tier.buffer<sram, 1x2xi64>
+  tier.dealloc %f : !tier.buffer<sram, 2xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.scatter' writes an off-chip buffer, not sram
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq : !tier.buffer<hbm, 1x2xi64>, %pf : !tier.buffer<hbm, 2xf32>) {
+  %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8xf32>
+  %r = tier.alloc offset 64 : !tier.buffer<sram, 2xi64>
+  %q = tier.alloc offset 128 : !tier.buffer<sram, 1x2xi64>
+  %f = tier.alloc offset 256 : !tier.buffer<sram, 2xf32>
+  tier.dma %h -> %s : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+  tier.dma %p -> %r : !tier.buffer<hbm, 2xi64> -> !tier.buffer<sram, 2xi64>
+  tier.dma %pq -> %q : !tier.buffer<hbm, 1x2xi64> -> !tier.buffer<sram, 1x2xi64>
+  tier.dma %pf -> %f : !tier.buffer<hbm, 2xf32> -> !tier.buffer<sram, 2xf32>
+  tier.scatter %s -> %h[%f] dim 0 : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2xf32> -> !tier.buffer<hbm, 2x8xf32>
+  tier.dealloc %s : !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %r : !tier.buffer<sram, 2xi64>
+  tier.dealloc %q : !tier.buffer<sram, 1x2xi64>
+  tier.dealloc %f : !tier.buffer<sram, 2xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.scatter' indices must be integers
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq : !tier.buffer<hbm, 1x2xi64>, %pf : !tier.buffer<hbm, 2xf32>) {
+  %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8xf32>
+  %r = tier.alloc offset 64 : !tier.buffer<sram, 2xi64>
+  %q = tier.alloc offset 128 : !tier.buffer<sram, 1x2xi64>
+  %f = tier.alloc offset 256 : !tier.buffer<sram, 2xf32>
+  tier.dma %h -> %s : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+  tier.dma %p -> %r : !tier.buffer<hbm, 2xi64> -> !tier.buffer<sram, 2xi64>
+  tier.dma %pq -> %q : !tier.buffer<hbm, 1x2xi64> -> !tier.buffer<sram, 1x2xi64>
+  tier.dma %pf -> %f : !tier.buffer<hbm, 2xf32> -> !tier.buffer<sram, 2xf32>
+  tier.scatter %s -> %h[%q] dim 0 : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 1x2xi64> -> !tier.buffer<hbm, 2x8xf32>
+  tier.dealloc %s : !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %r : !tier.buffer<sram, 2xi64>
+  tier.dealloc %q : !tier.buffer<sram, 1x2xi64>
+  tier.dealloc %f : !tier.buffer<sram, 2xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.scatter' indices must be 1-d, not [1, 2]
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq : !tier.buffer<hbm, 1x2xi64>, %pf : !tier.buffer<hbm, 2xf32>) {
+  %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8xf32>
+  %r = tier.alloc offset 64 : !tier.buffer<sram, 2xi64>
+  %q = tier.alloc offset 128 : !tier.buffer<sram, 1x2xi64>
+  %f = tier.alloc offset 256 : !tier.buffer<sram, 2xf32>
+  tier.dma %h -> %s : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+  tier.dma %p -> %r : !tier.buffer<hbm, 2xi64> -> !tier.buffer<sram, 2xi64>
+  tier.dma %pq -> %q : !tier.buffer<hbm, 1x2xi64> -> !tier.buffer<sram, 1x2xi64>
+  tier.dma %pf -> %f : !tier.buffer<hbm, 2xf32> -> !tier.buffer<sram, 2xf32>
+  tier.scatter %r -> %h[%r] dim 0 : !tier.buffer<sram, 2xi64>, !tier.buffer<sram, 2xi64> -> !tier.buffer<hbm, 2x8xf32>
+  tier.dealloc %s : !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %r : !tier.buffer<sram, 2xi64>
+  tier.dealloc %q : !tier.buffer<sram, 1x2xi64>
+  tier.dealloc %f : !tier.buffer<sram, 2xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.scatter' source !tier.buffer<sram, 2xi64> and destination !tier.buffer<hbm, 2x8xf32> differ in shape or type
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq : !tier.buffer<hbm, 1x2xi64>, %pf : !tier.buffer<hbm, 2xf32>) {
+  %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8xf32>
+  %r = tier.alloc offset 64 : !tier.buffer<sram, 2xi64>
+  %q = tier.alloc offset 128 : !tier.buffer<sram, 1x2xi64>
+  %f = tier.alloc offset 256 : !tier.buffer<sram, 2xf32>
+  tier.dma %h -> %s : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+  tier.dma %p -> %r : !tier.buffer<hbm, 2xi64> -> !tier.buffer<sram, 2xi64>
+  tier.dma %pq -> %q : !tier.buffer<hbm, 1x2xi64> -> !tier.buffer<sram, 1x2xi64>
+  tier.dma %pf -> %f : !tier.buffer<hbm, 2xf32> -> !tier.buffer<sram, 2xf32>
+  tier.scatter %s -> %h[%r] dim 2 : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2xi64> -> !tier.buffer<hbm, 2x8xf32>
+  tier.dealloc %s : !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %r : !tier.buffer<sram, 2xi64>
+  tier.dealloc %q : !tier.buffer<sram, 1x2xi64>
+  tier.dealloc %f : !tier.buffer<sram, 2xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.scatter' dim 2 is out of range for rank 2

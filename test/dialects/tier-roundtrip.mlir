@@ -60,6 +60,17 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
     tier.dealloc %s : !tier.buffer<sram, 4x8xf32>
     func.return
   }
+
+  func.func @rows(%cache : !tier.buffer<hbm, 2x8x16xf32>, %pos : !tier.buffer<hbm, 2xi32>) {
+    %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8x16xf32>
+    %r = tier.alloc offset 1024 : !tier.buffer<sram, 2xi32>
+    tier.dma %cache -> %s : !tier.buffer<hbm, 2x8x16xf32> -> !tier.buffer<sram, 2x8x16xf32>
+    tier.dma %pos -> %r : !tier.buffer<hbm, 2xi32> -> !tier.buffer<sram, 2xi32>
+    tier.scatter %s -> %cache[%r] dim 1 : !tier.buffer<sram, 2x8x16xf32>, !tier.buffer<sram, 2xi32> -> !tier.buffer<hbm, 2x8x16xf32>
+    tier.dealloc %r : !tier.buffer<sram, 2xi32>
+    tier.dealloc %s : !tier.buffer<sram, 2x8x16xf32>
+    func.return
+  }
 }
 
 // CHECK:      builtin.module attributes {tier.sram_capacity = 16384 : i64} {
@@ -114,4 +125,7 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
 // CHECK-NEXT:     tier.dealloc %s : !tier.buffer<sram, 4x8xf32>
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
+// CHECK-NEXT:   func.func @rows(%cache: !tier.buffer<hbm, 2x8x16xf32>, %pos: !tier.buffer<hbm, 2xi32>) {
+// CHECK:          tier.scatter %s -> %cache[%r] dim 1 : !tier.buffer<sram, 2x8x16xf32>, !tier.buffer<sram, 2xi32> -> !tier.buffer<hbm, 2x8x16xf32>
+// CHECK:        }
 // CHECK-NEXT: }

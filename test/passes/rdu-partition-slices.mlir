@@ -78,14 +78,36 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"
 
 // -----
 
-// Refused: blocks of unequal sizes; the columns split in one piece and the
-// slices, which cut it, take the gathered projection.
+// Unequal blocks (grouped-query q, then k and v): each block split across the
+// ranks (`[16, 8]`), each slice takes its block's part, at that part's offset
+// in the rank's columns (16 -> 8); nothing gathered.
 builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"} {
   tier.global @qkv : tensor<24x8xf32> {kind = "parameter"}
   func.func @forward(%x: tensor<1x8xf32> {rdu.input = "x"}, %w: tensor<24x8xf32> {rdu.global = @qkv}) -> (tensor<1x16xf32>, tensor<1x8xf32>) {
     %y = rdu.matmul %x, %w transpose_rhs {rdu.layer = "layers.0"} : tensor<1x8xf32>, tensor<24x8xf32> -> tensor<1x24xf32>
     %q = rdu.slice %y offsets [0, 0] strides [1, 1] {rdu.layer = "layers.0"} : tensor<1x24xf32> -> tensor<1x16xf32>
     %kv = rdu.slice %y offsets [0, 16] strides [1, 1] {rdu.layer = "layers.0"} : tensor<1x24xf32> -> tensor<1x8xf32>
+    func.return %q, %kv : tensor<1x16xf32>, tensor<1x8xf32>
+  }
+}
+
+// CHECK:      tier.global @qkv : tensor<12x8xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1, [16, 8])>}
+// CHECK:      func.func @forward({{.*}}rdu.result_shards = [#rdu.split<(1, 2, 1)>, #rdu.split<(1, 2, 1)>]
+// CHECK:      %q = rdu.slice %y offsets [0, 0] strides [1, 1] {rdu.layer = "layers.0"} : tensor<1x12xf32> -> tensor<1x8xf32>
+// CHECK-NEXT: %kv = rdu.slice %y offsets [0, 8] strides [1, 1] {rdu.layer = "layers.0"} : tensor<1x12xf32> -> tensor<1x4xf32>
+// CHECK-NOT:  rdu.all_gather
+// CHECK:      func.return %q, %kv
+
+// -----
+
+// Refused: slices that overlap (no consecutive blocks): the columns split in
+// one piece and the slices, which cut it, take the gathered projection.
+builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"} {
+  tier.global @qkv : tensor<24x8xf32> {kind = "parameter"}
+  func.func @forward(%x: tensor<1x8xf32> {rdu.input = "x"}, %w: tensor<24x8xf32> {rdu.global = @qkv}) -> (tensor<1x16xf32>, tensor<1x8xf32>) {
+    %y = rdu.matmul %x, %w transpose_rhs {rdu.layer = "layers.0"} : tensor<1x8xf32>, tensor<24x8xf32> -> tensor<1x24xf32>
+    %q = rdu.slice %y offsets [0, 0] strides [1, 1] {rdu.layer = "layers.0"} : tensor<1x24xf32> -> tensor<1x16xf32>
+    %kv = rdu.slice %y offsets [0, 12] strides [1, 1] {rdu.layer = "layers.0"} : tensor<1x24xf32> -> tensor<1x8xf32>
     func.return %q, %kv : tensor<1x16xf32>, tensor<1x8xf32>
   }
 }

@@ -82,6 +82,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "overlap_call": ("overlap_call.mlir", "a buffer live across a call of a function that allocates over it"),
     "overlap_loop": ("overlap_loop.mlir", "a buffer allocated inside a loop over one live around the loop"),
     "gather": ("gather.mlir", "a placed program: rows of a 4-row table by the indices it is given"),
+    "rows": ("rows.mlir", "a placed program: rows of a 4-row input written in place at the indices it is given"),
     "ids_past_end": ("ids_past_end.npy", "int64 indices [0, 7, 1]"),
     "ids_negative": ("ids_negative.npy", "int64 indices [0, -1, 1]"),
     "no_room": ("no_room.toml", "sn40l with 2 PCUs and 2 PMUs on a 2 x 2 grid"),
@@ -427,6 +428,9 @@ CASES: list[ErrorCase] = [
               "'tier.gather' at model.py:3:8: rdu.gather: index 7 is out of bounds for dim 0 of size 4 (indices must be in [0, 4))"),
     ErrorCase("rducc-run: negative index into a table", RUN, ("{gather}", "--input", "{ids_negative}", "--output", "out.npz"),
               "rdu.gather: index -1 is out of bounds for dim 0 of size 4 (indices must be in [0, 4))"),
+    ErrorCase("rducc-run: row written in place past the end of a buffer", RUN,
+              ("{rows}", "--input", "{x}", "--input", "{ids_past_end}", "--output", "out.npz"),
+              "'tier.scatter' at model.py:5:4: tier.scatter: a row index is out of range [0, 4) along dim 0"),
     ErrorCase("rducc-run: too few inputs", RUN, ("{placed}", "--output", "out.npz"), "@forward takes 1 input (x: float32[4, 32]), got 0"),
     ErrorCase("rducc-run: too many inputs", RUN, ("{placed}", "--input", "{x}", "--input", "{x}", "--output", "out.npz"), "takes 1 input (x: float32[4, 32]), got 2"),
     ErrorCase("rducc-run: wrong input shape", RUN, ("{placed}", "--input", "{x_shape}", "--output", "out.npz"), "input #0 ('x') has shape [2, 3], expected [4, 32]"),
@@ -541,6 +545,20 @@ GATHER_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
 """
 """A placed program: the rows of a 4-row table at the indices it is given."""
 
+ROWS_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
+  func.func @forward(%x: !tier.buffer<hbm, 4x32xf32> {rdu.input = "x"}, %ids: !tier.buffer<hbm, 3xi64> {rdu.input = "ids"})
+      -> !tier.buffer<hbm, 4x32xf32> attributes {tier.sram_capacity = 1024 : i64} {
+    %x_sram = tier.alloc offset 0 : !tier.buffer<sram, 4x32xf32>
+    %ids_sram = tier.alloc offset 512 : !tier.buffer<sram, 3xi64>
+    tier.dma %x -> %x_sram : !tier.buffer<hbm, 4x32xf32> -> !tier.buffer<sram, 4x32xf32>
+    tier.dma %ids -> %ids_sram : !tier.buffer<hbm, 3xi64> -> !tier.buffer<sram, 3xi64>
+    tier.scatter %x_sram -> %x[%ids_sram] dim 0 : !tier.buffer<sram, 4x32xf32>, !tier.buffer<sram, 3xi64> -> !tier.buffer<hbm, 4x32xf32> loc("model.py":5:4)
+    func.return %x : !tier.buffer<hbm, 4x32xf32>
+  }
+}
+"""
+"""A placed program: rows of its input written back in place at the indices it is given."""
+
 _MLIR = {
     "mlir_text": "func.func @forward() {\n  func.return\n}\n",
     "syntax": 'builtin.module {\n  %0 = "test.op"() : () -> \n}\n',
@@ -552,6 +570,7 @@ _MLIR = {
     **dict(zip(("overlap_kernel", "overlap_call", "overlap_loop"),
                (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
     "gather": GATHER_PROGRAM,
+    "rows": ROWS_PROGRAM,
     "f_int_range": '"test.op"() {a = 300 : i8} : () -> ()\n',
     "f_perm_range": ("func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
                      "  %y = rdu.transpose %x perm [18446744073709551617, 0] : tensor<2x3xf32> -> tensor<3x2xf32>\n"

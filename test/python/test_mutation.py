@@ -6,7 +6,8 @@ outputs (`rdu.result_updates`); `rducc.Program` writes them back as
 caller's tensors), `rducc-run` writes them as `buffer:NAME` / `input:LABEL`.
 transformers' own static-cache decode, exported by torch.export, matches eager
 step after step, on one socket and split over two (the cache and its update
-split by kv_heads, nothing gathered)."""
+split by kv_heads, nothing gathered). An update that replaces rows of its
+buffer is written back in place, those rows only (`tier.scatter`)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ import rducc
 from rducc.api import after
 from rducc.dialects.collectives import AllGatherOp
 from rducc.dialects.contracts import Split, Update, result_updates
+from rducc.dialects.memory import GetGlobalOp, ScatterDmaOp
 from rducc.dialects.program import entry_function
 from rducc.passes.rdu_partition import RduPartition
+from rducc.runtime.cost_model import transfer_bytes
+from rducc.runtime.interpreter import PlacedProgram
 from rducc.runtime.sockets import shard_specs
 
 
@@ -99,7 +103,7 @@ def static_cache_decode():
     return eager, torch.export.export(wrapper, (), example, strict=True)
 
 
-@pytest.mark.parametrize(("tp", "opt_level"), [(1, 2), (2, 0)])
+@pytest.mark.parametrize(("tp", "opt_level"), [(1, 2), (2, 0), (2, 2)])
 def test_transformers_static_cache_decode_matches_eager_step_after_step(static_cache_decode, tp, opt_level):
     eager, exported = static_cache_decode
     eager = copy.deepcopy(eager)
@@ -113,6 +117,12 @@ def test_transformers_static_cache_decode_matches_eager_step_after_step(static_c
         assert all(weight_splits[f"{kind}_cache_{layer}"] == heads for kind in ("key", "value") for layer in (0, 1))
         assert result_splits[-4:] == [heads] * 4
         assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    scatters = [op for op in program.module.walk() if isinstance(op, ScatterDmaOp)]
+    if opt_level == 2:  # the layer writes one position of each cache in place (2 caches, one @layer)
+        assert len(scatters) == 2 and all(op.rows() == 1 for op in scatters)
+        assert all(transfer_bytes(op) == 2 * (4 // tp) * 8 * 4 for op in scatters)
+    else:  # -O0: the index is another kernel's output, not provably one row everywhere
+        assert not scatters
     generator = torch.Generator().manual_seed(1)
     for step in range(4):
         ids = torch.randint(0, 128, (2, 1), generator=generator)
@@ -121,3 +131,74 @@ def test_transformers_static_cache_decode_matches_eager_step_after_step(static_c
         got = program(input_ids=ids, cache_position=torch.tensor([step]))
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(program.weights["key_cache_0"], eager.key_cache_0.numpy(), rtol=1e-4, atol=1e-5)
+
+
+class RowUpdates(torch.nn.Module):
+    """Buffers and an input updated in every form: rows at an input position
+    (index_copy_, index_put_), a constant slice (copy_), a scatter whose rows
+    differ along another dim, and a whole-buffer change."""
+
+    def __init__(self):
+        super().__init__()
+        for name in ("copied", "put", "sliced", "spread", "doubled"):
+            self.register_buffer(name, torch.zeros(2, 6, 8))
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        self.copied.index_copy_(1, position, x)
+        self.put[:, position] = x
+        self.sliced[:, 2:3].copy_(x)
+        self.spread.scatter_(1, (torch.arange(8) % 2).expand(2, 1, 8), x)
+        self.doubled.mul_(2).add_(1)
+        state.index_copy_(0, position, x[0])
+        return sum(getattr(self, n).sum(1) for n in ("copied", "put", "sliced", "spread", "doubled"))
+
+
+def _row_inputs(step: int) -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(step)
+    return torch.randn(2, 1, 8, generator=generator), torch.tensor([step % 6]), torch.randn(6, 8, generator=generator)
+
+
+@pytest.fixture(scope="module")
+def row_updates() -> torch.export.ExportedProgram:
+    return torch.export.export(RowUpdates(), _row_inputs(0))
+
+
+def _written_in_place(module) -> dict[str, int]:
+    """Per buffer or input a `tier.scatter` writes, the bytes it moves."""
+    written = {}
+    for op in module.walk():
+        if isinstance(op, ScatterDmaOp):
+            owner = op.dest.owner
+            name = owner.global_name.root_reference.data if isinstance(owner, GetGlobalOp) else op.dest.name_hint
+            written[name] = transfer_bytes(op)
+    return written
+
+
+def test_row_updates_are_written_back_in_place_and_match_eager(row_updates):
+    program = rducc.compile(row_updates, _row_inputs(0), opt_level=2)
+    row = 2 * 8 * 4  # one position of a [2, 6, 8] f32 buffer
+    assert _written_in_place(program.module) == {"copied": row, "put": row, "sliced": row, "state": 8 * 4}
+    reference = copy.deepcopy(row_updates).module()
+    for step in range(3):
+        ours, theirs = _row_inputs(step), _row_inputs(step)
+        torch.testing.assert_close(program(*ours), reference(*theirs))
+        torch.testing.assert_close(ours[2], theirs[2])  # the caller's input, updated as torch does
+        for name in ("copied", "put", "sliced", "spread", "doubled"):
+            torch.testing.assert_close(torch.from_numpy(program.weights[name]), getattr(reference, name))
+
+
+def test_the_program_never_writes_the_callers_arrays(row_updates):
+    """The in-place write lands in the program's copy: the arrays passed to the
+    runner stay as they were, and the result carries the update."""
+    program = rducc.compile(row_updates, _row_inputs(0), opt_level=2)
+    x, position, state = (t.numpy() for t in _row_inputs(1))
+    weights = {name: np.zeros((2, 6, 8), np.float32) for name in ("copied", "put", "sliced", "spread", "doubled")}
+    before = {name: value.copy() for name, value in weights.items()}
+    given = state.copy()
+    results = PlacedProgram(program.module).run([x, position, given], weights)
+    assert all(np.array_equal(weights[name], before[name]) for name in weights)
+    np.testing.assert_array_equal(given, state)
+    updates = result_updates(entry_function(program.module))
+    copied = results[updates.index(Update("buffer", "copied"))]
+    np.testing.assert_array_equal(copied[:, 1], x[:, 0])
+    np.testing.assert_array_equal(np.delete(copied, 1, axis=1), 0)

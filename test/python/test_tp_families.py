@@ -52,18 +52,21 @@ def test_decoder_family_splits_at_batch_above_one(exported, family, batch, tp, p
     torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
 
 
-def test_fused_projection_is_split_per_slice(exported):
+@pytest.mark.parametrize(("batch", "tp"), [(1, 2), (1, 4), (2, 2), (2, 4)])
+def test_fused_projection_is_split_per_slice(exported, batch, tp):
     """Phi-3's gate_up_proj (one linear, then sliced into gate and up) is split with
-    a period: each slice's columns across the ranks, no all-gather for it. Its
-    qkv_proj (q wider than k and v: GQA) has unequal slices and is still gathered."""
+    a period, and its qkv_proj (q of 8 heads, k and v of 4 KV heads each: unequal
+    blocks) in its blocks: each rank holds its part of q, of k and of v, and
+    nothing is all-gathered."""
     from rducc.runtime.sockets import shard_specs
 
-    inputs, expected, program_in = exported("phi3", 1)
+    inputs, expected, program_in = exported("phi3", batch)
     program = rducc.compile(program_in, inputs, target="sn40l-8", opt_level=0,
-                            passes=[after("rdu-canonicalize", RduPartition(tp=2))])
+                            passes=[after("rdu-canonicalize", RduPartition(tp=tp))])
     weights = shard_specs(program.module)[1]
-    fused = [split for name, split in weights.items() if "gate_up_proj" in name]
-    assert fused and all(split.entries == ((0, 2, 1, 128),) for split in fused)
-    gathered = [op for op in program.module.walk() if isinstance(op, AllGatherOp)]
-    assert len(gathered) <= 2  # q/k/v of each of the 2 layers, not gate/up
+    gate_up = [split for name, split in weights.items() if "gate_up_proj" in name]
+    assert gate_up and all(split.entries == ((0, tp, 1, 128),) for split in gate_up)
+    qkv = [split for name, split in weights.items() if "qkv_proj" in name]
+    assert qkv and all(split.entries == ((0, tp, 1, (64, 32, 32)),) for split in qkv)
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
     torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)

@@ -1,0 +1,290 @@
+"""The last step of `rdu-insert-dma`: write back only the rows an update replaced.
+
+A program that updates a buffer or input in place (a static KV cache's
+`index_copy_`, torch.export's BUFFER_MUTATION / USER_INPUT_MUTATION) returns
+its new value (`rdu.result_updates`). Lowered as any result, that is a fresh
+HBM buffer the whole new value is written to. When the new value is the old
+buffer with some rows replaced, that is
+
+    %new = tier.alloc : !tier.buffer<hbm, ...>
+    tier.dma %cache -> %cache_sram                    the old value, whole
+    tier.compute ins(%cache_sram, ...) outs(%new_sram, ...) {
+      %rows = rdu.broadcast %pos : 1x1x1x1 -> 2x4x1x8  (the same row everywhere along dim 2)
+      %s = rdu.scatter %old[%rows] = %upd dim 2 ...   %old is %cache_sram's
+      rdu.yield %s, ...
+    }
+    tier.dma %new_sram -> %new                        the whole cache, written back
+
+it becomes an in-place write of those rows into the buffer itself, and the
+buffer is the result (it aliases the input buffer):
+
+    tier.compute ... outs(%new_sram, ..., %rows_sram) { ... rdu.yield %s, ..., %row_list }
+    tier.scatter %new_sram -> %cache[%rows_sram] dim 2
+
+The rule: the result is written once, whole, from a `tier.compute` output
+(not in a tile loop) that is an `rdu.scatter` without a reduction, whose
+input is the buffer's old value (one whole DMA of it) and whose index is the
+same in every position but along the scattered dim (a broadcast of a row
+list; the row list may be anything the kernel computes, a program input or
+a constant included); and nothing reads the old value after the write. A
+result returned by an outlined layer is rewritten inside the layer when
+every call of it passes the updated buffer in the same argument. Any other
+update (the whole buffer changes, a scatter whose rows differ across the
+other dims, a reduction) keeps its whole write-back. Transposes around the
+scatter that undo each other (how `index_put_` at `[:, pos]` imports) are
+looked through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
+from rducc.dialects.dataflow import BroadcastOp, ReshapeOp, ScatterOp, TransposeOp, YieldOp
+from rducc.dialects.liveness import in_block, positions
+from rducc.dialects.memory import (
+    AllocOp,
+    BufferType,
+    ComputeOp,
+    DeallocOp,
+    DmaOp,
+    GetGlobalOp,
+    ScatterDmaOp,
+    Tier,
+)
+from rducc.dialects.program import find_entry, functions
+from rducc.dialects.shapes import shape_of
+
+
+def write_back_in_place(module: ModuleOp) -> None:
+    """Rewrite each update of `@forward` that replaces rows of its buffer into an
+    in-place `tier.scatter` of those rows (see the module docstring)."""
+    forward = find_entry(module)
+    if forward is None:
+        return
+    updates = result_updates(forward)
+    returned = forward.body.block.last_op
+    if not updates or not isinstance(returned, func.ReturnOp):
+        return
+    proposals: dict[func.CallOp, set[tuple[int, int]]] = {}
+    for update, result in zip(updates, returned.arguments):
+        target = _updated_buffer(forward, update) if update is not None else None
+        if target is None:
+            continue
+        if isinstance(result.owner, func.CallOp):
+            _propose(result.owner, result, target, proposals)
+        else:
+            rewrite_rows(forward.body.block, result, target)
+    _rewrite_callees(module, proposals)
+
+
+def _updated_buffer(function: func.FuncOp, update: Update) -> SSAValue | None:
+    """The buffer `update` names: the global's `tier.get_global`, or the input argument."""
+    block = function.body.block
+    if update.kind == "buffer":
+        reads = [op.result for op in block.ops
+                 if isinstance(op, GetGlobalOp) and op.global_name.root_reference.data == update.name]
+        return reads[0] if len(reads) == 1 else None
+    labelled = [arg for arg, attrs in zip(block.args, arg_attrs(function)) if input_label(attrs) == update.name]
+    return labelled[0] if len(labelled) == 1 else None
+
+
+def _propose(call: func.CallOp, result: SSAValue, target: SSAValue,
+             proposals: dict[func.CallOp, set[tuple[int, int]]]) -> None:
+    """Record that `call`'s result #j is the new value of its argument #i (when the
+    call passes `target` once and nothing reads `target` after the call)."""
+    passed = [i for i, value in enumerate(call.arguments) if value == target]
+    block = call.parent_block()
+    pairs = proposals.setdefault(call, set())
+    if len(passed) == 1 and block is not None and not _read_after(target, call, block):
+        pairs.add((_result_index(call, result), passed[0]))
+
+
+def _result_index(op: Operation, result: SSAValue) -> int:
+    return next(i for i, r in enumerate(op.results) if r == result)
+
+
+def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[int, int]]]) -> None:
+    """Rewrite inside each outlined layer the (result, argument) pairs every call of it agrees on."""
+    calls: dict[str, list[func.CallOp]] = {}
+    for function in functions(module):
+        for op in function.walk():
+            if isinstance(op, func.CallOp):
+                calls.setdefault(op.callee.string_value(), []).append(op)
+    for function in functions(module):
+        sites = calls.get(function.sym_name.data, [])
+        agreed = set.intersection(*(proposals.get(call, set()) for call in sites)) if sites else set()
+        block = function.body.block
+        for result_index, arg_index in sorted(agreed):
+            returned = block.last_op
+            assert isinstance(returned, func.ReturnOp)
+            rewrite_rows(block, returned.arguments[result_index], block.args[arg_index])
+
+
+@dataclass(frozen=True)
+class _RowUpdate:
+    """What `rewrite_rows` found: the write-back DMA, the kernel, its scatter and the row list."""
+
+    write: DmaOp
+    compute: ComputeOp
+    scatter: ScatterOp
+    rows: SSAValue
+    dim: int
+    """The buffer's dim the rows are along (the scatter's, through any transposes)."""
+
+
+def rewrite_rows(block: Block, result: SSAValue, target: SSAValue) -> bool:
+    """Make `result` (an HBM buffer of `block` holding `target` with rows replaced)
+    an in-place write of those rows into `target`; False (nothing changed) when
+    the pattern or its safety conditions do not hold."""
+    found = _row_update(block, result, target)
+    if found is None:
+        return False
+    write, compute, dim = found.write, found.compute, found.dim
+    count = shape_of(found.scatter.index.type)[found.scatter.dim.value.data]
+    element = shape_of_element(found.rows)
+    rows_buffer = AllocOp(BufferType(Tier.SRAM, [count], element))
+    rows_buffer.result.name_hint = f"{target.name_hint or 'updated'}_rows_sram"
+    block.insert_op_before(rows_buffer, compute)
+    _add_output(compute, found.rows, count, rows_buffer.result)
+    scatter = ScatterDmaOp(write.source, rows_buffer.result, target, dim)
+    free = DeallocOp(rows_buffer.result)
+    for op in (rows_buffer, scatter, free):
+        op.location = write.location
+    block.insert_ops_after([scatter, free], write)
+    write.detach()
+    write.erase()
+    for use in list(result.uses):
+        if isinstance(use.operation, DeallocOp):
+            use.operation.detach()
+            use.operation.erase()
+    result.replace_all_uses_with(target)
+    owner = result.owner
+    assert isinstance(owner, Operation)
+    owner.detach()
+    owner.erase()
+    return True
+
+
+def shape_of_element(value: SSAValue):  # noqa: ANN201 - an xDSL element type
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
+
+
+def _row_update(block: Block, result: SSAValue, target: SSAValue) -> _RowUpdate | None:
+    """The rewrite's pattern and safety conditions (module docstring), or None."""
+    alloc = result.owner
+    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or result.type != target.type:
+        return None
+    writes = [use.operation for use in result.uses if isinstance(use.operation, DmaOp) and use.operation.dest == result]
+    if len(writes) != 1 or writes[0].dst_offsets or writes[0].parent_block() is not block:
+        return None
+    write = writes[0]
+    compute = _writer_of(write.source, block)
+    if compute is None:
+        return None
+    yielded = compute.body.block.last_op
+    assert yielded is not None
+    written, to_scatter = _through_transposes(yielded.operands[list(compute.outs).index(write.source)])
+    scatter = written.owner
+    if not isinstance(scatter, ScatterOp) or scatter.reduce is not None:
+        return None
+    old, to_old = _through_transposes(scatter.input)
+    if not isinstance(old, BlockArgument) or old.block is not compute.body.block:
+        return None
+    if [to_old[d] for d in to_scatter] != list(range(len(to_scatter))):
+        return None  # the transposes around the scatter do not undo each other
+    if not _loads_whole(compute.ins[old.index], target, block):
+        return None
+    rows = row_list(scatter.index, scatter.dim.value.data)
+    if rows is None or _read_after(target, write, block):
+        return None
+    return _RowUpdate(write, compute, scatter, rows, to_scatter.index(scatter.dim.value.data))
+
+
+def _through_transposes(value: SSAValue) -> tuple[SSAValue, list[int]]:
+    """The value under a chain of `rdu.transpose`s of `value`, and for each dim of
+    `value` the dim of that value it is."""
+    dims = list(range(len(shape_of(value.type))))
+    while isinstance(value.owner, TransposeOp):
+        perm = [int(p) for p in value.owner.perm.get_values()]
+        dims = [perm[d] for d in dims]
+        value = value.owner.input
+    return value, dims
+
+
+def _writer_of(buffer: SSAValue, block: Block) -> ComputeOp | None:
+    """The untiled `tier.compute` of `block` that is the only writer of SRAM `buffer`."""
+    writers = [use.operation for use in buffer.uses
+               if isinstance(use.operation, ComputeOp) and buffer in use.operation.outs
+               or isinstance(use.operation, DmaOp) and use.operation.dest == buffer]
+    if len(writers) != 1 or not isinstance(writers[0], ComputeOp) or writers[0].parent_block() is not block:
+        return None
+    return writers[0]
+
+
+def _loads_whole(buffer: SSAValue, target: SSAValue, block: Block) -> bool:
+    """Whether SRAM `buffer` holds `target` whole: one DMA of it, in `block`, writes it."""
+    writers = [use.operation for use in buffer.uses
+               if isinstance(use.operation, DmaOp) and use.operation.dest == buffer
+               or isinstance(use.operation, ComputeOp) and buffer in use.operation.outs]
+    return (len(writers) == 1 and isinstance(writers[0], DmaOp) and writers[0].source == target
+            and not writers[0].src_offsets and writers[0].parent_block() is block)
+
+
+def row_list(index: SSAValue, dim: int) -> SSAValue | None:
+    """A value whose elements, in order, are the rows a scatter along `dim` writes,
+    when its index is the same everywhere but along `dim` (a broadcast, perhaps
+    through several, of a value of size 1 in every other dim); else None."""
+    shape = shape_of(index.type)
+    count, rank = shape[dim], len(shape)
+    value = index
+    while True:
+        current = shape_of(value.type)
+        at = dim - (rank - len(current))
+        others_one = all(size == 1 for d, size in enumerate(current) if d != at)
+        if others_one and (0 <= at < len(current) and current[at] == count or count == 1):
+            return value
+        owner = value.owner
+        if not isinstance(owner, BroadcastOp):
+            return None
+        value = owner.input
+
+
+def _read_after(value: SSAValue, op: Operation, block: Block) -> bool:
+    """Whether an op of `block` after `op` (or nested in one) uses `value`."""
+    position = positions(block)
+    at = position[op]
+    return any((top := in_block(use.operation, block)) is not None and position.get(top, -1) > at
+               for use in value.uses)
+
+
+def _add_output(compute: ComputeOp, rows: SSAValue, count: int, buffer: SSAValue) -> None:
+    """Let `compute` also yield `rows` (reshaped to a list of `count`) into `buffer`."""
+    body = compute.body.block
+    yielded = body.last_op
+    assert isinstance(yielded, YieldOp)
+    listed = ReshapeOp(rows, TensorType(shape_of_element(rows), [count]))
+    listed.result.name_hint = "rows"
+    body.insert_op_before(listed, yielded)
+    new_yield = YieldOp(*yielded.operands, listed.result)
+    body.insert_op_before(new_yield, yielded)
+    yielded.detach()
+    yielded.erase()
+    replacement = ComputeOp(compute.sym_name.data, list(compute.ins), [*compute.outs, buffer],
+                            compute.detach_region(compute.body))
+    replacement.attributes.update(compute.attributes)
+    replacement.location = compute.location
+    block = compute.parent_block()
+    assert block is not None
+    block.insert_op_before(replacement, compute)
+    compute.detach()
+    compute.erase()
+
+
+__all__: Sequence[str] = ["row_list", "rewrite_rows", "write_back_in_place"]

@@ -1,0 +1,17 @@
+// A split in unequal consecutive blocks (a fused grouped-query q/k/v projection:
+// each block split across the ranks) round-trips beside the other forms; a
+// block the parts do not divide, an empty block list, a block list in another
+// place than the period's, and parts below 1 are refused.
+// RUN: rducc-opt --check-roundtrip %s | filecheck %s
+// RUN: echo '"test.op"() {a = #rdu.split<(2, 2, 1, [64, 31])>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=ODD
+// RUN: echo '"test.op"() {a = #rdu.split<(2, 2, 1, [])>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=EMPTY
+// RUN: echo '"test.op"() {a = #rdu.split<(2, 2, [1], 4)>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=PLACE
+// RUN: echo '"test.op"() {a = #rdu.split<(2, 0, 1)>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=PARTS
+
+// CHECK: "test.op"() {qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
+"test.op"() {qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
+
+// ODD: rducc-opt: error: split blocks [64, 31] must be sizes > 0 that 2 parts divide
+// EMPTY: rducc-opt: error: split blocks [] must be sizes > 0 that 2 parts divide
+// PLACE: error: a split entry is (dim, parts, stride), (dim, parts, stride, period) or (dim, parts, stride, [block sizes])
+// PARTS: rducc-opt: error: a split entry needs dim >= 0, parts >= 1 and stride >= 1, got (2, 0, 1)
