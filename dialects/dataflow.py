@@ -52,6 +52,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from rducc.dialects.collectives import COLLECTIVE_OPS
 from rducc.dialects.contracts import CONTRACT_ATTRS
+from rducc.dialects.host_call import AtenOverloadAttr, HostCallOp
 from rducc.dialects.op_facts import (
     Dest,
     Dim,
@@ -1283,9 +1284,10 @@ Dataflow = Dialect(
         RandomOp,
         ArgsortOp,
         ScatterOp,
+        HostCallOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOverloadAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [
@@ -1312,4 +1314,5 @@ __all__ = [
     "RandomOp",
     "ArgsortOp",
     "ScatterOp",
+    "HostCallOp",
 ]
