@@ -16,13 +16,14 @@ is a kernel boundary of its own, never fused, tiled or placed in SRAM.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType
-from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -234,4 +235,20 @@ class HostCallOp(IRDLOperation, OpFacts):
         return sum(value_bytes(v) for v in self.outputs)
 
 
-__all__ = ["AtenOverloadAttr", "HostCallOp", "Schema", "overload_of", "schema_of"]
+def host_op_counts(module: Operation) -> Counter[str]:
+    """How many host calls of each ATen overload the module makes."""
+    return Counter(op.overload for op in module.walk() if isinstance(op, HostCallOp))
+
+
+def host_ops_warning(module: Operation) -> str | None:
+    """The one line a compile that runs ops on the host prints, or None when it runs none."""
+    counts = host_op_counts(module)
+    if not counts:
+        return None
+    ops = ", ".join(f"{name} x{count}" for name, count in sorted(counts.items()))
+    total = sum(counts.values())
+    return (f"warning: {total} op{'s' if total > 1 else ''} run on the host CPU (no chip lowering; "
+            f"operands and results cross the host link): {ops}")
+
+
+__all__ = ["AtenOverloadAttr", "HostCallOp", "Schema", "host_op_counts", "host_ops_warning", "overload_of", "schema_of"]
