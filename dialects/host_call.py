@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -65,7 +65,7 @@ class Schema:
     """What the verifier and the runtime need of an overload's schema."""
 
     tensors: frozenset[str]
-    """Arguments of type Tensor or Tensor?."""
+    """Arguments of type Tensor or Tensor? (an absent optional tensor is None in `args`)."""
     arguments: frozenset[str]
     required: frozenset[str]
     """Arguments without a default."""
@@ -99,11 +99,11 @@ def overload_of(name: str) -> Any:
 def schema_of(name: str) -> Schema:
     """The schema facts of a host-callable overload (`overload_of` checks it)."""
     schema = overload_of(name)._schema
-    tensors = frozenset(a.name for a in schema.arguments if str(a.type) in ("Tensor", "Tensor?"))
+    tensors = frozenset(a.name for a in schema.arguments if str(a.type) in ("Tensor", "Optional[Tensor]"))
     return Schema(
         tensors,
         frozenset(a.name for a in schema.arguments),
-        frozenset(a.name for a in schema.arguments if not a.has_default_value() and str(a.type) != "Tensor?"),
+        frozenset(a.name for a in schema.arguments if not a.has_default_value()),
         len(schema.returns),
     )
 
@@ -200,7 +200,9 @@ class HostCallOp(IRDLOperation, OpFacts):
         for name in names:
             if name not in schema.tensors:
                 raise VerifyException(f"'rdu.host_call' binds '{name}', not a tensor argument of {self.overload}")
-        for name in self.args.data:
+        for name, value in self.args.data.items():
+            if name in schema.tensors and isinstance(value, NoneAttr):
+                continue  # an optional tensor given as None
             if name not in schema.arguments or name in schema.tensors:
                 raise VerifyException(f"'rdu.host_call' arg '{name}' is not a non-tensor argument of {self.overload}")
         missing = schema.required - set(names) - set(self.args.data)

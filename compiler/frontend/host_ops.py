@@ -75,7 +75,9 @@ def _constants(node: torch.fx.Node) -> dict[str, Attribute] | None:
     constants: dict[str, Attribute] = {}
     for name, value in node_arguments(node).items():
         if name in tensors:
-            if value is not None and not isinstance(value, torch.fx.Node):
+            if value is None and name not in defaults:
+                constants[name] = NoneAttr()  # an optional tensor the schema wants given, as None
+            elif value is not None and not isinstance(value, torch.fx.Node):
                 return None
             continue
         if name in defaults and _same(value, defaults[name]):
