@@ -191,6 +191,9 @@ class HostCallOp(IRDLOperation, OpFacts):
         return [t.data for t in self.tensors.data]
 
     def verify_(self) -> None:
+        parent = self.parent_op()
+        if parent is not None and parent.name in ("rdu.kernel", "tier.compute", "rdu.map"):
+            raise VerifyException(f"'rdu.host_call' runs on the host: it cannot be inside '{parent.name}'")
         schema = schema_of(self.overload)
         names = self.tensor_names()
         if len(names) != len(self.inputs):
