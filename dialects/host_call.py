@@ -69,7 +69,8 @@ class Schema:
     arguments: frozenset[str]
     required: frozenset[str]
     """Arguments without a default."""
-    returns: int
+    returns: int | None
+    """How many tensors it returns; None for a list of tensors (any number)."""
 
 
 @cache
@@ -90,7 +91,8 @@ def overload_of(name: str) -> Any:
         raise VerifyException(f"'{name}' mutates or aliases its operands: a host call must be functional")
     if torch.Tag.nondeterministic_seeded in found.tags:
         raise VerifyException(f"'{name}' is random: random ops have their own lowering")
-    if any(str(r.type) != "Tensor" for r in schema.returns):
+    kinds = [str(r.type) for r in schema.returns]
+    if any(k != "Tensor" for k in kinds) and kinds != ["List[Tensor]"]:
         raise VerifyException(f"'{name}' returns other than tensors")
     return found
 
@@ -104,7 +106,7 @@ def schema_of(name: str) -> Schema:
         tensors,
         frozenset(a.name for a in schema.arguments),
         frozenset(a.name for a in schema.arguments if not a.has_default_value()),
-        len(schema.returns),
+        None if [str(r.type) for r in schema.returns] == ["List[Tensor]"] else len(schema.returns),
     )
 
 
@@ -211,7 +213,7 @@ class HostCallOp(IRDLOperation, OpFacts):
         missing = schema.required - set(names) - set(self.args.data)
         if missing:
             raise VerifyException(f"'rdu.host_call' misses the arguments {sorted(missing)} of {self.overload}")
-        if len(self.outputs) != schema.returns:
+        if schema.returns is not None and len(self.outputs) != schema.returns:
             raise VerifyException(
                 f"'rdu.host_call' has {len(self.outputs)} results; {self.overload} returns {schema.returns}"
             )

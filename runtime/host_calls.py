@@ -90,7 +90,10 @@ def _host_call(op: Operation) -> Kernel:
         kwargs.update((name, numpy_to_torch(np.asarray(a))) for name, a in zip(names, arrays))
         with torch.no_grad():
             out = overload(**kwargs)
-        values = (out,) if single and isinstance(out, torch.Tensor) else tuple(out)
+        values = (out,) if isinstance(out, torch.Tensor) else tuple(out)
+        if len(values) != len(expected):
+            raise RduccError(f"{describe_op(op)}: the host kernel gave {len(values)} results, "
+                             f"the program declares {len(expected)}")
         results = tuple(_checked(v, e, op, i) for i, (v, e) in enumerate(zip(values, expected)))
         return results[0] if single else results
 

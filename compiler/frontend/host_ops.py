@@ -61,6 +61,8 @@ def _results(node: torch.fx.Node) -> list[Attribute] | None:
     """The result types from the node's recorded values; None unless all are static tensors."""
     values = fake_value(node)
     values = list(values) if isinstance(values, tuple | list) else [values]
+    if not all(isinstance(v, torch.Tensor) and v.layout == torch.strided for v in values):
+        return None  # a sparse or other non-dense result has no tensor type here
     try:
         return [tensor_type_of(v) for v in values]
     except RduccError:
