@@ -205,8 +205,8 @@ class HostCallOp(IRDLOperation, OpFacts):
         for name in names:
             if name not in schema.tensors:
                 raise VerifyException(f"'rdu.host_call' binds '{name}', not a tensor argument of {self.overload}")
-        for name, value in self.args.data.items():
-            if name in schema.tensors and isinstance(value, NoneAttr):
+        for name, constant in self.args.data.items():
+            if name in schema.tensors and isinstance(constant, NoneAttr):
                 continue  # an optional tensor given as None
             if name not in schema.arguments or name in schema.tensors:
                 raise VerifyException(f"'rdu.host_call' arg '{name}' is not a non-tensor argument of {self.overload}")

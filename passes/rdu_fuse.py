@@ -69,7 +69,17 @@ from rducc.dialects.contracts import (
     set_level,
     stage_attr,
 )
-from rducc.dialects.dataflow import ConvOp, HostCallOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, ReshapeOp, SliceOp, YieldOp
+from rducc.dialects.dataflow import (
+    ConvOp,
+    HostCallOp,
+    KernelOp,
+    MatmulOp,
+    ReduceKind,
+    ReduceOp,
+    ReshapeOp,
+    SliceOp,
+    YieldOp,
+)
 from rducc.dialects.memory import is_contiguous_window
 from rducc.dialects.program import functions
 from rducc.dialects.shapes import value_bytes

@@ -133,6 +133,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from rducc.diagnostics import format_location
 from rducc.dialects import contracts
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import (
@@ -149,7 +150,6 @@ from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import callees_first, functions, global_stages, kernel_name
 from rducc.dialects.shapes import value_bytes
-from rducc.diagnostics import format_location
 from rducc.errors import RduccError
 from rducc.runtime.kernel_looping import KernelLoop, plan_loops
 from rducc.runtime.mapping import KernelBody, body_stages, buffer_works, compute_body, depths, map_kernel
@@ -1006,8 +1006,10 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     _count_savings(loops, walk.by_function, target)
     hosts = [host_call_cost(op, target) for op in walk.host_calls]
     total = sum(k.modeled_time_s for k in kernels) + sum(h.modeled_time_s for h in hosts)
-    for item in (*kernels, *hosts):
-        item.share = item.modeled_time_s / total if total > 0 else 0.0
+    for k in kernels:
+        k.share = k.modeled_time_s / total if total > 0 else 0.0
+    for h in hosts:
+        h.share = h.modeled_time_s / total if total > 0 else 0.0
     by_tier: Counter[str] = Counter()
     for k in kernels:
         by_tier.update(k.bytes_by_tier)

@@ -65,7 +65,9 @@ def declared(kind: Attribute) -> tuple[tuple[int, ...], np.dtype]:
 
 def _checked(value: Any, expected: tuple[tuple[int, ...], np.dtype], op: Operation, index: int) -> np.ndarray:
     if not isinstance(value, torch.Tensor):
-        raise RduccError(f"{describe_op(op)}: the host kernel's result #{index} is {type(value).__name__}, not a tensor")
+        raise RduccError(
+            f"{describe_op(op)}: the host kernel's result #{index} is {type(value).__name__}, not a tensor"
+        )
     array = torch_to_numpy(value)
     shape, dtype = expected
     if array.shape != shape or array.dtype != dtype:

@@ -23,7 +23,6 @@ from typing import Any
 import torch
 from xdsl.dialects.builtin import (
     ArrayAttr,
-
     FloatAttr,
     IntegerAttr,
     NoneAttr,
@@ -72,7 +71,9 @@ def _results(node: torch.fx.Node) -> list[Attribute] | None:
 def _constants(node: torch.fx.Node) -> dict[str, Attribute] | None:
     """The non-tensor arguments that differ from their defaults, as attributes;
     None when one has no attribute form (a device, a layout, a tensor list)."""
-    defaults = {a.name: a.default_value for a in node.target._schema.arguments if a.has_default_value()}
+    target = node.target
+    assert isinstance(target, torch._ops.OpOverload)
+    defaults = {a.name: a.default_value for a in target._schema.arguments if a.has_default_value()}
     tensors = schema_of(str(node.target)).tensors
     constants: dict[str, Attribute] = {}
     for name, value in node_arguments(node).items():
@@ -117,7 +118,8 @@ def _attribute(value: Any) -> Attribute | None:
             return None
     if isinstance(value, list | tuple):
         items = [_attribute(v) for v in value]
-        return None if any(i is None or isinstance(i, ArrayAttr) for i in items) else ArrayAttr(items)
+        kept = [i for i in items if i is not None and not isinstance(i, ArrayAttr)]
+        return ArrayAttr(kept) if len(kept) == len(items) else None
     return None
 
 

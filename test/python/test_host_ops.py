@@ -187,7 +187,8 @@ def _parse(text: str) -> builtin.ModuleOp:
 MISDECLARED = """
 builtin.module {
   func.func @forward(%x: tensor<3x4xf32> {rdu.input = "x"}) -> tensor<3xi32> {
-    %v, %i = rdu.host_call "aten.mode.default"(%x) tensors ["self"] args {dim = 1 : i64} : (tensor<3x4xf32>) -> (tensor<3xf32>, tensor<3xi32>)
+    %v, %i = rdu.host_call "aten.mode.default"(%x) tensors ["self"] args {dim = 1 : i64}
+        : (tensor<3x4xf32>) -> (tensor<3xf32>, tensor<3xi32>)
     func.return %i : tensor<3xi32>
   }
 }
