@@ -14,14 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func
-from xdsl.parser import Parser
+from test_mapping import parse_module
 
 import rducc
 from rducc.api import after
-from rducc.dialects.dataflow import Dataflow
-from rducc.dialects.memory import Memory
 from rducc.errors import RduccError, UnsupportedOpsError
 from rducc.passes.rdu_partition import RduPartition
 from rducc.runtime.executor import GraphExecutor
@@ -175,15 +171,6 @@ def test_data_dependent_shapes_stay_refused() -> None:
         rducc.compile(exported)
 
 
-def _parse(text: str) -> builtin.ModuleOp:
-    ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, Dataflow, Memory):
-        ctx.load_dialect(dialect)
-    module = Parser(ctx, text).parse_module()
-    module.verify()
-    return module
-
-
 MISDECLARED = """
 builtin.module {
   func.func @forward(%x: tensor<3x4xf32> {rdu.input = "x"}) -> tensor<3xi32> {
@@ -196,7 +183,7 @@ builtin.module {
 
 
 def test_a_host_result_unlike_its_declared_type_is_an_error() -> None:
-    executor = GraphExecutor(_parse(MISDECLARED))
+    executor = GraphExecutor(parse_module(MISDECLARED))
     with pytest.raises(RduccError, match=r"'rdu.host_call'.*result #1 is int64\[3\], but the program declares "
                                          r"int32\[3\]"):
         executor.run([np.zeros((3, 4), np.float32)], {})
