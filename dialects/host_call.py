@@ -36,6 +36,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from rducc.dialects.contracts import calls_of, is_outlined
 from rducc.dialects.memory import BufferType, Tier
 from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
 from rducc.dialects.shapes import value_bytes, verify_static
@@ -243,8 +244,16 @@ class HostCallOp(IRDLOperation, OpFacts):
 
 
 def host_op_counts(module: Operation) -> Counter[str]:
-    """How many host calls of each ATen overload the module makes."""
-    return Counter(op.overload for op in module.walk() if isinstance(op, HostCallOp))
+    """How many host calls of each ATen overload a run of the module makes (an
+    outlined layer's once per call of it)."""
+    counts: Counter[str] = Counter()
+    for op in module.walk():
+        if isinstance(op, HostCallOp):
+            function = op.parent_op()
+            while function is not None and function.name != "func.func":
+                function = function.parent_op()
+            counts[op.overload] += calls_of(function) if function is not None and is_outlined(function) else 1
+    return counts
 
 
 def host_ops_warning(module: Operation) -> str | None:

@@ -138,6 +138,38 @@ def test_tp2_runs_host_ops_on_every_rank(small) -> None:
     assert program.host_ops == {"aten._linalg_svd.default": 1, "aten.mode.default": 1}
 
 
+class Layer(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.linear(x)
+        v, _ = torch.mode(h.round(), dim=1)
+        return h + v[:, None]
+
+
+class Stack(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList([Layer() for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_host_ops_in_an_outlined_layer_run_at_each_call() -> None:
+    torch.manual_seed(0)
+    model, x = Stack(), torch.randn(4, 8)
+    program = rducc.compile(model, (x,), opt_level=2)
+    assert any(op.name == "func.func" and op.sym_name.data == "layer" for op in program.module.ops)
+    _assert_matches([program(x)], [model(x)])
+    assert program.host_ops == {"aten.mode.default": 3}
+    assert len(program.report.host_calls) == 3
+
+
 def test_host_ops_off_keeps_the_operator_error(small) -> None:
     with pytest.raises(UnsupportedOpsError, match=r"aten._linalg_svd.default: 1 use.*\n.*aten.mode.default"):
         rducc.compile(small[2], host_ops=False)
