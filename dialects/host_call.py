@@ -22,8 +22,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, NoneAttr, StringAttr, TensorType
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -61,6 +70,36 @@ class AtenOverloadAttr(ParametrizedAttribute):
             )
 
 
+def _is_int(attr: Attribute) -> bool:
+    return isinstance(attr, IntegerAttr) and attr.type != IntegerType(1)
+
+
+def _is_bool(attr: Attribute) -> bool:
+    return isinstance(attr, IntegerAttr) and attr.type == IntegerType(1)
+
+
+def _is_number(attr: Attribute) -> bool:
+    return _is_int(attr) or isinstance(attr, FloatAttr)
+
+
+_KINDS = {
+    "int": _is_int, "SymInt": _is_int, "bool": _is_bool, "float": _is_number, "number": _is_number,
+    "str": lambda a: isinstance(a, StringAttr), "ScalarType": lambda a: isinstance(a, TypeAttribute),
+}
+"""What attribute holds a constant of each schema type (lists: `List[...]` of these)."""
+
+
+def holds(schema_type: str, attr: Attribute) -> bool:
+    """Whether `attr` is a constant of the schema type (`Optional[...]`: also none)."""
+    if schema_type.startswith("Optional[") and schema_type.endswith("]"):
+        return isinstance(attr, NoneAttr) or holds(schema_type[len("Optional["):-1], attr)
+    if schema_type.startswith("List[") and schema_type.endswith("]"):
+        inner = schema_type[len("List["):-1]
+        return isinstance(attr, ArrayAttr) and all(holds(inner, a) for a in attr.data)
+    kind = _KINDS.get(schema_type)
+    return kind is not None and kind(attr)
+
+
 @dataclass(frozen=True)
 class Schema:
     """What the verifier and the runtime need of an overload's schema."""
@@ -68,6 +107,8 @@ class Schema:
     tensors: frozenset[str]
     """Arguments of type Tensor or Tensor? (an absent optional tensor is None in `args`)."""
     arguments: frozenset[str]
+    types: tuple[tuple[str, str], ...]
+    """Each argument's schema type (`int`, `Optional[List[float]]`, ...), by name."""
     required: frozenset[str]
     """Arguments without a default."""
     returns: int | None
@@ -106,6 +147,7 @@ def schema_of(name: str) -> Schema:
     return Schema(
         tensors,
         frozenset(a.name for a in schema.arguments),
+        tuple((a.name, str(a.type)) for a in schema.arguments),
         frozenset(a.name for a in schema.arguments if not a.has_default_value()),
         None if [str(r.type) for r in schema.returns] == ["List[Tensor]"] else len(schema.returns),
     )
@@ -211,6 +253,9 @@ class HostCallOp(IRDLOperation, OpFacts):
                 continue  # an optional tensor given as None
             if name not in schema.arguments or name in schema.tensors:
                 raise VerifyException(f"'rdu.host_call' arg '{name}' is not a non-tensor argument of {self.overload}")
+            kind = dict(schema.types)[name]
+            if not holds(kind, constant):
+                raise VerifyException(f"'rdu.host_call' arg '{name}' of {self.overload} is {kind}, not {constant}")
         missing = schema.required - set(names) - set(self.args.data)
         if missing:
             raise VerifyException(f"'rdu.host_call' misses the arguments {sorted(missing)} of {self.overload}")

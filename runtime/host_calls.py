@@ -90,8 +90,12 @@ def _host_call(op: Operation) -> Kernel:
     def kernel(context: Any, *arrays: np.ndarray) -> Any:
         kwargs = dict(constants)
         kwargs.update((name, numpy_to_torch(np.asarray(a))) for name, a in zip(names, arrays))
-        with torch.no_grad():
-            out = overload(**kwargs)
+        try:
+            with torch.no_grad():
+                out = overload(**kwargs)
+        except (RuntimeError, TypeError, ValueError, IndexError) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise RduccError(f"{describe_op(op)}: the host kernel of {op.overload} failed: {first}") from error
         values = (out,) if isinstance(out, torch.Tensor) else tuple(out)
         if len(values) != len(expected):
             raise RduccError(f"{describe_op(op)}: the host kernel gave {len(values)} results, "

@@ -53,3 +53,9 @@
 %a = "test.op"() : () -> !tier.buffer<sram, 4x3xf32>
 %q, %r = rdu.host_call "aten.linalg_qr.default"(%a) tensors ["A"] args {} : (!tier.buffer<sram, 4x3xf32>) -> (!tier.buffer<hbm, 4x3xf32>, !tier.buffer<hbm, 3x3xf32>)
 // CHECK: Operation does not verify: 'rdu.host_call' operand #0 is in sram: host calls read and write off-chip memory
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3xf32>
+%q, %r = rdu.host_call "aten.linalg_qr.default"(%a) tensors ["A"] args {mode = 3 : i64} : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
+// CHECK: Operation does not verify: 'rdu.host_call' arg 'mode' of aten.linalg_qr.default is str, not 3 : i64

@@ -219,3 +219,20 @@ def test_a_host_result_unlike_its_declared_type_is_an_error() -> None:
     with pytest.raises(RduccError, match=r"'rdu.host_call'.*result #1 is int64\[3\], but the program declares "
                                          r"int32\[3\]"):
         executor.run([np.zeros((3, 4), np.float32)], {})
+
+
+FAILING = """
+builtin.module {
+  func.func @forward(%x: tensor<3x4xf32> {rdu.input = "x"}) -> tensor<3x4xf32> {
+    %y = rdu.host_call "aten.mm.default"(%x, %x) tensors ["self", "mat2"] args {}
+        : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    func.return %y : tensor<3x4xf32>
+  }
+}
+"""
+
+
+def test_a_failing_host_kernel_is_an_error() -> None:
+    executor = GraphExecutor(parse_module(FAILING))
+    with pytest.raises(RduccError, match=r"the host kernel of aten.mm.default failed: mat1 and mat2 shapes"):
+        executor.run([np.zeros((3, 4), np.float32)], {})
