@@ -82,8 +82,16 @@ def _is_number(attr: Attribute) -> bool:
     return _is_int(attr) or isinstance(attr, FloatAttr)
 
 
+MEMORY_FORMATS = ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
+"""The torch memory formats a host call may name (as a string)."""
+
+def _is_enum(attr: Attribute) -> bool:
+    """An int argument that is one of torch's enums: a memory format, by name."""
+    return _is_int(attr) or (isinstance(attr, StringAttr) and attr.data in MEMORY_FORMATS)
+
+
 _KINDS = {
-    "int": _is_int, "SymInt": _is_int, "bool": _is_bool, "float": _is_number, "number": _is_number,
+    "int": _is_enum, "SymInt": _is_int, "bool": _is_bool, "float": _is_number, "number": _is_number,
     "str": lambda a: isinstance(a, StringAttr), "ScalarType": lambda a: isinstance(a, TypeAttribute),
 }
 """What attribute holds a constant of each schema type (lists: `List[...]` of these)."""
@@ -312,4 +320,14 @@ def host_ops_warning(module: Operation) -> str | None:
             f"operands and results cross the host link): {ops}")
 
 
-__all__ = ["AtenOverloadAttr", "HostCallOp", "Schema", "host_op_counts", "host_ops_warning", "overload_of", "schema_of"]
+__all__ = [
+    "MEMORY_FORMATS",
+    "AtenOverloadAttr",
+    "HostCallOp",
+    "Schema",
+    "holds",
+    "host_op_counts",
+    "host_ops_warning",
+    "overload_of",
+    "schema_of",
+]

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, TypeAttribute
 
-from rducc.dialects.host_call import HostCallOp, overload_of
+from rducc.dialects.host_call import HostCallOp, overload_of, schema_of
 from rducc.dialects.memory import BufferType
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, element_dtype
@@ -48,6 +48,13 @@ def constant_value(attr: Attribute) -> Any:
     if isinstance(attr, TypeAttribute):
         return torch_dtype(element_dtype(attr))
     raise RduccError(f"a host call's argument {attr} has no Python value")
+
+
+def _typed(value: Any, schema_type: str) -> Any:
+    """A memory format (an int argument that `args` holds by name) as torch's object."""
+    if schema_type.removeprefix("Optional[").removesuffix("]") == "int" and isinstance(value, str):
+        return getattr(torch, value)
+    return value
 
 
 def torch_dtype(dtype: np.dtype) -> torch.dtype:
@@ -82,7 +89,8 @@ def _checked(value: Any, expected: tuple[tuple[int, ...], np.dtype], op: Operati
 def _host_call(op: Operation) -> Kernel:
     assert isinstance(op, HostCallOp)
     overload = overload_of(op.overload)
-    constants = {name: constant_value(attr) for name, attr in op.args.data.items()}
+    types = dict(schema_of(op.overload).types)
+    constants = {name: _typed(constant_value(attr), types[name]) for name, attr in op.args.data.items()}
     names = op.tensor_names()
     expected = [declared(r.type) for r in op.outputs]
     single = len(expected) == 1

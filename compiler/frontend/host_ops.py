@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.host_call import HostCallOp, overload_of, schema_of
+from rducc.dialects.host_call import MEMORY_FORMATS, HostCallOp, overload_of, schema_of
 from rducc.errors import RduccError
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
 from rducc.frontend.types import element_type_of, tensor_type_of
@@ -111,6 +111,9 @@ def _attribute(value: Any) -> Attribute | None:
         return StringAttr(value)
     if value is None:
         return NoneAttr()
+    if isinstance(value, torch.memory_format):
+        name = str(value).removeprefix("torch.")
+        return StringAttr(name) if name in MEMORY_FORMATS else None
     if isinstance(value, torch.dtype):
         try:
             return element_type_of(value, "a host call's dtype argument")
