@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.host_call import MEMORY_FORMATS, HostCallOp, overload_of, schema_of
+from rducc.dialects.host_call import MEMORY_FORMATS, HostCallOp, holds, overload_of, schema_of
 from rducc.errors import RduccError
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
 from rducc.frontend.types import element_type_of, tensor_type_of
@@ -74,7 +74,8 @@ def _constants(node: torch.fx.Node) -> dict[str, Attribute] | None:
     target = node.target
     assert isinstance(target, torch._ops.OpOverload)
     defaults = {a.name: a.default_value for a in target._schema.arguments if a.has_default_value()}
-    tensors = schema_of(str(node.target)).tensors
+    schema = schema_of(str(node.target))
+    tensors, types = schema.tensors, dict(schema.types)
     constants: dict[str, Attribute] = {}
     for name, value in node_arguments(node).items():
         if name in tensors:
@@ -86,8 +87,8 @@ def _constants(node: torch.fx.Node) -> dict[str, Attribute] | None:
         if name in defaults and _same(value, defaults[name]):
             continue
         attr = _attribute(value)
-        if attr is None:
-            return None
+        if attr is None or not holds(types[name], attr):
+            return None  # no attribute form the verifier accepts for this argument
         constants[name] = attr
     return constants
 
