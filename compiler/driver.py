@@ -76,16 +76,17 @@ def verify(module: ModuleOp) -> None:
 
 def decompose_and_import(
     program: torch.export.ExportedProgram, times: StageTimes | None = None, f64: str = "emulate",
-    outline_layers: bool = False,
+    outline_layers: bool = False, host_ops: bool = True,
 ) -> tuple[ModuleOp, torch.export.ExportedProgram]:
     """Verified level-1 IR and the Core ATen program it came from (`f64`: the f64
     policy; `outline_layers`: import identical decoder layers once, as
-    `rdu-outline-layers` would outline them, see `outlines_at_import`)."""
+    `rdu-outline-layers` would outline them, see `outlines_at_import`;
+    `host_ops`: ops with no chip lowering run on the host, see `rducc.frontend.host_ops`)."""
     times = times or StageTimes()
     with times.stage("decompose"):
         program = decompose(program)
     with times.stage("import"):
-        module = import_program(program, f64, outline_layers)
+        module = import_program(program, f64, outline_layers, host_ops)
     with times.stage("verify"):
         verify(module)
     return module, program
@@ -208,6 +209,8 @@ class CompileOptions:
     verify_each: bool = False
     times: StageTimes = field(default_factory=StageTimes)
     """Where each stage's seconds go (and its progress hook)."""
+    host_ops: bool = True
+    """Run ops with no chip lowering on the host CPU (`rdu.host_call`); False refuses them."""
 
 
 @dataclass
@@ -236,7 +239,9 @@ def compile_module(
     own = options.passes is None
     passes = default_passes(options.opt_level, options.emit, target.sockets, options.split) if own else options.passes
     assert passes is not None
-    module, decomposed = decompose_and_import(source, times, options.f64, own and outlines_at_import(passes))
+    module, decomposed = decompose_and_import(
+        source, times, options.f64, own and outlines_at_import(passes), options.host_ops
+    )
     _run_pipeline(module, target, passes, own, times, options.verify_each)
     weights = program_weights(decomposed)
     if options.f64 == "demote":

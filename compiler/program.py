@@ -66,6 +66,7 @@ def compile(  # noqa: A001 - the public name the API promises
     passes: PassesLike | None = None,
     verify_each: bool = False,
     f64: str = "emulate",
+    host_ops: bool = True,
 ) -> Program:
     """Compile a model for the target and return the runnable Program.
 
@@ -78,10 +79,12 @@ def compile(  # noqa: A001 - the public name the API promises
     the pass that broke it. `f64` is the f64 policy (`rducc.frontend.f64`):
     `emulate` (exact in the runtime, marked in the report), `refuse`, or
     `demote` (computed in f32; the Program casts float64 inputs and outputs).
+    `host_ops` runs an op the chip has no lowering for on the host CPU (an
+    `rdu.host_call`, listed by `Program.host_ops`); False refuses it instead.
     """
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
-    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64)
+    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops)
     result = compile_module(_exported(model, example_inputs), options)
     weights = {name: torch_to_numpy(t) for name, t in result.weights.items()}
     decomposed = result.decomposed
@@ -164,6 +167,13 @@ class Program:
         self._numbers = numbers or {}
         self._f64_outputs = f64_outputs
         """Outputs computed in f32 under `f64="demote"`, handed back as float64."""
+
+    @property
+    def host_ops(self) -> dict[str, int]:
+        """The ATen overloads the program runs on the host CPU (`rdu.host_call`), with their counts."""
+        from rducc.dialects.host_call import host_op_counts
+
+        return dict(host_op_counts(self.module))
 
     @cached_property
     def _runner(self):

@@ -52,6 +52,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from rducc.dialects.collectives import COLLECTIVE_OPS
 from rducc.dialects.contracts import CONTRACT_ATTRS
+from rducc.dialects.host_call import AtenOverloadAttr, HostCallOp
 from rducc.dialects.op_facts import (
     Dest,
     Dim,
@@ -1286,9 +1287,10 @@ Dataflow = Dialect(
         RandomOp,
         ArgsortOp,
         ScatterOp,
+        HostCallOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOpAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOpAttr, AtenOverloadAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [
@@ -1317,4 +1319,5 @@ __all__ = [
     "RandomOp",
     "ArgsortOp",
     "ScatterOp",
+    "HostCallOp",
 ]

@@ -453,10 +453,12 @@ class DeallocOp(IRDLOperation, NoCompute):
 
     def verify_(self) -> None:
         owner = self.buffer.owner
-        if isinstance(owner, Operation) and owner.name == "func.call":
-            return  # a buffer an outlined layer allocated and returned to its caller
+        if isinstance(owner, Operation) and owner.name in ("func.call", "rdu.host_call"):
+            return  # a buffer an outlined layer or a host call allocated and gave its caller
         if not isinstance(owner, AllocOp):
-            raise VerifyException("'tier.dealloc' must free the result of a 'tier.alloc' or 'func.call'")
+            raise VerifyException(
+                "'tier.dealloc' must free the result of a 'tier.alloc', 'func.call' or 'rdu.host_call'"
+            )
         self._verify_no_use_after()
 
     def _verify_no_use_after(self) -> None:

@@ -69,7 +69,17 @@ from rducc.dialects.contracts import (
     set_level,
     stage_attr,
 )
-from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, ReduceKind, ReduceOp, ReshapeOp, SliceOp, YieldOp
+from rducc.dialects.dataflow import (
+    ConvOp,
+    HostCallOp,
+    KernelOp,
+    MatmulOp,
+    ReduceKind,
+    ReduceOp,
+    ReshapeOp,
+    SliceOp,
+    YieldOp,
+)
 from rducc.dialects.memory import is_contiguous_window
 from rducc.dialects.program import functions
 from rducc.dialects.shapes import value_bytes
@@ -421,10 +431,11 @@ class RduFuse(ModulePass):
 
 def runs_between_calls(block: Block) -> list[list[Operation]]:
     """The block's dataflow ops in runs that no `func.call` (an outlined layer,
-    lowered on its own) interrupts: a kernel never spans a call."""
+    lowered on its own) nor `rdu.host_call` (run on the host, a kernel
+    boundary of its own) interrupts: a kernel never spans either."""
     runs: list[list[Operation]] = [[]]
     for op in block.ops:
-        if isinstance(op, func.CallOp):
+        if isinstance(op, func.CallOp | HostCallOp):
             runs.append([])
         elif not isinstance(op, func.ReturnOp | KernelOp):
             runs[-1].append(op)

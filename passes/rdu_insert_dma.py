@@ -29,6 +29,10 @@ An update of a buffer or input that replaces some of its rows (a static KV
 cache's `index_copy_`) is written back in place, those rows only, with
 `tier.scatter` (passes/write_in_place.py says when).
 
+An `rdu.host_call` (an op run on the host CPU) stays between kernels, on the
+off-chip buffers of its operands, and gives HBM buffers: nothing of it is in
+SRAM, so the kernel before it writes its operands to HBM.
+
 An outlined layer (`rdu-outline-layers`) is lowered once, before its
 callers: every argument stays an argument (weights in the tier recorded on
 the parameter, other values in HBM), and each `func.call` of it becomes a
@@ -85,7 +89,7 @@ from rducc.dialects.contracts import (
     set_tiles,
     tile_plan_of,
 )
-from rducc.dialects.dataflow import GatherOp, KernelOp, ReshapeOp, SliceOp
+from rducc.dialects.dataflow import GatherOp, HostCallOp, KernelOp, ReshapeOp, SliceOp
 from rducc.dialects.liveness import last_read
 from rducc.dialects.memory import (
     AllocOp,
@@ -491,7 +495,7 @@ def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
     ops = list(block.ops)
     index = {op: i for i, op in enumerate(ops)}
     for op in ops:
-        if not isinstance(op, AllocOp | func.CallOp):
+        if not isinstance(op, AllocOp | func.CallOp | HostCallOp):
             continue
         for buffer in op.results:
             if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data != Tier.HBM:
@@ -542,6 +546,8 @@ def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | Non
                     buffer.name_hint = result.name_hint
         elif isinstance(op, func.CallOp):
             _lower_call(module, op, env, out)
+        elif isinstance(op, HostCallOp):
+            _lower_host_call(op, env, out)
         elif isinstance(op, func.ReturnOp):
             results = [env[v] for v in op.arguments]
         else:
@@ -575,6 +581,18 @@ def _lower_call(module: ModuleOp, call: func.CallOp, env: dict[SSAValue, SSAValu
     new = out.emit(func.CallOp(call.callee, [env[v] for v in call.arguments], callee.function_type.outputs.data))
     new.attributes.update(call.attributes)
     for result, buffer in zip(call.res, new.results):
+        env[result] = buffer
+        buffer.name_hint = result.name_hint
+
+
+def _lower_host_call(call: HostCallOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> None:
+    """A host call on the off-chip buffers of its operands, giving HBM result
+    buffers: its operands and results cross the host link, never SRAM."""
+    results = [_buffer(Tier.HBM, _tensor(r)) for r in call.outputs]
+    new = out.emit(HostCallOp(call.overload, [env[v] for v in call.inputs], call.tensor_names(),
+                              dict(call.args.data), results))
+    new.attributes.update(call.attributes)
+    for result, buffer in zip(call.outputs, new.results):
         env[result] = buffer
         buffer.name_hint = result.name_hint
 

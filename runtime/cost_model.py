@@ -104,6 +104,16 @@ under, whether it is a later loop iteration); `kernel_work` turns a record
 into per-resource seconds on the target, and `kernel_time` (the one place a
 kernel's time is computed) combines them with looping and overlap.
 
+An op run on the host CPU (`rdu.host_call`, an ATen op with no chip
+lowering) is no kernel: it is a `HostCallCost` of its own, the host round
+trip modeled from the target's host figures (all assumed, with ranges):
+`link_s` = (operand bytes + result bytes) / host_link_bandwidth (they cross
+the host link, PCIe, one way each), `compute_s` = the same bytes /
+host_bandwidth (the host kernel's throughput), `modeled_time_s` =
+host_latency_s + link_s + compute_s. Nothing overlaps it: the chip waits.
+`Report.host_calls` lists them (at each call of an outlined layer that makes
+them), and `Report.modeled_time_s` adds them to the kernels' time.
+
 Kernels run one after another, but a kernel's weight reads may run during
 the previous kernel's collectives (`kernel_time` with an `Overlap`: its
 `overlap_s` is taken off its time): `Report.modeled_time_s` = sum of the kernels'
@@ -126,6 +136,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from rducc.diagnostics import format_location
 from rducc.dialects import contracts
 from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import (
@@ -137,6 +148,7 @@ from rducc.dialects.contracts import (
     level_of,
     mapping_of,
 )
+from rducc.dialects.host_call import HostCallOp
 from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp, ScatterDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import callees_first, functions, global_stages, kernel_name
@@ -217,6 +229,33 @@ class KernelCost(_KernelFacts, _TierTotals):
 
 
 @dataclass
+class HostCallCost:
+    """The modeled host round trip of one `rdu.host_call` (the module docstring)."""
+
+    name: str
+    """The ATen overload it runs (`aten._linalg_svd.default`)."""
+    where: str
+    """Its source location, when it has one."""
+    bytes_to_host: int
+    bytes_from_host: int
+    link_s: float
+    compute_s: float
+    latency_s: float
+    modeled_time_s: float
+    share: float = 0.0
+
+
+def host_call_cost(op: HostCallOp, target: Target) -> HostCallCost:
+    """The host round trip of one host call on `target` (the module docstring)."""
+    to_host, from_host = op.bytes_read(), op.bytes_written()
+    moved = to_host + from_host
+    link_s = moved / target.host_link_bandwidth
+    compute_s = moved / target.host_bandwidth
+    return HostCallCost(op.overload, format_location(op.location) or "", to_host, from_host, link_s, compute_s,
+                        target.host_latency_s, target.host_latency_s + link_s + compute_s)
+
+
+@dataclass
 class Report(_TierTotals):
     """The modeled cost of a whole program: its kernels and the totals."""
 
@@ -230,6 +269,13 @@ class Report(_TierTotals):
     kernels: list[KernelCost] = field(default_factory=list)
     loops: list[KernelLoop] = field(default_factory=list)
     """Runs of consecutive calls of one layer, looped or not (kernel looping)."""
+    host_calls: list[HostCallCost] = field(default_factory=list)
+    """The ops run on the host CPU, in program order, and their modeled round trips."""
+
+    @property
+    def host_s(self) -> float:
+        """Modeled seconds of the host round trips (in modeled_time_s)."""
+        return sum(h.modeled_time_s for h in self.host_calls)
 
     @property
     def kernel_launches(self) -> int:
@@ -310,6 +356,7 @@ class Report(_TierTotals):
         out.append(f"FLOPs             {self.flops} ({_si(rate)}FLOP/s achieved)")
         for loop in self.loops:
             out.append(_loop_line(loop))
+        out += _host_lines(self.host_calls)
         link_s = sum(k.link_s for k in self.kernels)
         if link_s:
             sent = sum(k.link_bytes for k in self.kernels)
@@ -323,6 +370,20 @@ class Report(_TierTotals):
             f"capacity {self.sram_capacity_bytes} bytes"
         )
         return "\n".join(out)
+
+
+def _host_lines(calls: list[HostCallCost]) -> list[str]:
+    """One line a host call: the op, its bytes each way and its modeled round trip."""
+    if not calls:
+        return []
+    total = sum(h.modeled_time_s for h in calls)
+    lines = [f"host ops          {len(calls)} run on the host CPU, {total * 1e6:.2f} us modeled (host link, "
+             "host compute, start-up; assumed figures)"]
+    for h in calls:
+        lines.append(f"  {h.name}: {h.bytes_to_host} B to the host, {h.bytes_from_host} B back, "
+                     f"{h.modeled_time_s * 1e6:.2f} us ({h.link_s * 1e6:.2f} link, {h.compute_s * 1e6:.2f} compute, "
+                     f"{h.latency_s * 1e6:.2f} start-up)" + (f" at {h.where}" if h.where else ""))
+    return lines
 
 
 def _units(pcus: int, sections: int) -> str:
@@ -488,6 +549,8 @@ class ProgramWalk:
     kernels: list[KernelRecord]
     loops: list[KernelLoop]
     by_function: dict[str, list[KernelRecord]]
+    host_calls: list[HostCallOp] = field(default_factory=list)
+    """The host calls as they run (an outlined layer's at each call)."""
 
 
 @dataclass
@@ -502,7 +565,7 @@ class _Walker:
     """Groups the transfers of a function around its computes (see the docstring)."""
 
     def __init__(self, weights: frozenset[SSAValue] = frozenset()) -> None:
-        self.kernels: list[KernelRecord | _Call] = []
+        self.kernels: list[KernelRecord | _Call | HostCallOp] = []
         self.pending: list[Transfer] = []
         self.weights = weights
 
@@ -516,6 +579,10 @@ class _Walker:
                 if runs != 1:
                     raise RduccError("cost model: a func.call inside a tile loop is not supported")
                 self.kernels.append(_Call(op.callee.string_value(), op))
+            elif isinstance(op, HostCallOp):
+                if runs != 1:
+                    raise RduccError("cost model: an rdu.host_call inside a tile loop is not supported")
+                self.kernels.append(op)
             elif isinstance(op, scf.ForOp):
                 trips = trip_count(op)
                 for inner in op.body.blocks:
@@ -533,7 +600,7 @@ class _Walker:
                 else:
                     self.pending.append(transfer)
 
-    def finish(self) -> list[KernelRecord | _Call]:
+    def finish(self) -> list[KernelRecord | _Call | HostCallOp]:
         if self.pending:
             last = self._last_kernel()
             if last is None:
@@ -544,9 +611,10 @@ class _Walker:
 
 
 def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
-                   kernel_looping: bool) -> tuple[list[KernelRecord], list[KernelLoop]]:
-    """A function's kernels as they run (its calls' callees, walked before, expanded)
-    and its runs of calls."""
+                   kernel_looping: bool, hosted: dict[str, list[HostCallOp]]
+                   ) -> tuple[list[KernelRecord], list[KernelLoop], list[HostCallOp]]:
+    """A function's kernels as they run (its calls' callees, walked before, expanded),
+    its runs of calls and its host calls as they run (`hosted`: each callee's)."""
     walker = _Walker(_weight_values(function))
     loops: list[KernelLoop] = []
     later_iterations: set[Operation] = set()
@@ -556,30 +624,39 @@ def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
         loops += block_loops
         later_iterations |= block_later
     found: list[KernelRecord] = []
+    hosts: list[HostCallOp] = []
     for item in walker.finish():
         if isinstance(item, KernelRecord):
             found.append(item)
+            continue
+        if isinstance(item, HostCallOp):
+            hosts.append(item)
             continue
         if item.callee not in walked:
             raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
         later = item.op in later_iterations
         found += [replace(k, calls=(item.op, *k.calls), looped=k.looped or later) for k in walked[item.callee]]
-    return found, loops
+        hosts += hosted[item.callee]
+    return found, loops, hosts
 
 
 def walk_placed(module: ModuleOp, kernel_looping: bool = False) -> ProgramWalk:
     """The one walk of a lowered program (level memory or placed) that the cost
     model, the plots and the report read: each kernel as it runs, keyed to its ops."""
     walked: dict[str, list[KernelRecord]] = {}
+    hosted: dict[str, list[HostCallOp]] = {}
     kernels: list[KernelRecord] = []
     loops: list[KernelLoop] = []
+    host_calls: list[HostCallOp] = []
     for function in callees_first(module):
-        found, found_loops = _walk_function(function, walked, kernel_looping)
+        found, found_loops, hosts = _walk_function(function, walked, kernel_looping, hosted)
         walked[function.sym_name.data] = found
+        hosted[function.sym_name.data] = hosts
         if not is_outlined(function):
             kernels += found  # an outlined layer counts at its calls
             loops += found_loops
-    return ProgramWalk(kernels, loops, walked)
+            host_calls += hosts
+    return ProgramWalk(kernels, loops, walked, host_calls)
 
 
 # --------------------------------------------------------------------------
@@ -871,7 +948,7 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
 
     Each op: the larger of its FLOPs at peak and the bytes of the weights and
     inputs it reads (function arguments) at HBM bandwidth; each collective:
-    `collective_cost`. Stages run one after another (one token through the
+    `collective_cost`; each host call: `host_call_cost`. Stages run one after another (one token through the
     pipeline). Weights past one socket's HBM are read at DDR bandwidth.
     """
     from rducc.dialects.collectives import COLLECTIVE_OPS
@@ -882,6 +959,9 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
         for op in function.body.block.ops:
             if isinstance(op, COLLECTIVE_OPS):
                 seconds += collective_cost(op, target)[0]
+                continue
+            if isinstance(op, HostCallOp):
+                seconds += host_call_cost(op, target).modeled_time_s
                 continue
             element = _compute_element(op)
             flops = op_flops(op)
@@ -937,9 +1017,12 @@ def estimate(module: ModuleOp, target: Target) -> Report:
     kernels = kernel_costs(walk.kernels, target, capacity - peak if capacity else None)
     loops = walk.loops
     _count_savings(loops, walk.by_function, target)
-    total = sum(k.modeled_time_s for k in kernels)
+    hosts = [host_call_cost(op, target) for op in walk.host_calls]
+    total = sum(k.modeled_time_s for k in kernels) + sum(h.modeled_time_s for h in hosts)
     for k in kernels:
         k.share = k.modeled_time_s / total if total > 0 else 0.0
+    for h in hosts:
+        h.share = h.modeled_time_s / total if total > 0 else 0.0
     by_tier: Counter[str] = Counter()
     for k in kernels:
         by_tier.update(k.bytes_by_tier)
@@ -953,6 +1036,7 @@ def estimate(module: ModuleOp, target: Target) -> Report:
         sram_capacity_bytes=capacity,
         kernels=kernels,
         loops=loops,
+        host_calls=hosts,
     )
 
 
@@ -968,6 +1052,8 @@ def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRe
 
 
 __all__ = [
+    "HostCallCost",
+    "host_call_cost",
     "KernelCost",
     "Report",
     "estimate",

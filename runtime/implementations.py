@@ -20,6 +20,7 @@ from rducc.dialects import dataflow as rdu
 from rducc.dialects.memory import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime import collectives as _collectives  # noqa: F401 - registers the collectives
+from rducc.runtime import host_calls as _host_calls  # noqa: F401 - registers rdu.host_call
 from rducc.runtime import kernels
 from rducc.runtime.dtypes import dense_to_array, tensor_signature
 from rducc.runtime.map_body import compile_map

@@ -30,6 +30,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   it was and the program's result carries the update).
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
 - `func.return` returns copies of its buffers.
+- `rdu.host_call` runs torch's CPU kernel on its HBM/DDR operand buffers
+  and gives fresh result buffers (`rducc.runtime.host_calls`).
 - `func.call` (of a layer `rdu-outline-layers` outlined) runs the callee,
   prepared once on its first call, on the caller's buffers.
 - Fresh memory (the used part of the arena at the start of a run, each new
@@ -315,6 +317,21 @@ class PlacedProgram(Runner):
                 env[slot] = get(env)
 
         return call
+
+    def _prepare_host_call(self, op: rdu.HostCallOp) -> Step:
+        """A host call reads its off-chip operand buffers and gives fresh result
+        buffers (its kernel checks them against the declared types)."""
+        kernel = prepare(op, _RUNNER)
+        operands = [self._reader(v) for v in op.inputs]
+        result_slots = [self._table.define(r) for r in op.outputs]
+        single = len(result_slots) == 1
+
+        def host_call(env: Env, context: RunContext) -> None:
+            value = kernel(context, *[get(env) for get in operands])
+            for slot, array in zip(result_slots, (value,) if single else value):
+                env[slot] = array
+
+        return host_call
 
     def _prepare_get_global(self, op: GetGlobalOp) -> None:
         name = op.global_name.root_reference.data
@@ -673,6 +690,7 @@ _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] =
     arith.SubiOp: PlacedProgram._prepare_index,
     arith.MuliOp: PlacedProgram._prepare_index,
     func.CallOp: PlacedProgram._prepare_call,
+    rdu.HostCallOp: PlacedProgram._prepare_host_call,
 }
 """How the interpreter prepares each op it runs at the top level (outside tier.compute)."""
 

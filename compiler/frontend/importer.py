@@ -75,6 +75,7 @@ from rducc.frontend.converter_api import (
 )
 from rducc.frontend.decompositions import decompose, extra_supported_ops
 from rducc.frontend.f64 import check_f64, f64_node_count
+from rducc.frontend.host_ops import host_fallback
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
 from rducc.frontend.training_mode import check_eval_mode
@@ -140,14 +141,9 @@ def _data_dependent(value: torch.Tensor) -> bool:
     return bool(free_unbacked_symbols(value.shape))
 
 
-def _entry_for(node: torch.fx.Node) -> ConverterEntry | None:
-    """How the node is imported: its op's converter, else the generic import of
-    a pointwise ATen op (`aten_pointwise`), else None (unsupported)."""
-    return CONVERTERS.get(str(node.target)) or pointwise_entry(node)
-
-
-def _check_supported(ep: ExportedProgram) -> None:
-    """Raise one error listing every unsupported op, its count and first location."""
+def _check_supported(ep: ExportedProgram, host_ops: bool = True) -> None:
+    """Raise one error listing every unsupported op, its count and first location
+    (with `host_ops`, an op the host can run is supported: `host_ops.host_fallback`)."""
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     dropped = assertion_only_nodes(ep.graph)
@@ -157,7 +153,7 @@ def _check_supported(ep: ExportedProgram) -> None:
         target = str(node.target)
         if target in IGNORED_TARGETS or node.target is operator.getitem or node in dropped:
             continue
-        entry = _entry_for(node)
+        entry = _entry(node, host_ops)
         reason = None if entry is None else (entry.check(node) if entry.check else None)
         if entry is not None and reason is None:
             continue
@@ -267,6 +263,15 @@ def _outputs(ep: ExportedProgram) -> tuple[list[Any], list[Update | None]]:
     return user + writes, [None] * len(user) + updates
 
 
+def _entry(node: torch.fx.Node, host_ops: bool = True) -> ConverterEntry | None:
+    """The node's converter, else the generic import of a pointwise ATen op
+    (`aten_pointwise`), else (with `host_ops`) its host call (`host_ops`), else None."""
+    entry = CONVERTERS.get(str(node.target)) or pointwise_entry(node)
+    if entry is None and host_ops:
+        entry = host_fallback(node)
+    return entry
+
+
 def _converted_nodes(ep: ExportedProgram) -> list[torch.fx.Node]:
     """The call_function nodes the importer converts (getitem included), in graph order."""
     dropped = assertion_only_nodes(ep.graph)
@@ -289,8 +294,8 @@ def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: L
         importer.location = location_of(node)
         importer.name_hint = node.name
         importer.layer = layer_of(node)
-        entry = _entry_for(node)
-        assert entry is not None  # _check_supported refused the program otherwise
+        entry = _entry(node)
+        assert entry is not None  # _check_supported refused the rest
         importer.env[node] = entry.convert(importer, node)
         if reuse is not None:
             reuse.converted(node)
@@ -321,29 +326,33 @@ def _constant_output(importer: GraphImporter, number: bool | int | float) -> SSA
     return importer.map([], TensorType(element, []), lambda b, xs: b.constant(number, element))
 
 
-def import_program(ep: ExportedProgram, f64: str = "emulate", outline_layers: bool = False) -> ModuleOp:
+def import_program(
+    ep: ExportedProgram, f64: str = "emulate", outline_layers: bool = False, host_ops: bool = True
+) -> ModuleOp:
     """Level-1 rducc IR for an already decomposed (Core ATen) program.
 
     `f64` is the f64 policy (`rducc.frontend.f64`): `emulate` keeps f64, `refuse` rejects
     it, `demote` imports it as f32. With `outline_layers`, decoder layers that
     all match the first are imported once, as `rdu-outline-layers` would
     outline them (`rducc.frontend.layer_reuse`); otherwise every layer is inline.
+    With `host_ops`, an op with no converter that the host can run becomes an
+    `rdu.host_call` (`rducc.frontend.host_ops`); without, it is refused.
     """
     if f64 != "demote":
-        return _import_program(ep, f64, outline_layers)
+        return _import_program(ep, f64, outline_layers, host_ops)
     with f64_demoted():
-        module = _import_program(ep, f64, outline_layers)
+        module = _import_program(ep, f64, outline_layers, host_ops)
     count = f64_node_count(ep)
     if count:
         set_f64_demoted(module, count)
     return module
 
 
-def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool) -> ModuleOp:
+def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool, host_ops: bool) -> ModuleOp:
     _check_static(ep)
     check_eval_mode(ep)  # before the operator check: training-mode ops are not "unsupported"
     check_f64(ep, f64)
-    _check_supported(ep)
+    _check_supported(ep, host_ops)
     nodes = _converted_nodes(ep)
     plan = plan_layers(nodes, layer_of) if outline_layers else None
     if plan is not None:

@@ -98,6 +98,14 @@ class Target:
     """Share of `hbm_bandwidth` a long DMA stream sustains (0 < e <= 1)."""
     ddr_efficiency: float = 1.0
     """Share of `ddr_bandwidth` a long DMA stream sustains (0 < e <= 1)."""
+    host_link_bandwidth: float = 32e9
+    """Bytes/s between a socket's off-chip memory and the host CPU, each way (PCIe);
+    what an op run on the host (`rdu.host_call`) moves its operands and results at."""
+    host_latency_s: float = 5e-5
+    """Start-up of one op run on the host: synchronizing with the chip, starting
+    the transfers and torch's dispatch."""
+    host_bandwidth: float = 5e9
+    """Bytes/s the host's kernel of such an op reads and writes (its throughput)."""
     source: str = ""
     """How the target was named: a built-in name or the file's absolute path."""
     ranges: tuple[tuple[str, Figure], ...] = field(default=(), compare=False, repr=False)
@@ -145,13 +153,15 @@ _FABRIC = {f.name: f.default for f in fields(Target)
            if f.name.startswith("fabric_") or f.name in ("pcu_stages", "stage_latency_s", "hop_latency_s",
                                                         "reconfigure_s", "hbm_efficiency", "ddr_efficiency")}
 """Optional figures of the fabric (a file's `[fabric]` table), with their value when absent."""
+_HOST = {f.name: f.default for f in fields(Target) if f.name.startswith("host_")}
+"""Optional figures of the host an op the chip cannot run goes to, with their value when absent."""
 _FIGURES = [f for f in fields(Target) if f.name not in ("source", "ranges") and f.name not in _FLAGS]
 FIGURE_NAMES = tuple(f.name for f in _FIGURES if f.name != "name")
 """The numeric figures of a target (what a file may give as a table with a range)."""
 _INTEGER_FIELDS = {f.name for f in _FIGURES if f.type == "int"}
 _FLOAT_FIELDS = {f.name for f in _FIGURES if f.type == "float"}
 _LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s", "link_latency_s", "stage_latency_s", "hop_latency_s",
-                   "reconfigure_s"}
+                   "reconfigure_s", "host_latency_s"}
 _MAY_BE_ZERO = _LATENCY_FIELDS | {"fabric_rows", "fabric_cols"}
 _FRACTION_FIELDS = {"hbm_efficiency", "ddr_efficiency"}
 
@@ -243,7 +253,7 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
     unknown = sorted(set(data) - known)
     if unknown:
         raise RduccError(f"target file {path}: unknown key '{unknown[0]}' (known: {', '.join(sorted(known))})")
-    for name, default in _FABRIC.items():
+    for name, default in {**_FABRIC, **_HOST}.items():
         data.setdefault(name, default)
     missing = [f.name for f in _FIGURES if f.name not in data]
     if missing:

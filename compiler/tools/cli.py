@@ -126,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
         "in float32, the report says so)",
     )
     parser.add_argument(
+        "--no-host-ops", action="store_true",
+        help="refuse operators the chip has no lowering for, instead of running them on the host "
+        "CPU (rdu.host_call: torch's CPU kernel, operands and results over the host link)",
+    )
+    parser.add_argument(
         "--plot", metavar="DIR",
         help="write pictures to DIR: the SRAM allocation map, per-kernel modeled times, and the "
         "kernel graph (dot, and SVG when Graphviz is installed), each kernel's mapping on the fabric; "
@@ -334,12 +339,14 @@ def _run(args: argparse.Namespace) -> None:
     _check_output_names(args)
     _check_outputs(args)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
+    from rducc.dialects.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
     options = CompileOptions(
-        target, _opt_level(args), args.emit or "placed", passes, (tp, pp), args.f64, args.verify_each, times
+        target, _opt_level(args), args.emit or "placed", passes, (tp, pp), args.f64, args.verify_each, times,
+        host_ops=not args.no_host_ops,
     )
     try:
         result = compile_module(args.input, options)
@@ -354,6 +361,9 @@ def _run(args: argparse.Namespace) -> None:
             _write_outputs(args.output, text, weights_path, weights)
     finally:
         progress.done()  # clear the progress line, before any error message too
+    host_warning = host_ops_warning(module)
+    if host_warning is not None:
+        print(f"rducc: {host_warning}", file=sys.stderr)
     if weights and args.output == "-" and weights_path is None:
         print("rducc: note: the weights were not written (the MLIR went to standard output); "
               "rducc-run needs them: pass --weights FILE, or -o FILE.mlir", file=sys.stderr)

@@ -20,7 +20,6 @@ MISSING_OPS: dict[str, str] = {
     # reductions and scans
     # data movement and indexing
     "aten.nonzero.default": "indexing: data-dependent shape",
-    "aten.masked_scatter.default": "indexing: data-dependent positions",
     # convolution, pooling, resampling
     # creation
     # other
@@ -52,6 +51,10 @@ OTHER_GAPS: dict[str, str] = {
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",
+    "ops with no converter": "run on the host CPU (`rdu.host_call`: torch's CPU kernel, operands and results over"
+    " the host link, the round trip in the cost model) when functional, deterministic, not pointwise and of static"
+    " result shapes: linalg factorizations (svd, eigh, qr, lu, pinv, ...), mode, masked_scatter, segment_reduce,"
+    " ...; `rducc` prints one warning line naming them; `--no-host-ops` (`host_ops=False`) refuses them instead",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"

@@ -60,6 +60,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "onnx": ("model.onnx", "a non-zip file named .onnx"),
     "safetensors": ("weights.safetensors", "a safetensors file"),
     "unsupported": ("unsupported.pt2", "a model using a tensor read back by .item() inside the graph (data-dependent) beside torch.sort"),
+    "host_op": ("qr.pt2", "a model using torch.linalg.qr (no chip lowering: run on the host by default)"),
+    "host_call_prims": ("host_prims.mlir", "an `rdu.host_call` naming `prims.sin.default`, not an aten op"),
+    "host_call_mutating": ("host_mutating.mlir", "an `rdu.host_call` naming `aten.sin_.default`, which writes its operand"),
+    "host_mismatch": ("host_mismatch.mlir", "a placed program whose `rdu.host_call` of aten.mode declares its indices i32 (torch gives i64)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "data_dependent": ("nonzero.pt2", "a model whose output size depends on the data (torch.nonzero)"),
     "complex": ("complex.pt2", "a model taking a complex64 input"),
@@ -348,6 +352,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("no input", RDUCC, OUT, "no input file given"),
     # --- the model
     ErrorCase("unsupported op", RDUCC, ("{unsupported}", *OUT), "operator rducc cannot import:\n  aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph (data-dependent)): 2 uses, first at"),
+    ErrorCase("op with no chip lowering, with --no-host-ops", RDUCC, ("{host_op}", "--no-host-ops", *OUT),
+              "1 operator rducc cannot import:\n  aten.linalg_qr.default: 1 use, first at"),
     ErrorCase("dynamic shapes", RDUCC, ("{dynamic}", *OUT), "static shapes only"),
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape [u0, 2] on 'nonzero'"),
     ErrorCase("unsupported dtype", RDUCC, ("{complex}", *OUT), "dtype complex64, which rducc does not support"),
@@ -395,6 +401,10 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: malformed MLIR", OPT, ("{syntax}", *OUT), "error: type expected", located=True),
     ErrorCase("rducc-opt: unknown op", OPT, ("{unknown_op}", *OUT), "Operation rdu.bogus is not registered", located=True),
     ErrorCase("rducc-opt: IR that does not verify", OPT, ("{verifier}", *OUT), "does not verify"),
+    ErrorCase("rducc-opt: host call of a non-aten op", OPT, ("{host_call_prims}", *OUT),
+              "'prims.sin.default' is not an aten overload: rdu.host_call runs aten ops only"),
+    ErrorCase("rducc-opt: host call of a mutating op", OPT, ("{host_call_mutating}", *OUT),
+              "'aten.sin_.default' mutates or aliases its operands: a host call must be functional"),
     ErrorCase("rducc-opt: overlapping SRAM allocations", OPT, ("{overlap}", *OUT), "overlap"),
     ErrorCase("rducc-opt: SRAM offset past the capacity", OPT, ("{past_capacity}", *OUT), "capacity"),
     ErrorCase("rducc-opt: a kernel's value over a live buffer", OPT, ("{overlap_kernel}", *OUT),
@@ -424,6 +434,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: binary file as program", RUN, ("{x}", "--output", "out.npz"), "not MLIR text (a binary file)"),
     ErrorCase("rducc-run: unplaced program", RUN, ("{graph}", "--output", "out.npz"), "not a placed program"),
     ErrorCase("rducc-run: overlapping SRAM allocations", RUN, ("{overlap}", "--input", "{x}", "--output", "out.npz"), "overlap"),
+    ErrorCase("rducc-run: host op result unlike its declared type", RUN, ("{host_mismatch}", "--input", "{x}", "--output", "out.npz"),
+              "the host kernel's result #1 is int64[4], but the program declares int32[4]"),
     ErrorCase("rducc-run: index past the end of a table", RUN, ("{gather}", "--input", "{ids_past_end}", "--output", "out.npz"),
               "'tier.gather' at model.py:3:8: rdu.gather: index 7 is out of bounds for dim 0 of size 4 (indices must be in [0, 4))"),
     ErrorCase("rducc-run: negative index into a table", RUN, ("{gather}", "--input", "{ids_negative}", "--output", "out.npz"),
@@ -528,6 +540,22 @@ _TARGETS = {
     "no_room": 'inherits = "sn40l"\nname = "no_room"\npcus = 2\npmus = 2\n[fabric]\nrows = 2\ncols = 2\n',
 }
 
+def _host_call(overload: str) -> str:
+    return ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            f'  %y = rdu.host_call "{overload}"(%x) tensors ["self"] args {{}} : (tensor<4xf32>) -> tensor<4xf32>\n'
+            "  func.return %y : tensor<4xf32>\n}\n")
+
+
+HOST_MISMATCH_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
+  func.func @forward(%x: !tier.buffer<hbm, 4x32xf32> {rdu.input = "x"}) -> !tier.buffer<hbm, 4xi32>
+      attributes {tier.sram_capacity = 256 : i64} {
+    %v, %i = rdu.host_call "aten.mode.default"(%x) tensors ["self"] args {dim = 1 : i64} : (!tier.buffer<hbm, 4x32xf32>) -> (!tier.buffer<hbm, 4xf32>, !tier.buffer<hbm, 4xi32>) loc("model.py":3:8)
+    func.return %i : !tier.buffer<hbm, 4xi32>
+  }
+}
+"""
+
+
 GATHER_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
   tier.global @table in hbm : tensor<4x2xf32> = dense<1.0> : tensor<4x2xf32> {kind = "constant"}
   func.func @forward(%ids: !tier.buffer<hbm, 3xi64> {rdu.input = "ids"}) -> !tier.buffer<hbm, 3x2xf32>
@@ -571,6 +599,9 @@ _MLIR = {
                (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
     "gather": GATHER_PROGRAM,
     "rows": ROWS_PROGRAM,
+    "host_call_prims": _host_call("prims.sin.default"),
+    "host_call_mutating": _host_call("aten.sin_.default"),
+    "host_mismatch": HOST_MISMATCH_PROGRAM,
     "f_int_range": '"test.op"() {a = 300 : i8} : () -> ()\n',
     "f_perm_range": ("func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
                      "  %y = rdu.transpose %x perm [18446744073709551617, 0] : tensor<2x3xf32> -> tensor<3x2xf32>\n"
@@ -617,6 +648,12 @@ def _model_files(paths: dict[str, Path]) -> None:
             return torch.nonzero(x)
 
     _export(NonZero(), (torch.randn(4, 8),), paths["data_dependent"])
+
+    class Qr(nn.Module):
+        def forward(self, x):
+            return torch.linalg.qr(x * 2).R
+
+    _export(Qr(), (torch.randn(4, 3),), paths["host_op"])
     torch.save(nn.Linear(4, 3).state_dict(), paths["checkpoint"])
     with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
         for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_batchnorm", nn.BatchNorm1d(8))):

@@ -291,7 +291,7 @@ def test_help_documents_every_flag():
         "--pass-pipeline": "instead of the -O one", "--load-pass-plugin": "Python file",
         "--verify-each": "after every pass", "--list-passes": "description and options",
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
-        "--f64": "refuse",
+        "--f64": "refuse", "--no-host-ops": "host CPU",
         "--tp": "tensor-parallel", "--pp": "pipeline stages",
         "--help": "help",
     }

@@ -1,0 +1,147 @@
+"""The host fallback: an ATen op with no converter runs on the host CPU.
+
+As real dataflow toolchains do, an operator the chip has no lowering for (a
+linalg factorization, `mode`, `histc`, `segment_reduce`, ...) becomes one
+`rdu.host_call` that torch's CPU kernel runs, when it is
+
+- an `aten` overload with no converter, not tagged pointwise (pointwise ops
+  are imported as scalar ops inside `rdu.map` bodies instead),
+- functional and deterministic (`rducc.dialects.host_call.overload_of`),
+- of static result shapes, known from the FX node's `meta['val']` (a
+  data-dependent size is refused before this, as before),
+- with every non-tensor argument a constant an attribute can hold.
+
+The importer asks `host_fallback(node)` only for a node no converter takes,
+and only when host ops are on (`host_ops=True`, the default; `rducc
+--no-host-ops` keeps the operator error).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FloatAttr,
+    IntegerAttr,
+    NoneAttr,
+    StringAttr,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from rducc.dialects.host_call import MEMORY_FORMATS, HostCallOp, holds, overload_of, schema_of
+from rducc.errors import RduccError
+from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
+from rducc.frontend.types import element_type_of, tensor_type_of
+
+
+def host_fallback(node: torch.fx.Node) -> ConverterEntry | None:
+    """How `node` is imported as a host call, or None when it cannot run on the host."""
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload) or target.namespace != "aten":
+        return None
+    if torch.Tag.pointwise in target.tags:
+        return None  # the pointwise path's (a scalar op in a map body)
+    try:
+        overload_of(str(target))
+    except VerifyException:
+        return None
+    if _results(node) is None or _constants(node) is None:
+        return None
+    return ConverterEntry(convert_host_call)
+
+
+def _results(node: torch.fx.Node) -> list[Attribute] | None:
+    """The result types from the node's recorded values; None unless all are static tensors."""
+    values = fake_value(node)
+    values = list(values) if isinstance(values, tuple | list) else [values]
+    if not all(isinstance(v, torch.Tensor) and v.layout == torch.strided for v in values):
+        return None  # a sparse or other non-dense result has no tensor type here
+    try:
+        return [tensor_type_of(v) for v in values]
+    except RduccError:
+        return None
+
+
+def _constants(node: torch.fx.Node) -> dict[str, Attribute] | None:
+    """The non-tensor arguments that differ from their defaults, as attributes;
+    None when one has no attribute form (a device, a layout, a tensor list)."""
+    target = node.target
+    assert isinstance(target, torch._ops.OpOverload)
+    defaults = {a.name: a.default_value for a in target._schema.arguments if a.has_default_value()}
+    schema = schema_of(str(node.target))
+    tensors, types = schema.tensors, dict(schema.types)
+    constants: dict[str, Attribute] = {}
+    for name, value in node_arguments(node).items():
+        if name in tensors:
+            if value is None and name not in defaults:
+                constants[name] = NoneAttr()  # an optional tensor the schema wants given, as None
+            elif value is not None and not isinstance(value, torch.fx.Node):
+                return None
+            continue
+        if name in defaults and _same(value, defaults[name]):
+            continue
+        attr = _attribute(value)
+        if attr is None or not holds(types[name], attr):
+            return None  # no attribute form the verifier accepts for this argument
+        constants[name] = attr
+    return constants
+
+
+def _same(value: Any, default: Any) -> bool:
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except Exception:  # noqa: BLE001 - values that do not compare are not the default
+        return False
+
+
+def _attribute(value: Any) -> Attribute | None:
+    """An attribute holding a constant argument (a dtype as its element type), or None."""
+    if isinstance(value, bool):
+        return IntegerAttr(int(value), i1)
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, f64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if value is None:
+        return NoneAttr()
+    if isinstance(value, torch.memory_format):
+        name = str(value).removeprefix("torch.")
+        return StringAttr(name) if name in MEMORY_FORMATS else None
+    if isinstance(value, torch.dtype):
+        try:
+            return element_type_of(value, "a host call's dtype argument")
+        except RduccError:
+            return None
+    if isinstance(value, list | tuple):
+        items = [_attribute(v) for v in value]
+        kept = [i for i in items if i is not None and not isinstance(i, ArrayAttr)]
+        return ArrayAttr(kept) if len(kept) == len(items) else None
+    return None
+
+
+def convert_host_call(g: GraphImporter, node: torch.fx.Node) -> Value:
+    """`rdu.host_call` of the node's overload on its tensor operands."""
+    tensors = schema_of(str(node.target)).tensors
+    names: list[str] = []
+    inputs: list[SSAValue] = []
+    for name, value in node_arguments(node).items():
+        if name in tensors and isinstance(value, torch.fx.Node):
+            names.append(name)
+            inputs.append(g.value(value))
+    constants, results = _constants(node), _results(node)
+    assert constants is not None and results is not None
+    op = HostCallOp(str(node.target), inputs, names, constants, results)
+    g.emit(op)
+    outputs = tuple(op.outputs)
+    return outputs[0] if not isinstance(fake_value(node), tuple | list) else outputs
+
+
+__all__ = ["convert_host_call", "host_fallback"]
