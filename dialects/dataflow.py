@@ -50,9 +50,10 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from rducc.dialects.aten import AtenOpAttr
 from rducc.dialects.collectives import COLLECTIVE_OPS
 from rducc.dialects.contracts import CONTRACT_ATTRS
-from rducc.dialects.host_call import AtenOverloadAttr, HostCallOp
+from rducc.dialects.host_call import HostCallOp
 from rducc.dialects.op_facts import (
     Dest,
     Dim,
@@ -66,7 +67,7 @@ from rducc.dialects.op_facts import (
     opaque,
     reshape_dims,
 )
-from rducc.dialects.pointwise import AtenOpAttr, PointwiseCallOp
+from rducc.dialects.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
     broadcast_shapes,
     broadcasts_to,
@@ -1290,7 +1291,7 @@ Dataflow = Dialect(
         HostCallOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOpAttr, AtenOverloadAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOpAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [

@@ -589,8 +589,7 @@ def _lower_host_call(call: HostCallOp, env: dict[SSAValue, SSAValue], out: _Emit
     """A host call on the off-chip buffers of its operands, giving HBM result
     buffers: its operands and results cross the host link, never SRAM."""
     results = [_buffer(Tier.HBM, _tensor(r)) for r in call.outputs]
-    new = out.emit(HostCallOp(call.overload, [env[v] for v in call.inputs], call.tensor_names(),
-                              dict(call.args.data), results))
+    new = out.emit(HostCallOp(call.callee, [env[v] for v in call.inputs], call.tensor_names(), results))
     new.attributes.update(call.attributes)
     for result, buffer in zip(call.outputs, new.results):
         env[result] = buffer

@@ -17,9 +17,10 @@ import numpy as np
 import torch
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.pointwise import PointwiseCallOp
+from rducc.dialects.pointwise import PointwiseCallOp, tensor_operands
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, F16, F32, F64, HALF_DTYPES, UINT_DTYPES
+from rducc.runtime.host_calls import call_constants
 
 
 def erf(x: Any) -> np.ndarray:
@@ -163,26 +164,13 @@ def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.nd
         overload = op.overload()
     except VerifyException as error:  # an unverified module: the runtime calls no other op
         raise RduccError(str(error)) from None
-    constants = op.callee.arguments()
+    constants = call_constants(op.callee)
+    names = tensor_operands(op.callee)
     which = op.callee.result.data
-    schema = overload._schema
-    slots = [(a.name, a.kwarg_only, a.name in constants or str(a.type) not in ("Tensor", "Optional[Tensor]"))
-             for a in schema.arguments]
-    multiple = len(schema.returns) > 1
+    multiple = len(overload._schema.returns) > 1
 
     def run(arrays: tuple[Any, ...]) -> np.ndarray:
-        tensors = iter(_as_torch(a) for a in arrays)
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for name, kwarg_only, constant in slots:
-            if constant and name not in constants:
-                continue  # a default
-            value = constants[name] if constant else next(tensors)
-            if kwarg_only:
-                kwargs[name] = value
-            else:
-                args.append(value)
-        out = overload(*args, **kwargs)
+        out = overload(**constants, **{name: _as_torch(a) for name, a in zip(names, arrays)})
         return _as_numpy(out[which] if multiple else out, result)
 
     def call(*arrays: Any) -> np.ndarray:

@@ -17,13 +17,13 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    NoneAttr,
     StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, TypeAttribute
 
-from rducc.dialects.host_call import HostCallOp, overload_of, schema_of
+from rducc.dialects.aten import AtenOpAttr, is_none
+from rducc.dialects.host_call import HostCallOp
 from rducc.dialects.memory import BufferType
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, element_dtype
@@ -32,7 +32,7 @@ from rducc.weights import numpy_to_torch, torch_to_numpy
 
 
 def constant_value(attr: Attribute) -> Any:
-    """The Python value an `args` entry stands for (a dtype for an element type)."""
+    """The Python value a constant of `#rdu.aten` stands for (a dtype for an element type)."""
     if isinstance(attr, IntegerAttr) and attr.type == IntegerType(1):
         return bool(attr.value.data)
     if isinstance(attr, IntegerAttr):
@@ -41,7 +41,7 @@ def constant_value(attr: Attribute) -> Any:
         return float(attr.value.data)
     if isinstance(attr, StringAttr):
         return attr.data
-    if isinstance(attr, NoneAttr):
+    if is_none(attr):
         return None
     if isinstance(attr, ArrayAttr):
         return [constant_value(a) for a in attr.data]
@@ -51,10 +51,16 @@ def constant_value(attr: Attribute) -> Any:
 
 
 def _typed(value: Any, schema_type: str) -> Any:
-    """A memory format (an int argument that `args` holds by name) as torch's object."""
+    """A memory format (an int argument held by name) as torch's object."""
     if schema_type.removeprefix("Optional[").removesuffix("]") == "int" and isinstance(value, str):
         return getattr(torch, value)
     return value
+
+
+def call_constants(callee: AtenOpAttr) -> dict[str, Any]:
+    """The callee's constant arguments as the torch op takes them, by name."""
+    types = callee.schema().types
+    return {name: _typed(constant_value(attr), types[name]) for name, attr in callee.constants.data.items()}
 
 
 def torch_dtype(dtype: np.dtype) -> torch.dtype:
@@ -88,9 +94,8 @@ def _checked(value: Any, expected: tuple[tuple[int, ...], np.dtype], op: Operati
 @implements(HostCallOp)
 def _host_call(op: Operation) -> Kernel:
     assert isinstance(op, HostCallOp)
-    overload = overload_of(op.overload)
-    types = dict(schema_of(op.overload).types)
-    constants = {name: _typed(constant_value(attr), types[name]) for name, attr in op.args.data.items()}
+    overload = op.callee.torch_op()
+    constants = call_constants(op.callee)
     names = op.tensor_names()
     expected = [declared(r.type) for r in op.outputs]
     single = len(expected) == 1
@@ -114,4 +119,4 @@ def _host_call(op: Operation) -> Kernel:
     return kernel
 
 
-__all__ = ["constant_value", "declared", "torch_dtype"]
+__all__ = ["call_constants", "constant_value", "declared", "torch_dtype"]

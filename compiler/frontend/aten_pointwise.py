@@ -19,10 +19,12 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.pointwise import AtenOpAttr, NotPointwise, PointwiseCallOp, resolve
+from rducc.dialects.aten import AtenOpAttr, NotCallable
+from rducc.dialects.pointwise import PointwiseCallOp, pointwise_overload
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, fake_value, node_arguments
+from rducc.frontend.host_ops import constant_attribute
 from rducc.frontend.scalar import Number, ScalarBuilder
 from rducc.frontend.types import tensor_type_of
 
@@ -34,11 +36,11 @@ def _is_tensor_argument(argument: Any) -> bool:
 
 
 def _overload(node: torch.fx.Node) -> Any:
-    """The node's functional pointwise aten overload, or `NotPointwise`."""
+    """The node's functional pointwise aten overload, or `NotCallable`."""
     target = node.target
     if not isinstance(target, torch._ops.OpOverload):
-        raise NotPointwise("it is not an ATen op")
-    return resolve(target._schema.name, target._overloadname)
+        raise NotCallable("it is not an ATen op")
+    return pointwise_overload(AtenOpAttr.of(target._schema.name, target._overloadname, {}))
 
 
 def _results(node: torch.fx.Node) -> list[Any]:
@@ -50,7 +52,7 @@ def check_pointwise(node: torch.fx.Node) -> str | None:
     """Why the generic pointwise import cannot take this node (None: it can)."""
     try:
         op = _overload(node)
-    except NotPointwise as error:
+    except NotCallable as error:
         return str(error)
     arguments = node_arguments(node)
     shapes = []
@@ -79,13 +81,15 @@ def convert_pointwise(g: GraphImporter, node: torch.fx.Node) -> SSAValue | tuple
     op = _overload(node)
     arguments = node_arguments(node)
     inputs: list[SSAValue | Number] = []
-    constants: dict[str, Any] = {}
+    constants: dict[str, Attribute] = {}
     for argument in op._schema.arguments:
         value = arguments[argument.name]
         if _is_tensor_argument(argument) and value is not None:
             inputs.append(g.value(value))
         else:
-            constants[argument.name] = value
+            attr = constant_attribute(value)
+            assert attr is not None  # check_pointwise took only numbers, bools, strings and None
+            constants[argument.name] = attr
     maps = []
     for index, result in enumerate(_results(node)):
         callee = AtenOpAttr.of(op._schema.name, op._overloadname, constants, index)

@@ -6,7 +6,7 @@ linalg factorization, `mode`, `histc`, `segment_reduce`, ...) becomes one
 
 - an `aten` overload with no converter, not tagged pointwise (pointwise ops
   are imported as scalar ops inside `rdu.map` bodies instead),
-- functional and deterministic (`rducc.dialects.host_call.overload_of`),
+- one a program may call: functional and deterministic (`rducc.dialects.aten.aten_overload`),
 - of static result shapes, known from the FX node's `meta['val']` (a
   data-dependent size is refused before this, as before),
 - with every non-tensor argument a constant an attribute can hold.
@@ -25,16 +25,16 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     FloatAttr,
     IntegerAttr,
-    NoneAttr,
+    NoneType,
     StringAttr,
     f64,
     i1,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.host_call import MEMORY_FORMATS, HostCallOp, holds, overload_of, schema_of
+from rducc.dialects.aten import MEMORY_FORMATS, AtenOpAttr, NotCallable, aten_overload, holds, schema_of
+from rducc.dialects.host_call import HostCallOp
 from rducc.errors import RduccError
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
 from rducc.frontend.types import element_type_of, tensor_type_of
@@ -48,8 +48,8 @@ def host_fallback(node: torch.fx.Node) -> ConverterEntry | None:
     if torch.Tag.pointwise in target.tags:
         return None  # the pointwise path's (a scalar op in a map body)
     try:
-        overload_of(str(target))
-    except VerifyException:
+        aten_overload(target._schema.name, target._overloadname)
+    except NotCallable:
         return None
     if _results(node) is None or _constants(node) is None:
         return None
@@ -74,19 +74,19 @@ def _constants(node: torch.fx.Node) -> dict[str, Attribute] | None:
     target = node.target
     assert isinstance(target, torch._ops.OpOverload)
     defaults = {a.name: a.default_value for a in target._schema.arguments if a.has_default_value()}
-    schema = schema_of(str(node.target))
-    tensors, types = schema.tensors, dict(schema.types)
+    schema = schema_of(target._schema.name, target._overloadname)
+    tensors, types = schema.tensors, schema.types
     constants: dict[str, Attribute] = {}
     for name, value in node_arguments(node).items():
         if name in tensors:
             if value is None and name not in defaults:
-                constants[name] = NoneAttr()  # an optional tensor the schema wants given, as None
+                constants[name] = NoneType()  # an optional tensor the schema wants given, as None
             elif value is not None and not isinstance(value, torch.fx.Node):
                 return None
             continue
         if name in defaults and _same(value, defaults[name]):
             continue
-        attr = _attribute(value)
+        attr = constant_attribute(value)
         if attr is None or not holds(types[name], attr):
             return None  # no attribute form the verifier accepts for this argument
         constants[name] = attr
@@ -100,8 +100,9 @@ def _same(value: Any, default: Any) -> bool:
         return False
 
 
-def _attribute(value: Any) -> Attribute | None:
-    """An attribute holding a constant argument (a dtype as its element type), or None."""
+def constant_attribute(value: Any) -> Attribute | None:
+    """The attribute holding a constant argument of an ATen op (`rducc.dialects.aten`:
+    a dtype as its element type, a memory format by name), or None when none can."""
     if isinstance(value, bool):
         return IntegerAttr(int(value), i1)
     if isinstance(value, int):
@@ -111,7 +112,7 @@ def _attribute(value: Any) -> Attribute | None:
     if isinstance(value, str):
         return StringAttr(value)
     if value is None:
-        return NoneAttr()
+        return NoneType()
     if isinstance(value, torch.memory_format):
         name = str(value).removeprefix("torch.")
         return StringAttr(name) if name in MEMORY_FORMATS else None
@@ -121,7 +122,7 @@ def _attribute(value: Any) -> Attribute | None:
         except RduccError:
             return None
     if isinstance(value, list | tuple):
-        items = [_attribute(v) for v in value]
+        items = [constant_attribute(v) for v in value]
         kept = [i for i in items if i is not None and not isinstance(i, ArrayAttr)]
         return ArrayAttr(kept) if len(kept) == len(items) else None
     return None
@@ -129,7 +130,9 @@ def _attribute(value: Any) -> Attribute | None:
 
 def convert_host_call(g: GraphImporter, node: torch.fx.Node) -> Value:
     """`rdu.host_call` of the node's overload on its tensor operands."""
-    tensors = schema_of(str(node.target)).tensors
+    target = node.target
+    assert isinstance(target, torch._ops.OpOverload)
+    tensors = schema_of(target._schema.name, target._overloadname).tensors
     names: list[str] = []
     inputs: list[SSAValue] = []
     for name, value in node_arguments(node).items():
@@ -138,10 +141,11 @@ def convert_host_call(g: GraphImporter, node: torch.fx.Node) -> Value:
             inputs.append(g.value(value))
     constants, results = _constants(node), _results(node)
     assert constants is not None and results is not None
-    op = HostCallOp(str(node.target), inputs, names, constants, results)
+    callee = AtenOpAttr.of(target._schema.name, target._overloadname, constants)
+    op = HostCallOp(callee, inputs, names, results)
     g.emit(op)
     outputs = tuple(op.outputs)
     return outputs[0] if not isinstance(fake_value(node), tuple | list) else outputs
 
 
-__all__ = ["convert_host_call", "host_fallback"]
+__all__ = ["constant_attribute", "convert_host_call", "host_fallback"]

@@ -20,7 +20,7 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
       %2 = arith.mulf %0, %1 : f32
       rdu.yield %2 : f32
     }
-  %q, %r = rdu.host_call "aten.linalg_qr.default"(%y) tensors ["A"] args {} : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
+  %q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default">(%y) tensors ["A"] : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
     %z = rdu.map %r : (tensor<3x3xf32>) -> tensor<3x3xf32> {
     ^bb0(%0: f32):
       %1 = arith.constant 1.000000e+00 : f32
@@ -32,12 +32,12 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 }
 
 // FUSE:      rdu.kernel "k0"
-// FUSE:      rdu.host_call "aten.linalg_qr.default"(%{{.*}}) tensors ["A"] args {} : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
+// FUSE:      rdu.host_call #rdu.aten<"aten::linalg_qr.default">(%{{.*}}) tensors ["A"] : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
 // FUSE-NEXT: rdu.kernel "k1"
 
 // PLACED:      tier.compute "k0"
 // PLACED:      tier.dma %{{.*}} -> %y : !tier.buffer<sram, 4x3xf32> -> !tier.buffer<hbm, 4x3xf32>
-// PLACED:      %q, %r = rdu.host_call "aten.linalg_qr.default"(%y) tensors ["A"] args {} : (!tier.buffer<hbm, 4x3xf32>) -> (!tier.buffer<hbm, 4x3xf32>, !tier.buffer<hbm, 3x3xf32>)
+// PLACED:      %q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default">(%y) tensors ["A"] : (!tier.buffer<hbm, 4x3xf32>) -> (!tier.buffer<hbm, 4x3xf32>, !tier.buffer<hbm, 3x3xf32>)
 // PLACED-DAG:  tier.dealloc %q : !tier.buffer<hbm, 4x3xf32>
 // PLACED-DAG:  tier.dealloc %y : !tier.buffer<hbm, 4x3xf32>
 // PLACED:      tier.dma %r -> %{{.*}} : !tier.buffer<hbm, 3x3xf32> -> !tier.buffer<sram, 3x3xf32>

@@ -402,9 +402,9 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-opt: unknown op", OPT, ("{unknown_op}", *OUT), "Operation rdu.bogus is not registered", located=True),
     ErrorCase("rducc-opt: IR that does not verify", OPT, ("{verifier}", *OUT), "does not verify"),
     ErrorCase("rducc-opt: host call of a non-aten op", OPT, ("{host_call_prims}", *OUT),
-              "'prims.sin.default' is not an aten overload: rdu.host_call runs aten ops only"),
+              "'rdu.host_call' cannot call 'prims::sin.default': it is not an op of the aten namespace"),
     ErrorCase("rducc-opt: host call of a mutating op", OPT, ("{host_call_mutating}", *OUT),
-              "'aten.sin_.default' mutates or aliases its operands: a host call must be functional"),
+              "'rdu.host_call' cannot call 'aten::sin_.default': it mutates or aliases its arguments (not functional)"),
     ErrorCase("rducc-opt: overlapping SRAM allocations", OPT, ("{overlap}", *OUT), "overlap"),
     ErrorCase("rducc-opt: SRAM offset past the capacity", OPT, ("{past_capacity}", *OUT), "capacity"),
     ErrorCase("rducc-opt: a kernel's value over a live buffer", OPT, ("{overlap_kernel}", *OUT),
@@ -542,14 +542,14 @@ _TARGETS = {
 
 def _host_call(overload: str) -> str:
     return ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-            f'  %y = rdu.host_call "{overload}"(%x) tensors ["self"] args {{}} : (tensor<4xf32>) -> tensor<4xf32>\n'
+            f'  %y = rdu.host_call #rdu.aten<"{overload}">(%x) tensors ["self"] : (tensor<4xf32>) -> tensor<4xf32>\n'
             "  func.return %y : tensor<4xf32>\n}\n")
 
 
 HOST_MISMATCH_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
   func.func @forward(%x: !tier.buffer<hbm, 4x32xf32> {rdu.input = "x"}) -> !tier.buffer<hbm, 4xi32>
       attributes {tier.sram_capacity = 256 : i64} {
-    %v, %i = rdu.host_call "aten.mode.default"(%x) tensors ["self"] args {dim = 1 : i64} : (!tier.buffer<hbm, 4x32xf32>) -> (!tier.buffer<hbm, 4xf32>, !tier.buffer<hbm, 4xi32>) loc("model.py":3:8)
+    %v, %i = rdu.host_call #rdu.aten<"aten::mode.default", {dim = 1 : i64}>(%x) tensors ["self"] : (!tier.buffer<hbm, 4x32xf32>) -> (!tier.buffer<hbm, 4xf32>, !tier.buffer<hbm, 4xi32>) loc("model.py":3:8)
     func.return %i : !tier.buffer<hbm, 4xi32>
   }
 }
@@ -599,8 +599,8 @@ _MLIR = {
                (ROOT / "test" / "dialects" / "tier-sram-live.mlir").read_text().split("// -----"))),
     "gather": GATHER_PROGRAM,
     "rows": ROWS_PROGRAM,
-    "host_call_prims": _host_call("prims.sin.default"),
-    "host_call_mutating": _host_call("aten.sin_.default"),
+    "host_call_prims": _host_call("prims::sin.default"),
+    "host_call_mutating": _host_call("aten::sin_.default"),
     "host_mismatch": HOST_MISMATCH_PROGRAM,
     "f_int_range": '"test.op"() {a = 300 : i8} : () -> ()\n',
     "f_perm_range": ("func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"

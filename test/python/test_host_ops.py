@@ -185,7 +185,7 @@ def test_rducc_warns_once_and_refuses_with_no_host_ops(small, tmp_path: Path,
     err = capsys.readouterr().err.splitlines()
     assert err == ["rducc: warning: 2 ops run on the host CPU (no chip lowering; operands and results cross the "
                    "host link): aten._linalg_svd.default x1, aten.mode.default x1"]
-    assert 'rdu.host_call "aten.mode.default"' in out.read_text()
+    assert 'rdu.host_call #rdu.aten<"aten::mode.default"' in out.read_text()
     out.unlink()
     assert main([str(archive), "--no-host-ops", "-o", str(out)]) == 1
     err = capsys.readouterr().err
@@ -206,7 +206,7 @@ def test_data_dependent_shapes_stay_refused() -> None:
 MISDECLARED = """
 builtin.module {
   func.func @forward(%x: tensor<3x4xf32> {rdu.input = "x"}) -> tensor<3xi32> {
-    %v, %i = rdu.host_call "aten.mode.default"(%x) tensors ["self"] args {dim = 1 : i64}
+    %v, %i = rdu.host_call #rdu.aten<"aten::mode.default", {dim = 1 : i64}>(%x) tensors ["self"]
         : (tensor<3x4xf32>) -> (tensor<3xf32>, tensor<3xi32>)
     func.return %i : tensor<3xi32>
   }
@@ -224,7 +224,7 @@ def test_a_host_result_unlike_its_declared_type_is_an_error() -> None:
 FAILING = """
 builtin.module {
   func.func @forward(%x: tensor<3x4xf32> {rdu.input = "x"}) -> tensor<3x4xf32> {
-    %y = rdu.host_call "aten.mm.default"(%x, %x) tensors ["self", "mat2"] args {}
+    %y = rdu.host_call #rdu.aten<"aten::mm.default">(%x, %x) tensors ["self", "mat2"]
         : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
     func.return %y : tensor<3x4xf32>
   }

@@ -18,11 +18,14 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 import rducc
+from rducc.dialects.aten import AtenOpAttr
 from rducc.dialects.dataflow import Dataflow, MapOp
 from rducc.dialects.memory import ComputeOp
-from rducc.dialects.pointwise import ASSUMED_ALU_OPS, AtenOpAttr, PointwiseCallOp
+from rducc.dialects.pointwise import ASSUMED_ALU_OPS, PointwiseCallOp
 from rducc.errors import RduccError
 from rducc.frontend.aten_pointwise import check_pointwise
+from rducc.frontend.host_ops import constant_attribute
+from rducc.runtime.host_calls import call_constants
 from rducc.runtime.map_body import compile_map
 
 Fn = Callable[..., torch.Tensor | tuple[torch.Tensor, ...]]
@@ -210,6 +213,8 @@ def test_forms_the_generic_import_refuses() -> None:
 def test_the_callee_attribute_keeps_constants_and_result() -> None:
     callee = AtenOpAttr.of("aten::frexp", "Tensor", {}, 1)
     assert callee.full_name == "aten::frexp.Tensor" and callee.result.data == 1
-    constants = AtenOpAttr.of("aten::div", "Tensor_mode", {"rounding_mode": "floor"}).arguments()
-    assert constants == {"rounding_mode": "floor"}
-    assert AtenOpAttr.of("aten::clamp", "default", {"min": None, "max": 1.0}).arguments() == {"min": None, "max": 1.0}
+    assert callee.op_name == "aten.frexp.Tensor"
+    floor = AtenOpAttr.of("aten::div", "Tensor_mode", {"rounding_mode": constant_attribute("floor")})
+    assert call_constants(floor) == {"rounding_mode": "floor"}
+    clamp = {"min": constant_attribute(None), "max": constant_attribute(1.0)}
+    assert call_constants(AtenOpAttr.of("aten::clamp", "default", clamp)) == {"min": None, "max": 1.0}
