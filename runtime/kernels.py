@@ -36,7 +36,7 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.errors import RduccError
-from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype
+from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 
 
 def matmul(
@@ -49,7 +49,7 @@ def matmul(
     """Batched `[..., M, K] x [..., K, N]`, batch dims broadcast; with
     `transpose_rhs` the rhs is given as `[..., N, K]`.
 
-    f16/bf16 operands are multiplied in f32 and rounded once to `dtype` (the
+    f16/bf16/f8 operands are multiplied in f32 and rounded once to `dtype` (the
     result element type, default the operands'); a wider result (bf16 x bf16
     -> f32) is the unrounded f32 product. With `out` (a C-contiguous array of
     the result's shape and dtype) the product is written there; BLAS writes it
@@ -63,9 +63,9 @@ def matmul(
     direct = out is not None and lhs.dtype == dtype and rhs.dtype == dtype
     product = _one_gemm(lhs, rhs, out if direct else None)
     if out is None:
-        return product.astype(dtype, copy=False)
+        return saturated(product, dtype).astype(dtype, copy=False)
     if not direct:
-        out[...] = product
+        out[...] = saturated(product, dtype)
     return out
 
 

@@ -138,6 +138,28 @@ def int_mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
     return torch.mm(self.to(torch.int32), mat2.to(torch.int32))
 
 
+FLOAT8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+@decomposes("aten._scaled_mm.default")
+def scaled_mm(
+    self: torch.Tensor, mat2: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+    bias: torch.Tensor | None = None, scale_result: torch.Tensor | None = None,
+    out_dtype: torch.dtype | None = None, use_fast_accum: bool = False,
+) -> torch.Tensor:
+    """torch's CPU `_scaled_mm`: each operand in f32 times its scale (a scalar, or
+    per row of `self` and per column of `mat2`), one f32 matmul, plus the bias,
+    divided by `scale_result` when `out_dtype` is given as a float8 type (as on
+    CPU; the default result type, `self`'s, ignores it), rounded once to the
+    result type. `use_fast_accum` changes nothing on CPU."""
+    product = torch.mm(self.to(torch.float32) * scale_a, mat2.to(torch.float32) * scale_b)
+    if bias is not None:
+        product = product + bias
+    if scale_result is not None and out_dtype in FLOAT8_DTYPES:
+        product = product / scale_result
+    return product.to(self.dtype if out_dtype is None else out_dtype)
+
+
 def _swap_rows(matrix: torch.Tensor, first: int, second: torch.Tensor) -> torch.Tensor:
     """`matrix` with rows `first` and `second` (a per-batch index tensor) exchanged."""
     rows = torch.arange(matrix.shape[-2], device=matrix.device)

@@ -26,7 +26,6 @@ MISSING_OPS: dict[str, str] = {
     # other
     "aten.lgamma.default": "elementwise: no log-gamma in map bodies yet",
     "aten.digamma.default": "elementwise: no digamma in map bodies yet",
-    "aten._scaled_mm.default": "matmul: float8 operands (rducc has no float8 dtype)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
@@ -48,6 +47,10 @@ OTHER_GAPS: dict[str, str] = {
     "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions,"
     " indexing, quantize/dequantize per tensor and per channel",
     "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
+    "float8": "float8_e4m3fn and float8_e5m2 supported (element types f8E4M3FN, f8E5M2; 1 byte each in memory,"
+    " computed in f32): casts round to nearest even as torch does (e4m3fn saturating at +-448), `_scaled_mm`"
+    " (per-tensor or row/column scales, bias, scale_result, out_dtype), layout ops, float8 weights in the"
+    " sidecar (safetensors F8_E4M3/F8_E5M2); the fnuz and e8m0 variants are refused with a clear dtype error",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
     " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops (pad and flip too) and sums; the FFTs as exact"
     " DFT matrices; complex model inputs and outputs are refused (pass and return view_as_real pairs)",
