@@ -57,6 +57,9 @@ OTHER_GAPS: dict[str, str] = {
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",
+    "training mode": "batch norm in training mode compiled (batch statistics; running mean, variance and"
+    " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
+    " AlphaDropout, RReLU) left in training mode is refused: export the model in eval() mode",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"
