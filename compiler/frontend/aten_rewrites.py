@@ -187,6 +187,8 @@ def _lu(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         update = factors.unsqueeze(-1) * lu[..., k, :].unsqueeze(-2)
         lu = torch.where(rows > k, lu - update, lu)
         lu = torch.where((rows == k) & (rows > k).unsqueeze(-1), factors.unsqueeze(-1), lu)
+    if not pivots:  # 0 x 0 matrices: no pivots, determinant 1
+        return lu, torch.zeros(*a.shape[:-2], 0, dtype=torch.int32, device=a.device), sign
     return lu, torch.stack(pivots, -1).to(torch.int32), sign
 
 

@@ -38,8 +38,8 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused"
     " with include_last_offset (torch's meta shapes for them differ from its CPU results)",
     "aten._embedding_bag.default": "1-D indices with offsets only",
-    "aten.index_put.default": "a boolean mask with other indices or with more than one value"
-    " (data-dependent positions) is refused",
+    "aten.index_put.default": "a boolean mask with other indices, or with values of their own per masked"
+    " element (data-dependent positions), is refused; one value, or one slice for every masked element, is a select",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 
