@@ -401,6 +401,43 @@ def randint_like_low(self: torch.Tensor, low: int, high: int, **options: Any) ->
     return _uniform_integers(low, high, self.shape, {"dtype": options.get("dtype") or self.dtype})
 
 
+@decomposes("aten.random.to")
+def random_to(self: torch.Tensor, high: int, generator: Any = None) -> torch.Tensor:
+    """`tensor.random_(to)`: integers uniform on [0, to), in the tensor's dtype."""
+    return _uniform_integers(0, high, self.shape, {"dtype": self.dtype, "device": self.device})
+
+
+@decomposes("aten.uniform.default")
+def uniform(self: torch.Tensor, *bounds: float, generator: Any = None, **named: float) -> torch.Tensor:
+    """`tensor.uniform_(from, to)`: uniform on [from, to) (`from` is a Python keyword:
+    the bounds come by position or by name)."""
+    low = bounds[0] if bounds else named.get("from", 0.0)
+    high = bounds[1] if len(bounds) > 1 else named.get("to", 1.0)
+    return torch.rand_like(self) * (high - low) + low
+
+
+@decomposes("aten.normal_functional.default")
+def normal_functional(self: torch.Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> torch.Tensor:
+    """`tensor.normal_(mean, std)`."""
+    return torch.randn_like(self) * std + mean
+
+
+@decomposes("aten.normal.Tensor_Tensor", "aten.normal.Tensor_float", "aten.normal.float_Tensor")
+def normal_tensors(mean: torch.Tensor | float, std: torch.Tensor | float = 1.0, generator: Any = None) -> torch.Tensor:
+    """`torch.normal(mean, std)`, each a tensor or a number: one draw per element of
+    their broadcast shape, in the tensors' dtype."""
+    tensors = [t for t in (mean, std) if isinstance(t, torch.Tensor)]
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    noise = torch.randn(shape, dtype=tensors[0].dtype, device=tensors[0].device)
+    return noise * std + mean
+
+
+@decomposes("aten.normal.float_float")
+def normal_numbers(mean: float, std: float, size: Sequence[int], generator: Any = None, **options: Any) -> torch.Tensor:
+    """`torch.normal(mean, std, size)`."""
+    return torch.randn(list(size), **_creation(options, torch.get_default_dtype())) * std + mean
+
+
 @decomposes("aten.multinomial.default")
 def multinomial(self: torch.Tensor, num_samples: int, replacement: bool = False, generator: Any = None) -> torch.Tensor:
     """Category indices drawn with probability proportional to the weights: with

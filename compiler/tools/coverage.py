@@ -26,6 +26,7 @@ MISSING_OPS: dict[str, str] = {
     # other
     "aten.lgamma.default": "elementwise: no log-gamma in map bodies yet",
     "aten.digamma.default": "elementwise: no digamma in map bodies yet",
+    "aten.poisson.default": "random: no Poisson sampler (rducc draws uniform and normal numbers)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
