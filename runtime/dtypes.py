@@ -130,7 +130,7 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     """The value of a dense tensor attribute as an array of its element type."""
     shape, dtype = tensor_signature(attr.type)
     values = attr.get_values()
-    if dtype.kind == "f" or dtype == BF16:
+    if dtype.kind == "f" or dtype in HALF_DTYPES:
         flat = np.array(values, dtype=F64)
     else:
         flat = np.array(values, dtype=I64)

@@ -36,7 +36,7 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.errors import RduccError
-from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
+from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 
 
 def matmul(
@@ -543,7 +543,7 @@ def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, redu
 
 def iota(size: int, start: int | float, step: int | float, dtype: np.dtype) -> np.ndarray:
     """[start + i * step for i < size], computed in f64 (floats) or i64 and rounded once."""
-    if dtype.kind == "f" or dtype == BF16:
+    if dtype.kind == "f" or dtype in HALF_DTYPES:
         return (float(start) + np.arange(size, dtype=F64) * float(step)).astype(dtype)
     with np.errstate(all="ignore"):
         return (int(start) + np.arange(size, dtype=I64) * int(step)).astype(dtype)
@@ -553,7 +553,7 @@ def argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """`rdu.argsort`: a stable sort's order along `dim` (NaN largest, as torch;
     descending puts NaN first and keeps equal elements in their order)."""
     keys = np.moveaxis(x, dim, -1)
-    if keys.dtype.kind == "f" or keys.dtype == BF16:
+    if keys.dtype.kind == "f" or keys.dtype in HALF_DTYPES:
         keys = keys.astype(F64 if keys.dtype == F64 else F32)
     if not descending:
         order = np.argsort(keys, axis=-1, kind="stable")

@@ -228,3 +228,21 @@ def test_other_float8_types_are_a_clear_error(dtype: torch.dtype) -> None:
     supported = r"\(supported: .*float8_e4m3fn, float8_e5m2"
     with pytest.raises(RduccError, match=rf"has dtype {name}, which rducc does not support {supported}"):
         rducc.compile(torch.export.export(model, (randn(3),)))
+
+
+def test_float8_constants_in_the_program_text(tmp_path: Path) -> None:
+    """Small float8 constants are printed inline (dense<...> : tensor<..xf8E4M3FN>) and
+    read back by rducc-run as the same float8 values."""
+    constant = torch.tensor([1.5, -2.25, 448.0, 0.001953125], dtype=E4)
+    model = Model(lambda m, x: (x * constant.float(), torch.tensor([0.375, -57344.0], dtype=E5)))
+    x = randn(4)
+    program = rducc.compile(torch.export.export(model, (x,)))
+    assert "dense<[1.500000e+00, -2.250000e+00, 4.480000e+02, 1.953120e-03]> : tensor<4xf8E4M3FN>" in program.mlir
+    program.save(tmp_path / "out.mlir")
+    np.save(tmp_path / "x.npy", x.numpy())
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"),
+                     "--output", str(tmp_path / "y.npz")]) == 0  # fmt: skip
+    results = np.load(tmp_path / "y.npz")
+    expected = model(x)
+    assert_same(torch.from_numpy(results["output_0"]), expected[0])
+    assert_same(numpy_to_torch(results["output_1"].view(torch_to_numpy(expected[1]).dtype)), expected[1])
