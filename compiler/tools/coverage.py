@@ -53,8 +53,10 @@ OTHER_GAPS: dict[str, str] = {
     " (per-tensor or row/column scales, bias, scale_result, out_dtype), layout ops, float8 weights in the"
     " sidecar (safetensors F8_E4M3/F8_E5M2); the fnuz and e8m0 variants are refused with a clear dtype error",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
-    " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops (pad and flip too) and sums; the FFTs as exact"
-    " DFT matrices; complex model inputs and outputs are refused (pass and return view_as_real pairs)",
+    " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/reciprocal/pow/where, mm and bmm (einsum) as"
+    " real matmuls, layout ops (pad and flip too) and sums; the FFTs as exact DFT matrices; complex parameters,"
+    " buffers and constants are stored as their pairs; complex model inputs and outputs are refused (pass and"
+    " return view_as_real pairs)",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",

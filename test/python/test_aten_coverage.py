@@ -725,6 +725,16 @@ group("upsample-nearest-overloads", {
 # -- complex values as pairs of reals, FFT as DFTs ------------------------------
 
 SIGNAL = floats(2, 3, 8)
+_SPECTRAL_WEIGHTS = torch.complex(floats(3, 4, 3), floats(3, 4, 3))  # a complex constant: stored as its pairs
+group("complex-more", {
+    "fno_einsum_constant_weights": lambda x, t: torch.fft.irfft(torch.einsum("bix,iox->box", torch.fft.rfft(x)[..., :3], _SPECTRAL_WEIGHTS), n=8),
+    "mm": lambda x, t: torch.view_as_real(torch.fft.fft(x)[0].T @ torch.complex(t, -t)),
+    "bmm_of_a_real_cast": lambda x, t: torch.view_as_real(torch.fft.fft(x).transpose(1, 2) @ t[None].expand(2, 3, 4).to(torch.cfloat)),
+    "complex_of_parts": lambda x, t: torch.view_as_real(torch.complex(t, t.flip(0)) * torch.complex(t[0], t[1])),
+    "reciprocal": lambda x, t: torch.view_as_real(torch.fft.fft(x).reciprocal()),
+    "powers": lambda x, t: (lambda z: torch.view_as_real(torch.cat([z**2, z.pow(3), z.pow(-2), z**0.5, z.pow(-1.5)], -1)))(torch.complex(t, t.flip(0))),
+    "sgn_where": lambda x, t: torch.view_as_real(torch.fft.fft(x * (x > 0)).sgn()),
+}, SIGNAL, floats(3, 4))  # fmt: skip
 group("complex", {
     "view_as_complex_real": lambda x, t: torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 4, 2)) * 2),
     "rope": lambda x, t: torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 4, 2)) * torch.polar(torch.ones_like(t), t)).flatten(2),
@@ -1076,6 +1086,28 @@ def test_wider_unsigned_dtypes_are_a_clear_error(dtype: torch.dtype) -> None:
     name = str(dtype).removeprefix("torch.")
     with pytest.raises(RduccError, match=rf"has dtype {name}, which rducc does not support .*uint8 only"):
         rducc.compile(program)
+
+
+class SpectralConv(torch.nn.Module):
+    """A Fourier neural operator layer: a complex parameter and buffer mixing the lowest modes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weights = torch.nn.Parameter(torch.complex(floats(3, 4, 5), floats(3, 4, 5)))
+        self.register_buffer("shift", torch.complex(floats(4, 1), floats(4, 1)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        modes = torch.fft.rfft(x)[..., :5]
+        return torch.fft.irfft(torch.einsum("bix,iox->box", modes, self.weights) + self.shift, n=x.shape[-1])
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_complex_parameters_and_buffers_are_pairs(opt_level: int) -> None:
+    model, x = SpectralConv(), floats(2, 3, 16)
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, (x,)), opt_level=opt_level)
+        assert "tensor<3x4x5x2xf32>" in program.mlir
+        assert_matches(program(x), model(x))
 
 
 def test_complex_without_a_pair_form_or_as_output_is_refused() -> None:
