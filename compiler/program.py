@@ -35,7 +35,7 @@ from rducc.driver import CompileOptions, PassesLike, compile_module, module_text
 from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.targets import Target, load_target
-from rducc.weights import numpy_to_torch, save_weights, sidecar_path, torch_to_numpy
+from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
 
 ModelLike = torch.export.ExportedProgram | str | Path | torch.nn.Module
 
@@ -130,9 +130,9 @@ class _Constant:
 
 def _input_array(tensor: torch.Tensor) -> np.ndarray:
     """A CPU tensor's memory as a numpy array, without a copy (the runtime only
-    reads its inputs, through read-only views); a copy for bf16 and other devices."""
+    reads its inputs, through read-only views); a copy for bf16, float8 and other devices."""
     tensor = tensor.detach()
-    if tensor.device.type != "cpu" or tensor.dtype == torch.bfloat16 or tensor.is_conj() or tensor.is_neg():
+    if tensor.device.type != "cpu" or through_bits(tensor.dtype) or tensor.is_conj() or tensor.is_neg():
         return torch_to_numpy(tensor)
     return tensor.numpy()
 
@@ -141,7 +141,8 @@ def _output_tensor(array: np.ndarray) -> torch.Tensor:
     """A result as a tensor: a fresh array the runtime handed over (its own
     contiguous memory) is shared, anything else copied."""
     flags = array.flags
-    if flags.owndata and flags.c_contiguous and flags.writeable and array.dtype.kind in "fiub":
+    torch_reads = array.dtype.kind in "fiub" and not through_bits(array.dtype)
+    if flags.owndata and flags.c_contiguous and flags.writeable and torch_reads:
         return torch.from_numpy(array)
     return numpy_to_torch(array)
 

@@ -3,7 +3,7 @@
 `rducc model.pt2 -o out.mlir` writes `out.safetensors` holding every weight,
 buffer and lifted constant under its global's name; the module records the
 file name in `rdu.weights`. Reading needs only numpy (and ml_dtypes for
-bf16): the format is an 8-byte little-endian header length, a JSON header of
+bf16 and the float8 types): the format is an 8-byte little-endian header length, a JSON header of
 {name: {dtype, shape, data_offsets}}, then the raw bytes.
 """
 
@@ -28,6 +28,8 @@ _NUMPY_DTYPES: dict[str, np.dtype] = {
     "F32": np.dtype(np.float32),
     "F16": np.dtype(np.float16),
     "BF16": np.dtype(ml_dtypes.bfloat16),
+    "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn),
+    "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
     "I64": np.dtype(np.int64),
     "I32": np.dtype(np.int32),
     "I16": np.dtype(np.int16),
@@ -64,6 +66,7 @@ def _safetensors_code(tensor) -> str:
 
     codes = {
         torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+        torch.float8_e4m3fn: "F8_E4M3", torch.float8_e5m2: "F8_E5M2",
         torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
         torch.uint8: "U8", torch.bool: "BOOL",
     }
@@ -254,21 +257,49 @@ def _read_tensor(path: Path, stream: io.BufferedReader, body_start: int, entry: 
     return np.frombuffer(data, dtype=entry.dtype).reshape(entry.shape)
 
 
-def torch_to_numpy(tensor) -> np.ndarray:
-    """A CPU numpy copy of a torch tensor (bf16 through ml_dtypes)."""
+def _through_bits() -> dict:
+    """torch dtypes NumPy lacks (bf16, the float8s), with their ml_dtypes NumPy
+    dtype: both sides convert through the bits, as signed integers of the width."""
     import torch
 
+    return {
+        torch.bfloat16: np.dtype(ml_dtypes.bfloat16),
+        torch.float8_e4m3fn: np.dtype(ml_dtypes.float8_e4m3fn),
+        torch.float8_e5m2: np.dtype(ml_dtypes.float8_e5m2),
+    }
+
+
+def _bits_dtypes(itemsize: int) -> tuple:
+    """(torch, NumPy) signed integer dtypes of `itemsize` bytes."""
+    import torch
+
+    return {1: (torch.int8, np.dtype(np.int8)), 2: (torch.int16, np.dtype(np.int16))}[itemsize]
+
+
+def through_bits(dtype) -> bool:
+    """Whether a torch or NumPy dtype is one that NumPy or torch lacks (bf16, the
+    float8s: ml_dtypes on the NumPy side), converted through the bits."""
+    if isinstance(dtype, np.dtype):
+        return dtype in _through_bits().values()
+    return dtype in _through_bits()
+
+
+def torch_to_numpy(tensor) -> np.ndarray:
+    """A CPU numpy copy of a torch tensor (bf16 and float8 through ml_dtypes)."""
     tensor = tensor.detach().cpu()
-    if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    numpy_dtype = _through_bits().get(tensor.dtype)
+    if numpy_dtype is not None:
+        return tensor.view(_bits_dtypes(numpy_dtype.itemsize)[0]).numpy().view(numpy_dtype).copy()
     return tensor.numpy().copy()
 
 
 def numpy_to_torch(array: np.ndarray):
-    """A torch tensor of a numpy array (bf16 through its bits)."""
+    """A torch tensor of a numpy array (bf16 and float8 through their bits)."""
     import torch
 
-    if array.dtype == np.dtype(ml_dtypes.bfloat16):
-        return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
+    for torch_dtype, numpy_dtype in _through_bits().items():
+        if array.dtype == numpy_dtype:
+            bits = array.view(_bits_dtypes(numpy_dtype.itemsize)[1]).copy()
+            return torch.from_numpy(bits).view(torch_dtype)
     # np.ascontiguousarray would turn a rank-0 array into shape (1,)
     return torch.from_numpy(np.array(array, order="C", copy=True))

@@ -8,6 +8,8 @@ from typing import TypeGuard
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -18,16 +20,22 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1"
+SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32, i16, i8, ui8, i1"
 
 
-def is_float(
-    element_type: Attribute,
-) -> TypeGuard[Float64Type | Float32Type | Float16Type | BFloat16Type]:
+FloatElementType = Float64Type | Float32Type | Float16Type | BFloat16Type | Float8E4M3FNType | Float8E5M2Type
+"""The floating-point element types rducc supports (the float8 ones as torch's
+float8_e4m3fn and float8_e5m2: stored in one byte, computed in f32)."""
+
+
+def is_float(element_type: Attribute) -> TypeGuard[FloatElementType]:
     """True for the floating-point element types rducc supports."""
-    return isinstance(
-        element_type, Float64Type | Float32Type | Float16Type | BFloat16Type
-    )
+    return isinstance(element_type, FloatElementType)
+
+
+def is_float8(element_type: Attribute) -> TypeGuard[Float8E4M3FNType | Float8E5M2Type]:
+    """True for f8E4M3FN and f8E5M2."""
+    return isinstance(element_type, Float8E4M3FNType | Float8E5M2Type)
 
 
 def is_integer(element_type: Attribute) -> TypeGuard[IntegerType]:
@@ -53,6 +61,8 @@ def byte_width(element_type: Attribute) -> int:
         return 4
     if isinstance(element_type, Float16Type | BFloat16Type):
         return 2
+    if is_float8(element_type):
+        return 1
     if isinstance(element_type, IntegerType):
         return max(1, element_type.width.data // 8)
     raise VerifyException(

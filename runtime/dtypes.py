@@ -1,12 +1,14 @@
 """NumPy dtypes of rducc's element types, and constants as arrays.
 
 Element types map to NumPy dtypes one to one (`element_dtype`): f64, f32,
-f16, bf16 (`ml_dtypes.bfloat16`), i64, i32, i16, i8, ui8 (NumPy uint8) and
-i1 (NumPy bool). Signless integers are stored as signed NumPy integers; ops
-that read them as unsigned (`divui`, `cmpi ult`, `extui`, ...) reinterpret
+f16, bf16 (`ml_dtypes.bfloat16`), f8E4M3FN and f8E5M2 (`ml_dtypes.float8_e4m3fn`,
+`float8_e5m2`), i64, i32, i16, i8, ui8 (NumPy uint8) and i1 (NumPy bool).
+Signless integers are stored as signed NumPy integers; ops that read them as
+unsigned (`divui`, `cmpi ult`, `extui`, ...) reinterpret
 the bits (`UINT_DTYPES`). ui8 is unsigned already, so those ops read it as
-it is. f16/bf16 arithmetic runs in f32 (`compute_dtype`); sums, products and
-scans accumulate wider (`accumulator`).
+it is. f16/bf16/f8 arithmetic runs in f32 (`compute_dtype`); sums, products and
+scans accumulate wider (`accumulator`). Rounding to f8E4M3FN saturates at
++-448 (infinities too), as torch's conversions do (`rounded`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -39,8 +43,14 @@ F64 = np.dtype(np.float64)
 BOOL = np.dtype(np.bool_)
 I64 = np.dtype(np.int64)
 U8 = np.dtype(np.uint8)
-HALF_DTYPES = frozenset((F16, BF16))
-"""f16 and bf16 (a set: `dtype in HALF_DTYPES` hashes once instead of comparing each)."""
+F8E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
+F8E5M2 = np.dtype(ml_dtypes.float8_e5m2)
+HALF_DTYPES = frozenset((F16, BF16, F8E4M3FN, F8E5M2))
+"""The floats narrower than f32 (f16, bf16 and the f8s), whose arithmetic runs in
+f32 (a set: `dtype in HALF_DTYPES` hashes once instead of comparing each)."""
+
+F8E4M3FN_MAX = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn).max)
+"""448: torch rounds anything larger (inf too) to it, keeping the sign."""
 
 _INT_DTYPES: dict[int, np.dtype] = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32), 64: I64}
 UINT_DTYPES: dict[np.dtype, np.dtype] = {
@@ -63,6 +73,10 @@ def element_dtype(element_type: Attribute) -> np.dtype:
         return F16
     if isinstance(element_type, BFloat16Type):
         return BF16
+    if isinstance(element_type, Float8E4M3FNType):
+        return F8E4M3FN
+    if isinstance(element_type, Float8E5M2Type):
+        return F8E5M2
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
         if element_type.signedness.data == Signedness.UNSIGNED:
@@ -74,7 +88,7 @@ def element_dtype(element_type: Attribute) -> np.dtype:
             return _INT_DTYPES[width]
     raise RduccError(
         f"element type {element_type} has no NumPy equivalent "
-        "(supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1)"
+        "(supported: f64, f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32, i16, i8, ui8, i1)"
     )
 
 
@@ -84,13 +98,27 @@ def tensor_signature(tensor_type: Attribute) -> tuple[tuple[int, ...], np.dtype]
     return tuple(tensor_type.get_shape()), element_dtype(tensor_type.element_type)
 
 
+def saturated(values: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray | np.generic:
+    """`values` (wider floats) ready to round to `dtype` as torch rounds: clipped to
+    +-448 for f8E4M3FN, which has no infinity (NumPy would give NaN; NaN stays NaN),
+    else as they are (no copy)."""
+    if dtype == F8E4M3FN:
+        return np.clip(values, -F8E4M3FN_MAX, F8E4M3FN_MAX)
+    return values
+
+
+def rounded(values: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray:
+    """`values` rounded to `dtype` (to nearest, ties to even; `saturated` first)."""
+    return np.asarray(saturated(values, dtype)).astype(dtype)
+
+
 def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """Where arithmetic on `dtype` runs: f32 for f16/bf16, else the type itself."""
+    """Where arithmetic on `dtype` runs: f32 for f16/bf16/f8, else the type itself."""
     return F32 if dtype in HALF_DTYPES else dtype
 
 
 def accumulator(dtype: np.dtype) -> np.dtype:
-    """Accumulator of sums, products and scans: f16/bf16 -> f32, f32 -> f64."""
+    """Accumulator of sums, products and scans: f16/bf16/f8 -> f32, f32 -> f64."""
     if dtype in HALF_DTYPES:
         return F32
     if dtype == F32:
@@ -102,7 +130,7 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     """The value of a dense tensor attribute as an array of its element type."""
     shape, dtype = tensor_signature(attr.type)
     values = attr.get_values()
-    if dtype.kind == "f" or dtype == BF16:
+    if dtype.kind == "f" or dtype in HALF_DTYPES:
         flat = np.array(values, dtype=F64)
     else:
         flat = np.array(values, dtype=I64)
@@ -127,7 +155,7 @@ def scalar_constant(attr: Attribute, dtype: np.dtype) -> np.generic:
 
 
 __all__ = [
-    "BF16", "BOOL", "F16", "F32", "F64", "HALF_DTYPES", "I64", "U8", "UINT_DTYPES",
-    "accumulator", "compute_dtype", "dense_to_array", "element_dtype", "scalar_constant",
-    "tensor_signature",
+    "BF16", "BOOL", "F8E4M3FN", "F8E4M3FN_MAX", "F8E5M2", "F16", "F32", "F64", "HALF_DTYPES", "I64", "U8",
+    "UINT_DTYPES", "accumulator", "compute_dtype", "dense_to_array", "element_dtype", "rounded", "saturated",
+    "scalar_constant", "tensor_signature",
 ]

@@ -36,7 +36,7 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.errors import RduccError
-from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype
+from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 
 
 def matmul(
@@ -49,7 +49,7 @@ def matmul(
     """Batched `[..., M, K] x [..., K, N]`, batch dims broadcast; with
     `transpose_rhs` the rhs is given as `[..., N, K]`.
 
-    f16/bf16 operands are multiplied in f32 and rounded once to `dtype` (the
+    f16/bf16/f8 operands are multiplied in f32 and rounded once to `dtype` (the
     result element type, default the operands'); a wider result (bf16 x bf16
     -> f32) is the unrounded f32 product. With `out` (a C-contiguous array of
     the result's shape and dtype) the product is written there; BLAS writes it
@@ -63,9 +63,9 @@ def matmul(
     direct = out is not None and lhs.dtype == dtype and rhs.dtype == dtype
     product = _one_gemm(lhs, rhs, out if direct else None)
     if out is None:
-        return product.astype(dtype, copy=False)
+        return saturated(product, dtype).astype(dtype, copy=False)
     if not direct:
-        out[...] = product
+        out[...] = saturated(product, dtype)
     return out
 
 
@@ -543,7 +543,7 @@ def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, redu
 
 def iota(size: int, start: int | float, step: int | float, dtype: np.dtype) -> np.ndarray:
     """[start + i * step for i < size], computed in f64 (floats) or i64 and rounded once."""
-    if dtype.kind == "f" or dtype == BF16:
+    if dtype.kind == "f" or dtype in HALF_DTYPES:
         return (float(start) + np.arange(size, dtype=F64) * float(step)).astype(dtype)
     with np.errstate(all="ignore"):
         return (int(start) + np.arange(size, dtype=I64) * int(step)).astype(dtype)
@@ -553,7 +553,7 @@ def argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """`rdu.argsort`: a stable sort's order along `dim` (NaN largest, as torch;
     descending puts NaN first and keeps equal elements in their order)."""
     keys = np.moveaxis(x, dim, -1)
-    if keys.dtype.kind == "f" or keys.dtype == BF16:
+    if keys.dtype.kind == "f" or keys.dtype in HALF_DTYPES:
         keys = keys.astype(F64 if keys.dtype == F64 else F32)
     if not descending:
         order = np.argsort(keys, axis=-1, kind="stable")

@@ -5,8 +5,8 @@
 `rducc.runtime.elementwise`) on the broadcast input arrays, an
 `rdu.pointwise_call` one call of torch's kernel of that ATen op, `arith.constant`
 becomes a NumPy scalar of its type, and the result is broadcast to the map's
-shape. f16/bf16 arithmetic runs in f32 and is rounded once to the result
-type; max/min propagate NaN like `torch.maximum`. The generated source is
+shape. f16/bf16/f8 arithmetic runs in f32 and is rounded once to the result
+type (f8E4M3FN saturating at +-448, as torch); max/min propagate NaN like `torch.maximum`. The generated source is
 kept on the function (`.source`) for debugging.
 """
 
@@ -24,12 +24,14 @@ from rducc.errors import RduccError
 from rducc.runtime import elementwise
 from rducc.runtime.dtypes import (
     BOOL,
+    F8E4M3FN,
     F32,
     F64,
     HALF_DTYPES,
     UINT_DTYPES,
     compute_dtype,
     element_dtype,
+    rounded,
     scalar_constant,
     tensor_signature,
 )
@@ -42,6 +44,7 @@ class _BodyCompiler:
         self.namespace: dict[str, Any] = {
             "np": np,
             "_F32": F32,
+            "_rounded": rounded,
             "_erf": elementwise.erf,
             "_round": elementwise.round_half_away,
             "_u": elementwise.unsigned,
@@ -75,6 +78,12 @@ class _BodyCompiler:
     def dtype_name(self, dtype: np.dtype) -> str:
         return self.bind(dtype, "dt")
 
+    def rounded(self, expression: str, dtype: np.dtype) -> str:
+        """`expression` rounded to `dtype` (f8E4M3FN saturating, as torch rounds)."""
+        if dtype == F8E4M3FN:
+            return f"_rounded({expression}, {self.dtype_name(dtype)})"
+        return f"{expression}.astype({self.dtype_name(dtype)})"
+
 
 def _dtype_of(value: SSAValue) -> np.dtype:
     return element_dtype(value.type)
@@ -88,7 +97,7 @@ def _float_op(ufunc: str, arity: int) -> Callable[[_BodyCompiler, Operation, lis
         args = a[:arity]
         if dtype in HALF_DTYPES:
             widened = ", ".join(f"{x}.astype(_F32)" for x in args)
-            return f"{ufunc}({widened}).astype({c.dtype_name(dtype)})"
+            return c.rounded(f"{ufunc}({widened})", dtype)
         return f"{ufunc}({', '.join(args)})"
 
     return emit
@@ -169,7 +178,7 @@ def _emit_cast(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     x, to = a[0], c.dtype_name(target)
     kind = op.name.removeprefix("arith.")
     if kind in ("extf", "truncf"):
-        return f"np.asarray({x}).astype({to})"
+        return c.rounded(f"np.asarray({x})", target)
     if kind in ("fptosi", "fptoui"):
         wide = f"np.asarray({x}).astype(_F32)" if source in HALF_DTYPES else f"np.asarray({x})"
         if target == BOOL:
@@ -186,7 +195,7 @@ def _emit_cast(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
         else:
             value = f"_u({x})" if kind == "uitofp" else f"np.asarray({x})"
         if target in HALF_DTYPES:
-            return f"{value}.astype(_F32).astype({to})"
+            return c.rounded(f"{value}.astype(_F32)", target)
         return f"{value}.astype({to})"
     if kind in ("extsi", "extui"):
         if source == BOOL:
@@ -211,7 +220,7 @@ def _emit_fpowi(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     dtype = _dtype_of(op.results[0])
     compute = c.dtype_name(compute_dtype(dtype))
     base = f"np.power({a[0]}.astype({compute}), np.asarray({a[1]}).astype({compute}))"
-    return f"{base}.astype({c.dtype_name(dtype)})"
+    return c.rounded(base, dtype)
 
 
 def _emit_shift(kind: str) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
@@ -236,7 +245,7 @@ def _emit_rsqrt(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     dtype = _dtype_of(op.results[0])
     x = f"{a[0]}.astype(_F32)" if dtype in HALF_DTYPES else a[0]
     out = f"np.reciprocal(np.sqrt({x}))"
-    return f"{out}.astype({c.dtype_name(dtype)})" if dtype in HALF_DTYPES else out
+    return c.rounded(out, dtype) if dtype in HALF_DTYPES else out
 
 
 def _emit_erf(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
@@ -247,7 +256,7 @@ def _emit_fma(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     dtype = _dtype_of(op.results[0])
     wide = c.dtype_name(F64)
     x, y, z = (f"np.asarray({v}).astype({wide})" for v in a)
-    return f"({x} * {y} + {z}).astype({c.dtype_name(dtype)})"
+    return c.rounded(f"({x} * {y} + {z})", dtype)
 
 
 def _emit_pointwise_call(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
@@ -260,7 +269,7 @@ def _emit_pointwise_call(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
 def _emit_round(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     dtype = _dtype_of(op.results[0])
     if dtype in HALF_DTYPES:
-        return f"_round({a[0]}.astype(_F32)).astype({c.dtype_name(dtype)})"
+        return c.rounded(f"_round({a[0]}.astype(_F32))", dtype)
     return f"_round({a[0]})"
 
 

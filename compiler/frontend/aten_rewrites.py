@@ -138,6 +138,28 @@ def int_mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
     return torch.mm(self.to(torch.int32), mat2.to(torch.int32))
 
 
+FLOAT8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+@decomposes("aten._scaled_mm.default")
+def scaled_mm(
+    self: torch.Tensor, mat2: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+    bias: torch.Tensor | None = None, scale_result: torch.Tensor | None = None,
+    out_dtype: torch.dtype | None = None, use_fast_accum: bool = False,
+) -> torch.Tensor:
+    """torch's CPU `_scaled_mm`: each operand in f32 times its scale (a scalar, or
+    per row of `self` and per column of `mat2`), one f32 matmul, plus the bias,
+    divided by `scale_result` when `out_dtype` is given as a float8 type (as on
+    CPU; the default result type, `self`'s, ignores it), rounded once to the
+    result type. `use_fast_accum` changes nothing on CPU."""
+    product = torch.mm(self.to(torch.float32) * scale_a, mat2.to(torch.float32) * scale_b)
+    if bias is not None:
+        product = product + bias
+    if scale_result is not None and out_dtype in FLOAT8_DTYPES:
+        product = product / scale_result
+    return product.to(self.dtype if out_dtype is None else out_dtype)
+
+
 def _swap_rows(matrix: torch.Tensor, first: int, second: torch.Tensor) -> torch.Tensor:
     """`matrix` with rows `first` and `second` (a per-batch index tensor) exchanged."""
     rows = torch.arange(matrix.shape[-2], device=matrix.device)
@@ -165,6 +187,8 @@ def _lu(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         update = factors.unsqueeze(-1) * lu[..., k, :].unsqueeze(-2)
         lu = torch.where(rows > k, lu - update, lu)
         lu = torch.where((rows == k) & (rows > k).unsqueeze(-1), factors.unsqueeze(-1), lu)
+    if not pivots:  # 0 x 0 matrices: no pivots, determinant 1
+        return lu, torch.zeros(*a.shape[:-2], 0, dtype=torch.int32, device=a.device), sign
     return lu, torch.stack(pivots, -1).to(torch.int32), sign
 
 
@@ -375,6 +399,43 @@ def randint_like(self: torch.Tensor, high: int, **options: Any) -> torch.Tensor:
 @decomposes("aten.randint_like.low_dtype")
 def randint_like_low(self: torch.Tensor, low: int, high: int, **options: Any) -> torch.Tensor:
     return _uniform_integers(low, high, self.shape, {"dtype": options.get("dtype") or self.dtype})
+
+
+@decomposes("aten.random.to")
+def random_to(self: torch.Tensor, high: int, generator: Any = None) -> torch.Tensor:
+    """`tensor.random_(to)`: integers uniform on [0, to), in the tensor's dtype."""
+    return _uniform_integers(0, high, self.shape, {"dtype": self.dtype, "device": self.device})
+
+
+@decomposes("aten.uniform.default")
+def uniform(self: torch.Tensor, *bounds: float, generator: Any = None, **named: float) -> torch.Tensor:
+    """`tensor.uniform_(from, to)`: uniform on [from, to) (`from` is a Python keyword:
+    the bounds come by position or by name)."""
+    low = bounds[0] if bounds else named.get("from", 0.0)
+    high = bounds[1] if len(bounds) > 1 else named.get("to", 1.0)
+    return torch.rand_like(self) * (high - low) + low
+
+
+@decomposes("aten.normal_functional.default")
+def normal_functional(self: torch.Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> torch.Tensor:
+    """`tensor.normal_(mean, std)`."""
+    return torch.randn_like(self) * std + mean
+
+
+@decomposes("aten.normal.Tensor_Tensor", "aten.normal.Tensor_float", "aten.normal.float_Tensor")
+def normal_tensors(mean: torch.Tensor | float, std: torch.Tensor | float = 1.0, generator: Any = None) -> torch.Tensor:
+    """`torch.normal(mean, std)`, each a tensor or a number: one draw per element of
+    their broadcast shape, in the tensors' dtype."""
+    tensors = [t for t in (mean, std) if isinstance(t, torch.Tensor)]
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    noise = torch.randn(shape, dtype=tensors[0].dtype, device=tensors[0].device)
+    return noise * std + mean
+
+
+@decomposes("aten.normal.float_float")
+def normal_numbers(mean: float, std: float, size: Sequence[int], generator: Any = None, **options: Any) -> torch.Tensor:
+    """`torch.normal(mean, std, size)`."""
+    return torch.randn(list(size), **_creation(options, torch.get_default_dtype())) * std + mean
 
 
 @decomposes("aten.multinomial.default")

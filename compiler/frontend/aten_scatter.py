@@ -141,9 +141,21 @@ def _check_index_put(node: torch.fx.Node) -> str | None:
     if not present:
         return "no index tensor"
     masks = [i for i in present if fake_value(args["indices"][i]).dtype in (torch.bool, torch.uint8)]
-    if masks and (len(present) > 1 or fake_value(args["values"]).numel() != 1):
-        return "a boolean mask with other indices or more than one value (data-dependent positions)"
+    if masks and len(present) > 1:
+        return "a boolean mask with other indices (data-dependent positions)"
+    if masks:
+        mask_rank = fake_value(args["indices"][present[0]]).dim()
+        after = fake_value(args["self"]).dim() - present[0] - mask_rank
+        if _values_per_masked_element(tuple(fake_value(args["values"]).shape), after):
+            return "a boolean mask with one value per masked element (data-dependent positions)"
     return None
+
+
+def _values_per_masked_element(values_shape: tuple[int, ...], after: int) -> bool:
+    """Whether values broadcast to `x[mask]` ([..., count, *after dims]) have a dim of
+    their own along the masked elements' count (not 1, not absent)."""
+    at = len(values_shape) - 1 - after
+    return at >= 0 and values_shape[at] != 1
 
 
 @converts("aten.index_put.default", check=_check_index_put)
@@ -234,10 +246,20 @@ def _masked_put(
     source: SSAValue,
     accumulate: bool,
 ) -> SSAValue:
-    """x[mask] = v (or += v) for one value: a select where the mask is set."""
-    rank, mask_rank = len(shape_of(value)), len(shape_of(mask))
+    """x[mask] = v (or += v): a select where the mask is set. v is the same for every
+    masked element (one value, or a slice over the dims before and after the mask's,
+    broadcast as `x[mask]`'s shape [*before, count, *after] takes it)."""
+    shape = list(shape_of(value))
+    rank, mask_rank = len(shape), len(shape_of(mask))
     mask = reshape(g, cast(g, mask, i1), [1] * first + list(shape_of(mask)) + [1] * (rank - first - mask_rank))
-    source = reshape(g, source, [])
+    before, after = shape[:first], shape[first + mask_rank :]
+    if prod(shape_of(source)) == 1:
+        source = reshape(g, source, [])
+    else:
+        placed = before + [1] + after
+        if list(shape_of(source)) != placed:
+            source = g.emit(BroadcastOp(source, tensor_of(element_of(source), placed)))
+        source = reshape(g, source, before + [1] * mask_rank + after)
     out = result_type(node)
     compute = opmath_type(out.element_type)
 

@@ -4,13 +4,16 @@ rducc's IR has no complex element type (nor has the chip): a decomposed
 program's complex tensors are rewritten, in its FX graph, into real tensors
 with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `view_as_complex` and `view_as_real` become nothing; complex arithmetic
-(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`), layout ops and
-sums act on the pair; the FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) are
+(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`,
+`pow` by a real number, `where`, `mm`/`bmm` as real matmuls, `torch.complex`),
+layout ops and sums act on the pair; the FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) are
 DFTs: a product with cos/sin matrices along each transformed dim (exact,
 O(n^2) per dim, which is what a dataflow chip's matmul units run anyway).
 
-Complex model inputs and outputs are refused (pass and return them as
-`view_as_real` pairs); a complex op with no pair form is refused naming it.
+Complex weights (parameters, buffers, constants) are stored as their
+`view_as_real` pairs. Complex model inputs and outputs are refused (pass and
+return them as `view_as_real` pairs); a complex op with no pair form is
+refused naming it.
 """
 
 from __future__ import annotations
@@ -282,7 +285,87 @@ def _div(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return _pack_parts(b, node, b(aten.div.Tensor, real, norm), b(aten.div.Tensor, imag, norm))
 
 
+@_rule(aten.reciprocal.default)
+def _reciprocal(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """1 / z = conj(z) / |z|^2."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b.real(pair), b.imag(pair)
+    norm = b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag))
+    return b.pack(b(aten.div.Tensor, real, norm), b(aten.div.Tensor, b(aten.neg.default, imag), norm))
+
+
+def _product(b: _Builder, x: tuple[Node, Node], y: tuple[Node, Node]) -> tuple[Node, Node]:
+    (xr, xi), (yr, yi) = x, y
+    real = b(aten.sub.Tensor, b(aten.mul.Tensor, xr, yr), b(aten.mul.Tensor, xi, yi))
+    return real, b(aten.add.Tensor, b(aten.mul.Tensor, xr, yi), b(aten.mul.Tensor, xi, yr))
+
+
+MAX_POWER_BY_PRODUCTS = 8
+"""Integer exponents up to this size are products of z (exact where torch's are)."""
+
+
+@_rule(aten.pow.Tensor_Scalar)
+def _pow(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """z ** p for a real number p: products of z for a small nonzero integer p (then
+    the reciprocal for a negative one), else |z|^p (cos p theta, sin p theta)."""
+    source, exponent = _args(node)[:2]
+    if isinstance(exponent, complex):
+        raise _refuse(node, "a complex exponent")
+    pair = pairs[source]
+    real, imag = b.real(pair), b.imag(pair)
+    if float(exponent).is_integer() and 0 < abs(exponent) <= MAX_POWER_BY_PRODUCTS:
+        power = (real, imag)
+        for _ in range(int(abs(exponent)) - 1):
+            power = _product(b, power, (real, imag))
+        result = b.pack(*power)
+        if exponent > 0:
+            return result
+        norm = b(aten.add.Tensor, b(aten.mul.Tensor, power[0], power[0]), b(aten.mul.Tensor, power[1], power[1]))
+        return b.pack(b(aten.div.Tensor, power[0], norm), b(aten.div.Tensor, b(aten.neg.default, power[1]), norm))
+    square = b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag))
+    scale = b(aten.pow.Tensor_Scalar, square, exponent / 2)
+    angle = b(aten.mul.Tensor, b(aten.atan2.default, imag, real), exponent)
+    return b.pack(b(aten.mul.Tensor, scale, b(aten.cos.default, angle)),
+                  b(aten.mul.Tensor, scale, b(aten.sin.default, angle)))
+
+
+@_rule(aten.where.self)
+def _where(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """where(c, x, y) on both parts (a real operand's imaginary part is 0)."""
+    condition, *operands = _args(node)[:3]
+    chosen = [_pack_parts(b, node, *_parts(b, value, pairs)) for value in operands]
+    return b(aten.where.self, b(aten.unsqueeze.default, condition, -1), *chosen)
+
+
+@_rule(aten.mm.default, aten.bmm.default)
+def _matmul(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """(Ar + i Ai)(Br + i Bi) = (Ar Br - Ai Bi) + i (Ar Bi + Ai Br): real matmuls (a real
+    operand has no imaginary part)."""
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
+
+    def product(x: Any, y: Any) -> Any:
+        return None if x is None or y is None else b(node.target, x, y)
+
+    real = _plus(b, product(ar, br), product(ai, bi), -1.0)
+    imag = _plus(b, product(ar, bi), product(ai, br))
+    return _pack_parts(b, node, real, imag)
+
+
+@_rule(aten.complex.default)
+def _complex(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """torch.complex(real, imag): the pair itself."""
+    return _pack_parts(b, node, *_args(node)[:2])
+
+
 _REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
+
+
+@_rule(aten.scalar_tensor.default)
+def _scalar_tensor(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """A complex number as a rank-0 pair."""
+    value = complex(_args(node)[0])
+    real_dtype = _REAL_OF[node.meta["val"].dtype]
+    return b.pack(*(b(aten.scalar_tensor.default, part, dtype=real_dtype) for part in (value.real, value.imag)))
 
 
 @_rule(aten._to_copy.default)
@@ -455,19 +538,43 @@ def _refuse(node: Node, what: str) -> UnsupportedOpsError:
     )
 
 
+_WEIGHT_KINDS = ("PARAMETER", "BUFFER", "CONSTANT_TENSOR")
+
+
+def _weight_pairs(ep: ExportedProgram, mode: Any) -> dict[Node, Node]:
+    """Complex parameters, buffers and constants stored as their `view_as_real`
+    pairs (in the program's state and the placeholder's value): {placeholder: itself}."""
+    specs = {spec.arg.name: spec for spec in ep.graph_signature.input_specs if spec.target is not None}
+    pairs: dict[Node, Node] = {}
+    for node in ep.graph.nodes:
+        spec = specs.get(node.name)
+        if node.op != "placeholder" or spec is None or spec.kind.name not in _WEIGHT_KINDS:
+            continue
+        if not _is_complex(node.meta.get("val")):
+            continue
+        store = ep.state_dict if spec.target in ep.state_dict else ep.constants
+        value = store[spec.target]
+        real = torch.view_as_real(value.detach()).clone()
+        store[spec.target] = torch.nn.Parameter(real, requires_grad=False) if spec.kind.name == "PARAMETER" else real
+        with mode:
+            node.meta["val"] = torch.empty_strided(real.shape, real.stride(), dtype=real.dtype, device=real.device)
+        pairs[node] = node
+    return pairs
+
+
 def lower_complex(ep: ExportedProgram) -> None:
     """Rewrite every complex value of `ep`'s graph (in place) as a real pair."""
     graph = ep.graph
     mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
                 and hasattr(n.meta["val"], "fake_mode"))
-    if any(n.op == "placeholder" and _is_complex(n.meta.get("val")) for n in graph.nodes):
+    pairs = _weight_pairs(ep, mode)
+    if any(n.op == "placeholder" and _is_complex(n.meta.get("val")) and n not in pairs for n in graph.nodes):
         return  # the importer refuses the complex input, naming its dtype
-    pairs: dict[Node, Node] = {}
     replaced: list[Node] = []
     for node in list(graph.nodes):
         complex_in = any(isinstance(a, Node) and a in pairs for a in node.all_input_nodes)
         complex_out = _is_complex(node.meta.get("val"))
-        if not complex_in and not complex_out:
+        if node in pairs or (not complex_in and not complex_out):
             continue
         if node.op == "output":
             raise _refuse(node, "a complex model output: return torch.view_as_real(x)")

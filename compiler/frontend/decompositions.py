@@ -14,7 +14,8 @@ outside Core ATen (`decomposes`), plus the traced implementation of each
   rducc neither converts nor decomposes itself (`addmv`, `diagonal_scatter`,
   `as_strided_copy`, `i0`, `logaddexp`, `_upsample_bilinear2d_aa`, ...) is
   decomposed with torch's own entry for it in `torch._decomp`'s full table,
-  when it has one (training-mode ops excepted: those are refused by name).
+  when it has one (the random training-mode ops of torch.nn modules excepted:
+  those are refused by name; training-mode batch norm is decomposed this way).
 - A failure inside torch's decomposition is reported as that, naming the op
   and the user's source line. torch re-derives strides while it decomposes,
   and a `view` that export accepted can then fail (GPT-2's Conv1D after

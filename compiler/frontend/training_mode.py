@@ -1,12 +1,15 @@
 """Operators that show a model was exported in training mode, not `eval()`.
 
-The one place that decides "this node runs in training mode": dropout (and
-rrelu) with `train=True` made by a torch.nn module (nn.Dropout left in
-training mode; an explicit `F.dropout(x, p, training=True)` is a random op the
-frontend compiles), and batch norm that computes batch statistics and updates
-its running ones. rducc compiles inference, so the
-importer refuses such a program before anything else about its operators,
-naming each op, why, and the source line of its first use.
+The one place that decides "this node is a random draw of a torch.nn module
+left in training mode": dropout (and rrelu) with `train=True` made by a
+torch.nn module (nn.Dropout, nn.AlphaDropout, nn.RReLU left in training mode;
+an explicit `F.dropout(x, p, training=True)` is a random op the frontend
+compiles). Its numbers change on every call, which a model compiled for
+inference never wants, so the importer refuses such a program before
+anything else about its operators, naming each op, why, and the source line
+of its first use. Batch norm in training mode is not refused: it normalizes
+with the batch's statistics and its running statistics are buffer updates
+(torch's decomposition of `_native_batch_norm_legit_functional`), compiled.
 """
 
 from __future__ import annotations
@@ -57,18 +60,6 @@ def _dropout(train_index: int) -> Callable[[torch.fx.Node], str | None]:
     return check
 
 
-def _batch_norm(training_index: int | None, running_mean_index: int = 3) -> Callable[[torch.fx.Node], str | None]:
-    """Batch norm updating running statistics (a BatchNorm without them, which
-    uses the batch's statistics in eval() mode too, is inference)."""
-
-    def check(node: torch.fx.Node) -> str | None:
-        training = True if training_index is None else _arg(node, training_index, "training", False)
-        running = _arg(node, running_mean_index, "running_mean", None)
-        return "batch norm with training=True" if training is True and running is not None else None
-
-    return check
-
-
 def _rrelu(node: torch.fx.Node) -> str | None:
     training = _arg(node, 4, "training", False) is True
     return "rrelu with training=True" if training and in_torch_module(node) is not None else None
@@ -80,12 +71,6 @@ TRAINING_CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "aten.alpha_dropout.default": _dropout(2),
     "aten.feature_alpha_dropout.default": _dropout(2),
     "aten.native_dropout.default": _dropout(2),
-    "aten.batch_norm.default": _batch_norm(5),
-    "aten.native_batch_norm.default": _batch_norm(5),
-    "aten._native_batch_norm_legit.default": _batch_norm(5),
-    "aten._native_batch_norm_legit_functional.default": _batch_norm(5),
-    "aten._batch_norm_with_update.default": _batch_norm(None),
-    "aten._batch_norm_with_update_functional.default": _batch_norm(None),
     "aten.rrelu_with_noise.default": _rrelu,
     "aten.rrelu_with_noise_functional.default": _rrelu,
 }

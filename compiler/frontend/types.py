@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import (
+    Float8E4M3FNType,
+    Float8E5M2Type,
     IntegerType,
     Signedness,
     TensorType,
@@ -31,6 +33,8 @@ _ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
     torch.float32: f32,
     torch.float16: f16,
     torch.bfloat16: bf16,
+    torch.float8_e4m3fn: Float8E4M3FNType(),
+    torch.float8_e5m2: Float8E5M2Type(),
     torch.int64: i64,
     torch.int32: i32,
     torch.int16: i16,

@@ -139,8 +139,9 @@ class Target:
         return rows, cols + cols % 2
 
     def peak_flops(self, element_type: str) -> float:
-        """Peak FLOP/s of one socket for an element type name (bf16, f32, i32, ...)."""
-        if element_type in ("bf16", "f16"):
+        """Peak FLOP/s of one socket for an element type name (bf16, f32, i32, ...);
+        the float8 types compute at the 16-bit rate (the narrowest float datapath)."""
+        if element_type in ("bf16", "f16") or element_type.startswith("f8"):
             return self.peak_flops_bf16
         if element_type.startswith("f"):
             return self.peak_flops_f32

@@ -23,7 +23,7 @@ MISSING_OPS: dict[str, str] = {
     # convolution, pooling, resampling
     # creation
     # other
-    "aten._scaled_mm.default": "matmul: float8 operands (rducc has no float8 dtype)",
+    "aten.poisson.default": "random: no Poisson sampler (rducc draws uniform and normal numbers)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
@@ -36,8 +36,8 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused"
     " with include_last_offset (torch's meta shapes for them differ from its CPU results)",
     "aten._embedding_bag.default": "1-D indices with offsets only",
-    "aten.index_put.default": "a boolean mask with other indices or with more than one value"
-    " (data-dependent positions) is refused",
+    "aten.index_put.default": "a boolean mask with other indices, or with values of their own per masked"
+    " element (data-dependent positions), is refused; one value, or one slice for every masked element, is a select",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 
@@ -45,9 +45,15 @@ OTHER_GAPS: dict[str, str] = {
     "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions,"
     " indexing, quantize/dequantize per tensor and per channel",
     "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
+    "float8": "float8_e4m3fn and float8_e5m2 supported (element types f8E4M3FN, f8E5M2; 1 byte each in memory,"
+    " computed in f32): casts round to nearest even as torch does (e4m3fn saturating at +-448), `_scaled_mm`"
+    " (per-tensor or row/column scales, bias, scale_result, out_dtype), layout ops, float8 weights in the"
+    " sidecar (safetensors F8_E4M3/F8_E5M2); the fnuz and e8m0 variants are refused with a clear dtype error",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
-    " polar, complex mul/div/add/sub/abs/angle/conj/exp, layout ops (pad and flip too) and sums; the FFTs as exact"
-    " DFT matrices; complex model inputs and outputs are refused (pass and return view_as_real pairs)",
+    " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/reciprocal/pow/where, mm and bmm (einsum) as"
+    " real matmuls, layout ops (pad and flip too) and sums; the FFTs as exact DFT matrices; complex parameters,"
+    " buffers and constants are stored as their pairs; complex model inputs and outputs are refused (pass and"
+    " return view_as_real pairs)",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",
@@ -55,6 +61,9 @@ OTHER_GAPS: dict[str, str] = {
     " the host link, the round trip in the cost model) when functional, deterministic, not pointwise and of static"
     " result shapes: linalg factorizations (svd, eigh, qr, lu, pinv, ...), mode, masked_scatter, segment_reduce,"
     " ...; `rducc` prints one warning line naming them; `--no-host-ops` (`host_ops=False`) refuses them instead",
+    "training mode": "batch norm in training mode compiled (batch statistics; running mean, variance and"
+    " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
+    " AlphaDropout, RReLU) left in training mode is refused: export the model in eval() mode",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"

@@ -171,7 +171,7 @@ def _npy_header(stream) -> tuple[tuple[int, ...], np.dtype]:
 
 
 def _as_declared(array: np.ndarray, dtype: np.dtype, f64_demoted: bool) -> np.ndarray:
-    """bf16 arrays come back from .npy files as raw 2-byte voids: read them as bf16.
+    """bf16 and float8 arrays come back from .npy files as raw voids: read them as such.
     A program compiled with `--f64 demote` takes its float64 inputs as float32:
     a float64 array for such an input is rounded to float32 (as `rducc.Program` does)."""
     if array.dtype.kind == "V" and array.dtype.itemsize == np.dtype(dtype).itemsize:
@@ -210,11 +210,16 @@ def _named_results(module: ModuleOp, results: list[np.ndarray]) -> dict[str, np.
 
 
 def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
+    """The results as a .npz; bf16 and float8 arrays as raw bytes (void, which numpy
+    reads back without ml_dtypes: view them as the ml_dtypes type)."""
     from rducc.files import write_atomically_bytes
+    from rducc.weights import through_bits
 
+    raw = {name: array.view(np.dtype(f"V{array.dtype.itemsize}")) if through_bits(array.dtype) else array
+           for name, array in results.items()}
     buffer = io.BytesIO()
     # numpy's stub types **kwds as if one could be its `allow_pickle: bool`
-    np.savez(buffer, **results)  # type: ignore[arg-type]
+    np.savez(buffer, **raw)  # type: ignore[arg-type]
     if path == "-":  # the .npz on stdout, for a pipe
         sys.stdout.flush()
         sys.stdout.buffer.write(buffer.getvalue())

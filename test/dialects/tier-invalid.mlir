@@ -21,7 +21,7 @@ tier.global @g in hbm : tensor<?x4xf32>
 // -----
 
 tier.global @g : tensor<4xcomplex<f32>>
-// CHECK: Operation does not verify: global @g has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+// CHECK: Operation does not verify: global @g has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32, i16, i8, ui8, i1
 
 // -----
 
@@ -93,7 +93,7 @@ func.func @f() {
   %a = tier.alloc : !tier.buffer<sram, 4xcomplex<f32>>
   func.return
 }
-// CHECK: Operation does not verify: 'tier.alloc' buffer has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+// CHECK: Operation does not verify: 'tier.alloc' buffer has unsupported element type complex<f32>; supported: f64, f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32, i16, i8, ui8, i1
 
 // -----
 
@@ -243,7 +243,7 @@ func.func @f(%a : !tier.buffer<hbm, 4xi4>, %b : !tier.buffer<sram, 4xi4>) {
   tier.dma %a -> %b : !tier.buffer<hbm, 4xi4> -> !tier.buffer<sram, 4xi4>
   func.return
 }
-// CHECK: Operation does not verify: 'tier.dma' source has unsupported element type i4; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+// CHECK: Operation does not verify: 'tier.dma' source has unsupported element type i4; supported: f64, f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32, i16, i8, ui8, i1
 
 // -----
 
@@ -251,7 +251,7 @@ func.func @f(%a : !tier.buffer<sram, 4xf32>, %b : !tier.buffer<sram, 4xindex>) {
   tier.dma %a -> %b : !tier.buffer<sram, 4xf32> -> !tier.buffer<sram, 4xindex>
   func.return
 }
-// CHECK: Operation does not verify: 'tier.dma' destination has unsupported element type index; supported: f64, f32, f16, bf16, i64, i32, i16, i8, ui8, i1
+// CHECK: Operation does not verify: 'tier.dma' destination has unsupported element type index; supported: f64, f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32, i16, i8, ui8, i1
 
 // -----
 // tier.dma strides and tier.view

@@ -68,7 +68,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "data_dependent": ("nonzero.pt2", "a model whose output size depends on the data (torch.nonzero)"),
     "complex": ("complex.pt2", "a model taking a complex64 input"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
-    "train_batchnorm": ("train_batchnorm.pt2", "a model with nn.BatchNorm1d exported without eval()"),
+    "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
     "tiny_memory": ("tiny_memory.toml", "a target with 4 KB of HBM and of DDR"),
     "tiny_sram": ("tiny_sram.toml", "a target with 256 bytes of SRAM"),
     "unknown_key": ("unknown_key.toml", "a target file with a misspelt key"),
@@ -358,7 +358,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape [u0, 2] on 'nonzero'"),
     ErrorCase("unsupported dtype", RDUCC, ("{complex}", *OUT), "dtype complex64, which rducc does not support"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
-    ErrorCase("BatchNorm exported in training mode", RDUCC, ("{train_batchnorm}", *OUT), "aten._native_batch_norm_legit_functional.default (batch norm with training=True): 1 use, first at"),
+    ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
     ErrorCase("model too large for HBM+DDR", RDUCC, ("{model}", "--target", "{tiny_memory}", *OUT), "the model does not fit tiny_memory"),
     ErrorCase("kernel impossible to tile into SRAM", RDUCC, ("{model}", "--target", "{tiny_sram}", *OUT), "cannot be tiled", located=True),
     # --- targets and flags
@@ -656,7 +656,7 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(Qr(), (torch.randn(4, 3),), paths["host_op"])
     torch.save(nn.Linear(4, 3).state_dict(), paths["checkpoint"])
     with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
-        for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_batchnorm", nn.BatchNorm1d(8))):
+        for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_rrelu", nn.RReLU())):
             model = nn.Sequential(nn.Linear(8, 8), layer)
             torch.export.save(torch.export.export(model, (torch.randn(4, 8),)), str(paths[key]))
 

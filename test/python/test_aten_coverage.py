@@ -95,7 +95,7 @@ class Model(torch.nn.Module):
 CASES: list[Case] = []
 
 
-def _setitem(a: torch.Tensor, mask: torch.Tensor, value: float) -> torch.Tensor:
+def _setitem(a: torch.Tensor, mask: torch.Tensor, value: float | torch.Tensor) -> torch.Tensor:
     """`a[mask] = value` on a copy (a masked_fill written as indexing)."""
     a = a.clone()
     a[mask] = value
@@ -530,6 +530,11 @@ group("index_put-multi", {
     "bool_mask": lambda a, i, j, v, m: a.index_put((m,), torch.tensor(2.5)),
     "bool_mask_accumulate": lambda a, i, j, v, m: a.index_put((m,), torch.tensor(-1.0), accumulate=True),
     "bool_mask_rows": lambda a, i, j, v, m: a.index_put((m[:, 0],), torch.tensor(7.0)),
+    "bool_mask_rows_row_values": lambda a, i, j, v, m: a.index_put((m[:, 0],), v[0]),
+    "bool_mask_rows_row_accumulate": lambda a, i, j, v, m: a.index_put((m[:, 0],), v[1:2], accumulate=True),
+    "bool_mask_columns_per_row": lambda a, i, j, v, m: torch.ops.aten.index_put(a, [None, m[0]], v[:3, :1]),
+    "bool_mask_3d_slice": lambda a, i, j, v, m: a[None].expand(2, 3, 5).index_put((m[None, :, 0].expand(2, 3),), v[0, :5]),
+    "setitem_mask_rows": lambda a, i, j, v, m: _setitem(a, m[:, 1], v[2]),
     "setitem_mask": lambda a, i, j, v, m: _setitem(a, m, 0.0),
 }, X, torch.tensor([0, 2, 0, 1]), torch.tensor([1, 4, 1, 0]), floats(4, 5), bools(3, 5))  # fmt: skip
 
@@ -690,6 +695,8 @@ group("products-linalg", {
     "det_singular": lambda m, a, b, w: torch.linalg.det(torch.ones(3, 3) + m[0, :3, :3] * 0),
     "det_needs_pivot": lambda m, a, b, w: torch.linalg.det(torch.tensor([[0.0, 1.0], [2.0, 3.0]]) + m[0, :2, :2] * 0),
     "slogdet": lambda m, a, b, w: torch.linalg.slogdet(m), "det_f64": lambda m, a, b, w: torch.linalg.det(m.double()),
+    "det_empty": lambda m, a, b, w: torch.linalg.det(m[:, :0, :0]), "slogdet_empty": lambda m, a, b, w: torch.linalg.slogdet(m[0, :0, :0]),
+    "logdet_empty": lambda m, a, b, w: torch.logdet(m[0, :0, :0]),
     "bilinear": lambda m, a, b, w: F.bilinear(a, b, w, w[:, 0, 0]),
     "bilinear_batched": lambda m, a, b, w: F.bilinear(a[None].expand(2, 3, 5), b[None].expand(2, 3, 5), w[:1], None),
 }, SQUARES, X, Y, floats(2, 5, 5))  # fmt: skip
@@ -718,6 +725,16 @@ group("upsample-nearest-overloads", {
 # -- complex values as pairs of reals, FFT as DFTs ------------------------------
 
 SIGNAL = floats(2, 3, 8)
+_SPECTRAL_WEIGHTS = torch.complex(floats(3, 4, 3), floats(3, 4, 3))  # a complex constant: stored as its pairs
+group("complex-more", {
+    "fno_einsum_constant_weights": lambda x, t: torch.fft.irfft(torch.einsum("bix,iox->box", torch.fft.rfft(x)[..., :3], _SPECTRAL_WEIGHTS), n=8),
+    "mm": lambda x, t: torch.view_as_real(torch.fft.fft(x)[0].T @ torch.complex(t, -t)),
+    "bmm_of_a_real_cast": lambda x, t: torch.view_as_real(torch.fft.fft(x).transpose(1, 2) @ t[None].expand(2, 3, 4).to(torch.cfloat)),
+    "complex_of_parts": lambda x, t: torch.view_as_real(torch.complex(t, t.flip(0)) * torch.complex(t[0], t[1])),
+    "reciprocal": lambda x, t: torch.view_as_real(torch.fft.fft(x).reciprocal()),
+    "powers": lambda x, t: (lambda z: torch.view_as_real(torch.cat([z**2, z.pow(3), z.pow(-2), z**0.5, z.pow(-1.5)], -1)))(torch.complex(t, t.flip(0))),
+    "sgn_where": lambda x, t: torch.view_as_real(torch.fft.fft(x * (x > 0)).sgn()),
+}, SIGNAL, floats(3, 4))  # fmt: skip
 group("complex", {
     "view_as_complex_real": lambda x, t: torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 4, 2)) * 2),
     "rope": lambda x, t: torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 4, 2)) * torch.polar(torch.ones_like(t), t)).flatten(2),
@@ -1001,7 +1018,8 @@ REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], 
     "item-used-inside": (lambda a: a * a.sum().item(), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
     "embedding_bag-last-offset-sizes": (lambda w, i, o: _EMBEDDING_BAG_FORWARD(w, i, o, False, 1, False, None, True, -1)[2], (floats(6, 3), torch.tensor([1, 3, 0]), torch.tensor([0, 2, 3])), "aten._embedding_bag_forward_only.default (bag_size or max_indices used with include_last_offset"),
     "as_strided-view-input": (lambda a: torch.as_strided(a, (2, 2), (2, 1)), (floats(3, 5).t(),), "aten.as_strided.default (input that is a view of a storage no node of the graph holds"),
-    "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with other indices or more than one value"),
+    "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with one value per masked element"),
+    "index_put-mask-and-index": (lambda a, m, i: _INDEX_PUT(a, [i, m[0]], torch.tensor(1.0)), (X, bools(3, 5), torch.tensor([0, 2])), "aten.index_put.default (a boolean mask with other indices"),
 }  # fmt: skip
 
 
@@ -1068,6 +1086,28 @@ def test_wider_unsigned_dtypes_are_a_clear_error(dtype: torch.dtype) -> None:
     name = str(dtype).removeprefix("torch.")
     with pytest.raises(RduccError, match=rf"has dtype {name}, which rducc does not support .*uint8 only"):
         rducc.compile(program)
+
+
+class SpectralConv(torch.nn.Module):
+    """A Fourier neural operator layer: a complex parameter and buffer mixing the lowest modes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weights = torch.nn.Parameter(torch.complex(floats(3, 4, 5), floats(3, 4, 5)))
+        self.register_buffer("shift", torch.complex(floats(4, 1), floats(4, 1)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        modes = torch.fft.rfft(x)[..., :5]
+        return torch.fft.irfft(torch.einsum("bix,iox->box", modes, self.weights) + self.shift, n=x.shape[-1])
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_complex_parameters_and_buffers_are_pairs(opt_level: int) -> None:
+    model, x = SpectralConv(), floats(2, 3, 16)
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, (x,)), opt_level=opt_level)
+        assert "tensor<3x4x5x2xf32>" in program.mlir
+        assert_matches(program(x), model(x))
 
 
 def test_complex_without_a_pair_form_or_as_output_is_refused() -> None:

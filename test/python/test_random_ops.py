@@ -8,7 +8,9 @@ these tests check their distributions, as PyTorch documents them.
 - torch.bernoulli(x, p): 1 with probability p; F.dropout(x, p, training=True):
   zeroes each element with probability p and scales the rest by 1 / (1 - p).
 - torch.randperm(n): a permutation of 0..n-1.
-- torch.randint: each integer of [low, high) equally often; multinomial: each
+- torch.randint (and tensor.random_(to)): each integer of [low, high) equally
+  often; uniform_(a, b) and torch.normal / normal_ (tensor or number mean and
+  std): uniform and normal after rescaling; multinomial: each
   category at its weight's share (without replacement: never twice, zero
   weights last); rrelu in training: slopes uniform on [lower, upper].
 
@@ -160,6 +162,13 @@ class MoreDraws(torch.nn.Module):
             "multinomial": torch.multinomial(weights, 3),
             "rrelu": F.rrelu(-x.abs() - 1, 0.1, 0.3, training=True),
             "rrelu_eval": F.rrelu(x, 0.1, 0.3, training=False),
+            "uniform_": torch.empty(N).uniform_(-2.0, 6.0),
+            "normal_": torch.empty(N).normal_(3.0, 0.5),
+            "normal_tensors": torch.normal(x * 0 + 1.0, torch.full((50, 60), 2.0)),
+            "normal_tensor_number": torch.normal(torch.full((40, N // 40), -1.0), 0.25),
+            "normal_number_tensor": torch.normal(5.0, torch.full((N,), 3.0)),
+            "normal_numbers": torch.normal(0.5, 4.0, (N,)),
+            "random_to": torch.empty(N).random_(6),
         }
 
 
@@ -183,7 +192,7 @@ def test_decomposed_random_ops_have_their_distributions(opt_level: int) -> None:
     expected = MoreDraws()(x, WEIGHTS)
     for name in first:
         assert first[name].shape == expected[name].shape and first[name].dtype == expected[name].dtype, name
-    for name in ("randint", "randn_generator", "multinomial_replacement", "rrelu"):
+    for name in ("randint", "randn_generator", "multinomial_replacement", "rrelu", "uniform_", "normal_tensors"):
         assert not torch.equal(first[name], second[name]), f"{name}: two runs drew the same numbers"
     _check_counts(first["randint"].numpy(), np.full(10, 0.1), "randint(0, 10)")
     _check_counts(first["randint_low_i32"].numpy() + 3, np.full(7, 1 / 7), "randint(-3, 4)")
@@ -202,3 +211,8 @@ def test_decomposed_random_ops_have_their_distributions(opt_level: int) -> None:
     assert slopes.min() >= 0.1 and slopes.max() <= 0.3
     assert abs(slopes.mean() - 0.2) < 5 * 0.2 / math.sqrt(12 * slopes.size)
     torch.testing.assert_close(first["rrelu_eval"], expected["rrelu_eval"])
+    _check_uniform((first["uniform_"].numpy() + 2) / 8, "uniform_(-2, 6)")
+    for name, mean, std in (("normal_", 3.0, 0.5), ("normal_tensors", 1.0, 2.0), ("normal_tensor_number", -1.0, 0.25),
+                            ("normal_number_tensor", 5.0, 3.0), ("normal_numbers", 0.5, 4.0)):
+        _check_normal((first[name].numpy() - mean) / std, name)
+    _check_counts(first["random_to"].numpy(), np.full(6, 1 / 6), "random_(6)")
