@@ -70,18 +70,32 @@ def matmul(
 
 
 def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """`np.matmul` (into `out` when given), as one 2-d GEMM when the rhs is the
-    same matrix for every batch (a linear layer on `[..., M, K]`): numpy would
-    run one small GEMM per batch."""
+    """The batched product (into `out` when given), as one 2-d GEMM when the
+    rhs is the same matrix for every batch (a linear layer on `[..., M, K]`):
+    a batched matmul would run one small GEMM per batch."""
     if lhs.ndim <= 2 or rhs.ndim < 2 or not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
-        return np.matmul(lhs, rhs, out=out)
+        return gemm(lhs, rhs, out)
     matrix = rhs[(0,) * (rhs.ndim - 2)]
     batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
     rows = np.broadcast_to(lhs, (*batch, *lhs.shape[-2:])).reshape(-1, lhs.shape[-1])
     if out is not None:
-        np.matmul(rows, matrix, out=out.reshape(rows.shape[0], matrix.shape[-1]))
+        gemm(rows, matrix, out.reshape(rows.shape[0], matrix.shape[-1]))
         return out
-    return np.matmul(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
+    return gemm(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
+
+
+def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """`np.matmul(lhs, rhs, out=out)`, f32/f64 on torch's BLAS and threads: the
+    one thread pool the convolutions and eager use (numpy's OpenBLAS pool
+    spinning beside torch's OpenMP one made whole processes slow at two
+    threads, bench/notes.md; torch's call also costs less than numpy's on
+    small products). Other dtypes on numpy's. `out`, when given, is C-contiguous."""
+    if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size:
+        return np.matmul(lhs, rhs, out=out)
+    if out is None:
+        return torch.matmul(_tensor(lhs), _tensor(rhs)).numpy()
+    torch.matmul(_tensor(lhs), _tensor(rhs), out=torch.from_numpy(out))
+    return out
 
 
 def _axes(x: np.ndarray, dims: Sequence[int]) -> tuple[int, ...]:
@@ -259,9 +273,9 @@ def _pointwise_conv(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None)
     columns = x.reshape(batch, channels, positions)
     matrix = w.reshape(w.shape[0], channels)
     if out is not None:
-        np.matmul(matrix, columns, out=out.reshape(batch, w.shape[0], positions))
+        gemm(matrix, columns, out.reshape(batch, w.shape[0], positions))
         return out
-    return np.matmul(matrix, columns).reshape(batch, w.shape[0], *x.shape[2:])
+    return gemm(matrix, columns).reshape(batch, w.shape[0], *x.shape[2:])
 
 
 _TORCH_CONV: dict[int, Callable[..., Any]] = {
@@ -315,7 +329,7 @@ def _grouped_conv(
     order = (1, 0, *range(3, 3 + spatial), 2, *range(3 + spatial, 3 + 2 * spatial))
     rows = grouped.transpose(order).reshape(groups, batch * pymath.prod(out), taps)
     columns = w.reshape(groups, w.shape[0] // groups, taps).transpose(0, 2, 1)
-    product = np.matmul(rows, columns)  # (G, N * out, O/G)
+    product = gemm(rows, columns)  # (G, N * out, O/G)
     product = product.reshape(groups, batch, *out, w.shape[0] // groups)
     # -> (N, G, O/G, *out) -> (N, O, *out)
     result = product.transpose(1, 0, 1 + spatial + 1, *range(2, 2 + spatial))
