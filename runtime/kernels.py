@@ -85,12 +85,15 @@ def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -
 
 
 def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """`np.matmul(lhs, rhs, out=out)`, f32/f64 on torch's BLAS and threads: the
-    one thread pool the convolutions and eager use (numpy's OpenBLAS pool
-    spinning beside torch's OpenMP one made whole processes slow at two
-    threads, bench/notes.md; torch's call also costs less than numpy's on
-    small products). Other dtypes on numpy's. `out`, when given, is C-contiguous."""
-    if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size:
+    """`np.matmul(lhs, rhs, out=out)`; with more than one torch thread, f32/f64
+    on torch's BLAS and threads instead: the one pool the convolutions and
+    eager use (numpy's OpenBLAS pool spinning beside torch's OpenMP one made
+    two-thread runs 10-20x slower, bench/notes.md). At one thread there is no
+    pool to share, and numpy's BLAS (then at one thread, `threads.follow_torch`)
+    costs less a call on the zoo's small products. `out`, when given, is
+    C-contiguous."""
+    if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size \
+            or torch.get_num_threads() == 1:
         return np.matmul(lhs, rhs, out=out)
     if out is None:
         return torch.matmul(_tensor(lhs), _tensor(rhs)).numpy()

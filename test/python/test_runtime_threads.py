@@ -1,6 +1,7 @@
-"""The runtime's one thread pool (issue 19): f32/f64 products run on torch's
-BLAS and threads (`kernels.gemm`), the pool its convolutions use, never on
-numpy's OpenBLAS beside it; numpy's BLAS follows torch's thread count."""
+"""The runtime's one thread pool (issue 19): with more than one thread, f32/f64
+products run on torch's BLAS and threads (`kernels.gemm`), the pool its
+convolutions use, never on numpy's OpenBLAS beside it; at one thread on
+numpy's; numpy's BLAS follows torch's thread count."""
 
 from __future__ import annotations
 
@@ -21,23 +22,36 @@ CASES = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])) + "@" + "x".join(map(str, c[1])))
-def test_products_match_numpy(case, dtype) -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_products_match_numpy(case, dtype, threads) -> None:
     lhs_shape, rhs_shape, transpose_rhs = case
     rng = np.random.default_rng(0)
     lhs, rhs = rng.standard_normal(lhs_shape).astype(dtype), rng.standard_normal(rhs_shape).astype(dtype)
     expected = np.matmul(lhs, rhs.swapaxes(-1, -2) if transpose_rhs else rhs)
-    result = kernels.matmul(lhs, rhs, None, transpose_rhs)
     out = np.empty(expected.shape, dtype)
-    assert kernels.matmul(lhs, rhs, None, transpose_rhs, out) is out
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        result = kernels.matmul(lhs, rhs, None, transpose_rhs)
+        assert kernels.matmul(lhs, rhs, None, transpose_rhs, out) is out
+    finally:
+        torch.set_num_threads(before)
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
     for got in (result, out):
         assert got.dtype == np.dtype(dtype) and got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
 
 
-def test_numpy_blas_is_not_called_for_floats(monkeypatch) -> None:
-    """numpy's matmul (its OpenBLAS pool) is never reached by an f32 product,
-    into an arena view or not; integers still take it (torch's BLAS has none)."""
+@pytest.fixture
+def two_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+def _numpy_matmul_dtypes(monkeypatch) -> list[np.dtype]:
+    """The dtypes numpy's matmul is called with from now on."""
     calls: list[np.dtype] = []
     plain = np.matmul
 
@@ -46,13 +60,40 @@ def test_numpy_blas_is_not_called_for_floats(monkeypatch) -> None:
         return plain(lhs, rhs, *args, **kwargs)
 
     monkeypatch.setattr(kernels.np, "matmul", counting)
+    return calls
+
+
+def _products() -> None:
+    """An f32 matmul, one into an arena-like view, a pointwise and a patchwise conv."""
     lhs, rhs = np.ones((4, 3), np.float32), np.ones((3, 2), np.float32)
     kernels.matmul(lhs, rhs)
     kernels.matmul(lhs, rhs, out=np.empty((4, 2), np.float32))
-    kernels.conv(np.ones((1, 3, 4, 4), np.float32), np.ones((5, 3, 1, 1), np.float32), (1, 1), (0, 0), (1, 1), 1)
+    x = np.ones((1, 3, 4, 4), np.float32)
+    kernels.conv(x, np.ones((5, 3, 1, 1), np.float32), (1, 1), (0, 0), (1, 1), 1)
+    kernels.conv(x, np.ones((5, 3, 2, 2), np.float32), (2, 2), (0, 0), (1, 1), 1)
+
+
+def test_threaded_products_stay_in_torchs_pool(monkeypatch, two_threads) -> None:
+    """With more than one thread numpy's matmul (its OpenBLAS pool) is never
+    reached by an f32 product; integers still take it (torch's BLAS has none)."""
+    calls = _numpy_matmul_dtypes(monkeypatch)
+    _products()
     assert calls == []
-    np.testing.assert_array_equal(kernels.matmul(lhs.astype(np.int64), rhs.astype(np.int64)), np.full((4, 2), 3))
+    ints = np.ones((4, 3), np.int64), np.ones((3, 2), np.int64)
+    np.testing.assert_array_equal(kernels.matmul(*ints), np.full((4, 2), 3))
     assert calls == [np.dtype(np.int64)]
+
+
+def test_one_thread_products_take_numpys_blas(monkeypatch) -> None:
+    """At one thread there is no pool to share: numpy's BLAS, cheaper a call."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        calls = _numpy_matmul_dtypes(monkeypatch)
+        _products()
+    finally:
+        torch.set_num_threads(before)
+    assert calls == [np.dtype(np.float32)] * 4
 
 
 def test_numpy_blas_follows_torch_threads() -> None:
