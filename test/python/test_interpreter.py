@@ -105,8 +105,9 @@ def test_small_model_matches_eager(exported_small, imported, weights, name: str,
 def test_untiled_placed_program_computes_what_the_graph_does(exported_small, imported, weights, name: str) -> None:
     """Fusion, tier placement, DMA and SRAM allocation move data but change no
     numbers: an untiled -O2 program gives the level-1 executor's result, to the
-    last bits of a product (torch's BLAS, which runs the matmuls, picks its
-    kernel by the operands' layout, and placement materializes transposes)."""
+    last bits of a product (with more than one thread torch's BLAS runs the
+    matmuls and picks its kernel by the operands' layout, which placement
+    changes: it materializes transposes)."""
     _, inputs, _ = exported_small[name]
     arrays = [to_numpy(i) for i in inputs]
     graph = GraphExecutor(imported[name]).run(arrays, weights[name])
