@@ -5,10 +5,16 @@ sn40l socket, checked against eager, then timed at one thread and at all
 threads (torch.set_num_threads; the runtime follows torch's count), best of N
 calls of each side interleaved (eager, Program, eager, ...: the machine is
 shared and noisy), the garbage collector paused while timing (as timeit
-does). Then the ops where the runtime's time goes (exclusive
-time by op kind, as runtime_tiny.py measures it). Goal (issue 19): median
-Program / eager <= 1.1x and worst <= 1.5x at one thread, no worse at all
-threads.
+does). At one thread a call's time is the CPU time of the calling thread
+(`time.thread_time`: every op runs on it), not its wall time: on a machine
+with more runnable processes than cores the scheduler takes the core away
+for 4-8 ms every few ms, so the longer side's best wall time of N often
+holds such a wait and the ratio swings 1x-6x from process to process
+(bench/notes.md); the wall times are shown beside. At all threads the
+times are wall times (the pool's other threads work too). Then the ops
+where the runtime's time goes (exclusive time by op kind, as
+runtime_tiny.py measures it). Goal (issue 19): median Program / eager <=
+1.1x and worst <= 1.5x at one thread, no worse at all threads.
 
 Run: python bench/runtime_zoo.py [--quick] [--only NAME ...] [--threads N ...] [--calls N]
 """
@@ -36,36 +42,45 @@ import rducc  # noqa: E402
 
 @dataclass
 class Timing:
-    """One model's figures: eager and Program seconds by thread count, the top ops."""
+    """One model's figures: eager and Program seconds by thread count (CPU time
+    of the calling thread at one thread, wall time at more; `wall` keeps the
+    one-thread wall times), the top ops."""
 
     name: str
     eager: dict[int, float] = field(default_factory=dict)
     ours: dict[int, float] = field(default_factory=dict)
+    wall: tuple[float, float] = (0.0, 0.0)
     top: str = ""
     failure: str = ""
 
     def ratio(self, threads: int) -> float:
         return self.ours[threads] / self.eager[threads]
 
+    def wall_ratio(self) -> float:
+        return self.wall[1] / self.wall[0]
 
-def interleaved(first: Callable[[], object], second: Callable[[], object], calls: int) -> tuple[float, float]:
-    """Best wall time of each of two functions over `calls` alternating calls
-    (after a warm-up), with Python's garbage collector paused, as `timeit`
-    does: a collection over the compile's objects (hundreds of thousands)
-    otherwise lands in one side's calls, whichever allocates at that moment."""
+
+def interleaved(first: Callable[[], object], second: Callable[[], object],
+                calls: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Best wall time and best CPU time of the calling thread of each of two
+    functions over `calls` alternating calls (after a warm-up), with Python's
+    garbage collector paused, as `timeit` does: a collection over the
+    compile's objects (hundreds of thousands) otherwise lands in one side's
+    calls, whichever allocates at that moment."""
     first(), second()
-    best = [float("inf"), float("inf")]
+    wall, cpu = [float("inf")] * 2, [float("inf")] * 2
     gc.collect()
     gc.disable()
     try:
         for _ in range(calls):
             for index, function in enumerate((first, second)):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.thread_time()
                 function()
-                best[index] = min(best[index], time.perf_counter() - start)
+                cpu[index] = min(cpu[index], time.thread_time() - start_cpu)
+                wall[index] = min(wall[index], time.perf_counter() - start)
     finally:
         gc.enable()
-    return best[0], best[1]
+    return (wall[0], wall[1]), (cpu[0], cpu[1])
 
 
 def measure(name: str, thread_counts: tuple[int, ...], calls: int) -> Timing:
@@ -86,8 +101,10 @@ def measure(name: str, thread_counts: tuple[int, ...], calls: int) -> Timing:
     with torch.no_grad():
         for threads in thread_counts:
             torch.set_num_threads(threads)
-            timing.eager[threads], timing.ours[threads] = interleaved(
-                lambda: model(*inputs), lambda: program(*inputs), calls)
+            wall, cpu = interleaved(lambda: model(*inputs), lambda: program(*inputs), calls)
+            timing.eager[threads], timing.ours[threads] = cpu if threads == 1 else wall
+            if threads == 1:
+                timing.wall = wall
         torch.set_num_threads(1)
         totals, total = profile_by_op(program, inputs, max(calls // 2, 2))
     timing.top = ", ".join(f"{op} {seconds / total:.0%}" for op, seconds in totals.most_common(3))
@@ -119,27 +136,35 @@ def run(quick: bool, names: list[str] | None = None, threads: tuple[int, ...] | 
             break
         median, worst = _median_worst([t.ratio(threads) for t in measured])
         slowest = max(measured, key=lambda t: t.ratio(threads)).name
-        label = "1 thread" if threads == 1 else f"{threads} threads"
+        label = "1 thread (CPU time)" if threads == 1 else f"{threads} threads (wall time)"
         section.add(f"{label}: median Program / eager", f"{median:.2f}x over {len(measured)} models",
                     "<= 1.1x", median <= 1.1)
         section.add(f"{label}: worst Program / eager", f"{worst:.2f}x ({slowest})", "<= 1.5x", worst <= 1.5)
+        if threads == 1:
+            median, worst = _median_worst([t.wall_ratio() for t in measured])
+            slowest = max(measured, key=lambda t: t.wall_ratio()).name
+            section.add("1 thread (wall time): median / worst Program / eager",
+                        f"{median:.2f}x / {worst:.2f}x ({slowest})")
     section.details += table(timings, thread_counts, calls)
     return section
 
 
 def table(timings: list[Timing], thread_counts: tuple[int, ...], calls: int) -> list[str]:
     header = " | ".join(f"eager ms ({t}t) | Program ms ({t}t) | ratio ({t}t)" for t in thread_counts)
-    lines = [f"Every model at batch 1, -O2, best of {calls} interleaved calls; top ops: exclusive share "
-             "of the Program's time at one thread.", "",
-             f"| model | {header} | top ops |", "| --- |" + " --- |" * (3 * len(thread_counts) + 1)]
+    lines = [f"Every model at batch 1, -O2, best of {calls} interleaved calls: at one thread the CPU time "
+             "of the calling thread (wall: the best wall times' ratio), at more threads wall time; "
+             "top ops: exclusive share of the Program's time at one thread.", "",
+             f"| model | {header} | wall ratio (1t) | top ops |",
+             "| --- |" + " --- |" * (3 * len(thread_counts) + 2)]
     for timing in timings:
         if timing.failure:
-            lines.append(f"| {timing.name} |" + " - |" * (3 * len(thread_counts))
+            lines.append(f"| {timing.name} |" + " - |" * (3 * len(thread_counts) + 1)
                          + f" not timed: {timing.failure.replace('|', '/')[:120]} |")
             continue
         cells = " | ".join(f"{timing.eager[t] * 1e3:.3f} | {timing.ours[t] * 1e3:.3f} | {timing.ratio(t):.2f}x"
                            for t in thread_counts)
-        lines.append(f"| {timing.name} | {cells} | {timing.top} |")
+        wall = f"{timing.wall_ratio():.2f}x" if timing.wall[0] else "-"
+        lines.append(f"| {timing.name} | {cells} | {wall} | {timing.top} |")
     return [*lines, ""]
 
 

@@ -70,18 +70,35 @@ def matmul(
 
 
 def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """`np.matmul` (into `out` when given), as one 2-d GEMM when the rhs is the
-    same matrix for every batch (a linear layer on `[..., M, K]`): numpy would
-    run one small GEMM per batch."""
+    """The batched product (into `out` when given), as one 2-d GEMM when the
+    rhs is the same matrix for every batch (a linear layer on `[..., M, K]`):
+    a batched matmul would run one small GEMM per batch."""
     if lhs.ndim <= 2 or rhs.ndim < 2 or not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
-        return np.matmul(lhs, rhs, out=out)
+        return gemm(lhs, rhs, out)
     matrix = rhs[(0,) * (rhs.ndim - 2)]
     batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
     rows = np.broadcast_to(lhs, (*batch, *lhs.shape[-2:])).reshape(-1, lhs.shape[-1])
     if out is not None:
-        np.matmul(rows, matrix, out=out.reshape(rows.shape[0], matrix.shape[-1]))
+        gemm(rows, matrix, out.reshape(rows.shape[0], matrix.shape[-1]))
         return out
-    return np.matmul(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
+    return gemm(rows, matrix).reshape(*batch, lhs.shape[-2], matrix.shape[-1])
+
+
+def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """`np.matmul(lhs, rhs, out=out)`; with more than one torch thread, f32/f64
+    on torch's BLAS and threads instead: the one pool the convolutions and
+    eager use (numpy's OpenBLAS pool spinning beside torch's OpenMP one made
+    two-thread runs 10-20x slower, bench/notes.md). At one thread there is no
+    pool to share, and numpy's BLAS (then at one thread, `threads.follow_torch`)
+    costs less a call on the zoo's small products. `out`, when given, is
+    C-contiguous."""
+    if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size \
+            or torch.get_num_threads() == 1:
+        return np.matmul(lhs, rhs, out=out)
+    if out is None:
+        return torch.matmul(_tensor(lhs), _tensor(rhs)).numpy()
+    torch.matmul(_tensor(lhs), _tensor(rhs), out=torch.from_numpy(out))
+    return out
 
 
 def _axes(x: np.ndarray, dims: Sequence[int]) -> tuple[int, ...]:
@@ -215,7 +232,8 @@ def conv(
     """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel].
 
     All groups at once: a pointwise convolution (1x1, one group, stride 1, no
-    padding) is one GEMM (`_pointwise_conv`); otherwise 1-3 spatial dims in
+    padding) is one GEMM (`_pointwise_conv`), and so is a patchwise one
+    (windows that tile the image, `_patchwise_conv`); otherwise 1-3 spatial dims in
     f32/f64 run PyTorch's own CPU convolution (`torch.nn.functional.conv{1,2,3}d`,
     on the arrays' memory: oneDNN's grouped and depthwise kernels, which
     numpy has none of, on torch's threads); any other rank runs
@@ -230,6 +248,8 @@ def conv(
     convolve = _TORCH_CONV.get(x.ndim - 2)
     if _is_pointwise(w, stride, padding, groups):
         result = _pointwise_conv(source, w, out if compute == dtype else None)
+    elif _is_patchwise(w, stride, padding, dilation, groups) and source.ndim > 2:
+        result = _patchwise_conv(source, w)
     elif convolve is not None and compute in (F32, F64) and x.size and weight.size:
         result = convolve(_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
                           tuple(dilation), groups).numpy()
@@ -237,7 +257,7 @@ def conv(
         with np.errstate(all="ignore"):
             result = _grouped_conv(source, w, stride, padding, dilation, groups)
     if out is None:
-        return result.astype(dtype, copy=False)
+        return np.ascontiguousarray(result.astype(dtype, copy=False))
     if result is not out:
         out[...] = result
     return out
@@ -250,6 +270,31 @@ def _is_pointwise(w: np.ndarray, stride: Sequence[int], padding: Sequence[int], 
     return (groups == 1) & (window.count(1) == len(window)) & (steps.count(1) == len(steps)) & (not any(padding))
 
 
+def _is_patchwise(w: np.ndarray, stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+                  groups: int) -> bool:
+    """A convolution of one group whose windows tile the image (stride = window,
+    no padding, no dilation): a ViT's patch embedding, a ConvNeXt stem."""
+    window = w.shape[2:]
+    return (groups == 1) & (tuple(stride) == tuple(window)) & (not any(padding)) & (set(dilation) <= {1})
+
+
+def _patchwise_conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A patchwise convolution as one GEMM: every patch a row of
+    `[N * patches, C * window]` times the weight as `[C * window, O]`
+    (oneDNN's direct kernel costs 2-4x that on the zoo's small images)."""
+    spatial = x.ndim - 2
+    batch, channels = x.shape[:2]
+    window = w.shape[2:]
+    out = tuple(n // k for n, k in zip(x.shape[2:], window))
+    x = x[(slice(None), slice(None), *(slice(0, o * k) for o, k in zip(out, window)))]  # the whole patches
+    split = x.reshape(batch, channels, *(d for pair in zip(out, window) for d in pair))
+    # (N, *out, C, *window): one row per patch
+    order = (0, *range(2, 2 + 2 * spatial, 2), 1, *range(3, 3 + 2 * spatial, 2))
+    rows = np.ascontiguousarray(split.transpose(order)).reshape(batch * pymath.prod(out), -1)
+    product = gemm(rows, w.reshape(w.shape[0], -1).T)  # (N * patches, O)
+    return product.reshape(batch, *out, w.shape[0]).transpose(0, 1 + spatial, *range(1, 1 + spatial))
+
+
 def _pointwise_conv(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """A pointwise convolution as one GEMM per image, batched (BLAS, into `out`
     when given): `[O, C] x [N, C, positions]`. oneDNN's direct kernel costs
@@ -259,9 +304,9 @@ def _pointwise_conv(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None)
     columns = x.reshape(batch, channels, positions)
     matrix = w.reshape(w.shape[0], channels)
     if out is not None:
-        np.matmul(matrix, columns, out=out.reshape(batch, w.shape[0], positions))
+        gemm(matrix, columns, out.reshape(batch, w.shape[0], positions))
         return out
-    return np.matmul(matrix, columns).reshape(batch, w.shape[0], *x.shape[2:])
+    return gemm(matrix, columns).reshape(batch, w.shape[0], *x.shape[2:])
 
 
 _TORCH_CONV: dict[int, Callable[..., Any]] = {
@@ -315,7 +360,7 @@ def _grouped_conv(
     order = (1, 0, *range(3, 3 + spatial), 2, *range(3 + spatial, 3 + 2 * spatial))
     rows = grouped.transpose(order).reshape(groups, batch * pymath.prod(out), taps)
     columns = w.reshape(groups, w.shape[0] // groups, taps).transpose(0, 2, 1)
-    product = np.matmul(rows, columns)  # (G, N * out, O/G)
+    product = gemm(rows, columns)  # (G, N * out, O/G)
     product = product.reshape(groups, batch, *out, w.shape[0] // groups)
     # -> (N, G, O/G, *out) -> (N, O, *out)
     result = product.transpose(1, 0, 1 + spatial + 1, *range(2, 2 + spatial))

@@ -1,12 +1,17 @@
-"""The runtime's threads: as many as torch's.
+"""The runtime's threads: as many as torch's, in torch's pool.
 
-The runtime's heavy kernels run in two thread pools: torch's (convolution,
-`kernels.conv`) and numpy's BLAS (matmul). `follow_torch()`, called at every
-run, sets the BLAS pool to `torch.get_num_threads()`, so that
-`torch.set_num_threads(n)` (or `OMP_NUM_THREADS=n` before start) sets both,
-as it sets eager's. numpy's OpenBLAS is reached through its
-`openblas_set_num_threads` entry (what threadpoolctl calls); a numpy built on
-another BLAS keeps its own setting.
+With more than one thread the runtime's heavy kernels run on torch's CPU
+kernels and its OpenMP pool: f32/f64 matmul (`kernels.gemm`; f16/bf16
+products run in f32 there too), convolution, pooling. One pool doing the
+work matters: OpenBLAS's workers spin after a call while torch's OpenMP team
+waits for the same cores (at two threads, Program ran 10-20x eager before
+matmul moved to torch; bench/notes.md). At one thread there is no pool, and
+products take numpy's BLAS, the cheaper call on small ones. `follow_torch()`,
+called at every run, sets numpy's BLAS threads to `torch.get_num_threads()`,
+so that `torch.set_num_threads(n)` (or `OMP_NUM_THREADS=n` before start)
+sets both, as it sets eager's. numpy's OpenBLAS is reached through its
+`openblas_set_num_threads` entry (what threadpoolctl calls); a numpy built
+on another BLAS keeps its own setting.
 """
 
 from __future__ import annotations

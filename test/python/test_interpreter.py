@@ -104,13 +104,17 @@ def test_small_model_matches_eager(exported_small, imported, weights, name: str,
 @pytest.mark.parametrize("name", MODELS)
 def test_untiled_placed_program_computes_what_the_graph_does(exported_small, imported, weights, name: str) -> None:
     """Fusion, tier placement, DMA and SRAM allocation move data but change no
-    numbers: an untiled -O2 program gives the level-1 executor's result bit for bit."""
+    numbers: an untiled -O2 program gives the level-1 executor's result, to the
+    last bits of a product (with more than one thread torch's BLAS runs the
+    matmuls and picks its kernel by the operands' layout, which placement
+    changes: it materializes transposes)."""
     _, inputs, _ = exported_small[name]
     arrays = [to_numpy(i) for i in inputs]
     graph = GraphExecutor(imported[name]).run(arrays, weights[name])
     placed = PlacedProgram(_placed(imported[name], 2)).run(arrays, weights[name])
     for out, ref in zip(placed, graph):
-        np.testing.assert_array_equal(out, ref)
+        assert out.dtype == ref.dtype and out.shape == ref.shape
+        np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
 
 
 def test_mlp_bf16_matches_eager() -> None:
