@@ -351,16 +351,9 @@ class PlacedProgram(Runner):
             if all(isinstance(use.operation, DeallocOp) for use in op.result.uses):
                 return None  # nothing reads or writes it: never materialized
 
-            made: list[np.ndarray] = []
-
             def alloc_off_chip(env: Env, context: RunContext) -> None:
-                """The buffer, allocated and poisoned on the first run and reused
-                after, as the SRAM arena is (`_arena_env`: the program is
-                deterministic, so a later run reads nothing stale the first did not)."""
-                if not made:
-                    what = f"{buffer.tier.data.value} buffer {list(shape)}"
-                    made.append(_allocate(lambda: kernels.poisoned(shape, dtype), what))
-                env[slot] = made[0]
+                what = f"{buffer.tier.data.value} buffer {list(shape)}"
+                env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), what)
 
             return alloc_off_chip
         if op.offset is None:
