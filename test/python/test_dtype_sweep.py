@@ -81,6 +81,7 @@ INT_OPS: dict[str, Op] = {
     "sqrt": lambda a, b: a.abs().sqrt(),
     "median": lambda a, b: a.median(),  # decomposes into a NaN-filled integer tensor
     "floor": lambda a, b: torch.floor(a),
+    "one_hot": lambda a, b: torch.nn.functional.one_hot(b.abs().long(), 8),  # its class-range asserts are dropped
 }
 
 BOOL_OPS: dict[str, Op] = {
@@ -120,8 +121,8 @@ class Ops(torch.nn.Module):
 
 
 def _ints(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    a = torch.tensor([[7, -7, 3, 100], [-3, 0, 5, -100]], dtype=dtype)
-    b = torch.tensor([[2, 2, -2, 3], [2, 3, -3, -7]], dtype=dtype)
+    a = torch.tensor([[7, -7, 3, 100], [-3, 0, 5, -100]]).to(dtype)  # uint8 wraps
+    b = torch.tensor([[2, 2, -2, 3], [2, 3, -3, -7]]).to(dtype)
     return a, b
 
 
@@ -134,6 +135,7 @@ PROGRAMS: dict[str, tuple[dict[str, Op], tuple[torch.Tensor, ...]]] = {
     "int64": (INT_OPS, _ints(torch.int64)),
     "int32": (INT_OPS, _ints(torch.int32)),
     "int8": ({k: INT_OPS[k] for k in ("floor_divide", "remainder", "mul_float", "sum", "median")}, _ints(torch.int8)),
+    "uint8": ({k: INT_OPS[k] for k in ("floor_divide", "true_divide", "mul_float", "sum", "cumsum")}, _ints(torch.uint8)),
     "bool": (BOOL_OPS, (torch.tensor([[True, False, True], [False, False, True]]), torch.tensor([True, True, False]))),
     "shapes": (SHAPE_OPS, (torch.tensor(1.5), torch.zeros(0, 3), torch.randn(4, 3).T, torch.randn(3, 1))),
 }
