@@ -50,9 +50,7 @@ def elementwise(
     values = [_value_or_number(g, arg) for arg in inputs]
 
     def body(builder: ScalarBuilder, scalars: list[SSAValue | Number]) -> SSAValue:
-        return formula(
-            builder, [builder.operand(s, compute_type, promoted, not numbers_in_opmath) for s in scalars]
-        )
+        return formula(builder, [builder.operand(s, compute_type, promoted, not numbers_in_opmath) for s in scalars])
 
     return g.map(values, out, body)
 

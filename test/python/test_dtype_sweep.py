@@ -126,6 +126,10 @@ def _ints(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     return a, b
 
 
+def _some(ops: dict[str, Op], *names: str) -> dict[str, Op]:
+    return {name: ops[name] for name in names}
+
+
 PROGRAMS: dict[str, tuple[dict[str, Op], tuple[torch.Tensor, ...]]] = {
     "float16": (REDUCED_FLOAT_OPS, (_HALF.half(), _POSITIVE.half())),
     "bfloat16": (REDUCED_FLOAT_OPS, (_HALF.bfloat16(), _POSITIVE.bfloat16())),
@@ -134,8 +138,8 @@ PROGRAMS: dict[str, tuple[dict[str, Op], tuple[torch.Tensor, ...]]] = {
     "float64_floor": (FLOAT_OPS, tuple(t.double() for t in _FLOOR_PAIRS)),
     "int64": (INT_OPS, _ints(torch.int64)),
     "int32": (INT_OPS, _ints(torch.int32)),
-    "int8": ({k: INT_OPS[k] for k in ("floor_divide", "remainder", "mul_float", "sum", "median")}, _ints(torch.int8)),
-    "uint8": ({k: INT_OPS[k] for k in ("floor_divide", "true_divide", "mul_float", "sum", "cumsum")}, _ints(torch.uint8)),
+    "int8": (_some(INT_OPS, "floor_divide", "remainder", "mul_float", "sum", "median"), _ints(torch.int8)),
+    "uint8": (_some(INT_OPS, "floor_divide", "true_divide", "mul_float", "sum", "cumsum"), _ints(torch.uint8)),
     "bool": (BOOL_OPS, (torch.tensor([[True, False, True], [False, False, True]]), torch.tensor([True, True, False]))),
     "shapes": (SHAPE_OPS, (torch.tensor(1.5), torch.zeros(0, 3), torch.randn(4, 3).T, torch.randn(3, 1))),
 }
