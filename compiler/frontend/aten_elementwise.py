@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, i1
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.frontend.aten_common import result_type
@@ -335,11 +335,19 @@ def convert_pow_scalar(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode")
 def convert_div(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A number divisor is read in opmath (f32 for f16/bf16), as torch's div kernels
+    read a CPU scalar. Rounding division of f16/bf16 by a tensor of rank > 0
+    rounds each step to the half type, as torch's kernels compute it there."""
     args = node_arguments(node)
-    mode = args.get("rounding_mode")
-    divide = {None: ScalarBuilder.div, "floor": ScalarBuilder.floor_div, "trunc": ScalarBuilder.trunc_div}[mode]
+    mode, divisor = args.get("rounding_mode"), args["other"]
+    out = result_type(node).element_type
+    full = isinstance(divisor, torch.fx.Node) and fake_value(divisor).dim() > 0
+    holder = out if mode and full and isinstance(out, Float16Type | BFloat16Type) else None
+    if mode is None:
+        return elementwise(g, node, [args["self"], divisor], lambda b, xs: b.div(xs[0], xs[1]), numbers_in_opmath=True)
+    divide = {"floor": ScalarBuilder.floor_div, "trunc": ScalarBuilder.trunc_div}[mode]
     return elementwise(
-        g, node, [args["self"], args["other"]], lambda b, xs: divide(b, xs[0], xs[1]), numbers_in_opmath=True
+        g, node, [args["self"], divisor], lambda b, xs: divide(b, xs[0], xs[1], holder), numbers_in_opmath=True
     )
 
 

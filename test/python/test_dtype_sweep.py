@@ -22,6 +22,7 @@ Op = Callable[..., torch.Tensor]
 torch.manual_seed(0)
 _HALF = (torch.randn(4, 6) * 3).clamp(-8, 8)
 _POSITIVE = torch.rand(4, 6) + 0.5
+_WIDE = torch.randn(2000)
 _FLOOR_PAIRS = (
     torch.tensor([1.0, -1.0, 7.5, -7.5, 0.0, -0.0, 3.0, 5.0, 2.5]),
     torch.tensor([0.1, 0.1, -2.0, 2.0, -3.0, 3.0, 0.0, 0.75, -0.5]),
@@ -136,6 +137,9 @@ PROGRAMS: dict[str, tuple[dict[str, Op], tuple[torch.Tensor, ...]]] = {
     "float32_floor": (FLOAT_OPS, _FLOOR_PAIRS),
     "float16_floor": (FLOAT_OPS, tuple(t.half() for t in _FLOOR_PAIRS)),
     "float64_floor": (FLOAT_OPS, tuple(t.double() for t in _FLOOR_PAIRS)),
+    # by a full tensor, f16/bf16 rounding division rounds each step to the half type
+    "bfloat16_divide": (FLOAT_OPS, ((_WIDE * 5).bfloat16(), (_WIDE.flip(0) * 0.05).bfloat16())),
+    "float16_divide": (FLOAT_OPS, ((_WIDE * 5).half(), (_WIDE.flip(0) * 0.05).half())),
     "int64": (INT_OPS, _ints(torch.int64)),
     "int32": (INT_OPS, _ints(torch.int32)),
     "int8": (_some(INT_OPS, "floor_divide", "remainder", "mul_float", "sum", "median"), _ints(torch.int8)),
