@@ -268,6 +268,12 @@ def _converted_nodes(ep: ExportedProgram) -> list[torch.fx.Node]:
     ]
 
 
+def _no_elements(node: torch.fx.Node) -> bool:
+    """Whether the node's one result is a tensor with a size-0 dim."""
+    value = node.meta.get("val")
+    return isinstance(value, torch.Tensor) and value.numel() == 0
+
+
 def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: LayerReuse | None) -> None:
     for node in nodes:
         if reuse is not None and reuse.skip(node):
@@ -281,7 +287,10 @@ def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: L
         importer.location = location_of(node)
         importer.name_hint = node.name
         importer.layer = layer_of(node)
-        importer.env[node] = CONVERTERS[str(node.target)].convert(importer, node)
+        if _no_elements(node):  # whatever the op, an empty result has no values to compute
+            importer.env[node] = aten_elementwise.fill(importer, node, 0)
+        else:
+            importer.env[node] = CONVERTERS[str(node.target)].convert(importer, node)
         if reuse is not None:
             reuse.converted(node)
 

@@ -107,6 +107,9 @@ SHAPE_OPS: dict[str, Op] = {
     "transposed": lambda s, e, t, b: t.exp(),
     "broadcast": lambda s, e, t, b: t + b,
     "rank0_promotes": lambda s, e, t, b: torch.tensor([1, 2, 3]) + s,
+    "rank0_gather": lambda s, e, t, b: s.gather(0, torch.tensor([0])),
+    "empty_index_gather": lambda s, e, t, b: b.flatten().gather(0, torch.zeros(2, 0, dtype=torch.int64)),
+    "empty_matmul": lambda s, e, t, b: e.T @ e,
 }
 
 
