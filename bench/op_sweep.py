@@ -1,7 +1,8 @@
 """An OpInfo-driven op sweep: what a held-out single-op corpus would hit.
 
 torch's own OpInfo database (`op_db`, the sample inputs torch tests its ops
-with) gives, for each op, a few float32 samples. Each sample becomes a small
+with) gives, for each op, a few samples of one dtype (`--dtype`, float32 by
+default; ops whose OpInfo does not list that dtype on CPU are left out). Each sample becomes a small
 `nn.Module` (the sample's tensors are its inputs; its other arguments are
 constants), exported with `torch.export`, compiled with rducc at -O0 (and
 -O2 for every `--o2-every`-th op), run, and compared with eager. Each sample
@@ -12,7 +13,9 @@ is classified:
 - `refused`: rducc's one-line error (an `RduccError`; a failure inside torch's
   decomposition, which rducc runs with its own decompositions, counts here);
 - `crash`: any other exception inside rducc (an internal error);
-- `mismatch`: the program runs but differs from eager (values, shape or dtype);
+- `mismatch`: the program runs but differs from eager (values, shape or dtype;
+  float32 within rtol 1e-3/atol 1e-4, other dtypes within
+  `torch.testing.assert_close`'s defaults for the output's dtype);
 - `pass`.
 
 The pass rate counts refused, crash, mismatch and pass. The failures are
@@ -20,7 +23,7 @@ printed grouped by cause (the error's first line with numbers and names
 blurred). `--write-doc` replaces the "OpInfo sweep" section of
 docs/aten-coverage.md with a summary. Nothing is cached.
 
-Run: python bench/op_sweep.py [--samples 2] [--ops add,mul] [--limit N] [--write-doc]
+Run: python bench/op_sweep.py [--samples 2] [--ops add,mul] [--limit N] [--dtype bfloat16] [--write-doc]
 """
 
 from __future__ import annotations
@@ -45,6 +48,11 @@ from torch.utils import _pytree as pytree
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "aten-coverage.md"
 HEADING = "## OpInfo sweep"  # rducc.tools.coverage keeps this section when it regenerates the rest
+DTYPES = {
+    name: getattr(torch, name) for name in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "bool")
+}
+"""The sample dtypes `--dtype` takes."""
+PER_DTYPE = "Other sample dtypes (`--dtype`), one line each:"
 COUNTED = ("pass", "mismatch", "refused", "crash")
 SAMPLE_SECONDS = 20
 """A sample still compiling or running after this long is a crash (`timeout`)."""
@@ -94,13 +102,15 @@ def _usable(tensors: list[torch.Tensor]) -> bool:
     )
 
 
-def sample_modules(info: Any, count: int) -> Iterator[tuple[SampleModule, tuple[torch.Tensor, ...]]]:
-    """The op's first `count` usable float32 samples, as a module and its inputs."""
-    if torch.float32 not in info.supported_dtypes("cpu"):
+def sample_modules(
+    info: Any, count: int, dtype: torch.dtype = torch.float32
+) -> Iterator[tuple[SampleModule, tuple[torch.Tensor, ...]]]:
+    """The op's first `count` usable samples of `dtype`, as a module and its inputs."""
+    if dtype not in info.supported_dtypes("cpu"):
         return
     taken = 0
     with contextlib.suppress(Exception):
-        for sample in info.sample_inputs("cpu", torch.float32, requires_grad=False):
+        for sample in info.sample_inputs("cpu", dtype, requires_grad=False):
             leaves, spec = pytree.tree_flatten(((sample.input, *sample.args), dict(sample.kwargs)))
             tensor_at = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
             tensors = [leaves[i].detach().clone() for i in tensor_at]
@@ -160,8 +170,12 @@ def _cause(line: str) -> str:
     return line[:200]
 
 
-def _compare(expected: list[Any], actual: list[Any]) -> str:
-    """'' when `actual` matches eager's `expected`, else why not."""
+UNINITIALIZED = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"})
+"""Ops whose values are unspecified (uninitialized memory): only shape and dtype are compared."""
+
+
+def _compare(expected: list[Any], actual: list[Any], values: bool = True) -> str:
+    """'' when `actual` matches eager's `expected` (`values`: and its values), else why not."""
     if len(expected) != len(actual):
         return f"{len(actual)} outputs, eager has {len(expected)}"
     for want, got in zip(expected, actual):
@@ -173,8 +187,11 @@ def _compare(expected: list[Any], actual: list[Any]) -> str:
             return f"shape {list(got.shape)}, eager {list(want.shape)}"
         if want.dtype != got.dtype:
             return f"dtype {got.dtype}, eager {want.dtype}"
+        if not values:
+            continue
+        loose = {"rtol": 1e-3, "atol": 1e-4} if want.dtype == torch.float32 else {}
         try:
-            torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-4, equal_nan=True)
+            torch.testing.assert_close(got, want, equal_nan=True, **loose)
         except AssertionError:
             return "values differ"
     return ""
@@ -203,7 +220,8 @@ def run_sample(name: str, module: SampleModule, inputs: tuple[torch.Tensor, ...]
         return Outcome(name, "skipped", "no tensor output")
     if any(isinstance(t, torch.Tensor) and t.is_complex() for t in expected):
         return Outcome(name, "skipped", "complex output (rducc takes and returns real pairs)")
-    if _compare(expected, again):
+    values = name.split(".")[0] not in UNINITIALIZED
+    if _compare(expected, again, values):
         return Outcome(name, "skipped", "not deterministic")
     try:
         with _time_limit(SAMPLE_SECONDS), torch.no_grad():
@@ -222,7 +240,7 @@ def run_sample(name: str, module: SampleModule, inputs: tuple[torch.Tensor, ...]
         return Outcome(name, "crash", _first_line(error), opt_level)
     if actual is None:
         return Outcome(name, "mismatch", "no tensor output", opt_level)
-    why = _compare(expected, actual)
+    why = _compare(expected, actual, values)
     return Outcome(name, "mismatch" if why else "pass", why, opt_level)
 
 
@@ -300,14 +318,21 @@ class Sweep:
         return "\n".join(lines) + "\n"
 
 
-def sweep(names: set[str] | None, samples: int, limit: int | None, o2_every: int, verbose: bool) -> Sweep:
+def sweep(
+    names: set[str] | None,
+    samples: int,
+    limit: int | None,
+    o2_every: int,
+    verbose: bool,
+    dtype: torch.dtype = torch.float32,
+) -> Sweep:
     result = Sweep()
     start = time.perf_counter()
     infos = [i for i in op_db() if names is None or op_name(i) in names or i.name in names]
     for index, info in enumerate(infos[:limit]):
         name = op_name(info)
         levels = (0, 2) if o2_every and index % o2_every == 0 else (0,)
-        for module, inputs in sample_modules(info, samples):
+        for module, inputs in sample_modules(info, samples, dtype):
             for level in levels:
                 outcome = run_sample(name, module, inputs, level)
                 result.outcomes.append(outcome)
@@ -317,10 +342,35 @@ def sweep(names: set[str] | None, samples: int, limit: int | None, o2_every: int
     return result
 
 
-def write_doc(section: str) -> None:
-    """Replace (or append) the sweep section of docs/aten-coverage.md."""
+def dtype_line(result: Sweep, dtype: str, command: str) -> str:
+    """The one line of the sweep section that sums up a non-float32 run."""
+    counts = result.counts()
+    good, ops = result.ops_passing()
+    return (
+        f"- {dtype} (`{command}`): pass rate {100 * result.pass_rate():.1f}% of "
+        f"{sum(counts[s] for s in COUNTED)} samples; {good} of {ops} ops pass every sample"
+    )
+
+
+def _dtype_lines(text: str) -> list[str]:
+    section = text.split(HEADING)[1] if HEADING in text else ""
+    return [line for line in section.splitlines() if line.startswith("- ") and "(`python bench/op_sweep.py" in line]
+
+
+def write_doc(section: str, dtype: str = "float32", line: str = "") -> None:
+    """Replace (or append) the sweep section of docs/aten-coverage.md.
+
+    A float32 run writes the section, keeping the other dtypes' lines; another
+    dtype's run replaces only its own line.
+    """
     text = DOC.read_text()
     kept = text.split(HEADING)[0]
+    lines = {entry.split(" ")[1]: entry for entry in _dtype_lines(text)}
+    if dtype != "float32":
+        lines[dtype] = line
+        section = HEADING + text.split(HEADING)[1].split("\n" + PER_DTYPE)[0].rstrip("\n") + "\n"
+    if lines:
+        section += "\n" + PER_DTYPE + "\n\n" + "\n".join(lines[k] for k in DTYPES if k in lines) + "\n"
     DOC.write_text(kept + ("" if kept.endswith("\n\n") else "\n") + section)
 
 
@@ -331,14 +381,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="the first N ops only")
     parser.add_argument("--o2-every", type=int, default=5, help="-O2 too for every N-th op (0: never)")
     parser.add_argument("--verbose", action="store_true", help="print each failure as it happens")
+    parser.add_argument("--dtype", choices=list(DTYPES), default="float32", help="the samples' dtype")
     parser.add_argument("--write-doc", action="store_true", help="write the section of docs/aten-coverage.md")
     args = parser.parse_args(argv)
     names = set(args.ops.split(",")) if args.ops else None
-    result = sweep(names, args.samples, args.limit, args.o2_every, args.verbose)
+    result = sweep(names, args.samples, args.limit, args.o2_every, args.verbose, DTYPES[args.dtype])
     print(result.report())
     if args.write_doc:
         command = "python bench/op_sweep.py " + " ".join(a for a in (argv or sys.argv[1:]) if a != "--write-doc")
-        write_doc(result.markdown(command.strip()))
+        write_doc(result.markdown(command.strip()), args.dtype, dtype_line(result, args.dtype, command.strip()))
     return 0
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, i1
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.frontend.aten_common import result_type
@@ -38,17 +38,19 @@ def elementwise(
     inputs: list[Any],
     formula: Formula,
     compute: Attribute | None = None,
+    numbers_in_opmath: bool = False,
 ) -> SSAValue:
     """One `rdu.map` applying `formula` to inputs converted to the opmath type of
-    `compute` (default: the result's type); a number operand is first wrapped
-    to `compute` as torch converts it."""
+    `compute` (default: the result's type); a number operand is first converted
+    to `compute` as torch converts it (an f16/bf16 `compute` rounds it, unless
+    `numbers_in_opmath`: torch's mul and div kernels read it in f32)."""
     out = result_type(node)
     promoted = compute or out.element_type
     compute_type = opmath_type(promoted)
     values = [_value_or_number(g, arg) for arg in inputs]
 
     def body(builder: ScalarBuilder, scalars: list[SSAValue | Number]) -> SSAValue:
-        return formula(builder, [builder.operand(s, compute_type, promoted) for s in scalars])
+        return formula(builder, [builder.operand(s, compute_type, promoted, not numbers_in_opmath) for s in scalars])
 
     return g.map(values, out, body)
 
@@ -230,8 +232,9 @@ def convert_bitwise_not(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 # --------------------------------------------------------------------------
 
 
-def _scaled(b: ScalarBuilder, value: SSAValue, alpha: Number) -> SSAValue:
-    return value if alpha == 1 else b.mul(value, b.constant(alpha, value.type))
+def _scaled(b: ScalarBuilder, value: SSAValue, alpha: Number, node: torch.fx.Node) -> SSAValue:
+    """`value * alpha`, alpha converted to the result's type first, as torch's add does."""
+    return value if alpha == 1 else b.mul(value, b.operand(alpha, value.type, result_type(node).element_type))
 
 
 @converts("aten.add.Tensor", "aten.add.Scalar")
@@ -239,7 +242,7 @@ def convert_add(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     args = node_arguments(node)
     alpha = args.get("alpha", 1)
     return elementwise(
-        g, node, [args["self"], args["other"]], lambda b, xs: b.add(xs[0], _scaled(b, xs[1], alpha))
+        g, node, [args["self"], args["other"]], lambda b, xs: b.add(xs[0], _scaled(b, xs[1], alpha, node))
     )
 
 
@@ -248,7 +251,7 @@ def convert_sub(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     args = node_arguments(node)
     alpha = args.get("alpha", 1)
     return elementwise(
-        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[0], _scaled(b, xs[1], alpha))
+        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[0], _scaled(b, xs[1], alpha, node))
     )
 
 
@@ -257,13 +260,17 @@ def convert_rsub(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     args = node_arguments(node)
     alpha = args.get("alpha", 1)
     return elementwise(
-        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[1], _scaled(b, xs[0], alpha))
+        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[1], _scaled(b, xs[0], alpha, node))
     )
 
 
+@converts("aten.mul.Tensor", "aten.mul.Scalar")
+def convert_mul(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A number factor is read in opmath (f32 for f16/bf16), as torch's mul kernel reads it."""
+    return elementwise(g, node, list(positional(node)[:2]), lambda b, xs: b.mul(xs[0], xs[1]), numbers_in_opmath=True)
+
+
 _BINARY_FORMULAS: dict[str, Formula] = {
-    "aten.mul.Tensor": lambda b, xs: b.mul(xs[0], xs[1]),
-    "aten.mul.Scalar": lambda b, xs: b.mul(xs[0], xs[1]),
     "aten.maximum.default": lambda b, xs: b.maximum(xs[0], xs[1]),
     "aten.minimum.default": lambda b, xs: b.minimum(xs[0], xs[1]),
     "aten.pow.Tensor_Tensor": lambda b, xs: b.pow(xs[0], xs[1]),
@@ -318,16 +325,30 @@ def convert_shift(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.pow.Tensor_Scalar")
 def convert_pow_scalar(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A float exponent is rounded to an f16/bf16 result's dtype first, as torch does."""
     base, exponent = positional(node)[0], positional(node)[1]
+    dtype = fake_value(node).dtype
+    if isinstance(exponent, float) and dtype in (torch.float16, torch.bfloat16):
+        exponent = float(torch.tensor(exponent).to(dtype))
     return elementwise(g, node, [base], lambda b, xs: b.pow(xs[0], exponent))
 
 
 @converts("aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode")
 def convert_div(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """A number divisor is read in opmath (f32 for f16/bf16), as torch's div kernels
+    read a CPU scalar. Rounding division of f16/bf16 by a tensor of rank > 0
+    rounds each step to the half type, as torch's kernels compute it there."""
     args = node_arguments(node)
-    mode = args.get("rounding_mode")
-    divide = {None: ScalarBuilder.div, "floor": ScalarBuilder.floor_div, "trunc": ScalarBuilder.trunc_div}[mode]
-    return elementwise(g, node, [args["self"], args["other"]], lambda b, xs: divide(b, xs[0], xs[1]))
+    mode, divisor = args.get("rounding_mode"), args["other"]
+    out = result_type(node).element_type
+    full = isinstance(divisor, torch.fx.Node) and fake_value(divisor).dim() > 0
+    holder = out if mode and full and isinstance(out, Float16Type | BFloat16Type) else None
+    if mode is None:
+        return elementwise(g, node, [args["self"], divisor], lambda b, xs: b.div(xs[0], xs[1]), numbers_in_opmath=True)
+    divide = {"floor": ScalarBuilder.floor_div, "trunc": ScalarBuilder.trunc_div}[mode]
+    return elementwise(
+        g, node, [args["self"], divisor], lambda b, xs: divide(b, xs[0], xs[1], holder), numbers_in_opmath=True
+    )
 
 
 @converts("aten.clamp.default", "aten.clamp.Tensor", "aten.hardtanh.default")
@@ -425,8 +446,12 @@ def convert_to_copy(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 
 def fill(g: GraphImporter, node: torch.fx.Node, fill_value: Number) -> SSAValue:
-    """A tensor of one value: an input-less `rdu.map`, however large."""
+    """A tensor of one value: an input-less `rdu.map`, however large. A float
+    value for an integer or bool tensor is converted as torch's cast converts
+    it (NaN and out-of-range values included)."""
     out = result_type(node)
+    if isinstance(fill_value, float) and not fake_value(node).dtype.is_floating_point:
+        fill_value = torch.tensor(fill_value).to(fake_value(node).dtype).item()
     return g.map([], out, lambda b, xs: b.constant(fill_value, out.element_type))
 
 

@@ -75,8 +75,8 @@ def convert_gather(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     value, index = g.value(args["self"]), g.value(args["index"])
     rank = len(shape_of(value))
     dim = args["dim"] % max(rank, 1)
-    if rank == 0:
-        return value
+    if rank == 0:  # the index's shape, [] or [1]
+        return reshape(g, value, result_type(node).get_shape())
     return take_along(g, value, cast(g, index, i64), dim)
 
 

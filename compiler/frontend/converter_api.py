@@ -36,10 +36,14 @@ IGNORED_TARGETS = frozenset(
         "aten._assert_scalar.default",
         "aten.sym_constrain_range_for_size.default",
         "aten._linalg_check_errors.default",
+        "aten._assert_async.msg",
+        "aten._assert_async.default",
     }
 )
 """Runtime assertions that carry no value and are dropped (linalg's check of a
-factorization's status: rducc's factorizations do not detect singular input)."""
+factorization's status: rducc's factorizations do not detect singular input;
+`_assert_async`, the value checks decompositions add, as one_hot's class range:
+valid inputs give eager's values, invalid ones are not detected)."""
 
 
 @dataclass(frozen=True)

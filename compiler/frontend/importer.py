@@ -281,6 +281,12 @@ def _converted_nodes(ep: ExportedProgram) -> list[torch.fx.Node]:
     ]
 
 
+def _no_elements(node: torch.fx.Node) -> bool:
+    """Whether the node's one result is a tensor with a size-0 dim."""
+    value = node.meta.get("val")
+    return isinstance(value, torch.Tensor) and value.numel() == 0
+
+
 def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: LayerReuse | None) -> None:
     for node in nodes:
         if reuse is not None and reuse.skip(node):
@@ -294,9 +300,12 @@ def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: L
         importer.location = location_of(node)
         importer.name_hint = node.name
         importer.layer = layer_of(node)
-        entry = _entry(node)
-        assert entry is not None  # _check_supported refused the rest
-        importer.env[node] = entry.convert(importer, node)
+        if _no_elements(node):  # whatever the op, an empty result has no values to compute
+            importer.env[node] = aten_elementwise.fill(importer, node, 0)
+        else:
+            entry = _entry(node)
+            assert entry is not None  # _check_supported refused the rest
+            importer.env[node] = entry.convert(importer, node)
         if reuse is not None:
             reuse.converted(node)
 

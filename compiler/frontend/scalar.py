@@ -147,14 +147,25 @@ class ScalarBuilder:
             value = self.cast(value, i32)
         return self.emit(arith.TruncIOp(value, to))
 
-    def operand(self, value: SSAValue | Number, element_type: Attribute, holder: Attribute | None = None) -> SSAValue:
+    def operand(
+        self,
+        value: SSAValue | Number,
+        element_type: Attribute,
+        holder: Attribute | None = None,
+        round_to_holder: bool = True,
+    ) -> SSAValue:
         """A block value cast to `element_type`, or a Python number as a constant;
-        an integer number is first wrapped to the integer type `holder` (the
-        dtype torch converts it to: `uint8_tensor < 300` compares with 44)."""
+        a number is first converted to `holder`, the dtype torch converts it to:
+        an integer wraps (`uint8_tensor < 300` compares with 44) and, unless
+        `round_to_holder` is False (torch's mul and div read the number in
+        opmath), a number for an f16/bf16 holder is rounded to it
+        (`bf16_tensor + 1.1` adds 1.1015625)."""
         if isinstance(value, SSAValue):
             return self.cast(value, element_type)
         if holder is not None and isinstance(value, int) and not isinstance(value, bool):
             value = wrap_integer(value, holder)
+        if round_to_holder and isinstance(holder, Float16Type | BFloat16Type) and holder != element_type:
+            return self.cast(self.constant(value, holder), element_type)
         return self.constant(value, element_type)
 
     # -- arithmetic ----------------------------------------------------------
@@ -184,16 +195,42 @@ class ScalarBuilder:
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self._binary(a, b, arith.DivfOp, arith.DivUIOp if is_unsigned(a.type) else arith.DivSIOp)
 
-    def floor_div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+    def _rounded(self, value: SSAValue, holder: Attribute | None) -> SSAValue:
+        """`value` rounded to `holder` and back (unchanged when holder is None)."""
+        return value if holder is None else self.cast(self.cast(value, holder), value.type)
+
+    def floor_div(self, a: SSAValue, b: SSAValue, holder: Attribute | None = None) -> SSAValue:
+        """Floor division; `holder`: each float step rounds to it (torch's f16/bf16
+        kernels compute in the half type when the divisor is a full tensor)."""
         if is_float(a.type):
-            return self.emit(math.FloorOp(self.div(a, b)))
+            return self._floor_div_float(a, b, holder)
         if is_unsigned(a.type):
             return self.div(a, b)
         return self.emit(arith.FloorDivSIOp(a, b))
 
-    def trunc_div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+    def _floor_div_float(self, a: SSAValue, b: SSAValue, holder: Attribute | None) -> SSAValue:
+        """c10's `div_floor_floating`: (a - fmod(a, b)) / b, one less when the
+        remainder's sign differs from b's, rounded to the nearest integer; a
+        signed zero when that is 0, a / b when b is 0 (`1.0 // 0.1` is 9, not
+        floor(1.0 / 0.1) = 10)."""
+        zero = self.constant(0, a.type)
+        quotient = self._rounded(self.div(a, b), holder)
+        mod = self._rounded(self.fmod(a, b), holder)
+        div = self._rounded(self.div(self._rounded(self.sub(a, mod), holder), b), holder)
+        signs_differ = self.compare("ne", self.compare("lt", b, zero), self.compare("lt", mod, zero))
+        fix = self.logical("and", self.compare("ne", mod, zero), signs_differ)
+        div = self.select(fix, self._rounded(self.sub(div, self.constant(1, a.type)), holder), div)
+        floored = self.unary("floor", div)
+        up = self.compare("gt", self._rounded(self.sub(div, floored), holder), self.constant(0.5, a.type))
+        floored = self.select(up, self._rounded(self.add(floored, self.constant(1, a.type)), holder), floored)
+        floored = self.select(self.compare("ne", div, zero), floored, self.binary("copysign", zero, quotient))
+        return self.select(self.compare("eq", b, zero), quotient, floored)
+
+    def trunc_div(self, a: SSAValue, b: SSAValue, holder: Attribute | None = None) -> SSAValue:
+        """Division rounded toward zero; `holder` as for `floor_div` (the quotient
+        is rounded to it before the truncation)."""
         if is_float(a.type):
-            return self.emit(math.TruncOp(self.div(a, b)))
+            return self.emit(math.TruncOp(self._rounded(self.div(a, b), holder)))
         return self.div(a, b)
 
     def fmod(self, a: SSAValue, b: SSAValue) -> SSAValue:
