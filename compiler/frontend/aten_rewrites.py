@@ -574,11 +574,6 @@ def convert_element_type(a: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 # --------------------------------------------------------------------------
 
 
-@decomposes("aten.erfc.default")
-def erfc(self: torch.Tensor) -> torch.Tensor:
-    return 1 - torch.erf(self)
-
-
 @decomposes("aten.new_empty_strided.default")
 def new_empty_strided(self: torch.Tensor, size: Sequence[int], stride: Sequence[int], **options: Any) -> torch.Tensor:
     """Uninitialized memory: values are unspecified, so the strides do not matter."""
