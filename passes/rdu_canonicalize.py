@@ -4,6 +4,7 @@
   identity transpose); chains of reshapes, of transposes or of slices become
   one (a slice of a slice reads one window of the input, which
   `rdu-insert-dma` then moves alone);
+- a concat drops its operands with no elements (one left: that operand);
 - a transpose of a matmul's rhs that swaps its last two dims folds into the
   matmul as `transpose_rhs` (the PMU transpose crossbar reads it for free);
 - constants fold: a fill (an input-less `rdu.map`) read by a map becomes a
@@ -34,6 +35,7 @@ from xdsl.pattern_rewriter import (
 from rducc.dialects.contracts import TENSOR_LEVELS, Level
 from rducc.dialects.dataflow import (
     BroadcastOp,
+    ConcatOp,
     MapOp,
     MatmulOp,
     ReshapeOp,
@@ -94,6 +96,20 @@ class ComposeSlices(RewritePattern):
             offsets = [int(a + b * s) for a, b, s in zip(o1, o2, s1)]
             strides = [int(a * b) for a, b in zip(s1, s2)]
             rewriter.replace_op(op, _copy_attributes(op, SliceOp(inner.input, offsets, strides, op.result.type)))
+
+
+class DropEmptyConcatOperands(RewritePattern):
+    """concat(a, empty, b) -> concat(a, b); a concat left with one operand is it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        kept = [v for v in op.inputs if isinstance(v.type, TensorType) and 0 not in v.type.get_shape()]
+        if len(kept) == len(op.inputs) or not kept:
+            return
+        if len(kept) == 1:
+            rewriter.replace_op(op, [], [kept[0]])
+        else:
+            rewriter.replace_op(op, _copy_attributes(op, ConcatOp(kept, op.dim.value.data, op.result.type)))
 
 
 def _swaps_last_two(perm: tuple[int, ...]) -> bool:
@@ -171,6 +187,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     ComposeReshapes,
     ComposeTransposes,
     ComposeSlices,
+    DropEmptyConcatOperands,
     FoldTransposeIntoMatmul,
     InlineFills,
     ReshapeFills,

@@ -180,6 +180,25 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK-NEXT:    %picked = rdu.slice %x offsets [2, 5] strides [2, 2] : tensor<8x16xf32> -> tensor<2x4xf32>
 // CHECK-NEXT:    func.return %picked : tensor<2x4xf32>
 
+// -----
+
+// A concat drops operands with no elements (the empty pass-through half of a
+// full-width rotary embedding); left with one operand, it is that operand.
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%x: tensor<2x8xf32> {rdu.input = "x"}, %y: tensor<2x4xf32> {rdu.input = "y"}) -> (tensor<2x8xf32>, tensor<2x12xf32>) {
+    %empty = rdu.map : () -> tensor<2x0xf32> {
+      %z = arith.constant 0.0 : f32
+      rdu.yield %z : f32
+    }
+    %same = rdu.concat %x, %empty dim 1 : (tensor<2x8xf32>, tensor<2x0xf32>) -> tensor<2x8xf32>
+    %both = rdu.concat %x, %empty, %y dim 1 : (tensor<2x8xf32>, tensor<2x0xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
+    func.return %same, %both : tensor<2x8xf32>, tensor<2x12xf32>
+  }
+}
+// CHECK-LABEL: func.func @forward(%x: tensor<2x8xf32> {rdu.input = "x"}, %y: tensor<2x4xf32> {rdu.input = "y"}) -> (tensor<2x8xf32>, tensor<2x12xf32>) {
+// CHECK-NEXT:    %both = rdu.concat %x, %y dim 1 : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
+// CHECK-NEXT:    func.return %x, %both : tensor<2x8xf32>, tensor<2x12xf32>
+
 // rdu-canonicalize takes no options.
 // ERR-NOT: Traceback
 // ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments []
