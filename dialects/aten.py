@@ -53,7 +53,8 @@ class NotCallable(ValueError):
     """Why a name does not resolve to an ATen overload a program may call."""
 
 
-def _is_tensor_type(schema_type: str) -> bool:
+def is_tensor_type(schema_type: str) -> bool:
+    """`Tensor` or `Tensor?`: an argument a call binds to an operand, not a constant."""
     return schema_type in ("Tensor", "Optional[Tensor]")
 
 
@@ -100,7 +101,7 @@ def schema_of(qualified: str, overload: str) -> Schema:
     """The schema facts of a callable overload (`aten_overload` checks it)."""
     schema = aten_overload(qualified, overload)._schema
     return Schema(
-        tuple(a.name for a in schema.arguments if _is_tensor_type(str(a.type))),
+        tuple(a.name for a in schema.arguments if is_tensor_type(str(a.type))),
         {a.name: str(a.type) for a in schema.arguments},
         frozenset(a.name for a in schema.arguments if not a.has_default_value()),
         None if [str(r.type) for r in schema.returns] == ["List[Tensor]"] else len(schema.returns),
@@ -237,5 +238,6 @@ __all__ = [
     "aten_overload",
     "holds",
     "is_none",
+    "is_tensor_type",
     "schema_of",
 ]

@@ -58,7 +58,7 @@ from rducc.dialects.memory import (
     Tier,
 )
 from rducc.dialects.program import find_entry, functions
-from rducc.dialects.shapes import shape_of
+from rducc.dialects.shapes import element_of, shape_of
 
 
 def write_back_in_place(module: ModuleOp) -> None:
@@ -147,7 +147,7 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue) -> bool:
         return False
     write, compute, dim = found.write, found.compute, found.dim
     count = shape_of(found.scatter.index.type)[found.scatter.dim.value.data]
-    element = shape_of_element(found.rows)
+    element = element_of(found.rows.type)
     rows_buffer = AllocOp(BufferType(Tier.SRAM, [count], element))
     rows_buffer.result.name_hint = f"{target.name_hint or 'updated'}_rows_sram"
     block.insert_op_before(rows_buffer, compute)
@@ -169,11 +169,6 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue) -> bool:
     owner.detach()
     owner.erase()
     return True
-
-
-def shape_of_element(value: SSAValue):  # noqa: ANN201 - an xDSL element type
-    assert isinstance(value.type, TensorType)
-    return value.type.element_type
 
 
 def _row_update(block: Block, result: SSAValue, target: SSAValue) -> _RowUpdate | None:
@@ -269,7 +264,7 @@ def _add_output(compute: ComputeOp, rows: SSAValue, count: int, buffer: SSAValue
     body = compute.body.block
     yielded = body.last_op
     assert isinstance(yielded, YieldOp)
-    listed = ReshapeOp(rows, TensorType(shape_of_element(rows), [count]))
+    listed = ReshapeOp(rows, TensorType(element_of(rows.type), [count]))
     listed.result.name_hint = "rows"
     body.insert_op_before(listed, yielded)
     new_yield = YieldOp(*yielded.operands, listed.result)

@@ -21,7 +21,7 @@ import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.aten import AtenOpAttr, NotCallable
+from rducc.dialects.aten import AtenOpAttr, NotCallable, is_tensor_type
 from rducc.dialects.pointwise import PointwiseCallOp, pointwise_overload
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, fake_value, node_arguments
 from rducc.frontend.host_ops import constant_attribute
@@ -29,10 +29,6 @@ from rducc.frontend.scalar import Number, ScalarBuilder
 from rducc.frontend.types import tensor_type_of
 
 _CONSTANT = (bool, int, float, str, type(None))
-
-
-def _is_tensor_argument(argument: Any) -> bool:
-    return str(argument.type) in ("Tensor", "Optional[Tensor]")
 
 
 def _overload(node: torch.fx.Node) -> Any:
@@ -58,7 +54,7 @@ def check_pointwise(node: torch.fx.Node) -> str | None:
     shapes = []
     for argument in op._schema.arguments:
         value = arguments[argument.name]
-        if _is_tensor_argument(argument) and value is not None:
+        if is_tensor_type(str(argument.type)) and value is not None:
             fake = fake_value(value) if isinstance(value, torch.fx.Node) else None
             if not isinstance(fake, torch.Tensor):
                 return f"argument '{argument.name}' is not a tensor"
@@ -84,7 +80,7 @@ def convert_pointwise(g: GraphImporter, node: torch.fx.Node) -> SSAValue | tuple
     constants: dict[str, Attribute] = {}
     for argument in op._schema.arguments:
         value = arguments[argument.name]
-        if _is_tensor_argument(argument) and value is not None:
+        if is_tensor_type(str(argument.type)) and value is not None:
             inputs.append(g.value(value))
         else:
             attr = constant_attribute(value)
