@@ -31,7 +31,7 @@ from rducc.runtime import implementations as _implementations  # noqa: F401 - re
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import BF16, dense_to_array
 from rducc.runtime.registry import Kernel, describe_op
-from rducc.runtime.threads import follow_torch
+from rducc.runtime.threads import single_threaded_numpy_blas
 
 Env = list[Any]
 """The value table of one run: a slot per SSA value (and per view or buffer)."""
@@ -269,7 +269,7 @@ class Runner(ABC):
         """Outputs of the entry function for these inputs; weights by global name.
         `context` (a fresh one-socket run when None) is the call's run number, group and rank."""
         values, bound = self._checked(inputs, weights)
-        follow_torch()  # numpy's BLAS threads = torch's
+        single_threaded_numpy_blas()  # the runtime's threads are torch's pool (runtime/threads.py)
         with np.errstate(all="ignore"):  # inf and NaN are values here, as in torch: no warnings
             return self._execute(values, bound, context or self._runs.next_context())
 

@@ -37,6 +37,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
+from rducc.runtime.threads import on_torch_pool
 
 
 def matmul(
@@ -85,20 +86,26 @@ def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -
 
 
 def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """`np.matmul(lhs, rhs, out=out)`; with more than one torch thread, f32/f64
-    on torch's BLAS and threads instead: the one pool the convolutions and
-    eager use (numpy's OpenBLAS pool spinning beside torch's OpenMP one made
-    two-thread runs 10-20x slower, bench/notes.md). At one thread there is no
-    pool to share, and numpy's BLAS (then at one thread, `threads.follow_torch`)
-    costs less a call on the zoo's small products. `out`, when given, is
-    C-contiguous."""
+    """`np.matmul(lhs, rhs, out=out)`, on the calling thread (numpy's BLAS at
+    one thread, `threads.single_threaded_numpy_blas`); an f32/f64 product of at
+    least `threads.PARALLEL_MACS` multiply-adds runs on torch's BLAS and pool
+    when torch has more than one thread (`threads.on_torch_pool`): the one pool
+    the convolutions and eager use. `out`, when given, is C-contiguous."""
     if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size \
-            or torch.get_num_threads() == 1:
+            or not on_torch_pool(_multiply_adds(lhs, rhs)):
         return np.matmul(lhs, rhs, out=out)
     if out is None:
         return torch.matmul(_tensor(lhs), _tensor(rhs)).numpy()
     torch.matmul(_tensor(lhs), _tensor(rhs), out=torch.from_numpy(out))
     return out
+
+
+def _multiply_adds(lhs: np.ndarray, rhs: np.ndarray) -> int:
+    """Multiply-adds of the batched product `[..., M, K] x [..., K, N]`."""
+    if lhs.ndim < 2 or rhs.ndim < 2:
+        return max(lhs.size, rhs.size)
+    batch = pymath.prod(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]))
+    return batch * lhs.shape[-2] * lhs.shape[-1] * rhs.shape[-1]
 
 
 def _axes(x: np.ndarray, dims: Sequence[int]) -> tuple[int, ...]:

@@ -1,17 +1,24 @@
-"""The runtime's threads: as many as torch's, in torch's pool.
+"""The runtime's threads: torch's count, in torch's one pool, for work big enough.
 
-With more than one thread the runtime's heavy kernels run on torch's CPU
-kernels and its OpenMP pool: f32/f64 matmul (`kernels.gemm`; f16/bf16
-products run in f32 there too), convolution, pooling. One pool doing the
-work matters: OpenBLAS's workers spin after a call while torch's OpenMP team
-waits for the same cores (at two threads, Program ran 10-20x eager before
-matmul moved to torch; bench/notes.md). At one thread there is no pool, and
-products take numpy's BLAS, the cheaper call on small ones. `follow_torch()`,
-called at every run, sets numpy's BLAS threads to `torch.get_num_threads()`,
-so that `torch.set_num_threads(n)` (or `OMP_NUM_THREADS=n` before start)
-sets both, as it sets eager's. numpy's OpenBLAS is reached through its
-`openblas_set_num_threads` entry (what threadpoolctl calls); a numpy built
-on another BLAS keeps its own setting.
+With more than one torch thread the runtime's heavy kernels run on torch's
+CPU kernels and its OpenMP pool: convolution and pooling always (oneDNN
+decides how to split them), f32/f64 products (`kernels.gemm`) when they have
+at least `PARALLEL_MACS` multiply-adds. A smaller product runs on the calling
+thread in numpy's BLAS: there a team's fork and join costs more than the
+second thread saves, and numpy's call costs about half of torch's
+(`torch.from_numpy` on each operand, MKL's small GEMM). Measured on the
+2-core development machine, best of N, one BLAS thread against torch at two:
+0.3M multiply-adds 6.2 us vs 10.5 us, 1.0M 23.4 vs 20.4, 2.1M 43.2 vs 27.8,
+16.8M 323 vs 177 (bench/notes.md).
+
+numpy's BLAS itself runs at one thread whenever the runtime runs
+(`single_threaded_numpy_blas`, called at every run): a second pool (OpenBLAS's
+workers spin after each call) beside torch's OpenMP team took the cores that
+team waited for, and two-thread runs were 10-20x slower (bench/notes.md). So
+`torch.set_num_threads(n)` (or `OMP_NUM_THREADS=n` before start) sets the
+runtime's threads as it sets eager's. numpy's OpenBLAS is reached through its
+`openblas_set_num_threads` entry (what threadpoolctl calls); a numpy built on
+another BLAS keeps its own setting.
 """
 
 from __future__ import annotations
@@ -22,6 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+PARALLEL_MACS = 1 << 20
+"""Multiply-adds from which a product runs on torch's pool when it has more
+than one thread (below it: numpy's BLAS on the calling thread). Host tuning,
+not a chip figure: the crossover measured on the development machine is
+0.5M-1M (module docstring)."""
 
 
 def _openblas_setter() -> Callable[[int], None] | None:
@@ -42,18 +55,21 @@ def _openblas_setter() -> Callable[[int], None] | None:
 
 
 _SET_BLAS_THREADS = _openblas_setter()
-_blas_threads: list[int] = [0]
-"""The thread count last given to BLAS (0: never set)."""
+_blas_pinned: list[bool] = [False]
 
 
-def follow_torch() -> int:
-    """Set numpy's BLAS threads to torch's (when they changed); returns the count."""
-    threads = torch.get_num_threads()
-    if threads != _blas_threads[0]:
+def single_threaded_numpy_blas() -> None:
+    """Set numpy's BLAS to one thread (once a process; cheap to call again)."""
+    if not _blas_pinned[0]:
         if _SET_BLAS_THREADS is not None:
-            _SET_BLAS_THREADS(threads)
-        _blas_threads[0] = threads
-    return threads
+            _SET_BLAS_THREADS(1)
+        _blas_pinned[0] = True
 
 
-__all__ = ["follow_torch"]
+def on_torch_pool(multiply_adds: int) -> bool:
+    """Whether a product of `multiply_adds` runs on torch's pool: more than one
+    torch thread, and work enough to pay for the team."""
+    return multiply_adds >= PARALLEL_MACS and torch.get_num_threads() > 1
+
+
+__all__ = ["PARALLEL_MACS", "on_torch_pool", "single_threaded_numpy_blas"]

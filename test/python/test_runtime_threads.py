@@ -1,7 +1,8 @@
-"""The runtime's one thread pool (issue 19): with more than one thread, f32/f64
-products run on torch's BLAS and threads (`kernels.gemm`), the pool its
-convolutions use, never on numpy's OpenBLAS beside it; at one thread on
-numpy's; numpy's BLAS follows torch's thread count."""
+"""The runtime's one thread pool (issue 19): with more than one torch thread,
+f32/f64 products of at least `threads.PARALLEL_MACS` multiply-adds run on
+torch's BLAS and threads (`kernels.gemm`), the pool its convolutions use;
+smaller ones, and every product at one thread, on numpy's BLAS on the calling
+thread; numpy's BLAS never runs a pool of its own beside torch's."""
 
 from __future__ import annotations
 
@@ -63,45 +64,66 @@ def _numpy_matmul_dtypes(monkeypatch) -> list[np.dtype]:
     return calls
 
 
-def _products() -> None:
-    """An f32 matmul, one into an arena-like view, a pointwise and a patchwise conv."""
-    lhs, rhs = np.ones((4, 3), np.float32), np.ones((3, 2), np.float32)
+SMALL = (np.ones((4, 3), np.float32), np.ones((3, 2), np.float32))
+LARGE = (np.ones((128, 128), np.float32), np.ones((128, 128), np.float32))  # 2M multiply-adds
+
+
+def _products(lhs: np.ndarray, rhs: np.ndarray) -> None:
+    """Products of these operands: plain, into an arena-like view, as a
+    pointwise and as a patchwise conv of the same matrices."""
+    m, k = lhs.shape
+    n = rhs.shape[1]
     kernels.matmul(lhs, rhs)
-    kernels.matmul(lhs, rhs, out=np.empty((4, 2), np.float32))
-    x = np.ones((1, 3, 4, 4), np.float32)
-    kernels.conv(x, np.ones((5, 3, 1, 1), np.float32), (1, 1), (0, 0), (1, 1), 1)
-    kernels.conv(x, np.ones((5, 3, 2, 2), np.float32), (2, 2), (0, 0), (1, 1), 1)
+    kernels.matmul(lhs, rhs, out=np.empty((m, n), np.float32))
+    image = np.ones((1, k, m, 1), np.float32)  # k channels, m positions: the same [n, k] x [k, m] GEMM
+    kernels.conv(image, np.ones((n, k, 1, 1), np.float32), (1, 1), (0, 0), (1, 1), 1)
+    patches = np.ones((1, k, 2 * m, 2), np.float32)  # m 2x2 patches of k channels: [m, 4k] x [4k, n]
+    kernels.conv(patches, np.ones((n, k, 2, 2), np.float32), (2, 2), (0, 0), (1, 1), 1)
 
 
-def test_threaded_products_stay_in_torchs_pool(monkeypatch, two_threads) -> None:
-    """With more than one thread numpy's matmul (its OpenBLAS pool) is never
-    reached by an f32 product; integers still take it (torch's BLAS has none)."""
+def test_large_threaded_products_stay_in_torchs_pool(monkeypatch, two_threads) -> None:
+    """With more than one thread numpy's matmul is never reached by an f32
+    product of PARALLEL_MACS multiply-adds or more; integers still take it
+    (torch's BLAS has none)."""
+    assert kernels._multiply_adds(*LARGE) >= threads.PARALLEL_MACS
     calls = _numpy_matmul_dtypes(monkeypatch)
-    _products()
+    _products(*LARGE)
     assert calls == []
     ints = np.ones((4, 3), np.int64), np.ones((3, 2), np.int64)
     np.testing.assert_array_equal(kernels.matmul(*ints), np.full((4, 2), 3))
     assert calls == [np.dtype(np.int64)]
 
 
+def test_small_threaded_products_run_on_the_calling_thread(monkeypatch, two_threads) -> None:
+    """A product too small to pay for a team runs in numpy's BLAS even with two threads."""
+    assert kernels._multiply_adds(*SMALL) < threads.PARALLEL_MACS
+    calls = _numpy_matmul_dtypes(monkeypatch)
+    _products(*SMALL)
+    assert calls == [np.dtype(np.float32)] * 4
+
+
 def test_one_thread_products_take_numpys_blas(monkeypatch) -> None:
-    """At one thread there is no pool to share: numpy's BLAS, cheaper a call."""
+    """At one thread there is no pool to share: numpy's BLAS, whatever the size."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         calls = _numpy_matmul_dtypes(monkeypatch)
-        _products()
+        _products(*LARGE)
     finally:
         torch.set_num_threads(before)
     assert calls == [np.dtype(np.float32)] * 4
 
 
-def test_numpy_blas_follows_torch_threads() -> None:
-    before = torch.get_num_threads()
-    try:
-        for count in (1, 2):
-            torch.set_num_threads(count)
-            assert threads.follow_torch() == count
-    finally:
-        torch.set_num_threads(before)
-        threads.follow_torch()
+def test_multiply_adds_count_the_broadcast_batch() -> None:
+    lhs, rhs = np.ones((3, 1, 4, 5), np.float32), np.ones((2, 5, 6), np.float32)
+    assert kernels._multiply_adds(lhs, rhs) == 3 * 2 * 4 * 5 * 6
+
+
+def test_numpy_blas_is_set_to_one_thread_once(monkeypatch) -> None:
+    """numpy's BLAS is set to one thread (no second pool beside torch's), once a process."""
+    counts: list[int] = []
+    monkeypatch.setattr(threads, "_SET_BLAS_THREADS", counts.append)
+    monkeypatch.setattr(threads, "_blas_pinned", [False])
+    threads.single_threaded_numpy_blas()
+    threads.single_threaded_numpy_blas()
+    assert counts == [1]
