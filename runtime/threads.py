@@ -69,7 +69,7 @@ def single_threaded_numpy_blas() -> None:
 def on_torch_pool(multiply_adds: int) -> bool:
     """Whether a product of `multiply_adds` runs on torch's pool: more than one
     torch thread, and work enough to pay for the team."""
-    return multiply_adds >= PARALLEL_MACS and torch.get_num_threads() > 1
+    return torch.get_num_threads() > 1 and multiply_adds >= PARALLEL_MACS
 
 
 __all__ = ["PARALLEL_MACS", "on_torch_pool", "single_threaded_numpy_blas"]
