@@ -25,6 +25,7 @@ Element dtypes are in `rducc.runtime.dtypes`, the `rdu.map` body compiler in
 
 from __future__ import annotations
 
+import itertools
 import math as pymath
 import warnings
 from collections.abc import Callable, Sequence
@@ -37,7 +38,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
-from rducc.runtime.threads import on_torch_pool
+from rducc.runtime.threads import PARALLEL_MACS
 
 
 def matmul(
@@ -87,12 +88,12 @@ def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -
 
 def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """`np.matmul(lhs, rhs, out=out)`, on the calling thread (numpy's BLAS at
-    one thread, `threads.single_threaded_numpy_blas`); an f32/f64 product of at
-    least `threads.PARALLEL_MACS` multiply-adds runs on torch's BLAS and pool
-    when torch has more than one thread (`threads.on_torch_pool`): the one pool
-    the convolutions and eager use. `out`, when given, is C-contiguous."""
+    one thread, `threads.single_threaded_numpy_blas`); with more than one torch
+    thread, an f32/f64 product of at least `threads.PARALLEL_MACS`
+    multiply-adds runs on torch's BLAS and pool instead: the one pool the
+    convolutions and eager use. `out`, when given, is C-contiguous."""
     if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size \
-            or not on_torch_pool(_multiply_adds(lhs, rhs)):
+            or torch.get_num_threads() == 1 or _multiply_adds(lhs, rhs) < PARALLEL_MACS:
         return np.matmul(lhs, rhs, out=out)
     if out is None:
         return torch.matmul(_tensor(lhs), _tensor(rhs)).numpy()
@@ -101,10 +102,13 @@ def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.
 
 
 def _multiply_adds(lhs: np.ndarray, rhs: np.ndarray) -> int:
-    """Multiply-adds of the batched product `[..., M, K] x [..., K, N]`."""
+    """Multiply-adds of the batched product `[..., M, K] x [..., K, N]` (batch
+    dims broadcast; operands have elements)."""
     if lhs.ndim < 2 or rhs.ndim < 2:
         return max(lhs.size, rhs.size)
-    batch = pymath.prod(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]))
+    batch = 1
+    for left, right in itertools.zip_longest(reversed(lhs.shape[:-2]), reversed(rhs.shape[:-2]), fillvalue=1):
+        batch *= max(left, right)
     return batch * lhs.shape[-2] * lhs.shape[-1] * rhs.shape[-1]
 
 

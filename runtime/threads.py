@@ -28,7 +28,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import torch
 
 PARALLEL_MACS = 1 << 20
 """Multiply-adds from which a product runs on torch's pool when it has more
@@ -66,10 +65,4 @@ def single_threaded_numpy_blas() -> None:
         _blas_pinned[0] = True
 
 
-def on_torch_pool(multiply_adds: int) -> bool:
-    """Whether a product of `multiply_adds` runs on torch's pool: more than one
-    torch thread, and work enough to pay for the team."""
-    return torch.get_num_threads() > 1 and multiply_adds >= PARALLEL_MACS
-
-
-__all__ = ["PARALLEL_MACS", "on_torch_pool", "single_threaded_numpy_blas"]
+__all__ = ["PARALLEL_MACS", "single_threaded_numpy_blas"]

@@ -91,7 +91,7 @@ def _calls(function) -> int:
 def test_calls_do_not_grow_with_the_groups(path) -> None:
     """A 64-channel convolution with 1, 4, 16 and 64 groups makes the same calls:
     no Python loop over groups or channels. At one torch thread: with more,
-    a product's size picks its pool (`threads.on_torch_pool`), so the calls
+    a product's size picks its pool (`kernels.gemm`), so the calls
     differ by the work, not by the groups."""
     rng = np.random.default_rng(2)
     before = torch.get_num_threads()
