@@ -2,8 +2,8 @@
 
 Every convolution of the zoo's convolution networks at batch 1 (the shapes
 of the `rdu.conv` ops of their -O2 programs, each distinct shape once), run
-by `rducc.runtime.kernels.conv` on numpy arrays (the path `conv_plan` picks,
-as the runtime's kernel does) and by eager's `torch.nn.functional.conv{1,2,3}d`
+by `rducc.runtime.kernels.conv` on numpy arrays (with the plan `conv_plan`
+makes, as the runtime's kernel does) and by eager's `torch.nn.functional.conv{1,2,3}d`
 on contiguous tensors, at one thread, best of N calls interleaved (eager,
 rducc, eager, ...), each call's CPU time of the calling thread
 (`time.thread_time`: both run on it at one thread; a noisy shared machine
@@ -108,12 +108,11 @@ def time_shape(shape: ConvShape, calls: int) -> tuple[float, float, str]:
     eager = EAGER[len(shape.x) - 2]
     expected = eager(torch.from_numpy(x), torch.from_numpy(w), None, *attributes).numpy()
     np.testing.assert_allclose(kernels.conv(x, w, *attributes), expected, rtol=1e-4, atol=1e-4)
+    plan = kernels.conv_plan(shape.x, shape.w, *attributes, np.dtype(np.float32))  # as the op's kernel does
     eager_s, ours_s = interleaved_cpu(
         lambda: eager(torch.from_numpy(x), torch.from_numpy(w), None, *attributes).numpy(),
-        lambda: kernels.conv(x, w, *attributes), calls)
-    plan = getattr(kernels, "conv_plan", None)
-    path = plan(shape.x, shape.w, *attributes, np.dtype(np.float32)).path if plan else "-"
-    return eager_s, ours_s, path
+        lambda: kernels.conv(x, w, *attributes, plan=plan), calls)
+    return eager_s, ours_s, plan.path
 
 
 def run(quick: bool, names: tuple[str, ...] | None = None, calls: int | None = None) -> Section:
@@ -141,7 +140,7 @@ def run(quick: bool, names: tuple[str, ...] | None = None, calls: int | None = N
     section.details += [
         f"Each distinct convolution of {', '.join(names)} at batch 1 (f32), best CPU time of {calls} interleaved "
         "calls at one thread; path: the one `kernels.conv_plan` picks (pointwise GEMM, windows: one gather and "
-        "one GEMM, torch: oneDNN).", "",
+        "one GEMM, torch: oneDNN, torch_channels_last: oneDNN on a channels-last copy).", "",
         "| convolution | models | path | eager us | rducc us | rducc / eager |",
         "| --- | --- | --- | --- | --- | --- |", *rows,
     ]
