@@ -140,7 +140,7 @@ def run(quick: bool, names: tuple[str, ...] | None = None, calls: int | None = N
     section.details += [
         f"Each distinct convolution of {', '.join(names)} at batch 1 (f32), best CPU time of {calls} interleaved "
         "calls at one thread; path: the one `kernels.conv_plan` picks (pointwise GEMM, windows: one gather and "
-        "one GEMM, torch: oneDNN, torch_channels_last: oneDNN on a channels-last copy).", "",
+        "one GEMM, torch: oneDNN).", "",
         "| convolution | models | path | eager us | rducc us | rducc / eager |",
         "| --- | --- | --- | --- | --- | --- |", *rows,
     ]

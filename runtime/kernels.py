@@ -239,8 +239,7 @@ def conv(
     overlap, is one gather of its windows and one GEMM batched over the groups
     (`_window_conv`); any other of 1-3 spatial dims in f32/f64 runs PyTorch's
     own CPU convolution (`torch.nn.functional.conv{1,2,3}d`, on the arrays'
-    memory: oneDNN's direct kernels, on torch's threads), a small depthwise
-    image channels-last (`_channels_last_conv`). f16/bf16 run in f32
+    memory: oneDNN's direct kernels, on torch's threads). f16/bf16 run in f32
     and round once to `dtype` (the result element type, default the input's;
     f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous array
     of the result's shape and dtype) the result is written there.
@@ -255,8 +254,6 @@ def conv(
         result = _pointwise_conv(source, w, direct)
     elif plan.windows is not None:
         result = _window_conv(source, w, groups, plan.windows, direct)
-    elif plan.path == "torch_channels_last":
-        result = _channels_last_conv(source, w, tuple(stride), tuple(padding), tuple(dilation), groups)
     else:
         result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
                                          tuple(dilation), groups).numpy()
@@ -277,13 +274,6 @@ blocked layouts, bench/conv_paths.py); above it oneDNN's direct kernels win,
 most of all for a depthwise convolution, whose window matrix is as large as
 its arithmetic."""
 
-CHANNELS_LAST_LIMIT = 1 << 13
-"""The largest input (elements; f32: 32 KiB, an L1 cache) of a 2-d depthwise
-convolution that oneDNN runs channels-last: its NHWC depthwise kernel needs
-no reorder of input and output to its blocked layout (the NCHW path's three
-reorders cost more than our two transposes while the image is this small),
-but costs more per element on larger images (bench/conv_paths.py)."""
-
 
 class ConvWindows(NamedTuple):
     """A convolution's windows as one gather (im2col) from the flattened image.
@@ -302,9 +292,8 @@ class ConvWindows(NamedTuple):
 
 class ConvPlan(NamedTuple):
     """How a convolution of input and weight `shapes` runs: `pointwise` (one
-    GEMM), `windows` (one gather, one GEMM: `windows` says how), `torch`
-    (PyTorch's CPU convolution) or `torch_channels_last` (the same on a
-    channels-last copy of the input)."""
+    GEMM), `windows` (one gather, one GEMM: `windows` says how) or `torch`
+    (PyTorch's CPU convolution)."""
 
     path: str
     shapes: tuple[tuple[int, ...], tuple[int, ...]]
@@ -326,8 +315,7 @@ def conv_plan(
     when its window matrix is at most `WINDOW_BUDGET` elements, or no larger
     than the input (windows that do not overlap: a ViT's patches, a ConvNeXt
     stem), or torch has no kernel for it (other ranks, integer or empty
-    arrays); else torch, channels-last for a 2-d depthwise one of at most
-    `CHANNELS_LAST_LIMIT` input elements."""
+    arrays); else torch."""
     window = w_shape[2:]
     if _is_pointwise(w_shape, stride, padding, groups):
         return ConvPlan("pointwise", (x_shape, w_shape))
@@ -336,9 +324,7 @@ def conv_plan(
     torch_runs = len(window) in _TORCH_CONV and compute in (F32, F64) and \
         pymath.prod(x_shape) > 0 and pymath.prod(w_shape) > 0
     if torch_runs and elements > max(WINDOW_BUDGET, pymath.prod(x_shape)):
-        depthwise = groups == x_shape[1] and w_shape[1] == 1 and len(window) == 2
-        small = pymath.prod(x_shape) <= CHANNELS_LAST_LIMIT
-        return ConvPlan("torch_channels_last" if depthwise and small else "torch", (x_shape, w_shape))
+        return ConvPlan("torch", (x_shape, w_shape))
     return ConvPlan("windows", (x_shape, w_shape), conv_windows(x_shape[2:], window, stride, padding, dilation))
 
 
@@ -408,18 +394,6 @@ def _window_conv(
     rows = w[(slice(None), slice(None), *windows.kernel)].reshape(groups, w.shape[0] // groups, per_group)
     into = None if out is None else out.reshape(batch, groups, w.shape[0] // groups, positions)
     return gemm(rows, columns, into).reshape(batch, w.shape[0], *windows.out)
-
-
-def _channels_last_conv(
-    x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: tuple[int, ...], dilation: tuple[int, ...],
-    groups: int,
-) -> np.ndarray:
-    """PyTorch's convolution of a channels-last copy of `x` (a view of it in
-    NC[spatial] order); the result is channels-last too (a view)."""
-    spatial = x.ndim - 2
-    last = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-    tensor = torch.from_numpy(last).permute(0, spatial + 1, *range(1, spatial + 1))
-    return _TORCH_CONV[spatial](tensor, _tensor(w), None, stride, padding, dilation, groups).numpy()
 
 
 def _pointwise_conv(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

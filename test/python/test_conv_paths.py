@@ -40,7 +40,6 @@ def _plans(case: tuple, compute: np.dtype) -> dict[str, kernels.ConvPlan]:
         "windows", shapes, kernels.conv_windows(x_shape[2:], w_shape[2:], stride, padding, dilation))}
     if compute in (np.float32, np.float64):
         plans["torch"] = kernels.ConvPlan("torch", shapes)
-        plans["torch_channels_last"] = kernels.ConvPlan("torch_channels_last", shapes)
     return plans
 
 
@@ -69,8 +68,7 @@ def test_every_path_matches_eager(name: str, dtype: np.dtype) -> None:
 
 def test_paths_follow_the_geometry() -> None:
     """Pointwise is one GEMM; a small convolution, or one whose windows do not
-    overlap, takes the windows; a large depthwise one, torch (channels-last
-    on a small image: a large kernel's window matrix is large); integers and 4
+    overlap, takes the windows; a large depthwise one, torch; integers and 4
     spatial dims (no torch kernel) the windows whatever their size."""
     f32 = np.dtype(np.float32)
 
@@ -83,8 +81,6 @@ def test_paths_follow_the_geometry() -> None:
     assert path((1, 40, 4, 4), (64, 40, 3, 3), (2, 2), (1, 1), 1) == "windows"
     assert path((1, 3, 224, 224), (64, 3, 16, 16), (16, 16), (0, 0), 1) == "windows"  # patches: no overlap
     assert path((1, 64, 32, 32), (64, 1, 3, 3), (1, 1), (1, 1), 64) == "torch"
-    assert path((1, 16, 16, 16), (16, 1, 7, 7), (1, 1), (3, 3), 16) == "torch_channels_last"
-    assert path((1, 16, 16, 16), (32, 16, 7, 7), (1, 1), (3, 3), 1) == "torch"  # dense
     assert path((1, 64, 32, 32), (64, 1, 3, 3), (1, 1), (1, 1), 64, np.dtype(np.int64)) == "windows"
     assert path((1, 2, 9, 9, 9, 9), (2, 2, 3, 3, 3, 3), (1,) * 4, (1,) * 4, 1) == "windows"
 
