@@ -264,15 +264,17 @@ def conv(
     return out
 
 
-WINDOW_BUDGET = 1 << 16
+WINDOW_BUDGET = 1 << 17
 """The most elements a convolution's window matrix (im2col: every input
 element each window reads, `N * C * taps * positions`) may have for the
 convolution to run as one gather and one GEMM when its windows overlap (f32:
-256 KiB, within L2). Below it that costs less than oneDNN's fixed cost a call
-(about 40-50 us at one thread: the input, weight and output reordered to
-blocked layouts, bench/conv_paths.py); above it oneDNN's direct kernels win,
-most of all for a depthwise convolution, whose window matrix is as large as
-its arithmetic."""
+512 KiB, within L2). Below it that costs less than oneDNN's fixed cost a call:
+input, weight and output reordered to blocked layouts and a JIT kernel run,
+50-60 us at one thread called alone (bench/conv_paths.py) and 90-125 us
+inside a program, whose other ops evict its code and data from the caches
+between calls (the gather and GEMM cost the same either way). Above it
+oneDNN's direct kernels win, most of all for a depthwise convolution, whose
+window matrix is as large as its arithmetic."""
 
 
 class ConvWindows(NamedTuple):
