@@ -157,8 +157,8 @@ def run(quick: bool, names: tuple[str, ...] | None = None, calls: int | None = N
         section.add(f"worst rducc / eager conv time (1 thread, {label})", f"{worst:.2f}x ({slowest})")
     section.details += [
         f"Each distinct convolution of {', '.join(names)} at batch 1 (f32), best CPU time of {calls} interleaved "
-        "calls at one thread, warm and cold (caches evicted before each call); path: the one `kernels.conv_plan` picks (pointwise GEMM, windows: one gather and "
-        "one GEMM, torch: oneDNN).", "",
+        "calls at one thread, warm and cold (caches evicted before each call); path: the one "
+        "`kernels.conv_plan` picks (pointwise GEMM, windows: one gather and one GEMM, torch: oneDNN).", "",
         "| convolution | models | path | eager us | rducc us | rducc / eager | eager us, cold | rducc us, cold | "
         "rducc / eager, cold |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |", *rows,
