@@ -22,7 +22,7 @@ from rducc.errors import RduccError
 from rducc.runtime import collectives as _collectives  # noqa: F401 - registers the collectives
 from rducc.runtime import host_calls as _host_calls  # noqa: F401 - registers rdu.host_call
 from rducc.runtime import kernels
-from rducc.runtime.dtypes import dense_to_array, tensor_signature
+from rducc.runtime.dtypes import compute_dtype, dense_to_array, tensor_signature
 from rducc.runtime.map_body import compile_map
 from rducc.runtime.registry import Kernel, describe_op, handled_structurally, implements, writing_into
 
@@ -72,9 +72,12 @@ def _conv(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ConvOp)
     stride, padding, dilation = _ints(op.stride), _ints(op.padding), _ints(op.dilation)
     groups, dtype = op.groups.value.data, tensor_signature(op.result.type)[1]
+    x_shape, w_shape = tensor_signature(op.input.type)[0], tensor_signature(op.weight.type)[0]
+    plan = kernels.conv_plan(tuple(x_shape), tuple(w_shape), stride, padding, dilation, groups,
+                             compute_dtype(dtype))  # the path, once, from the op's shapes
     return writing_into(
-        lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype),
-        lambda context, out, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, out))
+        lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, plan=plan),
+        lambda context, out, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, out, plan))
 
 
 @implements(rdu.PoolOp)

@@ -25,6 +25,7 @@ Element dtypes are in `rducc.runtime.dtypes`, the `rdu.map` body compiler in
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math as pymath
 import warnings
@@ -239,34 +240,34 @@ def conv(
     groups: int,
     dtype: np.dtype | None = None,
     out: np.ndarray | None = None,
+    plan: ConvPlan | None = None,
 ) -> np.ndarray:
     """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel].
 
-    All groups at once: a pointwise convolution (1x1, one group, stride 1, no
-    padding) is one GEMM (`_pointwise_conv`), and so is a patchwise one
-    (windows that tile the image, `_patchwise_conv`); otherwise 1-3 spatial dims in
-    f32/f64 run PyTorch's own CPU convolution (`torch.nn.functional.conv{1,2,3}d`,
-    on the arrays' memory: oneDNN's grouped and depthwise kernels, which
-    numpy has none of, on torch's threads); any other rank runs
-    `_grouped_conv`, one batched matmul over the groups. f16/bf16 run in f32
+    All groups at once, by the path `conv_plan` chooses from the geometry (the
+    op's kernel passes the plan it made when prepared): a pointwise convolution
+    is one GEMM (`_pointwise_conv`); a small one, or one whose windows do not
+    overlap, is one gather of its windows and one GEMM batched over the groups
+    (`_window_conv`); any other of 1-3 spatial dims in f32/f64 runs PyTorch's
+    own CPU convolution (`torch.nn.functional.conv{1,2,3}d`, on the arrays'
+    memory: oneDNN's direct kernels, on torch's threads). f16/bf16 run in f32
     and round once to `dtype` (the result element type, default the input's;
-    f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous
-    array of the result's shape and dtype) the result is written there.
+    f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous array
+    of the result's shape and dtype) the result is written there.
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     compute = compute_dtype(dtype)
     source, w = x.astype(compute, copy=False), weight.astype(compute, copy=False)
-    convolve = _TORCH_CONV.get(x.ndim - 2)
-    if _is_pointwise(w, stride, padding, groups):
-        result = _pointwise_conv(source, w, out if compute == dtype else None)
-    elif _is_patchwise(w, stride, padding, dilation, groups) and source.ndim > 2:
-        result = _patchwise_conv(source, w)
-    elif convolve is not None and compute in (F32, F64) and x.size and weight.size:
-        result = convolve(_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
-                          tuple(dilation), groups).numpy()
+    if plan is None or plan.shapes != (x.shape, weight.shape):  # a plan is for the shapes it was made for
+        plan = conv_plan(x.shape, weight.shape, tuple(stride), tuple(padding), tuple(dilation), groups, compute)
+    direct = out if compute == dtype else None
+    if plan.path == "pointwise":
+        result = _pointwise_conv(source, w, direct)
+    elif plan.windows is not None:
+        result = _window_conv(source, w, groups, plan.windows, direct)
     else:
-        with np.errstate(all="ignore"):
-            result = _grouped_conv(source, w, stride, padding, dilation, groups)
+        result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
+                                         tuple(dilation), groups).numpy()
     if out is None:
         return np.ascontiguousarray(result.astype(dtype, copy=False))
     if result is not out:
@@ -274,36 +275,138 @@ def conv(
     return out
 
 
-def _is_pointwise(w: np.ndarray, stride: Sequence[int], padding: Sequence[int], groups: int) -> bool:
+WINDOW_BUDGET = 1 << 17
+"""The most elements a convolution's window matrix (im2col: every input
+element each window reads, `N * C * taps * positions`) may have for the
+convolution to run as one gather and one GEMM when its windows overlap (f32:
+512 KiB, within L2). Below it that costs less than oneDNN's fixed cost a call:
+input, weight and output reordered to blocked layouts and a JIT kernel run,
+50-60 us at one thread called alone (bench/conv_paths.py) and 90-125 us
+inside a program, whose other ops evict its code and data from the caches
+between calls (the gather and GEMM cost the same either way). Above it
+oneDNN's direct kernels win, most of all for a depthwise convolution, whose
+window matrix is as large as its arithmetic."""
+
+
+class ConvWindows(NamedTuple):
+    """A convolution's windows as one gather (im2col) from the flattened image.
+
+    `taps[t, p]` is the flat input position that kernel tap `t` reads for
+    output position `p`, or the image size (one past its end, a zero) where
+    the tap falls in the padding; only the taps that touch the image for some
+    output are kept (`kernel`, the weight's slice of them: a 7x7 depthwise
+    kernel on a 2x2 image keeps 3x3)."""
+
+    taps: np.ndarray
+    kernel: tuple[slice, ...]
+    out: tuple[int, ...]
+    padded: bool
+
+
+class ConvPlan(NamedTuple):
+    """How a convolution of input and weight `shapes` runs: `pointwise` (one
+    GEMM), `windows` (one gather, one GEMM: `windows` says how) or `torch`
+    (PyTorch's CPU convolution)."""
+
+    path: str
+    shapes: tuple[tuple[int, ...], tuple[int, ...]]
+    windows: ConvWindows | None = None
+
+
+@functools.lru_cache(maxsize=512)
+def conv_plan(
+    x_shape: tuple[int, ...],
+    w_shape: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+    compute: np.dtype,
+) -> ConvPlan:
+    """The path of a convolution, from its shapes and attributes alone (the
+    same every call, no timing): pointwise when it is one; else the windows
+    when its window matrix is at most `WINDOW_BUDGET` elements, or no larger
+    than the input (windows that do not overlap: a ViT's patches, a ConvNeXt
+    stem), or torch has no kernel for it (other ranks, integer or empty
+    arrays); else torch."""
+    window = w_shape[2:]
+    if _is_pointwise(w_shape, stride, padding, groups):
+        return ConvPlan("pointwise", (x_shape, w_shape))
+    taps = _used_taps(x_shape[2:], window, stride, padding, dilation)
+    elements = x_shape[0] * x_shape[1] * pymath.prod(len(range(*t)) * o for t, o in taps)
+    torch_runs = len(window) in _TORCH_CONV and compute in (F32, F64) and \
+        pymath.prod(x_shape) > 0 and pymath.prod(w_shape) > 0
+    if torch_runs and elements > max(WINDOW_BUDGET, pymath.prod(x_shape)):
+        return ConvPlan("torch", (x_shape, w_shape))
+    return ConvPlan("windows", (x_shape, w_shape), conv_windows(x_shape[2:], window, stride, padding, dilation))
+
+
+def _is_pointwise(w_shape: Sequence[int], stride: Sequence[int], padding: Sequence[int], groups: int) -> bool:
     """A 1x1 convolution of one group, stride 1, no padding: a linear layer over channels."""
-    window, steps = w.shape[2:], tuple(stride)
-    # the same calls whatever the groups (no short circuit): see test_conv_batched
-    return (groups == 1) & (window.count(1) == len(window)) & (steps.count(1) == len(steps)) & (not any(padding))
+    return groups == 1 and set(w_shape[2:]) <= {1} and set(stride) <= {1} and not any(padding)
 
 
-def _is_patchwise(w: np.ndarray, stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
-                  groups: int) -> bool:
-    """A convolution of one group whose windows tile the image (stride = window,
-    no padding, no dilation): a ViT's patch embedding, a ConvNeXt stem."""
-    window = w.shape[2:]
-    return (groups == 1) & (tuple(stride) == tuple(window)) & (not any(padding)) & (set(dilation) <= {1})
+def _used_taps(
+    sizes: Sequence[int], window: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+    dilation: Sequence[int],
+) -> list[tuple[tuple[int, int], int]]:
+    """Per spatial dim, the range of kernel taps that read the image for some
+    output position (the others only ever read padding), and the output size."""
+    used = []
+    for n, k, s, p, d in zip(sizes, window, stride, padding, dilation):
+        outputs = max((n + 2 * p - d * (k - 1) - 1) // s + 1, 0)
+        reads = np.arange(outputs)[:, None] * s - p + np.arange(k)[None, :] * d  # (out, tap)
+        touching = np.flatnonzero(((reads >= 0) & (reads < n)).any(axis=0))
+        first, last = (int(touching[0]), int(touching[-1]) + 1) if touching.size else (0, 0)
+        used.append(((first, last), outputs))
+    return used
 
 
-def _patchwise_conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """A patchwise convolution as one GEMM: every patch a row of
-    `[N * patches, C * window]` times the weight as `[C * window, O]`
-    (oneDNN's direct kernel costs 2-4x that on the zoo's small images)."""
-    spatial = x.ndim - 2
+@functools.lru_cache(maxsize=512)
+def conv_windows(
+    sizes: tuple[int, ...], window: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+) -> ConvWindows:
+    """The gather that makes a convolution's window matrix (`ConvWindows`)."""
+    spatial = len(sizes)
+    used = _used_taps(sizes, window, stride, padding, dilation)
+    flat = np.zeros((1,) * 2 * spatial, np.intp)
+    inside = np.ones((1,) * 2 * spatial, bool)
+    for axis, (((first, last), outputs), n, s, p, d) in enumerate(zip(used, sizes, stride, padding, dilation)):
+        shape = [1] * 2 * spatial
+        shape[axis], shape[spatial + axis] = last - first, outputs
+        reads = (np.arange(first, last)[:, None] * d + np.arange(outputs)[None, :] * s - p).reshape(shape)
+        inside = inside & (reads >= 0) & (reads < n)
+        flat = flat + reads * pymath.prod(sizes[axis + 1:])
+    kept = pymath.prod(last - first for (first, last), _ in used)
+    taps = np.where(inside, flat, pymath.prod(sizes)).reshape(kept, -1)
+    taps.flags.writeable = False
+    kernel = tuple(slice(first, last) for (first, last), _ in used)
+    return ConvWindows(taps, kernel, tuple(o for _, o in used), not inside.all())
+
+
+def _window_conv(
+    x: np.ndarray, w: np.ndarray, groups: int, windows: ConvWindows, out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Convolution as one gather and one GEMM batched over the groups: the
+    window matrix `[N, G, C/G * taps, positions]` (`np.take` of the flattened
+    image, a zero appended where a tap reads padding) times the weight as
+    `[G, O/G, C/G * taps]` (BLAS; into `out` when given), in `x`'s dtype;
+    eager's `_slow_conv2d_forward` is the same for one group."""
     batch, channels = x.shape[:2]
-    window = w.shape[2:]
-    out = tuple(n // k for n, k in zip(x.shape[2:], window))
-    x = x[(slice(None), slice(None), *(slice(0, o * k) for o, k in zip(out, window)))]  # the whole patches
-    split = x.reshape(batch, channels, *(d for pair in zip(out, window) for d in pair))
-    # (N, *out, C, *window): one row per patch
-    order = (0, *range(2, 2 + 2 * spatial, 2), 1, *range(3, 3 + 2 * spatial, 2))
-    rows = np.ascontiguousarray(split.transpose(order)).reshape(batch * pymath.prod(out), -1)
-    product = gemm(rows, w.reshape(w.shape[0], -1).T)  # (N * patches, O)
-    return product.reshape(batch, *out, w.shape[0]).transpose(0, 1 + spatial, *range(1, 1 + spatial))
+    image = x.reshape(batch, channels, pymath.prod(x.shape[2:]))
+    if windows.padded:
+        source = np.empty((batch, channels, image.shape[2] + 1), x.dtype)
+        source[..., :-1] = image
+        source[..., -1] = 0
+    else:
+        source = image
+    taps, positions = windows.taps.shape
+    per_group = channels // groups * taps
+    columns = np.take(source, windows.taps, axis=2).reshape(batch, groups, per_group, positions)
+    rows = w[(slice(None), slice(None), *windows.kernel)].reshape(groups, w.shape[0] // groups, per_group)
+    into = None if out is None else out.reshape(batch, groups, w.shape[0] // groups, positions)
+    return gemm(rows, columns, into).reshape(batch, w.shape[0], *windows.out)
 
 
 def _pointwise_conv(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -356,26 +459,9 @@ def _grouped_conv(
     dilation: Sequence[int],
     groups: int,
 ) -> np.ndarray:
-    """Convolution as one matmul batched over the groups: the strided window
-    view (im2col) as `[G, N * out, C/G * kernel]` times the weight as
-    `[G, C/G * kernel, O/G]` (BLAS), in `x`'s dtype."""
-    spatial = x.ndim - 2
-    batch, channels = x.shape[:2]
-    kernel = w.shape[2:]
-    windows = _windows(x, kernel, stride, padding, dilation, False, 0)  # (N, C, *out, *kernel)
-    out = windows.shape[2 : 2 + spatial]
-    per_group = channels // groups
-    taps = per_group * pymath.prod(kernel)
-    grouped = windows.reshape(batch, groups, per_group, *out, *kernel)
-    # (G, N, *out, C/G, *kernel): the contraction axes last, then one row per output position
-    order = (1, 0, *range(3, 3 + spatial), 2, *range(3 + spatial, 3 + 2 * spatial))
-    rows = grouped.transpose(order).reshape(groups, batch * pymath.prod(out), taps)
-    columns = w.reshape(groups, w.shape[0] // groups, taps).transpose(0, 2, 1)
-    product = gemm(rows, columns)  # (G, N * out, O/G)
-    product = product.reshape(groups, batch, *out, w.shape[0] // groups)
-    # -> (N, G, O/G, *out) -> (N, O, *out)
-    result = product.transpose(1, 0, 1 + spatial + 1, *range(2, 2 + spatial))
-    return np.ascontiguousarray(result).reshape(batch, w.shape[0], *out)
+    """The windows path whatever the size (`_window_conv`), in `x`'s dtype."""
+    windows = conv_windows(x.shape[2:], w.shape[2:], tuple(stride), tuple(padding), tuple(dilation))
+    return np.ascontiguousarray(_window_conv(x, w, groups, windows))
 
 
 class PoolWindow(NamedTuple):

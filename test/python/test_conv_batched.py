@@ -1,8 +1,8 @@
 """Convolution, pooling and resampling on whole arrays (issue 19).
 
 `kernels.conv` runs every group of a grouped or depthwise convolution at once
-(PyTorch's CPU kernel, or one matmul batched over the groups for ranks torch
-has no kernel for): both paths against eager over strides, padding, dilation
+(PyTorch's CPU kernel, or one gather and one matmul batched over the groups,
+`_grouped_conv`; test_conv_paths checks the choice): both paths against eager over strides, padding, dilation
 and groups = 1, C and others; a profile that fails if the calls made grow with
 the group count; and compiled transposed, dilated, depthwise convolutions,
 pooling and resampling against eager at -O0 and -O2.

@@ -99,7 +99,7 @@ def test_pointwise_conv_is_one_gemm_matching_eager(shape, dtype) -> None:
     w = rng.standard_normal((7, shape[1], *(1,) * (len(shape) - 2))).astype(dtype)
     spatial = len(shape) - 2
     ones, zeros = (1,) * spatial, (0,) * spatial
-    assert kernels._is_pointwise(w, ones, zeros, 1)
+    assert kernels._is_pointwise(w.shape, ones, zeros, 1)
     torch_conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[spatial]
     expected = torch_conv(*(torch.from_numpy(a.astype(np.float32)) for a in (x, w)))
     tolerance = 2e-2 if dtype == BF16 else 1e-5
@@ -113,9 +113,9 @@ def test_pointwise_conv_is_one_gemm_matching_eager(shape, dtype) -> None:
 
 def test_a_strided_or_padded_1x1_conv_is_not_pointwise() -> None:
     w = np.ones((4, 4, 1, 1), np.float32)
-    assert not kernels._is_pointwise(w, (2, 2), (0, 0), 1)
-    assert not kernels._is_pointwise(w, (1, 1), (1, 0), 1)
-    assert not kernels._is_pointwise(np.ones((4, 2, 1, 1), np.float32), (1, 1), (0, 0), 2)
+    assert not kernels._is_pointwise(w.shape, (2, 2), (0, 0), 1)
+    assert not kernels._is_pointwise(w.shape, (1, 1), (1, 0), 1)
+    assert not kernels._is_pointwise((4, 2, 1, 1), (1, 1), (0, 0), 2)
 
 
 POOLS = [
