@@ -40,8 +40,7 @@ def _constant(value: np.ndarray) -> Kernel:
 @implements(rdu.MapOp)
 def _map(op: Operation) -> Kernel:
     run_map = compile_map(op)
-    into = run_map.into  # type: ignore[attr-defined]
-    return writing_into(lambda context, *inputs: run_map(*inputs), lambda context, out, *inputs: into(out, *inputs))
+    return writing_into(lambda context, *inputs: run_map(*inputs), run_map.kernel_into)  # type: ignore[attr-defined]
 
 
 @implements(rdu.MatmulOp)
