@@ -10,8 +10,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   `buffers N` rotating copies, back to back from its offset) and every value
   defined in a `tier.compute` body (at its `tier.offset`) is a NumPy view into
   that arena with its own dtype and shape. A body op's result is computed by
-  its registered numpy implementation (`rducc.runtime.registry`), copied into
-  its view, and later ops read the view, never the Python result: a wrong or
+  its registered numpy implementation (`rducc.runtime.registry`) into its
+  view, and later ops read the view, never the Python result: a wrong or
   overlapping allocation gives wrong numbers, as it would on the chip.
 - Values a body yields are written into the `outs` buffers.
 - `buffers N`: each `tier.dma` or `tier.gather` INTO the buffer moves to the
@@ -45,7 +45,12 @@ executor): `PlacedProgram(module)` walks `@forward` once and turns every op
 into a closure over a flat value table (one Python list with a slot per SSA
 value and per arena view); `run()` only checks the arguments, makes the
 call's `RunContext`, creates the arena and its views (a prepared list of
-offsets, dtypes and shapes), and calls the closures.
+offsets, dtypes and shapes), and calls the closures. Values that always hold
+the same array share a slot: a body value and its arena view (or output
+buffer), a body argument and its one-copy buffer; a body op's step is one call
+of its kernel's `into` on its operands' slots. The first run of a
+`tier.compute` also checks each body op's plain kernel result against the
+IR's shape and dtype; after a run of it has passed, its steps no longer do.
 
 Inputs are checked up front (count, shape, dtype), and so are the weights
 (`tier.get_global @name` reads `weights[name]`, or the global's inline
