@@ -56,7 +56,11 @@ def _matmul(op: Operation) -> Kernel:
 def _reduce(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ReduceOp)
     kind, dims, keepdim = op.kind.data.value, _ints(op.dims), op.keepdim is not None
-    return lambda context, x: kernels.reduce(x, kind, dims, keepdim)
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        out[...] = kernels.reduce(x, kind, dims, keepdim)
+
+    return writing_into(lambda context, x: kernels.reduce(x, kind, dims, keepdim), into)
 
 
 @implements(rdu.ScanOp)
@@ -81,15 +85,19 @@ def _pool(op: Operation) -> Kernel:
     assert isinstance(op, rdu.PoolOp)
     kind, window, stride = op.kind.data.value, _ints(op.window), _ints(op.stride)
     padding, dilation, ceil_mode = _ints(op.padding), _ints(op.dilation), op.ceil_mode is not None
-    return lambda context, x: kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        out[...] = kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
+
+    return writing_into(lambda context, x: kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode), into)
 
 
-def _into_reshaped(out: np.ndarray, x: np.ndarray) -> None:
+def _into_reshaped(context: Any, out: np.ndarray, x: np.ndarray) -> None:
     """`out` holds x's elements in row-major order (a reshape written into memory)."""
     out.reshape(x.shape)[...] = x  # out is contiguous: its reshape is a view
 
 
-def _into_assigned(out: np.ndarray, x: np.ndarray) -> None:
+def _into_assigned(context: Any, out: np.ndarray, x: np.ndarray) -> None:
     """`out` holds x broadcast to its shape (NumPy's assignment broadcasts)."""
     out[...] = x
 
@@ -97,21 +105,24 @@ def _into_assigned(out: np.ndarray, x: np.ndarray) -> None:
 @implements(rdu.ReshapeOp)
 def _reshape(op: Operation) -> Kernel:
     shape = tensor_signature(op.results[0].type)[0]
-    return writing_into(lambda context, x: kernels.reshape(x, shape), lambda context, out, x: _into_reshaped(out, x))
+    return writing_into(lambda context, x: kernels.reshape(x, shape), _into_reshaped)
 
 
 @implements(rdu.BroadcastOp)
 def _broadcast(op: Operation) -> Kernel:
     shape = tensor_signature(op.results[0].type)[0]
-    return writing_into(lambda context, x: kernels.broadcast(x, shape), lambda context, out, x: _into_assigned(out, x))
+    return writing_into(lambda context, x: kernels.broadcast(x, shape), _into_assigned)
 
 
 @implements(rdu.TransposeOp)
 def _transpose(op: Operation) -> Kernel:
     assert isinstance(op, rdu.TransposeOp)
     perm = _ints(op.perm)
-    return writing_into(lambda context, x: kernels.transpose(x, perm),
-                        lambda context, out, x: _into_assigned(out, x.transpose(perm)))
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        out[...] = x.transpose(perm)
+
+    return writing_into(lambda context, x: kernels.transpose(x, perm), into)
 
 
 @implements(rdu.SliceOp)
@@ -119,8 +130,11 @@ def _slice(op: Operation) -> Kernel:
     assert isinstance(op, rdu.SliceOp)
     offsets, strides = _ints(op.offsets), _ints(op.strides)
     sizes = tensor_signature(op.result.type)[0]
-    return writing_into(lambda context, x: kernels.slice_(x, offsets, strides, sizes),
-                        lambda context, out, x: _into_assigned(out, kernels.slice_(x, offsets, strides, sizes)))
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        out[...] = kernels.slice_(x, offsets, strides, sizes)
+
+    return writing_into(lambda context, x: kernels.slice_(x, offsets, strides, sizes), into)
 
 
 @implements(rdu.ConcatOp)
