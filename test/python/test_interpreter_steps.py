@@ -14,13 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func
+from test_interpreter import parse
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 
-from rducc.dialects.dataflow import Dataflow
-from rducc.dialects.memory import Memory
 from rducc.runtime import interpreter
 from rducc.runtime.interpreter import PlacedProgram
 
@@ -54,12 +50,7 @@ builtin.module {{
   }}
 }}
 """
-    ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, Dataflow, Memory):
-        ctx.load_dialect(dialect)
-    module = Parser(ctx, text).parse_module()
-    module.verify()
-    return module
+    return parse(text)
 
 
 X = np.array([1.0, 2.0, -4.0, 8.0], np.float32)
@@ -113,7 +104,7 @@ def test_results_are_checked_until_a_run_succeeds(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(interpreter, "prepare", prepare_spied)
     program = PlacedProgram(_halvings(2))
     for _ in range(2):
-        with pytest.raises(AssertionError, match=r"runtime bug: 'rdu.map' result #0 is float32\[2\], the IR says float32\[4\]"):
+        with pytest.raises(AssertionError, match=r"runtime bug: 'rdu.map' result #0 is float32\[2\], the IR says"):
             program.run([X])
     wrong[0] = False
     np.testing.assert_array_equal(program.run([X])[0], X / 4)
