@@ -58,7 +58,9 @@ def _reduce(op: Operation) -> Kernel:
     kind, dims, keepdim = op.kind.data.value, _ints(op.dims), op.keepdim is not None
 
     def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
-        out[...] = kernels.reduce(x, kind, dims, keepdim)
+        result = kernels.reduce(x, kind, dims, keepdim, out)
+        if result is not out:
+            out[...] = result
 
     return writing_into(lambda context, x: kernels.reduce(x, kind, dims, keepdim), into)
 

@@ -4,6 +4,7 @@ A body op's step reads its operands' slots and calls the kernel's `into` on its
 arena view: no argument list, no wrapper frames, no per-call check (the first
 run's steps check every result, later runs' do not). Counted in Python calls
 (`sys.setprofile`), never in time: the counts do not depend on the machine.
+A reduction rounds its accumulated result straight into its view.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 from test_interpreter import parse
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.runtime import interpreter
+from rducc.runtime import interpreter, kernels
 from rducc.runtime.interpreter import PlacedProgram
 
 _MAP = """
@@ -53,6 +55,7 @@ builtin.module {{
     return parse(text)
 
 
+BF16 = np.dtype(ml_dtypes.bfloat16)
 X = np.array([1.0, 2.0, -4.0, 8.0], np.float32)
 
 
@@ -112,3 +115,22 @@ def test_results_are_checked_until_a_run_succeeds(monkeypatch: pytest.MonkeyPatc
     wrong[0] = True  # no longer called: the wrong result cannot show
     np.testing.assert_array_equal(program.run([X * 2])[0], X / 2)
     assert plain_calls[0] == checked
+
+
+@pytest.mark.parametrize("kind", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=str)
+def test_reduce_rounds_straight_into_its_view(kind: str, dtype: Any) -> None:
+    """A reduction's `into` rounds the accumulated result into the view once:
+    what the plain kernel returns (f32 sums accumulate in f64)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5, 4)).astype(dtype)
+    out = np.full((3, 1, 4), np.nan, dtype)
+    assert kernels.reduce(x, kind, (1,), True, out) is out
+    np.testing.assert_array_equal(out, kernels.reduce(x, kind, (1,), True))
+
+
+def test_an_f32_sum_into_its_view_accumulates_in_f64() -> None:
+    x = np.array([1e8, 1.0, 1.0, -1e8], np.float32)  # an f32 running sum loses both ones
+    out = np.full((), np.nan, np.float32)
+    kernels.reduce(x, "sum", (0,), False, out)
+    assert out == 2.0
