@@ -38,7 +38,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   HBM buffer) holds the poison bytes (`kernels.POISON_WORD`): NaN in every
   float type, the largest values in integers, so a read of bytes that nothing
   wrote shows in the result instead of passing as zeros, and read as an index
-  it fails the bounds check instead of wrapping to the last row.
+  it fails the bounds check instead of wrapping to the last row. (A small
+  HBM buffer is a copy of one poisoned array made when the program is prepared.)
 
 Prepare once, run many (`rducc.runtime.engine`, shared with the graph
 executor): `PlacedProgram(module)` walks `@forward` once and turns every op
@@ -356,11 +357,20 @@ class PlacedProgram(Runner):
             if all(isinstance(use.operation, DeallocOp) for use in op.result.uses):
                 return None  # nothing reads or writes it: never materialized
 
-            def alloc_off_chip(env: Env, context: RunContext) -> None:
-                what = f"{buffer.tier.data.value} buffer {list(shape)}"
-                env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), what)
+            what = f"{buffer.tier.data.value} buffer {list(shape)}"
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            if nbytes > _TEMPLATE_BYTES:
 
-            return alloc_off_chip
+                def alloc_off_chip(env: Env, context: RunContext) -> None:
+                    env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), what)
+
+                return alloc_off_chip
+            poison = kernels.poisoned(shape, dtype)  # a small buffer: a copy of the poisoned one a run
+
+            def alloc_small_off_chip(env: Env, context: RunContext) -> None:
+                env[slot] = poison.copy()
+
+            return alloc_small_off_chip
         if op.offset is None:
             raise RduccError(
                 f"{describe_op(op)}: SRAM buffer {value_name(op.result)} has no offset: the "
@@ -616,6 +626,10 @@ class PlacedProgram(Runner):
             self._arena_template = env
         return self._arena_template
 
+
+_TEMPLATE_BYTES = 1 << 16
+"""An off-chip buffer up to this size is a copy of a poisoned array made once
+(one NumPy call a run); a larger one is poisoned afresh (no second copy kept)."""
 
 _ARENA_DTYPE = np.dtype(np.uint8)
 _ALIGNMENT = 64

@@ -134,3 +134,32 @@ def test_an_f32_sum_into_its_view_accumulates_in_f64() -> None:
     out = np.full((), np.nan, np.float32)
     kernels.reduce(x, "sum", (0,), False, out)
     assert out == 2.0
+
+
+ROW = """
+builtin.module {
+  func.func @forward(%x: !tier.buffer<hbm, 2x4xf32> {rdu.input = "x"},
+                    %ids: !tier.buffer<hbm, 1xi64> {rdu.input = "ids"})
+      -> !tier.buffer<hbm, 2x4xf32> attributes {tier.sram_capacity = 128 : i64} {
+    %x_sram = tier.alloc offset 0 : !tier.buffer<sram, 2x4xf32>
+    %ids_sram = tier.alloc offset 64 : !tier.buffer<sram, 1xi64>
+    %y = tier.alloc : !tier.buffer<hbm, 2x4xf32>
+    tier.dma %x -> %x_sram : !tier.buffer<hbm, 2x4xf32> -> !tier.buffer<sram, 2x4xf32>
+    tier.dma %ids -> %ids_sram : !tier.buffer<hbm, 1xi64> -> !tier.buffer<sram, 1xi64>
+    tier.scatter %x_sram -> %y[%ids_sram] dim 0
+        : !tier.buffer<sram, 2x4xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4xf32>
+    func.return %y : !tier.buffer<hbm, 2x4xf32>
+  }
+}
+"""
+
+
+def test_every_run_allocates_fresh_poisoned_hbm() -> None:
+    """A small HBM buffer is a copy of one poisoned array: the row a run does
+    not write is poison, not what the previous run wrote there."""
+    program = PlacedProgram(parse(ROW))
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for row in (0, 1, 0):
+        (y,) = program.run([x, np.array([row], np.int64)])
+        np.testing.assert_array_equal(y[row], x[row])
+        assert np.isnan(y[1 - row]).all()
