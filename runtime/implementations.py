@@ -132,9 +132,10 @@ def _slice(op: Operation) -> Kernel:
     assert isinstance(op, rdu.SliceOp)
     offsets, strides = _ints(op.offsets), _ints(op.strides)
     sizes = tensor_signature(op.result.type)[0]
+    index = kernels.slice_index(offsets, strides, sizes)
 
     def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
-        out[...] = kernels.slice_(x, offsets, strides, sizes)
+        out[...] = x[index]
 
     return writing_into(lambda context, x: kernels.slice_(x, offsets, strides, sizes), into)
 
@@ -143,7 +144,11 @@ def _slice(op: Operation) -> Kernel:
 def _concat(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ConcatOp)
     dim = op.dim.value.data
-    return lambda context, *inputs: kernels.concat(inputs, dim)
+
+    def into(context: Any, out: np.ndarray, *inputs: np.ndarray) -> None:
+        np.concatenate(inputs, axis=dim, out=out)  # no operand overlaps out
+
+    return writing_into(lambda context, *inputs: kernels.concat(inputs, dim), into)
 
 
 @implements(rdu.GatherOp)

@@ -500,11 +500,15 @@ def slice_(
     x: np.ndarray, offsets: Sequence[int], strides: Sequence[int], sizes: Sequence[int]
 ) -> np.ndarray:
     """result[i] = x[offsets + i * strides] for i < sizes (a view)."""
-    index = tuple(
+    return x[slice_index(offsets, strides, sizes)]
+
+
+def slice_index(offsets: Sequence[int], strides: Sequence[int], sizes: Sequence[int]) -> tuple[slice, ...]:
+    """The index of `slice_`'s window (made once, applied on every run)."""
+    return tuple(
         slice(o, o + (n - 1) * s + 1, s) if n > 0 else slice(0, 0)
         for o, s, n in zip(offsets, strides, sizes)
     )
-    return x[index]
 
 
 def concat(inputs: Sequence[np.ndarray], dim: int) -> np.ndarray:
@@ -637,5 +641,5 @@ def random(shape: Sequence[int], dtype: np.dtype, distribution: str, seed: int, 
 
 __all__ = [
     "SCATTER_UFUNCS", "argsort", "broadcast", "concat", "conv", "gather", "iota", "matmul", "pool",
-    "random", "reduce", "reshape", "scan", "scatter", "slice_", "transpose", "window_output_size",
+    "random", "reduce", "reshape", "scan", "scatter", "slice_", "slice_index", "transpose", "window_output_size",
 ]
