@@ -597,8 +597,8 @@ class PlacedProgram(Runner):
         env: Env = list(self._arena_env())
         for slot, value in zip(self._input_slots, values):
             env[slot] = value
-        for weight, value in zip(self.weights, bound):
-            for slot in self._global_slots[weight.name]:
+        for slots, value in zip(self._global_slots.values(), bound):  # self.weights' order
+            for slot in slots:
                 env[slot] = value
         run_steps(self._steps, env, context, _WHERE)
         return [np.array(get(env)) for get in self._results]
