@@ -60,6 +60,12 @@ class Slots:
         slot = self._slots[value] = self.fresh()
         return slot
 
+    def alias(self, value: SSAValue, slot: int) -> int:
+        """`value` names `slot` too: it always holds the same array as the slot
+        (a kernel body's argument and its buffer, a body value and its view)."""
+        self._slots[value] = slot
+        return slot
+
     def use(self, value: SSAValue) -> int:
         """The slot of a defined value; an error for one used before its definition."""
         slot = self._slots.get(value)

@@ -40,8 +40,7 @@ def _constant(value: np.ndarray) -> Kernel:
 @implements(rdu.MapOp)
 def _map(op: Operation) -> Kernel:
     run_map = compile_map(op)
-    into = run_map.into  # type: ignore[attr-defined]
-    return writing_into(lambda context, *inputs: run_map(*inputs), lambda context, out, *inputs: into(out, *inputs))
+    return writing_into(lambda context, *inputs: run_map(*inputs), run_map.kernel_into)  # type: ignore[attr-defined]
 
 
 @implements(rdu.MatmulOp)
@@ -57,7 +56,13 @@ def _matmul(op: Operation) -> Kernel:
 def _reduce(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ReduceOp)
     kind, dims, keepdim = op.kind.data.value, _ints(op.dims), op.keepdim is not None
-    return lambda context, x: kernels.reduce(x, kind, dims, keepdim)
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        result = kernels.reduce(x, kind, dims, keepdim, out)
+        if result is not out:
+            out[...] = result
+
+    return writing_into(lambda context, x: kernels.reduce(x, kind, dims, keepdim), into)
 
 
 @implements(rdu.ScanOp)
@@ -85,15 +90,19 @@ def _pool(op: Operation) -> Kernel:
     assert isinstance(op, rdu.PoolOp)
     kind, window, stride = op.kind.data.value, _ints(op.window), _ints(op.stride)
     padding, dilation, ceil_mode = _ints(op.padding), _ints(op.dilation), op.ceil_mode is not None
-    return lambda context, x: kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        out[...] = kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode)
+
+    return writing_into(lambda context, x: kernels.pool(x, kind, window, stride, padding, dilation, ceil_mode), into)
 
 
-def _into_reshaped(out: np.ndarray, x: np.ndarray) -> None:
+def _into_reshaped(context: Any, out: np.ndarray, x: np.ndarray) -> None:
     """`out` holds x's elements in row-major order (a reshape written into memory)."""
     out.reshape(x.shape)[...] = x  # out is contiguous: its reshape is a view
 
 
-def _into_assigned(out: np.ndarray, x: np.ndarray) -> None:
+def _into_assigned(context: Any, out: np.ndarray, x: np.ndarray) -> None:
     """`out` holds x broadcast to its shape (NumPy's assignment broadcasts)."""
     out[...] = x
 
@@ -101,21 +110,24 @@ def _into_assigned(out: np.ndarray, x: np.ndarray) -> None:
 @implements(rdu.ReshapeOp)
 def _reshape(op: Operation) -> Kernel:
     shape = tensor_signature(op.results[0].type)[0]
-    return writing_into(lambda context, x: kernels.reshape(x, shape), lambda context, out, x: _into_reshaped(out, x))
+    return writing_into(lambda context, x: kernels.reshape(x, shape), _into_reshaped)
 
 
 @implements(rdu.BroadcastOp)
 def _broadcast(op: Operation) -> Kernel:
     shape = tensor_signature(op.results[0].type)[0]
-    return writing_into(lambda context, x: kernels.broadcast(x, shape), lambda context, out, x: _into_assigned(out, x))
+    return writing_into(lambda context, x: kernels.broadcast(x, shape), _into_assigned)
 
 
 @implements(rdu.TransposeOp)
 def _transpose(op: Operation) -> Kernel:
     assert isinstance(op, rdu.TransposeOp)
     perm = _ints(op.perm)
-    return writing_into(lambda context, x: kernels.transpose(x, perm),
-                        lambda context, out, x: _into_assigned(out, x.transpose(perm)))
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        out[...] = x.transpose(perm)
+
+    return writing_into(lambda context, x: kernels.transpose(x, perm), into)
 
 
 @implements(rdu.SliceOp)
@@ -123,15 +135,23 @@ def _slice(op: Operation) -> Kernel:
     assert isinstance(op, rdu.SliceOp)
     offsets, strides = _ints(op.offsets), _ints(op.strides)
     sizes = tensor_signature(op.result.type)[0]
-    return writing_into(lambda context, x: kernels.slice_(x, offsets, strides, sizes),
-                        lambda context, out, x: _into_assigned(out, kernels.slice_(x, offsets, strides, sizes)))
+    index = kernels.slice_index(offsets, strides, sizes)
+
+    def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        out[...] = x[index]
+
+    return writing_into(lambda context, x: kernels.slice_(x, offsets, strides, sizes), into)
 
 
 @implements(rdu.ConcatOp)
 def _concat(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ConcatOp)
     dim = op.dim.value.data
-    return lambda context, *inputs: kernels.concat(inputs, dim)
+
+    def into(context: Any, out: np.ndarray, *inputs: np.ndarray) -> None:
+        np.concatenate(inputs, axis=dim, out=out)  # no operand overlaps out
+
+    return writing_into(lambda context, *inputs: kernels.concat(inputs, dim), into)
 
 
 @implements(rdu.GatherOp)

@@ -10,8 +10,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   `buffers N` rotating copies, back to back from its offset) and every value
   defined in a `tier.compute` body (at its `tier.offset`) is a NumPy view into
   that arena with its own dtype and shape. A body op's result is computed by
-  its registered numpy implementation (`rducc.runtime.registry`), copied into
-  its view, and later ops read the view, never the Python result: a wrong or
+  its registered numpy implementation (`rducc.runtime.registry`) into its
+  view, and later ops read the view, never the Python result: a wrong or
   overlapping allocation gives wrong numbers, as it would on the chip.
 - Values a body yields are written into the `outs` buffers.
 - `buffers N`: each `tier.dma` or `tier.gather` INTO the buffer moves to the
@@ -38,14 +38,20 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   HBM buffer) holds the poison bytes (`kernels.POISON_WORD`): NaN in every
   float type, the largest values in integers, so a read of bytes that nothing
   wrote shows in the result instead of passing as zeros, and read as an index
-  it fails the bounds check instead of wrapping to the last row.
+  it fails the bounds check instead of wrapping to the last row. (A small
+  HBM buffer is a copy of one poisoned array made when the program is prepared.)
 
 Prepare once, run many (`rducc.runtime.engine`, shared with the graph
 executor): `PlacedProgram(module)` walks `@forward` once and turns every op
 into a closure over a flat value table (one Python list with a slot per SSA
 value and per arena view); `run()` only checks the arguments, makes the
 call's `RunContext`, creates the arena and its views (a prepared list of
-offsets, dtypes and shapes), and calls the closures.
+offsets, dtypes and shapes), and calls the closures. Values that always hold
+the same array share a slot: a body value and its arena view (or output
+buffer), a body argument and its one-copy buffer; a body op's step is one call
+of its kernel's `into` on its operands' slots. The first run of a
+`tier.compute` also checks each body op's plain kernel result against the
+IR's shape and dtype; after a run of it has passed, its steps no longer do.
 
 Inputs are checked up front (count, shape, dtype), and so are the weights
 (`tier.get_global @name` reads `weights[name]`, or the global's inline
@@ -351,11 +357,20 @@ class PlacedProgram(Runner):
             if all(isinstance(use.operation, DeallocOp) for use in op.result.uses):
                 return None  # nothing reads or writes it: never materialized
 
-            def alloc_off_chip(env: Env, context: RunContext) -> None:
-                what = f"{buffer.tier.data.value} buffer {list(shape)}"
-                env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), what)
+            what = f"{buffer.tier.data.value} buffer {list(shape)}"
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            if nbytes > _TEMPLATE_BYTES:
 
-            return alloc_off_chip
+                def alloc_off_chip(env: Env, context: RunContext) -> None:
+                    env[slot] = _allocate(lambda: kernels.poisoned(shape, dtype), what)
+
+                return alloc_off_chip
+            poison = kernels.poisoned(shape, dtype)  # a small buffer: a copy of the poisoned one a run
+
+            def alloc_small_off_chip(env: Env, context: RunContext) -> None:
+                env[slot] = poison.copy()
+
+            return alloc_small_off_chip
         if op.offset is None:
             raise RduccError(
                 f"{describe_op(op)}: SRAM buffer {value_name(op.result)} has no offset: the "
@@ -517,10 +532,13 @@ class PlacedProgram(Runner):
     def _prepare_compute(self, op: ComputeOp) -> Step:
         block = op.body.block
         name = kernel_name(op)
-        ins = [self._reader(v) for v in op.ins]
-        outs = [self._reader(v) for v in op.outs]  # compute writes the current copy
-        arg_slots = [self._table.define(a) for a in block.args]
-        out_slots = [self._table.fresh() for _ in op.outs]  # the output arrays, during one compute
+        # a one-copy buffer is the same array all along: its body argument (or the
+        # yielded value computed into it) names the buffer's slot; the current copy
+        # of a rotating buffer is bound to a slot of its own on every run
+        rotating: list[tuple[int, int]] = []  # (slot bound per run, rotating buffer's slot)
+        for arg, buffer in zip(block.args, op.ins):
+            self._bound_slot(buffer, rotating, arg)
+        out_slots = [self._bound_slot(buffer, rotating) for buffer in op.outs]  # compute writes the current copy
         terminator = block.last_op
         if not isinstance(terminator, rdu.YieldOp) or len(terminator.operands) != len(op.outs):
             raise RduccError(f"{describe_op(op)}: the body must end in 'rdu.yield' of one value per output")
@@ -530,7 +548,8 @@ class PlacedProgram(Runner):
         for index, value in enumerate(yielded):
             if not isinstance(value.owner, Block):
                 first_out.setdefault(value, index)
-        steps: list[tuple[Step, Operation]] = []
+        first: list[tuple[Step, Operation]] = []  # the first run's steps: each result checked
+        later: list[tuple[Step, Operation]] = []  # every later run's
         for body_op in list(block.ops)[:-1]:
             where = f'{describe_op(body_op)} in tier.compute "{name}"'
             if len(body_op.results) != 1 or not isinstance(body_op.results[0].type, TensorType):
@@ -548,26 +567,27 @@ class PlacedProgram(Runner):
                 dest = self._view(offset.value.data, result.type, f"the value of {where}")
             kernel = prepare(body_op, _RUNNER)
             operands = tuple(self._table.use(v) for v in body_op.operands)
-            expected = tensor_signature(result.type)
-            step = _body_step(kernel, operands, dest, self._table.define(result), expected, body_op)
-            steps.append((step, body_op))
+            self._table.alias(result, dest)  # later ops read the view, never the Python result
+            checked, step = _body_steps(kernel, operands, dest, tensor_signature(result.type), body_op)
+            first.append((checked, body_op))
+            later.append((step, body_op))
         # yields not computed in place: block arguments, a value yielded twice
         copies = [
             (self._table.use(value), out_slots[index])
             for index, value in enumerate(yielded)
             if first_out.get(value) != index
         ]
+        return _compute_step(first, later, rotating, copies)
 
-        def compute(env: Env, context: RunContext) -> None:
-            for slot, get in zip(arg_slots, ins):
-                env[slot] = get(env)
-            for slot, get in zip(out_slots, outs):
-                env[slot] = get(env)
-            run_steps(steps, env, context, _WHERE)
-            for source, out in copies:
-                np.copyto(env[out], env[source], casting="no")
-
-        return compute
+    def _bound_slot(self, buffer: SSAValue, rotating: list[tuple[int, int]], arg: SSAValue | None = None) -> int:
+        """The slot a compute reads `buffer` from (`arg`, its body argument, names it too):
+        the buffer's own, or for a rotating buffer a slot its current copy is bound to."""
+        slot = self._table.use(buffer)
+        if self._copies.get(buffer, 1) > 1:
+            bound = self._table.fresh() if arg is None else self._table.define(arg)
+            rotating.append((bound, slot))
+            return bound
+        return slot if arg is None else self._table.alias(arg, slot)
 
     # ------------------------------------------------------------------
     # running
@@ -577,8 +597,8 @@ class PlacedProgram(Runner):
         env: Env = list(self._arena_env())
         for slot, value in zip(self._input_slots, values):
             env[slot] = value
-        for weight, value in zip(self.weights, bound):
-            for slot in self._global_slots[weight.name]:
+        for slots, value in zip(self._global_slots.values(), bound):  # self.weights' order
+            for slot in slots:
                 env[slot] = value
         run_steps(self._steps, env, context, _WHERE)
         return [np.array(get(env)) for get in self._results]
@@ -606,6 +626,10 @@ class PlacedProgram(Runner):
             self._arena_template = env
         return self._arena_template
 
+
+_TEMPLATE_BYTES = 1 << 16
+"""An off-chip buffer up to this size is a copy of a poisoned array made once
+(one NumPy call a run); a larger one is poisoned afresh (no second copy kept)."""
 
 _ARENA_DTYPE = np.dtype(np.uint8)
 _ALIGNMENT = 64
@@ -641,38 +665,88 @@ def _capacity(module: ModuleOp, forward: func.FuncOp, sram_bytes: int | None) ->
     return None  # an error only if the program uses SRAM
 
 
-def _body_step(
+def _compute_step(
+    first: list[tuple[Step, Operation]],
+    later: list[tuple[Step, Operation]],
+    rotating: list[tuple[int, int]],
+    copies: list[tuple[int, int]],
+) -> Step:
+    """A `tier.compute`: binds the current copies of its rotating buffers, runs
+    its body's steps (the `first` ones until a run of them has succeeded, which
+    check every result, then the `later` ones) and copies the yields not
+    computed in place into their outputs."""
+    current = [first]
+
+    def compute(env: Env, context: RunContext) -> None:
+        for slot, buffer in rotating:
+            env[slot] = env[buffer].current()
+        steps = current[0]
+        run_steps(steps, env, context, _WHERE)
+        if steps is first:
+            current[0] = later
+        for source, out in copies:
+            np.copyto(env[out], env[source], casting="no")
+
+    return compute
+
+
+def _body_steps(
     kernel: Callable[..., Any],
     operands: tuple[int, ...],
     dest: int,
-    result: int,
     expected: Signature,
     op: Operation,
-) -> Step:
-    """Compute one body value straight into its arena view (or output buffer):
-    the kernel's `into` (`registry.into_of`) writes there, no temporary copied
-    after the fact; later ops read the view. The first run also checks the
-    plain kernel's result against the IR's shape and dtype (shapes are static:
-    the first run's check holds for every run)."""
+) -> tuple[Step, Step]:
+    """Compute one body value straight into its arena view (or output buffer),
+    the slot `dest` (the value's own slot too): the kernel's `into`
+    (`registry.into_of`) writes there, no temporary copied after the fact; later
+    ops read the view. Two steps: the first run's, which also checks the plain
+    kernel's result against the IR's shape and dtype, and every later run's
+    (shapes are static: the first run's check holds for every run)."""
     into = into_of(kernel)
     own_into = getattr(kernel, "into", None) is not None
-    unchecked = [True]
 
-    def body_op(env: Env, context: RunContext) -> None:
+    def checked(env: Env, context: RunContext) -> None:
         args = [env[i] for i in operands]
-        view = env[dest]
-        if unchecked[0]:
-            value = kernel(context, *args)
-            check_result(value, expected, op)
-            unchecked[0] = False
-            if not own_into:  # the plain result, checked, is what `into` would assign
-                view[...] = value
-                env[result] = view
-                return
-        into(context, view, *args)
-        env[result] = view
+        value = kernel(context, *args)
+        check_result(value, expected, op)
+        if own_into:
+            into(context, env[dest], *args)
+        else:  # the plain result, checked, is what `into` would assign
+            env[dest][...] = value
 
-    return body_op
+    return checked, _into_step(into, operands, dest)
+
+
+def _into_step(into: Callable[..., object], operands: tuple[int, ...], dest: int) -> Step:
+    """`into(context, env[dest], *operands)`, spelled out for up to three
+    operands (no argument list built on every run)."""
+    if len(operands) == 1:
+        (a,) = operands
+
+        def step1(env: Env, context: RunContext) -> None:
+            into(context, env[dest], env[a])
+
+        return step1
+    if len(operands) == 2:
+        a, b = operands
+
+        def step2(env: Env, context: RunContext) -> None:
+            into(context, env[dest], env[a], env[b])
+
+        return step2
+    if len(operands) == 3:
+        a, b, c = operands
+
+        def step3(env: Env, context: RunContext) -> None:
+            into(context, env[dest], env[a], env[b], env[c])
+
+        return step3
+
+    def step(env: Env, context: RunContext) -> None:
+        into(context, env[dest], *[env[i] for i in operands])
+
+    return step
 
 
 _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] = {

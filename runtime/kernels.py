@@ -127,11 +127,16 @@ def _max_identity(dtype: np.dtype, largest: bool) -> Any:
     return info.min if largest else info.max
 
 
-def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False) -> np.ndarray:
+def reduce(
+    x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False, out: np.ndarray | None = None
+) -> np.ndarray:
     """`rdu.reduce`: sum, prod, max, min, any, all, argmax, argmin over `dims`.
 
     Empty max/min reductions give the identity (-inf/+inf or the integer
-    limits); argmax/argmin of an empty dim raise, as in PyTorch.
+    limits); argmax/argmin of an empty dim raise, as in PyTorch. With `out`
+    (an array of the result's shape and x's dtype), a sum, product, max or
+    min is rounded straight into it (no rounded temporary) and `out` returned;
+    any other kind returns its result (the caller assigns it).
     """
     kind = str(kind)
     axes = _axes(x, dims)
@@ -139,8 +144,7 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
     if kind in ("sum", "prod"):
         accumulate: Any = np.add.reduce if kind == "sum" else np.multiply.reduce
         # the ufunc casts to the accumulator as it goes (no widened copy of x)
-        result = accumulate(x, axis=axes, keepdims=keepdim, dtype=accumulator(dtype))
-        return np.asarray(result).astype(dtype)
+        return _rounded(accumulate(x, axis=axes, keepdims=keepdim, dtype=accumulator(dtype)), dtype, out)
     if kind in ("max", "min"):
         compute = compute_dtype(dtype)
         source = x.astype(compute) if compute != dtype else x
@@ -149,7 +153,7 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
         result = function(
             source, axis=axes, keepdims=keepdim, initial=_max_identity(compute, largest)
         )
-        return np.asarray(result).astype(dtype)
+        return _rounded(result, dtype, out)
     if kind in ("any", "all"):
         logical = np.any if kind == "any" else np.all
         return np.asarray(logical(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
@@ -163,6 +167,14 @@ def reduce(x: np.ndarray, kind: str, dims: Sequence[int], keepdim: bool = False)
         arg = np.argmax if kind == "argmax" else np.argmin
         return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
     raise RduccError(f"unknown reduction kind '{kind}'")
+
+
+def _rounded(result: Any, dtype: np.dtype, out: np.ndarray | None) -> np.ndarray:
+    """A reduction's accumulated `result` rounded once to `dtype`: into `out` when given."""
+    if out is None:
+        return np.asarray(result).astype(dtype)
+    out[...] = result  # assignment casts as astype does (round to nearest)
+    return out
 
 
 def scan(x: np.ndarray, kind: str, dim: int) -> np.ndarray:
@@ -585,11 +597,15 @@ def slice_(
     x: np.ndarray, offsets: Sequence[int], strides: Sequence[int], sizes: Sequence[int]
 ) -> np.ndarray:
     """result[i] = x[offsets + i * strides] for i < sizes (a view)."""
-    index = tuple(
+    return x[slice_index(offsets, strides, sizes)]
+
+
+def slice_index(offsets: Sequence[int], strides: Sequence[int], sizes: Sequence[int]) -> tuple[slice, ...]:
+    """The index of `slice_`'s window (made once, applied on every run)."""
+    return tuple(
         slice(o, o + (n - 1) * s + 1, s) if n > 0 else slice(0, 0)
         for o, s, n in zip(offsets, strides, sizes)
     )
-    return x[index]
 
 
 def concat(inputs: Sequence[np.ndarray], dim: int) -> np.ndarray:
@@ -722,5 +738,5 @@ def random(shape: Sequence[int], dtype: np.dtype, distribution: str, seed: int, 
 
 __all__ = [
     "SCATTER_UFUNCS", "argsort", "broadcast", "concat", "conv", "gather", "iota", "matmul", "pool",
-    "random", "reduce", "reshape", "scan", "scatter", "slice_", "transpose", "window_output_size",
+    "random", "reduce", "reshape", "scan", "scatter", "slice_", "slice_index", "transpose", "window_output_size",
 ]

@@ -393,7 +393,8 @@ def compile_body(block: Block, shapes: Sequence[tuple[int, ...]] | None = None) 
     The function computes on whatever (broadcast-compatible) shapes it gets and
     returns an array or NumPy scalar of the yielded element type. With `out=`
     (an array of the map's shape and type) it writes the result there: the
-    last ufunc of the yielded value writes straight into it. With the static
+    last ufunc of the yielded value writes straight into it; `.kernel_into(context,
+    out, *arrays)` runs the same lines with `out` given. With the static
     `shapes` of the arguments, a ufunc writes into a temporary of its own
     shape and type that no later op reads (`out=`), instead of a new array:
     a long elementwise chain makes few temporaries.
@@ -443,10 +444,14 @@ def compile_body(block: Block, shapes: Sequence[tuple[int, ...]] | None = None) 
     if not writes_out:
         c.lines.append(f"    if out is not None:\n        out[...] = {result_name}\n        return out")
     c.lines.append(f"    return {result_name}")
-    source = f"def body({', '.join([*params, 'out=None'])}):\n" + "\n".join(c.lines) + "\n"
-    exec(compile(source, "<rdu.map body>", "exec"), c.namespace)  # noqa: S102
+    lines = "\n".join(c.lines) + "\n"
+    source = f"def body({', '.join([*params, 'out=None'])}):\n" + lines
+    # the same lines as a runtime kernel's `into(context, out, *inputs)`: no wrapper frames per call
+    into_source = f"def into(_context, {', '.join(['out', *params])}):\n" + lines
+    exec(compile(source + "\n" + into_source, "<rdu.map body>", "exec"), c.namespace)  # noqa: S102
     function = c.namespace["body"]
     function.source = source
+    function.kernel_into = c.namespace["into"]
     return function
 
 
@@ -480,7 +485,8 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     read-only broadcast view when the body does not depend on every input dim
     (a fill is a single scalar broadcast to the whole shape). `.into(out,
     *inputs)` writes the result into `out` instead (an array of the map's
-    shape and type no input overlaps).
+    shape and type no input overlaps); `.kernel_into(context, out, *inputs)`
+    is the same as a runtime kernel's `into` (`rducc.runtime.registry`).
     """
     shapes = [tensor_signature(v.type)[0] for v in op.operands]
     body = compile_body(op.regions[0].block, shapes)
@@ -501,6 +507,7 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
 
     run_map.source = body.source  # type: ignore[attr-defined]
     run_map.into = into  # type: ignore[attr-defined]
+    run_map.kernel_into = body.kernel_into  # type: ignore[attr-defined]
     return run_map
 
 
