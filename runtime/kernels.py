@@ -391,7 +391,8 @@ def conv_windows(
         inside = inside & (reads >= 0) & (reads < n)
         flat = flat + reads * pymath.prod(sizes[axis + 1:])
     kept = pymath.prod(last - first for (first, last), _ in used)
-    taps = np.where(inside, flat, pymath.prod(sizes)).reshape(kept, -1)
+    positions = pymath.prod(outputs for _, outputs in used)  # every tap may read only padding: kept = 0
+    taps = np.where(inside, flat, pymath.prod(sizes)).reshape(kept, positions)
     taps.flags.writeable = False
     kernel = tuple(slice(first, last) for (first, last), _ in used)
     return ConvWindows(taps, kernel, tuple(o for _, o in used), not inside.all())

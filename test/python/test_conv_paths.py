@@ -26,6 +26,9 @@ CASES = {
     "1d-grouped-dilated": ((1, 8, 21), (8, 2, 5), (1,), (4,), (2,), 4),
     "3d-grouped": ((1, 4, 4, 5, 3), (6, 2, 3, 3, 2), (1, 2, 1), (1, 1, 0), (1, 1, 2), 2),
     "padding-only-image": ((1, 2, 1, 1), (3, 2, 3, 3), (1, 1), (2, 2), (1, 1), 1),
+    # no tap ever reads the image (stride and dilation step over it): every output is 0
+    "no-tap-reads-the-image": ((2, 1, 1), (2, 1, 3), (2,), (4,), (3,), 1),
+    "no-tap-reads-the-image-2d": ((1, 2, 6, 2), (1, 2, 5, 1), (3, 3), (4, 4), (3, 1), 1),
 }
 F16, BF16 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 EAGER = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
@@ -108,6 +111,7 @@ def test_taps_that_only_read_padding_are_dropped() -> None:
     assert windows.taps.shape == (9, 4) and windows.kernel == (slice(2, 5), slice(2, 5))
     assert windows.padded and windows.out == (2, 2)
     assert not kernels.conv_windows((8, 8), (4, 4), (4, 4), (0, 0), (1, 1)).padded
+    assert kernels.conv_windows((1,), (3,), (2,), (4,), (3,)).taps.shape == (0, 2)  # no tap at all
 
 
 def test_a_plan_for_other_shapes_is_not_used() -> None:
