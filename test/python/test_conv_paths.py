@@ -123,3 +123,33 @@ def test_a_plan_for_other_shapes_is_not_used() -> None:
     result = kernels.conv(x, w, (1, 1), (1, 1), (1, 1), 2, plan=stale)
     expected = F.conv2d(torch.from_numpy(x), torch.from_numpy(w), None, 1, 1, 1, 2).numpy()
     np.testing.assert_allclose(result, expected, rtol=1e-6)
+
+
+def _random_geometry(rng: np.random.Generator) -> tuple:
+    """A convolution of 1-3 spatial dims with at least one output position:
+    (input shape, weight shape, stride, padding, dilation, groups)."""
+    while True:
+        spatial, groups = int(rng.integers(1, 4)), int(rng.choice([1, 1, 2, 3]))
+        per_group, outputs = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        sizes, window = rng.integers(1, 8, spatial), rng.integers(1, 5, spatial)
+        stride, dilation = rng.integers(1, 4, spatial), rng.integers(1, 4, spatial)
+        padding = rng.integers(0, 5, spatial)
+        out = (sizes + 2 * padding - dilation * (window - 1) - 1) // stride + 1
+        if out.min() > 0:
+            return ((int(rng.integers(1, 3)), per_group * groups, *sizes.tolist()),
+                    (outputs * groups, per_group, *window.tolist()),
+                    tuple(stride.tolist()), tuple(padding.tolist()), tuple(dilation.tolist()), groups)
+
+
+def test_random_geometries_match_eager() -> None:
+    """200 seeded random geometries (strides and dilations that step over the
+    image, padding wider than the kernel) on every path, against eager."""
+    rng = np.random.default_rng(19)
+    for _ in range(200):
+        case = _random_geometry(rng)
+        x = rng.standard_normal(case[0]).astype(np.float32)
+        w = rng.standard_normal(case[1]).astype(np.float32)
+        expected = EAGER[x.ndim](torch.from_numpy(x), torch.from_numpy(w), None, *case[2:]).numpy()
+        for name, plan in _plans(case, np.dtype(np.float32)).items():
+            result = kernels.conv(x, w, *case[2:], plan=plan)
+            np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4, err_msg=f"{name}: {case}")
