@@ -464,19 +464,6 @@ def _tensor(x: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(x)
 
 
-def _grouped_conv(
-    x: np.ndarray,
-    w: np.ndarray,
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
-    groups: int,
-) -> np.ndarray:
-    """The windows path whatever the size (`_window_conv`), in `x`'s dtype."""
-    windows = conv_windows(x.shape[2:], w.shape[2:], tuple(stride), tuple(padding), tuple(dilation))
-    return np.ascontiguousarray(_window_conv(x, w, groups, windows))
-
-
 class PoolWindow(NamedTuple):
     """Where a pooling window goes: its size, stride, padding and dilation per
     spatial dim, and whether a partial last window counts (ceil mode)."""

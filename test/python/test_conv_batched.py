@@ -1,11 +1,12 @@
 """Convolution, pooling and resampling on whole arrays (issue 19).
 
 `kernels.conv` runs every group of a grouped or depthwise convolution at once
-(PyTorch's CPU kernel, or one gather and one matmul batched over the groups,
-`_grouped_conv`; test_conv_paths checks the choice): both paths against eager over strides, padding, dilation
-and groups = 1, C and others; a profile that fails if the calls made grow with
-the group count; and compiled transposed, dilated, depthwise convolutions,
-pooling and resampling against eager at -O0 and -O2.
+(PyTorch's CPU kernel, or the windows path: one gather and one matmul
+batched over the groups; test_conv_paths checks the choice): both paths
+against eager over strides, padding, dilation and groups = 1, C and others;
+a profile that fails if the calls made grow with the group count; and
+compiled transposed, dilated, depthwise convolutions, pooling and
+resampling against eager at -O0 and -O2.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def _eager(x: np.ndarray, w: np.ndarray, case: tuple) -> np.ndarray:
     return TORCH_CONV[x.ndim](*as_torch, None, stride, padding, dilation, groups).numpy()
 
 
+def _windows_path(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int) -> np.ndarray:
+    """`kernels.conv` on the windows path (one gather, one batched GEMM) whatever the size."""
+    windows = kernels.conv_windows(x.shape[2:], w.shape[2:], tuple(stride), tuple(padding), tuple(dilation))
+    plan = kernels.ConvPlan("windows", (x.shape, w.shape), windows)
+    return kernels.conv(x, w, stride, padding, dilation, groups, plan=plan)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, BF16], ids=str)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])) + f"-g{c[5]}")
 def test_both_conv_paths_match_eager(case, dtype) -> None:
@@ -58,7 +66,7 @@ def test_both_conv_paths_match_eager(case, dtype) -> None:
     assert default.dtype == np.dtype(dtype) and default.shape == expected.shape
     np.testing.assert_allclose(default.astype(np.float64), expected, rtol=tolerance, atol=tolerance)
     compute = np.float64 if dtype == np.float64 else np.float32
-    batched = kernels._grouped_conv(x.astype(compute), w.astype(compute), *case[2:])
+    batched = _windows_path(x.astype(compute), w.astype(compute), *case[2:])
     assert batched.shape == expected.shape
     np.testing.assert_allclose(batched, expected, rtol=1e-4, atol=1e-4)
 
@@ -97,7 +105,7 @@ def test_calls_do_not_grow_with_the_groups(path) -> None:
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     x = rng.standard_normal((2, 64, 12, 12)).astype(np.float32)
-    convolve = kernels.conv if path == "default" else kernels._grouped_conv
+    convolve = kernels.conv if path == "default" else _windows_path
     counts = {}
     try:
         for groups in (1, 4, 16, 64):
