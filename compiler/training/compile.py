@@ -25,7 +25,7 @@ from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
 from rducc.frontend.locations import describe_location
 from rducc.targets import load_target
-from rducc.training.optimizers import OptimizerSpec, Trained, update_program
+from rducc.training.optimizers import OptimizerSpec, Trained, check_sgd_first_step
 from rducc.training.step import append_optimizer
 from rducc.weights import program_weights
 
@@ -196,8 +196,10 @@ def compile_step(
         covered = [Trained(g.spec, [n for n in g.names if n in trained]) for g in chosen]
         covered = [t for t in covered if t.names]
         parameters = {name: ep.state_dict[name] for t in covered for name in t.names}
+        for group in covered:
+            check_sgd_first_step(group.spec)
         with times.stage("optimizer"):
-            initial = append_optimizer(module, update_program(covered, parameters), covered) if covered else {}
+            initial = append_optimizer(module, covered, parameters) if covered else {}
         if weights:
             weights.update({name: t.detach() for name, t in initial.items()})
     lower(module, target, options.opt_level, options.emit, times, passes=options.passes,
