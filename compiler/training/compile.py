@@ -118,7 +118,7 @@ def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
     `lm_head`) is lifted under both names and read through one of them."""
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     return [str(s.target) for s in ep.graph_signature.input_specs
-            if s.kind.name == "PARAMETER" and not placeholders[s.arg.name].users]  # type: ignore[union-attr]
+            if s.kind.name == "PARAMETER" and not placeholders[s.arg.name].users]
 
 
 def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
@@ -130,7 +130,7 @@ def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.
     graph_module, signature = _copy_graph_module_and_signature(ep)
     if not unused:
         return ep._update(graph_module, signature)
-    names = {str(s.target): s.arg.name for s in signature.input_specs}  # type: ignore[union-attr]
+    names = {str(s.target): s.arg.name for s in signature.input_specs}
     wanted = {names[name] for name in unused}
     for node in graph_module.graph.nodes:
         if node.op == "placeholder" and node.name in wanted:
@@ -143,8 +143,8 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     outputs) of a program returning a loss: what
     `torch.export.experimental._export_forward_backward` builds, with the
     attention's math differentiated (`_with_attention_math`)."""
-    from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
     from torch._decomp import core_aten_decompositions
+    from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
     from torch.export.exported_program import _decompose_exported_program
 
     check_loss(ep)

@@ -79,9 +79,9 @@ def _torch_name(optimizer_class: type) -> str | None:
 
 def _spec_of_group(name: str, group: dict[str, Any]) -> OptimizerSpec:
     family = _family(name)
-    options = []
+    options: list[tuple[str, Any]] = []
     for key in HYPERPARAMETERS[family]:
-        value = group.get(key, False if key == "decoupled_weight_decay" else None)
+        value: Any = group.get(key, False if key == "decoupled_weight_decay" else None)
         if isinstance(value, torch.Tensor):
             value = value.item() if value.numel() == 1 else tuple(v.item() for v in value)
         if key == "betas":
@@ -168,22 +168,26 @@ class _Update(nn.Module):
             self.register_buffer(f"s0_{state}", initial_state(state, parameter))
 
     def _state(self, name: str) -> list[torch.Tensor]:
-        return [getattr(self, f"s0_{name}")]
+        return [self.get_buffer(f"s0_{name}")]
+
+    @property
+    def parameter(self) -> torch.Tensor:
+        return self.get_buffer("p0")
 
     def forward(self, gradient: torch.Tensor) -> None:
         hyper = self.spec.hyper
         if self.spec.name == "sgd":
             momentum = hyper["momentum"] != 0
-            buffers: list[torch.Tensor | None] = self._state("momentum_buffer") if momentum else [None]
+            buffers: list[torch.Tensor | None] = [*self._state("momentum_buffer")] if momentum else [None]
             functional_sgd(
-                [self.p0], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
+                [self.parameter], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
                 momentum=hyper["momentum"], lr=hyper["lr"], dampening=hyper["dampening"],
                 nesterov=hyper["nesterov"], maximize=hyper["maximize"],
             )
             return
         beta1, beta2 = hyper["betas"]
         functional_adam(
-            [self.p0], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
+            [self.parameter], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
             self._state("max_exp_avg_sq") if hyper["amsgrad"] else [], self._state("step"),
             foreach=False, capturable=True, differentiable=False,
             decoupled_weight_decay=bool(hyper["decoupled_weight_decay"]), amsgrad=bool(hyper["amsgrad"]),

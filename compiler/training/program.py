@@ -37,13 +37,16 @@ from rducc.weights import numpy_to_torch, torch_to_numpy
 OptimizerLike = str | torch.optim.Optimizer | None
 
 
-def _exported(model: Any, example_inputs: tuple | None, loss_fn: LossFn | None) -> tuple[torch.export.ExportedProgram, torch.nn.Module | None]:
+def _exported(
+    model: Any, example_inputs: tuple | None, loss_fn: LossFn | None
+) -> tuple[torch.export.ExportedProgram, torch.nn.Module | None]:
     if isinstance(model, torch.export.ExportedProgram):
         return model, None
     if isinstance(model, str | Path):
         return load_exported_program(model), None
     if not isinstance(model, torch.nn.Module):
-        raise RduccError(f"rducc.compile_training takes an nn.Module, an ExportedProgram or a path, not {type(model).__name__}")
+        raise RduccError("rducc.compile_training takes an nn.Module, an ExportedProgram or a path, "
+                         f"not {type(model).__name__}")
     if example_inputs is None:
         raise RduccError("rducc.compile_training of an nn.Module needs example_inputs (a tuple of tensors)")
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
@@ -60,7 +63,8 @@ def _groups(optimizer: OptimizerLike, options: dict[str, Any], ep: torch.export.
     if options:
         raise RduccError("optimizer options go to the torch.optim optimizer itself, not to compile_training")
     if module is None:
-        raise RduccError("a torch.optim optimizer needs the nn.Module its parameters belong to, not an exported program")
+        raise RduccError("a torch.optim optimizer needs the nn.Module its parameters belong to, "
+                         "not an exported program")
     names = {id(p): name for name, p in module.named_parameters()}
     groups = []
     for spec, params in torch_optimizer_groups(optimizer):
@@ -168,7 +172,8 @@ class TrainingProgram:
         """Load torch.optim's state (`Optimizer.state_dict()`); its hyperparameters must be the compiled ones."""
         loaded = state_dict.get("param_groups", [])
         if len(loaded) != len(self.groups):
-            raise RduccError(f"the state has {len(loaded)} param groups; the program was compiled with {len(self.groups)}")
+            raise RduccError(f"the state has {len(loaded)} param groups; the program was compiled "
+                             f"with {len(self.groups)}")
         for number, (ours, theirs) in enumerate(zip(self.groups, loaded)):
             _check_group(number, ours, theirs)
         state = state_dict.get("state", {})

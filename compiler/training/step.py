@@ -32,8 +32,8 @@ from rducc.dialects.contracts import (
     set_result_updates,
     weight_arg,
 )
-from rducc.dialects.tier import GlobalOp
 from rducc.dialects.program import entry_function
+from rducc.dialects.tier import GlobalOp
 from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of
 from rducc.training.optimizers import Trained, state_global, update_program
@@ -83,7 +83,7 @@ def append_optimizer(
                 symbol = state_global(state, name)
                 initial[symbol] = update.state_dict[f"s0_{state}"]
                 bindings[f"s0_{state}"] = _state_global(module, forward, symbol, initial[symbol], attrs)
-            gradient_input = next(s.arg.name for s in update.graph_signature.input_specs  # type: ignore[union-attr]
+            gradient_input = next(s.arg.name for s in update.graph_signature.input_specs
                                   if s.kind.name == "USER_INPUT")
             bindings[gradient_input] = gradients[name]
             new_values = import_into(update, block, bindings, Phase.OPTIMIZER)
