@@ -314,7 +314,9 @@ def flash_attention_backward(
         )
     dtype = query.dtype
     wide = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-    q, k, v, o, g = (t.to(wide) for t in (query, key, value, out, grad_out))
+    groups = query.shape[-3] // key.shape[-3]  # grouped-query attention: each KV head serves `groups` heads
+    q, k, v, o, g = (t.to(wide) for t in (query, _repeat_heads(key, groups), _repeat_heads(value, groups), out,
+                                          grad_out))
     factor = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
     scores = torch.matmul(q, k.transpose(-2, -1)) * factor
     if is_causal:
@@ -331,7 +333,23 @@ def flash_attention_backward(
     grad_scores = probabilities * (grad_probabilities - row_dot) * factor
     grad_query = torch.matmul(grad_scores, k)
     grad_key = torch.matmul(grad_scores.transpose(-2, -1), q)
-    return grad_query.to(dtype), grad_key.to(dtype), grad_value.to(dtype)
+    return grad_query.to(dtype), _sum_heads(grad_key, groups).to(dtype), _sum_heads(grad_value, groups).to(dtype)
+
+
+def _repeat_heads(tensor: torch.Tensor, groups: int) -> torch.Tensor:
+    """[B, Hk, S, E] -> [B, Hk * groups, S, E], each head repeated `groups` times in place."""
+    if groups == 1:
+        return tensor
+    batch, heads, length, width = tensor.shape
+    return tensor.unsqueeze(2).expand(batch, heads, groups, length, width).reshape(batch, heads * groups, length, width)
+
+
+def _sum_heads(grad: torch.Tensor, groups: int) -> torch.Tensor:
+    """The gradient of `_repeat_heads`: each KV head's share summed over its group."""
+    if groups == 1:
+        return grad
+    batch, heads, length, width = grad.shape
+    return grad.reshape(batch, heads // groups, groups, length, width).sum(2)
 
 
 __all__ = [

@@ -186,18 +186,19 @@ def test_nearest_upsampling_backward_matches_eager():
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("causal, mask, scale, dtype", [
-    (False, None, None, torch.float32),
-    (True, None, 0.3, torch.float32),
-    (False, "-inf", None, torch.float32),
-    (False, "float", None, torch.float32),
-    (True, None, None, torch.bfloat16),
+@pytest.mark.parametrize("causal, mask, scale, dtype, kv_heads", [
+    (False, None, None, torch.float32, 4),
+    (True, None, None, torch.float32, 2),  # grouped-query attention
+    (True, None, 0.3, torch.float32, 4),
+    (False, "-inf", None, torch.float32, 4),
+    (False, "float", None, torch.float32, 4),
+    (True, None, None, torch.bfloat16, 4),
 ])
-def test_flash_attention_backward_matches_eager(causal, mask, scale, dtype):
+def test_flash_attention_backward_matches_eager(causal, mask, scale, dtype, kv_heads):
     generator = torch.Generator().manual_seed(3)
     q = torch.randn(2, 4, 6, 8, generator=generator).to(dtype)
-    k = torch.randn(2, 4, 7 if not causal else 6, 8, generator=generator).to(dtype)
-    v = torch.randn(2, 4, k.shape[2], 8, generator=generator).to(dtype)
+    k = torch.randn(2, kv_heads, 7 if not causal else 6, 8, generator=generator).to(dtype)
+    v = torch.randn(2, kv_heads, k.shape[2], 8, generator=generator).to(dtype)
     g = torch.randn(2, 4, 6, 8, generator=generator).to(dtype)
     inputs = [q, k, v, g]
     if mask == "-inf":  # a boolean mask as sdpa hands it to the flash kernel
