@@ -153,7 +153,9 @@ def _spread(grad: torch.Tensor, windows: Sequence[torch.Tensor]) -> torch.Tensor
     result = grad.to(torch.float32) if grad.dtype in (torch.float16, torch.bfloat16) else grad
     for index, window in enumerate(windows):
         dim = result.dim() - spatial + index
-        result = torch.matmul(result.movedim(dim, -1), window.to(result.dtype)).movedim(-1, dim)
+        moved = result.movedim(dim, -1)
+        rows = moved.reshape(-1, moved.shape[-1])  # one [rows, out] x [out, in] product, no batched copy of the window
+        result = torch.mm(rows, window.to(result.dtype)).reshape(*moved.shape[:-1], window.shape[1]).movedim(-1, dim)
     return result
 
 
