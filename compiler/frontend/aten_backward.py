@@ -8,7 +8,7 @@ Those are the ops the chip runs well (PCU matmul/conv pipelines), and their
 dims, FLOPs, tiling, sharding and runtime kernels already exist, so the cost
 model and the partitioner see a backward as what it computes. torch's own
 table decomposes most other `*_backward` overloads (gelu, silu, threshold,
-layer/group/batch norm, softmax data, embedding_dense, max_pool with indices)
+layer/group/batch norm, softmax data, embedding_dense, the other upsamplings)
 and rducc's `torch_fallbacks` applies it; what torch keeps is here:
 
 - `convolution_backward` (1 to 3 spatial dims, any stride, padding, dilation,
@@ -24,6 +24,10 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
   windows), so the gradient is one matmul per spatial dim by the
   [out, in] window matrix (1 / count where the input is in the output's
   window), built from `arange` (no constant data).
+- `upsample_nearest2d_backward`, `_upsample_nearest_exact2d_backward`: the
+  same matmuls by the 0/1 matrix of each output's source index.
+- `max_pool{2,3}d_with_indices_backward`, `adaptive_max_pool{2,3}d_backward`:
+  a scatter-add of the output gradient at the forward's indices.
 - `_scaled_dot_product_flash_attention_for_cpu_backward`: the probabilities
   recomputed (softmax of the scores, as flash attention recomputes them),
   then the four matmuls of attention's backward, in float32 for 16-bit
@@ -196,7 +200,8 @@ def avg_pool3d_backward(
 
 
 def _adaptive_backward(spatial: int, grad_output: torch.Tensor, input: torch.Tensor) -> torch.Tensor:
-    windows = [_adaptive_window(grad_output.shape[d], input.shape[d]) for d in range(input.dim() - spatial, input.dim())]
+    dims = range(input.dim() - spatial, input.dim())
+    windows = [_adaptive_window(grad_output.shape[d], input.shape[d]) for d in dims]
     return _spread(grad_output, windows).to(grad_output.dtype)
 
 
@@ -355,7 +360,8 @@ def _sum_heads(grad: torch.Tensor, groups: int) -> torch.Tensor:
 
 
 __all__ = [
-    "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward", "adaptive_max_pool2d_backward",
-    "adaptive_max_pool3d_backward", "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
-    "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward", "avg_pool2d_backward",
-           "avg_pool3d_backward", "convolution_backward", "flash_attention_backward"]
+    "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward", "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d_backward", "avg_pool2d_backward", "avg_pool3d_backward", "convolution_backward",
+    "flash_attention_backward", "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
+    "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
+]

@@ -170,15 +170,19 @@ def test_max_pooling_backward_by_rduccs_own_indices():
     _check(backward, (x2, torch.randn(y2.shape), x3, torch.randn(y3.shape), torch.randn(ya.shape)))
 
 
-def test_nearest_upsampling_backward_matches_eager():
-    g = torch.randn(2, 3, 10, 9)
+def test_upsampling_backward_matches_eager():
+    g, g1, g3 = torch.randn(2, 3, 10, 9), torch.randn(2, 3, 10), torch.randn(1, 2, 4, 6, 4)
 
-    def backward(g):
+    def backward(g, g1, g3):
         return (aten.upsample_nearest2d_backward(g, [10, 9], [2, 3, 4, 3]),  # integer scale 3 on w, 2.5 on h
                 aten.upsample_nearest2d_backward(g, [10, 9], [2, 3, 5, 4], 2.0, 2.25),
-                aten._upsample_nearest_exact2d_backward(g, [10, 9], [2, 3, 4, 6]))
+                aten._upsample_nearest_exact2d_backward(g, [10, 9], [2, 3, 4, 6]),
+                aten.upsample_nearest1d_backward(g1, [10], [2, 3, 4]),  # torch's table
+                aten.upsample_nearest3d_backward(g3, [4, 6, 4], [1, 2, 2, 3, 2]),
+                aten.upsample_bilinear2d_backward(g, [10, 9], [2, 3, 4, 5], False),
+                aten.upsample_bilinear2d_backward(g, [10, 9], [2, 3, 4, 5], True))
 
-    _check(backward, (g,))
+    _check(backward, (g, g1, g3))
 
 
 # --------------------------------------------------------------------------
