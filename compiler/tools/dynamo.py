@@ -159,7 +159,8 @@ def _static_compiler(settings: dict[str, Any]) -> Callable[[torch.fx.GraphModule
             if key not in compiled:
                 tensors = tuple(a for a in args if isinstance(a, torch.Tensor))
                 try:
-                    compiled[key] = rducc_compile(_Specialized(graph, args), tensors, **settings)
+                    with _outside_tracing():  # a new shape compiles at its first call, maybe inside AOT's wrappers
+                        compiled[key] = rducc_compile(_Specialized(graph, args), tensors, **settings)
                 except RduccError as error:
                     if any(not _is_static(a) for a in args):
                         raise RduccError(f"rducc compiles static shapes; this graph's sizes are symbolic ({error})") \
@@ -181,15 +182,20 @@ def _static_compiler(settings: dict[str, Any]) -> Callable[[torch.fx.GraphModule
     return compile_graph
 
 
+def _outside_tracing() -> Any:
+    """No torch dispatch mode active (AOT autograd's fake or functional mode)."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    return _disable_current_modes()
+
+
 def _boxed(compiler: Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]) \
         -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
     """AOT autograd calls a compiled part with one list of arguments (boxed)."""
     from torch._functorch.aot_autograd import make_boxed_func
 
     def compile_boxed(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        from torch.utils._python_dispatch import _disable_current_modes
-
-        with _disable_current_modes():  # AOT autograd calls its compilers inside its fake mode
+        with _outside_tracing():  # AOT autograd calls its compilers inside its fake mode
             run = compiler(graph, example_inputs)
         boxed = make_boxed_func(run)
         boxed.programs = run.programs  # type: ignore[attr-defined]

@@ -128,3 +128,30 @@ def test_dynamic_true_compiles_each_shape_statically():
         for rows in (2, 5, 3):
             x = torch.randn(rows, 8)
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_mask_reaches_the_backward_and_a_new_shape_compiles_at_its_first_call():
+    """The forward program draws the mask, the backward program reads it: the
+    gradient is the kept inputs scaled by 1 / (1 - p). The second and third
+    shapes come as graphs with symbolic sizes, compiled when first called."""
+    torch.manual_seed(5)
+
+    class Scaled(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(64))
+            self.dropout = nn.Dropout(0.5)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.dropout(x * self.weight)
+
+    model = Scaled().train()
+    compiled = torch.compile(model, backend="rducc")
+    for rows in (8, 16, 12):
+        x = torch.randn(rows, 64)
+        y = compiled(x)
+        y.sum().backward()
+        kept = y != 0
+        assert 0.3 < kept.float().mean() < 0.7
+        torch.testing.assert_close(model.weight.grad, (x * kept / 0.5).sum(0), rtol=1e-5, atol=1e-5)
+        model.weight.grad = None
