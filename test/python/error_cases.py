@@ -76,6 +76,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "batches_shape": ("bad_batches.npz", "batches for step.mlir whose x is [5, 3, 9] (the step takes [3, 8])"),
     "batches_missing": ("missing_batches.npz", "batches for step.mlir without y"),
     "batches_counts": ("uneven_batches.npz", "batches for step.mlir with 5 of x and 4 of y"),
+    "attention_dropout": ("attention_dropout.pt2", "a model calling CPU flash attention's backward with dropout_p=0.1"),
     "tiny_memory": ("tiny_memory.toml", "a target with 4 KB of HBM and of DDR"),
     "tiny_sram": ("tiny_sram.toml", "a target with 256 bytes of SRAM"),
     "unknown_key": ("unknown_key.toml", "a target file with a misspelt key"),
@@ -366,6 +367,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("unsupported dtype", RDUCC, ("{complex}", *OUT), "dtype complex64, which rducc does not support"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
     ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
+    ErrorCase("attention backward with dropout", RDUCC, ("{attention_dropout}", *OUT), "attention with dropout_p=0.1 in training: its random mask is drawn inside torch's fused kernel and not saved for the backward"),
     ErrorCase("model too large for HBM+DDR", RDUCC, ("{model}", "--target", "{tiny_memory}", *OUT), "the model does not fit tiny_memory"),
     ErrorCase("kernel impossible to tile into SRAM", RDUCC, ("{model}", "--target", "{tiny_sram}", *OUT), "cannot be tiled", located=True),
     # --- targets and flags
@@ -687,6 +689,13 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     _export(Qr(), (torch.randn(4, 3),), paths["host_op"])
     torch.save(nn.Linear(4, 3).state_dict(), paths["checkpoint"])
+
+    class AttentionDropoutBackward(nn.Module):
+        def forward(self, q):
+            out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, q, q, 0.0, False)
+            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(q, q, q, q, out, lse, 0.1, False)
+
+    _export(AttentionDropoutBackward(), (torch.randn(1, 2, 4, 8),), paths["attention_dropout"])
     with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
         for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_rrelu", nn.RReLU())):
             model = nn.Sequential(nn.Linear(8, 8), layer)
