@@ -160,17 +160,18 @@ def flatten_as(value: Any, spec: Any, where: str) -> list[Any]:
         return [value]
     if spec.type is dict:
         keys = list(spec.context)
-        if not isinstance(value, dict) or sorted(map(str, value)) != sorted(map(str, keys)):
-            got = sorted(map(str, value)) if isinstance(value, dict) else type(value).__name__
-            raise RduccError(f"{where} must be a dict with keys {sorted(map(str, keys))} as exported, not {got}")
-        return [leaf for i, key in enumerate(keys) for leaf in flatten_as(value[key], spec.child(i), f"{where}[{key!r}]")]
+        if not isinstance(value, dict) or set(value) != set(keys):
+            found = sorted(map(str, value)) if isinstance(value, dict) else type(value).__name__
+            raise RduccError(f"{where} must be a dict with keys {sorted(map(str, keys))} as exported, not {found}")
+        return [leaf for i, key in enumerate(keys)
+                for leaf in flatten_as(value[key], spec.child(i), f"{where}[{key!r}]")]
     if spec.type in (tuple, list):
         if not isinstance(value, tuple | list) or len(value) != spec.num_children:
-            got = f"{type(value).__name__} of {len(value)}" if isinstance(value, tuple | list) else type(value).__name__
-            raise RduccError(f"{where} must be a {spec.type.__name__} of {spec.num_children} as exported, not {got}")
+            found = type(value).__name__ + (f" of {len(value)}" if isinstance(value, tuple | list) else "")
+            raise RduccError(f"{where} must be a {spec.type.__name__} of {spec.num_children} as exported, not {found}")
         return [leaf for i, item in enumerate(value) for leaf in flatten_as(item, spec.child(i), f"{where}[{i}]")]
-    leaves, got = pytree.tree_flatten(value)
-    if got != spec:
+    leaves, structure = pytree.tree_flatten(value)
+    if structure != spec:
         raise RduccError(f"{where} does not have the structure the model was exported with")
     return leaves
 

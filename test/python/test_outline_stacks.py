@@ -156,7 +156,7 @@ def check_against_eager(model: nn.Module, x: torch.Tensor) -> dict[int, rducc.Pr
     for level in (0, 2):
         programs[level] = rducc.compile(exported, opt_level=level)
         got = programs[level](x)
-        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5, msg=lambda m: f"-O{level}: {m}")
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5, msg=lambda m, level=level: f"-O{level}: {m}")
     return programs
 
 

@@ -69,8 +69,10 @@ def test_dict_and_keyword_inputs_bind_by_name_in_any_order(mixed):
     (lambda p: p({"p": X}, Z, shift=X), r"input 'pair' must be a dict with keys \['p', 'q'\] as exported, not \['p'\]"),
     (lambda p: p([X, Y], Z, shift=X), "input 'pair' must be a dict"),
     (lambda p: p({"p": X, "q": Y}, Z), "the program is missing input 'shift'"),
-    (lambda p: p({"p": X, "q": Y}, Z, X), r"takes 2 positional inputs \('pair', 'scale'\), got 3 \(pass 'shift' by name\)"),
-    (lambda p: p({"p": X, "q": Y}, Z, shift=X, bias=X), "no input named 'bias'; its inputs are 'pair', 'scale', 'shift'"),
+    (lambda p: p({"p": X, "q": Y}, Z, X),
+     r"takes 2 positional inputs \('pair', 'scale'\), got 3 \(pass 'shift' by name\)"),
+    (lambda p: p({"p": X, "q": Y}, Z, shift=X, bias=X),
+     "no input named 'bias'; its inputs are 'pair', 'scale', 'shift'"),
 ])
 def test_bad_structures_are_one_error_naming_the_input(mixed, call, message):
     with pytest.raises(RduccError, match=message):
