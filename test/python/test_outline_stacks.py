@@ -164,7 +164,7 @@ WIDENING: Recipe = ("sequence", 4, (("linear", 8, 0), ("linear", 8, 0), ("linear
 CHANNELS: Recipe = ("image", 4, (("conv", 8, 3), ("conv", 8, 3), ("conv", 4, 1)), False)
 
 
-@examples(ci=4)
+@examples(ci=6)
 @given(recipe=recipes(), seed=st.integers(0, 2**16))
 @example(recipe=WIDENING, seed=0)
 @example(recipe=CHANNELS, seed=1)
@@ -218,6 +218,28 @@ def test_conv_stack_whose_channels_change_matches_eager():
     model, x = build(CHANNELS, 3)
     programs = check_against_eager(model, x)
     assert all(_layer_calls(p) == (0, None) for p in programs.values())  # no two blocks alike
+
+
+class Pool(nn.Module):
+    """A block whose result has one shape whatever its input's width: (B, T, W) -> (B, T, 1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.tensor(2.0))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean(-1, keepdim=True) * self.scale
+
+
+def test_blocks_alike_but_for_their_inputs_width_are_not_one_layer():
+    """Every op and result of the two blocks agree; only the input differs (width
+    8, then 1): neither the importer's layer reuse nor the pass may merge them."""
+    torch.manual_seed(0)
+    programs = check_against_eager(Stack([Pool(), Pool()], sequential=False).eval(), torch.randn(2, 3, 8))
+    assert all(_layer_calls(p) == (0, None) for p in programs.values())
+    torch.manual_seed(0)
+    programs = check_against_eager(Stack([Pool(), Pool(), Pool()], sequential=False).eval(), torch.randn(2, 3, 8))
+    assert all(_layer_calls(p) == (2, "layers.1") for p in programs.values())  # the two 1-wide ones are
 
 
 @pytest.fixture(scope="module")
