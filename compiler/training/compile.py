@@ -138,6 +138,10 @@ def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.
     return ep._update(graph_module, signature)
 
 
+def _on_meta(ep: torch.export.ExportedProgram) -> bool:
+    return any(isinstance(t, torch.Tensor) and t.device.type == "meta" for t in ep.state_dict.values())
+
+
 def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
@@ -157,7 +161,11 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
             joint_loss_index=0, decompose_custom_triton_ops=False,
         )
     except Exception as error:  # torch's own refusal, named
-        raise TrainingError(f"torch could not build the joint graph: {str(error).strip().splitlines()[0]}") from None
+        first = str(error).strip().splitlines()[0]
+        if "did not receive a gradient" in first and _on_meta(ep):
+            first += (" (on the meta device torch differentiates nll_loss, which cross_entropy calls, to nothing: "
+                      "write the loss as a one-hot sum of log_softmax, as bench/train_llama.py does)")
+        raise TrainingError(f"torch could not build the joint graph: {first}") from None
     graph_module, signature = _copy_graph_module_and_signature(joint)
     _remove_detach_pass(graph_module, signature)
     return joint._update(graph_module, signature)

@@ -236,3 +236,37 @@ def test_bf16_mixed_precision_within_autocasts_own_tolerance(loss_scale: float) 
 def test_unsupported_mixed_precision_is_named() -> None:
     with pytest.raises(RduccError, match="mixed_precision 'fp8' is not supported; rducc compiles bf16"):
         rducc.compile_training(Classifier(), _data(1)[0], mixed_precision="fp8")
+
+
+def test_meta_device_model_compiles_without_weights() -> None:
+    """A model on the meta device (a full-size config) compiles a step with no data;
+    cross_entropy there is refused with what to write instead."""
+
+    class OneHotLoss(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = nn.Linear(32, 64)
+            self.head = nn.Linear(64, 16)
+
+        def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+            log_probs = self.head(torch.relu(self.body(x))).log_softmax(-1)
+            hot = labels[:, None] == torch.arange(16, device=labels.device)
+            return -(log_probs * hot).sum(-1).mean()
+
+    with torch.device("meta"):
+        model = OneHotLoss()
+    example = (torch.randn(8, 32, device="meta"), torch.zeros(8, dtype=torch.long, device="meta"))
+    program = rducc.compile_training(model, example, optimizer="adamw", opt_level=2)
+    assert program.weights == {}
+    phases = {phase_of(op) for op in entry_function(program.module).walk()} - {None}
+    assert Phase.OPTIMIZER in phases
+    assert program.simulate().modeled_time_s > 0
+
+    class CrossEntropy(OneHotLoss):
+        def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+            return nn.functional.cross_entropy(self.head(torch.relu(self.body(x))), labels)
+
+    with torch.device("meta"):
+        other = CrossEntropy()
+    with pytest.raises(RduccError, match="write the loss as a one-hot sum"):
+        rducc.compile_training(other, example, optimizer="sgd")
