@@ -115,6 +115,12 @@ def admitted(kind: str, full_name: str) -> Admission:
     return entry
 
 
+def strings_admitted(constants: Mapping[str, Attribute], admission: Admission) -> bool:
+    """Whether every string constant is a value the allow-list entry names for its argument."""
+    return all(not isinstance(value, StringAttr) or value.data in admission.strings.get(name, ())
+               for name, value in constants.items())
+
+
 def argument_base_types(argument: Any) -> frozenset[str]:
     """The base schema types an argument's real type names (`Optional[Device]` -> {Device})."""
     words = str(argument.real_type).replace("[", " ").replace("]", " ").replace(",", " ").split()
@@ -327,6 +333,7 @@ __all__ = [
     "allowlists",
     "argument_base_types",
     "parse_allowlist",
+    "strings_admitted",
     "NAMESPACE",
     "AtenOpAttr",
     "NotCallable",
