@@ -126,6 +126,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "zip_bomb": ("bomb.pt2", "the example plus a member of 64 MiB of zeros deflated to 64 KiB"),
     "model_copy": ("copy.pt2", "a copy of the example archive"),
     "no_program": ("no_program.pt2", "the example archive without its program (models/model.json)"),
+    "bad_program_json": ("bad_program.pt2", "the example archive with its models/model.json's tensor_values a number"),
     "model_link": ("link.pt2", "a symbolic link to copy.pt2"),
     "fifo": ("fifo.npy", "a FIFO (named pipe) nothing writes to"),
     "fifo_toml": ("fifo.toml", "a FIFO named like a target file"),
@@ -341,6 +342,15 @@ DEPLOYMENTS: list[ErrorCase] = [
               "no_program.pt2: the archive has no models/model.json program to read"),
     ErrorCase("rducc deploy: a model that is not an archive", DEPLOY, ("{model}", "{pickle}", "-o", "deployed"),
               "a plain Python pickle; rducc accepts a torch.export archive"),
+    # --- issue 31, item 10
+    ErrorCase("rducc deploy: a malformed models/model.json", DEPLOY, ("{model}", "{bad_program_json}", "-o", "deployed"),
+              "bad_program.pt2: models/model.json is not a program torch.export wrote"),
+    ErrorCase("rducc deploy: --hbm-reserve past any number", DEPLOY, ("{model}", "--hbm-reserve", "1e400", "-o", "deployed"),
+              "--hbm-reserve 1e400: that is more than the system's HBM (512000000000 bytes)"),
+    ErrorCase("rducc deploy: a GPU comparison target", DEPLOY, ("{model}", "--target", "dgx-h100", "-o", "deployed"),
+              "--target dgx-h100 is a GPU node for serving comparisons, not a chip rducc compiles for"),
+    ErrorCase("rducc: a GPU comparison target", RDUCC, ("{model}", "--target", "dgx-a100", *OUT),
+              "--target dgx-a100 is a GPU node for serving comparisons, not a chip rducc compiles for"),
     # --- rducc-run on a deployment directory, and its manifest
     ErrorCase("rducc-run: deployment without --model", RUN, ("{dep_two}", "--input", "{x}", "--output", "out.npz"),
               "a deployment of 2 models; choose one with --model NAME (a, b)"),
@@ -985,6 +995,8 @@ def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
         for info in source.infolist():
             if not info.filename.endswith("models/model.json"):
                 archive.writestr(info, source.read(info))
+    _edited_json(paths["bad_program_json"], "models/model.json",
+                 lambda document: document["graph_module"]["graph"].update(tensor_values=3))
     paths["model_link"].symlink_to(paths["model_copy"])
     for key in ("fifo", "fifo_toml", "fifo_pt2", "fifo_mlir"):
         os.mkfifo(paths[key])
