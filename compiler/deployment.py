@@ -18,11 +18,11 @@ import hashlib
 import math
 import os
 import re
-from decimal import Decimal
 import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 

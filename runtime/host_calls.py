@@ -139,7 +139,7 @@ def _reason(error: BaseException) -> str:
 
 def _check_before_running(
     overload: Any, constants: Mapping[str, Any], tensors: Mapping[str, torch.Tensor],
-    expected: Sequence[tuple[tuple[int, ...], np.dtype]], op: Operation,
+    expected: Sequence[tuple[tuple[int, ...], np.dtype]], op: HostCallOp,
 ) -> None:
     """The results torch's fake kernel gives for the operands' shapes (no data is
     read, no result allocated) are dense tensors of the declared shapes and dtypes."""
@@ -176,15 +176,16 @@ def fresh_memory_filled() -> Iterator[None]:
     """Run with torch's deterministic mode on and filling fresh memory (NaN, or an
     integer type's largest value), the caller's settings restored after the last
     concurrent host call ends; a kernel without a deterministic version only warns."""
-    import torch.utils.deterministic as deterministic
+    import torch.utils.deterministic
 
+    deterministic: Any = torch.utils.deterministic  # its setting is a property of the module object
     with _FILL_LOCK:
         if _FILL_USERS[0] == 0:
             _FILL_SAVED.append((torch.are_deterministic_algorithms_enabled(),
                                 torch.is_deterministic_algorithms_warn_only_enabled(),
                                 deterministic.fill_uninitialized_memory))
             torch.use_deterministic_algorithms(True, warn_only=True)
-            deterministic.fill_uninitialized_memory = True  # type: ignore[assignment]
+            deterministic.fill_uninitialized_memory = True
         _FILL_USERS[0] += 1
     try:
         with warnings.catch_warnings():
@@ -196,7 +197,7 @@ def fresh_memory_filled() -> Iterator[None]:
             if _FILL_USERS[0] == 0:
                 enabled, warn_only, fill = _FILL_SAVED.pop()
                 torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
-                deterministic.fill_uninitialized_memory = fill  # type: ignore[assignment]
+                deterministic.fill_uninitialized_memory = fill
 
 
 @implements(HostCallOp)

@@ -34,16 +34,16 @@ from collections.abc import Iterator
 
 import torch
 
+import rducc.frontend.importer  # noqa: F401 - registers every converter and decomposition
 from rducc.dialects.aten import (
     ALLOWLIST,
     FORBIDDEN_ARGUMENT_TYPES,
     HOST,
     POINTWISE,
     NotCallable,
-    aten_overload,
     argument_base_types,
+    aten_overload,
 )
-import rducc.frontend.importer  # noqa: F401 - registers every converter and decomposition
 from rducc.frontend.converter_api import CONVERTERS
 from rducc.frontend.decompositions import EXTRA_DECOMPOSITIONS
 
@@ -71,7 +71,8 @@ DENIED: dict[str, str] = {
     "_fw_primal": "forward-mode autograd internals", "lift": "tracing internals (identity)",
     "_lazy_clone": "copy-on-write internals", "_functional_sym_constrain": "tracing internals",
     "_functional_assert": "tracing internals", "_philox": "random number keys",
-    "_amp_update_scale": "mixed-precision training state", "_fused_moving_avg_obs": "quantization observers", "_new_zeros_with_same_feature_meta": "autograd internals",
+    "_amp_update_scale": "mixed-precision training state", "_fused_moving_avg_obs": "quantization observers",
+    "_new_zeros_with_same_feature_meta": "autograd internals",
 }
 """Name fragments of reviewed ops the rules would list but a program may not call, and why."""
 

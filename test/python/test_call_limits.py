@@ -65,7 +65,8 @@ def test_a_result_larger_than_declared_is_refused_before_the_kernel_runs() -> No
     """2^36 rows of int64 (512 GiB) would be allocated and filled if the kernel ran."""
     executor = GraphExecutor(parse_module(HUGE_RESULT))
     start = time.monotonic()
-    with pytest.raises(RduccError, match=r"result #0 is int64\[68719476736, 1\], but the program declares int64\[4, 1\]"):
+    expected = r"result #0 is int64\[68719476736, 1\], but the program declares int64\[4, 1\]"
+    with pytest.raises(RduccError, match=expected):
         executor.run([np.ones(4, np.float32)], {})
     assert time.monotonic() - start < 10
 
