@@ -142,14 +142,19 @@ def _check_before_running(
     expected: Sequence[tuple[tuple[int, ...], np.dtype]], op: HostCallOp,
 ) -> None:
     """The results torch's fake kernel gives for the operands' shapes (no data is
-    read, no result allocated) are dense tensors of the declared shapes and dtypes."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
+    read, no result allocated) are dense tensors of the declared shapes and dtypes.
+    An op torch has no fake kernel for runs only when no integer argument exceeds
+    the elements the program declares (`_check_sizing_arguments`)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode, UnsupportedOperatorException
 
     try:
-        with FakeTensorMode() as mode, torch.no_grad(), warnings.catch_warnings():
+        with FakeTensorMode(allow_fallback_kernels=False) as mode, torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fakes = {name: mode.from_tensor(t) for name, t in tensors.items()}
             values = _results(overload(**constants, **fakes))
+    except UnsupportedOperatorException:
+        _check_sizing_arguments(constants, expected, op)
+        return
     except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as error:
         if "data-dependent" in str(error) or "dynamic output shape" in str(error).lower():
             raise RduccError(f"{describe_op(op)}: the size of {op.overload}'s result depends on its operands' "
@@ -164,6 +169,31 @@ def _check_before_running(
         if tuple(tensor.shape) != declared_type[0] or (dtype is not None and tensor.dtype != dtype):
             raise _mismatch(op, index, f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}",
                             declared_type)
+
+
+def _integers(value: Any) -> list[int]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [i for v in value for i in _integers(v)]
+    return []
+
+
+def _check_sizing_arguments(
+    constants: Mapping[str, Any], expected: Sequence[tuple[tuple[int, ...], np.dtype]], op: HostCallOp,
+) -> None:
+    """For an op without a fake kernel: no integer argument (which may size a
+    result: `bins`, `size`) is larger than all the elements the program declares."""
+    declared_elements = sum(int(np.prod(shape, dtype=np.int64)) for shape, _ in expected)
+    for name, value in constants.items():
+        largest = max(_integers(value), default=0)
+        if largest > max(declared_elements, 1):
+            raise RduccError(
+                f"{describe_op(op)}: {op.overload} has no fake kernel to size its results before it runs, "
+                f"and its argument '{name}' ({largest}) exceeds the {declared_elements} elements the program declares"
+            )
 
 
 _FILL_LOCK = threading.Lock()

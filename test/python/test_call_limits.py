@@ -152,3 +152,27 @@ def test_the_smallest_integer_over_minus_one_is_an_error_not_sigfpe() -> None:
     for error, quotient, name in ((lines[0], lines[1], "int32"), (lines[2], lines[3], "int64")):
         assert f"integer overflow in aten::div.Tensor_mode: {np.iinfo(name).min} / -1 does not fit {name}" in error
         assert quotient == "-3"  # trunc(-7 / 2), as eager
+
+
+NO_FAKE_KERNEL = """
+builtin.module {
+  func.func @forward(%x: tensor<6x2xf32> {rdu.input = "x"}) -> tensor<4xf32> {
+    %e0, %e1 = rdu.host_call #rdu.aten<"aten::_histogramdd_bin_edges.default", {bins = [BINS : i64, 2 : i64]}>(%x)
+        tensors ["self"] : (tensor<6x2xf32>) -> (tensor<4xf32>, tensor<3xf32>)
+    func.return %e0 : tensor<4xf32>
+  }
+}
+"""
+
+
+def test_an_op_without_a_fake_kernel_runs_only_with_arguments_its_results_can_hold() -> None:
+    """torch has no fake kernel of _histogramdd_bin_edges: bins past the declared
+    elements (2^40 edges) is refused before the kernel allocates them."""
+    x = np.random.default_rng(0).standard_normal((6, 2)).astype(np.float32)
+    edges = GraphExecutor(parse_module(NO_FAKE_KERNEL.replace("BINS", "3"))).run([x], {})
+    expected = torch.ops.aten._histogramdd_bin_edges.default(torch.from_numpy(x), [3, 2])[0].numpy()
+    np.testing.assert_allclose(np.asarray(edges[0] if isinstance(edges, list | tuple) else edges), expected)
+    start = time.monotonic()
+    with pytest.raises(RduccError, match=r"argument 'bins' \(1099511627776\) exceeds the 7 elements"):
+        GraphExecutor(parse_module(NO_FAKE_KERNEL.replace("BINS", str(2**40)))).run([x], {})
+    assert time.monotonic() - start < 10
