@@ -3,7 +3,7 @@ ATen overload, on the operand arrays (`torch.from_numpy` in, `.numpy()` out,
 bf16 through its bits).
 
 Before the kernel runs, the call is checked as far as it can be without
-running it: the op is one the verifier admits (`rducc.dialects.aten`'s
+running it: the op is one the verifier admits (`rducc.dialects.rdu.aten`'s
 allow-list), the call's limits hold (`rducc.runtime.call_limits`), and the
 results torch's fake (meta) kernel gives for the operands' shapes are dense
 tensors of the shapes and dtypes the IR declares, so a result is never
@@ -36,9 +36,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.aten import AtenOpAttr, is_none
-from rducc.dialects.host_call import HostCallOp
-from rducc.dialects.memory import BufferType
+from rducc.dialects.rdu.aten import AtenOpAttr, is_none
+from rducc.dialects.rdu.host_call import HostCallOp
+from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
 from rducc.runtime.call_limits import check_call
 from rducc.runtime.dtypes import BF16, element_dtype

@@ -6,9 +6,9 @@ linalg factorization, `mode`, `histc`, `segment_reduce`, ...) becomes one
 
 - an `aten` overload with no converter, not tagged pointwise (pointwise ops
   are imported as scalar ops inside `rdu.map` bodies instead),
-- one a host call may run: on the host allow-list of `rducc.dialects.aten` (a
-  pure function of its tensor operands), with its string arguments values the
-  list names,
+- one a host call may run: on the host allow-list of `rducc.dialects.rdu.aten`
+  (a pure function of its tensor operands), with its string arguments values
+  the list names,
 - of static result shapes, known from the FX node's `meta['val']` (a
   data-dependent size is refused before this, as before),
 - with every non-tensor argument a constant an attribute can hold.
@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.aten import (
+from rducc.dialects.rdu.aten import (
     HOST,
     MEMORY_FORMATS,
     AtenOpAttr,
@@ -46,7 +46,7 @@ from rducc.dialects.aten import (
     schema_of,
     strings_admitted,
 )
-from rducc.dialects.host_call import HostCallOp
+from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.errors import RduccError
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
 from rducc.frontend.types import element_type_of, tensor_type_of
@@ -115,7 +115,7 @@ def _same(value: Any, default: Any) -> bool:
 
 
 def constant_attribute(value: Any) -> Attribute | None:
-    """The attribute holding a constant argument of an ATen op (`rducc.dialects.aten`:
+    """The attribute holding a constant argument of an ATen op (`rducc.dialects.rdu.aten`:
     a dtype as its element type, a memory format by name), or None when none can."""
     if isinstance(value, bool):
         return IntegerAttr(int(value), i1)

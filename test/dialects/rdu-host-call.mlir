@@ -2,7 +2,7 @@
 
 // `rdu.host_call`: an ATen op run on the host CPU (torch's kernel). It prints
 // and parses back; the verifier accepts only an aten overload on the host-call
-// allow-list (dialects/aten_allowlist.txt), with a string argument only one of
+// allow-list (dialects/rdu/aten_allowlist.txt), with a string argument only one of
 // the values the list names, its operands and results bound by the schema.
 
 %a = "test.op"() : () -> tensor<4x3xf32>

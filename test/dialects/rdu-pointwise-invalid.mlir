@@ -63,7 +63,7 @@
 // CHECK: Operation does not verify: 'rdu.pointwise_call' value #0 is tensor<4xf32>, not a scalar
 
 // -----
-// Only ops on the pointwise allow-list (dialects/aten_allowlist.txt), and a
+// Only ops on the pointwise allow-list (dialects/rdu/aten_allowlist.txt), and a
 // string argument only one of the values it names (issue 31).
 
 %x = "test.op"() : () -> f32

@@ -18,8 +18,8 @@ import torch
 from test_mapping import parse_module
 from test_pointwise import _CALL, _ops, _parse
 
-from rducc.dialects.aten import ALLOWLIST, HOST, POINTWISE, allowlists
-from rducc.dialects.dataflow import MapOp
+from rducc.dialects.rdu.aten import ALLOWLIST, HOST, POINTWISE, allowlists
+from rducc.dialects.rdu.dataflow import MapOp
 from rducc.errors import RduccError
 from rducc.runtime import call_limits
 from rducc.runtime.executor import GraphExecutor
@@ -121,7 +121,7 @@ import sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from test_pointwise import _CALL, _ops, _parse
-from rducc.dialects.dataflow import MapOp
+from rducc.dialects.rdu.dataflow import MapOp
 from rducc.errors import RduccError
 from rducc.runtime.map_body import compile_map
 

@@ -110,7 +110,7 @@ def admitted(kind: str, full_name: str) -> Admission:
     entry = allowlists()[kind].get(full_name)
     if entry is None:
         what = "a host call" if kind == HOST else "a pointwise call"
-        raise NotCallable(f"it is not on the list of ATen ops {what} may run (rducc/dialects/{ALLOWLIST.name}: "
+        raise NotCallable(f"it is not on the list of ATen ops {what} may run (rducc/dialects/rdu/{ALLOWLIST.name}: "
                           "pure functions of their tensor operands)")
     return entry
 
