@@ -176,3 +176,32 @@ def test_an_op_without_a_fake_kernel_runs_only_with_arguments_its_results_can_ho
     with pytest.raises(RduccError, match=r"argument 'bins' \(1099511627776\) exceeds the 7 elements"):
         GraphExecutor(parse_module(NO_FAKE_KERNEL.replace("BINS", str(2**40)))).run([x], {})
     assert time.monotonic() - start < 10
+
+
+def test_a_long_polynomial_stops_on_ctrl_c(tmp_path: Path) -> None:
+    """Degree 2^20 over 2^16 elements is 2^36 steps (many minutes): run in chunks,
+    Ctrl-C stops it within seconds, exit status 130, one line."""
+    import signal
+
+    from error_cases import POINTWISE_PROGRAM
+
+    elements = 1 << 16
+    program = POINTWISE_PROGRAM.format(t="f32", callee='"aten::special_laguerre_polynomial_l.default"')
+    program = program.replace("4xf32", f"{elements}xf32").replace("offset 64 ", f"offset {4 * elements} ")
+    program = program.replace("offset 128 ", f"offset {8 * elements} ").replace(
+        "tier.sram_capacity = 256", f"tier.sram_capacity = {12 * elements}")
+    (tmp_path / "long.mlir").write_text(program)
+    np.save(tmp_path / "x.npy", np.full(elements, 0.5, np.float32))
+    np.save(tmp_path / "n.npy", np.full(elements, call_limits.MAX_DEGREE, np.float32))
+    run = Path(sys.executable).with_name("rducc-run")
+    child = subprocess.Popen([str(run), "long.mlir", "--input", "x.npy", "--input", "n.npy"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(12)  # imports, parse, and into the kernel
+        assert child.poll() is None, child.communicate()
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    assert child.returncode == 130, stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr
