@@ -14,7 +14,10 @@ pure functions of their tensor operands:
 - a dense CPU kernel (not a CUDA/MPS/sparse-only op) and results whose sizes
   follow from the operands' shapes (not tagged `dynamic_output_shape`);
 - not in `DENIED` (reviewed: uninitialised memory, non-dense layouts,
-  index checks switched off, torch's own test and autograd internals).
+  index checks switched off or never made, torch's own test and autograd
+  internals), and not a backward op taking index tensors (`INDEX_TENSORS`:
+  max-pool, embedding-bag and segment-reduce backward kernels index their
+  result by them unchecked, and crash or read the heap).
 
 A pointwise call may name any op of the same kind tagged pointwise (an
 elementwise function of its operands) without a side argument.
@@ -64,8 +67,10 @@ DENIED: dict[str, str] = {
     "_make_per_": "quantized tensors", "_dyn_quant": "packed quantized weights", "pack_": "packed weights",
     "int4pack": "packed quantized weights", "int8pack": "packed quantized weights",
     "_convert_weight": "packed quantized weights", "mkldnn": "mkldnn layouts",
-    # index checks switched off
+    # index checks switched off, or never made
     "_unsafe": "skips torch's index checks", "_index_put_impl": "its `unsafe` flag skips index checks",
+    "_reshape_alias": "does not check its strides against the storage (reads past it)",
+    "ctc_loss": "does not check its targets and lengths (reads and writes past its buffers)",
     # torch's own internals
     "_test_": "torch's test op", "_foobar": "torch's test op", "_make_dual": "forward-mode autograd internals",
     "_fw_primal": "forward-mode autograd internals", "lift": "tracing internals (identity)",
@@ -83,7 +88,6 @@ ADDITIONS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         "aten::_linalg_svd.default": {"driver": ()},  # a CUDA solver's name; none on the CPU
         "aten::linalg_lstsq.default": {"driver": ("gels", "gelsd", "gelss", "gelsy")},
         "aten::segment_reduce.default": {"reduce": ("max", "mean", "min", "prod", "sum")},
-        "aten::_segment_reduce_backward.default": {"reduce": ("max", "mean", "min", "prod", "sum")},
         "aten::scatter.reduce": {"reduce": ("add", "multiply")},
         "aten::scatter.value_reduce": {"reduce": ("add", "multiply")},
         "aten::searchsorted.Scalar": {"side": ("left", "right")},
@@ -142,14 +146,27 @@ def _reaches_importer(op: torch._ops.OpOverload, decomposed: set[object]) -> boo
     return str(op) not in CONVERTERS and str(op) not in EXTRA_DECOMPOSITIONS and op not in decomposed
 
 
+INDEX_TENSORS = frozenset({"indices", "offset2bag", "maximum_indices", "bag_size", "lengths", "offsets", "targets"})
+"""Tensor arguments of a backward op that index its result: torch's backward kernels
+do not check them (an index past the end reads or writes past the buffer)."""
+
+
 def denial(name: str) -> str | None:
     """Why a reviewed op may not be called, or None."""
     return next((reason for fragment, reason in DENIED.items() if fragment in name), None)
 
 
+def _unchecked_indices(op: torch._ops.OpOverload) -> bool:
+    """A backward op taking index tensors (`INDEX_TENSORS`)."""
+    return "backward" in op._schema.name and any(
+        a.name in INDEX_TENSORS and "Tensor" in argument_base_types(a) for a in op._schema.arguments)
+
+
 def _kind(op: torch._ops.OpOverload, decomposed: set[object]) -> str | None:
     """Which list the rules put the op on, or None."""
     if not _callable(op) or _has_side_argument(op) or not _has_tensor_argument(op) or denial(full_name(op)):
+        return None
+    if _unchecked_indices(op):
         return None
     if torch.Tag.pointwise in op.tags:
         return POINTWISE
@@ -197,4 +214,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["ADDITIONS", "DENIED", "aten_overloads", "denial", "derive", "full_name", "render"]
+__all__ = ["ADDITIONS", "DENIED", "INDEX_TENSORS", "aten_overloads", "denial", "derive", "full_name", "render"]

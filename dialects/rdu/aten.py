@@ -74,6 +74,11 @@ memory is allocated, a random stream); a reviewed addition's string arguments
 take only the values the list names."""
 
 
+DIVISOR_ARGUMENTS = frozenset({"num_heads", "groups", "group", "chunks"})
+"""Integer arguments torch's kernels divide by (a head, group or chunk count): a
+call gives each at least 1 (0 stops the process with SIGFPE)."""
+
+
 class NotCallable(ValueError):
     """Why a name does not resolve to an ATen overload a program may call."""
 
@@ -289,6 +294,10 @@ class AtenOpAttr(ParametrizedAttribute):
                         f"(it may be {', '.join(sorted(allowed)) or 'none'})")
             elif isinstance(constant, StringAttr):
                 raise VerifyException(f"'{self.full_name}' argument '{name}' cannot be a string")
+            if name in DIVISOR_ARGUMENTS and _is_int(constant) and isinstance(constant, IntegerAttr) \
+                    and constant.value.data < 1:
+                raise VerifyException(f"'{self.full_name}' argument '{name}' must be at least 1 "
+                                      f"(torch divides by it), got {constant.value.data}")
             if name == "unsafe" and not (isinstance(constant, IntegerAttr) and _is_bool(constant)
                                          and not constant.value.data):
                 raise VerifyException(f"'{self.full_name}' argument 'unsafe' must be false "
@@ -324,6 +333,7 @@ class AtenOpAttr(ParametrizedAttribute):
 __all__ = [
     "ALLOWLIST",
     "CALLERS",
+    "DIVISOR_ARGUMENTS",
     "FORBIDDEN_ARGUMENT_TYPES",
     "HOST",
     "MEMORY_FORMATS",

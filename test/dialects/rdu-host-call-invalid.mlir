@@ -120,3 +120,24 @@
 %a = "test.op"() : () -> tensor<4x3xf32>
 %y = rdu.host_call #rdu.aten<"aten::sin.default">(%a) tensors ["self"] : (tensor<4x3xf32>) -> tensor<4x3xf32>
 // CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::sin.default': it is not on the list of ATen ops a host call may run
+
+// -----
+
+%a = "test.op"() : () -> tensor<1x2x12xf32>
+%b = "test.op"() : () -> tensor<12xf32>
+%q, %k, %v = rdu.host_call #rdu.aten<"aten::_transform_bias_rescale_qkv.default", {num_heads = 0 : i64}>(%a, %b) tensors ["qkv", "qkv_bias"] : (tensor<1x2x12xf32>, tensor<12xf32>) -> (tensor<1x0x2x4xf32>, tensor<1x0x2x4xf32>, tensor<1x0x2x4xf32>)
+// CHECK: Operation does not verify: 'aten::_transform_bias_rescale_qkv.default' argument 'num_heads' must be at least 1 (torch divides by it), got 0
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.aten<"aten::_reshape_alias_copy.default", {size = [64 : i64], stride = [1 : i64]}>(%a) tensors ["self"] : (tensor<4xf32>) -> tensor<64xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::_reshape_alias_copy.default': it is not on the list
+
+// -----
+
+%g = "test.op"() : () -> tensor<1x1x2x2xf32>
+%x = "test.op"() : () -> tensor<1x1x4x4xf32>
+%i = "test.op"() : () -> tensor<1x1x2x2xi64>
+%r = rdu.host_call #rdu.aten<"aten::adaptive_max_pool2d_backward.default">(%g, %x, %i) tensors ["grad_output", "self", "indices"] : (tensor<1x1x2x2xf32>, tensor<1x1x4x4xf32>, tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::adaptive_max_pool2d_backward.default': it is not on the list
