@@ -6,7 +6,9 @@ before it runs:
 
 - integer division: `x / -1` of the smallest integer with rounding (`div`
   with `rounding_mode`, `floor_divide`) overflows, and torch's kernel stops
-  the process with SIGFPE; it is refused (`check_integer_division`).
+  the process with SIGFPE; so does `lcm` of the smallest integer (its gcd
+  comes out negative, then divides it). Both are refused
+  (`check_integer_division`).
 - work that grows with an argument's value, not with the data's size: the
   orthogonal polynomials (`special_*_polynomial_*`) loop `n` times an element,
   `mvlgamma` sums `p` terms an element. `n` or `p` past `MAX_DEGREE` is
@@ -39,6 +41,10 @@ QUOTIENT_OPS = frozenset({
 })
 """Ops whose integer kernel divides `self` by `other` (rounding), where the
 smallest integer over -1 overflows."""
+
+GCD_OPS = frozenset({"aten::gcd.default", "aten::lcm.default"})
+"""Ops whose integer kernel takes absolute values and divides by a gcd: the smallest
+integer, whose magnitude does not fit its type, is refused as an operand."""
 
 
 def _degree_argument(name: str) -> str | None:
@@ -79,6 +85,8 @@ def steps_per_element(name: str, arguments: Mapping[str, Any], what: str) -> int
 def check_integer_division(name: str, arguments: Mapping[str, Any], what: str) -> None:
     """Refuse the smallest integer divided by -1 with rounding (it overflows, and
     torch's kernel stops the process with SIGFPE)."""
+    if name in GCD_OPS:
+        _check_no_smallest(name, arguments, what)
     if name not in QUOTIENT_OPS or arguments.get("rounding_mode", "floor") is None:
         return
     dividend, divisor = np.asarray(arguments.get("self")), np.asarray(arguments.get("other"))
@@ -87,6 +95,14 @@ def check_integer_division(name: str, arguments: Mapping[str, Any], what: str) -
     smallest = np.iinfo(dividend.dtype).min
     if np.any((dividend == smallest) & (divisor == -1)):
         raise RduccError(f"{what}: integer overflow in {name}: {smallest} / -1 does not fit {dividend.dtype}")
+
+
+def _check_no_smallest(name: str, arguments: Mapping[str, Any], what: str) -> None:
+    for argument in ("self", "other"):
+        value = np.asarray(arguments.get(argument))
+        if np.issubdtype(value.dtype, np.signedinteger) and np.any(value == np.iinfo(value.dtype).min):
+            smallest = np.iinfo(value.dtype).min
+            raise RduccError(f"{what}: integer overflow in {name}: |{smallest}| does not fit {value.dtype}")
 
 
 def check_call(name: str, arguments: Mapping[str, Any], what: str) -> int:
@@ -109,5 +125,5 @@ def run_in_chunks(run: Callable[[tuple[Any, ...]], np.ndarray], arrays: tuple[An
     return np.concatenate(parts).reshape(shape)
 
 
-__all__ = ["CHUNK_STEPS", "MAX_DEGREE", "QUOTIENT_OPS", "check_call", "check_integer_division", "run_in_chunks",
+__all__ = ["CHUNK_STEPS", "GCD_OPS", "MAX_DEGREE", "QUOTIENT_OPS", "check_call", "check_integer_division", "run_in_chunks",
            "steps_per_element"]

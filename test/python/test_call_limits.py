@@ -142,6 +142,11 @@ for name in ("int32", "int64"):
     except RduccError as error:
         print(error)
     print(compile_map(m)(np.full((2, 8), -7, name), np.full((2, 8), 2, name))[0, 0])
+    [m] = _ops(_parse(text.replace('"aten::div.Tensor_mode", {rounding_mode = "trunc"}', '"aten::lcm.default"')), MapOp)
+    try:
+        compile_map(m)(smallest, np.full((2, 8), 5, name))
+    except RduccError as error:
+        print(error)
 """
 
 
@@ -151,10 +156,11 @@ def test_the_smallest_integer_over_minus_one_is_an_error_not_sigfpe() -> None:
     result = subprocess.run([sys.executable, "-c", _DIVIDE, here], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.splitlines()
-    assert len(lines) == 4, result.stdout
-    for error, quotient, name in ((lines[0], lines[1], "int32"), (lines[2], lines[3], "int64")):
+    assert len(lines) == 6, result.stdout
+    for error, quotient, lcm, name in ((*lines[0:3], "int32"), (*lines[3:6], "int64")):
         assert f"integer overflow in aten::div.Tensor_mode: {np.iinfo(name).min} / -1 does not fit {name}" in error
         assert quotient == "-3"  # trunc(-7 / 2), as eager
+        assert f"integer overflow in aten::lcm.default: |{np.iinfo(name).min}| does not fit {name}" in lcm
 
 
 NO_FAKE_KERNEL = """
