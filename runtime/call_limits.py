@@ -125,5 +125,5 @@ def run_in_chunks(run: Callable[[tuple[Any, ...]], np.ndarray], arrays: tuple[An
     return np.concatenate(parts).reshape(shape)
 
 
-__all__ = ["CHUNK_STEPS", "GCD_OPS", "MAX_DEGREE", "QUOTIENT_OPS", "check_call", "check_integer_division", "run_in_chunks",
-           "steps_per_element"]
+__all__ = ["CHUNK_STEPS", "GCD_OPS", "MAX_DEGREE", "QUOTIENT_OPS", "check_call", "check_integer_division",
+           "run_in_chunks", "steps_per_element"]
