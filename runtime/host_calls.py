@@ -42,7 +42,7 @@ from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
 from rducc.runtime.call_limits import check_call
 from rducc.runtime.dtypes import BF16, element_dtype
-from rducc.runtime.registry import Kernel, describe_op, implements
+from rducc.runtime.registry import Kernel, implements
 from rducc.weights import numpy_to_torch, torch_to_numpy
 
 
@@ -95,18 +95,18 @@ def _dense(value: Any, op: Operation, index: int) -> torch.Tensor:
     """The result as a dense (strided, unquantized) tensor, else an `RduccError`."""
     if not isinstance(value, torch.Tensor):
         raise RduccError(
-            f"{describe_op(op)}: the host kernel's result #{index} is {type(value).__name__}, not a tensor"
+            f"the host kernel's result #{index} is {type(value).__name__}, not a tensor"
         )
     if value.layout != torch.strided or value.is_quantized or value.is_nested:
         kind = "quantized" if value.is_quantized else "nested" if value.is_nested else str(value.layout)
-        raise RduccError(f"{describe_op(op)}: the host kernel's result #{index} is a {kind} tensor, "
+        raise RduccError(f"the host kernel's result #{index} is a {kind} tensor, "
                          "not a dense one (rducc's buffers hold dense tensors)")
     return value
 
 
 def _mismatch(op: Operation, index: int, got: str, expected: tuple[tuple[int, ...], np.dtype]) -> RduccError:
     shape, dtype = expected
-    return RduccError(f"{describe_op(op)}: the host kernel's result #{index} is {got}, "
+    return RduccError(f"the host kernel's result #{index} is {got}, "
                       f"but the program declares {dtype}{list(shape)}")
 
 
@@ -157,11 +157,11 @@ def _check_before_running(
         return
     except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as error:
         if "data-dependent" in str(error) or "dynamic output shape" in str(error).lower():
-            raise RduccError(f"{describe_op(op)}: the size of {op.overload}'s result depends on its operands' "
+            raise RduccError(f"the size of {op.overload}'s result depends on its operands' "
                              "values, which a program cannot declare") from None
-        raise RduccError(f"{describe_op(op)}: the host kernel of {op.overload} failed: {_reason(error)}") from None
+        raise RduccError(f"the host kernel of {op.overload} failed: {_reason(error)}") from None
     if len(values) != len(expected):
-        raise RduccError(f"{describe_op(op)}: the host kernel gives {len(values)} results, "
+        raise RduccError(f"the host kernel gives {len(values)} results, "
                          f"the program declares {len(expected)}")
     for index, (value, declared_type) in enumerate(zip(values, expected)):
         tensor = _dense(value, op, index)
@@ -191,7 +191,7 @@ def _check_sizing_arguments(
         largest = max(_integers(value), default=0)
         if largest > max(declared_elements, 1):
             raise RduccError(
-                f"{describe_op(op)}: {op.overload} has no fake kernel to size its results before it runs, "
+                f"{op.overload} has no fake kernel to size its results before it runs, "
                 f"and its argument '{name}' ({largest}) exceeds the {declared_elements} elements the program declares"
             )
 
@@ -245,17 +245,17 @@ def _host_call(op: Operation) -> Kernel:
 
     def kernel(context: Any, *arrays: np.ndarray) -> Any:
         operands = [np.asarray(a) for a in arrays]
-        check_call(op.callee.full_name, {**constants, **dict(zip(names, operands))}, describe_op(op))
+        check_call(op.callee.full_name, {**constants, **dict(zip(names, operands))}, "the host kernel")
         tensors = {name: numpy_to_torch(a) for name, a in zip(names, operands)}
         _check_before_running(overload, constants, tensors, expected, op)
         try:
             with torch.no_grad(), fresh_memory_filled():
                 out = overload(**constants, **tensors)
         except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as error:
-            raise RduccError(f"{describe_op(op)}: the host kernel of {op.overload} failed: {_reason(error)}") from None
+            raise RduccError(f"the host kernel of {op.overload} failed: {_reason(error)}") from None
         values = _results(out)
         if len(values) != len(expected):
-            raise RduccError(f"{describe_op(op)}: the host kernel gave {len(values)} results, "
+            raise RduccError(f"the host kernel gave {len(values)} results, "
                              f"the program declares {len(expected)}")
         results = tuple(_checked(v, e, op, i) for i, (v, e) in enumerate(zip(values, expected)))
         return results[0] if single else results
