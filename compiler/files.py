@@ -190,7 +190,7 @@ def note_input(path: str | Path, role: str) -> None:
     ledger = _LEDGER.get()
     if ledger is None or str(path) in ("", "-"):
         return
-    source = _Named.of(role, path)
+    source = _Named.of(role if role.startswith(("--", "the ")) else f"the {role}", path)
     if any(source.same_file(known) for known in ledger.inputs):
         return
     clash = next((output for output in ledger.outputs if output.same_file(source)), None)
