@@ -340,7 +340,8 @@ def json_rows_text(head: dict, tables: dict[str, list], what: str) -> str:
         for index, (name, table) in enumerate(tables.items()):
             body = ",\n  ".join(rows.encode(row) for row in table)
             comma = "," if head or index else ""
-            parts.append(f"{comma}\n {json.dumps(name)}: [\n  {body}\n ]" if table else f"{comma}\n {json.dumps(name)}: []")
+            listed = f"[\n  {body}\n ]" if table else "[]"
+            parts.append(f"{comma}\n {json.dumps(name)}: {listed}")
     except ValueError:
         raise RduccError(f"{what}: {_non_finite({**head, **tables}) or 'a number'} is not a finite number (NaN "
                          "or infinite); rducc writes only finite numbers in JSON") from None

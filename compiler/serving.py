@@ -713,7 +713,7 @@ def simulate_deployment(directory: str, trace: str, target: str | None = None, e
 
 def _simulate_deployment(directory: str, trace: str, target: str | None, eviction: str | None, max_batch: int,
                          plot: str | None, report_json: str | None) -> ServingReport:
-    from rducc.files import Writer, bytes_writer, declare_outputs, json_text, text_writer, write_together
+    from rducc.files import Writer, bytes_writer, declare_outputs, text_writer, write_together
     from rducc.targets import load_target
 
     declare_outputs([("--report-json", report_json), ("--plot", plot)])

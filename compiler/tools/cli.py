@@ -370,7 +370,9 @@ def _run(args: argparse.Namespace) -> None:
             set_weights_file(module, _relative_to(weights_path, args.output))
         with times.stage("print"):
             text = module_text(module, locations=not args.no_locations)
-        extra, directories, report_text = [], [], ""
+        extra: list[tuple[str, Writer]] = []
+        directories: list[str] = []
+        report_text = ""
         if args.report or args.report_json or args.plot:
             extra, directories, report_text = _describe(module, target, args)
         with times.stage("write"):

@@ -617,4 +617,5 @@ def _fabric(plt, views: list[FabricView], target_name: str, path: BinaryIO) -> B
     return path
 
 
-__all__ = ["FabricView", "costed_kernels", "fabric_view", "fabric_views", "kernel_graph_dot", "plot_outputs", "write_plots"]
+__all__ = ["FabricView", "costed_kernels", "fabric_view", "fabric_views", "kernel_graph_dot", "plot_outputs",
+           "write_plots"]
