@@ -16,7 +16,7 @@ import argparse
 import time
 from dataclasses import replace
 
-from rducc.serving import Memory, Request, ServedModel, simulate
+from rducc.deploy.serving import Memory, Request, ServedModel, simulate
 from rducc.targets import load_target
 
 GB = 10**9

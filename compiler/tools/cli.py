@@ -233,7 +233,7 @@ class Progress:
 def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str, Writer]], list[str], str]:
     """--report-json and --plot's files (written with the MLIR) and --report's text,
     from the placed program."""
-    from rducc.runtime.cost_model import estimate
+    from rducc.model.cost_model import estimate
     from rducc.tools.report import compile_report, report_dict
 
     report = estimate(module, target)
@@ -352,7 +352,7 @@ def _run(args: argparse.Namespace) -> None:
     _check_output_names(args)
     _check_outputs(args)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
-    from rducc.dialects.host_call import host_ops_warning
+    from rducc.dialects.rdu.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
