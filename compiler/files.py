@@ -36,6 +36,7 @@ followed, as a file's is, and stays a link.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
@@ -143,7 +144,7 @@ class _Named:
             inode: tuple[int, int] | None = (status.st_dev, status.st_ino)
         except (OSError, ValueError):
             inode = None
-        return cls(role, str(path), Path(path).resolve(), inode)
+        return cls(role, str(path), Path(os.path.realpath(path)), inode)  # realpath: a link loop is no error
 
     def same_file(self, other: _Named) -> bool:
         """The same resolved path, or the same inode: `./x`, `dir/../x`, a symlink
@@ -265,11 +266,24 @@ def _direct(path: Path) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
+def link_loop(path: str | Path) -> bool:
+    """Whether `path` is a symbolic link that leads back to itself (no file ever)."""
+    if not os.path.islink(path):
+        return False
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
 def check_writable(path: str) -> None:
     """Refuse, before any work is done, an output path that can never be written."""
     if path == "-":
         return
     target = Path(path)
+    if link_loop(target):
+        raise RduccError(f"cannot write {path}: a loop of symbolic links")
     if target.exists():
         mode = os.stat(target).st_mode
         if stat.S_ISDIR(mode):
@@ -377,7 +391,7 @@ class _Staged:
 
 def _stage(path: str, write: Writer) -> _Staged:
     """Fill a temp file beside the output's final file (a symlink's target)."""
-    final = Path(path).resolve() if Path(path).is_symlink() else Path(path)
+    final = Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)
     directory = final.parent if str(final.parent) else Path(".")
     if not directory.is_dir():
         raise RduccError(f"cannot write {path}: directory {directory} does not exist")
@@ -494,7 +508,7 @@ def check_directory_output(path: str | Path, flag: str) -> None:
             break
         existing = existing.parent
     if existing.is_symlink() and not existing.exists():
-        raise RduccError(f"{flag} {path}: {existing} is a dangling symbolic link")
+        raise RduccError(f"{flag} {path}: {existing} is a symbolic link to nothing (dangling, or a loop)")
     if not existing.is_dir():
         raise RduccError(f"{flag} {path}: {existing} is a file, not a directory")
     if existing != target and not os.access(existing, os.W_OK | os.X_OK):
@@ -534,7 +548,7 @@ def directory_destination(out: str | Path) -> Path:
     """Where a directory output lands: a symbolic link's target (the link stays a
     link, as a file output's does), else the path itself."""
     path = Path(out)
-    return path.resolve() if path.is_symlink() else path
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def staging_directory(out: str | Path) -> Path:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import shutil
 from collections.abc import Sequence
@@ -257,16 +258,19 @@ def _check_out_dir(out: Path, force: bool, inputs: Sequence[str]) -> None:
     """-o names a directory that can be made, is empty or replaced (--force),
     and holds none of the inputs (replacing it would delete them). A symbolic
     link is followed: the directory it points to is what is made or replaced."""
-    from rducc.files import directory_destination
+    from rducc.files import directory_destination, link_loop
 
+    if link_loop(out):
+        raise RduccError(f"-o {out}: a loop of symbolic links")
     final = directory_destination(out)
     if final.exists() and not final.is_dir():
         raise RduccError(f"-o {out}: it is a file; -o takes the deployment directory")
-    if not final.resolve().parent.is_dir():
+    if not Path(os.path.realpath(final)).parent.is_dir():
         raise RduccError(f"-o {out}: directory {final.parent} does not exist")
     if final.is_dir() and any(final.iterdir()) and not force:
         raise RduccError(f"-o {out}: the directory is not empty; --force replaces it")
-    inside = [p for p in inputs if p and Path(p).exists() and final.resolve() in Path(p).resolve().parents]
+    real = Path(os.path.realpath(final))
+    inside = [p for p in inputs if p and Path(p).exists() and real in Path(os.path.realpath(p)).parents]
     if inside:
         raise RduccError(f"-o {out} holds the input {inside[0]}; replacing the directory would delete it")
 

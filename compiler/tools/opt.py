@@ -31,7 +31,7 @@ from rducc.diagnostics import (
 from rducc.dialects import ALL_DIALECTS
 from rducc.dialects.program import check_loop_steps
 from rducc.errors import RduccError
-from rducc.files import declare_outputs, note_input, write_atomically
+from rducc.files import check_writable, declare_outputs, note_input, write_atomically
 from rducc.passes import ALL_PASSES
 from rducc.pipeline import run_passes
 from rducc.tools.options import spelled_as_documented
@@ -189,6 +189,8 @@ def _run(args: list[str]) -> None:
             return
         if opt.args.input_file:  # no output may be the input (-o IN.mlir: refused as rducc refuses it)
             note_input(opt.args.input_file, "the input")
+        if opt.args.output_file:
+            check_writable(opt.args.output_file)
         declare_outputs([("-o", opt.args.output_file)])
         opt.run()
     except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError,

@@ -321,10 +321,7 @@ def _run(args: argparse.Namespace) -> None:
     program_path = _program_path(args)
     module = parse_program(program_path)
     weights_path = _weights_file(module, program_path, args.weights)
-    if weights_path is not None:  # read later, or not at all (--simulate): never replaced
-        from rducc.files import note_input
-
-        note_input(weights_path, "the weights file the program names" if not args.weights else "--weights")
+    _note_program_weights(module, program_path)
     target = module_target(module, args.target or "")
     outputs, directories, printed = _cost_outputs(args, module, target)
     if args.simulate:
@@ -337,6 +334,16 @@ def _run(args: argparse.Namespace) -> None:
     write_together(outputs, directories)
     if not args.output:
         _print_results(results)
+
+
+def _note_program_weights(module: ModuleOp, program_path: Path) -> None:
+    """The weights file the program names is an input even when it is not read
+    (--simulate, --weights): no output may replace it (the program needs it)."""
+    from rducc.files import note_input
+
+    named = _weights_file(module, program_path, None)
+    if named is not None:
+        note_input(named, "the weights file the program names")
 
 
 def _note_named_inputs(args: argparse.Namespace) -> None:

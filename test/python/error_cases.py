@@ -180,6 +180,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "s_good": ("good.jsonl", "a trace of one request for x"),
     "s_late": ("late.jsonl", "a trace whose line 1 arrives at 1e8 s"),
     "s_long_number": ("long_number.jsonl", "a trace whose line 1 has an arrival_s of 5000 digits"),
+    "link_loop": ("loop.json", "a symbolic link to itself"),
     "range_pcus": ("range_pcus.toml", "sn40l with pcus ranging up to 2^53"),
     "range_sram": ("range_sram.toml", "sn40l with sram_bytes ranging down to 1 byte"),
     "range_efficiency": ("range_efficiency.toml", "sn40l with hbm_efficiency ranging down to 1e-300"),
@@ -363,6 +364,10 @@ OUTPUTS_ARE_NOT_INPUTS: list[ErrorCase] = [  # issue 31 items 4 and 5: refused b
               ("{model}", "--target", "{no_room}", *OUT, "--report-json", "{no_room}"),
               "writing it would replace the input"),
     ErrorCase("rducc-opt: -o is the input", OPT, ("{placed}", "-o", "{placed}"), "is the input"),
+    ErrorCase("rducc-run: --report a loop of symbolic links", RUN, ("{placed}", "--simulate", "--report", "{link_loop}"),
+              "a loop of symbolic links"),
+    ErrorCase("rducc deploy: -o a loop of symbolic links", DEPLOY, ("{model}", "-o", "{link_loop}"),
+              "a loop of symbolic links"),
     ErrorCase("rducc-run: --plot under a file", RUN, ("{placed}", "--simulate", "--plot", "{x}/plots"),
               "is a file, not a directory"),
 ]
@@ -1069,6 +1074,7 @@ def _serving_files(paths: dict[str, Path]) -> None:
     (paths["deployment"] / "manifest.json").write_text(json.dumps(manifest))
     good = '{"model": "x", "prompt_tokens": 5, "output_tokens": 2, "arrival_s": 0}\n'
     paths["s_good"].write_text(good)
+    paths["link_loop"].symlink_to(paths["link_loop"].name)
     paths["s_late"].write_text(good.replace('"arrival_s": 0', '"arrival_s": 1e8'))
     paths["s_long_number"].write_text(good.replace('"arrival_s": 0', '"arrival_s": ' + "1" * 5000))
     paths["s_not_jsonl"].write_text(good + "model=x prompt_tokens=5\n")

@@ -78,6 +78,26 @@ def test_output_is_the_weights_file_the_program_names(work: Path, capsys) -> Non
              "is the weights file the program names")
 
 
+def test_the_weights_the_program_names_stay_an_input_under_weights(work: Path, capsys) -> None:
+    """--weights reads another file; the program's own stays its input all the same."""
+    other = work / "other.safetensors"
+    shutil.copy(work / "dep" / "a.safetensors", other)
+    program = str(work / "dep" / "a.mlir")
+    _refused(run, [program, "--input", str(work / "x.npy"), "--weights", str(other), "--output",
+                   str(work / "dep" / "a.safetensors")], work, capsys, "is the weights file the program names")
+    _refused(run, [program, "--input", str(work / "x.npy"), "--weights", str(other), "--output", str(other)], work,
+             capsys, f"is --weights {other}")
+
+
+def test_an_output_that_is_a_loop_of_links(work: Path, capsys) -> None:
+    loop = work / "loop.json"
+    loop.symlink_to(loop.name)
+    _refused(run, [str(work / "dep" / "a.mlir"), "--simulate", "--report", str(loop)], work, capsys,
+             "a loop of symbolic links")
+    _refused(opt, [str(work / "dep" / "a.mlir"), "-o", str(loop)], work, capsys, "a loop of symbolic links")
+    _refused(deploy, [str(EXAMPLE), "-o", str(loop)], work, capsys, "a loop of symbolic links")
+
+
 def test_output_is_the_program(work: Path, capsys) -> None:
     program = work / "dep" / "a.mlir"
     _refused(run, [str(program), "--input", str(work / "x.npy"), "--output", str(program)], work, capsys,
