@@ -337,13 +337,18 @@ def _run(args: argparse.Namespace) -> None:
 
 
 def _note_program_weights(module: ModuleOp, program_path: Path) -> None:
-    """The weights file the program names is an input even when it is not read
-    (--simulate, --weights): no output may replace it (the program needs it)."""
+    """The weights file and the target file the program names are inputs even when
+    they are not read (--simulate, --weights; the target file only for --ranges):
+    no output may replace them (the program needs them)."""
     from rducc.files import note_input
+    from rducc.targets import BUILTIN_TARGETS, COMPARISON_TARGETS
 
     named = _weights_file(module, program_path, None)
     if named is not None:
         note_input(named, "the weights file the program names")
+    source = module_target(module).source
+    if source and source not in BUILTIN_TARGETS + COMPARISON_TARGETS and Path(source).is_file():
+        note_input(source, "the target file the program names")
 
 
 def _note_named_inputs(args: argparse.Namespace) -> None:

@@ -131,6 +131,16 @@ def test_output_is_the_target_file(work: Path, capsys) -> None:
              capsys, "writing it would replace the input")
 
 
+def test_output_is_the_target_file_the_program_names(work: Path, capsys) -> None:
+    """A program compiled for a target file names it (`rdu.target`, read by --ranges):
+    no output may replace it, with --ranges or without."""
+    chip, program = work / "chip.toml", work / "p.mlir"
+    assert cli.main([str(EXAMPLE), "--target", str(chip), "-o", str(program)]) == 0
+    for extra in ([], ["--ranges"]):
+        _refused(run, [str(program), "--simulate", *extra, "--report", str(chip)], work, capsys,
+                 "is the target file the program names")
+
+
 def test_a_good_run_writes_its_output(work: Path, capsys) -> None:
     out = work / "y.npz"
     assert run.main([str(work / "dep" / "a.mlir"), "--input", str(work / "x.npy"), "--output", str(out)]) == 0
