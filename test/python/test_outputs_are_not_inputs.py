@@ -186,9 +186,10 @@ def test_rducc_report_json_is_the_target_file(work: Path, capsys) -> None:
              work, capsys, "writing it would replace the input")
 
 
-def test_rducc_opt_output_is_its_input_or_its_plugin(work: Path, capsys) -> None:
+def test_rducc_opt_output_is_its_plugin(work: Path, capsys) -> None:
+    """rducc-opt edits its input in place when -o names it (test_cli), but no other
+    input: a pass plugin it loads is refused."""
     program = work / "dep" / "a.mlir"
-    _refused(opt, [str(program), "-o", str(program)], work, capsys, "writing it would replace the input")
     plugin = work / "plugin.py"
     plugin.write_text("from xdsl.passes import ModulePass\n\n\nclass Nothing(ModulePass):\n"
                       "    name = 'nothing'\n\n    def apply(self, ctx, op):\n        pass\n")
