@@ -33,11 +33,14 @@ by at most a few 1e-7 relative (docs/training.md), well inside this."""
 PARAM_RTOL, PARAM_ATOL = 1e-4, 1e-5
 """Parameters after the last step: rtol 1e-4 (the issue's bar); the atol keeps
 elements that pass near zero from asking for a relative match of a rounding
-difference. Where eager's own float32 result is rounding noise (an element
-whose exact gradient is zero, as GPT-2's key bias, which softmax ignores:
-Adam divides the noise by its own magnitude and takes full steps), the
-allowance adds twice eager float32's distance from eager float64
-(`assert_matches`)."""
+difference. An element whose exact gradient is zero (GPT-2's key bias, which
+softmax ignores; a convolution's bias before batch norm) gets rounding noise
+as its gradient in float32, which Adam divides by its own magnitude and turns
+into full steps: there eager's own float32 result is noise. Such elements
+(under Adam, where the exact gradient's RMS, from float64 eager's exp_avg_sq,
+is below Adam's eps: no float32 gradient resolves it) are held only to the
+float64 result within what Adam can move them in the steps taken (2 lr a
+step); every other element to eager's (`assert_matches`)."""
 
 
 def language_model_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -116,18 +119,32 @@ class History:
     program: rducc.TrainingProgram
     eager_optimizer: torch.optim.Optimizer
     exact_parameters: dict[str, torch.Tensor]
-    """The same training in float64 in eager: how far float32 rounding alone moves eager."""
+    """The same training in float64 in eager."""
+    unresolved: dict[str, torch.Tensor]
+    """Elements whose exact gradient float32 cannot resolve (see PARAM_RTOL)."""
+    lr: float
+    steps: int
 
 
 def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
-                 data: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, torch.Tensor]:
+                 data: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """The parameters after training in float64, and (under Adam) which elements' exact gradient is noise to float32."""
     exact = copy.deepcopy(model).double()
     eager = OPTIMIZERS[optimizer](exact.parameters())
     for x, y in data:
         eager.zero_grad()
         loss(exact(x.double() if x.is_floating_point() else x), y).backward()
         eager.step()
-    return {n: p.detach().float() for n, p in exact.named_parameters()}
+    unresolved = {}
+    for name, parameter in exact.named_parameters():
+        state = eager.state.get(parameter, {})
+        if "exp_avg_sq" in state:
+            group = eager.param_groups[0]
+            bias = 1 - group["betas"][1] ** float(state["step"])
+            unresolved[name] = (state["exp_avg_sq"] / bias).sqrt() < group["eps"]
+        else:
+            unresolved[name] = torch.zeros_like(parameter, dtype=torch.bool)
+    return {n: p.detach().float() for n, p in exact.named_parameters()}, unresolved
 
 
 def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, seed: int = 0) -> History:
@@ -136,7 +153,7 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
     model, example = case.build()
     model = _no_dropout(model.train())
     reference = copy.deepcopy(model)
-    exact = _train_exact(model, case.loss, optimizer, batches(case, example[0], steps, seed=100 + seed))
+    exact, unresolved = _train_exact(model, case.loss, optimizer, batches(case, example[0], steps, seed=100 + seed))
     data = batches(case, example[0], steps, seed=100 + seed)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[optimizer](model.parameters()),
                                      loss_fn=case.loss, opt_level=opt_level)
@@ -151,16 +168,20 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
         theirs.append(loss.item())
     parameters = program.parameters()
     return History(ours, theirs, {n: parameters[n] for n, _ in reference.named_parameters()},
-                   {n: p.detach().clone() for n, p in reference.named_parameters()}, program, eager, exact)
+                   {n: p.detach().clone() for n, p in reference.named_parameters()}, program, eager, exact, unresolved,
+                   max(group["lr"] for group in eager.param_groups), steps)
 
 
 def assert_matches(history: History) -> None:
     torch.testing.assert_close(torch.tensor(history.rducc_losses), torch.tensor(history.eager_losses),
                                rtol=LOSS_RTOL, atol=LOSS_ATOL)
     for name, expected in history.eager_parameters.items():
-        got = history.rducc_parameters[name]
-        noise = 2 * (expected - history.exact_parameters[name]).abs()
-        allowed = PARAM_ATOL + PARAM_RTOL * expected.abs() + noise
-        worst = ((got - expected).abs() - allowed).max().item()
-        assert worst <= 0, (f"{name}: differs from eager by up to {(got - expected).abs().max().item():.3g}, "
-                            f"{worst:.3g} past the allowance")
+        got, exact = history.rducc_parameters[name], history.exact_parameters[name]
+        allowed = PARAM_ATOL + PARAM_RTOL * expected.abs()
+        noise = history.unresolved[name]
+        failing = ~noise & ((got - expected).abs() > allowed)
+        assert not failing.any(), (
+            f"{name}: {int(failing.sum())} elements differ from eager by up to "
+            f"{(got - expected)[failing].abs().max().item():.3g}")
+        wandered = noise & ((got - exact).abs() > 2 * history.lr * history.steps + allowed)
+        assert not wandered.any(), f"{name}: {int(wandered.sum())} noise-driven elements moved too far"
