@@ -37,6 +37,7 @@ from rducc.dialects.contracts import (
     Level,
     Update,
     input_arg,
+    set_complex_edges,
     set_f64_demoted,
     set_level,
     set_result_updates,
@@ -79,6 +80,7 @@ from rducc.frontend.host_ops import host_fallback
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
 from rducc.frontend.training_mode import check_eval_mode
+from rducc.frontend.complex_pairs import complex_edges
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
 INLINE_CONSTANT_LIMIT = 64
@@ -347,10 +349,14 @@ def import_program(
     With `host_ops`, an op with no converter that the host can run becomes an
     `rdu.host_call` (`rducc.frontend.host_ops`); without, it is refused.
     """
+    inputs, outputs = complex_edges(ep)
     if f64 != "demote":
-        return _import_program(ep, f64, outline_layers, host_ops)
+        module = _import_program(ep, f64, outline_layers, host_ops)
+        set_complex_edges(module, inputs, outputs)
+        return module
     with f64_demoted():
         module = _import_program(ep, f64, outline_layers, host_ops)
+    set_complex_edges(module, inputs, outputs)
     count = f64_node_count(ep)
     if count:
         set_f64_demoted(module, count)
