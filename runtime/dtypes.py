@@ -164,6 +164,11 @@ __all__ = [
 _COMPLEX_OF_REAL = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
 
 
+def complex_dtype_of(real: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are `real` (float32: complex64, float64: complex128)."""
+    return _COMPLEX_OF_REAL[np.dtype(real)]
+
+
 def complex_to_pair(array: np.ndarray) -> np.ndarray:
     """A complex array as its real pair (trailing dim 2: real, imaginary), `view_as_real`'s layout."""
     contiguous = np.ascontiguousarray(array)
