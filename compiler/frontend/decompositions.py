@@ -37,6 +37,7 @@ from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
+from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.locations import describe_location
@@ -301,6 +302,8 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
             _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
         if has_complex(_DECOMPOSED[ep]):
             lower_complex(_DECOMPOSED[ep])
+        if has_python_numbers(_DECOMPOSED[ep]):
+            lower_python_numbers(_DECOMPOSED[ep])
     return _DECOMPOSED[ep]
 
 
