@@ -441,7 +441,8 @@ def _exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 # --------------------------------------------------------------------------
 
 
-def _trig(b: _Builder, rows: int, cols: int, length: int, forward: bool) -> tuple[Node, Node]:
+def _trig(b: _Builder, rows: int, cols: int, length: int, forward: bool,
+          dtype: torch.dtype = torch.float32) -> tuple[Node, Node]:
     """cos and sin of -+2 pi j k / length for j < rows, k < cols, in f32: the phase
     reduced exactly (j k mod length, in integers), and exact zeros where the angle is
     a multiple of pi (sin) or an odd multiple of pi / 2 (cos), as an FFT's twiddles are."""
@@ -451,7 +452,7 @@ def _trig(b: _Builder, rows: int, cols: int, length: int, forward: bool) -> tupl
     phase = b(aten.remainder.Scalar, product, length)
     if forward:
         phase = b(aten.remainder.Scalar, b(aten.rsub.Scalar, phase, length), length)
-    theta = b(aten.mul.Tensor, b(aten._to_copy.default, phase, dtype=torch.float32), 2 * math.pi / length)
+    theta = b(aten.mul.Tensor, b(aten._to_copy.default, phase, dtype=dtype), 2 * math.pi / length)
     on_axis = b(aten.eq.Scalar, b(aten.remainder.Scalar, b(aten.mul.Tensor, phase, 2), length), 0)
     quarter = b(aten.eq.Scalar, b(aten.remainder.Scalar, b(aten.mul.Tensor, phase, 4), length), 0)
     off_axis = b(aten.logical_and.default, quarter, b(aten.logical_not.default, on_axis))
@@ -477,7 +478,7 @@ def _along(b: _Builder, value: Node, dim: int, matrix: Node) -> Node:
 def _dft(b: _Builder, real: Node, imag: Node | None, dim: int, size: int, forward: bool) -> tuple[Node, Node]:
     """sum_j x_j e^(-+ 2 pi i j k / n) along `dim` (size outputs), with x = real + i imag."""
     length = real.meta["val"].shape[dim]
-    cos, sin = _trig(b, length, size, length, forward)
+    cos, sin = _trig(b, length, size, length, forward, real.meta["val"].dtype)
     out_real, out_imag = _along(b, real, dim, cos), _along(b, real, dim, sin)
     if imag is not None:
         out_real = b(aten.sub.Tensor, out_real, _along(b, imag, dim, sin))
