@@ -11,6 +11,7 @@ computes; bool: bool). The outputs keep their SymInt/SymFloat signature, so
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -29,7 +30,16 @@ _OPS: dict[Any, Any] = {
     operator.mod: aten.remainder.Tensor,
     operator.pow: aten.pow.Tensor_Tensor,
     operator.neg: aten.neg.default,
+    operator.abs: aten.abs.default,
+    math.floor: aten.floor.default,
+    math.ceil: aten.ceil.default,
+    math.trunc: aten.trunc.default,
+    torch.sym_float: None,
+    torch.sym_int: aten.trunc.default,
 }
+"""Python's operators on numbers as ATen ops on rank-0 tensors; None: a cast only."""
+_ROUNDING = (aten.floor.default, aten.ceil.default, aten.trunc.default)
+"""Ops computed on the float operand, then cast to the (int) result."""
 _READS = (aten._local_scalar_dense.default, aten.item.default)
 
 
@@ -90,6 +100,20 @@ def _tensor_of_read(emit: _Emitter, read: Node) -> Node:
     return emit(read, aten._to_copy.default, tensor, dtype=dtype)
 
 
+def _lowered(emit: _Emitter, node: Node, tensors: dict[Node, Node]) -> Node:
+    """The rank-0 tensor computing `node`'s number in its type."""
+    dtype = _dtype_of(node.meta["val"])
+    assert dtype is not None
+    op = _OPS[node.target]
+    if op in _ROUNDING:
+        source = node.args[0]
+        operand_dtype = tensors[source].meta["val"].dtype if isinstance(source, Node) else torch.float64
+        rounded = emit(node, op, _operand(emit, node, source, tensors, operand_dtype))
+        return rounded if operand_dtype == dtype else emit(node, aten._to_copy.default, rounded, dtype=dtype)
+    operands = [_operand(emit, node, a, tensors, dtype) for a in node.args]
+    return operands[0] if op is None else emit(node, op, *operands)
+
+
 def lower_python_numbers(ep: ExportedProgram) -> None:
     """Rewrite (in place) the graph's arithmetic on Python numbers as rank-0 tensor ops."""
     graph = ep.graph
@@ -105,10 +129,7 @@ def lower_python_numbers(ep: ExportedProgram) -> None:
             continue
         if not _is_number_op(node) or not all(a in tensors for a in node.all_input_nodes):
             continue
-        dtype = _dtype_of(node.meta["val"])
-        assert dtype is not None
-        operands = [_operand(emit, node, a, tensors, dtype) for a in node.args]
-        tensors[node] = emit(node, _OPS[node.target], *operands)
+        tensors[node] = _lowered(emit, node, tensors)
         lowered.append(node)
     output = next(n for n in graph.nodes if n.op == "output")
     output.args = (type(output.args[0])(tensors.get(a, a) if a in lowered else a for a in output.args[0]),

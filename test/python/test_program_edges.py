@@ -164,10 +164,15 @@ class NumbersBesideTensors(nn.Module):
         return {"scaled": a * 2, "mean": total / a.numel(), "shifted": total - a.min().item()}
 
 
+def _dyadic(*shape: int, low: int = -40) -> torch.Tensor:
+    """Floats whose sums are exact in any order: the numbers read are eager's, bit for bit."""
+    return torch.randint(low, 40, shape, generator=_generator()).float() / 8
+
+
 NUMBER_CASES = {
-    "float": (FloatNumbers, lambda: (torch.randn(5, generator=_generator()), torch.rand(5, generator=_generator()) + 1)),
+    "float": (FloatNumbers, lambda: (_dyadic(5), _dyadic(5, low=1))),
     "int": (IntNumbers, lambda: (torch.tensor([4, -9, 30]), torch.tensor([2, 5, 7]))),
-    "structure": (NumbersBesideTensors, lambda: (torch.randn(2, 3, generator=_generator()),)),
+    "structure": (NumbersBesideTensors, lambda: (_dyadic(2, 3),)),
 }
 
 
