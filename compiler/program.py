@@ -22,11 +22,11 @@ from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.contracts import (
-    complex_inputs,
-    complex_outputs,
     Level,
     Update,
     arg_attrs,
+    complex_inputs,
+    complex_outputs,
     f64_demoted,
     input_label,
     level_of,
@@ -36,8 +36,8 @@ from rducc.dialects.contracts import (
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
-from rducc.runtime.dtypes import complex_to_pair, pair_to_complex
 from rducc.frontend.loader import export_model, load_exported_program
+from rducc.runtime.dtypes import complex_to_pair, pair_to_complex
 from rducc.targets import Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
 

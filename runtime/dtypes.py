@@ -161,7 +161,10 @@ __all__ = [
 ]
 
 
-_COMPLEX_OF_REAL = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+_COMPLEX_OF_REAL: dict[np.dtype, np.dtype] = {
+    np.dtype(np.float32): np.dtype(np.complex64),
+    np.dtype(np.float64): np.dtype(np.complex128),
+}
 
 
 def complex_dtype_of(real: np.dtype) -> np.dtype:

@@ -407,7 +407,7 @@ def _vector_norm(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     """A complex vector norm is the real norm of the magnitudes |z| (any ord, dim, keepdim)."""
     magnitude = _abs(b, node, pairs)
     rest = _args(node)[1:]
-    kwargs = dict(node.kwargs)
+    kwargs: dict[str, Any] = dict(node.kwargs)
     if kwargs.get("dtype") is not None:
         kwargs["dtype"] = _REAL_OF.get(kwargs["dtype"], kwargs["dtype"])
     return b(aten.linalg_vector_norm.default, magnitude, *rest, **kwargs)
@@ -614,7 +614,8 @@ def _input_pairs(ep: ExportedProgram, mode: Any) -> dict[Node, Node]:
 def _output_pairs(ep: ExportedProgram, output: Node, pairs: dict[Node, Node]) -> list[int]:
     """Complex user outputs returned as their pairs; their positions among the user outputs."""
     specs = ep.graph_signature.output_specs
-    values = list(output.args[0])
+    container: Any = output.args[0]
+    values = list(container)
     positions: list[int] = []
     user = 0
     for index, (spec, value) in enumerate(zip(specs, values)):
@@ -624,7 +625,7 @@ def _output_pairs(ep: ExportedProgram, output: Node, pairs: dict[Node, Node]) ->
             values[index] = pairs[value]
             positions.append(user)
         user += 1
-    output.args = (type(output.args[0])(values), *output.args[1:])
+    output.args = (type(container)(values), *output.args[1:])
     return positions
 
 

@@ -63,6 +63,7 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_sort_scan,
 )
 from rducc.frontend.aten_pointwise import pointwise_entry
+from rducc.frontend.complex_pairs import complex_edges
 from rducc.frontend.converter_api import (
     CONVERTERS,
     IGNORED_TARGETS,
@@ -80,7 +81,6 @@ from rducc.frontend.host_ops import host_fallback
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
 from rducc.frontend.training_mode import check_eval_mode
-from rducc.frontend.complex_pairs import complex_edges
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
 INLINE_CONSTANT_LIMIT = 64

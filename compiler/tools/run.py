@@ -215,7 +215,6 @@ def _named_results(module: ModuleOp, results: list[np.ndarray]) -> dict[str, np.
     model updates in place (`rdu.result_updates`)."""
     from rducc.dialects.contracts import result_updates
     from rducc.dialects.program import entry_function
-
     from rducc.runtime.dtypes import pair_to_complex
 
     updates = result_updates(entry_function(module)) or [None] * len(results)

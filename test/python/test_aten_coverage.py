@@ -24,14 +24,13 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
 import torch.nn.functional as F
 
-import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
-
 import rducc
-from rducc.tools.coverage import MISSING_OPS, PARTIAL_FORMS, core_aten_supported, coverage_markdown
 from rducc.errors import UnsupportedOpsError
 from rducc.frontend.importer import supported_ops
+from rducc.tools.coverage import MISSING_OPS, PARTIAL_FORMS, core_aten_supported, coverage_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATOR = torch.Generator().manual_seed(6)
@@ -961,8 +960,8 @@ def test_f64_demoted_on_request(opt_level: int) -> None:
 
 
 def test_f64_refused_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from rducc.tools.cli import main
     from rducc.errors import RduccError
+    from rducc.tools.cli import main
 
     program = exported(next(c for c in CASES if c.name == "f32-to-f64"))
     with pytest.raises(RduccError, match=r"'_to_copy' is float64.*--f64 refuse"):

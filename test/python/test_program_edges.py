@@ -111,7 +111,8 @@ def test_rducc_run_reads_and_writes_complex_npy(tmp_path):
     for i, tensor in enumerate(inputs):
         paths.append(str(tmp_path / f"in{i}.npy"))
         np.save(paths[-1], tensor.numpy())
-    argv = [str(tmp_path / "cat.mlir"), *[a for p in paths for a in ("--input", p)], "--output", str(tmp_path / "o.npz")]
+    flags = [flag for path in paths for flag in ("--input", path)]
+    argv = [str(tmp_path / "cat.mlir"), *flags, "--output", str(tmp_path / "o.npz")]
     assert run_main(argv) == 0
     result = np.load(tmp_path / "o.npz")["output_0"]
     assert result.dtype == np.complex64
