@@ -26,7 +26,7 @@ _OPS: dict[Any, Any] = {
     operator.sub: aten.sub.Tensor,
     operator.mul: aten.mul.Tensor,
     operator.truediv: aten.div.Tensor,
-    operator.floordiv: aten.floor_divide.default,
+    operator.floordiv: aten.div.Tensor_mode,
     operator.mod: aten.remainder.Tensor,
     operator.pow: aten.pow.Tensor_Tensor,
     operator.neg: aten.neg.default,
@@ -111,6 +111,8 @@ def _lowered(emit: _Emitter, node: Node, tensors: dict[Node, Node]) -> Node:
         rounded = emit(node, op, _operand(emit, node, source, tensors, operand_dtype))
         return rounded if operand_dtype == dtype else emit(node, aten._to_copy.default, rounded, dtype=dtype)
     operands = [_operand(emit, node, a, tensors, dtype) for a in node.args]
+    if op is aten.div.Tensor_mode:
+        return emit(node, op, *operands, rounding_mode="floor")
     return operands[0] if op is None else emit(node, op, *operands)
 
 
