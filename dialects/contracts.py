@@ -68,7 +68,7 @@ WEIGHT = "rdu.weight"
 VALUE = "rdu.value"
 """Argument of an outlined layer: it receives a value computed before the call."""
 PARTITION = "rdu.partition"
-"""Module: `{tp = N, pp = M}` once partitioned."""
+"""Module: `{tp = N, pp = M}` once partitioned (and `dp = D` for D > 1 data-parallel replicas)."""
 SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
@@ -429,8 +429,23 @@ def is_partitioned(module: Operation) -> bool:
     return PARTITION in module.attributes
 
 
-def set_partition(module: Operation, tp: int, pp: int) -> None:
-    module.attributes[PARTITION] = DictionaryAttr({"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)})
+def set_partition(module: Operation, tp: int, pp: int, dp: int = 1) -> None:
+    split = {"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)}
+    if dp > 1:
+        split["dp"] = IntegerAttr(dp, i64)
+    module.attributes[PARTITION] = DictionaryAttr(split)
+
+
+def data_parallel_of(module: Operation) -> int:
+    """The data-parallel replicas (`dp`) the module was partitioned with; 1 when none."""
+    attr = module.attributes.get(PARTITION)
+    dp = attr.data.get("dp") if isinstance(attr, DictionaryAttr) else None
+    return dp.value.data if isinstance(dp, IntegerAttr) else 1
+
+
+def spmd_ranks(module: Operation) -> int:
+    """The ranks that run the one SPMD program of each stage: tp x dp sockets."""
+    return partition_of(module)[0] * data_parallel_of(module)
 
 
 def stage_attr(op: Operation) -> int | None:

@@ -69,7 +69,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
-from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
+from rducc.dialects.collectives import AllGatherOp, AllReduceOp, LocalPartOp, SendRecvOp
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
@@ -92,10 +92,14 @@ from rducc.dialects.contracts import (
 from rducc.dialects.dataflow import (
     BroadcastOp,
     ConcatOp,
+    GatherOp,
+    IotaOp,
     KernelOp,
     MapOp,
     MatmulOp,
+    ReduceKind,
     ReshapeOp,
+    ScatterOp,
     SliceOp,
     TransposeOp,
 )
@@ -105,6 +109,14 @@ from rducc.dialects.program import functions, global_stages
 from rducc.dialects.shapes import reshape_groups, value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
+from rducc.passes.partition_training import (
+    batch_splits,
+    choose_training_split,
+    fill_value,
+    is_fill,
+    is_training_step,
+    ramp_length,
+)
 
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
@@ -305,6 +317,9 @@ class _TensorPartitioner:
     function: func.FuncOp
     tp: int
     strict: bool
+    data_parallel: bool = False
+    """The `tp` ranks are data-parallel replicas: the user inputs split along
+    the batch, the weights whole (no column or row splits)."""
     layout: dict[SSAValue, Layout] = field(default_factory=dict)
     full: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
     made: dict[tuple[SSAValue, Layout], SSAValue] = field(default_factory=dict)
@@ -327,6 +342,8 @@ class _TensorPartitioner:
     def feasible(self, value: SSAValue, want: Layout) -> bool:
         have = self.split_of(value)
         if have == want or want is None:
+            return True
+        if have is None and isinstance(want, Split) and (self._made_locally(value, want) or self._local_parts(want)):
             return True
         return have is None and isinstance(want, Split) and self._shard_chain(value, want) is not None
 
@@ -428,7 +445,12 @@ class _TensorPartitioner:
             result = self._gather(value, have, before)
             have = None
         if isinstance(want, Split) and have is None:
-            result = self._shard_through_chain(value, want)
+            if self._made_locally(value, want):
+                result = self._make_locally(value, want, before)
+            elif self._shard_chain(value, want) is not None:
+                result = self._shard_through_chain(value, want)
+            else:
+                result = self._take_parts(value, want, before)
         self.made[(value, want)] = result
         return result
 
@@ -509,6 +531,58 @@ class _TensorPartitioner:
     def _global(self, name: str) -> GlobalOp | None:
         return next((g for g in self.module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
 
+    def _made_locally(self, value: SSAValue, want: Split) -> bool:
+        """Whether each rank can make its part of the replicated `value` as `want`
+        itself, with no exchange: `value` is a map or broadcast of replicated
+        operands none of which reaches a dim of `want` (they broadcast along it:
+        a fill, a causal mask spread over the batch, the same for every example)."""
+        owner = value.owner
+        if (not isinstance(owner, MapOp | BroadcastOp) or self.layout_of(value) is not None
+                or not want.valid(self.tp) or not want.fits(self.full_shape(value))):
+            return False
+        if any(self.layout_of(v) is not None for v in owner.operands):
+            return False
+        dims = owner.dims_for([self.full_shape(v) for v in owner.operands], [self.full_shape(value)])
+        return all(dim not in dests for dests in dims.operands for dim in want.dims())
+
+    def _local_parts(self, want: Split) -> bool:
+        """Data parallel: whether a replicated value can be cut to `want` by
+        `rdu.local_part` (each rank takes its part; plain splits, no periods)."""
+        return self.data_parallel and want.valid(self.tp) and all(not period for *_, period in want.entries)
+
+    def _take_parts(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
+        """`rdu.local_part` of the replicated `value` along each dim of `want`."""
+        result = value
+        element = value.type.element_type  # type: ignore[attr-defined]
+        shape = list(self.full_shape(value))
+        for dim, parts, stride, _ in want.entries:
+            shape[dim] //= parts
+            result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), stride), before, None)
+        self.full[result] = self.full_shape(value)
+        self.layout[result] = want
+        return result
+
+    def _make_locally(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
+        """One rank's part of `value` as `want` (see `_made_locally`): a copy of its
+        map or broadcast at the rank's shape, just before `before`."""
+        owner = value.owner
+        full = self.full_shape(value)
+        rank_type = _per_rank(value.type, full, want)  # type: ignore[arg-type]
+        if isinstance(owner, BroadcastOp):
+            part: Operation = BroadcastOp(owner.input, rank_type)
+        else:
+            assert isinstance(owner, MapOp)
+            part = MapOp(list(owner.inputs), rank_type, owner.body.clone())
+        part.location = before.location
+        if (layer := layer_of(before)) is not None:
+            set_layer(part, layer)
+        parent = before.parent_block()
+        assert parent is not None
+        parent.insert_op_before(part, before)
+        self.full[part.results[0]] = full
+        self.layout[part.results[0]] = want
+        return part.results[0]
+
     def _shard_through_chain(self, value: SSAValue, want: Split) -> SSAValue:
         chain = self._shard_chain(value, want)
         assert chain is not None
@@ -548,6 +622,9 @@ class _TensorPartitioner:
 
     def partition(self) -> list[Layout]:
         block = self.function.body.block
+        if self.data_parallel:
+            for arg, split in batch_splits(self.function, self.tp):
+                self._shard_arg(arg, split)
         for op in list(block.ops):
             if isinstance(op, func.ReturnOp):
                 return self._results(op)
@@ -557,6 +634,8 @@ class _TensorPartitioner:
     def _partition_op(self, op: Operation) -> None:
         if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             self._replicate(op)
+            return
+        if isinstance(op, GatherOp) and self._partition_take_along(op):
             return
         plan = self._plan(op)
         if plan is None or not all(self.feasible(v, w) for v, w in zip(op.operands, plan[0])):
@@ -595,8 +674,10 @@ class _TensorPartitioner:
         splits = [self.split_of(v) for v in op.operands]
         if all(s is None for s in splits) and not isinstance(op, MatmulOp):
             return [None] * len(splits), None
-        if not isinstance(op, OpFacts) or not op.SHARDS:
+        if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
+        if isinstance(op, ScatterOp) and (summed := self._plan_scatter_sum(op, splits)) is not None:
+            return summed
         if isinstance(op, ReshapeOp):
             return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
         if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
@@ -607,7 +688,7 @@ class _TensorPartitioner:
             for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
                 if dest is Dim.REDUCED:
-                    return self._plan_partial(op, splits, dims)
+                    return self._plan_partial(op, splits, dims) if op.SHARDS else None
                 if not isinstance(dest, int):
                     return None
                 pieces.append((dest, parts, stride, period))
@@ -620,6 +701,68 @@ class _TensorPartitioner:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
         return wants, result
+
+    def _partition_take_along(self, op: GatherOp) -> bool:
+        """A gather of every dim of its table (torch.gather: `take_along`) whose table
+        is split along a dim that a ramp `0..n-1` indexes (rows of a cross-entropy's
+        log-probabilities): each rank indexes its own rows with a ramp of its part's
+        length and the other indices' part, and its result is split the same way.
+        False (nothing done) when the op is not so."""
+        table = self.split_of(op.source)
+        full = self.full_shape(op.source)
+        if (table is None or op.dim.value.data != 0 or len(op.indices) != len(full) or len(table.entries) != 1
+                or any(self.layout_of(v) is not None and not isinstance(self.layout_of(v), Split)
+                       for v in op.indices)):
+            return False
+        ((dim, parts, stride, period),) = table.entries
+        ramp = op.indices[dim]
+        if period or ramp_length(ramp, dim) != full[dim] or self.layout_of(ramp) is not None:
+            return False
+        split = Split(((dim, parts, stride, 0),))
+        wants = [split if self.full_shape(v)[dim] == full[dim] else None for v in op.indices]
+        if not all(self.feasible(v, w) for index, (v, w) in enumerate(zip(op.indices, wants)) if index != dim):
+            return False
+        for index, (value, want) in enumerate(zip(list(op.indices), wants)):
+            if index != dim:
+                op.operands[1 + index] = self.materialize(value, want, op)
+        op.operands[1 + dim] = self._local_ramp(ramp, dim, full[dim] // parts, op)
+        self._set_result(op, split)
+        return True
+
+    def _local_ramp(self, ramp: SSAValue, dim: int, length: int, before: Operation) -> SSAValue:
+        """`0..length-1` shaped as `ramp` with `length` along `dim` (a rank's own rows)."""
+        shape = list(_shape(ramp))
+        shape[dim] = length
+        iota = IotaOp(0, 1, TensorType(i64, [length]))
+        reshaped = ReshapeOp(iota.result, TensorType(i64, shape))
+        for new in (iota, reshaped):
+            new.location = before.location
+            if (layer := layer_of(before)) is not None:
+                set_layer(new, layer)
+            parent = before.parent_block()
+            assert parent is not None
+            parent.insert_op_before(new, before)
+            self.layout[new.results[0]] = None
+        return reshaped.result
+
+    def _moves_batch(self, op: Operation) -> bool:
+        """Data parallel: an op of one result not marked `SHARDS` still carries a split
+        along the dims its dim map sends whole to a result dim (each result slice
+        along such a dim reads only the operands' slice, as tiling relies on too)."""
+        return self.data_parallel and len(op.results) == 1
+
+    def _plan_scatter_sum(self, op: ScatterOp, splits: list[Split | None]
+                          ) -> tuple[list[Layout], Layout] | None:
+        """A scatter-add into zeros (an embedding's or index's gradient) whose rows
+        (index and source along the scattered dim) are split: each rank adds its
+        rows into its own zeros, a partial sum of the whole."""
+        dim = op.dim.value.data
+        _, index_split, source_split = splits
+        if (op.reduce is None or op.reduce.data != ReduceKind.SUM or splits[0] is not None
+                or index_split is None or index_split != source_split or index_split.dims() != {dim}
+                or fill_value(op.input) != 0 or self.layout_of(op.input) is not None):
+            return None
+        return [None, index_split, source_split], PARTIAL
 
     def _plan_periodic_slice(self, op: SliceOp, split: Split) -> tuple[list[Layout], Layout] | None:
         """A slice of a value split with a period (a fused q/k/v projection's columns,
@@ -712,8 +855,8 @@ class _TensorPartitioner:
         (replicated when it has fewer than the ranks: a one-column gate), over
         every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
-        if not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
-            return [None, None], None  # fewer output columns than ranks (a gate): replicated
+        if self.data_parallel or not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
+            return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
                 name = self._weight_name(op.rhs)
@@ -832,9 +975,11 @@ class _TensorPartitioner:
         return layouts
 
 
-def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool) -> int:
-    """Rewrite `function` as the program of one of `tp` ranks; returns the replicated op count."""
-    partitioner = _TensorPartitioner(module, function, tp, strict)
+def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
+                      data_parallel: bool = False) -> int:
+    """Rewrite `function` as the program of one of `tp` ranks (data-parallel
+    replicas with `data_parallel`); returns the replicated op count."""
+    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel)
     results = partitioner.partition()
     block = function.body.block
     ret = block.last_op
@@ -889,15 +1034,19 @@ def assign_stages(function: func.FuncOp, pp: int) -> None:
             op.operands[index] = sent[(value, stage[op])]
 
 
-def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True) -> int:
-    """Partition every function of `module` (tp ranks, pp stages); the replicated op count."""
+def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1) -> int:
+    """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
+    replicas); the replicated op count."""
+    if dp > 1 and tp > 1:
+        raise RduccError(f"rdu-partition: dp={dp} with tp={tp} is not supported: split a model either "
+                         "across its batch (dp) or across its weights (tp), each with pp stages")
     replicated = 0
     for function in list(functions(module)):
-        if tp > 1:
-            replicated += partition_tensors(module, function, tp, strict)
+        if tp > 1 or dp > 1:
+            replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1)
         if pp > 1:
             assign_stages(function, pp)
-    set_partition(module, tp, pp)
+    set_partition(module, tp, pp, dp)
     return replicated
 
 
@@ -945,7 +1094,8 @@ def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class RduPartition(ModulePass):
-    """Split the model across sockets: tensor parallelism (tp) and pipeline stages (pp)."""
+    """Split the model across sockets: tensor parallelism (tp), pipeline stages (pp)
+    and, for a training step, data-parallel replicas (dp)."""
 
     name = "rdu-partition"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
@@ -957,6 +1107,10 @@ class RduPartition(ModulePass):
     pp: int = 0
     """Pipeline stages; 0: chosen by the cost model (1 when tp is given)."""
 
+    dp: int = 0
+    """Data-parallel replicas, each on its share of the batch; 0: chosen by the
+    cost model for a training step (1 for inference, or when tp or pp is given)."""
+
     target: str = ""
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
@@ -966,19 +1120,20 @@ class RduPartition(ModulePass):
             raise RduccError("rdu-partition: the module is partitioned already")
         if any(isinstance(inner, KernelOp) for inner in op.walk()):
             raise RduccError("rdu-partition works on the imported graph: run it before rdu-fuse")
-        if self.tp < 0 or self.pp < 0:
-            raise RduccError(f"rdu-partition: tp and pp must be >= 1, got tp={self.tp} pp={self.pp}")
-        sockets = module_target(op, self.target).sockets
-        if self.tp == 0 and self.pp == 0:
-            tp, pp = choose_split(op, self.target)
+        if self.tp < 0 or self.pp < 0 or self.dp < 0:
+            raise RduccError(f"rdu-partition: tp, pp and dp must be >= 1, got tp={self.tp} pp={self.pp} "
+                             f"dp={self.dp}")
+        target = module_target(op, self.target)
+        if self.tp == 0 and self.pp == 0 and self.dp == 0:
+            dp, tp, pp = choose_training_split(op, target) if is_training_step(op) else (1, *choose_split(op, self.target))
         else:
-            tp, pp = max(self.tp, 1), max(self.pp, 1)
-        if tp * pp > sockets:
+            dp, tp, pp = max(self.dp, 1), max(self.tp, 1), max(self.pp, 1)
+        if dp * tp * pp > target.sockets:
+            needs = f"tp={tp} x pp={pp}" + (f" x dp={dp}" if dp > 1 else "")
             raise RduccError(
-                f"rdu-partition: tp={tp} x pp={pp} needs {tp * pp} sockets; target "
-                f"{module_target(op, self.target).name} has {sockets}"
+                f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        partition_module(op, tp, pp)
+        partition_module(op, tp, pp, dp=dp)
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "

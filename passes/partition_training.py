@@ -1,0 +1,105 @@
+"""Data parallelism for `rdu-partition{dp=N}`: which arguments carry the batch.
+
+A data-parallel program is the SPMD program of `dp` replicas, each given its
+share of the batch: every user input whose leading dim is the batch is split
+along it (`rdu.shard`), the weights stay whole on every replica. The tensor
+partitioner then carries the batch split through the graph by each op's dim
+map, as it carries a tensor-parallel split: a sum over the batch (the loss, a
+weight's gradient x^T dy, batch-norm statistics) becomes a partial sum that
+`rdu.all_reduce` makes whole where it is used, so the loss and the gradients
+are the full batch's, not one replica's.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
+from xdsl.ir import BlockArgument, SSAValue
+
+from rducc.dialects.contracts import Split, arg_attrs, input_label, is_input
+from rducc.dialects.dataflow import IotaOp, MapOp, ReshapeOp
+from rducc.errors import RduccError
+from rducc.targets import Target
+
+TRAINING_MARK = "rdu.training"
+
+
+def batch_size(function: func.FuncOp) -> int | None:
+    """The batch: the leading dim of the first user input that has one (None: no such input)."""
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        if is_input(attrs) and isinstance(arg.type, TensorType) and arg.type.get_shape():
+            return arg.type.get_shape()[0]
+    return None
+
+
+def batch_splits(function: func.FuncOp, dp: int) -> list[tuple[BlockArgument, Split]]:
+    """Each user input of `function` whose leading dim is the batch, with its split
+    `dp` ways along that dim. Raises `RduccError` when there is no batched input
+    or `dp` does not divide the batch."""
+    batch = batch_size(function)
+    if batch is None:
+        raise RduccError(f"rdu-partition: dp={dp} splits the batch, but @{function.sym_name.data} has no "
+                         "user input with a batch dimension")
+    splits = []
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        if not is_input(attrs) or not isinstance(arg.type, TensorType):
+            continue
+        shape = arg.type.get_shape()
+        if not shape or shape[0] != batch:
+            continue  # not batched (a mask or table shared by every example): whole on every replica
+        if batch % dp:
+            raise RduccError(f"rdu-partition: dp={dp} does not divide the batch of {batch} "
+                             f"(input '{input_label(attrs)}', shape {list(shape)}); use a dp that divides it")
+        splits.append((arg, Split.whole(0, dp)))
+    return splits
+
+
+def is_fill(value: SSAValue) -> bool:
+    """Whether `value` is a tensor of one value: an input-less `rdu.map` (its body
+    has no arguments, so every element is the same)."""
+    return isinstance(value.owner, MapOp) and not value.owner.inputs
+
+
+def fill_value(value: SSAValue) -> float | None:
+    """The number a fill holds when its body yields a constant, else None."""
+    if not is_fill(value):
+        return None
+    assert isinstance(value.owner, MapOp)
+    yielded = value.owner.body.block.last_op
+    source = yielded.operands[0].owner if yielded is not None and yielded.operands else None
+    if isinstance(source, arith.ConstantOp) and isinstance(source.value, IntegerAttr | FloatAttr):
+        return float(source.value.value.data)
+    return None
+
+
+def ramp_length(value: SSAValue, dim: int) -> int | None:
+    """n when `value` is the ramp `0, 1, ..., n-1` (an `rdu.iota`) reshaped to lie
+    along `dim` (size 1 elsewhere), as torch.gather's import indexes the dims it
+    does not gather along; else None."""
+    owner = value.owner
+    if not isinstance(owner, ReshapeOp) or not isinstance(iota := owner.input.owner, IotaOp):
+        return None
+    shape = owner.result.type.get_shape()
+    length = iota.result.type.get_shape()[0]
+    start, step = iota.start, iota.step
+    if not (isinstance(start, IntegerAttr) and isinstance(step, IntegerAttr)
+            and start.value.data == 0 and step.value.data == 1):
+        return None
+    if not 0 <= dim < len(shape) or shape[dim] != length or any(n != 1 for d, n in enumerate(shape) if d != dim):
+        return None
+    return length
+
+
+def is_training_step(module: ModuleOp) -> bool:
+    """Whether `module` is a training step (its loss and gradients or updates are results)."""
+    return any(isinstance(op, func.FuncOp) and TRAINING_MARK in op.attributes for op in module.ops)
+
+
+def choose_training_split(module: ModuleOp, target: Target) -> tuple[int, int, int]:
+    """(dp, tp, pp) for a training step: placeholder until the schedule model lands."""
+    return 1, 1, 1
+
+
+__all__ = [
+    "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
+]
