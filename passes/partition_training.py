@@ -16,12 +16,11 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
-from rducc.dialects.contracts import Split, arg_attrs, input_label, is_input
+from rducc.dialects.contracts import Split, arg_attrs, input_label, is_input, phase_of, result_roles
 from rducc.dialects.dataflow import IotaOp, MapOp, ReshapeOp
+from rducc.dialects.program import functions
 from rducc.errors import RduccError
 from rducc.targets import Target
-
-TRAINING_MARK = "rdu.training"
 
 
 def batch_size(function: func.FuncOp) -> int | None:
@@ -91,8 +90,12 @@ def ramp_length(value: SSAValue, dim: int) -> int | None:
 
 
 def is_training_step(module: ModuleOp) -> bool:
-    """Whether `module` is a training step (its loss and gradients or updates are results)."""
-    return any(isinstance(op, func.FuncOp) and TRAINING_MARK in op.attributes for op in module.ops)
+    """Whether `module` is a training step: its entry function returns a loss
+    (`rdu.result_roles`), or its ops carry training phases (`rdu.phase`)."""
+    for function in functions(module):
+        if any(role is not None for role in result_roles(function)):
+            return True
+    return any(phase_of(op) is not None for op in module.walk())
 
 
 def choose_training_split(module: ModuleOp, target: Target) -> tuple[int, int, int]:

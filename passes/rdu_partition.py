@@ -320,6 +320,10 @@ class _TensorPartitioner:
     data_parallel: bool = False
     """The `tp` ranks are data-parallel replicas: the user inputs split along
     the batch, the weights whole (no column or row splits)."""
+    training: bool = False
+    """A training step: a weight read by several ops (forward, backward, the
+    optimizer's update) may be split by the first that wants it split, as long
+    as no op has read it whole yet (the later ones take it split, or gather it)."""
     layout: dict[SSAValue, Layout] = field(default_factory=dict)
     full: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
     made: dict[tuple[SSAValue, Layout], SSAValue] = field(default_factory=dict)
@@ -360,7 +364,7 @@ class _TensorPartitioner:
         if self._shardable_arg(value, want, via):
             return []
         owner = value.owner
-        if not isinstance(owner, _CHAIN_OPS) or len(list(value.uses)) != 1:
+        if not isinstance(owner, _CHAIN_OPS) or not self._only_unseen_users(value, via):
             return None
         if self.layout_of(owner.input) is not None:
             return None
@@ -404,13 +408,22 @@ class _TensorPartitioner:
         if not isinstance(value, BlockArgument) or value.block is not self.function.body.block:
             return False
         others = [use.operation for use in value.uses if use.operation is not via]
-        if len(list(value.uses)) != 1 and not all(self._slice_keeps(op, want) for op in others):
+        if (len(list(value.uses)) != 1 and not all(self._slice_keeps(op, want) for op in others)
+                and not self._only_unseen_users(value, via)):
             return False
         reference = global_of(self._arg_attrs(value))
         if reference is not None:
             target = self._global(reference)
             return target is not None and target.initial_value is None and shard_of(target) is None
         return is_input(self._arg_attrs(value))
+
+    def _only_unseen_users(self, value: SSAValue, via: Operation | None) -> bool:
+        """Whether `value` is used once, or (in a training step) only by ops the walk
+        has not reached yet besides `via`: splitting it changes no op that took it whole."""
+        users = [use.operation for use in value.uses]
+        if len(users) == 1:
+            return True
+        return self.training and not any(self._seen(op) for op in users if op is not via)
 
     def _slice_keeps(self, op: Operation, want: Split) -> bool:
         """Whether a user of an argument to split as `want` is a slice that keeps
@@ -979,7 +992,7 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
                       data_parallel: bool = False) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`); returns the replicated op count."""
-    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel)
+    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module))
     results = partitioner.partition()
     block = function.body.block
     ret = block.last_op
