@@ -82,8 +82,10 @@ from rducc.dialects.contracts import (
     is_partitioned,
     layer_of,
     module_target,
+    phase_of,
     set_layer,
     set_partition,
+    set_phase,
     set_result_shards,
     set_shard,
     set_stage,
@@ -291,6 +293,14 @@ def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int,
 def _shape(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType)
     return tuple(value.type.get_shape())
+
+
+def _same_place(op: Operation, anchor: Operation) -> None:
+    """Give an op the partitioner inserts the layer and training phase of `anchor`."""
+    if (layer := layer_of(anchor)) is not None:
+        set_layer(op, layer)
+    if (phase := phase_of(anchor)) is not None:
+        set_phase(op, phase)
 
 
 def _per_rank(tensor: TensorType, full: Sequence[int], split: Split | None) -> TensorType:
@@ -513,8 +523,7 @@ class _TensorPartitioner:
         producer = value.owner
         assert isinstance(producer, Operation)
         op.location = producer.location
-        if (layer := layer_of(producer)) is not None:
-            set_layer(op, layer)
+        _same_place(op, producer)
         parent = producer.parent_block()
         assert parent is not None
         parent.insert_op_after(op, producer)
@@ -527,8 +536,7 @@ class _TensorPartitioner:
         producer = op.operands[0].owner
         anchor = producer if isinstance(producer, Operation) else before
         op.location = anchor.location
-        if (layer := layer_of(anchor)) is not None:
-            set_layer(op, layer)
+        _same_place(op, anchor)
         parent = before.parent_block()
         assert parent is not None
         if anchor is producer:
@@ -587,8 +595,7 @@ class _TensorPartitioner:
             assert isinstance(owner, MapOp)
             part = MapOp(list(owner.inputs), rank_type, owner.body.clone())
         part.location = before.location
-        if (layer := layer_of(before)) is not None:
-            set_layer(part, layer)
+        _same_place(part, before)
         parent = before.parent_block()
         assert parent is not None
         parent.insert_op_before(part, before)
@@ -750,8 +757,7 @@ class _TensorPartitioner:
         reshaped = ReshapeOp(iota.result, TensorType(i64, shape))
         for new in (iota, reshaped):
             new.location = before.location
-            if (layer := layer_of(before)) is not None:
-                set_layer(new, layer)
+            _same_place(new, before)
             parent = before.parent_block()
             assert parent is not None
             parent.insert_op_before(new, before)
