@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from rducc.dialects.contracts import Split, arg_attrs, input_label, is_input, phase_of, result_roles
+from rducc.dialects.contracts import Phase, Split, arg_attrs, input_label, is_input, phase_of, result_roles
 from rducc.dialects.dataflow import IotaOp, MapOp, ReshapeOp
+from rducc.dialects.op_facts import facts_of
 from rducc.dialects.program import functions
 from rducc.errors import RduccError
 from rducc.targets import Target
@@ -89,6 +90,50 @@ def ramp_length(value: SSAValue, dim: int) -> int | None:
     return length
 
 
+def _flops(op: Operation) -> int:
+    facts = facts_of(op)
+    return facts.flops() if facts is not None else 0
+
+
+def training_stages(block: Block, pp: int) -> dict[Operation, int]:
+    """The pipeline stage of every op of a training step's block, for `pp` stages.
+
+    The forward (`rdu.phase` forward) is cut into `pp` runs of consecutive ops
+    of about equal FLOPs (its layers in order: the joint graph keeps no
+    module names). Every op of the backward and the optimizer runs on the
+    stage of the forward values and weights it reads (the lowest, where it
+    reads several: a gradient flows from the last stage to the first), else
+    on that of the values it reads; an op that reads nothing (a fill) on the
+    stage of its first user. 1F1B runs stage s's backward on stage s's sockets."""
+    ops = [op for op in block.ops if not isinstance(op, func.ReturnOp)]
+    forward = [op for op in ops if phase_of(op) in (None, Phase.FORWARD)]
+    total = sum(_flops(op) for op in forward) or 1
+    stage: dict[Operation, int] = {}
+    done = 0
+    for op in forward:
+        stage[op] = min(pp - 1, done * pp // total)
+        done += _flops(op)
+    home: dict[SSAValue, int] = {}
+    for op in forward:
+        for operand in op.operands:
+            if isinstance(operand, BlockArgument):
+                home.setdefault(operand, stage[op])
+        for result in op.results:
+            home[result] = stage[op]
+    for op in ops:
+        if op in stage:
+            continue
+        saved = [home[v] for v in op.operands if v in home]
+        made = [stage[v.owner] for v in op.operands if isinstance(v.owner, Operation) and v.owner in stage]
+        if saved or made:
+            stage[op] = min(saved or made)
+    for op in reversed(ops):  # ops that read nothing: where their first user runs
+        if op not in stage:
+            users = [use.operation for result in op.results for use in result.uses if use.operation in stage]
+            stage[op] = min((stage[u] for u in users), default=0)
+    return stage
+
+
 def is_training_step(module: ModuleOp) -> bool:
     """Whether `module` is a training step: its entry function returns a loss
     (`rdu.result_roles`), or its ops carry training phases (`rdu.phase`)."""
@@ -105,4 +150,5 @@ def choose_training_split(module: ModuleOp, target: Target) -> tuple[int, int, i
 
 __all__ = [
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
+    "training_stages",
 ]

@@ -118,6 +118,7 @@ from rducc.passes.partition_training import (
     is_fill,
     is_training_step,
     ramp_length,
+    training_stages,
 )
 
 Layout = Split | str | None
@@ -1018,10 +1019,15 @@ def layer_keys(block: Block) -> list[str]:
     return keys
 
 
-def assign_stages(function: func.FuncOp, pp: int) -> None:
-    """Give every op its pipeline stage and send each value used in another stage."""
+def assign_stages(function: func.FuncOp, pp: int, training: bool = False) -> None:
+    """Give every op its pipeline stage and send each value used in another stage.
+    Decoder layers (`rdu.layer`) go to stages in order; a training step with
+    none (a joint graph keeps no module names) is cut by `training_stages`."""
     block = function.body.block
     keys = layer_keys(block)
+    if training and len(keys) < pp:
+        _send_across(block, training_stages(block, pp))
+        return
     if pp > len(keys):
         raise RduccError(
             f"rdu-partition: pp={pp} needs at least {pp} decoder layers (rdu.layer); "
@@ -1035,6 +1041,11 @@ def assign_stages(function: func.FuncOp, pp: int) -> None:
         key = layer_of(op)
         producers = [stage[v.owner] for v in op.operands if v.owner in stage]
         stage[op] = stage_of_layer[key] if key is not None else max(producers, default=0)
+    _send_across(block, stage)
+
+
+def _send_across(block: Block, stage: dict[Operation, int]) -> None:
+    """Mark each op with its stage and send every value used in another stage (`rdu.send_recv`)."""
     sent: dict[tuple[SSAValue, int], SSAValue] = {}
     for op in list(block.ops):
         if op not in stage:
@@ -1047,6 +1058,8 @@ def assign_stages(function: func.FuncOp, pp: int) -> None:
             if (value, stage[op]) not in sent:
                 send = SendRecvOp(value, source, stage[op])
                 send.location = op.location
+                if (phase := phase_of(op)) is not None:
+                    set_phase(send, phase)
                 set_stage(send, stage[op])
                 block.insert_op_before(send, op)
                 sent[(value, stage[op])] = send.result
@@ -1064,7 +1077,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         if tp > 1 or dp > 1:
             replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1)
         if pp > 1:
-            assign_stages(function, pp)
+            assign_stages(function, pp, is_training_step(module))
     set_partition(module, tp, pp, dp)
     return replicated
 
