@@ -69,7 +69,8 @@ WEIGHT = "rdu.weight"
 VALUE = "rdu.value"
 """Argument of an outlined layer: it receives a value computed before the call."""
 PARTITION = "rdu.partition"
-"""Module: `{tp = N, pp = M}` once partitioned (and `dp = D` for D > 1 data-parallel replicas)."""
+"""Module: `{tp = N, pp = M}` once partitioned (and `dp = D` for D > 1 data-parallel
+replicas; `microbatches = K` for a pipelined training step's 1F1B schedule)."""
 SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
@@ -500,11 +501,20 @@ def is_partitioned(module: Operation) -> bool:
     return PARTITION in module.attributes
 
 
-def set_partition(module: Operation, tp: int, pp: int, dp: int = 1) -> None:
+def set_partition(module: Operation, tp: int, pp: int, dp: int = 1, microbatches: int = 1) -> None:
     split = {"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)}
     if dp > 1:
         split["dp"] = IntegerAttr(dp, i64)
+    if microbatches > 1:
+        split["microbatches"] = IntegerAttr(microbatches, i64)
     module.attributes[PARTITION] = DictionaryAttr(split)
+
+
+def microbatches_of(module: Operation) -> int:
+    """The microbatches a pipelined training step's 1F1B schedule runs its batch in; 1 when none."""
+    attr = module.attributes.get(PARTITION)
+    count = attr.data.get("microbatches") if isinstance(attr, DictionaryAttr) else None
+    return count.value.data if isinstance(count, IntegerAttr) else 1
 
 
 def data_parallel_of(module: Operation) -> int:

@@ -68,6 +68,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from rducc.analysis.pipeline_schedule import default_microbatches
 from rducc.diagnostics import LocatedError
 from rducc.dialects.collectives import AllGatherOp, AllReduceOp, LocalPartOp, SendRecvOp
 from rducc.dialects.contracts import (
@@ -107,15 +108,15 @@ from rducc.dialects.dataflow import (
 )
 from rducc.dialects.memory import GlobalOp
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
-from rducc.dialects.program import functions, global_stages
+from rducc.dialects.program import entry_function, functions, global_stages
 from rducc.dialects.shapes import reshape_groups, value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
 from rducc.passes.partition_training import (
+    batch_size,
     batch_splits,
     choose_training_split,
     fill_value,
-    is_fill,
     is_training_step,
     ramp_length,
     training_stages,
@@ -1066,9 +1067,10 @@ def _send_across(block: Block, stage: dict[Operation, int]) -> None:
             op.operands[index] = sent[(value, stage[op])]
 
 
-def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1) -> int:
+def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
+                     microbatches: int = 1) -> int:
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
-    replicas); the replicated op count."""
+    replicas; a pipelined training step's 1F1B `microbatches`); the replicated op count."""
     if dp > 1 and tp > 1:
         raise RduccError(f"rdu-partition: dp={dp} with tp={tp} is not supported: split a model either "
                          "across its batch (dp) or across its weights (tp), each with pp stages")
@@ -1078,7 +1080,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
             replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1)
         if pp > 1:
             assign_stages(function, pp, is_training_step(module))
-    set_partition(module, tp, pp, dp)
+    set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
     return replicated
 
 
@@ -1143,6 +1145,10 @@ class RduPartition(ModulePass):
     """Data-parallel replicas, each on its share of the batch; 0: chosen by the
     cost model for a training step (1 for inference, or when tp or pp is given)."""
 
+    microbatches: int = 0
+    """A pipelined training step's 1F1B microbatches; 0: the most that divide the
+    replica's batch, up to 4 a stage (`default_microbatches`)."""
+
     target: str = ""
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
@@ -1155,23 +1161,40 @@ class RduPartition(ModulePass):
         if self.tp < 0 or self.pp < 0 or self.dp < 0:
             raise RduccError(f"rdu-partition: tp, pp and dp must be >= 1, got tp={self.tp} pp={self.pp} "
                              f"dp={self.dp}")
+        if self.microbatches < 0:
+            raise RduccError(f"rdu-partition: microbatches must be >= 1, got {self.microbatches}")
         target = module_target(op, self.target)
-        if self.tp == 0 and self.pp == 0 and self.dp == 0:
-            dp, tp, pp = choose_training_split(op, target) if is_training_step(op) else (1, *choose_split(op, self.target))
+        training = is_training_step(op)
+        if self.tp == 0 and self.pp == 0 and self.dp == 0 and training:
+            dp, tp, pp, microbatches = choose_training_split(
+                op, target, lambda trial, d, t, p: partition_module(trial, t, p, strict=True, dp=d))
+        elif self.tp == 0 and self.pp == 0 and self.dp == 0:
+            dp, (tp, pp), microbatches = 1, choose_split(op, self.target), 1
         else:
             dp, tp, pp = max(self.dp, 1), max(self.tp, 1), max(self.pp, 1)
+            microbatches = self._microbatches(op, dp, pp) if training else 1
         if dp * tp * pp > target.sockets:
             needs = f"tp={tp} x pp={pp}" + (f" x dp={dp}" if dp > 1 else "")
             raise RduccError(
                 f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        partition_module(op, tp, pp, dp=dp)
+        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches)
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "
                 f"dimension (output columns, heads) that divides {self.tp} ways, so every socket would "
                 f"run the whole model; use a tp that divides the model's hidden sizes"
             )
+
+
+    def _microbatches(self, op: ModuleOp, dp: int, pp: int) -> int:
+        """The 1F1B microbatches of a forced split: the option's, which must divide
+        a replica's batch, else `default_microbatches`."""
+        batch = (batch_size(entry_function(op)) or 1) // dp
+        if self.microbatches and (pp == 1 or batch % self.microbatches):
+            raise RduccError(f"rdu-partition: microbatches={self.microbatches} needs pp > 1 and must divide "
+                             f"the batch of {batch} each replica runs")
+        return self.microbatches or default_microbatches(batch, pp)
 
 
 def splits_anything(module: ModuleOp) -> bool:
