@@ -19,8 +19,8 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from rducc.analysis.pipeline_schedule import OneFOneB, default_microbatches, one_f_one_b
-from rducc.dialects.collectives import COLLECTIVE_OPS
+from rducc.model.pipeline_schedule import OneFOneB, default_microbatches, one_f_one_b
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.contracts import (
     Phase,
     Split,
@@ -35,8 +35,8 @@ from rducc.dialects.contracts import (
     phase_of,
     result_roles,
 )
-from rducc.dialects.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
-from rducc.dialects.memory import GlobalOp
+from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
+from rducc.dialects.tier import GlobalOp
 from rducc.dialects.op_facts import facts_of
 from rducc.dialects.program import entry_function, functions, global_stages
 from rducc.dialects.shapes import value_bytes
@@ -210,7 +210,7 @@ def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -
     latency per collective every microbatch) under the 1F1B schedule, the
     gradient collectives (`deferred`) run under the backward after them and
     count only where it ends before they do, then the optimizer's update."""
-    from rducc.runtime.cost_model import collective_cost, op_flops
+    from rducc.model.cost_model import collective_cost, op_flops
 
     tp, pp = partition_of(module)
     dp = data_parallel_of(module)

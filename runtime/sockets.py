@@ -33,8 +33,8 @@ from rducc.dialects.contracts import (
     shard_of,
     spmd_ranks,
 )
-from rducc.dialects.memory import GlobalOp
 from rducc.dialects.program import ENTRY, entry_function
+from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter, SocketGroup
 from rducc.runtime.engine import Argument

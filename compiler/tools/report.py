@@ -15,8 +15,8 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import f64_demoted, is_partitioned, partition_of
-from rducc.dialects.memory import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.frontend.f64 import emulation_note, f64_value_count
 
 

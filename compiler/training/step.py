@@ -32,7 +32,7 @@ from rducc.dialects.contracts import (
     set_result_updates,
     weight_arg,
 )
-from rducc.dialects.memory import GlobalOp
+from rducc.dialects.tier import GlobalOp
 from rducc.dialects.program import entry_function
 from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of

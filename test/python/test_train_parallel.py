@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from rducc.api import after
-from rducc.dialects.collectives import AllGatherOp, AllReduceOp
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp
 from rducc.dialects.contracts import arg_attrs, data_parallel_of, is_input, shard_of
 from rducc.dialects.program import entry_function
 from rducc.errors import RduccError
