@@ -510,6 +510,20 @@ def set_partition(module: Operation, tp: int, pp: int, dp: int = 1, microbatches
     module.attributes[PARTITION] = DictionaryAttr(split)
 
 
+DEFERRED = "rdu.deferred"
+"""On a collective of a training step's backward that nothing of the forward or
+backward reads (a gradient's all-reduce, read by the optimizer or returned):
+it may run on the links under the rest of the backward."""
+
+
+def is_deferred(op: Operation) -> bool:
+    return DEFERRED in op.attributes
+
+
+def set_deferred(op: Operation) -> None:
+    op.attributes[DEFERRED] = UnitAttr()
+
+
 def microbatches_of(module: Operation) -> int:
     """The microbatches a pipelined training step's 1F1B schedule runs its batch in; 1 when none."""
     attr = module.attributes.get(PARTITION)

@@ -13,34 +13,28 @@ are the full batch's, not one replica's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from rducc.model.pipeline_schedule import OneFOneB, default_microbatches, one_f_one_b
-from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.contracts import (
     Phase,
     Split,
     arg_attrs,
-    data_parallel_of,
-    global_of,
     input_label,
     is_input,
-    microbatches_of,
-    op_stage,
-    partition_of,
     phase_of,
     result_roles,
+    set_deferred,
 )
-from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
-from rducc.dialects.tier import GlobalOp
 from rducc.dialects.op_facts import facts_of
-from rducc.dialects.program import entry_function, functions, global_stages
-from rducc.dialects.shapes import value_bytes
+from rducc.dialects.program import entry_function, functions
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
+from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
 from rducc.errors import RduccError
+from rducc.model.pipeline_schedule import default_microbatches
+from rducc.model.training_step import training_estimate
 from rducc.targets import Target
 
 
@@ -157,6 +151,13 @@ def training_stages(block: Block, pp: int) -> dict[Operation, int]:
 _LAYOUT_OPS = (ReshapeOp, TransposeOp, BroadcastOp, SliceOp)
 
 
+def mark_deferred(function: func.FuncOp) -> None:
+    """Mark the collectives of `function` that `deferred` finds (`rdu.deferred`)."""
+    for op in function.body.block.ops:
+        if deferred(op):
+            set_deferred(op)
+
+
 def deferred(op: Operation) -> bool:
     """Whether a collective of the backward may run under the rest of the backward:
     nothing of the forward or backward but layout ops reads its result (a
@@ -171,96 +172,6 @@ def deferred(op: Operation) -> bool:
         elif phase_of(user) in (Phase.FORWARD, Phase.BACKWARD) and not isinstance(user, func.ReturnOp):
             return False
     return True
-
-
-@dataclass
-class _StageTimes:
-    """One stage's modeled seconds: a microbatch's forward and backward, the
-    gradient collectives not hidden under the backward, the optimizer's update."""
-
-    microbatch_s: float = 0.0
-    queued_s: float = 0.0
-    optimizer_s: float = 0.0
-
-
-@dataclass(frozen=True)
-class TrainingEstimate:
-    """The modeled time of one training step of a partitioned module (level 1)."""
-
-    dp: int
-    tp: int
-    pp: int
-    schedule: OneFOneB
-    exposed_collective_s: float
-    """Gradient collectives still running when the backward ends (the busiest stage's)."""
-    optimizer_s: float
-    spill_s: float
-    """Weights and optimizer state past a stage socket's HBM, read from DDR."""
-
-    @property
-    def step_s(self) -> float:
-        return self.schedule.step_s + self.exposed_collective_s + self.optimizer_s + self.spill_s
-
-
-def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -> TrainingEstimate:
-    """One step's modeled time: per op the larger of its FLOPs at peak and its
-    weight reads at HBM bandwidth, each collective by `collective_cost`; the
-    forward and backward of each stage per microbatch (FLOPs and activation
-    traffic / m, weights read every microbatch, a DMA start-up per op and a link
-    latency per collective every microbatch) under the 1F1B schedule, the
-    gradient collectives (`deferred`) run under the backward after them and
-    count only where it ends before they do, then the optimizer's update."""
-    from rducc.model.cost_model import collective_cost, op_flops
-
-    tp, pp = partition_of(module)
-    dp = data_parallel_of(module)
-    function = entry_function(module)
-    m = microbatches or microbatches_of(module)
-    weights = {arg for arg, attrs in zip(function.args, arg_attrs(function)) if global_of(attrs) is not None}
-    stages = [_StageTimes() for _ in range(pp)]
-    for op in function.body.block.ops:
-        if isinstance(op, func.ReturnOp):
-            continue
-        times = stages[op_stage(op) if pp > 1 else 0]
-        if isinstance(op, COLLECTIVE_OPS):
-            seconds = collective_cost(op, target)[0]
-            if deferred(op):
-                times.queued_s += seconds
-            elif phase_of(op) == Phase.OPTIMIZER:
-                times.optimizer_s += seconds
-            else:  # a microbatch's part of the activations, each paying the link's latency
-                times.microbatch_s += max(seconds / m, target.link_latency_s)
-            continue
-        element = _compute_element(op)
-        flops = op_flops(op)
-        compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
-        read = sum(value_bytes(v) for v in op.operands if v in weights) / target.hbm_bandwidth
-        if phase_of(op) == Phase.OPTIMIZER:
-            times.optimizer_s += max(compute, read)
-            continue
-        seconds = max(compute / m, read) + (target.dma_latency_s if flops or read else 0.0)
-        times.microbatch_s += seconds
-        if phase_of(op) == Phase.BACKWARD:
-            times.queued_s = max(0.0, times.queued_s - seconds)  # collectives run under it
-    per_stage = [0] * pp
-    homes = global_stages(module)
-    for op in module.ops:
-        if isinstance(op, GlobalOp):
-            per_stage[min(homes.get(op.sym_name.data, 0), pp - 1)] += value_bytes(op.global_type)
-    spill = max((b - target.hbm_bytes for b in per_stage), default=0)
-    return TrainingEstimate(
-        dp, tp, pp, one_f_one_b([s.microbatch_s for s in stages], m),
-        max(s.queued_s for s in stages), max(s.optimizer_s for s in stages),
-        max(spill, 0) / target.ddr_bandwidth * m,
-    )
-
-
-def _compute_element(op: Operation) -> Attribute | None:
-    """The element type an op computes in: its first tensor result's."""
-    for result in op.results:
-        if isinstance(result.type, TensorType):
-            return result.type.element_type
-    return None
 
 
 def training_splits(sockets: int) -> list[tuple[int, int, int]]:
@@ -304,7 +215,7 @@ def is_training_step(module: ModuleOp) -> bool:
 
 
 __all__ = [
-    "TrainingEstimate", "deferred", "training_estimate", "training_splits",
+    "deferred", "mark_deferred", "training_splits",
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
     "training_stages",
 ]

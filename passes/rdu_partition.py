@@ -118,6 +118,7 @@ from rducc.passes.partition_training import (
     choose_training_split,
     fill_value,
     is_training_step,
+    mark_deferred,
     ramp_length,
     training_stages,
 )
@@ -1080,6 +1081,8 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
             replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1)
         if pp > 1:
             assign_stages(function, pp, is_training_step(module))
+        if is_training_step(module):
+            mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
     return replicated
 

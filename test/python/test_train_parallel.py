@@ -13,11 +13,23 @@ import torch
 from torch import nn
 
 from rducc.api import after
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp
-from rducc.dialects.contracts import arg_attrs, data_parallel_of, is_input, shard_of
+from rducc.dialects.contracts import (
+    arg_attrs,
+    data_parallel_of,
+    is_deferred,
+    is_input,
+    microbatches_of,
+    partition_of,
+    shard_of,
+)
 from rducc.dialects.program import entry_function
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.errors import RduccError
+from rducc.model.pipeline_schedule import default_microbatches, one_f_one_b
+from rducc.model.training_step import training_estimate
+from rducc.passes.partition_training import deferred
 from rducc.passes.rdu_partition import RduPartition
+from rducc.targets import load_target
 from rducc.training import compile_training
 
 
@@ -53,16 +65,17 @@ OPTIMIZERS = {
 }
 
 
-def _split(dp: int = 0, tp: int = 0) -> list:
-    return [after("rdu-canonicalize", RduPartition(dp=dp, tp=tp, pp=1))]
+def _split(dp: int = 0, tp: int = 0, pp: int = 1, microbatches: int = 0) -> list:
+    return [after("rdu-canonicalize", RduPartition(dp=dp, tp=tp, pp=pp, microbatches=microbatches))]
 
 
-def _train_both(model: nn.Module, batches: list, optimizer: str, opt_level: int, dp: int = 0, tp: int = 0):
+def _train_both(model: nn.Module, batches: list, optimizer: str, opt_level: int, dp: int = 0, tp: int = 0,
+                pp: int = 1):
     """Train a copy eagerly and the model through rducc on sn40l-8; yield both losses each step."""
     eager = copy.deepcopy(model)
     cls, options = OPTIMIZERS[optimizer]
     program = compile_training(model, batches[0], optimizer=optimizer, target="sn40l-8", opt_level=opt_level,
-                               passes=_split(dp, tp), **options)
+                               passes=_split(dp, tp, pp), **options)
     reference = cls(eager.parameters(), **options)
     losses = []
     for batch in batches:
@@ -74,14 +87,14 @@ def _train_both(model: nn.Module, batches: list, optimizer: str, opt_level: int,
     return program, eager, losses
 
 
-@pytest.mark.parametrize(("dp", "tp", "optimizer", "opt_level"), [
-    (2, 0, "sgd", 0), (2, 0, "adamw", 2), (0, 2, "adamw", 0), (0, 2, "sgd", 2),
+@pytest.mark.parametrize(("dp", "tp", "pp", "optimizer", "opt_level"), [
+    (2, 0, 1, "sgd", 0), (2, 0, 1, "adamw", 2), (0, 2, 1, "adamw", 0), (0, 2, 1, "sgd", 2), (2, 0, 2, "adamw", 0),
 ])
-def test_mlp_twenty_steps_split_match_eager(dp, tp, optimizer, opt_level):
+def test_mlp_twenty_steps_split_match_eager(dp, tp, pp, optimizer, opt_level):
     torch.manual_seed(0)
     model = MLPLoss()
     batches = [(torch.randn(4, 16), torch.randint(0, 8, (4,))) for _ in range(20)]
-    program, eager, losses = _train_both(model, batches, optimizer, opt_level, dp, tp)
+    program, eager, losses = _train_both(model, batches, optimizer, opt_level, dp, tp, pp)
     for step, (got, want) in enumerate(losses):
         assert got == pytest.approx(want, rel=1e-5, abs=1e-6), f"step {step}"
     trained = program.parameters()
@@ -145,3 +158,102 @@ def test_data_parallel_must_divide_the_batch():
     batch = (torch.randn(3, 16), torch.randint(0, 8, (3,)))
     with pytest.raises(RduccError, match=r"dp=2 does not divide the batch of 3 \(input 'x'"):
         compile_training(MLPLoss(), batch, optimizer="sgd", lr=0.1, target="sn40l-8", passes=_split(dp=2))
+
+
+def test_one_f_one_b_schedule_and_bubble():
+    equal = one_f_one_b([2.0, 2.0, 2.0, 2.0], 8)
+    assert equal.step_s == pytest.approx((8 + 4 - 1) * 2.0)
+    assert equal.bubble_fraction == pytest.approx(3 / 11)
+    uneven = one_f_one_b([1.0, 3.0], 4)
+    assert uneven.step_s == pytest.approx(1.0 + 3.0 + 3 * 3.0)
+    assert uneven.bubble_s == pytest.approx(1.0)
+    assert one_f_one_b([5.0], 3).bubble_s == 0.0
+    assert [default_microbatches(b, 2) for b in (1, 6, 8, 64)] == [1, 6, 8, 8]
+    assert default_microbatches(64, 1) == 1
+
+
+def _step(model: nn.Module, batch: tuple, passes: list):
+    return compile_training(model, batch, optimizer="sgd", lr=0.1, target="sn40l-8", opt_level=0, passes=passes)
+
+
+def test_pipelined_step_counts_its_bubble_and_sends_across_stages():
+    torch.manual_seed(0)
+    batch = (torch.randn(8, 16), torch.randint(0, 8, (8,)))
+    program = _step(MLPLoss(), batch, _split(pp=2, microbatches=4))
+    module = program.module
+    assert partition_of(module) == (1, 2) and microbatches_of(module) == 4
+    assert any(isinstance(op, SendRecvOp) for op in module.walk())
+    target = load_target("sn40l-8")
+    many, one = training_estimate(module, target), training_estimate(module, target, microbatches=1)
+    assert many.schedule.microbatches == 4 and many.schedule.stages == 2
+    assert many.schedule.bubble_s == pytest.approx(sum(many.schedule.stage_s) - max(many.schedule.stage_s))
+    assert 0 < many.schedule.bubble_fraction < one.schedule.bubble_fraction
+    assert many.step_s >= many.schedule.step_s
+
+
+def test_deferred_is_structural():
+    """On the imported graph: a gradient's all-reduce is read only by the optimizer
+    (deferred); the loss's sums are read by the backward (not)."""
+    from rducc.driver import decompose_and_import
+    from rducc.pipeline import parse_passes, run_passes
+    from rducc.training.compile import joint_graph
+
+    torch.manual_seed(0)
+    batch = (torch.randn(8, 16), torch.randint(0, 8, (8,)))
+    module, _ = decompose_and_import(joint_graph(torch.export.export(MLPLoss(), batch)))
+    run_passes(module, parse_passes("rdu-canonicalize,rdu-partition{dp=2 target=sn40l-8}"))
+    reduces = [op for op in entry_function(module).body.block.ops if isinstance(op, AllReduceOp)]
+    assert [deferred(op) for op in reduces] == [is_deferred(op) for op in reduces]
+    assert sum(map(deferred, reduces)) == 4  # the gradients of fc1, fc2 and their biases
+    assert len(reduces) > 4
+
+
+def test_gradient_all_reduces_run_under_the_backward():
+    """At dp=2 the gradients' all-reduces are deferred (read only by the optimizer):
+    the model hides them under the backward after them; the loss's are not."""
+    torch.manual_seed(0)
+    batch = (torch.randn(8, 16), torch.randint(0, 8, (8,)))
+    module = _step(MLPLoss(), batch, _split(dp=2)).module
+    reduces = [op for op in module.walk() if isinstance(op, AllReduceOp)]  # inside the kernels now
+    assert any(is_deferred(op) for op in reduces) and not all(is_deferred(op) for op in reduces)
+    estimate = training_estimate(module, load_target("sn40l-8"))
+    target = load_target("sn40l-8")
+    from rducc.model.cost_model import collective_cost
+
+    queued = sum(collective_cost(op, target)[0] for op in reduces if is_deferred(op))
+    assert queued > 0 and 0 <= estimate.exposed_collective_s < queued  # hidden, at least in part
+
+
+def _imported_step(batch_rows: int):
+    from rducc.driver import decompose_and_import
+    from rducc.pipeline import parse_passes, run_passes
+    from rducc.training.compile import joint_graph
+
+    torch.manual_seed(0)
+    batch = (torch.randn(batch_rows, 16), torch.randint(0, 8, (batch_rows,)))
+    module, _ = decompose_and_import(joint_graph(torch.export.export(MLPLoss(), batch)))
+    run_passes(module, parse_passes("rdu-canonicalize"))
+    return module
+
+
+@pytest.mark.parametrize("batch_rows", [8, 4096])
+def test_cost_model_chooses_the_fastest_training_split(batch_rows):
+    """With no split given, rdu-partition splits a training step on sn40l-8 the
+    way `training_estimate` models fastest among `training_splits` (each using
+    every socket), and a pipeline's bubble makes pp the slowest for a model this small."""
+    from rducc.passes.partition_training import training_splits
+    from rducc.passes.rdu_partition import partition_module
+    from rducc.pipeline import parse_passes, run_passes
+
+    module = _imported_step(batch_rows)
+    target = load_target("sn40l-8")
+    modeled = {}
+    for dp, tp, pp in training_splits(8):
+        trial = module.clone()
+        partition_module(trial, tp, pp, dp=dp, microbatches=default_microbatches(batch_rows // dp, pp))
+        modeled[(dp, tp, pp)] = training_estimate(trial, target).step_s
+    run_passes(module, parse_passes("rdu-partition{target=sn40l-8}"))
+    (tp, pp), dp = partition_of(module), data_parallel_of(module)
+    assert modeled[(dp, tp, pp)] == min(modeled.values())
+    assert dp * tp * pp == 8 and pp == 1
+    assert modeled[(1, 1, 8)] == max(modeled.values())
