@@ -240,7 +240,8 @@ def _imported_step(batch_rows: int):
 def test_cost_model_chooses_the_fastest_training_split(batch_rows):
     """With no split given, rdu-partition splits a training step on sn40l-8 the
     way `training_estimate` models fastest among `training_splits` (each using
-    every socket), and a pipeline's bubble makes pp the slowest for a model this small."""
+    every socket); for a model this small a pipeline's bubble and per-microbatch
+    start-ups keep pp out."""
     from rducc.passes.partition_training import training_splits
     from rducc.passes.rdu_partition import partition_module
     from rducc.pipeline import parse_passes, run_passes
@@ -256,4 +257,3 @@ def test_cost_model_chooses_the_fastest_training_split(batch_rows):
     (tp, pp), dp = partition_of(module), data_parallel_of(module)
     assert modeled[(dp, tp, pp)] == min(modeled.values())
     assert dp * tp * pp == 8 and pp == 1
-    assert modeled[(1, 1, 8)] == max(modeled.values())
