@@ -49,6 +49,7 @@ from rducc.dialects.program import ENTRY
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
 from rducc.frontend import (  # noqa: F401  (the converter families register themselves)
+    aten_backward,
     aten_conv_pool,
     aten_distance,
     aten_elementwise,

@@ -10,6 +10,7 @@ program that runs forward, backward and the optimizer's update.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
 from rducc.frontend.locations import describe_location
 from rducc.targets import load_target
-from rducc.training.optimizers import OptimizerSpec, Trained, update_program
+from rducc.training.optimizers import OptimizerSpec, Trained, check_sgd_first_step
 from rducc.training.step import append_optimizer
 from rducc.weights import program_weights
 
@@ -52,6 +53,8 @@ class TrainingStep:
     trained: list[str]
     """The parameters that get gradients (the others are frozen), in program order."""
     exported: torch.export.ExportedProgram
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Tied parameters the graph does not read, to the name it reads them through."""
 
 
 def check_loss(ep: torch.export.ExportedProgram) -> None:
@@ -75,17 +78,101 @@ def check_loss(ep: torch.export.ExportedProgram) -> None:
         )
 
 
+def _attention_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: Any = None,
+                    dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                    enable_gqa: bool = False) -> torch.Tensor:
+    """`scaled_dot_product_attention` as its math, as torch documents it."""
+    length, source = query.size(-2), key.size(-2)
+    factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    if enable_gqa:
+        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
+        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
+    scores = query @ key.transpose(-2, -1) * factor
+    if is_causal:
+        keep = torch.ones(length, source, dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = torch.softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = torch.nn.functional.dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
+def _with_attention_math(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """The program with scaled dot product attention replaced by its math, so
+    that autograd differentiates matmuls and a softmax rather than CPU flash
+    attention, whose backward is one opaque fused op."""
+    attention = torch.ops.aten.scaled_dot_product_attention.default
+    if not any(n.target is attention for n in ep.graph.nodes):
+        return ep
+    return ep.run_decompositions({attention: _attention_math})
+
+
+def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
+    """Parameters the graph never reads: they get no gradient (eager leaves their
+    `.grad` None and torch.optim skips them). A tied weight (GPT-2's `wte` and
+    `lm_head`) is lifted under both names and read through one of them."""
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    return [str(s.target) for s in ep.graph_signature.input_specs
+            if s.kind.name == "PARAMETER" and not placeholders[s.arg.name].users]  # type: ignore[union-attr]
+
+
+def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """The program with its unread parameters not requiring grad (torch's joint
+    export refuses a parameter that requires grad and receives none)."""
+    from torch.export.experimental import _copy_graph_module_and_signature
+
+    unused = unused_parameters(ep)
+    graph_module, signature = _copy_graph_module_and_signature(ep)
+    if not unused:
+        return ep._update(graph_module, signature)
+    names = {str(s.target): s.arg.name for s in signature.input_specs}  # type: ignore[union-attr]
+    wanted = {names[name] for name in unused}
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder" and node.name in wanted:
+            node.meta["val"] = node.meta["val"].detach()
+    return ep._update(graph_module, signature)
+
+
 def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
-    """torch's joint graph (forward and backward) of a program returning a loss."""
-    from torch.export.experimental import _export_forward_backward
+    """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
+    outputs) of a program returning a loss: what
+    `torch.export.experimental._export_forward_backward` builds, with the
+    attention's math differentiated (`_with_attention_math`)."""
+    from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
+    from torch._decomp import core_aten_decompositions
+    from torch.export.exported_program import _decompose_exported_program
 
     check_loss(ep)
     if not any(p.requires_grad for p in ep.state_dict.values() if isinstance(p, torch.nn.Parameter)):
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
     try:
-        return _export_forward_backward(ep)
+        joint = _decompose_exported_program(
+            _without_unused_gradients(_with_attention_math(ep)), cia_to_decomp={},
+            python_decomp_table=core_aten_decompositions(),
+            joint_loss_index=0, decompose_custom_triton_ops=False,
+        )
     except Exception as error:  # torch's own refusal, named
-        raise TrainingError(f"torch could not build the joint graph: {str(error).splitlines()[0]}") from None
+        raise TrainingError(f"torch could not build the joint graph: {str(error).strip().splitlines()[0]}") from None
+    graph_module, signature = _copy_graph_module_and_signature(joint)
+    _remove_detach_pass(graph_module, signature)
+    return joint._update(graph_module, signature)
+
+
+def canonical_names(ep: torch.export.ExportedProgram, names: Sequence[str], trained: Sequence[str]) -> list[str]:
+    """`names` with each tied parameter the graph does not read replaced by the
+    name it is read through (the same tensor), so its update is the trained one's."""
+    state = ep.state_dict
+    result = []
+    for name in names:
+        if name not in trained:
+            name = next((t for t in trained if state.get(t) is state.get(name)), name)
+        result.append(name)
+    return result
 
 
 def _trained_parameters(module: ModuleOp) -> list[str]:
@@ -104,18 +191,22 @@ def compile_step(
     module, decomposed = decompose_and_import(joint_graph(ep), times, options.f64, False, options.host_ops)
     weights = program_weights(decomposed)
     trained = _trained_parameters(module)
-    chosen = [ParamGroup(g.spec, list(g.names)) for g in groups or []]
+    chosen = [ParamGroup(g.spec, canonical_names(ep, g.names, trained)) for g in groups or []]
     if groups is not None:
         covered = [Trained(g.spec, [n for n in g.names if n in trained]) for g in chosen]
         covered = [t for t in covered if t.names]
         parameters = {name: ep.state_dict[name] for t in covered for name in t.names}
+        for group in covered:
+            check_sgd_first_step(group.spec)
         with times.stage("optimizer"):
-            initial = append_optimizer(module, update_program(covered, parameters), covered) if covered else {}
+            initial = append_optimizer(module, covered, parameters) if covered else {}
         if weights:
             weights.update({name: t.detach() for name, t in initial.items()})
     lower(module, target, options.opt_level, options.emit, times, passes=options.passes,
           verify_each=options.verify_each, split=options.split)
-    return TrainingStep(module, weights, chosen, trained, ep)
+    aliases = {name: alias for name in unused_parameters(ep)
+               for alias in canonical_names(ep, [name], trained) if alias != name}
+    return TrainingStep(module, weights, chosen, trained, ep, aliases)
 
 
 def parameter_names(ep: torch.export.ExportedProgram) -> list[str]:

@@ -5,8 +5,8 @@ and defaults) or given as a `torch.optim` instance (its param groups and
 their hyperparameters). `update_program` traces torch.optim's functional
 single-tensor implementation (`torch.optim.sgd.sgd`, `torch.optim.adam.adam`
 with `foreach=False`, in its tensor-step form, the form torch.compile traces)
-into an ExportedProgram whose buffers are the parameters and the optimizer
-state and whose inputs are the gradients: the update is written in place,
+into an ExportedProgram whose buffers are a parameter and its optimizer
+state and whose input is its gradient: the update is written in place,
 as torch.optim writes it, and export turns each write into a
 BUFFER_MUTATION. The training wing appends that program to the joint graph.
 """
@@ -156,74 +156,62 @@ class Trained:
 
 
 class _Update(nn.Module):
-    """The update of every trained parameter: buffers `p{i}` (parameter i) and
-    `s{i}_{state}` (its state); `forward(*gradients)` updates them in place with
-    torch.optim's functional code."""
+    """The update of one parameter: buffers `p0` (the parameter) and `s0_{state}`
+    (its state); `forward(gradient)` updates them in place with torch.optim's
+    functional code, as `Optimizer.step()` runs it for each parameter."""
 
-    def __init__(self, groups: Sequence[Trained], parameters: dict[str, torch.Tensor]):
+    def __init__(self, spec: OptimizerSpec, parameter: torch.Tensor):
         super().__init__()
-        index = 0
-        self.layout: list[tuple[OptimizerSpec, list[int]]] = []
-        for group in groups:
-            indices = []
-            for name in group.names:
-                self.register_buffer(f"p{index}", parameters[name].detach().clone())
-                for state in group.spec.state_names():
-                    self.register_buffer(f"s{index}_{state}", initial_state(state, parameters[name]))
-                indices.append(index)
-                index += 1
-            self.layout.append((group.spec, indices))
+        self.spec = spec
+        self.register_buffer("p0", torch.zeros_like(parameter, memory_format=torch.contiguous_format))
+        for state in spec.state_names():
+            self.register_buffer(f"s0_{state}", initial_state(state, parameter))
 
-    def _buffers_of(self, indices: Sequence[int], state: str) -> list[torch.Tensor]:
-        return [getattr(self, f"s{i}_{state}") for i in indices]
+    def _state(self, name: str) -> list[torch.Tensor]:
+        return [getattr(self, f"s0_{name}")]
 
-    def forward(self, *gradients: torch.Tensor) -> None:
-        for spec, indices in self.layout:
-            params = [getattr(self, f"p{i}") for i in indices]
-            grads = [gradients[i] for i in indices]
-            if spec.name == "sgd":
-                self._sgd(spec, indices, params, grads)
-            else:
-                self._adam(spec, indices, params, grads)
-
-    def _sgd(self, spec: OptimizerSpec, indices: Sequence[int], params: list, grads: list) -> None:
-        hyper = spec.hyper
-        momentum = hyper["momentum"] != 0
-        buffers: list[torch.Tensor | None] = self._buffers_of(indices, "momentum_buffer") if momentum else [None] * len(indices)
-        functional_sgd(
-            params, grads, buffers, foreach=False, weight_decay=hyper["weight_decay"], momentum=hyper["momentum"],
-            lr=hyper["lr"], dampening=hyper["dampening"], nesterov=hyper["nesterov"], maximize=hyper["maximize"],
-        )
-
-    def _adam(self, spec: OptimizerSpec, indices: Sequence[int], params: list, grads: list) -> None:
-        hyper = spec.hyper
+    def forward(self, gradient: torch.Tensor) -> None:
+        hyper = self.spec.hyper
+        if self.spec.name == "sgd":
+            momentum = hyper["momentum"] != 0
+            buffers: list[torch.Tensor | None] = self._state("momentum_buffer") if momentum else [None]
+            functional_sgd(
+                [self.p0], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
+                momentum=hyper["momentum"], lr=hyper["lr"], dampening=hyper["dampening"],
+                nesterov=hyper["nesterov"], maximize=hyper["maximize"],
+            )
+            return
         beta1, beta2 = hyper["betas"]
         functional_adam(
-            params, grads, self._buffers_of(indices, "exp_avg"), self._buffers_of(indices, "exp_avg_sq"),
-            self._buffers_of(indices, "max_exp_avg_sq") if hyper["amsgrad"] else [],
-            self._buffers_of(indices, "step"), foreach=False, capturable=True, differentiable=False,
+            [self.p0], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
+            self._state("max_exp_avg_sq") if hyper["amsgrad"] else [], self._state("step"),
+            foreach=False, capturable=True, differentiable=False,
             decoupled_weight_decay=bool(hyper["decoupled_weight_decay"]), amsgrad=bool(hyper["amsgrad"]),
             beta1=beta1, beta2=beta2, lr=hyper["lr"], weight_decay=hyper["weight_decay"], eps=hyper["eps"],
             maximize=bool(hyper["maximize"]),
         )
 
 
-def update_program(groups: Sequence[Trained], parameters: dict[str, torch.Tensor]) -> torch.export.ExportedProgram:
-    """The optimizer's update as an ExportedProgram (see the module docstring):
-    buffers `p{i}` and `s{i}_{state}`, inputs the gradients in parameter order."""
-    module = _Update(groups, parameters)
-    names = [name for group in groups for name in group.names]
-    gradients = tuple(torch.zeros_like(parameters[name]) for name in names)
-    return torch.export.export(module, gradients, strict=False)
+_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str], torch.export.ExportedProgram] = {}
 
 
-def check_sgd_first_step(groups: Sequence[Trained]) -> None:
+def update_program(spec: OptimizerSpec, parameter: torch.Tensor) -> torch.export.ExportedProgram:
+    """The optimizer's update of one parameter of this shape and dtype, as an
+    ExportedProgram (see the module docstring): buffers `p0` and `s0_{state}`,
+    input the gradient. Traced once per spec, shape and dtype."""
+    key = (spec, tuple(parameter.shape), parameter.dtype, parameter.device.type)
+    if key not in _TRACED:
+        example = torch.zeros_like(parameter, memory_format=torch.contiguous_format)
+        _TRACED[key] = torch.export.export(_Update(spec, parameter), (example,), strict=False)
+    return _TRACED[key]
+
+
+def check_sgd_first_step(spec: OptimizerSpec) -> None:
     """SGD's first step sets its momentum buffer to the gradient itself; from a
     zero buffer the traced update gives exactly that only without dampening."""
-    for group in groups:
-        hyper = group.spec.hyper
-        if group.spec.name == "sgd" and hyper["momentum"] != 0 and hyper["dampening"] != 0:
-            raise OptimizerError(
-                f"SGD with dampening={hyper['dampening']} is not supported (its first step differs from "
-                "later ones); rducc compiles SGD with dampening=0"
-            )
+    hyper = spec.hyper
+    if spec.name == "sgd" and hyper["momentum"] != 0 and hyper["dampening"] != 0:
+        raise OptimizerError(
+            f"SGD with momentum and dampening={hyper['dampening']} is not supported (its first step "
+            "differs from later ones); rducc compiles SGD with dampening=0"
+        )

@@ -99,7 +99,7 @@ def compile_training(
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
     step = compile_step(ep, groups, options)
-    program = TrainingProgram(step, chosen)
+    program = TrainingProgram(step, chosen, prefix="model." if loss_fn is not None and module is not None else "")
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
         program.load_state_dict(optimizer.state_dict())
     return program
@@ -108,11 +108,14 @@ def compile_training(
 class TrainingProgram:
     """A compiled training step and its state (parameters, buffers, optimizer state)."""
 
-    def __init__(self, step: TrainingStep, target: Target):
+    def __init__(self, step: TrainingStep, target: Target, prefix: str = ""):
         self.module = step.module
         self.groups = step.groups
         self.trained = step.trained
         self.target = target
+        self.aliases = step.aliases
+        self.prefix = prefix
+        """What the program's names add to the model's (`model.` under a `loss_fn`)."""
         weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
         self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
         self._started = False
@@ -133,9 +136,10 @@ class TrainingProgram:
     __call__ = step
 
     def parameters(self) -> dict[str, torch.Tensor]:
-        """Every parameter and buffer of the model as the program holds it now, by name."""
-        return {name: numpy_to_torch(value) for name, value in self.weights.items()
-                if not name.startswith("optimizer.")}
+        """Every parameter and buffer of the model as the program holds it now, by
+        name (a tied parameter under each of its names)."""
+        return {name.removeprefix(self.prefix): numpy_to_torch(self.weights[self.aliases.get(name, name)])
+                for name in self.weights if not name.startswith("optimizer.")}
 
     def _has_state(self, spec: OptimizerSpec, name: str) -> bool:
         if name not in self.trained or not spec.state_names():
@@ -192,6 +196,7 @@ class TrainingProgram:
     def load_parameters(self, tensors: dict[str, torch.Tensor]) -> None:
         """Replace parameters and buffers (a model's `state_dict()`, by the program's names)."""
         for name, tensor in tensors.items():
+            name = self.prefix + name
             if name in self.weights:
                 self.weights[name] = torch_to_numpy(tensor.detach())
 
