@@ -33,6 +33,17 @@ COMPARISON_TARGETS = ("dgx-h100", "dgx-a100")
 "DDR" is host memory over PCIe, for serving comparisons (docs/serving.md)."""
 
 
+def check_compilable(target: Target) -> None:
+    """Refuse compiling for a comparison target (a GPU node): its figures stand in
+    for a chip's only so that the serving simulation can cost a deployment on it."""
+    if target.source in COMPARISON_TARGETS or target.name in COMPARISON_TARGETS:
+        raise RduccError(
+            f"--target {target.name} is a GPU node for serving comparisons, not a chip rducc compiles for: "
+            f"compile or deploy for an sn40l target and compare with "
+            f"`rducc-run DIR --simulate --trace T --target {target.name}`"
+        )
+
+
 @dataclass(frozen=True)
 class Figure:
     """One figure of a target with where it comes from and the range it may lie in."""
@@ -381,4 +392,4 @@ def load_target(spec: str | Target = "sn40l") -> Target:
 
 
 __all__ = ["Target", "Figure", "load_target", "figure_values", "with_ranges_of", "BUILTIN_TARGETS",
-           "COMPARISON_TARGETS"]
+           "COMPARISON_TARGETS", "check_compilable"]

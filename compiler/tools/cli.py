@@ -391,13 +391,14 @@ def check_plot_options(plot: str | None, kernel: str | None) -> None:
 
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
-    from rducc.targets import load_target
+    from rducc.targets import check_compilable, load_target
 
     if _info(args):
         return
     if args.input is None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
     target = load_target(args.target)
+    check_compilable(target)
     split = _split(args, target)
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
@@ -473,8 +474,9 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
     except Exception as error:  # a bug in rducc: say so, briefly
         if debug:
             traceback.print_exc()
+        notes = "".join(f" ({note})" for note in getattr(error, "__notes__", ()))
         print(
-            f"{tool}: internal error: {type(error).__name__}: {error}\n"
+            f"{tool}: internal error: {type(error).__name__}: {error}{notes}\n"
             "This is a bug in rducc; please report it with the model and the command "
             "(rerun with --debug for the traceback).",
             file=sys.stderr,
