@@ -8,7 +8,7 @@ Those are the ops the chip runs well (PCU matmul/conv pipelines), and their
 dims, FLOPs, tiling, sharding and runtime kernels already exist, so the cost
 model and the partitioner see a backward as what it computes. torch's own
 table decomposes most other `*_backward` overloads (gelu, silu, threshold,
-layer/group/batch norm, softmax data, embedding_dense, max_pool with indices)
+layer/group/batch norm, softmax data, embedding_dense, the other upsamplings)
 and rducc's `torch_fallbacks` applies it; what torch keeps is here:
 
 - `convolution_backward` (1 to 3 spatial dims, any stride, padding, dilation,
@@ -24,6 +24,10 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
   windows), so the gradient is one matmul per spatial dim by the
   [out, in] window matrix (1 / count where the input is in the output's
   window), built from `arange` (no constant data).
+- `upsample_nearest2d_backward`, `_upsample_nearest_exact2d_backward`: the
+  same matmuls by the 0/1 matrix of each output's source index.
+- `max_pool{2,3}d_with_indices_backward`, `adaptive_max_pool{2,3}d_backward`:
+  a scatter-add of the output gradient at the forward's indices.
 - `_scaled_dot_product_flash_attention_for_cpu_backward`: the probabilities
   recomputed (softmax of the scores, as flash attention recomputes them),
   then the four matmuls of attention's backward, in float32 for 16-bit
@@ -153,7 +157,9 @@ def _spread(grad: torch.Tensor, windows: Sequence[torch.Tensor]) -> torch.Tensor
     result = grad.to(torch.float32) if grad.dtype in (torch.float16, torch.bfloat16) else grad
     for index, window in enumerate(windows):
         dim = result.dim() - spatial + index
-        result = torch.matmul(result.movedim(dim, -1), window.to(result.dtype)).movedim(-1, dim)
+        moved = result.movedim(dim, -1)
+        rows = moved.reshape(-1, moved.shape[-1])  # one [rows, out] x [out, in] product, no batched copy of the window
+        result = torch.mm(rows, window.to(result.dtype)).reshape(*moved.shape[:-1], window.shape[1]).movedim(-1, dim)
     return result
 
 
@@ -194,7 +200,8 @@ def avg_pool3d_backward(
 
 
 def _adaptive_backward(spatial: int, grad_output: torch.Tensor, input: torch.Tensor) -> torch.Tensor:
-    windows = [_adaptive_window(grad_output.shape[d], input.shape[d]) for d in range(input.dim() - spatial, input.dim())]
+    dims = range(input.dim() - spatial, input.dim())
+    windows = [_adaptive_window(grad_output.shape[d], input.shape[d]) for d in dims]
     return _spread(grad_output, windows).to(grad_output.dtype)
 
 
@@ -314,7 +321,9 @@ def flash_attention_backward(
         )
     dtype = query.dtype
     wide = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-    q, k, v, o, g = (t.to(wide) for t in (query, key, value, out, grad_out))
+    groups = query.shape[-3] // key.shape[-3]  # grouped-query attention: each KV head serves `groups` heads
+    q, k, v, o, g = (t.to(wide) for t in (query, _repeat_heads(key, groups), _repeat_heads(value, groups), out,
+                                          grad_out))
     factor = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
     scores = torch.matmul(q, k.transpose(-2, -1)) * factor
     if is_causal:
@@ -331,11 +340,28 @@ def flash_attention_backward(
     grad_scores = probabilities * (grad_probabilities - row_dot) * factor
     grad_query = torch.matmul(grad_scores, k)
     grad_key = torch.matmul(grad_scores.transpose(-2, -1), q)
-    return grad_query.to(dtype), grad_key.to(dtype), grad_value.to(dtype)
+    return grad_query.to(dtype), _sum_heads(grad_key, groups).to(dtype), _sum_heads(grad_value, groups).to(dtype)
+
+
+def _repeat_heads(tensor: torch.Tensor, groups: int) -> torch.Tensor:
+    """[B, Hk, S, E] -> [B, Hk * groups, S, E], each head repeated `groups` times in place."""
+    if groups == 1:
+        return tensor
+    batch, heads, length, width = tensor.shape
+    return tensor.unsqueeze(2).expand(batch, heads, groups, length, width).reshape(batch, heads * groups, length, width)
+
+
+def _sum_heads(grad: torch.Tensor, groups: int) -> torch.Tensor:
+    """The gradient of `_repeat_heads`: each KV head's share summed over its group."""
+    if groups == 1:
+        return grad
+    batch, heads, length, width = grad.shape
+    return grad.reshape(batch, heads // groups, groups, length, width).sum(2)
 
 
 __all__ = [
-    "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward", "adaptive_max_pool2d_backward",
-    "adaptive_max_pool3d_backward", "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
-    "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward", "avg_pool2d_backward",
-           "avg_pool3d_backward", "convolution_backward", "flash_attention_backward"]
+    "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward", "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d_backward", "avg_pool2d_backward", "avg_pool3d_backward", "convolution_backward",
+    "flash_attention_backward", "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
+    "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
+]

@@ -419,7 +419,7 @@ def import_into(
     importer = GraphImporter(block)
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     for spec in ep.graph_signature.input_specs:
-        importer.env[placeholders[spec.arg.name]] = bindings[str(spec.target or spec.arg.name)]  # type: ignore[union-attr]
+        importer.env[placeholders[spec.arg.name]] = bindings[str(spec.target or spec.arg.name)]
     nodes = _converted_nodes(ep)
     _convert_nodes(importer, nodes, None, dict.fromkeys(nodes, phase) if phase else None)
     output = next(n for n in ep.graph.nodes if n.op == "output")
@@ -427,7 +427,7 @@ def import_into(
                 if result is not None]  # a forward that returns nothing
     values = _return_values(importer, [result for _, result in returned])
     return {
-        str(spec.target or spec.arg.name): value  # type: ignore[union-attr]
+        str(spec.target or spec.arg.name): value
         for (spec, _), value in zip(returned, values)
     }
 

@@ -79,9 +79,9 @@ def _torch_name(optimizer_class: type) -> str | None:
 
 def _spec_of_group(name: str, group: dict[str, Any]) -> OptimizerSpec:
     family = _family(name)
-    options = []
+    options: list[tuple[str, Any]] = []
     for key in HYPERPARAMETERS[family]:
-        value = group.get(key, False if key == "decoupled_weight_decay" else None)
+        value: Any = group.get(key, False if key == "decoupled_weight_decay" else None)
         if isinstance(value, torch.Tensor):
             value = value.item() if value.numel() == 1 else tuple(v.item() for v in value)
         if key == "betas":
@@ -160,30 +160,37 @@ class _Update(nn.Module):
     (its state); `forward(gradient)` updates them in place with torch.optim's
     functional code, as `Optimizer.step()` runs it for each parameter."""
 
-    def __init__(self, spec: OptimizerSpec, parameter: torch.Tensor):
+    def __init__(self, spec: OptimizerSpec, parameter: torch.Tensor, unscale: float = 1.0):
         super().__init__()
         self.spec = spec
+        self.unscale = unscale
         self.register_buffer("p0", torch.zeros_like(parameter, memory_format=torch.contiguous_format))
         for state in spec.state_names():
             self.register_buffer(f"s0_{state}", initial_state(state, parameter))
 
     def _state(self, name: str) -> list[torch.Tensor]:
-        return [getattr(self, f"s0_{name}")]
+        return [self.get_buffer(f"s0_{name}")]
+
+    @property
+    def parameter(self) -> torch.Tensor:
+        return self.get_buffer("p0")
 
     def forward(self, gradient: torch.Tensor) -> None:
+        if self.unscale != 1.0:  # as torch.amp.GradScaler unscales: times the inverse scale
+            gradient = gradient * self.unscale
         hyper = self.spec.hyper
         if self.spec.name == "sgd":
             momentum = hyper["momentum"] != 0
-            buffers: list[torch.Tensor | None] = self._state("momentum_buffer") if momentum else [None]
+            buffers: list[torch.Tensor | None] = [*self._state("momentum_buffer")] if momentum else [None]
             functional_sgd(
-                [self.p0], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
+                [self.parameter], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
                 momentum=hyper["momentum"], lr=hyper["lr"], dampening=hyper["dampening"],
                 nesterov=hyper["nesterov"], maximize=hyper["maximize"],
             )
             return
         beta1, beta2 = hyper["betas"]
         functional_adam(
-            [self.p0], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
+            [self.parameter], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
             self._state("max_exp_avg_sq") if hyper["amsgrad"] else [], self._state("step"),
             foreach=False, capturable=True, differentiable=False,
             decoupled_weight_decay=bool(hyper["decoupled_weight_decay"]), amsgrad=bool(hyper["amsgrad"]),
@@ -192,17 +199,17 @@ class _Update(nn.Module):
         )
 
 
-_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str], torch.export.ExportedProgram] = {}
+_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str, float], torch.export.ExportedProgram] = {}
 
 
-def update_program(spec: OptimizerSpec, parameter: torch.Tensor) -> torch.export.ExportedProgram:
+def update_program(spec: OptimizerSpec, parameter: torch.Tensor, unscale: float = 1.0) -> torch.export.ExportedProgram:
     """The optimizer's update of one parameter of this shape and dtype, as an
     ExportedProgram (see the module docstring): buffers `p0` and `s0_{state}`,
-    input the gradient. Traced once per spec, shape and dtype."""
-    key = (spec, tuple(parameter.shape), parameter.dtype, parameter.device.type)
+    input the gradient (times `unscale` first). Traced once per spec, shape and dtype."""
+    key = (spec, tuple(parameter.shape), parameter.dtype, parameter.device.type, unscale)
     if key not in _TRACED:
         example = torch.zeros_like(parameter, memory_format=torch.contiguous_format)
-        _TRACED[key] = torch.export.export(_Update(spec, parameter), (example,), strict=False)
+        _TRACED[key] = torch.export.export(_Update(spec, parameter, unscale), (example,), strict=False)
     return _TRACED[key]
 
 

@@ -170,15 +170,19 @@ def test_max_pooling_backward_by_rduccs_own_indices():
     _check(backward, (x2, torch.randn(y2.shape), x3, torch.randn(y3.shape), torch.randn(ya.shape)))
 
 
-def test_nearest_upsampling_backward_matches_eager():
-    g = torch.randn(2, 3, 10, 9)
+def test_upsampling_backward_matches_eager():
+    g, g1, g3 = torch.randn(2, 3, 10, 9), torch.randn(2, 3, 10), torch.randn(1, 2, 4, 6, 4)
 
-    def backward(g):
+    def backward(g, g1, g3):
         return (aten.upsample_nearest2d_backward(g, [10, 9], [2, 3, 4, 3]),  # integer scale 3 on w, 2.5 on h
                 aten.upsample_nearest2d_backward(g, [10, 9], [2, 3, 5, 4], 2.0, 2.25),
-                aten._upsample_nearest_exact2d_backward(g, [10, 9], [2, 3, 4, 6]))
+                aten._upsample_nearest_exact2d_backward(g, [10, 9], [2, 3, 4, 6]),
+                aten.upsample_nearest1d_backward(g1, [10], [2, 3, 4]),  # torch's table
+                aten.upsample_nearest3d_backward(g3, [4, 6, 4], [1, 2, 2, 3, 2]),
+                aten.upsample_bilinear2d_backward(g, [10, 9], [2, 3, 4, 5], False),
+                aten.upsample_bilinear2d_backward(g, [10, 9], [2, 3, 4, 5], True))
 
-    _check(backward, (g,))
+    _check(backward, (g, g1, g3))
 
 
 # --------------------------------------------------------------------------
@@ -186,18 +190,19 @@ def test_nearest_upsampling_backward_matches_eager():
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("causal, mask, scale, dtype", [
-    (False, None, None, torch.float32),
-    (True, None, 0.3, torch.float32),
-    (False, "-inf", None, torch.float32),
-    (False, "float", None, torch.float32),
-    (True, None, None, torch.bfloat16),
+@pytest.mark.parametrize("causal, mask, scale, dtype, kv_heads", [
+    (False, None, None, torch.float32, 4),
+    (True, None, None, torch.float32, 2),  # grouped-query attention
+    (True, None, 0.3, torch.float32, 4),
+    (False, "-inf", None, torch.float32, 4),
+    (False, "float", None, torch.float32, 4),
+    (True, None, None, torch.bfloat16, 4),
 ])
-def test_flash_attention_backward_matches_eager(causal, mask, scale, dtype):
+def test_flash_attention_backward_matches_eager(causal, mask, scale, dtype, kv_heads):
     generator = torch.Generator().manual_seed(3)
     q = torch.randn(2, 4, 6, 8, generator=generator).to(dtype)
-    k = torch.randn(2, 4, 7 if not causal else 6, 8, generator=generator).to(dtype)
-    v = torch.randn(2, 4, k.shape[2], 8, generator=generator).to(dtype)
+    k = torch.randn(2, kv_heads, 7 if not causal else 6, 8, generator=generator).to(dtype)
+    v = torch.randn(2, kv_heads, k.shape[2], 8, generator=generator).to(dtype)
     g = torch.randn(2, 4, 6, 8, generator=generator).to(dtype)
     inputs = [q, k, v, g]
     if mask == "-inf":  # a boolean mask as sdpa hands it to the flash kernel
