@@ -471,10 +471,10 @@ class _TensorPartitioner:
             result = self._gather(value, have, before)
             have = None
         if isinstance(want, Split) and have is None:
-            if self._made_locally(value, want):
-                result = self._make_locally(value, want, before)
-            elif self._shard_chain(value, want) is not None:
+            if self._shard_chain(value, want) is not None:
                 result = self._shard_through_chain(value, want)
+            elif self._made_locally(value, want):
+                result = self._make_locally(value, want, before)
             else:
                 result = self._take_parts(value, want, before)
         self.made[(value, want)] = result

@@ -104,11 +104,12 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // DP:      func.func @forward(%x: tensor<2x4xf32> {rdu.input = "x", rdu.shard = #rdu.split<(0, 2, 1)>}, %target: tensor<2x2xf32> {rdu.input = "target", rdu.shard = #rdu.split<(0, 2, 1)>}, %p_fc1_weight: tensor<8x4xf32> {rdu.global = @fc1.weight}
 // DP-SAME:   rdu.result_shards = [#rdu.split<>, #rdu.split<>, #rdu.split<>, #rdu.split<>, #rdu.split<>]
 // DP:      %mean = rdu.reduce sum %pow dims [0, 1] {{.*}} : tensor<2x2xf32> -> tensor<f32>
+// the loss's all-reduce is read by the forward (not deferred); the gradients' only by the results
 // DP-NEXT: %[[LOSS:.*]] = rdu.all_reduce %mean group 2 {rdu.phase = #rdu<phase forward>} : tensor<f32> -> tensor<f32>
 // DP-NEXT: %mean_1 = rdu.map %[[LOSS]]
 // DP:      arith.constant 8.000000e+00 : f32
 // DP:      %mm_1 = rdu.matmul %permute, %relu {{.*}} : tensor<2x2xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
-// DP-NEXT: %[[G2:.*]] = rdu.all_reduce %mm_1 group 2 {rdu.phase = #rdu<phase backward>} : tensor<2x8xf32> -> tensor<2x8xf32>
+// DP-NEXT: %[[G2:.*]] = rdu.all_reduce %mm_1 group 2 {rdu.phase = #rdu<phase backward>, rdu.deferred} : tensor<2x8xf32> -> tensor<2x8xf32>
 // DP:      %mm_2 = rdu.matmul %permute_1, %x {{.*}} : tensor<8x2xf32>, tensor<2x4xf32> -> tensor<8x4xf32>
 // DP-NEXT: %[[G1:.*]] = rdu.all_reduce %mm_2 group 2
 // DP:      func.return %mean_1, %[[G1]], %view_1, %[[G2]], %view
