@@ -19,7 +19,6 @@ import math
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -37,6 +36,7 @@ from rducc.deploy.manifest import (
     load_manifest,
 )
 from rducc.errors import RduccError
+from rducc.files import file_session, replace_directory, staging_directory
 from rducc.targets import Target, check_compilable, load_target
 
 if TYPE_CHECKING:
@@ -273,14 +273,21 @@ def _check_ddr(sizes: Sequence[tuple[str, int]], target: Target) -> int:
 
 def _check_out_dir(out: Path, force: bool, inputs: Sequence[str]) -> None:
     """-o names a directory that can be made, is empty or replaced (--force),
-    and holds none of the inputs (replacing it would delete them)."""
-    if out.exists() and not out.is_dir():
+    and holds none of the inputs (replacing it would delete them). A symbolic
+    link is followed: the directory it points to is what is made or replaced."""
+    from rducc.files import directory_destination, link_loop
+
+    if link_loop(out):
+        raise RduccError(f"-o {out}: a loop of symbolic links")
+    final = directory_destination(out)
+    if final.exists() and not final.is_dir():
         raise RduccError(f"-o {out}: it is a file; -o takes the deployment directory")
-    if not out.resolve().parent.is_dir():
-        raise RduccError(f"-o {out}: directory {out.parent} does not exist")
-    if out.is_dir() and any(out.iterdir()) and not force:
+    if not Path(os.path.realpath(final)).parent.is_dir():
+        raise RduccError(f"-o {out}: directory {final.parent} does not exist")
+    if final.is_dir() and any(final.iterdir()) and not force:
         raise RduccError(f"-o {out}: the directory is not empty; --force replaces it")
-    inside = [p for p in inputs if p and Path(p).exists() and out.resolve() in Path(p).resolve().parents]
+    real = Path(os.path.realpath(final))
+    inside = [p for p in inputs if p and Path(p).exists() and real in Path(os.path.realpath(p)).parents]
     if inside:
         raise RduccError(f"-o {out} holds the input {inside[0]}; replacing the directory would delete it")
 
@@ -293,7 +300,11 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     (load, compile or reuse, write, drop): a model whose archive has an
     earlier model's signature (`archive_facts`) reuses its compiled program."""
     options = options or DeployOptions()
-    out = Path(out_dir)
+    with file_session():  # no output may be an input
+        return _deploy(specs, Path(out_dir), options)
+
+
+def _deploy(specs: Sequence[str], out: Path, options: DeployOptions) -> Deployment:
     target = load_target(options.target)
     check_compilable(target)
     sources = model_sources(specs)
@@ -305,7 +316,7 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     sizes = [(name, facts[name].weight_bytes) for name, _ in sources]
     _check_ddr(sizes, target)
     resident = residency_plan(sizes, hbm - reserve, options.routers)
-    staging = Path(tempfile.mkdtemp(dir=out.resolve().parent, prefix=f".{out.name}.", suffix=".tmp"))
+    staging = staging_directory(out)
     try:
         compiler = _Compiler(target, options.opt_level, staging)
         compiled = {name: compiler.model(name, path, facts[name]) for name, path in sources}
@@ -318,7 +329,7 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
         deployment = Deployment(options.target, target.sockets, target.sockets * target.ddr_bytes, hbm, reserve,
                                 hbm - reserve, EVICTION, models, out)
         _write_manifest(staging, deployment)
-        _replace_dir(staging, out)
+        replace_directory(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -441,29 +452,6 @@ class _Compiler:
             outputs.insert(0, (str(self.staging / weights_file), weights_writer(weights)))
         write_together(outputs)
         return _Compiled(compiled.code_key, weights_file, compiled.modeled)
-
-
-def _replace_dir(staging: Path, out: Path) -> None:
-    """Rename the finished `staging` directory to `out`, replacing what was there."""
-    os.chmod(staging, 0o777 & ~_umask())
-    if not out.exists():
-        os.rename(staging, out)
-        return
-    old = Path(tempfile.mkdtemp(dir=out.resolve().parent, prefix=f".{out.name}.", suffix=".old"))
-    os.rmdir(old)
-    os.rename(out, old)
-    try:
-        os.rename(staging, out)
-    except BaseException:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def deployed_program(directory: str | Path, model: str | None) -> Path:

@@ -187,6 +187,16 @@ INPUTS: dict[str, tuple[str, str]] = {
     "dep_version": ("version_2", "two_models with `version` 2"),
     "dep_twice": ("named_twice", "two_models with both models named a"),
     "dep_no_file": ("no_program", "two_models with model b's program gone.mlir, not there"),
+    "dep_huge": ("huge_weights", "two_models with model a's `weight_bytes` 2^60"),
+    # outputs that are inputs, range ends, traces past their bounds (issue 31 items 4, 5, 8, 9)
+    "placed_weights": ("placed.safetensors", "the weights file placed.mlir names (rducc wrote it beside it)"),
+    "s_good": ("good.jsonl", "a trace of one request for x"),
+    "s_late": ("late.jsonl", "a trace whose line 1 arrives at 1e8 s"),
+    "s_long_number": ("long_number.jsonl", "a trace whose line 1 has an arrival_s of 5000 digits"),
+    "link_loop": ("loop.json", "a symbolic link to itself"),
+    "range_pcus": ("range_pcus.toml", "sn40l with pcus ranging up to 2^53"),
+    "range_sram": ("range_sram.toml", "sn40l with sram_bytes ranging down to 1 byte"),
+    "range_efficiency": ("range_efficiency.toml", "sn40l with hbm_efficiency ranging down to 1e-300"),
     # hostile host and pointwise calls (issue 31, items 1-3): placed programs of one call
     "host_from_file": ("from_file.mlir", "a placed program whose `rdu.host_call` reads `aten::from_file` of created.bin, shared = true (which would create the file)"),
     "host_new_empty": ("new_empty.mlir", "a placed program whose `rdu.host_call` returns `aten::new_empty` (uninitialised memory)"),
@@ -375,6 +385,56 @@ DEPLOYMENTS: list[ErrorCase] = [
     _bad_manifest("of an unknown version", "dep_version", "version 2 is not supported (this rducc reads version 1)"),
     _bad_manifest("naming a model twice", "dep_twice", "model name 'a' appears twice"),
     _bad_manifest("naming a missing file", "dep_no_file", "model 'b': program file"),
+    _bad_manifest("with a number past 2^53", "dep_huge", "models[0]: field 'weight_bytes' must be at most 2^53"),
+]
+
+OUTPUTS_ARE_NOT_INPUTS: list[ErrorCase] = [  # issue 31 items 4 and 5: refused before anything is written
+    ErrorCase("rducc-run: --output is the weights file the program names", RUN,
+              ("{placed}", "--input", "{x}", "--output", "{placed_weights}"),
+              "is the weights file the program names"),
+    ErrorCase("rducc-run: --report is the weights file the program names (--simulate reads none)", RUN,
+              ("{placed}", "--simulate", "--report", "{placed_weights}"), "is the weights file the program names"),
+    ErrorCase("rducc-run: --output is the program", RUN, ("{placed}", "--input", "{x}", "--output", "{placed}"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --output is the manifest of the deployment run", RUN,
+              ("{dep_two}", "--model", "a", "--input", "{x}", "--output", "{dep_two}/manifest.json"),
+              "is the deployment manifest"),
+    ErrorCase("rducc-run: --output is a file of the deployment run", RUN,
+              ("{dep_two}", "--model", "b", "--input", "{x}", "--output", "{dep_two}/placed.safetensors"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --report is the --target file", RUN,
+              ("{placed}", "--simulate", "--target", "{no_room}", "--report", "{no_room}"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --report-json is the deployment's manifest", RUN,
+              ("{deployment}", "--simulate", "--trace", "{s_good}", "--report-json", "{deployment}/manifest.json"),
+              "is the deployment manifest"),
+    ErrorCase("rducc-run: --report-json is the trace", RUN,
+              ("{deployment}", "--simulate", "--trace", "{s_good}", "--report-json", "{s_good}"),
+              "is --trace"),
+    ErrorCase("rducc: --report-json is the --target file", RDUCC,
+              ("{model}", "--target", "{no_room}", *OUT, "--report-json", "{no_room}"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --report a loop of symbolic links", RUN, ("{placed}", "--simulate", "--report", "{link_loop}"),
+              "a loop of symbolic links"),
+    ErrorCase("rducc deploy: -o a loop of symbolic links", DEPLOY, ("{model}", "-o", "{link_loop}"),
+              "a loop of symbolic links"),
+    ErrorCase("rducc-run: --plot under a file", RUN, ("{placed}", "--simulate", "--plot", "{x}/plots"),
+              "is a file, not a directory"),
+]
+
+RANGES_AND_BOUNDS: list[ErrorCase] = [  # issue 31 items 8 and 9
+    ErrorCase("rducc-run: a range end past the fabric", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_pcus}"),
+              "with pcus at its high (9007199254740992): the [fabric] grid needs an even number of columns and a site for every PCU and PMU"),
+    ErrorCase("rducc-run: a range end below pmu_bytes", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_sram}"),
+              "with sram_bytes at its low (1): field 'pmu_bytes' exceeds 'sram_bytes'"),
+    ErrorCase("rducc-run: a range end past the rate guard", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_efficiency}"),
+              "with hbm_efficiency at its low (1e-300): 'hbm_bandwidth' x 'hbm_efficiency' (1.6e-288 bytes/s) must be between 1 and 1e+24 a second"),
+    ErrorCase("rducc-run: costed on less SRAM than the program's plan", RUN, ("{placed}", "--simulate", "--target", "{tiny_sram}"),
+              "the program's SRAM plan needs 30464 bytes at its peak, more than target tiny_sram's sram_bytes (256)"),
+    ErrorCase("rducc-run: trace arrival past 10^7 s", RUN, ("{deployment}", "--simulate", "--trace", "{s_late}"),
+              "late.jsonl:1: 'arrival_s' must be a number of seconds from 0 to 1e+07, got 100000000.0"),
+    ErrorCase("rducc-run: trace number too long to read", RUN, ("{deployment}", "--simulate", "--trace", "{s_long_number}"),
+              "long_number.jsonl:1: not a JSON object (a number too long to read)"),
 ]
 
 CASES: list[ErrorCase] = [
@@ -545,6 +605,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: --train of an inference program", RUN,
               ("{placed}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
               "not a training step (its first result is not a loss)"),
+    *OUTPUTS_ARE_NOT_INPUTS,
+    *RANGES_AND_BOUNDS,
 ]
 
 OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir"}
@@ -586,8 +648,14 @@ def render_doc() -> str:
         "the tool starts), 141 standard output closed by its reader (`rducc-run ... |",
         "head`: nothing printed, as Unix tools stopped by SIGPIPE).",
         "",
-        "Outputs: two outputs naming one file, or an output naming an input, are",
-        "refused; a symbolic link given as output is followed (its file replaced,",
+        "Outputs: two outputs naming one file, or an output naming any file the run",
+        "reads (an input on the command line, the weights file a program names, a",
+        "target file, a trace, a pass plugin, every file of a deployment; only",
+        "`rducc-opt -o` may name its own input, an edit in place), by any",
+        "name (a symbolic link, a hard link, `dir/../file`), are refused before",
+        "anything is written; a tool writes all its outputs at the end, together,",
+        "and makes a `--plot` directory only then. A symbolic link given as output",
+        "is followed (its file, or for `rducc deploy -o` its directory, replaced;",
         "the link kept); a character device or FIFO is written directly; a block",
         "device or socket is refused. Inputs must be regular files. Ctrl-C prints",
         "`TOOL: interrupted` and exits with status 130.",
@@ -625,6 +693,12 @@ _TARGETS = {
     "not_a_number": 'inherits = "sn40l"\npcus = "many"\n',
     "bad_toml": "name = [\n",
     "no_room": 'inherits = "sn40l"\nname = "no_room"\npcus = 2\npmus = 2\n[fabric]\nrows = 2\ncols = 2\n',
+    "range_pcus": 'inherits = "sn40l"\nname = "range_pcus"\n'
+                  'pcus = { value = 1040, low = 1040, high = 9007199254740992, assumed = true, source = "s" }\n',
+    "range_sram": 'inherits = "sn40l"\nname = "range_sram"\n'
+                  'sram_bytes = { value = 520000000, low = 1, high = 520000000, assumed = true, source = "s" }\n',
+    "range_efficiency": 'inherits = "sn40l"\nname = "range_efficiency"\n[fabric]\n'
+                        'hbm_efficiency = { value = 0.9, low = 1e-300, high = 1, assumed = true, source = "s" }\n',
 }
 
 def _host_call(overload: str) -> str:
@@ -1149,6 +1223,7 @@ def _deployment_files(paths: dict[str, Path], directory: Path) -> None:
         "dep_version": lambda d: d.update(version=2),
         "dep_twice": lambda d: d["models"][1].update(name="a"),
         "dep_no_file": lambda d: d["models"][1].update(program="gone.mlir"),
+        "dep_huge": lambda d: d["models"][0].update(weight_bytes=2**60),
     }
     for key, edit in edits.items():
         paths[key].mkdir()
@@ -1200,6 +1275,10 @@ def _serving_files(paths: dict[str, Path]) -> None:
                 "hbm_weight_budget_bytes": 384 * 10**9, "eviction": "lru", "models": models}
     (paths["deployment"] / "manifest.json").write_text(json.dumps(manifest))
     good = '{"model": "x", "prompt_tokens": 5, "output_tokens": 2, "arrival_s": 0}\n'
+    paths["s_good"].write_text(good)
+    paths["link_loop"].symlink_to(paths["link_loop"].name)
+    paths["s_late"].write_text(good.replace('"arrival_s": 0', '"arrival_s": 1e8'))
+    paths["s_long_number"].write_text(good.replace('"arrival_s": 0', '"arrival_s": ' + "1" * 5000))
     paths["s_not_jsonl"].write_text(good + "model=x prompt_tokens=5\n")
     paths["s_unknown_model"].write_text(good.replace('"x"', '"zz"'))
     paths["s_negative"].write_text(good.replace("5", "-5"))
