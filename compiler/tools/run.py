@@ -220,13 +220,6 @@ def _named_results(module: ModuleOp, results: list[np.ndarray]) -> dict[str, np.
     return named
 
 
-def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
-    """Write `results` as a .npz at `path` now (a training run's losses and state)."""
-    from rducc.files import write_together
-
-    write_together([(path, _npz_writer(results))], [])
-
-
 def _npz_writer(results: dict[str, np.ndarray]) -> Writer:
     """The results as a .npz; bf16 and float8 arrays as raw bytes (void, which numpy
     reads back without ml_dtypes: view them as the ml_dtypes type)."""
@@ -349,8 +342,9 @@ def _run(args: argparse.Namespace) -> None:
     if args.train:
         from rducc.tools.train_run import run_training
 
+        outputs += run_training(args, module, program_path, weights_path, _npz_writer)
         write_together(outputs, directories)
-        return run_training(args, module, program_path, weights_path, _write_npz)
+        return
     results = _execute(args, module, program_path, weights_path)
     if args.output:
         outputs.append((args.output, _npz_writer(results)))
@@ -378,8 +372,9 @@ def _note_named_inputs(args: argparse.Namespace) -> None:
     """The inputs named on the command line, before anything is read."""
     from rducc.files import note_input
 
-    named = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
-    for role, path in named + [("--input", path) for path in args.input] + [("--data", args.data)]:
+    named = [("the program", args.program), ("--weights", args.weights), ("--target", args.target),
+             ("--data", args.data)]
+    for role, path in named + [("--input", path) for path in args.input]:
         if path is not None and (role != "--target" or Path(path).exists()):
             note_input(path, role)
 
