@@ -122,12 +122,12 @@ def outlines_at_import(passes: Sequence[ModulePass]) -> bool:
 def lower(
     module: ModuleOp, target: Target, opt_level: int = 2, emit: str = "placed",
     times: StageTimes | None = None, *, passes: Sequence[ModulePass] | None = None,
-    verify_each: bool = False, split: tuple[int, int] = (0, 0),
+    verify_each: bool = False, split: tuple[int, ...] = (0, 0),
 ) -> None:
     """Run the -O pipeline up to `emit` (or the given `passes` instead), timing
     each pass as its own stage. With `verify_each` the IR is verified after
     every pass; a pass that breaks it is named in the error. `split` is the
-    (tp, pp) of a multi-socket target's rdu-partition (0: the cost model's)."""
+    (tp, pp) or (tp, pp, dp) of a multi-socket target's rdu-partition (0: the cost model's)."""
     own = passes is None
     chosen = default_passes(opt_level, emit, target.sockets, split) if passes is None else list(passes)
     _run_pipeline(module, target, chosen, own, times or StageTimes(), verify_each)
@@ -202,8 +202,8 @@ class CompileOptions:
     """The IR level the -O pipeline stops at."""
     passes: Sequence[ModulePass] | None = None
     """Passes to run instead of the -O pipeline (see `resolve_passes`)."""
-    split: tuple[int, int] = (0, 0)
-    """(tp, pp) of a multi-socket target's rdu-partition; 0: the cost model's."""
+    split: tuple[int, ...] = (0, 0)
+    """(tp, pp) or (tp, pp, dp) of a multi-socket target's rdu-partition; 0: the cost model's."""
     f64: str = "emulate"
     """The f64 policy (`rducc.frontend.f64`): emulate, refuse or demote."""
     verify_each: bool = False

@@ -49,9 +49,9 @@ STAGES: dict[str, list[str]] = {
 """The passes that take the IR to each level from the one before it."""
 
 
-def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, split: tuple[int, int] = (0, 0)) -> str:
+def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, split: tuple[int, ...] = (0, 0)) -> str:
     """The pipeline as xDSL pipeline text, e.g. for `rducc-opt -p`; for a target
-    of several `sockets`, with `rdu-partition` and the (tp, pp) `split` in it."""
+    of several `sockets`, with `rdu-partition` and the (tp, pp) or (tp, pp, dp) `split` in it."""
     if opt_level not in (0, 1, 2):
         raise ValueError(f"opt level must be 0, 1 or 2, got {opt_level}")
     if emit not in LEVELS:
@@ -65,10 +65,10 @@ def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, sp
     return ",".join(passes)
 
 
-def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0) -> list[str]:
-    """A pipeline for a multi-socket target: `rdu-partition{tp pp}` right after
+def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0, dp: int = 0) -> list[str]:
+    """A pipeline for a multi-socket target: `rdu-partition{tp pp dp}` right after
     `rdu-canonicalize` (first when there is none; 0: the split the cost model picks)."""
-    options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp)) if n)
+    options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp), ("dp", dp)) if n)
     partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
     at = passes.index("rdu-canonicalize") + 1 if "rdu-canonicalize" in passes else 0
     return [*passes[:at], partition, *passes[at:]]
@@ -170,7 +170,7 @@ def parse_passes(text: str, passes: dict[str, PassFactory] | None = None) -> lis
 
 
 def default_passes(
-    opt_level: int = 2, emit: str = "placed", sockets: int = 1, split: tuple[int, int] = (0, 0)
+    opt_level: int = 2, emit: str = "placed", sockets: int = 1, split: tuple[int, ...] = (0, 0)
 ) -> list[ModulePass]:
     """The -O pipeline up to `emit` (see `pipeline_text`), as pass instances."""
     return parse_passes(pipeline_text(opt_level, emit, sockets, split), {**ALL_PASSES, **_upstream_used()})

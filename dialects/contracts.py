@@ -73,7 +73,8 @@ WEIGHT = "rdu.weight"
 VALUE = "rdu.value"
 """Argument of an outlined layer: it receives a value computed before the call."""
 PARTITION = "rdu.partition"
-"""Module: `{tp = N, pp = M}` once partitioned."""
+"""Module: `{tp = N, pp = M}` once partitioned (and `dp = D` for D > 1 data-parallel
+replicas; `microbatches = K` for a pipelined training step's 1F1B schedule)."""
 SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
@@ -504,8 +505,46 @@ def is_partitioned(module: Operation) -> bool:
     return PARTITION in module.attributes
 
 
-def set_partition(module: Operation, tp: int, pp: int) -> None:
-    module.attributes[PARTITION] = DictionaryAttr({"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)})
+def set_partition(module: Operation, tp: int, pp: int, dp: int = 1, microbatches: int = 1) -> None:
+    split = {"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)}
+    if dp > 1:
+        split["dp"] = IntegerAttr(dp, i64)
+    if microbatches > 1:
+        split["microbatches"] = IntegerAttr(microbatches, i64)
+    module.attributes[PARTITION] = DictionaryAttr(split)
+
+
+DEFERRED = "rdu.deferred"
+"""On a collective of a training step's backward that nothing of the forward or
+backward reads (a gradient's all-reduce, read by the optimizer or returned):
+it may run on the links under the rest of the backward."""
+
+
+def is_deferred(op: Operation) -> bool:
+    return DEFERRED in op.attributes
+
+
+def set_deferred(op: Operation) -> None:
+    op.attributes[DEFERRED] = UnitAttr()
+
+
+def microbatches_of(module: Operation) -> int:
+    """The microbatches a pipelined training step's 1F1B schedule runs its batch in; 1 when none."""
+    attr = module.attributes.get(PARTITION)
+    count = attr.data.get("microbatches") if isinstance(attr, DictionaryAttr) else None
+    return count.value.data if isinstance(count, IntegerAttr) else 1
+
+
+def data_parallel_of(module: Operation) -> int:
+    """The data-parallel replicas (`dp`) the module was partitioned with; 1 when none."""
+    attr = module.attributes.get(PARTITION)
+    dp = attr.data.get("dp") if isinstance(attr, DictionaryAttr) else None
+    return dp.value.data if isinstance(dp, IntegerAttr) else 1
+
+
+def spmd_ranks(module: Operation) -> int:
+    """The ranks that run the one SPMD program of each stage: tp x dp sockets."""
+    return partition_of(module)[0] * data_parallel_of(module)
 
 
 def stage_attr(op: Operation) -> int | None:

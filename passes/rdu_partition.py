@@ -81,30 +81,47 @@ from rducc.dialects.contracts import (
     is_partitioned,
     layer_of,
     module_target,
+    phase_of,
     set_layer,
     set_partition,
+    set_phase,
     set_result_shards,
     set_shard,
     set_stage,
     shard_of,
 )
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
-from rducc.dialects.program import functions, global_stages
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
+from rducc.dialects.program import entry_function, functions, global_stages
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, SendRecvOp
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
+    GatherOp,
+    IotaOp,
     KernelOp,
     MapOp,
     MatmulOp,
+    ReduceKind,
     ReshapeOp,
+    ScatterOp,
     SliceOp,
     TransposeOp,
 )
 from rducc.dialects.shapes import reshape_groups, value_bytes
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
+from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import require_tensor_program
+from rducc.passes.partition_training import (
+    batch_size,
+    batch_splits,
+    choose_training_split,
+    fill_value,
+    is_training_step,
+    mark_deferred,
+    ramp_length,
+    training_stages,
+)
 
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
@@ -281,6 +298,14 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
+def _same_place(op: Operation, anchor: Operation) -> None:
+    """Give an op the partitioner inserts the layer and training phase of `anchor`."""
+    if (layer := layer_of(anchor)) is not None:
+        set_layer(op, layer)
+    if (phase := phase_of(anchor)) is not None:
+        set_phase(op, phase)
+
+
 def _per_rank(tensor: TensorType, full: Sequence[int], split: Split | None) -> TensorType:
     shape = list(full)
     for dim, parts, _, _ in split.entries if split else ():
@@ -305,6 +330,13 @@ class _TensorPartitioner:
     function: func.FuncOp
     tp: int
     strict: bool
+    data_parallel: bool = False
+    """The `tp` ranks are data-parallel replicas: the user inputs split along
+    the batch, the weights whole (no column or row splits)."""
+    training: bool = False
+    """A training step: a weight read by several ops (forward, backward, the
+    optimizer's update) may be split by the first that wants it split, as long
+    as no op has read it whole yet (the later ones take it split, or gather it)."""
     layout: dict[SSAValue, Layout] = field(default_factory=dict)
     full: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
     made: dict[tuple[SSAValue, Layout], SSAValue] = field(default_factory=dict)
@@ -328,6 +360,8 @@ class _TensorPartitioner:
         have = self.split_of(value)
         if have == want or want is None:
             return True
+        if have is None and isinstance(want, Split) and (self._made_locally(value, want) or self._local_parts(want)):
+            return True
         return have is None and isinstance(want, Split) and self._shard_chain(value, want) is not None
 
     def _shard_chain(self, value: SSAValue, want: Split, via: Operation | None = None
@@ -343,7 +377,7 @@ class _TensorPartitioner:
         if self._shardable_arg(value, want, via):
             return []
         owner = value.owner
-        if not isinstance(owner, _CHAIN_OPS) or len(list(value.uses)) != 1:
+        if not isinstance(owner, _CHAIN_OPS) or not self._only_unseen_users(value, via):
             return None
         if self.layout_of(owner.input) is not None:
             return None
@@ -387,13 +421,22 @@ class _TensorPartitioner:
         if not isinstance(value, BlockArgument) or value.block is not self.function.body.block:
             return False
         others = [use.operation for use in value.uses if use.operation is not via]
-        if len(list(value.uses)) != 1 and not all(self._slice_keeps(op, want) for op in others):
+        if (len(list(value.uses)) != 1 and not all(self._slice_keeps(op, want) for op in others)
+                and not self._only_unseen_users(value, via)):
             return False
         reference = global_of(self._arg_attrs(value))
         if reference is not None:
             target = self._global(reference)
             return target is not None and target.initial_value is None and shard_of(target) is None
         return is_input(self._arg_attrs(value))
+
+    def _only_unseen_users(self, value: SSAValue, via: Operation | None) -> bool:
+        """Whether `value` is used once, or (in a training step) only by ops the walk
+        has not reached yet besides `via`: splitting it changes no op that took it whole."""
+        users = [use.operation for use in value.uses]
+        if len(users) == 1:
+            return True
+        return self.training and not any(self._seen(op) for op in users if op is not via)
 
     def _slice_keeps(self, op: Operation, want: Split) -> bool:
         """Whether a user of an argument to split as `want` is a slice that keeps
@@ -428,7 +471,12 @@ class _TensorPartitioner:
             result = self._gather(value, have, before)
             have = None
         if isinstance(want, Split) and have is None:
-            result = self._shard_through_chain(value, want)
+            if self._shard_chain(value, want) is not None:
+                result = self._shard_through_chain(value, want)
+            elif self._made_locally(value, want):
+                result = self._make_locally(value, want, before)
+            else:
+                result = self._take_parts(value, want, before)
         self.made[(value, want)] = result
         return result
 
@@ -478,8 +526,7 @@ class _TensorPartitioner:
         producer = value.owner
         assert isinstance(producer, Operation)
         op.location = producer.location
-        if (layer := layer_of(producer)) is not None:
-            set_layer(op, layer)
+        _same_place(op, producer)
         parent = producer.parent_block()
         assert parent is not None
         parent.insert_op_after(op, producer)
@@ -492,8 +539,7 @@ class _TensorPartitioner:
         producer = op.operands[0].owner
         anchor = producer if isinstance(producer, Operation) else before
         op.location = anchor.location
-        if (layer := layer_of(anchor)) is not None:
-            set_layer(op, layer)
+        _same_place(op, anchor)
         parent = before.parent_block()
         assert parent is not None
         if anchor is producer:
@@ -508,6 +554,57 @@ class _TensorPartitioner:
 
     def _global(self, name: str) -> GlobalOp | None:
         return next((g for g in self.module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
+
+    def _made_locally(self, value: SSAValue, want: Split) -> bool:
+        """Whether each rank can make its part of the replicated `value` as `want`
+        itself, with no exchange: `value` is a map or broadcast of replicated
+        operands none of which reaches a dim of `want` (they broadcast along it:
+        a fill, a causal mask spread over the batch, the same for every example)."""
+        owner = value.owner
+        if (not isinstance(owner, MapOp | BroadcastOp) or self.layout_of(value) is not None
+                or not want.valid(self.tp) or not want.fits(self.full_shape(value))):
+            return False
+        if any(self.layout_of(v) is not None for v in owner.operands):
+            return False
+        dims = owner.dims_for([self.full_shape(v) for v in owner.operands], [self.full_shape(value)])
+        return all(dim not in dests for dests in dims.operands for dim in want.dims())
+
+    def _local_parts(self, want: Split) -> bool:
+        """Data parallel: whether a replicated value can be cut to `want` by
+        `rdu.local_part` (each rank takes its part; plain splits, no periods)."""
+        return self.data_parallel and want.valid(self.tp) and all(not period for *_, period in want.entries)
+
+    def _take_parts(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
+        """`rdu.local_part` of the replicated `value` along each dim of `want`."""
+        result = value
+        element = value.type.element_type  # type: ignore[attr-defined]
+        shape = list(self.full_shape(value))
+        for dim, parts, stride, _ in want.entries:
+            shape[dim] //= parts
+            result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), stride), before, None)
+        self.full[result] = self.full_shape(value)
+        self.layout[result] = want
+        return result
+
+    def _make_locally(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
+        """One rank's part of `value` as `want` (see `_made_locally`): a copy of its
+        map or broadcast at the rank's shape, just before `before`."""
+        owner = value.owner
+        full = self.full_shape(value)
+        rank_type = _per_rank(value.type, full, want)  # type: ignore[arg-type]
+        if isinstance(owner, BroadcastOp):
+            part: Operation = BroadcastOp(owner.input, rank_type)
+        else:
+            assert isinstance(owner, MapOp)
+            part = MapOp(list(owner.inputs), rank_type, owner.body.clone())
+        part.location = before.location
+        _same_place(part, before)
+        parent = before.parent_block()
+        assert parent is not None
+        parent.insert_op_before(part, before)
+        self.full[part.results[0]] = full
+        self.layout[part.results[0]] = want
+        return part.results[0]
 
     def _shard_through_chain(self, value: SSAValue, want: Split) -> SSAValue:
         chain = self._shard_chain(value, want)
@@ -548,6 +645,9 @@ class _TensorPartitioner:
 
     def partition(self) -> list[Layout]:
         block = self.function.body.block
+        if self.data_parallel:
+            for arg, split in batch_splits(self.function, self.tp):
+                self._shard_arg(arg, split)
         for op in list(block.ops):
             if isinstance(op, func.ReturnOp):
                 return self._results(op)
@@ -557,6 +657,8 @@ class _TensorPartitioner:
     def _partition_op(self, op: Operation) -> None:
         if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             self._replicate(op)
+            return
+        if isinstance(op, GatherOp) and self._partition_take_along(op):
             return
         plan = self._plan(op)
         if plan is None or not all(self.feasible(v, w) for v, w in zip(op.operands, plan[0])):
@@ -595,8 +697,10 @@ class _TensorPartitioner:
         splits = [self.split_of(v) for v in op.operands]
         if all(s is None for s in splits) and not isinstance(op, MatmulOp):
             return [None] * len(splits), None
-        if not isinstance(op, OpFacts) or not op.SHARDS:
+        if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
+        if isinstance(op, ScatterOp) and (summed := self._plan_scatter_sum(op, splits)) is not None:
+            return summed
         if isinstance(op, ReshapeOp):
             return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
         if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
@@ -607,7 +711,7 @@ class _TensorPartitioner:
             for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
                 if dest is Dim.REDUCED:
-                    return self._plan_partial(op, splits, dims)
+                    return self._plan_partial(op, splits, dims) if op.SHARDS else None
                 if not isinstance(dest, int):
                     return None
                 pieces.append((dest, parts, stride, period))
@@ -620,6 +724,67 @@ class _TensorPartitioner:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
         return wants, result
+
+    def _partition_take_along(self, op: GatherOp) -> bool:
+        """A gather of every dim of its table (torch.gather: `take_along`) whose table
+        is split along a dim that a ramp `0..n-1` indexes (rows of a cross-entropy's
+        log-probabilities): each rank indexes its own rows with a ramp of its part's
+        length and the other indices' part, and its result is split the same way.
+        False (nothing done) when the op is not so."""
+        table = self.split_of(op.source)
+        full = self.full_shape(op.source)
+        if (table is None or op.dim.value.data != 0 or len(op.indices) != len(full) or len(table.entries) != 1
+                or any(self.layout_of(v) is not None and not isinstance(self.layout_of(v), Split)
+                       for v in op.indices)):
+            return False
+        ((dim, parts, stride, period),) = table.entries
+        ramp = op.indices[dim]
+        if period or ramp_length(ramp, dim) != full[dim] or self.layout_of(ramp) is not None:
+            return False
+        split = Split(((dim, parts, stride, 0),))
+        wants = [split if self.full_shape(v)[dim] == full[dim] else None for v in op.indices]
+        if not all(self.feasible(v, w) for index, (v, w) in enumerate(zip(op.indices, wants)) if index != dim):
+            return False
+        for index, (value, want) in enumerate(zip(list(op.indices), wants)):
+            if index != dim:
+                op.operands[1 + index] = self.materialize(value, want, op)
+        op.operands[1 + dim] = self._local_ramp(ramp, dim, full[dim] // parts, op)
+        self._set_result(op, split)
+        return True
+
+    def _local_ramp(self, ramp: SSAValue, dim: int, length: int, before: Operation) -> SSAValue:
+        """`0..length-1` shaped as `ramp` with `length` along `dim` (a rank's own rows)."""
+        shape = list(_shape(ramp))
+        shape[dim] = length
+        iota = IotaOp(0, 1, TensorType(i64, [length]))
+        reshaped = ReshapeOp(iota.result, TensorType(i64, shape))
+        for new in (iota, reshaped):
+            new.location = before.location
+            _same_place(new, before)
+            parent = before.parent_block()
+            assert parent is not None
+            parent.insert_op_before(new, before)
+            self.layout[new.results[0]] = None
+        return reshaped.result
+
+    def _moves_batch(self, op: Operation) -> bool:
+        """Data parallel: an op of one result not marked `SHARDS` still carries a split
+        along the dims its dim map sends whole to a result dim (each result slice
+        along such a dim reads only the operands' slice, as tiling relies on too)."""
+        return self.data_parallel and len(op.results) == 1
+
+    def _plan_scatter_sum(self, op: ScatterOp, splits: list[Split | None]
+                          ) -> tuple[list[Layout], Layout] | None:
+        """A scatter-add into zeros (an embedding's or index's gradient) whose rows
+        (index and source along the scattered dim) are split: each rank adds its
+        rows into its own zeros, a partial sum of the whole."""
+        dim = op.dim.value.data
+        _, index_split, source_split = splits
+        if (op.reduce is None or op.reduce.data != ReduceKind.SUM or splits[0] is not None
+                or index_split is None or index_split != source_split or index_split.dims() != {dim}
+                or fill_value(op.input) != 0 or self.layout_of(op.input) is not None):
+            return None
+        return [None, index_split, source_split], PARTIAL
 
     def _plan_periodic_slice(self, op: SliceOp, split: Split) -> tuple[list[Layout], Layout] | None:
         """A slice of a value split with a period (a fused q/k/v projection's columns,
@@ -712,8 +877,8 @@ class _TensorPartitioner:
         (replicated when it has fewer than the ranks: a one-column gate), over
         every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
-        if not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
-            return [None, None], None  # fewer output columns than ranks (a gate): replicated
+        if self.data_parallel or not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
+            return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
                 name = self._weight_name(op.rhs)
@@ -832,9 +997,11 @@ class _TensorPartitioner:
         return layouts
 
 
-def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool) -> int:
-    """Rewrite `function` as the program of one of `tp` ranks; returns the replicated op count."""
-    partitioner = _TensorPartitioner(module, function, tp, strict)
+def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
+                      data_parallel: bool = False) -> int:
+    """Rewrite `function` as the program of one of `tp` ranks (data-parallel
+    replicas with `data_parallel`); returns the replicated op count."""
+    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module))
     results = partitioner.partition()
     block = function.body.block
     ret = block.last_op
@@ -854,10 +1021,15 @@ def layer_keys(block: Block) -> list[str]:
     return keys
 
 
-def assign_stages(function: func.FuncOp, pp: int) -> None:
-    """Give every op its pipeline stage and send each value used in another stage."""
+def assign_stages(function: func.FuncOp, pp: int, training: bool = False) -> None:
+    """Give every op its pipeline stage and send each value used in another stage.
+    Decoder layers (`rdu.layer`) go to stages in order; a training step with
+    none (a joint graph keeps no module names) is cut by `training_stages`."""
     block = function.body.block
     keys = layer_keys(block)
+    if training and len(keys) < pp:
+        _send_across(block, training_stages(block, pp))
+        return
     if pp > len(keys):
         raise RduccError(
             f"rdu-partition: pp={pp} needs at least {pp} decoder layers (rdu.layer); "
@@ -871,6 +1043,11 @@ def assign_stages(function: func.FuncOp, pp: int) -> None:
         key = layer_of(op)
         producers = [stage[v.owner] for v in op.operands if v.owner in stage]
         stage[op] = stage_of_layer[key] if key is not None else max(producers, default=0)
+    _send_across(block, stage)
+
+
+def _send_across(block: Block, stage: dict[Operation, int]) -> None:
+    """Mark each op with its stage and send every value used in another stage (`rdu.send_recv`)."""
     sent: dict[tuple[SSAValue, int], SSAValue] = {}
     for op in list(block.ops):
         if op not in stage:
@@ -883,21 +1060,30 @@ def assign_stages(function: func.FuncOp, pp: int) -> None:
             if (value, stage[op]) not in sent:
                 send = SendRecvOp(value, source, stage[op])
                 send.location = op.location
+                if (phase := phase_of(op)) is not None:
+                    set_phase(send, phase)
                 set_stage(send, stage[op])
                 block.insert_op_before(send, op)
                 sent[(value, stage[op])] = send.result
             op.operands[index] = sent[(value, stage[op])]
 
 
-def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True) -> int:
-    """Partition every function of `module` (tp ranks, pp stages); the replicated op count."""
+def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
+                     microbatches: int = 1) -> int:
+    """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
+    replicas; a pipelined training step's 1F1B `microbatches`); the replicated op count."""
+    if dp > 1 and tp > 1:
+        raise RduccError(f"rdu-partition: dp={dp} with tp={tp} is not supported: split a model either "
+                         "across its batch (dp) or across its weights (tp), each with pp stages")
     replicated = 0
     for function in list(functions(module)):
-        if tp > 1:
-            replicated += partition_tensors(module, function, tp, strict)
+        if tp > 1 or dp > 1:
+            replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1)
         if pp > 1:
-            assign_stages(function, pp)
-    set_partition(module, tp, pp)
+            assign_stages(function, pp, is_training_step(module))
+        if is_training_step(module):
+            mark_deferred(function)
+    set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
     return replicated
 
 
@@ -945,7 +1131,8 @@ def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class RduPartition(ModulePass):
-    """Split the model across sockets: tensor parallelism (tp) and pipeline stages (pp)."""
+    """Split the model across sockets: tensor parallelism (tp), pipeline stages (pp)
+    and, for a training step, data-parallel replicas (dp)."""
 
     name = "rdu-partition"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
@@ -957,6 +1144,14 @@ class RduPartition(ModulePass):
     pp: int = 0
     """Pipeline stages; 0: chosen by the cost model (1 when tp is given)."""
 
+    dp: int = 0
+    """Data-parallel replicas, each on its share of the batch; 0: chosen by the
+    cost model for a training step (1 for inference, or when tp or pp is given)."""
+
+    microbatches: int = 0
+    """A pipelined training step's 1F1B microbatches; 0: the most that divide the
+    replica's batch, up to 4 a stage (`default_microbatches`)."""
+
     target: str = ""
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
@@ -966,25 +1161,43 @@ class RduPartition(ModulePass):
             raise RduccError("rdu-partition: the module is partitioned already")
         if any(isinstance(inner, KernelOp) for inner in op.walk()):
             raise RduccError("rdu-partition works on the imported graph: run it before rdu-fuse")
-        if self.tp < 0 or self.pp < 0:
-            raise RduccError(f"rdu-partition: tp and pp must be >= 1, got tp={self.tp} pp={self.pp}")
-        sockets = module_target(op, self.target).sockets
-        if self.tp == 0 and self.pp == 0:
-            tp, pp = choose_split(op, self.target)
+        if self.tp < 0 or self.pp < 0 or self.dp < 0:
+            raise RduccError(f"rdu-partition: tp, pp and dp must be >= 1, got tp={self.tp} pp={self.pp} "
+                             f"dp={self.dp}")
+        if self.microbatches < 0:
+            raise RduccError(f"rdu-partition: microbatches must be >= 1, got {self.microbatches}")
+        target = module_target(op, self.target)
+        training = is_training_step(op)
+        if self.tp == 0 and self.pp == 0 and self.dp == 0 and training:
+            dp, tp, pp, microbatches = choose_training_split(
+                op, target, lambda trial, d, t, p: partition_module(trial, t, p, strict=True, dp=d))
+        elif self.tp == 0 and self.pp == 0 and self.dp == 0:
+            dp, (tp, pp), microbatches = 1, choose_split(op, self.target), 1
         else:
-            tp, pp = max(self.tp, 1), max(self.pp, 1)
-        if tp * pp > sockets:
+            dp, tp, pp = max(self.dp, 1), max(self.tp, 1), max(self.pp, 1)
+            microbatches = self._microbatches(op, dp, pp) if training else 1
+        if dp * tp * pp > target.sockets:
+            needs = f"tp={tp} x pp={pp}" + (f" x dp={dp}" if dp > 1 else "")
             raise RduccError(
-                f"rdu-partition: tp={tp} x pp={pp} needs {tp * pp} sockets; target "
-                f"{module_target(op, self.target).name} has {sockets}"
+                f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        partition_module(op, tp, pp)
+        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches)
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "
                 f"dimension (output columns, heads) that divides {self.tp} ways, so every socket would "
                 f"run the whole model; use a tp that divides the model's hidden sizes"
             )
+
+
+    def _microbatches(self, op: ModuleOp, dp: int, pp: int) -> int:
+        """The 1F1B microbatches of a forced split: the option's, which must divide
+        a replica's batch, else `default_microbatches`."""
+        batch = (batch_size(entry_function(op)) or 1) // dp
+        if self.microbatches and (pp == 1 or batch % self.microbatches):
+            raise RduccError(f"rdu-partition: microbatches={self.microbatches} needs pp > 1 and must divide "
+                             f"the batch of {batch} each replica runs")
+        return self.microbatches or default_microbatches(batch, pp)
 
 
 def splits_anything(module: ModuleOp) -> bool:

@@ -1,5 +1,5 @@
 """Numpy implementations of the collectives (`rdu.all_reduce`, `rdu.all_gather`,
-`rdu.reduce_scatter`, `rdu.send_recv`): the ranks of the run context's socket
+`rdu.reduce_scatter`, `rdu.local_part`, `rdu.send_recv`): the ranks of the run context's socket
 group meet and combine their arrays in rank order, so every rank gets the
 same bits."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation
 
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, ReduceScatterOp, SendRecvOp
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, SocketGroup
 from rducc.runtime.registry import Kernel, implements
@@ -31,13 +31,14 @@ def _subgroup(values: list[np.ndarray], rank: int, parts: int, stride: int) -> l
 
 
 def _sum(values: list[np.ndarray]) -> np.ndarray:
-    """Rank-order sum; floats narrower than f32 (bf16, f16) add in f32 and round once."""
+    """Rank-order sum; floats narrower than f32 (bf16, f16) add in f32 and round once.
+    A rank-0 sum (a loss, a count) stays an array, not a numpy scalar."""
     dtype = values[0].dtype
     wide = np.float64 if dtype == np.float64 else np.float32 if dtype.kind in "fV" else dtype
     total = values[0].astype(wide)
     for value in values[1:]:
         total = total + value.astype(wide)
-    return total.astype(dtype)
+    return np.asarray(total).astype(dtype)
 
 
 def all_reduce(x: np.ndarray, group: int, context: RunContext) -> np.ndarray:
@@ -58,6 +59,12 @@ def reduce_scatter(x: np.ndarray, dim: int, group: int, context: RunContext, str
     part = (rank // stride) % group
     return _check_group(context, group, stride).exchange(
         rank, x, lambda values: np.split(_sum(_subgroup(values, rank, group, stride)), group, axis=dim)[part].copy())
+
+
+def local_part(x: np.ndarray, dim: int, group: int, context: RunContext, stride: int = 1) -> np.ndarray:
+    """This rank's part along `dim` of `x`, which every rank holds whole: no exchange."""
+    _check_group(context, group, stride)
+    return np.split(x, group, axis=dim)[(context.rank // stride) % group].copy()
 
 
 @implements(AllReduceOp)
@@ -81,9 +88,16 @@ def _prepare_reduce_scatter(op: Operation) -> Kernel:
     return lambda context, x: reduce_scatter(x, dim, group, context, stride)
 
 
+@implements(LocalPartOp)
+def _prepare_local_part(op: Operation) -> Kernel:
+    assert isinstance(op, LocalPartOp)
+    dim, group, stride = op.dim.value.data, op.group_size, op.stride_size
+    return lambda context, x: local_part(x, dim, group, context, stride)
+
+
 @implements(SendRecvOp)
 def _prepare_send_recv(op: Operation) -> Kernel:
     return lambda context, x: np.array(x, copy=True)  # one thread runs both sockets
 
 
-__all__ = ["all_gather", "all_reduce", "reduce_scatter"]
+__all__ = ["all_gather", "all_reduce", "local_part", "reduce_scatter"]

@@ -24,7 +24,15 @@ from dataclasses import replace
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.contracts import Split, arg_attrs, is_input, partition_of, result_shards, shard_of
+from rducc.dialects.contracts import (
+    Split,
+    arg_attrs,
+    is_input,
+    partition_of,
+    result_shards,
+    shard_of,
+    spmd_ranks,
+)
 from rducc.dialects.program import ENTRY, entry_function
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
@@ -124,7 +132,9 @@ class PartitionedProgram:
     def __init__(self, module: ModuleOp):
         self.module = module
         self.tp, self.pp = partition_of(module)
-        self._ranks = [PlacedProgram(module) for _ in range(self.tp)]
+        self.ranks = spmd_ranks(module)
+        """The SPMD ranks of a stage: tp sockets, or dp data-parallel replicas."""
+        self._ranks = [PlacedProgram(module) for _ in range(self.ranks)]
         self._runs = RunCounter()
         self.inputs = self._ranks[0].inputs
         """One rank's arguments (their dtypes are the whole inputs' dtypes)."""
@@ -160,7 +170,7 @@ def declared_arguments(runner: PlacedProgram | PartitionedProgram) -> tuple[list
 
 def placed_runner(module: ModuleOp) -> PlacedProgram | PartitionedProgram:
     """The runner of a placed program: `PlacedProgram`, or `PartitionedProgram` when it is split."""
-    if partition_of(module)[0] > 1:
+    if spmd_ranks(module) > 1:
         return PartitionedProgram(module)
     return PlacedProgram(module)
 

@@ -904,12 +904,15 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     W = link_bandwidth. all_reduce: the faster of a ring, 2(n-1) steps of
     B/n, and recursive doubling, log2(n) steps of B (n a power of two);
     all_gather: (n-1) steps of B, or log2(n) start-ups and (n-1) B;
-    reduce_scatter: (n-1) steps of B/n; send_recv: one step of B.
+    reduce_scatter: (n-1) steps of B/n; send_recv: one step of B; local_part
+    (a rank's part of a value it holds whole): nothing sent.
     """
-    from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
+    from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, ReduceScatterOp, SendRecvOp
 
     latency, bandwidth = target.link_latency_s, target.link_bandwidth
     size = value_bytes(op.operands[0])
+    if isinstance(op, LocalPartOp):
+        return 0.0, 0
     if isinstance(op, SendRecvOp):
         return latency + size / bandwidth, size
     assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp)

@@ -89,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
         "tp x pp must not exceed the target's sockets",
     )
     parser.add_argument(
+        "--dp", type=int, default=None, metavar="D",
+        help="multi-socket target, training step: data-parallel replicas, each on its share of the batch "
+        "(default: the cost model picks dp, tp and pp); dp x pp must not exceed the sockets; not with --tp",
+    )
+    parser.add_argument(
         "--pass-pipeline", metavar="PIPELINE",
         help="run this pipeline instead of the -O one, in xDSL's syntax "
         "('rdu-canonicalize,cse,my-pass{k=2},rdu-fuse{level=1},...'); --print-pipeline shows the -O one",
@@ -337,24 +342,28 @@ def _info(args: argparse.Namespace) -> bool:
     return True
 
 
-def _split(args: argparse.Namespace, target) -> tuple[int, int]:
-    """(tp, pp) of --tp/--pp, 0 for one not given; checked against the target."""
-    if args.tp is None and args.pp is None:
-        return 0, 0
-    given = " ".join(f"--{name} {n}" for name, n in (("tp", args.tp), ("pp", args.pp)) if n is not None)
-    if any(n is not None and n < 1 for n in (args.tp, args.pp)):
-        raise RduccError(f"{given}: tp and pp must be >= 1")
+def _split(args: argparse.Namespace, target) -> tuple[int, int, int]:
+    """(tp, pp, dp) of --tp/--pp/--dp, 0 for one not given; checked against the target."""
+    flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp))
+    if all(n is None for _, n in flags):
+        return 0, 0, 0
+    given = " ".join(f"--{name} {n}" for name, n in flags if n is not None)
+    if any(n is not None and n < 1 for _, n in flags):
+        raise RduccError(f"{given}: tp, pp and dp must be >= 1")
     if target.sockets == 1:
         raise RduccError(f"{given} splits the model across sockets, but target {target.name} has one "
                          "(use --target sn40l-8 or sn40l-16)")
     if args.pass_pipeline is not None:
         raise RduccError(f"{given} sets the -O pipeline's rdu-partition; with --pass-pipeline write "
-                         "rdu-partition{tp=N pp=M} in it")
-    tp, pp = args.tp or 0, args.pp or 0
-    if max(tp, 1) * max(pp, 1) > target.sockets:
-        raise RduccError(f"{given} needs {max(tp, 1) * max(pp, 1)} sockets; target {target.name} "
+                         "rdu-partition{tp=N pp=M dp=D} in it")
+    tp, pp, dp = args.tp or 0, args.pp or 0, args.dp or 0
+    if dp > 1 and tp > 1:
+        raise RduccError(f"{given}: split a training step either across its batch (--dp) or across its "
+                         "weights (--tp), each with --pp stages")
+    if max(tp, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
+        raise RduccError(f"{given} needs {max(tp, 1) * max(pp, 1) * max(dp, 1)} sockets; target {target.name} "
                          f"has {target.sockets}")
-    return tp, pp
+    return tp, pp, dp
 
 
 def _opt_level(args: argparse.Namespace) -> int:
@@ -403,7 +412,7 @@ def _run(args: argparse.Namespace) -> None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
     target = load_target(args.target)
     check_compilable(target)
-    tp, pp = _split(args, target)
+    split = _split(args, target)
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     _optimizer_options(args)  # training flags without --train fail before torch loads
@@ -417,7 +426,7 @@ def _run(args: argparse.Namespace) -> None:
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     times = StageTimes(progress=progress.show)
     options = CompileOptions(
-        target, _opt_level(args), args.emit or "placed", passes, (tp, pp), args.f64, args.verify_each, times,
+        target, _opt_level(args), args.emit or "placed", passes, split, args.f64, args.verify_each, times,
         host_ops=not args.no_host_ops,
     )
     try:

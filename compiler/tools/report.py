@@ -14,10 +14,19 @@ from typing import Any
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 
 from rducc.dialects import contracts
-from rducc.dialects.contracts import f64_demoted, is_partitioned, partition_of
+from rducc.dialects.contracts import (
+    data_parallel_of,
+    f64_demoted,
+    is_partitioned,
+    module_target,
+    partition_of,
+    spmd_ranks,
+)
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.frontend.f64 import emulation_note, f64_value_count
+from rducc.model.training_step import training_estimate
+from rducc.passes.partition_training import is_training_step
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,7 @@ def socket_use(module: ModuleOp) -> list[dict[str, int]]:
     """Per pipeline stage of a partitioned program: its sockets and the HBM and DDR
     weight bytes each of them holds (every tp rank of a stage holds equal shards)."""
     tp, pp = partition_of(module)
+    ranks = spmd_ranks(module)
     by_stage = {}
     for tier, total, per_stage in (("hbm", contracts.HBM_WEIGHT_BYTES, contracts.HBM_WEIGHT_BYTES_BY_STAGE),
                                    ("ddr", contracts.DDR_WEIGHT_BYTES, contracts.DDR_WEIGHT_BYTES_BY_STAGE)):
@@ -78,7 +88,7 @@ def socket_use(module: ModuleOp) -> list[dict[str, int]]:
         by_stage[tier] = list(attr.get_values()) if attr is not None else [_attr(module, total)]
     stages = max(pp, len(by_stage["hbm"]))
     return [
-        {"stage": s, "first_socket": s * tp, "last_socket": s * tp + tp - 1,
+        {"stage": s, "first_socket": s * ranks, "last_socket": s * ranks + ranks - 1,
          "hbm_weight_bytes": by_stage["hbm"][s] if s < len(by_stage["hbm"]) else 0,
          "ddr_weight_bytes": by_stage["ddr"][s] if s < len(by_stage["ddr"]) else 0}
         for s in range(stages)
@@ -89,13 +99,17 @@ def _socket_lines(module: ModuleOp) -> list[str]:
     if not is_partitioned(module):
         return []
     tp, pp = partition_of(module)
-    lines = [f"sockets  tp={tp} x pp={pp}: {tp * pp} sockets; one socket of each stage holds"
+    dp = data_parallel_of(module)
+    split = f"tp={tp} x pp={pp}" + (f" x dp={dp}" if dp > 1 else "")
+    lines = [f"sockets  {split}: {spmd_ranks(module) * pp} sockets; one socket of each stage holds"
              " (its SRAM plan: the kernels of its stage in the plan above)"]
     for use in socket_use(module):
         lines.append(
             f"  stage {use['stage']} (sockets {use['first_socket']}-{use['last_socket']}): HBM weights "
             f"{_mb(use['hbm_weight_bytes'])}, DDR weights {_mb(use['ddr_weight_bytes'])}"
         )
+    if is_training_step(module):
+        lines.append("  " + training_estimate(module, module_target(module)).summary())
     return lines
 
 

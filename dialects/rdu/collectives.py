@@ -10,6 +10,8 @@ the sockets meet:
     rdu.all_gather %x dim 1 group 8 stride 2     the same over a factor of 16 ranks: ranks
                                                  r % 2 + 2k, k < 8 (a value split 8 ways,
                                                  replicated over the pairs 2k, 2k + 1)
+    rdu.local_part %x dim 0 group 2 : A -> B     rank r's part r of a value every rank holds
+                                                 whole (no exchange: B = A / 2 there)
     rdu.send_recv %x from 0 to 1 : T -> T        point to point: the value of pipeline
                                                  stage 0's sockets, on stage 1's sockets
 
@@ -151,6 +153,18 @@ class ReduceScatterOp(_DimCollectiveOp):
 
 
 @irdl_op_definition
+class LocalPartOp(_DimCollectiveOp):
+    """This rank's part along `dim` of a value that every rank of the group holds
+    whole (a replicated value meeting a split one): part `(rank // stride) % group`,
+    taken locally, nothing sent. The inverse of `rdu.all_gather`."""
+
+    name = "rdu.local_part"
+
+    def verify_(self) -> None:
+        self._verify_dim(shape_of(self.result.type), shape_of(self.input.type))
+
+
+@irdl_op_definition
 class SendRecvOp(IRDLOperation, OpFacts):
     """Point to point: the value computed by pipeline stage `source` received by stage `dest`."""
 
@@ -188,6 +202,6 @@ class SendRecvOp(IRDLOperation, OpFacts):
 
 
 
-COLLECTIVE_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, SendRecvOp)
+COLLECTIVE_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, LocalPartOp, SendRecvOp)
 
-__all__ = ["AllReduceOp", "AllGatherOp", "ReduceScatterOp", "SendRecvOp", "COLLECTIVE_OPS"]
+__all__ = ["AllReduceOp", "AllGatherOp", "ReduceScatterOp", "LocalPartOp", "SendRecvOp", "COLLECTIVE_OPS"]

@@ -53,3 +53,9 @@
 %x = "test.op"() : () -> tensor<4x8xf32>
 %y = rdu.all_gather %x dim 1 group 2 stride 0 : tensor<4x8xf32> -> tensor<4x16xf32>
 // CHECK: Operation does not verify: 'rdu.all_gather' stride must be >= 1, got 0
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = rdu.local_part %x dim 1 group 2 : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: Operation does not verify: 'rdu.local_part' shapes [4, 8] -> [4, 8] do not match dim 1 split 2 ways

@@ -11,6 +11,8 @@
 %whole = rdu.all_gather %h dim 2 group 8 : tensor<1x1x8xbf16> -> tensor<1x1x64xbf16>
 // CHECK-NEXT: %part = rdu.reduce_scatter %x dim 2 group 8 : tensor<1x1x64xf32> -> tensor<1x1x8xf32>
 %part = rdu.reduce_scatter %x dim 2 group 8 : tensor<1x1x64xf32> -> tensor<1x1x8xf32>
+// CHECK-NEXT: %mine = rdu.local_part %x dim 2 group 8 : tensor<1x1x64xf32> -> tensor<1x1x8xf32>
+%mine = rdu.local_part %x dim 2 group 8 : tensor<1x1x64xf32> -> tensor<1x1x8xf32>
 // CHECK-NEXT: %next = rdu.send_recv %x from 0 to 1 : tensor<1x1x64xf32> -> tensor<1x1x64xf32>
 %next = rdu.send_recv %x from 0 to 1 : tensor<1x1x64xf32> -> tensor<1x1x64xf32>
 // Over a factor of the ranks: the 8 ranks r % 2 + 2k of 16.

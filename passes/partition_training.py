@@ -1,0 +1,221 @@
+"""Data parallelism for `rdu-partition{dp=N}`: which arguments carry the batch.
+
+A data-parallel program is the SPMD program of `dp` replicas, each given its
+share of the batch: every user input whose leading dim is the batch is split
+along it (`rdu.shard`), the weights stay whole on every replica. The tensor
+partitioner then carries the batch split through the graph by each op's dim
+map, as it carries a tensor-parallel split: a sum over the batch (the loss, a
+weight's gradient x^T dy, batch-norm statistics) becomes a partial sum that
+`rdu.all_reduce` makes whole where it is used, so the loss and the gradients
+are the full batch's, not one replica's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from rducc.dialects.contracts import (
+    Phase,
+    Split,
+    arg_attrs,
+    input_label,
+    is_input,
+    phase_of,
+    result_roles,
+    set_deferred,
+)
+from rducc.dialects.op_facts import facts_of
+from rducc.dialects.program import entry_function, functions
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
+from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
+from rducc.errors import RduccError
+from rducc.model.pipeline_schedule import default_microbatches
+from rducc.model.training_step import training_estimate
+from rducc.targets import Target
+
+
+def batch_size(function: func.FuncOp) -> int | None:
+    """The batch: the leading dim of the first user input that has one (None: no such input)."""
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        if is_input(attrs) and isinstance(arg.type, TensorType) and arg.type.get_shape():
+            return arg.type.get_shape()[0]
+    return None
+
+
+def batch_splits(function: func.FuncOp, dp: int) -> list[tuple[BlockArgument, Split]]:
+    """Each user input of `function` whose leading dim is the batch, with its split
+    `dp` ways along that dim. Raises `RduccError` when there is no batched input
+    or `dp` does not divide the batch."""
+    batch = batch_size(function)
+    if batch is None:
+        raise RduccError(f"rdu-partition: dp={dp} splits the batch, but @{function.sym_name.data} has no "
+                         "user input with a batch dimension")
+    splits = []
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        if not is_input(attrs) or not isinstance(arg.type, TensorType):
+            continue
+        shape = arg.type.get_shape()
+        if not shape or shape[0] != batch:
+            continue  # not batched (a mask or table shared by every example): whole on every replica
+        if batch % dp:
+            raise RduccError(f"rdu-partition: dp={dp} does not divide the batch of {batch} "
+                             f"(input '{input_label(attrs)}', shape {list(shape)}); use a dp that divides it")
+        splits.append((arg, Split.whole(0, dp)))
+    return splits
+
+
+def is_fill(value: SSAValue) -> bool:
+    """Whether `value` is a tensor of one value: an input-less `rdu.map` (its body
+    has no arguments, so every element is the same)."""
+    return isinstance(value.owner, MapOp) and not value.owner.inputs
+
+
+def fill_value(value: SSAValue) -> float | None:
+    """The number a fill holds when its body yields a constant, else None."""
+    if not is_fill(value):
+        return None
+    assert isinstance(value.owner, MapOp)
+    yielded = value.owner.body.block.last_op
+    source = yielded.operands[0].owner if yielded is not None and yielded.operands else None
+    if isinstance(source, arith.ConstantOp) and isinstance(source.value, IntegerAttr | FloatAttr):
+        return float(source.value.value.data)
+    return None
+
+
+def ramp_length(value: SSAValue, dim: int) -> int | None:
+    """n when `value` is the ramp `0, 1, ..., n-1` (an `rdu.iota`) reshaped to lie
+    along `dim` (size 1 elsewhere), as torch.gather's import indexes the dims it
+    does not gather along; else None."""
+    owner = value.owner
+    if not isinstance(owner, ReshapeOp) or not isinstance(iota := owner.input.owner, IotaOp):
+        return None
+    shape = owner.result.type.get_shape()
+    length = iota.result.type.get_shape()[0]
+    start, step = iota.start, iota.step
+    if not (isinstance(start, IntegerAttr) and isinstance(step, IntegerAttr)
+            and start.value.data == 0 and step.value.data == 1):
+        return None
+    if not 0 <= dim < len(shape) or shape[dim] != length or any(n != 1 for d, n in enumerate(shape) if d != dim):
+        return None
+    return length
+
+
+def _flops(op: Operation) -> int:
+    facts = facts_of(op)
+    return facts.flops() if facts is not None else 0
+
+
+def training_stages(block: Block, pp: int) -> dict[Operation, int]:
+    """The pipeline stage of every op of a training step's block, for `pp` stages.
+
+    The forward (`rdu.phase` forward) is cut into `pp` runs of consecutive ops
+    of about equal FLOPs (its layers in order: the joint graph keeps no
+    module names). Every op of the backward and the optimizer runs on the
+    stage of the forward values and weights it reads (the lowest, where it
+    reads several: a gradient flows from the last stage to the first), else
+    on that of the values it reads; an op that reads nothing (a fill) on the
+    stage of its first user. 1F1B runs stage s's backward on stage s's sockets."""
+    ops = [op for op in block.ops if not isinstance(op, func.ReturnOp)]
+    forward = [op for op in ops if phase_of(op) in (None, Phase.FORWARD)]
+    total = sum(_flops(op) for op in forward) or 1
+    stage: dict[Operation, int] = {}
+    done = 0
+    for op in forward:
+        stage[op] = min(pp - 1, done * pp // total)
+        done += _flops(op)
+    home: dict[SSAValue, int] = {}
+    for op in forward:
+        for operand in op.operands:
+            if isinstance(operand, BlockArgument):
+                home.setdefault(operand, stage[op])
+        for result in op.results:
+            home[result] = stage[op]
+    for op in ops:
+        if op in stage:
+            continue
+        saved = [home[v] for v in op.operands if v in home]
+        made = [stage[v.owner] for v in op.operands if isinstance(v.owner, Operation) and v.owner in stage]
+        if saved or made:
+            stage[op] = min(saved or made)
+    for op in reversed(ops):  # ops that read nothing: where their first user runs
+        if op not in stage:
+            users = [use.operation for result in op.results for use in result.uses if use.operation in stage]
+            stage[op] = min((stage[u] for u in users), default=0)
+    return stage
+
+
+_LAYOUT_OPS = (ReshapeOp, TransposeOp, BroadcastOp, SliceOp)
+
+
+def mark_deferred(function: func.FuncOp) -> None:
+    """Mark the collectives of `function` that `deferred` finds (`rdu.deferred`)."""
+    for op in function.body.block.ops:
+        if deferred(op):
+            set_deferred(op)
+
+
+def deferred(op: Operation) -> bool:
+    """Whether a collective of the backward may run under the rest of the backward:
+    nothing of the forward or backward but layout ops reads its result (a
+    gradient's all-reduce, read only by the optimizer or returned)."""
+    if not isinstance(op, COLLECTIVE_OPS) or phase_of(op) != Phase.BACKWARD:
+        return False
+    pending = [use.operation for use in op.results[0].uses]
+    while pending:
+        user = pending.pop()
+        if isinstance(user, _LAYOUT_OPS):
+            pending.extend(use.operation for use in user.results[0].uses)
+        elif phase_of(user) in (Phase.FORWARD, Phase.BACKWARD) and not isinstance(user, func.ReturnOp):
+            return False
+    return True
+
+
+def training_splits(sockets: int) -> list[tuple[int, int, int]]:
+    """(dp, tp, pp) to model for a training step: powers of two that use every
+    socket, pp stages of either dp replicas or tp ranks (not both)."""
+    powers = [1 << i for i in range(sockets.bit_length()) if 1 << i <= sockets]
+    splits = {(sockets // pp, 1, pp) for pp in powers if sockets % pp == 0}
+    splits |= {(1, sockets // pp, pp) for pp in powers if sockets % pp == 0}
+    return sorted(splits, key=lambda s: (s[2], -s[0]))
+
+
+def choose_training_split(module: ModuleOp, target: Target,
+                          partition: Callable[[ModuleOp, int, int, int], object]) -> tuple[int, int, int, int]:
+    """(dp, tp, pp, microbatches) of the least modeled step time (`training_estimate`)
+    among the splits of `training_splits` that partition (`partition(trial, dp, tp, pp)`
+    raising `RduccError` for one that does not)."""
+    batch = batch_size(entry_function(module)) or 1
+    best: tuple[float, int, int, int, int] | None = None
+    for dp, tp, pp in training_splits(target.sockets):
+        if batch % dp:
+            continue
+        trial = module.clone()
+        try:
+            partition(trial, dp, tp, pp)
+        except RduccError:
+            continue
+        m = default_microbatches(batch // dp, pp)
+        seconds = training_estimate(trial, target, m).step_s
+        if best is None or seconds < best[0]:
+            best = (seconds, dp, tp, pp, m)
+    return best[1:] if best is not None else (1, 1, 1, 1)
+
+
+def is_training_step(module: ModuleOp) -> bool:
+    """Whether `module` is a training step: its entry function returns a loss
+    (`rdu.result_roles`), or its ops carry training phases (`rdu.phase`)."""
+    for function in functions(module):
+        if any(role is not None for role in result_roles(function)):
+            return True
+    return any(phase_of(op) is not None for op in module.walk())
+
+
+__all__ = [
+    "deferred", "mark_deferred", "training_splits",
+    "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
+    "training_stages",
+]
