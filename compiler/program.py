@@ -34,7 +34,7 @@ from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
-from rducc.targets import Target, load_target
+from rducc.targets import DEFAULT_TARGET, Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
 
 ModelLike = torch.export.ExportedProgram | str | Path | torch.nn.Module
@@ -61,7 +61,7 @@ def compile(  # noqa: A001 - the public name the API promises
     model: ModelLike,
     example_inputs: tuple | None = None,
     *,
-    target: str | Target = "sn40l",
+    target: str | Target = DEFAULT_TARGET,
     opt_level: int = 2,
     passes: PassesLike | None = None,
     verify_each: bool = False,

@@ -39,7 +39,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.targets import Target, figure_values, load_target, target_of_figures
+from rducc.targets import DEFAULT_TARGET, Target, figure_values, load_target, target_of_figures
 
 # --- attribute names -------------------------------------------------------
 
@@ -899,7 +899,7 @@ def module_target(module: Operation, option: str = "") -> Target:
     attr = module.attributes.get(TARGET)
     if isinstance(attr, TargetAttr):
         return attr.target()
-    return load_target(attr.data if isinstance(attr, StringAttr) else "sn40l")
+    return load_target(attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET)
 
 
 def set_target(module: Operation, target: Target) -> None:

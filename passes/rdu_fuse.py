@@ -74,7 +74,6 @@ from rducc.dialects.rdu.dataflow import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import is_contiguous_window
-from rducc.model.cost_model import planned_cost
 from rducc.model.kernel_model import (
     best_plan,
     gathered_inputs,
@@ -84,6 +83,7 @@ from rducc.model.kernel_model import (
     shape,
     windowed_inputs,
 )
+from rducc.model.kernel_timing import planned_cost
 from rducc.model.mapping import KernelBody, body_stages, map_body
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target

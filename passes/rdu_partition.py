@@ -89,7 +89,7 @@ from rducc.dialects.contracts import (
     shard_of,
 )
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
-from rducc.dialects.program import functions, global_stages
+from rducc.dialects.program import functions
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
@@ -101,7 +101,7 @@ from rducc.dialects.rdu.dataflow import (
     SliceOp,
     TransposeOp,
 )
-from rducc.dialects.shapes import reshape_groups, value_bytes
+from rducc.dialects.shapes import reshape_groups
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
@@ -907,23 +907,13 @@ def candidate_splits(sockets: int) -> list[tuple[int, int]]:
     return [(tp, pp) for tp in powers for pp in powers if tp * pp <= sockets]
 
 
-def stage_weight_bytes(module: ModuleOp) -> list[int]:
-    """Bytes of weights one socket of each pipeline stage holds."""
-    stages = global_stages(module)
-    totals = [0] * (max(stages.values(), default=0) + 1)
-    for op in module.ops:
-        if isinstance(op, GlobalOp):
-            totals[stages.get(op.sym_name.data, 0)] += value_bytes(op.global_type)
-    return totals
-
-
 def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
     """The (tp, pp) with the least modeled time (level-1 estimate) among those that partition.
 
     Pipeline stages do not shorten one token's way through the model, so
     splits with pp > 1 are modeled only when no pp = 1 split fits one
     socket's HBM (they hold fewer weights a socket)."""
-    from rducc.model.cost_model import partition_estimate
+    from rducc.model.cost_model import partition_estimate, stage_weight_bytes
 
     target = module_target(module, target_spec)
     best: tuple[float, int, int] | None = None

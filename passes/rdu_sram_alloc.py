@@ -9,7 +9,7 @@ Live ranges are intervals over the program order of @forward (a loop's body
 once: every iteration reuses the same buffers); buffers of different kernels
 never overlap in time, so each group of overlapping intervals is placed on
 its own. Placement is greedy by size, lowest fitting offset first, with
-offsets aligned to ALIGNMENT bytes. The pass records on @forward:
+offsets aligned to SRAM_ROW_BYTES bytes. The pass records on @forward:
 
     tier.sram_capacity      the target's SRAM bytes (the verifiers check it)
     tier.sram_peak          highest byte used

@@ -28,6 +28,11 @@ from rducc.files import read_text
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 BUILTIN_TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
+DEFAULT_TARGET = "sn40l"
+"""The target a compile, a run or a module without `#rdu.target` uses when none is named."""
+SRAM_ROW_BYTES = 64
+"""One SRAM row (32 lanes x 2 bytes): the smallest share of a buffer one PMU
+holds, and the alignment of SRAM offsets and sizes."""
 COMPARISON_TARGETS = ("dgx-h100", "dgx-a100")
 """Built-in targets that are not chips rducc compiles for: GPU nodes whose
 "DDR" is host memory over PCIe, for serving comparisons (docs/serving.md)."""
@@ -137,6 +142,17 @@ class Target:
         rows = max(1, int(sites**0.5))
         cols = -(-sites // rows)
         return rows, cols + cols % 2
+
+    def bandwidth(self, tier: str) -> float:
+        """Peak bytes/s of a memory tier (`sram`: all its PMUs' ports together,
+        `hbm`, `ddr`): the one place a tier's bandwidth figure is read."""
+        return {"sram": self.sram_bandwidth, "hbm": self.hbm_bandwidth, "ddr": self.ddr_bandwidth}[tier]
+
+    def sustained_bandwidth(self, tier: str) -> float:
+        """Bytes/s a long DMA stream sustains from a tier: its peak x its efficiency
+        (`hbm_efficiency`, `ddr_efficiency`; SRAM sustains its peak)."""
+        efficiency = {"hbm": self.hbm_efficiency, "ddr": self.ddr_efficiency}.get(tier, 1.0)
+        return self.bandwidth(tier) * efficiency
 
     def peak_flops(self, element_type: str) -> float:
         """Peak FLOP/s of one socket for an element type name (bf16, f32, i32, ...);
@@ -371,7 +387,7 @@ def target_of_figures(figures: dict[str, Any], where: str) -> Target:
     return Target(**_validate(data, Path(where)), source=source if isinstance(source, str) else "")
 
 
-def load_target(spec: str | Target = "sn40l") -> Target:
+def load_target(spec: str | Target = DEFAULT_TARGET) -> Target:
     """A built-in target by name, or a user's target file by path."""
     if isinstance(spec, Target):
         return spec

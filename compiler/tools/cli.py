@@ -19,6 +19,7 @@ from rducc import __version__
 from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
 from rducc.files import check_distinct, check_writable, is_stream, text_writer, write_atomically, write_together
+from rducc.targets import DEFAULT_TARGET
 from rducc.tools.entry import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -28,9 +29,6 @@ from rducc.tools.entry import (
     interrupted,
 )
 from rducc.tools.options import ArgumentParser
-
-EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
-"""IR levels `--emit` can stop at (see rducc.pipeline)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the MLIR ('-' for stdout, the default)",
     )
     parser.add_argument(
-        "--emit", choices=EMIT_LEVELS, default=None,
+        "--emit", choices=[level.value for level in Level], default=None,
         help=(
             "IR level to stop at: graph (the imported dataflow graph), kernels (fused), "
             "memory (tiled, tiers placed, explicit DMA) or placed (SRAM allocated; the default)"
@@ -65,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)",
     )
     parser.add_argument(
-        "--target", default="sn40l", metavar="NAME|FILE",
+        "--target", default=DEFAULT_TARGET, metavar="NAME|FILE",
         help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
     )
     parser.add_argument(

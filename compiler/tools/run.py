@@ -29,6 +29,7 @@ from rducc.deploy.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.errors import RduccError
 from rducc.targets import Target
+from rducc.tools.cost_table import cost_table
 from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
 
@@ -342,7 +343,7 @@ def _run(args: argparse.Namespace) -> None:
 
             write_plots(module, report, Path(args.plot), args.plot_kernel)
         if args.simulate:
-            print(report.table())
+            print(cost_table(report))
             if ranges is not None:
                 print()
                 print(ranges.table())
