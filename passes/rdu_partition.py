@@ -65,7 +65,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
@@ -104,7 +103,7 @@ from rducc.dialects.rdu.dataflow import (
 from rducc.dialects.shapes import reshape_groups
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
-from rducc.passes.common import require_tensor_program
+from rducc.passes.common import RduPass
 
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
@@ -934,12 +933,12 @@ def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class RduPartition(ModulePass):
+class RduPartition(RduPass):
     """Split the model across sockets: tensor parallelism (tp) and pipeline stages (pp)."""
 
     name = "rdu-partition"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
-    produces: ClassVar[Level | None] = None
+    on_tensors: ClassVar[bool] = True
 
     tp: int = 0
     """Sockets per tensor-parallel group; 0: chosen by the cost model (with pp)."""
@@ -947,11 +946,7 @@ class RduPartition(ModulePass):
     pp: int = 0
     """Pipeline stages; 0: chosen by the cost model (1 when tp is given)."""
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         if is_partitioned(op):
             raise RduccError("rdu-partition: the module is partitioned already")
         if any(isinstance(inner, KernelOp) for inner in op.walk()):

@@ -735,9 +735,11 @@ class _UnaryLayoutOp(IRDLOperation):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def _verify_same_element(self) -> None:
+    def _verify_same_element(self) -> tuple[Shape, Shape]:
+        """Check the tensors and their element type; the input's and the result's shapes."""
         _verify_tensors(self)
         _same_element(self, self.input.type, self.result.type, "input and result")
+        return shape_of(self.input.type), shape_of(self.result.type)
 
 
 @irdl_op_definition
@@ -751,8 +753,7 @@ class ReshapeOp(_UnaryLayoutOp, OpFacts):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        self._verify_same_element()
-        a, b = shape_of(self.input.type), shape_of(self.result.type)
+        a, b = self._verify_same_element()
         if num_elements(a) != num_elements(b):
             raise VerifyException(
                 f"'rdu.reshape' cannot reshape {num_elements(a)} elements into "
@@ -825,8 +826,7 @@ class BroadcastOp(_UnaryLayoutOp, OpFacts):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        self._verify_same_element()
-        a, b = shape_of(self.input.type), shape_of(self.result.type)
+        a, b = self._verify_same_element()
         if not broadcasts_to(a, b):
             raise VerifyException(f"'rdu.broadcast' cannot broadcast {list(a)} to {list(b)}")
 
