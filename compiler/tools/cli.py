@@ -28,7 +28,7 @@ from rducc.tools.entry import (
     drop_stdout,
     interrupted,
 )
-from rducc.tools.options import ArgumentParser
+from rducc.tools.options import ArgumentParser, add_pass_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,17 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run this pipeline instead of the -O one, in xDSL's syntax "
         "('rdu-canonicalize,cse,my-pass{k=2},rdu-fuse{level=1},...'); --print-pipeline shows the -O one",
     )
-    parser.add_argument(
-        "--load-pass-plugin", dest="plugins", action="append", metavar="FILE",
-        help="load the passes a Python file defines, for --pass-pipeline (repeatable)",
-    )
+    add_pass_flags(parser, "--pass-pipeline")
     parser.add_argument(
         "--verify-each", action="store_true",
         help="verify the IR after every pass; a pass that breaks it is named in the error",
-    )
-    parser.add_argument(
-        "--list-passes", action="store_true",
-        help="list every pass a pipeline can name, with its description and options, and exit",
     )
     parser.add_argument(
         "--print-pipeline",
@@ -103,10 +96,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--weights", metavar="FILE",
         help="where to write the weights (safetensors); default: beside the output, "
         "OUT.safetensors (none for '-o -' unless given, none for a meta-device model)",
-    )
-    parser.add_argument(
-        "--no-locations", action="store_true",
-        help="do not print loc(...) source locations on ops",
     )
     parser.add_argument(
         "--timings", action="store_true", help="print the time of each stage to stderr"
