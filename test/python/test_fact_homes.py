@@ -111,3 +111,18 @@ def test_op_names_and_definitions_are_not_attribute_literals():
               '    return op.name == "rdu.map"\n')
     assert list(violations("passes/fine.py", source, _op_names())) == []
     assert list(violations(CONTRACTS_HOME, 'LEVEL = "rdu.level"\n', _op_names())) == []
+
+
+def test_target_figures_have_no_default_outside_the_base_file():
+    """A figure's value when a file leaves it out lives in compiler/targets/base.toml
+    only: no `Target` field has a Python default a GPU target could silently pick up."""
+    import dataclasses
+
+    from rducc.targets import BASE_FILE, FIGURE_NAMES, Target
+
+    defaulted = [f.name for f in dataclasses.fields(Target)
+                 if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING]
+    assert defaulted == ["source", "ranges"]
+    base = BASE_FILE.read_text()
+    assert "pcu_stages = 6" in base and all(name in FIGURE_NAMES or name == "kernel_looping" for name in
+                                             ("host_bandwidth", "hbm_efficiency", "kernel_looping"))
