@@ -21,12 +21,11 @@ from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.contracts import (
-    Level,
     Update,
     arg_attrs,
     f64_demoted,
     input_label,
-    level_of,
+    is_placed,
     result_updates,
     set_weights_file,
 )
@@ -180,7 +179,7 @@ class Program:
     def _runner(self):
         from rducc.runtime.sockets import placed_runner
 
-        if level_of(self.module) != Level.PLACED:
+        if not is_placed(self.module):
             raise RduccError("this Program is not a placed program; it cannot run")
         return placed_runner(self.module)  # every socket's program when partitioned
 

@@ -141,6 +141,11 @@ def level_of(module: Operation) -> Level | None:
     return None
 
 
+def is_placed(module: Operation) -> bool:
+    """The module is a placed program (level `placed`): what runs and what is costed."""
+    return level_of(module) == Level.PLACED
+
+
 def set_level(module: Operation, level: Level | str) -> None:
     """Record the IR level on the module."""
     module.attributes[LEVEL] = LevelAttr(Level(level))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rducc import __version__
-from rducc.dialects.contracts import Level, level_of, set_weights_file
+from rducc.dialects.contracts import Level, is_placed, set_weights_file
 from rducc.errors import RduccError
 from rducc.files import check_distinct, check_writable, is_stream, text_writer, write_atomically, write_together
 from rducc.targets import DEFAULT_TARGET
@@ -282,7 +282,7 @@ def _opt_level(args: argparse.Namespace) -> int:
 def _check_level_for_report(module, args: argparse.Namespace) -> None:
     if not (args.report or args.report_json or args.plot):
         return
-    if level_of(module) != Level.PLACED:
+    if not is_placed(module):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
 
 

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rducc import __version__
 from rducc.deploy.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
-from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
+from rducc.dialects.contracts import f64_demoted, is_placed, module_target, weights_file
 from rducc.errors import RduccError
 from rducc.targets import Target
 from rducc.tools.cost_table import cost_table
@@ -106,7 +106,7 @@ def parse_program(path: Path) -> ModuleOp:
     except DiagnosticException as error:
         raise RduccError(f"{path}: the program does not verify:\n{describe_verify_failure(module, error)}") from None
     check_loop_steps(module)  # xDSL's verifier accepts a step of 0
-    if level_of(module) != Level.PLACED:
+    if not is_placed(module):
         raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
     return module
 

@@ -79,6 +79,7 @@ from rducc.dialects.shapes import (
     shape_of,
     verify_element_type,
     verify_static,
+    window_output_size,
 )
 
 
@@ -533,15 +534,6 @@ class ScanOp(IRDLOperation, OpFacts):
 
 
 
-def _window_output(size: int, window: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
-    span = dilation * (window - 1) + 1
-    numerator = size + 2 * pad - span
-    out = (-(-numerator // stride) if ceil else numerator // stride) + 1
-    if ceil and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
 def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBase[IntegerType]) -> None:
     for label, attr in arrays.items():
         values = _ints(attr)
@@ -612,7 +604,7 @@ class ConvOp(IRDLOperation, OpFacts):
                 f"expects {w[1]} x {groups} groups"
             )
         expected = [x[0], w[0]] + [
-            _window_output(x[2 + i], w[2 + i], s, p, d, False)
+            window_output_size(x[2 + i], w[2 + i], s, p, d, False)
             for i, (s, p, d) in enumerate(
                 zip(_ints(self.stride), _ints(self.padding), _ints(self.dilation))
             )
@@ -697,7 +689,7 @@ class PoolOp(IRDLOperation, OpFacts):
         )
         lead = len(x) - spatial
         expected = list(x[:lead]) + [
-            _window_output(x[lead + i], k, s, p, d, self.ceil_mode is not None)
+            window_output_size(x[lead + i], k, s, p, d, self.ceil_mode is not None)
             for i, (k, s, p, d) in enumerate(
                 zip(
                     _ints(self.window),
