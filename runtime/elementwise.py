@@ -1,7 +1,9 @@
 """Vectorized scalar semantics that NumPy lacks, for compiled `rdu.map` bodies.
 
-arith's integer division and remainder (signed, floor, ceil, unsigned; x / 0
-gives 0), unsigned comparisons and extremes by reinterpreting the bits, i1
+arith's integer division and remainder (signed, floor, ceil, unsigned; a
+divisor of 0 anywhere is an error naming the division, as torch's integer
+`//`, `div(rounding_mode=...)`, `remainder` and `fmod` raise ZeroDivisionError
+where arith leaves it undefined), unsigned comparisons and extremes by reinterpreting the bits, i1
 read as signed (true is -1), integer powers, round half away from zero, and
 erf (torch's), and `rdu.pointwise_call`: an ATen pointwise op run by torch's
 own CPU kernel. Every function takes and returns whole arrays.
@@ -47,52 +49,65 @@ def signed(x: Any, dtype: np.dtype) -> np.ndarray:
     return np.asarray(x).view(dtype)
 
 
+DIVISIONS = {
+    "div": "integer division rounded toward zero (div rounding_mode='trunc')",
+    "floordiv": "integer floor division (//, floor_divide, div rounding_mode='floor')",
+    "ceil": "integer ceiling division",
+    "rem": "integer remainder (%, remainder, fmod)",
+}
+"""What each arith division computes, for the error of a zero divisor."""
+
+
+def check_divisor(divisor: np.ndarray, kind: str) -> None:
+    """Refuse a zero divisor anywhere (torch raises ZeroDivisionError there)."""
+    if not np.all(divisor):
+        raise RduccError(f"{DIVISIONS[kind]} by zero (torch raises ZeroDivisionError)")
+
+
 def divsi(a: Any, b: Any) -> Any:
-    """Signed division truncating toward zero (x / 0 gives 0: arith leaves it undefined)."""
+    """Signed division truncating toward zero."""
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    quotient = np.floor_divide(a, safe)
-    remainder = a - quotient * safe
-    fix = (remainder != 0) & ((a < 0) != (safe < 0))
-    return np.where(b == 0, np.zeros_like(quotient), quotient + fix.astype(quotient.dtype))
+    check_divisor(b, "div")
+    quotient = np.floor_divide(a, b)
+    remainder = a - quotient * b
+    fix = (remainder != 0) & ((a < 0) != (b < 0))
+    return quotient + fix.astype(quotient.dtype)
 
 
 def floordivsi(a: Any, b: Any) -> Any:
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    return np.where(b == 0, np.zeros_like(a), np.floor_divide(a, safe))
+    check_divisor(b, "floordiv")
+    return np.floor_divide(a, b)
 
 
 def ceildivsi(a: Any, b: Any) -> Any:
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    quotient = np.floor_divide(a, safe)
-    bump = (a - quotient * safe != 0).astype(quotient.dtype)
-    return np.where(b == 0, np.zeros_like(quotient), quotient + bump)
+    check_divisor(b, "ceil")
+    quotient = np.floor_divide(a, b)
+    return quotient + (a - quotient * b != 0).astype(quotient.dtype)
 
 
 def remsi(a: Any, b: Any) -> Any:
     """Remainder with the sign of the dividend (C semantics)."""
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    return np.where(b == 0, np.zeros_like(a), np.fmod(a, safe))
+    check_divisor(b, "rem")
+    return np.fmod(a, b)
 
 
 def unsigned_division(kind: str) -> Callable[[Any, Any], Any]:
-    """divui, remui, ceildivui: the bits read as unsigned (x / 0 gives 0)."""
+    """divui, remui, ceildivui: the bits read as unsigned."""
 
     def apply(a: Any, b: Any) -> Any:
         a = np.asarray(a)
         ua, ub = unsigned(a), unsigned(np.asarray(b, dtype=a.dtype))
-        safe = np.where(ub == 0, np.ones_like(ub), ub)
-        quotient = np.floor_divide(ua, safe)
+        check_divisor(ub, kind)
+        quotient = np.floor_divide(ua, ub)
         if kind == "div":
             result = quotient
         elif kind == "rem":
-            result = np.remainder(ua, safe)
+            result = np.remainder(ua, ub)
         else:
-            result = quotient + (np.remainder(ua, safe) != 0).astype(ua.dtype)
-        result = np.where(ub == 0, np.zeros_like(result), result)
+            result = quotient + (np.remainder(ua, ub) != 0).astype(ua.dtype)
         return np.asarray(result).astype(ua.dtype).view(a.dtype)
 
     return apply

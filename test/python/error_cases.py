@@ -89,6 +89,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "rows": ("rows.mlir", "a placed program: rows of a 4-row input written in place at the indices it is given"),
     "ids_past_end": ("ids_past_end.npy", "int64 indices [0, 7, 1]"),
     "ids_negative": ("ids_negative.npy", "int64 indices [0, -1, 1]"),
+    "int_floor_divide": ("floor_divide.mlir", "a placed program: `a // b` of two int64[3] inputs (compiled from torch)"),
+    "int_fmod": ("fmod.mlir", "a placed program: `torch.fmod(a, b)` of two int64[3] inputs (compiled from torch)"),
+    "ints": ("ints.npy", "int64 [7, -7, 5]"),
+    "ints_zero": ("ints_zero.npy", "int64 [2, 0, 3]"),
     "no_room": ("no_room.toml", "sn40l with 2 PCUs and 2 PMUs on a 2 x 2 grid"),
     "unit_twice": ("unit_twice.mlir", "a `#rdu.mapping` giving PCU 1 to two stages"),
     "not_pointwise": ("not_pointwise.mlir", "an `rdu.pointwise_call` naming `os::system` (only pointwise aten ops verify)"),
@@ -436,6 +440,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: overlapping SRAM allocations", RUN, ("{overlap}", "--input", "{x}", "--output", "out.npz"), "overlap"),
     ErrorCase("rducc-run: host op result unlike its declared type", RUN, ("{host_mismatch}", "--input", "{x}", "--output", "out.npz"),
               "the host kernel's result #1 is int64[4], but the program declares int32[4]"),
+    ErrorCase("rducc-run: integer floor division by zero", RUN,
+              ("{int_floor_divide}", "--input", "{ints}", "--input", "{ints_zero}", "--output", "out.npz"),
+              "integer floor division (//, floor_divide, div rounding_mode='floor') by zero (torch raises ZeroDivisionError)"),
+    ErrorCase("rducc-run: integer fmod by zero", RUN,
+              ("{int_fmod}", "--input", "{ints}", "--input", "{ints_zero}", "--output", "out.npz"),
+              "integer remainder (%, remainder, fmod) by zero (torch raises ZeroDivisionError)"),
     ErrorCase("rducc-run: index past the end of a table", RUN, ("{gather}", "--input", "{ids_past_end}", "--output", "out.npz"),
               "'tier.gather' at model.py:3:8: rdu.gather: index 7 is out of bounds for dim 0 of size 4 (indices must be in [0, 4))"),
     ErrorCase("rducc-run: negative index into a table", RUN, ("{gather}", "--input", "{ids_negative}", "--output", "out.npz"),
@@ -828,6 +838,27 @@ def _index_files(paths: dict[str, Path]) -> None:
     np.save(paths["ids_negative"], np.array([0, -1, 1], np.int64))
 
 
+def _division_files(paths: dict[str, Path]) -> None:
+    """Integer division programs (compiled from torch) and a divisor holding a zero."""
+    import numpy as np
+    import rducc
+    import torch
+
+    class Divide(torch.nn.Module):
+        def __init__(self, remainder: bool) -> None:
+            super().__init__()
+            self.remainder = remainder
+
+        def forward(self, a, b):
+            return torch.fmod(a, b) if self.remainder else a // b
+
+    a, b = torch.tensor([7, -7, 5]), torch.tensor([2, 1, 3])
+    for key, remainder in (("int_floor_divide", False), ("int_fmod", True)):
+        rducc.compile(Divide(remainder), (a, b), opt_level=2).save(paths[key])
+    np.save(paths["ints"], a.numpy())
+    np.save(paths["ints_zero"], np.array([2, 0, 3], np.int64))
+
+
 def _safetensors(path: Path, header: object, body: bytes = b"", raw: bytes | None = None) -> None:
     import json
 
@@ -974,6 +1005,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
         paths[key].write_text((PLUGIN_INPUTS / INPUTS[key][0]).read_text())
     paths["silu_graph"].write_text((ROOT / "test" / "examples" / "fuse-silu.mlir").read_text())
     _index_files(paths)
+    _division_files(paths)
     _archive_files(paths)
     _model_files(paths)
     _program_files(paths, directory)
