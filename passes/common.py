@@ -53,7 +53,8 @@ class RduPass(ModulePass):
 
     `apply` is the contract every runner gets (rducc's pipeline, rducc-opt,
     xDSL's, a test): refuse a module at a level not in `accepts` (and, when
-    `on_tensors`, one already on tier buffers), run the pass's `rewrite`, then
+    `on_tensors`, one already on tier buffers) after its options
+    (`check_options`), run the pass's `rewrite`, then
     mark the module at `produces` when the pass changes the level."""
 
     accepts: ClassVar[tuple[Level, ...]] = tuple(Level)
@@ -65,6 +66,7 @@ class RduPass(ModulePass):
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
         if self.on_tensors:
             require_tensor_program(op, self.name, self.accepts)
         else:
@@ -72,6 +74,10 @@ class RduPass(ModulePass):
         self.rewrite(ctx, op)
         if self.produces is not None:
             set_level(op, self.produces)
+
+    def check_options(self) -> None:
+        """Refuse option values the pass cannot run with (before the level check:
+        a bad option is the pipeline's error, whatever the module)."""
 
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         """The pass itself, on a module at a level it accepts."""

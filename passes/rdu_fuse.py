@@ -399,9 +399,11 @@ class RduFuse(RduPass):
     level: int = 2
     """0 = every op its own kernel; 1 = pattern fusion; 2 = up to whole layers."""
 
-    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
         if self.level not in (0, 1, 2):
             raise ValueError(f"rdu-fuse: level must be 0, 1 or 2, got {self.level}")
+
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
         for function in functions(op):
             if self.level > 0:
