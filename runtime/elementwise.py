@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.rdu.pointwise import PointwiseCallOp, tensor_operands
 from rducc.errors import RduccError
+from rducc.runtime.call_limits import check_call, run_in_chunks
 from rducc.runtime.dtypes import BF16, F16, F32, F64, HALF_DTYPES, UINT_DTYPES
 from rducc.runtime.host_calls import call_constants
 
@@ -171,31 +172,40 @@ def _widened(arrays: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.ndarray]:
     """`rdu.pointwise_call` on whole arrays: torch's CPU kernel of the ATen op the
-    call names (only a functional pointwise op of the aten namespace resolves), its
-    tensor arguments the (broadcasting) arrays, its other arguments the callee's
+    call names (only an op on the pointwise allow-list resolves), its tensor
+    arguments the (broadcasting) arrays, its other arguments the callee's
     constants; the chosen result cast to `result`. An op torch has no f16/bf16
-    kernel for runs in f32, rounded once."""
+    kernel for runs in f32, rounded once. The call's limits
+    (`rducc.runtime.call_limits`) are checked first; an op whose work grows
+    with an argument's value runs in chunks that Ctrl-C can stop between."""
     try:
         overload = op.overload()
+        op.verify()
     except VerifyException as error:  # an unverified module: the runtime calls no other op
         raise RduccError(str(error)) from None
+    name = op.callee.full_name
     constants = call_constants(op.callee)
     names = tensor_operands(op.callee)
     which = op.callee.result.data
     multiple = len(overload._schema.returns) > 1
+    what = f"'rdu.pointwise_call' of {name}"
 
     def run(arrays: tuple[Any, ...]) -> np.ndarray:
         out = overload(**constants, **{name: _as_torch(a) for name, a in zip(names, arrays)})
         return _as_numpy(out[which] if multiple else out, result)
 
+    def limited(arrays: tuple[Any, ...]) -> np.ndarray:
+        steps = check_call(name, {**constants, **dict(zip(names, arrays))}, what)
+        return run_in_chunks(run, arrays, steps) if steps > 1 else run(arrays)
+
     def call(*arrays: Any) -> np.ndarray:
         try:
-            return run(arrays)
+            return limited(arrays)
         except (RuntimeError, NotImplementedError) as error:
             if any(np.asarray(a).dtype in (F16, BF16) for a in arrays) and "not implemented for" in str(error):
-                return run(_widened(arrays))
+                return limited(_widened(arrays))
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise RduccError(f"'rdu.pointwise_call' of {op.callee.full_name} failed: {reason}") from None
+            raise RduccError(f"{what} failed: {reason}") from None
 
     return call
 
