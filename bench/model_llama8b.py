@@ -55,7 +55,8 @@ from rducc.driver import import_exported, lower  # noqa: E402
 from rducc.dialects.contracts import calls_of, is_outlined, partition_of  # noqa: E402
 from rducc.runtime.sockets import shard_specs  # noqa: E402
 from rducc.dialects.program import functions  # noqa: E402
-from rducc.model.cost_model import Report, estimate, transfer_bytes  # noqa: E402
+from rducc.model.cost_model import Report, estimate  # noqa: E402
+from rducc.model.program_walk import transfer_bytes  # noqa: E402
 from rducc.dialects.shapes import value_bytes  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
 

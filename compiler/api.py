@@ -46,7 +46,6 @@ from rducc.dialects.program import ENTRY, kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.errors import RduccError
 from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op, opmath_type
-from rducc.model.cost_model import KernelCost
 from rducc.model.kernel_model import (
     TilePlan,
     candidate_loops,
@@ -56,6 +55,7 @@ from rducc.model.kernel_model import (
     untiled,
     working_set,
 )
+from rducc.model.kernel_timing import KernelCost
 from rducc.passes.rdu_fuse import outline_kernel
 from rducc.passes.rdu_merge_maps import merged_map
 from rducc.passes.rdu_tile import record_plan

@@ -31,7 +31,7 @@ from rducc.pipeline import (
     run_passes,
     verify_after,
 )
-from rducc.targets import Target, load_target
+from rducc.targets import DEFAULT_TARGET, Target, load_target
 from rducc.weights import program_weights
 
 
@@ -196,7 +196,7 @@ def resolve_passes(
 class CompileOptions:
     """How to compile: the target, the pipeline and the policies of one compile."""
 
-    target: str | Target = "sn40l"
+    target: str | Target = DEFAULT_TARGET
     opt_level: int = 2
     emit: str = "placed"
     """The IR level the -O pipeline stops at."""

@@ -31,15 +31,15 @@ from xdsl.passes import ModulePass, PassPipelineCallbackType
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from rducc.dialects.contracts import set_target
+from rducc.dialects.contracts import Level, set_target
 from rducc.errors import RduccError
 from rducc.passes import ALL_PASSES
 from rducc.targets import Target
 
 PassFactory = Callable[[], type[ModulePass]]
 
-LEVELS = ("graph", "kernels", "memory", "placed")
-"""IR levels, in pipeline order; `--emit` stops at one of them."""
+LEVELS = tuple(level.value for level in Level)
+"""IR levels by name, in pipeline order (`Level`); `--emit` stops at one of them."""
 
 STAGES: dict[str, list[str]] = {
     "kernels": ["rdu-canonicalize", "rdu-outline-layers", "cse", "rdu-fuse{level=%(opt)d}", "rdu-merge-maps"],

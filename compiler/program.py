@@ -22,14 +22,13 @@ from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.contracts import (
-    Level,
     Update,
     arg_attrs,
     complex_inputs,
     complex_outputs,
     f64_demoted,
     input_label,
-    level_of,
+    is_placed,
     result_updates,
     set_weights_file,
 )
@@ -39,7 +38,7 @@ from rducc.errors import RduccError
 from rducc.frontend.joint_graph import is_joint
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.runtime.dtypes import complex_to_pair, pair_to_complex
-from rducc.targets import Target, load_target
+from rducc.targets import DEFAULT_TARGET, Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
 
 ModelLike = torch.export.ExportedProgram | str | Path | torch.nn.Module
@@ -66,7 +65,7 @@ def compile(  # noqa: A001 - the public name the API promises
     model: ModelLike,
     example_inputs: tuple | None = None,
     *,
-    target: str | Target = "sn40l",
+    target: str | Target = DEFAULT_TARGET,
     opt_level: int = 2,
     passes: PassesLike | None = None,
     verify_each: bool = False,
@@ -271,7 +270,7 @@ class Program:
     def _runner(self):
         from rducc.runtime.sockets import placed_runner
 
-        if level_of(self.module) != Level.PLACED:
+        if not is_placed(self.module):
             raise RduccError("this Program is not a placed program; it cannot run")
         return placed_runner(self.module)  # every socket's program when partitioned
 

@@ -40,7 +40,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.targets import Target, figure_values, load_target, target_of_figures
+from rducc.targets import DEFAULT_TARGET, Target, figure_values, load_target, target_of_figures
 
 # --- attribute names -------------------------------------------------------
 
@@ -150,6 +150,11 @@ def level_of(module: Operation) -> Level | None:
     if isinstance(attr, StringAttr) and attr.data in Level.__members__.values():
         return Level(attr.data)
     return None
+
+
+def is_placed(module: Operation) -> bool:
+    """The module is a placed program (level `placed`): what runs and what is costed."""
+    return level_of(module) == Level.PLACED
 
 
 def set_level(module: Operation, level: Level | str) -> None:
@@ -1033,7 +1038,7 @@ def module_target(module: Operation, option: str = "") -> Target:
     attr = module.attributes.get(TARGET)
     if isinstance(attr, TargetAttr):
         return attr.target()
-    return load_target(attr.data if isinstance(attr, StringAttr) else "sn40l")
+    return load_target(attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET)
 
 
 def set_target(module: Operation, target: Target) -> None:

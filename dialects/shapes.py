@@ -181,3 +181,19 @@ def reshape_groups(
                 raise ValueError(f"reshape {list(source)} -> {list(result)} changes the number of elements")
         groups.append((group_src, group_res))
     return groups
+
+
+def window_span(window: int, dilation: int) -> int:
+    """Input elements one dilated window covers."""
+    return dilation * (window - 1) + 1
+
+
+def window_output_size(size: int, window: int, stride: int, pad: int, dilation: int, ceil_mode: bool) -> int:
+    """Output length of a sliding window over `size` elements padded by `pad` each
+    side (PyTorch's formula, ceil_mode included): the one home of the formula that
+    conv and pool verifiers and kernels read; 0 or less when no window fits."""
+    numerator = size + 2 * pad - window_span(window, dilation)
+    out = (-(-numerator // stride) if ceil_mode else numerator // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out

@@ -55,6 +55,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import (
     IsolatedFromAbove,
+    IsTerminator,
     MemoryAllocEffect,
     MemoryFreeEffect,
     MemoryReadEffect,
@@ -800,7 +801,7 @@ class ComputeOp(IRDLOperation, NoCompute):
             )
         terminator = block.last_op
         yielded = [v.type for v in terminator.operands] if terminator else []
-        if terminator is None or terminator.name != "rdu.yield" or yielded != [
+        if terminator is None or not terminator.has_trait(IsTerminator) or yielded != [
             _as_tensor(v.type) for v in self.outs
         ]:
             raise VerifyException(

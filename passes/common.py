@@ -1,18 +1,25 @@
-"""Helpers the passes share: the level check.
+"""What the passes share: `RduPass`, their base class, and the level checks.
 
 Each pass declares the IR levels it accepts (`accepts`) and the level it
-leaves (`produces`, None: the level it was given) and checks them on entry."""
+leaves (`produces`, None: the level it was given); `RduPass.apply` checks the
+first before the pass's `rewrite` and sets the second after it, so no pass
+checks or sets a level itself."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 
-from rducc.dialects.contracts import LOWERED_LEVELS, TENSOR_LEVELS, Level, level_of
+from rducc.dialects.contracts import LOWERED_LEVELS, TENSOR_LEVELS, Level, level_of, module_target, set_level
 from rducc.dialects.program import functions
 from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
+from rducc.targets import Target
 
 
 def require_level(module: ModuleOp, pass_name: str, accepts: Sequence[Level]) -> None:
@@ -38,3 +45,44 @@ def require_tensor_program(module: ModuleOp, pass_name: str, accepts: Sequence[L
             if buffers or (op is function and any(isinstance(a.type, BufferType) for a in function.args)):
                 raise RduccError(f"{pass_name} works on tensor programs (levels graph, kernels); "
                                  f"@{function.sym_name.data} already uses tier buffers ({op.name})")
+
+
+@dataclass(frozen=True)
+class RduPass(ModulePass):
+    """An rducc pass: the levels it takes and leaves, and the target option.
+
+    `apply` is the contract every runner gets (rducc's pipeline, rducc-opt,
+    xDSL's, a test): refuse a module at a level not in `accepts` (and, when
+    `on_tensors`, one already on tier buffers) after its options
+    (`check_options`), run the pass's `rewrite`, then
+    mark the module at `produces` when the pass changes the level."""
+
+    accepts: ClassVar[tuple[Level, ...]] = tuple(Level)
+    produces: ClassVar[Level | None] = None
+    on_tensors: ClassVar[bool] = False
+    """The pass works on tensor programs only (the passes before rdu-insert-dma)."""
+
+    target: str = field(default="", kw_only=True)
+    """Target name or file; default: the module's rdu.target, else sn40l."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
+        if self.on_tensors:
+            require_tensor_program(op, self.name, self.accepts)
+        else:
+            require_level(op, self.name, self.accepts)
+        self.rewrite(ctx, op)
+        if self.produces is not None:
+            set_level(op, self.produces)
+
+    def check_options(self) -> None:
+        """Refuse option values the pass cannot run with (before the level check:
+        a bad option is the pipeline's error, whatever the module)."""
+
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
+        """The pass itself, on a module at a level it accepts."""
+        raise NotImplementedError(f"{type(self).__name__} defines no rewrite")
+
+    def target_of(self, module: ModuleOp) -> Target:
+        """The target this pass works for: its `target` option, else the module's."""
+        return module_target(module, self.target)

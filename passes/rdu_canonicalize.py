@@ -23,7 +23,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -43,7 +42,7 @@ from rducc.dialects.rdu.dataflow import (
     TransposeOp,
     YieldOp,
 )
-from rducc.passes.common import require_level
+from rducc.passes.common import RduPass
 
 
 def _copy_attributes(source: Operation, target: Operation) -> Operation:
@@ -238,14 +237,12 @@ def _rewritten_by(pattern: RewritePattern, op: Operation) -> bool:
 
 
 @dataclass(frozen=True)
-class RduCanonicalize(ModulePass):
+class RduCanonicalize(RduPass):
     """Fold no-op and chained layout ops, transposes into matmuls, fills into maps; drop dead ops."""
 
     name = "rdu-canonicalize"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
-    produces: ClassVar[Level | None] = None
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_level(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         patterns = GreedyRewritePatternApplier([p() for p in CANONICALIZATION_PATTERNS])
         PatternRewriteWalker(patterns, apply_recursively=True).rewrite_module(op)

@@ -46,7 +46,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
@@ -57,7 +56,6 @@ from rducc.dialects.contracts import (
     layer_of,
     module_target,
     set_layer,
-    set_level,
     stage_attr,
 )
 from rducc.dialects.program import functions
@@ -74,7 +72,6 @@ from rducc.dialects.rdu.dataflow import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import is_contiguous_window
-from rducc.model.cost_model import planned_cost
 from rducc.model.kernel_model import (
     best_plan,
     gathered_inputs,
@@ -84,8 +81,9 @@ from rducc.model.kernel_model import (
     shape,
     windowed_inputs,
 )
+from rducc.model.kernel_timing import planned_cost
 from rducc.model.mapping import KernelBody, body_stages, map_body
-from rducc.passes.common import require_tensor_program
+from rducc.passes.common import RduPass
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)
@@ -390,23 +388,22 @@ def outline_kernel(ops: Sequence[Operation], name: str) -> KernelOp:
 
 
 @dataclass(frozen=True)
-class RduFuse(ModulePass):
+class RduFuse(RduPass):
     """Group dataflow ops into kernels (level 0: none, 1: patterns, 2: whole layers)."""
 
     name = "rdu-fuse"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
+    on_tensors: ClassVar[bool] = True
     produces: ClassVar[Level] = Level.KERNELS
 
     level: int = 2
     """0 = every op its own kernel; 1 = pattern fusion; 2 = up to whole layers."""
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
         if self.level not in (0, 1, 2):
             raise ValueError(f"rdu-fuse: level must be 0, 1 or 2, got {self.level}")
-        require_tensor_program(op, self.name, self.accepts)
+
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
         for function in functions(op):
             if self.level > 0:
@@ -417,7 +414,6 @@ class RduFuse(ModulePass):
                     segments += split_off_windows(segment, function.args) if self.level > 0 else [segment]
             for index, segment in enumerate(segments):
                 outline_kernel(segment, f"k{index}")
-        set_level(op, self.produces)
 
     def segments(self, body: list[Operation], target: Target) -> list[list[Operation]]:
         """The kernels to form from a run of ops, by level."""

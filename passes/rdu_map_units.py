@@ -18,14 +18,13 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import LOWERED_LEVELS, KernelMapping, Level, module_target, set_mapping
 from rducc.dialects.program import functions, kernel_name
 from rducc.dialects.tier import ComputeOp
 from rducc.model.mapping import map_kernel
-from rducc.passes.common import require_level
+from rducc.passes.common import RduPass
 from rducc.targets import Target
 
 
@@ -39,18 +38,13 @@ def check_capacity(compute: ComputeOp, mapping: KernelMapping, target: Target) -
 
 
 @dataclass(frozen=True)
-class RduMapUnits(ModulePass):
+class RduMapUnits(RduPass):
     """Allocate, place and route every kernel's PCU stages and PMU buffers."""
 
     name = "rdu-map-units"
     accepts: ClassVar[tuple[Level, ...]] = LOWERED_LEVELS
-    produces: ClassVar[Level | None] = None
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_level(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
         for function in functions(op):
             for compute in function.walk():

@@ -18,7 +18,6 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
@@ -28,7 +27,7 @@ from xdsl.pattern_rewriter import (
 
 from rducc.dialects.contracts import Level
 from rducc.dialects.rdu.dataflow import KernelOp, MapOp, YieldOp
-from rducc.passes.common import require_tensor_program
+from rducc.passes.common import RduPass
 
 
 def _single_map_user(producer: MapOp) -> MapOp | None:
@@ -85,17 +84,16 @@ class MergeMapIntoItsUser(RewritePattern):
 
 
 @dataclass(frozen=True)
-class RduMergeMaps(ModulePass):
+class RduMergeMaps(RduPass):
     """Merge chains of same-shape elementwise maps inside kernels into one map each."""
 
     name = "rdu-merge-maps"
     accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
-    produces: ClassVar[Level | None] = None
+    on_tensors: ClassVar[bool] = True
 
     on_graph: bool = False
     """Also merge maps outside kernels (in the level-1 graph)."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         walker = PatternRewriteWalker(MergeMapIntoItsUser(self.on_graph), apply_recursively=True)
         walker.rewrite_module(op)

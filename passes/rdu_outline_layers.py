@@ -78,7 +78,6 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import (
@@ -97,7 +96,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.program import find_entry
 from rducc.dialects.rdu.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.errors import RduccError
-from rducc.passes.common import require_tensor_program
+from rducc.passes.common import RduPass
 
 CALLEE_NAME = "layer"
 IGNORED_ATTRS = frozenset({contracts.LAYER})
@@ -556,15 +555,14 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
 
 
 @dataclass(frozen=True)
-class RduOutlineLayers(ModulePass):
+class RduOutlineLayers(RduPass):
     """Outline decoder layers identical to the first into one @layer, called once per layer."""
 
     name = "rdu-outline-layers"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
-    produces: ClassVar[Level | None] = None
+    on_tensors: ClassVar[bool] = True
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         existing = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == CALLEE_NAME), None)
         if existing is not None:
             if is_outlined(existing):

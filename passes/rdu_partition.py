@@ -65,7 +65,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
@@ -91,7 +90,7 @@ from rducc.dialects.contracts import (
     shard_of,
 )
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
-from rducc.dialects.program import entry_function, functions, global_stages
+from rducc.dialects.program import entry_function, functions
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, SendRecvOp
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
@@ -107,11 +106,11 @@ from rducc.dialects.rdu.dataflow import (
     SliceOp,
     TransposeOp,
 )
-from rducc.dialects.shapes import reshape_groups, value_bytes
+from rducc.dialects.shapes import reshape_groups
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
-from rducc.passes.common import require_tensor_program
+from rducc.passes.common import RduPass
 from rducc.passes.partition_training import (
     batch_size,
     batch_splits,
@@ -1093,23 +1092,13 @@ def candidate_splits(sockets: int) -> list[tuple[int, int]]:
     return [(tp, pp) for tp in powers for pp in powers if tp * pp <= sockets]
 
 
-def stage_weight_bytes(module: ModuleOp) -> list[int]:
-    """Bytes of weights one socket of each pipeline stage holds."""
-    stages = global_stages(module)
-    totals = [0] * (max(stages.values(), default=0) + 1)
-    for op in module.ops:
-        if isinstance(op, GlobalOp):
-            totals[stages.get(op.sym_name.data, 0)] += value_bytes(op.global_type)
-    return totals
-
-
 def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
     """The (tp, pp) with the least modeled time (level-1 estimate) among those that partition.
 
     Pipeline stages do not shorten one token's way through the model, so
     splits with pp > 1 are modeled only when no pp = 1 split fits one
     socket's HBM (they hold fewer weights a socket)."""
-    from rducc.model.cost_model import partition_estimate
+    from rducc.model.cost_model import partition_estimate, stage_weight_bytes
 
     target = module_target(module, target_spec)
     best: tuple[float, int, int] | None = None
@@ -1130,13 +1119,13 @@ def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class RduPartition(ModulePass):
+class RduPartition(RduPass):
     """Split the model across sockets: tensor parallelism (tp), pipeline stages (pp)
     and, for a training step, data-parallel replicas (dp)."""
 
     name = "rdu-partition"
     accepts: ClassVar[tuple[Level, ...]] = TENSOR_LEVELS
-    produces: ClassVar[Level | None] = None
+    on_tensors: ClassVar[bool] = True
 
     tp: int = 0
     """Sockets per tensor-parallel group; 0: chosen by the cost model (with pp)."""
@@ -1152,11 +1141,7 @@ class RduPartition(ModulePass):
     """A pipelined training step's 1F1B microbatches; 0: the most that divide the
     replica's batch, up to 4 a stage (`default_microbatches`)."""
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         if is_partitioned(op):
             raise RduccError("rdu-partition: the module is partitioned already")
         if any(isinstance(inner, KernelOp) for inner in op.walk()):

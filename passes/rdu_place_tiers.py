@@ -32,7 +32,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import SSAValue
-from xdsl.passes import ModulePass
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, is_weight, module_target
@@ -41,7 +40,7 @@ from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.errors import RduccError
-from rducc.passes.common import require_tensor_program
+from rducc.passes.common import RduPass
 
 
 def _first_use_order(module: ModuleOp) -> list[str]:
@@ -142,18 +141,14 @@ def record_parameter_tiers(module: ModuleOp, globals_: dict[str, GlobalOp]) -> N
 
 
 @dataclass(frozen=True)
-class RduPlaceTiers(ModulePass):
+class RduPlaceTiers(RduPass):
     """Put weights in HBM, spilling to DDR when HBM is full."""
 
     name = "rdu-place-tiers"
     accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
-    produces: ClassVar[Level | None] = None
+    on_tensors: ClassVar[bool] = True
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
         globals_ = {g.sym_name.data: g for g in op.ops if isinstance(g, GlobalOp)}
         activations = _activation_bytes(op)

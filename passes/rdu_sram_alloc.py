@@ -9,7 +9,7 @@ Live ranges are intervals over the program order of @forward (a loop's body
 once: every iteration reuses the same buffers); buffers of different kernels
 never overlap in time, so each group of overlapping intervals is placed on
 its own. Placement is greedy by size, lowest fitting offset first, with
-offsets aligned to ALIGNMENT bytes. The pass records on @forward:
+offsets aligned to SRAM_ROW_BYTES bytes. The pass records on @forward:
 
     tier.sram_capacity      the target's SRAM bytes (the verifiers check it)
     tier.sram_peak          highest byte used
@@ -37,11 +37,10 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects import contracts
-from rducc.dialects.contracts import LOWERED_LEVELS, Level, module_target, set_level
+from rducc.dialects.contracts import LOWERED_LEVELS, Level, module_target
 from rducc.dialects.liveness import live_end
 from rducc.dialects.program import callees_first
 from rducc.dialects.rdu.dataflow import YieldOp
@@ -54,7 +53,7 @@ from rducc.dialects.tier import (
     Tier,
 )
 from rducc.model.kernel_model import aligned
-from rducc.passes.common import require_level
+from rducc.passes.common import RduPass
 
 
 @dataclass
@@ -189,18 +188,14 @@ def _calls_checked(
 
 
 @dataclass(frozen=True)
-class RduSramAlloc(ModulePass):
+class RduSramAlloc(RduPass):
     """Give every SRAM buffer an offset: no live overlaps, all within capacity."""
 
     name = "rdu-sram-alloc"
     accepts: ClassVar[tuple[Level, ...]] = LOWERED_LEVELS
     produces: ClassVar[Level] = Level.PLACED
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_level(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
         callee_peaks: dict[str, tuple[int, int]] = {}
         for function in callees_first(op):
@@ -223,4 +218,3 @@ class RduSramAlloc(ModulePass):
             function.attributes[contracts.SRAM_PEAK] = IntegerAttr(peak, i64)
             function.attributes[contracts.SRAM_LOWER_BOUND] = IntegerAttr(bound, i64)
             callee_peaks[function.sym_name.data] = (peak, bound)
-        set_level(op, self.produces)

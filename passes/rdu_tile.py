@@ -23,14 +23,13 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import Level, TilePlanAttr, module_target, set_tile_plan
 from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu.dataflow import KernelOp
 from rducc.model.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
-from rducc.passes.common import require_tensor_program
+from rducc.passes.common import RduPass
 from rducc.targets import Target
 
 
@@ -69,18 +68,14 @@ def tile_kernel(kernel: KernelOp, target: Target) -> None:
 
 
 @dataclass(frozen=True)
-class RduTile(ModulePass):
+class RduTile(RduPass):
     """Choose per-kernel tile sizes so each kernel's live tiles fit in SRAM."""
 
     name = "rdu-tile"
     accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
-    produces: ClassVar[Level | None] = None
+    on_tensors: ClassVar[bool] = True
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
         for kernel in [o for o in op.walk() if isinstance(o, KernelOp)]:
             tile_kernel(kernel, target)

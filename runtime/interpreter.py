@@ -106,6 +106,7 @@ from rducc.runtime.engine import (
     weight_argument,
 )
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
+from rducc.targets import SRAM_ROW_BYTES
 
 _RUNNER = "placed-program interpreter"
 _WHERE = "the placed program"
@@ -632,15 +633,14 @@ _TEMPLATE_BYTES = 1 << 16
 (one NumPy call a run); a larger one is poisoned afresh (no second copy kept)."""
 
 _ARENA_DTYPE = np.dtype(np.uint8)
-_ALIGNMENT = 64
-"""Byte alignment of the arena's start: SRAM offsets are 64-byte aligned, and so
-is every view then (what BLAS and oneDNN kernels read fastest)."""
 
 
 def _aligned_zeros(size: int) -> np.ndarray:
-    """`size` zero bytes starting at a 64-byte boundary (calloc: untouched pages stay free)."""
-    raw = np.zeros(size + _ALIGNMENT, _ARENA_DTYPE)
-    skip = -raw.ctypes.data % _ALIGNMENT
+    """`size` zero bytes starting at an SRAM row boundary, as SRAM offsets are, so
+    every view is aligned too (what BLAS and oneDNN kernels read fastest; calloc:
+    untouched pages stay free)."""
+    raw = np.zeros(size + SRAM_ROW_BYTES, _ARENA_DTYPE)
+    skip = -raw.ctypes.data % SRAM_ROW_BYTES
     return raw[skip : skip + size]
 
 

@@ -38,6 +38,7 @@ import numpy as np
 import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
+from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 from rducc.runtime.threads import PARALLEL_MACS
@@ -204,18 +205,6 @@ def scan(x: np.ndarray, kind: str, dim: int) -> np.ndarray:
         return function(source, axis=dim, dtype=acc).astype(x.dtype)
 
 
-def window_output_size(
-    size: int, window: int, stride: int, pad: int, dilation: int, ceil_mode: bool
-) -> int:
-    """Output length of a sliding window (PyTorch's formula, ceil_mode included)."""
-    span = dilation * (window - 1) + 1
-    numerator = size + 2 * pad - span
-    out = (-(-numerator // stride) if ceil_mode else numerator // stride) + 1
-    if ceil_mode and (out - 1) * stride >= size + pad:
-        out -= 1
-    return max(out, 0)
-
-
 def _windows(
     x: np.ndarray,
     window: Sequence[int],
@@ -234,10 +223,10 @@ def _windows(
     lead = x.ndim - spatial
     sizes = x.shape[lead:]
     outs = [
-        window_output_size(n, k, s, p, d, ceil_mode)
+        max(window_output_size(n, k, s, p, d, ceil_mode), 0)
         for n, k, s, p, d in zip(sizes, window, stride, padding, dilation)
     ]
-    spans = [d * (k - 1) + 1 for k, d in zip(window, dilation)]
+    spans = [window_span(k, d) for k, d in zip(window, dilation)]
     pads = [
         (p, max(p, (o - 1) * s + span - n - p, 0))
         for n, o, s, p, span in zip(sizes, outs, stride, padding, spans)
@@ -738,5 +727,5 @@ def random(shape: Sequence[int], dtype: np.dtype, distribution: str, seed: int, 
 
 __all__ = [
     "SCATTER_UFUNCS", "argsort", "broadcast", "concat", "conv", "gather", "iota", "matmul", "pool",
-    "random", "reduce", "reshape", "scan", "scatter", "slice_", "slice_index", "transpose", "window_output_size",
+    "random", "reduce", "reshape", "scan", "scatter", "slice_", "slice_index", "transpose",
 ]

@@ -13,12 +13,13 @@ runs them, so that every op of rducc's dialects is accounted for.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from xdsl.ir import Operation
 
 from rducc.diagnostics import format_location
 from rducc.errors import RduccError
+from rducc.registration import registering
 
 Kernel = Callable[..., Any]
 """`kernel(context, *operands)` -> result (or a tuple of results)."""
@@ -38,15 +39,14 @@ _STRUCTURAL: dict[type[Operation], str] = {}
 
 def implements(*op_classes: type[Operation]) -> Callable[[P], P]:
     """Registers the decorated function as the implementation of these op classes."""
+    for op_class in op_classes:
+        if op_class in _IMPLEMENTATIONS or op_class in _STRUCTURAL:
+            raise AssertionError(f"'{op_class.name}' has two implementations")
+    return cast("Callable[[P], P]", registering(_IMPLEMENTATIONS, op_classes, _itself))
 
-    def register(prepare: P) -> P:
-        for op_class in op_classes:
-            if op_class in _IMPLEMENTATIONS or op_class in _STRUCTURAL:
-                raise AssertionError(f"'{op_class.name}' has two implementations")
-            _IMPLEMENTATIONS[op_class] = prepare
-        return prepare
 
-    return register
+def _itself(prepare: Prepare) -> Prepare:
+    return prepare
 
 
 def writing_into(kernel: Kernel, into: Into) -> Kernel:

@@ -117,7 +117,7 @@ class Memory:
         hbm = target.hbm_bytes * target.sockets
         return cls(target.name, target.sockets, hbm, int(hbm * (1 - reserve_fraction)),
                    target.ddr_bytes * target.sockets,
-                   target.ddr_bandwidth * target.ddr_efficiency * target.sockets, target.dma_latency_s)
+                   target.sustained_bandwidth("ddr") * target.sockets, target.dma_latency_s)
 
     def copy_s(self, weight_bytes: int) -> float:
         """Time to copy one model's weights DDR -> HBM."""
@@ -611,7 +611,7 @@ def rescaled(models: Sequence[ServedModel], modeled_on: Target, target: Target) 
     prefill with its peak BF16 FLOP/s (it is compute bound). A roofline
     approximation for comparing targets; the same target returns them unchanged."""
     def hbm(t: Target) -> float:
-        return t.hbm_bandwidth * t.hbm_efficiency * t.sockets
+        return t.sustained_bandwidth("hbm") * t.sockets
 
     decode = hbm(modeled_on) / hbm(target)
     prefill = modeled_on.peak_flops_bf16 * modeled_on.sockets / (target.peak_flops_bf16 * target.sockets)

@@ -237,31 +237,25 @@ def _scaled(b: ScalarBuilder, value: SSAValue, alpha: Number, node: torch.fx.Nod
     return value if alpha == 1 else b.mul(value, b.operand(alpha, value.type, result_type(node).element_type))
 
 
-@converts("aten.add.Tensor", "aten.add.Scalar")
-def convert_add(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+_ADD_SUB = {"add": (False, False), "sub": (True, False), "rsub": (True, True)}
+"""By op name: (subtracts, swaps its operands): `self + alpha * other`,
+`self - alpha * other`, `other - alpha * self`."""
+
+
+@converts("aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar",
+          "aten.rsub.Scalar", "aten.rsub.Tensor")
+def convert_add_sub(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """add, sub and rsub: `x +/- alpha * y`, alpha in the result's type as torch's kernels take it."""
     args = node_arguments(node)
     alpha = args.get("alpha", 1)
-    return elementwise(
-        g, node, [args["self"], args["other"]], lambda b, xs: b.add(xs[0], _scaled(b, xs[1], alpha, node))
-    )
+    subtracts, swapped = _ADD_SUB[str(node.target).split(".")[1]]  # aten.rsub.Scalar: rsub
+    x, y = (1, 0) if swapped else (0, 1)
 
+    def formula(b: ScalarBuilder, xs: list[SSAValue]) -> SSAValue:
+        combine = b.sub if subtracts else b.add
+        return combine(xs[x], _scaled(b, xs[y], alpha, node))
 
-@converts("aten.sub.Tensor", "aten.sub.Scalar")
-def convert_sub(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    args = node_arguments(node)
-    alpha = args.get("alpha", 1)
-    return elementwise(
-        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[0], _scaled(b, xs[1], alpha, node))
-    )
-
-
-@converts("aten.rsub.Scalar", "aten.rsub.Tensor")
-def convert_rsub(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    args = node_arguments(node)
-    alpha = args.get("alpha", 1)
-    return elementwise(
-        g, node, [args["self"], args["other"]], lambda b, xs: b.sub(xs[1], _scaled(b, xs[0], alpha, node))
-    )
+    return elementwise(g, node, [args["self"], args["other"]], formula)
 
 
 @converts("aten.mul.Tensor", "aten.mul.Scalar")

@@ -29,6 +29,7 @@ from torch.export import ExportedProgram
 
 from rducc.errors import UnsupportedOpsError
 from rducc.frontend.locations import describe_location
+from rducc.registration import registering
 
 aten = torch.ops.aten
 Node = torch.fx.Node
@@ -85,12 +86,12 @@ RULES: dict[Any, Rule] = {}
 
 
 def _rule(*targets: Any) -> Callable[[Rule], Rule]:
-    def register(function: Rule) -> Rule:
-        for target in targets:
-            RULES[target] = function
-        return function
+    """Register `function` as the pair rewrite of each of `targets`."""
+    return registering(RULES, targets, _itself)
 
-    return register
+
+def _itself(function: Rule) -> Rule:
+    return function
 
 
 def _dim(dim: int, rank: int) -> int:

@@ -20,6 +20,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from rducc.dialects.contracts import Phase, set_layer, set_phase
 from rducc.errors import RduccError
 from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
+from rducc.registration import registering
 
 Value = SSAValue | tuple[SSAValue | None, ...] | None
 
@@ -60,13 +61,7 @@ CONVERTERS: dict[str, ConverterEntry] = {}
 
 def converts(*targets: str, check: Check | None = None) -> Callable[[Converter], Converter]:
     """Register a converter for one or more ATen overloads."""
-
-    def register(function: Converter) -> Converter:
-        for target in targets:
-            CONVERTERS[target] = ConverterEntry(function, check)
-        return function
-
-    return register
+    return registering(CONVERTERS, targets, lambda function: ConverterEntry(function, check))
 
 
 @cache

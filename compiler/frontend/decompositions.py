@@ -42,6 +42,7 @@ from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.locations import describe_location
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.training_mode import TRAINING_CHECKS
+from rducc.registration import registering
 
 Decomposition = Callable[..., Any]
 
@@ -54,13 +55,11 @@ CORE_NAMESPACES = frozenset({"aten", "prims", "quantized_decomposed"})
 
 def decomposes(*targets: str) -> Callable[[Decomposition], Decomposition]:
     """Register `function` as the decomposition of each of `targets`."""
+    return registering(EXTRA_DECOMPOSITIONS, targets, _itself)
 
-    def register(function: Decomposition) -> Decomposition:
-        for target in targets:
-            EXTRA_DECOMPOSITIONS[target] = function
-        return function
 
-    return register
+def _itself(function: Decomposition) -> Decomposition:
+    return function
 
 
 def overload(name: str) -> torch._ops.OpOverload | None:

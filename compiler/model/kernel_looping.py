@@ -29,7 +29,7 @@ says `kernel_looping = true`:
   issued during the previous iteration: its feeds stream into the buffers in
   the order the previous iteration drained them, and in-loop tiles are double
   buffered). Its compute, SRAM, HBM, DDR and link times are all still paid.
-  The cost model's one timing function (`cost_model.kernel_time`) takes
+  The cost model's one timing function (`kernel_timing.kernel_time`) takes
   `looped` as an input; this module only says which calls are looped.
 """
 

@@ -15,7 +15,7 @@ member that appears once in every output is a loop the whole group can run
 tile by tile.
 
 The working set of a plan is what must sit in SRAM at once (each buffer
-rounded up to the allocator's ALIGNMENT): every input
+rounded up to the allocator's alignment, `SRAM_ROW_BYTES`): every input
 (tiled inputs double-buffered when there is more than one tile), every
 output tile, and the peak of the intermediate values live at one point.
 Feasibility also counts whole PMUs (each buffer occupies
@@ -41,17 +41,13 @@ from rducc.dialects.op_facts import Dim as Fate
 from rducc.dialects.op_facts import facts_of
 from rducc.dialects.rdu.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
 from rducc.dialects.shapes import value_bytes
-from rducc.targets import Target
+from rducc.targets import SRAM_ROW_BYTES, Target
 
 Dim = tuple[SSAValue, int]
 
-ALIGNMENT = 64
-"""SRAM offsets and sizes are rounded up to this many bytes (32 lanes x 2 bytes)."""
-
-
 def aligned(size: int) -> int:
-    """`size` rounded up to the SRAM alignment."""
-    return -(-size // ALIGNMENT) * ALIGNMENT
+    """`size` rounded up to the SRAM alignment (a whole number of SRAM rows)."""
+    return -(-size // SRAM_ROW_BYTES) * SRAM_ROW_BYTES
 
 
 

@@ -62,10 +62,7 @@ from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import AllocOp, ComputeOp
-from rducc.targets import Target
-
-ROW_BYTES = 64
-"""The smallest share of a buffer one PMU holds (32 lanes x 2 bytes)."""
+from rducc.targets import SRAM_ROW_BYTES, Target
 
 SYSTOLIC = (rdu.MatmulOp, rdu.ConvOp)
 """Ops that multiply-add on a PCU's lanes x stages (fma 2, rows fill the stages)."""
@@ -209,7 +206,7 @@ def buffer_works(body: KernelBody, target: Target) -> list[BufferWork]:
             if value in home and isinstance(value.type, TensorType):
                 traffic[home[value].index] += body.bytes_of(value)
     least = [max(1, ceil(size / target.pmu_bytes)) for size in sizes]
-    return [BufferWork(v, i, size, low, max(low, ceil(size / ROW_BYTES)), traffic[i])
+    return [BufferWork(v, i, size, low, max(low, ceil(size / SRAM_ROW_BYTES)), traffic[i])
             for i, (v, size, low) in enumerate(zip(buffers, sizes, least))]
 
 

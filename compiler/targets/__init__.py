@@ -3,8 +3,9 @@
 `load_target("sn40l")` reads a built-in target (sn40l, sn40l-8, sn40l-16,
 files beside this module; dgx-h100, a GPU node for serving comparisons whose
 "DDR" is host memory over PCIe); `load_target("path/to/chip.toml")` a user's own.
-A file may say `inherits = "sn40l"` and override some figures. Every figure
-is per socket unless its name says otherwise.
+A file may say `inherits = "sn40l"` and override some figures; every file
+inherits `base.toml`, the one place the optional figures have values when a
+file leaves them out. Every figure is per socket unless its name says otherwise.
 
 A figure is a plain number (a published one) or a table with its source and
 the range it may lie in: `kernel_launch_s = { value = 5e-6, low = 1e-6,
@@ -20,6 +21,7 @@ import json
 import math
 import tomllib
 from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,11 @@ from rducc.files import read_text
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 BUILTIN_TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
+DEFAULT_TARGET = "sn40l"
+"""The target a compile, a run or a module without `#rdu.target` uses when none is named."""
+SRAM_ROW_BYTES = 64
+"""One SRAM row (32 lanes x 2 bytes): the smallest share of a buffer one PMU
+holds, and the alignment of SRAM offsets and sizes."""
 COMPARISON_TARGETS = ("dgx-h100", "dgx-a100")
 """Built-in targets that are not chips rducc compiles for: GPU nodes whose
 "DDR" is host memory over PCIe, for serving comparisons (docs/serving.md)."""
@@ -89,33 +96,34 @@ class Target:
     """Bytes/s one socket sends to its neighbour (one direction); assumed."""
     link_latency_s: float
     """Start-up time of one socket-to-socket transfer; assumed."""
-    kernel_looping: bool = False
+    kernel_looping: bool
     """Consecutive calls of one single-kernel layer run as one loop on the chip:
     launched once, DMA start-up paid once (compiler/model/kernel_looping.py). Optional
-    in a target file (false when absent)."""
-    fabric_rows: int = 0
-    """Rows of the unit grid (`[fabric] rows`); 0: derived, a near-square grid of pcus + pmus sites."""
-    fabric_cols: int = 0
+    in a target file (base.toml's value when absent)."""
+    fabric_rows: int
+    """Rows of the unit grid (`[fabric] rows`); 0: derived, a near-square grid of pcus + pmus sites.
+    This and the figures below are optional in a target file: base.toml has their values when absent."""
+    fabric_cols: int
     """Columns of the unit grid (`[fabric] cols`, even); 0: derived with `fabric_rows`."""
-    pcu_stages: int = 6
+    pcu_stages: int
     """SIMD stages of one PCU (`[fabric] pcu_stages`): a matmul's rows in flight fill them."""
-    stage_latency_s: float = 6.25e-9
+    stage_latency_s: float
     """Latency of one pipeline stage (an op's PCUs), for the pipeline fill; assumed."""
-    hop_latency_s: float = 6.25e-10
+    hop_latency_s: float
     """Latency of one switch hop between neighbouring sites, for the fill; assumed."""
-    reconfigure_s: float = 5e-6
+    reconfigure_s: float
     """Time to load the next section of a kernel that does not fit at once; assumed."""
-    hbm_efficiency: float = 1.0
+    hbm_efficiency: float
     """Share of `hbm_bandwidth` a long DMA stream sustains (0 < e <= 1)."""
-    ddr_efficiency: float = 1.0
+    ddr_efficiency: float
     """Share of `ddr_bandwidth` a long DMA stream sustains (0 < e <= 1)."""
-    host_link_bandwidth: float = 32e9
+    host_link_bandwidth: float
     """Bytes/s between a socket's off-chip memory and the host CPU, each way (PCIe);
     what an op run on the host (`rdu.host_call`) moves its operands and results at."""
-    host_latency_s: float = 5e-5
+    host_latency_s: float
     """Start-up of one op run on the host: synchronizing with the chip, starting
     the transfers and torch's dispatch."""
-    host_bandwidth: float = 5e9
+    host_bandwidth: float
     """Bytes/s the host's kernel of such an op reads and writes (its throughput)."""
     source: str = ""
     """How the target was named: a built-in name or the file's absolute path."""
@@ -149,6 +157,17 @@ class Target:
         cols = -(-sites // rows)
         return rows, cols + cols % 2
 
+    def bandwidth(self, tier: str) -> float:
+        """Peak bytes/s of a memory tier (`sram`: all its PMUs' ports together,
+        `hbm`, `ddr`): the one place a tier's bandwidth figure is read."""
+        return {"sram": self.sram_bandwidth, "hbm": self.hbm_bandwidth, "ddr": self.ddr_bandwidth}[tier]
+
+    def sustained_bandwidth(self, tier: str) -> float:
+        """Bytes/s a long DMA stream sustains from a tier: its peak x its efficiency
+        (`hbm_efficiency`, `ddr_efficiency`; SRAM sustains its peak)."""
+        efficiency = {"hbm": self.hbm_efficiency, "ddr": self.ddr_efficiency}.get(tier, 1.0)
+        return self.bandwidth(tier) * efficiency
+
     def peak_flops(self, element_type: str) -> float:
         """Peak FLOP/s of one socket for an element type name (bf16, f32, i32, ...);
         the float8 types compute at the 16-bit rate (the narrowest float datapath)."""
@@ -159,14 +178,14 @@ class Target:
         return self.peak_flops_int
 
 
-_FLAGS = {"kernel_looping": False}
-"""Optional true/false fields, with their value when a file does not set them."""
-_FABRIC = {f.name: f.default for f in fields(Target)
-           if f.name.startswith("fabric_") or f.name in ("pcu_stages", "stage_latency_s", "hop_latency_s",
-                                                        "reconfigure_s", "hbm_efficiency", "ddr_efficiency")}
-"""Optional figures of the fabric (a file's `[fabric]` table), with their value when absent."""
-_HOST = {f.name: f.default for f in fields(Target) if f.name.startswith("host_")}
-"""Optional figures of the host an op the chip cannot run goes to, with their value when absent."""
+_FLAGS = ("kernel_looping",)
+"""The true/false fields."""
+_FABRIC = tuple(f.name for f in fields(Target)
+                if f.name.startswith("fabric_") or f.name in ("pcu_stages", "stage_latency_s", "hop_latency_s",
+                                                             "reconfigure_s", "hbm_efficiency", "ddr_efficiency"))
+"""The figures of a file's `[fabric]` table."""
+BASE_FILE = BUILTIN_DIR / "base.toml"
+"""The values of the figures a target file may leave out: every target inherits them."""
 _FIGURES = [f for f in fields(Target) if f.name not in ("source", "ranges") and f.name not in _FLAGS]
 FIGURE_NAMES = tuple(f.name for f in _FIGURES if f.name != "name")
 """The numeric figures of a target (what a file may give as a table with a range)."""
@@ -190,6 +209,12 @@ tiny one would make every modeled time 0 or inf (and percentages nan)."""
 MAX_LATENCY_S = 3600.0
 MAX_SITES = 1 << 24
 """The most sites (PCUs and PMUs) a fabric may have: 16,000x the SN40L's 2,080."""
+
+
+@cache
+def _base_figures() -> dict[str, Any]:
+    """base.toml's figures: what a target file leaves out."""
+    return _flat_fabric(_read(BASE_FILE), BASE_FILE)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -267,7 +292,7 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
     unknown = sorted(set(data) - known)
     if unknown:
         raise RduccError(f"target file {path}: unknown key '{unknown[0]}' (known: {', '.join(sorted(known))})")
-    for name, default in {**_FABRIC, **_HOST}.items():
+    for name, default in _base_figures().items():
         data.setdefault(name, default)
     missing = [f.name for f in _FIGURES if f.name not in data]
     if missing:
@@ -285,8 +310,8 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
                              f"{', '.join(FIGURE_KEYS)}, got {value!r}")
         data[name] = _figure(path, name, value)
     data["ranges"] = tuple((name, ranges[name]) for name in FIGURE_NAMES if name in ranges)
-    for name, default in _FLAGS.items():
-        value = data.setdefault(name, default)
+    for name in _FLAGS:
+        value = data[name]
         if not isinstance(value, bool):
             raise RduccError(f"target file {path}: field '{name}' must be true or false, got {value!r}")
     _check_together(data, path)
@@ -413,7 +438,7 @@ def target_of_figures(figures: dict[str, Any], where: str) -> Target:
     return Target(**_validate(data, Path(where)), source=source if isinstance(source, str) else "")
 
 
-def load_target(spec: str | Target = "sn40l") -> Target:
+def load_target(spec: str | Target = DEFAULT_TARGET) -> Target:
     """A built-in target by name, or a user's target file by path."""
     if isinstance(spec, Target):
         return spec

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rducc import __version__
-from rducc.dialects.contracts import Level, level_of, set_weights_file
+from rducc.dialects.contracts import Level, is_placed, set_weights_file
 from rducc.errors import RduccError
 from rducc.files import (
     Writer,
@@ -29,6 +29,7 @@ from rducc.files import (
     text_writer,
     write_together,
 )
+from rducc.targets import DEFAULT_TARGET
 from rducc.tools.entry import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -37,10 +38,7 @@ from rducc.tools.entry import (
     drop_stdout,
     interrupted,
 )
-from rducc.tools.options import ArgumentParser
-
-EMIT_LEVELS = ("graph", "kernels", "memory", "placed")
-"""IR levels `--emit` can stop at (see rducc.pipeline)."""
+from rducc.tools.options import ArgumentParser, add_pass_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the MLIR ('-' for stdout, the default)",
     )
     parser.add_argument(
-        "--emit", choices=EMIT_LEVELS, default=None,
+        "--emit", choices=[level.value for level in Level], default=None,
         help=(
             "IR level to stop at: graph (the imported dataflow graph), kernels (fused), "
             "memory (tiled, tiers placed, explicit DMA) or placed (SRAM allocated; the default)"
@@ -75,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)",
     )
     parser.add_argument(
-        "--target", default="sn40l", metavar="NAME|FILE",
+        "--target", default=DEFAULT_TARGET, metavar="NAME|FILE",
         help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
     )
     parser.add_argument(
@@ -98,17 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run this pipeline instead of the -O one, in xDSL's syntax "
         "('rdu-canonicalize,cse,my-pass{k=2},rdu-fuse{level=1},...'); --print-pipeline shows the -O one",
     )
-    parser.add_argument(
-        "--load-pass-plugin", dest="plugins", action="append", metavar="FILE",
-        help="load the passes a Python file defines, for --pass-pipeline (repeatable)",
-    )
+    add_pass_flags(parser, "--pass-pipeline")
     parser.add_argument(
         "--verify-each", action="store_true",
         help="verify the IR after every pass; a pass that breaks it is named in the error",
-    )
-    parser.add_argument(
-        "--list-passes", action="store_true",
-        help="list every pass a pipeline can name, with its description and options, and exit",
     )
     parser.add_argument(
         "--print-pipeline",
@@ -120,10 +111,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--weights", metavar="FILE",
         help="where to write the weights (safetensors); default: beside the output, "
         "OUT.safetensors (none for '-o -' unless given, none for a meta-device model)",
-    )
-    parser.add_argument(
-        "--no-locations", action="store_true",
-        help="do not print loc(...) source locations on ops",
     )
     parser.add_argument(
         "--timings", action="store_true", help="print the time of each stage to stderr"
@@ -373,7 +360,7 @@ def _opt_level(args: argparse.Namespace) -> int:
 def _check_level_for_report(module, args: argparse.Namespace) -> None:
     if not (args.report or args.report_json or args.plot):
         return
-    if level_of(module) != Level.PLACED:
+    if not is_placed(module):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
 
 

@@ -33,8 +33,9 @@ from typing import Any
 import torch
 
 from rducc.errors import RduccError
+from rducc.targets import DEFAULT_TARGET
 
-OPTIONS = {"target": "sn40l", "opt_level": 2, "f64": "emulate"}
+OPTIONS = {"target": DEFAULT_TARGET, "opt_level": 2, "f64": "emulate"}
 """The options the backend takes, with their defaults."""
 
 F64_POLICIES = ("emulate", "refuse", "demote")

@@ -34,7 +34,7 @@ from rducc.errors import RduccError
 from rducc.files import check_writable, declare_outputs, write_atomically
 from rducc.passes import ALL_PASSES
 from rducc.pipeline import run_passes
-from rducc.tools.options import spelled_as_documented
+from rducc.tools.options import add_pass_flags, spelled_as_documented
 
 
 class _KeptText(io.StringIO):
@@ -75,18 +75,7 @@ class RduccOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.prog = "rducc-opt"
         spelled_as_documented(arg_parser)
-        arg_parser.add_argument(
-            "--load-pass-plugin", dest="plugins", action="append", metavar="FILE", default=[],
-            help="load the passes a Python file defines, for -p (repeatable)",
-        )
-        arg_parser.add_argument(
-            "--no-locations", action="store_true",
-            help="do not print loc(...) source locations (kept by default when the input has them)",
-        )
-        arg_parser.add_argument(
-            "--list-passes", action="store_true",
-            help="list every pass -p can name, with its description and options, and exit",
-        )
+        add_pass_flags(arg_parser, "-p")
         arg_parser.add_argument(
             "--check-roundtrip", action="store_true",
             help="parse the printed program again, verify it and print it again: an error "

@@ -58,3 +58,21 @@ def spelled_as_documented(parser: argparse.ArgumentParser) -> None:
     """Give a parser made elsewhere (xDSL's, for rducc-opt) the same help and hints."""
     parser.formatter_class = HelpFormatter
     parser.__class__ = ArgumentParser
+
+
+def add_pass_flags(parser: argparse.ArgumentParser, pipeline_flag: str) -> None:
+    """The flags `rducc` and `rducc-opt` share, declared once, with one help text:
+    pass plugin files, the pass listing and source locations. `pipeline_flag` is
+    the tool's flag that takes a pipeline (`--pass-pipeline`, `-p`)."""
+    parser.add_argument(
+        "--load-pass-plugin", dest="plugins", action="append", metavar="FILE", default=[],
+        help=f"load the passes a Python file defines, for {pipeline_flag} (repeatable)",
+    )
+    parser.add_argument(
+        "--list-passes", action="store_true",
+        help=f"list every pass {pipeline_flag} can name, with its description and options, and exit",
+    )
+    parser.add_argument(
+        "--no-locations", action="store_true",
+        help="do not print loc(...) source locations on ops (printed by default where the IR has them)",
+    )

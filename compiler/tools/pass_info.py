@@ -22,7 +22,19 @@ def summary(cls: type[ModulePass]) -> str:
 
 
 def option_docs(cls: type[ModulePass]) -> dict[str, str]:
-    """Each option's docstring: the string literal right after its field."""
+    """Each option's docstring: the string literal right after its field (in the
+    pass's class, else in the base class that declares it, e.g. `RduPass.target`)."""
+    docs: dict[str, str] = {}
+    for owner in reversed(cls.__mro__):
+        if owner is cls or owner.__module__.startswith("rducc."):
+            docs |= _own_option_docs(owner)
+    return docs
+
+
+def _own_option_docs(cls: type) -> dict[str, str]:
+    """The option docstrings written in one class's own body."""
+    if not dataclasses.is_dataclass(cls):
+        return {}
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     except (OSError, TypeError, SyntaxError):
@@ -47,7 +59,8 @@ def option_lines(cls: type[ModulePass]) -> list[str]:
         return []
     docs = option_docs(cls)
     lines = []
-    for info in get_pass_option_infos(cls):
+    own_first = sorted(get_pass_option_infos(cls), key=lambda info: info.name == "target")
+    for info in own_first:  # the pass's own options, then the target option all rducc passes take
         value = info.default_value
         default = "" if value is None else f" = {value}" if value != "" else ' = ""'
         kind = info.expected_type.replace("'", "")

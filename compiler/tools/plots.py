@@ -58,9 +58,11 @@ from rducc.dialects.tier import (
 )
 from rducc.errors import RduccError
 from rducc.files import Writer, bytes_writer, write_together
-from rducc.model.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, kernel_mapping, walk_placed
+from rducc.model.kernel_timing import KernelCost, kernel_costs, kernel_mapping
 from rducc.model.mapping import body_stages, compute_body, site, utilization
+from rducc.model.program_walk import KernelRecord, Transfer, walk_placed
 from rducc.passes.rdu_sram_alloc import collect_buffers
+from rducc.tools.cost_table import binary_bytes
 
 FIGSIZE = (8, 4.5)
 DPI = 100
@@ -162,13 +164,6 @@ def _int_attr(op: Operation, name: str) -> int:
     return value.value.data if isinstance(value, IntegerAttr) else 0
 
 
-def _bytes(n: float) -> str:
-    for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{int(n)} B"
-
-
 def _us(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.3g} ms"
@@ -254,14 +249,14 @@ def _sram_map(plt, function: func.FuncOp, report, path: BinaryIO) -> BinaryIO:
                 ax.plot([x0, x1], [y, y], color="black", linewidth=0.4, linestyle=":")
     xmax = max((r[1] for r in rects), default=len(position)) or 1
     ymax = max(peak, 1) / scale
-    title = f"SRAM map of @{function.sym_name.data}: peak {_bytes(peak)}, lower bound {_bytes(bound)}"
+    title = f"SRAM map of @{function.sym_name.data}: peak {binary_bytes(peak)}, lower bound {binary_bytes(bound)}"
     if capacity and capacity <= 3 * max(peak, 1):
         ax.axhline(capacity / scale, color="red", linewidth=1.2, linestyle="--")
-        ax.text(xmax, capacity / scale, f" capacity {_bytes(capacity)}", color="red",
+        ax.text(xmax, capacity / scale, f" capacity {binary_bytes(capacity)}", color="red",
                 va="bottom", ha="right", fontsize=8)
         ymax = max(ymax, capacity / scale)
     elif capacity:
-        title += f"\ncapacity {_bytes(capacity)} (off scale: peak is {peak / capacity:.2%} of it)"
+        title += f"\ncapacity {binary_bytes(capacity)} (off scale: peak is {peak / capacity:.2%} of it)"
     ax.axhline(peak / scale, color="black", linewidth=0.6, linestyle="-.")
     ax.set_xlim(min((r[0] for r in rects), default=0), xmax)
     ax.set_ylim(0, ymax * 1.05)
@@ -474,7 +469,7 @@ def kernel_graph_dot(module: ModuleOp, kernels: list[tuple[KernelRecord, KernelC
         label_text = "\\n".join(_quote(line)[1:-1] for line in label)
         lines.append(f'  {_quote(node)} [label="{label_text}", shape={graph.shapes[node]}{style}];')
     for (source, dest), n in graph.edges.items():
-        lines.append(f"  {_quote(source)} -> {_quote(dest)} [label={_quote(_bytes(n))}];")
+        lines.append(f"  {_quote(source)} -> {_quote(dest)} [label={_quote(binary_bytes(n))}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -27,6 +27,7 @@ from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.frontend.f64 import emulation_note, f64_value_count
 from rducc.model.training_step import training_estimate
 from rducc.passes.partition_training import is_training_step
+from rducc.tools.cost_table import cost_table, megabytes
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,6 @@ def tensor_classes(module: ModuleOp) -> list[TensorClass]:
     return classes
 
 
-def _mb(value: int) -> str:
-    return f"{value / 1e6:,.2f} MB" if value >= 1e5 else f"{value:,} B"
-
-
 def socket_use(module: ModuleOp) -> list[dict[str, int]]:
     """Per pipeline stage of a partitioned program: its sockets and the HBM and DDR
     weight bytes each of them holds (every tp rank of a stage holds equal shards)."""
@@ -106,7 +103,7 @@ def _socket_lines(module: ModuleOp) -> list[str]:
     for use in socket_use(module):
         lines.append(
             f"  stage {use['stage']} (sockets {use['first_socket']}-{use['last_socket']}): HBM weights "
-            f"{_mb(use['hbm_weight_bytes'])}, DDR weights {_mb(use['ddr_weight_bytes'])}"
+            f"{megabytes(use['hbm_weight_bytes'])}, DDR weights {megabytes(use['ddr_weight_bytes'])}"
         )
     if is_training_step(module):
         lines.append("  " + training_estimate(module, module_target(module)).summary())
@@ -123,24 +120,24 @@ def compile_report(module: ModuleOp, report: Any) -> str:
     ]
     lines.append("tensors")
     for cls in tensor_classes(module):
-        lines.append(f"  {cls.name:<30} {cls.tier:<5} {cls.count:>6}  {_mb(cls.bytes):>14}")
+        lines.append(f"  {cls.name:<30} {cls.tier:<5} {cls.count:>6}  {megabytes(cls.bytes):>14}")
     lines.append("")
     share = f" ({peak / capacity:.1%})" if capacity else ""
     lines.append(
-        f"SRAM  peak {_mb(peak)} of {_mb(capacity)}{share}; max-live lower bound "
-        f"{_mb(_attr(forward, contracts.SRAM_LOWER_BOUND))}"
+        f"SRAM  peak {megabytes(peak)} of {megabytes(capacity)}{share}; max-live lower bound "
+        f"{megabytes(_attr(forward, contracts.SRAM_LOWER_BOUND))}"
     )
     lines.append(
-        f"HBM   weights {_mb(_attr(module, contracts.HBM_WEIGHT_BYTES))}, activations at most "
-        f"{_mb(_attr(module, contracts.ACTIVATION_BYTES))}"
+        f"HBM   weights {megabytes(_attr(module, contracts.HBM_WEIGHT_BYTES))}, activations at most "
+        f"{megabytes(_attr(module, contracts.ACTIVATION_BYTES))}"
     )
-    lines.append(f"DDR   weights {_mb(_attr(module, contracts.DDR_WEIGHT_BYTES))}")
+    lines.append(f"DDR   weights {megabytes(_attr(module, contracts.DDR_WEIGHT_BYTES))}")
     lines += _socket_lines(module)
     note = emulation_note(module)
     if note:
         lines.append(note)
     lines.append("")
-    lines.append(report.table())
+    lines.append(cost_table(report))
     return "\n".join(lines) + "\n"
 
 

@@ -28,16 +28,16 @@ from xdsl.dialects.builtin import ModuleOp
 from rducc import __version__
 from rducc.deploy.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
 from rducc.dialects.contracts import (
-    Level,
     complex_inputs,
     complex_outputs,
     f64_demoted,
-    level_of,
+    is_placed,
     module_target,
     weights_file,
 )
 from rducc.errors import RduccError
 from rducc.targets import Target
+from rducc.tools.cost_table import cost_table
 from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
 
@@ -125,7 +125,7 @@ def parse_program(path: Path) -> ModuleOp:
     except DiagnosticException as error:
         raise RduccError(f"{path}: the program does not verify:\n{describe_verify_failure(module, error)}") from None
     check_loop_steps(module)  # xDSL's verifier accepts a step of 0
-    if level_of(module) != Level.PLACED:
+    if not is_placed(module):
         raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
     return module
 
@@ -417,7 +417,7 @@ def _cost_outputs(args: argparse.Namespace, module: ModuleOp, target: Target) ->
         from rducc.tools.plots import plot_outputs
 
         outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
-    printed = report.table() + (f"\n\n{ranges.table()}" if ranges is not None else "")
+    printed = cost_table(report) + (f"\n\n{ranges.table()}" if ranges is not None else "")
     return outputs, [args.plot] if args.plot else [], printed
 
 

@@ -79,6 +79,7 @@ from rducc.dialects.shapes import (
     shape_of,
     verify_element_type,
     verify_static,
+    window_output_size,
 )
 
 
@@ -533,15 +534,6 @@ class ScanOp(IRDLOperation, OpFacts):
 
 
 
-def _window_output(size: int, window: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
-    span = dilation * (window - 1) + 1
-    numerator = size + 2 * pad - span
-    out = (-(-numerator // stride) if ceil else numerator // stride) + 1
-    if ceil and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
 def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBase[IntegerType]) -> None:
     for label, attr in arrays.items():
         values = _ints(attr)
@@ -612,7 +604,7 @@ class ConvOp(IRDLOperation, OpFacts):
                 f"expects {w[1]} x {groups} groups"
             )
         expected = [x[0], w[0]] + [
-            _window_output(x[2 + i], w[2 + i], s, p, d, False)
+            window_output_size(x[2 + i], w[2 + i], s, p, d, False)
             for i, (s, p, d) in enumerate(
                 zip(_ints(self.stride), _ints(self.padding), _ints(self.dilation))
             )
@@ -697,7 +689,7 @@ class PoolOp(IRDLOperation, OpFacts):
         )
         lead = len(x) - spatial
         expected = list(x[:lead]) + [
-            _window_output(x[lead + i], k, s, p, d, self.ceil_mode is not None)
+            window_output_size(x[lead + i], k, s, p, d, self.ceil_mode is not None)
             for i, (k, s, p, d) in enumerate(
                 zip(
                     _ints(self.window),
@@ -735,9 +727,11 @@ class _UnaryLayoutOp(IRDLOperation):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def _verify_same_element(self) -> None:
+    def _verify_same_element(self) -> tuple[Shape, Shape]:
+        """Check the tensors and their element type; the input's and the result's shapes."""
         _verify_tensors(self)
         _same_element(self, self.input.type, self.result.type, "input and result")
+        return shape_of(self.input.type), shape_of(self.result.type)
 
 
 @irdl_op_definition
@@ -751,8 +745,7 @@ class ReshapeOp(_UnaryLayoutOp, OpFacts):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        self._verify_same_element()
-        a, b = shape_of(self.input.type), shape_of(self.result.type)
+        a, b = self._verify_same_element()
         if num_elements(a) != num_elements(b):
             raise VerifyException(
                 f"'rdu.reshape' cannot reshape {num_elements(a)} elements into "
@@ -825,8 +818,7 @@ class BroadcastOp(_UnaryLayoutOp, OpFacts):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        self._verify_same_element()
-        a, b = shape_of(self.input.type), shape_of(self.result.type)
+        a, b = self._verify_same_element()
         if not broadcasts_to(a, b):
             raise VerifyException(f"'rdu.broadcast' cannot broadcast {list(a)} to {list(b)}")
 

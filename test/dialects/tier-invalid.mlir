@@ -421,3 +421,25 @@ func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq
   func.return
 }
 // CHECK: Operation does not verify: 'tier.scatter' dim 2 is out of range for rank 2
+
+// -----
+
+// tier.compute: its body's terminator (found by trait) yields one tensor per output buffer.
+func.func @f(%x : !tier.buffer<hbm, 4xf32>) {
+  %in = tier.alloc offset 0 : !tier.buffer<sram, 4xf32>
+  %out = tier.alloc offset 64 : !tier.buffer<sram, 4xf32>
+  tier.dma %x -> %in : !tier.buffer<hbm, 4xf32> -> !tier.buffer<sram, 4xf32>
+  tier.compute "k0" ins(%in : !tier.buffer<sram, 4xf32>) outs(%out : !tier.buffer<sram, 4xf32>) {
+  ^bb0(%t: tensor<4xf32>):
+    %n = rdu.map %t : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%0: f32):
+      %1 = arith.negf %0 : f32
+      rdu.yield %1 : f32
+    }
+    rdu.yield
+  }
+  tier.dealloc %in : !tier.buffer<sram, 4xf32>
+  tier.dealloc %out : !tier.buffer<sram, 4xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.compute' body must end in 'rdu.yield' of one tensor per output buffer

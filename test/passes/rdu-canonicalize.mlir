@@ -201,5 +201,5 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 
 // rdu-canonicalize takes no options.
 // ERR-NOT: Traceback
-// ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments []
+// ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments ["target"]
 // ERR-NOT: Traceback

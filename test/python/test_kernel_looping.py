@@ -22,6 +22,7 @@ from rducc.runtime.interpreter import PlacedProgram
 from rducc.dialects.program import functions
 from rducc.passes.rdu_partition import RduPartition
 from rducc.targets import load_target
+from rducc.tools.cost_table import cost_table
 
 SN40L = load_target("sn40l")
 NO_LOOP = dataclasses.replace(SN40L, kernel_looping=False)
@@ -96,7 +97,7 @@ def test_three_calls_launch_once_with_looping(stacks) -> None:
     assert looped.bytes_by_tier == plain.bytes_by_tier and looped.flops == plain.flops
     roofline_s = looped.hbm_bytes / SN40L.hbm_bandwidth
     assert roofline_s < looped.modeled_time_s < plain.modeled_time_s
-    assert "3 calls of @layer as one loop: 2 launches saved" in looped.table()
+    assert "3 calls of @layer as one loop: 2 launches saved" in cost_table(looped)
 
 
 @pytest.mark.parametrize("unfed, loop_calls", [((1,), [2]), ((1, 2), [])], ids=["second", "second-and-third"])

@@ -25,7 +25,7 @@ from rducc.dialects.rdu.dataflow import (
     YieldOp,
 )
 from rducc.errors import RduccError
-from rducc.model.cost_model import op_flops
+from rducc.model.kernel_timing import op_flops
 from rducc.model.kernel_model import dim_classes, make_group
 from rducc.passes.rdu_partition import Split, _Unsplittable, reshape_split
 

@@ -13,7 +13,7 @@ from torch import nn
 
 import rducc
 from rducc.dialects.tier import DmaOp, ViewOp
-from rducc.model.cost_model import transfer_bytes
+from rducc.model.program_walk import transfer_bytes
 
 LAYERS = 3
 

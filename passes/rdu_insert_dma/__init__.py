@@ -27,7 +27,7 @@ tier `rdu-place-tiers` chose; user inputs and results are HBM buffers.
 
 An update of a buffer or input that replaces some of its rows (a static KV
 cache's `index_copy_`) is written back in place, those rows only, with
-`tier.scatter` (passes/write_in_place.py says when).
+`tier.scatter` (passes/rdu_insert_dma/write_in_place.py says when).
 
 An `rdu.host_call` (an op run on the host CPU) stays between kernels, on the
 off-chip buffers of its operands, and gives HBM buffers: nothing of it is in
@@ -60,7 +60,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
@@ -73,7 +72,6 @@ from rducc.dialects.contracts import (
     is_input,
     is_outlined,
     module_target,
-    set_level,
     set_tiles,
     tile_plan_of,
 )
@@ -108,8 +106,8 @@ from rducc.model.kernel_model import (
     windowed_inputs,
     working_set,
 )
-from rducc.passes.common import require_tensor_program
-from rducc.passes.write_in_place import write_back_in_place
+from rducc.passes.common import RduPass
+from rducc.passes.rdu_insert_dma.write_in_place import write_back_in_place
 from rducc.targets import Target
 
 
@@ -597,26 +595,22 @@ def _lower_host_call(call: HostCallOp, env: dict[SSAValue, SSAValue], out: _Emit
 
 
 @dataclass(frozen=True)
-class RduInsertDma(ModulePass):
+class RduInsertDma(RduPass):
     """Lower kernels to tile loops with explicit DMA between tiers (double-buffered)."""
 
     name = "rdu-insert-dma"
     accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
+    on_tensors: ClassVar[bool] = True
     produces: ClassVar[Level] = Level.MEMORY
 
     keep_on_chip: bool = True
     """Let a value stay in SRAM between two neighbouring kernels when both fit."""
 
-    target: str = ""
-    """Target name or file; default: the module's rdu.target, else sn40l."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_program(op, self.name, self.accepts)
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target) if self.keep_on_chip else None
         for function in callees_first(op):
             lower_function(op, function, target)
         write_back_in_place(op)
-        set_level(op, self.produces)
 
 
 __all__ = ["RduInsertDma", "lower_kernel"]

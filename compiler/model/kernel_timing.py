@@ -1,0 +1,387 @@
+"""One kernel's modeled time (`cost_model`'s docstring has the rules): its
+work resource by resource (`kernel_work`, from its mapping: `mapping.py`
+beside it), and the one timing of it (`kernel_time`), with its collectives'
+link time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, fields
+
+from xdsl.dialects import arith
+from xdsl.ir import Operation
+
+from rducc.dialects.contracts import KernelMapping, mapping_of
+from rducc.dialects.op_facts import facts_of, tensor_bytes
+from rducc.dialects.program import kernel_name
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import ComputeOp
+from rducc.model.mapping import KernelBody, body_stages, buffer_works, compute_body, depths, map_kernel
+from rducc.model.program_walk import KernelRecord
+from rducc.targets import Target
+
+TIME_KEYS = ("compute", "sram", "hbm", "ddr")
+"""The pipeline's resources, in the order ties are broken for `bound`."""
+
+
+class TierTotals:
+    """Bytes that touched HBM or DDR, in either direction (needs `bytes_by_tier`)."""
+
+    bytes_by_tier: dict[str, int]
+
+    @property
+    def hbm_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "hbm")
+
+    @property
+    def ddr_bytes(self) -> int:
+        return _tier_bytes(self.bytes_by_tier, "ddr")
+
+
+@dataclass
+class _KernelFacts:
+    """What a kernel is, whatever its timing: its name, ops, FLOPs, bytes and tiles."""
+
+    name: str
+    ops_fused: dict[str, int]
+    flops: int
+    bytes_by_tier: dict[str, int]
+    sram_bytes: int
+    tiles: int
+
+
+@dataclass
+class KernelCost(_KernelFacts, TierTotals):
+    """The modeled cost of one kernel (a `tier.compute` with its transfers)."""
+
+    bound: str
+    compute_s: float
+    sram_s: float
+    hbm_s: float
+    ddr_s: float
+    fill_s: float
+    launch_s: float
+    modeled_time_s: float
+    share: float = 0.0
+    link_s: float = 0.0
+    """Socket-to-socket time of the kernel's collectives (in modeled_time_s)."""
+    link_bytes: int = 0
+    """Bytes one socket sends over its links for them."""
+    prefetch_bytes: int = 0
+    """HBM bytes of weights it loads before its tile loop: what it can read during
+    the previous kernel's collectives (they do not depend on them)."""
+    overlap_s: float = 0.0
+    """Time taken off modeled_time_s: its weight reads done during the previous
+    kernel's collectives (`kernel_time` with an `Overlap`)."""
+    looped: bool = False
+    """A later iteration of a kernel loop (compiler/model/kernel_looping.py): no launch, no fill."""
+    reconfigure_s: float = 0.0
+    """Loading its sections after the first (`rdu-map-units`; in modeled_time_s)."""
+    pipeline_s: float = 0.0
+    """The pipeline's own fill in fill_s: depth x stage latency + hops x hop latency."""
+    pcus: int = 0
+    """PCUs its mapping uses (the most of any section)."""
+    pmus: int = 0
+    """PMUs its mapping uses (the most of any section)."""
+    sections: int = 1
+    """Sections it runs in, one after another (1: it fits the chip at once)."""
+
+
+def _tier_bytes(bytes_by_tier: dict[str, int], tier: str) -> int:
+    return sum(n for key, n in bytes_by_tier.items() if tier in key.split("->"))
+
+
+
+def op_flops(op: Operation) -> int:
+    """FLOPs of one body op on one tile: the op's own count (`OpFacts.flops`; the
+    module docstring lists the rules); 0 for an op that declares it computes
+    nothing; an error for an op with no facts."""
+    facts = facts_of(op)
+    return facts.flops() if facts is not None else 0
+
+
+def op_sram_bytes(op: Operation) -> int:
+    """SRAM bytes one body op reads and writes on one tile: tensor operands + results."""
+    facts = facts_of(op)
+    if facts is None:
+        return sum(tensor_bytes(v) for v in (*op.operands, *op.results))
+    return facts.bytes_read() + facts.bytes_written()
+
+
+
+@dataclass
+class KernelWork(_KernelFacts):
+    """What one kernel does on a target, resource by resource, before its
+    pipeline overlaps them (`kernel_time` combines them)."""
+
+    compute_s: float
+    sram_s: float
+    hbm_s: float
+    ddr_s: float
+    startup_s: float
+    """DMA latency and the first tile's load: the fill a looped iteration does not pay."""
+    first_tile_s: dict[str, float] = field(default_factory=dict)
+    """Per source tier (hbm, ddr, sram), the first tile's load in `startup_s`: the
+    part of that tier's time done before the pipeline runs, so not counted again."""
+    pipeline_s: float = 0.0
+    """The pipeline's own fill: depth x stage latency + hops x hop latency, each section."""
+    reconfigure_s: float = 0.0
+    """(sections - 1) x the target's `reconfigure_s`."""
+    pcus: int = 0
+    pmus: int = 0
+    sections: int = 1
+    link_s: float = 0.0
+    link_bytes: int = 0
+    prefetch_bytes: int = 0
+    """HBM bytes of weights loaded before its tile loop (see `KernelCost`)."""
+
+    def times(self, looped: bool = False) -> dict[str, float]:
+        """The pipeline's resources (TIME_KEYS) and their seconds while it runs: a
+        tier's time less its first tile's load, which the fill paid before (not when
+        `looped`: a later loop iteration pays no fill, so the whole of it)."""
+        early = {} if looped else self.first_tile_s
+        return {"compute": self.compute_s, "sram": self.sram_s, "hbm": self.hbm_s - early.get("hbm", 0.0),
+                "ddr": self.ddr_s - early.get("ddr", 0.0)}
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The previous kernel's collectives, which this kernel's weight reads may run under."""
+
+    link_s: float
+    room_bytes: int
+    """SRAM free beside everything live (capacity less the plan's peak)."""
+
+
+def kernel_mapping(compute: ComputeOp, target: Target) -> KernelMapping:
+    """The kernel's mapping: the one `rdu-map-units` recorded, else (unmapped IR, or
+    a mapping for another grid) the mapping made now by the same rules."""
+    mapping = mapping_of(compute)
+    if mapping is None or mapping.grid != target.grid():
+        mapping = map_kernel(compute, target)
+    return mapping
+
+
+@dataclass(frozen=True)
+class MappedTimes:
+    """A kernel's compute, SRAM-port and pipeline-fill seconds from its mapping."""
+
+    compute_s: float
+    sram_s: float
+    pipeline_s: float
+
+
+def mapped_times(body: KernelBody, mapping: KernelMapping, tiles: int, target: Target) -> MappedTimes:
+    """Sections run one after another; in each, the slowest stage (work a tile /
+    its PCUs, x tiles), the busiest buffer's PMU ports (traffic a tile x tiles /
+    (its PMUs x sram_bandwidth / pmus)) and the fill (the most of depth x
+    stage_latency_s + hops x hop_latency_s over its stages)."""
+    buffers = {b.index: b for b in buffer_works(body, target)}
+    work = {w.index: w for w in body_stages(body, target)}
+    port = target.bandwidth("sram") / target.pmus
+    depth = depths(body, mapping)
+    compute_s = sram_s = pipeline_s = 0.0
+    for section in range(mapping.sections):
+        stages = [s for s in mapping.stages if s.section == section]
+        works = [(work.get(s.op), s.units) for s in stages]
+        compute_s += max((w.seconds * tiles / units for w, units in works if w is not None), default=0.0)
+        sram_s += max((buffers[b.buffer].traffic * tiles / (b.units * port)
+                       for b in mapping.buffers if b.section == section), default=0.0)
+        pipeline_s += max((depth.get(s.op, 1) * target.stage_latency_s + s.hops * target.hop_latency_s
+                           for s in stages), default=0.0)
+    return MappedTimes(compute_s, sram_s, pipeline_s)
+
+
+def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
+    """A kernel's FLOPs, bytes and per-resource seconds on `target` (the module docstring's rules)."""
+    tiles = record.tiles
+    ops: Counter[str] = Counter()
+    flops = 0
+    sram = 0
+    for op in record.op.body.block.ops:
+        if isinstance(op, rdu.YieldOp | arith.ConstantOp):
+            continue
+        ops[op.name] += 1
+        flops += op_flops(op) * tiles
+        sram += op_sram_bytes(op) * tiles
+    by_tier: Counter[str] = Counter()
+    for transfer in (*record.feeds, *record.drains):
+        by_tier[transfer.key] += transfer.total
+    sram += 2 * by_tier.get("sram->sram", 0)
+    mapping = kernel_mapping(record.op, target)
+    mapped = mapped_times(compute_body(record.op), mapping, tiles, target)
+    first: Counter[str] = Counter()
+    if tiles > 1:
+        for transfer in record.feeds:
+            if transfer.in_loop:
+                first[transfer.key.split("->")[0]] += transfer.bytes_once
+    first_s = {tier: n / target.sustained_bandwidth(tier) for tier, n in first.items()}
+    startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
+    link_s, link_bytes = kernel_link_cost(record.op, tiles, target)
+    return KernelWork(
+        name=kernel_name(record.op),
+        ops_fused=dict(ops),
+        flops=flops,
+        bytes_by_tier=dict(sorted(by_tier.items())),
+        sram_bytes=sram,
+        tiles=tiles,
+        compute_s=mapped.compute_s,
+        sram_s=mapped.sram_s + 2 * by_tier.get("sram->sram", 0) / target.bandwidth("sram"),
+        hbm_s=_tier_bytes(by_tier, "hbm") / target.sustained_bandwidth("hbm"),
+        ddr_s=_tier_bytes(by_tier, "ddr") / target.sustained_bandwidth("ddr"),
+        startup_s=startup + max(first_s.values(), default=0.0),
+        first_tile_s=first_s,
+        pipeline_s=mapped.pipeline_s,
+        reconfigure_s=(mapping.sections - 1) * target.reconfigure_s,
+        pcus=mapping.pcus(),
+        pmus=mapping.pmus(),
+        sections=mapping.sections,
+        link_s=link_s,
+        link_bytes=link_bytes,
+        prefetch_bytes=sum(t.total for t in record.feeds if t.weight and not t.in_loop and t.key == "hbm->sram"),
+    )
+
+
+def planned_cost(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[str, int],
+                 target: Target) -> KernelCost:
+    """The cost of a kernel not lowered yet (a group of ops `rdu-fuse` weighs), by
+    `kernel_time` like any other: compute, SRAM ports and pipeline fill from its
+    mapping, its tiers' bytes (`bytes_by_tier`, each whole) at their bandwidths,
+    one DMA start-up, no first tile apart."""
+    mapped = mapped_times(body, mapping, body.tiles, target)
+    ops = Counter(op.name for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp))
+    work = KernelWork(
+        name=body.name, ops_fused=dict(ops), flops=sum(op_flops(op) for op in body.ops if op.name in ops),
+        bytes_by_tier=bytes_by_tier, sram_bytes=0, tiles=body.tiles, compute_s=mapped.compute_s,
+        sram_s=mapped.sram_s, hbm_s=_tier_bytes(bytes_by_tier, "hbm") / target.sustained_bandwidth("hbm"),
+        ddr_s=_tier_bytes(bytes_by_tier, "ddr") / target.sustained_bandwidth("ddr"),
+        startup_s=target.dma_latency_s if bytes_by_tier else 0.0, pipeline_s=mapped.pipeline_s,
+        reconfigure_s=(mapping.sections - 1) * target.reconfigure_s, pcus=mapping.pcus(), pmus=mapping.pmus(),
+        sections=mapping.sections)
+    return kernel_time(work, target)
+
+
+def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped: bool = False) -> float:
+    """What the kernel's weight reads during the previous kernel's collectives take
+    off its busiest resource (0 when it is bound by compute or SRAM rather than HBM).
+
+    The links and the DMA engines are separate, and the next kernel's weights do
+    not depend on a collective, so when the previous kernel has link time L and
+    this one loads `prefetch_bytes` P of weights before its tile loop with room
+    for them in SRAM (`P <= room_bytes`), its HBM time shrinks by
+    `min(L, P / hbm_bandwidth)`. Otherwise the two run one after the other.
+    """
+    if overlap is None or overlap.link_s <= 0 or not 0 < work.prefetch_bytes <= overlap.room_bytes:
+        return 0.0
+    early = min(overlap.link_s, work.prefetch_bytes / target.sustained_bandwidth("hbm"))
+    times = work.times(looped)
+    return max(times.values()) - max(times["compute"], times["sram"], times["hbm"] - early, times["ddr"])
+
+
+def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap: Overlap | None = None) -> KernelCost:
+    """The one timing of a kernel: its pipeline bound by the busiest resource,
+    plus fill, launch and link time.
+
+    `looped`: a later iteration of a kernel loop pays no launch and no fill
+    (compiler/model/kernel_looping.py). `overlap`: the previous kernel's collectives,
+    behind which its weight reads may run (`_hidden_s`: `overlap_s`).
+    """
+    times = work.times(looped)
+    fill = (0.0 if looped else work.startup_s) + work.pipeline_s
+    launch = 0.0 if looped else target.kernel_launch_s
+    busiest = max(TIME_KEYS, key=lambda k: times[k])  # max keeps the first on a tie
+    bound = "launch" if launch > times[busiest] else busiest
+    if work.link_s > max(launch, times[busiest]):
+        bound = "link"
+    hidden = _hidden_s(work, target, overlap, looped)
+    return KernelCost(
+        **{f.name: getattr(work, f.name) for f in fields(_KernelFacts)},
+        bound=bound,
+        compute_s=work.compute_s,
+        sram_s=work.sram_s,
+        hbm_s=work.hbm_s,
+        ddr_s=work.ddr_s,
+        fill_s=fill,
+        launch_s=launch,
+        modeled_time_s=times[busiest] + fill + launch + work.reconfigure_s + work.link_s - hidden,
+        reconfigure_s=work.reconfigure_s,
+        pipeline_s=work.pipeline_s,
+        pcus=work.pcus,
+        pmus=work.pmus,
+        sections=work.sections,
+        link_s=work.link_s,
+        link_bytes=work.link_bytes,
+        prefetch_bytes=work.prefetch_bytes,
+        overlap_s=hidden,
+        looped=looped,
+    )
+
+
+def kernel_costs(records: list[KernelRecord], target: Target, room_bytes: int | None = None) -> list[KernelCost]:
+    """Each kernel's cost in run order: each compute's work found once, timed with
+    its looping and, when `room_bytes` (free SRAM) is known, behind the previous
+    kernel's collectives."""
+    works: dict[ComputeOp, KernelWork] = {}
+    costs: list[KernelCost] = []
+    previous_link_s = 0.0
+    for record in records:
+        if record.op not in works:
+            works[record.op] = kernel_work(record, target)
+        work = works[record.op]
+        overlap = Overlap(previous_link_s, room_bytes) if room_bytes is not None else None
+        costs.append(kernel_time(work, target, record.looped, overlap))
+        previous_link_s = work.link_s
+    return costs
+
+
+def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
+    """(seconds, bytes one socket sends) of one collective, from the target's link figures.
+
+    B = the input's bytes on one socket, n = the group, L = link_latency_s,
+    W = link_bandwidth. all_reduce: the faster of a ring, 2(n-1) steps of
+    B/n, and recursive doubling, log2(n) steps of B (n a power of two);
+    all_gather: (n-1) steps of B, or log2(n) start-ups and (n-1) B;
+    reduce_scatter: (n-1) steps of B/n; send_recv: one step of B; local_part
+    (a rank's part of a value it holds whole): nothing sent.
+    """
+    from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, ReduceScatterOp, SendRecvOp
+
+    latency, bandwidth = target.link_latency_s, target.link_bandwidth
+    size = value_bytes(op.operands[0])
+    if isinstance(op, LocalPartOp):
+        return 0.0, 0
+    if isinstance(op, SendRecvOp):
+        return latency + size / bandwidth, size
+    assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp)
+    n = op.group_size
+    if n <= 1:
+        return 0.0, 0
+    doubling = (n & (n - 1)) == 0
+    steps = n.bit_length() - 1
+    if isinstance(op, AllReduceOp):
+        ring = (2 * (n - 1) * (latency + size / n / bandwidth), 2 * (n - 1) * size // n)
+        if not doubling:
+            return ring
+        return min(ring, (steps * (latency + size / bandwidth), steps * size))
+    if isinstance(op, AllGatherOp):
+        ring = ((n - 1) * (latency + size / bandwidth), (n - 1) * size)
+        return min(ring, (steps * latency + (n - 1) * size / bandwidth, (n - 1) * size)) if doubling else ring
+    if isinstance(op, ReduceScatterOp):
+        return (n - 1) * (latency + size / n / bandwidth), (n - 1) * size // n
+    return 0.0, 0
+
+
+def kernel_link_cost(compute: Operation, tiles: int, target: Target) -> tuple[float, int]:
+    """Link time and bytes of the collectives in a kernel's body, run once a tile."""
+    from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
+
+    seconds, sent = 0.0, 0
+    for op in compute.walk():
+        if isinstance(op, COLLECTIVE_OPS):
+            op_s, op_bytes = collective_cost(op, target)
+            seconds, sent = seconds + op_s * tiles, sent + op_bytes * tiles
+    return seconds, sent
+
+
