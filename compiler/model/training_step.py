@@ -131,7 +131,7 @@ def _time_ops(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes
         element = _compute_element(op)
         flops = op_flops(op)
         compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
-        read = sum(value_bytes(v) for v in op.operands if v in weights) / target.hbm_bandwidth
+        read = sum(value_bytes(v) for v in op.operands if v in weights) / target.sustained_bandwidth("hbm")
         if phase == Phase.OPTIMIZER:
             times.optimizer_s += max(compute, read)
             continue
@@ -166,7 +166,7 @@ def _spill_s(module: ModuleOp, target: Target, pp: int) -> float:
     for op in module.ops:
         if isinstance(op, GlobalOp):
             per_stage[min(homes.get(op.sym_name.data, 0), pp - 1)] += value_bytes(op.global_type)
-    return max(max(per_stage) - target.hbm_bytes, 0) / target.ddr_bandwidth
+    return max(max(per_stage) - target.hbm_bytes, 0) / target.sustained_bandwidth("ddr")
 
 
 def _compute_element(op: Operation) -> Attribute | None:

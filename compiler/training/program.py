@@ -22,7 +22,7 @@ from rducc.driver import CompileOptions, PassesLike, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.program import Program
-from rducc.targets import Target, load_target
+from rducc.targets import DEFAULT_TARGET, Target, load_target
 from rducc.training.compile import LossFn, ParamGroup, TrainingForward, TrainingStep, compile_step, single_group
 from rducc.training.optimizers import (
     OptimizerSpec,
@@ -91,7 +91,7 @@ def compile_training(
     *,
     optimizer: OptimizerLike = "adamw",
     loss_fn: LossFn | None = None,
-    target: str | Target = "sn40l",
+    target: str | Target = DEFAULT_TARGET,
     opt_level: int = 2,
     passes: PassesLike | None = None,
     verify_each: bool = False,
