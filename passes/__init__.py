@@ -41,6 +41,12 @@ def _tile() -> type[ModulePass]:
     return RduTile
 
 
+def _place_saved() -> type[ModulePass]:
+    from rducc.passes.rdu_place_saved import RduPlaceSaved
+
+    return RduPlaceSaved
+
+
 def _place_tiers() -> type[ModulePass]:
     from rducc.passes.rdu_place_tiers import RduPlaceTiers
 
@@ -71,6 +77,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-outline-layers": _outline_layers,
     "rdu-fuse": _fuse,
     "rdu-merge-maps": _merge_maps,
+    "rdu-place-saved": _place_saved,
     "rdu-tile": _tile,
     "rdu-place-tiers": _place_tiers,
     "rdu-insert-dma": _insert_dma,

@@ -1,0 +1,346 @@
+"""`rdu-place-saved`: where a training step keeps what the backward needs.
+
+On a training step (`rducc.dialects.saved`: the loss first; the forward is
+what the loss depends on) every saved value (a forward kernel's result read
+by the backward or the optimizer) and every gradient (a backward result the
+optimizer reads, or returned) gets a placement, recorded per kernel result
+as `rdu.saved`:
+
+- `sram`: forward and backward ops fused into one kernel read it there: it
+  never leaves the chip (counted, nothing to decide);
+- `hbm`: the default, when the step's HBM demand fits;
+- `ddr`: spilled (`rdu-insert-dma` gives the kernel's result a DDR buffer;
+  its readers DMA it from there);
+- `recompute`: the forward kernel is cloned just before its first backward
+  reader, which reads the clone's result (activation checkpointing); only a
+  kernel whose inputs are weights, user inputs or other saved values kept in
+  memory can be recomputed.
+
+The HBM demand of a step is its globals (weights, optimizer state) plus the
+peak of live activations (each kernel result from its kernel to its last
+reader, gradients included). When it exceeds the target's HBM, the pass
+frees HBM at the least modeled cost per byte, one candidate at a time, until
+the demand fits: a saved value or gradient to DDR costs its bytes x (1 + its
+readers) at DDR rather than HBM bandwidth; a recompute costs its kernel's
+roofline time (FLOPs at peak, its inputs and result at HBM bandwidth, a
+launch); a global to DDR costs its bytes x (its readers + 1 if updated) at
+DDR rather than HBM bandwidth (such globals are set to DDR here and
+`rdu-place-tiers` keeps the tier). Every figure comes from the target; the
+costs are modeled, not measured.
+
+Every kernel and call gets `rdu.phase`; globals the step writes back that
+are not parameters are marked `rdu.memory_class = "optimizer state"`. The
+module gets `rdu.training_memory`: the bytes of activations and gradients by
+placement (the report adds the globals' final tiers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, module_target
+from rducc.dialects.dataflow import KernelOp, YieldOp
+from rducc.dialects.memory import GlobalOp, Tier, TierAttr
+from rducc.dialects.op_facts import facts_of
+from rducc.dialects.program import functions
+from rducc.dialects.saved import (
+    RECOMPUTES,
+    Phase,
+    Placement,
+    SavedValue,
+    TrainingStep,
+    set_memory_class,
+    set_phase,
+    set_saved,
+    set_training_memory,
+    training_step,
+)
+from rducc.dialects.shapes import value_bytes
+from rducc.passes.common import require_tensor_program
+from rducc.targets import Target
+
+
+@dataclass
+class _Candidate:
+    """One way to free HBM: its modeled extra seconds per step and what it frees."""
+
+    cost_s: float
+    freed: int
+    saved: SavedValue | None = None
+    placement: Placement = Placement.DDR
+    global_names: tuple[str, ...] = ()
+
+    @property
+    def cost_per_byte(self) -> float:
+        return self.cost_s / max(self.freed, 1)
+
+
+def _hbm_seconds(target: Target, n: int) -> float:
+    return n / (target.hbm_bandwidth * target.hbm_efficiency)
+
+
+def _ddr_extra_seconds(target: Target, n: int) -> float:
+    """What moving `n` bytes at DDR rather than HBM bandwidth adds."""
+    return n / (target.ddr_bandwidth * target.ddr_efficiency) - _hbm_seconds(target, n)
+
+
+def kernel_roofline_s(kernel: Operation, target: Target) -> float:
+    """A kernel's roofline time: its FLOPs at the peak of its result's type, or its
+    inputs and results at HBM bandwidth, whichever is longer, plus a launch."""
+    flops = 0
+    body = kernel.body.block.ops if isinstance(kernel, KernelOp) else ()
+    for op in body:
+        facts = facts_of(op) if not isinstance(op, YieldOp | arith.ConstantOp) else None
+        flops += facts.flops() if facts is not None else 0
+    element = str(getattr(kernel.results[0].type, "element_type", "f32")) if kernel.results else "f32"
+    moved = sum(value_bytes(v) for v in (*kernel.operands, *kernel.results))
+    return max(flops / target.peak_flops(element), _hbm_seconds(target, moved)) + target.kernel_launch_s
+
+
+def _global_sizes(module: ModuleOp) -> dict[str, int]:
+    return {g.sym_name.data: value_bytes(g.global_type) for g in module.ops if isinstance(g, GlobalOp)}
+
+
+def _global_readers(function: func.FuncOp) -> dict[str, int]:
+    """Per global, how many top-level ops of `function` read it."""
+    counts: dict[str, int] = {}
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        name = global_of(attrs)
+        if name is not None:
+            counts[name] = counts.get(name, 0) + len({use.operation for use in arg.uses})
+    return counts
+
+
+class _Liveness:
+    """The HBM peak of a function's activations under a set of placements."""
+
+    def __init__(self, function: func.FuncOp, step: TrainingStep):
+        block = function.body.block
+        self.ops = list(block.ops)
+        self.position = {op: i for i, op in enumerate(self.ops)}
+        self.inputs = sum(value_bytes(a) for a, attrs in zip(function.args, arg_attrs(function))
+                          if global_of(attrs) is None)
+        self.phases = step.phases
+        self.intervals: dict[SSAValue, tuple[int, int, int]] = {}
+        for op in self.ops:
+            for result in op.results:
+                readers = [self._top(use.operation) for use in result.uses]
+                end = max((self.position[r] for r in readers if r is not None), default=self.position[op])
+                self.intervals[result] = (self.position[op], end, value_bytes(result))
+
+    def _top(self, op: Operation | None) -> Operation | None:
+        while op is not None and op not in self.position:
+            op = op.parent_op()
+        return op
+
+    def peak(self, placements: dict[SSAValue, Placement], recomputed: dict[SSAValue, SavedValue]) -> int:
+        delta = [0] * (len(self.ops) + 2)
+        for value, (start, end, size) in self.intervals.items():
+            placement = placements.get(value)
+            if placement == Placement.DDR:
+                continue
+            if placement == Placement.RECOMPUTE:
+                saved = recomputed[value]
+                later = [self.position[r] for r in saved.later_readers]
+                earlier = [self.position[t] for u in value.uses
+                           if (t := self._top(u.operation)) is not None and t not in saved.later_readers]
+                delta[start] += size
+                delta[max(earlier, default=start) + 1] -= size
+                delta[min(later)] += size
+                delta[max(later) + 1] -= size
+                continue
+            delta[start] += size
+            delta[end + 1] -= size
+        live = peak = self.inputs
+        for d in delta:
+            live += d
+            peak = max(peak, live)
+        return peak
+
+
+def _recomputable(saved: SavedValue, kept: set[SSAValue]) -> bool:
+    """A single-result forward kernel whose inputs stay available for the backward."""
+    producer = saved.producer
+    if not isinstance(producer, KernelOp) or len(producer.results) != 1:
+        return False
+    return all(isinstance(v, BlockArgument) or v in kept for v in producer.operands)
+
+
+def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int]
+                ) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    kept = {s.value for s in step.saved}
+    for saved in (*step.saved, *step.gradients):
+        uses = len({u.operation for u in saved.value.uses})
+        found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
+        if not saved.gradient and _recomputable(saved, kept - {saved.value}):
+            found.append(_Candidate(kernel_roofline_s(saved.producer, target), saved.bytes, saved,
+                                    Placement.RECOMPUTE))
+    for name, size in sizes.items():
+        touches = readers.get(name, 0) + (1 if name in step.state_globals else 0)
+        found.append(_Candidate(_ddr_extra_seconds(target, size * max(touches, 1)), size, global_names=(name,)))
+    return sorted(found, key=lambda c: (c.cost_per_byte, -c.freed))
+
+
+@dataclass
+class _Plan:
+    placements: dict[SSAValue, Placement]
+    recomputed: dict[SSAValue, SavedValue]
+    ddr_globals: set[str]
+
+
+def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Plan:
+    """Placements that fit the step's demand in HBM at the least modeled cost (module docstring)."""
+    sizes = _global_sizes(module)
+    used = {global_of(a) for a in arg_attrs(step.function)} - {None}
+    sizes = {n: s for n, s in sizes.items() if n in used}
+    placements = {s.value: Placement.HBM for s in (*step.saved, *step.gradients)}
+    recomputed: dict[SSAValue, SavedValue] = {}
+    ddr_globals: set[str] = set()
+    liveness = _Liveness(step.function, step)
+
+    def demand() -> int:
+        return sum(s for n, s in sizes.items() if n not in ddr_globals) + liveness.peak(placements, recomputed)
+
+    if demand() <= target.hbm_bytes:
+        return _Plan(placements, recomputed, ddr_globals)
+    for candidate in _candidates(step, target, sizes, _global_readers(step.function)):
+        if candidate.saved is not None:
+            value = candidate.saved.value
+            if placements[value] != Placement.HBM:
+                continue
+            if candidate.placement == Placement.RECOMPUTE and any(
+                placements.get(v) != Placement.HBM for v in candidate.saved.producer.operands if v in placements
+            ):
+                continue
+            before = demand()
+            placements[value] = candidate.placement
+            if candidate.placement == Placement.RECOMPUTE:
+                recomputed[value] = candidate.saved
+            if demand() >= before:  # freed nothing at the peak: undo
+                placements[value] = Placement.HBM
+                recomputed.pop(value, None)
+                continue
+        else:
+            ddr_globals.update(candidate.global_names)
+        if demand() <= target.hbm_bytes:
+            break
+    return _Plan(placements, recomputed, ddr_globals)
+
+
+def _recompute(saved: SavedValue, phases: dict[Operation, Phase]) -> None:
+    """Clone the producer before the first later reader; later readers read the clone."""
+    producer = saved.producer
+    assert isinstance(producer, KernelOp)
+    block = producer.parent_block()
+    assert block is not None
+    first = min(saved.later_readers, key=lambda op: block.get_operation_index(op))
+    clone = producer.clone()
+    clone.sym_name = StringAttr(f"{producer.sym_name.data}r")
+    clone.attributes[RECOMPUTES] = StringAttr(producer.sym_name.data)
+    set_phase(clone, Phase.BACKWARD)
+    set_saved(clone, [""] * len(clone.results))
+    block.insert_op_before(clone, first)
+    readers = set(saved.later_readers)
+    for use in list(saved.value.uses):
+        top = use.operation
+        while top is not None and top.parent_block() is not block:
+            top = top.parent_op()
+        if top in readers:
+            use.operation.operands[use.index] = clone.results[saved.index]
+    phases[clone] = Phase.BACKWARD
+
+
+def _inner_saved_bytes(step: TrainingStep) -> int:
+    """Bytes of forward values read by later ops inside the same kernel (kept in SRAM):
+    inside a kernel of a later phase, the results of ops the loss depends on."""
+    loss = step.function.body.block.last_op
+    assert loss is not None
+    forward: set[Operation] = set()
+    stack = [loss.operands[0]]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, BlockArgument):
+            owner = value.block.parent_op()
+            if isinstance(owner, KernelOp):
+                stack.append(owner.inputs[value.index])
+            continue
+        op = value.owner
+        assert isinstance(op, Operation)
+        if op in forward:
+            continue
+        forward.add(op)
+        if isinstance(op, KernelOp):
+            stack.append(op.body.block.last_op.operands[value.index])  # type: ignore[union-attr]
+        else:
+            stack.extend(op.operands)
+    total = 0
+    for kernel, phase in step.phases.items():
+        if not isinstance(kernel, KernelOp) or phase == Phase.FORWARD:
+            continue
+        for op in kernel.body.block.ops:
+            if op in forward:
+                for result in op.results:
+                    if any(u.operation not in forward and not isinstance(u.operation, YieldOp) for u in result.uses):
+                        total += value_bytes(result)
+    return total
+
+
+def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
+    by_producer: dict[Operation, list[str]] = {}
+    for saved in (*step.saved, *step.gradients):
+        marks = by_producer.setdefault(saved.producer, [""] * len(saved.producer.results))
+        marks[saved.index] = plan.placements[saved.value].value
+    for producer, marks in by_producer.items():
+        set_saved(producer, marks)
+    for op, phase in step.phases.items():
+        set_phase(op, phase)
+    table = {cls: {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0} for cls in ("activations", "gradients")}
+    for saved in (*step.saved, *step.gradients):
+        table["gradients" if saved.gradient else "activations"][plan.placements[saved.value].value] += saved.bytes
+    table["activations"]["sram"] += _inner_saved_bytes(step)
+    set_training_memory(module, table)
+    globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
+    for name in step.state_globals:
+        if name in globals_ and _kind(globals_[name]) != "parameter":
+            set_memory_class(globals_[name], "optimizer state")
+    for name in plan.ddr_globals:
+        globals_[name].tier = TierAttr(Tier.DDR)
+
+
+def _kind(global_: GlobalOp) -> str:
+    kind = global_.attributes.get("kind")
+    return kind.data if isinstance(kind, StringAttr) else ""
+
+
+@dataclass(frozen=True)
+class RduPlaceSaved(ModulePass):
+    """Place a training step's saved values and gradients: SRAM, HBM, DDR or recompute."""
+
+    name = "rdu-place-saved"
+    accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
+    produces: ClassVar[Level | None] = None
+
+    target: str = ""
+    """Target name or file; default: the module's rdu.target, else sn40l."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_program(op, self.name, self.accepts)
+        target = module_target(op, self.target)
+        for function in functions(op):
+            if is_outlined(function):
+                continue
+            step = training_step(function)
+            if step is None:
+                continue
+            plan = plan_placements(step, op, target)
+            _record(op, step, plan)
+            for saved in plan.recomputed.values():
+                _recompute(saved, step.phases)
