@@ -33,6 +33,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
+from rducc.frontend.joint_graph import is_joint
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.targets import Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
@@ -88,8 +89,10 @@ def compile(  # noqa: A001 - the public name the API promises
     result = compile_module(_exported(model, example_inputs), options)
     weights = {name: torch_to_numpy(t) for name, t in result.weights.items()}
     decomposed = result.decomposed
+    # a joint graph returns (loss, *gradients): its call spec describes the loss alone
+    out_spec = None if is_joint(decomposed) else result.exported.call_spec.out_spec
     return Program(
-        result.module, weights, chosen, result.exported.call_spec.in_spec, result.exported.call_spec.out_spec,
+        result.module, weights, chosen, result.exported.call_spec.in_spec, out_spec,
         number_outputs(decomposed), _float64_outputs(decomposed) if f64 == "demote" else frozenset(),
     )
 

@@ -9,6 +9,7 @@ structure are typed xDSL attributes registered in the `rdu` dialect:
     #rdu.tile_plan<tiles = 4, size = 128, in = [0, -1], out = [0], working_set = 1024>
     #rdu.split<(1, 8, 2), (2, 2, 1)>           the part of a value each rank holds
     #rdu.target<{name = "sn40l", ...}, hash = "…">  the target, all its figures
+    #rdu<phase backward>                       the training phase an op belongs to
     #rdu.mapping<grid = [40, 52], sections = 1, stages = [[0, 0, 0, 520, 3]], buffers = [[0, 0, 0, 2]]>
 """
 
@@ -74,6 +75,11 @@ SHARD = "rdu.shard"
 RESULT_SHARDS = "rdu.result_shards"
 """Function: per result, the part each rank holds (`SplitAttr`; `#rdu.split<>`: whole)."""
 RESULT_UPDATES = "rdu.result_updates"
+RESULT_ROLES = "rdu.result_roles"
+"""`func.func @forward` of a training program: per result, the loss or the
+gradient it is (`ResultRole`), empty for another result."""
+PHASE = "rdu.phase"
+"""An op of a training program: the phase it belongs to (`PhaseAttr`)."""
 """Entry function: per result, what it writes back after a call: `"buffer:NAME"`
 (the new value of buffer NAME), `"input:LABEL"` (of the user input LABEL,
 updated in place), or `""` (a user output). Absent: every result is an output."""
@@ -413,6 +419,71 @@ def set_result_updates(function: Operation, updates: Sequence[Update | None]) ->
             StringAttr(f"{u.kind}:{u.name}" if u else "") for u in updates)
     else:
         function.attributes.pop(RESULT_UPDATES, None)
+
+
+# --- training: result roles and phases -------------------------------------
+
+@dataclass(frozen=True)
+class ResultRole:
+    """A result of a training program: the loss (`kind` "loss"), or the gradient
+    (`kind` "gradient") of a parameter (`of` "parameter", `name` its global) or
+    of a user input (`of` "input", `name` its label)."""
+
+    kind: str
+    of: str = ""
+    name: str = ""
+
+    def text(self) -> str:
+        return self.kind if self.kind == "loss" else f"{self.kind}:{self.of}:{self.name}"
+
+
+def result_roles(function: Operation) -> list[ResultRole | None]:
+    """Per result of `function`, its training role (None: another result); [] when unmarked."""
+    attr = function.attributes.get(RESULT_ROLES)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    roles: list[ResultRole | None] = []
+    for entry in attr.data:
+        text = entry.data if isinstance(entry, StringAttr) else ""
+        kind, _, rest = text.partition(":")
+        of, _, name = rest.partition(":")
+        roles.append(ResultRole(kind, of, name) if kind else None)
+    return roles
+
+
+def set_result_roles(function: Operation, roles: Sequence[ResultRole | None]) -> None:
+    """Mark the loss and gradient results of `function` (none: the attribute is dropped)."""
+    if any(roles):
+        function.attributes[RESULT_ROLES] = ArrayAttr(StringAttr(r.text() if r else "") for r in roles)
+    else:
+        function.attributes.pop(RESULT_ROLES, None)
+
+
+class Phase(StrEnum):
+    """The part of a training step an op belongs to: the forward (what the loss
+    depends on), the backward (what the gradients need besides), the optimizer
+    (the update of parameters and optimizer state)."""
+
+    FORWARD = "forward"
+    BACKWARD = "backward"
+    OPTIMIZER = "optimizer"
+
+
+@irdl_attr_definition
+class PhaseAttr(EnumAttribute[Phase], SpacedOpaqueSyntaxAttribute):
+    """`#rdu<phase backward>`."""
+
+    name = "rdu.phase"
+
+
+def phase_of(op: Operation) -> Phase | None:
+    """The training phase `op` belongs to, or None (an inference op, or unmarked)."""
+    attr = op.attributes.get(PHASE)
+    return attr.data if isinstance(attr, PhaseAttr) else None
+
+
+def set_phase(op: Operation, phase: Phase | str) -> None:
+    op.attributes[PHASE] = PhaseAttr(Phase(phase))
 
 
 def partition_of(module: Operation) -> tuple[int, int]:
@@ -907,5 +978,5 @@ def set_target(module: Operation, target: Target) -> None:
     module.attributes[TARGET] = TargetAttr.of(target)
 
 
-CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr, MappingAttr]
+CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr, MappingAttr, PhaseAttr]
 """The typed attributes the `rdu` dialect registers."""

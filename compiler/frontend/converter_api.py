@@ -17,7 +17,7 @@ import torch
 from xdsl.dialects.builtin import LocationAttr, TensorType, UnknownLoc
 from xdsl.ir import Block, Operation, SSAValue
 
-from rducc.dialects.contracts import set_layer
+from rducc.dialects.contracts import Phase, set_layer, set_phase
 from rducc.errors import RduccError
 from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op
 
@@ -109,6 +109,8 @@ class GraphImporter:
     location: LocationAttr = field(default_factory=UnknownLoc)
     name_hint: str | None = None
     layer: str | None = None
+    phase: Phase | None = None
+    """The training phase of the node being converted (a joint graph's), else None."""
 
     def value(self, arg: Any) -> SSAValue:
         """The SSA value of an FX node argument."""
@@ -122,6 +124,8 @@ class GraphImporter:
         op.location = self.location
         if self.layer:
             set_layer(op, self.layer)
+        if self.phase is not None:
+            set_phase(op, self.phase)
         self.block.add_op(op)
         if op.results:
             if self.name_hint and op.results[0].name_hint is None:

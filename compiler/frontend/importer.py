@@ -35,10 +35,13 @@ from xdsl.ir import Block, Region, SSAValue
 
 from rducc.dialects.contracts import (
     Level,
+    Phase,
+    ResultRole,
     Update,
     input_arg,
     set_f64_demoted,
     set_level,
+    set_result_roles,
     set_result_updates,
     weight_arg,
 )
@@ -76,6 +79,7 @@ from rducc.frontend.converter_api import (
 from rducc.frontend.decompositions import decompose, extra_supported_ops
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.host_ops import host_fallback
+from rducc.frontend.joint_graph import GRADIENT_KINDS, gradient_role, node_phases
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
 from rducc.frontend.training_mode import check_eval_mode
@@ -240,27 +244,52 @@ def _signature(ep: ExportedProgram) -> _Signature:
     return signature
 
 
-def _outputs(ep: ExportedProgram) -> tuple[list[Any], list[Update | None]]:
-    """The results the program returns: the user outputs, then the new value of
-    each buffer or user input it updates in place (BUFFER_MUTATION,
-    USER_INPUT_MUTATION), with what each writes back (None: a user output)."""
+@dataclass
+class _Outputs:
+    """The results the program returns, in order: the loss (a joint graph's
+    LOSS_OUTPUT), the user outputs, the gradients (GRADIENT_TO_PARAMETER,
+    GRADIENT_TO_USER_INPUT), then the new value of each buffer, parameter or
+    user input it updates in place (BUFFER_MUTATION, PARAMETER_MUTATION,
+    USER_INPUT_MUTATION), with what each writes back and each one's training role."""
+
+    values: list[Any] = field(default_factory=list)
+    updates: list[Update | None] = field(default_factory=list)
+    roles: list[ResultRole | None] = field(default_factory=list)
+
+
+_UPDATE_KINDS = {
+    OutputKind.BUFFER_MUTATION: "buffer",
+    OutputKind.PARAMETER_MUTATION: "buffer",  # a parameter is a global, written back as a buffer is
+    OutputKind.USER_INPUT_MUTATION: "input",
+}
+
+
+def _outputs(ep: ExportedProgram) -> _Outputs:
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
+    loss: list[Any] = []
     user: list[Any] = []
-    writes: list[Any] = []
-    updates: list[Update] = []
+    gradients: list[tuple[Any, ResultRole]] = []
+    writes: list[tuple[Any, Update]] = []
     for spec, result in zip(ep.graph_signature.output_specs, output_node.args[0]):
-        if spec.kind == OutputKind.USER_OUTPUT:
+        if spec.kind == OutputKind.LOSS_OUTPUT:
+            loss.append(result)
+        elif spec.kind == OutputKind.USER_OUTPUT:
             user.append(result)
-        elif spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
-            writes.append(result)
-            kind = "buffer" if spec.kind == OutputKind.BUFFER_MUTATION else "input"
-            updates.append(Update(kind, str(spec.target)))
+        elif spec.kind in GRADIENT_KINDS:
+            gradients.append((result, gradient_role(ep, spec.kind, spec.target)))
+        elif spec.kind in _UPDATE_KINDS:
+            writes.append((result, Update(_UPDATE_KINDS[spec.kind], str(spec.target))))
         else:
             raise RduccError(
-                f"the model's output '{spec.arg}' is a {spec.kind.name}; rducc compiles forward passes "
-                "(user outputs, and updates of buffers and inputs)"
+                f"the model's output '{spec.arg}' is a {spec.kind.name}; rducc compiles user outputs, "
+                "losses, gradients and updates of buffers, parameters and inputs"
             )
-    return user + writes, [None] * len(user) + updates
+    found = _Outputs()
+    found.values = loss + user + [g for g, _ in gradients] + [w for w, _ in writes]
+    found.updates = [None] * (len(loss) + len(user) + len(gradients)) + [u for _, u in writes]
+    found.roles = [ResultRole("loss")] * len(loss) + [None] * len(user) + [r for _, r in gradients]
+    found.roles += [None] * len(writes)
+    return found
 
 
 def _entry(node: torch.fx.Node, host_ops: bool = True) -> ConverterEntry | None:
@@ -287,7 +316,10 @@ def _no_elements(node: torch.fx.Node) -> bool:
     return isinstance(value, torch.Tensor) and value.numel() == 0
 
 
-def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: LayerReuse | None) -> None:
+def _convert_nodes(
+    importer: GraphImporter, nodes: list[torch.fx.Node], reuse: LayerReuse | None,
+    phases: dict[torch.fx.Node, Phase] | None = None,
+) -> None:
     for node in nodes:
         if reuse is not None and reuse.skip(node):
             continue  # a later layer's node: its layer is a call of @layer
@@ -300,6 +332,7 @@ def _convert_nodes(importer: GraphImporter, nodes: list[torch.fx.Node], reuse: L
         importer.location = location_of(node)
         importer.name_hint = node.name
         importer.layer = layer_of(node)
+        importer.phase = phases.get(node) if phases else None
         if _no_elements(node):  # whatever the op, an empty result has no values to compute
             importer.env[node] = aten_elementwise.fill(importer, node, 0)
         else:
@@ -374,7 +407,7 @@ def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool, host_op
 
 def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPlan | None) -> ModuleOp:
     signature = _signature(ep)
-    outputs, updates = _outputs(ep)
+    outputs = _outputs(ep)
     arg_types = [tensor_type_of(fake_value(n), what=f"input '{n.name}'") for n in signature.arg_nodes]
     block = Block(arg_types=arg_types)
     importer = GraphImporter(block)
@@ -382,11 +415,12 @@ def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPl
         arg.name_hint = node.name
         importer.env[node] = arg
     reuse = LayerReuse(plan, block, importer.env, location_of) if plan is not None else None
-    _convert_nodes(importer, nodes, reuse)
-    results = _return_values(importer, outputs)
+    _convert_nodes(importer, nodes, reuse, node_phases(ep))
+    results = _return_values(importer, outputs.values)
     importer.location = NameLoc(StringAttr("output"), NoneAttr())
     importer.name_hint = None
     importer.layer = None
+    importer.phase = None
     importer.emit(func.ReturnOp(*results))
     forward = func.FuncOp(
         ENTRY,
@@ -394,7 +428,8 @@ def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPl
         Region(block),
         arg_attrs=ArrayAttr(signature.arg_attrs),
     )
-    set_result_updates(forward, updates)
+    set_result_updates(forward, outputs.updates)
+    set_result_roles(forward, outputs.roles)
     module = ModuleOp([*signature.globals, forward])
     if reuse is not None:
         reuse.finish(module, forward)

@@ -1,0 +1,72 @@
+"""Joint graphs (`torch.export.experimental._export_forward_backward`): what
+the importer needs to know about a program whose outputs are a loss and
+gradients (LOSS_OUTPUT, GRADIENT_TO_PARAMETER, GRADIENT_TO_USER_INPUT).
+
+The phase of each node is defined structurally: the forward is what the
+loss (and the buffers the forward updates, as batch norm's running
+statistics) depends on; every other node computes gradients, the backward.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from rducc.dialects.contracts import Phase, ResultRole
+
+GRADIENT_KINDS = (OutputKind.GRADIENT_TO_PARAMETER, OutputKind.GRADIENT_TO_USER_INPUT)
+FORWARD_OUTPUT_KINDS = (OutputKind.LOSS_OUTPUT, OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION,
+                        OutputKind.USER_INPUT_MUTATION)
+
+
+def is_joint(ep: ExportedProgram) -> bool:
+    """Whether the program is a joint graph (it has a LOSS_OUTPUT)."""
+    return any(spec.kind == OutputKind.LOSS_OUTPUT for spec in ep.graph_signature.output_specs)
+
+
+_FLAT_ARG = re.compile(r"^arg(\d+)_\d+$")
+
+
+def gradient_role(ep: ExportedProgram, kind: OutputKind, target: str | None) -> ResultRole:
+    """The result role of a gradient output of this kind, for `target`: a
+    parameter's name, or the user input torch names by its position among the
+    program's inputs (`arg1_1`), given by the input's label."""
+    if kind == OutputKind.GRADIENT_TO_PARAMETER:
+        return ResultRole("gradient", "parameter", str(target))
+    specs = ep.graph_signature.input_specs
+    match = _FLAT_ARG.match(str(target))
+    label = str(target)
+    if match and int(match.group(1)) < len(specs) and specs[int(match.group(1))].kind == InputKind.USER_INPUT:
+        label = specs[int(match.group(1))].arg.name  # type: ignore[union-attr]
+    return ResultRole("gradient", "input", label)
+
+
+def _ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
+    seen: set[torch.fx.Node] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(node.all_input_nodes)
+    return seen
+
+
+def node_phases(ep: ExportedProgram) -> dict[torch.fx.Node, Phase]:
+    """Per call_function node of a joint graph, its phase; {} for another program."""
+    if not is_joint(ep):
+        return {}
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    roots = [
+        result for spec, result in zip(ep.graph_signature.output_specs, output.args[0])
+        if spec.kind in FORWARD_OUTPUT_KINDS and isinstance(result, torch.fx.Node)
+    ]
+    forward = _ancestors(roots)
+    return {
+        node: Phase.FORWARD if node in forward else Phase.BACKWARD
+        for node in ep.graph.nodes if node.op == "call_function"
+    }
