@@ -1,8 +1,8 @@
 """Training steps: the phase of each kernel and the values the backward saves.
 
 A training step's entry function returns the loss first, then the gradients
-(no optimizer) or the in-place updates of parameters and optimizer state
-(`rdu.result_updates`). Its phases are defined by the dataflow, not by names:
+(no optimizer; `rdu.result_roles` names them) or the in-place updates of
+parameters and optimizer state (`rdu.result_updates`). Its phases are defined by the dataflow, not by names:
 
 - **forward**: every op the loss (result 0) depends on;
 - **optimizer**: an op outside the forward that reads updated state (a weight
@@ -20,7 +20,8 @@ returned as a gradient (a result after the loss that updates nothing).
 Contract attributes (written by `rdu-place-saved`, read by `rdu-insert-dma`,
 the cost model and the report):
 
-    rdu.phase = "forward"                   on a kernel, call and tier.compute
+    rdu.phase = #rdu<phase forward>         (`contracts.PHASE`) on a kernel, call
+                                            and tier.compute
     rdu.saved = ["hbm", "", "ddr"]          on a kernel: per result, where a saved
                                             value or gradient lives ("": neither)
     rdu.recomputes = "k3"                   on a kernel: the forward kernel it
@@ -41,22 +42,14 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.dialects.contracts import arg_attrs, global_of, result_updates
+from rducc.dialects.contracts import PHASE, Phase, arg_attrs, global_of, phase_of, result_roles, result_updates
 from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, YieldOp
 from rducc.dialects.shapes import value_bytes
 
-PHASE = "rdu.phase"
 SAVED = "rdu.saved"
 RECOMPUTES = "rdu.recomputes"
 TRAINING_MEMORY = "rdu.training_memory"
 MEMORY_CLASS = "rdu.memory_class"
-
-
-class Phase(StrEnum):
-    FORWARD = "forward"
-    BACKWARD = "backward"
-    OPTIMIZER = "optimizer"
-
 
 PHASE_ORDER = (Phase.FORWARD, Phase.BACKWARD, Phase.OPTIMIZER)
 
@@ -74,16 +67,6 @@ class Placement(StrEnum):
 
 MEMORY_CLASSES = ("weights", "activations", "gradients", "optimizer state")
 MEMORY_TIERS = ("sram", "hbm", "ddr")
-
-
-def phase_of(op: Operation) -> Phase | None:
-    """The phase recorded on an op, if any."""
-    attr = op.attributes.get(PHASE)
-    return Phase(attr.data) if isinstance(attr, StringAttr) and attr.data in set(Phase) else None
-
-
-def set_phase(op: Operation, phase: Phase) -> None:
-    op.attributes[PHASE] = StringAttr(phase.value)
 
 
 def copy_phase(source: Operation, dest: Operation) -> None:
@@ -218,7 +201,10 @@ def training_step(function: func.FuncOp) -> TrainingStep | None:
     terminator = block.last_op
     if not isinstance(terminator, func.ReturnOp) or len(terminator.operands) < 2:
         return None
-    if not _is_loss(terminator.operands[0]):
+    roles = result_roles(function)
+    if roles and (roles[0] is None or roles[0].kind != "loss"):
+        return None
+    if not roles and not _is_loss(terminator.operands[0]):
         return None
     ops = [op for op in block.ops if op is not terminator]
     block_ops = set(ops)
@@ -246,10 +232,13 @@ def training_step(function: func.FuncOp) -> TrainingStep | None:
     if not saved and not any(p != Phase.FORWARD for p in phases.values()):
         return None
     gradients = _values_read_later(ops, phases, block_ops, Phase.BACKWARD, until=Phase.OPTIMIZER)
-    returned_gradients = {
-        v for i, (v, u) in enumerate(zip(terminator.operands, updates or [None] * len(terminator.operands)))
-        if i > 0 and u is None
-    }
+    if roles:
+        returned_gradients = {v for v, r in zip(terminator.operands, roles) if r is not None and r.kind == "gradient"}
+    else:
+        returned_gradients = {
+            v for i, (v, u) in enumerate(zip(terminator.operands, updates or [None] * len(terminator.operands)))
+            if i > 0 and u is None
+        }
     for op in ops:
         if phases[op] != Phase.BACKWARD:
             continue
@@ -283,8 +272,8 @@ def _values_read_later(ops: Iterable[Operation], phases: dict[Operation, Phase],
 
 
 __all__ = [
-    "MEMORY_CLASS", "MEMORY_CLASSES", "MEMORY_TIERS", "PHASE", "PHASE_ORDER", "RECOMPUTES", "SAVED",
-    "TRAINING_MEMORY", "Phase", "Placement", "SavedValue", "TrainingStep", "copy_phase", "memory_class_of",
-    "phase_of", "result_placement", "saved_of", "set_memory_class", "set_phase", "set_saved",
+    "MEMORY_CLASS", "MEMORY_CLASSES", "MEMORY_TIERS", "PHASE_ORDER", "RECOMPUTES", "SAVED",
+    "TRAINING_MEMORY", "Placement", "SavedValue", "TrainingStep", "copy_phase", "memory_class_of",
+    "result_placement", "saved_of", "set_memory_class", "set_saved",
     "set_training_memory", "training_memory", "training_step",
 ]

@@ -12,9 +12,10 @@ as `rdu.saved`:
 - `ddr`: spilled (`rdu-insert-dma` gives the kernel's result a DDR buffer;
   its readers DMA it from there);
 - `recompute`: the forward kernel is cloned just before its first backward
-  reader, which reads the clone's result (activation checkpointing); only a
-  kernel whose inputs are weights, user inputs or other saved values kept in
-  memory can be recomputed.
+  reader, which reads the clone's result (activation checkpointing), with
+  the forward kernels it needs (at most `RECOMPUTE_CHAIN_LIMIT`), back to
+  values the backward has anyway: weights, user inputs, saved values kept in
+  memory (which then stay: a recompute's inputs are never recomputed).
 
 The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
@@ -22,8 +23,8 @@ reader, gradients included). When it exceeds the target's HBM, the pass
 frees HBM at the least modeled cost per byte, one candidate at a time, until
 the demand fits: a saved value or gradient to DDR costs its bytes x (1 + its
 readers) at DDR rather than HBM bandwidth; a recompute costs its kernel's
-roofline time (FLOPs at peak, its inputs and result at HBM bandwidth, a
-launch); a global to DDR costs its bytes x (its readers + 1 if updated) at
+chain's roofline time (per kernel: FLOPs at peak or its inputs and results
+at HBM bandwidth, the longer, plus a launch); a global to DDR costs its bytes x (its readers + 1 if updated) at
 DDR rather than HBM bandwidth (such globals are set to DDR here and
 `rdu-place-tiers` keeps the tier). Every figure comes from the target; the
 costs are modeled, not measured.
@@ -36,7 +37,7 @@ placement (the report adds the globals' final tiers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -45,19 +46,18 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, module_target
+from rducc.dialects.contracts import Level, Phase, arg_attrs, global_of, is_outlined, module_target, set_phase
 from rducc.dialects.dataflow import KernelOp, YieldOp
 from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.op_facts import facts_of
 from rducc.dialects.program import functions
 from rducc.dialects.saved import (
     RECOMPUTES,
-    Phase,
+    SAVED,
     Placement,
     SavedValue,
     TrainingStep,
     set_memory_class,
-    set_phase,
     set_saved,
     set_training_memory,
     training_step,
@@ -76,6 +76,8 @@ class _Candidate:
     saved: SavedValue | None = None
     placement: Placement = Placement.DDR
     global_names: tuple[str, ...] = ()
+    chain: tuple[Operation, ...] = ()
+    """For a recompute: the forward kernels it runs again, producers first."""
 
     @property
     def cost_per_byte(self) -> float:
@@ -165,12 +167,38 @@ class _Liveness:
         return peak
 
 
-def _recomputable(saved: SavedValue, kept: set[SSAValue]) -> bool:
-    """A single-result forward kernel whose inputs stay available for the backward."""
-    producer = saved.producer
-    if not isinstance(producer, KernelOp) or len(producer.results) != 1:
-        return False
-    return all(isinstance(v, BlockArgument) or v in kept for v in producer.operands)
+RECOMPUTE_CHAIN_LIMIT = 8
+"""The most forward kernels one recompute may run again."""
+
+
+def recompute_chain(saved: SavedValue, kept: set[SSAValue], phases: dict[Operation, Phase]) -> list[Operation] | None:
+    """The forward kernels, producers first, that compute `saved` again from values the
+    backward has anyway (arguments, and the saved values in `kept`); None when there
+    is no such chain of at most `RECOMPUTE_CHAIN_LIMIT` single-block kernels."""
+    chain: list[Operation] = []
+    seen: set[Operation] = set()
+
+    def reachable(value: SSAValue) -> bool:
+        if isinstance(value, BlockArgument) or value in kept:
+            return True
+        op = value.owner
+        if op in seen:
+            return True
+        if not isinstance(op, KernelOp) or phases.get(op) != Phase.FORWARD or len(chain) >= RECOMPUTE_CHAIN_LIMIT:
+            return False
+        seen.add(op)
+        if not all(reachable(v) for v in op.operands):
+            return False
+        chain.append(op)
+        return True
+
+    return chain if reachable(saved.value) and chain else None
+
+
+def chain_inputs(chain: list[Operation]) -> set[SSAValue]:
+    """The values a recompute chain reads from outside itself."""
+    inside = set(chain)
+    return {v for op in chain for v in op.operands if not (isinstance(v.owner, Operation) and v.owner in inside)}
 
 
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int]
@@ -180,9 +208,10 @@ def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], reade
     for saved in (*step.saved, *step.gradients):
         uses = len({u.operation for u in saved.value.uses})
         found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
-        if not saved.gradient and _recomputable(saved, kept - {saved.value}):
-            found.append(_Candidate(kernel_roofline_s(saved.producer, target), saved.bytes, saved,
-                                    Placement.RECOMPUTE))
+        chain = None if saved.gradient else recompute_chain(saved, kept - {saved.value}, step.phases)
+        if chain is not None:
+            found.append(_Candidate(sum(kernel_roofline_s(op, target) for op in chain), saved.bytes, saved,
+                                    Placement.RECOMPUTE, chain=tuple(chain)))
     for name, size in sizes.items():
         touches = readers.get(name, 0) + (1 if name in step.state_globals else 0)
         found.append(_Candidate(_ddr_extra_seconds(target, size * max(touches, 1)), size, global_names=(name,)))
@@ -194,6 +223,7 @@ class _Plan:
     placements: dict[SSAValue, Placement]
     recomputed: dict[SSAValue, SavedValue]
     ddr_globals: set[str]
+    chains: dict[SSAValue, tuple[Operation, ...]] = field(default_factory=dict)
 
 
 def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Plan:
@@ -204,6 +234,8 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Pl
     placements = {s.value: Placement.HBM for s in (*step.saved, *step.gradients)}
     recomputed: dict[SSAValue, SavedValue] = {}
     ddr_globals: set[str] = set()
+    chains: dict[SSAValue, tuple[Operation, ...]] = {}
+    pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step)
 
     def demand() -> int:
@@ -216,8 +248,9 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Pl
             value = candidate.saved.value
             if placements[value] != Placement.HBM:
                 continue
-            if candidate.placement == Placement.RECOMPUTE and any(
-                placements.get(v) != Placement.HBM for v in candidate.saved.producer.operands if v in placements
+            inputs = chain_inputs(list(candidate.chain))
+            if candidate.placement == Placement.RECOMPUTE and (
+                value in pinned or any(placements.get(v, Placement.HBM) != Placement.HBM for v in inputs)
             ):
                 continue
             before = demand()
@@ -228,34 +261,42 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Pl
                 placements[value] = Placement.HBM
                 recomputed.pop(value, None)
                 continue
+            if candidate.placement == Placement.RECOMPUTE:
+                chains[value] = candidate.chain
+                pinned.update(inputs)  # the recompute reads them: they stay
         else:
             ddr_globals.update(candidate.global_names)
         if demand() <= target.hbm_bytes:
             break
-    return _Plan(placements, recomputed, ddr_globals)
+    return _Plan(placements, recomputed, ddr_globals, chains)
 
 
-def _recompute(saved: SavedValue, phases: dict[Operation, Phase]) -> None:
-    """Clone the producer before the first later reader; later readers read the clone."""
-    producer = saved.producer
-    assert isinstance(producer, KernelOp)
-    block = producer.parent_block()
+def _recompute(saved: SavedValue, chain: tuple[Operation, ...], phases: dict[Operation, Phase]) -> None:
+    """Clone the chain before the first later reader; the later readers read the clone."""
+    block = saved.producer.parent_block()
     assert block is not None
     first = min(saved.later_readers, key=lambda op: block.get_operation_index(op))
-    clone = producer.clone()
-    clone.sym_name = StringAttr(f"{producer.sym_name.data}r")
-    clone.attributes[RECOMPUTES] = StringAttr(producer.sym_name.data)
-    set_phase(clone, Phase.BACKWARD)
-    set_saved(clone, [""] * len(clone.results))
-    block.insert_op_before(clone, first)
+    clones: dict[SSAValue, SSAValue] = {}
+    for op in chain:
+        assert isinstance(op, KernelOp)
+        clone = op.clone()
+        for index, operand in enumerate(clone.operands):
+            if operand in clones:
+                clone.operands[index] = clones[operand]
+        clone.sym_name = StringAttr(f"{op.sym_name.data}r")
+        clone.attributes[RECOMPUTES] = StringAttr(op.sym_name.data)
+        clone.attributes.pop(SAVED, None)
+        set_phase(clone, Phase.BACKWARD)
+        block.insert_op_before(clone, first)
+        phases[clone] = Phase.BACKWARD
+        clones.update(zip(op.results, clone.results))
     readers = set(saved.later_readers)
     for use in list(saved.value.uses):
-        top = use.operation
+        top: Operation | None = use.operation
         while top is not None and top.parent_block() is not block:
             top = top.parent_op()
         if top in readers:
-            use.operation.operands[use.index] = clone.results[saved.index]
-    phases[clone] = Phase.BACKWARD
+            use.operation.operands[use.index] = clones[saved.value]
 
 
 def _inner_saved_bytes(step: TrainingStep) -> int:
@@ -342,5 +383,5 @@ class RduPlaceSaved(ModulePass):
                 continue
             plan = plan_placements(step, op, target)
             _record(op, step, plan)
-            for saved in plan.recomputed.values():
-                _recompute(saved, step.phases)
+            for value, saved in plan.recomputed.items():
+                _recompute(saved, plan.chains[value], step.phases)
