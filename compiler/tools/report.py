@@ -3,7 +3,10 @@
 Where each class of tensor lives (weights in HBM or DDR, values crossing
 kernels in HBM or kept on chip, values inside kernels in SRAM), SRAM peak
 against capacity, HBM and DDR use, and the cost model's per-kernel table
-(fused ops, FLOPs, bytes, bound, modeled time, share). Every time is modeled.
+(fused ops, FLOPs, bytes, bound, modeled time, share); for a training step,
+its time by phase, tokens/s, MFU and the bytes of weights, activations,
+gradients and optimizer state per tier (runtime/training_speed.py). Every
+time is modeled.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from typing import Any
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 
 from rducc.dialects import contracts
-from rducc.dialects.contracts import f64_demoted, is_partitioned, partition_of
+from rducc.dialects.contracts import f64_demoted, is_partitioned, module_target, partition_of
 from rducc.dialects.memory import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.dialects.shapes import value_bytes
 from rducc.frontend.f64 import emulation_note, f64_value_count
+from rducc.runtime.training_speed import is_training, training_speed
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,9 @@ def compile_report(module: ModuleOp, report: Any) -> str:
         lines.append(note)
     lines.append("")
     lines.append(report.table())
+    if is_training(module):
+        lines.append("")
+        lines.append(training_speed(module, module_target(module), report).table())
     return "\n".join(lines) + "\n"
 
 
@@ -142,4 +149,6 @@ def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
     data["f64_emulated_values"] = f64_value_count(module)
     data["f64_demoted_values"] = f64_demoted(module)
     data["sockets"] = socket_use(module)
+    if is_training(module):
+        data["training"] = training_speed(module, module_target(module), report).to_dict()
     return data

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -330,12 +330,16 @@ def _run(args: argparse.Namespace) -> None:
 
         report = estimate(module, target)
         ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
+        training = _training(module, target, report, args.ranges)
         if args.report:
             import json
 
             from rducc.files import write_atomically
 
             data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
+            if training is not None:
+                data["training"] = training[0].to_dict() | (
+                    {"ranges": training[1].to_dict()} if training[1] is not None else {})
             write_atomically(args.report, json.dumps(data, indent=2))
         if args.plot:
             from rducc.tools.plots import write_plots
@@ -346,6 +350,12 @@ def _run(args: argparse.Namespace) -> None:
             if ranges is not None:
                 print()
                 print(ranges.table())
+            if training is not None:
+                print()
+                print(training[0].table())
+                if training[1] is not None:
+                    print()
+                    print(training[1].table())
             return
     from rducc.runtime.engine import check_input_count
     from rducc.runtime.sockets import declared_arguments, placed_runner
@@ -370,6 +380,18 @@ def _run(args: argparse.Namespace) -> None:
         _write_npz(args.output, results)
     else:
         _print_results(results)
+
+
+def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tuple[Any, Any] | None:
+    """A training step's modeled speed by phase, and its headlines' ranges (runtime/training_speed.py)."""
+    from rducc.runtime.training_speed import is_training, training_ranges, training_speed
+
+    if not is_training(module):
+        return None
+    speed = training_speed(module, target, report)
+    ranged_target = _ranged_target(target)
+    wanted = ranged and bool(list(ranged_target.ranged()))  # else the cost report's ranges said so already
+    return speed, training_ranges(module, ranged_target, speed) if wanted else None
 
 
 def _ranged_target(target: Target) -> Target:
