@@ -17,6 +17,12 @@ def _partition() -> type[ModulePass]:
     return RduPartition
 
 
+def _split_contraction() -> type[ModulePass]:
+    from rducc.passes.rdu_split_contraction import RduSplitContraction
+
+    return RduSplitContraction
+
+
 def _outline_layers() -> type[ModulePass]:
     from rducc.passes.rdu_outline_layers import RduOutlineLayers
 
@@ -74,6 +80,7 @@ def _map_units() -> type[ModulePass]:
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-canonicalize": _canonicalize,
     "rdu-partition": _partition,
+    "rdu-split-contraction": _split_contraction,
     "rdu-outline-layers": _outline_layers,
     "rdu-fuse": _fuse,
     "rdu-merge-maps": _merge_maps,
