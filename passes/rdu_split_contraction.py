@@ -118,9 +118,11 @@ def split_matmul(matmul: MatmulOp, chunks: int, lanes: int) -> list[Operation]:
     assert total is not None
     if narrow:
         new.append(_cast_map(total, result))
-    for op in new:
+    hint = matmul.result.name_hint or "mm"
+    for index, op in enumerate(new):
         op.attributes.update(matmul.attributes)
         op.location = matmul.location
+        op.results[0].name_hint = f"{hint}_k{index}"
     return new
 
 
