@@ -19,10 +19,12 @@ as `rdu.saved`:
 
 The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
-reader, gradients included). When it exceeds the target's HBM, the pass
-frees HBM at the least modeled cost per byte, one candidate at a time, until
-the demand fits: a saved value or gradient to DDR costs its bytes x (1 + its
-readers) at DDR rather than HBM bandwidth; a recompute costs its kernel's
+reader, gradients included). While it exceeds the target's HBM, the pass
+takes the candidate of least modeled cost per byte among those that free
+bytes at the current peak: a value between kernels (a saved value, a
+gradient, or any other kernel result, such as the backward's large
+temporaries) to DDR costs its bytes x (1 + its readers) at DDR rather than
+HBM bandwidth; a recompute costs its kernel's
 chain's roofline time (per kernel: FLOPs at peak or its inputs and results
 at HBM bandwidth, the longer, plus a launch); a global to DDR costs its bytes x (its readers + 1 if updated) at
 DDR rather than HBM bandwidth (such globals are set to DDR here and
@@ -142,29 +144,42 @@ class _Liveness:
             op = op.parent_op()
         return op
 
-    def peak(self, placements: dict[SSAValue, Placement], recomputed: dict[SSAValue, SavedValue]) -> int:
+    def spans(self, value: SSAValue, placement: Placement | None,
+               recomputed: dict[SSAValue, SavedValue]) -> list[tuple[int, int]]:
+        """The [start, end] positions `value` holds HBM under `placement`."""
+        start, end, _ = self.intervals[value]
+        if placement == Placement.DDR:
+            return []
+        if placement != Placement.RECOMPUTE:
+            return [(start, end)]
+        saved = recomputed[value]
+        later = [self.position[r] for r in saved.later_readers]
+        earlier = [self.position[t] for u in value.uses
+                   if (t := self._top(u.operation)) is not None and t not in saved.later_readers]
+        return [(start, max(earlier, default=start)), (min(later), max(later))]
+
+    def peak(self, placements: dict[SSAValue, Placement], recomputed: dict[SSAValue, SavedValue]
+             ) -> tuple[int, int]:
+        """The most bytes live at once and the position where that happens."""
         delta = [0] * (len(self.ops) + 2)
-        for value, (start, end, size) in self.intervals.items():
-            placement = placements.get(value)
-            if placement == Placement.DDR:
-                continue
-            if placement == Placement.RECOMPUTE:
-                saved = recomputed[value]
-                later = [self.position[r] for r in saved.later_readers]
-                earlier = [self.position[t] for u in value.uses
-                           if (t := self._top(u.operation)) is not None and t not in saved.later_readers]
+        for value, (_, _, size) in self.intervals.items():
+            for start, end in self.spans(value, placements.get(value), recomputed):
                 delta[start] += size
-                delta[max(earlier, default=start) + 1] -= size
-                delta[min(later)] += size
-                delta[max(later) + 1] -= size
-                continue
-            delta[start] += size
-            delta[end + 1] -= size
+                delta[end + 1] -= size
         live = peak = self.inputs
-        for d in delta:
+        at = 0
+        for index, d in enumerate(delta):
             live += d
-            peak = max(peak, live)
-        return peak
+            if live > peak:
+                peak, at = live, index
+        return peak, at
+
+    def frees_at(self, value: SSAValue, placement: Placement, saved: SavedValue, at: int) -> bool:
+        """Whether placing `value` so takes it off the HBM live at position `at`."""
+        held = self.spans(value, None, {})
+        after = self.spans(value, placement, {value: saved})
+        covers = any(s <= at <= e for s, e in held)
+        return covers and not any(s <= at <= e for s, e in after)
 
 
 RECOMPUTE_CHAIN_LIMIT = 8
@@ -201,14 +216,43 @@ def chain_inputs(chain: list[Operation]) -> set[SSAValue]:
     return {v for op in chain for v in op.operands if not (isinstance(v.owner, Operation) and v.owner in inside)}
 
 
-def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int]
-                ) -> list[_Candidate]:
+def _temporaries(step: TrainingStep) -> list[SavedValue]:
+    """Kernel results crossing kernels that are neither saved values nor gradients."""
+    known = {s.value for s in (*step.saved, *step.gradients)}
+    found = []
+    for op in step.phases:
+        if not isinstance(op, KernelOp):
+            continue
+        for index, result in enumerate(op.results):
+            readers = list(dict.fromkeys(u.operation for u in result.uses))
+            if result not in known and readers:
+                found.append(SavedValue(result, op, index, readers))
+    return found
+
+
+def _next_op_only(saved: SavedValue) -> bool:
+    """Whether only the op right after its producer reads the value: `rdu-insert-dma`
+    keeps such a value on chip (at -O1 and -O2), so a spill would gain nothing."""
+    readers = {u.operation for u in saved.value.uses}
+    follower = saved.producer.next_op
+    return len(readers) == 1 and follower is not None and follower in readers
+
+
+def _returned(saved: SavedValue) -> bool:
+    """A result of the step (the loss, a gradient it returns): it stays in HBM, where
+    the caller reads the step's results."""
+    return any(isinstance(u.operation, func.ReturnOp) for u in saved.value.uses)
+
+
+def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
+                temporaries: list[SavedValue]) -> list[_Candidate]:
     found: list[_Candidate] = []
     kept = {s.value for s in step.saved}
-    for saved in (*step.saved, *step.gradients):
+    for saved in (*step.saved, *step.gradients, *temporaries):
         uses = len({u.operation for u in saved.value.uses})
-        found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
-        chain = None if saved.gradient else recompute_chain(saved, kept - {saved.value}, step.phases)
+        if not _next_op_only(saved) and not _returned(saved):
+            found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
+        chain = recompute_chain(saved, kept - {saved.value}, step.phases) if saved.value in kept else None
         if chain is not None:
             found.append(_Candidate(sum(kernel_roofline_s(op, target) for op in chain), saved.bytes, saved,
                                     Placement.RECOMPUTE, chain=tuple(chain)))
@@ -224,51 +268,63 @@ class _Plan:
     recomputed: dict[SSAValue, SavedValue]
     ddr_globals: set[str]
     chains: dict[SSAValue, tuple[Operation, ...]] = field(default_factory=dict)
+    temporaries: list[SavedValue] = field(default_factory=list)
 
 
 def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Plan:
-    """Placements that fit the step's demand in HBM at the least modeled cost (module docstring)."""
+    """Placements that fit the step's demand in HBM at the least modeled cost: while
+    the demand (globals in HBM + the peak of live activations) exceeds HBM, the
+    cheapest candidate per byte that frees bytes at the peak (module docstring)."""
     sizes = _global_sizes(module)
     used = {global_of(a) for a in arg_attrs(step.function)} - {None}
     sizes = {n: s for n, s in sizes.items() if n in used}
-    placements = {s.value: Placement.HBM for s in (*step.saved, *step.gradients)}
-    recomputed: dict[SSAValue, SavedValue] = {}
-    ddr_globals: set[str] = set()
-    chains: dict[SSAValue, tuple[Operation, ...]] = {}
+    temporaries = _temporaries(step)
+    placements = {s.value: Placement.HBM for s in (*step.saved, *step.gradients, *temporaries)}
+    plan = _Plan(placements, {}, set(), {}, temporaries)
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step)
-
-    def demand() -> int:
-        return sum(s for n, s in sizes.items() if n not in ddr_globals) + liveness.peak(placements, recomputed)
-
-    if demand() <= target.hbm_bytes:
-        return _Plan(placements, recomputed, ddr_globals)
-    for candidate in _candidates(step, target, sizes, _global_readers(step.function)):
-        if candidate.saved is not None:
-            value = candidate.saved.value
-            if placements[value] != Placement.HBM:
-                continue
-            inputs = chain_inputs(list(candidate.chain))
-            if candidate.placement == Placement.RECOMPUTE and (
-                value in pinned or any(placements.get(v, Placement.HBM) != Placement.HBM for v in inputs)
-            ):
-                continue
-            before = demand()
-            placements[value] = candidate.placement
-            if candidate.placement == Placement.RECOMPUTE:
-                recomputed[value] = candidate.saved
-            if demand() >= before:  # freed nothing at the peak: undo
-                placements[value] = Placement.HBM
-                recomputed.pop(value, None)
-                continue
-            if candidate.placement == Placement.RECOMPUTE:
-                chains[value] = candidate.chain
-                pinned.update(inputs)  # the recompute reads them: they stay
-        else:
-            ddr_globals.update(candidate.global_names)
-        if demand() <= target.hbm_bytes:
+    candidates = _candidates(step, target, sizes, _global_readers(step.function), temporaries)
+    while True:
+        peak, at = liveness.peak(placements, plan.recomputed)
+        if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
             break
-    return _Plan(placements, recomputed, ddr_globals, chains)
+        chosen = next((c for c in candidates if _applies(c, plan, pinned, liveness, at)), None)
+        if chosen is None:
+            break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
+        candidates.remove(chosen)
+        if chosen.saved is None:
+            plan.ddr_globals.update(chosen.global_names)
+            continue
+        value = chosen.saved.value
+        placements[value] = chosen.placement
+        if chosen.placement == Placement.DDR:  # a recompute it replaces is dropped
+            plan.recomputed.pop(value, None)
+            plan.chains.pop(value, None)
+        if chosen.placement == Placement.RECOMPUTE:
+            plan.recomputed[value] = chosen.saved
+            plan.chains[value] = chosen.chain
+            pinned.update(chain_inputs(list(chosen.chain)))  # the recompute reads them: they stay
+    return plan
+
+
+def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int) -> bool:
+    """Whether the candidate is still open and frees HBM at position `at`."""
+    if candidate.saved is None:
+        return not set(candidate.global_names) <= plan.ddr_globals
+    value = candidate.saved.value
+    now = plan.placements[value]
+    if candidate.placement == Placement.RECOMPUTE:
+        inputs = chain_inputs(list(candidate.chain))
+        if now != Placement.HBM or value in pinned or any(
+            plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs
+        ):
+            return False
+        return liveness.frees_at(value, candidate.placement, candidate.saved, at)
+    # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
+    if now == Placement.DDR:
+        return False
+    held = liveness.spans(value, now, plan.recomputed)
+    return any(start <= at <= end for start, end in held)
 
 
 def _recompute(saved: SavedValue, chain: tuple[Operation, ...], phases: dict[Operation, Phase]) -> None:
@@ -336,7 +392,8 @@ def _inner_saved_bytes(step: TrainingStep) -> int:
 
 def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
     by_producer: dict[Operation, list[str]] = {}
-    for saved in (*step.saved, *step.gradients):
+    spilled = [t for t in plan.temporaries if plan.placements[t.value] == Placement.DDR]
+    for saved in (*step.saved, *step.gradients, *spilled):
         marks = by_producer.setdefault(saved.producer, [""] * len(saved.producer.results))
         marks[saved.index] = plan.placements[saved.value].value
     for producer, marks in by_producer.items():
@@ -346,6 +403,7 @@ def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
     table = {cls: {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0} for cls in ("activations", "gradients")}
     for saved in (*step.saved, *step.gradients):
         table["gradients" if saved.gradient else "activations"][plan.placements[saved.value].value] += saved.bytes
+    table["activations"]["ddr"] += sum(t.bytes for t in spilled)
     table["activations"]["sram"] += _inner_saved_bytes(step)
     set_training_memory(module, table)
     globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
