@@ -21,15 +21,21 @@ The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
 reader, gradients included). While it exceeds the target's HBM, the pass
 takes the candidate of least modeled cost per byte among those that free
-bytes at the current peak: a value between kernels (a saved value, a
-gradient, or any other kernel result, such as the backward's large
-temporaries) to DDR costs its bytes x (1 + its readers) at DDR rather than
-HBM bandwidth; a recompute costs its kernel's
-chain's roofline time (per kernel: FLOPs at peak or its inputs and results
-at HBM bandwidth, the longer, plus a launch); a global to DDR costs its bytes x (its readers + 1 if updated) at
-DDR rather than HBM bandwidth (such globals are set to DDR here and
-`rdu-place-tiers` keeps the tier). Every figure comes from the target; the
-costs are modeled, not measured.
+bytes at the current peak:
+
+- a value between kernels (a saved value, a gradient, or any other kernel
+  result, such as the backward's large temporaries) to DDR: its bytes x
+  (1 + its readers) at DDR rather than HBM bandwidth; never a result of the
+  step, nor a value only the next kernel reads (kept on chip);
+- a recompute: its chain's roofline time (per kernel: FLOPs at peak or its
+  inputs and results at HBM bandwidth, the longer, plus a launch);
+- a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
+  than HBM bandwidth (`rdu-place-tiers` keeps the tier).
+
+If the program with its recomputes in place (their clones, the longer lives
+of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
+round spills only. Every figure comes from the target; the costs are
+modeled, not measured.
 
 Every kernel and call gets `rdu.phase`; globals the step writes back that
 are not parameters are marked `rdu.memory_class = "optimizer state"`. The
@@ -59,13 +65,17 @@ from rducc.dialects.saved import (
     Placement,
     SavedValue,
     TrainingStep,
+    result_placement,
+    saved_of,
     set_memory_class,
     set_saved,
     set_training_memory,
+    training_memory,
     training_step,
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.passes.common import require_tensor_program
+from rducc.passes.rdu_place_tiers import peak_activation_bytes
 from rducc.targets import Target
 
 
@@ -271,7 +281,7 @@ class _Plan:
     temporaries: list[SavedValue] = field(default_factory=list)
 
 
-def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Plan:
+def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True) -> _Plan:
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
     cheapest candidate per byte that frees bytes at the peak (module docstring)."""
@@ -279,11 +289,16 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target) -> _Pl
     used = {global_of(a) for a in arg_attrs(step.function)} - {None}
     sizes = {n: s for n, s in sizes.items() if n in used}
     temporaries = _temporaries(step)
-    placements = {s.value: Placement.HBM for s in (*step.saved, *step.gradients, *temporaries)}
-    plan = _Plan(placements, {}, set(), {}, temporaries)
+    placements = {
+        s.value: Placement.DDR if result_placement(s.producer, s.index) == Placement.DDR else Placement.HBM
+        for s in (*step.saved, *step.gradients, *temporaries)
+    }
+    spilled = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)}
+    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries)
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step)
-    candidates = _candidates(step, target, sizes, _global_readers(step.function), temporaries)
+    candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
+                  if recompute or c.placement != Placement.RECOMPUTE]
     while True:
         peak, at = liveness.peak(placements, plan.recomputed)
         if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
@@ -443,3 +458,43 @@ class RduPlaceSaved(ModulePass):
             _record(op, step, plan)
             for value, saved in plan.recomputed.items():
                 _recompute(saved, plan.chains[value], step.phases)
+            if _hbm_demand(op, function) > target.hbm_bytes:
+                _spill_more(op, function, target)
+
+
+def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
+    """Globals in HBM + the peak of live activations, as `rdu-place-tiers` counts them."""
+    used = {global_of(a) for a in arg_attrs(function)}
+    globals_ = sum(value_bytes(g.global_type) for g in module.ops
+                   if isinstance(g, GlobalOp) and g.sym_name.data in used and g.tier != TierAttr(Tier.DDR))
+    return globals_ + peak_activation_bytes(function, {})
+
+
+def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None:
+    """A second round, on the program with its recomputes in place (their clones and
+    the longer lives of their inputs are real values now): spills only."""
+    step = training_step(function)
+    if step is None:
+        return
+    before = {s.value: result_placement(s.producer, s.index)
+              for s in (*step.saved, *step.gradients, *_temporaries(step))}
+    plan = plan_placements(step, module, target, recompute=False)
+    memory = training_memory(module)
+    for saved in (*step.saved, *step.gradients, *plan.temporaries):
+        if plan.placements[saved.value] != Placement.DDR or before.get(saved.value) == Placement.DDR:
+            continue
+        marks = saved_of(saved.producer)
+        marks[saved.index] = Placement.DDR.value
+        set_saved(saved.producer, marks)
+        cls = "gradients" if saved.gradient else "activations"
+        memory[f"{cls}.ddr"] = memory.get(f"{cls}.ddr", 0) + saved.bytes
+        if saved in step.saved or saved in step.gradients:
+            memory[f"{cls}.hbm"] = max(0, memory.get(f"{cls}.hbm", 0) - saved.bytes)
+    table: dict[str, dict[str, int]] = {}
+    for key, n in memory.items():
+        cls, _, where = key.partition(".")
+        table.setdefault(cls, {})[where] = n
+    set_training_memory(module, table)
+    globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
+    for name in plan.ddr_globals:
+        globals_[name].tier = TierAttr(Tier.DDR)
