@@ -25,8 +25,10 @@ bytes at the current peak:
 
 - a value between kernels (a saved value, a gradient, or any other kernel
   result, such as the backward's large temporaries) to DDR: its bytes x
-  (1 + its readers) at DDR rather than HBM bandwidth; never a result of the
-  step, nor a value only the next kernel reads (kept on chip);
+  (1 + its readers) at DDR rather than HBM bandwidth; a gradient the step
+  returns too (the caller reads it from DDR), never the loss, nor a value
+  only the next kernel reads (kept on chip when it takes at most a quarter
+  of the SRAM);
 - a recompute: its chain's roofline time (per kernel: FLOPs at peak or its
   inputs and results at HBM bandwidth, the longer, plus a launch);
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
@@ -240,18 +242,20 @@ def _temporaries(step: TrainingStep) -> list[SavedValue]:
     return found
 
 
-def _next_op_only(saved: SavedValue) -> bool:
-    """Whether only the op right after its producer reads the value: `rdu-insert-dma`
-    keeps such a value on chip (at -O1 and -O2), so a spill would gain nothing."""
+def _kept_on_chip(saved: SavedValue, target: Target) -> bool:
+    """Whether `rdu-insert-dma` likely keeps the value on chip (at -O1 and -O2): only
+    the op right after its producer reads it, and it takes at most a quarter of the
+    SRAM. A spill of it would gain nothing."""
     readers = {u.operation for u in saved.value.uses}
     follower = saved.producer.next_op
-    return len(readers) == 1 and follower is not None and follower in readers
+    return (len(readers) == 1 and follower is not None and follower in readers
+            and saved.bytes <= target.sram_bytes / 4)
 
 
-def _returned(saved: SavedValue) -> bool:
-    """A result of the step (the loss, a gradient it returns): it stays in HBM, where
-    the caller reads the step's results."""
-    return any(isinstance(u.operation, func.ReturnOp) for u in saved.value.uses)
+def _is_loss(saved: SavedValue) -> bool:
+    """The step's first result: a scalar the caller reads every step, in HBM."""
+    terminator = saved.producer.parent_block().last_op  # type: ignore[union-attr]
+    return terminator is not None and terminator.operands[0] is saved.value
 
 
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
@@ -260,7 +264,7 @@ def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], reade
     kept = {s.value for s in step.saved}
     for saved in (*step.saved, *step.gradients, *temporaries):
         uses = len({u.operation for u in saved.value.uses})
-        if not _next_op_only(saved) and not _returned(saved):
+        if not _kept_on_chip(saved, target) and not _is_loss(saved):
             found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
         chain = recompute_chain(saved, kept - {saved.value}, step.phases) if saved.value in kept else None
         if chain is not None:
