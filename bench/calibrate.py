@@ -48,7 +48,7 @@ import models  # noqa: E402
 from multi_socket import bytes_per_token  # noqa: E402
 
 from rducc.driver import import_exported, lower  # noqa: E402
-from rducc.runtime.cost_model import estimate  # noqa: E402
+from rducc.model.cost_model import estimate  # noqa: E402
 from rducc.targets import BUILTIN_DIR, Target, load_target  # noqa: E402
 
 FITTED = ("kernel_launch_s", "dma_latency_s", "link_latency_s", "stage_latency_s")

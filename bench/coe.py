@@ -5,10 +5,10 @@ The deployment is real: the exact Llama 3.1 8B config on the meta device
 of `CACHED` positions, bf16: every weight of the 8B model, 16.06 GB), is
 exported once and saved as 150 expert archives and a router archive (one
 file, hard-linked: meta-device experts have no weight data to differ in),
-and `rducc deploy` (rducc.deployment.deploy) deploys the 151 for sn40l-8:
+and `rducc deploy` (rducc.deploy.deployment.deploy) deploys the 151 for sn40l-8:
 it checks the DDR total from the archives, compiles the one graph once at
 -O2 and writes every model's program and the manifest. The simulation reads
-that manifest (rducc.serving.served_models): weight bytes, residency, the
+that manifest (rducc.deploy.serving.served_models): weight bytes, residency, the
 decode step's modeled time. Prefill is modeled apart (the deployed program
 is a 1-token step): the prefill of `PROMPT` tokens compiled at -O2 with 1
 and 2 decoder layers, extended to 32 layers by the per-layer difference (the
@@ -49,11 +49,11 @@ from common import Section, standalone
 
 import models  # noqa: E402
 
-from rducc.deployment import DeployOptions, deploy  # noqa: E402
+from rducc.deploy.deployment import DeployOptions, deploy  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
-from rducc.manifest import DEFAULT_HBM_RESERVE, Deployment  # noqa: E402
-from rducc.runtime.cost_model import estimate  # noqa: E402
-from rducc.serving import Memory, Request, ServedModel, rescaled, served_models, simulate  # noqa: E402
+from rducc.deploy.manifest import DEFAULT_HBM_RESERVE, Deployment  # noqa: E402
+from rducc.model.cost_model import estimate  # noqa: E402
+from rducc.deploy.serving import Memory, Request, ServedModel, rescaled, served_models, simulate  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
 
 EXPERTS = 150

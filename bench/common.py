@@ -71,9 +71,9 @@ class Section:
 
     def ranges_table(self) -> list[str]:
         """Each modeled headline as low..high over its target's ranged figures (each at
-        its low and its high, one at a time: runtime/ranges.py) and the figure it is
+        its low and its high, one at a time: compiler/model/ranges.py) and the figure it is
         most sensitive to."""
-        from rducc.runtime.ranges import headline_ranges
+        from rducc.model.ranges import headline_ranges
 
         if not self.modeled:
             return []

@@ -33,7 +33,7 @@ from common import Section
 from zoo.models import ZOO
 
 import rducc
-from rducc.dialects import dataflow as rdu
+from rducc.dialects.rdu import dataflow as rdu
 from rducc.runtime import kernels
 from rducc.runtime.dtypes import tensor_signature
 

@@ -409,9 +409,9 @@ def mutate_toml(rng: random.Random, text: str) -> tuple[str, str, bool]:
 
 
 def _rducc_op_names() -> list[str]:
-    from rducc.dialects import dataflow, memory
+    from rducc.dialects import Dataflow, Memory
 
-    return sorted({op.name for dialect in (dataflow.Dataflow, memory.Memory) for op in dialect.operations})
+    return sorted({op.name for dialect in (Dataflow, Memory) for op in dialect.operations})
 
 
 def make_case(rng: random.Random, seeds: Seeds, number: int, op_names: list[str]) -> Case:

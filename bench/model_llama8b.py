@@ -50,12 +50,12 @@ import models  # noqa: E402
 
 from xdsl.dialects.builtin import ModuleOp  # noqa: E402
 
-from rducc.dialects.memory import GatherDmaOp, GetGlobalOp, ScatterDmaOp  # noqa: E402
+from rducc.dialects.tier import GatherDmaOp, GetGlobalOp, ScatterDmaOp  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
 from rducc.dialects.contracts import calls_of, is_outlined, partition_of  # noqa: E402
 from rducc.runtime.sockets import shard_specs  # noqa: E402
 from rducc.dialects.program import functions  # noqa: E402
-from rducc.runtime.cost_model import Report, estimate, transfer_bytes  # noqa: E402
+from rducc.model.cost_model import Report, estimate, transfer_bytes  # noqa: E402
 from rducc.dialects.shapes import value_bytes  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
 

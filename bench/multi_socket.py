@@ -38,7 +38,7 @@ import models  # noqa: E402
 from rducc.driver import import_exported, lower  # noqa: E402
 from rducc.dialects.contracts import partition_of  # noqa: E402
 from rducc.runtime.sockets import shard_specs  # noqa: E402
-from rducc.runtime.cost_model import Report, estimate  # noqa: E402
+from rducc.model.cost_model import Report, estimate  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 
 CACHED = 4096
@@ -147,7 +147,7 @@ def run(quick: bool) -> Section:
         "weights stream in when the SRAM has room for them (docs/cost-model.md). Kernel looping "
         "(`kernel_looping = true` in the target, SambaNova's arXiv 2410.23668): the consecutive calls "
         "of the one-kernel decoder layer run as one loop, launched once, with the DMA start-up paid once "
-        "(runtime/kernel_looping.py); the 'without kernel looping' figures cost the same program with it off.",
+        "(compiler/model/kernel_looping.py); the 'without kernel looping' figures cost the same program with it off.",
         "",
     ]
     return section

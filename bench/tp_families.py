@@ -30,7 +30,7 @@ def check(family: str, batch: int, splits=SPLITS) -> list[tuple[str, str, int]]:
 
     import rducc
     from rducc.api import after
-    from rducc.dialects.collectives import AllGatherOp
+    from rducc.dialects.rdu.collectives import AllGatherOp
     from rducc.passes.rdu_partition import RduPartition
 
     model, inputs = decoders.decoder(family, batch)

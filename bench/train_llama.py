@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import time
 
-from common import Section, standalone
-
 import models  # noqa: E402
 import torch  # noqa: E402
+from common import Section, standalone
 from torch.export.experimental import _export_forward_backward  # noqa: E402
 
 from rducc.driver import CompileOptions, compile_module  # noqa: E402
-from rducc.runtime.cost_model import estimate  # noqa: E402
-from rducc.runtime.training_speed import TrainingSpeed, training_speed  # noqa: E402
+from rducc.model.cost_model import estimate  # noqa: E402
+from rducc.model.training_speed import TrainingSpeed, training_speed  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 
 SEQ = 4096

@@ -40,7 +40,14 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from rducc.analysis.kernel_model import (
+from rducc.dialects import tier
+from rducc.dialects.contracts import Level, input_arg, module_target, set_level, set_target, tile_plan_of
+from rducc.dialects.program import ENTRY, kernel_name
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.errors import RduccError
+from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op, opmath_type
+from rducc.model.cost_model import KernelCost
+from rducc.model.kernel_model import (
     TilePlan,
     candidate_loops,
     kernel_group,
@@ -49,17 +56,10 @@ from rducc.analysis.kernel_model import (
     untiled,
     working_set,
 )
-from rducc.dialects import dataflow as rdu
-from rducc.dialects import memory as tier
-from rducc.dialects.contracts import Level, input_arg, module_target, set_level, set_target, tile_plan_of
-from rducc.dialects.program import ENTRY, kernel_name
-from rducc.errors import RduccError
-from rducc.frontend.scalar import Number, ScalarBuilder, build_map_op, opmath_type
 from rducc.passes.rdu_fuse import outline_kernel
 from rducc.passes.rdu_merge_maps import merged_map
 from rducc.passes.rdu_tile import record_plan
 from rducc.pipeline import after, before
-from rducc.runtime.cost_model import KernelCost
 from rducc.targets import Target
 
 Formula = Callable[[ScalarBuilder, list[SSAValue]], SSAValue]
@@ -176,8 +176,8 @@ _LOWERING = ("rdu-tile", "rdu-place-tiers", "rdu-insert-dma", "rdu-sram-alloc")
 
 
 def _cost_alone(ops: Sequence[Operation], target: Target, tile: bool) -> KernelCost | None:
+    from rducc.model.cost_model import estimate
     from rducc.pipeline import default_passes, run_passes
-    from rducc.runtime.cost_model import estimate
 
     module = _candidate_module(ops, target)
     wanted = _LOWERING if tile else _LOWERING[1:]

@@ -175,7 +175,7 @@ class Program:
     @property
     def host_ops(self) -> dict[str, int]:
         """The ATen overloads the program runs on the host CPU (`rdu.host_call`), with their counts."""
-        from rducc.dialects.host_call import host_op_counts
+        from rducc.dialects.rdu.host_call import host_op_counts
 
         return dict(host_op_counts(self.module))
 
@@ -249,7 +249,7 @@ class Program:
 
     def simulate(self):
         """The cost report, from shapes alone (no data is touched)."""
-        from rducc.runtime.cost_model import estimate
+        from rducc.model.cost_model import estimate
 
         return estimate(self.module, self.target)
 

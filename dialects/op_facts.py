@@ -4,7 +4,7 @@ Every op of the `rdu` and `tier` dialects either carries these facts (it
 mixes in `OpFacts`) or says it computes nothing (`NoCompute`: terminators,
 allocation, transfers, the ops that hold a region of other ops, scalar ops
 counted by the map that holds them). Analyses read the facts instead of
-keeping their own per-op rules: tiling (`rducc.analysis.kernel_model`) and
+keeping their own per-op rules: tiling (`rducc.model.kernel_model`) and
 sharding (`rdu-partition`) read `dim_map`, the cost model reads `flops` and
 `bytes_read`/`bytes_written`. Nothing falls back silently: `facts_of` raises
 for an op that has none (`test_op_facts.py` checks every registered op).

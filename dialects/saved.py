@@ -43,7 +43,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.utils.str_enum import StrEnum
 
 from rducc.dialects.contracts import PHASE, Phase, arg_attrs, global_of, phase_of, result_roles, result_updates
-from rducc.dialects.dataflow import ConvOp, KernelOp, MatmulOp, YieldOp
+from rducc.dialects.rdu.dataflow import ConvOp, KernelOp, MatmulOp, YieldOp
 from rducc.dialects.shapes import value_bytes
 
 SAVED = "rdu.saved"

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.contracts import LOWERED_LEVELS, TENSOR_LEVELS, Level, level_of
-from rducc.dialects.memory import BufferType
 from rducc.dialects.program import functions
+from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
 
 

@@ -33,7 +33,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from rducc.dialects.contracts import TENSOR_LEVELS, Level
-from rducc.dialects.dataflow import (
+from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
     MapOp,

@@ -13,10 +13,10 @@ every grouping is legal. `level` picks the policy:
   a model compiles to the same kernel shape).
 
 No kernel is formed whose working set cannot fit the target (SRAM bytes,
-PMUs, PCU stages) even when tiled; see `rducc.analysis.kernel_model`.
+PMUs, PCU stages) even when tiled; see `rducc.model.kernel_model`.
 
 **Fusion consults the mapper** (levels 1 and 2). Each group formed is mapped
-onto the fabric by the rules `rdu-map-units` applies (`rducc.runtime.mapping`,
+onto the fabric by the rules `rdu-map-units` applies (`rducc.model.mapping`,
 `map_body`: the group's ops whole, its work spread over the tiles of its tile
 plan, its buffers one tile's bytes) and timed by the cost model's
 `kernel_time` (`planned_cost`: what crosses its boundary read from and
@@ -48,15 +48,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.analysis.kernel_model import (
-    best_plan,
-    gathered_inputs,
-    input_bytes,
-    make_group,
-    scaled_bytes,
-    shape,
-    windowed_inputs,
-)
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
@@ -69,7 +60,8 @@ from rducc.dialects.contracts import (
     set_level,
     stage_attr,
 )
-from rducc.dialects.dataflow import (
+from rducc.dialects.program import functions
+from rducc.dialects.rdu.dataflow import (
     ConvOp,
     HostCallOp,
     KernelOp,
@@ -80,12 +72,20 @@ from rducc.dialects.dataflow import (
     SliceOp,
     YieldOp,
 )
-from rducc.dialects.memory import is_contiguous_window
-from rducc.dialects.program import functions
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import is_contiguous_window
+from rducc.model.cost_model import planned_cost
+from rducc.model.kernel_model import (
+    best_plan,
+    gathered_inputs,
+    input_bytes,
+    make_group,
+    scaled_bytes,
+    shape,
+    windowed_inputs,
+)
+from rducc.model.mapping import KernelBody, body_stages, map_body
 from rducc.passes.common import require_tensor_program
-from rducc.runtime.cost_model import planned_cost
-from rducc.runtime.mapping import KernelBody, body_stages, map_body
 from rducc.targets import Target
 
 HEAVY_OPS = (MatmulOp, ConvOp)

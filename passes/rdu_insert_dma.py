@@ -63,18 +63,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from rducc.analysis.kernel_model import (
-    Group,
-    TilePlan,
-    Window,
-    aligned,
-    candidate_loops,
-    gathered_inputs,
-    kernel_group,
-    slice_window,
-    windowed_inputs,
-    working_set,
-)
 from rducc.diagnostics import LocatedError
 from rducc.dialects import contracts
 from rducc.dialects.contracts import (
@@ -89,9 +77,12 @@ from rducc.dialects.contracts import (
     set_tiles,
     tile_plan_of,
 )
-from rducc.dialects.dataflow import GatherOp, HostCallOp, KernelOp, ReshapeOp, SliceOp
 from rducc.dialects.liveness import last_read
-from rducc.dialects.memory import (
+from rducc.dialects.program import callees_first, functions, kernel_name
+from rducc.dialects.rdu.dataflow import GatherOp, HostCallOp, KernelOp, ReshapeOp, SliceOp
+from rducc.dialects.saved import Placement, copy_phase, result_placement
+from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import (
     AllocOp,
     BufferType,
     ComputeOp,
@@ -105,10 +96,19 @@ from rducc.dialects.memory import (
     ViewOp,
     is_contiguous_window,
 )
-from rducc.dialects.program import callees_first, functions, kernel_name
-from rducc.dialects.saved import Placement, copy_phase, result_placement
-from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
+from rducc.model.kernel_model import (
+    Group,
+    TilePlan,
+    Window,
+    aligned,
+    candidate_loops,
+    gathered_inputs,
+    kernel_group,
+    slice_window,
+    windowed_inputs,
+    working_set,
+)
 from rducc.passes.common import require_tensor_program
 from rducc.passes.write_in_place import write_back_in_place
 from rducc.targets import Target

@@ -4,7 +4,7 @@ For each `tier.compute`, its body ops become PCU stages and its buffers PMUs;
 the units are allocated (integers) so the pipeline is balanced, placed on the
 target's grid and the streams between them routed (hops), and a kernel whose
 stages or buffers do not fit at once is split into sections
-(`rducc.runtime.mapping` has the rules; docs/cost-model.md the worked
+(`rducc.model.mapping` has the rules; docs/cost-model.md the worked
 example). The mapping is recorded on the compute as `rdu.mapping`
 (`MappingAttr`, whose verifier rejects a unit used twice or outside the
 grid); the cost model times the kernel from it. A body op that does not fit
@@ -22,10 +22,10 @@ from xdsl.passes import ModulePass
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import LOWERED_LEVELS, KernelMapping, Level, module_target, set_mapping
-from rducc.dialects.memory import ComputeOp
 from rducc.dialects.program import functions, kernel_name
+from rducc.dialects.tier import ComputeOp
+from rducc.model.mapping import map_kernel
 from rducc.passes.common import require_level
-from rducc.runtime.mapping import map_kernel
 from rducc.targets import Target
 
 

@@ -27,7 +27,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from rducc.dialects.contracts import Level
-from rducc.dialects.dataflow import KernelOp, MapOp, YieldOp
+from rducc.dialects.rdu.dataflow import KernelOp, MapOp, YieldOp
 from rducc.passes.common import require_tensor_program
 
 

@@ -88,8 +88,8 @@ from rducc.dialects.contracts import (
     set_layer,
     set_outlined,
 )
-from rducc.dialects.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.dialects.program import find_entry
+from rducc.dialects.rdu.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
 

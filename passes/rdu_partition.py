@@ -41,7 +41,7 @@ every `func.func` of the module. The result is one SPMD program:
 
 Without options the pass models every split the target's sockets allow
 (`tp * pp <= sockets`, powers of two) with the cost model's level-1 estimate
-(`rducc.runtime.cost_model.partition_estimate`) and keeps the fastest. Given
+(`rducc.model.cost_model.partition_estimate`) and keeps the fastest. Given
 `tp`, a decoder layer that `tp` cannot split (heads or hidden sizes it does not
 divide) is an error at its source line, and so is `tp * pp` above the sockets.
 The module records the choice as `rdu.partition = {tp = N, pp = M}`.
@@ -69,7 +69,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
-from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
@@ -89,7 +88,10 @@ from rducc.dialects.contracts import (
     set_stage,
     shard_of,
 )
-from rducc.dialects.dataflow import (
+from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
+from rducc.dialects.program import functions, global_stages
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
+from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
     KernelOp,
@@ -99,10 +101,8 @@ from rducc.dialects.dataflow import (
     SliceOp,
     TransposeOp,
 )
-from rducc.dialects.memory import GlobalOp
-from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
-from rducc.dialects.program import functions, global_stages
 from rducc.dialects.shapes import reshape_groups, value_bytes
+from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
 
@@ -923,7 +923,7 @@ def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
     Pipeline stages do not shorten one token's way through the model, so
     splits with pp > 1 are modeled only when no pp = 1 split fits one
     socket's HBM (they hold fewer weights a socket)."""
-    from rducc.runtime.cost_model import partition_estimate
+    from rducc.model.cost_model import partition_estimate
 
     target = module_target(module, target_spec)
     best: tuple[float, int, int] | None = None

@@ -57,10 +57,9 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects.contracts import Level, Phase, arg_attrs, global_of, is_outlined, module_target, set_phase
-from rducc.dialects.dataflow import KernelOp, YieldOp
-from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.op_facts import facts_of
 from rducc.dialects.program import functions
+from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
 from rducc.dialects.saved import (
     RECOMPUTES,
     SAVED,
@@ -76,6 +75,7 @@ from rducc.dialects.saved import (
     training_step,
 )
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.passes.common import require_tensor_program
 from rducc.passes.rdu_place_tiers import peak_activation_bytes
 from rducc.targets import Target

@@ -40,10 +40,10 @@ from xdsl.passes import ModulePass
 from rducc.dialects import contracts
 from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, is_weight, module_target
 from rducc.dialects.liveness import live_end, positions
-from rducc.dialects.memory import GlobalOp, Tier, TierAttr
 from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.saved import Placement, result_placement
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.errors import RduccError
 from rducc.passes.common import require_tensor_program
 

@@ -32,11 +32,11 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Module
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from rducc.analysis.kernel_model import best_plan, make_group
 from rducc.dialects.contracts import Level, module_target
-from rducc.dialects.dataflow import MapOp, MatmulOp, SliceOp, YieldOp
 from rducc.dialects.program import functions
+from rducc.dialects.rdu.dataflow import MapOp, MatmulOp, SliceOp, YieldOp
 from rducc.dialects.shapes import byte_width
+from rducc.model.kernel_model import best_plan, make_group
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 

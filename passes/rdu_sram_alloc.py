@@ -39,21 +39,21 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from rducc.analysis.kernel_model import aligned
 from rducc.diagnostics import LocatedError
 from rducc.dialects import contracts
 from rducc.dialects.contracts import LOWERED_LEVELS, Level, module_target, set_level
-from rducc.dialects.dataflow import YieldOp
 from rducc.dialects.liveness import live_end
-from rducc.dialects.memory import (
+from rducc.dialects.program import callees_first
+from rducc.dialects.rdu.dataflow import YieldOp
+from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import (
     AllocOp,
     BufferType,
     ComputeOp,
     DeallocOp,
     Tier,
 )
-from rducc.dialects.program import callees_first
-from rducc.dialects.shapes import value_bytes
+from rducc.model.kernel_model import aligned
 from rducc.passes.common import require_level
 
 

@@ -1,7 +1,7 @@
 """`rdu-tile`: choose each kernel's tiling so its live tiles fit in SRAM.
 
 A kernel runs as a loop over tiles of one parallel dimension (see
-`rducc.analysis.kernel_model`): its tiled inputs double-buffered, its untiled inputs
+`rducc.model.kernel_model`): its tiled inputs double-buffered, its untiled inputs
 resident, its output tiles and the peak of its intermediate values all in
 SRAM at once. The pass picks the fewest tiles that fit (tile sizes aligned to
 the target's lane width where the dimension allows) and records the plan on
@@ -25,11 +25,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from rducc.analysis.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import Level, TilePlanAttr, module_target, set_tile_plan
-from rducc.dialects.dataflow import KernelOp
 from rducc.dialects.program import kernel_name
+from rducc.dialects.rdu.dataflow import KernelOp
+from rducc.model.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
 from rducc.passes.common import require_tensor_program
 from rducc.targets import Target
 

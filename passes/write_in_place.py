@@ -45,9 +45,11 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
-from rducc.dialects.dataflow import BroadcastOp, ReshapeOp, ScatterOp, TransposeOp, YieldOp
 from rducc.dialects.liveness import in_block, positions
-from rducc.dialects.memory import (
+from rducc.dialects.program import find_entry, functions
+from rducc.dialects.rdu.dataflow import BroadcastOp, ReshapeOp, ScatterOp, TransposeOp, YieldOp
+from rducc.dialects.shapes import element_of, shape_of
+from rducc.dialects.tier import (
     AllocOp,
     BufferType,
     ComputeOp,
@@ -57,8 +59,6 @@ from rducc.dialects.memory import (
     ScatterDmaOp,
     Tier,
 )
-from rducc.dialects.program import find_entry, functions
-from rducc.dialects.shapes import element_of, shape_of
 
 
 def write_back_in_place(module: ModuleOp) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation
 
-from rducc.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, SocketGroup
 from rducc.runtime.registry import Kernel, implements

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.pointwise import PointwiseCallOp, tensor_operands
+from rducc.dialects.rdu.pointwise import PointwiseCallOp, tensor_operands
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, F16, F32, F64, HALF_DTYPES, UINT_DTYPES
 from rducc.runtime.host_calls import call_constants

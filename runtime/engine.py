@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import input_label
-from rducc.dialects.memory import GlobalOp
+from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime import implementations as _implementations  # noqa: F401 - registers every op's kernel
 from rducc.runtime.context import RunContext, RunCounter

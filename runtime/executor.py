@@ -36,10 +36,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 
-from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import global_of
 from rducc.dialects.liveness import last_read, live_end, positions
 from rducc.dialects.program import ENTRY, entry_function
+from rducc.dialects.rdu import dataflow as rdu
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import tensor_signature

@@ -22,9 +22,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, TypeAttribute
 
-from rducc.dialects.aten import AtenOpAttr, is_none
-from rducc.dialects.host_call import HostCallOp
-from rducc.dialects.memory import BufferType
+from rducc.dialects.rdu.aten import AtenOpAttr, is_none
+from rducc.dialects.rdu.host_call import HostCallOp
+from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, element_dtype
 from rducc.runtime.registry import Kernel, describe_op, implements

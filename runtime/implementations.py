@@ -16,8 +16,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation
 
-from rducc.dialects import dataflow as rdu
-from rducc.dialects.memory import GlobalOp
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime import collectives as _collectives  # noqa: F401 - registers the collectives
 from rducc.runtime import host_calls as _host_calls  # noqa: F401 - registers rdu.host_call

@@ -70,9 +70,10 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
-from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY
-from rducc.dialects.memory import (
+from rducc.dialects.program import ENTRY, entry_function, kernel_name
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.tier import (
     AllocOp,
     BufferType,
     ComputeOp,
@@ -85,7 +86,6 @@ from rducc.dialects.memory import (
     ViewOp,
     window_strides,
 )
-from rducc.dialects.program import ENTRY, entry_function, kernel_name
 from rducc.errors import RduccError
 from rducc.runtime import kernels
 from rducc.runtime.context import RunContext, RunCounter

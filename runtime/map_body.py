@@ -19,7 +19,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from rducc.dialects.pointwise import PointwiseCallOp
+from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.errors import RduccError
 from rducc.runtime import elementwise
 from rducc.runtime.dtypes import (

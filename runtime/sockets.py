@@ -25,8 +25,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.contracts import Split, arg_attrs, is_input, partition_of, result_shards, shard_of
-from rducc.dialects.memory import GlobalOp
 from rducc.dialects.program import ENTRY, entry_function
+from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter, SocketGroup
 from rducc.runtime.engine import Argument

@@ -11,7 +11,7 @@ from typing import Any
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.dataflow import (
+from rducc.dialects.rdu.dataflow import (
     ArgsortOp,
     ConcatOp,
     GatherOp,

@@ -24,7 +24,7 @@ import torch
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
+from rducc.dialects.rdu.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
 from rducc.dialects.shapes import is_float
 from rducc.frontend.aten_build import along, cast, gather_dim, pad_dim, ramp, reduce, reshape, slice_dim
 from rducc.frontend.aten_common import element_of, fake_type, result_type, shape_of, tensor_of, used_outputs

@@ -15,7 +15,7 @@ import torch
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import SSAValue
 
-from rducc.dialects.dataflow import ReduceKind
+from rducc.dialects.rdu.dataflow import ReduceKind
 from rducc.frontend.aten_build import gather_dim, reduce, reshape, slice_dim, triangle_indices
 from rducc.frontend.aten_common import result_type, shape_of, tensor_of
 from rducc.frontend.converter_api import GraphImporter, converts, node_arguments

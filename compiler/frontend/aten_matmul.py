@@ -9,7 +9,7 @@ import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
-from rducc.dialects.dataflow import (
+from rducc.dialects.rdu.dataflow import (
     MatmulOp,
     ReduceKind,
 )

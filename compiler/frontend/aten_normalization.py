@@ -13,7 +13,7 @@ import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.dataflow import (
+from rducc.dialects.rdu.dataflow import (
     ReduceKind,
 )
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over

@@ -3,7 +3,7 @@
 An op of the `aten` namespace that torch tags `torch.Tag.pointwise`, with a
 functional schema, tensor inputs of the result's shape (or broadcasting to
 it) and constant other arguments becomes one `rdu.map` per result whose
-body is an `rdu.pointwise_call` of the op (`rducc.dialects.pointwise`): it
+body is an `rdu.pointwise_call` of the op (`rducc.dialects.rdu.pointwise`): it
 fuses with its neighbours like any elementwise op, and the runtime runs
 torch's own kernel on whole arrays. The special functions (lgamma, digamma,
 polygamma, mvlgamma, i0/i1, the Bessel functions and orthogonal
@@ -21,8 +21,8 @@ import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.aten import AtenOpAttr, NotCallable, is_tensor_type
-from rducc.dialects.pointwise import PointwiseCallOp, pointwise_overload
+from rducc.dialects.rdu.aten import AtenOpAttr, NotCallable, is_tensor_type
+from rducc.dialects.rdu.pointwise import PointwiseCallOp, pointwise_overload
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, fake_value, node_arguments
 from rducc.frontend.host_ops import constant_attribute
 from rducc.frontend.scalar import Number, ScalarBuilder

@@ -20,7 +20,7 @@ import torch
 from xdsl.dialects.builtin import f32, i1
 from xdsl.ir import SSAValue
 
-from rducc.dialects.dataflow import RandomOp
+from rducc.dialects.rdu.dataflow import RandomOp
 from rducc.dialects.shapes import is_float
 from rducc.frontend.aten_build import cast, sort_along
 from rducc.frontend.aten_common import fake_type, result_type, tensor_of

@@ -12,7 +12,7 @@ import torch
 from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import SSAValue
 
-from rducc.dialects.dataflow import (
+from rducc.dialects.rdu.dataflow import (
     ReduceKind,
     ScanKind,
     ScanOp,

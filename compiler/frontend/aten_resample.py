@@ -11,7 +11,7 @@ import torch
 from xdsl.dialects.builtin import TensorType, f32, i1, i64
 from xdsl.ir import SSAValue
 
-from rducc.dialects.dataflow import (
+from rducc.dialects.rdu.dataflow import (
     GatherOp,
 )
 from rducc.frontend.aten_build import along, cast, gather_dim, ramp, reshape, slice_dim

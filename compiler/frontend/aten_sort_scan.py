@@ -10,7 +10,7 @@ import torch
 from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
-from rducc.dialects.dataflow import (
+from rducc.dialects.rdu.dataflow import (
     ReduceKind,
 )
 from rducc.frontend.aten_build import along, cast, move_dim, ramp, reduce, reshape, slice_dim, sort_along

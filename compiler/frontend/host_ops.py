@@ -6,7 +6,7 @@ linalg factorization, `mode`, `histc`, `segment_reduce`, ...) becomes one
 
 - an `aten` overload with no converter, not tagged pointwise (pointwise ops
   are imported as scalar ops inside `rdu.map` bodies instead),
-- one a program may call: functional and deterministic (`rducc.dialects.aten.aten_overload`),
+- one a program may call: functional and deterministic (`rducc.dialects.rdu.aten.aten_overload`),
 - of static result shapes, known from the FX node's `meta['val']` (a
   data-dependent size is refused before this, as before),
 - with every non-tensor argument a constant an attribute can hold.
@@ -33,8 +33,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.aten import MEMORY_FORMATS, AtenOpAttr, NotCallable, aten_overload, holds, schema_of
-from rducc.dialects.host_call import HostCallOp
+from rducc.dialects.rdu.aten import MEMORY_FORMATS, AtenOpAttr, NotCallable, aten_overload, holds, schema_of
+from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.errors import RduccError
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
 from rducc.frontend.types import element_type_of, tensor_type_of
@@ -101,7 +101,7 @@ def _same(value: Any, default: Any) -> bool:
 
 
 def constant_attribute(value: Any) -> Attribute | None:
-    """The attribute holding a constant argument of an ATen op (`rducc.dialects.aten`:
+    """The attribute holding a constant argument of an ATen op (`rducc.dialects.rdu.aten`:
     a dtype as its element type, a memory format by name), or None when none can."""
     if isinstance(value, bool):
         return IntegerAttr(int(value), i1)

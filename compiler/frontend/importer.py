@@ -45,8 +45,8 @@ from rducc.dialects.contracts import (
     set_result_updates,
     weight_arg,
 )
-from rducc.dialects.memory import GlobalOp
 from rducc.dialects.program import ENTRY
+from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
 from rducc.frontend import (  # noqa: F401  (the converter families register themselves)
     aten_conv_pool,

@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from rducc.dialects.dataflow import MapOp, RemFOp, YieldOp
+from rducc.dialects.rdu.dataflow import MapOp, RemFOp, YieldOp
 from rducc.dialects.shapes import is_bool, is_float, is_integer, is_unsigned
 
 Number = bool | int | float

@@ -11,7 +11,7 @@ the range it may lie in: `kernel_launch_s = { value = 5e-6, low = 1e-6,
 high = 2e-5, assumed = true, source = "..." }` (`assumed` false: derived from
 a published figure). Consumers read plain values (`target.kernel_launch_s`);
 `target.figure(name)` gives the `Figure`, `target.ranged()` those with a range
-(what `rducc-run --simulate --ranges` varies, runtime/ranges.py).
+(what `rducc-run --simulate --ranges` varies, compiler/model/ranges.py).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Target:
     """Start-up time of one socket-to-socket transfer; assumed."""
     kernel_looping: bool = False
     """Consecutive calls of one single-kernel layer run as one loop on the chip:
-    launched once, DMA start-up paid once (runtime/kernel_looping.py). Optional
+    launched once, DMA start-up paid once (compiler/model/kernel_looping.py). Optional
     in a target file (false when absent)."""
     fabric_rows: int = 0
     """Rows of the unit grid (`[fabric] rows`); 0: derived, a near-square grid of pcus + pmus sites."""

@@ -221,7 +221,7 @@ def _describe(module, target, args: argparse.Namespace) -> None:
     """--report, --report-json and --plot, from the placed program."""
     import json
 
-    from rducc.runtime.cost_model import estimate
+    from rducc.model.cost_model import estimate
     from rducc.tools.report import compile_report, report_dict
 
     report = estimate(module, target)
@@ -339,7 +339,7 @@ def _run(args: argparse.Namespace) -> None:
     _check_output_names(args)
     _check_outputs(args)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
-    from rducc.dialects.host_call import host_ops_warning
+    from rducc.dialects.rdu.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())

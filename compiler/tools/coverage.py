@@ -137,7 +137,7 @@ def coverage_markdown() -> str:
         "calls the op (`rdu.pointwise_call`, `compiler/frontend/aten_pointwise.py`), fused",
         "with its neighbours like any elementwise op; the runtime runs torch's own CPU",
         "kernel on whole arrays, and the cost model counts it as an assumed",
-        "`ASSUMED_ALU_OPS` arithmetic ops an element (`dialects/pointwise.py`).",
+        "`ASSUMED_ALU_OPS` arithmetic ops an element (`dialects/rdu/pointwise.py`).",
         "`rducc --list-ops` lists the ops with converters only.",
         "",
         "## Not supported yet",

@@ -43,9 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rducc.deployment import DeployOptions, deploy
+    from rducc.deploy.deployment import DeployOptions, deploy
+    from rducc.deploy.manifest import DEFAULT_HBM_RESERVE
     from rducc.errors import RduccError
-    from rducc.manifest import DEFAULT_HBM_RESERVE
 
     if not args.output:
         raise RduccError("no output directory given (usage: rducc deploy a.pt2 b.pt2 ... -o DIR)")

@@ -45,19 +45,19 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import arg_attrs, input_label, is_outlined, module_target
-from rducc.dialects.memory import (
+from rducc.dialects.program import find_entry, functions, kernel_name
+from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import (
     AllocOp,
     ComputeOp,
     DmaOp,
     GatherDmaOp,
     ScatterDmaOp,
 )
-from rducc.dialects.program import find_entry, functions, kernel_name
-from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
+from rducc.model.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, kernel_mapping, walk_placed
+from rducc.model.mapping import body_stages, compute_body, site, utilization
 from rducc.passes.rdu_sram_alloc import collect_buffers
-from rducc.runtime.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, kernel_mapping, walk_placed
-from rducc.runtime.mapping import body_stages, compute_body, site, utilization
 
 FIGSIZE = (8, 4.5)
 DPI = 100

@@ -5,7 +5,7 @@ kernels in HBM or kept on chip, values inside kernels in SRAM), SRAM peak
 against capacity, HBM and DDR use, and the cost model's per-kernel table
 (fused ops, FLOPs, bytes, bound, modeled time, share); for a training step,
 its time by phase, tokens/s, MFU and the bytes of weights, activations,
-gradients and optimizer state per tier (runtime/training_speed.py). Every
+gradients and optimizer state per tier (compiler/model/training_speed.py). Every
 time is modeled.
 """
 
@@ -18,10 +18,10 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import f64_demoted, is_partitioned, module_target, partition_of
-from rducc.dialects.memory import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.frontend.f64 import emulation_note, f64_value_count
-from rducc.runtime.training_speed import is_training, training_speed
+from rducc.model.training_speed import is_training, training_speed
 
 
 @dataclass(frozen=True)

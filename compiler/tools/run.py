@@ -4,7 +4,7 @@ The program runs in rducc's numpy runtime, reading its weights from the
 safetensors sidecar that `rducc` wrote beside it. `--simulate` runs the cost
 model on shapes alone (no inputs or weights needed); `--report FILE` writes
 the cost report as JSON. `--ranges` adds the headlines as ranges over the
-target's assumed figures and the tornado table (runtime/ranges.py). Bad input
+target's assumed figures and the tornado table (compiler/model/ranges.py). Bad input
 is one `rducc-run: error:` message, exit 1.
 """
 
@@ -25,9 +25,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc import __version__
+from rducc.deploy.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
 from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
 from rducc.errors import RduccError
-from rducc.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
 from rducc.targets import Target
 from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
@@ -275,9 +275,9 @@ def _print_results(results: dict[str, np.ndarray]) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    """`rducc-run DIR --simulate --trace FILE`: the serving simulation (rducc.serving)."""
+    """`rducc-run DIR --simulate --trace FILE`: the serving simulation (rducc.deploy.serving)."""
+    from rducc.deploy.serving import simulate_deployment
     from rducc.files import check_distinct, check_writable
-    from rducc.serving import simulate_deployment
     from rducc.tools.cli import check_plot_options
 
     if not args.trace:
@@ -300,7 +300,7 @@ def _serve(args: argparse.Namespace) -> None:
 def _program_path(args: argparse.Namespace) -> Path:
     """The program to run: the file given, or --model NAME's of a deployment directory."""
     if Path(args.program).is_dir():
-        from rducc.deployment import deployed_program
+        from rducc.deploy.deployment import deployed_program
 
         return deployed_program(args.program, args.model)
     if args.model is not None:
@@ -326,7 +326,7 @@ def _run(args: argparse.Namespace) -> None:
     if args.ranges and not (args.simulate or args.report):
         raise RduccError("--ranges needs --simulate or --report (it ranges the cost model's headlines)")
     if args.simulate or args.report:
-        from rducc.runtime.cost_model import estimate
+        from rducc.model.cost_model import estimate
 
         report = estimate(module, target)
         ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
@@ -383,8 +383,8 @@ def _run(args: argparse.Namespace) -> None:
 
 
 def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tuple[Any, Any] | None:
-    """A training step's modeled speed by phase, and its headlines' ranges (runtime/training_speed.py)."""
-    from rducc.runtime.training_speed import is_training, training_ranges, training_speed
+    """A training step's modeled speed by phase, and its headlines' ranges (compiler/model/training_speed.py)."""
+    from rducc.model.training_speed import is_training, training_ranges, training_speed
 
     if not is_training(module):
         return None

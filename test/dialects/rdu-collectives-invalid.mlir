@@ -1,6 +1,6 @@
 // RUN: rducc-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
-// Every verifier error of the collectives (dialects/collectives.py), one per chunk.
+// Every verifier error of the collectives (dialects/rdu/collectives.py), one per chunk.
 
 %x = "test.op"() : () -> tensor<4x8xf32>
 %y = rdu.all_reduce %x group 0 : tensor<4x8xf32> -> tensor<4x8xf32>

@@ -1,7 +1,7 @@
 // RUN: rducc-opt --check-roundtrip %s | filecheck %s
 // RUN: rducc-opt %s --print-op-generic | rducc-opt | filecheck %s
 
-// The collectives of multi-socket programs (dialects/collectives.py).
+// The collectives of multi-socket programs (dialects/rdu/collectives.py).
 
 %x, %h = "test.op"() : () -> (tensor<1x1x64xf32>, tensor<1x1x8xbf16>)
 

@@ -2,7 +2,7 @@
 // RUN: rducc-opt %s --print-op-generic | rducc-opt | filecheck %s
 
 // `rdu.pointwise_call`: an ATen pointwise op on scalars inside a map body,
-// with its constant arguments and the result it takes (rducc.dialects.pointwise).
+// with its constant arguments and the result it takes (rducc.dialects.rdu.pointwise).
 
 %x, %n = "test.op"() : () -> (tensor<2x8xf32>, tensor<8xbf16>)
 

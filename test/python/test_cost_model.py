@@ -1,4 +1,4 @@
-"""The cost model (runtime/cost_model.py): figures checked by hand from shapes,
+"""The cost model (compiler/model/cost_model.py): figures checked by hand from shapes,
 tiling, fusion levels, DDR spill, the JSON form, and Llama 3.1 8B on meta."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp, GlobalOp
+from rducc.dialects.tier import BufferType, ComputeOp, DmaOp, GatherDmaOp, GlobalOp
 from rducc.dialects.shapes import byte_width
 from rducc.driver import import_exported, lower
 from rducc.errors import RduccError
-from rducc.runtime.cost_model import KernelCost, Report, estimate, trip_count
+from rducc.model.cost_model import KernelCost, Report, estimate, trip_count
 from rducc.targets import load_target
 
 from outlining import inline_calls

@@ -15,8 +15,8 @@ import pytest
 import torch
 from torch import nn
 
+from rducc.deploy.manifest import load_manifest
 from rducc.errors import RduccError
-from rducc.manifest import load_manifest
 from rducc.tools import deploy, entry, run
 
 BUDGET = 500_000
@@ -200,7 +200,7 @@ class Scaled(nn.Module):
 
 
 def test_the_signature_excludes_weights_not_shapes_or_constants(exported, tmp_path):
-    from rducc.deployment import archive_facts
+    from rducc.deploy.deployment import archive_facts
 
     x = torch.randn(2, 2)
     for name, scale in (("one", [1.0, 2.0]), ("two", [3.0, 4.0])):
@@ -213,7 +213,7 @@ def test_the_signature_excludes_weights_not_shapes_or_constants(exported, tmp_pa
 
 
 def test_modeled_times_are_the_simulate_figures(deployed):
-    from rducc.runtime.cost_model import estimate
+    from rducc.model.cost_model import estimate
     from rducc.targets import load_target
 
     deployment = load_manifest(deployed)
@@ -352,7 +352,7 @@ def test_rducc_deploy_is_the_deploy_tool(monkeypatch, capsys):
 
 
 def test_models_are_named_by_stem_or_name_equals(tmp_path):
-    from rducc.deployment import model_sources
+    from rducc.deploy.deployment import model_sources
 
     assert model_sources(["a/x.pt2", "y=b/x.pt2"]) == [("x", "a/x.pt2"), ("y", "b/x.pt2")]
     with pytest.raises(RduccError, match="two models are named 'x'"):
@@ -360,7 +360,7 @@ def test_models_are_named_by_stem_or_name_equals(tmp_path):
 
 
 def test_hbm_reserve_is_a_fraction_or_bytes():
-    from rducc.deployment import hbm_reserve_bytes
+    from rducc.deploy.deployment import hbm_reserve_bytes
 
     assert hbm_reserve_bytes("0.25", 1000) == 250
     assert hbm_reserve_bytes("300", 1000) == 300

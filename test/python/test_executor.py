@@ -39,9 +39,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-from rducc.dialects import dataflow as rdu
-from rducc.dialects.dataflow import Dataflow
-from rducc.dialects.memory import Memory
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.rdu.dataflow import Dataflow
+from rducc.dialects.tier import Memory
 from rducc.driver import import_exported
 from rducc.errors import RduccError
 from rducc.runtime import elementwise, kernels, map_body

@@ -9,8 +9,8 @@ import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc, SymbolRefAttr, TensorType
 
-from rducc.dialects import dataflow as rdu
-from rducc.dialects.memory import GlobalOp
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.tier import GlobalOp
 from rducc.driver import import_exported
 from rducc.frontend.types import element_type_of
 

@@ -29,13 +29,13 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.contracts import BODY_OFFSET
-from rducc.dialects.dataflow import Dataflow
-from rducc.dialects.memory import AllocOp, ComputeOp, DmaOp, Memory, Tier
+from rducc.dialects.rdu.dataflow import Dataflow
+from rducc.dialects.tier import AllocOp, ComputeOp, DmaOp, Memory, Tier
 from rducc.driver import import_exported, lower, module_text
 from rducc.errors import RduccError
+from rducc.model.cost_model import estimate
 from rducc.passes.rdu_insert_dma import RduInsertDma
 from rducc.pipeline import default_passes
-from rducc.runtime.cost_model import estimate
 from rducc.runtime.executor import GraphExecutor, to_numpy, weights_of
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.targets import load_target

@@ -1,4 +1,4 @@
-"""Kernel looping in the cost model (runtime/kernel_looping.py): consecutive calls
+"""Kernel looping in the cost model (compiler/model/kernel_looping.py): consecutive calls
 of a one-kernel layer, each fed by the one before, launch once; anything else
 does not loop; the runtime runs the same program either way."""
 
@@ -15,9 +15,9 @@ from xdsl.dialects.builtin import IntegerAttr, i64
 
 import rducc
 from rducc.api import after
-from rducc.dialects.memory import ComputeOp
+from rducc.dialects.tier import ComputeOp
 from rducc.errors import RduccError
-from rducc.runtime.cost_model import estimate
+from rducc.model.cost_model import estimate
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.dialects.program import functions
 from rducc.passes.rdu_partition import RduPartition

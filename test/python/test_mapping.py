@@ -11,11 +11,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from rducc.dialects.contracts import MappingAttr, mapping_of
-from rducc.dialects.dataflow import Dataflow
-from rducc.dialects.memory import ComputeOp, Memory
+from rducc.dialects.rdu.dataflow import Dataflow
+from rducc.dialects.tier import ComputeOp, Memory
+from rducc.model.cost_model import estimate
+from rducc.model.mapping import balance, lane_fill, map_kernel, site, utilization
 from rducc.passes.rdu_map_units import RduMapUnits
-from rducc.runtime.cost_model import estimate
-from rducc.runtime.mapping import balance, lane_fill, map_kernel, site, utilization
 from rducc.targets import load_target
 
 SN40L = load_target("sn40l")

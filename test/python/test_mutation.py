@@ -19,12 +19,12 @@ import torch
 
 import rducc
 from rducc.api import after
-from rducc.dialects.collectives import AllGatherOp
 from rducc.dialects.contracts import Split, Update, result_updates
-from rducc.dialects.memory import GetGlobalOp, ScatterDmaOp
 from rducc.dialects.program import entry_function
+from rducc.dialects.rdu.collectives import AllGatherOp
+from rducc.dialects.tier import GetGlobalOp, ScatterDmaOp
+from rducc.model.cost_model import transfer_bytes
 from rducc.passes.rdu_partition import RduPartition
-from rducc.runtime.cost_model import transfer_bytes
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.runtime.sockets import shard_specs
 

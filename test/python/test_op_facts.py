@@ -11,9 +11,9 @@ from xdsl.dialects.test import TestOp as ForeignOp
 from xdsl.ir import Block, Region
 from xdsl.utils.test_value import create_ssa_value
 
-from rducc.analysis.kernel_model import dim_classes, make_group
 from rducc.dialects import ALL_DIALECTS
-from rducc.dialects.dataflow import (
+from rducc.dialects.op_facts import Dim, NoCompute, OpFacts, facts_of
+from rducc.dialects.rdu.dataflow import (
     ConcatOp,
     GatherOp,
     MapOp,
@@ -24,10 +24,10 @@ from rducc.dialects.dataflow import (
     TransposeOp,
     YieldOp,
 )
-from rducc.dialects.op_facts import Dim, NoCompute, OpFacts, facts_of
 from rducc.errors import RduccError
+from rducc.model.cost_model import op_flops
+from rducc.model.kernel_model import dim_classes, make_group
 from rducc.passes.rdu_partition import Split, _Unsplittable, reshape_split
-from rducc.runtime.cost_model import op_flops
 
 REDUCED, BLOCKED, BROADCAST = Dim.REDUCED, Dim.BLOCKED, Dim.BROADCAST
 

@@ -11,8 +11,8 @@ from xdsl.ir import Operation
 import rducc.runtime.executor
 import rducc.runtime.interpreter  # noqa: F401 - registers the ops the interpreter runs itself
 from rducc.dialects import ALL_DIALECTS
-from rducc.dialects import dataflow as rdu
-from rducc.dialects.collectives import COLLECTIVE_OPS
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.errors import RduccError
 from rducc.runtime.map_body import map_body_ops
 from rducc.runtime.registry import implementation_for, implements, prepare, structural_role

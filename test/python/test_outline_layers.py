@@ -13,12 +13,12 @@ import torch
 from xdsl.dialects import func
 
 import rducc
-from rducc.dialects.memory import ComputeOp
+from rducc.dialects.tier import ComputeOp
 from rducc.dialects.program import functions
 from rducc.driver import import_exported
 from rducc.pipeline import parse_passes, pipeline_text, run_passes
-from rducc.runtime import cost_model
-from rducc.runtime.cost_model import Report, estimate
+from rducc.model import cost_model
+from rducc.model.cost_model import Report, estimate
 from rducc.runtime.executor import GraphExecutor, to_numpy, weights_of
 from rducc.runtime.interpreter import PlacedProgram
 from rducc.targets import load_target

@@ -20,13 +20,13 @@ from xdsl.dialects.builtin import ModuleOp
 import models
 import rducc
 from rducc.api import after
-from rducc.dialects.collectives import AllGatherOp, AllReduceOp, SendRecvOp
-from rducc.dialects.memory import ComputeOp, GlobalOp
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
+from rducc.dialects.tier import ComputeOp, GlobalOp
 from rducc.errors import RduccError
 from rducc.dialects.contracts import Split, calls_of, is_outlined, op_stage, partition_of, shard_of
 from rducc.passes.rdu_partition import RduPartition
 from rducc.tools.report import socket_use
-from rducc.runtime.cost_model import KernelWork, Overlap, collective_cost, kernel_time
+from rducc.model.cost_model import KernelWork, Overlap, collective_cost, kernel_time
 from rducc.runtime.sockets import run_partitioned
 from rducc.targets import load_target
 from sram_checker import check_placed

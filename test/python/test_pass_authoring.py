@@ -23,7 +23,7 @@ import rducc
 from rducc import api
 from rducc.driver import import_exported, lower
 from rducc.errors import RduccError
-from rducc.analysis.kernel_model import best_plan, kernel_group
+from rducc.model.kernel_model import best_plan, kernel_group
 from rducc.pipeline import default_passes, edit_pipeline, parse_passes, pipeline_text
 from rducc.plugins import load_pass_plugin
 from rducc.targets import load_target

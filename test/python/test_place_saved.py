@@ -12,10 +12,10 @@ from torch import nn
 from torch.export.experimental import _export_forward_backward
 
 import rducc
-from rducc.dialects.memory import ComputeOp
 from rducc.dialects.program import kernel_name
 from rducc.dialects.saved import training_memory
-from rducc.runtime.training_speed import is_training, training_speed
+from rducc.dialects.tier import ComputeOp
+from rducc.model.training_speed import is_training, training_speed
 from rducc.targets import load_target
 
 INPUTS = Path(__file__).parent.parent / "passes" / "Inputs"

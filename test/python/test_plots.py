@@ -12,7 +12,7 @@ pydot = pytest.importorskip("pydot")
 import models  # noqa: E402  (test/python/conftest.py puts examples/ on sys.path)
 
 import rducc  # noqa: E402
-from rducc.dialects.memory import ComputeOp  # noqa: E402
+from rducc.dialects.tier import ComputeOp  # noqa: E402
 from rducc.dialects.contracts import mapping_of  # noqa: E402
 from rducc.tools.plots import fabric_views, write_plots  # noqa: E402
 from outlining import inline_calls  # noqa: E402

@@ -1,5 +1,5 @@
 """ATen pointwise ops without a converter, imported generically as `rdu.pointwise_call`
-inside `rdu.map` bodies (rducc.dialects.pointwise, frontend/aten_pointwise.py) and run
+inside `rdu.map` bodies (rducc.dialects.rdu.pointwise, frontend/aten_pointwise.py) and run
 by torch's CPU kernel: against eager at -O0 and -O2 (f32, f16, bf16), fused with
 their neighbours, refused forms, the runtime's guards and the cost model's count.
 """
@@ -18,10 +18,10 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 import rducc
-from rducc.dialects.aten import AtenOpAttr
-from rducc.dialects.dataflow import Dataflow, MapOp
-from rducc.dialects.memory import ComputeOp
-from rducc.dialects.pointwise import ASSUMED_ALU_OPS, PointwiseCallOp
+from rducc.dialects.rdu.aten import AtenOpAttr
+from rducc.dialects.rdu.dataflow import Dataflow, MapOp
+from rducc.dialects.rdu.pointwise import ASSUMED_ALU_OPS, PointwiseCallOp
+from rducc.dialects.tier import ComputeOp
 from rducc.errors import RduccError
 from rducc.frontend.aten_pointwise import check_pointwise
 from rducc.frontend.host_ops import constant_attribute

@@ -207,7 +207,7 @@ def _allocation_module(problem):
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp, f32
 
-    from rducc.dialects.memory import AllocOp, BufferType, DeallocOp, Tier
+    from rducc.dialects.tier import AllocOp, BufferType, DeallocOp, Tier
 
     function = func.FuncOp("forward", ((), ()))
     allocs: list[AllocOp] = []

@@ -12,7 +12,7 @@ import pytest
 from rducc.dialects.contracts import TargetAttr
 from rducc.driver import import_exported, lower, module_text
 from rducc.errors import RduccError
-from rducc.runtime.cost_model import estimate
+from rducc.model.cost_model import estimate
 from rducc.targets import Figure, load_target, with_ranges_of
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ import torch
 import rducc
 from rducc.api import after
 from rducc.errors import RduccError
-from rducc.dialects.memory import GlobalOp
+from rducc.dialects.tier import GlobalOp
 from rducc.dialects.contracts import partition_of, shard_of
 from rducc.passes.rdu_partition import RduPartition
 from rducc.runtime.context import RunContext, SocketGroup

@@ -23,8 +23,8 @@ from xdsl.dialects.builtin import FloatAttr, TensorType, f32
 from xdsl.ir import Block, Region
 
 import rducc
-from rducc.dialects import dataflow as rdu
-from rducc.dialects.memory import AllocOp, DeallocOp, Tier
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.tier import AllocOp, DeallocOp, Tier
 from rducc.runtime import kernels, map_body
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

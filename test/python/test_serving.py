@@ -1,4 +1,4 @@
-"""The serving simulation (rducc.serving): hand-built models, no compiling.
+"""The serving simulation (rducc.deploy.serving): hand-built models, no compiling.
 
 Every expected time is computed here from the target's figures (bandwidth,
 efficiency, sockets, DMA latency) and the models' modeled times."""
@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rducc.errors import RduccError
-from rducc.manifest import load_manifest
-from rducc.serving import (
+from rducc.deploy.manifest import load_manifest
+from rducc.deploy.serving import (
     Memory,
     Request,
     ServedModel,
@@ -21,6 +20,7 @@ from rducc.serving import (
     served_models,
     simulate,
 )
+from rducc.errors import RduccError
 from rducc.targets import load_target
 from rducc.tools import run
 
@@ -179,7 +179,7 @@ def _load(tmp_path: Path, manifest: dict) -> list[ServedModel]:
 
 
 def test_manifest_fields_are_read_and_checked(tmp_path: Path) -> None:
-    """The simulation reads a manifest through the one reader (rducc.manifest)."""
+    """The simulation reads a manifest through the one reader (rducc.deploy.manifest)."""
     models = _load(tmp_path, _manifest(["r", "x"]))
     assert models == [ServedModel("r", 100 * GB, True, PREFILL_S, DECODE_S, True),
                       ServedModel("x", 100 * GB, False, PREFILL_S, DECODE_S, False)]
@@ -231,7 +231,7 @@ def test_worked_example_in_the_docs_is_what_it_prints(capsys) -> None:
 
 
 def test_plot_draws_the_timeline(tmp_path: Path, sn40l: Memory) -> None:
-    from rducc.serving import write_timeline
+    from rducc.deploy.serving import write_timeline
 
     report = simulate([model("a", resident=True), model("b")], [request("1", "a", 0.0), request("2", "b", 0.0)],
                       sn40l)

@@ -12,7 +12,7 @@ import torch
 import decoders
 import rducc
 from rducc.api import after
-from rducc.dialects.collectives import AllGatherOp, SendRecvOp
+from rducc.dialects.rdu.collectives import AllGatherOp, SendRecvOp
 from rducc.dialects.contracts import partition_of
 from rducc.passes.rdu_partition import RduPartition
 

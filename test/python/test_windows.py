@@ -12,8 +12,8 @@ import torch
 from torch import nn
 
 import rducc
-from rducc.dialects.memory import DmaOp, ViewOp
-from rducc.runtime.cost_model import transfer_bytes
+from rducc.dialects.tier import DmaOp, ViewOp
+from rducc.model.cost_model import transfer_bytes
 
 LAYERS = 3
 
@@ -152,8 +152,8 @@ def test_stacked_cache_is_split_across_sockets_by_kv_heads(stacked, tp: int) -> 
     slice (4 ranks over 2 KV heads: a head a pair), nothing is all-gathered, and
     each socket's DMAs read its own heads' window of its part."""
     from rducc.api import after
-    from rducc.dialects.collectives import AllGatherOp
     from rducc.dialects.contracts import Split
+    from rducc.dialects.rdu.collectives import AllGatherOp
     from rducc.passes.rdu_partition import RduPartition
     from rducc.runtime.sockets import shard_specs
 

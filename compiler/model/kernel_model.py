@@ -36,10 +36,10 @@ from math import ceil
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from rducc.dialects.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
 from rducc.dialects.liveness import live_end
 from rducc.dialects.op_facts import Dim as Fate
 from rducc.dialects.op_facts import facts_of
+from rducc.dialects.rdu.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
 from rducc.dialects.shapes import value_bytes
 from rducc.targets import Target
 

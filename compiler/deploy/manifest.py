@@ -1,8 +1,8 @@
 """The deployment manifest (DIR/manifest.json, docs/deployment.md): what it
 holds, and `load_manifest`, which reads one back with every field checked.
 
-`rducc deploy` (rducc.deployment) writes it; `rducc-run DIR --model NAME` and
-the serving simulation (rducc.serving) read it, through this one reader.
+`rducc deploy` (rducc.deploy.deployment) writes it; `rducc-run DIR --model NAME` and
+the serving simulation (rducc.deploy.serving) read it, through this one reader.
 """
 
 from __future__ import annotations

@@ -56,12 +56,12 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from rducc.diagnostics import LocatedError
-from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import BufferUnits, KernelMapping, StageUnits
-from rducc.dialects.memory import AllocOp, ComputeOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import kernel_name
+from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import AllocOp, ComputeOp
 from rducc.targets import Target
 
 ROW_BYTES = 64

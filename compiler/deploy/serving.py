@@ -46,9 +46,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rducc.deploy.manifest import DEFAULT_HBM_RESERVE, EVICTION, Deployment, load_manifest
 from rducc.errors import RduccError
 from rducc.files import read_text
-from rducc.manifest import DEFAULT_HBM_RESERVE, EVICTION, Deployment, load_manifest
 from rducc.targets import Target
 
 EVICTION_POLICIES = ("lru", "fifo", "lfu")

@@ -45,12 +45,12 @@ from rducc.dialects.contracts import (
     phase_of,
     result_roles,
 )
-from rducc.dialects.memory import GlobalOp
 from rducc.dialects.program import functions
 from rducc.dialects.saved import MEMORY_CLASSES, memory_class_of, training_memory
 from rducc.dialects.shapes import value_bytes
-from rducc.runtime.cost_model import KernelCost, Report, estimate, walk_placed
-from rducc.runtime.ranges import Ranges, headline_ranges
+from rducc.dialects.tier import GlobalOp
+from rducc.model.cost_model import KernelCost, Report, estimate, walk_placed
+from rducc.model.ranges import Ranges, headline_ranges
 from rducc.targets import Target
 
 PHASES = ("forward", "backward", "optimizer", "collectives", "DDR traffic", "host", "unmarked")

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rducc.errors import RduccError
-from rducc.manifest import (
+from rducc.deploy.manifest import (
     DEFAULT_HBM_RESERVE,
     EVICTION,
     MANIFEST,
@@ -36,6 +35,7 @@ from rducc.manifest import (
     Modeled,
     load_manifest,
 )
+from rducc.errors import RduccError
 from rducc.targets import Target, load_target
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ def modeled_times(module, target: Target, tokens: int) -> Modeled:
     """The cost model's time of one call (`rducc-run --simulate`'s `estimate`).
     A decode step is one call of the program as compiled: exact for a 1-token
     program, an upper bound for a prefill one (one pass over the weights)."""
-    from rducc.runtime.cost_model import estimate
+    from rducc.model.cost_model import estimate
 
     forward = estimate(module, target).modeled_time_s
     return Modeled(forward, tokens, forward / tokens, forward)

@@ -13,7 +13,7 @@ the operands fill its tensor arguments in schema order. The map fuses with
 its neighbours like any elementwise op; the runtime runs torch's own CPU
 kernel on whole arrays (`rducc.runtime.elementwise.pointwise_call`).
 
-Only ops that `#rdu.aten` lets a program call (`rducc.dialects.aten`: the
+Only ops that `#rdu.aten` lets a program call (`rducc.dialects.rdu.aten`: the
 `aten` namespace, functional, deterministic) and that torch tags
 `torch.Tag.pointwise` can be named: the verifier refuses any other name, so
 an MLIR file never runs other code.
@@ -41,8 +41,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.aten import AtenOpAttr, NotCallable
 from rducc.dialects.op_facts import NoCompute
+from rducc.dialects.rdu.aten import AtenOpAttr, NotCallable
 from rducc.dialects.shapes import is_float, is_integer
 
 ASSUMED_ALU_OPS = 24

@@ -50,10 +50,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rducc.dialects.aten import AtenOpAttr
-from rducc.dialects.collectives import COLLECTIVE_OPS
 from rducc.dialects.contracts import CONTRACT_ATTRS
-from rducc.dialects.host_call import HostCallOp
 from rducc.dialects.op_facts import (
     Dest,
     Dim,
@@ -67,7 +64,10 @@ from rducc.dialects.op_facts import (
     opaque,
     reshape_dims,
 )
-from rducc.dialects.pointwise import PointwiseCallOp
+from rducc.dialects.rdu.aten import AtenOpAttr
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
+from rducc.dialects.rdu.host_call import HostCallOp
+from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
     broadcast_shapes,
     broadcasts_to,
@@ -84,7 +84,7 @@ from rducc.dialects.shapes import (
 
 def _compute_op() -> type[IRDLOperation]:
     """`tier.compute`, whose body also ends in `rdu.yield` (imported late: no cycle)."""
-    from rducc.dialects.memory import ComputeOp
+    from rducc.dialects.tier import ComputeOp
 
     return ComputeOp
 

@@ -4,7 +4,7 @@ As the toolchains of real dataflow accelerators do, an operator with no
 lowering to the chip (a linalg factorization, `mode`, `histc`, ...) runs on
 the host, through torch's own CPU kernel: its operands go to the host over
 the host link, its results come back. The op names the ATen overload and
-its constant arguments with `#rdu.aten` (`rducc.dialects.aten`, which also
+its constant arguments with `#rdu.aten` (`rducc.dialects.rdu.aten`, which also
 names the pointwise ops of map bodies) and binds each tensor operand to a
 schema argument (`tensors`). A model file never runs code: only a name that
 `#rdu.aten` lets a program call (a functional, deterministic `aten` overload
@@ -27,11 +27,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.aten import AtenOpAttr
 from rducc.dialects.contracts import calls_of, is_outlined
-from rducc.dialects.memory import BufferType, Tier
 from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
+from rducc.dialects.rdu.aten import AtenOpAttr
 from rducc.dialects.shapes import value_bytes, verify_static
+from rducc.dialects.tier import BufferType, Tier
 
 
 def _verify_value_type(kind: Attribute, what: str) -> None:

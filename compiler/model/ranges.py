@@ -1,7 +1,7 @@
 """Headlines as ranges over a target's assumptions, and the tornado table.
 
 A target file gives each assumed or derived figure a range (low..high,
-`rducc.targets.Figure`). `Report.ranges(module, target)` (runtime/cost_model.py)
+`rducc.targets.Figure`). `Report.ranges(module, target)` (compiler/model/cost_model.py)
 calls `headline_ranges` with the one cost model (`estimate` of that module),
 which re-runs it with each such figure at its low and at its high, one at a
 time, the others at their value, and reports each headline (the modeled time;
@@ -20,7 +20,7 @@ from typing import Any
 from rducc.targets import Figure, Target
 
 Headline = Callable[[Any], float]
-"""A figure of a cost report (`rducc.runtime.cost_model.Report`): `lambda r: r.modeled_time_s`."""
+"""A figure of a cost report (`rducc.model.cost_model.Report`): `lambda r: r.modeled_time_s`."""
 Estimate = Callable[[Target], Any]
 """The cost model of one program: a target -> its `Report`."""
 

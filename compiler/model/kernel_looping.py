@@ -41,7 +41,7 @@ from xdsl.dialects import arith, func
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.contracts import stage_attr
-from rducc.dialects.memory import AllocOp, DeallocOp, GetGlobalOp, ViewOp
+from rducc.dialects.tier import AllocOp, DeallocOp, GetGlobalOp, ViewOp
 
 NO_CHIP_WORK = (AllocOp, DeallocOp, GetGlobalOp, ViewOp, arith.ConstantOp)
 """Ops that may stand between two calls of a loop: bookkeeping, no chip work."""

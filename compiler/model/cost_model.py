@@ -56,7 +56,7 @@ Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is 
   not counting `arith.constant`; a transcendental such as `math.erf` or
   `math.exp`, a cast, a compare or a select counts 1 like an add; an
   `rdu.pointwise_call`, a special function imported generically, counts an
-  assumed `ASSUMED_ALU_OPS` (24, dialects/pointwise.py: a rational approximation));
+  assumed `ASSUMED_ALU_OPS` (24, dialects/rdu/pointwise.py: a rational approximation));
 - `rdu.reduce`, `rdu.scan`: input elems;
 - `rdu.pool`: out_elems x prod(window);
 - `rdu.iota`, `rdu.random`: out_elems;
@@ -68,7 +68,7 @@ Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is 
 Times (seconds; figures of one socket: the compiler places a program on one)
 ---------------------------------------------------------------------------
 From the kernel's mapping onto the fabric (`rdu.mapping` from `rdu-map-units`,
-else made on the fly by the same rules, runtime/mapping.py, which has them):
+else made on the fly by the same rules, compiler/model/mapping.py, which has them):
 - `compute_s` = sum over sections of tiles x the slowest stage's
   FLOPs a tile / (its PCUs x peak_flops(T) / pcus x utilization);
 - `sram_s` = sum over sections of the busiest buffer's traffic x tiles /
@@ -95,7 +95,7 @@ counted once per call (the report lists them at each call, as if inline);
 the callee is not counted on its own. With the target's `kernel_looping`,
 a run of consecutive calls of a one-kernel callee, each fed by the one
 before, is one loop on the chip: every call after the first pays no
-`launch_s` and no `fill_s` (`runtime/kernel_looping.py` has the rule;
+`launch_s` and no `fill_s` (`compiler/model/kernel_looping.py` has the rule;
 `Report.loops` lists the runs, `kernel_launches` and `launches_saved` count).
 
 One walk, one timing: `walk_placed` returns each kernel as it runs as a
@@ -138,7 +138,6 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rducc.diagnostics import format_location
 from rducc.dialects import contracts
-from rducc.dialects import dataflow as rdu
 from rducc.dialects.contracts import (
     LOWERED_LEVELS,
     KernelMapping,
@@ -148,15 +147,16 @@ from rducc.dialects.contracts import (
     level_of,
     mapping_of,
 )
-from rducc.dialects.host_call import HostCallOp
-from rducc.dialects.memory import BufferType, ComputeOp, DmaOp, GatherDmaOp, ScatterDmaOp
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import callees_first, functions, global_stages, kernel_name
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import BufferType, ComputeOp, DmaOp, GatherDmaOp, ScatterDmaOp
 from rducc.errors import RduccError
-from rducc.runtime.kernel_looping import KernelLoop, plan_loops
-from rducc.runtime.mapping import KernelBody, body_stages, buffer_works, compute_body, depths, map_kernel
-from rducc.runtime.ranges import Ranges, headline_ranges
+from rducc.model.kernel_looping import KernelLoop, plan_loops
+from rducc.model.mapping import KernelBody, body_stages, buffer_works, compute_body, depths, map_kernel
+from rducc.model.ranges import Ranges, headline_ranges
 from rducc.targets import Target
 
 TIME_KEYS = ("compute", "sram", "hbm", "ddr")
@@ -215,7 +215,7 @@ class KernelCost(_KernelFacts, _TierTotals):
     """Time taken off modeled_time_s: its weight reads done during the previous
     kernel's collectives (`kernel_time` with an `Overlap`)."""
     looped: bool = False
-    """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
+    """A later iteration of a kernel loop (compiler/model/kernel_looping.py): no launch, no fill."""
     reconfigure_s: float = 0.0
     """Loading its sections after the first (`rdu-map-units`; in modeled_time_s)."""
     pipeline_s: float = 0.0
@@ -297,7 +297,7 @@ class Report(_TierTotals):
     def ranges(self, module: ModuleOp, target: Target, headlines: Mapping[str, Callable[[Report], float]] | None = None
                ) -> Ranges:
         """This report's headlines (modeled time, runs/s, or those named) as ranges over
-        the target's ranged figures, with the tornado table (runtime/ranges.py):
+        the target's ranged figures, with the tornado table (compiler/model/ranges.py):
         `module` and `target` are the ones it was estimated from."""
         return headline_ranges(lambda varied: estimate(module, varied), target, headlines, base=self)
 
@@ -538,7 +538,7 @@ class KernelRecord:
     calls: tuple[func.CallOp, ...] = ()
     """The `func.call`s it runs under, outermost first (empty when inline)."""
     looped: bool = False
-    """A later iteration of a kernel loop (runtime/kernel_looping.py): no launch, no fill."""
+    """A later iteration of a kernel loop (compiler/model/kernel_looping.py): no launch, no fill."""
 
 
 @dataclass
@@ -846,7 +846,7 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     plus fill, launch and link time.
 
     `looped`: a later iteration of a kernel loop pays no launch and no fill
-    (runtime/kernel_looping.py). `overlap`: the previous kernel's collectives,
+    (compiler/model/kernel_looping.py). `overlap`: the previous kernel's collectives,
     behind which its weight reads may run (`_hidden_s`: `overlap_s`).
     """
     times = work.times(looped)
@@ -906,7 +906,7 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     all_gather: (n-1) steps of B, or log2(n) start-ups and (n-1) B;
     reduce_scatter: (n-1) steps of B/n; send_recv: one step of B.
     """
-    from rducc.dialects.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
+    from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
 
     latency, bandwidth = target.link_latency_s, target.link_bandwidth
     size = value_bytes(op.operands[0])
@@ -933,7 +933,7 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
 
 def kernel_link_cost(compute: Operation, tiles: int, target: Target) -> tuple[float, int]:
     """Link time and bytes of the collectives in a kernel's body, run once a tile."""
-    from rducc.dialects.collectives import COLLECTIVE_OPS
+    from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 
     seconds, sent = 0.0, 0
     for op in compute.walk():
@@ -951,7 +951,7 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
     `collective_cost`; each host call: `host_call_cost`. Stages run one after another (one token through the
     pipeline). Weights past one socket's HBM are read at DDR bandwidth.
     """
-    from rducc.dialects.collectives import COLLECTIVE_OPS
+    from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 
     seconds = 0.0
     for function in functions(module):
@@ -970,7 +970,7 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
             seconds += max(compute, read / target.hbm_bandwidth)
     per_stage: Counter[int] = Counter()
     stages = global_stages(module)
-    from rducc.dialects.memory import GlobalOp
+    from rducc.dialects.tier import GlobalOp
 
     for op in module.ops:
         if isinstance(op, GlobalOp):
@@ -982,7 +982,7 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
 def _weight_values(function: func.FuncOp) -> frozenset[SSAValue]:
     """The buffers of a function that hold weights: its globals, and the weight
     arguments (`rdu.weight`) of an outlined layer."""
-    from rducc.dialects.memory import GetGlobalOp, ViewOp
+    from rducc.dialects.tier import GetGlobalOp, ViewOp
 
     found: set[SSAValue] = {arg for arg, a in zip(function.args, arg_attrs(function)) if is_weight(a)}
     found |= {op.results[0] for op in function.walk() if isinstance(op, GetGlobalOp)}

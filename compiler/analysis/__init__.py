@@ -1,1 +1,0 @@
-"""Analyses the passes share (tiling plans, working sets)."""

@@ -1,0 +1,6 @@
+"""The `rdu` dialect: its dataflow ops and the `Dataflow` dialect object
+(`dataflow.py`), collectives (`collectives.py`), `#rdu.aten` (`aten.py`),
+`rdu.pointwise_call` (`pointwise.py`) and `rdu.host_call` (`host_call.py`).
+The attributes passes hand each other (`rdu.level`, `rdu.tile`, ...) are
+registered by this dialect but live in `rducc.dialects.contracts`.
+"""
