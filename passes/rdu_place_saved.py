@@ -53,7 +53,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from rducc.dialects.contracts import Level, Phase, arg_attrs, global_of, is_outlined, module_target, set_phase
@@ -393,8 +393,10 @@ def _inner_saved_bytes(step: TrainingStep) -> int:
         if op in forward:
             continue
         forward.add(op)
-        if isinstance(op, KernelOp):
-            stack.append(op.body.block.last_op.operands[value.index])  # type: ignore[union-attr]
+        if isinstance(op, KernelOp) and isinstance(value, OpResult):
+            terminator = op.body.block.last_op
+            assert terminator is not None
+            stack.append(terminator.operands[value.index])
         else:
             stack.extend(op.operands)
     total = 0

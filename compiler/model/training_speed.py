@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 
 from rducc.dialects.contracts import (
@@ -48,7 +48,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.program import functions
 from rducc.dialects.saved import MEMORY_CLASSES, memory_class_of, training_memory
 from rducc.dialects.shapes import value_bytes
-from rducc.dialects.tier import GlobalOp
+from rducc.dialects.tier import BufferType, GlobalOp
 from rducc.model.cost_model import KernelCost, Report, estimate, walk_placed
 from rducc.model.ranges import Ranges, headline_ranges
 from rducc.targets import Target
@@ -144,7 +144,7 @@ def tokens_a_step(module: ModuleOp) -> tuple[int, str]:
     user input's leading dim) one step trains on."""
     function = _entry(module)
     inputs = [a.type for a, attrs in zip(function.args, arg_attrs(function)) if input_label(attrs) is not None]
-    shapes = [(t.get_shape(), t.element_type) for t in inputs if hasattr(t, "get_shape")]
+    shapes = [(tuple(t.get_shape()), t.element_type) for t in inputs if isinstance(t, BufferType | TensorType)]
     for shape, element in shapes:
         if isinstance(element, IntegerType) and element.width.data > 1:
             count = 1
