@@ -6,7 +6,8 @@ its whole lhs (M x K). A training step's backward has matmuls where both are
 too large: the gradient of a language model's hidden states through its
 output layer contracts over the vocabulary (`[4096, 128256] x [128256,
 4096]`: 1 GB each side in bf16, against 520 MB of SRAM). Such a matmul (one
-no tile plan fits, alone) becomes `c` matmuls over consecutive chunks of K
+no tile plan fits, alone, into half the SRAM: fusion adds its neighbours)
+becomes `c` matmuls over consecutive chunks of K
 (`rdu.slice` of both operands), each small enough that the operand it keeps
 whole takes at most a quarter of the SRAM, summed by `rdu.map`s:
 
@@ -44,9 +45,15 @@ RESIDENT_SHARE = 4
 """A chunk's operand kept whole may take 1/RESIDENT_SHARE of the target's SRAM."""
 
 
+FUSION_ROOM = 2
+"""A matmul is split unless it tiles alone into 1/FUSION_ROOM of the SRAM: fusion
+adds its neighbours (a transpose, an epilogue, a second output) to its kernel."""
+
+
 def chunk_count(matmul: MatmulOp, target: Target) -> int:
     """How many chunks of K the matmul needs (1: it tiles as it is)."""
-    if best_plan(make_group([matmul]), target) is not None:
+    roomy = target.with_value("sram_bytes", target.sram_bytes // FUSION_ROOM)
+    if best_plan(make_group([matmul]), roomy) is not None:
         return 1
     lhs, rhs = _shape(matmul.lhs), _shape(matmul.rhs)
     m, k, n = lhs[-2], lhs[-1], rhs[matmul.rhs_n_dim]
