@@ -27,13 +27,16 @@ Run: python bench/train_llama.py [--quick]
 
 from __future__ import annotations
 
+import sys
 import time
+
+from common import Section, standalone
 
 import models  # noqa: E402
 import torch  # noqa: E402
-from common import Section, standalone
 from torch.export.experimental import _export_forward_backward  # noqa: E402
 
+from rducc.dialects.contracts import partition_of  # noqa: E402
 from rducc.driver import CompileOptions, compile_module  # noqa: E402
 from rducc.model.cost_model import estimate  # noqa: E402
 from rducc.model.training_speed import TrainingSpeed, training_speed  # noqa: E402
@@ -78,15 +81,17 @@ def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
     return _export_forward_backward(torch.export.export(model, (ids, ids)))
 
 
-def compile_step(size: str, layers: int, target: str) -> tuple[TrainingSpeed, float, int]:
-    """The modeled step, the compile time (export included) and the opt level that compiled."""
+def compile_step(size: str, layers: int, target: str) -> tuple[TrainingSpeed, float, int, str]:
+    """The modeled step, the compile time (export included), the opt level and the split."""
     start = time.perf_counter()
     joint = joint_step(size, layers)
     level = 1  # -O2's layer-sized kernels exceed the SRAM at sequence 4,096 (bench/notes.md)
     result = compile_module(joint, CompileOptions(target=target, opt_level=level))
     seconds = time.perf_counter() - start
     chosen = load_target(target)
-    return training_speed(result.module, chosen, estimate(result.module, chosen)), seconds, level
+    tp, pp = partition_of(result.module)
+    speed = training_speed(result.module, chosen, estimate(result.module, chosen))
+    return speed, seconds, level, f"tp={tp} pp={pp}"
 
 
 def _gb(n: int) -> str:
@@ -96,26 +101,29 @@ def _gb(n: int) -> str:
 def run(quick: bool) -> Section:
     section = Section("Modeled training step: Llama 3.1 8B and 70B full fine-tuning, seq 4,096",
                       "python bench/train_llama.py" + (" --quick" if quick else ""))
-    rows = ["| model | target | layers | -O | step time | forward / backward / DDR stall | tokens/s | MFU "
+    rows = ["| model | target | layers | -O, split | step time | forward / backward / DDR stall | tokens/s | MFU "
             "| HBM: weights / activations / gradients | DDR: weights / activations / gradients | DDR traffic a step "
             "| compile |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for size, target in RUNS:
         layers = 2 if quick else LAYERS[size]
         try:
-            speed, seconds, level = compile_step(size, layers, target)
+            speed, seconds, level, split = compile_step(size, layers, target)
         except Exception as error:  # noqa: BLE001 - a failure is a row of the table
-            rows.append(f"| {size} | {target} | {layers} | - | failed: {str(error).splitlines()[0][:160]} "
+            message = str(error).splitlines()[0]
+            rows.append(f"| {size} | {target} | {layers} | - | failed: {message[message.find('error:'):][:200]} "
                         "| | | | | | | |")
+            print(rows[-1], file=sys.stderr, flush=True)
             continue
         m, phase = speed.memory, speed.phase_s
         rows.append(
-            f"| {size} | {target} | {layers} | {level} | {speed.step_s * 1e3:,.1f} ms "
+            f"| {size} | {target} | {layers} | {level}, {split} | {speed.step_s * 1e3:,.1f} ms "
             f"| {phase.get('forward', 0) * 1e3:,.1f} / {phase.get('backward', 0) * 1e3:,.1f} / "
             f"{phase.get('DDR traffic', 0) * 1e3:,.1f} ms | {speed.tokens_per_s:,.0f} | {speed.mfu:.1%} "
             f"| {_gb(m['weights']['hbm'])} / {_gb(m['activations']['hbm'])} / {_gb(m['gradients']['hbm'])} "
             f"| {_gb(m['weights']['ddr'])} / {_gb(m['activations']['ddr'])} / {_gb(m['gradients']['ddr'])} "
             f"| {_gb(speed.ddr_bytes)} | {seconds:,.0f} s |")
+        print(rows[-1], file=sys.stderr, flush=True)  # each row as it comes: a full run takes long
         section.add(f"{size} on {target} ({layers} layers): modeled MFU", f"{speed.mfu:.1%} "
                     f"({speed.tokens_per_s:,.0f} tokens/s, step {speed.step_s * 1e3:,.1f} ms)")
     section.details += rows
