@@ -17,8 +17,9 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from rducc import api
     from rducc.program import Program, compile
+    from rducc.training import TrainingProgram, compile_training
 
-__all__ = ["Program", "api", "compile", "__version__"]
+__all__ = ["Program", "TrainingProgram", "api", "compile", "compile_training", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +27,10 @@ def __getattr__(name: str) -> Any:
         from rducc import program
 
         return getattr(program, name)
+    if name in ("compile_training", "TrainingProgram"):
+        from rducc import training
+
+        return getattr(training, name)
     if name == "api":
         import importlib
 

@@ -49,6 +49,7 @@ from rducc.dialects.program import ENTRY
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError, UnsupportedOpsError
 from rducc.frontend import (  # noqa: F401  (the converter families register themselves)
+    aten_backward,
     aten_conv_pool,
     aten_distance,
     aten_elementwise,
@@ -405,6 +406,32 @@ def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool, host_op
     return _build_module(ep, nodes, None)
 
 
+def import_into(
+    ep: ExportedProgram, block: Block, bindings: dict[str, SSAValue], phase: Phase | None = None
+) -> dict[str, SSAValue]:
+    """Append the ops of an already decomposed program to `block`, its inputs
+    bound by target (parameters and buffers) or name (user inputs) to the
+    values in `bindings`; every op gets `phase`. Returns the program's outputs
+    by target (updates) or name (user outputs). The training wing appends the
+    optimizer's update to a joint graph's function this way."""
+    _check_static(ep)
+    _check_supported(ep)
+    importer = GraphImporter(block)
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in ep.graph_signature.input_specs:
+        importer.env[placeholders[spec.arg.name]] = bindings[str(spec.target or spec.arg.name)]
+    nodes = _converted_nodes(ep)
+    _convert_nodes(importer, nodes, None, dict.fromkeys(nodes, phase) if phase else None)
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    returned = [(spec, result) for spec, result in zip(ep.graph_signature.output_specs, output.args[0])
+                if result is not None]  # a forward that returns nothing
+    values = _return_values(importer, [result for _, result in returned])
+    return {
+        str(spec.target or spec.arg.name): value
+        for (spec, _), value in zip(returned, values)
+    }
+
+
 def _build_module(ep: ExportedProgram, nodes: list[torch.fx.Node], plan: LayerPlan | None) -> ModuleOp:
     signature = _signature(ep)
     outputs = _outputs(ep)
@@ -442,6 +469,7 @@ __all__ = [
     "GraphImporter",
     "converts",
     "decompose",
+    "import_into",
     "import_program",
     "node_arguments",
     "fake_value",

@@ -40,7 +40,7 @@ def gradient_role(ep: ExportedProgram, kind: OutputKind, target: str | None) -> 
     match = _FLAT_ARG.match(str(target))
     label = str(target)
     if match and int(match.group(1)) < len(specs) and specs[int(match.group(1))].kind == InputKind.USER_INPUT:
-        label = specs[int(match.group(1))].arg.name  # type: ignore[union-attr]
+        label = specs[int(match.group(1))].arg.name
     return ResultRole("gradient", "input", label)
 
 

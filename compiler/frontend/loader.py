@@ -392,16 +392,17 @@ def _user_frame(error: BaseException) -> str:
     return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
 
 
-def export_model(model: torch.nn.Module, example_inputs: tuple) -> torch.export.ExportedProgram:
-    """`torch.export.export(model, example_inputs)` under no_grad, or a `RduccError`
-    saying why not: a shape that depends on the tensors' values is named as such."""
+def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = False) -> torch.export.ExportedProgram:
+    """`torch.export.export(model, example_inputs)` under no_grad (with `grad`, for a
+    training step: with autograd on), or a `RduccError` saying why not: a shape
+    that depends on the tensors' values is named as such."""
     import torch
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
     printed = io.StringIO()  # torch prints the partial graph of a failed export to stderr
     with captured_torch_logs("torch.fx.experimental.symbolic_shapes"):
         try:
-            with torch.no_grad(), redirect_stderr(printed):
+            with torch.set_grad_enabled(grad), redirect_stderr(printed):
                 exported = torch.export.export(model, example_inputs)
             sys.stderr.write(printed.getvalue())  # what a successful export printed (warnings)
             return exported

@@ -10,6 +10,9 @@ anything else about its operators, naming each op, why, and the source line
 of its first use. Batch norm in training mode is not refused: it normalizes
 with the batch's statistics and its running statistics are buffer updates
 (torch's decomposition of `_native_batch_norm_legit_functional`), compiled.
+A training program (a joint graph with a loss output) is not refused: there
+dropout and RReLU in training mode are what the user asks for, and run on
+rducc's random ops (`rdu.random`), their masks saved for the backward.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import torch
 from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
+from rducc.frontend.joint_graph import is_joint
 from rducc.frontend.locations import describe_location
 
 
@@ -103,7 +107,11 @@ def training_mode_reason(node: torch.fx.Node) -> str | None:
 
 
 def check_eval_mode(ep: ExportedProgram) -> None:
-    """Refuse a program exported in training mode, listing each op with its first use."""
+    """Refuse a program exported in training mode, listing each op with its first use.
+    A training program (a joint graph: its outputs are a loss and gradients) is
+    meant to run in training mode: its dropout and RReLU draw, on rducc's random ops."""
+    if is_joint(ep):
+        return
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for node in ep.graph.nodes:

@@ -147,8 +147,65 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show Python tracebacks for every error"
     )
+    _training_arguments(parser)
     parser.add_argument("--version", action="version", version=f"rducc {__version__}")
     return parser
+
+
+OPTIMIZER_FLAGS = {"lr": float, "momentum": float, "dampening": float, "weight_decay": float, "eps": float}
+"""`--lr 1e-4` ... : the optimizer's options, as torch.optim names them."""
+OPTIMIZER_SWITCHES = ("nesterov", "amsgrad", "maximize")
+
+
+def _training_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("training (docs/training.md)")
+    group.add_argument("--train", action="store_true",
+                       help="compile a training step: the model's forward returns the loss; the step runs "
+                       "forward, backward and the optimizer, updating parameters and optimizer state in place")
+    group.add_argument("--optimizer", default=None, metavar="NAME",
+                       help="with --train: sgd, adam or adamw (default), or none (the step returns the loss "
+                       "and the gradients)")
+    for name, kind in OPTIMIZER_FLAGS.items():
+        group.add_argument(f"--{name.replace('_', '-')}", dest=f"opt_{name}", type=kind, default=None,
+                           metavar="X", help=f"with --train: the optimizer's {name} (torch.optim's default)")
+    group.add_argument("--betas", dest="opt_betas", default=None, metavar="B1,B2",
+                       help="with --train: Adam's betas (0.9,0.999)")
+    for name in OPTIMIZER_SWITCHES:
+        group.add_argument(f"--{name}", dest=f"opt_{name}", action="store_true", default=None,
+                           help=f"with --train: the optimizer's {name}=True")
+
+
+def _optimizer_options(args: argparse.Namespace) -> dict:
+    """The optimizer options given on the command line (torch.optim's names)."""
+    options = {key.removeprefix("opt_"): value for key, value in vars(args).items()
+               if key.startswith("opt_") and value is not None}
+    if "betas" in options:
+        try:
+            first, second = (float(v) for v in options["betas"].split(","))
+        except ValueError:
+            raise RduccError(f"--betas {options['betas']}: give two numbers, as --betas 0.9,0.999") from None
+        options["betas"] = (first, second)
+    if (options or args.optimizer is not None) and not args.train:
+        flag = "--optimizer" if args.optimizer is not None else f"--{next(iter(options)).replace('_', '-')}"
+        raise RduccError(f"{flag} needs --train (it sets the optimizer of a training step)")
+    return options
+
+
+def _compile_training(args: argparse.Namespace, options):
+    """`--train`: the training step of the model (rducc.training)."""
+    from rducc.frontend.loader import load_exported_program
+    from rducc.training.compile import compile_step, single_group
+    from rducc.training.optimizers import named_optimizer
+
+    settings = _optimizer_options(args)
+    name = args.optimizer or "adamw"
+    with options.times.stage("load"):
+        program = load_exported_program(args.input)
+    if name.lower() == "none":
+        if settings:
+            raise RduccError("--optimizer none takes no optimizer options")
+        return compile_step(program, None, options)
+    return compile_step(program, single_group(named_optimizer(name, settings), program), options)
 
 
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
@@ -335,6 +392,7 @@ def _run(args: argparse.Namespace) -> None:
     tp, pp = _split(args, target)
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
+    _optimizer_options(args)  # training flags without --train fail before torch loads
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
@@ -349,7 +407,7 @@ def _run(args: argparse.Namespace) -> None:
         host_ops=not args.no_host_ops,
     )
     try:
-        result = compile_module(args.input, options)
+        result = _compile_training(args, options) if args.train else compile_module(args.input, options)
         module, weights = result.module, result.weights
         _check_level_for_report(module, args)
         weights_path = _weights_path(args, bool(weights))

@@ -10,12 +10,23 @@ it and returns a function that runs the placed program in rducc's runtime.
 - rducc compiles static shapes: when Dynamo hands over a graph with symbolic
   sizes (a second input shape makes it mark the dimension dynamic), the
   graph is compiled once per concrete shape it is called with, and cached.
-- rducc runs inference only: an input that requires grad while grad mode is
-  on is refused (its gradient would be lost), never silently detached.
+- Training: a graph that needs grad (an input or parameter that requires
+  grad, with grad mode on) goes through AOT autograd
+  (`torch._dynamo.backends.common.aot_autograd`): its forward and backward
+  graphs, in Core ATen, are each compiled by rducc as a static program, so
+  `loss.backward()` gives eager's gradients computed in rducc's runtime (a
+  dropout's mask is a forward output the backward reads). A graph rducc
+  cannot compile for training falls back to eager with one warning naming
+  the reason, rather than failing the user's step.
+- Shapes: rducc compiles static shapes. `torch.compile(dynamic=True)` hands
+  over graphs with symbolic sizes; each is compiled per concrete shape it is
+  called with (the sizes become constants), and a graph whose symbolic sizes
+  cannot be fixed is one error saying rducc compiles static shapes.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,8 +63,14 @@ def backend_options(options: dict[str, Any] | None, mode: str | None = None) -> 
     return settings
 
 
+def needs_grad(example_inputs: Sequence[Any]) -> bool:
+    """Whether grad mode is on and an input (or parameter) of the graph requires grad."""
+    return torch.is_grad_enabled() and any(isinstance(v, torch.Tensor) and v.requires_grad for v in example_inputs)
+
+
 def refuse_grad(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> None:
-    """An input that requires grad, with grad mode on, would lose its gradient: refuse it."""
+    """An input that requires grad, with grad mode on, would lose its gradient: refuse it
+    (a graph compiled for inference called with inputs that require grad)."""
     if not torch.is_grad_enabled():
         return
     names = [node.name for node in graph.graph.nodes if node.op == "placeholder"]
@@ -81,16 +98,132 @@ class _Specialized(torch.nn.Module):
 
     def __init__(self, graph: torch.fx.GraphModule, args: Sequence[Any]):
         super().__init__()
-        self.inner = graph
+        self.inner = _constants_as_buffers(graph)
         self.fixed = [None if isinstance(a, torch.Tensor) else a for a in args]
+        self.absent = absent_outputs(graph)
 
     def forward(self, *tensors: torch.Tensor) -> Any:
         given = iter(tensors)
-        return self.inner(*[next(given) if value is None else value for value in self.fixed])
+        result = self.inner(*[next(given) if value is None else value for value in self.fixed])
+        if self.absent:  # the program returns the others; `with_absent` puts the Nones back
+            return tuple(value for index, value in enumerate(result) if index not in self.absent)
+        return result
+
+
+def _constants_as_buffers(graph: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """The graph's tensor constants (`get_attr` of a plain tensor attribute, as AOT
+    autograd leaves `torch.tensor([])`) registered as buffers, so that export lifts
+    them instead of meeting a real tensor inside its fake mode."""
+    for node in graph.graph.nodes:
+        if node.op != "get_attr" or "." in str(node.target):
+            continue
+        value = getattr(graph, str(node.target), None)
+        if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter) \
+                and str(node.target) not in dict(graph.named_buffers()):
+            delattr(graph, str(node.target))
+            graph.register_buffer(str(node.target), value.detach().clone(), persistent=False)
+    return graph
+
+
+def absent_outputs(graph: torch.fx.GraphModule) -> frozenset[int]:
+    """Positions of a tuple result that are None in the graph (a backward graph's
+    gradient of an input that needs none)."""
+    results = graph.graph.output_node().args[0]
+    if not isinstance(results, tuple | list):
+        return frozenset()
+    return frozenset(index for index, value in enumerate(results) if value is None)
+
+
+def with_absent(values: Any, absent: frozenset[int]) -> Any:
+    """The program's results with None put back at the `absent` positions."""
+    if not absent:
+        return values
+    given = iter(values)
+    return tuple(None if index in absent else next(given) for index in range(len(values) + len(absent)))
 
 
 def _key(args: Sequence[Any]) -> tuple:
     return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
+
+
+def _static_compiler(settings: dict[str, Any]) -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
+    """A compiler of one graph: a static rducc program per concrete input shape, cached."""
+
+    def compile_graph(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        from rducc.program import compile as rducc_compile
+
+        compiled: dict[tuple, Callable[..., Any]] = {}
+
+        def program_for(args: Sequence[Any]) -> Callable[..., Any]:
+            key = _key(args)
+            if key not in compiled:
+                tensors = tuple(a for a in args if isinstance(a, torch.Tensor))
+                try:
+                    with _outside_tracing():  # a new shape compiles at its first call, maybe inside AOT's wrappers
+                        compiled[key] = rducc_compile(_Specialized(graph, args), tensors, **settings)
+                except RduccError as error:
+                    if any(not _is_static(a) for a in args):
+                        raise RduccError(f"rducc compiles static shapes; this graph's sizes are symbolic ({error})") \
+                            from None
+                    raise
+            return compiled[key]
+
+        if all(_is_static(value) for value in example_inputs):
+            program_for(example_inputs)  # compile now: errors surface at the first call
+
+        absent = absent_outputs(graph)
+
+        def run(*args: Any) -> Any:
+            return with_absent(program_for(args)(*[a for a in args if isinstance(a, torch.Tensor)]), absent)
+
+        run.programs = compiled  # type: ignore[attr-defined] # the Programs by input shapes, for tests
+        return run
+
+    return compile_graph
+
+
+def _outside_tracing() -> Any:
+    """No torch dispatch mode active (AOT autograd's fake or functional mode)."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    return _disable_current_modes()
+
+
+def _boxed(compiler: Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]) \
+        -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
+    """AOT autograd calls a compiled part with one list of arguments (boxed)."""
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def compile_boxed(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        with _outside_tracing():  # AOT autograd calls its compilers inside its fake mode
+            run = compiler(graph, example_inputs)
+        boxed = make_boxed_func(run)
+        boxed.programs = run.programs  # type: ignore[attr-defined]
+        return boxed
+
+    return compile_boxed
+
+
+TRAINING_PARTS: list[dict[tuple, Callable[..., Any]]] = []
+"""The Programs of the last training compile's parts (forward, then backward), for tests."""
+
+
+def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any],
+                      settings: dict[str, Any]) -> Callable[..., Any]:
+    """Forward and backward graphs (Core ATen, from AOT autograd) each compiled by rducc."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    part = _boxed(_static_compiler(settings))
+
+    def recorded(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        compiled = part(graph, example_inputs)
+        TRAINING_PARTS.append(compiled.programs)  # type: ignore[attr-defined]
+        return compiled
+
+    TRAINING_PARTS.clear()
+    backend = aot_autograd(fw_compiler=recorded, bw_compiler=recorded,
+                           decompositions=torch.export.default_decompositions())
+    return backend(graph, example_inputs)
 
 
 def rducc_backend(
@@ -101,25 +234,20 @@ def rducc_backend(
     mode: str | None = None,
 ) -> Callable[..., Any]:
     """Compile one Dynamo graph with rducc (see the module's docstring for options)."""
-    from rducc.program import compile as rducc_compile
-
     settings = backend_options(options, mode)
-    refuse_grad(graph, example_inputs)
-    compiled: dict[tuple, Callable[..., Any]] = {}
-
-    def program_for(args: Sequence[Any]) -> Callable[..., Any]:
-        key = _key(args)
-        if key not in compiled:
-            tensors = tuple(a for a in args if isinstance(a, torch.Tensor))
-            compiled[key] = rducc_compile(_Specialized(graph, args), tensors, **settings)
-        return compiled[key]
-
-    if all(_is_static(value) for value in example_inputs):
-        program_for(example_inputs)  # compile now: errors surface at the first call
+    if needs_grad(example_inputs):
+        try:
+            return _training_backend(graph, example_inputs, settings)
+        except RduccError as error:
+            reason = str(error).splitlines()[0]
+            warnings.warn(f"rducc: this graph needs grad and could not be compiled for training ({reason}); "
+                          "it runs in eager", stacklevel=2)
+            return graph.forward
+    inference = _static_compiler(settings)(graph, example_inputs)
 
     def run(*args: Any) -> Any:
         refuse_grad(graph, args)
-        return program_for(args)(*[a for a in args if isinstance(a, torch.Tensor)])
+        return inference(*args)
 
-    run.programs = compiled  # type: ignore[attr-defined] # the Programs by input shapes, for tests
+    run.programs = inference.programs  # type: ignore[attr-defined] # the Programs by input shapes, for tests
     return run

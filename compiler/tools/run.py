@@ -67,6 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "writes (SRAM map, kernel times, kernel graph, each kernel's mapping on the fabric); "
                         "with --trace: the serving timeline, DIR/timeline.png")
     parser.add_argument("--plot-kernel", metavar="NAME", help="with --plot: draw only this kernel on the fabric")
+    training = parser.add_argument_group("training (PROGRAM is a training step: rducc model.pt2 --train; "
+                                         "docs/training.md)")
+    training.add_argument("--train", action="store_true",
+                          help="train: run the step on every batch of --data, printing each step's loss")
+    training.add_argument("--data", metavar="FILE.npz",
+                          help="the batches: one array per input, named by its label, shape [BATCHES, *input]")
+    training.add_argument("--steps", type=int, metavar="N", help="steps to run (default: one per batch; "
+                          "batches repeat when N is larger)")
+    training.add_argument("--save-weights", metavar="FILE", help="write the trained parameters and optimizer "
+                          "state (safetensors; --weights FILE continues from them)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
     return parser
@@ -313,12 +323,13 @@ def _run(args: argparse.Namespace) -> None:
 
     if args.trace or args.report_json:
         return _serve(args)
-    for output in (args.output, args.report):
+    _check_training_flags(args)
+    for output in (args.output, args.report, args.save_weights):
         if output is not None:
             check_writable(output)
     sources = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
-    check_distinct([("--output", args.output), ("--report", args.report)],
-                   sources + [("--input", path) for path in args.input])
+    check_distinct([("--output", args.output), ("--report", args.report), ("--save-weights", args.save_weights)],
+                   sources + [("--input", path) for path in args.input] + [("--data", args.data)])
     _check_plot(args)
     program_path = _program_path(args)
     module = parse_program(program_path)
@@ -357,6 +368,10 @@ def _run(args: argparse.Namespace) -> None:
                     print()
                     print(training[1].table())
             return
+    if args.train:
+        from rducc.tools.train_run import run_training
+
+        return run_training(args, module, program_path, _weights_file(module, program_path, args.weights), _write_npz)
     from rducc.runtime.engine import check_input_count
     from rducc.runtime.sockets import declared_arguments, placed_runner
 
@@ -402,6 +417,13 @@ def _ranged_target(target: Target) -> Target:
     if target.ranges or not target.source:
         return target
     return with_ranges_of(target, load_target(target.source))
+
+
+def _check_training_flags(args: argparse.Namespace) -> None:
+    """--data, --steps and --save-weights belong to --train."""
+    for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights)):
+        if value is not None and not args.train:
+            raise RduccError(f"{flag} needs --train (it trains with a training step)")
 
 
 def _check_plot(args: argparse.Namespace) -> None:

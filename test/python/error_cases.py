@@ -69,6 +69,14 @@ INPUTS: dict[str, tuple[str, str]] = {
     "complex": ("complex.pt2", "a model taking a complex64 input"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
     "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
+    "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
+    "vector_loss": ("vector_loss.pt2", "a model whose forward returns one loss per sample (not reduced)"),
+    "frozen_model": ("frozen.pt2", "loss.pt2 with every parameter frozen (requires_grad False)"),
+    "step": ("step.mlir", "loss.pt2 compiled with rducc --train (with step.safetensors)"),
+    "batches_shape": ("bad_batches.npz", "batches for step.mlir whose x is [5, 3, 9] (the step takes [3, 8])"),
+    "batches_missing": ("missing_batches.npz", "batches for step.mlir without y"),
+    "batches_counts": ("uneven_batches.npz", "batches for step.mlir with 5 of x and 4 of y"),
+    "attention_dropout": ("attention_dropout.pt2", "a model calling CPU flash attention's backward with dropout_p=0.1"),
     "tiny_memory": ("tiny_memory.toml", "a target with 4 KB of HBM and of DDR"),
     "tiny_sram": ("tiny_sram.toml", "a target with 256 bytes of SRAM"),
     "unknown_key": ("unknown_key.toml", "a target file with a misspelt key"),
@@ -359,6 +367,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("unsupported dtype", RDUCC, ("{complex}", *OUT), "dtype complex64, which rducc does not support"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
     ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
+    ErrorCase("attention backward with dropout", RDUCC, ("{attention_dropout}", *OUT), "attention with dropout_p=0.1 in training: its random mask is drawn inside torch's fused kernel and not saved for the backward"),
     ErrorCase("model too large for HBM+DDR", RDUCC, ("{model}", "--target", "{tiny_memory}", *OUT), "the model does not fit tiny_memory"),
     ErrorCase("kernel impossible to tile into SRAM", RDUCC, ("{model}", "--target", "{tiny_sram}", *OUT), "cannot be tiled", located=True),
     # --- targets and flags
@@ -458,6 +467,31 @@ CASES: list[ErrorCase] = [
     *HOSTILE_FILES,
     *SERVING,
     *DEPLOYMENTS,
+    # --- training (issue 27)
+    ErrorCase("training: a loss that is not a scalar", RDUCC, ("{vector_loss}", "--train", *OUT),
+              "the loss is a tensor of shape [3], not a floating-point scalar"),
+    ErrorCase("training: an optimizer rducc does not support", RDUCC,
+              ("{loss_model}", "--train", "--optimizer", "lamb", *OUT),
+              "optimizer 'lamb' is not supported; rducc compiles adam, adamw, sgd"),
+    ErrorCase("training: an option the optimizer does not have", RDUCC,
+              ("{loss_model}", "--train", "--optimizer", "sgd", "--betas", "0.9,0.99", *OUT),
+              "optimizer 'sgd' has no option betas"),
+    ErrorCase("training: optimizer flags without --train", RDUCC, ("{loss_model}", "--lr", "0.1", *OUT),
+              "--lr needs --train"),
+    ErrorCase("training: no parameter requires grad", RDUCC, ("{frozen_model}", "--train", *OUT),
+              "no parameter of the model requires grad: there is nothing to train"),
+    ErrorCase("rducc-run: batches of the wrong shape", RUN,
+              ("{step}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
+              "array 'x' has shape [5, 3, 9]; input #0 ('x') is [3, 8], so the file needs shape [BATCHES, 3, 8]"),
+    ErrorCase("rducc-run: batches without an input", RUN,
+              ("{step}", "--train", "--data", "{batches_missing}", "--output", "out.npz"),
+              "no array 'y' for input #1 ('y'); the file holds x"),
+    ErrorCase("rducc-run: batches of unequal counts", RUN,
+              ("{step}", "--train", "--data", "{batches_counts}", "--output", "out.npz"),
+              "the arrays hold different numbers of batches ('x' 5, 'y' 4)"),
+    ErrorCase("rducc-run: --train of an inference program", RUN,
+              ("{placed}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
+              "not a training step (its first result is not a loss)"),
 ]
 
 OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir"}
@@ -655,6 +689,13 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     _export(Qr(), (torch.randn(4, 3),), paths["host_op"])
     torch.save(nn.Linear(4, 3).state_dict(), paths["checkpoint"])
+
+    class AttentionDropoutBackward(nn.Module):
+        def forward(self, q):
+            out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, q, q, 0.0, False)
+            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(q, q, q, q, out, lse, 0.1, False)
+
+    _export(AttentionDropoutBackward(), (torch.randn(1, 2, 4, 8),), paths["attention_dropout"])
     with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
         for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_rrelu", nn.RReLU())):
             model = nn.Sequential(nn.Linear(8, 8), layer)
@@ -821,6 +862,39 @@ def _program_files(paths: dict[str, Path], directory: Path) -> None:
     paths["x_text"].write_text("4 32\n1.0 2.0\n")
 
 
+def _training_files(paths: dict[str, Path]) -> None:
+    """A model returning its loss, broken ones, its training step and batches for it."""
+    import numpy as np
+    import torch
+    from torch import nn
+
+    from rducc.tools import cli
+
+    class LossOf(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x, y):
+            return nn.functional.cross_entropy(self.fc(x), y)
+
+    class PerSample(LossOf):
+        def forward(self, x, y):
+            return nn.functional.cross_entropy(self.fc(x), y, reduction="none")
+
+    torch.manual_seed(0)
+    example = (torch.randn(3, 8), torch.tensor([0, 1, 2]))
+    torch.export.save(torch.export.export(LossOf(), example), str(paths["loss_model"]))
+    torch.export.save(torch.export.export(PerSample(), example), str(paths["vector_loss"]))
+    torch.export.save(torch.export.export(LossOf().requires_grad_(False), example), str(paths["frozen_model"]))
+    assert cli.main([str(paths["loss_model"]), "--train", "-q", "-o", str(paths["step"])]) == 0
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((5, 3, 8)).astype(np.float32), rng.integers(0, 4, (5, 3))
+    np.savez(paths["batches_shape"], x=rng.standard_normal((5, 3, 9)).astype(np.float32), y=y)
+    np.savez(paths["batches_missing"], x=x)
+    np.savez(paths["batches_counts"], x=x, y=y[:4])
+
+
 def _index_files(paths: dict[str, Path]) -> None:
     import numpy as np
 
@@ -977,6 +1051,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     _archive_files(paths)
     _model_files(paths)
     _program_files(paths, directory)
+    _training_files(paths)
     _hostile_files(paths, directory)
     _serving_files(paths)
     _deployment_files(paths, directory)

@@ -1,5 +1,5 @@
 """The torch.compile backend (issue 20, item 12): a second input shape, options=,
-and inputs that require grad."""
+and inputs that require grad (training: test_dynamo_training.py)."""
 
 from __future__ import annotations
 
@@ -68,8 +68,9 @@ def test_bad_option_through_torch_compile():
         compiled(torch.randn(2, 8))
 
 
-def test_inputs_that_require_grad_are_refused():
-    model = _model()
-    compiled = torch.compile(model, backend="rducc")
-    with pytest.raises(Exception, match="requires grad .* rducc compiles inference only"):
-        compiled(torch.randn(2, 8, requires_grad=True))
+def test_a_graph_compiled_for_inference_refuses_inputs_that_require_grad():
+    graph = torch.fx.symbolic_trace(_model())
+    with torch.no_grad():
+        run = rducc_backend(graph, [torch.randn(2, 8)])
+    with pytest.raises(RduccError, match="requires grad .* rducc compiles inference only"):
+        run(torch.randn(2, 8, requires_grad=True))

@@ -1,0 +1,367 @@
+"""Backward ops that survive Core ATen decomposition in a joint (training)
+graph, rewritten exactly into forward ops rducc converts.
+
+Each is a decomposition (`@decomposes`), not a new `rdu` op: the backward of
+a convolution is two convolutions and a sum, the backward of average pooling
+two matmuls by window matrices, the backward of attention matmuls and maps.
+Those are the ops the chip runs well (PCU matmul/conv pipelines), and their
+dims, FLOPs, tiling, sharding and runtime kernels already exist, so the cost
+model and the partitioner see a backward as what it computes. torch's own
+table decomposes most other `*_backward` overloads (gelu, silu, threshold,
+layer/group/batch norm, softmax data, embedding_dense, the other upsamplings)
+and rducc's `torch_fallbacks` applies it; what torch keeps is here:
+
+- `convolution_backward` (1 to 3 spatial dims, any stride, padding, dilation,
+  groups, transposed or not, any output mask): the input gradient is the
+  transposed convolution of the output gradient by the weight (the direct one
+  for a transposed convolution); the weight gradient is a convolution of the
+  input by the output gradient with batch and channels swapped (stride and
+  dilation exchanged, groups kept), cropped to the kernel; the bias gradient
+  a sum.
+- `avg_pool{2,3}d_backward`, `_adaptive_avg_pool{2,3}d_backward`: every
+  average pool is separable (its window is a box, its divisor a product of
+  one count per dim, also with padding excluded, ceil_mode or adaptive
+  windows), so the gradient is one matmul per spatial dim by the
+  [out, in] window matrix (1 / count where the input is in the output's
+  window), built from `arange` (no constant data).
+- `upsample_nearest2d_backward`, `_upsample_nearest_exact2d_backward`: the
+  same matmuls by the 0/1 matrix of each output's source index.
+- `max_pool{2,3}d_with_indices_backward`, `adaptive_max_pool{2,3}d_backward`:
+  a scatter-add of the output gradient at the forward's indices.
+- `_scaled_dot_product_flash_attention_for_cpu_backward`: the probabilities
+  recomputed (softmax of the scores, as flash attention recomputes them),
+  then the four matmuls of attention's backward, in float32 for 16-bit
+  inputs as torch's CPU kernel accumulates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from rducc.errors import RduccError
+from rducc.frontend.decompositions import decomposes
+
+aten = torch.ops.aten
+
+
+# --------------------------------------------------------------------------
+# Convolution
+# --------------------------------------------------------------------------
+
+
+def _weight_gradient(
+    input: torch.Tensor, grad: torch.Tensor, kernel: Sequence[int], stride: Sequence[int],
+    padding: Sequence[int], dilation: Sequence[int], groups: int,
+) -> torch.Tensor:
+    """d(loss)/d(weight) of the direct convolution `grad = conv(input, weight)`:
+    the convolution of the input (channels as batch, batch as channels) by the
+    output gradient (as a weight of N input channels per group), with stride and
+    dilation exchanged, cropped to the kernel. Shape [O, C / groups, *kernel]."""
+    batch, channels = input.shape[:2]
+    outputs = grad.shape[1]
+    spatial = len(kernel)
+    per_group, out_per_group = channels // groups, outputs // groups
+    # input [N, G, Cg, *S] -> [Cg, G * N, *S]
+    images = input.reshape(batch, groups, per_group, *input.shape[2:])
+    images = images.permute(2, 1, 0, *range(3, 3 + spatial)).reshape(per_group, groups * batch, *input.shape[2:])
+    # grad [N, G, Og, *So] -> [G * Og, N, *So]
+    filters = grad.reshape(batch, groups, out_per_group, *grad.shape[2:])
+    filters = filters.permute(1, 2, 0, *range(3, 3 + spatial)).reshape(outputs, batch, *grad.shape[2:])
+    result = aten.convolution(images, filters, None, list(dilation), list(padding), list(stride), False,
+                              [0] * spatial, groups)
+    for dim, size in enumerate(kernel):
+        if result.shape[2 + dim] != size:
+            result = aten.slice(result, 2 + dim, 0, size)
+    # [Cg, O, *K] -> [O, Cg, *K]
+    return result.permute(1, 0, *range(2, 2 + spatial))
+
+
+def _output_padding(size: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """The output padding a transposed convolution needs to give back `size` from `out`."""
+    return size + 2 * padding - dilation * (kernel - 1) - 1 - stride * (out - 1)
+
+
+@decomposes("aten.convolution_backward.default")
+def convolution_backward(
+    grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor, bias_sizes: Any,
+    stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], transposed: bool,
+    output_padding: Sequence[int], groups: int, output_mask: Sequence[bool],
+) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    """The gradients of a convolution (see the module's docstring), those `output_mask` asks for."""
+    spatial = weight.dim() - 2
+    stride, padding, dilation = (_per_dim(v, spatial) for v in (stride, padding, dilation))
+    kernel = list(weight.shape[2:])
+    grad_input = grad_weight = grad_bias = None
+    if transposed:  # forward: grad_output-shaped = conv_transpose(input, weight)
+        if output_mask[0]:
+            grad_input = aten.convolution(grad_output, weight, None, stride, padding, dilation, False,
+                                          [0] * spatial, groups)
+        if output_mask[1]:
+            grad_weight = _weight_gradient(grad_output, input, kernel, stride, padding, dilation, groups)
+    else:
+        if output_mask[0]:
+            extra = [_output_padding(input.shape[2 + d], grad_output.shape[2 + d], kernel[d], stride[d],
+                                     padding[d], dilation[d]) for d in range(spatial)]
+            grad_input = aten.convolution(grad_output, weight, None, stride, padding, dilation, True, extra, groups)
+        if output_mask[1]:
+            grad_weight = _weight_gradient(input, grad_output, kernel, stride, padding, dilation, groups)
+    if output_mask[2]:
+        grad_bias = grad_output.sum([0, *range(2, 2 + spatial)])
+    return grad_input, grad_weight, grad_bias
+
+
+def _per_dim(value: Sequence[int] | int, spatial: int) -> list[int]:
+    values = [value] if isinstance(value, int) else list(value)
+    return values * spatial if len(values) == 1 else values
+
+
+# --------------------------------------------------------------------------
+# Average pooling
+# --------------------------------------------------------------------------
+
+
+def _window_matrix(starts: torch.Tensor, ends: torch.Tensor, counts: torch.Tensor, size: int) -> torch.Tensor:
+    """[out, in]: 1 / count[o] where starts[o] <= i < ends[o], else 0."""
+    positions = torch.arange(size, device=starts.device).unsqueeze(0)
+    inside = (positions >= starts.unsqueeze(1)) & (positions < ends.unsqueeze(1))
+    return inside.to(torch.float32) / counts.unsqueeze(1).to(torch.float32)
+
+
+def _pool_window(out: int, size: int, kernel: int, stride: int, padding: int, divisor: str) -> torch.Tensor:
+    """The window matrix of one dim of avg_pool, torch's windows, divided by the
+    window's size with padding (`padded`), without (`valid`) or not at all (`none`)."""
+    starts = torch.arange(out) * stride - padding
+    ends = torch.clamp(starts + kernel, max=size + padding)
+    padded_counts = ends - starts
+    starts, ends = torch.clamp(starts, min=0), torch.clamp(ends, max=size)
+    counts = {"padded": padded_counts, "valid": ends - starts, "none": torch.ones_like(starts)}[divisor]
+    return _window_matrix(starts, ends, counts, size)
+
+
+def _adaptive_window(out: int, size: int) -> torch.Tensor:
+    """The window matrix of one dim of adaptive average pooling."""
+    index = torch.arange(out)
+    starts = torch.div(index * size, out, rounding_mode="floor")
+    ends = torch.div((index + 1) * size + out - 1, out, rounding_mode="floor")
+    return _window_matrix(starts, ends, ends - starts, size)
+
+
+def _spread(grad: torch.Tensor, windows: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The gradient over the input: each of the trailing dims of `grad` multiplied by
+    its [out, in] window matrix (a matmul per dim, in float32 for 16-bit grads)."""
+    spatial = len(windows)
+    result = grad.to(torch.float32) if grad.dtype in (torch.float16, torch.bfloat16) else grad
+    for index, window in enumerate(windows):
+        dim = result.dim() - spatial + index
+        moved = result.movedim(dim, -1)
+        rows = moved.reshape(-1, moved.shape[-1])  # one [rows, out] x [out, in] product, no batched copy of the window
+        result = torch.mm(rows, window.to(result.dtype)).reshape(*moved.shape[:-1], window.shape[1]).movedim(-1, dim)
+    return result
+
+
+def _avg_pool_backward(
+    spatial: int, grad_output: torch.Tensor, input: torch.Tensor, kernel_size: Sequence[int],
+    stride: Sequence[int], padding: Sequence[int], count_include_pad: bool, divisor_override: int | None,
+) -> torch.Tensor:
+    kernel = _per_dim(kernel_size, spatial)
+    strides = _per_dim(stride, spatial) if len(stride) else kernel
+    pads = _per_dim(padding, spatial)
+    sizes, outs = input.shape[-spatial:], grad_output.shape[-spatial:]
+    divisor = "none" if divisor_override is not None else "padded" if count_include_pad else "valid"
+    windows = [_pool_window(outs[d], sizes[d], kernel[d], strides[d], pads[d], divisor) for d in range(spatial)]
+    result = _spread(grad_output, windows)
+    if divisor_override is not None:
+        result = result / divisor_override
+    return result.to(grad_output.dtype)
+
+
+@decomposes("aten.avg_pool2d_backward.default")
+def avg_pool2d_backward(
+    grad_output: torch.Tensor, input: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int],
+    padding: Sequence[int], ceil_mode: bool, count_include_pad: bool, divisor_override: int | None = None,
+) -> torch.Tensor:
+    """The gradient of avg_pool2d (any padding, ceil_mode, count_include_pad, divisor_override)."""
+    return _avg_pool_backward(2, grad_output, input, kernel_size, stride, padding, count_include_pad,
+                              divisor_override)
+
+
+@decomposes("aten.avg_pool3d_backward.default")
+def avg_pool3d_backward(
+    grad_output: torch.Tensor, input: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int],
+    padding: Sequence[int], ceil_mode: bool, count_include_pad: bool, divisor_override: int | None = None,
+) -> torch.Tensor:
+    """The gradient of avg_pool3d (as avg_pool2d_backward, over three dims)."""
+    return _avg_pool_backward(3, grad_output, input, kernel_size, stride, padding, count_include_pad,
+                              divisor_override)
+
+
+def _adaptive_backward(spatial: int, grad_output: torch.Tensor, input: torch.Tensor) -> torch.Tensor:
+    dims = range(input.dim() - spatial, input.dim())
+    windows = [_adaptive_window(grad_output.shape[d], input.shape[d]) for d in dims]
+    return _spread(grad_output, windows).to(grad_output.dtype)
+
+
+@decomposes("aten._adaptive_avg_pool2d_backward.default")
+def adaptive_avg_pool2d_backward(grad_output: torch.Tensor, input: torch.Tensor) -> torch.Tensor:
+    """The gradient of adaptive_avg_pool2d (any input and output sizes)."""
+    return _adaptive_backward(2, grad_output, input)
+
+
+@decomposes("aten._adaptive_avg_pool3d_backward.default")
+def adaptive_avg_pool3d_backward(grad_output: torch.Tensor, input: torch.Tensor) -> torch.Tensor:
+    """The gradient of adaptive_avg_pool3d (any input and output sizes)."""
+    return _adaptive_backward(3, grad_output, input)
+
+
+# --------------------------------------------------------------------------
+# Max pooling (by the forward's indices) and nearest upsampling
+# --------------------------------------------------------------------------
+
+
+def _scatter_by_indices(grad_output: torch.Tensor, input: torch.Tensor, indices: torch.Tensor,
+                        spatial: int) -> torch.Tensor:
+    """Each output's gradient added at the input position its index names (an
+    index counts within one channel's flattened spatial plane, as max pooling's)."""
+    planes = grad_output.shape[: grad_output.dim() - spatial]
+    rows = math.prod(planes)
+    plane_size = math.prod(input.shape[input.dim() - spatial:])
+    zeros = torch.zeros(rows, plane_size, dtype=grad_output.dtype, device=grad_output.device)
+    result = zeros.scatter_add(1, indices.reshape(rows, -1), grad_output.reshape(rows, -1))
+    return result.reshape(input.shape)
+
+
+@decomposes("aten.max_pool2d_with_indices_backward.default")
+def max_pool2d_with_indices_backward(
+    grad_output: torch.Tensor, input: torch.Tensor, kernel_size: Any, stride: Any, padding: Any,
+    dilation: Any, ceil_mode: bool, indices: torch.Tensor,
+) -> torch.Tensor:
+    """The gradient of max_pool2d: added at the forward's argmax positions."""
+    return _scatter_by_indices(grad_output, input, indices, 2)
+
+
+@decomposes("aten.max_pool3d_with_indices_backward.default")
+def max_pool3d_with_indices_backward(
+    grad_output: torch.Tensor, input: torch.Tensor, kernel_size: Any, stride: Any, padding: Any,
+    dilation: Any, ceil_mode: bool, indices: torch.Tensor,
+) -> torch.Tensor:
+    """The gradient of max_pool3d: added at the forward's argmax positions."""
+    return _scatter_by_indices(grad_output, input, indices, 3)
+
+
+@decomposes("aten.adaptive_max_pool2d_backward.default")
+def adaptive_max_pool2d_backward(grad_output: torch.Tensor, input: torch.Tensor, indices: torch.Tensor) \
+        -> torch.Tensor:
+    """The gradient of adaptive_max_pool2d: added at the forward's argmax positions."""
+    return _scatter_by_indices(grad_output, input, indices, 2)
+
+
+@decomposes("aten.adaptive_max_pool3d_backward.default")
+def adaptive_max_pool3d_backward(grad_output: torch.Tensor, input: torch.Tensor, indices: torch.Tensor) \
+        -> torch.Tensor:
+    """The gradient of adaptive_max_pool3d: added at the forward's argmax positions."""
+    return _scatter_by_indices(grad_output, input, indices, 3)
+
+
+def _nearest_window(out: int, size: int, scale: float | None, exact: bool) -> torch.Tensor:
+    """[out, in]: 1 where input i is the one nearest upsampling copies to output o
+    (torch's source index: floor(o * s), or floor((o + 0.5) * s) when exact)."""
+    ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
+    positions = torch.arange(out, dtype=torch.float32)
+    source = torch.floor((positions + 0.5) * ratio if exact else positions * ratio).to(torch.int64)
+    source = torch.clamp(source, max=size - 1)
+    return (source.unsqueeze(1) == torch.arange(size).unsqueeze(0)).to(torch.float32)
+
+
+def _nearest_backward(grad_output: torch.Tensor, input_size: Sequence[int], scales: Sequence[float | None],
+                      exact: bool) -> torch.Tensor:
+    spatial = len(scales)
+    outs, sizes = grad_output.shape[-spatial:], list(input_size)[-spatial:]
+    windows = [_nearest_window(outs[d], sizes[d], scales[d], exact) for d in range(spatial)]
+    return _spread(grad_output, windows).to(grad_output.dtype)
+
+
+@decomposes("aten.upsample_nearest2d_backward.default")
+def upsample_nearest2d_backward(grad_output: torch.Tensor, output_size: Sequence[int], input_size: Sequence[int],
+                                scales_h: float | None = None, scales_w: float | None = None) -> torch.Tensor:
+    """The gradient of nearest upsampling: each input gathers the outputs copied from it."""
+    return _nearest_backward(grad_output, input_size, [scales_h, scales_w], exact=False)
+
+
+@decomposes("aten._upsample_nearest_exact2d_backward.default")
+def upsample_nearest_exact2d_backward(grad_output: torch.Tensor, output_size: Sequence[int],
+                                      input_size: Sequence[int], scales_h: float | None = None,
+                                      scales_w: float | None = None) -> torch.Tensor:
+    """The gradient of nearest-exact upsampling (source index rounded half up)."""
+    return _nearest_backward(grad_output, input_size, [scales_h, scales_w], exact=True)
+
+
+# --------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------
+
+
+@decomposes("aten._scaled_dot_product_flash_attention_for_cpu_backward.default")
+def flash_attention_backward(
+    grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, out: torch.Tensor,
+    logsumexp: torch.Tensor, dropout_p: float, is_causal: bool, attn_mask: torch.Tensor | None = None,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dq, dk, dv of attention from the saved output, the probabilities
+    recomputed as softmax(q k^T * scale + mask) (flash attention's recompute).
+    The saved `logsumexp` is not read: torch's decomposition of the CPU flash
+    forward returns the probabilities in its place, not a log-sum-exp."""
+    if dropout_p > 0:
+        raise RduccError(
+            f"attention with dropout_p={dropout_p} in training: its random mask is drawn inside torch's fused "
+            "kernel and not saved for the backward; use attention dropout 0 (attn_pdrop / attention_dropout)"
+        )
+    dtype = query.dtype
+    wide = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    groups = query.shape[-3] // key.shape[-3]  # grouped-query attention: each KV head serves `groups` heads
+    q, k, v, o, g = (t.to(wide) for t in (query, _repeat_heads(key, groups), _repeat_heads(value, groups), out,
+                                          grad_out))
+    factor = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
+    scores = torch.matmul(q, k.transpose(-2, -1)) * factor
+    if is_causal:
+        rows, cols = scores.shape[-2], scores.shape[-1]
+        keep = torch.ones(rows, cols, dtype=torch.bool, device=scores.device).tril()
+        scores = torch.where(keep, scores, float("-inf"))
+    if attn_mask is not None:
+        scores = (torch.where(attn_mask, scores, float("-inf")) if attn_mask.dtype == torch.bool
+                  else scores + attn_mask.to(wide))
+    probabilities = torch.softmax(scores, -1)
+    grad_value = torch.matmul(probabilities.transpose(-2, -1), g)
+    grad_probabilities = torch.matmul(g, v.transpose(-2, -1))
+    row_dot = (g * o).sum(-1, keepdim=True)
+    grad_scores = probabilities * (grad_probabilities - row_dot) * factor
+    grad_query = torch.matmul(grad_scores, k)
+    grad_key = torch.matmul(grad_scores.transpose(-2, -1), q)
+    return grad_query.to(dtype), _sum_heads(grad_key, groups).to(dtype), _sum_heads(grad_value, groups).to(dtype)
+
+
+def _repeat_heads(tensor: torch.Tensor, groups: int) -> torch.Tensor:
+    """[B, Hk, S, E] -> [B, Hk * groups, S, E], each head repeated `groups` times in place."""
+    if groups == 1:
+        return tensor
+    batch, heads, length, width = tensor.shape
+    return tensor.unsqueeze(2).expand(batch, heads, groups, length, width).reshape(batch, heads * groups, length, width)
+
+
+def _sum_heads(grad: torch.Tensor, groups: int) -> torch.Tensor:
+    """The gradient of `_repeat_heads`: each KV head's share summed over its group."""
+    if groups == 1:
+        return grad
+    batch, heads, length, width = grad.shape
+    return grad.reshape(batch, heads // groups, groups, length, width).sum(2)
+
+
+__all__ = [
+    "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward", "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d_backward", "avg_pool2d_backward", "avg_pool3d_backward", "convolution_backward",
+    "flash_attention_backward", "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
+    "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
+]

@@ -1,0 +1,237 @@
+"""Compiling a training step: a model whose forward returns a loss, to a placed
+program that runs forward, backward and the optimizer's update.
+
+    exported (forward -> loss)
+      -> torch.export.experimental._export_forward_backward  (the joint graph)
+      -> import (loss + gradients, phases forward / backward)
+      -> append the optimizer's update (phase optimizer; `step.append_optimizer`)
+      -> the -O pipeline, as for inference
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.export.graph_signature import OutputKind
+from xdsl.dialects.builtin import ModuleOp
+
+from rducc.dialects.contracts import result_roles
+from rducc.dialects.program import entry_function
+from rducc.driver import CompileOptions, decompose_and_import, lower
+from rducc.errors import RduccError
+from rducc.frontend.locations import describe_location
+from rducc.targets import load_target
+from rducc.training.optimizers import OptimizerSpec, Trained, check_sgd_first_step
+from rducc.training.step import append_optimizer
+from rducc.weights import program_weights
+
+
+class TrainingError(RduccError):
+    """A model or optimizer rducc cannot compile a training step for."""
+
+
+@dataclass
+class ParamGroup:
+    """An optimizer param group: its spec and every parameter (global name) in it, as ordered."""
+
+    spec: OptimizerSpec
+    names: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TrainingStep:
+    """A compiled training step: its module, weights (parameters, buffers and
+    optimizer state, by global name) and what the optimizer covers."""
+
+    module: ModuleOp
+    weights: dict[str, torch.Tensor]
+    groups: list[ParamGroup]
+    trained: list[str]
+    """The parameters that get gradients (the others are frozen), in program order."""
+    exported: torch.export.ExportedProgram
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Tied parameters the graph does not read, to the name it reads them through."""
+
+
+def check_loss(ep: torch.export.ExportedProgram) -> None:
+    """The forward must return one floating scalar: the loss."""
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    specs = ep.graph_signature.output_specs
+    user = [(s, r) for s, r in zip(specs, output.args[0]) if s.kind == OutputKind.USER_OUTPUT]
+    if len(user) != 1:
+        raise TrainingError(
+            f"the model's forward returns {len(user)} outputs; a training step needs one: the loss (a scalar)"
+        )
+    node = user[0][1]
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else node
+    if not isinstance(value, torch.Tensor) or value.dim() != 0 or not value.is_floating_point():
+        what = (f"a tensor of shape {list(value.shape)}" if isinstance(value, torch.Tensor) and value.dim()
+                else f"a {value.dtype} scalar" if isinstance(value, torch.Tensor) else repr(value))
+        where = describe_location(node) if isinstance(node, torch.fx.Node) else "the output"
+        raise TrainingError(
+            f"{where}: the loss is {what}, not a floating-point scalar; reduce it "
+            "(loss.mean() or loss.sum()) before returning it"
+        )
+
+
+def _attention_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: Any = None,
+                    dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                    enable_gqa: bool = False) -> torch.Tensor:
+    """`scaled_dot_product_attention` as its math, as torch documents it."""
+    length, source = query.size(-2), key.size(-2)
+    factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    if enable_gqa:
+        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
+        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
+    scores = query @ key.transpose(-2, -1) * factor
+    if is_causal:
+        keep = torch.ones(length, source, dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = torch.softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = torch.nn.functional.dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
+def _with_attention_math(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """The program with scaled dot product attention replaced by its math, so
+    that autograd differentiates matmuls and a softmax rather than CPU flash
+    attention, whose backward is one opaque fused op."""
+    attention = torch.ops.aten.scaled_dot_product_attention.default
+    if not any(n.target is attention for n in ep.graph.nodes):
+        return ep
+    return ep.run_decompositions({attention: _attention_math})
+
+
+def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
+    """Parameters the graph never reads: they get no gradient (eager leaves their
+    `.grad` None and torch.optim skips them). A tied weight (GPT-2's `wte` and
+    `lm_head`) is lifted under both names and read through one of them."""
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    return [str(s.target) for s in ep.graph_signature.input_specs
+            if s.kind.name == "PARAMETER" and not placeholders[s.arg.name].users]
+
+
+def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """The program with its unread parameters not requiring grad (torch's joint
+    export refuses a parameter that requires grad and receives none)."""
+    from torch.export.experimental import _copy_graph_module_and_signature
+
+    unused = unused_parameters(ep)
+    graph_module, signature = _copy_graph_module_and_signature(ep)
+    if not unused:
+        return ep._update(graph_module, signature)
+    names = {str(s.target): s.arg.name for s in signature.input_specs}
+    wanted = {names[name] for name in unused}
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder" and node.name in wanted:
+            node.meta["val"] = node.meta["val"].detach()
+    return ep._update(graph_module, signature)
+
+
+def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
+    outputs) of a program returning a loss: what
+    `torch.export.experimental._export_forward_backward` builds, with the
+    attention's math differentiated (`_with_attention_math`)."""
+    from torch._decomp import core_aten_decompositions
+    from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
+    from torch.export.exported_program import _decompose_exported_program
+
+    check_loss(ep)
+    if not any(p.requires_grad for p in ep.state_dict.values() if isinstance(p, torch.nn.Parameter)):
+        raise TrainingError("no parameter of the model requires grad: there is nothing to train")
+    try:
+        joint = _decompose_exported_program(
+            _without_unused_gradients(_with_attention_math(ep)), cia_to_decomp={},
+            python_decomp_table=core_aten_decompositions(),
+            joint_loss_index=0, decompose_custom_triton_ops=False,
+        )
+    except Exception as error:  # torch's own refusal, named
+        raise TrainingError(f"torch could not build the joint graph: {str(error).strip().splitlines()[0]}") from None
+    graph_module, signature = _copy_graph_module_and_signature(joint)
+    _remove_detach_pass(graph_module, signature)
+    return joint._update(graph_module, signature)
+
+
+def canonical_names(ep: torch.export.ExportedProgram, names: Sequence[str], trained: Sequence[str]) -> list[str]:
+    """`names` with each tied parameter the graph does not read replaced by the
+    name it is read through (the same tensor), so its update is the trained one's."""
+    state = ep.state_dict
+    result = []
+    for name in names:
+        if name not in trained:
+            name = next((t for t in trained if state.get(t) is state.get(name)), name)
+        result.append(name)
+    return result
+
+
+def _trained_parameters(module: ModuleOp) -> list[str]:
+    roles = result_roles(entry_function(module))
+    return [r.name for r in roles if r is not None and r.kind == "gradient" and r.of == "parameter"]
+
+
+def compile_step(
+    ep: torch.export.ExportedProgram, groups: Sequence[ParamGroup] | None, options: CompileOptions
+) -> TrainingStep:
+    """Compile the training step of `ep` (forward returning a loss) with the
+    optimizer's `groups` (None: no optimizer; the step returns the loss and the
+    gradients). Parameters with no gradient (frozen) are left alone, as torch.optim does."""
+    target = load_target(options.target)
+    times = options.times
+    module, decomposed = decompose_and_import(joint_graph(ep), times, options.f64, False, options.host_ops)
+    weights = program_weights(decomposed)
+    trained = _trained_parameters(module)
+    chosen = [ParamGroup(g.spec, canonical_names(ep, g.names, trained)) for g in groups or []]
+    if groups is not None:
+        covered = [Trained(g.spec, [n for n in g.names if n in trained]) for g in chosen]
+        covered = [t for t in covered if t.names]
+        parameters = {name: ep.state_dict[name] for t in covered for name in t.names}
+        for group in covered:
+            check_sgd_first_step(group.spec)
+        with times.stage("optimizer"):
+            initial = append_optimizer(module, covered, parameters) if covered else {}
+        if weights:
+            weights.update({name: t.detach() for name, t in initial.items()})
+    lower(module, target, options.opt_level, options.emit, times, passes=options.passes,
+          verify_each=options.verify_each, split=options.split)
+    aliases = {name: alias for name in unused_parameters(ep)
+               for alias in canonical_names(ep, [name], trained) if alias != name}
+    return TrainingStep(module, weights, chosen, trained, ep, aliases)
+
+
+def parameter_names(ep: torch.export.ExportedProgram) -> list[str]:
+    """The program's parameters, in the order `model.parameters()` lists them."""
+    return [str(s.target) for s in ep.graph_signature.input_specs if s.kind.name == "PARAMETER"]
+
+
+def single_group(spec: OptimizerSpec, ep: torch.export.ExportedProgram) -> list[ParamGroup]:
+    """One param group over every parameter (`Optimizer(model.parameters(), ...)`)."""
+    return [ParamGroup(spec, parameter_names(ep))]
+
+
+LossFn = Callable[..., torch.Tensor]
+
+
+class WithLoss(torch.nn.Module):
+    """`loss_fn(model(*inputs), *targets)` as one module: the last `targets`
+    inputs go to the loss, the rest to the model."""
+
+    def __init__(self, model: torch.nn.Module, loss_fn: LossFn, targets: int = 1):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+        self.targets = targets
+
+    def forward(self, *inputs: Any) -> torch.Tensor:
+        split = len(inputs) - self.targets
+        return self.loss_fn(self.model(*inputs[:split]), *inputs[split:])

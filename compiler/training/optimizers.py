@@ -1,0 +1,221 @@
+"""The optimizer of a compiled training step: torch.optim's own arithmetic.
+
+An optimizer is named (`sgd`, `adam`, `adamw`, with torch.optim's options
+and defaults) or given as a `torch.optim` instance (its param groups and
+their hyperparameters). `update_program` traces torch.optim's functional
+single-tensor implementation (`torch.optim.sgd.sgd`, `torch.optim.adam.adam`
+with `foreach=False`, in its tensor-step form, the form torch.compile traces)
+into an ExportedProgram whose buffers are a parameter and its optimizer
+state and whose input is its gradient: the update is written in place,
+as torch.optim writes it, and export turns each write into a
+BUFFER_MUTATION. The training wing appends that program to the joint graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from torch.optim.adam import adam as functional_adam
+from torch.optim.sgd import sgd as functional_sgd
+
+from rducc.errors import RduccError
+
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+    "sgd": torch.optim.SGD,
+    "adam": torch.optim.Adam,
+    "adamw": torch.optim.AdamW,
+}
+"""The optimizers rducc compiles, by the name `--optimizer` takes."""
+
+HYPERPARAMETERS = {
+    "sgd": ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"),
+    "adam": ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay"),
+}
+"""The options of each family that change the arithmetic (the rest, as foreach
+or fused, only choose an implementation of the same update)."""
+
+STATE_PREFIX = "optimizer"
+"""Optimizer state lives in globals named `optimizer.STATE.PARAMETER`."""
+
+
+class OptimizerError(RduccError):
+    """An optimizer rducc does not compile, or options it does not accept."""
+
+
+def _family(name: str) -> str:
+    return "sgd" if name == "sgd" else "adam"
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """One param group's optimizer: its family and hyperparameters (torch's names)."""
+
+    name: str
+    options: tuple[tuple[str, Any], ...]
+
+    @property
+    def hyper(self) -> dict[str, Any]:
+        return dict(self.options)
+
+    def state_names(self) -> tuple[str, ...]:
+        """The per-parameter state torch.optim keeps, in its order."""
+        hyper = self.hyper
+        if self.name == "sgd":
+            return ("momentum_buffer",) if hyper["momentum"] != 0 else ()
+        names = ("step", "exp_avg", "exp_avg_sq")
+        return names + ("max_exp_avg_sq",) if hyper["amsgrad"] else names
+
+
+def _torch_name(optimizer_class: type) -> str | None:
+    for name, known in OPTIMIZERS.items():
+        if optimizer_class is known:
+            return name
+    return None
+
+
+def _spec_of_group(name: str, group: dict[str, Any]) -> OptimizerSpec:
+    family = _family(name)
+    options: list[tuple[str, Any]] = []
+    for key in HYPERPARAMETERS[family]:
+        value: Any = group.get(key, False if key == "decoupled_weight_decay" else None)
+        if isinstance(value, torch.Tensor):
+            value = value.item() if value.numel() == 1 else tuple(v.item() for v in value)
+        if key == "betas":
+            value = tuple(float(v.item() if isinstance(v, torch.Tensor) else v) for v in value)
+        options.append((key, value))
+    if name == "adamw":
+        options = [(k, True if k == "decoupled_weight_decay" else v) for k, v in options]
+    spec = OptimizerSpec("adamw" if family == "adam" and dict(options)["decoupled_weight_decay"] else name,
+                         tuple(options))
+    if family == "sgd" and spec.hyper["nesterov"] and (spec.hyper["momentum"] <= 0 or spec.hyper["dampening"] != 0):
+        raise OptimizerError("SGD with nesterov=True needs a momentum and zero dampening (as torch.optim.SGD says)")
+    return spec
+
+
+def named_optimizer(name: str, options: dict[str, Any]) -> OptimizerSpec:
+    """The spec of optimizer `name` with `options` (torch.optim's defaults for the rest)."""
+    key = name.lower()
+    if key not in OPTIMIZERS:
+        raise OptimizerError(
+            f"optimizer '{name}' is not supported; rducc compiles {', '.join(sorted(OPTIMIZERS))}"
+        )
+    allowed = HYPERPARAMETERS[_family(key)]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise OptimizerError(
+            f"optimizer '{key}' has no option {', '.join(unknown)}; its options are {', '.join(allowed)}"
+        )
+    try:
+        probe = OPTIMIZERS[key]([nn.Parameter(torch.zeros(1))], **options)
+    except (ValueError, TypeError) as error:
+        raise OptimizerError(f"optimizer '{key}': {error}") from None
+    return _spec_of_group(key, probe.param_groups[0])
+
+
+def torch_optimizer_groups(optimizer: torch.optim.Optimizer) -> list[tuple[OptimizerSpec, list[torch.Tensor]]]:
+    """Each param group of a torch.optim optimizer: its spec and its parameters."""
+    name = _torch_name(type(optimizer))
+    if name is None:
+        raise OptimizerError(
+            f"optimizer '{type(optimizer).__name__}' is not supported; rducc compiles "
+            "torch.optim.SGD, torch.optim.Adam and torch.optim.AdamW"
+        )
+    return [(_spec_of_group(name, group), list(group["params"])) for group in optimizer.param_groups]
+
+
+def torch_group(spec: OptimizerSpec, indices: Sequence[int]) -> dict[str, Any]:
+    """A param group as torch.optim's `state_dict()` writes it."""
+    family = OPTIMIZERS[_family(spec.name)]  # Adam takes decoupled_weight_decay, as AdamW's groups hold it
+    probe = family([nn.Parameter(torch.zeros(1))], **spec.hyper)
+    group = {k: v for k, v in probe.param_groups[0].items() if k != "params"}
+    return {**group, "params": list(indices)}
+
+
+def state_global(state: str, parameter: str) -> str:
+    """The global that holds `state` (exp_avg, ...) of `parameter`."""
+    return f"{STATE_PREFIX}.{state}.{parameter}"
+
+
+def initial_state(state: str, parameter: torch.Tensor) -> torch.Tensor:
+    """Optimizer state before the first step: zeros (the step count a float32 scalar, as torch keeps it)."""
+    if state == "step":
+        return torch.zeros((), dtype=torch.float32, device=parameter.device)
+    return torch.zeros_like(parameter, memory_format=torch.contiguous_format)
+
+
+@dataclass
+class Trained:
+    """The parameters one param group's update covers, by global name."""
+
+    spec: OptimizerSpec
+    names: list[str] = field(default_factory=list)
+
+
+class _Update(nn.Module):
+    """The update of one parameter: buffers `p0` (the parameter) and `s0_{state}`
+    (its state); `forward(gradient)` updates them in place with torch.optim's
+    functional code, as `Optimizer.step()` runs it for each parameter."""
+
+    def __init__(self, spec: OptimizerSpec, parameter: torch.Tensor):
+        super().__init__()
+        self.spec = spec
+        self.register_buffer("p0", torch.zeros_like(parameter, memory_format=torch.contiguous_format))
+        for state in spec.state_names():
+            self.register_buffer(f"s0_{state}", initial_state(state, parameter))
+
+    def _state(self, name: str) -> list[torch.Tensor]:
+        return [self.get_buffer(f"s0_{name}")]
+
+    @property
+    def parameter(self) -> torch.Tensor:
+        return self.get_buffer("p0")
+
+    def forward(self, gradient: torch.Tensor) -> None:
+        hyper = self.spec.hyper
+        if self.spec.name == "sgd":
+            momentum = hyper["momentum"] != 0
+            buffers: list[torch.Tensor | None] = [*self._state("momentum_buffer")] if momentum else [None]
+            functional_sgd(
+                [self.parameter], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
+                momentum=hyper["momentum"], lr=hyper["lr"], dampening=hyper["dampening"],
+                nesterov=hyper["nesterov"], maximize=hyper["maximize"],
+            )
+            return
+        beta1, beta2 = hyper["betas"]
+        functional_adam(
+            [self.parameter], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
+            self._state("max_exp_avg_sq") if hyper["amsgrad"] else [], self._state("step"),
+            foreach=False, capturable=True, differentiable=False,
+            decoupled_weight_decay=bool(hyper["decoupled_weight_decay"]), amsgrad=bool(hyper["amsgrad"]),
+            beta1=beta1, beta2=beta2, lr=hyper["lr"], weight_decay=hyper["weight_decay"], eps=hyper["eps"],
+            maximize=bool(hyper["maximize"]),
+        )
+
+
+_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str], torch.export.ExportedProgram] = {}
+
+
+def update_program(spec: OptimizerSpec, parameter: torch.Tensor) -> torch.export.ExportedProgram:
+    """The optimizer's update of one parameter of this shape and dtype, as an
+    ExportedProgram (see the module docstring): buffers `p0` and `s0_{state}`,
+    input the gradient. Traced once per spec, shape and dtype."""
+    key = (spec, tuple(parameter.shape), parameter.dtype, parameter.device.type)
+    if key not in _TRACED:
+        example = torch.zeros_like(parameter, memory_format=torch.contiguous_format)
+        _TRACED[key] = torch.export.export(_Update(spec, parameter), (example,), strict=False)
+    return _TRACED[key]
+
+
+def check_sgd_first_step(spec: OptimizerSpec) -> None:
+    """SGD's first step sets its momentum buffer to the gradient itself; from a
+    zero buffer the traced update gives exactly that only without dampening."""
+    hyper = spec.hyper
+    if spec.name == "sgd" and hyper["momentum"] != 0 and hyper["dampening"] != 0:
+        raise OptimizerError(
+            f"SGD with momentum and dampening={hyper['dampening']} is not supported (its first step "
+            "differs from later ones); rducc compiles SGD with dampening=0"
+        )

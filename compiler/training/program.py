@@ -1,0 +1,234 @@
+"""`rducc.compile_training(model, example_inputs, optimizer=...) -> TrainingProgram`.
+
+    program = rducc.compile_training(model, (x, y), optimizer=torch.optim.AdamW(model.parameters(), lr=1e-4))
+    for x, y in batches:
+        loss = program.step(x, y)        # forward, backward and the update, on the placed program
+    program.state_dict()                 # torch.optim's state, loadable into the optimizer
+    program.parameters()                 # the trained parameters, by the model's names
+
+The parameters, buffers and optimizer state are the program's state (its
+weights), updated in place by every step; nothing runs through PyTorch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from rducc.driver import CompileOptions, PassesLike, resolve_passes
+from rducc.errors import RduccError
+from rducc.frontend.loader import export_model, load_exported_program
+from rducc.program import Program
+from rducc.targets import Target, load_target
+from rducc.training.compile import LossFn, ParamGroup, TrainingStep, WithLoss, compile_step, single_group
+from rducc.training.optimizers import (
+    OptimizerSpec,
+    initial_state,
+    named_optimizer,
+    state_global,
+    torch_group,
+    torch_optimizer_groups,
+)
+from rducc.weights import numpy_to_torch, torch_to_numpy
+
+OptimizerLike = str | torch.optim.Optimizer | None
+
+
+def _exported(
+    model: Any, example_inputs: tuple | None, loss_fn: LossFn | None
+) -> tuple[torch.export.ExportedProgram, torch.nn.Module | None]:
+    if isinstance(model, torch.export.ExportedProgram):
+        return model, None
+    if isinstance(model, str | Path):
+        return load_exported_program(model), None
+    if not isinstance(model, torch.nn.Module):
+        raise RduccError("rducc.compile_training takes an nn.Module, an ExportedProgram or a path, "
+                         f"not {type(model).__name__}")
+    if example_inputs is None:
+        raise RduccError("rducc.compile_training of an nn.Module needs example_inputs (a tuple of tensors)")
+    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    module = WithLoss(model, loss_fn) if loss_fn is not None else model
+    return export_model(module, inputs, grad=True), module
+
+
+def _groups(optimizer: OptimizerLike, options: dict[str, Any], ep: torch.export.ExportedProgram,
+            module: torch.nn.Module | None) -> list[ParamGroup] | None:
+    if optimizer is None:
+        return None
+    if isinstance(optimizer, str):
+        return single_group(named_optimizer(optimizer, options), ep)
+    if options:
+        raise RduccError("optimizer options go to the torch.optim optimizer itself, not to compile_training")
+    if module is None:
+        raise RduccError("a torch.optim optimizer needs the nn.Module its parameters belong to, "
+                         "not an exported program")
+    names = {id(p): name for name, p in module.named_parameters()}
+    groups = []
+    for spec, params in torch_optimizer_groups(optimizer):
+        unknown = [p for p in params if id(p) not in names]
+        if unknown:
+            raise RduccError(f"the optimizer holds {len(unknown)} tensor(s) that are not parameters of the model")
+        groups.append(ParamGroup(spec, [names[id(p)] for p in params]))
+    return groups
+
+
+def compile_training(
+    model: Any,
+    example_inputs: tuple | None = None,
+    *,
+    optimizer: OptimizerLike = "adamw",
+    loss_fn: LossFn | None = None,
+    target: str | Target = "sn40l",
+    opt_level: int = 2,
+    passes: PassesLike | None = None,
+    verify_each: bool = False,
+    **optimizer_options: Any,
+) -> TrainingProgram:
+    """Compile one training step of `model` and return the runnable TrainingProgram.
+
+    `model`'s forward returns the loss (a scalar), or `loss_fn(model(*inputs[:-1]),
+    inputs[-1])` is the loss. `optimizer` is a name (`sgd`, `adam`, `adamw`, with
+    torch.optim's options as keywords: `lr=1e-4, weight_decay=0.1`), a
+    `torch.optim` optimizer over the model's parameters (its param groups and
+    hyperparameters; its state, if any, is loaded), or None (the step returns
+    the loss and the gradients, and updates nothing). Parameters that do not
+    require grad are frozen: not updated, as torch.optim leaves them.
+    """
+    chosen = load_target(target)
+    ep, module = _exported(model, example_inputs, loss_fn)
+    groups = _groups(optimizer, optimizer_options, ep, module)
+    custom = resolve_passes(passes, opt_level)
+    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
+    step = compile_step(ep, groups, options)
+    program = TrainingProgram(step, chosen, prefix="model." if loss_fn is not None and module is not None else "")
+    if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
+        program.load_state_dict(optimizer.state_dict())
+    return program
+
+
+class TrainingProgram:
+    """A compiled training step and its state (parameters, buffers, optimizer state)."""
+
+    def __init__(self, step: TrainingStep, target: Target, prefix: str = ""):
+        self.module = step.module
+        self.groups = step.groups
+        self.trained = step.trained
+        self.target = target
+        self.aliases = step.aliases
+        self.prefix = prefix
+        """What the program's names add to the model's (`model.` under a `loss_fn`)."""
+        weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
+        self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
+        self._started = False
+        """Whether a step has run (or a state with SGD momentum was loaded)."""
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        """The program's state by global name (parameters, buffers, `optimizer.STATE.PARAMETER`)."""
+        return self._program.weights
+
+    def step(self, *batch: torch.Tensor, **named: torch.Tensor) -> Any:
+        """Run one training step on this batch; return the loss (with no
+        optimizer: the loss and the gradients of the trained parameters)."""
+        result = self._program(*batch, **named)
+        self._started = True
+        return result
+
+    __call__ = step
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """Every parameter and buffer of the model as the program holds it now, by
+        name (a tied parameter under each of its names)."""
+        return {name.removeprefix(self.prefix): numpy_to_torch(self.weights[self.aliases.get(name, name)])
+                for name in self.weights if not name.startswith("optimizer.")}
+
+    def _has_state(self, spec: OptimizerSpec, name: str) -> bool:
+        if name not in self.trained or not spec.state_names():
+            return False
+        if spec.name == "sgd":
+            return self._started
+        return float(self.weights[state_global("step", name)]) > 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state in torch.optim's format (`Optimizer.state_dict()`)."""
+        state: dict[int, dict[str, torch.Tensor]] = {}
+        groups = []
+        index = 0
+        for group in self.groups:
+            indices = []
+            for name in group.names:
+                if self._has_state(group.spec, name):
+                    state[index] = {s: numpy_to_torch(np.array(self.weights[state_global(s, name)]))
+                                    for s in group.spec.state_names()}
+                indices.append(index)
+                index += 1
+            groups.append(torch_group(group.spec, indices))
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load torch.optim's state (`Optimizer.state_dict()`); its hyperparameters must be the compiled ones."""
+        loaded = state_dict.get("param_groups", [])
+        if len(loaded) != len(self.groups):
+            raise RduccError(f"the state has {len(loaded)} param groups; the program was compiled "
+                             f"with {len(self.groups)}")
+        for number, (ours, theirs) in enumerate(zip(self.groups, loaded)):
+            _check_group(number, ours, theirs)
+        state = state_dict.get("state", {})
+        index = 0
+        for group in self.groups:
+            for name in group.names:
+                self._load_state(group.spec, name, state.get(index, {}))
+                index += 1
+
+    def _load_state(self, spec: OptimizerSpec, name: str, entry: dict[str, Any]) -> None:
+        if name not in self.trained:
+            return
+        for state in spec.state_names():
+            symbol = state_global(state, name)
+            value = entry.get(state)
+            if value is None:
+                value = initial_state(state, numpy_to_torch(self.weights[name]))
+            elif tuple(value.shape) != self.weights[symbol].shape:
+                raise RduccError(f"state '{state}' of parameter '{name}' has shape {list(value.shape)}, "
+                                 f"the program's is {list(self.weights[symbol].shape)}")
+            self.weights[symbol] = torch_to_numpy(value.detach().to(numpy_to_torch(self.weights[symbol]).dtype))
+            if spec.name == "sgd" and state == "momentum_buffer" and entry.get(state) is not None:
+                self._started = True
+
+    def load_parameters(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Replace parameters and buffers (a model's `state_dict()`, by the program's names)."""
+        for name, tensor in tensors.items():
+            name = self.prefix + name
+            if name in self.weights:
+                self.weights[name] = torch_to_numpy(tensor.detach())
+
+    @property
+    def mlir(self) -> str:
+        return self._program.mlir
+
+    def simulate(self):
+        """The cost report of one step, from shapes alone."""
+        return self._program.simulate()
+
+    def save(self, path: str | Path) -> None:
+        """The step's MLIR to `path`, its state (parameters and optimizer state) beside it."""
+        self._program.save(path)
+
+
+def _check_group(number: int, ours: ParamGroup, theirs: dict[str, Any]) -> None:
+    expected = torch_group(ours.spec, range(len(ours.names)))
+    if len(theirs.get("params", [])) != len(ours.names):
+        raise RduccError(f"param group {number} of the state has {len(theirs.get('params', []))} parameters; "
+                         f"the program's has {len(ours.names)}")
+    for key, value in ours.spec.hyper.items():
+        given = theirs.get(key, expected.get(key))
+        if isinstance(given, torch.Tensor):
+            given = given.tolist()
+        if isinstance(value, tuple):
+            given = tuple(given) if given is not None else given
+        if given != value:
+            raise RduccError(f"param group {number}: the state's {key} is {given}, the program was compiled "
+                             f"with {value}; compile again to change it")

@@ -1,0 +1,104 @@
+"""A training step as one level-1 program: the joint graph, then the optimizer.
+
+The joint graph (forward and backward, imported with its loss and gradient
+results) and the optimizer's update of each parameter (`optimizers.update_program`)
+become one `@forward`: the update's ops are appended to the joint graph's function
+(phase `optimizer`), reading the parameters and the optimizer state (new
+globals, `optimizer.STATE.PARAMETER`) and the gradients the backward
+computed. The step then returns the loss first, then the new value of every
+buffer the forward updates (batch norm's running statistics), of every
+trained parameter and of every optimizer state (`rdu.result_updates`): the
+gradients stay inside the program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, ModuleOp, NameLoc, NoneAttr, StringAttr
+from xdsl.ir import SSAValue
+
+from rducc.dialects.contracts import (
+    Phase,
+    ResultRole,
+    Update,
+    arg_attrs,
+    global_of,
+    result_roles,
+    result_updates,
+    set_result_roles,
+    set_result_updates,
+    weight_arg,
+)
+from rducc.dialects.program import entry_function
+from rducc.dialects.tier import GlobalOp
+from rducc.frontend.importer import decompose, import_into
+from rducc.frontend.types import tensor_type_of
+from rducc.training.optimizers import Trained, state_global, update_program
+
+
+def _state_global(module: ModuleOp, forward: func.FuncOp, symbol: str, tensor: torch.Tensor,
+                  attrs: list[DictionaryAttr]) -> SSAValue:
+    """A new global for optimizer state `symbol` and the `@forward` argument that reads it."""
+    value_type = tensor_type_of(tensor, what=f"optimizer state '{symbol}'")
+    module.body.block.insert_op_before(GlobalOp(symbol, value_type, kind="buffer"), forward)
+    block = forward.body.block
+    attrs.append(DictionaryAttr(weight_arg(symbol)))
+    return block.insert_arg(value_type, len(block.args))
+
+
+def append_optimizer(
+    module: ModuleOp, groups: Sequence[Trained], parameters: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """Append the optimizer's update of every parameter in `groups` (torch.optim's
+    arithmetic, `optimizers.update_program`) to the joint graph's `@forward` in
+    `module` (see the module docstring). Returns the optimizer state's globals
+    with the values the update starts from."""
+    forward = entry_function(module)
+    block = forward.body.block
+    returned = block.last_op
+    assert isinstance(returned, func.ReturnOp)
+    results = list(returned.arguments)
+    roles = result_roles(forward) or [None] * len(results)
+    updates = result_updates(forward) or [None] * len(results)
+    gradients = {role.name: value for role, value in zip(roles, results)
+                 if role is not None and role.kind == "gradient" and role.of == "parameter"}
+    weights = {global_of(attrs): arg for arg, attrs in zip(block.args, arg_attrs(forward)) if global_of(attrs)}
+    attrs = list(forward.arg_attrs.data) if forward.arg_attrs else [DictionaryAttr({}) for _ in block.args]
+    returned.detach()
+    returned.erase()
+
+    outputs = [value for value, role in zip(results, roles) if role is None or role.kind == "loss"]
+    new_updates: list[Update | None] = [u for u, role in zip(updates, roles) if role is None or role.kind == "loss"]
+    new_roles: list[ResultRole | None] = [role for role in roles if role is None or role.kind == "loss"]
+    initial: dict[str, torch.Tensor] = {}
+    state_outputs: list[tuple[SSAValue, str]] = []
+    for group in groups:
+        for name in group.names:
+            update = decompose(update_program(group.spec, parameters[name]))
+            bindings: dict[str, SSAValue] = {"p0": weights[name]}
+            for state in group.spec.state_names():
+                symbol = state_global(state, name)
+                initial[symbol] = update.state_dict[f"s0_{state}"]
+                bindings[f"s0_{state}"] = _state_global(module, forward, symbol, initial[symbol], attrs)
+            gradient_input = next(s.arg.name for s in update.graph_signature.input_specs
+                                  if s.kind.name == "USER_INPUT")
+            bindings[gradient_input] = gradients[name]
+            new_values = import_into(update, block, bindings, Phase.OPTIMIZER)
+            outputs.append(new_values["p0"])
+            new_updates.append(Update("buffer", name))
+            state_outputs += [(new_values[f"s0_{state}"], state_global(state, name))
+                              for state in group.spec.state_names()]
+    outputs += [value for value, _ in state_outputs]
+    new_updates += [Update("buffer", symbol) for _, symbol in state_outputs]
+    new_roles += [None] * (len(outputs) - len(new_roles))
+    ret = func.ReturnOp(*outputs)
+    ret.location = NameLoc(StringAttr("output"), NoneAttr())
+    block.add_op(ret)
+    forward.function_type = FunctionType.from_lists([a.type for a in block.args], [v.type for v in outputs])
+    forward.arg_attrs = ArrayAttr(attrs)
+    set_result_updates(forward, new_updates)
+    set_result_roles(forward, new_roles)
+    return initial

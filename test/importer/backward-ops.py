@@ -1,0 +1,63 @@
+# Import of backward ops that Core ATen keeps in joint graphs, as rducc's
+# decompositions (rducc.frontend.aten_backward) write them in forward ops:
+# convolution_backward is a transposed convolution (zeros inserted, padded,
+# the flipped and channel-swapped weight) for the input, a convolution with
+# batch and channels swapped (stride and dilation exchanged, groups kept) for
+# the weight, and a sum for the bias; avg_pool2d_backward is one matmul per
+# spatial dim by its window matrix (built from iota, no constant data).
+# The invalid case: attention's backward with dropout is one clear error.
+# RUN: %python %s | filecheck %s
+# RUN: %python %s dropout 2>&1 | filecheck %s --check-prefix=ERR
+
+import sys
+
+import torch
+
+from rducc.driver import import_exported, module_text
+from rducc.errors import RduccError
+
+aten = torch.ops.aten
+
+
+class Backward(torch.nn.Module):
+    def forward(self, g, x, w, gp):
+        gi, gw, gb = aten.convolution_backward(g, x, w, [6], [2, 2], [1, 1], [1, 1], False, [0, 0], 2,
+                                               [True, True, True])
+        gx = aten.avg_pool2d_backward(gp, x, [3, 3], [2, 2], [1, 1], True, False, None)
+        return gi, gw, gb, gx
+
+
+class AttentionWithDropout(torch.nn.Module):
+    def forward(self, q):
+        out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q, q, q, 0.0, False)
+        return aten._scaled_dot_product_flash_attention_for_cpu_backward(q, q, q, q, out, lse, 0.1, False)
+
+
+if sys.argv[1:] == ["dropout"]:
+    try:
+        import_exported(torch.export.export(AttentionWithDropout(), (torch.randn(1, 2, 4, 8),)))
+    except RduccError as error:
+        print(f"error: {error}")
+    sys.exit(0)
+
+inputs = (torch.randn(2, 6, 5, 5), torch.randn(2, 4, 9, 9), torch.randn(6, 2, 3, 3), torch.randn(2, 4, 5, 5))
+print(module_text(import_exported(torch.export.export(Backward(), inputs)), locations=False))
+
+# CHECK:      func.func @forward(%g: tensor<2x6x5x5xf32> {{.*}}, %x: tensor<2x4x9x9xf32> {{.*}}, %w: tensor<6x2x3x3xf32>
+# The input gradient: g with zeros inserted between its rows and columns (stride 2), padded, then a direct
+# convolution by the flipped weight, its channels swapped within the 2 groups.
+# CHECK:      rdu.concat %{{.*}} dim 3 : (tensor<2x6x5x1x5xf32>, tensor<2x6x5x1x5xf32>) -> tensor<2x6x5x2x5xf32>
+# CHECK:      rdu.iota start 2 step -1 : tensor<3xi64>
+# CHECK:      %[[GRAD_INPUT:.*]] = rdu.conv %{{.*}}, %{{.*}} stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : tensor<2x6x11x11xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x9x9xf32>
+# The weight gradient: x as [C/g, g*N, H, W] by g as [O, N, Ho, Wo]; stride 2 becomes dilation 2.
+# CHECK:      rdu.transpose %{{.*}} perm [2, 1, 0, 3, 4] : tensor<2x2x2x9x9xf32> -> tensor<2x2x2x9x9xf32>
+# CHECK:      rdu.conv %{{.*}}, %{{.*}} stride [1, 1] padding [1, 1] dilation [2, 2] groups 2 : tensor<2x4x9x9xf32>, tensor<6x2x5x5xf32> -> tensor<2x6x3x3xf32>
+# CHECK:      %[[GRAD_WEIGHT:.*]] = rdu.transpose %{{.*}} perm [1, 0, 2, 3] : tensor<2x6x3x3xf32> -> tensor<6x2x3x3xf32>
+# CHECK:      %[[GRAD_BIAS:.*]] = rdu.reduce sum %g dims [0, 2, 3] : tensor<2x6x5x5xf32> -> tensor<6xf32>
+# The average pool's gradient: a [5, 9] window matrix from iota ramps, one product per spatial dim.
+# CHECK:      rdu.iota start 0 step 1 : tensor<9xi64>
+# CHECK:      rdu.matmul %{{.*}}, %{{.*}} : tensor<40x5xf32>, tensor<5x9xf32> -> tensor<40x9xf32>
+# CHECK:      rdu.matmul %{{.*}}, %{{.*}} : tensor<72x5xf32>, tensor<5x9xf32> -> tensor<72x9xf32>
+# CHECK:      func.return %[[GRAD_INPUT]], %[[GRAD_WEIGHT]], %[[GRAD_BIAS]], %{{.*}} : tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>, tensor<2x4x9x9xf32>
+
+# ERR: error: {{.*}}attention with dropout_p=0.1 in training: its random mask is drawn inside torch's fused kernel and not saved for the backward

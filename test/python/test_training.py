@@ -1,0 +1,198 @@
+"""Training steps through rducc (issue 27): `rducc.compile_training` against
+eager PyTorch and torch.optim, step by step; state_dict round trips; frozen
+layers; the errors. The heavier models are in test_training_models.py."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+from training_cases import LOSS_ATOL, LOSS_RTOL, assert_matches, train_both
+
+import rducc
+from rducc.dialects.contracts import Phase, phase_of, result_updates
+from rducc.dialects.program import entry_function
+from rducc.errors import RduccError
+
+
+@pytest.mark.parametrize(("optimizer", "opt_level"), [("sgd", 0), ("adamw", 0), ("sgd_nesterov", 2), ("adamw", 2)])
+def test_mlp_twenty_steps_match_eager(optimizer: str, opt_level: int) -> None:
+    assert_matches(train_both("mlp", optimizer, steps=20, opt_level=opt_level))
+
+
+class Classifier(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Linear(6, 12)
+        self.body = nn.Linear(12, 12)
+        self.head = nn.Linear(12, 3)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        hidden = torch.tanh(self.body(torch.relu(self.embed(x))))
+        return nn.functional.cross_entropy(self.head(hidden), labels)
+
+
+def _data(steps: int, seed: int = 1) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(seed)
+    return [(torch.randn(4, 6, generator=generator), torch.randint(0, 3, (4,), generator=generator))
+            for _ in range(steps)]
+
+
+def _eager_steps(model: nn.Module, optimizer: torch.optim.Optimizer, data) -> list[float]:
+    losses = []
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_named_optimizer_and_program_structure() -> None:
+    """`optimizer="adamw", lr=...`: the step's ops carry their phase, and its results
+    are the loss, then the updates of every parameter and its AdamW state."""
+    torch.manual_seed(0)
+    model = Classifier()
+    reference = copy.deepcopy(model)
+    data = _data(4)
+    program = rducc.compile_training(model, data[0], optimizer="adamw", lr=1e-2, weight_decay=0.05, opt_level=0)
+    eager = torch.optim.AdamW(reference.parameters(), lr=1e-2, weight_decay=0.05)
+    expected = _eager_steps(reference, eager, data)
+    losses = [program.step(x, y).item() for x, y in data]
+    torch.testing.assert_close(torch.tensor(losses), torch.tensor(expected), rtol=LOSS_RTOL, atol=LOSS_ATOL)
+    forward = entry_function(program.module)
+    phases = {phase_of(op) for op in forward.walk()} - {None}
+    assert phases == {Phase.FORWARD, Phase.BACKWARD, Phase.OPTIMIZER}
+    updates = result_updates(forward)
+    assert updates[0] is None  # the loss
+    names = {u.name for u in updates[1:] if u is not None}
+    assert "head.weight" in names and "optimizer.exp_avg_sq.head.weight" in names and "optimizer.step.body.bias" in names
+
+
+def test_state_dict_round_trips_with_torch_optim() -> None:
+    """After some steps the program's state loads into torch.optim, and torch.optim's into the
+    program: training continued on either side gives the same losses."""
+    torch.manual_seed(0)
+    model = Classifier()
+    reference = copy.deepcopy(model)
+    data = _data(6)
+    program = rducc.compile_training(model, data[0], optimizer=torch.optim.AdamW(model.parameters(), lr=5e-3))
+    for x, y in data[:3]:
+        program.step(x, y)
+    state = program.state_dict()
+    eager = torch.optim.AdamW(reference.parameters(), lr=5e-3)
+    reference.load_state_dict(program.parameters())
+    eager.load_state_dict(state)
+    assert set(state["state"]) == {0, 1, 2, 3, 4, 5}
+    assert float(state["state"][0]["step"]) == 3.0
+    expected = _eager_steps(reference, eager, data[3:])
+    ours = [program.step(x, y).item() for x, y in data[3:]]
+    torch.testing.assert_close(torch.tensor(ours), torch.tensor(expected), rtol=LOSS_RTOL, atol=LOSS_ATOL)
+    # and back: torch.optim's state (and the model's parameters) into a fresh program
+    fresh = rducc.compile_training(Classifier(), data[0], optimizer="adamw", lr=5e-3, weight_decay=0.01)
+    fresh.load_parameters(reference.state_dict())
+    fresh.load_state_dict(eager.state_dict())
+    for name, tensor in fresh.state_dict()["state"][2].items():
+        torch.testing.assert_close(tensor, eager.state_dict()["state"][2][name])
+    again = _eager_steps(reference, eager, data[:2])
+    torch.testing.assert_close(torch.tensor([fresh.step(x, y).item() for x, y in data[:2]]), torch.tensor(again),
+                               rtol=LOSS_RTOL, atol=LOSS_ATOL)
+
+
+def test_state_dict_with_other_hyperparameters_is_refused() -> None:
+    torch.manual_seed(0)
+    data = _data(1)
+    program = rducc.compile_training(Classifier(), data[0], optimizer="sgd", lr=0.1, momentum=0.9, opt_level=0)
+    other = torch.optim.SGD(Classifier().parameters(), lr=0.2, momentum=0.9)
+    with pytest.raises(RduccError, match="lr is 0.2, the program was compiled with 0.1"):
+        program.load_state_dict(other.state_dict())
+
+
+def test_frozen_layers_are_not_updated() -> None:
+    """Parameters that do not require grad (a frozen layer) are left alone, as torch.optim leaves them."""
+    torch.manual_seed(0)
+    model = Classifier()
+    model.embed.requires_grad_(False)
+    reference = copy.deepcopy(model)
+    data = _data(5)
+    program = rducc.compile_training(model, data[0], optimizer=torch.optim.SGD(model.parameters(), lr=0.1,
+                                                                              momentum=0.9), opt_level=2)
+    eager = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    expected = _eager_steps(reference, eager, data)
+    ours = [program.step(x, y).item() for x, y in data]
+    torch.testing.assert_close(torch.tensor(ours), torch.tensor(expected), rtol=LOSS_RTOL, atol=LOSS_ATOL)
+    trained = program.parameters()
+    assert torch.equal(trained["embed.weight"], model.embed.weight.detach())
+    torch.testing.assert_close(trained["head.weight"], reference.head.weight.detach(), rtol=1e-4, atol=1e-6)
+    assert "embed.weight" not in program.trained
+    assert not any(name.endswith("embed.weight") for name in program.weights if name.startswith("optimizer."))
+    assert set(program.state_dict()["state"]) == {2, 3, 4, 5}
+    assert set(eager.state_dict()["state"]) == {2, 3, 4, 5}
+
+
+def test_no_optimizer_returns_loss_and_gradients() -> None:
+    torch.manual_seed(0)
+    model = Classifier()
+    data = _data(1)
+    loss, *gradients = rducc.compile_training(model, data[0], optimizer=None, opt_level=0).step(*data[0])
+    expected = model(*data[0])
+    expected.backward()
+    torch.testing.assert_close(loss, expected.detach())
+    for gradient, (name, parameter) in zip(gradients, model.named_parameters()):
+        torch.testing.assert_close(gradient, parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+
+
+def test_batch_norm_running_statistics_follow_eager() -> None:
+    """A CNN with batch norm in train mode: its running statistics (buffers the
+    forward updates) are written back every step, as eager updates them."""
+    history = train_both("cnn", "adamw", steps=5, opt_level=2)
+    assert_matches(history)
+    buffers = dict(history.program.parameters())
+    reference = history.eager_optimizer
+    assert reference is not None
+    model_buffers = [name for name in buffers if name.endswith("running_mean")]
+    assert model_buffers
+    for name in model_buffers:
+        assert not torch.equal(buffers[name], torch.zeros_like(buffers[name]))
+
+
+# -- errors -------------------------------------------------------------------
+
+
+def test_loss_that_is_not_a_scalar() -> None:
+    class PerSample(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(x).pow(2).sum(1)
+
+    with pytest.raises(RduccError, match=r"the loss is a tensor of shape \[3\], not a floating-point scalar"):
+        rducc.compile_training(PerSample(), (torch.randn(3, 4),))
+
+
+def test_unsupported_optimizer_is_named() -> None:
+    with pytest.raises(RduccError, match="optimizer 'lamb' is not supported; rducc compiles adam, adamw, sgd"):
+        rducc.compile_training(Classifier(), _data(1)[0], optimizer="lamb")
+    with pytest.raises(RduccError, match="optimizer 'RMSprop' is not supported"):
+        model = Classifier()
+        rducc.compile_training(model, _data(1)[0], optimizer=torch.optim.RMSprop(model.parameters()))
+    with pytest.raises(RduccError, match="optimizer 'sgd' has no option betas"):
+        rducc.compile_training(Classifier(), _data(1)[0], optimizer="sgd", betas=(0.9, 0.99))
+
+
+def test_nothing_requires_grad() -> None:
+    model = Classifier().requires_grad_(False)
+    with pytest.raises(RduccError, match="no parameter of the model requires grad"):
+        rducc.compile_training(model, _data(1)[0])
+
+
+def test_optimizer_over_foreign_tensors() -> None:
+    model = Classifier()
+    stray = nn.Parameter(torch.zeros(3))
+    with pytest.raises(RduccError, match="not parameters of the model"):
+        rducc.compile_training(model, _data(1)[0], optimizer=torch.optim.SGD([*model.parameters(), stray], lr=0.1))
