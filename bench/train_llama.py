@@ -34,6 +34,8 @@ from common import Section, standalone
 
 import models  # noqa: E402
 import torch  # noqa: E402
+
+import rducc  # noqa: E402
 from torch.export.experimental import _export_forward_backward  # noqa: E402
 
 from rducc.dialects.contracts import partition_of  # noqa: E402
@@ -44,8 +46,10 @@ from rducc.targets import load_target  # noqa: E402
 
 SEQ = 4096
 LAYERS = {"8b": 32, "70b": 80}
-RUNS = [("8b", "sn40l"), ("8b", "sn40l-8"), ("8b", "dgx-h100"), ("70b", "sn40l-16")]
-"""(model, target) pairs compiled and costed."""
+RUNS = [("8b", "sn40l", None), ("8b", "sn40l", "adamw"), ("8b", "sn40l-8", None), ("8b", "dgx-h100", None),
+        ("70b", "sn40l-16", None)]
+"""(model, target, optimizer) compiled and costed; with an optimizer, the step is
+`rducc.compile_training`'s (AdamW's update and state in the program)."""
 
 PUBLISHED = [
     ("Llama 3 8B pretraining, 8 H100, seq 8192, FP8", "711 model TFLOP/s a GPU: 36% of 1,979 dense FP8 TFLOP/s",
@@ -70,27 +74,38 @@ class LossOf(torch.nn.Module):
         return -(log_probs * hot).sum(-1).mean()
 
 
-def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
-    """The joint graph of one training step of Llama 3.1 `size` with `layers` layers (meta, bf16)."""
+def llama_loss(size: str, layers: int) -> tuple[torch.nn.Module, torch.Tensor]:
+    """Llama 3.1 `size` with `layers` layers and its loss (meta, bf16), and token ids."""
     from transformers import LlamaForCausalLM
 
     config = models.LLAMA31_CONFIGS[size](layers)
     with torch.device("meta"):
         model = LossOf(LlamaForCausalLM(config)).to(torch.bfloat16).train()
-    ids = torch.zeros((1, SEQ), dtype=torch.int64, device="meta")
+    return model, torch.zeros((1, SEQ), dtype=torch.int64, device="meta")
+
+
+def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
+    """The joint graph of one training step (no optimizer: the gradients are its results)."""
+    model, ids = llama_loss(size, layers)
     return _export_forward_backward(torch.export.export(model, (ids, ids)))
 
 
-def compile_step(size: str, layers: int, target: str) -> tuple[TrainingSpeed, float, int, str]:
+def compile_step(size: str, layers: int, target: str, optimizer: str | None = None
+                 ) -> tuple[TrainingSpeed, float, int, str]:
     """The modeled step, the compile time (export included), the opt level and the split."""
     start = time.perf_counter()
-    joint = joint_step(size, layers)
     level = 1  # -O2's layer-sized kernels exceed the SRAM at sequence 4,096 (bench/notes.md)
-    result = compile_module(joint, CompileOptions(target=target, opt_level=level))
+    if optimizer is None:
+        module = compile_module(joint_step(size, layers), CompileOptions(target=target, opt_level=level)).module
+    else:
+        model, ids = llama_loss(size, layers)
+        trained = rducc.compile_training(model, (ids, ids), optimizer=optimizer, lr=1e-4, target=target,
+                                         opt_level=level)
+        module = trained.module
     seconds = time.perf_counter() - start
     chosen = load_target(target)
-    tp, pp = partition_of(result.module)
-    speed = training_speed(result.module, chosen, estimate(result.module, chosen))
+    tp, pp = partition_of(module)
+    speed = training_speed(module, chosen, estimate(module, chosen))
     return speed, seconds, level, f"tp={tp} pp={pp}"
 
 
@@ -98,33 +113,38 @@ def _gb(n: int) -> str:
     return f"{n / 1e9:,.1f} GB"
 
 
+def _tiers(memory: dict[str, dict[str, int]], tier: str) -> str:
+    """Bytes of weights, activations, gradients and optimizer state in one tier."""
+    return " / ".join(_gb(memory[c][tier]) for c in ("weights", "activations", "gradients", "optimizer state"))
+
+
 def run(quick: bool) -> Section:
     section = Section("Modeled training step: Llama 3.1 8B and 70B full fine-tuning, seq 4,096",
                       "python bench/train_llama.py" + (" --quick" if quick else ""))
-    rows = ["| model | target | layers | -O, split | step time | forward / backward / DDR stall | tokens/s | MFU "
-            "| HBM: weights / activations / gradients | DDR: weights / activations / gradients | DDR traffic a step "
+    rows = ["| model | optimizer | target | layers | -O, split | step time "
+            "| forward / backward / optimizer / DDR stall | tokens/s | MFU "
+            "| HBM: weights / activations / gradients / optimizer state | DDR: the same | DDR traffic a step "
             "| compile |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for size, target in RUNS:
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for size, target, optimizer in RUNS:
         layers = 2 if quick else LAYERS[size]
         try:
-            speed, seconds, level, split = compile_step(size, layers, target)
+            speed, seconds, level, split = compile_step(size, layers, target, optimizer)
         except Exception as error:  # noqa: BLE001 - a failure is a row of the table
             message = str(error).splitlines()[0]
-            rows.append(f"| {size} | {target} | {layers} | - | failed: {message[message.find('error:'):][:200]} "
-                        "| | | | | | | |")
+            rows.append(f"| {size} | {optimizer or '-'} | {target} | {layers} | - "
+                        f"| failed: {message[message.find('error:'):][:200]} | | | | | | | |")
             print(rows[-1], file=sys.stderr, flush=True)
             continue
         m, phase = speed.memory, speed.phase_s
         rows.append(
-            f"| {size} | {target} | {layers} | {level}, {split} | {speed.step_s * 1e3:,.1f} ms "
+            f"| {size} | {optimizer or '-'} | {target} | {layers} | {level}, {split} | {speed.step_s * 1e3:,.1f} ms "
             f"| {phase.get('forward', 0) * 1e3:,.1f} / {phase.get('backward', 0) * 1e3:,.1f} / "
-            f"{phase.get('DDR traffic', 0) * 1e3:,.1f} ms | {speed.tokens_per_s:,.0f} | {speed.mfu:.1%} "
-            f"| {_gb(m['weights']['hbm'])} / {_gb(m['activations']['hbm'])} / {_gb(m['gradients']['hbm'])} "
-            f"| {_gb(m['weights']['ddr'])} / {_gb(m['activations']['ddr'])} / {_gb(m['gradients']['ddr'])} "
+            f"{phase.get('optimizer', 0) * 1e3:,.1f} / {phase.get('DDR traffic', 0) * 1e3:,.1f} ms "
+            f"| {speed.tokens_per_s:,.0f} | {speed.mfu:.1%} | {_tiers(m, 'hbm')} | {_tiers(m, 'ddr')} "
             f"| {_gb(speed.ddr_bytes)} | {seconds:,.0f} s |")
         print(rows[-1], file=sys.stderr, flush=True)  # each row as it comes: a full run takes long
-        section.add(f"{size} on {target} ({layers} layers): modeled MFU", f"{speed.mfu:.1%} "
+        section.add(f"{size}{' + ' + optimizer if optimizer else ''} on {target} ({layers} layers): modeled MFU", f"{speed.mfu:.1%} "
                     f"({speed.tokens_per_s:,.0f} tokens/s, step {speed.step_s * 1e3:,.1f} ms)")
     section.details += rows
     section.details += ["", "Published GPU training figures (not inputs of the model):", "",
