@@ -34,10 +34,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 
 from rducc.dialects.contracts import (
+    ACTIVATION_BYTES,
+    HBM_WEIGHT_BYTES,
     arg_attrs,
     input_label,
     is_outlined,
@@ -77,6 +79,11 @@ class TrainingSpeed:
     ddr_bytes: int = 0
     """Bytes a step moves to or from DDR (modeled)."""
     ddr_by_pair: dict[str, int] = field(default_factory=dict)
+    hbm_globals: int = 0
+    """Bytes of weights and optimizer state `rdu-place-tiers` put in HBM."""
+    hbm_activations: int = 0
+    """The most activation bytes live in HBM at once (`tier.activation_bytes`)."""
+    hbm_capacity: int = 0
 
     @property
     def tokens_per_s(self) -> float:
@@ -106,7 +113,10 @@ class TrainingSpeed:
         )
         pairs = ", ".join(f"{k} {_bytes(n)}" for k, n in sorted(self.ddr_by_pair.items()))
         lines.append(f"  DDR traffic    {_bytes(self.ddr_bytes)} a step" + (f" ({pairs})" if pairs else ""))
-        lines.append("  memory (bytes by tier; recomputed: not kept)")
+        most = self.hbm_globals + self.hbm_activations
+        lines.append(f"  HBM at most    {_bytes(most)} of {_bytes(self.hbm_capacity)}: {_bytes(self.hbm_globals)} of "
+                     f"weights and optimizer state, {_bytes(self.hbm_activations)} of activations live at once")
+        lines.append("  memory (bytes placed in each tier, not all live at once; recomputed: not kept)")
         header = f"    {'':<16}{'sram':>14}{'hbm':>14}{'ddr':>14}{'recomputed':>14}"
         lines.append(header)
         for cls in MEMORY_CLASSES:
@@ -229,7 +239,14 @@ def training_speed(module: ModuleOp, target: Target, report: Report | None = Non
         tokens=tokens, unit=unit, parameters=parameters, model_flops=6.0 * parameters * tokens,
         peak_flops=target.peak_flops(element), sockets=tp * pp, memory=memory_table(module),
         ddr_bytes=sum(ddr_pairs.values()), ddr_by_pair=ddr_pairs,
+        hbm_globals=_int(module, HBM_WEIGHT_BYTES), hbm_activations=_int(module, ACTIVATION_BYTES),
+        hbm_capacity=target.hbm_bytes,
     )
+
+
+def _int(module: ModuleOp, name: str) -> int:
+    value = module.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else 0
 
 
 def training_ranges(module: ModuleOp, target: Target, speed: TrainingSpeed) -> Ranges:

@@ -4,6 +4,7 @@ modeled speed of a step, each checked against eager or against its formula."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,29 @@ def test_training_speed_adds_up() -> None:
     table = speed.table()
     assert "modeled, not measured" in table and "optimizer state" in table
     assert speed.memory["weights"]["ddr"] + speed.memory["weights"]["hbm"] == parameters * 4
+    assert 0 < speed.hbm_globals + speed.hbm_activations <= target.hbm_bytes == speed.hbm_capacity
+
+
+def test_adamw_step_places_its_state_and_matches_eager() -> None:
+    """With AdamW in the program (rducc.compile_training) and 100 kB of HBM, the
+    optimizer's state is placed too, its update is the optimizer phase, and three
+    steps give eager's losses."""
+    torch.manual_seed(5)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    reference = copy.deepcopy(model)
+    optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
+    target = str(INPUTS / "train-hbm.toml")
+    step = rducc.compile_training(model, (x,), optimizer="adamw", lr=1e-2, target=target, opt_level=2)
+    for _ in range(3):
+        loss = step.step(x)
+        optimizer.zero_grad()
+        expected = reference(x)
+        expected.backward()
+        optimizer.step()
+        torch.testing.assert_close(torch.as_tensor(loss).float(), expected.detach(), rtol=1e-5, atol=1e-7)
+    speed = training_speed(step.module, load_target(target))
+    state = speed.memory["optimizer state"]
+    # exp_avg and exp_avg_sq of each parameter, and its step count (one f32 each)
+    assert state["hbm"] + state["ddr"] == 2 * sum(p.numel() * 4 for p in model.parameters()) + 4 * 4
+    assert speed.phase_s["optimizer"] > 0
+    assert speed.memory["gradients"]["ddr"] + speed.memory["activations"]["ddr"] > 0
