@@ -21,6 +21,7 @@ from types import ModuleType
 from xdsl.passes import ModulePass
 
 from rducc.errors import RduccError
+from rducc.files import note_input
 
 PassFactory = type[ModulePass]
 
@@ -96,6 +97,8 @@ def _defined_passes(module: ModuleType, shown: str) -> dict[str, PassFactory]:
 def load_pass_plugin(path: str | Path) -> dict[str, PassFactory]:
     """The passes a plugin file defines, by name (each file is run once per process)."""
     resolved = Path(path).resolve()
+    if resolved.is_file():
+        note_input(path, "the pass plugin")  # no output may replace it
     if resolved in _loaded:
         return _loaded[resolved]
     if not resolved.is_file():

@@ -11,6 +11,7 @@ the original PyTorch graph.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,88 @@ def compile(  # noqa: A001 - the public name the API promises
     return Program(
         result.module, weights, chosen, result.exported.call_spec.in_spec, out_spec,
         number_outputs(decomposed), _float64_outputs(decomposed) if f64 == "demote" else frozenset(),
+        forward_arg_names(result.exported),
     )
+
+
+def forward_arg_names(exported: torch.export.ExportedProgram) -> list[str] | None:
+    """The names of the exported `forward`'s arguments (positional first), if torch recorded them."""
+    calls = exported.module_call_graph
+    signature = calls[0].signature if calls else None
+    return list(signature.forward_arg_names) if signature is not None and signature.forward_arg_names else None
+
+
+def bind_inputs(
+    in_spec: Any, arg_names: Sequence[str] | None, tensors: tuple, named: dict[str, Any]
+) -> tuple[tuple, dict[str, Any]]:
+    """(positional, keyword) inputs as the exported call takes them: an input the
+    model was exported with positionally may be given by its name (`program(b=y,
+    a=x)` binds `a=x`), one exported as a keyword is given by name; an unknown
+    name, an input given twice or one missing is an error naming it."""
+    positional_count = in_spec.child(0).num_children
+    keywords = list(in_spec.child(1).context or [])
+    names = list(arg_names or [])[:positional_count]
+    if len(tensors) > positional_count:
+        raise RduccError(
+            f"the program takes {positional_count} positional input{'s' * (positional_count != 1)}"
+            f"{_listed(names)}, got {len(tensors)}" + (f" (pass {_quoted(keywords)} by name)" if keywords else "")
+        )
+    slots: list[Any] = [*tensors, *[_MISSING] * (positional_count - len(tensors))]
+    by_keyword: dict[str, Any] = {}
+    for key, value in named.items():
+        if key in keywords:
+            by_keyword[key] = value
+        elif key in names:
+            at = names.index(key)
+            if at < len(tensors):
+                raise RduccError(f"the program got input '{key}' twice: by position and by name")
+            slots[at] = value
+        else:
+            known = [*names, *keywords]
+            raise RduccError(
+                f"the program has no input named '{key}'"
+                + (f"; its inputs are {_quoted(known)}" if known else "; pass its inputs by position")
+            )
+    missing = [names[i] if i < len(names) else f"#{i}" for i, v in enumerate(slots) if v is _MISSING]
+    missing += [key for key in keywords if key not in by_keyword]
+    if missing:
+        raise RduccError(f"the program is missing input{'s' * (len(missing) != 1)} {_quoted(missing)}")
+    return tuple(slots), {key: by_keyword[key] for key in keywords}
+
+
+_MISSING = object()
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def _listed(names: Sequence[str]) -> str:
+    return f" ({_quoted(names)})" if names else ""
+
+
+def flatten_as(value: Any, spec: Any, where: str) -> list[Any]:
+    """`value`'s leaves in the order of the exported structure `spec` (a dict by
+    the exported keys, whatever the caller's order); an error naming `where`
+    when the structure differs."""
+    if spec.is_leaf():
+        return [value]
+    if spec.type is dict:
+        keys = list(spec.context)
+        if not isinstance(value, dict) or set(value) != set(keys):
+            found = sorted(map(str, value)) if isinstance(value, dict) else type(value).__name__
+            raise RduccError(f"{where} must be a dict with keys {sorted(map(str, keys))} as exported, not {found}")
+        return [leaf for i, key in enumerate(keys)
+                for leaf in flatten_as(value[key], spec.child(i), f"{where}[{key!r}]")]
+    if spec.type in (tuple, list):
+        if not isinstance(value, tuple | list) or len(value) != spec.num_children:
+            found = type(value).__name__ + (f" of {len(value)}" if isinstance(value, tuple | list) else "")
+            raise RduccError(f"{where} must be a {spec.type.__name__} of {spec.num_children} as exported, not {found}")
+        return [leaf for i, item in enumerate(value) for leaf in flatten_as(item, spec.child(i), f"{where}[{i}]")]
+    leaves, structure = pytree.tree_flatten(value)
+    if structure != spec:
+        raise RduccError(f"{where} does not have the structure the model was exported with")
+    return leaves
 
 
 def _float64_outputs(exported: torch.export.ExportedProgram) -> frozenset[int]:
@@ -162,6 +244,7 @@ class Program:
         out_spec: Any = None,
         numbers: dict[int, Any] | None = None,
         f64_outputs: frozenset[int] = frozenset(),
+        arg_names: Sequence[str] | None = None,
     ):
         self.module = module
         self.weights = weights
@@ -171,6 +254,8 @@ class Program:
         self._numbers = numbers or {}
         self._f64_outputs = f64_outputs
         """Outputs computed in f32 under `f64="demote"`, handed back as float64."""
+        self._arg_names = list(arg_names) if arg_names is not None else None
+        """The names of the model's `forward` arguments, positional ones first (torch.export's)."""
 
     @property
     def host_ops(self) -> dict[str, int]:
@@ -188,13 +273,23 @@ class Program:
         return placed_runner(self.module)  # every socket's program when partitioned
 
     def _flat_inputs(self, tensors: tuple, named: dict[str, Any]) -> list[torch.Tensor]:
-        """The inputs in the exported program's order (keyword inputs in the order it was exported with)."""
+        """The inputs in the exported program's order, bound as the model's
+        `forward` binds them (`bind_inputs`) and flattened by the exported
+        structure (a dict input by the exported keys, not the caller's order)."""
         if self._in_spec is None:
-            return list(tensors) + list(named.values())
-        if named and self._in_spec.num_children == 2:
-            order = self._in_spec.child(1).context or []
-            named = {key: named[key] for key in order if key in named} | named
-        flat, _ = pytree.tree_flatten((tensors, named))
+            if named:
+                raise RduccError("this Program has no input names: pass its inputs by position")
+            return list(tensors)
+        if self._in_spec.num_children != 2:
+            return pytree.tree_flatten((tensors, named))[0]
+        args, kwargs = bind_inputs(self._in_spec, self._arg_names, tensors, named)
+        positional, keyword = self._in_spec.child(0), self._in_spec.child(1)
+        names = self._arg_names or []
+        flat: list[Any] = []
+        for i, value in enumerate(args):
+            flat += flatten_as(value, positional.child(i), f"input '{names[i]}'" if i < len(names) else f"input {i}")
+        for i, key in enumerate(keyword.context or []):
+            flat += flatten_as(kwargs[key], keyword.child(i), f"input '{key}'")
         return flat
 
     def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:

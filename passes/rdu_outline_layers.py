@@ -2,22 +2,28 @@
 
 The importer marks every op that ran inside a repeated block (an element of
 an `nn.ModuleList`) with `rdu.layer = "model.layers.N"`. This pass compares
-each layer of @forward with the first one, structurally and generically: the
-same op names in the same order, the same properties, attributes (but
-`rdu.layer` and locations), result types and regions, and operands that
-correspond one to one (a value made inside the layer to the value made at
-the same place in the other; a value from outside to one from outside).
-Only the weights, and other values from outside, may differ.
+the layers of @forward, structurally and generically: the same op names in the
+same order, the same properties, attributes (but `rdu.layer` and locations),
+result types and regions, and operands that correspond one to one and have
+the same types (a value made inside the layer to the value made at the same
+place in the other; a value from outside to one from outside of the same
+type). Only the weights, and other values from outside, may differ, never in
+type: a stack whose widths change (`Linear(16, 64)`, `Linear(64, 64)`,
+`Linear(64, 8)`) has layers that differ only in their inputs' shapes, and
+those are different layers.
 
-When at least two layers match, the first one's ops are moved into a new
+The group outlined is that of the layer the most later layers match (the
+first layer when all match, as in a decoder stack; the repeated middle of a
+stack whose first and last blocks differ). When at least two layers match,
+the group's first layer's ops are moved into a new
 private `func.func @layer` (its arguments: the values the layer reads from
 outside, in order of first use; its results: the values read after it) and
 every matching layer becomes one `func.call @layer(...)` with that layer's
 own values. The later passes lower `@layer` once; the runtime prepares it
 once and runs it per call; the cost model costs it once a call.
 
-The output IR says so: `@layer` carries `rdu.outlined_from` (the first
-layer's path) and `rdu.calls` (the number of calls), and each call carries
+The output IR says so: `@layer` carries `rdu.outlined_from` (the path of
+the group's first layer) and `rdu.calls` (the number of calls), and each call carries
 the `rdu.layer` of the layer it replaces. Each argument of `@layer` says what
 the caller passes: `rdu.input` (a value that depends on the user inputs),
 `rdu.weight` (a weight: a @forward argument naming a `tier.global`) or
@@ -49,9 +55,9 @@ a free function no module stack: transformers' `rotate_half` and the
 unsqueeze of cos/sin) is taken as that layer's first (`adopt_unmarked`), so
 such layers still match and can be called in place.
 
-A layer that differs from the first, that passes a weight where the first
-passes a computed value (or the reverse), or whose ops are interleaved with
-ops that read its results before it ends, is left inline.
+A layer that differs from the group's first, that passes a weight where the
+first passes a computed value (or the reverse), or whose ops are interleaved
+with ops that read its results before it ends, is left inline.
 """
 
 from __future__ import annotations
@@ -177,7 +183,11 @@ class Correspondence:
     backward: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
     def pair(self, a: SSAValue, b: SSAValue) -> bool:
-        """Record `a <-> b`; False when either is already paired with another."""
+        """Record `a <-> b`; False when either is already paired with another or
+        their types differ (a value read from outside included: a layer whose
+        input has another shape than the first's is another layer)."""
+        if a.type != b.type:
+            return False
         known_a, known_b = self.forward.get(a), self.backward.get(b)
         if known_a is None and known_b is None:
             self.forward[a], self.backward[b] = b, a
@@ -474,8 +484,50 @@ def _all_match(layers: Sequence[Layer]) -> bool:
     return all(match_layer(layers[0], other) is not None for other in layers[1:])
 
 
+Matches = list[tuple[Layer, Correspondence]]
+
+
+def matches_of(
+    first: Layer, later: Sequence[Layer], function: func.FuncOp, index: dict[Operation, int],
+    activations: set[SSAValue],
+) -> Matches:
+    """The layers of `later` that are `first` with other outside values (of the same
+    types, passed alike: weight for weight), each callable in place; [] when
+    `first` itself cannot be called in place."""
+    block = function.body.block
+    if not can_call_in_place(first, block, index):
+        return []
+    inputs = first.inputs()
+    kinds = [argument_kind(v, function, activations) for v in inputs]
+    matches: Matches = []
+    for other in later:
+        values = match_layer(first, other)
+        if values is None or not can_call_in_place(other, block, index):
+            continue
+        if same_kinds(kinds, [argument_kind(values.forward[v], function, activations) for v in inputs]):
+            matches.append((other, values))
+    return matches
+
+
+def largest_group(layers: Sequence[Layer], function: func.FuncOp) -> tuple[Layer, Matches]:
+    """The layer matched by the most later layers, with its matches (the earliest
+    on a tie): the first layer when all match, as in a decoder stack; a stack whose
+    widths change (16->64, 64->64, 64->64, 64->8) outlines its repeated middle."""
+    index = {op: i for i, op in enumerate(function.body.block.ops)}
+    activations = activation_values(function)
+    best: tuple[Layer, Matches] = (layers[0], [])
+    for at, candidate in enumerate(layers[:-1]):
+        if len(layers) - at - 1 <= len(best[1]):
+            break  # no later candidate can be matched by more layers
+        matches = matches_of(candidate, layers[at + 1:], function, index, activations)
+        if len(matches) > len(best[1]):
+            best = (candidate, matches)
+    return best
+
+
 def outline(module: ModuleOp, function: func.FuncOp) -> int:
-    """Outline @forward's layers that match its first; the number of calls made."""
+    """Outline the largest group of @forward's layers that match one another
+    (`largest_group`); the number of calls made."""
     block = function.body.block
     adopt_unmarked(block)
     layers = layers_of(block)
@@ -485,22 +537,11 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
         layers = layers_of(block)
     if not _all_match(layers) and hoist_constants(block, layers):
         layers = layers_of(block)
-    index = {op: i for i, op in enumerate(block.ops)}
-    first = layers[0]
-    if not can_call_in_place(first, block, index):
-        return 0
-    inputs = first.inputs()
-    activations = activation_values(function)
-    kinds = [argument_kind(v, function, activations) for v in inputs]
-    matches: list[tuple[Layer, Correspondence]] = []
-    for other in layers[1:]:
-        values = match_layer(first, other)
-        if values is None or not can_call_in_place(other, block, index):
-            continue
-        if same_kinds(kinds, [argument_kind(values.forward[v], function, activations) for v in inputs]):
-            matches.append((other, values))
+    first, matches = largest_group(layers, function)
     if not matches:
         return 0
+    activations = activation_values(function)
+    kinds = [argument_kind(v, function, activations) for v in first.inputs()]
     first_results = [r for op in first.ops for r in op.results]
     outputs = [
         r for r in first_results

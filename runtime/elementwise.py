@@ -1,7 +1,9 @@
 """Vectorized scalar semantics that NumPy lacks, for compiled `rdu.map` bodies.
 
-arith's integer division and remainder (signed, floor, ceil, unsigned; x / 0
-gives 0), unsigned comparisons and extremes by reinterpreting the bits, i1
+arith's integer division and remainder (signed, floor, ceil, unsigned; a
+divisor of 0 anywhere is an error naming the division, as torch's integer
+`//`, `div(rounding_mode=...)`, `remainder` and `fmod` raise ZeroDivisionError
+where arith leaves it undefined), unsigned comparisons and extremes by reinterpreting the bits, i1
 read as signed (true is -1), integer powers, round half away from zero, and
 erf (torch's), and `rdu.pointwise_call`: an ATen pointwise op run by torch's
 own CPU kernel. Every function takes and returns whole arrays.
@@ -19,6 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.rdu.pointwise import PointwiseCallOp, tensor_operands
 from rducc.errors import RduccError
+from rducc.runtime.call_limits import check_call, run_in_chunks
 from rducc.runtime.dtypes import BF16, F16, F32, F64, HALF_DTYPES, UINT_DTYPES
 from rducc.runtime.host_calls import call_constants
 
@@ -47,52 +50,65 @@ def signed(x: Any, dtype: np.dtype) -> np.ndarray:
     return np.asarray(x).view(dtype)
 
 
+DIVISIONS = {
+    "div": "integer division rounded toward zero (div rounding_mode='trunc')",
+    "floordiv": "integer floor division (//, floor_divide, div rounding_mode='floor')",
+    "ceil": "integer ceiling division",
+    "rem": "integer remainder (%, remainder, fmod)",
+}
+"""What each arith division computes, for the error of a zero divisor."""
+
+
+def check_divisor(divisor: np.ndarray, kind: str) -> None:
+    """Refuse a zero divisor anywhere (torch raises ZeroDivisionError there)."""
+    if not np.all(divisor):
+        raise RduccError(f"{DIVISIONS[kind]} by zero (torch raises ZeroDivisionError)")
+
+
 def divsi(a: Any, b: Any) -> Any:
-    """Signed division truncating toward zero (x / 0 gives 0: arith leaves it undefined)."""
+    """Signed division truncating toward zero."""
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    quotient = np.floor_divide(a, safe)
-    remainder = a - quotient * safe
-    fix = (remainder != 0) & ((a < 0) != (safe < 0))
-    return np.where(b == 0, np.zeros_like(quotient), quotient + fix.astype(quotient.dtype))
+    check_divisor(b, "div")
+    quotient = np.floor_divide(a, b)
+    remainder = a - quotient * b
+    fix = (remainder != 0) & ((a < 0) != (b < 0))
+    return quotient + fix.astype(quotient.dtype)
 
 
 def floordivsi(a: Any, b: Any) -> Any:
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    return np.where(b == 0, np.zeros_like(a), np.floor_divide(a, safe))
+    check_divisor(b, "floordiv")
+    return np.floor_divide(a, b)
 
 
 def ceildivsi(a: Any, b: Any) -> Any:
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    quotient = np.floor_divide(a, safe)
-    bump = (a - quotient * safe != 0).astype(quotient.dtype)
-    return np.where(b == 0, np.zeros_like(quotient), quotient + bump)
+    check_divisor(b, "ceil")
+    quotient = np.floor_divide(a, b)
+    return quotient + (a - quotient * b != 0).astype(quotient.dtype)
 
 
 def remsi(a: Any, b: Any) -> Any:
     """Remainder with the sign of the dividend (C semantics)."""
     a, b = np.asarray(a), np.asarray(b)
-    safe = np.where(b == 0, np.ones_like(b), b)
-    return np.where(b == 0, np.zeros_like(a), np.fmod(a, safe))
+    check_divisor(b, "rem")
+    return np.fmod(a, b)
 
 
 def unsigned_division(kind: str) -> Callable[[Any, Any], Any]:
-    """divui, remui, ceildivui: the bits read as unsigned (x / 0 gives 0)."""
+    """divui, remui, ceildivui: the bits read as unsigned."""
 
     def apply(a: Any, b: Any) -> Any:
         a = np.asarray(a)
         ua, ub = unsigned(a), unsigned(np.asarray(b, dtype=a.dtype))
-        safe = np.where(ub == 0, np.ones_like(ub), ub)
-        quotient = np.floor_divide(ua, safe)
+        check_divisor(ub, kind)
+        quotient = np.floor_divide(ua, ub)
         if kind == "div":
             result = quotient
         elif kind == "rem":
-            result = np.remainder(ua, safe)
+            result = np.remainder(ua, ub)
         else:
-            result = quotient + (np.remainder(ua, safe) != 0).astype(ua.dtype)
-        result = np.where(ub == 0, np.zeros_like(result), result)
+            result = quotient + (np.remainder(ua, ub) != 0).astype(ua.dtype)
         return np.asarray(result).astype(ua.dtype).view(a.dtype)
 
     return apply
@@ -156,31 +172,40 @@ def _widened(arrays: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.ndarray]:
     """`rdu.pointwise_call` on whole arrays: torch's CPU kernel of the ATen op the
-    call names (only a functional pointwise op of the aten namespace resolves), its
-    tensor arguments the (broadcasting) arrays, its other arguments the callee's
+    call names (only an op on the pointwise allow-list resolves), its tensor
+    arguments the (broadcasting) arrays, its other arguments the callee's
     constants; the chosen result cast to `result`. An op torch has no f16/bf16
-    kernel for runs in f32, rounded once."""
+    kernel for runs in f32, rounded once. The call's limits
+    (`rducc.runtime.call_limits`) are checked first; an op whose work grows
+    with an argument's value runs in chunks that Ctrl-C can stop between."""
     try:
         overload = op.overload()
+        op.verify()
     except VerifyException as error:  # an unverified module: the runtime calls no other op
         raise RduccError(str(error)) from None
+    name = op.callee.full_name
     constants = call_constants(op.callee)
     names = tensor_operands(op.callee)
     which = op.callee.result.data
     multiple = len(overload._schema.returns) > 1
+    what = f"'rdu.pointwise_call' of {name}"
 
     def run(arrays: tuple[Any, ...]) -> np.ndarray:
         out = overload(**constants, **{name: _as_torch(a) for name, a in zip(names, arrays)})
         return _as_numpy(out[which] if multiple else out, result)
 
+    def limited(arrays: tuple[Any, ...]) -> np.ndarray:
+        steps = check_call(name, {**constants, **dict(zip(names, arrays))}, what)
+        return run_in_chunks(run, arrays, steps) if steps > 1 else run(arrays)
+
     def call(*arrays: Any) -> np.ndarray:
         try:
-            return run(arrays)
+            return limited(arrays)
         except (RuntimeError, NotImplementedError) as error:
             if any(np.asarray(a).dtype in (F16, BF16) for a in arrays) and "not implemented for" in str(error):
-                return run(_widened(arrays))
+                return limited(_widened(arrays))
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise RduccError(f"'rdu.pointwise_call' of {op.callee.full_name} failed: {reason}") from None
+            raise RduccError(f"{what} failed: {reason}") from None
 
     return call
 

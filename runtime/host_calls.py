@@ -1,13 +1,26 @@
 """The one implementation of `rdu.host_call`: torch's CPU kernel of the named
 ATen overload, on the operand arrays (`torch.from_numpy` in, `.numpy()` out,
-bf16 through its bits). Each result is checked against the type the IR
-declares: a kernel that returns another shape or dtype (a data-dependent
-size the compile could not know, an op whose dtype rules differ) is an
-`RduccError` naming the op, not a silent wrong answer.
+bf16 through its bits).
+
+Before the kernel runs, the call is checked as far as it can be without
+running it: the op is one the verifier admits (`rducc.dialects.rdu.aten`'s
+allow-list), the call's limits hold (`rducc.runtime.call_limits`), and the
+results torch's fake (meta) kernel gives for the operands' shapes are dense
+tensors of the shapes and dtypes the IR declares, so a result is never
+allocated, computed or copied at a size the program did not declare. The
+kernel runs with torch's deterministic mode filling fresh memory
+(`torch.utils.deterministic.fill_uninitialized_memory`), so no result can
+hold what the heap held before. Each real result is checked again (a dense
+tensor of the declared shape and dtype). Every failure is an `RduccError`
+naming the op, not a crash or a silent wrong answer.
 """
 
 from __future__ import annotations
 
+import threading
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -21,13 +34,15 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, TypeAttribute
+from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.rdu.aten import AtenOpAttr, is_none
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
+from rducc.runtime.call_limits import check_call
 from rducc.runtime.dtypes import BF16, element_dtype
-from rducc.runtime.registry import Kernel, describe_op, implements
+from rducc.runtime.registry import Kernel, implements
 from rducc.weights import numpy_to_torch, torch_to_numpy
 
 
@@ -76,42 +91,171 @@ def declared(kind: Attribute) -> tuple[tuple[int, ...], np.dtype]:
     return tuple(kind.get_shape()), element_dtype(kind.element_type)
 
 
-def _checked(value: Any, expected: tuple[tuple[int, ...], np.dtype], op: Operation, index: int) -> np.ndarray:
+def _dense(value: Any, op: Operation, index: int) -> torch.Tensor:
+    """The result as a dense (strided, unquantized) tensor, else an `RduccError`."""
     if not isinstance(value, torch.Tensor):
         raise RduccError(
-            f"{describe_op(op)}: the host kernel's result #{index} is {type(value).__name__}, not a tensor"
+            f"the host kernel's result #{index} is {type(value).__name__}, not a tensor"
         )
-    array = torch_to_numpy(value)
+    if value.layout != torch.strided or value.is_quantized or value.is_nested:
+        kind = "quantized" if value.is_quantized else "nested" if value.is_nested else str(value.layout)
+        raise RduccError(f"the host kernel's result #{index} is a {kind} tensor, "
+                         "not a dense one (rducc's buffers hold dense tensors)")
+    return value
+
+
+def _mismatch(op: Operation, index: int, got: str, expected: tuple[tuple[int, ...], np.dtype]) -> RduccError:
     shape, dtype = expected
-    if array.shape != shape or array.dtype != dtype:
-        raise RduccError(
-            f"{describe_op(op)}: the host kernel's result #{index} is {array.dtype}{list(array.shape)}, "
-            f"but the program declares {dtype}{list(shape)}"
-        )
+    return RduccError(f"the host kernel's result #{index} is {got}, "
+                      f"but the program declares {dtype}{list(shape)}")
+
+
+def _checked(value: Any, expected: tuple[tuple[int, ...], np.dtype], op: Operation, index: int) -> np.ndarray:
+    tensor = _dense(value, op, index)
+    shape, _ = expected
+    if tuple(tensor.shape) != shape:  # before the copy
+        raise _mismatch(op, index, f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}", expected)
+    array = torch_to_numpy(tensor)
+    if array.dtype != expected[1]:
+        raise _mismatch(op, index, f"{array.dtype}{list(array.shape)}", expected)
     return array
+
+
+def _results(out: Any) -> tuple[Any, ...]:
+    return (out,) if isinstance(out, torch.Tensor) else tuple(out)
+
+
+def _expected_torch_dtype(dtype: np.dtype) -> torch.dtype | None:
+    try:
+        return torch_dtype(dtype)
+    except (TypeError, ValueError):
+        return None  # a dtype numpy holds through its bits: checked on the real result
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _check_before_running(
+    overload: Any, constants: Mapping[str, Any], tensors: Mapping[str, torch.Tensor],
+    expected: Sequence[tuple[tuple[int, ...], np.dtype]], op: HostCallOp,
+) -> None:
+    """The results torch's fake kernel gives for the operands' shapes (no data is
+    read, no result allocated) are dense tensors of the declared shapes and dtypes.
+    An op torch has no fake kernel for runs only when no integer argument exceeds
+    the elements the program declares (`_check_sizing_arguments`)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode, UnsupportedOperatorException
+
+    try:
+        with FakeTensorMode(allow_fallback_kernels=False) as mode, torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fakes = {name: mode.from_tensor(t) for name, t in tensors.items()}
+            values = _results(overload(**constants, **fakes))
+    except UnsupportedOperatorException:
+        _check_sizing_arguments(constants, expected, op)
+        return
+    except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as error:
+        if "data-dependent" in str(error) or "dynamic output shape" in str(error).lower():
+            raise RduccError(f"the size of {op.overload}'s result depends on its operands' "
+                             "values, which a program cannot declare") from None
+        raise RduccError(f"the host kernel of {op.overload} failed: {_reason(error)}") from None
+    if len(values) != len(expected):
+        raise RduccError(f"the host kernel gives {len(values)} results, "
+                         f"the program declares {len(expected)}")
+    for index, (value, declared_type) in enumerate(zip(values, expected)):
+        tensor = _dense(value, op, index)
+        dtype = _expected_torch_dtype(declared_type[1])
+        if tuple(tensor.shape) != declared_type[0] or (dtype is not None and tensor.dtype != dtype):
+            raise _mismatch(op, index, f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}",
+                            declared_type)
+
+
+def _integers(value: Any) -> list[int]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [i for v in value for i in _integers(v)]
+    return []
+
+
+def _check_sizing_arguments(
+    constants: Mapping[str, Any], expected: Sequence[tuple[tuple[int, ...], np.dtype]], op: HostCallOp,
+) -> None:
+    """For an op without a fake kernel: no integer argument (which may size a
+    result: `bins`, `size`) is larger than all the elements the program declares."""
+    declared_elements = sum(int(np.prod(shape, dtype=np.int64)) for shape, _ in expected)
+    for name, value in constants.items():
+        largest = max(_integers(value), default=0)
+        if largest > max(declared_elements, 1):
+            raise RduccError(
+                f"{op.overload} has no fake kernel to size its results before it runs, "
+                f"and its argument '{name}' ({largest}) exceeds the {declared_elements} elements the program declares"
+            )
+
+
+_FILL_LOCK = threading.Lock()
+_FILL_USERS = [0]
+_FILL_SAVED: list[tuple[bool, bool, bool]] = []
+
+
+@contextmanager
+def fresh_memory_filled() -> Iterator[None]:
+    """Run with torch's deterministic mode on and filling fresh memory (NaN, or an
+    integer type's largest value), the caller's settings restored after the last
+    concurrent host call ends; a kernel without a deterministic version only warns."""
+    import torch.utils.deterministic
+
+    deterministic: Any = torch.utils.deterministic  # its setting is a property of the module object
+    with _FILL_LOCK:
+        if _FILL_USERS[0] == 0:
+            _FILL_SAVED.append((torch.are_deterministic_algorithms_enabled(),
+                                torch.is_deterministic_algorithms_warn_only_enabled(),
+                                deterministic.fill_uninitialized_memory))
+            torch.use_deterministic_algorithms(True, warn_only=True)
+            deterministic.fill_uninitialized_memory = True
+        _FILL_USERS[0] += 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        with _FILL_LOCK:
+            _FILL_USERS[0] -= 1
+            if _FILL_USERS[0] == 0:
+                enabled, warn_only, fill = _FILL_SAVED.pop()
+                torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+                deterministic.fill_uninitialized_memory = fill
 
 
 @implements(HostCallOp)
 def _host_call(op: Operation) -> Kernel:
     assert isinstance(op, HostCallOp)
-    overload = op.callee.torch_op()
+    try:
+        op.verify()  # an unverified module: the runtime calls no op the verifier refuses
+        overload = op.callee.torch_op()
+    except VerifyException as error:
+        raise RduccError(str(error)) from None
     constants = call_constants(op.callee)
     names = op.tensor_names()
     expected = [declared(r.type) for r in op.outputs]
     single = len(expected) == 1
 
     def kernel(context: Any, *arrays: np.ndarray) -> Any:
-        kwargs = dict(constants)
-        kwargs.update((name, numpy_to_torch(np.asarray(a))) for name, a in zip(names, arrays))
+        operands = [np.asarray(a) for a in arrays]
+        check_call(op.callee.full_name, {**constants, **dict(zip(names, operands))}, "the host kernel")
+        tensors = {name: numpy_to_torch(a) for name, a in zip(names, operands)}
+        _check_before_running(overload, constants, tensors, expected, op)
         try:
-            with torch.no_grad():
-                out = overload(**kwargs)
-        except (RuntimeError, TypeError, ValueError, IndexError) as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise RduccError(f"{describe_op(op)}: the host kernel of {op.overload} failed: {first}") from error
-        values = (out,) if isinstance(out, torch.Tensor) else tuple(out)
+            with torch.no_grad(), fresh_memory_filled():
+                out = overload(**constants, **tensors)
+        except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as error:
+            raise RduccError(f"the host kernel of {op.overload} failed: {_reason(error)}") from None
+        values = _results(out)
         if len(values) != len(expected):
-            raise RduccError(f"{describe_op(op)}: the host kernel gave {len(values)} results, "
+            raise RduccError(f"the host kernel gave {len(values)} results, "
                              f"the program declares {len(expected)}")
         results = tuple(_checked(v, e, op, i) for i, (v, e) in enumerate(zip(values, expected)))
         return results[0] if single else results
@@ -119,4 +263,4 @@ def _host_call(op: Operation) -> Kernel:
     return kernel
 
 
-__all__ = ["call_constants", "constant_value", "declared", "torch_dtype"]
+__all__ = ["call_constants", "constant_value", "declared", "fresh_memory_filled", "torch_dtype"]

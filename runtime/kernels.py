@@ -13,8 +13,9 @@ Numerics follow PyTorch's CPU kernels where the IR leaves room:
 - f32 sums, products and scans accumulate in f64 and round once (torch's CPU
   cumsum does the same; for sums it is at least as accurate as torch's
   cascade sum); f64 stays f64; integer reductions wrap in their own type;
-- max/min reductions propagate NaN like `torch.amax`; argmax/argmin return
-  the first NaN or the first extreme.
+- max/min reductions propagate NaN like `torch.amax` and, of +0 and -0,
+  give the first in reduction order (as torch.amax/amin pick the first of
+  equal elements); argmax/argmin return the first NaN or the first extreme.
 
 Kernels run under the runner's `np.errstate(all="ignore")` (inf and NaN are
 values here, as in torch); called directly, NumPy may warn.
@@ -150,10 +151,9 @@ def reduce(
         source = x.astype(compute) if compute != dtype else x
         largest = kind == "max"
         function = np.max if largest else np.min
-        result = function(
-            source, axis=axes, keepdims=keepdim, initial=_max_identity(compute, largest)
-        )
-        return _rounded(result, dtype, out)
+        result = function(source, axis=axes, initial=_max_identity(compute, largest))
+        result = _first_zero(source, axes, np.asarray(result))
+        return _rounded(np.expand_dims(result, axes) if keepdim else result, dtype, out)
     if kind in ("any", "all"):
         logical = np.any if kind == "any" else np.all
         return np.asarray(logical(x.astype(BOOL, copy=False), axis=axes, keepdims=keepdim))
@@ -167,6 +167,18 @@ def reduce(
         arg = np.argmax if kind == "argmax" else np.argmin
         return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
     raise RduccError(f"unknown reduction kind '{kind}'")
+
+
+def _first_zero(source: np.ndarray, axes: tuple[int, ...], extreme: np.ndarray) -> np.ndarray:
+    """A max/min reduction's result with each zero taking the sign of the first
+    zero along the reduced axes (in row-major order), as torch.amax/amin pick
+    the first of equal elements: [+0, -0] gives +0, [-0, +0] gives -0."""
+    if source.dtype.kind != "f" or not axes or source.size == 0 or not np.any(extreme == 0):
+        return extreme
+    moved = np.moveaxis(source, axes, tuple(range(-len(axes), 0)))
+    rows = moved.reshape(*extreme.shape, -1)
+    first = np.take_along_axis(rows, np.argmax(rows == 0, axis=-1)[..., None], axis=-1)[..., 0]
+    return np.where(extreme == 0, first, extreme)
 
 
 def _rounded(result: Any, dtype: np.dtype, out: np.ndarray | None) -> np.ndarray:

@@ -19,9 +19,9 @@ import math
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,8 @@ from rducc.deploy.manifest import (
     load_manifest,
 )
 from rducc.errors import RduccError
-from rducc.targets import Target, load_target
+from rducc.files import file_session, replace_directory, staging_directory
+from rducc.targets import Target, check_compilable, load_target
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -129,15 +130,19 @@ _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
 
 
 def hbm_reserve_bytes(spec: str, hbm_bytes: int) -> int:
-    """--hbm-reserve: a fraction below 1 of `hbm_bytes`, or bytes (with a unit)."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", spec)
+    """--hbm-reserve: a fraction below 1 of `hbm_bytes`, or bytes (with a unit),
+    read as an exact decimal (0.99999999999999999 is a fraction, 1e400 bytes more
+    than any HBM), rounded down to whole bytes."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", spec)
     if match is None or match.group(2).upper() not in _UNITS:
         raise RduccError(f"--hbm-reserve {spec}: give a fraction of HBM (0.25) or bytes (16000000000, 16GB, 16GiB)")
-    number, unit = float(match.group(1)), match.group(2).upper()
-    reserve = int(number * hbm_bytes) if number < 1 and not unit else int(number * _UNITS[unit])
-    if reserve > hbm_bytes:
-        raise RduccError(f"--hbm-reserve {spec}: {reserve} bytes is more than the system's HBM ({hbm_bytes} bytes)")
-    return reserve
+    number, unit = Decimal(match.group(1)), match.group(2).upper()
+    if number < 1 and not unit:
+        return int(number * hbm_bytes)  # below hbm_bytes: exact in 28 digits
+    if number > Decimal(hbm_bytes) / _UNITS[unit]:
+        shown = f"{int(number * _UNITS[unit])} bytes" if number.adjusted() < 30 else "that"
+        raise RduccError(f"--hbm-reserve {spec}: {shown} is more than the system's HBM ({hbm_bytes} bytes)")
+    return int(number * _UNITS[unit])
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,8 @@ def _tensor_bytes(meta: dict, where: str) -> int:
     sizes = [size.get("as_int") for size in meta["sizes"]]
     if any(not isinstance(size, int) for size in sizes):
         raise RduccError(f"{where}: a weight of symbolic shape")
+    if any(size < 0 for size in sizes):
+        raise ValueError(f"a weight of negative size {sizes}")
     return math.prod(sizes) * torch.empty((), dtype=_SERIALIZE_TO_TORCH_DTYPE[meta["dtype"]]).element_size()
 
 
@@ -194,12 +201,25 @@ def archive_facts(path: str | Path, known: dict[str, ArchiveFacts] | None = None
 
     `known` caches the facts by the raw bytes' hash: copies of one archive are
     read without parsing their graph again."""
-    import json
-
     text, constants = _program_bytes(path)
     raw = hashlib.sha256(text + b"\0" + constants).hexdigest()
     if known is not None and raw in known:
         return known[raw]
+    try:
+        facts = _facts_of(text, constants, path)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, StopIteration, RecursionError) as error:
+        reason = f"{type(error).__name__}: {error}" if isinstance(error, KeyError | StopIteration) else str(error)
+        raise RduccError(f"{path}: models/model.json is not a program torch.export wrote "
+                         f"({reason.splitlines()[0] if reason else type(error).__name__})") from None
+    if known is not None:
+        known[raw] = facts
+    return facts
+
+
+def _facts_of(text: bytes, constants: bytes, path: str | Path) -> ArchiveFacts:
+    """`archive_facts` of the serialized program `text` (any malformed field raises)."""
+    import json
+
     program = json.loads(text)
     module = program["graph_module"]
     values = module["graph"]["tensor_values"]
@@ -216,10 +236,7 @@ def archive_facts(path: str | Path, known: dict[str, ArchiveFacts] | None = None
                                                                   "tensor_values": shapes}}}
     digest = hashlib.sha256(json.dumps(structure, sort_keys=True).encode())
     digest.update(constants)
-    facts = ArchiveFacts(digest.hexdigest(), weight_bytes, on_meta)
-    if known is not None:
-        known[raw] = facts
-    return facts
+    return ArchiveFacts(digest.hexdigest(), weight_bytes, on_meta)
 
 
 def _tokens_per_call(program) -> int:
@@ -256,14 +273,21 @@ def _check_ddr(sizes: Sequence[tuple[str, int]], target: Target) -> int:
 
 def _check_out_dir(out: Path, force: bool, inputs: Sequence[str]) -> None:
     """-o names a directory that can be made, is empty or replaced (--force),
-    and holds none of the inputs (replacing it would delete them)."""
-    if out.exists() and not out.is_dir():
+    and holds none of the inputs (replacing it would delete them). A symbolic
+    link is followed: the directory it points to is what is made or replaced."""
+    from rducc.files import directory_destination, link_loop
+
+    if link_loop(out):
+        raise RduccError(f"-o {out}: a loop of symbolic links")
+    final = directory_destination(out)
+    if final.exists() and not final.is_dir():
         raise RduccError(f"-o {out}: it is a file; -o takes the deployment directory")
-    if not out.resolve().parent.is_dir():
-        raise RduccError(f"-o {out}: directory {out.parent} does not exist")
-    if out.is_dir() and any(out.iterdir()) and not force:
+    if not Path(os.path.realpath(final)).parent.is_dir():
+        raise RduccError(f"-o {out}: directory {final.parent} does not exist")
+    if final.is_dir() and any(final.iterdir()) and not force:
         raise RduccError(f"-o {out}: the directory is not empty; --force replaces it")
-    inside = [p for p in inputs if p and Path(p).exists() and out.resolve() in Path(p).resolve().parents]
+    real = Path(os.path.realpath(final))
+    inside = [p for p in inputs if p and Path(p).exists() and real in Path(os.path.realpath(p)).parents]
     if inside:
         raise RduccError(f"-o {out} holds the input {inside[0]}; replacing the directory would delete it")
 
@@ -276,8 +300,13 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     (load, compile or reuse, write, drop): a model whose archive has an
     earlier model's signature (`archive_facts`) reuses its compiled program."""
     options = options or DeployOptions()
-    out = Path(out_dir)
+    with file_session():  # no output may be an input
+        return _deploy(specs, Path(out_dir), options)
+
+
+def _deploy(specs: Sequence[str], out: Path, options: DeployOptions) -> Deployment:
     target = load_target(options.target)
+    check_compilable(target)
     sources = model_sources(specs)
     _check_routers(options.routers, [name for name, _ in sources])
     hbm = target.sockets * target.hbm_bytes
@@ -287,7 +316,7 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
     sizes = [(name, facts[name].weight_bytes) for name, _ in sources]
     _check_ddr(sizes, target)
     resident = residency_plan(sizes, hbm - reserve, options.routers)
-    staging = Path(tempfile.mkdtemp(dir=out.resolve().parent, prefix=f".{out.name}.", suffix=".tmp"))
+    staging = staging_directory(out)
     try:
         compiler = _Compiler(target, options.opt_level, staging)
         compiled = {name: compiler.model(name, path, facts[name]) for name, path in sources}
@@ -300,7 +329,7 @@ def deploy(specs: Sequence[str], out_dir: str | Path, options: DeployOptions | N
         deployment = Deployment(options.target, target.sockets, target.sockets * target.ddr_bytes, hbm, reserve,
                                 hbm - reserve, EVICTION, models, out)
         _write_manifest(staging, deployment)
-        _replace_dir(staging, out)
+        replace_directory(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -367,7 +396,20 @@ class _Compiler:
     def model(self, name: str, path: str, facts: ArchiveFacts) -> _Compiled:
         """Write NAME.mlir and NAME.safetensors (none for a model on the meta
         device): the signature's program when compiled before, else a compile.
-        Only one model's program is loaded at a time."""
+        Only one model's program is loaded at a time. Any error names the model."""
+        try:
+            return self._model(name, path, facts)
+        except RduccError as error:
+            message = str(error)
+            raise RduccError(message if message.startswith(f"model '{name}'") else f"model '{name}': {message}") \
+                from None
+        except (KeyboardInterrupt, OSError, RecursionError):
+            raise
+        except Exception as error:  # a bug in rducc: the CLI's internal error names the model it compiled
+            error.add_note(f"while deploying model '{name}' ({path})")
+            raise
+
+    def _model(self, name: str, path: str, facts: ArchiveFacts) -> _Compiled:
         from rducc.frontend.loader import load_exported_program
         from rducc.weights import program_weights
 
@@ -385,10 +427,7 @@ class _Compiler:
     def _compile(self, name: str, program, key: tuple[str, bool]) -> _Compiled:
         from rducc.driver import CompileOptions, compile_module
 
-        try:
-            result = compile_module(program, CompileOptions(self.target, self.opt_level))
-        except RduccError as error:
-            raise RduccError(f"model '{name}': {error}") from None
+        result = compile_module(program, CompileOptions(self.target, self.opt_level))
         self.compiles += 1
         modeled = modeled_times(result.module, self.target, _tokens_per_call(result.exported))
         compiled = _Program(result.module, _weight_specs(result.weights), code_key(result.module), modeled)
@@ -413,29 +452,6 @@ class _Compiler:
             outputs.insert(0, (str(self.staging / weights_file), weights_writer(weights)))
         write_together(outputs)
         return _Compiled(compiled.code_key, weights_file, compiled.modeled)
-
-
-def _replace_dir(staging: Path, out: Path) -> None:
-    """Rename the finished `staging` directory to `out`, replacing what was there."""
-    os.chmod(staging, 0o777 & ~_umask())
-    if not out.exists():
-        os.rename(staging, out)
-        return
-    old = Path(tempfile.mkdtemp(dir=out.resolve().parent, prefix=f".{out.name}.", suffix=".old"))
-    os.rmdir(old)
-    os.rename(out, old)
-    try:
-        os.rename(staging, out)
-    except BaseException:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def deployed_program(directory: str | Path, model: str | None) -> Path:

@@ -8,7 +8,6 @@ the serving simulation (rducc.deploy.serving) read it, through this one reader.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +22,12 @@ DEFAULT_HBM_RESERVE = 0.25
 """Share of the system's HBM kept free for activations and KV caches by default."""
 EVICTION = "lru"
 MAX_MANIFEST_BYTES = 64 << 20
+MODELED_S = (1e-12, 3600.0)
+"""A modeled time (a call, a token's prefill, a decode step) lies between a
+picosecond and an hour: a time of 0 or past an hour would make a serving
+simulation's figures infinite."""
+MAX_NUMBER = 1 << 53
+"""A manifest's numbers (bytes, counts) are at most 2^53: exact as floats."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 """A model name: it names the model's files in the deployment directory."""
 
@@ -78,7 +83,9 @@ class Deployment:
     def to_json(self) -> str:
         data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
         data |= {k: v for k, v in asdict(self).items() if k != "directory"}
-        return json.dumps(data, indent=2) + "\n"
+        from rducc.files import json_text
+
+        return json_text(data, "the deployment manifest")
 
 
 # --------------------------------------------------------------------------
@@ -106,6 +113,12 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(dict.fromkeys(names[k] for k in kinds if not (k is int and float in kinds)))
 
 
+def _shown(value: int | float) -> str:
+    """A number for a message: a huge integer by its digits, not all of them."""
+    text = str(value) if not isinstance(value, int) or value.bit_length() < 200 else ""
+    return text if text and len(text) <= 40 else f"a number of {len(str(value)) if text else 'over 60'} digits"
+
+
 def _checked(data: object, fields: dict[str, type | tuple[type, ...]], where: str) -> dict[str, Any]:
     """`data` as an object holding exactly `fields`, each of its type."""
     if not isinstance(data, dict):
@@ -122,8 +135,10 @@ def _checked(data: object, fields: dict[str, type | tuple[type, ...]], where: st
         is_bool = isinstance(value, bool)
         if not isinstance(value, kinds) or (is_bool and bool not in kinds):
             raise RduccError(f"{where}: field '{name}' must be {_type_name(kind)}, got {json.dumps(value)[:40]}")
-        if isinstance(value, int | float) and not is_bool and (not math.isfinite(value) or value < 0):
-            raise RduccError(f"{where}: field '{name}' must be a finite number >= 0, got {value}")
+        if isinstance(value, int | float) and not is_bool and not 0 <= value:  # NaN too
+            raise RduccError(f"{where}: field '{name}' must be a finite number >= 0, got {_shown(value)}")
+        if isinstance(value, int | float) and not is_bool and value > MAX_NUMBER:
+            raise RduccError(f"{where}: field '{name}' must be at most 2^53 ({MAX_NUMBER}), got {_shown(value)}")
     return data
 
 
@@ -146,6 +161,10 @@ def _read_model(data: object, index: int, directory: Path | None, where: str) ->
         if fields["weights"] is not None:
             _model_file(directory, fields["weights"], here, "weights")
     modeled = Modeled(**_checked(fields["modeled"], _MODELED_FIELDS, f"{here}: modeled"))
+    for name in ("forward_s", "prefill_s_per_token", "decode_step_s"):
+        if not MODELED_S[0] <= getattr(modeled, name) <= MODELED_S[1]:
+            raise RduccError(f"{here}: modeled: field '{name}' must be a time from {MODELED_S[0]:g} s to "
+                             f"{MODELED_S[1]:g} s, got {getattr(modeled, name)}")
     if modeled.tokens_per_call < 1:
         raise RduccError(f"{here}: modeled: field 'tokens_per_call' must be >= 1, got {modeled.tokens_per_call}")
     return DeployedModel(**(fields | {"modeled": modeled}))
@@ -172,6 +191,8 @@ def load_manifest(path: str | Path, check_files: bool = True) -> Deployment:
         data = json.loads(read_text(file, "deployment manifest", MAX_MANIFEST_BYTES))
     except (json.JSONDecodeError, RecursionError) as error:
         raise RduccError(f"{where}: not a JSON deployment manifest ({error})") from None
+    except ValueError:  # an integer literal of more digits than Python converts
+        raise RduccError(f"{where}: not a JSON deployment manifest (a number too long to read)") from None
     if isinstance(data, dict) and "format" in data and data["format"] != FORMAT:
         raise RduccError(f"{where}: format {json.dumps(data.get('format'))[:40]} is not '{FORMAT}'")
     if isinstance(data, dict) and "version" in data and data["version"] != VERSION:
@@ -180,8 +201,20 @@ def load_manifest(path: str | Path, check_files: bool = True) -> Deployment:
     top = _checked(data, _TOP_FIELDS, where)
     models = [_read_model(m, i, file.parent if check_files else None, where) for i, m in enumerate(top["models"])]
     _check_models(models, where)
+    _note_model_files(models, file.parent)
     top = {k: v for k, v in top.items() if k not in ("format", "version", "models")}
     return Deployment(**top, models=models, directory=file.parent)
+
+
+def _note_model_files(models: list[DeployedModel], directory: Path) -> None:
+    """Every file of the deployment is an input of the run that reads it: no
+    output may replace one (rducc.files.note_input), whether or not it is read."""
+    from rducc.files import note_input
+
+    for model in models:
+        for role, name in (("program", model.program), ("weights file", model.weights)):
+            if name and "\0" not in name and Path(name).name == name and (directory / name).exists():
+                note_input(directory / name, f"the deployment's {role}")
 
 
 def _check_models(models: list[DeployedModel], where: str) -> None:

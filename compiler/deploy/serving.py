@@ -20,9 +20,12 @@ trace; docs/serving.md states every rule. In short:
   never evicted.
 - **Eviction**: to make room the copy evicts models by a policy: `lru`
   (least recently used, the default), `fifo` (loaded earliest) or `lfu`
-  (fewest uses, then least recent); a model some waiting request needs goes
-  only when no other can (else a model just copied in, not yet used, would be
-  the first `lfu` victim).
+  (fewest uses, then least recent). Never evicted: the model being computed,
+  the model being copied in, and a model a request ahead in line of the one
+  being fetched waits for (so a model copied in stays until the requests that
+  fetched it have run: copies never exceed model uses). A model only later
+  requests wait for goes only when no other can. When the room is held, the
+  copy waits.
 - **Compute**: one batch at a time on the whole system (each model is spread
   over all sockets). Static batching: when the system is free it takes the
   model of the oldest waiting request whose model is in HBM and up to
@@ -39,8 +42,11 @@ trace; docs/serving.md states every rule. In short:
 
 from __future__ import annotations
 
+import heapq
+import io
 import json
 import math
+from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,6 +66,8 @@ MAX_TRACE_BYTES = 1 << 28
 TRACE_FIELDS = ("id", "model", "prompt_tokens", "output_tokens", "arrival_s", "router")
 MAX_TOKENS = 1 << 24
 """Tokens of one request at most (prompt or output): far past any context window."""
+MAX_ARRIVAL_S = 1e7
+"""The latest arrival (about 116 days): times stay exact to nanoseconds."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +150,7 @@ def _trace_error(path: str | Path, line: int, problem: str) -> RduccError:
 def _tokens(record: dict[str, Any], key: str, path: str | Path, line: int) -> int:
     value = record.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOKENS:
-        raise _trace_error(path, line, f"'{key}' must be a whole number from 1 to {MAX_TOKENS}, got {value!r}")
+        raise _trace_error(path, line, f"'{key}' must be a whole number from 1 to {MAX_TOKENS}, got {_shown(value)}")
     return value
 
 
@@ -164,13 +172,20 @@ def parse_request(record: Any, path: str | Path, line: int, models: dict[str, Se
         raise _trace_error(path, line, f"'router' {router!r} is not a router model of the deployment "
                                        f"(routers: {', '.join(routers) or 'none'})")
     arrival = record.get("arrival_s")
-    if isinstance(arrival, bool) or not isinstance(arrival, int | float) or not 0 <= arrival < math.inf:
-        raise _trace_error(path, line, f"'arrival_s' must be a finite number >= 0, got {arrival!r}")
+    if isinstance(arrival, bool) or not isinstance(arrival, int | float) or not 0 <= arrival <= MAX_ARRIVAL_S:
+        raise _trace_error(path, line, f"'arrival_s' must be a number of seconds from 0 to {MAX_ARRIVAL_S:g}, "
+                                       f"got {_shown(arrival)}")
     ident = record.get("id", str(line))
     if not isinstance(ident, str | int) or isinstance(ident, bool):
-        raise _trace_error(path, line, f"'id' must be a string, got {ident!r}")
+        raise _trace_error(path, line, f"'id' must be a string, got {_shown(ident)}")
     return Request(str(ident), model, _tokens(record, "prompt_tokens", path, line),
                    _tokens(record, "output_tokens", path, line), float(arrival), router, line)
+
+
+def _shown(value: object) -> str:
+    """A value for a message, cut short (a JSON integer may have thousands of digits)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else "a number of over 60 digits"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _names(models: dict[str, ServedModel]) -> str:
@@ -189,8 +204,9 @@ def read_trace(path: str | Path, models: Sequence[ServedModel]) -> list[Request]
             continue
         try:
             record = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as error:
-            message = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+        except (json.JSONDecodeError, RecursionError, ValueError) as error:
+            message = (error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+                       if isinstance(error, RecursionError) else "a number too long to read")
             raise _trace_error(path, number, f"not a JSON object ({message}); a trace is JSONL, "
                                              "one request object a line") from None
         request = parse_request(record, path, number, by_name)
@@ -219,6 +235,8 @@ class _Job:
     ready_s: float
     expert: bool
     hit: bool = False
+    number: int = 0
+    """Its place in line: jobs are numbered as they become ready."""
 
 
 @dataclass
@@ -316,12 +334,14 @@ class ServingReport:
         }
 
     def to_json(self) -> str:
-        return json.dumps({
-            "memory": asdict(self.memory), "eviction": self.eviction, "max_batch": self.max_batch,
-            "batching": "static", "totals": self.totals(), "notes": self.notes,
-            "requests": [{**asdict(r), "ttft_s": r.ttft_s, "tpot_s": r.tpot_s} for r in self.results],
-            "events": [asdict(e) for e in self.events],
-        }, indent=1) + "\n"
+        """The report as strict JSON (no NaN or Infinity), a request or an event a line."""
+        from rducc.files import json_rows_text
+
+        head = {"memory": asdict(self.memory), "eviction": self.eviction, "max_batch": self.max_batch,
+                "batching": "static", "totals": self.totals(), "notes": self.notes}
+        requests = [{**vars(r), "ttft_s": r.ttft_s, "tpot_s": r.tpot_s} for r in self.results]
+        return json_rows_text(head, {"requests": requests, "events": [dict(vars(e)) for e in self.events]},
+                              "the serving report")
 
     def table(self, rows: int = 40) -> str:
         """The per-request table (the first `rows`) and the totals, as text."""
@@ -356,14 +376,66 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+class _Waiting:
+    """The waiting jobs, by model in the order they became ready; the oldest one
+    whose model is in HBM, and the oldest whose model is not, found in O(log n)
+    (two heaps of (first job's number, model), stale entries skipped)."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, deque[_Job]] = defaultdict(deque)
+        self.count = 0
+        self._heaps: dict[bool, list[tuple[int, str]]] = {True: [], False: []}
+        self._next = 0
+
+    def add(self, job: _Job, in_hbm: bool) -> None:
+        job.number, self._next = self._next, self._next + 1
+        queue = self.jobs[job.model]
+        queue.append(job)
+        self.count += 1
+        if len(queue) == 1:
+            heapq.heappush(self._heaps[in_hbm], (job.number, job.model))
+
+    def take(self, model: str, most: int) -> list[_Job]:
+        """The first `most` jobs of `model` (in HBM), out of the queue."""
+        queue = self.jobs[model]
+        taken = [queue.popleft() for _ in range(min(most, len(queue)))]
+        self.count -= len(taken)
+        self.moved(model, True)
+        return taken
+
+    def moved(self, model: str, in_hbm: bool) -> None:
+        """`model` entered (True) or left HBM, or its first job changed."""
+        queue = self.jobs.get(model)
+        if queue:
+            heapq.heappush(self._heaps[in_hbm], (queue[0].number, model))
+
+    def oldest(self, in_hbm: bool, hbm: dict[str, _Slot]) -> _Job | None:
+        """The oldest waiting job whose model is (or is not) in HBM."""
+        heap = self._heaps[in_hbm]
+        while heap:
+            number, model = heap[0]
+            queue = self.jobs.get(model)
+            if queue and queue[0].number == number and (model in hbm) == in_hbm:
+                return queue[0]
+            heapq.heappop(heap)
+        return None
+
+    def first_number(self, model: str) -> int | None:
+        """The number of `model`'s oldest waiting job, None when none waits."""
+        queue = self.jobs.get(model)
+        return queue[0].number if queue else None
+
+
 class _Simulation:
     """The state of one run: waiting jobs, HBM contents, the copy engine, the compute units."""
 
     def __init__(self, models: Sequence[ServedModel], memory: Memory, eviction: str, max_batch: int):
         self.models = {m.name: m for m in models}
         self.memory, self.eviction, self.max_batch = memory, eviction, max_batch
-        self.waiting: list[_Job] = []
+        self.waiting = _Waiting()
         self.hbm: dict[str, _Slot] = {}
+        self.used_bytes = 0
+        """Weights in HBM and being copied in."""
         self.copy: tuple[str, float] | None = None  # (model, end)
         self.batch: tuple[list[_Job], float] | None = None  # (jobs, end)
         self.events: list[Event] = []
@@ -375,15 +447,10 @@ class _Simulation:
 
     def _preload(self) -> None:
         """Resident models start in HBM, in manifest order while the budget holds them."""
-        used = 0
         for model in self.models.values():
-            if model.resident and used + model.weight_bytes <= self.memory.hbm_weight_budget_bytes:
+            if model.resident and self.used_bytes + model.weight_bytes <= self.memory.hbm_weight_budget_bytes:
                 self.hbm[model.name] = _Slot(0.0, 0.0)
-                used += model.weight_bytes
-
-    def _used_bytes(self) -> int:
-        held = [*self.hbm, *([self.copy[0]] if self.copy else [])]
-        return sum(self.models[name].weight_bytes for name in held)
+                self.used_bytes += model.weight_bytes
 
     def enqueue(self, job: _Job) -> None:
         job.hit = job.model in self.hbm
@@ -391,17 +458,28 @@ class _Simulation:
         self.uses += 1
         if job.expert:
             self.expert_hit[job.request] = job.hit
-        self.waiting.append(job)
+        self.waiting.add(job, job.hit)
+
+    def start_work(self, now: float) -> None:
+        """Start a batch and a copy where the units are free, the oldest waiting job
+        first: when its model is not in HBM, its copy is started (or waits for
+        room) before a batch of a model that only jobs behind it wait for begins
+        and holds that model's room (a stream of such jobs would starve it)."""
+        fetched, ready = self.waiting.oldest(False, self.hbm), self.waiting.oldest(True, self.hbm)
+        if fetched is not None and (ready is None or fetched.number < ready.number):
+            self.start_copy(now)
+            self.start_batch(now)
+        else:
+            self.start_batch(now)
+            self.start_copy(now)
 
     def start_batch(self, now: float) -> None:
         """The oldest waiting job whose model is in HBM, and its model's next jobs."""
-        ready = [job for job in self.waiting if job.model in self.hbm]
-        if self.batch is not None or not ready:
+        first = self.waiting.oldest(True, self.hbm) if self.batch is None else None
+        if first is None:
             return
-        model = self.models[ready[0].model]
-        jobs = [job for job in ready if job.model == model.name][: self.max_batch]
-        for job in jobs:
-            self.waiting.remove(job)
+        model = self.models[first.model]
+        jobs = self.waiting.take(model.name, self.max_batch)
         prefill_end = now + sum(job.prompt_tokens for job in jobs) * model.prefill_s_per_token
         end = prefill_end + (max(job.output_tokens for job in jobs) - 1) * model.decode_step_s
         for job in jobs:
@@ -415,28 +493,41 @@ class _Simulation:
 
     def start_copy(self, now: float) -> None:
         """Copy in the model of the oldest waiting job whose model is not in HBM,
-        evicting by the policy (never the model being computed); wait if it cannot fit."""
-        missing = [job for job in self.waiting if job.model not in self.hbm]
-        if self.copy is not None or not missing:
+        evicting by the policy what may go (`_evictable`); wait if it cannot fit."""
+        fetched = self.waiting.oldest(False, self.hbm) if self.copy is None else None
+        if fetched is None:
             return
-        model = self.models[missing[0].model]
-        busy = self.batch[0][0].model if self.batch else None
-        needed = {job.model for job in self.waiting}
-        victims = sorted((name for name in self.hbm if name != busy),
-                         key=lambda name: (name in needed, *self._eviction_key(name)))
-        free = self.memory.hbm_weight_budget_bytes - self._used_bytes()
+        model = self.models[fetched.model]
+        victims = sorted(self._evictable(fetched),
+                         key=lambda name: (self.waiting.first_number(name) is not None, *self._eviction_key(name)))
+        free = self.memory.hbm_weight_budget_bytes - self.used_bytes
         chosen = []
         while free < model.weight_bytes and victims:
             chosen.append(victims.pop(0))
             free += self.models[chosen[-1]].weight_bytes
         if free < model.weight_bytes:
-            return  # the model being computed holds the room: wait for its batch to end
+            return  # models computed or waited for hold the room: wait for their batches
         for name in chosen:
             del self.hbm[name]
+            self.used_bytes -= self.models[name].weight_bytes
+            self.waiting.moved(name, False)
             self.events.append(Event("evict", name, now, now))
         end = now + self.memory.copy_s(model.weight_bytes)
         self.copy = (model.name, end)
+        self.used_bytes += model.weight_bytes
         self.events.append(Event("copy", model.name, now, end))
+
+    def _evictable(self, fetched: _Job) -> list[str]:
+        """The models in HBM that may go to make room for `fetched`'s: not the one
+        being computed, nor one a job ahead of `fetched` in line waits for (every
+        such job's model is in HBM: `fetched` is the oldest whose model is not)."""
+        busy = self.batch[0][0].model if self.batch else None
+        evictable = []
+        for name in self.hbm:
+            first = self.waiting.first_number(name)
+            if name != busy and (first is None or first > fetched.number):
+                evictable.append(name)
+        return evictable
 
     def _eviction_key(self, name: str) -> tuple[float, ...]:
         slot = self.hbm[name]
@@ -451,6 +542,7 @@ class _Simulation:
         job queues its request's expert job."""
         if self.copy is not None and self.copy[1] <= now:
             self.hbm[self.copy[0]] = _Slot(now, now)
+            self.waiting.moved(self.copy[0], True)
             self.copy = None
         if self.batch is not None and self.batch[1] <= now:
             jobs, end = self.batch
@@ -474,13 +566,17 @@ def simulate(models: Sequence[ServedModel], requests: Sequence[Request], memory:
     if max_batch < 1:
         raise RduccError(f"--max-batch must be at least 1, got {max_batch}")
     for model in models:
+        times = (model.prefill_s_per_token, model.decode_step_s)
+        if not all(0 < time < math.inf for time in times):
+            raise RduccError(f"model '{model.name}': its modeled times must be finite and > 0, got "
+                             f"prefill {times[0]} s a token, decode step {times[1]} s")
         if model.weight_bytes > memory.hbm_weight_budget_bytes:
             raise RduccError(f"model '{model.name}' ({model.weight_bytes / 1e9:.2f} GB of weights) does not fit "
                              f"the HBM weight budget of {memory.target} "
                              f"({memory.hbm_weight_budget_bytes / 1e9:.2f} GB)")
     state = _Simulation(models, memory, eviction, max_batch)
     index, now = 0, 0.0
-    while index < len(requests) or state.waiting or state.copy or state.batch:
+    while index < len(requests) or state.waiting.count or state.copy or state.batch:
         state.finish_events(now, requests)
         while index < len(requests) and requests[index].arrival_s <= now:
             request = requests[index]
@@ -488,12 +584,13 @@ def simulate(models: Sequence[ServedModel], requests: Sequence[Request], memory:
             state.enqueue(_Job(index, first, request.prompt_tokens, 1 if request.router else request.output_tokens,
                                request.arrival_s, request.router is None))
             index += 1
-        state.start_batch(now)
-        state.start_copy(now)
+        state.start_work(now)
         arrival = requests[index].arrival_s if index < len(requests) else math.inf
         now = min(arrival, state.next_time())
         if now == math.inf:
             break
+    if state.waiting.count:  # every rule above lets a waiting job run in the end
+        raise AssertionError(f"serving simulation: {state.waiting.count} requests never ran")
     results = [RequestResult(r.id, r.model, r.router, r.arrival_s, state.first_token[i], state.finish[i],
                              r.output_tokens, state.expert_hit[i]) for i, r in enumerate(requests)]
     return ServingReport(memory, eviction, max_batch, results, state.events, state.hits, state.uses,
@@ -527,6 +624,13 @@ PLOT_MODELS = 40
 
 
 def write_timeline(report: ServingReport, path: str | Path) -> None:
+    """Write `timeline_png` to `path` (its directory made if missing)."""
+    from rducc.files import bytes_writer, write_together
+
+    write_together([(str(path), bytes_writer(timeline_png(report)))], [Path(path).parent])
+
+
+def timeline_png(report: ServingReport) -> bytes:
     """A PNG: one row per model (copies into HBM, batches computed, evictions), and
     each request's time to first token against its arrival."""
     try:
@@ -571,8 +675,10 @@ def write_timeline(report: ServingReport, path: str | Path) -> None:
     latency.set_ylabel("time to first token (ms)")
     latency.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(str(path))
+    stream = io.BytesIO()
+    fig.savefig(stream, format="png")
     plt.close(fig)
+    return stream.getvalue()
 
 
 # --------------------------------------------------------------------------
@@ -597,9 +703,20 @@ def simulate_deployment(directory: str, trace: str, target: str | None = None, e
                         max_batch: int = DEFAULT_MAX_BATCH, plot: str | None = None,
                         report_json: str | None = None) -> ServingReport:
     """Read DIR/manifest.json (only its `modeled` figures: no program or weights
-    file is read) and the trace, simulate, and write the plot and JSON report."""
-    from rducc.files import write_atomically
+    file is read, but none may be an output) and the trace, simulate, and write
+    the plot and JSON report together."""
+    from rducc.files import file_session
+
+    with file_session():  # no output may be the manifest, a file of the deployment, the trace, the target
+        return _simulate_deployment(directory, trace, target, eviction, max_batch, plot, report_json)
+
+
+def _simulate_deployment(directory: str, trace: str, target: str | None, eviction: str | None, max_batch: int,
+                         plot: str | None, report_json: str | None) -> ServingReport:
+    from rducc.files import Writer, bytes_writer, declare_outputs, text_writer, write_together
     from rducc.targets import load_target
+
+    declare_outputs([("--report-json", report_json), ("--plot", plot)])
 
     if not Path(directory).is_dir():
         raise RduccError(f"{directory}: not a deployment directory (rducc deploy ... -o DIR writes one)")
@@ -616,8 +733,10 @@ def simulate_deployment(directory: str, trace: str, target: str | None = None, e
     if chosen.name != built_for.name:
         report.notes.append(f"compute times modeled on {built_for.name}, scaled to {chosen.name} "
                             "(decode by HBM bandwidth, prefill by peak BF16 FLOP/s)")
-    if plot:
-        write_timeline(report, plot)
+    outputs: list[tuple[str, Writer]] = []
     if report_json:
-        write_atomically(report_json, report.to_json())
+        outputs.append((report_json, text_writer(report.to_json())))
+    if plot:
+        outputs.append((plot, bytes_writer(timeline_png(report))))
+    write_together(outputs, [Path(plot).parent] if plot else [])
     return report

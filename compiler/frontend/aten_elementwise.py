@@ -271,8 +271,8 @@ def convert_mul(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 
 _BINARY_FORMULAS: dict[str, Formula] = {
-    "aten.maximum.default": lambda b, xs: b.maximum(xs[0], xs[1]),
-    "aten.minimum.default": lambda b, xs: b.minimum(xs[0], xs[1]),
+    "aten.maximum.default": lambda b, xs: b.torch_extreme(xs[0], xs[1], largest=True),
+    "aten.minimum.default": lambda b, xs: b.torch_extreme(xs[0], xs[1], largest=False),
     "aten.pow.Tensor_Tensor": lambda b, xs: b.pow(xs[0], xs[1]),
     "aten.pow.Scalar": lambda b, xs: b.pow(xs[0], xs[1]),
 }

@@ -21,7 +21,7 @@ import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.rdu.aten import AtenOpAttr, NotCallable, is_tensor_type
+from rducc.dialects.rdu.aten import POINTWISE, AtenOpAttr, NotCallable, admitted, is_tensor_type, strings_admitted
 from rducc.dialects.rdu.pointwise import PointwiseCallOp, pointwise_overload
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, fake_value, node_arguments
 from rducc.frontend.host_ops import constant_attribute
@@ -48,9 +48,13 @@ def check_pointwise(node: torch.fx.Node) -> str | None:
     """Why the generic pointwise import cannot take this node (None: it can)."""
     try:
         op = _overload(node)
+        admission = admitted(POINTWISE, f"{op._schema.name}.{op._overloadname}")
     except NotCallable as error:
         return str(error)
     arguments = node_arguments(node)
+    strings = {name: constant_attribute(value) for name, value in arguments.items() if isinstance(value, str)}
+    if not strings_admitted({k: v for k, v in strings.items() if v is not None}, admission):
+        return "a string argument that is not one of the values rducc's pointwise allow-list names"
     shapes = []
     for argument in op._schema.arguments:
         value = arguments[argument.name]

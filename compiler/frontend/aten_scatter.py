@@ -128,9 +128,10 @@ def _scatter_mean(
 
     def divide(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         count = b.add(xs[1], b.constant(1, i64)) if include_self else xs[1]
-        divisor = b.cast(count, compute)
+        untouched = b.compare("eq", count, b.constant(0, i64))
+        divisor = b.cast(b.select(untouched, b.constant(1, i64), count), compute)  # never an integer x / 0
         quotient = b.div(xs[0], divisor) if is_float(compute) else b.floor_div(xs[0], divisor)
-        return b.select(b.compare("eq", count, b.constant(0, i64)), xs[0], quotient)
+        return b.select(untouched, xs[0], quotient)
 
     return g.map([total, counts], tensor_of(element, shape_of(total)), divide)
 

@@ -6,7 +6,9 @@ linalg factorization, `mode`, `histc`, `segment_reduce`, ...) becomes one
 
 - an `aten` overload with no converter, not tagged pointwise (pointwise ops
   are imported as scalar ops inside `rdu.map` bodies instead),
-- one a program may call: functional and deterministic (`rducc.dialects.rdu.aten.aten_overload`),
+- one a host call may run: on the host allow-list of `rducc.dialects.rdu.aten`
+  (a pure function of its tensor operands), with its string arguments values
+  the list names,
 - of static result shapes, known from the FX node's `meta['val']` (a
   data-dependent size is refused before this, as before),
 - with every non-tensor argument a constant an attribute can hold.
@@ -33,7 +35,17 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from rducc.dialects.rdu.aten import MEMORY_FORMATS, AtenOpAttr, NotCallable, aten_overload, holds, schema_of
+from rducc.dialects.rdu.aten import (
+    HOST,
+    MEMORY_FORMATS,
+    AtenOpAttr,
+    NotCallable,
+    admitted,
+    aten_overload,
+    holds,
+    schema_of,
+    strings_admitted,
+)
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.errors import RduccError
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
@@ -49,9 +61,11 @@ def host_fallback(node: torch.fx.Node) -> ConverterEntry | None:
         return None  # the pointwise path's (a scalar op in a map body)
     try:
         aten_overload(target._schema.name, target._overloadname)
+        admission = admitted(HOST, f"{target._schema.name}.{target._overloadname}")
     except NotCallable:
         return None
-    if _results(node) is None or _constants(node) is None:
+    constants = _constants(node)
+    if _results(node) is None or constants is None or not strings_admitted(constants, admission):
         return None
     return ConverterEntry(convert_host_call)
 

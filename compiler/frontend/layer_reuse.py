@@ -6,7 +6,8 @@ the same outlining decided before import, on the Core ATen FX graph: the
 first layer's nodes are imported once; every other layer is only checked to
 be the first with other weights (the same targets, argument structure,
 non-tensor arguments, shapes and dtypes, each node reading the node at the
-same place in its own layer or, one to one, a node from outside) and becomes
+same place in its own layer or, one to one, a node from outside of the same
+shape and dtype) and becomes
 a `func.call @layer` with its own values.
 
 The result is the IR `rdu-outline-layers` gives on the inline import (a test
@@ -102,6 +103,8 @@ class _Matcher:
             return at_a == at_b
         known_a, known_b = self.forward.get(a), self.backward.get(b)
         if known_a is None and known_b is None:
+            if _meta_signature(a.meta.get("val")) != _meta_signature(b.meta.get("val")):
+                return False  # an input of another shape or dtype: another layer
             self.forward[a], self.backward[b] = b, a
             return True
         return known_a is b and known_b is a

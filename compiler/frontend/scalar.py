@@ -301,6 +301,16 @@ class ScalarBuilder:
     def minimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self._binary(a, b, arith.MinimumfOp, arith.MinUIOp if _unsigned_compare(a.type) else arith.MinSIOp)
 
+    def torch_extreme(self, a: SSAValue, b: SSAValue, largest: bool) -> SSAValue:
+        """torch.maximum / torch.minimum: NaN when either is NaN, else the larger
+        (smaller), and on a tie the first operand, as torch's kernels pick
+        (`std::max`): `maximum(+0.0, -0.0)` is +0.0, `maximum(-0.0, +0.0)` is -0.0
+        (arith.maximumf would give +0.0 for both)."""
+        extreme = self.maximum(a, b) if largest else self.minimum(a, b)
+        if not is_float(a.type):
+            return extreme
+        return self.select(self.compare("eq", a, b), a, extreme)
+
     def compare(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
         """`predicate` is one of eq, ne, lt, le, gt, ge (ordered for floats; ne unordered)."""
         if is_float(a.type):

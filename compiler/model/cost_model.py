@@ -1014,6 +1014,9 @@ def estimate(module: ModuleOp, target: Target) -> Report:
         capacity = max(capacity, _int_attr(function, contracts.SRAM_CAPACITY))
     if not walk.kernels and any(isinstance(op, rdu.KernelOp) for op in module.walk()):
         raise RduccError("cost model: the module has rdu.kernel ops; lower it to 'memory' or 'placed' first")
+    if peak > target.sram_bytes:
+        raise RduccError(f"cost model: the program's SRAM plan needs {peak} bytes at its peak, more than "
+                         f"target {target.name}'s sram_bytes ({target.sram_bytes}); compile it for that target")
     kernels = kernel_costs(walk.kernels, target, capacity - peak if capacity else None)
     loops = walk.loops
     _count_savings(loops, walk.by_function, target)

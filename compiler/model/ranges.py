@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rducc.errors import RduccError
 from rducc.targets import Figure, Target
 
 Headline = Callable[[Any], float]
@@ -112,10 +113,20 @@ def _tornado(headline: HeadlineRange) -> str:
 
 
 def swing_runs(estimate: Estimate, target: Target) -> dict[str, tuple[Figure, Any, Any]]:
-    """Each ranged figure: the cost report with it at its low and at its high."""
-    return {name: (figure, estimate(target.with_value(name, figure.low)),
-                   estimate(target.with_value(name, figure.high)))
+    """Each ranged figure: the cost report with it at its low and at its high (an
+    end the program cannot be costed at is an error naming it)."""
+    return {name: (figure, _at(estimate, target, name, figure.low, "low"),
+                   _at(estimate, target, name, figure.high, "high"))
             for name, figure in target.ranged()}
+
+
+def _at(estimate: Estimate, target: Target, name: str, value: float, end: str) -> Any:
+    """The cost report with one figure at one end of its range."""
+    try:
+        return estimate(target.with_value(name, value))
+    except RduccError as error:
+        raise RduccError(f"{error} (with {name} at its {end}, {value:g}, of target {target.name}'s "
+                         "ranges)") from None
 
 
 def headline_ranges(estimate: Estimate, target: Target, headlines: Mapping[str, Headline] | None = None,

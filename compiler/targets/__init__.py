@@ -33,6 +33,17 @@ COMPARISON_TARGETS = ("dgx-h100", "dgx-a100")
 "DDR" is host memory over PCIe, for serving comparisons (docs/serving.md)."""
 
 
+def check_compilable(target: Target) -> None:
+    """Refuse compiling for a comparison target (a GPU node): its figures stand in
+    for a chip's only so that the serving simulation can cost a deployment on it."""
+    if target.source in COMPARISON_TARGETS or target.name in COMPARISON_TARGETS:
+        raise RduccError(
+            f"--target {target.name} is a GPU node for serving comparisons, not a chip rducc compiles for: "
+            f"compile or deploy for an sn40l target and compare with "
+            f"`rducc-run DIR --simulate --trace T --target {target.name}`"
+        )
+
+
 @dataclass(frozen=True)
 class Figure:
     """One figure of a target with where it comes from and the range it may lie in."""
@@ -177,6 +188,8 @@ RATE_RANGE = (1.0, 1e24)
 """Rates (FLOP/s, bytes/s) between 1 a second and 10^24 a second: an infinite or
 tiny one would make every modeled time 0 or inf (and percentages nan)."""
 MAX_LATENCY_S = 3600.0
+MAX_SITES = 1 << 24
+"""The most sites (PCUs and PMUs) a fabric may have: 16,000x the SN40L's 2,080."""
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -276,13 +289,41 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
         value = data.setdefault(name, default)
         if not isinstance(value, bool):
             raise RduccError(f"target file {path}: field '{name}' must be true or false, got {value!r}")
-    if data["fabric_cols"] % 2 or (data["fabric_rows"] * data["fabric_cols"] and
-                                   data["fabric_rows"] * data["fabric_cols"] < 2 * max(data["pcus"], data["pmus"])):
-        raise RduccError(f"target file {path}: the [fabric] grid needs an even number of columns and "
-                         f"a site for every PCU and PMU (2 x max(pcus, pmus) sites)")
-    if data["pmu_bytes"] > data["sram_bytes"]:
-        raise RduccError(f"target file {path}: field 'pmu_bytes' exceeds 'sram_bytes'")
+    _check_together(data, path)
+    _check_ends(data, data["ranges"], str(path))
     return data
+
+
+def _check_ends(data: dict[str, Any], ranges: tuple[tuple[str, Figure], ...], where: str) -> None:
+    """Each end of a range is a value the target may take (`--ranges` costs it):
+    the checks of several figures at once hold there too, the others at their value."""
+    for name, figure in ranges:
+        for end in ("low", "high"):
+            value = getattr(figure, end)
+            shown = str(value) if name in _INTEGER_FIELDS else f"{value:g}"
+            _check_together({**data, name: value}, where, f" with {name} at its {end} ({shown})")
+
+
+def _check_together(data: dict[str, Any], path: Path | str, where: str = "") -> None:
+    """The checks that take several figures at once, on one set of values (the
+    values, or one figure at an end of its range: `where` says which)."""
+    def bad(problem: str) -> RduccError:
+        return RduccError(f"target file {path}{where}: {problem}")
+
+    rows, cols = data["fabric_rows"], data["fabric_cols"]
+    if cols % 2 or (rows * cols and rows * cols < 2 * max(data["pcus"], data["pmus"])):
+        raise bad("the [fabric] grid needs an even number of columns and a site for every PCU and PMU "
+                  "(2 x max(pcus, pmus) sites)")
+    if not rows * cols and 2 * max(data["pcus"], data["pmus"]) > MAX_SITES:
+        raise bad(f"2 x max(pcus, pmus) sites is more than a fabric of {MAX_SITES} sites "
+                  "(give the [fabric] rows and cols)")
+    if data["pmu_bytes"] > data["sram_bytes"]:
+        raise bad("field 'pmu_bytes' exceeds 'sram_bytes'")
+    for bandwidth, efficiency in (("hbm_bandwidth", "hbm_efficiency"), ("ddr_bandwidth", "ddr_efficiency")):
+        rate = data[bandwidth] * data[efficiency]
+        if not RATE_RANGE[0] <= rate <= RATE_RANGE[1]:
+            raise bad(f"'{bandwidth}' x '{efficiency}' ({rate:g} bytes/s) must be between "
+                      f"{RATE_RANGE[0]:g} and {RATE_RANGE[1]:g} a second")
 
 
 def _figure(path: Path | str, shown_name: str, value: int | float, name: str = "") -> int | float:
@@ -361,6 +402,7 @@ def with_ranges_of(target: Target, other: Target) -> Target:
         value = getattr(target, name)
         ranges.append((name, Figure(value, min(found.low, value), max(found.high, value), found.source,
                                     found.assumed)))
+    _check_ends(figure_values(target), tuple(ranges), other.source or other.name)
     return replace(target, ranges=tuple(ranges))
 
 
@@ -381,4 +423,4 @@ def load_target(spec: str | Target = "sn40l") -> Target:
 
 
 __all__ = ["Target", "Figure", "load_target", "figure_values", "with_ranges_of", "BUILTIN_TARGETS",
-           "COMPARISON_TARGETS"]
+           "COMPARISON_TARGETS", "check_compilable"]

@@ -18,7 +18,17 @@ from pathlib import Path
 from rducc import __version__
 from rducc.dialects.contracts import Level, level_of, set_weights_file
 from rducc.errors import RduccError
-from rducc.files import check_distinct, check_writable, is_stream, text_writer, write_atomically, write_together
+from rducc.files import (
+    Writer,
+    check_directory_output,
+    check_distinct,
+    check_writable,
+    file_session,
+    is_stream,
+    json_text,
+    text_writer,
+    write_together,
+)
 from rducc.tools.entry import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -223,8 +233,10 @@ def _relative_to(weights: Path, output: str) -> str:
     return str(weights.resolve())
 
 
-def _write_outputs(output: str, text: str, weights_path: Path | None, weights: dict) -> None:
-    """The weights and the MLIR as one pair: both written, or neither replaced."""
+def _write_outputs(output: str, text: str, weights_path: Path | None, weights: dict,
+                   described: tuple[list[tuple[str, Writer]], list[str]] = ([], [])) -> None:
+    """The weights, the MLIR and what --report-json and --plot describe, as one:
+    all written, or none replaced."""
     if output != "-" and not Path(output).resolve().parent.is_dir():
         raise RduccError(f"cannot write {output}: directory {Path(output).parent} does not exist")
     outputs = [(output, text_writer(text))]
@@ -232,7 +244,8 @@ def _write_outputs(output: str, text: str, weights_path: Path | None, weights: d
         from rducc.weights import weights_writer  # here: ml_dtypes takes seconds to import
 
         outputs.insert(0, (str(weights_path), weights_writer(weights)))
-    write_together(outputs)
+    extra, directories = described
+    write_together(outputs + extra, directories)
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -274,23 +287,22 @@ class Progress:
             sys.stderr.flush()
 
 
-def _describe(module, target, args: argparse.Namespace) -> None:
-    """--report, --report-json and --plot, from the placed program."""
-    import json
-
+def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str, Writer]], list[str], str]:
+    """--report-json and --plot's files (written with the MLIR) and --report's text,
+    from the placed program."""
     from rducc.model.cost_model import estimate
     from rducc.tools.report import compile_report, report_dict
 
     report = estimate(module, target)
-    if args.report:
-        stream = sys.stderr if args.output == "-" else sys.stdout
-        stream.write(compile_report(module, report))
+    outputs: list[tuple[str, Writer]] = []
     if args.report_json:
-        write_atomically(args.report_json, json.dumps(report_dict(module, report), indent=2) + "\n")
+        outputs.append((args.report_json, text_writer(json_text(report_dict(module, report), "--report-json"))))
     if args.plot:
-        from rducc.tools.plots import write_plots
+        from rducc.tools.plots import plot_outputs
 
-        write_plots(module, report, Path(args.plot), args.plot_kernel)
+        outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
+    text = compile_report(module, report) if args.report else ""
+    return outputs, [args.plot] if args.plot else [], text
 
 
 def _chosen_passes(args: argparse.Namespace) -> list | None:
@@ -373,22 +385,24 @@ def _check_output_names(args: argparse.Namespace) -> None:
 
 
 def check_plot_options(plot: str | None, kernel: str | None) -> None:
-    """--plot names a directory (or nothing yet); --plot-kernel comes with --plot."""
-    if plot is not None and Path(plot).exists() and not Path(plot).is_dir():
-        raise RduccError(f"--plot {plot}: it is a file; --plot takes a directory (made if missing)")
+    """--plot names a directory, or one that can be made (it is made only when the
+    pictures are written, with the other outputs); --plot-kernel comes with --plot."""
+    if plot is not None:
+        check_directory_output(plot, "--plot")
     if kernel is not None and plot is None:
         raise RduccError("--plot-kernel needs --plot DIR")
 
 
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
-    from rducc.targets import load_target
+    from rducc.targets import check_compilable, load_target
 
     if _info(args):
         return
     if args.input is None:
         raise RduccError("no input file given (usage: rducc model.pt2 -o out.mlir)")
     target = load_target(args.target)
+    check_compilable(target)
     tp, pp = _split(args, target)
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
@@ -415,8 +429,13 @@ def _run(args: argparse.Namespace) -> None:
             set_weights_file(module, _relative_to(weights_path, args.output))
         with times.stage("print"):
             text = module_text(module, locations=not args.no_locations)
+        extra: list[tuple[str, Writer]] = []
+        directories: list[str] = []
+        report_text = ""
+        if args.report or args.report_json or args.plot:
+            extra, directories, report_text = _describe(module, target, args)
         with times.stage("write"):
-            _write_outputs(args.output, text, weights_path, weights)
+            _write_outputs(args.output, text, weights_path, weights, (extra, directories))
     finally:
         progress.done()  # clear the progress line, before any error message too
     host_warning = host_ops_warning(module)
@@ -425,8 +444,8 @@ def _run(args: argparse.Namespace) -> None:
     if weights and args.output == "-" and weights_path is None:
         print("rducc: note: the weights were not written (the MLIR went to standard output); "
               "rducc-run needs them: pass --weights FILE, or -o FILE.mlir", file=sys.stderr)
-    if args.report or args.report_json or args.plot:
-        _describe(module, target, args)
+    if report_text:
+        (sys.stderr if args.output == "-" else sys.stdout).write(report_text)
     if args.timings:
         print(times.report(), file=sys.stderr)
 
@@ -439,7 +458,8 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
     try:
-        action()
+        with file_session():  # no output may be a file the run reads
+            action()
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     except RduccError as error:
         if debug:
@@ -464,8 +484,9 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
     except Exception as error:  # a bug in rducc: say so, briefly
         if debug:
             traceback.print_exc()
+        notes = "".join(f" ({note})" for note in getattr(error, "__notes__", ()))
         print(
-            f"{tool}: internal error: {type(error).__name__}: {error}\n"
+            f"{tool}: internal error: {type(error).__name__}: {error}{notes}\n"
             "This is a bug in rducc; please report it with the model and the command "
             "(rerun with --debug for the traceback).",
             file=sys.stderr,

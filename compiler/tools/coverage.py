@@ -58,9 +58,11 @@ OTHER_GAPS: dict[str, str] = {
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",
     "ops with no converter": "run on the host CPU (`rdu.host_call`: torch's CPU kernel, operands and results over"
-    " the host link, the round trip in the cost model) when functional, deterministic, not pointwise and of static"
-    " result shapes: linalg factorizations (svd, eigh, qr, lu, pinv, ...), mode, masked_scatter, segment_reduce,"
-    " ...; `rducc` prints one warning line naming them; `--no-host-ops` (`host_ops=False`) refuses them instead",
+    " the host link, the round trip in the cost model) when on the host-call allow-list"
+    " (dialects/rdu/aten_allowlist.txt: functional, deterministic, not pointwise, a pure function of its tensor"
+    " operands) and of static result shapes: linalg factorizations (svd, eigh, qr, lu, pinv, ...), mode,"
+    " masked_scatter, segment_reduce, ...; `rducc` prints one warning line naming them; `--no-host-ops`"
+    " (`host_ops=False`) refuses them instead",
     "training mode": "batch norm in training mode compiled (batch statistics; running mean, variance and"
     " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
     " AlphaDropout, RReLU) left in training mode is refused: export the model in eval() mode",

@@ -31,7 +31,7 @@ from rducc.diagnostics import (
 from rducc.dialects import ALL_DIALECTS
 from rducc.dialects.program import check_loop_steps
 from rducc.errors import RduccError
-from rducc.files import write_atomically
+from rducc.files import check_writable, declare_outputs, write_atomically
 from rducc.passes import ALL_PASSES
 from rducc.pipeline import run_passes
 from rducc.tools.options import spelled_as_documented
@@ -187,6 +187,11 @@ def _run(args: list[str]) -> None:
 
             print(list_passes(pass_groups(opt.args.plugins)), end="")
             return
+        # -o may name the input: an edit in place (the input is read whole before the
+        # output is written, atomically), as mlir-opt allows; no other input (a plugin)
+        if opt.args.output_file:
+            check_writable(opt.args.output_file)
+        declare_outputs([("-o", opt.args.output_file)])
         opt.run()
     except (ParseError, DiagnosticException, PassFailedException, ArgSpecParseError,
             OSError, ValueError) as error:

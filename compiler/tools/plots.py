@@ -33,11 +33,13 @@ file is written with the standard library only.
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
@@ -55,6 +57,7 @@ from rducc.dialects.tier import (
     ScatterDmaOp,
 )
 from rducc.errors import RduccError
+from rducc.files import Writer, bytes_writer, write_together
 from rducc.model.cost_model import KernelCost, KernelRecord, Transfer, kernel_costs, kernel_mapping, walk_placed
 from rducc.model.mapping import body_stages, compute_body, site, utilization
 from rducc.passes.rdu_sram_alloc import collect_buffers
@@ -67,7 +70,16 @@ LEGEND_MAX = 12
 
 def write_plots(module: ModuleOp, report, directory: Path, kernel: str | None = None) -> list[Path]:
     """Write the SRAM map, kernel times, kernel graph (and SVG) and the fabric view
-    (of every kernel, or of `kernel` alone); return the paths written."""
+    (of every kernel, or of `kernel` alone) into `directory` (made if missing);
+    return the paths written."""
+    outputs = plot_outputs(module, report, directory, kernel)
+    write_together(outputs, [directory])
+    return [Path(path) for path, _ in outputs]
+
+
+def plot_outputs(module: ModuleOp, report, directory: Path, kernel: str | None = None) -> list[tuple[str, Writer]]:
+    """The pictures `write_plots` writes, drawn now and written by the caller with
+    its other outputs (rducc.files.write_together): (path, writer) each."""
     try:
         import matplotlib
 
@@ -77,28 +89,39 @@ def write_plots(module: ModuleOp, report, directory: Path, kernel: str | None = 
         raise RduccError("--plot needs matplotlib: pip install 'rducc[plot]'") from error
     from rducc.passes.rdu_outline_layers import inline_calls
 
-    views = fabric_views(module, kernel)  # an unknown kernel refused before anything is written
+    views = fabric_views(module, kernel)  # an unknown kernel refused before anything is drawn
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     function = _forward(inline_calls(module))  # an outlined layer drawn at each of its calls
-    written = [
-        _sram_map(plt, function, report, directory / "sram_map.png"),
-        _kernel_times(plt, report, directory / "kernel_times.png"),
-        _fabric(plt, views, module_target(module).name, directory / "fabric.png"),
-    ]
-    dot_path = directory / "kernels.dot"
-    dot_path.write_text(kernel_graph_dot(module, costed_kernels(module)))
-    written.append(dot_path)
+    dot = kernel_graph_dot(module, costed_kernels(module))
+    files = {
+        "sram_map.png": _drawn(lambda stream: _sram_map(plt, function, report, stream)),
+        "kernel_times.png": _drawn(lambda stream: _kernel_times(plt, report, stream)),
+        "fabric.png": _drawn(lambda stream: _fabric(plt, views, module_target(module).name, stream)),
+        "kernels.dot": dot.encode(),
+    }
+    svg = _svg(dot)
+    if svg is not None:
+        files["kernels.svg"] = svg
+    return [(str(directory / name), bytes_writer(data)) for name, data in files.items()]
+
+
+def _drawn(draw) -> bytes:
+    """The PNG bytes a drawing function writes into its stream."""
+    stream = io.BytesIO()
+    draw(stream)
+    return stream.getvalue()
+
+
+def _svg(dot_text: str) -> bytes | None:
+    """`dot -Tsvg` of the kernel graph, only when `dot` is on PATH."""
     dot = shutil.which("dot")
-    if dot is not None:
-        svg_path = directory / "kernels.svg"
-        try:
-            subprocess.run([dot, "-Tsvg", str(dot_path), "-o", str(svg_path)], check=True,
-                           capture_output=True, timeout=120)
-        except (OSError, subprocess.SubprocessError) as error:
-            raise RduccError(f"dot -Tsvg {dot_path} failed: {error}") from error
-        written.append(svg_path)
-    return written
+    if dot is None:
+        return None
+    try:
+        done = subprocess.run([dot, "-Tsvg"], input=dot_text.encode(), check=True, capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise RduccError(f"dot -Tsvg of the kernel graph failed: {error}") from error
+    return done.stdout
 
 
 # --------------------------------------------------------------------------
@@ -181,7 +204,7 @@ def _buffer_kernel(op: Operation, starts: list[tuple[int, str]], start: int) -> 
     return starts[-1][1] if starts else "?"
 
 
-def _sram_map(plt, function: func.FuncOp, report, path: Path) -> Path:
+def _sram_map(plt, function: func.FuncOp, report, path: BinaryIO) -> BinaryIO:
     from matplotlib.patches import Patch, Rectangle
 
     position = {op: i for i, op in enumerate(function.body.walk())}
@@ -253,7 +276,7 @@ def _sram_map(plt, function: func.FuncOp, report, path: Path) -> Path:
         ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                   borderaxespad=0, title="kernel", title_fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, format="png")
     plt.close(fig)
     return path
 
@@ -272,7 +295,7 @@ TERMS = (  # (label, getter, marker, colour)
 )
 
 
-def _kernel_times(plt, report, path: Path) -> Path:
+def _kernel_times(plt, report, path: BinaryIO) -> BinaryIO:
     from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -320,7 +343,7 @@ def _kernel_times(plt, report, path: Path) -> Path:
                 for label, _, m, c in TERMS]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, format="png")
     plt.close(fig)
     return path
 
@@ -540,7 +563,7 @@ def fabric_views(module: ModuleOp, kernel: str | None = None) -> list[FabricView
     return [fabric_view(c, target, name) for name, c in labelled]
 
 
-def _fabric(plt, views: list[FabricView], target_name: str, path: Path) -> Path:
+def _fabric(plt, views: list[FabricView], target_name: str, path: BinaryIO) -> BinaryIO:
     from matplotlib.patches import Patch, Rectangle
 
     panels = [(v, n) for v in views for n in range(v.sections)]
@@ -589,9 +612,10 @@ def _fabric(plt, views: list[FabricView], target_name: str, path: Path) -> Path:
     fig.suptitle(f"Kernels on the {target_name} fabric{more}; shade = utilization", fontsize=10)
     fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=min(6, len(handles)))
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, format="png")
     plt.close(fig)
     return path
 
 
-__all__ = ["FabricView", "costed_kernels", "fabric_view", "fabric_views", "kernel_graph_dot", "write_plots"]
+__all__ = ["FabricView", "costed_kernels", "fabric_view", "fabric_views", "kernel_graph_dot", "plot_outputs",
+           "write_plots"]

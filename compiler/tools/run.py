@@ -33,6 +33,7 @@ from rducc.tools.options import ArgumentParser
 from rducc.weights import load_weights
 
 if TYPE_CHECKING:
+    from rducc.files import Writer
     from rducc.runtime.engine import Argument
 
 
@@ -219,10 +220,10 @@ def _named_results(module: ModuleOp, results: list[np.ndarray]) -> dict[str, np.
     return named
 
 
-def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
+def _npz_writer(results: dict[str, np.ndarray]) -> Writer:
     """The results as a .npz; bf16 and float8 arrays as raw bytes (void, which numpy
     reads back without ml_dtypes: view them as the ml_dtypes type)."""
-    from rducc.files import write_atomically_bytes
+    from rducc.files import bytes_writer
     from rducc.weights import through_bits
 
     raw = {name: array.view(np.dtype(f"V{array.dtype.itemsize}")) if through_bits(array.dtype) else array
@@ -230,12 +231,7 @@ def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
     buffer = io.BytesIO()
     # numpy's stub types **kwds as if one could be its `allow_pickle: bool`
     np.savez(buffer, **raw)  # type: ignore[arg-type]
-    if path == "-":  # the .npz on stdout, for a pipe
-        sys.stdout.flush()
-        sys.stdout.buffer.write(buffer.getvalue())
-        sys.stdout.buffer.flush()
-        return
-    write_atomically_bytes(path, buffer.getvalue())
+    return bytes_writer(buffer.getvalue())  # '-': the .npz on stdout, for a pipe
 
 
 class Ticker:
@@ -287,7 +283,7 @@ def _print_results(results: dict[str, np.ndarray]) -> None:
 def _serve(args: argparse.Namespace) -> None:
     """`rducc-run DIR --simulate --trace FILE`: the serving simulation (rducc.deploy.serving)."""
     from rducc.deploy.serving import simulate_deployment
-    from rducc.files import check_distinct, check_writable
+    from rducc.files import check_writable, declare_outputs, note_input
     from rducc.tools.cli import check_plot_options
 
     if not args.trace:
@@ -300,9 +296,8 @@ def _serve(args: argparse.Namespace) -> None:
     timeline = None if args.plot is None else str(Path(args.plot) / "timeline.png")
     if args.report_json is not None:
         check_writable(args.report_json)
-    check_distinct([("--report-json", args.report_json)], [("--trace", args.trace)])
-    if args.plot is not None:
-        Path(args.plot).mkdir(parents=True, exist_ok=True)
+    declare_outputs([("--report-json", args.report_json), ("--plot", timeline)])
+    note_input(args.trace, "--trace")
     print(simulate_deployment(args.program, args.trace, args.target, args.eviction, args.max_batch,
                               timeline, args.report_json).table())
 
@@ -319,7 +314,9 @@ def _program_path(args: argparse.Namespace) -> Path:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from rducc.files import check_distinct, check_writable
+    """Check every output and note every input first; read, cost and run; then
+    write every output at once (rducc.files.write_together)."""
+    from rducc.files import check_writable, declare_outputs, write_together
 
     if args.trace or args.report_json:
         return _serve(args)
@@ -327,74 +324,86 @@ def _run(args: argparse.Namespace) -> None:
     for output in (args.output, args.report, args.save_weights):
         if output is not None:
             check_writable(output)
-    sources = [("the program", args.program), ("--weights", args.weights), ("--target", args.target)]
-    check_distinct([("--output", args.output), ("--report", args.report), ("--save-weights", args.save_weights)],
-                   sources + [("--input", path) for path in args.input] + [("--data", args.data)])
+    declare_outputs([("--output", args.output), ("--report", args.report), ("--save-weights", args.save_weights)])
+    _note_named_inputs(args)
     _check_plot(args)
-    program_path = _program_path(args)
-    module = parse_program(program_path)
-    target = module_target(module, args.target or "")
     if args.ranges and not (args.simulate or args.report):
         raise RduccError("--ranges needs --simulate or --report (it ranges the cost model's headlines)")
-    if args.simulate or args.report:
-        from rducc.model.cost_model import estimate
-
-        report = estimate(module, target)
-        ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
-        training = _training(module, target, report, args.ranges)
-        if args.report:
-            import json
-
-            from rducc.files import write_atomically
-
-            data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
-            if training is not None:
-                data["training"] = training[0].to_dict() | (
-                    {"ranges": training[1].to_dict()} if training[1] is not None else {})
-            write_atomically(args.report, json.dumps(data, indent=2))
-        if args.plot:
-            from rducc.tools.plots import write_plots
-
-            write_plots(module, report, Path(args.plot), args.plot_kernel)
-        if args.simulate:
-            print(report.table())
-            if ranges is not None:
-                print()
-                print(ranges.table())
-            if training is not None:
-                print()
-                print(training[0].table())
-                if training[1] is not None:
-                    print()
-                    print(training[1].table())
-            return
+    program_path = _program_path(args)
+    module = parse_program(program_path)
+    weights_path = _weights_file(module, program_path, args.weights)
+    _note_program_weights(module, program_path)
+    target = module_target(module, args.target or "")
+    outputs, directories, printed = _cost_outputs(args, module, target)
+    if args.simulate:
+        write_together(outputs, directories)
+        print(printed)
+        return
     if args.train:
         from rducc.tools.train_run import run_training
 
-        return run_training(args, module, program_path, _weights_file(module, program_path, args.weights), _write_npz)
-    from rducc.runtime.engine import check_input_count
-    from rducc.runtime.sockets import declared_arguments, placed_runner
-
-    runner = placed_runner(module)  # every socket's program when partitioned
-    declared_inputs, declared_weights = declared_arguments(runner)
-    check_input_count(len(args.input), declared_inputs)
-    demoted = f64_demoted(module) > 0
-    inputs = [_load_input(p, i, a, demoted) for i, (p, a) in enumerate(zip(args.input, declared_inputs))]
-    weights_path = _weights_file(module, program_path, args.weights)
-    if weights_path is None and _needs_weights(module):
-        raise RduccError(
-            f"{program_path}: the program names no weights file (a model built on the meta "
-            "device has none: cost it with --simulate); pass --weights FILE"
-        )
-    # read no more than the program declares, each weight checked against its header first
-    wanted = {w.name: (w.shape, w.dtype) for w in declared_weights}
-    weights = load_weights(weights_path, wanted) if weights_path is not None else {}
-    with Ticker():
-        results = _named_results(module, runner.run(inputs, weights))
+        write_together(outputs, directories)
+        return run_training(args, module, program_path, weights_path, _write_npz)
+    results = _execute(args, module, program_path, weights_path)
     if args.output:
-        _write_npz(args.output, results)
-    else:
+        outputs.append((args.output, _npz_writer(results)))
+    write_together(outputs, directories)
+    if not args.output:
         _print_results(results)
+
+
+def _note_program_weights(module: ModuleOp, program_path: Path) -> None:
+    """The weights file and the target file the program names are inputs even when
+    they are not read (--simulate, --weights; the target file only for --ranges):
+    no output may replace them (the program needs them)."""
+    from rducc.files import note_input
+    from rducc.targets import BUILTIN_TARGETS, COMPARISON_TARGETS
+
+    named = _weights_file(module, program_path, None)
+    if named is not None:
+        note_input(named, "the weights file the program names")
+    source = module_target(module).source
+    if source and source not in BUILTIN_TARGETS + COMPARISON_TARGETS and Path(source).is_file():
+        note_input(source, "the target file the program names")
+
+
+def _note_named_inputs(args: argparse.Namespace) -> None:
+    """The inputs named on the command line, before anything is read."""
+    from rducc.files import note_input
+
+    named = [("the program", args.program), ("--weights", args.weights), ("--target", args.target),
+             ("--data", args.data)]
+    for role, path in named + [("--input", path) for path in args.input]:
+        if path is not None and (role not in ("--target", "--data") or Path(path).exists()):
+            note_input(path, role)
+
+
+def _cost_outputs(args: argparse.Namespace, module: ModuleOp, target: Target) -> tuple[list, list[str], str]:
+    """--report's JSON and --plot's pictures (to write), and --simulate's tables
+    (to print), from the cost model."""
+    if not (args.simulate or args.report):
+        return [], [], ""
+    from rducc.files import json_text, text_writer
+    from rducc.model.cost_model import estimate
+
+    report = estimate(module, target)
+    ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
+    training = _training(module, target, report, args.ranges)
+    outputs = []
+    if args.report:
+        data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
+        if training is not None:
+            data["training"] = training[0].to_dict() | (
+                {"ranges": training[1].to_dict()} if training[1] is not None else {})
+        outputs.append((args.report, text_writer(json_text(data, "--report"))))
+    if args.plot:
+        from rducc.tools.plots import plot_outputs
+
+        outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
+    printed = report.table() + (f"\n\n{ranges.table()}" if ranges is not None else "")
+    if training is not None:
+        printed += f"\n\n{training[0].table()}" + (f"\n\n{training[1].table()}" if training[1] is not None else "")
+    return outputs, [args.plot] if args.plot else [], printed
 
 
 def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tuple[Any, Any] | None:
@@ -409,6 +418,36 @@ def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tu
     return speed, training_ranges(module, ranged_target, speed) if wanted else None
 
 
+def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
+    """Write `results` as a .npz at `path` (rducc-run --train's losses and updates)."""
+    from rducc.files import write_together
+
+    write_together([(path, _npz_writer(results))])
+
+
+def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
+             weights_path: Path | None) -> dict[str, np.ndarray]:
+    """Run the program on the --input arrays and its weights: the results by name."""
+    from rducc.runtime.engine import check_input_count
+    from rducc.runtime.sockets import declared_arguments, placed_runner
+
+    runner = placed_runner(module)  # every socket's program when partitioned
+    declared_inputs, declared_weights = declared_arguments(runner)
+    check_input_count(len(args.input), declared_inputs)
+    demoted = f64_demoted(module) > 0
+    inputs = [_load_input(p, i, a, demoted) for i, (p, a) in enumerate(zip(args.input, declared_inputs))]
+    if weights_path is None and _needs_weights(module):
+        raise RduccError(
+            f"{program_path}: the program names no weights file (a model built on the meta "
+            "device has none: cost it with --simulate); pass --weights FILE"
+        )
+    # read no more than the program declares, each weight checked against its header first
+    wanted = {w.name: (w.shape, w.dtype) for w in declared_weights}
+    weights = load_weights(weights_path, wanted) if weights_path is not None else {}
+    with Ticker():
+        return _named_results(module, runner.run(inputs, weights))
+
+
 def _ranged_target(target: Target) -> Target:
     """The program's target with the sources and ranges of its file (a program carries
     plain figures: `rdu.target`); as it is when it names no file or already has them."""
@@ -419,13 +458,6 @@ def _ranged_target(target: Target) -> Target:
     return with_ranges_of(target, load_target(target.source))
 
 
-def _check_training_flags(args: argparse.Namespace) -> None:
-    """--data, --steps and --save-weights belong to --train."""
-    for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights)):
-        if value is not None and not args.train:
-            raise RduccError(f"{flag} needs --train (it trains with a training step)")
-
-
 def _check_plot(args: argparse.Namespace) -> None:
     """--plot (and --plot-kernel) only with --simulate, into a directory."""
     from rducc.tools.cli import check_plot_options
@@ -433,6 +465,13 @@ def _check_plot(args: argparse.Namespace) -> None:
     if args.plot is not None and not args.simulate:
         raise RduccError("--plot needs --simulate (the pictures are of the cost model's view)")
     check_plot_options(args.plot, args.plot_kernel)
+
+
+def _check_training_flags(args: argparse.Namespace) -> None:
+    """--data, --steps and --save-weights belong to --train."""
+    for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights)):
+        if value is not None and not args.train:
+            raise RduccError(f"{flag} needs --train (it trains with a training step)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

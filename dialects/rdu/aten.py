@@ -8,10 +8,19 @@ op with no chip lowering, on the host CPU). Both name it with this attribute,
 
 (the overload's qualified name, its constant non-tensor arguments by schema
 name, and `, result = 1` when a call yields another result than the first).
-What such a name may be is decided here, once (`aten_overload`): an overload
-of the `aten` namespace that resolves in this torch, is functional (no
-mutation, no alias) and deterministic, and returns tensors. The verifier of
-each op refuses any other name, so an MLIR file never runs other code.
+What such a name may be is decided here, once: an overload of the `aten`
+namespace that resolves in this torch, is functional (no mutation, no alias)
+and deterministic, returns tensors (`aten_overload`), and is on the allow-list
+of the calling op (`admitted`): `aten_allowlist.txt` beside this file, the ops
+that are pure functions of their tensor operands. The list is data, derived by
+`rducc.frontend.aten_allowlist` (which also rewrites it; a test checks that it
+matches) from the ops the importer routes to each op, plus reviewed additions:
+no op on it takes a file name, device, generator, storage, layout or memory
+format, or returns uninitialised memory; a string argument of a reviewed
+addition may only be one of the values the list names, and an `unsafe` flag
+(which skips torch's index checks) must stay false. The verifier of each op
+refuses any other name or value with one line, so an MLIR file never runs
+other code, reads or writes files, or reads memory it did not write.
 
 A constant is held as a builtin attribute (`holds` says which fits a schema
 type): an integer (`i64`; `i1` for a bool), a float (`f64`), a string (also a
@@ -23,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import (
@@ -49,8 +59,77 @@ MEMORY_FORMATS = ("contiguous_format", "channels_last", "channels_last_3d", "pre
 """The torch memory formats a constant may name (as a string)."""
 
 
+ALLOWLIST = Path(__file__).with_name("aten_allowlist.txt")
+"""The ops `rdu.host_call` and `rdu.pointwise_call` may name (module docstring)."""
+
+HOST, POINTWISE = "host", "pointwise"
+"""The allow-lists of `aten_allowlist.txt`: `rdu.host_call`'s and `rdu.pointwise_call`'s."""
+
+CALLERS = {"rdu.host_call": HOST, "rdu.pointwise_call": POINTWISE}
+"""Which allow-list each calling op reads."""
+
+FORBIDDEN_ARGUMENT_TYPES = frozenset({"str", "Device", "Generator", "Storage", "Layout", "MemoryFormat", "Stream"})
+"""Schema types of side arguments no listed op takes (a file name, where or how
+memory is allocated, a random stream); a reviewed addition's string arguments
+take only the values the list names."""
+
+
+DIVISOR_ARGUMENTS = frozenset({"num_heads", "groups", "group", "chunks"})
+"""Integer arguments torch's kernels divide by (a head, group or chunk count): a
+call gives each at least 1 (0 stops the process with SIGFPE)."""
+
+
 class NotCallable(ValueError):
     """Why a name does not resolve to an ATen overload a program may call."""
+
+
+@dataclass(frozen=True)
+class Admission:
+    """One allow-list entry: the string values each string argument may take."""
+
+    strings: Mapping[str, frozenset[str]]
+
+
+def parse_allowlist(text: str) -> dict[str, dict[str, Admission]]:
+    """`aten_allowlist.txt`: lines `KIND aten::op.overload [ARG=v1|v2 ...]`, `#` comments."""
+    lists: dict[str, dict[str, Admission]] = {HOST: {}, POINTWISE: {}}
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        kind, name, *values = words
+        strings = {arg: frozenset(v for v in allowed.split("|") if v)
+                   for arg, _, allowed in (value.partition("=") for value in values)}
+        lists[kind][name] = Admission(strings)
+    return lists
+
+
+@cache
+def allowlists() -> dict[str, dict[str, Admission]]:
+    """The checked-in allow-lists, by kind (`HOST`, `POINTWISE`), then by `aten::op.overload`."""
+    return parse_allowlist(ALLOWLIST.read_text(encoding="utf-8"))
+
+
+def admitted(kind: str, full_name: str) -> Admission:
+    """The allow-list entry of `aten::op.overload` for `kind`; `NotCallable` when it has none."""
+    entry = allowlists()[kind].get(full_name)
+    if entry is None:
+        what = "a host call" if kind == HOST else "a pointwise call"
+        raise NotCallable(f"it is not on the list of ATen ops {what} may run (rducc/dialects/rdu/{ALLOWLIST.name}: "
+                          "pure functions of their tensor operands)")
+    return entry
+
+
+def strings_admitted(constants: Mapping[str, Attribute], admission: Admission) -> bool:
+    """Whether every string constant is a value the allow-list entry names for its argument."""
+    return all(not isinstance(value, StringAttr) or value.data in admission.strings.get(name, ())
+               for name, value in constants.items())
+
+
+def argument_base_types(argument: Any) -> frozenset[str]:
+    """The base schema types an argument's real type names (`Optional[Device]` -> {Device})."""
+    words = str(argument.real_type).replace("[", " ").replace("]", " ").replace(",", " ").split()
+    return frozenset(words) - {"Optional", "List"}
 
 
 def is_tensor_type(schema_type: str) -> bool:
@@ -181,8 +260,10 @@ class AtenOpAttr(ParametrizedAttribute):
         names, one per operand) and the constants; else a `VerifyException`."""
         try:
             schema = self.schema()
+            admission = admitted(CALLERS[caller], self.full_name)
         except NotCallable as error:
             raise VerifyException(f"'{caller}' cannot call '{self.full_name}': {error}") from None
+        self._verify_side_arguments(admission)
         for name, constant in self.constants.data.items():
             kind = schema.types.get(name)
             if kind is None:
@@ -201,6 +282,26 @@ class AtenOpAttr(ParametrizedAttribute):
             raise VerifyException(
                 f"'{self.full_name}' has {schema.returns} result(s); result = {self.result.data} is out of range"
             )
+
+    def _verify_side_arguments(self, admission: Admission) -> None:
+        """A string constant is one of the values the allow-list names; `unsafe` stays false."""
+        for name, constant in self.constants.data.items():
+            if isinstance(constant, StringAttr) and name in admission.strings:
+                allowed = admission.strings[name]
+                if constant.data not in allowed:
+                    raise VerifyException(
+                        f"'{self.full_name}' argument '{name}' cannot be \"{constant.data}\" "
+                        f"(it may be {', '.join(sorted(allowed)) or 'none'})")
+            elif isinstance(constant, StringAttr):
+                raise VerifyException(f"'{self.full_name}' argument '{name}' cannot be a string")
+            if name in DIVISOR_ARGUMENTS and _is_int(constant) and isinstance(constant, IntegerAttr) \
+                    and constant.value.data < 1:
+                raise VerifyException(f"'{self.full_name}' argument '{name}' must be at least 1 "
+                                      f"(torch divides by it), got {constant.value.data}")
+            if name == "unsafe" and not (isinstance(constant, IntegerAttr) and _is_bool(constant)
+                                         and not constant.value.data):
+                raise VerifyException(f"'{self.full_name}' argument 'unsafe' must be false "
+                                      "(it skips torch's index checks)")
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f'<"{self.full_name}"')
@@ -230,7 +331,19 @@ class AtenOpAttr(ParametrizedAttribute):
 
 
 __all__ = [
+    "ALLOWLIST",
+    "CALLERS",
+    "DIVISOR_ARGUMENTS",
+    "FORBIDDEN_ARGUMENT_TYPES",
+    "HOST",
     "MEMORY_FORMATS",
+    "POINTWISE",
+    "Admission",
+    "admitted",
+    "allowlists",
+    "argument_base_types",
+    "parse_allowlist",
+    "strings_admitted",
     "NAMESPACE",
     "AtenOpAttr",
     "NotCallable",

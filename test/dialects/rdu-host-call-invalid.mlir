@@ -39,8 +39,8 @@
 // -----
 
 %a = "test.op"() : () -> tensor<4x3xf32>
-%h = rdu.host_call #rdu.aten<"aten::histc.default", {bins = 5 : i64, mode = 1 : i64}>(%a) tensors ["self"] : (tensor<4x3xf32>) -> tensor<5xf32>
-// CHECK: Operation does not verify: 'aten::histc.default' has no argument 'mode'
+%h, %i = rdu.host_call #rdu.aten<"aten::mode.default", {dim = 0 : i64, mode = 1 : i64}>(%a) tensors ["self"] : (tensor<4x3xf32>) -> (tensor<3xf32>, tensor<3xi64>)
+// CHECK: Operation does not verify: 'aten::mode.default' has no argument 'mode'
 
 // -----
 
@@ -59,3 +59,85 @@
 %a = "test.op"() : () -> tensor<4x3xf32>
 %q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default", {mode = 3 : i64}>(%a) tensors ["A"] : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
 // CHECK: Operation does not verify: 'aten::linalg_qr.default' argument 'mode' (str) cannot be 3 : i64
+
+// -----
+// Hostile programs (issue 31): a host call may only run a pure function of its
+// tensor operands on the allow-list; files, devices and fresh memory are refused.
+
+%r = rdu.host_call #rdu.aten<"aten::from_file.default", {filename = "/etc/passwd", shared = true, size = 4 : i64}>() tensors [] : () -> tensor<4xi8>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::from_file.default': it is not on the list of ATen ops a host call may run
+
+// -----
+
+%r = rdu.host_call #rdu.aten<"aten::empty.memory_format", {size = [4 : i64]}>() tensors [] : () -> tensor<4xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::empty.memory_format': it is not on the list
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.aten<"aten::new_empty.default", {size = [1024 : i64]}>(%a) tensors ["self"] : (tensor<4xf32>) -> tensor<1024xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::new_empty.default': it is not on the list
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.aten<"aten::resize.default", {size = [1024 : i64]}>(%a) tensors ["self"] : (tensor<4xf32>) -> tensor<1024xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::resize.default': it is not on the list
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.aten<"aten::empty_like.default">(%a) tensors ["self"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::empty_like.default': it is not on the list
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3xf32>
+%q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default", {mode = "/tmp/x"}>(%a) tensors ["A"] : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
+// CHECK: Operation does not verify: 'aten::linalg_qr.default' argument 'mode' cannot be "/tmp/x" (it may be complete, r, reduced)
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3xf32>
+%u, %s, %v = rdu.host_call #rdu.aten<"aten::_linalg_svd.default", {driver = "gesvd"}>(%a) tensors ["A"] : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3x3xf32>)
+// CHECK: Operation does not verify: 'aten::_linalg_svd.default' argument 'driver' cannot be "gesvd" (it may be none)
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3xf32>
+%h, %i = rdu.host_call #rdu.aten<"aten::mode.default", {dim = "channels_last"}>(%a) tensors ["self"] : (tensor<4x3xf32>) -> (tensor<4xf32>, tensor<4xi64>)
+// CHECK: Operation does not verify: 'aten::mode.default' argument 'dim' cannot be a string
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3xf32>
+%l = "test.op"() : () -> tensor<2xi64>
+%z = rdu.host_call #rdu.aten<"aten::segment_reduce.default", {reduce = "sum", unsafe = true}>(%a, %l) tensors ["data", "lengths"] : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+// CHECK: Operation does not verify: 'aten::segment_reduce.default' argument 'unsafe' must be false (it skips torch's index checks)
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3xf32>
+%y = rdu.host_call #rdu.aten<"aten::sin.default">(%a) tensors ["self"] : (tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::sin.default': it is not on the list of ATen ops a host call may run
+
+// -----
+
+%a = "test.op"() : () -> tensor<1x2x12xf32>
+%b = "test.op"() : () -> tensor<12xf32>
+%q, %k, %v = rdu.host_call #rdu.aten<"aten::_transform_bias_rescale_qkv.default", {num_heads = 0 : i64}>(%a, %b) tensors ["qkv", "qkv_bias"] : (tensor<1x2x12xf32>, tensor<12xf32>) -> (tensor<1x0x2x4xf32>, tensor<1x0x2x4xf32>, tensor<1x0x2x4xf32>)
+// CHECK: Operation does not verify: 'aten::_transform_bias_rescale_qkv.default' argument 'num_heads' must be at least 1 (torch divides by it), got 0
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.aten<"aten::_reshape_alias_copy.default", {size = [64 : i64], stride = [1 : i64]}>(%a) tensors ["self"] : (tensor<4xf32>) -> tensor<64xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::_reshape_alias_copy.default': it is not on the list
+
+// -----
+
+%g = "test.op"() : () -> tensor<1x1x2x2xf32>
+%x = "test.op"() : () -> tensor<1x1x4x4xf32>
+%i = "test.op"() : () -> tensor<1x1x2x2xi64>
+%r = rdu.host_call #rdu.aten<"aten::adaptive_max_pool2d_backward.default">(%g, %x, %i) tensors ["grad_output", "self", "indices"] : (tensor<1x1x2x2xf32>, tensor<1x1x4x4xf32>, tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::adaptive_max_pool2d_backward.default': it is not on the list

@@ -61,3 +61,17 @@
 %x = "test.op"() : () -> tensor<4xf32>
 %r = rdu.pointwise_call #rdu.aten<"aten::lgamma.default"> (%x) : (tensor<4xf32>) -> f32
 // CHECK: Operation does not verify: 'rdu.pointwise_call' value #0 is tensor<4xf32>, not a scalar
+
+// -----
+// Only ops on the pointwise allow-list (dialects/rdu/aten_allowlist.txt), and a
+// string argument only one of the values it names (issue 31).
+
+%x = "test.op"() : () -> f32
+%r = rdu.pointwise_call #rdu.aten<"aten::clone.default", {memory_format = "channels_last"}> (%x) : (f32) -> f32
+// CHECK: Operation does not verify: 'rdu.pointwise_call' cannot call 'aten::clone.default': it is not on the list of ATen ops a pointwise call may run
+
+// -----
+
+%x = "test.op"() : () -> i64
+%r = rdu.pointwise_call #rdu.aten<"aten::div.Tensor_mode", {rounding_mode = "ceil"}> (%x, %x) : (i64, i64) -> i64
+// CHECK: Operation does not verify: 'aten::div.Tensor_mode' argument 'rounding_mode' cannot be "ceil" (it may be floor, trunc)

@@ -164,3 +164,73 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
     func.return %l1 : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Layers whose ops, attributes and result types agree but whose inputs differ
+// in type are different layers (a stack whose widths change: Linear(16, 8),
+// Linear(8, 8)): one @layer taking a 4x16 input cannot be called with a 4x8
+// one, so nothing is outlined.
+// CHECK-LABEL: func.func @forward
+// CHECK-NOT:     func.call
+// CHECK:         %mm0 = rdu.matmul %x, %p_w0 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
+// CHECK:         %mm1 = rdu.matmul %l0, %p_w1 transpose_rhs {rdu.layer = "layers.1"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK:         func.return
+// CHECK-NOT:   func.func private @layer
+
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  tier.global @layers.0.w : tensor<8x16xf32> {kind = "parameter"}
+  tier.global @layers.1.w : tensor<8x8xf32> {kind = "parameter"}
+  func.func @forward(%x: tensor<4x16xf32> {rdu.input = "x"}, %p_w0: tensor<8x16xf32> {rdu.global = @layers.0.w}, %p_w1: tensor<8x8xf32> {rdu.global = @layers.1.w}) -> tensor<4x8xf32> {
+    %mm0 = rdu.matmul %x, %p_w0 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
+    %l0 = rdu.map %mm0 {rdu.layer = "layers.0"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = math.tanh %0 : f32
+      rdu.yield %1 : f32
+    }
+    %mm1 = rdu.matmul %l0, %p_w1 transpose_rhs {rdu.layer = "layers.1"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %l1 = rdu.map %mm1 {rdu.layer = "layers.1"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = math.tanh %0 : f32
+      rdu.yield %1 : f32
+    }
+    func.return %l1 : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// The group outlined is the one the most layers match: the first layer
+// (4x16 in) differs, the two after it are alike (4x8 in) and become the calls.
+// CHECK-LABEL: func.func @forward
+// CHECK:         %mm0 = rdu.matmul %x, %p_w0 transpose_rhs {rdu.layer = "layers.0"}
+// CHECK:         %l1 = func.call @layer(%l0, %p_w1) {rdu.layer = "layers.1"} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    %l2 = func.call @layer(%l1, %p_w2) {rdu.layer = "layers.2"} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+// CHECK:       func.func private @layer(%l0: tensor<4x8xf32> {rdu.input = "l0"}, %p_w1: tensor<8x8xf32> {rdu.weight}) -> tensor<4x8xf32> attributes {rdu.outlined_from = "layers.1", rdu.calls = 2 : i64}
+
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  tier.global @layers.0.w : tensor<8x16xf32> {kind = "parameter"}
+  tier.global @layers.1.w : tensor<8x8xf32> {kind = "parameter"}
+  tier.global @layers.2.w : tensor<8x8xf32> {kind = "parameter"}
+  func.func @forward(%x: tensor<4x16xf32> {rdu.input = "x"}, %p_w0: tensor<8x16xf32> {rdu.global = @layers.0.w}, %p_w1: tensor<8x8xf32> {rdu.global = @layers.1.w}, %p_w2: tensor<8x8xf32> {rdu.global = @layers.2.w}) -> tensor<4x8xf32> {
+    %mm0 = rdu.matmul %x, %p_w0 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
+    %l0 = rdu.map %mm0 {rdu.layer = "layers.0"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = math.tanh %0 : f32
+      rdu.yield %1 : f32
+    }
+    %mm1 = rdu.matmul %l0, %p_w1 transpose_rhs {rdu.layer = "layers.1"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %l1 = rdu.map %mm1 {rdu.layer = "layers.1"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = math.tanh %0 : f32
+      rdu.yield %1 : f32
+    }
+    %mm2 = rdu.matmul %l1, %p_w2 transpose_rhs {rdu.layer = "layers.2"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %l2 = rdu.map %mm2 {rdu.layer = "layers.2"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%0: f32):
+      %1 = math.tanh %0 : f32
+      rdu.yield %1 : f32
+    }
+    func.return %l2 : tensor<4x8xf32>
+  }
+}

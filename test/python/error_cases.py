@@ -97,6 +97,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "rows": ("rows.mlir", "a placed program: rows of a 4-row input written in place at the indices it is given"),
     "ids_past_end": ("ids_past_end.npy", "int64 indices [0, 7, 1]"),
     "ids_negative": ("ids_negative.npy", "int64 indices [0, -1, 1]"),
+    "int_floor_divide": ("floor_divide.mlir", "a placed program: `a // b` of two int64[3] inputs (compiled from torch)"),
+    "int_fmod": ("fmod.mlir", "a placed program: `torch.fmod(a, b)` of two int64[3] inputs (compiled from torch)"),
+    "ints": ("ints.npy", "int64 [7, -7, 5]"),
+    "ints_zero": ("ints_zero.npy", "int64 [2, 0, 3]"),
     "no_room": ("no_room.toml", "sn40l with 2 PCUs and 2 PMUs on a 2 x 2 grid"),
     "unit_twice": ("unit_twice.mlir", "a `#rdu.mapping` giving PCU 1 to two stages"),
     "not_pointwise": ("not_pointwise.mlir", "an `rdu.pointwise_call` naming `os::system` (only pointwise aten ops verify)"),
@@ -134,6 +138,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "zip_bomb": ("bomb.pt2", "the example plus a member of 64 MiB of zeros deflated to 64 KiB"),
     "model_copy": ("copy.pt2", "a copy of the example archive"),
     "no_program": ("no_program.pt2", "the example archive without its program (models/model.json)"),
+    "bad_program_json": ("bad_program.pt2", "the example archive with its models/model.json's tensor_values a number"),
     "model_link": ("link.pt2", "a symbolic link to copy.pt2"),
     "fifo": ("fifo.npy", "a FIFO (named pipe) nothing writes to"),
     "fifo_toml": ("fifo.toml", "a FIFO named like a target file"),
@@ -182,6 +187,27 @@ INPUTS: dict[str, tuple[str, str]] = {
     "dep_version": ("version_2", "two_models with `version` 2"),
     "dep_twice": ("named_twice", "two_models with both models named a"),
     "dep_no_file": ("no_program", "two_models with model b's program gone.mlir, not there"),
+    "dep_huge": ("huge_weights", "two_models with model a's `weight_bytes` 2^60"),
+    # outputs that are inputs, range ends, traces past their bounds (issue 31 items 4, 5, 8, 9)
+    "placed_weights": ("placed.safetensors", "the weights file placed.mlir names (rducc wrote it beside it)"),
+    "s_good": ("good.jsonl", "a trace of one request for x"),
+    "s_late": ("late.jsonl", "a trace whose line 1 arrives at 1e8 s"),
+    "s_long_number": ("long_number.jsonl", "a trace whose line 1 has an arrival_s of 5000 digits"),
+    "link_loop": ("loop.json", "a symbolic link to itself"),
+    "range_pcus": ("range_pcus.toml", "sn40l with pcus ranging up to 2^53"),
+    "range_sram": ("range_sram.toml", "sn40l with sram_bytes ranging down to 1 byte"),
+    "range_efficiency": ("range_efficiency.toml", "sn40l with hbm_efficiency ranging down to 1e-300"),
+    # hostile host and pointwise calls (issue 31, items 1-3): placed programs of one call
+    "host_from_file": ("from_file.mlir", "a placed program whose `rdu.host_call` reads `aten::from_file` of created.bin, shared = true (which would create the file)"),
+    "host_new_empty": ("new_empty.mlir", "a placed program whose `rdu.host_call` returns `aten::new_empty` (uninitialised memory)"),
+    "host_string": ("qr_string.mlir", 'a placed program calling `aten::linalg_qr` with mode = "/etc/passwd"'),
+    "host_huge": ("huge_result.mlir", "a placed program whose `aten::nonzero_static` host call asks for 2^40 rows but declares 4"),
+    "pw_laguerre": ("laguerre.mlir", "a placed program: `special_laguerre_polynomial_l(x, n)` of two float32[4] inputs"),
+    "pw_divide": ("divide.mlir", 'a placed program: `div(a, b, rounding_mode="trunc")` of two int32[4] inputs'),
+    "x4": ("x4.npy", "float32[4] of 0.5"),
+    "n_huge": ("n_huge.npy", "float32[4] of 1e12"),
+    "i32_min": ("i32_min.npy", "int32[4] of -2^31"),
+    "i32_minus_one": ("i32_minus_one.npy", "int32[4] of -1"),
 }
 
 PLUGIN_INPUTS = ROOT / "test" / "plugins" / "Inputs"
@@ -286,6 +312,24 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("archive graph passing a weight of the wrong shape", RDUCC, ("{f_graph_arg}", *OUT), "run_decompositions) failed on aten.linear.default at"),
 ]
 
+HOSTILE_CALLS: list[ErrorCase] = [
+    # --- issue 31, items 1-3: a program file's host and pointwise calls
+    ErrorCase("rducc-opt: a host call reading a file", OPT, ("{host_from_file}", *OUT),
+              "'rdu.host_call' cannot call 'aten::from_file.default': it is not on the list of ATen ops a host call may run"),
+    ErrorCase("rducc-run: a host call reading a file", RUN, ("{host_from_file}", "--input", "{x4}", "--output", "out.npz"),
+              "'rdu.host_call' cannot call 'aten::from_file.default': it is not on the list of ATen ops a host call may run"),
+    ErrorCase("rducc-run: a host call returning uninitialised memory", RUN, ("{host_new_empty}", "--input", "{x4}", "--output", "out.npz"),
+              "'rdu.host_call' cannot call 'aten::new_empty.default': it is not on the list"),
+    ErrorCase("rducc-opt: a host call's string argument not a listed value", OPT, ("{host_string}", *OUT),
+              "'aten::linalg_qr.default' argument 'mode' cannot be \"/etc/passwd\" (it may be complete, r, reduced)"),
+    ErrorCase("rducc-run: a host call's result larger than declared, before it runs", RUN, ("{host_huge}", "--input", "{x4}", "--output", "out.npz"),
+              "the host kernel's result #0 is int64[1099511627776, 1], but the program declares int64[4, 1]"),
+    ErrorCase("rducc-run: a polynomial degree past the limit", RUN, ("{pw_laguerre}", "--input", "{x4}", "--input", "{n_huge}", "--output", "out.npz"),
+              "aten::special_laguerre_polynomial_l.default with n = 999999995904 is past rducc's limit of 1048576"),
+    ErrorCase("rducc-run: the smallest integer divided by -1", RUN, ("{pw_divide}", "--input", "{i32_min}", "--input", "{i32_minus_one}", "--output", "out.npz"),
+              "integer overflow in aten::div.Tensor_mode: -2147483648 / -1 does not fit int32"),
+]
+
 SERVING: list[ErrorCase] = [
     ErrorCase("rducc-run: trace not JSONL", RUN, ("{deployment}", "--simulate", "--trace", "{s_not_jsonl}"), "not_jsonl.jsonl:2: not a JSON object"),
     ErrorCase("rducc-run: trace naming an unknown model", RUN, ("{deployment}", "--simulate", "--trace", "{s_unknown_model}"), "unknown_model.jsonl:1: unknown model 'zz' (deployed: r, x)"),
@@ -320,6 +364,15 @@ DEPLOYMENTS: list[ErrorCase] = [
               "no_program.pt2: the archive has no models/model.json program to read"),
     ErrorCase("rducc deploy: a model that is not an archive", DEPLOY, ("{model}", "{pickle}", "-o", "deployed"),
               "a plain Python pickle; rducc accepts a torch.export archive"),
+    # --- issue 31, item 10
+    ErrorCase("rducc deploy: a malformed models/model.json", DEPLOY, ("{model}", "{bad_program_json}", "-o", "deployed"),
+              "bad_program.pt2: models/model.json is not a program torch.export wrote"),
+    ErrorCase("rducc deploy: --hbm-reserve past any number", DEPLOY, ("{model}", "--hbm-reserve", "1e400", "-o", "deployed"),
+              "--hbm-reserve 1e400: that is more than the system's HBM (512000000000 bytes)"),
+    ErrorCase("rducc deploy: a GPU comparison target", DEPLOY, ("{model}", "--target", "dgx-h100", "-o", "deployed"),
+              "--target dgx-h100 is a GPU node for serving comparisons, not a chip rducc compiles for"),
+    ErrorCase("rducc: a GPU comparison target", RDUCC, ("{model}", "--target", "dgx-a100", *OUT),
+              "--target dgx-a100 is a GPU node for serving comparisons, not a chip rducc compiles for"),
     # --- rducc-run on a deployment directory, and its manifest
     ErrorCase("rducc-run: deployment without --model", RUN, ("{dep_two}", "--input", "{x}", "--output", "out.npz"),
               "a deployment of 2 models; choose one with --model NAME (a, b)"),
@@ -332,6 +385,56 @@ DEPLOYMENTS: list[ErrorCase] = [
     _bad_manifest("of an unknown version", "dep_version", "version 2 is not supported (this rducc reads version 1)"),
     _bad_manifest("naming a model twice", "dep_twice", "model name 'a' appears twice"),
     _bad_manifest("naming a missing file", "dep_no_file", "model 'b': program file"),
+    _bad_manifest("with a number past 2^53", "dep_huge", "models[0]: field 'weight_bytes' must be at most 2^53"),
+]
+
+OUTPUTS_ARE_NOT_INPUTS: list[ErrorCase] = [  # issue 31 items 4 and 5: refused before anything is written
+    ErrorCase("rducc-run: --output is the weights file the program names", RUN,
+              ("{placed}", "--input", "{x}", "--output", "{placed_weights}"),
+              "is the weights file the program names"),
+    ErrorCase("rducc-run: --report is the weights file the program names (--simulate reads none)", RUN,
+              ("{placed}", "--simulate", "--report", "{placed_weights}"), "is the weights file the program names"),
+    ErrorCase("rducc-run: --output is the program", RUN, ("{placed}", "--input", "{x}", "--output", "{placed}"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --output is the manifest of the deployment run", RUN,
+              ("{dep_two}", "--model", "a", "--input", "{x}", "--output", "{dep_two}/manifest.json"),
+              "is the deployment manifest"),
+    ErrorCase("rducc-run: --output is a file of the deployment run", RUN,
+              ("{dep_two}", "--model", "b", "--input", "{x}", "--output", "{dep_two}/placed.safetensors"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --report is the --target file", RUN,
+              ("{placed}", "--simulate", "--target", "{no_room}", "--report", "{no_room}"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --report-json is the deployment's manifest", RUN,
+              ("{deployment}", "--simulate", "--trace", "{s_good}", "--report-json", "{deployment}/manifest.json"),
+              "is the deployment manifest"),
+    ErrorCase("rducc-run: --report-json is the trace", RUN,
+              ("{deployment}", "--simulate", "--trace", "{s_good}", "--report-json", "{s_good}"),
+              "is --trace"),
+    ErrorCase("rducc: --report-json is the --target file", RDUCC,
+              ("{model}", "--target", "{no_room}", *OUT, "--report-json", "{no_room}"),
+              "writing it would replace the input"),
+    ErrorCase("rducc-run: --report a loop of symbolic links", RUN, ("{placed}", "--simulate", "--report", "{link_loop}"),
+              "a loop of symbolic links"),
+    ErrorCase("rducc deploy: -o a loop of symbolic links", DEPLOY, ("{model}", "-o", "{link_loop}"),
+              "a loop of symbolic links"),
+    ErrorCase("rducc-run: --plot under a file", RUN, ("{placed}", "--simulate", "--plot", "{x}/plots"),
+              "is a file, not a directory"),
+]
+
+RANGES_AND_BOUNDS: list[ErrorCase] = [  # issue 31 items 8 and 9
+    ErrorCase("rducc-run: a range end past the fabric", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_pcus}"),
+              "with pcus at its high (9007199254740992): the [fabric] grid needs an even number of columns and a site for every PCU and PMU"),
+    ErrorCase("rducc-run: a range end below pmu_bytes", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_sram}"),
+              "with sram_bytes at its low (1): field 'pmu_bytes' exceeds 'sram_bytes'"),
+    ErrorCase("rducc-run: a range end past the rate guard", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_efficiency}"),
+              "with hbm_efficiency at its low (1e-300): 'hbm_bandwidth' x 'hbm_efficiency' (1.6e-288 bytes/s) must be between 1 and 1e+24 a second"),
+    ErrorCase("rducc-run: costed on less SRAM than the program's plan", RUN, ("{placed}", "--simulate", "--target", "{tiny_sram}"),
+              "the program's SRAM plan needs 30464 bytes at its peak, more than target tiny_sram's sram_bytes (256)"),
+    ErrorCase("rducc-run: trace arrival past 10^7 s", RUN, ("{deployment}", "--simulate", "--trace", "{s_late}"),
+              "late.jsonl:1: 'arrival_s' must be a number of seconds from 0 to 1e+07, got 100000000.0"),
+    ErrorCase("rducc-run: trace number too long to read", RUN, ("{deployment}", "--simulate", "--trace", "{s_long_number}"),
+              "long_number.jsonl:1: not a JSON object (a number too long to read)"),
 ]
 
 CASES: list[ErrorCase] = [
@@ -445,6 +548,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: overlapping SRAM allocations", RUN, ("{overlap}", "--input", "{x}", "--output", "out.npz"), "overlap"),
     ErrorCase("rducc-run: host op result unlike its declared type", RUN, ("{host_mismatch}", "--input", "{x}", "--output", "out.npz"),
               "the host kernel's result #1 is int64[4], but the program declares int32[4]"),
+    ErrorCase("rducc-run: integer floor division by zero", RUN,
+              ("{int_floor_divide}", "--input", "{ints}", "--input", "{ints_zero}", "--output", "out.npz"),
+              "integer floor division (//, floor_divide, div rounding_mode='floor') by zero (torch raises ZeroDivisionError)"),
+    ErrorCase("rducc-run: integer fmod by zero", RUN,
+              ("{int_fmod}", "--input", "{ints}", "--input", "{ints_zero}", "--output", "out.npz"),
+              "integer remainder (%, remainder, fmod) by zero (torch raises ZeroDivisionError)"),
     ErrorCase("rducc-run: index past the end of a table", RUN, ("{gather}", "--input", "{ids_past_end}", "--output", "out.npz"),
               "'tier.gather' at model.py:3:8: rdu.gather: index 7 is out of bounds for dim 0 of size 4 (indices must be in [0, 4))"),
     ErrorCase("rducc-run: negative index into a table", RUN, ("{gather}", "--input", "{ids_negative}", "--output", "out.npz"),
@@ -465,6 +574,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: weight missing from the file", RUN, ("{placed}", "--input", "{x}", "--weights", "{weights_partial}", "--output", "out.npz"), "missing weight: fc2.weight"),
     ErrorCase("rducc-run: output into a missing directory", RUN, ("{placed}", "--input", "{x}", "--output", "no/such/out.npz"), "directory no/such does not exist"),
     *HOSTILE_FILES,
+    *HOSTILE_CALLS,
     *SERVING,
     *DEPLOYMENTS,
     # --- training (issue 27)
@@ -492,6 +602,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: --train of an inference program", RUN,
               ("{placed}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
               "not a training step (its first result is not a loss)"),
+    *OUTPUTS_ARE_NOT_INPUTS,
+    *RANGES_AND_BOUNDS,
 ]
 
 OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir"}
@@ -533,8 +645,14 @@ def render_doc() -> str:
         "the tool starts), 141 standard output closed by its reader (`rducc-run ... |",
         "head`: nothing printed, as Unix tools stopped by SIGPIPE).",
         "",
-        "Outputs: two outputs naming one file, or an output naming an input, are",
-        "refused; a symbolic link given as output is followed (its file replaced,",
+        "Outputs: two outputs naming one file, or an output naming any file the run",
+        "reads (an input on the command line, the weights file a program names, a",
+        "target file, a trace, a pass plugin, every file of a deployment; only",
+        "`rducc-opt -o` may name its own input, an edit in place), by any",
+        "name (a symbolic link, a hard link, `dir/../file`), are refused before",
+        "anything is written; a tool writes all its outputs at the end, together,",
+        "and makes a `--plot` directory only then. A symbolic link given as output",
+        "is followed (its file, or for `rducc deploy -o` its directory, replaced;",
         "the link kept); a character device or FIFO is written directly; a block",
         "device or socket is refused. Inputs must be regular files. Ctrl-C prints",
         "`TOOL: interrupted` and exits with status 130.",
@@ -572,6 +690,12 @@ _TARGETS = {
     "not_a_number": 'inherits = "sn40l"\npcus = "many"\n',
     "bad_toml": "name = [\n",
     "no_room": 'inherits = "sn40l"\nname = "no_room"\npcus = 2\npmus = 2\n[fabric]\nrows = 2\ncols = 2\n',
+    "range_pcus": 'inherits = "sn40l"\nname = "range_pcus"\n'
+                  'pcus = { value = 1040, low = 1040, high = 9007199254740992, assumed = true, source = "s" }\n',
+    "range_sram": 'inherits = "sn40l"\nname = "range_sram"\n'
+                  'sram_bytes = { value = 520000000, low = 1, high = 520000000, assumed = true, source = "s" }\n',
+    "range_efficiency": 'inherits = "sn40l"\nname = "range_efficiency"\n[fabric]\n'
+                        'hbm_efficiency = { value = 0.9, low = 1e-300, high = 1, assumed = true, source = "s" }\n',
 }
 
 def _host_call(overload: str) -> str:
@@ -621,6 +745,45 @@ ROWS_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
 """
 """A placed program: rows of its input written back in place at the indices it is given."""
 
+def _placed_host_call(callee: str, operands: str, tensors: str, result: str) -> str:
+    """A placed program of one host call on its float32[4] input `x`."""
+    types = ", ".join("!tier.buffer<hbm, 4xf32>" for _ in operands.split(", ") if operands)
+    return ("builtin.module attributes {rdu.level = #rdu<level placed>} {\n"
+            f'  func.func @forward(%x: !tier.buffer<hbm, 4xf32> {{rdu.input = "x"}}) -> !tier.buffer<hbm, {result}>'
+            " attributes {tier.sram_capacity = 256 : i64} {\n"
+            f"    %r = rdu.host_call #rdu.aten<{callee}>({operands}) tensors [{tensors}] : ({types}) -> "
+            f'!tier.buffer<hbm, {result}> loc("model.py":3:8)\n'
+            f"    func.return %r : !tier.buffer<hbm, {result}>\n  }}\n}}\n")
+
+
+POINTWISE_PROGRAM = """builtin.module attributes {{rdu.level = #rdu<level placed>}} {{
+  func.func @forward(%x: !tier.buffer<hbm, 4x{t}> {{rdu.input = "x"}}, %n: !tier.buffer<hbm, 4x{t}> {{rdu.input = "n"}}) -> !tier.buffer<hbm, 4x{t}> attributes {{tier.sram_capacity = 256 : i64}} {{
+    %xs = tier.alloc offset 0 : !tier.buffer<sram, 4x{t}>
+    %ns = tier.alloc offset 64 : !tier.buffer<sram, 4x{t}>
+    %r = tier.alloc : !tier.buffer<hbm, 4x{t}>
+    %rs = tier.alloc offset 128 : !tier.buffer<sram, 4x{t}>
+    tier.dma %x -> %xs : !tier.buffer<hbm, 4x{t}> -> !tier.buffer<sram, 4x{t}>
+    tier.dma %n -> %ns : !tier.buffer<hbm, 4x{t}> -> !tier.buffer<sram, 4x{t}>
+    tier.compute "k0" ins(%xs, %ns : !tier.buffer<sram, 4x{t}>, !tier.buffer<sram, 4x{t}>) outs(%rs : !tier.buffer<sram, 4x{t}>) attributes {{tiles = 1 : i64}} {{
+    ^bb0(%a: tensor<4x{t}>, %b: tensor<4x{t}>):
+      %m = rdu.map %a, %b : (tensor<4x{t}>, tensor<4x{t}>) -> tensor<4x{t}> {{
+      ^bb0(%0: {t}, %1: {t}):
+        %2 = rdu.pointwise_call #rdu.aten<{callee}>(%0, %1) : ({t}, {t}) -> {t} loc("model.py":7:15)
+        rdu.yield %2 : {t}
+      }}
+      rdu.yield %m : tensor<4x{t}>
+    }}
+    tier.dma %rs -> %r : !tier.buffer<sram, 4x{t}> -> !tier.buffer<hbm, 4x{t}>
+    tier.dealloc %xs : !tier.buffer<sram, 4x{t}>
+    tier.dealloc %ns : !tier.buffer<sram, 4x{t}>
+    tier.dealloc %rs : !tier.buffer<sram, 4x{t}>
+    func.return %r : !tier.buffer<hbm, 4x{t}>
+  }}
+}}
+"""
+"""A placed program of one pointwise call `{callee}` on two inputs of element type `{t}`."""
+
+
 _MLIR = {
     "mlir_text": "func.func @forward() {\n  func.return\n}\n",
     "syntax": 'builtin.module {\n  %0 = "test.op"() : () -> \n}\n',
@@ -636,6 +799,13 @@ _MLIR = {
     "host_call_prims": _host_call("prims::sin.default"),
     "host_call_mutating": _host_call("aten::sin_.default"),
     "host_mismatch": HOST_MISMATCH_PROGRAM,
+    "host_from_file": _placed_host_call('"aten::from_file.default", {filename = "created.bin", shared = true, size = 4 : i64}',
+                                        "", "", "4xf32"),
+    "host_new_empty": _placed_host_call('"aten::new_empty.default", {size = [4 : i64]}', "%x", '"self"', "4xf32"),
+    "host_string": _placed_host_call('"aten::linalg_qr.default", {mode = "/etc/passwd"}', "%x", '"A"', "4xf32"),
+    "host_huge": _placed_host_call('"aten::nonzero_static.default", {size = 1099511627776 : i64}', "%x", '"self"', "4x1xi64"),
+    "pw_laguerre": POINTWISE_PROGRAM.format(t="f32", callee='"aten::special_laguerre_polynomial_l.default"'),
+    "pw_divide": POINTWISE_PROGRAM.format(t="i32", callee='"aten::div.Tensor_mode", {rounding_mode = "trunc"}'),
     "f_int_range": '"test.op"() {a = 300 : i8} : () -> ()\n',
     "f_perm_range": ("func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
                      "  %y = rdu.transpose %x perm [18446744073709551617, 0] : tensor<2x3xf32> -> tensor<3x2xf32>\n"
@@ -860,6 +1030,10 @@ def _program_files(paths: dict[str, Path], directory: Path) -> None:
     np.save(paths["x_f64"], np.zeros((4, 32), np.float64))
     np.save(paths["x_object"], np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
     paths["x_text"].write_text("4 32\n1.0 2.0\n")
+    np.save(paths["x4"], np.full(4, 0.5, np.float32))
+    np.save(paths["n_huge"], np.full(4, 1e12, np.float32))
+    np.save(paths["i32_min"], np.full(4, np.iinfo(np.int32).min, np.int32))
+    np.save(paths["i32_minus_one"], np.full(4, -1, np.int32))
 
 
 def _training_files(paths: dict[str, Path]) -> None:
@@ -900,6 +1074,27 @@ def _index_files(paths: dict[str, Path]) -> None:
 
     np.save(paths["ids_past_end"], np.array([0, 7, 1], np.int64))
     np.save(paths["ids_negative"], np.array([0, -1, 1], np.int64))
+
+
+def _division_files(paths: dict[str, Path]) -> None:
+    """Integer division programs (compiled from torch) and a divisor holding a zero."""
+    import numpy as np
+    import rducc
+    import torch
+
+    class Divide(torch.nn.Module):
+        def __init__(self, remainder: bool) -> None:
+            super().__init__()
+            self.remainder = remainder
+
+        def forward(self, a, b):
+            return torch.fmod(a, b) if self.remainder else a // b
+
+    a, b = torch.tensor([7, -7, 5]), torch.tensor([2, 1, 3])
+    for key, remainder in (("int_floor_divide", False), ("int_fmod", True)):
+        rducc.compile(Divide(remainder), (a, b), opt_level=2).save(paths[key])
+    np.save(paths["ints"], a.numpy())
+    np.save(paths["ints_zero"], np.array([2, 0, 3], np.int64))
 
 
 def _safetensors(path: Path, header: object, body: bytes = b"", raw: bytes | None = None) -> None:
@@ -979,6 +1174,8 @@ def _hostile_files(paths: dict[str, Path], directory: Path) -> None:
         for info in source.infolist():
             if not info.filename.endswith("models/model.json"):
                 archive.writestr(info, source.read(info))
+    _edited_json(paths["bad_program_json"], "models/model.json",
+                 lambda document: document["graph_module"]["graph"].update(tensor_values=3))
     paths["model_link"].symlink_to(paths["model_copy"])
     for key in ("fifo", "fifo_toml", "fifo_pt2", "fifo_mlir"):
         os.mkfifo(paths[key])
@@ -1023,6 +1220,7 @@ def _deployment_files(paths: dict[str, Path], directory: Path) -> None:
         "dep_version": lambda d: d.update(version=2),
         "dep_twice": lambda d: d["models"][1].update(name="a"),
         "dep_no_file": lambda d: d["models"][1].update(program="gone.mlir"),
+        "dep_huge": lambda d: d["models"][0].update(weight_bytes=2**60),
     }
     for key, edit in edits.items():
         paths[key].mkdir()
@@ -1048,6 +1246,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
         paths[key].write_text((PLUGIN_INPUTS / INPUTS[key][0]).read_text())
     paths["silu_graph"].write_text((ROOT / "test" / "examples" / "fuse-silu.mlir").read_text())
     _index_files(paths)
+    _division_files(paths)
     _archive_files(paths)
     _model_files(paths)
     _program_files(paths, directory)
@@ -1073,6 +1272,10 @@ def _serving_files(paths: dict[str, Path]) -> None:
                 "hbm_weight_budget_bytes": 384 * 10**9, "eviction": "lru", "models": models}
     (paths["deployment"] / "manifest.json").write_text(json.dumps(manifest))
     good = '{"model": "x", "prompt_tokens": 5, "output_tokens": 2, "arrival_s": 0}\n'
+    paths["s_good"].write_text(good)
+    paths["link_loop"].symlink_to(paths["link_loop"].name)
+    paths["s_late"].write_text(good.replace('"arrival_s": 0', '"arrival_s": 1e8'))
+    paths["s_long_number"].write_text(good.replace('"arrival_s": 0', '"arrival_s": ' + "1" * 5000))
     paths["s_not_jsonl"].write_text(good + "model=x prompt_tokens=5\n")
     paths["s_unknown_model"].write_text(good.replace('"x"', '"zz"'))
     paths["s_negative"].write_text(good.replace("5", "-5"))

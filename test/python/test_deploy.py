@@ -19,6 +19,8 @@ from rducc.deploy.manifest import load_manifest
 from rducc.errors import RduccError
 from rducc.tools import deploy, entry, run
 
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mlp.pt2"
+
 BUDGET = 500_000
 """HBM bytes left for weights: more than the small models and one expert, less than all."""
 HBM = 8 * 64_000_000_000  # sn40l-8
@@ -367,6 +369,28 @@ def test_hbm_reserve_is_a_fraction_or_bytes():
     assert hbm_reserve_bytes("1GiB", 1 << 31) == 1 << 30
     with pytest.raises(RduccError, match="more than the system's HBM"):
         hbm_reserve_bytes("2GB", 1000)
+    # read exactly (issue 31, item 10): a fraction a float rounds to 1 is still a fraction
+    assert hbm_reserve_bytes("0.99999999999999999", 10**12) == 10**12 - 1
+    assert hbm_reserve_bytes("1e-3", 10**12) == 10**9
+    for huge in ("1e400", "1e999999999", "99999999999999999999999999999999999GiB"):
+        with pytest.raises(RduccError, match="more than the system's HBM"):
+            hbm_reserve_bytes(huge, 10**12)
+
+
+def test_an_internal_error_in_a_deploy_names_the_model(tmp_path, monkeypatch, capsys):
+    """A bug while compiling a model (here: a compile that raises ValueError) is an
+    internal error, exit 70, that says which model it was compiling."""
+    import rducc.driver
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(rducc.driver, "compile_module", broken)
+    assert _deploy([str(EXAMPLE), "-o", str(tmp_path / "out"), "--target", "sn40l"]) == 70
+    message = capsys.readouterr().err.splitlines()[0]
+    assert message.startswith("rducc deploy: internal error: ValueError: a bug")
+    assert f"while deploying model 'mlp' ({EXAMPLE})" in message
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_moved_deployment_still_loads(deployed, tmp_path):

@@ -614,16 +614,34 @@ def test_int_shifts_and_powers(rng, dtype) -> None:
 
 def test_unsigned_integer_ops() -> None:
     a = np.array([-1, -128, 7, 100, -6], np.int8)  # as u8: 255 128 7 100 250
-    b = np.array([2, 3, -1, 7, 0], np.int8)  # as u8: 2 3 255 7 0
-    assert_same(run_map(binary(arith.DivUIOp), [a, b]), np.array([127, 42, 0, 14, 0], np.int8))
+    b = np.array([2, 3, -1, 7, 5], np.int8)  # as u8: 2 3 255 7 5
+    assert_same(run_map(binary(arith.DivUIOp), [a, b]), np.array([127, 42, 0, 14, 50], np.int8))
     assert_same(run_map(binary(arith.RemUIOp), [a, b]), np.array([1, 2, 7, 2, 0], np.int8))
-    assert_same(run_map(binary(arith.CeilDivUIOp), [a, b]), np.array([-128, 43, 1, 15, 0], np.int8))
-    assert_same(run_map(binary(arith.CeilDivSIOp), [a, b]), np.array([0, -42, -7, 15, 0], np.int8))
+    assert_same(run_map(binary(arith.CeilDivUIOp), [a, b]), np.array([-128, 43, 1, 15, 50], np.int8))
+    assert_same(run_map(binary(arith.CeilDivSIOp), [a, b]), np.array([0, -42, -7, 15, -1], np.int8))
     assert_same(run_map(binary(arith.MaxUIOp), [a, b]), np.array([-1, -128, -1, 100, -6], np.int8))
-    assert_same(run_map(binary(arith.MinUIOp), [a, b]), np.array([2, 3, 7, 7, 0], np.int8))
+    assert_same(run_map(binary(arith.MinUIOp), [a, b]), np.array([2, 3, 7, 7, 5], np.int8))
     assert_same(run_map(binary(arith.CmpiOp, "ult"), [a, b]), np.array([0, 0, 1, 0, 0], bool))
     assert_same(run_map(lambda x: [arith.ExtUIOp(x, i32)], [a]), np.array([255, 128, 7, 100, 250], np.int32))
     assert_same(run_map(lambda x: [arith.UIToFPOp(x, f32)], [a]), np.array([255, 128, 7, 100, 250], np.float32))
+
+
+@pytest.mark.parametrize("op_class, named", [
+    (arith.DivSIOp, "integer division rounded toward zero"), (arith.FloorDivSIOp, "integer floor division"),
+    (arith.CeilDivSIOp, "integer ceiling division"), (arith.RemSIOp, "integer remainder"),
+    (arith.DivUIOp, "integer division rounded toward zero"), (arith.RemUIOp, "integer remainder"),
+    (arith.CeilDivUIOp, "integer ceiling division"),
+], ids=lambda x: getattr(x, "__name__", ""))
+def test_integer_division_by_zero_is_an_error(op_class, named) -> None:
+    """A zero divisor anywhere is one error naming the division (torch raises
+    ZeroDivisionError for integer //, div rounding, remainder and fmod), never 0."""
+    from rducc.errors import RduccError
+
+    a = np.array([7, -7, 5, 1], np.int32)
+    with pytest.raises(RduccError, match=f"{named} .*by zero \\(torch raises ZeroDivisionError\\)"):
+        run_map(binary(op_class), [a, np.array([2, 3, 0, 1], np.int32)])
+    with pytest.raises(RduccError, match="by zero"):
+        run_map(binary(op_class), [a, np.zeros((), np.int32)])
 
 
 def test_scalar_builder_on_ui8_operands() -> None:

@@ -110,18 +110,19 @@ def test_missing_matplotlib_is_an_rducc_error(exported, tmp_path, monkeypatch):
 
 
 def test_svg_from_dot_on_path(exported, tmp_path, monkeypatch):
-    """With a `dot` on PATH, kernels.svg is what `dot -Tsvg kernels.dot -o kernels.svg` wrote."""
+    """With a `dot` on PATH, kernels.svg is what `dot -Tsvg` makes of kernels.dot
+    (given on its standard input; its standard output is written with the others)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "dot"
-    fake.write_text('#!/bin/sh\n[ "$1" = -Tsvg ] || exit 3\nprintf "<svg>%s</svg>" "$2" > "$4"\n')
+    fake.write_text('#!/bin/sh\n[ "$1" = -Tsvg ] || exit 3\nprintf "<svg>"; cat; printf "</svg>"\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
     program = rducc.compile(exported["mlp"], opt_level=2)
     written = write_plots(program.module, program.report, tmp_path / "plots")
     svg = tmp_path / "plots" / "kernels.svg"
     assert written[-1] == svg
-    assert svg.read_text() == f"<svg>{tmp_path / 'plots' / 'kernels.dot'}</svg>"
+    assert svg.read_text() == f"<svg>{(tmp_path / 'plots' / 'kernels.dot').read_text()}</svg>"
 
 
 def _mapped_computes(module):

@@ -185,3 +185,116 @@ def test_a_program_ranges_its_report(exported_small) -> None:
     (headline,) = ranges.headlines
     assert headline.value == pytest.approx(1 / program.report.modeled_time_s)
     assert headline.low < headline.value < headline.high and headline.most_sensitive == "kernel_launch_s"
+
+
+# --------------------------------------------------------------------------
+# issue 31 item 8: each end of a range is checked as a value
+# --------------------------------------------------------------------------
+
+ENDS = [  # (line, fabric table, the end named, a fragment of the problem)
+    ('pcus = { value = 1040, low = 1040, high = 9007199254740992, assumed = true, source = "s" }', "",
+     "with pcus at its high (9007199254740992)", "a site for every PCU and PMU"),
+    ('pmus = { value = 1040, low = 1040, high = 2000, assumed = true, source = "s" }', "",
+     "with pmus at its high (2000)", "a site for every PCU and PMU"),
+    ('sram_bytes = { value = 520000000, low = 1, high = 520000000, assumed = true, source = "s" }', "",
+     "with sram_bytes at its low (1)", "field 'pmu_bytes' exceeds 'sram_bytes'"),
+    ("", 'rows = { value = 40, low = 2, high = 40, assumed = true, source = "s" }',
+     "with fabric_rows at its low (2)", "a site for every PCU and PMU"),
+    ("", 'hbm_efficiency = { value = 0.9, low = 1e-300, high = 1, assumed = true, source = "s" }',
+     "with hbm_efficiency at its low (1e-300)", "'hbm_bandwidth' x 'hbm_efficiency'"),
+    ('ddr_bandwidth = { value = 1.39e11, low = 1, high = 1.39e11, assumed = true, source = "s" }', "",
+     "with ddr_bandwidth at its low (1)", "'ddr_bandwidth' x 'ddr_efficiency' (0.9 bytes/s) must be between 1"),
+]
+
+
+@pytest.mark.parametrize(("line", "table", "end", "problem"), ENDS)
+def test_each_end_of_a_range_gets_the_checks_a_value_gets(tmp_path: Path, line: str, table: str, end: str,
+                                                           problem: str) -> None:
+    """A range end the loader would refuse as a plain value is refused as an end,
+    naming the end; and the same number given as the plain value is refused too."""
+    path = _target_file(tmp_path, line, table)
+    with pytest.raises(RduccError) as error:
+        load_target(str(path))
+    text = str(error.value)
+    assert "\n" not in text and text.startswith(f"target file {path} {end}: ") and problem in text
+    name = end.split()[1]
+    plain_value = end.split("(")[1].rstrip(")")
+    key = name.removeprefix("fabric_") if table else name
+    plain = f"{key} = {plain_value}"
+    path = _target_file(tmp_path, "" if table else plain, plain if table else "")
+    with pytest.raises(RduccError, match=re_escape(problem)):
+        load_target(str(path))
+
+
+def re_escape(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def test_a_tiny_efficiency_as_a_plain_value_is_refused(tmp_path: Path) -> None:
+    path = _target_file(tmp_path, "", "hbm_efficiency = 1e-13")
+    with pytest.raises(RduccError, match=r"'hbm_bandwidth' x 'hbm_efficiency' \(0.16 bytes/s\) must be between 1"):
+        load_target(str(path))
+
+
+def test_a_programs_figures_with_a_files_ranges_are_checked_at_each_end(tmp_path: Path) -> None:
+    """The program's plain figures under another file's ranges: an end that does not
+    hold beside the program's own figures is refused (pmu_bytes above sram_bytes)."""
+    program = replace(TargetAttr.of(load_target("sn40l")).target(), pmu_bytes=400_000)
+    path = _target_file(tmp_path, "pmu_bytes = 1000\nsram_bytes = { value = 520000000, low = 2000, "
+                                  'high = 520000000, assumed = true, source = "s" }')
+    with pytest.raises(RduccError, match=r"with sram_bytes at its low \(2000\): field 'pmu_bytes' exceeds"):
+        with_ranges_of(program, load_target(str(path)))
+
+
+def test_a_program_is_not_costed_on_less_sram_than_its_plan_needs(mlp_placed) -> None:
+    module, target = mlp_placed
+    small = replace(target, sram_bytes=1, pmu_bytes=1)
+    with pytest.raises(RduccError, match=r"the program's SRAM plan needs \d+ bytes at its peak, more than target "
+                                         r"sn40l's sram_bytes \(1\)"):
+        estimate(module, small)
+    ranged = replace(target, pmu_bytes=1, ranges=(("sram_bytes", Figure(target.sram_bytes, 2, target.sram_bytes,
+                                                                         "s", True)),))
+    with pytest.raises(RduccError, match=r"\(with sram_bytes at its low, 2, of target sn40l's ranges\)"):
+        estimate(module, target).ranges(module, ranged)
+
+
+def _strict(text: str):
+    """json.loads refusing NaN and Infinity (what strict readers do)."""
+    def refuse(name: str):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_rducc_run_refuses_a_range_end_and_writes_nothing(mlp_placed, tmp_path: Path, capsys) -> None:
+    from rducc.tools.run import main
+
+    module, _ = mlp_placed
+    program = tmp_path / "placed.mlir"
+    program.write_text(module_text(module))
+    chip = _target_file(tmp_path, "", 'hbm_efficiency = { value = 0.9, low = 1e-300, high = 1, assumed = true, '
+                                      'source = "s" }')
+    report = tmp_path / "report.json"
+    assert main([str(program), "--simulate", "--ranges", "--target", str(chip), "--report", str(report)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "with hbm_efficiency at its low (1e-300)" in err
+    assert not report.exists()
+    good = _target_file(tmp_path, "", 'hbm_efficiency = { value = 0.9, low = 0.01, high = 1, assumed = true, '
+                                      'source = "s" }')
+    assert main([str(program), "--simulate", "--ranges", "--target", str(good), "--report", str(report)]) == 0
+    data = _strict(report.read_text())
+    swings = [s for h in data["ranges"]["headlines"] for s in h["tornado"]]
+    assert any(s["figure"] == "hbm_efficiency" and s["swing"] > 0 for s in swings)
+
+
+def test_json_reports_are_strict() -> None:
+    from rducc.files import json_rows_text, json_text
+
+    with pytest.raises(RduccError, match=r"--report: totals.makespan_s \(inf\) is not a finite number"):
+        json_text({"totals": {"makespan_s": float("inf")}}, "--report")
+    with pytest.raises(RduccError, match=r"report: events\[1\].end_s \(nan\) is not a finite number"):
+        json_rows_text({"a": 1}, {"events": [{"end_s": 1.0}, {"end_s": float("nan")}]}, "report")
+    assert _strict(json_rows_text({"a": 1}, {"events": [{"end_s": 1.0}], "none": []}, "report")) == {
+        "a": 1, "events": [{"end_s": 1.0}], "none": []}

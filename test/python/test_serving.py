@@ -238,3 +238,138 @@ def test_plot_draws_the_timeline(tmp_path: Path, sn40l: Memory) -> None:
     path = tmp_path / "timeline.png"
     write_timeline(report, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# --------------------------------------------------------------------------
+# issue 31 item 9: a model copied in stays until its requests ran; bounds; speed
+# --------------------------------------------------------------------------
+
+
+def _one_expert_room(sn40l: Memory, router_bytes: int, expert_bytes: int) -> Memory:
+    """A budget that holds the router and one expert, not two."""
+    return replace(sn40l, hbm_weight_budget_bytes=router_bytes + expert_bytes + expert_bytes // 2)
+
+
+def _check_copies_serve_their_requests(report) -> None:
+    """Copies never exceed model uses, and a model copied in is computed before it
+    is evicted (the requests that fetched it run first)."""
+    assert report.totals()["copies"] <= report.uses
+    pending: set[str] = set()  # copied in, not yet computed
+    for event in report.events:
+        if event.kind == "copy":
+            pending.add(event.model)
+        elif event.kind == "compute":
+            pending.discard(event.model)
+        else:
+            assert event.model not in pending, f"{event.model} evicted at {event.start_s} before it ran"
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo", "lfu"])
+def test_an_expert_copied_in_is_not_evicted_before_its_requests_run(sn40l: Memory, policy: str) -> None:
+    """The issue's case: a router and on-demand experts, HBM room for one expert;
+    14 routed requests (28 model uses) arriving faster than they run."""
+    router = ServedModel("router", GB, True, PREFILL_S, DECODE_S, True)
+    experts = [model(f"e{i}") for i in range(4)]
+    memory = _one_expert_room(sn40l, GB, 16 * GB)
+    requests = [request(str(i), f"e{(i * 7) % 4}", i * 0.001, router="router") for i in range(14)]
+    report = simulate([router, *experts], requests, memory, eviction=policy)
+    assert report.uses == 28
+    _check_copies_serve_their_requests(report)
+    assert report.totals()["evictions"] <= report.totals()["copies"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_copies_never_exceed_uses_on_random_traces(sn40l: Memory, seed: int) -> None:
+    """Random routed and plain traces, budgets of one to three experts, every policy."""
+    import random
+
+    rng = random.Random(seed)
+    size = 16 * GB
+    experts = [model(f"e{i}", resident=rng.random() < 0.3) for i in range(rng.randint(2, 7))]
+    router = ServedModel("router", GB, True, PREFILL_S * rng.choice([0.1, 1, 10]), DECODE_S, True)
+    memory = replace(sn40l, hbm_weight_budget_bytes=GB + size * rng.randint(1, 3) + size // 3)
+    requests = []
+    for i in range(rng.randint(5, 60)):
+        routed = rng.random() < 0.7
+        requests.append(request(str(i), rng.choice(experts).name, rng.uniform(0, 0.2), rng.randint(1, 400),
+                                rng.randint(1, 40), "router" if routed else None))
+    requests.sort(key=lambda r: r.arrival_s)
+    for policy in ("lru", "fifo", "lfu"):
+        report = simulate([router, *experts], requests, memory, eviction=policy, max_batch=rng.randint(1, 8))
+        _check_copies_serve_their_requests(report)
+        assert len(report.results) == len(requests)
+        assert all(r.first_token_s >= r.arrival_s for r in report.results)
+
+
+def test_a_model_behind_a_stream_of_requests_is_not_starved(sn40l: Memory) -> None:
+    """Requests for `a` keep arriving; `b`'s request, ahead of most of them in line,
+    gets its copy: `a` is evicted for it once `a`'s older requests ran."""
+    memory = replace(sn40l, hbm_weight_budget_bytes=24 * GB)
+    requests = [request("b0", "b", 0.0005)] + [request(f"a{i}", "a", i * 0.001) for i in range(200)]
+    requests.sort(key=lambda r: r.arrival_s)
+    report = simulate([model("a", resident=True), model("b")], requests, memory)
+    b = next(r for r in report.results if r.id == "b0")
+    last_a = max(r.finish_s for r in report.results if r.model == "a")
+    assert b.finish_s < last_a / 2
+
+
+def _trace_of(count: int, experts: int) -> list[Request]:
+    return [request(str(i), f"e{i % experts}", 0.0, prompt=8, output=2, router="router" if i % 2 else None)
+            for i in range(count)]
+
+
+def test_scheduler_time_grows_linearly_with_the_backlog(sn40l: Memory) -> None:
+    """A backlog ten times longer takes about ten times as long, far from the 100x a
+    scan of the backlog per event gives (10^5 requests: bench/serving_scale.py)."""
+    import time
+
+    router = ServedModel("router", GB, True, PREFILL_S, DECODE_S, True)
+    experts = [model(f"e{i}") for i in range(5)]
+    memory = _one_expert_room(sn40l, GB, 16 * GB)
+
+    def seconds(count: int) -> float:
+        start = time.perf_counter()
+        report = simulate([router, *experts], _trace_of(count, 5), memory, max_batch=8)
+        elapsed = time.perf_counter() - start
+        assert len(report.results) == count
+        _check_copies_serve_their_requests(report)
+        return elapsed
+
+    small = min(seconds(4_000) for _ in range(2))
+    large = seconds(40_000)
+    assert large < 35 * small, (small, large)
+
+
+@pytest.mark.parametrize(("field", "text", "message"), [
+    ("arrival_s", "1e8", "'arrival_s' must be a number of seconds from 0 to 1e\\+07, got 100000000.0"),
+    ("arrival_s", "1" + "0" * 400, "'arrival_s' must be a number of seconds from 0 to 1e\\+07, got a number of over"),
+    ("arrival_s", "1" * 5000, "not a JSON object \\(a number too long to read\\)"),
+    ("prompt_tokens", "9" * 400, "'prompt_tokens' must be a whole number from 1 to 16777216, got a number of over"),
+    ("id", "9" * 4500, "not a JSON object \\(a number too long to read\\)"),
+])
+def test_huge_numbers_in_a_trace_are_named(tmp_path: Path, field: str, text: str, message: str) -> None:
+    values = {"model": '"a"', "prompt_tokens": "3", "output_tokens": "1", "arrival_s": "0"} | {field: text}
+    path = tmp_path / "trace.jsonl"
+    path.write_text("{" + ", ".join(f'"{k}": {v}' for k, v in values.items()) + "}\n")
+    with pytest.raises(RduccError, match=f"trace {path}:1: {message}"):
+        read_trace(path, MODELS)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda m: m.update(hbm_bytes=10**400), "field 'hbm_bytes' must be at most 2\\^53"),
+    (lambda m: m["models"][0].update(weight_bytes=2**60), "field 'weight_bytes' must be at most 2\\^53"),
+    (lambda m: m["models"][0]["modeled"].update(decode_step_s=0), "'decode_step_s' must be a time from 1e-12 s"),
+    (lambda m: m["models"][0]["modeled"].update(prefill_s_per_token=1e6), "'prefill_s_per_token' must be a time"),
+])
+def test_manifest_numbers_past_their_bounds_are_named(tmp_path: Path, change, message: str) -> None:
+    manifest = _manifest(["x"])
+    change(manifest)
+    with pytest.raises(RduccError, match=message):
+        _load(tmp_path, manifest)
+
+
+def test_a_manifest_number_too_long_to_read_is_named(tmp_path: Path) -> None:
+    text = json.dumps(_manifest(["x"])).replace('"sockets": 8', '"sockets": ' + "8" * 5000)
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(RduccError, match="not a JSON deployment manifest \\(a number too long to read\\)"):
+        load_manifest(tmp_path, check_files=False)
