@@ -28,6 +28,9 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
   same matmuls by the 0/1 matrix of each output's source index.
 - `max_pool{2,3}d_with_indices_backward`, `adaptive_max_pool{2,3}d_backward`:
   a scatter-add of the output gradient at the forward's indices.
+- `transformers.grouped_mm_fallback_backward` (a mixture of experts' grouped
+  matmul, whose implementation loops over `offs.tolist()`): every expert's
+  product and a one-hot of each row's expert.
 - `_scaled_dot_product_flash_attention_for_cpu_backward`: the probabilities
   recomputed (softmax of the scores, as flash attention recomputes them),
   then the four matmuls of attention's backward, in float32 for 16-bit
@@ -359,9 +362,31 @@ def _sum_heads(grad: torch.Tensor, groups: int) -> torch.Tensor:
     return grad.reshape(batch, heads // groups, groups, length, width).sum(2)
 
 
+# --------------------------------------------------------------------------
+# transformers' grouped matmul (mixture-of-experts), whose backward loops over values
+# --------------------------------------------------------------------------
+
+
+@decomposes("transformers.grouped_mm_fallback_backward.default")
+def grouped_mm_fallback_backward(input: torch.Tensor, weight: torch.Tensor, offs: torch.Tensor,
+                                 grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of transformers' grouped matmul (rows sorted by expert, `offs`
+    the cumulative row counts; rows past the last offset take no part), without its
+    loop over `offs.tolist()`: each row's input gradient is its expert's product,
+    chosen from every expert's, and each expert's weight gradient sums its rows."""
+    experts = weight.shape[0]
+    rows = torch.arange(input.shape[0], device=input.device, dtype=offs.dtype)
+    expert = (offs.unsqueeze(0) <= rows.unsqueeze(1)).sum(1)  # [S]: the expert of each row (experts: none)
+    member = (expert.unsqueeze(1) == torch.arange(experts, device=input.device)).to(input.dtype)  # [S, E]
+    every = torch.matmul(grad_output.unsqueeze(0), weight.transpose(1, 2))  # [E, S, I]
+    grad_input = (every * member.t().unsqueeze(2)).sum(0)
+    grad_weight = torch.matmul((input.unsqueeze(0) * member.t().unsqueeze(2)).transpose(1, 2), grad_output)
+    return grad_input, grad_weight
+
+
 __all__ = [
     "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward", "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d_backward", "avg_pool2d_backward", "avg_pool3d_backward", "convolution_backward",
-    "flash_attention_backward", "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
+    "flash_attention_backward", "grouped_mm_fallback_backward", "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
     "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
 ]

@@ -138,6 +138,10 @@ def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.
     return ep._update(graph_module, signature)
 
 
+def _on_meta(ep: torch.export.ExportedProgram) -> bool:
+    return any(isinstance(t, torch.Tensor) and t.device.type == "meta" for t in ep.state_dict.values())
+
+
 def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
@@ -157,7 +161,11 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
             joint_loss_index=0, decompose_custom_triton_ops=False,
         )
     except Exception as error:  # torch's own refusal, named
-        raise TrainingError(f"torch could not build the joint graph: {str(error).strip().splitlines()[0]}") from None
+        first = str(error).strip().splitlines()[0]
+        if "did not receive a gradient" in first and _on_meta(ep):
+            first += (" (on the meta device torch differentiates nll_loss, which cross_entropy calls, to nothing: "
+                      "write the loss as a one-hot sum of log_softmax, as bench/train_llama.py does)")
+        raise TrainingError(f"torch could not build the joint graph: {first}") from None
     graph_module, signature = _copy_graph_module_and_signature(joint)
     _remove_detach_pass(graph_module, signature)
     return joint._update(graph_module, signature)
@@ -181,7 +189,8 @@ def _trained_parameters(module: ModuleOp) -> list[str]:
 
 
 def compile_step(
-    ep: torch.export.ExportedProgram, groups: Sequence[ParamGroup] | None, options: CompileOptions
+    ep: torch.export.ExportedProgram, groups: Sequence[ParamGroup] | None, options: CompileOptions,
+    loss_scale: float = 1.0,
 ) -> TrainingStep:
     """Compile the training step of `ep` (forward returning a loss) with the
     optimizer's `groups` (None: no optimizer; the step returns the loss and the
@@ -199,7 +208,7 @@ def compile_step(
         for group in covered:
             check_sgd_first_step(group.spec)
         with times.stage("optimizer"):
-            initial = append_optimizer(module, covered, parameters) if covered else {}
+            initial = append_optimizer(module, covered, parameters, 1.0 / loss_scale) if covered else {}
         if weights:
             weights.update({name: t.detach() for name, t in initial.items()})
     lower(module, target, options.opt_level, options.emit, times, passes=options.passes,
@@ -222,16 +231,26 @@ def single_group(spec: OptimizerSpec, ep: torch.export.ExportedProgram) -> list[
 LossFn = Callable[..., torch.Tensor]
 
 
-class WithLoss(torch.nn.Module):
-    """`loss_fn(model(*inputs), *targets)` as one module: the last `targets`
-    inputs go to the loss, the rest to the model."""
+class TrainingForward(torch.nn.Module):
+    """The loss a training step differentiates: the model's own output, or
+    `loss_fn(model(*inputs[:-1]), inputs[-1])`; computed under CPU autocast to
+    `compute_dtype` when given (mixed precision: the parameters, the master
+    weights, stay float32; autocast casts what it computes in bf16) and
+    multiplied by `loss_scale` (static loss scaling: the gradients come out
+    scaled, the optimizer's update unscales them first)."""
 
-    def __init__(self, model: torch.nn.Module, loss_fn: LossFn, targets: int = 1):
+    def __init__(self, model: torch.nn.Module, loss_fn: LossFn | None = None,
+                 compute_dtype: torch.dtype | None = None, loss_scale: float = 1.0):
         super().__init__()
         self.model = model
         self.loss_fn = loss_fn
-        self.targets = targets
+        self.compute_dtype = compute_dtype
+        self.loss_scale = loss_scale
 
     def forward(self, *inputs: Any) -> torch.Tensor:
-        split = len(inputs) - self.targets
-        return self.loss_fn(self.model(*inputs[:split]), *inputs[split:])
+        with torch.autocast("cpu", dtype=self.compute_dtype or torch.bfloat16, enabled=self.compute_dtype is not None):
+            if self.loss_fn is None:
+                loss = self.model(*inputs)
+            else:
+                loss = self.loss_fn(self.model(*inputs[:-1]), inputs[-1])
+        return loss * self.loss_scale if self.loss_scale != 1.0 else loss

@@ -160,9 +160,10 @@ class _Update(nn.Module):
     (its state); `forward(gradient)` updates them in place with torch.optim's
     functional code, as `Optimizer.step()` runs it for each parameter."""
 
-    def __init__(self, spec: OptimizerSpec, parameter: torch.Tensor):
+    def __init__(self, spec: OptimizerSpec, parameter: torch.Tensor, unscale: float = 1.0):
         super().__init__()
         self.spec = spec
+        self.unscale = unscale
         self.register_buffer("p0", torch.zeros_like(parameter, memory_format=torch.contiguous_format))
         for state in spec.state_names():
             self.register_buffer(f"s0_{state}", initial_state(state, parameter))
@@ -175,6 +176,8 @@ class _Update(nn.Module):
         return self.get_buffer("p0")
 
     def forward(self, gradient: torch.Tensor) -> None:
+        if self.unscale != 1.0:  # as torch.amp.GradScaler unscales: times the inverse scale
+            gradient = gradient * self.unscale
         hyper = self.spec.hyper
         if self.spec.name == "sgd":
             momentum = hyper["momentum"] != 0
@@ -196,17 +199,17 @@ class _Update(nn.Module):
         )
 
 
-_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str], torch.export.ExportedProgram] = {}
+_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str, float], torch.export.ExportedProgram] = {}
 
 
-def update_program(spec: OptimizerSpec, parameter: torch.Tensor) -> torch.export.ExportedProgram:
+def update_program(spec: OptimizerSpec, parameter: torch.Tensor, unscale: float = 1.0) -> torch.export.ExportedProgram:
     """The optimizer's update of one parameter of this shape and dtype, as an
     ExportedProgram (see the module docstring): buffers `p0` and `s0_{state}`,
-    input the gradient. Traced once per spec, shape and dtype."""
-    key = (spec, tuple(parameter.shape), parameter.dtype, parameter.device.type)
+    input the gradient (times `unscale` first). Traced once per spec, shape and dtype."""
+    key = (spec, tuple(parameter.shape), parameter.dtype, parameter.device.type, unscale)
     if key not in _TRACED:
         example = torch.zeros_like(parameter, memory_format=torch.contiguous_format)
-        _TRACED[key] = torch.export.export(_Update(spec, parameter), (example,), strict=False)
+        _TRACED[key] = torch.export.export(_Update(spec, parameter, unscale), (example,), strict=False)
     return _TRACED[key]
 
 

@@ -23,7 +23,7 @@ from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.program import Program
 from rducc.targets import Target, load_target
-from rducc.training.compile import LossFn, ParamGroup, TrainingStep, WithLoss, compile_step, single_group
+from rducc.training.compile import LossFn, ParamGroup, TrainingForward, TrainingStep, compile_step, single_group
 from rducc.training.optimizers import (
     OptimizerSpec,
     initial_state,
@@ -37,8 +37,13 @@ from rducc.weights import numpy_to_torch, torch_to_numpy
 OptimizerLike = str | torch.optim.Optimizer | None
 
 
+MIXED_PRECISION = {"bf16": torch.bfloat16}
+"""`mixed_precision=` names: the dtype autocast computes in."""
+
+
 def _exported(
-    model: Any, example_inputs: tuple | None, loss_fn: LossFn | None
+    model: Any, example_inputs: tuple | None, loss_fn: LossFn | None, mixed_precision: str | None = None,
+    loss_scale: float = 1.0,
 ) -> tuple[torch.export.ExportedProgram, torch.nn.Module | None]:
     if isinstance(model, torch.export.ExportedProgram):
         return model, None
@@ -50,7 +55,12 @@ def _exported(
     if example_inputs is None:
         raise RduccError("rducc.compile_training of an nn.Module needs example_inputs (a tuple of tensors)")
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-    module = WithLoss(model, loss_fn) if loss_fn is not None else model
+    if mixed_precision is not None and mixed_precision not in MIXED_PRECISION:
+        raise RduccError(f"mixed_precision '{mixed_precision}' is not supported; rducc compiles "
+                         f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")
+    wrapped = loss_fn is not None or mixed_precision is not None or loss_scale != 1.0
+    compute = MIXED_PRECISION[mixed_precision] if mixed_precision else None
+    module = TrainingForward(model, loss_fn, compute, loss_scale) if wrapped else model
     return export_model(module, inputs, grad=True), module
 
 
@@ -85,6 +95,8 @@ def compile_training(
     opt_level: int = 2,
     passes: PassesLike | None = None,
     verify_each: bool = False,
+    mixed_precision: str | None = None,
+    loss_scale: float = 1.0,
     **optimizer_options: Any,
 ) -> TrainingProgram:
     """Compile one training step of `model` and return the runnable TrainingProgram.
@@ -96,14 +108,21 @@ def compile_training(
     hyperparameters; its state, if any, is loaded), or None (the step returns
     the loss and the gradients, and updates nothing). Parameters that do not
     require grad are frozen: not updated, as torch.optim leaves them.
+    `mixed_precision="bf16"` computes the forward and backward under CPU
+    autocast to bf16 with float32 parameters (the master weights) and
+    optimizer; `loss_scale` multiplies the loss before the backward and
+    divides the gradients by it before the update (static loss scaling);
+    `step()` returns the unscaled loss.
     """
+    if not loss_scale > 0 or loss_scale == float("inf"):
+        raise RduccError(f"loss_scale {loss_scale}: give a positive finite number")
     chosen = load_target(target)
-    ep, module = _exported(model, example_inputs, loss_fn)
+    ep, module = _exported(model, example_inputs, loss_fn, mixed_precision, loss_scale)
     groups = _groups(optimizer, optimizer_options, ep, module)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
-    step = compile_step(ep, groups, options)
-    program = TrainingProgram(step, chosen, prefix="model." if loss_fn is not None and module is not None else "")
+    step = compile_step(ep, groups, options, loss_scale)
+    program = TrainingProgram(step, chosen, prefix="model." if module is not model else "", loss_scale=loss_scale)
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
         program.load_state_dict(optimizer.state_dict())
     return program
@@ -112,13 +131,14 @@ def compile_training(
 class TrainingProgram:
     """A compiled training step and its state (parameters, buffers, optimizer state)."""
 
-    def __init__(self, step: TrainingStep, target: Target, prefix: str = ""):
+    def __init__(self, step: TrainingStep, target: Target, prefix: str = "", loss_scale: float = 1.0):
         self.module = step.module
         self.groups = step.groups
         self.trained = step.trained
         self.target = target
         self.aliases = step.aliases
         self.prefix = prefix
+        self.loss_scale = loss_scale
         """What the program's names add to the model's (`model.` under a `loss_fn`)."""
         weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
         self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
@@ -135,7 +155,11 @@ class TrainingProgram:
         optimizer: the loss and the gradients of the trained parameters)."""
         result = self._program(*batch, **named)
         self._started = True
-        return result
+        if self.loss_scale == 1.0:
+            return result
+        if isinstance(result, tuple):  # no optimizer: the scaled loss and gradients
+            return tuple(value / self.loss_scale for value in result)
+        return result / self.loss_scale
 
     __call__ = step
 

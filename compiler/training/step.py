@@ -50,12 +50,13 @@ def _state_global(module: ModuleOp, forward: func.FuncOp, symbol: str, tensor: t
 
 
 def append_optimizer(
-    module: ModuleOp, groups: Sequence[Trained], parameters: dict[str, torch.Tensor]
+    module: ModuleOp, groups: Sequence[Trained], parameters: dict[str, torch.Tensor], unscale: float = 1.0
 ) -> dict[str, torch.Tensor]:
     """Append the optimizer's update of every parameter in `groups` (torch.optim's
     arithmetic, `optimizers.update_program`) to the joint graph's `@forward` in
     `module` (see the module docstring). Returns the optimizer state's globals
-    with the values the update starts from."""
+    with the values the update starts from. `unscale` multiplies each gradient
+    first (the inverse of a static loss scale)."""
     forward = entry_function(module)
     block = forward.body.block
     returned = block.last_op
@@ -77,7 +78,7 @@ def append_optimizer(
     state_outputs: list[tuple[SSAValue, str]] = []
     for group in groups:
         for name in group.names:
-            update = decompose(update_program(group.spec, parameters[name]))
+            update = decompose(update_program(group.spec, parameters[name], unscale))
             bindings: dict[str, SSAValue] = {"p0": weights[name]}
             for state in group.spec.state_names():
                 symbol = state_global(state, name)

@@ -285,3 +285,14 @@ def test_embedding_dense_backward_accumulates_repeated_ids():
                 aten.embedding_dense_backward(g, ids, 8, 0, False))  # padding index 0 gets no gradient
 
     _check(backward, (g, ids))
+
+
+def test_grouped_mm_fallback_backward_of_transformers_matches_its_loop():
+    """A mixture of experts' grouped matmul: 3 experts, rows sorted by expert, one
+    expert with no rows, the last rows past every offset."""
+    import transformers.integrations.moe  # noqa: F401  (registers transformers::grouped_mm_fallback*)
+
+    generator = torch.Generator().manual_seed(9)
+    x, w = torch.randn(7, 5, generator=generator), torch.randn(3, 5, 4, generator=generator)
+    g, offs = torch.randn(7, 4, generator=generator), torch.tensor([2, 2, 6])
+    _check(lambda x, w, offs, g: torch.ops.transformers.grouped_mm_fallback_backward(x, w, offs, g), (x, w, offs, g))

@@ -196,3 +196,77 @@ def test_optimizer_over_foreign_tensors() -> None:
     stray = nn.Parameter(torch.zeros(3))
     with pytest.raises(RduccError, match="not parameters of the model"):
         rducc.compile_training(model, _data(1)[0], optimizer=torch.optim.SGD([*model.parameters(), stray], lr=0.1))
+
+
+# -- bf16 mixed precision -----------------------------------------------------
+
+
+def _eager_amp_steps(model: nn.Module, optimizer: torch.optim.Optimizer, data, autocast: bool) -> list[float]:
+    losses = []
+    for x, y in data:
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("loss_scale", [1.0, 1024.0])
+def test_bf16_mixed_precision_within_autocasts_own_tolerance(loss_scale: float) -> None:
+    """bf16 compute, float32 master weights (and AdamW state), static loss scaling:
+    rducc's losses stay as close to eager autocast's as eager autocast is to float32."""
+    torch.manual_seed(0)
+    model = Classifier()
+    amp, full = copy.deepcopy(model), copy.deepcopy(model)
+    data = _data(10, seed=3)
+    program = rducc.compile_training(model, data[0], optimizer="adamw", lr=1e-2, mixed_precision="bf16",
+                                     loss_scale=loss_scale, opt_level=2)
+    assert program.parameters()["head.weight"].dtype == torch.float32  # the master weights
+    assert "bf16" in program.mlir  # computed in bf16
+    expected = _eager_amp_steps(amp, torch.optim.AdamW(amp.parameters(), lr=1e-2), data, autocast=True)
+    reference = _eager_amp_steps(full, torch.optim.AdamW(full.parameters(), lr=1e-2), data, autocast=False)
+    ours = [program.step(x, y).item() for x, y in data]
+    autocast_error = max(abs(a - f) for a, f in zip(expected, reference))
+    assert autocast_error > 1e-4  # bf16 is visible: the bound below is not float32's
+    assert max(abs(o - a) for o, a in zip(ours, expected)) <= autocast_error
+
+
+def test_unsupported_mixed_precision_is_named() -> None:
+    with pytest.raises(RduccError, match="mixed_precision 'fp8' is not supported; rducc compiles bf16"):
+        rducc.compile_training(Classifier(), _data(1)[0], mixed_precision="fp8")
+
+
+def test_meta_device_model_compiles_without_weights() -> None:
+    """A model on the meta device (a full-size config) compiles a step with no data;
+    cross_entropy there is refused with what to write instead."""
+
+    class OneHotLoss(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = nn.Linear(32, 64)
+            self.head = nn.Linear(64, 16)
+
+        def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+            log_probs = self.head(torch.relu(self.body(x))).log_softmax(-1)
+            hot = labels[:, None] == torch.arange(16, device=labels.device)
+            return -(log_probs * hot).sum(-1).mean()
+
+    with torch.device("meta"):
+        model = OneHotLoss()
+    example = (torch.randn(8, 32, device="meta"), torch.zeros(8, dtype=torch.long, device="meta"))
+    program = rducc.compile_training(model, example, optimizer="adamw", opt_level=2)
+    assert program.weights == {}
+    phases = {phase_of(op) for op in entry_function(program.module).walk()} - {None}
+    assert Phase.OPTIMIZER in phases
+    assert program.simulate().modeled_time_s > 0
+
+    class CrossEntropy(OneHotLoss):
+        def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+            return nn.functional.cross_entropy(self.head(torch.relu(self.body(x))), labels)
+
+    with torch.device("meta"):
+        other = CrossEntropy()
+    with pytest.raises(RduccError, match="write the loss as a one-hot sum"):
+        rducc.compile_training(other, example, optimizer="sgd")
