@@ -387,6 +387,6 @@ def grouped_mm_fallback_backward(input: torch.Tensor, weight: torch.Tensor, offs
 __all__ = [
     "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward", "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d_backward", "avg_pool2d_backward", "avg_pool3d_backward", "convolution_backward",
-    "flash_attention_backward", "grouped_mm_fallback_backward", "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
-    "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
+    "flash_attention_backward", "grouped_mm_fallback_backward", "max_pool2d_with_indices_backward",
+    "max_pool3d_with_indices_backward", "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
 ]

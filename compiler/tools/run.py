@@ -342,8 +342,9 @@ def _run(args: argparse.Namespace) -> None:
     if args.train:
         from rducc.tools.train_run import run_training
 
+        outputs += run_training(args, module, program_path, weights_path, _npz_writer)
         write_together(outputs, directories)
-        return run_training(args, module, program_path, weights_path, _write_npz)
+        return
     results = _execute(args, module, program_path, weights_path)
     if args.output:
         outputs.append((args.output, _npz_writer(results)))
@@ -374,7 +375,7 @@ def _note_named_inputs(args: argparse.Namespace) -> None:
     named = [("the program", args.program), ("--weights", args.weights), ("--target", args.target),
              ("--data", args.data)]
     for role, path in named + [("--input", path) for path in args.input]:
-        if path is not None and (role not in ("--target", "--data") or Path(path).exists()):
+        if path is not None and (role != "--target" or Path(path).exists()):
             note_input(path, role)
 
 
@@ -418,13 +419,6 @@ def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tu
     return speed, training_ranges(module, ranged_target, speed) if wanted else None
 
 
-def _write_npz(path: str, results: dict[str, np.ndarray]) -> None:
-    """Write `results` as a .npz at `path` (rducc-run --train's losses and updates)."""
-    from rducc.files import write_together
-
-    write_together([(path, _npz_writer(results))])
-
-
 def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
              weights_path: Path | None) -> dict[str, np.ndarray]:
     """Run the program on the --input arrays and its weights: the results by name."""
@@ -458,6 +452,13 @@ def _ranged_target(target: Target) -> Target:
     return with_ranges_of(target, load_target(target.source))
 
 
+def _check_training_flags(args: argparse.Namespace) -> None:
+    """--data, --steps and --save-weights belong to --train."""
+    for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights)):
+        if value is not None and not args.train:
+            raise RduccError(f"{flag} needs --train (it trains with a training step)")
+
+
 def _check_plot(args: argparse.Namespace) -> None:
     """--plot (and --plot-kernel) only with --simulate, into a directory."""
     from rducc.tools.cli import check_plot_options
@@ -465,13 +466,6 @@ def _check_plot(args: argparse.Namespace) -> None:
     if args.plot is not None and not args.simulate:
         raise RduccError("--plot needs --simulate (the pictures are of the cost model's view)")
     check_plot_options(args.plot, args.plot_kernel)
-
-
-def _check_training_flags(args: argparse.Namespace) -> None:
-    """--data, --steps and --save-weights belong to --train."""
-    for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights)):
-        if value is not None and not args.train:
-            raise RduccError(f"{flag} needs --train (it trains with a training step)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

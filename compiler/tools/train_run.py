@@ -19,6 +19,7 @@ import time
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -117,8 +118,10 @@ def train(module: ModuleOp, runner, batches: list[np.ndarray], count: int, steps
 
 
 def run_training(args: argparse.Namespace, module: ModuleOp, program_path: Path, weights_path: Path | None,
-                 write_npz: Callable[[str, dict[str, np.ndarray]], None]) -> None:
-    """`rducc-run --train`: check the data against the step, train, write what was asked."""
+                 npz_writer: Callable[[dict[str, np.ndarray]], Any]) -> list[tuple[str, Any]]:
+    """`rducc-run --train`: check the data against the step and train; the
+    outputs asked for (--output, --save-weights), as (path, writer) pairs for
+    `rducc.files.write_together`."""
     from rducc.runtime.sockets import declared_arguments, placed_runner
     from rducc.weights import load_weights
 
@@ -136,10 +139,12 @@ def run_training(args: argparse.Namespace, module: ModuleOp, program_path: Path,
         raise RduccError(f"{program_path}: the program names no weights file; pass --weights FILE")
     weights = load_weights(weights_path, {w.name: (w.shape, w.dtype) for w in declared_weights})
     losses = train(module, runner, batches, count, args.steps or count, weights)
+    outputs: list[tuple[str, Any]] = []
     if args.output:
-        write_npz(args.output, {"loss": np.array(losses, dtype=np.float32)} |
-                  {f"buffer:{name}": value for name, value in weights.items()})
+        outputs.append((args.output, npz_writer({"loss": np.array(losses, dtype=np.float32)} |
+                                                {f"buffer:{name}": value for name, value in weights.items()})))
     if args.save_weights:
-        from rducc.weights import numpy_to_torch, save_weights
+        from rducc.weights import numpy_to_torch, weights_writer
 
-        save_weights(args.save_weights, {name: numpy_to_torch(value) for name, value in weights.items()})
+        outputs.append((args.save_weights, weights_writer({n: numpy_to_torch(v) for n, v in weights.items()})))
+    return outputs

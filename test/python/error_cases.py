@@ -577,6 +577,8 @@ CASES: list[ErrorCase] = [
     *HOSTILE_CALLS,
     *SERVING,
     *DEPLOYMENTS,
+    *OUTPUTS_ARE_NOT_INPUTS,
+    *RANGES_AND_BOUNDS,
     # --- training (issue 27)
     ErrorCase("training: a loss that is not a scalar", RDUCC, ("{vector_loss}", "--train", *OUT),
               "the loss is a tensor of shape [3], not a floating-point scalar"),
@@ -602,8 +604,6 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: --train of an inference program", RUN,
               ("{placed}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
               "not a training step (its first result is not a loss)"),
-    *OUTPUTS_ARE_NOT_INPUTS,
-    *RANGES_AND_BOUNDS,
 ]
 
 OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir"}

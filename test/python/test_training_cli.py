@@ -51,8 +51,9 @@ def test_rducc_run_train_prints_eager_losses(trained, capsys) -> None:
         loss.backward()
         eager.step()
         expected.append(loss.item())
-    status = run.main([str(directory / "step.mlir"), "--train", "--steps", "6", "--data", str(directory / "batches.npz"),
-                       "--output", str(directory / "out.npz"), "--save-weights", str(directory / "trained.safetensors")])
+    status = run.main([str(directory / "step.mlir"), "--train", "--steps", "6",
+                       "--data", str(directory / "batches.npz"), "--output", str(directory / "out.npz"),
+                       "--save-weights", str(directory / "trained.safetensors")])
     assert status == 0
     printed = capsys.readouterr()
     lines = [line for line in printed.out.splitlines() if line.startswith("step ")]

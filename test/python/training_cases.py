@@ -127,7 +127,8 @@ class History:
 
 
 def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
-                 data: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+                 data: list[tuple[torch.Tensor, torch.Tensor]],
+                 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """The parameters after training in float64, and (under Adam) which elements' exact gradient is noise to float32."""
     exact = copy.deepcopy(model).double()
     eager = OPTIMIZERS[optimizer](exact.parameters())
