@@ -25,6 +25,8 @@ from rducc.dialects.contracts import (
     Level,
     Update,
     arg_attrs,
+    complex_inputs,
+    complex_outputs,
     f64_demoted,
     input_label,
     level_of,
@@ -36,6 +38,7 @@ from rducc.driver import CompileOptions, PassesLike, compile_module, module_text
 from rducc.errors import RduccError
 from rducc.frontend.joint_graph import is_joint
 from rducc.frontend.loader import export_model, load_exported_program
+from rducc.runtime.dtypes import complex_to_pair, pair_to_complex
 from rducc.targets import Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
 
@@ -300,7 +303,10 @@ class Program:
         if not all(isinstance(t, torch.Tensor) for t in given):
             raise RduccError("Program inputs must be torch tensors")
         flat = [t.float() if t.dtype == torch.float64 else t for t in given] if f64_demoted(self.module) else given
-        results = self._write_back(self._runner.run([_input_array(t) for t in flat], self.weights), given)
+        arrays = self._complex_inputs_as_pairs([_input_array(t) for t in flat])
+        results = self._write_back(self._runner.run(arrays, self.weights), given)
+        for index in complex_outputs(self.module):
+            results[index] = pair_to_complex(results[index])
         outputs: list[Any] = [_output_tensor(r) for r in results]
         for index in self._f64_outputs:
             outputs[index] = outputs[index].double()
@@ -309,6 +315,15 @@ class Program:
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return pytree.tree_unflatten(outputs, self._out_spec)
+
+    def _complex_inputs_as_pairs(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """The complex user inputs (`rdu.complex_inputs`) as the real pairs the program reads."""
+        complex_labels = set(complex_inputs(self.module))
+        if not complex_labels:
+            return arrays
+        labels = [label for label in map(input_label, arg_attrs(entry_function(self.module))) if label is not None]
+        return [complex_to_pair(a) if label in complex_labels and np.iscomplexobj(a) else a
+                for label, a in zip(labels, arrays)]
 
     @cached_property
     def _updates(self) -> list[Update | None]:

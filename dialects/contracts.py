@@ -60,6 +60,10 @@ WEIGHTS = "rdu.weights"
 """Module: the weights file beside the `.mlir` (relative to it)."""
 F64_DEMOTED = "rdu.f64_demoted"
 """Module: how many float64 FX nodes the importer computed in float32."""
+COMPLEX_INPUTS = "rdu.complex_inputs"
+"""Module: the labels of the user inputs that are complex, read as `view_as_real` pairs."""
+COMPLEX_OUTPUTS = "rdu.complex_outputs"
+"""Module: the positions of the user outputs that are complex, written as `view_as_real` pairs."""
 GLOBAL = "rdu.global"
 """Argument: the `tier.global` a weight argument of an entry function reads."""
 INPUT = "rdu.input"
@@ -866,6 +870,26 @@ def f64_demoted(module: Operation) -> int:
 
 def set_f64_demoted(module: Operation, count: int) -> None:
     module.attributes[F64_DEMOTED] = IntegerAttr(count, i64)
+
+
+def complex_inputs(module: Operation) -> list[str]:
+    """Labels of the user inputs a caller passes as complex arrays (the program reads their pairs)."""
+    attr = module.attributes.get(COMPLEX_INPUTS)
+    return [a.data for a in attr.data if isinstance(a, StringAttr)] if isinstance(attr, ArrayAttr) else []
+
+
+def complex_outputs(module: Operation) -> list[int]:
+    """Positions of the user outputs handed back as complex arrays (the program writes their pairs)."""
+    attr = module.attributes.get(COMPLEX_OUTPUTS)
+    return [a.value.data for a in attr.data if isinstance(a, IntegerAttr)] if isinstance(attr, ArrayAttr) else []
+
+
+def set_complex_edges(module: Operation, inputs: Sequence[str], outputs: Sequence[int]) -> None:
+    """Mark the complex user inputs (labels) and outputs (positions); none: no attribute."""
+    if inputs:
+        module.attributes[COMPLEX_INPUTS] = ArrayAttr(StringAttr(label) for label in inputs)
+    if outputs:
+        module.attributes[COMPLEX_OUTPUTS] = ArrayAttr(IntegerAttr(i, i64) for i in outputs)
 
 
 # --- the target ------------------------------------------------------------

@@ -159,3 +159,29 @@ __all__ = [
     "UINT_DTYPES", "accumulator", "compute_dtype", "dense_to_array", "element_dtype", "rounded", "saturated",
     "scalar_constant", "tensor_signature",
 ]
+
+
+_COMPLEX_OF_REAL: dict[np.dtype, np.dtype] = {
+    np.dtype(np.float32): np.dtype(np.complex64),
+    np.dtype(np.float64): np.dtype(np.complex128),
+}
+
+
+def complex_dtype_of(real: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are `real` (float32: complex64, float64: complex128)."""
+    return _COMPLEX_OF_REAL[np.dtype(real)]
+
+
+def complex_to_pair(array: np.ndarray) -> np.ndarray:
+    """A complex array as its real pair (trailing dim 2: real, imaginary), `view_as_real`'s layout."""
+    contiguous = np.ascontiguousarray(array)
+    return contiguous.view(contiguous.real.dtype).reshape(*contiguous.shape, 2)
+
+
+def pair_to_complex(array: np.ndarray) -> np.ndarray:
+    """A real pair (trailing dim 2) as the complex array it holds, `view_as_complex`'s reading."""
+    complex_dtype = _COMPLEX_OF_REAL.get(array.dtype)
+    if complex_dtype is None or array.ndim == 0 or array.shape[-1] != 2:
+        raise RduccError(f"a complex output's pair must be float32 or float64 with a trailing dim of 2, "
+                         f"not {array.dtype} {list(array.shape)}")
+    return np.ascontiguousarray(array).view(complex_dtype)[..., 0]

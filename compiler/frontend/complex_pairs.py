@@ -11,9 +11,11 @@ DFTs: a product with cos/sin matrices along each transformed dim (exact,
 O(n^2) per dim, which is what a dataflow chip's matmul units run anyway).
 
 Complex weights (parameters, buffers, constants) are stored as their
-`view_as_real` pairs. Complex model inputs and outputs are refused (pass and
-return them as `view_as_real` pairs); a complex op with no pair form is
-refused naming it.
+`view_as_real` pairs. Complex model inputs and outputs are pairs at the
+program's edge too: `complex_edges` records which user inputs (by label) and
+which user outputs (by position) are complex, and `rducc.Program` and
+`rducc-run` convert complex arrays to and from their pairs. A complex op with
+no pair form is refused naming it.
 """
 
 from __future__ import annotations
@@ -108,7 +110,10 @@ def _view_as_complex(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 @_rule(aten.view_as_real.default)
 def _view_as_real(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    return pairs[_args(node)[0]]
+    """The pair; a complex placeholder's pair is the placeholder itself, which reads as
+    complex to its users: they get a (no-op) view of it instead."""
+    pair = pairs[_args(node)[0]]
+    return b(aten.view.default, pair, list(pair.meta["val"].shape)) if pair in pairs else pair
 
 
 @_rule(aten.clone.default, aten.alias.default, aten.resolve_conj.default, aten.lift_fresh_copy.default)
@@ -175,8 +180,17 @@ def _squeeze(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 @_rule(aten.cat.default)
 def _cat(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """Real or integer operands (type promotion) join as (x, 0) in the result's real dtype."""
     dim = _args(node)[1] if len(_args(node)) > 1 else 0
-    return b(aten.cat.default, [pairs[v] for v in _args(node)[0]], _dim(dim, b.rank(node)))
+    real_dtype = _REAL_OF[node.meta["val"].dtype]
+
+    def pair(value: Node) -> Node:
+        if value in pairs:
+            return b(aten._to_copy.default, pairs[value], dtype=real_dtype)
+        real = b(aten._to_copy.default, value, dtype=real_dtype)
+        return b.pack(real, b(aten.zeros_like.default, real))
+
+    return b(aten.cat.default, [pair(v) for v in _args(node)[0]], _dim(dim, b.rank(node)))
 
 
 @_rule(aten.constant_pad_nd.default)
@@ -388,6 +402,17 @@ def _abs(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b(aten.sqrt.default, b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag)))
 
 
+@_rule(aten.linalg_vector_norm.default)
+def _vector_norm(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """A complex vector norm is the real norm of the magnitudes |z| (any ord, dim, keepdim)."""
+    magnitude = _abs(b, node, pairs)
+    rest = _args(node)[1:]
+    kwargs: dict[str, Any] = dict(node.kwargs)
+    if kwargs.get("dtype") is not None:
+        kwargs["dtype"] = _REAL_OF.get(kwargs["dtype"], kwargs["dtype"])
+    return b(aten.linalg_vector_norm.default, magnitude, *rest, **kwargs)
+
+
 @_rule(aten.angle.default)
 def _angle(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     pair = pairs[_args(node)[0]]
@@ -416,7 +441,8 @@ def _exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 # --------------------------------------------------------------------------
 
 
-def _trig(b: _Builder, rows: int, cols: int, length: int, forward: bool) -> tuple[Node, Node]:
+def _trig(b: _Builder, rows: int, cols: int, length: int, forward: bool,
+          dtype: torch.dtype = torch.float32) -> tuple[Node, Node]:
     """cos and sin of -+2 pi j k / length for j < rows, k < cols, in f32: the phase
     reduced exactly (j k mod length, in integers), and exact zeros where the angle is
     a multiple of pi (sin) or an odd multiple of pi / 2 (cos), as an FFT's twiddles are."""
@@ -426,7 +452,7 @@ def _trig(b: _Builder, rows: int, cols: int, length: int, forward: bool) -> tupl
     phase = b(aten.remainder.Scalar, product, length)
     if forward:
         phase = b(aten.remainder.Scalar, b(aten.rsub.Scalar, phase, length), length)
-    theta = b(aten.mul.Tensor, b(aten._to_copy.default, phase, dtype=torch.float32), 2 * math.pi / length)
+    theta = b(aten.mul.Tensor, b(aten._to_copy.default, phase, dtype=dtype), 2 * math.pi / length)
     on_axis = b(aten.eq.Scalar, b(aten.remainder.Scalar, b(aten.mul.Tensor, phase, 2), length), 0)
     quarter = b(aten.eq.Scalar, b(aten.remainder.Scalar, b(aten.mul.Tensor, phase, 4), length), 0)
     off_axis = b(aten.logical_and.default, quarter, b(aten.logical_not.default, on_axis))
@@ -452,7 +478,7 @@ def _along(b: _Builder, value: Node, dim: int, matrix: Node) -> Node:
 def _dft(b: _Builder, real: Node, imag: Node | None, dim: int, size: int, forward: bool) -> tuple[Node, Node]:
     """sum_j x_j e^(-+ 2 pi i j k / n) along `dim` (size outputs), with x = real + i imag."""
     length = real.meta["val"].shape[dim]
-    cos, sin = _trig(b, length, size, length, forward)
+    cos, sin = _trig(b, length, size, length, forward, real.meta["val"].dtype)
     out_real, out_imag = _along(b, real, dim, cos), _along(b, real, dim, sin)
     if imag is not None:
         out_real = b(aten.sub.Tensor, out_real, _along(b, imag, dim, sin))
@@ -562,14 +588,56 @@ def _weight_pairs(ep: ExportedProgram, mode: Any) -> dict[Node, Node]:
     return pairs
 
 
+COMPLEX_EDGES = "rducc_complex_edges"
+"""Key of the graph module's meta: (complex input labels, complex user output positions)."""
+
+
+def complex_edges(ep: ExportedProgram) -> tuple[list[str], list[int]]:
+    """The user inputs (placeholder names) and user outputs (positions) `lower_complex` made pairs."""
+    return ep.graph_module.meta.get(COMPLEX_EDGES, ([], []))
+
+
+def _input_pairs(ep: ExportedProgram, mode: Any) -> dict[Node, Node]:
+    """Complex user inputs read as their `view_as_real` pairs: {placeholder: itself}."""
+    users = {spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind.name == "USER_INPUT"}
+    pairs: dict[Node, Node] = {}
+    for node in ep.graph.nodes:
+        value = node.meta.get("val")
+        if node.op == "placeholder" and node.name in users and _is_complex(value):
+            with mode:
+                real = torch.view_as_real(torch.empty(value.shape, dtype=value.dtype))
+                node.meta["val"] = torch.empty(real.shape, dtype=real.dtype)
+            pairs[node] = node
+    return pairs
+
+
+def _output_pairs(ep: ExportedProgram, output: Node, pairs: dict[Node, Node]) -> list[int]:
+    """Complex user outputs returned as their pairs; their positions among the user outputs."""
+    specs = ep.graph_signature.output_specs
+    container: Any = output.args[0]
+    values = list(container)
+    positions: list[int] = []
+    user = 0
+    for index, (spec, value) in enumerate(zip(specs, values)):
+        if spec.kind.name != "USER_OUTPUT":
+            continue
+        if isinstance(value, Node) and value in pairs:
+            values[index] = pairs[value]
+            positions.append(user)
+        user += 1
+    output.args = (type(container)(values), *output.args[1:])
+    return positions
+
+
 def lower_complex(ep: ExportedProgram) -> None:
     """Rewrite every complex value of `ep`'s graph (in place) as a real pair."""
     graph = ep.graph
     mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
                 and hasattr(n.meta["val"], "fake_mode"))
     pairs = _weight_pairs(ep, mode)
-    if any(n.op == "placeholder" and _is_complex(n.meta.get("val")) and n not in pairs for n in graph.nodes):
-        return  # the importer refuses the complex input, naming its dtype
+    inputs = _input_pairs(ep, mode)
+    pairs.update(inputs)
+    outputs: list[int] = []
     replaced: list[Node] = []
     for node in list(graph.nodes):
         complex_in = any(isinstance(a, Node) and a in pairs for a in node.all_input_nodes)
@@ -577,7 +645,8 @@ def lower_complex(ep: ExportedProgram) -> None:
         if node in pairs or (not complex_in and not complex_out):
             continue
         if node.op == "output":
-            raise _refuse(node, "a complex model output: return torch.view_as_real(x)")
+            outputs = _output_pairs(ep, node, pairs)
+            continue
         rule = RULES.get(node.target)
         if rule is None:
             raise _refuse(node, "on complex values, which rducc computes as pairs of reals; no pair form yet")
@@ -591,3 +660,4 @@ def lower_complex(ep: ExportedProgram) -> None:
         if not node.users:
             graph.erase_node(node)
     graph.lint()
+    ep.graph_module.meta[COMPLEX_EDGES] = ([n.name for n in inputs], outputs)

@@ -40,6 +40,7 @@ from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.locations import describe_location
+from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.training_mode import TRAINING_CHECKS
 
 Decomposition = Callable[..., Any]
@@ -301,6 +302,8 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
             _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
         if has_complex(_DECOMPOSED[ep]):
             lower_complex(_DECOMPOSED[ep])
+        if has_python_numbers(_DECOMPOSED[ep]):
+            lower_python_numbers(_DECOMPOSED[ep])
     return _DECOMPOSED[ep]
 
 

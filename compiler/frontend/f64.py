@@ -14,7 +14,7 @@ A model that computes in f64 is compiled under one of three policies:
   tensors, cast at its boundary); the report says how many values were
   demoted. Results differ from f64 by f32 rounding.
 
-Complex dtypes are refused under both (the importer has no complex types).
+complex128 values are float64 pairs (`complex_pairs`) and follow the same policy.
 """
 
 from __future__ import annotations

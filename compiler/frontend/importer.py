@@ -39,6 +39,7 @@ from rducc.dialects.contracts import (
     ResultRole,
     Update,
     input_arg,
+    set_complex_edges,
     set_f64_demoted,
     set_level,
     set_result_roles,
@@ -66,6 +67,7 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_sort_scan,
 )
 from rducc.frontend.aten_pointwise import pointwise_entry
+from rducc.frontend.complex_pairs import complex_edges
 from rducc.frontend.converter_api import (
     CONVERTERS,
     IGNORED_TARGETS,
@@ -381,10 +383,14 @@ def import_program(
     With `host_ops`, an op with no converter that the host can run becomes an
     `rdu.host_call` (`rducc.frontend.host_ops`); without, it is refused.
     """
+    inputs, outputs = complex_edges(ep)
     if f64 != "demote":
-        return _import_program(ep, f64, outline_layers, host_ops)
+        module = _import_program(ep, f64, outline_layers, host_ops)
+        set_complex_edges(module, inputs, outputs)
+        return module
     with f64_demoted():
         module = _import_program(ep, f64, outline_layers, host_ops)
+    set_complex_edges(module, inputs, outputs)
     count = f64_node_count(ep)
     if count:
         set_f64_demoted(module, count)

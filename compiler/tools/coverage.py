@@ -52,8 +52,11 @@ OTHER_GAPS: dict[str, str] = {
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
     " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/reciprocal/pow/where, mm and bmm (einsum) as"
     " real matmuls, layout ops (pad and flip too) and sums; the FFTs as exact DFT matrices; complex parameters,"
-    " buffers and constants are stored as their pairs; complex model inputs and outputs are refused (pass and"
-    " return view_as_real pairs)",
+    " buffers and constants are stored as their pairs; complex64/complex128 model inputs and outputs are pairs"
+    " inside the program (`rducc.Program` and `rducc-run` take and give complex arrays), view_as_real/complex of an"
+    " input or output, complex linalg_vector_norm (torch.norm decomposes to it), cat of complex with real or"
+    " integer tensors (type promotion), rfft2/stft results returned; refused: complex ops with no pair form"
+    " (sin and the other transcendental functions but exp), naming the op",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
     " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
     " an archive calling an op this process does not register is refused naming the op and its package",
@@ -70,6 +73,10 @@ OTHER_GAPS: dict[str, str] = {
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"
     " tensors in tuples, named tuples and dicts keep their structure",
+    "arithmetic on Python numbers": "supported: operator add/sub/mul/truediv/floordiv/mod/pow/neg/abs,"
+    " math.floor/ceil/trunc and sym_float/sym_int on numbers read with `.item()` are computed in the program as"
+    " rank-0 int64/float64 tensors and returned as Python numbers; refused: a number used by a tensor op"
+    " (data-dependent), `int(tensor)` (torch.export refuses it)",
 }
 """Gaps that are not one missing overload."""
 

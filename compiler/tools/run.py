@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,15 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rducc import __version__
 from rducc.deploy.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
-from rducc.dialects.contracts import Level, f64_demoted, level_of, module_target, weights_file
+from rducc.dialects.contracts import (
+    Level,
+    complex_inputs,
+    complex_outputs,
+    f64_demoted,
+    level_of,
+    module_target,
+    weights_file,
+)
 from rducc.errors import RduccError
 from rducc.targets import Target
 from rducc.tools.options import ArgumentParser
@@ -125,11 +134,16 @@ MAX_PROGRAM_BYTES = 1 << 31
 """The largest program text read (weights live in the sidecar, not in the text)."""
 
 
-def _load_input(path: str, index: int, expected: Argument, f64_demoted: bool) -> np.ndarray:
+def _load_input(path: str, index: int, expected: Argument, f64_demoted: bool, is_complex: bool = False) -> np.ndarray:
     """One .npy array, its header checked against the program's input #`index` and
     the file's size before any data is read (a header may claim 10^12 elements);
-    never a pickle."""
+    never a pickle. A complex input (`rdu.complex_inputs`) is a complex array, read as its pair."""
     from rducc.files import open_regular
+    from rducc.runtime.dtypes import complex_dtype_of, complex_to_pair
+
+    if is_complex:
+        wanted = replace(expected, shape=expected.shape[:-1], dtype=complex_dtype_of(expected.dtype))
+        return complex_to_pair(_load_input(path, index, wanted, False))
 
     with open_regular(path, "input") as stream:
         if stream.read(2) == b"PK":
@@ -212,10 +226,16 @@ def _named_results(module: ModuleOp, results: list[np.ndarray]) -> dict[str, np.
     model updates in place (`rdu.result_updates`)."""
     from rducc.dialects.contracts import result_updates
     from rducc.dialects.program import entry_function
+    from rducc.runtime.dtypes import pair_to_complex
 
     updates = result_updates(entry_function(module)) or [None] * len(results)
+    complex_positions = set(complex_outputs(module))
     named: dict[str, np.ndarray] = {}
+    user = 0
     for update, result in zip(updates, results):
+        if update is None:
+            result = pair_to_complex(result) if user in complex_positions else result
+            user += 1
         named[f"{update.kind}:{update.name}" if update else f"output_{len(named)}"] = result
     return named
 
@@ -429,7 +449,9 @@ def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     declared_inputs, declared_weights = declared_arguments(runner)
     check_input_count(len(args.input), declared_inputs)
     demoted = f64_demoted(module) > 0
-    inputs = [_load_input(p, i, a, demoted) for i, (p, a) in enumerate(zip(args.input, declared_inputs))]
+    complex_labels = set(complex_inputs(module))
+    inputs = [_load_input(p, i, a, demoted, a.name in complex_labels)
+              for i, (p, a) in enumerate(zip(args.input, declared_inputs))]
     if weights_path is None and _needs_weights(module):
         raise RduccError(
             f"{program_path}: the program names no weights file (a model built on the meta "

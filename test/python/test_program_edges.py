@@ -1,0 +1,202 @@
+"""Issue 30: complex tensors at the program's edge and Python numbers computed by the graph.
+
+Complex inputs and outputs are real pairs inside the program (`rdu.complex_inputs`,
+`rdu.complex_outputs`); `rducc.Program` and `rducc-run` take and give complex
+arrays. Arithmetic on `.item()` reads is computed in the program as rank-0
+tensors and handed back as Python numbers. Each against eager at -O0 and -O2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import rducc
+from rducc.errors import RduccError, UnsupportedOpsError
+
+
+class ComplexArithmetic(nn.Module):
+    """A complex input, complex weights-free arithmetic and a complex output."""
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return z * z.conj() + (1 - 2j) * z
+
+
+class RealViewOfInput(nn.Module):
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return torch.view_as_real(z) * 2 + 1
+
+
+class ComplexViewOfInput(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.view_as_complex(x) * (0.5 + 1j)
+
+
+class ComplexNorms(nn.Module):
+    def forward(self, z: torch.Tensor):
+        return (torch.linalg.vector_norm(z, dim=-1), torch.norm(z, p=2, dim=0),
+                torch.linalg.vector_norm(z, ord=float("inf")), torch.linalg.vector_norm(z, ord=1, dim=1, keepdim=True))
+
+
+class PromotingCat(nn.Module):
+    """complex with float and integer tensors: torch's type promotion."""
+
+    def forward(self, z: torch.Tensor, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        return torch.cat([z, x, n], 0)
+
+
+class Spectra(nn.Module):
+    def forward(self, x: torch.Tensor):
+        window = torch.hann_window(8)
+        return torch.fft.rfft2(x), torch.stft(x, n_fft=8, hop_length=4, window=window, return_complex=True)
+
+
+class Complex128(nn.Module):
+    def forward(self, z: torch.Tensor, x: torch.Tensor):
+        return torch.fft.fft(z) + x, (z * x).abs()
+
+
+def _generator() -> torch.Generator:
+    return torch.Generator().manual_seed(30)
+
+
+def _complex(*shape: int, dtype: torch.dtype = torch.complex64) -> torch.Tensor:
+    return torch.randn(*shape, dtype=dtype, generator=_generator())
+
+
+COMPLEX_CASES = {
+    "arithmetic": (ComplexArithmetic, lambda: (_complex(3, 4),)),
+    "view_as_real_input": (RealViewOfInput, lambda: (_complex(5),)),
+    "view_as_complex_output": (ComplexViewOfInput, lambda: (torch.randn(4, 3, 2, generator=_generator()),)),
+    "norms": (ComplexNorms, lambda: (_complex(3, 4),)),
+    "cat_promotes": (PromotingCat, lambda: (_complex(3), torch.randn(2), torch.arange(4))),
+    "rfft2_stft": (Spectra, lambda: (torch.randn(2, 32, generator=_generator()),)),
+    "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
+}
+
+
+def _assert_matches(got, want) -> None:
+    got_items = got if isinstance(got, tuple) else (got,)
+    want_items = want if isinstance(want, tuple) else (want,)
+    assert len(got_items) == len(want_items)
+    for g, w in zip(got_items, want_items):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+@pytest.mark.parametrize("case", sorted(COMPLEX_CASES))
+def test_complex_edges_match_eager(case, opt_level):
+    module, make = COMPLEX_CASES[case]
+    inputs = make()
+    program = rducc.compile(module(), inputs, opt_level=opt_level)
+    _assert_matches(program(*inputs), module()(*inputs))
+
+
+def test_complex_edges_are_marked_on_the_module():
+    program = rducc.compile(PromotingCat(), (_complex(3), torch.randn(2), torch.arange(4)), opt_level=0)
+    assert 'rdu.complex_inputs = ["z"]' in program.mlir
+    assert "rdu.complex_outputs = [0 : i64]" in program.mlir
+
+
+def test_rducc_run_reads_and_writes_complex_npy(tmp_path):
+    from rducc.tools.run import main as run_main
+
+    inputs = (_complex(4), torch.randn(3), torch.arange(2))
+    program = rducc.compile(PromotingCat(), inputs, opt_level=2)
+    program.save(tmp_path / "cat.mlir")
+    paths = []
+    for i, tensor in enumerate(inputs):
+        paths.append(str(tmp_path / f"in{i}.npy"))
+        np.save(paths[-1], tensor.numpy())
+    flags = [flag for path in paths for flag in ("--input", path)]
+    argv = [str(tmp_path / "cat.mlir"), *flags, "--output", str(tmp_path / "o.npz")]
+    assert run_main(argv) == 0
+    result = np.load(tmp_path / "o.npz")["output_0"]
+    assert result.dtype == np.complex64
+    np.testing.assert_allclose(result, PromotingCat()(*inputs).numpy(), rtol=1e-6)
+
+
+def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys):
+    from rducc.tools.run import main as run_main
+
+    program = rducc.compile(ComplexArithmetic(), (_complex(4),), opt_level=0)
+    program.save(tmp_path / "z.mlir")
+    np.save(tmp_path / "real.npy", np.zeros((4, 2), np.float32))
+    argv = [str(tmp_path / "z.mlir"), "--input", str(tmp_path / "real.npy"), "--output", str(tmp_path / "o.npz")]
+    assert run_main(argv) == 1
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1
+    assert "has dtype float32, expected complex64" in error
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_a_complex_op_without_a_pair_form_is_one_clear_error():
+    class Sine(nn.Module):
+        def forward(self, z: torch.Tensor) -> torch.Tensor:
+            return torch.sin(z)
+
+    with pytest.raises(UnsupportedOpsError, match=r"aten\.sin\.default \(on complex values.*no pair form yet"):
+        rducc.compile(Sine(), (_complex(3),), opt_level=0)
+
+
+# --- Python numbers ---------------------------------------------------------
+
+
+class FloatNumbers(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor):
+        x, y = a.sum().item(), b.max().item()
+        return x + y, x - y, x * y, x / y, -x, x ** 2, x + 1.5, 2.0 * y, x // y, x % y
+
+
+class IntNumbers(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor):
+        x, y = a.sum().item(), b.max().item()
+        return x + y, x - y, x * y, x // y, x % y, x / y, -x, x ** 2, 3 + x, 7 - y, (x + y) * (x - y)
+
+
+class NumbersBesideTensors(nn.Module):
+    """Numbers and tensors returned together, in a structure."""
+
+    def forward(self, a: torch.Tensor):
+        total = a.sum().item()
+        return {"scaled": a * 2, "mean": total / a.numel(), "shifted": total - a.min().item()}
+
+
+def _dyadic(*shape: int, low: int = -40) -> torch.Tensor:
+    """Floats whose sums are exact in any order: the numbers read are eager's, bit for bit."""
+    return torch.randint(low, 40, shape, generator=_generator()).float() / 8
+
+
+NUMBER_CASES = {
+    "float": (FloatNumbers, lambda: (_dyadic(5), _dyadic(5, low=1))),
+    "int": (IntNumbers, lambda: (torch.tensor([4, -9, 30]), torch.tensor([2, 5, 7]))),
+    "structure": (NumbersBesideTensors, lambda: (_dyadic(2, 3),)),
+}
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+@pytest.mark.parametrize("case", sorted(NUMBER_CASES))
+def test_python_numbers_match_eager(case, opt_level):
+    module, make = NUMBER_CASES[case]
+    inputs = make()
+    got, want = rducc.compile(module(), inputs, opt_level=opt_level)(*inputs), module()(*inputs)
+    got_leaves, want_leaves = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        if isinstance(w, torch.Tensor):
+            torch.testing.assert_close(g, w)
+        else:
+            assert type(g) is type(w), (g, w)
+            assert g == pytest.approx(w, rel=1e-12, abs=1e-12)
+
+
+def test_a_number_used_by_a_tensor_op_stays_one_clear_error():
+    class Scales(nn.Module):
+        def forward(self, a: torch.Tensor) -> torch.Tensor:
+            return a * (a.max().item() + 1.0)
+
+    with pytest.raises(RduccError, match="read back as a Python number|data-dependent|cannot import"):
+        rducc.compile(Scales(), (torch.randn(3),), opt_level=0)
