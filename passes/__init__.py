@@ -17,6 +17,12 @@ def _partition() -> type[ModulePass]:
     return RduPartition
 
 
+def _split_contraction() -> type[ModulePass]:
+    from rducc.passes.rdu_split_contraction import RduSplitContraction
+
+    return RduSplitContraction
+
+
 def _outline_layers() -> type[ModulePass]:
     from rducc.passes.rdu_outline_layers import RduOutlineLayers
 
@@ -39,6 +45,12 @@ def _tile() -> type[ModulePass]:
     from rducc.passes.rdu_tile import RduTile
 
     return RduTile
+
+
+def _place_saved() -> type[ModulePass]:
+    from rducc.passes.rdu_place_saved import RduPlaceSaved
+
+    return RduPlaceSaved
 
 
 def _place_tiers() -> type[ModulePass]:
@@ -68,9 +80,11 @@ def _map_units() -> type[ModulePass]:
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "rdu-canonicalize": _canonicalize,
     "rdu-partition": _partition,
+    "rdu-split-contraction": _split_contraction,
     "rdu-outline-layers": _outline_layers,
     "rdu-fuse": _fuse,
     "rdu-merge-maps": _merge_maps,
+    "rdu-place-saved": _place_saved,
     "rdu-tile": _tile,
     "rdu-place-tiers": _place_tiers,
     "rdu-insert-dma": _insert_dma,

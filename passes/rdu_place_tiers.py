@@ -18,6 +18,9 @@ their own HBM: a global counts against the stage that first reads it, and
 `tier.hbm_weight_bytes_by_stage` / `tier.ddr_weight_bytes_by_stage` record
 one socket of each stage.
 
+A global `rdu-place-saved` set to DDR (a training step's state it spilled)
+stays there, and a kernel result it spilled to DDR is no HBM activation.
+
 A model whose weights and activations exceed HBM + DDR is an error.
 The result is recorded on the module: `tier.hbm_weight_bytes`,
 `tier.ddr_weight_bytes` and `tier.activation_bytes`.
@@ -31,12 +34,13 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, is_weight, module_target
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.program import callees_first, functions, global_stages
+from rducc.dialects.saved import Placement, result_placement
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.errors import RduccError
@@ -57,6 +61,11 @@ def _first_use_order(module: ModuleOp) -> list[str]:
     return list(order)
 
 
+def _hbm_results(op: Operation) -> list[SSAValue]:
+    """The results of an op that live in HBM: all but those `rdu-place-saved` spilled to DDR."""
+    return [r for i, r in enumerate(op.results) if result_placement(op, i) != Placement.DDR]
+
+
 def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -> int:
     """The most activation bytes live at once in `function`'s HBM, in program
     order: the user inputs throughout, each kernel's (or call's) results from
@@ -68,7 +77,7 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
     position = positions(block)
     dead_after: dict[int, int] = {}
     for op in ops:
-        for result in op.results:
+        for result in _hbm_results(op):
             end = live_end(op, block, position, [result])
             dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
@@ -79,7 +88,7 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
         )
     peak = live
     for index, op in enumerate(ops):
-        made = sum(value_bytes(r) for r in op.results)
+        made = sum(value_bytes(r) for r in _hbm_results(op))
         running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
         peak = max(peak, live + running)
         live += made - dead_after.get(index, 0)
@@ -168,6 +177,8 @@ class RduPlaceTiers(RduPass):
             size = sum(value_bytes(globals_[n].global_type) for n in names)
             stage = stages.get(first, 0)
             tier = Tier.HBM if hbm_by_stage[stage] + size <= hbm_free else Tier.DDR
+            if all(globals_[n].tier == TierAttr(Tier.DDR) for n in names):
+                tier = Tier.DDR  # spilled by rdu-place-saved, at the least modeled cost
             for name in names:
                 globals_[name].tier = TierAttr(tier)
             if tier == Tier.HBM:

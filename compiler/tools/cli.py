@@ -180,7 +180,7 @@ def _training_arguments(parser: argparse.ArgumentParser) -> None:
 def _optimizer_options(args: argparse.Namespace) -> dict:
     """The optimizer options given on the command line (torch.optim's names)."""
     options = {key.removeprefix("opt_"): value for key, value in vars(args).items()
-               if key.startswith("opt_") and value is not None}
+               if key.startswith("opt_") and key != "opt_level" and value is not None}  # -O is opt_level
     if "betas" in options:
         try:
             first, second = (float(v) for v in options["betas"].split(","))

@@ -3,7 +3,10 @@
 Where each class of tensor lives (weights in HBM or DDR, values crossing
 kernels in HBM or kept on chip, values inside kernels in SRAM), SRAM peak
 against capacity, HBM and DDR use, and the cost model's per-kernel table
-(fused ops, FLOPs, bytes, bound, modeled time, share). Every time is modeled.
+(fused ops, FLOPs, bytes, bound, modeled time, share); for a training step,
+its time by phase, tokens/s, MFU and the bytes of weights, activations,
+gradients and optimizer state per tier (compiler/model/training_speed.py). Every
+time is modeled.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.frontend.f64 import emulation_note, f64_value_count
+from rducc.model.training_speed import is_training, training_speed
 from rducc.model.training_step import training_estimate
 from rducc.passes.partition_training import is_training_step
 from rducc.tools.cost_table import cost_table, megabytes
@@ -138,6 +142,9 @@ def compile_report(module: ModuleOp, report: Any) -> str:
         lines.append(note)
     lines.append("")
     lines.append(cost_table(report))
+    if is_training(module):
+        lines.append("")
+        lines.append(training_speed(module, module_target(module), report).table())
     return "\n".join(lines) + "\n"
 
 
@@ -153,4 +160,6 @@ def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
     data["f64_emulated_values"] = f64_value_count(module)
     data["f64_demoted_values"] = f64_demoted(module)
     data["sockets"] = socket_use(module)
+    if is_training(module):
+        data["training"] = training_speed(module, module_target(module), report).to_dict()
     return data

@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -409,16 +409,34 @@ def _cost_outputs(args: argparse.Namespace, module: ModuleOp, target: Target) ->
 
     report = estimate(module, target)
     ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
+    training = _training(module, target, report, args.ranges)
     outputs = []
     if args.report:
         data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
+        if training is not None:
+            data["training"] = training[0].to_dict() | (
+                {"ranges": training[1].to_dict()} if training[1] is not None else {})
         outputs.append((args.report, text_writer(json_text(data, "--report"))))
     if args.plot:
         from rducc.tools.plots import plot_outputs
 
         outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
     printed = cost_table(report) + (f"\n\n{ranges.table()}" if ranges is not None else "")
+    if training is not None:
+        printed += f"\n\n{training[0].table()}" + (f"\n\n{training[1].table()}" if training[1] is not None else "")
     return outputs, [args.plot] if args.plot else [], printed
+
+
+def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tuple[Any, Any] | None:
+    """A training step's modeled speed by phase, and its headlines' ranges (compiler/model/training_speed.py)."""
+    from rducc.model.training_speed import is_training, training_ranges, training_speed
+
+    if not is_training(module):
+        return None
+    speed = training_speed(module, target, report)
+    ranged_target = _ranged_target(target)
+    wanted = ranged and bool(list(ranged_target.ranged()))  # else the cost report's ranges said so already
+    return speed, training_ranges(module, ranged_target, speed) if wanted else None
 
 
 def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,

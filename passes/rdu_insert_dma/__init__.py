@@ -78,6 +78,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.liveness import last_read
 from rducc.dialects.program import callees_first, functions, kernel_name
 from rducc.dialects.rdu.dataflow import GatherOp, HostCallOp, KernelOp, ReshapeOp, SliceOp
+from rducc.dialects.saved import Placement, copy_phase, result_placement
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import (
     AllocOp,
@@ -252,6 +253,12 @@ def _alloc(
     return buffer
 
 
+def _output_tier(kernel: KernelOp, index: int) -> Tier:
+    """Where a kernel's output crossing kernels lives: HBM, or DDR when
+    `rdu-place-saved` spilled it (a saved value or gradient of a training step)."""
+    return Tier.DDR if result_placement(kernel, index) == Placement.DDR else Tier.HBM
+
+
 def lower_kernel(
     kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter, keep: frozenset[int] = frozenset()
 ) -> list[SSAValue]:
@@ -286,7 +293,7 @@ def lower_kernel(
         g: _alloc(out, Tier.SRAM, g.results[0], dim(g.results[0]), plan.size, copies(g.results[0]))
         for g in gathered.values()
     }
-    hbm_out = {i: _alloc(out, Tier.HBM, v, -1, 0) for i, v in enumerate(group.outputs) if i not in keep}
+    hbm_out = {i: _alloc(out, _output_tier(kernel, i), v, -1, 0) for i, v in enumerate(group.outputs) if i not in keep}
     kept_whole = {i: _alloc(out, Tier.SRAM, group.outputs[i], -1, 0) for i in sorted(keep) if looped}
     sram_out = [_alloc(out, Tier.SRAM, v, dim(v), plan.size) for v in group.outputs]
     drained = {**hbm_out, **kept_whole}
@@ -319,6 +326,7 @@ def lower_kernel(
     gather_dmas(out, tiled=False)
     body = _compute_body(kernel, group, plan, gathered, loaded, windows)
     compute = ComputeOp(kernel.sym_name.data, [*sram_in.values(), *sram_gathered.values()], sram_out, body)
+    copy_phase(kernel, compute)
     set_tiles(compute, plan.count)
     if looped:
         zero, one, count = out.index(0), out.index(1), out.index(plan.count)
@@ -496,7 +504,7 @@ def _free_after_last_use(block: Block, keep: set[SSAValue]) -> None:
         if not isinstance(op, AllocOp | func.CallOp | HostCallOp):
             continue
         for buffer in op.results:
-            if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data != Tier.HBM:
+            if buffer in keep or not isinstance(buffer.type, BufferType) or buffer.type.tier.data == Tier.SRAM:
                 continue
             end = last_read(_aliases(buffer), block, index)
             last = op if end is None else ops[end]

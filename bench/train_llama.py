@@ -1,0 +1,161 @@
+"""Modeled training steps (cost model): Llama 3.1 8B and 70B full fine-tuning at sequence 4,096.
+
+Each step is the joint graph (torch.export.experimental._export_forward_backward:
+forward, loss, backward; the gradients are the step's results, as the
+optimizer is not in the program yet) of the exact Llama 3.1 config on the
+meta device (bf16, batch 1, sequence 4,096, examples/models.py), compiled by
+rducc for the target (-O1: rdu-place-saved decides what lives in SRAM, HBM,
+DDR or is recomputed; rdu-split-contraction splits the output layer's
+backward matmul over the vocabulary) and costed from shapes alone. Figures:
+the modeled step time by phase, tokens/s and MFU (6 x N x tokens / time /
+(peak x sockets)), the bytes of weights, activations and gradients per tier
+and the DDR traffic a step, with the compile time on this machine; beside
+them, published MFU figures of GPU training of the same models (each with
+its number and its source). Every rducc figure is modeled, not measured.
+
+The loss is written as log_softmax then a one-hot sum (the same value as
+cross_entropy): torch's cross_entropy on the meta device gives the joint
+graph no gradient for the parameters (nll_loss's backward there), and a
+gather of one target per row from the 4,096 x 128,256 logits does not tile
+into SRAM yet (bench/notes.md).
+
+--quick compiles 2 decoder layers of each model (tokens/s and MFU are then
+those of the 2-layer model).
+
+Run: python bench/train_llama.py [--quick]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from common import Section, standalone
+
+import models  # noqa: E402
+import torch  # noqa: E402
+
+import rducc  # noqa: E402
+from torch.export.experimental import _export_forward_backward  # noqa: E402
+
+from rducc.dialects.contracts import partition_of  # noqa: E402
+from rducc.driver import CompileOptions, compile_module  # noqa: E402
+from rducc.model.cost_model import estimate  # noqa: E402
+from rducc.model.training_speed import TrainingSpeed, training_speed  # noqa: E402
+from rducc.targets import load_target  # noqa: E402
+
+SEQ = 4096
+LAYERS = {"8b": 32, "70b": 80}
+RUNS = [("8b", "sn40l", None), ("8b", "sn40l", "adamw"), ("8b", "sn40l-8", None), ("8b", "dgx-h100", None),
+        ("70b", "sn40l-16", None)]
+"""(model, target, optimizer) compiled and costed; with an optimizer, the step is
+`rducc.compile_training`'s (AdamW's update and state in the program)."""
+
+PUBLISHED = [
+    ("Llama 3 8B pretraining, 8 H100, seq 8192, FP8", "711 model TFLOP/s a GPU: 36% of 1,979 dense FP8 TFLOP/s",
+     "NVIDIA NeMo Framework 24.12 performance summary (docs.nvidia.com/nemo-framework/user-guide/24.12/"
+     "nemotoolkit/performance/performance_summary.html)"),
+    ("Llama 3 70B pretraining, 64 H100, seq 8192, FP8", "734 model TFLOP/s a GPU: 37% of 1,979 dense FP8 TFLOP/s",
+     "same"),
+    ("Llama 3 405B pretraining, 16K H100, BF16", "38-43% MFU", "The Llama 3 Herd of Models, arXiv 2407.21783"),
+]
+
+
+class LossOf(torch.nn.Module):
+    """Llama's mean next-token log-likelihood loss, as a one-hot sum over the vocabulary."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        log_probs = self.model(input_ids=ids).logits.float().log_softmax(-1)
+        hot = labels[..., None] == torch.arange(log_probs.shape[-1], device=log_probs.device)
+        return -(log_probs * hot).sum(-1).mean()
+
+
+def llama_loss(size: str, layers: int) -> tuple[torch.nn.Module, torch.Tensor]:
+    """Llama 3.1 `size` with `layers` layers and its loss (meta, bf16), and token ids."""
+    from transformers import LlamaForCausalLM
+
+    config = models.LLAMA31_CONFIGS[size](layers)
+    with torch.device("meta"):
+        model = LossOf(LlamaForCausalLM(config)).to(torch.bfloat16).train()
+    return model, torch.zeros((1, SEQ), dtype=torch.int64, device="meta")
+
+
+def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
+    """The joint graph of one training step (no optimizer: the gradients are its results)."""
+    model, ids = llama_loss(size, layers)
+    return _export_forward_backward(torch.export.export(model, (ids, ids)))
+
+
+def compile_step(size: str, layers: int, target: str, optimizer: str | None = None
+                 ) -> tuple[TrainingSpeed, float, int, str]:
+    """The modeled step, the compile time (export included), the opt level and the split."""
+    start = time.perf_counter()
+    level = 1  # -O2's layer-sized kernels exceed the SRAM at sequence 4,096 (bench/notes.md)
+    if optimizer is None:
+        module = compile_module(joint_step(size, layers), CompileOptions(target=target, opt_level=level)).module
+    else:
+        model, ids = llama_loss(size, layers)
+        trained = rducc.compile_training(model, (ids, ids), optimizer=optimizer, lr=1e-4, target=target,
+                                         opt_level=level)
+        module = trained.module
+    seconds = time.perf_counter() - start
+    chosen = load_target(target)
+    tp, pp = partition_of(module)
+    speed = training_speed(module, chosen, estimate(module, chosen))
+    return speed, seconds, level, f"tp={tp} pp={pp}"
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:,.1f} GB"
+
+
+def _tiers(memory: dict[str, dict[str, int]], tier: str) -> str:
+    """Bytes of weights, activations, gradients and optimizer state in one tier."""
+    return " / ".join(_gb(memory[c][tier]) for c in ("weights", "activations", "gradients", "optimizer state"))
+
+
+def run(quick: bool) -> Section:
+    section = Section("Modeled training step: Llama 3.1 8B and 70B full fine-tuning, seq 4,096",
+                      "python bench/train_llama.py" + (" --quick" if quick else ""))
+    rows = ["| model | optimizer | target | layers | -O, split | step time "
+            "| forward / backward / optimizer / DDR stall | tokens/s | MFU "
+            "| HBM: weights / activations / gradients / optimizer state | DDR: the same | DDR traffic a step "
+            "| compile |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for size, target, optimizer in RUNS:
+        layers = 2 if quick else LAYERS[size]
+        try:
+            speed, seconds, level, split = compile_step(size, layers, target, optimizer)
+        except Exception as error:  # noqa: BLE001 - a failure is a row of the table
+            message = str(error).splitlines()[0]
+            rows.append(f"| {size} | {optimizer or '-'} | {target} | {layers} | - "
+                        f"| failed: {message[message.find('error:'):][:200]} | | | | | | | |")
+            print(rows[-1], file=sys.stderr, flush=True)
+            continue
+        m, phase = speed.memory, speed.phase_s
+        rows.append(
+            f"| {size} | {optimizer or '-'} | {target} | {layers} | {level}, {split} | {speed.step_s * 1e3:,.1f} ms "
+            f"| {phase.get('forward', 0) * 1e3:,.1f} / {phase.get('backward', 0) * 1e3:,.1f} / "
+            f"{phase.get('optimizer', 0) * 1e3:,.1f} / {phase.get('DDR traffic', 0) * 1e3:,.1f} ms "
+            f"| {speed.tokens_per_s:,.0f} | {speed.mfu:.1%} | {_tiers(m, 'hbm')} | {_tiers(m, 'ddr')} "
+            f"| {_gb(speed.ddr_bytes)} | {seconds:,.0f} s |")
+        print(rows[-1], file=sys.stderr, flush=True)  # each row as it comes: a full run takes long
+        section.add(f"{size}{' + ' + optimizer if optimizer else ''} on {target} ({layers} layers): modeled MFU", f"{speed.mfu:.1%} "
+                    f"({speed.tokens_per_s:,.0f} tokens/s, step {speed.step_s * 1e3:,.1f} ms)")
+    section.details += rows
+    section.details += ["", "Published GPU training figures (not inputs of the model):", "",
+                        "| run | figure | source |", "| --- | --- | --- |"]
+    section.details += [f"| {run_} | {figure} | {source} |" for run_, figure, source in PUBLISHED]
+    return section
+
+
+def main() -> None:
+    standalone(run, __doc__)
+
+
+if __name__ == "__main__":
+    main()

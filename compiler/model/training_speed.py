@@ -1,0 +1,271 @@
+"""The modeled speed and memory of a training step (issue 27, item 6).
+
+A placed training step (its kernels carry `#rdu<phase ...>`, set by the
+importer and `rdu-place-saved`) costs as any program (`estimate`); this
+module splits the modeled step time by phase and names what the step moves:
+
+- **forward**, **backward**, **optimizer**: each kernel's modeled time, in
+  the phase of its `tier.compute` (a kernel in an outlined layer: the phase
+  of the call it runs under), less the two parts below;
+- **collectives**: the kernels' socket-to-socket time (`KernelCost.link_s`);
+- **DDR traffic**: what DDR adds beyond a kernel's other resources,
+  `max(0, ddr_s - max(compute_s, sram_s, hbm_s))` (a kernel bound by DDR
+  waits that long for it);
+- **host**: ops run on the host CPU (`rdu.host_call`).
+
+The phases add up to the step time. Tokens a step = the elements of the
+first integer user input (token ids), else the leading dim of the first
+user input (samples). N = the elements of the globals of kind "parameter".
+Model FLOPs = 6 x N x tokens (the forward's 2 N and the backward's 4 N per
+token), MFU = model FLOPs / step time / (peak x sockets), with the peak of
+the parameters' element type and the sockets the program was split over.
+Every figure is modeled, not measured; `training_ranges` gives the step
+time, tokens/s and MFU as low..high over the target's assumed figures.
+
+The memory table: bytes per class (weights, activations, gradients,
+optimizer state) and tier. Weights and optimizer state are the globals
+(`rdu.memory_class`, `rdu-place-saved`) in the tier `rdu-place-tiers` gave
+them; activations (saved values) and gradients are `rdu.training_memory`
+(their placement: sram, hbm, ddr or recomputed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Operation
+
+from rducc.dialects.contracts import (
+    ACTIVATION_BYTES,
+    HBM_WEIGHT_BYTES,
+    arg_attrs,
+    input_label,
+    is_outlined,
+    partition_of,
+    phase_of,
+    result_roles,
+)
+from rducc.dialects.program import functions
+from rducc.dialects.saved import MEMORY_CLASSES, memory_class_of, training_memory
+from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import BufferType, GlobalOp
+from rducc.model.cost_model import KernelCost, Report, estimate, walk_placed
+from rducc.model.ranges import Ranges, headline_ranges
+from rducc.targets import Target
+
+PHASES = ("forward", "backward", "optimizer", "collectives", "DDR traffic", "host", "unmarked")
+STEP_TIME = "step time (ms)"
+TOKENS_PER_S = "tokens/s"
+MFU = "MFU (%)"
+
+
+@dataclass
+class TrainingSpeed:
+    """A training step's modeled time by phase, throughput and memory by class and tier."""
+
+    target: str
+    step_s: float
+    phase_s: dict[str, float]
+    tokens: int
+    unit: str
+    """"tokens" (token ids) or "samples"."""
+    parameters: int
+    model_flops: float
+    peak_flops: float
+    sockets: int
+    memory: dict[str, dict[str, int]] = field(default_factory=dict)
+    ddr_bytes: int = 0
+    """Bytes a step moves to or from DDR (modeled)."""
+    ddr_by_pair: dict[str, int] = field(default_factory=dict)
+    hbm_globals: int = 0
+    """Bytes of weights and optimizer state `rdu-place-tiers` put in HBM."""
+    hbm_activations: int = 0
+    """The most activation bytes live in HBM at once (`tier.activation_bytes`)."""
+    hbm_capacity: int = 0
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.step_s if self.step_s > 0 else 0.0
+
+    @property
+    def mfu(self) -> float:
+        denominator = self.step_s * self.peak_flops * self.sockets
+        return self.model_flops / denominator if denominator > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"tokens_per_s": self.tokens_per_s, "mfu": self.mfu}
+
+    def table(self) -> str:
+        """The readable summary: time by phase, throughput and MFU, memory by class and tier."""
+        lines = [f"training step on {self.target} (modeled, not measured)"]
+        lines.append(f"  step time      {self.step_s * 1e3:,.3f} ms")
+        for name in PHASES:
+            seconds = self.phase_s.get(name, 0.0)
+            if seconds > 0 or name in ("forward", "backward", "optimizer"):
+                share = seconds / self.step_s if self.step_s > 0 else 0.0
+                lines.append(f"    {name:<12} {seconds * 1e3:12,.3f} ms  {share:6.1%}")
+        lines.append(f"  {self.unit:<14} {self.tokens:,} a step: {self.tokens_per_s:,.1f} {self.unit}/s")
+        lines.append(
+            f"  MFU            {self.mfu:.1%}: 6 x {self.parameters:,} parameters x {self.tokens:,} {self.unit} = "
+            f"{self.model_flops:.4g} FLOP / step time / ({self.peak_flops:.4g} FLOP/s x {self.sockets} sockets)"
+        )
+        pairs = ", ".join(f"{k} {_bytes(n)}" for k, n in sorted(self.ddr_by_pair.items()))
+        lines.append(f"  DDR traffic    {_bytes(self.ddr_bytes)} a step" + (f" ({pairs})" if pairs else ""))
+        most = self.hbm_globals + self.hbm_activations
+        lines.append(f"  HBM at most    {_bytes(most)} of {_bytes(self.hbm_capacity)}: {_bytes(self.hbm_globals)} of "
+                     f"weights and optimizer state, {_bytes(self.hbm_activations)} of activations live at once")
+        lines.append("  memory (bytes placed in each tier, not all live at once; recomputed: not kept)")
+        header = f"    {'':<16}{'sram':>14}{'hbm':>14}{'ddr':>14}{'recomputed':>14}"
+        lines.append(header)
+        for cls in MEMORY_CLASSES:
+            row = self.memory.get(cls, {})
+            lines.append(f"    {cls:<16}" + "".join(f"{_bytes(row.get(t, 0)):>14}"
+                                                   for t in ("sram", "hbm", "ddr", "recompute")))
+        return "\n".join(lines)
+
+
+def _bytes(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.2f} {unit}"
+    return f"{n} B"
+
+
+def is_training(module: ModuleOp) -> bool:
+    """Whether the module is a training step: its entry function names a loss result,
+    or its kernels carry training phases."""
+    for function in functions(module):
+        if is_outlined(function):
+            continue
+        roles = result_roles(function)
+        if roles and roles[0] is not None and roles[0].kind == "loss":
+            return True
+    return any(phase_of(op) is not None for op in module.walk() if op.name in ("tier.compute", "rdu.kernel"))
+
+
+def _entry(module: ModuleOp) -> func.FuncOp:
+    return next(f for f in functions(module) if not is_outlined(f))
+
+
+def tokens_a_step(module: ModuleOp) -> tuple[int, str]:
+    """The tokens (elements of the first integer user input) or samples (the first
+    user input's leading dim) one step trains on."""
+    function = _entry(module)
+    inputs = [a.type for a, attrs in zip(function.args, arg_attrs(function)) if input_label(attrs) is not None]
+    shapes = [(tuple(t.get_shape()), t.element_type) for t in inputs if isinstance(t, BufferType | TensorType)]
+    for shape, element in shapes:
+        if isinstance(element, IntegerType) and element.width.data > 1:
+            count = 1
+            for d in shape:
+                count *= d
+            return count, "tokens"
+    if shapes and shapes[0][0]:
+        return shapes[0][0][0], "samples"
+    return 1, "samples"
+
+
+def _parameters(module: ModuleOp) -> tuple[int, str]:
+    """The parameter count N and the element type of most parameter bytes."""
+    count = 0
+    by_type: dict[str, int] = {}
+    for op in module.ops:
+        if isinstance(op, GlobalOp) and _kind(op) == "parameter":
+            shape = op.global_type.get_shape()
+            n = 1
+            for d in shape:
+                n *= d
+            count += n
+            element = str(op.global_type.element_type)
+            by_type[element] = by_type.get(element, 0) + value_bytes(op.global_type)
+    return count, max(by_type, key=lambda k: by_type[k]) if by_type else "bf16"
+
+
+def _kind(op: GlobalOp) -> str:
+    kind = op.attributes.get("kind")
+    return kind.data if isinstance(kind, StringAttr) else ""
+
+
+def memory_table(module: ModuleOp) -> dict[str, dict[str, int]]:
+    """Bytes per class (weights, activations, gradients, optimizer state) and tier."""
+    table: dict[str, dict[str, int]] = {cls: {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0}
+                                        for cls in MEMORY_CLASSES}
+    for op in module.ops:
+        if isinstance(op, GlobalOp):
+            tier = op.tier.data.value if op.tier is not None else "hbm"
+            table[memory_class_of(op)][tier] += value_bytes(op.global_type)
+    for key, n in training_memory(module).items():
+        cls, _, where = key.partition(".")
+        if cls in table and where in table[cls]:
+            table[cls][where] += n
+    return table
+
+
+def _compute_phase(record_op: Operation, calls: tuple[Operation, ...]) -> str:
+    for holder in (record_op, *calls):
+        phase = phase_of(holder)
+        if phase is not None:
+            return phase.value
+    return "unmarked"
+
+
+def _split(cost: KernelCost) -> tuple[float, float, float]:
+    """(own time, collectives, DDR stall) of one kernel, adding up to its modeled time."""
+    stall = max(0.0, cost.ddr_s - max(cost.compute_s, cost.sram_s, cost.hbm_s))
+    link = cost.link_s
+    own = max(0.0, cost.modeled_time_s - link - stall)
+    stall = min(stall, cost.modeled_time_s - link)
+    return own, link, max(0.0, stall)
+
+
+def training_speed(module: ModuleOp, target: Target, report: Report | None = None) -> TrainingSpeed:
+    """The modeled step of a placed training program on `target` (module docstring)."""
+    report = report if report is not None else estimate(module, target)
+    walk = walk_placed(module, target.kernel_looping)
+    phase_s = dict.fromkeys(PHASES, 0.0)
+    for record, cost in zip(walk.kernels, report.kernels):
+        own, link, stall = _split(cost)
+        phase_s[_compute_phase(record.op, record.calls)] += own
+        phase_s["collectives"] += link
+        phase_s["DDR traffic"] += stall
+    phase_s["host"] += report.host_s
+    tokens, unit = tokens_a_step(module)
+    parameters, element = _parameters(module)
+    tp, pp = partition_of(module)
+    ddr_pairs = {k: n for k, n in report.bytes_by_tier.items() if "ddr" in k}
+    return TrainingSpeed(
+        target=report.target, step_s=report.modeled_time_s, phase_s={k: v for k, v in phase_s.items() if v > 0},
+        tokens=tokens, unit=unit, parameters=parameters, model_flops=6.0 * parameters * tokens,
+        peak_flops=target.peak_flops(element), sockets=tp * pp, memory=memory_table(module),
+        ddr_bytes=sum(ddr_pairs.values()), ddr_by_pair=ddr_pairs,
+        hbm_globals=_int(module, HBM_WEIGHT_BYTES), hbm_activations=_int(module, ACTIVATION_BYTES),
+        hbm_capacity=target.hbm_bytes,
+    )
+
+
+def _int(module: ModuleOp, name: str) -> int:
+    value = module.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else 0
+
+
+def training_ranges(module: ModuleOp, target: Target, speed: TrainingSpeed) -> Ranges:
+    """Step time, tokens/s and MFU as ranges over the target's ranged figures (the
+    model FLOPs and the peak fixed at `speed`'s: only the modeled time varies)."""
+    denominator = speed.peak_flops * speed.sockets
+
+    def step_ms(report: Report) -> float:
+        return report.modeled_time_s * 1e3
+
+    def tokens_per_s(report: Report) -> float:
+        return speed.tokens / report.modeled_time_s if report.modeled_time_s > 0 else 0.0
+
+    def mfu(report: Report) -> float:
+        return 100 * speed.model_flops / (report.modeled_time_s * denominator) if report.modeled_time_s > 0 else 0.0
+
+    headlines = {STEP_TIME: step_ms, TOKENS_PER_S: tokens_per_s, MFU: mfu}
+    return headline_ranges(lambda varied: estimate(module, varied), target, headlines)
+
+
+__all__ = ["MFU", "PHASES", "STEP_TIME", "TOKENS_PER_S", "TrainingSpeed", "is_training", "memory_table",
+           "tokens_a_step", "training_ranges", "training_speed"]

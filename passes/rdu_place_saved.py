@@ -1,0 +1,501 @@
+"""`rdu-place-saved`: where a training step keeps what the backward needs.
+
+On a training step (`rducc.dialects.saved`: the loss first; the forward is
+what the loss depends on) every saved value (a forward kernel's result read
+by the backward or the optimizer) and every gradient (a backward result the
+optimizer reads, or returned) gets a placement, recorded per kernel result
+as `rdu.saved`:
+
+- `sram`: forward and backward ops fused into one kernel read it there: it
+  never leaves the chip (counted, nothing to decide);
+- `hbm`: the default, when the step's HBM demand fits;
+- `ddr`: spilled (`rdu-insert-dma` gives the kernel's result a DDR buffer;
+  its readers DMA it from there);
+- `recompute`: the forward kernel is cloned just before its first backward
+  reader, which reads the clone's result (activation checkpointing), with
+  the forward kernels it needs (at most `RECOMPUTE_CHAIN_LIMIT`), back to
+  values the backward has anyway: weights, user inputs, saved values kept in
+  memory (which then stay: a recompute's inputs are never recomputed).
+
+The HBM demand of a step is its globals (weights, optimizer state) plus the
+peak of live activations (each kernel result from its kernel to its last
+reader, gradients included). While it exceeds the target's HBM, the pass
+takes the candidate of least modeled cost per byte among those that free
+bytes at the current peak:
+
+- a value between kernels (a saved value, a gradient, or any other kernel
+  result, such as the backward's large temporaries) to DDR: its bytes x
+  (1 + its readers) at DDR rather than HBM bandwidth; a gradient the step
+  returns too (the caller reads it from DDR), never the loss, nor a value
+  only the next kernel reads (kept on chip when it takes at most a quarter
+  of the SRAM);
+- a recompute: its chain's roofline time (per kernel: FLOPs at peak or its
+  inputs and results at HBM bandwidth, the longer, plus a launch);
+- a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
+  than HBM bandwidth (`rdu-place-tiers` keeps the tier).
+
+If the program with its recomputes in place (their clones, the longer lives
+of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
+round spills only. Every figure comes from the target; the costs are
+modeled, not measured.
+
+Every kernel and call gets `rdu.phase`; globals the step writes back that
+are not parameters are marked `rdu.memory_class = "optimizer state"`. The
+module gets `rdu.training_memory`: the bytes of activations and gradients by
+placement (the report adds the globals' final tiers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+
+from rducc.dialects.contracts import Level, Phase, arg_attrs, global_of, is_outlined, set_phase
+from rducc.dialects.op_facts import facts_of
+from rducc.dialects.program import functions
+from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
+from rducc.dialects.saved import (
+    RECOMPUTES,
+    SAVED,
+    Placement,
+    SavedValue,
+    TrainingStep,
+    result_placement,
+    saved_of,
+    set_memory_class,
+    set_saved,
+    set_training_memory,
+    training_memory,
+    training_step,
+)
+from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import GlobalOp, Tier, TierAttr
+from rducc.passes.common import RduPass
+from rducc.passes.rdu_place_tiers import peak_activation_bytes
+from rducc.targets import Target
+
+
+@dataclass
+class _Candidate:
+    """One way to free HBM: its modeled extra seconds per step and what it frees."""
+
+    cost_s: float
+    freed: int
+    saved: SavedValue | None = None
+    placement: Placement = Placement.DDR
+    global_names: tuple[str, ...] = ()
+    chain: tuple[Operation, ...] = ()
+    """For a recompute: the forward kernels it runs again, producers first."""
+
+    @property
+    def cost_per_byte(self) -> float:
+        return self.cost_s / max(self.freed, 1)
+
+
+def _hbm_seconds(target: Target, n: int) -> float:
+    return n / target.sustained_bandwidth("hbm")
+
+
+def _ddr_extra_seconds(target: Target, n: int) -> float:
+    """What moving `n` bytes at DDR rather than HBM bandwidth adds."""
+    return n / target.sustained_bandwidth("ddr") - _hbm_seconds(target, n)
+
+
+def kernel_roofline_s(kernel: Operation, target: Target) -> float:
+    """A kernel's roofline time: its FLOPs at the peak of its result's type, or its
+    inputs and results at HBM bandwidth, whichever is longer, plus a launch."""
+    flops = 0
+    body = kernel.body.block.ops if isinstance(kernel, KernelOp) else ()
+    for op in body:
+        facts = facts_of(op) if not isinstance(op, YieldOp | arith.ConstantOp) else None
+        flops += facts.flops() if facts is not None else 0
+    element = str(getattr(kernel.results[0].type, "element_type", "f32")) if kernel.results else "f32"
+    moved = sum(value_bytes(v) for v in (*kernel.operands, *kernel.results))
+    return max(flops / target.peak_flops(element), _hbm_seconds(target, moved)) + target.kernel_launch_s
+
+
+def _global_sizes(module: ModuleOp) -> dict[str, int]:
+    return {g.sym_name.data: value_bytes(g.global_type) for g in module.ops if isinstance(g, GlobalOp)}
+
+
+def _global_readers(function: func.FuncOp) -> dict[str, int]:
+    """Per global, how many top-level ops of `function` read it."""
+    counts: dict[str, int] = {}
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        name = global_of(attrs)
+        if name is not None:
+            counts[name] = counts.get(name, 0) + len({use.operation for use in arg.uses})
+    return counts
+
+
+class _Liveness:
+    """The HBM peak of a function's activations under a set of placements."""
+
+    def __init__(self, function: func.FuncOp, step: TrainingStep):
+        block = function.body.block
+        self.ops = list(block.ops)
+        self.position = {op: i for i, op in enumerate(self.ops)}
+        self.inputs = sum(value_bytes(a) for a, attrs in zip(function.args, arg_attrs(function))
+                          if global_of(attrs) is None)
+        self.phases = step.phases
+        self.intervals: dict[SSAValue, tuple[int, int, int]] = {}
+        for op in self.ops:
+            for result in op.results:
+                readers = [self._top(use.operation) for use in result.uses]
+                end = max((self.position[r] for r in readers if r is not None), default=self.position[op])
+                self.intervals[result] = (self.position[op], end, value_bytes(result))
+
+    def _top(self, op: Operation | None) -> Operation | None:
+        while op is not None and op not in self.position:
+            op = op.parent_op()
+        return op
+
+    def spans(self, value: SSAValue, placement: Placement | None,
+               recomputed: dict[SSAValue, SavedValue]) -> list[tuple[int, int]]:
+        """The [start, end] positions `value` holds HBM under `placement`."""
+        start, end, _ = self.intervals[value]
+        if placement == Placement.DDR:
+            return []
+        if placement != Placement.RECOMPUTE:
+            return [(start, end)]
+        saved = recomputed[value]
+        later = [self.position[r] for r in saved.later_readers]
+        earlier = [self.position[t] for u in value.uses
+                   if (t := self._top(u.operation)) is not None and t not in saved.later_readers]
+        return [(start, max(earlier, default=start)), (min(later), max(later))]
+
+    def peak(self, placements: dict[SSAValue, Placement], recomputed: dict[SSAValue, SavedValue]
+             ) -> tuple[int, int]:
+        """The most bytes live at once and the position where that happens."""
+        delta = [0] * (len(self.ops) + 2)
+        for value, (_, _, size) in self.intervals.items():
+            for start, end in self.spans(value, placements.get(value), recomputed):
+                delta[start] += size
+                delta[end + 1] -= size
+        live = peak = self.inputs
+        at = 0
+        for index, d in enumerate(delta):
+            live += d
+            if live > peak:
+                peak, at = live, index
+        return peak, at
+
+    def frees_at(self, value: SSAValue, placement: Placement, saved: SavedValue, at: int) -> bool:
+        """Whether placing `value` so takes it off the HBM live at position `at`."""
+        held = self.spans(value, None, {})
+        after = self.spans(value, placement, {value: saved})
+        covers = any(s <= at <= e for s, e in held)
+        return covers and not any(s <= at <= e for s, e in after)
+
+
+RECOMPUTE_CHAIN_LIMIT = 8
+"""The most forward kernels one recompute may run again."""
+
+
+def recompute_chain(saved: SavedValue, kept: set[SSAValue], phases: dict[Operation, Phase]) -> list[Operation] | None:
+    """The forward kernels, producers first, that compute `saved` again from values the
+    backward has anyway (arguments, and the saved values in `kept`); None when there
+    is no such chain of at most `RECOMPUTE_CHAIN_LIMIT` single-block kernels."""
+    chain: list[Operation] = []
+    seen: set[Operation] = set()
+
+    def reachable(value: SSAValue) -> bool:
+        if isinstance(value, BlockArgument) or value in kept:
+            return True
+        op = value.owner
+        if op in seen:
+            return True
+        if not isinstance(op, KernelOp) or phases.get(op) != Phase.FORWARD or len(chain) >= RECOMPUTE_CHAIN_LIMIT:
+            return False
+        seen.add(op)
+        if not all(reachable(v) for v in op.operands):
+            return False
+        chain.append(op)
+        return True
+
+    return chain if reachable(saved.value) and chain else None
+
+
+def chain_inputs(chain: list[Operation]) -> set[SSAValue]:
+    """The values a recompute chain reads from outside itself."""
+    inside = set(chain)
+    return {v for op in chain for v in op.operands if not (isinstance(v.owner, Operation) and v.owner in inside)}
+
+
+def _temporaries(step: TrainingStep) -> list[SavedValue]:
+    """Kernel results crossing kernels that are neither saved values nor gradients."""
+    known = {s.value for s in (*step.saved, *step.gradients)}
+    found = []
+    for op in step.phases:
+        if not isinstance(op, KernelOp):
+            continue
+        for index, result in enumerate(op.results):
+            readers = list(dict.fromkeys(u.operation for u in result.uses))
+            if result not in known and readers:
+                found.append(SavedValue(result, op, index, readers))
+    return found
+
+
+def _kept_on_chip(saved: SavedValue, target: Target) -> bool:
+    """Whether `rdu-insert-dma` likely keeps the value on chip (at -O1 and -O2): only
+    the op right after its producer reads it, and it takes at most a quarter of the
+    SRAM. A spill of it would gain nothing."""
+    readers = {u.operation for u in saved.value.uses}
+    follower = saved.producer.next_op
+    return (len(readers) == 1 and follower is not None and follower in readers
+            and saved.bytes <= target.sram_bytes / 4)
+
+
+def _is_loss(saved: SavedValue) -> bool:
+    """The step's first result: a scalar the caller reads every step, in HBM."""
+    terminator = saved.producer.parent_block().last_op  # type: ignore[union-attr]
+    return terminator is not None and terminator.operands[0] is saved.value
+
+
+def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
+                temporaries: list[SavedValue]) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    kept = {s.value for s in step.saved}
+    for saved in (*step.saved, *step.gradients, *temporaries):
+        uses = len({u.operation for u in saved.value.uses})
+        if not _kept_on_chip(saved, target) and not _is_loss(saved):
+            found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
+        chain = recompute_chain(saved, kept - {saved.value}, step.phases) if saved.value in kept else None
+        if chain is not None:
+            found.append(_Candidate(sum(kernel_roofline_s(op, target) for op in chain), saved.bytes, saved,
+                                    Placement.RECOMPUTE, chain=tuple(chain)))
+    for name, size in sizes.items():
+        touches = readers.get(name, 0) + (1 if name in step.state_globals else 0)
+        found.append(_Candidate(_ddr_extra_seconds(target, size * max(touches, 1)), size, global_names=(name,)))
+    return sorted(found, key=lambda c: (c.cost_per_byte, -c.freed))
+
+
+@dataclass
+class _Plan:
+    placements: dict[SSAValue, Placement]
+    recomputed: dict[SSAValue, SavedValue]
+    ddr_globals: set[str]
+    chains: dict[SSAValue, tuple[Operation, ...]] = field(default_factory=dict)
+    temporaries: list[SavedValue] = field(default_factory=list)
+
+
+def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True) -> _Plan:
+    """Placements that fit the step's demand in HBM at the least modeled cost: while
+    the demand (globals in HBM + the peak of live activations) exceeds HBM, the
+    cheapest candidate per byte that frees bytes at the peak (module docstring)."""
+    sizes = _global_sizes(module)
+    used = {global_of(a) for a in arg_attrs(step.function)} - {None}
+    sizes = {n: s for n, s in sizes.items() if n in used}
+    temporaries = _temporaries(step)
+    placements = {
+        s.value: Placement.DDR if result_placement(s.producer, s.index) == Placement.DDR else Placement.HBM
+        for s in (*step.saved, *step.gradients, *temporaries)
+    }
+    spilled = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)}
+    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries)
+    pinned: set[SSAValue] = set()
+    liveness = _Liveness(step.function, step)
+    candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
+                  if recompute or c.placement != Placement.RECOMPUTE]
+    while True:
+        peak, at = liveness.peak(placements, plan.recomputed)
+        if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
+            break
+        chosen = next((c for c in candidates if _applies(c, plan, pinned, liveness, at)), None)
+        if chosen is None:
+            break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
+        candidates.remove(chosen)
+        if chosen.saved is None:
+            plan.ddr_globals.update(chosen.global_names)
+            continue
+        value = chosen.saved.value
+        placements[value] = chosen.placement
+        if chosen.placement == Placement.DDR:  # a recompute it replaces is dropped
+            plan.recomputed.pop(value, None)
+            plan.chains.pop(value, None)
+        if chosen.placement == Placement.RECOMPUTE:
+            plan.recomputed[value] = chosen.saved
+            plan.chains[value] = chosen.chain
+            pinned.update(chain_inputs(list(chosen.chain)))  # the recompute reads them: they stay
+    return plan
+
+
+def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int) -> bool:
+    """Whether the candidate is still open and frees HBM at position `at`."""
+    if candidate.saved is None:
+        return not set(candidate.global_names) <= plan.ddr_globals
+    value = candidate.saved.value
+    now = plan.placements[value]
+    if candidate.placement == Placement.RECOMPUTE:
+        inputs = chain_inputs(list(candidate.chain))
+        if now != Placement.HBM or value in pinned or any(
+            plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs
+        ):
+            return False
+        return liveness.frees_at(value, candidate.placement, candidate.saved, at)
+    # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
+    if now == Placement.DDR:
+        return False
+    held = liveness.spans(value, now, plan.recomputed)
+    return any(start <= at <= end for start, end in held)
+
+
+def _recompute(saved: SavedValue, chain: tuple[Operation, ...], phases: dict[Operation, Phase]) -> None:
+    """Clone the chain before the first later reader; the later readers read the clone."""
+    block = saved.producer.parent_block()
+    assert block is not None
+    first = min(saved.later_readers, key=lambda op: block.get_operation_index(op))
+    clones: dict[SSAValue, SSAValue] = {}
+    for op in chain:
+        assert isinstance(op, KernelOp)
+        clone = op.clone()
+        for index, operand in enumerate(clone.operands):
+            if operand in clones:
+                clone.operands[index] = clones[operand]
+        clone.sym_name = StringAttr(f"{op.sym_name.data}r")
+        clone.attributes[RECOMPUTES] = StringAttr(op.sym_name.data)
+        clone.attributes.pop(SAVED, None)
+        set_phase(clone, Phase.BACKWARD)
+        block.insert_op_before(clone, first)
+        phases[clone] = Phase.BACKWARD
+        clones.update(zip(op.results, clone.results))
+    readers = set(saved.later_readers)
+    for use in list(saved.value.uses):
+        top: Operation | None = use.operation
+        while top is not None and top.parent_block() is not block:
+            top = top.parent_op()
+        if top in readers:
+            use.operation.operands[use.index] = clones[saved.value]
+
+
+def _inner_saved_bytes(step: TrainingStep) -> int:
+    """Bytes of forward values read by later ops inside the same kernel (kept in SRAM):
+    inside a kernel of a later phase, the results of ops the loss depends on."""
+    loss = step.function.body.block.last_op
+    assert loss is not None
+    forward: set[Operation] = set()
+    stack = [loss.operands[0]]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, BlockArgument):
+            owner = value.block.parent_op()
+            if isinstance(owner, KernelOp):
+                stack.append(owner.inputs[value.index])
+            continue
+        op = value.owner
+        assert isinstance(op, Operation)
+        if op in forward:
+            continue
+        forward.add(op)
+        if isinstance(op, KernelOp) and isinstance(value, OpResult):
+            terminator = op.body.block.last_op
+            assert terminator is not None
+            stack.append(terminator.operands[value.index])
+        else:
+            stack.extend(op.operands)
+    total = 0
+    for kernel, phase in step.phases.items():
+        if not isinstance(kernel, KernelOp) or phase == Phase.FORWARD:
+            continue
+        for op in kernel.body.block.ops:
+            if op in forward:
+                for result in op.results:
+                    if any(u.operation not in forward and not isinstance(u.operation, YieldOp) for u in result.uses):
+                        total += value_bytes(result)
+    return total
+
+
+def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
+    by_producer: dict[Operation, list[str]] = {}
+    spilled = [t for t in plan.temporaries if plan.placements[t.value] == Placement.DDR]
+    for saved in (*step.saved, *step.gradients, *spilled):
+        marks = by_producer.setdefault(saved.producer, [""] * len(saved.producer.results))
+        marks[saved.index] = plan.placements[saved.value].value
+    for producer, marks in by_producer.items():
+        set_saved(producer, marks)
+    for op, phase in step.phases.items():
+        set_phase(op, phase)
+    table = {cls: {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0} for cls in ("activations", "gradients")}
+    for saved in (*step.saved, *step.gradients):
+        table["gradients" if saved.gradient else "activations"][plan.placements[saved.value].value] += saved.bytes
+    table["activations"]["ddr"] += sum(t.bytes for t in spilled)
+    table["activations"]["sram"] += _inner_saved_bytes(step)
+    set_training_memory(module, table)
+    globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
+    for name in step.state_globals:
+        if name in globals_ and _kind(globals_[name]) != "parameter":
+            set_memory_class(globals_[name], "optimizer state")
+    for name in plan.ddr_globals:
+        globals_[name].tier = TierAttr(Tier.DDR)
+
+
+def _kind(global_: GlobalOp) -> str:
+    kind = global_.attributes.get("kind")
+    return kind.data if isinstance(kind, StringAttr) else ""
+
+
+@dataclass(frozen=True)
+class RduPlaceSaved(RduPass):
+    """Place a training step's saved values and gradients: SRAM, HBM, DDR or recompute."""
+
+    name = "rdu-place-saved"
+    accepts: ClassVar[tuple[Level, ...]] = (Level.KERNELS,)
+    on_tensors: ClassVar[bool] = True
+
+    def rewrite(self, ctx: Context, op: ModuleOp) -> None:
+        target = self.target_of(op)
+        for function in functions(op):
+            if is_outlined(function):
+                continue
+            step = training_step(function)
+            if step is None:
+                continue
+            plan = plan_placements(step, op, target)
+            _record(op, step, plan)
+            for value, saved in plan.recomputed.items():
+                _recompute(saved, plan.chains[value], step.phases)
+            if _hbm_demand(op, function) > target.hbm_bytes:
+                _spill_more(op, function, target)
+
+
+def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
+    """Globals in HBM + the peak of live activations, as `rdu-place-tiers` counts them."""
+    used = {global_of(a) for a in arg_attrs(function)}
+    globals_ = sum(value_bytes(g.global_type) for g in module.ops
+                   if isinstance(g, GlobalOp) and g.sym_name.data in used and g.tier != TierAttr(Tier.DDR))
+    return globals_ + peak_activation_bytes(function, {})
+
+
+def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None:
+    """A second round, on the program with its recomputes in place (their clones and
+    the longer lives of their inputs are real values now): spills only."""
+    step = training_step(function)
+    if step is None:
+        return
+    before = {s.value: result_placement(s.producer, s.index)
+              for s in (*step.saved, *step.gradients, *_temporaries(step))}
+    plan = plan_placements(step, module, target, recompute=False)
+    memory = training_memory(module)
+    for saved in (*step.saved, *step.gradients, *plan.temporaries):
+        if plan.placements[saved.value] != Placement.DDR or before.get(saved.value) == Placement.DDR:
+            continue
+        marks = saved_of(saved.producer)
+        marks[saved.index] = Placement.DDR.value
+        set_saved(saved.producer, marks)
+        cls = "gradients" if saved.gradient else "activations"
+        memory[f"{cls}.ddr"] = memory.get(f"{cls}.ddr", 0) + saved.bytes
+        if saved in step.saved or saved in step.gradients:
+            memory[f"{cls}.hbm"] = max(0, memory.get(f"{cls}.hbm", 0) - saved.bytes)
+    table: dict[str, dict[str, int]] = {}
+    for key, n in memory.items():
+        cls, _, where = key.partition(".")
+        table.setdefault(cls, {})[where] = n
+    set_training_memory(module, table)
+    globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
+    for name in plan.ddr_globals:
+        globals_[name].tier = TierAttr(Tier.DDR)

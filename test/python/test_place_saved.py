@@ -1,0 +1,146 @@
+"""Training steps across the tiers (issue 27, items 3 and 6): rdu-place-saved's
+spills and recomputes, rdu-split-contraction's partial products, and the
+modeled speed of a step, each checked against eager or against its formula."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch.export.experimental import _export_forward_backward
+
+import rducc
+from rducc.dialects.program import kernel_name
+from rducc.dialects.saved import training_memory
+from rducc.dialects.tier import ComputeOp
+from rducc.model.training_speed import is_training, training_speed
+from rducc.targets import load_target
+
+INPUTS = Path(__file__).parent.parent / "passes" / "Inputs"
+
+
+class TwoLayers(nn.Module):
+    """Two linear layers whose backward needs the forward's values (gelu's input,
+    the hidden state, tanh's output)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(64, 64)
+        self.b = nn.Linear(64, 64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.b(nn.functional.gelu(self.a(x)))).pow(2).mean()
+
+
+def _step(model: nn.Module, x: torch.Tensor, target: str, opt_level: int) -> rducc.Program:
+    joint = _export_forward_backward(torch.export.export(model, (x,)))
+    return rducc.compile(joint, target=target, opt_level=opt_level)
+
+
+def _check_against_eager(program: rducc.Program, model: nn.Module, x: torch.Tensor) -> None:
+    loss, *grads = program(x)
+    expected = model(x)
+    expected.backward()
+    torch.testing.assert_close(loss, expected.detach(), rtol=1e-6, atol=1e-7)
+    assert len(grads) == len(list(model.parameters()))
+    for got, (name, parameter) in zip(grads, model.named_parameters()):
+        torch.testing.assert_close(got, parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_spilled_values_give_eager_gradients(opt_level: int) -> None:
+    """With 100 kB of HBM, saved values or gradients go to DDR: the step still equals eager."""
+    torch.manual_seed(0)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    program = _step(model, x, str(INPUTS / "train-hbm.toml"), opt_level)
+    memory = training_memory(program.module)
+    assert memory["activations.ddr"] + memory["gradients.ddr"] > 0
+    assert "!tier.buffer<ddr, 64x64xf32>" in program.mlir
+    _check_against_eager(program, model, x)
+
+
+def test_recomputed_values_give_eager_gradients() -> None:
+    """With a slow DDR the forward kernels are run again in the backward (at -O2,
+    the fused forward): the clone's results give eager's gradients."""
+    torch.manual_seed(1)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    program = _step(model, x, str(INPUTS / "train-slow-ddr.toml"), 2)
+    assert training_memory(program.module)["activations.recompute"] > 0
+    names = [kernel_name(op) for op in program.module.walk() if isinstance(op, ComputeOp)]
+    assert any(name.endswith("r") and name[:-1] in names for name in names)  # k0 and its recompute k0r
+    _check_against_eager(program, model, x)
+
+
+def test_fitting_step_keeps_everything_in_hbm() -> None:
+    torch.manual_seed(2)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    program = _step(model, x, "sn40l", 2)
+    memory = training_memory(program.module)
+    assert memory["activations.ddr"] == memory["gradients.ddr"] == memory["activations.recompute"] == 0
+    assert memory["gradients.hbm"] == sum(p.numel() * 4 for p in model.parameters())
+    _check_against_eager(program, model, x)
+
+
+def test_inference_program_is_no_training_step() -> None:
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    program = rducc.compile(model.eval(), (torch.randn(2, 8),))
+    assert not is_training(program.module)
+    assert training_memory(program.module) == {}
+
+
+def test_split_contraction_matches_eager() -> None:
+    """A matmul whose operands both exceed the tiny target's SRAM runs as partial
+    products over chunks of K (rdu-split-contraction), equal to eager."""
+    torch.manual_seed(3)
+    model = nn.Linear(1024, 64, bias=False).eval()
+    x = torch.randn(64, 1024)
+    program = rducc.compile(model, (x,), target=str(INPUTS / "tiny.toml"), opt_level=1)
+    assert program.mlir.count("rdu.matmul") >= 8
+    torch.testing.assert_close(program(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_training_speed_adds_up() -> None:
+    """Phases add up to the step time; MFU is 6 N tokens / time / peak."""
+    torch.manual_seed(4)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    program = _step(model, x, str(INPUTS / "train-hbm.toml"), 0)
+    target = load_target(str(INPUTS / "train-hbm.toml"))
+    speed = training_speed(program.module, target)
+    assert speed.phase_s["forward"] > 0 and speed.phase_s["backward"] > 0
+    assert sum(speed.phase_s.values()) == pytest.approx(speed.step_s, rel=1e-9)
+    parameters = sum(p.numel() for p in model.parameters())
+    assert speed.parameters == parameters and speed.tokens == 64 and speed.unit == "samples"
+    assert speed.mfu == pytest.approx(6 * parameters * 64 / (speed.step_s * target.peak_flops_f32))
+    assert speed.ddr_bytes > 0 and speed.phase_s.get("DDR traffic", 0) > 0
+    table = speed.table()
+    assert "modeled, not measured" in table and "optimizer state" in table
+    assert speed.memory["weights"]["ddr"] + speed.memory["weights"]["hbm"] == parameters * 4
+    assert 0 < speed.hbm_globals + speed.hbm_activations <= target.hbm_bytes == speed.hbm_capacity
+
+
+def test_adamw_step_places_its_state_and_matches_eager() -> None:
+    """With AdamW in the program (rducc.compile_training) and 100 kB of HBM, the
+    optimizer's state is placed too, its update is the optimizer phase, and three
+    steps give eager's losses."""
+    torch.manual_seed(5)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    reference = copy.deepcopy(model)
+    optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
+    target = str(INPUTS / "train-hbm.toml")
+    step = rducc.compile_training(model, (x,), optimizer="adamw", lr=1e-2, target=target, opt_level=2)
+    for _ in range(3):
+        loss = step.step(x)
+        optimizer.zero_grad()
+        expected = reference(x)
+        expected.backward()
+        optimizer.step()
+        torch.testing.assert_close(torch.as_tensor(loss).float(), expected.detach(), rtol=1e-5, atol=1e-7)
+    speed = training_speed(step.module, load_target(target))
+    state = speed.memory["optimizer state"]
+    # exp_avg and exp_avg_sq of each parameter, and its step count (one f32 each)
+    assert state["hbm"] + state["ddr"] == 2 * sum(p.numel() * 4 for p in model.parameters()) + 4 * 4
+    assert speed.phase_s["optimizer"] > 0
+    assert speed.memory["gradients"]["ddr"] + speed.memory["activations"]["ddr"] > 0
