@@ -292,7 +292,10 @@ def test_help_documents_every_flag():
         "--verify-each": "after every pass", "--list-passes": "description and options",
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
         "--f64": "refuse", "--no-host-ops": "host CPU",
-        "--tp": "tensor-parallel", "--pp": "pipeline stages",
+        "--tp": "tensor-parallel", "--pp": "pipeline stages", "--dp": "data-parallel",
+        "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
+        "--dampening": "dampening", "--weight-decay": "weight_decay", "--eps": "eps", "--betas": "betas",
+        "--nesterov": "nesterov", "--amsgrad": "amsgrad", "--maximize": "maximize",
         "--help": "help",
     }
     for flag, words in described.items():
