@@ -30,7 +30,7 @@ from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.frontend.f64 import emulation_note, f64_value_count
 from rducc.model.training_speed import is_training, training_speed
 from rducc.model.training_step import training_estimate
-from rducc.passes.partition_training import is_training_step
+from rducc.passes.rdu_partition.training import is_training_step
 from rducc.tools.cost_table import cost_table, megabytes
 
 

@@ -1,4 +1,4 @@
-"""Multi-socket partitioning (passes/rdu_partition.py, runtime/sockets.py): a tiny
+"""Multi-socket partitioning (passes/rdu_partition/, runtime/sockets.py): a tiny
 Llama split 8 ways (tp=8) and 4 x 2 (tp=4, pp=2) runs and matches eager at -O0
 and -O2; every socket's SRAM plan passes the independent checker; the link
 figures of the targets; the collectives' modeled time, and their overlap with

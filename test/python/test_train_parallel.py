@@ -27,7 +27,7 @@ from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches, one_f_one_b
 from rducc.model.training_step import training_estimate
-from rducc.passes.partition_training import deferred
+from rducc.passes.rdu_partition.training import deferred
 from rducc.passes.rdu_partition import RduPartition
 from rducc.targets import load_target
 from rducc.training import compile_training
@@ -233,7 +233,7 @@ def test_cost_model_chooses_the_fastest_training_split(batch_rows):
     way `training_estimate` models fastest among `training_splits` (each using
     every socket); for a model this small a pipeline's bubble and per-microbatch
     start-ups keep pp out."""
-    from rducc.passes.partition_training import training_splits
+    from rducc.passes.rdu_partition.training import training_splits
     from rducc.passes.rdu_partition import partition_module
     from rducc.pipeline import parse_passes, run_passes
 

@@ -111,7 +111,7 @@ from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
-from rducc.passes.partition_training import (
+from rducc.passes.rdu_partition.training import (
     batch_size,
     batch_splits,
     choose_training_split,
