@@ -21,6 +21,16 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   (offsets on the source: the window of the destination's shape is read;
   on the destination: the window of the source's shape is written), with
   `strides` a strided window.
+- A whole-buffer `tier.dma` of a caller's weight or input (a read-only,
+  C-contiguous array) into an SRAM buffer that only that DMA writes and whose
+  bytes no other SRAM value of the function shares (`_WeightAlias`) binds the
+  buffer to the caller's array instead of copying it: the bytes are the same,
+  readers see the caller's array as it is at the call (a weight changed in
+  place or replaced in `Program.weights` is read by the next call, never a
+  stale copy), and a full-size model no longer copies every weight into the
+  arena on every call (344 MB a call for ViT-B/16). A buffer whose bytes
+  another value shares is copied into as before, so a wrong allocation still
+  shows in the result.
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices] along dim 0.
@@ -68,7 +78,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue, Use
 
 from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY
 from rducc.dialects.program import ENTRY, entry_function, kernel_name
@@ -159,6 +169,28 @@ def _window_key(
     )
 
 
+class _WeightAlias:
+    """A whole-buffer DMA into a one-copy SRAM buffer that may bind the buffer
+    to its source instead of copying (decided when its function is prepared:
+    `PlacedProgram._resolve_aliases`)."""
+
+    __slots__ = ("allowed", "dest", "op")
+
+    def __init__(self, op: DmaOp):
+        self.op = op
+        self.dest = op.dest
+        self.allowed = False
+
+
+class _Scope:
+    """One function being prepared: the arena spans of its SRAM values
+    (offset, end, view slot) and its DMAs that may alias their source."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int, int]] = []
+        self.aliases: list[_WeightAlias] = []
+
+
 class _Callee:
     """A called function, prepared once: its argument slots, steps and results."""
 
@@ -194,6 +226,9 @@ class PlacedProgram(Runner):
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
         self._global_slots: dict[str, list[int]] = {}  # global name -> its get_global result slots
         self._global_types: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        self._sram_views: dict[SSAValue, int] = {}  # one-copy SRAM buffer -> its arena view slot
+        self._scopes: list[_Scope] = []  # the functions being prepared, innermost last
+        self.weight_dmas: list[_WeightAlias] = []  # DMAs that may bind their buffer to a caller's array
 
         block = forward.body.block
         self.inputs: list[Argument] = []
@@ -210,7 +245,7 @@ class PlacedProgram(Runner):
         terminator = ops[-1] if ops else None
         if not isinstance(terminator, func.ReturnOp):
             raise RduccError(f"@{entry} must end in 'func.return'")
-        self._steps = self._prepare_ops(ops[:-1])
+        self._steps = self._prepare_function(ops[:-1])
         returned = list(terminator.arguments)
         self._results = [self._reader(v) for v in returned]
         self.output_types = [_signature(_buffer_type(v)) for v in returned]
@@ -243,6 +278,8 @@ class PlacedProgram(Runner):
             )
         slot = self._table.fresh()
         self._views.append((slot, offset, nbytes, dtype, shape))
+        if self._scopes:
+            self._scopes[-1].spans.append((offset, offset + nbytes, slot))
         return slot
 
     def _reader(self, value: SSAValue) -> Getter:
@@ -258,6 +295,28 @@ class PlacedProgram(Runner):
         if self._copies.get(value, 1) > 1:
             return lambda env: env[slot].advance()
         return lambda env: env[slot]
+
+    def _prepare_function(self, ops: Sequence[Operation]) -> list[tuple[Step, Operation]]:
+        """The steps of a function's body, its weight DMAs' aliasing decided."""
+        self._scopes.append(_Scope())
+        try:
+            steps = self._prepare_ops(ops)
+        finally:
+            scope = self._scopes.pop()
+        self._resolve_aliases(scope)
+        return steps
+
+    def _resolve_aliases(self, scope: _Scope) -> None:
+        """A DMA may bind its SRAM destination to its source when it is the one
+        op that writes the buffer (the others only read it: compute `ins`,
+        DMAs out of it, its dealloc) and no other SRAM value of the function
+        has bytes in the buffer's span: then nothing can tell the caller's
+        array from a copy of it in the arena."""
+        for alias in scope.aliases:
+            view = self._sram_views[alias.dest]
+            start, end = next((a, b) for a, b, slot in scope.spans if slot == view)
+            shared = any(a < end and start < b for a, b, slot in scope.spans if slot != view)
+            alias.allowed = not shared and all(_only_reads(use, alias.op) for use in alias.dest.uses)
 
     def _prepare_ops(self, ops: Sequence[Operation]) -> list[tuple[Step, Operation]]:
         steps: list[tuple[Step, Operation]] = []
@@ -303,7 +362,7 @@ class PlacedProgram(Runner):
         ops = list(block.ops)
         if not ops or not isinstance(ops[-1], func.ReturnOp):
             raise RduccError(f"@{name} must end in 'func.return'")
-        steps = self._prepare_ops(ops[:-1])
+        steps = self._prepare_function(ops[:-1])
         prepared = _Callee(arg_slots, steps, [self._reader(v) for v in ops[-1].arguments])
         self._callees[name] = prepared
         return prepared
@@ -386,6 +445,7 @@ class PlacedProgram(Runner):
         slot = self._table.define(op.result)
         if copies == 1:  # always the same view: bound once with the arena, no step
             self._bound.append((slot, views[0]))
+            self._sram_views[op.result] = views[0]
             return None
 
         def alloc_rotating(env: Env, context: RunContext) -> None:
@@ -418,6 +478,8 @@ class PlacedProgram(Runner):
             return dma_window_out
 
         source_slot, dest_slot = self._table.use(op.source), self._table.use(op.dest)
+        if self._copies.get(op.source, 1) == 1 and op.dest in self._sram_views and self._scopes:
+            return self._aliasing_dma(op, source_slot, dest_slot)
         if self._copies.get(op.source, 1) == 1 and self._copies.get(op.dest, 1) == 1:
 
             def dma_plain(env: Env, context: RunContext) -> None:
@@ -429,6 +491,27 @@ class PlacedProgram(Runner):
             write(env)[...] = read(env)
 
         return dma
+
+    def _aliasing_dma(self, op: DmaOp, source_slot: int, dest_slot: int) -> Step:
+        """A whole-buffer DMA into a one-copy SRAM buffer: when its function
+        allows it (`_resolve_aliases`) and the source is a caller's array
+        (read-only, C-contiguous: a weight or an input, which nothing writes
+        during the call), the buffer is bound to it; else copied into the
+        arena as any DMA."""
+        alias = _WeightAlias(op)
+        self._scopes[-1].aliases.append(alias)
+        self.weight_dmas.append(alias)
+        view_slot = self._sram_views[op.dest]
+
+        def dma_plain(env: Env, context: RunContext) -> None:
+            source = env[source_slot]
+            if alias.allowed and not source.flags.writeable and source.flags.c_contiguous:
+                env[dest_slot] = source
+            else:  # the arena view again (an earlier call of the function may have bound the array)
+                dest = env[dest_slot] = env[view_slot]
+                dest[...] = source  # same element type (the verifier's) and shape
+
+        return dma_plain
 
     def _prepare_view(self, op: ViewOp) -> Step:
         read, offsets = self._reader(op.source), tuple(self._table.use(v) for v in op.offsets)
@@ -747,6 +830,18 @@ def _into_step(into: Callable[..., object], operands: tuple[int, ...], dest: int
         into(context, env[dest], *[env[i] for i in operands])
 
     return step
+
+
+def _only_reads(use: Use, dma: DmaOp) -> bool:
+    """`use` of the buffer `dma` fills is `dma` itself or only reads the buffer."""
+    user, buffer = use.operation, dma.dest
+    if user is dma:
+        return dma.source is not buffer
+    if isinstance(user, DmaOp):
+        return user.dest is not buffer
+    if isinstance(user, ComputeOp):
+        return buffer not in user.outs
+    return isinstance(user, DeallocOp)
 
 
 _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] = {
