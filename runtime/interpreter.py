@@ -23,14 +23,14 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   `strides` a strided window.
 - A whole-buffer `tier.dma` of a caller's weight or input (a read-only,
   C-contiguous array) into an SRAM buffer that only that DMA writes and whose
-  bytes no other SRAM value of the function shares (`_WeightAlias`) binds the
-  buffer to the caller's array instead of copying it: the bytes are the same,
-  readers see the caller's array as it is at the call (a weight changed in
-  place or replaced in `Program.weights` is read by the next call, never a
-  stale copy), and a full-size model no longer copies every weight into the
-  arena on every call (344 MB a call for ViT-B/16). A buffer whose bytes
-  another value shares is copied into as before, so a wrong allocation still
-  shows in the result.
+  bytes no other SRAM value shares while it is live (the buffer's, its
+  neighbours' and its readers' verifiers pass) binds the buffer to the
+  caller's array instead of copying it: the bytes are the same, readers see
+  the caller's array as it is at the call (a weight changed in place or
+  replaced in `Program.weights` is read by the next call, never a stale
+  copy), and a full-size model no longer copies every weight into the arena
+  on every call (344 MB a call for ViT-B/16). Into a wrongly placed buffer
+  the DMA copies as before, so the wrong allocation still shows in the result.
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices] along dim 0.
@@ -79,6 +79,7 @@ import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue, Use
+from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY
 from rducc.dialects.program import ENTRY, entry_function, kernel_name
@@ -183,11 +184,11 @@ class _WeightAlias:
 
 
 class _Scope:
-    """One function being prepared: the arena spans of its SRAM values
-    (offset, end, view slot) and its DMAs that may alias their source."""
+    """One function being prepared: its SRAM buffers' byte spans (start, end,
+    `tier.alloc`) and its DMAs that may alias their source."""
 
     def __init__(self) -> None:
-        self.spans: list[tuple[int, int, int]] = []
+        self.allocs: list[tuple[int, int, AllocOp]] = []
         self.aliases: list[_WeightAlias] = []
 
 
@@ -278,8 +279,6 @@ class PlacedProgram(Runner):
             )
         slot = self._table.fresh()
         self._views.append((slot, offset, nbytes, dtype, shape))
-        if self._scopes:
-            self._scopes[-1].spans.append((offset, offset + nbytes, slot))
         return slot
 
     def _reader(self, value: SSAValue) -> Getter:
@@ -309,14 +308,22 @@ class PlacedProgram(Runner):
     def _resolve_aliases(self, scope: _Scope) -> None:
         """A DMA may bind its SRAM destination to its source when it is the one
         op that writes the buffer (the others only read it: compute `ins`,
-        DMAs out of it, its dealloc) and no other SRAM value of the function
-        has bytes in the buffer's span: then nothing can tell the caller's
-        array from a copy of it in the arena."""
+        DMAs out of it, its dealloc) and no SRAM value shares the buffer's
+        bytes while it is live: the verifiers of the buffer, of every buffer
+        of the function placed on its bytes and of the kernels reading it
+        pass (`_sound`). Then nothing can tell the caller's array from a copy
+        of it in the arena; a wrong allocation is copied into as before, so
+        it still gives wrong numbers, as on the chip."""
+        verdicts: dict[Operation, bool] = {}
         for alias in scope.aliases:
-            view = self._sram_views[alias.dest]
-            start, end = next((a, b) for a, b, slot in scope.spans if slot == view)
-            shared = any(a < end and start < b for a, b, slot in scope.spans if slot != view)
-            alias.allowed = not shared and all(_only_reads(use, alias.op) for use in alias.dest.uses)
+            alloc = alias.dest.owner
+            assert isinstance(alloc, AllocOp)
+            start, end = next((a, b) for a, b, op in scope.allocs if op is alloc)
+            others = [op for a, b, op in scope.allocs if a < end and start < b]
+            readers = [use.operation for use in alias.dest.uses if isinstance(use.operation, ComputeOp)]
+            alias.allowed = all(_only_reads(use, alias.op) for use in alias.dest.uses) and all(
+                _sound(op, verdicts) for op in (*others, *readers)
+            )
 
     def _prepare_ops(self, ops: Sequence[Operation]) -> list[tuple[Step, Operation]]:
         steps: list[tuple[Step, Operation]] = []
@@ -437,6 +444,8 @@ class PlacedProgram(Runner):
                 "program is not placed (run rdu-sram-alloc)"
             )
         copies, start, size = op.copies, op.offset.value.data, buffer.size_in_bytes
+        if self._scopes:
+            self._scopes[-1].allocs.append((start, start + copies * size, op))
         views = [
             self._view(start + k * size, buffer, f"SRAM buffer {value_name(op.result)} (copy {k})")
             for k in range(copies)
@@ -830,6 +839,18 @@ def _into_step(into: Callable[..., object], operands: tuple[int, ...], dest: int
         into(context, env[dest], *[env[i] for i in operands])
 
     return step
+
+
+def _sound(op: Operation, verdicts: dict[Operation, bool]) -> bool:
+    """`op` (a `tier.alloc` or `tier.compute`) passes its verifier: no SRAM
+    value overlaps its buffer (or its body values) while live."""
+    if op not in verdicts:
+        try:
+            op.verify_()
+            verdicts[op] = True
+        except VerifyException:
+            verdicts[op] = False
+    return verdicts[op]
 
 
 def _only_reads(use: Use, dma: DmaOp) -> bool:
