@@ -221,7 +221,8 @@ def _buffer_kernel(op: Operation, starts: list[tuple[int, str]], start: int, nam
     return starts[-1][1] if starts else "?"
 
 
-def _sram_map(plt, function: func.FuncOp, report, path: BinaryIO, names: dict[ComputeOp, str] | None = None) -> BinaryIO:
+def _sram_map(plt, function: func.FuncOp, report, path: BinaryIO,
+              names: dict[ComputeOp, str] | None = None) -> BinaryIO:
     """The SRAM map of `function`: each buffer's bytes over its live range,
     coloured by kernel (`names`: each compute's run name, else its `kernel_name`)."""
     from matplotlib.patches import Patch, Rectangle
