@@ -92,5 +92,6 @@ def test_progress_on_a_terminal(repo, tmp_path) -> None:
 
 
 def test_no_progress_when_not_a_terminal(repo, tmp_path) -> None:
-    result = _run(repo / "examples" / "mlp.pt2", "-o", tmp_path / "out.mlir", env={**os.environ, "RDUCC_PROGRESS_AFTER": "0"})
+    result = _run(repo / "examples" / "mlp.pt2", "-q", "-o", tmp_path / "out.mlir",
+                  env={**os.environ, "RDUCC_PROGRESS_AFTER": "0"})
     assert result.returncode == 0 and result.stderr == ""
