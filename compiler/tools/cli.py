@@ -25,10 +25,10 @@ from rducc.files import (
     check_writable,
     file_session,
     is_stream,
-    written_summary,
     json_text,
     text_writer,
     write_together,
+    written_summary,
 )
 from rducc.targets import DEFAULT_TARGET
 from rducc.tools.entry import (
