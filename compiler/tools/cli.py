@@ -453,7 +453,7 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool, quiet: bool = F
     a short request for a report and exit 70 (EXIT_INTERNAL); Ctrl-C one line and
     exit 130; a closed stdout (`| head`) a quiet exit 141; tracebacks only with --debug.
     On success, one line on stderr says which files were written (`TOOL: wrote
-    out.mlir and out.safetensors`), unless `quiet` (-q) or none was."""
+    out.safetensors and out.mlir`), unless `quiet` (-q) or none was."""
     if not debug:  # torch's and transformers' deprecation notices are not the user's
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)

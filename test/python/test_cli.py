@@ -244,7 +244,7 @@ def test_successful_compile_prints_one_line_saying_what_it_wrote(compiled, examp
     # the one line says which files were written (newcomer item 6), and -q silences it
     out, runs = compiled
     for name, stem in (("file", "out"), ("no_locations", "plain")):
-        assert runs[name].stderr == f"rducc: wrote {out / stem}.mlir and {out / stem}.safetensors\n", \
+        assert runs[name].stderr == f"rducc: wrote {out / stem}.safetensors and {out / stem}.mlir\n", \
             f"{name}: {show(runs[name])}"
     quiet = run(RDUCC, example, "-q", "-o", tmp_path / "quiet.mlir")
     assert quiet.returncode == 0 and quiet.stderr == "", show(quiet)
