@@ -12,7 +12,7 @@ the command line (docs/generate.md).
 
 from __future__ import annotations
 
-from rducc.generation.generate import Generation, Generator, Sampling, generate
+from rducc.generation.generator import Generation, Generator, Sampling, generate
 from rducc.generation.source import load_causal_lm
 
 __all__ = ["Generation", "Generator", "Sampling", "generate", "load_causal_lm"]

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a prompt as token ids, 1,2,3 (repeatable: one sequence each)")
     parser.add_argument("--max-new-tokens", type=int, default=16, metavar="N", help="tokens to generate (16)")
     parser.add_argument("--max-cache-len", type=int, default=None, metavar="N",
-                        help="positions of the static KV cache (default: prompt + new tokens)")
+                        help="positions of the static KV cache (default: prompt + new tokens - 1)")
     parser.add_argument("--sample", action="store_true", help="sample the next token (default: greedy)")
     parser.add_argument("--temperature", type=float, default=None, help="with --sample: divide logits by this (1.0)")
     parser.add_argument("--top-k", type=int, default=None, metavar="K", help="with --sample: keep the K likeliest (0: all)")

@@ -145,6 +145,8 @@ class Generator:
         self.tokenizer = load_tokenizer(source)
         self._progress = progress or (lambda _message: None)
         self._cached: dict[tuple[int, int], _Cached] = {}
+        self._modeled: dict[int, ModeledTime] = {}
+        """Each kept program's modeled time and range (by id: the programs live in `_cached`)."""
 
     # -- the programs -------------------------------------------------------------
 
@@ -201,10 +203,17 @@ class Generator:
         cache_length = self._cache_length(length, max_new_tokens, max_cache_len)
         prefill, decode = self.programs(batch, length, cache_length)
         sequences = self._loop(prefill, decode, ids, max_new_tokens, sampling)
-        ttft, tpot = _modeled(prefill), _modeled(decode)
+        ttft, tpot = self.modeled_time(prefill), self.modeled_time(decode)
         text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
         split = f"tp={self.tp}" if self.tp > 1 else ""
         return Generation(sequences, length, self.target.name, ttft, tpot, text, split)
+
+    def modeled_time(self, program: Program) -> ModeledTime:
+        """The program's modeled time on the target, with its range over the target's assumptions."""
+        if id(program) not in self._modeled:
+            headline = program.ranges({"time": lambda report: report.modeled_time_s}).headlines[0]
+            self._modeled[id(program)] = ModeledTime(headline.value, headline.low, headline.high)
+        return self._modeled[id(program)]
 
     def _prompt_tensor(self, prompt_ids: Any, prompt: str | Sequence[str] | None) -> torch.Tensor:
         if (prompt_ids is None) == (prompt is None):
@@ -336,8 +345,3 @@ def _pad_id(model: Any, eos: torch.Tensor | None) -> int:
         return int(pad)
     return int(eos[0]) if eos is not None else 0
 
-
-def _modeled(program: Program) -> ModeledTime:
-    ranges = program.ranges({"time": lambda report: report.modeled_time_s})
-    headline = ranges.headlines[0]
-    return ModeledTime(headline.value, headline.low, headline.high)
