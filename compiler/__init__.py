@@ -17,8 +17,8 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from rducc import api
-    from rducc.program import Program, compile
     from rducc.generation import Generation, Generator, generate
+    from rducc.program import Program, compile
     from rducc.training import TrainingProgram, compile_training
 
 __all__ = ["Generation", "Generator", "Program", "TrainingProgram", "api", "compile", "compile_training", "generate",

@@ -14,11 +14,10 @@ end-of-sequence handling included.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import warnings
 
 import numpy as np
 import torch

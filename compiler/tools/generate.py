@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="positions of the static KV cache (default: prompt + new tokens - 1)")
     parser.add_argument("--sample", action="store_true", help="sample the next token (default: greedy)")
     parser.add_argument("--temperature", type=float, default=None, help="with --sample: divide logits by this (1.0)")
-    parser.add_argument("--top-k", type=int, default=None, metavar="K", help="with --sample: keep the K likeliest (0: all)")
+    parser.add_argument("--top-k", type=int, default=None, metavar="K",
+                        help="with --sample: keep the K likeliest (0: all)")
     parser.add_argument("--top-p", type=float, default=None, metavar="P",
                         help="with --sample: keep the likeliest tokens up to probability P (1.0: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling and of random weights (0)")

@@ -4,9 +4,8 @@ newcomer item 5); `test/python/doc_examples.py` regenerates them."""
 
 from __future__ import annotations
 
-import pytest
-
 import doc_examples
+import pytest
 
 
 @pytest.fixture(scope="module")
