@@ -83,20 +83,30 @@ def _us(seconds: float) -> str:
 
 @dataclass
 class Generation:
-    """What one `generate` call produced, and the modeled times on its target."""
+    """What one `generate` call produced, and the modeled times on its target
+    (computed when first asked for: the ranges cost each program 2 x the ranged figures)."""
 
     sequences: torch.Tensor
     """[batch, prompt + new] token ids, as transformers' `generate` returns them."""
     prompt_length: int
     target: str
-    time_to_first_token: ModeledTime
-    """The prefill program's modeled time (it yields the first token)."""
-    time_per_output_token: ModeledTime
-    """The decode program's modeled time (one token for every sequence of the batch)."""
+    prefill: Program
+    decode: Program
+    modeled: Callable[[Program], ModeledTime]
     text: list[str] | None = None
     """Each sequence decoded (prompt and continuation), when there is a tokenizer."""
     split: str = ""
-    """The multi-socket split the programs run with (`tp=2 pp=1`), empty on one socket."""
+    """The multi-socket split the programs run with (`tp=2`), empty on one socket."""
+
+    @property
+    def time_to_first_token(self) -> ModeledTime:
+        """The prefill program's modeled time (it yields the first token)."""
+        return self.modeled(self.prefill)
+
+    @property
+    def time_per_output_token(self) -> ModeledTime:
+        """The decode program's modeled time (one token for every sequence of the batch)."""
+        return self.modeled(self.decode)
 
     @property
     def tokens(self) -> torch.Tensor:
@@ -202,10 +212,9 @@ class Generator:
         cache_length = self._cache_length(length, max_new_tokens, max_cache_len)
         prefill, decode = self.programs(batch, length, cache_length)
         sequences = self._loop(prefill, decode, ids, max_new_tokens, sampling)
-        ttft, tpot = self.modeled_time(prefill), self.modeled_time(decode)
         text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
         split = f"tp={self.tp}" if self.tp > 1 else ""
-        return Generation(sequences, length, self.target.name, ttft, tpot, text, split)
+        return Generation(sequences, length, self.target.name, prefill, decode, self.modeled_time, text, split)
 
     def modeled_time(self, program: Program) -> ModeledTime:
         """The program's modeled time on the target, with its range over the target's assumptions."""

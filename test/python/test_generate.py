@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import rducc
+from rducc.dialects.contracts import spmd_ranks
 from rducc.generation import Generator, Sampling, load_causal_lm
 from rducc.tools.generate import main as generate_main
 
@@ -21,6 +22,7 @@ QWEN2 = dict(vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_lay
              num_key_value_heads=2, max_position_embeddings=32)
 LLAMA = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=32)
+GPT2 = dict(vocab_size=80, n_embd=32, n_layer=1, n_head=4, n_positions=32, bos_token_id=1, eos_token_id=2)
 NEW = 5
 
 
@@ -97,53 +99,55 @@ def test_generation_stops_at_the_end_of_sequence_as_transformers_does(qwen2):
         config.eos_token_id, config.pad_token_id = saved
 
 
-def test_gpt2_batch_1_through_rducc_generate():
-    from transformers import GPT2Config
-
-    config = GPT2Config(vocab_size=80, n_embd=32, n_layer=2, n_head=4, n_positions=32, bos_token_id=1,
-                        eos_token_id=2)
-    ids = _prompt(1, 3, 80)
-    result = rducc.generate(config, ids, max_new_tokens=NEW, seed=5)
-    reference = load_causal_lm(config, seed=5)
-    assert torch.equal(result.sequences, _transformers_generate(reference, ids, do_sample=False))
-
-
 def test_llama_tp2_on_sn40l_8_from_a_model_type_name():
     ids = _prompt(2, 3, LLAMA["vocab_size"])
     result = rducc.generate("llama", ids, max_new_tokens=NEW, target="sn40l-8", tp=2, overrides=LLAMA, seed=2)
     reference = load_causal_lm("llama", LLAMA, seed=2)
     assert torch.equal(result.sequences, _transformers_generate(reference, ids, do_sample=False))
-    assert result.split == "tp=2" and "sn40l-8 (tp=2)" in result.summary()
+    assert result.split == "tp=2"
+    assert spmd_ranks(result.prefill.module) == spmd_ranks(result.decode.module) == 2
 
 
 @pytest.fixture(scope="module")
-def llama_checkpoint(tmp_path_factory):
-    """A tiny Llama saved with save_pretrained, with a word-level tokenizer made here (w0 .. w60)."""
+def gpt2_checkpoint(tmp_path_factory):
+    """A tiny GPT-2 saved with save_pretrained, with a word-level tokenizer made here (w0 .. w76)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    directory = tmp_path_factory.mktemp("llama_ckpt")
-    words = ["<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(LLAMA["vocab_size"] - 3)]
+    directory = tmp_path_factory.mktemp("gpt2_ckpt")
+    words = ["<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(GPT2["vocab_size"] - 3)]
     tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>", bos_token="<s>",
                             eos_token="</s>").save_pretrained(directory)
     torch.manual_seed(4)
-    LlamaForCausalLM(LlamaConfig(**LLAMA)).save_pretrained(directory)
+    GPT2LMHeadModel(GPT2Config(**GPT2)).save_pretrained(directory)
     return directory
 
 
-def test_cli_generates_the_text_transformers_does(llama_checkpoint, capfd):
+def test_cli_generates_the_text_transformers_does(gpt2_checkpoint, capfd):
+    """GPT-2 from a checkpoint directory with its tokenizer, batch 1, a text prompt."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    status = generate_main([str(llama_checkpoint), "--prompt", "w1 w2 w3", "--max-new-tokens", str(NEW), "-q"])
+    status = generate_main([str(gpt2_checkpoint), "--prompt", "w1 w2 w3", "--max-new-tokens", str(NEW), "-q"])
     out, err = capfd.readouterr()
     assert status == 0, err
     assert err == ""  # -q: no progress
-    tokenizer = AutoTokenizer.from_pretrained(llama_checkpoint)
-    model = AutoModelForCausalLM.from_pretrained(llama_checkpoint).eval()
+    tokenizer = AutoTokenizer.from_pretrained(gpt2_checkpoint)
+    model = AutoModelForCausalLM.from_pretrained(gpt2_checkpoint).eval()
     ids = torch.tensor([tokenizer("w1 w2 w3", add_special_tokens=False)["input_ids"]])
     expected = tokenizer.decode(_transformers_generate(model, ids, do_sample=False)[0], skip_special_tokens=True)
     text, modeled = out.splitlines()
     assert text == expected and text.startswith("w1 w2 w3 ")
     assert modeled.startswith("modeled on sn40l, batch 1, prompt 3 tokens: time to first token ")
+
+
+def test_progress_goes_to_stderr_a_line_per_stage_off_a_terminal(capfd):
+    from rducc.tools.generate import _ProgressLine
+
+    progress = _ProgressLine()
+    for message in ("compiling decode (1x1 tokens)", "token 1/5", "token 2/5"):
+        progress(message)
+    progress.done()
+    out, err = capfd.readouterr()
+    assert out == "" and err == "rducc generate: compiling decode (1x1 tokens)\n"
