@@ -17,6 +17,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ from rducc.generation.source import load_causal_lm, load_tokenizer
 from rducc.program import Program, compile
 from rducc.targets import DEFAULT_TARGET, Target, load_target
 
+WEIGHTS_FILE = "weights.safetensors"
+"""The one weights file `Generator.save` writes beside prefill.mlir and decode.mlir."""
 Progress = Callable[[str], None]
 """Told what the generator is doing: 'compiling decode', 'token 3/16'."""
 
@@ -89,6 +92,8 @@ class Generation:
     sequences: torch.Tensor
     """[batch, prompt + new] token ids, as transformers' `generate` returns them."""
     prompt_length: int
+    cache_length: int
+    """Positions of the static KV cache the programs hold."""
     target: str
     prefill: Program
     decode: Program
@@ -197,6 +202,27 @@ class Generator:
         cached.weights.update({name: value.copy() for name, value in cached.empty_cache.items()})
         return cached.prefills[prompt_length], cached.decode
 
+    def save(self, directory: str | Path, batch: int, prompt_length: int, cache_length: int) -> list[Path]:
+        """Write the (prefill, decode) programs of these sizes to DIR/prefill.mlir and
+        DIR/decode.mlir, and their one weights file, DIR/weights.safetensors (the
+        parameters and the empty cache), which both name; the paths written."""
+        from rducc.dialects.contracts import set_weights_file
+        from rducc.driver import module_text
+        from rducc.files import text_writer, write_together
+        from rducc.weights import numpy_to_torch, weights_writer
+
+        prefill, decode = self.programs(batch, prompt_length, cache_length)
+        out = Path(directory)
+        outputs = []
+        for name, program in (("prefill", prefill), ("decode", decode)):
+            module = program.module.clone()
+            set_weights_file(module, WEIGHTS_FILE)
+            outputs.append((str(out / f"{name}.mlir"), text_writer(module_text(module))))
+        tensors = {name: numpy_to_torch(value) for name, value in prefill.weights.items()}
+        outputs.append((str(out / WEIGHTS_FILE), weights_writer(tensors)))
+        write_together(outputs, [out])
+        return [Path(path) for path, _ in outputs]
+
     # -- generating ---------------------------------------------------------------
 
     def generate(self, prompt_ids: Any = None, *, prompt: str | Sequence[str] | None = None,
@@ -214,7 +240,7 @@ class Generator:
         sequences = self._loop(prefill, decode, ids, max_new_tokens, sampling)
         text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
         split = f"tp={self.tp}" if self.tp > 1 else ""
-        return Generation(sequences, length, self.target.name, prefill, decode, self.modeled_time, text, split)
+        return Generation(sequences, length, cache_length, self.target.name, prefill, decode, self.modeled_time, text, split)
 
     def modeled_time(self, program: Program) -> ModeledTime:
         """The program's modeled time on the target, with its range over the target's assumptions."""

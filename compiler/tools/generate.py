@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tensor parallel over N sockets of a multi-socket target")
     parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
                         help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)")
+    parser.add_argument("-o", "--output", metavar="DIR",
+                        help="also write the programs: DIR/prefill.mlir, DIR/decode.mlir and their one weights "
+                        "file DIR/weights.safetensors (rducc-run runs either)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for every error")
     parser.add_argument("--version", action="version", version=f"rducc {__version__}")
@@ -120,6 +123,10 @@ def _run(args: argparse.Namespace) -> None:
     if args.max_new_tokens < 1:
         raise RduccError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
     sampling = _sampling(args)
+    if args.output:
+        from rducc.files import check_directory_output
+
+        check_directory_output(args.output, "-o")
     progress = None if args.quiet else _ProgressLine()
     try:
         generator = Generator(args.checkpoint or args.config, target=args.target, tp=args.tp or 0,
@@ -137,6 +144,10 @@ def _run(args: argparse.Namespace) -> None:
         else:
             print(f"tokens[{row}]: {' '.join(map(str, sequence))}")
     print(result.summary())
+    if args.output:
+        written = generator.save(args.output, result.sequences.shape[0], result.prompt_length, result.cache_length)
+        if not args.quiet:
+            print(f"{TOOL}: wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

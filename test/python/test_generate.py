@@ -125,11 +125,14 @@ def gpt2_checkpoint(tmp_path_factory):
     return directory
 
 
-def test_cli_generates_the_text_transformers_does(gpt2_checkpoint, capfd):
-    """GPT-2 from a checkpoint directory with its tokenizer, batch 1, a text prompt."""
+def test_cli_generates_the_text_transformers_does(gpt2_checkpoint, tmp_path, capfd):
+    """GPT-2 from a checkpoint directory with its tokenizer, batch 1, a text prompt;
+    -o writes both programs and their one weights file."""
+    from safetensors import safe_open
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    status = generate_main([str(gpt2_checkpoint), "--prompt", "w1 w2 w3", "--max-new-tokens", str(NEW), "-q"])
+    status = generate_main([str(gpt2_checkpoint), "--prompt", "w1 w2 w3", "--max-new-tokens", str(NEW), "-q",
+                            "-o", str(tmp_path / "programs")])
     out, err = capfd.readouterr()
     assert status == 0, err
     assert err == ""  # -q: no progress
@@ -140,6 +143,13 @@ def test_cli_generates_the_text_transformers_does(gpt2_checkpoint, capfd):
     text, modeled = out.splitlines()
     assert text == expected and text.startswith("w1 w2 w3 ")
     assert modeled.startswith("modeled on sn40l, batch 1, prompt 3 tokens: time to first token ")
+    written = tmp_path / "programs"
+    assert sorted(p.name for p in written.iterdir()) == ["decode.mlir", "prefill.mlir", "weights.safetensors"]
+    for name in ("prefill", "decode"):
+        assert 'rdu.weights = "weights.safetensors"' in (written / f"{name}.mlir").read_text()
+    with safe_open(written / "weights.safetensors", "np") as weights:
+        assert {"key_cache_0", "value_cache_0", "model.transformer.wte.weight"} <= set(weights.keys())
+        assert not weights.get_tensor("key_cache_0").any()  # the empty cache
 
 
 def test_progress_goes_to_stderr_a_line_per_stage_off_a_terminal(capfd):
