@@ -240,7 +240,8 @@ class Generator:
         sequences = self._loop(prefill, decode, ids, max_new_tokens, sampling)
         text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
         split = f"tp={self.tp}" if self.tp > 1 else ""
-        return Generation(sequences, length, cache_length, self.target.name, prefill, decode, self.modeled_time, text, split)
+        return Generation(sequences, length, cache_length, self.target.name, prefill, decode, self.modeled_time,
+                          text, split)
 
     def modeled_time(self, program: Program) -> ModeledTime:
         """The program's modeled time on the target, with its range over the target's assumptions."""
