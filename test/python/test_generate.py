@@ -161,3 +161,13 @@ def test_progress_goes_to_stderr_a_line_per_stage_off_a_terminal(capfd):
     progress.done()
     out, err = capfd.readouterr()
     assert out == "" and err == "rducc generate: compiling decode (1x1 tokens)\n"
+
+
+def test_rducc_generate_is_a_subcommand_of_rducc(monkeypatch, capsys):
+    from rducc.tools import entry
+
+    monkeypatch.setattr("sys.argv", ["rducc", "generate", "--help"])
+    with pytest.raises(SystemExit) as exit_:
+        entry.rducc()
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: rducc generate ")
