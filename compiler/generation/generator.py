@@ -165,7 +165,7 @@ class Generator:
     # -- the programs -------------------------------------------------------------
 
     def _split(self) -> tuple[int, ...]:
-        return (self.tp, 1) if self.tp > 1 else (0, 0)
+        return (self.tp, 1) if self.tp >= 1 else (0, 0)  # 0: the cost model picks the split
 
     def _cache_of(self, batch: int, cache_length: int) -> _Cached:
         key = (batch, cache_length)

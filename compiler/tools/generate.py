@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", default="sn40l", metavar="NAME|FILE",
                         help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file")
     parser.add_argument("--tp", type=int, default=None, metavar="N",
-                        help="tensor parallel over N sockets of a multi-socket target")
+                        help="tensor parallel over N sockets of a multi-socket target (default: the cost model picks "
+                        "tp and pp)")
     parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
                         help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)")
     parser.add_argument("-o", "--output", metavar="DIR",
