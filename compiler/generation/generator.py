@@ -260,7 +260,7 @@ class Generator:
             texts = [prompt] if isinstance(prompt, str) else list(prompt)
             rows = [self.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
         else:
-            rows = prompt_ids.tolist() if isinstance(prompt_ids, torch.Tensor) else list(prompt_ids)
+            rows = prompt_ids.tolist() if hasattr(prompt_ids, "tolist") else list(prompt_ids)  # a tensor, an array
             if rows and not isinstance(rows[0], list | tuple):
                 rows = [rows]
         return _rectangle(rows, self.model.config.vocab_size)
