@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
             "line, no output file written); 2 for a command line it cannot parse; 70 for a bug in "
             "rducc; 130 when interrupted. Run a placed program with "
             "rducc-run; inspect or transform MLIR with rducc-opt; compile several models into one "
-            "deployment with 'rducc deploy a.pt2 b.pt2 ... -o DIR' (rducc deploy --help)."
+            "deployment with 'rducc deploy a.pt2 b.pt2 ... -o DIR' (rducc deploy --help); generate text "
+            "with 'rducc generate CHECKPOINT_DIR --prompt TEXT' (rducc generate --help)."
         ),
     )
     parser.add_argument("input", nargs="?", help="torch.export archive (torch.export.save)")
