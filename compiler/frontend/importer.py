@@ -65,6 +65,7 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_rewrites,
     aten_scatter,
     aten_sort_scan,
+    aten_storage,
 )
 from rducc.frontend.aten_pointwise import pointwise_entry
 from rducc.frontend.complex_pairs import complex_edges

@@ -65,6 +65,7 @@ from rducc.dialects.op_facts import (
     reshape_dims,
 )
 from rducc.dialects.rdu.aten import AtenOpAttr
+from rducc.dialects.rdu.checks import CheckOp
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
@@ -1281,6 +1282,7 @@ Dataflow = Dialect(
         ArgsortOp,
         ScatterOp,
         HostCallOp,
+        CheckOp,
         *COLLECTIVE_OPS,
     ],
     [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOpAttr, *CONTRACT_ATTRS],
@@ -1313,4 +1315,5 @@ __all__ = [
     "ArgsortOp",
     "ScatterOp",
     "HostCallOp",
+    "CheckOp",
 ]
