@@ -296,6 +296,9 @@ def _masked_select(r: _Rewriter, node: Node) -> None:
     r.graph.erase_node(node)
 
 
+SIZED_OPS = ("aten.bincount.default", "aten.masked_select.default", "aten.nonzero.default")
+"""The ops of data-dependent result size this module compiles for the example's size."""
+
 _STATIC_FORMS = {
     aten.masked_select.default: _masked_select,
     aten.nonzero.default: _nonzero,
@@ -398,4 +401,4 @@ def specialize_data_sizes(ep: ExportedProgram) -> None:
     ep.graph_module.recompile()
 
 
-__all__ = ["CHECK", "has_data_sizes", "specialize_data_sizes"]
+__all__ = ["CHECK", "SIZED_OPS", "has_data_sizes", "specialize_data_sizes"]

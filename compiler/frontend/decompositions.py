@@ -38,9 +38,9 @@ from torch.export import ExportedProgram
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
+from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.locations import describe_location
-from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.training_mode import TRAINING_CHECKS
 from rducc.registration import registering
