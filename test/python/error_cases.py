@@ -468,6 +468,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("op with no chip lowering, with --no-host-ops", RDUCC, ("{host_op}", "--no-host-ops", *OUT),
               "1 operator rducc cannot import:\n  aten.linalg_qr.default: 1 use, first at"),
     ErrorCase("dynamic shapes", RDUCC, ("{dynamic}", *OUT), "static shapes only"),
+    ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
+              "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique2'"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
