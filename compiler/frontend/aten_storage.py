@@ -96,3 +96,86 @@ def prims_prod(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: t
 
 
 __all__ = ["convert_view_dtype", "prims_prod", "view_dtype"]
+
+
+# --------------------------------------------------------------------------
+# The other prims torch's decomposition keeps: their ATen twins
+# --------------------------------------------------------------------------
+
+_UNARY_TWINS = (
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "digamma", "erf", "erfc",
+    "erfinv", "exp", "exp2", "expm1", "floor", "lgamma", "log", "log10", "log1p", "log2", "neg", "reciprocal",
+    "round", "rsqrt", "sign", "signbit", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "bitwise_not",
+)
+_BINARY_TWINS = {
+    "add": "add", "atan2": "atan2", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+    "bitwise_xor": "bitwise_xor", "eq": "eq", "fmax": "fmax", "fmin": "fmin", "fmod": "fmod", "ge": "ge",
+    "gt": "gt", "hypot": "hypot", "le": "le", "lt": "lt", "maximum": "maximum", "minimum": "minimum",
+    "mul": "mul", "ne": "ne", "nextafter": "nextafter", "pow": "pow", "remainder": "remainder", "sub": "sub",
+    "shift_left": "bitwise_left_shift", "shift_right_arithmetic": "bitwise_right_shift",
+}
+"""Elementwise prims and the ATen op that computes the same (prims name -> aten name)."""
+
+
+def _unary_twin(name: str) -> Any:
+    def twin(a: torch.Tensor) -> torch.Tensor:
+        return getattr(aten, name).default(a)
+
+    return twin
+
+
+def _binary_twin(name: str) -> Any:
+    def twin(a: Any, b: Any) -> torch.Tensor:
+        return getattr(torch, name)(a, b)
+
+    return twin
+
+
+for _name in _UNARY_TWINS:
+    decomposes(f"prims.{_name}.default")(_unary_twin(_name))
+for _prim, _aten in _BINARY_TWINS.items():
+    decomposes(f"prims.{_prim}.default")(_binary_twin(_aten))
+
+
+@decomposes("prims.div.default")
+def prims_div(a: Any, b: Any) -> torch.Tensor:
+    """True division of floats, truncating division of integers (as prims defines it)."""
+    floating = any(isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) or isinstance(v, float)
+                   for v in (a, b))
+    return torch.div(a, b) if floating else torch.div(a, b, rounding_mode="trunc")
+
+
+@decomposes("prims.sum.default")
+def prims_sum(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    return aten.sum.dim_IntList(inp, list(range(inp.dim())) if dims is None else list(dims), dtype=output_dtype)
+
+
+@decomposes("prims.amax.default")
+def prims_amax(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    return aten.amax.default(inp, list(range(inp.dim())) if dims is None else list(dims))
+
+
+@decomposes("prims.amin.default")
+def prims_amin(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    return aten.amin.default(inp, list(range(inp.dim())) if dims is None else list(dims))
+
+
+@decomposes("prims.var.default")
+def prims_var(inp: torch.Tensor, dims: Sequence[int] | None, correction: float = 1, *,
+              output_dtype: torch.dtype | None = None) -> Any:
+    return aten.var.correction(inp, None if dims is None else list(dims), correction=correction)
+
+
+@decomposes("prims.where.default")
+def prims_where(pred: torch.Tensor, a: Any, b: Any) -> Any:
+    return torch.where(pred, a, b)
+
+
+@decomposes("prims.rev.default")
+def prims_rev(a: torch.Tensor, dims: Sequence[int]) -> Any:
+    return aten.flip.default(a, list(dims))
+
+
+@decomposes("prims.clone.default")
+def prims_clone(a: torch.Tensor, *, memory_format: Any = None) -> Any:
+    return aten.clone.default(a)

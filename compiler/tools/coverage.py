@@ -82,7 +82,10 @@ OTHER_GAPS: dict[str, str] = {
     " data-dependent size (unique, ...), a program without example inputs, narrow with a tensor start (torch.export"
     " itself fails on it)",
     "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"
-    " `as_strided` of a channels-last (any dense layout) input or parameter; `prims.prod`",
+    " `as_strided` of a channels-last (any dense layout) input or parameter; the prims torch's decomposition keeps"
+    " (prod, sum, amax, amin, var, where, rev, clone, div and the elementwise prims with an ATen twin); refused:"
+    " the view prims (transpose, squeeze, broadcast_in_dim, split_dim, view_of: torch's run_decompositions fails on"
+    " them) and xor_sum",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"
     " tensors in tuples, named tuples and dicts keep their structure",

@@ -47,6 +47,8 @@ def _channels_last() -> torch.Tensor:
     return _floats(2, 3, 4, 4).to(memory_format=torch.channels_last)
 
 
+PRIMS = torch.ops.prims
+
 CASES: dict[str, tuple[nn.Module, tuple[torch.Tensor, ...]]] = {
     "f32_as_i32": (Fn(lambda x: x.view(torch.int32) & 0x7FFFFF), (_floats(4, 3),)),
     "i32_as_f32": (Fn(lambda x: x.view(torch.float32) * 2), (torch.arange(0x3F000000, 0x3F000000 + 12 * 999, 999,
@@ -64,6 +66,11 @@ CASES: dict[str, tuple[nn.Module, tuple[torch.Tensor, ...]]] = {
     "as_strided_transposed_input": (Fn(lambda x: torch.as_strided(x, (2, 2), (2, 1))), (_floats(3, 5).t(),)),
     "as_strided_channels_last_weight": (StridedWeight(), (_floats(2, 2, 2, 3),)),
     "prims_prod": (Fn(lambda x: (torch.ops.prims.prod(x, [1]), torch.ops.prims.prod(x, [0, 2]))), (_floats(3, 4, 2),)),
+    "prims_twins": (Fn(lambda x, n: (PRIMS.sum(x, [1]), PRIMS.var(x, [0], 1.0), PRIMS.amax(x, [1]),
+                                     PRIMS.where(x > 0, x, PRIMS.neg(x)), PRIMS.rev(x, [0]),
+                                     PRIMS.div(n, n.flip(0) + 10), PRIMS.shift_left(n, n.abs() % 4),
+                                     PRIMS.fmax(x, x * 0))),
+                    (_floats(3, 4), torch.tensor([-7, 5, 9, -3]))),
 }
 
 
@@ -92,7 +99,7 @@ def test_storage_views_match_eager(opt_level: int) -> None:
         assert len(got_leaves) == len(want_leaves), name
         for g, w in zip(got_leaves, want_leaves):
             assert g.dtype == w.dtype and g.shape == w.shape, name
-            exact = not w.is_floating_point() or name != "prims_prod"  # bits are bits; a product's order is not
+            exact = not w.is_floating_point() or not name.startswith("prims")  # bits are bits; a sum's order is not
             torch.testing.assert_close(g, w, rtol=0 if exact else None, atol=0 if exact else None, equal_nan=True,
                                        msg=name)
 
