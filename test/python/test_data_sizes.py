@@ -138,12 +138,6 @@ def test_data_sizes_match_eager_and_other_sizes_are_errors(opt_level: int) -> No
         assert f"'{op}': " in message and "test_data_sizes.py:" in message and "compiled for" in message, name
 
 
-def test_the_checks_are_in_the_program() -> None:
-    program = rducc.compile(Bincount(), CASES["bincount"][1], opt_level=0)
-    assert program.mlir.count("rdu.check") >= 2
-    assert "_assert_scalar" not in program.mlir
-
-
 def test_a_size_op_without_a_static_form_stays_one_clear_error() -> None:
     class Unique(nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
 import torch
 
 from rducc.tools.cli import main
