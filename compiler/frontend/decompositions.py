@@ -38,6 +38,7 @@ from torch.export import ExportedProgram
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
+from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.locations import describe_location
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
@@ -299,6 +300,8 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
         table = decomposition_table(ep)
         with captured_torch_logs():  # its tracebacks: rducc reports the error itself
             _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
+        if has_data_sizes(_DECOMPOSED[ep]):
+            specialize_data_sizes(_DECOMPOSED[ep])
         if has_complex(_DECOMPOSED[ep]):
             lower_complex(_DECOMPOSED[ep])
         if has_python_numbers(_DECOMPOSED[ep]):

@@ -129,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
         "in float32, the report says so)",
     )
     parser.add_argument(
+        "--import-module", metavar="NAME", action="append", default=[],
+        help="import the Python module NAME before loading the model: the library that registers "
+        "a custom operator (torch.library.custom_op) the model calls; repeat for several",
+    )
+    parser.add_argument(
         "--no-host-ops", action="store_true",
         help="refuse operators the chip has no lowering for, instead of running them on the host "
         "CPU (rdu.host_call: torch's CPU kernel, operands and results over the host link)",
@@ -390,6 +395,18 @@ def check_plot_options(plot: str | None, kernel: str | None) -> None:
         raise RduccError("--plot-kernel needs --plot DIR")
 
 
+def _import_modules(names: Sequence[str]) -> None:
+    """Import the libraries that register the model's custom operators (--import-module)."""
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # noqa: BLE001 - any failure of the user's module is this error
+            first = (str(error).strip().splitlines() or [""])[0]
+            raise RduccError(f"--import-module {name}: cannot import it ({type(error).__name__}: {first})") from None
+
+
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
     from rducc.targets import check_compilable, load_target
@@ -407,6 +424,7 @@ def _run(args: argparse.Namespace) -> None:
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
+    _import_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text

@@ -66,6 +66,7 @@ from rducc.dialects.op_facts import (
     reshape_dims,
 )
 from rducc.dialects.rdu.aten import AtenOpAttr
+from rducc.dialects.rdu.checks import CheckOp
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
@@ -1285,6 +1286,7 @@ Dataflow = Dialect(
         ArgsortOp,
         ScatterOp,
         HostCallOp,
+        CheckOp,
         *COLLECTIVE_OPS,
     ],
     [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, *CONTRACT_ATTRS],
@@ -1317,4 +1319,5 @@ __all__ = [
     "ArgsortOp",
     "ScatterOp",
     "HostCallOp",
+    "CheckOp",
 ]

@@ -65,7 +65,9 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_call_mutating": ("host_mutating.mlir", "an `rdu.host_call` naming `aten.sin_.default`, which writes its operand"),
     "host_mismatch": ("host_mismatch.mlir", "a placed program whose `rdu.host_call` of aten.mode declares its indices i32 (torch gives i64)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
-    "data_dependent": ("nonzero.pt2", "a model whose output size depends on the data (torch.nonzero)"),
+    "data_dependent": ("unique.pt2", "a model whose output size depends on the data (torch.unique)"),
+    "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
+    "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
     "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
@@ -498,7 +500,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("op with no chip lowering, with --no-host-ops", RDUCC, ("{host_op}", "--no-host-ops", *OUT),
               "1 operator rducc cannot import:\n  aten.linalg_qr.default: 1 use, first at"),
     ErrorCase("dynamic shapes", RDUCC, ("{dynamic}", *OUT), "static shapes only"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape [u0, 2] on 'nonzero'"),
+    ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
+              "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique2'"),
+    ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
+              ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
+              "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
               "aten.sin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
@@ -870,6 +877,7 @@ def _export(module, example, path: Path, **kwargs) -> None:
 
 
 def _model_files(paths: dict[str, Path]) -> None:
+    import numpy as np
     import torch
     from torch import nn
 
@@ -890,11 +898,23 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(Doubles(), (torch.randn(4, 8),), paths["dynamic"],
             dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
+    class Unique(nn.Module):
+        def forward(self, x):
+            return torch.unique(x)
+
+    _export(Unique(), (torch.randn(4, 8),), paths["data_dependent"])
+
     class NonZero(nn.Module):
         def forward(self, x):
             return torch.nonzero(x)
 
-    _export(NonZero(), (torch.randn(4, 8),), paths["data_dependent"])
+    three, five = torch.zeros(4, 8), torch.zeros(4, 8)
+    three.view(-1)[[1, 9, 30]] = 1.0
+    five.view(-1)[[0, 2, 4, 6, 8]] = 1.0
+    import rducc  # noqa: PLC0415
+
+    rducc.compile(NonZero(), (three,), opt_level=2).save(paths["sized_program"])
+    np.save(paths["other_count"], five.numpy())
 
     class Qr(nn.Module):
         def forward(self, x):
