@@ -332,7 +332,8 @@ class Weighed:
 
 def weigh(ops: Sequence[Operation], target: Target) -> Weighed:
     """The group's modeled time as one kernel and its candidate split points (module docstring)."""
-    return _remembered("weigh", ops, target, lambda: _weigh(ops, target))  # type: ignore[no-any-return]
+    found: Weighed = _remembered("weigh", ops, target, lambda: _weigh(ops, target))
+    return found
 
 
 def _weigh(ops: Sequence[Operation], target: Target) -> Weighed:

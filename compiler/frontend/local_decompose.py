@@ -107,8 +107,9 @@ def _splice(node: torch.fx.Node, traced: torch.fx.GraphModule) -> None:
             env[inner] = copied
     if isinstance(result, list | tuple):
         for user in list(node.users):
-            assert user.target is operator.getitem
-            user.replace_all_uses_with(result[user.args[1]])
+            index = user.args[1]
+            assert user.target is operator.getitem and isinstance(index, int)
+            user.replace_all_uses_with(result[index])
             graph.erase_node(user)
     else:
         node.replace_all_uses_with(result)

@@ -55,7 +55,9 @@ class Stack(nn.Module):
 
     def __init__(self, depth: int) -> None:
         super().__init__()
-        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 16)) for _ in range(depth))
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 16)) for _ in range(depth)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for block in self.blocks:
@@ -64,7 +66,8 @@ class Stack(nn.Module):
 
 
 def _fuse_answers(depth: int, remember: bool) -> tuple[int, str]:
-    """How many groups rdu-fuse weighed (-O1: -O2 merges a small model whole) for a `depth`-block training step, and the IR."""
+    """How many groups rdu-fuse weighed for a `depth`-block training step, and the IR
+    (-O1: -O2 would merge so small a model into one growing kernel)."""
     torch.manual_seed(0)
     x = torch.randn(8, 16)
     joint = _export_forward_backward(torch.export.export(Stack(depth), (x,)))
