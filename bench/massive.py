@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Section, standalone
+from common import Section, standalone  # noqa: I001 - common puts examples/ on sys.path
 
 import models  # noqa: E402
 

@@ -1022,7 +1022,9 @@ class _TensorPartitioner:
     def _weight_name(self, value: SSAValue) -> str:
         assert isinstance(value, BlockArgument)
         name = global_of(self._arg_attrs(value))
-        return name if name is not None else f"{self.function.sym_name.data}'s argument {value.name_hint or value.index}"
+        if name is not None:
+            return name
+        return f"{self.function.sym_name.data}'s argument {value.name_hint or value.index}"
 
     def _plan_reshape(self, op: ReshapeOp, split: Split) -> tuple[list[Layout], Layout] | None:
         source, result = self.full_shape(op.input), _shape(op.result)
