@@ -74,7 +74,7 @@ def test_partition_estimate_counts_each_call_of_a_layer(decode):
     model, inputs = decode
     exported = models.export(model, inputs)
     target = load_target("sn40l-8")
-    for tp, pp in ((2, 1), (8, 1), (2, 2)):
+    for tp, pp in ((8, 1), (2, 2)):
         outlined, inline = import_exported(exported), import_exported(exported)
         lower(outlined, target, passes=parse_passes("rdu-canonicalize,rdu-outline-layers"))
         lower(inline, target, passes=parse_passes("rdu-canonicalize"))
