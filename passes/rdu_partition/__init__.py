@@ -72,10 +72,7 @@ from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     WEIGHT,
     Level,
-    Period,
-    Split,
     arg_attrs,
-    block_starts,
     global_of,
     is_input,
     is_outlined,
@@ -109,6 +106,7 @@ from rducc.dialects.rdu.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import reshape_groups
+from rducc.dialects.split import Period, Split, block_starts
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
