@@ -244,7 +244,7 @@ def _compile_training(args: argparse.Namespace, options):
     from rducc.frontend.loader import load_exported_program
     from rducc.training.compile import compile_step, single_group
     from rducc.training.optimizers import named_optimizer
-    from rducc.training.program import export_for_training
+    from rducc.training.program import MIXED_PRECISION, export_for_training
     from rducc.training.scaling import DynamicScale
 
     settings = _optimizer_options(args)
@@ -252,6 +252,9 @@ def _compile_training(args: argparse.Namespace, options):
     scale = _loss_scale(args)
     dynamic = scale if isinstance(scale, DynamicScale) else None
     static = 1.0 if dynamic is not None else float(scale)
+    if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
+        raise RduccError(f"--mixed-precision {args.mixed_precision} is not supported; rducc compiles "
+                         f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")
     with options.times.stage("load"):
         program = load_exported_program(args.input)
         program = export_for_training(program, None, None, args.mixed_precision, static, dynamic,

@@ -114,6 +114,8 @@ def _rewrapped(ep: torch.export.ExportedProgram, example_inputs: tuple | dict | 
     if example_inputs is None:
         args, kwargs = ep.example_inputs or ((), {})
         example_inputs = kwargs if kwargs else tuple(args)
+    check_microbatches(microbatches, [*(example_inputs.values() if isinstance(example_inputs, dict)
+                                        else example_inputs)])
     module = ep.module(check_guards=False)
     if microbatches > 1:  # the graph runs on a part of the batch: no check of the exported input shapes
         module._forward_pre_hooks.clear()

@@ -169,7 +169,7 @@ def test_cli_mixed_precision_computes_in_bf16(exported) -> None:
     (["--microbatches", "2"], "--microbatches needs --train"),
     (["--train", "--growth-interval", "5"], "--growth-interval needs --loss-scale dynamic"),
     (["--train", "--loss-scale", "-2"], "--loss-scale -2: give a positive finite number or 'dynamic'"),
-    (["--train", "--mixed-precision", "fp8"], "mixed_precision 'fp8' is not supported"),
+    (["--train", "--mixed-precision", "fp8"], "--mixed-precision fp8 is not supported; rducc compiles bf16"),
     (["--train", "--microbatches", "3"], "microbatches 3: input #0 has batch 4"),
 ])
 def test_cli_bad_training_flags_get_one_line(exported, argv: list[str], message: str, capsys) -> None:
