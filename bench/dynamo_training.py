@@ -17,9 +17,8 @@ import copy
 import time
 import warnings
 
-from common import Section, standalone
-
 import torch  # noqa: E402
+from common import Section, standalone
 from torch import nn  # noqa: E402
 
 

@@ -14,6 +14,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rducc import __version__
 from rducc.dialects.contracts import Level, is_placed, set_weights_file
@@ -39,6 +40,9 @@ from rducc.tools.entry import (
     interrupted,
 )
 from rducc.tools.options import ArgumentParser, add_pass_flags
+
+if TYPE_CHECKING:
+    from rducc.training.scaling import DynamicScale
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -215,7 +219,7 @@ def _optimizer_options(args: argparse.Namespace) -> dict:
     return options
 
 
-def _loss_scale(args: argparse.Namespace) -> float | str | Any:
+def _loss_scale(args: argparse.Namespace) -> float | DynamicScale:
     """--loss-scale: a positive number, 'dynamic' (with --init-scale and
     --growth-interval: a torch.amp.GradScaler's settings), or 1.0 when not given."""
     dynamic_flags = [f for f in ("init_scale", "growth_interval") if getattr(args, f) is not None]
@@ -251,7 +255,7 @@ def _compile_training(args: argparse.Namespace, options):
     name = args.optimizer or "adamw"
     scale = _loss_scale(args)
     dynamic = scale if isinstance(scale, DynamicScale) else None
-    static = 1.0 if dynamic is not None else float(scale)
+    static = scale if isinstance(scale, float) else 1.0
     if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
         raise RduccError(f"--mixed-precision {args.mixed_precision} is not supported; rducc compiles "
                          f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")

@@ -66,7 +66,8 @@ def export_for_training(
     if isinstance(model, torch.export.ExportedProgram):
         if loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None and microbatches == 1:
             return model, None, False
-        return _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches), None, True
+        ep = _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches)
+        return ep, None, True
     if not isinstance(model, torch.nn.Module):
         raise RduccError("rducc.compile_training takes an nn.Module, an ExportedProgram or a path, "
                          f"not {type(model).__name__}")
@@ -79,16 +80,16 @@ def export_for_training(
                or microbatches != 1)
     module = TrainingForward(model, loss_fn, _compute_dtype(mixed_precision), loss_scale, dynamic,
                              microbatches, input_names) if wrapped else model
+    exported: torch.export.ExportedProgram | None = None
     try:
-        ep = export_model(module, inputs, grad=True, kwargs=named)
+        exported = export_model(module, inputs, grad=True, kwargs=named)
     except RduccError:
         if wrapped:
-            raise
-        ep = None  # a model output torch cannot export (transformers' cache beside its loss): try its loss
-    if not wrapped and (ep is None or _returns_mapping_with_loss(ep)):  # transformers' output given labels
+            raise  # else a model output torch cannot export (transformers' cache beside its loss): try its loss
+    if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
         module = TrainingForward(model)
-        ep = export_model(module, inputs, grad=True, kwargs=named)
-    return ep, module, isinstance(module, TrainingForward)
+        exported = export_model(module, inputs, grad=True, kwargs=named)
+    return exported, module, isinstance(module, TrainingForward)
 
 
 def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:

@@ -78,16 +78,17 @@ class ScaleUpdate(nn.Module):
 
     def forward(self, loss: torch.Tensor, *gradients: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         settings = self.settings
-        inverse = self.scale.reciprocal()
+        scale, tracker = self.get_buffer("scale"), self.get_buffer("tracker")
+        inverse = scale.reciprocal()
         found_inf = torch.stack([torch.isfinite(g).logical_not().any() for g in gradients]).any()
-        successful = self.tracker + 1
+        successful = tracker + 1
         grow = successful >= settings.growth_interval
-        grown = self.scale * settings.growth_factor
-        grown = torch.where(torch.isfinite(grown), grown, self.scale)
-        new_scale = torch.where(found_inf, self.scale * settings.backoff_factor, torch.where(grow, grown, self.scale))
-        new_tracker = torch.where(found_inf | grow, torch.zeros_like(self.tracker), successful)
-        self.scale.copy_(new_scale)
-        self.tracker.copy_(new_tracker)
+        grown = scale * settings.growth_factor
+        grown = torch.where(torch.isfinite(grown), grown, scale)
+        new_scale = torch.where(found_inf, scale * settings.backoff_factor, torch.where(grow, grown, scale))
+        new_tracker = torch.where(found_inf | grow, torch.zeros_like(tracker), successful)
+        scale.copy_(new_scale)
+        tracker.copy_(new_tracker)
         return loss * inverse, inverse, found_inf
 
 

@@ -13,7 +13,7 @@ gradients stay inside the program.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from xdsl.dialects import func
@@ -73,7 +73,7 @@ def _append_times(block, value: SSAValue, example: torch.Tensor, factor: float) 
 
 
 def _append_scale_update(module: ModuleOp, forward: func.FuncOp, settings: DynamicScale, loss: SSAValue,
-                         gradients: list[tuple[SSAValue, torch.Tensor]], weights: dict[str, SSAValue],
+                         gradients: list[tuple[SSAValue, torch.Tensor]], weights: Mapping[str | None, SSAValue],
                          attrs: list[DictionaryAttr]) -> tuple[dict[str, SSAValue], dict[str, SSAValue]]:
     """The found_inf check and the scale's update (`scaling.ScaleUpdate`), on
     the loss and `gradients` (value, example); returns its user outputs
