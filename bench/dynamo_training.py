@@ -89,7 +89,8 @@ MODELS = {"gpt2 (2 layers)": _gpt2, "llama (2 layers)": _llama, "vit (2 layers)"
 
 
 def check(make) -> tuple[float, float, int, float]:
-    """(loss difference, largest relative gradient difference, rducc warnings, seconds)."""
+    """(loss difference, largest gradient difference relative to the parameter's
+    largest gradient (at least 1e-4 of the model's largest), rducc warnings, seconds)."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     model, inputs = make()
@@ -104,19 +105,21 @@ def check(make) -> tuple[float, float, int, float]:
     expected = eager(**inputs)["loss"]
     expected.backward()
     worst = 0.0
-    for (name, got), want in zip(model.named_parameters(), eager.parameters()):
+    pairs = list(zip(model.named_parameters(), eager.parameters()))
+    largest = max(float(want.grad.abs().max()) for _, want in pairs if want.grad is not None)
+    for (name, got), want in pairs:
         if (got.grad is None) != (want.grad is None):
             raise AssertionError(f"{name}: a gradient on one side only")
-        if want.grad is not None:
-            scale = want.grad.abs().max().clamp_min(1e-6)
-            worst = max(worst, float((got.grad - want.grad).abs().max() / scale))
+        if want.grad is not None:  # a gradient that is zero exactly (a key bias, under softmax) is noise in both
+            scale = max(float(want.grad.abs().max()), 1e-4 * largest)
+            worst = max(worst, float((got.grad - want.grad).abs().max()) / scale)
     fallbacks = sum("rducc:" in str(w.message) for w in caught)
     return abs(float(loss) - float(expected)), worst, fallbacks, seconds
 
 
 def run(quick: bool) -> Section:
     section = Section("torch.compile training breadth (rducc backend, -O0)", "python bench/dynamo_training.py")
-    rows = ["| model | loss diff | max grad diff (relative to the largest) | graphs in eager | time |",
+    rows = ["| model | loss diff | max grad diff (relative) | graphs in eager | time |",
             "| --- | --- | --- | --- | --- |"]
     for name, make in MODELS.items():
         try:
