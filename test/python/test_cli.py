@@ -296,6 +296,8 @@ def test_help_documents_every_flag():
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
         "--dampening": "dampening", "--weight-decay": "weight_decay", "--eps": "eps", "--betas": "betas",
         "--nesterov": "nesterov", "--amsgrad": "amsgrad", "--maximize": "maximize",
+        "--mixed-precision": "bf16", "--loss-scale": "GradScaler", "--init-scale": "first scale",
+        "--growth-interval": "good steps", "--microbatches": "accumulate",
         "--help": "help",
     }
     for flag, words in described.items():
