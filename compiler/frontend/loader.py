@@ -279,7 +279,8 @@ def check_operators_registered(path: Path) -> None:
             raise RduccError(
                 f"{path}: the program calls the custom operator {names[0]}::{names[1]}.{names[2]}, which is "
                 f"not registered in this process: it is defined by the package that registers the "
-                f"'{names[0]}' namespace; import it (for example `import {names[0]}`) before loading the archive"
+                f"'{names[0]}' namespace; import it before loading the archive (rducc --import-module "
+                f"{names[0]}, or `import {names[0]}` before rducc.compile)"
             )
 
 
@@ -392,7 +393,8 @@ def _user_frame(error: BaseException) -> str:
     return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
 
 
-def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = False) -> torch.export.ExportedProgram:
+def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = False,
+                 kwargs: dict | None = None) -> torch.export.ExportedProgram:
     """`torch.export.export(model, example_inputs)` under no_grad (with `grad`, for a
     training step: with autograd on), or a `RduccError` saying why not: a shape
     that depends on the tensors' values is named as such."""
@@ -403,7 +405,7 @@ def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = Fal
     with captured_torch_logs("torch.fx.experimental.symbolic_shapes"):
         try:
             with torch.set_grad_enabled(grad), redirect_stderr(printed):
-                exported = torch.export.export(model, example_inputs)
+                exported = torch.export.export(model, example_inputs, kwargs=kwargs)
             sys.stderr.write(printed.getvalue())  # what a successful export printed (warnings)
             return exported
         except GuardOnDataDependentSymNode as error:

@@ -99,7 +99,7 @@ def test_bundled_example_locations_name_no_machine() -> None:
 
 def test_readme_says_how_long_the_tests_take() -> None:
     text = (ROOT / "README.md").read_text()
-    assert re.search(r"The whole suite\s+takes [\d-]+ minutes on a 2-core machine", text)
+    assert re.search(r"On 2 cores it takes\s+about \d+ minutes", text)
 
 
 def test_costing_on_more_sockets_warns_and_notes(program: Path, tmp_path: Path, capsys) -> None:
