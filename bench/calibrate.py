@@ -49,6 +49,7 @@ from multi_socket import bytes_per_token  # noqa: E402
 
 from rducc.driver import import_exported, lower  # noqa: E402
 from rducc.model.cost_model import estimate  # noqa: E402
+from rducc.model.ranges import headline_ranges  # noqa: E402
 from rducc.model.switching import switch_time  # noqa: E402
 from rducc.targets import BUILTIN_DIR, Target, load_target  # noqa: E402
 
@@ -308,6 +309,22 @@ def table(fitted: list[float], held_out: list[float | None]) -> str:
     return "\n".join(rows)
 
 
+def speed_ranges(model: Model) -> list[str]:
+    """Each 16-socket decode's tokens/s at the target file's values and over its ranged
+    figures (each at its low and its high, one at a time: compiler/model/ranges.py)."""
+    rows = ["| model, 16 sockets | tokens/s | low..high | most sensitive to |", "| --- | --- | --- | --- |"]
+    target = load_target("sn40l-16")
+    for size in LAYERS:
+        if (size, 16) not in model.programs.decode:
+            continue
+        found = headline_ranges(lambda t, size=size: model.decode_s(size, 16, t), target,
+                                {"tokens/s": lambda seconds: 1 / seconds})
+        (speed,) = found.headlines
+        rows.append(f"| Llama 3.1 {size.upper()} | {speed.value:,.0f} | {speed.low:,.0f}..{speed.high:,.0f} | "
+                    f"`{speed.most_sensitive}` |")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a coarse grid, no leave-one-out, 8B only")
@@ -349,6 +366,8 @@ def main() -> None:
     for name, value, _source, why in NOT_MODELED:
         print(f"- {name} ({value}): {why}")
     print("\n" + "\n".join(rooflines(model)))
+    if not args.quick:
+        print("\nat the target file's values, over its ranges:\n" + "\n".join(speed_ranges(model)))
     if args.write:
         write_values(values)
         print(f"\nwrote {', '.join(FITTED)} into {BUILTIN_DIR / 'sn40l.toml'}")
