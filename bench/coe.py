@@ -44,9 +44,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import models  # noqa: E402
 import torch
 from common import Section, standalone
+
+import models  # noqa: E402  (after common: it puts examples/ on sys.path)
 
 from rducc.deploy.deployment import DeployOptions, deploy  # noqa: E402
 from rducc.deploy.manifest import DEFAULT_HBM_RESERVE, Deployment  # noqa: E402
