@@ -71,10 +71,7 @@ from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
-    Period,
-    Split,
     arg_attrs,
-    block_starts,
     global_of,
     is_input,
     is_partitioned,
@@ -107,6 +104,7 @@ from rducc.dialects.rdu.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import reshape_groups
+from rducc.dialects.split import Period, Split, block_starts
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches

@@ -291,7 +291,7 @@ def test_help_documents_every_flag():
         "--pass-pipeline": "instead of the -O one", "--load-pass-plugin": "Python file",
         "--verify-each": "after every pass", "--list-passes": "description and options",
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
-        "--f64": "refuse", "--no-host-ops": "host CPU",
+        "--f64": "refuse", "--no-host-ops": "host CPU", "--import-module": "custom operator",
         "--tp": "tensor-parallel", "--pp": "pipeline stages", "--dp": "data-parallel",
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
         "--dampening": "dampening", "--weight-decay": "weight_decay", "--eps": "eps", "--betas": "betas",
