@@ -97,6 +97,7 @@ from rducc.dialects.program import find_entry
 from rducc.dialects.rdu.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.errors import RduccError
 from rducc.passes.common import RduPass
+from rducc.passes.layer_periods import periodic_units
 
 CALLEE_NAME = "layer"
 IGNORED_ATTRS = frozenset({contracts.LAYER})
@@ -159,6 +160,41 @@ def adopt_unmarked(block: Block) -> None:
             set_layer(op, preceding)
             key = preceding
         preceding = key if key is not None else preceding
+
+
+def _unit_key(unit: Sequence[Operation], number: int, taken: set[str]) -> str:
+    """The name of a unit found by structure: the layer most of its ops were marked
+    with (`model.layers.3`), else `layers.N`; never a name another unit has."""
+    counts: dict[str, int] = {}
+    for op in unit:
+        if (key := layer_of(op)) is not None:
+            counts[key] = counts.get(key, 0) + 1
+    key = max(counts, key=lambda k: counts[k]) if counts else f"layers.{number}"
+    return key if key not in taken else f"layers.{number}"
+
+
+def mark_by_structure(block: Block) -> bool:
+    """Mark the block's layers by the period of its ops (`layer_periods`), when that
+    covers at least as many ops as the layers marked by the importer (module paths)
+    and cuts them elsewhere: layers called from the parent's forward, residual adds
+    or norms written outside the layer module. Whether the marks changed."""
+    units = periodic_units(block)
+    named = layers_of(block)
+    if not units or sum(len(u) for u in units) < sum(len(layer.ops) for layer in named):
+        return False
+    if [set(u) for u in units] == [layer.members for layer in named]:
+        return False
+    taken: set[str] = set()
+    keys: list[str] = []
+    for number, unit in enumerate(units):
+        keys.append(_unit_key(unit, number, taken))
+        taken.add(keys[-1])
+    for op in block.ops:
+        op.attributes.pop(contracts.LAYER, None)
+    for key, unit in zip(keys, units):
+        for op in unit:
+            set_layer(op, key)
+    return True
 
 
 def layers_of(block: Block) -> list[Layer]:
@@ -529,6 +565,7 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
     (`largest_group`); the number of calls made."""
     block = function.body.block
     adopt_unmarked(block)
+    mark_by_structure(block)
     layers = layers_of(block)
     if len(layers) < 2:
         return 0
