@@ -18,12 +18,14 @@ norm and the LM head. What differs is only how the source is written:
 - `residual_first`: vLLM's form: each layer starts with the previous
   layer's residual add (`hidden, residual = layer(hidden, residual)`), the
   last add is in the final norm. The caches are buffers updated by slice
-  assignment, the KV heads repeated by indexing with a head map.
+  assignment, the KV heads repeated by `Tensor.repeat`.
 - `stacked`: one stacked cache input [layers, 2, 1, kv_heads, cached,
   head_dim], layer `i` reads `kv[i, 0]` and `kv[i, 1]`; attention by a
   grouped-query reshape.
 - `norm_after`: each layer ends with the next layer's input norm (the
   final norm for the last layer); the first layer's input norm is in the parent.
+- `index_heads`: BENCHMARKS' layers but the KV heads repeated by indexing
+  with a head map (`k_cache[:, head_map]`), attention over all heads.
 - `sdpa_loop`: layers as modules called through a plain Python list of
   functions over `torch.nn.functional.scaled_dot_product_attention` with
   `enable_gqa`; the new key and value concatenated to the cache.
@@ -44,7 +46,10 @@ from torch.nn import functional as F
 
 import models
 
-FORMS = ("modules", "parent_calls", "residual_in_parent", "residual_first", "stacked", "norm_after", "sdpa_loop")
+FORMS = ("modules", "parent_calls", "residual_in_parent", "residual_first", "stacked", "norm_after", "sdpa_loop",
+         "index_heads")
+KNOWN_GAPS = {"index_heads": "the gather by a head map is not split across sockets (tp): the caches are gathered"}
+"""Forms the compiler does not yet give BENCHMARKS' time on every target, and why."""
 
 
 def rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -222,7 +227,6 @@ class ResidualFirstLayer(nn.Module):
         self.w = Weights(hidden, intermediate, heads, kv)
         self.register_buffer("k_cache", torch.zeros(1, kv, cached + 1, self.dim))
         self.register_buffer("v_cache", torch.zeros(1, kv, cached + 1, self.dim))
-        self.register_buffer("head_map", torch.arange(heads) // (heads // kv), persistent=False)
 
     def forward(self, hidden, residual, cos, sin):
         w = self.w
@@ -233,7 +237,10 @@ class ResidualFirstLayer(nn.Module):
         v = F.linear(normed, w.v_proj).view(1, 1, self.kv, self.dim).transpose(1, 2)
         self.k_cache[:, :, self.cached:] = k
         self.v_cache[:, :, self.cached:] = v
-        attended = _attend_full(q, self.k_cache[:, self.head_map], self.v_cache[:, self.head_map], self.dim)
+        group = self.heads // self.kv
+        keys = self.k_cache[:, :, None].repeat(1, 1, group, 1, 1).reshape(1, self.heads, self.cached + 1, self.dim)
+        values = self.v_cache[:, :, None].repeat(1, 1, group, 1, 1).reshape(1, self.heads, self.cached + 1, self.dim)
+        attended = _attend_full(q, keys, values, self.dim)
         hidden = F.linear(attended.transpose(1, 2).reshape(1, 1, -1), w.o_proj)
         residual = hidden + residual
         normed = rms(residual, w.post_attention_layernorm, self.eps)
@@ -311,6 +318,33 @@ class NormAfter(_Base):
         return (self.lm_head(normed), *updates)
 
 
+# -- index_heads ---------------------------------------------------------------------------
+
+
+class IndexHeads(ParentCalls):
+    """The KV heads repeated by indexing with a head map buffer."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.register_buffer("head_map", torch.arange(self.heads) // (self.heads // self.kv), persistent=False)
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, w in enumerate(self.layers):
+            normed = rms(x, w.input_layernorm, self.eps)
+            q = rope(F.linear(normed, w.q_proj).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+            k = rope(F.linear(normed, w.k_proj).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+            v = F.linear(normed, w.v_proj).view(1, 1, self.kv, self.dim).transpose(1, 2)
+            keys = torch.cat((caches[2 * index], k), dim=2)[:, self.head_map]
+            values = torch.cat((caches[2 * index + 1], v), dim=2)[:, self.head_map]
+            x = x + F.linear(_attend_full(q, keys, values, self.dim).transpose(1, 2).reshape(1, 1, -1), w.o_proj)
+            normed = rms(x, w.post_attention_layernorm, self.eps)
+            x = x + F.linear(F.silu(F.linear(normed, w.gate_proj)) * F.linear(normed, w.up_proj), w.down_proj)
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
 # -- sdpa_loop --------------------------------------------------------------------------------
 
 
@@ -364,6 +398,7 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
         "stacked": lambda: (Stacked(config), (token, cos, sin, _stack(caches))),
         "norm_after": lambda: (NormAfter(config), (token, cos, sin, *caches)),
         "sdpa_loop": lambda: (SdpaLoop(config), (token, cos, sin, *caches)),
+        "index_heads": lambda: (IndexHeads(config), (token, cos, sin, *caches)),
     }
     if form not in builders:
         raise ValueError(f"unknown form {form!r}; the forms: {', '.join(FORMS)}")

@@ -3,7 +3,8 @@
 - layout ops that do nothing are removed (same-type reshape/broadcast,
   identity transpose); chains of reshapes, of transposes or of slices become
   one (a slice of a slice reads one window of the input, which
-  `rdu-insert-dma` then moves alone);
+  `rdu-insert-dma` then moves alone); a slice of a reshape that only adds or
+  drops dims of size 1 slices before it (`kv[i, 0]`: one window of `kv`);
 - a concat drops its operands with no elements (one left: that operand);
 - a transpose of a matmul's rhs that swaps its last two dims folds into the
   matmul as `transpose_rhs` (the PMU transpose crossbar reads it for free);
@@ -97,6 +98,35 @@ class ComposeSlices(RewritePattern):
             rewriter.replace_op(op, _copy_attributes(op, SliceOp(inner.input, offsets, strides, op.result.type)))
 
 
+def _non_unit(shape: tuple[int, ...]) -> list[int]:
+    return [dim for dim, size in enumerate(shape) if size != 1]
+
+
+class SliceBeforeUnitReshape(RewritePattern):
+    """slice(reshape(x)) -> reshape(slice(x)) when the reshape only adds or drops
+    dims of size 1 (`kv[i, 0]`: a select is a slice and such a reshape), so that
+    chained selects of a stacked input become one slice of it (`ComposeSlices`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, ReshapeOp) or not isinstance(inner.input.type, TensorType):
+            return
+        source, middle = tuple(inner.input.type.get_shape()), tuple(op.input.type.get_shape())
+        kept_in, kept_mid = _non_unit(source), _non_unit(middle)
+        if [source[d] for d in kept_in] != [middle[d] for d in kept_mid]:
+            return  # the reshape regroups elements
+        offsets, strides = op.offsets.get_values(), op.strides.get_values()
+        sizes = op.result.type.get_shape()
+        new_offsets, new_strides, new_sizes = [0] * len(source), [1] * len(source), list(source)
+        for dim_in, dim_mid in zip(kept_in, kept_mid):
+            new_offsets[dim_in], new_strides[dim_in] = int(offsets[dim_mid]), int(strides[dim_mid])
+            new_sizes[dim_in] = sizes[dim_mid]
+        window = _copy_attributes(op, SliceOp(inner.input, new_offsets, new_strides,
+                                              TensorType(op.result.type.element_type, new_sizes)))
+        rewriter.replace_op(op, [window, _copy_attributes(op, ReshapeOp(window.result, op.result.type))])
+
+
 class DropEmptyConcatOperands(RewritePattern):
     """concat(a, empty, b) -> concat(a, b); a concat left with one operand is it."""
 
@@ -186,6 +216,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     ComposeReshapes,
     ComposeTransposes,
     ComposeSlices,
+    SliceBeforeUnitReshape,
     DropEmptyConcatOperands,
     FoldTransposeIntoMatmul,
     InlineFills,
