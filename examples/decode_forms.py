@@ -418,3 +418,51 @@ def tiny_config(layers: int = 3):
 
     return LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
                        num_attention_heads=4, num_key_value_heads=2)
+
+
+# -- transformers' decoders, exported for decode with their static cache ------------------------
+
+
+def _hf_configs(small: bool) -> dict[str, Callable[[], tuple]]:
+    """Per family: (config, causal-LM class); small (tests) or Llama 3.1 8B's sizes (bench, meta)."""
+    import transformers as hf
+
+    if small:
+        sizes = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                     num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=64)
+    else:
+        sizes = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                     num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=8192)
+    neox = {k: v for k, v in sizes.items() if k != "num_key_value_heads"}
+    return {
+        "llama": lambda: (hf.LlamaConfig(**sizes), hf.LlamaForCausalLM),
+        "mistral": lambda: (hf.MistralConfig(**sizes, sliding_window=None), hf.MistralForCausalLM),
+        "qwen2": lambda: (hf.Qwen2Config(**sizes), hf.Qwen2ForCausalLM),
+        "gemma2": lambda: (hf.Gemma2Config(**sizes, head_dim=sizes["hidden_size"] // sizes["num_attention_heads"]),
+                           hf.Gemma2ForCausalLM),
+        "phi3": lambda: (hf.Phi3Config(**sizes, pad_token_id=0), hf.Phi3ForCausalLM),
+        "gpt_neox": lambda: (hf.GPTNeoXConfig(**neox), hf.GPTNeoXForCausalLM),
+    }
+
+
+HF_FAMILIES = ("llama", "mistral", "qwen2", "gemma2", "phi3", "gpt_neox")
+
+
+def hf_decode(family: str, cached: int, small: bool = True, seed: int = 0):
+    """transformers' `family` decode step (one token at position 3) with its static KV
+    cache of `cached` positions, exported: (wrapper, ExportedProgram, example kwargs).
+    Small on the CPU (f32), or at Llama 3.1 8B's sizes on the meta device (bf16)."""
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    torch.manual_seed(seed)
+    config, model_class = _hf_configs(small)[family]()
+    device, dtype = ("cpu", torch.float32) if small else ("meta", torch.bfloat16)
+    with torch.device(device):
+        model = model_class(config).to(dtype).eval()
+    model.generation_config.use_cache = True
+    model.generation_config.cache_implementation = "static"
+    wrapper = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=cached)
+    example = {"input_ids": torch.zeros(1, 1, dtype=torch.long, device=device),
+               "cache_position": torch.tensor([3], device=device)}
+    with torch.no_grad():
+        return wrapper, torch.export.export(wrapper, (), example, strict=True), example

@@ -1,7 +1,15 @@
 """`rdu-outline-layers`: compile identical decoder layers once.
 
 The importer marks every op that ran inside a repeated block (an element of
-an `nn.ModuleList`) with `rdu.layer = "model.layers.N"`. This pass compares
+an `nn.ModuleList`) with `rdu.layer = "model.layers.N"`. Those marks follow the
+source's modules, not the math: layers written in the parent's forward have
+none, a residual add or norm the parent applies falls between two layers. So
+the pass first finds the layers by structure (`mark_by_structure`,
+`rducc.passes.layer_periods`): the period of @forward's op sequence, with the
+boundary rotated to where the residual stream alone crosses (each layer ends
+with its last residual add). When those units cover at least as many ops as
+the module-path layers and cut them elsewhere, they replace the marks (a
+unit keeps the module path most of its ops had, else `layers.N`). This pass compares
 the layers of @forward, structurally and generically: the same op names in the
 same order, the same properties, attributes (but `rdu.layer` and locations),
 result types and regions, and operands that correspond one to one and have

@@ -101,3 +101,14 @@ def test_form_matches_eager(compiled, form: str) -> None:
     got = got if isinstance(got, tuple | list) else (got,)
     for ours, theirs in zip(got, expected):
         np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("family", decode_forms.HF_FAMILIES)
+def test_transformers_decode_is_one_looped_layer(family: str) -> None:
+    """transformers' own decode step (static cache updated in place, its own
+    attention and GQA code) of each family: one @layer, its calls one loop."""
+    _, exported, _ = decode_forms.hf_decode(family, CACHED)
+    program = rducc.compile(exported)
+    report = estimate(program.module, load_target("sn40l"))
+    assert _layers(program.module) == [LAYERS]
+    assert _looped_once(report), (family, report.loops)
