@@ -110,21 +110,24 @@ class SliceBeforeUnitReshape(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
+        middle_type, result_type = op.input.type, op.result.type
         if not isinstance(inner, ReshapeOp) or not isinstance(inner.input.type, TensorType):
             return
-        source, middle = tuple(inner.input.type.get_shape()), tuple(op.input.type.get_shape())
+        if not isinstance(middle_type, TensorType) or not isinstance(result_type, TensorType):
+            return
+        source, middle = tuple(inner.input.type.get_shape()), tuple(middle_type.get_shape())
         kept_in, kept_mid = _non_unit(source), _non_unit(middle)
         if [source[d] for d in kept_in] != [middle[d] for d in kept_mid]:
             return  # the reshape regroups elements
         offsets, strides = op.offsets.get_values(), op.strides.get_values()
-        sizes = op.result.type.get_shape()
+        sizes = result_type.get_shape()
         new_offsets, new_strides, new_sizes = [0] * len(source), [1] * len(source), list(source)
         for dim_in, dim_mid in zip(kept_in, kept_mid):
             new_offsets[dim_in], new_strides[dim_in] = int(offsets[dim_mid]), int(strides[dim_mid])
             new_sizes[dim_in] = sizes[dim_mid]
-        window = _copy_attributes(op, SliceOp(inner.input, new_offsets, new_strides,
-                                              TensorType(op.result.type.element_type, new_sizes)))
-        rewriter.replace_op(op, [window, _copy_attributes(op, ReshapeOp(window.result, op.result.type))])
+        window = SliceOp(inner.input, new_offsets, new_strides, TensorType(result_type.element_type, new_sizes))
+        _copy_attributes(op, window)
+        rewriter.replace_op(op, [window, _copy_attributes(op, ReshapeOp(window.result, result_type))])
 
 
 class DropEmptyConcatOperands(RewritePattern):
