@@ -37,6 +37,13 @@ from rducc.targets import load_target  # noqa: E402
 CACHED = 4096
 TARGETS = ("sn40l", "sn40l-8", "sn40l-16")
 TOLERANCE = 0.02
+REPEATED_HEADS_NOTE = (
+    "- On one socket, the forms that repeat the KV heads over the whole cache before the attention matmuls "
+    "(`repeat_interleave`, `expand` + `reshape`, `Tensor.repeat`, SDPA's `enable_gqa`, indexing by a head map) "
+    "make `@layer` two kernels at 8B's size: the repeated keys and values (32 heads x 4,097 positions) held in "
+    "SRAM beside the MLP's tiles do not fit one kernel, so `rdu-fuse` cuts before `down_proj` and the calls are "
+    "not looped (66 launches). On 8 and 16 sockets each socket holds its heads only and the layer is one looped "
+    "kernel. Not done: rewriting repeated-heads attention into the grouped form (queries grouped per KV head).")
 
 
 def bytes_per_token(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> int:
@@ -91,6 +98,7 @@ def run(quick: bool) -> Section:
                                    f"{len(report.kernels)} kernels, {needed / 1e9:.2f} GB a token.")
     section.details.append("")
     section.details += [f"- {form}: {why} (a known gap)." for form, why in decode_forms.KNOWN_GAPS.items()]
+    section.details.append(REPEATED_HEADS_NOTE)
     return section
 
 
