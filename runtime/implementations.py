@@ -207,3 +207,17 @@ handled_structurally(GlobalOp, "a declaration: its value is a weight the runner 
 
 
 __all__: list[str] = []
+
+
+@implements(rdu.CheckOp)
+def _check(op: Operation) -> Kernel:
+    """The input, once the condition holds everywhere; else the op's message as the error."""
+    assert isinstance(op, rdu.CheckOp)
+    message = op.message.data  # it names the torch op and its source line
+
+    def check(context: Any, value: np.ndarray, condition: np.ndarray) -> np.ndarray:
+        if not bool(np.all(condition)):
+            raise RduccError(message)
+        return value.copy()
+
+    return check

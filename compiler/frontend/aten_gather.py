@@ -18,6 +18,7 @@ from rducc.dialects.rdu.dataflow import (
     ConcatOp,
     GatherOp,
     ReduceKind,
+    TransposeOp,
 )
 from rducc.frontend.aten_build import (
     along,
@@ -117,13 +118,22 @@ def convert_unfold(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return move_dim(g, windows, dim + 1, rank)
 
 
-def _owns_storage(value: torch.Tensor) -> bool:
-    """Whether `value` is its whole storage in row-major order (its flat values are the storage)."""
-    return (
-        value.is_contiguous()
-        and value.storage_offset() == 0
-        and value.untyped_storage().nbytes() == value.numel() * value.element_size()
-    )
+def _owns_storage(value: torch.Tensor, is_input: bool) -> bool:
+    """Whether `value` is its whole storage, in any dim order (row-major, channels-last, ...).
+    A program input is taken as its storage (the program receives nothing more; torch's
+    fake storage of a permuted input can be larger than the tensor)."""
+    dense = value.is_contiguous() or torch._prims_common.is_non_overlapping_and_dense_or_false(value)
+    whole = value.numel() * value.element_size()
+    nbytes = value.untyped_storage().nbytes()
+    return dense and value.storage_offset() == 0 and (nbytes == whole or is_input and nbytes >= whole)
+
+
+def memory_order(value: torch.Tensor) -> list[int]:
+    """The dims from the slowest to the fastest in memory: permuted so, the value
+    is its storage in row-major order (the identity for a contiguous tensor)."""
+    if value.is_contiguous():
+        return list(range(value.dim()))
+    return sorted(range(value.dim()), key=lambda d: (-value.stride()[d], -d))
 
 
 def _storage_owner(node: torch.fx.Node) -> torch.fx.Node | None:
@@ -141,7 +151,7 @@ def _storage_owner(node: torch.fx.Node) -> torch.fx.Node | None:
             isinstance(value, torch.Tensor)
             and value.dtype == viewed.dtype
             and value.untyped_storage()._cdata == storage
-            and _owns_storage(value)
+            and _owns_storage(value, candidate.op == "placeholder")
         ):
             return candidate
     return None
@@ -162,6 +172,10 @@ def convert_as_strided(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     owner = _storage_owner(node)
     assert owner is not None
     value = g.value(owner)
+    order = memory_order(fake_value(owner))
+    if order != sorted(order):  # channels-last and other dense layouts: the storage's order first
+        shape = shape_of(value)
+        value = g.emit(TransposeOp(value, order, tensor_of(element_of(value), [shape[d] for d in order])))
     size, stride = list(args["size"]), list(args["stride"])
     offset = args["storage_offset"]
     if offset is None:  # torch's default: the input view's own offset into the storage

@@ -702,3 +702,10 @@ def nanmedian_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[
 
 
 __all__: list[str] = []
+
+
+@decomposes("aten._index_put_impl.default")
+def index_put_impl(self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor,
+                   accumulate: bool = False, unsafe: bool = False) -> torch.Tensor:
+    """`index_put`: rducc checks every index whatever `unsafe` says."""
+    return torch.ops.aten.index_put.default(self, list(indices), values, accumulate)

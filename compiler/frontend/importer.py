@@ -65,6 +65,7 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_rewrites,
     aten_scatter,
     aten_sort_scan,
+    aten_storage,
 )
 from rducc.frontend.aten_pointwise import pointwise_entry
 from rducc.frontend.complex_pairs import complex_edges
@@ -79,6 +80,7 @@ from rducc.frontend.converter_api import (
     node_arguments,
     positional,
 )
+from rducc.frontend.data_sizes import SIZED_OPS
 from rducc.frontend.decompositions import decompose, extra_supported_ops
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.host_ops import host_fallback
@@ -95,7 +97,8 @@ parameters and buffers never do (they go to the weights sidecar)."""
 
 def supported_ops() -> list[str]:
     """Every ATen overload the importer handles (converted, or decomposed by rducc first), sorted."""
-    return sorted({*CONVERTERS, *extra_supported_ops()})
+    converted = (name for name in CONVERTERS if not name.startswith("rducc."))  # rducc's own graph ops
+    return sorted({*converted, *extra_supported_ops(), *SIZED_OPS})
 
 
 # --------------------------------------------------------------------------

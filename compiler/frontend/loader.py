@@ -279,7 +279,8 @@ def check_operators_registered(path: Path) -> None:
             raise RduccError(
                 f"{path}: the program calls the custom operator {names[0]}::{names[1]}.{names[2]}, which is "
                 f"not registered in this process: it is defined by the package that registers the "
-                f"'{names[0]}' namespace; import it (for example `import {names[0]}`) before loading the archive"
+                f"'{names[0]}' namespace; import it before loading the archive (rducc --import-module "
+                f"{names[0]}, or `import {names[0]}` before rducc.compile)"
             )
 
 

@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
             "line, no output file written); 2 for a command line it cannot parse; 70 for a bug in "
             "rducc; 130 when interrupted. Run a placed program with "
             "rducc-run; inspect or transform MLIR with rducc-opt; compile several models into one "
-            "deployment with 'rducc deploy a.pt2 b.pt2 ... -o DIR' (rducc deploy --help)."
+            "deployment with 'rducc deploy a.pt2 b.pt2 ... -o DIR' (rducc deploy --help); generate text "
+            "with 'rducc generate CHECKPOINT_DIR --prompt TEXT' (rducc generate --help)."
         ),
     )
     parser.add_argument("input", nargs="?", help="torch.export archive (torch.export.save)")
@@ -126,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
         "computes them exactly, the report marks them), refuse (an error) or demote (computed "
         "in float32, the report says so)",
+    )
+    parser.add_argument(
+        "--import-module", metavar="NAME", action="append", default=[],
+        help="import the Python module NAME before loading the model: the library that registers "
+        "a custom operator (torch.library.custom_op) the model calls; repeat for several",
     )
     parser.add_argument(
         "--no-host-ops", action="store_true",
@@ -389,6 +395,18 @@ def check_plot_options(plot: str | None, kernel: str | None) -> None:
         raise RduccError("--plot-kernel needs --plot DIR")
 
 
+def _import_modules(names: Sequence[str]) -> None:
+    """Import the libraries that register the model's custom operators (--import-module)."""
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # noqa: BLE001 - any failure of the user's module is this error
+            first = (str(error).strip().splitlines() or [""])[0]
+            raise RduccError(f"--import-module {name}: cannot import it ({type(error).__name__}: {first})") from None
+
+
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
     from rducc.targets import check_compilable, load_target
@@ -406,6 +424,7 @@ def _run(args: argparse.Namespace) -> None:
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
+    _import_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text

@@ -19,7 +19,6 @@ from rducc.frontend.importer import supported_ops
 MISSING_OPS: dict[str, str] = {
     # reductions and scans
     # data movement and indexing
-    "aten.nonzero.default": "indexing: data-dependent shape",
     # convolution, pooling, resampling
     # creation
     # other
@@ -30,14 +29,21 @@ MISSING_OPS: dict[str, str] = {
 PARTIAL_FORMS: dict[str, str] = {
     "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number);"
     " refused when the number is used inside the graph (data-dependent)",
-    "aten.index.Tensor": "boolean masks are refused (data-dependent shape)",
-    "aten.as_strided.default": "refused on a view of a storage no node of the graph holds"
-    " (a non-contiguous model input)",
+    "aten.index.Tensor": "a boolean mask selects as many elements as in the example inputs (checked at run time:"
+    " another count is an error naming the op); refused without example inputs",
+    "aten.nonzero.default": "as many nonzeros as in the example inputs (checked at run time); refused without"
+    " example inputs",
+    "aten.bincount.default": "the example's length (checked at run time); refused without example inputs",
+    "aten.masked_select.default": "as many elements as in the example inputs (checked at run time); refused"
+    " without example inputs",
+    "aten.as_strided.default": "refused on a view of a storage no node of the graph holds (a model input with"
+    " gaps between its elements); dense inputs and parameters in any layout (channels-last) read their storage",
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused"
     " with include_last_offset (torch's meta shapes for them differ from its CPU results)",
     "aten._embedding_bag.default": "1-D indices with offsets only",
-    "aten.index_put.default": "a boolean mask with other indices, or with values of their own per masked"
-    " element (data-dependent positions), is refused; one value, or one slice for every masked element, is a select",
+    "aten.index_put.default": "a boolean mask with values of their own per masked element (or with other"
+    " indices) selects as many elements as in the example inputs (checked at run time); one value, or one slice"
+    " for every masked element, is a select for any count",
 }
 """Supported overloads with forms that are refused, each with a clear reason."""
 
@@ -70,6 +76,16 @@ OTHER_GAPS: dict[str, str] = {
     " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
     " AlphaDropout, RReLU) left in training mode is refused: export the model in eval() mode",
     "dynamic shapes": "refused with a clear error naming the first dynamic node",
+    "data-dependent sizes": "compiled for the example inputs' values and checked at run time (`rdu.check`: another"
+    " value is one error naming the op and source line): bincount, nonzero, boolean masks, masked_select, sizes"
+    " read with `.item()` (view, reshape, narrow, new_zeros, split by per-expert counts); refused: other ops of"
+    " data-dependent size (unique, ...), a program without example inputs, narrow with a tensor start (torch.export"
+    " itself fails on it)",
+    "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"
+    " `as_strided` of a channels-last (any dense layout) input or parameter; the prims torch's decomposition keeps"
+    " (prod, sum, amax, amin, var, where, rev, clone, div and the elementwise prims with an ATen twin); refused:"
+    " the view prims (transpose, squeeze, broadcast_in_dim, split_dim, view_of: torch's run_decompositions fails on"
+    " them) and xor_sum",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"
     " tensors in tuples, named tuples and dicts keep their structure",

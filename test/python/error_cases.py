@@ -65,7 +65,9 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_call_mutating": ("host_mutating.mlir", "an `rdu.host_call` naming `aten.sin_.default`, which writes its operand"),
     "host_mismatch": ("host_mismatch.mlir", "a placed program whose `rdu.host_call` of aten.mode declares its indices i32 (torch gives i64)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
-    "data_dependent": ("nonzero.pt2", "a model whose output size depends on the data (torch.nonzero)"),
+    "data_dependent": ("unique.pt2", "a model whose output size depends on the data (torch.unique)"),
+    "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
+    "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
     "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
@@ -208,11 +210,14 @@ INPUTS: dict[str, tuple[str, str]] = {
     "n_huge": ("n_huge.npy", "float32[4] of 1e12"),
     "i32_min": ("i32_min.npy", "int32[4] of -2^31"),
     "i32_minus_one": ("i32_minus_one.npy", "int32[4] of -1"),
+    # text generation (issue 32)
+    "g_config": ("llama_tiny.json", "a config.json of a 2-layer Llama, hidden size 32, vocabulary 64"),
+    "g_encoder": ("t5_tiny.json", "a config.json of a T5 (an encoder-decoder)"),
 }
 
 PLUGIN_INPUTS = ROOT / "test" / "plugins" / "Inputs"
 
-RDUCC, OPT, RUN, DEPLOY = "rducc", "rducc-opt", "rducc-run", "rducc deploy"
+RDUCC, OPT, RUN, DEPLOY, GENERATE = "rducc", "rducc-opt", "rducc-run", "rducc deploy", "rducc generate"
 OUT = ("-o", "out.mlir")
 
 RUN_WEIGHTS = ("{placed}", "--input", "{x}", "--output", "out.npz", "--weights")
@@ -422,6 +427,35 @@ OUTPUTS_ARE_NOT_INPUTS: list[ErrorCase] = [  # issue 31 items 4 and 5: refused b
               "is a file, not a directory"),
 ]
 
+GENERATION: list[ErrorCase] = [  # issue 32: rducc generate
+    ErrorCase("rducc generate: a missing checkpoint directory", GENERATE, ("no_such_checkpoint/", "--prompt-ids", "1,2"),
+              "no_such_checkpoint/: no such checkpoint directory or config file"),
+    ErrorCase("rducc generate: a directory without config.json", GENERATE, ("{directory}", "--prompt-ids", "1,2"),
+              "not a transformers checkpoint (no config.json)"),
+    ErrorCase("rducc generate: a config without a decoder", GENERATE, ("--config", "{g_encoder}", "--prompt-ids", "1,2"),
+              "model type 't5' is not a decoder-only language model"),
+    ErrorCase("rducc generate: a prompt longer than the cache", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2,3,4,5", "--max-cache-len", "4"),
+              "the prompt (5 tokens) is longer than the cache (4 positions)"),
+    ErrorCase("rducc generate: prompt and new tokens past the cache", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2,3", "--max-new-tokens", "8", "--max-cache-len", "6"),
+              "a prompt of 3 tokens and 8 new tokens need a cache of 10 positions; the cache has 6"),
+    ErrorCase("rducc generate: --max-new-tokens 0", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--max-new-tokens", "0"),
+              "--max-new-tokens must be >= 1, got 0"),
+    ErrorCase("rducc generate: a text prompt without a tokenizer", GENERATE,
+              ("--config", "{g_config}", "--prompt", "hello"), "a text prompt needs a tokenizer"),
+    ErrorCase("rducc generate: a token id past the vocabulary", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,64"), "not an integer in 0..63"),
+    ErrorCase("rducc generate: prompts of different lengths", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--prompt-ids", "1,2,3"),
+              "the prompts have different lengths (2, 3 tokens)"),
+    ErrorCase("rducc generate: --top-k without --sample", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--top-k", "5"), "--top-k needs --sample"),
+    ErrorCase("rducc generate: --tp on a one-socket target", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--tp", "2"), "tp=2 needs 2 sockets; target sn40l has 1"),
+]
+
 RANGES_AND_BOUNDS: list[ErrorCase] = [  # issue 31 items 8 and 9
     ErrorCase("rducc-run: a range end past the fabric", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_pcus}"),
               "with pcus at its high (9007199254740992): the [fabric] grid needs an even number of columns and a site for every PCU and PMU"),
@@ -466,7 +500,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("op with no chip lowering, with --no-host-ops", RDUCC, ("{host_op}", "--no-host-ops", *OUT),
               "1 operator rducc cannot import:\n  aten.linalg_qr.default: 1 use, first at"),
     ErrorCase("dynamic shapes", RDUCC, ("{dynamic}", *OUT), "static shapes only"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape [u0, 2] on 'nonzero'"),
+    ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
+              "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique2'"),
+    ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
+              ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
+              "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
               "aten.sin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
@@ -583,6 +622,7 @@ CASES: list[ErrorCase] = [
     *DEPLOYMENTS,
     *OUTPUTS_ARE_NOT_INPUTS,
     *RANGES_AND_BOUNDS,
+    *GENERATION,
     # --- training (issue 27)
     ErrorCase("training: a loss that is not a scalar", RDUCC, ("{vector_loss}", "--train", *OUT),
               "the loss is a tensor of shape [3], not a floating-point scalar"),
@@ -610,7 +650,7 @@ CASES: list[ErrorCase] = [
               "not a training step (its first result is not a loss)"),
 ]
 
-OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir"}
+OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir", GENERATE: "out.mlir"}
 """The output each case's run directory holds beforehand, which must survive."""
 
 
@@ -684,6 +724,12 @@ def _fields(arg: str) -> list[str]:
 # --------------------------------------------------------------------------
 # The input files
 # --------------------------------------------------------------------------
+
+_GENERATE_CONFIGS = {
+    "g_config": '{"model_type": "llama", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 64, '
+                '"num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 32}\n',
+    "g_encoder": '{"model_type": "t5", "vocab_size": 64, "d_model": 32, "d_ff": 64, "num_layers": 1, "num_heads": 2}\n',
+}
 
 _TARGETS = {
     "tiny_memory": 'inherits = "sn40l"\nname = "tiny_memory"\nhbm_bytes = 4000\nddr_bytes = 4000\n',
@@ -831,6 +877,7 @@ def _export(module, example, path: Path, **kwargs) -> None:
 
 
 def _model_files(paths: dict[str, Path]) -> None:
+    import numpy as np
     import torch
     from torch import nn
 
@@ -851,11 +898,23 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(Doubles(), (torch.randn(4, 8),), paths["dynamic"],
             dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
+    class Unique(nn.Module):
+        def forward(self, x):
+            return torch.unique(x)
+
+    _export(Unique(), (torch.randn(4, 8),), paths["data_dependent"])
+
     class NonZero(nn.Module):
         def forward(self, x):
             return torch.nonzero(x)
 
-    _export(NonZero(), (torch.randn(4, 8),), paths["data_dependent"])
+    three, five = torch.zeros(4, 8), torch.zeros(4, 8)
+    three.view(-1)[[1, 9, 30]] = 1.0
+    five.view(-1)[[0, 2, 4, 6, 8]] = 1.0
+    import rducc  # noqa: PLC0415
+
+    rducc.compile(NonZero(), (three,), opt_level=2).save(paths["sized_program"])
+    np.save(paths["other_count"], five.numpy())
 
     class Qr(nn.Module):
         def forward(self, x):
@@ -1244,7 +1303,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     paths["pickle"].write_bytes(pickle.dumps({"weights": [1.0, 2.0], "name": "mlp"}))
     paths["random"].write_bytes(bytes((i * 197 + 89) % 256 for i in range(4096)))
     paths["onnx"].write_bytes(b"\x08\x07\x12\x07pytorch" + bytes(64))
-    for key, text in {**_TARGETS, **_MLIR}.items():
+    for key, text in {**_TARGETS, **_MLIR, **_GENERATE_CONFIGS}.items():
         paths[key].write_text(text)
     for key in ("plugin_syntax", "plugin_raises", "plugin_faulty", "plugin_exits"):
         paths[key].write_text((PLUGIN_INPUTS / INPUTS[key][0]).read_text())

@@ -291,7 +291,7 @@ def test_help_documents_every_flag():
         "--pass-pipeline": "instead of the -O one", "--load-pass-plugin": "Python file",
         "--verify-each": "after every pass", "--list-passes": "description and options",
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
-        "--f64": "refuse", "--no-host-ops": "host CPU",
+        "--f64": "refuse", "--no-host-ops": "host CPU", "--import-module": "custom operator",
         "--tp": "tensor-parallel", "--pp": "pipeline stages", "--dp": "data-parallel",
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
         "--dampening": "dampening", "--weight-decay": "weight_decay", "--eps": "eps", "--betas": "betas",
@@ -316,7 +316,7 @@ def test_tp_and_pp_flags_reach_rdu_partition(tmp_path):
     results = run_all(jobs)
     assert results["tp"].returncode == 0, show(results["tp"])
     assert "rdu.partition = {tp = 2 : i64, pp = 1 : i64}" in out.read_text()
-    assert "rdu-canonicalize,rdu-partition{tp=8 pp=2}," in results["pipeline"].stdout
+    assert "rdu-canonicalize,rdu-outline-layers,rdu-partition{tp=8 pp=2}," in results["pipeline"].stdout
 
 
 def test_version():

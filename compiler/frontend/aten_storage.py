@@ -1,0 +1,181 @@
+"""Views of a tensor's storage: `view.dtype` (its bits read as another type) and
+the `prims` reductions torch's decomposition leaves (`prims.prod`).
+
+`x.view(dtype)` of the same element size is a bitcast of every element (an
+`arith.bitcast` in an `rdu.map`; bool is the byte 0 or 1). Of another element
+size, the last dim is regrouped as the bytes of the storage are (little endian,
+as every host torch runs on): a narrower type splits each element into its
+integer parts, low bits first; a wider one joins that many consecutive
+elements. Both go through the unsigned integers of each width, so every bit
+pattern (NaN payloads included) survives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, i1
+from xdsl.ir import SSAValue
+
+from rducc.frontend.aten_common import element_of, result_type
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
+from rducc.frontend.decompositions import decomposes
+
+aten = torch.ops.aten
+_UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
+_SIGNED = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _check_same_size(node: torch.fx.Node) -> str | None:
+    source, dtype = positional(node)[:2]
+    if fake_value(source).dtype.itemsize != dtype.itemsize:
+        return "of another element size (rducc decomposes it first; this form is unexpected)"
+    return None
+
+
+@converts("aten.view.dtype", check=_check_same_size)
+def convert_view_dtype(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """The same bits, read as an element type of the same size."""
+    source = positional(node)[0]
+    value, kind = g.value(source), result_type(node)
+    target, origin = kind.element_type, element_of(value)
+
+    def bitcast(b: Any, xs: list[Any]) -> SSAValue:
+        x = xs[0]
+        if target == i1:  # a byte read as bool: true unless zero
+            return b.compare("ne", x, b.constant(0, origin))
+        if origin == i1:
+            return b.emit(arith.ExtUIOp(x, IntegerType(8)) if isinstance(target, IntegerType)
+                          else arith.BitcastOp(b.emit(arith.ExtUIOp(x, IntegerType(8))), target))
+        if isinstance(origin, IntegerType) and isinstance(target, IntegerType):
+            return x  # the same width: the same integer, read by its element type
+        return b.emit(arith.BitcastOp(x, target))
+
+    return g.map([value], kind, bitcast)
+
+
+@decomposes("aten.view.dtype")
+def view_dtype(self: torch.Tensor, dtype: torch.dtype) -> Any:
+    """Another element size: the last dim split into, or joined from, integer parts."""
+    size, wanted = self.dtype.itemsize, dtype.itemsize
+    if size == wanted:
+        return NotImplemented  # the converter's bitcast
+    bits = aten.view.dtype(self, _SIGNED[size]).to(torch.int64)
+    if size > wanted:  # each element becomes size // wanted parts, low bits first
+        parts = size // wanted
+        shifts = torch.arange(parts, dtype=torch.int64) * (8 * wanted)
+        pieces = (bits.unsqueeze(-1) >> shifts) & ((1 << (8 * wanted)) - 1)
+        narrow = _from_unsigned(pieces, wanted).reshape(*self.shape[:-1], self.shape[-1] * parts)
+        return aten.view.dtype(narrow, dtype)
+    parts = wanted // size
+    pieces = (bits & ((1 << (8 * size)) - 1)).reshape(*self.shape[:-1], self.shape[-1] // parts, parts)
+    shifts = torch.arange(parts, dtype=torch.int64) * (8 * size)
+    joined = (pieces << shifts).sum(-1)  # disjoint bits: the sum is the bitwise or (mod 2**64)
+    return aten.view.dtype(_from_unsigned(joined, wanted), dtype)
+
+
+def _from_unsigned(values: torch.Tensor, width: int) -> torch.Tensor:
+    """int64 holding unsigned `width`-byte values, as the signed integer of those bits."""
+    if width == 8:
+        return values
+    top = 1 << (8 * width)
+    return torch.where(values >= top // 2, values - top, values).to(_SIGNED[width])
+
+
+@decomposes("prims.prod.default")
+def prims_prod(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    """The product over `dims` (all of them when None), one dim at a time from the last."""
+    result = inp if output_dtype is None else inp.to(output_dtype)
+    for dim in sorted({d % max(inp.dim(), 1) for d in (range(inp.dim()) if dims is None else dims)},
+                      reverse=True):
+        result = aten.prod.dim_int(result, dim)
+    return result
+
+
+__all__ = ["convert_view_dtype", "prims_prod", "view_dtype"]
+
+
+# --------------------------------------------------------------------------
+# The other prims torch's decomposition keeps: their ATen twins
+# --------------------------------------------------------------------------
+
+_UNARY_TWINS = (
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "digamma", "erf", "erfc",
+    "erfinv", "exp", "exp2", "expm1", "floor", "lgamma", "log", "log10", "log1p", "log2", "neg", "reciprocal",
+    "round", "rsqrt", "sign", "signbit", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "bitwise_not",
+)
+_BINARY_TWINS = {
+    "add": "add", "atan2": "atan2", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+    "bitwise_xor": "bitwise_xor", "eq": "eq", "fmax": "fmax", "fmin": "fmin", "fmod": "fmod", "ge": "ge",
+    "gt": "gt", "hypot": "hypot", "le": "le", "lt": "lt", "maximum": "maximum", "minimum": "minimum",
+    "mul": "mul", "ne": "ne", "nextafter": "nextafter", "pow": "pow", "remainder": "remainder", "sub": "sub",
+    "shift_left": "bitwise_left_shift", "shift_right_arithmetic": "bitwise_right_shift",
+}
+"""Elementwise prims and the ATen op that computes the same (prims name -> aten name)."""
+
+
+def _unary_twin(name: str) -> Any:
+    def twin(a: torch.Tensor) -> torch.Tensor:
+        return getattr(aten, name).default(a)
+
+    return twin
+
+
+def _binary_twin(name: str) -> Any:
+    def twin(a: Any, b: Any) -> torch.Tensor:
+        return getattr(torch, name)(a, b)
+
+    return twin
+
+
+for _name in _UNARY_TWINS:
+    decomposes(f"prims.{_name}.default")(_unary_twin(_name))
+for _prim, _aten in _BINARY_TWINS.items():
+    decomposes(f"prims.{_prim}.default")(_binary_twin(_aten))
+
+
+@decomposes("prims.div.default")
+def prims_div(a: Any, b: Any) -> torch.Tensor:
+    """True division of floats, truncating division of integers (as prims defines it)."""
+    floating = any(isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) or isinstance(v, float)
+                   for v in (a, b))
+    return torch.div(a, b) if floating else torch.div(a, b, rounding_mode="trunc")
+
+
+@decomposes("prims.sum.default")
+def prims_sum(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    return aten.sum.dim_IntList(inp, list(range(inp.dim())) if dims is None else list(dims), dtype=output_dtype)
+
+
+@decomposes("prims.amax.default")
+def prims_amax(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    return aten.amax.default(inp, list(range(inp.dim())) if dims is None else list(dims))
+
+
+@decomposes("prims.amin.default")
+def prims_amin(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    return aten.amin.default(inp, list(range(inp.dim())) if dims is None else list(dims))
+
+
+@decomposes("prims.var.default")
+def prims_var(inp: torch.Tensor, dims: Sequence[int] | None, correction: float = 1, *,
+              output_dtype: torch.dtype | None = None) -> Any:
+    return aten.var.correction(inp, None if dims is None else list(dims), correction=correction)
+
+
+@decomposes("prims.where.default")
+def prims_where(pred: torch.Tensor, a: Any, b: Any) -> Any:
+    return torch.where(pred, a, b)
+
+
+@decomposes("prims.rev.default")
+def prims_rev(a: torch.Tensor, dims: Sequence[int]) -> Any:
+    return aten.flip.default(a, list(dims))
+
+
+@decomposes("prims.clone.default")
+def prims_clone(a: torch.Tensor, *, memory_format: Any = None) -> Any:
+    return aten.clone.default(a)

@@ -1,0 +1,404 @@
+"""Sizes that torch.export left to the data, compiled for the example's values
+and checked when the program runs.
+
+torch.export records a size it cannot know from the input shapes as an
+unbacked symbol (`u0`): `bincount`'s length, the number of elements a boolean
+mask selects (`x[mask]`, `nonzero`), a size read with `.item()` (`x.view(n.item(), -1)`,
+`x.narrow(0, start.item(), 2)`, `x.split(counts.tolist())`), with the bounds it
+could prove as `_assert_scalar` nodes. rducc compiles static shapes, so it
+compiles such a program for the values the example inputs give (the archive
+keeps them: `ExportedProgram.example_inputs`) and guards every op whose shape
+rests on one with `rducc::check` (imported as `rdu.check`):
+
+- an op that makes a data-dependent size becomes its static form with the
+  example's size: `nonzero` is `nonzero_static`; a boolean mask index (in
+  `x[mask]` and in `index_put`, the values one per masked element) is the
+  mask's `nonzero_static` positions; `bincount` is an accumulating
+  `index_put` into zeros. Its result is checked: the input must give that
+  size again (`mask.sum()`, `max(x) + 1` against `minlength`);
+- a size read with `.item()` becomes the example's number in every size
+  argument it reaches (after the arithmetic torch recorded on it), and each op
+  taking it checks that the tensor read holds that number again.
+
+A different value at run time is one `RduccError` naming the torch op and its
+source line, never a result of another size. Python numbers that are not
+sizes (floats, numbers returned by the model) are `rducc.frontend.python_numbers`'.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import sympy
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+from xdsl.dialects.builtin import TensorType
+
+from rducc.dialects.rdu.checks import CheckOp
+from rducc.errors import RduccError
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
+from rducc.frontend.locations import describe_location
+from rducc.frontend.types import tensor_type_of
+
+aten = torch.ops.aten
+Node = torch.fx.Node
+
+
+@torch.library.custom_op("rducc::check", mutates_args=())
+def check(value: torch.Tensor, condition: torch.Tensor, message: str) -> torch.Tensor:
+    """`value`, once every element of `condition` holds (the graph form of `rdu.check`)."""
+    if not bool(condition.all()):
+        raise RuntimeError(message)
+    return value.clone()
+
+
+@check.register_fake
+def _check_fake(value: torch.Tensor, condition: torch.Tensor, message: str) -> torch.Tensor:
+    return torch.empty_like(value)
+
+
+CHECK = torch.ops.rducc.check.default
+_READS = (aten._local_scalar_dense.default, aten.item.default)
+_ASSERTS = ("aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default",
+            "aten.sym_constrain_range.default", "aten._assert_async.msg")
+_MASKS = (torch.bool, torch.uint8)
+
+
+@converts("rducc.check.default")
+def convert_check(g: GraphImporter, node: Node) -> Any:
+    value, condition, message = positional(node)[:3]
+    result_type = tensor_type_of(fake_value(node))
+    assert isinstance(result_type, TensorType)
+    return g.emit(CheckOp(g.value(value), g.value(condition), str(message), result_type))
+
+
+# --------------------------------------------------------------------------
+# Which programs, and the example's values
+# --------------------------------------------------------------------------
+
+
+def _unbacked(value: Any) -> bool:
+    try:
+        return bool(free_unbacked_symbols(value))
+    except Exception:  # noqa: BLE001 - values torch's walker does not know hold no symbol
+        return False
+
+
+def _mask_index(node: Node) -> int | None:
+    """The position of the boolean mask among an `index`/`index_put` node's indices, if any."""
+    if node.op != "call_function" or node.target not in (aten.index.Tensor, aten.index_put.default):
+        return None
+    for position, index in enumerate(node.args[1]):  # type: ignore[arg-type]
+        if isinstance(index, Node) and index.meta["val"].dtype in _MASKS:
+            return position
+    return None
+
+
+def _per_element_mask_put(node: Node) -> bool:
+    """An `index_put` through a mask whose values are one per masked element
+    (a scalar or one slice for all is a select the importer takes as it is)."""
+    if node.target is not aten.index_put.default or _mask_index(node) is None:
+        return False
+    from rducc.frontend.aten_scatter import _check_index_put
+
+    return _check_index_put(node) is not None
+
+
+def has_data_sizes(ep: ExportedProgram) -> bool:
+    """Whether the program has a size the data decides (or a per-element mask put)."""
+    return any(_unbacked(n.meta.get("val")) or _per_element_mask_put(n) for n in ep.graph.nodes)
+
+
+def _placeholder_values(ep: ExportedProgram) -> list[Any] | None:
+    """The graph's inputs in placeholder order: weights from the program, user inputs
+    from its example; None when the program carries no example."""
+    if ep.example_inputs is None:
+        return None
+    args, kwargs = ep.example_inputs
+    users = iter(torch.utils._pytree.tree_leaves((args, kwargs)))
+    values: list[Any] = []
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            value = next(users)
+            values.append(value.clone() if isinstance(value, torch.Tensor) else value)
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            target = str(spec.target)
+            values.append(ep.state_dict[target] if target in ep.state_dict else ep.constants[target])
+        else:
+            return None
+    return values
+
+
+def _example_values(ep: ExportedProgram) -> dict[Node, Any] | None:
+    """Every node's value on the example inputs (None without an example, or when
+    torch fails on it: the importer then refuses the sizes as before)."""
+    inputs = _placeholder_values(ep)
+    if inputs is None:
+        return None
+    values: dict[Node, Any] = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n: Node) -> Any:
+            values[n] = result = super().run_node(n)
+            return result
+
+    try:
+        with torch.no_grad():
+            Recorder(ep.graph_module).run(*inputs)
+    except Exception:  # noqa: BLE001 - an example eager refuses: no values to compile for
+        return None
+    return values
+
+
+def _bindings(graph: torch.fx.Graph, values: dict[Node, Any]) -> dict[sympy.Symbol, int]:
+    """Each unbacked symbol's value on the example, read where torch bound it."""
+    bound: dict[sympy.Symbol, int] = {}
+    for node in graph.nodes:
+        for symbol, path in (node.meta.get("unbacked_bindings") or {}).items():
+            value = torch.utils._pytree.key_get(values[node], path)
+            bound[symbol] = int(value)
+    return bound
+
+
+# --------------------------------------------------------------------------
+# Rewriting the graph
+# --------------------------------------------------------------------------
+
+
+class _Rewriter:
+    """Emits nodes before an anchor, their values computed on fakes of static shape."""
+
+    def __init__(self, ep: ExportedProgram, values: dict[Node, Any], bound: dict[sympy.Symbol, int]) -> None:
+        self.graph, self.values, self.bound = ep.graph, values, bound
+        self.mode = next(n.meta["val"].fake_mode for n in ep.graph.nodes
+                         if isinstance(n.meta.get("val"), torch.Tensor) and hasattr(n.meta["val"], "fake_mode"))
+
+    def static(self, value: Any, real: Any) -> Any:
+        """A fake of `real`'s static shape for a tensor; the number itself for a size."""
+        if isinstance(value, torch.Tensor) and isinstance(real, torch.Tensor):
+            with self.mode:
+                return torch.empty_strided(tuple(real.shape), tuple(real.stride()), dtype=value.dtype,
+                                           device=value.device)
+        if isinstance(value, list | tuple) and isinstance(real, list | tuple):
+            return type(value)(self.static(v, r) for v, r in zip(value, real))
+        if isinstance(value, torch.SymInt | torch.SymBool) and _unbacked(value):
+            return real
+        return value
+
+    def emit(self, anchor: Node, target: Any, *args: Any, **kwargs: Any) -> Node:
+        with self.graph.inserting_before(anchor):
+            node = self.graph.call_function(target, args, kwargs)
+        fakes = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
+        with self.mode:
+            node.meta["val"] = target(*fakes[0], **fakes[1])
+        for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
+            if key in anchor.meta:
+                node.meta[key] = anchor.meta[key]
+        return node
+
+    def _message(self, anchor: Node, why: str) -> str:
+        name = getattr(anchor.target, "__name__", str(anchor.target)).split(".")[0]
+        return f"'{name}': {why} (rducc compiled the program for the example's value)"
+
+    def guard(self, anchor: Node, value: Node, condition: Node, why: str) -> Node:
+        """`value` checked by `condition` at run time, the message naming `anchor`'s op and line."""
+        checked = self.emit(value.next, CHECK, value, condition, self._message(anchor, why))
+        value.replace_all_uses_with(checked, delete_user_cb=lambda user: user is not checked)
+        return checked
+
+    def checked_input(self, anchor: Node, value: Node, condition: Node, why: str) -> Node:
+        """`value` checked by `condition` before `anchor` reads it (`anchor`'s other uses unchanged)."""
+        return self.emit(anchor, CHECK, value, condition, self._message(anchor, why))
+
+    def all_of(self, anchor: Node, conditions: list[Node]) -> Node:
+        condition = conditions[0]
+        for other in conditions[1:]:
+            condition = self.emit(anchor, aten.logical_and.default, condition, other)
+        return condition
+
+    def count_equals(self, anchor: Node, mask: Node, count: int) -> Node:
+        """`mask.sum() == count` (the number of true elements)."""
+        if mask.meta["val"].dtype != torch.bool:
+            mask = self.emit(anchor, aten.ne.Scalar, mask, 0)
+        total = self.emit(anchor, aten.sum.default, mask)
+        return self.emit(anchor, aten.eq.Scalar, total, count)
+
+    def positions(self, anchor: Node, mask: Node, count: int) -> list[Node]:
+        """The mask's true positions, one i64 index vector per mask dim, `count` long."""
+        found = self.emit(anchor, aten.nonzero_static.default, mask, size=count)
+        return [self.emit(anchor, aten.select.int, found, 1, d) for d in range(mask.meta["val"].dim())]
+
+
+def _nonzero(r: _Rewriter, node: Node) -> None:
+    count = int(r.values[node].shape[0])
+    source = node.args[0]
+    assert isinstance(source, Node)
+    source = r.checked_input(node, source, r.count_equals(node, source, count),
+                             f"the input has another number of nonzero elements than the {count} compiled for")
+    found = r.emit(node, aten.nonzero_static.default, source, size=count)
+    node.replace_all_uses_with(found)
+    r.graph.erase_node(node)
+
+
+def _mask_indexing(r: _Rewriter, node: Node) -> None:
+    """`x[mask]` and `index_put` through a mask: the mask's `count` positions instead."""
+    at = _mask_index(node)
+    assert at is not None
+    indices = list(node.args[1])  # type: ignore[arg-type]
+    mask = indices[at]
+    assert isinstance(mask, Node)
+    count = int(r.values[mask].count_nonzero())
+    mask = r.checked_input(node, mask, r.count_equals(node, mask, count),
+                           f"the mask selects another number of elements than the {count} compiled for")
+    replaced = r.emit(node, node.target, node.args[0], [*indices[:at], *r.positions(node, mask, count),
+                                                        *indices[at + 1:]], *node.args[2:], **node.kwargs)
+    node.replace_all_uses_with(replaced)
+    r.graph.erase_node(node)
+
+
+def _bincount(r: _Rewriter, node: Node) -> None:
+    """`bincount` as an accumulating `index_put` into `length` zeros, checked to have that length."""
+    args: dict[str, Any] = dict(zip(("self", "weights", "minlength"), node.args)) | dict(node.kwargs)
+    source, weights, minlength = args["self"], args.get("weights"), int(args.get("minlength") or 0)
+    assert isinstance(source, Node)
+    length, dtype = int(r.values[node].shape[0]), r.values[node].dtype
+    if source.meta["val"].numel():  # (an empty input's length is minlength, known from the shapes)
+        top = r.emit(node, aten.add.Tensor, r.emit(node, aten.amax.default, source), 1)
+        size = r.emit(node, aten.clamp_min.default, top, minlength)
+        conditions = [r.emit(node, aten.eq.Scalar, size, length),
+                      r.emit(node, aten.ge.Scalar, r.emit(node, aten.amin.default, source), 0)]
+        source = r.checked_input(node, source, r.all_of(node, conditions),
+                                 f"the input gives another length than the {length} compiled for (or a negative value)")
+    zeros = r.emit(node, aten.zeros.default, [length], dtype=dtype)
+    if isinstance(weights, Node):
+        added = r.emit(node, aten._to_copy.default, weights, dtype=dtype)
+    else:
+        added = r.emit(node, aten.ones.default, list(source.meta["val"].shape), dtype=dtype)
+    counted = r.emit(node, aten.index_put.default, zeros, [source], added, True)
+    node.replace_all_uses_with(counted)
+    r.graph.erase_node(node)
+
+
+def _masked_select(r: _Rewriter, node: Node) -> None:
+    """`masked_select`: the broadcast input at the broadcast mask's `count` positions."""
+    source, mask = node.args[:2]
+    assert isinstance(source, Node) and isinstance(mask, Node)
+    shape = list(torch.broadcast_shapes(source.meta["val"].shape, mask.meta["val"].shape))
+    source, mask = (r.emit(node, aten.expand.default, v, shape) for v in (source, mask))
+    count = int(r.values[node].shape[0])
+    mask = r.checked_input(node, mask, r.count_equals(node, mask, count),
+                           f"the mask selects another number of elements than the {count} compiled for")
+    selected = r.emit(node, aten.index.Tensor, source, r.positions(node, mask, count))
+    node.replace_all_uses_with(selected)
+    r.graph.erase_node(node)
+
+
+SIZED_OPS = ("aten.bincount.default", "aten.masked_select.default", "aten.nonzero.default")
+"""The ops of data-dependent result size this module compiles for the example's size."""
+
+_STATIC_FORMS = {
+    aten.masked_select.default: _masked_select,
+    aten.nonzero.default: _nonzero,
+    aten.bincount.default: _bincount,
+}
+
+
+def _size_nodes(node: Node, original: dict[Node, Any]) -> list[Node]:
+    """The integer nodes `node` takes as arguments (sizes, starts, lengths), by their traced values."""
+    found: list[Node] = []
+    torch.fx.node.map_arg((node.args, node.kwargs), lambda n: found.append(n) if
+                          isinstance(original.get(n), torch.SymInt) else None)
+    return found
+
+
+def _with_numbers(node: Node, numbers: dict[Node, int]) -> None:
+    def number(arg: Any) -> Any:
+        if isinstance(arg, Node):
+            return numbers.get(arg, arg)
+        if isinstance(arg, list | tuple):
+            return type(arg)(number(a) for a in arg)
+        return arg
+
+    node.args = number(node.args)
+    node.kwargs = number(node.kwargs)
+
+
+def _read_sizes(r: _Rewriter, original: dict[Node, Any]) -> None:
+    """Sizes from `.item()` reads become the example's numbers; each op taking one is checked."""
+    reads = {original[n].node.expr: n for n in r.graph.nodes
+             if n.op == "call_function" and n.target in _READS and isinstance(original.get(n), torch.SymInt)
+             and isinstance(original[n].node.expr, sympy.Symbol)}
+    for node in list(r.graph.nodes):
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
+                or node.target in _READS or str(node.target) in _ASSERTS or node.target is CHECK:
+            continue
+        sizes = [n for n in _size_nodes(node, original) if _unbacked(original[n])]
+        if not sizes:
+            continue
+        symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))
+        _with_numbers(node, {n: int(r.values[n]) for n in sizes})
+        conditions = []
+        for symbol in sorted(symbols, key=str):
+            read = reads.get(symbol)
+            if read is None:
+                continue  # a size of another op's result: that op is checked
+            source = read.args[0]
+            assert isinstance(source, Node)
+            conditions.append(r.emit(node, aten.eq.Scalar, source, r.bound[symbol]))
+        values = ", ".join(str(int(r.values[n])) for n in sizes)
+        why = f"a size read from a tensor differs from the {values} compiled for"
+        if conditions and isinstance(node.meta.get("val"), torch.Tensor):
+            r.guard(node, node, r.all_of(node, conditions), why)
+        elif conditions:
+            for user in [u for u in node.users if u.target is operator.getitem]:
+                r.guard(node, user, r.all_of(user, conditions), why)
+
+
+def _refuse_unknown(graph: torch.fx.Graph) -> None:
+    """A size made by an op with no static form stays the importer's error."""
+    known = (*_STATIC_FORMS, *_READS)
+    for node in graph.nodes:
+        bindings = node.meta.get("unbacked_bindings") or {}
+        makes_size = any(getattr(key, "name", None) == "size" for path in bindings.values() for key in path)
+        if makes_size and node.target not in known and _mask_index(node) is None:
+            raise RduccError(
+                f"{describe_location(node)}: data-dependent shape on '{node.name}' (its size depends on "
+                "the tensor's values); rducc compiles such sizes, for the example's values, for bincount, "
+                "nonzero, boolean masks, masked_select and sizes read with .item() only"
+            )
+
+
+def specialize_data_sizes(ep: ExportedProgram) -> None:
+    """Rewrite (in place) the program's data-dependent sizes as the example's, checked (module docstring).
+    Without example inputs nothing changes (the importer then refuses the sizes)."""
+    graph = ep.graph
+    _refuse_unknown(graph)
+    values = _example_values(ep)
+    if values is None:
+        return
+    bound = _bindings(graph, values)
+    r = _Rewriter(ep, values, bound)
+    original = {n: n.meta.get("val") for n in graph.nodes}
+    for node in graph.nodes:
+        if node in values:
+            node.meta["val"] = r.static(node.meta.get("val"), values[node])
+    _read_sizes(r, original)
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        if node.target in _STATIC_FORMS:
+            _STATIC_FORMS[node.target](r, node)
+        elif _mask_index(node) is not None and (node.target is aten.index.Tensor or _per_element_mask_put(node)):
+            _mask_indexing(r, node)
+    for node in list(graph.nodes):
+        if str(node.target) in _ASSERTS:
+            graph.erase_node(node)
+    graph.eliminate_dead_code()
+    graph.lint()
+    ep.graph_module.recompile()
+
+
+__all__ = ["CHECK", "SIZED_OPS", "has_data_sizes", "specialize_data_sizes"]
