@@ -6,7 +6,7 @@
 
 Each pipeline runs the levels of the architecture in order:
 
-    graph   --rdu-canonicalize, rdu-split-contraction, rdu-outline-layers, cse, rdu-fuse,
+    graph   --rdu-canonicalize, rdu-outline-layers, rdu-split-contraction, cse, rdu-fuse,
               rdu-merge-maps-->  kernels
     kernels --rdu-place-saved, rdu-tile, rdu-place-tiers, rdu-insert-dma-->   memory
     memory  --rdu-sram-alloc, rdu-map-units-->              placed (and mapped onto units)
@@ -43,7 +43,7 @@ LEVELS = tuple(level.value for level in Level)
 """IR levels by name, in pipeline order (`Level`); `--emit` stops at one of them."""
 
 STAGES: dict[str, list[str]] = {
-    "kernels": ["rdu-canonicalize", "rdu-split-contraction", "rdu-outline-layers", "cse", "rdu-fuse{level=%(opt)d}",
+    "kernels": ["rdu-canonicalize", "rdu-outline-layers", "rdu-split-contraction", "cse", "rdu-fuse{level=%(opt)d}",
                 "rdu-merge-maps"],
     "memory": ["rdu-place-saved", "rdu-tile", "rdu-place-tiers", "rdu-insert-dma{keep_on_chip=%(keep)s}"],
     "placed": ["rdu-sram-alloc", "rdu-map-units"],

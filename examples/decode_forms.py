@@ -40,11 +40,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import models
 import torch
 from torch import nn
 from torch.nn import functional as F
-
-import models
 
 FORMS = ("modules", "parent_calls", "residual_in_parent", "residual_first", "stacked", "norm_after", "sdpa_loop",
          "index_heads")

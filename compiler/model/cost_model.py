@@ -235,7 +235,7 @@ class Report(TierTotals):
 
 
 
-def _compute_element(op: Operation) -> Attribute | None:
+def compute_element(op: Operation) -> Attribute | None:
     """The element type an op computes in: its first tensor operand's, else its result's."""
     for value in (*op.operands, *op.results):
         if isinstance(value.type, TensorType):
@@ -305,7 +305,7 @@ def _ops_seconds(function: func.FuncOp, args: set[SSAValue], target: Target,
         if isinstance(op, HostCallOp):
             seconds += host_call_cost(op, target).modeled_time_s
             continue
-        element = _compute_element(op)
+        element = compute_element(op)
         flops = op_flops(op)
         compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
         read = sum(value_bytes(v) for v in op.operands if v in args and isinstance(v.type, TensorType))

@@ -308,7 +308,7 @@ def test_pipeline_edits_insert_where_asked():
     assert names(edit_pipeline(base, [api.before("rdu-tile", marker)])) == names(base[:tile]) + ["fuse-silu"] + names(base[tile:])
     after = names(edit_pipeline(base, [api.after("rdu-sram-alloc", marker)]))
     assert after[after.index("rdu-sram-alloc") + 1] == "fuse-silu" and len(after) == len(base) + 1
-    with pytest.raises(RduccError, match="cannot insert before 'rdu-nothing'.*rdu-canonicalize, rdu-split-contraction, rdu-outline-layers, cse"):
+    with pytest.raises(RduccError, match="cannot insert before 'rdu-nothing'.*rdu-canonicalize, rdu-outline-layers, rdu-split-contraction, cse"):
         edit_pipeline(base, [api.before("rdu-nothing", marker)])
 
 
