@@ -110,9 +110,8 @@ def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None
         link_end = link_start + cost.link_s
         finish = max(lanes.finish, end, link_end)
         share = finish - lanes.finish
-        named = {"name": kernel_run_name(record.op, record.calls)} if record.calls else {}
-        costs.append(replace(cost, modeled_time_s=share,
-                             overlap_s=alone.modeled_time_s - share, **named))  # layer[1].k0: a call's run
+        name = kernel_run_name(record.op, record.calls) if record.calls else cost.name  # layer[1].k0: a call's run
+        costs.append(replace(cost, name=name, modeled_time_s=share, overlap_s=alone.modeled_time_s - share))
         placed.append(Placed(start, end, link_start, link_end, cost.overlap_s if wait > 0 else 0.0, independent))
         lanes.chip_free, lanes.finish = end, finish
         if cost.link_s > 0:

@@ -17,7 +17,7 @@ from rducc.dialects.tier import ComputeOp
 from rducc.dialects.program import functions
 from rducc.driver import import_exported
 from rducc.pipeline import parse_passes, pipeline_text, run_passes
-from rducc.model import kernel_timing
+from rducc.model import kernel_timing, overlap_schedule
 from rducc.model.cost_model import Report, estimate
 from rducc.runtime.executor import GraphExecutor, to_numpy, weights_of
 from rducc.runtime.interpreter import PlacedProgram
@@ -95,8 +95,9 @@ def test_outlined_o2_reports_equal_its_inlined_program(tiny_llama, outlined_o2, 
     _, inputs, _ = tiny_llama
     inlined = inline_calls(outlined_o2.module)
     costed = []
-    original = kernel_timing.kernel_work
-    monkeypatch.setattr(kernel_timing, "kernel_work", lambda kernel, target: costed.append(kernel) or original(kernel, target))
+    original = kernel_timing.kernel_work  # what the schedule asks of each kernel
+    monkeypatch.setattr(overlap_schedule, "kernel_work",
+                        lambda kernel, target: costed.append(kernel) or original(kernel, target))
     # kernel looping off: the calls then cost what the inline kernels cost (looping: test_kernel_looping.py)
     unlooped = dataclasses.replace(SN40L, kernel_looping=False)
     outlined_report = estimate(outlined_o2.module, unlooped)
