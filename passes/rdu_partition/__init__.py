@@ -135,7 +135,7 @@ _CHAIN_OPS = (TransposeOp, ReshapeOp, BroadcastOp, SliceOp)
 """Layout ops through which a whole value can be split after the fact, back to the argument it reads."""
 
 
-def _chain_op(op: Operation | None) -> bool:
+def _chain_op(op: Operation) -> bool:
     """A layout op (`_CHAIN_OPS`) or a map of one operand (the scale SDPA applies to k):
     an op whose result can be split after the fact by splitting its one input."""
     return isinstance(op, _CHAIN_OPS) or (isinstance(op, MapOp) and len(op.operands) == 1)
@@ -407,9 +407,8 @@ class _TensorPartitioner:
         if self._shardable_arg(value, want, via):
             return []
         owner = value.owner
-        if not _chain_op(owner) or not self._only_unseen_users(value, via):
+        if not isinstance(owner, Operation) or not _chain_op(owner) or not self._only_unseen_users(value, via):
             return None
-        assert owner is not None
         if self.layout_of(owner.operands[0]) is not None:
             return None
         if self._split_by_broadcast(owner, want):
