@@ -4,7 +4,7 @@ Each step is the joint graph (torch.export.experimental._export_forward_backward
 forward, loss, backward; the gradients are the step's results, as the
 optimizer is not in the program yet) of the exact Llama 3.1 config on the
 meta device (bf16, batch 1, sequence 4,096, examples/models.py), compiled by
-rducc for the target (-O1: rdu-place-saved decides what lives in SRAM, HBM,
+rducc for the target (-O2: rdu-place-saved decides what lives in SRAM, HBM,
 DDR or is recomputed; rdu-split-contraction splits the output layer's
 backward matmul over the vocabulary) and costed from shapes alone. Figures:
 the modeled step time by phase, tokens/s and MFU (6 x N x tokens / time /
@@ -12,6 +12,13 @@ the modeled step time by phase, tokens/s and MFU (6 x N x tokens / time /
 and the DDR traffic a step, with the compile time on this machine; beside
 them, published MFU figures of GPU training of the same models (each with
 its number and its source). Every rducc figure is modeled, not measured.
+
+Compile time: what each layer costs by stage, with the scaling mechanisms on
+and off in the same run, is bench/train_compile_scaling.py's. Measured on
+this repository's 2-core machine shared by 9 sessions (load average about
+20), the 32-layer 8B step (no optimizer) at -O2 for sn40l compiled in 381 s
+of rducc stages after export (300 s), verify 173 s of them before the
+dealloc verifier walked each live range once (BENCHMARKS.md).
 
 The loss is written as log_softmax then a one-hot sum (the same value as
 cross_entropy): torch's cross_entropy on the meta device gives the joint
@@ -94,7 +101,7 @@ def compile_step(size: str, layers: int, target: str, optimizer: str | None = No
                  ) -> tuple[TrainingSpeed, float, int, str]:
     """The modeled step, the compile time (export included), the opt level and the split."""
     start = time.perf_counter()
-    level = 1  # -O2's layer-sized kernels exceed the SRAM at sequence 4,096 (bench/notes.md)
+    level = 2  # rdu-sram-alloc places a group in another order where largest-first fragments past the SRAM
     if optimizer is None:
         module = compile_module(joint_step(size, layers), CompileOptions(target=target, opt_level=level)).module
     else:

@@ -3,6 +3,7 @@
     import rducc
     program = rducc.compile(model, (x,))   # -> rducc.Program
     y = program(x)
+    result = rducc.generate("ckpt/", prompt_ids=[[1, 2, 3]], max_new_tokens=8)   # text generation
 
 `compile`, `Program` and `api` (the pass-authoring helpers, as in
 `rducc.api.after(...)`) load lazily, so the command-line tools start fast.
@@ -16,10 +17,12 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from rducc import api
+    from rducc.generation import Generation, Generator, generate
     from rducc.program import Program, compile
     from rducc.training import TrainingProgram, compile_training
 
-__all__ = ["Program", "TrainingProgram", "api", "compile", "compile_training", "__version__"]
+__all__ = ["Generation", "Generator", "Program", "TrainingProgram", "api", "compile", "compile_training", "generate",
+           "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -31,6 +34,10 @@ def __getattr__(name: str) -> Any:
         from rducc import training
 
         return getattr(training, name)
+    if name in ("generate", "Generator", "Generation"):
+        from rducc import generation
+
+        return getattr(generation, name)
     if name == "api":
         import importlib
 

@@ -71,6 +71,7 @@ def compile(  # noqa: A001 - the public name the API promises
     verify_each: bool = False,
     f64: str = "emulate",
     host_ops: bool = True,
+    split: tuple[int, ...] = (0, 0),
 ) -> Program:
     """Compile a model for the target and return the runnable Program.
 
@@ -85,10 +86,13 @@ def compile(  # noqa: A001 - the public name the API promises
     `demote` (computed in f32; the Program casts float64 inputs and outputs).
     `host_ops` runs an op the chip has no lowering for on the host CPU (an
     `rdu.host_call`, listed by `Program.host_ops`); False refuses it instead.
+    `split` is a multi-socket target's (tp, pp) as `rducc --tp N --pp M` gives
+    it (0: the cost model picks).
     """
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
-    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops)
+    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops,
+                             split=split)
     result = compile_module(_exported(model, example_inputs), options)
     weights = {name: torch_to_numpy(t) for name, t in result.weights.items()}
     decomposed = result.decomposed

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from math import prod
 from typing import TypeGuard
 
+from typing_extensions import TypeVar
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float8E4M3FNType,
@@ -18,6 +20,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import AttrConstraint, IntConstraint, VerificationContext
 from xdsl.utils.exceptions import VerifyException
 
 SUPPORTED_ELEMENT_TYPES = "f64, f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32, i16, i8, ui8, i1"
@@ -122,6 +125,31 @@ def verify_static(tensor_type: Attribute, what: str) -> None:
     """Raise if a tensor type has a dynamic dimension."""
     if any(d < 0 for d in shape_of(tensor_type)):
         raise VerifyException(f"{what} must have a static shape, got {tensor_type}")
+
+
+@dataclass(frozen=True)
+class StaticTensorConstraint(AttrConstraint[TensorType]):
+    """IRDL constraint: a tensor type with a static shape and an element type
+    rducc computes with (`verify_element_type`). Operand and result defs of the
+    `rdu` ops use it (`STATIC_TENSOR`), so their verifiers need not check it."""
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        if not isinstance(attr, TensorType):
+            raise VerifyException(f"{attr} should be of base attribute {TensorType.name}")
+        verify_static(attr, "an rdu tensor")
+        verify_element_type(attr.element_type, f"{attr}")
+
+    def get_bases(self) -> set[type[Attribute]] | None:
+        return {TensorType}
+
+    def mapping_type_vars(
+        self, type_var_mapping: Mapping[TypeVar, AttrConstraint | IntConstraint]
+    ) -> StaticTensorConstraint:
+        return self
+
+
+STATIC_TENSOR = StaticTensorConstraint()
+"""The constraint of every tensor operand and result of the `rdu` ops."""
 
 
 def broadcast_shapes(shapes: Sequence[Sequence[int]]) -> tuple[int, ...] | None:

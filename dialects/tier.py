@@ -464,21 +464,29 @@ class DeallocOp(IRDLOperation, NoCompute):
 
     def _verify_no_use_after(self) -> None:
         """No use of the buffer (nested ops included) comes after the dealloc in its
-        block: walk back from each use to the buffer's definition; meeting this
-        dealloc first means the use is after it."""
+        block: one walk back from the dealloc to the buffer's definition (or the
+        block's start) meets the op holding each earlier use; a use it does not
+        meet is after the dealloc. (One walk of the live range a dealloc, not one
+        a use: a training step's saved activations live from the forward to the
+        backward and have several readers.)"""
         block = self.parent_block()
+        later: dict[Operation, Operation] = {}
         for use in sorted(self.buffer.uses, key=lambda use: isinstance(use.operation, DeallocOp)):
             user: Operation | None = use.operation
             if user is self:
                 continue
             while user is not None and user.parent_block() is not block:
                 user = user.parent_op()
-            while user is not None and user is not self.buffer.owner:
-                if user is self:
-                    kind = use.operation
-                    what = "freed again" if isinstance(kind, DeallocOp) else f"used by '{kind.name}'"
-                    raise VerifyException(f"'tier.dealloc' frees a buffer that is {what} after it")
-                user = user.prev_op
+            if user is not None:
+                later.setdefault(user, use.operation)
+        current = self.prev_op
+        while later and current is not None and current is not self.buffer.owner:
+            later.pop(current, None)
+            current = current.prev_op
+        if later:
+            kind = next(iter(later.values()))
+            what = "freed again" if isinstance(kind, DeallocOp) else f"used by '{kind.name}'"
+            raise VerifyException(f"'tier.dealloc' frees a buffer that is {what} after it")
 
 
 def _only_reads(op: Operation, buffer: SSAValue) -> bool:

@@ -38,9 +38,9 @@ a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -72,6 +72,7 @@ from rducc.dialects.rdu.dataflow import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import is_contiguous_window
+from rducc.model.group_signature import group_signature
 from rducc.model.kernel_model import (
     best_plan,
     gathered_inputs,
@@ -204,8 +205,22 @@ def _before(key: tuple, moved: int) -> tuple:
     return (*key[:-1], moved, _LAST)
 
 
+_ANSWERS: dict[Hashable, Any] = {}
+"""Answers about groups of the rdu-fuse run in progress, by what is asked, the
+target and the group's signature (`group_signature`): a graph of repeated
+layers that are not outlined (a training step's) asks each once per distinct
+group, not once per layer. Cleared when a run starts and ends."""
+
+
+def _remembered(question: str, ops: Sequence[Operation], target: Target, answer: Callable[[], Any]) -> Any:
+    key = (question, id(target), group_signature(ops))
+    if key not in _ANSWERS:
+        _ANSWERS[key] = answer()
+    return _ANSWERS[key]
+
+
 def _fits(ops: Sequence[Operation], target: Target) -> bool:
-    return best_plan(make_group(ops), target) is not None
+    return bool(_remembered("fits", ops, target, lambda: best_plan(make_group(ops), target) is not None))
 
 
 def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Operation]]:
@@ -317,6 +332,11 @@ class Weighed:
 
 def weigh(ops: Sequence[Operation], target: Target) -> Weighed:
     """The group's modeled time as one kernel and its candidate split points (module docstring)."""
+    found: Weighed = _remembered("weigh", ops, target, lambda: _weigh(ops, target))
+    return found
+
+
+def _weigh(ops: Sequence[Operation], target: Target) -> Weighed:
     planned = group_body(ops, target)
     middle = (len(ops) // 2,)
     if planned is None:
@@ -405,6 +425,13 @@ class RduFuse(RduPass):
 
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
+        _ANSWERS.clear()
+        try:
+            self._fuse(op, target)
+        finally:
+            _ANSWERS.clear()
+
+    def _fuse(self, op: ModuleOp, target: Target) -> None:
         for function in functions(op):
             if self.level > 0:
                 sink_to_first_use(function)

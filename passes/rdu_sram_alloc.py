@@ -9,7 +9,9 @@ Live ranges are intervals over the program order of @forward (a loop's body
 once: every iteration reuses the same buffers); buffers of different kernels
 never overlap in time, so each group of overlapping intervals is placed on
 its own. Placement is greedy by size, lowest fitting offset first, with
-offsets aligned to SRAM_ROW_BYTES bytes. The pass records on @forward:
+offsets aligned to SRAM_ROW_BYTES bytes; a group that this order fragments
+beyond the capacity is placed again earliest-first, then longest-lived
+first, and the first order that fits is kept (`PLACEMENT_ORDERS`). The pass records on @forward:
 
     tier.sram_capacity      the target's SRAM bytes (the verifiers check it)
     tier.sram_peak          highest byte used
@@ -30,6 +32,7 @@ buffers live at the busiest point.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -120,9 +123,37 @@ def _overlapping_groups(buffers: list[SramBuffer]) -> list[list[SramBuffer]]:
     return groups
 
 
-def _place_group(group: list[SramBuffer]) -> None:
+PLACEMENT_ORDERS: tuple[tuple[str, Callable[[SramBuffer], tuple[int, ...]]], ...] = (
+    ("largest first", lambda b: (-b.size, b.start)),
+    ("earliest first", lambda b: (b.start, -b.size)),
+    ("longest-lived first", lambda b: (b.start - b.end, -b.size)),
+)
+"""The orders a group's buffers are placed in, first fit each: the first that
+fits the capacity is kept (the largest-first order unless it does not fit)."""
+
+
+def _place_group(group: list[SramBuffer], capacity: int) -> None:
+    """Offsets for a group of buffers whose live ranges chain together: greedy,
+    lowest fitting offset first, in the first of `PLACEMENT_ORDERS` whose peak
+    fits `capacity` (else the order of the lowest peak). Greedy placement
+    fragments: the largest-first order can need more than the most bytes live
+    at once where another order does not."""
+    best: tuple[int, list[int]] | None = None
+    for _, order in PLACEMENT_ORDERS:
+        peak = _place_in_order(group, order)
+        if best is None or peak < best[0]:
+            best = (peak, [b.offset for b in group])
+        if peak <= capacity:
+            return
+    assert best is not None
+    for buffer, offset in zip(group, best[1]):
+        buffer.offset = offset
+
+
+def _place_in_order(group: list[SramBuffer], order: Callable[[SramBuffer], tuple[int, ...]]) -> int:
+    """Place `group` first fit in `order`; the highest byte used."""
     placed: list[SramBuffer] = []
-    for buffer in sorted(group, key=lambda b: (-b.size, b.start)):
+    for buffer in sorted(group, key=order):
         busy = sorted(
             (p for p in placed if p.start <= buffer.end and buffer.start <= p.end),
             key=lambda p: p.offset,
@@ -134,6 +165,7 @@ def _place_group(group: list[SramBuffer]) -> None:
             offset = max(offset, other.offset + other.size)
         buffer.offset = offset
         placed.append(buffer)
+    return max((b.offset + b.size for b in group), default=0)
 
 
 def max_live(buffers: list[SramBuffer]) -> tuple[int, list[SramBuffer]]:
@@ -202,7 +234,7 @@ class RduSramAlloc(RduPass):
             buffers = collect_buffers(function)
             groups = _overlapping_groups(buffers)
             for group in groups:
-                _place_group(group)
+                _place_group(group, target.sram_bytes)
             peak = max((b.offset + b.size for b in buffers), default=0)
             bound, live = _max_live_fast(groups)
             for callee_peak, callee_bound in _calls_checked(function, buffers, callee_peaks):

@@ -24,16 +24,9 @@ from dataclasses import replace
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.contracts import (
-    Split,
-    arg_attrs,
-    is_input,
-    partition_of,
-    result_shards,
-    shard_of,
-    spmd_ranks,
-)
+from rducc.dialects.contracts import arg_attrs, is_input, partition_of, result_shards, shard_of, spmd_ranks
 from rducc.dialects.program import ENTRY, entry_function
+from rducc.dialects.split import Split
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, RunCounter, SocketGroup

@@ -40,6 +40,7 @@ from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
+from rducc.frontend.local_decompose import decompose_locally
 from rducc.frontend.locations import describe_location
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.training_mode import TRAINING_CHECKS
@@ -135,9 +136,24 @@ program for several opt levels or targets decomposes it once (torch's
 decomposition costs far more than rducc's import and passes on small models)."""
 
 
+_DEFAULT_TABLE: dict[tuple[int, int], dict[Any, Decomposition]] = {}
+
+
+def default_table() -> dict[Any, Decomposition]:
+    """`torch.export.default_decompositions()`, built once per set of registered
+    ops: torch walks every op namespace to build it (about 1.5 s a call), and a
+    training step decomposes one update program per parameter shape."""
+    registered = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
+    key = (len(torch.ops._dir), len(registered))  # a newly registered op or namespace: built again
+    if key not in _DEFAULT_TABLE:
+        _DEFAULT_TABLE.clear()
+        _DEFAULT_TABLE[key] = dict(torch.export.default_decompositions())
+    return _DEFAULT_TABLE[key]
+
+
 def decomposition_table(ep: ExportedProgram) -> dict[Any, Decomposition]:
     """torch's default table, rducc's extra decompositions and the program's custom ops."""
-    table = dict(torch.export.default_decompositions())
+    table = dict(default_table())
     for name, function in EXTRA_DECOMPOSITIONS.items():
         op = overload(name)
         if op is not None and _namespace(op) in CORE_NAMESPACES:
@@ -299,7 +315,9 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     if ep not in _DECOMPOSED:
         table = decomposition_table(ep)
         with captured_torch_logs():  # its tracebacks: rducc reports the error itself
-            _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(_run(ep, table), table))
+            local = decompose_locally(ep, table)  # a few nodes to decompose: those alone
+            decomposed = local if local is not None else _run(ep, table)
+            _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(decomposed, table))
         if has_data_sizes(_DECOMPOSED[ep]):
             specialize_data_sizes(_DECOMPOSED[ep])
         if has_complex(_DECOMPOSED[ep]):

@@ -57,9 +57,12 @@ def _start(tool: str, module: str, argv: list[str] | None = None) -> int:
 
 
 def rducc() -> int:
-    """`rducc`: rducc.tools.cli.main; `rducc deploy ...`: rducc.tools.deploy.main."""
+    """`rducc`: rducc.tools.cli.main; `rducc deploy ...`: rducc.tools.deploy.main;
+    `rducc generate ...`: rducc.tools.generate.main."""
     if sys.argv[1:2] == ["deploy"]:
         return _start("rducc deploy", "rducc.tools.deploy", sys.argv[2:])
+    if sys.argv[1:2] == ["generate"]:
+        return _start("rducc generate", "rducc.tools.generate", sys.argv[2:])
     return _start("rducc", "rducc.tools.cli")
 
 

@@ -20,7 +20,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.op_facts import DimMap, OpFacts, Shape, identity
-from rducc.dialects.shapes import verify_static
+from rducc.dialects.shapes import STATIC_TENSOR
 
 
 @irdl_op_definition
@@ -30,10 +30,10 @@ class CheckOp(IRDLOperation, OpFacts):
     condition's ops already counted."""
 
     name = "rdu.check"
-    input = operand_def(TensorType)
-    condition = operand_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
+    condition = operand_def(STATIC_TENSOR)
     message = prop_def(StringAttr)
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$input `if` $condition `else` $message attr-dict `:` type($input) `,` type($condition) `->` type($result)"
@@ -47,9 +47,6 @@ class CheckOp(IRDLOperation, OpFacts):
         )
 
     def verify_(self) -> None:
-        for value, what in ((self.input, "input"), (self.condition, "condition"), (self.result, "result")):
-            assert isinstance(value.type, TensorType)
-            verify_static(value.type, f"'rdu.check' {what}")
         if self.result.type != self.input.type:
             raise VerifyException("'rdu.check' result must have its input's type")
         assert isinstance(self.condition.type, TensorType)

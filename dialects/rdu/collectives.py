@@ -26,20 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
-from rducc.dialects.shapes import element_of, shape_of, verify_element_type, verify_static
+from rducc.dialects.shapes import STATIC_TENSOR, element_of, shape_of
 
 
-def _verify_static_tensors(op: IRDLOperation) -> None:
-    for index, value in enumerate([*op.operands, *op.results]):
-        what = f"'{op.name}' value #{index}"
-        verify_static(value.type, what)
-        verify_element_type(value.type.element_type, what)
+def _verify_same_element(op: IRDLOperation) -> None:
     a, b = op.operands[0].type, op.results[0].type
     if element_of(a) != element_of(b):
         raise VerifyException(
@@ -55,8 +51,8 @@ def _verify_group(op: IRDLOperation, group: int) -> None:
 class _CollectiveOp(IRDLOperation, OpFacts):
     """One tensor in, one tensor out, over a group of sockets."""
 
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
+    result = result_def(STATIC_TENSOR)
     group = prop_def(IntegerAttr[I64])
 
     @property
@@ -86,7 +82,7 @@ class AllReduceOp(_CollectiveOp):
         )
 
     def verify_(self) -> None:
-        _verify_static_tensors(self)
+        _verify_same_element(self)
         _verify_group(self, self.group_size)
         if self.input.type != self.result.type:
             raise VerifyException("'rdu.all_reduce' result must have the input's type")
@@ -116,7 +112,7 @@ class _DimCollectiveOp(_CollectiveOp):
 
     def _verify_dim(self, small: tuple[int, ...], large: tuple[int, ...]) -> None:
         """`large` is `small` with dim `dim` multiplied by the group."""
-        _verify_static_tensors(self)
+        _verify_same_element(self)
         group, dim = self.group_size, self.dim.value.data
         _verify_group(self, group)
         if self.stride_size < 1:
@@ -169,8 +165,8 @@ class SendRecvOp(IRDLOperation, OpFacts):
     """Point to point: the value computed by pipeline stage `source` received by stage `dest`."""
 
     name = "rdu.send_recv"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
+    result = result_def(STATIC_TENSOR)
     source = prop_def(IntegerAttr[I64])
     dest = prop_def(IntegerAttr[I64])
     assembly_format = "$input `from` $source `to` $dest attr-dict `:` type($input) `->` type($result)"
@@ -183,7 +179,7 @@ class SendRecvOp(IRDLOperation, OpFacts):
         )
 
     def verify_(self) -> None:
-        _verify_static_tensors(self)
+        _verify_same_element(self)
         source, dest = self.source.value.data, self.dest.value.data
         if source < 0 or dest < 0:
             raise VerifyException(f"'rdu.send_recv' stages must be >= 0, got {source} -> {dest}")

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
@@ -45,8 +45,9 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -70,6 +71,7 @@ from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
+    STATIC_TENSOR,
     broadcast_shapes,
     broadcasts_to,
     element_of,
@@ -78,8 +80,6 @@ from rducc.dialects.shapes import (
     is_integer,
     num_elements,
     shape_of,
-    verify_element_type,
-    verify_static,
     window_output_size,
 )
 
@@ -148,13 +148,26 @@ def _i64_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(values))
 
 
-def _verify_tensors(op: IRDLOperation) -> None:
-    """Every tensor operand/result is static with a supported element type."""
-    for i, value in enumerate([*op.operands, *op.results]):
-        if isinstance(value.type, TensorType):
-            what = f"'{op.name}' value #{i}"
-            verify_static(value.type, what)
-            verify_element_type(value.type.element_type, what)
+_CANONICALIZATIONS: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+"""Each op's canonicalization patterns, registered by
+`rducc.dialects.rdu.canonicalization` (which the `rdu` package imports)."""
+
+
+def register_canonicalization(op_type: type[Operation], patterns: tuple[RewritePattern, ...]) -> None:
+    """Attach `patterns` to `op_type` (which carries `RduCanonicalization`)."""
+    _CANONICALIZATIONS[op_type] = patterns
+
+
+class RduCanonicalization(HasCanonicalizationPatternsTrait):
+    """The op's patterns in `rducc.dialects.rdu.canonicalization`, which the
+    stock `canonicalize` and `rdu-canonicalize` apply."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        return _CANONICALIZATIONS.get(op, ())
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return tuple(dict.fromkeys(p for patterns in _CANONICALIZATIONS.values() for p in patterns))
 
 
 def _same_element(op: IRDLOperation, a: Attribute, b: Attribute, what: str) -> None:
@@ -192,10 +205,10 @@ class MapOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.map"
-    inputs = var_operand_def(TensorType)
-    result = result_def(TensorType)
+    inputs = var_operand_def(STATIC_TENSOR)
+    result = result_def(STATIC_TENSOR)
     body = region_def("single_block")
-    traits = traits_def(Pure(), IsolatedFromAbove())
+    traits = traits_def(Pure(), IsolatedFromAbove(), RduCanonicalization())
     assembly_format = (
         "$inputs attr-dict `:` functional-type($inputs, $result) $body"
     )
@@ -204,7 +217,6 @@ class MapOp(IRDLOperation, OpFacts):
         super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         block = self.body.block
         if len(block.args) != len(self.inputs):
             raise VerifyException(
@@ -340,11 +352,11 @@ class MatmulOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.matmul"
-    lhs = operand_def(TensorType)
-    rhs = operand_def(TensorType)
+    lhs = operand_def(STATIC_TENSOR)
+    rhs = operand_def(STATIC_TENSOR)
     transpose_rhs = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
+    result = result_def(STATIC_TENSOR)
+    traits = traits_def(Pure(), RduCanonicalization())
     assembly_format = (
         "$lhs `,` $rhs (`transpose_rhs` $transpose_rhs^)? attr-dict "
         "`:` type($lhs) `,` type($rhs) `->` type($result)"
@@ -369,7 +381,6 @@ class MatmulOp(IRDLOperation, OpFacts):
         return rank - 2 if self.transpose_rhs is not None else rank - 1
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         a, b, c = shape_of(self.lhs.type), shape_of(self.rhs.type), shape_of(self.result.type)
         if len(a) < 2 or len(b) < 2:
             raise VerifyException("'rdu.matmul' operands must have rank >= 2")
@@ -428,10 +439,10 @@ class ReduceOp(IRDLOperation, OpFacts):
 
     name = "rdu.reduce"
     kind = prop_def(ReduceKindAttr)
-    input = operand_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
     dims = prop_def(DenseArrayBase.constr(I64))
     keepdim = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$kind $input `dims` $dims (`keepdim` $keepdim^)? attr-dict "
@@ -455,7 +466,6 @@ class ReduceOp(IRDLOperation, OpFacts):
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         shape = shape_of(self.input.type)
         dims = _ints(self.dims)
         _verify_dims(self.name, dims, len(shape))
@@ -500,9 +510,9 @@ class ScanOp(IRDLOperation, OpFacts):
 
     name = "rdu.scan"
     kind = prop_def(ScanKindAttr)
-    input = operand_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
     dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)"
@@ -516,7 +526,6 @@ class ScanOp(IRDLOperation, OpFacts):
         )
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         shape = shape_of(self.input.type)
         _verify_dims(self.name, [self.dim.value.data], len(shape))
         if shape_of(self.result.type) != shape:
@@ -555,13 +564,13 @@ class ConvOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.conv"
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
+    weight = operand_def(STATIC_TENSOR)
     stride = prop_def(DenseArrayBase.constr(I64))
     padding = prop_def(DenseArrayBase.constr(I64))
     dilation = prop_def(DenseArrayBase.constr(I64))
     groups = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$input `,` $weight `stride` $stride `padding` $padding `dilation` $dilation "
@@ -590,7 +599,6 @@ class ConvOp(IRDLOperation, OpFacts):
         )
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         x, w, y = shape_of(self.input.type), shape_of(self.weight.type), shape_of(self.result.type)
         spatial = len(x) - 2
         if spatial < 1 or len(w) != len(x) or len(y) != len(x):
@@ -636,13 +644,13 @@ class PoolOp(IRDLOperation, OpFacts):
 
     name = "rdu.pool"
     kind = prop_def(PoolKindAttr)
-    input = operand_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
     window = prop_def(DenseArrayBase.constr(I64))
     stride = prop_def(DenseArrayBase.constr(I64))
     padding = prop_def(DenseArrayBase.constr(I64))
     dilation = prop_def(DenseArrayBase.constr(I64))
     ceil_mode = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$kind $input `window` $window `stride` $stride `padding` $padding "
@@ -673,7 +681,6 @@ class PoolOp(IRDLOperation, OpFacts):
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         x, y = shape_of(self.input.type), shape_of(self.result.type)
         spatial = len(_ints(self.window))
         if spatial < 1 or len(x) < spatial + 1 or len(y) != len(x):
@@ -724,13 +731,12 @@ class PoolOp(IRDLOperation, OpFacts):
 class _UnaryLayoutOp(IRDLOperation):
     """Shared shape of the one-input, one-result layout ops."""
 
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
+    input = operand_def(STATIC_TENSOR)
+    result = result_def(STATIC_TENSOR)
+    traits = traits_def(Pure(), RduCanonicalization())
 
     def _verify_same_element(self) -> tuple[Shape, Shape]:
         """Check the tensors and their element type; the input's and the result's shapes."""
-        _verify_tensors(self)
         _same_element(self, self.input.type, self.result.type, "input and result")
         return shape_of(self.input.type), shape_of(self.result.type)
 
@@ -897,10 +903,10 @@ class ConcatOp(IRDLOperation, OpFacts):
     """Joins tensors along `dim`."""
 
     name = "rdu.concat"
-    inputs = var_operand_def(TensorType)
+    inputs = var_operand_def(STATIC_TENSOR)
     dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
+    result = result_def(STATIC_TENSOR)
+    traits = traits_def(Pure(), RduCanonicalization())
     assembly_format = (
         "$inputs `dim` $dim attr-dict `:` functional-type($inputs, $result)"
     )
@@ -913,7 +919,6 @@ class ConcatOp(IRDLOperation, OpFacts):
         )
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         if not self.inputs:
             raise VerifyException("'rdu.concat' needs at least one input")
         out = shape_of(self.result.type)
@@ -966,11 +971,11 @@ class GatherOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.gather"
-    source = operand_def(TensorType)
-    indices = var_operand_def(TensorType)
+    source = operand_def(STATIC_TENSOR)
+    indices = var_operand_def(STATIC_TENSOR)
     dim = prop_def(IntegerAttr[I64])
     wraps = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$source `[` $indices `]` `dim` $dim (`wraps` $wraps^)? attr-dict "
@@ -995,7 +1000,6 @@ class GatherOp(IRDLOperation, OpFacts):
         )
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         shape = shape_of(self.source.type)
         dim, count = self.dim.value.data, len(self.indices)
         if count < 1 or dim < 0 or dim + count > len(shape):
@@ -1043,7 +1047,7 @@ class IotaOp(IRDLOperation, OpFacts):
     name = "rdu.iota"
     start = prop_def(irdl_to_attr_constraint(IntegerAttr[I64]) | base(FloatAttr))
     step = prop_def(irdl_to_attr_constraint(IntegerAttr[I64]) | base(FloatAttr))
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
 
     def __init__(self, start: int | float, step: int | float, result_type: Attribute):
@@ -1078,7 +1082,6 @@ class IotaOp(IRDLOperation, OpFacts):
         return op
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         if len(shape_of(self.result.type)) != 1:
             raise VerifyException("'rdu.iota' result must be rank 1")
 
@@ -1098,10 +1101,10 @@ class ArgsortOp(IRDLOperation, OpFacts):
     keep their order); NaN sorts as the largest value, as in torch.sort."""
 
     name = "rdu.argsort"
-    input = operand_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
     dim = prop_def(IntegerAttr[I64])
     descending = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$input `dim` $dim (`descending` $descending^)? attr-dict `:` type($input) `->` type($result)"
@@ -1114,7 +1117,6 @@ class ArgsortOp(IRDLOperation, OpFacts):
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         shape = shape_of(self.input.type)
         _verify_dims(self.name, [self.dim.value.data], len(shape))
         if shape_of(self.result.type) != shape or element_of(self.result.type) != i64:
@@ -1147,12 +1149,12 @@ class ScatterOp(IRDLOperation, OpFacts):
     (sum, prod, max or min) every write combines with the position's value."""
 
     name = "rdu.scatter"
-    input = operand_def(TensorType)
-    index = operand_def(TensorType)
-    source = operand_def(TensorType)
+    input = operand_def(STATIC_TENSOR)
+    index = operand_def(STATIC_TENSOR)
+    source = operand_def(STATIC_TENSOR)
     dim = prop_def(IntegerAttr[I64])
     reduce = opt_prop_def(ReduceKindAttr)
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
         "$input `[` $index `]` `=` $source `dim` $dim (`reduce` $reduce^)? attr-dict "
@@ -1166,7 +1168,6 @@ class ScatterOp(IRDLOperation, OpFacts):
         super().__init__(operands=[input, index, source], result_types=[input.type], properties=props)
 
     def verify_(self) -> None:
-        _verify_tensors(self)
         shape, index = shape_of(self.input.type), shape_of(self.index.type)
         dim = self.dim.value.data
         if not shape:
@@ -1211,8 +1212,16 @@ class ScatterOp(IRDLOperation, OpFacts):
 
 
 
-RANDOM_DISTRIBUTIONS = ("uniform", "normal")
-"""`rdu.random`'s distributions: uniform on [0, 1) and the standard normal."""
+class Distribution(StrEnum):
+    """`rdu.random`'s distributions: uniform on [0, 1) and the standard normal."""
+
+    UNIFORM = "uniform"
+    NORMAL = "normal"
+
+
+@irdl_attr_definition
+class DistributionAttr(EnumAttribute[Distribution], SpacedOpaqueSyntaxAttribute):
+    name = "rdu.distribution"
 
 
 @irdl_op_definition
@@ -1226,25 +1235,20 @@ class RandomOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.random"
-    distribution = prop_def(StringAttr)
+    distribution = prop_def(DistributionAttr)
     seed = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
+    result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = "$distribution `seed` $seed attr-dict `:` type($result)"
 
-    def __init__(self, distribution: str, seed: int, result_type: Attribute):
+    def __init__(self, distribution: Distribution | str, seed: int, result_type: Attribute):
         super().__init__(
             result_types=[result_type],
-            properties={"distribution": StringAttr(distribution), "seed": IntegerAttr(seed, i64)},
+            properties={"distribution": DistributionAttr(Distribution(distribution)),
+                        "seed": IntegerAttr(seed, i64)},
         )
 
     def verify_(self) -> None:
-        _verify_tensors(self)
-        if self.distribution.data not in RANDOM_DISTRIBUTIONS:
-            raise VerifyException(
-                f"'rdu.random' distribution '{self.distribution.data}' is not one of "
-                f"{', '.join(RANDOM_DISTRIBUTIONS)}"
-            )
         if not is_float(element_of(self.result.type)):
             raise VerifyException("'rdu.random' result must have a float element type")
 
@@ -1285,7 +1289,7 @@ Dataflow = Dialect(
         CheckOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, AtenOpAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [

@@ -72,8 +72,9 @@ def write_back_in_place(module: ModuleOp) -> None:
     if not updates or not isinstance(returned, func.ReturnOp):
         return
     proposals: dict[func.CallOp, set[tuple[int, int]]] = {}
+    reads = _global_reads(forward)
     for update, result in zip(updates, returned.arguments):
-        target = _updated_buffer(forward, update) if update is not None else None
+        target = _updated_buffer(forward, update, reads) if update is not None else None
         if target is None:
             continue
         if isinstance(result.owner, func.CallOp):
@@ -83,13 +84,22 @@ def write_back_in_place(module: ModuleOp) -> None:
     _rewrite_callees(module, proposals)
 
 
-def _updated_buffer(function: func.FuncOp, update: Update) -> SSAValue | None:
-    """The buffer `update` names: the global's `tier.get_global`, or the input argument."""
+def _global_reads(function: func.FuncOp) -> dict[str, list[SSAValue]]:
+    """The `tier.get_global`s of `function`'s block by global name (one walk for
+    every update: a training step updates every parameter and optimizer state)."""
+    reads: dict[str, list[SSAValue]] = {}
+    for op in function.body.block.ops:
+        if isinstance(op, GetGlobalOp):
+            reads.setdefault(op.global_name.root_reference.data, []).append(op.result)
+    return reads
+
+
+def _updated_buffer(function: func.FuncOp, update: Update, reads: dict[str, list[SSAValue]]) -> SSAValue | None:
+    """The buffer `update` names: the global's `tier.get_global` (`reads`), or the input argument."""
     block = function.body.block
     if update.kind == "buffer":
-        reads = [op.result for op in block.ops
-                 if isinstance(op, GetGlobalOp) and op.global_name.root_reference.data == update.name]
-        return reads[0] if len(reads) == 1 else None
+        found = reads.get(update.name, [])
+        return found[0] if len(found) == 1 else None
     labelled = [arg for arg, attrs in zip(block.args, arg_attrs(function)) if input_label(attrs) == update.name]
     return labelled[0] if len(labelled) == 1 else None
 

@@ -20,7 +20,6 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import (
     Phase,
-    Split,
     arg_attrs,
     input_label,
     is_input,
@@ -32,9 +31,10 @@ from rducc.dialects.op_facts import facts_of
 from rducc.dialects.program import entry_function, functions
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
+from rducc.dialects.split import Split
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
-from rducc.model.training_step import training_estimate
+from rducc.model.training_speed import training_estimate
 from rducc.targets import Target
 
 

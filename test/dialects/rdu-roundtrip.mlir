@@ -60,10 +60,10 @@
 %io = rdu.iota start 0 step 1 : tensor<8xi64>
 // CHECK: %iof = rdu.iota start 0.5 step 0.25 : tensor<4xf32>
 %iof = rdu.iota start 0.5 step 0.25 : tensor<4xf32>
-// CHECK: %rnd = rdu.random "uniform" seed 0 : tensor<2x3xf32>
-%rnd = rdu.random "uniform" seed 0 : tensor<2x3xf32>
-// CHECK: %rndn = rdu.random "normal" seed 1 : tensor<4xbf16>
-%rndn = rdu.random "normal" seed 1 : tensor<4xbf16>
+// CHECK: %rnd = rdu.random uniform seed 0 : tensor<2x3xf32>
+%rnd = rdu.random uniform seed 0 : tensor<2x3xf32>
+// CHECK: %rndn = rdu.random normal seed 1 : tensor<4xbf16>
+%rndn = rdu.random normal seed 1 : tensor<4xbf16>
 // CHECK: %ord = rdu.argsort %rnd dim 1 descending : tensor<2x3xf32> -> tensor<2x3xi64>
 %ord = rdu.argsort %rnd dim 1 descending : tensor<2x3xf32> -> tensor<2x3xi64>
 // CHECK: %ord0 = rdu.argsort %rnd dim 0 : tensor<2x3xf32> -> tensor<2x3xi64>

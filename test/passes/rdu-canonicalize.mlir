@@ -1,6 +1,8 @@
 // RUN: rducc-opt --split-input-file -p rdu-canonicalize %s | filecheck %s
 // A second run changes nothing: the patterns reach a fixed point.
 // RUN: rducc-opt --split-input-file -p rdu-canonicalize %s | rducc-opt --split-input-file -p rdu-canonicalize | filecheck %s
+// The stock `canonicalize` sees the same patterns: they are attached to the ops.
+// RUN: rducc-opt --split-input-file -p canonicalize %s | filecheck %s
 // RUN: not rducc-opt -p 'rdu-canonicalize{level=1}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
 // Layout ops that do nothing disappear: a reshape or broadcast to the same

@@ -210,11 +210,14 @@ INPUTS: dict[str, tuple[str, str]] = {
     "n_huge": ("n_huge.npy", "float32[4] of 1e12"),
     "i32_min": ("i32_min.npy", "int32[4] of -2^31"),
     "i32_minus_one": ("i32_minus_one.npy", "int32[4] of -1"),
+    # text generation (issue 32)
+    "g_config": ("llama_tiny.json", "a config.json of a 2-layer Llama, hidden size 32, vocabulary 64"),
+    "g_encoder": ("t5_tiny.json", "a config.json of a T5 (an encoder-decoder)"),
 }
 
 PLUGIN_INPUTS = ROOT / "test" / "plugins" / "Inputs"
 
-RDUCC, OPT, RUN, DEPLOY = "rducc", "rducc-opt", "rducc-run", "rducc deploy"
+RDUCC, OPT, RUN, DEPLOY, GENERATE = "rducc", "rducc-opt", "rducc-run", "rducc deploy", "rducc generate"
 OUT = ("-o", "out.mlir")
 
 RUN_WEIGHTS = ("{placed}", "--input", "{x}", "--output", "out.npz", "--weights")
@@ -424,6 +427,35 @@ OUTPUTS_ARE_NOT_INPUTS: list[ErrorCase] = [  # issue 31 items 4 and 5: refused b
               "is a file, not a directory"),
 ]
 
+GENERATION: list[ErrorCase] = [  # issue 32: rducc generate
+    ErrorCase("rducc generate: a missing checkpoint directory", GENERATE, ("no_such_checkpoint/", "--prompt-ids", "1,2"),
+              "no_such_checkpoint/: no such checkpoint directory or config file"),
+    ErrorCase("rducc generate: a directory without config.json", GENERATE, ("{directory}", "--prompt-ids", "1,2"),
+              "not a transformers checkpoint (no config.json)"),
+    ErrorCase("rducc generate: a config without a decoder", GENERATE, ("--config", "{g_encoder}", "--prompt-ids", "1,2"),
+              "model type 't5' is not a decoder-only language model"),
+    ErrorCase("rducc generate: a prompt longer than the cache", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2,3,4,5", "--max-cache-len", "4"),
+              "the prompt (5 tokens) is longer than the cache (4 positions)"),
+    ErrorCase("rducc generate: prompt and new tokens past the cache", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2,3", "--max-new-tokens", "8", "--max-cache-len", "6"),
+              "a prompt of 3 tokens and 8 new tokens need a cache of 10 positions; the cache has 6"),
+    ErrorCase("rducc generate: --max-new-tokens 0", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--max-new-tokens", "0"),
+              "--max-new-tokens must be >= 1, got 0"),
+    ErrorCase("rducc generate: a text prompt without a tokenizer", GENERATE,
+              ("--config", "{g_config}", "--prompt", "hello"), "a text prompt needs a tokenizer"),
+    ErrorCase("rducc generate: a token id past the vocabulary", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,64"), "not an integer in 0..63"),
+    ErrorCase("rducc generate: prompts of different lengths", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--prompt-ids", "1,2,3"),
+              "the prompts have different lengths (2, 3 tokens)"),
+    ErrorCase("rducc generate: --top-k without --sample", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--top-k", "5"), "--top-k needs --sample"),
+    ErrorCase("rducc generate: --tp on a one-socket target", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--tp", "2"), "tp=2 needs 2 sockets; target sn40l has 1"),
+]
+
 RANGES_AND_BOUNDS: list[ErrorCase] = [  # issue 31 items 8 and 9
     ErrorCase("rducc-run: a range end past the fabric", RUN, ("{placed}", "--simulate", "--ranges", "--target", "{range_pcus}"),
               "with pcus at its high (9007199254740992): the [fabric] grid needs an even number of columns and a site for every PCU and PMU"),
@@ -590,6 +622,7 @@ CASES: list[ErrorCase] = [
     *DEPLOYMENTS,
     *OUTPUTS_ARE_NOT_INPUTS,
     *RANGES_AND_BOUNDS,
+    *GENERATION,
     # --- training (issue 27)
     ErrorCase("training: a loss that is not a scalar", RDUCC, ("{vector_loss}", "--train", *OUT),
               "the loss is a tensor of shape [3], not a floating-point scalar"),
@@ -612,12 +645,32 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: batches of unequal counts", RUN,
               ("{step}", "--train", "--data", "{batches_counts}", "--output", "out.npz"),
               "the arrays hold different numbers of batches ('x' 5, 'y' 4)"),
+    ErrorCase("training: --microbatches without --train", RDUCC, ("{loss_model}", "--microbatches", "2", *OUT),
+              "--microbatches needs --train"),
+    ErrorCase("training: microbatches that do not divide the batch", RDUCC,
+              ("{loss_model}", "--train", "--microbatches", "2", *OUT),
+              "microbatches 2: input #0 has batch 3, which does not split into 2 equal microbatches"),
+    ErrorCase("training: an unknown loss scale", RDUCC, ("{loss_model}", "--train", "--loss-scale", "often", *OUT),
+              "--loss-scale often: give a positive number or 'dynamic'"),
+    ErrorCase("training: --growth-interval without dynamic loss scaling", RDUCC,
+              ("{loss_model}", "--train", "--growth-interval", "100", *OUT),
+              "--growth-interval needs --loss-scale dynamic"),
+    ErrorCase("training: dynamic loss scaling without an optimizer", RDUCC,
+              ("{loss_model}", "--train", "--optimizer", "none", "--loss-scale", "dynamic", *OUT),
+              "--loss-scale dynamic needs an optimizer (it skips the update on an overflow)"),
+    ErrorCase("training: an unsupported mixed precision", RDUCC,
+              ("{loss_model}", "--train", "--mixed-precision", "fp8", *OUT),
+              "--mixed-precision fp8 is not supported; rducc compiles bf16"),
+    ErrorCase("rducc-run: --microbatches that do not split the step's batch", RUN,
+              ("{step}", "--train", "--microbatches", "2", "--data", "{batches_shape}", "--output", "out.npz"),
+              "--microbatches 2: input #0 ('x') has shape [3, 8], whose first dimension does not split into 2 "
+              "microbatches"),
     ErrorCase("rducc-run: --train of an inference program", RUN,
               ("{placed}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
               "not a training step (its first result is not a loss)"),
 ]
 
-OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir"}
+OUTPUT_FILE = {RDUCC: "out.mlir", OPT: "out.mlir", RUN: "out.npz", DEPLOY: "out.mlir", GENERATE: "out.mlir"}
 """The output each case's run directory holds beforehand, which must survive."""
 
 
@@ -691,6 +744,12 @@ def _fields(arg: str) -> list[str]:
 # --------------------------------------------------------------------------
 # The input files
 # --------------------------------------------------------------------------
+
+_GENERATE_CONFIGS = {
+    "g_config": '{"model_type": "llama", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 64, '
+                '"num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 32}\n',
+    "g_encoder": '{"model_type": "t5", "vocab_size": 64, "d_model": 32, "d_ff": 64, "num_layers": 1, "num_heads": 2}\n',
+}
 
 _TARGETS = {
     "tiny_memory": 'inherits = "sn40l"\nname = "tiny_memory"\nhbm_bytes = 4000\nddr_bytes = 4000\n',
@@ -1264,7 +1323,7 @@ def make_inputs(directory: Path) -> dict[str, str]:
     paths["pickle"].write_bytes(pickle.dumps({"weights": [1.0, 2.0], "name": "mlp"}))
     paths["random"].write_bytes(bytes((i * 197 + 89) % 256 for i in range(4096)))
     paths["onnx"].write_bytes(b"\x08\x07\x12\x07pytorch" + bytes(64))
-    for key, text in {**_TARGETS, **_MLIR}.items():
+    for key, text in {**_TARGETS, **_MLIR, **_GENERATE_CONFIGS}.items():
         paths[key].write_text(text)
     for key in ("plugin_syntax", "plugin_raises", "plugin_faulty", "plugin_exits"):
         paths[key].write_text((PLUGIN_INPUTS / INPUTS[key][0]).read_text())

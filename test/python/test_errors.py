@@ -27,9 +27,10 @@ LOCATED = re.compile(r"^\S+: error: \S+:\d+:\d+: error: ")
 
 
 def _main(tool: str):
-    from rducc.tools import cli, deploy, opt, run
+    from rducc.tools import cli, deploy, generate, opt, run
 
-    return {"rducc": cli.main, "rducc-opt": opt.main, "rducc-run": run.main, "rducc deploy": deploy.main}[tool]
+    return {"rducc": cli.main, "rducc-opt": opt.main, "rducc-run": run.main, "rducc deploy": deploy.main,
+            "rducc generate": generate.main}[tool]
 
 
 @pytest.fixture(scope="module")

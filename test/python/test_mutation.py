@@ -19,7 +19,8 @@ import torch
 
 import rducc
 from rducc.api import after
-from rducc.dialects.contracts import Split, Update, result_updates
+from rducc.dialects.contracts import Update, result_updates
+from rducc.dialects.split import Split
 from rducc.dialects.program import entry_function
 from rducc.dialects.rdu.collectives import AllGatherOp
 from rducc.dialects.tier import GetGlobalOp, ScatterDmaOp

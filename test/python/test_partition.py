@@ -23,7 +23,8 @@ from rducc.api import after
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.dialects.tier import ComputeOp, GlobalOp
 from rducc.errors import RduccError
-from rducc.dialects.contracts import Split, calls_of, is_outlined, op_stage, partition_of, shard_of
+from rducc.dialects.contracts import calls_of, is_outlined, op_stage, partition_of, shard_of
+from rducc.dialects.split import Split
 from rducc.passes.rdu_partition import RduPartition
 from rducc.tools.report import socket_use
 from rducc.model.kernel_timing import KernelWork, Overlap, collective_cost, kernel_time

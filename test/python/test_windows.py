@@ -152,7 +152,7 @@ def test_stacked_cache_is_split_across_sockets_by_kv_heads(stacked, tp: int) -> 
     slice (4 ranks over 2 KV heads: a head a pair), nothing is all-gathered, and
     each socket's DMAs read its own heads' window of its part."""
     from rducc.api import after
-    from rducc.dialects.contracts import Split
+    from rducc.dialects.split import Split
     from rducc.dialects.rdu.collectives import AllGatherOp
     from rducc.passes.rdu_partition import RduPartition
     from rducc.runtime.sockets import shard_specs

@@ -1,0 +1,88 @@
+"""Compile time of a training step by layer: what one more decoder layer costs.
+
+Llama 3.1 8B's joint graph (forward, loss, backward; bench/train_llama.py's
+step, meta device, sequence 4,096) is compiled at -O1 for sn40l with 2 and
+with 4 decoder layers, each twice in the same run: with the scaling
+mechanisms on, and off:
+
+- decompose: only the joint graph's nodes that torch's table decomposes are
+  traced (`rducc.frontend.local_decompose`), where torch's
+  `run_decompositions` retraces the whole graph (off: always the latter);
+- rdu-fuse: each distinct candidate group is weighed once
+  (`rducc.model.group_signature`; off: every group is weighed).
+
+A stage's cost per layer is (its seconds at 4 layers - at 2) / 2; the
+ratios off / on are measured in the same run on the same machine. The
+compiled IR is the same either way (test_train_scale.py checks rdu-fuse's).
+
+Run: python bench/train_compile_scaling.py [--quick]   (--quick: 1 and 2 layers)
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import train_llama  # noqa: E402
+from common import Section, standalone
+
+import rducc.frontend.decompositions as decompositions  # noqa: E402
+import rducc.passes.rdu_fuse as fuse  # noqa: E402
+from rducc.driver import CompileOptions, StageTimes, compile_module  # noqa: E402
+
+STAGES = ("decompose", "rdu-fuse")
+"""The stages the mechanisms speed up; the total is every stage's."""
+
+
+@contextmanager
+def mechanisms(on: bool) -> Iterator[None]:
+    """The scaling mechanisms as they are (on), or replaced by the per-node behaviour (off)."""
+    local, signature = decompositions.decompose_locally, fuse.group_signature
+    if not on:
+        fresh = itertools.count()
+        decompositions.decompose_locally = lambda ep, table: None  # type: ignore[assignment]
+        fuse.group_signature = lambda ops: next(fresh)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        decompositions.decompose_locally, fuse.group_signature = local, signature  # type: ignore[assignment]
+
+
+def stage_seconds(layers: int, on: bool) -> dict[str, float]:
+    """Seconds by stage compiling the `layers`-layer 8B step (export excluded)."""
+    joint = train_llama.joint_step("8b", layers)
+    times = StageTimes()
+    with mechanisms(on):
+        compile_module(joint, CompileOptions(target="sn40l", opt_level=1, times=times))
+    found = {stage: times.seconds.get(stage, 0.0) for stage in STAGES}
+    found["total"] = sum(times.seconds.values())
+    return found
+
+
+def run(quick: bool) -> Section:
+    small, large = (1, 2) if quick else (2, 4)
+    section = Section("Training step compile time by layer: Llama 3.1 8B joint graph, seq 4,096, -O1, sn40l",
+                      "python bench/train_compile_scaling.py" + (" --quick" if quick else ""))
+    measured = {(n, on): stage_seconds(n, on) for on in (False, True) for n in (small, large)}
+    rows = [f"| stage | off: {small} layers | off: {large} | off: a layer | on: {small} layers | on: {large} "
+            "| on: a layer | off / on a layer |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for stage in (*STAGES, "total"):
+        per = {on: (measured[large, on][stage] - measured[small, on][stage]) / (large - small) for on in (False, True)}
+        ratio = per[False] / per[True] if per[True] > 0 else float("inf")
+        off = f"{measured[small, False][stage]:.2f} s | {measured[large, False][stage]:.2f} s | {per[False]:.2f} s"
+        on = f"{measured[small, True][stage]:.2f} s | {measured[large, True][stage]:.2f} s | {per[True]:.2f} s"
+        rows.append(f"| {stage} | {off} | {on} | {ratio:.1f}x |")
+        print(rows[-1], file=sys.stderr, flush=True)
+        section.add(f"{stage}: seconds a decoder layer, mechanisms off / on", f"{per[False]:.2f} / {per[True]:.2f} s")
+    section.details += rows
+    return section
+
+
+def main() -> None:
+    standalone(run, __doc__)
+
+
+if __name__ == "__main__":
+    main()

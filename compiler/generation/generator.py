@@ -1,0 +1,382 @@
+"""Generating tokens with rducc: prefill and decode compiled with a static cache.
+
+A `Generator` wraps a transformers decoder in transformers' own export recipe
+(`TorchExportableModuleWithStaticCache`: the KV cache as buffers the program
+updates in place), exports it twice with `strict=True` (prefill: the prompt's
+length at positions 0..P-1; decode: one token at a position given as input),
+compiles both with `rducc.compile` and gives both Programs one weights dict:
+the parameters, and the cache that prefill fills and each decode step extends.
+Token selection is transformers' (its temperature, top-k and top-p warpers,
+then `argmax` or `torch.multinomial` on a generator seeded with `seed`), so a
+run equals `torch.manual_seed(seed); model.generate(...)` for the same settings,
+end-of-sequence handling included.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from rducc.errors import RduccError
+from rducc.generation.source import load_causal_lm, load_tokenizer
+from rducc.program import Program, compile
+from rducc.targets import DEFAULT_TARGET, Target, load_target
+
+WEIGHTS_FILE = "weights.safetensors"
+"""The one weights file `Generator.save` writes beside prefill.mlir and decode.mlir."""
+Progress = Callable[[str], None]
+"""Told what the generator is doing: 'compiling decode', 'token 3/16'."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How the next token is picked: greedy (`do_sample=False`), else sampled
+    after transformers' warpers (temperature, then top_k, then top_p)."""
+
+    do_sample: bool = False
+    temperature: float = 1.0
+    top_k: int = 0
+    """0: no top-k filter."""
+    top_p: float = 1.0
+    seed: int = 0
+
+    def check(self) -> None:
+        if self.temperature <= 0:
+            raise RduccError(f"temperature must be > 0, got {self.temperature:g}")
+        if self.top_k < 0:
+            raise RduccError(f"top_k must be >= 0 (0: off), got {self.top_k}")
+        if not 0 < self.top_p <= 1:
+            raise RduccError(f"top_p must be in (0, 1], got {self.top_p:g}")
+
+    def warpers(self) -> Any:
+        """transformers' LogitsProcessorList for these settings, as `generate` builds it."""
+        from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+        chosen = LogitsProcessorList()
+        if self.do_sample and self.temperature != 1.0:
+            chosen.append(TemperatureLogitsWarper(self.temperature))
+        if self.do_sample and self.top_k != 0:
+            chosen.append(TopKLogitsWarper(top_k=self.top_k))
+        if self.do_sample and self.top_p < 1.0:
+            chosen.append(TopPLogitsWarper(top_p=self.top_p))
+        return chosen
+
+
+@dataclass(frozen=True)
+class ModeledTime:
+    """A modeled time in seconds at the target's figures, and its range over the target's assumptions."""
+
+    value: float
+    low: float
+    high: float
+
+    def text(self) -> str:
+        return f"{_us(self.value)} ({_us(self.low)}..{_us(self.high)})"
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.2f} us" if seconds < 1e-3 else f"{seconds * 1e3:,.3f} ms"
+
+
+@dataclass
+class Generation:
+    """What one `generate` call produced, and the modeled times on its target
+    (computed when first asked for: the ranges cost each program 2 x the ranged figures)."""
+
+    sequences: torch.Tensor
+    """[batch, prompt + new] token ids, as transformers' `generate` returns them."""
+    prompt_length: int
+    cache_length: int
+    """Positions of the static KV cache the programs hold."""
+    target: str
+    prefill: Program
+    decode: Program
+    modeled: Callable[[Program], ModeledTime]
+    text: list[str] | None = None
+    """Each sequence decoded (prompt and continuation), when there is a tokenizer."""
+    split: str = ""
+    """The multi-socket split the programs run with (`tp=2`), empty on one socket."""
+
+    @property
+    def time_to_first_token(self) -> ModeledTime:
+        """The prefill program's modeled time (it yields the first token)."""
+        return self.modeled(self.prefill)
+
+    @property
+    def time_per_output_token(self) -> ModeledTime:
+        """The decode program's modeled time (one token for every sequence of the batch)."""
+        return self.modeled(self.decode)
+
+    @property
+    def tokens(self) -> torch.Tensor:
+        """[batch, new] the generated token ids."""
+        return self.sequences[:, self.prompt_length:]
+
+    def summary(self) -> str:
+        """One line: the target, the modeled times and the decode tokens/s."""
+        batch = self.sequences.shape[0]
+        rate = batch / self.time_per_output_token.value if self.time_per_output_token.value > 0 else 0.0
+        on = f"{self.target}{f' ({self.split})' if self.split else ''}"
+        return (f"modeled on {on}, batch {batch}, prompt {self.prompt_length} tokens: "
+                f"time to first token {self.time_to_first_token.text()}, "
+                f"time per output token {self.time_per_output_token.text()}, {rate:,.0f} tokens/s")
+
+
+@dataclass
+class _Cached:
+    """The programs of one batch size and cache length: one weights dict for all."""
+
+    wrapper: torch.nn.Module
+    weights: dict[str, np.ndarray]
+    empty_cache: dict[str, np.ndarray]
+    decode: Program | None = None
+    prefills: dict[int, Program] = field(default_factory=dict)
+
+
+class Generator:
+    """A decoder compiled for text generation; its programs are kept for later calls.
+
+    `source` is what `load_causal_lm` takes (a checkpoint directory, a config
+    file or model-type name with `overrides`, a config, a model). `tp` splits
+    the model over a multi-socket target's sockets (tensor parallel)."""
+
+    def __init__(self, source: Any, *, target: str | Target = DEFAULT_TARGET, tp: int = 0, opt_level: int = 2,
+                 overrides: dict[str, Any] | None = None, seed: int = 0, progress: Progress | None = None):
+        self.target = load_target(target)
+        if tp > 1 and self.target.sockets < tp:
+            raise RduccError(f"tp={tp} needs {tp} sockets; target {self.target.name} has {self.target.sockets}")
+        if tp < 0:
+            raise RduccError(f"tp must be >= 1, got {tp}")
+        self.tp = tp
+        self.opt_level = opt_level
+        self.model = load_causal_lm(source, overrides, seed)
+        self.tokenizer = load_tokenizer(source)
+        self._progress = progress or (lambda _message: None)
+        self._cached: dict[tuple[int, int], _Cached] = {}
+        self._modeled: dict[int, ModeledTime] = {}
+        """Each kept program's modeled time and range (by id: the programs live in `_cached`)."""
+
+    # -- the programs -------------------------------------------------------------
+
+    def _split(self) -> tuple[int, ...]:
+        return (self.tp, 1) if self.tp >= 1 else (0, 0)  # 0: the cost model picks the split
+
+    def _cache_of(self, batch: int, cache_length: int) -> _Cached:
+        key = (batch, cache_length)
+        if key not in self._cached:
+            wrapper = _static_cache_wrapper(self.model, batch, cache_length)
+            self._cached[key] = _Cached(wrapper, {}, {})
+        return self._cached[key]
+
+    def _compile(self, cached: _Cached, ids: torch.Tensor, positions: torch.Tensor, what: str) -> Program:
+        self._progress(f"exporting {what}")
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # dynamo's notes on transformers' globals
+            exported = torch.export.export(cached.wrapper, (), {"input_ids": ids, "cache_position": positions},
+                                           strict=True)
+        self._progress(f"compiling {what}")
+        program = compile(exported, (), target=self.target, opt_level=self.opt_level, split=self._split())
+        if not cached.weights:
+            cached.weights.update(program.weights)
+            cached.empty_cache.update({name: value.copy() for name, value in program.weights.items()
+                                       if _is_cache(name)})
+        program.weights = cached.weights  # one set of weights: the cache prefill fills, decode extends
+        return program
+
+    def programs(self, batch: int, prompt_length: int, cache_length: int) -> tuple[Program, Program]:
+        """The (prefill, decode) Programs for this batch, prompt length and cache length."""
+        cached = self._cache_of(batch, cache_length)
+        if prompt_length not in cached.prefills:
+            ids = torch.zeros(batch, prompt_length, dtype=torch.long)
+            cached.prefills[prompt_length] = self._compile(cached, ids, torch.arange(prompt_length),
+                                                           f"prefill ({batch}x{prompt_length} tokens)")
+        if cached.decode is None:
+            ids = torch.zeros(batch, 1, dtype=torch.long)
+            cached.decode = self._compile(cached, ids, torch.tensor([prompt_length]), f"decode ({batch}x1 tokens)")
+        cached.weights.update({name: value.copy() for name, value in cached.empty_cache.items()})
+        return cached.prefills[prompt_length], cached.decode
+
+    def save(self, directory: str | Path, batch: int, prompt_length: int, cache_length: int) -> list[Path]:
+        """Write the (prefill, decode) programs of these sizes to DIR/prefill.mlir and
+        DIR/decode.mlir, and their one weights file, DIR/weights.safetensors (the
+        parameters and the empty cache), which both name; the paths written."""
+        from rducc.dialects.contracts import set_weights_file
+        from rducc.driver import module_text
+        from rducc.files import text_writer, write_together
+        from rducc.weights import numpy_to_torch, weights_writer
+
+        prefill, decode = self.programs(batch, prompt_length, cache_length)
+        out = Path(directory)
+        outputs = []
+        for name, program in (("prefill", prefill), ("decode", decode)):
+            module = program.module.clone()
+            set_weights_file(module, WEIGHTS_FILE)
+            outputs.append((str(out / f"{name}.mlir"), text_writer(module_text(module))))
+        tensors = {name: numpy_to_torch(value) for name, value in prefill.weights.items()}
+        outputs.append((str(out / WEIGHTS_FILE), weights_writer(tensors)))
+        write_together(outputs, [out])
+        return [Path(path) for path, _ in outputs]
+
+    # -- generating ---------------------------------------------------------------
+
+    def generate(self, prompt_ids: Any = None, *, prompt: str | Sequence[str] | None = None,
+                 max_new_tokens: int = 16, sampling: Sampling | None = None,
+                 max_cache_len: int | None = None) -> Generation:
+        """Generate up to `max_new_tokens` after each prompt (token ids, [batch, P],
+        or text when there is a tokenizer); stops early once every sequence has
+        ended (the model's eos_token_id), as transformers does."""
+        sampling = sampling or Sampling()
+        sampling.check()
+        ids = self._prompt_tensor(prompt_ids, prompt)
+        batch, length = ids.shape
+        cache_length = self._cache_length(length, max_new_tokens, max_cache_len)
+        prefill, decode = self.programs(batch, length, cache_length)
+        sequences = self._loop(prefill, decode, ids, max_new_tokens, sampling)
+        text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
+        split = f"tp={self.tp}" if self.tp > 1 else ""
+        return Generation(sequences, length, cache_length, self.target.name, prefill, decode, self.modeled_time,
+                          text, split)
+
+    def modeled_time(self, program: Program) -> ModeledTime:
+        """The program's modeled time on the target, with its range over the target's assumptions."""
+        if id(program) not in self._modeled:
+            headline = program.ranges({"time": lambda report: report.modeled_time_s}).headlines[0]
+            self._modeled[id(program)] = ModeledTime(headline.value, headline.low, headline.high)
+        return self._modeled[id(program)]
+
+    def _prompt_tensor(self, prompt_ids: Any, prompt: str | Sequence[str] | None) -> torch.Tensor:
+        if (prompt_ids is None) == (prompt is None):
+            raise RduccError("give the prompt as token ids or as text (one of the two)")
+        if prompt is not None:
+            if self.tokenizer is None:
+                raise RduccError("a text prompt needs a tokenizer in the checkpoint directory; "
+                                 "give the prompt as token ids")
+            texts = [prompt] if isinstance(prompt, str) else list(prompt)
+            rows = [self.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+        else:
+            rows = prompt_ids.tolist() if hasattr(prompt_ids, "tolist") else list(prompt_ids)  # a tensor, an array
+            if rows and not isinstance(rows[0], list | tuple):
+                rows = [rows]
+        return _rectangle(rows, self.model.config.vocab_size)
+
+    def _cache_length(self, length: int, max_new_tokens: int, max_cache_len: int | None) -> int:
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise RduccError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens}")
+        needed = length + max_new_tokens - 1  # the last token is picked, never fed back
+        cache_length = max_cache_len if max_cache_len is not None else needed
+        if length > cache_length:
+            raise RduccError(f"the prompt ({length} tokens) is longer than the cache ({cache_length} positions)")
+        if needed > cache_length:
+            raise RduccError(f"a prompt of {length} tokens and {max_new_tokens} new tokens need a cache of "
+                             f"{needed} positions; the cache has {cache_length}")
+        limit = _position_limit(self.model.config)
+        if limit is not None and cache_length > limit:
+            raise RduccError(f"a cache of {cache_length} positions is longer than the model's "
+                             f"{limit} positions (max_position_embeddings)")
+        return cache_length
+
+    def _loop(self, prefill: Program, decode: Program, ids: torch.Tensor, max_new_tokens: int,
+              sampling: Sampling) -> torch.Tensor:
+        """transformers' `_sample` loop on the two programs."""
+        warpers = sampling.warpers()
+        generator = torch.Generator().manual_seed(sampling.seed)
+        eos = _eos_ids(self.model)
+        pad = _pad_id(self.model, eos)
+        sequences = ids
+        unfinished = torch.ones(ids.shape[0], dtype=torch.long)
+        logits = prefill(input_ids=ids, cache_position=torch.arange(ids.shape[1]))
+        for step in range(max_new_tokens):
+            self._progress(f"token {step + 1}/{max_new_tokens}")
+            scores = warpers(sequences, logits[:, -1, :].to(torch.float32))
+            if sampling.do_sample:
+                chosen = torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1, generator=generator)[:, 0]
+            else:
+                chosen = torch.argmax(scores, dim=-1)
+            if eos is not None:
+                chosen = chosen * unfinished + pad * (1 - unfinished)
+            sequences = torch.cat([sequences, chosen[:, None]], dim=-1)
+            if eos is not None:
+                unfinished = unfinished & ~torch.isin(chosen, eos)
+                if not unfinished.any():
+                    break
+            if step + 1 < max_new_tokens:
+                position = torch.tensor([sequences.shape[1] - 1])
+                logits = decode(input_ids=chosen[:, None].contiguous(), cache_position=position)
+        return sequences
+
+
+def generate(source: Any, prompt_ids: Any = None, *, prompt: str | Sequence[str] | None = None,
+             max_new_tokens: int = 16, do_sample: bool = False, temperature: float = 1.0, top_k: int = 0,
+             top_p: float = 1.0, seed: int = 0, target: str | Target = DEFAULT_TARGET, tp: int = 0,
+             opt_level: int = 2, max_cache_len: int | None = None, overrides: dict[str, Any] | None = None,
+             progress: Progress | None = None) -> Generation:
+    """Compile `source`'s prefill and decode for `target` and generate from the
+    prompt (`Generator(...).generate(...)`); see `Generation` for the result."""
+    generator = Generator(source, target=target, tp=tp, opt_level=opt_level, overrides=overrides, seed=seed,
+                          progress=progress)
+    sampling = Sampling(do_sample, temperature, top_k, top_p, seed)
+    return generator.generate(prompt_ids, prompt=prompt, max_new_tokens=max_new_tokens, sampling=sampling,
+                              max_cache_len=max_cache_len)
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def _static_cache_wrapper(model: Any, batch: int, cache_length: int) -> torch.nn.Module:
+    """transformers' export recipe: the model with a StaticCache of these sizes as buffers."""
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    config = model.generation_config
+    saved = (config.use_cache, config.cache_implementation)
+    config.use_cache, config.cache_implementation = True, "static"
+    try:
+        return TorchExportableModuleWithStaticCache(model, batch_size=batch, max_cache_len=cache_length)
+    except (AssertionError, ValueError, TypeError, NotImplementedError) as error:
+        raise RduccError(f"{type(model).__name__} cannot be exported with a static cache: {error}") from None
+    finally:
+        config.use_cache, config.cache_implementation = saved
+
+
+def _is_cache(name: str) -> bool:
+    return name.startswith(("key_cache_", "value_cache_", "cumulative_length_"))
+
+
+def _rectangle(rows: list, vocab: int) -> torch.Tensor:
+    if not rows or not all(isinstance(r, list | tuple) and r for r in rows):
+        raise RduccError("the prompt is empty: give at least one token")
+    lengths = sorted({len(r) for r in rows})
+    if len(lengths) > 1:
+        raise RduccError(f"the prompts have different lengths ({', '.join(map(str, lengths))} tokens); "
+                         "a batch's prompts must have one length")
+    if not all(isinstance(t, int) and 0 <= t < vocab for r in rows for t in r):
+        raise RduccError(f"a prompt token id is not an integer in 0..{vocab - 1} (the model's vocabulary)")
+    return torch.tensor(rows, dtype=torch.long)
+
+
+def _position_limit(config: Any) -> int | None:
+    for name in ("max_position_embeddings", "n_positions"):
+        value = getattr(config, name, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def _eos_ids(model: Any) -> torch.Tensor | None:
+    eos = model.generation_config.eos_token_id
+    if eos is None:
+        return None
+    return torch.tensor(eos if isinstance(eos, list) else [eos], dtype=torch.long)
+
+
+def _pad_id(model: Any, eos: torch.Tensor | None) -> int:
+    pad = model.generation_config.pad_token_id
+    if pad is not None:
+        return int(pad)
+    return int(eos[0]) if eos is not None else 0
+

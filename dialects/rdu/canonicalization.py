@@ -1,0 +1,212 @@
+"""Canonicalization patterns of the `rdu` dialect, attached to their ops.
+
+Each op that has patterns carries `RduCanonicalization` (xDSL's
+`HasCanonicalizationPatternsTrait`), so the stock `canonicalize` pass and
+`rdu-canonicalize` both apply them:
+
+- layout ops that do nothing are removed (same-type reshape/broadcast,
+  identity transpose); chains of reshapes, of transposes or of slices become
+  one (a slice of a slice reads one window of the input);
+- a concat drops its operands with no elements (one left: that operand);
+- a transpose of a matmul's rhs that swaps its last two dims folds into the
+  matmul as `transpose_rhs` (the PMU transpose crossbar reads it for free);
+- constants fold: a fill (an input-less `rdu.map`) read by a map becomes a
+  constant in that map's body; a layout op of a fill is a fill.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from rducc.dialects.rdu.dataflow import (
+    BroadcastOp,
+    ConcatOp,
+    MapOp,
+    MatmulOp,
+    ReshapeOp,
+    SliceOp,
+    TransposeOp,
+    YieldOp,
+    register_canonicalization,
+)
+
+
+def _copy_attributes(source: Operation, target: Operation) -> Operation:
+    target.attributes.update(source.attributes)
+    target.location = source.location
+    return target
+
+
+class RemoveIdentityLayout(RewritePattern):
+    """reshape/broadcast to the same type, or an identity transpose, is its input."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ReshapeOp | BroadcastOp) and op.input.type == op.result.type:
+            rewriter.replace_op(op, [], [op.input])
+        elif isinstance(op, TransposeOp) and list(op.perm.get_values()) == sorted(op.perm.get_values()):
+            rewriter.replace_op(op, [], [op.input])
+
+
+class ComposeReshapes(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, ReshapeOp):
+            rewriter.replace_op(op, _copy_attributes(op, ReshapeOp(inner.input, op.result.type)))
+
+
+class ComposeTransposes(RewritePattern):
+    """transpose(transpose(x, p), q) -> transpose(x, p[q])."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, TransposeOp):
+            first = inner.perm.get_values()
+            perm = [first[p] for p in op.perm.get_values()]
+            rewriter.replace_op(op, _copy_attributes(op, TransposeOp(inner.input, perm, op.result.type)))
+
+
+class ComposeSlices(RewritePattern):
+    """slice(slice(x, o1, s1), o2, s2) -> slice(x, o1 + o2 * s1, s1 * s2)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, SliceOp):
+            o1, s1 = inner.offsets.get_values(), inner.strides.get_values()
+            o2, s2 = op.offsets.get_values(), op.strides.get_values()
+            offsets = [int(a + b * s) for a, b, s in zip(o1, o2, s1)]
+            strides = [int(a * b) for a, b in zip(s1, s2)]
+            rewriter.replace_op(op, _copy_attributes(op, SliceOp(inner.input, offsets, strides, op.result.type)))
+
+
+class DropEmptyConcatOperands(RewritePattern):
+    """concat(a, empty, b) -> concat(a, b); a concat left with one operand is it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        kept = [v for v in op.inputs if isinstance(v.type, TensorType) and 0 not in v.type.get_shape()]
+        if len(kept) == len(op.inputs) or not kept:
+            return
+        if len(kept) == 1:
+            rewriter.replace_op(op, [], [kept[0]])
+        else:
+            rewriter.replace_op(op, _copy_attributes(op, ConcatOp(kept, op.dim.value.data, op.result.type)))
+
+
+def _swaps_last_two(perm: tuple[int, ...]) -> bool:
+    rank = len(perm)
+    return rank >= 2 and list(perm) == [*range(rank - 2), rank - 1, rank - 2]
+
+
+class FoldTransposeIntoMatmul(RewritePattern):
+    """matmul(a, transpose(b) swapping the last two dims) -> matmul(a, b) transpose_rhs."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
+        producer = op.rhs.owner
+        if not isinstance(producer, TransposeOp) or not _swaps_last_two(producer.perm.get_values()):
+            return
+        transposed = op.transpose_rhs is None
+        replacement = MatmulOp(op.lhs, producer.input, op.result.type, transpose_rhs=transposed)
+        rewriter.replace_op(op, _copy_attributes(op, replacement))
+
+
+def _fill_value(value: SSAValue) -> arith.ConstantOp | None:
+    """The constant of a fill (`rdu.map` with no inputs yielding a constant)."""
+    owner = value.owner
+    if not isinstance(owner, MapOp) or owner.inputs:
+        return None
+    ops = list(owner.body.block.ops)
+    if len(ops) == 2 and isinstance(ops[0], arith.ConstantOp) and isinstance(ops[1], YieldOp):
+        return ops[0]
+    return None
+
+
+class InlineFills(RewritePattern):
+    """A fill read by a map becomes a constant inside that map's body."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MapOp, rewriter: PatternRewriter) -> None:
+        fills = [(i, c) for i, v in enumerate(op.inputs) if (c := _fill_value(v)) is not None]
+        if not fills:
+            return
+        old_block = op.body.block
+        keep = [i for i in range(len(op.inputs)) if i not in dict(fills)]
+        block = Block(arg_types=[old_block.args[i].type for i in keep])
+        for new_arg, i in zip(block.args, keep):
+            new_arg.location = old_block.args[i].location
+            new_arg.name_hint = old_block.args[i].name_hint
+        mapping: dict[SSAValue, SSAValue] = dict(zip((old_block.args[i] for i in keep), block.args))
+        for i, constant in fills:
+            clone = constant.clone()
+            block.add_op(clone)
+            mapping[old_block.args[i]] = clone.result
+        for body_op in old_block.ops:
+            block.add_op(body_op.clone(value_mapper=mapping))
+        new = MapOp([op.inputs[i] for i in keep], op.result.type, Region(block))
+        rewriter.replace_op(op, _copy_attributes(op, new))
+
+
+class ReshapeFills(RewritePattern):
+    """A layout op of a fill is a fill of the new shape."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ReshapeOp | BroadcastOp | TransposeOp):
+            return
+        constant = _fill_value(op.input)
+        if constant is None:
+            return
+        block = Block()
+        block.add_op(constant.clone())
+        block.add_op(YieldOp(block.last_op.results[0]))  # type: ignore[union-attr]
+        assert isinstance(op.result.type, TensorType)
+        rewriter.replace_op(op, _copy_attributes(op, MapOp([], op.result.type, Region(block))))
+
+
+CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
+    RemoveIdentityLayout,
+    ComposeReshapes,
+    ComposeTransposes,
+    ComposeSlices,
+    DropEmptyConcatOperands,
+    FoldTransposeIntoMatmul,
+    InlineFills,
+    ReshapeFills,
+)
+"""Every pattern, in the order a greedy applier tries them."""
+
+_ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
+    RemoveIdentityLayout: (ReshapeOp, BroadcastOp, TransposeOp),
+    ComposeReshapes: (ReshapeOp,),
+    ComposeTransposes: (TransposeOp,),
+    ComposeSlices: (SliceOp,),
+    DropEmptyConcatOperands: (ConcatOp,),
+    FoldTransposeIntoMatmul: (MatmulOp,),
+    InlineFills: (MapOp,),
+    ReshapeFills: (ReshapeOp, BroadcastOp, TransposeOp),
+}
+"""The ops each pattern is rooted at (xDSL's trait wants patterns per op)."""
+
+
+@cache
+def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+    """The patterns rooted at ops of `op_type`, in `CANONICALIZATION_PATTERNS` order."""
+    return tuple(pattern() for pattern in CANONICALIZATION_PATTERNS
+                 if issubclass(op_type, _ROOTS[pattern]))
+
+
+for _op in (ReshapeOp, BroadcastOp, TransposeOp, SliceOp, ConcatOp, MatmulOp, MapOp):
+    register_canonicalization(_op, patterns_for(_op))

@@ -1,0 +1,224 @@
+"""How a value is split over the ranks of a tensor-parallel group: `Split` and
+its typed attribute `#rdu.split<...>` (`SplitAttr`).
+
+The algebra of splits (which part a rank holds, how a split moves through a
+reshape or transpose, whether it fits a shape) lives here, beside the
+attribute; `rdu-partition` chooses splits, the runtime slices by them
+(`Split.indices`), and `contracts` keeps the accessors that read and write the
+`rdu.shard` attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr
+from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+Period = int | tuple[int, ...]
+"""A split dim's period (0: none), or the sizes of its unequal consecutive blocks."""
+
+
+def block_starts(blocks: Sequence[int]) -> list[int]:
+    """Where each of consecutive blocks of these sizes starts."""
+    starts, at = [], 0
+    for size in blocks:
+        starts.append(at)
+        at += size
+    return starts
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a value is split over the `tp` ranks of a group.
+
+    Along each `(dim, parts, stride, period)` of `entries` (one per split dim,
+    sorted by dim) rank r holds part `(r // stride) % parts`. A split over every
+    rank along one dim is `(dim, tp, 1)`. With 16 ranks seen as 8 x 2, `(1, 8, 2)`
+    splits dim 1 over the major factor and replicates over the minor one (ranks
+    2k and 2k + 1 hold the same part: a KV head), and `{(1, 8, 2), (2, 2, 1)}`
+    splits dim 1 over the major factor and dim 2 over the minor one (the query
+    heads grouped under that KV head). Entries use disjoint factors of the rank.
+
+    `period` 0 (the default, not printed) splits the whole dim into `parts`
+    consecutive blocks. A period p > 0 splits each run of p consecutive indices
+    of the dim so, the same way in every run: index i is in part
+    `(i % p) // (p // parts)`. It is what a split of the heads becomes when a
+    reshape merges batch x heads: `[2, 4, 16, 32] -> [8, 16, 32]` with dim 1
+    split 2 ways is `(0, 2, 1, 4)`, the heads of every batch row split 2 ways.
+
+    `period` may instead be a tuple of block sizes, consecutive along the dim
+    and adding up to it, each split into `parts` the same way: a rank holds its
+    part of every block, in block order. It is a fused projection sliced into
+    unequal blocks (Phi-3's grouped-query qkv: q of heads x head_dim, k and v of
+    kv_heads x head_dim each): `(2, 2, 1, [64, 32, 32])`.
+    """
+
+    entries: tuple[tuple[int, int, int, Period], ...]
+
+    def __post_init__(self) -> None:
+        padded = tuple((*entry, 0)[:4] if len(entry) == 3 else tuple(entry) for entry in self.entries)
+        object.__setattr__(self, "entries", padded)
+
+    @staticmethod
+    def of(entries: Iterable[tuple[Period, ...]]) -> Split | None:
+        """The split of these `(dim, parts, stride[, period])` entries; None (replicated) when there are none."""
+        ordered = tuple(sorted((*entry, 0)[:4] if len(entry) == 3 else tuple(entry) for entry in entries))
+        return Split(ordered) if ordered else None  # type: ignore[arg-type]
+
+    @staticmethod
+    def whole(dim: int, tp: int) -> Split:
+        """Split along `dim` over every one of `tp` ranks."""
+        return Split(((dim, tp, 1, 0),))
+
+    def dims(self) -> set[int]:
+        return {entry[0] for entry in self.entries}
+
+    def parts(self, dim: int) -> int:
+        return next((entry[1] for entry in self.entries if entry[0] == dim), 1)
+
+    def on(self, dim: int) -> tuple[int, int] | None:
+        """(parts, stride) along `dim`, or None."""
+        return next(((parts, stride) for d, parts, stride, _ in self.entries if d == dim), None)
+
+    def period(self, dim: int) -> Period:
+        """The period of the split along `dim` (0: the whole dim in consecutive blocks; a
+        tuple: unequal blocks)."""
+        return next((period for d, _, _, period in self.entries if d == dim), 0)
+
+    def contiguous(self) -> bool:
+        """Whether every split dim is cut into consecutive blocks (no period)."""
+        return all(period == 0 for *_, period in self.entries)
+
+    def moved(self, where: Callable[[int], int | None]) -> Split | None:
+        """The same split with each dim d moved to `where(d)` (dropped where None)."""
+        return Split.of((new, parts, stride, period) for dim, parts, stride, period in self.entries
+                        if (new := where(dim)) is not None)
+
+    def valid(self, tp: int) -> bool:
+        """Each entry a factor of the rank, disjoint from the others."""
+        covered = 1
+        for _, parts, stride, _ in sorted(self.entries, key=lambda entry: entry[2]):
+            if parts < 2 or stride < covered or tp % (stride * parts):
+                return False
+            covered = stride * parts
+        return True
+
+    def fits(self, shape: Sequence[int]) -> bool:
+        """Whether a value of `shape` splits so: each period divides its dim, the parts each period."""
+        for dim, parts, _, period in self.entries:
+            if isinstance(period, tuple):
+                if dim >= len(shape) or sum(period) != shape[dim] or any(b <= 0 or b % parts for b in period):
+                    return False
+                continue
+            length = period or (shape[dim] if dim < len(shape) else 0)
+            if dim >= len(shape) or length == 0 or shape[dim] % length or length % parts:
+                return False
+        return True
+
+    def indices(self, shape: Sequence[int], rank: int) -> list[tuple[int, list[tuple[int, int]]]]:
+        """Per split dim of a whole value of `shape`, the index runs `rank` holds
+        along it, in order: (dim, [(start, length), ...])."""
+        window = []
+        for dim, parts, stride, period in self.entries:
+            part = (rank // stride) % parts
+            if isinstance(period, tuple):
+                runs = [(start + part * (size // parts), size // parts)
+                        for start, size in zip(block_starts(period), period)]
+            else:
+                length = period or shape[dim]
+                size = length // parts
+                runs = [(start + part * size, size) for start in range(0, shape[dim], length)]
+            window.append((dim, runs))
+        return window
+
+    def describe(self) -> str:
+        return ", ".join(f"dim {dim} split {parts} ways"
+                         + (f" in blocks {list(period)}" if isinstance(period, tuple)
+                            else f" in every {period}" if period else "")
+                         + (f" (rank / {stride})" if stride > 1 else "")
+                         for dim, parts, stride, period in self.entries)
+
+
+@irdl_attr_definition
+class SplitAttr(ParametrizedAttribute):
+    """`#rdu.split<(dim, parts, stride[, period]), ...>`: a `Split`; `#rdu.split<>` is a
+    whole value. The period may be a list of unequal block sizes: `(2, 2, 1, [64, 32, 32])`."""
+
+    name = "rdu.split"
+
+    entries: ArrayAttr[ArrayAttr[Attribute]]
+
+    @staticmethod
+    def of(split: Split | None) -> SplitAttr:
+        entries = split.entries if split is not None else ()
+        return SplitAttr(ArrayAttr(ArrayAttr(_period_attr(n) for n in (entry if entry[3] else entry[:3]))
+                                   for entry in entries))
+
+    def split(self) -> Split | None:
+        return Split.of(tuple(_period_value(n) for n in entry.data) for entry in self.entries.data)
+
+    def verify(self) -> None:
+        for entry in self.entries.data:
+            values = entry.data
+            if len(values) not in (3, 4) or not all(isinstance(v, IntAttr) for v in values[:3]):
+                raise VerifyException("a split entry is (dim, parts, stride[, period or [block sizes]])")
+            dim, parts, stride = (v.data for v in values[:3])  # type: ignore[attr-defined]
+            if dim < 0 or parts < 1 or stride < 1:
+                raise VerifyException(f"a split entry needs dim >= 0, parts >= 1 and stride >= 1, got "
+                                      f"({dim}, {parts}, {stride})")
+            period = _period_value(values[3]) if len(values) == 4 else 0
+            if isinstance(period, tuple) and (not period or any(b <= 0 or b % parts for b in period)):
+                raise VerifyException(f"split blocks {list(period)} must be sizes > 0 that {parts} parts divide")
+            if isinstance(period, int) and period < 0:
+                raise VerifyException(f"a split period must be >= 0, got {period}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        entries = ("(" + ", ".join(_period_text(n) for n in entry.data) + ")" for entry in self.entries.data)
+        printer.print_string("<" + ", ".join(entries) + ">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        def value() -> Attribute:
+            blocks = parser.parse_optional_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+            return ArrayAttr(IntAttr(b) for b in blocks) if blocks is not None else IntAttr(parser.parse_integer())
+
+        def entry_after_paren() -> ArrayAttr[Attribute]:
+            values = parser.parse_comma_separated_list(parser.Delimiter.NONE, value)
+            parser.parse_punctuation(")")
+            if len(values) not in (3, 4) or not all(isinstance(v, IntAttr) for v in values[:3]):
+                parser.raise_error("a split entry is (dim, parts, stride), (dim, parts, stride, period) "
+                                   "or (dim, parts, stride, [block sizes])")
+            return ArrayAttr(values)
+
+        def optional_entry() -> ArrayAttr[Attribute] | None:
+            return entry_after_paren() if parser.parse_optional_punctuation("(") else None
+
+        def entry() -> ArrayAttr[Attribute]:
+            parser.parse_punctuation("(")
+            return entry_after_paren()
+
+        with parser.in_angle_brackets():
+            entries = parser.parse_optional_undelimited_comma_separated_list(optional_entry, entry) or []
+        return [ArrayAttr(entries)]
+
+
+def _period_attr(value: Period) -> Attribute:
+    return ArrayAttr(IntAttr(b) for b in value) if isinstance(value, tuple) else IntAttr(value)
+
+
+def _period_value(attr: Attribute) -> Period:
+    if isinstance(attr, ArrayAttr):
+        return tuple(b.data for b in attr.data if isinstance(b, IntAttr))
+    assert isinstance(attr, IntAttr)
+    return attr.data
+
+
+def _period_text(attr: Attribute) -> str:
+    value = _period_value(attr)
+    return "[" + ", ".join(str(b) for b in value) + "]" if isinstance(value, tuple) else str(value)

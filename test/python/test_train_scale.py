@@ -1,0 +1,120 @@
+"""Compile speed of big training steps, by mechanism (issue 27's scaling part):
+decomposing only the nodes that need it, rdu-fuse answering each distinct
+group once, and SRAM placement that does not fail where another order fits.
+Counts, not seconds: full-size timings are bench/train_llama.py's."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+import pytest
+import torch
+from torch import nn
+from torch.export.experimental import _export_forward_backward
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, i64
+
+import rducc
+import rducc.passes.rdu_fuse as fuse
+from rducc.driver import CompileOptions, compile_module, module_text
+from rducc.frontend.decompositions import decompose, decomposition_table
+from rducc.frontend.local_decompose import decompose_locally, nodes_to_decompose
+from rducc.passes.rdu_sram_alloc import SramBuffer, _place_group
+
+
+class LerpMish(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.lerp(x, y, 0.3) * torch.ops.aten.mish(x) - 1.5
+
+
+def _ops(ep: torch.export.ExportedProgram) -> collections.Counter[str]:
+    return collections.Counter(str(n.target) for n in ep.graph.nodes if n.op == "call_function")
+
+
+def test_local_decomposition_equals_torchs_and_runs() -> None:
+    inputs = (torch.randn(4, 6), torch.randn(4, 6))
+    ep = torch.export.export(LerpMish(), inputs)
+    table = decomposition_table(ep)
+    assert {str(n.target) for n in nodes_to_decompose(ep, table) or []} == {"aten.lerp.Scalar", "aten.mish.default"}
+    local = decompose_locally(ep, table)
+    assert local is not None
+    assert _ops(local) == _ops(ep.run_decompositions(table))
+    assert "aten.lerp.Scalar" in _ops(ep)  # the caller's program is left as it was
+    torch.testing.assert_close(rducc.compile(ep, opt_level=0)(*inputs), LerpMish()(*inputs))
+
+
+def test_local_decomposition_declines_what_retracing_changes() -> None:
+    ep = torch.export.export(nn.Linear(3, 2), (torch.randn(2, 3),))  # aten.linear: CompositeImplicitAutograd
+    assert decompose_locally(ep, decomposition_table(ep)) is None
+    assert "aten.linear.default" not in _ops(decompose(ep))  # torch's whole-program decomposition instead
+
+
+class Stack(nn.Module):
+    """`depth` identical blocks and a loss: a joint graph of repeated layers, not outlined."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 16)) for _ in range(depth)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = x + block(x)
+        return (x * x).mean()
+
+
+def _fuse_answers(depth: int, remember: bool) -> tuple[int, str]:
+    """How many groups rdu-fuse weighed for a `depth`-block training step, and the IR
+    (-O1: -O2 would merge so small a model into one growing kernel)."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 16)
+    joint = _export_forward_backward(torch.export.export(Stack(depth), (x,)))
+    computed = [0]
+    original, signature = fuse._remembered, fuse.group_signature
+    fresh = itertools.count()
+
+    def counting(question, ops, target, answer):  # type: ignore[no-untyped-def]
+        def counted():  # type: ignore[no-untyped-def]
+            computed[0] += 1
+            return answer()
+        return original(question, ops, target, counted)
+
+    fuse._remembered = counting
+    if not remember:
+        fuse.group_signature = lambda ops: next(fresh)
+    try:
+        module = compile_module(joint, CompileOptions(opt_level=1)).module
+    finally:
+        fuse._remembered, fuse.group_signature = original, signature
+    return computed[0], module_text(module, locations=False)
+
+
+@pytest.fixture(scope="module")
+def fuse_runs() -> dict[tuple[int, bool], tuple[int, str]]:
+    return {(d, r): _fuse_answers(d, r) for d, r in ((2, True), (6, True), (6, False))}
+
+
+def test_fuse_weighs_each_distinct_group_once(fuse_runs: dict[tuple[int, bool], tuple[int, str]]) -> None:
+    two, six, every = fuse_runs[2, True][0], fuse_runs[6, True][0], fuse_runs[6, False][0]
+    # four more blocks (forward and backward) ask as many questions again, but few new ones
+    assert every > 2 * six
+    assert six - two < (six + two) / 4
+
+
+def test_fuse_memo_changes_no_kernel(fuse_runs: dict[tuple[int, bool], tuple[int, str]]) -> None:
+    assert fuse_runs[6, True][1] == fuse_runs[6, False][1]
+
+
+def test_sram_placement_tries_another_order_when_largest_first_fragments() -> None:
+    op = arith.ConstantOp(IntegerAttr(0, i64))
+    # largest first puts x and y at 0, then p above x and q above p: 8 bytes; 6 are live at most
+    x, y, p, q = SramBuffer(op, 4, 0, 0), SramBuffer(op, 4, 2, 2), SramBuffer(op, 2, 0, 1), SramBuffer(op, 2, 1, 2)
+    _place_group([x, y, p, q], capacity=8)
+    assert max(b.offset + b.size for b in (x, y, p, q)) == 8  # fits: the largest-first plan is kept
+    _place_group([x, y, p, q], capacity=6)
+    assert max(b.offset + b.size for b in (x, y, p, q)) == 6
+    for a, b in itertools.combinations((x, y, p, q), 2):  # no two buffers live at once overlap
+        if a.start <= b.end and b.start <= a.end:
+            assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset
