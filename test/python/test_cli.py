@@ -239,11 +239,15 @@ def test_compile_leaves_no_temp_files(compiled):
     ]
 
 
-def test_successful_compile_prints_nothing_to_stderr(compiled):
-    # torch's deprecation notices (FutureWarning from run_decompositions) are not the user's.
-    _, runs = compiled
-    for name in ("file", "no_locations"):
-        assert runs[name].stderr == "", f"{name}: {show(runs[name])}"
+def test_successful_compile_prints_one_line_saying_what_it_wrote(compiled, example, tmp_path):
+    # torch's deprecation notices (FutureWarning from run_decompositions) are not the user's;
+    # the one line says which files were written (newcomer item 6), and -q silences it
+    out, runs = compiled
+    for name, stem in (("file", "out"), ("no_locations", "plain")):
+        assert runs[name].stderr == f"rducc: wrote {out / stem}.safetensors and {out / stem}.mlir\n", \
+            f"{name}: {show(runs[name])}"
+    quiet = run(RDUCC, example, "-q", "-o", tmp_path / "quiet.mlir")
+    assert quiet.returncode == 0 and quiet.stderr == "", show(quiet)
     for name in ("stdout", "default"):  # only the note that the weights went nowhere
         lines = runs[name].stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("rducc: note: the weights were not written"), show(runs[name])
@@ -335,7 +339,8 @@ def test_list_ops():
         assert op in ops
     assert ops == sorted(set(ops))
     assert all(re.fullmatch(r"(aten|prims|quantized_decomposed|transformers)\.\w+\.\w+", op) for op in ops), ops
-    assert "aten.nonzero.default" not in ops  # data-dependent shape: refused
+    assert "aten.nonzero.default" in ops  # a data-dependent size: compiled for the example's, checked at run time
+    assert "aten.unique_consecutive.default" not in ops  # no fixed-size form: refused
     assert result.stderr == ""
 
 
