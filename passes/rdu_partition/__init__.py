@@ -16,7 +16,11 @@ every `func.func` of the module. The result is one SPMD program:
   (more ranks than KV heads), over the largest major factor it can (rank r
   holds KV head r // 2 at tp=16 with 8 KV heads, replicated over the pair,
   while the reshape of q splits the KV heads over that factor and the query
-  heads under each over the rest);
+  heads under each over the rest; a projection into a single head, the one
+  KV head of multi-query attention, or a fused q/k/v whose blocks hold fewer
+  heads than the ranks, is not split by columns at all, since that would cut a
+  head's features: every rank holds it whole and broadcasts it to its own query
+  heads, through the scale SDPA applies to k);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
@@ -134,6 +138,12 @@ _CHAIN_OPS = (TransposeOp, ReshapeOp, BroadcastOp, SliceOp)
 """Layout ops through which a whole value can be split after the fact, back to the argument it reads."""
 
 
+def _chain_op(op: Operation) -> bool:
+    """A layout op (`_CHAIN_OPS`) or a map of one operand (the scale SDPA applies to k):
+    an op whose result can be split after the fact by splitting its one input."""
+    return isinstance(op, _CHAIN_OPS) or (isinstance(op, MapOp) and len(op.operands) == 1)
+
+
 class _Unsplittable(Exception):
     """A reshape cannot keep a split."""
 
@@ -233,6 +243,25 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
             period = inner // strides[dim] * parts
             entries.append((dim, parts, stride, 0 if period == result[dim] else period))
     return Split.of(entries)
+
+
+def head_sizes(function: func.FuncOp) -> set[int]:
+    """The features of one attention head: the innermost size of each reshape
+    that cuts its input's last dim into several heads (`[.., 32] -> [.., 4, 8]`)."""
+    sizes: set[int] = set()
+    for op in function.walk():
+        if isinstance(op, ReshapeOp):
+            source, result = _shape(op.input), _shape(op.result)
+            if len(result) >= 2 and result[-2] > 1 and source[-1] > result[-1] and source[-1] % result[-1] == 0:
+                sizes.add(result[-1])
+    return sizes
+
+
+def _one_head_reshape(source: Sequence[int], result: Sequence[int], heads: set[int]) -> bool:
+    """Whether the reshape makes its input's last dim, of one head's features, a
+    head of its own (`[.., 8] -> [.., 1, 8]`: the one KV head of multi-query attention)."""
+    return (len(result) >= 2 and bool(source) and source[-1] == result[-1] in heads and result[-2] == 1
+            and len(result) > len(source))
 
 
 def _kept_blocks(split: Split, group_src: Sequence[int], group_res: Sequence[int]
@@ -343,6 +372,8 @@ class _TensorPartitioner:
     full: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
     made: dict[tuple[SSAValue, Layout], SSAValue] = field(default_factory=dict)
     replicated_ops: int = 0
+    heads: set[int] = field(default_factory=set)
+    """The head sizes of the function's attention (`head_sizes`), read before any op is retyped."""
     callees: dict[str, CalleeLayouts] = field(default_factory=dict)
     """The layouts of the outlined layers partitioned already, by name: a call
     passes each argument in its callee's layout and gets its results in theirs."""
@@ -390,14 +421,14 @@ class _TensorPartitioner:
         if self._shardable_arg(value, want, via):
             return []
         owner = value.owner
-        if not isinstance(owner, _CHAIN_OPS) or not self._only_unseen_users(value, via):
+        if not isinstance(owner, Operation) or not _chain_op(owner) or not self._only_unseen_users(value, via):
             return None
-        if self.layout_of(owner.input) is not None:
+        if self.layout_of(owner.operands[0]) is not None:
             return None
         if self._split_by_broadcast(owner, want):
             return [(owner, want)]
         source_want = self._source_split(owner, want)
-        chain = None if source_want is None else self._shard_chain(owner.input, source_want, owner)
+        chain = None if source_want is None else self._shard_chain(owner.operands[0], source_want, owner)
         return None if chain is None else [*chain, (owner, want)]
 
     def _split_by_broadcast(self, op: Operation, want: Split) -> bool:
@@ -412,6 +443,8 @@ class _TensorPartitioner:
         """The split of a layout op's input that gives its result the split `want`
         (a broadcast weight of a batched matmul, a slice of a stacked cache: only
         along dims it keeps whole)."""
+        if isinstance(op, MapOp):
+            return want  # a map of one operand (a scale): elementwise
         if isinstance(op, TransposeOp | BroadcastOp | SliceOp):
             dests = op.dims_for([self.full_shape(op.input)], [self.full_shape(op.result)]).operands[0]
             if any(dim not in dests for dim in want.dims()):
@@ -663,6 +696,7 @@ class _TensorPartitioner:
 
     def _partition_ops(self) -> list[Layout]:
         block = self.function.body.block
+        self.heads = head_sizes(self.function)
         if self.data_parallel:
             for arg, split in batch_splits(self.function, self.tp):
                 self._shard_arg(arg, split)
@@ -933,6 +967,8 @@ class _TensorPartitioner:
         if isinstance(period, tuple) and parts < self.tp:
             period = 0  # unequal blocks over fewer than every rank (more ranks than KV heads): in one piece
             parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
+        if parts == 1:
+            return [None, None], None  # one head (multi-query K/V): replicated on every rank
         stride = self.tp // parts
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
 
@@ -940,8 +976,45 @@ class _TensorPartitioner:
         """The most parts (a factor of tp) the columns split into, per block, that
         every block and the reshapes of `value` keep; tp when none does."""
         sizes = period if isinstance(period, tuple) else (period or columns,)
-        return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % p == 0 for b in sizes)
-                     and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), self.tp)
+        if self._one_head(value):
+            return 1  # one head (multi-query k/v): no split of its features
+        head = self._head_size(value) or 1
+        fallback = 1 if head > 1 and min(sizes) // head < self.tp else self.tp
+        return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % (p * head) == 0 for b in sizes)
+                     and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), fallback)
+
+    def _head_size(self, value: SSAValue, depth: int = 4) -> int | None:
+        """The features of one head, when a reshape of `value` or of a slice of it (through
+        maps of its shape) cuts its last dim into heads (`[.., 32] -> [.., 4, 8]`: 8): in a
+        fused q/k/v projection every block splits by whole heads, one of a single head
+        (multi-query k and v) not at all."""
+        source = self.full_shape(value)
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, ReshapeOp):
+                inner = _shape(user.result)[-1]
+                if inner < source[-1] and source[-1] % inner == 0:
+                    return inner
+            if depth and (isinstance(user, SliceOp) or (isinstance(user, MapOp) and _shape(user.results[0]) == source)
+                          or (isinstance(user, ReshapeOp) and _shape(user.result)[-1] == source[-1])):
+                found = self._head_size(user.results[0], depth - 1)
+                if found:
+                    return found
+        return None
+
+    def _one_head(self, value: SSAValue) -> bool:
+        """Whether a reshape of `value` (through maps of its shape) makes all its
+        columns one head's features (`[.., 8] -> [.., 1, 8]`: the one KV head of
+        multi-query attention), which no split of the columns may cut."""
+        for use in value.uses:
+            user = use.operation
+            source = self.full_shape(value)
+            if isinstance(user, ReshapeOp) and _one_head_reshape(source, _shape(user.result), self.heads):
+                return True
+            if isinstance(user, MapOp) and _shape(user.results[0]) == self.full_shape(value) and self._one_head(
+                    user.results[0]):
+                return True
+        return False
 
     def _block_size(self, value: SSAValue, columns: int) -> Period:
         """How a fused projection's columns are sliced into blocks (q, k and v of
