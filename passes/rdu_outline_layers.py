@@ -55,6 +55,9 @@ a free function no module stack: transformers' `rotate_half` and the
 unsqueeze of cos/sin) is taken as that layer's first (`adopt_unmarked`), so
 such layers still match and can be called in place.
 
+A training step (its ops carry `#rdu<phase ...>`; torch's joint graph has no
+module paths) is outlined phase by phase, by structure: `outline_phases`.
+
 A layer that differs from the group's first, that passes a weight where the
 first passes a computed value (or the reverse), or whose ops are interleaved
 with ops that read its results before it ends, is left inline.
@@ -572,7 +575,14 @@ class RduOutlineLayers(RduPass):
                 f"that is not an outlined layer (no {contracts.CALLS}); rename it"
             )
         forward = find_entry(op)
-        if forward is not None:
+        if forward is None:
+            return
+        from rducc.passes.outline_phases import is_training_step, outline_training_step  # it builds on this pass
+
+        if is_training_step(forward):
+            if not any(is_outlined(f) for f in op.ops if isinstance(f, func.FuncOp)):
+                outline_training_step(op, forward)
+        else:
             outline(op, forward)
 
 
