@@ -6,7 +6,7 @@
 
 Each pipeline runs the levels of the architecture in order:
 
-    graph   --rdu-canonicalize, rdu-split-contraction, rdu-outline-layers, cse, rdu-fuse,
+    graph   --rdu-canonicalize, rdu-outline-layers, rdu-split-contraction, cse, rdu-fuse,
               rdu-merge-maps-->  kernels
     kernels --rdu-place-saved, rdu-tile, rdu-place-tiers, rdu-insert-dma-->   memory
     memory  --rdu-sram-alloc, rdu-map-units-->              placed (and mapped onto units)
@@ -43,7 +43,7 @@ LEVELS = tuple(level.value for level in Level)
 """IR levels by name, in pipeline order (`Level`); `--emit` stops at one of them."""
 
 STAGES: dict[str, list[str]] = {
-    "kernels": ["rdu-canonicalize", "rdu-split-contraction", "rdu-outline-layers", "cse", "rdu-fuse{level=%(opt)d}",
+    "kernels": ["rdu-canonicalize", "rdu-outline-layers", "rdu-split-contraction", "cse", "rdu-fuse{level=%(opt)d}",
                 "rdu-merge-maps"],
     "memory": ["rdu-place-saved", "rdu-tile", "rdu-place-tiers", "rdu-insert-dma{keep_on_chip=%(keep)s}"],
     "placed": ["rdu-sram-alloc", "rdu-map-units"],
@@ -69,11 +69,16 @@ def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, sp
 
 def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0, dp: int = 0) -> list[str]:
     """A pipeline for a multi-socket target: `rdu-partition{tp pp dp}` right after
-    `rdu-canonicalize` (first when there is none; 0: the split the cost model picks)."""
+    `rdu-canonicalize` (first when there is none; 0: the split the cost model picks),
+    with `rdu-outline-layers` moved between them when the pipeline has it: the
+    identical decoder layers are outlined first (by the importer, see
+    `rducc.driver.outlines_at_import`) and so partitioned once, not once a layer."""
     options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp), ("dp", dp)) if n)
     partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
-    at = passes.index("rdu-canonicalize") + 1 if "rdu-canonicalize" in passes else 0
-    return [*passes[:at], partition, *passes[at:]]
+    outline = [p for p in passes if p == "rdu-outline-layers"]
+    rest = [p for p in passes if p != "rdu-outline-layers"]
+    at = rest.index("rdu-canonicalize") + 1 if "rdu-canonicalize" in rest else 0
+    return [*rest[:at], *outline, partition, *rest[at:]]
 
 
 # -- which passes a pipeline can name ----------------------------------------

@@ -393,7 +393,8 @@ def _user_frame(error: BaseException) -> str:
     return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
 
 
-def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = False) -> torch.export.ExportedProgram:
+def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = False,
+                 kwargs: dict | None = None) -> torch.export.ExportedProgram:
     """`torch.export.export(model, example_inputs)` under no_grad (with `grad`, for a
     training step: with autograd on), or a `RduccError` saying why not: a shape
     that depends on the tensors' values is named as such."""
@@ -404,7 +405,7 @@ def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = Fal
     with captured_torch_logs("torch.fx.experimental.symbolic_shapes"):
         try:
             with torch.set_grad_enabled(grad), redirect_stderr(printed):
-                exported = torch.export.export(model, example_inputs)
+                exported = torch.export.export(model, example_inputs, kwargs=kwargs)
             sys.stderr.write(printed.getvalue())  # what a successful export printed (warnings)
             return exported
         except GuardOnDataDependentSymNode as error:

@@ -132,8 +132,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from rducc.diagnostics import format_location
 from rducc.dialects import contracts
@@ -234,7 +235,7 @@ class Report(TierTotals):
 
 
 
-def _compute_element(op: Operation) -> Attribute | None:
+def compute_element(op: Operation) -> Attribute | None:
     """The element type an op computes in: its first tensor operand's, else its result's."""
     for value in (*op.operands, *op.results):
         if isinstance(value.type, TensorType):
@@ -257,28 +258,59 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
 
     Each op: the larger of its FLOPs at peak and the bytes of the weights and
     inputs it reads (function arguments) at HBM bandwidth; each collective:
-    `collective_cost`; each host call: `host_call_cost`. Stages run one after another (one token through the
-    pipeline). Weights past one socket's HBM are read at DDR bandwidth.
+    `collective_cost`; each host call: `host_call_cost`; each call of an
+    outlined layer: the layer's ops, costed once and counted a call. Stages run
+    one after another (one token through the pipeline). Weights past one
+    socket's HBM are read at DDR bandwidth.
     """
+    by_name = {f.sym_name.data: f for f in functions(module)}
+    called = {op.callee.string_value() for f in by_name.values() for op in f.body.block.ops
+              if isinstance(op, func.CallOp)}
+    costed: dict[tuple[str, tuple[bool, ...] | None], float] = {}
+
+    def function_seconds(function: func.FuncOp, reads: tuple[bool, ...] | None) -> float:
+        """The function's ops; `reads`: which arguments are read from memory (None: all;
+        a layer's argument its caller computed is not)."""
+        key = (function.sym_name.data, reads)
+        if key not in costed:
+            costed[key] = 0.0  # a recursive call costs nothing more
+            args: set[SSAValue] = {a for a in function.args if reads is None or reads[a.index]}
+            costed[key] = _ops_seconds(function, args, target, call_seconds)
+        return costed[key]
+
+    def call_seconds(call: func.CallOp, caller_args: set[SSAValue]) -> float:
+        callee = by_name.get(call.callee.string_value())
+        reads = tuple(v in caller_args for v in call.operands)
+        return function_seconds(callee, reads) if callee is not None else 0.0
+
+    seconds = sum(function_seconds(f, None) for name, f in by_name.items() if name not in called)
+    spill = max((b - target.hbm_bytes for b in stage_weight_bytes(module)), default=0)
+    return seconds + max(spill, 0) / target.bandwidth("ddr")
+
+
+def _ops_seconds(function: func.FuncOp, args: set[SSAValue], target: Target,
+                 call_seconds: Callable[[func.CallOp, set[SSAValue]], float]) -> float:
+    """`partition_estimate` of one function's ops, `args` the arguments read from
+    memory (a call: `call_seconds` of it, given them)."""
     from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 
     seconds = 0.0
-    for function in functions(module):
-        args = set(function.args)
-        for op in function.body.block.ops:
-            if isinstance(op, COLLECTIVE_OPS):
-                seconds += collective_cost(op, target)[0]
-                continue
-            if isinstance(op, HostCallOp):
-                seconds += host_call_cost(op, target).modeled_time_s
-                continue
-            element = _compute_element(op)
-            flops = op_flops(op)
-            compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
-            read = sum(value_bytes(v) for v in op.operands if v in args and isinstance(v.type, TensorType))
-            seconds += max(compute, read / target.bandwidth("hbm"))
-    spill = max((b - target.hbm_bytes for b in stage_weight_bytes(module)), default=0)
-    return seconds + max(spill, 0) / target.bandwidth("ddr")
+    for op in function.body.block.ops:
+        if isinstance(op, func.CallOp):
+            seconds += call_seconds(op, args)
+            continue
+        if isinstance(op, COLLECTIVE_OPS):
+            seconds += collective_cost(op, target)[0]
+            continue
+        if isinstance(op, HostCallOp):
+            seconds += host_call_cost(op, target).modeled_time_s
+            continue
+        element = compute_element(op)
+        flops = op_flops(op)
+        compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+        read = sum(value_bytes(v) for v in op.operands if v in args and isinstance(v.type, TensorType))
+        seconds += max(compute, read / target.bandwidth("hbm"))
+    return seconds
 
 
 def _int_attr(op: Operation, name: str) -> int:

@@ -22,6 +22,28 @@ the parameters' element type and the sockets the program was split over.
 Every figure is modeled, not measured; `training_ranges` gives the step
 time, tokens/s and MFU as low..high over the target's assumed figures.
 
+The split estimate: `training_estimate(module, target)` times a partitioned
+training step (`rdu-partition`'s dp replicas, tp ranks and pp stages) as the
+sockets run it (`rdu-partition` compares splits by it; the report prints its
+summary):
+
+- per pipeline stage, the forward and backward of one microbatch. On the
+  imported graph (level 1, as `rdu-partition` compares splits) each op takes
+  the larger of its FLOPs at peak / m and its weight reads at HBM bandwidth
+  (weights are read again every microbatch), plus a DMA start-up; a collective
+  of the forward or backward `collective_cost` / m, at least one link latency.
+  On a lowered program each kernel takes its modeled time (`kernel_costs`) / m,
+  at least its launch and fill;
+- the stages under the 1F1B schedule (`pipeline_schedule.one_f_one_b`), which
+  counts the bubble;
+- the gradient collectives (`rdu.deferred`: an all-reduce that nothing of the
+  forward or backward reads) run on the links under the backward after them:
+  only what is still running when the backward of the last microbatch ends
+  counts (`exposed_collective_s`, the busiest stage's);
+- the optimizer's update once a step, after the pipeline drains;
+- weights and optimizer state past a stage socket's HBM, read from DDR every
+  microbatch.
+
 The memory table: bytes per class (weights, activations, gradients,
 optimizer state) and tier. Weights and optimizer state are the globals
 (`rdu.memory_class`, `rdu-place-saved`) in the tier `rdu-place-tiers` gave
@@ -40,18 +62,37 @@ from xdsl.ir import Operation
 from rducc.dialects.contracts import (
     ACTIVATION_BYTES,
     HBM_WEIGHT_BYTES,
+    LOWERED_LEVELS,
+    Phase,
     arg_attrs,
+    data_parallel_of,
+    global_of,
     input_label,
+    is_deferred,
     is_outlined,
+    level_of,
+    microbatches_of,
+    op_stage,
     partition_of,
     phase_of,
     result_roles,
 )
-from rducc.dialects.program import functions
+from rducc.dialects.program import entry_function, functions, global_stages
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.saved import MEMORY_CLASSES, memory_class_of, training_memory
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import BufferType, GlobalOp
-from rducc.model.cost_model import KernelCost, Report, estimate, walk_placed
+from rducc.model.cost_model import (
+    KernelCost,
+    Report,
+    collective_cost,
+    compute_element,
+    estimate,
+    kernel_costs,
+    op_flops,
+    walk_placed,
+)
+from rducc.model.pipeline_schedule import OneFOneB, one_f_one_b
 from rducc.model.ranges import Ranges, headline_ranges
 from rducc.targets import Target
 
@@ -244,6 +285,122 @@ def training_speed(module: ModuleOp, target: Target, report: Report | None = Non
     )
 
 
+@dataclass
+class _StageTimes:
+    """One stage's modeled seconds: a microbatch's forward and backward, the
+    gradient collectives not hidden yet, the optimizer's update."""
+
+    microbatch_s: float = 0.0
+    queued_s: float = 0.0
+    optimizer_s: float = 0.0
+
+    def backward(self, seconds: float) -> None:
+        """Backward work of the last microbatch: queued collectives run under it."""
+        self.queued_s = max(0.0, self.queued_s - seconds)
+
+
+@dataclass(frozen=True)
+class TrainingEstimate:
+    """The modeled time of one training step of a partitioned module."""
+
+    dp: int
+    tp: int
+    pp: int
+    schedule: OneFOneB
+    exposed_collective_s: float
+    """Gradient collectives still running when the backward ends (the busiest stage's)."""
+    optimizer_s: float
+    spill_s: float
+    """Weights and optimizer state past a stage socket's HBM, read from DDR."""
+
+    @property
+    def step_s(self) -> float:
+        return self.schedule.step_s + self.exposed_collective_s + self.optimizer_s + self.spill_s
+
+    def summary(self) -> str:
+        """One line: the split, the step time and where it goes."""
+        s = self.schedule
+        return (f"training step (modeled): dp={self.dp} tp={self.tp} pp={self.pp}, {s.microbatches} microbatches "
+                f"(1F1B): {self.step_s * 1e3:.4g} ms; pipeline {s.step_s * 1e3:.4g} ms of which bubble "
+                f"{s.bubble_fraction:.1%}, exposed gradient collectives {self.exposed_collective_s * 1e3:.4g} ms, "
+                f"optimizer {self.optimizer_s * 1e3:.4g} ms")
+
+
+def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -> TrainingEstimate:
+    """One step's modeled time (the module docstring's rules); `microbatches`
+    overrides the module's own (`rdu.partition`'s microbatches)."""
+    tp, pp = partition_of(module)
+    m = microbatches or microbatches_of(module)
+    stages = [_StageTimes() for _ in range(pp)]
+    if level_of(module) in LOWERED_LEVELS:
+        _time_kernels(module, target, m, stages)
+    else:
+        _time_ops(module, target, m, stages)
+    return TrainingEstimate(
+        data_parallel_of(module), tp, pp, one_f_one_b([s.microbatch_s for s in stages], m),
+        max(s.queued_s for s in stages), max(s.optimizer_s for s in stages), _spill_s(module, target, pp) * m,
+    )
+
+
+def _time_ops(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
+    """Level 1: each op of the entry function on its stage."""
+    function = entry_function(module)
+    weights = {arg for arg, attrs in zip(function.args, arg_attrs(function)) if global_of(attrs) is not None}
+    for op in function.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            continue
+        times = stages[op_stage(op) if len(stages) > 1 else 0]
+        phase = phase_of(op)
+        if isinstance(op, COLLECTIVE_OPS):
+            seconds = collective_cost(op, target)[0]
+            if is_deferred(op):
+                times.queued_s += seconds
+            elif phase == Phase.OPTIMIZER:
+                times.optimizer_s += seconds
+            else:  # a microbatch's part of the activations, each paying the link's latency
+                times.microbatch_s += max(seconds / m, target.link_latency_s)
+            continue
+        element = compute_element(op)
+        flops = op_flops(op)
+        compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+        read = sum(value_bytes(v) for v in op.operands if v in weights) / target.sustained_bandwidth("hbm")
+        if phase == Phase.OPTIMIZER:
+            times.optimizer_s += max(compute, read)
+            continue
+        seconds = max(compute / m, read) + (target.dma_latency_s if flops or read else 0.0)
+        times.microbatch_s += seconds
+        if phase == Phase.BACKWARD:
+            times.backward(seconds)
+
+
+def _time_kernels(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
+    """A lowered program: each kernel (as the cost model times it) on its stage."""
+    walk = walk_placed(module, target.kernel_looping)
+    for record, cost in zip(walk.kernels, kernel_costs(walk.kernels, target)):
+        times = stages[op_stage(record.op) if len(stages) > 1 else 0]
+        body = [op for op in record.op.body.walk() if phase_of(op) is not None]
+        if body and all(phase_of(op) == Phase.OPTIMIZER for op in body):
+            times.optimizer_s += cost.modeled_time_s
+            continue
+        queued = sum(collective_cost(op, target)[0] for op in body if is_deferred(op)) * record.tiles
+        rest = max(cost.modeled_time_s - queued, 0.0)
+        seconds = max(rest / m, cost.launch_s + cost.fill_s)
+        times.queued_s += queued
+        times.microbatch_s += seconds
+        if any(phase_of(op) == Phase.BACKWARD for op in body):
+            times.backward(seconds)
+
+
+def _spill_s(module: ModuleOp, target: Target, pp: int) -> float:
+    """Weights (and optimizer state) past the HBM of the busiest stage's socket, at DDR bandwidth."""
+    per_stage = [0] * pp
+    homes = global_stages(module)
+    for op in module.ops:
+        if isinstance(op, GlobalOp):
+            per_stage[min(homes.get(op.sym_name.data, 0), pp - 1)] += value_bytes(op.global_type)
+    return max(max(per_stage) - target.hbm_bytes, 0) / target.sustained_bandwidth("ddr")
+
+
 def _int(module: ModuleOp, name: str) -> int:
     value = module.attributes.get(name)
     return value.value.data if isinstance(value, IntegerAttr) else 0
@@ -267,5 +424,5 @@ def training_ranges(module: ModuleOp, target: Target, speed: TrainingSpeed) -> R
     return headline_ranges(lambda varied: estimate(module, varied), target, headlines)
 
 
-__all__ = ["MFU", "PHASES", "STEP_TIME", "TOKENS_PER_S", "TrainingSpeed", "is_training", "memory_table",
-           "tokens_a_step", "training_ranges", "training_speed"]
+__all__ = ["MFU", "PHASES", "STEP_TIME", "TOKENS_PER_S", "TrainingEstimate", "TrainingSpeed", "is_training",
+           "memory_table", "tokens_a_step", "training_estimate", "training_ranges", "training_speed"]

@@ -14,6 +14,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rducc import __version__
 from rducc.dialects.contracts import Level, is_placed, set_weights_file
@@ -39,6 +40,9 @@ from rducc.tools.entry import (
     interrupted,
 )
 from rducc.tools.options import ArgumentParser, add_pass_flags
+
+if TYPE_CHECKING:
+    from rducc.training.scaling import DynamicScale
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -181,6 +185,24 @@ def _training_arguments(parser: argparse.ArgumentParser) -> None:
     for name in OPTIMIZER_SWITCHES:
         group.add_argument(f"--{name}", dest=f"opt_{name}", action="store_true", default=None,
                            help=f"with --train: the optimizer's {name}=True")
+    group.add_argument("--mixed-precision", metavar="DTYPE", default=None,
+                       help="with --train: compute forward and backward under autocast to bf16, with float32 "
+                       "master weights and optimizer (compile_training's mixed_precision)")
+    group.add_argument("--loss-scale", metavar="X|dynamic", default=None,
+                       help="with --train: multiply the loss by X before the backward and unscale the gradients "
+                       "(static), or 'dynamic': as torch.amp.GradScaler, skip a step whose gradients overflow and "
+                       "halve the scale, grow it after --growth-interval good steps")
+    group.add_argument("--init-scale", type=float, default=None, metavar="X",
+                       help="with --loss-scale dynamic: the first scale (GradScaler's 65536)")
+    group.add_argument("--growth-interval", type=int, default=None, metavar="N",
+                       help="with --loss-scale dynamic: good steps before the scale doubles (GradScaler's 2000)")
+    group.add_argument("--microbatches", type=int, default=None, metavar="K",
+                       help="with --train: split each batch into K microbatches and accumulate their gradients "
+                       "before one optimizer update (gradient accumulation)")
+
+
+TRAINING_FLAGS = ("mixed_precision", "loss_scale", "init_scale", "growth_interval", "microbatches")
+"""Training flags that are not the optimizer's options."""
 
 
 def _optimizer_options(args: argparse.Namespace) -> dict:
@@ -196,7 +218,35 @@ def _optimizer_options(args: argparse.Namespace) -> dict:
     if (options or args.optimizer is not None) and not args.train:
         flag = "--optimizer" if args.optimizer is not None else f"--{next(iter(options)).replace('_', '-')}"
         raise RduccError(f"{flag} needs --train (it sets the optimizer of a training step)")
+    given = [name for name in TRAINING_FLAGS if getattr(args, name) is not None]
+    if given and not args.train:
+        raise RduccError(f"--{given[0].replace('_', '-')} needs --train (it sets how a training step computes)")
+    _loss_scale(args)
     return options
+
+
+def _loss_scale(args: argparse.Namespace) -> float | DynamicScale:
+    """--loss-scale: a positive number, 'dynamic' (with --init-scale and
+    --growth-interval: a torch.amp.GradScaler's settings), or 1.0 when not given."""
+    dynamic_flags = [f for f in ("init_scale", "growth_interval") if getattr(args, f) is not None]
+    if args.loss_scale != "dynamic" and dynamic_flags:
+        raise RduccError(f"--{dynamic_flags[0].replace('_', '-')} needs --loss-scale dynamic")
+    if args.loss_scale is None:
+        return 1.0
+    if args.loss_scale == "dynamic":
+        from rducc.training.scaling import DynamicScale
+
+        defaults = DynamicScale()
+        return DynamicScale(args.init_scale if args.init_scale is not None else defaults.init_scale,
+                            growth_interval=args.growth_interval if args.growth_interval is not None
+                            else defaults.growth_interval).check()
+    try:
+        value = float(args.loss_scale)
+    except ValueError:
+        raise RduccError(f"--loss-scale {args.loss_scale}: give a positive number or 'dynamic'") from None
+    if not 0 < value < float("inf"):
+        raise RduccError(f"--loss-scale {args.loss_scale}: give a positive finite number or 'dynamic'")
+    return value
 
 
 def _compile_training(args: argparse.Namespace, options):
@@ -204,16 +254,28 @@ def _compile_training(args: argparse.Namespace, options):
     from rducc.frontend.loader import load_exported_program
     from rducc.training.compile import compile_step, single_group
     from rducc.training.optimizers import named_optimizer
+    from rducc.training.program import MIXED_PRECISION, export_for_training
+    from rducc.training.scaling import DynamicScale
 
     settings = _optimizer_options(args)
     name = args.optimizer or "adamw"
+    scale = _loss_scale(args)
+    dynamic = scale if isinstance(scale, DynamicScale) else None
+    static = scale if isinstance(scale, float) else 1.0
+    if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
+        raise RduccError(f"--mixed-precision {args.mixed_precision} is not supported; rducc compiles "
+                         f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")
     with options.times.stage("load"):
         program = load_exported_program(args.input)
+        program = export_for_training(program, None, None, args.mixed_precision, static, dynamic,
+                                      args.microbatches or 1)[0]
     if name.lower() == "none":
         if settings:
             raise RduccError("--optimizer none takes no optimizer options")
-        return compile_step(program, None, options)
-    return compile_step(program, single_group(named_optimizer(name, settings), program), options)
+        if dynamic is not None:
+            raise RduccError("--loss-scale dynamic needs an optimizer (it skips the update on an overflow)")
+        return compile_step(program, None, options, static)
+    return compile_step(program, single_group(named_optimizer(name, settings), program), options, static, dynamic)
 
 
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:

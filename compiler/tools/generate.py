@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from rducc import __version__
+from rducc.targets import DEFAULT_TARGET
 
 TOOL = "rducc generate"
 
@@ -48,8 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--top-p", type=float, default=None, metavar="P",
                         help="with --sample: keep the likeliest tokens up to probability P (1.0: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling and of random weights (0)")
-    parser.add_argument("--target", default="sn40l", metavar="NAME|FILE",
-                        help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file")
+    parser.add_argument("--target", default=DEFAULT_TARGET, metavar="NAME|FILE",
+                        help=f"{DEFAULT_TARGET} (default), sn40l-8, sn40l-16, or a .toml/.json target file")
     parser.add_argument("--tp", type=int, default=None, metavar="N",
                         help="tensor parallel over N sockets of a multi-socket target (default: the cost model picks "
                         "tp and pp)")

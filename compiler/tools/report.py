@@ -28,8 +28,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
 from rducc.frontend.f64 import emulation_note, f64_value_count
-from rducc.model.training_speed import is_training, training_speed
-from rducc.model.training_step import training_estimate
+from rducc.model.training_speed import is_training, training_estimate, training_speed
 from rducc.passes.rdu_partition.training import is_training_step
 from rducc.tools.cost_table import cost_table, megabytes
 

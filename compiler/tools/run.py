@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "batches repeat when N is larger)")
     training.add_argument("--save-weights", metavar="FILE", help="write the trained parameters and optimizer "
                           "state (safetensors; --weights FILE continues from them)")
+    training.add_argument("--microbatches", type=int, metavar="K",
+                          help="--data holds microbatches: each step takes K in a row (a step compiled with "
+                          "rducc --train --microbatches K accumulates their gradients before its one update)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
     return parser
@@ -476,7 +479,8 @@ def _ranged_target(target: Target) -> Target:
 
 def _check_training_flags(args: argparse.Namespace) -> None:
     """--data, --steps and --save-weights belong to --train."""
-    for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights)):
+    for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights),
+                        ("--microbatches", args.microbatches)):
         if value is not None and not args.train:
             raise RduccError(f"{flag} needs --train (it trains with a training step)")
 

@@ -37,8 +37,10 @@ def check_training_step(module: ModuleOp, path: Path) -> None:
                          "compile one with rducc model.pt2 --train -o step.mlir")
 
 
-def load_batches(path: str, declared: Sequence) -> tuple[list[np.ndarray], int]:
-    """The arrays of `path` for the declared inputs, in order, and the number of batches they hold."""
+def load_batches(path: str, declared: Sequence, microbatches: int = 1) -> tuple[list[np.ndarray], int]:
+    """The arrays of `path` for the declared inputs, in order, and the number of
+    batches they hold; with `microbatches` K, each array holds microbatches
+    (1/K of the input's first dimension) and K in a row make one batch."""
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
@@ -57,7 +59,10 @@ def load_batches(path: str, declared: Sequence) -> tuple[list[np.ndarray], int]:
         if array.dtype != argument.dtype:
             raise RduccError(f"--data {path}: array '{argument.name}' has dtype {array.dtype.name}; "
                              f"{what} is {np.dtype(argument.dtype).name}")
-        if tuple(array.shape[1:]) != tuple(argument.shape) or array.ndim == 0 or array.shape[0] == 0:
+        shape = tuple(argument.shape)
+        if microbatches > 1:
+            array, shape = _grouped(path, array, argument, what, microbatches)
+        if tuple(array.shape[1:]) != shape or array.ndim == 0 or array.shape[0] == 0:
             raise RduccError(f"--data {path}: array '{argument.name}' has shape {list(array.shape)}; {what} is "
                              f"{list(argument.shape)}, so the file needs shape [BATCHES, "
                              f"{', '.join(str(d) for d in argument.shape)}]")
@@ -67,6 +72,20 @@ def load_batches(path: str, declared: Sequence) -> tuple[list[np.ndarray], int]:
         listed = ", ".join(f"'{n}' {c}" for n, c in counts.items())
         raise RduccError(f"--data {path}: the arrays hold different numbers of batches ({listed})")
     return found, next(iter(counts.values()), 1)
+
+
+def _grouped(path: str, array: np.ndarray, argument: Any, what: str, k: int) -> tuple[np.ndarray, tuple]:
+    """`array` of microbatches [N, B/k, ...] as [N/k, B, ...] batches (k microbatches in a row each)."""
+    shape = tuple(argument.shape)
+    if not shape or shape[0] % k:
+        raise RduccError(f"--microbatches {k}: {what} has shape {list(shape)}, whose first dimension does not "
+                         f"split into {k} microbatches")
+    micro = (shape[0] // k, *shape[1:])
+    if array.ndim == 0 or tuple(array.shape[1:]) != micro or array.shape[0] % k:
+        raise RduccError(f"--data {path}: array '{argument.name}' has shape {list(array.shape)}; with "
+                         f"--microbatches {k} it holds microbatches of {what} (shape {list(shape)}), so the file "
+                         f"needs shape [{k} x STEPS, {', '.join(str(d) for d in micro)}]")
+    return array.reshape(array.shape[0] // k, *shape), shape
 
 
 class Progress:
@@ -134,7 +153,9 @@ def run_training(args: argparse.Namespace, module: ModuleOp, program_path: Path,
         raise RduccError(f"--steps {args.steps}: the number of steps must be at least 1")
     runner = placed_runner(module)
     declared_inputs, declared_weights = declared_arguments(runner)
-    batches, count = load_batches(args.data, declared_inputs)
+    if args.microbatches is not None and args.microbatches < 1:
+        raise RduccError(f"--microbatches {args.microbatches}: give a whole number of at least 1")
+    batches, count = load_batches(args.data, declared_inputs, args.microbatches or 1)
     if weights_path is None:
         raise RduccError(f"{program_path}: the program names no weights file; pass --weights FILE")
     weights = load_weights(weights_path, {w.name: (w.shape, w.dtype) for w in declared_weights})

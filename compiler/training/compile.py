@@ -10,8 +10,10 @@ program that runs forward, backward and the optimizer's update.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +28,7 @@ from rducc.errors import RduccError
 from rducc.frontend.locations import describe_location
 from rducc.targets import load_target
 from rducc.training.optimizers import OptimizerSpec, Trained, check_sgd_first_step
+from rducc.training.scaling import SCALE, DynamicScale
 from rducc.training.step import append_optimizer
 from rducc.weights import program_weights
 
@@ -55,6 +58,8 @@ class TrainingStep:
     exported: torch.export.ExportedProgram
     aliases: dict[str, str] = field(default_factory=dict)
     """Tied parameters the graph does not read, to the name it reads them through."""
+    dynamic: DynamicScale | None = None
+    """Dynamic loss scaling's settings, when the step scales dynamically."""
 
 
 def check_loss(ep: torch.export.ExportedProgram) -> None:
@@ -142,6 +147,41 @@ def _on_meta(ep: torch.export.ExportedProgram) -> bool:
     return any(isinstance(t, torch.Tensor) and t.device.type == "meta" for t in ep.state_dict.values())
 
 
+@contextlib.contextmanager
+def _composite_gradients_on_meta(on_meta: bool) -> Iterator[None]:
+    """While torch builds a joint graph on the meta device: autograd through
+    the CompositeImplicitAutograd decomposition of every op that has one.
+
+    torch registers its Python references (`torch._refs`, as
+    `aten.nll_loss`'s, which `cross_entropy` calls) as Python Meta kernels
+    (`torch._meta_registrations.activate_meta`), also for composite ops. Under
+    the Python dispatcher, which export traces with, such a kernel counts as a
+    backend kernel for AutogradMeta, so the op skips its composite
+    decomposition and runs with no autograd formula: its inputs get no
+    gradient. Hiding those Meta kernels while the joint graph is traced lets the
+    decomposition run (its parts have autograd formulas and C++ meta kernels),
+    as it does on the CPU."""
+    if not on_meta:
+        yield
+        return
+    from torch._C import DispatchKey
+    from torch._decomp import global_decomposition_table
+
+    hidden: dict[torch._ops.OpOverload, Any] = {}
+    for table in global_decomposition_table.values():
+        for op in table:
+            if (isinstance(op, torch._ops.OpOverload) and DispatchKey.Meta in op.py_kernels
+                    and torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd")):
+                hidden[op] = op.py_kernels.pop(DispatchKey.Meta)
+                op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for op, kernel in hidden.items():
+            op.py_kernels[DispatchKey.Meta] = kernel
+            op._dispatch_cache.clear()
+
+
 def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
@@ -155,16 +195,14 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     if not any(p.requires_grad for p in ep.state_dict.values() if isinstance(p, torch.nn.Parameter)):
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
     try:
-        joint = _decompose_exported_program(
-            _without_unused_gradients(_with_attention_math(ep)), cia_to_decomp={},
-            python_decomp_table=core_aten_decompositions(),
-            joint_loss_index=0, decompose_custom_triton_ops=False,
-        )
+        with _composite_gradients_on_meta(_on_meta(ep)):
+            joint = _decompose_exported_program(
+                _without_unused_gradients(_with_attention_math(ep)), cia_to_decomp={},
+                python_decomp_table=core_aten_decompositions(),
+                joint_loss_index=0, decompose_custom_triton_ops=False,
+            )
     except Exception as error:  # torch's own refusal, named
         first = str(error).strip().splitlines()[0]
-        if "did not receive a gradient" in first and _on_meta(ep):
-            first += (" (on the meta device torch differentiates nll_loss, which cross_entropy calls, to nothing: "
-                      "write the loss as a one-hot sum of log_softmax, as bench/train_llama.py does)")
         raise TrainingError(f"torch could not build the joint graph: {first}") from None
     graph_module, signature = _copy_graph_module_and_signature(joint)
     _remove_detach_pass(graph_module, signature)
@@ -190,11 +228,15 @@ def _trained_parameters(module: ModuleOp) -> list[str]:
 
 def compile_step(
     ep: torch.export.ExportedProgram, groups: Sequence[ParamGroup] | None, options: CompileOptions,
-    loss_scale: float = 1.0,
+    loss_scale: float = 1.0, dynamic: DynamicScale | None = None,
 ) -> TrainingStep:
     """Compile the training step of `ep` (forward returning a loss) with the
     optimizer's `groups` (None: no optimizer; the step returns the loss and the
-    gradients). Parameters with no gradient (frozen) are left alone, as torch.optim does."""
+    gradients). Parameters with no gradient (frozen) are left alone, as torch.optim does.
+    `loss_scale`: the static scale the loss was multiplied by; `dynamic`: the
+    loss was multiplied by the global `grad_scale` (dynamic loss scaling)."""
+    if dynamic is not None and groups is None:
+        raise TrainingError("dynamic loss scaling needs an optimizer (it skips the update on an overflow)")
     target = load_target(options.target)
     times = options.times
     module, decomposed = decompose_and_import(joint_graph(ep), times, options.f64, False, options.host_ops)
@@ -208,14 +250,14 @@ def compile_step(
         for group in covered:
             check_sgd_first_step(group.spec)
         with times.stage("optimizer"):
-            initial = append_optimizer(module, covered, parameters, 1.0 / loss_scale) if covered else {}
+            initial = append_optimizer(module, covered, parameters, 1.0 / loss_scale, dynamic) if covered else {}
         if weights:
             weights.update({name: t.detach() for name, t in initial.items()})
     lower(module, target, options.opt_level, options.emit, times, passes=options.passes,
           verify_each=options.verify_each, split=options.split)
     aliases = {name: alias for name in unused_parameters(ep)
                for alias in canonical_names(ep, [name], trained) if alias != name}
-    return TrainingStep(module, weights, chosen, trained, ep, aliases)
+    return TrainingStep(module, weights, chosen, trained, ep, aliases, dynamic)
 
 
 def parameter_names(ep: torch.export.ExportedProgram) -> list[str]:
@@ -232,25 +274,85 @@ LossFn = Callable[..., torch.Tensor]
 
 
 class TrainingForward(torch.nn.Module):
-    """The loss a training step differentiates: the model's own output, or
-    `loss_fn(model(*inputs[:-1]), inputs[-1])`; computed under CPU autocast to
-    `compute_dtype` when given (mixed precision: the parameters, the master
-    weights, stay float32; autocast casts what it computes in bf16) and
-    multiplied by `loss_scale` (static loss scaling: the gradients come out
-    scaled, the optimizer's update unscales them first)."""
+    """The loss a training step differentiates: the model's own output (its
+    `loss` when it returns a mapping, as transformers' models given `labels`
+    do), or `loss_fn(model(*inputs[:-1]), inputs[-1])`; computed under CPU
+    autocast to `compute_dtype` when given (mixed precision: the parameters,
+    the master weights, stay float32; autocast casts what it computes in bf16)
+    and multiplied by `loss_scale` (static loss scaling: the gradients come out
+    scaled, the optimizer's update unscales them first) or, with `dynamic`, by
+    the buffer `grad_scale` (dynamic loss scaling, `scaling`).
+
+    With `microbatches` k > 1 every batched input is split along its first
+    dimension into k microbatches and the loss is the sum of each
+    microbatch's loss / k: the gradients are eager's accumulated over k
+    `(loss / k).backward()` calls before one optimizer step."""
 
     def __init__(self, model: torch.nn.Module, loss_fn: LossFn | None = None,
-                 compute_dtype: torch.dtype | None = None, loss_scale: float = 1.0):
+                 compute_dtype: torch.dtype | None = None, loss_scale: float = 1.0,
+                 dynamic: DynamicScale | None = None, microbatches: int = 1, input_names: Sequence[str] = ()):
         super().__init__()
+        if input_names:  # the inputs keep the names they had (export names them by the forward's signature)
+            self.forward = _named(self.forward, input_names)  # type: ignore[method-assign]
         self.model = model
         self.loss_fn = loss_fn
         self.compute_dtype = compute_dtype
         self.loss_scale = loss_scale
+        self.microbatches = microbatches
+        if dynamic is not None:
+            self.register_buffer(SCALE, torch.full((), dynamic.init_scale))
 
-    def forward(self, *inputs: Any) -> torch.Tensor:
+    def forward(self, *inputs: Any, **named: Any) -> torch.Tensor:
+        if self.microbatches == 1:
+            loss = self._loss(inputs, named)
+        else:
+            parts = [self._loss(*_microbatch(inputs, named, self.microbatches, i)) / self.microbatches
+                     for i in range(self.microbatches)]
+            loss = parts[0]
+            for part in parts[1:]:
+                loss = loss + part
+        if hasattr(self, SCALE):
+            return loss * self.get_buffer(SCALE)
+        return loss * self.loss_scale if self.loss_scale != 1.0 else loss
+
+    def _loss(self, inputs: tuple, named: dict[str, Any]) -> torch.Tensor:
         with torch.autocast("cpu", dtype=self.compute_dtype or torch.bfloat16, enabled=self.compute_dtype is not None):
             if self.loss_fn is None:
-                loss = self.model(*inputs)
+                loss = self.model(*inputs, **named)
             else:
-                loss = self.loss_fn(self.model(*inputs[:-1]), inputs[-1])
-        return loss * self.loss_scale if self.loss_scale != 1.0 else loss
+                loss = self.loss_fn(self.model(*inputs[:-1], **named), inputs[-1])
+        if isinstance(loss, Mapping) and "loss" in loss:
+            loss = loss["loss"]
+        return loss
+
+
+def _named(forward: Callable[..., torch.Tensor], names: Sequence[str]) -> Callable[..., torch.Tensor]:
+    """`forward(*inputs)` with the signature `(name_0, name_1, ...)`."""
+    def named_forward(*inputs: Any) -> torch.Tensor:
+        return forward(*inputs)
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    named_forward.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])  # type: ignore
+    return named_forward
+
+
+def _microbatch(inputs: tuple, named: dict[str, Any], count: int, index: int) -> tuple[tuple, dict[str, Any]]:
+    """Microbatch `index` of `count`: every tensor input's rows index*B/count..(index+1)*B/count."""
+    def part(value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            size = value.shape[0] // count
+            return value[index * size:(index + 1) * size]
+        return value
+    return tuple(part(v) for v in inputs), {k: part(v) for k, v in named.items()}
+
+
+def check_microbatches(count: int, inputs: Sequence[Any]) -> None:
+    """`count` microbatches divide every batched input's first dimension."""
+    if not isinstance(count, int) or count < 1:
+        raise TrainingError(f"microbatches {count}: give a whole number of at least 1")
+    for index, value in enumerate(inputs):
+        if count > 1 and isinstance(value, torch.Tensor):
+            if value.dim() == 0 or value.shape[0] % count:
+                size = "a scalar" if value.dim() == 0 else f"batch {value.shape[0]}"
+                raise TrainingError(f"microbatches {count}: input #{index} has {size}, which does not split "
+                                    f"into {count} equal microbatches along its first dimension")

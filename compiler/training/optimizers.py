@@ -164,6 +164,7 @@ class _Update(nn.Module):
         super().__init__()
         self.spec = spec
         self.unscale = unscale
+        self.state_names = spec.state_names()
         self.register_buffer("p0", torch.zeros_like(parameter, memory_format=torch.contiguous_format))
         for state in spec.state_names():
             self.register_buffer(f"s0_{state}", initial_state(state, parameter))
@@ -178,6 +179,9 @@ class _Update(nn.Module):
     def forward(self, gradient: torch.Tensor) -> None:
         if self.unscale != 1.0:  # as torch.amp.GradScaler unscales: times the inverse scale
             gradient = gradient * self.unscale
+        self.update(gradient)
+
+    def update(self, gradient: torch.Tensor) -> None:
         hyper = self.spec.hyper
         if self.spec.name == "sgd":
             momentum = hyper["momentum"] != 0
@@ -199,17 +203,40 @@ class _Update(nn.Module):
         )
 
 
-_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str, float], torch.export.ExportedProgram] = {}
+class _SkippableUpdate(_Update):
+    """The update under dynamic loss scaling: `forward(gradient, inverse_scale,
+    found_inf)` unscales the gradient and keeps the parameter and its state as
+    they were where `found_inf` (torch.amp.GradScaler skips `optimizer.step()`)."""
+
+    def forward(self, gradient: torch.Tensor, inverse_scale: torch.Tensor,  # type: ignore[override]
+                found_inf: torch.Tensor) -> None:
+        names = ["p0", *(f"s0_{state}" for state in self.state_names)]
+        before = {name: self.get_buffer(name).clone() for name in names}
+        self.update(gradient * inverse_scale)
+        for name in names:
+            buffer = self.get_buffer(name)
+            buffer.copy_(torch.where(found_inf, before[name], buffer))
 
 
-def update_program(spec: OptimizerSpec, parameter: torch.Tensor, unscale: float = 1.0) -> torch.export.ExportedProgram:
+_TRACED: dict[tuple[OptimizerSpec, tuple[int, ...], torch.dtype, str, float | None], torch.export.ExportedProgram] = {}
+
+
+def update_program(spec: OptimizerSpec, parameter: torch.Tensor, unscale: float | None = 1.0
+                   ) -> torch.export.ExportedProgram:
     """The optimizer's update of one parameter of this shape and dtype, as an
     ExportedProgram (see the module docstring): buffers `p0` and `s0_{state}`,
-    input the gradient (times `unscale` first). Traced once per spec, shape and dtype."""
+    input the gradient (times `unscale` first). `unscale` None: dynamic loss
+    scaling (`_SkippableUpdate`: inputs the gradient, 1/scale and found_inf).
+    Traced once per spec, shape and dtype."""
     key = (spec, tuple(parameter.shape), parameter.dtype, parameter.device.type, unscale)
     if key not in _TRACED:
         example = torch.zeros_like(parameter, memory_format=torch.contiguous_format)
-        _TRACED[key] = torch.export.export(_Update(spec, parameter, unscale), (example,), strict=False)
+        if unscale is None:
+            inputs: tuple[torch.Tensor, ...] = (example, torch.ones((), device=parameter.device),
+                                                torch.zeros((), dtype=torch.bool, device=parameter.device))
+            _TRACED[key] = torch.export.export(_SkippableUpdate(spec, parameter), inputs, strict=False)
+        else:
+            _TRACED[key] = torch.export.export(_Update(spec, parameter, unscale), (example,), strict=False)
     return _TRACED[key]
 
 

@@ -12,6 +12,7 @@ weights), updated in place by every step; nothing runs through PyTorch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,15 @@ from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.program import Program
 from rducc.targets import DEFAULT_TARGET, Target, load_target
-from rducc.training.compile import LossFn, ParamGroup, TrainingForward, TrainingStep, compile_step, single_group
+from rducc.training.compile import (
+    LossFn,
+    ParamGroup,
+    TrainingForward,
+    TrainingStep,
+    check_microbatches,
+    compile_step,
+    single_group,
+)
 from rducc.training.optimizers import (
     OptimizerSpec,
     initial_state,
@@ -32,36 +41,98 @@ from rducc.training.optimizers import (
     torch_group,
     torch_optimizer_groups,
 )
+from rducc.training.scaling import GROWTH_TRACKER, SCALE, DynamicScale, dynamic_scale_of
 from rducc.weights import numpy_to_torch, torch_to_numpy
 
 OptimizerLike = str | torch.optim.Optimizer | None
 
 
+SCALING_STATE = (SCALE, GROWTH_TRACKER)
+"""Program state of dynamic loss scaling, not the model's."""
+
 MIXED_PRECISION = {"bf16": torch.bfloat16}
 """`mixed_precision=` names: the dtype autocast computes in."""
 
 
-def _exported(
-    model: Any, example_inputs: tuple | None, loss_fn: LossFn | None, mixed_precision: str | None = None,
-    loss_scale: float = 1.0,
-) -> tuple[torch.export.ExportedProgram, torch.nn.Module | None]:
-    if isinstance(model, torch.export.ExportedProgram):
-        return model, None
+def export_for_training(
+    model: Any, example_inputs: tuple | dict | None, loss_fn: LossFn | None, mixed_precision: str | None = None,
+    loss_scale: float = 1.0, dynamic: DynamicScale | None = None, microbatches: int = 1,
+    input_names: Sequence[str] = (),
+) -> tuple[torch.export.ExportedProgram, torch.nn.Module | None, bool]:
+    """The program to differentiate, the nn.Module it was exported from (None:
+    given exported) and whether it is wrapped in `TrainingForward` (names `model.*`)."""
     if isinstance(model, str | Path):
-        return load_exported_program(model), None
+        model = load_exported_program(model)
+    if isinstance(model, torch.export.ExportedProgram):
+        if loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None and microbatches == 1:
+            return model, None, False
+        ep = _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches)
+        return ep, None, True
     if not isinstance(model, torch.nn.Module):
         raise RduccError("rducc.compile_training takes an nn.Module, an ExportedProgram or a path, "
                          f"not {type(model).__name__}")
     if example_inputs is None:
         raise RduccError("rducc.compile_training of an nn.Module needs example_inputs (a tuple of tensors)")
-    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    named = example_inputs if isinstance(example_inputs, dict) else {}
+    inputs = () if named else example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    check_microbatches(microbatches, [*inputs, *named.values()])
+    wrapped = (loss_fn is not None or mixed_precision is not None or loss_scale != 1.0 or dynamic is not None
+               or microbatches != 1)
+    module = TrainingForward(model, loss_fn, _compute_dtype(mixed_precision), loss_scale, dynamic,
+                             microbatches, input_names) if wrapped else model
+    exported: torch.export.ExportedProgram | None = None
+    try:
+        exported = export_model(module, inputs, grad=True, kwargs=named)
+    except RduccError:
+        if wrapped:
+            raise  # else a model output torch cannot export (transformers' cache beside its loss): try its loss
+    if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
+        module = TrainingForward(model)
+        exported = export_model(module, inputs, grad=True, kwargs=named)
+    return exported, module, isinstance(module, TrainingForward)
+
+
+def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:
     if mixed_precision is not None and mixed_precision not in MIXED_PRECISION:
         raise RduccError(f"mixed_precision '{mixed_precision}' is not supported; rducc compiles "
                          f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")
-    wrapped = loss_fn is not None or mixed_precision is not None or loss_scale != 1.0
-    compute = MIXED_PRECISION[mixed_precision] if mixed_precision else None
-    module = TrainingForward(model, loss_fn, compute, loss_scale) if wrapped else model
-    return export_model(module, inputs, grad=True), module
+    return MIXED_PRECISION[mixed_precision] if mixed_precision else None
+
+
+def _returns_mapping_with_loss(ep: torch.export.ExportedProgram) -> bool:
+    spec = ep.call_spec.out_spec
+    context = getattr(spec, "context", None)
+    return isinstance(context, list) and "loss" in context and len(context) > 1
+
+
+def _rewrapped(ep: torch.export.ExportedProgram, example_inputs: tuple | dict | None, loss_fn: LossFn | None,
+               mixed_precision: str | None, loss_scale: float, dynamic: DynamicScale | None,
+               microbatches: int) -> torch.export.ExportedProgram:
+    """An exported program (a .pt2) exported again inside `TrainingForward`
+    (mixed precision, loss scaling, microbatches), from its own example inputs
+    when none are given: `ep.module()` runs the same ATen ops, and autocast
+    applies to them as to the model's."""
+    if example_inputs is None:
+        args, kwargs = ep.example_inputs or ((), {})
+        example_inputs = kwargs if kwargs else tuple(args)
+    check_microbatches(microbatches, [*(example_inputs.values() if isinstance(example_inputs, dict)
+                                        else example_inputs)])
+    module = ep.module(check_guards=False)
+    if microbatches > 1:  # the graph runs on a part of the batch: no check of the exported input shapes
+        module._forward_pre_hooks.clear()
+    for name, parameter in ep.named_parameters():  # requires_grad as exported (frozen layers stay frozen)
+        module.get_parameter(name).requires_grad_(parameter.requires_grad)
+    try:
+        names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+        return export_for_training(module, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic,
+                                   microbatches, names if isinstance(example_inputs, tuple) else ())[0]
+    except RduccError as error:
+        if microbatches == 1:
+            raise
+        raise RduccError(f"microbatches {microbatches}: the exported program does not run on a part of its batch "
+                         f"({str(error).removeprefix('torch.export cannot export the model')}); export it with a "
+                         "dynamic batch dimension (torch.export.Dim) or compile the nn.Module with "
+                         "rducc.compile_training(..., microbatches=K)") from None
 
 
 def _groups(optimizer: OptimizerLike, options: dict[str, Any], ep: torch.export.ExportedProgram,
@@ -96,7 +167,8 @@ def compile_training(
     passes: PassesLike | None = None,
     verify_each: bool = False,
     mixed_precision: str | None = None,
-    loss_scale: float = 1.0,
+    loss_scale: float | str | torch.amp.GradScaler = 1.0,
+    microbatches: int = 1,
     **optimizer_options: Any,
 ) -> TrainingProgram:
     """Compile one training step of `model` and return the runnable TrainingProgram.
@@ -112,17 +184,28 @@ def compile_training(
     autocast to bf16 with float32 parameters (the master weights) and
     optimizer; `loss_scale` multiplies the loss before the backward and
     divides the gradients by it before the update (static loss scaling);
-    `step()` returns the unscaled loss.
+    `loss_scale="dynamic"` or a `torch.amp.GradScaler` (its settings) scales
+    dynamically, as GradScaler does: a step whose gradients hold inf or nan
+    updates nothing and halves the scale, which grows after growth_interval
+    good steps (`grad_scale` reads it). `step()` returns the unscaled loss.
+    `microbatches=k` splits each batch along its first dimension into k
+    microbatches and accumulates their gradients (each microbatch's loss / k)
+    before the one update, as eager gradient accumulation does; `step()`
+    returns the mean of their losses.
     """
-    if not loss_scale > 0 or loss_scale == float("inf"):
-        raise RduccError(f"loss_scale {loss_scale}: give a positive finite number")
+    dynamic = dynamic_scale_of(loss_scale)
+    static = 1.0 if dynamic is not None or isinstance(loss_scale, torch.amp.GradScaler) else loss_scale
+    if not isinstance(static, float | int) or not static > 0 or static == float("inf"):
+        raise RduccError(f"loss_scale {loss_scale}: give a positive finite number or 'dynamic'")
     chosen = load_target(target)
-    ep, module = _exported(model, example_inputs, loss_fn, mixed_precision, loss_scale)
+    ep, module, wrapped = export_for_training(model, example_inputs, loss_fn, mixed_precision, float(static), dynamic,
+                                    microbatches)
     groups = _groups(optimizer, optimizer_options, ep, module)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
-    step = compile_step(ep, groups, options, loss_scale)
-    program = TrainingProgram(step, chosen, prefix="model." if module is not model else "", loss_scale=loss_scale)
+    step = compile_step(ep, groups, options, float(static), dynamic)
+    program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
+                              loss_scale=float(static))
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
         program.load_state_dict(optimizer.state_dict())
     return program
@@ -139,6 +222,7 @@ class TrainingProgram:
         self.aliases = step.aliases
         self.prefix = prefix
         self.loss_scale = loss_scale
+        self.dynamic = step.dynamic
         """What the program's names add to the model's (`model.` under a `loss_fn`)."""
         weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
         self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
@@ -155,11 +239,9 @@ class TrainingProgram:
         optimizer: the loss and the gradients of the trained parameters)."""
         result = self._program(*batch, **named)
         self._started = True
-        if self.loss_scale == 1.0:
-            return result
-        if isinstance(result, tuple):  # no optimizer: the scaled loss and gradients
+        if self.loss_scale != 1.0 and isinstance(result, tuple):  # no optimizer: the scaled loss and gradients
             return tuple(value / self.loss_scale for value in result)
-        return result / self.loss_scale
+        return result  # with an optimizer the step unscales its loss itself
 
     __call__ = step
 
@@ -167,7 +249,20 @@ class TrainingProgram:
         """Every parameter and buffer of the model as the program holds it now, by
         name (a tied parameter under each of its names)."""
         return {name.removeprefix(self.prefix): numpy_to_torch(self.weights[self.aliases.get(name, name)])
-                for name in self.weights if not name.startswith("optimizer.")}
+                for name in self.weights if not name.startswith("optimizer.") and name not in SCALING_STATE}
+
+    @property
+    def grad_scale(self) -> float | None:
+        """The current loss scale under dynamic loss scaling (`GradScaler.get_scale()`), else None."""
+        return float(self.weights[SCALE]) if SCALE in self.weights else None
+
+    def scaler_state_dict(self) -> dict[str, Any]:
+        """Dynamic loss scaling's state in `torch.amp.GradScaler.state_dict()`'s format ({} without it)."""
+        if self.dynamic is None:
+            return {}
+        return {"scale": self.grad_scale, "growth_factor": self.dynamic.growth_factor,
+                "backoff_factor": self.dynamic.backoff_factor, "growth_interval": self.dynamic.growth_interval,
+                "_growth_tracker": int(self.weights[GROWTH_TRACKER])}
 
     def _has_state(self, spec: OptimizerSpec, name: str) -> bool:
         if name not in self.trained or not spec.state_names():

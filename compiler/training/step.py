@@ -13,7 +13,7 @@ gradients stay inside the program.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from xdsl.dialects import func
@@ -37,6 +37,7 @@ from rducc.dialects.tier import GlobalOp
 from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of
 from rducc.training.optimizers import Trained, state_global, update_program
+from rducc.training.scaling import GROWTH_TRACKER, SCALE, DynamicScale, scale_update_program
 
 
 def _state_global(module: ModuleOp, forward: func.FuncOp, symbol: str, tensor: torch.Tensor,
@@ -49,14 +50,57 @@ def _state_global(module: ModuleOp, forward: func.FuncOp, symbol: str, tensor: t
     return block.insert_arg(value_type, len(block.args))
 
 
+def _user_names(ep: torch.export.ExportedProgram, kind: str) -> list[str]:
+    specs = ep.graph_signature.input_specs if kind == "USER_INPUT" else ep.graph_signature.output_specs
+    return [s.arg.name for s in specs if s.kind.name == kind]
+
+
+class _Times(torch.nn.Module):
+    def __init__(self, factor: float):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, value: torch.Tensor) -> torch.Tensor:
+        return value * self.factor
+
+
+def _append_times(block, value: SSAValue, example: torch.Tensor, factor: float) -> SSAValue:
+    """`value * factor`, appended to `block` (phase optimizer)."""
+    program = decompose(torch.export.export(_Times(factor), (torch.zeros_like(example),), strict=False))
+    name = _user_names(program, "USER_INPUT")[0]
+    values = import_into(program, block, {name: value}, Phase.OPTIMIZER)
+    return values[_user_names(program, "USER_OUTPUT")[0]]
+
+
+def _append_scale_update(module: ModuleOp, forward: func.FuncOp, settings: DynamicScale, loss: SSAValue,
+                         gradients: list[tuple[SSAValue, torch.Tensor]], weights: Mapping[str | None, SSAValue],
+                         attrs: list[DictionaryAttr]) -> tuple[dict[str, SSAValue], dict[str, SSAValue]]:
+    """The found_inf check and the scale's update (`scaling.ScaleUpdate`), on
+    the loss and `gradients` (value, example); returns its user outputs
+    (`loss`, `inverse`, `found_inf`) and its updated buffers (`scale`, `tracker`)."""
+    if SCALE not in weights:
+        raise AssertionError(f"dynamic loss scaling needs the loss scaled by the global '{SCALE}'")
+    examples = [example for _, example in gradients]
+    update = decompose(scale_update_program(settings, torch.zeros(()), examples))
+    tracker = _state_global(module, forward, GROWTH_TRACKER, torch.zeros(()), attrs)
+    inputs = _user_names(update, "USER_INPUT")
+    bindings = {"scale": weights[SCALE], "tracker": tracker, inputs[0]: loss}
+    bindings |= {name: value for name, (value, _) in zip(inputs[1:], gradients)}
+    values = import_into(update, forward.body.block, bindings, Phase.OPTIMIZER)
+    outputs = dict(zip(("loss", "inverse", "found_inf"), (values[n] for n in _user_names(update, "USER_OUTPUT"))))
+    return outputs, {SCALE: values["scale"], GROWTH_TRACKER: values["tracker"]}
+
+
 def append_optimizer(
-    module: ModuleOp, groups: Sequence[Trained], parameters: dict[str, torch.Tensor], unscale: float = 1.0
+    module: ModuleOp, groups: Sequence[Trained], parameters: dict[str, torch.Tensor], unscale: float = 1.0,
+    dynamic: DynamicScale | None = None,
 ) -> dict[str, torch.Tensor]:
     """Append the optimizer's update of every parameter in `groups` (torch.optim's
     arithmetic, `optimizers.update_program`) to the joint graph's `@forward` in
     `module` (see the module docstring). Returns the optimizer state's globals
     with the values the update starts from. `unscale` multiplies each gradient
-    first (the inverse of a static loss scale)."""
+    first (the inverse of a static loss scale); `dynamic`: dynamic loss
+    scaling (`scaling`: the loss was multiplied by the global `grad_scale`)."""
     forward = entry_function(module)
     block = forward.body.block
     returned = block.last_op
@@ -76,17 +120,27 @@ def append_optimizer(
     new_roles: list[ResultRole | None] = [role for role in roles if role is None or role.kind == "loss"]
     initial: dict[str, torch.Tensor] = {}
     state_outputs: list[tuple[SSAValue, str]] = []
+    scaling: dict[str, SSAValue] = {}
+    if dynamic is not None:
+        covered = [(gradients[n], parameters[n]) for group in groups for n in group.names]
+        scaling, updated = _append_scale_update(module, forward, dynamic, outputs[0], covered, weights, attrs)
+        outputs[0] = scaling["loss"]
+        initial[GROWTH_TRACKER] = torch.zeros(())
+        state_outputs += [(value, symbol) for symbol, value in updated.items()]
+    elif unscale != 1.0:  # static loss scaling: the step returns the unscaled loss
+        outputs[0] = _append_times(block, outputs[0], torch.zeros(()), unscale)
     for group in groups:
         for name in group.names:
-            update = decompose(update_program(group.spec, parameters[name], unscale))
+            update = decompose(update_program(group.spec, parameters[name], None if dynamic else unscale))
             bindings: dict[str, SSAValue] = {"p0": weights[name]}
             for state in group.spec.state_names():
                 symbol = state_global(state, name)
                 initial[symbol] = update.state_dict[f"s0_{state}"]
                 bindings[f"s0_{state}"] = _state_global(module, forward, symbol, initial[symbol], attrs)
-            gradient_input = next(s.arg.name for s in update.graph_signature.input_specs
-                                  if s.kind.name == "USER_INPUT")
+            gradient_input, *scale_inputs = _user_names(update, "USER_INPUT")
             bindings[gradient_input] = gradients[name]
+            if dynamic is not None:
+                bindings |= dict(zip(scale_inputs, (scaling["inverse"], scaling["found_inf"])))
             new_values = import_into(update, block, bindings, Phase.OPTIMIZER)
             outputs.append(new_values["p0"])
             new_updates.append(Update("buffer", name))

@@ -70,10 +70,12 @@ from xdsl.rewriter import Rewriter
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
+    WEIGHT,
     Level,
     arg_attrs,
     global_of,
     is_input,
+    is_outlined,
     is_partitioned,
     layer_of,
     module_target,
@@ -123,6 +125,9 @@ from rducc.passes.rdu_partition.training import (
 Layout = Split | str | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
 PARTIAL = "partial"
+
+CalleeLayouts = tuple[list[Layout], list[Layout]]
+"""An outlined layer's layout per argument and per result, once partitioned."""
 
 
 _CHAIN_OPS = (TransposeOp, ReshapeOp, BroadcastOp, SliceOp)
@@ -338,6 +343,17 @@ class _TensorPartitioner:
     full: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
     made: dict[tuple[SSAValue, Layout], SSAValue] = field(default_factory=dict)
     replicated_ops: int = 0
+    callees: dict[str, CalleeLayouts] = field(default_factory=dict)
+    """The layouts of the outlined layers partitioned already, by name: a call
+    passes each argument in its callee's layout and gets its results in theirs."""
+    attrs: list[dict[str, Attribute]] = field(default_factory=list)
+    """The function's argument attributes, written back once at the end (a
+    function of a 126-layer model has over a thousand arguments)."""
+    globals_by_name: dict[str, GlobalOp] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.attrs = arg_attrs(self.function)
+        self.globals_by_name = {g.sym_name.data: g for g in self.module.ops if isinstance(g, GlobalOp)}
 
     # -- layouts and shapes ---------------------------------------------------
 
@@ -425,7 +441,7 @@ class _TensorPartitioner:
         if reference is not None:
             target = self._global(reference)
             return target is not None and target.initial_value is None and shard_of(target) is None
-        return is_input(self._arg_attrs(value))
+        return is_input(self._arg_attrs(value)) or WEIGHT in self._arg_attrs(value)
 
     def _only_unseen_users(self, value: SSAValue, via: Operation | None) -> bool:
         """Whether `value` is used once, or (in a training step) only by ops the walk
@@ -547,10 +563,10 @@ class _TensorPartitioner:
         return op.results[0]
 
     def _arg_attrs(self, arg: BlockArgument) -> dict[str, Attribute]:
-        return arg_attrs(self.function)[arg.index]
+        return self.attrs[arg.index]
 
     def _global(self, name: str) -> GlobalOp | None:
-        return next((g for g in self.module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
+        return self.globals_by_name.get(name)
 
     def _made_locally(self, value: SSAValue, want: Split) -> bool:
         """Whether each rank can make its part of the replicated `value` as `want`
@@ -620,10 +636,8 @@ class _TensorPartitioner:
     def _shard_arg(self, arg: SSAValue, split: Split, via: Operation | None = None) -> SSAValue:
         assert isinstance(arg, BlockArgument)
         full = self.full_shape(arg)
-        all_attrs = arg_attrs(self.function)
-        set_shard(all_attrs[arg.index], split)
-        self.function.arg_attrs = ArrayAttr(DictionaryAttr(a) for a in all_attrs)
-        reference = global_of(all_attrs[arg.index])
+        set_shard(self.attrs[arg.index], split)
+        reference = global_of(self.attrs[arg.index])
         per_rank = _per_rank(arg.type, full, split)
         if reference is not None:
             target = self._global(reference)
@@ -641,6 +655,13 @@ class _TensorPartitioner:
     # -- the rules, one per op kind ---------------------------------------------
 
     def partition(self) -> list[Layout]:
+        """Partition the function; the layout of each of its results."""
+        try:
+            return self._partition_ops()
+        finally:
+            self.function.arg_attrs = ArrayAttr(DictionaryAttr(a) for a in self.attrs)
+
+    def _partition_ops(self) -> list[Layout]:
         block = self.function.body.block
         if self.data_parallel:
             for arg, split in batch_splits(self.function, self.tp):
@@ -651,7 +672,32 @@ class _TensorPartitioner:
             self._partition_op(op)
         return []
 
+    def arg_layouts(self) -> list[Layout]:
+        """The layout each argument of the function is taken in (a split weight or input)."""
+        return [self.layout_of(arg) for arg in self.function.args]
+
+    def _partition_call(self, op: func.CallOp, callee: CalleeLayouts) -> None:
+        """A call of an outlined layer partitioned once: each operand moved to the
+        layout its callee takes that argument in (the caller's own weight sharded
+        the same way), each result in the layout the callee gives it."""
+        wants, results = callee
+        for index, (value, want) in enumerate(zip(list(op.operands), wants)):
+            have = self.layout_of(value)
+            if isinstance(want, Split) and isinstance(have, Split) and have != want:
+                value = self.materialize(value, None, op)  # another split: whole first
+            op.operands[index] = self.materialize(value, want, op)
+        for old, layout in zip(list(op.results), results):
+            full = _shape(old)
+            new: SSAValue = old
+            if isinstance(layout, Split):
+                new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, layout))  # type: ignore[arg-type]
+            self.full[new] = full
+            self.layout[new] = layout
+
     def _partition_op(self, op: Operation) -> None:
+        if isinstance(op, func.CallOp) and (callee := self.callees.get(op.callee.string_value())) is not None:
+            self._partition_call(op, callee)
+            return
         if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             self._replicate(op)
             return
@@ -965,13 +1011,18 @@ class _TensorPartitioner:
         return value if self._is_weight(value) else None
 
     def _is_weight(self, value: SSAValue) -> bool:
-        return isinstance(value, BlockArgument) and global_of(self._arg_attrs(value)) is not None
+        """A weight argument: one naming a `tier.global`, or an outlined layer's `rdu.weight`."""
+        if not isinstance(value, BlockArgument) or value.block is not self.function.body.block:
+            return False
+        attrs = self._arg_attrs(value)
+        return global_of(attrs) is not None or WEIGHT in attrs
 
     def _weight_name(self, value: SSAValue) -> str:
         assert isinstance(value, BlockArgument)
         name = global_of(self._arg_attrs(value))
-        assert name is not None
-        return name
+        if name is not None:
+            return name
+        return f"{self.function.sym_name.data}'s argument {value.name_hint or value.index}"
 
     def _plan_reshape(self, op: ReshapeOp, split: Split) -> tuple[list[Layout], Layout] | None:
         source, result = self.full_shape(op.input), _shape(op.result)
@@ -995,11 +1046,15 @@ class _TensorPartitioner:
 
 
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
-                      data_parallel: bool = False) -> int:
+                      data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
-    replicas with `data_parallel`); returns the replicated op count."""
-    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module))
+    replicas with `data_parallel`); returns the replicated op count. `callees`:
+    the outlined layers partitioned already (this function's, when it is one, added)."""
+    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
+                                     callees=callees if callees is not None else {})
     results = partitioner.partition()
+    if callees is not None and is_outlined(function):
+        callees[function.sym_name.data] = (partitioner.arg_layouts(), results)
     block = function.body.block
     ret = block.last_op
     outputs = [v.type for v in ret.operands] if isinstance(ret, func.ReturnOp) else []
@@ -1073,15 +1128,24 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         raise RduccError(f"rdu-partition: dp={dp} with tp={tp} is not supported: split a model either "
                          "across its batch (dp) or across its weights (tp), each with pp stages")
     replicated = 0
-    for function in list(functions(module)):
+    callees: dict[str, CalleeLayouts] = {}
+    for function in layers_first(functions(module)):
         if tp > 1 or dp > 1:
-            replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1)
-        if pp > 1:
+            replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1,
+                                            callees=callees)
+        if pp > 1 and not is_outlined(function):
             assign_stages(function, pp, is_training_step(module))
         if is_training_step(module):
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
     return replicated
+
+
+def layers_first(found: Iterable[func.FuncOp]) -> list[func.FuncOp]:
+    """The functions, outlined layers (`rdu.calls`) first: each is partitioned once,
+    before the functions that call it, whatever the number of calls."""
+    listed = list(found)
+    return [f for f in listed if is_outlined(f)] + [f for f in listed if not is_outlined(f)]
 
 
 def candidate_splits(sockets: int) -> list[tuple[int, int]]:

@@ -34,7 +34,7 @@ from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, S
 from rducc.dialects.split import Split
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
-from rducc.model.training_step import training_estimate
+from rducc.model.training_speed import training_estimate
 from rducc.targets import Target
 
 

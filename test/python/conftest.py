@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,18 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "examples"))
 
 import models  # noqa: E402
+
+
+def _share_cores_between_workers() -> None:
+    """Under pytest-xdist (README's `-n auto`), each worker's torch takes its
+    share of the cores, not all of them: N workers of N threads each would
+    oversubscribe the machine."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+
+
+_share_cores_between_workers()
 
 
 @pytest.fixture(scope="session")

@@ -296,6 +296,8 @@ def test_help_documents_every_flag():
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
         "--dampening": "dampening", "--weight-decay": "weight_decay", "--eps": "eps", "--betas": "betas",
         "--nesterov": "nesterov", "--amsgrad": "amsgrad", "--maximize": "maximize",
+        "--mixed-precision": "bf16", "--loss-scale": "GradScaler", "--init-scale": "first scale",
+        "--growth-interval": "good steps", "--microbatches": "accumulate",
         "--help": "help",
     }
     for flag, words in described.items():
@@ -316,7 +318,7 @@ def test_tp_and_pp_flags_reach_rdu_partition(tmp_path):
     results = run_all(jobs)
     assert results["tp"].returncode == 0, show(results["tp"])
     assert "rdu.partition = {tp = 2 : i64, pp = 1 : i64}" in out.read_text()
-    assert "rdu-canonicalize,rdu-partition{tp=8 pp=2}," in results["pipeline"].stdout
+    assert "rdu-canonicalize,rdu-outline-layers,rdu-partition{tp=8 pp=2}," in results["pipeline"].stdout
 
 
 def test_version():

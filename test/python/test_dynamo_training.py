@@ -155,3 +155,33 @@ def test_dropout_mask_reaches_the_backward_and_a_new_shape_compiles_at_its_first
         assert 0.3 < kept.float().mean() < 0.7
         torch.testing.assert_close(model.weight.grad, (x * kept / 0.5).sum(0), rtol=1e-5, atol=1e-5)
         model.weight.grad = None
+
+
+class _FrozenWithBreaks(nn.Module):
+    """A frozen first layer and two graph breaks (a print, a branch on a value)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Linear(8, 16).requires_grad_(False)
+        self.body = nn.Linear(16, 16)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = torch.tanh(self.body(self.embed(x)))
+        print("", end="")
+        if hidden.sum() > 0:
+            hidden = hidden * 2
+        return self.head(hidden)
+
+
+def test_frozen_layer_and_graph_breaks_train_in_rducc_with_eager_gradients():
+    torch.manual_seed(6)
+    x, labels = torch.randn(4, 8), torch.tensor([0, 1, 2, 3])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model, eager = _train_step(_FrozenWithBreaks(), (x,), lambda out: F.cross_entropy(out, labels),
+                                   {"opt_level": 0})
+    assert not [w for w in caught if "rducc:" in str(w.message)], "every graph trained in rducc"
+    assert len(dynamo.TRAINING_PARTS) >= 3, "the last graph's forward and backward, and the first's backward"
+    assert model.embed.weight.grad is None
+    _assert_same_gradients(model, eager)

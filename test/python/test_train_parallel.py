@@ -26,7 +26,7 @@ from rducc.dialects.program import entry_function
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches, one_f_one_b
-from rducc.model.training_step import training_estimate
+from rducc.model.training_speed import training_estimate
 from rducc.passes.rdu_partition.training import deferred
 from rducc.passes.rdu_partition import RduPartition
 from rducc.targets import load_target

@@ -1,0 +1,83 @@
+"""rdu-partition on outlined decoder layers: the multi-socket -O pipeline outlines
+the identical layers first (`rducc.pipeline.with_partition`), so the partitioner
+splits `@layer` once and each call passes its own weights and cache sharded as
+`@layer` takes them, whatever the number of layers (Llama 3.1 405B: 126 layers,
+one partition). The program runs equal to eager on every rank, and is modeled
+as the same model partitioned layer by layer inline."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import models
+import pytest
+import torch
+
+import rducc
+from rducc.api import after
+from rducc.dialects.contracts import calls_of, is_outlined, partition_of, shard_of
+from rducc.dialects.program import functions
+from rducc.driver import import_exported, lower
+from rducc.model.cost_model import partition_estimate
+from rducc.passes import rdu_partition
+from rducc.passes.rdu_partition import RduPartition, partition_module
+from rducc.pipeline import parse_passes, pipeline_text
+from rducc.targets import load_target
+
+LAYERS = 4
+
+
+@pytest.fixture(scope="module")
+def decode():
+    return models.tiny_llama8_decode(layers=LAYERS)
+
+
+def _visits(monkeypatch) -> Counter:
+    """Count the ops the partitioner visits, by the function that holds them."""
+    visits: Counter = Counter()
+    original = rdu_partition._TensorPartitioner._partition_op
+
+    def counting(self, op):
+        visits[self.function.sym_name.data] += 1
+        return original(self, op)
+
+    monkeypatch.setattr(rdu_partition._TensorPartitioner, "_partition_op", counting)
+    return visits
+
+
+def test_outlined_layers_are_partitioned_once_and_match_eager(decode, monkeypatch):
+    model, inputs = decode
+    visits = _visits(monkeypatch)
+    program = rducc.compile(model, inputs, target="sn40l-8", passes=pipeline_text(2, sockets=8, split=(4, 1)))
+    assert partition_of(program.module) == (4, 1)
+    (layer,) = [f for f in functions(program.module) if is_outlined(f)]
+    forward = next(f for f in functions(program.module) if not is_outlined(f))
+    assert calls_of(layer) == LAYERS
+    # each op of @layer visited once (partitioning only adds ops), and @forward's
+    # visits are its own few ops and calls, not the layers' ops inline
+    assert 0 < visits[layer.sym_name.data] <= sum(1 for _ in layer.body.walk())
+    assert visits[forward.sym_name.data] < visits[layer.sym_name.data]  # inline: LAYERS times as many
+    assert any(shard_of(g) is not None for g in program.module.ops if hasattr(g, "sym_name")
+               and g.sym_name.data.startswith(f"layers.{LAYERS - 1}."))  # the last call's weights split too
+    with torch.no_grad():
+        expected = model(*inputs)
+    for got, want in zip(program(*inputs), expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    inline = rducc.compile(model, inputs, target="sn40l-8",
+                           passes=[after("rdu-canonicalize", RduPartition(tp=4, pp=1))])
+    assert program.simulate().modeled_time_s == pytest.approx(inline.simulate().modeled_time_s, rel=1e-9)
+
+
+def test_partition_estimate_counts_each_call_of_a_layer(decode):
+    """The split chooser's level-1 estimate costs an outlined layer once a call:
+    the same seconds as the inline layers (a split with tp and pp)."""
+    model, inputs = decode
+    exported = models.export(model, inputs)
+    target = load_target("sn40l-8")
+    outlined, inline = import_exported(exported), import_exported(exported)
+    lower(outlined, target, passes=parse_passes("rdu-canonicalize,rdu-outline-layers"))
+    lower(inline, target, passes=parse_passes("rdu-canonicalize"))
+    assert any(is_outlined(f) for f in functions(outlined))
+    partition_module(outlined, 2, 2)  # the calls sharded and put in stages
+    partition_module(inline, 2, 2)
+    assert partition_estimate(outlined, target) == pytest.approx(partition_estimate(inline, target), rel=1e-9)
