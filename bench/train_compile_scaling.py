@@ -11,7 +11,7 @@ mechanisms on, and off:
 - rdu-fuse: each distinct candidate group is weighed once
   (`rducc.model.group_signature`; off: every group is weighed);
 - rdu-outline-layers: each phase's repeated layers become one function
-  called once per layer (`rducc.passes.outline_phases`), so rdu-fuse,
+  called once per layer (`rdu_outline_layers.outline_training_step`), so rdu-fuse,
   rdu-tile, rdu-place-tiers, rdu-insert-dma and rdu-sram-alloc work on one
   layer of each phase (off: every layer inline).
 
@@ -34,8 +34,8 @@ import train_llama  # noqa: E402
 from common import Section, standalone
 
 import rducc.frontend.decompositions as decompositions  # noqa: E402
-import rducc.passes.outline_phases as outline_phases  # noqa: E402
 import rducc.passes.rdu_fuse as fuse  # noqa: E402
+import rducc.passes.rdu_outline_layers as outline_layers  # noqa: E402
 from rducc.driver import CompileOptions, StageTimes, compile_module  # noqa: E402
 
 STAGES = ("decompose", "rdu-fuse", "rdu-tile", "rdu-place-tiers", "rdu-insert-dma", "rdu-sram-alloc")
@@ -46,17 +46,17 @@ STAGES = ("decompose", "rdu-fuse", "rdu-tile", "rdu-place-tiers", "rdu-insert-dm
 def mechanisms(on: bool) -> Iterator[None]:
     """The scaling mechanisms as they are (on), or replaced by the per-node behaviour (off)."""
     local, signature = decompositions.decompose_locally, fuse.group_signature
-    outline = outline_phases.outline_training_step
+    outline = outline_layers.outline_training_step
     if not on:
         fresh = itertools.count()
         decompositions.decompose_locally = lambda ep, table: None  # type: ignore[assignment]
         fuse.group_signature = lambda ops: next(fresh)  # type: ignore[assignment]
-        outline_phases.outline_training_step = lambda module, function: {}  # type: ignore[assignment]
+        outline_layers.outline_training_step = lambda module, function: {}  # type: ignore[assignment]
     try:
         yield
     finally:
         decompositions.decompose_locally, fuse.group_signature = local, signature  # type: ignore[assignment]
-        outline_phases.outline_training_step = outline  # type: ignore[assignment]
+        outline_layers.outline_training_step = outline  # type: ignore[assignment]
 
 
 def stage_seconds(layers: int, on: bool) -> dict[str, float]:

@@ -1,5 +1,5 @@
 """A training step's repeated layers are outlined by structure, phase by phase
-(`rducc.passes.outline_phases`): torch's joint graph has no module paths, so
+(`rdu_outline_layers.outline_training_step`): torch's joint graph has no module paths, so
 the forward, backward and optimizer layers are found by the period of each
 phase's ops. A 3-layer Llama step has one function per phase, each called
 once per layer, and it trains as eager does."""
