@@ -26,7 +26,7 @@ from pathlib import Path
 from common import REPO, Section, machine
 
 BENCHMARKS = (
-    "compile_llama8b", "runtime_tiny", "model_llama8b", "interpreter_vs_xdsl", "multi_socket", "massive",
+    "compile_llama8b", "runtime_tiny", "model_llama8b", "interpreter_vs_xdsl", "multi_socket", "decode_forms", "massive",
     "tp_families", "model_zoo", "runtime_zoo", "conv_paths", "coe", "train_llama", "train_compile_scaling",
 )
 """The benchmark modules of bench/, in the order they run and appear."""

@@ -158,6 +158,29 @@ class FileLedger:
 
     inputs: list[_Named] = field(default_factory=list)
     outputs: list[_Named] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    """The files written (committed by `write_together`), in order: what a tool's
+    line on success names (`written_summary`)."""
+
+
+def written_summary(ledger: FileLedger) -> str | None:
+    """`wrote out.mlir and out.safetensors`, the files of a folder that holds
+    three or more of them counted as one entry (`plots/ (5 files)`); None when
+    nothing was written to a file."""
+    by_folder: dict[str, list[str]] = {}
+    for path in ledger.written:
+        by_folder.setdefault(str(Path(path).parent), []).append(path)
+    shown: list[str] = []
+    for path in ledger.written:
+        folder = str(Path(path).parent)
+        files = by_folder[folder]
+        if len(files) < 3:
+            shown.append(path)
+        elif path == files[0]:
+            shown.append(f"{folder}/ ({len(files)} files)")
+    if not shown:
+        return None
+    return "wrote " + (shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}")
 
 
 _LEDGER: ContextVar[FileLedger | None] = ContextVar("rducc_file_ledger", default=None)
@@ -488,6 +511,9 @@ def write_together(outputs: Sequence[tuple[str, Writer]], directories: Sequence[
             Path(staged.backup).unlink(missing_ok=True)
     for path, write in streams:
         _write_direct(path, write)
+    ledger = _LEDGER.get()
+    if ledger is not None:
+        ledger.written += [str(path) for path, _ in files]
 
 
 # --------------------------------------------------------------------------

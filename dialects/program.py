@@ -37,6 +37,29 @@ def kernel_name(kernel: Operation) -> str:
     return f"{parent.sym_name.data}.{name.data}"
 
 
+def kernel_run_name(kernel: Operation, calls: tuple[func.CallOp, ...]) -> str:
+    """The name of one run of a kernel, unique in the report and the plots: its
+    `kernel_name`, or under calls each call's callee with the call's index
+    among the caller's calls of it (`layer[0].k0`, `layer[1].k0` for the two
+    calls of @layer)."""
+    if not calls:
+        return kernel_name(kernel)
+    name = kernel.properties["sym_name"]
+    assert isinstance(name, StringAttr)
+    return ".".join([*(f"{call.callee.string_value()}[{call_index(call)}]" for call in calls), name.data])
+
+
+def call_index(call: func.CallOp) -> int:
+    """Which call of its callee `call` is in its function (0 the first, in program order)."""
+    function = call.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    callee = call.callee.string_value()
+    siblings = function.walk() if function is not None else iter(())
+    same = [op for op in siblings if isinstance(op, func.CallOp) and op.callee.string_value() == callee]
+    return next(index for index, op in enumerate(same) if op is call)
+
+
 def callees_first(module: ModuleOp) -> list[func.FuncOp]:
     """The functions with bodies, outlined layers (`rdu.calls`) first, so that a
     pass handles a callee before the calls of it."""

@@ -2,10 +2,15 @@
 
 The model is `models.MLP` with seed 0 and input shape (4, 32); its weights
 are random, so the archive is small (about 30 KB) and needs no download.
+The source locations torch records (each node's stack trace, which rducc
+prints as `loc(...)`) name files relative to the repository
+(`examples/models.py`) and to site-packages (`torch/nn/modules/linear.py`),
+not the machine that built it.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -17,9 +22,21 @@ sys.path.insert(0, str(HERE))
 import models  # noqa: E402
 
 
+def relative_sources(program: torch.export.ExportedProgram, root: Path = HERE.parent) -> None:
+    """Each node's recorded stack trace with its files relative to `root` (the
+    repository) or to their site-packages folder, in place."""
+    for node in program.graph.nodes:
+        trace = node.meta.get("stack_trace")
+        if trace:
+            trace = trace.replace(f'File "{root}/', 'File "')
+            node.meta["stack_trace"] = re.sub(r'File "[^"]*/(?:site|dist)-packages/', 'File "', trace)
+
+
 def main(output: Path = HERE / "mlp.pt2") -> None:
     model, inputs = models.mlp(seed=0)
-    torch.export.save(models.export(model, inputs), str(output))
+    program = models.export(model, inputs)
+    relative_sources(program)
+    torch.export.save(program, str(output))
     print(f"wrote {output} ({output.stat().st_size} bytes)")
 
 

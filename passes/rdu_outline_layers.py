@@ -1,7 +1,15 @@
 """`rdu-outline-layers`: compile identical decoder layers once.
 
 The importer marks every op that ran inside a repeated block (an element of
-an `nn.ModuleList`) with `rdu.layer = "model.layers.N"`. This pass compares
+an `nn.ModuleList`) with `rdu.layer = "model.layers.N"`. Those marks follow the
+source's modules, not the math: layers written in the parent's forward have
+none, a residual add or norm the parent applies falls between two layers. So
+the pass first finds the layers by structure (`mark_by_structure`,
+`rducc.passes.layer_periods`): the period of @forward's op sequence, with the
+boundary rotated to where the residual stream alone crosses (each layer ends
+with its last residual add). When those units cover at least as many ops as
+the module-path layers and cut them elsewhere, they replace the marks (a
+unit keeps the module path most of its ops had, else `layers.N`). This pass compares
 the layers of @forward, structurally and generically: the same op names in the
 same order, the same properties, attributes (but `rdu.layer` and locations),
 result types and regions, and operands that correspond one to one and have
@@ -105,7 +113,7 @@ from rducc.dialects.program import find_entry
 from rducc.dialects.rdu.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.errors import RduccError
 from rducc.passes.common import RduPass
-from rducc.passes.layer_periods import best_period, rotated_start, signatures
+from rducc.passes.layer_periods import best_period, periodic_units, rotated_start, signatures
 
 CALLEE_NAME = "layer"
 IGNORED_ATTRS = frozenset({contracts.LAYER})
@@ -168,6 +176,41 @@ def adopt_unmarked(block: Block) -> None:
             set_layer(op, preceding)
             key = preceding
         preceding = key if key is not None else preceding
+
+
+def _unit_key(unit: Sequence[Operation], number: int, taken: set[str]) -> str:
+    """The name of a unit found by structure: the layer most of its ops were marked
+    with (`model.layers.3`), else `layers.N`; never a name another unit has."""
+    counts: dict[str, int] = {}
+    for op in unit:
+        if (key := layer_of(op)) is not None:
+            counts[key] = counts.get(key, 0) + 1
+    key = max(counts, key=lambda k: counts[k]) if counts else f"layers.{number}"
+    return key if key not in taken else f"layers.{number}"
+
+
+def mark_by_structure(block: Block) -> bool:
+    """Mark the block's layers by the period of its ops (`layer_periods`), when that
+    covers at least as many ops as the layers marked by the importer (module paths)
+    and cuts them elsewhere: layers called from the parent's forward, residual adds
+    or norms written outside the layer module. Whether the marks changed."""
+    units = periodic_units(block)
+    named = layers_of(block)
+    if not units or sum(len(u) for u in units) < sum(len(layer.ops) for layer in named):
+        return False
+    if [set(u) for u in units] == [layer.members for layer in named]:
+        return False
+    taken: set[str] = set()
+    keys: list[str] = []
+    for number, unit in enumerate(units):
+        keys.append(_unit_key(unit, number, taken))
+        taken.add(keys[-1])
+    for op in block.ops:
+        op.attributes.pop(contracts.LAYER, None)
+    for key, unit in zip(keys, units):
+        for op in unit:
+            set_layer(op, key)
+    return True
 
 
 def layers_of(block: Block) -> list[Layer]:
@@ -538,6 +581,7 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
     (`largest_group`); the number of calls made."""
     block = function.body.block
     adopt_unmarked(block)
+    mark_by_structure(block)
     layers = layers_of(block)
     if len(layers) < 2:
         return 0

@@ -21,6 +21,16 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   (offsets on the source: the window of the destination's shape is read;
   on the destination: the window of the source's shape is written), with
   `strides` a strided window.
+- A whole-buffer `tier.dma` of a caller's weight or input (a read-only,
+  C-contiguous array) into an SRAM buffer that only that DMA writes and whose
+  bytes no other SRAM value shares while it is live (the buffer's, its
+  neighbours' and its readers' verifiers pass) binds the buffer to the
+  caller's array instead of copying it: the bytes are the same, readers see
+  the caller's array as it is at the call (a weight changed in place or
+  replaced in `Program.weights` is read by the next call, never a stale
+  copy), and a full-size model no longer copies every weight into the arena
+  on every call (344 MB a call for ViT-B/16). Into a wrongly placed buffer
+  the DMA copies as before, so the wrong allocation still shows in the result.
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices] along dim 0.
@@ -68,7 +78,8 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue, Use
+from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY
 from rducc.dialects.program import ENTRY, entry_function, kernel_name
@@ -159,6 +170,28 @@ def _window_key(
     )
 
 
+class _WeightAlias:
+    """A whole-buffer DMA into a one-copy SRAM buffer that may bind the buffer
+    to its source instead of copying (decided when its function is prepared:
+    `PlacedProgram._resolve_aliases`)."""
+
+    __slots__ = ("allowed", "dest", "op")
+
+    def __init__(self, op: DmaOp):
+        self.op = op
+        self.dest = op.dest
+        self.allowed = False
+
+
+class _Scope:
+    """One function being prepared: its SRAM buffers' byte spans (start, end,
+    `tier.alloc`) and its DMAs that may alias their source."""
+
+    def __init__(self) -> None:
+        self.allocs: list[tuple[int, int, AllocOp]] = []
+        self.aliases: list[_WeightAlias] = []
+
+
 class _Callee:
     """A called function, prepared once: its argument slots, steps and results."""
 
@@ -194,6 +227,9 @@ class PlacedProgram(Runner):
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
         self._global_slots: dict[str, list[int]] = {}  # global name -> its get_global result slots
         self._global_types: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        self._sram_views: dict[SSAValue, int] = {}  # one-copy SRAM buffer -> its arena view slot
+        self._scopes: list[_Scope] = []  # the functions being prepared, innermost last
+        self.weight_dmas: list[_WeightAlias] = []  # DMAs that may bind their buffer to a caller's array
 
         block = forward.body.block
         self.inputs: list[Argument] = []
@@ -210,7 +246,7 @@ class PlacedProgram(Runner):
         terminator = ops[-1] if ops else None
         if not isinstance(terminator, func.ReturnOp):
             raise RduccError(f"@{entry} must end in 'func.return'")
-        self._steps = self._prepare_ops(ops[:-1])
+        self._steps = self._prepare_function(ops[:-1])
         returned = list(terminator.arguments)
         self._results = [self._reader(v) for v in returned]
         self.output_types = [_signature(_buffer_type(v)) for v in returned]
@@ -259,6 +295,36 @@ class PlacedProgram(Runner):
             return lambda env: env[slot].advance()
         return lambda env: env[slot]
 
+    def _prepare_function(self, ops: Sequence[Operation]) -> list[tuple[Step, Operation]]:
+        """The steps of a function's body, its weight DMAs' aliasing decided."""
+        self._scopes.append(_Scope())
+        try:
+            steps = self._prepare_ops(ops)
+        finally:
+            scope = self._scopes.pop()
+        self._resolve_aliases(scope)
+        return steps
+
+    def _resolve_aliases(self, scope: _Scope) -> None:
+        """A DMA may bind its SRAM destination to its source when it is the one
+        op that writes the buffer (the others only read it: compute `ins`,
+        DMAs out of it, its dealloc) and no SRAM value shares the buffer's
+        bytes while it is live: the verifiers of the buffer, of every buffer
+        of the function placed on its bytes and of the kernels reading it
+        pass (`_sound`). Then nothing can tell the caller's array from a copy
+        of it in the arena; a wrong allocation is copied into as before, so
+        it still gives wrong numbers, as on the chip."""
+        verdicts: dict[Operation, bool] = {}
+        for alias in scope.aliases:
+            alloc = alias.dest.owner
+            assert isinstance(alloc, AllocOp)
+            start, end = next((a, b) for a, b, op in scope.allocs if op is alloc)
+            others = [op for a, b, op in scope.allocs if a < end and start < b]
+            readers = [use.operation for use in alias.dest.uses if isinstance(use.operation, ComputeOp)]
+            alias.allowed = all(_only_reads(use, alias.op) for use in alias.dest.uses) and all(
+                _sound(op, verdicts) for op in (*others, *readers)
+            )
+
     def _prepare_ops(self, ops: Sequence[Operation]) -> list[tuple[Step, Operation]]:
         steps: list[tuple[Step, Operation]] = []
         for op in ops:
@@ -303,7 +369,7 @@ class PlacedProgram(Runner):
         ops = list(block.ops)
         if not ops or not isinstance(ops[-1], func.ReturnOp):
             raise RduccError(f"@{name} must end in 'func.return'")
-        steps = self._prepare_ops(ops[:-1])
+        steps = self._prepare_function(ops[:-1])
         prepared = _Callee(arg_slots, steps, [self._reader(v) for v in ops[-1].arguments])
         self._callees[name] = prepared
         return prepared
@@ -378,6 +444,8 @@ class PlacedProgram(Runner):
                 "program is not placed (run rdu-sram-alloc)"
             )
         copies, start, size = op.copies, op.offset.value.data, buffer.size_in_bytes
+        if self._scopes:
+            self._scopes[-1].allocs.append((start, start + copies * size, op))
         views = [
             self._view(start + k * size, buffer, f"SRAM buffer {value_name(op.result)} (copy {k})")
             for k in range(copies)
@@ -386,6 +454,7 @@ class PlacedProgram(Runner):
         slot = self._table.define(op.result)
         if copies == 1:  # always the same view: bound once with the arena, no step
             self._bound.append((slot, views[0]))
+            self._sram_views[op.result] = views[0]
             return None
 
         def alloc_rotating(env: Env, context: RunContext) -> None:
@@ -418,6 +487,8 @@ class PlacedProgram(Runner):
             return dma_window_out
 
         source_slot, dest_slot = self._table.use(op.source), self._table.use(op.dest)
+        if self._copies.get(op.source, 1) == 1 and op.dest in self._sram_views and self._scopes:
+            return self._aliasing_dma(op, source_slot, dest_slot)
         if self._copies.get(op.source, 1) == 1 and self._copies.get(op.dest, 1) == 1:
 
             def dma_plain(env: Env, context: RunContext) -> None:
@@ -429,6 +500,27 @@ class PlacedProgram(Runner):
             write(env)[...] = read(env)
 
         return dma
+
+    def _aliasing_dma(self, op: DmaOp, source_slot: int, dest_slot: int) -> Step:
+        """A whole-buffer DMA into a one-copy SRAM buffer: when its function
+        allows it (`_resolve_aliases`) and the source is a caller's array
+        (read-only, C-contiguous: a weight or an input, which nothing writes
+        during the call), the buffer is bound to it; else copied into the
+        arena as any DMA."""
+        alias = _WeightAlias(op)
+        self._scopes[-1].aliases.append(alias)
+        self.weight_dmas.append(alias)
+        view_slot = self._sram_views[op.dest]
+
+        def dma_plain(env: Env, context: RunContext) -> None:
+            source = env[source_slot]
+            if alias.allowed and not source.flags.writeable and source.flags.c_contiguous:
+                env[dest_slot] = source
+            else:  # the arena view again (an earlier call of the function may have bound the array)
+                dest = env[dest_slot] = env[view_slot]
+                dest[...] = source  # same element type (the verifier's) and shape
+
+        return dma_plain
 
     def _prepare_view(self, op: ViewOp) -> Step:
         read, offsets = self._reader(op.source), tuple(self._table.use(v) for v in op.offsets)
@@ -747,6 +839,30 @@ def _into_step(into: Callable[..., object], operands: tuple[int, ...], dest: int
         into(context, env[dest], *[env[i] for i in operands])
 
     return step
+
+
+def _sound(op: Operation, verdicts: dict[Operation, bool]) -> bool:
+    """`op` (a `tier.alloc` or `tier.compute`) passes its verifier: no SRAM
+    value overlaps its buffer (or its body values) while live."""
+    if op not in verdicts:
+        try:
+            op.verify_()
+            verdicts[op] = True
+        except VerifyException:
+            verdicts[op] = False
+    return verdicts[op]
+
+
+def _only_reads(use: Use, dma: DmaOp) -> bool:
+    """`use` of the buffer `dma` fills is `dma` itself or only reads the buffer."""
+    user, buffer = use.operation, dma.dest
+    if user is dma:
+        return dma.source is not buffer
+    if isinstance(user, DmaOp):
+        return user.dest is not buffer
+    if isinstance(user, ComputeOp):
+        return buffer not in user.outs
+    return isinstance(user, DeallocOp)
 
 
 _TOP_LEVEL: dict[type[Operation], Callable[[PlacedProgram, Any], Step | None]] = {

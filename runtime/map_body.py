@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -491,6 +492,9 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     shapes = [tensor_signature(v.type)[0] for v in op.operands]
     body = compile_body(op.regions[0].block, shapes)
     shape, dtype = tensor_signature(op.results[0].type)
+    known = _known_activation(body, op.regions[0].block, shapes, shape, dtype)
+    if known is not None:
+        body = known
 
     def run_map(*inputs: np.ndarray) -> np.ndarray:
         result = np.asarray(body(*inputs))  # under the run's np.errstate(all="ignore")
@@ -509,6 +513,67 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     run_map.into = into  # type: ignore[attr-defined]
     run_map.kernel_into = body.kernel_into  # type: ignore[attr-defined]
     return run_map
+
+
+# --------------------------------------------------------------------------
+# bodies that compute one of torch's activations: torch's one-pass kernel
+# --------------------------------------------------------------------------
+
+_ACTIVATIONS: dict[str, Callable[[Any], Any]] = {
+    "gelu": lambda t: torch.nn.functional.gelu(t),
+    "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+    "silu": torch.nn.functional.silu,
+}
+"""Activations a decomposed map body may spell out op by op (exact GELU is
+five: two products, erf, a sum, a product), which torch computes in one pass."""
+
+_PROBE = np.concatenate([
+    np.linspace(-12.0, 12.0, 4801), np.geomspace(1e-30, 1e37, 400), -np.geomspace(1e-30, 1e37, 400),
+    [0.0, -0.0, np.nan],
+]).astype(F32)
+"""Values a one-input f32 body is evaluated on to tell whether it is an
+activation (not infinities and f32's last decade: there torch's kernels
+overflow where the decomposition does not, as eager's do)."""
+
+
+def _known_activation(
+    body: Callable[..., Any], block: Block, shapes: Sequence[tuple[int, ...]], shape: tuple[int, ...],
+    dtype: np.dtype,
+) -> Callable[..., Any] | None:
+    """`body` as torch's kernel of the activation it computes, if it is a
+    one-input f32 body of several ops that agrees with one of `_ACTIVATIONS`
+    (to f32 rounding: the decomposition loses up to ~4e-7 where 1 + erf(x)
+    cancels, which torch's kernel does not) on `_PROBE`; else None."""
+    computing = [op for op in block.ops if op.name not in ("arith.constant", "rdu.yield")]
+    if dtype != F32 or len(block.args) != 1 or tuple(shapes[0]) != tuple(shape) or len(computing) < 3 \
+            or element_dtype(block.args[0].type) != F32:
+        return None
+    with np.errstate(all="ignore"):
+        computed = np.asarray(body(_PROBE), dtype=F32)
+    for name, activation in _ACTIVATIONS.items():
+        expected = activation(torch.from_numpy(_PROBE)).numpy()
+        if np.allclose(computed, expected, rtol=2e-6, atol=1e-6, equal_nan=True):
+            return _torch_body(activation, body.source, name)  # type: ignore[attr-defined]
+    return None
+
+
+def _torch_body(activation: Callable[[Any], Any], source: str, name: str) -> Callable[..., Any]:
+    """A map body (`body(a0, out=None)` and `.kernel_into(context, out, a0)`)
+    running torch's kernel of `activation` on one array."""
+
+    def body(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        result = activation(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
+    def kernel_into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
+        body(x, out)
+
+    body.source = f"# torch's {name} (the body below computes it op by op)\n{source}"  # type: ignore[attr-defined]
+    body.kernel_into = kernel_into  # type: ignore[attr-defined]
+    return body
 
 
 __all__ = ["compile_body", "compile_map", "map_body_ops"]

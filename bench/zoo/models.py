@@ -230,3 +230,45 @@ ZOO: dict[str, ZooModel] = {m.name: m for m in (*TRANSFORMERS, *VISION)}
 
 QUICK = ("llama", "bert", "convnext_hf")
 """The subset CI runs (test/python/test_model_zoo.py): small and fast."""
+
+
+# --------------------------------------------------------------------------
+# the sizes users run: each library's own default configuration (10-125 M
+# parameters), for the runtime's speed at real sizes (bench/runtime_zoo.py)
+# --------------------------------------------------------------------------
+
+FULL_IMAGE = 224
+"""Side of a full-size vision model's input (the configs' own image size)."""
+FULL_SEQ = 128
+"""Tokens of the full-size decoder's input."""
+
+
+def _gpt2_small() -> nn.Module:
+    """GPT-2 small (124 M parameters): transformers' default GPT2Config."""
+    import transformers
+
+    return FirstOutput(transformers.GPT2LMHeadModel(transformers.GPT2Config()), ("input_ids",), "logits",
+                       use_cache=False)
+
+
+def _full_images(batch: int) -> Inputs:
+    return images(batch, FULL_IMAGE)
+
+
+def _gpt2_tokens(batch: int) -> Inputs:
+    return (torch.randint(0, 50257, (batch, FULL_SEQ)),)
+
+
+FULL_SIZE: dict[str, ZooModel] = {m.name: m for m in (
+    ZooModel("resnet50", "transformers ResNetConfig() (ResNet-50)", _vision("ResNetConfig", "ResNetModel"),
+             _full_images),
+    ZooModel("vit_b_16", "transformers ViTConfig() (ViT-B/16)", _vision("ViTConfig", "ViTModel"), _full_images),
+    ZooModel("swin_t", "transformers SwinConfig() (Swin-T)", _vision("SwinConfig", "SwinModel"), _full_images),
+    ZooModel("convnext_t", "transformers ConvNextConfig() (ConvNeXt-T)", _vision("ConvNextConfig", "ConvNextModel"),
+             _full_images),
+    ZooModel("gpt2_small", "transformers GPT2Config() (GPT-2 small, 128 tokens)", _gpt2_small, _gpt2_tokens),
+)}
+"""Models at their library's own default configuration (the architectures
+torchvision's resnet50, vit_b_16, swin_t and convnext_tiny define, as
+transformers defines them: torchvision has no build that loads beside this
+torch), batch 1."""

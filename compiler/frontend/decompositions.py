@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -240,7 +241,7 @@ def _with_fallbacks(ep: ExportedProgram, table: dict[Any, Decomposition]) -> Exp
                   if not _calls_unconvertible(ep, op, f, table) and _decomposes_to_converted(ep, {**table, op: f})}
         if not usable:
             break
-        ep = ep.run_decompositions({**table, **usable})
+        ep = _decomposed(ep, {**table, **usable})
     return ep
 
 
@@ -281,21 +282,35 @@ def _decomposes_to_converted(ep: ExportedProgram, table: dict[Any, Decomposition
     """Whether decomposing `ep` with `table` works and adds no op rducc does not convert."""
     before = set(_unconverted(ep))
     try:
-        after = set(_unconverted(ep.run_decompositions(table)))
+        after = set(_unconverted(_decomposed(ep, table)))
     except Exception:  # torch raises many kinds from inside its tracer
         return False
     return after < before
 
 
+_TORCH_INTERNAL_NOTICES = (r"`isinstance\(treespec, LeafSpec\)` is deprecated",)
+"""FutureWarnings torch raises inside its own code on rducc's calls (run_decompositions
+copies the call spec, whose unpickling checks `isinstance(treespec, LeafSpec)`):
+nothing the user or rducc can change."""
+
+
+def _decomposed(ep: ExportedProgram, table: dict[Any, Decomposition]) -> ExportedProgram:
+    """`ep.run_decompositions(table)` without torch's notices about its own internals."""
+    with warnings.catch_warnings():
+        for message in _TORCH_INTERNAL_NOTICES:
+            warnings.filterwarnings("ignore", message=message, category=FutureWarning)
+        return ep.run_decompositions(table)
+
+
 def _run(ep: ExportedProgram, table: dict[Any, Decomposition]) -> ExportedProgram:
     try:
-        return ep.run_decompositions(table)
+        return _decomposed(ep, table)
     except Exception as error:  # torch raises many kinds from inside its tracer
         if any(isinstance(c, RduccError) for c in _causes(error)):
             raise _failure(ep, error) from None
         try:
             with _views_as_reshapes(ep):
-                return ep.run_decompositions(table)
+                return _decomposed(ep, table)
         except Exception:
             raise _failure(ep, error) from None
 

@@ -146,6 +146,9 @@ def _layers(nodes: list[Node], layer_of: Callable[[Node], str | None]) -> list[F
     for indices in groups.values():
         if indices[-1] - indices[0] + 1 != len(indices):
             return None  # interleaved with other nodes: leave it to the pass
+    spans = list(groups.values())
+    if any(after[0] != before[-1] + 1 for before, after in zip(spans, spans[1:])):
+        return None  # the parent runs nodes between layers (a residual add): the pass finds the boundary
     return [FxLayer(key, [nodes[i] for i in indices]) for key, indices in groups.items()]
 
 

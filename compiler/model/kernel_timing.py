@@ -7,14 +7,14 @@ link time.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from xdsl.dialects import arith
 from xdsl.ir import Operation
 
 from rducc.dialects.contracts import KernelMapping, mapping_of
 from rducc.dialects.op_facts import facts_of, tensor_bytes
-from rducc.dialects.program import kernel_name
+from rducc.dialects.program import kernel_name, kernel_run_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import ComputeOp
@@ -331,7 +331,10 @@ def kernel_costs(records: list[KernelRecord], target: Target, room_bytes: int | 
             works[record.op] = kernel_work(record, target)
         work = works[record.op]
         overlap = Overlap(previous_link_s, room_bytes) if room_bytes is not None else None
-        costs.append(kernel_time(work, target, record.looped, overlap))
+        cost = kernel_time(work, target, record.looped, overlap)
+        if record.calls:  # each run of an outlined layer's kernel named by its call: layer[1].k0
+            cost = replace(cost, name=kernel_run_name(record.op, record.calls))
+        costs.append(cost)
         previous_link_s = work.link_s
     return costs
 

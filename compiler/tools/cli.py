@@ -29,6 +29,7 @@ from rducc.files import (
     json_text,
     text_writer,
     write_together,
+    written_summary,
 )
 from rducc.targets import DEFAULT_TARGET
 from rducc.tools.entry import (
@@ -151,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot-kernel", metavar="NAME",
                         help="with --plot: draw only this kernel's mapping on the fabric (k3, or layer.k0)")
     parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress display, even on a terminal"
+        "-q", "--quiet", action="store_true",
+        help="no progress display, even on a terminal, and no line saying what was written where"
     )
     parser.add_argument(
         "--list-ops", action="store_true", help="list the ATen operators rducc imports and exit"
@@ -527,17 +529,22 @@ def _run(args: argparse.Namespace) -> None:
         print(times.report(), file=sys.stderr)
 
 
-def run_tool(tool: str, action: Callable[[], None], debug: bool) -> int:
+def run_tool(tool: str, action: Callable[[], None], debug: bool, quiet: bool = False) -> int:
     """Run a CLI's work: a user error is one `TOOL: error:` line and exit 1, a bug
     a short request for a report and exit 70 (EXIT_INTERNAL); Ctrl-C one line and
-    exit 130; a closed stdout (`| head`) a quiet exit 141; tracebacks only with --debug."""
+    exit 130; a closed stdout (`| head`) a quiet exit 141; tracebacks only with --debug.
+    On success, one line on stderr says which files were written (`TOOL: wrote
+    out.safetensors and out.mlir`), unless `quiet` (-q) or none was."""
     if not debug:  # torch's and transformers' deprecation notices are not the user's
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
     try:
-        with file_session():  # no output may be a file the run reads
+        with file_session() as ledger:  # no output may be a file the run reads
             action()
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
+        summary = written_summary(ledger)
+        if summary is not None and not quiet:
+            print(f"{tool}: {summary}", file=sys.stderr)
     except RduccError as error:
         if debug:
             traceback.print_exc()
@@ -584,7 +591,7 @@ def _os_problem(error: OSError) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `rducc`; returns the exit status."""
     args = build_parser().parse_args(argv)
-    return run_tool("rducc", lambda: _run(args), args.debug)
+    return run_tool("rducc", lambda: _run(args), args.debug, args.quiet)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="HBM kept free for activations and KV caches: a fraction of the system's HBM "
                         "(default 0.25) or bytes (16000000000, 16GB, 16GiB)")
     parser.add_argument("--force", action="store_true", help="replace an -o directory that is not empty")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no line saying what was written where")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for every error")
     parser.add_argument("--version", action="version", version=f"rducc {__version__}")
     return parser
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rducc.tools.cli import run_tool
 
     args = build_parser().parse_args(argv)
-    return run_tool(TOOL, lambda: _run(args), args.debug)
+    return run_tool(TOOL, lambda: _run(args), args.debug, args.quiet)
 
 
 if __name__ == "__main__":

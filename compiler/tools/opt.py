@@ -197,7 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     given = list(argv if argv is not None else sys.argv[1:])
     debug = "--debug" in given
-    return run_tool("rducc-opt", lambda: _run([a for a in given if a != "--debug"]), debug)
+    quiet = bool({"-q", "--quiet"} & set(given))  # no line saying which file -o wrote
+    rest = [a for a in given if a not in ("--debug", "-q", "--quiet")]
+    return run_tool("rducc-opt", lambda: _run(rest), debug, quiet)
 
 
 if __name__ == "__main__":

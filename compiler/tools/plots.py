@@ -36,6 +36,7 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
+import textwrap
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects import contracts
 from rducc.dialects.contracts import arg_attrs, input_label, is_outlined, module_target
-from rducc.dialects.program import find_entry, functions, kernel_name
+from rducc.dialects.program import find_entry, functions, kernel_name, kernel_run_name
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import (
     AllocOp,
@@ -94,9 +95,12 @@ def plot_outputs(module: ModuleOp, report, directory: Path, kernel: str | None =
     views = fabric_views(module, kernel)  # an unknown kernel refused before anything is drawn
     directory = Path(directory)
     function = _forward(inline_calls(module))  # an outlined layer drawn at each of its calls
+    computes = _computes(function)
+    run_names = _run_names(module)  # the inlined kernels in the same order, named by their calls
+    names = dict(zip(computes, run_names)) if len(run_names) == len(computes) else {}
     dot = kernel_graph_dot(module, costed_kernels(module))
     files = {
-        "sram_map.png": _drawn(lambda stream: _sram_map(plt, function, report, stream)),
+        "sram_map.png": _drawn(lambda stream: _sram_map(plt, function, report, stream, names)),
         "kernel_times.png": _drawn(lambda stream: _kernel_times(plt, report, stream)),
         "fabric.png": _drawn(lambda stream: _fabric(plt, views, module_target(module).name, stream)),
         "kernels.dot": dot.encode(),
@@ -143,6 +147,24 @@ def _computes(function: func.FuncOp) -> list[ComputeOp]:
     return [op for op in function.body.walk() if isinstance(op, ComputeOp)]
 
 
+def _run_names(module: ModuleOp) -> list[str]:
+    """@forward's kernels in program order with each outlined layer's at each of
+    its calls (the order `inline_calls` puts them in), named by their run:
+    `k0`, `layer[0].k0`, `layer[1].k0`, ... (`program.kernel_run_name`)."""
+    callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
+    names: list[str] = []
+
+    def visit(function: func.FuncOp, calls: tuple[func.CallOp, ...]) -> None:
+        for op in function.body.walk():
+            if isinstance(op, ComputeOp):
+                names.append(kernel_run_name(op, calls))
+            elif isinstance(op, func.CallOp) and op.callee.string_value() in callees:
+                visit(callees[op.callee.string_value()], (*calls, op))
+
+    visit(_forward(module), ())
+    return names
+
+
 def costed_kernels(module: ModuleOp) -> list[tuple[KernelRecord, KernelCost]]:
     """Each kernel as it runs (the cost model's walk, keyed to its ops) with its
     cost on the module's target, as the cost model times it."""
@@ -182,28 +204,32 @@ def _ops_label(ops: dict[str, int]) -> str:
 # --------------------------------------------------------------------------
 
 
-def _buffer_kernel(op: Operation, starts: list[tuple[int, str]], start: int) -> str:
+def _buffer_kernel(op: Operation, starts: list[tuple[int, str]], start: int, names: dict[ComputeOp, str]) -> str:
     """The kernel a buffer belongs to: its compute, else the next compute after it."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, ComputeOp):
         parent = parent.parent_op()
     if isinstance(parent, ComputeOp):
-        return kernel_name(parent)
+        return names.get(parent) or kernel_name(parent)
     if isinstance(op, AllocOp):
         for use in op.result.uses:
             if isinstance(use.operation, ComputeOp):
-                return kernel_name(use.operation)
+                return names.get(use.operation) or kernel_name(use.operation)
     for position, name in starts:
         if position >= start:
             return name
     return starts[-1][1] if starts else "?"
 
 
-def _sram_map(plt, function: func.FuncOp, report, path: BinaryIO) -> BinaryIO:
+def _sram_map(plt, function: func.FuncOp, report, path: BinaryIO,
+              names: dict[ComputeOp, str] | None = None) -> BinaryIO:
+    """The SRAM map of `function`: each buffer's bytes over its live range,
+    coloured by kernel (`names`: each compute's run name, else its `kernel_name`)."""
     from matplotlib.patches import Patch, Rectangle
 
+    names = names or {}
     position = {op: i for i, op in enumerate(function.body.walk())}
-    starts = [(position[c], kernel_name(c)) for c in _computes(function)]
+    starts = [(position[c], names.get(c) or kernel_name(c)) for c in _computes(function)]
     rects = []  # (x0, x1, y0, size, kernel, copies)
     for buffer in collect_buffers(function):
         op = buffer.op
@@ -215,7 +241,7 @@ def _sram_map(plt, function: func.FuncOp, report, path: BinaryIO) -> BinaryIO:
             if contracts.BODY_OFFSET not in op.attributes:
                 continue
             offset, copies = _int_attr(op, contracts.BODY_OFFSET), 1
-        kernel = _buffer_kernel(op, starts, buffer.start)
+        kernel = _buffer_kernel(op, starts, buffer.start, names)
         rects.append((buffer.start, buffer.end + 1, offset, buffer.size, kernel, copies))
 
     capacity = _int_attr(function, contracts.SRAM_CAPACITY) or getattr(report, "sram_capacity_bytes", 0)
@@ -426,7 +452,7 @@ def kernel_graph(module: ModuleOp, kernels: list[tuple[KernelRecord, KernelCost]
         node = f"kernel{index}"
         for transfer in record.feeds:
             _moved(transfer, record.calls, fill, scopes)
-        lines = [kernel_name(record.op)]
+        lines = [cost.name]  # the run's name: an outlined layer's kernel by its call, layer[1].k0
         if ops := _ops_label(cost.ops_fused):
             lines.append(ops)
         lines.append(f"{cost.modeled_time_s * 1e6:.3g} us, {cost.bound}-bound")
@@ -559,58 +585,74 @@ def fabric_views(module: ModuleOp, kernel: str | None = None) -> list[FabricView
 
 
 def _fabric(plt, views: list[FabricView], target_name: str, path: BinaryIO) -> BinaryIO:
+    fig = fabric_figure(plt, views, target_name)
+    fig.savefig(path, dpi=DPI, format="png")
+    plt.close(fig)
+    return path
+
+
+FABRIC_SHADE = (0.45, 0.55)
+"""A stage's opacity: FABRIC_SHADE[0] + FABRIC_SHADE[1] x its utilization (an
+idle stage still shows its colour; a busy one is solid)."""
+
+
+def fabric_figure(plt, views: list[FabricView], target_name: str):
+    """The fabric picture: a panel per kernel section (the first FABRIC_PANELS),
+    its stages' PCUs coloured by op (shaded by utilization), its buffers' PMUs
+    grey, the busiest stage outlined; matplotlib's constrained layout keeps
+    every title, the legend and the heading inside the figure."""
     from matplotlib.patches import Patch, Rectangle
 
     panels = [(v, n) for v in views for n in range(v.sections)]
     shown = panels[:FABRIC_PANELS]
     columns = min(3, max(1, len(shown)))
     rows = max(1, -(-len(shown) // columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows + 0.6), dpi=DPI, squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.4 * columns, 3.9 * rows + 0.9), dpi=DPI, squeeze=False,
+                             layout="constrained")
     kinds = sorted({s.op_name for v, _ in shown for s in v.stages})
     cmap = plt.get_cmap("tab20" if len(kinds) > 10 else "tab10")
     colours = {k: cmap(i % cmap.N) for i, k in enumerate(kinds)}
     for ax in axes.flat[len(shown):]:
         ax.axis("off")
     for ax, (view, section) in zip(axes.flat, shown):
-        grid_rows, grid_cols = view.grid
-        ax.add_patch(Rectangle((0, 0), grid_cols, grid_rows, facecolor="#f4f4f4", edgecolor="#999999", linewidth=0.5))
-        for _, home, sites in view.buffers:
-            for row, col in sites if home == section else ():
-                ax.add_patch(Rectangle((col, row), 1, 1, facecolor="#d6d6d6", linewidth=0))
-        busiest = []
-        for stage in view.stages:
-            if stage.section != section:
-                continue
-            for row, col in stage.sites:
-                ax.add_patch(Rectangle((col, row), 1, 1, facecolor=colours[stage.op_name],
-                                       alpha=0.2 + 0.8 * min(1.0, stage.utilization), linewidth=0))
-            if stage.busiest:
-                busiest.append(stage)
-        for stage in busiest:
-            for row, col in stage.sites:
-                ax.add_patch(Rectangle((col, row), 1, 1, fill=False, edgecolor="red", linewidth=0.8))
-        ax.set_xlim(0, grid_cols)
-        ax.set_ylim(grid_rows, 0)
-        ax.set_aspect("equal")
-        ax.set_xticks([])
-        ax.set_yticks([])
-        stages = [s for s in view.stages if s.section == section]
-        where = f", section {section + 1} of {view.sections}" if view.sections > 1 else ""
-        slowest = ", ".join(f"op {s.op} {s.op_name.split('.', 1)[-1]}" for s in busiest) or "-"
-        ax.set_title(f"{view.kernel}{where}: {sum(len(s.sites) for s in stages)} PCUs, "
-                     f"{sum(len(b[2]) for b in view.buffers if b[1] == section)} PMUs\nbusiest: {slowest}",
-                     fontsize=8)
+        _fabric_panel(ax, view, section, colours, Rectangle)
     handles = [Patch(facecolor=colours[k], label=k) for k in kinds]
-    handles += [Patch(facecolor="#d6d6d6", label="PMU (buffer)"),
+    handles += [Patch(facecolor="#b0b0b0", label="PMU (buffer)"),
                 Patch(fill=False, edgecolor="red", label="busiest stage")]
     more = f" (the first {len(shown)} of {len(panels)} kernel sections)" if len(panels) > len(shown) else ""
     fig.suptitle(f"Kernels on the {target_name} fabric{more}; shade = utilization", fontsize=10)
-    fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=min(6, len(handles)))
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
-    fig.savefig(path, dpi=DPI, format="png")
-    plt.close(fig)
-    return path
+    fig.legend(handles=handles, fontsize=7, loc="outside lower center", ncol=min(6, len(handles)))
+    return fig
 
 
-__all__ = ["FabricView", "costed_kernels", "fabric_view", "fabric_views", "kernel_graph_dot", "plot_outputs",
-           "write_plots"]
+def _fabric_panel(ax, view: FabricView, section: int, colours: dict[str, object], Rectangle) -> None:
+    """One kernel section on the PCU/PMU grid, titled with its name and units (wrapped to the panel)."""
+    grid_rows, grid_cols = view.grid
+    ax.add_patch(Rectangle((0, 0), grid_cols, grid_rows, facecolor="#fafafa", edgecolor="#666666", linewidth=0.6))
+    for _, home, sites in view.buffers:
+        for row, col in sites if home == section else ():
+            ax.add_patch(Rectangle((col, row), 1, 1, facecolor="#b0b0b0", linewidth=0))
+    stages = [s for s in view.stages if s.section == section]
+    for stage in stages:
+        for row, col in stage.sites:
+            ax.add_patch(Rectangle((col, row), 1, 1, facecolor=colours[stage.op_name], linewidth=0,
+                                   alpha=FABRIC_SHADE[0] + FABRIC_SHADE[1] * min(1.0, stage.utilization)))
+    busiest = [s for s in stages if s.busiest]
+    for stage in busiest:
+        for row, col in stage.sites:
+            ax.add_patch(Rectangle((col, row), 1, 1, fill=False, edgecolor="red", linewidth=0.8))
+    ax.set_xlim(0, grid_cols)
+    ax.set_ylim(grid_rows, 0)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    where = f", section {section + 1} of {view.sections}" if view.sections > 1 else ""
+    slowest = ", ".join(f"op {s.op} {s.op_name.split('.', 1)[-1]}" for s in busiest) or "-"
+    units = (f"{sum(len(s.sites) for s in stages)} PCUs, "
+             f"{sum(len(b[2]) for b in view.buffers if b[1] == section)} PMUs")
+    lines = [*textwrap.wrap(f"{view.kernel}{where}", 44), units, *textwrap.wrap(f"busiest: {slowest}", 44)[:2]]
+    ax.set_title("\n".join(lines), fontsize=8)
+
+
+__all__ = ["FabricView", "costed_kernels", "fabric_figure", "fabric_view", "fabric_views", "kernel_graph_dot",
+           "plot_outputs", "write_plots"]

@@ -2,8 +2,10 @@
 
 The program runs in rducc's numpy runtime, reading its weights from the
 safetensors sidecar that `rducc` wrote beside it. `--simulate` runs the cost
-model on shapes alone (no inputs or weights needed); `--report FILE` writes
-the cost report as JSON. `--ranges` adds the headlines as ranges over the
+model on shapes alone (no inputs or weights needed); `--report-json FILE`
+writes the report as JSON, as `rducc --report-json` does: the program's cost
+report, or a serving simulation's (`--trace`) every request (`--report` is
+the same flag's earlier name). `--ranges` adds the headlines as ranges over the
 target's assumed figures and the tornado table (compiler/model/ranges.py). Bad input
 is one `rducc-run: error:` message, exit 1.
 """
@@ -23,16 +25,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 
 from rducc import __version__
 from rducc.deploy.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
 from rducc.dialects.contracts import (
+    PARTITION,
     complex_inputs,
     complex_outputs,
     f64_demoted,
     is_placed,
     module_target,
+    partition_of,
     weights_file,
 )
 from rducc.errors import RduccError
@@ -62,16 +66,17 @@ def build_parser() -> argparse.ArgumentParser:
                              "what the model updates in place); '-' for stdout")
     parser.add_argument("--weights", metavar="FILE", help="weights file (default: the one the program names)")
     parser.add_argument("--simulate", action="store_true", help="cost the program from shapes only; no data")
-    parser.add_argument("--report", metavar="FILE.json", help="write the cost report as JSON")
+    parser.add_argument("--report-json", "--report", dest="report_json", metavar="FILE.json",
+                        help="write the report of what was simulated or run as JSON: the program's cost report, "
+                             "or with --trace every request's figures (--report is this flag's earlier name)")
     parser.add_argument("--target", metavar="NAME|FILE", help="cost for this target (default: the program's)")
     serving = parser.add_argument_group("serving simulation (PROGRAM is a deployment directory; docs/serving.md)")
     serving.add_argument("--trace", metavar="FILE.jsonl", help="with --simulate: serve this request trace")
     serving.add_argument("--eviction", choices=EVICTION_POLICIES, help="HBM eviction (default: the manifest's)")
     serving.add_argument("--max-batch", type=int, default=DEFAULT_MAX_BATCH, metavar="N",
                          help=f"requests batched per model ({DEFAULT_MAX_BATCH})")
-    serving.add_argument("--report-json", metavar="FILE", help="write every request's figures as JSON")
     parser.add_argument("--ranges", action="store_true",
-                        help="with --simulate/--report: each headline as low..high over the target's assumed "
+                        help="with --simulate/--report-json: each headline as low..high over the target's assumed "
                              "figures, and the tornado table (the figures by the swing they cause)")
     parser.add_argument("--plot", metavar="DIR", help="with --simulate: write the pictures `rducc --plot` "
                         "writes (SRAM map, kernel times, kernel graph, each kernel's mapping on the fabric); "
@@ -90,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--microbatches", type=int, metavar="K",
                           help="--data holds microbatches: each step takes K in a row (a step compiled with "
                           "rducc --train --microbatches K accumulates their gradients before its one update)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no line saying what was written where")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     parser.add_argument("--version", action="version", version=f"rducc-run {__version__}")
     return parser
@@ -296,9 +302,14 @@ class Ticker:
 
 
 def _print_results(results: dict[str, np.ndarray]) -> None:
+    """Each result's shape and dtype, then its values; a scalar as one line,
+    `result[0]: 3.5 (float32)`."""
     for name, result in results.items():
-        shape = "x".join(str(d) for d in result.shape)
         label = f"result[{name.removeprefix('output_')}]" if name.startswith("output_") else f"updated {name}"
+        if result.ndim == 0:
+            print(f"{label}: {np.array2string(result, precision=6)} ({result.dtype})")
+            continue
+        shape = "x".join(str(d) for d in result.shape)
         print(f"{label}: {shape}x{result.dtype}")
         print(np.array2string(result, threshold=64, precision=6))
 
@@ -309,8 +320,6 @@ def _serve(args: argparse.Namespace) -> None:
     from rducc.files import check_writable, declare_outputs, note_input
     from rducc.tools.cli import check_plot_options
 
-    if not args.trace:
-        raise RduccError("--report-json needs --simulate --trace FILE (a serving simulation)")
     if not args.simulate:
         raise RduccError("--trace needs --simulate (a serving simulation; nothing runs)")
     if args.plot_kernel is not None:
@@ -341,17 +350,18 @@ def _run(args: argparse.Namespace) -> None:
     write every output at once (rducc.files.write_together)."""
     from rducc.files import check_writable, declare_outputs, write_together
 
-    if args.trace or args.report_json:
+    if args.trace:
         return _serve(args)
     _check_training_flags(args)
-    for output in (args.output, args.report, args.save_weights):
+    for output in (args.output, args.report_json, args.save_weights):
         if output is not None:
             check_writable(output)
-    declare_outputs([("--output", args.output), ("--report", args.report), ("--save-weights", args.save_weights)])
+    declare_outputs([("--output", args.output), ("--report-json", args.report_json),
+                     ("--save-weights", args.save_weights)])
     _note_named_inputs(args)
     _check_plot(args)
-    if args.ranges and not (args.simulate or args.report):
-        raise RduccError("--ranges needs --simulate or --report (it ranges the cost model's headlines)")
+    if args.ranges and not (args.simulate or args.report_json):
+        raise RduccError("--ranges needs --simulate or --report-json (it ranges the cost model's headlines)")
     program_path = _program_path(args)
     module = parse_program(program_path)
     weights_path = _weights_file(module, program_path, args.weights)
@@ -403,9 +413,9 @@ def _note_named_inputs(args: argparse.Namespace) -> None:
 
 
 def _cost_outputs(args: argparse.Namespace, module: ModuleOp, target: Target) -> tuple[list, list[str], str]:
-    """--report's JSON and --plot's pictures (to write), and --simulate's tables
+    """--report-json's JSON and --plot's pictures (to write), and --simulate's tables
     (to print), from the cost model."""
-    if not (args.simulate or args.report):
+    if not (args.simulate or args.report_json):
         return [], [], ""
     from rducc.files import json_text, text_writer
     from rducc.model.cost_model import estimate
@@ -413,21 +423,46 @@ def _cost_outputs(args: argparse.Namespace, module: ModuleOp, target: Target) ->
     report = estimate(module, target)
     ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
     training = _training(module, target, report, args.ranges)
+    note = sockets_note(module, target) if args.target else None
+    if note is not None:
+        print(f"rducc-run: warning: {note}", file=sys.stderr)
     outputs = []
-    if args.report:
+    if args.report_json:
         data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
+        if note is not None:
+            data["note"] = note
         if training is not None:
             data["training"] = training[0].to_dict() | (
                 {"ranges": training[1].to_dict()} if training[1] is not None else {})
-        outputs.append((args.report, text_writer(json_text(data, "--report"))))
+        outputs.append((args.report_json, text_writer(json_text(data, "--report-json"))))
     if args.plot:
         from rducc.tools.plots import plot_outputs
 
         outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
     printed = cost_table(report) + (f"\n\n{ranges.table()}" if ranges is not None else "")
+    if note is not None:
+        printed += f"\nnote              {note}"
     if training is not None:
         printed += f"\n\n{training[0].table()}" + (f"\n\n{training[1].table()}" if training[1] is not None else "")
     return outputs, [args.plot] if args.plot else [], printed
+
+
+def sockets_note(module: ModuleOp, target: Target) -> str | None:
+    """Why a program costed on a target with more sockets than it was split for
+    gives fewer sockets' figures (newcomer item 7: `--simulate --target sn40l-16`
+    of a one-socket program), or None when it uses them all. A placed program's
+    split is fixed when it is compiled: the cost model cannot spread it."""
+    tp, pp = partition_of(module)
+    split = module.attributes.get(PARTITION)
+    dp = split.data.get("dp") if isinstance(split, DictionaryAttr) else None
+    used = tp * pp * (dp.value.data if isinstance(dp, IntegerAttr) else 1)
+    if target.sockets <= used:
+        return None
+    compiled = module_target(module)
+    which = f"{used} socket{'s' if used != 1 else ''}"
+    return (f"the program was compiled for {which} ({compiled.name}, tp={tp} pp={pp}); on {target.name} it runs "
+            f"on {which} of its {target.sockets}: the figures are those of {which}, not of the whole {target.name}; "
+            f"compile it with `rducc --target {target.name}` (and --tp/--pp) to use every socket")
 
 
 def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tuple[Any, Any] | None:
@@ -499,7 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rducc.tools.cli import run_tool
 
     args = build_parser().parse_args(argv)
-    return run_tool("rducc-run", lambda: _run(args), args.debug)
+    return run_tool("rducc-run", lambda: _run(args), args.debug, args.quiet)
 
 
 if __name__ == "__main__":

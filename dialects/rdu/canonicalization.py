@@ -6,7 +6,9 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
 
 - layout ops that do nothing are removed (same-type reshape/broadcast,
   identity transpose); chains of reshapes, of transposes or of slices become
-  one (a slice of a slice reads one window of the input);
+  one (a slice of a slice reads one window of the input); a slice of a
+  reshape that only adds or drops dims of size 1 slices before it (`kv[i, 0]`
+  of a stacked cache: one window of `kv`, which rdu-partition splits by heads);
 - a concat drops its operands with no elements (one left: that operand);
 - a transpose of a matmul's rhs that swaps its last two dims folds into the
   matmul as `transpose_rhs` (the PMU transpose crossbar reads it for free);
@@ -90,6 +92,38 @@ class ComposeSlices(RewritePattern):
             offsets = [int(a + b * s) for a, b, s in zip(o1, o2, s1)]
             strides = [int(a * b) for a, b in zip(s1, s2)]
             rewriter.replace_op(op, _copy_attributes(op, SliceOp(inner.input, offsets, strides, op.result.type)))
+
+
+def _non_unit(shape: tuple[int, ...]) -> list[int]:
+    return [dim for dim, size in enumerate(shape) if size != 1]
+
+
+class SliceBeforeUnitReshape(RewritePattern):
+    """slice(reshape(x)) -> reshape(slice(x)) when the reshape only adds or drops
+    dims of size 1 (`kv[i, 0]`: a select is a slice and such a reshape), so that
+    chained selects of a stacked input become one slice of it (`ComposeSlices`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        middle_type, result_type = op.input.type, op.result.type
+        if not isinstance(inner, ReshapeOp) or not isinstance(inner.input.type, TensorType):
+            return
+        if not isinstance(middle_type, TensorType) or not isinstance(result_type, TensorType):
+            return
+        source, middle = tuple(inner.input.type.get_shape()), tuple(middle_type.get_shape())
+        kept_in, kept_mid = _non_unit(source), _non_unit(middle)
+        if [source[d] for d in kept_in] != [middle[d] for d in kept_mid]:
+            return  # the reshape regroups elements
+        offsets, strides = op.offsets.get_values(), op.strides.get_values()
+        sizes = result_type.get_shape()
+        new_offsets, new_strides, new_sizes = [0] * len(source), [1] * len(source), list(source)
+        for dim_in, dim_mid in zip(kept_in, kept_mid):
+            new_offsets[dim_in], new_strides[dim_in] = int(offsets[dim_mid]), int(strides[dim_mid])
+            new_sizes[dim_in] = sizes[dim_mid]
+        window = SliceOp(inner.input, new_offsets, new_strides, TensorType(result_type.element_type, new_sizes))
+        _copy_attributes(op, window)
+        rewriter.replace_op(op, [window, _copy_attributes(op, ReshapeOp(window.result, result_type))])
 
 
 class DropEmptyConcatOperands(RewritePattern):
@@ -181,6 +215,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     ComposeReshapes,
     ComposeTransposes,
     ComposeSlices,
+    SliceBeforeUnitReshape,
     DropEmptyConcatOperands,
     FoldTransposeIntoMatmul,
     InlineFills,
@@ -193,6 +228,7 @@ _ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
     ComposeReshapes: (ReshapeOp,),
     ComposeTransposes: (TransposeOp,),
     ComposeSlices: (SliceOp,),
+    SliceBeforeUnitReshape: (SliceOp,),
     DropEmptyConcatOperands: (ConcatOp,),
     FoldTransposeIntoMatmul: (MatmulOp,),
     InlineFills: (MapOp,),

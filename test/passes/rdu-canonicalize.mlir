@@ -205,3 +205,23 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // ERR-NOT: Traceback
 // ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments ["target"]
 // ERR-NOT: Traceback
+
+// -----
+
+// `kv[1, 0]` of a stacked cache: a select (a slice and a reshape that drops the
+// unit dim) of a select becomes one slice of `kv` and one reshape. A slice of a
+// reshape that regroups elements (8 -> 2x4) stays as it is.
+// CHECK-LABEL: func.func @select_of_select
+// CHECK-NEXT:    %{{.*}} = rdu.slice %kv offsets [1, 0, 0, 0] strides [1, 1, 1, 1] : tensor<3x2x4x8xf32> -> tensor<1x1x4x8xf32>
+// CHECK-NEXT:    %{{.*}} = rdu.reshape %{{.*}} : tensor<1x1x4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %{{.*}} = rdu.reshape %x : tensor<8xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %{{.*}} = rdu.slice %{{.*}} offsets [1, 0] strides [1, 1] : tensor<2x4xf32> -> tensor<1x4xf32>
+func.func @select_of_select(%kv: tensor<3x2x4x8xf32>, %x: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<1x4xf32>) {
+  %a = rdu.slice %kv offsets [1, 0, 0, 0] strides [1, 1, 1, 1] : tensor<3x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %b = rdu.reshape %a : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %c = rdu.slice %b offsets [0, 0, 0] strides [1, 1, 1] : tensor<2x4x8xf32> -> tensor<1x4x8xf32>
+  %d = rdu.reshape %c : tensor<1x4x8xf32> -> tensor<4x8xf32>
+  %e = rdu.reshape %x : tensor<8xf32> -> tensor<2x4xf32>
+  %f = rdu.slice %e offsets [1, 0] strides [1, 1] : tensor<2x4xf32> -> tensor<1x4xf32>
+  func.return %d, %f : tensor<4x8xf32>, tensor<1x4xf32>
+}

@@ -239,11 +239,15 @@ def test_compile_leaves_no_temp_files(compiled):
     ]
 
 
-def test_successful_compile_prints_nothing_to_stderr(compiled):
-    # torch's deprecation notices (FutureWarning from run_decompositions) are not the user's.
-    _, runs = compiled
-    for name in ("file", "no_locations"):
-        assert runs[name].stderr == "", f"{name}: {show(runs[name])}"
+def test_successful_compile_prints_one_line_saying_what_it_wrote(compiled, example, tmp_path):
+    # torch's deprecation notices (FutureWarning from run_decompositions) are not the user's;
+    # the one line says which files were written (newcomer item 6), and -q silences it
+    out, runs = compiled
+    for name, stem in (("file", "out"), ("no_locations", "plain")):
+        assert runs[name].stderr == f"rducc: wrote {out / stem}.safetensors and {out / stem}.mlir\n", \
+            f"{name}: {show(runs[name])}"
+    quiet = run(RDUCC, example, "-q", "-o", tmp_path / "quiet.mlir")
+    assert quiet.returncode == 0 and quiet.stderr == "", show(quiet)
     for name in ("stdout", "default"):  # only the note that the weights went nowhere
         lines = runs[name].stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("rducc: note: the weights were not written"), show(runs[name])

@@ -537,4 +537,4 @@ def test_archive_under_another_name_compiles_quietly(good, tmp_path):
     result = run_rducc(renamed, "-o", tmp_path / "out.mlir")
     assert result.returncode == 0, result.stderr
     assert "func.func @forward" in (tmp_path / "out.mlir").read_text()
-    assert result.stderr == ""
+    assert result.stderr == f"rducc: wrote {tmp_path / 'out.safetensors'} and {tmp_path / 'out.mlir'}\n"

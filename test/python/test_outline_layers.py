@@ -64,15 +64,22 @@ def test_two_layers_become_one_callee_and_two_calls(outlined_o2):
 
 
 def test_kernels_are_named_by_the_function_they_live_in(outlined_o2):
-    """@layer's kernels are `layer.k0`, ... beside @forward's `k0`, in the report
-    and in the kernel graph (before, both were `k0`)."""
+    """@layer's kernels are `layer[0].k0`, `layer[1].k0`, ... (the function and
+    the call they run under) beside @forward's `k0`, in the report and in the
+    kernel graph: every name once (before, @forward's and the layer's were
+    both `k0`, then each call's `layer.k0` repeated)."""
     from rducc.tools.plots import costed_kernels, kernel_graph_dot
 
     callee = next(f for f in functions(outlined_o2.module) if f.sym_name.data == "layer")
-    in_layer = {f"layer.{op.sym_name.data}" for op in callee.walk() if isinstance(op, ComputeOp)}
+    forward = next(f for f in functions(outlined_o2.module) if f.sym_name.data == "forward")
+    calls = sum(isinstance(op, func.CallOp) for op in forward.walk())
+    assert calls == 2
+    in_layer = {f"layer[{call}].{op.sym_name.data}" for call in range(calls)
+                for op in callee.walk() if isinstance(op, ComputeOp)}
     names = [kernel.name for kernel in estimate(outlined_o2.module, SN40L).kernels]
     assert in_layer and in_layer <= set(names)
     assert "k0" in names and "k1" in names
+    assert len(names) == len(set(names)), names
     dot = kernel_graph_dot(outlined_o2.module, costed_kernels(outlined_o2.module))
     assert all(f'label="{name}\\n' in dot for name in in_layer | {"k0", "k1"}), dot
 

@@ -135,7 +135,7 @@ def test_output_is_the_target_file_the_program_names(work: Path, capsys) -> None
     """A program compiled for a target file names it (`rdu.target`, read by --ranges):
     no output may replace it, with --ranges or without."""
     chip, program = work / "chip.toml", work / "p.mlir"
-    assert cli.main([str(EXAMPLE), "--target", str(chip), "-o", str(program)]) == 0
+    assert cli.main([str(EXAMPLE), "--target", str(chip), "-o", str(program), "-q"]) == 0
     for extra in ([], ["--ranges"]):
         _refused(run, [str(program), "--simulate", *extra, "--report", str(chip)], work, capsys,
                  "is the target file the program names")

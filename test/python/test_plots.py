@@ -174,3 +174,48 @@ def test_rducc_run_simulate_plot(exported, tmp_path, capsys):
     assert run.main([str(placed), "--simulate", "--plot", str(tmp_path / "p"), "--plot-kernel", "k0"]) == 0
     assert (tmp_path / "p" / "fabric.png").read_bytes().startswith(PNG)
     assert "modeled" in capsys.readouterr().out
+
+
+def test_fabric_titles_fit_and_stages_are_not_pale(tiny_llama_O2):
+    """fabric.png (newcomer item 4): every panel's title lies inside the figure
+    and clear of the panels around it, and every stage is drawn at least
+    half opaque (it was 0.2 + 0.8 x utilization: pale)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    from rducc.tools.plots import FABRIC_SHADE, fabric_figure
+
+    views = fabric_views(tiny_llama_O2.module)[:4]  # two rows of panels: enough to collide, quick to draw
+    fig = fabric_figure(plt, views, "sn40l")
+    try:
+        renderer = fig.canvas.get_renderer()
+        fig.canvas.draw()
+        page = fig.bbox
+        drawn = [ax for ax in fig.axes if ax.axison]
+        assert len(drawn) >= 2
+        for ax in drawn:
+            title = ax.title.get_window_extent(renderer)
+            assert page.x0 <= title.x0 and title.x1 <= page.x1 and page.y0 <= title.y0 and title.y1 <= page.y1, \
+                ax.title.get_text()
+            for other in drawn:
+                if other is not ax:
+                    assert not title.overlaps(other.get_window_extent(renderer)), ax.title.get_text()
+            stages = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_alpha() is not None]
+            assert stages and min(p.get_alpha() for p in stages) >= FABRIC_SHADE[0] >= 0.45
+    finally:
+        plt.close(fig)
+
+
+def test_sram_map_names_each_run_of_a_layer_kernel(tiny_llama_O2):
+    """The SRAM map (drawn on the inlined program) names @forward's kernels and
+    each call's layer kernels apart: `k0` and `layer[0].k0`, `layer[1].k0`."""
+    from rducc.passes.rdu_outline_layers import inline_calls
+    from rducc.tools.plots import _computes, _forward, _run_names
+
+    names = _run_names(tiny_llama_O2.module)
+    assert len(names) == len(set(names)), names
+    assert "k0" in names and "layer[0].k0" in names and "layer[1].k0" in names
+    assert len(names) == len(_computes(_forward(inline_calls(tiny_llama_O2.module))))

@@ -1,8 +1,7 @@
-"""The runtime's one thread pool (issue 19): with more than one torch thread,
-f32/f64 products of at least `threads.PARALLEL_MACS` multiply-adds run on
-torch's BLAS and threads (`kernels.gemm`), the pool its convolutions use;
-smaller ones, and every product at one thread, on numpy's BLAS on the calling
-thread; numpy's BLAS never runs a pool of its own beside torch's."""
+"""The runtime's one thread pool (issue 19): at any thread count, f32/f64
+products of at least `threads.PARALLEL_MACS` multiply-adds run on torch's
+BLAS and threads (`kernels.gemm`), the pool its convolutions use; smaller
+ones on numpy's BLAS on the calling thread; numpy's BLAS never runs a pool of its own beside torch's."""
 
 from __future__ import annotations
 
@@ -102,13 +101,16 @@ def test_small_threaded_products_run_on_the_calling_thread(monkeypatch, two_thre
     assert calls == [np.dtype(np.float32)] * 4
 
 
-def test_one_thread_products_take_numpys_blas(monkeypatch) -> None:
-    """At one thread there is no pool to share: numpy's BLAS, whatever the size."""
+def test_one_thread_products_size_picks_the_blas(monkeypatch) -> None:
+    """At one thread too a large f32 product runs on torch's BLAS (faster than
+    numpy's on linear layers, `threads` docstring), a small one on numpy's."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         calls = _numpy_matmul_dtypes(monkeypatch)
         _products(*LARGE)
+        assert calls == []
+        _products(*SMALL)
     finally:
         torch.set_num_threads(before)
     assert calls == [np.dtype(np.float32)] * 4
