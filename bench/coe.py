@@ -47,13 +47,14 @@ from pathlib import Path
 import torch
 from common import Section, standalone
 
-import models  # noqa: E402
+import models  # noqa: E402  (after common: it puts examples/ on sys.path)
 
 from rducc.deploy.deployment import DeployOptions, deploy  # noqa: E402
-from rducc.driver import import_exported, lower  # noqa: E402
 from rducc.deploy.manifest import DEFAULT_HBM_RESERVE, Deployment  # noqa: E402
-from rducc.model.cost_model import estimate  # noqa: E402
 from rducc.deploy.serving import Memory, Request, ServedModel, rescaled, served_models, simulate  # noqa: E402
+from rducc.driver import import_exported, lower  # noqa: E402
+from rducc.model.cost_model import estimate  # noqa: E402
+from rducc.model.switching import copy_bandwidth  # noqa: E402
 from rducc.targets import Target, load_target  # noqa: E402
 
 EXPERTS = 150
@@ -67,11 +68,6 @@ RESERVE_FRACTION = DEFAULT_HBM_RESERVE
 """Share of HBM kept for activations and KV caches on both nodes (the deployment's default)."""
 PAPER_SWITCH_BY_GPU = {"dgx-h100": 15, "dgx-a100": 31}
 """SN40L paper, Table V: model switching time, SN40L node over the DGX (the text of VI-C says 16x for H100)."""
-SN40L_NODE_COPY_RANGE = (1.0e12, 1.6e12)
-"""DDR -> HBM bytes a second for the SN40L node: the paper's "over 1 TB/s" to Hot Chips 2024's 10 ms for 16 GB."""
-GPU_NODE_COPY_RANGE = {"dgx-h100": (51e9, 410e9), "dgx-a100": (26e9, 205e9)}
-"""Host -> HBM bytes a second for the whole GPU node: one PCIe link at 80% to every GPU's own link at 80%
-(the target files' comments)."""
 PAPER_FOOTPRINT = 19
 PUBLISHED_SWITCH_S = 0.01
 """Hot Chips 2024: a Llama 3.1 8B model switch DDR -> HBM takes about 0.01 s (shared/TARGETS.md)."""
@@ -127,30 +123,30 @@ def trace(count: int, rate: float, seed: int = SEED) -> list[Request]:
 
 
 def switching(section: Section, served: list[ServedModel], sn40l: Target, gpus: dict[str, Target]) -> None:
-    """One expert's switch time on each node and the ratios beside the paper's
-    (its Table V: 15x over DGX H100, 31x over DGX A100; the target files take
-    the paper's bandwidths, see their comments), then the ranges the sources allow."""
+    """One expert's switch time on each node, predicted from each target's own copy
+    path (rducc.model.switching.copy_bandwidth: DDR a socket on the SN40L, each GPU's
+    PCIe link on a DGX; every socket copies its shard at once), and the SN40L paper's
+    Table V (15x over DGX H100, 31x over DGX A100) beside it as a check, with the
+    ratio the paper's own assumption (one host link for the whole DGX node) gives."""
     size = served[1].weight_bytes
-    rdu = Memory.of_target(sn40l)
-    rdu_s = rdu.copy_s(size)
+    rdu_rate = copy_bandwidth(sn40l) * sn40l.sockets
+    rdu_s = size / rdu_rate + sn40l.dma_latency_s
     section.add("one expert's weights (bf16)", f"{size / 1e9:.2f} GB")
-    section.add("switch one expert in: sn40l-8 (DDR -> HBM)",
-                f"{rdu_s * 1e3:.1f} ms ({rdu.copy_bandwidth / 1e9:.0f} GB/s = 8 x {sn40l.ddr_bandwidth / 1e9:.0f} "
-                f"GB/s x {sn40l.ddr_efficiency}: the paper's \"over 1 TB/s\"; Hot Chips 2024 for 8B: about "
-                f"{PUBLISHED_SWITCH_S * 1e3:.0f} ms)")
+    section.add("switch one expert in: sn40l-8 (DDR -> HBM), predicted",
+                f"{rdu_s * 1e3:.1f} ms ({rdu_rate / 1e9:.0f} GB/s = 8 x {sn40l.ddr_bandwidth / 1e9:.0f} GB/s x "
+                f"{sn40l.ddr_efficiency:g}; published: the paper's \"over 1 TB/s\", Hot Chips 2024's about "
+                f"{PUBLISHED_SWITCH_S * 1e3:.0f} ms for 8B)")
     for name, gpu in gpus.items():
-        dgx = Memory.of_target(gpu)
-        dgx_s = dgx.copy_s(size)
+        gpu_rate = copy_bandwidth(gpu) * gpu.sockets
+        gpu_s = size / gpu_rate + gpu.dma_latency_s
         paper = PAPER_SWITCH_BY_GPU[name]
-        section.add(f"switch one expert in: {name} (host -> HBM over PCIe)",
-                    f"{dgx_s * 1e3:.0f} ms ({dgx.copy_bandwidth / 1e9:.0f} GB/s for the node: the paper's baseline)")
-        ratio = dgx_s / rdu_s
-        section.add(f"switching speedup, sn40l-8 over {name}", f"{ratio:.1f}x (paper, Table V: {paper}x)",
-                    f"{paper}x +- 10%", abs(ratio / paper - 1) <= 0.1)
-        (rdu_low, rdu_high), (gpu_low, gpu_high) = SN40L_NODE_COPY_RANGE, GPU_NODE_COPY_RANGE[name]
-        section.add(f"switching speedup over {name} within the sources' ranges",
-                    f"{rdu_low / gpu_high:.1f}x-{rdu_high / gpu_low:.0f}x (sn40l-8 {rdu_low / 1e12:.1f}-"
-                    f"{rdu_high / 1e12:.1f} TB/s; {name} {gpu_low / 1e9:.0f}-{gpu_high / 1e9:.0f} GB/s)")
+        section.add(f"switch one expert in: {name} (host -> HBM, each GPU over its PCIe link), predicted",
+                    f"{gpu_s * 1e3:.0f} ms ({gpu_rate / 1e9:.0f} GB/s = 8 x {gpu.host_link_bandwidth / 1e9:.0f} "
+                    f"GB/s x {gpu.ddr_efficiency:g})")
+        one_link = Memory.of_target(gpu).copy_s(size)
+        section.add(f"switching speedup, sn40l-8 over {name}",
+                    f"predicted {gpu_s / rdu_s:.1f}x; the paper's Table V: {paper}x (its assumption, one "
+                    f"{gpu.ddr_bandwidth * gpu.sockets / 1e9:.0f} GB/s link for the node: {one_link / rdu_s:.1f}x)")
 
 
 def footprint(section: Section, served: list[ServedModel], sn40l: Target, gpu: Target) -> None:

@@ -140,11 +140,13 @@ def run(quick: bool) -> Section:
     compiles(section, "405b", "sn40l-16", 2 if quick else LAYERS["405b"])
     section.details += [
         "",
-        "Link figures are assumed (compiler/targets/sn40l.toml): 100 GB/s and 1 us a step. "
+        "Link figures are assumed (compiler/targets/sn40l.toml): 100 GB/s, and a collective step pays "
+        "link_latency_s a hop (1 hop inside a module of 2 sockets, cross_module_hops between modules). "
         "Llama 3.1 has 8 KV heads: at tp=16 rank r holds KV head r / 2 (its k/v weights and "
         "KV cache read by both sockets of a pair, counted once in the roofline's bytes) and "
-        "half the query heads under it. A kernel's collectives run while the next kernel's "
-        "weights stream in when the SRAM has room for them (docs/cost-model.md). Kernel looping "
+        "half the query heads under it. The schedule places a kernel's collectives beside the next "
+        "kernel when it does not wait for them, else beside its weight load when the SRAM has room "
+        "(docs/cost-model.md, The schedule). Kernel looping "
         "(`kernel_looping = true` in the target, SambaNova's arXiv 2410.23668): the consecutive calls "
         "of the one-kernel decoder layer run as one loop, launched once, with the DMA start-up paid once "
         "(compiler/model/kernel_looping.py); the 'without kernel looping' figures cost the same program with it off.",

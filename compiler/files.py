@@ -594,6 +594,7 @@ def replace_directory(staging: Path, out: str | Path) -> None:
     os.chmod(staging, 0o777 & ~_umask())
     if not final.exists():
         os.rename(staging, final)
+        _written_moved(staging, out)
         return
     old = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".old"))
     os.rmdir(old)
@@ -604,6 +605,15 @@ def replace_directory(staging: Path, out: str | Path) -> None:
         os.rename(old, final)
         raise
     shutil.rmtree(old, ignore_errors=True)
+    _written_moved(staging, out)
+
+
+def _written_moved(staging: Path, out: str | Path) -> None:
+    """The files written into `staging` are now in `out`: the success line names them there."""
+    ledger = _LEDGER.get()
+    if ledger is not None:
+        ledger.written = [str(Path(out) / Path(path).relative_to(staging)) if Path(path).is_relative_to(staging)
+                          else path for path in ledger.written]
 
 
 def _umask() -> int:

@@ -6,6 +6,10 @@
   `rdu-map-units` and the cost model;
 - `kernel_looping`: which outlined-layer calls run as one loop;
 - `cost_model`: the modeled time of a placed program (`estimate`);
+- `overlap_schedule`: kernels and their collectives on the chip and link
+  lanes (the overlap the schedule gives, nothing assumed);
+- `switching`: the time to switch a program's model into HBM, from its
+  residency plan and the target's copy path;
 - `ranges`: headline figures as low..high over a target's assumed figures.
 
 The runtime executes programs; this package models them. Neither imports the

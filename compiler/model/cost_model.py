@@ -70,7 +70,9 @@ Times (seconds; figures of one socket: the compiler places a program on one)
 From the kernel's mapping onto the fabric (`rdu.mapping` from `rdu-map-units`,
 else made on the fly by the same rules, compiler/model/mapping.py, which has them):
 - `compute_s` = sum over sections of tiles x the slowest stage's
-  FLOPs a tile / (its PCUs x peak_flops(T) / pcus x utilization);
+  FLOPs a tile / (its PCUs x peak_flops(T) / pcus x utilization x
+  compute_efficiency), each stage at least its operand bytes / (its PCUs x
+  pcu_feed_bandwidth) (the on-chip network feeding it);
 - `sram_s` = sum over sections of the busiest buffer's traffic x tiles /
   (its PMUs x sram_bandwidth / pmus), + 2 x `sram->sram` bytes / sram_bandwidth;
 - `hbm_s` = hbm_bytes / (hbm_bandwidth x hbm_efficiency); `ddr_s` likewise;
@@ -114,10 +116,14 @@ host_latency_s + link_s + compute_s. Nothing overlaps it: the chip waits.
 `Report.host_calls` lists them (at each call of an outlined layer that makes
 them), and `Report.modeled_time_s` adds them to the kernels' time.
 
-Kernels run one after another, but a kernel's weight reads may run during
-the previous kernel's collectives (`kernel_time` with an `Overlap`: its
-`overlap_s` is taken off its time): `Report.modeled_time_s` = sum of the kernels'
-modeled times; `share` = kernel time / total; `flops` and
+Kernels and their collectives are placed in a schedule of two lanes, the
+chip and the socket links (compiler/model/overlap_schedule.py): a kernel
+that reads nothing a pending collective produces runs beside it; one that
+does waits for it, loading its weights meanwhile when the SRAM plan has
+room. A kernel's `modeled_time_s` is how far it moved the schedule's end
+and its `overlap_s` what ran beside something else, so nothing is hidden
+that the schedule does not place side by side: `Report.modeled_time_s` = sum of the kernels'
+modeled times (the schedule's end); `share` = kernel time / total; `flops` and
 `bytes_by_tier` are sums over the kernels. `sram_peak_bytes`,
 `sram_lower_bound_bytes` and `sram_capacity_bytes` are `@forward`'s
 `tier.sram_peak`, `tier.sram_lower_bound` and `tier.sram_capacity` (the
@@ -150,11 +156,11 @@ from rducc.model.kernel_timing import (
     KernelCost,
     TierTotals,
     collective_cost,
-    kernel_costs,
     kernel_time,
     kernel_work,
     op_flops,
 )
+from rducc.model.overlap_schedule import kernel_costs
 from rducc.model.program_walk import KernelRecord, walk_placed
 from rducc.model.ranges import Ranges, headline_ranges
 from rducc.targets import Target

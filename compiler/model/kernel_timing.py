@@ -7,14 +7,14 @@ link time.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from xdsl.dialects import arith
 from xdsl.ir import Operation
 
 from rducc.dialects.contracts import KernelMapping, mapping_of
 from rducc.dialects.op_facts import facts_of, tensor_bytes
-from rducc.dialects.program import kernel_name, kernel_run_name
+from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import ComputeOp
@@ -319,35 +319,32 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     )
 
 
-def kernel_costs(records: list[KernelRecord], target: Target, room_bytes: int | None = None) -> list[KernelCost]:
-    """Each kernel's cost in run order: each compute's work found once, timed with
-    its looping and, when `room_bytes` (free SRAM) is known, behind the previous
-    kernel's collectives."""
-    works: dict[ComputeOp, KernelWork] = {}
-    costs: list[KernelCost] = []
-    previous_link_s = 0.0
-    for record in records:
-        if record.op not in works:
-            works[record.op] = kernel_work(record, target)
-        work = works[record.op]
-        overlap = Overlap(previous_link_s, room_bytes) if room_bytes is not None else None
-        cost = kernel_time(work, target, record.looped, overlap)
-        if record.calls:  # each run of an outlined layer's kernel named by its call: layer[1].k0
-            cost = replace(cost, name=kernel_run_name(record.op, record.calls))
-        costs.append(cost)
-        previous_link_s = work.link_s
-    return costs
+def ring_step_hops(n: int, target: Target) -> int:
+    """Link hops of one ring step over n sockets: the ring's slowest pair, 1 hop
+    inside a module, `cross_module_hops` once the ring leaves one."""
+    return 1 if n <= target.module_sockets else max(1, target.cross_module_hops)
+
+
+def doubling_hops(n: int, target: Target) -> list[int]:
+    """Link hops of each recursive-doubling step over n sockets (a power of two):
+    step k pairs sockets 2^k apart, in one module while 2^k < module_sockets."""
+    return [1 if (1 << k) < target.module_sockets else max(1, target.cross_module_hops)
+            for k in range(n.bit_length() - 1)]
 
 
 def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
-    """(seconds, bytes one socket sends) of one collective, from the target's link figures.
+    """(seconds, bytes one socket sends) of one collective, from the target's link
+    figures and topology.
 
-    B = the input's bytes on one socket, n = the group, L = link_latency_s,
-    W = link_bandwidth. all_reduce: the faster of a ring, 2(n-1) steps of
-    B/n, and recursive doubling, log2(n) steps of B (n a power of two);
-    all_gather: (n-1) steps of B, or log2(n) start-ups and (n-1) B;
-    reduce_scatter: (n-1) steps of B/n; send_recv: one step of B; local_part
-    (a rank's part of a value it holds whole): nothing sent.
+    B = the input's bytes on one socket, n = the group, W = link_bandwidth, a
+    step's latency = its hops x link_latency_s (`ring_step_hops`,
+    `doubling_hops`: 1 hop inside a module of `module_sockets`,
+    `cross_module_hops` between modules). all_reduce: the faster of a ring,
+    2(n-1) steps of B/n, and recursive doubling (a tree of pairs), log2(n)
+    steps of B (n a power of two); all_gather: (n-1) ring steps of B, or
+    the doubling steps' latencies and (n-1) B; reduce_scatter: (n-1) ring
+    steps of B/n; send_recv: one one-hop step of B; local_part (a rank's
+    part of a value it holds whole): nothing sent.
     """
     from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, ReduceScatterOp, SendRecvOp
 
@@ -362,17 +359,18 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     if n <= 1:
         return 0.0, 0
     doubling = (n & (n - 1)) == 0
-    steps = n.bit_length() - 1
+    step = ring_step_hops(n, target) * latency
+    tree = doubling_hops(n, target) if doubling else []
     if isinstance(op, AllReduceOp):
-        ring = (2 * (n - 1) * (latency + size / n / bandwidth), 2 * (n - 1) * size // n)
+        ring = (2 * (n - 1) * (step + size / n / bandwidth), 2 * (n - 1) * size // n)
         if not doubling:
             return ring
-        return min(ring, (steps * (latency + size / bandwidth), steps * size))
+        return min(ring, (sum(h * latency + size / bandwidth for h in tree), len(tree) * size))
     if isinstance(op, AllGatherOp):
-        ring = ((n - 1) * (latency + size / bandwidth), (n - 1) * size)
-        return min(ring, (steps * latency + (n - 1) * size / bandwidth, (n - 1) * size)) if doubling else ring
+        ring = ((n - 1) * (step + size / bandwidth), (n - 1) * size)
+        return min(ring, (sum(tree) * latency + (n - 1) * size / bandwidth, (n - 1) * size)) if doubling else ring
     if isinstance(op, ReduceScatterOp):
-        return (n - 1) * (latency + size / n / bandwidth), (n - 1) * size // n
+        return (n - 1) * (step + size / n / bandwidth), (n - 1) * size // n
     return 0.0, 0
 
 

@@ -17,8 +17,12 @@ which docs/cost-model.md states with a worked example:
   is), `row_fill = min(1, rows / pcu_stages)` for a matmul or conv (rows = its
   result's elements / n: a batch-1 GEMV keeps 1 of the 6 stages busy) and 1
   otherwise, `fma = 2` for a matmul or conv (a multiply-add a lane and stage a
-  cycle) and 1 otherwise (one op). A stage may use at most `ceil(flops /
-  (lanes x pcu_stages x fma))` PCUs (a cycle of work each).
+  cycle) and 1 otherwise (one op), times the target's `compute_efficiency`
+  (what a full stage still loses). A stage is also no faster than the
+  on-chip network feeds it: its work is at least `bytes read /
+  pcu_feed_bandwidth` seconds a PCU (when the target gives that figure). A
+  stage may use at most `ceil(flops / (lanes x pcu_stages x fma))` PCUs (a
+  cycle of work each).
 - **Buffers.** The compute's ins, its outs (their reserved bytes, double
   buffers included) and its body values not yielded each take at least
   `ceil(bytes / pmu_bytes)` PMUs and at most `ceil(bytes / 64)` (a 64-byte
@@ -159,8 +163,18 @@ def stage_work(op: Operation, index: int, target: Target) -> StageWork | None:
     flops = facts.flops() if facts is not None else 0
     fma = 2 if isinstance(op, SYSTOLIC) else 1
     most = max(stages, ceil(flops / (target.lanes * target.pcu_stages * fma)))
-    seconds = flops / (unit_rate(op, target) * utilization(op, target)) if flops else 0.0
-    return StageWork(op, index, stages, most, seconds)
+    seconds = flops / (unit_rate(op, target) * utilization(op, target) * target.compute_efficiency) if flops else 0.0
+    return StageWork(op, index, stages, most, max(seconds, feed_seconds(op, target)))
+
+
+def feed_seconds(op: Operation, target: Target) -> float:
+    """Seconds one PCU takes to receive the op's operands over the on-chip network
+    (`pcu_feed_bandwidth`; 0 when the target does not limit it): a stage runs no
+    faster than its operands arrive."""
+    facts = facts_of(op)
+    if not target.pcu_feed_bandwidth or facts is None:
+        return 0.0
+    return facts.bytes_read() / target.pcu_feed_bandwidth
 
 
 def body_stages(body: KernelBody, target: Target) -> list[StageWork]:
@@ -353,7 +367,7 @@ def map_body(body: KernelBody, target: Target) -> KernelMapping:
 
 
 __all__ = ["KernelBody", "balance", "body_stages", "buffer_works", "compute_body", "depths", "kernel_buffers",
-           "lane_fill", "map_body", "map_kernel", "site", "stage_work", "utilization"]
+           "feed_seconds", "lane_fill", "map_body", "map_kernel", "site", "stage_work", "utilization"]
 
 
 def depths(body: KernelBody, mapping: KernelMapping) -> dict[int, int]:

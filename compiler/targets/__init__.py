@@ -95,7 +95,17 @@ class Target:
     link_bandwidth: float
     """Bytes/s one socket sends to its neighbour (one direction); assumed."""
     link_latency_s: float
-    """Start-up time of one socket-to-socket transfer; assumed."""
+    """Latency of one socket-to-socket hop of a collective step (a peer DMA's
+    start-up and its flag over one link); a step pays it once a hop; assumed."""
+    module_sockets: int
+    """Sockets of one module, joined by direct links (a step between them: 1 hop);
+    optional (base.toml: 1)."""
+    cross_module_hops: int
+    """Link hops of a collective step between sockets of different modules
+    (through the system's switch); optional (base.toml: 1)."""
+    models_in_host_memory: bool
+    """Models wait in host memory and reach HBM over the host link (a GPU node),
+    not in the socket's own DDR; optional (base.toml: false)."""
     kernel_looping: bool
     """Consecutive calls of one single-kernel layer run as one loop on the chip:
     launched once, DMA start-up paid once (compiler/model/kernel_looping.py). Optional
@@ -117,6 +127,12 @@ class Target:
     """Share of `hbm_bandwidth` a long DMA stream sustains (0 < e <= 1)."""
     ddr_efficiency: float
     """Share of `ddr_bandwidth` a long DMA stream sustains (0 < e <= 1)."""
+    compute_efficiency: float
+    """Share of a PCU's peak a stage sustains when its lanes and stages are full
+    (operand stalls, reduction-tree drain, tile turnarounds); 0 < e <= 1."""
+    pcu_feed_bandwidth: float
+    """Bytes/s the on-chip network delivers into one PCU (its input ports): a
+    stage runs no faster than its operands arrive; 0: not limited."""
     host_link_bandwidth: float
     """Bytes/s between a socket's off-chip memory and the host CPU, each way (PCIe);
     what an op run on the host (`rdu.host_call`) moves its operands and results at."""
@@ -168,6 +184,14 @@ class Target:
         efficiency = {"hbm": self.hbm_efficiency, "ddr": self.ddr_efficiency}.get(tier, 1.0)
         return self.bandwidth(tier) * efficiency
 
+    def copy_in_bandwidth(self) -> float:
+        """Bytes/s one socket copies a model into HBM at (model switching): from its DDR
+        at the DDR's sustained rate, or, where models wait in host memory (a GPU
+        node), over its own host link at that link's rate x `ddr_efficiency`."""
+        if self.models_in_host_memory:
+            return self.host_link_bandwidth * self.ddr_efficiency
+        return self.sustained_bandwidth("ddr")
+
     def peak_flops(self, element_type: str) -> float:
         """Peak FLOP/s of one socket for an element type name (bf16, f32, i32, ...);
         the float8 types compute at the 16-bit rate (the narrowest float datapath)."""
@@ -178,11 +202,12 @@ class Target:
         return self.peak_flops_int
 
 
-_FLAGS = ("kernel_looping",)
+_FLAGS = ("kernel_looping", "models_in_host_memory")
 """The true/false fields."""
 _FABRIC = tuple(f.name for f in fields(Target)
                 if f.name.startswith("fabric_") or f.name in ("pcu_stages", "stage_latency_s", "hop_latency_s",
-                                                             "reconfigure_s", "hbm_efficiency", "ddr_efficiency"))
+                                                             "reconfigure_s", "hbm_efficiency", "ddr_efficiency",
+                                                             "compute_efficiency", "pcu_feed_bandwidth"))
 """The figures of a file's `[fabric]` table."""
 BASE_FILE = BUILTIN_DIR / "base.toml"
 """The values of the figures a target file may leave out: every target inherits them."""
@@ -194,7 +219,9 @@ _FLOAT_FIELDS = {f.name for f in _FIGURES if f.type == "float"}
 _LATENCY_FIELDS = {"dma_latency_s", "kernel_launch_s", "link_latency_s", "stage_latency_s", "hop_latency_s",
                    "reconfigure_s", "host_latency_s"}
 _MAY_BE_ZERO = _LATENCY_FIELDS | {"fabric_rows", "fabric_cols"}
-_FRACTION_FIELDS = {"hbm_efficiency", "ddr_efficiency"}
+_FRACTION_FIELDS = {"hbm_efficiency", "ddr_efficiency", "compute_efficiency"}
+_ZERO_IS_NONE = {"pcu_feed_bandwidth"}
+"""Rates where 0 means "not limited" (a target that does not model it)."""
 
 
 MAX_FILE_BYTES = 1 << 20
@@ -377,6 +404,8 @@ def _figure(path: Path | str, shown_name: str, value: int | float, name: str = "
         if not 0 <= value <= MAX_LATENCY_S:
             raise bad(f">= 0 and at most {MAX_LATENCY_S:g} s")
         return float(value)
+    if name in _ZERO_IS_NONE and value == 0:
+        return 0.0
     if value <= 0:
         raise bad("> 0")
     if not RATE_RANGE[0] <= value <= RATE_RANGE[1]:

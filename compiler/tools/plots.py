@@ -59,8 +59,9 @@ from rducc.dialects.tier import (
 )
 from rducc.errors import RduccError
 from rducc.files import Writer, bytes_writer, write_together
-from rducc.model.kernel_timing import KernelCost, kernel_costs, kernel_mapping
+from rducc.model.kernel_timing import KernelCost, kernel_mapping
 from rducc.model.mapping import body_stages, compute_body, site, utilization
+from rducc.model.overlap_schedule import kernel_costs
 from rducc.model.program_walk import KernelRecord, Transfer, walk_placed
 from rducc.passes.rdu_sram_alloc import collect_buffers
 from rducc.tools.cost_table import binary_bytes

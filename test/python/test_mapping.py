@@ -69,13 +69,15 @@ def test_lane_fill_and_utilization() -> None:
 
 def test_gemm_by_hand() -> None:
     """512 x 4096 x 4096 bf16: 17.2 GFLOP; at most ceil(flops / (32 x 6 x 2)) units,
-    more than 1,040, so all 1,040 PCUs at 638 TFLOP/s / 1,040 each, fully used."""
+    more than 1,040, so all 1,040 PCUs at 638 TFLOP/s / 1,040 each, fully used, at
+    the target's compute_efficiency (what a full stage sustains)."""
     module = parse_module(_gemm(512, 4096, 4096))
     report = estimate(module, SN40L)  # unmapped: mapped on the fly, by the same rules
     (k,) = report.kernels
     flops = 2 * 512 * 4096 * 4096
     assert k.flops == flops and k.pcus == SN40L.pcus and k.sections == 1
-    assert k.compute_s == pytest.approx(flops / SN40L.peak_flops_bf16)
+    assert k.compute_s == pytest.approx(flops / (SN40L.peak_flops_bf16 * SN40L.compute_efficiency))
+    assert SN40L.compute_efficiency < 1  # sn40l's units are not ideal
     hbm_rate = SN40L.hbm_bandwidth * SN40L.hbm_efficiency
     assert k.hbm_s == pytest.approx(2 * (512 * 4096 + 4096 * 4096 + 512 * 4096) / hbm_rate)
     # fill: DMA start-up + one stage (depth 1) + its hops; launch; no first tile (1 tile)
@@ -92,8 +94,20 @@ def test_gemv_is_not_costed_like_a_gemm() -> None:
     """Batch 1: 33.6 MFLOP on at most ceil(flops / 384) = 87,382 units, so 1,040, at
     1/6 utilization: 6x the time of the same FLOPs at peak (still far below its HBM time)."""
     (k,) = estimate(parse_module(_gemm(1, 4096, 4096)), SN40L).kernels
-    assert k.compute_s == pytest.approx(6 * k.flops / SN40L.peak_flops_bf16)
+    assert k.compute_s == pytest.approx(6 * k.flops / (SN40L.peak_flops_bf16 * SN40L.compute_efficiency))
     assert k.bound == "hbm"
+
+
+def test_a_stage_is_no_faster_than_the_network_feeds_it() -> None:
+    """The GEMV with a PCU fed 1 GB/s: its 32 MiB of weights (and the vector) reach
+    its 1,040 PCUs in bytes / (1,040 x 1e9) s, slower than its FLOPs; unlimited (0),
+    the FLOPs' time again."""
+    module = _gemm(1, 4096, 4096)
+    slow = SN40L.with_value("pcu_feed_bandwidth", 1e9)
+    (k,) = estimate(parse_module(module), slow).kernels
+    assert k.compute_s == pytest.approx(2 * (4096 + 4096 * 4096) / (SN40L.pcus * 1e9))
+    (free,) = estimate(parse_module(module), SN40L.with_value("pcu_feed_bandwidth", 0)).kernels
+    assert free.compute_s == pytest.approx(6 * free.flops / (SN40L.peak_flops_bf16 * SN40L.compute_efficiency))
 
 
 def _mapped(module: ModuleOp) -> ComputeOp:

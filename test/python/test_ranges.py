@@ -17,8 +17,10 @@ from rducc.targets import Figure, load_target, with_ranges_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PUBLISHED = {"sockets", "pcus", "pmus", "peak_flops_bf16", "sram_bytes", "hbm_bytes", "ddr_bytes"}
-"""The sn40l figures a source gives outright (shared/TARGETS.md): plain numbers."""
+PUBLISHED = {"sockets", "pcus", "pmus", "sram_bytes", "hbm_bytes", "ddr_bytes"}
+"""The sn40l figures a source gives outright (shared/TARGETS.md): plain numbers. The
+published BF16 peak is a derived table, so `--ranges` varies compute (down to a
+throttled clock)."""
 
 
 def _target_file(tmp_path: Path, line: str, table: str = "") -> Path:
@@ -30,11 +32,12 @@ def _target_file(tmp_path: Path, line: str, table: str = "") -> Path:
 def test_every_unpublished_sn40l_figure_has_a_source_and_a_range() -> None:
     target = load_target("sn40l")
     given = dict(target.ranges)
-    numeric = [f for f in ("lanes", "peak_flops_f32", "peak_flops_int", "pmu_bytes", "sram_bandwidth",
+    numeric = [f for f in ("lanes", "peak_flops_bf16", "peak_flops_f32", "peak_flops_int", "pmu_bytes", "sram_bandwidth",
                            "hbm_bandwidth", "ddr_bandwidth", "dma_latency_s", "kernel_launch_s", "link_bandwidth",
                            "link_latency_s", "fabric_rows", "fabric_cols", "pcu_stages", "stage_latency_s",
                            "hop_latency_s", "reconfigure_s", "hbm_efficiency", "ddr_efficiency",
-                           "host_link_bandwidth", "host_latency_s", "host_bandwidth")]
+                           "host_link_bandwidth", "host_latency_s", "host_bandwidth", "module_sockets",
+                           "cross_module_hops", "compute_efficiency", "pcu_feed_bandwidth")]
     assert set(given) == set(numeric)
     assert not PUBLISHED & set(given)
     for name, figure in given.items():
@@ -170,9 +173,9 @@ def test_calibration_residuals_and_writing_the_fitted_values(tmp_path: Path) -> 
         assert points[0] == pytest.approx(figure.low) and points[-1] == pytest.approx(figure.high)
     copy = tmp_path / "sn40l.toml"
     copy.write_text((ROOT / "compiler" / "targets" / "sn40l.toml").read_text())
-    calibrate.write_values({"kernel_launch_s": 2.5e-6, "hbm_efficiency": 0.97}, copy)
+    calibrate.write_values({"kernel_launch_s": 2.5e-6, "hbm_efficiency": 0.93}, copy)
     written = load_target(str(copy))
-    assert written.kernel_launch_s == 2.5e-6 and written.hbm_efficiency == 0.97
+    assert written.kernel_launch_s == 2.5e-6 and written.hbm_efficiency == 0.93
     assert written.figure("kernel_launch_s").low == target.figure("kernel_launch_s").low
     assert written.ranges != target.ranges and written.dma_latency_s == target.dma_latency_s
 
@@ -202,8 +205,8 @@ ENDS = [  # (line, fabric table, the end named, a fragment of the problem)
      "with fabric_rows at its low (2)", "a site for every PCU and PMU"),
     ("", 'hbm_efficiency = { value = 0.9, low = 1e-300, high = 1, assumed = true, source = "s" }',
      "with hbm_efficiency at its low (1e-300)", "'hbm_bandwidth' x 'hbm_efficiency'"),
-    ('ddr_bandwidth = { value = 1.39e11, low = 1, high = 1.39e11, assumed = true, source = "s" }', "",
-     "with ddr_bandwidth at its low (1)", "'ddr_bandwidth' x 'ddr_efficiency' (0.9 bytes/s) must be between 1"),
+    ("", 'ddr_efficiency = { value = 0.9, low = 1e-300, high = 1, assumed = true, source = "s" }',
+     "with ddr_efficiency at its low (1e-300)", "'ddr_bandwidth' x 'ddr_efficiency' (1e-289 bytes/s) must be between 1"),
 ]
 
 
