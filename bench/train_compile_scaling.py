@@ -9,13 +9,18 @@ mechanisms on, and off:
   traced (`rducc.frontend.local_decompose`), where torch's
   `run_decompositions` retraces the whole graph (off: always the latter);
 - rdu-fuse: each distinct candidate group is weighed once
-  (`rducc.model.group_signature`; off: every group is weighed).
+  (`rducc.model.group_signature`; off: every group is weighed);
+- rdu-outline-layers: each phase's repeated layers become one function
+  called once per layer (`rdu_outline_layers.outline_training_step`), so rdu-fuse,
+  rdu-tile, rdu-place-tiers, rdu-insert-dma and rdu-sram-alloc work on one
+  layer of each phase (off: every layer inline).
 
 A stage's cost per layer is (its seconds at 4 layers - at 2) / 2; the
 ratios off / on are measured in the same run on the same machine. The
 compiled IR is the same either way (test_train_scale.py checks rdu-fuse's).
 
 Run: python bench/train_compile_scaling.py [--quick]   (--quick: 1 and 2 layers)
+     python bench/train_compile_scaling.py --layers 4 8
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from common import Section, standalone
 
 import rducc.frontend.decompositions as decompositions  # noqa: E402
 import rducc.passes.rdu_fuse as fuse  # noqa: E402
+import rducc.passes.rdu_outline_layers as outline_layers  # noqa: E402
 from rducc.driver import CompileOptions, StageTimes, compile_module  # noqa: E402
 
-STAGES = ("decompose", "rdu-fuse")
+STAGES = ("decompose", "rdu-fuse", "rdu-tile", "rdu-place-tiers", "rdu-insert-dma", "rdu-sram-alloc")
 """The stages the mechanisms speed up; the total is every stage's."""
 
 
@@ -40,14 +46,17 @@ STAGES = ("decompose", "rdu-fuse")
 def mechanisms(on: bool) -> Iterator[None]:
     """The scaling mechanisms as they are (on), or replaced by the per-node behaviour (off)."""
     local, signature = decompositions.decompose_locally, fuse.group_signature
+    outline = outline_layers.outline_training_step
     if not on:
         fresh = itertools.count()
         decompositions.decompose_locally = lambda ep, table: None  # type: ignore[assignment]
         fuse.group_signature = lambda ops: next(fresh)  # type: ignore[assignment]
+        outline_layers.outline_training_step = lambda module, function: {}  # type: ignore[assignment]
     try:
         yield
     finally:
         decompositions.decompose_locally, fuse.group_signature = local, signature  # type: ignore[assignment]
+        outline_layers.outline_training_step = outline  # type: ignore[assignment]
 
 
 def stage_seconds(layers: int, on: bool) -> dict[str, float]:
@@ -61,10 +70,12 @@ def stage_seconds(layers: int, on: bool) -> dict[str, float]:
     return found
 
 
-def run(quick: bool) -> Section:
-    small, large = (1, 2) if quick else (2, 4)
-    section = Section("Training step compile time by layer: Llama 3.1 8B joint graph, seq 4,096, -O1, sn40l",
-                      "python bench/train_compile_scaling.py" + (" --quick" if quick else ""))
+def run(quick: bool, layers: tuple[int, int] | None = None) -> Section:
+    small, large = layers or ((1, 2) if quick else (2, 4))
+    command = "python bench/train_compile_scaling.py" + (" --quick" if quick and not layers else "")
+    if layers:
+        command += f" --layers {small} {large}"
+    section = Section("Training step compile time by layer: Llama 3.1 8B joint graph, seq 4,096, -O1, sn40l", command)
     measured = {(n, on): stage_seconds(n, on) for on in (False, True) for n in (small, large)}
     rows = [f"| stage | off: {small} layers | off: {large} | off: a layer | on: {small} layers | on: {large} "
             "| on: a layer | off / on a layer |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -81,7 +92,13 @@ def run(quick: bool) -> Section:
 
 
 def main() -> None:
-    standalone(run, __doc__)
+    if "--layers" in sys.argv:
+        at = sys.argv.index("--layers")
+        small, large = int(sys.argv[at + 1]), int(sys.argv[at + 2])
+        del sys.argv[at : at + 3]
+        standalone(lambda quick: run(quick, (small, large)), __doc__ or "")
+    else:
+        standalone(run, __doc__ or "")
 
 
 if __name__ == "__main__":
