@@ -1,6 +1,6 @@
 """Modeled Llama 3.1 8B decode (cost model) for the same step written in other forms.
 
-Each form of examples/decode_forms.py (the same math: layers as modules or
+Each form of examples/llama_decode_forms.py (the same math: layers as modules or
 called from the parent's forward, residual adds and norms at either end of a
 layer, the KV cache extended by concatenation, updated in place or passed
 stacked, grouped-query heads repeated by a reshape, `repeat_interleave`,
@@ -26,7 +26,7 @@ import time
 import torch
 from common import Section, standalone
 
-import decode_forms  # noqa: E402
+import llama_decode_forms  # noqa: E402
 import models  # noqa: E402
 
 from rducc.driver import lower  # noqa: E402
@@ -60,7 +60,7 @@ def compile_form(form: str, targets: tuple[str, ...], layers: int) -> list[tuple
     """Per target: (target, report, bytes a token must read, seconds to import and lower)
     of one form, exported and decomposed once."""
     config = models.llama31_8b_config(layers)
-    model, inputs = decode_forms.make(form, config, CACHED, device="meta", dtype=torch.bfloat16)
+    model, inputs = llama_decode_forms.make(form, config, CACHED, device="meta", dtype=torch.bfloat16)
     needed = bytes_per_token(model, inputs)
     decomposed = decompose(models.export(model, inputs))
     results = []
@@ -79,7 +79,7 @@ def run(quick: bool) -> Section:
                       f"python bench/decode_forms.py{' --quick' if quick else ''}")
     targets = ("sn40l", "sn40l-16") if quick else TARGETS
     reference: dict[str, float] = {}
-    for form in decode_forms.FORMS:
+    for form in llama_decode_forms.FORMS:
         for target_name, report, needed, seconds in compile_form(form, targets, layers):
             target = load_target(target_name)
             roofline_s = needed / (target.sockets * target.hbm_bandwidth)
@@ -97,7 +97,7 @@ def run(quick: bool) -> Section:
             section.details.append(f"- {form} on {target_name}: imported and lowered in {seconds:.0f} s, "
                                    f"{len(report.kernels)} kernels, {needed / 1e9:.2f} GB a token.")
     section.details.append("")
-    section.details += [f"- {form}: {why} (a known gap)." for form, why in decode_forms.KNOWN_GAPS.items()]
+    section.details += [f"- {form}: {why} (a known gap)." for form, why in llama_decode_forms.KNOWN_GAPS.items()]
     section.details.append(REPEATED_HEADS_NOTE)
     return section
 

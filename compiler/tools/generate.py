@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", metavar="DIR",
                         help="also write the programs: DIR/prefill.mlir, DIR/decode.mlir and their one weights "
                         "file DIR/weights.safetensors (rducc-run runs either)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="nothing on stderr but errors (no progress, no line naming what was written)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for every error")
     parser.add_argument("--version", action="version", version=f"rducc {__version__}")
     return parser
@@ -157,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rducc.tools.cli import run_tool
 
     args = build_parser().parse_args(argv)
-    return run_tool(TOOL, lambda: _run(args), args.debug)
+    return run_tool(TOOL, lambda: _run(args), args.debug, args.quiet)
 
 
 if __name__ == "__main__":

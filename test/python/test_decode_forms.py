@@ -1,5 +1,5 @@
 """Decoder layers found by structure: the same Llama decode step written in other
-forms (examples/decode_forms.py: layers called from the parent's forward or as
+forms (examples/llama_decode_forms.py: layers called from the parent's forward or as
 modules, residual adds and norms at either end, caches concatenated, updated in
 place or stacked, KV heads repeated by other means) compiles to one outlined
 `@layer` whose calls run as one kernel loop, with the same modeled time per
@@ -15,7 +15,7 @@ import pytest
 import torch
 from transformers import LlamaConfig
 
-import decode_forms
+import llama_decode_forms
 import models
 import rducc
 from rducc.dialects.contracts import calls_of, is_outlined, partition_of
@@ -30,7 +30,7 @@ CACHED = 16
 TOLERANCE = 0.02
 SPLITS = {"sn40l": (0, 0), "sn40l-8": (8, 1), "sn40l-16": (16, 1)}
 """The tensor-parallel split forced on each target (8B's: tp over all sockets)."""
-CHECKED = [form for form in decode_forms.FORMS if form not in decode_forms.KNOWN_GAPS]
+CHECKED = [form for form in llama_decode_forms.FORMS if form not in llama_decode_forms.KNOWN_GAPS]
 
 
 def _config() -> LlamaConfig:
@@ -61,7 +61,7 @@ def compiled() -> dict[str, tuple]:
     """Each checked form: (model, inputs, {target: (module, report, program)})."""
     built = {}
     for form in CHECKED:
-        model, inputs = decode_forms.make(form, _config(), CACHED)
+        model, inputs = llama_decode_forms.make(form, _config(), CACHED)
         exported = models.export(model, inputs)
         decomposed = decompose(exported)
         built[form] = (model, inputs, {target: _compile(exported, decomposed, target) for target in SPLITS})
@@ -103,11 +103,11 @@ def test_form_matches_eager(compiled, form: str) -> None:
         np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("family", decode_forms.HF_FAMILIES)
+@pytest.mark.parametrize("family", llama_decode_forms.HF_FAMILIES)
 def test_transformers_decode_is_one_looped_layer(family: str) -> None:
     """transformers' own decode step (static cache updated in place, its own
     attention and GQA code) of each family: one @layer, its calls one loop."""
-    _, exported, _ = decode_forms.hf_decode(family, CACHED)
+    _, exported, _ = llama_decode_forms.hf_decode(family, CACHED)
     program = rducc.compile(exported)
     report = estimate(program.module, load_target("sn40l"))
     assert _layers(program.module) == [LAYERS]
