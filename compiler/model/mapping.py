@@ -229,7 +229,11 @@ def balance(works: Sequence[float], least: Sequence[int], most: Sequence[int], b
     smallest within `budget` (the least T with sum(clamp(ceil(work / T))) <= budget)."""
 
     def need(time: float) -> list[int]:
-        return [min(hi, max(lo, ceil(w / time - 1e-9))) if w > 0 else lo for w, lo, hi in zip(works, least, most)]
+        # The rounding slack is relative (a share of work / time), so stages whose
+        # work / units tie at T round alike: an absolute slack lets the search stop
+        # just under T, where a stage of larger work / T takes a unit it does not need.
+        return [min(hi, max(lo, ceil(w / time * (1 - 1e-9)))) if w > 0 else lo
+                for w, lo, hi in zip(works, least, most)]
 
     if sum(need(float("inf"))) <= budget and all(w <= 0 for w in works):
         return list(least)

@@ -8,20 +8,26 @@
 // Stage rows are [op, section, first PCU, PCUs, hops], buffer rows [buffer,
 // section, first PMU, PMUs]; buffers are the ins, the outs, then body values.
 //
-// k0 on 8 PCUs: four one-op maps of 1,024 elements (1,024, 1,024, 2,048 and
-// 1,024 FLOPs on one tile). Each may use at most ceil(FLOPs / (32 lanes x 6
-// stages)) = 6, 6, 11, 6 PCUs, and at least 1: the 8 PCUs balanced are 2 each
-// (the slowest stage's 1,024 / 2 = 512 FLOP-times cannot get lower with 8 units
-// over 4 stages; the 2,048-FLOP third stage is the `rdu.map` of two ops, 2 PCUs
-// give it 1,024). PMUs: 16, each buffer at least ceil(4,096 / 500,000) = 1,
+// k0 on 8 PCUs: four one-op maps of 1,024 elements (1,024 FLOPs each on one
+// tile; each may use at most ceil(1,024 / (32 lanes x 6 stages)) = 6 PCUs and at
+// least 1). sn40l's figures make every stage fed, not computed: a PCU
+// (159.5 TFLOP/s f32 / 8 PCUs x 1/2 for a one-op map x compute_efficiency 0.85)
+// computes 1,024 FLOPs in 0.12 ns, but pcu_feed_bandwidth (204.8 GB/s) brings
+// the operands in 4,096 / 204.8e9 = 20 ns, and the last map reads two tensors,
+// 8,192 B in 40 ns. Work 20, 20, 20, 40 ns: the slowest stage cannot get below
+// 20 ns on 8 PCUs (10 ns needs 2, 2, 2, 4 = 10; 13.3 ns needs 2, 2, 2, 3 = 9),
+// and 20 ns needs 1, 1, 1, 2; the 3 PCUs left over would make no stage of the
+// slowest faster, so they stay free (as `balance` leaves a 7th unit of two
+// equal stages). PMUs: 16, each buffer at least ceil(4,096 / 500,000) = 1,
 // balanced by its traffic.
 // CHECK: tier.compute "k0"
-// CHECK-SAME: rdu.mapping = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 2, 1], [1, 0, 2, 2, 5], [2, 0, 4, 2, 7], [3, 0, 6, 2, 11]], buffers = [[0, 0, 0, 3], [2, 0, 3, 3], [3, 0, 6, 3], [4, 0, 9, 3], [1, 0, 12, 2]]>
+// CHECK-SAME: rdu.mapping = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 1, 3], [1, 0, 1, 1, 5], [2, 0, 2, 1, 7], [3, 0, 3, 2, 11]], buffers = [[0, 0, 0, 3], [2, 0, 3, 3], [3, 0, 6, 3], [4, 0, 9, 3], [1, 0, 12, 2]]>
 //
 // k1: sqrt on 512 elements (512 FLOPs, at most 3 PCUs) then a multiply-add (1,024
-// FLOPs, at most 6): 9 PCUs would be each stage's most, 8 are there; the balance
-// gives 3 and 5 (512 / 3 = 171 and 1,024 / 5 = 205: the slowest stage is the
-// second at 205; 2 and 6 would make the first 256).
+// FLOPs, at most 6), both fed, not computed: 2,048 B in 10 ns and 2,056 B (the
+// tile and two scalars) in 10.04 ns. 9 PCUs would be each stage's most, 8 are
+// there; the balance gives 3 and 5 (10 / 3 = 3.33 ns and 10.04 / 5 = 2.01 ns:
+// the first stage, at its most, is the slowest; 2 and 6 would make it 5 ns).
 // CHECK: tier.compute "k1"
 // CHECK-SAME: rdu.mapping = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 3, 1], [1, 0, 3, 5, 5]]
 

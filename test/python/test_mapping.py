@@ -120,6 +120,9 @@ def test_balance_gives_integer_units_to_the_slowest_stage() -> None:
     # equal stages on 7 units: 3 each (a 7th would not make the slowest faster)
     assert balance([1.0, 1.0], [1, 1], [100, 100], 7) == [3, 3]
     assert balance([0.0, 5.0], [1, 1], [1, 9], 4) == [1, 3]
+    # the slowest time is 2 (the last stage needs 2 units for it); a 3rd unit on the
+    # last stage would not make the slowest faster (the others stay at 2): 1, 1, 1, 2
+    assert balance([2.0, 2.0, 2.0, 4.0], [1] * 4, [6] * 4, 8) == [1, 1, 1, 2]
 
 
 def test_snake_order_on_the_checkerboard() -> None:
