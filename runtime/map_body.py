@@ -553,16 +553,28 @@ def _known_activation(
     for name, activation in _ACTIVATIONS.items():
         expected = activation(torch.from_numpy(_PROBE)).numpy()
         if np.allclose(computed, expected, rtol=2e-6, atol=1e-6, equal_nan=True):
-            return _torch_body(activation, body.source, name)  # type: ignore[attr-defined]
+            return _torch_body(activation, body, name)
     return None
 
 
-def _torch_body(activation: Callable[[Any], Any], source: str, name: str) -> Callable[..., Any]:
+def _torch_body(activation: Callable[[Any], Any], op_by_op: Callable[..., Any], name: str) -> Callable[..., Any]:
     """A map body (`body(a0, out=None)` and `.kernel_into(context, out, a0)`)
-    running torch's kernel of `activation` on one array."""
+    running torch's kernel of `activation` on one array.
+
+    Elements that are not finite (inf, -inf, nan) take `op_by_op`, the body's
+    own decomposition: torch's vectorised kernels do not keep the activation's
+    formula there (exact GELU's gives nan at +inf where `x * Phi(x)` is inf,
+    and eager's scalar path gives inf), so the probe never looks at them and
+    they keep the values the unrecognised body gives them."""
 
     def body(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        result = activation(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+        x = np.ascontiguousarray(x)
+        result = activation(torch.from_numpy(x)).numpy()
+        finite = np.isfinite(x)
+        if not finite.all():
+            off = ~finite
+            with np.errstate(all="ignore"):
+                result[off] = op_by_op(x[off])
         if out is None:
             return result
         out[...] = result
@@ -571,7 +583,8 @@ def _torch_body(activation: Callable[[Any], Any], source: str, name: str) -> Cal
     def kernel_into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
         body(x, out)
 
-    body.source = f"# torch's {name} (the body below computes it op by op)\n{source}"  # type: ignore[attr-defined]
+    header = f"# torch's {name} (the body below computes it op by op, and does where x is not finite)\n"
+    body.source = header + op_by_op.source  # type: ignore[attr-defined]
     body.kernel_into = kernel_into  # type: ignore[attr-defined]
     return body
 

@@ -853,6 +853,21 @@ def test_gelu_at_infinities(dtype: torch.dtype, approximate: str) -> None:
     torch.testing.assert_close(result[2:], F.gelu(x[2:], approximate=approximate))
 
 
+@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh", "silu"])
+def test_recognised_activations_at_non_finite(activation: str) -> None:
+    """The runtime runs an f32 map body that computes GELU or SiLU on torch's
+    kernel (`map_body._known_activation`); where the input is not finite it keeps
+    the formula, x * Phi(x) or x * sigmoid(x): inf at +inf, nan at -inf and nan.
+    64 elements: torch's vectorised kernel, which gives nan at +inf for exact GELU."""
+    fn = {"gelu": F.gelu, "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"), "silu": F.silu}[activation]
+    x = torch.linspace(-6.0, 6.0, 64)
+    x[[3, 17, 40]] = torch.tensor([math.inf, -math.inf, math.nan])
+    result = rducc.compile(torch.export.export(Model(fn), (x,)))(x)
+    assert result[3].item() == math.inf and math.isnan(result[17].item()) and math.isnan(result[40].item())
+    finite = torch.isfinite(x)
+    torch.testing.assert_close(result[finite], fn(x)[finite])
+
+
 def test_sort_tiles_along_its_other_dims() -> None:
     """rdu.argsort keeps the sorted dim whole; a target with little SRAM tiles the rows."""
     import dataclasses

@@ -95,12 +95,16 @@ def _calls(function) -> int:
     return pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("blas", ["numpy", "torch"])
 @pytest.mark.parametrize("path", ["default", "batched"])
-def test_calls_do_not_grow_with_the_groups(path) -> None:
+def test_calls_do_not_grow_with_the_groups(path, blas, monkeypatch) -> None:
     """A 64-channel convolution with 1, 4, 16 and 64 groups makes the same calls:
-    no Python loop over groups or channels. At one torch thread: with more,
-    a product's size picks its pool (`kernels.gemm`), so the calls
-    differ by the work, not by the groups."""
+    no Python loop over groups or channels. A product's size picks its BLAS
+    (`kernels.gemm`: torch's from `PARALLEL_MACS` multiply-adds, at any thread
+    count), and the work here shrinks with the groups, so the calls would
+    differ by the work, not by the groups: each run sends every product to
+    one BLAS, numpy's or torch's."""
+    monkeypatch.setattr(kernels, "PARALLEL_MACS", 1 << 62 if blas == "numpy" else 0)
     rng = np.random.default_rng(2)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
