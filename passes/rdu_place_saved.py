@@ -34,6 +34,13 @@ bytes at the current peak:
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
   than HBM bandwidth (`rdu-place-tiers` keeps the tier).
 
+A value an outlined layer holds (the results of its calls at one index, or
+the operands of its calls at one index: an outlined phase's layers, such as
+the optimizer's updates) has one placement for all its calls, as the callee
+decides it: a spill of one spills them all, marks the callee's kernel result
+`ddr` and its parameter `tier.tier = ddr` (`rdu-insert-dma` types them so),
+and is not taken when the slot also holds a value that cannot go to DDR.
+
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
 round spills only. Every figure comes from the target; the costs are
