@@ -34,6 +34,13 @@ bytes at the current peak:
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
   than HBM bandwidth (`rdu-place-tiers` keeps the tier).
 
+A value an outlined layer holds (the results of its calls at one index, or
+the operands of its calls at one index: an outlined phase's layers, such as
+the optimizer's updates) has one placement for all its calls, as the callee
+decides it: a spill of one spills them all, marks the callee's kernel result
+`ddr` and its parameter `tier.tier = ddr` (`rdu-insert-dma` types them so),
+and is not taken when the slot also holds a value that cannot go to DDR.
+
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
 round spills only. Every figure comes from the target; the costs are
@@ -52,12 +59,12 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
-from rducc.dialects.contracts import Level, Phase, arg_attrs, global_of, is_outlined, set_phase
+from rducc.dialects.contracts import PARAMETER_TIER, Level, Phase, arg_attrs, global_of, is_outlined, set_phase
 from rducc.dialects.op_facts import facts_of
-from rducc.dialects.program import functions
+from rducc.dialects.program import callees_first, functions
 from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
 from rducc.dialects.saved import (
     RECOMPUTES,
@@ -228,17 +235,81 @@ def chain_inputs(chain: list[Operation]) -> set[SSAValue]:
 
 
 def _temporaries(step: TrainingStep) -> list[SavedValue]:
-    """Kernel results crossing kernels that are neither saved values nor gradients."""
+    """Kernel results crossing kernels that are neither saved values nor gradients, and
+    the results of calls of outlined layers (an outlined phase's layers: the optimizer's
+    updates, say) that a kernel of the callee returns (`_callee_producer`)."""
     known = {s.value for s in (*step.saved, *step.gradients)}
     found = []
     for op in step.phases:
-        if not isinstance(op, KernelOp):
+        if not isinstance(op, KernelOp | func.CallOp):
             continue
         for index, result in enumerate(op.results):
+            if isinstance(op, func.CallOp) and _callee_producer(op, index) is None:
+                continue
             readers = list(dict.fromkeys(u.operation for u in result.uses))
             if result not in known and readers:
                 found.append(SavedValue(result, op, index, readers))
     return found
+
+
+def _callee(call: func.CallOp) -> func.FuncOp | None:
+    module = call.parent_op()
+    while module is not None and not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    if module is None:
+        return None
+    name = call.callee.string_value()
+    return next((f for f in functions(module) if f.sym_name.data == name and is_outlined(f)), None)
+
+
+def _callee_producer(call: func.CallOp, index: int) -> tuple[KernelOp, int] | None:
+    """The kernel of the outlined callee that makes the call's result `index` (and which
+    of its results), when the callee returns a kernel result there: a DDR placement of
+    it is the callee's, so it holds for every call of the callee."""
+    callee = _callee(call)
+    if callee is None:
+        return None
+    terminator = callee.body.block.last_op
+    if not isinstance(terminator, func.ReturnOp) or index >= len(terminator.arguments):
+        return None
+    value = terminator.arguments[index]
+    if not isinstance(value, OpResult) or not isinstance(value.op, KernelOp):
+        return None
+    if sum(1 for v in terminator.arguments if v is value) > 1:
+        return None  # one kernel result returned twice: its placement is not one result's
+    return value.op, value.index
+
+
+def shared_placements(function: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
+    """Values that must share a placement, as one callee holds them all: the results
+    of every call of a callee at one index (the callee's kernel writes them), and the
+    operands of every call of a callee at one index (the callee's parameter reads
+    them), transitively. Each such value names its whole group."""
+    parent: dict[SSAValue, SSAValue] = {}
+
+    def find(value: SSAValue) -> SSAValue:
+        while parent.get(value, value) is not value:
+            value = parent[value]
+        return value
+
+    first: dict[tuple[str, str, int], SSAValue] = {}
+    for op in function.body.block.ops:
+        if not isinstance(op, func.CallOp):
+            continue
+        name = op.callee.string_value()
+        slots = [("out", i, r) for i, r in enumerate(op.results)] + [("in", i, v) for i, v in enumerate(op.arguments)]
+        for kind, index, value in slots:
+            key = (name, kind, index)
+            if key not in first:
+                first[key] = value
+                continue
+            a, b = find(first[key]), find(value)
+            if a is not b:
+                parent[b] = a
+    groups: dict[SSAValue, list[SSAValue]] = {}
+    for value in set(first.values()) | set(parent):
+        groups.setdefault(find(value), []).append(value)
+    return {v: members for members in groups.values() if len(members) > 1 for v in members}
 
 
 def _kept_on_chip(saved: SavedValue, target: Target) -> bool:
@@ -300,13 +371,14 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries)
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step)
+    shared = shared_placements(step.function)
     candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
                   if recompute or c.placement != Placement.RECOMPUTE]
     while True:
         peak, at = liveness.peak(placements, plan.recomputed)
         if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
             break
-        chosen = next((c for c in candidates if _applies(c, plan, pinned, liveness, at)), None)
+        chosen = next((c for c in candidates if _applies(c, plan, pinned, liveness, at, shared)), None)
         if chosen is None:
             break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
         candidates.remove(chosen)
@@ -315,6 +387,9 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
             continue
         value = chosen.saved.value
         placements[value] = chosen.placement
+        if chosen.placement == Placement.DDR:  # a value a callee holds: all it holds there
+            for other in shared.get(value, []):
+                placements[other] = Placement.DDR
         if chosen.placement == Placement.DDR:  # a recompute it replaces is dropped
             plan.recomputed.pop(value, None)
             plan.chains.pop(value, None)
@@ -325,13 +400,18 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     return plan
 
 
-def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int) -> bool:
+def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
+             shared: dict[SSAValue, list[SSAValue]]) -> bool:
     """Whether the candidate is still open and frees HBM at position `at`."""
     if candidate.saved is None:
         return not set(candidate.global_names) <= plan.ddr_globals
     value = candidate.saved.value
     now = plan.placements[value]
+    group = shared.get(value, [value])
     if candidate.placement == Placement.RECOMPUTE:
+        if len(group) > 1:
+            return False  # a callee reads it at a parameter it shares with other values
+
         inputs = chain_inputs(list(candidate.chain))
         if now != Placement.HBM or value in pinned or any(
             plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs
@@ -341,6 +421,8 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
     # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
     if now == Placement.DDR:
         return False
+    if any(v not in plan.placements or v in plan.recomputed or v in pinned for v in group if v is not value):
+        return False  # a callee holds it with a value that cannot go to DDR (an input, a weight)
     held = liveness.spans(value, now, plan.recomputed)
     return any(start <= at <= end for start, end in held)
 
@@ -418,6 +500,9 @@ def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
         marks[saved.index] = plan.placements[saved.value].value
     for producer, marks in by_producer.items():
         set_saved(producer, marks)
+    for saved in (*step.saved, *step.gradients, *spilled):
+        if plan.placements[saved.value] == Placement.DDR:
+            _mark_callee_result(saved)
     for op, phase in step.phases.items():
         set_phase(op, phase)
     table = {cls: {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0} for cls in ("activations", "gradients")}
@@ -432,6 +517,25 @@ def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
             set_memory_class(globals_[name], "optimizer state")
     for name in plan.ddr_globals:
         globals_[name].tier = TierAttr(Tier.DDR)
+
+
+def _mark_callee_result(saved: SavedValue) -> None:
+    """A value spilled to DDR that a callee holds: the callee's kernel that returns it
+    writes it there, and the callee's parameter that reads it is a DDR buffer
+    (`rdu-insert-dma` types the callee's result and parameter, so every call's)."""
+    if isinstance(saved.producer, func.CallOp):
+        producer = _callee_producer(saved.producer, saved.index)
+        assert producer is not None
+        kernel, index = producer
+        marks = saved_of(kernel)
+        marks[index] = Placement.DDR.value
+        set_saved(kernel, marks)
+    for use in saved.value.uses:
+        if isinstance(use.operation, func.CallOp) and (callee := _callee(use.operation)) is not None:
+            assert callee.arg_attrs is not None
+            attrs = list(callee.arg_attrs.data)
+            attrs[use.index] = DictionaryAttr({**attrs[use.index].data, PARAMETER_TIER: TierAttr(Tier.DDR)})
+            callee.arg_attrs = ArrayAttr(attrs)
 
 
 def _kind(global_: GlobalOp) -> str:
@@ -468,7 +572,11 @@ def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
     used = {global_of(a) for a in arg_attrs(function)}
     globals_ = sum(value_bytes(g.global_type) for g in module.ops
                    if isinstance(g, GlobalOp) and g.sym_name.data in used and g.tier != TierAttr(Tier.DDR))
-    return globals_ + peak_activation_bytes(function, {})
+    peaks: dict[str, int] = {}
+    for callee in callees_first(module):  # a call holds its callee's own peak while it runs
+        if is_outlined(callee):
+            peaks[callee.sym_name.data] = peak_activation_bytes(callee, peaks)
+    return globals_ + peak_activation_bytes(function, peaks)
 
 
 def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None:
@@ -487,6 +595,7 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
         marks = saved_of(saved.producer)
         marks[saved.index] = Placement.DDR.value
         set_saved(saved.producer, marks)
+        _mark_callee_result(saved)
         cls = "gradients" if saved.gradient else "activations"
         memory[f"{cls}.ddr"] = memory.get(f"{cls}.ddr", 0) + saved.bytes
         if saved in step.saved or saved in step.gradients:
