@@ -82,7 +82,7 @@ def test_form_is_one_looped_layer(compiled, form: str) -> None:
             assert partition_of(module)[0] == SPLITS[target][0]
 
 
-@pytest.mark.parametrize("form", [f for f in CHECKED if f != "modules"])
+@pytest.mark.parametrize("form", [f for f in CHECKED if f != "modules" and f not in llama_decode_forms.TIME_GAPS])
 def test_form_models_the_same_time(compiled, form: str) -> None:
     for target in SPLITS:
         reference = compiled["modules"][2][target][1].modeled_time_s
