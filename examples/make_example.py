@@ -24,12 +24,13 @@ import models  # noqa: E402
 
 def relative_sources(program: torch.export.ExportedProgram, root: Path = HERE.parent) -> None:
     """Each node's recorded stack trace with its files relative to `root` (the
-    repository) or to their site-packages folder, in place."""
+    repository), and installed packages under a neutral `<python>/site-packages/`
+    (rducc still recognises torch's own frames there and skips them), in place."""
     for node in program.graph.nodes:
         trace = node.meta.get("stack_trace")
         if trace:
             trace = trace.replace(f'File "{root}/', 'File "')
-            node.meta["stack_trace"] = re.sub(r'File "[^"]*/(?:site|dist)-packages/', 'File "', trace)
+            node.meta["stack_trace"] = re.sub(r'File "[^"]*/(?:site|dist)-packages/', 'File "<python>/site-packages/', trace)
 
 
 def main(output: Path = HERE / "mlp.pt2") -> None:

@@ -22,7 +22,7 @@
 // ERR-NAME:      rducc-opt: error: unknown target 'sn99': use one of sn40l, sn40l-8, sn40l-16 or a .toml/.json target file
 // ERR-NAME-NOT:  Traceback
 // ERR-KEY-NOT:   Traceback
-// ERR-KEY:       rducc-opt: error: target file {{.*}}Inputs/bad-unknown-key.toml: unknown key 'simd_width' (known: ddr_bandwidth, ddr_bytes,
+// ERR-KEY:       rducc-opt: error: target file {{.*}}Inputs/bad-unknown-key.toml: unknown key 'simd_width' (known: {{.*}}ddr_bandwidth, ddr_bytes,
 // ERR-KEY-NOT:   Traceback
 
 // A two-layer MLP, as the importer and rdu-canonicalize leave it.
