@@ -54,12 +54,7 @@ KNOWN_GAPS = {
 }
 """Forms the compiler does not yet give BENCHMARKS' time on every target, and why."""
 
-TIME_GAPS = {
-    "norm_after": "one looped layer, but 2.3% slower on sn40l at the tests' small size: its first norm fuses with "
-                  "the embedding lookup, which reads almost nothing from HBM, so the norm's compute is not hidden "
-                  "as it is behind lm_head's weight reads in `modules`; a reduction's lanes are counted from its "
-                  "result's last dim (1), which makes that norm slow (model/mapping.py); 119 ns of 5.2 us",
-}
+TIME_GAPS: dict[str, str] = {}
 """Forms that loop as one layer but whose modeled time differs by more than the tests' 2%, and why."""
 
 
