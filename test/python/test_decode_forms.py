@@ -82,9 +82,11 @@ def test_form_is_one_looped_layer(compiled, form: str) -> None:
             assert partition_of(module)[0] == SPLITS[target][0]
 
 
-@pytest.mark.parametrize("form", [f for f in CHECKED if f != "modules" and f not in llama_decode_forms.TIME_GAPS])
+@pytest.mark.parametrize("form", [f for f in CHECKED if f != "modules"])
 def test_form_models_the_same_time(compiled, form: str) -> None:
-    for target in SPLITS:
+    """Within 2% of BENCHMARKS' form on every target but those TIME_GAPS names."""
+    gaps = llama_decode_forms.TIME_GAPS.get(form, {})
+    for target in (t for t in SPLITS if t not in gaps):
         reference = compiled["modules"][2][target][1].modeled_time_s
         time_s = compiled[form][2][target][1].modeled_time_s
         assert abs(time_s / reference - 1) <= TOLERANCE, (form, target, time_s, reference)
