@@ -114,3 +114,16 @@ def test_transformers_decode_is_one_looped_layer(family: str) -> None:
     report = estimate(program.module, load_target("sn40l"))
     assert _layers(program.module) == [LAYERS]
     assert _looped_once(report), (family, report.loops)
+
+
+@pytest.mark.parametrize("form", ["stacked", "stacked_weights"])
+def test_stacked_form_split_across_sockets_matches_eager(form: str) -> None:
+    """A stacked cache (two windows a call) and stacked weights split by tp=8 through
+    their per-layer windows: the 8 sockets' program runs the step as eager does."""
+    model, inputs = llama_decode_forms.make(form, _config(), CACHED)
+    program = rducc.compile(models.export(model, inputs), target="sn40l-8", split=SPLITS["sn40l-8"])
+    assert partition_of(program.module)[0] == 8
+    with torch.no_grad():
+        expected = model(*inputs)
+    for ours, theirs in zip(program(*inputs), expected):
+        np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-4, atol=1e-5)
