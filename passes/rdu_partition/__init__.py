@@ -27,7 +27,11 @@ every `func.func` of the module. The result is one SPMD program:
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
   a user input, is split by heads, and so is a stacked cache read by one slice
   a layer, `k_cache[i]`, or a cache buffer written at a position by
-  `rdu.scatter`, with its written-back update). A linear layer whose result is
+  `rdu.scatter`, with its written-back update). A window of a stacked argument
+  (a slice and its reshape: `kv[i, 0]`, `w[i]` of a stacked weight) read only
+  by calls of an outlined layer is left to its call, which splits it as the
+  layer takes that argument, and the stacked argument under it the first time
+  (every later window of it follows the same split). A linear layer whose result is
   sliced into consecutive blocks (a fused q/k/v or gate/up projection) splits its
   columns per block, each block across the ranks (with a period when the blocks
   are equal, by their sizes when not: grouped-query q, k and v), and each
