@@ -473,8 +473,14 @@ class BucketedProgram:
 
         given = self.programs[0][1]._flat_inputs(tensors, named)
         shapes = [tuple(t.shape) for t in given if isinstance(t, torch.Tensor)]
-        values, _ = pick_bucket([(v, p.module) for v, p in self.programs], shapes)
-        return next(p for v, p in self.programs if v == values)
+        return self.programs[pick_bucket(self._declared, shapes)][1]
+
+    @cached_property
+    def _declared(self) -> list[tuple[dict[str, int], list[tuple[int, ...]]]]:
+        """Each bucket's sizes and its inputs' shapes, read once."""
+        from rducc.shapes import input_shapes
+
+        return [(values, input_shapes(p.module, p._runner)) for values, p in self.programs]
 
     def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:
         """Run the bucket matching the inputs' shapes (as `Program.__call__`)."""

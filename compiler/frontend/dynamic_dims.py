@@ -71,6 +71,7 @@ class InputShape:
     dtype: torch.dtype | None
     """None: not a tensor (a constant input, kept as exported)."""
     value: Any = None
+    device: torch.device | None = None
 
 
 def _is_dynamic_size(size: Any) -> bool:
@@ -98,7 +99,7 @@ def user_input_shapes(ep: ExportedProgram) -> list[InputShape]:
         value = nodes[name].meta.get("val") if name in nodes else getattr(spec.arg, "value", None)
         if isinstance(value, torch.Tensor):
             sizes = [_symbolic(s) if _is_dynamic_size(s) else int(s) for s in value.shape]
-            shapes.append(InputShape(str(name), sizes, value.dtype))
+            shapes.append(InputShape(str(name), sizes, value.dtype, device=value.device))
         else:
             shapes.append(InputShape(str(name), [], None, value))
     return shapes
@@ -366,7 +367,8 @@ def concrete_inputs(ep: ExportedProgram, dims: Sequence[DynamicDim], values: Map
         if shape.dtype is None:
             leaves.append(shape.value)
         else:
-            leaves.append(torch.zeros([_evaluate(s, by_symbol) for s in shape.sizes], dtype=shape.dtype))
+            sizes = [_evaluate(s, by_symbol) for s in shape.sizes]
+            leaves.append(torch.zeros(sizes, dtype=shape.dtype, device=shape.device))
     args, kwargs = pytree.tree_unflatten(leaves, ep.call_spec.in_spec)
     return tuple(args), dict(kwargs)
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -175,23 +176,25 @@ def bucket_modules(module: ModuleOp) -> list[tuple[dict[str, int], ModuleOp]]:
     return found
 
 
-def input_shapes(module: ModuleOp) -> list[tuple[int, ...]]:
-    """The shapes of a bucket's user inputs, as its entry function declares them."""
+def input_shapes(module: ModuleOp, runner: Any = None) -> list[tuple[int, ...]]:
+    """The shapes of a bucket's user inputs, as its entry function declares them
+    (read from `runner`, the module's placed runner, when one is at hand)."""
     from rducc.runtime.sockets import declared_arguments, placed_runner
 
-    return [tuple(a.shape) for a in declared_arguments(placed_runner(module))[0]]
+    return [tuple(a.shape) for a in declared_arguments(runner or placed_runner(module))[0]]
 
 
 def pick_bucket(
-    buckets: Sequence[tuple[dict[str, int], ModuleOp]], shapes: Sequence[tuple[int, ...]]
-) -> tuple[dict[str, int], ModuleOp]:
-    """The bucket whose inputs have exactly `shapes`; else one error listing the compiled shapes."""
-    for values, module in buckets:
-        if [tuple(s) for s in shapes] == input_shapes(module):
-            return values, module
+    buckets: Sequence[tuple[dict[str, int], Sequence[tuple[int, ...]]]], shapes: Sequence[tuple[int, ...]]
+) -> int:
+    """The index of the bucket (its sizes, its inputs' shapes) whose inputs have
+    exactly `shapes`; else one error listing the compiled shapes."""
+    for index, (_, declared) in enumerate(buckets):
+        if [tuple(s) for s in shapes] == [tuple(s) for s in declared]:
+            return index
     given = ", ".join(str(list(s)) for s in shapes)
-    compiled = "; ".join(f"{bucket_label(values)} (inputs {', '.join(str(list(s)) for s in input_shapes(module))})"
-                         for values, module in buckets)
+    compiled = "; ".join(f"{bucket_label(values)} (inputs {', '.join(str(list(s)) for s in declared)})"
+                         for values, declared in buckets)
     raise RduccError(f"no compiled shape takes inputs of shape {given}: the program was compiled for {compiled}; "
                      "compile the size you need with --shapes")
 

@@ -397,7 +397,7 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     --report-json cost every bucket; a run picks the bucket the inputs' shapes match."""
     from rducc.files import json_text, text_writer, write_together
     from rducc.frontend.dynamic_dims import bucket_label
-    from rducc.shapes import bucket_modules, bucket_name, pick_bucket
+    from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
 
     if args.train or args.plot:
         raise RduccError(f"{'--train' if args.train else '--plot'} takes a program of one shape; {program_path} "
@@ -417,7 +417,7 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
             print("\n\n".join(printed))
             return
     shapes = [_npy_shape(path) for path in args.input]
-    _, chosen = pick_bucket(buckets, shapes)
+    chosen = buckets[pick_bucket([(values, input_shapes(inner)) for values, inner in buckets], shapes)][1]
     results = _execute(args, chosen, program_path, weights_path)
     if args.output:
         outputs.append((args.output, _npz_writer(results)))
