@@ -12,7 +12,8 @@ keeps no `Dim` names, so a dim is named, in this order, by:
 - `batch` for a dim that is dim 0 of a user input, `seq` for one that is dim 1
   of a user input (the usual layout of token and activation inputs);
 - always also `INPUT.DIM` (`input_ids.1`: the input's name and the dim) and the
-  symbol itself (`s17`).
+  symbol itself (`s17`); and when one name given matches no dim and one dim is
+  left without sizes, that name is that dim's (the `Dim` name the archive lost).
 
 `specialize` checks each value against the ranges and the recorded guards,
 then re-exports the program's module with inputs of those sizes: a static
@@ -230,6 +231,12 @@ def parse_shapes_flags(items: Sequence[str]) -> dict[str, list[int]]:
 def buckets_of(dims: Sequence[DynamicDim], spec: Mapping[str, Sequence[int]]) -> list[dict[str, int]]:
     """Every combination of the given sizes, as {dim name: size} in the dims' order."""
     by_alias = {alias: dim for dim in dims for alias in dim.aliases}
+    unknown = [name for name in spec if name not in by_alias]
+    named = {by_alias[name].symbol for name in spec if name in by_alias}
+    unnamed = [dim for dim in dims if dim.symbol not in named]
+    if len(unknown) == 1 and len(unnamed) == 1 and _NAME.fullmatch(unknown[0]):
+        unnamed[0].name = unknown[0]  # the one dim left is the one name left (a Dim name the archive lost)
+        by_alias[unknown[0]] = unnamed[0]
     chosen: dict[str, list[int]] = {}
     for name, sizes in spec.items():
         dim = by_alias.get(name)

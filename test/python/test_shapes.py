@@ -207,3 +207,20 @@ def test_guards_are_read_never_executed():
     assert guard_holds("L['y'].size()[1] == 3*L['x'].size()[1] and 2 <= L['x'].size()[1]", sizes) is False
     assert guard_holds("__import__('os').system('false')", sizes) is None
     assert guard_holds("L['z'].size()[0] == 1", sizes) is None
+
+
+def test_the_one_name_left_names_the_one_dim_left(tmp_path):
+    """A saved archive loses Dim("tokens"): `tokens=` still names its one unnamed dynamic dim."""
+    torch.manual_seed(0)
+    model = MLP().eval()
+    program = _export(model, (torch.randn(3, 2, 16),), ({1: Dim("tokens", min=1, max=8)},))
+    path = tmp_path / "tokens.pt2"
+    torch.export.save(program, str(path))
+    compiled = rducc.compile(str(path), shapes={"tokens": [1, 4]}, opt_level=0)
+    assert compiled.buckets == [{"tokens": 1}, {"tokens": 4}]
+    x = torch.randn(3, 4, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(RduccError, match="the program has no dynamic dim 'tokens'; its dynamic dims are batch"):
+        rducc.compile(_export(model, (torch.randn(3, 2, 16),), ({0: Dim("batch"), 1: Dim("seq")},)),
+                      shapes={"tokens": [1], "other": [2]})
