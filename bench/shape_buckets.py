@@ -67,9 +67,9 @@ def main() -> None:
         tokens = values["batch"] * values["seq"] / modeled
         label = " ".join(f"{k}={v}" for k, v in values.items())
         print(f"{label:<20} {modeled * 1e3:11.3f} {reference * 1e3:10.3f} {modeled / reference:6.3f} {tokens:10.0f}")
-    weights = sum(t.numel() * t.element_size() for t in buckets.weights.values())
-    print(f"weights written once: {len(buckets.weights)} tensors, {weights / 1e9:.2f} GB for {len(buckets.buckets)} "
-          "buckets")
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    written = "none written: meta device" if not buckets.weights else f"{len(buckets.weights)} tensors written once"
+    print(f"weights: {weights / 1e9:.2f} GB shared by {len(buckets.buckets)} buckets ({written})")
     print(f"compile: buckets {bucketed_s:.1f} s (one dynamic export), static exports + compiles {static_s:.1f} s "
           f"(ratio {bucketed_s / static_s:.2f})")
 
