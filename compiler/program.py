@@ -139,6 +139,9 @@ def compile(  # noqa: A001 - the public name the API promises
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops,
                              split=split)
+    if shapes is not None and dynamic_shapes is None and isinstance(model, torch.nn.Module):
+        raise RduccError("rducc.compile(model, example_inputs, shapes=...) of an nn.Module needs dynamic_shapes= "
+                         "too (torch.export's: which input dims are dynamic, e.g. ({0: Dim('batch')},))")
     exported = _exported(model, example_inputs, dynamic_shapes)
     if shapes is not None:
         from rducc.shapes import bucket_modules, compile_buckets

@@ -168,6 +168,8 @@ def test_mlp_with_a_dynamic_batch(opt_level):
         x = torch.randn(batch, 16)
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(RduccError, match=r"of an nn.Module needs dynamic_shapes= too"):
+        rducc.compile(model, (torch.randn(2, 16),), shapes={"batch": [1]})
     uncovered = r"no compiled shape takes inputs of shape \[5, 16\]: .*batch=1 \(inputs \[1, 16\]\)"
     with pytest.raises(RduccError, match=uncovered):
         compiled(torch.randn(5, 16))
