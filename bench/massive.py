@@ -114,8 +114,11 @@ def modeled(out: Path) -> tuple[float, str]:
     if done.returncode != 0:
         raise RuntimeError(f"rducc-run failed: {done.stderr[-2000:]}")
     report = json.loads(Path(str(out) + ".json").read_text())
-    split = re.search(r"rdu\.partition = \{tp = (\d+) : i64, pp = (\d+)", out.read_text()[:100000])
-    return report["modeled_time_s"], (f"tp={split.group(1)} pp={split.group(2)}" if split else "")
+    head = out.read_text()[:100000]
+    split = re.search(r"rdu\.partition = \{tp = (\d+) : i64, pp = (\d+)", head)
+    experts = re.search(r"rdu\.expert_parallel = (\d+)", head)
+    return report["modeled_time_s"], ((f"tp={split.group(1)} pp={split.group(2)}" if split else "")
+                                      + (f" ep={experts.group(1)}" if experts else ""))
 
 
 def measure(section: Section, size: str, folder: Path) -> None:
@@ -136,11 +139,16 @@ def measure(section: Section, size: str, folder: Path) -> None:
                 f"(ratio {1 / seconds / PUBLISHED_TOKENS_S[size]:.2f})")
 
 
+SIZES = ("70b", "405b", "671b")
+ONLY = os.environ.get("MASSIVE_ONLY", "")
+"""`MASSIVE_ONLY=671b python bench/massive.py`: one size alone (the rows of the others not rerun)."""
+
+
 def run(quick: bool) -> Section:
     section = Section("The massive models on sn40l-16: compile time, memory, modeled decode",
-                      f"python bench/massive.py{' --quick' if quick else ''}")
+                      f"{'MASSIVE_ONLY=' + ONLY + ' ' if ONLY else ''}python bench/massive.py{' --quick' if quick else ''}")
     with tempfile.TemporaryDirectory() as folder:
-        for size in ("70b",) if quick else ("70b", "405b", "671b"):
+        for size in ("70b",) if quick else (ONLY,) if ONLY in SIZES else SIZES:
             measure(section, size, Path(folder))
     section.details += [
         "",
