@@ -19,7 +19,7 @@ is not repeated for each of the 126 layers.
 DeepSeek-V3/R1 (transformers' DeepseekV3 at its full config, 671B
 parameters) is compiled the same way for one token without a KV cache.
 
-Run: python bench/massive.py [--quick]   (--quick: 70B only)
+Run: python bench/massive.py [--quick]   (--quick: 70B only; MASSIVE_ONLY=405b or 671b: that size alone)
 """
 
 from __future__ import annotations
@@ -153,9 +153,11 @@ def run(quick: bool) -> Section:
     section.details += [
         "",
         f"Measured on a shared machine ({os.cpu_count()} cores): wall seconds include waiting for a core; "
-        "the goal is read on the CPU seconds. DeepSeek-V3/R1: no expert parallelism yet (issue 28, "
-        "item 6): the gather of each token's top-8 experts' weights is replicated on every socket, "
-        "so each socket reads the 8 experts whole (and holds all 256), and the step has no KV cache.",
+        "the goal is read on the CPU seconds. DeepSeek-V3/R1: the split is the cost model's; with "
+        "expert parallelism (ep) each socket holds 1/ep of every MoE layer's experts, runs the token's 8 "
+        "pairs through its own experts (static shapes: 8 rows of its local tables) and one all-to-all + "
+        "all-gather a MoE layer combine the rows; bf16 weights (1.34 TB) pass the 16 sockets' HBM, so "
+        "some expert tables sit in DDR; the step has no KV cache.",
         "",
     ]
     return section
