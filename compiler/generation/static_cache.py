@@ -28,14 +28,14 @@ def masked_static_cache(model: Any, batch: int, cache_length: int) -> torch.nn.M
     """The model with a StaticCache of these sizes as buffers, called with a mask and positions."""
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
-    class MaskedStaticCache(TorchExportableModuleWithStaticCache):  # type: ignore[misc]
+    class MaskedStaticCache(TorchExportableModuleWithStaticCache):
         """transformers' recipe whose forward also takes `attention_mask` [batch, cache]
         and `position_ids` [batch, tokens]."""
 
         def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor,  # type: ignore[override]
                     attention_mask: torch.Tensor, position_ids: torch.Tensor | None = None) -> torch.Tensor:
             for layer in self.static_cache.layers:
-                layer.cumulative_length.copy_(cache_position[0])
+                layer.cumulative_length.copy_(cache_position[0])  # type: ignore[union-attr]
             positions = {} if position_ids is None else {"position_ids": position_ids}
             outs = self.model(input_ids=input_ids, attention_mask=attention_mask, cache=self.static_cache,
                               use_cache=True, **positions)

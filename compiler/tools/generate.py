@@ -47,9 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ids-file", action="store_true", help="--prompts-file holds token ids, 1,2,3 a line")
     parser.add_argument("--num-beams", type=int, default=1, metavar="N",
                         help="beam search over N beams (1: greedy or --sample)")
-    parser.add_argument("--length-penalty", type=float, default=1.0, metavar="X",
+    parser.add_argument("--length-penalty", type=float, default=None, metavar="X",
                         help="with --num-beams: a beam's score is its log-probability / length**X (1.0)")
-    parser.add_argument("--early-stopping", choices=("true", "false", "never"), default="false",
+    parser.add_argument("--early-stopping", choices=("true", "false", "never"), default=None,
                         help="with --num-beams: when beam search stops, as transformers' early_stopping (false)")
     parser.add_argument("--max-new-tokens", type=int, default=16, metavar="N", help="tokens to generate (16)")
     parser.add_argument("--max-cache-len", type=int, default=None, metavar="N",
@@ -116,8 +116,10 @@ def _read_prompts_file(args: argparse.Namespace) -> None:
 
     try:
         lines = [line.strip() for line in Path(args.prompts_file).read_text().splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise RduccError(f"--prompts-file {args.prompts_file}: cannot read it ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise RduccError(f"--prompts-file {args.prompts_file}: not UTF-8 text") from None
     if not lines:
         raise RduccError(f"--prompts-file {args.prompts_file}: no prompts in it (one a line)")
     (args.prompt_ids if args.ids_file else args.prompt).extend(lines)
@@ -131,8 +133,14 @@ def _sampling(args: argparse.Namespace):
                                       ("--top-p", args.top_p)) if value is not None]
     if given and not args.sample:
         raise RduccError(f"{', '.join(given)} need{'s' * (len(given) == 1)} --sample (the default is greedy)")
+    beam_flags = [flag for flag, given in (("--length-penalty", args.length_penalty is not None),
+                                           ("--early-stopping", args.early_stopping is not None)) if given]
+    if beam_flags and args.num_beams <= 1:
+        raise RduccError(f"{', '.join(beam_flags)} need{'s' * (len(beam_flags) == 1)} --num-beams N (N > 1)")
+    early_stopping: bool | str = "never" if args.early_stopping == "never" else args.early_stopping == "true"
     return Sampling(args.sample, 1.0 if args.temperature is None else args.temperature,
-                    args.top_k or 0, 1.0 if args.top_p is None else args.top_p, args.seed)
+                    args.top_k or 0, 1.0 if args.top_p is None else args.top_p, args.seed, args.num_beams,
+                    1.0 if args.length_penalty is None else args.length_penalty, early_stopping)
 
 
 def _run(args: argparse.Namespace) -> None:

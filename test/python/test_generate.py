@@ -184,13 +184,18 @@ def test_cli_opt_prompts_of_different_lengths_from_a_file(tmp_path, capfd):
     assert printed == [" ".join(map(str, row)) for row in expected[:, 3:].tolist()]
 
 
-def test_llama_tp2_on_sn40l_8_from_a_model_type_name():
+def test_llama_tp2_on_sn40l_8_from_a_model_type_name_greedy_and_beams():
+    """Batch 2 greedy, then 1 prompt x 2 beams on the same (batch-2) programs: the
+    host reorders the cache the tp=2 programs are given."""
     ids = _prompt(2, 3, LLAMA["vocab_size"])
-    result = rducc.generate("llama", ids, max_new_tokens=NEW, target="sn40l-8", tp=2, overrides=LLAMA, seed=2)
+    generator = rducc.Generator("llama", target="sn40l-8", tp=2, overrides=LLAMA, seed=2)
+    result = generator.generate(ids, max_new_tokens=NEW)
     reference = load_causal_lm("llama", LLAMA, seed=2)
     assert torch.equal(result.sequences, _transformers_generate(reference, ids, do_sample=False))
     assert result.split == "tp=2"
     assert spmd_ranks(result.prefill.module) == spmd_ranks(result.decode.module) == 2
+    beams = generator.generate(ids[:1], max_new_tokens=NEW, sampling=Sampling(num_beams=2)).sequences
+    assert torch.equal(beams, _transformers_generate(reference, ids[:1], num_beams=2))
 
 
 @pytest.fixture(scope="module")
