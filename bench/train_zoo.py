@@ -264,7 +264,7 @@ def _unet2d():
                                     up_block_types=("UpBlock2D", "UpBlock2D"))
 
         def forward(self, sample: torch.Tensor, timestep: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
-            return nn.functional.mse_loss(self.unet(sample, timestep).sample, noise)
+            return nn.functional.mse_loss(self.unet(sample, timestep).sample, noise)  # type: ignore[operator]
 
     return Denoise(), {"sample": _pixels((2, 3, 8, 8)), "timestep": torch.tensor([3, 7]),
                        "noise": _pixels((2, 3, 8, 8), seed=5)}
@@ -355,7 +355,8 @@ def _frozen():
 
 def _param_groups_adamw(model: nn.Module) -> torch.optim.Optimizer:
     """AdamW with no decay on norms and biases, as users configure it."""
-    decay, plain = [], []
+    decay: list[nn.Parameter] = []
+    plain: list[nn.Parameter] = []
     for name, parameter in model.named_parameters():
         if parameter.requires_grad:
             (plain if parameter.ndim < 2 or "norm" in name.lower() else decay).append(parameter)
@@ -364,7 +365,8 @@ def _param_groups_adamw(model: nn.Module) -> torch.optim.Optimizer:
 
 
 def _param_groups_sgd(model: nn.Module) -> torch.optim.Optimizer:
-    decay, plain = [], []
+    decay: list[nn.Parameter] = []
+    plain: list[nn.Parameter] = []
     for name, parameter in model.named_parameters():
         if parameter.requires_grad:
             (plain if parameter.ndim < 2 or "norm" in name.lower() else decay).append(parameter)
@@ -479,11 +481,27 @@ def train_rducc(model: nn.Module, inputs: dict, optimizer: torch.optim.Optimizer
 
 def train_dynamo(model: nn.Module, inputs: dict, optimizer: torch.optim.Optimizer, settings: Settings,
                  clip: float | None) -> Result:
+    from rducc.program import Program
+
     torch._dynamo.reset()
     compiled = torch.compile(model, backend="rducc", options={"opt_level": settings.opt_level})
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = train_eager(compiled, inputs, optimizer, settings.steps, clip, settings.mixed_precision is not None)
+    calls = [0]
+    run_program = Program.__call__
+
+    def counted(self: Program, *args: Any, **named: Any) -> Any:
+        calls[0] += 1
+        return run_program(self, *args, **named)
+
+    Program.__call__ = counted  # type: ignore[method-assign] # count the rducc programs run
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = train_eager(compiled, inputs, optimizer,  # type: ignore[arg-type] # a compiled module
+                                 settings.steps, clip, settings.mixed_precision is not None)
+    finally:
+        Program.__call__ = run_program  # type: ignore[method-assign]
+    if calls[0] < 2 * settings.steps:
+        raise RuntimeError(f"rducc ran {calls[0]} programs in {settings.steps} steps: the graphs ran in eager")
     result.state = _state(model)
     result.fallbacks = sum("rducc:" in str(w.message) for w in caught)
     return result
