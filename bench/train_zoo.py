@@ -439,7 +439,10 @@ def noise_elements(model: nn.Module, inputs: dict, make: Callable[[nn.Module], t
     exact = copy.deepcopy(model).double()
     doubled = {k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in inputs.items()}
     optimizer = make(exact)
-    train_eager(exact, doubled, optimizer, steps, clip)
+    try:
+        train_eager(exact, doubled, optimizer, steps, clip)
+    except RuntimeError:  # a kernel with no float64 form (torch._grouped_mm, in Mixtral's experts): none held out
+        return {}
     noise = {}
     for name, parameter in exact.named_parameters(remove_duplicate=False):
         state = optimizer.state.get(parameter, {})
@@ -492,14 +495,14 @@ def train_dynamo(model: nn.Module, inputs: dict, optimizer: torch.optim.Optimize
         calls[0] += 1
         return run_program(self, *args, **named)
 
-    Program.__call__ = counted  # type: ignore[method-assign] # count the rducc programs run
+    Program.__call__ = counted  # count the rducc programs run
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = train_eager(compiled, inputs, optimizer,  # type: ignore[arg-type] # a compiled module
                                  settings.steps, clip, settings.mixed_precision is not None)
     finally:
-        Program.__call__ = run_program  # type: ignore[method-assign]
+        Program.__call__ = run_program
     if calls[0] < 2 * settings.steps:
         raise RuntimeError(f"rducc ran {calls[0]} programs in {settings.steps} steps: the graphs ran in eager")
     result.state = _state(model)
