@@ -385,6 +385,9 @@ class Entry:
     """The optimizer (default: --optimizer over the trainable parameters)."""
     clip: float | None = None
     """clip_grad_norm_ before each update."""
+    recurrent: bool = False
+    """nn.LSTM / nn.GRU: Dynamo traces them only with `torch._dynamo.config.allow_rnn` (its default
+    False runs the whole forward in eager, with no warning)."""
 
 
 def default_optimizer(model: nn.Module, name: str) -> torch.optim.Optimizer:
@@ -405,7 +408,7 @@ ZOO: dict[str, Entry] = {
     "mixtral": Entry(_mixtral), "qwen2-moe": Entry(_qwen2_moe), "whisper": Entry(_whisper),
     "clip-vision": Entry(_clip_vision), "swin": Entry(_swin), "convnext": Entry(_convnext),
     "resnet": Entry(_resnet), "vit": Entry(_vit), "deit": Entry(_deit), "unet2d (diffusers)": Entry(_unet2d),
-    "cnn+batchnorm+dropout": Entry(_bn_cnn), "lstm": Entry(_lstm), "gru": Entry(_gru),
+    "cnn+batchnorm+dropout": Entry(_bn_cnn), "lstm": Entry(_lstm, recurrent=True), "gru": Entry(_gru, recurrent=True),
     "tied weights": Entry(_tied), "widths 64-128-32-48-10": Entry(_widths), "frozen layers": Entry(_frozen),
     "param groups (llama)": Entry(_groups_llama, optimizer=_groups),
     "clip_grad_norm_ (mlp)": Entry(_widths, clip=1.0),
@@ -555,7 +558,8 @@ def run_one(name: str, path: str, settings: Settings) -> str:
     start = time.perf_counter()
     try:
         train = train_rducc if path == "rducc" else train_dynamo
-        got = train(model, inputs, make_optimizer(model, optimizer), settings, entry.clip)
+        with torch._dynamo.config.patch(allow_rnn=entry.recurrent):
+            got = train(model, inputs, make_optimizer(model, optimizer), settings, entry.clip)
     except Exception as error:  # noqa: BLE001 - a failure is a row
         first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
         if "--trace" in __import__("sys").argv:
