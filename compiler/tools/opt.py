@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rducc.diagnostics import (
+    LocatedMLIRFrontend,
     check_mlir_text,
     compact_dense_literals,
     describe_verify_failure,
@@ -29,7 +30,7 @@ from rducc.diagnostics import (
     parse_guarded,
 )
 from rducc.dialects import ALL_DIALECTS
-from rducc.dialects.program import check_loop_steps
+from rducc.dialects.program import check_buckets, check_loop_steps
 from rducc.errors import RduccError
 from rducc.files import check_writable, declare_outputs, write_atomically
 from rducc.passes import ALL_PASSES
@@ -64,6 +65,10 @@ class RduccOptMain(xDSLOptMain):
         for name, factory in ALL_DIALECTS.items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        self.available_frontends["mlir"] = lambda: LocatedMLIRFrontend  # ops' type errors located
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
@@ -105,6 +110,7 @@ class RduccOptMain(xDSLOptMain):
                                self.get_input_name(), passthrough=(DiagnosticException,))
         if isinstance(module, ModuleOp):
             check_loop_steps(module)  # what the runtime could never finish
+            check_buckets(module)  # one bucket per size, each named
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
