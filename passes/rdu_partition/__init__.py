@@ -89,6 +89,7 @@ from rducc.dialects.contracts import (
     set_phase,
     set_result_shards,
     set_shard,
+    set_split_choice,
     set_stage,
     shard_of,
 )
@@ -1214,6 +1215,11 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     return replicated
 
 
+def _split_layer(module: ModuleOp, function: func.FuncOp, tp: int) -> int:
+    """One outlined layer partitioned tp ways on its own (the split chooser's per-layer costs)."""
+    return partition_tensors(module, function, tp, strict=True, callees={})
+
+
 def layers_first(found: Iterable[func.FuncOp]) -> list[func.FuncOp]:
     """The functions, outlined layers (`rdu.calls`) first: each is partitioned once,
     before the functions that call it, whatever the number of calls."""
@@ -1289,8 +1295,13 @@ class RduPartition(RduPass):
         target = module_target(op, self.target)
         training = is_training_step(op)
         if self.tp == 0 and self.pp == 0 and self.dp == 0 and training:
-            dp, tp, pp, microbatches = choose_training_split(
-                op, target, lambda trial, d, t, p: partition_module(trial, t, p, strict=True, dp=d))
+            dp, tp, pp, microbatches, choice = choose_training_split(
+                op, target, lambda trial, d, t, p, m: partition_module(trial, t, p, strict=True, dp=d, microbatches=m),
+                _split_layer)
+            if not is_partitioned(op):
+                set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split
+            set_split_choice(op, choice.table().splitlines())
+            return
         elif self.tp == 0 and self.pp == 0 and self.dp == 0:
             dp, (tp, pp), microbatches = 1, choose_split(op, self.target), 1
         else:
