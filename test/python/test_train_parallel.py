@@ -389,3 +389,55 @@ def test_models_gradients_split_match_eager(name, dp, tp):
         # bias under softmax) is float rounding noise on both sides
         torch.testing.assert_close(torch.as_tensor(got), parameters[name_].grad, rtol=1e-4, atol=1e-6, msg=name_)
     assert {id(parameters[n]) for n in program.trained} == {id(p) for p in model.parameters()}
+
+
+class _Classifier(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Linear(6, 12)
+        self.head = nn.Linear(12, 4)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.head(torch.tanh(self.body(x))), labels)
+
+
+@pytest.mark.parametrize(("dp", "tp"), [(2, 0), (0, 2)])
+def test_dynamic_loss_scaling_split_skips_on_every_rank(dp, tp):
+    """loss_scale="dynamic" at dp=2 and tp=2 is torch.amp.GradScaler's: an
+    overflow planted in one row of the first replica's half of the batch (the
+    other replica's gradients are finite) skips the update on every rank (the
+    parameters stay whole and equal), halves the scale, and the losses and
+    parameters after 5 AdamW steps are eager's."""
+    torch.manual_seed(0)
+    model = _Classifier()
+    generator = torch.Generator().manual_seed(1)
+    data = [(torch.randn(4, 6, generator=generator), torch.randint(0, 4, (4,), generator=generator))
+            for _ in range(5)]
+    data[2][0][0] *= 3e38  # row 0: replica 0's half only
+    eager = copy.deepcopy(model)
+    optimizer = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2)
+    expected = []
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = eager(x, y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        expected.append((loss.item(), scaler.get_scale()))
+    program = compile_training(model, data[0], optimizer="adamw", lr=1e-2, target="sn40l-8", opt_level=0,
+                               loss_scale=torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2),
+                               passes=_split(dp, tp))
+    got = []
+    for number, batch in enumerate(data):
+        before = program.parameters()
+        got.append((float(program.step(*batch)), program.grad_scale))
+        if number == 2:
+            assert all(torch.equal(before[name], value) for name, value in program.parameters().items())
+    assert [s for _, s in got] == [s for _, s in expected] == [1024.0, 2048.0, 1024.0, 1024.0, 2048.0]
+    import numpy as np
+
+    np.testing.assert_allclose([v for v, _ in got], [v for v, _ in expected], rtol=1e-5, atol=1e-6)
+    trained = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(trained[name], parameter.detach(), rtol=1e-4, atol=1e-5, msg=name)
