@@ -294,38 +294,45 @@ def tp_collectives(ops: Sequence[Operation], weights: set[SSAValue]) -> dict[Ope
     columns (its result is split; the backward all-reduces the gradient of its input,
     once an input, when that input is computed); one whose input is split contracts
     over the split and all-reduces its result. A split no matmul contracts (an output
-    layer's logits) is gathered for the ops after it: twice in the forward (the
-    logits and their log-softmax), once in the backward."""
-    split: set[SSAValue] = set()
-    closed: set[SSAValue] = set()
+    layer's logits) is gathered for the ops after it: three times, at their widest
+    (the logits and their log-softmax in the forward, their gradient in the
+    backward), and so is its weight twice (for the backward's input gradient, and
+    its gradient, as wide as the logits were, for the update)."""
+    origins: dict[SSAValue, frozenset[Operation]] = {}
+    widest: dict[Operation, int] = {}
+    """Per column-split matmul, the largest value split after it, per element as wide as the loss reads it."""
+    columns: list[Operation] = []
+    closed: set[Operation] = set()
     made: dict[Operation, list[Collective]] = {}
-    open_: dict[SSAValue, Operation] = {}
     grads: set[SSAValue] = set()
     for op in ops:
         if _phase(op) != Phase.FORWARD.value or isinstance(op, func.CallOp):
             continue
         inputs = [v for v in op.operands if v not in weights]
-        if _weight_matmul(op, weights):
-            if any(v in split for v in inputs):
-                made.setdefault(op, []).append(Collective("all_reduce", value_bytes(op.results[0]), 0))
-                closed.update(v for v in inputs if v in split)
-                continue
-            split.update(op.results)
-            open_[op.results[0]] = op
+        split = frozenset().union(*(origins[v] for v in inputs if v in origins))
+        if _weight_matmul(op, weights) and split:
+            made.setdefault(op, []).append(Collective("all_reduce", value_bytes(op.results[0]), 0))
+            closed |= split
+        elif _weight_matmul(op, weights):
+            columns.append(op)
+            origins.update((r, frozenset([op])) for r in op.results)
             for v in inputs:
                 if not isinstance(v, BlockArgument) and v not in grads:
                     grads.add(v)
                     made.setdefault(op, []).append(Collective("all_reduce", value_bytes(v), 0))
-            continue
-        if any(v in split for v in inputs):
-            split.update(op.results)
-            for v in inputs:
-                if v in open_:
-                    open_.pop(v)  # followed: whether it is contracted later is seen when it is
-    for result, op in open_.items():
-        if result not in closed and not any(_weight_matmul(u.operation, weights) for u in result.uses):
-            size = value_bytes(result)
-            made.setdefault(op, []).extend(Collective("all_gather", size, 0, by_tp=True) for _ in range(3))
+        elif split:
+            origins.update((r, split) for r in op.results)
+            for column in split:
+                widest[column] = max(widest.get(column, 0), *(value_bytes(r) for r in op.results))
+    for op in columns:
+        if op not in closed:
+            result = value_bytes(op.results[0])
+            gathered = max(widest.get(op, 0), result)  # the logits as the loss reads them (in f32)
+            weight = max(value_bytes(v) for v in op.operands if v in weights)
+            made.setdefault(op, []).extend(
+                [Collective("all_gather", gathered, 0, by_tp=True)] * 3
+                + [Collective("all_gather", weight, 0, by_tp=True),
+                   Collective("all_gather", weight * gathered // max(result, 1), 0, by_tp=True)])
     return made
 
 
