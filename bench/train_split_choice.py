@@ -29,7 +29,6 @@ import argparse
 import time
 
 from common import Section
-
 from train_llama import llama_loss  # noqa: E402
 from xdsl.context import Context  # noqa: E402
 
