@@ -259,9 +259,10 @@ def _imported_step(batch_rows: int, wide: bool = False):
 def test_split_estimate_tracks_the_partitioned_step(model, dp, tp, pp):
     """The chooser's estimate of a candidate, from the unpartitioned step, is the
     level-1 estimate of the step partitioned that way: within 0.1% for the MLP at
-    tp (the same collectives, per the partitioner's rules), within 35% with dp and
-    pp (the loss's all-reduces and per-stage sends it leaves out: microseconds
-    here) and for a Llama layer at tp (its logits gathered for the loss)."""
+    tp (the same collectives, per the partitioner's rules), within 5% for a Llama
+    layer at tp (its logits gathered for the loss; measured 0.8%), within 35% with
+    dp and pp (the loss's all-reduces and per-stage sends it leaves out:
+    microseconds here; measured 30-33% under)."""
     from rducc.model.split_choice import Candidate, estimate_candidate, step_profile
     from rducc.passes.rdu_partition import partition_module
 
@@ -270,10 +271,8 @@ def test_split_estimate_tracks_the_partitioned_step(model, dp, tp, pp):
     modeled = estimate_candidate(step_profile(module, target), Candidate(dp, tp, pp), target)
     partition_module(module, tp, pp, dp=dp, microbatches=modeled.microbatches)
     partitioned = training_estimate(module, target)
-    if dp == 1 and pp == 1 and model == "mlp":
-        assert modeled.step_s == pytest.approx(partitioned.step_s, rel=1e-3)
-    else:
-        assert modeled.step_s == pytest.approx(partitioned.step_s, rel=0.35)
+    bound = 0.35 if dp > 1 or pp > 1 else 1e-3 if model == "mlp" else 0.05
+    assert modeled.step_s == pytest.approx(partitioned.step_s, rel=bound)
 
 
 def test_chooser_partitions_once_and_reports_every_candidate(monkeypatch):
