@@ -86,8 +86,8 @@ def compile(  # noqa: A001 - the public name the API promises
     `demote` (computed in f32; the Program casts float64 inputs and outputs).
     `host_ops` runs an op the chip has no lowering for on the host CPU (an
     `rdu.host_call`, listed by `Program.host_ops`); False refuses it instead.
-    `split` is a multi-socket target's (tp, pp) as `rducc --tp N --pp M` gives
-    it (0: the cost model picks).
+    `split` is a multi-socket target's (tp, pp), (tp, pp, dp) or (tp, pp, dp, ep)
+    as `rducc --tp N --pp M --dp D --ep E` gives it (0: the cost model picks).
     """
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)

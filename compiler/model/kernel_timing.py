@@ -343,22 +343,31 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     2(n-1) steps of B/n, and recursive doubling (a tree of pairs), log2(n)
     steps of B (n a power of two); all_gather: (n-1) ring steps of B, or
     the doubling steps' latencies and (n-1) B; reduce_scatter: (n-1) ring
-    steps of B/n; send_recv: one one-hop step of B; local_part (a rank's
-    part of a value it holds whole): nothing sent.
+    steps of B/n; send_recv: one one-hop step of B; all_to_all: a pairwise
+    exchange, (n-1) steps each sending B/n to one peer, at the ring's hops a
+    step; local_part (a rank's part of a value it holds whole): nothing sent.
     """
-    from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, ReduceScatterOp, SendRecvOp
+    from rducc.dialects.rdu.collectives import (
+        AllGatherOp,
+        AllReduceOp,
+        AllToAllOp,
+        LocalPartOp,
+        ReduceScatterOp,
+        SendRecvOp,
+    )
 
     size = value_bytes(op.operands[0])
     if isinstance(op, LocalPartOp):
         return 0.0, 0
     if isinstance(op, SendRecvOp):
         return collective_seconds("send_recv", size, 2, target)
-    assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp)
-    kind = {AllReduceOp: "all_reduce", AllGatherOp: "all_gather", ReduceScatterOp: "reduce_scatter"}[type(op)]
-    return collective_seconds(kind, size, op.group_size, target)
+    assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp | AllToAllOp)
+    kinds = {AllReduceOp: "all_reduce", AllGatherOp: "all_gather", ReduceScatterOp: "reduce_scatter",
+             AllToAllOp: "all_to_all"}
+    return collective_seconds(kinds[type(op)], size, op.group_size, target)
 
 
-COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "send_recv")
+COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
 
 
 def collective_seconds(kind: str, size: int, n: int, target: Target) -> tuple[float, int]:
@@ -370,6 +379,8 @@ def collective_seconds(kind: str, size: int, n: int, target: Target) -> tuple[fl
         return latency + size / bandwidth, size
     if n <= 1:
         return 0.0, 0
+    if kind == "all_to_all":
+        return (n - 1) * (ring_step_hops(n, target) * latency + size / n / bandwidth), (n - 1) * size // n
     doubling = (n & (n - 1)) == 0
     step = ring_step_hops(n, target) * latency
     tree = doubling_hops(n, target) if doubling else []

@@ -73,7 +73,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import Phase, arg_attrs, global_of, is_input, phase_of, result_updates
 from rducc.dialects.program import entry_function, functions
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, ReduceScatterOp, SendRecvOp
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, AllToAllOp, ReduceScatterOp, SendRecvOp
 from rducc.dialects.rdu.dataflow import ConvOp, MatmulOp
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp
@@ -83,7 +83,7 @@ from rducc.model.pipeline_schedule import OneFOneB, default_microbatches, one_f_
 from rducc.targets import Target
 
 _COLLECTIVE_KINDS: dict[type, str] = {
-    AllReduceOp: "all_reduce", AllGatherOp: "all_gather", ReduceScatterOp: "reduce_scatter",
+    AllReduceOp: "all_reduce", AllGatherOp: "all_gather", ReduceScatterOp: "reduce_scatter", AllToAllOp: "all_to_all",
 }
 
 
@@ -346,7 +346,7 @@ def body_of(function: func.FuncOp, target: Target, weights: set[SSAValue] | None
             continue
         kind = _COLLECTIVE_KINDS.get(type(op))
         if kind is not None:
-            assert isinstance(op, AllReduceOp | AllGatherOp | ReduceScatterOp)
+            assert isinstance(op, AllReduceOp | AllGatherOp | ReduceScatterOp | AllToAllOp)
             body.collectives.append(Collective(kind, value_bytes(op.operands[0]), op.group_size))
         elif not isinstance(op, SendRecvOp):
             body.work.append(op_work(op, held, target))

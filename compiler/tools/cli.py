@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the cost model picks dp, tp and pp); dp x pp must not exceed the sockets; not with --tp",
     )
     parser.add_argument(
+        "--ep", type=int, default=None, metavar="N",
+        help="multi-socket target, a model with routed experts (a mixture of experts): split the experts "
+        "over the N sockets of a tensor-parallel group, tokens' rows exchanged by all-to-all (tp = N; "
+        "default: the cost model decides; --ep 1: never)",
+    )
+    parser.add_argument(
         "--pass-pipeline", metavar="PIPELINE",
         help="run this pipeline instead of the -O one, in xDSL's syntax "
         "('rdu-canonicalize,cse,my-pass{k=2},rdu-fuse{level=1},...'); --print-pipeline shows the -O one",
@@ -393,28 +399,31 @@ def _info(args: argparse.Namespace) -> bool:
     return True
 
 
-def _split(args: argparse.Namespace, target) -> tuple[int, int, int]:
-    """(tp, pp, dp) of --tp/--pp/--dp, 0 for one not given; checked against the target."""
-    flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp))
+def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int]:
+    """(tp, pp, dp, ep) of --tp/--pp/--dp/--ep, 0 for one not given; checked against the target."""
+    flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp), ("ep", args.ep))
     if all(n is None for _, n in flags):
-        return 0, 0, 0
+        return 0, 0, 0, 0
     given = " ".join(f"--{name} {n}" for name, n in flags if n is not None)
     if any(n is not None and n < 1 for _, n in flags):
-        raise RduccError(f"{given}: tp, pp and dp must be >= 1")
+        raise RduccError(f"{given}: tp, pp, dp and ep must be >= 1")
     if target.sockets == 1:
         raise RduccError(f"{given} splits the model across sockets, but target {target.name} has one "
                          "(use --target sn40l-8 or sn40l-16)")
     if args.pass_pipeline is not None:
         raise RduccError(f"{given} sets the -O pipeline's rdu-partition; with --pass-pipeline write "
-                         "rdu-partition{tp=N pp=M dp=D} in it")
-    tp, pp, dp = args.tp or 0, args.pp or 0, args.dp or 0
+                         "rdu-partition{tp=N pp=M dp=D ep=E} in it")
+    tp, pp, dp, ep = args.tp or 0, args.pp or 0, args.dp or 0, args.ep or 0
     if dp > 1 and tp > 1:
         raise RduccError(f"{given}: split a training step either across its batch (--dp) or across its "
                          "weights (--tp), each with --pp stages")
-    if max(tp, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
-        raise RduccError(f"{given} needs {max(tp, 1) * max(pp, 1) * max(dp, 1)} sockets; target {target.name} "
-                         f"has {target.sockets}")
-    return tp, pp, dp
+    if ep > 1 and tp and tp != ep:
+        raise RduccError(f"{given}: the experts are split over the sockets of a tensor-parallel group: "
+                         "--ep must equal --tp")
+    if max(tp, ep, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
+        raise RduccError(f"{given} needs {max(tp, ep, 1) * max(pp, 1) * max(dp, 1)} sockets; target "
+                         f"{target.name} has {target.sockets}")
+    return tp, pp, dp, ep
 
 
 def _opt_level(args: argparse.Namespace) -> int:
