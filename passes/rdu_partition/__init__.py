@@ -90,6 +90,7 @@ from rducc.dialects.contracts import (
     set_phase,
     set_result_shards,
     set_shard,
+    set_split_choice,
     set_stage,
     shard_of,
 )
@@ -1323,6 +1324,11 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     return replicated
 
 
+def _split_layer(module: ModuleOp, function: func.FuncOp, tp: int) -> int:
+    """One outlined layer partitioned tp ways on its own (the split chooser's per-layer costs)."""
+    return partition_tensors(module, function, tp, strict=True, callees={})
+
+
 def has_experts(module: ModuleOp, ep: int) -> bool:
     """Whether `module` gathers rows of a stacked expert table that splits `ep` ways."""
     return any(expert_table(op, ep) is not None for op in module.walk())
@@ -1427,8 +1433,14 @@ class RduPartition(RduPass):
         chosen = self.tp == 0 and self.pp == 0 and self.dp == 0
         ep = max(self.ep, 1)
         if chosen and training:
-            dp, tp, pp, microbatches = choose_training_split(
-                op, target, lambda trial, d, t, p: partition_module(trial, t, p, strict=True, dp=d))
+            dp, tp, pp, microbatches, choice = choose_training_split(
+                op, target,
+                lambda trial, d, t, p, m: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep),
+                _split_layer)
+            if not is_partitioned(op):
+                set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split
+            set_split_choice(op, choice.table().splitlines())
+            return
         elif chosen:
             dp, microbatches = 1, 1
             tp, pp, ep = choose_split(op, self.target, self.ep)
