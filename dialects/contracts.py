@@ -92,6 +92,8 @@ replicas; `microbatches = K` for a pipelined training step's 1F1B schedule)."""
 SPLIT_CHOICE = "rdu.split_choice"
 """Module: the lines of `rdu-partition`'s table of the training splits it weighed
 (each candidate's modeled step time, and why the chosen one won), for the report."""
+EXPERT_PARALLEL = "rdu.expert_parallel"
+"""Module: the ep its routed experts were split over the sockets with (`rdu-partition{ep=N}`)."""
 SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
@@ -321,6 +323,16 @@ def partition_of(module: Operation) -> tuple[int, int]:
 
 def is_partitioned(module: Operation) -> bool:
     return PARTITION in module.attributes
+
+
+def set_expert_parallel(module: Operation, ep: int) -> None:
+    module.attributes[EXPERT_PARALLEL] = IntegerAttr(ep, i64)
+
+
+def expert_parallel(module: Operation) -> int:
+    """The ep a partitioned module was split with (1: none)."""
+    attr = module.attributes.get(EXPERT_PARALLEL)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 1
 
 
 def set_split_choice(module: Operation, lines: Iterable[str]) -> None:

@@ -64,7 +64,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     FunctionType,
-    IntegerAttr,
     ModuleOp,
     TensorType,
     i64,
@@ -85,6 +84,7 @@ from rducc.dialects.contracts import (
     layer_of,
     module_target,
     phase_of,
+    set_expert_parallel,
     set_layer,
     set_partition,
     set_phase,
@@ -133,8 +133,6 @@ Layout = Split | str | Experts | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:
 rows of token-expert pairs, each rank's by its own experts (expert parallelism)."""
 PARTIAL = "partial"
-EXPERT_PARALLEL = "rdu.expert_parallel"
-"""The module's ep when its routed experts are split over the sockets (`expert_parallel`)."""
 
 CalleeLayouts = tuple[list[Layout], list[Layout]]
 """An outlined layer's layout per argument and per result, once partitioned."""
@@ -1320,7 +1318,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
     if ep > 1:
-        module.attributes[EXPERT_PARALLEL] = IntegerAttr(ep, i64)
+        set_expert_parallel(module, ep)
     return replicated
 
 
@@ -1332,12 +1330,6 @@ def _split_layer(module: ModuleOp, function: func.FuncOp, tp: int) -> int:
 def has_experts(module: ModuleOp, ep: int) -> bool:
     """Whether `module` gathers rows of a stacked expert table that splits `ep` ways."""
     return any(expert_table(op, ep) is not None for op in module.walk())
-
-
-def expert_parallel(module: ModuleOp) -> int:
-    """The ep a partitioned module was split with (1: none)."""
-    attr = module.attributes.get(EXPERT_PARALLEL)
-    return attr.value.data if isinstance(attr, IntegerAttr) else 1
 
 
 def layers_first(found: Iterable[func.FuncOp]) -> list[func.FuncOp]:
