@@ -72,6 +72,7 @@ def compile(  # noqa: A001 - the public name the API promises
     f64: str = "emulate",
     host_ops: bool = True,
     split: tuple[int, ...] = (0, 0),
+    capacity: int | None = None,
 ) -> Program:
     """Compile a model for the target and return the runnable Program.
 
@@ -87,12 +88,15 @@ def compile(  # noqa: A001 - the public name the API promises
     `host_ops` runs an op the chip has no lowering for on the host CPU (an
     `rdu.host_call`, listed by `Program.host_ops`); False refuses it instead.
     `split` is a multi-socket target's (tp, pp) as `rducc --tp N --pp M` gives
-    it (0: the cost model picks).
+    it (0: the cost model picks). `capacity` bounds each per-expert count a
+    mixture-of-experts routing makes (`rducc.frontend.capacity`: each expert's
+    rows padded to it; a count above it is a run-time error); None compiles for
+    the bound torch.export recorded (every token to one expert).
     """
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops,
-                             split=split)
+                             split=split, capacity=capacity)
     result = compile_module(_exported(model, example_inputs), options)
     weights = {name: torch_to_numpy(t) for name, t in result.weights.items()}
     decomposed = result.decomposed
