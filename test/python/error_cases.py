@@ -530,6 +530,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("--tp on a one-socket target", RDUCC, ("{model}", "--tp", "2", *OUT), "--tp 2 splits the model across sockets, but target sn40l has one"),
     ErrorCase("--tp x --pp above the target's sockets", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "4", "--pp", "4", *OUT), "--tp 4 --pp 4 needs 16 sockets; target sn40l-8 has 8"),
     ErrorCase("--tp that splits nothing in the model", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "3", *OUT), "tp=3 splits nothing in this model"),
+    ErrorCase("--capacity 0", RDUCC, ("{model}", "--capacity", "0", *OUT), "--capacity must be at least 1 row, not 0"),
     ErrorCase("--dp on a one-socket target", RDUCC, ("{model}", "--dp", "2", *OUT), "--dp 2 splits the model across sockets, but target sn40l has one"),
     ErrorCase("--dp with --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--tp", "2", *OUT), "--tp 2 --dp 2: split a training step either across its batch (--dp) or across its weights (--tp)"),
     ErrorCase("--dp that does not divide the batch", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "3", *OUT), "dp=3 does not divide the batch of 4 (input 'x', shape [4, 32])"),

@@ -217,3 +217,33 @@ def test_transformers_experts_loop_matches_eager_on_other_routing(transformers_m
             want = model(other).logits
         got = program(other)
         torch.testing.assert_close(got["logits"] if isinstance(got, dict) else got[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_cli_compiles_with_a_capacity_and_rducc_run_checks_it(tmp_path: Path, capsys) -> None:
+    """`rducc --capacity 5`, then `rducc-run` on routing that fits and on routing that does not."""
+    import numpy as np
+
+    from rducc.tools.cli import main as rducc_main
+    from rducc.tools.run import main as run_main
+
+    torch.manual_seed(0)
+    module = TopTwo().eval()
+    x = _randn(6, 8, seed=0)
+    archive, program = tmp_path / "moe.pt2", tmp_path / "moe.mlir"
+    torch.export.save(torch.export.export(module, (x,)), archive)
+    assert rducc_main([str(archive), "--capacity", "5", "-O0", "-o", str(program)]) == 0
+    fits, crowded = tmp_path / "fits.npy", tmp_path / "crowded.npy"
+    np.save(fits, _randn(6, 8, seed=1).numpy())
+    np.save(crowded, x[:1].expand(6, 8).contiguous().numpy())
+    assert module.gate(_randn(6, 8, seed=1)).topk(2, dim=-1).indices.flatten().bincount().max() <= 5
+    capsys.readouterr()
+    assert run_main([str(program), "--input", str(fits), "--output", str(tmp_path / "y.npz")]) == 0
+    capsys.readouterr()
+    with torch.no_grad():
+        want = module(_randn(6, 8, seed=1)).numpy()
+    got = np.load(tmp_path / "y.npz")
+    np.testing.assert_allclose(got[got.files[0]], want, rtol=1e-5, atol=1e-5)
+    assert run_main([str(program), "--input", str(crowded), "--output", str(tmp_path / "z.npz")]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.splitlines() == [error] and "more elements are selected than the capacity of 5" in error
+    assert not (tmp_path / "z.npz").exists()
