@@ -2,8 +2,9 @@
 masked, so a program runs for any counts that fit (mixture-of-experts routing).
 
 Token routing splits tokens by per-expert counts the data decides:
-`torch.where(choice == e)` (a `nonzero`), `tokens.split(counts.tolist())` (a
-`split_with_sizes` of sizes read with `.item()`). torch.export records each
+`torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a 1-D boolean
+mask), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
+with `.item()`). torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
 token to one expert). Where every op that touches such a count is one this
 module understands, rducc compiles the count as its *capacity* (that bound, or
@@ -11,6 +12,7 @@ the user's smaller `capacity`) instead of the example's value:
 
 - the op making the count pads its result to capacity: `nonzero` is
   `nonzero_static(size=capacity, fill_value=0)` (pad positions index element 0),
+  so is a boolean mask's `x[mask]` (and an `index_put` through the same mask),
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
   range); the count itself is a tensor of the program (`mask.sum()`, the tensor
   read with `.item()`), checked against the capacity at run time (an overflow
@@ -79,6 +81,16 @@ class _Shapes:
     original: dict[Node, Any]
     capacity: dict[sympy.Symbol, int]
     compacted: set[Any] = field(default_factory=set)
+    masks: dict[Node, sympy.Symbol] = field(default_factory=dict)
+    """The padded boolean masks (`x[mask]`), by the mask node: their count."""
+
+    def __post_init__(self) -> None:
+        for node, value in self.original.items():
+            found = _mask_source(node, self.original) if isinstance(value, torch.Tensor) else None
+            if found is not None:
+                expr = _exprs(value)[found[0]]
+                if isinstance(expr, sympy.Symbol) and expr in self.capacity:
+                    self.masks[found[1]] = expr
 
     def padded(self, node: Any) -> dict[int, sympy.Symbol]:
         """`node`'s dims that are exactly one padded count (a tensor node; else none)."""
@@ -149,6 +161,28 @@ def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] |
     return symbols
 
 
+def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | None:
+    """`x[mask]` through one 1-D boolean mask (other indices None): (its place, the mask)."""
+    if node.target is not aten.index.Tensor:
+        return None
+    indices = node.args[1]
+    present = [(p, i) for p, i in enumerate(indices) if i is not None]  # type: ignore[arg-type]
+    if len(present) != 1 or not isinstance(present[0][1], Node):
+        return None
+    mask = original.get(present[0][1])
+    if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8) or mask.dim() != 1:
+        return None
+    return present[0][0], present[0][1]
+
+
+def _mask_puts(node: Node, original: dict[Node, Any], masks: dict[Node, sympy.Symbol]) -> sympy.Symbol | None:
+    """The padded count of the mask an index_put writes through (a mask some `x[mask]` padded)."""
+    if node.target is not aten.index_put.default:
+        return None
+    found = [masks[i] for i in node.args[1] if isinstance(i, Node) and i in masks]  # type: ignore[union-attr]
+    return found[0] if len(found) == 1 else None
+
+
 def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
                 user_capacity: int | None) -> tuple[dict[sympy.Symbol, int], dict[sympy.Symbol, frozenset]]:
     """Counts made by `nonzero` or read for a split, with their capacities and groups
@@ -160,10 +194,14 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
         if node.target is aten.nonzero.default and isinstance(value, torch.Tensor):
             expr = _exprs(value)[0]
             symbols = [expr] if isinstance(expr, sympy.Symbol) else []
+        elif _mask_source(node, original) is not None and isinstance(value, torch.Tensor):
+            expr = _exprs(value)[_mask_source(node, original)[0]]  # type: ignore[index]
+            symbols = [expr] if isinstance(expr, sympy.Symbol) else []
+            value = original[_mask_source(node, original)[1]]  # type: ignore[index]
         else:
             symbols = _split_counts(node, original) or []
-        bounds = [_recorded_bound(value if node.target is aten.nonzero.default else original[node.args[0]], s)
-                  for s in symbols]
+        bounds = [_recorded_bound(value if node.target is not aten.split_with_sizes.default
+                                  else original[node.args[0]], s) for s in symbols]
         if not symbols or any(b is None for b in bounds):
             continue
         for symbol, bound in zip(symbols, bounds):
@@ -199,8 +237,13 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     involved = (inputs | outputs | shapes.mixed(shapes.original.get(node)) | numbers) & set(shapes.capacity)
     if not involved:
         return set()
-    if node.target is aten.nonzero.default or _split_counts(node, shapes.original):
+    if node.target is aten.nonzero.default or _split_counts(node, shapes.original) \
+            or _mask_source(node, shapes.original) is not None:
         return set() if not shapes.padded(node.args[0]) else involved
+    through = _mask_puts(node, shapes.original, shapes.masks)
+    if through is not None:
+        fits = not shapes.padded(node.args[0]) and set(shapes.padded(node.args[2]).values()) <= {through}
+        return set() if fits else involved
     if node.target in _SCATTERS or node.target is aten.index_put.default:
         return set() if _written_through(node, shapes) is not None else involved
     if node.target in (aten.sum.dim_IntList, aten.sum.default):
@@ -312,6 +355,8 @@ class _Padder:
         self.shapes = _Shapes(original, capacity)
         self.counts: dict[sympy.Symbol, Node] = {}
         self.valid: dict[sympy.Symbol, Node] = {}
+        self.positions: dict[Node, tuple[Node, sympy.Symbol]] = {}
+        """A padded boolean mask's positions (and its count), by the mask node."""
 
     def check(self, anchor: Node, value: Node, condition: Node, why: str) -> Node:
         from rducc.frontend.data_sizes import CHECK
@@ -357,6 +402,27 @@ class _Padder:
         node.replace_all_uses_with(found)
         self.r.graph.erase_node(node)
 
+    def masked(self, node: Node) -> None:
+        """`x[mask]` through a 1-D boolean mask: the mask's positions padded to capacity."""
+        found = _mask_source(node, self.shapes.original)
+        assert found is not None
+        place, mask = found
+        symbol = _exprs(self.shapes.original[node])[place]
+        capacity = self.capacity[symbol]
+        flags = mask if mask.meta["val"].dtype == torch.bool else self.r.emit(node, aten.ne.Scalar, mask, 0)
+        count = self.r.emit(node, aten.sum.default, flags)
+        fits = self.r.emit(node, aten.le.Scalar, count, capacity)
+        checked = self.check(node, mask, fits, f"the mask selects more elements than the capacity of {capacity} "
+                             "compiled for")
+        positions = self.r.emit(node, aten.select.int, self.r.emit(
+            node, aten.nonzero_static.default, checked, size=capacity, fill_value=0), 1, 0)
+        indices = list(node.args[1])  # type: ignore[arg-type]
+        indices[place] = positions
+        self.counts[symbol], self.positions[mask] = count, (positions, symbol)
+        replaced = self.r.emit(node, aten.index.Tensor, node.args[0], indices)
+        node.replace_all_uses_with(replaced)
+        self.r.graph.erase_node(node)
+
     def split(self, node: Node) -> None:
         symbols = _split_counts(node, self.shapes.original)
         assert symbols is not None
@@ -394,11 +460,18 @@ class _Padder:
 
     # sinks ----------------------------------------------------------------
 
-    def written(self, node: Node) -> None:
-        """A scatter or index_put through padded indices: the pad sent to one extra row, sliced off."""
-        found = _written_through(node, self.shapes)
-        assert found is not None
-        dim, index = found
+    def written(self, node: Node, through_mask: tuple[int, Node, Node] | None = None) -> None:
+        """A scatter or index_put through padded indices: the pad sent to one extra row, sliced off
+        (`through_mask`: an index_put through a padded boolean mask, as (its place among the
+        indices, its padded positions, which of them are real))."""
+        if through_mask is None:
+            found = _written_through(node, self.shapes)
+            assert found is not None
+            dim, index = found
+            valid = self.valid_of(node, index)
+        else:
+            dim, index, valid = through_mask
+        place = dim
         destination = node.args[0]
         assert isinstance(destination, Node)
         shape = list(destination.meta["val"].shape)
@@ -412,10 +485,10 @@ class _Padder:
             index = self.r.emit(node, aten.where.self, negative,
                                 self.r.emit(node, aten.add.Scalar, index, length), index)
         past = self.r.emit(node, aten.full.default, [], length, dtype=index.meta["val"].dtype)
-        redirected = self.r.emit(node, aten.where.self, self.valid_of(node, found[1]), index, past)
+        redirected = self.r.emit(node, aten.where.self, valid, index, past)
         if node.target is aten.index_put.default:
             indices = list(node.args[1])  # type: ignore[arg-type]
-            indices[found[0]] = redirected
+            indices[place] = redirected
             args: tuple = (widened, indices, *node.args[2:])
         else:
             args = (widened, node.args[1], redirected, *node.args[3:])
@@ -423,6 +496,14 @@ class _Padder:
         result = self.r.emit(node, aten.slice.Tensor, written, dim, 0, length)
         node.replace_all_uses_with(result)
         self.r.graph.erase_node(node)
+
+    def _through_mask(self, node: Node) -> tuple[int, Node, Node] | None:
+        """An index_put through a mask this module padded: (its place, positions, valid)."""
+        for place, index in enumerate(node.args[1]):  # type: ignore[arg-type]
+            if isinstance(index, Node) and index in self.positions:
+                positions, symbol = self.positions[index]
+                return place, positions, self.valid_rows(node, symbol)
+        return None
 
     def summed(self, node: Node) -> None:
         """`sum` with the pad positions zero."""
@@ -475,6 +556,10 @@ class _Padder:
             value = self.shapes.original.get(node)
             if node.target is aten.nonzero.default and self.shapes.exact(value):
                 self.nonzero(node)
+            elif _mask_source(node, self.shapes.original) is not None and self.shapes.exact(value):
+                self.masked(node)
+            elif node.target is aten.index_put.default and self._through_mask(node) is not None:
+                self.written(node, self._through_mask(node))
             elif _split_counts(node, self.shapes.original) and self.shapes.exact(value):
                 self.split(node)
             elif (node.target in _SCATTERS or node.target is aten.index_put.default) \

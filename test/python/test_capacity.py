@@ -58,8 +58,9 @@ class SortedSplit(nn.Module):
 
 
 class MaskedScatter(nn.Module):
-    """Top-1 routing written with `nonzero` rows and an `index_put` (non-accumulating) back,
-    with a per-expert row total (`sum` over the padded rows)."""
+    """Top-1 routing written back with `index_put` (non-accumulating): even experts' rows
+    by `nonzero`, odd experts' by a boolean mask (`out[mask] = expert(x[mask])`), with a
+    per-expert row total (`sum` over the padded rows)."""
 
     def __init__(self, experts: int = 3, width: int = 6) -> None:
         super().__init__()
@@ -70,7 +71,7 @@ class MaskedScatter(nn.Module):
         choice = self.router(x).argmax(-1)
         out, totals = x.clone(), []
         for e, expert in enumerate(self.experts):
-            rows = (choice == e).nonzero().squeeze(1)
+            rows = (choice == e).nonzero().squeeze(1) if e % 2 == 0 else choice == e
             y = expert(x[rows])
             out[rows] = y
             totals.append(y.sum(0))
