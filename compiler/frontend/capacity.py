@@ -35,13 +35,10 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sympy
 import torch
-
-if TYPE_CHECKING:
-    from rducc.frontend.data_sizes import _Rewriter
 
 aten = torch.ops.aten
 Node = torch.fx.Node
@@ -50,6 +47,16 @@ _READS = (aten._local_scalar_dense.default, aten.item.default)
 _SCATTERS = (aten.scatter.src, aten.scatter.value, aten.scatter_add.default, aten.scatter_reduce.two)
 _SCALAR_NODES = (aten.sym_size.int, aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
                  aten.sym_constrain_range.default, aten._assert_tensor_metadata.default, *_READS)
+
+
+class Emitter(Protocol):
+    """What this module needs of `rducc.frontend.data_sizes`' graph rewriter."""
+
+    graph: torch.fx.Graph
+
+    def emit(self, anchor: Node, target: Any, *args: Any, **kwargs: Any) -> Node: ...
+
+    def all_of(self, anchor: Node, conditions: list[Node]) -> Node: ...
 
 
 # --------------------------------------------------------------------------
@@ -350,7 +357,7 @@ def padded_stand_ins(original: dict[Node, Any], values: dict[Node, Any],
 class _Padder:
     """Rewrites the padded counts' sources and sinks (after the meta values are padded)."""
 
-    def __init__(self, r: _Rewriter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
+    def __init__(self, r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
         self.r, self.capacity = r, capacity
         self.shapes = _Shapes(original, capacity)
         self.counts: dict[sympy.Symbol, Node] = {}
@@ -359,12 +366,10 @@ class _Padder:
         """A padded boolean mask's positions (and its count), by the mask node."""
 
     def check(self, anchor: Node, value: Node, condition: Node, why: str) -> Node:
-        from rducc.frontend.data_sizes import CHECK
-
         name = getattr(anchor.target, "__name__", str(anchor.target)).split(".")[0]
         message = (f"'{name}': {why} (rducc pads each data-dependent count to its capacity; "
                    "compile with a larger capacity)")
-        return self.r.emit(anchor, CHECK, value, condition, message)
+        return self.r.emit(anchor, torch.ops.rducc.check.default, value, condition, message)  # data_sizes' op
 
     def valid_rows(self, anchor: Node, symbol: sympy.Symbol) -> Node:
         """`arange(capacity) < count`: which of a padded dim's positions are real."""
@@ -587,7 +592,7 @@ class _Padder:
         node.args, node.kwargs = number(node.args), number(node.kwargs)
 
 
-def pad_counts(r: _Rewriter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
+def pad_counts(r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
     """Rewrite the padded counts' sources and sinks in `r`'s graph (module docstring)."""
     if capacity:
         _Padder(r, original, capacity).run()

@@ -82,8 +82,9 @@ OTHER_GAPS: dict[str, str] = {
     " data-dependent size (unique, ...), a program without example inputs, narrow with a tensor start (torch.export"
     " itself fails on it)",
     "mixture-of-experts routing": "per-expert counts (`torch.where(choice == e)`/`nonzero` rows, `x[choice == e]`"
-    " 1-D boolean masks, `split` by counts read with `.tolist()`) compiled padded to a capacity (torch.export's recorded bound, every token to"
-    " one expert, or `--capacity ROWS`/`capacity=`): the pad masked where it reaches a result (scatters and"
+    " 1-D boolean masks, `split` by counts read with `.tolist()`) compiled padded to a capacity (torch.export's"
+    " recorded bound, every token to one expert, or `--capacity ROWS`/`capacity=`): the pad masked where it"
+    " reaches a result (scatters and"
     " index_add/index_put/index_copy through the rows, sum over them, cat of the pieces), a count above the"
     " capacity one run-time error naming the op and source line; a count used otherwise (returned, a mask of"
     " more than one dim, arithmetic on it) keeps the example's value, checked at run time",
