@@ -126,10 +126,16 @@ def _arg_nodes(node: Node) -> list[Node]:
     return found
 
 
+_PLACING = (aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.select.int, aten.transpose.int,
+            aten.movedim.int, aten.unflatten.int)
+"""Ops whose `dim` places or picks a dim rather than working along it (dropping a
+padded dim, as `select` or `squeeze` would, drops its count from the result: refused so)."""
+
+
 def _dim_arguments(node: Node) -> list[int]:
     """The dims an op works along (its `dim`/`dims` arguments)."""
     target = node.target
-    if not isinstance(target, torch._ops.OpOverload):
+    if not isinstance(target, torch._ops.OpOverload) or target in _PLACING:
         return []
     dims: list[int] = []
     for argument, value in zip(target._schema.arguments, node.args):

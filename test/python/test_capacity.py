@@ -38,7 +38,8 @@ class TopTwo(nn.Module):
         out = torch.zeros_like(x)
         for e, expert in enumerate(self.experts):
             token, slot = torch.where(chosen == e)  # marker: routing
-            out.index_add_(0, token, expert(x[token]) * weights[token, slot, None])
+            rows = x[token] if e % 2 else x.index_select(0, token)
+            out.index_add_(0, token, expert(rows) * weights[token, slot].unsqueeze(-1))
         return out
 
 
