@@ -87,11 +87,12 @@ def compile(  # noqa: A001 - the public name the API promises
     `demote` (computed in f32; the Program casts float64 inputs and outputs).
     `host_ops` runs an op the chip has no lowering for on the host CPU (an
     `rdu.host_call`, listed by `Program.host_ops`); False refuses it instead.
-    `split` is a multi-socket target's (tp, pp) as `rducc --tp N --pp M` gives
-    it (0: the cost model picks). `capacity` bounds each per-expert count a
-    mixture-of-experts routing makes (`rducc.frontend.capacity`: each expert's
-    rows padded to it; a count above it is a run-time error); None compiles for
-    the bound torch.export recorded (every token to one expert).
+    `split` is a multi-socket target's (tp, pp), (tp, pp, dp) or (tp, pp, dp, ep)
+    as `rducc --tp N --pp M --dp D --ep E` gives it (0: the cost model picks).
+    `capacity` bounds each per-expert count a mixture-of-experts routing makes
+    (`rducc.frontend.capacity`: each expert's rows padded to it; a count above
+    it is a run-time error); None compiles for the bound torch.export recorded
+    (every token to one expert).
     """
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)

@@ -40,7 +40,7 @@ from rducc.tools.entry import (
     drop_stdout,
     interrupted,
 )
-from rducc.tools.options import ArgumentParser, add_pass_flags
+from rducc.tools.options import ArgumentParser, add_opt_level_flag, add_pass_flags, add_target_flag
 
 if TYPE_CHECKING:
     from rducc.training.scaling import DynamicScale
@@ -74,14 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
             "memory (tiled, tiers placed, explicit DMA) or placed (SRAM allocated; the default)"
         ),
     )
-    parser.add_argument(
-        "-O", dest="opt_level", type=int, choices=(0, 1, 2), default=None, metavar="LEVEL",
-        help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)",
-    )
-    parser.add_argument(
-        "--target", default=DEFAULT_TARGET, metavar="NAME|FILE",
-        help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
-    )
+    add_opt_level_flag(parser, default=None)
+    add_target_flag(parser, DEFAULT_TARGET)
     parser.add_argument(
         "--tp", type=int, default=None, metavar="N",
         help="multi-socket target: tensor-parallel sockets a group, passed to rdu-partition "
@@ -96,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--dp", type=int, default=None, metavar="D",
         help="multi-socket target, training step: data-parallel replicas, each on its share of the batch "
         "(default: the cost model picks dp, tp and pp); dp x pp must not exceed the sockets; not with --tp",
+    )
+    parser.add_argument(
+        "--ep", type=int, default=None, metavar="N",
+        help="multi-socket target, a model with routed experts (a mixture of experts): split the experts "
+        "over the N sockets of a tensor-parallel group, tokens' rows exchanged by all-to-all (tp = N; "
+        "default: the cost model decides; --ep 1: never)",
     )
     parser.add_argument(
         "--pass-pipeline", metavar="PIPELINE",
@@ -405,28 +405,31 @@ def _info(args: argparse.Namespace) -> bool:
     return True
 
 
-def _split(args: argparse.Namespace, target) -> tuple[int, int, int]:
-    """(tp, pp, dp) of --tp/--pp/--dp, 0 for one not given; checked against the target."""
-    flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp))
+def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int]:
+    """(tp, pp, dp, ep) of --tp/--pp/--dp/--ep, 0 for one not given; checked against the target."""
+    flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp), ("ep", args.ep))
     if all(n is None for _, n in flags):
-        return 0, 0, 0
+        return 0, 0, 0, 0
     given = " ".join(f"--{name} {n}" for name, n in flags if n is not None)
     if any(n is not None and n < 1 for _, n in flags):
-        raise RduccError(f"{given}: tp, pp and dp must be >= 1")
+        raise RduccError(f"{given}: tp, pp, dp and ep must be >= 1")
     if target.sockets == 1:
         raise RduccError(f"{given} splits the model across sockets, but target {target.name} has one "
                          "(use --target sn40l-8 or sn40l-16)")
     if args.pass_pipeline is not None:
         raise RduccError(f"{given} sets the -O pipeline's rdu-partition; with --pass-pipeline write "
-                         "rdu-partition{tp=N pp=M dp=D} in it")
-    tp, pp, dp = args.tp or 0, args.pp or 0, args.dp or 0
+                         "rdu-partition{tp=N pp=M dp=D ep=E} in it")
+    tp, pp, dp, ep = args.tp or 0, args.pp or 0, args.dp or 0, args.ep or 0
     if dp > 1 and tp > 1:
         raise RduccError(f"{given}: split a training step either across its batch (--dp) or across its "
                          "weights (--tp), each with --pp stages")
-    if max(tp, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
-        raise RduccError(f"{given} needs {max(tp, 1) * max(pp, 1) * max(dp, 1)} sockets; target {target.name} "
-                         f"has {target.sockets}")
-    return tp, pp, dp
+    if ep > 1 and tp and tp != ep:
+        raise RduccError(f"{given}: the experts are split over the sockets of a tensor-parallel group: "
+                         "--ep must equal --tp")
+    if max(tp, ep, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
+        raise RduccError(f"{given} needs {max(tp, ep, 1) * max(pp, 1) * max(dp, 1)} sockets; target "
+                         f"{target.name} has {target.sockets}")
+    return tp, pp, dp, ep
 
 
 def _opt_level(args: argparse.Namespace) -> int:
