@@ -266,10 +266,20 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     return set() if _row_wise(node, shapes, inputs, outputs, numbers) else involved
 
 
+_CONTRACTING = {aten.mm.default: 1, aten.bmm.default: 1, aten.matmul.default: 1, aten.linear.default: 1,
+                aten.addmm.default: 2, aten.baddbmm.default: 2}
+"""Matmuls, by the operand whose rows they contract (which must not be padded)."""
+
+
 def _row_wise(node: Node, shapes: _Shapes, inputs: set, outputs: set, numbers: set) -> bool:
     """An op that keeps each padded dim whole and does not combine along it."""
     if shapes.mixed(shapes.original.get(node)) or not inputs <= outputs:
         return False
+    contracted = _CONTRACTING.get(node.target)  # type: ignore[call-overload]
+    if contracted is not None and len(node.args) > contracted and shapes.padded(node.args[contracted]):
+        return False
+    if "attention" in str(node.target):
+        return False  # keys and values padded along the sequence would be attended to
     exact_numbers = all(isinstance(shapes.original[a].node.expr, sympy.Symbol) for a in _arg_nodes(node)
                         if isinstance(shapes.original.get(a), torch.SymInt) and _free(shapes.original[a].node.expr))
     if numbers and not exact_numbers:
