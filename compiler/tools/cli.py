@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--report-json", metavar="FILE", help="write that report as JSON, for tools")
     parser.add_argument(
+        "--shapes", nargs="+", metavar="NAME=SIZES", default=None,
+        help="a model exported with dynamic_shapes: compile one program per combination of these sizes "
+        "of its dynamic dims (batch=1,4 seq=128,512: four programs) into one output sharing one weights "
+        "file; rducc-run and rducc.Program run the one matching the inputs (docs/shapes.md)",
+    )
+    parser.add_argument(
         "--f64", choices=["emulate", "refuse", "demote"], default="emulate",
         help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
         "computes them exactly, the report marks them), refuse (an error) or demote (computed "
@@ -359,8 +365,11 @@ def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str,
     """--report-json and --plot's files (written with the MLIR) and --report's text,
     from the placed program."""
     from rducc.model.cost_model import estimate
+    from rducc.shapes import is_bucketed
     from rducc.tools.report import compile_report, report_dict
 
+    if is_bucketed(module):
+        return _describe_buckets(module, target, args)
     report = estimate(module, target)
     outputs: list[tuple[str, Writer]] = []
     if args.report_json:
@@ -371,6 +380,46 @@ def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str,
         outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
     text = compile_report(module, report) if args.report else ""
     return outputs, [args.plot] if args.plot else [], text
+
+
+def _describe_buckets(module, target, args: argparse.Namespace) -> tuple[list[tuple[str, Writer]], list[str], str]:
+    """--report and --report-json of a multi-shape compile: each bucket's report."""
+    from rducc.frontend.dynamic_dims import bucket_label
+    from rducc.model.cost_model import estimate
+    from rducc.shapes import bucket_modules, bucket_name
+    from rducc.tools.report import compile_report, report_dict
+
+    rows, texts = [], []
+    for values, inner in bucket_modules(module):
+        report = estimate(inner, target)
+        rows.append({"bucket": values, "function": bucket_name(values), **report_dict(inner, report)})
+        if args.report:
+            heading = f"== bucket {bucket_label(values)} (@{bucket_name(values)}) =="
+            texts.append(f"{heading}\n{compile_report(inner, report)}")
+    outputs: list[tuple[str, Writer]] = []
+    if args.report_json:
+        outputs.append((args.report_json, text_writer(json_text({"buckets": rows}, "--report-json"))))
+    return outputs, [], "\n".join(texts)
+
+
+def _compile_shapes(args: argparse.Namespace, options):
+    """`--shapes`: one program per combination of sizes, in one module (rducc.shapes)."""
+    from rducc.frontend.dynamic_dims import parse_shapes_flags
+    from rducc.shapes import compile_buckets
+
+    return compile_buckets(args.input, parse_shapes_flags(args.shapes), options)
+
+
+def _check_shapes_flags(args: argparse.Namespace) -> None:
+    """--shapes with what it cannot be combined with, before anything is compiled."""
+    if args.shapes is None:
+        return
+    if args.train:
+        raise RduccError("--shapes compiles inference programs; a training step (--train) needs static shapes: "
+                         "export the model without dynamic_shapes")
+    if args.plot:
+        raise RduccError("--plot draws one program; with --shapes, cost each bucket with --report or "
+                         "--report-json (or rducc-run --simulate)")
 
 
 def _chosen_passes(args: argparse.Namespace) -> list | None:
@@ -494,6 +543,7 @@ def _run(args: argparse.Namespace) -> None:
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     _optimizer_options(args)  # training flags without --train fail before torch loads
+    _check_shapes_flags(args)
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
@@ -511,7 +561,10 @@ def _run(args: argparse.Namespace) -> None:
         host_ops=not args.no_host_ops, capacity=args.capacity,
     )
     try:
-        result = _compile_training(args, options) if args.train else compile_module(args.input, options)
+        if args.shapes is not None:
+            result = _compile_shapes(args, options)
+        else:
+            result = _compile_training(args, options) if args.train else compile_module(args.input, options)
         module, weights = result.module, result.weights
         _check_level_for_report(module, args)
         weights_path = _weights_path(args, bool(weights))
