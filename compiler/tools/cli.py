@@ -145,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         "a custom operator (torch.library.custom_op) the model calls; repeat for several",
     )
     parser.add_argument(
+        "--capacity", metavar="ROWS", type=int,
+        help="compile each data-dependent per-expert count (mixture-of-experts routing: torch.where, "
+        "split by counts) for at most ROWS rows, each expert's rows padded to it; a count above it "
+        "is a run-time error (default: the bound torch.export recorded, every token to one expert)",
+    )
+    parser.add_argument(
         "--no-host-ops", action="store_true",
         help="refuse operators the chip has no lowering for, instead of running them on the host "
         "CPU (rdu.host_call: torch's CPU kernel, operands and results over the host link)",
@@ -548,6 +554,8 @@ def _run(args: argparse.Namespace) -> None:
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
+    if args.capacity is not None and args.capacity < 1:
+        raise RduccError(f"--capacity must be at least 1 row, not {args.capacity}")
     _import_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
@@ -557,7 +565,7 @@ def _run(args: argparse.Namespace) -> None:
     times = StageTimes(progress=progress.show)
     options = CompileOptions(
         target, _opt_level(args), args.emit or "placed", passes, split, args.f64, args.verify_each, times,
-        host_ops=not args.no_host_ops,
+        host_ops=not args.no_host_ops, capacity=args.capacity,
     )
     try:
         if args.shapes is not None:

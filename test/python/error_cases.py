@@ -547,6 +547,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("--tp on a one-socket target", RDUCC, ("{model}", "--tp", "2", *OUT), "--tp 2 splits the model across sockets, but target sn40l has one"),
     ErrorCase("--tp x --pp above the target's sockets", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "4", "--pp", "4", *OUT), "--tp 4 --pp 4 needs 16 sockets; target sn40l-8 has 8"),
     ErrorCase("--tp that splits nothing in the model", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "3", *OUT), "tp=3 splits nothing in this model"),
+    ErrorCase("--capacity 0", RDUCC, ("{model}", "--capacity", "0", *OUT), "--capacity must be at least 1 row, not 0"),
     ErrorCase("--ep unlike --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "4", *OUT), "--tp 2 --ep 4: the experts are split over the sockets of a tensor-parallel group: --ep must equal --tp"),
     ErrorCase("--ep on a model without routed experts", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "2", *OUT), "ep=2 finds no routed experts to split"),
     ErrorCase("--dp on a one-socket target", RDUCC, ("{model}", "--dp", "2", *OUT), "--dp 2 splits the model across sockets, but target sn40l has one"),
