@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--report-json", metavar="FILE", help="write that report as JSON, for tools")
     parser.add_argument(
+        "--shapes", nargs="+", metavar="NAME=SIZES", default=None,
+        help="a model exported with dynamic_shapes: compile one program per combination of these sizes "
+        "of its dynamic dims (batch=1,4 seq=128,512: four programs) into one output sharing one weights "
+        "file; rducc-run and rducc.Program run the one matching the inputs (docs/shapes.md)",
+    )
+    parser.add_argument(
         "--f64", choices=["emulate", "refuse", "demote"], default="emulate",
         help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
         "computes them exactly, the report marks them), refuse (an error) or demote (computed "
@@ -137,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--import-module", metavar="NAME", action="append", default=[],
         help="import the Python module NAME before loading the model: the library that registers "
         "a custom operator (torch.library.custom_op) the model calls; repeat for several",
+    )
+    parser.add_argument(
+        "--capacity", metavar="ROWS", type=int,
+        help="compile each data-dependent per-expert count (mixture-of-experts routing: torch.where, "
+        "split by counts) for at most ROWS rows, each expert's rows padded to it; a count above it "
+        "is a run-time error (default: the bound torch.export recorded, every token to one expert)",
     )
     parser.add_argument(
         "--no-host-ops", action="store_true",
@@ -201,9 +213,12 @@ def _training_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--microbatches", type=int, default=None, metavar="K",
                        help="with --train: split each batch into K microbatches and accumulate their gradients "
                        "before one optimizer update (gradient accumulation)")
+    group.add_argument("--max-grad-norm", type=float, default=None, metavar="X",
+                       help="with --train: clip the gradients' total norm to X before the update "
+                       "(torch.nn.utils.clip_grad_norm_)")
 
 
-TRAINING_FLAGS = ("mixed_precision", "loss_scale", "init_scale", "growth_interval", "microbatches")
+TRAINING_FLAGS = ("mixed_precision", "loss_scale", "init_scale", "growth_interval", "microbatches", "max_grad_norm")
 """Training flags that are not the optimizer's options."""
 
 
@@ -254,6 +269,7 @@ def _loss_scale(args: argparse.Namespace) -> float | DynamicScale:
 def _compile_training(args: argparse.Namespace, options):
     """`--train`: the training step of the model (rducc.training)."""
     from rducc.frontend.loader import load_exported_program
+    from rducc.training.clipping import check_clip
     from rducc.training.compile import compile_step, single_group
     from rducc.training.optimizers import named_optimizer
     from rducc.training.program import MIXED_PRECISION, export_for_training
@@ -264,6 +280,8 @@ def _compile_training(args: argparse.Namespace, options):
     scale = _loss_scale(args)
     dynamic = scale if isinstance(scale, DynamicScale) else None
     static = scale if isinstance(scale, float) else 1.0
+    check_clip(args.max_grad_norm, 2.0)
+    clip = None if args.max_grad_norm is None else (args.max_grad_norm, 2.0)
     if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
         raise RduccError(f"--mixed-precision {args.mixed_precision} is not supported; rducc compiles "
                          f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")
@@ -276,8 +294,9 @@ def _compile_training(args: argparse.Namespace, options):
             raise RduccError("--optimizer none takes no optimizer options")
         if dynamic is not None:
             raise RduccError("--loss-scale dynamic needs an optimizer (it skips the update on an overflow)")
-        return compile_step(program, None, options, static)
-    return compile_step(program, single_group(named_optimizer(name, settings), program), options, static, dynamic)
+        return compile_step(program, None, options, static, clip=clip)
+    return compile_step(program, single_group(named_optimizer(name, settings), program), options, static, dynamic,
+                        clip)
 
 
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
@@ -353,8 +372,11 @@ def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str,
     """--report-json and --plot's files (written with the MLIR) and --report's text,
     from the placed program."""
     from rducc.model.cost_model import estimate
+    from rducc.shapes import is_bucketed
     from rducc.tools.report import compile_report, report_dict
 
+    if is_bucketed(module):
+        return _describe_buckets(module, target, args)
     report = estimate(module, target)
     outputs: list[tuple[str, Writer]] = []
     if args.report_json:
@@ -365,6 +387,46 @@ def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str,
         outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
     text = compile_report(module, report) if args.report else ""
     return outputs, [args.plot] if args.plot else [], text
+
+
+def _describe_buckets(module, target, args: argparse.Namespace) -> tuple[list[tuple[str, Writer]], list[str], str]:
+    """--report and --report-json of a multi-shape compile: each bucket's report."""
+    from rducc.frontend.dynamic_dims import bucket_label
+    from rducc.model.cost_model import estimate
+    from rducc.shapes import bucket_modules, bucket_name
+    from rducc.tools.report import compile_report, report_dict
+
+    rows, texts = [], []
+    for values, inner in bucket_modules(module):
+        report = estimate(inner, target)
+        rows.append({"bucket": values, "function": bucket_name(values), **report_dict(inner, report)})
+        if args.report:
+            heading = f"== bucket {bucket_label(values)} (@{bucket_name(values)}) =="
+            texts.append(f"{heading}\n{compile_report(inner, report)}")
+    outputs: list[tuple[str, Writer]] = []
+    if args.report_json:
+        outputs.append((args.report_json, text_writer(json_text({"buckets": rows}, "--report-json"))))
+    return outputs, [], "\n".join(texts)
+
+
+def _compile_shapes(args: argparse.Namespace, options):
+    """`--shapes`: one program per combination of sizes, in one module (rducc.shapes)."""
+    from rducc.frontend.dynamic_dims import parse_shapes_flags
+    from rducc.shapes import compile_buckets
+
+    return compile_buckets(args.input, parse_shapes_flags(args.shapes), options)
+
+
+def _check_shapes_flags(args: argparse.Namespace) -> None:
+    """--shapes with what it cannot be combined with, before anything is compiled."""
+    if args.shapes is None:
+        return
+    if args.train:
+        raise RduccError("--shapes compiles inference programs; a training step (--train) needs static shapes: "
+                         "export the model without dynamic_shapes")
+    if args.plot:
+        raise RduccError("--plot draws one program; with --shapes, cost each bucket with --report or "
+                         "--report-json (or rducc-run --simulate)")
 
 
 def _chosen_passes(args: argparse.Namespace) -> list | None:
@@ -488,9 +550,12 @@ def _run(args: argparse.Namespace) -> None:
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     _optimizer_options(args)  # training flags without --train fail before torch loads
+    _check_shapes_flags(args)
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
+    if args.capacity is not None and args.capacity < 1:
+        raise RduccError(f"--capacity must be at least 1 row, not {args.capacity}")
     _import_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
@@ -500,10 +565,13 @@ def _run(args: argparse.Namespace) -> None:
     times = StageTimes(progress=progress.show)
     options = CompileOptions(
         target, _opt_level(args), args.emit or "placed", passes, split, args.f64, args.verify_each, times,
-        host_ops=not args.no_host_ops,
+        host_ops=not args.no_host_ops, capacity=args.capacity,
     )
     try:
-        result = _compile_training(args, options) if args.train else compile_module(args.input, options)
+        if args.shapes is not None:
+            result = _compile_shapes(args, options)
+        else:
+            result = _compile_training(args, options) if args.train else compile_module(args.input, options)
         module, weights = result.module, result.weights
         _check_level_for_report(module, args)
         weights_path = _weights_path(args, bool(weights))
