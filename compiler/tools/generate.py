@@ -183,9 +183,8 @@ def _run(args: argparse.Namespace) -> None:
             print(f"tokens[{row}]: {' '.join(map(str, sequence))}")
     print(result.summary())
     if args.output:
-        written = generator.save(args.output, result.sequences.shape[0], result.prompt_length, result.cache_length)
-        if not args.quiet:
-            print(f"{TOOL}: wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+        rows = result.sequences.shape[0] * max(args.num_beams, 1)  # the programs run every beam of every prompt
+        generator.save(args.output, rows, result.prompt_length, result.cache_length)  # run_tool says what was written
 
 
 def main(argv: Sequence[str] | None = None) -> int:
