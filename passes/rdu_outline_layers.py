@@ -592,6 +592,18 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
     first, matches = largest_group(layers, function)
     if not matches:
         return 0
+    _outline_group(module, function, first, matches)
+    return len(matches) + 1
+
+
+def _outline_group(
+    module: ModuleOp, function: func.FuncOp, first: Layer, matches: Matches, phase: Phase | None = None
+) -> Outlining:
+    """Outline `first` and the layers that match it: @layer holds a copy of
+    `first` (its results: the values any layer's counterpart is read by after
+    it), each layer becomes a call, and @layer goes into the module right after
+    `function`. With a training `phase`, the callee and its calls are named by
+    the phase (`@layer_forward`, ...) before that."""
     activations = activation_values(function)
     kinds = [argument_kind(v, function, activations) for v in first.inputs()]
     first_results = [r for op in first.ops for r in op.results]
@@ -603,8 +615,10 @@ def outline(module: ModuleOp, function: func.FuncOp) -> int:
     replaced: dict[SSAValue, SSAValue] = dict(zip(outputs, outlining.calls[0].res))
     for layer, values in matches:
         outlining.replace(layer, values, replaced)
+    if phase is not None:
+        _name(outlining, callee_name(phase), phase)
     outlining.install(module, function, kinds)
-    return len(matches) + 1
+    return outlining
 
 
 # -- training steps: layers found by structure, phase by phase ----------------------
@@ -665,19 +679,7 @@ def outline_phase(module: ModuleOp, function: func.FuncOp, phase: Phase) -> int:
     if not matches:
         _unmark(layers)
         return 0
-    activations = activation_values(function)
-    kinds = [argument_kind(v, function, activations) for v in first.inputs()]
-    first_results = [r for op in first.ops for r in op.results]
-    outputs = [
-        r for r in first_results
-        if first.used_after(r) or any(layer.used_after(v.forward[r]) for layer, v in matches)
-    ]
-    outlining = Outlining.of_first(first, outputs, len(matches) + 1)
-    replaced: dict[SSAValue, SSAValue] = dict(zip(outputs, outlining.calls[0].res))
-    for layer, values in matches:
-        outlining.replace(layer, values, replaced)
-    _name(outlining, callee_name(phase), phase)
-    outlining.install(module, function, kinds)
+    _outline_group(module, function, first, matches, phase)
     _unmark([layer for layer in layers if layer is not first and all(layer is not m for m, _ in matches)])
     return len(matches) + 1
 
