@@ -69,16 +69,15 @@ PUBLISHED = [
 
 
 class LossOf(torch.nn.Module):
-    """Llama's mean next-token log-likelihood loss, as a one-hot sum over the vocabulary."""
+    """Llama's next-token loss as transformers computes it given `labels=`: the
+    logits in float32, shifted, `cross_entropy` (ignore_index -100)."""
 
     def __init__(self, model: torch.nn.Module):
         super().__init__()
         self.model = model
 
     def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        log_probs = self.model(input_ids=ids).logits.float().log_softmax(-1)
-        hot = labels[..., None] == torch.arange(log_probs.shape[-1], device=log_probs.device)
-        return -(log_probs * hot).sum(-1).mean()
+        return self.model(input_ids=ids, labels=labels, use_cache=False).loss
 
 
 def llama_loss(size: str, layers: int) -> tuple[torch.nn.Module, torch.Tensor]:

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
+from rducc.dialects.op_facts import DimMap, OpFacts, Shape, identity, opaque
 from rducc.dialects.shapes import STATIC_TENSOR, element_of, shape_of
 
 
@@ -60,8 +60,10 @@ class _CollectiveOp(IRDLOperation, OpFacts):
         return self.group.value.data
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """A collective exchanges whole tensors between sockets: every dim blocked."""
-        return opaque(ins, outs)
+        """Element by element across sockets: every dim stays (a tile of rows is
+        summed across the group as the whole tensor is, so a kernel holding a
+        collective tiles like its other ops)."""
+        return DimMap((identity(len(ins[0])),))
 
     def flops(self) -> int:
         """None on the chip: its link time is costed by the cost model's `collective_cost`."""
@@ -105,6 +107,13 @@ class _DimCollectiveOp(_CollectiveOp):
         if stride != 1:
             properties["stride"] = IntegerAttr(stride, i64)
         super().__init__(operands=[input], result_types=[result_type], properties=properties)
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """The joined (or split) `dim` is read whole; every other dim stays: the
+        ranks' rows of a tile are joined along `dim` as the whole tensors' are,
+        so a 4,096 x 128,256 gather of vocabulary-split logits tiles by rows."""
+        dim = self.dim.value.data
+        return DimMap((identity(len(ins[0]), blocked=(dim,)),), frozenset({dim}))
 
     @property
     def stride_size(self) -> int:
