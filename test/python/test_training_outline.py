@@ -31,12 +31,19 @@ def _tiny_llama(layers: int) -> torch.nn.Module:
     return LogitsOnly(LlamaForCausalLM(config)).train()
 
 
+def _outlining(opt_level: int, sockets: int = 1, split: tuple[int, ...] = (0, 0)) -> str:
+    """The -O pipeline with the step outlined whatever its size (a tiny step is
+    kept inline by default: `rdu_outline_layers.outlines_training_step`)."""
+    return pipeline_text(opt_level, sockets=sockets, split=split).replace(
+        "rdu-outline-layers", "rdu-outline-layers{training=always}")
+
+
 def test_three_layer_step_is_outlined_per_phase_and_trains_as_eager() -> None:
     model = _tiny_llama(3)
     reference = copy.deepcopy(model)
     ids, labels = torch.randint(0, 64, (1, 6)), torch.randint(0, 64, (1, 6))
     program = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
-                                     loss_fn=language_model_loss, opt_level=0)
+                                     loss_fn=language_model_loss, opt_level=0, passes=_outlining(0))
     outlined = {f.sym_name.data: f for f in program.module.ops if isinstance(f, func.FuncOp) and is_outlined(f)}
     assert {name: calls_of(f) for name, f in outlined.items()} == {
         "layer_forward": 3, "layer_backward": 3, "layer_optimizer": 3}
@@ -85,7 +92,7 @@ def test_partitioned_step_keeps_its_outlined_layers(dp: int, tp: int, monkeypatc
     visits = _visits(monkeypatch)
     program = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
                                      loss_fn=language_model_loss, opt_level=0, target="sn40l-8",
-                                     passes=pipeline_text(0, sockets=8, split=(tp, 1, dp)))
+                                     passes=_outlining(0, sockets=8, split=(tp, 1, dp)))
     assert partition_of(program.module) == (tp, 1) and data_parallel_of(program.module) == dp
     outlined = {f.sym_name.data: f for f in functions(program.module) if is_outlined(f)}
     assert {name: calls_of(f) for name, f in outlined.items()} == {
