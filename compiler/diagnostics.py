@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import IO, TypeVar
 
-from xdsl.dialects.builtin import FileLineColLoc, NameLoc
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc
+from xdsl.frontend.mlir import MLIRFrontend
 from xdsl.ir import Attribute, Operation
-from xdsl.utils.exceptions import ParseError
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from rducc.errors import RduccError
 
@@ -259,6 +263,30 @@ def check_mlir_text(text: str, filename: str, first_line: int = 0) -> None:
     check_string_literals(text, filename, first_line)
     check_splat_sizes(text, filename, first_line)
     check_nesting_and_integers(text, filename, first_line)
+
+
+class LocatedParser(Parser):
+    """xDSL's parser, with a type constraint that fails while an op's assembly
+    format is read (`STATIC_TENSOR` on `tensor<?x8xf32>`) reported as a parse
+    error at that op's first line, `file:line:col` and caret, instead of a bare
+    VerifyException that names no place in the text."""
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        try:
+            return super().parse_operation()
+        except VerifyException as error:
+            content = self.lexer.input.content
+            line_end = content.find("\n", start)
+            self.raise_error(str(error).strip(), start, line_end if line_end > start else self.pos)
+
+
+@dataclass(frozen=True)
+class LocatedMLIRFrontend(MLIRFrontend):
+    """xDSL's MLIR frontend (rducc-opt's `-f mlir`) reading with `LocatedParser`."""
+
+    def parse(self, ctx: Context, input: IO[bytes], input_name: str = "input") -> ModuleOp:
+        return LocatedParser(ctx, input.read(), input_name).parse_module(not self.no_implicit_module)
 
 
 def parse_guarded(parse: Callable[[], T], filename: str, text: str | None = None,

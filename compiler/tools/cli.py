@@ -40,7 +40,7 @@ from rducc.tools.entry import (
     drop_stdout,
     interrupted,
 )
-from rducc.tools.options import ArgumentParser, add_pass_flags
+from rducc.tools.options import ArgumentParser, add_opt_level_flag, add_pass_flags, add_target_flag
 
 if TYPE_CHECKING:
     from rducc.training.scaling import DynamicScale
@@ -74,14 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
             "memory (tiled, tiers placed, explicit DMA) or placed (SRAM allocated; the default)"
         ),
     )
-    parser.add_argument(
-        "-O", dest="opt_level", type=int, choices=(0, 1, 2), default=None, metavar="LEVEL",
-        help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)",
-    )
-    parser.add_argument(
-        "--target", default=DEFAULT_TARGET, metavar="NAME|FILE",
-        help="sn40l (default), sn40l-8, sn40l-16, or a .toml/.json target file",
-    )
+    add_opt_level_flag(parser, default=None)
+    add_target_flag(parser, DEFAULT_TARGET)
     parser.add_argument(
         "--tp", type=int, default=None, metavar="N",
         help="multi-socket target: tensor-parallel sockets a group, passed to rdu-partition "

@@ -14,12 +14,13 @@ import sys
 from collections.abc import Sequence
 
 from rducc import __version__
+from rducc.tools.options import ArgumentParser, add_opt_level_flag, add_target_flag
 
 TOOL = "rducc deploy"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=TOOL,
         description="Compile several torch.export programs for one system: each model's program and "
         "weights, their weights in DDR, an HBM residency plan and a manifest (docs/deployment.md).",
@@ -27,10 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("models", nargs="*", metavar="[NAME=]MODEL.pt2",
                         help="the models; NAME defaults to the file's stem")
     parser.add_argument("-o", "--output", metavar="DIR", help="the deployment directory to write (required)")
-    parser.add_argument("--target", default="sn40l-8", metavar="NAME|FILE",
-                        help="sn40l-8 (default), sn40l, sn40l-16, or a .toml/.json target file")
-    parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
-                        help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)")
+    add_target_flag(parser, "sn40l-8")
+    add_opt_level_flag(parser, default=2)
     parser.add_argument("--router", action="append", default=[], metavar="NAME",
                         help="this model's output picks the expert (repeatable); routers are resident first")
     parser.add_argument("--hbm-reserve", default=None, metavar="FRACTION|BYTES",

@@ -16,12 +16,13 @@ from collections.abc import Sequence
 
 from rducc import __version__
 from rducc.targets import DEFAULT_TARGET
+from rducc.tools.options import ArgumentParser, add_opt_level_flag, add_target_flag
 
 TOOL = "rducc generate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=TOOL,
         description="Generate text with a transformers decoder compiled by rducc (prefill and decode with a "
         "static KV cache, one set of weights) on rducc's runtime, and report the modeled time to first token "
@@ -49,13 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--top-p", type=float, default=None, metavar="P",
                         help="with --sample: keep the likeliest tokens up to probability P (1.0: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling and of random weights (0)")
-    parser.add_argument("--target", default=DEFAULT_TARGET, metavar="NAME|FILE",
-                        help=f"{DEFAULT_TARGET} (default), sn40l-8, sn40l-16, or a .toml/.json target file")
+    add_target_flag(parser, DEFAULT_TARGET)
     parser.add_argument("--tp", type=int, default=None, metavar="N",
                         help="tensor parallel over N sockets of a multi-socket target (default: the cost model picks "
                         "tp and pp)")
-    parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
-                        help="0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)")
+    add_opt_level_flag(parser, default=2)
     parser.add_argument("-o", "--output", metavar="DIR",
                         help="also write the programs: DIR/prefill.mlir, DIR/decode.mlir and their one weights "
                         "file DIR/weights.safetensors (rducc-run runs either)")

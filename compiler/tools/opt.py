@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rducc.diagnostics import (
+    LocatedMLIRFrontend,
     check_mlir_text,
     compact_dense_literals,
     describe_verify_failure,
@@ -64,6 +65,10 @@ class RduccOptMain(xDSLOptMain):
         for name, factory in ALL_DIALECTS.items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        self.available_frontends["mlir"] = lambda: LocatedMLIRFrontend  # ops' type errors located
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

@@ -10,6 +10,8 @@ import re
 import textwrap
 from typing import NoReturn
 
+from rducc.targets import BUILTIN_TARGETS
+
 ALIASES = {"--opt-level": "-O LEVEL", "--opt_level": "-O LEVEL"}
 """Spellings from the Python API (`opt_level=`) and the option each tool takes for them."""
 
@@ -76,3 +78,21 @@ def add_pass_flags(parser: argparse.ArgumentParser, pipeline_flag: str) -> None:
         "--no-locations", action="store_true",
         help="do not print loc(...) source locations on ops (printed by default where the IR has them)",
     )
+
+
+OPT_LEVEL_HELP = "0: every op its own kernel; 1: pattern fusion; 2: fusion up to whole layers (default)"
+
+
+def add_opt_level_flag(parser: argparse.ArgumentParser, default: int | None) -> None:
+    """`-O LEVEL`, declared once for every tool that compiles (`rducc`, `rducc deploy`,
+    `rducc generate`). `default=None` lets the caller tell an unset level from 2."""
+    parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=default,
+                        metavar="LEVEL", help=OPT_LEVEL_HELP)
+
+
+def add_target_flag(parser: argparse.ArgumentParser, default: str) -> None:
+    """`--target NAME|FILE`, declared once for every tool that compiles; the help names
+    the tool's own default first."""
+    others = ", ".join(name for name in BUILTIN_TARGETS if name != default)
+    parser.add_argument("--target", default=default, metavar="NAME|FILE",
+                        help=f"{default} (default), {others}, or a .toml/.json target file")

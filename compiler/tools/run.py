@@ -103,10 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_program(path: Path) -> ModuleOp:
     """Parse and verify a placed program, reporting problems as RduccError."""
-    from xdsl.parser import Parser
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from rducc.diagnostics import (
+        LocatedParser,
         check_mlir_text,
         compact_dense_literals,
         describe_verify_failure,
@@ -125,7 +125,7 @@ def parse_program(path: Path) -> ModuleOp:
     text = compact_dense_literals(text)  # long dense literals read by numpy, not xDSL
     context = RduccOptMain(args=[str(path)]).ctx
     try:
-        parser = Parser(context, text, str(path))
+        parser = LocatedParser(context, text, str(path))
         module = parse_guarded(parser.parse_module, str(path), text, lambda: parser.pos)
     except ParseError as error:
         raise RduccError(format_parse_error(error)) from None

@@ -11,7 +11,7 @@
 // CHECK: "test.op"() {qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
 "test.op"() {qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
 
-// ODD: rducc-opt: error: split blocks [64, 31] must be sizes > 0 that 2 parts divide
-// EMPTY: rducc-opt: error: split blocks [] must be sizes > 0 that 2 parts divide
+// ODD: rducc-opt: error: stdin:1:1: error: split blocks [64, 31] must be sizes > 0 that 2 parts divide
+// EMPTY: rducc-opt: error: stdin:1:1: error: split blocks [] must be sizes > 0 that 2 parts divide
 // PLACE: error: a split entry is (dim, parts, stride), (dim, parts, stride, period) or (dim, parts, stride, [block sizes])
-// PARTS: rducc-opt: error: a split entry needs dim >= 0, parts >= 1 and stride >= 1, got (2, 0, 1)
+// PARTS: rducc-opt: error: stdin:1:1: error: a split entry needs dim >= 0, parts >= 1 and stride >= 1, got (2, 0, 1)

@@ -1,6 +1,8 @@
-// RUN: rducc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: rducc-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
 
 // Every verifier error of the `tier` dialect, one per chunk, in source order.
+// A type constraint checked while an op is read (an unsupported element type) is a
+// parse error located at the op (--parsing-diagnostics prints it).
 
 // tier.buffer
 

@@ -104,6 +104,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "ints": ("ints.npy", "int64 [7, -7, 5]"),
     "ints_zero": ("ints_zero.npy", "int64 [2, 0, 3]"),
     "no_room": ("no_room.toml", "sn40l with 2 PCUs and 2 PMUs on a 2 x 2 grid"),
+    "dynamic_rdu_op": ("dynamic_rdu_op.mlir", "an `rdu.map` written by hand on a `tensor<?x8xf32>`"),
     "unit_twice": ("unit_twice.mlir", "a `#rdu.mapping` giving PCU 1 to two stages"),
     "not_pointwise": ("not_pointwise.mlir", "an `rdu.pointwise_call` naming `os::system` (only pointwise aten ops verify)"),
     "graph": ("graph.mlir", "the example at --emit graph"),
@@ -572,6 +573,10 @@ CASES: list[ErrorCase] = [
               ("-p", 'rdu-map-units{{target="{no_room}"}}', "{placed}", *OUT), "no room for 'rdu.matmul'"),
     ErrorCase("rducc-opt: a mapping with a unit used twice", OPT, ("{unit_twice}", *OUT),
               "PCU 1 is used twice in section 0", located=True),
+    ErrorCase("rducc-opt: an rdu op on a dynamic tensor", OPT, ("{dynamic_rdu_op}", *OUT),
+              "an rdu tensor must have a static shape, got tensor<?x8xf32>", located=True),
+    ErrorCase("rducc-run: an rdu op on a dynamic tensor", RUN, ("{dynamic_rdu_op}", "--simulate"),
+              "an rdu tensor must have a static shape, got tensor<?x8xf32>", located=True),
     ErrorCase("rducc-opt: a pointwise call of a non-aten op", OPT, ("{not_pointwise}", *OUT),
               "'rdu.pointwise_call' cannot call 'os::system.default': it is not an op of the aten namespace"),
     ErrorCase("rducc-run: a pointwise call of a non-aten op", RUN, ("{not_pointwise}", "--simulate"),
@@ -884,6 +889,9 @@ _MLIR = {
                       "  %y = rdu.map %x : (tensor<4xf32>) -> tensor<4xf32> {\n  ^bb0(%a: f32):\n"
                       '    %r = rdu.pointwise_call #rdu.aten<"os::system.default">(%a) : (f32) -> f32\n'
                       "    rdu.yield %r : f32\n  }\n  func.return %y : tensor<4xf32>\n}\n"),
+    "dynamic_rdu_op": ("func.func @f(%x: tensor<?x8xf32>) -> tensor<2x8xf32> {\n"
+                       "  %y = rdu.map %x : (tensor<?x8xf32>) -> tensor<2x8xf32> {\n  ^bb0(%a: f32):\n"
+                       "    rdu.yield %a : f32\n  }\n  func.return %y : tensor<2x8xf32>\n}\n"),
     "unit_twice": '"test.op"() {m = #rdu.mapping<grid = [4, 8], sections = 1, stages = [[0, 0, 0, 2, 1], '
                   '[1, 0, 1, 3, 5]], buffers = [[0, 0, 0, 3]]>} : () -> ()\n',
 }

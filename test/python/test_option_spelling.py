@@ -8,7 +8,9 @@ import re
 
 import pytest
 
-from rducc.tools import cli, opt, run
+from rducc.targets import BUILTIN_TARGETS
+from rducc.tools import cli, deploy, generate, opt, run
+from rducc.tools.options import OPT_LEVEL_HELP
 
 
 def _main(tool: str):
@@ -50,3 +52,18 @@ def test_help_never_breaks_an_option_name(tool, capsys):
     assert "--load-pass-plugin" in text or tool == "rducc-run"
     broken = re.findall(r"--[\w-]*[A-Za-z]-\n\s*\S+", text)  # an option name split at a dash
     assert not broken, broken
+
+
+@pytest.mark.parametrize("parser", [cli.build_parser, deploy.build_parser, generate.build_parser],
+                         ids=["rducc", "rducc deploy", "rducc generate"])
+def test_compiling_tools_share_their_pipeline_flags(parser, capsys):
+    """-O and --target are declared once (options.add_opt_level_flag, add_target_flag):
+    the same help in every tool that compiles, and the same hint for the API's spelling."""
+    built = parser()
+    flags = {action.option_strings[0]: action for action in built._actions if action.option_strings}
+    assert flags["-O"].help == OPT_LEVEL_HELP and flags["-O"].choices == (0, 1, 2)
+    assert all(name in flags["--target"].help for name in BUILTIN_TARGETS)
+    with pytest.raises(SystemExit) as exit_:
+        built.parse_args(["x", "--opt_level", "1"])
+    assert exit_.value.code == 2
+    assert "did you mean -O LEVEL?" in capsys.readouterr().err
