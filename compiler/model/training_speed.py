@@ -356,7 +356,7 @@ def _level_one_ops(
         if callee is None:
             yield top, top, weights
             continue
-        inner = {arg for arg, value in zip(callee.args, top.operands) if value in weights}
+        inner: set[SSAValue] = {arg for arg, value in zip(callee.args, top.operands) if value in weights}
         for op, _, read in _level_one_ops(callee, inner, callees):
             yield op, top, read
 
@@ -364,9 +364,10 @@ def _level_one_ops(
 def _time_ops(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
     """Level 1: each op of the entry function (an outlined layer's, once a call) on its stage."""
     function = entry_function(module)
-    weights = {arg for arg, attrs in zip(function.args, arg_attrs(function)) if global_of(attrs) is not None}
+    globals_read: set[SSAValue] = {arg for arg, attrs in zip(function.args, arg_attrs(function))
+                                   if global_of(attrs) is not None}
     callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
-    for op, top, weights in _level_one_ops(function, weights, callees):
+    for op, top, weights in _level_one_ops(function, globals_read, callees):
         times = stages[op_stage(top) if len(stages) > 1 else 0]
         phase = phase_of(op) or phase_of(top)
         if isinstance(op, COLLECTIVE_OPS):
