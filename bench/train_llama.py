@@ -1,8 +1,8 @@
 """Modeled training steps (cost model): Llama 3.1 8B and 70B full fine-tuning at sequence 4,096.
 
 Each step is the joint graph (torch.export.experimental._export_forward_backward:
-forward, loss, backward; the gradients are the step's results, as the
-optimizer is not in the program yet) of the exact Llama 3.1 config on the
+forward, loss, backward; without an optimizer the gradients are the step's
+results) of the exact Llama 3.1 config on the
 meta device (bf16, batch 1, sequence 4,096, examples/models.py), compiled by
 rducc for the target (-O2: rdu-place-saved decides what lives in SRAM, HBM,
 DDR or is recomputed; rdu-split-contraction splits the output layer's
@@ -20,16 +20,19 @@ this repository's 2-core machine shared by 9 sessions (load average about
 of rducc stages after export (300 s), verify 173 s of them before the
 dealloc verifier walked each live range once (BENCHMARKS.md).
 
-The loss is written as log_softmax then a one-hot sum (the same value as
-cross_entropy): torch's cross_entropy on the meta device gives the joint
-graph no gradient for the parameters (nll_loss's backward there), and a
-gather of one target per row from the 4,096 x 128,256 logits does not tile
-into SRAM yet (bench/notes.md).
+The loss is transformers' own (`LlamaForCausalLM(input_ids, labels=labels)`:
+the logits in float32, shifted, cross_entropy with ignore_index -100): the
+gather of each row's target from the 4,096 x 128,256 logits is an indexed
+DMA of the off-chip logits (`tier.gather` with two index buffers). The
+`adamw` rows are `rducc.compile_training`'s step (AdamW's update and state
+in the program); the table gives the MFU range over the target's assumed
+figures, the slowest compile stages and the process's peak memory.
 
 --quick compiles 2 decoder layers of each model (tokens/s and MFU are then
 those of the 2-layer model).
 
-Run: python bench/train_llama.py [--quick]
+Run: python bench/train_llama.py [--quick] [--only MODEL:TARGET[:OPTIMIZER] ...]
+(e.g. --only 70b:sn40l-16:adamw: Llama 3.1 70B, 80 layers, AdamW, on sn40l-16)
 """
 
 from __future__ import annotations
