@@ -18,15 +18,15 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from rducc import api
     from rducc.generation import Generation, Generator, generate
-    from rducc.program import Program, compile
+    from rducc.program import BucketedProgram, Program, compile
     from rducc.training import TrainingProgram, compile_training
 
-__all__ = ["Generation", "Generator", "Program", "TrainingProgram", "api", "compile", "compile_training", "generate",
-           "__version__"]
+__all__ = ["BucketedProgram", "Generation", "Generator", "Program", "TrainingProgram", "api", "compile",
+           "compile_training", "generate", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("compile", "Program"):
+    if name in ("compile", "Program", "BucketedProgram"):
         from rducc import program
 
         return getattr(program, name)

@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from rducc.dialects.contracts import set_target
 from rducc.errors import RduccError
+from rducc.frontend.dynamic_dims import dynamic_dims, dynamic_help, is_dynamic
 from rducc.frontend.f64 import demote_weights
 from rducc.frontend.importer import decompose, import_program
 from rducc.frontend.loader import load_exported_program
@@ -83,6 +84,8 @@ def decompose_and_import(
     `rdu-outline-layers` would outline them, see `outlines_at_import`;
     `host_ops`: ops with no chip lowering run on the host, see `rducc.frontend.host_ops`)."""
     times = times or StageTimes()
+    if is_dynamic(program):  # compiled per size by rducc.shapes (--shapes)
+        raise RduccError(dynamic_help(dynamic_dims(program)))
     with times.stage("decompose"):
         program = decompose(program)
     with times.stage("import"):

@@ -53,7 +53,8 @@ STAGES: dict[str, list[str]] = {
 
 def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, split: tuple[int, ...] = (0, 0)) -> str:
     """The pipeline as xDSL pipeline text, e.g. for `rducc-opt -p`; for a target
-    of several `sockets`, with `rdu-partition` and the (tp, pp) or (tp, pp, dp) `split` in it."""
+    of several `sockets`, with `rdu-partition` and the (tp, pp), (tp, pp, dp) or
+    (tp, pp, dp, ep) `split` in it."""
     if opt_level not in (0, 1, 2):
         raise ValueError(f"opt level must be 0, 1 or 2, got {opt_level}")
     if emit not in LEVELS:
@@ -67,13 +68,13 @@ def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, sp
     return ",".join(passes)
 
 
-def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0, dp: int = 0) -> list[str]:
-    """A pipeline for a multi-socket target: `rdu-partition{tp pp dp}` right after
+def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0, dp: int = 0, ep: int = 0) -> list[str]:
+    """A pipeline for a multi-socket target: `rdu-partition{tp pp dp ep}` right after
     `rdu-canonicalize` (first when there is none; 0: the split the cost model picks),
     with `rdu-outline-layers` moved between them when the pipeline has it: the
     identical decoder layers are outlined first (by the importer, see
     `rducc.driver.outlines_at_import`) and so partitioned once, not once a layer."""
-    options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp), ("dp", dp)) if n)
+    options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp), ("dp", dp), ("ep", ep)) if n)
     partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
     outline = [p for p in passes if p == "rdu-outline-layers"]
     rest = [p for p in passes if p != "rdu-outline-layers"]

@@ -12,9 +12,10 @@ the original PyTorch graph.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import torch
@@ -33,7 +34,7 @@ from rducc.dialects.contracts import (
     set_weights_file,
 )
 from rducc.dialects.program import entry_function
-from rducc.driver import CompileOptions, PassesLike, compile_module, module_text, resolve_passes
+from rducc.driver import CompileOptions, CompileResult, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.joint_graph import is_joint
 from rducc.frontend.loader import export_model, load_exported_program
@@ -42,9 +43,12 @@ from rducc.targets import DEFAULT_TARGET, Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
 
 ModelLike = torch.export.ExportedProgram | str | Path | torch.nn.Module
+ShapesSpec = dict[str, Sequence[int] | int]
+"""{dim name: sizes} of `compile(..., shapes=...)` (`rducc.shapes.ShapesSpec`)."""
 
 
-def _exported(model: ModelLike, example_inputs: tuple | None) -> torch.export.ExportedProgram:
+def _exported(model: ModelLike, example_inputs: tuple | None,
+              dynamic_shapes: Any = None) -> torch.export.ExportedProgram:
     if isinstance(model, torch.export.ExportedProgram):
         return model
     if isinstance(model, str | Path):
@@ -54,11 +58,45 @@ def _exported(model: ModelLike, example_inputs: tuple | None) -> torch.export.Ex
             raise RduccError("rducc.compile of an nn.Module needs example_inputs (a tuple of tensors)")
         if not isinstance(example_inputs, tuple):
             example_inputs = (example_inputs,)
-        return export_model(model, example_inputs)
+        return export_model(model, example_inputs, dynamic_shapes=dynamic_shapes)
     raise RduccError(
         f"rducc.compile takes an ExportedProgram, a path to a saved archive or an nn.Module, "
         f"not {type(model).__name__}"
     )
+
+
+@overload
+def compile(  # noqa: A001 - the public name the API promises
+    model: ModelLike,
+    example_inputs: tuple | None = None,
+    *,
+    target: str | Target = DEFAULT_TARGET,
+    opt_level: int = 2,
+    passes: PassesLike | None = None,
+    verify_each: bool = False,
+    f64: str = "emulate",
+    host_ops: bool = True,
+    split: tuple[int, ...] = (0, 0),
+    shapes: None = None,
+    dynamic_shapes: Any = None,
+) -> Program: ...
+
+
+@overload
+def compile(  # noqa: A001
+    model: ModelLike,
+    example_inputs: tuple | None = None,
+    *,
+    target: str | Target = DEFAULT_TARGET,
+    opt_level: int = 2,
+    passes: PassesLike | None = None,
+    verify_each: bool = False,
+    f64: str = "emulate",
+    host_ops: bool = True,
+    split: tuple[int, ...] = (0, 0),
+    shapes: ShapesSpec,
+    dynamic_shapes: Any = None,
+) -> BucketedProgram: ...
 
 
 def compile(  # noqa: A001 - the public name the API promises
@@ -72,7 +110,9 @@ def compile(  # noqa: A001 - the public name the API promises
     f64: str = "emulate",
     host_ops: bool = True,
     split: tuple[int, ...] = (0, 0),
-) -> Program:
+    shapes: ShapesSpec | None = None,
+    dynamic_shapes: Any = None,
+) -> Program | BucketedProgram:
     """Compile a model for the target and return the runnable Program.
 
     `model` is an ExportedProgram, a path to a `torch.export.save` archive, or
@@ -86,15 +126,40 @@ def compile(  # noqa: A001 - the public name the API promises
     `demote` (computed in f32; the Program casts float64 inputs and outputs).
     `host_ops` runs an op the chip has no lowering for on the host CPU (an
     `rdu.host_call`, listed by `Program.host_ops`); False refuses it instead.
-    `split` is a multi-socket target's (tp, pp) as `rducc --tp N --pp M` gives
-    it (0: the cost model picks).
+    `split` is a multi-socket target's (tp, pp), (tp, pp, dp) or (tp, pp, dp, ep)
+    as `rducc --tp N --pp M --dp D --ep E` gives it (0: the cost model picks).
+
+    A program exported with `dynamic_shapes` (or an nn.Module exported here with
+    `dynamic_shapes=`, torch.export's argument) is compiled once per combination
+    of `shapes`' sizes (`{"batch": [1, 4], "seq": [128, 512]}`, as `rducc
+    --shapes batch=1,4 seq=128,512`): a `BucketedProgram`, which runs the bucket
+    matching its inputs' shapes (docs/shapes.md).
     """
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops,
                              split=split)
-    result = compile_module(_exported(model, example_inputs), options)
-    weights = {name: torch_to_numpy(t) for name, t in result.weights.items()}
+    if shapes is not None and dynamic_shapes is None and isinstance(model, torch.nn.Module):
+        raise RduccError("rducc.compile(model, example_inputs, shapes=...) of an nn.Module needs dynamic_shapes= "
+                         "too (torch.export's: which input dims are dynamic, e.g. ({0: Dim('batch')},))")
+    exported = _exported(model, example_inputs, dynamic_shapes)
+    if shapes is not None:
+        from rducc.shapes import bucket_modules, compile_buckets
+
+        compiled = compile_buckets(exported, shapes, options)
+        shared = {name: torch_to_numpy(t) for name, t in compiled.weights.items()}
+        alone = [module for _, module in bucket_modules(compiled.module)]  # each a whole program again
+        programs = [(b.values, _program_of(replace(b.result, module=m), chosen, f64, shared))
+                    for b, m in zip(compiled.buckets, alone)]
+        return BucketedProgram(compiled.module, programs, shared, chosen)
+    return _program_of(compile_module(exported, options), chosen, f64)
+
+
+def _program_of(result: CompileResult, chosen: Target, f64: str,
+                weights: dict[str, np.ndarray] | None = None) -> Program:
+    """The runnable Program of one compile (with `weights`: those arrays, shared with other buckets)."""
+    if weights is None:
+        weights = {name: torch_to_numpy(t) for name, t in result.weights.items()}
     decomposed = result.decomposed
     # a joint graph returns (loss, *gradients): its call spec describes the loss alone
     out_spec = None if is_joint(decomposed) else result.exported.call_spec.out_spec
@@ -384,3 +449,70 @@ class Program:
             set_weights_file(module, weights_path.name)
         write_atomically(str(path), module_text(module))
 
+
+
+class BucketedProgram:
+    """A program compiled for several sizes of its dynamic dims (`compile(...,
+    shapes=...)`): one placed program a bucket, in one module, sharing one set
+    of weights. A call runs the bucket whose inputs have the given shapes."""
+
+    def __init__(self, module: ModuleOp, programs: Sequence[tuple[dict[str, int], Program]],
+                 weights: dict[str, np.ndarray], target: Target):
+        self.module = module
+        """The module holding every bucket (`rducc.shapes.buckets`)."""
+        self.programs = list(programs)
+        self.weights = weights
+        """The weights every bucket reads (one dict: a buffer one bucket updates, the others read)."""
+        self.target = target
+
+    @property
+    def buckets(self) -> list[dict[str, int]]:
+        """Each bucket's size of each dynamic dim, in compile order."""
+        return [dict(values) for values, _ in self.programs]
+
+    def program_for(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Program:
+        """The bucket's Program that takes inputs of these shapes; else one error listing the compiled ones."""
+        from rducc.shapes import pick_bucket
+
+        given = self.programs[0][1]._flat_inputs(tensors, named)
+        shapes = [tuple(t.shape) for t in given if isinstance(t, torch.Tensor)]
+        return self.programs[pick_bucket(self._declared, shapes)][1]
+
+    @cached_property
+    def _declared(self) -> list[tuple[dict[str, int], list[tuple[int, ...]]]]:
+        """Each bucket's sizes and its inputs' shapes, read once."""
+        from rducc.shapes import input_shapes
+
+        return [(values, input_shapes(p.module, p._runner)) for values, p in self.programs]
+
+    def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:
+        """Run the bucket matching the inputs' shapes (as `Program.__call__`)."""
+        return self.program_for(*tensors, **named)(*tensors, **named)
+
+    @property
+    def mlir(self) -> str:
+        """Every bucket's placed program, as one module's MLIR text."""
+        return module_text(self.module)
+
+    @cached_property
+    def report(self) -> dict[str, Any]:
+        """The cost model's report of each bucket, by its label (`batch=1 seq=128`)."""
+        return self.simulate()
+
+    def simulate(self) -> dict[str, Any]:
+        """Each bucket's cost report, by its label, from shapes alone."""
+        from rducc.frontend.dynamic_dims import bucket_label
+
+        return {bucket_label(values): program.simulate() for values, program in self.programs}
+
+    def save(self, path: str | Path) -> None:
+        """Write the MLIR of every bucket to `path` and the shared weights beside it, once."""
+        from rducc.files import write_atomically
+
+        path = Path(path)
+        module = self.module.clone()
+        if self.weights:
+            weights_path = sidecar_path(path)
+            save_weights(weights_path, {k: numpy_to_torch(v) for k, v in self.weights.items()})
+            set_weights_file(module, weights_path.name)
+        write_atomically(str(path), module_text(module))

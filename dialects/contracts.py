@@ -11,12 +11,14 @@ structure are typed xDSL attributes registered in the `rdu` dialect:
     #rdu.target<{name = "sn40l", ...}, hash = "…">  the target, all its figures
     #rdu<phase backward>                       the training phase an op belongs to
     #rdu.mapping<grid = [40, 52], sections = 1, stages = [[0, 0, 0, 520, 3]], buffers = [[0, 0, 0, 2]]>
+    #rdu.bucket<batch = 4, seq = 128>           the dynamic dims' values one bucket is compiled for
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -77,6 +79,9 @@ GLOBAL = "rdu.global"
 """Argument: the `tier.global` a weight argument of an entry function reads."""
 INPUT = "rdu.input"
 """Argument: a user input, with its label."""
+BUCKET = "rdu.bucket"
+"""Nested module of a program compiled for several shapes (`rducc --shapes`): the
+value of each dynamic dim it is specialized for (`BucketAttr`)."""
 WEIGHT = "rdu.weight"
 """Argument of an outlined layer: it receives a weight."""
 VALUE = "rdu.value"
@@ -851,5 +856,65 @@ def set_target(module: Operation, target: Target) -> None:
     module.attributes[TARGET] = TargetAttr.of(target)
 
 
-CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr, MappingAttr, PhaseAttr]
+# --- dynamic-shape buckets -------------------------------------------------
+
+_BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+@irdl_attr_definition
+class BucketAttr(ParametrizedAttribute):
+    """The value of each dynamic dim (by its name) that one specialized program of a
+    multi-shape compile is for: `#rdu.bucket<batch = 4, seq = 128>`."""
+
+    name = "rdu.bucket"
+
+    names: ArrayAttr[StringAttr]
+    values: ArrayAttr[IntAttr]
+
+    @staticmethod
+    def of(values: Mapping[str, int]) -> BucketAttr:
+        return BucketAttr(ArrayAttr(StringAttr(k) for k in values), ArrayAttr(IntAttr(v) for v in values.values()))
+
+    def as_dict(self) -> dict[str, int]:
+        return {k.data: v.data for k, v in zip(self.names.data, self.values.data)}
+
+    def verify(self) -> None:
+        if len(self.names.data) != len(self.values.data):
+            raise VerifyException("#rdu.bucket needs one value per name")
+        if len({k.data for k in self.names.data}) != len(self.names.data):
+            raise VerifyException("#rdu.bucket names a dim twice")
+        if any(v.data < 0 for v in self.values.data):
+            raise VerifyException("#rdu.bucket sizes must be >= 0")
+        bad = [k.data for k in self.names.data if not _BARE_NAME.fullmatch(k.data)]
+        if bad:
+            raise VerifyException(f"#rdu.bucket dim name '{bad[0]}' is not a name (letters, digits, _ . $)")
+
+    def print_parameters(self, printer: Printer) -> None:
+        fields = ", ".join(f"{k} = {v}" for k, v in self.as_dict().items())
+        printer.print_string(f"<{fields}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        def one() -> tuple[str, int]:
+            name = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            return name, parser.parse_integer(allow_boolean=False)
+
+        with parser.in_angle_brackets():
+            pairs = parser.parse_comma_separated_list(parser.Delimiter.NONE, one)
+        return [ArrayAttr(StringAttr(k) for k, _ in pairs), ArrayAttr(IntAttr(v) for _, v in pairs)]
+
+
+def bucket_of(module: Operation) -> dict[str, int] | None:
+    """The dynamic dims' values a bucket's module is specialized for, or None."""
+    attr = module.attributes.get(BUCKET)
+    return attr.as_dict() if isinstance(attr, BucketAttr) else None
+
+
+def set_bucket(module: Operation, values: Mapping[str, int]) -> None:
+    module.attributes[BUCKET] = BucketAttr.of(values)
+
+
+CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr, MappingAttr, PhaseAttr,
+                                         BucketAttr]
 """The typed attributes the `rdu` dialect registers."""

@@ -9,7 +9,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
-from rducc.dialects.contracts import arg_attrs, global_of, is_outlined, op_stage
+from rducc.dialects.contracts import arg_attrs, bucket_of, global_of, is_outlined, op_stage
 from rducc.errors import RduccError
 
 ENTRY = "forward"
@@ -91,6 +91,33 @@ def global_stages(module: ModuleOp) -> dict[str, int]:
                 if operand in by_arg:
                     stages.setdefault(by_arg[operand], op_stage(op))
     return stages
+
+
+def check_buckets(module: ModuleOp) -> None:
+    """A module of shape buckets (`rducc --shapes`) holds nothing but named modules
+    marked `rdu.bucket`, all for the same dims, no two for the same sizes (a
+    run picks one by its inputs' shapes, which must be unambiguous)."""
+    nested = [op for op in module.ops if isinstance(op, ModuleOp) and bucket_of(op) is not None]
+    if not nested:
+        return
+    seen: dict[tuple[int, ...], str] = {}
+    dims = list(bucket_of(nested[0]) or {})
+    for op in module.ops:
+        values = bucket_of(op) if isinstance(op, ModuleOp) else None
+        if values is None:
+            raise RduccError(f"'{op.name}' at {op.location}: a module of shape buckets holds only modules "
+                             "marked rdu.bucket")
+        assert isinstance(op, ModuleOp)
+        name = op.sym_name.data if op.sym_name is not None else None
+        if name is None:
+            raise RduccError(f"bucket {values}: its module needs a name (builtin.module @forward__...)")
+        if list(values) != dims:
+            raise RduccError(f"bucket @{name} is for dims {', '.join(values)}, the others for {', '.join(dims)}")
+        key = tuple(values.values())
+        if key in seen:
+            raise RduccError(f"buckets @{seen[key]} and @{name} are for the same sizes "
+                             f"({', '.join(f'{k}={v}' for k, v in values.items())})")
+        seen[key] = name
 
 
 def check_loop_steps(module: ModuleOp) -> None:

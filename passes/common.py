@@ -15,7 +15,17 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from rducc.dialects.contracts import LOWERED_LEVELS, TENSOR_LEVELS, Level, level_of, module_target, set_level
+from rducc.dialects.contracts import (
+    LEVEL,
+    LOWERED_LEVELS,
+    TARGET,
+    TENSOR_LEVELS,
+    Level,
+    bucket_of,
+    level_of,
+    module_target,
+    set_level,
+)
 from rducc.dialects.program import functions
 from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
@@ -66,6 +76,10 @@ class RduPass(ModulePass):
     """Target name or file; default: the module's rdu.target, else sn40l."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        buckets = [inner for inner in op.ops if isinstance(inner, ModuleOp) and bucket_of(inner) is not None]
+        if buckets:
+            self._apply_per_bucket(ctx, op, buckets)
+            return
         self.check_options()
         if self.on_tensors:
             require_tensor_program(op, self.name, self.accepts)
@@ -74,6 +88,26 @@ class RduPass(ModulePass):
         self.rewrite(ctx, op)
         if self.produces is not None:
             set_level(op, self.produces)
+
+    def _apply_per_bucket(self, ctx: Context, outer: ModuleOp, buckets: Sequence[ModuleOp]) -> None:
+        """A module of shape buckets (`rducc --shapes`): the pass runs on each
+        bucket as the whole program it is (detached, with the level and target
+        the outer module says once), and the outer module takes the level they reach."""
+        shared = {key: outer.attributes[key] for key in (LEVEL, TARGET) if key in outer.attributes}
+        for inner in buckets:
+            inner.detach()
+            for key, value in shared.items():
+                inner.attributes.setdefault(key, value)
+            try:
+                self.apply(ctx, inner)
+            finally:
+                outer.body.block.add_op(inner)
+        for key in (LEVEL, TARGET):
+            values = {str(inner.attributes.get(key)) for inner in buckets}
+            if len(values) == 1 and key in buckets[0].attributes:
+                outer.attributes[key] = buckets[0].attributes[key]
+                for inner in buckets:
+                    inner.attributes.pop(key, None)
 
     def check_options(self) -> None:
         """Refuse option values the pass cannot run with (before the level check:

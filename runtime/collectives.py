@@ -1,5 +1,5 @@
 """Numpy implementations of the collectives (`rdu.all_reduce`, `rdu.all_gather`,
-`rdu.reduce_scatter`, `rdu.local_part`, `rdu.send_recv`): the ranks of the run context's socket
+`rdu.reduce_scatter`, `rdu.local_part`, `rdu.send_recv`, `rdu.all_to_all`): the ranks of the run context's socket
 group meet and combine their arrays in rank order, so every rank gets the
 same bits."""
 
@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation
 
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, ReduceScatterOp, SendRecvOp
+from rducc.dialects.rdu.collectives import (
+    AllGatherOp,
+    AllReduceOp,
+    AllToAllOp,
+    LocalPartOp,
+    ReduceScatterOp,
+    SendRecvOp,
+)
 from rducc.errors import RduccError
 from rducc.runtime.context import RunContext, SocketGroup
 from rducc.runtime.registry import Kernel, implements
@@ -67,6 +74,14 @@ def local_part(x: np.ndarray, dim: int, group: int, context: RunContext, stride:
     return np.split(x, group, axis=dim)[(context.rank // stride) % group].copy()
 
 
+def all_to_all(x: np.ndarray, split_dim: int, concat_dim: int, group: int, context: RunContext) -> np.ndarray:
+    """Part `rank` (along `split_dim`) of every rank's `x`, joined along `concat_dim` in rank order."""
+    rank = context.rank
+    return _check_group(context, group).exchange(
+        rank, x, lambda values: np.concatenate([np.split(v, group, axis=split_dim)[rank] for v in values],
+                                               axis=concat_dim))
+
+
 @implements(AllReduceOp)
 def _prepare_all_reduce(op: Operation) -> Kernel:
     assert isinstance(op, AllReduceOp)
@@ -95,9 +110,16 @@ def _prepare_local_part(op: Operation) -> Kernel:
     return lambda context, x: local_part(x, dim, group, context, stride)
 
 
+@implements(AllToAllOp)
+def _prepare_all_to_all(op: Operation) -> Kernel:
+    assert isinstance(op, AllToAllOp)
+    (split_dim, concat_dim), group = op.dims, op.group_size
+    return lambda context, x: all_to_all(x, split_dim, concat_dim, group, context)
+
+
 @implements(SendRecvOp)
 def _prepare_send_recv(op: Operation) -> Kernel:
     return lambda context, x: np.array(x, copy=True)  # one thread runs both sockets
 
 
-__all__ = ["all_gather", "all_reduce", "local_part", "reduce_scatter"]
+__all__ = ["all_gather", "all_reduce", "all_to_all", "local_part", "reduce_scatter"]

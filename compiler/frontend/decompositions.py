@@ -41,7 +41,7 @@ from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
-from rducc.frontend.local_decompose import decompose_locally
+from rducc.frontend.local_decompose import decompose_locally, decompose_repeated
 from rducc.frontend.locations import describe_location
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.training_mode import TRAINING_CHECKS
@@ -331,6 +331,8 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
         table = decomposition_table(ep)
         with captured_torch_logs():  # its tracebacks: rducc reports the error itself
             local = decompose_locally(ep, table)  # a few nodes to decompose: those alone
+            if local is None:  # many, of identical layers: one trace a distinct node
+                local = decompose_repeated(ep, table)
             decomposed = local if local is not None else _run(ep, table)
             _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(decomposed, table))
         if has_data_sizes(_DECOMPOSED[ep]):

@@ -82,6 +82,7 @@ from rducc.frontend.converter_api import (
 )
 from rducc.frontend.data_sizes import SIZED_OPS
 from rducc.frontend.decompositions import decompose, extra_supported_ops
+from rducc.frontend.dynamic_dims import dynamic_dims, dynamic_help, is_dynamic
 from rducc.frontend.f64 import check_f64, f64_node_count
 from rducc.frontend.host_ops import host_fallback
 from rducc.frontend.joint_graph import GRADIENT_KINDS, gradient_role, node_phases
@@ -124,7 +125,10 @@ def layer_of(node: torch.fx.Node) -> str | None:
 
 
 def _check_static(ep: ExportedProgram) -> None:
-    """Refuse dynamic shapes, naming the first node that has one."""
+    """Refuse dynamic shapes: an export with dynamic dims is told how to compile it
+    (`--shapes`, `rducc.frontend.dynamic_dims`); else the first node that has one is named."""
+    if is_dynamic(ep):
+        raise RduccError(dynamic_help(dynamic_dims(ep)))
     for node in ep.graph.nodes:
         values = fake_value(node)
         for value in values if isinstance(values, tuple | list) else [values]:

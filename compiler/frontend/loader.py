@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rducc.errors import RduccError
 from rducc.files import check_regular
@@ -394,7 +394,7 @@ def _user_frame(error: BaseException) -> str:
 
 
 def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = False,
-                 kwargs: dict | None = None) -> torch.export.ExportedProgram:
+                 kwargs: dict | None = None, dynamic_shapes: Any = None) -> torch.export.ExportedProgram:
     """`torch.export.export(model, example_inputs)` under no_grad (with `grad`, for a
     training step: with autograd on), or a `RduccError` saying why not: a shape
     that depends on the tensors' values is named as such."""
@@ -405,7 +405,7 @@ def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = Fal
     with captured_torch_logs("torch.fx.experimental.symbolic_shapes"):
         try:
             with torch.set_grad_enabled(grad), redirect_stderr(printed):
-                exported = torch.export.export(model, example_inputs, kwargs=kwargs)
+                exported = torch.export.export(model, example_inputs, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
             sys.stderr.write(printed.getvalue())  # what a successful export printed (warnings)
             return exported
         except GuardOnDataDependentSymNode as error:

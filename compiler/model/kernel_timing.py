@@ -343,10 +343,18 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     2(n-1) steps of B/n, and recursive doubling (a tree of pairs), log2(n)
     steps of B (n a power of two); all_gather: (n-1) ring steps of B, or
     the doubling steps' latencies and (n-1) B; reduce_scatter: (n-1) ring
-    steps of B/n; send_recv: one one-hop step of B; local_part (a rank's
-    part of a value it holds whole): nothing sent.
+    steps of B/n; send_recv: one one-hop step of B; all_to_all: a pairwise
+    exchange, (n-1) steps each sending B/n to one peer, at the ring's hops a
+    step; local_part (a rank's part of a value it holds whole): nothing sent.
     """
-    from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, ReduceScatterOp, SendRecvOp
+    from rducc.dialects.rdu.collectives import (
+        AllGatherOp,
+        AllReduceOp,
+        AllToAllOp,
+        LocalPartOp,
+        ReduceScatterOp,
+        SendRecvOp,
+    )
 
     latency, bandwidth = target.link_latency_s, target.link_bandwidth
     size = value_bytes(op.operands[0])
@@ -354,10 +362,12 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
         return 0.0, 0
     if isinstance(op, SendRecvOp):
         return latency + size / bandwidth, size
-    assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp)
+    assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp | AllToAllOp)
     n = op.group_size
     if n <= 1:
         return 0.0, 0
+    if isinstance(op, AllToAllOp):
+        return (n - 1) * (ring_step_hops(n, target) * latency + size / n / bandwidth), (n - 1) * size // n
     doubling = (n & (n - 1)) == 0
     step = ring_step_hops(n, target) * latency
     tree = doubling_hops(n, target) if doubling else []

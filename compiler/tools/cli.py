@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the cost model picks dp, tp and pp); dp x pp must not exceed the sockets; not with --tp",
     )
     parser.add_argument(
+        "--ep", type=int, default=None, metavar="N",
+        help="multi-socket target, a model with routed experts (a mixture of experts): split the experts "
+        "over the N sockets of a tensor-parallel group, tokens' rows exchanged by all-to-all (tp = N; "
+        "default: the cost model decides; --ep 1: never)",
+    )
+    parser.add_argument(
         "--pass-pipeline", metavar="PIPELINE",
         help="run this pipeline instead of the -O one, in xDSL's syntax "
         "('rdu-canonicalize,cse,my-pass{k=2},rdu-fuse{level=1},...'); --print-pipeline shows the -O one",
@@ -121,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
         "and per kernel its fused ops, FLOPs, bytes, bound and modeled time (to stderr with -o -)",
     )
     parser.add_argument("--report-json", metavar="FILE", help="write that report as JSON, for tools")
+    parser.add_argument(
+        "--shapes", nargs="+", metavar="NAME=SIZES", default=None,
+        help="a model exported with dynamic_shapes: compile one program per combination of these sizes "
+        "of its dynamic dims (batch=1,4 seq=128,512: four programs) into one output sharing one weights "
+        "file; rducc-run and rducc.Program run the one matching the inputs (docs/shapes.md)",
+    )
     parser.add_argument(
         "--f64", choices=["emulate", "refuse", "demote"], default="emulate",
         help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
@@ -347,8 +359,11 @@ def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str,
     """--report-json and --plot's files (written with the MLIR) and --report's text,
     from the placed program."""
     from rducc.model.cost_model import estimate
+    from rducc.shapes import is_bucketed
     from rducc.tools.report import compile_report, report_dict
 
+    if is_bucketed(module):
+        return _describe_buckets(module, target, args)
     report = estimate(module, target)
     outputs: list[tuple[str, Writer]] = []
     if args.report_json:
@@ -359,6 +374,46 @@ def _describe(module, target, args: argparse.Namespace) -> tuple[list[tuple[str,
         outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
     text = compile_report(module, report) if args.report else ""
     return outputs, [args.plot] if args.plot else [], text
+
+
+def _describe_buckets(module, target, args: argparse.Namespace) -> tuple[list[tuple[str, Writer]], list[str], str]:
+    """--report and --report-json of a multi-shape compile: each bucket's report."""
+    from rducc.frontend.dynamic_dims import bucket_label
+    from rducc.model.cost_model import estimate
+    from rducc.shapes import bucket_modules, bucket_name
+    from rducc.tools.report import compile_report, report_dict
+
+    rows, texts = [], []
+    for values, inner in bucket_modules(module):
+        report = estimate(inner, target)
+        rows.append({"bucket": values, "function": bucket_name(values), **report_dict(inner, report)})
+        if args.report:
+            heading = f"== bucket {bucket_label(values)} (@{bucket_name(values)}) =="
+            texts.append(f"{heading}\n{compile_report(inner, report)}")
+    outputs: list[tuple[str, Writer]] = []
+    if args.report_json:
+        outputs.append((args.report_json, text_writer(json_text({"buckets": rows}, "--report-json"))))
+    return outputs, [], "\n".join(texts)
+
+
+def _compile_shapes(args: argparse.Namespace, options):
+    """`--shapes`: one program per combination of sizes, in one module (rducc.shapes)."""
+    from rducc.frontend.dynamic_dims import parse_shapes_flags
+    from rducc.shapes import compile_buckets
+
+    return compile_buckets(args.input, parse_shapes_flags(args.shapes), options)
+
+
+def _check_shapes_flags(args: argparse.Namespace) -> None:
+    """--shapes with what it cannot be combined with, before anything is compiled."""
+    if args.shapes is None:
+        return
+    if args.train:
+        raise RduccError("--shapes compiles inference programs; a training step (--train) needs static shapes: "
+                         "export the model without dynamic_shapes")
+    if args.plot:
+        raise RduccError("--plot draws one program; with --shapes, cost each bucket with --report or "
+                         "--report-json (or rducc-run --simulate)")
 
 
 def _chosen_passes(args: argparse.Namespace) -> list | None:
@@ -393,28 +448,31 @@ def _info(args: argparse.Namespace) -> bool:
     return True
 
 
-def _split(args: argparse.Namespace, target) -> tuple[int, int, int]:
-    """(tp, pp, dp) of --tp/--pp/--dp, 0 for one not given; checked against the target."""
-    flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp))
+def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int]:
+    """(tp, pp, dp, ep) of --tp/--pp/--dp/--ep, 0 for one not given; checked against the target."""
+    flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp), ("ep", args.ep))
     if all(n is None for _, n in flags):
-        return 0, 0, 0
+        return 0, 0, 0, 0
     given = " ".join(f"--{name} {n}" for name, n in flags if n is not None)
     if any(n is not None and n < 1 for _, n in flags):
-        raise RduccError(f"{given}: tp, pp and dp must be >= 1")
+        raise RduccError(f"{given}: tp, pp, dp and ep must be >= 1")
     if target.sockets == 1:
         raise RduccError(f"{given} splits the model across sockets, but target {target.name} has one "
                          "(use --target sn40l-8 or sn40l-16)")
     if args.pass_pipeline is not None:
         raise RduccError(f"{given} sets the -O pipeline's rdu-partition; with --pass-pipeline write "
-                         "rdu-partition{tp=N pp=M dp=D} in it")
-    tp, pp, dp = args.tp or 0, args.pp or 0, args.dp or 0
+                         "rdu-partition{tp=N pp=M dp=D ep=E} in it")
+    tp, pp, dp, ep = args.tp or 0, args.pp or 0, args.dp or 0, args.ep or 0
     if dp > 1 and tp > 1:
         raise RduccError(f"{given}: split a training step either across its batch (--dp) or across its "
                          "weights (--tp), each with --pp stages")
-    if max(tp, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
-        raise RduccError(f"{given} needs {max(tp, 1) * max(pp, 1) * max(dp, 1)} sockets; target {target.name} "
-                         f"has {target.sockets}")
-    return tp, pp, dp
+    if ep > 1 and tp and tp != ep:
+        raise RduccError(f"{given}: the experts are split over the sockets of a tensor-parallel group: "
+                         "--ep must equal --tp")
+    if max(tp, ep, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
+        raise RduccError(f"{given} needs {max(tp, ep, 1) * max(pp, 1) * max(dp, 1)} sockets; target "
+                         f"{target.name} has {target.sockets}")
+    return tp, pp, dp, ep
 
 
 def _opt_level(args: argparse.Namespace) -> int:
@@ -479,6 +537,7 @@ def _run(args: argparse.Namespace) -> None:
     if (args.report or args.report_json or args.plot) and args.emit not in (None, "placed"):
         raise RduccError("--report, --report-json and --plot need the placed program (drop --emit)")
     _optimizer_options(args)  # training flags without --train fail before torch loads
+    _check_shapes_flags(args)
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
@@ -494,7 +553,10 @@ def _run(args: argparse.Namespace) -> None:
         host_ops=not args.no_host_ops,
     )
     try:
-        result = _compile_training(args, options) if args.train else compile_module(args.input, options)
+        if args.shapes is not None:
+            result = _compile_shapes(args, options)
+        else:
+            result = _compile_training(args, options) if args.train else compile_module(args.input, options)
         module, weights = result.module, result.weights
         _check_level_for_report(module, args)
         weights_path = _weights_path(args, bool(weights))

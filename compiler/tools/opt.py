@@ -30,7 +30,7 @@ from rducc.diagnostics import (
     parse_guarded,
 )
 from rducc.dialects import ALL_DIALECTS
-from rducc.dialects.program import check_loop_steps
+from rducc.dialects.program import check_buckets, check_loop_steps
 from rducc.errors import RduccError
 from rducc.files import check_writable, declare_outputs, write_atomically
 from rducc.passes import ALL_PASSES
@@ -110,6 +110,7 @@ class RduccOptMain(xDSLOptMain):
                                self.get_input_name(), passthrough=(DiagnosticException,))
         if isinstance(module, ModuleOp):
             check_loop_steps(module)  # what the runtime could never finish
+            check_buckets(module)  # one bucket per size, each named
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:

@@ -113,7 +113,7 @@ def parse_program(path: Path) -> ModuleOp:
         format_parse_error,
         parse_guarded,
     )
-    from rducc.dialects.program import check_loop_steps
+    from rducc.dialects.program import check_buckets, check_loop_steps
     from rducc.files import read_regular
     from rducc.tools.opt import RduccOptMain
 
@@ -134,6 +134,7 @@ def parse_program(path: Path) -> ModuleOp:
     except DiagnosticException as error:
         raise RduccError(f"{path}: the program does not verify:\n{describe_verify_failure(module, error)}") from None
     check_loop_steps(module)  # xDSL's verifier accepts a step of 0
+    check_buckets(module)  # one bucket per size, each named
     if not is_placed(module):
         raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
     return module
@@ -367,6 +368,10 @@ def _run(args: argparse.Namespace) -> None:
     weights_path = _weights_file(module, program_path, args.weights)
     _note_program_weights(module, program_path)
     target = module_target(module, args.target or "")
+    from rducc.shapes import is_bucketed
+
+    if is_bucketed(module):
+        return _run_buckets(args, module, program_path, weights_path, target)
     outputs, directories, printed = _cost_outputs(args, module, target)
     if args.simulate:
         write_together(outputs, directories)
@@ -384,6 +389,52 @@ def _run(args: argparse.Namespace) -> None:
     write_together(outputs, directories)
     if not args.output:
         _print_results(results)
+
+
+def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path, weights_path: Path | None,
+                 target: Target) -> None:
+    """A program compiled for several shapes (`rducc --shapes`): --simulate and
+    --report-json cost every bucket; a run picks the bucket the inputs' shapes match."""
+    from rducc.files import json_text, text_writer, write_together
+    from rducc.frontend.dynamic_dims import bucket_label
+    from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
+
+    if args.train or args.plot:
+        raise RduccError(f"{'--train' if args.train else '--plot'} takes a program of one shape; {program_path} "
+                         "holds several (rducc --shapes): cost them with --simulate or --report-json")
+    buckets = bucket_modules(module)
+    outputs: list = []
+    if args.simulate or args.report_json:
+        rows, printed = [], []
+        for values, inner in buckets:
+            data, text = _cost_data(args, inner, target)
+            rows.append({"bucket": values, "function": bucket_name(values), **data})
+            printed.append(f"== bucket {bucket_label(values)} (@{bucket_name(values)}) ==\n{text}")
+        if args.report_json:
+            outputs.append((args.report_json, text_writer(json_text({"buckets": rows}, "--report-json"))))
+        if args.simulate:
+            write_together(outputs)
+            print("\n\n".join(printed))
+            return
+    shapes = [_npy_shape(path) for path in args.input]
+    chosen = buckets[pick_bucket([(values, input_shapes(inner)) for values, inner in buckets], shapes)][1]
+    results = _execute(args, chosen, program_path, weights_path)
+    if args.output:
+        outputs.append((args.output, _npz_writer(results)))
+    write_together(outputs)
+    if not args.output:
+        _print_results(results)
+
+
+def _npy_shape(path: str) -> tuple[int, ...]:
+    """The shape an input `.npy` declares (its header only)."""
+    from rducc.files import open_regular
+
+    with open_regular(path, "--input") as stream:
+        try:
+            return _npy_header(stream)[0]
+        except ValueError as error:
+            raise RduccError(f"--input {path}: not a .npy file ({error})") from None
 
 
 def _note_program_weights(module: ModuleOp, program_path: Path) -> None:
@@ -420,31 +471,39 @@ def _cost_outputs(args: argparse.Namespace, module: ModuleOp, target: Target) ->
     from rducc.files import json_text, text_writer
     from rducc.model.cost_model import estimate
 
+    data, printed = _cost_data(args, module, target)
+    outputs = []
+    if args.report_json:
+        outputs.append((args.report_json, text_writer(json_text(data, "--report-json"))))
+    if args.plot:
+        from rducc.tools.plots import plot_outputs
+
+        outputs += plot_outputs(module, estimate(module, target), Path(args.plot), args.plot_kernel)
+    return outputs, [args.plot] if args.plot else [], printed
+
+
+def _cost_data(args: argparse.Namespace, module: ModuleOp, target: Target) -> tuple[dict, str]:
+    """--report-json's data and --simulate's tables of one placed program."""
+    from rducc.model.cost_model import estimate
+
     report = estimate(module, target)
     ranges = report.ranges(module, _ranged_target(target)) if args.ranges else None
     training = _training(module, target, report, args.ranges)
     note = sockets_note(module, target) if args.target else None
     if note is not None:
         print(f"rducc-run: warning: {note}", file=sys.stderr)
-    outputs = []
-    if args.report_json:
-        data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
-        if note is not None:
-            data["note"] = note
-        if training is not None:
-            data["training"] = training[0].to_dict() | (
-                {"ranges": training[1].to_dict()} if training[1] is not None else {})
-        outputs.append((args.report_json, text_writer(json_text(data, "--report-json"))))
-    if args.plot:
-        from rducc.tools.plots import plot_outputs
-
-        outputs += plot_outputs(module, report, Path(args.plot), args.plot_kernel)
+    data = report.to_dict() | ({"ranges": ranges.to_dict()} if ranges is not None else {})
+    if note is not None:
+        data["note"] = note
+    if training is not None:
+        data["training"] = training[0].to_dict() | (
+            {"ranges": training[1].to_dict()} if training[1] is not None else {})
     printed = cost_table(report) + (f"\n\n{ranges.table()}" if ranges is not None else "")
     if note is not None:
         printed += f"\nnote              {note}"
     if training is not None:
         printed += f"\n\n{training[0].table()}" + (f"\n\n{training[1].table()}" if training[1] is not None else "")
-    return outputs, [args.plot] if args.plot else [], printed
+    return data, printed
 
 
 def sockets_note(module: ModuleOp, target: Target) -> str | None:

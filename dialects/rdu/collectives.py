@@ -14,6 +14,11 @@ the sockets meet:
                                                  whole (no exchange: B = A / 2 there)
     rdu.send_recv %x from 0 to 1 : T -> T        point to point: the value of pipeline
                                                  stage 0's sockets, on stage 1's sockets
+    rdu.all_to_all %x split_dim 0 concat_dim 1 group 4 : A -> B
+                                                 every rank sends part j of %x (along
+                                                 split_dim) to rank j and joins the parts
+                                                 it receives along concat_dim in rank
+                                                 order (expert parallelism's exchange)
 
 `rdu.send_recv` is a send and its matching receive as one SSA op: the
 program is one dataflow graph whose ops carry the pipeline stage that runs
@@ -207,6 +212,61 @@ class SendRecvOp(IRDLOperation, OpFacts):
 
 
 
-COLLECTIVE_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, LocalPartOp, SendRecvOp)
+@irdl_op_definition
+class AllToAllOp(_CollectiveOp):
+    """Every socket of the group splits its input along `split_dim` into `group`
+    parts and sends part j to rank j; rank r's result is the parts it received,
+    part r of every rank's input, joined along `concat_dim` in rank order. The
+    result has the input's shape with `split_dim` divided and `concat_dim`
+    multiplied by the group (the same shape when the two dims are one). Each
+    socket sends (group - 1) / group of its input: the dispatch and combine of
+    expert parallelism (`rdu-partition{ep=N}`)."""
 
-__all__ = ["AllReduceOp", "AllGatherOp", "ReduceScatterOp", "LocalPartOp", "SendRecvOp", "COLLECTIVE_OPS"]
+    name = "rdu.all_to_all"
+    split_dim = prop_def(IntegerAttr[I64])
+    concat_dim = prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "$input `split_dim` $split_dim `concat_dim` $concat_dim `group` $group attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, split_dim: int, concat_dim: int, group: int, result_type: Attribute):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"split_dim": IntegerAttr(split_dim, i64), "concat_dim": IntegerAttr(concat_dim, i64),
+                        "group": IntegerAttr(group, i64)},
+        )
+
+    @property
+    def dims(self) -> tuple[int, int]:
+        """(split_dim, concat_dim)."""
+        return self.split_dim.value.data, self.concat_dim.value.data
+
+    def verify_(self) -> None:
+        _verify_same_element(self)
+        group = self.group_size
+        _verify_group(self, group)
+        shape = list(shape_of(self.input.type))
+        split, concat = self.dims
+        for label, dim in (("split_dim", split), ("concat_dim", concat)):
+            if not 0 <= dim < len(shape):
+                raise VerifyException(f"'rdu.all_to_all' {label} {dim} is out of range for rank {len(shape)}")
+        if shape[split] % group:
+            raise VerifyException(
+                f"'rdu.all_to_all' split_dim {split} of size {shape[split]} does not split {group} ways"
+            )
+        expected = list(shape)
+        expected[split] //= group
+        expected[concat] *= group
+        if list(shape_of(self.result.type)) != expected:
+            raise VerifyException(
+                f"'rdu.all_to_all' shapes {shape} -> {list(shape_of(self.result.type))}: expected {expected} "
+                f"(split_dim {split} divided, concat_dim {concat} multiplied by {group})"
+            )
+
+
+COLLECTIVE_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, LocalPartOp, SendRecvOp, AllToAllOp)
+
+__all__ = ["AllReduceOp", "AllGatherOp", "AllToAllOp", "ReduceScatterOp", "LocalPartOp", "SendRecvOp",
+           "COLLECTIVE_OPS"]

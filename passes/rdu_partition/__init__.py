@@ -64,6 +64,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     FunctionType,
+    IntegerAttr,
     ModuleOp,
     TensorType,
     i64,
@@ -94,7 +95,7 @@ from rducc.dialects.contracts import (
 )
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.program import entry_function, functions
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, LocalPartOp, SendRecvOp
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, AllToAllOp, LocalPartOp, SendRecvOp
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -115,6 +116,7 @@ from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
+from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.training import (
     batch_size,
     batch_splits,
@@ -126,9 +128,12 @@ from rducc.passes.rdu_partition.training import (
     training_stages,
 )
 
-Layout = Split | str | None
-"""None: replicated; a `Split`; PARTIAL: a partial sum over every rank."""
+Layout = Split | str | Experts | None
+"""None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:
+rows of token-expert pairs, each rank's by its own experts (expert parallelism)."""
 PARTIAL = "partial"
+EXPERT_PARALLEL = "rdu.expert_parallel"
+"""The module's ep when its routed experts are split over the sockets (`expert_parallel`)."""
 
 CalleeLayouts = tuple[list[Layout], list[Layout]]
 """An outlined layer's layout per argument and per result, once partitioned."""
@@ -381,6 +386,10 @@ class _TensorPartitioner:
     """The function's argument attributes, written back once at the end (a
     function of a 126-layer model has over a thousand arguments)."""
     globals_by_name: dict[str, GlobalOp] = field(default_factory=dict)
+    experts: bool = False
+    """Expert parallelism: stacked expert tables split along the experts over the
+    `tp` ranks, pairs combined by `rdu.all_to_all` (passes/rdu_partition/experts.py)."""
+    expert_ids: dict[tuple[SSAValue, int], tuple[SSAValue, SSAValue]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -512,6 +521,9 @@ class _TensorPartitioner:
         result = value
         if have == PARTIAL:
             result = self._insert(AllReduceOp(value, self.tp), before, None)
+            have = None
+        elif isinstance(have, Experts):
+            result = self._combine(value, have, before)
             have = None
         elif isinstance(have, Split) and want is None:
             result = self._gather(value, have, before)
@@ -737,6 +749,8 @@ class _TensorPartitioner:
             return
         if isinstance(op, GatherOp) and self._partition_take_along(op):
             return
+        if self.experts and self._partition_experts(op):
+            return
         plan = self._plan(op)
         if plan is None or not all(self.feasible(v, w) for v, w in zip(op.operands, plan[0])):
             self._replicate(op)
@@ -843,6 +857,90 @@ class _TensorPartitioner:
             parent.insert_op_before(new, before)
             self.layout[new.results[0]] = None
         return reshaped.result
+
+    # -- expert parallelism (passes/rdu_partition/experts.py) -------------------
+
+    def _partition_experts(self, op: Operation) -> bool:
+        """An expert gather (`table[ids]`) takes the rank's own experts; an op keeping
+        the pairs' rows of `Experts` operands keeps the layout. False: not such an op
+        (its `Experts` operands are combined when it wants them whole)."""
+        experts = [self.layout_of(v) for v in op.operands if isinstance(self.layout_of(v), Experts)]
+        if (count := expert_table(op, self.tp)) is not None and not experts:
+            return self._expert_gather(op, count)  # type: ignore[arg-type]
+        if not experts or any(e != experts[0] for e in experts):
+            return False
+        layout = experts[0]
+        assert isinstance(layout, Experts)
+        if not all(keeps_rows(op, v, layout.rows) for v in op.operands if self.layout_of(v) == layout):
+            return False
+        for index, value in enumerate(list(op.operands)):
+            if self.layout_of(value) != layout:
+                op.operands[index] = self.materialize(value, None, op)
+        self._set_result(op, layout)
+        return True
+
+    def _expert_gather(self, op: GatherOp, count: int) -> bool:
+        """Rows of a stacked expert table, the table split along its experts: each
+        rank gathers, for every pair, its own expert of the pair's local index."""
+        want = Split.whole(0, self.tp)
+        if self.layout_of(op.source) is not None or not self.feasible(op.source, want):
+            return False
+        ids = self.materialize(op.indices[0], None, op)
+        if (ids, count) not in self.expert_ids:
+            local, dest = local_expert_ids(ids, count, self.tp)
+            for made, hint in ((local, "expert_local"), (dest, "expert_owner")):
+                self._emit(made, op).name_hint = hint
+            self.expert_ids[(ids, count)] = (local.result, dest.result)
+        local_ids, dest_ids = self.expert_ids[(ids, count)]
+        op.operands[0] = self.materialize(op.source, want, op)
+        op.operands[1] = local_ids
+        self._set_result(op, Experts(dest_ids, _shape(op.result)[0]))
+        return True
+
+    def _emit(self, op: Operation, before: Operation) -> SSAValue:
+        """Insert `op` (replicated) just before `before`, in its layer."""
+        op.location = before.location
+        _same_place(op, before)
+        parent = before.parent_block()
+        assert parent is not None
+        parent.insert_op_before(op, before)
+        self.layout[op.results[0]] = None
+        return op.results[0]
+
+    def _padded_rows(self, value: SSAValue, rows: int, padded: int, before: Operation) -> SSAValue:
+        """`value` with its `rows` rows (dim 0) repeated up to `padded` rows."""
+        if padded == rows:
+            return value
+        shape = list(_shape(value))
+        pieces = [value] * (padded // rows)
+        if rest := padded % rows:
+            pieces.append(self._emit(SliceOp(value, [0] * len(shape), [1] * len(shape),
+                                             TensorType(value.type.element_type, [rest, *shape[1:]])),  # type: ignore[attr-defined]
+                                     before))
+        return self._emit(ConcatOp(pieces, 0, TensorType(value.type.element_type, [padded, *shape[1:]])),  # type: ignore[attr-defined]
+                          before)
+
+    def _combine(self, value: SSAValue, layout: Experts, before: Operation) -> SSAValue:
+        """Each pair's row from the rank owning its expert, on every rank: the rows cut
+        in `tp` chunks (padded), `rdu.all_to_all` of the chunks, each rank picking its
+        chunk's rows by owner, `rdu.all_gather` of the chunks."""
+        ranks, rows = self.tp, layout.rows
+        chunk = -(-rows // ranks)
+        shape = list(_shape(value))
+        element = value.type.element_type  # type: ignore[attr-defined]
+        padded = self._padded_rows(value, rows, chunk * ranks, before)
+        chunks = self._emit(ReshapeOp(padded, TensorType(element, [ranks, chunk, *shape[1:]])), before)
+        exchanged = self._emit(AllToAllOp(chunks, 0, 0, ranks, chunks.type), before)
+        owners = self._padded_rows(layout.dest, rows, chunk * ranks, before)
+        owners = self._emit(ReshapeOp(owners, TensorType(i64, [ranks, chunk])), before)
+        mine = self._emit(LocalPartOp(owners, 0, ranks, TensorType(i64, [1, chunk])), before)
+        mine = self._emit(ReshapeOp(mine, TensorType(i64, [chunk])), before)
+        ramp = self._emit(IotaOp(0, 1, TensorType(i64, [chunk])), before)
+        picked = self._emit(GatherOp(exchanged, [mine, ramp], 0, TensorType(element, [chunk, *shape[1:]])), before)
+        joined = self._emit(AllGatherOp(picked, 0, ranks, TensorType(element, [chunk * ranks, *shape[1:]])), before)
+        if chunk * ranks == rows:
+            return joined
+        return self._emit(SliceOp(joined, [0] * len(shape), [1] * len(shape), TensorType(element, shape)), before)
 
     def _moves_batch(self, op: Operation) -> bool:
         """Data parallel: an op of one result not marked `SHARDS` still carries a split
@@ -1112,19 +1210,21 @@ class _TensorPartitioner:
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []
         for index, value in enumerate(list(ret.operands)):
-            if self.layout_of(value) == PARTIAL:
+            if self.layout_of(value) == PARTIAL or isinstance(self.layout_of(value), Experts):
                 ret.operands[index] = self.materialize(value, None, ret)
             layouts.append(self.layout_of(ret.operands[index]))
         return layouts
 
 
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
-                      data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None) -> int:
+                      data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
+                      experts: bool = False) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
-    replicas with `data_parallel`); returns the replicated op count. `callees`:
-    the outlined layers partitioned already (this function's, when it is one, added)."""
+    replicas with `data_parallel`; the routed experts split over the ranks with
+    `experts`); returns the replicated op count. `callees`: the outlined layers
+    partitioned already (this function's, when it is one, added)."""
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
-                                     callees=callees if callees is not None else {})
+                                     callees=callees if callees is not None else {}, experts=experts)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
         callees[function.sym_name.data] = (partitioner.arg_layouts(), results)
@@ -1194,24 +1294,44 @@ def _send_across(block: Block, stage: dict[Operation, int]) -> None:
 
 
 def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
-                     microbatches: int = 1) -> int:
+                     microbatches: int = 1, ep: int = 1) -> int:
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
-    replicas; a pipelined training step's 1F1B `microbatches`); the replicated op count."""
+    replicas; a pipelined training step's 1F1B `microbatches`; the routed experts
+    split over the ep = tp ranks); the replicated op count."""
     if dp > 1 and tp > 1:
         raise RduccError(f"rdu-partition: dp={dp} with tp={tp} is not supported: split a model either "
                          "across its batch (dp) or across its weights (tp), each with pp stages")
+    if ep > 1 and ep != tp:
+        raise RduccError(f"rdu-partition: ep={ep} must equal tp={tp}: the routed experts are split over "
+                         "the sockets of a tensor-parallel group")
+    if ep > 1 and not has_experts(module, ep):
+        raise RduccError(f"rdu-partition: ep={ep} finds no routed experts to split: no stacked expert table "
+                         f"(a weight of rank >= 3 indexed by expert ids) whose expert count divides {ep} ways")
     replicated = 0
     callees: dict[str, CalleeLayouts] = {}
     for function in layers_first(functions(module)):
         if tp > 1 or dp > 1:
             replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1,
-                                            callees=callees)
+                                            callees=callees, experts=ep > 1)
         if pp > 1 and not is_outlined(function):
             assign_stages(function, pp, is_training_step(module))
         if is_training_step(module):
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
+    if ep > 1:
+        module.attributes[EXPERT_PARALLEL] = IntegerAttr(ep, i64)
     return replicated
+
+
+def has_experts(module: ModuleOp, ep: int) -> bool:
+    """Whether `module` gathers rows of a stacked expert table that splits `ep` ways."""
+    return any(expert_table(op, ep) is not None for op in module.walk())
+
+
+def expert_parallel(module: ModuleOp) -> int:
+    """The ep a partitioned module was split with (1: none)."""
+    attr = module.attributes.get(EXPERT_PARALLEL)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 1
 
 
 def layers_first(found: Iterable[func.FuncOp]) -> list[func.FuncOp]:
@@ -1227,8 +1347,10 @@ def candidate_splits(sockets: int) -> list[tuple[int, int]]:
     return [(tp, pp) for tp in powers for pp in powers if tp * pp <= sockets]
 
 
-def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
-    """The (tp, pp) with the least modeled time (level-1 estimate) among those that partition.
+def choose_split(module: ModuleOp, target_spec: str = "", ep: int = 0) -> tuple[int, int, int]:
+    """The (tp, pp, ep) with the least modeled time (level-1 estimate) among those
+    that partition; `ep` 0: with and without expert parallelism (ep = tp) where
+    the model has routed experts, 1: without, N: with, at tp = N.
 
     Pipeline stages do not shorten one token's way through the model, so
     splits with pp > 1 are modeled only when no pp = 1 split fits one
@@ -1236,21 +1358,29 @@ def choose_split(module: ModuleOp, target_spec: str = "") -> tuple[int, int]:
     from rducc.model.cost_model import partition_estimate, stage_weight_bytes
 
     target = module_target(module, target_spec)
-    best: tuple[float, int, int] | None = None
+    best: tuple[float, int, int, int] | None = None
     fits = False
     for tp, pp in sorted(candidate_splits(target.sockets), key=lambda split: split[1]):
         if pp > 1 and fits:
             break
-        trial = module.clone()
-        try:
-            partition_module(trial, tp, pp, strict=True)
-        except RduccError:
-            continue
-        fits = fits or max(stage_weight_bytes(trial)) <= target.hbm_bytes
-        seconds = partition_estimate(trial, target)
-        if best is None or seconds < best[0]:
-            best = (seconds, tp, pp)
-    return (best[1], best[2]) if best is not None else (1, 1)
+        for experts in _expert_choices(module, tp, ep):
+            trial = module.clone()
+            try:
+                partition_module(trial, tp, pp, strict=True, ep=experts)
+            except RduccError:
+                continue
+            fits = fits or max(stage_weight_bytes(trial)) <= target.hbm_bytes
+            seconds = partition_estimate(trial, target)
+            if best is None or seconds < best[0]:
+                best = (seconds, tp, pp, experts)
+    return (best[1], best[2], best[3]) if best is not None else (1, 1, 1)
+
+
+def _expert_choices(module: ModuleOp, tp: int, ep: int) -> list[int]:
+    """The ep values to model at `tp` (see `choose_split`)."""
+    if ep:
+        return [ep] if ep == 1 or ep == tp else []
+    return [1, tp] if tp > 1 and has_experts(module, tp) else [1]
 
 
 @dataclass(frozen=True)
@@ -1276,32 +1406,44 @@ class RduPartition(RduPass):
     """A pipelined training step's 1F1B microbatches; 0: the most that divide the
     replica's batch, up to 4 a stage (`default_microbatches`)."""
 
+    ep: int = 0
+    """Expert parallelism: the routed experts' stacked tables split over the ep
+    sockets of a tensor-parallel group (ep = tp; passes/rdu_partition/experts.py);
+    1: never; 0: chosen by the cost model (with tp and pp) for a model with routed
+    experts. With ep alone, tp = ep."""
+
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         if is_partitioned(op):
             raise RduccError("rdu-partition: the module is partitioned already")
         if any(isinstance(inner, KernelOp) for inner in op.walk()):
             raise RduccError("rdu-partition works on the imported graph: run it before rdu-fuse")
-        if self.tp < 0 or self.pp < 0 or self.dp < 0:
-            raise RduccError(f"rdu-partition: tp, pp and dp must be >= 1, got tp={self.tp} pp={self.pp} "
-                             f"dp={self.dp}")
+        if self.tp < 0 or self.pp < 0 or self.dp < 0 or self.ep < 0:
+            raise RduccError(f"rdu-partition: tp, pp, dp and ep must be >= 1, got tp={self.tp} pp={self.pp} "
+                             f"dp={self.dp} ep={self.ep}")
         if self.microbatches < 0:
             raise RduccError(f"rdu-partition: microbatches must be >= 1, got {self.microbatches}")
         target = module_target(op, self.target)
         training = is_training_step(op)
-        if self.tp == 0 and self.pp == 0 and self.dp == 0 and training:
+        chosen = self.tp == 0 and self.pp == 0 and self.dp == 0
+        ep = max(self.ep, 1)
+        if chosen and training:
             dp, tp, pp, microbatches = choose_training_split(
                 op, target, lambda trial, d, t, p: partition_module(trial, t, p, strict=True, dp=d))
-        elif self.tp == 0 and self.pp == 0 and self.dp == 0:
-            dp, (tp, pp), microbatches = 1, choose_split(op, self.target), 1
+        elif chosen:
+            dp, microbatches = 1, 1
+            tp, pp, ep = choose_split(op, self.target, self.ep)
+            if self.ep > 1 and ep != self.ep:
+                raise RduccError(f"rdu-partition: ep={self.ep} does not partition this model: tp = ep = "
+                                 f"{self.ep} sockets must split its experts and its heads")
         else:
-            dp, tp, pp = max(self.dp, 1), max(self.tp, 1), max(self.pp, 1)
+            dp, tp, pp = max(self.dp, 1), max(self.tp or self.ep, 1), max(self.pp, 1)
             microbatches = self._microbatches(op, dp, pp) if training else 1
         if dp * tp * pp > target.sockets:
             needs = f"tp={tp} x pp={pp}" + (f" x dp={dp}" if dp > 1 else "")
             raise RduccError(
                 f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches)
+        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep)
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "
@@ -1331,4 +1473,5 @@ def splits_anything(module: ModuleOp) -> bool:
 
 __all__ = [
     "RduPartition", "partition_module", "splits_anything", "choose_split", "candidate_splits", "reshape_split",
+    "expert_parallel", "has_experts",
 ]

@@ -18,3 +18,8 @@
 // Over a factor of the ranks: the 8 ranks r % 2 + 2k of 16.
 // CHECK-NEXT: %pairs = rdu.all_gather %h dim 2 group 8 stride 2 : tensor<1x1x8xbf16> -> tensor<1x1x64xbf16>
 %pairs = rdu.all_gather %h dim 2 group 8 stride 2 : tensor<1x1x8xbf16> -> tensor<1x1x64xbf16>
+// Expert parallelism's exchange: part j along dim 0 to rank j, joined along dim 1.
+// CHECK-NEXT: %swapped = rdu.all_to_all %x split_dim 2 concat_dim 0 group 8 : tensor<1x1x64xf32> -> tensor<8x1x8xf32>
+%swapped = rdu.all_to_all %x split_dim 2 concat_dim 0 group 8 : tensor<1x1x64xf32> -> tensor<8x1x8xf32>
+// CHECK-NEXT: %same = rdu.all_to_all %h split_dim 2 concat_dim 2 group 8 : tensor<1x1x8xbf16> -> tensor<1x1x8xbf16>
+%same = rdu.all_to_all %h split_dim 2 concat_dim 2 group 8 : tensor<1x1x8xbf16> -> tensor<1x1x8xbf16>

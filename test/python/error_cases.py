@@ -65,6 +65,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_call_mutating": ("host_mutating.mlir", "an `rdu.host_call` naming `aten.sin_.default`, which writes its operand"),
     "host_mismatch": ("host_mismatch.mlir", "a placed program whose `rdu.host_call` of aten.mode declares its indices i32 (torch gives i64)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
+    "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
     "data_dependent": ("unique.pt2", "a model whose output size depends on the data (torch.unique)"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
@@ -500,7 +501,22 @@ CASES: list[ErrorCase] = [
     ErrorCase("unsupported op", RDUCC, ("{unsupported}", *OUT), "operator rducc cannot import:\n  aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph (data-dependent)): 2 uses, first at"),
     ErrorCase("op with no chip lowering, with --no-host-ops", RDUCC, ("{host_op}", "--no-host-ops", *OUT),
               "1 operator rducc cannot import:\n  aten.linalg_qr.default: 1 use, first at"),
-    ErrorCase("dynamic shapes", RDUCC, ("{dynamic}", *OUT), "static shapes only"),
+    ErrorCase("dynamic shapes without --shapes", RDUCC, ("{dynamic}", *OUT),
+              "the program was exported with dynamic dims: batch (x.0, 0..inf); rducc compiles static shapes, "
+              "one program per size: give the sizes to compile with --shapes batch=1,4"),
+    ErrorCase("--shapes naming no dynamic dim", RDUCC, ("{dynamic}", "--shapes", "batch=2", "seq=4", *OUT),
+              "shapes: the program has no dynamic dim 'seq'; its dynamic dims are batch (x.0, 0..inf)"),
+    ErrorCase("--shapes without a size", RDUCC, ("{dynamic}", "--shapes", "batch", *OUT),
+              "--shapes batch: write NAME=SIZE[,SIZE...] (batch=1,4 seq=128,512)"),
+    ErrorCase("--shapes of a model with static shapes", RDUCC, ("{model}", "--shapes", "batch=2", *OUT),
+              "shapes: the program has static shapes (it was exported without dynamic_shapes); compile it without "
+              "--shapes"),
+    ErrorCase("--shapes with --train", RDUCC, ("{dynamic}", "--shapes", "batch=2", "--train", *OUT),
+              "--shapes compiles inference programs; a training step (--train) needs static shapes"),
+    ErrorCase("rducc-run: inputs of a shape no bucket was compiled for", RUN,
+              ("{buckets}", "--input", "{x_shape}", "--output", "out.npz"),
+              "no compiled shape takes inputs of shape [2, 3]: the program was compiled for batch=2 (inputs [2, 8]); "
+              "batch=4 (inputs [4, 8]); compile the size you need with --shapes"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique2'"),
@@ -531,6 +547,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("--tp on a one-socket target", RDUCC, ("{model}", "--tp", "2", *OUT), "--tp 2 splits the model across sockets, but target sn40l has one"),
     ErrorCase("--tp x --pp above the target's sockets", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "4", "--pp", "4", *OUT), "--tp 4 --pp 4 needs 16 sockets; target sn40l-8 has 8"),
     ErrorCase("--tp that splits nothing in the model", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "3", *OUT), "tp=3 splits nothing in this model"),
+    ErrorCase("--ep unlike --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "4", *OUT), "--tp 2 --ep 4: the experts are split over the sockets of a tensor-parallel group: --ep must equal --tp"),
+    ErrorCase("--ep on a model without routed experts", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "2", *OUT), "ep=2 finds no routed experts to split"),
     ErrorCase("--dp on a one-socket target", RDUCC, ("{model}", "--dp", "2", *OUT), "--dp 2 splits the model across sockets, but target sn40l has one"),
     ErrorCase("--dp with --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--tp", "2", *OUT), "--tp 2 --dp 2: split a training step either across its batch (--dp) or across its weights (--tp)"),
     ErrorCase("--dp that does not divide the batch", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "3", *OUT), "dp=3 does not divide the batch of 4 (input 'x', shape [4, 32])"),
@@ -925,6 +943,9 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(UsesUnsupportedOps(), (torch.randn(4, 8),), paths["unsupported"])
     _export(Doubles(), (torch.randn(4, 8),), paths["dynamic"],
             dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    import rducc  # noqa: PLC0415
+
+    rducc.compile(str(paths["dynamic"]), shapes={"batch": [2, 4]}, opt_level=0).save(paths["buckets"])
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
     class Unique(nn.Module):
         def forward(self, x):

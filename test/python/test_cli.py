@@ -297,6 +297,7 @@ def test_help_documents_every_flag():
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
         "--f64": "refuse", "--no-host-ops": "host CPU", "--import-module": "custom operator",
         "--tp": "tensor-parallel", "--pp": "pipeline stages", "--dp": "data-parallel",
+        "--ep": "experts",
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
         "--dampening": "dampening", "--weight-decay": "weight_decay", "--eps": "eps", "--betas": "betas",
         "--nesterov": "nesterov", "--amsgrad": "amsgrad", "--maximize": "maximize",
@@ -318,11 +319,13 @@ def test_tp_and_pp_flags_reach_rdu_partition(tmp_path):
     jobs = {
         "tp": (RDUCC, EXAMPLE, "--target", "sn40l-8", "--tp", "2", "-o", out),
         "pipeline": (RDUCC, "--print-pipeline", "--target", "sn40l-16", "--tp", "8", "--pp", "2"),
+        "experts": (RDUCC, "--print-pipeline", "--target", "sn40l-16", "--ep", "8"),
     }
     results = run_all(jobs)
     assert results["tp"].returncode == 0, show(results["tp"])
     assert "rdu.partition = {tp = 2 : i64, pp = 1 : i64}" in out.read_text()
     assert "rdu-canonicalize,rdu-outline-layers,rdu-partition{tp=8 pp=2}," in results["pipeline"].stdout
+    assert "rdu-partition{ep=8}," in results["experts"].stdout
 
 
 def test_version():
