@@ -65,10 +65,9 @@ class _CollectiveOp(IRDLOperation, OpFacts):
         return self.group.value.data
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """Element by element across sockets: every dim stays (a tile of rows is
-        summed across the group as the whole tensor is, so a kernel holding a
-        collective tiles like its other ops)."""
-        return DimMap((identity(len(ins[0])),))
+        """Whole tensors between sockets: every dim blocked (the collectives that
+        keep some dims, `rdu.all_reduce` and those along one `dim`, say which)."""
+        return opaque(ins, outs)
 
     def flops(self) -> int:
         """None on the chip: its link time is costed by the cost model's `collective_cost`."""
@@ -93,6 +92,12 @@ class AllReduceOp(_CollectiveOp):
         _verify_group(self, self.group_size)
         if self.input.type != self.result.type:
             raise VerifyException("'rdu.all_reduce' result must have the input's type")
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Element by element across sockets: every dim stays (a tile of rows is
+        summed across the group as the whole tensor is, so a kernel holding the
+        all-reduce tiles like its other ops)."""
+        return DimMap((identity(len(ins[0])),))
 
 
 class _DimCollectiveOp(_CollectiveOp):
