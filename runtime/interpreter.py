@@ -33,7 +33,7 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   the DMA copies as before, so the wrong allocation still shows in the result.
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
-- `tier.gather`: destination = source[indices] along dim 0.
+- `tier.gather`: destination = source[indices...] (dims 0..k-1).
 - `tier.scatter`: the rows `indices` of the SRAM source written into the
   same rows of the off-chip destination, in place (an input's or weight's
   read-only array is copied on this first write, so the caller's stays as
@@ -542,12 +542,13 @@ class PlacedProgram(Runner):
         return view
 
     def _prepare_gather(self, op: GatherDmaOp) -> Step:
-        table, ids, write = self._reader(op.source), self._reader(op.indices), self._writer(op.dest)
+        table, write = self._reader(op.source), self._writer(op.dest)
+        ids = [self._reader(index) for index in op.indices]
         expected = _signature(_buffer_type(op.dest))
         wraps = op.wraps is not None
 
         def gather(env: Env, context: RunContext) -> None:
-            rows = kernels.gather(table(env), [ids(env)], 0, wraps)
+            rows = kernels.gather(table(env), [read(env) for read in ids], 0, wraps)
             check_result(rows, expected, op)
             np.copyto(write(env), rows, casting="no")
 
