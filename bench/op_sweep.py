@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import random
 import re
 import signal
 import sys
@@ -65,6 +66,13 @@ def op_db() -> list[Any]:
     from torch.testing._internal.common_methods_invocations import op_db as database
 
     return list(database)
+
+
+def sampled_ops(count: int, dtype: torch.dtype, seed: int = 30) -> set[str]:
+    """`count` OpInfo names drawn with a fixed seed among the ops whose OpInfo lists
+    `dtype` on CPU (the quick subset `test_op_sweep.py` holds to the full figure)."""
+    names = sorted({op_name(i) for i in op_db() if dtype in i.supported_dtypes("cpu")})
+    return set(random.Random(seed).sample(names, count))
 
 
 def op_name(info: Any) -> str:

@@ -2,8 +2,8 @@
 
 For each model of `bench/zoo/models.py` (batch 1), the small-config zoo
 (`ZOO`) and the models at their library's own default configuration
-(`FULL_SIZE`: ResNet-50, ViT-B/16, Swin-T, ConvNeXt-T, GPT-2 small; 25-125 M
-parameters, issue 32): compiled at -O2 for one
+(`FULL_SIZE`: ResNet-50, ViT-B/16, Swin-T, ConvNeXt-T, GPT-2 small, a 100 M
+Mixtral; 25-125 M parameters, issue 32): compiled at -O2 for one
 sn40l socket, checked against eager, then timed at one thread and at all
 threads (torch.set_num_threads; the runtime follows torch's count), best of N
 calls of each side interleaved (eager, Program, eager, ...: the machine is

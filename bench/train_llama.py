@@ -1,8 +1,8 @@
 """Modeled training steps (cost model): Llama 3.1 8B and 70B full fine-tuning at sequence 4,096.
 
 Each step is the joint graph (torch.export.experimental._export_forward_backward:
-forward, loss, backward; the gradients are the step's results, as the
-optimizer is not in the program yet) of the exact Llama 3.1 config on the
+forward, loss, backward; without an optimizer the gradients are the step's
+results) of the exact Llama 3.1 config on the
 meta device (bf16, batch 1, sequence 4,096, examples/models.py), compiled by
 rducc for the target (-O2: rdu-place-saved decides what lives in SRAM, HBM,
 DDR or is recomputed; rdu-split-contraction splits the output layer's
@@ -20,41 +20,50 @@ this repository's 2-core machine shared by 9 sessions (load average about
 of rducc stages after export (300 s), verify 173 s of them before the
 dealloc verifier walked each live range once (BENCHMARKS.md).
 
-The loss is written as log_softmax then a one-hot sum (the same value as
-cross_entropy): torch's cross_entropy on the meta device gives the joint
-graph no gradient for the parameters (nll_loss's backward there), and a
-gather of one target per row from the 4,096 x 128,256 logits does not tile
-into SRAM yet (bench/notes.md).
+The loss is transformers' own (`LlamaForCausalLM(input_ids, labels=labels)`:
+the logits in float32, shifted, cross_entropy with ignore_index -100): the
+gather of each row's target from the 4,096 x 128,256 logits is an indexed
+DMA of the off-chip logits (`tier.gather` with two index buffers). The
+`adamw` rows are `rducc.compile_training`'s step (AdamW's update and state
+in the program); the table gives the MFU range over the target's assumed
+figures, the slowest compile stages and the process's peak memory.
 
 --quick compiles 2 decoder layers of each model (tokens/s and MFU are then
 those of the 2-layer model).
 
-Run: python bench/train_llama.py [--quick]
+Run: python bench/train_llama.py [--quick] [--only MODEL:TARGET[:OPTIMIZER] ...]
+(e.g. --only 70b:sn40l-16:adamw: Llama 3.1 70B, 80 layers, AdamW, on sn40l-16)
 """
 
 from __future__ import annotations
 
+import argparse
+import resource
 import sys
 import time
+from collections.abc import Sequence
 
-from common import Section, standalone
+from common import Section
 
 import models  # noqa: E402
 import torch  # noqa: E402
 
-import rducc  # noqa: E402
 from torch.export.experimental import _export_forward_backward  # noqa: E402
 
-from rducc.dialects.contracts import partition_of  # noqa: E402
-from rducc.driver import CompileOptions, compile_module  # noqa: E402
+from rducc.dialects.contracts import data_parallel_of, partition_of  # noqa: E402
+from rducc.driver import CompileOptions, StageTimes, compile_module  # noqa: E402
 from rducc.model.cost_model import estimate  # noqa: E402
-from rducc.model.training_speed import TrainingSpeed, training_speed  # noqa: E402
+from rducc.model.training_speed import MFU, TrainingSpeed, training_ranges, training_speed  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
+from rducc.training.compile import compile_step as compile_training_step  # noqa: E402
+from rducc.training.compile import single_group  # noqa: E402
+from rducc.training.optimizers import named_optimizer  # noqa: E402
+from rducc.training.program import export_for_training  # noqa: E402
 
 SEQ = 4096
 LAYERS = {"8b": 32, "70b": 80}
 RUNS = [("8b", "sn40l", None), ("8b", "sn40l", "adamw"), ("8b", "sn40l-8", None), ("8b", "dgx-h100", None),
-        ("70b", "sn40l-16", None)]
+        ("70b", "sn40l-16", None), ("70b", "sn40l-16", "adamw")]
 """(model, target, optimizer) compiled and costed; with an optimizer, the step is
 `rducc.compile_training`'s (AdamW's update and state in the program)."""
 
@@ -69,16 +78,15 @@ PUBLISHED = [
 
 
 class LossOf(torch.nn.Module):
-    """Llama's mean next-token log-likelihood loss, as a one-hot sum over the vocabulary."""
+    """Llama's next-token loss as transformers computes it given `labels=`: the
+    logits in float32, shifted, `cross_entropy` (ignore_index -100)."""
 
     def __init__(self, model: torch.nn.Module):
         super().__init__()
         self.model = model
 
     def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        log_probs = self.model(input_ids=ids).logits.float().log_softmax(-1)
-        hot = labels[..., None] == torch.arange(log_probs.shape[-1], device=log_probs.device)
-        return -(log_probs * hot).sum(-1).mean()
+        return self.model(input_ids=ids, labels=labels, use_cache=False).loss
 
 
 def llama_loss(size: str, layers: int) -> tuple[torch.nn.Module, torch.Tensor]:
@@ -98,22 +106,28 @@ def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
 
 
 def compile_step(size: str, layers: int, target: str, optimizer: str | None = None
-                 ) -> tuple[TrainingSpeed, float, int, str]:
-    """The modeled step, the compile time (export included), the opt level and the split."""
+                 ) -> tuple[TrainingSpeed, float, int, str, str, StageTimes]:
+    """The modeled step, the compile time (export included), the opt level, the
+    split, the MFU range over the target's assumed figures and the stage times."""
     start = time.perf_counter()
     level = 2  # rdu-sram-alloc places a group in another order where largest-first fragments past the SRAM
+    times = StageTimes()
     if optimizer is None:
-        module = compile_module(joint_step(size, layers), CompileOptions(target=target, opt_level=level)).module
+        module = compile_module(joint_step(size, layers),
+                                CompileOptions(target=target, opt_level=level, times=times)).module
     else:
         model, ids = llama_loss(size, layers)
-        trained = rducc.compile_training(model, (ids, ids), optimizer=optimizer, lr=1e-4, target=target,
-                                         opt_level=level)
-        module = trained.module
+        with times.stage("export"):
+            ep, _, _ = export_for_training(model, (ids, ids), None, None, 1.0, None, 1)
+        groups = single_group(named_optimizer(optimizer, {"lr": 1e-4}), ep)
+        module = compile_training_step(ep, groups, CompileOptions(target=target, opt_level=level, times=times)).module
     seconds = time.perf_counter() - start
     chosen = load_target(target)
     tp, pp = partition_of(module)
     speed = training_speed(module, chosen, estimate(module, chosen))
-    return speed, seconds, level, f"tp={tp} pp={pp}"
+    mfu = next(h for h in training_ranges(module, chosen, speed).headlines if h.name == MFU)
+    return speed, seconds, level, f"dp={data_parallel_of(module)} tp={tp} pp={pp}", \
+        f"{mfu.low:.1f}-{mfu.high:.1f}%", times
 
 
 def _gb(n: int) -> str:
@@ -125,34 +139,49 @@ def _tiers(memory: dict[str, dict[str, int]], tier: str) -> str:
     return " / ".join(_gb(memory[c][tier]) for c in ("weights", "activations", "gradients", "optimizer state"))
 
 
-def run(quick: bool) -> Section:
-    section = Section("Modeled training step: Llama 3.1 8B and 70B full fine-tuning, seq 4,096",
-                      "python bench/train_llama.py" + (" --quick" if quick else ""))
+def _peak_rss_gb() -> float:
+    """This process's peak resident memory so far (Linux: ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
+def _slowest(times: StageTimes, count: int = 4) -> str:
+    """The slowest stages of a compile, as `stage 12 s, ...`."""
+    ranked = sorted(times.seconds.items(), key=lambda kv: -kv[1])[:count]
+    return ", ".join(f"{stage} {seconds:,.0f} s" for stage, seconds in ranked)
+
+
+def run(quick: bool, only: Sequence[str] = ()) -> Section:
+    """Compile and cost each of `RUNS` (those named `MODEL:TARGET[:OPTIMIZER]` in `only`, when given)."""
+    command = "python bench/train_llama.py" + (" --quick" if quick else "") + "".join(f" --only {o}" for o in only)
+    section = Section("Modeled training step: Llama 3.1 8B and 70B full fine-tuning, seq 4,096", command)
     rows = ["| model | optimizer | target | layers | -O, split | step time "
-            "| forward / backward / optimizer / DDR stall | tokens/s | MFU "
+            "| forward / backward / optimizer / collectives / DDR stall | tokens/s | MFU (range) "
             "| HBM: weights / activations / gradients / optimizer state | DDR: the same | DDR traffic a step "
-            "| compile |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "| compile (slowest stages) | peak memory |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for size, target, optimizer in RUNS:
+        if only and not {f"{size}:{target}", f"{size}:{target}:{optimizer}"} & set(only):
+            continue
         layers = 2 if quick else LAYERS[size]
         try:
-            speed, seconds, level, split = compile_step(size, layers, target, optimizer)
+            speed, seconds, level, split, mfu_range, times = compile_step(size, layers, target, optimizer)
         except Exception as error:  # noqa: BLE001 - a failure is a row of the table
             message = str(error).splitlines()[0]
             rows.append(f"| {size} | {optimizer or '-'} | {target} | {layers} | - "
-                        f"| failed: {message[message.find('error:'):][:200]} | | | | | | | |")
+                        f"| failed: {message[message.find('error:'):][:200]} | | | | | | | | |")
             print(rows[-1], file=sys.stderr, flush=True)
             continue
         m, phase = speed.memory, speed.phase_s
         rows.append(
             f"| {size} | {optimizer or '-'} | {target} | {layers} | {level}, {split} | {speed.step_s * 1e3:,.1f} ms "
             f"| {phase.get('forward', 0) * 1e3:,.1f} / {phase.get('backward', 0) * 1e3:,.1f} / "
-            f"{phase.get('optimizer', 0) * 1e3:,.1f} / {phase.get('DDR traffic', 0) * 1e3:,.1f} ms "
-            f"| {speed.tokens_per_s:,.0f} | {speed.mfu:.1%} | {_tiers(m, 'hbm')} | {_tiers(m, 'ddr')} "
-            f"| {_gb(speed.ddr_bytes)} | {seconds:,.0f} s |")
+            f"{phase.get('optimizer', 0) * 1e3:,.1f} / {phase.get('collectives', 0) * 1e3:,.1f} / "
+            f"{phase.get('DDR traffic', 0) * 1e3:,.1f} ms "
+            f"| {speed.tokens_per_s:,.0f} | {speed.mfu:.1%} ({mfu_range}) | {_tiers(m, 'hbm')} | {_tiers(m, 'ddr')} "
+            f"| {_gb(speed.ddr_bytes)} | {seconds:,.0f} s ({_slowest(times)}) | {_peak_rss_gb():.1f} GB |")
         print(rows[-1], file=sys.stderr, flush=True)  # each row as it comes: a full run takes long
-        section.add(f"{size}{' + ' + optimizer if optimizer else ''} on {target} ({layers} layers): modeled MFU", f"{speed.mfu:.1%} "
-                    f"({speed.tokens_per_s:,.0f} tokens/s, step {speed.step_s * 1e3:,.1f} ms)")
+        section.add(f"{size}{' + ' + optimizer if optimizer else ''} on {target} ({layers} layers): modeled MFU",
+                    f"{speed.mfu:.1%} ({speed.tokens_per_s:,.0f} tokens/s, step {speed.step_s * 1e3:,.1f} ms)")
     section.details += rows
     section.details += ["", "Published GPU training figures (not inputs of the model):", "",
                         "| run | figure | source |", "| --- | --- | --- |"]
@@ -161,7 +190,15 @@ def run(quick: bool) -> Section:
 
 
 def main() -> None:
-    standalone(run, __doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 decoder layers of each model")
+    parser.add_argument("--only", action="append", default=[], metavar="MODEL:TARGET[:OPTIMIZER]",
+                        help="run only these rows (e.g. 70b:sn40l-16:adamw); repeatable")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    section = run(args.quick, args.only)
+    section.seconds = time.perf_counter() - start
+    print(section.text())
 
 
 if __name__ == "__main__":

@@ -77,17 +77,18 @@ def verify(module: ModuleOp) -> None:
 
 def decompose_and_import(
     program: torch.export.ExportedProgram, times: StageTimes | None = None, f64: str = "emulate",
-    outline_layers: bool = False, host_ops: bool = True,
+    outline_layers: bool = False, host_ops: bool = True, capacity: int | None = None,
 ) -> tuple[ModuleOp, torch.export.ExportedProgram]:
     """Verified level-1 IR and the Core ATen program it came from (`f64`: the f64
     policy; `outline_layers`: import identical decoder layers once, as
     `rdu-outline-layers` would outline them, see `outlines_at_import`;
-    `host_ops`: ops with no chip lowering run on the host, see `rducc.frontend.host_ops`)."""
+    `host_ops`: ops with no chip lowering run on the host, see `rducc.frontend.host_ops`;
+    `capacity`: the bound on each per-expert count, see `rducc.frontend.capacity`)."""
     times = times or StageTimes()
     if is_dynamic(program):  # compiled per size by rducc.shapes (--shapes)
         raise RduccError(dynamic_help(dynamic_dims(program)))
     with times.stage("decompose"):
-        program = decompose(program)
+        program = decompose(program, capacity)
     with times.stage("import"):
         module = import_program(program, f64, outline_layers, host_ops)
     with times.stage("verify"):
@@ -214,6 +215,9 @@ class CompileOptions:
     """Where each stage's seconds go (and its progress hook)."""
     host_ops: bool = True
     """Run ops with no chip lowering on the host CPU (`rdu.host_call`); False refuses them."""
+    capacity: int | None = None
+    """The most rows a data-dependent per-expert count is compiled for (`rducc.frontend.capacity`);
+    None: the bound torch.export recorded (every token to one expert)."""
 
 
 @dataclass
@@ -243,7 +247,7 @@ def compile_module(
     passes = default_passes(options.opt_level, options.emit, target.sockets, options.split) if own else options.passes
     assert passes is not None
     module, decomposed = decompose_and_import(
-        source, times, options.f64, own and outlines_at_import(passes), options.host_ops
+        source, times, options.f64, own and outlines_at_import(passes), options.host_ops, options.capacity
     )
     _run_pipeline(module, target, passes, own, times, options.verify_each)
     weights = program_weights(decomposed)

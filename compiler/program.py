@@ -77,6 +77,7 @@ def compile(  # noqa: A001 - the public name the API promises
     f64: str = "emulate",
     host_ops: bool = True,
     split: tuple[int, ...] = (0, 0),
+    capacity: int | None = None,
     shapes: None = None,
     dynamic_shapes: Any = None,
 ) -> Program: ...
@@ -94,6 +95,7 @@ def compile(  # noqa: A001
     f64: str = "emulate",
     host_ops: bool = True,
     split: tuple[int, ...] = (0, 0),
+    capacity: int | None = None,
     shapes: ShapesSpec,
     dynamic_shapes: Any = None,
 ) -> BucketedProgram: ...
@@ -110,6 +112,7 @@ def compile(  # noqa: A001 - the public name the API promises
     f64: str = "emulate",
     host_ops: bool = True,
     split: tuple[int, ...] = (0, 0),
+    capacity: int | None = None,
     shapes: ShapesSpec | None = None,
     dynamic_shapes: Any = None,
 ) -> Program | BucketedProgram:
@@ -128,6 +131,10 @@ def compile(  # noqa: A001 - the public name the API promises
     `rdu.host_call`, listed by `Program.host_ops`); False refuses it instead.
     `split` is a multi-socket target's (tp, pp), (tp, pp, dp) or (tp, pp, dp, ep)
     as `rducc --tp N --pp M --dp D --ep E` gives it (0: the cost model picks).
+    `capacity` bounds each per-expert count a mixture-of-experts routing makes
+    (`rducc.frontend.capacity`: each expert's rows padded to it; a count above
+    it is a run-time error); None compiles for the bound torch.export recorded
+    (every token to one expert).
 
     A program exported with `dynamic_shapes` (or an nn.Module exported here with
     `dynamic_shapes=`, torch.export's argument) is compiled once per combination
@@ -138,7 +145,7 @@ def compile(  # noqa: A001 - the public name the API promises
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops,
-                             split=split)
+                             split=split, capacity=capacity)
     if shapes is not None and dynamic_shapes is None and isinstance(model, torch.nn.Module):
         raise RduccError("rducc.compile(model, example_inputs, shapes=...) of an nn.Module needs dynamic_shapes= "
                          "too (torch.export's: which input dims are dynamic, e.g. ({0: Dim('batch')},))")

@@ -89,6 +89,11 @@ VALUE = "rdu.value"
 PARTITION = "rdu.partition"
 """Module: `{tp = N, pp = M}` once partitioned (and `dp = D` for D > 1 data-parallel
 replicas; `microbatches = K` for a pipelined training step's 1F1B schedule)."""
+SPLIT_CHOICE = "rdu.split_choice"
+"""Module: the lines of `rdu-partition`'s table of the training splits it weighed
+(each candidate's modeled step time, and why the chosen one won), for the report."""
+EXPERT_PARALLEL = "rdu.expert_parallel"
+"""Module: the ep its routed experts were split over the sockets with (`rdu-partition{ep=N}`)."""
 SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
@@ -318,6 +323,26 @@ def partition_of(module: Operation) -> tuple[int, int]:
 
 def is_partitioned(module: Operation) -> bool:
     return PARTITION in module.attributes
+
+
+def set_expert_parallel(module: Operation, ep: int) -> None:
+    module.attributes[EXPERT_PARALLEL] = IntegerAttr(ep, i64)
+
+
+def expert_parallel(module: Operation) -> int:
+    """The ep a partitioned module was split with (1: none)."""
+    attr = module.attributes.get(EXPERT_PARALLEL)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 1
+
+
+def set_split_choice(module: Operation, lines: Iterable[str]) -> None:
+    module.attributes[SPLIT_CHOICE] = ArrayAttr([StringAttr(line) for line in lines])
+
+
+def split_choice_of(module: Operation) -> list[str]:
+    """The lines of `rdu-partition`'s table of the training splits it weighed; [] when it chose none."""
+    attr = module.attributes.get(SPLIT_CHOICE)
+    return [e.data for e in attr.data if isinstance(e, StringAttr)] if isinstance(attr, ArrayAttr) else []
 
 
 def set_partition(module: Operation, tp: int, pp: int, dp: int = 1, microbatches: int = 1) -> None:

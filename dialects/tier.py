@@ -71,7 +71,7 @@ from rducc.dialects import contracts
 from rducc.dialects.liveness import in_block, live_end, ops_while_live, positions
 from rducc.dialects.op_facts import NoCompute
 from rducc.dialects.program import kernel_name
-from rducc.dialects.shapes import value_bytes, verify_element_type
+from rducc.dialects.shapes import broadcast_shapes, value_bytes, verify_element_type
 
 
 class Tier(StrEnum):
@@ -677,17 +677,20 @@ def _indexed_buffers(op: IRDLOperation, source: SSAValue, indices: SSAValue, des
 
 @irdl_op_definition
 class GatherDmaOp(IRDLOperation, NoCompute):
-    """Indexed DMA: rows `source[indices]` (along dim 0) into an SRAM buffer.
+    """Indexed DMA: `source[indices...]` (k index buffers indexing dims 0..k-1,
+    broadcast against one another) into an SRAM buffer.
 
-    How an embedding lookup reads a few rows of a table that stays off chip.
-    The destination has shape `indices.shape + source.shape[1:]`. Indices lie
-    in [0, rows), or in [-rows, rows) with `wraps` (as `rdu.gather`'s); any
-    other is an error at run time.
+    How an embedding lookup reads a few rows of a table that stays off chip,
+    and how a loss reads each row's target from logits that stay off chip
+    (`logits[rows, targets]`). The destination has shape
+    `broadcast(indices shapes) + source.shape[k:]`. Indices lie in [0, size),
+    or in [-size, size) with `wraps` (as `rdu.gather`'s); any other is an
+    error at run time.
     """
 
     name = "tier.gather"
     source = operand_def(BufferType)
-    indices = operand_def(BufferType)
+    indices = var_operand_def(BufferType)
     dest = operand_def(BufferType)
     wraps = opt_prop_def(UnitAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
@@ -696,15 +699,25 @@ class GatherDmaOp(IRDLOperation, NoCompute):
         "`:` type($source) `,` type($indices) `->` type($dest)"
     )
 
-    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue, wraps: bool = False):
-        super().__init__(operands=[source, indices, dest], properties={"wraps": UnitAttr()} if wraps else {})
+    def __init__(self, source: SSAValue, indices: SSAValue | Sequence[SSAValue], dest: SSAValue,
+                 wraps: bool = False):
+        listed = [indices] if isinstance(indices, SSAValue) else list(indices)
+        super().__init__(operands=[source, listed, dest], properties={"wraps": UnitAttr()} if wraps else {})
 
     def verify_(self) -> None:
-        src, idx, dst = _indexed_buffers(self, self.source, self.indices, self.dest)
-        if idx.tier.data != Tier.SRAM or dst.tier.data != Tier.SRAM:
-            raise VerifyException("'tier.gather' indices and destination must be in sram")
-        expected = (*idx.get_shape(), *src.get_shape()[1:])
-        if dst.get_shape() != expected or dst.element_type != src.element_type:
+        if not 1 <= len(self.indices) <= len(_verify_buffer(self.source, "'tier.gather' source").get_shape()):
+            raise VerifyException(f"'tier.gather' takes 1 to rank-of-source index buffers, got {len(self.indices)}")
+        shapes = []
+        for index in self.indices:
+            src, idx, dst = _indexed_buffers(self, self.source, index, self.dest)
+            if idx.tier.data != Tier.SRAM or dst.tier.data != Tier.SRAM:
+                raise VerifyException("'tier.gather' indices and destination must be in sram")
+            shapes.append(tuple(idx.get_shape()))
+        window = broadcast_shapes(shapes)
+        if window is None:
+            raise VerifyException(f"'tier.gather' index shapes {[list(s) for s in shapes]} do not broadcast")
+        expected = (*window, *src.get_shape()[len(shapes):])
+        if tuple(dst.get_shape()) != expected or dst.element_type != src.element_type:
             raise VerifyException(
                 f"'tier.gather' destination {dst} should have shape {list(expected)} "
                 f"and element type {src.element_type}"

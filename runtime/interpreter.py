@@ -33,7 +33,7 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   the DMA copies as before, so the wrong allocation still shows in the result.
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
-- `tier.gather`: destination = source[indices] along dim 0.
+- `tier.gather`: destination = source[indices...] (dims 0..k-1).
 - `tier.scatter`: the rows `indices` of the SRAM source written into the
   same rows of the off-chip destination, in place (an input's or weight's
   read-only array is copied on this first write, so the caller's stays as
@@ -45,7 +45,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - `func.call` (of a layer `rdu-outline-layers` outlined) runs the callee,
   prepared once on its first call, on the caller's buffers.
 - Fresh memory (the used part of the arena at the start of a run, each new
-  HBM buffer) holds the poison bytes (`kernels.POISON_WORD`): NaN in every
+  HBM buffer whose first use is not a whole-buffer DMA into it: a window,
+  a row, a loop, a call, a read) holds the poison bytes (`kernels.POISON_WORD`): NaN in every
   float type, the largest values in integers, so a read of bytes that nothing
   wrote shows in the result instead of passing as zeros, and read as an index
   it fails the bounds check instead of wrapping to the last row. (A small
@@ -426,6 +427,12 @@ class PlacedProgram(Runner):
 
             what = f"{buffer.tier.data.value} buffer {list(shape)}"
             nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            if _written_whole_first(op):
+
+                def alloc_unpoisoned(env: Env, context: RunContext) -> None:
+                    env[slot] = _allocate(lambda: np.empty(shape, dtype), what)
+
+                return alloc_unpoisoned
             if nbytes > _TEMPLATE_BYTES:
 
                 def alloc_off_chip(env: Env, context: RunContext) -> None:
@@ -535,12 +542,13 @@ class PlacedProgram(Runner):
         return view
 
     def _prepare_gather(self, op: GatherDmaOp) -> Step:
-        table, ids, write = self._reader(op.source), self._reader(op.indices), self._writer(op.dest)
+        table, write = self._reader(op.source), self._writer(op.dest)
+        ids = [self._reader(index) for index in op.indices]
         expected = _signature(_buffer_type(op.dest))
         wraps = op.wraps is not None
 
         def gather(env: Env, context: RunContext) -> None:
-            rows = kernels.gather(table(env), [ids(env)], 0, wraps)
+            rows = kernels.gather(table(env), [read(env) for read in ids], 0, wraps)
             check_result(rows, expected, op)
             np.copyto(write(env), rows, casting="no")
 
@@ -734,6 +742,27 @@ def _aligned_zeros(size: int) -> np.ndarray:
     raw = np.zeros(size + SRAM_ROW_BYTES, _ARENA_DTYPE)
     skip = -raw.ctypes.data % SRAM_ROW_BYTES
     return raw[skip : skip + size]
+
+
+def _written_whole_first(alloc: AllocOp) -> bool:
+    """Whether the first op of the alloc's block that touches its buffer (itself
+    or an op nested in it) is a whole-buffer `tier.dma` into it (no offsets
+    on the destination) from another buffer: then no op can read a byte of the
+    buffer before it is written, and poisoning it would catch nothing. Any
+    other first use (a window or row write, a loop, a call, a read) keeps the
+    poison, so a read of bytes nothing wrote still shows as NaN or fails the
+    bounds check."""
+    buffer, block = alloc.result, alloc.parent_block()
+    if block is None:
+        return False
+    users = {use.operation for use in buffer.uses}
+    for op in block.ops:
+        touching = [user for user in users if op.is_ancestor(user)]
+        if not touching:
+            continue
+        return (touching == [op] and isinstance(op, DmaOp) and op.dest is buffer and not op.dst_offsets
+                and op.source is not buffer)
+    return False
 
 
 def _allocate(make: Callable[[], np.ndarray], what: str) -> np.ndarray:

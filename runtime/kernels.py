@@ -41,6 +41,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
+from rducc.runtime.subnormals import subnormals_as_zero
 from rducc.runtime.threads import PARALLEL_MACS
 
 
@@ -96,14 +97,16 @@ def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.
     pool instead, at any thread count: the one pool the convolutions and
     eager use, and at one thread 10-30% faster than numpy's OpenBLAS on the
     linear layers of ViT-B/16 and GPT-2 (`threads` module docstring). `out`,
-    when given, is C-contiguous."""
-    if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size \
-            or _multiply_adds(lhs, rhs) < PARALLEL_MACS:
-        return np.matmul(lhs, rhs, out=out)
-    if out is None:
-        return torch.matmul(_tensor(lhs), _tensor(rhs)).numpy()
-    torch.matmul(_tensor(lhs), _tensor(rhs), out=torch.from_numpy(out))
-    return out
+    when given, is C-contiguous. Subnormal operands count as zero
+    (`rducc.runtime.subnormals`: BLAS runs 50-80x slower on them)."""
+    with subnormals_as_zero():
+        if lhs.dtype != rhs.dtype or lhs.dtype not in (F32, F64) or not lhs.size or not rhs.size \
+                or _multiply_adds(lhs, rhs) < PARALLEL_MACS:
+            return np.matmul(lhs, rhs, out=out)
+        if out is None:
+            return torch.matmul(_tensor(lhs), _tensor(rhs)).numpy()
+        torch.matmul(_tensor(lhs), _tensor(rhs), out=torch.from_numpy(out))
+        return out
 
 
 def _multiply_adds(lhs: np.ndarray, rhs: np.ndarray) -> int:

@@ -251,6 +251,25 @@ def _gpt2_small() -> nn.Module:
                        use_cache=False)
 
 
+MIXTRAL_100M = dict(vocab_size=32000, hidden_size=512, intermediate_size=1024, num_hidden_layers=5,
+                    num_attention_heads=8, num_key_value_heads=4, num_local_experts=8, num_experts_per_tok=2,
+                    max_position_embeddings=512, tie_word_embeddings=False)
+"""A Mixtral of about 100 M parameters (transformers' MixtralConfig defaults
+otherwise: 8 experts, top 2, its own default experts path), for the runtime at
+a size users run: Mixtral 8x7B's default config is 47 B."""
+
+
+def _mixtral_100m() -> nn.Module:
+    import transformers
+
+    model = transformers.MixtralForCausalLM(transformers.MixtralConfig(**MIXTRAL_100M))
+    return FirstOutput(model, ("input_ids",), "logits", use_cache=False)
+
+
+def _mixtral_tokens(batch: int) -> Inputs:
+    return (torch.randint(0, MIXTRAL_100M["vocab_size"], (batch, FULL_SEQ)),)
+
+
 def _full_images(batch: int) -> Inputs:
     return images(batch, FULL_IMAGE)
 
@@ -267,6 +286,8 @@ FULL_SIZE: dict[str, ZooModel] = {m.name: m for m in (
     ZooModel("convnext_t", "transformers ConvNextConfig() (ConvNeXt-T)", _vision("ConvNextConfig", "ConvNextModel"),
              _full_images),
     ZooModel("gpt2_small", "transformers GPT2Config() (GPT-2 small, 128 tokens)", _gpt2_small, _gpt2_tokens),
+    ZooModel("mixtral_100m", "transformers MixtralConfig, ~100 M parameters (MIXTRAL_100M, 128 tokens)",
+             _mixtral_100m, _mixtral_tokens),
 )}
 """Models at their library's own default configuration (the architectures
 torchvision's resnet50, vit_b_16, swin_t and convnext_tiny define, as

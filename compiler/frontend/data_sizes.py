@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import TensorType
 
 from rducc.dialects.rdu.checks import CheckOp
 from rducc.errors import RduccError
+from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.locations import describe_location
 from rducc.frontend.types import tensor_type_of
@@ -326,8 +327,9 @@ def _with_numbers(node: Node, numbers: dict[Node, int]) -> None:
     node.kwargs = number(node.kwargs)
 
 
-def _read_sizes(r: _Rewriter, original: dict[Node, Any]) -> None:
-    """Sizes from `.item()` reads become the example's numbers; each op taking one is checked."""
+def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbol]) -> None:
+    """Sizes from `.item()` reads become the example's numbers; each op taking one is checked
+    (a padded count, `rducc.frontend.capacity`'s, is checked against its capacity instead)."""
     reads = {original[n].node.expr: n for n in r.graph.nodes
              if n.op == "call_function" and n.target in _READS and isinstance(original.get(n), torch.SymInt)
              and isinstance(original[n].node.expr, sympy.Symbol)}
@@ -341,7 +343,7 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any]) -> None:
         symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))
         _with_numbers(node, {n: int(r.values[n]) for n in sizes})
         conditions = []
-        for symbol in sorted(symbols, key=str):
+        for symbol in sorted(symbols - padded, key=str):
             read = reads.get(symbol)
             if read is None:
                 continue  # a size of another op's result: that op is checked
@@ -371,9 +373,11 @@ def _refuse_unknown(graph: torch.fx.Graph) -> None:
             )
 
 
-def specialize_data_sizes(ep: ExportedProgram) -> None:
-    """Rewrite (in place) the program's data-dependent sizes as the example's, checked (module docstring).
-    Without example inputs nothing changes (the importer then refuses the sizes)."""
+def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None) -> None:
+    """Rewrite (in place) the program's data-dependent sizes as the example's, checked (module docstring);
+    per-expert counts padded to their capacity (at most `capacity_bound` when given) where
+    `rducc.frontend.capacity` can. Without example inputs nothing changes (the importer then
+    refuses the sizes)."""
     graph = ep.graph
     _refuse_unknown(graph)
     values = _example_values(ep)
@@ -382,10 +386,13 @@ def specialize_data_sizes(ep: ExportedProgram) -> None:
     bound = _bindings(graph, values)
     r = _Rewriter(ep, values, bound)
     original = {n: n.meta.get("val") for n in graph.nodes}
+    capacity = plan_capacity(graph, original, capacity_bound)
+    stand_ins = padded_stand_ins(original, values, capacity)
     for node in graph.nodes:
         if node in values:
-            node.meta["val"] = r.static(node.meta.get("val"), values[node])
-    _read_sizes(r, original)
+            node.meta["val"] = r.static(node.meta.get("val"), stand_ins.get(node, values[node]))
+    pad_counts(r, original, capacity)
+    _read_sizes(r, original, set(capacity))
     for node in list(graph.nodes):
         if node.op != "call_function":
             continue

@@ -325,23 +325,40 @@ def _without_effect_tokens(ep: ExportedProgram) -> ExportedProgram:
     return _remove_effect_tokens(ep)
 
 
-def decompose(ep: ExportedProgram) -> ExportedProgram:
-    """The program in the ATen rducc imports (see the module's docstring)."""
+_BOUNDED: weakref.WeakKeyDictionary[ExportedProgram, dict[int, ExportedProgram]] = weakref.WeakKeyDictionary()
+"""Programs decomposed with a user's capacity bound, by that bound (see `decompose`)."""
+
+
+def decompose(ep: ExportedProgram, capacity: int | None = None) -> ExportedProgram:
+    """The program in the ATen rducc imports (see the module's docstring). `capacity`
+    bounds each per-expert count `rducc.frontend.capacity` pads (None: the bound
+    torch.export recorded, every token to one expert)."""
+    if capacity is not None:
+        bounded = _BOUNDED.setdefault(ep, {})
+        if capacity not in bounded:
+            bounded[capacity] = _decompose(ep, capacity)
+        return bounded[capacity]
     if ep not in _DECOMPOSED:
-        table = decomposition_table(ep)
-        with captured_torch_logs():  # its tracebacks: rducc reports the error itself
-            local = decompose_locally(ep, table)  # a few nodes to decompose: those alone
-            if local is None:  # many, of identical layers: one trace a distinct node
-                local = decompose_repeated(ep, table)
-            decomposed = local if local is not None else _run(ep, table)
-            _DECOMPOSED[ep] = _without_effect_tokens(_with_fallbacks(decomposed, table))
-        if has_data_sizes(_DECOMPOSED[ep]):
-            specialize_data_sizes(_DECOMPOSED[ep])
-        if has_complex(_DECOMPOSED[ep]):
-            lower_complex(_DECOMPOSED[ep])
-        if has_python_numbers(_DECOMPOSED[ep]):
-            lower_python_numbers(_DECOMPOSED[ep])
+        _DECOMPOSED[ep] = _decompose(ep, None)
     return _DECOMPOSED[ep]
+
+
+def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
+    """`decompose`'s work, uncached."""
+    table = decomposition_table(ep)
+    with captured_torch_logs():  # its tracebacks: rducc reports the error itself
+        local = decompose_locally(ep, table)  # a few nodes to decompose: those alone
+        if local is None:  # many, of identical layers: one trace a distinct node
+            local = decompose_repeated(ep, table)
+        decomposed = local if local is not None else _run(ep, table)
+        result = _without_effect_tokens(_with_fallbacks(decomposed, table))
+    if has_data_sizes(result):
+        specialize_data_sizes(result, capacity)
+    if has_complex(result):
+        lower_complex(result)
+    if has_python_numbers(result):
+        lower_python_numbers(result)
+    return result
 
 
 def extra_supported_ops() -> list[str]:

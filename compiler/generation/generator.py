@@ -24,7 +24,9 @@ import numpy as np
 import torch
 
 from rducc.errors import RduccError
+from rducc.generation.beam import beam_search
 from rducc.generation.source import load_causal_lm, load_tokenizer
+from rducc.generation.static_cache import masked_static_cache, prompt_positions, takes_position_ids
 from rducc.program import Program, compile
 from rducc.targets import DEFAULT_TARGET, Target, load_target
 
@@ -45,8 +47,21 @@ class Sampling:
     """0: no top-k filter."""
     top_p: float = 1.0
     seed: int = 0
+    num_beams: int = 1
+    """Beam search over this many beams when > 1 (greedy beams: not with `do_sample`)."""
+    length_penalty: float = 1.0
+    """Beam search: a finished beam scores its log-probability / generated length ** length_penalty."""
+    early_stopping: bool | str = False
+    """Beam search: True, False or "never", as transformers' `early_stopping`."""
 
     def check(self) -> None:
+        if not isinstance(self.num_beams, int) or self.num_beams < 1:
+            raise RduccError(f"num_beams must be an integer >= 1, got {self.num_beams}")
+        if self.num_beams > 1 and self.do_sample:
+            raise RduccError("beam search with sampling (num_beams > 1 and do_sample) is not supported; "
+                             "drop one of the two")
+        if self.early_stopping not in (True, False, "never"):
+            raise RduccError(f"early_stopping must be true, false or never, got {self.early_stopping}")
         if self.temperature <= 0:
             raise RduccError(f"temperature must be > 0, got {self.temperature:g}")
         if self.top_k < 0:
@@ -170,16 +185,29 @@ class Generator:
     def _cache_of(self, batch: int, cache_length: int) -> _Cached:
         key = (batch, cache_length)
         if key not in self._cached:
-            wrapper = _static_cache_wrapper(self.model, batch, cache_length)
+            wrapper = masked_static_cache(self.model, batch, cache_length)
             self._cached[key] = _Cached(wrapper, {}, {})
         return self._cached[key]
 
-    def _compile(self, cached: _Cached, ids: torch.Tensor, positions: torch.Tensor, what: str) -> Program:
+    def _inputs(self, ids: torch.Tensor, start: int, mask: torch.Tensor,
+                positions: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The programs' inputs: tokens at cache positions start.., the mask over the
+        cache, and each token's position (when the model takes position ids)."""
+        inputs = {"input_ids": ids.contiguous(), "cache_position": torch.arange(start, start + ids.shape[1]),
+                  "attention_mask": mask.clone()}
+        if takes_position_ids(self.model):
+            inputs["position_ids"] = positions.contiguous()
+        return inputs
+
+    def _compile(self, cached: _Cached, ids: torch.Tensor, start: int, cache_length: int, what: str) -> Program:
         self._progress(f"exporting {what}")
+        batch, length = ids.shape
+        mask = torch.zeros(batch, cache_length, dtype=torch.long)
+        mask[:, :start + length] = 1
+        positions = torch.arange(start, start + length).expand(batch, length)
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # dynamo's notes on transformers' globals
-            exported = torch.export.export(cached.wrapper, (), {"input_ids": ids, "cache_position": positions},
-                                           strict=True)
+            exported = torch.export.export(cached.wrapper, (), self._inputs(ids, start, mask, positions), strict=True)
         self._progress(f"compiling {what}")
         program = compile(exported, (), target=self.target, opt_level=self.opt_level, split=self._split())
         if not cached.weights:
@@ -194,11 +222,12 @@ class Generator:
         cached = self._cache_of(batch, cache_length)
         if prompt_length not in cached.prefills:
             ids = torch.zeros(batch, prompt_length, dtype=torch.long)
-            cached.prefills[prompt_length] = self._compile(cached, ids, torch.arange(prompt_length),
+            cached.prefills[prompt_length] = self._compile(cached, ids, 0, cache_length,
                                                            f"prefill ({batch}x{prompt_length} tokens)")
         if cached.decode is None:
             ids = torch.zeros(batch, 1, dtype=torch.long)
-            cached.decode = self._compile(cached, ids, torch.tensor([prompt_length]), f"decode ({batch}x1 tokens)")
+            cached.decode = self._compile(cached, ids, min(prompt_length, cache_length - 1), cache_length,
+                                          f"decode ({batch}x1 tokens)")
         cached.weights.update({name: value.copy() for name, value in cached.empty_cache.items()})
         return cached.prefills[prompt_length], cached.decode
 
@@ -227,17 +256,24 @@ class Generator:
 
     def generate(self, prompt_ids: Any = None, *, prompt: str | Sequence[str] | None = None,
                  max_new_tokens: int = 16, sampling: Sampling | None = None,
-                 max_cache_len: int | None = None) -> Generation:
+                 max_cache_len: int | None = None, attention_mask: Any = None) -> Generation:
         """Generate up to `max_new_tokens` after each prompt (token ids, [batch, P],
         or text when there is a tokenizer); stops early once every sequence has
-        ended (the model's eos_token_id), as transformers does."""
+        ended (the model's eos_token_id), as transformers does. Prompts of
+        different lengths are left-padded with the pad token; `attention_mask`
+        ([batch, P], 0 at padding) gives the padding of a left-padded `prompt_ids`."""
         sampling = sampling or Sampling()
         sampling.check()
-        ids = self._prompt_tensor(prompt_ids, prompt)
+        ids, mask = self._prompt_tensor(prompt_ids, prompt, attention_mask)
         batch, length = ids.shape
         cache_length = self._cache_length(length, max_new_tokens, max_cache_len)
-        prefill, decode = self.programs(batch, length, cache_length)
-        sequences = self._loop(prefill, decode, ids, max_new_tokens, sampling)
+        if sampling.num_beams > 1:
+            ids, mask = ids.repeat_interleave(sampling.num_beams, 0), mask.repeat_interleave(sampling.num_beams, 0)
+        prefill, decode = self.programs(ids.shape[0], length, cache_length)
+        if sampling.num_beams > 1:
+            sequences = self._beams(prefill, decode, ids, mask, cache_length, max_new_tokens, sampling)
+        else:
+            sequences = self._loop(prefill, decode, ids, mask, cache_length, max_new_tokens, sampling)
         text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
         split = f"tp={self.tp}" if self.tp > 1 else ""
         return Generation(sequences, length, cache_length, self.target.name, prefill, decode, self.modeled_time,
@@ -250,7 +286,9 @@ class Generator:
             self._modeled[id(program)] = ModeledTime(headline.value, headline.low, headline.high)
         return self._modeled[id(program)]
 
-    def _prompt_tensor(self, prompt_ids: Any, prompt: str | Sequence[str] | None) -> torch.Tensor:
+    def _prompt_tensor(self, prompt_ids: Any, prompt: str | Sequence[str] | None,
+                       attention_mask: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """The left-padded [batch, P] token ids and their mask (0 at padding)."""
         if (prompt_ids is None) == (prompt is None):
             raise RduccError("give the prompt as token ids or as text (one of the two)")
         if prompt is not None:
@@ -260,10 +298,14 @@ class Generator:
             texts = [prompt] if isinstance(prompt, str) else list(prompt)
             rows = [self.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
         else:
-            rows = prompt_ids.tolist() if hasattr(prompt_ids, "tolist") else list(prompt_ids)  # a tensor, an array
-            if rows and not isinstance(rows[0], list | tuple):
-                rows = [rows]
-        return _rectangle(rows, self.model.config.vocab_size)
+            rows = _rows(prompt_ids)
+        vocab = self.model.config.vocab_size
+        if attention_mask is not None:  # a padded batch: its ids as given, checked against its mask
+            mask = _rows(attention_mask)
+            _left_padded(_unpad(rows, mask), vocab, 0)
+            _left_padded(rows, vocab, 0)
+            return torch.tensor(rows, dtype=torch.long), torch.tensor(mask, dtype=torch.long)
+        return _left_padded(rows, vocab, _pad_id(self.model, _eos_ids(self.model)))
 
     def _cache_length(self, length: int, max_new_tokens: int, max_cache_len: int | None) -> int:
         if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -281,16 +323,45 @@ class Generator:
                              f"{limit} positions (max_position_embeddings)")
         return cache_length
 
-    def _loop(self, prefill: Program, decode: Program, ids: torch.Tensor, max_new_tokens: int,
-              sampling: Sampling) -> torch.Tensor:
-        """transformers' `_sample` loop on the two programs."""
+    def _beams(self, prefill: Program, decode: Program, ids: torch.Tensor, prompt_mask: torch.Tensor,
+               cache_length: int, max_new_tokens: int, sampling: Sampling) -> torch.Tensor:
+        """Beam search (`beam.beam_search`) on the two programs; the shared cache is
+        reordered on the host by the surviving beams' indices after each step."""
+        mask = torch.zeros(ids.shape[0], cache_length, dtype=torch.long)
+        mask[:, :ids.shape[1]] = prompt_mask
+        positions = [prompt_positions(prompt_mask)]
+        weights = prefill.weights
+
+        def run_prefill(tokens: torch.Tensor, start: int) -> torch.Tensor:
+            return prefill(**self._inputs(tokens, start, mask, positions[0]))
+
+        def run_decode(tokens: torch.Tensor, start: int) -> torch.Tensor:
+            mask[:, start] = 1  # every beam of a prompt has the prompt's padding: no reordering needed
+            positions[0] = positions[0][:, -1:] + 1
+            return decode(**self._inputs(tokens, start, mask, positions[0]))
+
+        def reorder(rows: torch.Tensor) -> None:
+            order = rows.numpy()
+            for name in [name for name in weights if _is_cache(name) and weights[name].ndim > 1]:
+                weights[name] = weights[name][order]
+
+        return beam_search(self.model, run_prefill, run_decode, reorder, ids, max_new_tokens, sampling.num_beams,
+                           sampling.length_penalty, sampling.early_stopping, self._progress)
+
+    def _loop(self, prefill: Program, decode: Program, ids: torch.Tensor, prompt_mask: torch.Tensor,
+              cache_length: int, max_new_tokens: int, sampling: Sampling) -> torch.Tensor:
+        """transformers' `_sample` loop on the two programs; the mask covers the
+        whole cache (1: a token written, 0: padding or not written yet)."""
         warpers = sampling.warpers()
         generator = torch.Generator().manual_seed(sampling.seed)
         eos = _eos_ids(self.model)
         pad = _pad_id(self.model, eos)
         sequences = ids
         unfinished = torch.ones(ids.shape[0], dtype=torch.long)
-        logits = prefill(input_ids=ids, cache_position=torch.arange(ids.shape[1]))
+        mask = torch.zeros(ids.shape[0], cache_length, dtype=torch.long)
+        mask[:, :ids.shape[1]] = prompt_mask
+        positions = prompt_positions(prompt_mask)
+        logits = prefill(**self._inputs(ids, 0, mask, positions))
         for step in range(max_new_tokens):
             self._progress(f"token {step + 1}/{max_new_tokens}")
             scores = warpers(sequences, logits[:, -1, :].to(torch.float32))
@@ -306,8 +377,10 @@ class Generator:
                 if not unfinished.any():
                     break
             if step + 1 < max_new_tokens:
-                position = torch.tensor([sequences.shape[1] - 1])
-                logits = decode(input_ids=chosen[:, None].contiguous(), cache_position=position)
+                at = sequences.shape[1] - 1
+                mask[:, at] = 1
+                positions = positions[:, -1:] + 1
+                logits = decode(**self._inputs(chosen[:, None], at, mask, positions))
         return sequences
 
 
@@ -315,48 +388,49 @@ def generate(source: Any, prompt_ids: Any = None, *, prompt: str | Sequence[str]
              max_new_tokens: int = 16, do_sample: bool = False, temperature: float = 1.0, top_k: int = 0,
              top_p: float = 1.0, seed: int = 0, target: str | Target = DEFAULT_TARGET, tp: int = 0,
              opt_level: int = 2, max_cache_len: int | None = None, overrides: dict[str, Any] | None = None,
-             progress: Progress | None = None) -> Generation:
+             progress: Progress | None = None, attention_mask: Any = None) -> Generation:
     """Compile `source`'s prefill and decode for `target` and generate from the
     prompt (`Generator(...).generate(...)`); see `Generation` for the result."""
     generator = Generator(source, target=target, tp=tp, opt_level=opt_level, overrides=overrides, seed=seed,
                           progress=progress)
     sampling = Sampling(do_sample, temperature, top_k, top_p, seed)
     return generator.generate(prompt_ids, prompt=prompt, max_new_tokens=max_new_tokens, sampling=sampling,
-                              max_cache_len=max_cache_len)
+                              max_cache_len=max_cache_len, attention_mask=attention_mask)
 
 
 # -- helpers ------------------------------------------------------------------------
-
-
-def _static_cache_wrapper(model: Any, batch: int, cache_length: int) -> torch.nn.Module:
-    """transformers' export recipe: the model with a StaticCache of these sizes as buffers."""
-    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
-
-    config = model.generation_config
-    saved = (config.use_cache, config.cache_implementation)
-    config.use_cache, config.cache_implementation = True, "static"
-    try:
-        return TorchExportableModuleWithStaticCache(model, batch_size=batch, max_cache_len=cache_length)
-    except (AssertionError, ValueError, TypeError, NotImplementedError) as error:
-        raise RduccError(f"{type(model).__name__} cannot be exported with a static cache: {error}") from None
-    finally:
-        config.use_cache, config.cache_implementation = saved
 
 
 def _is_cache(name: str) -> bool:
     return name.startswith(("key_cache_", "value_cache_", "cumulative_length_"))
 
 
-def _rectangle(rows: list, vocab: int) -> torch.Tensor:
+def _rows(values: Any) -> list:
+    """A tensor, an array or nested lists as a list of rows."""
+    rows = values.tolist() if hasattr(values, "tolist") else list(values)
+    return [rows] if rows and not isinstance(rows[0], list | tuple) else rows
+
+
+def _unpad(rows: list, mask: list) -> list:
+    """Each row's tokens where the attention mask is 1 (a left-padded batch and its mask)."""
+    if len(mask) != len(rows) or any(len(m) != len(r) for m, r in zip(mask, rows, strict=True)):
+        raise RduccError("the attention mask's shape differs from the prompt's")
+    for m in mask:
+        if any(v not in (0, 1) for v in m) or any(a > b for a, b in zip(m, m[1:], strict=False)):
+            raise RduccError("the attention mask must be 0 (left padding) then 1 (the prompt) in each row")
+    return [[t for t, keep in zip(r, m, strict=True) if keep] for r, m in zip(rows, mask, strict=True)]
+
+
+def _left_padded(rows: list, vocab: int, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """[batch, longest] ids, shorter prompts left-padded with `pad`, and the mask (0 at padding)."""
     if not rows or not all(isinstance(r, list | tuple) and r for r in rows):
         raise RduccError("the prompt is empty: give at least one token")
-    lengths = sorted({len(r) for r in rows})
-    if len(lengths) > 1:
-        raise RduccError(f"the prompts have different lengths ({', '.join(map(str, lengths))} tokens); "
-                         "a batch's prompts must have one length")
     if not all(isinstance(t, int) and 0 <= t < vocab for r in rows for t in r):
         raise RduccError(f"a prompt token id is not an integer in 0..{vocab - 1} (the model's vocabulary)")
-    return torch.tensor(rows, dtype=torch.long)
+    longest = max(len(r) for r in rows)
+    ids = torch.tensor([[pad] * (longest - len(r)) + list(r) for r in rows], dtype=torch.long)
+    mask = torch.tensor([[0] * (longest - len(r)) + [1] * len(r) for r in rows], dtype=torch.long)
+    return ids, mask
 
 
 def _position_limit(config: Any) -> int | None:

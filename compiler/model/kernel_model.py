@@ -309,9 +309,13 @@ def scaled_bytes(value: SSAValue, plan: TilePlan, windows: dict[SSAValue, Window
 
 
 def gathered_inputs(group: Group) -> dict[SSAValue, GatherOp]:
-    """Inputs read only as the table of a gather whose indices are inputs too.
+    """Inputs read only as the source of a gather from dim 0 (any number of
+    index tensors) whose indices are inputs too.
 
-    Such a table stays off chip: an indexed DMA brings in just its rows.
+    Such a source stays off chip, however large (an embedding table; the
+    logits a loss reads each row's target from, `logits[rows, targets]`): an
+    indexed DMA (`tier.gather`) brings in just the gathered elements, so the
+    kernel tiles like its indices and result.
     """
     inputs = set(group.inputs)
     result: dict[SSAValue, GatherOp] = {}
@@ -322,8 +326,7 @@ def gathered_inputs(group: Group) -> dict[SSAValue, GatherOp]:
             if (
                 gather.source == value
                 and gather.dim.value.data == 0
-                and len(gather.indices) == 1
-                and gather.indices[0] in inputs
+                and all(index in inputs and index != value for index in gather.indices)
             ):
                 result[value] = gather
     return result

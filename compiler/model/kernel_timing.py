@@ -356,32 +356,45 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
         SendRecvOp,
     )
 
-    latency, bandwidth = target.link_latency_s, target.link_bandwidth
     size = value_bytes(op.operands[0])
     if isinstance(op, LocalPartOp):
         return 0.0, 0
     if isinstance(op, SendRecvOp):
-        return latency + size / bandwidth, size
+        return collective_seconds("send_recv", size, 2, target)
     assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp | AllToAllOp)
-    n = op.group_size
+    kinds = {AllReduceOp: "all_reduce", AllGatherOp: "all_gather", ReduceScatterOp: "reduce_scatter",
+             AllToAllOp: "all_to_all"}
+    return collective_seconds(kinds[type(op)], size, op.group_size, target)
+
+
+COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
+
+
+def collective_seconds(kind: str, size: int, n: int, target: Target) -> tuple[float, int]:
+    """(seconds, bytes one socket sends) of a collective of `kind` (`COLLECTIVE_KINDS`)
+    whose input is `size` bytes on each of `n` sockets: `collective_cost`'s rules,
+    for a collective that is not in the IR yet (a split the cost model weighs)."""
+    latency, bandwidth = target.link_latency_s, target.link_bandwidth
+    if kind == "send_recv":
+        return latency + size / bandwidth, size
     if n <= 1:
         return 0.0, 0
-    if isinstance(op, AllToAllOp):
+    if kind == "all_to_all":
         return (n - 1) * (ring_step_hops(n, target) * latency + size / n / bandwidth), (n - 1) * size // n
     doubling = (n & (n - 1)) == 0
     step = ring_step_hops(n, target) * latency
     tree = doubling_hops(n, target) if doubling else []
-    if isinstance(op, AllReduceOp):
+    if kind == "all_reduce":
         ring = (2 * (n - 1) * (step + size / n / bandwidth), 2 * (n - 1) * size // n)
         if not doubling:
             return ring
         return min(ring, (sum(h * latency + size / bandwidth for h in tree), len(tree) * size))
-    if isinstance(op, AllGatherOp):
+    if kind == "all_gather":
         ring = ((n - 1) * (step + size / bandwidth), (n - 1) * size)
         return min(ring, (sum(tree) * latency + (n - 1) * size / bandwidth, (n - 1) * size)) if doubling else ring
-    if isinstance(op, ReduceScatterOp):
+    if kind == "reduce_scatter":
         return (n - 1) * (step + size / n / bandwidth), (n - 1) * size // n
-    return 0.0, 0
+    raise ValueError(f"unknown collective kind {kind!r}; one of {', '.join(COLLECTIVE_KINDS)}")
 
 
 def kernel_link_cost(compute: Operation, tiles: int, target: Target) -> tuple[float, int]:

@@ -53,11 +53,12 @@ them; activations (saved values) and gradients are `rdu.training_memory`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.contracts import (
     ACTIVATION_BYTES,
@@ -342,15 +343,33 @@ def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -
     )
 
 
-def _time_ops(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
-    """Level 1: each op of the entry function on its stage."""
-    function = entry_function(module)
-    weights = {arg for arg, attrs in zip(function.args, arg_attrs(function)) if global_of(attrs) is not None}
-    for op in function.body.block.ops:
-        if isinstance(op, func.ReturnOp):
+def _level_one_ops(
+    function: func.FuncOp, weights: set[SSAValue], callees: dict[str, func.FuncOp]
+) -> Iterator[tuple[Operation, Operation, set[SSAValue]]]:
+    """The ops `function` runs, a call of an outlined layer (`@layer_forward`, ...)
+    replaced by its callee's ops, once a call: (op, the entry function's op it
+    runs in, the values there that are weights)."""
+    for top in function.body.block.ops:
+        if isinstance(top, func.ReturnOp):
             continue
-        times = stages[op_stage(op) if len(stages) > 1 else 0]
-        phase = phase_of(op)
+        callee = callees.get(top.callee.string_value()) if isinstance(top, func.CallOp) else None
+        if callee is None:
+            yield top, top, weights
+            continue
+        inner: set[SSAValue] = {arg for arg, value in zip(callee.args, top.operands) if value in weights}
+        for op, _, read in _level_one_ops(callee, inner, callees):
+            yield op, top, read
+
+
+def _time_ops(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
+    """Level 1: each op of the entry function (an outlined layer's, once a call) on its stage."""
+    function = entry_function(module)
+    globals_read: set[SSAValue] = {arg for arg, attrs in zip(function.args, arg_attrs(function))
+                                   if global_of(attrs) is not None}
+    callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
+    for op, top, weights in _level_one_ops(function, globals_read, callees):
+        times = stages[op_stage(top) if len(stages) > 1 else 0]
+        phase = phase_of(op) or phase_of(top)
         if isinstance(op, COLLECTIVE_OPS):
             seconds = collective_cost(op, target)[0]
             if is_deferred(op):

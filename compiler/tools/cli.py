@@ -145,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         "a custom operator (torch.library.custom_op) the model calls; repeat for several",
     )
     parser.add_argument(
+        "--capacity", metavar="ROWS", type=int,
+        help="compile each data-dependent per-expert count (mixture-of-experts routing: torch.where, "
+        "split by counts) for at most ROWS rows, each expert's rows padded to it; a count above it "
+        "is a run-time error (default: the bound torch.export recorded, every token to one expert)",
+    )
+    parser.add_argument(
         "--no-host-ops", action="store_true",
         help="refuse operators the chip has no lowering for, instead of running them on the host "
         "CPU (rdu.host_call: torch's CPU kernel, operands and results over the host link)",
@@ -207,9 +213,12 @@ def _training_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--microbatches", type=int, default=None, metavar="K",
                        help="with --train: split each batch into K microbatches and accumulate their gradients "
                        "before one optimizer update (gradient accumulation)")
+    group.add_argument("--max-grad-norm", type=float, default=None, metavar="X",
+                       help="with --train: clip the gradients' total norm to X before the update "
+                       "(torch.nn.utils.clip_grad_norm_)")
 
 
-TRAINING_FLAGS = ("mixed_precision", "loss_scale", "init_scale", "growth_interval", "microbatches")
+TRAINING_FLAGS = ("mixed_precision", "loss_scale", "init_scale", "growth_interval", "microbatches", "max_grad_norm")
 """Training flags that are not the optimizer's options."""
 
 
@@ -260,6 +269,7 @@ def _loss_scale(args: argparse.Namespace) -> float | DynamicScale:
 def _compile_training(args: argparse.Namespace, options):
     """`--train`: the training step of the model (rducc.training)."""
     from rducc.frontend.loader import load_exported_program
+    from rducc.training.clipping import check_clip
     from rducc.training.compile import compile_step, single_group
     from rducc.training.optimizers import named_optimizer
     from rducc.training.program import MIXED_PRECISION, export_for_training
@@ -270,6 +280,8 @@ def _compile_training(args: argparse.Namespace, options):
     scale = _loss_scale(args)
     dynamic = scale if isinstance(scale, DynamicScale) else None
     static = scale if isinstance(scale, float) else 1.0
+    check_clip(args.max_grad_norm, 2.0)
+    clip = None if args.max_grad_norm is None else (args.max_grad_norm, 2.0)
     if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
         raise RduccError(f"--mixed-precision {args.mixed_precision} is not supported; rducc compiles "
                          f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")
@@ -282,8 +294,9 @@ def _compile_training(args: argparse.Namespace, options):
             raise RduccError("--optimizer none takes no optimizer options")
         if dynamic is not None:
             raise RduccError("--loss-scale dynamic needs an optimizer (it skips the update on an overflow)")
-        return compile_step(program, None, options, static)
-    return compile_step(program, single_group(named_optimizer(name, settings), program), options, static, dynamic)
+        return compile_step(program, None, options, static, clip=clip)
+    return compile_step(program, single_group(named_optimizer(name, settings), program), options, static, dynamic,
+                        clip)
 
 
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
@@ -541,6 +554,8 @@ def _run(args: argparse.Namespace) -> None:
     passes = _chosen_passes(args)  # bad pipelines and plugins fail before torch loads
     _check_output_names(args)
     _check_outputs(args)
+    if args.capacity is not None and args.capacity < 1:
+        raise RduccError(f"--capacity must be at least 1 row, not {args.capacity}")
     _import_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
@@ -550,7 +565,7 @@ def _run(args: argparse.Namespace) -> None:
     times = StageTimes(progress=progress.show)
     options = CompileOptions(
         target, _opt_level(args), args.emit or "placed", passes, split, args.f64, args.verify_each, times,
-        host_ops=not args.no_host_ops,
+        host_ops=not args.no_host_ops, capacity=args.capacity,
     )
     try:
         if args.shapes is not None:

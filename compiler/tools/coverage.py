@@ -81,6 +81,13 @@ OTHER_GAPS: dict[str, str] = {
     " read with `.item()` (view, reshape, narrow, new_zeros, split by per-expert counts); refused: other ops of"
     " data-dependent size (unique, ...), a program without example inputs, narrow with a tensor start (torch.export"
     " itself fails on it)",
+    "mixture-of-experts routing": "per-expert counts (`torch.where(choice == e)`/`nonzero` rows, `x[choice == e]`"
+    " 1-D boolean masks, `split` by counts read with `.tolist()`) compiled padded to a capacity (torch.export's"
+    " recorded bound, every token to one expert, or `--capacity ROWS`/`capacity=`): the pad masked where it"
+    " reaches a result (scatters and"
+    " index_add/index_put/index_copy through the rows, sum over them, cat of the pieces), a count above the"
+    " capacity one run-time error naming the op and source line; a count used otherwise (returned, a mask of"
+    " more than one dim, arithmetic on it) keeps the example's value, checked at run time",
     "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"
     " `as_strided` of a channels-last (any dense layout) input or parameter; the prims torch's decomposition keeps"
     " (prod, sum, amax, amin, var, where, rev, clone, div and the elementwise prims with an ATen twin); refused:"

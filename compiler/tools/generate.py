@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rducc import __version__
 from rducc.targets import DEFAULT_TARGET
@@ -40,6 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a prompt (repeatable: one sequence each); needs the checkpoint's tokenizer")
     parser.add_argument("--prompt-ids", action="append", default=[], metavar="ID,ID,...",
                         help="a prompt as token ids, 1,2,3 (repeatable: one sequence each)")
+    parser.add_argument("--prompts-file", metavar="FILE",
+                        help="prompts, one a line (text; or token ids 1,2,3 with --ids-file); prompts of different "
+                        "lengths are left-padded with an attention mask")
+    parser.add_argument("--ids-file", action="store_true", help="--prompts-file holds token ids, 1,2,3 a line")
+    parser.add_argument("--num-beams", type=int, default=1, metavar="N",
+                        help="beam search over N beams (1: greedy or --sample)")
+    parser.add_argument("--length-penalty", type=float, default=None, metavar="X",
+                        help="with --num-beams: a beam's score is its log-probability / length**X (1.0)")
+    parser.add_argument("--early-stopping", choices=("true", "false", "never"), default=None,
+                        help="with --num-beams: when beam search stops, as transformers' early_stopping (false)")
     parser.add_argument("--max-new-tokens", type=int, default=16, metavar="N", help="tokens to generate (16)")
     parser.add_argument("--max-cache-len", type=int, default=None, metavar="N",
                         help="positions of the static KV cache (default: prompt + new tokens - 1)")
@@ -99,6 +110,21 @@ def _prompt_ids(items: list[str]) -> list[list[int]]:
     return rows
 
 
+def _read_prompts_file(args: argparse.Namespace) -> None:
+    """Add the file's prompts (its non-empty lines) to --prompt, or to --prompt-ids with --ids-file."""
+    from rducc.errors import RduccError
+
+    try:
+        lines = [line.strip() for line in Path(args.prompts_file).read_text().splitlines() if line.strip()]
+    except OSError as error:
+        raise RduccError(f"--prompts-file {args.prompts_file}: cannot read it ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise RduccError(f"--prompts-file {args.prompts_file}: not UTF-8 text") from None
+    if not lines:
+        raise RduccError(f"--prompts-file {args.prompts_file}: no prompts in it (one a line)")
+    (args.prompt_ids if args.ids_file else args.prompt).extend(lines)
+
+
 def _sampling(args: argparse.Namespace):
     from rducc.errors import RduccError
     from rducc.generation import Sampling
@@ -107,8 +133,14 @@ def _sampling(args: argparse.Namespace):
                                       ("--top-p", args.top_p)) if value is not None]
     if given and not args.sample:
         raise RduccError(f"{', '.join(given)} need{'s' * (len(given) == 1)} --sample (the default is greedy)")
+    beam_flags = [flag for flag, given in (("--length-penalty", args.length_penalty is not None),
+                                           ("--early-stopping", args.early_stopping is not None)) if given]
+    if beam_flags and args.num_beams <= 1:
+        raise RduccError(f"{', '.join(beam_flags)} need{'s' * (len(beam_flags) == 1)} --num-beams N (N > 1)")
+    early_stopping: bool | str = "never" if args.early_stopping == "never" else args.early_stopping == "true"
     return Sampling(args.sample, 1.0 if args.temperature is None else args.temperature,
-                    args.top_k or 0, 1.0 if args.top_p is None else args.top_p, args.seed)
+                    args.top_k or 0, 1.0 if args.top_p is None else args.top_p, args.seed, args.num_beams,
+                    1.0 if args.length_penalty is None else args.length_penalty, early_stopping)
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -118,10 +150,14 @@ def _run(args: argparse.Namespace) -> None:
 
     if (args.checkpoint is None) == (args.config is None):
         raise RduccError("give a checkpoint directory or --config FILE|TYPE (one of the two)")
+    if args.prompts_file:
+        _read_prompts_file(args)
+    elif args.ids_file:
+        raise RduccError("--ids-file needs --prompts-file FILE")
     if args.prompt and args.prompt_ids:
         raise RduccError("give --prompt or --prompt-ids, not both")
     if not args.prompt and not args.prompt_ids:
-        raise RduccError("no prompt: give --prompt TEXT or --prompt-ids 1,2,3")
+        raise RduccError("no prompt: give --prompt TEXT, --prompt-ids 1,2,3 or --prompts-file FILE")
     if args.max_new_tokens < 1:
         raise RduccError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
     sampling = _sampling(args)
@@ -147,9 +183,8 @@ def _run(args: argparse.Namespace) -> None:
             print(f"tokens[{row}]: {' '.join(map(str, sequence))}")
     print(result.summary())
     if args.output:
-        written = generator.save(args.output, result.sequences.shape[0], result.prompt_length, result.cache_length)
-        if not args.quiet:
-            print(f"{TOOL}: wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+        rows = result.sequences.shape[0] * max(args.num_beams, 1)  # the programs run every beam of every prompt
+        generator.save(args.output, rows, result.prompt_length, result.cache_length)  # run_tool says what was written
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -414,8 +414,11 @@ def _moved(transfer: Transfer, calls: tuple[func.CallOp, ...], fill: dict[_Key, 
     """Record in `fill` what a transfer carries into its destination (in place)."""
     op = transfer.op
     sources = dict(fill.get(scopes.key(calls, op.source), {}))
-    if isinstance(op, GatherDmaOp | ScatterDmaOp):
+    if isinstance(op, ScatterDmaOp):
         sources.update(fill.get(scopes.key(calls, op.indices), {}))
+    if isinstance(op, GatherDmaOp):
+        for index in op.indices:
+            sources.update(fill.get(scopes.key(calls, index), {}))
     moved = transfer.bytes_once * transfer.runs
     windowed = isinstance(op, ScatterDmaOp) or (isinstance(op, DmaOp) and bool(op.dst_offsets))
     dest = scopes.key(calls, op.dest)

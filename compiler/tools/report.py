@@ -23,6 +23,7 @@ from rducc.dialects.contracts import (
     is_partitioned,
     module_target,
     partition_of,
+    split_choice_of,
     spmd_ranks,
 )
 from rducc.dialects.shapes import value_bytes
@@ -110,6 +111,7 @@ def _socket_lines(module: ModuleOp) -> list[str]:
         )
     if is_training_step(module):
         lines.append("  " + training_estimate(module, module_target(module)).summary())
+    lines += ["  " + line for line in split_choice_of(module)]
     return lines
 
 

@@ -228,15 +228,22 @@ def _trained_parameters(module: ModuleOp) -> list[str]:
 
 def compile_step(
     ep: torch.export.ExportedProgram, groups: Sequence[ParamGroup] | None, options: CompileOptions,
-    loss_scale: float = 1.0, dynamic: DynamicScale | None = None,
+    loss_scale: float = 1.0, dynamic: DynamicScale | None = None, clip: tuple[float, float] | None = None,
 ) -> TrainingStep:
     """Compile the training step of `ep` (forward returning a loss) with the
     optimizer's `groups` (None: no optimizer; the step returns the loss and the
     gradients). Parameters with no gradient (frozen) are left alone, as torch.optim does.
     `loss_scale`: the static scale the loss was multiplied by; `dynamic`: the
-    loss was multiplied by the global `grad_scale` (dynamic loss scaling)."""
+    loss was multiplied by the global `grad_scale` (dynamic loss scaling);
+    `clip`: (max_norm, norm_type), clip_grad_norm_ before the update."""
     if dynamic is not None and groups is None:
         raise TrainingError("dynamic loss scaling needs an optimizer (it skips the update on an overflow)")
+    if clip is not None and groups is None:
+        raise TrainingError("gradient clipping (max_grad_norm) needs an optimizer: the step without one "
+                            "returns the gradients unclipped")
+    if clip is not None and dynamic is not None:
+        raise TrainingError("gradient clipping (max_grad_norm) with dynamic loss scaling is not supported; "
+                            "use a static loss_scale")
     target = load_target(options.target)
     times = options.times
     module, decomposed = decompose_and_import(joint_graph(ep), times, options.f64, False, options.host_ops)
@@ -250,7 +257,7 @@ def compile_step(
         for group in covered:
             check_sgd_first_step(group.spec)
         with times.stage("optimizer"):
-            initial = append_optimizer(module, covered, parameters, 1.0 / loss_scale, dynamic) if covered else {}
+            initial = append_optimizer(module, covered, parameters, 1.0 / loss_scale, dynamic, clip) if covered else {}
         if weights:
             weights.update({name: t.detach() for name, t in initial.items()})
     lower(module, target, options.opt_level, options.emit, times, passes=options.passes,

@@ -24,6 +24,7 @@ from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.program import Program
 from rducc.targets import DEFAULT_TARGET, Target, load_target
+from rducc.training.clipping import check_clip
 from rducc.training.compile import (
     LossFn,
     ParamGroup,
@@ -169,6 +170,8 @@ def compile_training(
     mixed_precision: str | None = None,
     loss_scale: float | str | torch.amp.GradScaler = 1.0,
     microbatches: int = 1,
+    max_grad_norm: float | None = None,
+    grad_norm_type: float = 2.0,
     **optimizer_options: Any,
 ) -> TrainingProgram:
     """Compile one training step of `model` and return the runnable TrainingProgram.
@@ -191,8 +194,13 @@ def compile_training(
     `microbatches=k` splits each batch along its first dimension into k
     microbatches and accumulates their gradients (each microbatch's loss / k)
     before the one update, as eager gradient accumulation does; `step()`
-    returns the mean of their losses.
+    returns the mean of their losses. `max_grad_norm` clips the gradients of
+    the trained parameters together before the update, as
+    `torch.nn.utils.clip_grad_norm_(parameters, max_grad_norm, grad_norm_type)`
+    between `backward()` and `step()`.
     """
+    check_clip(max_grad_norm, grad_norm_type)
+    clip = None if max_grad_norm is None else (float(max_grad_norm), float(grad_norm_type))
     dynamic = dynamic_scale_of(loss_scale)
     static = 1.0 if dynamic is not None or isinstance(loss_scale, torch.amp.GradScaler) else loss_scale
     if not isinstance(static, float | int) or not static > 0 or static == float("inf"):
@@ -203,7 +211,7 @@ def compile_training(
     groups = _groups(optimizer, optimizer_options, ep, module)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
-    step = compile_step(ep, groups, options, float(static), dynamic)
+    step = compile_step(ep, groups, options, float(static), dynamic, clip)
     program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
                               loss_scale=float(static))
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:

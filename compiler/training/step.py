@@ -36,6 +36,7 @@ from rducc.dialects.program import entry_function
 from rducc.dialects.tier import GlobalOp
 from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of
+from rducc.training.clipping import clip_program
 from rducc.training.optimizers import Trained, state_global, update_program
 from rducc.training.scaling import GROWTH_TRACKER, SCALE, DynamicScale, scale_update_program
 
@@ -91,16 +92,27 @@ def _append_scale_update(module: ModuleOp, forward: func.FuncOp, settings: Dynam
     return outputs, {SCALE: values["scale"], GROWTH_TRACKER: values["tracker"]}
 
 
+def _append_clip(block, gradients: dict[str, SSAValue], names: Sequence[str], parameters: Mapping[str, torch.Tensor],
+                 clip: tuple[float, float], unscale: float) -> dict[str, SSAValue]:
+    """The gradients of `names`, unscaled and clipped together (`clipping.GradientClip`), appended to `block`."""
+    program = decompose(clip_program(clip[0], clip[1], [parameters[name] for name in names], unscale))
+    inputs = _user_names(program, "USER_INPUT")
+    values = import_into(program, block, {i: gradients[n] for i, n in zip(inputs, names)}, Phase.OPTIMIZER)
+    return dict(zip(names, (values[o] for o in _user_names(program, "USER_OUTPUT"))))
+
+
 def append_optimizer(
     module: ModuleOp, groups: Sequence[Trained], parameters: dict[str, torch.Tensor], unscale: float = 1.0,
-    dynamic: DynamicScale | None = None,
+    dynamic: DynamicScale | None = None, clip: tuple[float, float] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Append the optimizer's update of every parameter in `groups` (torch.optim's
     arithmetic, `optimizers.update_program`) to the joint graph's `@forward` in
     `module` (see the module docstring). Returns the optimizer state's globals
     with the values the update starts from. `unscale` multiplies each gradient
     first (the inverse of a static loss scale); `dynamic`: dynamic loss
-    scaling (`scaling`: the loss was multiplied by the global `grad_scale`)."""
+    scaling (`scaling`: the loss was multiplied by the global `grad_scale`);
+    `clip`: (max_norm, norm_type) of clip_grad_norm_ over every trained
+    parameter's gradient before the updates (`clipping`)."""
     forward = entry_function(module)
     block = forward.body.block
     returned = block.last_op
@@ -129,6 +141,12 @@ def append_optimizer(
         state_outputs += [(value, symbol) for symbol, value in updated.items()]
     elif unscale != 1.0:  # static loss scaling: the step returns the unscaled loss
         outputs[0] = _append_times(block, outputs[0], torch.zeros(()), unscale)
+    if clip is not None:
+        if dynamic is not None:
+            raise AssertionError("clipping under dynamic loss scaling is refused before the step is built")
+        covered_names = [n for group in groups for n in group.names]
+        gradients |= _append_clip(block, gradients, covered_names, parameters, clip, unscale)
+        unscale = 1.0  # the clipped gradients are unscaled already
     for group in groups:
         for name in group.names:
             update = decompose(update_program(group.spec, parameters[name], None if dynamic else unscale))

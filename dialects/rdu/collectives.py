@@ -36,7 +36,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
+from rducc.dialects.op_facts import DimMap, OpFacts, Shape, identity, opaque
 from rducc.dialects.shapes import STATIC_TENSOR, element_of, shape_of
 
 
@@ -65,7 +65,8 @@ class _CollectiveOp(IRDLOperation, OpFacts):
         return self.group.value.data
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """A collective exchanges whole tensors between sockets: every dim blocked."""
+        """Whole tensors between sockets: every dim blocked (the collectives that
+        keep some dims, `rdu.all_reduce` and those along one `dim`, say which)."""
         return opaque(ins, outs)
 
     def flops(self) -> int:
@@ -92,6 +93,12 @@ class AllReduceOp(_CollectiveOp):
         if self.input.type != self.result.type:
             raise VerifyException("'rdu.all_reduce' result must have the input's type")
 
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """Element by element across sockets: every dim stays (a tile of rows is
+        summed across the group as the whole tensor is, so a kernel holding the
+        all-reduce tiles like its other ops)."""
+        return DimMap((identity(len(ins[0])),))
+
 
 class _DimCollectiveOp(_CollectiveOp):
     """Over `group` sockets joined along `dim`. With `stride` s (default 1) the
@@ -110,6 +117,13 @@ class _DimCollectiveOp(_CollectiveOp):
         if stride != 1:
             properties["stride"] = IntegerAttr(stride, i64)
         super().__init__(operands=[input], result_types=[result_type], properties=properties)
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """The joined (or split) `dim` is read whole; every other dim stays: the
+        ranks' rows of a tile are joined along `dim` as the whole tensors' are,
+        so a 4,096 x 128,256 gather of vocabulary-split logits tiles by rows."""
+        dim = self.dim.value.data
+        return DimMap((identity(len(ins[0]), blocked=(dim,)),), frozenset({dim}))
 
     @property
     def stride_size(self) -> int:

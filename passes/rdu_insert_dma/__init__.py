@@ -300,9 +300,9 @@ def lower_kernel(
 
     def gather_dmas(emitter: _Emitter, tiled: bool) -> None:
         for table, gather in gathered.items():
-            if (dim(gather.indices[0]) >= 0) == tiled:
-                emitter.emit(GatherDmaOp(outer[table], sram_in[gather.indices[0]], sram_gathered[gather],
-                                         gather.wraps is not None))
+            if any(dim(index) >= 0 for index in gather.indices) == tiled:
+                emitter.emit(GatherDmaOp(outer[table], [sram_in[index] for index in gather.indices],
+                                         sram_gathered[gather], gather.wraps is not None))
 
     def dma_in(emitter: _Emitter, value: SSAValue, offset: SSAValue | None, zero: SSAValue | None = None) -> None:
         """The DMA of an input (its tile at `offset` when tiled), only its window when it has one."""

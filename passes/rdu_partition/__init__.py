@@ -68,7 +68,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     FunctionType,
-    IntegerAttr,
     ModuleOp,
     TensorType,
     i64,
@@ -89,11 +88,13 @@ from rducc.dialects.contracts import (
     layer_of,
     module_target,
     phase_of,
+    set_expert_parallel,
     set_layer,
     set_partition,
     set_phase,
     set_result_shards,
     set_shard,
+    set_split_choice,
     set_stage,
     shard_of,
 )
@@ -136,8 +137,6 @@ Layout = Split | str | Experts | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:
 rows of token-expert pairs, each rank's by its own experts (expert parallelism)."""
 PARTIAL = "partial"
-EXPERT_PARALLEL = "rdu.expert_parallel"
-"""The module's ep when its routed experts are split over the sockets (`expert_parallel`)."""
 
 CalleeLayouts = tuple[list[Layout], list[Layout]]
 """An outlined layer's layout per argument and per result, once partitioned."""
@@ -1354,19 +1353,18 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
     if ep > 1:
-        module.attributes[EXPERT_PARALLEL] = IntegerAttr(ep, i64)
+        set_expert_parallel(module, ep)
     return replicated
+
+
+def _split_layer(module: ModuleOp, function: func.FuncOp, tp: int) -> int:
+    """One outlined layer partitioned tp ways on its own (the split chooser's per-layer costs)."""
+    return partition_tensors(module, function, tp, strict=True, callees={})
 
 
 def has_experts(module: ModuleOp, ep: int) -> bool:
     """Whether `module` gathers rows of a stacked expert table that splits `ep` ways."""
     return any(expert_table(op, ep) is not None for op in module.walk())
-
-
-def expert_parallel(module: ModuleOp) -> int:
-    """The ep a partitioned module was split with (1: none)."""
-    attr = module.attributes.get(EXPERT_PARALLEL)
-    return attr.value.data if isinstance(attr, IntegerAttr) else 1
 
 
 def layers_first(found: Iterable[func.FuncOp]) -> list[func.FuncOp]:
@@ -1462,8 +1460,14 @@ class RduPartition(RduPass):
         chosen = self.tp == 0 and self.pp == 0 and self.dp == 0
         ep = max(self.ep, 1)
         if chosen and training:
-            dp, tp, pp, microbatches = choose_training_split(
-                op, target, lambda trial, d, t, p: partition_module(trial, t, p, strict=True, dp=d))
+            dp, tp, pp, microbatches, choice = choose_training_split(
+                op, target,
+                lambda trial, d, t, p, m: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep),
+                _split_layer)
+            if not is_partitioned(op):
+                set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split
+            set_split_choice(op, choice.table().splitlines())
+            return
         elif chosen:
             dp, microbatches = 1, 1
             tp, pp, ep = choose_split(op, self.target, self.ep)

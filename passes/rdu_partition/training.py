@@ -12,7 +12,7 @@ are the full batch's, not one replica's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
@@ -23,18 +23,18 @@ from rducc.dialects.contracts import (
     arg_attrs,
     input_label,
     is_input,
+    is_outlined,
     phase_of,
     result_roles,
     set_deferred,
 )
 from rducc.dialects.op_facts import facts_of
-from rducc.dialects.program import entry_function, functions
+from rducc.dialects.program import functions
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
 from rducc.dialects.split import Split
 from rducc.errors import RduccError
-from rducc.model.pipeline_schedule import default_microbatches
-from rducc.model.training_speed import training_estimate
+from rducc.model.split_choice import Candidate, SplitChoice, candidates, choose, step_profile
 from rducc.targets import Target
 
 
@@ -174,35 +174,82 @@ def deferred(op: Operation) -> bool:
     return True
 
 
-def training_splits(sockets: int) -> list[tuple[int, int, int]]:
-    """(dp, tp, pp) to model for a training step: powers of two that use every
-    socket, pp stages of either dp replicas or tp ranks (not both)."""
-    powers = [1 << i for i in range(sockets.bit_length()) if 1 << i <= sockets]
-    splits = {(sockets // pp, 1, pp) for pp in powers if sockets % pp == 0}
-    splits |= {(1, sockets // pp, pp) for pp in powers if sockets % pp == 0}
-    return sorted(splits, key=lambda s: (s[2], -s[0]))
+def compiled_refusal(candidate: Candidate) -> str:
+    """Why `rdu-partition` does not compile a candidate split yet ("" when it does)."""
+    if candidate.dp > 1 and candidate.tp > 1:
+        return "dp with tp is modeled, not compiled by rdu-partition yet"
+    if candidate.zero:
+        return "ZeRO-sharded optimizer state is modeled, not compiled by rdu-partition yet"
+    return ""
 
 
-def choose_training_split(module: ModuleOp, target: Target,
-                          partition: Callable[[ModuleOp, int, int, int], object]) -> tuple[int, int, int, int]:
-    """(dp, tp, pp, microbatches) of the least modeled step time (`training_estimate`)
-    among the splits of `training_splits` that partition (`partition(trial, dp, tp, pp)`
-    raising `RduccError` for one that does not)."""
-    batch = batch_size(entry_function(module)) or 1
-    best: tuple[float, int, int, int, int] | None = None
-    for dp, tp, pp in training_splits(target.sockets):
-        if batch % dp:
+LayerSplitter = Callable[[ModuleOp, func.FuncOp, int], object]
+"""Partitions one function of a module `tp` ways (`partition_tensors`), raising
+`RduccError` when it cannot."""
+
+
+def split_layers(module: ModuleOp, tps: Iterable[int], split: LayerSplitter
+                 ) -> dict[int, dict[str, func.FuncOp] | None]:
+    """Per tp, the outlined layers of `module` partitioned tp ways, each a copy in a
+    module of its own (a few hundred ops: the step itself is not copied); None for
+    a tp that does not split them."""
+    layers = [f for f in functions(module) if is_outlined(f)]
+    found: dict[int, dict[str, func.FuncOp] | None] = {}
+    for tp in sorted(set(tps)):
+        if tp == 1 or not layers:
             continue
-        trial = module.clone()
+        copies = [f.clone() for f in layers]
+        holder = ModuleOp(copies)
+        holder.attributes.update(module.attributes)
         try:
-            partition(trial, dp, tp, pp)
+            for copy in copies:
+                split(holder, copy, tp)
         except RduccError:
+            found[tp] = None
             continue
-        m = default_microbatches(batch // dp, pp)
-        seconds = training_estimate(trial, target, m).step_s
-        if best is None or seconds < best[0]:
-            best = (seconds, dp, tp, pp, m)
-    return best[1:] if best is not None else (1, 1, 1, 1)
+        found[tp] = {f.sym_name.data: f for f in copies}
+    return found
+
+
+def choose_training_split(module: ModuleOp, target: Target, partition: Partitioner,
+                          layer_split: LayerSplitter) -> tuple[int, int, int, int, SplitChoice]:
+    """Weigh every candidate split of a training step from one profile of it
+    (`rducc.model.split_choice`: no copy of the step per candidate), partition
+    `module` once, for the fastest candidate that partitions, and return its
+    (dp, tp, pp, microbatches) and the weighed candidates."""
+    tps = {c.tp for c in candidates(target.sockets, 1)}
+    profile = step_profile(module, target, split_layers(module, tps, layer_split))
+    refused: dict[Candidate, str] = {}
+    while True:
+        choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c))
+        chosen = choice.chosen.candidate
+        if choice.chosen.schedule is None:
+            return 1, 1, 1, 1, choice
+        trial = module.clone() if chosen.sockets > 1 else None
+        try:
+            if trial is not None:
+                partition(trial, chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches)
+        except RduccError as error:
+            refused[chosen] = f"rdu-partition: {str(error).splitlines()[0]}"
+            continue
+        if trial is not None:
+            adopt(module, trial)
+        return chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches, choice
+
+
+Partitioner = Callable[[ModuleOp, int, int, int, int], object]
+"""Partitions a module (dp, tp, pp, microbatches) in place, raising `RduccError` when it cannot."""
+
+
+def adopt(module: ModuleOp, partitioned: ModuleOp) -> None:
+    """Give `module` the ops and attributes of its partitioned copy."""
+    for op in list(module.ops):
+        op.detach()
+        op.erase(safe_erase=False)
+    for op in list(partitioned.ops):
+        op.detach()
+        module.body.block.add_op(op)
+    module.attributes.update(partitioned.attributes)
 
 
 def is_training_step(module: ModuleOp) -> bool:
@@ -215,7 +262,7 @@ def is_training_step(module: ModuleOp) -> bool:
 
 
 __all__ = [
-    "deferred", "mark_deferred", "training_splits",
+    "adopt", "compiled_refusal", "deferred", "mark_deferred", "split_layers",
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
     "training_stages",
 ]

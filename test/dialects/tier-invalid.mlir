@@ -302,6 +302,50 @@ func.func @f(%h : !tier.buffer<hbm, 4x8xf32>) {
 }
 // CHECK: Operation does not verify: 'tier.view' views an off-chip buffer in its own tier
 
+// tier.gather
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 4x100xf32>, %i : !tier.buffer<hbm, 4x1xi64>, %j : !tier.buffer<hbm, 3x1xi64>) {
+  %r = tier.alloc offset 0 : !tier.buffer<sram, 4x1xi64>
+  %c = tier.alloc offset 64 : !tier.buffer<sram, 3x1xi64>
+  tier.dma %i -> %r : !tier.buffer<hbm, 4x1xi64> -> !tier.buffer<sram, 4x1xi64>
+  tier.dma %j -> %c : !tier.buffer<hbm, 3x1xi64> -> !tier.buffer<sram, 3x1xi64>
+  %d = tier.alloc offset 128 : !tier.buffer<sram, 4x1xf32>
+  tier.gather %h[%r, %c] -> %d : !tier.buffer<hbm, 4x100xf32>, !tier.buffer<sram, 4x1xi64>, !tier.buffer<sram, 3x1xi64> -> !tier.buffer<sram, 4x1xf32>
+  tier.dealloc %r : !tier.buffer<sram, 4x1xi64>
+  tier.dealloc %c : !tier.buffer<sram, 3x1xi64>
+  tier.dealloc %d : !tier.buffer<sram, 4x1xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.gather' index shapes [[4, 1], [3, 1]] do not broadcast
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 4x100xf32>, %i : !tier.buffer<hbm, 4x1xi64>) {
+  %r = tier.alloc offset 0 : !tier.buffer<sram, 4x1xi64>
+  tier.dma %i -> %r : !tier.buffer<hbm, 4x1xi64> -> !tier.buffer<sram, 4x1xi64>
+  %d = tier.alloc offset 128 : !tier.buffer<sram, 4x1xf32>
+  tier.gather %h[%r, %r, %r] -> %d : !tier.buffer<hbm, 4x100xf32>, !tier.buffer<sram, 4x1xi64>, !tier.buffer<sram, 4x1xi64>, !tier.buffer<sram, 4x1xi64> -> !tier.buffer<sram, 4x1xf32>
+  tier.dealloc %r : !tier.buffer<sram, 4x1xi64>
+  tier.dealloc %d : !tier.buffer<sram, 4x1xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.gather' takes 1 to rank-of-source index buffers, got 3
+
+// -----
+
+func.func @f(%h : !tier.buffer<hbm, 4x100xf32>, %i : !tier.buffer<hbm, 4x1xi64>) {
+  %r = tier.alloc offset 0 : !tier.buffer<sram, 4x1xi64>
+  tier.dma %i -> %r : !tier.buffer<hbm, 4x1xi64> -> !tier.buffer<sram, 4x1xi64>
+  %d = tier.alloc offset 128 : !tier.buffer<sram, 4x1x100xf32>
+  tier.gather %h[%r, %r] -> %d : !tier.buffer<hbm, 4x100xf32>, !tier.buffer<sram, 4x1xi64>, !tier.buffer<sram, 4x1xi64> -> !tier.buffer<sram, 4x1x100xf32>
+  tier.dealloc %r : !tier.buffer<sram, 4x1xi64>
+  tier.dealloc %d : !tier.buffer<sram, 4x1x100xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.gather' destination !tier.buffer<sram, 4x1x100xf32> should have shape [4, 1] and element type f32
+
 // tier.scatter
 
 // -----

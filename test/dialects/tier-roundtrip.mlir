@@ -71,6 +71,20 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
     tier.dealloc %s : !tier.buffer<sram, 2x8x16xf32>
     func.return
   }
+
+  // each row's target from logits that stay off chip: two index buffers, dims 0 and 1
+  func.func @targets(%logits : !tier.buffer<hbm, 4x100xf32>, %ids : !tier.buffer<hbm, 4x1xi64>) {
+    %rows = tier.alloc offset 0 : !tier.buffer<sram, 4x1xi64>
+    %cols = tier.alloc offset 64 : !tier.buffer<sram, 4x1xi64>
+    tier.dma %ids -> %rows : !tier.buffer<hbm, 4x1xi64> -> !tier.buffer<sram, 4x1xi64>
+    tier.dma %ids -> %cols : !tier.buffer<hbm, 4x1xi64> -> !tier.buffer<sram, 4x1xi64>
+    %picked = tier.alloc offset 128 : !tier.buffer<sram, 4x1xf32>
+    tier.gather %logits[%rows, %cols] -> %picked : !tier.buffer<hbm, 4x100xf32>, !tier.buffer<sram, 4x1xi64>, !tier.buffer<sram, 4x1xi64> -> !tier.buffer<sram, 4x1xf32>
+    tier.dealloc %rows : !tier.buffer<sram, 4x1xi64>
+    tier.dealloc %cols : !tier.buffer<sram, 4x1xi64>
+    tier.dealloc %picked : !tier.buffer<sram, 4x1xf32>
+    func.return
+  }
 }
 
 // CHECK:      builtin.module attributes {tier.sram_capacity = 16384 : i64} {
@@ -127,5 +141,8 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.func @rows(%cache: !tier.buffer<hbm, 2x8x16xf32>, %pos: !tier.buffer<hbm, 2xi32>) {
 // CHECK:          tier.scatter %s -> %cache[%r] dim 1 : !tier.buffer<sram, 2x8x16xf32>, !tier.buffer<sram, 2xi32> -> !tier.buffer<hbm, 2x8x16xf32>
+// CHECK:        }
+// CHECK-NEXT:   func.func @targets(%logits: !tier.buffer<hbm, 4x100xf32>, %ids: !tier.buffer<hbm, 4x1xi64>) {
+// CHECK:          tier.gather %logits[%rows, %cols] -> %picked : !tier.buffer<hbm, 4x100xf32>, !tier.buffer<sram, 4x1xi64>, !tier.buffer<sram, 4x1xi64> -> !tier.buffer<sram, 4x1xf32>
 // CHECK:        }
 // CHECK-NEXT: }

@@ -3,14 +3,25 @@
 // Its layers are found by structure, phase by phase: one function per phase,
 // called once per layer (the backward of the first layer computes no input
 // gradient, so it differs and stays inline).
-// RUN: rducc-opt --check-roundtrip --split-input-file -p rdu-outline-layers %s | filecheck %s
+// RUN: rducc-opt --check-roundtrip --split-input-file -p 'rdu-outline-layers{training=always}' %s | filecheck %s
+// By default (training=auto) the step is outlined when its tensors do not fit
+// the target's SRAM at once: on micro (8 KiB) they do not (the same functions
+// and calls); on sn40l they do, and the step stays inline (-O2 fuses across its
+// layers, which it never does across calls: modeled faster, and it compiles fast).
+// RUN: rducc-opt --split-input-file -p 'rdu-outline-layers{target="%S/Inputs/micro.toml"}' %s | filecheck %s
+// RUN: rducc-opt --split-input-file -p rdu-outline-layers %s | filecheck %s --check-prefix=INLINE
+// INLINE-NOT:  func.call
+// INLINE-NOT:  func.func private @layer_
+// RUN: not rducc-opt -p 'rdu-outline-layers{training=sometimes}' %s 2>&1 | filecheck %s --check-prefix=ERR-OPTION
+// ERR-OPTION-NOT: Traceback
+// ERR-OPTION:     rducc-opt: error: rdu-outline-layers: training=sometimes is not one of auto, always, never
 // What the backward reads from the forward is a forward call's result, which
 // rdu-place-saved places like any saved value, and the whole pipeline lowers it.
-// RUN: rducc-opt --split-input-file -p 'rdu-canonicalize,rdu-outline-layers,cse,rdu-fuse{level=2},rdu-merge-maps,rdu-place-saved,rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | filecheck %s --check-prefix=LOWERED
+// RUN: rducc-opt --split-input-file -p 'rdu-canonicalize,rdu-outline-layers{training=always},cse,rdu-fuse{level=2},rdu-merge-maps,rdu-place-saved,rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | filecheck %s --check-prefix=LOWERED
 // A second run leaves the outlined step as it is.
-// RUN: rducc-opt --split-input-file -p rdu-outline-layers,rdu-outline-layers %s | filecheck %s
+// RUN: rducc-opt --split-input-file -p 'rdu-outline-layers{training=always},rdu-outline-layers{training=always}' %s | filecheck %s
 // A module whose own function has a phase's callee name is refused.
-// RUN: not rducc-opt -p rdu-outline-layers %S/Inputs/outline-training-name-taken.mlir 2>&1 | filecheck %s --check-prefix=ERR-TAKEN
+// RUN: not rducc-opt -p 'rdu-outline-layers{training=always}' %S/Inputs/outline-training-name-taken.mlir 2>&1 | filecheck %s --check-prefix=ERR-TAKEN
 // ERR-TAKEN-NOT: Traceback
 // ERR-TAKEN:     rducc-opt: error: rdu-outline-layers: the module already has a function @layer_backward that is not an outlined layer (no rdu.calls); rename it
 

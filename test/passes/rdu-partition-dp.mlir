@@ -1,5 +1,6 @@
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{dp=2 target=sn40l-8}' %s | filecheck %s --check-prefix=DP
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=2 target=sn40l-8}' %s | filecheck %s --check-prefix=TP
+// RUN: rducc-opt --check-roundtrip -p 'rdu-partition{target=sn40l-8}' %s | filecheck %s --check-prefix=CHOOSE
 // RUN: not rducc-opt -p 'rdu-partition{dp=8 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-BATCH
 // RUN: not rducc-opt -p 'rdu-partition{dp=2 tp=2 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-BOTH
 
@@ -11,7 +12,11 @@
 // weight's gradient (x^T dy) and each bias's (a sum over the rows). Nothing is
 // gathered. At tp=2 the weights split instead (fc1 by output columns, fc2 by
 // its input rows: the transposed split of the backward). dp=8 does not divide
-// the batch of 4; dp and tp together are refused.
+// the batch of 4; dp and tp together are refused. With no split given the
+// pass weighs every candidate from one profile of the step and records the
+// table (rdu.split_choice): this step is a few microseconds of DMA start-ups,
+// so one socket wins; dp x tp and ZeRO candidates are modeled, marked not
+// compiled; dp=8 cannot split a batch of 4.
 
 builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @fc1.weight : tensor<8x4xf32> {kind = "parameter"}
@@ -121,6 +126,14 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // TP:      rdu.all_reduce %addmm_2 group 2 {rdu.phase = #rdu<phase forward>} : tensor<4x2xf32> -> tensor<4x2xf32>
 // TP:      %mm_2 = rdu.matmul %permute_1, %x {{.*}} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
 // TP-NOT:  rdu.all_gather
+
+// CHOOSE:      rdu.partition = {tp = 1 : i64, pp = 1 : i64}
+// CHOOSE-SAME: rdu.split_choice = ["split candidates (modeled, fastest first; chosen: dp=1 tp=1 pp=1):", "  dp=1 tp=1 pp=1 {{ +}}[[T:[0-9.]+]] us: pipeline
+// CHOOSE-SAME: "  dp=2 tp=4 pp=1 {{.*}} -- not compiled: dp with tp is modeled, not compiled by rdu-partition yet"
+// CHOOSE-SAME: "  dp=8 tp=1 pp=1       -- dp=8 does not divide the batch of 4"
+// CHOOSE-SAME: "  dp=1 tp=1 pp=1 beats dp=1 tp=8 pp=1 by
+// CHOOSE:      func.func @forward(%x: tensor<4x4xf32> {rdu.input = "x"}
+// CHOOSE-NOT:  rdu.all_reduce
 
 // ERR-BATCH: error: rdu-partition: dp=8 does not divide the batch of 4 (input 'x', shape [4, 4]); use a dp that divides it
 // ERR-BOTH: error: rdu-partition: dp=2 with tp=2 is not supported

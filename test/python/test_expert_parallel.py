@@ -20,10 +20,9 @@ import torch
 from test_deepseek_v3 import Logits
 
 import rducc
-from rducc.dialects.contracts import partition_of
+from rducc.dialects.contracts import expert_parallel, partition_of
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
-from rducc.passes.rdu_partition import expert_parallel
 
 
 def moe_deepseek_v3(seed: int = 0) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:

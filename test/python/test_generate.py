@@ -22,14 +22,18 @@ QWEN2 = dict(vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_lay
              num_key_value_heads=2, max_position_embeddings=32)
 LLAMA = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=32)
+OPT = dict(vocab_size=72, hidden_size=32, ffn_dim=64, num_hidden_layers=1, num_attention_heads=4,
+           max_position_embeddings=32, word_embed_proj_dim=32, pad_token_id=1, bos_token_id=2, eos_token_id=2)
 GPT2 = dict(vocab_size=80, n_embd=32, n_layer=1, n_head=4, n_positions=32, bos_token_id=1, eos_token_id=2)
 NEW = 5
 
 
-def _transformers_generate(model, ids: torch.Tensor, seed: int = 0, **settings) -> torch.Tensor:
+def _transformers_generate(model, ids: torch.Tensor, seed: int = 0, attention_mask: torch.Tensor | None = None,
+                           **settings) -> torch.Tensor:
     torch.manual_seed(seed)
+    mask = torch.ones_like(ids) if attention_mask is None else attention_mask
     with torch.no_grad():
-        return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW, **settings)
+        return model.generate(ids, attention_mask=mask, max_new_tokens=NEW, **settings)
 
 
 def _prompt(batch: int, length: int, vocab: int, seed: int = 1) -> torch.Tensor:
@@ -99,13 +103,99 @@ def test_generation_stops_at_the_end_of_sequence_as_transformers_does(qwen2):
         config.eos_token_id, config.pad_token_id = saved
 
 
-def test_llama_tp2_on_sn40l_8_from_a_model_type_name():
+PADDED_MASK = torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]])
+"""Row 0: a 2-token prompt left-padded to row 1's 4 tokens."""
+
+
+@pytest.mark.parametrize("sampling", [Sampling(), Sampling(True, 0.7, 20, 0.9, seed=5)], ids=["greedy", "sampled"])
+def test_prompts_of_unequal_length_left_padded_equal_transformers(qwen2, sampling):
+    """A left-padded batch with its attention mask, and the same prompts as ragged
+    lists (rducc pads them): both equal transformers' generate with that mask."""
+    ids = _prompt(2, 4, QWEN2["vocab_size"]).masked_fill(PADDED_MASK == 0, 0)
+    result = qwen2.generate(ids, attention_mask=PADDED_MASK, max_new_tokens=NEW, sampling=sampling)
+    settings = dict(do_sample=True, temperature=0.7, top_k=20, top_p=0.9) if sampling.do_sample else {}
+    torch.manual_seed(sampling.seed)
+    with torch.no_grad():
+        expected = qwen2.model.generate(ids, attention_mask=PADDED_MASK, max_new_tokens=NEW, **settings)
+    assert torch.equal(result.sequences, expected)
+    unpadded = qwen2.generate([ids[0, 2:].tolist(), ids[1].tolist()], max_new_tokens=NEW, sampling=sampling)
+    assert torch.equal(unpadded.tokens, expected[:, 4:])
+    alone = qwen2.generate(ids[1:].expand(2, 4), max_new_tokens=NEW, sampling=Sampling()).tokens[0]
+    if not sampling.do_sample:  # the padded row does not disturb its neighbour
+        assert torch.equal(result.tokens[1], alone)
+
+
+@pytest.mark.parametrize("length_penalty, early_stopping", [(1.0, False), (0.5, True), (2.0, "never")])
+def test_beam_search_equals_transformers(qwen2, length_penalty, early_stopping):
+    """One prompt, 2 beams (the batch-2 programs), with the second token of the best
+    beam as eos (beams finish early, the length penalty ranks them): transformers'
+    beam search, the static cache reordered on the host."""
+    ids = _prompt(1, 4, QWEN2["vocab_size"], seed=2)
+    config = qwen2.model.generation_config
+    saved = config.eos_token_id, config.pad_token_id
+    try:
+        config.eos_token_id = int(qwen2.generate(ids, max_new_tokens=NEW, sampling=Sampling(num_beams=2)).tokens[0, 1])
+        config.pad_token_id = 0
+        beams = Sampling(num_beams=2, length_penalty=length_penalty, early_stopping=early_stopping)
+        result = qwen2.generate(ids, max_new_tokens=NEW, sampling=beams)
+        with torch.no_grad():
+            expected = qwen2.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW, num_beams=2,
+                                            length_penalty=length_penalty, early_stopping=early_stopping)
+    finally:
+        config.eos_token_id, config.pad_token_id = saved
+    assert torch.equal(result.sequences, expected)
+
+
+def test_beam_search_differs_from_greedy_and_needs_the_reorder(qwen2, monkeypatch):
+    """A prompt where 2 beams pick another continuation than greedy; without the
+    cache reorder the tokens would not be transformers'."""
+    ids = _prompt(1, 4, QWEN2["vocab_size"], seed=2)
+    beams = qwen2.generate(ids, max_new_tokens=NEW, sampling=Sampling(num_beams=2)).sequences
+    assert not torch.equal(beams[:, 4:], qwen2.generate(ids.expand(2, 4), max_new_tokens=NEW).tokens[:1])
+    with torch.no_grad():
+        expected = qwen2.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW, num_beams=2)
+    assert torch.equal(beams, expected)
+    from rducc.generation import beam
+
+    real = beam.beam_search
+    monkeypatch.setattr("rducc.generation.generator.beam_search",
+                        lambda model, prefill, decode, reorder, *rest: real(model, prefill, decode, lambda _: None,
+                                                                            *rest))
+    assert not torch.equal(qwen2.generate(ids, max_new_tokens=NEW, sampling=Sampling(num_beams=2)).sequences,
+                           expected)
+
+
+def test_cli_opt_prompts_of_different_lengths_from_a_file(tmp_path, capfd):
+    """OPT (positions from the attention mask) through the CLI: a file of two
+    prompts of 3 and 1 tokens, left-padded; tokens equal transformers' generate."""
+    from transformers import OPTConfig
+
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("5,6,7\n9\n")
+    overrides = [item for key, value in OPT.items() for item in ("--set", f"{key}={value}")]
+    status = generate_main(["--config", "opt", *overrides, "--prompts-file", str(prompts), "--ids-file",
+                            "--max-new-tokens", str(NEW), "--seed", "2", "-q"])
+    out, err = capfd.readouterr()
+    assert status == 0, err
+    model = load_causal_lm(OPTConfig(**OPT), seed=2)
+    ids = torch.tensor([[5, 6, 7], [1, 1, 9]])
+    expected = _transformers_generate(model, ids, do_sample=False, attention_mask=torch.tensor([[1, 1, 1], [0, 0, 1]]))
+    printed = [line.split(": ")[1] for line in out.splitlines()[:2]]
+    assert printed == [" ".join(map(str, row)) for row in expected[:, 3:].tolist()]
+
+
+def test_llama_tp2_on_sn40l_8_from_a_model_type_name_greedy_and_beams():
+    """Batch 2 greedy, then 1 prompt x 2 beams on the same (batch-2) programs: the
+    host reorders the cache the tp=2 programs are given."""
     ids = _prompt(2, 3, LLAMA["vocab_size"])
-    result = rducc.generate("llama", ids, max_new_tokens=NEW, target="sn40l-8", tp=2, overrides=LLAMA, seed=2)
+    generator = rducc.Generator("llama", target="sn40l-8", tp=2, overrides=LLAMA, seed=2)
+    result = generator.generate(ids, max_new_tokens=NEW)
     reference = load_causal_lm("llama", LLAMA, seed=2)
     assert torch.equal(result.sequences, _transformers_generate(reference, ids, do_sample=False))
     assert result.split == "tp=2"
     assert spmd_ranks(result.prefill.module) == spmd_ranks(result.decode.module) == 2
+    beams = generator.generate(ids[:1], max_new_tokens=NEW, sampling=Sampling(num_beams=2)).sequences
+    assert torch.equal(beams, _transformers_generate(reference, ids[:1], num_beams=2))
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,18 @@ once per layer, and it trains as eager does."""
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
+import pytest
 import torch
 from training_cases import LOSS_ATOL, LOSS_RTOL, PARAM_ATOL, PARAM_RTOL, language_model_loss
 from xdsl.dialects import func
 
 import rducc
-from rducc.dialects.contracts import calls_of, is_outlined, phase_of
-from rducc.dialects.program import find_entry
+from rducc.dialects.contracts import calls_of, data_parallel_of, is_outlined, partition_of, phase_of
+from rducc.dialects.program import find_entry, functions
+from rducc.passes import rdu_partition
+from rducc.pipeline import pipeline_text
 
 
 def _tiny_llama(layers: int) -> torch.nn.Module:
@@ -27,12 +31,19 @@ def _tiny_llama(layers: int) -> torch.nn.Module:
     return LogitsOnly(LlamaForCausalLM(config)).train()
 
 
+def _outlining(opt_level: int, sockets: int = 1, split: tuple[int, ...] = (0, 0)) -> str:
+    """The -O pipeline with the step outlined whatever its size (a tiny step is
+    kept inline by default: `rdu_outline_layers.outlines_training_step`)."""
+    return pipeline_text(opt_level, sockets=sockets, split=split).replace(
+        "rdu-outline-layers", "rdu-outline-layers{training=always}")
+
+
 def test_three_layer_step_is_outlined_per_phase_and_trains_as_eager() -> None:
     model = _tiny_llama(3)
     reference = copy.deepcopy(model)
     ids, labels = torch.randint(0, 64, (1, 6)), torch.randint(0, 64, (1, 6))
     program = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
-                                     loss_fn=language_model_loss, opt_level=0)
+                                     loss_fn=language_model_loss, opt_level=0, passes=_outlining(0))
     outlined = {f.sym_name.data: f for f in program.module.ops if isinstance(f, func.FuncOp) and is_outlined(f)}
     assert {name: calls_of(f) for name, f in outlined.items()} == {
         "layer_forward": 3, "layer_backward": 3, "layer_optimizer": 3}
@@ -44,6 +55,61 @@ def test_three_layer_step_is_outlined_per_phase_and_trains_as_eager() -> None:
         *[("layer_optimizer", "optimizer")] * 3]
     eager = torch.optim.SGD(reference.parameters(), lr=0.5)
     for _ in range(3):
+        loss = program.step(ids, labels)
+        eager.zero_grad()
+        expected = language_model_loss(reference(ids), labels)
+        expected.backward()
+        eager.step()
+        torch.testing.assert_close(loss.float(), expected.detach(), rtol=LOSS_RTOL, atol=LOSS_ATOL)
+    ours = program.parameters()
+    for name, parameter in reference.named_parameters():
+        torch.testing.assert_close(ours[name], parameter.detach(), rtol=PARAM_RTOL, atol=PARAM_ATOL)
+
+
+def _visits(monkeypatch: pytest.MonkeyPatch) -> Counter:
+    """Count the ops rdu-partition visits, by the function that holds them."""
+    visits: Counter = Counter()
+    original = rdu_partition._TensorPartitioner._partition_op
+
+    def counting(self, op):  # type: ignore[no-untyped-def]
+        visits[self.function.sym_name.data] += 1
+        return original(self, op)
+
+    monkeypatch.setattr(rdu_partition._TensorPartitioner, "_partition_op", counting)
+    return visits
+
+
+@pytest.mark.parametrize("dp, tp", [(2, 1), (1, 2)])
+def test_partitioned_step_keeps_its_outlined_layers(dp: int, tp: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On sn40l-8 the -O pipeline outlines the step's layers before rdu-partition
+    (`pipeline.with_partition`): each of @layer_forward/@layer_backward/@layer_optimizer
+    is partitioned once (its ops visited once, not once a call, none inline in the
+    step), still called once per layer, and the split step trains as eager does."""
+    layers = 3
+    model = _tiny_llama(layers)
+    reference = copy.deepcopy(model)
+    ids, labels = torch.randint(0, 64, (2, 6)), torch.randint(0, 64, (2, 6))
+    visits = _visits(monkeypatch)
+    program = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
+                                     loss_fn=language_model_loss, opt_level=0, target="sn40l-8",
+                                     passes=_outlining(0, sockets=8, split=(tp, 1, dp)))
+    assert partition_of(program.module) == (tp, 1) and data_parallel_of(program.module) == dp
+    outlined = {f.sym_name.data: f for f in functions(program.module) if is_outlined(f)}
+    assert {name: calls_of(f) for name, f in outlined.items()} == {
+        "layer_forward": layers, "layer_backward": layers, "layer_optimizer": layers}
+    entry = find_entry(program.module)
+    assert entry is not None
+    calls = Counter(op.callee.string_value() for op in entry.body.walk() if isinstance(op, func.CallOp))
+    assert calls == {name: layers for name in outlined}
+    collectives = Counter(op.name for f in outlined.values() for op in f.body.walk() if "all_" in op.name)
+    assert collectives["rdu.all_reduce"] > 0  # the layers themselves are split (tp: rows; dp: gradients)
+    for name, callee in outlined.items():
+        if name != "layer_optimizer" or tp > 1:
+            assert 0 < visits[name] <= sum(1 for _ in callee.body.walk()), name  # once, not once a call
+    inline_ops = sum(layers * sum(1 for _ in f.body.walk()) for f in outlined.values())
+    assert visits[entry.sym_name.data] < inline_ops  # the layers' ops were not partitioned inline
+    eager = torch.optim.SGD(reference.parameters(), lr=0.5)
+    for _ in range(2):
         loss = program.step(ids, labels)
         eager.zero_grad()
         expected = language_model_loss(reference(ids), labels)

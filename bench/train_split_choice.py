@@ -1,0 +1,117 @@
+"""The training split chooser on Llama 3.1 8B full fine-tuning (AdamW, seq 4,096) for sn40l-8.
+
+Builds the step as `rducc.compile_training` does (meta device, bf16, batch
+1, AdamW's update and state in the program; bench/train_llama.py's loss) up
+to the level `rdu-partition` runs at (imported, canonicalized, its layers
+outlined), then, in the same run:
+
+- **after**: `rdu-partition` with no split given: every candidate (dp, tp,
+  pp, dp x tp, with and without ZeRO) estimated from one profile of the
+  step (`rducc.model.split_choice`), the step partitioned once, for the
+  winner; its seconds and the candidates' table (modeled step times, and
+  why the winner won);
+- **before**: what the chooser did until now, a copy of the step partitioned
+  for each candidate that uses every socket and timed by
+  `training_estimate`. That estimate does not read outlined layers (a
+  `func.call` has no op facts), so this runs on the step with its layers
+  inlined (`inline_calls`), as it was compiled before training steps were
+  outlined.
+
+Every step time is modeled, not measured; the compile seconds are measured
+on this machine. --quick: 2 decoder layers; --layers N: N layers.
+
+Run: python bench/train_split_choice.py [--quick | --layers N] [--no-before]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from common import Section
+from train_llama import llama_loss  # noqa: E402
+from xdsl.context import Context  # noqa: E402
+
+from rducc.dialects.contracts import data_parallel_of, partition_of, split_choice_of  # noqa: E402
+from rducc.driver import CompileOptions, resolve_passes  # noqa: E402
+from rducc.errors import RduccError  # noqa: E402
+from rducc.model.pipeline_schedule import default_microbatches  # noqa: E402
+from rducc.model.training_speed import training_estimate  # noqa: E402
+from rducc.passes.rdu_outline_layers import inline_calls  # noqa: E402
+from rducc.passes.rdu_partition import RduPartition, partition_module  # noqa: E402
+from rducc.targets import load_target  # noqa: E402
+from rducc.training.compile import compile_step  # noqa: E402
+from rducc.training.program import _groups, export_for_training  # noqa: E402
+
+TARGET = "sn40l-8"
+BEFORE_SPLITS = [(8, 1, 1), (1, 8, 1), (4, 1, 2), (1, 4, 2), (2, 1, 4), (1, 2, 4), (1, 1, 8)]
+"""The splits the chooser copied and partitioned the step for until now (every socket; dp or tp with pp)."""
+
+
+def level_one_step(layers: int):
+    """The 8B AdamW step, imported, canonicalized and outlined (what rdu-partition sees), and the seconds."""
+    start = time.perf_counter()
+    model, ids = llama_loss("8b", layers)
+    ep, module, _ = export_for_training(model, (ids, ids), None)
+    groups = _groups("adamw", {"lr": 1e-4}, ep, module)
+    passes = resolve_passes("rdu-canonicalize,rdu-outline-layers")
+    step = compile_step(ep, groups, CompileOptions(load_target(TARGET), 2, passes=passes))
+    return step.module, time.perf_counter() - start
+
+
+def before(module) -> tuple[float, list[str]]:
+    """The old chooser's work on the inlined step: seconds and one line a split."""
+    target = load_target(TARGET)
+    flat = inline_calls(module)
+    lines = []
+    start = time.perf_counter()
+    for dp, tp, pp in BEFORE_SPLITS:
+        if dp > 1:
+            lines.append(f"dp={dp} tp={tp} pp={pp}: skipped (dp does not divide the batch of 1)")
+            continue
+        trial = flat.clone()
+        try:
+            partition_module(trial, tp, pp, strict=True, dp=dp)
+        except RduccError as error:
+            lines.append(f"dp={dp} tp={tp} pp={pp}: {str(error).splitlines()[0]}")
+            continue
+        seconds = training_estimate(trial, target, default_microbatches(1, pp)).step_s
+        lines.append(f"dp={dp} tp={tp} pp={pp}: {seconds * 1e3:,.2f} ms (training_estimate)")
+    return time.perf_counter() - start, lines
+
+
+def run(layers: int, with_before: bool = True) -> Section:
+    section = Section(f"Training split chooser: Llama 3.1 8B + AdamW, seq 4,096, {layers} layers, {TARGET}",
+                      f"python bench/train_split_choice.py --layers {layers}")
+    module, build_s = level_one_step(layers)
+    section.add("building the step to rdu-partition's level (export, import, outline)", f"{build_s:,.1f} s")
+    old_s, old_lines = before(module) if with_before else (0.0, [])
+    start = time.perf_counter()
+    RduPartition(target=TARGET).apply(Context(), module)
+    new_s = time.perf_counter() - start
+    (tp, pp), dp = partition_of(module), data_parallel_of(module)
+    section.add("chosen split", f"dp={dp} tp={tp} pp={pp}")
+    section.add("rdu-partition with the chooser (profile, every candidate, one partition)", f"{new_s:,.1f} s")
+    if with_before:
+        section.add("before: a copy partitioned and estimated per split (inlined step)", f"{old_s:,.1f} s")
+        section.add("before / after", f"{old_s / new_s:,.1f}x")
+    section.details += ["```", *split_choice_of(module), "```"]
+    if old_lines:
+        section.details += ["", "Before (the same step, layers inlined, a copy per split):", "```", *old_lines, "```"]
+    return section
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 decoder layers")
+    parser.add_argument("--layers", type=int, default=32)
+    parser.add_argument("--no-before", action="store_true", help="skip the old chooser's run")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    section = run(2 if args.quick else args.layers, not args.no_before)
+    section.seconds = time.perf_counter() - start
+    print(section.text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,617 @@
+"""Per-expert capacity: data-dependent counts compiled padded to a bound and
+masked, so a program runs for any counts that fit (mixture-of-experts routing).
+
+Token routing splits tokens by per-expert counts the data decides:
+`torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a 1-D boolean
+mask), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
+with `.item()`). torch.export records each
+count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
+token to one expert). Where every op that touches such a count is one this
+module understands, rducc compiles the count as its *capacity* (that bound, or
+the user's smaller `capacity`) instead of the example's value:
+
+- the op making the count pads its result to capacity: `nonzero` is
+  `nonzero_static(size=capacity, fill_value=0)` (pad positions index element 0),
+  so is a boolean mask's `x[mask]` (and an `index_put` through the same mask),
+  a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
+  range); the count itself is a tensor of the program (`mask.sum()`, the tensor
+  read with `.item()`), checked against the capacity at run time (an overflow
+  is one `rdu.check` error naming the op and its source line);
+- ops that keep the padded dim as a whole dim and do not combine along it
+  (pointwise, row-wise matmuls, gathers through padded indices, views) compute
+  the pad rows like any row (replicas of real rows: finite where those are);
+- the ops where a padded dim ends are masked: a scatter or `index_put`
+  through padded indices writes its pad positions into one extra row that is
+  sliced off, `sum` over a padded dim adds zeros for the pad, and `cat` of
+  padded pieces compacts them to the concatenation's size on the example
+  (its total checked at run time: a split's pieces always sum to their input).
+
+A count used any other way (returned, reduced otherwise, in arithmetic on
+sizes) keeps `rducc.frontend.data_sizes`' exact compile for the example's
+value, so nothing that compiled before changes meaning.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import sympy
+import torch
+
+aten = torch.ops.aten
+Node = torch.fx.Node
+
+_READS = (aten._local_scalar_dense.default, aten.item.default)
+_SCATTERS = (aten.scatter.src, aten.scatter.value, aten.scatter_add.default, aten.scatter_reduce.two)
+_SCALAR_NODES = (aten.sym_size.int, aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
+                 aten.sym_constrain_range.default, aten._assert_tensor_metadata.default, *_READS)
+
+
+class Emitter(Protocol):
+    """What this module needs of `rducc.frontend.data_sizes`' graph rewriter."""
+
+    graph: torch.fx.Graph
+
+    def emit(self, anchor: Node, target: Any, *args: Any, **kwargs: Any) -> Node: ...
+
+    def all_of(self, anchor: Node, conditions: list[Node]) -> Node: ...
+
+
+# --------------------------------------------------------------------------
+# Shapes read from the traced (symbolic) values
+# --------------------------------------------------------------------------
+
+
+def _exprs(value: Any) -> list[Any]:
+    """A tensor's dims as sympy expressions (a static dim as its int)."""
+    return [d.node.expr if isinstance(d, torch.SymInt) else int(d) for d in value.shape]
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _free(expr: Any) -> set[sympy.Symbol]:
+    return set(expr.free_symbols) if isinstance(expr, sympy.Expr) else set()
+
+
+@dataclass
+class _Shapes:
+    """Which dims of the traced values are padded counts, for one candidate set."""
+
+    original: dict[Node, Any]
+    capacity: dict[sympy.Symbol, int]
+    compacted: set[Any] = field(default_factory=set)
+    masks: dict[Node, sympy.Symbol] = field(default_factory=dict)
+    """The padded boolean masks (`x[mask]`), by the mask node: their count."""
+
+    def __post_init__(self) -> None:
+        for node, value in self.original.items():
+            found = _mask_source(node, self.original) if isinstance(value, torch.Tensor) else None
+            if found is not None:
+                expr = _exprs(value)[found[0]]
+                if isinstance(expr, sympy.Symbol) and expr in self.capacity:
+                    self.masks[found[1]] = expr
+
+    def padded(self, node: Any) -> dict[int, sympy.Symbol]:
+        """`node`'s dims that are exactly one padded count (a tensor node; else none)."""
+        value = self.original.get(node) if isinstance(node, Node) else None
+        if not isinstance(value, torch.Tensor):
+            return {}
+        return {d: e for d, e in enumerate(_exprs(value)) if isinstance(e, sympy.Symbol) and e in self.capacity}
+
+    def exact(self, value: Any) -> set[sympy.Symbol]:
+        return {e for t in _tensors(value) for e in _exprs(t)
+                if isinstance(e, sympy.Symbol) and e in self.capacity}
+
+    def mixed(self, value: Any) -> set[sympy.Symbol]:
+        """Padded counts inside dims of another expression (not compacted by a cat)."""
+        found: set[sympy.Symbol] = set()
+        for t in _tensors(value):
+            for e in _exprs(t):
+                if not isinstance(e, sympy.Symbol) and e not in self.compacted:
+                    found |= _free(e) & set(self.capacity)
+        return found
+
+
+def _arg_nodes(node: Node) -> list[Node]:
+    found: list[Node] = []
+    torch.fx.node.map_arg((node.args, node.kwargs), found.append)
+    return found
+
+
+_PLACING = (aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.select.int, aten.transpose.int,
+            aten.movedim.int, aten.unflatten.int)
+"""Ops whose `dim` places or picks a dim rather than working along it (dropping a
+padded dim, as `select` or `squeeze` would, drops its count from the result: refused so)."""
+
+
+def _dim_arguments(node: Node) -> list[int]:
+    """The dims an op works along (its `dim`/`dims` arguments)."""
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload) or target in _PLACING:
+        return []
+    dims: list[int] = []
+    for argument, value in zip(target._schema.arguments, node.args):
+        if argument.name in ("dim", "dims", "dimension"):
+            dims += [int(v) for v in (value if isinstance(value, list | tuple) else [value])
+                     if isinstance(v, int)]
+    for name in ("dim", "dims"):
+        value = node.kwargs.get(name)
+        dims += [int(v) for v in (value if isinstance(value, list | tuple) else [value]) if isinstance(v, int)]
+    return dims
+
+
+# --------------------------------------------------------------------------
+# Which counts are padded
+# --------------------------------------------------------------------------
+
+
+def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] | None:
+    """A split's sizes as counts read with `.item()` from 0-d tensors (None otherwise)."""
+    if node.target is not aten.split_with_sizes.default:
+        return None
+    sizes = node.args[1]
+    dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+    source = original.get(node.args[0])  # type: ignore[arg-type]
+    if not isinstance(sizes, list | tuple) or not isinstance(source, torch.Tensor) or not isinstance(dim, int):
+        return None
+    if not isinstance(source.shape[dim], int):
+        return None
+    symbols = []
+    for size in sizes:
+        value = original.get(size) if isinstance(size, Node) else None
+        if not (isinstance(size, Node) and size.target in _READS and isinstance(value, torch.SymInt)
+                and isinstance(value.node.expr, sympy.Symbol)):
+            return None
+        symbols.append(value.node.expr)
+    return symbols
+
+
+def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | None:
+    """`x[mask]` through one 1-D boolean mask (other indices None): (its place, the mask)."""
+    if node.target is not aten.index.Tensor:
+        return None
+    indices = node.args[1]
+    present = [(p, i) for p, i in enumerate(indices) if i is not None]  # type: ignore[arg-type]
+    if len(present) != 1 or not isinstance(present[0][1], Node):
+        return None
+    mask = original.get(present[0][1])
+    if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8) or mask.dim() != 1:
+        return None
+    return present[0][0], present[0][1]
+
+
+def _mask_puts(node: Node, original: dict[Node, Any], masks: dict[Node, sympy.Symbol]) -> sympy.Symbol | None:
+    """The padded count of the mask an index_put writes through (a mask some `x[mask]` padded)."""
+    if node.target is not aten.index_put.default:
+        return None
+    found = [masks[i] for i in node.args[1] if isinstance(i, Node) and i in masks]  # type: ignore[union-attr]
+    return found[0] if len(found) == 1 else None
+
+
+def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
+                user_capacity: int | None) -> tuple[dict[sympy.Symbol, int], dict[sympy.Symbol, frozenset]]:
+    """Counts made by `nonzero` or read for a split, with their capacities and groups
+    (a split's counts are padded together or not at all)."""
+    capacity: dict[sympy.Symbol, int] = {}
+    groups: dict[sympy.Symbol, frozenset] = {}
+    for node in graph.nodes:
+        value = original.get(node)
+        if node.target is aten.nonzero.default and isinstance(value, torch.Tensor):
+            expr = _exprs(value)[0]
+            symbols = [expr] if isinstance(expr, sympy.Symbol) else []
+        elif _mask_source(node, original) is not None and isinstance(value, torch.Tensor):
+            expr = _exprs(value)[_mask_source(node, original)[0]]  # type: ignore[index]
+            symbols = [expr] if isinstance(expr, sympy.Symbol) else []
+            value = original[_mask_source(node, original)[1]]  # type: ignore[index]
+        else:
+            symbols = _split_counts(node, original) or []
+        bounds = [_recorded_bound(value if node.target is not aten.split_with_sizes.default
+                                  else original[node.args[0]], s) for s in symbols]
+        if not symbols or any(b is None for b in bounds):
+            continue
+        for symbol, bound in zip(symbols, bounds):
+            assert bound is not None
+            capacity[symbol] = min(bound, user_capacity) if user_capacity else bound
+            groups[symbol] = frozenset(symbols)
+    return capacity, groups
+
+
+def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
+    """The upper bound torch.export proved for `symbol` (every token to one expert)."""
+    shape_env = getattr(getattr(value, "fake_mode", None), "shape_env", None)
+    if shape_env is None:
+        return None
+    upper = shape_env.bound_sympy(symbol).upper
+    return int(upper) if upper.is_integer and upper.is_finite and int(upper) > 0 else None
+
+
+def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
+    """The padded counts `node` cannot take padded (empty when it takes them all)."""
+    if node.op == "output":
+        return shapes.exact(shapes.original.get(node)) | {
+            s for a in _arg_nodes(node) for s in shapes.exact(shapes.original.get(a))}
+    if node.op != "call_function" or node.target in _SCALAR_NODES or node.target is operator.getitem:
+        return set()
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return set()  # Python arithmetic on numbers (sizes): the asserts' and the exact path's
+    inputs = set().union(*(set(shapes.padded(a).values()) for a in _arg_nodes(node)))
+    outputs = shapes.exact(shapes.original.get(node))
+    numbers = set().union(*(_free(shapes.original[a].node.expr) for a in _arg_nodes(node)
+                            if isinstance(shapes.original.get(a), torch.SymInt)
+                            and shapes.original[a].node.expr not in shapes.compacted))
+    involved = (inputs | outputs | shapes.mixed(shapes.original.get(node)) | numbers) & set(shapes.capacity)
+    if not involved:
+        return set()
+    if node.target is aten.nonzero.default or _split_counts(node, shapes.original) \
+            or _mask_source(node, shapes.original) is not None:
+        return set() if not shapes.padded(node.args[0]) else involved
+    through = _mask_puts(node, shapes.original, shapes.masks)
+    if through is not None:
+        fits = not shapes.padded(node.args[0]) and set(shapes.padded(node.args[2]).values()) <= {through}
+        return set() if fits else involved
+    if node.target in _SCATTERS or node.target is aten.index_put.default:
+        return set() if _written_through(node, shapes) is not None else involved
+    if node.target in (aten.sum.dim_IntList, aten.sum.default):
+        return set()
+    if node.target is aten.cat.default:
+        return set() if _compacts(node, shapes) else involved
+    return set() if _row_wise(node, shapes, inputs, outputs, numbers) else involved
+
+
+_CONTRACTING = {aten.mm.default: 1, aten.bmm.default: 1, aten.matmul.default: 1, aten.linear.default: 1,
+                aten.addmm.default: 2, aten.baddbmm.default: 2}
+"""Matmuls, by the operand whose rows they contract (which must not be padded)."""
+
+
+def _row_wise(node: Node, shapes: _Shapes, inputs: set, outputs: set, numbers: set) -> bool:
+    """An op that keeps each padded dim whole and does not combine along it."""
+    if shapes.mixed(shapes.original.get(node)) or not inputs <= outputs:
+        return False
+    contracted = _CONTRACTING.get(node.target)  # type: ignore[call-overload]
+    if contracted is not None and len(node.args) > contracted and shapes.padded(node.args[contracted]):
+        return False
+    if "attention" in str(node.target):
+        return False  # keys and values padded along the sequence would be attended to
+    exact_numbers = all(isinstance(shapes.original[a].node.expr, sympy.Symbol) for a in _arg_nodes(node)
+                        if isinstance(shapes.original.get(a), torch.SymInt) and _free(shapes.original[a].node.expr))
+    if numbers and not exact_numbers:
+        return False
+    first = node.args[0] if node.args else None
+    padded = shapes.padded(first)
+    if not padded or not isinstance(first, Node):
+        return True
+    rank = len(shapes.original[first].shape)
+    return not any(d % max(rank, 1) in padded for d in _dim_arguments(node))
+
+
+def _written_through(node: Node, shapes: _Shapes) -> tuple[int, Node] | None:
+    """For a scatter or index_put whose indices are padded: (the dest dim that
+    the pad positions are sent past, the index node redirected); None when the
+    pad cannot be redirected so (the destination itself padded, the values
+    padded along dims the index has not)."""
+    destination = node.args[0]
+    if shapes.padded(destination):
+        return None
+    if node.target is aten.index_put.default:
+        indices, values = node.args[1], node.args[2]
+        present = [(p, i) for p, i in enumerate(indices) if isinstance(i, Node)]  # type: ignore[arg-type]
+        padded = [(p, i) for p, i in present if shapes.padded(i)]
+        if len(padded) != 1 or not set(shapes.padded(values).values()) <= set(shapes.padded(padded[0][1]).values()):
+            return None
+        return padded[0]
+    dim, index = node.args[1], node.args[2]
+    source = node.args[3] if len(node.args) > 3 else None
+    if not isinstance(dim, int) or not isinstance(index, Node) or not shapes.padded(index):
+        return None
+    if isinstance(source, Node) and not set(shapes.padded(source).values()) <= set(shapes.padded(index).values()):
+        return None
+    return dim, index
+
+
+def _compacts(node: Node, shapes: _Shapes) -> bool:
+    """A cat along dim 0 of pieces padded only along that dim."""
+    pieces, dim = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    if not isinstance(pieces, list | tuple) or not all(isinstance(p, Node) for p in pieces):
+        return False
+    first = pieces[0] if pieces else None
+    if not isinstance(dim, int) or not isinstance(first, Node) or dim % len(shapes.original[first].shape) != 0:
+        return False
+    for piece in pieces:
+        padded = shapes.padded(piece)
+        if set(padded) - {0}:
+            return False
+    return True
+
+
+def plan_capacity(graph: torch.fx.Graph, original: dict[Node, Any],
+                  user_capacity: int | None = None) -> dict[sympy.Symbol, int]:
+    """The counts this module pads, with their capacities (see the module docstring)."""
+    capacity, groups = _candidates(graph, original, user_capacity)
+    while capacity:
+        shapes = _Shapes(original, capacity)
+        shapes.compacted = {_exprs(original[n])[0] for n in graph.nodes
+                            if n.target is aten.cat.default and isinstance(original.get(n), torch.Tensor)
+                            and _compacts(n, shapes) and not isinstance(_exprs(original[n])[0], int)}
+        failed = set().union(*(_node_failures(n, shapes) for n in graph.nodes))
+        if not failed:
+            break
+        dropped = set().union(*(groups[s] for s in failed))
+        capacity = {s: c for s, c in capacity.items() if s not in dropped}
+    return capacity
+
+
+def padded_stand_ins(original: dict[Node, Any], values: dict[Node, Any],
+                     capacity: dict[sympy.Symbol, int]) -> dict[Node, Any]:
+    """For each node with a padded dim: an empty tensor (or list) of its compiled shape."""
+    def stand_in(value: Any, real: Any) -> Any:
+        if isinstance(value, torch.Tensor) and isinstance(real, torch.Tensor):
+            shape = [capacity.get(e, 0) if isinstance(e, sympy.Symbol) and e in capacity else int(n)
+                     for e, n in zip(_exprs(value), real.shape)]
+            return torch.empty(shape, dtype=real.dtype)
+        if isinstance(value, list | tuple) and isinstance(real, list | tuple):
+            return type(real)(stand_in(v, r) for v, r in zip(value, real))
+        return real
+
+    shapes = _Shapes(original, capacity)
+    return {n: stand_in(original[n], values[n]) for n in values
+            if n in original and shapes.exact(original[n])}
+
+
+# --------------------------------------------------------------------------
+# Rewriting
+# --------------------------------------------------------------------------
+
+
+class _Padder:
+    """Rewrites the padded counts' sources and sinks (after the meta values are padded)."""
+
+    def __init__(self, r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
+        self.r, self.capacity = r, capacity
+        self.shapes = _Shapes(original, capacity)
+        self.counts: dict[sympy.Symbol, Node] = {}
+        self.valid: dict[sympy.Symbol, Node] = {}
+        self.positions: dict[Node, tuple[Node, sympy.Symbol]] = {}
+        """A padded boolean mask's positions (and its count), by the mask node."""
+
+    def check(self, anchor: Node, value: Node, condition: Node, why: str) -> Node:
+        name = getattr(anchor.target, "__name__", str(anchor.target)).split(".")[0]
+        message = (f"'{name}': {why} (rducc pads each data-dependent count to its capacity; "
+                   "compile with a larger capacity)")
+        return self.r.emit(anchor, torch.ops.rducc.check.default, value, condition, message)  # data_sizes' op
+
+    def valid_rows(self, anchor: Node, symbol: sympy.Symbol) -> Node:
+        """`arange(capacity) < count`: which of a padded dim's positions are real."""
+        if symbol not in self.valid:
+            positions = self.r.emit(anchor, aten.arange.default, self.capacity[symbol], dtype=torch.int64)
+            self.valid[symbol] = self.r.emit(anchor, aten.lt.Tensor, positions, self.counts[symbol])
+        return self.valid[symbol]
+
+    def valid_of(self, anchor: Node, node: Node) -> Node:
+        """A bool tensor broadcastable to `node`: true at its real positions."""
+        rank = len(self.shapes.original[node].shape)
+        result: Node | None = None
+        for dim, symbol in sorted(self.shapes.padded(node).items()):
+            shape = [1] * rank
+            shape[dim] = self.capacity[symbol]
+            part = self.r.emit(anchor, aten.view.default, self.valid_rows(anchor, symbol), shape)
+            result = part if result is None else self.r.emit(anchor, aten.logical_and.default, result, part)
+        assert result is not None
+        return result
+
+    # sources --------------------------------------------------------------
+
+    def nonzero(self, node: Node) -> None:
+        source = node.args[0]
+        assert isinstance(source, Node)
+        symbol = _exprs(self.shapes.original[node])[0]
+        capacity = self.capacity[symbol]
+        flags = source if source.meta["val"].dtype == torch.bool else self.r.emit(node, aten.ne.Scalar, source, 0)
+        count = self.r.emit(node, aten.sum.default, flags)
+        fits = self.r.emit(node, aten.le.Scalar, count, capacity)
+        why = f"more elements are selected than the capacity of {capacity} compiled for"
+        source = self.check(node, source, fits, why)
+        found = self.r.emit(node, aten.nonzero_static.default, source, size=capacity, fill_value=0)
+        self.counts[symbol] = count
+        node.replace_all_uses_with(found)
+        self.r.graph.erase_node(node)
+
+    def masked(self, node: Node) -> None:
+        """`x[mask]` through a 1-D boolean mask: the mask's positions padded to capacity."""
+        found = _mask_source(node, self.shapes.original)
+        assert found is not None
+        place, mask = found
+        symbol = _exprs(self.shapes.original[node])[place]
+        capacity = self.capacity[symbol]
+        flags = mask if mask.meta["val"].dtype == torch.bool else self.r.emit(node, aten.ne.Scalar, mask, 0)
+        count = self.r.emit(node, aten.sum.default, flags)
+        fits = self.r.emit(node, aten.le.Scalar, count, capacity)
+        checked = self.check(node, mask, fits, f"the mask selects more elements than the capacity of {capacity} "
+                             "compiled for")
+        positions = self.r.emit(node, aten.select.int, self.r.emit(
+            node, aten.nonzero_static.default, checked, size=capacity, fill_value=0), 1, 0)
+        indices = list(node.args[1])  # type: ignore[arg-type]
+        indices[place] = positions
+        self.counts[symbol], self.positions[mask] = count, (positions, symbol)
+        replaced = self.r.emit(node, aten.index.Tensor, node.args[0], indices)
+        node.replace_all_uses_with(replaced)
+        self.r.graph.erase_node(node)
+
+    def split(self, node: Node) -> None:
+        symbols = _split_counts(node, self.shapes.original)
+        assert symbols is not None
+        source, sizes = node.args[0], node.args[1]
+        dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+        assert isinstance(source, Node) and isinstance(sizes, list | tuple) and isinstance(dim, int)
+        length = int(source.meta["val"].shape[dim])
+        counts = [size.args[0] for size in sizes if isinstance(size, Node)]  # the 0-d tensors read with .item()
+        conditions, total = [], None
+        for count, symbol in zip(counts, symbols):
+            assert isinstance(count, Node)
+            conditions += [self.r.emit(node, aten.le.Scalar, count, self.capacity[symbol]),
+                           self.r.emit(node, aten.ge.Scalar, count, 0)]
+            total = count if total is None else self.r.emit(node, aten.add.Tensor, total, count)
+        conditions.append(self.r.emit(node, aten.eq.Scalar, total, length))
+        capacities = sorted({self.capacity[s] for s in symbols})
+        source = self.check(node, source, self.r.all_of(node, conditions),
+                            f"a split size exceeds the capacity of {'/'.join(map(str, capacities))} compiled for "
+                            f"(or the sizes do not sum to {length})")
+        pieces, offset = [], None
+        for count, symbol in zip(counts, symbols):
+            assert isinstance(count, Node)
+            rows = self.r.emit(node, aten.arange.default, self.capacity[symbol], dtype=torch.int64)
+            if offset is not None:
+                rows = self.r.emit(node, aten.add.Tensor, rows, offset)
+            rows = self.r.emit(node, aten.clamp.default, rows, 0, max(length - 1, 0))
+            pieces.append(self.r.emit(node, aten.index_select.default, source, dim, rows))
+            self.counts[symbol] = count
+            offset = count if offset is None else self.r.emit(node, aten.add.Tensor, offset, count)
+        for user in list(node.users):
+            assert user.target is operator.getitem
+            user.replace_all_uses_with(pieces[user.args[1]])  # type: ignore[index]
+            self.r.graph.erase_node(user)
+        self.r.graph.erase_node(node)
+
+    # sinks ----------------------------------------------------------------
+
+    def written(self, node: Node, through_mask: tuple[int, Node, Node] | None = None) -> None:
+        """A scatter or index_put through padded indices: the pad sent to one extra row, sliced off
+        (`through_mask`: an index_put through a padded boolean mask, as (its place among the
+        indices, its padded positions, which of them are real))."""
+        if through_mask is None:
+            found = _written_through(node, self.shapes)
+            assert found is not None
+            dim, index = found
+            valid = self.valid_of(node, index)
+        else:
+            dim, index, valid = through_mask
+        place = dim
+        destination = node.args[0]
+        assert isinstance(destination, Node)
+        shape = list(destination.meta["val"].shape)
+        rank, length = len(shape), shape[dim]
+        dim %= rank
+        extra = self.r.emit(node, aten.zeros.default, [*shape[:dim], 1, *shape[dim + 1:]],
+                            dtype=destination.meta["val"].dtype)
+        widened = self.r.emit(node, aten.cat.default, [destination, extra], dim)
+        if node.target is aten.index_put.default:  # a negative index counts from the end of the real rows
+            negative = self.r.emit(node, aten.lt.Scalar, index, 0)
+            index = self.r.emit(node, aten.where.self, negative,
+                                self.r.emit(node, aten.add.Scalar, index, length), index)
+        past = self.r.emit(node, aten.full.default, [], length, dtype=index.meta["val"].dtype)
+        redirected = self.r.emit(node, aten.where.self, valid, index, past)
+        if node.target is aten.index_put.default:
+            indices = list(node.args[1])  # type: ignore[arg-type]
+            indices[place] = redirected
+            args: tuple = (widened, indices, *node.args[2:])
+        else:
+            args = (widened, node.args[1], redirected, *node.args[3:])
+        written = self.r.emit(node, node.target, *args, **node.kwargs)
+        result = self.r.emit(node, aten.slice.Tensor, written, dim, 0, length)
+        node.replace_all_uses_with(result)
+        self.r.graph.erase_node(node)
+
+    def _through_mask(self, node: Node) -> tuple[int, Node, Node] | None:
+        """An index_put through a mask this module padded: (its place, positions, valid)."""
+        for place, index in enumerate(node.args[1]):  # type: ignore[arg-type]
+            if isinstance(index, Node) and index in self.positions:
+                positions, symbol = self.positions[index]
+                return place, positions, self.valid_rows(node, symbol)
+        return None
+
+    def summed(self, node: Node) -> None:
+        """`sum` with the pad positions zero."""
+        source = node.args[0]
+        assert isinstance(source, Node)
+        if not self.shapes.padded(source):
+            return
+        zero = self.r.emit(node, aten.full.default, [], 0, dtype=source.meta["val"].dtype)
+        masked = self.r.emit(node, aten.where.self, self.valid_of(node, source), source, zero)
+        node.args = (masked, *node.args[1:])
+
+    def cat(self, node: Node) -> None:
+        """Padded pieces compacted: each real row to its place, the pad to one extra row."""
+        pieces = list(node.args[0])  # type: ignore[arg-type]
+        if not any(self.shapes.padded(p) for p in pieces):
+            return
+        length = int(node.meta["val"].shape[0])
+        positions, offset = [], None
+        for piece in pieces:
+            assert isinstance(piece, Node)
+            rows = int(piece.meta["val"].shape[0])
+            place = self.r.emit(node, aten.arange.default, rows, dtype=torch.int64)
+            if offset is not None:
+                place = self.r.emit(node, aten.add.Tensor, place, offset)
+            symbol = self.shapes.padded(piece).get(0)
+            if symbol is not None:
+                past = self.r.emit(node, aten.full.default, [], length, dtype=torch.int64)
+                place = self.r.emit(node, aten.where.self, self.valid_rows(node, symbol), place, past)
+                count = self.counts[symbol]
+            else:
+                count = self.r.emit(node, aten.full.default, [], rows, dtype=torch.int64)
+            positions.append(place)
+            offset = count if offset is None else self.r.emit(node, aten.add.Tensor, offset, count)
+        assert offset is not None
+        joined = self.r.emit(node, aten.cat.default, pieces, 0)
+        joined = self.check(node, joined, self.r.emit(node, aten.eq.Scalar, offset, length),
+                            f"the pieces hold another number of rows than the {length} compiled for")
+        shape = list(node.meta["val"].shape)
+        zeros = self.r.emit(node, aten.zeros.default, [length + 1, *shape[1:]], dtype=node.meta["val"].dtype)
+        placed = self.r.emit(node, aten.index_put.default, zeros,
+                             [self.r.emit(node, aten.cat.default, positions)], joined)
+        result = self.r.emit(node, aten.slice.Tensor, placed, 0, 0, length)
+        node.replace_all_uses_with(result)
+        self.r.graph.erase_node(node)
+
+    def run(self) -> None:
+        for node in list(self.r.graph.nodes):
+            if node.op != "call_function":
+                continue
+            value = self.shapes.original.get(node)
+            if node.target is aten.nonzero.default and self.shapes.exact(value):
+                self.nonzero(node)
+            elif _mask_source(node, self.shapes.original) is not None and self.shapes.exact(value):
+                self.masked(node)
+            elif node.target is aten.index_put.default and self._through_mask(node) is not None:
+                self.written(node, self._through_mask(node))
+            elif _split_counts(node, self.shapes.original) and self.shapes.exact(value):
+                self.split(node)
+            elif (node.target in _SCATTERS or node.target is aten.index_put.default) \
+                    and any(self.shapes.padded(a) for a in _arg_nodes(node)):
+                self.written(node)
+            elif node.target in (aten.sum.dim_IntList, aten.sum.default):
+                self.summed(node)
+            elif node.target is aten.cat.default:
+                self.cat(node)
+            else:
+                self.numbers(node)
+
+    def numbers(self, node: Node) -> None:
+        """Size arguments that are exactly a padded count become its capacity."""
+        def number(arg: Any) -> Any:
+            if isinstance(arg, Node):
+                value = self.shapes.original.get(arg)
+                if isinstance(value, torch.SymInt) and value.node.expr in self.capacity:
+                    return self.capacity[value.node.expr]
+                return arg
+            if isinstance(arg, list | tuple):
+                return type(arg)(number(a) for a in arg)
+            return arg
+
+        node.args, node.kwargs = number(node.args), number(node.kwargs)
+
+
+def pad_counts(r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
+    """Rewrite the padded counts' sources and sinks in `r`'s graph (module docstring)."""
+    if capacity:
+        _Padder(r, original, capacity).run()
+
+
+__all__ = ["pad_counts", "padded_stand_ins", "plan_capacity"]

@@ -1,0 +1,606 @@
+"""Which split of a training step across sockets is fastest, modeled without partitioning the step.
+
+`rdu-partition` with no split given weighs every candidate (dp data-parallel
+replicas, tp tensor-parallel ranks, pp pipeline stages, dp x tp together,
+each dp with and without ZeRO-style sharded optimizer state) from one walk
+of the imported step (`StepProfile`), then partitions the step once, for the
+winner. The walk costs each op once; an outlined layer (`@layer_forward`,
+`@layer_backward`, `@layer_optimizer`) once, counted at each of its calls.
+
+The profile, from the level-1 graph:
+
+- each op's FLOPs at the peak of its element type and the weight bytes it
+  reads (a function argument holding a global), with its phase (`rdu.phase`;
+  a call: the call's). A candidate's tp divides a matmul's FLOPs and weight
+  reads (tp splits weights by columns or rows and attention by heads); other
+  ops of the entry function stay whole (norms, the residual, the loss: the
+  ops Megatron-style tp replicates), and dp divides every forward and
+  backward op (each replica runs its share of the batch);
+- an outlined layer's ops as `rdu-partition` splits them at each tp
+  (`layers`: its callees partitioned alone, a few hundred ops, not the
+  step): each op's FLOPs and weight reads on one rank, and the collectives
+  that split inserts (their bytes on one rank), timed by the target's
+  collective model (`kernel_timing.collective_seconds`: ring or recursive
+  doubling over the target's link figures and topology);
+- outside outlined layers, a matmul that reads a weight pays under tp one
+  all-reduce of its smaller activation side (its input or its result: a
+  row-parallel matmul's partial sum, or the gradient of a column-parallel
+  one's input);
+- the parameters (globals of kind parameter), the trained ones (written back
+  by the step: their gradients), the optimizer state (other globals the step
+  writes back: Adam's moments) and the saved activations (forward results
+  read by the backward), in bytes.
+
+A candidate's modeled step time:
+
+- **pipeline**: per stage, one microbatch's forward and backward: each op
+  `max(FLOPs / peak / m, weight bytes / HBM bandwidth) + DMA start-up` (weights
+  are read again each microbatch; `training_speed`'s level-1 rule) and each
+  activation collective its time / m, at least one link latency; the stages
+  are the forward's units (ops and layer calls) cut into pp runs of about
+  equal FLOPs, the backward's in reverse, with a `send_recv` of what crosses
+  each cut; then the 1F1B schedule (`pipeline_schedule`), which counts the
+  bubble;
+- **gradient sync** (dp > 1): the gradients of a stage's parameters on one
+  rank all-reduced over the dp replicas, one collective a parameter (as
+  rdu-partition compiles them; each pays its steps' latencies), or, with ZeRO, reduce-scattered
+  (each replica keeps the shard it updates) and the updated parameters
+  all-gathered. Run on the links under the backward, layer by layer: what
+  the backward of the last microbatch does not cover is exposed, and at
+  least the last layer's share (or, in a step with no outlined layers, the
+  last gradient's: each is ready only when the backward has made it);
+  ZeRO's parameter all-gather after the update is exposed;
+- **optimizer**: its ops once a step, divided by tp (split weights) and, with
+  ZeRO, by dp (each replica updates its shard);
+- **DDR spill**: what one socket holds (weights, gradients and optimizer
+  state of its stage and shard, and the saved activations of the
+  microbatches 1F1B keeps in flight) past its HBM moves to DDR and back once
+  a step, at DDR's sustained bandwidth.
+
+Every figure is modeled from the target's figures; `CandidateEstimate.row`
+is one line of the report's table, `SplitChoice.table` the table with the
+reason the winner won.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from rducc.dialects.contracts import Phase, arg_attrs, global_of, is_input, phase_of, result_updates
+from rducc.dialects.program import entry_function, functions
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, AllToAllOp, ReduceScatterOp, SendRecvOp
+from rducc.dialects.rdu.dataflow import ConvOp, MatmulOp
+from rducc.dialects.shapes import value_bytes
+from rducc.dialects.tier import GlobalOp
+from rducc.model.cost_model import compute_element, op_flops
+from rducc.model.kernel_timing import collective_seconds
+from rducc.model.pipeline_schedule import OneFOneB, default_microbatches, one_f_one_b
+from rducc.targets import Target
+
+_COLLECTIVE_KINDS: dict[type, str] = {
+    AllReduceOp: "all_reduce", AllGatherOp: "all_gather", ReduceScatterOp: "reduce_scatter", AllToAllOp: "all_to_all",
+}
+
+
+@dataclass(frozen=True)
+class Work:
+    """One op: its FLOPs at peak on one socket (s), the weight bytes it reads,
+    and whether tp divides it (a matmul of the entry function)."""
+
+    compute_s: float
+    weight_bytes: int
+    by_tp: bool = False
+
+
+@dataclass(frozen=True)
+class Collective:
+    """A collective a split inserts: its kind, its input's bytes on one rank, the group
+    (0: the candidate's tp; `by_tp`: `size` is the whole value's, a rank sends size / tp)."""
+
+    kind: str
+    size: int
+    group: int
+    by_tp: bool = False
+
+
+@dataclass
+class Body:
+    """An outlined layer (or the entry's ops) as one rank runs it: its ops and collectives."""
+
+    work: list[Work] = field(default_factory=list)
+    collectives: list[Collective] = field(default_factory=list)
+
+
+@dataclass
+class Unit:
+    """An op or a layer call of the entry function, in program order."""
+
+    phase: str
+    body: Body
+    """The unit at tp = 1."""
+    callee: str = ""
+    reads: tuple[bool, ...] = ()
+    """Per argument of a call: whether the caller passes a weight (read from HBM)."""
+    cross_bytes: int = 0
+    """A forward unit: bytes of its results that later forward units read (what a pipeline cut sends)."""
+
+
+@dataclass
+class StepProfile:
+    """What one walk of a training step's imported graph gives the split chooser (module docstring)."""
+
+    units: list[Unit]
+    layers: dict[int, dict[str, Body] | None]
+    """Per tp: each outlined layer's body partitioned tp ways (None: that tp does not split the layers)."""
+    batch: int
+    parameter_bytes: int
+    trained_bytes: int
+    state_bytes: int
+    saved_bytes: int
+    layer_calls: int
+    """Calls of the outlined backward layer (the layers the gradient sync overlaps); 1 when none."""
+    gradient_sizes: tuple[int, ...] = ()
+    """Bytes of each trained parameter's gradient: one collective each, as rdu-partition syncs them."""
+
+    def body(self, unit: Unit, tp: int) -> Body | None:
+        """The unit's body on one of tp ranks (None: tp does not split its layer)."""
+        if not unit.callee or tp == 1:
+            return unit.body
+        bodies = self.layers.get(tp)
+        return None if bodies is None else bodies.get(unit.callee)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A split: dp replicas x tp ranks x pp stages, ZeRO-sharded optimizer state or not."""
+
+    dp: int
+    tp: int
+    pp: int
+    zero: bool = False
+
+    @property
+    def sockets(self) -> int:
+        return self.dp * self.tp * self.pp
+
+    def name(self) -> str:
+        return f"dp={self.dp} tp={self.tp} pp={self.pp}" + (" zero" if self.zero else "")
+
+
+@dataclass(frozen=True)
+class CandidateEstimate:
+    """A candidate's modeled step (seconds) by part, and one socket's bytes."""
+
+    candidate: Candidate
+    microbatches: int
+    schedule: OneFOneB | None
+    gradient_sync_s: float = 0.0
+    """Gradient (and ZeRO parameter) collectives not hidden under the backward."""
+    optimizer_s: float = 0.0
+    spill_s: float = 0.0
+    socket_bytes: dict[str, int] = field(default_factory=dict)
+    """One socket's weights, gradients, optimizer state and activations (the busiest stage's)."""
+    refused: str = ""
+    """Why the candidate cannot run or be compiled (empty: it can); with a
+    schedule, it was modeled but rdu-partition does not compile it."""
+
+    @property
+    def step_s(self) -> float:
+        if self.schedule is None:
+            return float("inf")
+        return self.schedule.step_s + self.gradient_sync_s + self.optimizer_s + self.spill_s
+
+    def row(self, hbm_bytes: int) -> str:
+        """One line of the candidates' table."""
+        if self.schedule is None:
+            return f"{self.candidate.name():<20} -- {self.refused}"
+        held = sum(self.socket_bytes.values())
+        s = self.schedule
+        line = (f"{self.candidate.name():<20} {_time(self.step_s):>10}: pipeline {_time(s.step_s)} "
+                f"(m={s.microbatches}, bubble {s.bubble_fraction:.0%}), gradient sync {_time(self.gradient_sync_s)}, "
+                f"optimizer {_time(self.optimizer_s)}, DDR spill {_time(self.spill_s)}; a socket holds "
+                f"{_bytes(held)} of {_bytes(hbm_bytes)} HBM")
+        return line + (f" -- not compiled: {self.refused}" if self.refused else "")
+
+
+@dataclass(frozen=True)
+class SplitChoice:
+    """Every candidate's estimate, fastest first, and the one chosen."""
+
+    estimates: tuple[CandidateEstimate, ...]
+    chosen: CandidateEstimate
+    hbm_bytes: int
+
+    def table(self) -> str:
+        lines = [f"split candidates (modeled, fastest first; chosen: {self.chosen.candidate.name()}):"]
+        lines += ["  " + e.row(self.hbm_bytes) for e in self.estimates]
+        lines.append("  " + self.reason())
+        return "\n".join(lines)
+
+    def reason(self) -> str:
+        """Why the chosen candidate won: its margin over the next one compiled, part by
+        part (and a faster candidate's, modeled but not compiled, named)."""
+        chosen = self.chosen
+        modeled = [e for e in self.estimates if e is not chosen and e.schedule is not None]
+        compiled = [e for e in modeled if not e.refused]
+        if not compiled:
+            text = f"{chosen.candidate.name()}: the only candidate that runs"
+        else:
+            runner = compiled[0]
+            ours, theirs = _parts(chosen), _parts(runner)
+            biggest = max(theirs, key=lambda k: theirs[k] - ours[k])
+            text = (f"{chosen.candidate.name()} beats {runner.candidate.name()} by "
+                    f"{_time(runner.step_s - chosen.step_s)}, most of it {biggest} "
+                    f"({_time(ours[biggest])} against {_time(theirs[biggest])})")
+        faster = [e for e in modeled if e.refused and e.step_s < chosen.step_s]
+        if faster:
+            text += (f"; {faster[0].candidate.name()} is modeled faster ({_time(faster[0].step_s)}) but "
+                     f"not compiled ({faster[0].refused})")
+        return text
+
+
+def _bytes(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.2f} {unit}"
+    return f"{n} B"
+
+
+def _time(seconds: float) -> str:
+    """Seconds as ms, or us below a millisecond."""
+    return f"{seconds * 1e3:,.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.2f} us"
+
+
+def _parts(estimate: CandidateEstimate) -> dict[str, float]:
+    schedule = estimate.schedule
+    return {"pipeline (compute, weight reads, activation collectives, bubble)": schedule.step_s if schedule else 0.0,
+            "gradient sync": estimate.gradient_sync_s, "optimizer": estimate.optimizer_s,
+            "DDR spill": estimate.spill_s}
+
+
+# -- the profile -------------------------------------------------------------
+
+
+def _weight_args(function: func.FuncOp) -> set[SSAValue]:
+    return {arg for arg, attrs in zip(function.args, arg_attrs(function)) if global_of(attrs) is not None}
+
+
+def _is_matmul(op: Operation) -> bool:
+    return isinstance(op, MatmulOp | ConvOp)
+
+
+def op_work(op: Operation, weights: set[SSAValue], target: Target) -> Work:
+    """One op's FLOPs at peak and the weight bytes it reads (`weights`: the arguments that hold them)."""
+    flops = op_flops(op)
+    element = compute_element(op)
+    compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+    read = sum(value_bytes(v) for v in op.operands if v in weights)
+    return Work(compute, read, _is_matmul(op))
+
+
+def _weight_matmul(op: Operation, weights: set[SSAValue]) -> bool:
+    return _is_matmul(op) and any(v in weights for v in op.operands)
+
+
+def tp_collectives(ops: Sequence[Operation], weights: set[SSAValue]) -> dict[Operation, list[Collective]]:
+    """The collectives tp gives the forward's weight matmuls of a function that is not
+    an outlined layer (group 0: the candidate's tp), as `rdu-partition` splits them
+    (Megatron-style): a weight matmul whose input is replicated splits its output
+    columns (its result is split; the backward all-reduces the gradient of its input,
+    once an input, when that input is computed); one whose input is split contracts
+    over the split and all-reduces its result. A split no matmul contracts (an output
+    layer's logits) is gathered for the ops after it: three times, at their widest
+    (the logits and their log-softmax in the forward, their gradient in the
+    backward), and so is its weight twice (for the backward's input gradient, and
+    its gradient, as wide as the logits were, for the update)."""
+    origins: dict[SSAValue, frozenset[Operation]] = {}
+    widest: dict[Operation, int] = {}
+    """Per column-split matmul, the largest value split after it, per element as wide as the loss reads it."""
+    columns: list[Operation] = []
+    closed: set[Operation] = set()
+    made: dict[Operation, list[Collective]] = {}
+    grads: set[SSAValue] = set()
+    for op in ops:
+        if _phase(op) != Phase.FORWARD.value or isinstance(op, func.CallOp):
+            continue
+        inputs = [v for v in op.operands if v not in weights]
+        split = frozenset().union(*(origins[v] for v in inputs if v in origins))
+        if _weight_matmul(op, weights) and split:
+            made.setdefault(op, []).append(Collective("all_reduce", value_bytes(op.results[0]), 0))
+            closed |= split
+        elif _weight_matmul(op, weights):
+            columns.append(op)
+            origins.update((r, frozenset([op])) for r in op.results)
+            for v in inputs:
+                if not isinstance(v, BlockArgument) and v not in grads:
+                    grads.add(v)
+                    made.setdefault(op, []).append(Collective("all_reduce", value_bytes(v), 0))
+        elif split:
+            origins.update((r, split) for r in op.results)
+            for column in split:
+                widest[column] = max(widest.get(column, 0), *(value_bytes(r) for r in op.results))
+    for op in columns:
+        if op not in closed:
+            result = value_bytes(op.results[0])
+            gathered = max(widest.get(op, 0), result)  # the logits as the loss reads them (in f32)
+            weight = max(value_bytes(v) for v in op.operands if v in weights)
+            made.setdefault(op, []).extend(
+                [Collective("all_gather", gathered, 0, by_tp=True)] * 3
+                + [Collective("all_gather", weight, 0, by_tp=True),
+                   Collective("all_gather", weight * gathered // max(result, 1), 0, by_tp=True)])
+    return made
+
+
+def body_of(function: func.FuncOp, target: Target, weights: set[SSAValue] | None = None) -> Body:
+    """A function's ops and collectives as one rank runs them (its weight arguments:
+    `weights`, else every argument holding a global)."""
+    held = _weight_args(function) if weights is None else weights
+    body = Body()
+    for op in function.body.block.ops:
+        if isinstance(op, func.ReturnOp | func.CallOp):
+            continue
+        kind = _COLLECTIVE_KINDS.get(type(op))
+        if kind is not None:
+            assert isinstance(op, AllReduceOp | AllGatherOp | ReduceScatterOp | AllToAllOp)
+            body.collectives.append(Collective(kind, value_bytes(op.operands[0]), op.group_size))
+        elif not isinstance(op, SendRecvOp):
+            body.work.append(op_work(op, held, target))
+    return body
+
+
+def _phase(op: Operation) -> str:
+    phase = phase_of(op)
+    return phase.value if phase is not None else Phase.FORWARD.value
+
+
+def _batch(function: func.FuncOp) -> int:
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        if is_input(attrs) and isinstance(arg.type, TensorType) and arg.type.get_shape():
+            return arg.type.get_shape()[0]
+    return 1
+
+
+def _global_bytes(module: ModuleOp, function: func.FuncOp) -> tuple[int, list[int], int]:
+    """(parameter bytes, each trained parameter's bytes, optimizer state bytes)."""
+    updated = {u.name for u in result_updates(function) if u is not None and u.kind == "buffer"}
+    parameters = state = 0
+    trained: list[int] = []
+    for op in module.ops:
+        if not isinstance(op, GlobalOp):
+            continue
+        kind = op.attributes.get("kind")
+        size = value_bytes(op.global_type)
+        if kind is not None and getattr(kind, "data", "") == "parameter":
+            parameters += size
+            if op.sym_name.data in updated or not updated:
+                trained.append(size)
+        elif op.sym_name.data in updated:
+            state += size
+    return parameters, trained, state
+
+
+def _saved_bytes(units: Sequence[tuple[Operation, str]]) -> int:
+    """Bytes of forward results read by ops (or calls) of another phase."""
+    total = 0
+    for op, phase in units:
+        if phase != Phase.FORWARD.value:
+            continue
+        for result in op.results:
+            if any(_phase(use.operation) != Phase.FORWARD.value for use in result.uses
+                   if not isinstance(use.operation, func.ReturnOp)):
+                total += value_bytes(result)
+    return total
+
+
+def step_profile(module: ModuleOp, target: Target,
+                 layers: Mapping[int, Mapping[str, func.FuncOp] | None] | None = None) -> StepProfile:
+    """The profile of an imported (level-1) training step; `layers`: per tp, the
+    outlined layers partitioned tp ways (`rdu-partition` gives them)."""
+    entry = entry_function(module)
+    weights = _weight_args(entry)
+    callees = {f.sym_name.data: f for f in functions(module) if f is not entry}
+    at_one = {name: body_of(f, target, set()) for name, f in callees.items()}
+    ops = [op for op in entry.body.block.ops if not isinstance(op, func.ReturnOp)]
+    phased = [(op, _phase(op)) for op in ops]
+    order = {op: index for index, op in enumerate(ops)}
+    units: list[Unit] = []
+    under_tp = tp_collectives(ops, weights)
+    for op, phase in phased:
+        if isinstance(op, func.CallOp):
+            name = op.callee.string_value()
+            reads = tuple(v in weights for v in op.arguments)
+            body = _with_reads(at_one.get(name, Body()), callees.get(name), reads, target)
+            units.append(Unit(phase, body, name, reads))
+        else:
+            units.append(Unit(phase, Body([op_work(op, weights, target)], under_tp.get(op, []))))
+        if phase == Phase.FORWARD.value:
+            units[-1].cross_bytes = sum(value_bytes(r) for r in op.results
+                                        if any(order.get(u.operation, -1) > order[op] and
+                                               _phase(u.operation) == Phase.FORWARD.value for u in r.uses))
+    split_layers: dict[int, dict[str, Body] | None] = {}
+    for tp, found in (layers or {}).items():
+        split_layers[tp] = None if found is None else {
+            name: _with_reads(body_of(f, target, set()), f, _reads_of(units, name), target)
+            for name, f in found.items()}
+    parameters, trained, state = _global_bytes(module, entry)
+    backward_calls = [u for u in units if u.callee and u.phase == Phase.BACKWARD.value]
+    return StepProfile(units, split_layers, _batch(entry), parameters, sum(trained), state, _saved_bytes(phased),
+                       max(1, len(backward_calls)), tuple(trained))
+
+
+def _reads_of(units: Sequence[Unit], callee: str) -> tuple[bool, ...]:
+    return next((u.reads for u in units if u.callee == callee), ())
+
+
+def _with_reads(body: Body, callee: func.FuncOp | None, reads: tuple[bool, ...], target: Target) -> Body:
+    """A layer's body with the weight bytes its caller passes (`reads`) charged to the ops reading them."""
+    if callee is None:
+        return body
+    weights: set[SSAValue] = {arg for arg, read in zip(callee.args, reads) if read}
+    return body_of(callee, target, weights)
+
+
+# -- a candidate's estimate -------------------------------------------------
+
+
+def _unit_seconds(profile: StepProfile, unit: Unit, c: Candidate, m: int, target: Target) -> float | None:
+    """One microbatch of a forward or backward unit on one rank (None: tp does not split its layer)."""
+    body = profile.body(unit, c.tp)
+    if body is None:
+        return None
+    bandwidth = target.sustained_bandwidth("hbm")
+    seconds = 0.0
+    for work in body.work:
+        share = c.tp if (work.by_tp and not unit.callee) else 1
+        compute = work.compute_s / c.dp / share
+        read = work.weight_bytes / share
+        if compute or read:
+            seconds += max(compute / m, read / bandwidth) + target.dma_latency_s
+    for coll in body.collectives:
+        group = coll.group or c.tp
+        if group > 1:
+            size = coll.size // c.dp // (c.tp if coll.by_tp else 1)
+            seconds += max(collective_seconds(coll.kind, size, group, target)[0] / m, target.link_latency_s)
+    return seconds
+
+
+def _optimizer_seconds(profile: StepProfile, unit: Unit, c: Candidate, target: Target) -> float | None:
+    body = profile.body(unit, c.tp)
+    if body is None:
+        return None
+    share = (c.tp if not unit.callee else 1) * (c.dp if c.zero else 1)
+    bandwidth = target.sustained_bandwidth("hbm")
+    return sum(max(w.compute_s / share, w.weight_bytes / share / bandwidth) for w in body.work)
+
+
+def _stages(profile: StepProfile, pp: int) -> list[int] | None:
+    """Each unit's pipeline stage: the forward's units cut into pp runs of about equal
+    FLOPs, the backward's in reverse, the optimizer's in order (None: fewer forward units than pp)."""
+    forward = [u for u in profile.units if u.phase == Phase.FORWARD.value]
+    if pp > 1 and sum(1 for u in forward if u.body.work) < pp:
+        return None
+    total = sum(w.compute_s for u in forward for w in u.body.work) or 1.0
+    stage: list[int] = []
+    done = 0.0
+    others = {phase: [u for u in profile.units if u.phase == phase]
+              for phase in (Phase.BACKWARD.value, Phase.OPTIMIZER.value)}
+    seen = {phase: 0 for phase in others}
+    for unit in profile.units:
+        if unit.phase == Phase.FORWARD.value:
+            stage.append(min(pp - 1, int(done * pp / total)))
+            done += sum(w.compute_s for w in unit.body.work)
+            continue
+        group = others.get(unit.phase, [])
+        index = seen.get(unit.phase, 0)
+        seen[unit.phase] = index + 1
+        position = index * pp // max(len(group), 1)
+        stage.append(pp - 1 - position if unit.phase == Phase.BACKWARD.value else position)
+    return stage
+
+
+def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> CandidateEstimate:
+    """A candidate's modeled step (module docstring)."""
+    if profile.batch % c.dp:
+        return CandidateEstimate(c, 1, None, refused=f"dp={c.dp} does not divide the batch of {profile.batch}")
+    m = default_microbatches(profile.batch // c.dp, c.pp)
+    stages = _stages(profile, c.pp)
+    if stages is None:
+        return CandidateEstimate(c, m, None, refused=f"pp={c.pp}: the forward has fewer units than stages")
+    microbatch = [0.0] * c.pp
+    backward = [0.0] * c.pp
+    optimizer = [0.0] * c.pp
+    for unit, stage in zip(profile.units, stages):
+        if unit.phase == Phase.OPTIMIZER.value:
+            seconds = _optimizer_seconds(profile, unit, c, target)
+        else:
+            seconds = _unit_seconds(profile, unit, c, m, target)
+        if seconds is None:
+            return CandidateEstimate(c, m, None, refused=f"tp={c.tp} does not split the outlined layer @{unit.callee}")
+        if unit.phase == Phase.OPTIMIZER.value:
+            optimizer[stage] += seconds
+            continue
+        microbatch[stage] += seconds
+        if unit.phase == Phase.BACKWARD.value:
+            backward[stage] += seconds
+    for unit, stage, after in zip(profile.units, stages, stages[1:]):
+        if unit.phase == Phase.FORWARD.value and after != stage and unit.cross_bytes:
+            hop = collective_seconds("send_recv", unit.cross_bytes // (c.dp * m), 2, target)[0]
+            microbatch[stage] += hop  # the activation forward ...
+            microbatch[after] += hop  # ... and its gradient back
+    sync = max(_gradient_sync_s(profile, c, backward[s], target) for s in range(c.pp))
+    held = socket_bytes(profile, c, m)
+    excess = max(0, sum(held.values()) - target.hbm_bytes)
+    spill = 2 * excess / target.sustained_bandwidth("ddr")
+    return CandidateEstimate(c, m, one_f_one_b(microbatch, m), sync, max(optimizer), spill, held)
+
+
+def _gradient_sync_s(profile: StepProfile, c: Candidate, backward_s: float, target: Target) -> float:
+    """The gradient collectives of one stage's parameters not hidden under its backward."""
+    if c.dp == 1:
+        return 0.0
+    sizes = [size // c.tp for size in profile.gradient_sizes or (profile.trained_bytes,)]
+    if c.zero:
+        reduce = sum(collective_seconds("reduce_scatter", size, c.dp, target)[0] for size in sizes) / c.pp
+        gather = sum(collective_seconds("all_gather", size // c.dp, c.dp, target)[0] for size in sizes) / c.pp
+    else:
+        reduce, gather = sum(collective_seconds("all_reduce", size, c.dp, target)[0] for size in sizes) / c.pp, 0.0
+    layers = max(profile.layer_calls, len(profile.gradient_sizes))  # the gradients come ready one after another
+    exposed = max(reduce - backward_s * (layers - 1) / layers, reduce / layers)
+    return exposed + gather
+
+
+def socket_bytes(profile: StepProfile, c: Candidate, m: int) -> dict[str, int]:
+    """One socket's bytes (module docstring): its stage's and shard's share."""
+    split = c.tp * c.pp
+    shard = c.dp if c.zero else 1
+    in_flight = min(c.pp, m) / m
+    return {
+        "weights": profile.parameter_bytes // split,
+        "gradients": profile.trained_bytes // split // shard,
+        "optimizer state": profile.state_bytes // split // shard,
+        "activations": int(profile.saved_bytes / (c.dp * split) * in_flight),
+    }
+
+
+def candidates(sockets: int, batch: int) -> list[Candidate]:
+    """Powers of two using every socket (dp x tp x pp = sockets; dp dividing the
+    batch is checked by the estimate), each dp > 1 also with ZeRO, and one socket."""
+    powers = [1 << i for i in range(sockets.bit_length()) if sockets % (1 << i) == 0]
+    found = [Candidate(1, 1, 1)]
+    for dp in powers:
+        for tp in powers:
+            for pp in powers:
+                if dp * tp * pp != sockets or (dp, tp, pp) == (1, 1, 1):
+                    continue
+                found.append(Candidate(dp, tp, pp))
+                if dp > 1:
+                    found.append(Candidate(dp, tp, pp, zero=True))
+    return found
+
+
+def choose(profile: StepProfile, target: Target, runs: Callable[[Candidate], str]) -> SplitChoice:
+    """Every candidate's estimate, fastest first; chosen: the fastest that `runs`
+    (which returns why a candidate cannot be compiled, or "")."""
+    estimates = []
+    for candidate in candidates(target.sockets, profile.batch):
+        if candidate.zero and not profile.state_bytes:
+            continue  # no optimizer state to shard
+        estimate = estimate_candidate(profile, candidate, target)
+        if not estimate.refused and (why := runs(candidate)):
+            estimate = CandidateEstimate(candidate, estimate.microbatches, estimate.schedule,
+                                         estimate.gradient_sync_s, estimate.optimizer_s, estimate.spill_s,
+                                         estimate.socket_bytes, refused=why)
+        estimates.append(estimate)
+    ordered = sorted(estimates, key=lambda e: (e.step_s, e.candidate.sockets, e.candidate.zero))
+    runnable = [e for e in ordered if not e.refused]
+    chosen = runnable[0] if runnable else CandidateEstimate(Candidate(1, 1, 1), 1, None)
+    return SplitChoice(tuple(ordered), chosen, target.hbm_bytes)
+
+
+__all__ = ["Candidate", "CandidateEstimate", "SplitChoice", "StepProfile", "candidates", "choose",
+           "estimate_candidate", "socket_bytes", "step_profile"]

@@ -1,0 +1,246 @@
+"""Issue 30: mixture-of-experts routing compiled with a per-expert capacity
+(`rducc.frontend.capacity`): each expert's rows padded to the bound torch.export
+recorded (every token to one expert) or to the user's `capacity`, the pad
+masked where it would reach a result, the counts checked at run time.
+
+Each model is compiled once on an example and then run on inputs whose routing
+differs from the example's (other per-expert counts), against eager at -O0 and
+-O2; a count above a user's capacity is one RduccError naming the op and the
+source line, never a wrong result.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import rducc
+from rducc.errors import RduccError
+
+
+class TopTwo(nn.Module):
+    """A hand-written top-2 MoE: `torch.where` per expert, `index_add_` back."""
+
+    def __init__(self, experts: int = 4, width: int = 8) -> None:
+        super().__init__()
+        self.gate = nn.Linear(width, experts, bias=False)
+        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(width, 16), nn.SiLU(), nn.Linear(16, width))
+                                     for _ in range(experts))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weights, chosen = self.gate(x).softmax(-1).topk(2, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            token, slot = torch.where(chosen == e)  # marker: routing
+            rows = x[token] if e % 2 else x.index_select(0, token)
+            out.index_add_(0, token, expert(rows) * weights[token, slot].unsqueeze(-1))
+        return out
+
+
+class SortedSplit(nn.Module):
+    """Tokens sorted by expert, split by the per-expert counts, scattered back (`index_copy`)."""
+
+    def __init__(self, experts: int = 3, width: int = 4) -> None:
+        super().__init__()
+        self.experts = nn.ModuleList(nn.Linear(width, width) for _ in range(experts))
+
+    def forward(self, tokens: torch.Tensor, choice: torch.Tensor) -> torch.Tensor:
+        order = torch.argsort(choice, stable=True)
+        counts = (choice[:, None] == torch.arange(len(self.experts))).sum(0)
+        groups = tokens[order].split(counts.tolist())  # marker: split
+        out = torch.cat([expert(group) for expert, group in zip(self.experts, groups)])
+        return torch.zeros_like(out).index_copy(0, order, out)
+
+
+class MaskedScatter(nn.Module):
+    """Top-1 routing written back with `index_put` (non-accumulating): even experts' rows
+    by `nonzero`, odd experts' by a boolean mask (`out[mask] = expert(x[mask])`), with a
+    per-expert row total (`sum` over the padded rows)."""
+
+    def __init__(self, experts: int = 3, width: int = 6) -> None:
+        super().__init__()
+        self.router = nn.Linear(width, experts)
+        self.experts = nn.ModuleList(nn.Linear(width, width) for _ in range(experts))
+
+    def forward(self, x: torch.Tensor):
+        choice = self.router(x).argmax(-1)
+        out, totals = x.clone(), []
+        for e, expert in enumerate(self.experts):
+            rows = (choice == e).nonzero().squeeze(1) if e % 2 == 0 else choice == e
+            y = expert(x[rows])
+            out[rows] = y
+            totals.append(y.sum(0))
+        return out, torch.stack(totals)
+
+
+def _line_of(marker: str) -> int:
+    """The line of this file that ends with `marker` (the source line an error must name)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.endswith(marker))
+
+
+def _randn(*shape: int, seed: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _assert_close(got: object, want: object) -> None:
+    for g, w in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want), strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+
+
+class AllForms(nn.Module):
+    """The three hand-written forms in one program (one compile for all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.top_two, self.split, self.scatter = TopTwo(), SortedSplit(), MaskedScatter()
+
+    def forward(self, x: torch.Tensor, tokens: torch.Tensor, choice: torch.Tensor, y: torch.Tensor):
+        return self.top_two(x), self.split(tokens, choice), self.scatter(y)
+
+
+def _inputs(seed: int) -> tuple[torch.Tensor, ...]:
+    choice = torch.randint(0, 3, (6,), generator=torch.Generator().manual_seed(seed))
+    return _randn(6, 8, seed=seed), _randn(6, 4, seed=seed + 1), choice, _randn(7, 6, seed=seed + 2)
+
+
+def _routing(module: AllForms, inputs: tuple[torch.Tensor, ...]) -> tuple:
+    x, _, choice, y = inputs
+    return (module.top_two.gate(x).topk(2, dim=-1).indices.flatten().bincount(minlength=4).tolist(),
+            choice.bincount(minlength=3).tolist(), module.scatter.router(y).argmax(-1).bincount(minlength=3).tolist())
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_routing_other_than_the_example_matches_eager(opt_level: int) -> None:
+    """-O0 with the recorded bound (every token to one expert runs); -O2 with `capacity=5`
+    (a count of 6 is one error naming the op and its source line)."""
+    module = AllForms().eval()
+    example = _inputs(0)
+    capacity = 5 if opt_level == 2 else None
+    program = rducc.compile(module, example, opt_level=opt_level, capacity=capacity)
+    seen = {tuple(map(tuple, _routing(module, example)))}
+    for seed in (1, 3):  # (routings of at most 5 tokens an expert)
+        inputs = _inputs(seed)
+        seen.add(tuple(map(tuple, _routing(module, inputs))))
+        assert max(max(loads) for loads in _routing(module, inputs)) <= 5
+        with torch.no_grad():
+            _assert_close(program(*inputs), module(*inputs))
+    assert len(seen) == 3, "every input must route other than the others"
+    x, tokens, choice, y = example
+    if capacity is None:
+        everything_to_one = torch.full((6,), 2)  # all tokens to one expert: the bound torch.export recorded
+        with torch.no_grad():
+            _assert_close(program(x, tokens, everything_to_one, y), module(x, tokens, everything_to_one, y))
+        with pytest.raises(RduccError) as error:  # a token routed to no expert: the split's sizes sum to 5 of 6
+            program(x, tokens, torch.tensor([2, 0, 1, 5, 2, 0]), y)
+        message = str(error.value)
+        assert "'split_with_sizes': a split size exceeds the capacity of 6 compiled for (or the sizes do not sum " \
+            "to 6)" in message
+        assert f"test_capacity.py:{_line_of('# marker: split')}:" in message and len(message.splitlines()) == 1
+        return
+    crowded = x[:1].expand(6, 8).contiguous()  # every token routes as token 0 does: 6 rows to two experts
+    with pytest.raises(RduccError) as error:
+        program(crowded, tokens, choice, y)
+    message = str(error.value)
+    assert len(message.splitlines()) == 1
+    assert "'nonzero': more elements are selected than the capacity of 5 compiled for" in message
+    assert f"test_capacity.py:{_line_of('# marker: routing')}:" in message
+
+
+# --------------------------------------------------------------------------
+# transformers' Mixtral and Qwen2-MoE with the experts loop of transformers 4
+# --------------------------------------------------------------------------
+
+
+def _experts_loop(self: nn.Module, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                  top_k_weights: torch.Tensor) -> torch.Tensor:
+    """transformers 4's experts loop over the stacked expert weights of transformers 5."""
+    final = torch.zeros_like(hidden_states)
+    mask = F.one_hot(top_k_index, num_classes=self.num_experts).permute(2, 1, 0)
+    for e in range(self.num_experts):
+        slot, token = torch.where(mask[e])
+        state = hidden_states[None, token].reshape(-1, hidden_states.shape[-1])
+        gate, up = F.linear(state, self.gate_up_proj[e]).chunk(2, dim=-1)
+        out = F.linear(self.act_fn(gate) * up, self.down_proj[e]) * top_k_weights[token, slot, None]
+        final.index_add_(0, token, out.to(final.dtype))
+    return final
+
+
+@pytest.fixture(scope="module")
+def transformers_module():
+    sys.modules.setdefault("torchvision", None)  # type: ignore[arg-type]  (transformers' image utilities are not needed)
+    transformers = pytest.importorskip("transformers")
+    from transformers.integrations.moe import ALL_EXPERTS_FUNCTIONS
+
+    ALL_EXPERTS_FUNCTIONS["rducc_test_loop"] = _experts_loop
+    return transformers
+
+
+def _tiny(t, name: str) -> nn.Module:
+    common = dict(num_hidden_layers=1, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                  vocab_size=100, max_position_embeddings=64, use_cache=False)
+    torch.manual_seed(0)
+    if name == "mixtral":
+        config = t.MixtralConfig(intermediate_size=64, num_local_experts=4, num_experts_per_tok=2, **common)
+        model_class = t.MixtralForCausalLM
+    else:
+        config = t.Qwen2MoeConfig(intermediate_size=64, moe_intermediate_size=16, shared_expert_intermediate_size=32,
+                                  num_experts=4, num_experts_per_tok=2, **common)
+        model_class = t.Qwen2MoeForCausalLM
+    config._experts_implementation = "rducc_test_loop"
+    return model_class(config).eval()
+
+
+@pytest.mark.parametrize("name,opt_level", [("mixtral", 0), ("qwen2_moe", 2)])
+def test_transformers_experts_loop_matches_eager_on_other_routing(transformers_module, name: str,
+                                                                  opt_level: int) -> None:
+    model = _tiny(transformers_module, name)
+    ids = torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        exported = torch.export.export(model, (ids,))
+    targets = {str(n.target) for n in exported.graph.nodes}
+    assert {"aten.nonzero.default", "aten.nonzero_numpy.default", "aten.where.default"} & targets
+    program = rducc.compile(exported, opt_level=opt_level)
+    for seed in (1, 2):
+        other = torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            want = model(other).logits
+        got = program(other)
+        torch.testing.assert_close(got["logits"] if isinstance(got, dict) else got[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_cli_compiles_with_a_capacity_and_rducc_run_checks_it(tmp_path: Path, capsys) -> None:
+    """`rducc --capacity 5`, then `rducc-run` on routing that fits and on routing that does not."""
+    import numpy as np
+
+    from rducc.tools.cli import main as rducc_main
+    from rducc.tools.run import main as run_main
+
+    torch.manual_seed(0)
+    module = TopTwo().eval()
+    x = _randn(6, 8, seed=0)
+    archive, program = tmp_path / "moe.pt2", tmp_path / "moe.mlir"
+    torch.export.save(torch.export.export(module, (x,)), archive)
+    assert rducc_main([str(archive), "--capacity", "5", "-O0", "-o", str(program)]) == 0
+    fits, crowded = tmp_path / "fits.npy", tmp_path / "crowded.npy"
+    np.save(fits, _randn(6, 8, seed=1).numpy())
+    np.save(crowded, x[:1].expand(6, 8).contiguous().numpy())
+    assert module.gate(_randn(6, 8, seed=1)).topk(2, dim=-1).indices.flatten().bincount().max() <= 5
+    capsys.readouterr()
+    assert run_main([str(program), "--input", str(fits), "--output", str(tmp_path / "y.npz")]) == 0
+    capsys.readouterr()
+    with torch.no_grad():
+        want = module(_randn(6, 8, seed=1)).numpy()
+    got = np.load(tmp_path / "y.npz")
+    np.testing.assert_allclose(got[got.files[0]], want, rtol=1e-5, atol=1e-5)
+    assert run_main([str(program), "--input", str(crowded), "--output", str(tmp_path / "z.npz")]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.splitlines() == [error] and "more elements are selected than the capacity of 5" in error
+    assert not (tmp_path / "z.npz").exists()
