@@ -170,3 +170,28 @@ def looping_figure(looped, unlooped, roofline_s: float) -> str:
     return (f"{looped.kernel_launches} launches for {len(looped.kernels)} kernels ({loops}: "
             f"{looped.launches_saved} launch{'' if looped.launches_saved == 1 else 'es'} saved); without kernel looping "
             f"{unlooped.modeled_time_s * 1e3:.3f} ms, {roofline_s / unlooped.modeled_time_s:.1%} of roofline")
+
+
+_DECOMPOSED: dict[Any, tuple[Any, float]] = {}
+"""Each model a run compiles: its Core ATen program and the seconds its decomposition took."""
+
+
+def import_once(key: Any, export: Callable[[], Any]) -> tuple[Any, float]:
+    """Verified level-1 IR of the program `export()` gives, as `rducc.driver.import_exported`
+    makes it, and the seconds that took. The program is exported and decomposed once per
+    `key` for the whole run: every target and opt level a benchmark compiles it for imports
+    the same Core ATen program (decomposition is most of a full-size compile, and it does not
+    depend on the target). The seconds include the decomposition's, so a compile time
+    reported from them is that of a compile from the exported program, as before."""
+    from rducc.driver import verify
+    from rducc.frontend.importer import decompose, import_program
+
+    if key not in _DECOMPOSED:
+        exported = export()
+        start = time.perf_counter()
+        _DECOMPOSED[key] = (decompose(exported), time.perf_counter() - start)
+    program, decompose_s = _DECOMPOSED[key]
+    start = time.perf_counter()
+    module = import_program(program)
+    verify(module)
+    return module, decompose_s + time.perf_counter() - start

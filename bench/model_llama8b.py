@@ -35,23 +35,26 @@
 Every figure is modeled from shapes, not measured on a chip. Each modeled
 headline is also in `Section.modeled` as a function of the target (the
 compiled program costed again on it), for ranges over the target's assumed
-figures (bench/common.py, `Section.ranges_table`).
+figures (bench/common.py, `Section.ranges_table`). Each model is exported and
+decomposed once and compiled from there for each target and level (`import_once`).
 
 Run: python bench/model_llama8b.py [--quick]
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
-from common import Modeled, Section, looping_figure, standalone
+from common import Modeled, Section, import_once, looping_figure, standalone
 
 import models  # noqa: E402
 
 from xdsl.dialects.builtin import ModuleOp  # noqa: E402
 
 from rducc.dialects.tier import GatherDmaOp, GetGlobalOp, ScatterDmaOp  # noqa: E402
-from rducc.driver import import_exported, lower  # noqa: E402
+from rducc.driver import lower  # noqa: E402
 from rducc.dialects.contracts import calls_of, is_outlined, partition_of  # noqa: E402
 from rducc.runtime.sockets import shard_specs  # noqa: E402
 from rducc.dialects.program import functions  # noqa: E402
@@ -113,12 +116,16 @@ def compulsory_bytes(module) -> tuple[int, int]:
     return read, written
 
 
-def compile_model(name: str, model, inputs, target: Target, opt_level: int) -> Compiled:
-    return compile_exported(name, models.export(model, inputs), target, opt_level)
+def compile_model(name: str, model, inputs, target: Target, opt_level: int, key: Any = None) -> Compiled:
+    """`model` compiled for `target`; exported and decomposed once per `key` (`import_once`)."""
+    return compile_exported(name, lambda: models.export(model, inputs), target, opt_level, key)
 
 
-def compile_exported(name: str, exported, target: Target, opt_level: int) -> Compiled:
-    module = import_exported(exported)
+def compile_exported(name: str, export: Callable[[], Any], target: Target, opt_level: int, key: Any = None
+                     ) -> Compiled:
+    """The program `export()` gives, compiled for `target` at `opt_level`: decomposed
+    once per `key` (default: the name) for every target and level (`import_once`)."""
+    module, _ = import_once(name if key is None else key, export)
     lower(module, target, opt_level)
     unlooped = estimate(module, replace(target, kernel_looping=False))
     return Compiled(name, estimate(module, target), *compulsory_bytes(module), unlooped, module)
@@ -137,7 +144,7 @@ def speedup(slow: Compiled, fast: Compiled) -> Modeled:
 def decode_stacked(section: Section, target: Target, layers: int) -> Compiled:
     """The decode step with a stacked KV cache: its roofline share and its traffic."""
     step = compile_model(f"Llama 3.1 8B decode step, stacked KV cache 4,096, {layers} layers, -O2",
-                         *models.llama31_8b_decode_stacked_meta(4096, layers), target, 2)
+                         *models.llama31_8b_decode_stacked_meta(4096, layers), target, 2, ("stacked", layers))
     report = step.report
     share = step.compulsory_read / target.hbm_bandwidth / report.modeled_time_s
     section.model(f"decode, stacked KV cache ({layers} layers): roofline / modeled time", roofline_share(step), target)
@@ -161,7 +168,7 @@ def decode_stacked_sockets(section: Section, target: Target, layers: int) -> Com
 
     model, inputs = models.llama31_8b_decode_stacked_meta(4096, layers)
     step = compile_model(f"Llama 3.1 8B decode step, stacked KV cache 4,096, {layers} layers, {target.name}, -O2",
-                         model, inputs, target, 2)
+                         model, inputs, target, 2, ("stacked", layers))
     tp, pp = partition_of(step.module)
     cache_splits = shard_specs(step.module)[0][3:]
     label = f"decode, stacked KV cache, {target.name} ({layers} layers)"
@@ -179,13 +186,21 @@ def decode_stacked_sockets(section: Section, target: Target, layers: int) -> Com
     return step
 
 
+_STATIC_WRAPPERS: dict[int, Any] = {}
+"""transformers' static-cache wrapper of each layer count exported (its buffers name the caches)."""
+
+
 def decode_static_cache(section: Section, target: Target, layers: int) -> None:
     """transformers' own decode step with its static KV cache (buffers updated in
     place), on the target's sockets: the aggregate-HBM roofline share (every weight
     but the embedding table, one embedding row and the whole cache, each read once
     across the sockets) and the caches' split."""
-    wrapper, exported = models.llama31_8b_static_cache_meta(4096, layers)
-    module = import_exported(exported)
+    def export():
+        _STATIC_WRAPPERS[layers], exported = models.llama31_8b_static_cache_meta(4096, layers)
+        return exported
+
+    module, _ = import_once(("static cache", layers), export)
+    wrapper = _STATIC_WRAPPERS[layers]
     lower(module, target, 2)
     report = estimate(module, target)
     tp, pp = partition_of(module)
@@ -260,9 +275,8 @@ def prefill(section: Section, target: Target, layers: int) -> list[Compiled]:
     low, high = PAPER_FUSION
     for seq in (128, 2048):
         model, inputs = models.llama31_8b_meta(seq=seq, layers=layers)
-        exported = models.export(model, inputs)
-        runs = {level: compile_exported(f"Llama 3.1 8B prefill {seq}, {layers} layers, -O{level}",
-                                        exported, target, level) for level in (0, 1, 2)}
+        runs = {level: compile_model(f"Llama 3.1 8B prefill {seq}, {layers} layers, -O{level}",
+                                     model, inputs, target, level, ("prefill", seq, layers)) for level in (0, 1, 2)}
         for level in (1, 2):
             slow, fast = runs[0].report, runs[level].report
             name = f"prefill {seq} ({layers} layers): -O0 / -O{level} modeled time"

@@ -29,6 +29,17 @@ norm and the LM head. What differs is only how the source is written:
 - `sdpa_loop`: layers as modules called through a plain Python list of
   functions over `torch.nn.functional.scaled_dot_product_attention` with
   `enable_gqa`; the new key and value concatenated to the cache.
+- `fused_qkv`: one fused q/k/v weight whose projection is cut by
+  `torch.split`, gate and up fused and cut by `chunk`, the norms torch's own
+  `nn.RMSNorm` modules, the cache extended by `torch.cat` and the query heads
+  grouped by a reshape (`_attend_split`'s math over the concatenated keys).
+- `sqrt_einsum`: a layer function called with each layer's weights; RMS
+  norm written as `x / sqrt(mean + eps)`, projections as `x @ w.T`,
+  attention scores and the weighted sum by `torch.einsum` over grouped query
+  heads.
+- `stacked_weights`: every weight of a kind stacked over the layers in one
+  parameter ([layers, out, in]), a functional layer called in a loop with
+  `weights[i]`; residual adds in place (`x += ...`).
 
 `make(form, config, cached, device, dtype, seed)` gives (model, inputs);
 in-place forms hold a cache of `cached + 1` positions whose last one the
@@ -46,21 +57,21 @@ from torch import nn
 from torch.nn import functional as F
 
 FORMS = ("modules", "parent_calls", "residual_in_parent", "residual_first", "stacked", "norm_after", "sdpa_loop",
-         "index_heads")
+         "index_heads", "fused_qkv", "sqrt_einsum", "stacked_weights")
 KNOWN_GAPS = {
     "index_heads": "the gather by a head map is not split across sockets (tp): the caches are gathered",
-    "stacked": "since rdu-partition runs after rdu-outline-layers (main, massive), the stacked cache's per-layer "
-               "windows between the calls are chip work on sn40l-8/-16 at small sizes: the calls are no loop",
 }
 """Forms the compiler does not yet give BENCHMARKS' time on every target, and why."""
 
-TIME_GAPS = {
-    "norm_after": "one looped layer, but 2.3% slower on sn40l at the tests' small size: its first norm fuses with "
-                  "the embedding lookup, which reads almost nothing from HBM, so the norm's compute is not hidden "
-                  "as it is behind lm_head's weight reads in `modules`; a reduction's lanes are counted from its "
-                  "result's last dim (1), which makes that norm slow (model/mapping.py); 119 ns of 5.2 us",
+TIME_GAPS: dict[str, dict[str, str]] = {
+    "fused_qkv": {
+        "sn40l-16": "tp=16 is more ranks than the 8 KV heads: rdu-partition keeps a fused q/k/v weight whose k and v "
+                    "blocks hold fewer heads than the ranks whole on every rank (one weight's blocks are not split "
+                    "over different part counts: q over 16, k and v over 8 pairs), so its results are all-gathered "
+                    "in every layer: +32% at the tests' size",
+    },
 }
-"""Forms that loop as one layer but whose modeled time differs by more than the tests' 2%, and why."""
+"""Per form, the targets where it loops as one layer but its modeled time is more than 2% off, and why."""
 
 
 def rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -389,6 +400,125 @@ class SdpaLoop(ParentCalls):
         return step
 
 
+# -- fused_qkv --------------------------------------------------------------------------------
+
+
+class FusedLayer(nn.Module):
+    """q, k and v from one fused weight (`torch.split`), gate and up from another (`chunk`)."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim = heads, kv, hidden // heads
+        self.input_layernorm = nn.RMSNorm(hidden, eps=eps)
+        self.qkv_proj = nn.Linear(hidden, (heads + 2 * kv) * self.dim, bias=False)
+        self.o_proj = nn.Linear(hidden, hidden, bias=False)
+        self.post_attention_layernorm = nn.RMSNorm(hidden, eps=eps)
+        self.gate_up_proj = nn.Linear(hidden, 2 * intermediate, bias=False)
+        self.down_proj = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, x, cos, sin, k_cache, v_cache):
+        group = self.heads // self.kv
+        q, k, v = self.qkv_proj(self.input_layernorm(x)).split(
+            [self.heads * self.dim, self.kv * self.dim, self.kv * self.dim], dim=-1)
+        q = rope(q.view(1, self.kv, group, self.dim), cos, sin)
+        k = rope(k.view(1, self.kv, 1, self.dim), cos, sin)
+        v = v.view(1, self.kv, 1, self.dim)
+        keys, values = torch.cat((k_cache, k), dim=2), torch.cat((v_cache, v), dim=2)
+        weights = torch.softmax((q @ keys.transpose(-1, -2) * self.dim**-0.5).float(), dim=-1).to(q.dtype)
+        x = x + self.o_proj((weights @ values).reshape(1, 1, -1))
+        gate, up = self.gate_up_proj(self.post_attention_layernorm(x)).chunk(2, dim=-1)
+        return x + self.down_proj(F.silu(gate) * up), k, v
+
+
+class FusedQkv(_Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(FusedLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+                                    for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, caches[2 * index], caches[2 * index + 1])
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
+# -- sqrt_einsum -------------------------------------------------------------------------------
+
+
+def _rms_sqrt(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """RMS norm written as a division by a square root (in f32, cast back)."""
+    x32 = x.float()
+    return weight * (x32 / torch.sqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+class SqrtEinsum(ParentCalls):
+    """A layer function given each layer's weights; `@ w.T` projections, einsum attention."""
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates: list[torch.Tensor] = []
+        for index, w in enumerate(self.layers):
+            x, k, v = self._layer(x, cos, sin, caches[2 * index], caches[2 * index + 1], w)
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+    def _layer(self, x, cos, sin, k_cache, v_cache, w: Weights):
+        group = self.heads // self.kv
+        normed = _rms_sqrt(x, w.input_layernorm, self.eps)
+        q = rope((normed @ w.q_proj.T).view(1, self.kv, group, self.dim), cos, sin)
+        k = rope((normed @ w.k_proj.T).view(1, self.kv, 1, self.dim), cos, sin)
+        v = (normed @ w.v_proj.T).view(1, self.kv, 1, self.dim)
+        keys, values = torch.cat((k_cache, k), dim=2), torch.cat((v_cache, v), dim=2)
+        scores = torch.einsum("bkgd,bkpd->bkgp", q, keys) * self.dim**-0.5
+        weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        attended = torch.einsum("bkgp,bkpd->bkgd", weights, values)
+        x = x + attended.reshape(1, 1, -1) @ w.o_proj.T
+        normed = _rms_sqrt(x, w.post_attention_layernorm, self.eps)
+        x = x + (F.silu(normed @ w.gate_proj.T) * (normed @ w.up_proj.T)) @ w.down_proj.T
+        return x, k, v
+
+
+# -- stacked_weights ---------------------------------------------------------------------------
+
+_STACKED = ("input_layernorm", "q_proj", "k_proj", "v_proj", "o_proj", "post_attention_layernorm", "gate_proj",
+            "up_proj", "down_proj")
+
+
+class StackedWeights(_Base):
+    """Each weight kind one parameter stacked over the layers; a functional layer looped over them."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        one = [Weights(self.hidden, self.intermediate, self.heads, self.kv) for _ in range(self.layer_count)]
+        for name in _STACKED:
+            setattr(self, name, nn.Parameter(torch.stack([getattr(w, name).detach() for w in one])))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates: list[torch.Tensor] = []
+        for index in range(self.layer_count):
+            k, v = self._layer(x, cos, sin, caches[2 * index], caches[2 * index + 1],
+                               *(getattr(self, name)[index] for name in _STACKED))
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+    def _layer(self, x, cos, sin, k_cache, v_cache, ln1, wq, wk, wv, wo, ln2, wg, wu, wd):
+        """One layer on its weights; adds its residuals to `x` in place; gives the new key and value."""
+        normed = rms(x, ln1, self.eps)
+        q = rope(F.linear(normed, wq).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = rope(F.linear(normed, wk).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = F.linear(normed, wv).view(1, 1, self.kv, self.dim).transpose(1, 2)
+        attended = F.scaled_dot_product_attention(q, torch.cat((k_cache, k), 2), torch.cat((v_cache, v), 2),
+                                                  enable_gqa=True)
+        x += F.linear(attended.transpose(1, 2).reshape(1, 1, self.hidden), wo)
+        normed = rms(x, ln2, self.eps)
+        x += F.linear(F.silu(F.linear(normed, wg)) * F.linear(normed, wu), wd)
+        return k, v
+
+
 # -- making them ------------------------------------------------------------------------------
 
 
@@ -410,6 +540,9 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
         "norm_after": lambda: (NormAfter(config), (token, cos, sin, *caches)),
         "sdpa_loop": lambda: (SdpaLoop(config), (token, cos, sin, *caches)),
         "index_heads": lambda: (IndexHeads(config), (token, cos, sin, *caches)),
+        "fused_qkv": lambda: (FusedQkv(config), (token, cos, sin, *caches)),
+        "sqrt_einsum": lambda: (SqrtEinsum(config), (token, cos, sin, *caches)),
+        "stacked_weights": lambda: (StackedWeights(config), (token, cos, sin, *caches)),
     }
     if form not in builders:
         raise ValueError(f"unknown form {form!r}; the forms: {', '.join(FORMS)}")

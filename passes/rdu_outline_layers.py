@@ -34,7 +34,8 @@ The output IR says so: `@layer` carries `rdu.outlined_from` (the path of
 the group's first layer) and `rdu.calls` (the number of calls), and each call carries
 the `rdu.layer` of the layer it replaces. Each argument of `@layer` says what
 the caller passes: `rdu.input` (a value that depends on the user inputs),
-`rdu.weight` (a weight: a @forward argument naming a `tier.global`) or
+`rdu.weight` (a weight: a @forward argument naming a `tier.global`, or a
+static window of one, `w[i]` of a stacked weight) or
 `rdu.value` (another value computed from weights or constants, such as a
 rotary table or a mask).
 
@@ -334,12 +335,21 @@ def can_call_in_place(layer: Layer, block: Block, index: dict[Operation, int]) -
 
 def argument_kind(value: SSAValue, function: func.FuncOp, activations: set[SSAValue]) -> DictionaryAttr:
     """What the caller passes for an argument of @layer (see the module docstring)."""
-    if isinstance(value, BlockArgument) and value.owner is function.body.block:
-        if global_of(arg_attrs(function)[value.index]) is not None:
-            return layer_arg(Role.WEIGHT)
+    if is_weight_window(value, function):
+        return layer_arg(Role.WEIGHT)
     if value in activations:
         return layer_arg(Role.INPUT, value.name_hint or "x")
     return layer_arg(Role.VALUE)
+
+
+def is_weight_window(value: SSAValue, function: func.FuncOp) -> bool:
+    """Whether `value` is a weight of `function` (an argument naming a `tier.global`)
+    or a static window of one (slices and reshapes of it: `w[i]` of a stacked
+    weight), which a layer reads as its own weight."""
+    while isinstance(value.owner, SliceOp | ReshapeOp):
+        value = value.owner.operands[0]
+    return (isinstance(value, BlockArgument) and value.owner is function.body.block
+            and global_of(arg_attrs(function)[value.index]) is not None)
 
 
 def activation_values(function: func.FuncOp) -> set[SSAValue]:

@@ -13,9 +13,10 @@ which docs/cost-model.md states with a worked example:
   work on one tile is `flops / (unit_rate x utilization)` seconds a PCU, with
   `unit_rate = peak_flops(T) / pcus` (a PCU's share of the socket's peak) and
   `utilization = lane_fill x row_fill x fma / 2`: `lane_fill = n / (ceil(n /
-  lanes) x lanes)` for n the result's last dim (how full the last lane vector
-  is), `row_fill = min(1, rows / pcu_stages)` for a matmul or conv (rows = its
-  result's elements / n: a batch-1 GEMV keeps 1 of the 6 stages busy) and 1
+  lanes) x lanes)` for n the result's last dim, a reduction's input's last
+  dim (how full the last lane vector is: a reduction's lanes read its
+  input), `row_fill = min(1, rows / pcu_stages)` for a matmul or conv (rows =
+  its result's elements / n: a batch-1 GEMV keeps 1 of the 6 stages busy) and 1
   otherwise, `fma = 2` for a matmul or conv (a multiply-add a lane and stage a
   cycle) and 1 otherwise (one op), times the target's `compute_efficiency`
   (what a full stage still loses). A stage is also no faster than the
@@ -131,10 +132,18 @@ def lane_fill(n: int, lanes: int) -> float:
     return n / (ceil(n / lanes) * lanes) if n > 0 else 1.0
 
 
+def lane_shape(op: Operation) -> tuple[int, ...]:
+    """The shape whose last dim the op's lanes run along: a reduction's input (its
+    lanes read the reduced dim, or the kept last dim, a vector a cycle), any
+    other op's first tensor result."""
+    value = op.input if isinstance(op, rdu.ReduceOp) else next(
+        (r for r in op.results if isinstance(r.type, TensorType)), None)
+    return tuple(value.type.get_shape()) if value is not None and isinstance(value.type, TensorType) else ()
+
+
 def utilization(op: Operation, target: Target) -> float:
     """The share of a PCU's peak the op keeps busy (module docstring)."""
-    result = next((r.type for r in op.results if isinstance(r.type, TensorType)), None)
-    dims = tuple(result.get_shape()) if result is not None else ()
+    dims = lane_shape(op)
     n = dims[-1] if dims else 1
     elements = 1
     for d in dims:
@@ -371,7 +380,7 @@ def map_body(body: KernelBody, target: Target) -> KernelMapping:
 
 
 __all__ = ["KernelBody", "balance", "body_stages", "buffer_works", "compute_body", "depths", "kernel_buffers",
-           "feed_seconds", "lane_fill", "map_body", "map_kernel", "site", "stage_work", "utilization"]
+           "feed_seconds", "lane_fill", "lane_shape", "map_body", "map_kernel", "site", "stage_work", "utilization"]
 
 
 def depths(body: KernelBody, mapping: KernelMapping) -> dict[int, int]:

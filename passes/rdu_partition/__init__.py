@@ -27,7 +27,11 @@ every `func.func` of the module. The result is one SPMD program:
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
   a user input, is split by heads, and so is a stacked cache read by one slice
   a layer, `k_cache[i]`, or a cache buffer written at a position by
-  `rdu.scatter`, with its written-back update). A linear layer whose result is
+  `rdu.scatter`, with its written-back update). A window of a stacked argument
+  (a slice and its reshape: `kv[i, 0]`, `w[i]` of a stacked weight) read only
+  by calls of an outlined layer is left to its call, which splits it as the
+  layer takes that argument, and the stacked argument under it the first time
+  (every later window of it follows the same split). A linear layer whose result is
   sliced into consecutive blocks (a fused q/k/v or gate/up projection) splits its
   columns per block, each block across the ranks (with a period when the blocks
   are equal, by their sizes when not: grouped-query q, k and v), and each
@@ -426,18 +430,24 @@ class _TensorPartitioner:
         full = self.full_shape(value)
         if not want.valid(self.tp) or not want.fits(full):
             return None
-        if self._shardable_arg(value, want, via):
+        if self._shardable_arg(value, want, via) or self._split_already(value, want):
             return []
         owner = value.owner
         if not isinstance(owner, Operation) or not _chain_op(owner) or not self._only_unseen_users(value, via):
             return None
-        if self.layout_of(owner.operands[0]) is not None:
-            return None
-        if self._split_by_broadcast(owner, want):
+        source, have = owner.operands[0], self.layout_of(owner.operands[0])
+        if have is None and self._split_by_broadcast(owner, want):
             return [(owner, want)]
         source_want = self._source_split(owner, want)
-        chain = None if source_want is None else self._shard_chain(owner.operands[0], source_want, owner)
+        if source_want is None or (have is not None and not self._split_already(source, source_want)):
+            return None
+        chain = self._shard_chain(source, source_want, owner)
         return None if chain is None else [*chain, (owner, want)]
+
+    def _split_already(self, value: SSAValue, want: Split) -> bool:
+        """Whether `value` is an argument split as `want` already (a stacked cache or
+        weight an earlier call's window split): another window of it can be split too."""
+        return isinstance(value, BlockArgument) and self.layout.get(value) == want
 
     def _split_by_broadcast(self, op: Operation, want: Split) -> bool:
         """Whether `op` broadcasts its input along every dim of `want` (a scatter's
@@ -679,6 +689,8 @@ class _TensorPartitioner:
 
     def _shard_arg(self, arg: SSAValue, split: Split, via: Operation | None = None) -> SSAValue:
         assert isinstance(arg, BlockArgument)
+        if self._split_already(arg, split):
+            return arg
         full = self.full_shape(arg)
         set_shard(self.attrs[arg.index], split)
         reference = global_of(self.attrs[arg.index])
@@ -721,6 +733,27 @@ class _TensorPartitioner:
         """The layout each argument of the function is taken in (a split weight or input)."""
         return [self.layout_of(arg) for arg in self.function.args]
 
+    def _window_for_calls(self, op: Operation) -> bool:
+        """Whether `op` is a static window of an argument (a slice, or a reshape of
+        one: `kv[i, 0]` of a stacked cache, `w[i]` of a stacked weight) read only by
+        outlined layers' calls: the walk leaves it to the call, which splits it and
+        the argument under it as the callee takes it (`_shard_chain`)."""
+        if not isinstance(op, SliceOp | ReshapeOp) or self._seen(op):
+            return False
+        source: SSAValue = op.operands[0]
+        while isinstance(source.owner, SliceOp | ReshapeOp):
+            source = source.owner.operands[0]
+        if not isinstance(source, BlockArgument) or source.block is not self.function.body.block:
+            return False
+        return all(self._read_by_calls(use.operation) for use in op.results[0].uses)
+
+    def _read_by_calls(self, op: Operation) -> bool:
+        """A call of a partitioned layer, or a window op read only by such calls."""
+        if isinstance(op, func.CallOp):
+            return op.callee.string_value() in self.callees
+        return isinstance(op, SliceOp | ReshapeOp) and all(self._read_by_calls(use.operation)
+                                                             for use in op.results[0].uses)
+
     def _partition_call(self, op: func.CallOp, callee: CalleeLayouts) -> None:
         """A call of an outlined layer partitioned once: each operand moved to the
         layout its callee takes that argument in (the caller's own weight sharded
@@ -743,6 +776,8 @@ class _TensorPartitioner:
         if isinstance(op, func.CallOp) and (callee := self.callees.get(op.callee.string_value())) is not None:
             self._partition_call(op, callee)
             return
+        if self._window_for_calls(op):
+            return  # its layout is the one its call takes it in (`_partition_call`)
         if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             self._replicate(op)
             return

@@ -64,3 +64,33 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK-NOT:   func.call
 // CHECK:       %h1 = rdu.slice %a1 offsets [0, 0] strides [1, 1] {rdu.layer = "layers.1"}
 // CHECK-NOT:   func.func private @layer
+
+// -----
+
+// A weight stacked over the layers (`w[i]`): each call passes its window of
+// the global, and @layer takes it as a weight (`rdu.weight`, as a per-layer
+// global would be), so rdu-partition splits it as a weight.
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  tier.global @w : tensor<2x4x8xf32> {kind = "parameter"}
+  func.func @forward(%x: tensor<4x8xf32> {rdu.input = "x"}, %ws: tensor<2x4x8xf32> {rdu.global = @w}) -> tensor<4x8xf32> {
+    %w0 = rdu.slice %ws offsets [0, 0, 0] strides [1, 1, 1] {rdu.layer = "layers.0"} : tensor<2x4x8xf32> -> tensor<1x4x8xf32>
+    %r0 = rdu.reshape %w0 {rdu.layer = "layers.0"} : tensor<1x4x8xf32> -> tensor<4x8xf32>
+    %y0 = rdu.map %x, %r0 {rdu.layer = "layers.0"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.mulf %a, %b : f32
+      rdu.yield %s : f32
+    }
+    %w1 = rdu.slice %ws offsets [1, 0, 0] strides [1, 1, 1] {rdu.layer = "layers.1"} : tensor<2x4x8xf32> -> tensor<1x4x8xf32>
+    %r1 = rdu.reshape %w1 {rdu.layer = "layers.1"} : tensor<1x4x8xf32> -> tensor<4x8xf32>
+    %y1 = rdu.map %y0, %r1 {rdu.layer = "layers.1"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.mulf %a, %b : f32
+      rdu.yield %s : f32
+    }
+    func.return %y1 : tensor<4x8xf32>
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK:         %y0 = func.call @layer(%x, %r0) {rdu.layer = "layers.0"}
+// CHECK:         %y1 = func.call @layer(%y0, %r1) {rdu.layer = "layers.1"}
+// CHECK:       func.func private @layer(%x: tensor<4x8xf32> {rdu.input = "x"}, %r0: tensor<4x8xf32> {rdu.weight}) -> tensor<4x8xf32>

@@ -67,6 +67,32 @@ def test_lane_fill_and_utilization() -> None:
     assert utilization(next(iter(gemm.body.block.ops)), SN40L) == 1.0
 
 
+def _row_sum(rows: int, n: int) -> str:
+    """One kernel: a keepdim sum of x[rows, n] over its last dim (an RMS norm's mean)."""
+    x, y = f"{rows}x{n}xf32", f"{rows}x1xf32"
+    return f"""
+builtin.module attributes {{rdu.level = #rdu<level memory>}} {{
+  func.func @forward(%x: !tier.buffer<sram, {x}> {{rdu.input = "x"}}) -> !tier.buffer<sram, {y}> {{
+    %ys = tier.alloc : !tier.buffer<sram, {y}>
+    tier.compute "k0" ins(%x : !tier.buffer<sram, {x}>) outs(%ys : !tier.buffer<sram, {y}>) {{
+    ^bb0(%a: tensor<{x}>):
+      %c = rdu.reduce sum %a dims [1] keepdim : tensor<{x}> -> tensor<{y}>
+      rdu.yield %c : tensor<{y}>
+    }}
+    func.return %ys : !tier.buffer<sram, {y}>
+  }}
+}}
+"""
+
+
+def test_a_reduction_fills_its_lanes_from_its_input() -> None:
+    """Summing 128 elements a row to 1: the lanes read the 128 (4 full vectors), not
+    the result's 1 (which would keep 1 lane of 32 busy); a ragged 40 fills 40 of 64."""
+    for n, fill in ((128, 1.0), (40, 40 / 64)):
+        reduce = next(iter(_compute(parse_module(_row_sum(1, n))).body.block.ops))
+        assert utilization(reduce, SN40L) == pytest.approx(fill / 2)
+
+
 def test_gemm_by_hand() -> None:
     """512 x 4096 x 4096 bf16: 17.2 GFLOP; at most ceil(flops / (32 x 6 x 2)) units,
     more than 1,040, so all 1,040 PCUs at 638 TFLOP/s / 1,040 each, fully used, at
