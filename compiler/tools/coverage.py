@@ -75,7 +75,14 @@ OTHER_GAPS: dict[str, str] = {
     "training mode": "batch norm in training mode compiled (batch statistics; running mean, variance and"
     " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
     " AlphaDropout, RReLU) left in training mode is refused: export the model in eval() mode",
-    "dynamic shapes": "refused with a clear error naming the first dynamic node",
+    "dynamic shapes": (
+        "a program exported with `dynamic_shapes` (Dims with min/max, derived dims such as `2*seq`) is compiled "
+        "once per combination of `--shapes` sizes (`rducc.compile(..., shapes=...)`) into one module sharing one "
+        "weights file; each size is checked against the Dims' ranges and torch's recorded guards; `rducc-run` and "
+        "`rducc.Program` run the bucket matching the inputs' shapes ([shapes.md](shapes.md)); refused: a dynamic "
+        "export without `--shapes` (the error lists its dims and an example `--shapes`), a size outside a Dim's "
+        "range, inputs of a shape no bucket was compiled for, `--shapes` with `--train`"
+    ),
     "data-dependent sizes": "compiled for the example inputs' values and checked at run time (`rdu.check`: another"
     " value is one error naming the op and source line): bincount, nonzero, boolean masks, masked_select, sizes"
     " read with `.item()` (view, reshape, narrow, new_zeros, split by per-expert counts); refused: other ops of"

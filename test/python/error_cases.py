@@ -310,7 +310,7 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-run: --ranges without --simulate or --report", RUN, ("{placed}", "--ranges"),
               "--ranges needs --simulate or --report"),
     # --- found by bench/fuzz.py: the parser's own failures, archive fields that disagree
-    ErrorCase("rducc-run: integer out of its type's range", RUN, ("{f_int_range}", "--simulate"), "cannot parse the program: Integer value 300 is out of range for type i8", located=True),
+    ErrorCase("rducc-run: integer out of its type's range", RUN, ("{f_int_range}", "--simulate"), "error: Integer value 300 is out of range for type i8", located=True),
     ErrorCase("rducc-opt: array element out of range", OPT, ("{f_perm_range}", *OUT), "cannot parse the program: argument out of range"),
     ErrorCase("rducc-run: array element out of range", RUN, ("{f_perm_range}", "--simulate"), "cannot parse the program: argument out of range", located=True),
     ErrorCase("rducc-run: SRAM buffer read before it is written", RUN, ("{f_unwritten}", "--input", "{x}", "--output", "out.npz"), "'tier.compute' reads the buffer of this 'tier.alloc' before anything writes it"),
