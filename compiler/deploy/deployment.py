@@ -418,6 +418,7 @@ class _Compiler:
         if known is not None and facts.on_meta:
             return self._write(name, known, {})
         program = load_exported_program(path)
+        _refuse_dynamic(program, path)
         if known is not None:
             weights = program_weights(program)
             if _weight_specs(weights) == known.weight_specs:
@@ -467,3 +468,14 @@ def deployed_program(directory: str | Path, model: str | None) -> Path:
 
 
 __all__ = ["Deployment", "DeployedModel", "DeployOptions", "Modeled", "deploy", "deployed_program", "load_manifest"]
+
+
+def _refuse_dynamic(program, path: str) -> None:
+    """A deployment serves static programs: an export with dynamic dims is one error
+    naming them (rducc's own --shapes buckets are not a deployment's)."""
+    from rducc.frontend.dynamic_dims import dynamic_dims, is_dynamic
+
+    if is_dynamic(program):
+        listed = ", ".join(dim.describe() for dim in dynamic_dims(program))
+        raise RduccError(f"{path}: the program was exported with dynamic dims ({listed}); rducc deploy "
+                         "compiles static shapes: export the model at the sizes it serves (no dynamic_shapes)")

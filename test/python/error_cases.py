@@ -363,6 +363,8 @@ DEPLOYMENTS: list[ErrorCase] = [
               "--router gate: no model of that name; the models are mlp"),
     ErrorCase("rducc deploy: --hbm-reserve past the HBM", DEPLOY, ("{model}", "--hbm-reserve", "1TB", "-o", "deployed"),
               "--hbm-reserve 1TB: 1000000000000 bytes is more than the system's HBM (512000000000 bytes)"),
+    ErrorCase("rducc deploy: a model exported with dynamic dims", DEPLOY, ("{model}", "{dynamic}", "-o", "deployed"),
+              "rducc deploy compiles static shapes: export the model at the sizes it serves"),
     ErrorCase("rducc deploy: --hbm-reserve not a size", DEPLOY, ("{model}", "--hbm-reserve", "lots", "-o", "deployed"),
               "--hbm-reserve lots: give a fraction of HBM (0.25) or bytes"),
     ErrorCase("rducc deploy: -o a directory that is not empty", DEPLOY, ("{model}", "-o", "."),
