@@ -34,7 +34,9 @@ every `func.func` of the module. The result is one SPMD program:
   (every later window of it follows the same split). A linear layer whose result is
   sliced into consecutive blocks (a fused q/k/v or gate/up projection) splits its
   columns per block, each block across the ranks (with a period when the blocks
-  are equal, by their sizes when not: grouped-query q, k and v), and each
+  are equal, by their sizes when not: grouped-query q, k and v; a block of a
+  single head, multi-query k and v of GPTBigCode's `c_attn`, is held whole by
+  every rank while q's block splits by heads, `[64, -16, -16]`), and each
   slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
