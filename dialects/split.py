@@ -25,12 +25,32 @@ Period = int | tuple[int, ...]
 
 
 def block_starts(blocks: Sequence[int]) -> list[int]:
-    """Where each of consecutive blocks of these sizes starts."""
+    """Where each of consecutive blocks of these sizes starts (a negative size is a
+    block of that many held whole: see `Split`)."""
     starts, at = [], 0
     for size in blocks:
         starts.append(at)
-        at += size
+        at += abs(size)
     return starts
+
+
+def block_part(block: int, parts: int) -> int:
+    """How much of a block one rank holds: its part, or all of a block held whole (negative)."""
+    return -block if block < 0 else block // parts
+
+
+def part_length(length: int, parts: int, period: Period) -> int:
+    """One rank's length of a dim of `length` split into `parts` with `period`."""
+    if isinstance(period, tuple):
+        return sum(block_part(b, parts) for b in period)
+    return length // parts
+
+
+def whole_length(length: int, parts: int, period: Period) -> int:
+    """The whole length of a dim of which one rank holds `length` (`part_length`'s inverse)."""
+    if isinstance(period, tuple):
+        return sum(abs(b) for b in period)
+    return length * parts
 
 
 @dataclass(frozen=True)
@@ -56,7 +76,10 @@ class Split:
     and adding up to it, each split into `parts` the same way: a rank holds its
     part of every block, in block order. It is a fused projection sliced into
     unequal blocks (Phi-3's grouped-query qkv: q of heads x head_dim, k and v of
-    kv_heads x head_dim each): `(2, 2, 1, [64, 32, 32])`.
+    kv_heads x head_dim each): `(2, 2, 1, [64, 32, 32])`. A negative block size
+    is a block of that many held whole by every rank: multi-query attention's
+    fused q/k/v (GPTBigCode's `c_attn`: q split by heads, the one k and the one
+    v head on every rank) is `(2, 2, 1, [64, -16, -16])`.
     """
 
     entries: tuple[tuple[int, int, int, Period], ...]
@@ -91,6 +114,20 @@ class Split:
         tuple: unequal blocks)."""
         return next((period for d, _, _, period in self.entries if d == dim), 0)
 
+    def part_shape(self, shape: Sequence[int]) -> list[int]:
+        """One rank's shape of a whole value of `shape`."""
+        part = list(shape)
+        for dim, parts, _, period in self.entries:
+            part[dim] = part_length(part[dim], parts, period)
+        return part
+
+    def whole_shape(self, shape: Sequence[int]) -> list[int]:
+        """The whole shape of which one rank holds `shape`."""
+        whole = list(shape)
+        for dim, parts, _, period in self.entries:
+            whole[dim] = whole_length(whole[dim], parts, period)
+        return whole
+
     def contiguous(self) -> bool:
         """Whether every split dim is cut into consecutive blocks (no period)."""
         return all(period == 0 for *_, period in self.entries)
@@ -113,7 +150,8 @@ class Split:
         """Whether a value of `shape` splits so: each period divides its dim, the parts each period."""
         for dim, parts, _, period in self.entries:
             if isinstance(period, tuple):
-                if dim >= len(shape) or sum(period) != shape[dim] or any(b <= 0 or b % parts for b in period):
+                if dim >= len(shape) or sum(abs(b) for b in period) != shape[dim] or any(
+                        b == 0 or (b > 0 and b % parts) for b in period):
                     return False
                 continue
             length = period or (shape[dim] if dim < len(shape) else 0)
@@ -128,8 +166,8 @@ class Split:
         for dim, parts, stride, period in self.entries:
             part = (rank // stride) % parts
             if isinstance(period, tuple):
-                runs = [(start + part * (size // parts), size // parts)
-                        for start, size in zip(block_starts(period), period)]
+                runs = [(start + part * block_part(size, parts), block_part(size, parts)) if size > 0
+                        else (start, -size) for start, size in zip(block_starts(period), period)]
             else:
                 length = period or shape[dim]
                 size = length // parts
@@ -139,7 +177,8 @@ class Split:
 
     def describe(self) -> str:
         return ", ".join(f"dim {dim} split {parts} ways"
-                         + (f" in blocks {list(period)}" if isinstance(period, tuple)
+                         + (f" in blocks {[b if b > 0 else f'{-b} held whole' for b in period]}"
+                            if isinstance(period, tuple)
                             else f" in every {period}" if period else "")
                          + (f" (rank / {stride})" if stride > 1 else "")
                          for dim, parts, stride, period in self.entries)
@@ -173,8 +212,10 @@ class SplitAttr(ParametrizedAttribute):
                 raise VerifyException(f"a split entry needs dim >= 0, parts >= 1 and stride >= 1, got "
                                       f"({dim}, {parts}, {stride})")
             period = _period_value(values[3]) if len(values) == 4 else 0
-            if isinstance(period, tuple) and (not period or any(b <= 0 or b % parts for b in period)):
-                raise VerifyException(f"split blocks {list(period)} must be sizes > 0 that {parts} parts divide")
+            if isinstance(period, tuple) and (not period or any(b == 0 or (b > 0 and b % parts) for b in period)
+                                              or all(b < 0 for b in period)):
+                raise VerifyException(f"split blocks {list(period)} must be sizes > 0 that {parts} parts divide "
+                                      "(or < 0: held whole), at least one split")
             if isinstance(period, int) and period < 0:
                 raise VerifyException(f"a split period must be >= 0, got {period}")
 

@@ -57,9 +57,7 @@ def _join(parts: list[np.ndarray], split: Split | None) -> np.ndarray:
     """The whole array from every rank's part (ranks holding the same part agree)."""
     if split is None:
         return parts[0]
-    shape = list(parts[0].shape)
-    for dim, count, _, _ in split.entries:
-        shape[dim] *= count
+    shape = split.whole_shape(parts[0].shape)
     whole = np.empty(shape, parts[0].dtype)
     for rank, part in enumerate(parts):
         whole[_window(split, shape, rank)] = part
@@ -144,10 +142,7 @@ def _whole(argument: Argument, split: Split | None) -> Argument:
     """The whole argument of which `argument` is one rank's part under `split`."""
     if split is None:
         return argument
-    shape = list(argument.shape)
-    for dim, count, _, _ in split.entries:
-        shape[dim] *= count
-    return replace(argument, shape=tuple(shape))
+    return replace(argument, shape=tuple(split.whole_shape(argument.shape)))
 
 
 def declared_arguments(runner: PlacedProgram | PartitionedProgram) -> tuple[list[Argument], list[Argument]]:

@@ -34,7 +34,9 @@ every `func.func` of the module. The result is one SPMD program:
   (every later window of it follows the same split). A linear layer whose result is
   sliced into consecutive blocks (a fused q/k/v or gate/up projection) splits its
   columns per block, each block across the ranks (with a period when the blocks
-  are equal, by their sizes when not: grouped-query q, k and v), and each
+  are equal, by their sizes when not: grouped-query q, k and v; a block of a
+  single head, multi-query k and v of GPTBigCode's `c_attn`, is held whole by
+  every rank while q's block splits by heads, `[64, -16, -16]`), and each
   slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
@@ -116,7 +118,7 @@ from rducc.dialects.rdu.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import reshape_groups
-from rducc.dialects.split import Period, Split, block_starts
+from rducc.dialects.split import Period, Split, block_part, block_starts, whole_length
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
@@ -297,7 +299,8 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
             taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
             if taken is None:
                 raise _Unsplittable
-            entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
+            if any(b > 0 for b in taken):  # else the slice takes only blocks held whole: whole along dim
+                entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
         elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
             entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
         else:
@@ -328,8 +331,24 @@ def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int,
         if total == size:
             break
         taken.append(block)
-        total += block
+        total += abs(block)
     return tuple(taken) if total == size else None
+
+
+def _position(op: Operation) -> int:
+    """The index of `op` in its block."""
+    parent = op.parent_block()
+    assert parent is not None
+    return next(i for i, other in enumerate(parent.ops) if other is op)
+
+
+def _part_starts(blocks: tuple[int, ...], parts: int) -> list[int]:
+    """Where each block's part starts in one rank's part of a dim split in these blocks."""
+    starts, at = [], 0
+    for block in blocks:
+        starts.append(at)
+        at += block_part(block, parts)
+    return starts
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -346,10 +365,7 @@ def _same_place(op: Operation, anchor: Operation) -> None:
 
 
 def _per_rank(tensor: TensorType, full: Sequence[int], split: Split | None) -> TensorType:
-    shape = list(full)
-    for dim, parts, _, _ in split.entries if split else ():
-        shape[dim] //= parts
-    return TensorType(tensor.element_type, shape)
+    return TensorType(tensor.element_type, split.part_shape(full) if split else list(full))
 
 
 @dataclass
@@ -554,7 +570,7 @@ class _TensorPartitioner:
         element = value.type.element_type  # type: ignore[attr-defined]
         shape = list(_shape(value))
         for dim, parts, stride, period in split.entries:
-            whole = [*shape[:dim], shape[dim] * parts, *shape[dim + 1:]]
+            whole = [*shape[:dim], whole_length(shape[dim], parts, period), *shape[dim + 1:]]
             if isinstance(period, tuple):
                 result = self._gather_blocks(result, dim, parts, stride, period, before)
             elif period:
@@ -573,20 +589,21 @@ class _TensorPartitioner:
     def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[int, ...],
                        before: Operation) -> SSAValue:
         """A dim split in unequal blocks, gathered: each block's part sliced out,
-        all-gathered, and the whole blocks joined in order."""
+        all-gathered (a block held whole is taken as it is), and the whole blocks joined in order."""
         element = value.type.element_type  # type: ignore[attr-defined]
         shape = list(_shape(value))
         wholes = []
-        for start, size in zip(block_starts(blocks), blocks):
+        for start, size in zip(_part_starts(blocks, parts), blocks):
             offsets = [0] * len(shape)
-            offsets[dim] = start // parts
-            part = [*shape[:dim], size // parts, *shape[dim + 1:]]
+            offsets[dim] = start
+            part = [*shape[:dim], block_part(size, parts), *shape[dim + 1:]]
             piece = self._insert(SliceOp(value, offsets, [1] * len(shape), TensorType(element, part)), before, None)
-            whole = [*shape[:dim], size, *shape[dim + 1:]]
-            wholes.append(self._insert(AllGatherOp(piece, dim, parts, TensorType(element, whole), stride),
-                                       before, None))
-        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(blocks), *shape[dim + 1:]]))
-        return self._insert_after(joined, wholes[-1])
+            whole = [*shape[:dim], abs(size), *shape[dim + 1:]]
+            wholes.append(piece if size < 0 else self._insert(
+                AllGatherOp(piece, dim, parts, TensorType(element, whole), stride), before, None))
+        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(abs, blocks)), *shape[dim + 1:]]))
+        last = max(wholes, key=lambda piece: _position(piece.owner))  # type: ignore[arg-type]
+        return self._insert_after(joined, last)
 
     def _insert_after(self, op: Operation, value: SSAValue) -> SSAValue:
         """Insert `op` right after the op that defines `value` (a collective just inserted)."""
@@ -1011,8 +1028,8 @@ class _TensorPartitioner:
         split = self.split_of(op.input)
         offsets = list(op.offsets.get_values())
         for dim, parts, _, period in split.entries if split else ():
-            if isinstance(period, tuple):
-                offsets[dim] //= parts  # every block before it is cut in parts: its start is too
+            if isinstance(period, tuple):  # a block's start moves past the parts of the blocks before it
+                offsets[dim] = _part_starts(period, parts)[block_starts(period).index(offsets[dim])]
             elif period:
                 offsets[dim] = offsets[dim] // period * (period // parts)
         op.offsets = DenseArrayBase.from_list(i64, offsets)
@@ -1097,6 +1114,9 @@ class _TensorPartitioner:
         period = self._block_size(op.result, rhs[n_rhs])
         parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if isinstance(period, tuple) and parts < self.tp:
+            mixed = self._single_head_blocks(op.result, period, rank)
+            if mixed is not None:  # multi-query q/k/v: q split by heads, the one k and v head on every rank
+                return [None, Split(((n_rhs, self.tp, 1, mixed),))], Split(((rank - 1, self.tp, 1, mixed),))
             period = 0  # unequal blocks over fewer than every rank (more ranks than KV heads): in one piece
             parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if parts == 1:
@@ -1114,6 +1134,19 @@ class _TensorPartitioner:
         fallback = 1 if head > 1 and min(sizes) // head < self.tp else self.tp
         return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % (p * head) == 0 for b in sizes)
                      and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), fallback)
+
+    def _single_head_blocks(self, value: SSAValue, blocks: tuple[int, ...], rank: int) -> tuple[int, ...] | None:
+        """The blocks of a fused projection with the blocks of one head held whole
+        (negative sizes) and the others split by whole heads over every rank, when
+        some block is one head (multi-query attention's k and v) and the rest split so
+        through the reshapes of `value`; else None."""
+        head = self._head_size(value)
+        if head is None or head not in blocks or all(b == head for b in blocks):
+            return None
+        if any(b != head and b % (self.tp * head) for b in blocks):
+            return None
+        mixed = tuple(-b if b == head else b for b in blocks)
+        return mixed if self._reshapes_keep(value, Split(((rank - 1, self.tp, 1, mixed),))) else None
 
     def _head_size(self, value: SSAValue, depth: int = 4) -> int | None:
         """The features of one head, when a reshape of `value` or of a slice of it (through

@@ -1,17 +1,21 @@
 // A split in unequal consecutive blocks (a fused grouped-query q/k/v projection:
 // each block split across the ranks) round-trips beside the other forms; a
 // block the parts do not divide, an empty block list, a block list in another
-// place than the period's, and parts below 1 are refused.
+// place than the period's, and parts below 1 are refused. A negative block is
+// held whole by every rank (multi-query k/v beside q split by heads); a split of
+// only such blocks is refused.
 // RUN: rducc-opt --check-roundtrip %s | filecheck %s
 // RUN: echo '"test.op"() {a = #rdu.split<(2, 2, 1, [64, 31])>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=ODD
 // RUN: echo '"test.op"() {a = #rdu.split<(2, 2, 1, [])>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=EMPTY
 // RUN: echo '"test.op"() {a = #rdu.split<(2, 2, [1], 4)>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=PLACE
 // RUN: echo '"test.op"() {a = #rdu.split<(2, 0, 1)>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=PARTS
+// RUN: echo '"test.op"() {a = #rdu.split<(2, 2, 1, [-16, -16])>} : () -> ()' | not rducc-opt 2>&1 | filecheck %s --check-prefix=ALLWHOLE
 
-// CHECK: "test.op"() {qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
-"test.op"() {qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
+// CHECK: "test.op"() {mqa = #rdu.split<(0, 2, 1, [64, -16, -16])>, qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
+"test.op"() {mqa = #rdu.split<(0, 2, 1, [64, -16, -16])>, qkv = #rdu.split<(0, 2, 1, [64, 32, 32])>, heads = #rdu.split<(0, 4, 2, 8), (1, 2, 1, [4, 2])>, whole = #rdu.split<>} : () -> ()
 
 // ODD: rducc-opt: error: stdin:1:1: error: split blocks [64, 31] must be sizes > 0 that 2 parts divide
 // EMPTY: rducc-opt: error: stdin:1:1: error: split blocks [] must be sizes > 0 that 2 parts divide
+// ALLWHOLE: error: split blocks [-16, -16] must be sizes > 0 that 2 parts divide (or < 0: held whole), at least one split
 // PLACE: error: a split entry is (dim, parts, stride), (dim, parts, stride, period) or (dim, parts, stride, [block sizes])
 // PARTS: rducc-opt: error: stdin:1:1: error: a split entry needs dim >= 0, parts >= 1 and stride >= 1, got (2, 0, 1)

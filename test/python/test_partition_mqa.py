@@ -134,14 +134,35 @@ def test_hf_llama_one_kv_head_tp2():
     _check(program, model, inputs)
 
 
-def test_gpt_bigcode_multi_query_fused_qkv_tp2():
-    """GPTBigCode's multi-query attention: q, k and v of one fused projection, k and v one
-    head each (a split by heads would cut them: the blocks are not split per head); equals eager."""
+@pytest.mark.parametrize("multi_query", [True, False])
+def test_gpt_bigcode_fused_qkv_split_per_head_tp2(multi_query):
+    """GPTBigCode's fused `c_attn` at tp=2: with multi_query its q block splits by heads
+    and its one k and one v head stay whole on every rank (`[64, -16, -16]`), without
+    each of q, k and v splits by heads (a view into heads); either way no all-gather
+    of c_attn's output (before, multi_query gathered it); equals eager."""
     torch.manual_seed(4)
-    config = transformers.GPTBigCodeConfig(vocab_size=64, n_embd=32, n_layer=1, n_head=4, n_positions=32,
-                                           multi_query=True, bos_token_id=0, eos_token_id=0)
+    config = transformers.GPTBigCodeConfig(vocab_size=64, n_embd=64, n_layer=2, n_head=4, n_positions=32,
+                                           multi_query=multi_query, bos_token_id=0, eos_token_id=0)
     model, inputs = Logits(transformers.GPTBigCodeForCausalLM(config).eval()), (torch.randint(0, 64, (1, 8)),)
-    _check(_compile(model, inputs, tp=2), model, inputs)
+    program = _compile(model, inputs, tp=2)
+    shards = _shards(program)
+    blocks = (64, -16, -16) if multi_query else 0
+    for layer in range(2):
+        attn = f"model.transformer.h.{layer}.attn"
+        assert shards[f"{attn}.c_attn.weight"] == Split(((0, 2, 1, blocks),))
+        assert shards[f"{attn}.c_attn.bias"] == Split(((0, 2, 1, blocks),))
+        assert shards[f"{attn}.c_proj.weight"] == Split.whole(1, 2)
+    assert _gathers(program) == 0
+    _check(program, model, inputs)
+
+
+def test_split_with_blocks_held_whole():
+    """A rank holds its part of each split block and all of each block held whole."""
+    split = Split(((1, 2, 1, (4, -2, -2)),))
+    assert split.fits((3, 8)) and not split.fits((3, 10))
+    assert split.part_shape((3, 8)) == [3, 6] and split.whole_shape((3, 6)) == [3, 8]
+    assert split.indices((3, 8), 1) == [(1, [(2, 2), (4, 2), (6, 2)])]
+    assert not Split(((1, 2, 1, (3, -2)),)).fits((3, 5))  # 2 parts do not divide a split block of 3
 
 
 def test_cli_tp2_on_multi_query_attention(tmp_path):
