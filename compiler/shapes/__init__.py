@@ -1,29 +1,5 @@
-"""Dynamic-shape buckets (`rducc --shapes`, `rducc.compile(..., shapes=...)`): see `rducc.shapes.buckets`."""
+"""Dynamic-shape buckets (`rducc --shapes`, `rducc.compile(..., shapes=...)`): see `rducc.shapes.buckets`,
+whose `__all__` is this wing's API."""
 
-from rducc.shapes.buckets import (
-    Bucket,
-    BucketsResult,
-    ShapesSpec,
-    bucket_modules,
-    bucket_name,
-    bundle,
-    compile_buckets,
-    input_shapes,
-    is_bucketed,
-    pick_bucket,
-    shared_weights,
-)
-
-__all__ = [
-    "Bucket",
-    "BucketsResult",
-    "ShapesSpec",
-    "bucket_modules",
-    "bucket_name",
-    "bundle",
-    "compile_buckets",
-    "input_shapes",
-    "is_bucketed",
-    "pick_bucket",
-    "shared_weights",
-]
+from rducc.shapes.buckets import *  # noqa: F403 - the names buckets' __all__ lists
+from rducc.shapes.buckets import __all__ as __all__
