@@ -107,8 +107,9 @@ def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
 
 def compile_step(size: str, layers: int, target: str, optimizer: str | None = None
                  ) -> tuple[TrainingSpeed, float, int, str, str, StageTimes]:
-    """The modeled step, the compile time (export included), the opt level, the
-    split, the MFU range over the target's assumed figures and the stage times."""
+    """The modeled step, the compile time (export and joint graph included, the
+    cost model's walk not), the opt level, the split, the MFU range over the
+    target's assumed figures and the stage times (`cost model` among them)."""
     start = time.perf_counter()
     level = 2  # rdu-sram-alloc places a group in another order where largest-first fragments past the SRAM
     times = StageTimes()
@@ -124,8 +125,9 @@ def compile_step(size: str, layers: int, target: str, optimizer: str | None = No
     seconds = time.perf_counter() - start
     chosen = load_target(target)
     tp, pp = partition_of(module)
-    speed = training_speed(module, chosen, estimate(module, chosen))
-    mfu = next(h for h in training_ranges(module, chosen, speed).headlines if h.name == MFU)
+    with times.stage("cost model"):  # the step and its ranges: one walk of the program a ranged figure's end
+        speed = training_speed(module, chosen, estimate(module, chosen))
+        mfu = next(h for h in training_ranges(module, chosen, speed).headlines if h.name == MFU)
     return speed, seconds, level, f"dp={data_parallel_of(module)} tp={tp} pp={pp}", \
         f"{mfu.low:.1f}-{mfu.high:.1f}%", times
 
