@@ -14,10 +14,10 @@ from torch import nn
 from torch.export.experimental import _export_forward_backward
 
 import rducc
+import rducc.model.training_speed as training_speed_module
 from rducc.dialects.program import kernel_name
 from rducc.dialects.saved import training_memory
 from rducc.dialects.tier import ComputeOp
-import rducc.model.training_speed as training_speed_module
 from rducc.model.cost_model import estimate
 from rducc.model.program_walk import walk_placed
 from rducc.model.training_speed import STEP_TIME, is_training, training_ranges, training_speed
