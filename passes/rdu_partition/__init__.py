@@ -409,6 +409,11 @@ class _TensorPartitioner:
     """Expert parallelism: stacked expert tables split along the experts over the
     `tp` ranks, pairs combined by `rdu.all_to_all` (passes/rdu_partition/experts.py)."""
     expert_ids: dict[tuple[SSAValue, int], tuple[SSAValue, SSAValue]] = field(default_factory=dict)
+    seeds: list[Layout] = field(default_factory=list)
+    """An outlined layer's argument layouts fixed before its walk (`callee_seeds`):
+    what its callers pass split already (a forward layer's saved values and split
+    weights, read by the backward layer; the weights and gradients the optimizer
+    layer updates), so the layer keeps them split rather than gathering them."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -740,6 +745,9 @@ class _TensorPartitioner:
         if self.data_parallel:
             for arg, split in batch_splits(self.function, self.tp):
                 self._shard_arg(arg, split)
+        for arg, seed in zip(list(self.function.args), self.seeds):
+            if isinstance(seed, Split) and seed.valid(self.tp) and seed.fits(self.full_shape(arg)):
+                self._shard_arg(arg, seed)
         for op in list(block.ops):
             if isinstance(op, func.ReturnOp):
                 return self._results(op)
@@ -798,6 +806,9 @@ class _TensorPartitioner:
         if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             self._replicate(op)
             return
+        if self._keeps_partial(op):
+            self._set_result(op, PARTIAL)
+            return
         if isinstance(op, GatherOp) and self._partition_take_along(op):
             return
         if self.experts and self._partition_experts(op):
@@ -812,6 +823,24 @@ class _TensorPartitioner:
         if isinstance(op, SliceOp):
             self._rank_offsets(op)
         self._set_result(op, result_layout)
+
+    def _keeps_partial(self, op: Operation) -> bool:
+        """Whether `op` is linear in operands that are all partial sums, so its result
+        is the partial sum of the whole result (the sum over the ranks commutes with
+        it) and one all-reduce after it replaces one per operand: a reshape or
+        transpose of a partial sum, or an elementwise sum or difference of partial
+        sums (a backward layer's input gradients through q, k and v, or gate and up,
+        each a partial sum of the rows of a split weight, added before one all-reduce)."""
+        tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
+        if not tensors or len(op.results) != 1 or any(self.layout_of(v) != PARTIAL for v in tensors):
+            return False
+        if isinstance(op, ReshapeOp | TransposeOp):
+            return True
+        if not isinstance(op, MapOp) or len(tensors) != len(op.operands):
+            return False
+        linear = ("arith.addf", "arith.subf", "arith.negf", "rdu.yield")
+        body = list(op.body.block.ops)
+        return len(body) > 1 and all(inner.name in linear for inner in body)
 
     def _set_result(self, op: Operation, layout: Layout) -> None:
         result: SSAValue = op.results[0]
@@ -1290,8 +1319,10 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
     partitioned already (this function's, when it is one, added)."""
+    known = callees if callees is not None else {}
+    seeds = callee_seeds(module, function, known) if is_outlined(function) and not data_parallel else []
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
-                                     callees=callees if callees is not None else {}, experts=experts)
+                                     callees=known, experts=experts, seeds=seeds)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
         callees[function.sym_name.data] = (partitioner.arg_layouts(), results)
@@ -1301,6 +1332,46 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     function.function_type = FunctionType.from_lists([a.type for a in block.args], outputs)
     set_result_shards(function, (lay if isinstance(lay, Split) else None for lay in results))
     return partitioner.replicated_ops
+
+
+def _calls_to(module: ModuleOp, name: str) -> list[func.CallOp]:
+    """The calls of function `name` in the module's functions, in order."""
+    return [op for function in functions(module) for op in function.body.block.ops
+            if isinstance(op, func.CallOp) and op.callee.string_value() == name]
+
+
+def _layout_at_call(value: SSAValue, callees: dict[str, CalleeLayouts]) -> Layout:
+    """The layout a caller's `value` has once the outlined layers in `callees` are
+    partitioned: a result of a call of one of them is in the layout its callee
+    returns it in; an argument of the caller passed to such a call, in the layout
+    that callee takes it in (the first such call); else None (unknown: replicated)."""
+    owner = value.owner
+    if isinstance(owner, func.CallOp) and (known := callees.get(owner.callee.string_value())) is not None:
+        return known[1][value.index]  # type: ignore[attr-defined]
+    if not isinstance(value, BlockArgument):
+        return None
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, func.CallOp) and (known := callees.get(user.callee.string_value())) is not None:
+            return known[0][use.index]
+    return None
+
+
+def callee_seeds(module: ModuleOp, function: func.FuncOp, callees: dict[str, CalleeLayouts]) -> list[Layout]:
+    """The argument layouts an outlined layer's calls pass it in, from the layers
+    partitioned before it (`callees`): a backward layer takes its forward layer's
+    saved values and weights split as the forward made them, the optimizer layer
+    its weights and their gradients split as the forward and backward hold them
+    (tensor parallelism through the backward: its matmuls take the transposed
+    splits of the forward's). A position whose calls disagree is left replicated."""
+    calls = _calls_to(module, function.sym_name.data)
+    if not calls:
+        return []
+    seeds: list[Layout] = []
+    for index in range(len(function.args)):
+        layouts = {_layout_at_call(call.operands[index], callees) for call in calls}
+        seeds.append(layouts.pop() if len(layouts) == 1 else None)
+    return seeds
 
 
 def layer_keys(block: Block) -> list[str]:
@@ -1404,7 +1475,21 @@ def layers_first(found: Iterable[func.FuncOp]) -> list[func.FuncOp]:
     """The functions, outlined layers (`rdu.calls`) first: each is partitioned once,
     before the functions that call it, whatever the number of calls."""
     listed = list(found)
-    return [f for f in listed if is_outlined(f)] + [f for f in listed if not is_outlined(f)]
+    outlined = [f for f in listed if is_outlined(f)]
+    order = {name: at for at, name in enumerate(_call_order(listed))}
+    outlined.sort(key=lambda f: order.get(f.sym_name.data, len(order)))
+    return outlined + [f for f in listed if not is_outlined(f)]
+
+
+def _call_order(listed: Sequence[func.FuncOp]) -> list[str]:
+    """The callees of the functions' calls in order of their first call (a training
+    step's forward layer, then its backward layer, then its optimizer layer)."""
+    order: list[str] = []
+    for function in listed:
+        for op in function.body.block.ops:
+            if isinstance(op, func.CallOp) and op.callee.string_value() not in order:
+                order.append(op.callee.string_value())
+    return order
 
 
 def candidate_splits(sockets: int) -> list[tuple[int, int]]:

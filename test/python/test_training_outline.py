@@ -15,7 +15,16 @@ from training_cases import LOSS_ATOL, LOSS_RTOL, PARAM_ATOL, PARAM_RTOL, languag
 from xdsl.dialects import func
 
 import rducc
-from rducc.dialects.contracts import calls_of, data_parallel_of, is_outlined, partition_of, phase_of
+from rducc.dialects.contracts import (
+    arg_attrs,
+    calls_of,
+    data_parallel_of,
+    is_outlined,
+    partition_of,
+    phase_of,
+    result_shards,
+    shard_of,
+)
 from rducc.dialects.program import find_entry, functions
 from rducc.passes import rdu_partition
 from rducc.pipeline import pipeline_text
@@ -115,4 +124,31 @@ def test_partitioned_step_keeps_its_outlined_layers(dp: int, tp: int, monkeypatc
             assert 0 < visits[name] <= sum(1 for _ in callee.body.walk()), name  # once, not once a call
     inline_ops = sum(layers * sum(1 for _ in f.body.walk()) for f in outlined.values())
     assert visits[entry.sym_name.data] < inline_ops  # the layers' ops were not partitioned inline
+    if tp > 1:
+        _splits_through_the_backward(outlined, entry)
     _trains_as_eager(program, reference, ids, labels, steps=2)
+
+
+def _splits_through_the_backward(outlined: dict[str, func.FuncOp], entry: func.FuncOp) -> None:
+    """tp through an outlined backward and optimizer (`rdu_partition.callee_seeds`):
+    the backward layer takes the forward's saved values and weights split as the
+    forward made them, so it gathers nothing, and its input gradients' partial
+    sums are added before their all-reduce: as many all-reduces as the forward
+    (Megatron's two a layer); every matrix gradient it returns is split, and the
+    optimizer layer updates split weights with split gradients, gathering nothing;
+    no layer call's result or weight is gathered in the step between the calls."""
+    counts = {name: Counter(op.name for op in f.body.walk()) for name, f in outlined.items()}
+    assert counts["layer_backward"]["rdu.all_gather"] == 0 and counts["layer_optimizer"]["rdu.all_gather"] == 0
+    assert counts["layer_backward"]["rdu.all_reduce"] == counts["layer_forward"]["rdu.all_reduce"] == 2
+    backward = outlined["layer_backward"]
+    ret = backward.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    matrices = [i for i, v in enumerate(ret.operands) if len(v.type.get_shape()) == 2]  # type: ignore[attr-defined]
+    shards = result_shards(backward)
+    assert matrices and all(shards[i] is not None for i in matrices)  # the weight gradients, split
+    weights = [attrs for arg, attrs in zip(backward.args, arg_attrs(backward))
+               if "rdu.weight" in attrs and len(arg.type.get_shape()) == 2]  # type: ignore[attr-defined]
+    assert weights and all(shard_of(attrs) is not None for attrs in weights)  # its matmuls read split weights
+    layer_values = {v for op in entry.body.walk() if isinstance(op, func.CallOp) for v in (*op.results, *op.operands)}
+    gathered = [op for op in entry.body.walk() if op.name == "rdu.all_gather" and op.operands[0] in layer_values]
+    assert not gathered, gathered
