@@ -112,6 +112,7 @@ from rducc.dialects.rdu.dataflow import (
     MapOp,
     MatmulOp,
     ReduceKind,
+    ReduceOp,
     ReshapeOp,
     ScatterOp,
     SliceOp,
@@ -124,6 +125,7 @@ from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
+from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
 from rducc.passes.rdu_partition.training import (
     batch_size,
     batch_splits,
@@ -809,7 +811,11 @@ class _TensorPartitioner:
         if self._keeps_partial(op):
             self._set_result(op, PARTIAL)
             return
-        if isinstance(op, GatherOp) and self._partition_take_along(op):
+        if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)):
+            return
+        if isinstance(op, ReduceOp) and self._partition_split_extreme(op):
+            return
+        if isinstance(op, ScatterOp) and self._partition_split_scatter(op):
             return
         if self.experts and self._partition_experts(op):
             return
@@ -830,7 +836,9 @@ class _TensorPartitioner:
         it) and one all-reduce after it replaces one per operand: a reshape or
         transpose of a partial sum, or an elementwise sum or difference of partial
         sums (a backward layer's input gradients through q, k and v, or gate and up,
-        each a partial sum of the rows of a split weight, added before one all-reduce)."""
+        each a partial sum of the rows of a split weight, added before one all-reduce;
+        a bf16 sum computed in f32 and rounded back counts: its rounding is the one
+        Megatron's local sum before its all-reduce has)."""
         tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
         if not tensors or len(op.results) != 1 or any(self.layout_of(v) != PARTIAL for v in tensors):
             return False
@@ -838,7 +846,7 @@ class _TensorPartitioner:
             return True
         if not isinstance(op, MapOp) or len(tensors) != len(op.operands):
             return False
-        linear = ("arith.addf", "arith.subf", "arith.negf", "rdu.yield")
+        linear = ("arith.addf", "arith.subf", "arith.negf", "arith.extf", "arith.truncf", "rdu.yield")
         body = list(op.body.block.ops)
         return len(body) > 1 and all(inner.name in linear for inner in body)
 
@@ -922,6 +930,116 @@ class _TensorPartitioner:
         op.operands[1 + dim] = self._local_ramp(ramp, dim, full[dim] // parts, op)
         self._set_result(op, split)
         return True
+
+    # -- vocab-parallel reductions and indexing (passes/rdu_partition/vocab.py) --
+
+    def _whole_split(self, value: SSAValue) -> tuple[int, int] | None:
+        """(dim, part) when `value` is split along one dim over every rank, in
+        contiguous parts (no period, no stride); else None."""
+        split = self.split_of(value)
+        if split is None or len(split.entries) != 1:
+            return None
+        ((dim, parts, stride, period),) = split.entries
+        if parts != self.tp or stride != 1 or period:
+            return None
+        return dim, self.full_shape(value)[dim] // parts
+
+    def _partition_split_extreme(self, op: ReduceOp) -> bool:
+        """A max or min over dims one of which is split (log_softmax's max over the
+        vocabulary): each rank reduces its part (keeping the dims), the per-rank
+        results are all-gathered along the split dim and reduced again. False
+        (nothing done) when the op is not so."""
+        split = self._whole_split(op.input)
+        kind = op.kind.data
+        dims = list(op.dims.get_values())
+        if split is None or kind not in (ReduceKind.MAX, ReduceKind.MIN) or split[0] not in dims:
+            return False
+        dim = split[0]
+        element = op.input.type.element_type  # type: ignore[attr-defined]
+        kept = [1 if d in dims else n for d, n in enumerate(_shape(op.input))]
+        local = self._emit(ReduceOp(kind, op.input, dims, True, TensorType(element, kept)), op)
+        kept[dim] = self.tp
+        gathered = self._emit(AllGatherOp(local, dim, self.tp, TensorType(element, kept)), op)
+        op.operands[0] = gathered
+        if op.keepdim is not None:
+            op.dims = DenseArrayBase.from_list(i64, [dim])
+        self._set_result(op, None)
+        return True
+
+    def _vocab_indices(self, index: SSAValue, part: int, before: Operation) -> tuple[SSAValue, SSAValue]:
+        """(the index within this rank's part where it lies there, else 0; whether it lies there)."""
+        ramp, mine = rank_offset(part, self.tp)
+        self._emit(ramp, before)
+        offset = self._emit(mine, before)
+        local = self._emit(local_index(index, offset), before)
+        inside = self._emit(in_part(local, part), before)
+        return self._emit(where(inside, local, 0), before), inside
+
+    def _partition_split_take(self, op: GatherOp) -> bool:
+        """A gather of every dim of its table (torch.gather: a cross-entropy's
+        log-probabilities at the labels) whose table is split over every rank along
+        a dim indexed by an index that is not a ramp (the labels into the
+        vocabulary): each rank gathers where the index lies in its part and gives
+        0 elsewhere, a partial sum of the whole result. False when the op is not so."""
+        split = self._whole_split(op.source)
+        full = self.full_shape(op.source)
+        if (split is None or op.dim.value.data != 0 or len(op.indices) != len(full) or op.wraps is not None
+                or any(self.layout_of(v) is not None for v in op.indices)):
+            return False
+        dim, part = split
+        if ramp_length(op.indices[dim], dim) is not None:
+            return False  # a ramp along the split dim: `_partition_take_along`'s
+        safe, inside = self._vocab_indices(op.indices[dim], part, op)
+        op.operands[1 + dim] = safe
+        self._set_result(op, None)
+        masked = where(inside, op.result, 0)
+        masked.location = op.location
+        _same_place(masked, op)
+        parent = op.parent_block()
+        assert parent is not None
+        parent.insert_op_after(masked, op)
+        op.result.replace_uses_with_if(masked.result, lambda use: use.operation is not masked)
+        self.full[masked.result] = _shape(masked.result)
+        self.layout[masked.result] = PARTIAL
+        return True
+
+    def _partition_split_scatter(self, op: ScatterOp) -> bool:
+        """A scatter into a constant fill along a dim that the values of its shape
+        are split along (the one-hot of a cross-entropy's labels, the gradient of
+        the split log-probabilities): each rank scatters into its part of the fill
+        the writes whose index lies there; a write outside it goes to position 0
+        as the fill's value (one write a row) or as 0 added (scatter-add). The
+        result is split as those values are. False when the op is not so."""
+        dim = op.dim.value.data
+        fill = fill_value(op.input)
+        full = self.full_shape(op.input)
+        adds = op.reduce is not None and op.reduce.data == ReduceKind.SUM
+        one_write = op.reduce is None and _shape(op.index)[dim] == 1
+        if (fill is None or not (adds or one_write) or any(self.layout_of(v) is not None for v in op.operands)
+                or full[dim] % self.tp or not self._split_alike(full, dim)):
+            return False
+        want = Split.whole(dim, self.tp)
+        if not self._made_locally(op.input, want):
+            return False
+        safe, inside = self._vocab_indices(op.index, full[dim] // self.tp, op)
+        source = self._emit(where(inside, op.source, 0 if adds else fill), op)
+        op.operands[0] = self.materialize(op.input, want, op)
+        op.operands[1] = safe
+        op.operands[2] = source
+        self._set_result(op, want)
+        return True
+
+    def _split_alike(self, full: Sequence[int], dim: int) -> bool:
+        """Whether a value of shape `full` is split over every rank along `dim` alone
+        in the function already (the log-probabilities a one-hot gradient meets),
+        and no weight of that shape is held otherwise (a scatter shaped as a whole
+        weight is its gradient, an embedding's: it stays as its weight is)."""
+        alike = (dim, full[dim] // self.tp)
+        if any(self._is_weight(arg) and self.full_shape(arg) == tuple(full) and self._whole_split(arg) != alike
+               for arg in self.function.args):
+            return False
+        return any(isinstance(layout, Split) and self.full.get(value) == tuple(full)
+                   and self._whole_split(value) == alike for value, layout in self.layout.items())
 
     def _local_ramp(self, ramp: SSAValue, dim: int, length: int, before: Operation) -> SSAValue:
         """`0..length-1` shaped as `ramp` with `length` along `dim` (a rank's own rows)."""
