@@ -480,7 +480,7 @@ def _optimizer_seconds(profile: StepProfile, unit: Unit, c: Candidate, target: T
 
 def _stages(profile: StepProfile, pp: int) -> list[int] | None:
     """Each unit's pipeline stage: the forward's units cut into pp runs of about equal
-    FLOPs, the backward's in reverse, the optimizer's in order (None: fewer forward units than pp)."""
+    FLOPs (a unit on the stage its middle falls in), the backward's in reverse, the optimizer's in order (None: fewer forward units than pp)."""
     forward = [u for u in profile.units if u.phase == Phase.FORWARD.value]
     if pp > 1 and sum(1 for u in forward if u.body.work) < pp:
         return None
@@ -491,9 +491,10 @@ def _stages(profile: StepProfile, pp: int) -> list[int] | None:
               for phase in (Phase.BACKWARD.value, Phase.OPTIMIZER.value)}
     seen = {phase: 0 for phase in others}
     for unit in profile.units:
-        if unit.phase == Phase.FORWARD.value:
-            stage.append(min(pp - 1, int(done * pp / total)))
-            done += sum(w.compute_s for w in unit.body.work)
+        if unit.phase == Phase.FORWARD.value:  # where its middle falls, as `training_stages` cuts the step
+            own = sum(w.compute_s for w in unit.body.work)
+            stage.append(min(pp - 1, int((2 * done + own) * pp / (2 * total))))
+            done += own
             continue
         group = others.get(unit.phase, [])
         index = seen.get(unit.phase, 0)

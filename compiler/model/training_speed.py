@@ -413,7 +413,8 @@ def _time_kernels(module: ModuleOp, target: Target, m: int, stages: list[_StageT
     """A lowered program: each kernel (as the cost model times it) on its stage."""
     walk = walk_placed(module, target.kernel_looping)
     for record, cost in zip(walk.kernels, kernel_costs(walk.kernels, target)):
-        times = stages[op_stage(record.op) if len(stages) > 1 else 0]
+        placed = record.calls[0] if record.calls else record.op  # an outlined layer's kernel: its call's stage
+        times = stages[op_stage(placed) if len(stages) > 1 else 0]
         body = [op for op in record.op.body.walk() if phase_of(op) is not None]
         if body and all(phase_of(op) == Phase.OPTIMIZER for op in body):
             times.optimizer_s += cost.modeled_time_s

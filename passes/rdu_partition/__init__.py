@@ -1502,14 +1502,17 @@ def layer_keys(block: Block) -> list[str]:
     return keys
 
 
-def assign_stages(function: func.FuncOp, pp: int, training: bool = False) -> None:
+def assign_stages(function: func.FuncOp, pp: int, training: bool = False,
+                  callees: dict[str, func.FuncOp] | None = None) -> None:
     """Give every op its pipeline stage and send each value used in another stage.
-    Decoder layers (`rdu.layer`) go to stages in order; a training step with
-    none (a joint graph keeps no module names) is cut by `training_stages`."""
+    Decoder layers (`rdu.layer`) go to stages in order; a training step (a joint
+    graph keeps no module names; its outlined layers' calls are named by phase,
+    `forward.layers.0`, `backward.layers.0`, ...) is cut by `training_stages`,
+    each outlined layer's call (in `callees`) whole on one stage."""
     block = function.body.block
     keys = layer_keys(block)
-    if training and len(keys) < pp:
-        _send_across(block, training_stages(block, pp))
+    if training:
+        _send_across(block, training_stages(block, pp, callees))
         return
     if pp > len(keys):
         raise RduccError(
@@ -1570,7 +1573,8 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
             replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1,
                                             callees=callees, experts=ep > 1)
         if pp > 1 and not is_outlined(function):
-            assign_stages(function, pp, is_training_step(module))
+            outlined = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
+            assign_stages(function, pp, is_training_step(module), outlined)
         if is_training_step(module):
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)

@@ -1,7 +1,7 @@
 """A training step's repeated layers are outlined by structure, phase by phase
 (`rdu_outline_layers.outline_training_step`): torch's joint graph has no module paths, so
 the forward, backward and optimizer layers are found by the period of each
-phase's ops. A 3-layer Llama step has one function per phase, each called
+phase's ops. A Llama step has one function per phase, each called
 once per layer, and it trains as eager does."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from rducc.dialects.contracts import (
     calls_of,
     data_parallel_of,
     is_outlined,
+    microbatches_of,
+    op_stage,
     partition_of,
     phase_of,
     result_shards,
@@ -27,7 +29,9 @@ from rducc.dialects.contracts import (
 )
 from rducc.dialects.program import find_entry, functions
 from rducc.passes import rdu_partition
+from rducc.model.training_speed import training_estimate
 from rducc.pipeline import pipeline_text
+from rducc.targets import load_target
 
 
 def _tiny_llama(layers: int) -> torch.nn.Module:
@@ -47,22 +51,36 @@ def _outlining(opt_level: int, sockets: int = 1, split: tuple[int, ...] = (0, 0)
         "rdu-outline-layers", "rdu-outline-layers{training=always}")
 
 
-def test_three_layer_step_is_outlined_per_phase_and_trains_as_eager() -> None:
-    model = _tiny_llama(3)
+def test_pipelined_step_is_outlined_per_phase_staged_by_layer_and_trains_as_eager() -> None:
+    """A 4-layer Llama step on sn40l-8 at pp=2: outlined per phase before rdu-partition
+    (`@layer_forward`, `@layer_backward`, `@layer_optimizer`, one call a layer, in
+    phase order), each call whole on one stage (`training_stages`): layers 0-1 on
+    stage 0 and 2-3 on stage 1, the backward and optimizer calls of a layer on its
+    forward's stage (the backward runs the layers last to first); the modeled step is
+    1F1B over the stages' times; two steps give eager's losses and parameters."""
+    layers = 4
+    model = _tiny_llama(layers)
     reference = copy.deepcopy(model)
-    ids, labels = torch.randint(0, 64, (1, 6)), torch.randint(0, 64, (1, 6))
+    ids, labels = torch.randint(0, 64, (2, 6)), torch.randint(0, 64, (2, 6))
     program = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
-                                     loss_fn=language_model_loss, opt_level=0, passes=_outlining(0))
+                                     loss_fn=language_model_loss, opt_level=0, target="sn40l-8",
+                                     passes=_outlining(0, sockets=8, split=(1, 2)))
+    assert partition_of(program.module) == (1, 2)
     outlined = {f.sym_name.data: f for f in program.module.ops if isinstance(f, func.FuncOp) and is_outlined(f)}
     assert {name: calls_of(f) for name, f in outlined.items()} == {
-        "layer_forward": 3, "layer_backward": 3, "layer_optimizer": 3}
+        "layer_forward": layers, "layer_backward": layers, "layer_optimizer": layers}
     entry = find_entry(program.module)
     assert entry is not None
     calls = [op for op in entry.body.block.ops if isinstance(op, func.CallOp)]
-    assert [(op.callee.string_value(), phase_of(op)) for op in calls] == [
-        *[("layer_forward", "forward")] * 3, *[("layer_backward", "backward")] * 3,
-        *[("layer_optimizer", "optimizer")] * 3]
-    _trains_as_eager(program, reference, ids, labels, steps=3)
+    assert [(op.callee.string_value(), phase_of(op), op_stage(op)) for op in calls] == [
+        *[("layer_forward", "forward", s) for s in (0, 0, 1, 1)],
+        *[("layer_backward", "backward", s) for s in (1, 1, 0, 0)],
+        *[("layer_optimizer", "optimizer", s) for s in (0, 0, 1, 1)]]
+    schedule = training_estimate(program.module, load_target("sn40l-8")).schedule
+    m = microbatches_of(program.module)
+    assert schedule.stages == 2 and schedule.microbatches == m == 2 and min(schedule.stage_s) > 0
+    assert schedule.bubble_s == pytest.approx(sum(schedule.stage_s) - max(schedule.stage_s))  # (m - 1) max cancels
+    _trains_as_eager(program, reference, ids, labels, steps=2)
 
 
 def _trains_as_eager(program, reference: torch.nn.Module, ids: torch.Tensor, labels: torch.Tensor,
