@@ -22,10 +22,9 @@ import argparse
 import time
 from collections import Counter
 
-from common import Section
-
 import models  # noqa: E402
 import torch  # noqa: E402
+from common import Section
 from xdsl.dialects import func  # noqa: E402
 
 from rducc.dialects.contracts import is_outlined  # noqa: E402

@@ -480,7 +480,8 @@ def _optimizer_seconds(profile: StepProfile, unit: Unit, c: Candidate, target: T
 
 def _stages(profile: StepProfile, pp: int) -> list[int] | None:
     """Each unit's pipeline stage: the forward's units cut into pp runs of about equal
-    FLOPs (a unit on the stage its middle falls in), the backward's in reverse, the optimizer's in order (None: fewer forward units than pp)."""
+    FLOPs (a unit on the stage its middle falls in), the backward's in reverse, the
+    optimizer's in order (None: fewer forward units than pp)."""
     forward = [u for u in profile.units if u.phase == Phase.FORWARD.value]
     if pp > 1 and sum(1 for u in forward if u.body.work) < pp:
         return None

@@ -125,7 +125,6 @@ from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
-from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
 from rducc.passes.rdu_partition.training import (
     batch_size,
     batch_splits,
@@ -136,6 +135,7 @@ from rducc.passes.rdu_partition.training import (
     ramp_length,
     training_stages,
 )
+from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
 
 Layout = Split | str | Experts | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:

@@ -44,7 +44,7 @@ def rank_offset(part: int, ranks: int) -> tuple[Operation, Operation]:
 def _constant(value: float | int, element: Attribute) -> arith.ConstantOp:
     if isinstance(element, IntegerType):
         return arith.ConstantOp(IntegerAttr(int(value), element))
-    return arith.ConstantOp(FloatAttr(float(value), element))  # type: ignore[arg-type]
+    return arith.ConstantOp(FloatAttr(float(value), element))  # type: ignore[call-overload]
 
 
 def local_index(index: SSAValue, offset: SSAValue) -> MapOp:

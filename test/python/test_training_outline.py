@@ -28,8 +28,8 @@ from rducc.dialects.contracts import (
     shard_of,
 )
 from rducc.dialects.program import find_entry, functions
-from rducc.passes import rdu_partition
 from rducc.model.training_speed import training_estimate
+from rducc.passes import rdu_partition
 from rducc.pipeline import pipeline_text
 from rducc.targets import load_target
 
