@@ -22,9 +22,9 @@ import argparse
 import time
 from collections import Counter
 
+import common  # first: puts examples/ on the path for models
 import models  # noqa: E402
 import torch  # noqa: E402
-from common import Section
 from xdsl.dialects import func  # noqa: E402
 
 from rducc.dialects.contracts import is_outlined  # noqa: E402
@@ -86,10 +86,10 @@ def layer_times(module, target) -> dict[str, tuple[float, float, Counter]]:
     return times
 
 
-def run(quick: bool, seq: int = 4096, tps: tuple[int, ...] = (1, 2, 4, 8)) -> Section:
+def run(quick: bool, seq: int = 4096, tps: tuple[int, ...] = (1, 2, 4, 8)) -> common.Section:
     seq = 512 if quick else seq
     command = f"python bench/train_tp_layer.py --seq {seq} --tp {' '.join(map(str, tps))}"
-    section = Section(f"Tensor-parallel training layer: Llama 3.1 8B + AdamW, seq {seq:,}, {TARGET} (modeled)",
+    section = common.Section(f"Tensor-parallel training layer: Llama 3.1 8B + AdamW, seq {seq:,}, {TARGET} (modeled)",
                       command)
     target = load_target(TARGET)
     rows = ["| tp | phase | one layer (modeled) | of which collectives | speed-up over tp=1 (ideal: tp) "

@@ -80,6 +80,10 @@ def test_pipelined_step_is_outlined_per_phase_staged_by_layer_and_trains_as_eage
     m = microbatches_of(program.module)
     assert schedule.stages == 2 and schedule.microbatches == m == 2 and min(schedule.stage_s) > 0
     assert schedule.bubble_s == pytest.approx(sum(schedule.stage_s) - max(schedule.stage_s))  # (m - 1) max cancels
+    # each stage costs its own layers' kernels (an outlined layer's at its call's stage): about equal
+    # stages, so the bubble is 1F1B's (pp - 1) / (m + pp - 1) of the step
+    assert min(schedule.stage_s) > 0.8 * max(schedule.stage_s)
+    assert schedule.bubble_fraction == pytest.approx(1 / 3, rel=0.1)
     _trains_as_eager(program, reference, ids, labels, steps=2)
 
 
