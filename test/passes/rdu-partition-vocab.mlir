@@ -207,3 +207,27 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK:      %hot = rdu.scatter %base[%ids] = %ones dim 1 : tensor<3x8xf32>, tensor<3x1xi64>, tensor<3x1xf32> -> tensor<3x8xf32>
 // CHECK:      %mixed = rdu.map %hot, %[[WHOLE]]
 
+
+// -----
+
+// A scatter-add shaped as a weight held whole (an embedding's gradient, [8, 4] like @emb) stays
+// whole, though the output layer's weight of that shape is split along the scattered dim.
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  tier.global @emb : tensor<8x4xf32> {kind = "parameter"}
+  tier.global @w : tensor<8x4xf32> {kind = "parameter"}
+  func.func @forward(%ids: tensor<3xi64> {rdu.input = "ids"}, %idx: tensor<3x4xi64> {rdu.input = "idx"}, %src: tensor<3x4xf32> {rdu.input = "src"}, %emb: tensor<8x4xf32> {rdu.global = @emb}, %w: tensor<8x4xf32> {rdu.global = @w}) -> (tensor<3x8xf32>, tensor<8x4xf32>) {
+    %rows = rdu.gather %emb[%ids] dim 0 : tensor<8x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+    %mm = rdu.matmul %rows, %w transpose_rhs : tensor<3x4xf32>, tensor<8x4xf32> -> tensor<3x8xf32>
+    %zeros = rdu.map : () -> tensor<8x4xf32> {
+      %0 = arith.constant 0.000000e+00 : f32
+      rdu.yield %0 : f32
+    }
+    %grad = rdu.scatter %zeros[%idx] = %src dim 0 reduce sum : tensor<8x4xf32>, tensor<3x4xi64>, tensor<3x4xf32> -> tensor<8x4xf32>
+    func.return %mm, %grad : tensor<3x8xf32>, tensor<8x4xf32>
+  }
+}
+
+// CHECK:      tier.global @emb : tensor<8x4xf32> {kind = "parameter"}
+// CHECK:      tier.global @w : tensor<4x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// CHECK:      %grad = rdu.scatter %zeros[%idx] = %src dim 0 reduce sum : tensor<8x4xf32>, tensor<3x4xi64>, tensor<3x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: func.return %mm, %grad : tensor<3x4xf32>, tensor<8x4xf32>
