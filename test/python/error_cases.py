@@ -111,6 +111,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "graph": ("graph.mlir", "the example at --emit graph"),
     "x": ("x.npy", "a good input, float32[4, 32]"),
     "x_shape": ("x_shape.npy", "float32[2, 3]"),
+    "x_wide": ("x_wide.npy", "float32[5, 8]"),
     "x_f64": ("x_f64.npy", "float64[4, 32]"),
     "x_object": ("x_object.npy", "a pickled object array"),
     "x_text": ("x_text.npy", "a text file"),
@@ -531,6 +532,16 @@ CASES: list[ErrorCase] = [
               ("{buckets}", "--input", "{x_shape}", "--output", "out.npz"),
               "no compiled shape takes inputs of shape [2, 3]: the program was compiled for batch=2 (inputs [2, 8]); "
               "batch=4 (inputs [4, 8]); compile the size you need with --shapes"),
+    ErrorCase("rducc-run: inputs larger than every bucket (padding only goes up)", RUN,
+              ("{buckets}", "--input", "{x_wide}", "--output", "out.npz"),
+              "no compiled shape takes inputs of shape [5, 8]: the program was compiled for batch=2 (inputs [2, 8]); "
+              "batch=4 (inputs [4, 8]); compile the size you need with --shapes (a call may pad batch up to a "
+              "larger bucket)"),
+    ErrorCase("--pad-dims without --shapes", RDUCC, ("{dynamic}", "--pad-dims", "batch", *OUT),
+              "--pad-dims pads an input up to a larger shape bucket: it needs --shapes"),
+    ErrorCase("--pad-dims naming no dynamic dim", RDUCC,
+              ("{dynamic}", "--shapes", "batch=2", "--pad-dims", "seq", *OUT),
+              "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique2'"),
@@ -1163,6 +1174,7 @@ def _program_files(paths: dict[str, Path], directory: Path) -> None:
     rng = np.random.default_rng(0)
     np.save(paths["x"], rng.standard_normal((4, 32)).astype(np.float32))
     np.save(paths["x_shape"], np.zeros((2, 3), np.float32))
+    np.save(paths["x_wide"], np.zeros((5, 8), np.float32))
     np.save(paths["x_f64"], np.zeros((4, 32), np.float64))
     np.save(paths["x_object"], np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
     paths["x_text"].write_text("4 32\n1.0 2.0\n")
