@@ -38,7 +38,7 @@ from rducc.frontend.dynamic_dims import (
     specialize,
 )
 from rducc.frontend.loader import load_exported_program
-from rducc.shapes.padding import PadPlan, PaddedCall, choose_bucket, padding_plan, record_plan
+from rducc.shapes.padding import PaddedCall, PadPlan, choose_bucket, padding_plan, record_plan
 from rducc.targets import load_target
 
 ShapesSpec = Mapping[str, Sequence[int] | int]

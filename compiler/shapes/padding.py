@@ -272,8 +272,9 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
         return _view_reason(_val(node.args[0]), value, symbol)
     if name in _CONTRACTS:
         return _contract_reason(node, name, symbol)
+    args: Any = node.args
     if name == "native_layer_norm":
-        normalized = len(node.args[1])
+        normalized = len(args[1])
         rank = len(_val(node.args[0]).shape)
         return _mixes(_carries(_val(node.args[0]), symbol), range(rank - normalized, rank), "normalizes over")
     if name == "embedding":
@@ -281,7 +282,7 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if name in ("index", "index_put"):
         return _index_reason(node, symbol)
     if name == "constant_pad_nd":
-        pads = list(node.args[1])
+        pads = list(args[1])
         rank = len(_val(node.args[0]).shape)
         padded = [rank - 1 - i // 2 for i, p in enumerate(pads) if p != 0]
         return _mixes(_carries(_val(node.args[0]), symbol), padded, "pads")
@@ -330,7 +331,7 @@ def _along_dim_reason(node: torch.fx.Node, symbol: str) -> str:
     target = node.target
     assert isinstance(target, torch._ops.OpOverload)
     names = [a.name for a in target._schema.arguments]
-    bound = dict(zip(names, node.args)) | dict(node.kwargs)
+    bound: dict[str, Any] = dict(zip(names, node.args)) | dict(node.kwargs)
     name = target._overloadpacket.__name__
     first = bound.get(names[0])
     sources = first if isinstance(first, list | tuple) else [first]
@@ -376,7 +377,8 @@ def _contract_reason(node: torch.fx.Node, name: str, symbol: str) -> str:
 
 
 def _index_reason(node: torch.fx.Node, symbol: str) -> str:
-    source, indices = node.args[0], node.args[1]
+    args: Any = node.args
+    source, indices = args[0], args[1]
     indexed = [i for i, index in enumerate(indices) if index is not None]
     why = _mixes(_carries(_val(source), symbol), indexed, "indexes")
     if why:
