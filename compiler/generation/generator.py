@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rducc.errors import RduccError
-from rducc.generation.beam import beam_search
+from rducc.generation.beam import BeamSearch, beam_search
 from rducc.generation.source import load_causal_lm, load_tokenizer
 from rducc.generation.static_cache import masked_static_cache, prompt_positions, takes_position_ids
 from rducc.program import Program, compile
@@ -53,13 +53,21 @@ class Sampling:
     """Beam search: a finished beam scores its log-probability / generated length ** length_penalty."""
     early_stopping: bool | str = False
     """Beam search: True, False or "never", as transformers' `early_stopping`."""
+    num_return_sequences: int = 1
+    """Sequences returned per prompt: the best beams (<= num_beams), or independent samples."""
 
     def check(self) -> None:
         if not isinstance(self.num_beams, int) or self.num_beams < 1:
             raise RduccError(f"num_beams must be an integer >= 1, got {self.num_beams}")
-        if self.num_beams > 1 and self.do_sample:
-            raise RduccError("beam search with sampling (num_beams > 1 and do_sample) is not supported; "
-                             "drop one of the two")
+        count = self.num_return_sequences
+        if not isinstance(count, int) or count < 1:
+            raise RduccError(f"num_return_sequences must be an integer >= 1, got {count}")
+        if count > 1 and self.num_beams == 1 and not self.do_sample:
+            raise RduccError(f"num_return_sequences={count} needs sampling (do_sample) or beam search "
+                             "(num_beams >= it): greedy search gives one sequence per prompt")
+        if self.num_beams > 1 and count > self.num_beams:
+            raise RduccError(f"num_return_sequences ({count}) must be at most num_beams ({self.num_beams}): "
+                             "beam search returns its best beams")
         if self.early_stopping not in (True, False, "never"):
             raise RduccError(f"early_stopping must be true, false or never, got {self.early_stopping}")
         if self.temperature <= 0:
@@ -69,17 +77,25 @@ class Sampling:
         if not 0 < self.top_p <= 1:
             raise RduccError(f"top_p must be in (0, 1], got {self.top_p:g}")
 
-    def warpers(self) -> Any:
-        """transformers' LogitsProcessorList for these settings, as `generate` builds it."""
+    @property
+    def rows_per_prompt(self) -> int:
+        """Rows the programs run for each prompt (transformers' expand size)."""
+        return max(self.num_beams, self.num_return_sequences)
+
+    def warpers(self, eos_count: int | None = None) -> Any:
+        """transformers' LogitsProcessorList for these settings, as `generate` builds it
+        (`_get_logits_processor`: beam sampling keeps at least one token past the
+        `eos_count` end tokens, 2 when there is none)."""
         from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
+        keep = 1 if self.num_beams == 1 else (2 if eos_count is None else eos_count + 1)
         chosen = LogitsProcessorList()
         if self.do_sample and self.temperature != 1.0:
             chosen.append(TemperatureLogitsWarper(self.temperature))
         if self.do_sample and self.top_k != 0:
-            chosen.append(TopKLogitsWarper(top_k=self.top_k))
+            chosen.append(TopKLogitsWarper(top_k=self.top_k, min_tokens_to_keep=keep))
         if self.do_sample and self.top_p < 1.0:
-            chosen.append(TopPLogitsWarper(top_p=self.top_p))
+            chosen.append(TopPLogitsWarper(top_p=self.top_p, min_tokens_to_keep=keep))
         return chosen
 
 
@@ -267,8 +283,9 @@ class Generator:
         ids, mask = self._prompt_tensor(prompt_ids, prompt, attention_mask)
         batch, length = ids.shape
         cache_length = self._cache_length(length, max_new_tokens, max_cache_len)
-        if sampling.num_beams > 1:
-            ids, mask = ids.repeat_interleave(sampling.num_beams, 0), mask.repeat_interleave(sampling.num_beams, 0)
+        rows = sampling.rows_per_prompt
+        if rows > 1:  # each prompt once per beam or per sequence returned, as transformers expands it
+            ids, mask = ids.repeat_interleave(rows, 0), mask.repeat_interleave(rows, 0)
         prefill, decode = self.programs(ids.shape[0], length, cache_length)
         if sampling.num_beams > 1:
             sequences = self._beams(prefill, decode, ids, mask, cache_length, max_new_tokens, sampling)
@@ -345,8 +362,19 @@ class Generator:
             for name in [name for name in weights if _is_cache(name) and weights[name].ndim > 1]:
                 weights[name] = weights[name][order]
 
-        return beam_search(self.model, run_prefill, run_decode, reorder, ids, max_new_tokens, sampling.num_beams,
-                           sampling.length_penalty, sampling.early_stopping, self._progress)
+        eos = _eos_ids(self.model)
+        search = BeamSearch(sampling.num_beams, sampling.length_penalty, sampling.early_stopping,
+                            sampling.do_sample, sampling.warpers(None if eos is None else eos.shape[0]),
+                            sampling.num_return_sequences)
+        if not sampling.do_sample:
+            return beam_search(self.model, run_prefill, run_decode, reorder, ids, max_new_tokens, search,
+                               self._progress)
+        # transformers' beam sampling draws in `_get_top_k_continuations` from torch's global generator:
+        # the same stream as `torch.manual_seed(seed); model.generate(...)`, the caller's own left as it was
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(sampling.seed)
+            return beam_search(self.model, run_prefill, run_decode, reorder, ids, max_new_tokens, search,
+                               self._progress)
 
     def _loop(self, prefill: Program, decode: Program, ids: torch.Tensor, prompt_mask: torch.Tensor,
               cache_length: int, max_new_tokens: int, sampling: Sampling) -> torch.Tensor:
@@ -388,12 +416,17 @@ def generate(source: Any, prompt_ids: Any = None, *, prompt: str | Sequence[str]
              max_new_tokens: int = 16, do_sample: bool = False, temperature: float = 1.0, top_k: int = 0,
              top_p: float = 1.0, seed: int = 0, target: str | Target = DEFAULT_TARGET, tp: int = 0,
              opt_level: int = 2, max_cache_len: int | None = None, overrides: dict[str, Any] | None = None,
-             progress: Progress | None = None, attention_mask: Any = None) -> Generation:
+             progress: Progress | None = None, attention_mask: Any = None, num_beams: int = 1,
+             num_return_sequences: int = 1, length_penalty: float = 1.0,
+             early_stopping: bool | str = False) -> Generation:
     """Compile `source`'s prefill and decode for `target` and generate from the
-    prompt (`Generator(...).generate(...)`); see `Generation` for the result."""
+    prompt (`Generator(...).generate(...)`); see `Generation` for the result.
+    `num_beams` > 1 is beam search (sampled with `do_sample`); `num_return_sequences`
+    sequences come back per prompt, one after the other, as transformers returns them."""
     generator = Generator(source, target=target, tp=tp, opt_level=opt_level, overrides=overrides, seed=seed,
                           progress=progress)
-    sampling = Sampling(do_sample, temperature, top_k, top_p, seed)
+    sampling = Sampling(do_sample, temperature, top_k, top_p, seed, num_beams, length_penalty, early_stopping,
+                        num_return_sequences)
     return generator.generate(prompt_ids, prompt=prompt, max_new_tokens=max_new_tokens, sampling=sampling,
                               max_cache_len=max_cache_len, attention_mask=attention_mask)
 

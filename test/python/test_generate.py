@@ -3,7 +3,9 @@ transformers' `generate` tokens, token for token, greedy and sampled.
 
 Sampling is checked token for token too: rducc applies transformers' own
 warpers and draws with `torch.multinomial` on a generator seeded with `seed`,
-which is what `torch.manual_seed(seed); model.generate(do_sample=True)` draws.
+which is what `torch.manual_seed(seed); model.generate(do_sample=True)` draws
+(beam sampling: transformers' own `_get_top_k_continuations` draws from
+torch's global generator, seeded with `seed` inside a forked RNG state).
 Three decoder families (Llama, Qwen2, GPT-2), batch 1 and 2, and tp=2 on
 sn40l-8; tiny configs, each model's programs compiled once per module.
 """
@@ -163,6 +165,28 @@ def test_beam_search_differs_from_greedy_and_needs_the_reorder(qwen2, monkeypatc
                                                                             *rest))
     assert not torch.equal(qwen2.generate(ids, max_new_tokens=NEW, sampling=Sampling(num_beams=2)).sequences,
                            expected)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_beam_sampling_and_several_sequences_batch_2_equal_transformers_with_the_same_seed(qwen2, seed):
+    """Two prompts, 2 sampled beams each, both beams returned; then 2 independent
+    samples per prompt (the same 4-row programs). transformers draws beam sampling's
+    continuations from torch's global generator (`_get_top_k_continuations`) and
+    single samples from it too: rducc draws the same stream, so the tokens are equal."""
+    ids = _prompt(2, 4, QWEN2["vocab_size"], seed=3)
+    warped = dict(temperature=3.0, top_k=12, top_p=0.95)
+    beams = Sampling(do_sample=True, seed=seed, num_beams=2, num_return_sequences=2, **warped)
+    result = qwen2.generate(ids, max_new_tokens=NEW, sampling=beams)
+    expected = _transformers_generate(qwen2.model, ids, seed, do_sample=True, num_beams=2, num_return_sequences=2,
+                                      **warped)
+    assert result.sequences.shape[0] == 4 and torch.equal(result.sequences, expected)
+    greedy_beams = qwen2.generate(ids, max_new_tokens=NEW, sampling=Sampling(num_beams=2, num_return_sequences=2))
+    assert not torch.equal(result.sequences, greedy_beams.sequences)  # sampled, not the greedy beams
+    samples = qwen2.generate(ids, max_new_tokens=NEW,
+                             sampling=Sampling(do_sample=True, seed=seed, num_return_sequences=2, **warped))
+    expected = _transformers_generate(qwen2.model, ids, seed, do_sample=True, num_return_sequences=2, **warped)
+    assert torch.equal(samples.sequences, expected)
+    assert not torch.equal(samples.sequences[0], samples.sequences[1])  # two samples of one prompt
 
 
 def test_cli_opt_prompts_of_different_lengths_from_a_file(tmp_path, capfd):
