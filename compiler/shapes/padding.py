@@ -75,16 +75,10 @@ def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Itera
     mutated = [spec for spec in ep.graph_signature.output_specs
                if spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)]
     reason = "the program updates a buffer or an input in place" if mutated else ""
-    graph, unread = None, ""
-    if not mutated and any(dim.name not in vouched_names for dim in dims):
-        try:
-            graph = ep.run_decompositions().graph
-        except Exception as error:  # noqa: BLE001 - any failure only means "do not pad it unvouched"
-            first = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
-            unread = f"rducc cannot read its Core ATen graph at symbolic sizes ({type(error).__name__}: {first})"
+    graphs = _Graphs(ep)
     for dim in dims:
         checked = dim.name not in vouched_names
-        why = reason or (unread if checked else "") or _unsafe_reason(graph, ep, dim, dims, checked)
+        why = reason or _unsafe_reason(graphs, ep, dim, dims, checked)
         if why:
             plan.refused[dim.name] = why
             if dim.name in vouched_names:
@@ -96,7 +90,42 @@ def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Itera
     return plan
 
 
-def _unsafe_reason(graph: Any, ep: ExportedProgram, dim: DynamicDim, dims: Sequence[DynamicDim],
+_UNKNOWN = "is not an op rducc knows keeps padded positions apart"
+
+
+class _Graphs:
+    """The program's graph as exported (ATen ops, read first) and, only when an op
+    there is not one the rules know, its Core ATen decomposition (made once)."""
+
+    def __init__(self, ep: ExportedProgram):
+        self.exported = ep.graph
+        self._ep = ep
+        self._core: Any = None
+        self.unread = ""
+
+    def core(self) -> Any:
+        if self._core is None and not self.unread:
+            try:
+                self._core = self._ep.run_decompositions().graph
+            except Exception as error:  # noqa: BLE001 - any failure only means "do not pad it unvouched"
+                first = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
+                self.unread = (f"rducc cannot read its Core ATen graph at symbolic sizes "
+                               f"({type(error).__name__}: {first})")
+        return self._core
+
+
+def _graph_reason(graph: Any, symbol: str) -> str:
+    """The first op of `graph` that could let a padded position reach a real one, and why."""
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        why = _op_reason(node, symbol)
+        if why:
+            return f"{_op_name(node)}{_source_line(node)} {why}"
+    return ""
+
+
+def _unsafe_reason(graphs: _Graphs, ep: ExportedProgram, dim: DynamicDim, dims: Sequence[DynamicDim],
                    checked: bool) -> str:
     """Why padding `dim` could change a real result ("" when it cannot)."""
     symbol = dim.symbol
@@ -113,16 +142,11 @@ def _unsafe_reason(graph: Any, ep: ExportedProgram, dim: DynamicDim, dims: Seque
                 return f"output {index}'s dim {axis} ({_named(size, dims)}) also carries {', '.join(others)}"
     if not checked:
         return ""
-    if graph is None:
-        return "rducc cannot read its graph at symbolic sizes"
-    for node in graph.nodes:
-        if node.op != "call_function":
-            continue
-        why = _op_reason(node, symbol)
-        if why:
-            where = _source_line(node)
-            return f"{_op_name(node)}{where} {why}"
-    return ""
+    why = _graph_reason(graphs.exported, symbol)
+    if why.endswith(_UNKNOWN):  # an op the rules do not know: read its Core ATen decomposition instead
+        core = graphs.core()
+        why = graphs.unread if core is None else _graph_reason(core, symbol)
+    return why
 
 
 def _source_line(node: torch.fx.Node) -> str:
@@ -201,11 +225,12 @@ def _user_output_values(ep: ExportedProgram) -> list[Any]:
 # the op rules
 # --------------------------------------------------------------------------
 
-_MOVES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "clone", "_to_copy", "alias", "detach",
+_MOVES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand_as", "dropout", "clone",
+          "_to_copy", "alias", "detach",
           "lift_fresh_copy", "copy", "contiguous", "_assert_tensor_metadata", "to", "type_as", "full_like",
           "zeros_like", "ones_like", "empty_like", "_native_batch_norm_legit_no_training"}
 """Ops that only move, copy or cast values (no position reads another)."""
-_VIEWS = {"view", "_unsafe_view", "reshape"}
+_VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_as", "reshape_as"}
 _CREATES = {"full", "zeros", "ones", "empty", "arange", "scalar_tensor", "new_zeros", "new_ones", "new_full",
             "new_empty", "empty_strided"}
 _SIZE_ARGS = {"size", "shape", "end", "stride"}
@@ -216,7 +241,8 @@ _ALONG_DIM = {"amax", "amin", "sum", "mean", "prod", "var", "var_mean", "std", "
               "norm", "median", "mode", "kthvalue", "flip", "cat", "stack", "index_select", "gather", "scatter",
               "scatter_add", "scatter_reduce", "select_scatter", "slice_scatter", "narrow", "split",
               "split_with_sizes", "unbind", "roll", "nansum", "count_nonzero", "aminmax", "select", "slice",
-              "unfold", "diff", "repeat_interleave"}
+              "unfold", "diff", "repeat_interleave", "chunk",
+              "tensor_split", "argsort", "nanmean", "cumulative_trapezoid"}
 """Ops that read or reorder positions along the dims their `dim`/`dims` names (all dims when None)."""
 _CONTRACTS = {"mm": ((1,), (0,)), "addmm": ((1,), (0,)), "bmm": ((2,), (1,)), "baddbmm": ((2,), (1,)),
               "dot": ((0,), (0,)), "mv": ((1,), (0,)), "addmv": ((1,), (0,))}
@@ -226,8 +252,37 @@ _WHOLE_BATCH_ONLY = {"convolution", "max_pool2d_with_indices", "max_pool3d_with_
                      "upsample_nearest2d", "upsample_bilinear2d", "native_group_norm", "_native_batch_norm_legit",
                      "_native_batch_norm_legit_functional", "_scaled_dot_product_flash_attention_for_cpu",
                      "scaled_dot_product_attention", "_scaled_dot_product_efficient_attention",
-                     "max_pool1d", "avg_pool1d", "adaptive_max_pool2d", "pixel_shuffle"}
+                     "max_pool1d", "avg_pool1d", "adaptive_max_pool2d", "pixel_shuffle", "conv1d", "conv2d",
+                     "conv3d", "group_norm", "max_pool2d", "adaptive_avg_pool1d", "instance_norm"}
 """Ops whose samples (dim 0; the heads of an attention too) never meet, and whose other dims mix."""
+def _linear_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.linear(x, w, b): contracts x's last dim; any padded dim of w is read whole."""
+    args: Any = node.args
+    source = _val(args[0])
+    why = _mixes(_carries(source, symbol), [source.dim() - 1], "contracts")
+    return why or ("reads a padded weight" if _carries(_val(args[1]), symbol) else "")
+
+
+def _matmul_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.matmul(a, b): contracts a's last dim and b's second to last (its only, when 1-D)."""
+    args: Any = node.args
+    left, right = _val(args[0]), _val(args[1])
+    why = _mixes(_carries(left, symbol), [left.dim() - 1], "contracts")
+    return why or _mixes(_carries(right, symbol), [max(right.dim() - 2, 0)], "contracts")
+
+
+def _batch_norm_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.batch_norm: with running statistics (eval) each channel's values alone; training reads the batch."""
+    args: Any = node.args
+    training = args[5] if len(args) > 5 else node.kwargs.get("training", False)
+    source = _val(args[0])
+    mixed = [d for d in range(source.dim()) if d != 1] if training else []
+    return _mixes(_carries(source, symbol), mixed, "normalizes over")
+
+
+_HIGHER_LEVEL = {"linear": _linear_reason, "matmul": _matmul_reason, "batch_norm": _batch_norm_reason}
+"""Ops of an exported (not yet decomposed) program, read directly so no decomposition is needed."""
+
 _SYMBOLIC_ONLY: set[Any] = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
                              operator.truediv, operator.neg, operator.pow, operator.eq, operator.ne, operator.lt,
                              operator.le, operator.gt, operator.ge, operator.getitem, torch.sym_float, torch.sym_int,
@@ -264,7 +319,7 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if not inputs:
         return ""
     if not isinstance(target, torch._ops.OpOverload):
-        return "is not an ATen op rducc can read"
+        return _UNKNOWN
     name = target._overloadpacket.__name__
     if torch.Tag.pointwise in target.tags or name in _MOVES or name in _CREATES:
         return ""
@@ -273,7 +328,9 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if name in _CONTRACTS:
         return _contract_reason(node, name, symbol)
     args: Any = node.args
-    if name == "native_layer_norm":
+    if name in _HIGHER_LEVEL:
+        return _HIGHER_LEVEL[name](node, symbol)
+    if name in ("native_layer_norm", "layer_norm"):
         normalized = len(args[1])
         rank = len(_val(node.args[0]).shape)
         return _mixes(_carries(_val(node.args[0]), symbol), range(rank - normalized, rank), "normalizes over")
@@ -287,14 +344,15 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
         padded = [rank - 1 - i // 2 for i, p in enumerate(pads) if p != 0]
         return _mixes(_carries(_val(node.args[0]), symbol), padded, "pads")
     if name in _WHOLE_BATCH_ONLY:
-        keep = {0, 1} if "attention" in name else {0}
-        for arg in inputs:
+        for arg in inputs:  # attention: every dim but the last two (query/key positions, features) is a batch dim
+            rank = _val(arg).dim()
+            keep = set(range(rank - 2)) if "attention" in name else {0}
             if set(_carries(_val(arg), symbol)) - keep:
                 return "mixes positions of the padded dim (only its batch dim may be padded)"
         return ""
     if name in _ALONG_DIM:
         return _along_dim_reason(node, symbol)
-    return "is not an op rducc knows keeps padded positions apart"
+    return _UNKNOWN
 
 
 def _tensor_args(node: torch.fx.Node) -> list[torch.fx.Node]:

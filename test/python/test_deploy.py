@@ -441,7 +441,7 @@ def test_a_dynamic_model_deploys_with_shape_buckets(tmp_path, capsys):
         torch.export.save(torch.export.export(bag, (ids,), dynamic_shapes=({0: Dim("batch", max=8),
                                                                            1: Dim("seq", max=16)},)), archive)
     out = tmp_path / "deployed"
-    assert _deploy([str(archive), "--shapes", "batch=2,4", "seq=5", "-O0", "-o", str(out)]) == 0
+    assert _deploy([str(archive), "--shapes", "batch=2,4", "seq=5", "-O0", "--target", "sn40l", "-o", str(out)]) == 0
     assert "2 shape buckets" in capsys.readouterr().out
     deployment = load_manifest(out)
     (model,) = deployment.models

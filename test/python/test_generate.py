@@ -69,8 +69,9 @@ def test_greedy_batch_2_equals_transformers_and_reports_modeled_times(qwen2):
     assert "time to first token" in result.summary() and "tokens/s" in result.summary()
 
 
-@pytest.mark.parametrize("seed", [0, 7])
-def test_sampled_batch_2_equals_transformers_with_the_same_seed(qwen2, seed):
+def test_sampled_batch_2_equals_transformers_with_the_same_seed(qwen2):
+    """One seed (test_sampling_properties shows seeds differ; the beam-sampling test draws with seed 7)."""
+    seed = 0
     ids = _prompt(2, 4, QWEN2["vocab_size"])
     sampling = Sampling(do_sample=True, temperature=0.7, top_k=20, top_p=0.9, seed=seed)
     result = qwen2.generate(ids, max_new_tokens=NEW, sampling=sampling)
@@ -167,12 +168,12 @@ def test_beam_search_differs_from_greedy_and_needs_the_reorder(qwen2, monkeypatc
                            expected)
 
 
-@pytest.mark.parametrize("seed", [0, 7])
-def test_beam_sampling_and_several_sequences_batch_2_equal_transformers_with_the_same_seed(qwen2, seed):
+def test_beam_sampling_and_several_sequences_batch_2_equal_transformers_with_the_same_seed(qwen2):
     """Two prompts, 2 sampled beams each, both beams returned; then 2 independent
     samples per prompt (the same 4-row programs). transformers draws beam sampling's
     continuations from torch's global generator (`_get_top_k_continuations`) and
     single samples from it too: rducc draws the same stream, so the tokens are equal."""
+    seed = 7
     ids = _prompt(2, 4, QWEN2["vocab_size"], seed=3)
     warped = dict(temperature=3.0, top_k=12, top_p=0.95)
     beams = Sampling(do_sample=True, seed=seed, num_beams=2, num_return_sequences=2, **warped)
