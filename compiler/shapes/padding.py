@@ -116,12 +116,19 @@ class _Graphs:
 
 def _graph_reason(graph: Any, symbol: str) -> str:
     """The first op of `graph` that could let a padded position reach a real one, and why."""
+    layouts = _Layouts(symbol)
     for node in graph.nodes:
         if node.op != "call_function":
             continue
-        why = _op_reason(node, symbol)
+        why = _op_reason(node, symbol) or layouts.step(node)
         if why:
             return f"{_op_name(node)}{_source_line(node)} {why}"
+    output = next(n for n in graph.nodes if n.op == "output")
+    for index, value in enumerate(output.args[0]):
+        for axis, layout in enumerate(layouts.of(value)):
+            if not _is_lead(layout, symbol):
+                return (f"output {index}'s dim {axis} holds the padded dim inside another "
+                        "(its padded positions are not one block at the end)")
     return ""
 
 
@@ -324,7 +331,7 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if torch.Tag.pointwise in target.tags or name in _MOVES or name in _CREATES:
         return ""
     if name in _VIEWS:
-        return _view_reason(_val(node.args[0]), value, symbol)
+        return ""  # the layout walk (`_Layouts.step`) decides views
     if name in _CONTRACTS:
         return _contract_reason(node, name, symbol)
     args: Any = node.args
@@ -447,53 +454,194 @@ def _index_reason(node: torch.fx.Node, symbol: str) -> str:
     return ""
 
 
-def _view_reason(source: Any, result: Any, symbol: str) -> str:
-    """A view keeps padded positions one block at the end when, in each group of
-    dims it merges or splits, the padded dim is the group's outermost dim on both sides."""
-    before, after = _sizes(source), _sizes(result)
-    for group_before, group_after in _view_groups(before, after):
-        for group in (group_before, group_after):
-            sized = [s for s in group if s != 1]
-            carrying = [i for i, s in enumerate(sized) if _has(s, symbol)]
-            if carrying and carrying != [0]:
-                return "reshapes the padded dim inside others (its padded positions would interleave)"
-    return ""
+# --------------------------------------------------------------------------
+# layouts: where a padded dim's positions sit inside the dims that carry it
+# --------------------------------------------------------------------------
+
+_FILLS = {"full", "zeros", "ones", "empty", "new_zeros", "new_ones", "new_full", "new_empty", "full_like",
+          "zeros_like", "ones_like", "empty_like", "scalar_tensor", "empty_strided"}
+ANY = "any"
+"""A dim whose values do not depend on the position along it (a broadcast, a fill): any layout fits it."""
+Layout = tuple[Any, ...] | str | None
+"""A dim's factors, outermost first (`(s, 8)`: the padded dim outermost, its padded positions one block
+at the end; `(seq, s)`: inside another), ANY, or None for a dim that does not carry the padded dim."""
 
 
-def _view_groups(before: Sequence[Any], after: Sequence[Any]) -> list[tuple[list[Any], list[Any]]]:
-    """The dims of a view grouped into the runs whose products match."""
-    groups: list[tuple[list[Any], list[Any]]] = []
-    i = j = 0
-    while i < len(before) or j < len(after):
-        left: list[Any] = []
-        right: list[Any] = []
-        if i < len(before):
-            left.append(before[i])
-            i += 1
-        if j < len(after):
-            right.append(after[j])
-            j += 1
-        while sympy.simplify(_product(left) - _product(right)) != 0:
-            if i < len(before) and (j >= len(after) or _smaller(_product(left), _product(right))):
-                left.append(before[i])
-                i += 1
-            elif j < len(after):
-                right.append(after[j])
-                j += 1
-            else:
-                return [(list(before), list(after))]  # not matched: one group (the rule is strictest)
-        groups.append((left, right))
-    return groups
+def _is_lead(layout: Layout, symbol: str) -> bool:
+    return layout is None or layout == ANY or (isinstance(layout, tuple) and str(layout[0]) == symbol)
 
 
-def _product(sizes: Sequence[Any]) -> Any:
-    return sympy.Mul(*sizes) if sizes else sympy.Integer(1)
+def _divides(whole: Any, part: Any) -> Any:
+    """whole / part when it is a whole product (no denominator), else None."""
+    ratio = sympy.simplify(sympy.sympify(whole) / sympy.sympify(part))
+    return ratio if ratio.as_numer_denom()[1] == 1 else None
 
 
-def _smaller(a: Any, b: Any) -> bool:
-    """Whether product `a` divides into `b` (the side that needs more dims)."""
-    ratio = sympy.simplify(b / a)
-    return ratio.as_numer_denom()[1] == 1 and ratio != 1
+class _Layouts:
+    """Each value's layout per dim along a graph (`step`, one node at a time). Position
+    by position the padded and the real program agree when the padded dim is each
+    dim's outermost factor; a view may lay it inside another dim (a linear over
+    `[seq, batch, h]` merges `seq*batch` rows) as long as nothing but row-wise ops
+    read that dim until a view lays it outermost again."""
+
+    def __init__(self, symbol: str):
+        self.symbol = symbol
+        self.known: dict[torch.fx.Node, Any] = {}
+
+    def of(self, arg: Any) -> list[Layout]:
+        """The layouts of a value (a node's tensor), by dim."""
+        if isinstance(arg, torch.fx.Node) and arg in self.known:
+            found = self.known[arg]
+            return found if isinstance(found, list) else []
+        return self._default(_val(arg))
+
+    def _default(self, value: Any) -> list[Layout]:
+        """A value nothing was recorded for: the padded dim outermost in each dim carrying it."""
+        return [self._lead(size) for size in _sizes(value)] if isinstance(value, torch.Tensor) else []
+
+    def _lead(self, size: Any) -> Layout:
+        if not _has(size, self.symbol):
+            return None
+        sym = next(s for s in size.free_symbols if str(s) == self.symbol)
+        return _normal([sym, sympy.simplify(size / sym)], self.symbol)
+
+    def step(self, node: torch.fx.Node) -> str:
+        """Record `node`'s layouts; why not, when its op reads a dim laid out inside another."""
+        target, value = node.target, node.meta.get("val")
+        if target is operator.getitem:
+            source = self.known.get(node.args[0]) if isinstance(node.args[0], torch.fx.Node) else None
+            if isinstance(source, tuple):
+                self.known[node] = source[node.args[1]]  # type: ignore[index]
+            return ""
+        if isinstance(value, tuple | list):
+            self.known[node] = tuple(self._default(v) for v in value)
+            return self._all_lead(node)
+        if not isinstance(value, torch.Tensor):
+            return ""
+        name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+        args: Any = node.args
+        first = self.of(args[0]) if args and isinstance(args[0], torch.fx.Node) else []
+        out_sizes = _sizes(value)
+        if name in _VIEWS:
+            laid = self._view(first, _sizes(_val(args[0])), out_sizes)
+            if laid is None:
+                return "reshapes the padded dim across dims it cannot follow"
+            self.known[node] = laid
+            return ""
+        moved = self._moved(name, node, first, len(out_sizes))
+        if moved is not None:
+            self.known[node] = moved
+            return ""
+        if isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags:
+            return self._pointwise(node, out_sizes)
+        if name in ("mm", "addmm", "linear"):
+            rows, cols = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+            left = self.of(rows)
+            if any(not _is_lead(layout, self.symbol) for layout in [*left[-1:], *self.of(cols)]):
+                return "contracts a dim laid out inside another"
+            self.known[node] = [*left[:-1], None] if name == "linear" else [left[0], self.of(cols)[-1]]
+            return ""
+        fill = name in _FILLS  # every position the same value: any layout fits
+        if not fill:
+            why = self._all_lead(node)
+            if why:
+                return why
+        self.known[node] = [ANY if fill and _has(size, self.symbol) else layout
+                            for size, layout in zip(out_sizes, self._default(value))]
+        return ""
+
+    def _all_lead(self, node: torch.fx.Node) -> str:
+        for arg in _tensor_args(node):
+            if any(not _is_lead(layout, self.symbol) for layout in self.of(arg)):
+                return "reads a dim whose padded positions a view laid inside another dim"
+        return ""
+
+    def _moved(self, name: str, node: torch.fx.Node, first: list[Layout], rank: int) -> list[Layout] | None:
+        """The layouts after an op that only moves or copies values; None for another op."""
+        args: Any = node.args
+        if name in ("clone", "_to_copy", "alias", "detach", "lift_fresh_copy", "contiguous", "to", "type_as",
+                    "dropout", "_native_batch_norm_legit_no_training", "native_layer_norm", "layer_norm",
+                    "_softmax", "_log_softmax", "softmax", "log_softmax") and len(first) == rank:
+            return list(first)  # the norms and softmaxes read across other dims (checked in `_op_reason`)
+        if name == "permute":
+            return [first[d] for d in args[1]]
+        if name in ("transpose", "t"):
+            laid = list(first)
+            a, b = (args[1] % rank, args[2] % rank) if name == "transpose" else (0, rank - 1)
+            laid[a], laid[b] = laid[b], laid[a]
+            return laid
+        if name == "unsqueeze":
+            laid = list(first)
+            laid.insert(args[1] % rank, None)
+            return laid
+        if name == "squeeze":
+            sizes = _sizes(_val(args[0]))
+            kept = [layout for layout, size in zip(first, sizes) if size != 1]
+            return kept if len(kept) == rank else None
+        if name in ("expand", "expand_as"):
+            sizes = _sizes(_val(args[0]))
+            pad = rank - len(first)
+            return [ANY if i < pad or sizes[i - pad] == 1 else first[i - pad] for i in range(rank)]
+        return None
+
+    def _pointwise(self, node: torch.fx.Node, out_sizes: list[Any]) -> str:
+        """Broadcast inputs must lay each padded dim out alike."""
+        rank = len(out_sizes)
+        laid: list[Layout] = [None] * rank
+        for arg in _tensor_args(node):
+            layouts, sizes = self.of(arg), _sizes(_val(arg))
+            for i, (layout, size) in enumerate(zip(layouts, sizes)):
+                at = rank - len(layouts) + i
+                if size == 1 or layout is None:
+                    continue
+                if laid[at] in (None, ANY):
+                    laid[at] = layout
+                elif layout != ANY and layout != laid[at]:
+                    return "combines values whose padded positions are laid out differently"
+        self.known[node] = laid
+        return ""
+
+    def _view(self, first: list[Layout], before: list[Any], after: list[Any]) -> list[Layout] | None:
+        """The layouts after a view (row-major), or None when a dim carrying the
+        padded dim is split where its factors cannot follow."""
+        factors: list[Any] = []
+        for layout, size in zip(first, before):
+            if isinstance(layout, tuple):
+                factors += list(layout)
+            elif layout == ANY:
+                factors += list(self._lead(size) or (size,))
+            elif size != 1:
+                factors.append(size)
+        laid: list[Layout] = []
+        for size in after:
+            taken: list[Any] = []
+            need = sympy.sympify(size)
+            while need != 1:
+                if not factors:
+                    return None
+                factor = factors.pop(0)
+                rest = _divides(need, factor)
+                if rest is not None:
+                    taken.append(factor)
+                    need = rest
+                    continue
+                if _has(factor, self.symbol) and str(factor) != self.symbol:
+                    return None
+                if str(factor) == self.symbol or _divides(factor, need) is None:
+                    return None
+                taken.append(need)  # split a factor that does not carry the padded dim
+                factors.insert(0, _divides(factor, need))
+                need = sympy.Integer(1)
+            laid.append(_normal(taken, self.symbol) if any(_has(f, self.symbol) for f in taken) else None)
+        return laid if all(sympy.sympify(f) == 1 for f in factors) else None
+
+
+def _normal(factors: Sequence[Any], symbol: str) -> tuple[Any, ...]:
+    """A layout as (the product of the factors outside it, the padded dim, the product
+    inside it), ones left out: the layouts that place real positions alike compare equal."""
+    at = next(i for i, f in enumerate(factors) if str(f) == symbol)
+    outer, inner = sympy.Mul(*factors[:at]), sympy.Mul(*factors[at + 1:])
+    return tuple(f for f in (outer, factors[at], inner) if f != 1)
 
 
 # --------------------------------------------------------------------------

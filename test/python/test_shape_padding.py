@@ -50,19 +50,32 @@ class Gram(nn.Module):
         return x.transpose(0, 1) @ x
 
 
+class Flattened(nn.Module):
+    """x.t().reshape(-1): the rows end up interleaved in the one output dim."""
+
+    def forward(self, x):
+        return x.t().reshape(-1)
+
+
+class FlattenedAndBack(nn.Module):
+    """The same, viewed back to [4, batch] and transposed: rows are whole again."""
+
+    def forward(self, x):
+        return x.t().reshape(-1).reshape(4, -1).t() * 2
+
+
 class MaskedAttention(nn.Module):
-    """Bidirectional self-attention with a key mask: a padded key the mask does not
-    hide changes every real position, so a leaked pad fails the comparison."""
+    """Batch-first self-attention with a key padding mask (torch's MultiheadAttention,
+    which lays the batch inside `seq*batch` rows for its projections): a padded key the
+    mask does not hide changes every real position, so a leaked pad fails the comparison."""
 
     def __init__(self):
         super().__init__()
-        self.qkv, self.out = nn.Linear(8, 24), nn.Linear(8, 8)
+        self.attn, self.out = nn.MultiheadAttention(8, 2, batch_first=True), nn.Linear(8, 8)
 
     def forward(self, x, mask):
-        q, k, v = self.qkv(x).chunk(3, -1)
-        scores = q @ k.transpose(-1, -2) / 8**0.5
-        scores = scores.masked_fill(mask[:, None, :] == 0, float("-inf"))
-        return self.out(torch.softmax(scores, -1) @ v)
+        y, _ = self.attn(x, x, x, key_padding_mask=mask == 0, need_weights=False)
+        return self.out(y)
 
 
 def _plan(model, example, dynamic_shapes, vouched=()):
@@ -84,28 +97,36 @@ def test_the_plan_pads_rows_that_never_meet_and_names_the_op_that_mixes_them():
     for model, why in refused.items():
         plan = _plan(model(), (torch.randn(3, 8),), ({0: batch},))
         assert plan.dims == [] and why in plan.refused["batch"], (model.__name__, plan.refused)
+    plan = _plan(Flattened(), (torch.randn(3, 4),), ({0: batch},))
+    assert "output 0's dim 0 holds the padded dim inside another" in plan.refused["batch"]
+    assert _plan(FlattenedAndBack(), (torch.randn(3, 4),), ({0: batch},)).dims == ["batch"]
 
 
-def test_a_vouched_sequence_pads_under_its_mask_and_matches_eager():
-    """seq is refused by the rules (the softmax reads across keys), padded when
-    vouched for: the mask's padded keys are zeros, so they stay hidden."""
+def test_a_vouched_sequence_and_a_safe_batch_pad_together_and_match_eager():
+    """seq is refused by the rules (attention reads across keys) and padded when
+    vouched for: the mask's padded keys are zeros, so they stay hidden. batch is
+    found safe (its rows meet nowhere, though the projections merge them into
+    `seq*batch` rows); a [1, 5] call runs the batch=2 seq=8 bucket."""
     torch.manual_seed(0)
     model = MaskedAttention().eval()
     example = (torch.randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long))
-    shapes = ({1: Dim("seq", min=2, max=16)}, {1: Dim("seq", min=2, max=16)})
-    assert "seq" in _plan(model, example, shapes).refused  # the softmax reads across keys
-    compiled = rducc.compile(model, example, dynamic_shapes=shapes, shapes={"seq": [8]}, pad_dims=["seq"],
-                             opt_level=0)
-    x, mask = torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.long)
-    mask[1, 3:] = 0  # the caller's own padding stays masked too
+    dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+    shapes = (dims, dims)
+    plan = _plan(model, example, shapes)
+    assert plan.dims == ["batch"] and "seq" in plan.refused
+    compiled = rducc.compile(model, example, dynamic_shapes=shapes, shapes={"batch": [2], "seq": [8]},
+                             pad_dims=["seq"], opt_level=0)
+    assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
+    x, mask = torch.randn(1, 5, 8), torch.ones(1, 5, dtype=torch.long)
+    mask[0, 3:] = 0  # the caller's own padding stays masked too
     with torch.no_grad():
         expected = model(x, mask)
         torch.testing.assert_close(compiled(x, mask), expected, rtol=1e-5, atol=1e-5)
         # a pad the mask did not hide would change the real positions: the check above can fail
-        leaked = model(torch.cat([x, torch.ones(2, 3, 8)], 1), torch.ones(2, 8, dtype=torch.long))[:, :5]
-        assert not torch.allclose(leaked, expected, atol=1e-3)
-    with pytest.raises(RduccError, match=r"no compiled shape takes inputs of shape \[2, 9, 8\], \[2, 9\]"):
-        compiled(torch.randn(2, 9, 8), torch.ones(2, 9, dtype=torch.long))
+        leaked = model(torch.cat([x, torch.ones(1, 3, 8)], 1), torch.cat([mask, torch.ones(1, 3, dtype=torch.long)], 1))
+        assert not torch.allclose(leaked[:, :5], expected, atol=1e-3)
+    with pytest.raises(RduccError, match=r"no compiled shape takes inputs of shape \[1, 9, 8\], \[1, 9\]"):
+        compiled(torch.randn(1, 9, 8), torch.ones(1, 9, dtype=torch.long))
 
 
 def test_a_vouched_dim_must_still_be_a_whole_dim_of_each_output():
