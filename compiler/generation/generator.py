@@ -133,6 +133,8 @@ class Generation:
     """Each sequence decoded (prompt and continuation), when there is a tokenizer."""
     split: str = ""
     """The multi-socket split the programs run with (`tp=2`), empty on one socket."""
+    prefill_length: int = 0
+    """The prompt length the prefill program runs (a prompt bucket's, when the prompt was padded up to one)."""
 
     @property
     def time_to_first_token(self) -> ModeledTime:
@@ -272,29 +274,36 @@ class Generator:
 
     def generate(self, prompt_ids: Any = None, *, prompt: str | Sequence[str] | None = None,
                  max_new_tokens: int = 16, sampling: Sampling | None = None,
-                 max_cache_len: int | None = None, attention_mask: Any = None) -> Generation:
+                 max_cache_len: int | None = None, attention_mask: Any = None,
+                 prompt_buckets: Sequence[int] | None = None) -> Generation:
         """Generate up to `max_new_tokens` after each prompt (token ids, [batch, P],
         or text when there is a tokenizer); stops early once every sequence has
         ended (the model's eos_token_id), as transformers does. Prompts of
         different lengths are left-padded with the pad token; `attention_mask`
-        ([batch, P], 0 at padding) gives the padding of a left-padded `prompt_ids`."""
+        ([batch, P], 0 at padding) gives the padding of a left-padded `prompt_ids`.
+        `prompt_buckets` (prompt lengths, `[8, 32, 128]`): the prompt is left-padded
+        (masked) up to the smallest that holds it and the cache sized for the
+        largest, so prompts of other lengths reuse the same prefill and decode."""
         sampling = sampling or Sampling()
         sampling.check()
         ids, mask = self._prompt_tensor(prompt_ids, prompt, attention_mask)
         batch, length = ids.shape
-        cache_length = self._cache_length(length, max_new_tokens, max_cache_len)
+        ids, mask, max_cache_len = self._bucketed(ids, mask, prompt_buckets, max_new_tokens, max_cache_len)
+        padded = ids.shape[1] - length
+        cache_length = self._cache_length(ids.shape[1], max_new_tokens, max_cache_len)
         rows = sampling.rows_per_prompt
         if rows > 1:  # each prompt once per beam or per sequence returned, as transformers expands it
             ids, mask = ids.repeat_interleave(rows, 0), mask.repeat_interleave(rows, 0)
-        prefill, decode = self.programs(ids.shape[0], length, cache_length)
+        prefill, decode = self.programs(ids.shape[0], ids.shape[1], cache_length)
         if sampling.num_beams > 1:
             sequences = self._beams(prefill, decode, ids, mask, cache_length, max_new_tokens, sampling)
         else:
             sequences = self._loop(prefill, decode, ids, mask, cache_length, max_new_tokens, sampling)
+        sequences = sequences[:, padded:]  # the bucket's padding off: the prompt as given
         text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
         split = f"tp={self.tp}" if self.tp > 1 else ""
         return Generation(sequences, length, cache_length, self.target.name, prefill, decode, self.modeled_time,
-                          text, split)
+                          text, split, length + padded)
 
     def modeled_time(self, program: Program) -> ModeledTime:
         """The program's modeled time on the target, with its range over the target's assumptions."""
@@ -323,6 +332,23 @@ class Generator:
             _left_padded(rows, vocab, 0)
             return torch.tensor(rows, dtype=torch.long), torch.tensor(mask, dtype=torch.long)
         return _left_padded(rows, vocab, _pad_id(self.model, _eos_ids(self.model)))
+
+    def _bucketed(self, ids: torch.Tensor, mask: torch.Tensor, buckets: Sequence[int] | None, max_new_tokens: int,
+                  max_cache_len: int | None) -> tuple[torch.Tensor, torch.Tensor, int | None]:
+        """The prompt left-padded (mask 0) up to the smallest prompt bucket that holds it
+        (as it is when none does), and the cache length: sized for the largest bucket."""
+        if not buckets:
+            return ids, mask, max_cache_len
+        if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in buckets):
+            raise RduccError(f"prompt buckets must be whole numbers >= 1, got {list(buckets)}")
+        length = ids.shape[1]
+        chosen = min((b for b in buckets if b >= length), default=length)
+        if max_cache_len is None and isinstance(max_new_tokens, int):
+            max_cache_len = max(chosen, *buckets) + max_new_tokens - 1
+        if chosen == length:
+            return ids, mask, max_cache_len
+        pad = torch.full((ids.shape[0], chosen - length), _pad_id(self.model, _eos_ids(self.model)), dtype=ids.dtype)
+        return torch.cat([pad, ids], 1), torch.cat([torch.zeros_like(pad), mask], 1), max_cache_len
 
     def _cache_length(self, length: int, max_new_tokens: int, max_cache_len: int | None) -> int:
         if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -418,7 +444,7 @@ def generate(source: Any, prompt_ids: Any = None, *, prompt: str | Sequence[str]
              opt_level: int = 2, max_cache_len: int | None = None, overrides: dict[str, Any] | None = None,
              progress: Progress | None = None, attention_mask: Any = None, num_beams: int = 1,
              num_return_sequences: int = 1, length_penalty: float = 1.0,
-             early_stopping: bool | str = False) -> Generation:
+             early_stopping: bool | str = False, prompt_buckets: Sequence[int] | None = None) -> Generation:
     """Compile `source`'s prefill and decode for `target` and generate from the
     prompt (`Generator(...).generate(...)`); see `Generation` for the result.
     `num_beams` > 1 is beam search (sampled with `do_sample`); `num_return_sequences`
@@ -428,7 +454,8 @@ def generate(source: Any, prompt_ids: Any = None, *, prompt: str | Sequence[str]
     sampling = Sampling(do_sample, temperature, top_k, top_p, seed, num_beams, length_penalty, early_stopping,
                         num_return_sequences)
     return generator.generate(prompt_ids, prompt=prompt, max_new_tokens=max_new_tokens, sampling=sampling,
-                              max_cache_len=max_cache_len, attention_mask=attention_mask)
+                              max_cache_len=max_cache_len, attention_mask=attention_mask,
+                              prompt_buckets=prompt_buckets)
 
 
 # -- helpers ------------------------------------------------------------------------

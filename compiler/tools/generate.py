@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--early-stopping", choices=("true", "false", "never"), default=None,
                         help="with --num-beams: when beam search stops, as transformers' early_stopping (false)")
     parser.add_argument("--max-new-tokens", type=int, default=16, metavar="N", help="tokens to generate (16)")
+    parser.add_argument("--prompt-buckets", metavar="N,N,...", default=None,
+                        help="prompt lengths to compile prefill for (8,32,128): a prompt is left-padded (masked) "
+                        "up to the smallest that holds it, the cache sized for the largest, so prompts of other "
+                        "lengths reuse the programs")
     parser.add_argument("--max-cache-len", type=int, default=None, metavar="N",
                         help="positions of the static KV cache (default: prompt + new tokens - 1)")
     parser.add_argument("--sample", "--do-sample", dest="sample", action="store_true",
@@ -154,6 +158,21 @@ def _sampling(args: argparse.Namespace):
     return sampling
 
 
+def _prompt_buckets(text: str | None) -> list[int] | None:
+    """--prompt-buckets 8,32,128 as lengths."""
+    from rducc.errors import RduccError
+
+    if text is None:
+        return None
+    try:
+        lengths = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise RduccError(f"--prompt-buckets {text}: give prompt lengths as whole numbers, 8,32,128") from None
+    if not lengths or min(lengths) < 1:
+        raise RduccError(f"--prompt-buckets {text}: each length must be >= 1")
+    return lengths
+
+
 def _run(args: argparse.Namespace) -> None:
     from rducc.errors import RduccError
     from rducc.generation import Generator
@@ -183,7 +202,8 @@ def _run(args: argparse.Namespace) -> None:
                               progress=progress)
         result = generator.generate(_prompt_ids(args.prompt_ids) if args.prompt_ids else None,
                                     prompt=args.prompt or None, max_new_tokens=args.max_new_tokens,
-                                    sampling=sampling, max_cache_len=args.max_cache_len)
+                                    sampling=sampling, max_cache_len=args.max_cache_len,
+                                    prompt_buckets=_prompt_buckets(args.prompt_buckets))
     finally:
         if progress is not None:
             progress.done()
@@ -196,7 +216,8 @@ def _run(args: argparse.Namespace) -> None:
     if args.output:
         prompts = result.sequences.shape[0] // sampling.num_return_sequences
         rows = prompts * sampling.rows_per_prompt  # the programs run every beam (or sample) of every prompt
-        generator.save(args.output, rows, result.prompt_length, result.cache_length)  # run_tool says what was written
+        length = result.prefill_length or result.prompt_length  # a prompt bucket's, when padded up to one
+        generator.save(args.output, rows, length, result.cache_length)  # run_tool says what was written
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -190,6 +190,21 @@ def test_beam_sampling_and_several_sequences_batch_2_equal_transformers_with_the
     assert not torch.equal(samples.sequences[0], samples.sequences[1])  # two samples of one prompt
 
 
+def test_prompt_buckets_pad_shorter_prompts_and_reuse_the_programs(qwen2):
+    """Prompts of 3 and of 2 tokens with a bucket of 4: left-padded (masked) to 4,
+    both run the batch-2 programs of 4-token prompts (the greedy test's: compiled
+    once) and give transformers' tokens for the prompts as given; the bucket's
+    padding is not returned."""
+    programs = qwen2.programs(2, 4, 4 + NEW - 1)
+    for length in (3, 2):
+        ids = _prompt(2, length, QWEN2["vocab_size"], seed=4)
+        result = qwen2.generate(ids, max_new_tokens=NEW, prompt_buckets=[4])
+        assert result.prompt_length == length and result.prefill_length == 4
+        assert torch.equal(result.sequences, _transformers_generate(qwen2.model, ids, do_sample=False))
+        assert (result.prefill, result.decode) == programs and result.cache_length == 4 + NEW - 1
+    assert len(qwen2._cached[(2, 4 + NEW - 1)].prefills) == 1  # no prefill compiled per prompt length
+
+
 def test_cli_opt_prompts_of_different_lengths_from_a_file(tmp_path, capfd):
     """OPT (positions from the attention mask) through the CLI: a file of two
     prompts of 3 and 1 tokens, left-padded; tokens equal transformers' generate."""
