@@ -65,17 +65,31 @@ class FlattenedAndBack(nn.Module):
 
 
 class MaskedAttention(nn.Module):
-    """Batch-first self-attention with a key padding mask (torch's MultiheadAttention,
-    which lays the batch inside `seq*batch` rows for its projections): a padded key the
+    """Self-attention with a key mask whose projection runs over `seq*batch` rows laid
+    out seq-first (as torch's batch-first MultiheadAttention does): a padded key the
     mask does not hide changes every real position, so a leaked pad fails the comparison."""
 
     def __init__(self):
         super().__init__()
-        self.attn, self.out = nn.MultiheadAttention(8, 2, batch_first=True), nn.Linear(8, 8)
+        self.qkv, self.out = nn.Linear(8, 24), nn.Linear(8, 8)
 
     def forward(self, x, mask):
-        y, _ = self.attn(x, x, x, key_padding_mask=mask == 0, need_weights=False)
-        return self.out(y)
+        batch, seq, width = x.shape
+        rows = self.qkv(x.transpose(0, 1).reshape(seq * batch, width))  # the batch inside seq*batch rows
+        q, k, v = rows.reshape(seq, batch, 24).transpose(0, 1).chunk(3, -1)
+        scores = (q @ k.transpose(-1, -2) / 8**0.5).masked_fill(mask[:, None, :] == 0, float("-inf"))
+        return self.out(torch.softmax(scores, -1) @ v)
+
+
+class TorchAttention(nn.Module):
+    """torch's own batch-first MultiheadAttention with a key padding mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, mask):
+        return self.attn(x, x, x, key_padding_mask=mask == 0, need_weights=False)[0]
 
 
 def _plan(model, example, dynamic_shapes, vouched=()):
@@ -105,15 +119,17 @@ def test_the_plan_pads_rows_that_never_meet_and_names_the_op_that_mixes_them():
 def test_a_vouched_sequence_and_a_safe_batch_pad_together_and_match_eager():
     """seq is refused by the rules (attention reads across keys) and padded when
     vouched for: the mask's padded keys are zeros, so they stay hidden. batch is
-    found safe (its rows meet nowhere, though the projections merge them into
-    `seq*batch` rows); a [1, 5] call runs the batch=2 seq=8 bucket."""
+    found safe (its rows meet nowhere, though the projection merges them into
+    `seq*batch` rows; torch's MultiheadAttention too); a [1, 5] call runs the
+    batch=2 seq=8 bucket."""
     torch.manual_seed(0)
     model = MaskedAttention().eval()
     example = (torch.randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long))
     dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
     shapes = (dims, dims)
-    plan = _plan(model, example, shapes)
-    assert plan.dims == ["batch"] and "seq" in plan.refused
+    for attention in (model, TorchAttention().eval()):
+        plan = _plan(attention, example, shapes)
+        assert plan.dims == ["batch"] and "seq" in plan.refused, plan.refused
     compiled = rducc.compile(model, example, dynamic_shapes=shapes, shapes={"batch": [2], "seq": [8]},
                              pad_dims=["seq"], opt_level=0)
     assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
