@@ -168,9 +168,9 @@ def run(quick: bool, only: Sequence[str] = ()) -> Section:
         try:
             speed, seconds, level, split, mfu_range, times = compile_step(size, layers, target, optimizer)
         except Exception as error:  # noqa: BLE001 - a failure is a row of the table
-            message = str(error).splitlines()[0]
+            message = (str(error).splitlines() or [type(error).__name__])[0]  # an assert has no message
             rows.append(f"| {size} | {optimizer or '-'} | {target} | {layers} | - "
-                        f"| failed: {message[message.find('error:'):][:200]} | | | | | | | | |")
+                        f"| failed: {message[max(message.find('error:'), 0):][:200]} | | | | | | | | |")
             print(rows[-1], file=sys.stderr, flush=True)
             continue
         m, phase = speed.memory, speed.phase_s
