@@ -761,6 +761,7 @@ class ReshapeOp(_UnaryLayoutOp, OpFacts):
 
     SHARDS: ClassVar[bool] = True
     PCU_STAGES: ClassVar[int] = 0
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Dims kept whole pair up (`shapes.reshape_groups`); merged or split ones are blocked."""
@@ -800,6 +801,7 @@ class TransposeOp(_UnaryLayoutOp, OpFacts):
             )
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Input dim perm[i] becomes result dim i."""
@@ -830,6 +832,7 @@ class BroadcastOp(_UnaryLayoutOp, OpFacts):
             raise VerifyException(f"'rdu.broadcast' cannot broadcast {list(a)} to {list(b)}")
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """NumPy broadcasting; new leading dims come from no input dim."""
@@ -882,6 +885,7 @@ class SliceOp(_UnaryLayoutOp, OpFacts):
                 )
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """A dim taken whole (offset 0, stride 1, full size) stays; others are blocked."""
@@ -1019,6 +1023,8 @@ class GatherOp(IRDLOperation, OpFacts):
                 f"should be {list(expected)}"
             )
         _same_element(self, self.source.type, self.result.type, "source and result")
+
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Source dims before `dim` stay, the indexed ones are read by index (blocked),
