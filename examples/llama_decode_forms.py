@@ -76,13 +76,6 @@ TIME_GAPS: dict[str, dict[str, str]] = {
                     "over different part counts: q over 16, k and v over 8 pairs), so its results are all-gathered "
                     "in every layer: +32% at the tests' size",
     },
-    "scatter_cache": {
-        target: "the cache update `scatter_(2, torch.full((1, kv, 1, dim), pos), k)` indexes by a fill (an "
-                "`rdu.map` of no input), not a broadcast of one row: `rdu-insert-dma`'s in-place write-back "
-                "(write_in_place.row_list) does not see a row update, so each layer writes its whole caches back "
-                "(+3.5% on sn40l at 8B's size, +6.4% on sn40l-16)"
-        for target in ("sn40l", "sn40l-8", "sn40l-16")
-    },
 }
 """Per form, the targets where it loops as one layer but its modeled time is more than 2% off, and why."""
 
