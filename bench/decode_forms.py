@@ -2,10 +2,11 @@
 
 Each form of examples/llama_decode_forms.py (the same math: layers as modules or
 called from the parent's forward, residual adds and norms at either end of a
-layer, the KV cache extended by concatenation, updated in place or passed
+layer, the KV cache extended by concatenation, updated in place, passed
 stacked or updated by `scatter_`, grouped-query heads repeated by a reshape,
-`repeat_interleave`, `expand` or indexing, gate and up fused in one weight) is built at the exact Llama 3.1 8B config on the meta
-device (bf16, batch 1, KV cache of 4,096 positions), compiled at -O2 for
+`repeat_interleave`, `expand` or indexing, gate and up fused in one weight)
+is built at the exact Llama 3.1 8B config on the meta device (bf16, batch 1,
+KV cache of 4,096 positions), compiled at -O2 for
 sn40l, sn40l-8 and sn40l-16 (the split the cost model picks), and costed:
 launches per token, calls of `@layer` and whether they run as one loop, the
 aggregate-HBM roofline / modeled time (the bytes a token must read: every

@@ -25,14 +25,14 @@ The rule: the result is written once, whole, from a `tier.compute` output
 (not in a tile loop) that is an `rdu.scatter` without a reduction, whose
 input is the buffer's old value (one whole DMA of it) and whose index is the
 same in every position but along the scattered dim (a broadcast of a row
-list; the row list may be anything the kernel computes, a program input or
-a constant included; or a fill, `torch.full`, of which one line is taken); and nothing reads the old value after the write. A
-result returned by an outlined layer is rewritten inside the layer when
-every call of it passes the updated buffer in the same argument. Any other
-update (the whole buffer changes, a scatter whose rows differ across the
-other dims, a reduction) keeps its whole write-back. Transposes around the
-scatter that undo each other (how `index_put_` at `[:, pos]` imports) are
-looked through.
+list; the row list may be anything the kernel computes, a program input or a
+constant included; or a fill, `torch.full`, of which one line is taken); and
+nothing reads the old value after the write. A result returned by an
+outlined layer is rewritten inside the layer when every call of it passes
+the updated buffer in the same argument. Any other update (the whole buffer
+changes, a scatter whose rows differ across the other dims, a reduction)
+keeps its whole write-back. Transposes around the scatter that undo each
+other (how `index_put_` at `[:, pos]` imports) are looked through.
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import llama_decode_forms
+import models
 import pytest
 from transformers import LlamaConfig
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Block, Region
 
-import llama_decode_forms
-import models
 from rducc.dialects import streamed
 from rducc.dialects.contracts import is_outlined
 from rducc.dialects.program import functions
