@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.export.graph_signature import OutputKind
 
 from rducc.driver import CompileOptions, PassesLike, resolve_passes
 from rducc.errors import RduccError
@@ -35,6 +36,7 @@ from rducc.training.compile import (
     single_group,
 )
 from rducc.training.optimizers import (
+    MOMENTUM_STARTED,
     OptimizerSpec,
     initial_state,
     named_optimizer,
@@ -65,7 +67,8 @@ def export_for_training(
     if isinstance(model, str | Path):
         model = load_exported_program(model)
     if isinstance(model, torch.export.ExportedProgram):
-        if loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None and microbatches == 1:
+        if (loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None
+                and microbatches == 1 and not _returns_loss_among_outputs(model)):
             return model, None, False
         ep = _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches)
         return ep, None, True
@@ -74,23 +77,39 @@ def export_for_training(
                          f"not {type(model).__name__}")
     if example_inputs is None:
         raise RduccError("rducc.compile_training of an nn.Module needs example_inputs (a tuple of tensors)")
+    check_cumulative_batch_norm(model)
     named = example_inputs if isinstance(example_inputs, dict) else {}
     inputs = () if named else example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     check_microbatches(microbatches, [*inputs, *named.values()])
+    constants = {key: value for key, value in named.items() if not isinstance(value, torch.Tensor)}
+    named = {key: value for key, value in named.items() if key not in constants}
     wrapped = (loss_fn is not None or mixed_precision is not None or loss_scale != 1.0 or dynamic is not None
-               or microbatches != 1)
+               or microbatches != 1 or bool(constants))
     module = TrainingForward(model, loss_fn, _compute_dtype(mixed_precision), loss_scale, dynamic,
-                             microbatches, input_names) if wrapped else model
+                             microbatches, input_names, constants) if wrapped else model
     exported: torch.export.ExportedProgram | None = None
     try:
         exported = export_model(module, inputs, grad=True, kwargs=named)
     except RduccError:
         if wrapped:
             raise  # else a model output torch cannot export (transformers' cache beside its loss): try its loss
-    if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
-        module = TrainingForward(model)
+    if exported is None or (not wrapped and _returns_loss_among_outputs(exported)):  # transformers' given labels
+        module = TrainingForward(model, input_names=input_names, constants=constants)
         exported = export_model(module, inputs, grad=True, kwargs=named)
     return exported, module, isinstance(module, TrainingForward)
+
+
+def check_cumulative_batch_norm(model: torch.nn.Module) -> None:
+    """A batch norm with momentum=None in training mode keeps a cumulative
+    average: its factor 1/num_batches_tracked is read as a Python number each
+    call, which no compiled program can do."""
+    for name, module in model.named_modules():
+        if (isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.training
+                and module.track_running_stats and module.momentum is None):
+            raise RduccError(f"{name or 'the model'}: {type(module).__name__} with momentum=None (a cumulative "
+                             "average of the batch statistics, its factor 1/num_batches_tracked read as a Python "
+                             "number every step) is not supported in training; give it a momentum (torch's "
+                             "default is 0.1)")
 
 
 def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:
@@ -100,10 +119,22 @@ def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:
     return MIXED_PRECISION[mixed_precision] if mixed_precision else None
 
 
-def _returns_mapping_with_loss(ep: torch.export.ExportedProgram) -> bool:
+def _returns_loss_among_outputs(ep: torch.export.ExportedProgram) -> bool:
+    """Whether the program returns its loss beside other outputs, in a form
+    `TrainingForward` picks it from: a mapping with a `loss` (transformers'
+    ModelOutput), or a tuple or list whose first item is a floating-point
+    scalar (`(loss, logits)`, as transformers returns with return_dict=False)."""
     spec = ep.call_spec.out_spec
     context = getattr(spec, "context", None)
-    return isinstance(context, list) and "loss" in context and len(context) > 1
+    if isinstance(context, list) and "loss" in context and len(context) > 1:
+        return True
+    if getattr(spec, "type", None) not in (tuple, list) or spec.num_children < 2:
+        return False
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    user = [node for spec, node in zip(ep.graph_signature.output_specs, output.args[0])
+            if spec.kind == OutputKind.USER_OUTPUT]
+    value = user[0].meta.get("val") if user and isinstance(user[0], torch.fx.Node) else None
+    return isinstance(value, torch.Tensor) and value.dim() == 0 and value.is_floating_point()
 
 
 def _rewrapped(ep: torch.export.ExportedProgram, example_inputs: tuple | dict | None, loss_fn: LossFn | None,
@@ -213,7 +244,8 @@ def compile_training(
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
     step = compile_step(ep, groups, options, float(static), dynamic, clip)
     program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
-                              loss_scale=float(static))
+                              loss_scale=float(static),
+                              constants=module.constants if isinstance(module, TrainingForward) else {})
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
         program.load_state_dict(optimizer.state_dict())
     return program
@@ -222,7 +254,8 @@ def compile_training(
 class TrainingProgram:
     """A compiled training step and its state (parameters, buffers, optimizer state)."""
 
-    def __init__(self, step: TrainingStep, target: Target, prefix: str = "", loss_scale: float = 1.0):
+    def __init__(self, step: TrainingStep, target: Target, prefix: str = "", loss_scale: float = 1.0,
+                 constants: dict[str, Any] | None = None):
         self.module = step.module
         self.groups = step.groups
         self.trained = step.trained
@@ -231,7 +264,8 @@ class TrainingProgram:
         self.prefix = prefix
         self.loss_scale = loss_scale
         self.dynamic = step.dynamic
-        """What the program's names add to the model's (`model.` under a `loss_fn`)."""
+        self.constants = dict(constants or {})
+        """Keyword inputs that are not tensors (`return_dict=False`), compiled into the step."""
         weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
         self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
         self._started = False
@@ -245,6 +279,10 @@ class TrainingProgram:
     def step(self, *batch: torch.Tensor, **named: torch.Tensor) -> Any:
         """Run one training step on this batch; return the loss (with no
         optimizer: the loss and the gradients of the trained parameters)."""
+        for key, value in self.constants.items():
+            if key in named and named.pop(key) != value:
+                raise RduccError(f"input '{key}': the step was compiled with {key}={value!r}, a value that is "
+                                 "part of the program; compile again to change it")
         result = self._program(*batch, **named)
         self._started = True
         if self.loss_scale != 1.0 and isinstance(result, tuple):  # no optimizer: the scaled loss and gradients
@@ -324,6 +362,9 @@ class TrainingProgram:
             self.weights[symbol] = torch_to_numpy(value.detach().to(numpy_to_torch(self.weights[symbol]).dtype))
             if spec.name == "sgd" and state == "momentum_buffer" and entry.get(state) is not None:
                 self._started = True
+        if MOMENTUM_STARTED in spec.program_state_names():  # torch.optim's buffer is None before the first step
+            started = torch.tensor(float(entry.get("momentum_buffer") is not None))
+            self.weights[state_global(MOMENTUM_STARTED, name)] = torch_to_numpy(started)
 
     def load_parameters(self, tensors: dict[str, torch.Tensor]) -> None:
         """Replace parameters and buffers (a model's `state_dict()`, by the program's names)."""
