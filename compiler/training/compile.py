@@ -69,7 +69,8 @@ def check_loss(ep: torch.export.ExportedProgram) -> None:
     user = [(s, r) for s, r in zip(specs, output.args[0]) if s.kind == OutputKind.USER_OUTPUT]
     if len(user) != 1:
         raise TrainingError(
-            f"the model's forward returns {len(user)} outputs; a training step needs one: the loss (a scalar)"
+            f"the model's forward returns {len(user)} outputs; a training step needs the loss (a scalar) alone, "
+            "first in a tuple, or as 'loss' in a mapping"
         )
     node = user[0][1]
     value = node.meta.get("val") if isinstance(node, torch.fx.Node) else node
@@ -143,6 +144,25 @@ def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.
     return ep._update(graph_module, signature)
 
 
+def _reshapes_in_autocast(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`ep` (a copy, changed in place) with every `view` inside an autocast
+    region a `reshape`. torch.export keeps an autocast region as a
+    `wrap_with_autocast` subgraph, traced again for the joint graph, where an
+    op's output may get other strides than at export (CPU flash attention's
+    output is laid out [batch, tokens, heads, dim], its math's is not), so a
+    view that was legal at export fails (GPT-2's merged heads under bf16);
+    reshape is the same view where the strides allow it, a copy where not."""
+    autocast = torch.ops.higher_order.wrap_with_autocast
+    for node in ep.graph.nodes:
+        if node.target is autocast:
+            body = getattr(ep.graph_module, node.args[4].target)
+            for inner in body.graph.nodes:
+                if inner.target is torch.ops.aten.view.default:
+                    inner.target = torch.ops.aten.reshape.default
+            body.recompile()
+    return ep
+
+
 def _on_meta(ep: torch.export.ExportedProgram) -> bool:
     return any(isinstance(t, torch.Tensor) and t.device.type == "meta" for t in ep.state_dict.values())
 
@@ -197,7 +217,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     try:
         with _composite_gradients_on_meta(_on_meta(ep)):
             joint = _decompose_exported_program(
-                _without_unused_gradients(_with_attention_math(ep)), cia_to_decomp={},
+                _reshapes_in_autocast(_without_unused_gradients(_with_attention_math(ep))), cia_to_decomp={},
                 python_decomp_table=core_aten_decompositions(),
                 joint_loss_index=0, decompose_custom_triton_ops=False,
             )

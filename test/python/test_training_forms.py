@@ -3,8 +3,9 @@
 its logits (transformers' `return_dict=False`), keyword inputs that are not
 tensors, SGD with momentum and dampening (torch.optim's undamped first
 step), through the Python API and the CLI, each against eager on the same
-batches; the full-precision loss region is no autocast region; a cumulative
-batch norm is refused by name."""
+batches; the full-precision loss region is no autocast region, and views in
+a bf16 autocast region survive torch tracing it again (GPT-2's merged
+heads); a cumulative batch norm is refused by name."""
 
 from __future__ import annotations
 
@@ -106,6 +107,51 @@ def test_full_precision_loss_is_no_autocast_region() -> None:
     assert not [n for n in plain.graph.nodes if "autocast" in str(n.target).lower()]
     mixed = export_for_training(model, batch, None, mixed_precision="bf16")[0]
     assert [n for n in mixed.graph.nodes if "autocast" in str(n.target).lower()]
+
+
+class MergedHeads(nn.Module):
+    """Attention whose merged heads are flattened with `view` into an addmm, as
+    GPT-2's Conv1D does: at export CPU flash attention's output makes that view
+    legal; traced again inside the bf16 autocast region its math's output does not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(16, 48)
+        self.out = nn.Linear(16, 5)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = (h.view(b, t, 2, 8).transpose(1, 2) for h in self.qkv(x).split(16, -1))
+        merged = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, 16)
+        logits = torch.addmm(self.out.bias, merged.view(-1, 16), self.out.weight.t())
+        return nn.functional.cross_entropy(logits, labels.view(-1))
+
+
+def test_merged_heads_train_under_bf16_as_eager_autocast() -> None:
+    torch.manual_seed(0)
+    model = MergedHeads()
+    eager, full = copy.deepcopy(model), copy.deepcopy(model)
+    x, labels = torch.randn(2, 4, 16), torch.randint(0, 5, (2, 4))
+
+    def train(module: nn.Module, autocast: bool) -> list[float]:
+        optimizer, losses = torch.optim.SGD(module.parameters(), lr=0.1), []
+        for _ in range(2):
+            optimizer.zero_grad()
+            with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+                loss = module(x, labels)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+    program = rducc.compile_training(model, (x, labels), optimizer="sgd", lr=0.1, mixed_precision="bf16", opt_level=0)
+    got = [float(program.step(x, labels)) for _ in range(2)]
+    want, float32 = train(eager, True), train(full, False)
+    budget = max(abs(a - b) for a, b in zip(want, float32))  # eager autocast's own distance from float32
+    assert budget > 1e-5  # bf16 is visible
+    # within twice that: CPU flash attention accumulates in float32 inside its kernel, the attention's
+    # math rducc differentiates runs its matmuls in bf16 under autocast
+    assert max(abs(a - b) for a, b in zip(got, want)) <= 2 * budget
 
 
 def test_cumulative_batch_norm_is_refused_by_name() -> None:
