@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.utils._pytree as pytree
 from torch.export.graph_signature import OutputKind
 
 from rducc.driver import CompileOptions, PassesLike, resolve_passes
@@ -68,8 +69,8 @@ def export_for_training(
         model = load_exported_program(model)
     if isinstance(model, torch.export.ExportedProgram):
         if (loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None
-                and microbatches == 1 and not _returns_loss_among_outputs(model)):
-            return model, None, False
+                and microbatches == 1 and not _returns_mapping_with_loss(model)):
+            return (_loss_only(model) if _returns_loss_first(model) else model), None, False
         ep = _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches)
         return ep, None, True
     if not isinstance(model, torch.nn.Module):
@@ -93,7 +94,9 @@ def export_for_training(
     except RduccError:
         if wrapped:
             raise  # else a model output torch cannot export (transformers' cache beside its loss): try its loss
-    if exported is None or (not wrapped and _returns_loss_among_outputs(exported)):  # transformers' given labels
+    if exported is not None and not wrapped and _returns_loss_first(exported):
+        return _loss_only(exported), model, False
+    if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
         module = TrainingForward(model, input_names=input_names, constants=constants)
         exported = export_model(module, inputs, grad=True, kwargs=named)
     return exported, module, isinstance(module, TrainingForward)
@@ -112,6 +115,25 @@ def check_cumulative_batch_norm(model: torch.nn.Module) -> None:
                              "default is 0.1)")
 
 
+def _loss_only(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """A copy of `ep` returning only its first user output, the loss (what
+    `_returns_loss_first` found): the other outputs and the ops only they
+    need are dropped; parameter and input names stay the model's."""
+    from torch.export.experimental import _copy_graph_module_and_signature
+
+    graph_module, signature = _copy_graph_module_and_signature(ep)
+    output = next(n for n in graph_module.graph.nodes if n.op == "output")
+    users = [i for i, spec in enumerate(signature.output_specs) if spec.kind == OutputKind.USER_OUTPUT]
+    keep = [i for i in range(len(signature.output_specs)) if i not in users[1:]]
+    output.args = ([output.args[0][i] for i in keep],)
+    signature.output_specs[:] = [signature.output_specs[i] for i in keep]
+    graph_module.graph.eliminate_dead_code()
+    graph_module.recompile()
+    result = ep._update(graph_module, signature)
+    result.module_call_graph[0].signature.out_spec = pytree.tree_structure(torch.zeros(()))
+    return result
+
+
 def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:
     if mixed_precision is not None and mixed_precision not in MIXED_PRECISION:
         raise RduccError(f"mixed_precision '{mixed_precision}' is not supported; rducc compiles "
@@ -119,15 +141,17 @@ def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:
     return MIXED_PRECISION[mixed_precision] if mixed_precision else None
 
 
-def _returns_loss_among_outputs(ep: torch.export.ExportedProgram) -> bool:
-    """Whether the program returns its loss beside other outputs, in a form
-    `TrainingForward` picks it from: a mapping with a `loss` (transformers'
-    ModelOutput), or a tuple or list whose first item is a floating-point
-    scalar (`(loss, logits)`, as transformers returns with return_dict=False)."""
+def _returns_mapping_with_loss(ep: torch.export.ExportedProgram) -> bool:
+    """Whether the program returns a mapping with a `loss` beside other items (transformers' ModelOutput)."""
+    context = getattr(ep.call_spec.out_spec, "context", None)
+    return isinstance(context, list) and "loss" in context and len(context) > 1
+
+
+def _returns_loss_first(ep: torch.export.ExportedProgram) -> bool:
+    """Whether the program returns a tuple or list of several outputs whose
+    first is a floating-point scalar, the loss (`(loss, logits)`, as
+    transformers' models return with return_dict=False)."""
     spec = ep.call_spec.out_spec
-    context = getattr(spec, "context", None)
-    if isinstance(context, list) and "loss" in context and len(context) > 1:
-        return True
     if getattr(spec, "type", None) not in (tuple, list) or spec.num_children < 2:
         return False
     output = next(n for n in ep.graph.nodes if n.op == "output")

@@ -2,16 +2,13 @@
 (issue 27, held-out models): a forward returning its loss in a tuple beside
 its logits (transformers' `return_dict=False`), keyword inputs that are not
 tensors, SGD with momentum and dampening (torch.optim's undamped first
-step), through the Python API and the CLI, each against eager on the same
-batches; the full-precision loss region is no autocast region, and views in
+step), each against eager on the same batches (the CLI's: test_training_cli.py); the full-precision loss region is no autocast region, and views in
 a bf16 autocast region survive torch tracing it again (GPT-2's merged
 heads); a cumulative batch norm is refused by name."""
 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -19,7 +16,6 @@ from torch import nn
 
 import rducc
 from rducc.errors import RduccError
-from rducc.tools import cli, run
 from rducc.training.program import export_for_training
 
 
@@ -159,38 +155,3 @@ def test_cumulative_batch_norm_is_refused_by_name() -> None:
     with pytest.raises(RduccError, match=r"^0\.1: BatchNorm1d with momentum=None .* give it a momentum"):
         rducc.compile_training(nn.Sequential(model), (torch.randn(3, 4), torch.randn(3, 4)),
                                loss_fn=nn.functional.mse_loss)
-
-
-class LossAndLogits(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1 = nn.Linear(8, 16)
-        self.fc2 = nn.Linear(16, 4)
-
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logits = self.fc2(torch.relu(self.fc1(x)))
-        return nn.functional.cross_entropy(logits, y, label_smoothing=0.1), logits
-
-
-def test_cli_trains_a_pt2_returning_loss_and_logits_with_damped_sgd(tmp_path: Path, capsys) -> None:
-    torch.manual_seed(0)
-    model = LossAndLogits()
-    example = (torch.randn(3, 8), torch.tensor([0, 1, 2]))
-    torch.export.save(torch.export.export(model, example), str(tmp_path / "loss.pt2"))
-    assert cli.main([str(tmp_path / "loss.pt2"), "--train", "--optimizer", "sgd", "--lr", "0.1", "--momentum", "0.9",
-                     "--dampening", "0.5", "-O0", "-q", "-o", str(tmp_path / "step.mlir")]) == 0
-    rng = np.random.default_rng(0)
-    x, y = rng.standard_normal((3, 3, 8)).astype(np.float32), rng.integers(0, 4, (3, 3))
-    np.savez(tmp_path / "batches.npz", x=x, y=y)
-    capsys.readouterr()
-    assert run.main([str(tmp_path / "step.mlir"), "--train", "--data", str(tmp_path / "batches.npz")]) == 0
-    printed = [float(line.rsplit(" ", 1)[1]) for line in capsys.readouterr().out.splitlines() if "loss" in line]
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.5)
-    want = []
-    for step in range(3):
-        optimizer.zero_grad()
-        loss = model(torch.from_numpy(x[step]), torch.from_numpy(y[step]))[0]
-        loss.backward()
-        optimizer.step()
-        want.append(loss.item())
-    np.testing.assert_allclose(printed, want, rtol=1e-5)
