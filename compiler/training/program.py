@@ -12,6 +12,7 @@ weights), updated in place by every step; nothing runs through PyTorch.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,7 @@ def export_for_training(
     named = example_inputs if isinstance(example_inputs, dict) else {}
     inputs = () if named else example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     check_microbatches(microbatches, [*inputs, *named.values()])
+    _check_positional_tensors(model, inputs)
     constants = {key: value for key, value in named.items() if not isinstance(value, torch.Tensor)}
     named = {key: value for key, value in named.items() if key not in constants}
     wrapped = (loss_fn is not None or mixed_precision is not None or loss_scale != 1.0 or dynamic is not None
@@ -100,6 +102,20 @@ def export_for_training(
         module = TrainingForward(model, input_names=input_names, constants=constants)
         exported = export_model(module, inputs, grad=True, kwargs=named)
     return exported, module, isinstance(module, TrainingForward)
+
+
+def _check_positional_tensors(model: torch.nn.Module, inputs: tuple) -> None:
+    """Positional example inputs are tensors (torch's joint export takes tensor
+    inputs only); a number or flag goes by keyword, compiled into the step."""
+    for index, value in enumerate(inputs):
+        if not isinstance(value, torch.Tensor):
+            try:
+                name = list(inspect.signature(model.forward).parameters)[index]
+            except (IndexError, TypeError, ValueError):
+                name = "its name"
+            raise RduccError(f"example input #{index} is a {type(value).__name__} ({value!r}), not a tensor; "
+                             f"pass it by keyword ({name}={value!r}, in a dict of inputs): it is then "
+                             "compiled into the step")
 
 
 def check_cumulative_batch_norm(model: torch.nn.Module) -> None:

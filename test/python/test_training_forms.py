@@ -150,6 +150,13 @@ def test_merged_heads_train_under_bf16_as_eager_autocast() -> None:
     assert max(abs(a - b) for a, b in zip(got, want)) <= 2 * budget
 
 
+def test_positional_number_is_refused_with_its_keyword() -> None:
+    batch = _batch(0)
+    with pytest.raises(RduccError, match=r"example input #3 is a float \(0.5\), not a tensor; pass it by keyword "
+                                         r"\(value_weight=0.5, in a dict of inputs\)"):
+        rducc.compile_training(TwoHeads(), (batch["x"], batch["labels"], batch["target"], 0.5))
+
+
 def test_cumulative_batch_norm_is_refused_by_name() -> None:
     model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, momentum=None)).train()
     with pytest.raises(RduccError, match=r"^0\.1: BatchNorm1d with momentum=None .* give it a momentum"):
