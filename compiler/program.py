@@ -34,6 +34,7 @@ from rducc.dialects.contracts import (
     set_weights_file,
 )
 from rducc.dialects.program import entry_function
+from rducc.dialects.rdu.custom_op import import_op_modules
 from rducc.driver import CompileOptions, CompileResult, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.joint_graph import is_joint
@@ -80,6 +81,7 @@ def compile(  # noqa: A001 - the public name the API promises
     capacity: int | None = None,
     shapes: None = None,
     dynamic_shapes: Any = None,
+    import_modules: Sequence[str] = (),
 ) -> Program: ...
 
 
@@ -98,6 +100,7 @@ def compile(  # noqa: A001
     capacity: int | None = None,
     shapes: ShapesSpec,
     dynamic_shapes: Any = None,
+    import_modules: Sequence[str] = (),
 ) -> BucketedProgram: ...
 
 
@@ -115,6 +118,7 @@ def compile(  # noqa: A001 - the public name the API promises
     capacity: int | None = None,
     shapes: ShapesSpec | None = None,
     dynamic_shapes: Any = None,
+    import_modules: Sequence[str] = (),
 ) -> Program | BucketedProgram:
     """Compile a model for the target and return the runnable Program.
 
@@ -141,7 +145,13 @@ def compile(  # noqa: A001 - the public name the API promises
     of `shapes`' sizes (`{"batch": [1, 4], "seq": [128, 512]}`, as `rducc
     --shapes batch=1,4 seq=128,512`): a `BucketedProgram`, which runs the bucket
     matching its inputs' shapes (docs/shapes.md).
+
+    `import_modules` names the Python modules that register the custom ops the
+    model calls (as `rducc --import-module`): they are imported first, and a
+    custom op compiled as a host call (its implementation does not trace)
+    runs only when one of them registers it (`rducc.dialects.rdu.custom_op`).
     """
+    import_op_modules(import_modules, "import_modules")
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops,
@@ -159,7 +169,7 @@ def compile(  # noqa: A001 - the public name the API promises
         programs = [(b.values, _program_of(replace(b.result, module=m), chosen, f64, shared))
                     for b, m in zip(compiled.buckets, alone)]
         return BucketedProgram(compiled.module, programs, shared, chosen)
-    return _program_of(compile_module(exported, options), chosen, f64)
+    return _program_of(compile_module(exported, options), chosen, f64)  # its modules imported above
 
 
 def _program_of(result: CompileResult, chosen: Target, f64: str,
@@ -323,7 +333,9 @@ class Program:
         numbers: dict[int, Any] | None = None,
         f64_outputs: frozenset[int] = frozenset(),
         arg_names: Sequence[str] | None = None,
+        import_modules: Sequence[str] = (),
     ):
+        import_op_modules(import_modules, "import_modules")  # the custom ops its host calls may run
         self.module = module
         self.weights = weights
         self.target = target

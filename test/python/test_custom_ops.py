@@ -18,6 +18,8 @@ import pytest
 import torch
 
 import rducc
+from rducc.dialects.rdu import custom_op
+from rducc.dialects.rdu.custom_op import admitted_ops
 from rducc.errors import RduccError
 from rducc.frontend import decompositions
 from rducc.frontend.loader import load_exported_program
@@ -64,14 +66,39 @@ def test_traceable_custom_op_is_imported_as_its_aten(opt_level: int) -> None:
     torch.testing.assert_close(rducc.compile(program, opt_level=opt_level)(X), Traceable()(X))
 
 
-def test_untraceable_custom_op_is_one_error_naming_it() -> None:
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_untraceable_custom_op_runs_on_the_host(opt_level: int) -> None:
+    """Its implementation reads a value to size a slice: it stays one `rdu.host_call` of
+    `#rdu.custom`, run by its registered kernel once its module is named, equal to eager."""
+    x = torch.randn(5, 6)
+    program = rducc.compile(torch.export.export(Untraceable(), (x,)), opt_level=opt_level,
+                            import_modules=[__name__])
+    assert program.host_ops == {"rducctest.positive_rows.default": 1}
+    assert '#rdu.custom<"rducctest::positive_rows.default", "rducctest::positive_rows(Tensor x) -> Tensor">' \
+        in program.mlir
+    for sample in (x, -x, torch.zeros(5, 6)):  # the data-dependent size differs run to run
+        torch.testing.assert_close(program(sample), Untraceable()(sample))
+    (cost,) = program.report.host_calls
+    assert cost.custom and cost.bytes_to_host == x.numel() * 4 and cost.bytes_from_host == 6 * 4
+
+
+def test_untraceable_custom_op_without_its_module_or_host_ops_is_one_error() -> None:
     program = torch.export.export(Untraceable(), (X,))
     with pytest.raises(RduccError) as error:
-        rducc.compile(program)
+        rducc.compile(program, host_ops=False)
+    message = str(error.value)
+    assert "rducctest.positive_rows.default: 1 use" in message and "# marker: untraceable" in message
+    compiled = rducc.compile(program, opt_level=0)
+    saved = admitted_ops()
+    try:
+        custom_op._ADMITTED.pop("rducctest::positive_rows", None)  # as in a process that never named the module
+        with pytest.raises(RduccError) as error:
+            compiled(X)
+    finally:
+        custom_op._ADMITTED.update(saved)
     message = str(error.value)
     assert len(message.splitlines()) == 1, message
-    assert "custom op rducctest::positive_rows cannot be traced into ATen" in message
-    assert f"{Path(__file__).name}:" in message and "# marker: untraceable" in message
+    assert "custom op rducctest::positive_rows.default, which runs on the host: pass --import-module" in message
 
 
 def test_failure_inside_torch_decomposition_names_op_and_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,11 +9,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from rducc.tools.cli import main
 
 LIBRARY = '''
+import numpy as np
 import torch
 
 @torch.library.custom_op("rducc_import_test::triple", mutates_args=())
@@ -66,3 +68,61 @@ def test_an_unregistered_op_says_to_import_its_module(tmp_path: Path, capsys) ->
     assert main([str(renamed), "-o", str(tmp_path / "r.mlir")]) == 1
     error = capsys.readouterr().err
     assert "kernels_nobody_has::mul.Tensor" in error and "rducc --import-module kernels_nobody_has" in error
+
+
+NUMPY_LIBRARY = '''
+import numpy as np
+import numpy as np
+import torch
+
+@torch.library.custom_op("rducc_host_test::softsign", mutates_args=())
+def softsign(x: torch.Tensor, scale: float) -> torch.Tensor:
+    a = x.numpy()  # numpy: not traceable, so it runs on the host
+    return torch.from_numpy((a / (1 + np.abs(a)) * scale).astype(a.dtype))
+
+@softsign.register_fake
+def _(x, scale):
+    return torch.empty_like(x)
+'''
+
+
+class UsesSoftsign(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(6, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.rducc_host_test.softsign(self.linear(x), 2.0).relu() + 1
+
+
+def test_untraceable_op_runs_on_the_host_through_the_cli(tmp_path: Path, monkeypatch, capsys) -> None:
+    """rducc compiles the op as a host call; rducc-run runs it with --import-module and
+    without it is one error naming the op and the flag (a program file imports nothing)."""
+    from rducc.dialects.rdu import custom_op
+    from rducc.tools.run import main as run_main
+
+    (tmp_path / "rducc_host_test_ops.py").write_text(NUMPY_LIBRARY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import rducc_host_test_ops  # noqa: F401 - the op, to export the example archive
+
+    torch.manual_seed(0)
+    model, x = UsesSoftsign().eval(), torch.randn(4, 6)
+    archive, program = tmp_path / "softsign.pt2", tmp_path / "s.mlir"
+    torch.export.save(torch.export.export(model, (x,)), archive)
+    np_x = tmp_path / "x.npy"
+    np.save(np_x, x.numpy())
+    assert main([str(archive), "--import-module", "rducc_host_test_ops", "-o", str(program), "--report"]) == 0
+    report = capsys.readouterr().out
+    assert "rducc_host_test.softsign.default (custom op, host compute assumed" in report
+    assert '#rdu.custom<"rducc_host_test::softsign.default"' in program.read_text()
+    monkeypatch.setattr(custom_op, "_ADMITTED", {})  # a fresh rducc-run process: nothing admitted yet
+    out = tmp_path / "y.npz"
+    assert run_main([str(program), "--input", str(np_x), "--output", str(out)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.splitlines() == [error] and "custom op rducc_host_test::softsign.default" in error
+    assert "--import-module MODULE" in error and not out.exists()
+    assert run_main([str(program), "--import-module", "rducc_host_test_ops", "--input", str(np_x),
+                     "--output", str(out)]) == 0
+    with torch.no_grad():
+        np.testing.assert_allclose(np.load(out)["output_0"], model(x).numpy(), rtol=1e-5, atol=1e-6)
+    sys.modules.pop("rducc_host_test_ops", None)
