@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, var_operand_def, var_result_def
+from xdsl.irdl import IRDLOperation, base, irdl_op_definition, prop_def, var_operand_def, var_result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -59,7 +59,7 @@ class HostCallOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.host_call"
-    callee = prop_def(AtenOpAttr | CustomOpAttr)
+    callee = prop_def(base(AtenOpAttr) | base(CustomOpAttr))
     tensors = prop_def(ArrayAttr[StringAttr])
     inputs = var_operand_def()
     outputs = var_result_def()
