@@ -15,11 +15,10 @@ op returning tensors) without the op's library.
 A program file never imports or runs code by itself: the op runs only once
 the user named the module that registers it (`rducc-run --import-module
 MODULE`, `Program(..., import_modules=[...])`, `rducc.compile(...,
-import_modules=[...])`; `import_op_modules` here), or compiled the program
-from an exported program in the same process (`admit_ops`: the ops that
-program calls, which the user's own code registered). `torch_op()` then
-looks the op up in torch's registry and checks that its schema is the one the
-program recorded; otherwise it is one `NotCallable` naming the op and the flag.
+import_modules=[...])`; `import_op_modules` here admits the ops that module,
+not torch, registers). `torch_op()` then looks the op up in torch's registry
+and checks that its schema is the one the program recorded; otherwise it is
+one `NotCallable` naming the op and the flag.
 """
 
 from __future__ import annotations
@@ -75,7 +74,8 @@ def _defined_in(module: ModuleType) -> set[str]:
 def import_op_modules(names: Sequence[str], flag: str = "--import-module") -> None:
     """Import each module the user named and admit the custom ops it registers
     (those new in torch's registry after its import, and those its attributes
-    define); a module that cannot be imported is one `RduccError` naming it."""
+    or its loaded submodules' define); a module that cannot be imported is one
+    `RduccError` naming it."""
     for name in names:
         before = None if name in sys.modules else _registered_names()
         try:
@@ -83,21 +83,16 @@ def import_op_modules(names: Sequence[str], flag: str = "--import-module") -> No
         except Exception as error:  # noqa: BLE001 - any failure of the user's module is this error
             first = (str(error).strip().splitlines() or [""])[0]
             raise RduccError(f"{flag} {name}: cannot import it ({type(error).__name__}: {first})") from None
-        registered = _defined_in(module)
+        if name == "torch" or name.startswith("torch."):
+            continue  # torch's own ops (a file reader among them) are no user's custom ops
+        registered = set().union(*(_defined_in(m) for key, m in list(sys.modules.items())
+                                   if m is not None and (key == module.__name__
+                                                         or key.startswith(module.__name__ + "."))))
         if before is not None:
             registered |= _registered_names() - before
         for qualified in registered:
             if qualified.partition("::")[0] not in TORCH_NAMESPACES:
                 _ADMITTED.setdefault(qualified, f"module {name}")
-
-
-def admit_ops(ops: Iterable[Any], why: str) -> None:
-    """Admit custom ops the user's own process called (`torch._ops.OpOverload`s of a
-    program exported here), outside torch's namespaces."""
-    for op in ops:
-        qualified = op._schema.name
-        if qualified.partition("::")[0] not in TORCH_NAMESPACES:
-            _ADMITTED.setdefault(qualified, why)
 
 
 def admitted_ops() -> dict[str, str]:
@@ -238,7 +233,6 @@ class CustomOpAttr(ParametrizedAttribute):
 __all__ = [
     "TORCH_NAMESPACES",
     "CustomOpAttr",
-    "admit_ops",
     "admitted_ops",
     "import_op_modules",
     "parse_signature",

@@ -173,8 +173,11 @@ def _logits(output: object) -> torch.Tensor:
     return output[0] if isinstance(output, tuple | list) else output  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize("name,batch", [("mixtral", 1), ("qwen2_moe", 2), ("gpt2", 2)])
-def test_transformers_models_compile_and_match_eager(transformers_module, name: str, batch: int) -> None:
+@pytest.mark.parametrize("name,batch,opt_level", [("mixtral", 1, 2), ("qwen2_moe", 2, 0), ("gpt2", 2, 0)])
+def test_transformers_models_compile_and_match_eager(transformers_module, name: str, batch: int,
+                                                     opt_level: int) -> None:
+    """One opt level a model (the decomposition under test is the same at both; the
+    other level of Mixtral and Qwen2-MoE is test_capacity's experts-loop test)."""
     torch.manual_seed(0)
     model = _tiny(transformers_module, name)
     ids = torch.randint(0, 100, (batch, 8))
@@ -184,8 +187,7 @@ def test_transformers_models_compile_and_match_eager(transformers_module, name: 
     targets = {str(n.target) for n in program.graph.nodes}
     if name != "gpt2":
         assert "transformers.grouped_mm_fallback.default" in targets
-    for opt_level in (0, 2):
-        torch.testing.assert_close(_logits(rducc.compile(program, opt_level=opt_level)(ids)), expected)
+    torch.testing.assert_close(_logits(rducc.compile(program, opt_level=opt_level)(ids)), expected)
 
 
 def test_archive_with_an_unregistered_op_names_it(tmp_path: Path) -> None:
