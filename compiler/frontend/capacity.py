@@ -131,8 +131,8 @@ def _arg_nodes(node: Node) -> list[Node]:
     return found
 
 
-_PLACING = (aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.select.int, aten.transpose.int, aten.permute.default,
-            aten.movedim.int, aten.unflatten.int)
+_PLACING = (aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.select.int, aten.transpose.int,
+            aten.permute.default, aten.movedim.int, aten.unflatten.int)
 """Ops whose `dim` places or picks a dim rather than working along it (dropping a
 padded dim, as `select` or `squeeze` would, drops its count from the result: refused so)."""
 
@@ -290,6 +290,14 @@ A softmax's pad logits are the dtype's lowest finite value, not -inf: the pad
 gets no weight beside any real position, and a count of 0 gives finite weights
 that the pad rows zeroed in the following contraction (attention's values)
 turn into eager's zeros, not NaN."""
+
+
+def _mean_dims(node: Node, rank: int) -> list[int]:
+    """The dims a `mean` reduces (all of them for `mean.default` or `dim=None`)."""
+    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    if not isinstance(dims, list | tuple):
+        return list(range(rank))
+    return [int(d) for d in dims if isinstance(d, int)]
 
 
 def _stand_in(target: Any, dtype: torch.dtype) -> float | bool:
@@ -598,22 +606,25 @@ class _Padder:
         if node.target not in (aten.mean.dim, aten.mean.default):
             node.args = (masked, *node.args[1:])
             return
-        rank = len(source.meta["val"].shape)
-        dims = node.args[1] if len(node.args) > 1 and node.args[1] is not None else list(range(rank))
+        shape = [int(size) for size in source.meta["val"].shape]
+        reduced = sorted({d % max(len(shape), 1) for d in _mean_dims(node, len(shape))})
         keepdim = bool(node.args[2]) if len(node.args) > 2 else bool(node.kwargs.get("keepdim", False))
-        summed = self.r.emit(node, aten.sum.dim_IntList, masked, [d % rank for d in dims], keepdim,  # type: ignore[union-attr]
-                             **({"dtype": node.kwargs["dtype"]} if node.kwargs.get("dtype") is not None else {}))
-        count: Node | int = 1
+        dtype_kwarg = {"dtype": node.kwargs["dtype"]} if node.kwargs.get("dtype") is not None else {}
+        summed = self.r.emit(node, aten.sum.dim_IntList, masked, reduced, keepdim, **dtype_kwarg)
         padded = self.shapes.padded(source)
-        for dim in {d % max(rank, 1) for d in dims}:  # type: ignore[union-attr]
-            if dim in padded:
-                real = self.counts[padded[dim]]
-                count = real if count == 1 else self.r.emit(node, aten.mul.Tensor, count, real)
-            else:
-                count = count * int(source.meta["val"].shape[dim]) if isinstance(count, int) else \
-                    self.r.emit(node, aten.mul.Scalar, count, int(source.meta["val"].shape[dim]))
-        result = self.r.emit(node, aten.div.Tensor, summed, count) if isinstance(count, Node) else \
-            self.r.emit(node, aten.div.Scalar, summed, count)
+        static = 1
+        for dim in reduced:
+            static *= 1 if dim in padded else shape[dim]
+        counts = [self.counts[padded[dim]] for dim in reduced if dim in padded]
+        count = counts[0] if counts else None
+        for other in counts[1:]:
+            count = self.r.emit(node, aten.mul.Tensor, count, other)
+        if count is None:
+            result = self.r.emit(node, aten.div.Scalar, summed, static)
+        else:
+            if static != 1:
+                count = self.r.emit(node, aten.mul.Scalar, count, static)
+            result = self.r.emit(node, aten.div.Tensor, summed, count)
         self._replace(node, result)
 
     def contracted(self, node: Node) -> None:

@@ -94,7 +94,8 @@ OTHER_GAPS: dict[str, str] = {
     " 1-D boolean masks, `split` by counts read with `.tolist()`) compiled padded to a capacity (torch.export's"
     " recorded bound, every token to one expert, or `--capacity ROWS`/`capacity=`): the pad masked where it"
     " reaches a result (scatters and"
-    " index_add/index_put/index_copy through the rows, sum over them, cat of the pieces), a count above the"
+    " index_add/index_put/index_copy through the rows, sum, mean, any and softmax over them, matmuls contracting"
+    " them as attention's keys and values do, cat of the pieces), a count above the"
     " capacity one run-time error naming the op and source line; a count used otherwise (returned, a mask of"
     " more than one dim, arithmetic on it) keeps the example's value, checked at run time",
     "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"
