@@ -83,6 +83,8 @@ def test_untraceable_custom_op_runs_on_the_host(opt_level: int) -> None:
 
 
 def test_untraceable_custom_op_without_its_module_or_host_ops_is_one_error() -> None:
+    """Refused by name without host ops; without its module named, running it is one error
+    naming the op and the flag, and `Program(..., import_modules=[...])` then runs it."""
     program = torch.export.export(Untraceable(), (X,))
     with pytest.raises(RduccError) as error:
         rducc.compile(program, host_ops=False)
@@ -94,11 +96,14 @@ def test_untraceable_custom_op_without_its_module_or_host_ops_is_one_error() -> 
         custom_op._ADMITTED.pop("rducctest::positive_rows", None)  # as in a process that never named the module
         with pytest.raises(RduccError) as error:
             compiled(X)
+        message = str(error.value)
+        assert len(message.splitlines()) == 1, message
+        assert "custom op rducctest::positive_rows.default, which runs on the host: pass --import-module" in message
+        rebuilt = rducc.Program(compiled.module, compiled.weights, compiled.target, import_modules=[__name__])
+        (result,) = torch.utils._pytree.tree_leaves(rebuilt(X))
+        torch.testing.assert_close(result, Untraceable()(X))
     finally:
         custom_op._ADMITTED.update(saved)
-    message = str(error.value)
-    assert len(message.splitlines()) == 1, message
-    assert "custom op rducctest::positive_rows.default, which runs on the host: pass --import-module" in message
 
 
 def test_failure_inside_torch_decomposition_names_op_and_line(monkeypatch: pytest.MonkeyPatch) -> None:
