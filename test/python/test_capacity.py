@@ -155,25 +155,24 @@ def test_routing_other_than_the_example_matches_eager(opt_level: int) -> None:
 
 
 class ReducedRows(nn.Module):
-    """Per-expert rows (a boolean mask, `nonzero`) reduced along the padded rows: their
-    mean, a softmax over them, and attention of a learned query over them as keys and
-    values (scaled_dot_product_attention and written out)."""
+    """Two experts' rows (by `nonzero`, by a boolean mask) reduced along the padded rows:
+    their mean and attention of a learned query over them as keys and values
+    (scaled_dot_product_attention), a softmax over them, the same attention written out
+    and their Gram matrix (a matmul contracting the padded rows)."""
 
-    def __init__(self, experts: int = 2, width: int = 4) -> None:
+    def __init__(self, width: int = 4) -> None:
         super().__init__()
-        self.router = nn.Linear(width, experts)
+        self.router = nn.Linear(width, 2)
         self.query = nn.Parameter(torch.randn(2, width))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         choice = self.router(x).argmax(-1)
-        outs = []
-        for e in range(self.router.out_features):
-            rows = x[choice == e] if e % 2 else x[(choice == e).nonzero().squeeze(1)]  # marker: rows
-            scores = (self.query @ rows.T / 2).softmax(-1)
-            attended = F.scaled_dot_product_attention(self.query[None], rows[None], rows[None])[0]
-            outs += [rows.mean(0, keepdim=True), (rows.softmax(0) * rows).sum(0, keepdim=True),
-                     scores @ rows, attended]
-        return torch.cat(outs)
+        picked = x[(choice == 0).nonzero().squeeze(1)]  # marker: rows
+        masked = x[choice == 1]
+        attended = F.scaled_dot_product_attention(self.query[None], picked[None], picked[None])[0]
+        scores = (self.query @ masked.T / 2).softmax(-1)
+        return torch.cat([picked.mean(0, keepdim=True), attended, (masked.softmax(0) * masked).sum(0, keepdim=True),
+                          scores @ masked, masked.T @ masked])  # the last a contraction over the rows alone
 
 
 @pytest.mark.parametrize("opt_level", [0, 2])
