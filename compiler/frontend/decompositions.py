@@ -112,13 +112,15 @@ def _traced_implementation(op: torch._ops.OpOverload) -> Decomposition | None:
 
 
 def custom_op_decompositions(ep: ExportedProgram) -> dict[Any, Decomposition]:
-    """For each custom op the program calls: rducc's decomposition, else its traced implementation.
-    A custom op with neither is left for the importer to refuse by name."""
+    """For each custom op the program calls that the importer does not convert itself:
+    rducc's decomposition, else its traced implementation. A custom op with neither is
+    left for the importer to refuse by name."""
     table: dict[Any, Decomposition] = {}
     for node in ep.graph.nodes:
         namespace = _namespace(node.target)
-        if node.op != "call_function" or namespace is None or namespace in CORE_NAMESPACES:
-            continue
+        if node.op != "call_function" or namespace is None or namespace in CORE_NAMESPACES \
+                or str(node.target) in CONVERTERS:
+            continue  # a core op, or a custom op the importer converts itself
         own = EXTRA_DECOMPOSITIONS.get(str(node.target))
         implementation = own or _traced_implementation(node.target)
         if implementation is not None:

@@ -64,7 +64,8 @@ OTHER_GAPS: dict[str, str] = {
     " integer tensors (type promotion), rfft2/stft results returned; refused: complex ops with no pair form"
     " (sin and the other transcendental functions but exp), naming the op",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
-    " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
+    " be traced is an error naming it); transformers.grouped_mm_fallback is rducc's own op"
+    " (`rdu.grouped_matmul`: each row by its own expert);"
     " an archive calling an op this process does not register is refused naming the op and its package",
     "ops with no converter": "run on the host CPU (`rdu.host_call`: torch's CPU kernel, operands and results over"
     " the host link, the round trip in the cost model) when on the host-call allow-list"
