@@ -134,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
         "file; rducc-run and rducc.Program run the one matching the inputs (docs/shapes.md)",
     )
     parser.add_argument(
+        "--pad-dims", nargs="+", metavar="NAME", default=None,
+        help="with --shapes: dynamic dims you vouch may be padded at the end (a sequence an attention "
+        "mask covers), besides those rducc finds safe to pad itself (rows that never meet): inputs "
+        "smaller than a bucket run the smallest bucket that covers them, padded with zeros, outputs cut "
+        "back (docs/shapes.md)",
+    )
+    parser.add_argument(
         "--f64", choices=["emulate", "refuse", "demote"], default="emulate",
         help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
         "computes them exactly, the report marks them), refuse (an error) or demote (computed "
@@ -142,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--import-module", metavar="NAME", action="append", default=[],
         help="import the Python module NAME before loading the model: the library that registers "
-        "a custom operator (torch.library.custom_op) the model calls; repeat for several",
+        "a custom operator (torch.library.custom_op) the model calls (one whose implementation does "
+        "not trace runs on the host: rducc-run needs the same flag); repeat for several",
     )
     parser.add_argument(
         "--capacity", metavar="ROWS", type=int,
@@ -414,12 +422,14 @@ def _compile_shapes(args: argparse.Namespace, options):
     from rducc.frontend.dynamic_dims import parse_shapes_flags
     from rducc.shapes import compile_buckets
 
-    return compile_buckets(args.input, parse_shapes_flags(args.shapes), options)
+    return compile_buckets(args.input, parse_shapes_flags(args.shapes), options, args.pad_dims or ())
 
 
 def _check_shapes_flags(args: argparse.Namespace) -> None:
     """--shapes with what it cannot be combined with, before anything is compiled."""
     if args.shapes is None:
+        if args.pad_dims is not None:
+            raise RduccError("--pad-dims pads an input up to a larger shape bucket: it needs --shapes")
         return
     if args.train:
         raise RduccError("--shapes compiles inference programs; a training step (--train) needs static shapes: "
@@ -524,18 +534,6 @@ def check_plot_options(plot: str | None, kernel: str | None) -> None:
         raise RduccError("--plot-kernel needs --plot DIR")
 
 
-def _import_modules(names: Sequence[str]) -> None:
-    """Import the libraries that register the model's custom operators (--import-module)."""
-    import importlib
-
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception as error:  # noqa: BLE001 - any failure of the user's module is this error
-            first = (str(error).strip().splitlines() or [""])[0]
-            raise RduccError(f"--import-module {name}: cannot import it ({type(error).__name__}: {first})") from None
-
-
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
     from rducc.targets import check_compilable, load_target
@@ -556,7 +554,9 @@ def _run(args: argparse.Namespace) -> None:
     _check_outputs(args)
     if args.capacity is not None and args.capacity < 1:
         raise RduccError(f"--capacity must be at least 1 row, not {args.capacity}")
-    _import_modules(args.import_module)
+    from rducc.dialects.rdu.custom_op import import_op_modules
+
+    import_op_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text

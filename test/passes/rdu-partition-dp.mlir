@@ -115,9 +115,14 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // DP:      arith.constant 8.000000e+00 : f32
 // DP:      %mm_1 = rdu.matmul %permute, %relu {{.*}} : tensor<2x2xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
 // DP-NEXT: %[[G2:.*]] = rdu.all_reduce %mm_1 group 2 {rdu.phase = #rdu<phase backward>, rdu.deferred} : tensor<2x8xf32> -> tensor<2x8xf32>
+// a reshape of a partial sum is a partial sum: the all-reduce comes after it (once)
+// DP:      %view = rdu.reshape %sum
+// DP-NEXT: %[[B2:.*]] = rdu.all_reduce %view group 2
 // DP:      %mm_2 = rdu.matmul %permute_1, %x {{.*}} : tensor<8x2xf32>, tensor<2x4xf32> -> tensor<8x4xf32>
 // DP-NEXT: %[[G1:.*]] = rdu.all_reduce %mm_2 group 2
-// DP:      func.return %mean_1, %[[G1]], %view_1, %[[G2]], %view
+// DP:      %view_1 = rdu.reshape %sum_1
+// DP-NEXT: %[[B1:.*]] = rdu.all_reduce %view_1 group 2
+// DP:      func.return %mean_1, %[[G1]], %[[B1]], %[[G2]], %[[B2]]
 // DP-NOT:  rdu.all_gather
 
 // TP:      tier.global @fc1.weight : tensor<4x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}

@@ -297,7 +297,7 @@ def test_help_documents_every_flag():
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
         "--f64": "refuse", "--no-host-ops": "host CPU", "--import-module": "custom operator",
         "--tp": "tensor-parallel", "--pp": "pipeline stages", "--dp": "data-parallel",
-        "--ep": "experts", "--shapes": "dynamic_shapes", "--capacity": "per-expert count",
+        "--ep": "experts", "--shapes": "dynamic_shapes", "--pad-dims": "vouch", "--capacity": "per-expert count",
         "--max-grad-norm": "clip_grad_norm_",
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
         "--dampening": "dampening", "--weight-decay": "weight_decay", "--eps": "eps", "--betas": "betas",
@@ -311,6 +311,14 @@ def test_help_documents_every_flag():
         assert words in entries[flag], (flag, entries[flag])
     assert set(entries) == set(described) | {"-h"}
     assert "input" in result.stdout.split("options:")[0]
+
+
+def test_run_help_documents_import_module():
+    """rducc-run's --import-module (a custom op the program runs on the host), in its help."""
+    result = run(BIN / "rducc-run", "--help")
+    assert result.returncode == 0, show(result)
+    entry = help_entries(result.stdout)["--import-module"]
+    assert "custom operator" in entry and "on the host" in entry
 
 
 def test_tp_and_pp_flags_reach_rdu_partition(tmp_path):
