@@ -114,14 +114,16 @@ def _traced_implementation(op: torch._ops.OpOverload) -> Decomposition | None:
 
 
 def custom_op_decompositions(ep: ExportedProgram) -> dict[Any, Decomposition]:
-    """For each custom op the program calls: rducc's decomposition, else its implementation
-    when it traces. A custom op with neither is left for the importer (a host call, or refused)."""
+    """For each custom op the program calls that the importer does not convert itself:
+    rducc's decomposition, else its implementation when it traces. A custom op with
+    neither is left for the importer (a host call, or refused)."""
     table: dict[Any, Decomposition] = {}
     seen: set[Any] = set()
     for node in ep.graph.nodes:
         namespace = _namespace(node.target)
-        if node.op != "call_function" or namespace is None or namespace in CORE_NAMESPACES or node.target in seen:
-            continue
+        if node.op != "call_function" or namespace is None or namespace in CORE_NAMESPACES \
+                or node.target in seen or str(node.target) in CONVERTERS:
+            continue  # a core op, one seen, or a custom op the importer converts itself
         seen.add(node.target)
         own = EXTRA_DECOMPOSITIONS.get(str(node.target))
         implementation = own or _traced_implementation(node.target)

@@ -66,7 +66,8 @@ OTHER_GAPS: dict[str, str] = {
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation; one that cannot"
     " be traced (it reads tensor values, calls numpy) runs on the host (`rdu.host_call` of `#rdu.custom`, its"
     " fake kernel's shapes), once the user names its module (`rducc-run --import-module`, `import_modules=`);"
-    " without host ops it is refused naming it; transformers.grouped_mm_fallback has rducc's own decomposition;"
+    " without host ops it is refused naming it; transformers.grouped_mm_fallback is rducc's own op"
+    " (`rdu.grouped_matmul`: each row by its own expert);"
     " an archive calling an op this process does not register is refused naming the op and its package",
     "ops with no converter": "run on the host CPU (`rdu.host_call`: torch's CPU kernel, operands and results over"
     " the host link, the round trip in the cost model) when on the host-call allow-list"
