@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dp", type=int, default=None, metavar="D",
         help="multi-socket target, training step: data-parallel replicas, each on its share of the batch "
-        "(default: the cost model picks dp, tp and pp); dp x pp must not exceed the sockets; not with --tp",
+        "(default: the cost model picks dp, tp and pp); with --tp, each replica is a tensor-parallel group "
+        "(dp x tp x pp must not exceed the sockets)",
     )
     parser.add_argument(
         "--ep", type=int, default=None, metavar="N",
@@ -476,9 +477,9 @@ def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int]:
         raise RduccError(f"{given} sets the -O pipeline's rdu-partition; with --pass-pipeline write "
                          "rdu-partition{tp=N pp=M dp=D ep=E} in it")
     tp, pp, dp, ep = args.tp or 0, args.pp or 0, args.dp or 0, args.ep or 0
-    if dp > 1 and tp > 1:
-        raise RduccError(f"{given}: split a training step either across its batch (--dp) or across its "
-                         "weights (--tp), each with --pp stages")
+    if dp > 1 and ep > 1:
+        raise RduccError(f"{given}: the experts are split over one tensor-parallel group's sockets, "
+                         "without data-parallel replicas: drop --dp or --ep")
     if ep > 1 and tp and tp != ep:
         raise RduccError(f"{given}: the experts are split over the sockets of a tensor-parallel group: "
                          "--ep must equal --tp")

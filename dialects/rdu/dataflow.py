@@ -67,7 +67,7 @@ from rducc.dialects.op_facts import (
 )
 from rducc.dialects.rdu.aten import AtenOpAttr
 from rducc.dialects.rdu.checks import CheckOp
-from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
@@ -1289,7 +1289,7 @@ Dataflow = Dialect(
         CheckOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, ReplicaGroupsAttr, *CONTRACT_ATTRS],
 )
 
 __all__ = [

@@ -94,6 +94,7 @@ from rducc.dialects.contracts import (
     set_layer,
     set_partition,
     set_phase,
+    result_shards,
     set_result_shards,
     set_shard,
     set_split_choice,
@@ -102,7 +103,15 @@ from rducc.dialects.contracts import (
 )
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.program import entry_function, functions
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, AllToAllOp, LocalPartOp, SendRecvOp
+from rducc.dialects.rdu.collectives import (
+    AllGatherOp,
+    AllReduceOp,
+    AllToAllOp,
+    Groups,
+    LocalPartOp,
+    SendRecvOp,
+    strided_groups,
+)
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -409,10 +418,42 @@ class _TensorPartitioner:
     """Expert parallelism: stacked expert tables split along the experts over the
     `tp` ranks, pairs combined by `rdu.all_to_all` (passes/rdu_partition/experts.py)."""
     expert_ids: dict[tuple[SSAValue, int], tuple[SSAValue, SSAValue]] = field(default_factory=dict)
+    rank_scale: int = 1
+    """The partitioned ranks are a factor of the program's: this pass's rank i is
+    every program rank r with `(r // rank_scale) % tp == i` (dp x tp: the tp
+    pass 1, the dp pass tp; `partition_module`)."""
+    program_ranks: int = 0
+    """The program's SPMD ranks (0: `tp`, the ranks this pass splits over)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
         self.globals_by_name = {g.sym_name.data: g for g in self.module.ops if isinstance(g, GlobalOp)}
+
+    # -- ranks of a 2-D mesh (dp x tp) ------------------------------------------
+
+    def _groups(self, parts: int, stride: int) -> Groups | None:
+        """The replica groups, over the program's ranks, of this pass's `parts` ranks
+        `stride` apart; None when the pass's ranks are the program's (the op's
+        `group` and `stride` say it)."""
+        ranks = self.program_ranks or self.tp
+        if ranks == self.tp:
+            return None
+        return strided_groups(parts, stride * self.rank_scale, ranks)
+
+    def _gather_op(self, value: SSAValue, dim: int, parts: int, result_type: TensorType, stride: int) -> AllGatherOp:
+        groups = self._groups(parts, stride)
+        return AllGatherOp(value, dim, parts, result_type, 1 if groups else stride, groups)
+
+    def _program_split(self, split: Split, held: Split | None) -> Split:
+        """`split` (over this pass's ranks) over the program's, beside the split
+        `held` an earlier pass gave the same value (dp after tp)."""
+        scaled = [(dim, parts, stride * self.rank_scale, period) for dim, parts, stride, period in split.entries]
+        if held is not None and held.dims() & split.dims():
+            raise RduccError(f"rdu-partition: a value split as {held.describe()} by tp cannot also be split "
+                             f"as {split.describe()} by dp")
+        combined = Split.of([*(held.entries if held is not None else ()), *scaled])
+        assert combined is not None
+        return combined
 
     # -- layouts and shapes ---------------------------------------------------
 
@@ -545,7 +586,7 @@ class _TensorPartitioner:
             return self.made[(value, want)]
         result = value
         if have == PARTIAL:
-            result = self._insert(AllReduceOp(value, self.tp), before, None)
+            result = self._insert(AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
         elif isinstance(have, Experts):
             result = self._combine(value, have, before)
@@ -577,11 +618,11 @@ class _TensorPartitioner:
                 runs = [*shape[:dim], whole[dim] // period, period // parts, *shape[dim + 1:]]
                 result = self._insert(ReshapeOp(result, TensorType(element, runs)), before, None)
                 runs[dim + 1] = period
-                result = self._insert(AllGatherOp(result, dim + 1, parts, TensorType(element, runs), stride),
+                result = self._insert(self._gather_op(result, dim + 1, parts, TensorType(element, runs), stride),
                                       before, None)
                 result = self._insert(ReshapeOp(result, TensorType(element, whole)), before, None)
             else:
-                result = self._insert(AllGatherOp(result, dim, parts, TensorType(element, whole), stride),
+                result = self._insert(self._gather_op(result, dim, parts, TensorType(element, whole), stride),
                                       before, None)
             shape = whole
         return result
@@ -600,7 +641,7 @@ class _TensorPartitioner:
             piece = self._insert(SliceOp(value, offsets, [1] * len(shape), TensorType(element, part)), before, None)
             whole = [*shape[:dim], abs(size), *shape[dim + 1:]]
             wholes.append(piece if size < 0 else self._insert(
-                AllGatherOp(piece, dim, parts, TensorType(element, whole), stride), before, None))
+                self._gather_op(piece, dim, parts, TensorType(element, whole), stride), before, None))
         joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(abs, blocks)), *shape[dim + 1:]]))
         last = max(wholes, key=lambda piece: _position(piece.owner))  # type: ignore[arg-type]
         return self._insert_after(joined, last)
@@ -665,7 +706,9 @@ class _TensorPartitioner:
         shape = list(self.full_shape(value))
         for dim, parts, stride, _ in want.entries:
             shape[dim] //= parts
-            result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), stride), before, None)
+            groups = self._groups(parts, stride)
+            result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), 1 if groups else stride,
+                                              groups), before, None)
         self.full[result] = self.full_shape(value)
         self.layout[result] = want
         return result
@@ -709,14 +752,14 @@ class _TensorPartitioner:
         if self._split_already(arg, split):
             return arg
         full = self.full_shape(arg)
-        set_shard(self.attrs[arg.index], split)
+        set_shard(self.attrs[arg.index], self._program_split(split, shard_of(self.attrs[arg.index])))
         reference = global_of(self.attrs[arg.index])
         per_rank = _per_rank(arg.type, full, split)
         if reference is not None:
             target = self._global(reference)
             assert target is not None
             target.global_type = per_rank
-            set_shard(target.attributes, split)
+            set_shard(target.attributes, self._program_split(split, shard_of(target)))
         new = Rewriter.replace_value_with_new_type(arg, per_rank)
         self.full[new] = full
         self.layout[new] = split
@@ -1285,13 +1328,17 @@ class _TensorPartitioner:
 
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
                       data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
-                      experts: bool = False) -> int:
+                      experts: bool = False, rank_scale: int = 1, program_ranks: int = 0) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
-    partitioned already (this function's, when it is one, added)."""
+    partitioned already (this function's, when it is one, added). `rank_scale`,
+    `program_ranks`: the `tp` ranks are the factor `(r // rank_scale) % tp` of
+    the program's `program_ranks` (dp x tp, `partition_module`)."""
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
-                                     callees=callees if callees is not None else {}, experts=experts)
+                                     callees=callees if callees is not None else {}, experts=experts,
+                                     rank_scale=rank_scale, program_ranks=program_ranks)
+    held = result_shards(function)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
         callees[function.sym_name.data] = (partitioner.arg_layouts(), results)
@@ -1299,7 +1346,9 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     ret = block.last_op
     outputs = [v.type for v in ret.operands] if isinstance(ret, func.ReturnOp) else []
     function.function_type = FunctionType.from_lists([a.type for a in block.args], outputs)
-    set_result_shards(function, (lay if isinstance(lay, Split) else None for lay in results))
+    held += [None] * (len(results) - len(held))
+    set_result_shards(function, (partitioner._program_split(lay, was) if isinstance(lay, Split) else was
+                                 for lay, was in zip(results, held)))
     return partitioner.replicated_ops
 
 
@@ -1365,9 +1414,9 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
     replicas; a pipelined training step's 1F1B `microbatches`; the routed experts
     split over the ep = tp ranks); the replicated op count."""
-    if dp > 1 and tp > 1:
-        raise RduccError(f"rdu-partition: dp={dp} with tp={tp} is not supported: split a model either "
-                         "across its batch (dp) or across its weights (tp), each with pp stages")
+    if dp > 1 and ep > 1:
+        raise RduccError(f"rdu-partition: dp={dp} with ep={ep} is not supported: expert parallelism "
+                         "splits the experts over the sockets of one tensor-parallel group, without replicas")
     if ep > 1 and ep != tp:
         raise RduccError(f"rdu-partition: ep={ep} must equal tp={tp}: the routed experts are split over "
                          "the sockets of a tensor-parallel group")
@@ -1375,11 +1424,17 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         raise RduccError(f"rdu-partition: ep={ep} finds no routed experts to split: no stacked expert table "
                          f"(a weight of rank >= 3 indexed by expert ids) whose expert count divides {ep} ways")
     replicated = 0
-    callees: dict[str, CalleeLayouts] = {}
-    for function in layers_first(functions(module)):
-        if tp > 1 or dp > 1:
-            replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1,
-                                            callees=callees, experts=ep > 1)
+    if tp > 1:
+        callees: dict[str, CalleeLayouts] = {}
+        for function in layers_first(functions(module)):
+            replicated += partition_tensors(module, function, tp, strict, callees=callees, experts=ep > 1,
+                                            program_ranks=tp * dp)
+    if dp > 1:  # over tp's program: replica r // tp of rank r, dp's groups tp ranks apart
+        replicas: dict[str, CalleeLayouts] = {}
+        for function in layers_first(functions(module)):
+            replicated += partition_tensors(module, function, dp, strict, data_parallel=True, callees=replicas,
+                                            rank_scale=tp, program_ranks=tp * dp)
+    for function in functions(module):
         if pp > 1 and not is_outlined(function):
             assign_stages(function, pp, is_training_step(module))
         if is_training_step(module):

@@ -176,8 +176,6 @@ def deferred(op: Operation) -> bool:
 
 def compiled_refusal(candidate: Candidate) -> str:
     """Why `rdu-partition` does not compile a candidate split yet ("" when it does)."""
-    if candidate.dp > 1 and candidate.tp > 1:
-        return "dp with tp is modeled, not compiled by rdu-partition yet"
     if candidate.zero:
         return "ZeRO-sharded optimizer state is modeled, not compiled by rdu-partition yet"
     return ""
