@@ -82,6 +82,7 @@ from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     WEIGHT,
     Level,
+    Phase,
     arg_attrs,
     global_of,
     is_input,
@@ -109,6 +110,7 @@ from rducc.dialects.rdu.collectives import (
     AllToAllOp,
     Groups,
     LocalPartOp,
+    ReduceScatterOp,
     SendRecvOp,
     strided_groups,
 )
@@ -135,6 +137,9 @@ from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.training import (
     batch_size,
+    optimizer_state_args,
+    parameter_results,
+    zero_dim,
     batch_splits,
     choose_training_split,
     fill_value,
@@ -424,6 +429,11 @@ class _TensorPartitioner:
     pass 1, the dp pass tp; `partition_module`)."""
     program_ranks: int = 0
     """The program's SPMD ranks (0: `tp`, the ranks this pass splits over)."""
+    zero: bool = False
+    """Data parallel, ZeRO stage 1: the optimizer state split over the replicas,
+    gradients reduce-scattered to it, updated parameters all-gathered (training.py)."""
+    zero_wants: dict[SSAValue, Split] = field(default_factory=dict)
+    """ZeRO: the split of each gradient value its state's update takes (`_trace_gradient`)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -585,7 +595,10 @@ class _TensorPartitioner:
         if (value, want) in self.made:
             return self.made[(value, want)]
         result = value
-        if have == PARTIAL:
+        if have == PARTIAL and self.zero and isinstance(want, Split) and self._scatters_to(value, want):
+            result = self._reduce_scatter(value, want, before)
+            have = want
+        elif have == PARTIAL:
             result = self._insert(AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
         elif isinstance(have, Experts):
@@ -602,6 +615,25 @@ class _TensorPartitioner:
             else:
                 result = self._take_parts(value, want, before)
         self.made[(value, want)] = result
+        return result
+
+    def _scatters_to(self, value: SSAValue, want: Split) -> bool:
+        """Whether a partial sum can be reduce-scattered straight to `want`: one dim
+        split over every rank, no period."""
+        if len(want.entries) != 1:
+            return False
+        ((dim, parts, stride, period),) = want.entries
+        return parts == self.tp and stride == 1 and not period and want.fits(self.full_shape(value))
+
+    def _reduce_scatter(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
+        """`rdu.reduce_scatter` of a partial sum to this rank's part `want` (ZeRO's gradient)."""
+        ((dim, parts, _, _),) = want.entries
+        element = value.type.element_type  # type: ignore[attr-defined]
+        shape = list(self.full_shape(value))
+        shape[dim] //= parts
+        groups = self._groups(parts, 1)
+        result = self._insert(ReduceScatterOp(value, dim, parts, TensorType(element, shape), 1, groups), before, want)
+        self.full[result] = self.full_shape(value)
         return result
 
     def _gather(self, value: SSAValue, split: Split, before: Operation) -> SSAValue:
@@ -783,11 +815,60 @@ class _TensorPartitioner:
         if self.data_parallel:
             for arg, split in batch_splits(self.function, self.tp):
                 self._shard_arg(arg, split)
+        if self.zero:
+            self._shard_optimizer_state()
         for op in list(block.ops):
             if isinstance(op, func.ReturnOp):
                 return self._results(op)
             self._partition_op(op)
         return []
+
+    def _shard_optimizer_state(self) -> None:
+        """ZeRO: split each optimizer state argument over the replicas along its
+        `zero_dim` (beside the dims tp split already); one that no dim divides stays whole."""
+        for arg in optimizer_state_args(self.module, self.function):
+            held = shard_of(self.attrs[arg.index])
+            dim = zero_dim(_shape(arg), self.tp, held.dims() if held is not None else ())
+            if dim is None:
+                continue
+            want = Split.whole(dim, self.tp)
+            for use in list(arg.uses):
+                for value in use.operation.operands:
+                    if not isinstance(value, BlockArgument) and _shape(value) == _shape(arg):
+                        self._trace_gradient(value, want)
+            self._shard_arg(arg, want)
+
+    def _trace_gradient(self, value: SSAValue, want: Split) -> None:
+        """Record that the state update reads `value` split as `want`, and so the
+        same-shaped operands of the maps and the input of the reshapes that make
+        it (a clipped, unscaled gradient back to the backward's partial sum):
+        `_set_result` reduce-scatters the partial sum there, so that the clip's
+        norm is computed on each replica's part and all-reduced as one scalar."""
+        if value in self.zero_wants:
+            return
+        self.zero_wants[value] = want
+        owner = value.owner
+        if isinstance(owner, MapOp):
+            for operand in owner.operands:
+                if not isinstance(operand, BlockArgument) and _shape(operand) == _shape(value):
+                    self._trace_gradient(operand, want)
+        elif isinstance(owner, ReshapeOp):
+            source = self._source_split(owner, want)
+            if source is not None and source.valid(self.tp):
+                self._trace_gradient(owner.input, source)
+
+    def _scatter_early(self, op: Operation, result: SSAValue) -> None:
+        """ZeRO: a partial sum the optimizer takes split (`zero_wants`) and only
+        optimizer ops read is reduce-scattered where it is made; its readers
+        (the clip's norm among them) then work on the replica's part."""
+        want = self.zero_wants.get(result)
+        if (want is None or not self._scatters_to(result, want)
+                or not all(phase_of(use.operation) == Phase.OPTIMIZER for use in result.uses)):
+            return
+        users = [(use.operation, use.index) for use in list(result.uses)]
+        scattered = self._reduce_scatter(result, want, op)
+        for user, index in users:
+            user.operands[index] = scattered
 
     def arg_layouts(self) -> list[Layout]:
         """The layout each argument of the function is taken in (a split weight or input)."""
@@ -843,6 +924,9 @@ class _TensorPartitioner:
             return
         if isinstance(op, GatherOp) and self._partition_take_along(op):
             return
+        if self.zero and isinstance(op, ReshapeOp | TransposeOp) and self.layout_of(op.operands[0]) == PARTIAL:
+            self._set_result(op, PARTIAL)  # ZeRO: a partial gradient reshaped stays partial, reduce-scattered later
+            return
         if self.experts and self._partition_experts(op):
             return
         plan = self._plan(op)
@@ -863,6 +947,8 @@ class _TensorPartitioner:
             result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]
         self.full[result] = full
         self.layout[result] = layout
+        if self.zero and layout == PARTIAL:
+            self._scatter_early(op, result)
 
     def _replicate(self, op: Operation) -> None:
         if any(self.layout_of(v) is not None for v in op.operands):
@@ -1319,8 +1405,11 @@ class _TensorPartitioner:
 
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []
+        gathered = parameter_results(self.module, self.function) if self.zero else []
+        gathered += [False] * (len(ret.operands) - len(gathered))
         for index, value in enumerate(list(ret.operands)):
-            if self.layout_of(value) == PARTIAL or isinstance(self.layout_of(value), Experts):
+            if (self.layout_of(value) == PARTIAL or isinstance(self.layout_of(value), Experts)
+                    or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
                 ret.operands[index] = self.materialize(value, None, ret)
             layouts.append(self.layout_of(ret.operands[index]))
         return layouts
@@ -1328,16 +1417,18 @@ class _TensorPartitioner:
 
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
                       data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
-                      experts: bool = False, rank_scale: int = 1, program_ranks: int = 0) -> int:
+                      experts: bool = False, rank_scale: int = 1, program_ranks: int = 0,
+                      zero: bool = False) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
     partitioned already (this function's, when it is one, added). `rank_scale`,
     `program_ranks`: the `tp` ranks are the factor `(r // rank_scale) % tp` of
-    the program's `program_ranks` (dp x tp, `partition_module`)."""
+    the program's `program_ranks` (dp x tp, `partition_module`); `zero`: the
+    optimizer state sharded over the data-parallel ranks (ZeRO stage 1)."""
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
                                      callees=callees if callees is not None else {}, experts=experts,
-                                     rank_scale=rank_scale, program_ranks=program_ranks)
+                                     rank_scale=rank_scale, program_ranks=program_ranks, zero=zero)
     held = result_shards(function)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
@@ -1410,10 +1501,13 @@ def _send_across(block: Block, stage: dict[Operation, int]) -> None:
 
 
 def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
-                     microbatches: int = 1, ep: int = 1) -> int:
+                     microbatches: int = 1, ep: int = 1, zero: bool = False) -> int:
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
-    replicas; a pipelined training step's 1F1B `microbatches`; the routed experts
-    split over the ep = tp ranks); the replicated op count."""
+    replicas, with `zero` their optimizer state sharded over them; a pipelined
+    training step's 1F1B `microbatches`; the routed experts split over the ep =
+    tp ranks); the replicated op count."""
+    if zero:
+        _check_zero(module, dp)
     if dp > 1 and ep > 1:
         raise RduccError(f"rdu-partition: dp={dp} with ep={ep} is not supported: expert parallelism "
                          "splits the experts over the sockets of one tensor-parallel group, without replicas")
@@ -1433,16 +1527,31 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         replicas: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):
             replicated += partition_tensors(module, function, dp, strict, data_parallel=True, callees=replicas,
-                                            rank_scale=tp, program_ranks=tp * dp)
+                                            rank_scale=tp, program_ranks=tp * dp, zero=zero)
     for function in functions(module):
         if pp > 1 and not is_outlined(function):
             assign_stages(function, pp, is_training_step(module))
         if is_training_step(module):
             mark_deferred(function)
-    set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
+    set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1, zero)
     if ep > 1:
         set_expert_parallel(module, ep)
     return replicated
+
+
+def _check_zero(module: ModuleOp, dp: int) -> None:
+    """ZeRO needs replicas and optimizer state in the step's entry function (an
+    outlined `@layer_optimizer` takes its state as arguments: not sharded yet)."""
+    if dp < 2:
+        raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
+                         f"it needs dp >= 2, got dp={dp}")
+    if any(is_outlined(f) and any(phase_of(op) == Phase.OPTIMIZER for op in f.body.walk())
+           for f in functions(module)):
+        raise RduccError("rdu-partition: zero does not shard the optimizer state of an outlined step yet "
+                         "(@layer_optimizer); compile it with rdu-outline-layers{training=never}")
+    if not optimizer_state_args(module, entry_function(module)):
+        raise RduccError("rdu-partition: zero shards the optimizer state, but this step has none "
+                         "(no optimizer, or one without state such as SGD without momentum)")
 
 
 def _split_layer(module: ModuleOp, function: func.FuncOp, tp: int) -> int:
@@ -1527,6 +1636,12 @@ class RduPartition(RduPass):
     """A pipelined training step's 1F1B microbatches; 0: the most that divide the
     replica's batch, up to 4 a stage (`default_microbatches`)."""
 
+    zero: bool = False
+    """ZeRO stage 1 (a training step with dp > 1): each replica holds and updates
+    1/dp of the optimizer state; gradients reduce-scattered, updated parameters
+    all-gathered (passes/rdu_partition/training.py). Without a split given, the
+    cost model weighs ZeRO candidates anyway."""
+
     ep: int = 0
     """Expert parallelism: the routed experts' stacked tables split over the ep
     sockets of a tensor-parallel group (ep = tp; passes/rdu_partition/experts.py);
@@ -1543,6 +1658,9 @@ class RduPartition(RduPass):
                              f"dp={self.dp} ep={self.ep}")
         if self.microbatches < 0:
             raise RduccError(f"rdu-partition: microbatches must be >= 1, got {self.microbatches}")
+        if self.zero and self.dp < 2:
+            raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
+                             f"it needs dp >= 2, got dp={self.dp}")
         target = module_target(op, self.target)
         training = is_training_step(op)
         chosen = self.tp == 0 and self.pp == 0 and self.dp == 0
@@ -1550,7 +1668,8 @@ class RduPartition(RduPass):
         if chosen and training:
             dp, tp, pp, microbatches, choice = choose_training_split(
                 op, target,
-                lambda trial, d, t, p, m: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep),
+                lambda trial, d, t, p, m, z: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep,
+                                                              zero=z),
                 _split_layer)
             if not is_partitioned(op):
                 set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split
@@ -1570,7 +1689,7 @@ class RduPartition(RduPass):
             raise RduccError(
                 f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep)
+        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep, zero=self.zero)
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "
