@@ -456,11 +456,15 @@ class _TensorPartitioner:
 
     def _program_split(self, split: Split, held: Split | None) -> Split:
         """`split` (over this pass's ranks) over the program's, beside the split
-        `held` an earlier pass gave the same value (dp after tp)."""
+        `held` an earlier pass gave the same value (dp after tp). One dim may take
+        both (batch x heads: tp's heads in every period, dp's blocks of the whole
+        dim; a rank holds the indices both give it, `runtime.sockets._window`)."""
         scaled = [(dim, parts, stride * self.rank_scale, period) for dim, parts, stride, period in split.entries]
-        if held is not None and held.dims() & split.dims():
+        shared = held.dims() & split.dims() if held is not None else set()
+        if held is not None and any(isinstance(period, tuple) for dim, _, _, period in (*held.entries, *scaled)
+                                    if dim in shared):
             raise RduccError(f"rdu-partition: a value split as {held.describe()} by tp cannot also be split "
-                             f"as {split.describe()} by dp")
+                             f"as {split.describe()} by dp")  # a dim of unequal blocks takes one split
         combined = Split.of([*(held.entries if held is not None else ()), *scaled])
         assert combined is not None
         return combined

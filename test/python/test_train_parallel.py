@@ -88,7 +88,7 @@ def _train_both(model: nn.Module, batches: list, optimizer: str, opt_level: int,
 
 
 @pytest.mark.parametrize(("dp", "tp", "pp", "optimizer", "opt_level"), [
-    (2, 0, 1, "sgd", 0), (2, 0, 1, "adamw", 2), (0, 2, 1, "adamw", 0), (0, 2, 1, "sgd", 2), (2, 0, 2, "adamw", 0),
+    (2, 0, 1, "sgd", 0), (2, 2, 1, "adamw", 2), (0, 2, 1, "adamw", 0), (0, 2, 1, "sgd", 2), (2, 0, 2, "adamw", 0),
 ])
 def test_mlp_twenty_steps_split_match_eager(dp, tp, pp, optimizer, opt_level):
     torch.manual_seed(0)
@@ -124,24 +124,6 @@ def test_data_parallel_program_splits_the_batch_and_reduces_gradients():
     assert float(loss) == pytest.approx(float(expected), rel=1e-6)
     for got, (name, parameter) in zip(grads, model.named_parameters()):
         torch.testing.assert_close(got, parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
-
-
-@pytest.mark.parametrize(("dp", "tp"), [(2, 0), (0, 2)])
-def test_llama_gradients_split_match_eager(dp, tp):
-    """Loss and every gradient of a one-layer Llama (transformers) at dp=2 and tp=2 equal eager's."""
-    torch.manual_seed(0)
-    model = LlamaLoss().train()
-    batch = (torch.randint(0, 64, (2, 8)), torch.randint(0, 64, (2, 8)))
-    program = compile_training(copy.deepcopy(model), batch, optimizer=None, target="sn40l-8", opt_level=0,
-                               passes=_split(dp, tp))
-    loss, *grads = program.step(*batch)
-    expected = model(*batch)
-    expected.backward()
-    parameters = dict(model.named_parameters())
-    assert len(grads) == len(program.trained) > 0
-    torch.testing.assert_close(torch.as_tensor(loss), expected.detach(), rtol=1e-5, atol=1e-6)
-    for name, got in zip(program.trained, grads):
-        torch.testing.assert_close(torch.as_tensor(got), parameters[name].grad, rtol=1e-4, atol=1e-6, msg=name)
 
 
 def test_data_parallel_must_divide_the_batch():
