@@ -47,7 +47,15 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I64, ArrayAttr, IntAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException

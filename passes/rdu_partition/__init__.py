@@ -91,11 +91,11 @@ from rducc.dialects.contracts import (
     layer_of,
     module_target,
     phase_of,
+    result_shards,
     set_expert_parallel,
     set_layer,
     set_partition,
     set_phase,
-    result_shards,
     set_result_shards,
     set_shard,
     set_split_choice,
@@ -137,16 +137,17 @@ from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.training import (
     batch_size,
-    optimizer_state_args,
-    parameter_results,
-    zero_dim,
     batch_splits,
     choose_training_split,
     fill_value,
     is_training_step,
     mark_deferred,
+    optimizer_state_args,
+    outlined_optimizer,
+    parameter_results,
     ramp_length,
     training_stages,
+    zero_dim,
 )
 
 Layout = Split | str | Experts | None
@@ -1549,8 +1550,7 @@ def _check_zero(module: ModuleOp, dp: int) -> None:
     if dp < 2:
         raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
                          f"it needs dp >= 2, got dp={dp}")
-    if any(is_outlined(f) and any(phase_of(op) == Phase.OPTIMIZER for op in f.body.walk())
-           for f in functions(module)):
+    if outlined_optimizer(module):
         raise RduccError("rdu-partition: zero does not shard the optimizer state of an outlined step yet "
                          "(@layer_optimizer); compile it with rdu-outline-layers{training=never}")
     if not optimizer_state_args(module, entry_function(module)):

@@ -222,9 +222,18 @@ def deferred(op: Operation) -> bool:
     return True
 
 
-def compiled_refusal(candidate: Candidate) -> str:
-    """Why `rdu-partition` does not compile a candidate split yet ("" when it does)."""
+def compiled_refusal(candidate: Candidate, module: ModuleOp | None = None) -> str:
+    """Why `rdu-partition` does not compile a candidate split yet ("" when it does):
+    ZeRO on a step whose optimizer is an outlined layer (its state arrives as arguments)."""
+    if candidate.zero and module is not None and outlined_optimizer(module):
+        return "ZeRO of an outlined step (@layer_optimizer) is not compiled yet"
     return ""
+
+
+def outlined_optimizer(module: ModuleOp) -> bool:
+    """Whether the optimizer's update of `module` is (also) in an outlined layer."""
+    return any(is_outlined(f) and any(phase_of(op) == Phase.OPTIMIZER for op in f.body.walk())
+               for f in functions(module))
 
 
 LayerSplitter = Callable[[ModuleOp, func.FuncOp, int], object]
@@ -265,7 +274,7 @@ def choose_training_split(module: ModuleOp, target: Target, partition: Partition
     profile = step_profile(module, target, split_layers(module, tps, layer_split))
     refused: dict[Candidate, str] = {}
     while True:
-        choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c))
+        choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c, module))
         chosen = choice.chosen.candidate
         if choice.chosen.schedule is None:
             return 1, 1, 1, 1, choice
@@ -306,7 +315,8 @@ def is_training_step(module: ModuleOp) -> bool:
 
 
 __all__ = [
-    "adopt", "compiled_refusal", "deferred", "mark_deferred", "optimizer_state_args", "parameter_results",
+    "adopt", "compiled_refusal", "deferred", "mark_deferred", "optimizer_state_args", "outlined_optimizer",
+    "parameter_results",
     "split_layers", "zero_dim",
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
     "training_stages",
