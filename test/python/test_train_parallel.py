@@ -421,7 +421,7 @@ def test_dynamic_loss_scaling_split_skips_on_every_rank(dp, tp):
         scaler.step(optimizer)
         scaler.update()
         expected.append((loss.item(), scaler.get_scale()))
-    program = compile_training(model, data[0], optimizer="adamw", lr=1e-2, target="sn40l-8", opt_level=0,
+    program = compile_training(model, data[0], optimizer="adamw", lr=1e-2, target="sn40l-8", opt_level=2,
                                loss_scale=torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2),
                                passes=_split(dp, tp))
     got = []
