@@ -143,7 +143,6 @@ from rducc.passes.rdu_partition.training import (
     is_training_step,
     mark_deferred,
     optimizer_state_args,
-    outlined_optimizer,
     parameter_results,
     ramp_length,
     training_stages,
@@ -830,18 +829,57 @@ class _TensorPartitioner:
 
     def _shard_optimizer_state(self) -> None:
         """ZeRO: split each optimizer state argument over the replicas along its
-        `zero_dim` (beside the dims tp split already); one that no dim divides stays whole."""
-        for arg in optimizer_state_args(self.module, self.function):
+        `zero_dim` (beside the dims tp split already); one that no dim divides stays
+        whole. In an outlined `@layer_optimizer` the gradients arrive as arguments:
+        those the update reads beside a state are taken split (the caller
+        reduce-scatters them, `_partition_call`)."""
+        states, parameters = self._optimizer_roles()
+        for arg in states:
             held = shard_of(self.attrs[arg.index])
             dim = zero_dim(_shape(arg), self.tp, held.dims() if held is not None else ())
             if dim is None:
                 continue
             want = Split.whole(dim, self.tp)
             for use in list(arg.uses):
-                for value in use.operation.operands:
-                    if not isinstance(value, BlockArgument) and _shape(value) == _shape(arg):
+                for value in list(use.operation.operands):
+                    if _shape(value) != _shape(arg) or value in states or value in parameters:
+                        continue
+                    if not isinstance(value, BlockArgument):
                         self._trace_gradient(value, want)
+                    elif is_outlined(self.function) and self.layout_of(value) is None:
+                        self._shard_arg(value, want)  # a gradient passed in by the caller
             self._shard_arg(arg, want)
+
+    def _optimizer_roles(self) -> tuple[list[BlockArgument], set[SSAValue]]:
+        """(the optimizer state arguments, the parameter arguments) of the function:
+        the entry's by their globals (`optimizer_state_args`); an outlined layer's
+        by what its first call passes them (the entry's state and parameter arguments)."""
+        entry = entry_function(self.module)
+        if self.function is entry:
+            return list(optimizer_state_args(self.module, entry)), set()
+        call = next((op for op in entry.body.block.ops if isinstance(op, func.CallOp)
+                     and op.callee.string_value() == self.function.sym_name.data), None)
+        if call is None:
+            return [], set()
+        states = set(optimizer_state_args(self.module, entry))
+        weights = {arg for arg, attrs in zip(entry.args, arg_attrs(entry)) if global_of(attrs) is not None}
+        args = list(self.function.args)
+        found = [args[i] for i, value in enumerate(call.operands) if value in states]
+        return found, {args[i] for i, value in enumerate(call.operands) if value in weights and value not in states}
+
+    def _parameter_results(self) -> list[bool]:
+        """Per result: whether it is a parameter's new value (ZeRO gathers those);
+        an outlined layer's when its first call returns it as one."""
+        entry = entry_function(self.module)
+        if self.function is entry:
+            return parameter_results(self.module, entry)
+        call = next((op for op in entry.body.block.ops if isinstance(op, func.CallOp)
+                     and op.callee.string_value() == self.function.sym_name.data), None)
+        updated = parameter_results(self.module, entry)
+        if call is None:
+            return []
+        return [any(isinstance(use.operation, func.ReturnOp) and use.index < len(updated) and updated[use.index]
+                    for use in result.uses) for result in call.results]
 
     def _trace_gradient(self, value: SSAValue, want: Split) -> None:
         """Record that the state update reads `value` split as `want`, and so the
@@ -1410,10 +1448,11 @@ class _TensorPartitioner:
 
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []
-        gathered = parameter_results(self.module, self.function) if self.zero else []
+        gathered = self._parameter_results() if self.zero else []
         gathered += [False] * (len(ret.operands) - len(gathered))
+        keeps_partial = self.zero and is_outlined(self.function)  # ZeRO: the caller reduce-scatters a gradient
         for index, value in enumerate(list(ret.operands)):
-            if (self.layout_of(value) == PARTIAL or isinstance(self.layout_of(value), Experts)
+            if ((self.layout_of(value) == PARTIAL and not keeps_partial) or isinstance(self.layout_of(value), Experts)
                     or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
                 ret.operands[index] = self.materialize(value, None, ret)
             layouts.append(self.layout_of(ret.operands[index]))
@@ -1550,9 +1589,6 @@ def _check_zero(module: ModuleOp, dp: int) -> None:
     if dp < 2:
         raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
                          f"it needs dp >= 2, got dp={dp}")
-    if outlined_optimizer(module):
-        raise RduccError("rdu-partition: zero does not shard the optimizer state of an outlined step yet "
-                         "(@layer_optimizer); compile it with rdu-outline-layers{training=never}")
     if not optimizer_state_args(module, entry_function(module)):
         raise RduccError("rdu-partition: zero shards the optimizer state, but this step has none "
                          "(no optimizer, or one without state such as SGD without momentum)")

@@ -223,17 +223,9 @@ def deferred(op: Operation) -> bool:
 
 
 def compiled_refusal(candidate: Candidate, module: ModuleOp | None = None) -> str:
-    """Why `rdu-partition` does not compile a candidate split yet ("" when it does):
-    ZeRO on a step whose optimizer is an outlined layer (its state arrives as arguments)."""
-    if candidate.zero and module is not None and outlined_optimizer(module):
-        return "ZeRO of an outlined step (@layer_optimizer) is not compiled yet"
+    """Why `rdu-partition` does not compile a candidate split yet ("" when it does: every one now)."""
     return ""
 
-
-def outlined_optimizer(module: ModuleOp) -> bool:
-    """Whether the optimizer's update of `module` is (also) in an outlined layer."""
-    return any(is_outlined(f) and any(phase_of(op) == Phase.OPTIMIZER for op in f.body.walk())
-               for f in functions(module))
 
 
 LayerSplitter = Callable[[ModuleOp, func.FuncOp, int], object]
@@ -315,7 +307,7 @@ def is_training_step(module: ModuleOp) -> bool:
 
 
 __all__ = [
-    "adopt", "compiled_refusal", "deferred", "mark_deferred", "optimizer_state_args", "outlined_optimizer",
+    "adopt", "compiled_refusal", "deferred", "mark_deferred", "optimizer_state_args",
     "parameter_results",
     "split_layers", "zero_dim",
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
