@@ -98,6 +98,7 @@ def compile(  # noqa: A001
     capacity: int | None = None,
     shapes: ShapesSpec,
     dynamic_shapes: Any = None,
+    pad_dims: Sequence[str] = (),
 ) -> BucketedProgram: ...
 
 
@@ -115,6 +116,7 @@ def compile(  # noqa: A001 - the public name the API promises
     capacity: int | None = None,
     shapes: ShapesSpec | None = None,
     dynamic_shapes: Any = None,
+    pad_dims: Sequence[str] = (),
 ) -> Program | BucketedProgram:
     """Compile a model for the target and return the runnable Program.
 
@@ -140,7 +142,10 @@ def compile(  # noqa: A001 - the public name the API promises
     `dynamic_shapes=`, torch.export's argument) is compiled once per combination
     of `shapes`' sizes (`{"batch": [1, 4], "seq": [128, 512]}`, as `rducc
     --shapes batch=1,4 seq=128,512`): a `BucketedProgram`, which runs the bucket
-    matching its inputs' shapes (docs/shapes.md).
+    matching its inputs' shapes (docs/shapes.md). Inputs smaller than every
+    bucket's along a dim the program keeps apart (its batch rows never meet) are
+    padded up to the smallest bucket that covers them; `pad_dims` names dims you
+    vouch may be padded at the end too (a sequence an attention mask covers).
     """
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
@@ -150,10 +155,12 @@ def compile(  # noqa: A001 - the public name the API promises
         raise RduccError("rducc.compile(model, example_inputs, shapes=...) of an nn.Module needs dynamic_shapes= "
                          "too (torch.export's: which input dims are dynamic, e.g. ({0: Dim('batch')},))")
     exported = _exported(model, example_inputs, dynamic_shapes)
+    if pad_dims and shapes is None:
+        raise RduccError("pad_dims= pads an input up to a larger shape bucket: it needs shapes= too")
     if shapes is not None:
         from rducc.shapes import bucket_modules, compile_buckets
 
-        compiled = compile_buckets(exported, shapes, options)
+        compiled = compile_buckets(exported, shapes, options, pad_dims)
         shared = {name: torch_to_numpy(t) for name, t in compiled.weights.items()}
         alone = [module for _, module in bucket_modules(compiled.module)]  # each a whole program again
         programs = [(b.values, _program_of(replace(b.result, module=m), chosen, f64, shared))
@@ -374,7 +381,10 @@ class Program:
         """Run the placed program on these inputs (positional, or by keyword as
         exported); outputs in the model's structure. Buffers and inputs the model
         updates in place are written back (`_write_back`)."""
-        given = self._flat_inputs(tensors, named)
+        return self._call_flat(self._flat_inputs(tensors, named))
+
+    def _call_flat(self, given: list[Any]) -> Any:
+        """Run on the inputs flattened in the exported program's order (`_flat_inputs`)."""
         if not all(isinstance(t, torch.Tensor) for t in given):
             raise RduccError("Program inputs must be torch tensors")
         flat = [t.float() if t.dtype == torch.float64 else t for t in given] if f64_demoted(self.module) else given
@@ -465,7 +475,11 @@ class BucketedProgram:
 
     def __init__(self, module: ModuleOp, programs: Sequence[tuple[dict[str, int], Program]],
                  weights: dict[str, np.ndarray], target: Target):
+        from rducc.shapes.padding import plan_of
+
         self.module = module
+        self.padding = plan_of(module)
+        """Which dims a call may pad up to a larger bucket (`rducc.shapes.padding`; docs/shapes.md)."""
         """The module holding every bucket (`rducc.shapes.buckets`)."""
         self.programs = list(programs)
         self.weights = weights
@@ -478,12 +492,16 @@ class BucketedProgram:
         return [dict(values) for values, _ in self.programs]
 
     def program_for(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Program:
-        """The bucket's Program that takes inputs of these shapes; else one error listing the compiled ones."""
+        """The bucket's Program a call with these inputs runs (their exact shapes, else
+        the smallest bucket they pad up to); else one error listing the compiled ones."""
+        given = self.programs[0][1]._flat_inputs(tensors, named)
+        return self.programs[self._pick(given).index][1]
+
+    def _pick(self, given: Sequence[Any]) -> Any:
         from rducc.shapes import pick_bucket
 
-        given = self.programs[0][1]._flat_inputs(tensors, named)
         shapes = [tuple(t.shape) for t in given if isinstance(t, torch.Tensor)]
-        return self.programs[pick_bucket(self._declared, shapes)][1]
+        return pick_bucket(self._declared, shapes, self.padding)
 
     @cached_property
     def _declared(self) -> list[tuple[dict[str, int], list[tuple[int, ...]]]]:
@@ -493,8 +511,22 @@ class BucketedProgram:
         return [(values, input_shapes(p.module, p._runner)) for values, p in self.programs]
 
     def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:
-        """Run the bucket matching the inputs' shapes (as `Program.__call__`)."""
-        return self.program_for(*tensors, **named)(*tensors, **named)
+        """Run the bucket matching the inputs' shapes (as `Program.__call__`); inputs
+        of a smaller size of a dim the program lets pad run the smallest bucket that
+        covers them, padded with zeros, and its outputs are cut back (docs/shapes.md)."""
+        from rducc.shapes.padding import cut_outputs, pad_arrays
+
+        given = self.programs[0][1]._flat_inputs(tensors, named)
+        call = self._pick(given)
+        program = self.programs[call.index][1]
+        declared = self._declared[call.index][1]
+        if [tuple(t.shape) for t in given] == [tuple(s) for s in declared]:
+            return program._call_flat(given)
+        padded = pad_arrays([t.detach() for t in given], declared)
+        outputs = program._call_flat(padded)
+        flat, spec = pytree.tree_flatten(outputs)
+        assert self.padding is not None
+        return pytree.tree_unflatten(cut_outputs(flat, self.padding, call), spec)
 
     @property
     def mlir(self) -> str:

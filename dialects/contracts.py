@@ -12,6 +12,7 @@ structure are typed xDSL attributes registered in the `rdu` dialect:
     #rdu<phase backward>                       the training phase an op belongs to
     #rdu.mapping<grid = [40, 52], sections = 1, stages = [[0, 0, 0, 520, 3]], buffers = [[0, 0, 0, 2]]>
     #rdu.bucket<batch = 4, seq = 128>           the dynamic dims' values one bucket is compiled for
+    #rdu.padding<["batch"], [["batch", ""]], [["batch", ""]], ["seq: ..."]>  the dims a call may pad
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ INPUT = "rdu.input"
 BUCKET = "rdu.bucket"
 """Nested module of a program compiled for several shapes (`rducc --shapes`): the
 value of each dynamic dim it is specialized for (`BucketAttr`)."""
+PADDING = "rdu.padding"
+"""Module of shape buckets: the dynamic dims a call may pad up to a larger bucket,
+where they sit in the inputs and outputs, and why the others may not (`PaddingAttr`)."""
 WEIGHT = "rdu.weight"
 """Argument of an outlined layer: it receives a weight."""
 VALUE = "rdu.value"
@@ -950,6 +954,48 @@ def set_bucket(module: Operation, values: Mapping[str, int]) -> None:
     module.attributes[BUCKET] = BucketAttr.of(values)
 
 
+@irdl_attr_definition
+class PaddingAttr(ParametrizedAttribute):
+    """The dynamic dims a call of a bucketed program may pad to a larger bucket
+    (`rducc.shapes.padding`): the dims, per user input and per user output the
+    padded dim each of its dims carries ("" for none), and each refused dim with
+    its reason (`"seq: aten.bmm contracts ..."`)."""
+
+    name = "rdu.padding"
+
+    dims: ArrayAttr[StringAttr]
+    inputs: ArrayAttr[ArrayAttr[StringAttr]]
+    outputs: ArrayAttr[ArrayAttr[StringAttr]]
+    refused: ArrayAttr[StringAttr]
+
+    def verify(self) -> None:
+        known = {d.data for d in self.dims.data}
+        for rows in (self.inputs.data, self.outputs.data):
+            for row in rows:
+                bad = [n.data for n in row.data if n.data and n.data not in known]
+                if bad:
+                    raise VerifyException(f"#rdu.padding names '{bad[0]}', which is not one of its dims")
+
+
+def padding_of(module: Operation) -> tuple[list[str], list[list[str]], list[list[str]], dict[str, str]] | None:
+    """A bucket module's padding (dims, inputs, outputs, refused), or None."""
+    attr = module.attributes.get(PADDING)
+    if not isinstance(attr, PaddingAttr):
+        return None
+    refused = dict(r.data.split(": ", 1) for r in attr.refused.data if ": " in r.data)
+    return ([d.data for d in attr.dims.data], [[n.data for n in row.data] for row in attr.inputs.data],
+            [[n.data for n in row.data] for row in attr.outputs.data], refused)
+
+
+def set_padding(module: Operation, dims: Sequence[str], inputs: Sequence[Sequence[str]],
+                outputs: Sequence[Sequence[str]], refused: Mapping[str, str]) -> None:
+    def rows(table: Sequence[Sequence[str]]) -> ArrayAttr[ArrayAttr[StringAttr]]:
+        return ArrayAttr(ArrayAttr(StringAttr(n) for n in row) for row in table)
+
+    module.attributes[PADDING] = PaddingAttr(ArrayAttr(StringAttr(d) for d in dims), rows(inputs), rows(outputs),
+                                             ArrayAttr(StringAttr(f"{k}: {v}") for k, v in refused.items()))
+
+
 CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr, MappingAttr, PhaseAttr,
-                                         BucketAttr]
+                                         BucketAttr, PaddingAttr]
 """The typed attributes the `rdu` dialect registers."""

@@ -9,7 +9,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
-from rducc.dialects.contracts import arg_attrs, bucket_of, global_of, is_outlined, op_stage
+from rducc.dialects.contracts import arg_attrs, bucket_of, global_of, is_outlined, op_stage, padding_of
 from rducc.errors import RduccError
 
 ENTRY = "forward"
@@ -118,6 +118,9 @@ def check_buckets(module: ModuleOp) -> None:
             raise RduccError(f"buckets @{seen[key]} and @{name} are for the same sizes "
                              f"({', '.join(f'{k}={v}' for k, v in values.items())})")
         seen[key] = name
+    padding = padding_of(module)
+    if padding is not None and not set(padding[0]) <= set(dims):
+        raise RduccError(f"rdu.padding names dims {', '.join(padding[0])}; the buckets are for {', '.join(dims)}")
 
 
 def check_loop_steps(module: ModuleOp) -> None:

@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +30,7 @@ from rducc.deploy.manifest import (
     EVICTION,
     MANIFEST,
     NAME_PATTERN,
+    DeployedBucket,
     DeployedModel,
     Deployment,
     Modeled,
@@ -104,6 +105,25 @@ class DeployOptions:
     routers: Sequence[str] = ()
     force: bool = False
     """Replace a DIR that is not empty (else refused)."""
+    shapes: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    """By model name: the sizes of its dynamic dims to compile (`--shapes NAME:batch=1,4`), one bucket each."""
+    pad_dims: dict[str, list[str]] = field(default_factory=dict)
+    """By model name: dynamic dims the user vouches may be padded (`--pad-dims NAME:seq`)."""
+
+
+def per_model_flags(flag: str, items: Sequence[str], names: Sequence[str]) -> dict[str, list[str]]:
+    """`--shapes MODEL:batch=1,4` / `--pad-dims MODEL:seq`: each item by its model
+    (the only model's when a deployment has one and the item names none)."""
+    found: dict[str, list[str]] = {}
+    for item in items:
+        model, colon, rest = item.partition(":")
+        if not colon or "=" in model:
+            if len(names) != 1:
+                raise RduccError(f"{flag} {item}: name the model it is for (MODEL:{item}); the models are "
+                                 f"{', '.join(names)}")
+            model, rest = names[0], item
+        found.setdefault(model, []).append(rest)
+    return found
 
 
 def model_sources(specs: Sequence[str]) -> list[tuple[str, str]]:
@@ -309,6 +329,7 @@ def _deploy(specs: Sequence[str], out: Path, options: DeployOptions) -> Deployme
     check_compilable(target)
     sources = model_sources(specs)
     _check_routers(options.routers, [name for name, _ in sources])
+    _check_shape_models(options, [name for name, _ in sources])
     hbm = target.sockets * target.hbm_bytes
     reserve = hbm_reserve_bytes(options.hbm_reserve, hbm)
     _check_out_dir(out, options.force, [path for _, path in sources] + [target.source])
@@ -318,12 +339,12 @@ def _deploy(specs: Sequence[str], out: Path, options: DeployOptions) -> Deployme
     resident = residency_plan(sizes, hbm - reserve, options.routers)
     staging = staging_directory(out)
     try:
-        compiler = _Compiler(target, options.opt_level, staging)
+        compiler = _Compiler(target, options.opt_level, staging, options)
         compiled = {name: compiler.model(name, path, facts[name]) for name, path in sources}
         shares = code_sharing([(name, c.code_key) for name, c in compiled.items()])
         models = [
             DeployedModel(name, path, f"{name}.mlir", compiled[name].weights, size, name in resident, shares[name],
-                          name in options.routers, compiled[name].modeled)
+                          name in options.routers, compiled[name].modeled, compiled[name].buckets)
             for (name, path), (_, size) in zip(sources, sizes)
         ]
         deployment = Deployment(options.target, target.sockets, target.sockets * target.ddr_bytes, hbm, reserve,
@@ -340,6 +361,17 @@ def _check_routers(routers: Sequence[str], names: list[str]) -> None:
     unknown = [r for r in routers if r not in names]
     if unknown:
         raise RduccError(f"--router {unknown[0]}: no model of that name; the models are {', '.join(names)}")
+
+
+def _check_shape_models(options: DeployOptions, names: list[str]) -> None:
+    for flag, table in (("--shapes", options.shapes), ("--pad-dims", options.pad_dims)):
+        unknown = [n for n in table if n not in names]
+        if unknown:
+            raise RduccError(f"{flag} {unknown[0]}:...: no model of that name; the models are {', '.join(names)}")
+    lonely = [n for n in options.pad_dims if n not in options.shapes]
+    if lonely:
+        raise RduccError(f"--pad-dims {lonely[0]}:...: model '{lonely[0]}' has no --shapes (padding goes up to "
+                         "a larger shape bucket)")
 
 
 def _read_archives(sources: Sequence[tuple[str, str]]) -> dict[str, ArchiveFacts]:
@@ -365,6 +397,7 @@ class _Compiled:
     code_key: str
     weights: str | None
     modeled: Modeled
+    buckets: list[DeployedBucket] = field(default_factory=list)
 
 
 @dataclass
@@ -378,6 +411,8 @@ class _Program:
     modeled: Modeled
     text: str = ""
     """The program's text when it names no weights file (printed once)."""
+    buckets: list[DeployedBucket] = field(default_factory=list)
+    """Each shape bucket's times (a model deployed with --shapes)."""
 
 
 def _weight_specs(weights: dict) -> dict[str, tuple[tuple[int, ...], object]]:
@@ -387,8 +422,9 @@ def _weight_specs(weights: dict) -> dict[str, tuple[tuple[int, ...], object]]:
 class _Compiler:
     """Compiles each signature once and writes every model's files into `staging`."""
 
-    def __init__(self, target: Target, opt_level: int, staging: Path):
+    def __init__(self, target: Target, opt_level: int, staging: Path, options: DeployOptions | None = None):
         self.target, self.opt_level, self.staging = target, opt_level, staging
+        self.options = options or DeployOptions()
         self.programs: dict[tuple[str, bool], _Program] = {}
         """By signature and whether on the meta device."""
         self.compiles = 0
@@ -418,7 +454,11 @@ class _Compiler:
         if known is not None and facts.on_meta:
             return self._write(name, known, {})
         program = load_exported_program(path)
-        _refuse_dynamic(program, path)
+        shapes = self.options.shapes.get(name)
+        if shapes is None:
+            _refuse_dynamic(program, path, name)
+        else:
+            return self._compile_buckets(name, program, shapes)
         if known is not None:
             weights = program_weights(program)
             if _weight_specs(weights) == known.weight_specs:
@@ -433,6 +473,22 @@ class _Compiler:
         modeled = modeled_times(result.module, self.target, _tokens_per_call(result.exported))
         compiled = _Program(result.module, _weight_specs(result.weights), code_key(result.module), modeled)
         self.programs.setdefault(key, compiled)
+        return self._write(name, compiled, result.weights)
+
+    def _compile_buckets(self, name: str, program, shapes: dict[str, list[int]]) -> _Compiled:
+        """A model deployed with --shapes: every bucket in one program file, one weights file."""
+        from rducc.driver import CompileOptions
+        from rducc.shapes import compile_buckets
+
+        result = compile_buckets(program, shapes, CompileOptions(self.target, self.opt_level),
+                                 self.options.pad_dims.get(name, ()))
+        self.compiles += len(result.buckets)
+        buckets = [DeployedBucket(dict(b.values), modeled_times(b.result.module, self.target,
+                                                                 _tokens_per_call(b.result.exported)))
+                   for b in result.buckets]
+        largest = max(buckets, key=lambda b: b.modeled.tokens_per_call).modeled
+        compiled = _Program(result.module, _weight_specs(result.weights), code_key(result.module), largest,
+                            buckets=buckets)
         return self._write(name, compiled, result.weights)
 
     def _write(self, name: str, compiled: _Program, weights: dict) -> _Compiled:
@@ -452,7 +508,7 @@ class _Compiler:
         if weights_file is not None:
             outputs.insert(0, (str(self.staging / weights_file), weights_writer(weights)))
         write_together(outputs)
-        return _Compiled(compiled.code_key, weights_file, compiled.modeled)
+        return _Compiled(compiled.code_key, weights_file, compiled.modeled, compiled.buckets)
 
 
 def deployed_program(directory: str | Path, model: str | None) -> Path:
@@ -467,15 +523,17 @@ def deployed_program(directory: str | Path, model: str | None) -> Path:
     return deployment.directory / deployment.model(model).program
 
 
-__all__ = ["Deployment", "DeployedModel", "DeployOptions", "Modeled", "deploy", "deployed_program", "load_manifest"]
+__all__ = ["Deployment", "DeployedBucket", "DeployedModel", "DeployOptions", "Modeled", "deploy", "deployed_program",
+           "load_manifest", "per_model_flags"]
 
 
-def _refuse_dynamic(program, path: str) -> None:
-    """A deployment serves static programs: an export with dynamic dims is one error
-    naming them (rducc's own --shapes buckets are not a deployment's)."""
+def _refuse_dynamic(program, path: str, name: str) -> None:
+    """A dynamic export deployed without --shapes: one error naming its dims and the flag."""
     from rducc.frontend.dynamic_dims import dynamic_dims, is_dynamic
 
     if is_dynamic(program):
-        listed = ", ".join(dim.describe() for dim in dynamic_dims(program))
+        dims = dynamic_dims(program)
+        listed = ", ".join(dim.describe() for dim in dims)
+        example = " ".join(f"{name}:{dim.name}=N,..." for dim in dims)
         raise RduccError(f"{path}: the program was exported with dynamic dims ({listed}); rducc deploy "
-                         "compiles static shapes: export the model at the sizes it serves (no dynamic_shapes)")
+                         f"compiles one program per size: give its sizes with --shapes {example}")

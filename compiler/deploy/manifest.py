@@ -43,6 +43,14 @@ class Modeled:
 
 
 @dataclass(frozen=True)
+class DeployedBucket:
+    """One compiled size of a model deployed with shape buckets (`rducc deploy --shapes`)."""
+
+    bucket: dict[str, int]
+    modeled: Modeled
+
+
+@dataclass(frozen=True)
 class DeployedModel:
     """One model of a deployment, as the manifest lists it."""
 
@@ -56,6 +64,9 @@ class DeployedModel:
     shares_code_with: str | None
     router: bool
     modeled: Modeled
+    """The times of its one program (of its largest bucket when it has several)."""
+    buckets: list[DeployedBucket] = field(default_factory=list)
+    """Each shape bucket with its times; empty for a model of static shapes (the key is then left out)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,9 @@ class Deployment:
     def to_json(self) -> str:
         data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
         data |= {k: v for k, v in asdict(self).items() if k != "directory"}
+        for model in data["models"]:
+            if not model["buckets"]:
+                del model["buckets"]  # a static model's entry as before
         from rducc.files import json_text
 
         return json_text(data, "the deployment manifest")
@@ -100,6 +114,8 @@ _MODEL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "name": str, "source": str, "program": str, "weights": (str, type(None)), "weight_bytes": int,
     "resident": bool, "shares_code_with": (str, type(None)), "router": bool, "modeled": dict,
 }
+_OPTIONAL_MODEL_FIELDS: dict[str, type | tuple[type, ...]] = {"buckets": list}
+_BUCKET_FIELDS: dict[str, type | tuple[type, ...]] = {"bucket": dict, "modeled": dict}
 _MODELED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "forward_s": (int, float), "tokens_per_call": int, "prefill_s_per_token": (int, float),
     "decode_step_s": (int, float),
@@ -119,17 +135,21 @@ def _shown(value: int | float) -> str:
     return text if text and len(text) <= 40 else f"a number of {len(str(value)) if text else 'over 60'} digits"
 
 
-def _checked(data: object, fields: dict[str, type | tuple[type, ...]], where: str) -> dict[str, Any]:
-    """`data` as an object holding exactly `fields`, each of its type."""
+def _checked(data: object, fields: dict[str, type | tuple[type, ...]], where: str,
+             optional: dict[str, type | tuple[type, ...]] | None = None) -> dict[str, Any]:
+    """`data` as an object holding exactly `fields` (and any of `optional`), each of its type."""
     if not isinstance(data, dict):
         raise RduccError(f"{where}: expected an object, got {type(data).__name__}")
     missing = [name for name in fields if name not in data]
     if missing:
         raise RduccError(f"{where}: missing field '{missing[0]}'")
-    unknown = [name for name in data if name not in fields]
+    known = fields | (optional or {})
+    unknown = [name for name in data if name not in known]
     if unknown:
         raise RduccError(f"{where}: unknown field '{unknown[0]}'")
-    for name, kind in fields.items():
+    for name, kind in known.items():
+        if name not in data:
+            continue
         value = data[name]
         kinds = kind if isinstance(kind, tuple) else (kind,)
         is_bool = isinstance(value, bool)
@@ -152,7 +172,7 @@ def _model_file(directory: Path, name: str, where: str, field_name: str) -> None
 
 def _read_model(data: object, index: int, directory: Path | None, where: str) -> DeployedModel:
     """models[index]; its files are checked to be in `directory` unless it is None."""
-    fields = _checked(data, _MODEL_FIELDS, f"{where}: models[{index}]")
+    fields = _checked(data, _MODEL_FIELDS, f"{where}: models[{index}]", _OPTIONAL_MODEL_FIELDS)
     here = f"{where}: model '{fields['name']}'"
     if not NAME_PATTERN.fullmatch(fields["name"]):
         raise RduccError(f"{here}: not a valid model name (letters, digits, '_', '.', '-')")
@@ -160,14 +180,31 @@ def _read_model(data: object, index: int, directory: Path | None, where: str) ->
         _model_file(directory, fields["program"], here, "program")
         if fields["weights"] is not None:
             _model_file(directory, fields["weights"], here, "weights")
-    modeled = Modeled(**_checked(fields["modeled"], _MODELED_FIELDS, f"{here}: modeled"))
+    modeled = _read_modeled(fields["modeled"], f"{here}: modeled")
+    buckets = [_read_bucket(b, f"{here}: buckets[{i}]") for i, b in enumerate(fields.get("buckets", []))]
+    return DeployedModel(**(fields | {"modeled": modeled, "buckets": buckets}))
+
+
+def _read_modeled(data: object, where: str) -> Modeled:
+    modeled = Modeled(**_checked(data, _MODELED_FIELDS, where))
     for name in ("forward_s", "prefill_s_per_token", "decode_step_s"):
         if not MODELED_S[0] <= getattr(modeled, name) <= MODELED_S[1]:
-            raise RduccError(f"{here}: modeled: field '{name}' must be a time from {MODELED_S[0]:g} s to "
+            raise RduccError(f"{where}: field '{name}' must be a time from {MODELED_S[0]:g} s to "
                              f"{MODELED_S[1]:g} s, got {getattr(modeled, name)}")
     if modeled.tokens_per_call < 1:
-        raise RduccError(f"{here}: modeled: field 'tokens_per_call' must be >= 1, got {modeled.tokens_per_call}")
-    return DeployedModel(**(fields | {"modeled": modeled}))
+        raise RduccError(f"{where}: field 'tokens_per_call' must be >= 1, got {modeled.tokens_per_call}")
+    return modeled
+
+
+def _read_bucket(data: object, where: str) -> DeployedBucket:
+    """One of a model's shape buckets: its dims' sizes (whole numbers >= 1) and times."""
+    fields = _checked(data, _BUCKET_FIELDS, where)
+    sizes = fields["bucket"]
+    bad = [k for k, v in sizes.items() if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_NUMBER]
+    if bad or not sizes:
+        raise RduccError(f"{where}: field 'bucket' must map each dim to a whole size >= 1"
+                         + (f", got {bad[0]} = {json.dumps(sizes[bad[0]])[:40]}" if bad else ", got {}"))
+    return DeployedBucket(dict(sizes), _read_modeled(fields["modeled"], f"{where}: modeled"))
 
 
 def manifest_path(path: str | Path) -> Path:

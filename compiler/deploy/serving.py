@@ -35,6 +35,11 @@ trace; docs/serving.md states every rule. In short:
   reads the weights once for the whole batch). A request's first token comes
   at the end of prefill, its k-th at k - 1 decode steps later; the batch
   holds the system until its longest request is done.
+- **Shape buckets**: a model deployed with `--shapes` has a time per
+  bucket; a batch's prefill is one call of the smallest bucket whose tokens a
+  call (batch x sequence of its token input) hold the batch's prompt tokens,
+  padded up (calls of the largest when none does), and its decode steps that
+  bucket's.
 - **Routers**: a request with `"router": R` first runs router model R on its
   prompt (prefill only: its one output token picks the expert), then the
   expert the trace names, as a second job queued when the router finishes.
@@ -80,6 +85,18 @@ class ServedModel:
     prefill_s_per_token: float
     decode_step_s: float
     router: bool = False
+    buckets: tuple[tuple[int, float, float], ...] = ()
+    """A model deployed with shape buckets: each bucket's (tokens a call, seconds a call, seconds a decode
+    step), by tokens; a batch runs the smallest that holds its prompt tokens (`batch_times`)."""
+
+    def batch_times(self, prompt_tokens: int) -> tuple[float, float]:
+        """(prefill, decode step) seconds of a batch of `prompt_tokens` prompt tokens: a
+        static model's per-token rate; with buckets, the smallest bucket that holds the
+        tokens, padded up (a call of it), else calls of the largest."""
+        if not self.buckets:
+            return prompt_tokens * self.prefill_s_per_token, self.decode_step_s
+        tokens, call_s, step_s = next((b for b in self.buckets if b[0] >= prompt_tokens), self.buckets[-1])
+        return math.ceil(prompt_tokens / tokens) * call_s, step_s
 
 
 @dataclass(frozen=True)
@@ -132,7 +149,10 @@ class Memory:
 def served_models(deployment: Deployment) -> list[ServedModel]:
     """The models of a deployment as the simulation sees them (their `modeled` figures)."""
     return [ServedModel(m.name, m.weight_bytes, m.resident, m.modeled.prefill_s_per_token,
-                        m.modeled.decode_step_s, m.router) for m in deployment.models]
+                        m.modeled.decode_step_s, m.router,
+                        tuple(sorted((b.modeled.tokens_per_call, b.modeled.forward_s, b.modeled.decode_step_s)
+                                     for b in m.buckets)))
+            for m in deployment.models]
 
 
 def reserve_fraction(deployment: Deployment) -> float:
@@ -480,12 +500,13 @@ class _Simulation:
             return
         model = self.models[first.model]
         jobs = self.waiting.take(model.name, self.max_batch)
-        prefill_end = now + sum(job.prompt_tokens for job in jobs) * model.prefill_s_per_token
-        end = prefill_end + (max(job.output_tokens for job in jobs) - 1) * model.decode_step_s
+        prefill_s, step_s = model.batch_times(sum(job.prompt_tokens for job in jobs))
+        prefill_end = now + prefill_s
+        end = prefill_end + (max(job.output_tokens for job in jobs) - 1) * step_s
         for job in jobs:
             if job.expert:
                 self.first_token[job.request] = prefill_end
-                self.finish[job.request] = prefill_end + (job.output_tokens - 1) * model.decode_step_s
+                self.finish[job.request] = prefill_end + (job.output_tokens - 1) * step_s
         slot = self.hbm[model.name]
         slot.last_used_s, slot.uses = now, slot.uses + len(jobs)
         self.batch = (jobs, end)
@@ -616,7 +637,9 @@ def rescaled(models: Sequence[ServedModel], modeled_on: Target, target: Target) 
     decode = hbm(modeled_on) / hbm(target)
     prefill = modeled_on.peak_flops_bf16 * modeled_on.sockets / (target.peak_flops_bf16 * target.sockets)
     return [ServedModel(m.name, m.weight_bytes, m.resident, m.prefill_s_per_token * prefill,
-                        m.decode_step_s * decode, m.router) for m in models]
+                        m.decode_step_s * decode, m.router,
+                        tuple((tokens, call * prefill, step * decode) for tokens, call, step in m.buckets))
+            for m in models]
 
 
 PLOT_MODELS = 40

@@ -13,6 +13,7 @@ the cache arrays the programs share along their batch axis between steps.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -21,12 +22,30 @@ Step = Callable[[torch.Tensor, int], torch.Tensor]
 """(tokens [rows, n], cache position of the first) -> logits [rows, n, vocab]."""
 
 
+@dataclass(frozen=True)
+class BeamSearch:
+    """The settings of one beam search, as `model.generate` names them."""
+
+    num_beams: int
+    length_penalty: float = 1.0
+    early_stopping: bool | str = False
+    do_sample: bool = False
+    """Beam sampling: the continuations are drawn (torch.multinomial, torch's global generator) from the
+    warped accumulated log-probabilities instead of taken by top-k."""
+    warpers: Any = None
+    """transformers' LogitsProcessorList applied to each step's log-probabilities (sampling's warpers)."""
+    num_return_sequences: int = 1
+
+
 def beam_search(model: Any, prefill: Step, decode: Step, reorder: Callable[[torch.Tensor], None],
-                ids: torch.Tensor, max_new_tokens: int, num_beams: int, length_penalty: float,
-                early_stopping: bool | str, progress: Callable[[str], None]) -> torch.Tensor:
-    """The best beam of each prompt, [batch, prompt + new] as `model.generate(num_beams=...)`
-    returns it; `ids` are the prompts already repeated per beam ([batch * num_beams, P])."""
+                ids: torch.Tensor, max_new_tokens: int, search: BeamSearch,
+                progress: Callable[[str], None]) -> torch.Tensor:
+    """The `num_return_sequences` best beams of each prompt, [batch * n, prompt + new]
+    as `model.generate(num_beams=...)` returns them; `ids` are the prompts already
+    repeated per beam ([batch * num_beams, P])."""
     from transformers import EosTokenCriteria, MaxLengthCriteria, StoppingCriteriaList
+
+    num_beams, length_penalty, early_stopping = search.num_beams, search.length_penalty, search.early_stopping
 
     eos = model.generation_config.eos_token_id
     eos_ids = None if eos is None else torch.tensor(eos if isinstance(eos, list) else [eos], dtype=torch.long)
@@ -58,10 +77,12 @@ def beam_search(model: Any, prefill: Step, decode: Step, reorder: Callable[[torc
     while True:
         progress(f"token {length - prompt_length + 1}/{max_new_tokens}")
         log_probs = torch.log_softmax(logits[:, -1, :].to(torch.float32), dim=-1)
+        if search.warpers:
+            log_probs = search.warpers(running[:, :, :length].reshape(batch * num_beams, length), log_probs)
         log_probs = (log_probs.view(batch, num_beams, -1) + running_scores[:, :, None]).reshape(batch, -1)
         topk_log_probs, topk_running, topk_indices = model._get_top_k_continuations(
             accumulated_log_probs=log_probs, running_sequences=running, running_beam_indices=running_indices,
-            cur_len=length, decoder_prompt_len=prompt_length, do_sample=False, beams_to_keep=beams_to_keep,
+            cur_len=length, decoder_prompt_len=prompt_length, do_sample=search.do_sample, beams_to_keep=beams_to_keep,
             num_beams=num_beams, batch_size=batch)
         hits = criteria(topk_running[:, :, :length + 1].reshape(batch * beams_to_keep, -1), None)
         hits = hits.view(batch, beams_to_keep)
@@ -84,6 +105,7 @@ def beam_search(model: Any, prefill: Step, decode: Step, reorder: Callable[[torc
         if not model._beam_search_has_unfinished_sequences(unsatisfied, finished, hits, early_stopping):
             break
         logits = decode(running[:, :, length - 1].reshape(-1, 1), length - 1)
-    best = sequences[:, 0, :]
-    generated = ((beam_indices[:, 0, :] + 1).bool()).sum(dim=1).max()
+    count = search.num_return_sequences
+    best = sequences[:, :count, :].reshape(batch * count, -1)
+    generated = ((beam_indices[:, :count, :].reshape(batch * count, -1) + 1).bool()).sum(dim=1).max()
     return best[:, :prompt_length + int(generated)]

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rducc.errors import RduccError
-from rducc.generation.beam import beam_search
+from rducc.generation.beam import BeamSearch, beam_search
 from rducc.generation.source import load_causal_lm, load_tokenizer
 from rducc.generation.static_cache import masked_static_cache, prompt_positions, takes_position_ids
 from rducc.program import Program, compile
@@ -53,13 +53,21 @@ class Sampling:
     """Beam search: a finished beam scores its log-probability / generated length ** length_penalty."""
     early_stopping: bool | str = False
     """Beam search: True, False or "never", as transformers' `early_stopping`."""
+    num_return_sequences: int = 1
+    """Sequences returned per prompt: the best beams (<= num_beams), or independent samples."""
 
     def check(self) -> None:
         if not isinstance(self.num_beams, int) or self.num_beams < 1:
             raise RduccError(f"num_beams must be an integer >= 1, got {self.num_beams}")
-        if self.num_beams > 1 and self.do_sample:
-            raise RduccError("beam search with sampling (num_beams > 1 and do_sample) is not supported; "
-                             "drop one of the two")
+        count = self.num_return_sequences
+        if not isinstance(count, int) or count < 1:
+            raise RduccError(f"num_return_sequences must be an integer >= 1, got {count}")
+        if count > 1 and self.num_beams == 1 and not self.do_sample:
+            raise RduccError(f"num_return_sequences={count} needs sampling (do_sample) or beam search "
+                             "(num_beams >= it): greedy search gives one sequence per prompt")
+        if self.num_beams > 1 and count > self.num_beams:
+            raise RduccError(f"num_return_sequences ({count}) must be at most num_beams ({self.num_beams}): "
+                             "beam search returns its best beams")
         if self.early_stopping not in (True, False, "never"):
             raise RduccError(f"early_stopping must be true, false or never, got {self.early_stopping}")
         if self.temperature <= 0:
@@ -69,17 +77,25 @@ class Sampling:
         if not 0 < self.top_p <= 1:
             raise RduccError(f"top_p must be in (0, 1], got {self.top_p:g}")
 
-    def warpers(self) -> Any:
-        """transformers' LogitsProcessorList for these settings, as `generate` builds it."""
+    @property
+    def rows_per_prompt(self) -> int:
+        """Rows the programs run for each prompt (transformers' expand size)."""
+        return max(self.num_beams, self.num_return_sequences)
+
+    def warpers(self, eos_count: int | None = None) -> Any:
+        """transformers' LogitsProcessorList for these settings, as `generate` builds it
+        (`_get_logits_processor`: beam sampling keeps at least one token past the
+        `eos_count` end tokens, 2 when there is none)."""
         from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
+        keep = 1 if self.num_beams == 1 else (2 if eos_count is None else eos_count + 1)
         chosen = LogitsProcessorList()
         if self.do_sample and self.temperature != 1.0:
             chosen.append(TemperatureLogitsWarper(self.temperature))
         if self.do_sample and self.top_k != 0:
-            chosen.append(TopKLogitsWarper(top_k=self.top_k))
+            chosen.append(TopKLogitsWarper(top_k=self.top_k, min_tokens_to_keep=keep))
         if self.do_sample and self.top_p < 1.0:
-            chosen.append(TopPLogitsWarper(top_p=self.top_p))
+            chosen.append(TopPLogitsWarper(top_p=self.top_p, min_tokens_to_keep=keep))
         return chosen
 
 
@@ -117,6 +133,8 @@ class Generation:
     """Each sequence decoded (prompt and continuation), when there is a tokenizer."""
     split: str = ""
     """The multi-socket split the programs run with (`tp=2`), empty on one socket."""
+    prefill_length: int = 0
+    """The prompt length the prefill program runs (a prompt bucket's, when the prompt was padded up to one)."""
 
     @property
     def time_to_first_token(self) -> ModeledTime:
@@ -256,28 +274,36 @@ class Generator:
 
     def generate(self, prompt_ids: Any = None, *, prompt: str | Sequence[str] | None = None,
                  max_new_tokens: int = 16, sampling: Sampling | None = None,
-                 max_cache_len: int | None = None, attention_mask: Any = None) -> Generation:
+                 max_cache_len: int | None = None, attention_mask: Any = None,
+                 prompt_buckets: Sequence[int] | None = None) -> Generation:
         """Generate up to `max_new_tokens` after each prompt (token ids, [batch, P],
         or text when there is a tokenizer); stops early once every sequence has
         ended (the model's eos_token_id), as transformers does. Prompts of
         different lengths are left-padded with the pad token; `attention_mask`
-        ([batch, P], 0 at padding) gives the padding of a left-padded `prompt_ids`."""
+        ([batch, P], 0 at padding) gives the padding of a left-padded `prompt_ids`.
+        `prompt_buckets` (prompt lengths, `[8, 32, 128]`): the prompt is left-padded
+        (masked) up to the smallest that holds it and the cache sized for the
+        largest, so prompts of other lengths reuse the same prefill and decode."""
         sampling = sampling or Sampling()
         sampling.check()
         ids, mask = self._prompt_tensor(prompt_ids, prompt, attention_mask)
         batch, length = ids.shape
-        cache_length = self._cache_length(length, max_new_tokens, max_cache_len)
-        if sampling.num_beams > 1:
-            ids, mask = ids.repeat_interleave(sampling.num_beams, 0), mask.repeat_interleave(sampling.num_beams, 0)
-        prefill, decode = self.programs(ids.shape[0], length, cache_length)
+        ids, mask, max_cache_len = self._bucketed(ids, mask, prompt_buckets, max_new_tokens, max_cache_len)
+        padded = ids.shape[1] - length
+        cache_length = self._cache_length(ids.shape[1], max_new_tokens, max_cache_len)
+        rows = sampling.rows_per_prompt
+        if rows > 1:  # each prompt once per beam or per sequence returned, as transformers expands it
+            ids, mask = ids.repeat_interleave(rows, 0), mask.repeat_interleave(rows, 0)
+        prefill, decode = self.programs(ids.shape[0], ids.shape[1], cache_length)
         if sampling.num_beams > 1:
             sequences = self._beams(prefill, decode, ids, mask, cache_length, max_new_tokens, sampling)
         else:
             sequences = self._loop(prefill, decode, ids, mask, cache_length, max_new_tokens, sampling)
+        sequences = sequences[:, padded:]  # the bucket's padding off: the prompt as given
         text = self.tokenizer.batch_decode(sequences, skip_special_tokens=True) if self.tokenizer else None
         split = f"tp={self.tp}" if self.tp > 1 else ""
         return Generation(sequences, length, cache_length, self.target.name, prefill, decode, self.modeled_time,
-                          text, split)
+                          text, split, length + padded)
 
     def modeled_time(self, program: Program) -> ModeledTime:
         """The program's modeled time on the target, with its range over the target's assumptions."""
@@ -306,6 +332,23 @@ class Generator:
             _left_padded(rows, vocab, 0)
             return torch.tensor(rows, dtype=torch.long), torch.tensor(mask, dtype=torch.long)
         return _left_padded(rows, vocab, _pad_id(self.model, _eos_ids(self.model)))
+
+    def _bucketed(self, ids: torch.Tensor, mask: torch.Tensor, buckets: Sequence[int] | None, max_new_tokens: int,
+                  max_cache_len: int | None) -> tuple[torch.Tensor, torch.Tensor, int | None]:
+        """The prompt left-padded (mask 0) up to the smallest prompt bucket that holds it
+        (as it is when none does), and the cache length: sized for the largest bucket."""
+        if not buckets:
+            return ids, mask, max_cache_len
+        if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in buckets):
+            raise RduccError(f"prompt buckets must be whole numbers >= 1, got {list(buckets)}")
+        length = ids.shape[1]
+        chosen = min((b for b in buckets if b >= length), default=length)
+        if max_cache_len is None and isinstance(max_new_tokens, int):
+            max_cache_len = max(chosen, *buckets) + max_new_tokens - 1
+        if chosen == length:
+            return ids, mask, max_cache_len
+        pad = torch.full((ids.shape[0], chosen - length), _pad_id(self.model, _eos_ids(self.model)), dtype=ids.dtype)
+        return torch.cat([pad, ids], 1), torch.cat([torch.zeros_like(pad), mask], 1), max_cache_len
 
     def _cache_length(self, length: int, max_new_tokens: int, max_cache_len: int | None) -> int:
         if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -345,8 +388,19 @@ class Generator:
             for name in [name for name in weights if _is_cache(name) and weights[name].ndim > 1]:
                 weights[name] = weights[name][order]
 
-        return beam_search(self.model, run_prefill, run_decode, reorder, ids, max_new_tokens, sampling.num_beams,
-                           sampling.length_penalty, sampling.early_stopping, self._progress)
+        eos = _eos_ids(self.model)
+        search = BeamSearch(sampling.num_beams, sampling.length_penalty, sampling.early_stopping,
+                            sampling.do_sample, sampling.warpers(None if eos is None else eos.shape[0]),
+                            sampling.num_return_sequences)
+        if not sampling.do_sample:
+            return beam_search(self.model, run_prefill, run_decode, reorder, ids, max_new_tokens, search,
+                               self._progress)
+        # transformers' beam sampling draws in `_get_top_k_continuations` from torch's global generator:
+        # the same stream as `torch.manual_seed(seed); model.generate(...)`, the caller's own left as it was
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(sampling.seed)
+            return beam_search(self.model, run_prefill, run_decode, reorder, ids, max_new_tokens, search,
+                               self._progress)
 
     def _loop(self, prefill: Program, decode: Program, ids: torch.Tensor, prompt_mask: torch.Tensor,
               cache_length: int, max_new_tokens: int, sampling: Sampling) -> torch.Tensor:
@@ -388,14 +442,20 @@ def generate(source: Any, prompt_ids: Any = None, *, prompt: str | Sequence[str]
              max_new_tokens: int = 16, do_sample: bool = False, temperature: float = 1.0, top_k: int = 0,
              top_p: float = 1.0, seed: int = 0, target: str | Target = DEFAULT_TARGET, tp: int = 0,
              opt_level: int = 2, max_cache_len: int | None = None, overrides: dict[str, Any] | None = None,
-             progress: Progress | None = None, attention_mask: Any = None) -> Generation:
+             progress: Progress | None = None, attention_mask: Any = None, num_beams: int = 1,
+             num_return_sequences: int = 1, length_penalty: float = 1.0,
+             early_stopping: bool | str = False, prompt_buckets: Sequence[int] | None = None) -> Generation:
     """Compile `source`'s prefill and decode for `target` and generate from the
-    prompt (`Generator(...).generate(...)`); see `Generation` for the result."""
+    prompt (`Generator(...).generate(...)`); see `Generation` for the result.
+    `num_beams` > 1 is beam search (sampled with `do_sample`); `num_return_sequences`
+    sequences come back per prompt, one after the other, as transformers returns them."""
     generator = Generator(source, target=target, tp=tp, opt_level=opt_level, overrides=overrides, seed=seed,
                           progress=progress)
-    sampling = Sampling(do_sample, temperature, top_k, top_p, seed)
+    sampling = Sampling(do_sample, temperature, top_k, top_p, seed, num_beams, length_penalty, early_stopping,
+                        num_return_sequences)
     return generator.generate(prompt_ids, prompt=prompt, max_new_tokens=max_new_tokens, sampling=sampling,
-                              max_cache_len=max_cache_len, attention_mask=attention_mask)
+                              max_cache_len=max_cache_len, attention_mask=attention_mask,
+                              prompt_buckets=prompt_buckets)
 
 
 # -- helpers ------------------------------------------------------------------------

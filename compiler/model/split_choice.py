@@ -65,6 +65,7 @@ reason the winner won.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -295,13 +296,12 @@ def tp_collectives(ops: Sequence[Operation], weights: set[SSAValue]) -> dict[Ope
     columns (its result is split; the backward all-reduces the gradient of its input,
     once an input, when that input is computed); one whose input is split contracts
     over the split and all-reduces its result. A split no matmul contracts (an output
-    layer's logits) is gathered for the ops after it: three times, at their widest
-    (the logits and their log-softmax in the forward, their gradient in the
-    backward), and so is its weight twice (for the backward's input gradient, and
-    its gradient, as wide as the logits were, for the update)."""
+    layer's logits) stays split through the loss (vocab-parallel cross entropy,
+    passes/rdu_partition/vocab.py): per row, the ranks' maxima all-gathered, the
+    sum of exps and the label's log-probability all-reduced in the forward, and the
+    sum of the logits' gradient in the backward (f32, one number a row each); its
+    weight's gradient comes out split as the weight."""
     origins: dict[SSAValue, frozenset[Operation]] = {}
-    widest: dict[Operation, int] = {}
-    """Per column-split matmul, the largest value split after it, per element as wide as the loss reads it."""
     columns: list[Operation] = []
     closed: set[Operation] = set()
     made: dict[Operation, list[Collective]] = {}
@@ -323,17 +323,13 @@ def tp_collectives(ops: Sequence[Operation], weights: set[SSAValue]) -> dict[Ope
                     made.setdefault(op, []).append(Collective("all_reduce", value_bytes(v), 0))
         elif split:
             origins.update((r, split) for r in op.results)
-            for column in split:
-                widest[column] = max(widest.get(column, 0), *(value_bytes(r) for r in op.results))
     for op in columns:
         if op not in closed:
-            result = value_bytes(op.results[0])
-            gathered = max(widest.get(op, 0), result)  # the logits as the loss reads them (in f32)
-            weight = max(value_bytes(v) for v in op.operands if v in weights)
+            logits = op.results[0].type
+            shape = logits.get_shape() if isinstance(logits, TensorType) else ()
+            rows = 4 * math.prod(shape[:-1])  # one f32 a row
             made.setdefault(op, []).extend(
-                [Collective("all_gather", gathered, 0, by_tp=True)] * 3
-                + [Collective("all_gather", weight, 0, by_tp=True),
-                   Collective("all_gather", weight * gathered // max(result, 1), 0, by_tp=True)])
+                [Collective("all_gather", rows, 0)] + [Collective("all_reduce", rows, 0)] * 3)
     return made
 
 
@@ -481,7 +477,8 @@ def _optimizer_seconds(profile: StepProfile, unit: Unit, c: Candidate, target: T
 
 def _stages(profile: StepProfile, pp: int) -> list[int] | None:
     """Each unit's pipeline stage: the forward's units cut into pp runs of about equal
-    FLOPs, the backward's in reverse, the optimizer's in order (None: fewer forward units than pp)."""
+    FLOPs (a unit on the stage its middle falls in), the backward's in reverse, the
+    optimizer's in order (None: fewer forward units than pp)."""
     forward = [u for u in profile.units if u.phase == Phase.FORWARD.value]
     if pp > 1 and sum(1 for u in forward if u.body.work) < pp:
         return None
@@ -492,9 +489,10 @@ def _stages(profile: StepProfile, pp: int) -> list[int] | None:
               for phase in (Phase.BACKWARD.value, Phase.OPTIMIZER.value)}
     seen = {phase: 0 for phase in others}
     for unit in profile.units:
-        if unit.phase == Phase.FORWARD.value:
-            stage.append(min(pp - 1, int(done * pp / total)))
-            done += sum(w.compute_s for w in unit.body.work)
+        if unit.phase == Phase.FORWARD.value:  # where its middle falls, as `training_stages` cuts the step
+            own = sum(w.compute_s for w in unit.body.work)
+            stage.append(min(pp - 1, int((2 * done + own) * pp / (2 * total))))
+            done += own
             continue
         group = others.get(unit.phase, [])
         index = seen.get(unit.phase, 0)

@@ -381,24 +381,42 @@ def _time_ops(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes
             else:  # a microbatch's part of the activations, each paying the link's latency
                 times.microbatch_s += max(seconds / m, target.link_latency_s)
             continue
-        element = compute_element(op)
-        flops = op_flops(op)
-        compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
-        read = sum(value_bytes(v) for v in op.operands if v in weights) / target.sustained_bandwidth("hbm")
+        compute, read, busy = _compute_and_read(op, target, weights)
         if phase == Phase.OPTIMIZER:
             times.optimizer_s += max(compute, read)
             continue
-        seconds = max(compute / m, read) + (target.dma_latency_s if flops or read else 0.0)
+        seconds = max(compute / m, read) + (target.dma_latency_s if busy else 0.0)
         times.microbatch_s += seconds
         if phase == Phase.BACKWARD:
             times.backward(seconds)
+
+
+def _compute_and_read(op: Operation, target: Target, weights: set[SSAValue]) -> tuple[float, float, bool]:
+    """Level 1: an op's FLOPs at peak and its reads of `weights` at HBM bandwidth, in
+    seconds, and whether it computes or reads at all (it then pays a DMA start-up)."""
+    element = compute_element(op)
+    flops = op_flops(op)
+    compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+    weight_bytes = sum(value_bytes(v) for v in op.operands if v in weights)
+    return compute, weight_bytes / target.sustained_bandwidth("hbm"), bool(flops or weight_bytes)
+
+
+def op_seconds(op: Operation, target: Target, weights: set[SSAValue]) -> tuple[float, bool]:
+    """One op's level-1 seconds, as `training_estimate` counts it for one microbatch
+    of one (the larger of its compute at peak and its reads of `weights`, plus a DMA
+    start-up; a collective by the link model), and whether it is a collective."""
+    if isinstance(op, COLLECTIVE_OPS):
+        return collective_cost(op, target)[0], True
+    compute, read, busy = _compute_and_read(op, target, weights)
+    return max(compute, read) + (target.dma_latency_s if busy else 0.0), False
 
 
 def _time_kernels(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
     """A lowered program: each kernel (as the cost model times it) on its stage."""
     walk = walk_placed(module, target.kernel_looping)
     for record, cost in zip(walk.kernels, kernel_costs(walk.kernels, target)):
-        times = stages[op_stage(record.op) if len(stages) > 1 else 0]
+        placed = record.calls[0] if record.calls else record.op  # an outlined layer's kernel: its call's stage
+        times = stages[op_stage(placed) if len(stages) > 1 else 0]
         body = [op for op in record.op.body.walk() if phase_of(op) is not None]
         if body and all(phase_of(op) == Phase.OPTIMIZER for op in body):
             times.optimizer_s += cost.modeled_time_s
@@ -446,4 +464,4 @@ def training_ranges(module: ModuleOp, target: Target, speed: TrainingSpeed) -> R
 
 
 __all__ = ["MFU", "PHASES", "STEP_TIME", "TOKENS_PER_S", "TrainingEstimate", "TrainingSpeed", "is_training",
-           "memory_table", "tokens_a_step", "training_estimate", "training_ranges", "training_speed"]
+           "memory_table", "op_seconds", "tokens_a_step", "training_estimate", "training_ranges", "training_speed"]

@@ -38,6 +38,7 @@ from rducc.frontend.dynamic_dims import (
     specialize,
 )
 from rducc.frontend.loader import load_exported_program
+from rducc.shapes.padding import PaddedCall, PadPlan, choose_bucket, padding_plan, record_plan
 from rducc.targets import load_target
 
 ShapesSpec = Mapping[str, Sequence[int] | int]
@@ -62,6 +63,8 @@ class BucketsResult:
     buckets: list[Bucket]
     weights: dict[str, torch.Tensor]
     dims: list[DynamicDim]
+    padding: PadPlan
+    """The dims a call may pad up to a larger bucket (`rducc.shapes.padding`)."""
 
 
 def bucket_name(values: Mapping[str, int]) -> str:
@@ -82,11 +85,14 @@ def _sizes(spec: ShapesSpec) -> dict[str, list[int]]:
 
 
 def compile_buckets(
-    source: torch.export.ExportedProgram | str | Path, shapes: ShapesSpec, options: CompileOptions | None = None
+    source: torch.export.ExportedProgram | str | Path, shapes: ShapesSpec, options: CompileOptions | None = None,
+    pad_dims: Sequence[str] = (),
 ) -> BucketsResult:
     """Compile `source` (exported with dynamic_shapes) once per combination of
     `shapes`' sizes: every bucket is checked (ranges and torch's guards) before
-    any is compiled, then each is specialized and compiled by the normal pipeline."""
+    any is compiled, then each is specialized and compiled by the normal pipeline.
+    Which dims a call may pad is read from the program (`padding_plan`;
+    `pad_dims`: dims the caller vouches for)."""
     options = options or CompileOptions()
     times = options.times
     if isinstance(source, str | Path):
@@ -99,6 +105,8 @@ def compile_buckets(
     combos = buckets_of(dims, _sizes(shapes))
     for values in combos:
         check_bucket(source, dims, values)
+    with times.stage("padding"):
+        plan = padding_plan(source, dims, pad_dims)
     target = load_target(options.target)
     buckets = []
     for values in combos:
@@ -110,7 +118,9 @@ def compile_buckets(
             raise RduccError(f"shapes: at {bucket_label(values)}: {error}") from None
         buckets.append(Bucket(values, bucket_name(values), result))
     weights = shared_weights(buckets)
-    return BucketsResult(bundle(buckets), buckets, weights, dims)
+    module = bundle(buckets)
+    record_plan(module, plan)
+    return BucketsResult(module, buckets, weights, dims, plan)
 
 
 def shared_weights(buckets: Sequence[Bucket]) -> dict[str, torch.Tensor]:
@@ -185,18 +195,26 @@ def input_shapes(module: ModuleOp, runner: Any = None) -> list[tuple[int, ...]]:
 
 
 def pick_bucket(
-    buckets: Sequence[tuple[dict[str, int], Sequence[tuple[int, ...]]]], shapes: Sequence[tuple[int, ...]]
-) -> int:
-    """The index of the bucket (its sizes, its inputs' shapes) whose inputs have
-    exactly `shapes`; else one error listing the compiled shapes."""
-    for index, (_, declared) in enumerate(buckets):
-        if [tuple(s) for s in shapes] == [tuple(s) for s in declared]:
-            return index
+    buckets: Sequence[tuple[dict[str, int], Sequence[tuple[int, ...]]]], shapes: Sequence[tuple[int, ...]],
+    plan: PadPlan | None = None,
+) -> PaddedCall:
+    """The bucket (of these sizes and inputs' shapes) a call with inputs of
+    `shapes` runs: the one whose inputs have exactly these shapes, else the
+    smallest that covers them padding only the dims `plan` allows; else one
+    error listing the compiled shapes and what may be padded."""
+    call = choose_bucket(buckets, [tuple(s) for s in shapes], plan)
+    if call is not None:
+        return call
     given = ", ".join(str(list(s)) for s in shapes)
     compiled = "; ".join(f"{bucket_label(values)} (inputs {', '.join(str(list(s)) for s in declared)})"
                          for values, declared in buckets)
+    padding = ""
+    if plan is not None:
+        allowed = f"a call may pad {', '.join(plan.dims)} up to a larger bucket" if plan.dims else ""
+        refused = "; ".join(f"{name} is not padded: {why}" for name, why in plan.refused.items())
+        padding = " (" + "; ".join(p for p in (allowed, refused) if p) + ")" if allowed or refused else ""
     raise RduccError(f"no compiled shape takes inputs of shape {given}: the program was compiled for {compiled}; "
-                     "compile the size you need with --shapes")
+                     f"compile the size you need with --shapes{padding}")
 
 
 __all__ = [

@@ -140,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
         "file; rducc-run and rducc.Program run the one matching the inputs (docs/shapes.md)",
     )
     parser.add_argument(
+        "--pad-dims", nargs="+", metavar="NAME", default=None,
+        help="with --shapes: dynamic dims you vouch may be padded at the end (a sequence an attention "
+        "mask covers), besides those rducc finds safe to pad itself (rows that never meet): inputs "
+        "smaller than a bucket run the smallest bucket that covers them, padded with zeros, outputs cut "
+        "back (docs/shapes.md)",
+    )
+    parser.add_argument(
         "--f64", choices=["emulate", "refuse", "demote"], default="emulate",
         help="float64 tensors, which the chip cannot compute: emulate (the default; the runtime "
         "computes them exactly, the report marks them), refuse (an error) or demote (computed "
@@ -420,12 +427,14 @@ def _compile_shapes(args: argparse.Namespace, options):
     from rducc.frontend.dynamic_dims import parse_shapes_flags
     from rducc.shapes import compile_buckets
 
-    return compile_buckets(args.input, parse_shapes_flags(args.shapes), options)
+    return compile_buckets(args.input, parse_shapes_flags(args.shapes), options, args.pad_dims or ())
 
 
 def _check_shapes_flags(args: argparse.Namespace) -> None:
     """--shapes with what it cannot be combined with, before anything is compiled."""
     if args.shapes is None:
+        if args.pad_dims is not None:
+            raise RduccError("--pad-dims pads an input up to a larger shape bucket: it needs --shapes")
         return
     if args.train:
         raise RduccError("--shapes compiles inference programs; a training step (--train) needs static shapes: "

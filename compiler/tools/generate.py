@@ -52,9 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--early-stopping", choices=("true", "false", "never"), default=None,
                         help="with --num-beams: when beam search stops, as transformers' early_stopping (false)")
     parser.add_argument("--max-new-tokens", type=int, default=16, metavar="N", help="tokens to generate (16)")
+    parser.add_argument("--prompt-buckets", metavar="N,N,...", default=None,
+                        help="prompt lengths to compile prefill for (8,32,128): a prompt is left-padded (masked) "
+                        "up to the smallest that holds it, the cache sized for the largest, so prompts of other "
+                        "lengths reuse the programs")
     parser.add_argument("--max-cache-len", type=int, default=None, metavar="N",
                         help="positions of the static KV cache (default: prompt + new tokens - 1)")
-    parser.add_argument("--sample", action="store_true", help="sample the next token (default: greedy)")
+    parser.add_argument("--sample", "--do-sample", dest="sample", action="store_true",
+                        help="sample the next token (default: greedy); with --num-beams, beam sampling")
+    parser.add_argument("--num-return-sequences", type=int, default=1, metavar="N",
+                        help="sequences returned per prompt: the N best beams (N <= --num-beams) or N samples "
+                        "(with --sample), printed one after the other (1)")
     parser.add_argument("--temperature", type=float, default=None, help="with --sample: divide logits by this (1.0)")
     parser.add_argument("--top-k", type=int, default=None, metavar="K",
                         help="with --sample: keep the K likeliest (0: all)")
@@ -138,9 +146,31 @@ def _sampling(args: argparse.Namespace):
     if beam_flags and args.num_beams <= 1:
         raise RduccError(f"{', '.join(beam_flags)} need{'s' * (len(beam_flags) == 1)} --num-beams N (N > 1)")
     early_stopping: bool | str = "never" if args.early_stopping == "never" else args.early_stopping == "true"
-    return Sampling(args.sample, 1.0 if args.temperature is None else args.temperature,
-                    args.top_k or 0, 1.0 if args.top_p is None else args.top_p, args.seed, args.num_beams,
-                    1.0 if args.length_penalty is None else args.length_penalty, early_stopping)
+    sampling = Sampling(args.sample, 1.0 if args.temperature is None else args.temperature,
+                        args.top_k or 0, 1.0 if args.top_p is None else args.top_p, args.seed, args.num_beams,
+                        1.0 if args.length_penalty is None else args.length_penalty, early_stopping,
+                        args.num_return_sequences)
+    try:
+        sampling.check()
+    except RduccError as error:  # said with the flags' names
+        raise RduccError(str(error).replace("num_return_sequences", "--num-return-sequences")
+                         .replace("num_beams", "--num-beams").replace("do_sample", "--sample")) from None
+    return sampling
+
+
+def _prompt_buckets(text: str | None) -> list[int] | None:
+    """--prompt-buckets 8,32,128 as lengths."""
+    from rducc.errors import RduccError
+
+    if text is None:
+        return None
+    try:
+        lengths = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise RduccError(f"--prompt-buckets {text}: give prompt lengths as whole numbers, 8,32,128") from None
+    if not lengths or min(lengths) < 1:
+        raise RduccError(f"--prompt-buckets {text}: each length must be >= 1")
+    return lengths
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -172,7 +202,8 @@ def _run(args: argparse.Namespace) -> None:
                               progress=progress)
         result = generator.generate(_prompt_ids(args.prompt_ids) if args.prompt_ids else None,
                                     prompt=args.prompt or None, max_new_tokens=args.max_new_tokens,
-                                    sampling=sampling, max_cache_len=args.max_cache_len)
+                                    sampling=sampling, max_cache_len=args.max_cache_len,
+                                    prompt_buckets=_prompt_buckets(args.prompt_buckets))
     finally:
         if progress is not None:
             progress.done()
@@ -183,8 +214,10 @@ def _run(args: argparse.Namespace) -> None:
             print(f"tokens[{row}]: {' '.join(map(str, sequence))}")
     print(result.summary())
     if args.output:
-        rows = result.sequences.shape[0] * max(args.num_beams, 1)  # the programs run every beam of every prompt
-        generator.save(args.output, rows, result.prompt_length, result.cache_length)  # run_tool says what was written
+        prompts = result.sequences.shape[0] // sampling.num_return_sequences
+        rows = prompts * sampling.rows_per_prompt  # the programs run every beam (or sample) of every prompt
+        length = result.prefill_length or result.prompt_length  # a prompt bucket's, when padded up to one
+        generator.save(args.output, rows, length, result.cache_length)  # run_tool says what was written
 
 
 def main(argv: Sequence[str] | None = None) -> int:

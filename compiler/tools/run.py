@@ -398,6 +398,7 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     from rducc.files import json_text, text_writer, write_together
     from rducc.frontend.dynamic_dims import bucket_label
     from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
+    from rducc.shapes.padding import plan_of
 
     if args.train or args.plot:
         raise RduccError(f"{'--train' if args.train else '--plot'} takes a program of one shape; {program_path} "
@@ -417,13 +418,28 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
             print("\n\n".join(printed))
             return
     shapes = [_npy_shape(path) for path in args.input]
-    chosen = buckets[pick_bucket([(values, input_shapes(inner)) for values, inner in buckets], shapes)][1]
-    results = _execute(args, chosen, program_path, weights_path)
+    declared = [(values, input_shapes(inner)) for values, inner in buckets]
+    call = pick_bucket(declared, shapes, plan_of(module))
+    chosen = buckets[call.index][1]
+    exact = [tuple(s) for s in shapes] == [tuple(s) for s in declared[call.index][1]]
+    padded = None if exact else declared[call.index][1]
+    results = _execute(args, chosen, program_path, weights_path, padded)
+    if padded is not None:
+        results = _cut_results(chosen, results, plan_of(module), call)
     if args.output:
         outputs.append((args.output, _npz_writer(results)))
     write_together(outputs)
     if not args.output:
         _print_results(results)
+
+
+def _cut_results(module: ModuleOp, results: dict[str, np.ndarray], plan, call) -> dict[str, np.ndarray]:
+    """A padded run's user outputs (`output_N`) cut back to the inputs' real sizes."""
+    from rducc.shapes.padding import cut_outputs
+
+    names = [name for name in results if name.startswith("output_")]
+    cut = cut_outputs([results[name] for name in names], plan, call)
+    return {**results, **dict(zip(names, cut))}
 
 
 def _npy_shape(path: str) -> tuple[int, ...]:
@@ -537,8 +553,9 @@ def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tu
 
 
 def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
-             weights_path: Path | None) -> dict[str, np.ndarray]:
-    """Run the program on the --input arrays and its weights: the results by name."""
+             weights_path: Path | None, padded: Sequence[tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+    """Run the program on the --input arrays and its weights: the results by name
+    (`padded`: the bucket's input shapes, which the smaller inputs are padded up to)."""
     from rducc.runtime.engine import check_input_count
     from rducc.runtime.sockets import declared_arguments, placed_runner
 
@@ -547,8 +564,15 @@ def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     check_input_count(len(args.input), declared_inputs)
     demoted = f64_demoted(module) > 0
     complex_labels = set(complex_inputs(module))
+    if padded is not None:  # read each input at its own shape, then pad it to the bucket's
+        declared_inputs = [replace(a, shape=tuple(_npy_shape(p)) + ((2,) if a.name in complex_labels else ()))
+                           for p, a in zip(args.input, declared_inputs)]
     inputs = [_load_input(p, i, a, demoted, a.name in complex_labels)
               for i, (p, a) in enumerate(zip(args.input, declared_inputs))]
+    if padded is not None:
+        from rducc.shapes.padding import pad_arrays
+
+        inputs = pad_arrays(inputs, padded)
     if weights_path is None and _needs_weights(module):
         raise RduccError(
             f"{program_path}: the program names no weights file (a model built on the meta "

@@ -123,6 +123,7 @@ from rducc.dialects.rdu.dataflow import (
     MapOp,
     MatmulOp,
     ReduceKind,
+    ReduceOp,
     ReshapeOp,
     ScatterOp,
     SliceOp,
@@ -148,6 +149,7 @@ from rducc.passes.rdu_partition.training import (
     training_stages,
     zero_dim,
 )
+from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
 
 Layout = Split | str | Experts | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:
@@ -423,6 +425,11 @@ class _TensorPartitioner:
     """Expert parallelism: stacked expert tables split along the experts over the
     `tp` ranks, pairs combined by `rdu.all_to_all` (passes/rdu_partition/experts.py)."""
     expert_ids: dict[tuple[SSAValue, int], tuple[SSAValue, SSAValue]] = field(default_factory=dict)
+    seeds: list[Layout] = field(default_factory=list)
+    """An outlined layer's argument layouts fixed before its walk (`callee_seeds`):
+    what its callers pass split already (a forward layer's saved values and split
+    weights, read by the backward layer; the weights and gradients the optimizer
+    layer updates), so the layer keeps them split rather than gathering them."""
     rank_scale: int = 1
     """The partitioned ranks are a factor of the program's: this pass's rank i is
     every program rank r with `(r // rank_scale) % tp == i` (dp x tp: the tp
@@ -819,6 +826,9 @@ class _TensorPartitioner:
         if self.data_parallel:
             for arg, split in batch_splits(self.function, self.tp):
                 self._shard_arg(arg, split)
+        for arg, seed in zip(list(self.function.args), self.seeds):
+            if isinstance(seed, Split) and seed.valid(self.tp) and seed.fits(self.full_shape(arg)):
+                self._shard_arg(arg, seed)
         if self.zero:
             self._shard_optimizer_state()
         for op in list(block.ops):
@@ -965,7 +975,14 @@ class _TensorPartitioner:
         if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             self._replicate(op)
             return
-        if isinstance(op, GatherOp) and self._partition_take_along(op):
+        if self._keeps_partial(op):
+            self._set_result(op, PARTIAL)
+            return
+        if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)):
+            return
+        if isinstance(op, ReduceOp) and self._partition_split_extreme(op):
+            return
+        if isinstance(op, ScatterOp) and self._partition_split_scatter(op):
             return
         if self.zero and isinstance(op, ReshapeOp | TransposeOp) and self.layout_of(op.operands[0]) == PARTIAL:
             self._set_result(op, PARTIAL)  # ZeRO: a partial gradient reshaped stays partial, reduce-scattered later
@@ -982,6 +999,26 @@ class _TensorPartitioner:
         if isinstance(op, SliceOp):
             self._rank_offsets(op)
         self._set_result(op, result_layout)
+
+    def _keeps_partial(self, op: Operation) -> bool:
+        """Whether `op` is linear in operands that are all partial sums, so its result
+        is the partial sum of the whole result (the sum over the ranks commutes with
+        it) and one all-reduce after it replaces one per operand: a reshape or
+        transpose of a partial sum, or an elementwise sum or difference of partial
+        sums (a backward layer's input gradients through q, k and v, or gate and up,
+        each a partial sum of the rows of a split weight, added before one all-reduce;
+        a bf16 sum computed in f32 and rounded back counts: its rounding is the one
+        Megatron's local sum before its all-reduce has)."""
+        tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
+        if not tensors or len(op.results) != 1 or any(self.layout_of(v) != PARTIAL for v in tensors):
+            return False
+        if isinstance(op, ReshapeOp | TransposeOp):
+            return True
+        if not isinstance(op, MapOp) or len(tensors) != len(op.operands):
+            return False
+        linear = ("arith.addf", "arith.subf", "arith.negf", "arith.extf", "arith.truncf", "rdu.yield")
+        body = list(op.body.block.ops)
+        return len(body) > 1 and all(inner.name in linear for inner in body)
 
     def _set_result(self, op: Operation, layout: Layout) -> None:
         result: SSAValue = op.results[0]
@@ -1065,6 +1102,116 @@ class _TensorPartitioner:
         op.operands[1 + dim] = self._local_ramp(ramp, dim, full[dim] // parts, op)
         self._set_result(op, split)
         return True
+
+    # -- vocab-parallel reductions and indexing (passes/rdu_partition/vocab.py) --
+
+    def _whole_split(self, value: SSAValue) -> tuple[int, int] | None:
+        """(dim, part) when `value` is split along one dim over every rank, in
+        contiguous parts (no period, no stride); else None."""
+        split = self.split_of(value)
+        if split is None or len(split.entries) != 1:
+            return None
+        ((dim, parts, stride, period),) = split.entries
+        if parts != self.tp or stride != 1 or period:
+            return None
+        return dim, self.full_shape(value)[dim] // parts
+
+    def _partition_split_extreme(self, op: ReduceOp) -> bool:
+        """A max or min over dims one of which is split (log_softmax's max over the
+        vocabulary): each rank reduces its part (keeping the dims), the per-rank
+        results are all-gathered along the split dim and reduced again. False
+        (nothing done) when the op is not so."""
+        split = self._whole_split(op.input)
+        kind = op.kind.data
+        dims = list(op.dims.get_values())
+        if split is None or kind not in (ReduceKind.MAX, ReduceKind.MIN) or split[0] not in dims:
+            return False
+        dim = split[0]
+        element = op.input.type.element_type  # type: ignore[attr-defined]
+        kept = [1 if d in dims else n for d, n in enumerate(_shape(op.input))]
+        local = self._emit(ReduceOp(kind, op.input, dims, True, TensorType(element, kept)), op)
+        kept[dim] = self.tp
+        gathered = self._emit(AllGatherOp(local, dim, self.tp, TensorType(element, kept)), op)
+        op.operands[0] = gathered
+        if op.keepdim is not None:
+            op.dims = DenseArrayBase.from_list(i64, [dim])
+        self._set_result(op, None)
+        return True
+
+    def _vocab_indices(self, index: SSAValue, part: int, before: Operation) -> tuple[SSAValue, SSAValue]:
+        """(the index within this rank's part where it lies there, else 0; whether it lies there)."""
+        ramp, mine = rank_offset(part, self.tp)
+        self._emit(ramp, before)
+        offset = self._emit(mine, before)
+        local = self._emit(local_index(index, offset), before)
+        inside = self._emit(in_part(local, part), before)
+        return self._emit(where(inside, local, 0), before), inside
+
+    def _partition_split_take(self, op: GatherOp) -> bool:
+        """A gather of every dim of its table (torch.gather: a cross-entropy's
+        log-probabilities at the labels) whose table is split over every rank along
+        a dim indexed by an index that is not a ramp (the labels into the
+        vocabulary): each rank gathers where the index lies in its part and gives
+        0 elsewhere, a partial sum of the whole result. False when the op is not so."""
+        split = self._whole_split(op.source)
+        full = self.full_shape(op.source)
+        if (split is None or op.dim.value.data != 0 or len(op.indices) != len(full) or op.wraps is not None
+                or any(self.layout_of(v) is not None for v in op.indices)):
+            return False
+        dim, part = split
+        if ramp_length(op.indices[dim], dim) is not None:
+            return False  # a ramp along the split dim: `_partition_take_along`'s
+        safe, inside = self._vocab_indices(op.indices[dim], part, op)
+        op.operands[1 + dim] = safe
+        self._set_result(op, None)
+        masked = where(inside, op.result, 0)
+        masked.location = op.location
+        _same_place(masked, op)
+        parent = op.parent_block()
+        assert parent is not None
+        parent.insert_op_after(masked, op)
+        op.result.replace_uses_with_if(masked.result, lambda use: use.operation is not masked)
+        self.full[masked.result] = _shape(masked.result)
+        self.layout[masked.result] = PARTIAL
+        return True
+
+    def _partition_split_scatter(self, op: ScatterOp) -> bool:
+        """A scatter into a constant fill along a dim that the values of its shape
+        are split along (the one-hot of a cross-entropy's labels, the gradient of
+        the split log-probabilities): each rank scatters into its part of the fill
+        the writes whose index lies there; a write outside it goes to position 0
+        as the fill's value (one write a row) or as 0 added (scatter-add). The
+        result is split as those values are. False when the op is not so."""
+        dim = op.dim.value.data
+        fill = fill_value(op.input)
+        full = self.full_shape(op.input)
+        adds = op.reduce is not None and op.reduce.data == ReduceKind.SUM
+        one_write = op.reduce is None and _shape(op.index)[dim] == 1
+        if (fill is None or not (adds or one_write) or any(self.layout_of(v) is not None for v in op.operands)
+                or full[dim] % self.tp or not self._split_alike(full, dim)):
+            return False
+        want = Split.whole(dim, self.tp)
+        if not self._made_locally(op.input, want):
+            return False
+        safe, inside = self._vocab_indices(op.index, full[dim] // self.tp, op)
+        source = self._emit(where(inside, op.source, 0 if adds else fill), op)
+        op.operands[0] = self.materialize(op.input, want, op)
+        op.operands[1] = safe
+        op.operands[2] = source
+        self._set_result(op, want)
+        return True
+
+    def _split_alike(self, full: Sequence[int], dim: int) -> bool:
+        """Whether a value of shape `full` is split over every rank along `dim` alone
+        in the function already (the log-probabilities a one-hot gradient meets),
+        and no weight of that shape is held otherwise (a scatter shaped as a whole
+        weight is its gradient, an embedding's: it stays as its weight is)."""
+        alike = (dim, full[dim] // self.tp)
+        if any(self._is_weight(arg) and self.full_shape(arg) == tuple(full) and self._whole_split(arg) != alike
+               for arg in self.function.args):
+            return False
+        return any(isinstance(layout, Split) and self.full.get(value) == tuple(full)
+                   and self._whole_split(value) == alike for value, layout in self.layout.items())
 
     def _local_ramp(self, ramp: SSAValue, dim: int, length: int, before: Operation) -> SSAValue:
         """`0..length-1` shaped as `ramp` with `length` along `dim` (a rank's own rows)."""
@@ -1470,9 +1617,11 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     `program_ranks`: the `tp` ranks are the factor `(r // rank_scale) % tp` of
     the program's `program_ranks` (dp x tp, `partition_module`); `zero`: the
     optimizer state sharded over the data-parallel ranks (ZeRO stage 1)."""
+    known = callees if callees is not None else {}
+    seeds = callee_seeds(module, function, known) if is_outlined(function) and not data_parallel else []
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
-                                     callees=callees if callees is not None else {}, experts=experts,
-                                     rank_scale=rank_scale, program_ranks=program_ranks, zero=zero)
+                                     callees=known, experts=experts, seeds=seeds, rank_scale=rank_scale,
+                                     program_ranks=program_ranks, zero=zero)
     held = result_shards(function)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
@@ -1487,6 +1636,46 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     return partitioner.replicated_ops
 
 
+def _calls_to(module: ModuleOp, name: str) -> list[func.CallOp]:
+    """The calls of function `name` in the module's functions, in order."""
+    return [op for function in functions(module) for op in function.body.block.ops
+            if isinstance(op, func.CallOp) and op.callee.string_value() == name]
+
+
+def _layout_at_call(value: SSAValue, callees: dict[str, CalleeLayouts]) -> Layout:
+    """The layout a caller's `value` has once the outlined layers in `callees` are
+    partitioned: a result of a call of one of them is in the layout its callee
+    returns it in; an argument of the caller passed to such a call, in the layout
+    that callee takes it in (the first such call); else None (unknown: replicated)."""
+    owner = value.owner
+    if isinstance(owner, func.CallOp) and (known := callees.get(owner.callee.string_value())) is not None:
+        return known[1][value.index]  # type: ignore[attr-defined]
+    if not isinstance(value, BlockArgument):
+        return None
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, func.CallOp) and (known := callees.get(user.callee.string_value())) is not None:
+            return known[0][use.index]
+    return None
+
+
+def callee_seeds(module: ModuleOp, function: func.FuncOp, callees: dict[str, CalleeLayouts]) -> list[Layout]:
+    """The argument layouts an outlined layer's calls pass it in, from the layers
+    partitioned before it (`callees`): a backward layer takes its forward layer's
+    saved values and weights split as the forward made them, the optimizer layer
+    its weights and their gradients split as the forward and backward hold them
+    (tensor parallelism through the backward: its matmuls take the transposed
+    splits of the forward's). A position whose calls disagree is left replicated."""
+    calls = _calls_to(module, function.sym_name.data)
+    if not calls:
+        return []
+    seeds: list[Layout] = []
+    for index in range(len(function.args)):
+        layouts = {_layout_at_call(call.operands[index], callees) for call in calls}
+        seeds.append(layouts.pop() if len(layouts) == 1 else None)
+    return seeds
+
+
 def layer_keys(block: Block) -> list[str]:
     """The decoder layers (`rdu.layer`) of a block, in order of first appearance."""
     keys: list[str] = []
@@ -1497,14 +1686,17 @@ def layer_keys(block: Block) -> list[str]:
     return keys
 
 
-def assign_stages(function: func.FuncOp, pp: int, training: bool = False) -> None:
+def assign_stages(function: func.FuncOp, pp: int, training: bool = False,
+                  callees: dict[str, func.FuncOp] | None = None) -> None:
     """Give every op its pipeline stage and send each value used in another stage.
-    Decoder layers (`rdu.layer`) go to stages in order; a training step with
-    none (a joint graph keeps no module names) is cut by `training_stages`."""
+    Decoder layers (`rdu.layer`) go to stages in order; a training step (a joint
+    graph keeps no module names; its outlined layers' calls are named by phase,
+    `forward.layers.0`, `backward.layers.0`, ...) is cut by `training_stages`,
+    each outlined layer's call (in `callees`) whole on one stage."""
     block = function.body.block
     keys = layer_keys(block)
-    if training and len(keys) < pp:
-        _send_across(block, training_stages(block, pp))
+    if training:
+        _send_across(block, training_stages(block, pp, callees))
         return
     if pp > len(keys):
         raise RduccError(
@@ -1574,7 +1766,8 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
                                             rank_scale=tp, program_ranks=tp * dp, zero=zero)
     for function in functions(module):
         if pp > 1 and not is_outlined(function):
-            assign_stages(function, pp, is_training_step(module))
+            outlined = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
+            assign_stages(function, pp, is_training_step(module), outlined)
         if is_training_step(module):
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1, zero)
@@ -1584,8 +1777,8 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
 
 
 def _check_zero(module: ModuleOp, dp: int) -> None:
-    """ZeRO needs replicas and optimizer state in the step's entry function (an
-    outlined `@layer_optimizer` takes its state as arguments: not sharded yet)."""
+    """ZeRO needs replicas and optimizer state (globals the step writes back that
+    only the optimizer reads)."""
     if dp < 2:
         raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
                          f"it needs dp >= 2, got dp={dp}")
@@ -1608,7 +1801,21 @@ def layers_first(found: Iterable[func.FuncOp]) -> list[func.FuncOp]:
     """The functions, outlined layers (`rdu.calls`) first: each is partitioned once,
     before the functions that call it, whatever the number of calls."""
     listed = list(found)
-    return [f for f in listed if is_outlined(f)] + [f for f in listed if not is_outlined(f)]
+    outlined = [f for f in listed if is_outlined(f)]
+    order = {name: at for at, name in enumerate(_call_order(listed))}
+    outlined.sort(key=lambda f: order.get(f.sym_name.data, len(order)))
+    return outlined + [f for f in listed if not is_outlined(f)]
+
+
+def _call_order(listed: Sequence[func.FuncOp]) -> list[str]:
+    """The callees of the functions' calls in order of their first call (a training
+    step's forward layer, then its backward layer, then its optimizer layer)."""
+    order: list[str] = []
+    for function in listed:
+        for op in function.body.block.ops:
+            if isinstance(op, func.CallOp) and op.callee.string_value() not in order:
+                order.append(op.callee.string_value())
+    return order
 
 
 def candidate_splits(sockets: int) -> list[tuple[int, int]]:

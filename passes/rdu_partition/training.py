@@ -152,12 +152,22 @@ def ramp_length(value: SSAValue, dim: int) -> int | None:
     return length
 
 
-def _flops(op: Operation) -> int:
+def _flops(op: Operation, callees: dict[str, func.FuncOp] | None = None) -> int:
+    """An op's FLOPs; a call of an outlined layer (in `callees`), its callee's ops'."""
+    if isinstance(op, func.CallOp) and callees and (callee := callees.get(op.callee.string_value())) is not None:
+        return sum(_flops(inner, callees) for inner in callee.body.block.ops)
     facts = facts_of(op)
     return facts.flops() if facts is not None else 0
 
 
-def training_stages(block: Block, pp: int) -> dict[Operation, int]:
+def _weight_homes(op: Operation, home: dict[SSAValue, int]) -> list[int]:
+    """The stages of the weights (arguments the forward reads) an outlined layer's call reads."""
+    if not isinstance(op, func.CallOp):
+        return []
+    return [home[v] for v in op.operands if isinstance(v, BlockArgument) and v in home]
+
+
+def training_stages(block: Block, pp: int, callees: dict[str, func.FuncOp] | None = None) -> dict[Operation, int]:
     """The pipeline stage of every op of a training step's block, for `pp` stages.
 
     The forward (`rdu.phase` forward) is cut into `pp` runs of consecutive ops
@@ -166,15 +176,22 @@ def training_stages(block: Block, pp: int) -> dict[Operation, int]:
     stage of the forward values and weights it reads (the lowest, where it
     reads several: a gradient flows from the last stage to the first), else
     on that of the values it reads; an op that reads nothing (a fill) on the
-    stage of its first user. 1F1B runs stage s's backward on stage s's sockets."""
+    stage of its first user. 1F1B runs stage s's backward on stage s's sockets.
+
+    An outlined step (`callees`: `@layer_forward`, `@layer_backward`,
+    `@layer_optimizer`) is cut by its calls' FLOPs, so whole layer calls go to
+    a stage; a backward or optimizer call runs where the weights it reads live
+    (the stage of its layer's forward call), not where a value every layer
+    reads was made (the rotary tables, the mask: stage 0)."""
     ops = [op for op in block.ops if not isinstance(op, func.ReturnOp)]
     forward = [op for op in ops if phase_of(op) in (None, Phase.FORWARD)]
-    total = sum(_flops(op) for op in forward) or 1
+    flops = {op: _flops(op, callees) for op in forward}
+    total = sum(flops.values()) or 1
     stage: dict[Operation, int] = {}
     done = 0
-    for op in forward:
-        stage[op] = min(pp - 1, done * pp // total)
-        done += _flops(op)
+    for op in forward:  # an op goes to the stage its middle falls in: whole calls, cut about evenly
+        stage[op] = min(pp - 1, (2 * done + flops[op]) * pp // (2 * total))
+        done += flops[op]
     home: dict[SSAValue, int] = {}
     for op in forward:
         for operand in op.operands:
@@ -188,7 +205,7 @@ def training_stages(block: Block, pp: int) -> dict[Operation, int]:
         saved = [home[v] for v in op.operands if v in home]
         made = [stage[v.owner] for v in op.operands if isinstance(v.owner, Operation) and v.owner in stage]
         if saved or made:
-            stage[op] = min(saved or made)
+            stage[op] = min(_weight_homes(op, home) or saved or made)
     for op in reversed(ops):  # ops that read nothing: where their first user runs
         if op not in stage:
             users = [use.operation for result in op.results for use in result.uses if use.operation in stage]

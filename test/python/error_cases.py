@@ -111,6 +111,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "graph": ("graph.mlir", "the example at --emit graph"),
     "x": ("x.npy", "a good input, float32[4, 32]"),
     "x_shape": ("x_shape.npy", "float32[2, 3]"),
+    "x_wide": ("x_wide.npy", "float32[5, 8]"),
     "x_f64": ("x_f64.npy", "float64[4, 32]"),
     "x_object": ("x_object.npy", "a pickled object array"),
     "x_text": ("x_text.npy", "a text file"),
@@ -363,8 +364,18 @@ DEPLOYMENTS: list[ErrorCase] = [
               "--router gate: no model of that name; the models are mlp"),
     ErrorCase("rducc deploy: --hbm-reserve past the HBM", DEPLOY, ("{model}", "--hbm-reserve", "1TB", "-o", "deployed"),
               "--hbm-reserve 1TB: 1000000000000 bytes is more than the system's HBM (512000000000 bytes)"),
-    ErrorCase("rducc deploy: a model exported with dynamic dims", DEPLOY, ("{model}", "{dynamic}", "-o", "deployed"),
-              "rducc deploy compiles static shapes: export the model at the sizes it serves"),
+    ErrorCase("rducc deploy: a model exported with dynamic dims, without --shapes", DEPLOY,
+              ("{model}", "{dynamic}", "-o", "deployed"),
+              "rducc deploy compiles one program per size: give its sizes with --shapes dynamic:batch=N,..."),
+    ErrorCase("rducc deploy: --shapes not naming its model among several", DEPLOY,
+              ("{model}", "{dynamic}", "--shapes", "batch=2,4", "-o", "deployed"),
+              "--shapes batch=2,4: name the model it is for (MODEL:batch=2,4); the models are mlp, dynamic"),
+    ErrorCase("rducc deploy: --shapes for a model not deployed", DEPLOY,
+              ("{model}", "{dynamic}", "--shapes", "other:batch=2", "-o", "deployed"),
+              "--shapes other:...: no model of that name; the models are mlp, dynamic"),
+    ErrorCase("rducc deploy: --pad-dims for a model without --shapes", DEPLOY,
+              ("{model}", "{dynamic}", "--pad-dims", "mlp:batch", "-o", "deployed"),
+              "--pad-dims mlp:...: model 'mlp' has no --shapes (padding goes up to a larger shape bucket)"),
     ErrorCase("rducc deploy: --hbm-reserve not a size", DEPLOY, ("{model}", "--hbm-reserve", "lots", "-o", "deployed"),
               "--hbm-reserve lots: give a fraction of HBM (0.25) or bytes"),
     ErrorCase("rducc deploy: -o a directory that is not empty", DEPLOY, ("{model}", "-o", "."),
@@ -459,10 +470,16 @@ GENERATION: list[ErrorCase] = [  # issue 32: rducc generate
               "--prompts-file no_such_prompts.txt: cannot read it (No such file or directory)"),
     ErrorCase("rducc generate: --num-beams 0", GENERATE,
               ("--config", "{g_config}", "--prompt-ids", "1,2", "--num-beams", "0"),
-              "num_beams must be an integer >= 1, got 0"),
-    ErrorCase("rducc generate: beam search with --sample", GENERATE,
-              ("--config", "{g_config}", "--prompt-ids", "1,2", "--num-beams", "2", "--sample"),
-              "beam search with sampling (num_beams > 1 and do_sample) is not supported"),
+              "--num-beams must be an integer >= 1, got 0"),
+    ErrorCase("rducc generate: --prompt-buckets not lengths", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--prompt-buckets", "8,big"),
+              "--prompt-buckets 8,big: give prompt lengths as whole numbers, 8,32,128"),
+    ErrorCase("rducc generate: --num-return-sequences with greedy search", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--num-return-sequences", "2"),
+              "--num-return-sequences=2 needs sampling (--sample) or beam search (--num-beams >= it)"),
+    ErrorCase("rducc generate: --num-return-sequences past --num-beams", GENERATE,
+              ("--config", "{g_config}", "--prompt-ids", "1,2", "--num-beams", "2", "--num-return-sequences", "3"),
+              "--num-return-sequences (3) must be at most --num-beams (2): beam search returns its best beams"),
     ErrorCase("rducc generate: --length-penalty without --num-beams", GENERATE,
               ("--config", "{g_config}", "--prompt-ids", "1,2", "--length-penalty", "2"),
               "--length-penalty needs --num-beams N (N > 1)"),
@@ -531,6 +548,16 @@ CASES: list[ErrorCase] = [
               ("{buckets}", "--input", "{x_shape}", "--output", "out.npz"),
               "no compiled shape takes inputs of shape [2, 3]: the program was compiled for batch=2 (inputs [2, 8]); "
               "batch=4 (inputs [4, 8]); compile the size you need with --shapes"),
+    ErrorCase("rducc-run: inputs larger than every bucket (padding only goes up)", RUN,
+              ("{buckets}", "--input", "{x_wide}", "--output", "out.npz"),
+              "no compiled shape takes inputs of shape [5, 8]: the program was compiled for batch=2 (inputs [2, 8]); "
+              "batch=4 (inputs [4, 8]); compile the size you need with --shapes (a call may pad batch up to a "
+              "larger bucket)"),
+    ErrorCase("--pad-dims without --shapes", RDUCC, ("{dynamic}", "--pad-dims", "batch", *OUT),
+              "--pad-dims pads an input up to a larger shape bucket: it needs --shapes"),
+    ErrorCase("--pad-dims naming no dynamic dim", RDUCC,
+              ("{dynamic}", "--shapes", "batch=2", "--pad-dims", "seq", *OUT),
+              "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique2'"),
@@ -1164,6 +1191,7 @@ def _program_files(paths: dict[str, Path], directory: Path) -> None:
     rng = np.random.default_rng(0)
     np.save(paths["x"], rng.standard_normal((4, 32)).astype(np.float32))
     np.save(paths["x_shape"], np.zeros((2, 3), np.float32))
+    np.save(paths["x_wide"], np.zeros((5, 8), np.float32))
     np.save(paths["x_f64"], np.zeros((4, 32), np.float64))
     np.save(paths["x_object"], np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
     paths["x_text"].write_text("4 32\n1.0 2.0\n")

@@ -422,3 +422,41 @@ def test_meta_device_models_of_one_graph_load_and_compile_once(tmp_path, monkeyp
         (None, (32 * 16 + 16 + 16 * 4 + 4) * 4, share) for share in (None, "m0", "m0")]
     texts = {(tmp_path / "out" / f"m{i}.mlir").read_text() for i in range(3)}
     assert len(texts) == 1 and "safetensors" not in texts.pop()
+
+
+def test_a_dynamic_model_deploys_with_shape_buckets(tmp_path, capsys):
+    """`--shapes bag:batch=2,4 bag:seq=5`: one program file of two buckets and one
+    weights file; the manifest lists each bucket's times; a request of batch 3 runs
+    padded up to the batch=4 bucket (its rows never meet), as eager; the serving
+    simulation costs a batch on the smallest bucket that holds its tokens."""
+    from torch.export import Dim
+
+    from rducc.deploy.serving import served_models
+
+    torch.manual_seed(0)
+    bag = Bag().eval()
+    ids = torch.randint(0, 64, (2, 5))
+    archive = tmp_path / "bag.pt2"
+    with torch.no_grad():
+        torch.export.save(torch.export.export(bag, (ids,), dynamic_shapes=({0: Dim("batch", max=8),
+                                                                           1: Dim("seq", max=16)},)), archive)
+    out = tmp_path / "deployed"
+    assert _deploy([str(archive), "--shapes", "batch=2,4", "seq=5", "-O0", "--target", "sn40l", "-o", str(out)]) == 0
+    assert "2 shape buckets" in capsys.readouterr().out
+    deployment = load_manifest(out)
+    (model,) = deployment.models
+    assert [b.bucket for b in model.buckets] == [{"batch": 2, "seq": 5}, {"batch": 4, "seq": 5}]
+    assert [b.modeled.tokens_per_call for b in model.buckets] == [10, 20]
+    assert model.modeled == model.buckets[1].modeled and sorted(p.name for p in out.iterdir()) == [
+        "bag.mlir", "bag.safetensors", "manifest.json"]
+    small = torch.randint(0, 64, (3, 5))
+    np.save(tmp_path / "ids.npy", small.numpy())
+    assert run.main([str(out), "--model", "bag", "--input", str(tmp_path / "ids.npy"),
+                     "--output", str(tmp_path / "y.npz")]) == 0
+    with torch.no_grad():
+        np.testing.assert_allclose(np.load(tmp_path / "y.npz")["output_0"], bag(small).numpy(), rtol=1e-5, atol=1e-5)
+    (served,) = served_models(deployment)
+    (small_call, small_step), (large_call, _) = [(b.modeled.forward_s, b.modeled.decode_step_s)
+                                                 for b in model.buckets]
+    assert served.batch_times(10) == (small_call, small_step)
+    assert served.batch_times(12)[0] == large_call and served.batch_times(45)[0] == 3 * large_call

@@ -86,9 +86,11 @@ def _bytes_of_weights(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def gpt2_buckets(gpt2_archive):
-    """The archive compiled at -O2 by `rducc --shapes batch=1,2 seq=3` (the archive's dims named by position)."""
+    """The archive compiled at -O2 by `rducc --shapes batch=1,2 seq=3 --pad-dims seq` (the archive's dims
+    named by position; a causal model padded at the end of its sequence: the user vouches for seq)."""
     out = gpt2_archive[1].parent / "gpt2.mlir"
-    assert rducc_main([str(gpt2_archive[1]), "--shapes", "batch=1,2", "seq=3", "-q", "-o", str(out)]) == 0
+    assert rducc_main([str(gpt2_archive[1]), "--shapes", "batch=1,2", "seq=3", "--pad-dims", "seq", "-q",
+                       "-o", str(out)]) == 0
     return out
 
 
@@ -103,7 +105,8 @@ def test_gpt2_buckets_through_the_cli_match_eager_and_share_weights(gpt2_archive
     params = dict(model.named_parameters(remove_duplicate=False))
     assert len(stored) <= len(params)  # each weight once, not once per bucket
     assert sum(np.prod(v["shape"]) for v in stored.values()) <= sum(p.numel() for p in params.values())
-    for batch, seq in ((1, 3), (2, 3)):
+    assert '#rdu.padding<["seq"], [["", "seq"]], [["", "seq", ""]]' in text
+    for batch, seq in ((1, 3), (2, 3), (2, 2)):  # (2, 2): padded up to seq=3, the logits cut back
         ids = torch.randint(0, 64, (batch, seq))
         np.save(tmp_path / "ids.npy", ids.numpy())
         result = tmp_path / "y.npz"
@@ -131,6 +134,7 @@ def test_an_uncovered_shape_is_one_error_listing_the_compiled_ones(gpt2_buckets,
     error = capsys.readouterr().err
     assert "rducc-run: error: no compiled shape takes inputs of shape [2, 4]" in error
     assert "batch=1 seq=3 (inputs [1, 3]); batch=2 seq=3 (inputs [2, 3])" in error and "Traceback" not in error
+    assert "(a call may pad seq up to a larger bucket; batch is not padded: " in error
     assert not (tmp_path / "y.npz").exists()
 
 
@@ -144,30 +148,33 @@ def test_a_dynamic_export_without_shapes_names_its_dims(gpt2_archive, tmp_path, 
     assert not out.exists() and not (tmp_path / "none.safetensors").exists()
 
 
-def test_gpt2_buckets_at_O0_through_the_python_api(gpt2_archive):
-    """The in-memory program keeps its Dim names; each bucket matches eager; reports per bucket."""
+def test_gpt2_bucket_at_O0_through_the_python_api(gpt2_archive):
+    """The in-memory program keeps its Dim names; one bucket (seq=5) runs seq 5 exactly
+    and seq 3 padded up (the causal model's pad at the end, vouched with pad_dims), as eager."""
     model, _, program = gpt2_archive
-    compiled = rducc.compile(program, shapes={"batch": 1, "seq": [3, 5]}, opt_level=0)
+    compiled = rducc.compile(program, shapes={"batch": 1, "seq": [5]}, pad_dims=["seq"], opt_level=0)
     assert isinstance(compiled, rducc.BucketedProgram)
-    assert compiled.buckets == [{"batch": 1, "seq": 3}, {"batch": 1, "seq": 5}]
+    assert compiled.buckets == [{"batch": 1, "seq": 5}]
     for seq in (5, 3):
         ids = torch.randint(0, 64, (1, seq))
         with torch.no_grad():
             torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-4, atol=1e-4)
-    assert set(compiled.report) == {"batch=1 seq=3", "batch=1 seq=5"}
+    assert set(compiled.report) == {"batch=1 seq=5"}
     assert all(r.modeled_time_s > 0 for r in compiled.report.values())
 
 
-@pytest.mark.parametrize("opt_level", [0, 2])
-def test_mlp_with_a_dynamic_batch(opt_level):
+def test_mlp_with_a_dynamic_batch():
+    """-O0 (the GPT-2 buckets above are -O2): exact buckets, and a batch padded up to a larger one."""
     torch.manual_seed(0)
     model = MLP().eval()
     compiled = rducc.compile(model, (torch.randn(2, 16),), dynamic_shapes=({0: Dim("batch", min=1, max=64)},),
-                             shapes={"batch": [1, 3]}, opt_level=opt_level)
-    for batch in (1, 3):
+                             shapes={"batch": [1, 3]}, opt_level=0)
+    assert compiled.padding is not None and compiled.padding.dims == ["batch"]  # its rows never meet
+    for batch in (1, 3, 2):  # 2: padded up to the batch=3 bucket, the result cut back
         x = torch.randn(batch, 16)
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert compiled.program_for(torch.randn(2, 16)) is compiled.programs[1][1]
     with pytest.raises(RduccError, match=r"of an nn.Module needs dynamic_shapes= too"):
         rducc.compile(model, (torch.randn(2, 16),), shapes={"batch": [1]})
     uncovered = r"no compiled shape takes inputs of shape \[5, 16\]: .*batch=1 \(inputs \[1, 16\]\)"

@@ -1,7 +1,7 @@
 """A training step's repeated layers are outlined by structure, phase by phase
 (`rdu_outline_layers.outline_training_step`): torch's joint graph has no module paths, so
 the forward, backward and optimizer layers are found by the period of each
-phase's ops. A 3-layer Llama step has one function per phase, each called
+phase's ops. A Llama step has one function per phase, each called
 once per layer, and it trains as eager does."""
 
 from __future__ import annotations
@@ -15,10 +15,23 @@ from training_cases import LOSS_ATOL, LOSS_RTOL, PARAM_ATOL, PARAM_RTOL, languag
 from xdsl.dialects import func
 
 import rducc
-from rducc.dialects.contracts import calls_of, data_parallel_of, is_outlined, partition_of, phase_of
+from rducc.dialects.contracts import (
+    arg_attrs,
+    calls_of,
+    data_parallel_of,
+    is_outlined,
+    microbatches_of,
+    op_stage,
+    partition_of,
+    phase_of,
+    result_shards,
+    shard_of,
+)
 from rducc.dialects.program import find_entry, functions
+from rducc.model.training_speed import training_estimate
 from rducc.passes import rdu_partition
 from rducc.pipeline import pipeline_text
+from rducc.targets import load_target
 
 
 def _tiny_llama(layers: int) -> torch.nn.Module:
@@ -38,22 +51,40 @@ def _outlining(opt_level: int, sockets: int = 1, split: tuple[int, ...] = (0, 0)
         "rdu-outline-layers", "rdu-outline-layers{training=always}")
 
 
-def test_three_layer_step_is_outlined_per_phase_and_trains_as_eager() -> None:
-    model = _tiny_llama(3)
+def test_pipelined_step_is_outlined_per_phase_staged_by_layer_and_trains_as_eager() -> None:
+    """A 4-layer Llama step on sn40l-8 at pp=2: outlined per phase before rdu-partition
+    (`@layer_forward`, `@layer_backward`, `@layer_optimizer`, one call a layer, in
+    phase order), each call whole on one stage (`training_stages`): layers 0-1 on
+    stage 0 and 2-3 on stage 1, the backward and optimizer calls of a layer on its
+    forward's stage (the backward runs the layers last to first); the modeled step is
+    1F1B over the stages' times; two steps give eager's losses and parameters."""
+    layers = 4
+    model = _tiny_llama(layers)
     reference = copy.deepcopy(model)
-    ids, labels = torch.randint(0, 64, (1, 6)), torch.randint(0, 64, (1, 6))
+    ids, labels = torch.randint(0, 64, (2, 6)), torch.randint(0, 64, (2, 6))
     program = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
-                                     loss_fn=language_model_loss, opt_level=0, passes=_outlining(0))
+                                     loss_fn=language_model_loss, opt_level=0, target="sn40l-8",
+                                     passes=_outlining(0, sockets=8, split=(1, 2)))
+    assert partition_of(program.module) == (1, 2)
     outlined = {f.sym_name.data: f for f in program.module.ops if isinstance(f, func.FuncOp) and is_outlined(f)}
     assert {name: calls_of(f) for name, f in outlined.items()} == {
-        "layer_forward": 3, "layer_backward": 3, "layer_optimizer": 3}
+        "layer_forward": layers, "layer_backward": layers, "layer_optimizer": layers}
     entry = find_entry(program.module)
     assert entry is not None
     calls = [op for op in entry.body.block.ops if isinstance(op, func.CallOp)]
-    assert [(op.callee.string_value(), phase_of(op)) for op in calls] == [
-        *[("layer_forward", "forward")] * 3, *[("layer_backward", "backward")] * 3,
-        *[("layer_optimizer", "optimizer")] * 3]
-    _trains_as_eager(program, reference, ids, labels, steps=3)
+    assert [(op.callee.string_value(), phase_of(op), op_stage(op)) for op in calls] == [
+        *[("layer_forward", "forward", s) for s in (0, 0, 1, 1)],
+        *[("layer_backward", "backward", s) for s in (1, 1, 0, 0)],
+        *[("layer_optimizer", "optimizer", s) for s in (0, 0, 1, 1)]]
+    schedule = training_estimate(program.module, load_target("sn40l-8")).schedule
+    m = microbatches_of(program.module)
+    assert schedule.stages == 2 and schedule.microbatches == m == 2 and min(schedule.stage_s) > 0
+    assert schedule.bubble_s == pytest.approx(sum(schedule.stage_s) - max(schedule.stage_s))  # (m - 1) max cancels
+    # each stage costs its own layers' kernels (an outlined layer's at its call's stage): about equal
+    # stages, so the bubble is 1F1B's (pp - 1) / (m + pp - 1) of the step
+    assert min(schedule.stage_s) > 0.8 * max(schedule.stage_s)
+    assert schedule.bubble_fraction == pytest.approx(1 / 3, rel=0.1)
+    _trains_as_eager(program, reference, ids, labels, steps=2)
 
 
 def _trains_as_eager(program, reference: torch.nn.Module, ids: torch.Tensor, labels: torch.Tensor,
@@ -115,4 +146,35 @@ def test_partitioned_step_keeps_its_outlined_layers(dp: int, tp: int, monkeypatc
             assert 0 < visits[name] <= sum(1 for _ in callee.body.walk()), name  # once, not once a call
     inline_ops = sum(layers * sum(1 for _ in f.body.walk()) for f in outlined.values())
     assert visits[entry.sym_name.data] < inline_ops  # the layers' ops were not partitioned inline
+    if tp > 1:
+        _splits_through_the_backward(outlined, entry)
     _trains_as_eager(program, reference, ids, labels, steps=2)
+
+
+def _splits_through_the_backward(outlined: dict[str, func.FuncOp], entry: func.FuncOp) -> None:
+    """tp through an outlined backward and optimizer (`rdu_partition.callee_seeds`):
+    the backward layer takes the forward's saved values and weights split as the
+    forward made them, so it gathers nothing, and its input gradients' partial
+    sums are added before their all-reduce: as many all-reduces as the forward
+    (Megatron's two a layer); every matrix gradient it returns is split, and the
+    optimizer layer updates split weights with split gradients, gathering nothing;
+    no layer call's result or weight is gathered in the step between the calls."""
+    counts = {name: Counter(op.name for op in f.body.walk()) for name, f in outlined.items()}
+    assert counts["layer_backward"]["rdu.all_gather"] == 0 and counts["layer_optimizer"]["rdu.all_gather"] == 0
+    assert counts["layer_backward"]["rdu.all_reduce"] == counts["layer_forward"]["rdu.all_reduce"] == 2
+    backward = outlined["layer_backward"]
+    ret = backward.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    matrices = [i for i, v in enumerate(ret.operands) if len(v.type.get_shape()) == 2]  # type: ignore[attr-defined]
+    shards = result_shards(backward)
+    assert matrices and all(shards[i] is not None for i in matrices)  # the weight gradients, split
+    weights = [attrs for arg, attrs in zip(backward.args, arg_attrs(backward))
+               if "rdu.weight" in attrs and len(arg.type.get_shape()) == 2]  # type: ignore[attr-defined]
+    assert weights and all(shard_of(attrs) is not None for attrs in weights)  # its matmuls read split weights
+    layer_values = {v for op in entry.body.walk() if isinstance(op, func.CallOp) for v in (*op.results, *op.operands)}
+    gathered = [op for op in entry.body.walk() if op.name == "rdu.all_gather" and op.operands[0] in layer_values]
+    assert not gathered, gathered
+    # vocab-parallel cross entropy: neither the logits nor the output layer's weight is gathered
+    # over the vocabulary (64), only each rank's row maxima
+    wide = [op for op in entry.body.walk() if op.name == "rdu.all_gather" and 64 in op.results[0].type.get_shape()]
+    assert not wide and any(op.name == "rdu.all_gather" for op in entry.body.walk()), wide

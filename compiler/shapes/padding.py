@@ -1,0 +1,751 @@
+"""Padding an input up to a larger bucket: which dynamic dims may be padded, and
+how a call is padded and its outputs cut back (docs/shapes.md, "Padding").
+
+A dim may be padded when the program never lets a padded position reach a real
+one. `padding_plan` decides it per dim from the dynamic program itself (its
+Core ATen graph, with torch's symbolic sizes): padding dim `s` at the end is
+safe when every op either
+
+- works position by position (`torch.Tag.pointwise`, broadcasting included),
+- only moves values (permute, expand, squeeze, unsqueeze, copies), or a view
+  that keeps `s` the outermost factor of the dims it merges or splits (so the
+  padded positions stay one block at the end of every dim that carries `s`),
+- or reduces, sorts, contracts, gathers or normalizes over dims that do not
+  carry `s` (a batched matmul's batch dim, a layer norm's rows, ...),
+
+and no size of `s` is read as a value (`x / x.shape[0]`). Any other op over a
+dim carrying `s` (a reduction, softmax, matmul contraction, cat or slice along
+it) makes `s` unsafe, and an op the rules do not know makes it unsafe too: the
+answer is never a guess. A dim the user vouches for (`--pad-dims seq`: a
+sequence whose padding an attention mask hides, or a causal model padded at
+the end) skips the op rules; its inputs and outputs must still carry it as a
+whole dim. Padded positions are zeros (a padded attention mask masks them).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from rducc.errors import RduccError
+from rducc.frontend.dynamic_dims import DynamicDim, bucket_label
+
+aten = torch.ops.aten
+
+
+@dataclass
+class PadPlan:
+    """Which dynamic dims a call may pad, and where each sits in the inputs and outputs."""
+
+    dims: list[str] = field(default_factory=list)
+    """The dims that may be padded (by name)."""
+    inputs: list[list[str]] = field(default_factory=list)
+    """Per user input, per dim: the padded dim it is ("" for none)."""
+    outputs: list[list[str]] = field(default_factory=list)
+    """Per user output, per dim: the padded dim it carries as its outermost factor ("" for none)."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Each dynamic dim that may not be padded, and why."""
+
+
+# --------------------------------------------------------------------------
+# deciding, per dim
+# --------------------------------------------------------------------------
+
+
+def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Iterable[str] = ()) -> PadPlan:
+    """Which of `dims` the program lets a call pad (`vouched`: names the user
+    vouches for, checked for structure only); the others with the reason."""
+    by_alias = {alias: dim for dim in dims for alias in dim.aliases}
+    vouched_names = set()
+    for name in vouched:
+        if name not in by_alias:
+            raise RduccError(f"--pad-dims: the program has no dynamic dim '{name}'; its dynamic dims are "
+                             f"{', '.join(d.name for d in dims)}")
+        vouched_names.add(by_alias[name].name)
+    plan = PadPlan()
+    mutated = [spec for spec in ep.graph_signature.output_specs
+               if spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)]
+    reason = "the program updates a buffer or an input in place" if mutated else ""
+    graphs = _Graphs(ep)
+    for dim in dims:
+        checked = dim.name not in vouched_names
+        why = reason or _unsafe_reason(graphs, ep, dim, dims, checked)
+        if why:
+            plan.refused[dim.name] = why
+            if dim.name in vouched_names:
+                raise RduccError(f"--pad-dims {dim.name}: {why}")
+        else:
+            plan.dims.append(dim.name)
+    plan.inputs = [_dim_names(_sizes(value), dims, plan.dims) for value in _user_input_values(ep)]
+    plan.outputs = [_dim_names(_sizes(value), dims, plan.dims) for value in _user_output_values(ep)]
+    return plan
+
+
+_UNKNOWN = "is not an op rducc knows keeps padded positions apart"
+
+
+class _Graphs:
+    """The program's graph as exported (ATen ops, read first) and, only when an op
+    there is not one the rules know, its Core ATen decomposition (made once)."""
+
+    def __init__(self, ep: ExportedProgram):
+        self.exported = ep.graph
+        self._ep = ep
+        self._core: Any = None
+        self.unread = ""
+
+    def core(self) -> Any:
+        if self._core is None and not self.unread:
+            try:
+                self._core = self._ep.run_decompositions().graph
+            except Exception as error:  # noqa: BLE001 - any failure only means "do not pad it unvouched"
+                first = str(error).strip().splitlines()[0][:160] if str(error).strip() else ""
+                self.unread = (f"rducc cannot read its Core ATen graph at symbolic sizes "
+                               f"({type(error).__name__}: {first})")
+        return self._core
+
+
+def _graph_reason(graph: Any, symbol: str) -> str:
+    """The first op of `graph` that could let a padded position reach a real one, and why."""
+    layouts = _Layouts(symbol)
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        why = _op_reason(node, symbol) or layouts.step(node)
+        if why:
+            return f"{_op_name(node)}{_source_line(node)} {why}"
+    output = next(n for n in graph.nodes if n.op == "output")
+    for index, value in enumerate(output.args[0]):
+        for axis, layout in enumerate(layouts.of(value)):
+            if not _is_lead(layout, symbol):
+                return (f"output {index}'s dim {axis} holds the padded dim inside another "
+                        "(its padded positions are not one block at the end)")
+    return ""
+
+
+def _unsafe_reason(graphs: _Graphs, ep: ExportedProgram, dim: DynamicDim, dims: Sequence[DynamicDim],
+                   checked: bool) -> str:
+    """Why padding `dim` could change a real result ("" when it cannot)."""
+    symbol = dim.symbol
+    for index, value in enumerate(_user_input_values(ep)):
+        for axis, size in enumerate(_sizes(value)):
+            if _has(size, symbol) and str(size) != symbol:
+                return f"input {index}'s dim {axis} is {_named(size, dims)}, not {dim.name} itself"
+    for index, value in enumerate(_user_output_values(ep)):
+        for axis, size in enumerate(_sizes(value)):
+            if _has(size, symbol) and (_outer_factor(size, symbol) is None or (not checked and str(size) != symbol)):
+                return f"output {index}'s dim {axis} is {_named(size, dims)}, not {dim.name} itself"
+            others = [d.name for d in dims if d is not dim and _has(size, d.symbol)]
+            if _has(size, symbol) and others:
+                return f"output {index}'s dim {axis} ({_named(size, dims)}) also carries {', '.join(others)}"
+    if not checked:
+        return ""
+    why = _graph_reason(graphs.exported, symbol)
+    if why.endswith(_UNKNOWN):  # an op the rules do not know: read its Core ATen decomposition instead
+        core = graphs.core()
+        why = graphs.unread if core is None else _graph_reason(core, symbol)
+    return why
+
+
+def _source_line(node: torch.fx.Node) -> str:
+    trace = node.meta.get("stack_trace") or ""
+    lines = [line.strip() for line in trace.strip().splitlines() if line.strip().startswith("File ")]
+    if not lines:
+        return ""
+    parts = lines[-1].split('"')
+    line = lines[-1].split("line ")[-1].split(",")[0] if "line " in lines[-1] else "?"
+    return f" (at {parts[1].rsplit('/', 1)[-1]}:{line})" if len(parts) > 1 else ""
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    target = node.target
+    return f"aten.{target._overloadpacket.__name__}" if isinstance(target, torch._ops.OpOverload) else str(target)
+
+
+# --------------------------------------------------------------------------
+# sizes
+# --------------------------------------------------------------------------
+
+
+def _expr(size: Any) -> Any:
+    """A size as a sympy expression (an int as it is)."""
+    if isinstance(size, torch.SymInt):
+        return size.node.expr
+    return size
+
+
+def _sizes(value: Any) -> list[Any]:
+    return [_expr(s) for s in value.shape] if isinstance(value, torch.Tensor) else []
+
+
+def _has(size: Any, symbol: str) -> bool:
+    return isinstance(size, sympy.Basic) and symbol in {str(s) for s in size.free_symbols}
+
+
+def _outer_factor(size: Any, symbol: str) -> Any:
+    """K where `size` is symbol*K and K does not read the symbol; else None."""
+    sym = next(s for s in size.free_symbols if str(s) == symbol)
+    factor = sympy.simplify(size / sym)
+    if sym in factor.free_symbols or not factor.is_polynomial() or factor.as_numer_denom()[1] != 1:
+        return None
+    return factor
+
+
+def _named(size: Any, dims: Sequence[DynamicDim]) -> str:
+    text = str(size)
+    for dim in sorted(dims, key=lambda d: -len(d.symbol)):
+        text = text.replace(dim.symbol, dim.name)
+    return text
+
+
+def _dim_names(sizes: Sequence[Any], dims: Sequence[DynamicDim], padded: Sequence[str]) -> list[str]:
+    names = []
+    for size in sizes:
+        carried = [d.name for d in dims if d.name in padded and _has(size, d.symbol)]
+        names.append(carried[0] if len(carried) == 1 else "")
+    return names
+
+
+def _user_input_values(ep: ExportedProgram) -> list[Any]:
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    return [nodes[spec.arg.name].meta.get("val") for spec in ep.graph_signature.input_specs
+            if spec.kind == InputKind.USER_INPUT and getattr(spec.arg, "name", None) in nodes]
+
+
+def _user_output_values(ep: ExportedProgram) -> list[Any]:
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    values = output.args[0]
+    return [v.meta.get("val") if isinstance(v, torch.fx.Node) else v
+            for v, spec in zip(values, ep.graph_signature.output_specs) if spec.kind == OutputKind.USER_OUTPUT]
+
+
+# --------------------------------------------------------------------------
+# the op rules
+# --------------------------------------------------------------------------
+
+_MOVES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand_as", "dropout", "clone",
+          "_to_copy", "alias", "detach",
+          "lift_fresh_copy", "copy", "contiguous", "_assert_tensor_metadata", "to", "type_as", "full_like",
+          "zeros_like", "ones_like", "empty_like", "_native_batch_norm_legit_no_training"}
+"""Ops that only move, copy or cast values (no position reads another)."""
+_VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_as", "reshape_as"}
+_CREATES = {"full", "zeros", "ones", "empty", "arange", "scalar_tensor", "new_zeros", "new_ones", "new_full",
+            "new_empty", "empty_strided"}
+_SIZE_ARGS = {"size", "shape", "end", "stride"}
+"""Arguments a size may be given to (a shape, or arange's end: position i holds i either way)."""
+_ALONG_DIM = {"amax", "amin", "sum", "mean", "prod", "var", "var_mean", "std", "std_mean", "argmax", "argmin",
+              "max", "min", "any", "all", "_softmax", "_log_softmax", "softmax", "log_softmax", "cumsum",
+              "cumprod", "cummax", "cummin", "logcumsumexp", "sort", "topk", "logsumexp", "linalg_vector_norm",
+              "norm", "median", "mode", "kthvalue", "flip", "cat", "stack", "index_select", "gather", "scatter",
+              "scatter_add", "scatter_reduce", "select_scatter", "slice_scatter", "narrow", "split",
+              "split_with_sizes", "unbind", "roll", "nansum", "count_nonzero", "aminmax", "select", "slice",
+              "unfold", "diff", "repeat_interleave", "chunk",
+              "tensor_split", "argsort", "nanmean", "cumulative_trapezoid"}
+"""Ops that read or reorder positions along the dims their `dim`/`dims` names (all dims when None)."""
+_CONTRACTS = {"mm": ((1,), (0,)), "addmm": ((1,), (0,)), "bmm": ((2,), (1,)), "baddbmm": ((2,), (1,)),
+              "dot": ((0,), (0,)), "mv": ((1,), (0,)), "addmv": ((1,), (0,))}
+"""Matmuls: the dims of their two matrix operands they contract."""
+_WHOLE_BATCH_ONLY = {"convolution", "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d",
+                     "avg_pool3d", "_adaptive_avg_pool2d", "adaptive_avg_pool2d", "_adaptive_avg_pool3d",
+                     "upsample_nearest2d", "upsample_bilinear2d", "native_group_norm", "_native_batch_norm_legit",
+                     "_native_batch_norm_legit_functional", "_scaled_dot_product_flash_attention_for_cpu",
+                     "scaled_dot_product_attention", "_scaled_dot_product_efficient_attention",
+                     "max_pool1d", "avg_pool1d", "adaptive_max_pool2d", "pixel_shuffle", "conv1d", "conv2d",
+                     "conv3d", "group_norm", "max_pool2d", "adaptive_avg_pool1d", "instance_norm"}
+"""Ops whose samples (dim 0; the heads of an attention too) never meet, and whose other dims mix."""
+def _linear_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.linear(x, w, b): contracts x's last dim; any padded dim of w is read whole."""
+    args: Any = node.args
+    source = _val(args[0])
+    why = _mixes(_carries(source, symbol), [source.dim() - 1], "contracts")
+    return why or ("reads a padded weight" if _carries(_val(args[1]), symbol) else "")
+
+
+def _matmul_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.matmul(a, b): contracts a's last dim and b's second to last (its only, when 1-D)."""
+    args: Any = node.args
+    left, right = _val(args[0]), _val(args[1])
+    why = _mixes(_carries(left, symbol), [left.dim() - 1], "contracts")
+    return why or _mixes(_carries(right, symbol), [max(right.dim() - 2, 0)], "contracts")
+
+
+def _batch_norm_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.batch_norm: with running statistics (eval) each channel's values alone; training reads the batch."""
+    args: Any = node.args
+    training = args[5] if len(args) > 5 else node.kwargs.get("training", False)
+    source = _val(args[0])
+    mixed = [d for d in range(source.dim()) if d != 1] if training else []
+    return _mixes(_carries(source, symbol), mixed, "normalizes over")
+
+
+_HIGHER_LEVEL = {"linear": _linear_reason, "matmul": _matmul_reason, "batch_norm": _batch_norm_reason}
+"""Ops of an exported (not yet decomposed) program, read directly so no decomposition is needed."""
+
+_SYMBOLIC_ONLY: set[Any] = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
+                             operator.truediv, operator.neg, operator.pow, operator.eq, operator.ne, operator.lt,
+                             operator.le, operator.gt, operator.ge, operator.getitem, torch.sym_float, torch.sym_int,
+                             torch.sym_max, torch.sym_min, torch.sym_not, torch.sym_sqrt}
+"""Size arithmetic and tuple reads: their uses are what is checked."""
+_SYMBOLIC_ATEN = {"sym_size", "sym_numel", "sym_stride", "sym_storage_offset", "_assert_scalar",
+                  "sym_constrain_range_for_size", "sym_constrain_range", "_assert_async"}
+
+
+def _carries(value: Any, symbol: str) -> list[int]:
+    """The dims of a tensor value whose size reads `symbol`."""
+    return [i for i, s in enumerate(_sizes(value)) if _has(s, symbol)]
+
+
+def _val(arg: Any) -> Any:
+    return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+
+
+def _op_reason(node: torch.fx.Node, symbol: str) -> str:
+    """Why `node` could let a padded position of `symbol` reach a real one ("" when it cannot)."""
+    target = node.target
+    value = node.meta.get("val")
+    if target in _SYMBOLIC_ONLY or (isinstance(target, torch._ops.OpOverload)
+                                    and target._overloadpacket.__name__ in _SYMBOLIC_ATEN):
+        return ""  # size arithmetic: its uses are checked where they read it
+    for out in (value if isinstance(value, tuple | list) else [value]):
+        for size in _sizes(out):
+            if _has(size, symbol) and _outer_factor(size, symbol) is None:
+                return f"makes a dim of size {size} (the padded size is not its outermost factor)"
+    bad_use = _size_as_value(node, symbol)
+    if bad_use:
+        return bad_use
+    inputs = [a for a in _tensor_args(node) if _carries(_val(a), symbol)]
+    if not inputs:
+        return ""
+    if not isinstance(target, torch._ops.OpOverload):
+        return _UNKNOWN
+    name = target._overloadpacket.__name__
+    if torch.Tag.pointwise in target.tags or name in _MOVES or name in _CREATES:
+        return ""
+    if name in _VIEWS:
+        return ""  # the layout walk (`_Layouts.step`) decides views
+    if name in _CONTRACTS:
+        return _contract_reason(node, name, symbol)
+    args: Any = node.args
+    if name in _HIGHER_LEVEL:
+        return _HIGHER_LEVEL[name](node, symbol)
+    if name in ("native_layer_norm", "layer_norm"):
+        normalized = len(args[1])
+        rank = len(_val(node.args[0]).shape)
+        return _mixes(_carries(_val(node.args[0]), symbol), range(rank - normalized, rank), "normalizes over")
+    if name == "embedding":
+        return "indexes rows of a padded table" if _carries(_val(node.args[0]), symbol) else ""
+    if name in ("index", "index_put"):
+        return _index_reason(node, symbol)
+    if name == "constant_pad_nd":
+        pads = list(args[1])
+        rank = len(_val(node.args[0]).shape)
+        padded = [rank - 1 - i // 2 for i, p in enumerate(pads) if p != 0]
+        return _mixes(_carries(_val(node.args[0]), symbol), padded, "pads")
+    if name in _WHOLE_BATCH_ONLY:
+        for arg in inputs:  # attention: every dim but the last two (query/key positions, features) is a batch dim
+            rank = _val(arg).dim()
+            keep = set(range(rank - 2)) if "attention" in name else {0}
+            if set(_carries(_val(arg), symbol)) - keep:
+                return "mixes positions of the padded dim (only its batch dim may be padded)"
+        return ""
+    if name in _ALONG_DIM:
+        return _along_dim_reason(node, symbol)
+    return _UNKNOWN
+
+
+def _tensor_args(node: torch.fx.Node) -> list[torch.fx.Node]:
+    found: list[torch.fx.Node] = []
+    for arg in [*node.args, *node.kwargs.values()]:
+        for leaf in arg if isinstance(arg, list | tuple) else [arg]:
+            if isinstance(leaf, torch.fx.Node) and isinstance(_val(leaf), torch.Tensor):
+                found.append(leaf)
+    return found
+
+
+def _size_as_value(node: torch.fx.Node, symbol: str) -> str:
+    """A size reading `symbol` given to the op as a value (not a shape)."""
+    target = node.target
+    schema = target._schema if isinstance(target, torch._ops.OpOverload) else None
+    names = [a.name for a in schema.arguments] if schema else []
+    bound = list(zip(names, node.args)) + list(node.kwargs.items())
+    for name, arg in bound:
+        for leaf in arg if isinstance(arg, list | tuple) else [arg]:
+            value = _val(leaf)
+            if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool) and _has(_expr(value), symbol):
+                allowed = name in _SIZE_ARGS
+                if not allowed:
+                    return f"reads the padded size as a value ({name} = {_expr(value)})"
+    return ""
+
+
+def _mixes(carried: Sequence[int], mixed: Iterable[int], verb: str) -> str:
+    hit = sorted(set(carried) & set(mixed))
+    return f"{verb} its dim {hit[0]}, which carries the padded dim" if hit else ""
+
+
+def _along_dim_reason(node: torch.fx.Node, symbol: str) -> str:
+    target = node.target
+    assert isinstance(target, torch._ops.OpOverload)
+    names = [a.name for a in target._schema.arguments]
+    bound: dict[str, Any] = dict(zip(names, node.args)) | dict(node.kwargs)
+    name = target._overloadpacket.__name__
+    first = bound.get(names[0])
+    sources = first if isinstance(first, list | tuple) else [first]
+    dim_arg = bound.get("dim", bound.get("dims", None if ("dim" in names or "dims" in names) else "all"))
+    if name == "slice" and _slice_is_whole(bound, symbol):
+        return ""
+    for source in sources:
+        value = _val(source)
+        if not isinstance(value, torch.Tensor):
+            continue
+        rank = max(value.dim(), 1)
+        if dim_arg in (None, "all") or dim_arg == []:
+            mixed: list[int] = list(range(rank))
+        else:
+            mixed = [d % rank for d in (dim_arg if isinstance(dim_arg, list | tuple) else [dim_arg])]
+        why = _mixes(_carries(value, symbol), mixed, "reads across")
+        if why:
+            return why
+    return ""
+
+
+def _slice_is_whole(bound: Mapping[str, Any], symbol: str) -> bool:
+    """A slice along a padded dim that keeps all of it (`x[:, :]`)."""
+    value = _val(bound.get("self"))
+    if not isinstance(value, torch.Tensor):
+        return False
+    dim = bound.get("dim", 0) % value.dim()
+    start, step, end = bound.get("start"), bound.get("step", 1), bound.get("end")
+    size = _expr(value.shape[dim])
+    end_value = _expr(_val(end)) if isinstance(end, torch.fx.Node) else end
+    whole_end = end_value is None or (isinstance(end_value, int) and end_value >= 2**62) or end_value == size
+    return start in (None, 0) and step in (None, 1) and bool(whole_end)
+
+
+def _contract_reason(node: torch.fx.Node, name: str, symbol: str) -> str:
+    left_dims, right_dims = _CONTRACTS[name]
+    operands = node.args[1:3] if name in ("addmm", "baddbmm", "addmv") else node.args[:2]
+    for operand, contracted in zip(operands, (left_dims, right_dims)):
+        why = _mixes(_carries(_val(operand), symbol), contracted, "contracts")
+        if why:
+            return why
+    return ""
+
+
+def _index_reason(node: torch.fx.Node, symbol: str) -> str:
+    args: Any = node.args
+    source, indices = args[0], args[1]
+    indexed = [i for i, index in enumerate(indices) if index is not None]
+    why = _mixes(_carries(_val(source), symbol), indexed, "indexes")
+    if why:
+        return why
+    if node.target._overloadpacket.__name__ == "index_put":  # type: ignore[union-attr]
+        if any(_carries(_val(i), symbol) for i in indices if i is not None):
+            return "writes at padded indices"
+    return ""
+
+
+# --------------------------------------------------------------------------
+# layouts: where a padded dim's positions sit inside the dims that carry it
+# --------------------------------------------------------------------------
+
+_FILLS = {"full", "zeros", "ones", "empty", "new_zeros", "new_ones", "new_full", "new_empty", "full_like",
+          "zeros_like", "ones_like", "empty_like", "scalar_tensor", "empty_strided"}
+ANY = "any"
+"""A dim whose values do not depend on the position along it (a broadcast, a fill): any layout fits it."""
+Layout = tuple[Any, ...] | str | None
+"""A dim's factors, outermost first (`(s, 8)`: the padded dim outermost, its padded positions one block
+at the end; `(seq, s)`: inside another), ANY, or None for a dim that does not carry the padded dim."""
+
+
+def _is_lead(layout: Layout, symbol: str) -> bool:
+    return layout is None or layout == ANY or (isinstance(layout, tuple) and str(layout[0]) == symbol)
+
+
+def _divides(whole: Any, part: Any) -> Any:
+    """whole / part when it is a whole product (no denominator), else None."""
+    ratio = sympy.simplify(sympy.sympify(whole) / sympy.sympify(part))
+    return ratio if ratio.as_numer_denom()[1] == 1 else None
+
+
+class _Layouts:
+    """Each value's layout per dim along a graph (`step`, one node at a time). Position
+    by position the padded and the real program agree when the padded dim is each
+    dim's outermost factor; a view may lay it inside another dim (a linear over
+    `[seq, batch, h]` merges `seq*batch` rows) as long as nothing but row-wise ops
+    read that dim until a view lays it outermost again."""
+
+    def __init__(self, symbol: str):
+        self.symbol = symbol
+        self.known: dict[torch.fx.Node, Any] = {}
+
+    def of(self, arg: Any) -> list[Layout]:
+        """The layouts of a value (a node's tensor), by dim."""
+        if isinstance(arg, torch.fx.Node) and arg in self.known:
+            found = self.known[arg]
+            return found if isinstance(found, list) else []
+        return self._default(_val(arg))
+
+    def _default(self, value: Any) -> list[Layout]:
+        """A value nothing was recorded for: the padded dim outermost in each dim carrying it."""
+        return [self._lead(size) for size in _sizes(value)] if isinstance(value, torch.Tensor) else []
+
+    def _lead(self, size: Any) -> Layout:
+        if not _has(size, self.symbol):
+            return None
+        sym = next(s for s in size.free_symbols if str(s) == self.symbol)
+        return _normal([sym, sympy.simplify(size / sym)], self.symbol)
+
+    def step(self, node: torch.fx.Node) -> str:
+        """Record `node`'s layouts; why not, when its op reads a dim laid out inside another."""
+        target, value = node.target, node.meta.get("val")
+        if target is operator.getitem:
+            source = self.known.get(node.args[0]) if isinstance(node.args[0], torch.fx.Node) else None
+            if isinstance(source, tuple):
+                self.known[node] = source[node.args[1]]  # type: ignore[index]
+            return ""
+        if isinstance(value, tuple | list):
+            self.known[node] = tuple(self._default(v) for v in value)
+            return self._all_lead(node)
+        if not isinstance(value, torch.Tensor):
+            return ""
+        name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+        args: Any = node.args
+        first = self.of(args[0]) if args and isinstance(args[0], torch.fx.Node) else []
+        out_sizes = _sizes(value)
+        if name in _VIEWS:
+            laid = self._view(first, _sizes(_val(args[0])), out_sizes)
+            if laid is None:
+                return "reshapes the padded dim across dims it cannot follow"
+            self.known[node] = laid
+            return ""
+        moved = self._moved(name, node, first, len(out_sizes))
+        if moved is not None:
+            self.known[node] = moved
+            return ""
+        if isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags:
+            return self._pointwise(node, out_sizes)
+        if name in ("mm", "addmm", "linear"):
+            rows, cols = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+            left = self.of(rows)
+            if any(not _is_lead(layout, self.symbol) for layout in [*left[-1:], *self.of(cols)]):
+                return "contracts a dim laid out inside another"
+            self.known[node] = [*left[:-1], None] if name == "linear" else [left[0], self.of(cols)[-1]]
+            return ""
+        fill = name in _FILLS  # every position the same value: any layout fits
+        if not fill:
+            why = self._all_lead(node)
+            if why:
+                return why
+        self.known[node] = [ANY if fill and _has(size, self.symbol) else layout
+                            for size, layout in zip(out_sizes, self._default(value))]
+        return ""
+
+    def _all_lead(self, node: torch.fx.Node) -> str:
+        for arg in _tensor_args(node):
+            if any(not _is_lead(layout, self.symbol) for layout in self.of(arg)):
+                return "reads a dim whose padded positions a view laid inside another dim"
+        return ""
+
+    def _moved(self, name: str, node: torch.fx.Node, first: list[Layout], rank: int) -> list[Layout] | None:
+        """The layouts after an op that only moves or copies values; None for another op."""
+        args: Any = node.args
+        if name in ("clone", "_to_copy", "alias", "detach", "lift_fresh_copy", "contiguous", "to", "type_as",
+                    "dropout", "_native_batch_norm_legit_no_training", "native_layer_norm", "layer_norm",
+                    "_softmax", "_log_softmax", "softmax", "log_softmax") and len(first) == rank:
+            return list(first)  # the norms and softmaxes read across other dims (checked in `_op_reason`)
+        if name == "permute":
+            return [first[d] for d in args[1]]
+        if name in ("transpose", "t"):
+            laid = list(first)
+            a, b = (args[1] % rank, args[2] % rank) if name == "transpose" else (0, rank - 1)
+            laid[a], laid[b] = laid[b], laid[a]
+            return laid
+        if name == "unsqueeze":
+            laid = list(first)
+            laid.insert(args[1] % rank, None)
+            return laid
+        if name == "squeeze":
+            sizes = _sizes(_val(args[0]))
+            kept = [layout for layout, size in zip(first, sizes) if size != 1]
+            return kept if len(kept) == rank else None
+        if name in ("expand", "expand_as"):
+            sizes = _sizes(_val(args[0]))
+            pad = rank - len(first)
+            return [ANY if i < pad or sizes[i - pad] == 1 else first[i - pad] for i in range(rank)]
+        return None
+
+    def _pointwise(self, node: torch.fx.Node, out_sizes: list[Any]) -> str:
+        """Broadcast inputs must lay each padded dim out alike."""
+        rank = len(out_sizes)
+        laid: list[Layout] = [None] * rank
+        for arg in _tensor_args(node):
+            layouts, sizes = self.of(arg), _sizes(_val(arg))
+            for i, (layout, size) in enumerate(zip(layouts, sizes)):
+                at = rank - len(layouts) + i
+                if size == 1 or layout is None:
+                    continue
+                if laid[at] in (None, ANY):
+                    laid[at] = layout
+                elif layout != ANY and layout != laid[at]:
+                    return "combines values whose padded positions are laid out differently"
+        self.known[node] = laid
+        return ""
+
+    def _view(self, first: list[Layout], before: list[Any], after: list[Any]) -> list[Layout] | None:
+        """The layouts after a view (row-major), or None when a dim carrying the
+        padded dim is split where its factors cannot follow."""
+        factors: list[Any] = []
+        for layout, size in zip(first, before):
+            if isinstance(layout, tuple):
+                factors += list(layout)
+            elif layout == ANY:
+                factors += list(self._lead(size) or (size,))
+            elif size != 1:
+                factors.append(size)
+        laid: list[Layout] = []
+        for size in after:
+            taken: list[Any] = []
+            need = sympy.sympify(size)
+            while need != 1:
+                if not factors:
+                    return None
+                factor = factors.pop(0)
+                rest = _divides(need, factor)
+                if rest is not None:
+                    taken.append(factor)
+                    need = rest
+                    continue
+                if _has(factor, self.symbol) and str(factor) != self.symbol:
+                    return None
+                if str(factor) == self.symbol or _divides(factor, need) is None:
+                    return None
+                taken.append(need)  # split a factor that does not carry the padded dim
+                factors.insert(0, _divides(factor, need))
+                need = sympy.Integer(1)
+            laid.append(_normal(taken, self.symbol) if any(_has(f, self.symbol) for f in taken) else None)
+        return laid if all(sympy.sympify(f) == 1 for f in factors) else None
+
+
+def _normal(factors: Sequence[Any], symbol: str) -> tuple[Any, ...]:
+    """A layout as (the product of the factors outside it, the padded dim, the product
+    inside it), ones left out: the layouts that place real positions alike compare equal."""
+    at = next(i for i, f in enumerate(factors) if str(f) == symbol)
+    outer, inner = sympy.Mul(*factors[:at]), sympy.Mul(*factors[at + 1:])
+    return tuple(f for f in (outer, factors[at], inner) if f != 1)
+
+
+# --------------------------------------------------------------------------
+# running a padded call
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class PaddedCall:
+    """The bucket a call runs and how its inputs are padded to it."""
+
+    index: int
+    real: dict[str, int]
+    """The real size of each padded dim (as the inputs have it)."""
+    bucket: dict[str, int]
+
+
+def choose_bucket(buckets: Sequence[tuple[dict[str, int], Sequence[tuple[int, ...]]]],
+                  shapes: Sequence[tuple[int, ...]], plan: PadPlan | None) -> PaddedCall | None:
+    """The smallest bucket whose inputs cover `shapes`, padding only the dims
+    `plan` allows; None when none does (an exact match is always the smallest)."""
+    best: PaddedCall | None = None
+    best_volume = math.inf
+    for index, (values, declared) in enumerate(buckets):
+        real = _covers(declared, shapes, plan)
+        if real is None:
+            continue
+        volume = sum(math.prod(s) for s in declared)
+        if volume < best_volume:
+            best, best_volume = PaddedCall(index, real, dict(values)), volume
+    return best
+
+
+def _covers(declared: Sequence[tuple[int, ...]], shapes: Sequence[tuple[int, ...]],
+            plan: PadPlan | None) -> dict[str, int] | None:
+    """The real size of each padded dim when these inputs fit this bucket; else None."""
+    if len(declared) != len(shapes):
+        return None
+    real: dict[str, int] = {}
+    for index, (want, given) in enumerate(zip(declared, shapes)):
+        if len(want) != len(given):
+            return None
+        names = plan.inputs[index] if plan and index < len(plan.inputs) else [""] * len(want)
+        for name, w, g in zip(names, want, given):
+            if name and plan and name in plan.dims:
+                if g > w or real.setdefault(name, g) != g or g < 1:
+                    return None
+            elif w != g:
+                return None
+    return real
+
+
+def pad_arrays(arrays: Sequence[Any], declared: Sequence[tuple[int, ...]]) -> list[Any]:
+    """Each array (numpy or torch) padded with zeros at the end of each dim up to
+    the bucket's shape (a complex input's trailing pair dim is kept)."""
+    padded = []
+    for array, want in zip(arrays, declared):
+        shape = tuple(want) + tuple(array.shape[len(want):])
+        if tuple(array.shape) == shape:
+            padded.append(array)
+            continue
+        out = array.new_zeros(shape) if isinstance(array, torch.Tensor) else np.zeros(shape, dtype=array.dtype)
+        out[tuple(slice(0, size) for size in array.shape)] = array
+        padded.append(out)
+    return padded
+
+
+def cut_outputs(outputs: Sequence[Any], plan: PadPlan, call: PaddedCall) -> list[Any]:
+    """The user outputs cut back to the real sizes (a dim carrying padded dim `d`
+    as its outermost factor keeps size * real / bucket)."""
+    cut = []
+    for index, output in enumerate(outputs):
+        names = plan.outputs[index] if index < len(plan.outputs) else []
+        shape = getattr(output, "shape", None)
+        if shape is None or not any(names):
+            cut.append(output)
+            continue
+        region = tuple(slice(0, size * call.real[name] // call.bucket[name]) if name in call.real else slice(None)
+                       for name, size in zip(names, shape))
+        cut.append(output[region])
+    return cut
+
+
+def plan_of(module: Any) -> PadPlan | None:
+    """The padding a bucket module records (`rdu.padding`), or None."""
+    from rducc.dialects.contracts import padding_of
+
+    found = padding_of(module)
+    return PadPlan(*found) if found is not None else None
+
+
+def record_plan(module: Any, plan: PadPlan) -> None:
+    """Put the plan on the bucket module (`rdu.padding`)."""
+    from rducc.dialects.contracts import set_padding
+
+    set_padding(module, plan.dims, plan.inputs, plan.outputs, plan.refused)
+
+
+def padded_label(call: PaddedCall) -> str:
+    """`batch=3 padded to 4`: what a padded call ran."""
+    padded = [f"{name}={call.real[name]} padded to {call.bucket[name]}" for name in call.real
+              if call.real[name] != call.bucket[name]]
+    return "; ".join(padded) or bucket_label(call.bucket)
+
+
+__all__ = ["PadPlan", "PaddedCall", "choose_bucket", "cut_outputs", "pad_arrays", "padded_label", "padding_plan",
+           "plan_of", "record_plan"]

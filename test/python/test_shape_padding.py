@@ -1,0 +1,156 @@
+"""Padding a call up to a larger shape bucket (docs/shapes.md, "Padding"):
+`padding_plan` decides per dynamic dim from the program whether padding it can
+change a real result, and a padded run matches eager at the real size. The
+GPT-2 (CLI, --pad-dims seq) and MLP (Python, batch found safe) padded runs are
+in test_shapes.py, on the programs compiled there."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+import rducc
+from rducc.errors import RduccError
+from rducc.frontend.dynamic_dims import dynamic_dims
+from rducc.shapes.padding import padding_plan
+
+
+class RowWise(nn.Module):
+    """Rows never meet: a linear, a layer norm over features, a softmax over features, a conv per sample."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj, self.norm, self.conv = nn.Linear(8, 8), nn.LayerNorm(8), nn.Conv1d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.norm(self.proj(x))
+        return torch.softmax(self.conv(y), -1), y.flatten(1)
+
+
+class Centered(nn.Module):
+    """x - x.mean(0): every row reads every other."""
+
+    def forward(self, x):
+        return x - x.mean(0)
+
+
+class ScaledBySize(nn.Module):
+    """Reads its batch size as a number: a padded call would divide by the padded size."""
+
+    def forward(self, x):
+        return x.sum(-1) / x.shape[0]
+
+
+class Gram(nn.Module):
+    """x.T @ x contracts over the rows."""
+
+    def forward(self, x):
+        return x.transpose(0, 1) @ x
+
+
+class Flattened(nn.Module):
+    """x.t().reshape(-1): the rows end up interleaved in the one output dim."""
+
+    def forward(self, x):
+        return x.t().reshape(-1)
+
+
+class FlattenedAndBack(nn.Module):
+    """The same, viewed back to [4, batch] and transposed: rows are whole again."""
+
+    def forward(self, x):
+        return x.t().reshape(-1).reshape(4, -1).t() * 2
+
+
+class MaskedAttention(nn.Module):
+    """Self-attention with a key mask whose projection runs over `seq*batch` rows laid
+    out seq-first (as torch's batch-first MultiheadAttention does): a padded key the
+    mask does not hide changes every real position, so a leaked pad fails the comparison."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv, self.out = nn.Linear(8, 24), nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        batch, seq, width = x.shape
+        rows = self.qkv(x.transpose(0, 1).reshape(seq * batch, width))  # the batch inside seq*batch rows
+        q, k, v = rows.reshape(seq, batch, 24).transpose(0, 1).chunk(3, -1)
+        scores = (q @ k.transpose(-1, -2) / 8**0.5).masked_fill(mask[:, None, :] == 0, float("-inf"))
+        return self.out(torch.softmax(scores, -1) @ v)
+
+
+class TorchAttention(nn.Module):
+    """torch's own batch-first MultiheadAttention with a key padding mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, mask):
+        return self.attn(x, x, x, key_padding_mask=mask == 0, need_weights=False)[0]
+
+
+def _plan(model, example, dynamic_shapes, vouched=()):
+    with torch.no_grad():
+        program = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes)
+    return padding_plan(program, dynamic_dims(program), vouched)
+
+
+def test_the_plan_pads_rows_that_never_meet_and_names_the_op_that_mixes_them():
+    batch = Dim("batch", min=1, max=16)
+    plan = _plan(RowWise(), (torch.randn(3, 4, 8),), ({0: batch},))
+    assert plan.dims == ["batch"] and plan.inputs == [["batch", "", ""]]
+    assert plan.outputs == [["batch", "", ""], ["batch", ""]]
+    refused = {
+        Centered: "aten.mean (at test_shape_padding.py:",
+        ScaledBySize: "reads the padded size as a value",
+        Gram: "contracts its dim 1, which carries the padded dim",
+    }
+    for model, why in refused.items():
+        plan = _plan(model(), (torch.randn(3, 8),), ({0: batch},))
+        assert plan.dims == [] and why in plan.refused["batch"], (model.__name__, plan.refused)
+    plan = _plan(Flattened(), (torch.randn(3, 4),), ({0: batch},))
+    assert "output 0's dim 0 holds the padded dim inside another" in plan.refused["batch"]
+    assert _plan(FlattenedAndBack(), (torch.randn(3, 4),), ({0: batch},)).dims == ["batch"]
+
+
+def test_a_vouched_sequence_and_a_safe_batch_pad_together_and_match_eager():
+    """seq is refused by the rules (attention reads across keys) and padded when
+    vouched for: the mask's padded keys are zeros, so they stay hidden. batch is
+    found safe (its rows meet nowhere, though the projection merges them into
+    `seq*batch` rows; torch's MultiheadAttention too); a [1, 5] call runs the
+    batch=2 seq=8 bucket."""
+    torch.manual_seed(0)
+    model = MaskedAttention().eval()
+    example = (torch.randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long))
+    dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+    shapes = (dims, dims)
+    for attention in (model, TorchAttention().eval()):
+        plan = _plan(attention, example, shapes)
+        assert plan.dims == ["batch"] and "seq" in plan.refused, plan.refused
+    compiled = rducc.compile(model, example, dynamic_shapes=shapes, shapes={"batch": [2], "seq": [8]},
+                             pad_dims=["seq"], opt_level=0)
+    assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
+    x, mask = torch.randn(1, 5, 8), torch.ones(1, 5, dtype=torch.long)
+    mask[0, 3:] = 0  # the caller's own padding stays masked too
+    with torch.no_grad():
+        expected = model(x, mask)
+        torch.testing.assert_close(compiled(x, mask), expected, rtol=1e-5, atol=1e-5)
+        # a pad the mask did not hide would change the real positions: the check above can fail
+        leaked = model(torch.cat([x, torch.ones(1, 3, 8)], 1), torch.cat([mask, torch.ones(1, 3, dtype=torch.long)], 1))
+        assert not torch.allclose(leaked[:, :5], expected, atol=1e-3)
+    with pytest.raises(RduccError, match=r"no compiled shape takes inputs of shape \[1, 9, 8\], \[1, 9\]"):
+        compiled(torch.randn(1, 9, 8), torch.ones(1, 9, dtype=torch.long))
+
+
+def test_a_vouched_dim_must_still_be_a_whole_dim_of_each_output():
+    class Doubled(nn.Module):
+        def forward(self, x):
+            return torch.cat([x, x], 1)
+
+    plan = _plan(Doubled(), (torch.randn(2, 4),), ({1: Dim("seq", min=2, max=8)},))
+    assert "aten.cat" in plan.refused["seq"] and "reads across its dim 1" in plan.refused["seq"]
+    with pytest.raises(RduccError, match=r"--pad-dims seq: output 0's dim 1 is 2\*seq"):
+        _plan(Doubled(), (torch.randn(2, 4),), ({1: Dim("seq", min=2, max=8)},), vouched=["seq"])
