@@ -155,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--import-module", metavar="NAME", action="append", default=[],
         help="import the Python module NAME before loading the model: the library that registers "
-        "a custom operator (torch.library.custom_op) the model calls; repeat for several",
+        "a custom operator (torch.library.custom_op) the model calls (one whose implementation does "
+        "not trace runs on the host: rducc-run needs the same flag); repeat for several",
     )
     parser.add_argument(
         "--capacity", metavar="ROWS", type=int,
@@ -544,18 +545,6 @@ def check_plot_options(plot: str | None, kernel: str | None) -> None:
         raise RduccError("--plot-kernel needs --plot DIR")
 
 
-def _import_modules(names: Sequence[str]) -> None:
-    """Import the libraries that register the model's custom operators (--import-module)."""
-    import importlib
-
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception as error:  # noqa: BLE001 - any failure of the user's module is this error
-            first = (str(error).strip().splitlines() or [""])[0]
-            raise RduccError(f"--import-module {name}: cannot import it ({type(error).__name__}: {first})") from None
-
-
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
     from rducc.targets import check_compilable, load_target
@@ -576,7 +565,9 @@ def _run(args: argparse.Namespace) -> None:
     _check_outputs(args)
     if args.capacity is not None and args.capacity < 1:
         raise RduccError(f"--capacity must be at least 1 row, not {args.capacity}")
-    _import_modules(args.import_module)
+    from rducc.dialects.rdu.custom_op import import_op_modules
+
+    import_op_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text

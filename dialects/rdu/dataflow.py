@@ -68,6 +68,7 @@ from rducc.dialects.op_facts import (
 from rducc.dialects.rdu.aten import AtenOpAttr
 from rducc.dialects.rdu.checks import CheckOp
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
+from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
@@ -1289,7 +1290,8 @@ Dataflow = Dialect(
         CheckOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, ReplicaGroupsAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, CustomOpAttr, ReplicaGroupsAttr,
+     *CONTRACT_ATTRS],
 )
 
 __all__ = [
@@ -1299,6 +1301,7 @@ __all__ = [
     "RemFOp",
     "PointwiseCallOp",
     "AtenOpAttr",
+    "CustomOpAttr",
     "KernelOp",
     "MatmulOp",
     "ReduceOp",
