@@ -85,6 +85,7 @@ from xdsl.utils.exceptions import VerifyException
 from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY
 from rducc.dialects.program import ENTRY, entry_function, kernel_name
 from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.streamed import streamed_views
 from rducc.dialects.tier import (
     AllocOp,
     BufferType,
@@ -224,6 +225,7 @@ class PlacedProgram(Runner):
         self._arena_template: Env | None = None
         self._runs = RunCounter()
         self._views: list[tuple[int, int, int, np.dtype, tuple[int, ...]]] = []  # slot, offset, bytes, dtype, shape
+        self._host_arrays: list[tuple[int, np.dtype, tuple[int, ...]]] = []  # slot, dtype, shape (streamed views)
         self._bound: list[tuple[int, int]] = []  # slot of a one-copy SRAM buffer, slot of its view
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
         self._global_slots: dict[str, list[int]] = {}  # global name -> its get_global result slots
@@ -280,6 +282,13 @@ class PlacedProgram(Runner):
             )
         slot = self._table.fresh()
         self._views.append((slot, offset, nbytes, dtype, shape))
+        return slot
+
+    def _host_array(self, value_type: Any) -> int:
+        """A slot holding, during a run, a host array of the tensor type (off the SRAM arena)."""
+        shape, dtype = tensor_signature(value_type)
+        slot = self._table.fresh()
+        self._host_arrays.append((slot, dtype, shape))
         return slot
 
     def _reader(self, value: SSAValue) -> Getter:
@@ -651,6 +660,9 @@ class PlacedProgram(Runner):
                 first_out.setdefault(value, index)
         first: list[tuple[Step, Operation]] = []  # the first run's steps: each result checked
         later: list[tuple[Step, Operation]] = []  # every later run's
+        # a streamed view (repeated K/V heads a product reads by address) has no SRAM
+        # offset: the chip never writes it; the host materializes it in an array of its own
+        streamed = streamed_views(list(block.ops)[:-1], set(yielded))
         for body_op in list(block.ops)[:-1]:
             where = f'{describe_op(body_op)} in tier.compute "{name}"'
             if len(body_op.results) != 1 or not isinstance(body_op.results[0].type, TensorType):
@@ -658,6 +670,8 @@ class PlacedProgram(Runner):
             result = body_op.results[0]
             if result in first_out:
                 dest = out_slots[first_out[result]]
+            elif result in streamed and BODY_OFFSET not in body_op.attributes:
+                dest = self._host_array(result.type)
             else:
                 offset = body_op.attributes.get(BODY_OFFSET)
                 if not isinstance(offset, IntegerAttr):
@@ -724,6 +738,8 @@ class PlacedProgram(Runner):
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
                 for slot, view in self._bound:
                     env[slot] = env[view]
+            for slot, dtype, shape in self._host_arrays:
+                env[slot] = kernels.poisoned(shape, dtype)
             self._arena_template = env
         return self._arena_template
 

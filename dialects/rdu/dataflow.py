@@ -762,6 +762,7 @@ class ReshapeOp(_UnaryLayoutOp, OpFacts):
 
     SHARDS: ClassVar[bool] = True
     PCU_STAGES: ClassVar[int] = 0
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Dims kept whole pair up (`shapes.reshape_groups`); merged or split ones are blocked."""
@@ -801,6 +802,7 @@ class TransposeOp(_UnaryLayoutOp, OpFacts):
             )
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Input dim perm[i] becomes result dim i."""
@@ -831,6 +833,7 @@ class BroadcastOp(_UnaryLayoutOp, OpFacts):
             raise VerifyException(f"'rdu.broadcast' cannot broadcast {list(a)} to {list(b)}")
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """NumPy broadcasting; new leading dims come from no input dim."""
@@ -883,6 +886,7 @@ class SliceOp(_UnaryLayoutOp, OpFacts):
                 )
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """A dim taken whole (offset 0, stride 1, full size) stays; others are blocked."""
@@ -1020,6 +1024,8 @@ class GatherOp(IRDLOperation, OpFacts):
                 f"should be {list(expected)}"
             )
         _same_element(self, self.source.type, self.result.type, "source and result")
+
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Source dims before `dim` stay, the indexed ones are read by index (blocked),
