@@ -67,7 +67,7 @@ from rducc.dialects.op_facts import (
 )
 from rducc.dialects.rdu.aten import AtenOpAttr
 from rducc.dialects.rdu.checks import CheckOp
-from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
 from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
@@ -1356,7 +1356,8 @@ Dataflow = Dialect(
         CheckOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, CustomOpAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, CustomOpAttr, ReplicaGroupsAttr,
+     *CONTRACT_ATTRS],
 )
 
 __all__ = [
