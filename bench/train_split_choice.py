@@ -17,16 +17,26 @@ outlined), then, in the same run:
   inlined (`inline_calls`), as it was compiled before training steps were
   outlined.
 
+- **check** (`--check`): for every candidate the chooser models and
+  `rdu-partition` compiles (dp, tp, pp, dp x tp, ZeRO), the chooser's
+  estimate beside `training_estimate` of the step partitioned that way (the
+  compiled program's collectives, over their replica groups, each costed on
+  the target's topology; its optimizer on one rank's shard under ZeRO), and
+  the relative error. `--batch B` gives dp something to split (batch 1
+  leaves only tp and pp).
+
 Every step time is modeled, not measured; the compile seconds are measured
 on this machine. --quick: 2 decoder layers; --layers N: N layers.
 
-Run: python bench/train_split_choice.py [--quick | --layers N] [--no-before]
+Run: python bench/train_split_choice.py [--quick | --layers N] [--no-before] [--check] [--batch B]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+
+import torch
 
 from common import Section
 from train_llama import llama_loss  # noqa: E402
@@ -36,9 +46,11 @@ from rducc.dialects.contracts import data_parallel_of, partition_of, split_choic
 from rducc.driver import CompileOptions, resolve_passes  # noqa: E402
 from rducc.errors import RduccError  # noqa: E402
 from rducc.model.pipeline_schedule import default_microbatches  # noqa: E402
+from rducc.model.split_choice import candidates, estimate_candidate, step_profile  # noqa: E402
 from rducc.model.training_speed import training_estimate  # noqa: E402
 from rducc.passes.rdu_outline_layers import inline_calls  # noqa: E402
 from rducc.passes.rdu_partition import RduPartition, partition_module  # noqa: E402
+from rducc.passes.rdu_partition.training import split_layers  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 from rducc.training.compile import compile_step  # noqa: E402
 from rducc.training.program import _groups, export_for_training  # noqa: E402
@@ -48,10 +60,11 @@ BEFORE_SPLITS = [(8, 1, 1), (1, 8, 1), (4, 1, 2), (1, 4, 2), (2, 1, 4), (1, 2, 4
 """The splits the chooser copied and partitioned the step for until now (every socket; dp or tp with pp)."""
 
 
-def level_one_step(layers: int):
+def level_one_step(layers: int, batch: int = 1):
     """The 8B AdamW step, imported, canonicalized and outlined (what rdu-partition sees), and the seconds."""
     start = time.perf_counter()
     model, ids = llama_loss("8b", layers)
+    ids = torch.zeros((batch, ids.shape[1]), dtype=ids.dtype, device="meta")
     ep, module, _ = export_for_training(model, (ids, ids), None)
     groups = _groups("adamw", {"lr": 1e-4}, ep, module)
     passes = resolve_passes("rdu-canonicalize,rdu-outline-layers")
@@ -80,10 +93,47 @@ def before(module) -> tuple[float, list[str]]:
     return time.perf_counter() - start, lines
 
 
-def run(layers: int, with_before: bool = True) -> Section:
-    section = Section(f"Training split chooser: Llama 3.1 8B + AdamW, seq 4,096, {layers} layers, {TARGET}",
-                      f"python bench/train_split_choice.py --layers {layers}")
-    module, build_s = level_one_step(layers)
+def check(module) -> list[str]:
+    """Per candidate the chooser models and rdu-partition compiles: the chooser's
+    estimate, `training_estimate` of the step partitioned so, and the error."""
+    from rducc.passes.rdu_partition import _split_layer
+
+    target = load_target(TARGET)
+    profile = step_profile(module, target, split_layers(module, {c.tp for c in candidates(target.sockets, 1)},
+                                                         _split_layer))
+    lines = [f"{'candidate':<22} {'chooser':>12} {'partitioned':>12} {'error':>8}"]
+    errors = []
+    for candidate in candidates(target.sockets, profile.batch):
+        if candidate.zero and not profile.state_bytes:
+            continue
+        modeled = estimate_candidate(profile, candidate, target)
+        if modeled.schedule is None:
+            lines.append(f"{candidate.name():<22} -- {modeled.refused}")
+            continue
+        trial = module.clone()
+        try:
+            partition_module(trial, candidate.tp, candidate.pp, strict=True, dp=candidate.dp,
+                             microbatches=modeled.microbatches, zero=candidate.zero)
+        except RduccError as error:
+            lines.append(f"{candidate.name():<22} -- not compiled: {str(error).splitlines()[0]}")
+            continue
+        compiled = training_estimate(trial, target, modeled.microbatches).step_s
+        error = modeled.step_s / compiled - 1
+        errors.append(abs(error))
+        lines.append(f"{candidate.name():<22} {modeled.step_s * 1e3:>9,.2f} ms {compiled * 1e3:>9,.2f} ms "
+                     f"{error:>+8.1%}")
+    if errors:
+        lines.append(f"largest |error| {max(errors):.1%}, mean {sum(errors) / len(errors):.1%} over "
+                     f"{len(errors)} compiled candidates")
+    return lines
+
+
+def run(layers: int, with_before: bool = True, with_check: bool = False, batch: int = 1) -> Section:
+    section = Section(f"Training split chooser: Llama 3.1 8B + AdamW, seq 4,096, batch {batch}, {layers} layers, "
+                      f"{TARGET}", f"python bench/train_split_choice.py --layers {layers} --batch {batch}"
+                      + (" --check" if with_check else ""))
+    module, build_s = level_one_step(layers, batch)
+    checked = check(module) if with_check else []
     section.add("building the step to rdu-partition's level (export, import, outline)", f"{build_s:,.1f} s")
     old_s, old_lines = before(module) if with_before else (0.0, [])
     start = time.perf_counter()
@@ -98,6 +148,9 @@ def run(layers: int, with_before: bool = True) -> Section:
     section.details += ["```", *split_choice_of(module), "```"]
     if old_lines:
         section.details += ["", "Before (the same step, layers inlined, a copy per split):", "```", *old_lines, "```"]
+    if checked:
+        section.details += ["", "The chooser's estimate against the step partitioned per candidate "
+                            "(training_estimate of the compiled split):", "```", *checked, "```"]
     return section
 
 
@@ -106,9 +159,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 decoder layers")
     parser.add_argument("--layers", type=int, default=32)
     parser.add_argument("--no-before", action="store_true", help="skip the old chooser's run")
+    parser.add_argument("--check", action="store_true",
+                        help="partition the step per compiled candidate and compare the chooser's estimate")
+    parser.add_argument("--batch", type=int, default=1, help="sequences a step (dp splits them)")
     args = parser.parse_args()
     start = time.perf_counter()
-    section = run(2 if args.quick else args.layers, not args.no_before)
+    section = run(2 if args.quick else args.layers, not args.no_before, args.check, args.batch)
     section.seconds = time.perf_counter() - start
     print(section.text())
 

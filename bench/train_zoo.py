@@ -129,6 +129,28 @@ def _causal(config_class: str, model_class: str, **options: Any):
     return getattr(transformers, model_class)(config), {"input_ids": ids, "labels": ids}
 
 
+def _gpt2_config(layers: int = 2):
+    from transformers import GPT2Config
+    return GPT2Config(vocab_size=64, n_embd=32, n_layer=layers, n_head=4, n_positions=32, resid_pdrop=0.0,
+                      embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
+
+
+def _gpt2_labels():
+    """GPT-2 given labels= (its Conv1D flattens the merged heads with a view)."""
+    from transformers import GPT2LMHeadModel
+    ids = _ids(64)
+    labels = ids.clone()
+    labels[:, :2] = -100
+    return GPT2LMHeadModel(_gpt2_config()), {"input_ids": ids, "labels": labels}
+
+
+def _gpt2_tuple():
+    """GPT-2 with return_dict=False: (loss, logits, ...) in a tuple, a bool keyword input."""
+    from transformers import GPT2LMHeadModel
+    ids = _ids(64)
+    return GPT2LMHeadModel(_gpt2_config(1)), {"input_ids": ids, "labels": ids, "return_dict": False}
+
+
 def _mistral():
     return _causal("MistralConfig", "MistralForCausalLM", num_key_value_heads=2)
 
@@ -353,6 +375,63 @@ def _frozen():
     return model, {"x": _pixels((4, 64)), "labels": torch.tensor([0, 3, 9, 5])}
 
 
+class _LoRA(nn.Module):
+    """A frozen embedding and frozen base projections with trained low-rank adapters and head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(40, 32)
+        self.base = nn.ModuleList(nn.Linear(32, 32) for _ in range(2))
+        self.down = nn.ModuleList(nn.Linear(32, 4, bias=False) for _ in range(2))
+        self.up = nn.ModuleList(nn.Linear(4, 32, bias=False) for _ in range(2))
+        self.head = nn.Linear(32, 40)
+        self.embed.requires_grad_(False)
+        self.base.requires_grad_(False)
+        for up in self.up:
+            nn.init.normal_(up.weight, std=0.1)  # (LoRA starts it at zero; random here so every adapter trains)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        hidden = self.embed(ids)
+        for base, down, up in zip(self.base, self.down, self.up):
+            hidden = torch.relu(base(hidden) + 2.0 * up(down(hidden)))
+        return nn.functional.cross_entropy(self.head(hidden).flatten(0, 1), labels.flatten(),
+                                           ignore_index=-100, label_smoothing=0.1)
+
+
+def _lora():
+    labels = _ids(40, (2, 6), seed=4)
+    labels[0, :2] = -100
+    return _LoRA(), {"ids": _ids(40, (2, 6)), "labels": labels}
+
+
+class _TwoHeads(nn.Module):
+    """A shared trunk called twice, a class head and a regression head; returns (loss, logits)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trunk = nn.Linear(16, 16)
+        self.classes = nn.Linear(16, 4)
+        self.value = nn.Linear(16, 1)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        hidden = torch.tanh(self.trunk(torch.tanh(self.trunk(x))))
+        logits = self.classes(hidden)
+        loss = (nn.functional.cross_entropy(logits, labels, reduction="sum")
+                + nn.functional.smooth_l1_loss(self.value(hidden).squeeze(-1), target))
+        return loss, logits
+
+
+def _two_heads():
+    return _TwoHeads(), {"x": _pixels((4, 16)), "labels": torch.tensor([0, 3, 1, 2]), "target": _pixels((4,), seed=6)}
+
+
+def _damped_sgd(model: nn.Module, name: str) -> torch.optim.Optimizer:
+    """SGD with momentum and dampening (whatever --optimizer says): torch.optim's first step is undamped."""
+    del name
+    return torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.05, momentum=0.9,
+                           dampening=0.5, weight_decay=1e-4)
+
+
 def _param_groups_adamw(model: nn.Module) -> torch.optim.Optimizer:
     """AdamW with no decay on norms and biases, as users configure it."""
     decay: list[nn.Parameter] = []
@@ -412,6 +491,9 @@ ZOO: dict[str, Entry] = {
     "tied weights": Entry(_tied), "widths 64-128-32-48-10": Entry(_widths), "frozen layers": Entry(_frozen),
     "param groups (llama)": Entry(_groups_llama, optimizer=_groups),
     "clip_grad_norm_ (mlp)": Entry(_widths, clip=1.0),
+    "gpt2 (labels=)": Entry(_gpt2_labels), "gpt2 (return_dict=False)": Entry(_gpt2_tuple),
+    "lora (frozen base)": Entry(_lora), "(loss, logits), shared trunk": Entry(_two_heads),
+    "sgd dampening (cnn+batchnorm)": Entry(_bn_cnn, optimizer=_damped_sgd),
 }
 
 
@@ -420,6 +502,8 @@ def _loss_of(output: Any) -> torch.Tensor:
         return output["loss"]
     if hasattr(output, "loss"):
         return output.loss
+    if isinstance(output, tuple | list):  # (loss, logits, ...)
+        return output[0]
     return output
 
 

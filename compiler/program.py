@@ -34,6 +34,7 @@ from rducc.dialects.contracts import (
     set_weights_file,
 )
 from rducc.dialects.program import entry_function
+from rducc.dialects.rdu.custom_op import import_op_modules
 from rducc.driver import CompileOptions, CompileResult, PassesLike, compile_module, module_text, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.joint_graph import is_joint
@@ -80,6 +81,7 @@ def compile(  # noqa: A001 - the public name the API promises
     capacity: int | None = None,
     shapes: None = None,
     dynamic_shapes: Any = None,
+    import_modules: Sequence[str] = (),
 ) -> Program: ...
 
 
@@ -99,6 +101,7 @@ def compile(  # noqa: A001
     shapes: ShapesSpec,
     dynamic_shapes: Any = None,
     pad_dims: Sequence[str] = (),
+    import_modules: Sequence[str] = (),
 ) -> BucketedProgram: ...
 
 
@@ -117,6 +120,7 @@ def compile(  # noqa: A001 - the public name the API promises
     shapes: ShapesSpec | None = None,
     dynamic_shapes: Any = None,
     pad_dims: Sequence[str] = (),
+    import_modules: Sequence[str] = (),
 ) -> Program | BucketedProgram:
     """Compile a model for the target and return the runnable Program.
 
@@ -146,7 +150,13 @@ def compile(  # noqa: A001 - the public name the API promises
     bucket's along a dim the program keeps apart (its batch rows never meet) are
     padded up to the smallest bucket that covers them; `pad_dims` names dims you
     vouch may be padded at the end too (a sequence an attention mask covers).
+
+    `import_modules` names the Python modules that register the custom ops the
+    model calls (as `rducc --import-module`): they are imported first, and a
+    custom op compiled as a host call (its implementation does not trace)
+    runs only when one of them registers it (`rducc.dialects.rdu.custom_op`).
     """
+    import_op_modules(import_modules, "import_modules")
     chosen = load_target(target)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, f64=f64, host_ops=host_ops,
@@ -166,7 +176,7 @@ def compile(  # noqa: A001 - the public name the API promises
         programs = [(b.values, _program_of(replace(b.result, module=m), chosen, f64, shared))
                     for b, m in zip(compiled.buckets, alone)]
         return BucketedProgram(compiled.module, programs, shared, chosen)
-    return _program_of(compile_module(exported, options), chosen, f64)
+    return _program_of(compile_module(exported, options), chosen, f64)  # its modules imported above
 
 
 def _program_of(result: CompileResult, chosen: Target, f64: str,
@@ -330,7 +340,9 @@ class Program:
         numbers: dict[int, Any] | None = None,
         f64_outputs: frozenset[int] = frozenset(),
         arg_names: Sequence[str] | None = None,
+        import_modules: Sequence[str] = (),
     ):
+        import_op_modules(import_modules, "import_modules")  # the custom ops its host calls may run
         self.module = module
         self.weights = weights
         self.target = target

@@ -349,10 +349,13 @@ def split_choice_of(module: Operation) -> list[str]:
     return [e.data for e in attr.data if isinstance(e, StringAttr)] if isinstance(attr, ArrayAttr) else []
 
 
-def set_partition(module: Operation, tp: int, pp: int, dp: int = 1, microbatches: int = 1) -> None:
+def set_partition(module: Operation, tp: int, pp: int, dp: int = 1, microbatches: int = 1,
+                  zero: bool = False) -> None:
     split = {"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)}
     if dp > 1:
         split["dp"] = IntegerAttr(dp, i64)
+    if zero:
+        split["zero"] = IntegerAttr(1, i64)
     if microbatches > 1:
         split["microbatches"] = IntegerAttr(microbatches, i64)
     module.attributes[PARTITION] = DictionaryAttr(split)
@@ -384,6 +387,13 @@ def data_parallel_of(module: Operation) -> int:
     attr = module.attributes.get(PARTITION)
     dp = attr.data.get("dp") if isinstance(attr, DictionaryAttr) else None
     return dp.value.data if isinstance(dp, IntegerAttr) else 1
+
+
+def zero_of(module: Operation) -> bool:
+    """Whether the module's optimizer state is sharded over its data-parallel replicas (ZeRO stage 1)."""
+    attr = module.attributes.get(PARTITION)
+    zero = attr.data.get("zero") if isinstance(attr, DictionaryAttr) else None
+    return isinstance(zero, IntegerAttr) and zero.value.data == 1
 
 
 def spmd_ranks(module: Operation) -> int:

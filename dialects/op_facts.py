@@ -22,7 +22,8 @@ is never tiled nor split, so this changes no tiling answer.
 A new op: mix in `OpFacts` and define `dims_for` and `flops` (override
 `bytes_read`/`bytes_written` if it touches other than its tensors; set
 `SHARDS` once its numerics are checked on split operands, `PCU_STAGES` if it
-takes other than one stage), or mix in `NoCompute`. `test_op_facts.py`
+takes other than one stage, `READS_BY_ADDRESS` if its result only re-addresses
+its first operand's elements), or mix in `NoCompute`. `test_op_facts.py`
 fails for an op that does neither.
 """
 
@@ -133,10 +134,16 @@ class OpFacts:
     `rdu-partition` lets a split flow through the op by its dim map (else the
     op runs replicated, its split operands gathered first). `PCU_STAGES`: the
     pipeline stages it takes in a kernel (0 for a change of PMU addressing).
+    `READS_BY_ADDRESS`: its result is elements of its first operand, each read
+    at an address computed from the result's index (a layout op: reshape,
+    transpose, broadcast, slice, gather), so a reader in the same kernel can
+    read them from the operand's PMUs instead of a copy
+    (`rducc.dialects.liveness.streamed_views`).
     """
 
     SHARDS: ClassVar[bool] = False
     PCU_STAGES: ClassVar[int] = 1
+    READS_BY_ADDRESS: ClassVar[bool] = False
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """The dim map for operands of shapes `ins` and results of shapes `outs`."""

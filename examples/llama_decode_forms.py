@@ -40,6 +40,12 @@ norm and the LM head. What differs is only how the source is written:
 - `stacked_weights`: every weight of a kind stacked over the layers in one
   parameter ([layers, out, in]), a functional layer called in a loop with
   `weights[i]`; residual adds in place (`x += ...`).
+- `scatter_cache`: layer modules whose cache buffers are updated by
+  `scatter_` with the position index expanded over heads and head dim, the
+  KV heads repeated by `unsqueeze` + `expand` + `flatten`, attention by
+  `torch.matmul`.
+- `gate_up_linear`: `parent_calls` with each layer's gate and up weights one
+  fused parameter, the MLP `F.linear(normed, gate_up).chunk(2, -1)`.
 
 `make(form, config, cached, device, dtype, seed)` gives (model, inputs);
 in-place forms hold a cache of `cached + 1` positions whose last one the
@@ -57,7 +63,7 @@ from torch import nn
 from torch.nn import functional as F
 
 FORMS = ("modules", "parent_calls", "residual_in_parent", "residual_first", "stacked", "norm_after", "sdpa_loop",
-         "index_heads", "fused_qkv", "sqrt_einsum", "stacked_weights")
+         "index_heads", "fused_qkv", "sqrt_einsum", "stacked_weights", "scatter_cache", "gate_up_linear")
 KNOWN_GAPS = {
     "index_heads": "the gather by a head map is not split across sockets (tp): the caches are gathered",
 }
@@ -519,6 +525,96 @@ class StackedWeights(_Base):
         return k, v
 
 
+# -- scatter_cache --------------------------------------------------------------------------------
+
+
+class ScatterCacheLayer(nn.Module):
+    """Caches updated by `scatter_`; KV heads repeated by unsqueeze + expand + flatten."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float, cached: int) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim, self.eps, self.cached = heads, kv, hidden // heads, eps, cached
+        self.w = Weights(hidden, intermediate, heads, kv)
+        self.register_buffer("k_cache", torch.zeros(1, kv, cached + 1, self.dim))
+        self.register_buffer("v_cache", torch.zeros(1, kv, cached + 1, self.dim))
+
+    def _repeated(self, cache: torch.Tensor) -> torch.Tensor:
+        group = self.heads // self.kv
+        return cache.unsqueeze(2).expand(-1, -1, group, -1, -1).flatten(1, 2)
+
+    def forward(self, x, cos, sin):
+        w = self.w
+        normed = rms(x, w.input_layernorm, self.eps)
+        q = rope(F.linear(normed, w.q_proj).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = rope(F.linear(normed, w.k_proj).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = F.linear(normed, w.v_proj).view(1, 1, self.kv, self.dim).transpose(1, 2)
+        where = torch.full((1, self.kv, 1, self.dim), self.cached, dtype=torch.long, device=x.device)
+        self.k_cache.scatter_(2, where, k)
+        self.v_cache.scatter_(2, where, v)
+        scores = torch.matmul(q, self._repeated(self.k_cache).transpose(2, 3)) * self.dim**-0.5
+        weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        attended = torch.matmul(weights, self._repeated(self.v_cache))
+        x = x + F.linear(attended.transpose(1, 2).reshape(1, 1, -1), w.o_proj)
+        normed = rms(x, w.post_attention_layernorm, self.eps)
+        return x + F.linear(F.silu(F.linear(normed, w.gate_proj)) * F.linear(normed, w.up_proj), w.down_proj)
+
+
+class ScatterCache(_Base):
+    def __init__(self, config, cached: int) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(
+            ScatterCacheLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps, cached)
+            for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin):
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.head(x)
+
+
+# -- gate_up_linear -------------------------------------------------------------------------------
+
+
+class GateUpWeights(nn.Module):
+    """One layer's weights with gate and up fused in one parameter [2 x intermediate, hidden]."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int) -> None:
+        super().__init__()
+        w = Weights(hidden, intermediate, heads, kv)
+        for name in ("input_layernorm", "q_proj", "k_proj", "v_proj", "o_proj", "post_attention_layernorm",
+                     "down_proj"):
+            setattr(self, name, getattr(w, name))
+        self.gate_up = nn.Parameter(torch.cat((w.gate_proj.detach(), w.up_proj.detach())))
+
+
+class GateUpLinear(ParentCalls):
+    """`parent_calls` with the MLP `F.linear` on a fused gate/up weight, chunked in two."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(GateUpWeights(self.hidden, self.intermediate, self.heads, self.kv)
+                                    for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        group = self.heads // self.kv
+        for index, w in enumerate(self.layers):
+            normed = rms(x, w.input_layernorm, self.eps)
+            q = rope(F.linear(normed, w.q_proj).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+            k = rope(F.linear(normed, w.k_proj).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+            v = F.linear(normed, w.v_proj).view(1, 1, self.kv, self.dim).transpose(1, 2)
+            keys = torch.cat((caches[2 * index], k), dim=2).repeat_interleave(group, dim=1)
+            values = torch.cat((caches[2 * index + 1], v), dim=2).repeat_interleave(group, dim=1)
+            x = x + F.linear(_attend_full(q, keys, values, self.dim).transpose(1, 2).reshape(1, 1, self.hidden),
+                             w.o_proj)
+            gate, up = F.linear(rms(x, w.post_attention_layernorm, self.eps), w.gate_up).chunk(2, dim=-1)
+            x = x + F.linear(F.silu(gate) * up, w.down_proj)
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
 # -- making them ------------------------------------------------------------------------------
 
 
@@ -543,6 +639,8 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
         "fused_qkv": lambda: (FusedQkv(config), (token, cos, sin, *caches)),
         "sqrt_einsum": lambda: (SqrtEinsum(config), (token, cos, sin, *caches)),
         "stacked_weights": lambda: (StackedWeights(config), (token, cos, sin, *caches)),
+        "scatter_cache": lambda: (ScatterCache(config, cached), (token, cos, sin)),
+        "gate_up_linear": lambda: (GateUpLinear(config), (token, cos, sin, *caches)),
     }
     if form not in builders:
         raise ValueError(f"unknown form {form!r}; the forms: {', '.join(FORMS)}")

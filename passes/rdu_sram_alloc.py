@@ -39,7 +39,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects import contracts
@@ -48,6 +48,7 @@ from rducc.dialects.liveness import live_end
 from rducc.dialects.program import callees_first
 from rducc.dialects.rdu.dataflow import YieldOp
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.streamed import streamed_views
 from rducc.dialects.tier import (
     AllocOp,
     BufferType,
@@ -98,16 +99,27 @@ def collect_buffers(function: func.FuncOp) -> list[SramBuffer]:
 
 
 def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[SramBuffer]:
+    """The body values not yielded, each a buffer; a streamed view (the repeated K/V
+    heads a product reads by address, `rducc.dialects.streamed`) is none: its source
+    stays live until the view's last reader instead."""
     block = compute.body.block
     terminator = block.last_op
     yielded = set(terminator.operands) if isinstance(terminator, YieldOp) else set()
+    body = [op for op in block.ops if not isinstance(op, YieldOp)]
+    views = streamed_views(body, yielded)
+    ends: dict[SSAValue, int] = {}
+    for op in body:
+        if op.results and op.results[0] not in yielded:
+            ends[op.results[0]] = live_end(op, block, position, op.results[:1])
+    for view, source in views.items():
+        if source in ends:
+            ends[source] = max(ends[source], ends[view])
     result = []
     for op in block.ops:
-        if isinstance(op, YieldOp) or not op.results or op.results[0] in yielded:
+        if isinstance(op, YieldOp) or not op.results or op.results[0] in yielded or op.results[0] in views:
             op.attributes.pop(contracts.BODY_OFFSET, None)
             continue
-        end = live_end(op, block, position, op.results[:1])
-        result.append(SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], end))
+        result.append(SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], ends[op.results[0]]))
     return result
 
 

@@ -1,6 +1,7 @@
 """The one implementation of `rdu.host_call`: torch's CPU kernel of the named
-ATen overload, on the operand arrays (`torch.from_numpy` in, `.numpy()` out,
-bf16 through its bits).
+ATen overload (or the registered kernel of a user's custom op, once the user
+named the module registering it: `rducc.dialects.rdu.custom_op`), on the
+operand arrays (`torch.from_numpy` in, `.numpy()` out, bf16 through its bits).
 
 Before the kernel runs, the call is checked as far as it can be without
 running it: the op is one the verifier admits (`rducc.dialects.rdu.aten`'s
@@ -36,7 +37,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.rdu.aten import AtenOpAttr, is_none
+from rducc.dialects.rdu.aten import AtenOpAttr, NotCallable, is_none
+from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.tier import BufferType
 from rducc.errors import RduccError
@@ -72,7 +74,7 @@ def _typed(value: Any, schema_type: str) -> Any:
     return value
 
 
-def call_constants(callee: AtenOpAttr) -> dict[str, Any]:
+def call_constants(callee: AtenOpAttr | CustomOpAttr) -> dict[str, Any]:
     """The callee's constant arguments as the torch op takes them, by name."""
     types = callee.schema().types
     return {name: _typed(constant_value(attr), types[name]) for name, attr in callee.constants.data.items()}
@@ -236,7 +238,7 @@ def _host_call(op: Operation) -> Kernel:
     try:
         op.verify()  # an unverified module: the runtime calls no op the verifier refuses
         overload = op.callee.torch_op()
-    except VerifyException as error:
+    except (VerifyException, NotCallable) as error:
         raise RduccError(str(error)) from None
     constants = call_constants(op.callee)
     names = op.tensor_names()

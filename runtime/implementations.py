@@ -52,6 +52,16 @@ def _matmul(op: Operation) -> Kernel:
                         lambda context, out, lhs, rhs: kernels.matmul(lhs, rhs, dtype, transpose_rhs, out))
 
 
+@implements(rdu.GroupedMatmulOp)
+def _grouped_matmul(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.GroupedMatmulOp)
+    dtype = tensor_signature(op.result.type)[1]
+    transpose_rhs = op.transpose_rhs is not None
+    return writing_into(
+        lambda context, lhs, rhs, offsets: kernels.grouped_matmul(lhs, rhs, offsets, dtype, transpose_rhs),
+        lambda context, out, lhs, rhs, offsets: kernels.grouped_matmul(lhs, rhs, offsets, dtype, transpose_rhs, out))
+
+
 @implements(rdu.ReduceOp)
 def _reduce(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ReduceOp)

@@ -31,6 +31,13 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   copy), and a full-size model no longer copies every weight into the arena
   on every call (344 MB a call for ViT-B/16). Into a wrongly placed buffer
   the DMA copies as before, so the wrong allocation still shows in the result.
+- A body `rdu.reshape` changes no byte: where the placement proves no other
+  value's write reaches the bytes meanwhile, its producer computes straight
+  into the reshape's bytes, or its readers read its operand's bytes in its
+  shape; no copy either way (`rducc.runtime.views`).
+- A body `rdu.matmul` whose only use is a bias add runs with it as one
+  `torch.addmm` where the placement proves its operands are not overwritten
+  before the step reads them (`rducc.runtime.epilogues`).
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices...] (dims 0..k-1).
@@ -85,6 +92,7 @@ from xdsl.utils.exceptions import VerifyException
 from rducc.dialects.contracts import BODY_OFFSET, SRAM_CAPACITY
 from rducc.dialects.program import ENTRY, entry_function, kernel_name
 from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.streamed import streamed_views
 from rducc.dialects.tier import (
     AllocOp,
     BufferType,
@@ -117,7 +125,9 @@ from rducc.runtime.engine import (
     value_name,
     weight_argument,
 )
+from rducc.runtime.epilogues import BiasFolds
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
+from rducc.runtime.views import Views
 from rducc.targets import SRAM_ROW_BYTES
 
 _RUNNER = "placed-program interpreter"
@@ -224,6 +234,7 @@ class PlacedProgram(Runner):
         self._arena_template: Env | None = None
         self._runs = RunCounter()
         self._views: list[tuple[int, int, int, np.dtype, tuple[int, ...]]] = []  # slot, offset, bytes, dtype, shape
+        self._host_arrays: list[tuple[int, np.dtype, tuple[int, ...]]] = []  # slot, dtype, shape (streamed views)
         self._bound: list[tuple[int, int]] = []  # slot of a one-copy SRAM buffer, slot of its view
         self._copies: dict[SSAValue, int] = {}  # SRAM buffer -> its number of rotating copies
         self._global_slots: dict[str, list[int]] = {}  # global name -> its get_global result slots
@@ -280,6 +291,13 @@ class PlacedProgram(Runner):
             )
         slot = self._table.fresh()
         self._views.append((slot, offset, nbytes, dtype, shape))
+        return slot
+
+    def _host_array(self, value_type: Any) -> int:
+        """A slot holding, during a run, a host array of the tensor type (off the SRAM arena)."""
+        shape, dtype = tensor_signature(value_type)
+        slot = self._table.fresh()
+        self._host_arrays.append((slot, dtype, shape))
         return slot
 
     def _reader(self, value: SSAValue) -> Getter:
@@ -651,24 +669,57 @@ class PlacedProgram(Runner):
                 first_out.setdefault(value, index)
         first: list[tuple[Step, Operation]] = []  # the first run's steps: each result checked
         later: list[tuple[Step, Operation]] = []  # every later run's
+        # a streamed view (repeated K/V heads a product reads by address) has no SRAM
+        # offset: the chip never writes it; the host materializes it in an array of its own
+        streamed = streamed_views(list(block.ops)[:-1], set(yielded))
+        folds = BiasFolds(op)  # a product and its bias add as one addmm (rducc.runtime.epilogues)
+        views = Views(op, folds.moved())  # reshapes that run without a copy (rducc.runtime.views)
+        elided = set(views.into.values())
+        folded = set(folds.at_add.values())
+        product_of = {add: matmul for matmul, add in folds.at_product.items()}
         for body_op in list(block.ops)[:-1]:
             where = f'{describe_op(body_op)} in tier.compute "{name}"'
             if len(body_op.results) != 1 or not isinstance(body_op.results[0].type, TensorType):
                 raise RduccError(f"{where}: body ops must have one tensor result")
             result = body_op.results[0]
+            if isinstance(body_op, rdu.ReshapeOp) and body_op in views.of_source:
+                # its operand's bytes, read in its shape: no step
+                source = views.of_source[body_op]
+                self._table.alias(result, self._view(source, result.type, f"the value of {where}"))
+                continue
             if result in first_out:
                 dest = out_slots[first_out[result]]
+            elif result in streamed and BODY_OFFSET not in body_op.attributes:
+                dest = self._host_array(result.type)
             else:
-                offset = body_op.attributes.get(BODY_OFFSET)
+                placed = views.into.get(body_op, body_op)
+                offset = placed.attributes.get(BODY_OFFSET)
                 if not isinstance(offset, IntegerAttr):
                     raise RduccError(
                         f"{where} has no '{BODY_OFFSET}': the program is not placed "
                         "(run rdu-sram-alloc)"
                     )
                 dest = self._view(offset.value.data, result.type, f"the value of {where}")
+            if body_op in elided:  # its producer computed the bytes: the view is the value
+                self._table.alias(result, dest)
+                continue
+            if isinstance(body_op, rdu.MapOp) and body_op in product_of:  # computed into its product's bytes
+                self._table.alias(result, self._table.use(product_of[body_op].result))
+                continue
+            self._table.alias(result, dest)  # later ops read the view, never the Python result
+            if body_op in folded:  # computed by its bias add's step
+                continue
+            linear = None
+            if isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
+                linear = self._linear_step(folds.at_add[body_op], body_op, dest)
+            elif isinstance(body_op, rdu.MatmulOp) and body_op in folds.at_product:
+                linear = self._linear_step(body_op, folds.at_product[body_op], dest)
+            if linear is not None:
+                first.append((linear, body_op))
+                later.append((linear, body_op))
+                continue
             kernel = prepare(body_op, _RUNNER)
             operands = tuple(self._table.use(v) for v in body_op.operands)
-            self._table.alias(result, dest)  # later ops read the view, never the Python result
             checked, step = _body_steps(kernel, operands, dest, tensor_signature(result.type), body_op)
             first.append((checked, body_op))
             later.append((step, body_op))
@@ -679,6 +730,17 @@ class PlacedProgram(Runner):
             if first_out.get(value) != index
         ]
         return _compute_step(first, later, rotating, copies)
+
+    def _linear_step(self, matmul: rdu.MatmulOp, bias_add: rdu.MapOp, dest: int) -> Step:
+        """The bias add's step computing the product too (`kernels.linear`)."""
+        lhs, rhs = self._table.use(matmul.lhs), self._table.use(matmul.rhs)
+        bias = self._table.use(next(v for v in bias_add.inputs if v is not matmul.result))
+        transposed = matmul.transpose_rhs is not None
+
+        def linear(env: Env, context: RunContext) -> None:
+            kernels.linear(env[lhs], env[rhs], env[bias], transposed, env[dest])
+
+        return linear
 
     def _bound_slot(self, buffer: SSAValue, rotating: list[tuple[int, int]], arg: SSAValue | None = None) -> int:
         """The slot a compute reads `buffer` from (`arg`, its body argument, names it too):
@@ -724,6 +786,8 @@ class PlacedProgram(Runner):
                     env[slot] = arena[offset : offset + nbytes].view(dtype).reshape(shape)
                 for slot, view in self._bound:
                     env[slot] = env[view]
+            for slot, dtype, shape in self._host_arrays:
+                env[slot] = kernels.poisoned(shape, dtype)
             self._arena_template = env
         return self._arena_template
 

@@ -109,6 +109,49 @@ def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.
         return out
 
 
+def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bool, out: np.ndarray) -> np.ndarray:
+    """`out = lhs @ rhs + bias` (`[..., M, K] x [K, N]`, `[N, K]` with
+    `transpose_rhs`; `bias` `[N]` added to every row) as one `torch.addmm`:
+    what eager's `F.linear` runs, the bias added by the GEMM's epilogue instead
+    of a second pass over the product. f32/f64 operands of one dtype; `out` is
+    C-contiguous. Subnormal operands count as zero, as in `gemm`."""
+    rows = lhs.reshape(-1, lhs.shape[-1])
+    weight = _tensor(rhs).T if transpose_rhs else _tensor(rhs)
+    with subnormals_as_zero():
+        torch.addmm(_tensor(bias), _tensor(rows), weight, out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
+    return out
+
+
+def grouped_matmul(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    offsets: np.ndarray,
+    dtype: np.dtype | None = None,
+    transpose_rhs: bool = False,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """A mixture of experts' grouped product (`rdu.grouped_matmul`): `lhs` `[S, K]`
+    rows sorted by expert, `rhs` `[E, K, N]` (`[E, N, K]` with `transpose_rhs`),
+    `offsets` the cumulative row counts. Expert e's rows `start:offsets[e]` are
+    multiplied by its matrix alone, as transformers' grouped_mm_fallback loops
+    (Python slice rules; an expert whose offset equals `start` is skipped); rows no
+    expert takes are zero. Numerics are `matmul`'s."""
+    dtype = lhs.dtype if dtype is None else np.dtype(dtype)
+    result = np.zeros((lhs.shape[0], rhs.shape[2] if not transpose_rhs else rhs.shape[1]), dtype) \
+        if out is None else out
+    if out is not None:
+        result[...] = 0
+    start = 0
+    for expert, end in enumerate(offsets.tolist()):
+        if start == end:
+            continue
+        rows = result[start:end]
+        if rows.shape[0]:
+            matmul(lhs[start:end], rhs[expert], dtype, transpose_rhs, out=rows)
+        start = end
+    return result
+
+
 def _multiply_adds(lhs: np.ndarray, rhs: np.ndarray) -> int:
     """Multiply-adds of the batched product `[..., M, K] x [..., K, N]` (batch
     dims broadcast; operands have elements)."""

@@ -38,10 +38,13 @@ Runner = Callable[[list[np.ndarray], dict[str, np.ndarray], RunContext], list[np
 
 
 def _window(split: Split, shape: Sequence[int], rank: int) -> tuple[np.ndarray, ...]:
-    """The open mesh of indices of a whole array of `shape` that `rank` holds (`np.ix_`)."""
+    """The open mesh of indices of a whole array of `shape` that `rank` holds (`np.ix_`).
+    A dim split by two entries (dp's replicas' blocks of the batch x heads that tp
+    splits by heads) holds the indices both give it."""
     axes = [np.arange(n) for n in shape]
     for dim, runs in split.indices(shape, rank):
-        axes[dim] = np.concatenate([np.arange(start, start + length) for start, length in runs])
+        held = np.concatenate([np.arange(start, start + length) for start, length in runs])
+        axes[dim] = held if len(axes[dim]) == shape[dim] else np.intersect1d(axes[dim], held)
     return np.ix_(*axes)
 
 

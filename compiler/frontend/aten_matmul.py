@@ -1,4 +1,5 @@
-"""ATen matrix products: mm, bmm, addmm, addbmm as `rdu.matmul`.
+"""ATen matrix products: mm, bmm, addmm, addbmm as `rdu.matmul`; transformers'
+grouped expert product as `rdu.grouped_matmul`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from rducc.dialects.rdu.dataflow import (
+    GroupedMatmulOp,
     MatmulOp,
     ReduceKind,
 )
@@ -23,6 +25,15 @@ from rducc.frontend.scalar import ScalarBuilder, opmath_type
 def convert_mm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     lhs, rhs = g.value(positional(node)[0]), g.value(positional(node)[1])
     return g.emit(MatmulOp(lhs, rhs, result_type(node)))
+
+
+@converts("transformers.grouped_mm_fallback.default")
+def convert_grouped_mm_fallback(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """transformers' grouped matmul (a mixture of experts' rows sorted by expert,
+    `offs` the cumulative counts): each row multiplied by its own expert only."""
+    args = node_arguments(node)
+    lhs, rhs, offsets = g.value(args["input"]), g.value(args["weight"]), g.value(args["offs"])
+    return g.emit(GroupedMatmulOp(lhs, rhs, offsets, result_type(node)))
 
 
 @converts("aten.addmm.default")

@@ -470,25 +470,6 @@ def rrelu_with_noise(
 
 
 # --------------------------------------------------------------------------
-# Custom ops of well-known packages whose implementation cannot be traced
-# --------------------------------------------------------------------------
-
-
-@decomposes("transformers.grouped_mm_fallback.default")
-def grouped_mm_fallback(input: torch.Tensor, weight: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
-    """transformers' grouped matmul: rows sorted by expert, `offs` the cumulative row
-    counts; row s uses the expert e with offs[e-1] <= s < offs[e] (rows past the last
-    offset stay zero). Its implementation loops over `offs.tolist()`, which depends on
-    values; here every expert multiplies every row and each row keeps its expert's."""
-    rows = torch.arange(input.shape[0], device=input.device, dtype=offs.dtype)
-    expert = (offs.unsqueeze(0) <= rows.unsqueeze(1)).sum(1)
-    every = torch.matmul(input.unsqueeze(0), weight)
-    chosen = expert.clamp(max=weight.shape[0] - 1).view(1, -1, 1).expand(1, input.shape[0], weight.shape[2])
-    kept = torch.gather(every, 0, chosen).squeeze(0)
-    return torch.where((expert < weight.shape[0]).unsqueeze(1), kept, torch.zeros_like(kept))
-
-
-# --------------------------------------------------------------------------
 # Non-core ops that torch's decomposition leaves in place
 # --------------------------------------------------------------------------
 

@@ -22,9 +22,14 @@ the user's smaller `capacity`) instead of the example's value:
   the pad rows like any row (replicas of real rows: finite where those are);
 - the ops where a padded dim ends are masked: a scatter or `index_put`
   through padded indices writes its pad positions into one extra row that is
-  sliced off, `sum` over a padded dim adds zeros for the pad, and `cat` of
-  padded pieces compacts them to the concatenation's size on the example
-  (its total checked at run time: a split's pieces always sum to their input).
+  sliced off, `sum` over a padded dim adds zeros for the pad, `mean` divides
+  that sum by the real count, `any` sees the pad as false, `softmax` and
+  `log_softmax` along a padded dim give the pad no weight (its logits the
+  lowest finite value), a matmul contracting a padded dim (attention's weights times
+  its values, keys padded along the sequence) zeroes the pad rows of its
+  operand, and `cat` of padded pieces compacts them to the concatenation's
+  size on the example (its total checked at run time: a split's pieces
+  always sum to their input).
 
 A count used any other way (returned, reduced otherwise, in arithmetic on
 sizes) keeps `rducc.frontend.data_sizes`' exact compile for the example's
@@ -127,7 +132,7 @@ def _arg_nodes(node: Node) -> list[Node]:
 
 
 _PLACING = (aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.select.int, aten.transpose.int,
-            aten.movedim.int, aten.unflatten.int)
+            aten.permute.default, aten.movedim.int, aten.unflatten.int)
 """Ops whose `dim` places or picks a dim rather than working along it (dropping a
 padded dim, as `select` or `squeeze` would, drops its count from the result: refused so)."""
 
@@ -261,6 +266,8 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
         return set() if _written_through(node, shapes) is not None else involved
     if node.target in (aten.sum.dim_IntList, aten.sum.default):
         return set()
+    if node.target in _MASKED_REDUCTIONS or node.target in _MATMULS:
+        return set() if _masks_its_operand(node, shapes, inputs, outputs) else involved
     if node.target is aten.cat.default:
         return set() if _compacts(node, shapes) else involved
     return set() if _row_wise(node, shapes, inputs, outputs, numbers) else involved
@@ -269,6 +276,53 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
 _CONTRACTING = {aten.mm.default: 1, aten.bmm.default: 1, aten.matmul.default: 1, aten.linear.default: 1,
                 aten.addmm.default: 2, aten.baddbmm.default: 2}
 """Matmuls, by the operand whose rows they contract (which must not be padded)."""
+
+
+_LOWEST = "lowest"
+_MASKED_REDUCTIONS: dict[Any, float | bool | str] = {
+    aten.mean.dim: 0.0, aten.mean.default: 0.0,
+    aten._softmax.default: _LOWEST, aten._log_softmax.default: _LOWEST,
+    aten.any.dim: False, aten.any.dims: False, aten.any.default: False,
+}
+"""Ops that combine along a dim, by the value a pad position takes first so that
+it does not reach the result (a mean's sum is then divided by the real count).
+A softmax's pad logits are the dtype's lowest finite value, not -inf: the pad
+gets no weight beside any real position, and a count of 0 gives finite weights
+that the pad rows zeroed in the following contraction (attention's values)
+turn into eager's zeros, not NaN."""
+
+
+def _mean_dims(node: Node, rank: int) -> list[int]:
+    """The dims a `mean` reduces (all of them for `mean.default` or `dim=None`)."""
+    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    if not isinstance(dims, list | tuple):
+        return list(range(rank))
+    return [int(d) for d in dims if isinstance(d, int)]
+
+
+def _stand_in(target: Any, dtype: torch.dtype) -> float | bool:
+    value = _MASKED_REDUCTIONS[target]
+    return float(torch.finfo(dtype).min) if value == _LOWEST else value  # type: ignore[return-value]
+
+_MATMULS = (aten.mm.default, aten.bmm.default)
+"""Contractions (matmul decomposes to these): a padded contracted dim is zeroed in one operand."""
+
+
+def _masks_its_operand(node: Node, shapes: _Shapes, inputs: set, outputs: set) -> bool:
+    """A masked reduction or contraction (module docstring) whose padded counts all come
+    from its tensor operands, none mixed into another size, and whose result's counts
+    are its operands' (floating point values: the pad's stand-in is -inf or 0)."""
+    if shapes.mixed(shapes.original.get(node)) or not outputs <= inputs:
+        return False
+    operands = [a for a in node.args if isinstance(a, Node)]
+    if any(not isinstance(shapes.original.get(a), torch.Tensor) for a in operands):
+        return False
+    if node.target in _MATMULS:
+        return len(operands) == 2 and all(shapes.original[a].dtype.is_floating_point for a in operands)
+    if len(operands) != 1 or operands[0] is not node.args[0]:
+        return False
+    dtype = shapes.original[operands[0]].dtype
+    return dtype == torch.bool if isinstance(_MASKED_REDUCTIONS[node.target], bool) else dtype.is_floating_point
 
 
 def _row_wise(node: Node, shapes: _Shapes, inputs: set, outputs: set, numbers: set) -> bool:
@@ -406,6 +460,13 @@ class _Padder:
         assert result is not None
         return result
 
+    def _replace(self, node: Node, new: Node) -> None:
+        """`new` in place of `node`, standing for the same traced value (its padded dims)."""
+        if node in self.shapes.original:
+            self.shapes.original[new] = self.shapes.original[node]
+        node.replace_all_uses_with(new)
+        self.r.graph.erase_node(node)
+
     # sources --------------------------------------------------------------
 
     def nonzero(self, node: Node) -> None:
@@ -420,8 +481,7 @@ class _Padder:
         source = self.check(node, source, fits, why)
         found = self.r.emit(node, aten.nonzero_static.default, source, size=capacity, fill_value=0)
         self.counts[symbol] = count
-        node.replace_all_uses_with(found)
-        self.r.graph.erase_node(node)
+        self._replace(node, found)
 
     def masked(self, node: Node) -> None:
         """`x[mask]` through a 1-D boolean mask: the mask's positions padded to capacity."""
@@ -441,8 +501,7 @@ class _Padder:
         indices[place] = positions
         self.counts[symbol], self.positions[mask] = count, (positions, symbol)
         replaced = self.r.emit(node, aten.index.Tensor, node.args[0], indices)
-        node.replace_all_uses_with(replaced)
-        self.r.graph.erase_node(node)
+        self._replace(node, replaced)
 
     def split(self, node: Node) -> None:
         symbols = _split_counts(node, self.shapes.original)
@@ -475,8 +534,7 @@ class _Padder:
             offset = count if offset is None else self.r.emit(node, aten.add.Tensor, offset, count)
         for user in list(node.users):
             assert user.target is operator.getitem
-            user.replace_all_uses_with(pieces[user.args[1]])  # type: ignore[index]
-            self.r.graph.erase_node(user)
+            self._replace(user, pieces[user.args[1]])  # type: ignore[index]
         self.r.graph.erase_node(node)
 
     # sinks ----------------------------------------------------------------
@@ -515,8 +573,7 @@ class _Padder:
             args = (widened, node.args[1], redirected, *node.args[3:])
         written = self.r.emit(node, node.target, *args, **node.kwargs)
         result = self.r.emit(node, aten.slice.Tensor, written, dim, 0, length)
-        node.replace_all_uses_with(result)
-        self.r.graph.erase_node(node)
+        self._replace(node, result)
 
     def _through_mask(self, node: Node) -> tuple[int, Node, Node] | None:
         """An index_put through a mask this module padded: (its place, positions, valid)."""
@@ -535,6 +592,55 @@ class _Padder:
         zero = self.r.emit(node, aten.full.default, [], 0, dtype=source.meta["val"].dtype)
         masked = self.r.emit(node, aten.where.self, self.valid_of(node, source), source, zero)
         node.args = (masked, *node.args[1:])
+
+    def reduced(self, node: Node) -> None:
+        """A masked reduction: the pad positions set to the value that does not reach
+        the result (`_MASKED_REDUCTIONS`); a mean's sum divided by the real count."""
+        source = node.args[0]
+        assert isinstance(source, Node)
+        if not self.shapes.padded(source):
+            return
+        dtype = source.meta["val"].dtype
+        stand_in = self.r.emit(node, aten.full.default, [], _stand_in(node.target, dtype), dtype=dtype)
+        masked = self.r.emit(node, aten.where.self, self.valid_of(node, source), source, stand_in)
+        if node.target not in (aten.mean.dim, aten.mean.default):
+            node.args = (masked, *node.args[1:])
+            return
+        shape = [int(size) for size in source.meta["val"].shape]
+        reduced = sorted({d % max(len(shape), 1) for d in _mean_dims(node, len(shape))})
+        keepdim = bool(node.args[2]) if len(node.args) > 2 else bool(node.kwargs.get("keepdim", False))
+        dtype_kwarg = {"dtype": node.kwargs["dtype"]} if node.kwargs.get("dtype") is not None else {}
+        summed = self.r.emit(node, aten.sum.dim_IntList, masked, reduced, keepdim, **dtype_kwarg)
+        padded = self.shapes.padded(source)
+        static = 1
+        for dim in reduced:
+            static *= 1 if dim in padded else shape[dim]
+        counts = [self.counts[padded[dim]] for dim in reduced if dim in padded]
+        count = counts[0] if counts else None
+        for other in counts[1:]:
+            count = self.r.emit(node, aten.mul.Tensor, count, other)
+        if count is None:
+            result = self.r.emit(node, aten.div.Scalar, summed, static)
+        else:
+            if static != 1:
+                count = self.r.emit(node, aten.mul.Scalar, count, static)
+            result = self.r.emit(node, aten.div.Tensor, summed, count)
+        self._replace(node, result)
+
+    def contracted(self, node: Node) -> None:
+        """A matmul over a padded dim: the pad rows of its second operand zeroed (and the
+        pad columns of its first, when only it is padded there), so the pad adds nothing."""
+        first, second = node.args[0], node.args[1]
+        assert isinstance(first, Node) and isinstance(second, Node)
+        for place, operand in ((1, second), (0, first)):
+            if not self.shapes.padded(operand):
+                continue
+            zero = self.r.emit(node, aten.full.default, [], 0.0, dtype=operand.meta["val"].dtype)
+            masked = self.r.emit(node, aten.where.self, self.valid_of(node, operand), operand, zero)
+            args = list(node.args)
+            args[place] = masked
+            node.args = tuple(args)
+            return
 
     def cat(self, node: Node) -> None:
         """Padded pieces compacted: each real row to its place, the pad to one extra row."""
@@ -567,8 +673,7 @@ class _Padder:
         placed = self.r.emit(node, aten.index_put.default, zeros,
                              [self.r.emit(node, aten.cat.default, positions)], joined)
         result = self.r.emit(node, aten.slice.Tensor, placed, 0, 0, length)
-        node.replace_all_uses_with(result)
-        self.r.graph.erase_node(node)
+        self._replace(node, result)
 
     def run(self) -> None:
         for node in list(self.r.graph.nodes):
@@ -588,6 +693,10 @@ class _Padder:
                 self.written(node)
             elif node.target in (aten.sum.dim_IntList, aten.sum.default):
                 self.summed(node)
+            elif node.target in _MASKED_REDUCTIONS:
+                self.reduced(node)
+            elif node.target in _MATMULS:
+                self.contracted(node)
             elif node.target is aten.cat.default:
                 self.cat(node)
             else:

@@ -9,7 +9,9 @@ outside Core ATen (`decomposes`), plus the traced implementation of each
   distribution; their numbers are not torch's).
 - Custom ops (`torch.library.custom_op`): their Python implementation is
   traced into ATen with the program; one that cannot be traced (it reads
-  tensor values, calls numpy) is refused naming it.
+  tensor values, calls numpy: its implementation, traced alone on the
+  node's fake inputs, fails) stays in the program, where the importer makes
+  it a host call (`rducc.frontend.host_ops`; refused by name without host ops).
 - torch's fallback decompositions: an op the default decomposition keeps that
   rducc neither converts nor decomposes itself (`addmv`, `diagonal_scatter`,
   `as_strided_copy`, `i0`, `logaddexp`, `_upsample_bilinear2d_aa`, ...) is
@@ -112,16 +114,20 @@ def _traced_implementation(op: torch._ops.OpOverload) -> Decomposition | None:
 
 
 def custom_op_decompositions(ep: ExportedProgram) -> dict[Any, Decomposition]:
-    """For each custom op the program calls: rducc's decomposition, else its traced implementation.
-    A custom op with neither is left for the importer to refuse by name."""
+    """For each custom op the program calls that the importer does not convert itself:
+    rducc's decomposition, else its implementation when it traces. A custom op with
+    neither is left for the importer (a host call, or refused)."""
     table: dict[Any, Decomposition] = {}
+    seen: set[Any] = set()
     for node in ep.graph.nodes:
         namespace = _namespace(node.target)
-        if node.op != "call_function" or namespace is None or namespace in CORE_NAMESPACES:
-            continue
+        if node.op != "call_function" or namespace is None or namespace in CORE_NAMESPACES \
+                or node.target in seen or str(node.target) in CONVERTERS:
+            continue  # a core op, one seen, or a custom op the importer converts itself
+        seen.add(node.target)
         own = EXTRA_DECOMPOSITIONS.get(str(node.target))
         implementation = own or _traced_implementation(node.target)
-        if implementation is not None:
+        if implementation is not None and (own is not None or _trace_alone(node, implementation) is not None):
             table[node.target] = implementation
     return table
 
@@ -253,22 +259,9 @@ def _calls_unconvertible(ep: ExportedProgram, op: Any, fallback: Decomposition, 
     `_decomposes_to_converted` would say no: torch's decompositions of the special
     functions (lgamma, i0, zeta, ...) are `prims` ops, which the generic pointwise
     import does not need. False when the trace fails (the whole-program check decides)."""
-    from torch._guards import detect_fake_mode
-    from torch.fx.experimental.proxy_tensor import make_fx
-
     node = next(n for n in ep.graph.nodes if n.op == "call_function" and n.target is op)
-    inputs: list[torch.fx.Node] = list(node.all_input_nodes)
-
-    def call(*values: Any) -> Any:
-        given = dict(zip(inputs, values))
-        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), given.__getitem__)
-        return fallback(*args, **kwargs)
-
-    try:
-        fakes = [n.meta["val"] for n in inputs]
-        with detect_fake_mode(fakes) or contextlib.nullcontext():
-            graph = make_fx(call)(*fakes).graph
-    except Exception:  # torch raises many kinds from inside its tracer
+    graph = _trace_alone(node, fallback)
+    if graph is None:
         return False
     present = set(_unconverted(ep))
     return any(
@@ -276,6 +269,27 @@ def _calls_unconvertible(ep: ExportedProgram, op: Any, fallback: Decomposition, 
         and str(n.target) not in IGNORED_TARGETS and n.target not in table and n.target not in present
         for n in graph.nodes if n.op == "call_function"
     )
+
+
+def _trace_alone(node: torch.fx.Node, function: Decomposition) -> torch.fx.Graph | None:
+    """The graph of `function` called as `node` calls its op, traced on the node's fake
+    inputs (milliseconds); None when the trace fails."""
+    from torch._guards import detect_fake_mode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    inputs: list[torch.fx.Node] = list(node.all_input_nodes)
+
+    def call(*values: Any) -> Any:
+        given = dict(zip(inputs, values))
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), given.__getitem__)
+        return function(*args, **kwargs)
+
+    try:
+        fakes = [n.meta["val"] for n in inputs]
+        with detect_fake_mode(fakes) or contextlib.nullcontext(), captured_torch_logs():
+            return make_fx(call)(*fakes).graph
+    except Exception:  # torch raises many kinds from inside its tracer
+        return None
 
 
 def _decomposes_to_converted(ep: ExportedProgram, table: dict[Any, Decomposition]) -> bool:

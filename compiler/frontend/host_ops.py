@@ -13,6 +13,12 @@ linalg factorization, `mode`, `histc`, `segment_reduce`, ...) becomes one
   data-dependent size is refused before this, as before),
 - with every non-tensor argument a constant an attribute can hold.
 
+A user's `torch.library` custom op left in the program (its implementation
+could not be traced into ATen: `rducc.frontend.decompositions`) becomes an
+`rdu.host_call` of `#rdu.custom` (its qualified name, schema and constants)
+under the same conditions: functional, returning tensors of static shapes
+(its fake kernel's, recorded in `meta['val']`), constant non-tensor arguments.
+
 The importer asks `host_fallback(node)` only for a node no converter takes,
 and only when host ops are on (`host_ops=True`, the default; `rducc
 --no-host-ops` keeps the operator error).
@@ -40,12 +46,14 @@ from rducc.dialects.rdu.aten import (
     MEMORY_FORMATS,
     AtenOpAttr,
     NotCallable,
+    Schema,
     admitted,
     aten_overload,
     holds,
     schema_of,
     strings_admitted,
 )
+from rducc.dialects.rdu.custom_op import TORCH_NAMESPACES, CustomOpAttr, schema_facts
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.errors import RduccError
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
@@ -55,7 +63,11 @@ from rducc.frontend.types import element_type_of, tensor_type_of
 def host_fallback(node: torch.fx.Node) -> ConverterEntry | None:
     """How `node` is imported as a host call, or None when it cannot run on the host."""
     target = node.target
-    if not isinstance(target, torch._ops.OpOverload) or target.namespace != "aten":
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    if target.namespace not in CORE_NAMESPACES:
+        return _custom_fallback(node, target)
+    if target.namespace != "aten":
         return None
     if torch.Tag.pointwise in target.tags:
         return None  # the pointwise path's (a scalar op in a map body)
@@ -64,10 +76,37 @@ def host_fallback(node: torch.fx.Node) -> ConverterEntry | None:
         admission = admitted(HOST, f"{target._schema.name}.{target._overloadname}")
     except NotCallable:
         return None
-    constants = _constants(node)
+    constants = _constants(node, schema_of(target._schema.name, target._overloadname))
     if _results(node) is None or constants is None or not strings_admitted(constants, admission):
         return None
     return ConverterEntry(convert_host_call)
+
+
+CORE_NAMESPACES = TORCH_NAMESPACES | {"quantized_decomposed"}
+"""torch's namespaces: an op of any other is a custom op."""
+
+
+def _custom_fallback(node: torch.fx.Node, target: torch._ops.OpOverload) -> ConverterEntry | None:
+    """A custom op's host call (module docstring), or None when it cannot be one."""
+    try:
+        schema = schema_facts(target._schema)
+    except NotCallable:
+        return None
+    if _results(node) is None or _constants(node, schema) is None:
+        return None
+    return ConverterEntry(convert_host_call)
+
+
+def _callee(target: torch._ops.OpOverload, constants: dict[str, Attribute]) -> AtenOpAttr | CustomOpAttr:
+    if target.namespace in CORE_NAMESPACES:
+        return AtenOpAttr.of(target._schema.name, target._overloadname, constants)
+    return CustomOpAttr.of(target._schema.name, target._overloadname, str(target._schema), constants)
+
+
+def _schema(target: torch._ops.OpOverload) -> Schema:
+    if target.namespace in CORE_NAMESPACES:
+        return schema_of(target._schema.name, target._overloadname)
+    return schema_facts(target._schema)
 
 
 def _results(node: torch.fx.Node) -> list[Attribute] | None:
@@ -82,13 +121,12 @@ def _results(node: torch.fx.Node) -> list[Attribute] | None:
         return None
 
 
-def _constants(node: torch.fx.Node) -> dict[str, Attribute] | None:
+def _constants(node: torch.fx.Node, schema: Schema) -> dict[str, Attribute] | None:
     """The non-tensor arguments that differ from their defaults, as attributes;
     None when one has no attribute form (a device, a layout, a tensor list)."""
     target = node.target
     assert isinstance(target, torch._ops.OpOverload)
     defaults = {a.name: a.default_value for a in target._schema.arguments if a.has_default_value()}
-    schema = schema_of(target._schema.name, target._overloadname)
     tensors, types = schema.tensors, schema.types
     constants: dict[str, Attribute] = {}
     for name, value in node_arguments(node).items():
@@ -143,20 +181,20 @@ def constant_attribute(value: Any) -> Attribute | None:
 
 
 def convert_host_call(g: GraphImporter, node: torch.fx.Node) -> Value:
-    """`rdu.host_call` of the node's overload on its tensor operands."""
+    """`rdu.host_call` of the node's overload (an ATen op or a custom op) on its tensor operands."""
     target = node.target
     assert isinstance(target, torch._ops.OpOverload)
-    tensors = schema_of(target._schema.name, target._overloadname).tensors
+    schema = _schema(target)
+    tensors = schema.tensors
     names: list[str] = []
     inputs: list[SSAValue] = []
     for name, value in node_arguments(node).items():
         if name in tensors and isinstance(value, torch.fx.Node):
             names.append(name)
             inputs.append(g.value(value))
-    constants, results = _constants(node), _results(node)
+    constants, results = _constants(node, schema), _results(node)
     assert constants is not None and results is not None
-    callee = AtenOpAttr.of(target._schema.name, target._overloadname, constants)
-    op = HostCallOp(callee, inputs, names, results)
+    op = HostCallOp(_callee(target, constants), inputs, names, results)
     g.emit(op)
     outputs = tuple(op.outputs)
     return outputs[0] if not isinstance(fake_value(node), tuple | list) else outputs

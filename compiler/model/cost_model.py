@@ -107,8 +107,9 @@ into per-resource seconds on the target, and `kernel_time` (kernel_timing.py, th
 kernel's time is computed) combines them with looping and overlap.
 
 An op run on the host CPU (`rdu.host_call`, an ATen op with no chip
-lowering) is no kernel: it is a `HostCallCost` of its own, the host round
-trip modeled from the target's host figures (all assumed, with ranges):
+lowering or a user's custom op that does not trace, `HostCallCost.custom`)
+is no kernel: it is a `HostCallCost` of its own, the host round trip
+modeled from the target's host figures (all assumed, with ranges):
 `link_s` = (operand bytes + result bytes) / host_link_bandwidth (they cross
 the host link, PCIe, one way each), `compute_s` = the same bytes /
 host_bandwidth (the host kernel's throughput), `modeled_time_s` =
@@ -181,6 +182,9 @@ class HostCallCost:
     latency_s: float
     modeled_time_s: float
     share: float = 0.0
+    custom: bool = False
+    """A user's custom op (`#rdu.custom`): its host compute is the same assumption
+    (host_bandwidth), since nothing is known of its kernel."""
 
 
 def host_call_cost(op: HostCallOp, target: Target) -> HostCallCost:
@@ -190,7 +194,7 @@ def host_call_cost(op: HostCallOp, target: Target) -> HostCallCost:
     link_s = moved / target.host_link_bandwidth
     compute_s = moved / target.host_bandwidth
     return HostCallCost(op.overload, format_location(op.location) or "", to_host, from_host, link_s, compute_s,
-                        target.host_latency_s, target.host_latency_s + link_s + compute_s)
+                        target.host_latency_s, target.host_latency_s + link_s + compute_s, custom=op.is_custom)
 
 
 @dataclass

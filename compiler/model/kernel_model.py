@@ -41,6 +41,7 @@ from rducc.dialects.op_facts import Dim as Fate
 from rducc.dialects.op_facts import facts_of
 from rducc.dialects.rdu.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.streamed import streamed_views
 from rducc.targets import SRAM_ROW_BYTES, Target
 
 Dim = tuple[SSAValue, int]
@@ -391,14 +392,23 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
 def _intermediate_peak(
     group: Group, plan: TilePlan, outputs: set[SSAValue], hoisted: set[Operation]
 ) -> int:
-    """Largest total of body values live at once (outputs live in their own buffers)."""
+    """Largest total of body values live at once (outputs live in their own buffers).
+
+    A streamed view (`rducc.dialects.streamed`: the repeated K/V heads a product
+    reads by address) holds no bytes of its own; its source stays live until the
+    view's last reader instead."""
     position = {op: i for i, op in enumerate(group.ops)}
+    streamed = streamed_views(group.ops, outputs)
     live_until: dict[SSAValue, int] = {}
     for op in group.ops:
         for r in op.results:
-            if r in outputs or op in hoisted or not isinstance(r.type, TensorType):
+            if r in outputs or r in streamed or op in hoisted or not isinstance(r.type, TensorType):
                 continue
             live_until[r] = live_end(op, op.parent_block(), position, [r])
+    for view, source in streamed.items():
+        if source in live_until:
+            view_end = live_end(view.owner, view.owner.parent_block(), position, [view])  # type: ignore[arg-type]
+            live_until[source] = max(live_until[source], view_end)
     peak, live = 0, 0
     ends: dict[int, int] = {}
     for op in group.ops:

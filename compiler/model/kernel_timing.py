@@ -7,12 +7,14 @@ link time.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from rducc.dialects.contracts import KernelMapping, mapping_of
+from rducc.dialects.contracts import KernelMapping, is_partitioned, mapping_of, spmd_ranks
 from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
@@ -319,17 +321,40 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     )
 
 
-def ring_step_hops(n: int, target: Target) -> int:
-    """Link hops of one ring step over n sockets: the ring's slowest pair, 1 hop
-    inside a module, `cross_module_hops` once the ring leaves one."""
-    return 1 if n <= target.module_sockets else max(1, target.cross_module_hops)
+def _hops(a: int, b: int, target: Target) -> int:
+    """Link hops between sockets a and b: 1 inside a module, `cross_module_hops` between modules."""
+    same = a // max(1, target.module_sockets) == b // max(1, target.module_sockets)
+    return 1 if same else max(1, target.cross_module_hops)
 
 
-def doubling_hops(n: int, target: Target) -> list[int]:
-    """Link hops of each recursive-doubling step over n sockets (a power of two):
-    step k pairs sockets 2^k apart, in one module while 2^k < module_sockets."""
-    return [1 if (1 << k) < target.module_sockets else max(1, target.cross_module_hops)
+def ring_step_hops(n: int, target: Target, sockets: Sequence[int] | None = None) -> int:
+    """Link hops of one ring step over n sockets (`sockets`, the group's; default
+    0..n-1): the ring's slowest pair, 1 hop while the group is inside one module,
+    `cross_module_hops` once the ring leaves one."""
+    group = list(sockets) if sockets is not None else list(range(n))
+    return max(_hops(group[0], other, target) for other in group)
+
+
+def doubling_hops(n: int, target: Target, sockets: Sequence[int] | None = None) -> list[int]:
+    """Link hops of each recursive-doubling step over n sockets (a power of two;
+    `sockets`, the group's, default 0..n-1): step k pairs the group's members 2^k
+    apart, its hops those of its slowest pair."""
+    group = list(sockets) if sockets is not None else list(range(n))
+    return [max(_hops(group[i], group[i ^ (1 << k)], target) for i in range(n))
             for k in range(n.bit_length() - 1)]
+
+
+def collective_sockets(op: Operation) -> tuple[int, ...]:
+    """The sockets of rank 0's replica group of a collective (`op.groups` over the
+    partitioned module's SPMD ranks; a rank is its stage-0 socket)."""
+    from rducc.dialects.rdu.collectives import GROUPED_OPS, group_of
+
+    assert isinstance(op, GROUPED_OPS)
+    module = op.get_toplevel_object()
+    ranks = op.group_size * op.stride_size
+    if isinstance(module, ModuleOp) and is_partitioned(module) and spmd_ranks(module) % ranks == 0:
+        ranks = spmd_ranks(module)
+    return group_of(op.groups(ranks), 0)
 
 
 def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
@@ -338,8 +363,10 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
 
     B = the input's bytes on one socket, n = the group, W = link_bandwidth, a
     step's latency = its hops x link_latency_s (`ring_step_hops`,
-    `doubling_hops`: 1 hop inside a module of `module_sockets`,
-    `cross_module_hops` between modules). all_reduce: the faster of a ring,
+    `doubling_hops` over the sockets of the op's replica group,
+    `collective_sockets`: 1 hop inside a module of `module_sockets`,
+    `cross_module_hops` between modules: dp's groups of ranks tp apart leave a
+    module where tp's consecutive ones stay in it). all_reduce: the faster of a ring,
     2(n-1) steps of B/n, and recursive doubling (a tree of pairs), log2(n)
     steps of B (n a power of two); all_gather: (n-1) ring steps of B, or
     the doubling steps' latencies and (n-1) B; reduce_scatter: (n-1) ring
@@ -364,26 +391,28 @@ def collective_cost(op: Operation, target: Target) -> tuple[float, int]:
     assert isinstance(op, AllGatherOp | AllReduceOp | ReduceScatterOp | AllToAllOp)
     kinds = {AllReduceOp: "all_reduce", AllGatherOp: "all_gather", ReduceScatterOp: "reduce_scatter",
              AllToAllOp: "all_to_all"}
-    return collective_seconds(kinds[type(op)], size, op.group_size, target)
+    return collective_seconds(kinds[type(op)], size, op.group_size, target, collective_sockets(op))
 
 
 COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
 
 
-def collective_seconds(kind: str, size: int, n: int, target: Target) -> tuple[float, int]:
+def collective_seconds(kind: str, size: int, n: int, target: Target,
+                       sockets: Sequence[int] | None = None) -> tuple[float, int]:
     """(seconds, bytes one socket sends) of a collective of `kind` (`COLLECTIVE_KINDS`)
-    whose input is `size` bytes on each of `n` sockets: `collective_cost`'s rules,
-    for a collective that is not in the IR yet (a split the cost model weighs)."""
+    whose input is `size` bytes on each of `n` sockets (`sockets`, the group's;
+    default 0..n-1): `collective_cost`'s rules, also for a collective that is not
+    in the IR yet (a split the cost model weighs)."""
     latency, bandwidth = target.link_latency_s, target.link_bandwidth
     if kind == "send_recv":
         return latency + size / bandwidth, size
     if n <= 1:
         return 0.0, 0
     if kind == "all_to_all":
-        return (n - 1) * (ring_step_hops(n, target) * latency + size / n / bandwidth), (n - 1) * size // n
+        return (n - 1) * (ring_step_hops(n, target, sockets) * latency + size / n / bandwidth), (n - 1) * size // n
     doubling = (n & (n - 1)) == 0
-    step = ring_step_hops(n, target) * latency
-    tree = doubling_hops(n, target) if doubling else []
+    step = ring_step_hops(n, target, sockets) * latency
+    tree = doubling_hops(n, target, sockets) if doubling else []
     if kind == "all_reduce":
         ring = (2 * (n - 1) * (step + size / n / bandwidth), 2 * (n - 1) * size // n)
         if not doubling:

@@ -66,6 +66,7 @@ from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.streamed import streamed_views
 from rducc.dialects.tier import AllocOp, ComputeOp
 from rducc.targets import SRAM_ROW_BYTES, Target
 
@@ -186,9 +187,23 @@ def feed_seconds(op: Operation, target: Target) -> float:
     return facts.bytes_read() / target.pcu_feed_bandwidth
 
 
+def streamed(body: KernelBody) -> dict[SSAValue, SSAValue]:
+    """The body's streamed views with their sources (`rducc.dialects.streamed`)."""
+    return streamed_views(body.ops, set(body.yielded))
+
+
+def _addresses_only(op: Operation, views: dict[SSAValue, SSAValue]) -> bool:
+    """A layout op whose result is a streamed view: the PMUs' address generation, no PCU."""
+    facts = facts_of(op)
+    return facts is not None and facts.READS_BY_ADDRESS and bool(op.results) and op.results[0] in views
+
+
 def body_stages(body: KernelBody, target: Target) -> list[StageWork]:
-    """The body's stages, each op's work spread over `body.tiles` (seconds and most PCUs a tile)."""
-    found = [w for i, op in enumerate(body.ops) if (w := stage_work(op, i, target)) is not None]
+    """The body's stages, each op's work spread over `body.tiles` (seconds and most PCUs a tile);
+    a layout op that streams a view (`streamed`) takes none."""
+    views = streamed(body)
+    found = [w for i, op in enumerate(body.ops)
+             if not _addresses_only(op, views) and (w := stage_work(op, i, target)) is not None]
     if body.tiles <= 1:
         return found
     return [StageWork(w.op, w.index, w.least, max(w.least, ceil(w.most / body.tiles)), w.seconds / body.tiles)
@@ -203,10 +218,11 @@ def _is_view(op: Operation) -> bool:
 
 def kernel_buffers(body: KernelBody) -> list[SSAValue]:
     """The kernel's buffers in mapping order: its inputs, its outputs (as the values
-    yielded into them), body values not yielded (a view's result is no buffer of its own)."""
-    yielded = set(body.yielded)
+    yielded into them), body values not yielded (a view's result, a streamed view's
+    too, is no buffer of its own)."""
+    yielded, views = set(body.yielded), streamed(body)
     values = [r for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp) and not _is_view(op)
-              for r in op.results if r not in yielded and isinstance(r.type, TensorType)]
+              for r in op.results if r not in yielded and r not in views and isinstance(r.type, TensorType)]
     return [*body.inputs, *body.yielded, *values]
 
 
@@ -264,11 +280,15 @@ def _touches(stage: StageWork, home: dict[SSAValue, BufferWork]) -> dict[int, Bu
 
 
 def _buffer_homes(body: KernelBody, buffers: list[BufferWork]) -> dict[SSAValue, BufferWork]:
-    """Each value a body op reads or writes, to the buffer it lives in (yielded: its output)."""
+    """Each value a body op reads or writes, to the buffer it lives in (yielded: its output;
+    a streamed view: its source's)."""
     home = {b.value: b for b in buffers}  # a value yielded that is also an input: its output
+    views = streamed(body)
     for op in body.ops:
         if _is_view(op) and op.operands[0] in home and op.results[0] not in home:
             home[op.results[0]] = home[op.operands[0]]
+        elif op.results and op.results[0] in views and views[op.results[0]] in home:
+            home.setdefault(op.results[0], home[views[op.results[0]]])
     return home
 
 

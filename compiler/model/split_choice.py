@@ -42,7 +42,8 @@ A candidate's modeled step time:
   each cut; then the 1F1B schedule (`pipeline_schedule`), which counts the
   bubble;
 - **gradient sync** (dp > 1): the gradients of a stage's parameters on one
-  rank all-reduced over the dp replicas, one collective a parameter (as
+  rank all-reduced over the dp replicas (a dp group: the ranks tp apart, its
+  ring over those sockets by the target's topology), one collective a parameter (as
   rdu-partition compiles them; each pays its steps' latencies), or, with ZeRO, reduce-scattered
   (each replica keeps the shard it updates) and the updated parameters
   all-gathered. Run on the links under the backward, layer by layer: what
@@ -542,11 +543,14 @@ def _gradient_sync_s(profile: StepProfile, c: Candidate, backward_s: float, targ
     if c.dp == 1:
         return 0.0
     sizes = [size // c.tp for size in profile.gradient_sizes or (profile.trained_bytes,)]
+    group = [replica * c.tp for replica in range(c.dp)]  # a dp group: the ranks tp apart
     if c.zero:
-        reduce = sum(collective_seconds("reduce_scatter", size, c.dp, target)[0] for size in sizes) / c.pp
-        gather = sum(collective_seconds("all_gather", size // c.dp, c.dp, target)[0] for size in sizes) / c.pp
+        reduce = sum(collective_seconds("reduce_scatter", size, c.dp, target, group)[0] for size in sizes) / c.pp
+        gather = sum(collective_seconds("all_gather", size // c.dp, c.dp, target, group)[0]
+                     for size in sizes) / c.pp
     else:
-        reduce, gather = sum(collective_seconds("all_reduce", size, c.dp, target)[0] for size in sizes) / c.pp, 0.0
+        reduce = sum(collective_seconds("all_reduce", size, c.dp, target, group)[0] for size in sizes) / c.pp
+        gather = 0.0
     layers = max(profile.layer_calls, len(profile.gradient_sizes))  # the gradients come ready one after another
     exposed = max(reduce - backward_s * (layers - 1) / layers, reduce / layers)
     return exposed + gather

@@ -194,18 +194,19 @@ def _entry(module: ModuleOp) -> func.FuncOp:
 
 def tokens_a_step(module: ModuleOp) -> tuple[int, str]:
     """The tokens (elements of the first integer user input) or samples (the first
-    user input's leading dim) one step trains on."""
+    user input's leading dim) one step trains on: one replica's input (the
+    program's shapes are one rank's) times the data-parallel replicas."""
     function = _entry(module)
     inputs = [a.type for a, attrs in zip(function.args, arg_attrs(function)) if input_label(attrs) is not None]
     shapes = [(tuple(t.get_shape()), t.element_type) for t in inputs if isinstance(t, BufferType | TensorType)]
     for shape, element in shapes:
         if isinstance(element, IntegerType) and element.width.data > 1:
-            count = 1
+            count = data_parallel_of(module)
             for d in shape:
                 count *= d
             return count, "tokens"
     if shapes and shapes[0][0]:
-        return shapes[0][0][0], "samples"
+        return shapes[0][0][0] * data_parallel_of(module), "samples"
     return 1, "samples"
 
 
@@ -276,11 +277,12 @@ def training_speed(module: ModuleOp, target: Target, report: Report | None = Non
     tokens, unit = tokens_a_step(module)
     parameters, element = _parameters(module)
     tp, pp = partition_of(module)
+    dp = data_parallel_of(module)
     ddr_pairs = {k: n for k, n in report.bytes_by_tier.items() if "ddr" in k}
     return TrainingSpeed(
         target=report.target, step_s=report.modeled_time_s, phase_s={k: v for k, v in phase_s.items() if v > 0},
         tokens=tokens, unit=unit, parameters=parameters, model_flops=6.0 * parameters * tokens,
-        peak_flops=target.peak_flops(element), sockets=tp * pp, memory=memory_table(module),
+        peak_flops=target.peak_flops(element), sockets=dp * tp * pp, memory=memory_table(module),
         ddr_bytes=sum(ddr_pairs.values()), ddr_by_pair=ddr_pairs,
         hbm_globals=_int(module, HBM_WEIGHT_BYTES), hbm_activations=_int(module, ACTIVATION_BYTES),
         hbm_capacity=target.hbm_bytes,

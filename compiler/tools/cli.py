@@ -89,7 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dp", type=int, default=None, metavar="D",
         help="multi-socket target, training step: data-parallel replicas, each on its share of the batch "
-        "(default: the cost model picks dp, tp and pp); dp x pp must not exceed the sockets; not with --tp",
+        "(default: the cost model picks dp, tp and pp); with --tp, each replica is a tensor-parallel group "
+        "(dp x tp x pp must not exceed the sockets)",
+    )
+    parser.add_argument(
+        "--zero", action="store_true",
+        help="with --train and --dp: ZeRO stage 1, each data-parallel replica holds and updates 1/dp of the "
+        "optimizer state (gradients reduce-scattered, updated parameters all-gathered)",
     )
     parser.add_argument(
         "--ep", type=int, default=None, metavar="N",
@@ -149,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--import-module", metavar="NAME", action="append", default=[],
         help="import the Python module NAME before loading the model: the library that registers "
-        "a custom operator (torch.library.custom_op) the model calls; repeat for several",
+        "a custom operator (torch.library.custom_op) the model calls (one whose implementation does "
+        "not trace runs on the host: rducc-run needs the same flag); repeat for several",
     )
     parser.add_argument(
         "--capacity", metavar="ROWS", type=int,
@@ -470,11 +477,16 @@ def _info(args: argparse.Namespace) -> bool:
     return True
 
 
-def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int]:
-    """(tp, pp, dp, ep) of --tp/--pp/--dp/--ep, 0 for one not given; checked against the target."""
+def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int, int]:
+    """(tp, pp, dp, ep, zero) of --tp/--pp/--dp/--ep/--zero, 0 for one not given; checked against the target."""
     flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp), ("ep", args.ep))
+    zero = int(getattr(args, "zero", False))
+    if zero and (args.dp or 0) < 2:
+        raise RduccError("--zero shards the optimizer state over the data-parallel replicas: give --dp 2 or more")
+    if zero and not args.train:
+        raise RduccError("--zero shards a training step's optimizer state: it needs --train")
     if all(n is None for _, n in flags):
-        return 0, 0, 0, 0
+        return 0, 0, 0, 0, 0
     given = " ".join(f"--{name} {n}" for name, n in flags if n is not None)
     if any(n is not None and n < 1 for _, n in flags):
         raise RduccError(f"{given}: tp, pp, dp and ep must be >= 1")
@@ -485,16 +497,16 @@ def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int]:
         raise RduccError(f"{given} sets the -O pipeline's rdu-partition; with --pass-pipeline write "
                          "rdu-partition{tp=N pp=M dp=D ep=E} in it")
     tp, pp, dp, ep = args.tp or 0, args.pp or 0, args.dp or 0, args.ep or 0
-    if dp > 1 and tp > 1:
-        raise RduccError(f"{given}: split a training step either across its batch (--dp) or across its "
-                         "weights (--tp), each with --pp stages")
+    if dp > 1 and ep > 1:
+        raise RduccError(f"{given}: the experts are split over one tensor-parallel group's sockets, "
+                         "without data-parallel replicas: drop --dp or --ep")
     if ep > 1 and tp and tp != ep:
         raise RduccError(f"{given}: the experts are split over the sockets of a tensor-parallel group: "
                          "--ep must equal --tp")
     if max(tp, ep, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
         raise RduccError(f"{given} needs {max(tp, ep, 1) * max(pp, 1) * max(dp, 1)} sockets; target "
                          f"{target.name} has {target.sockets}")
-    return tp, pp, dp, ep
+    return tp, pp, dp, ep, zero
 
 
 def _opt_level(args: argparse.Namespace) -> int:
@@ -533,18 +545,6 @@ def check_plot_options(plot: str | None, kernel: str | None) -> None:
         raise RduccError("--plot-kernel needs --plot DIR")
 
 
-def _import_modules(names: Sequence[str]) -> None:
-    """Import the libraries that register the model's custom operators (--import-module)."""
-    import importlib
-
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception as error:  # noqa: BLE001 - any failure of the user's module is this error
-            first = (str(error).strip().splitlines() or [""])[0]
-            raise RduccError(f"--import-module {name}: cannot import it ({type(error).__name__}: {first})") from None
-
-
 def _run(args: argparse.Namespace) -> None:
     from rducc.frontend.loader import check_archive
     from rducc.targets import check_compilable, load_target
@@ -565,7 +565,9 @@ def _run(args: argparse.Namespace) -> None:
     _check_outputs(args)
     if args.capacity is not None and args.capacity < 1:
         raise RduccError(f"--capacity must be at least 1 row, not {args.capacity}")
-    _import_modules(args.import_module)
+    from rducc.dialects.rdu.custom_op import import_op_modules
+
+    import_op_modules(args.import_module)
     check_archive(args.input)  # before torch is imported: a bad file fails fast
     from rducc.dialects.rdu.host_call import host_ops_warning
     from rducc.driver import CompileOptions, StageTimes, compile_module, module_text

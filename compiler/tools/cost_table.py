@@ -94,7 +94,8 @@ def _host_lines(calls: list[HostCallCost]) -> list[str]:
     lines = [f"host ops          {len(calls)} run on the host CPU, {total * 1e6:.2f} us modeled (host link, "
              "host compute, start-up; assumed figures)"]
     for h in calls:
-        lines.append(f"  {h.name}: {h.bytes_to_host} B to the host, {h.bytes_from_host} B back, "
+        kind = " (custom op, host compute assumed at the target's host_bandwidth)" if h.custom else ""
+        lines.append(f"  {h.name}{kind}: {h.bytes_to_host} B to the host, {h.bytes_from_host} B back, "
                      f"{h.modeled_time_s * 1e6:.2f} us ({h.link_s * 1e6:.2f} link, {h.compute_s * 1e6:.2f} compute, "
                      f"{h.latency_s * 1e6:.2f} start-up)" + (f" at {h.where}" if h.where else ""))
     return lines

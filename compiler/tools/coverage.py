@@ -63,8 +63,11 @@ OTHER_GAPS: dict[str, str] = {
     " input or output, complex linalg_vector_norm (torch.norm decomposes to it), cat of complex with real or"
     " integer tensors (type promotion), rfft2/stft results returned; refused: complex ops with no pair form"
     " (sin and the other transcendental functions but exp), naming the op",
-    "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation (one that cannot"
-    " be traced is an error naming it); transformers.grouped_mm_fallback has rducc's own decomposition;"
+    "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation; one that cannot"
+    " be traced (it reads tensor values, calls numpy) runs on the host (`rdu.host_call` of `#rdu.custom`, its"
+    " fake kernel's shapes), once the user names its module (`rducc-run --import-module`, `import_modules=`);"
+    " without host ops it is refused naming it; transformers.grouped_mm_fallback is rducc's own op"
+    " (`rdu.grouped_matmul`: each row by its own expert);"
     " an archive calling an op this process does not register is refused naming the op and its package",
     "ops with no converter": "run on the host CPU (`rdu.host_call`: torch's CPU kernel, operands and results over"
     " the host link, the round trip in the cost model) when on the host-call allow-list"
@@ -92,7 +95,8 @@ OTHER_GAPS: dict[str, str] = {
     " 1-D boolean masks, `split` by counts read with `.tolist()`) compiled padded to a capacity (torch.export's"
     " recorded bound, every token to one expert, or `--capacity ROWS`/`capacity=`): the pad masked where it"
     " reaches a result (scatters and"
-    " index_add/index_put/index_copy through the rows, sum over them, cat of the pieces), a count above the"
+    " index_add/index_put/index_copy through the rows, sum, mean, any and softmax over them, matmuls contracting"
+    " them as attention's keys and values do, cat of the pieces), a count above the"
     " capacity one run-time error naming the op and source line; a count used otherwise (returned, a mask of"
     " more than one dim, arithmetic on it) keeps the example's value, checked at run time",
     "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"

@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the report of what was simulated or run as JSON: the program's cost report, "
                              "or with --trace every request's figures (--report is this flag's earlier name)")
     parser.add_argument("--target", metavar="NAME|FILE", help="cost for this target (default: the program's)")
+    parser.add_argument("--import-module", metavar="NAME", action="append", default=[],
+                        help="import the Python module NAME, which registers a custom operator the program "
+                             "runs on the host (rdu.host_call of #rdu.custom); repeat for several")
     serving = parser.add_argument_group("serving simulation (PROGRAM is a deployment directory; docs/serving.md)")
     serving.add_argument("--trace", metavar="FILE.jsonl", help="with --simulate: serve this request trace")
     serving.add_argument("--eviction", choices=EVICTION_POLICIES, help="HBM eviction (default: the manifest's)")
@@ -365,6 +368,9 @@ def _run(args: argparse.Namespace) -> None:
         raise RduccError("--ranges needs --simulate or --report-json (it ranges the cost model's headlines)")
     program_path = _program_path(args)
     module = parse_program(program_path)
+    from rducc.dialects.rdu.custom_op import import_op_modules
+
+    import_op_modules(args.import_module)  # a program file never imports code itself
     weights_path = _weights_file(module, program_path, args.weights)
     _note_program_weights(module, program_path)
     target = module_target(module, args.target or "")

@@ -27,7 +27,7 @@ from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
 from rducc.frontend.locations import describe_location
 from rducc.targets import load_target
-from rducc.training.optimizers import OptimizerSpec, Trained, check_sgd_first_step
+from rducc.training.optimizers import OptimizerSpec, Trained
 from rducc.training.scaling import SCALE, DynamicScale
 from rducc.training.step import append_optimizer
 from rducc.weights import program_weights
@@ -69,7 +69,8 @@ def check_loss(ep: torch.export.ExportedProgram) -> None:
     user = [(s, r) for s, r in zip(specs, output.args[0]) if s.kind == OutputKind.USER_OUTPUT]
     if len(user) != 1:
         raise TrainingError(
-            f"the model's forward returns {len(user)} outputs; a training step needs one: the loss (a scalar)"
+            f"the model's forward returns {len(user)} outputs; a training step needs the loss (a scalar) alone, "
+            "first in a tuple, or as 'loss' in a mapping"
         )
     node = user[0][1]
     value = node.meta.get("val") if isinstance(node, torch.fx.Node) else node
@@ -143,6 +144,25 @@ def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.
     return ep._update(graph_module, signature)
 
 
+def _reshapes_in_autocast(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`ep` (a copy, changed in place) with every `view` inside an autocast
+    region a `reshape`. torch.export keeps an autocast region as a
+    `wrap_with_autocast` subgraph, traced again for the joint graph, where an
+    op's output may get other strides than at export (CPU flash attention's
+    output is laid out [batch, tokens, heads, dim], its math's is not), so a
+    view that was legal at export fails (GPT-2's merged heads under bf16);
+    reshape is the same view where the strides allow it, a copy where not."""
+    autocast = torch.ops.higher_order.wrap_with_autocast
+    for node in ep.graph.nodes:
+        if node.target is autocast:
+            body = getattr(ep.graph_module, node.args[4].target)
+            for inner in body.graph.nodes:
+                if inner.target is torch.ops.aten.view.default:
+                    inner.target = torch.ops.aten.reshape.default
+            body.recompile()
+    return ep
+
+
 def _on_meta(ep: torch.export.ExportedProgram) -> bool:
     return any(isinstance(t, torch.Tensor) and t.device.type == "meta" for t in ep.state_dict.values())
 
@@ -197,7 +217,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     try:
         with _composite_gradients_on_meta(_on_meta(ep)):
             joint = _decompose_exported_program(
-                _without_unused_gradients(_with_attention_math(ep)), cia_to_decomp={},
+                _reshapes_in_autocast(_without_unused_gradients(_with_attention_math(ep))), cia_to_decomp={},
                 python_decomp_table=core_aten_decompositions(),
                 joint_loss_index=0, decompose_custom_triton_ops=False,
             )
@@ -256,8 +276,6 @@ def compile_step(
         covered = [Trained(g.spec, [n for n in g.names if n in trained]) for g in chosen]
         covered = [t for t in covered if t.names]
         parameters = {name: ep.state_dict[name] for t in covered for name in t.names}
-        for group in covered:
-            check_sgd_first_step(group.spec)
         with times.stage("optimizer"):
             initial = append_optimizer(module, covered, parameters, 1.0 / loss_scale, dynamic, clip) if covered else {}
         if weights:
@@ -295,11 +313,14 @@ class TrainingForward(torch.nn.Module):
     With `microbatches` k > 1 every batched input is split along its first
     dimension into k microbatches and the loss is the sum of each
     microbatch's loss / k: the gradients are eager's accumulated over k
-    `(loss / k).backward()` calls before one optimizer step."""
+    `(loss / k).backward()` calls before one optimizer step. `constants`:
+    keyword inputs that are not tensors (`return_dict=False`), passed to the
+    model every call (torch's joint export takes tensor inputs only)."""
 
     def __init__(self, model: torch.nn.Module, loss_fn: LossFn | None = None,
                  compute_dtype: torch.dtype | None = None, loss_scale: float = 1.0,
-                 dynamic: DynamicScale | None = None, microbatches: int = 1, input_names: Sequence[str] = ()):
+                 dynamic: DynamicScale | None = None, microbatches: int = 1, input_names: Sequence[str] = (),
+                 constants: Mapping[str, Any] | None = None):
         super().__init__()
         if input_names:  # the inputs keep the names they had (export names them by the forward's signature)
             self.forward = _named(self.forward, input_names)  # type: ignore[method-assign]
@@ -308,10 +329,12 @@ class TrainingForward(torch.nn.Module):
         self.compute_dtype = compute_dtype
         self.loss_scale = loss_scale
         self.microbatches = microbatches
+        self.constants = dict(constants or {})
         if dynamic is not None:
             self.register_buffer(SCALE, torch.full((), dynamic.init_scale))
 
     def forward(self, *inputs: Any, **named: Any) -> torch.Tensor:
+        named = {**named, **self.constants}
         if self.microbatches == 1:
             loss = self._loss(inputs, named)
         else:
@@ -324,14 +347,24 @@ class TrainingForward(torch.nn.Module):
             return loss * self.get_buffer(SCALE)
         return loss * self.loss_scale if self.loss_scale != 1.0 else loss
 
+    def _autocast(self) -> contextlib.AbstractContextManager[Any]:
+        """CPU autocast to the compute dtype; no context at all in full precision
+        (export records even a disabled autocast as a `wrap_with_autocast` region,
+        inside which torch's joint export mis-traces views of strided tensors)."""
+        if self.compute_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast("cpu", dtype=self.compute_dtype)
+
     def _loss(self, inputs: tuple, named: dict[str, Any]) -> torch.Tensor:
-        with torch.autocast("cpu", dtype=self.compute_dtype or torch.bfloat16, enabled=self.compute_dtype is not None):
+        with self._autocast():
             if self.loss_fn is None:
                 loss = self.model(*inputs, **named)
             else:
                 loss = self.loss_fn(self.model(*inputs[:-1], **named), inputs[-1])
         if isinstance(loss, Mapping) and "loss" in loss:
             loss = loss["loss"]
+        elif self.loss_fn is None and isinstance(loss, tuple | list) and loss:  # (loss, logits, ...)
+            loss = loss[0]
         return loss
 
 

@@ -41,6 +41,11 @@ or fused, only choose an implementation of the same update)."""
 STATE_PREFIX = "optimizer"
 """Optimizer state lives in globals named `optimizer.STATE.PARAMETER`."""
 
+MOMENTUM_STARTED = "momentum_started"
+"""Program state of SGD with momentum and dampening, not torch.optim's: 1 once the
+momentum buffer holds a gradient (torch.optim's buffer is None before the first
+step, which copies the gradient into it undamped)."""
+
 
 class OptimizerError(RduccError):
     """An optimizer rducc does not compile, or options it does not accept."""
@@ -68,6 +73,13 @@ class OptimizerSpec:
             return ("momentum_buffer",) if hyper["momentum"] != 0 else ()
         names = ("step", "exp_avg", "exp_avg_sq")
         return names + ("max_exp_avg_sq",) if hyper["amsgrad"] else names
+
+    def program_state_names(self) -> tuple[str, ...]:
+        """The per-parameter state the compiled step keeps: torch.optim's, and for
+        SGD with momentum and dampening whether its momentum buffer has started."""
+        if self.name == "sgd" and self.hyper["momentum"] != 0 and self.hyper["dampening"] != 0:
+            return (*self.state_names(), MOMENTUM_STARTED)
+        return self.state_names()
 
 
 def _torch_name(optimizer_class: type) -> str | None:
@@ -142,7 +154,7 @@ def state_global(state: str, parameter: str) -> str:
 
 def initial_state(state: str, parameter: torch.Tensor) -> torch.Tensor:
     """Optimizer state before the first step: zeros (the step count a float32 scalar, as torch keeps it)."""
-    if state == "step":
+    if state in ("step", MOMENTUM_STARTED):
         return torch.zeros((), dtype=torch.float32, device=parameter.device)
     return torch.zeros_like(parameter, memory_format=torch.contiguous_format)
 
@@ -164,9 +176,9 @@ class _Update(nn.Module):
         super().__init__()
         self.spec = spec
         self.unscale = unscale
-        self.state_names = spec.state_names()
+        self.state_names = spec.program_state_names()
         self.register_buffer("p0", torch.zeros_like(parameter, memory_format=torch.contiguous_format))
-        for state in spec.state_names():
+        for state in self.state_names:
             self.register_buffer(f"s0_{state}", initial_state(state, parameter))
 
     def _state(self, name: str) -> list[torch.Tensor]:
@@ -184,13 +196,12 @@ class _Update(nn.Module):
     def update(self, gradient: torch.Tensor) -> None:
         hyper = self.spec.hyper
         if self.spec.name == "sgd":
+            if MOMENTUM_STARTED in self.state_names:
+                self._damped_sgd(gradient)
+                return
             momentum = hyper["momentum"] != 0
             buffers: list[torch.Tensor | None] = [*self._state("momentum_buffer")] if momentum else [None]
-            functional_sgd(
-                [self.parameter], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
-                momentum=hyper["momentum"], lr=hyper["lr"], dampening=hyper["dampening"],
-                nesterov=hyper["nesterov"], maximize=hyper["maximize"],
-            )
+            self._sgd(self.parameter, gradient, buffers)
             return
         beta1, beta2 = hyper["betas"]
         functional_adam(
@@ -201,6 +212,31 @@ class _Update(nn.Module):
             beta1=beta1, beta2=beta2, lr=hyper["lr"], weight_decay=hyper["weight_decay"], eps=hyper["eps"],
             maximize=bool(hyper["maximize"]),
         )
+
+
+    def _sgd(self, parameter: torch.Tensor, gradient: torch.Tensor, buffers: list[torch.Tensor | None]) -> None:
+        hyper = self.spec.hyper
+        functional_sgd(
+            [parameter], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
+            momentum=hyper["momentum"], lr=hyper["lr"], dampening=hyper["dampening"],
+            nesterov=hyper["nesterov"], maximize=hyper["maximize"],
+        )
+
+    def _damped_sgd(self, gradient: torch.Tensor) -> None:
+        """SGD with momentum and dampening: torch.optim's first step (a None
+        buffer: the gradient copied in, undamped) and its later steps (the
+        buffer damped), both traced, the first chosen until `momentum_started`."""
+        started = self.get_buffer(f"s0_{MOMENTUM_STARTED}")
+        buffer = self.get_buffer("s0_momentum_buffer")
+        first: list[torch.Tensor | None] = [None]
+        first_parameter = self.parameter.clone()
+        self._sgd(first_parameter, gradient, first)
+        self._sgd(self.parameter, gradient, [buffer])
+        later = started > 0
+        self.parameter.copy_(torch.where(later, self.parameter, first_parameter))
+        assert first[0] is not None
+        buffer.copy_(torch.where(later, buffer, first[0]))
+        started.fill_(1.0)
 
 
 class _SkippableUpdate(_Update):
@@ -238,14 +274,3 @@ def update_program(spec: OptimizerSpec, parameter: torch.Tensor, unscale: float 
         else:
             _TRACED[key] = torch.export.export(_Update(spec, parameter, unscale), (example,), strict=False)
     return _TRACED[key]
-
-
-def check_sgd_first_step(spec: OptimizerSpec) -> None:
-    """SGD's first step sets its momentum buffer to the gradient itself; from a
-    zero buffer the traced update gives exactly that only without dampening."""
-    hyper = spec.hyper
-    if spec.name == "sgd" and hyper["momentum"] != 0 and hyper["dampening"] != 0:
-        raise OptimizerError(
-            f"SGD with momentum and dampening={hyper['dampening']} is not supported (its first step "
-            "differs from later ones); rducc compiles SGD with dampening=0"
-        )

@@ -12,12 +12,15 @@ weights), updated in place by every step; nothing runs through PyTorch.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+import torch.utils._pytree as pytree
+from torch.export.graph_signature import OutputKind
 
 from rducc.driver import CompileOptions, PassesLike, resolve_passes
 from rducc.errors import RduccError
@@ -35,6 +38,7 @@ from rducc.training.compile import (
     single_group,
 )
 from rducc.training.optimizers import (
+    MOMENTUM_STARTED,
     OptimizerSpec,
     initial_state,
     named_optimizer,
@@ -65,8 +69,9 @@ def export_for_training(
     if isinstance(model, str | Path):
         model = load_exported_program(model)
     if isinstance(model, torch.export.ExportedProgram):
-        if loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None and microbatches == 1:
-            return model, None, False
+        if (loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None
+                and microbatches == 1 and not _returns_mapping_with_loss(model)):
+            return (_loss_only(model) if _returns_loss_first(model) else model), None, False
         ep = _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches)
         return ep, None, True
     if not isinstance(model, torch.nn.Module):
@@ -74,23 +79,75 @@ def export_for_training(
                          f"not {type(model).__name__}")
     if example_inputs is None:
         raise RduccError("rducc.compile_training of an nn.Module needs example_inputs (a tuple of tensors)")
+    check_cumulative_batch_norm(model)
     named = example_inputs if isinstance(example_inputs, dict) else {}
     inputs = () if named else example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     check_microbatches(microbatches, [*inputs, *named.values()])
+    _check_positional_tensors(model, inputs)
+    constants = {key: value for key, value in named.items() if not isinstance(value, torch.Tensor)}
+    named = {key: value for key, value in named.items() if key not in constants}
     wrapped = (loss_fn is not None or mixed_precision is not None or loss_scale != 1.0 or dynamic is not None
-               or microbatches != 1)
+               or microbatches != 1 or bool(constants))
     module = TrainingForward(model, loss_fn, _compute_dtype(mixed_precision), loss_scale, dynamic,
-                             microbatches, input_names) if wrapped else model
+                             microbatches, input_names, constants) if wrapped else model
     exported: torch.export.ExportedProgram | None = None
     try:
         exported = export_model(module, inputs, grad=True, kwargs=named)
     except RduccError:
         if wrapped:
             raise  # else a model output torch cannot export (transformers' cache beside its loss): try its loss
+    if exported is not None and not wrapped and _returns_loss_first(exported):
+        return _loss_only(exported), model, False
     if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
-        module = TrainingForward(model)
+        module = TrainingForward(model, input_names=input_names, constants=constants)
         exported = export_model(module, inputs, grad=True, kwargs=named)
     return exported, module, isinstance(module, TrainingForward)
+
+
+def _check_positional_tensors(model: torch.nn.Module, inputs: tuple) -> None:
+    """Positional example inputs are tensors (torch's joint export takes tensor
+    inputs only); a number or flag goes by keyword, compiled into the step."""
+    for index, value in enumerate(inputs):
+        if not isinstance(value, torch.Tensor):
+            try:
+                name = list(inspect.signature(model.forward).parameters)[index]
+            except (IndexError, TypeError, ValueError):
+                name = "its name"
+            raise RduccError(f"example input #{index} is a {type(value).__name__} ({value!r}), not a tensor; "
+                             f"pass it by keyword ({name}={value!r}, in a dict of inputs): it is then "
+                             "compiled into the step")
+
+
+def check_cumulative_batch_norm(model: torch.nn.Module) -> None:
+    """A batch norm with momentum=None in training mode keeps a cumulative
+    average: its factor 1/num_batches_tracked is read as a Python number each
+    call, which no compiled program can do."""
+    for name, module in model.named_modules():
+        if (isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.training
+                and module.track_running_stats and module.momentum is None):
+            raise RduccError(f"{name or 'the model'}: {type(module).__name__} with momentum=None (a cumulative "
+                             "average of the batch statistics, its factor 1/num_batches_tracked read as a Python "
+                             "number every step) is not supported in training; give it a momentum (torch's "
+                             "default is 0.1)")
+
+
+def _loss_only(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """A copy of `ep` returning only its first user output, the loss (what
+    `_returns_loss_first` found): the other outputs and the ops only they
+    need are dropped; parameter and input names stay the model's."""
+    from torch.export.experimental import _copy_graph_module_and_signature
+
+    graph_module, signature = _copy_graph_module_and_signature(ep)
+    output = next(n for n in graph_module.graph.nodes if n.op == "output")
+    users = [i for i, spec in enumerate(signature.output_specs) if spec.kind == OutputKind.USER_OUTPUT]
+    keep = [i for i in range(len(signature.output_specs)) if i not in users[1:]]
+    output.args = ([output.args[0][i] for i in keep],)
+    signature.output_specs[:] = [signature.output_specs[i] for i in keep]
+    graph_module.graph.eliminate_dead_code()
+    graph_module.recompile()
+    result = ep._update(graph_module, signature)
+    result.module_call_graph[0].signature.out_spec = pytree.tree_structure(torch.zeros(()))
+    return result
 
 
 def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:
@@ -101,9 +158,23 @@ def _compute_dtype(mixed_precision: str | None) -> torch.dtype | None:
 
 
 def _returns_mapping_with_loss(ep: torch.export.ExportedProgram) -> bool:
-    spec = ep.call_spec.out_spec
-    context = getattr(spec, "context", None)
+    """Whether the program returns a mapping with a `loss` beside other items (transformers' ModelOutput)."""
+    context = getattr(ep.call_spec.out_spec, "context", None)
     return isinstance(context, list) and "loss" in context and len(context) > 1
+
+
+def _returns_loss_first(ep: torch.export.ExportedProgram) -> bool:
+    """Whether the program returns a tuple or list of several outputs whose
+    first is a floating-point scalar, the loss (`(loss, logits)`, as
+    transformers' models return with return_dict=False)."""
+    spec = ep.call_spec.out_spec
+    if getattr(spec, "type", None) not in (tuple, list) or spec.num_children < 2:
+        return False
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    user = [node for spec, node in zip(ep.graph_signature.output_specs, output.args[0])
+            if spec.kind == OutputKind.USER_OUTPUT]
+    value = user[0].meta.get("val") if user and isinstance(user[0], torch.fx.Node) else None
+    return isinstance(value, torch.Tensor) and value.dim() == 0 and value.is_floating_point()
 
 
 def _rewrapped(ep: torch.export.ExportedProgram, example_inputs: tuple | dict | None, loss_fn: LossFn | None,
@@ -213,7 +284,8 @@ def compile_training(
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
     step = compile_step(ep, groups, options, float(static), dynamic, clip)
     program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
-                              loss_scale=float(static))
+                              loss_scale=float(static),
+                              constants=module.constants if isinstance(module, TrainingForward) else {})
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
         program.load_state_dict(optimizer.state_dict())
     return program
@@ -222,7 +294,8 @@ def compile_training(
 class TrainingProgram:
     """A compiled training step and its state (parameters, buffers, optimizer state)."""
 
-    def __init__(self, step: TrainingStep, target: Target, prefix: str = "", loss_scale: float = 1.0):
+    def __init__(self, step: TrainingStep, target: Target, prefix: str = "", loss_scale: float = 1.0,
+                 constants: dict[str, Any] | None = None):
         self.module = step.module
         self.groups = step.groups
         self.trained = step.trained
@@ -231,7 +304,8 @@ class TrainingProgram:
         self.prefix = prefix
         self.loss_scale = loss_scale
         self.dynamic = step.dynamic
-        """What the program's names add to the model's (`model.` under a `loss_fn`)."""
+        self.constants = dict(constants or {})
+        """Keyword inputs that are not tensors (`return_dict=False`), compiled into the step."""
         weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
         self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
         self._started = False
@@ -245,6 +319,10 @@ class TrainingProgram:
     def step(self, *batch: torch.Tensor, **named: torch.Tensor) -> Any:
         """Run one training step on this batch; return the loss (with no
         optimizer: the loss and the gradients of the trained parameters)."""
+        for key, value in self.constants.items():
+            if key in named and named.pop(key) != value:
+                raise RduccError(f"input '{key}': the step was compiled with {key}={value!r}, a value that is "
+                                 "part of the program; compile again to change it")
         result = self._program(*batch, **named)
         self._started = True
         if self.loss_scale != 1.0 and isinstance(result, tuple):  # no optimizer: the scaled loss and gradients
@@ -324,6 +402,9 @@ class TrainingProgram:
             self.weights[symbol] = torch_to_numpy(value.detach().to(numpy_to_torch(self.weights[symbol]).dtype))
             if spec.name == "sgd" and state == "momentum_buffer" and entry.get(state) is not None:
                 self._started = True
+        if MOMENTUM_STARTED in spec.program_state_names():  # torch.optim's buffer is None before the first step
+            started = torch.tensor(float(entry.get("momentum_buffer") is not None))
+            self.weights[state_global(MOMENTUM_STARTED, name)] = torch_to_numpy(started)
 
     def load_parameters(self, tensors: dict[str, torch.Tensor]) -> None:
         """Replace parameters and buffers (a model's `state_dict()`, by the program's names)."""

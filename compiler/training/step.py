@@ -151,7 +151,7 @@ def append_optimizer(
         for name in group.names:
             update = decompose(update_program(group.spec, parameters[name], None if dynamic else unscale))
             bindings: dict[str, SSAValue] = {"p0": weights[name]}
-            for state in group.spec.state_names():
+            for state in group.spec.program_state_names():
                 symbol = state_global(state, name)
                 initial[symbol] = update.state_dict[f"s0_{state}"]
                 bindings[f"s0_{state}"] = _state_global(module, forward, symbol, initial[symbol], attrs)
@@ -163,7 +163,7 @@ def append_optimizer(
             outputs.append(new_values["p0"])
             new_updates.append(Update("buffer", name))
             state_outputs += [(new_values[f"s0_{state}"], state_global(state, name))
-                              for state in group.spec.state_names()]
+                              for state in group.spec.program_state_names()]
     outputs += [value for value, _ in state_outputs]
     new_updates += [Update("buffer", symbol) for _, symbol in state_outputs]
     new_roles += [None] * (len(outputs) - len(new_roles))

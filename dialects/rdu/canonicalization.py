@@ -10,8 +10,9 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
   reshape that only adds or drops dims of size 1 slices before it (`kv[i, 0]`
   of a stacked cache: one window of `kv`, which rdu-partition splits by heads);
 - a concat drops its operands with no elements (one left: that operand);
-- a transpose of a matmul's rhs that swaps its last two dims folds into the
-  matmul as `transpose_rhs` (the PMU transpose crossbar reads it for free);
+- a transpose of a matmul's (or grouped matmul's) rhs that swaps its last two
+  dims folds into it as `transpose_rhs` (the PMU transpose crossbar reads it
+  for free);
 - constants fold: a fill (an input-less `rdu.map`) read by a map becomes a
   constant in that map's body; a layout op of a fill is a fill.
 """
@@ -32,6 +33,7 @@ from xdsl.pattern_rewriter import (
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
+    GroupedMatmulOp,
     MapOp,
     MatmulOp,
     ReshapeOp,
@@ -158,6 +160,19 @@ class FoldTransposeIntoMatmul(RewritePattern):
         rewriter.replace_op(op, _copy_attributes(op, replacement))
 
 
+class FoldTransposeIntoGroupedMatmul(RewritePattern):
+    """grouped_matmul(a, transpose(b) swapping the last two dims) -> grouped_matmul(a, b) transpose_rhs."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: GroupedMatmulOp, rewriter: PatternRewriter) -> None:
+        producer = op.rhs.owner
+        if not isinstance(producer, TransposeOp) or not _swaps_last_two(producer.perm.get_values()):
+            return
+        transposed = op.transpose_rhs is None
+        replacement = GroupedMatmulOp(op.lhs, producer.input, op.offsets, op.result.type, transpose_rhs=transposed)
+        rewriter.replace_op(op, _copy_attributes(op, replacement))
+
+
 def _fill_value(value: SSAValue) -> arith.ConstantOp | None:
     """The constant of a fill (`rdu.map` with no inputs yielding a constant)."""
     owner = value.owner
@@ -218,6 +233,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     SliceBeforeUnitReshape,
     DropEmptyConcatOperands,
     FoldTransposeIntoMatmul,
+    FoldTransposeIntoGroupedMatmul,
     InlineFills,
     ReshapeFills,
 )
@@ -231,6 +247,7 @@ _ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
     SliceBeforeUnitReshape: (SliceOp,),
     DropEmptyConcatOperands: (ConcatOp,),
     FoldTransposeIntoMatmul: (MatmulOp,),
+    FoldTransposeIntoGroupedMatmul: (GroupedMatmulOp,),
     InlineFills: (MapOp,),
     ReshapeFills: (ReshapeOp, BroadcastOp, TransposeOp),
 }
@@ -244,5 +261,5 @@ def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
                  if issubclass(op_type, _ROOTS[pattern]))
 
 
-for _op in (ReshapeOp, BroadcastOp, TransposeOp, SliceOp, ConcatOp, MatmulOp, MapOp):
+for _op in (ReshapeOp, BroadcastOp, TransposeOp, SliceOp, ConcatOp, MatmulOp, GroupedMatmulOp, MapOp):
     register_canonicalization(_op, patterns_for(_op))

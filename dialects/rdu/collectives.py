@@ -12,6 +12,11 @@ the sockets meet:
                                                  replicated over the pairs 2k, 2k + 1)
     rdu.local_part %x dim 0 group 2 : A -> B     rank r's part r of a value every rank holds
                                                  whole (no exchange: B = A / 2 there)
+    rdu.all_reduce %x group 2 groups <[0, 2], [1, 3]> : T -> T
+                                                 the sum over explicit replica groups (of
+                                                 4 ranks: dp=2 x tp=2, the data-parallel
+                                                 pairs 2 apart); any collective but send_recv
+                                                 takes `groups` in place of `stride`
     rdu.send_recv %x from 0 to 1 : T -> T        point to point: the value of pipeline
                                                  stage 0's sockets, on stage 1's sockets
     rdu.all_to_all %x split_dim 0 concat_dim 1 group 4 : A -> B
@@ -19,6 +24,15 @@ the sockets meet:
                                                  split_dim) to rank j and joins the parts
                                                  it receives along concat_dim in rank
                                                  order (expert parallelism's exchange)
+
+Without `groups` a collective spans every rank of the program (`group` of
+them), or with `stride` the factor of them its docstring says. `#rdu.groups`
+(`ReplicaGroupsAttr`, MLIR's and NCCL's replica groups: a list of rank lists)
+names the sub-groups explicitly: every rank in exactly one group, the groups
+of `group` ranks each, and (in a partitioned module) the ranks are the
+module's SPMD ranks. A rank's part in a gather or scatter is its position in
+its group. `rdu-partition` writes them for dp x tp: tp's collectives over
+groups of consecutive ranks, dp's over ranks tp apart.
 
 `rdu.send_recv` is a send and its matching receive as one SSA op: the
 program is one dataflow graph whose ops carry the pipeline stage that runs
@@ -31,9 +45,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, IntegerAttr, i64
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.dialects.builtin import I64, ArrayAttr, IntAttr, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.op_facts import DimMap, OpFacts, Shape, identity, opaque
@@ -53,16 +77,140 @@ def _verify_group(op: IRDLOperation, group: int) -> None:
         raise VerifyException(f"'{op.name}' group must be >= 1, got {group}")
 
 
+Groups = tuple[tuple[int, ...], ...]
+"""Replica groups: each a tuple of ranks, in the order their parts are joined."""
+
+
+def strided_groups(size: int, stride: int, ranks: int) -> Groups:
+    """The groups of `size` ranks `stride` apart over `ranks` ranks: rank r's group
+    is the ranks whose `(rank // stride) % size` differs and the rest is r's."""
+    if size < 1 or stride < 1 or ranks % (size * stride):
+        raise ValueError(f"{size} ranks {stride} apart do not tile {ranks} ranks")
+    return tuple(tuple(base + index * stride for index in range(size))
+                 for base in range(ranks) if (base // stride) % size == 0)
+
+
+def check_groups(groups: Groups) -> str:
+    """Why `groups` are not replica groups ("" when they are): every rank of
+    0..n-1 in exactly one group, every group of one size."""
+    if not groups or not groups[0]:
+        return "replica groups must name at least one rank"
+    sizes = {len(group) for group in groups}
+    if len(sizes) != 1:
+        return f"replica groups must be of one size, got sizes {sorted(sizes)}"
+    ranks = [rank for group in groups for rank in group]
+    seen: set[int] = set()
+    for rank in ranks:
+        if rank < 0:
+            return f"replica group ranks must be >= 0, got {rank}"
+        if rank in seen:
+            return f"rank {rank} is in more than one replica group"
+        seen.add(rank)
+    if missing := sorted(set(range(len(ranks))) - seen):
+        return f"replica groups must cover ranks 0..{len(ranks) - 1}: rank {missing[0]} is in none"
+    return ""
+
+
+@irdl_attr_definition
+class ReplicaGroupsAttr(ParametrizedAttribute):
+    """`#rdu.groups<[0, 2], [1, 3]>` (in an op: `groups <[0, 2], [1, 3]>`): the sub-groups of ranks a collective spans,
+    as MLIR's and NCCL's replica groups (each group's ranks in the order their
+    parts are joined); `strided_groups` writes (size, stride) groups. The op that
+    holds it checks it (`check_groups`), so that the error has its location."""
+
+    name = "rdu.groups"
+
+    groups: ArrayAttr[ArrayAttr[IntAttr]]
+
+    @staticmethod
+    def of(groups: Groups) -> ReplicaGroupsAttr:
+        return ReplicaGroupsAttr(ArrayAttr(ArrayAttr(IntAttr(r) for r in group) for group in groups))
+
+    @staticmethod
+    def strided(size: int, stride: int, ranks: int) -> ReplicaGroupsAttr:
+        return ReplicaGroupsAttr.of(strided_groups(size, stride, ranks))
+
+    def value(self) -> Groups:
+        return tuple(tuple(r.data for r in group.data) for group in self.groups.data)
+
+    @property
+    def ranks(self) -> int:
+        """The ranks the groups cover."""
+        return sum(len(group.data) for group in self.groups.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in self.value()) + ">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        def group() -> ArrayAttr[IntAttr]:
+            return ArrayAttr(IntAttr(r) for r in
+                             parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
+
+        with parser.in_angle_brackets():
+            groups = parser.parse_comma_separated_list(parser.Delimiter.NONE, group)
+        return [ArrayAttr(groups)]
+
+
+def group_of(groups: Groups, rank: int) -> tuple[int, ...]:
+    """The group holding `rank`."""
+    return next(group for group in groups if rank in group)
+
+
+def _program_ranks(op: Operation) -> int | None:
+    """The SPMD ranks of the partitioned module holding `op` (None: not partitioned)."""
+    from rducc.dialects.contracts import is_partitioned, spmd_ranks
+
+    module = op.get_toplevel_object()
+    return spmd_ranks(module) if isinstance(module, ModuleOp) and is_partitioned(module) else None
+
+
 class _CollectiveOp(IRDLOperation, OpFacts):
     """One tensor in, one tensor out, over a group of sockets."""
 
     input = operand_def(STATIC_TENSOR)
     result = result_def(STATIC_TENSOR)
     group = prop_def(IntegerAttr[I64])
+    replica_groups = opt_prop_def(ReplicaGroupsAttr)
 
     @property
     def group_size(self) -> int:
         return self.group.value.data
+
+    @property
+    def stride_size(self) -> int:
+        """The distance between a group's ranks (`rdu.all_gather ... stride`); 1 without."""
+        return 1
+
+    def groups(self, ranks: int) -> Groups:
+        """The replica groups over a program of `ranks` ranks: the explicit
+        `groups`, else `group` ranks `stride` apart (every rank without a stride)."""
+        if self.replica_groups is not None:
+            return self.replica_groups.value()
+        return strided_groups(self.group_size, self.stride_size, ranks)
+
+    def set_groups(self, groups: Groups | None) -> None:
+        """Name the replica groups explicitly (None: leave the default)."""
+        if groups is not None:
+            self.replica_groups = ReplicaGroupsAttr.of(groups)
+
+    def _verify_replica_groups(self) -> None:
+        """Explicit groups: of `group` ranks each, no `stride` beside them, over the
+        module's SPMD ranks once it is partitioned."""
+        if self.replica_groups is None:
+            return
+        if problem := check_groups(self.replica_groups.value()):  # here, not in the attribute: located
+            raise VerifyException(f"'{self.name}' {problem}")
+        size = len(self.replica_groups.value()[0])
+        if size != self.group_size:
+            raise VerifyException(f"'{self.name}' group {self.group_size} but its replica groups hold "
+                                  f"{size} ranks each")
+        if self.stride_size != 1:
+            raise VerifyException(f"'{self.name}' takes either a stride or replica groups, not both")
+        ranks = _program_ranks(self)
+        if ranks is not None and ranks != self.replica_groups.ranks:
+            raise VerifyException(f"'{self.name}' replica groups cover {self.replica_groups.ranks} ranks; "
+                                  f"the program runs on {ranks}")
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Whole tensors between sockets: every dim blocked (the collectives that
@@ -80,16 +228,19 @@ class AllReduceOp(_CollectiveOp):
     """Sum of the input over the group's sockets, on every socket."""
 
     name = "rdu.all_reduce"
-    assembly_format = "$input `group` $group attr-dict `:` type($input) `->` type($result)"
+    assembly_format = ("$input `group` $group (`groups` $replica_groups^)? attr-dict `:` type($input) "
+                       "`->` type($result)")
 
-    def __init__(self, input: SSAValue, group: int):
+    def __init__(self, input: SSAValue, group: int, groups: Groups | None = None):
         super().__init__(
             operands=[input], result_types=[input.type], properties={"group": IntegerAttr(group, i64)}
         )
+        self.set_groups(groups)
 
     def verify_(self) -> None:
         _verify_same_element(self)
         _verify_group(self, self.group_size)
+        self._verify_replica_groups()
         if self.input.type != self.result.type:
             raise VerifyException("'rdu.all_reduce' result must have the input's type")
 
@@ -109,14 +260,17 @@ class _DimCollectiveOp(_CollectiveOp):
     dim = prop_def(IntegerAttr[I64])
     stride = opt_prop_def(IntegerAttr[I64])
     assembly_format = (
-        "$input `dim` $dim `group` $group (`stride` $stride^)? attr-dict `:` type($input) `->` type($result)"
+        "$input `dim` $dim `group` $group (`stride` $stride^)? (`groups` $replica_groups^)? attr-dict "
+        "`:` type($input) `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue, dim: int, group: int, result_type: Attribute, stride: int = 1):
+    def __init__(self, input: SSAValue, dim: int, group: int, result_type: Attribute, stride: int = 1,
+                 groups: Groups | None = None):
         properties = {"dim": IntegerAttr(dim, i64), "group": IntegerAttr(group, i64)}
         if stride != 1:
             properties["stride"] = IntegerAttr(stride, i64)
         super().__init__(operands=[input], result_types=[result_type], properties=properties)
+        self.set_groups(groups)
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """The joined (or split) `dim` is read whole; every other dim stays: the
@@ -134,6 +288,7 @@ class _DimCollectiveOp(_CollectiveOp):
         _verify_same_element(self)
         group, dim = self.group_size, self.dim.value.data
         _verify_group(self, group)
+        self._verify_replica_groups()
         if self.stride_size < 1:
             raise VerifyException(f"'{self.name}' stride must be >= 1, got {self.stride_size}")
         if not 0 <= dim < len(small):
@@ -231,17 +386,19 @@ class AllToAllOp(_CollectiveOp):
     split_dim = prop_def(IntegerAttr[I64])
     concat_dim = prop_def(IntegerAttr[I64])
     assembly_format = (
-        "$input `split_dim` $split_dim `concat_dim` $concat_dim `group` $group attr-dict "
-        "`:` type($input) `->` type($result)"
+        "$input `split_dim` $split_dim `concat_dim` $concat_dim `group` $group (`groups` $replica_groups^)? "
+        "attr-dict `:` type($input) `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue, split_dim: int, concat_dim: int, group: int, result_type: Attribute):
+    def __init__(self, input: SSAValue, split_dim: int, concat_dim: int, group: int, result_type: Attribute,
+                 groups: Groups | None = None):
         super().__init__(
             operands=[input],
             result_types=[result_type],
             properties={"split_dim": IntegerAttr(split_dim, i64), "concat_dim": IntegerAttr(concat_dim, i64),
                         "group": IntegerAttr(group, i64)},
         )
+        self.set_groups(groups)
 
     @property
     def dims(self) -> tuple[int, int]:
@@ -252,6 +409,7 @@ class AllToAllOp(_CollectiveOp):
         _verify_same_element(self)
         group = self.group_size
         _verify_group(self, group)
+        self._verify_replica_groups()
         shape = list(shape_of(self.input.type))
         split, concat = self.dims
         for label, dim in (("split_dim", split), ("concat_dim", concat)):
@@ -272,6 +430,9 @@ class AllToAllOp(_CollectiveOp):
 
 
 COLLECTIVE_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, LocalPartOp, SendRecvOp, AllToAllOp)
+GROUPED_OPS = (AllReduceOp, AllGatherOp, ReduceScatterOp, LocalPartOp, AllToAllOp)
+"""The collectives over replica groups (all but the point-to-point `rdu.send_recv`)."""
 
 __all__ = ["AllReduceOp", "AllGatherOp", "AllToAllOp", "ReduceScatterOp", "LocalPartOp", "SendRecvOp",
-           "COLLECTIVE_OPS"]
+           "COLLECTIVE_OPS", "GROUPED_OPS", "Groups", "ReplicaGroupsAttr", "check_groups", "group_of",
+           "strided_groups"]

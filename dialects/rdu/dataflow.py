@@ -67,7 +67,8 @@ from rducc.dialects.op_facts import (
 )
 from rducc.dialects.rdu.aten import AtenOpAttr
 from rducc.dialects.rdu.checks import CheckOp
-from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
+from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
@@ -416,6 +417,65 @@ class MatmulOp(IRDLOperation, OpFacts):
         return 2 * num_elements(out) * shape_of(self.lhs.type)[-1]
 
 
+@irdl_op_definition
+class GroupedMatmulOp(IRDLOperation, OpFacts):
+    """A mixture of experts' grouped product: `lhs` `[S, K]` rows sorted by expert,
+    `rhs` `[E, K, N]` one matrix per expert (`[E, N, K]` with `transpose_rhs`),
+    `offsets` `[E]` the cumulative row counts. Expert e multiplies the rows
+    `start:offsets[e]` (Python slice rules), `start` the last offset that differed
+    from the one before it (0 at first); rows no expert takes are zero. Each row is
+    multiplied by its own expert only (transformers' grouped_mm_fallback loop), so
+    the work is S x K x N, not E times that.
+    """
+
+    name = "rdu.grouped_matmul"
+    lhs = operand_def(STATIC_TENSOR)
+    rhs = operand_def(STATIC_TENSOR)
+    offsets = operand_def(STATIC_TENSOR)
+    transpose_rhs = opt_prop_def(UnitAttr)
+    result = result_def(STATIC_TENSOR)
+    traits = traits_def(Pure(), RduCanonicalization())
+    assembly_format = (
+        "$lhs `,` $rhs `offsets` $offsets (`transpose_rhs` $transpose_rhs^)? attr-dict "
+        "`:` type($lhs) `,` type($rhs) `,` type($offsets) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, offsets: SSAValue, result_type: Attribute,
+                 transpose_rhs: bool = False):
+        props = {"transpose_rhs": UnitAttr()} if transpose_rhs else {}
+        super().__init__(operands=[lhs, rhs, offsets], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        a, b, offsets = shape_of(self.lhs.type), shape_of(self.rhs.type), shape_of(self.offsets.type)
+        if len(a) != 2 or len(b) != 3 or len(offsets) != 1:
+            raise VerifyException("'rdu.grouped_matmul' takes a rank-2 lhs, a rank-3 rhs and rank-1 offsets")
+        k, n = (b[2], b[1]) if self.transpose_rhs is not None else (b[1], b[2])
+        if a[1] != k:
+            raise VerifyException(f"'rdu.grouped_matmul' contraction sizes differ: lhs has K={a[1]}, rhs has K={k}")
+        if offsets[0] != b[0]:
+            raise VerifyException(
+                f"'rdu.grouped_matmul' has {offsets[0]} offsets for {b[0]} experts: one per expert")
+        element = element_of(self.offsets.type)
+        if not is_integer(element) or is_bool(element):
+            raise VerifyException("'rdu.grouped_matmul' offsets must have an integer element type")
+        if shape_of(self.result.type) != (a[0], n):
+            raise VerifyException(f"'rdu.grouped_matmul' result shape {list(shape_of(self.result.type))}"
+                                  f" should be {[a[0], n]}")
+        _same_element(self, self.lhs.type, self.rhs.type, "operands")
+
+    def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
+        """K is summed and N stays; the rows are read whole (a row's expert is
+        decided by its position among all rows), as are the experts and offsets."""
+        n_dim, k_dim = (1, 2) if self.transpose_rhs is not None else (2, 1)
+        rhs: list[Dest] = [Dim.BLOCKED, Dim.BLOCKED, Dim.BLOCKED]
+        rhs[n_dim], rhs[k_dim] = 1, Dim.REDUCED
+        return DimMap(((Dim.BLOCKED, Dim.REDUCED), tuple(rhs), (Dim.BLOCKED,)), frozenset({0}), sums=True)
+
+    def flops(self) -> int:
+        """2 x S x N x K: every row by its own expert."""
+        return 2 * num_elements(shape_of(self.result.type)) * shape_of(self.lhs.type)[-1]
+
+
 
 def _reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> tuple[int, ...]:
     if keepdim:
@@ -761,6 +821,7 @@ class ReshapeOp(_UnaryLayoutOp, OpFacts):
 
     SHARDS: ClassVar[bool] = True
     PCU_STAGES: ClassVar[int] = 0
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Dims kept whole pair up (`shapes.reshape_groups`); merged or split ones are blocked."""
@@ -800,6 +861,7 @@ class TransposeOp(_UnaryLayoutOp, OpFacts):
             )
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Input dim perm[i] becomes result dim i."""
@@ -830,6 +892,7 @@ class BroadcastOp(_UnaryLayoutOp, OpFacts):
             raise VerifyException(f"'rdu.broadcast' cannot broadcast {list(a)} to {list(b)}")
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """NumPy broadcasting; new leading dims come from no input dim."""
@@ -882,6 +945,7 @@ class SliceOp(_UnaryLayoutOp, OpFacts):
                 )
 
     SHARDS: ClassVar[bool] = True
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """A dim taken whole (offset 0, stride 1, full size) stays; others are blocked."""
@@ -1019,6 +1083,8 @@ class GatherOp(IRDLOperation, OpFacts):
                 f"should be {list(expected)}"
             )
         _same_element(self, self.source.type, self.result.type, "source and result")
+
+    READS_BY_ADDRESS: ClassVar[bool] = True
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """Source dims before `dim` stay, the indexed ones are read by index (blocked),
@@ -1271,6 +1337,7 @@ Dataflow = Dialect(
         PointwiseCallOp,
         KernelOp,
         MatmulOp,
+        GroupedMatmulOp,
         ReduceOp,
         ScanOp,
         ConvOp,
@@ -1289,7 +1356,8 @@ Dataflow = Dialect(
         CheckOp,
         *COLLECTIVE_OPS,
     ],
-    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, *CONTRACT_ATTRS],
+    [ReduceKindAttr, ScanKindAttr, PoolKindAttr, DistributionAttr, AtenOpAttr, CustomOpAttr, ReplicaGroupsAttr,
+     *CONTRACT_ATTRS],
 )
 
 __all__ = [
@@ -1299,8 +1367,10 @@ __all__ = [
     "RemFOp",
     "PointwiseCallOp",
     "AtenOpAttr",
+    "CustomOpAttr",
     "KernelOp",
     "MatmulOp",
+    "GroupedMatmulOp",
     "ReduceOp",
     "ReduceKind",
     "ScanOp",

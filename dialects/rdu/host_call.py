@@ -1,4 +1,4 @@
-"""`rdu.host_call`: an ATen op the chip cannot run, run on the host CPU.
+"""`rdu.host_call`: an ATen op the chip cannot run, or a user's custom op, run on the host CPU.
 
 As the toolchains of real dataflow accelerators do, an operator with no
 lowering to the chip (a linalg factorization, `mode`, `histc`, ...) runs on
@@ -8,7 +8,10 @@ its constant arguments with `#rdu.aten` (`rducc.dialects.rdu.aten`, which also
 names the pointwise ops of map bodies) and binds each tensor operand to a
 schema argument (`tensors`). A model file never runs code: only a name that
 `#rdu.aten` lets a program call (a functional, deterministic `aten` overload
-that resolves in the loading process) verifies.
+that resolves in the loading process) verifies. A user's `torch.library`
+custom op that cannot be traced into ATen is named with `#rdu.custom`
+instead (`rducc.dialects.rdu.custom_op`: its qualified name, schema and
+constants); it runs only once the user named the module that registers it.
 
 Operands and results are tensors at the graph and kernel levels and
 off-chip buffers (HBM/DDR) once `rdu-insert-dma` lowers the program: the op
@@ -22,14 +25,15 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, var_operand_def, var_result_def
+from xdsl.irdl import IRDLOperation, base, irdl_op_definition, prop_def, var_operand_def, var_result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from rducc.dialects.contracts import calls_of, is_outlined
 from rducc.dialects.op_facts import DimMap, OpFacts, Shape, opaque
-from rducc.dialects.rdu.aten import AtenOpAttr
+from rducc.dialects.rdu.aten import AtenOpAttr, NotCallable
+from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.shapes import value_bytes, verify_static
 from rducc.dialects.tier import BufferType, Tier
 
@@ -46,7 +50,7 @@ def _verify_value_type(kind: Attribute, what: str) -> None:
 
 @irdl_op_definition
 class HostCallOp(IRDLOperation, OpFacts):
-    """One ATen op run on the host CPU by torch's kernel (module docstring).
+    """One ATen op run on the host CPU by torch's kernel, or a user's custom op (module docstring).
 
     Its chip FLOPs are 0: the cost model charges the host round trip (operands
     and results over the host link, the host's compute) from the target's host
@@ -55,13 +59,14 @@ class HostCallOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.host_call"
-    callee = prop_def(AtenOpAttr)
+    callee = prop_def(base(AtenOpAttr) | base(CustomOpAttr))
     tensors = prop_def(ArrayAttr[StringAttr])
     inputs = var_operand_def()
     outputs = var_result_def()
 
     def print(self, printer: Printer) -> None:
-        """`#rdu.aten<"aten::op.overload", {...}>(%a, ...) tensors ["self", ...] : (types) -> (types)`."""
+        """`#rdu.aten<"aten::op.overload", {...}>(%a, ...) tensors ["self", ...] : (types) -> (types)`
+        (`#rdu.custom<...>` for a custom op)."""
         printer.print_string(" ")
         printer.print_attribute(self.callee)
         printer.print_operands(self.inputs)
@@ -81,8 +86,8 @@ class HostCallOp(IRDLOperation, OpFacts):
         parser.parse_punctuation(":")
         function_type = parser.parse_function_type()
         inputs = parser.resolve_operands(operands, function_type.inputs.data, parser.pos)
-        if not isinstance(callee, AtenOpAttr):
-            parser.raise_error("'rdu.host_call' needs its callee, an #rdu.aten<...> attribute")
+        if not isinstance(callee, AtenOpAttr | CustomOpAttr):
+            parser.raise_error("'rdu.host_call' needs its callee, an #rdu.aten<...> or #rdu.custom<...> attribute")
         if not isinstance(tensors, ArrayAttr) or not all(isinstance(t, StringAttr) for t in tensors.data):
             parser.raise_error("'rdu.host_call' tensors must be a list of argument names")
         names = [t.data for t in tensors.data if isinstance(t, StringAttr)]
@@ -91,7 +96,7 @@ class HostCallOp(IRDLOperation, OpFacts):
         return op
 
     def __init__(
-        self, callee: AtenOpAttr, inputs: Sequence[SSAValue], tensors: Sequence[str],
+        self, callee: AtenOpAttr | CustomOpAttr, inputs: Sequence[SSAValue], tensors: Sequence[str],
         result_types: Sequence[Attribute],
     ):
         super().__init__(
@@ -99,6 +104,11 @@ class HostCallOp(IRDLOperation, OpFacts):
             result_types=[list(result_types)],
             properties={"callee": callee, "tensors": ArrayAttr(StringAttr(t) for t in tensors)},
         )
+
+    @property
+    def is_custom(self) -> bool:
+        """Whether it calls a user's custom op (`#rdu.custom`), not an ATen op."""
+        return isinstance(self.callee, CustomOpAttr)
 
     @property
     def overload(self) -> str:
@@ -118,7 +128,10 @@ class HostCallOp(IRDLOperation, OpFacts):
                 f"'rdu.host_call' has {len(self.inputs)} operands but binds {len(names)} tensor arguments"
             )
         self.callee.verify_call(self.name, names)
-        returns = self.callee.schema().returns
+        try:
+            returns = self.callee.schema().returns
+        except NotCallable as error:
+            raise VerifyException(f"'rdu.host_call' cannot call '{self.callee.full_name}': {error}") from None
         if returns is not None and len(self.outputs) != returns:
             raise VerifyException(
                 f"'rdu.host_call' has {len(self.outputs)} results; {self.overload} returns {returns}"

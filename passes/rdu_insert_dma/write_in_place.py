@@ -25,14 +25,14 @@ The rule: the result is written once, whole, from a `tier.compute` output
 (not in a tile loop) that is an `rdu.scatter` without a reduction, whose
 input is the buffer's old value (one whole DMA of it) and whose index is the
 same in every position but along the scattered dim (a broadcast of a row
-list; the row list may be anything the kernel computes, a program input or
-a constant included); and nothing reads the old value after the write. A
-result returned by an outlined layer is rewritten inside the layer when
-every call of it passes the updated buffer in the same argument. Any other
-update (the whole buffer changes, a scatter whose rows differ across the
-other dims, a reduction) keeps its whole write-back. Transposes around the
-scatter that undo each other (how `index_put_` at `[:, pos]` imports) are
-looked through.
+list; the row list may be anything the kernel computes, a program input or a
+constant included; or a fill, `torch.full`, of which one line is taken); and
+nothing reads the old value after the write. A result returned by an
+outlined layer is rewritten inside the layer when every call of it passes
+the updated buffer in the same argument. Any other update (the whole buffer
+changes, a scatter whose rows differ across the other dims, a reduction)
+keeps its whole write-back. Transposes around the scatter that undo each
+other (how `index_put_` at `[:, pos]` imports) are looked through.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
 from rducc.dialects.liveness import in_block, positions
 from rducc.dialects.program import find_entry, functions
-from rducc.dialects.rdu.dataflow import BroadcastOp, ReshapeOp, ScatterOp, TransposeOp, YieldOp
-from rducc.dialects.shapes import element_of, shape_of
+from rducc.dialects.rdu.dataflow import BroadcastOp, MapOp, ReshapeOp, ScatterOp, SliceOp, TransposeOp, YieldOp
+from rducc.dialects.shapes import element_of, num_elements, shape_of
 from rducc.dialects.tier import (
     AllocOp,
     BufferType,
@@ -256,6 +256,8 @@ def row_list(index: SSAValue, dim: int) -> SSAValue | None:
         if others_one and (0 <= at < len(current) and current[at] == count or count == 1):
             return value
         owner = value.owner
+        if isinstance(owner, MapOp) and not owner.inputs and 0 <= at < len(current) and current[at] == count:
+            return value  # a fill (`torch.full`): the same everywhere; `_add_output` takes one line of it
         if not isinstance(owner, BroadcastOp):
             return None
         value = owner.input
@@ -274,6 +276,13 @@ def _add_output(compute: ComputeOp, rows: SSAValue, count: int, buffer: SSAValue
     body = compute.body.block
     yielded = body.last_op
     assert isinstance(yielded, YieldOp)
+    if num_elements(shape_of(rows.type)) != count:  # a fill: one line of it along the scattered dim
+        line = [1] * len(shape_of(rows.type))
+        if count > 1:  # every element is the same row: any dim of `count` is a row list
+            line[list(shape_of(rows.type)).index(count)] = count
+        one = SliceOp(rows, [0] * len(line), [1] * len(line), TensorType(element_of(rows.type), line))
+        body.insert_op_before(one, yielded)
+        rows = one.result
     listed = ReshapeOp(rows, TensorType(element_of(rows.type), [count]))
     listed.result.name_hint = "rows"
     body.insert_op_before(listed, yielded)

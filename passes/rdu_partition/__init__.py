@@ -82,6 +82,7 @@ from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     WEIGHT,
     Level,
+    Phase,
     arg_attrs,
     global_of,
     is_input,
@@ -90,6 +91,7 @@ from rducc.dialects.contracts import (
     layer_of,
     module_target,
     phase_of,
+    result_shards,
     set_expert_parallel,
     set_layer,
     set_partition,
@@ -102,7 +104,16 @@ from rducc.dialects.contracts import (
 )
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
 from rducc.dialects.program import entry_function, functions
-from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, AllToAllOp, LocalPartOp, SendRecvOp
+from rducc.dialects.rdu.collectives import (
+    AllGatherOp,
+    AllReduceOp,
+    AllToAllOp,
+    Groups,
+    LocalPartOp,
+    ReduceScatterOp,
+    SendRecvOp,
+    strided_groups,
+)
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -132,8 +143,11 @@ from rducc.passes.rdu_partition.training import (
     fill_value,
     is_training_step,
     mark_deferred,
+    optimizer_state_args,
+    parameter_results,
     ramp_length,
     training_stages,
+    zero_dim,
 )
 from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
 
@@ -416,10 +430,51 @@ class _TensorPartitioner:
     what its callers pass split already (a forward layer's saved values and split
     weights, read by the backward layer; the weights and gradients the optimizer
     layer updates), so the layer keeps them split rather than gathering them."""
+    rank_scale: int = 1
+    """The partitioned ranks are a factor of the program's: this pass's rank i is
+    every program rank r with `(r // rank_scale) % tp == i` (dp x tp: the tp
+    pass 1, the dp pass tp; `partition_module`)."""
+    program_ranks: int = 0
+    """The program's SPMD ranks (0: `tp`, the ranks this pass splits over)."""
+    zero: bool = False
+    """Data parallel, ZeRO stage 1: the optimizer state split over the replicas,
+    gradients reduce-scattered to it, updated parameters all-gathered (training.py)."""
+    zero_wants: dict[SSAValue, Split] = field(default_factory=dict)
+    """ZeRO: the split of each gradient value its state's update takes (`_trace_gradient`)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
         self.globals_by_name = {g.sym_name.data: g for g in self.module.ops if isinstance(g, GlobalOp)}
+
+    # -- ranks of a 2-D mesh (dp x tp) ------------------------------------------
+
+    def _groups(self, parts: int, stride: int) -> Groups | None:
+        """The replica groups, over the program's ranks, of this pass's `parts` ranks
+        `stride` apart; None when the pass's ranks are the program's (the op's
+        `group` and `stride` say it)."""
+        ranks = self.program_ranks or self.tp
+        if ranks == self.tp:
+            return None
+        return strided_groups(parts, stride * self.rank_scale, ranks)
+
+    def _gather_op(self, value: SSAValue, dim: int, parts: int, result_type: TensorType, stride: int) -> AllGatherOp:
+        groups = self._groups(parts, stride)
+        return AllGatherOp(value, dim, parts, result_type, 1 if groups else stride, groups)
+
+    def _program_split(self, split: Split, held: Split | None) -> Split:
+        """`split` (over this pass's ranks) over the program's, beside the split
+        `held` an earlier pass gave the same value (dp after tp). One dim may take
+        both (batch x heads: tp's heads in every period, dp's blocks of the whole
+        dim; a rank holds the indices both give it, `runtime.sockets._window`)."""
+        scaled = [(dim, parts, stride * self.rank_scale, period) for dim, parts, stride, period in split.entries]
+        shared = held.dims() & split.dims() if held is not None else set()
+        if held is not None and any(isinstance(period, tuple) for dim, _, _, period in (*held.entries, *scaled)
+                                    if dim in shared):
+            raise RduccError(f"rdu-partition: a value split as {held.describe()} by tp cannot also be split "
+                             f"as {split.describe()} by dp")  # a dim of unequal blocks takes one split
+        combined = Split.of([*(held.entries if held is not None else ()), *scaled])
+        assert combined is not None
+        return combined
 
     # -- layouts and shapes ---------------------------------------------------
 
@@ -551,8 +606,11 @@ class _TensorPartitioner:
         if (value, want) in self.made:
             return self.made[(value, want)]
         result = value
-        if have == PARTIAL:
-            result = self._insert(AllReduceOp(value, self.tp), before, None)
+        if have == PARTIAL and self.zero and isinstance(want, Split) and self._scatters_to(value, want):
+            result = self._reduce_scatter(value, want, before)
+            have = want
+        elif have == PARTIAL:
+            result = self._insert(AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
         elif isinstance(have, Experts):
             result = self._combine(value, have, before)
@@ -570,6 +628,25 @@ class _TensorPartitioner:
         self.made[(value, want)] = result
         return result
 
+    def _scatters_to(self, value: SSAValue, want: Split) -> bool:
+        """Whether a partial sum can be reduce-scattered straight to `want`: one dim
+        split over every rank, no period."""
+        if len(want.entries) != 1:
+            return False
+        ((dim, parts, stride, period),) = want.entries
+        return parts == self.tp and stride == 1 and not period and want.fits(self.full_shape(value))
+
+    def _reduce_scatter(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
+        """`rdu.reduce_scatter` of a partial sum to this rank's part `want` (ZeRO's gradient)."""
+        ((dim, parts, _, _),) = want.entries
+        element = value.type.element_type  # type: ignore[attr-defined]
+        shape = list(self.full_shape(value))
+        shape[dim] //= parts
+        groups = self._groups(parts, 1)
+        result = self._insert(ReduceScatterOp(value, dim, parts, TensorType(element, shape), 1, groups), before, want)
+        self.full[result] = self.full_shape(value)
+        return result
+
     def _gather(self, value: SSAValue, split: Split, before: Operation) -> SSAValue:
         """All-gathers joining each split dim of `value` (over the ranks that hold its parts);
         a dim split with a period is gathered as the inner dim of (runs, period) reshapes."""
@@ -584,11 +661,11 @@ class _TensorPartitioner:
                 runs = [*shape[:dim], whole[dim] // period, period // parts, *shape[dim + 1:]]
                 result = self._insert(ReshapeOp(result, TensorType(element, runs)), before, None)
                 runs[dim + 1] = period
-                result = self._insert(AllGatherOp(result, dim + 1, parts, TensorType(element, runs), stride),
+                result = self._insert(self._gather_op(result, dim + 1, parts, TensorType(element, runs), stride),
                                       before, None)
                 result = self._insert(ReshapeOp(result, TensorType(element, whole)), before, None)
             else:
-                result = self._insert(AllGatherOp(result, dim, parts, TensorType(element, whole), stride),
+                result = self._insert(self._gather_op(result, dim, parts, TensorType(element, whole), stride),
                                       before, None)
             shape = whole
         return result
@@ -607,7 +684,7 @@ class _TensorPartitioner:
             piece = self._insert(SliceOp(value, offsets, [1] * len(shape), TensorType(element, part)), before, None)
             whole = [*shape[:dim], abs(size), *shape[dim + 1:]]
             wholes.append(piece if size < 0 else self._insert(
-                AllGatherOp(piece, dim, parts, TensorType(element, whole), stride), before, None))
+                self._gather_op(piece, dim, parts, TensorType(element, whole), stride), before, None))
         joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(abs, blocks)), *shape[dim + 1:]]))
         last = max(wholes, key=lambda piece: _position(piece.owner))  # type: ignore[arg-type]
         return self._insert_after(joined, last)
@@ -672,7 +749,9 @@ class _TensorPartitioner:
         shape = list(self.full_shape(value))
         for dim, parts, stride, _ in want.entries:
             shape[dim] //= parts
-            result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), stride), before, None)
+            groups = self._groups(parts, stride)
+            result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), 1 if groups else stride,
+                                              groups), before, None)
         self.full[result] = self.full_shape(value)
         self.layout[result] = want
         return result
@@ -716,14 +795,14 @@ class _TensorPartitioner:
         if self._split_already(arg, split):
             return arg
         full = self.full_shape(arg)
-        set_shard(self.attrs[arg.index], split)
+        set_shard(self.attrs[arg.index], self._program_split(split, shard_of(self.attrs[arg.index])))
         reference = global_of(self.attrs[arg.index])
         per_rank = _per_rank(arg.type, full, split)
         if reference is not None:
             target = self._global(reference)
             assert target is not None
             target.global_type = per_rank
-            set_shard(target.attributes, split)
+            set_shard(target.attributes, self._program_split(split, shard_of(target)))
         new = Rewriter.replace_value_with_new_type(arg, per_rank)
         self.full[new] = full
         self.layout[new] = split
@@ -750,11 +829,99 @@ class _TensorPartitioner:
         for arg, seed in zip(list(self.function.args), self.seeds):
             if isinstance(seed, Split) and seed.valid(self.tp) and seed.fits(self.full_shape(arg)):
                 self._shard_arg(arg, seed)
+        if self.zero:
+            self._shard_optimizer_state()
         for op in list(block.ops):
             if isinstance(op, func.ReturnOp):
                 return self._results(op)
             self._partition_op(op)
         return []
+
+    def _shard_optimizer_state(self) -> None:
+        """ZeRO: split each optimizer state argument over the replicas along its
+        `zero_dim` (beside the dims tp split already); one that no dim divides stays
+        whole. In an outlined `@layer_optimizer` the gradients arrive as arguments:
+        those the update reads beside a state are taken split (the caller
+        reduce-scatters them, `_partition_call`)."""
+        states, parameters = self._optimizer_roles()
+        for arg in states:
+            held = shard_of(self.attrs[arg.index])
+            dim = zero_dim(_shape(arg), self.tp, held.dims() if held is not None else ())
+            if dim is None:
+                continue
+            want = Split.whole(dim, self.tp)
+            for use in list(arg.uses):
+                for value in list(use.operation.operands):
+                    if _shape(value) != _shape(arg) or value in states or value in parameters:
+                        continue
+                    if not isinstance(value, BlockArgument):
+                        self._trace_gradient(value, want)
+                    elif is_outlined(self.function) and self.layout_of(value) is None:
+                        self._shard_arg(value, want)  # a gradient passed in by the caller
+            self._shard_arg(arg, want)
+
+    def _optimizer_roles(self) -> tuple[list[BlockArgument], set[SSAValue]]:
+        """(the optimizer state arguments, the parameter arguments) of the function:
+        the entry's by their globals (`optimizer_state_args`); an outlined layer's
+        by what its first call passes them (the entry's state and parameter arguments)."""
+        entry = entry_function(self.module)
+        if self.function is entry:
+            return list(optimizer_state_args(self.module, entry)), set()
+        call = next((op for op in entry.body.block.ops if isinstance(op, func.CallOp)
+                     and op.callee.string_value() == self.function.sym_name.data), None)
+        if call is None:
+            return [], set()
+        states = set(optimizer_state_args(self.module, entry))
+        weights = {arg for arg, attrs in zip(entry.args, arg_attrs(entry)) if global_of(attrs) is not None}
+        args = list(self.function.args)
+        found = [args[i] for i, value in enumerate(call.operands) if value in states]
+        return found, {args[i] for i, value in enumerate(call.operands) if value in weights and value not in states}
+
+    def _parameter_results(self) -> list[bool]:
+        """Per result: whether it is a parameter's new value (ZeRO gathers those);
+        an outlined layer's when its first call returns it as one."""
+        entry = entry_function(self.module)
+        if self.function is entry:
+            return parameter_results(self.module, entry)
+        call = next((op for op in entry.body.block.ops if isinstance(op, func.CallOp)
+                     and op.callee.string_value() == self.function.sym_name.data), None)
+        updated = parameter_results(self.module, entry)
+        if call is None:
+            return []
+        return [any(isinstance(use.operation, func.ReturnOp) and use.index < len(updated) and updated[use.index]
+                    for use in result.uses) for result in call.results]
+
+    def _trace_gradient(self, value: SSAValue, want: Split) -> None:
+        """Record that the state update reads `value` split as `want`, and so the
+        same-shaped operands of the maps and the input of the reshapes that make
+        it (a clipped, unscaled gradient back to the backward's partial sum):
+        `_set_result` reduce-scatters the partial sum there, so that the clip's
+        norm is computed on each replica's part and all-reduced as one scalar."""
+        if value in self.zero_wants:
+            return
+        self.zero_wants[value] = want
+        owner = value.owner
+        if isinstance(owner, MapOp):
+            for operand in owner.operands:
+                if not isinstance(operand, BlockArgument) and _shape(operand) == _shape(value):
+                    self._trace_gradient(operand, want)
+        elif isinstance(owner, ReshapeOp):
+            source = self._source_split(owner, want)
+            if source is not None and source.valid(self.tp):
+                self._trace_gradient(owner.input, source)
+
+    def _scatter_early(self, op: Operation, result: SSAValue) -> None:
+        """ZeRO: a partial sum the optimizer takes split (`zero_wants`) and only
+        optimizer ops read is reduce-scattered where it is made; its readers
+        (the clip's norm among them) then work on the replica's part."""
+        want = self.zero_wants.get(result)
+        if (want is None or not self._scatters_to(result, want)
+                or not all(phase_of(use.operation) == Phase.OPTIMIZER for use in result.uses)):
+            return
+        users = [(use.operation, use.index) for use in list(result.uses)]
+        scattered = self._reduce_scatter(result, want, op)
+        for user, index in users:
+            user.operands[index] = scattered
 
     def arg_layouts(self) -> list[Layout]:
         """The layout each argument of the function is taken in (a split weight or input)."""
@@ -817,6 +984,9 @@ class _TensorPartitioner:
             return
         if isinstance(op, ScatterOp) and self._partition_split_scatter(op):
             return
+        if self.zero and isinstance(op, ReshapeOp | TransposeOp) and self.layout_of(op.operands[0]) == PARTIAL:
+            self._set_result(op, PARTIAL)  # ZeRO: a partial gradient reshaped stays partial, reduce-scattered later
+            return
         if self.experts and self._partition_experts(op):
             return
         plan = self._plan(op)
@@ -857,6 +1027,8 @@ class _TensorPartitioner:
             result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]
         self.full[result] = full
         self.layout[result] = layout
+        if self.zero and layout == PARTIAL:
+            self._scatter_early(op, result)
 
     def _replicate(self, op: Operation) -> None:
         if any(self.layout_of(v) is not None for v in op.operands):
@@ -1423,8 +1595,12 @@ class _TensorPartitioner:
 
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []
+        gathered = self._parameter_results() if self.zero else []
+        gathered += [False] * (len(ret.operands) - len(gathered))
+        keeps_partial = self.zero and is_outlined(self.function)  # ZeRO: the caller reduce-scatters a gradient
         for index, value in enumerate(list(ret.operands)):
-            if self.layout_of(value) == PARTIAL or isinstance(self.layout_of(value), Experts):
+            if ((self.layout_of(value) == PARTIAL and not keeps_partial) or isinstance(self.layout_of(value), Experts)
+                    or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
                 ret.operands[index] = self.materialize(value, None, ret)
             layouts.append(self.layout_of(ret.operands[index]))
         return layouts
@@ -1432,15 +1608,21 @@ class _TensorPartitioner:
 
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
                       data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
-                      experts: bool = False) -> int:
+                      experts: bool = False, rank_scale: int = 1, program_ranks: int = 0,
+                      zero: bool = False) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
-    partitioned already (this function's, when it is one, added)."""
+    partitioned already (this function's, when it is one, added). `rank_scale`,
+    `program_ranks`: the `tp` ranks are the factor `(r // rank_scale) % tp` of
+    the program's `program_ranks` (dp x tp, `partition_module`); `zero`: the
+    optimizer state sharded over the data-parallel ranks (ZeRO stage 1)."""
     known = callees if callees is not None else {}
     seeds = callee_seeds(module, function, known) if is_outlined(function) and not data_parallel else []
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
-                                     callees=known, experts=experts, seeds=seeds)
+                                     callees=known, experts=experts, seeds=seeds, rank_scale=rank_scale,
+                                     program_ranks=program_ranks, zero=zero)
+    held = result_shards(function)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
         callees[function.sym_name.data] = (partitioner.arg_layouts(), results)
@@ -1448,7 +1630,9 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     ret = block.last_op
     outputs = [v.type for v in ret.operands] if isinstance(ret, func.ReturnOp) else []
     function.function_type = FunctionType.from_lists([a.type for a in block.args], outputs)
-    set_result_shards(function, (lay if isinstance(lay, Split) else None for lay in results))
+    held += [None] * (len(results) - len(held))
+    set_result_shards(function, (partitioner._program_split(lay, was) if isinstance(lay, Split) else was
+                                 for lay, was in zip(results, held)))
     return partitioner.replicated_ops
 
 
@@ -1553,13 +1737,16 @@ def _send_across(block: Block, stage: dict[Operation, int]) -> None:
 
 
 def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
-                     microbatches: int = 1, ep: int = 1) -> int:
+                     microbatches: int = 1, ep: int = 1, zero: bool = False) -> int:
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
-    replicas; a pipelined training step's 1F1B `microbatches`; the routed experts
-    split over the ep = tp ranks); the replicated op count."""
-    if dp > 1 and tp > 1:
-        raise RduccError(f"rdu-partition: dp={dp} with tp={tp} is not supported: split a model either "
-                         "across its batch (dp) or across its weights (tp), each with pp stages")
+    replicas, with `zero` their optimizer state sharded over them; a pipelined
+    training step's 1F1B `microbatches`; the routed experts split over the ep =
+    tp ranks); the replicated op count."""
+    if zero:
+        _check_zero(module, dp)
+    if dp > 1 and ep > 1:
+        raise RduccError(f"rdu-partition: dp={dp} with ep={ep} is not supported: expert parallelism "
+                         "splits the experts over the sockets of one tensor-parallel group, without replicas")
     if ep > 1 and ep != tp:
         raise RduccError(f"rdu-partition: ep={ep} must equal tp={tp}: the routed experts are split over "
                          "the sockets of a tensor-parallel group")
@@ -1567,20 +1754,37 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         raise RduccError(f"rdu-partition: ep={ep} finds no routed experts to split: no stacked expert table "
                          f"(a weight of rank >= 3 indexed by expert ids) whose expert count divides {ep} ways")
     replicated = 0
-    callees: dict[str, CalleeLayouts] = {}
-    for function in layers_first(functions(module)):
-        if tp > 1 or dp > 1:
-            replicated += partition_tensors(module, function, max(tp, dp), strict, data_parallel=dp > 1,
-                                            callees=callees, experts=ep > 1)
+    if tp > 1:
+        callees: dict[str, CalleeLayouts] = {}
+        for function in layers_first(functions(module)):
+            replicated += partition_tensors(module, function, tp, strict, callees=callees, experts=ep > 1,
+                                            program_ranks=tp * dp)
+    if dp > 1:  # over tp's program: replica r // tp of rank r, dp's groups tp ranks apart
+        replicas: dict[str, CalleeLayouts] = {}
+        for function in layers_first(functions(module)):
+            replicated += partition_tensors(module, function, dp, strict, data_parallel=True, callees=replicas,
+                                            rank_scale=tp, program_ranks=tp * dp, zero=zero)
+    for function in functions(module):
         if pp > 1 and not is_outlined(function):
             outlined = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
             assign_stages(function, pp, is_training_step(module), outlined)
         if is_training_step(module):
             mark_deferred(function)
-    set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1)
+    set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1, zero)
     if ep > 1:
         set_expert_parallel(module, ep)
     return replicated
+
+
+def _check_zero(module: ModuleOp, dp: int) -> None:
+    """ZeRO needs replicas and optimizer state (globals the step writes back that
+    only the optimizer reads)."""
+    if dp < 2:
+        raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
+                         f"it needs dp >= 2, got dp={dp}")
+    if not optimizer_state_args(module, entry_function(module)):
+        raise RduccError("rdu-partition: zero shards the optimizer state, but this step has none "
+                         "(no optimizer, or one without state such as SGD without momentum)")
 
 
 def _split_layer(module: ModuleOp, function: func.FuncOp, tp: int) -> int:
@@ -1679,6 +1883,12 @@ class RduPartition(RduPass):
     """A pipelined training step's 1F1B microbatches; 0: the most that divide the
     replica's batch, up to 4 a stage (`default_microbatches`)."""
 
+    zero: bool = False
+    """ZeRO stage 1 (a training step with dp > 1): each replica holds and updates
+    1/dp of the optimizer state; gradients reduce-scattered, updated parameters
+    all-gathered (passes/rdu_partition/training.py). Without a split given, the
+    cost model weighs ZeRO candidates anyway."""
+
     ep: int = 0
     """Expert parallelism: the routed experts' stacked tables split over the ep
     sockets of a tensor-parallel group (ep = tp; passes/rdu_partition/experts.py);
@@ -1695,6 +1905,9 @@ class RduPartition(RduPass):
                              f"dp={self.dp} ep={self.ep}")
         if self.microbatches < 0:
             raise RduccError(f"rdu-partition: microbatches must be >= 1, got {self.microbatches}")
+        if self.zero and self.dp < 2:
+            raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
+                             f"it needs dp >= 2, got dp={self.dp}")
         target = module_target(op, self.target)
         training = is_training_step(op)
         chosen = self.tp == 0 and self.pp == 0 and self.dp == 0
@@ -1702,7 +1915,8 @@ class RduPartition(RduPass):
         if chosen and training:
             dp, tp, pp, microbatches, choice = choose_training_split(
                 op, target,
-                lambda trial, d, t, p, m: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep),
+                lambda trial, d, t, p, m, z: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep,
+                                                              zero=z),
                 _split_layer)
             if not is_partitioned(op):
                 set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split
@@ -1722,7 +1936,7 @@ class RduPartition(RduPass):
             raise RduccError(
                 f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep)
+        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep, zero=self.zero)
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "

@@ -1,4 +1,5 @@
-"""Data parallelism for `rdu-partition{dp=N}`: which arguments carry the batch.
+"""Data parallelism for `rdu-partition{dp=N}`: which arguments carry the batch
+(and, with `zero`, which hold the optimizer state it shards).
 
 A data-parallel program is the SPMD program of `dp` replicas, each given its
 share of the batch: every user input whose leading dim is the batch is split
@@ -8,24 +9,36 @@ map, as it carries a tensor-parallel split: a sum over the batch (the loss, a
 weight's gradient x^T dy, batch-norm statistics) becomes a partial sum that
 `rdu.all_reduce` makes whole where it is used, so the loss and the gradients
 are the full batch's, not one replica's.
+
+ZeRO stage 1 (`rdu-partition{dp=N zero=true}`): each optimizer state tensor
+(`optimizer_state_args`: a global the step writes back that only optimizer
+ops read, Adam's moments) is split `dp` ways along its first dim that
+divides (`zero_dim`), so a replica holds 1/dp of it. The optimizer's
+elementwise update then runs on that part: the gradient, a partial sum over
+the replicas, is reduce-scattered to it (not all-reduced), the parameter is
+cut locally (`rdu.local_part`), and the updated parameter, split, is
+all-gathered (`parameter_results`) so every replica holds it whole for the
+next step's forward; the updated state stays split, as its global.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import (
     Phase,
     arg_attrs,
+    global_of,
     input_label,
     is_input,
     is_outlined,
     phase_of,
     result_roles,
+    result_updates,
     set_deferred,
 )
 from rducc.dialects.op_facts import facts_of
@@ -33,6 +46,7 @@ from rducc.dialects.program import functions
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
 from rducc.dialects.split import Split
+from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.split_choice import Candidate, SplitChoice, candidates, choose, step_profile
 from rducc.targets import Target
@@ -66,6 +80,40 @@ def batch_splits(function: func.FuncOp, dp: int) -> list[tuple[BlockArgument, Sp
                              f"(input '{input_label(attrs)}', shape {list(shape)}); use a dp that divides it")
         splits.append((arg, Split.whole(0, dp)))
     return splits
+
+
+def optimizer_state_args(module: ModuleOp, function: func.FuncOp) -> list[BlockArgument]:
+    """The arguments of `function` holding optimizer state: each names a global
+    that is not a parameter, that the step writes back (`rdu.result_updates`), of
+    rank >= 1, read only by ops of the optimizer phase (a batch norm's running
+    statistics are read by the forward, a loss scale by the forward too)."""
+    updated = {u.name for u in result_updates(function) if u is not None and u.kind == "buffer"}
+    kinds = {g.sym_name.data: g.attributes.get("kind") for g in module.ops if isinstance(g, GlobalOp)}
+    found = []
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        name = global_of(attrs)
+        kind = kinds.get(name or "")
+        if (name not in updated or (isinstance(kind, StringAttr) and kind.data == "parameter")
+                or not isinstance(arg.type, TensorType) or not arg.type.get_shape()):
+            continue
+        if arg.uses and all(phase_of(use.operation) == Phase.OPTIMIZER for use in arg.uses):
+            found.append(arg)
+    return found
+
+
+def zero_dim(shape: Sequence[int], parts: int, held: Iterable[int] = ()) -> int | None:
+    """The dim ZeRO splits a state tensor of `shape` along: the first that `parts`
+    divides and that another split (`held`, tp's) does not use; None: none."""
+    taken = set(held)
+    return next((dim for dim, size in enumerate(shape) if dim not in taken and size >= parts and size % parts == 0),
+                None)
+
+
+def parameter_results(module: ModuleOp, function: func.FuncOp) -> list[bool]:
+    """Per result of `function`: whether it is the new value of a parameter (`rdu.result_updates`)."""
+    parameters = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp)
+                  and isinstance(kind := g.attributes.get("kind"), StringAttr) and kind.data == "parameter"}
+    return [u is not None and u.kind == "buffer" and u.name in parameters for u in result_updates(function)]
 
 
 def is_fill(value: SSAValue) -> bool:
@@ -191,13 +239,10 @@ def deferred(op: Operation) -> bool:
     return True
 
 
-def compiled_refusal(candidate: Candidate) -> str:
-    """Why `rdu-partition` does not compile a candidate split yet ("" when it does)."""
-    if candidate.dp > 1 and candidate.tp > 1:
-        return "dp with tp is modeled, not compiled by rdu-partition yet"
-    if candidate.zero:
-        return "ZeRO-sharded optimizer state is modeled, not compiled by rdu-partition yet"
+def compiled_refusal(candidate: Candidate, module: ModuleOp | None = None) -> str:
+    """Why `rdu-partition` does not compile a candidate split yet ("" when it does: every one now)."""
     return ""
+
 
 
 LayerSplitter = Callable[[ModuleOp, func.FuncOp, int], object]
@@ -238,14 +283,14 @@ def choose_training_split(module: ModuleOp, target: Target, partition: Partition
     profile = step_profile(module, target, split_layers(module, tps, layer_split))
     refused: dict[Candidate, str] = {}
     while True:
-        choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c))
+        choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c, module))
         chosen = choice.chosen.candidate
         if choice.chosen.schedule is None:
             return 1, 1, 1, 1, choice
         trial = module.clone() if chosen.sockets > 1 else None
         try:
             if trial is not None:
-                partition(trial, chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches)
+                partition(trial, chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches, chosen.zero)
         except RduccError as error:
             refused[chosen] = f"rdu-partition: {str(error).splitlines()[0]}"
             continue
@@ -254,8 +299,8 @@ def choose_training_split(module: ModuleOp, target: Target, partition: Partition
         return chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches, choice
 
 
-Partitioner = Callable[[ModuleOp, int, int, int, int], object]
-"""Partitions a module (dp, tp, pp, microbatches) in place, raising `RduccError` when it cannot."""
+Partitioner = Callable[[ModuleOp, int, int, int, int, bool], object]
+"""Partitions a module (dp, tp, pp, microbatches, ZeRO) in place, raising `RduccError` when it cannot."""
 
 
 def adopt(module: ModuleOp, partitioned: ModuleOp) -> None:
@@ -279,7 +324,9 @@ def is_training_step(module: ModuleOp) -> bool:
 
 
 __all__ = [
-    "adopt", "compiled_refusal", "deferred", "mark_deferred", "split_layers",
+    "adopt", "compiled_refusal", "deferred", "mark_deferred", "optimizer_state_args",
+    "parameter_results",
+    "split_layers", "zero_dim",
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
     "training_stages",
 ]

@@ -141,3 +141,46 @@
 %i = "test.op"() : () -> tensor<1x1x2x2xi64>
 %r = rdu.host_call #rdu.aten<"aten::adaptive_max_pool2d_backward.default">(%g, %x, %i) tensors ["grad_output", "self", "indices"] : (tensor<1x1x2x2xf32>, tensor<1x1x4x4xf32>, tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xf32>
 // CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::adaptive_max_pool2d_backward.default': it is not on the list
+
+// -----
+
+// A custom op's schema must be functional: one that writes its argument is refused.
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.custom<"mylib::fill.default", "mylib::fill(Tensor(a!) x) -> Tensor(a!)">(%a) tensors ["x"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'mylib::fill.default': it mutates or aliases its arguments (not functional)
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.custom<"aten::sin.default", "aten::sin(Tensor self) -> Tensor">(%a) tensors ["self"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'aten::sin.default' as a custom op: torch's own ops are named with #rdu.aten
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.custom<"mylib::softsign.default", "mylib::softsign(Tensor x, float scale) -> Tensor">(%a) tensors ["x"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: 'mylib::softsign.default' needs its argument(s) scale
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.custom<"mylib::softsign.default", "mylib::softsign(Tensor x, float scale) -> Tensor", {scale = "big"}>(%a) tensors ["x"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: 'mylib::softsign.default' argument 'scale' (float) cannot be "big"
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.custom<"mylib::softsign.default", "mylib::other(Tensor x) -> Tensor">(%a) tensors ["x"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: 'mylib::softsign.default' has the schema of 'mylib::other.'
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r, %s = rdu.host_call #rdu.custom<"mylib::softsign.default", "mylib::softsign(Tensor x) -> Tensor">(%a) tensors ["x"] : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK: Operation does not verify: 'rdu.host_call' has 2 results; mylib.softsign.default returns 1
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%r = rdu.host_call #rdu.custom<"mylib::softsign.default", "not a schema">(%a) tensors ["x"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: 'rdu.host_call' cannot call 'mylib::softsign.default': its schema does not parse

@@ -4,6 +4,8 @@
 // and parses back; the verifier accepts only an aten overload on the host-call
 // allow-list (dialects/rdu/aten_allowlist.txt), with a string argument only one of
 // the values the list names, its operands and results bound by the schema.
+// A user's custom op is named with #rdu.custom (its schema travels with it, so
+// it verifies without the op's library; it runs only once its module is named).
 
 %a = "test.op"() : () -> tensor<4x3xf32>
 %l = "test.op"() : () -> tensor<2xi64>
@@ -13,8 +15,12 @@
 %z = rdu.host_call #rdu.aten<"aten::segment_reduce.default", {reduce = "sum", unsafe = false}>(%a, %l) tensors ["data", "lengths"] : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
 %b = "test.op"() : () -> !tier.buffer<hbm, 4x3xf32>
 %s, %i = rdu.host_call #rdu.aten<"aten::mode.default", {dim = 0 : i64}>(%b) tensors ["self"] : (!tier.buffer<hbm, 4x3xf32>) -> (!tier.buffer<hbm, 3xf32>, !tier.buffer<hbm, 3xi64>)
+%c = rdu.host_call #rdu.custom<"mylib::softsign.default", "mylib::softsign(Tensor x, float scale=1.) -> Tensor", {scale = 2.0 : f64}>(%a) tensors ["x"] : (tensor<4x3xf32>) -> tensor<4x3xf32>
+%c0, %c1 = rdu.host_call #rdu.custom<"mylib::split_rows.default", "mylib::split_rows(Tensor x, Tensor? w=None) -> (Tensor, Tensor)">(%b) tensors ["x"] : (!tier.buffer<hbm, 4x3xf32>) -> (!tier.buffer<hbm, 2x3xf32>, !tier.buffer<hbm, 2x3xf32>)
 // CHECK: rdu.host_call #rdu.aten<"aten::linalg_qr.default", {mode = "reduced"}>(%{{.*}}) tensors ["A"] : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>)
 // CHECK: rdu.host_call #rdu.aten<"aten::mode.default", {dim = 0 : i64, keepdim = true}>(%{{.*}}) tensors ["self"] : (tensor<4x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xi64>)
 // CHECK: rdu.host_call #rdu.aten<"aten::_histogramdd_bin_edges.default", {bins = [3 : i64, 2 : i64]}>(%{{.*}}) tensors ["self"] : (tensor<4x3xf32>) -> (tensor<4xf32>, tensor<3xf32>)
 // CHECK: rdu.host_call #rdu.aten<"aten::segment_reduce.default", {reduce = "sum", unsafe = false}>(%{{.*}}, %{{.*}}) tensors ["data", "lengths"] : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
 // CHECK: rdu.host_call #rdu.aten<"aten::mode.default", {dim = 0 : i64}>(%{{.*}}) tensors ["self"] : (!tier.buffer<hbm, 4x3xf32>) -> (!tier.buffer<hbm, 3xf32>, !tier.buffer<hbm, 3xi64>)
+// CHECK: rdu.host_call #rdu.custom<"mylib::softsign.default", "mylib::softsign(Tensor x, float scale=1.) -> Tensor", {scale = 2.000000e+00 : f64}>(%{{.*}}) tensors ["x"] : (tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK: rdu.host_call #rdu.custom<"mylib::split_rows.default", "mylib::split_rows(Tensor x, Tensor? w=None) -> (Tensor, Tensor)">(%{{.*}}) tensors ["x"] : (!tier.buffer<hbm, 4x3xf32>) -> (!tier.buffer<hbm, 2x3xf32>, !tier.buffer<hbm, 2x3xf32>)

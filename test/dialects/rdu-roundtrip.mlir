@@ -111,3 +111,9 @@
 %sca = rdu.scatter %scx[%sci] = %scs dim 1 reduce sum : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
 %scp = rdu.scatter %scx[%sci] = %scs dim 1 reduce prod : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
 %scm = rdu.scatter %scx[%sci] = %scs dim 0 reduce max : tensor<3x5xf32>, tensor<2x4xi64>, tensor<2x4xf32> -> tensor<3x5xf32>
+// rdu.grouped_matmul: a mixture of experts' rows (sorted by expert) times each row's own expert
+%gx, %gw, %gwt, %goffs = "test.op"() : () -> (tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4x5x8xf32>, tensor<4xi32>)
+// CHECK: %gy = rdu.grouped_matmul %gx, %gw offsets %goffs : tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> -> tensor<6x5xf32>
+%gy = rdu.grouped_matmul %gx, %gw offsets %goffs : tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> -> tensor<6x5xf32>
+// CHECK: %gyt = rdu.grouped_matmul %gx, %gwt offsets %goffs transpose_rhs : tensor<6x8xf32>, tensor<4x5x8xf32>, tensor<4xi32> -> tensor<6x5xf32>
+%gyt = rdu.grouped_matmul %gx, %gwt offsets %goffs transpose_rhs : tensor<6x8xf32>, tensor<4x5x8xf32>, tensor<4xi32> -> tensor<6x5xf32>

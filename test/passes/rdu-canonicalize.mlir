@@ -225,3 +225,24 @@ func.func @select_of_select(%kv: tensor<3x2x4x8xf32>, %x: tensor<8xf32>) -> (ten
   %f = rdu.slice %e offsets [1, 0] strides [1, 1] : tensor<2x4xf32> -> tensor<1x4xf32>
   func.return %d, %f : tensor<4x8xf32>, tensor<1x4xf32>
 }
+
+// -----
+
+// A transpose swapping the last two dims of a grouped matmul's expert table
+// folds into it as transpose_rhs (a table stored [E, N, K]); on one that
+// already has transpose_rhs the two cancel; a transpose of other dims stays.
+
+// CHECK-LABEL: func.func @fold
+// CHECK-NEXT:    %folded = rdu.grouped_matmul %x, %wt offsets %offs transpose_rhs : tensor<6x8xf32>, tensor<4x5x8xf32>, tensor<4xi32> -> tensor<6x5xf32>
+// CHECK-NEXT:    %cancel = rdu.grouped_matmul %x, %w offsets %offs : tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> -> tensor<6x5xf32>
+// CHECK-NEXT:    %experts_moved = rdu.transpose %v perm [1, 0, 2]
+// CHECK-NEXT:    %kept = rdu.grouped_matmul %x, %experts_moved offsets %offs :
+func.func @fold(%x: tensor<6x8xf32>, %w: tensor<4x8x5xf32>, %wt: tensor<4x5x8xf32>, %offs: tensor<4xi32>, %v: tensor<8x4x5xf32>) -> (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>) {
+  %t = rdu.transpose %wt perm [0, 2, 1] : tensor<4x5x8xf32> -> tensor<4x8x5xf32>
+  %folded = rdu.grouped_matmul %x, %t offsets %offs : tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> -> tensor<6x5xf32>
+  %t2 = rdu.transpose %w perm [0, 2, 1] : tensor<4x8x5xf32> -> tensor<4x5x8xf32>
+  %cancel = rdu.grouped_matmul %x, %t2 offsets %offs transpose_rhs : tensor<6x8xf32>, tensor<4x5x8xf32>, tensor<4xi32> -> tensor<6x5xf32>
+  %experts_moved = rdu.transpose %v perm [1, 0, 2] : tensor<8x4x5xf32> -> tensor<4x8x5xf32>
+  %kept = rdu.grouped_matmul %x, %experts_moved offsets %offs : tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> -> tensor<6x5xf32>
+  func.return %folded, %cancel, %kept : tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
+}

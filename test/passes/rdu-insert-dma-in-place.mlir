@@ -119,3 +119,37 @@ builtin.module attributes {rdu.level = #rdu<level kernels>} {
     func.return %new : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// The index a fill (`torch.full((2, 1, 8), pos)`: a map of no input), the same
+// everywhere: rows, written in place; the kernel yields one line of the fill
+// as the row list. A fill whose value differs along nothing but is scattered
+// with a reduction keeps its whole write-back (@e).
+// CHECK-LABEL: func.func @forward
+// CHECK:         %new_e = tier.alloc : !tier.buffer<hbm, 2x4x8xf32>
+// CHECK-NOT:     %new_f = tier.alloc
+// CHECK:         %[[FROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
+// CHECK:           %[[LINE:.+]] = rdu.slice %fill offsets [0, 0, 0] strides [1, 1, 1] : tensor<2x1x8xi64> -> tensor<1x1x1xi64>
+// CHECK-NEXT:      %[[LIST:.+]] = rdu.reshape %[[LINE]] : tensor<1x1x1xi64> -> tensor<1xi64>
+// CHECK-NEXT:      rdu.yield %e2, %f2, %[[LIST]] :
+// CHECK:         tier.dma %e2_sram -> %new_e
+// CHECK-NEXT:    tier.scatter %f2_sram -> %b_f[%[[FROWS]]] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
+
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
+  tier.global @e in hbm : tensor<2x4x8xf32> {kind = "buffer"}
+  tier.global @f in hbm : tensor<2x4x8xf32> {kind = "buffer"}
+  func.func @forward(%x: tensor<2x1x8xf32> {rdu.input = "x"}, %b_e: tensor<2x4x8xf32> {rdu.global = @e}, %b_f: tensor<2x4x8xf32> {rdu.global = @f}) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) attributes {rdu.result_updates = ["buffer:e", "buffer:f"]} {
+    %new_e, %new_f = rdu.kernel "k0"(%x, %b_e, %b_f) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1, -1, -1], out = [-1, -1], working_set = 4096>} : (tensor<2x1x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+    ^bb0(%xs: tensor<2x1x8xf32>, %e: tensor<2x4x8xf32>, %f: tensor<2x4x8xf32>):
+      %fill = rdu.map : () -> tensor<2x1x8xi64> {
+        %three = arith.constant 3 : i64
+        rdu.yield %three : i64
+      }
+      %e2 = rdu.scatter %e[%fill] = %xs dim 1 reduce sum : tensor<2x4x8xf32>, tensor<2x1x8xi64>, tensor<2x1x8xf32> -> tensor<2x4x8xf32>
+      %f2 = rdu.scatter %f[%fill] = %xs dim 1 : tensor<2x4x8xf32>, tensor<2x1x8xi64>, tensor<2x1x8xf32> -> tensor<2x4x8xf32>
+      rdu.yield %e2, %f2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+    }
+    func.return %new_e, %new_f : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  }
+}

@@ -2,7 +2,8 @@
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=2 target=sn40l-8}' %s | filecheck %s --check-prefix=TP
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{target=sn40l-8}' %s | filecheck %s --check-prefix=CHOOSE
 // RUN: not rducc-opt -p 'rdu-partition{dp=8 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-BATCH
-// RUN: not rducc-opt -p 'rdu-partition{dp=2 tp=2 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-BOTH
+// RUN: rducc-opt --check-roundtrip -p 'rdu-partition{dp=2 tp=2 target=sn40l-8}' %s | filecheck %s --check-prefix=DPTP
+// RUN: not rducc-opt -p 'rdu-partition{dp=2 ep=2 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-EP
 
 // The joint graph (loss and gradients) of a two-layer MLP with an MSE loss at
 // batch 4 (test/importer/joint-mlp.py's way, canonicalized). At dp=2 each
@@ -11,12 +12,17 @@
 // all-reduce: the loss's sum before its division by the full count (8), each
 // weight's gradient (x^T dy) and each bias's (a sum over the rows). Nothing is
 // gathered. At tp=2 the weights split instead (fc1 by output columns, fc2 by
-// its input rows: the transposed split of the backward). dp=8 does not divide
-// the batch of 4; dp and tp together are refused. With no split given the
+// its input rows: the transposed split of the backward). At dp=2 x tp=2 (4
+// ranks, rank r = replica r // 2, tp rank r % 2) both: the weights split as at
+// tp=2 (rdu.shard strides 1), the inputs' batch over the replicas (stride 2);
+// tp's all-reduce of fc2's partial sum spans the consecutive ranks (replica
+// groups [0, 1], [2, 3]), the loss's and the gradients' sums over the batch
+// the replicas (groups [0, 2], [1, 3]). dp=8 does not divide the batch of 4;
+// dp with ep is refused. With no split given the
 // pass weighs every candidate from one profile of the step and records the
 // table (rdu.split_choice): this step is a few microseconds of DMA start-ups,
-// so one socket wins; dp x tp and ZeRO candidates are modeled, marked not
-// compiled; dp=8 cannot split a batch of 4.
+// so one socket wins; dp x tp candidates are modeled and compiled (no ZeRO
+// candidate: the step has no optimizer state); dp=8 cannot split a batch of 4.
 
 builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @fc1.weight : tensor<8x4xf32> {kind = "parameter"}
@@ -134,11 +140,31 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 
 // CHOOSE:      rdu.partition = {tp = 1 : i64, pp = 1 : i64}
 // CHOOSE-SAME: rdu.split_choice = ["split candidates (modeled, fastest first; chosen: dp=1 tp=1 pp=1):", "  dp=1 tp=1 pp=1 {{ +}}[[T:[0-9.]+]] us: pipeline
-// CHOOSE-SAME: "  dp=2 tp=4 pp=1 {{.*}} -- not compiled: dp with tp is modeled, not compiled by rdu-partition yet"
+// CHOOSE-SAME: "  dp=2 tp=4 pp=1 {{ +}}{{[0-9.]+}} us: pipeline {{[^"]*}} HBM", "
 // CHOOSE-SAME: "  dp=8 tp=1 pp=1       -- dp=8 does not divide the batch of 4"
 // CHOOSE-SAME: "  dp=1 tp=1 pp=1 beats dp=1 tp=8 pp=1 by
 // CHOOSE:      func.func @forward(%x: tensor<4x4xf32> {rdu.input = "x"}
 // CHOOSE-NOT:  rdu.all_reduce
 
 // ERR-BATCH: error: rdu-partition: dp=8 does not divide the batch of 4 (input 'x', shape [4, 4]); use a dp that divides it
-// ERR-BOTH: error: rdu-partition: dp=2 with tp=2 is not supported
+// DPTP:      rdu.partition = {tp = 2 : i64, pp = 1 : i64, dp = 2 : i64}
+// DPTP:      tier.global @fc1.weight : tensor<4x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// DPTP:      tier.global @fc2.weight : tensor<2x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 2, 1)>}
+// DPTP:      func.func @forward(%x: tensor<2x4xf32> {rdu.input = "x", rdu.shard = #rdu.split<(0, 2, 2)>}, %target: tensor<2x2xf32> {rdu.input = "target", rdu.shard = #rdu.split<(0, 2, 2)>}
+// DPTP-SAME:   rdu.result_shards = [#rdu.split<>, #rdu.split<(0, 2, 1)>, #rdu.split<(0, 2, 1)>, #rdu.split<(1, 2, 1)>, #rdu.split<>]
+// DPTP:      %addmm_2 = rdu.matmul %relu, %p_fc2_weight transpose_rhs {{.*}} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x2xf32>
+// DPTP-NEXT: rdu.all_reduce %addmm_2 group 2 groups <[0, 1], [2, 3]> {rdu.phase = #rdu<phase forward>} : tensor<2x2xf32> -> tensor<2x2xf32>
+// DPTP:      %mean = rdu.reduce sum %pow dims [0, 1] {{.*}} : tensor<2x2xf32> -> tensor<f32>
+// DPTP-NEXT: %[[LOSS:.*]] = rdu.all_reduce %mean group 2 groups <[0, 2], [1, 3]> {rdu.phase = #rdu<phase forward>} : tensor<f32> -> tensor<f32>
+// DPTP:      %mm_1 = rdu.matmul %permute, %relu {{.*}} : tensor<2x2xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+// DPTP-NEXT: %[[G2:.*]] = rdu.all_reduce %mm_1 group 2 groups <[0, 2], [1, 3]> {rdu.phase = #rdu<phase backward>, rdu.deferred} : tensor<2x4xf32> -> tensor<2x4xf32>
+// DPTP:      %view = rdu.reshape %sum
+// DPTP-NEXT: %[[B2:.*]] = rdu.all_reduce %view group 2 groups <[0, 2], [1, 3]>
+// DPTP:      %mm_2 = rdu.matmul %permute_1, %x {{.*}} : tensor<4x2xf32>, tensor<2x4xf32> -> tensor<4x4xf32>
+// DPTP-NEXT: %[[G1:.*]] = rdu.all_reduce %mm_2 group 2 groups <[0, 2], [1, 3]>
+// DPTP:      %view_1 = rdu.reshape %sum_1
+// DPTP-NEXT: %[[B1:.*]] = rdu.all_reduce %view_1 group 2 groups <[0, 2], [1, 3]>
+// DPTP:      func.return %mean_1, %[[G1]], %[[B1]], %[[G2]], %[[B2]]
+// DPTP-NOT:  rdu.all_gather
+
+// ERR-EP: error: rdu-partition: dp=2 with ep=2 is not supported

@@ -64,6 +64,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_call_prims": ("host_prims.mlir", "an `rdu.host_call` naming `prims.sin.default`, not an aten op"),
     "host_call_mutating": ("host_mutating.mlir", "an `rdu.host_call` naming `aten.sin_.default`, which writes its operand"),
     "host_mismatch": ("host_mismatch.mlir", "a placed program whose `rdu.host_call` of aten.mode declares its indices i32 (torch gives i64)"),
+    "host_custom": ("host_custom.mlir", "a placed program whose `rdu.host_call` runs the custom op `mylib::softsign` (#rdu.custom)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
     "data_dependent": ("unique.pt2", "a model whose output size depends on the data (torch.unique)"),
@@ -592,7 +593,8 @@ CASES: list[ErrorCase] = [
     ErrorCase("--ep unlike --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "4", *OUT), "--tp 2 --ep 4: the experts are split over the sockets of a tensor-parallel group: --ep must equal --tp"),
     ErrorCase("--ep on a model without routed experts", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "2", *OUT), "ep=2 finds no routed experts to split"),
     ErrorCase("--dp on a one-socket target", RDUCC, ("{model}", "--dp", "2", *OUT), "--dp 2 splits the model across sockets, but target sn40l has one"),
-    ErrorCase("--dp with --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--tp", "2", *OUT), "--tp 2 --dp 2: split a training step either across its batch (--dp) or across its weights (--tp)"),
+    ErrorCase("--zero without --dp", RDUCC, ("{model}", "--target", "sn40l-8", "--train", "--zero", *OUT), "--zero shards the optimizer state over the data-parallel replicas: give --dp 2 or more"),
+    ErrorCase("--dp with --ep", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--ep", "2", *OUT), "--dp 2 --ep 2: the experts are split over one tensor-parallel group's sockets, without data-parallel replicas"),
     ErrorCase("--dp that does not divide the batch", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "3", *OUT), "dp=3 does not divide the batch of 4 (input 'x', shape [4, 32])"),
     ErrorCase("partition after fusion", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-fuse,rdu-partition", *OUT), "rdu-partition works on the imported graph: run it before rdu-fuse"),
     ErrorCase("pass plugin that does not parse", RDUCC, ("{model}", "--load-pass-plugin", "{plugin_syntax}", "--pass-pipeline", "cse", *OUT), "pass plugin does not parse", located=True),
@@ -656,6 +658,13 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: overlapping SRAM allocations", RUN, ("{overlap}", "--input", "{x}", "--output", "out.npz"), "overlap"),
     ErrorCase("rducc-run: host op result unlike its declared type", RUN, ("{host_mismatch}", "--input", "{x}", "--output", "out.npz"),
               "the host kernel's result #1 is int64[4], but the program declares int32[4]"),
+    ErrorCase("rducc-run: custom op on the host without --import-module", RUN,
+              ("{host_custom}", "--input", "{x}", "--output", "out.npz"),
+              "the program calls the custom op mylib::softsign.default, which runs on the host: pass --import-module "
+              "MODULE (Python: import_modules=[MODULE]) naming the module that registers it"),
+    ErrorCase("rducc-run: --import-module of a missing module", RUN,
+              ("{host_custom}", "--import-module", "no_such_module_for_rducc", "--input", "{x}", "--output", "out.npz"),
+              "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
     ErrorCase("rducc-run: integer floor division by zero", RUN,
               ("{int_floor_divide}", "--input", "{ints}", "--input", "{ints_zero}", "--output", "out.npz"),
               "integer floor division (//, floor_divide, div rounding_mode='floor') by zero (torch raises ZeroDivisionError)"),
@@ -858,6 +867,17 @@ HOST_MISMATCH_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level pla
 """
 
 
+HOST_CUSTOM_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
+  func.func @forward(%x: !tier.buffer<hbm, 4x32xf32> {rdu.input = "x"}) -> !tier.buffer<hbm, 4x32xf32>
+      attributes {tier.sram_capacity = 256 : i64} {
+    %y = rdu.host_call #rdu.custom<"mylib::softsign.default", "mylib::softsign(Tensor x) -> Tensor">(%x) tensors ["x"] : (!tier.buffer<hbm, 4x32xf32>) -> !tier.buffer<hbm, 4x32xf32> loc("model.py":3:8)
+    func.return %y : !tier.buffer<hbm, 4x32xf32>
+  }
+}
+"""
+"""A placed program calling a user's custom op on the host (its module never named)."""
+
+
 GATHER_PROGRAM = """builtin.module attributes {rdu.level = #rdu<level placed>} {
   tier.global @table in hbm : tensor<4x2xf32> = dense<1.0> : tensor<4x2xf32> {kind = "constant"}
   func.func @forward(%ids: !tier.buffer<hbm, 3xi64> {rdu.input = "ids"}) -> !tier.buffer<hbm, 3x2xf32>
@@ -943,6 +963,7 @@ _MLIR = {
     "host_call_prims": _host_call("prims::sin.default"),
     "host_call_mutating": _host_call("aten::sin_.default"),
     "host_mismatch": HOST_MISMATCH_PROGRAM,
+    "host_custom": HOST_CUSTOM_PROGRAM,
     "host_from_file": _placed_host_call('"aten::from_file.default", {filename = "created.bin", shared = true, size = 4 : i64}',
                                         "", "", "4xf32"),
     "host_new_empty": _placed_host_call('"aten::new_empty.default", {size = [4 : i64]}', "%x", '"self"', "4xf32"),

@@ -40,6 +40,14 @@ def _bytes(type_text: str) -> int:
     return size
 
 
+def _elements(type_text: str) -> int:
+    """Elements of `tensor<4x8xf32>` (1 for `tensor<f32>`), from the text alone."""
+    count = 1
+    for dim in type_text[type_text.index("<") + 1 : type_text.rindex(">")].split("x")[:-1]:
+        count *= int(dim)
+    return count
+
+
 @dataclass
 class Interval:
     function: str
@@ -89,10 +97,33 @@ def _alloc_interval(op: Operation, order: dict[Operation, int]) -> Interval:
     return Interval(_function_of(op), name, offset, offset + size, order[op], last)
 
 
+STREAMABLE = {"rdu.reshape", "rdu.transpose", "rdu.broadcast", "rdu.slice", "rdu.gather", "rdu.map"}
+"""Ops whose result may be a streamed view (dialects/streamed.py): no slot of its own."""
+
+
+def _read_through(op: Operation) -> Operation | None:
+    """The op defining what a streamed view reads (a layout op's first operand, a map's
+    one input of more than one element); None for a block argument."""
+    if op.name == "rdu.map":
+        wide = [v for v in op.operands if _elements(str(v.type)) > 1]
+        assert len(wide) == 1, f"a streamed map reads one tensor: {op}"
+        source = wide[0]
+    else:
+        source = op.operands[0]
+    return source.owner if isinstance(source.owner, Operation) else None
+
+
 def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Interval]:
     block = compute.regions[0].blocks[0]
     yielded = set(block.last_op.operands) if block.last_op is not None else set()
-    result = []
+
+    def top(user: Operation) -> Operation:
+        while user.parent_block() is not block:
+            user = user.parent_op()
+        return user
+
+    result: dict[Operation, Interval] = {}
+    streamed: list[tuple[Operation, int]] = []
     for op in block.ops:
         if not op.results or op.name == "rdu.yield":
             continue
@@ -100,15 +131,25 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
         if op.results[0] in yielded:
             assert offset is None, f"a yielded value needs no SRAM slot of its own: {op.name}"
             continue
-        assert offset is not None, f"body value without an SRAM offset: {op.name}"
-        def top(user: Operation) -> Operation:
-            while user.parent_block() is not block:
-                user = user.parent_op()
-            return user
         last = max((order[top(u.operation)] for u in op.results[0].uses), default=order[op])
+        if offset is None:  # a streamed view: read by address by products, its source live until then
+            assert op.name in STREAMABLE, f"body value without an SRAM offset: {op.name}"
+            for use in op.results[0].uses:
+                reader = use.operation
+                assert reader.name == "rdu.matmul" or _int(reader, "tier.offset") is None, (
+                    f"a streamed view read by a non-product with a slot of its own: {op.name} -> {reader.name}")
+            streamed.append((op, last))
+            continue
         size = _bytes(str(op.results[0].type))
-        result.append(Interval(_function_of(compute), op.results[0].name_hint or op.name, offset, offset + size, order[op], last))
-    return result
+        result[op] = Interval(_function_of(compute), op.results[0].name_hint or op.name, offset, offset + size,
+                              order[op], last)
+    for view, last in streamed:
+        source = _read_through(view)
+        while source is not None and source not in result:
+            source = _read_through(source) if source.name in STREAMABLE else None
+        if source is not None:
+            result[source].last = max(result[source].last, last)
+    return list(result.values())
 
 
 def _footprint(module: ModuleOp, intervals: list[Interval], function: str, seen: frozenset[str] = frozenset()) -> list[Interval]:

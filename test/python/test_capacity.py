@@ -154,6 +154,53 @@ def test_routing_other_than_the_example_matches_eager(opt_level: int) -> None:
     assert f"test_capacity.py:{_line_of('# marker: routing')}:" in message
 
 
+class ReducedRows(nn.Module):
+    """Two experts' rows (by `nonzero`, by a boolean mask) reduced along the padded rows:
+    their mean and attention of a learned query over them as keys and values
+    (scaled_dot_product_attention), a softmax over them, the same attention written out
+    and their Gram matrix (a matmul contracting the padded rows)."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.router = nn.Linear(width, 2)
+        self.query = nn.Parameter(torch.randn(2, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        choice = self.router(x).argmax(-1)
+        picked = x[(choice == 0).nonzero().squeeze(1)]  # marker: rows
+        masked = x[choice == 1]
+        attended = F.scaled_dot_product_attention(self.query[None], picked[None], picked[None])[0]
+        scores = (self.query @ masked.T / 2).softmax(-1)
+        return torch.cat([picked.mean(0, keepdim=True), attended, (masked.softmax(0) * masked).sum(0, keepdim=True),
+                          scores @ masked, masked.T @ masked])  # the last a contraction over the rows alone
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_reductions_along_padded_rows_match_eager(opt_level: int) -> None:
+    """mean, softmax and attention along the padded rows mask the pad: -O0 with the
+    recorded bound (an expert with no rows included), -O2 with `capacity=4` (a count
+    of 5 is one error naming the line that makes the rows)."""
+    torch.manual_seed(0)
+    module = ReducedRows().eval()
+    pool = _randn(64, 4, seed=9)
+    routed = module.router(pool).argmax(-1)
+    first, second = pool[routed == 0], pool[routed == 1]
+    capacity = 4 if opt_level == 2 else None
+    program = rducc.compile(module, (torch.cat([first[:3], second[:3]]),), opt_level=opt_level, capacity=capacity)
+    routings = [torch.cat([first[:2], second[:4]]), torch.cat([second[4:5], first[2:6], second[:1]])]
+    if capacity is None:
+        routings.append(second[:6])  # no row for expert 0
+    for x in routings:
+        with torch.no_grad():
+            torch.testing.assert_close(program(x), module(x), rtol=1e-5, atol=1e-5, equal_nan=True)  # an empty mean
+    if capacity is not None:
+        with pytest.raises(RduccError) as error:
+            program(torch.cat([first[:5], second[:1]]))
+        message = str(error.value)
+        assert len(message.splitlines()) == 1 and "than the capacity of 4 compiled for" in message
+        assert f"test_capacity.py:{_line_of('# marker: rows')}:" in message
+
+
 # --------------------------------------------------------------------------
 # transformers' Mixtral and Qwen2-MoE with the experts loop of transformers 4
 # --------------------------------------------------------------------------

@@ -313,6 +313,14 @@ def test_help_documents_every_flag():
     assert "input" in result.stdout.split("options:")[0]
 
 
+def test_run_help_documents_import_module():
+    """rducc-run's --import-module (a custom op the program runs on the host), in its help."""
+    result = run(BIN / "rducc-run", "--help")
+    assert result.returncode == 0, show(result)
+    entry = help_entries(result.stdout)["--import-module"]
+    assert "custom operator" in entry and "on the host" in entry
+
+
 def test_tp_and_pp_flags_reach_rdu_partition(tmp_path):
     """--tp/--pp set the -O pipeline's rdu-partition: the program records the split and
     --print-pipeline shows it."""

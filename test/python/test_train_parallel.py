@@ -88,7 +88,7 @@ def _train_both(model: nn.Module, batches: list, optimizer: str, opt_level: int,
 
 
 @pytest.mark.parametrize(("dp", "tp", "pp", "optimizer", "opt_level"), [
-    (2, 0, 1, "sgd", 0), (2, 0, 1, "adamw", 2), (0, 2, 1, "adamw", 0), (0, 2, 1, "sgd", 2), (2, 0, 2, "adamw", 0),
+    (2, 0, 1, "sgd", 0), (2, 2, 1, "adamw", 2), (0, 2, 1, "adamw", 0), (0, 2, 1, "sgd", 2), (2, 0, 2, "adamw", 0),
 ])
 def test_mlp_twenty_steps_split_match_eager(dp, tp, pp, optimizer, opt_level):
     torch.manual_seed(0)
@@ -124,24 +124,6 @@ def test_data_parallel_program_splits_the_batch_and_reduces_gradients():
     assert float(loss) == pytest.approx(float(expected), rel=1e-6)
     for got, (name, parameter) in zip(grads, model.named_parameters()):
         torch.testing.assert_close(got, parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
-
-
-@pytest.mark.parametrize(("dp", "tp"), [(2, 0), (0, 2)])
-def test_llama_gradients_split_match_eager(dp, tp):
-    """Loss and every gradient of a one-layer Llama (transformers) at dp=2 and tp=2 equal eager's."""
-    torch.manual_seed(0)
-    model = LlamaLoss().train()
-    batch = (torch.randint(0, 64, (2, 8)), torch.randint(0, 64, (2, 8)))
-    program = compile_training(copy.deepcopy(model), batch, optimizer=None, target="sn40l-8", opt_level=0,
-                               passes=_split(dp, tp))
-    loss, *grads = program.step(*batch)
-    expected = model(*batch)
-    expected.backward()
-    parameters = dict(model.named_parameters())
-    assert len(grads) == len(program.trained) > 0
-    torch.testing.assert_close(torch.as_tensor(loss), expected.detach(), rtol=1e-5, atol=1e-6)
-    for name, got in zip(program.trained, grads):
-        torch.testing.assert_close(torch.as_tensor(got), parameters[name].grad, rtol=1e-4, atol=1e-6, msg=name)
 
 
 def test_data_parallel_must_divide_the_batch():
@@ -278,8 +260,8 @@ def test_split_estimate_tracks_the_partitioned_step(model, dp, tp, pp):
 def test_chooser_partitions_once_and_reports_every_candidate(monkeypatch):
     """With no split given, rdu-partition weighs every candidate from one profile
     and partitions the step once (not once a candidate), for the fastest it
-    compiles; the module's table lists them all, dp x tp and ZeRO ones modeled
-    but marked not compiled."""
+    compiles; the module's table lists them all, dp x tp ones compiled, ZeRO
+    ones modeled but marked not compiled."""
     import rducc.passes.rdu_partition as partition
     from rducc.dialects.contracts import split_choice_of
     from rducc.pipeline import parse_passes, run_passes
@@ -296,7 +278,7 @@ def test_chooser_partitions_once_and_reports_every_candidate(monkeypatch):
     assert calls == [(tp, pp)]  # the winner alone
     runs = [line.strip() for line in table[1:-1] if "--" not in line]
     assert runs[0].startswith(chosen)  # the fastest modeled of those rdu-partition compiles
-    assert any(line.strip().startswith("dp=2 tp=4 pp=1") and "not compiled" in line for line in table)
+    assert any(line.strip().startswith("dp=2 tp=4 pp=1") and "not compiled" not in line for line in table)
     assert table[-1].strip().startswith(chosen)
     # 32,768 rows, 2M weights: tp all-reduces 64 MB of activations a step, dp 8 MB of gradients
     assert (dp, tp, pp) == (8, 1, 1)
@@ -439,7 +421,7 @@ def test_dynamic_loss_scaling_split_skips_on_every_rank(dp, tp):
         scaler.step(optimizer)
         scaler.update()
         expected.append((loss.item(), scaler.get_scale()))
-    program = compile_training(model, data[0], optimizer="adamw", lr=1e-2, target="sn40l-8", opt_level=0,
+    program = compile_training(model, data[0], optimizer="adamw", lr=1e-2, target="sn40l-8", opt_level=2,
                                loss_scale=torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2),
                                passes=_split(dp, tp))
     got = []

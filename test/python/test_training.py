@@ -216,10 +216,11 @@ def _eager_amp_steps(model: nn.Module, optimizer: torch.optim.Optimizer, data, a
     return losses
 
 
-@pytest.mark.parametrize("loss_scale", [1.0, 1024.0])
+@pytest.mark.parametrize("loss_scale", [1024.0])
 def test_bf16_mixed_precision_within_autocasts_own_tolerance(loss_scale: float) -> None:
     """bf16 compute, float32 master weights (and AdamW state), static loss scaling:
-    rducc's losses stay as close to eager autocast's as eager autocast is to float32."""
+    rducc's losses stay as close to eager autocast's as eager autocast is to float32.
+    (bf16 without a loss scale: test_training_forms.py's merged attention heads.)"""
     torch.manual_seed(0)
     model = Classifier()
     amp, full = copy.deepcopy(model), copy.deepcopy(model)

@@ -1,0 +1,92 @@
+"""`rdu.grouped_matmul`: a mixture of experts' rows each multiplied by its own
+expert only (transformers' `grouped_mm_fallback`, issue 32), against the loop
+transformers runs in eager.
+
+The compiled program takes the offsets as an input, so one program runs routings
+other than the example's; every expert's matrix differs, so a row multiplied
+by a neighbouring expert (an off-by-one start, a skipped empty expert) gives
+another result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import rducc
+from rducc.runtime import kernels
+
+transformers_moe = pytest.importorskip("transformers.integrations.moe")
+
+ROWS, K, N, EXPERTS = 12, 16, 8, 4
+
+
+def _eager(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    return torch.ops.transformers.grouped_mm_fallback(x, w, offs)
+
+
+class Experts(torch.nn.Module):
+    """Rows sorted by expert through an expert table stored [E, N, K] (as
+    transformers' MixtralExperts keeps it), then a second grouped product."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = torch.nn.Parameter(torch.randn(EXPERTS, N, K))
+        self.down = torch.nn.Parameter(torch.randn(EXPERTS, N, K))
+
+    def forward(self, x: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+        hidden = torch.relu(_eager(x, self.up.transpose(-2, -1), offs))
+        return _eager(hidden, self.down, offs)
+
+
+ROUTINGS = [
+    [3, 6, 9, 12],  # the example: three rows each
+    [0, 5, 5, 12],  # experts 0 and 2 take no row
+    [12, 12, 12, 12],  # every row to expert 0
+    [1, 2, 3, 7],  # rows 7.. are taken by no expert: zero
+    [0, 0, 0, 12],  # every row to the last expert
+]
+
+
+@pytest.fixture(scope="module")
+def compiled() -> tuple[Experts, rducc.Program]:
+    torch.manual_seed(0)
+    model = Experts().eval()
+    example = (torch.randn(ROWS, K), torch.tensor(ROUTINGS[0], dtype=torch.int32))
+    with torch.no_grad():
+        exported = torch.export.export(model, example)
+    return model, rducc.compile(exported, opt_level=2)
+
+
+@pytest.mark.parametrize("offsets", ROUTINGS, ids=["even", "empty-experts", "all-first", "rows-untaken", "all-last"])
+def test_each_row_meets_its_own_expert(compiled: tuple[Experts, rducc.Program], offsets: list[int]) -> None:
+    model, program = compiled
+    x, offs = torch.randn(ROWS, K), torch.tensor(offsets, dtype=torch.int32)
+    with torch.no_grad():
+        expected = model(x, offs)
+    torch.testing.assert_close(torch.as_tensor(program(x, offs)), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_program_multiplies_each_row_once(compiled: tuple[Experts, rducc.Program]) -> None:
+    """The IR holds grouped products with the expert tables read as stored (no
+    transpose, no all-experts product): the FLOPs are one expert per row."""
+    text = str(compiled[1].module)
+    assert text.count("rdu.grouped_matmul") == 2 and "transpose_rhs" in text
+    assert f"{EXPERTS}x{ROWS}x{N}" not in text  # no product of every row by every expert
+
+
+def test_kernel_follows_the_fallback_loop_on_any_offsets() -> None:
+    """Offsets that do not rise, run past the rows or are negative follow Python's
+    slices exactly as transformers' loop does."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((ROWS, K)).astype(np.float32)
+    w = rng.standard_normal((EXPERTS, K, N)).astype(np.float32)
+    for offsets in ([3, 6, 9, 12], [5, 2, 9, 20], [0, -4, 3, 3], [7, 7, 7, 7]):
+        offs = np.array(offsets, dtype=np.int64)
+        expected = _eager(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(offs)).numpy()
+        out = np.full((ROWS, N), np.nan, np.float32)
+        kernels.grouped_matmul(x, w, offs, out=out)
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+        transposed = kernels.grouped_matmul(x, np.ascontiguousarray(w.swapaxes(1, 2)), offs, transpose_rhs=True)
+        np.testing.assert_allclose(transposed, expected, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,166 @@
+"""dp x tp on sn40l-8 (issue 27, item 4): a training step split across the batch
+(dp replicas) and, within each replica, across the weights (tp) compiles, runs
+with collectives over replica groups (tp's of consecutive ranks, dp's of ranks
+tp apart) and trains as eager does; the cost model costs each collective over
+its group's sockets; the split chooser compiles the dp x tp winner it reports."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from test_train_parallel import LlamaLoss, MLPLoss, _imported_step
+
+from rducc.api import after
+from rducc.dialects.contracts import arg_attrs, data_parallel_of, is_input, partition_of, shard_of
+from rducc.dialects.program import entry_function
+from rducc.dialects.rdu.collectives import GROUPED_OPS, AllReduceOp
+from rducc.dialects.tier import GlobalOp
+from rducc.model.kernel_timing import collective_seconds
+from rducc.passes.rdu_partition import RduPartition
+from rducc.targets import load_target
+from rducc.training import compile_training
+
+CASES = {  # the MLP at dp=2 x tp=2 (AdamW, -O2, 20 steps): test_train_parallel.py's twenty-step test
+    "llama": (LlamaLoss, lambda: (torch.randint(0, 64, (2, 8)), torch.randint(0, 64, (2, 8))), torch.optim.SGD,
+              {"lr": 0.05, "momentum": 0.9}, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_dp_by_tp_trains_as_eager(name):
+    """dp=2 x tp=2 (4 of sn40l-8's sockets): 2 steps' losses and the updated weights
+    equal eager's; the inputs split over the replicas (rank / 2), the weights over
+    tp (rank % 2), and the program's all-reduces span both kinds of groups."""
+    make, batch, optimizer, options, opt_level = CASES[name]
+    torch.manual_seed(0)
+    model = make().train()
+    batches = [batch() for _ in range(2)]
+    eager = copy.deepcopy(model)
+    program = compile_training(model, batches[0], optimizer=optimizer.__name__.lower(), target="sn40l-8",
+                               opt_level=opt_level, passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=2))],
+                               **options)
+    module = program.module
+    assert (partition_of(module), data_parallel_of(module)) == ((2, 1), 2)
+    forward = entry_function(module)
+    inputs = [shard_of(attrs) for attrs in arg_attrs(forward) if is_input(attrs)]
+    assert inputs and all(split is not None and split.entries == ((0, 2, 2, 0),) for split in inputs)
+    weights = [split for op in module.ops if isinstance(op, GlobalOp) and (split := shard_of(op)) is not None]
+    assert weights and all(stride == 1 for split in weights for _, _, stride, _ in split.entries)
+    groups = {op.groups(4) for op in module.walk() if isinstance(op, AllReduceOp)}
+    assert groups == {((0, 1), (2, 3)), ((0, 2), (1, 3))}
+    reference = optimizer(eager.parameters(), **options)
+    for step, inputs_ in enumerate(batches):
+        reference.zero_grad()
+        loss = eager(*inputs_)
+        loss.backward()
+        reference.step()
+        assert float(program.step(*inputs_)) == pytest.approx(loss.item(), rel=1e-5, abs=1e-6), f"step {step}"
+    trained = program.parameters()
+    for key, parameter in eager.named_parameters():
+        torch.testing.assert_close(trained[key], parameter.detach(), rtol=1e-4, atol=1e-5, msg=key)
+
+
+def test_collectives_cost_over_their_groups_sockets():
+    """On sn40l-8 (modules of 2 sockets): a ring over a tp pair stays in its module
+    (1 hop a step), one over ranks 2 apart leaves it (cross_module_hops)."""
+    target = load_target("sn40l-8")
+    pair = collective_seconds("all_reduce", 4096, 2, target, (0, 1))[0]
+    strided = collective_seconds("all_reduce", 4096, 2, target, (0, 2))[0]
+    assert collective_seconds("all_reduce", 4096, 2, target)[0] == pair  # the default: consecutive sockets
+    assert strided - pair == pytest.approx((target.cross_module_hops - 1) * target.link_latency_s)
+
+
+def test_chooser_compiles_the_dp_by_tp_winner(monkeypatch):
+    """When a dp x tp candidate wins (here the only ones weighed besides one socket,
+    and one socket made slow), rdu-partition compiles that split: the module's
+    partition is the table's chosen line, its collectives over replica groups."""
+    from rducc.dialects.contracts import split_choice_of
+    from rducc.model import split_choice
+    from rducc.pipeline import parse_passes, run_passes
+
+    real = split_choice.candidates
+    monkeypatch.setattr(split_choice, "candidates", lambda sockets, batch: [
+        c for c in real(sockets, batch) if c.dp > 1 and c.tp > 1 and c.pp == 1 and not c.zero])
+    module = _imported_step(64)
+    run_passes(module, parse_passes("rdu-partition{target=sn40l-8}"))
+    table = split_choice_of(module)
+    (tp, pp), dp = partition_of(module), data_parallel_of(module)
+    assert dp > 1 and tp > 1 and table[0].endswith(f"chosen: dp={dp} tp={tp} pp={pp}):")
+    ranks = dp * tp
+    found = {op.groups(ranks) for op in module.walk() if isinstance(op, GROUPED_OPS)}
+    consecutive = tuple(tuple(range(start, start + tp)) for start in range(0, ranks, tp))
+    strided = tuple(tuple(range(start, ranks, tp)) for start in range(tp))
+    assert consecutive in found and strided in found
+
+
+def _optimizer_state_bytes(module) -> int:
+    from rducc.model.training_speed import memory_table
+
+    return sum(memory_table(module)["optimizer state"].values())
+
+
+@pytest.mark.parametrize(("tp", "clip", "opt_level"), [(1, 1.0, 2), (2, None, 2)])
+def test_zero_trains_as_eager_with_sharded_state(tp, clip, opt_level):
+    """ZeRO stage 1 at dp=2 (x tp): each replica holds half of AdamW's moments (the
+    report's optimizer-state bytes), the gradients are reduce-scattered (under
+    max_grad_norm before the clip, whose norm is each replica's part all-reduced),
+    the updated parameters all-gathered; 3 steps' losses, the parameters and
+    `state_dict()` (gathered on the host, torch.optim's format) equal eager's."""
+    from rducc.dialects.contracts import zero_of
+    from rducc.dialects.rdu.collectives import AllGatherOp, ReduceScatterOp
+
+    torch.manual_seed(0)
+    model = MLPLoss()
+    eager = copy.deepcopy(model)
+    batches = [(torch.randn(4, 16), torch.randint(0, 8, (4,))) for _ in range(3)]
+    options = {"lr": 1e-2, "weight_decay": 0.1}
+    clipping = {"max_grad_norm": clip} if clip else {}
+    program = compile_training(model, batches[0], optimizer="adamw", target="sn40l-8", opt_level=opt_level,
+                               passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=tp, zero=True))],
+                               **options, **clipping)
+    module = program.module
+    assert zero_of(module) and data_parallel_of(module) == 2
+    scatters = [op for op in module.walk() if isinstance(op, ReduceScatterOp)]
+    assert len(scatters) == (4 if tp == 1 else 3)  # a gradient each (tp=2: fc1's bias is split by tp only)
+    assert all(op.groups(2 * tp) == tuple(tuple(range(r, 2 * tp, tp)) for r in range(tp)) for op in scatters)
+    assert any(isinstance(op, AllGatherOp) and op.groups(2 * tp) == scatters[0].groups(2 * tp)
+               for op in module.walk())
+    # a socket's exp_avg and exp_avg_sq (float32): 1/dp of each, 1/(dp x tp) of those tp splits too
+    # but fc1's bias (tp splits its only dim); the float32 step counts whole
+    shares = {"fc1.weight": 2 * tp, "fc1.bias": tp if tp > 1 else 2, "fc2.weight": 2 * tp, "fc2.bias": 2}
+    held = sum(2 * 4 * p.numel() // shares[key] for key, p in eager.named_parameters())
+    assert _optimizer_state_bytes(module) == held + 4 * len(shares)
+    reference = torch.optim.AdamW(eager.parameters(), **options)
+    for step, batch in enumerate(batches):
+        reference.zero_grad()
+        loss = eager(*batch)
+        loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(eager.parameters(), clip)
+        reference.step()
+        assert float(program.step(*batch)) == pytest.approx(loss.item(), rel=1e-5, abs=1e-6), f"step {step}"
+    trained = program.parameters()
+    for key, parameter in eager.named_parameters():
+        torch.testing.assert_close(trained[key], parameter.detach(), rtol=1e-4, atol=1e-5, msg=key)
+    ours, theirs = program.state_dict(), reference.state_dict()
+    for index, state in theirs["state"].items():
+        for name, value in state.items():
+            torch.testing.assert_close(torch.as_tensor(ours["state"][index][name]), value, rtol=1e-4, atol=1e-7)
+    restored = torch.optim.AdamW(copy.deepcopy(eager).parameters(), **options)
+    restored.load_state_dict(ours)  # torch.optim takes the gathered state back
+    program.load_state_dict(theirs)  # and the program takes torch.optim's, split again on each step
+    assert float(program.step(*batches[0])) == pytest.approx(eager(*batches[0]).item(), rel=1e-5, abs=1e-6)
+
+
+def test_zero_needs_replicas_and_state():
+    """ZeRO without dp, or on a step with no optimizer state, is one clear error."""
+    from rducc.errors import RduccError
+    from rducc.pipeline import parse_passes, run_passes
+
+    with pytest.raises(RduccError, match="zero shards the optimizer state over the data-parallel replicas: "
+                                         "it needs dp >= 2, got dp=0"):
+        run_passes(_imported_step(4), parse_passes("rdu-partition{tp=2 zero=true target=sn40l-8}"))
+    with pytest.raises(RduccError, match="zero shards the optimizer state, but this step has none"):
+        run_passes(_imported_step(4), parse_passes("rdu-partition{dp=2 zero=true target=sn40l-8}"))
