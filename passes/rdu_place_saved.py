@@ -39,7 +39,9 @@ the operands of its calls at one index: an outlined phase's layers, such as
 the optimizer's updates) has one placement for all its calls, as the callee
 decides it: a spill of one spills them all, marks the callee's kernel result
 `ddr` and its parameter `tier.tier = ddr` (`rdu-insert-dma` types them so),
-and is not taken when the slot also holds a value that cannot go to DDR.
+and is not taken when the slot also holds a value that cannot go to DDR, nor
+when the callee returns the value at two indices (one kernel result, two
+slots).
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
@@ -312,6 +314,15 @@ def shared_placements(function: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
     return {v: members for members in groups.values() if len(members) > 1 for v in members}
 
 
+def _callee_holds_unplaced(value: SSAValue) -> bool:
+    """Whether `value` is a call's result that no kernel of the callee returns (the
+    callee passes a parameter through, or returns one kernel result twice): no DDR
+    placement of the callee's can hold it, so it cannot be spilled."""
+    owner = value.owner
+    return (isinstance(owner, func.CallOp) and isinstance(value, OpResult)
+            and _callee_producer(owner, value.index) is None)
+
+
 def _kept_on_chip(saved: SavedValue, target: Target) -> bool:
     """Whether `rdu-insert-dma` likely keeps the value on chip (at -O1 and -O2): only
     the op right after its producer reads it, and it takes at most a quarter of the
@@ -334,7 +345,8 @@ def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], reade
     kept = {s.value for s in step.saved}
     for saved in (*step.saved, *step.gradients, *temporaries):
         uses = len({u.operation for u in saved.value.uses})
-        if not _kept_on_chip(saved, target) and not _is_loss(saved):
+        if not _kept_on_chip(saved, target) and not _is_loss(saved) \
+                and not _callee_holds_unplaced(saved.value):
             found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
         chain = recompute_chain(saved, kept - {saved.value}, step.phases) if saved.value in kept else None
         if chain is not None:
@@ -421,7 +433,8 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
     # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
     if now == Placement.DDR:
         return False
-    if any(v not in plan.placements or v in plan.recomputed or v in pinned for v in group if v is not value):
+    if any(v not in plan.placements or v in plan.recomputed or v in pinned or _callee_holds_unplaced(v)
+           for v in group if v is not value):
         return False  # a callee holds it with a value that cannot go to DDR (an input, a weight)
     held = liveness.spans(value, now, plan.recomputed)
     return any(start <= at <= end for start, end in held)
