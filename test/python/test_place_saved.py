@@ -12,11 +12,10 @@ import pytest
 import torch
 from torch import nn
 from torch.export.experimental import _export_forward_backward
+from xdsl.dialects import func
 
 import rducc
 import rducc.model.training_speed as training_speed_module
-from xdsl.dialects import func
-
 from rducc.dialects.contracts import is_outlined
 from rducc.dialects.program import kernel_name
 from rducc.dialects.saved import training_memory
