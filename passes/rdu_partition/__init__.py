@@ -102,7 +102,7 @@ from rducc.dialects.contracts import (
     set_stage,
     shard_of,
 )
-from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts
+from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts, tensor_bytes
 from rducc.dialects.program import entry_function, functions
 from rducc.dialects.rdu.collectives import (
     AllGatherOp,
@@ -1008,9 +1008,13 @@ class _TensorPartitioner:
         sums (a backward layer's input gradients through q, k and v, or gate and up,
         each a partial sum of the rows of a split weight, added before one all-reduce;
         a bf16 sum computed in f32 and rounded back counts: its rounding is the one
-        Megatron's local sum before its all-reduce has)."""
+        Megatron's local sum before its all-reduce has). Never an op whose result
+        has more bytes than one of its partial operands (a gradient cast up to f32
+        for the optimizer: its all-reduce stays on the narrower operand)."""
         tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
         if not tensors or len(op.results) != 1 or any(self.layout_of(v) != PARTIAL for v in tensors):
+            return False
+        if tensor_bytes(op.results[0]) > min(tensor_bytes(v) for v in tensors):
             return False
         if isinstance(op, ReshapeOp | TransposeOp):
             return True

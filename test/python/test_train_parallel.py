@@ -11,6 +11,7 @@ import copy
 import pytest
 import torch
 from torch import nn
+from xdsl.dialects.builtin import bf16
 
 from rducc.api import after
 from rducc.dialects.contracts import (
@@ -22,6 +23,7 @@ from rducc.dialects.contracts import (
     partition_of,
     shard_of,
 )
+from rducc.dialects.op_facts import tensor_bytes
 from rducc.dialects.program import entry_function
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, SendRecvOp
 from rducc.errors import RduccError
@@ -183,12 +185,20 @@ def test_deferred_is_structural():
 
 def test_gradient_all_reduces_run_under_the_backward():
     """At dp=2 the gradients' all-reduces are deferred (read only by the optimizer):
-    the model hides them under the backward after them; the loss's are not."""
+    the model hides them under the backward after them; the loss's are not. A
+    bf16 model's AdamW step all-reduces each gradient once, in bf16, as the
+    backward makes it: the optimizer's cast up to f32 reads it reduced (an f32
+    all-reduce after the cast would carry twice the bytes, once per map)."""
     torch.manual_seed(0)
-    batch = (torch.randn(8, 16), torch.randint(0, 8, (8,)))
-    module = _step(MLPLoss(), batch, _split(dp=2)).module
+    model = MLPLoss().to(torch.bfloat16)
+    batch = (torch.randn(8, 16, dtype=torch.bfloat16), torch.randint(0, 8, (8,)))
+    module = compile_training(model, batch, optimizer="adamw", lr=1e-3, target="sn40l-8", opt_level=0,
+                              passes=_split(dp=2)).module
     reduces = [op for op in module.walk() if isinstance(op, AllReduceOp)]  # inside the kernels now
     assert any(is_deferred(op) for op in reduces) and not all(is_deferred(op) for op in reduces)
+    gradients = [op.results[0] for op in reduces if is_deferred(op)]
+    assert [value.type.element_type for value in gradients] == [bf16] * len(list(model.parameters()))
+    assert sorted(map(tensor_bytes, gradients)) == sorted(p.numel() * p.element_size() for p in model.parameters())
     estimate = training_estimate(module, load_target("sn40l-8"))
     target = load_target("sn40l-8")
     from rducc.model.cost_model import collective_cost

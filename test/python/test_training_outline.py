@@ -123,7 +123,7 @@ def test_partitioned_step_keeps_its_outlined_layers(dp: int, tp: int, monkeypatc
     (`pipeline.with_partition`): each of @layer_forward/@layer_backward/@layer_optimizer
     is partitioned once (its ops visited once, not once a call, none inline in the
     step), still called once per layer, and the split step trains as eager does."""
-    layers = 3
+    layers = 2
     model = _tiny_llama(layers)
     reference = copy.deepcopy(model)
     ids, labels = torch.randint(0, 64, (2, 6)), torch.randint(0, 64, (2, 6))
