@@ -211,7 +211,7 @@ def _inlined(ep: ExportedProgram, spec: Any) -> bool:
         return True
     tensor = _tensor_for(ep, spec.target)
     return (spec.kind == InputKind.BUFFER and spec.persistent is False and tensor is not None
-            and not tensor.is_floating_point() and not tensor.is_complex()
+            and not tensor.is_floating_point() and not tensor.is_complex() and tensor.dtype != torch.bool
             and spec.target not in ep.graph_signature.buffers_to_mutate.values())
 
 
