@@ -98,6 +98,8 @@ def run(quick: bool) -> Section:
                                    f"{len(report.kernels)} kernels, {needed / 1e9:.2f} GB a token.")
     section.details.append("")
     section.details += [f"- {form}: {why} (a known gap)." for form, why in llama_decode_forms.KNOWN_GAPS.items()]
+    section.details += [f"- {form} on sn40l-8, sn40l-16: {why} (a meta-device gap)."
+                        for form, why in llama_decode_forms.META_GAPS.items()]
     for form, gaps in llama_decode_forms.TIME_GAPS.items():
         for why in dict.fromkeys(gaps.values()):
             targets = ", ".join(t for t, w in gaps.items() if w == why)

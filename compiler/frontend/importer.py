@@ -202,6 +202,19 @@ def _inline_value(tensor: torch.Tensor | None, tensor_type: TensorType) -> Any:
     return DenseIntOrFPElementsAttr.from_list(tensor_type, values.flatten().tolist())
 
 
+def _inlined(ep: ExportedProgram, spec: Any) -> bool:
+    """Whether a weight's value goes inline (when small and real): a constant, or an
+    integer buffer the state dict does not hold and the step never writes (an index
+    map such as a grouped-query head map, `arange(heads) // group`), whose values
+    passes may read (rdu-partition splits a gather by such a map per rank)."""
+    if spec.kind == InputKind.CONSTANT_TENSOR:
+        return True
+    tensor = _tensor_for(ep, spec.target)
+    return (spec.kind == InputKind.BUFFER and spec.persistent is False and tensor is not None
+            and not tensor.is_floating_point() and not tensor.is_complex() and tensor.dtype != torch.bool
+            and spec.target not in ep.graph_signature.buffers_to_mutate.values())
+
+
 @dataclass
 class _Signature:
     """The forward function's arguments: user inputs first, then weights."""
@@ -241,7 +254,7 @@ def _signature(ep: ExportedProgram) -> _Signature:
                 tensor_type,
                 initial_value=(
                     _inline_value(_tensor_for(ep, spec.target), tensor_type)
-                    if spec.kind == InputKind.CONSTANT_TENSOR
+                    if _inlined(ep, spec)
                     else None
                 ),
                 kind=_weight_kind(spec.kind),

@@ -136,6 +136,7 @@ from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
+from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.training import (
     batch_size,
     batch_splits,
@@ -978,7 +979,8 @@ class _TensorPartitioner:
         if self._keeps_partial(op):
             self._set_result(op, PARTIAL)
             return
-        if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)):
+        if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)
+                                         or self._partition_local_map(op)):
             return
         if isinstance(op, ReduceOp) and self._partition_split_extreme(op):
             return
@@ -1150,6 +1152,38 @@ class _TensorPartitioner:
         local = self._emit(local_index(index, offset), before)
         inside = self._emit(in_part(local, part), before)
         return self._emit(where(inside, local, 0), before), inside
+
+    def _partition_local_map(self, op: GatherOp) -> bool:
+        """A gather by one 1-d index along a dim its source is split along (over every
+        rank, or over the major factor `parts` of `parts x stride` ranks: a KV head per
+        rank pair), by a map whose values are known and send each rank's block of
+        output positions into that rank's block of the source (grouped-query heads:
+        head h reads KV head h // group): each rank gathers from its own block by its
+        part of the map less its block's first index, and the result is split over
+        every rank along the dim (index_map.py). False (nothing done) when not so."""
+        source = self.split_of(op.source)
+        dim = op.dim.value.data
+        if (source is None or len(source.entries) != 1 or len(op.indices) != 1
+                or self.layout_of(op.indices[0]) is not None):
+            return False
+        ((split_dim, parts, stride, period),) = source.entries
+        index = op.indices[0]
+        if split_dim != dim or period or parts * stride != self.tp or len(_shape(index)) != 1:
+            return False
+        values = known_values(index, self.function, self.module)
+        if values is None or not rank_local(values, self.full_shape(op.source)[dim], parts, stride):
+            return False
+        mine = self._emit(self._local_part(index, self.tp, 1, len(values) // self.tp), op)
+        ramp = self._emit(IotaOp(0, self.full_shape(op.source)[dim] // parts, TensorType(i64, [parts])), op)
+        offset = self._emit(self._local_part(ramp, parts, stride, 1), op)
+        op.operands[1] = self._emit(local_index(mine, offset), op)
+        self._set_result(op, Split(((dim, self.tp, 1, 0),)))
+        return True
+
+    def _local_part(self, value: SSAValue, parts: int, stride: int, length: int) -> LocalPartOp:
+        """This rank's part (`length` long) of the 1-d `value` split `parts` ways, `stride` ranks apart."""
+        groups = self._groups(parts, stride)
+        return LocalPartOp(value, 0, parts, TensorType(i64, [length]), 1 if groups else stride, groups)
 
     def _partition_split_take(self, op: GatherOp) -> bool:
         """A gather of every dim of its table (torch.gather: a cross-entropy's

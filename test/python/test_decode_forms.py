@@ -116,10 +116,12 @@ def test_transformers_decode_is_one_looped_layer(family: str) -> None:
     assert _looped_once(report), (family, report.loops)
 
 
-@pytest.mark.parametrize("form", ["stacked", "stacked_weights"])
+@pytest.mark.parametrize("form", ["stacked", "stacked_weights", "index_heads"])
 def test_stacked_form_split_across_sockets_matches_eager(form: str) -> None:
     """A stacked cache (two windows a call) and stacked weights split by tp=8 through
-    their per-layer windows: the 8 sockets' program runs the step as eager does."""
+    their per-layer windows, and KV heads repeated by a head map gathered per rank
+    from the rank's own KV heads (the map rebased): the 8 sockets' program runs
+    the step as eager does."""
     model, inputs = llama_decode_forms.make(form, _config(), CACHED)
     program = rducc.compile(models.export(model, inputs), target="sn40l-8", split=SPLITS["sn40l-8"])
     assert partition_of(program.module)[0] == 8

@@ -122,3 +122,26 @@ def test_llama31_8b_meta_imports(llama8b_meta) -> None:
     assert str(forward.function_type.outputs.data[0]) == "tensor<1x128x128256xbf16>"
     assert _op_counts(module)["rdu.matmul"] == 32 * 9 + 1
     assert all(g.initial_value is None for g in globals_.values() if g.attributes["kind"].data == "parameter")
+
+
+class _IndexBuffers(torch.nn.Module):
+    """A head map as a non-persistent integer buffer (inlined), the same map as a
+    persistent buffer and a non-persistent float buffer (both left to the sidecar)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("head_map", torch.arange(4) // 2, persistent=False)
+        self.register_buffer("saved_map", torch.arange(4) // 2)
+        self.register_buffer("scale", torch.ones(4), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, self.head_map] * self.scale + x[:, self.saved_map]
+
+
+def test_non_persistent_index_buffer_is_inlined() -> None:
+    """Its values reach the passes (rdu-partition splits a gather by a head map per rank)."""
+    x = torch.randn(2, 2)
+    module = import_exported(torch.export.export(_IndexBuffers(), (x,)))
+    values = {g.sym_name.data: g.initial_value for g in module.ops if isinstance(g, GlobalOp)}
+    assert values["head_map"] is not None and values["head_map"].get_values() == (0, 0, 1, 1)
+    assert values["saved_map"] is None and values["scale"] is None

@@ -20,7 +20,7 @@ CASES = [  # family, batch, tp, pp, target, opt level
     ("qwen2", 4, 8, 1, "sn40l-8", 0),  # more ranks than the 4 KV heads
     ("gpt_neox", 2, 2, 1, "sn40l-8", 2),
     ("mistral", 2, 4, 2, "sn40l-8", 0),
-    ("gemma2", 4, 8, 2, "sn40l-16", 0),
+    ("gemma2", 2, 8, 2, "sn40l-16", 0),
     ("gpt2", 2, 4, 1, "sn40l-8", 0),  # c_attn: one linear for q, k and v, split per slice
 ]
 

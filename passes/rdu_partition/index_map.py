@@ -1,0 +1,75 @@
+"""Gathers by an index map whose values are known, split per rank (passes/rdu_partition).
+
+`k[:, head_map]` repeats grouped-query KV heads by a map (`arange(heads) // group`,
+an integer buffer the importer inlines). When the source is split along the
+gathered dim and the map sends each rank's block of output positions into that
+same rank's block of the source, each rank gathers its own block with the map
+rebased to its part: no all-gather of the source. A map whose values are not
+known (a buffer on the meta device, a computed index) or that crosses rank
+blocks is left to the general rule (the source gathered whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp
+from xdsl.ir import BlockArgument, SSAValue
+
+from rducc.dialects.contracts import global_of
+from rducc.dialects.program import functions
+from rducc.dialects.tier import GlobalOp
+
+
+def _arg_global(function: func.FuncOp, arg: BlockArgument, module: ModuleOp) -> GlobalOp | None:
+    """The `tier.global` an argument of `function` reads (its `rdu.global`), or None."""
+    attrs = function.arg_attrs
+    if not isinstance(attrs, ArrayAttr) or arg.index >= len(attrs.data):
+        return None
+    entry = attrs.data[arg.index]
+    name = global_of(entry.data) if isinstance(entry, DictionaryAttr) else None
+    if name is None:
+        return None
+    return next((g for g in module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
+
+
+def _global_values(found: GlobalOp | None) -> tuple[int, ...] | None:
+    value = found.initial_value if found is not None else None
+    if not isinstance(value, DenseIntOrFPElementsAttr):
+        return None
+    values = value.get_values()
+    return tuple(int(v) for v in values) if all(isinstance(v, int) for v in values) else None
+
+
+def known_values(value: SSAValue, function: func.FuncOp, module: ModuleOp) -> tuple[int, ...] | None:
+    """The flat integer values of `value` when known at compile time: an argument
+    reading a global with an inline value, or an argument of an outlined layer
+    that every call passes such an argument with the same values. Else None."""
+    if not isinstance(value, BlockArgument) or value.block is not function.body.block:
+        return None
+    direct = _global_values(_arg_global(function, value, module))
+    if direct is not None:
+        return direct
+    name = function.sym_name.data
+    seen: set[tuple[int, ...] | None] = set()
+    for caller in functions(module):
+        for op in caller.body.block.ops:
+            if isinstance(op, func.CallOp) and op.callee.string_value() == name:
+                passed = op.operands[value.index]
+                seen.add(known_values(passed, caller, module) if caller is not function else None)
+    return seen.pop() if len(seen) == 1 else None
+
+
+def rank_local(values: Sequence[int], source_length: int, parts: int, stride: int = 1) -> bool:
+    """Whether the map sends each rank's block of output positions (the output
+    split in `parts * stride` equal blocks, one a rank) into the source block that
+    rank holds (the source dim split in `parts` equal blocks, rank r holding block
+    `r // stride`). Negative indices (counted from the end) are not rebased: such
+    a map is not taken."""
+    ranks = parts * stride
+    if ranks < 2 or not values or len(values) % ranks or source_length % parts:
+        return False
+    out_part, part = len(values) // ranks, source_length // parts
+    return all(0 <= v < source_length and v // part == position // out_part // stride
+               for position, v in enumerate(values))
