@@ -122,6 +122,20 @@ def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bo
     return out
 
 
+def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
+    """`out = softmax(x, dim)` (`log`: its log) as ATen's one fused CPU kernel,
+    what eager's `torch.softmax` runs (`rducc.runtime.fused_norms`). f32/f64;
+    `out` is C-contiguous; where it shares bytes with `x` the result is made
+    apart and copied in."""
+    kernel = torch.ops.aten._log_softmax if log else torch.ops.aten._softmax
+    source = _tensor(x)
+    if np.may_share_memory(x, out):
+        np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
+    else:
+        kernel.out(source, dim, False, out=torch.from_numpy(out))
+    return out
+
+
 def grouped_matmul(
     lhs: np.ndarray,
     rhs: np.ndarray,
