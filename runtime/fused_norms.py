@@ -26,15 +26,15 @@ would have. The intermediates' steps do not run; nothing reads their bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.rdu import dataflow as rdu
-from rducc.dialects.shapes import element_of
+from rducc.dialects.shapes import element_of, shape_of
 from rducc.dialects.tier import ComputeOp
 from rducc.runtime.views import Placement, overlap
 
@@ -42,12 +42,20 @@ Expr = str | tuple[object, ...]
 """A map body's value as an expression over named map inputs."""
 
 _SCALAR_OPS: dict[type[Operation], str] = {
-    arith.SubfOp: "sub", arith.DivfOp: "div", xmath.ExpOp: "exp", xmath.LogOp: "log",
+    arith.SubfOp: "sub", arith.DivfOp: "div", arith.MulfOp: "mul", arith.AddfOp: "add",
+    xmath.ExpOp: "exp", xmath.LogOp: "log", xmath.RsqrtOp: "rsqrt",
 }
+_COMMUTATIVE = frozenset({"add", "mul"})
 
-_EXP = ("exp", ("sub", "x", "m"))
-_SOFTMAX = ("div", _EXP, "s")
-_LOG_SOFTMAX = ("sub", ("sub", "x", "m"), ("log", "s"))
+
+def _op(kind: str, *operands: Expr) -> Expr:
+    """The expression `kind(operands)`, a commutative op's operands in one order."""
+    return (kind, *(sorted(operands, key=repr) if kind in _COMMUTATIVE else operands))
+
+
+_EXP = _op("exp", _op("sub", "x", "m"))
+_SOFTMAX = _op("div", _EXP, "s")
+_LOG_SOFTMAX = _op("sub", _op("sub", "x", "m"), _op("log", "s"))
 
 
 @dataclass(frozen=True)
@@ -71,10 +79,13 @@ def _expression(map_op: rdu.MapOp, names: dict[SSAValue, Expr]) -> Expr | None:
             return None
         values[arg] = names[operand]
     for op in list(block.ops)[:-1]:
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr):
+            values[op.result] = ("const", op.value.value.data)
+            continue
         kind = _SCALAR_OPS.get(type(op))
         if kind is None or len(op.results) != 1 or any(v not in values for v in op.operands):
             return None
-        values[op.results[0]] = (kind, *(values[v] for v in op.operands))
+        values[op.results[0]] = _op(kind, *(values[v] for v in op.operands))
     terminator = block.last_op
     if not isinstance(terminator, rdu.YieldOp) or len(terminator.operands) != 1:
         return None
@@ -82,9 +93,9 @@ def _expression(map_op: rdu.MapOp, names: dict[SSAValue, Expr]) -> Expr | None:
 
 
 def _reduce_of(op: Operation | None, kind: rdu.ReduceKind, source: SSAValue) -> rdu.ReduceOp | None:
-    """`op` as `reduce kind source dims [d] keepdim`, else None."""
+    """`op` as `reduce kind source dims [...] keepdim`, else None."""
     if not isinstance(op, rdu.ReduceOp) or op.kind.data != kind or op.input is not source \
-            or op.keepdim is None or len(op.dims.get_values()) != 1:
+            or op.keepdim is None:
         return None
     return op
 
@@ -106,7 +117,7 @@ def _chain_at(max_op: rdu.ReduceOp, placement: Placement) -> tuple[rdu.MapOp, So
     assert isinstance(exp_map, rdu.MapOp)
     e = exp_map.result
     sums = [r for u in e.uses if (r := _reduce_of(u.operation, rdu.ReduceKind.SUM, e)) is not None]
-    if len(sums) != 1 or sums[0].dims.get_values()[0] != dim:
+    if len(sums) != 1 or tuple(sums[0].dims.get_values()) != (dim,):
         return None
     s = sums[0].result
     users = {u.operation for u in s.uses}
@@ -132,33 +143,153 @@ def _read_by_chain_alone(chain: tuple[Operation, ...], last: Operation, placemen
     return not any(v in placement.outs or any(u.operation not in inside for u in v.uses) for v in values)
 
 
-def _x_kept(max_op: rdu.ReduceOp, last: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
-    """Nothing from the max up to (not including) the last map writes `x`'s bytes."""
-    if max_op not in ops or last not in ops or ops.index(last) < ops.index(max_op):
+def _kept(source: SSAValue, first: Operation, last: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
+    """Nothing after `first` up to (not including) the last map writes `source`'s bytes."""
+    if first not in ops or last not in ops or ops.index(last) < ops.index(first):
         return False
-    source = placement.read(max_op.input)
-    span = ops[ops.index(max_op) + 1:ops.index(last)]
-    return source is None or not any(overlap(placement.written(step), source) for step in span)
+    read = placement.read(source)
+    span = ops[ops.index(first) + 1:ops.index(last)]
+    return read is None or not any(overlap(placement.written(step), read) for step in span)
 
 
-class SoftmaxChains:
-    """The softmax chains of one compute's body that run as one step (module docstring)."""
+@dataclass(frozen=True)
+class LayerNormChain:
+    """One recognized chain: the last map computes `layer_norm(x)` over x's
+    last `dims` dims, with `eps` and the optional affine `weight`, `bias`."""
+
+    x: SSAValue
+    dims: int
+    eps: float
+    weight: SSAValue | None
+    bias: SSAValue | None
+    intermediates: tuple[Operation, ...]
+    """The ops whose steps do not run: the sum, mean, centering, square, sum
+    of squares and rsqrt (run from the centred value: the last three)."""
+
+
+def _only_user(value: SSAValue) -> Operation | None:
+    users = {use.operation for use in value.uses}
+    return users.pop() if len(users) == 1 else None
+
+
+def _map_of(op: Operation | None, names: dict[SSAValue, Expr], expected: Expr) -> rdu.MapOp | None:
+    """`op` as a map computing `expected` over `names`, else None."""
+    return op if isinstance(op, rdu.MapOp) and _expression(op, names) == expected else None
+
+
+def _eps_of(rsqrt_map: rdu.MapOp, v: SSAValue, count: int) -> float | None:
+    """`rsqrt(v / count + eps)`'s eps, if `rsqrt_map` computes that."""
+    found = _expression(rsqrt_map, {v: "v"})
+    if not isinstance(found, tuple) or found[0] != "rsqrt" or not isinstance(found[1], tuple) \
+            or found[1][0] != "add":
+        return None
+    variance = _op("div", "v", ("const", float(count)))
+    terms = list(found[1][1:])
+    if variance not in terms:
+        return None
+    terms.remove(variance)
+    eps = terms[0]
+    return float(eps[1]) if isinstance(eps, tuple) and eps[0] == "const" and isinstance(eps[1], float) else None
+
+
+def _affine(last: rdu.MapOp, xc: SSAValue, r: SSAValue) -> tuple[SSAValue | None, SSAValue | None] | None:
+    """The last map's weight and bias when it computes `xc * r`, `xc * r * w`
+    or `xc * r * w + b` (None when it computes none of these)."""
+    others = [v for v in last.inputs if v is not xc and v is not r]
+    normed = _op("mul", "xc", "r")
+    if not others and _expression(last, {xc: "xc", r: "r"}) == normed:
+        return None, None
+    for order in ([0], [0, 1], [1, 0]):
+        if len(order) != len(others):
+            continue
+        named = [others[i] for i in order]
+        names: dict[SSAValue, Expr] = {xc: "xc", r: "r", **dict(zip(named, ("w", "b")))}
+        scaled = _op("mul", normed, "w")
+        if _expression(last, names) == (scaled if len(named) == 1 else _op("add", scaled, "b")):
+            return named[0], named[1] if len(named) == 2 else None
+    return None
+
+
+def _layer_norm_at(total: rdu.ReduceOp, placement: Placement) -> tuple[rdu.MapOp, LayerNormChain] | None:
+    """The layer norm chain starting at the sum `total` and its last map, if it is one."""
+    x, a = total.input, total.result
+    shape = shape_of(x.type)
+    dims = list(total.dims.get_values())
+    if total.kind.data != rdu.ReduceKind.SUM or total.keepdim is None \
+            or dims != list(range(len(shape) - len(dims), len(shape))):
+        return None
+    count = 1
+    for d in dims:
+        count *= shape[d]
+    mean_map = _map_of(_only_user(a), {a: "a"}, _op("div", "a", ("const", float(count))))
+    centre = _map_of(_only_user(mean_map.result), {x: "x", mean_map.result: "mean"}, _op("sub", "x", "mean")) \
+        if mean_map else None
+    if mean_map is None or centre is None:
+        return None
+    xc = centre.result
+    users = {use.operation for use in xc.uses}
+    square = next((op for op in users if _map_of(op, {xc: "xc"}, _op("mul", "xc", "xc"))), None)
+    squares = _reduce_of(_only_user(square.result), rdu.ReduceKind.SUM, square.result) if square else None
+    if squares is None or list(squares.dims.get_values()) != dims or len(users) != 2 \
+            or not isinstance(rsqrt_map := _only_user(squares.result), rdu.MapOp):
+        return None
+    eps = _eps_of(rsqrt_map, squares.result, count)
+    last = next(iter(users - {square}))
+    if eps is None or not isinstance(last, rdu.MapOp) or last.result.type != x.type \
+            or _only_user(rsqrt_map.result) is not last:
+        return None
+    affine = _affine(last, xc, rsqrt_map.result)
+    chain: tuple[Operation, ...] = (total, mean_map, centre, square, squares, rsqrt_map)
+    element = element_of(x.type)
+    params = [p for p in affine or () if p is not None]
+    if affine is None or any(shape_of(p.type) != shape[len(shape) - len(dims):] for p in params) \
+            or not all(_wide_float(v, element) for v in [x, last.result, *params, *(op.results[0] for op in chain)]) \
+            or not _read_by_chain_alone(chain, last, placement):
+        return None
+    return last, LayerNormChain(x, len(dims), eps, affine[0], affine[1], chain)
+
+
+Chain = SoftmaxChain | LayerNormChain
+
+
+def _from_centred(chain: LayerNormChain) -> LayerNormChain:
+    """The chain run from its centred value `x - mean` (the layer norm of which
+    is x's), the sum, mean and centering still run: where x's bytes are reused
+    once the centering has read them, the centred value lives to the last map."""
+    total, mean_map, centre, *rest = chain.intermediates
+    return replace(chain, x=centre.results[0], intermediates=tuple(rest))
+
+
+class NormChains:
+    """The softmax and layer norm chains of one compute's body that run as one
+    step each (module docstring)."""
 
     def __init__(self, compute: ComputeOp) -> None:
         placement = Placement(compute)
         ops = list(compute.body.block.ops)[:-1]
-        self.at_last: dict[rdu.MapOp, SoftmaxChain] = {}
+        self.at_last: dict[rdu.MapOp, Chain] = {}
         """Last map -> its chain: the map's step computes the whole chain into its bytes."""
         for op in ops:
-            if not isinstance(op, rdu.ReduceOp) or _reduce_of(op, rdu.ReduceKind.MAX, op.input) is None:
+            if not isinstance(op, rdu.ReduceOp):
                 continue
-            found = _chain_at(op, placement)
-            if found is not None and found[0] not in self.at_last and _x_kept(op, found[0], ops, placement):
-                self.at_last[found[0]] = found[1]
+            found: tuple[rdu.MapOp, Chain] | None = None
+            if _reduce_of(op, rdu.ReduceKind.MAX, op.input) is not None and len(op.dims.get_values()) == 1:
+                found = _chain_at(op, placement)
+            elif op.kind.data == rdu.ReduceKind.SUM:
+                found = _layer_norm_at(op, placement)
+            if found is None or found[0] in self.at_last or any(step in self.skipped() for step in (op, found[0])):
+                continue
+            last, chain = found
+            if not _kept(chain.x, op, last, ops, placement):
+                chain = _from_centred(chain) if isinstance(chain, LayerNormChain) else None
+                if chain is None or not isinstance(centre := chain.x.owner, Operation) \
+                        or not _kept(chain.x, centre, last, ops, placement):
+                    continue
+            self.at_last[last] = chain
 
     def skipped(self) -> frozenset[Operation]:
         """The chains' intermediate ops, whose steps do not run."""
         return frozenset(op for chain in self.at_last.values() for op in chain.intermediates)
 
 
-__all__ = ["SoftmaxChain", "SoftmaxChains"]
+__all__ = ["Chain", "LayerNormChain", "NormChains", "SoftmaxChain"]

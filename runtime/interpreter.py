@@ -38,7 +38,7 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - A body `rdu.matmul` whose only use is a bias add runs with it as one
   `torch.addmm` where the placement proves its operands are not overwritten
   before the step reads them (`rducc.runtime.epilogues`).
-- A body softmax or log softmax (max, exp map, sum, last map) whose
+- A body softmax, log softmax or layer norm (its reduces and maps) whose
   intermediates nothing else reads runs as one step of ATen's fused kernel
   where the placement proves its input is not overwritten meanwhile
   (`rducc.runtime.fused_norms`).
@@ -130,7 +130,7 @@ from rducc.runtime.engine import (
     weight_argument,
 )
 from rducc.runtime.epilogues import BiasFolds
-from rducc.runtime.fused_norms import SoftmaxChain, SoftmaxChains
+from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.views import Views
 from rducc.targets import SRAM_ROW_BYTES
@@ -678,8 +678,8 @@ class PlacedProgram(Runner):
         # offset: the chip never writes it; the host materializes it in an array of its own
         streamed = streamed_views(list(block.ops)[:-1], set(yielded))
         folds = BiasFolds(op)  # a product and its bias add as one addmm (rducc.runtime.epilogues)
-        softmaxes = SoftmaxChains(op)  # a softmax's four ops as one kernel (rducc.runtime.fused_norms)
-        skipped = softmaxes.skipped()
+        norms = NormChains(op)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
+        skipped = norms.skipped()
         views = Views(op, folds.moved() | skipped)  # reshapes that run without a copy (rducc.runtime.views)
         elided = set(views.into.values())
         folded = set(folds.at_add.values())
@@ -717,8 +717,8 @@ class PlacedProgram(Runner):
             if body_op in folded or body_op in skipped:  # computed by a later op's fused step
                 continue
             linear = None
-            if isinstance(body_op, rdu.MapOp) and body_op in softmaxes.at_last:
-                linear = self._softmax_step(softmaxes.at_last[body_op], dest)
+            if isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
+                linear = self._norm_step(norms.at_last[body_op], dest)
             elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
                 linear = self._linear_step(folds.at_add[body_op], body_op, dest)
             elif isinstance(body_op, rdu.MatmulOp) and body_op in folds.at_product:
@@ -751,9 +751,19 @@ class PlacedProgram(Runner):
 
         return linear
 
-    def _softmax_step(self, chain: SoftmaxChain, dest: int) -> Step:
-        """The last map's step computing its whole softmax chain (`kernels.softmax`)."""
-        source, dim, log = self._table.use(chain.x), chain.dim, chain.log
+    def _norm_step(self, chain: Chain, dest: int) -> Step:
+        """The last map's step computing its whole chain (`kernels.softmax`, `kernels.layer_norm`)."""
+        source = self._table.use(chain.x)
+        if isinstance(chain, LayerNormChain):
+            weight, bias = (None if v is None else self._table.use(v) for v in (chain.weight, chain.bias))
+            dims, eps = chain.dims, chain.eps
+
+            def layer_norm(env: Env, context: RunContext) -> None:
+                kernels.layer_norm(env[source], dims, None if weight is None else env[weight],
+                                   None if bias is None else env[bias], eps, env[dest])
+
+            return layer_norm
+        dim, log = chain.dim, chain.log
 
         def softmax(env: Env, context: RunContext) -> None:
             kernels.softmax(env[source], dim, log, env[dest])

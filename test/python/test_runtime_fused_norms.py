@@ -1,8 +1,9 @@
-"""A softmax (or log softmax) whose intermediates nothing else reads runs as
-one step of ATen's fused kernel (issue 32, `rducc.runtime.fused_norms`).
+"""A softmax, log softmax or layer norm whose intermediates nothing else reads
+runs as one step of ATen's fused kernel (issue 32, `rducc.runtime.fused_norms`).
 
 - hand-written modules (softmax along every dim, log softmax, a masked,
-  scaled attention, softmax written out by hand) compiled at -O2 run the
+  scaled attention, softmax written out by hand, layer norms with and
+  without the affine, over one and two dims) compiled at -O2 run the
   fused step and give eager's numbers;
 - the two rules that make it safe, each seen failing when forced: an
   intermediate read by another op (its bytes are never written when the
@@ -35,6 +36,20 @@ class _Attention(torch.nn.Module):
         return scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
 
 
+class _LayerNorms(torch.nn.Module):
+    """Layer norms with and without the affine, over one and two dims, with a weight alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.affine, self.plain = torch.nn.LayerNorm(7), torch.nn.LayerNorm((5, 7), elementwise_affine=False)
+        self.weight = torch.nn.Parameter(torch.rand(7) + 0.5)
+        torch.nn.init.uniform_(self.affine.weight, 0.5, 1.5)
+        torch.nn.init.uniform_(self.affine.bias, -1.0, 1.0)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.affine(x), self.plain(x + 1), torch.nn.functional.layer_norm(x * 3, (7,), self.weight, eps=1e-3)
+
+
 class _ByHand(torch.nn.Module):
     """Softmax spelled out, its exponentials also read by a second output when `shared`."""
 
@@ -48,7 +63,7 @@ class _ByHand(torch.nn.Module):
         return (p, e * 2) if self.shared else (p,)
 
 
-def _fused_chains(monkeypatch: pytest.MonkeyPatch, detector: type = fused_norms.SoftmaxChains) -> list[int]:
+def _fused_chains(monkeypatch: pytest.MonkeyPatch, detector: type = fused_norms.NormChains) -> list[int]:
     """Count the chains each compute fuses (with `detector` standing in)."""
     found: list[int] = []
 
@@ -57,7 +72,7 @@ def _fused_chains(monkeypatch: pytest.MonkeyPatch, detector: type = fused_norms.
             super().__init__(compute)
             found.append(len(self.at_last))
 
-    monkeypatch.setattr(interpreter, "SoftmaxChains", Counting)
+    monkeypatch.setattr(interpreter, "NormChains", Counting)
     return found
 
 
@@ -76,6 +91,7 @@ def _eager(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[np.
     (_Softmaxes(), [(3, 5, 7)], 3),
     (_Attention(), [(2, 6, 8), (2, 6, 8), (2, 6, 8)], 1),
     (_ByHand(shared=False), [(4, 9)], 1),
+    (_LayerNorms(), [(3, 5, 7)], 3),
 ])
 def test_hand_written_softmaxes_run_fused_as_eager(monkeypatch, model, shapes, chains) -> None:
     inputs = tuple(torch.randn(*s, generator=torch.Generator().manual_seed(i)) for i, s in enumerate(shapes))
@@ -165,7 +181,7 @@ def test_the_input_overwritten_before_the_last_map_is_not_fused(monkeypatch, reu
 
 def test_a_chain_forced_over_its_reused_input_is_not_eagers(monkeypatch) -> None:
     """What the rule prevents: the fused step reading `3x` where `x` was."""
-    monkeypatch.setattr(fused_norms, "_x_kept", lambda *args: True)
+    monkeypatch.setattr(fused_norms, "_kept", lambda *args: True)
     found = _fused_chains(monkeypatch)
     result = PlacedProgram(parse(_program(0))).run([X], {})[0]
     assert found == [1] and not np.allclose(result, EXPECTED[0], rtol=1e-3, atol=1e-3)
