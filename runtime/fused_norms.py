@@ -1,10 +1,10 @@
-"""Softmax chains run as one torch CPU kernel (issue 32).
+"""Softmax and layer norm chains run as one torch CPU kernel (issue 32).
 
 `torch.softmax` and `torch.log_softmax` decompose into a max reduce, a map
 `exp(x - max)`, a sum reduce and a map that divides by the sum (or subtracts
 its log), so the runtime made four passes over the scores, computing the
 exponential twice. Where the program shows the chain's intermediate values
-are read by the chain alone, `SoftmaxChains` runs the whole chain as one step
+are read by the chain alone, `NormChains` runs the whole chain as one step
 at the last map, into the last map's bytes, with ATen's fused CPU kernel
 (`kernels.softmax`), as eager does.
 
@@ -13,15 +13,26 @@ A chain is recognized from what its ops compute, not from names:
 - `m = rdu.reduce max x dims [d] keepdim`;
 - `e = rdu.map(x, m)` computing `exp(x - m)`;
 - `s = rdu.reduce sum e dims [d] keepdim`;
-- the last map computing `exp(x - m) / s` or `e / s` (softmax) or
-  `(x - m) - log(s)` (log softmax), its result `x`'s type.
+- the last map computing `exp(x - m) / s` or `e / s` (softmax),
+  `(x - m) - log(s)` (log softmax), its result `x`'s type, or
+  `select(z, 0, softmax)` with an i1 `z` (torch's `_safe_softmax`, which
+  scaled dot product attention decomposes into: zero where `z` holds).
 
-It runs as one step only when `m`, `e` and `s` are read by no op outside the
-chain and yielded by none (no output buffer), `x`, the last map's result and
-the intermediates are f32 or f64 of one dtype, and no op from the max up to
-the last map writes `x`'s bytes (the placement's bytes,
-`rducc.runtime.views.Placement`): the fused step reads `x` later than the max
-would have. The intermediates' steps do not run; nothing reads their bytes.
+A layer norm chain: `a = reduce sum x` over x's trailing dims, `mean = a / n`,
+`xc = x - mean`, `v = reduce sum (xc * xc)`, `r = rsqrt(v / n + eps)` and the
+last map `xc * r`, `xc * r * w` or `xc * r * w + b` (`w`, `b` of the
+normalized shape), run with `native_layer_norm` (layer norms decomposed
+by ATen take this form).
+
+A chain runs as one step only when its intermediate values are read by no
+op outside the chain and yielded by none (no output buffer), `x`, the last
+map's result and the intermediates are f32 or f64 of one dtype, and no op
+from the chain's first op up to the last map writes `x`'s bytes (the
+placement's bytes, `rducc.runtime.views.Placement`): the fused step reads
+`x` later than the first op would have. The intermediates' steps do not
+run; nothing reads their bytes. Where a layer norm's `x` bytes are reused
+once the centering has read them, the chain runs from `xc` instead (whose
+layer norm is x's), its sum, mean and centering running as before.
 """
 
 from __future__ import annotations
@@ -30,7 +41,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, TensorType
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.rdu import dataflow as rdu
@@ -43,7 +54,7 @@ Expr = str | tuple[object, ...]
 
 _SCALAR_OPS: dict[type[Operation], str] = {
     arith.SubfOp: "sub", arith.DivfOp: "div", arith.MulfOp: "mul", arith.AddfOp: "add",
-    xmath.ExpOp: "exp", xmath.LogOp: "log", xmath.RsqrtOp: "rsqrt",
+    xmath.ExpOp: "exp", xmath.LogOp: "log", xmath.RsqrtOp: "rsqrt", arith.SelectOp: "select",
 }
 _COMMUTATIVE = frozenset({"add", "mul"})
 
@@ -56,6 +67,8 @@ def _op(kind: str, *operands: Expr) -> Expr:
 _EXP = _op("exp", _op("sub", "x", "m"))
 _SOFTMAX = _op("div", _EXP, "s")
 _LOG_SOFTMAX = _op("sub", _op("sub", "x", "m"), _op("log", "s"))
+_SAFE_SOFTMAX = _op("select", "z", ("const", 0.0), _SOFTMAX)
+"""torch's `_safe_softmax` (scaled dot product attention): zero where `z`."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,8 @@ class SoftmaxChain:
     x: SSAValue
     dim: int
     log: bool
+    zeroed: SSAValue | None
+    """An i1 value broadcast to x's shape: where it holds, the result is 0."""
     intermediates: tuple[Operation, ...]
     """The max, the exp map and the sum: their steps do not run."""
 
@@ -124,15 +139,18 @@ def _chain_at(max_op: rdu.ReduceOp, placement: Placement) -> tuple[rdu.MapOp, So
     last = users.pop() if len(users) == 1 else None
     if not isinstance(last, rdu.MapOp) or last.result.type != x.type:
         return None
-    found = _expression(last, {x: "x", m: "m", s: "s", e: _EXP})
-    if found not in (_SOFTMAX, _LOG_SOFTMAX):
+    others = [v for v in last.inputs if v not in (x, m, s, e)]
+    if len(others) > 1 or (others and not isinstance(element_of(others[0].type), IntegerType)):
+        return None
+    found = _expression(last, {x: "x", m: "m", s: "s", e: _EXP, **dict.fromkeys(others, "z")})
+    if found not in ((_SAFE_SOFTMAX,) if others else (_SOFTMAX, _LOG_SOFTMAX)):
         return None
     chain = (max_op, exp_map, sums[0])
     element = element_of(x.type)
     if not all(_wide_float(v, element) for v in (x, m, e, s, last.result)) \
             or not _read_by_chain_alone(chain, last, placement):
         return None
-    return last, SoftmaxChain(x, dim, found == _LOG_SOFTMAX, chain)
+    return last, SoftmaxChain(x, dim, found == _LOG_SOFTMAX, others[0] if others else None, chain)
 
 
 def _read_by_chain_alone(chain: tuple[Operation, ...], last: Operation, placement: Placement) -> bool:

@@ -764,9 +764,12 @@ class PlacedProgram(Runner):
 
             return layer_norm
         dim, log = chain.dim, chain.log
+        zeroed = None if chain.zeroed is None else self._table.use(chain.zeroed)
 
         def softmax(env: Env, context: RunContext) -> None:
             kernels.softmax(env[source], dim, log, env[dest])
+            if zeroed is not None and env[zeroed].any():
+                np.copyto(env[dest], 0, where=env[zeroed])
 
         return softmax
 

@@ -2,7 +2,8 @@
 runs as one step of ATen's fused kernel (issue 32, `rducc.runtime.fused_norms`).
 
 - hand-written modules (softmax along every dim, log softmax, a masked,
-  scaled attention, softmax written out by hand, layer norms with and
+  scaled attention, scaled dot product attention with a fully masked row,
+  softmax written out by hand, layer norms with and
   without the affine, over one and two dims) compiled at -O2 run the
   fused step and give eager's numbers;
 - the two rules that make it safe, each seen failing when forced: an
@@ -34,6 +35,15 @@ class _Attention(torch.nn.Module):
         scores = q @ k.transpose(-1, -2) / 4.0
         causal = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
         return scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
+
+
+class _Sdpa(torch.nn.Module):
+    """Scaled dot product attention (torch's `_safe_softmax`), one query row fully masked."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        mask[0] = False
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
 class _LayerNorms(torch.nn.Module):
@@ -92,6 +102,7 @@ def _eager(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[np.
     (_Attention(), [(2, 6, 8), (2, 6, 8), (2, 6, 8)], 1),
     (_ByHand(shared=False), [(4, 9)], 1),
     (_LayerNorms(), [(3, 5, 7)], 3),
+    (_Sdpa(), [(2, 6, 8), (2, 6, 8), (2, 6, 8)], 1),
 ])
 def test_hand_written_softmaxes_run_fused_as_eager(monkeypatch, model, shapes, chains) -> None:
     inputs = tuple(torch.randn(*s, generator=torch.Generator().manual_seed(i)) for i, s in enumerate(shapes))
