@@ -246,23 +246,25 @@ def _layer_norm_at(total: rdu.ReduceOp, placement: Placement) -> tuple[rdu.MapOp
         return None
     xc = centre.result
     users = {use.operation for use in xc.uses}
-    square = next((op for op in users if _map_of(op, {xc: "xc"}, _op("mul", "xc", "xc"))), None)
+    square = next((m for op in users if (m := _map_of(op, {xc: "xc"}, _op("mul", "xc", "xc")))), None)
     squares = _reduce_of(_only_user(square.result), rdu.ReduceKind.SUM, square.result) if square else None
-    if squares is None or list(squares.dims.get_values()) != dims or len(users) != 2 \
+    if square is None or squares is None or list(squares.dims.get_values()) != dims or len(users) != 2 \
             or not isinstance(rsqrt_map := _only_user(squares.result), rdu.MapOp):
         return None
     eps = _eps_of(rsqrt_map, squares.result, count)
-    last = next(iter(users - {square}))
-    if eps is None or not isinstance(last, rdu.MapOp) or last.result.type != x.type \
-            or _only_user(rsqrt_map.result) is not last:
+    last = next(op for op in users if op is not square)
+    rsqrt_user = _only_user(rsqrt_map.result)
+    if not isinstance(last, rdu.MapOp) or eps is None or last.result.type != x.type:
+        return None
+    if rsqrt_user is not last:
         return None
     affine = _affine(last, xc, rsqrt_map.result)
     chain: tuple[Operation, ...] = (total, mean_map, centre, square, squares, rsqrt_map)
     element = element_of(x.type)
     params = [p for p in affine or () if p is not None]
+    values = [x, last.result, *params, *(op.results[0] for op in chain)]
     if affine is None or any(shape_of(p.type) != shape[len(shape) - len(dims):] for p in params) \
-            or not all(_wide_float(v, element) for v in [x, last.result, *params, *(op.results[0] for op in chain)]) \
-            or not _read_by_chain_alone(chain, last, placement):
+            or not all(_wide_float(v, element) for v in values) or not _read_by_chain_alone(chain, last, placement):
         return None
     return last, LayerNormChain(x, len(dims), eps, affine[0], affine[1], chain)
 
@@ -298,12 +300,13 @@ class NormChains:
             if found is None or found[0] in self.at_last or any(step in self.skipped() for step in (op, found[0])):
                 continue
             last, chain = found
-            if not _kept(chain.x, op, last, ops, placement):
-                chain = _from_centred(chain) if isinstance(chain, LayerNormChain) else None
-                if chain is None or not isinstance(centre := chain.x.owner, Operation) \
-                        or not _kept(chain.x, centre, last, ops, placement):
-                    continue
-            self.at_last[last] = chain
+            if _kept(chain.x, op, last, ops, placement):
+                self.at_last[last] = chain
+            elif isinstance(chain, LayerNormChain):
+                centred = _from_centred(chain)
+                centre = centred.x.owner
+                if isinstance(centre, Operation) and _kept(centred.x, centre, last, ops, placement):
+                    self.at_last[last] = centred
 
     def skipped(self) -> frozenset[Operation]:
         """The chains' intermediate ops, whose steps do not run."""

@@ -142,13 +142,14 @@ def _program(reused_offset: int) -> str:
       }}"""
     return f"""
 builtin.module {{
-  func.func @forward(%xh: !tier.buffer<hbm, 2x8xf32> {{rdu.input = "x"}}) -> (!tier.buffer<hbm, 2x8xf32>, !tier.buffer<hbm, 2x8xf32>)
-      attributes {{tier.sram_capacity = 4096 : i64}} {{
+  func.func @forward(%xh: !tier.buffer<hbm, 2x8xf32> {{rdu.input = "x"}})
+      -> (!tier.buffer<hbm, 2x8xf32>, !tier.buffer<hbm, 2x8xf32>) attributes {{tier.sram_capacity = 4096 : i64}} {{
     %xs = tier.alloc offset 2048 : !tier.buffer<sram, 2x8xf32>
     tier.dma %xh -> %xs : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
     %ps = tier.alloc offset 2560 : !tier.buffer<sram, 2x8xf32>
     %qs = tier.alloc offset 3072 : !tier.buffer<sram, 2x8xf32>
-    tier.compute "k0" ins(%xs : !tier.buffer<sram, 2x8xf32>) outs(%ps, %qs : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2x8xf32>) {{
+    tier.compute "k0" ins(%xs : !tier.buffer<sram, 2x8xf32>)
+        outs(%ps, %qs : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2x8xf32>) {{
     ^bb0(%x: {_T}):
       {unary("x2", "x", ("mulf", "1.0"), "{tier.offset = 0 : i64} ")}
       %m = rdu.reduce max %x2 dims [1] keepdim {{tier.offset = 256 : i64}} : {_T} -> {_R}
