@@ -252,12 +252,11 @@ def _layer_norm_at(total: rdu.ReduceOp, placement: Placement) -> tuple[rdu.MapOp
             or not isinstance(rsqrt_map := _only_user(squares.result), rdu.MapOp):
         return None
     eps = _eps_of(rsqrt_map, squares.result, count)
-    last = next(op for op in users if op is not square)
-    rsqrt_user = _only_user(rsqrt_map.result)
-    if not isinstance(last, rdu.MapOp) or eps is None or last.result.type != x.type:
+    other_user = next(op for op in users if op is not square)
+    if not isinstance(other_user, rdu.MapOp) or eps is None or other_user.result.type != x.type \
+            or _only_user(rsqrt_map.result) is not other_user:
         return None
-    if rsqrt_user is not last:
-        return None
+    last: rdu.MapOp = other_user
     affine = _affine(last, xc, rsqrt_map.result)
     chain: tuple[Operation, ...] = (total, mean_map, centre, square, squares, rsqrt_map)
     element = element_of(x.type)
