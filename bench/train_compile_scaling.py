@@ -19,15 +19,25 @@ A stage's cost per layer is (its seconds at 4 layers - at 2) / 2; the
 ratios off / on are measured in the same run on the same machine. The
 compiled IR is the same either way (test_train_scale.py checks rdu-fuse's).
 
+Depth: the Llama 3.1 70B AdamW step (bench/train_llama.py's
+`70b:sn40l-16:adamw`, rducc.compile_training's step, -O2, sn40l-16) compiled
+and costed at several depths (2, 8 and 16 decoder layers; --quick: 1 and 2;
+--depths N ...: those): the seconds of each stage that grows with depth,
+export and torch's joint graph included, the cost model's walk of the
+lowered step (its ranges: one walk per end of each ranged figure) apart, and
+what one more layer costs between two depths. A stage whose seconds a layer
+grow with depth is one that is not linear in it.
+
 Run: python bench/train_compile_scaling.py [--quick]   (--quick: 1 and 2 layers)
      python bench/train_compile_scaling.py --layers 4 8
+     python bench/train_compile_scaling.py --depths 2 8 16   (the depth table alone)
 """
 
 from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import train_llama  # noqa: E402
@@ -70,7 +80,8 @@ def stage_seconds(layers: int, on: bool) -> dict[str, float]:
     return found
 
 
-def run(quick: bool, layers: tuple[int, int] | None = None) -> Section:
+def run_by_layer(quick: bool, layers: tuple[int, int] | None = None) -> Section:
+    """The 8B joint graph at two depths, the mechanisms off and on (module docstring)."""
     small, large = layers or ((1, 2) if quick else (2, 4))
     command = "python bench/train_compile_scaling.py" + (" --quick" if quick and not layers else "")
     if layers:
@@ -91,12 +102,67 @@ def run(quick: bool, layers: tuple[int, int] | None = None) -> Section:
     return section
 
 
+DEPTH_STAGES = ("export", "joint graph", "decompose", "import", "verify", "optimizer", "rdu-outline-layers",
+                "rdu-partition", "rdu-place-saved", "rdu-insert-dma", "cost model")
+"""The 70B step's stages shown by depth (the total is every stage's)."""
+
+
+def depth_seconds(layers: int) -> dict[str, float]:
+    """Seconds by stage compiling and costing the `layers`-layer 70B AdamW step on sn40l-16."""
+    times = train_llama.compile_step("70b", layers, "sn40l-16", "adamw")[-1]
+    found = {stage: times.seconds.get(stage, 0.0) for stage in DEPTH_STAGES}
+    found["total"] = sum(times.seconds.values())
+    return found
+
+
+def depth_rows(depths: Sequence[int]) -> tuple[list[str], dict[str, float]]:
+    """The depth table (seconds by stage at each depth, and a layer's between the
+    last two depths) and the total seconds a layer between the last two."""
+    measured = {n: depth_seconds(n) for n in depths}
+    header = " | ".join(f"{n} layers" for n in depths)
+    small, large = depths[-2], depths[-1]
+    rows = [f"| stage | {header} | a layer ({small} -> {large}) |", "| --- |" + " --- |" * (len(depths) + 1)]
+    for stage in (*DEPTH_STAGES, "total"):
+        per = (measured[large][stage] - measured[small][stage]) / (large - small)
+        rows.append(f"| {stage} | " + " | ".join(f"{measured[n][stage]:.1f} s" for n in depths) + f" | {per:.2f} s |")
+        print(rows[-1], file=sys.stderr, flush=True)
+    return rows, {str(n): measured[n]["total"] for n in depths}
+
+
+def run_depths(quick: bool, depths: Sequence[int] | None = None) -> Section:
+    """The 70B AdamW step's compile seconds by depth (module docstring)."""
+    chosen = tuple(depths or ((1, 2) if quick else (2, 8, 16)))
+    command = "python bench/train_compile_scaling.py --depths " + " ".join(map(str, chosen))
+    section = Section("Training step compile time by depth: Llama 3.1 70B + AdamW, seq 4,096, -O2, sn40l-16", command)
+    rows, totals = depth_rows(chosen)
+    for n, seconds in totals.items():
+        section.add(f"compile and cost, {n} decoder layers", f"{seconds:.1f} s")
+    section.details += rows
+    return section
+
+
+def run(quick: bool) -> Section:
+    """By layer (mechanisms off and on), then by depth (the 70B step)."""
+    section = run_by_layer(quick)
+    depth = run_depths(quick)
+    section.figures += depth.figures
+    section.details += ["", f"{depth.title} (`{depth.command}`):", "", *depth.details]
+    return section
+
+
 def main() -> None:
-    if "--layers" in sys.argv:
+    if "--depths" in sys.argv:
+        at = sys.argv.index("--depths")
+        depths = [int(n) for n in sys.argv[at + 1:] if n.isdigit()]
+        del sys.argv[at:at + 1 + len(depths)]
+        if len(depths) < 2:
+            sys.exit("--depths: give at least two depths (e.g. --depths 2 8 16)")
+        standalone(lambda quick: run_depths(quick, depths), __doc__ or "")
+    elif "--layers" in sys.argv:
         at = sys.argv.index("--layers")
         small, large = int(sys.argv[at + 1]), int(sys.argv[at + 2])
         del sys.argv[at : at + 3]
-        standalone(lambda quick: run(quick, (small, large)), __doc__ or "")
+        standalone(lambda quick: run_by_layer(quick, (small, large)), __doc__ or "")
     else:
         standalone(run, __doc__ or "")
 

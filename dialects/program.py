@@ -37,27 +37,44 @@ def kernel_name(kernel: Operation) -> str:
     return f"{parent.sym_name.data}.{name.data}"
 
 
-def kernel_run_name(kernel: Operation, calls: tuple[func.CallOp, ...]) -> str:
+def kernel_run_name(kernel: Operation, calls: tuple[func.CallOp, ...],
+                    indices: dict[func.CallOp, int] | None = None) -> str:
     """The name of one run of a kernel, unique in the report and the plots: its
     `kernel_name`, or under calls each call's callee with the call's index
     among the caller's calls of it (`layer[0].k0`, `layer[1].k0` for the two
-    calls of @layer)."""
+    calls of @layer). `indices`: a cache of call indices (`call_index`), for
+    naming many runs of a program that does not change meanwhile."""
     if not calls:
         return kernel_name(kernel)
     name = kernel.properties["sym_name"]
     assert isinstance(name, StringAttr)
-    return ".".join([*(f"{call.callee.string_value()}[{call_index(call)}]" for call in calls), name.data])
+    known = indices if indices is not None else {}
+    return ".".join([*(f"{call.callee.string_value()}[{call_index(call, known)}]" for call in calls), name.data])
 
 
-def call_index(call: func.CallOp) -> int:
-    """Which call of its callee `call` is in its function (0 the first, in program order)."""
-    function = call.parent_op()
-    while function is not None and not isinstance(function, func.FuncOp):
-        function = function.parent_op()
-    callee = call.callee.string_value()
-    siblings = function.walk() if function is not None else iter(())
-    same = [op for op in siblings if isinstance(op, func.CallOp) and op.callee.string_value() == callee]
-    return next(index for index, op in enumerate(same) if op is call)
+def call_index(call: func.CallOp, indices: dict[func.CallOp, int] | None = None) -> int:
+    """Which call of its callee `call` is in its function (0 the first, in program
+    order). `indices`: a cache, filled with every call of that function the first
+    time one of them is asked for (one walk of a function, not one a call)."""
+    known = indices if indices is not None else {}
+    if call not in known:
+        function = call.parent_op()
+        while function is not None and not isinstance(function, func.FuncOp):
+            function = function.parent_op()
+        known.update(call_indices(function) if function is not None else {})
+    return known[call]
+
+
+def call_indices(function: func.FuncOp) -> dict[func.CallOp, int]:
+    """Each call in `function`: which call of its callee it is (0 the first, in program order)."""
+    seen: dict[str, int] = {}
+    found: dict[func.CallOp, int] = {}
+    for op in function.walk():
+        if isinstance(op, func.CallOp):
+            callee = op.callee.string_value()
+            found[op] = seen.get(callee, 0)
+            seen[callee] = found[op] + 1
+    return found
 
 
 def callees_first(module: ModuleOp) -> list[func.FuncOp]:

@@ -137,7 +137,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
@@ -162,7 +162,7 @@ from rducc.model.kernel_timing import (
     op_flops,
 )
 from rducc.model.overlap_schedule import kernel_costs
-from rducc.model.program_walk import KernelRecord, walk_placed
+from rducc.model.program_walk import KernelRecord, ProgramWalk, walk_placed
 from rducc.model.ranges import Ranges, headline_ranges
 from rducc.targets import Target
 
@@ -328,18 +328,21 @@ def _int_attr(op: Operation, name: str) -> int:
     return value.value.data if isinstance(value, IntegerAttr) else 0
 
 
-def estimate(module: ModuleOp, target: Target) -> Report:
+def estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None = None) -> Report:
     """Model the time of a lowered program (level memory or placed) on `target`.
 
     Shapes only: no weights or inputs are needed. Raises `RduccError` for a
-    module that is not lowered to tier.compute yet.
+    module that is not lowered to tier.compute yet. `walk`: the module's
+    `walk_placed` with `target.kernel_looping`, when made already (a range
+    costs one module on many variants of a target: one walk, not one each).
     """
     level = level_of(module)
     if level is not None and level not in LOWERED_LEVELS:
         raise RduccError(
             f"cost model: the module is at level '{level}'; lower it to 'memory' or 'placed' first"
         )
-    walk = walk_placed(module, target.kernel_looping)
+    if walk is None:
+        walk = walk_placed(module, target.kernel_looping)
     peak = bound = capacity = 0
     for function in functions(module):
         peak = max(peak, _int_attr(function, contracts.SRAM_PEAK))
@@ -351,7 +354,7 @@ def estimate(module: ModuleOp, target: Target) -> Report:
         raise RduccError(f"cost model: the program's SRAM plan needs {peak} bytes at its peak, more than "
                          f"target {target.name}'s sram_bytes ({target.sram_bytes}); compile it for that target")
     kernels = kernel_costs(walk.kernels, target, capacity - peak if capacity else None)
-    loops = walk.loops
+    loops = [replace(loop) for loop in walk.loops]  # this report's own: `_count_savings` fills them for `target`
     _count_savings(loops, walk.by_function, target)
     hosts = [host_call_cost(op, target) for op in walk.host_calls]
     total = sum(k.modeled_time_s for k in kernels) + sum(h.modeled_time_s for h in hosts)

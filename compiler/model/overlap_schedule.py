@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 from rducc.dialects.program import kernel_run_name
@@ -93,6 +94,7 @@ def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None
     lanes = _Lanes()
     costs: list[KernelCost] = []
     placed: list[Placed] = []
+    indices: dict[func.CallOp, int] = {}  # each function's calls indexed once, not once a run
     for record in records:
         if record.op not in works:
             works[record.op] = kernel_work(record, target)
@@ -110,7 +112,8 @@ def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None
         link_end = link_start + cost.link_s
         finish = max(lanes.finish, end, link_end)
         share = finish - lanes.finish
-        name = kernel_run_name(record.op, record.calls) if record.calls else cost.name  # layer[1].k0: a call's run
+        # layer[1].k0: a call's run
+        name = kernel_run_name(record.op, record.calls, indices) if record.calls else cost.name
         costs.append(replace(cost, name=name, modeled_time_s=share, overlap_s=alone.modeled_time_s - share))
         placed.append(Placed(start, end, link_start, link_end, cost.overlap_s if wait > 0 else 0.0, independent))
         lanes.chip_free, lanes.finish = end, finish

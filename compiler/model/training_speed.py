@@ -94,6 +94,7 @@ from rducc.model.cost_model import (
     walk_placed,
 )
 from rducc.model.pipeline_schedule import OneFOneB, one_f_one_b
+from rducc.model.program_walk import ProgramWalk
 from rducc.model.ranges import Ranges, headline_ranges
 from rducc.targets import Target
 
@@ -264,8 +265,8 @@ def _split(cost: KernelCost) -> tuple[float, float, float]:
 
 def training_speed(module: ModuleOp, target: Target, report: Report | None = None) -> TrainingSpeed:
     """The modeled step of a placed training program on `target` (module docstring)."""
-    report = report if report is not None else estimate(module, target)
     walk = walk_placed(module, target.kernel_looping)
+    report = report if report is not None else estimate(module, target, walk)
     phase_s = dict.fromkeys(PHASES, 0.0)
     for record, cost in zip(walk.kernels, report.kernels):
         own, link, stall = _split(cost)
@@ -460,7 +461,14 @@ def training_ranges(module: ModuleOp, target: Target, speed: TrainingSpeed) -> R
         return 100 * speed.model_flops / (report.modeled_time_s * denominator) if report.modeled_time_s > 0 else 0.0
 
     headlines = {STEP_TIME: step_ms, TOKENS_PER_S: tokens_per_s, MFU: mfu}
-    return headline_ranges(lambda varied: estimate(module, varied), target, headlines)
+    walks: dict[bool, ProgramWalk] = {}  # one walk of the module per kernel-looping setting, not one a variant
+
+    def costed(varied: Target) -> Report:
+        if varied.kernel_looping not in walks:
+            walks[varied.kernel_looping] = walk_placed(module, varied.kernel_looping)
+        return estimate(module, varied, walks[varied.kernel_looping])
+
+    return headline_ranges(costed, target, headlines)
 
 
 __all__ = ["MFU", "PHASES", "STEP_TIME", "TOKENS_PER_S", "TrainingEstimate", "TrainingSpeed", "is_training",

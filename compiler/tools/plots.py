@@ -154,11 +154,12 @@ def _run_names(module: ModuleOp) -> list[str]:
     `k0`, `layer[0].k0`, `layer[1].k0`, ... (`program.kernel_run_name`)."""
     callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
     names: list[str] = []
+    indices: dict[func.CallOp, int] = {}
 
     def visit(function: func.FuncOp, calls: tuple[func.CallOp, ...]) -> None:
         for op in function.body.walk():
             if isinstance(op, ComputeOp):
-                names.append(kernel_run_name(op, calls))
+                names.append(kernel_run_name(op, calls, indices))
             elif isinstance(op, func.CallOp) and op.callee.string_value() in callees:
                 visit(callees[op.callee.string_value()], (*calls, op))
 

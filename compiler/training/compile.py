@@ -266,7 +266,9 @@ def compile_step(
                             "use a static loss_scale")
     target = load_target(options.target)
     times = options.times
-    module, decomposed = decompose_and_import(joint_graph(ep), times, options.f64, False, options.host_ops)
+    with times.stage("joint graph"):
+        joint = joint_graph(ep)
+    module, decomposed = decompose_and_import(joint, times, options.f64, False, options.host_ops)
     weights = program_weights(decomposed)
     trained = _trained_parameters(module)
     chosen = [ParamGroup(g.spec, canonical_names(ep, g.names, trained)) for g in groups or []]

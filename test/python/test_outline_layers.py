@@ -84,6 +84,24 @@ def test_kernels_are_named_by_the_function_they_live_in(outlined_o2):
     assert all(f'label="{name}\\n' in dot for name in in_layer | {"k0", "k1"}), dot
 
 
+def test_run_names_index_each_functions_calls_once(outlined_o2):
+    """Naming every run of the layer's kernels with one cache (`kernel_run_name(...,
+    indices)`, as the cost model's schedule does) indexes @forward's calls once, by
+    one walk of it, not one walk a run (quadratic in depth: the 80-layer 70B step's
+    walk never finished), and gives the names `call_index` alone gives."""
+    from rducc.dialects.program import call_index, call_indices, kernel_run_name
+    from rducc.model.program_walk import walk_placed
+
+    module = outlined_o2.module
+    forward = next(f for f in functions(module) if f.sym_name.data == "forward")
+    calls = [op for op in forward.walk() if isinstance(op, func.CallOp)]
+    assert [call_indices(forward)[call] for call in calls] == [call_index(call) for call in calls] == [0, 1]
+    runs = [r for r in walk_placed(module).kernels if r.calls]
+    shared: dict[func.CallOp, int] = {}
+    assert [kernel_run_name(r.op, r.calls, shared) for r in runs] == [kernel_run_name(r.op, r.calls) for r in runs]
+    assert set(shared) == set(calls) and len(runs) >= len(calls)
+
+
 def test_outlined_o2_matches_eager(tiny_llama, outlined_o2):
     model, inputs, _ = tiny_llama
     with torch.no_grad():

@@ -5,6 +5,7 @@ modeled speed of a step, each checked against eager or against its formula."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,14 @@ from torch import nn
 from torch.export.experimental import _export_forward_backward
 
 import rducc
+import rducc.model.training_speed as training_speed_module
 from rducc.dialects.program import kernel_name
 from rducc.dialects.saved import training_memory
 from rducc.dialects.tier import ComputeOp
-from rducc.model.training_speed import is_training, training_speed
-from rducc.targets import load_target
+from rducc.model.cost_model import estimate
+from rducc.model.program_walk import walk_placed
+from rducc.model.training_speed import STEP_TIME, is_training, training_ranges, training_speed
+from rducc.targets import Figure, load_target
 
 INPUTS = Path(__file__).parent.parent / "passes" / "Inputs"
 
@@ -102,8 +106,11 @@ def test_split_contraction_matches_eager() -> None:
     torch.testing.assert_close(program(x), model(x), rtol=1e-5, atol=1e-5)
 
 
-def test_training_speed_adds_up() -> None:
-    """Phases add up to the step time; MFU is 6 N tokens / time / peak."""
+def test_training_speed_adds_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Phases add up to the step time; MFU is 6 N tokens / time / peak. Its
+    ranges cost the step once per end of each ranged figure from one walk of
+    the program (not one walk each: 49 walks of an 80-layer step), each as
+    a walk of its own would cost it."""
     torch.manual_seed(4)
     model, x = TwoLayers(), torch.randn(64, 64)
     program = _step(model, x, str(INPUTS / "train-hbm.toml"), 0)
@@ -119,6 +126,20 @@ def test_training_speed_adds_up() -> None:
     assert "modeled, not measured" in table and "optimizer state" in table
     assert speed.memory["weights"]["ddr"] + speed.memory["weights"]["hbm"] == parameters * 4
     assert 0 < speed.hbm_globals + speed.hbm_activations <= target.hbm_bytes == speed.hbm_capacity
+    walks: list[bool] = []
+
+    def counted(module, kernel_looping=False):  # type: ignore[no-untyped-def]
+        walks.append(kernel_looping)
+        return walk_placed(module, kernel_looping)
+
+    monkeypatch.setattr(training_speed_module, "walk_placed", counted)
+    ddr = target.ddr_bandwidth  # the step spills: its time swings with DDR's bandwidth
+    ranged = dataclasses.replace(target, ranges=(("ddr_bandwidth", Figure(ddr, ddr / 2, ddr * 2, assumed=True)),))
+    step_ms = next(h for h in training_ranges(program.module, ranged, speed).headlines if h.name == STEP_TIME)
+    assert len(walks) == len(set(walks)) == 1 and step_ms.low <= speed.step_s * 1e3 <= step_ms.high
+    (swing,) = step_ms.tornado
+    alone = estimate(program.module, target.with_value(swing.figure, swing.low)).modeled_time_s * 1e3
+    assert alone == pytest.approx(swing.at_low, rel=1e-12) and swing.swing > 0
 
 
 def test_adamw_step_places_its_state_and_matches_eager() -> None:
