@@ -38,6 +38,10 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - A body `rdu.matmul` whose only use is a bias add runs with it as one
   `torch.addmm` where the placement proves its operands are not overwritten
   before the step reads them (`rducc.runtime.epilogues`).
+- A body softmax, log softmax or layer norm (its reduces and maps) whose
+  intermediates nothing else reads runs as one step of ATen's fused kernel
+  where the placement proves its input is not overwritten meanwhile
+  (`rducc.runtime.fused_norms`).
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices...] (dims 0..k-1).
@@ -126,6 +130,7 @@ from rducc.runtime.engine import (
     weight_argument,
 )
 from rducc.runtime.epilogues import BiasFolds
+from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.views import Views
 from rducc.targets import SRAM_ROW_BYTES
@@ -673,7 +678,9 @@ class PlacedProgram(Runner):
         # offset: the chip never writes it; the host materializes it in an array of its own
         streamed = streamed_views(list(block.ops)[:-1], set(yielded))
         folds = BiasFolds(op)  # a product and its bias add as one addmm (rducc.runtime.epilogues)
-        views = Views(op, folds.moved())  # reshapes that run without a copy (rducc.runtime.views)
+        norms = NormChains(op)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
+        skipped = norms.skipped()
+        views = Views(op, folds.moved() | skipped)  # reshapes that run without a copy (rducc.runtime.views)
         elided = set(views.into.values())
         folded = set(folds.at_add.values())
         product_of = {add: matmul for matmul, add in folds.at_product.items()}
@@ -707,10 +714,12 @@ class PlacedProgram(Runner):
                 self._table.alias(result, self._table.use(product_of[body_op].result))
                 continue
             self._table.alias(result, dest)  # later ops read the view, never the Python result
-            if body_op in folded:  # computed by its bias add's step
+            if body_op in folded or body_op in skipped:  # computed by a later op's fused step
                 continue
             linear = None
-            if isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
+            if isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
+                linear = self._norm_step(norms.at_last[body_op], dest)
+            elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
                 linear = self._linear_step(folds.at_add[body_op], body_op, dest)
             elif isinstance(body_op, rdu.MatmulOp) and body_op in folds.at_product:
                 linear = self._linear_step(body_op, folds.at_product[body_op], dest)
@@ -741,6 +750,28 @@ class PlacedProgram(Runner):
             kernels.linear(env[lhs], env[rhs], env[bias], transposed, env[dest])
 
         return linear
+
+    def _norm_step(self, chain: Chain, dest: int) -> Step:
+        """The last map's step computing its whole chain (`kernels.softmax`, `kernels.layer_norm`)."""
+        source = self._table.use(chain.x)
+        if isinstance(chain, LayerNormChain):
+            weight, bias = (None if v is None else self._table.use(v) for v in (chain.weight, chain.bias))
+            dims, eps = chain.dims, chain.eps
+
+            def layer_norm(env: Env, context: RunContext) -> None:
+                kernels.layer_norm(env[source], dims, None if weight is None else env[weight],
+                                   None if bias is None else env[bias], eps, env[dest])
+
+            return layer_norm
+        dim, log = chain.dim, chain.log
+        zeroed = None if chain.zeroed is None else self._table.use(chain.zeroed)
+
+        def softmax(env: Env, context: RunContext) -> None:
+            kernels.softmax(env[source], dim, log, env[dest])
+            if zeroed is not None and env[zeroed].any():
+                np.copyto(env[dest], 0, where=env[zeroed])
+
+        return softmax
 
     def _bound_slot(self, buffer: SSAValue, rotating: list[tuple[int, int]], arg: SSAValue | None = None) -> int:
         """The slot a compute reads `buffer` from (`arg`, its body argument, names it too):

@@ -122,6 +122,38 @@ def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bo
     return out
 
 
+def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
+    """`out = softmax(x, dim)` (`log`: its log) as ATen's one fused CPU kernel,
+    what eager's `torch.softmax` runs (`rducc.runtime.fused_norms`). f32/f64;
+    `out` is C-contiguous; where it shares bytes with `x` the result is made
+    apart and copied in."""
+    kernel = torch.ops.aten._log_softmax if log else torch.ops.aten._softmax
+    source = _tensor(x)
+    if np.may_share_memory(x, out):
+        np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
+    else:
+        kernel.out(source, dim, False, out=torch.from_numpy(out))
+    return out
+
+
+def layer_norm(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
+               out: np.ndarray) -> np.ndarray:
+    """`out = layer_norm(x)` over its last `dims` dims (optional affine `weight`,
+    `bias`) as ATen's one fused CPU kernel, what eager's `F.layer_norm` runs
+    (`rducc.runtime.fused_norms`). f32/f64; `out` C-contiguous; where it shares
+    bytes with `x` the result is made apart and copied in."""
+    shape = list(x.shape[x.ndim - dims:])
+    params = [None if p is None else _tensor(p) for p in (weight, bias)]
+    if np.may_share_memory(x, out):
+        normed, _, _ = torch.ops.aten.native_layer_norm(_tensor(x), shape, *params, eps)
+        np.copyto(out, normed.numpy(), casting="no")
+        return out
+    stats = torch.empty((*x.shape[:x.ndim - dims], *[1] * dims), dtype=_tensor(x).dtype)
+    torch.ops.aten.native_layer_norm.out(_tensor(x), shape, *params, eps,
+                                         out0=torch.from_numpy(out), out1=stats, out2=torch.empty_like(stats))
+    return out
+
+
 def grouped_matmul(
     lhs: np.ndarray,
     rhs: np.ndarray,

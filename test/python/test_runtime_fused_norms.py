@@ -1,0 +1,199 @@
+"""A softmax, log softmax or layer norm whose intermediates nothing else reads
+runs as one step of ATen's fused kernel (issue 32, `rducc.runtime.fused_norms`).
+
+- hand-written modules (softmax along every dim, log softmax, a masked,
+  scaled attention, scaled dot product attention with a fully masked row,
+  softmax written out by hand, layer norms with and
+  without the affine, over one and two dims) compiled at -O2 run the
+  fused step and give eager's numbers;
+- the two rules that make it safe, each seen failing when forced: an
+  intermediate read by another op (its bytes are never written when the
+  chain is fused), and the chain's input overwritten before the last map
+  (a hand-placed kernel where the allocator reused the input's bytes once
+  the exp map had read it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from test_interpreter import parse
+
+import rducc
+from rducc.runtime import fused_norms, interpreter
+from rducc.runtime.interpreter import PlacedProgram
+
+
+class _Softmaxes(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.softmax(x, -1), torch.softmax(x, 0), torch.log_softmax(x * 3, 1)
+
+
+class _Attention(torch.nn.Module):
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        scores = q @ k.transpose(-1, -2) / 4.0
+        causal = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
+        return scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
+
+
+class _Sdpa(torch.nn.Module):
+    """Scaled dot product attention (torch's `_safe_softmax`), one query row fully masked."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        mask[0] = False
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class _LayerNorms(torch.nn.Module):
+    """Layer norms with and without the affine, over one and two dims, with a weight alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.affine, self.plain = torch.nn.LayerNorm(7), torch.nn.LayerNorm((5, 7), elementwise_affine=False)
+        self.weight = torch.nn.Parameter(torch.rand(7) + 0.5)
+        torch.nn.init.uniform_(self.affine.weight, 0.5, 1.5)
+        torch.nn.init.uniform_(self.affine.bias, -1.0, 1.0)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.affine(x), self.plain(x + 1), torch.nn.functional.layer_norm(x * 3, (7,), self.weight, eps=1e-3)
+
+
+class _ByHand(torch.nn.Module):
+    """Softmax spelled out, its exponentials also read by a second output when `shared`."""
+
+    def __init__(self, shared: bool) -> None:
+        super().__init__()
+        self.shared = shared
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        e = (x - x.amax(-1, keepdim=True)).exp()
+        p = e / e.sum(-1, keepdim=True)
+        return (p, e * 2) if self.shared else (p,)
+
+
+def _fused_chains(monkeypatch: pytest.MonkeyPatch, detector: type = fused_norms.NormChains) -> list[int]:
+    """Count the chains each compute fuses (with `detector` standing in)."""
+    found: list[int] = []
+
+    class Counting(detector):  # type: ignore[misc, valid-type]
+        def __init__(self, compute) -> None:
+            super().__init__(compute)
+            found.append(len(self.at_last))
+
+    monkeypatch.setattr(interpreter, "NormChains", Counting)
+    return found
+
+
+def _run(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[np.ndarray]:
+    out = rducc.compile(model, inputs, opt_level=2)(*inputs)
+    return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+
+def _eager(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[np.ndarray]:
+    with torch.no_grad():
+        out = model(*inputs)
+    return [t.numpy() for t in (out if isinstance(out, tuple) else (out,))]
+
+
+@pytest.mark.parametrize("model, shapes, chains", [
+    (_Softmaxes(), [(3, 5, 7)], 3),
+    (_Attention(), [(2, 6, 8), (2, 6, 8), (2, 6, 8)], 1),
+    (_ByHand(shared=False), [(4, 9)], 1),
+    (_LayerNorms(), [(3, 5, 7)], 3),
+    (_Sdpa(), [(2, 6, 8), (2, 6, 8), (2, 6, 8)], 1),
+])
+def test_hand_written_softmaxes_run_fused_as_eager(monkeypatch, model, shapes, chains) -> None:
+    inputs = tuple(torch.randn(*s, generator=torch.Generator().manual_seed(i)) for i, s in enumerate(shapes))
+    found = _fused_chains(monkeypatch)
+    for out, ref in zip(_run(model, inputs), _eager(model, inputs), strict=True):
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    assert sum(found) == chains
+
+
+def test_an_intermediate_read_elsewhere_is_not_fused(monkeypatch) -> None:
+    """`e * 2` reads the exponentials: the detector refuses; forced, `e`'s
+    bytes are never written and the second output is not eager's."""
+    model, inputs = _ByHand(shared=True), (torch.randn(4, 9),)
+    expected = _eager(model, inputs)
+    found = _fused_chains(monkeypatch)
+    for out, ref in zip(_run(model, inputs), expected, strict=True):
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    assert sum(found) == 0
+    monkeypatch.setattr(fused_norms, "_read_by_chain_alone", lambda *args: True)
+    forced = _fused_chains(monkeypatch)
+    outputs = _run(model, inputs)
+    assert sum(forced) == 1 and not np.allclose(outputs[1], expected[1], rtol=1e-3, atol=1e-3)
+
+
+_T, _R = "tensor<2x8xf32>", "tensor<2x1xf32>"
+
+
+def _program(reused_offset: int) -> str:
+    """softmax(x) written as e / sum(e), and 3x + 1; `%z` (3x) at `reused_offset`,
+    which at 0 reuses the bytes of the softmax's input once the exp map read them."""
+    def unary(name: str, source: str, body: str, offset: str = "") -> str:
+        return f"""%{name} = rdu.map %{source} {offset}: ({_T}) -> {_T} {{
+      ^bb0(%a0: f32):
+        %k = arith.constant {body[1]} : f32
+        %r = arith.{body[0]} %a0, %k : f32
+        rdu.yield %r : f32
+      }}"""
+    return f"""
+builtin.module {{
+  func.func @forward(%xh: !tier.buffer<hbm, 2x8xf32> {{rdu.input = "x"}})
+      -> (!tier.buffer<hbm, 2x8xf32>, !tier.buffer<hbm, 2x8xf32>) attributes {{tier.sram_capacity = 4096 : i64}} {{
+    %xs = tier.alloc offset 2048 : !tier.buffer<sram, 2x8xf32>
+    tier.dma %xh -> %xs : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+    %ps = tier.alloc offset 2560 : !tier.buffer<sram, 2x8xf32>
+    %qs = tier.alloc offset 3072 : !tier.buffer<sram, 2x8xf32>
+    tier.compute "k0" ins(%xs : !tier.buffer<sram, 2x8xf32>)
+        outs(%ps, %qs : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2x8xf32>) {{
+    ^bb0(%x: {_T}):
+      {unary("x2", "x", ("mulf", "1.0"), "{tier.offset = 0 : i64} ")}
+      %m = rdu.reduce max %x2 dims [1] keepdim {{tier.offset = 256 : i64}} : {_T} -> {_R}
+      %e = rdu.map %x2, %m {{tier.offset = 512 : i64}} : ({_T}, {_R}) -> {_T} {{
+      ^bb0(%a0: f32, %a1: f32):
+        %d = arith.subf %a0, %a1 : f32
+        %r = math.exp %d : f32
+        rdu.yield %r : f32
+      }}
+      %s = rdu.reduce sum %e dims [1] keepdim {{tier.offset = 768 : i64}} : {_T} -> {_R}
+      {unary("z", "x", ("mulf", "3.0"), f"{{tier.offset = {reused_offset} : i64}} ")}
+      %p = rdu.map %e, %s : ({_T}, {_R}) -> {_T} {{
+      ^bb0(%a0: f32, %a1: f32):
+        %r = arith.divf %a0, %a1 : f32
+        rdu.yield %r : f32
+      }}
+      {unary("q", "z", ("addf", "1.0"))}
+      rdu.yield %p, %q : {_T}, {_T}
+    }}
+    %p = tier.alloc : !tier.buffer<hbm, 2x8xf32>
+    tier.dma %ps -> %p : !tier.buffer<sram, 2x8xf32> -> !tier.buffer<hbm, 2x8xf32>
+    %q = tier.alloc : !tier.buffer<hbm, 2x8xf32>
+    tier.dma %qs -> %q : !tier.buffer<sram, 2x8xf32> -> !tier.buffer<hbm, 2x8xf32>
+    func.return %p, %q : !tier.buffer<hbm, 2x8xf32>, !tier.buffer<hbm, 2x8xf32>
+  }}
+}}
+"""
+
+
+X = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+EXPECTED = [torch.softmax(torch.from_numpy(X), -1).numpy(), 3 * X + 1]
+
+
+@pytest.mark.parametrize("reused_offset, chains", [(1024, 1), (0, 0)])
+def test_the_input_overwritten_before_the_last_map_is_not_fused(monkeypatch, reused_offset, chains) -> None:
+    found = _fused_chains(monkeypatch)
+    for out, ref in zip(PlacedProgram(parse(_program(reused_offset))).run([X], {}), EXPECTED, strict=True):
+        np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+    assert found == [chains]
+
+
+def test_a_chain_forced_over_its_reused_input_is_not_eagers(monkeypatch) -> None:
+    """What the rule prevents: the fused step reading `3x` where `x` was."""
+    monkeypatch.setattr(fused_norms, "_kept", lambda *args: True)
+    found = _fused_chains(monkeypatch)
+    result = PlacedProgram(parse(_program(0))).run([X], {})[0]
+    assert found == [1] and not np.allclose(result, EXPECTED[0], rtol=1e-3, atol=1e-3)
