@@ -245,12 +245,12 @@ def _temporaries(step: TrainingStep) -> list[SavedValue]:
     for op in step.phases:
         if not isinstance(op, KernelOp | func.CallOp):
             continue
-        for index, result in enumerate(op.results):
-            if isinstance(op, func.CallOp) and _callee_producer(op, index) is None:
+        for result in op.results:
+            if _callee_holds_unplaced(result):
                 continue
             readers = list(dict.fromkeys(u.operation for u in result.uses))
             if result not in known and readers:
-                found.append(SavedValue(result, op, index, readers))
+                found.append(SavedValue(result, op, result.index, readers))
     return found
 
 
