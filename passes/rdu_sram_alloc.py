@@ -124,11 +124,12 @@ def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[Sr
             ends[op.results[0]] = live_end(op, block, position, op.results[:1])
     shared = operand_views(body, yielded, frozenset(views))
     for view, source in views.items():
-        held = shared[source.owner].results[0] if source.owner in shared else source
+        owner = source.owner
+        held = shared[owner].results[0] if isinstance(owner, Operation) and owner in shared else source
         if held in ends:
             ends[held] = max(ends[held], ends[view])
-    for view, holder in shared.items():
-        ends[holder.results[0]] = max(ends[holder.results[0]], ends[view.results[0]])
+    for view_op, holder in shared.items():
+        ends[holder.results[0]] = max(ends[holder.results[0]], ends[view_op.results[0]])
     result: dict[Operation, SramBuffer] = {}
     for op in block.ops:
         if isinstance(op, YieldOp) or not op.results or op.results[0] in yielded or op.results[0] in views:

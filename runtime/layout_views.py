@@ -122,7 +122,7 @@ class LayoutViews:
             return self._bytes(self.source[owner])
         if isinstance(owner, rdu.ReshapeOp) and owner in self.views.of_source:
             return self._bytes(owner.input)
-        if owner in self.in_product:
+        if isinstance(owner, rdu.MapOp) and owner in self.in_product:
             return body_bytes(self.in_product[owner])
         if owner in self.skipped or owner in self.views.into:
             return UNKNOWN  # not computed, or computed into its reshape's bytes

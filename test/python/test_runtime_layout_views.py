@@ -80,24 +80,27 @@ builtin.module {{
 X = np.arange(16, dtype=np.float32).reshape(4, 4) - 5
 
 
-def _plan(compute: ComputeOp) -> layout_views.LayoutViews:
-    """The view plan `PlacedProgram` makes for one kernel."""
-    made: list[layout_views.LayoutViews] = []
+def _plans(module) -> dict[ComputeOp, layout_views.LayoutViews]:
+    """The view plan `PlacedProgram` makes for each kernel of `module`."""
+    made: dict[ComputeOp, layout_views.LayoutViews] = {}
     original = interpreter.LayoutViews
 
     class Seen(original):  # type: ignore[misc,valid-type]
         def __init__(self, op: ComputeOp, *rest: object) -> None:
             super().__init__(op, *rest)  # type: ignore[arg-type]
-            if op is compute:
-                made.append(self)
+            made[op] = self
 
     interpreter.LayoutViews = Seen  # type: ignore[misc]
     try:
-        module = compute.get_toplevel_object()
-        PlacedProgram(module)  # type: ignore[arg-type]
+        PlacedProgram(module)
     finally:
         interpreter.LayoutViews = original  # type: ignore[misc]
-    return made[0]
+    return made
+
+
+def _plan(compute: ComputeOp) -> layout_views.LayoutViews:
+    """The view plan `PlacedProgram` makes for one kernel."""
+    return _plans(compute.get_toplevel_object())[compute]
 
 
 def _compute(module) -> ComputeOp:
@@ -153,8 +156,7 @@ class Windows(torch.nn.Module):
 def _layout_views_of(program: rducc.Program) -> tuple[int, int]:
     """(layout ops run as views, layout ops) over the program's kernels."""
     viewed = total = 0
-    for compute in (op for op in program.module.walk() if isinstance(op, ComputeOp)):
-        plan = _plan(compute)
+    for compute, plan in _plans(program.module).items():
         ops = [op for op in compute.body.block.ops if isinstance(op, layout_views.LAYOUT_OPS)]
         total += len(ops)
         viewed += sum(op in plan.source or op in plan.views.of_source for op in ops)
