@@ -16,6 +16,8 @@ rests on one with `rducc::check` (imported as `rdu.check`):
   mask's `nonzero_static` positions; `bincount` is an accumulating
   `index_put` into zeros. Its result is checked: the input must give that
   size again (`mask.sum()`, `max(x) + 1` against `minlength`);
+- a pointwise update through a mask (`y[mask] += 1`) is a `where` over the
+  whole tensor, for every mask (`rducc.frontend.masked_updates`);
 - a size read with `.item()` becomes the example's number in every size
   argument it reaches (after the arithmetic torch recorded on it), and each op
   taking it checks that the tensor read holds that number again.
@@ -42,6 +44,7 @@ from rducc.errors import RduccError
 from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.locations import describe_location
+from rducc.frontend.masked_updates import whole_tensor_mask_updates
 from rducc.frontend.types import tensor_type_of
 
 aten = torch.ops.aten
@@ -379,6 +382,7 @@ def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None
     `rducc.frontend.capacity` can. Without example inputs nothing changes (the importer then
     refuses the sizes)."""
     graph = ep.graph
+    whole_tensor_mask_updates(ep)  # `y[mask] += 1`: no data-dependent size at all
     _refuse_unknown(graph)
     values = _example_values(ep)
     if values is None:

@@ -193,10 +193,12 @@ def test_python_numbers_match_eager(case, opt_level):
             assert g == pytest.approx(w, rel=1e-12, abs=1e-12)
 
 
-def test_a_number_used_by_a_tensor_op_stays_one_clear_error():
-    class Scales(nn.Module):
+def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_error():
+    """`a * a.max().item()` is computed in the program (test_heldout_forms.py); `torch.full`
+    has no overload taking its fill value as a tensor: refused, one error."""
+    class Fill(nn.Module):
         def forward(self, a: torch.Tensor) -> torch.Tensor:
-            return a * (a.max().item() + 1.0)
+            return torch.full((3,), a.max().item() + 1.0) * a
 
     with pytest.raises(RduccError, match="read back as a Python number|data-dependent|cannot import"):
-        rducc.compile(Scales(), (torch.randn(3),), opt_level=0)
+        rducc.compile(Fill(), (torch.randn(3),), opt_level=0)
