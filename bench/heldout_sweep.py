@@ -228,6 +228,19 @@ class IndexPutNonzeroTuple(nn.Module):
         return out
 
 
+@case("data", [(torch.tensor([3, 1, 3, 2, 1, 1]),), (torch.tensor([0, 0, 4, 4, 4, 2]),)])
+class UniqueCounts(nn.Module):
+    def forward(self, c):
+        values, counts = torch.unique(c, sorted=True, return_counts=True)
+        return (values * counts).sum(), counts.max()
+
+
+@case("data", [(randn(4, 2), torch.tensor([1, 0, 2, 1])), (randn(4, 2, seed=1), torch.tensor([0, 3, 0, 1]))])
+class RepeatInterleaveCounts(nn.Module):
+    def forward(self, x, r):
+        return torch.repeat_interleave(x, r, dim=0).sum(0)
+
+
 # ----------------------------------------------------------------- MoE dispatch with capacity
 class _Experts(nn.Module):
     def __init__(self, n: int = 3, width: int = 4) -> None:
@@ -482,6 +495,12 @@ class RandintLike(nn.Module):
         return torch.randint_like(x, 0, 10)
 
 
+@case("random", [(torch.full((4000,), 0.25),)], check=_moments(0.25, 0.1875))
+class BernoulliWithGenerator(nn.Module):
+    def forward(self, p):
+        return torch.bernoulli(p, generator=torch.Generator().manual_seed(3))
+
+
 # ----------------------------------------------------------------- dynamic shapes
 def _dyn(module_inputs: list[tuple], dynamic_shapes: Any, shapes: dict, pad: tuple = ()) -> dict:
     return dict(dynamic_shapes=dynamic_shapes, shapes=shapes, pad_dims=list(pad))
@@ -536,6 +555,13 @@ class DynMatmulCumsum(nn.Module):
 class BatchPaddedSoftmax(nn.Module):
     def forward(self, x):
         return x.softmax(-1).amax(1)
+
+
+@case("dynamic", [(randn(2, 6, 8),), (randn(3, 10, 8, seed=1),)],
+      **_dyn([], ({0: Dim.AUTO, 1: Dim("seq", min=2, max=16)},), {"batch": [2, 3], "seq": [6, 10]}))
+class AutoBatchAttention(nn.Module):
+    def forward(self, x):
+        return F.scaled_dot_product_attention(x[:, None], x[:, None], x[:, None], is_causal=True)[:, 0]
 
 
 # ----------------------------------------------------------------- the sweep

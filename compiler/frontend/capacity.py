@@ -2,8 +2,8 @@
 masked, so a program runs for any counts that fit (mixture-of-experts routing).
 
 Token routing splits tokens by per-expert counts the data decides:
-`torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a 1-D boolean
-mask), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
+`torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a boolean
+mask; `h[attention_mask.bool()]` one of two dims), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
 with `.item()`). torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
 token to one expert). Where every op that touches such a count is one this
@@ -12,7 +12,8 @@ the user's smaller `capacity`) instead of the example's value:
 
 - the op making the count pads its result to capacity: `nonzero` is
   `nonzero_static(size=capacity, fill_value=0)` (pad positions index element 0),
-  so is a boolean mask's `x[mask]` (and an `index_put` through the same mask),
+  so is a boolean mask's `x[mask]` (and an `index_put` through the same 1-D mask;
+  one through a mask of more dims keeps the exact compile),
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
   range); the count itself is a tensor of the program (`mask.sum()`, the tensor
   read with `.item()`), checked against the capacity at run time (an overflow
@@ -100,7 +101,7 @@ class _Shapes:
     def __post_init__(self) -> None:
         for node, value in self.original.items():
             found = _mask_source(node, self.original) if isinstance(value, torch.Tensor) else None
-            if found is not None:
+            if found is not None and self.original[found[1]].dim() == 1:  # (a put through k dims: not padded)
                 expr = _exprs(value)[found[0]]
                 if isinstance(expr, sympy.Symbol) and expr in self.capacity:
                     self.masks[found[1]] = expr
@@ -181,7 +182,8 @@ def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] |
 
 
 def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | None:
-    """`x[mask]` through one 1-D boolean mask (other indices None): (its place, the mask)."""
+    """`x[mask]` through one boolean mask (other indices None; a mask of k dims covers
+    k dims of `x`, which become one): (its place, the mask)."""
     if node.target is not aten.index.Tensor:
         return None
     indices = node.args[1]
@@ -189,7 +191,7 @@ def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | No
     if len(present) != 1 or not isinstance(present[0][1], Node):
         return None
     mask = original.get(present[0][1])
-    if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8) or mask.dim() != 1:
+    if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8) or mask.dim() < 1:
         return None
     return present[0][0], present[0][1]
 
@@ -500,7 +502,8 @@ class _Padder:
         self._replace(node, found)
 
     def masked(self, node: Node) -> None:
-        """`x[mask]` through a 1-D boolean mask: the mask's positions padded to capacity."""
+        """`x[mask]` through a boolean mask: the mask's positions padded to capacity (a mask
+        of k dims: k index vectors, one per dim it covers)."""
         found = _mask_source(node, self.shapes.original)
         assert found is not None
         place, mask = found
@@ -511,11 +514,13 @@ class _Padder:
         fits = self.r.emit(node, aten.le.Scalar, count, capacity)
         checked = self.check(node, mask, fits, f"the mask selects more elements than the capacity of {capacity} "
                              "compiled for")
-        positions = self.r.emit(node, aten.select.int, self.r.emit(
-            node, aten.nonzero_static.default, checked, size=capacity, fill_value=0), 1, 0)
+        found_at = self.r.emit(node, aten.nonzero_static.default, checked, size=capacity, fill_value=0)
+        columns = [self.r.emit(node, aten.select.int, found_at, 1, d) for d in range(mask.meta["val"].dim())]
         indices = list(node.args[1])  # type: ignore[arg-type]
-        indices[place] = positions
-        self.counts[symbol], self.positions[mask] = count, (positions, symbol)
+        indices[place:place + 1] = columns
+        self.counts[symbol] = count
+        if len(columns) == 1:
+            self.positions[mask] = (columns[0], symbol)
         replaced = self.r.emit(node, aten.index.Tensor, node.args[0], indices)
         self._replace(node, replaced)
 
