@@ -317,7 +317,7 @@ def _stand_in(target: Any, dtype: torch.dtype) -> float | bool:
         low = value == _BELOW_ALL
         if dtype.is_floating_point:
             return float("-inf") if low else float("inf")
-        return int(torch.iinfo(dtype).min if low else torch.iinfo(dtype).max)  # type: ignore[return-value]
+        return int(torch.iinfo(dtype).min if low else torch.iinfo(dtype).max)
     return value  # type: ignore[return-value]
 
 _MATMULS = (aten.mm.default, aten.bmm.default)

@@ -186,7 +186,8 @@ def _as_tensor_operand(emit: _Emitter, user: Node, number: Node, tensors: dict[N
     tensor = tensors[number]
     others = [a.meta["val"] for a in user.all_input_nodes
               if isinstance(a.meta.get("val"), torch.Tensor) and a not in tensors]
-    example = {torch.bool: True, torch.int64: 1, torch.float64: 1.0}[_dtype_of(number.meta["val"])]
+    examples: dict[torch.dtype | None, bool | int | float] = {torch.bool: True, torch.int64: 1, torch.float64: 1.0}
+    example = examples[_dtype_of(number.meta["val"])]
     dtype = torch.result_type(others[0], example) if others else tensor.meta["val"].dtype
     if tensor.meta["val"].dtype == dtype:
         return tensor
@@ -200,10 +201,13 @@ def _pass_numbers_as_tensors(emit: _Emitter, node: Node, tensors: dict[Node, Nod
         node.target = overload
     args, kwargs = list(node.args), dict(node.kwargs)
     for key in _number_args(node):
-        if isinstance(key, int) and args[key] in tensors:
-            args[key] = _as_tensor_operand(emit, node, args[key], tensors)
-        elif isinstance(key, str) and kwargs[key] in tensors:
-            kwargs[key] = _as_tensor_operand(emit, node, kwargs[key], tensors)
+        value = args[key] if isinstance(key, int) else kwargs[key]
+        if not isinstance(value, Node) or value not in tensors:
+            continue
+        if isinstance(key, int):
+            args[key] = _as_tensor_operand(emit, node, value, tensors)
+        else:
+            kwargs[key] = _as_tensor_operand(emit, node, value, tensors)
     node.args, node.kwargs = tuple(args), kwargs
 
 
