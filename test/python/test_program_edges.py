@@ -86,13 +86,33 @@ def _assert_matches(got, want) -> None:
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
 
 
+class AllComplexCases(nn.Module):
+    """Every complex case in one program (one compile per -O level); its inputs are the
+    cases' inputs one after the other, its outputs a tuple of each case's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cases = nn.ModuleList(module() for module, _ in COMPLEX_CASES.values())
+        self.arity = [len(make()) for _, make in COMPLEX_CASES.values()]
+
+    def forward(self, *inputs: torch.Tensor):
+        outputs, start = [], 0
+        for case, arity in zip(self.cases, self.arity):
+            outputs.append(case(*inputs[start:start + arity]))
+            start += arity
+        return tuple(outputs)
+
+
 @pytest.mark.parametrize("opt_level", [0, 2])
-@pytest.mark.parametrize("case", sorted(COMPLEX_CASES))
-def test_complex_edges_match_eager(case, opt_level):
-    module, make = COMPLEX_CASES[case]
-    inputs = make()
-    program = rducc.compile(module(), inputs, opt_level=opt_level)
-    _assert_matches(program(*inputs), module()(*inputs))
+def test_complex_edges_match_eager(opt_level):
+    module = AllComplexCases()
+    inputs = tuple(t for _, make in COMPLEX_CASES.values() for t in make())
+    program = rducc.compile(module, inputs, opt_level=opt_level)
+    for name, got, want in zip(COMPLEX_CASES, program(*inputs), module(*inputs), strict=True):
+        try:
+            _assert_matches(got, want)
+        except AssertionError as error:
+            raise AssertionError(f"complex case {name}: {error}") from error
 
 
 def test_complex_edges_are_marked_on_the_module():
