@@ -171,7 +171,8 @@ class WhereSingleArg(nn.Module):
         return x[idx].abs().sum()
 
 
-@case("data", [(randn(6, 3), torch.tensor([0, 2, 1, 0, 2, 2])), (randn(6, 3, seed=1), torch.tensor([1, 1, 1, 0, 0, 2]))])
+@case("data", [(randn(6, 3), torch.tensor([0, 2, 1, 0, 2, 2])),
+               (randn(6, 3, seed=1), torch.tensor([1, 1, 1, 0, 0, 2]))])
 class SplitFromCounts(nn.Module):
     def forward(self, x, c):
         counts = F.one_hot(c, 3).sum(0)
@@ -502,7 +503,7 @@ class BernoulliWithGenerator(nn.Module):
 
 
 # ----------------------------------------------------------------- dynamic shapes
-def _dyn(module_inputs: list[tuple], dynamic_shapes: Any, shapes: dict, pad: tuple = ()) -> dict:
+def _dyn(_inputs: list[tuple], dynamic_shapes: Any, shapes: dict, pad: tuple = ()) -> dict:
     return dict(dynamic_shapes=dynamic_shapes, shapes=shapes, pad_dims=list(pad))
 
 
@@ -602,13 +603,19 @@ def run_case(c: Case, opt_level: int) -> str:
 def main(argv: list[str]) -> int:
     wanted = [a for a in argv if not a.startswith("-")]
     failures = 0
+    passed: dict[str, list[int]] = {}
     for c in CASES:
         if wanted and not any(w in c.name or w == c.cls for w in wanted):
             continue
         for level in (0, 2):
             verdict = run_case(c, level)
             failures += verdict != "ok"
+            tally = passed.setdefault(c.cls, [0, 0])
+            tally[0] += verdict == "ok"
+            tally[1] += 1
             print(f"{c.cls:8} {c.name:26} -O{level} {verdict}", flush=True)
+    for cls, (ok, total) in passed.items():
+        print(f"{cls:8} {ok}/{total} compile and match eager ({ok / total:.0%})")
     print(f"{failures} failures")
     return 0
 
