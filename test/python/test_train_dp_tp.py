@@ -101,13 +101,21 @@ def _optimizer_state_bytes(module) -> int:
     return sum(memory_table(module)["optimizer state"].values())
 
 
-@pytest.mark.parametrize(("tp", "clip", "opt_level"), [(1, 1.0, 2), (2, None, 2)])
-def test_zero_trains_as_eager_with_sharded_state(tp, clip, opt_level):
-    """ZeRO stage 1 at dp=2 (x tp): each replica holds half of AdamW's moments (the
-    report's optimizer-state bytes), the gradients are reduce-scattered (under
-    max_grad_norm before the clip, whose norm is each replica's part all-reduced),
-    the updated parameters all-gathered; 3 steps' losses, the parameters and
-    `state_dict()` (gathered on the host, torch.optim's format) equal eager's."""
+def _gradient_bytes(module) -> int:
+    from rducc.model.training_speed import memory_table
+
+    return sum(memory_table(module)["gradients"].values())
+
+
+@pytest.mark.parametrize(("tp", "clip", "stage"), [(1, 1.0, 2), (2, None, 2), (1, 1.0, 1)])
+def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage):
+    """ZeRO at dp=2 (x tp): each replica holds half of AdamW's moments (the report's
+    optimizer-state bytes); stage 2 reduce-scatters the gradients (under max_grad_norm
+    before the clip, whose norm is each replica's part all-reduced) and the report's
+    gradients are the 1/dp share, stage 1 all-reduces them whole (every gradient's
+    bytes held) and each replica updates its part; the updated parameters are
+    all-gathered; 3 steps' losses, the parameters and `state_dict()` (gathered on the
+    host, torch.optim's format) equal eager's."""
     from rducc.dialects.contracts import zero_of
     from rducc.dialects.rdu.collectives import AllGatherOp, ReduceScatterOp
 
@@ -117,16 +125,25 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, opt_level):
     batches = [(torch.randn(4, 16), torch.randint(0, 8, (4,))) for _ in range(3)]
     options = {"lr": 1e-2, "weight_decay": 0.1}
     clipping = {"max_grad_norm": clip} if clip else {}
-    program = compile_training(model, batches[0], optimizer="adamw", target="sn40l-8", opt_level=opt_level,
-                               passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=tp, zero=True))],
+    program = compile_training(model, batches[0], optimizer="adamw", target="sn40l-8", opt_level=0,
+                               passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=tp, zero=stage))],
                                **options, **clipping)
     module = program.module
-    assert zero_of(module) and data_parallel_of(module) == 2
+    assert zero_of(module) == stage and data_parallel_of(module) == 2
     scatters = [op for op in module.walk() if isinstance(op, ReduceScatterOp)]
-    assert len(scatters) == (4 if tp == 1 else 3)  # a gradient each (tp=2: fc1's bias is split by tp only)
-    assert all(op.groups(2 * tp) == tuple(tuple(range(r, 2 * tp, tp)) for r in range(tp)) for op in scatters)
-    assert any(isinstance(op, AllGatherOp) and op.groups(2 * tp) == scatters[0].groups(2 * tp)
-               for op in module.walk())
+    dp_groups = tuple(tuple(range(r, 2 * tp, tp)) for r in range(tp))
+    gathers = [op for op in module.walk() if isinstance(op, AllGatherOp) and op.groups(2 * tp) == dp_groups]
+    assert len(gathers) == (3 if tp > 1 else 4)  # an updated parameter each (tp=2: fc1's bias is split by tp only)
+    # the gradients (float32) the optimizer reads: tp's share of each, and at stage 2 the
+    # replica's half of those ZeRO splits (all but fc1's bias at tp=2: tp splits its only dim)
+    tp_share = {"fc1.weight": tp, "fc1.bias": tp, "fc2.weight": tp, "fc2.bias": 1}
+    whole = {key: 4 * p.numel() // tp_share[key] for key, p in eager.named_parameters()}
+    if stage == 2:
+        assert len(scatters) == len(gathers) and all(op.groups(2 * tp) == dp_groups for op in scatters)
+        assert _gradient_bytes(module) == sum(n // (1 if tp > 1 and key == "fc1.bias" else 2)
+                                              for key, n in whole.items())
+    else:
+        assert not scatters and _gradient_bytes(module) == sum(whole.values())  # every gradient held whole
     # a socket's exp_avg and exp_avg_sq (float32): 1/dp of each, 1/(dp x tp) of those tp splits too
     # but fc1's bias (tp splits its only dim); the float32 step counts whole
     shares = {"fc1.weight": 2 * tp, "fc1.bias": tp if tp > 1 else 2, "fc2.weight": 2 * tp, "fc2.bias": 2}
