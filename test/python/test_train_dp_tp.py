@@ -181,3 +181,29 @@ def test_zero_needs_replicas_and_state():
         run_passes(_imported_step(4), parse_passes("rdu-partition{tp=2 zero=true target=sn40l-8}"))
     with pytest.raises(RduccError, match="zero shards the optimizer state, but this step has none"):
         run_passes(_imported_step(4), parse_passes("rdu-partition{dp=2 zero=true target=sn40l-8}"))
+
+
+def test_pp_by_tp_trains_as_eager():
+    """pp=2 x tp=2 (4 of sn40l-8's sockets): each stage's ops on its own stage
+    (`rdu.stage`), the weights split over tp within it, sends between the stages,
+    the 1F1B microbatches; 3 AdamW steps' losses and the parameters equal eager's."""
+    from test_train_parallel import _train_both
+
+    from rducc.dialects.contracts import microbatches_of, op_stage
+    from rducc.dialects.rdu.collectives import SendRecvOp
+
+    torch.manual_seed(0)
+    batches = [(torch.randn(4, 16), torch.randint(0, 8, (4,))) for _ in range(3)]
+    program, eager, losses = _train_both(MLPLoss(), batches, "adamw", 0, tp=2, pp=2)
+    module = program.module
+    assert partition_of(module) == (2, 2) and microbatches_of(module) > 1
+    assert any(isinstance(op, SendRecvOp) for op in module.walk())
+    assert {op_stage(op) for op in module.walk() if op.name == "rdu.matmul"} == {0, 1}
+    assert any(isinstance(op, AllReduceOp) for op in module.walk())  # fc2's rows: a partial sum over tp
+    weights = {op.sym_name.data: shard_of(op) for op in module.ops if isinstance(op, GlobalOp)}
+    assert set(weights["fc1.weight"].dims()) == {0} and set(weights["fc2.weight"].dims()) == {1}  # columns, rows
+    for step, (got, want) in enumerate(losses):
+        assert got == pytest.approx(want, rel=1e-5, abs=1e-6), f"step {step}"
+    trained = program.parameters()
+    for key, parameter in eager.named_parameters():
+        torch.testing.assert_close(trained[key], parameter.detach(), rtol=1e-4, atol=1e-5, msg=key)
