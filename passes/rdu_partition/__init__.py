@@ -71,6 +71,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FunctionType,
     ModuleOp,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -92,6 +93,7 @@ from rducc.dialects.contracts import (
     module_target,
     phase_of,
     result_shards,
+    result_updates,
     set_expert_parallel,
     set_layer,
     set_partition,
@@ -441,7 +443,9 @@ class _TensorPartitioner:
     """Data parallel, the ZeRO stage (training.py): 1, the optimizer state split
     over the replicas, gradients all-reduced whole, each replica updating its part,
     updated parameters all-gathered; 2, the gradients reduce-scattered to the part
-    where the backward makes them instead (the whole gradient never held)."""
+    where the backward makes them instead (the whole gradient never held); 3, the
+    parameters held split too, all-gathered for the forward and the backward
+    (`_shard_parameters`)."""
     zero_wants: dict[SSAValue, Split] = field(default_factory=dict)
     """ZeRO: the split of each gradient value its state's update takes (`_trace_gradient`)."""
 
@@ -836,7 +840,10 @@ class _TensorPartitioner:
                 self._shard_arg(arg, seed)
         if self.zero:
             self._shard_optimizer_state()
-        for op in list(block.ops):
+        ops = list(block.ops)  # not the parameters' all-gathers stage 3 inserts: made in their layouts
+        if self.zero >= 3:
+            self._shard_parameters()
+        for op in ops:
             if isinstance(op, func.ReturnOp):
                 return self._results(op)
             self._partition_op(op)
@@ -864,6 +871,50 @@ class _TensorPartitioner:
                     elif is_outlined(self.function) and self.layout_of(value) is None:
                         self._shard_arg(value, want)  # a gradient passed in by the caller
             self._shard_arg(arg, want)
+
+    def _shard_parameters(self) -> None:
+        """ZeRO stage 3: each trained parameter argument held split like its state
+        (`zero_dim`); the optimizer updates that part (its result written back
+        split), every other reader takes it whole from an all-gather inserted just
+        before its first reader of each phase (one for the forward, one again for
+        the backward: the gathered weight is not kept between them)."""
+        for arg in self._trained_parameters():
+            held = shard_of(self.attrs[arg.index])
+            dim = zero_dim(_shape(arg), self.tp, held.dims() if held is not None else ())
+            if dim is None:
+                continue  # no dim divides: held whole, as its state is
+            want = Split.whole(dim, self.tp)
+            readers: dict[Phase | None, list[tuple[Operation, int]]] = {}
+            for use in [] if is_outlined(self.function) else list(arg.uses):  # a layer's: only the update reads
+                phase = phase_of(use.operation)
+                if phase != Phase.OPTIMIZER:
+                    readers.setdefault(phase, []).append((use.operation, use.index))
+            split = self._shard_arg(arg, want)
+            for uses in readers.values():
+                first = min((user for user, _ in uses), key=_position)
+                whole = self._gather(split, want, first)
+                self.layout[whole] = None
+                self.full[whole] = self.full_shape(split)
+                for user, index in uses:
+                    user.operands[index] = whole
+
+    def _trained_parameters(self) -> list[BlockArgument]:
+        """The parameter arguments the optimizer updates: the entry's (a parameter
+        global whose new value the step returns), an outlined layer's by what its
+        first call passes them."""
+        entry = entry_function(self.module)
+        updated = {u.name for u in result_updates(entry) if u is not None and u.kind == "buffer"}
+        kinds = {g.sym_name.data: g.attributes.get("kind") for g in self.module.ops if isinstance(g, GlobalOp)}
+        trained = {arg for arg, attrs in zip(entry.args, arg_attrs(entry))
+                   if (name := global_of(attrs)) in updated and isinstance(kind := kinds.get(name or ""), StringAttr)
+                   and kind.data == "parameter"}
+        if self.function is entry:
+            return [arg for arg in entry.args if arg in trained]
+        call = next((op for op in entry.body.block.ops if isinstance(op, func.CallOp)
+                     and op.callee.string_value() == self.function.sym_name.data), None)
+        if call is None or phase_of(call) != Phase.OPTIMIZER:
+            return []
+        return [self.function.args[i] for i, value in enumerate(call.operands) if value in trained]
 
     def _optimizer_roles(self) -> tuple[list[BlockArgument], set[SSAValue]]:
         """(the optimizer state arguments, the parameter arguments) of the function:
@@ -1642,7 +1693,7 @@ class _TensorPartitioner:
 
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []
-        gathered = self._parameter_results() if self.zero else []
+        gathered = self._parameter_results() if 0 < self.zero < 3 else []  # stage 3: written back split
         gathered += [False] * (len(ret.operands) - len(gathered))
         keeps_partial = self.zero >= 2 and is_outlined(self.function)  # ZeRO 2: the caller reduce-scatters
         for index, value in enumerate(list(ret.operands)):
@@ -1786,8 +1837,8 @@ def _send_across(block: Block, stage: dict[Operation, int]) -> None:
 def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
                      microbatches: int = 1, ep: int = 1, zero: int = 0) -> int:
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
-    replicas, with `zero` (the ZeRO stage) their optimizer state (and, at stage 2,
-    their gradients) sharded over them; a pipelined
+    replicas, with `zero` (the ZeRO stage) their optimizer state (stage 2: and
+    gradients; 3: and parameters) sharded over them; a pipelined
     training step's 1F1B `microbatches`; the routed experts split over the ep =
     tp ranks); the replicated op count."""
     if zero:
@@ -1824,7 +1875,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     return replicated
 
 
-ZERO_STAGES = (0, 1, 2)
+ZERO_STAGES = (0, 1, 2, 3)
 """The ZeRO stages rdu-partition builds (0: none)."""
 
 CHOSEN_ZERO = 2
@@ -1942,9 +1993,10 @@ class RduPartition(RduPass):
     """The ZeRO stage of a training step with dp > 1 (passes/rdu_partition/training.py;
     0: none). 1: each replica holds and updates 1/dp of the optimizer state, the
     gradients all-reduced whole, the updated parameters all-gathered; 2: the
-    gradients also sharded, reduce-scattered where the backward makes them.
-    Stage 3 (parameters sharded) is refused. Without a split given, the cost
-    model weighs stage-2 candidates anyway."""
+    gradients also sharded, reduce-scattered where the backward makes them; 3:
+    the parameters too, all-gathered before their first reader in the forward
+    and again in the backward, updated and written back split. Without a split
+    given, the cost model weighs stage-2 candidates anyway."""
 
     ep: int = 0
     """Expert parallelism: the routed experts' stacked tables split over the ep
@@ -1963,9 +2015,8 @@ class RduPartition(RduPass):
         if self.microbatches < 0:
             raise RduccError(f"rdu-partition: microbatches must be >= 1, got {self.microbatches}")
         if self.zero not in ZERO_STAGES:
-            raise RduccError(f"rdu-partition: zero={int(self.zero)} is not a ZeRO stage rducc builds: "
-                             "1 (optimizer state sharded) or 2 (and gradients); stage 3 (parameters "
-                             "sharded) is not built")
+            raise RduccError(f"rdu-partition: zero={int(self.zero)} is not a ZeRO stage: 1 (optimizer "
+                             "state sharded), 2 (and gradients) or 3 (and parameters)")
         if self.zero and self.dp < 2:
             raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
                              f"it needs dp >= 2, got dp={self.dp}")

@@ -1,6 +1,7 @@
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{dp=2 zero=1 target=sn40l-8}' %s | filecheck %s --check-prefix=STAGE1
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{dp=2 zero=2 target=sn40l-8}' %s | filecheck %s --check-prefix=STAGE2
-// RUN: not rducc-opt -p 'rdu-partition{dp=2 zero=3 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-STAGE
+// RUN: rducc-opt --check-roundtrip -p 'rdu-partition{dp=2 zero=3 target=sn40l-8}' %s | filecheck %s --check-prefix=STAGE3
+// RUN: not rducc-opt -p 'rdu-partition{dp=2 zero=4 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-STAGE
 // RUN: not rducc-opt -p 'rdu-partition{tp=2 zero=2 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR-DP
 
 // A Linear(4, 2) + MSE training step with AdamW at batch 4 (`rducc lin.pt2
@@ -10,8 +11,11 @@
 // where the backward makes it (held whole, deferred under the backward) and
 // the update cuts the replica's part (rdu.local_part, optimizer phase); stage
 // 2 reduce-scatters it there instead (only the part is held). Both cut the
-// parameter locally and all-gather the updated one. Stage 3 is refused, and
-// ZeRO without replicas.
+// parameter locally and all-gather the updated one. Stage 3 holds the
+// parameters split too: each is all-gathered just before the forward reads
+// it (this step's backward reads no weight: x needs no gradient), updated on
+// the replica's part and written back split, never gathered after the
+// update. An unknown stage is refused, and ZeRO without replicas.
 
 // STAGE1:      rdu.partition = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero = 1 : i64}
 // STAGE1:      tier.global @optimizer.step.fc.weight : tensor<f32> {kind = "buffer"}
@@ -38,7 +42,19 @@
 // STAGE2:      rdu.all_gather %{{.*}} dim 0 group 2 {rdu.phase = #rdu<phase optimizer>} : tensor<1x4xf32> -> tensor<2x4xf32>
 // STAGE2:      rdu.all_gather %{{.*}} dim 0 group 2 {rdu.phase = #rdu<phase optimizer>} : tensor<1xf32> -> tensor<2xf32>
 
-// ERR-STAGE: rdu-partition: zero=3 is not a ZeRO stage rducc builds: 1 (optimizer state sharded) or 2 (and gradients); stage 3 (parameters sharded) is not built
+// STAGE3:      rdu.partition = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero = 3 : i64}
+// STAGE3:      tier.global @fc.weight : tensor<1x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// STAGE3-NEXT: tier.global @fc.bias : tensor<1xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// STAGE3:      %[[W:.*]] = rdu.all_gather %p_fc_weight dim 0 group 2 {rdu.phase = #rdu<phase forward>} : tensor<1x4xf32> -> tensor<2x4xf32>
+// STAGE3-NEXT: rdu.matmul %x, %[[W]] transpose_rhs
+// STAGE3:      %[[B:.*]] = rdu.all_gather %p_fc_bias dim 0 group 2 {rdu.phase = #rdu<phase forward>} : tensor<1xf32> -> tensor<2xf32>
+// STAGE3-NEXT: rdu.map %[[B]], %addmm
+// STAGE3:      rdu.reduce_scatter %mm dim 0 group 2 {rdu.phase = #rdu<phase backward>, rdu.deferred}
+// STAGE3-NOT:  rdu.all_gather
+// STAGE3-NOT:  rdu.local_part %p_fc
+// STAGE3:      func.return %mean_1, %{{.*}}, %{{.*}}, {{.*}} : tensor<f32>, tensor<1x4xf32>, tensor<1xf32>,
+
+// ERR-STAGE: rdu-partition: zero=4 is not a ZeRO stage: 1 (optimizer state sharded), 2 (and gradients) or 3 (and parameters)
 // ERR-DP: rdu-partition: zero shards the optimizer state over the data-parallel replicas: it needs dp >= 2, got dp=0
 
 builtin.module attributes {rdu.level = #rdu<level graph>} {

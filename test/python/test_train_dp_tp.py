@@ -7,13 +7,14 @@ its group's sockets; the split chooser compiles the dp x tp winner it reports.""
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 import pytest
 import torch
 from test_train_parallel import LlamaLoss, MLPLoss, _imported_step
 
 from rducc.api import after
-from rducc.dialects.contracts import arg_attrs, data_parallel_of, is_input, partition_of, shard_of
+from rducc.dialects.contracts import Phase, arg_attrs, data_parallel_of, is_input, partition_of, phase_of, shard_of
 from rducc.dialects.program import entry_function
 from rducc.dialects.rdu.collectives import GROUPED_OPS, AllReduceOp
 from rducc.dialects.tier import GlobalOp
@@ -101,21 +102,24 @@ def _optimizer_state_bytes(module) -> int:
     return sum(memory_table(module)["optimizer state"].values())
 
 
-def _gradient_bytes(module) -> int:
+def _memory_bytes(module, cls: str) -> int:
     from rducc.model.training_speed import memory_table
 
-    return sum(memory_table(module)["gradients"].values())
+    return sum(memory_table(module)[cls].values())
 
 
-@pytest.mark.parametrize(("tp", "clip", "stage"), [(1, 1.0, 2), (2, None, 2), (1, 1.0, 1)])
+@pytest.mark.parametrize(("tp", "clip", "stage"), [(1, 1.0, 1), (2, None, 2), (2, 1.0, 3)])
 def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage):
     """ZeRO at dp=2 (x tp): each replica holds half of AdamW's moments (the report's
-    optimizer-state bytes); stage 2 reduce-scatters the gradients (under max_grad_norm
-    before the clip, whose norm is each replica's part all-reduced) and the report's
-    gradients are the 1/dp share, stage 1 all-reduces them whole (every gradient's
-    bytes held) and each replica updates its part; the updated parameters are
-    all-gathered; 3 steps' losses, the parameters and `state_dict()` (gathered on the
-    host, torch.optim's format) equal eager's."""
+    optimizer-state bytes). Stage 1 all-reduces the gradients (every gradient's bytes
+    held) and each replica updates its part; stage 2 reduce-scatters them (under
+    max_grad_norm before the clip, whose norm is each replica's part all-reduced), the
+    report's gradients the 1/dp share; both all-gather the updated parameters. Stage 3
+    holds the parameters split too (the report's weights the 1/dp share), all-gathers
+    each before the forward reads it and again before the backward does (fc2's weight:
+    the gradient of its input), and gathers nothing after the update. 3 steps' losses,
+    the parameters and `state_dict()` (gathered on the host, torch.optim's format)
+    equal eager's, and torch.optim's state loads back."""
     from rducc.dialects.contracts import zero_of
     from rducc.dialects.rdu.collectives import AllGatherOp, ReduceScatterOp
 
@@ -132,18 +136,24 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage):
     assert zero_of(module) == stage and data_parallel_of(module) == 2
     scatters = [op for op in module.walk() if isinstance(op, ReduceScatterOp)]
     dp_groups = tuple(tuple(range(r, 2 * tp, tp)) for r in range(tp))
-    gathers = [op for op in module.walk() if isinstance(op, AllGatherOp) and op.groups(2 * tp) == dp_groups]
-    assert len(gathers) == (3 if tp > 1 else 4)  # an updated parameter each (tp=2: fc1's bias is split by tp only)
-    # the gradients (float32) the optimizer reads: tp's share of each, and at stage 2 the
-    # replica's half of those ZeRO splits (all but fc1's bias at tp=2: tp splits its only dim)
+    gathers = Counter(phase_of(op) for op in module.walk()
+                      if isinstance(op, AllGatherOp) and op.groups(2 * tp) == dp_groups)
+    sharded = 3 if tp > 1 else 4  # the parameters ZeRO splits (tp=2: fc1's bias is split by tp only)
+    if stage < 3:
+        assert gathers == {Phase.OPTIMIZER: sharded}  # each updated parameter, whole for the next forward
+    else:
+        assert gathers == {Phase.FORWARD: sharded, Phase.BACKWARD: 1}
+    # the gradients (float32) the optimizer reads and the weights: tp's share of each, and
+    # the replica's half of those ZeRO splits where the stage shards them
     tp_share = {"fc1.weight": tp, "fc1.bias": tp, "fc2.weight": tp, "fc2.bias": 1}
     whole = {key: 4 * p.numel() // tp_share[key] for key, p in eager.named_parameters()}
-    if stage == 2:
-        assert len(scatters) == len(gathers) and all(op.groups(2 * tp) == dp_groups for op in scatters)
-        assert _gradient_bytes(module) == sum(n // (1 if tp > 1 and key == "fc1.bias" else 2)
-                                              for key, n in whole.items())
+    halves = sum(n // (1 if tp > 1 and key == "fc1.bias" else 2) for key, n in whole.items())
+    if stage >= 2:
+        assert len(scatters) == sharded and all(op.groups(2 * tp) == dp_groups for op in scatters)
+        assert _memory_bytes(module, "gradients") == halves
     else:
-        assert not scatters and _gradient_bytes(module) == sum(whole.values())  # every gradient held whole
+        assert not scatters and _memory_bytes(module, "gradients") == sum(whole.values())  # held whole
+    assert _memory_bytes(module, "weights") == (halves if stage == 3 else sum(whole.values()))
     # a socket's exp_avg and exp_avg_sq (float32): 1/dp of each, 1/(dp x tp) of those tp splits too
     # but fc1's bias (tp splits its only dim); the float32 step counts whole
     shares = {"fc1.weight": 2 * tp, "fc1.bias": tp if tp > 1 else 2, "fc2.weight": 2 * tp, "fc2.bias": 2}
