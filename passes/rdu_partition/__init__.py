@@ -1026,6 +1026,8 @@ class _TensorPartitioner:
                 new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, layout))  # type: ignore[arg-type]
             self.full[new] = full
             self.layout[new] = layout
+            if self.zero and layout == PARTIAL:  # a gradient an outlined backward layer returns
+                self._scatter_early(op, new)
 
     def _partition_op(self, op: Operation) -> None:
         if isinstance(op, func.CallOp) and (callee := self.callees.get(op.callee.string_value())) is not None:
