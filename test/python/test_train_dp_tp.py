@@ -108,8 +108,8 @@ def _memory_bytes(module, cls: str) -> int:
     return sum(memory_table(module)[cls].values())
 
 
-@pytest.mark.parametrize(("tp", "clip", "stage"), [(1, 1.0, 1), (2, None, 2), (2, 1.0, 3)])
-def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage):
+@pytest.mark.parametrize(("tp", "clip", "stage", "opt_level"), [(1, 1.0, 1, 0), (2, None, 2, 0), (2, 1.0, 3, 2)])
+def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage, opt_level):
     """ZeRO at dp=2 (x tp): each replica holds half of AdamW's moments (the report's
     optimizer-state bytes). Stage 1 all-reduces the gradients (every gradient's bytes
     held) and each replica updates its part; stage 2 reduce-scatters them (under
@@ -119,7 +119,8 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage):
     each before the forward reads it and again before the backward does (fc2's weight:
     the gradient of its input), and gathers nothing after the update. 3 steps' losses,
     the parameters and `state_dict()` (gathered on the host, torch.optim's format)
-    equal eager's, and torch.optim's state loads back."""
+    equal eager's, and torch.optim's state loads back. At -O2 the step is one kernel:
+    its gradients never leave SRAM (the report's gradient bytes are 0)."""
     from rducc.dialects.contracts import zero_of
     from rducc.dialects.rdu.collectives import AllGatherOp, ReduceScatterOp
 
@@ -129,7 +130,7 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage):
     batches = [(torch.randn(4, 16), torch.randint(0, 8, (4,))) for _ in range(3)]
     options = {"lr": 1e-2, "weight_decay": 0.1}
     clipping = {"max_grad_norm": clip} if clip else {}
-    program = compile_training(model, batches[0], optimizer="adamw", target="sn40l-8", opt_level=0,
+    program = compile_training(model, batches[0], optimizer="adamw", target="sn40l-8", opt_level=opt_level,
                                passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=tp, zero=stage))],
                                **options, **clipping)
     module = program.module
@@ -150,7 +151,7 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage):
     halves = sum(n // (1 if tp > 1 and key == "fc1.bias" else 2) for key, n in whole.items())
     if stage >= 2:
         assert len(scatters) == sharded and all(op.groups(2 * tp) == dp_groups for op in scatters)
-        assert _memory_bytes(module, "gradients") == halves
+        assert _memory_bytes(module, "gradients") == (halves if opt_level == 0 else 0)
     else:
         assert not scatters and _memory_bytes(module, "gradients") == sum(whole.values())  # held whole
     assert _memory_bytes(module, "weights") == (halves if stage == 3 else sum(whole.values()))
@@ -204,7 +205,7 @@ def test_pp_by_tp_trains_as_eager():
 
     torch.manual_seed(0)
     batches = [(torch.randn(4, 16), torch.randint(0, 8, (4,))) for _ in range(3)]
-    program, eager, losses = _train_both(MLPLoss(), batches, "adamw", 0, tp=2, pp=2)
+    program, eager, losses = _train_both(MLPLoss(), batches, "adamw", 2, tp=2, pp=2)
     module = program.module
     assert partition_of(module) == (2, 2) and microbatches_of(module) > 1
     assert any(isinstance(op, SendRecvOp) for op in module.walk())
