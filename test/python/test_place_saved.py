@@ -182,7 +182,7 @@ class GatedBlock(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(64)
-        self.gate = nn.Linear(64, 64, bias=False)
+        self.gate = nn.Linear(64, 64)
         self.up = nn.Linear(64, 64, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
