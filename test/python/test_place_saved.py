@@ -217,3 +217,32 @@ def test_outlined_step_spills_only_what_its_callees_hold() -> None:
     assert sum(1 for op in step.module.ops if isinstance(op, func.FuncOp) and is_outlined(op)) > 0
     assert training_memory(step.module)["activations.ddr"] > 0
     _adamw_steps_as_eager(step, reference, x, 2)
+
+
+class TiedThreeWays(nn.Module):
+    """One weight read by three linear layers (each with its own bias)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(16, 16) for _ in range(3)])
+        for layer in self.layers[1:]:
+            layer.weight = self.layers[0].weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return x.pow(2).mean()
+
+
+def test_weight_tied_three_ways_is_updated_once() -> None:
+    """torch.export lifts a weight tied three ways under three names: the step keeps
+    one AdamW state for it (two names resolving to one parameter gave two globals
+    of one name), and three steps give eager's losses."""
+    torch.manual_seed(6)
+    model, x = TiedThreeWays(), torch.randn(4, 16)
+    reference = copy.deepcopy(model)
+    step = rducc.compile_training(model, (x,), optimizer="adamw", lr=1e-2, opt_level=0)
+    _adamw_steps_as_eager(step, reference, x, 3)
+    weights = step.parameters()
+    for name in ("layers.0.weight", "layers.1.weight", "layers.2.weight"):
+        torch.testing.assert_close(weights[name], reference.layers[0].weight.detach(), rtol=1e-4, atol=1e-6)
