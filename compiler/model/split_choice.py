@@ -137,8 +137,9 @@ class Unit:
     """Per argument of a call: whether the caller passes a weight (read from HBM)."""
     sources: tuple[tuple[int, int, int, bool], ...] = ()
     """Each value it reads that an earlier unit makes, once: (that unit's index, the
-    result's index, its bytes, whether dp splits it: `_sources`). A pipeline cut between the two sends it (`rdu-partition`'s `send_recv`,
-    once to each stage that reads it)."""
+    result's index, its bytes, whether dp splits it, else tp: `_sources`). A
+    pipeline cut between the two sends it (`rdu-partition`'s `send_recv`, once to
+    each stage that reads it)."""
 
 
 @dataclass
@@ -459,7 +460,7 @@ def _sources(op: Operation, order: Mapping[Operation, int], weight_shapes: set[t
              ) -> tuple[tuple[int, int, int, bool], ...]:
     """The values `op` reads that an op of the entry function makes (`Unit.sources`);
     dp splits each but a scalar and a value of a weight's shape (or its transpose's:
-    a gradient), which every replica holds whole."""
+    a gradient), which every replica holds whole and tp splits as the weight."""
     found: dict[SSAValue, tuple[int, int, int, bool]] = {}
     for value in op.operands:
         owner = value.owner
@@ -581,7 +582,8 @@ def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> Ca
             if stages[source] == stage or (source, index, stage) in sent:
                 continue
             sent.add((source, index, stage))
-            hop = collective_seconds("send_recv", size // (c.dp if batched else 1), 2, target)[0]
+            # dp splits an activation; tp a weight-shaped value (a gradient), as it splits the weight
+            hop = collective_seconds("send_recv", size // (c.dp if batched else c.tp), 2, target)[0]
             if unit.phase == Phase.OPTIMIZER.value:
                 optimizer[stage] += hop
             else:  # as training_estimate charges it: a microbatch's part, at least the link's latency
