@@ -41,7 +41,11 @@ decides it: a spill of one spills them all, marks the callee's kernel result
 `ddr` and its parameter `tier.tier = ddr` (`rdu-insert-dma` types them so),
 and is not taken when the slot also holds a value that cannot go to DDR, nor
 when the callee returns the value at two indices (one kernel result, two
-slots).
+slots). A view kernel's result (a reshape or contiguous slice, which
+`rdu-insert-dma` makes a `tier.view` of its input's buffer: a bias gradient,
+the summed rows reshaped) lives where its input lives, so the two share one
+placement too (`shared_placements`): the tier each call passes at an index
+of an outlined layer is one fact, the callee's parameter's.
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
