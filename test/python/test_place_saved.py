@@ -58,9 +58,11 @@ def _check_against_eager(program: rducc.Program, model: nn.Module, x: torch.Tens
         torch.testing.assert_close(got, parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
 
 
-@pytest.mark.parametrize("opt_level", [0, 2])
+@pytest.mark.parametrize("opt_level", [2])
 def test_spilled_values_give_eager_gradients(opt_level: int) -> None:
-    """With 100 kB of HBM, saved values or gradients go to DDR: the step still equals eager."""
+    """With 100 kB of HBM, saved values or gradients go to DDR: the step still equals
+    eager (at -O2, values kept on chip beside the spills; -O0's spills are checked
+    against eager by the outlined step below, and their DMA by rdu-place-saved.mlir)."""
     torch.manual_seed(0)
     model, x = TwoLayers(), torch.randn(64, 64)
     program = _step(model, x, str(INPUTS / "train-hbm.toml"), opt_level)
