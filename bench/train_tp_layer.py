@@ -34,6 +34,7 @@ import torch  # noqa: E402
 from xdsl.dialects import func  # noqa: E402
 
 from rducc.dialects.contracts import is_outlined  # noqa: E402
+from rducc.dialects.op_facts import tensor_bytes  # noqa: E402
 from rducc.dialects.program import functions  # noqa: E402
 from rducc.driver import CompileOptions, resolve_passes  # noqa: E402
 from rducc.model.training_speed import op_seconds  # noqa: E402
@@ -73,8 +74,9 @@ def partitioned_step(seq: int, tp: int, sequence_parallel: bool = False):
     return compile_step(ep, groups, CompileOptions(target=TARGET, passes=resolve_passes(text))).module
 
 
-def layer_times(module, target) -> dict[str, tuple[float, float, Counter]]:
-    """Per outlined layer: (modeled seconds, of which collectives, collective op counts)."""
+def layer_times(module, target) -> dict[str, tuple[float, float, Counter, int]]:
+    """Per outlined layer: (modeled seconds, of which collectives, collective op counts,
+    bytes a rank of what it returns: the forward layer's saved activations and output)."""
     times = {}
     for function in functions(module):
         if not is_outlined(function):
@@ -91,7 +93,8 @@ def layer_times(module, target) -> dict[str, tuple[float, float, Counter]]:
             if collective:
                 links += seconds
                 kinds[op.name.removeprefix("rdu.")] += 1
-        times[function.sym_name.data] = (total, links, kinds)
+        returned = sum(tensor_bytes(value) for value in function.body.block.last_op.operands)
+        times[function.sym_name.data] = (total, links, kinds, returned)
     return times
 
 
@@ -104,7 +107,8 @@ def run(quick: bool, seq: int = 4096, tps: tuple[int, ...] = (1, 2, 4, 8),
                       command)
     target = load_target(TARGET)
     rows = ["| tp | phase | one layer (modeled) | of which collectives | speed-up over tp=1 (ideal: tp) "
-            "| collectives in the layer |", "| --- | --- | --- | --- | --- | --- |"]
+            "| collectives in the layer | returned a rank (forward: saved + output) |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     base: dict[str, float] = {}
     runs = [(tp, False) for tp in tps] + [(tp, True) for tp in tps if tp > 1 and sequence_parallel]
     for tp, sequence in runs:
@@ -114,12 +118,12 @@ def run(quick: bool, seq: int = 4096, tps: tuple[int, ...] = (1, 2, 4, 8),
         for name in ("layer_forward", "layer_backward", "layer_optimizer"):
             if name not in times:
                 continue
-            seconds, links, kinds = times[name]
+            seconds, links, kinds, returned = times[name]
             base.setdefault(name, seconds)
             ratio = base[name] / seconds if seconds else 0.0
             counts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "-"
             rows.append(f"| {label} | {name.removeprefix('layer_')} | {seconds * 1e3:,.3f} ms | {links * 1e3:,.3f} ms "
-                        f"| {ratio:.2f}x | {counts} |")
+                        f"| {ratio:.2f}x | {counts} | {returned / 2**20:,.1f} MiB |")
             if tp == max(tps):
                 section.add(f"{name.removeprefix('layer_')} layer at tp={label}: speed-up over tp=1 (modeled)",
                             f"{ratio:.2f}x")

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import func
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Operation
 
 from rducc.dialects.contracts import Phase, phase_of
 from rducc.dialects.rdu.dataflow import MapOp
@@ -74,7 +74,3 @@ def carried_arguments(calls: Sequence[func.CallOp], tp: int, shapes: Sequence[Se
                   and owner.callee.string_value() == name for call in calls)
         carried.append(token_split(shape, tp) if fed and len(shape) >= 2 else None)
     return carried
-
-
-def is_argument(value: SSAValue) -> bool:
-    return isinstance(value, BlockArgument)

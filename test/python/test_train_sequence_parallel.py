@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 from collections import Counter
 
-import pytest
 import torch
 from training_cases import LOSS_ATOL, LOSS_RTOL, PARAM_ATOL, PARAM_RTOL, language_model_loss
 from xdsl.dialects import func
@@ -19,7 +18,6 @@ from xdsl.dialects import func
 import rducc
 from rducc.dialects.contracts import is_outlined, partition_of
 from rducc.dialects.program import functions
-from rducc.errors import RduccError
 from rducc.pipeline import pipeline_text
 
 COLLECTIVES = ("rdu.all_reduce", "rdu.reduce_scatter", "rdu.all_gather")
@@ -123,9 +121,3 @@ def test_gpt2_at_tp4_gradients_match_eager_with_reduce_scatters() -> None:
         expected_grad = parameters[name.removeprefix("model.")].grad  # compile_training wraps model and loss
         torch.testing.assert_close(torch.as_tensor(got), expected_grad, rtol=1e-4, atol=1e-6, msg=name)
 
-
-def test_sequence_parallel_needs_tensor_parallel() -> None:
-    with pytest.raises(RduccError, match="sequence_parallel .* needs tp >= 2"):
-        rducc.compile_training(_tiny_llama(1), (torch.zeros(2, 8, dtype=torch.int64),) * 2, optimizer="sgd",
-                               loss_fn=language_model_loss, target="sn40l-8",
-                               passes=pipeline_text(0, sockets=8, split=(1, 1, 2, 0, 0, 1)))
