@@ -2013,7 +2013,7 @@ class RduPartition(RduPass):
     cost model weighs ZeRO candidates anyway."""
 
     sequence_parallel: bool = False
-    """Sequence parallelism (Megatron's; needs tp >= 2): the norms, residual adds
+    """Sequence parallelism (Megatron's; needs tp >= 2 given): the norms, residual adds
     and dropout between the tensor-parallel regions run split along the tokens,
     each all-reduce a reduce-scatter and the next region's input an all-gather
     (passes/rdu_partition/sequence.py)."""
@@ -2037,6 +2037,9 @@ class RduPartition(RduPass):
         if self.zero and self.dp < 2:
             raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
                              f"it needs dp >= 2, got dp={self.dp}")
+        if self.sequence_parallel and self.tp < 2:
+            raise RduccError(f"rdu-partition: sequence_parallel splits the activations between the tensor-parallel "
+                             f"regions: it needs tp >= 2, got tp={self.tp}")
         target = module_target(op, self.target)
         training = is_training_step(op)
         chosen = self.tp == 0 and self.pp == 0 and self.dp == 0
@@ -2065,9 +2068,6 @@ class RduPartition(RduPass):
             raise RduccError(
                 f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        if self.sequence_parallel and tp < 2:
-            raise RduccError(f"rdu-partition: sequence_parallel splits the activations between the tensor-parallel "
-                             f"regions: it needs tp >= 2, got tp={tp}")
         partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep, zero=self.zero,
                          sequence_parallel=self.sequence_parallel)
         if self.tp > 1 and not splits_anything(op):

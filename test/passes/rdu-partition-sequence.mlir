@@ -43,4 +43,4 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // PLAIN-NEXT: %r = rdu.map %[[SUM]], %x : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
 // PLAIN-NOT:  rdu.reduce_scatter
 
-// ERR: sequence_parallel splits the activations between the tensor-parallel regions: it needs tp >= 2, got tp=1
+// ERR: sequence_parallel splits the activations between the tensor-parallel regions: it needs tp >= 2, got tp=0
