@@ -184,11 +184,12 @@ def test_zero_needs_replicas_and_state():
     from rducc.errors import RduccError
     from rducc.pipeline import parse_passes, run_passes
 
+    step = _imported_step(4)  # the checks read the step and refuse before changing it: one serves both
     with pytest.raises(RduccError, match="zero shards the optimizer state over the data-parallel replicas: "
                                          "it needs dp >= 2, got dp=0"):
-        run_passes(_imported_step(4), parse_passes("rdu-partition{tp=2 zero=true target=sn40l-8}"))
+        run_passes(step, parse_passes("rdu-partition{tp=2 zero=true target=sn40l-8}"))
     with pytest.raises(RduccError, match="zero shards the optimizer state, but this step has none"):
-        run_passes(_imported_step(4), parse_passes("rdu-partition{dp=2 zero=true target=sn40l-8}"))
+        run_passes(step, parse_passes("rdu-partition{dp=2 zero=true target=sn40l-8}"))
 
 
 @pytest.mark.parametrize(("target", "keywords", "message"), [
