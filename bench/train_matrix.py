@@ -7,7 +7,7 @@ the torch.compile backend's gradients against eager's (one forward and
 backward per model and -O level).
 
     .venv/bin/python bench/train_matrix.py [--models mlp,cnn,...] [--optimizers sgd,adamw]
-        [--precisions fp32,bf16] [--levels 0,2] [--splits 1,dp2,tp2] [--steps 20] [--no-dynamo]
+        [--precisions fp32,bf16] [--levels 0,2] [--splits 1,dp2,tp2] [--steps 20] [--no-dynamo | --dynamo-only]
 
 Not in CI (it compiles 120 steps); the test suite checks a slice
 (test_training*.py, test_train_parallel.py, test_dynamo_training.py).
@@ -185,13 +185,14 @@ def main() -> None:
     parser.add_argument("--splits", default="1,dp2,tp2")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--no-dynamo", action="store_true")
+    parser.add_argument("--dynamo-only", action="store_true", help="only the torch.compile backend's gradients")
     parser.add_argument("--trace", action="store_true", help="print the traceback of a cell that raises")
     args = parser.parse_args()
     print(f"# loss rtol {LOSS_RTOL}, atol {LOSS_ATOL}; {args.steps} steps", flush=True)
     print("| model | optimizer | precision | -O | split | loss max rel diff | param max abs diff | s | verdict |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
     failures = 0
-    for model in args.models.split(","):
+    for model in [] if args.dynamo_only else args.models.split(","):
         for optimizer in args.optimizers.split(","):
             for precision in args.precisions.split(","):
                 for level in (int(x) for x in args.levels.split(",")):

@@ -243,7 +243,7 @@ class _Update(nn.Module):
             alpha = float(torch.tensor(weight_decay, dtype=dtype))
             grad = (grad.to(wide) + alpha * parameter.to(wide)).to(dtype)
         wide_grad = grad.to(wide)
-        exp_avg.copy_((exp_avg.to(wide) + (1 - beta1) * (wide_grad - exp_avg.to(wide))).to(dtype))  # lerp_, weight < 0.5
+        exp_avg.copy_(_lerp(exp_avg.to(wide), wide_grad, 1 - beta1).to(dtype))
         decayed = (exp_avg_sq.to(wide) * beta2).to(dtype)
         exp_avg_sq.copy_((decayed.to(wide) + (1 - beta2) * wide_grad * wide_grad).to(dtype))
         second = exp_avg_sq
@@ -281,6 +281,13 @@ class _Update(nn.Module):
         assert first[0] is not None
         buffer.copy_(torch.where(later, buffer, first[0]))
         started.fill_(1.0)
+
+
+def _lerp(start: torch.Tensor, end: torch.Tensor, weight: float) -> torch.Tensor:
+    """`start.lerp_(end, weight)` as ATen's CPU kernel computes it (from the end for a weight of 0.5 or more)."""
+    if abs(weight) < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
 
 
 class _SkippableUpdate(_Update):
