@@ -297,6 +297,7 @@ def test_help_documents_every_flag():
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
         "--f64": "refuse", "--no-host-ops": "host CPU", "--import-module": "custom operator",
         "--tp": "tensor-parallel", "--pp": "pipeline stages", "--dp": "data-parallel", "--zero": "ZeRO stage 1",
+        "--sequence-parallel": "tokens",
         "--ep": "experts", "--shapes": "dynamic_shapes", "--pad-dims": "vouch", "--capacity": "per-expert count",
         "--max-grad-norm": "clip_grad_norm_",
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",
