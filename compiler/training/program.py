@@ -22,6 +22,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch.export.graph_signature import OutputKind
 
+from rducc.dialects.rdu.custom_op import import_op_modules
 from rducc.driver import CompileOptions, PassesLike, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
@@ -273,6 +274,7 @@ def compile_training(
     tp: int = 0,
     pp: int = 0,
     zero: int = 0,
+    import_modules: Sequence[str] = (),
     **optimizer_options: Any,
 ) -> TrainingProgram:
     """Compile one training step of `model` and return the runnable TrainingProgram.
@@ -302,8 +304,12 @@ def compile_training(
     On a multi-socket target `dp`, `tp` and `pp` force the split as `rducc
     --train --dp D --tp N --pp M` does (0: the cost model picks), and `zero=S`
     is the ZeRO stage over the dp replicas (`--zero S`: 1 shards the optimizer
-    state, 2 the gradients too, 3 the parameters too).
+    state, 2 the gradients too, 3 the parameters too). `import_modules` names the Python modules
+    that register the custom ops the step runs on the host (as `rducc.compile`'s);
+    such an op trains through the autograd formula torch.library registers for it
+    (`register_autograd`), and one without is refused, named, by torch's joint graph.
     """
+    import_op_modules(import_modules, "import_modules")  # the custom ops the step's host calls may run
     check_clip(max_grad_norm, grad_norm_type)
     clip = None if max_grad_norm is None else (float(max_grad_norm), float(grad_norm_type))
     dynamic = dynamic_scale_of(loss_scale)
