@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -223,8 +223,49 @@ def holds(schema_type: str, attr: Attribute) -> bool:
     return kind is not None and kind(attr)
 
 
+class NamedOverload:
+    """What an op-call attribute (`#rdu.aten`, `#rdu.custom`) is named by: its
+    `qualified` op name and `overload`, and the constants it binds. The fields are
+    declared for type checking only: each attribute declares its own, in its order."""
+
+    if TYPE_CHECKING:
+        qualified: StringAttr
+        overload: StringAttr
+        constants: DictionaryAttr
+
+    @property
+    def full_name(self) -> str:
+        """`aten::polygamma.default`."""
+        return f"{self.qualified.data}.{self.overload.data}"
+
+    @property
+    def op_name(self) -> str:
+        """`aten.polygamma.default`, as torch and rducc's messages name ops."""
+        return self.full_name.replace("::", ".", 1)
+
+
+def verify_bindings(call: NamedOverload, schema: Schema, caller: str, tensors: Sequence[str]) -> None:
+    """`caller` binds `tensors` (one argument name per operand) and `call`'s constants to
+    `schema`'s arguments, each of its kind, leaving none required unbound; else a `VerifyException`."""
+    constants = call.constants.data
+    for name, constant in constants.items():
+        kind = schema.types.get(name)
+        if kind is None:
+            raise VerifyException(f"'{call.full_name}' has no argument '{name}'")
+        if name in schema.tensors and is_none(constant):
+            continue  # an optional tensor given as None
+        if name in schema.tensors or not holds(kind, constant):
+            raise VerifyException(f"'{call.full_name}' argument '{name}' ({kind}) cannot be {constant}")
+    for name in tensors:
+        if name not in schema.tensors or name in constants:
+            raise VerifyException(f"'{caller}' binds '{name}', not a tensor argument of {call.full_name}")
+    missing = sorted(schema.required - set(tensors) - set(constants))
+    if missing:
+        raise VerifyException(f"'{call.full_name}' needs its argument(s) {', '.join(missing)}")
+
+
 @irdl_attr_definition
-class AtenOpAttr(ParametrizedAttribute):
+class AtenOpAttr(NamedOverload, ParametrizedAttribute):
     """An ATen overload, its constant arguments and the result a call takes:
     `#rdu.aten<"aten::polygamma.default", {n = 2 : i64}>` (`, result = 1` for another result)."""
 
@@ -237,16 +278,6 @@ class AtenOpAttr(ParametrizedAttribute):
     @staticmethod
     def of(qualified: str, overload: str, constants: Mapping[str, Attribute], result: int = 0) -> AtenOpAttr:
         return AtenOpAttr(StringAttr(qualified), StringAttr(overload), DictionaryAttr(dict(constants)), IntAttr(result))
-
-    @property
-    def full_name(self) -> str:
-        """`aten::polygamma.default`."""
-        return f"{self.qualified.data}.{self.overload.data}"
-
-    @property
-    def op_name(self) -> str:
-        """`aten.polygamma.default`, as torch and rducc's messages name ops."""
-        return self.full_name.replace("::", ".", 1)
 
     def torch_op(self) -> Any:
         """The torch overload (`NotCallable` for a name a program may not call)."""
@@ -264,20 +295,7 @@ class AtenOpAttr(ParametrizedAttribute):
         except NotCallable as error:
             raise VerifyException(f"'{caller}' cannot call '{self.full_name}': {error}") from None
         self._verify_side_arguments(admission)
-        for name, constant in self.constants.data.items():
-            kind = schema.types.get(name)
-            if kind is None:
-                raise VerifyException(f"'{self.full_name}' has no argument '{name}'")
-            if name in schema.tensors and is_none(constant):
-                continue  # an optional tensor given as None
-            if name in schema.tensors or not holds(kind, constant):
-                raise VerifyException(f"'{self.full_name}' argument '{name}' ({kind}) cannot be {constant}")
-        for name in tensors:
-            if name not in schema.tensors or name in self.constants.data:
-                raise VerifyException(f"'{caller}' binds '{name}', not a tensor argument of {self.full_name}")
-        missing = sorted(schema.required - set(tensors) - set(self.constants.data))
-        if missing:
-            raise VerifyException(f"'{self.full_name}' needs its argument(s) {', '.join(missing)}")
+        verify_bindings(self, schema, caller, tensors)
         if schema.returns is not None and self.result.data >= schema.returns:
             raise VerifyException(
                 f"'{self.full_name}' has {schema.returns} result(s); result = {self.result.data} is out of range"

@@ -36,7 +36,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from rducc.dialects.rdu.aten import NotCallable, Schema, holds, is_none, is_tensor_type
+from rducc.dialects.rdu.aten import NamedOverload, NotCallable, Schema, is_tensor_type, verify_bindings
 from rducc.errors import RduccError
 
 TORCH_NAMESPACES = frozenset({"aten", "prims", "prim"})
@@ -128,7 +128,7 @@ def schema_facts(schema: Any) -> Schema:
 
 
 @irdl_attr_definition
-class CustomOpAttr(ParametrizedAttribute):
+class CustomOpAttr(NamedOverload, ParametrizedAttribute):
     """A custom op overload, its schema and its constant arguments (module docstring):
     `#rdu.custom<"mylib::scale.default", "mylib::scale(Tensor x, float s) -> Tensor", {s = 2.0 : f64}>`."""
 
@@ -142,16 +142,6 @@ class CustomOpAttr(ParametrizedAttribute):
     def of(qualified: str, overload: str, signature: str, constants: Mapping[str, Attribute]) -> CustomOpAttr:
         return CustomOpAttr(StringAttr(qualified), StringAttr(overload), StringAttr(signature),
                             DictionaryAttr(dict(constants)))
-
-    @property
-    def full_name(self) -> str:
-        """`mylib::scale.default`."""
-        return f"{self.qualified.data}.{self.overload.data}"
-
-    @property
-    def op_name(self) -> str:
-        """`mylib.scale.default`, as torch and rducc's messages name ops."""
-        return self.full_name.replace("::", ".", 1)
 
     def schema(self) -> Schema:
         """The schema facts of the recorded signature (`NotCallable` when it is not a call a program may make)."""
@@ -192,20 +182,7 @@ class CustomOpAttr(ParametrizedAttribute):
             raise VerifyException(f"'{caller}' cannot call '{self.full_name}': {error}") from None
         if (schema.name, schema.overload_name or "default") != (self.qualified.data, self.overload.data):
             raise VerifyException(f"'{self.full_name}' has the schema of '{schema.name}.{schema.overload_name}'")
-        for name, constant in self.constants.data.items():
-            kind = facts.types.get(name)
-            if kind is None:
-                raise VerifyException(f"'{self.full_name}' has no argument '{name}'")
-            if name in facts.tensors and is_none(constant):
-                continue
-            if name in facts.tensors or not holds(kind, constant):
-                raise VerifyException(f"'{self.full_name}' argument '{name}' ({kind}) cannot be {constant}")
-        for name in tensors:
-            if name not in facts.tensors or name in self.constants.data:
-                raise VerifyException(f"'{caller}' binds '{name}', not a tensor argument of {self.full_name}")
-        missing = sorted(facts.required - set(tensors) - set(self.constants.data))
-        if missing:
-            raise VerifyException(f"'{self.full_name}' needs its argument(s) {', '.join(missing)}")
+        verify_bindings(self, facts, caller, tensors)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f'<"{self.full_name}", ')
