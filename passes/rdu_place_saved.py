@@ -254,6 +254,13 @@ def _temporaries(step: TrainingStep) -> list[SavedValue]:
     return found
 
 
+_CALLEES: dict[int, dict[str, func.FuncOp]] = {}
+"""The outlined functions of the module being rewritten, by name (`RduPlaceSaved.rewrite`
+fills it and clears it): the planner asks for a call's callee for every member of every
+value group it weighs, and a scan of the module's ops (a global per weight) each time
+grew with the cube of the depth."""
+
+
 def _callee(call: func.CallOp) -> func.FuncOp | None:
     module = call.parent_op()
     while module is not None and not isinstance(module, ModuleOp):
@@ -261,6 +268,9 @@ def _callee(call: func.CallOp) -> func.FuncOp | None:
     if module is None:
         return None
     name = call.callee.string_value()
+    known = _CALLEES.get(id(module))
+    if known is not None:
+        return known.get(name)
     return next((f for f in functions(module) if f.sym_name.data == name and is_outlined(f)), None)
 
 
@@ -565,6 +575,13 @@ class RduPlaceSaved(RduPass):
     on_tensors: ClassVar[bool] = True
 
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
+        _CALLEES[id(op)] = {f.sym_name.data: f for f in functions(op) if is_outlined(f)}
+        try:
+            self._place(op)
+        finally:
+            _CALLEES.pop(id(op), None)
+
+    def _place(self, op: ModuleOp) -> None:
         target = self.target_of(op)
         for function in functions(op):
             if is_outlined(function):
