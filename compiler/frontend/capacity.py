@@ -2,8 +2,8 @@
 masked, so a program runs for any counts that fit (mixture-of-experts routing).
 
 Token routing splits tokens by per-expert counts the data decides:
-`torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a 1-D boolean
-mask), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
+`torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a boolean
+mask; `h[attention_mask.bool()]` one of two dims), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
 with `.item()`). torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
 token to one expert). Where every op that touches such a count is one this
@@ -12,7 +12,8 @@ the user's smaller `capacity`) instead of the example's value:
 
 - the op making the count pads its result to capacity: `nonzero` is
   `nonzero_static(size=capacity, fill_value=0)` (pad positions index element 0),
-  so is a boolean mask's `x[mask]` (and an `index_put` through the same mask),
+  so is a boolean mask's `x[mask]` (and an `index_put` through the same 1-D mask;
+  one through a mask of more dims keeps the exact compile),
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
   range); the count itself is a tensor of the program (`mask.sum()`, the tensor
   read with `.item()`), checked against the capacity at run time (an overflow
@@ -25,7 +26,8 @@ the user's smaller `capacity`) instead of the example's value:
   sliced off, `sum` over a padded dim adds zeros for the pad, `mean` divides
   that sum by the real count, `any` sees the pad as false, `softmax` and
   `log_softmax` along a padded dim give the pad no weight (its logits the
-  lowest finite value), a matmul contracting a padded dim (attention's weights times
+  lowest finite value), `amax`/`amin` see the pad as -inf/+inf (a count of 0,
+  which eager refuses, is a run-time error), a matmul contracting a padded dim (attention's weights times
   its values, keys padded along the sequence) zeroes the pad rows of its
   operand, and `cat` of padded pieces compacts them to the concatenation's
   size on the example (its total checked at run time: a split's pieces
@@ -99,7 +101,7 @@ class _Shapes:
     def __post_init__(self) -> None:
         for node, value in self.original.items():
             found = _mask_source(node, self.original) if isinstance(value, torch.Tensor) else None
-            if found is not None:
+            if found is not None and self.original[found[1]].dim() == 1:  # (a put through k dims: not padded)
                 expr = _exprs(value)[found[0]]
                 if isinstance(expr, sympy.Symbol) and expr in self.capacity:
                     self.masks[found[1]] = expr
@@ -180,7 +182,8 @@ def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] |
 
 
 def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | None:
-    """`x[mask]` through one 1-D boolean mask (other indices None): (its place, the mask)."""
+    """`x[mask]` through one boolean mask (other indices None; a mask of k dims covers
+    k dims of `x`, which become one): (its place, the mask)."""
     if node.target is not aten.index.Tensor:
         return None
     indices = node.args[1]
@@ -188,7 +191,7 @@ def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | No
     if len(present) != 1 or not isinstance(present[0][1], Node):
         return None
     mask = original.get(present[0][1])
-    if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8) or mask.dim() != 1:
+    if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8) or mask.dim() < 1:
         return None
     return present[0][0], present[0][1]
 
@@ -279,8 +282,10 @@ _CONTRACTING = {aten.mm.default: 1, aten.bmm.default: 1, aten.matmul.default: 1,
 
 
 _LOWEST = "lowest"
+_BELOW_ALL, _ABOVE_ALL = "below all", "above all"
 _MASKED_REDUCTIONS: dict[Any, float | bool | str] = {
     aten.mean.dim: 0.0, aten.mean.default: 0.0,
+    aten.amax.default: _BELOW_ALL, aten.amin.default: _ABOVE_ALL,
     aten._softmax.default: _LOWEST, aten._log_softmax.default: _LOWEST,
     aten.any.dim: False, aten.any.dims: False, aten.any.default: False,
 }
@@ -289,7 +294,11 @@ it does not reach the result (a mean's sum is then divided by the real count).
 A softmax's pad logits are the dtype's lowest finite value, not -inf: the pad
 gets no weight beside any real position, and a count of 0 gives finite weights
 that the pad rows zeroed in the following contraction (attention's values)
-turn into eager's zeros, not NaN."""
+turn into eager's zeros, not NaN. `amax`'s pad is -inf (an integer's lowest value),
+`amin`'s +inf: the neutral value of each, so the result is the real rows' exactly;
+torch refuses an empty reduction there, so a count of 0 is a run-time error."""
+_NEEDS_A_ROW = (aten.amax.default, aten.amin.default)
+"""Masked reductions torch refuses over no element (a padded count of 0 is checked)."""
 
 
 def _mean_dims(node: Node, rank: int) -> list[int]:
@@ -302,7 +311,14 @@ def _mean_dims(node: Node, rank: int) -> list[int]:
 
 def _stand_in(target: Any, dtype: torch.dtype) -> float | bool:
     value = _MASKED_REDUCTIONS[target]
-    return float(torch.finfo(dtype).min) if value == _LOWEST else value  # type: ignore[return-value]
+    if value == _LOWEST:
+        return float(torch.finfo(dtype).min)
+    if value in (_BELOW_ALL, _ABOVE_ALL):
+        low = value == _BELOW_ALL
+        if dtype.is_floating_point:
+            return float("-inf") if low else float("inf")
+        return int(torch.iinfo(dtype).min if low else torch.iinfo(dtype).max)
+    return value  # type: ignore[return-value]
 
 _MATMULS = (aten.mm.default, aten.bmm.default)
 """Contractions (matmul decomposes to these): a padded contracted dim is zeroed in one operand."""
@@ -322,6 +338,8 @@ def _masks_its_operand(node: Node, shapes: _Shapes, inputs: set, outputs: set) -
     if len(operands) != 1 or operands[0] is not node.args[0]:
         return False
     dtype = shapes.original[operands[0]].dtype
+    if node.target in _NEEDS_A_ROW:
+        return dtype != torch.bool
     return dtype == torch.bool if isinstance(_MASKED_REDUCTIONS[node.target], bool) else dtype.is_floating_point
 
 
@@ -435,10 +453,10 @@ class _Padder:
         self.positions: dict[Node, tuple[Node, sympy.Symbol]] = {}
         """A padded boolean mask's positions (and its count), by the mask node."""
 
-    def check(self, anchor: Node, value: Node, condition: Node, why: str) -> Node:
+    def check(self, anchor: Node, value: Node, condition: Node, why: str, hint: bool = True) -> Node:
         name = getattr(anchor.target, "__name__", str(anchor.target)).split(".")[0]
-        message = (f"'{name}': {why} (rducc pads each data-dependent count to its capacity; "
-                   "compile with a larger capacity)")
+        message = f"'{name}': {why}" + (" (rducc pads each data-dependent count to its capacity; "
+                                        "compile with a larger capacity)" if hint else "")
         return self.r.emit(anchor, torch.ops.rducc.check.default, value, condition, message)  # data_sizes' op
 
     def valid_rows(self, anchor: Node, symbol: sympy.Symbol) -> Node:
@@ -484,7 +502,8 @@ class _Padder:
         self._replace(node, found)
 
     def masked(self, node: Node) -> None:
-        """`x[mask]` through a 1-D boolean mask: the mask's positions padded to capacity."""
+        """`x[mask]` through a boolean mask: the mask's positions padded to capacity (a mask
+        of k dims: k index vectors, one per dim it covers)."""
         found = _mask_source(node, self.shapes.original)
         assert found is not None
         place, mask = found
@@ -495,11 +514,13 @@ class _Padder:
         fits = self.r.emit(node, aten.le.Scalar, count, capacity)
         checked = self.check(node, mask, fits, f"the mask selects more elements than the capacity of {capacity} "
                              "compiled for")
-        positions = self.r.emit(node, aten.select.int, self.r.emit(
-            node, aten.nonzero_static.default, checked, size=capacity, fill_value=0), 1, 0)
+        found_at = self.r.emit(node, aten.nonzero_static.default, checked, size=capacity, fill_value=0)
+        columns = [self.r.emit(node, aten.select.int, found_at, 1, d) for d in range(mask.meta["val"].dim())]
         indices = list(node.args[1])  # type: ignore[arg-type]
-        indices[place] = positions
-        self.counts[symbol], self.positions[mask] = count, (positions, symbol)
+        indices[place:place + 1] = columns
+        self.counts[symbol] = count
+        if len(columns) == 1:
+            self.positions[mask] = (columns[0], symbol)
         replaced = self.r.emit(node, aten.index.Tensor, node.args[0], indices)
         self._replace(node, replaced)
 
@@ -601,8 +622,11 @@ class _Padder:
         if not self.shapes.padded(source):
             return
         dtype = source.meta["val"].dtype
+        valid = self.valid_of(node, source)
+        if node.target in _NEEDS_A_ROW:
+            source = self._some_row(node, source)
         stand_in = self.r.emit(node, aten.full.default, [], _stand_in(node.target, dtype), dtype=dtype)
-        masked = self.r.emit(node, aten.where.self, self.valid_of(node, source), source, stand_in)
+        masked = self.r.emit(node, aten.where.self, valid, source, stand_in)
         if node.target not in (aten.mean.dim, aten.mean.default):
             node.args = (masked, *node.args[1:])
             return
@@ -626,6 +650,19 @@ class _Padder:
                 count = self.r.emit(node, aten.mul.Scalar, count, static)
             result = self.r.emit(node, aten.div.Tensor, summed, count)
         self._replace(node, result)
+
+    def _some_row(self, node: Node, source: Node) -> Node:
+        """`source` checked to hold at least one real row along each padded dim `node` reduces
+        (torch.export's `u0 >= 1` guard: eager refuses an empty `amax`)."""
+        padded = self.shapes.padded(source)
+        rank = len(source.meta["val"].shape)
+        reduced = {d % max(rank, 1) for d in _mean_dims(node, rank)} or set(range(rank))
+        counts = [self.counts[padded[d]] for d in sorted(reduced) if d in padded and padded[d] in self.counts]
+        if not counts:
+            return source
+        conditions = [self.r.emit(node, aten.ge.Scalar, count, 1) for count in counts]
+        return self.check(node, source, self.r.all_of(node, conditions),
+                          "a data-dependent count is 0: the reduction has no element (as in eager)", hint=False)
 
     def contracted(self, node: Node) -> None:
         """A matmul over a padded dim: the pad rows of its second operand zeroed (and the

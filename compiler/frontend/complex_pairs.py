@@ -78,8 +78,12 @@ class _Builder:
         return self(aten.cat.default, parts, -1)
 
     def rank(self, node: Node) -> int:
-        return node.meta["val"].dim()
+        """`node`'s rank as torch sees it (a complex input, read as its pair, without the pair's 2)."""
+        return node.meta["val"].dim() - (1 if node.meta.get(_READ_AS_PAIR) else 0)
 
+
+_READ_AS_PAIR = "rducc_complex_input_pair"
+"""The meta key marking a complex input placeholder whose value is now its real pair."""
 
 Rule = Callable[[_Builder, Node, dict[Node, Node]], Node]
 RULES: dict[Any, Rule] = {}
@@ -608,6 +612,7 @@ def _input_pairs(ep: ExportedProgram, mode: Any) -> dict[Node, Node]:
             with mode:
                 real = torch.view_as_real(torch.empty(value.shape, dtype=value.dtype))
                 node.meta["val"] = torch.empty(real.shape, dtype=real.dtype)
+            node.meta[_READ_AS_PAIR] = True
             pairs[node] = node
     return pairs
 

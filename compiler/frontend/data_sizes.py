@@ -14,8 +14,12 @@ rests on one with `rducc::check` (imported as `rdu.check`):
   example's size: `nonzero` is `nonzero_static`; a boolean mask index (in
   `x[mask]` and in `index_put`, the values one per masked element) is the
   mask's `nonzero_static` positions; `bincount` is an accumulating
-  `index_put` into zeros. Its result is checked: the input must give that
+  `index_put` into zeros; `unique(sorted=True)` the first element of each run
+  of the sorted input (with counts and inverse); `repeat_interleave(repeats)`
+  the count of running sums at or below each position. Its result is checked: the input must give that
   size again (`mask.sum()`, `max(x) + 1` against `minlength`);
+- a pointwise update through a mask (`y[mask] += 1`) is a `where` over the
+  whole tensor, for every mask (`rducc.frontend.masked_updates`);
 - a size read with `.item()` becomes the example's number in every size
   argument it reaches (after the arithmetic torch recorded on it), and each op
   taking it checks that the tensor read holds that number again.
@@ -42,6 +46,7 @@ from rducc.errors import RduccError
 from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.locations import describe_location
+from rducc.frontend.masked_updates import whole_tensor_mask_updates
 from rducc.frontend.types import tensor_type_of
 
 aten = torch.ops.aten
@@ -297,13 +302,79 @@ def _masked_select(r: _Rewriter, node: Node) -> None:
     r.graph.erase_node(node)
 
 
-SIZED_OPS = ("aten.bincount.default", "aten.masked_select.default", "aten.nonzero.default")
+def _parts_replace(r: _Rewriter, node: Node, parts: list[Node]) -> None:
+    """Replace a tuple-valued `node`'s `getitem` users by `parts`, then `node` itself."""
+    for user in list(node.users):
+        assert user.target is operator.getitem
+        user.replace_all_uses_with(parts[user.args[1]])  # type: ignore[index]
+        r.graph.erase_node(user)
+    r.graph.erase_node(node)
+
+
+def _unique(r: _Rewriter, node: Node) -> None:
+    """`unique(sorted=True)`: the sorted input's first elements of each run, `count` of them
+    (the example's number of distinct values, checked), their counts and the inverse."""
+    source, ordered = node.args[0], node.args[1] if len(node.args) > 1 else True
+    assert isinstance(source, Node)
+    if not ordered:
+        raise RduccError(f"{describe_location(node)}: unique(sorted=False) has no static form in rducc "
+                         "(its order is torch's implementation's); use sorted=True")
+    count, total = int(r.values[node][0].shape[0]), int(source.meta["val"].numel())
+    flat = r.emit(node, aten.reshape.default, source, [total])
+    ordered_pair = r.emit(node, aten.sort.default, flat)
+    values, order = (r.emit(node, operator.getitem, ordered_pair, i) for i in (0, 1))
+    head = r.emit(node, aten.ones.default, [min(total, 1)], dtype=torch.bool)
+    later = r.emit(node, aten.ne.Tensor, r.emit(node, aten.slice.Tensor, values, 0, 1, total),
+                   r.emit(node, aten.slice.Tensor, values, 0, 0, max(total - 1, 0)))
+    first = r.emit(node, aten.cat.default, [head, later])
+    first = r.checked_input(node, first, r.count_equals(node, first, count),
+                            f"the input holds another number of distinct values than the {count} compiled for")
+    at = r.positions(node, first, count)[0]
+    group = r.emit(node, aten.sub.Tensor, r.emit(node, aten.cumsum.default, first, 0, dtype=torch.int64), 1)
+    ones = r.emit(node, aten.ones.default, [total], dtype=torch.int64)
+    counts = r.emit(node, aten.index_put.default, r.emit(node, aten.zeros.default, [count], dtype=torch.int64),
+                    [group], ones, True)
+    inverse = r.emit(node, aten.index_put.default, r.emit(node, aten.zeros.default, [total], dtype=torch.int64),
+                     [order], group)
+    empty = r.emit(node, aten.zeros.default, [0], dtype=torch.int64)
+    wants_inverse = len(node.args) > 2 and node.args[2]
+    wants_counts = len(node.args) > 3 and node.args[3]
+    shape = list(source.meta["val"].shape)
+    parts = [r.emit(node, aten.index_select.default, values, 0, at),
+             r.emit(node, aten.reshape.default, inverse, shape) if wants_inverse else empty,
+             counts if wants_counts else empty]
+    _parts_replace(r, node, parts)
+
+
+def _repeat_interleave(r: _Rewriter, node: Node) -> None:
+    """`repeat_interleave(repeats)`: each position i repeated repeats[i] times, `total`
+    positions (the example's sum, checked): position j is the number of running sums <= j."""
+    repeats = node.args[0]
+    assert isinstance(repeats, Node)
+    total = int(r.values[node].shape[0])
+    summed = r.emit(node, aten.sum.default, repeats)
+    conditions = [r.emit(node, aten.eq.Scalar, summed, total)]
+    if repeats.meta["val"].numel():
+        conditions.append(r.emit(node, aten.ge.Scalar, r.emit(node, aten.amin.default, repeats), 0))
+    repeats = r.checked_input(node, repeats, r.all_of(node, conditions),
+                              f"the repeats sum to another length than the {total} compiled for (or one is negative)")
+    ends = r.emit(node, aten.unsqueeze.default, r.emit(node, aten.cumsum.default, repeats, 0), 0)
+    positions = r.emit(node, aten.unsqueeze.default, r.emit(node, aten.arange.default, total, dtype=torch.int64), 1)
+    index = r.emit(node, aten.sum.dim_IntList, r.emit(node, aten.ge.Tensor, positions, ends), [1], dtype=torch.int64)
+    node.replace_all_uses_with(index)
+    r.graph.erase_node(node)
+
+
+SIZED_OPS = ("aten.bincount.default", "aten.masked_select.default", "aten.nonzero.default",
+             "aten._unique2.default", "aten.repeat_interleave.Tensor")
 """The ops of data-dependent result size this module compiles for the example's size."""
 
 _STATIC_FORMS = {
     aten.masked_select.default: _masked_select,
     aten.nonzero.default: _nonzero,
     aten.bincount.default: _bincount,
+    aten._unique2.default: _unique,
+    aten.repeat_interleave.Tensor: _repeat_interleave,
 }
 
 
@@ -369,7 +440,8 @@ def _refuse_unknown(graph: torch.fx.Graph) -> None:
             raise RduccError(
                 f"{describe_location(node)}: data-dependent shape on '{node.name}' (its size depends on "
                 "the tensor's values); rducc compiles such sizes, for the example's values, for bincount, "
-                "nonzero, boolean masks, masked_select and sizes read with .item() only"
+                "nonzero, unique, repeat_interleave by a tensor, boolean masks, masked_select and sizes read "
+                "with .item() only"
             )
 
 
@@ -379,6 +451,7 @@ def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None
     `rducc.frontend.capacity` can. Without example inputs nothing changes (the importer then
     refuses the sizes)."""
     graph = ep.graph
+    whole_tensor_mask_updates(ep)  # `y[mask] += 1`: no data-dependent size at all
     _refuse_unknown(graph)
     values = _example_values(ep)
     if values is None:

@@ -7,6 +7,10 @@ is its tensor reshaped to rank 0, each `operator.*` node the ATen op on rank-0
 tensors in the number's Python type (int: int64, float: float64, as Python
 computes; bool: bool). The outputs keep their SymInt/SymFloat signature, so
 `rducc.Program` hands them back as Python numbers (`program.number_outputs`).
+A number that a tensor op takes where its schema takes a Tensor (`x * a` with
+`a = t.item()` a float: `aten.mul.Tensor(x, a)`) is its rank-0 tensor in the
+dtype torch computes the op in (`torch.result_type` of the op's tensor and the
+number), so that the promotion is the one a Python number gets.
 """
 
 from __future__ import annotations
@@ -58,9 +62,70 @@ def _is_number_op(node: Node) -> bool:
     return node.op == "call_function" and node.target in _OPS and _dtype_of(node.meta.get("val")) is not None
 
 
+def _is_number(value: Any) -> bool:
+    """Whether an argument is a Python number the graph computes (a read or a number op)."""
+    return (isinstance(value, Node) and _dtype_of(value.meta.get("val")) is not None
+            and (value.target in _READS or _is_number_op(value)))
+
+
+def _takes_tensor(argument: Any) -> bool:
+    """Whether a schema argument is a Tensor or an optional Tensor."""
+    kind = argument.type
+    if isinstance(kind, torch.OptionalType):
+        kind = kind.getElementType()
+    return isinstance(kind, torch.TensorType)
+
+
+def _number_positions(node: Node) -> list[int]:
+    """The positions of `node`'s positional arguments that hold a Python number."""
+    return [i for i, a in enumerate(node.args) if _is_number(a)]
+
+
+def _tensor_overload(node: Node) -> Any:
+    """The overload of `node`'s op that takes a Tensor wherever `node` passes a number
+    (`gt.Tensor` for `gt.Scalar`, `clamp.Tensor` for `clamp.default`), or None."""
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    names = [a.name for a in target._schema.arguments]
+    wanted = {names[i] for i in _number_positions(node) if i < len(names)}
+    wanted |= {k for k, v in node.kwargs.items() if _is_number(v)}
+    passed = {names[i] for i, a in enumerate(node.args) if i < len(names) and a is not None}
+    passed |= {k for k, v in node.kwargs.items() if v is not None}
+    packet = target.overloadpacket
+    for overload_name in packet.overloads():
+        overload = getattr(packet, overload_name)
+        arguments = overload._schema.arguments
+        if [a.name for a in arguments] != names:
+            continue
+        if all(_takes_tensor(a) if a.name in wanted else (a.name not in passed or str(a.type) == str(b.type))
+               for a, b in zip(arguments, target._schema.arguments)):
+            return overload
+    return None
+
+
+def _number_args(node: Node) -> list[int | str]:
+    """The positional indices and keyword names of `node`'s Tensor arguments that hold a Python number."""
+    if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        return []
+    arguments = {a.name: a for a in node.target._schema.arguments}
+    order = list(arguments.values())
+    positional = [i for i in _number_positions(node) if i < len(order) and _takes_tensor(order[i])]
+    named = [k for k, v in node.kwargs.items() if _is_number(v) and k in arguments and _takes_tensor(arguments[k])]
+    return [*positional, *named]
+
+
+def _needs_tensor_overload(node: Node) -> bool:
+    """Whether `node` passes a number where its op's schema takes a Scalar."""
+    if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    passed = len(_number_positions(node)) + sum(_is_number(v) for v in node.kwargs.values())
+    return passed > len(_number_args(node))
+
+
 def has_python_numbers(ep: ExportedProgram) -> bool:
-    """Whether the graph does arithmetic on Python numbers."""
-    return any(_is_number_op(node) for node in ep.graph.nodes)
+    """Whether the graph does arithmetic on Python numbers or hands one to a tensor op."""
+    return any(_is_number_op(node) or _number_args(node) or _needs_tensor_overload(node) for node in ep.graph.nodes)
 
 
 class _Emitter:
@@ -116,6 +181,36 @@ def _lowered(emit: _Emitter, node: Node, tensors: dict[Node, Node]) -> Node:
     return operands[0] if op is None else emit(node, op, *operands)
 
 
+def _as_tensor_operand(emit: _Emitter, user: Node, number: Node, tensors: dict[Node, Node]) -> Node:
+    """`number`'s rank-0 tensor cast to the dtype `user` computes in with it as a Python number."""
+    tensor = tensors[number]
+    others = [a.meta["val"] for a in user.all_input_nodes
+              if isinstance(a.meta.get("val"), torch.Tensor) and a not in tensors]
+    examples: dict[torch.dtype | None, bool | int | float] = {torch.bool: True, torch.int64: 1, torch.float64: 1.0}
+    example = examples[_dtype_of(number.meta["val"])]
+    dtype = torch.result_type(others[0], example) if others else tensor.meta["val"].dtype
+    if tensor.meta["val"].dtype == dtype:
+        return tensor
+    return emit(user, aten._to_copy.default, tensor, dtype=dtype)
+
+
+def _pass_numbers_as_tensors(emit: _Emitter, node: Node, tensors: dict[Node, Node]) -> None:
+    """Replace each Python number `node` takes as a Tensor argument by its rank-0 tensor
+    (first switching a Scalar overload to its Tensor form, when the op has one)."""
+    if _needs_tensor_overload(node) and (overload := _tensor_overload(node)) is not None:
+        node.target = overload
+    args, kwargs = list(node.args), dict(node.kwargs)
+    for key in _number_args(node):
+        value = args[key] if isinstance(key, int) else kwargs[key]
+        if not isinstance(value, Node) or value not in tensors:
+            continue
+        if isinstance(key, int):
+            args[key] = _as_tensor_operand(emit, node, value, tensors)
+        else:
+            kwargs[key] = _as_tensor_operand(emit, node, value, tensors)
+    node.args, node.kwargs = tuple(args), kwargs
+
+
 def lower_python_numbers(ep: ExportedProgram) -> None:
     """Rewrite (in place) the graph's arithmetic on Python numbers as rank-0 tensor ops."""
     graph = ep.graph
@@ -126,8 +221,11 @@ def lower_python_numbers(ep: ExportedProgram) -> None:
     lowered: list[Node] = []
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target in _READS:
-            if any(_is_number_op(user) for user in node.users):
+            if any(_is_number_op(u) or _number_args(u) or _needs_tensor_overload(u) for u in node.users):
                 tensors[node] = _tensor_of_read(emit, node)
+            continue
+        if _number_args(node) or _needs_tensor_overload(node):
+            _pass_numbers_as_tensors(emit, node, tensors)
             continue
         if not _is_number_op(node) or not all(a in tensors for a in node.all_input_nodes):
             continue

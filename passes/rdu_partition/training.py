@@ -10,15 +10,18 @@ weight's gradient x^T dy, batch-norm statistics) becomes a partial sum that
 `rdu.all_reduce` makes whole where it is used, so the loss and the gradients
 are the full batch's, not one replica's.
 
-ZeRO stage 1 (`rdu-partition{dp=N zero=true}`): each optimizer state tensor
+ZeRO (`rdu-partition{dp=N zero=S}`): each optimizer state tensor
 (`optimizer_state_args`: a global the step writes back that only optimizer
 ops read, Adam's moments) is split `dp` ways along its first dim that
 divides (`zero_dim`), so a replica holds 1/dp of it. The optimizer's
-elementwise update then runs on that part: the gradient, a partial sum over
-the replicas, is reduce-scattered to it (not all-reduced), the parameter is
-cut locally (`rdu.local_part`), and the updated parameter, split, is
-all-gathered (`parameter_results`) so every replica holds it whole for the
-next step's forward; the updated state stays split, as its global.
+elementwise update then runs on that part. The gradient, a partial sum over
+the replicas, is all-reduced and the part cut for the update (stage 1), or
+reduce-scattered to it (stages 2 and 3); the parameter is cut locally
+(`rdu.local_part`) and the updated parameter, split, all-gathered
+(`parameter_results`) so every replica holds it whole for the next step's
+forward (stages 1 and 2), or the parameter is held split too, all-gathered
+before the forward's and the backward's first reader and written back split
+(stage 3); the updated state stays split, as its global.
 """
 
 from __future__ import annotations

@@ -67,7 +67,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_custom": ("host_custom.mlir", "a placed program whose `rdu.host_call` runs the custom op `mylib::softsign` (#rdu.custom)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
-    "data_dependent": ("unique.pt2", "a model whose output size depends on the data (torch.unique)"),
+    "data_dependent": ("unique_consecutive.pt2", "a model whose output size depends on the data "
+                       "(torch.unique_consecutive)"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
@@ -561,7 +562,7 @@ CASES: list[ErrorCase] = [
               "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique2'"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_consecutive'"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
               "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
@@ -593,6 +594,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("--ep unlike --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "4", *OUT), "--tp 2 --ep 4: the experts are split over the sockets of a tensor-parallel group: --ep must equal --tp"),
     ErrorCase("--ep on a model without routed experts", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "2", *OUT), "ep=2 finds no routed experts to split"),
     ErrorCase("--dp on a one-socket target", RDUCC, ("{model}", "--dp", "2", *OUT), "--dp 2 splits the model across sockets, but target sn40l has one"),
+    ErrorCase("--zero with no such stage", RDUCC, ("{model}", "--target", "sn40l-8", "--train", "--dp", "2", "--zero", "4", *OUT), "--zero 4: the ZeRO stage is 1 (optimizer state sharded), 2 (and gradients) or 3 (and parameters)"),
     ErrorCase("--zero without --dp", RDUCC, ("{model}", "--target", "sn40l-8", "--train", "--zero", *OUT), "--zero shards the optimizer state over the data-parallel replicas: give --dp 2 or more"),
     ErrorCase("--dp with --ep", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--ep", "2", *OUT), "--dp 2 --ep 2: the experts are split over one tensor-parallel group's sockets, without data-parallel replicas"),
     ErrorCase("--dp that does not divide the batch", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "3", *OUT), "dp=3 does not divide the batch of 4 (input 'x', shape [4, 32])"),
@@ -1019,11 +1021,11 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     rducc.compile(str(paths["dynamic"]), shapes={"batch": [2, 4]}, opt_level=0).save(paths["buckets"])
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
-    class Unique(nn.Module):
+    class UniqueConsecutive(nn.Module):
         def forward(self, x):
-            return torch.unique(x)
+            return torch.unique_consecutive(x)
 
-    _export(Unique(), (torch.randn(4, 8),), paths["data_dependent"])
+    _export(UniqueConsecutive(), (torch.randn(4, 8),), paths["data_dependent"])
 
     class NonZero(nn.Module):
         def forward(self, x):

@@ -172,14 +172,16 @@ class ReducedRows(nn.Module):
         attended = F.scaled_dot_product_attention(self.query[None], picked[None], picked[None])[0]
         scores = (self.query @ masked.T / 2).softmax(-1)
         return torch.cat([picked.mean(0, keepdim=True), attended, (masked.softmax(0) * masked).sum(0, keepdim=True),
-                          scores @ masked, masked.T @ masked])  # the last a contraction over the rows alone
+                          scores @ masked, masked.T @ masked,  # a contraction over the rows alone
+                          masked.amax(0, keepdim=True), masked.amin(0, keepdim=True)])  # marker: extremes
 
 
 @pytest.mark.parametrize("opt_level", [0, 2])
 def test_reductions_along_padded_rows_match_eager(opt_level: int) -> None:
-    """mean, softmax and attention along the padded rows mask the pad: -O0 with the
-    recorded bound (an expert with no rows included), -O2 with `capacity=4` (a count
-    of 5 is one error naming the line that makes the rows)."""
+    """mean, softmax, attention, amax and amin along the padded rows mask the pad: -O0
+    with the recorded bound (an expert with no rows included; no rows for the amax is
+    one error, as eager's), -O2 with `capacity=4` (a count of 5 is one error naming
+    the line that makes the rows)."""
     torch.manual_seed(0)
     module = ReducedRows().eval()
     pool = _randn(64, 4, seed=9)
@@ -193,7 +195,13 @@ def test_reductions_along_padded_rows_match_eager(opt_level: int) -> None:
     for x in routings:
         with torch.no_grad():
             torch.testing.assert_close(program(x), module(x), rtol=1e-5, atol=1e-5, equal_nan=True)  # an empty mean
-    if capacity is not None:
+    if capacity is None:
+        with pytest.raises(RduccError) as error:  # no row for expert 1: eager's amax refuses too
+            program(first[:6])
+        message = str(error.value)
+        assert len(message.splitlines()) == 1 and "'amax': a data-dependent count is 0" in message
+        assert f"test_capacity.py:{_line_of('# marker: extremes')}:" in message
+    else:
         with pytest.raises(RduccError) as error:
             program(torch.cat([first[:5], second[:1]]))
         message = str(error.value)

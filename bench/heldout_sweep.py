@@ -1,0 +1,624 @@
+"""A held-out sweep of issue 30's classes, in forms the test suite does not write.
+
+Each program is compiled at -O0 and -O2 and run against eager on its example
+and on other inputs; random programs are checked by shape, dtype and moments.
+Prints one line per (program, level): ok, or the first line of what failed.
+
+    .venv/bin/python bench/heldout_sweep.py [NAME_SUBSTRING ...]
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.export import Dim
+
+import rducc
+
+
+def _g(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(*shape: int, seed: int = 0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=_g(seed)).to(dtype)
+
+
+@dataclass
+class Case:
+    name: str
+    cls: str
+    module: nn.Module
+    inputs: list[tuple]  # the first is the example
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    check: Callable[[Any, Any], None] | None = None  # (got, eager) for random programs
+
+
+CASES: list[Case] = []
+
+
+def case(cls: str, inputs: list[tuple], **kwargs: Any):
+    def register(module_class: type) -> type:
+        check = kwargs.pop("check", None)
+        CASES.append(Case(module_class.__name__, cls, module_class().eval(), inputs, kwargs, check))
+        return module_class
+    return register
+
+
+# ----------------------------------------------------------------- complex at the edge
+@case("complex", [(randn(3, 4), randn(3, 4, seed=1)), (randn(3, 4, seed=2), randn(3, 4, seed=3))])
+class ComplexOfParts(nn.Module):
+    def forward(self, a, b):
+        return torch.complex(a, b) * (1 + 2j)
+
+
+@case("complex", [(randn(5).abs(), randn(5, seed=1))])
+class PolarOut(nn.Module):
+    def forward(self, r, theta):
+        return torch.polar(r, theta)
+
+
+@case("complex", [(randn(2, 3, 4),)])
+class ViewAsComplexOfOutput(nn.Module):
+    def forward(self, x):
+        y = torch.tanh(x).reshape(2, 6, 2)
+        return torch.view_as_complex(y.contiguous())
+
+
+@case("complex", [(torch.randn(3, 4, dtype=torch.complex64, generator=_g(4)),)])
+class RealImagAngle(nn.Module):
+    def forward(self, z):
+        return z.real + 1, z.imag * 2, z.angle(), torch.abs(z)
+
+
+@case("complex", [(torch.randn(4, 4, dtype=torch.complex64, generator=_g(5)),
+                   torch.randn(4, 2, dtype=torch.complex64, generator=_g(6)))])
+class ComplexMatmul(nn.Module):
+    def forward(self, z, w):
+        return z @ w
+
+
+@case("complex", [(torch.randn(2, 6, dtype=torch.complex64, generator=_g(7)),)])
+class ComplexReduce(nn.Module):
+    def forward(self, z):
+        return z.sum(-1), z.mean(0), torch.fft.ifft(z)
+
+
+@case("complex", [(torch.randn(3, 4, dtype=torch.complex64, generator=_g(8)),)])
+class ComplexInputLayout(nn.Module):
+    def forward(self, z):
+        return (z.transpose(0, 1) * 2, z[:, -2:], z.flip(-1), torch.cat([z, z.conj()], -1), z.select(-1, 0),
+                z.unsqueeze(-1).sum(-1), z.sum(), z.mean(-1, keepdim=True))
+
+
+@case("complex", [(randn(2, 8),)])
+class IrfftRoundTrip(nn.Module):
+    def forward(self, x):
+        spectrum = torch.fft.rfft(x) * torch.exp(1j * torch.arange(5.0))
+        return torch.fft.irfft(spectrum, n=8), spectrum.conj()
+
+
+# ----------------------------------------------------------------- python numbers
+@case("numbers", [(torch.tensor([2.0, 3.0]), randn(3)), (torch.tensor([-1.0, 0.5]), randn(3, seed=1))])
+class ToList(nn.Module):
+    def forward(self, ab, x):
+        a, b = ab.tolist()
+        return x * a + b
+
+
+@case("numbers", [(torch.tensor(7), randn(4))])
+class FloorDivMod(nn.Module):
+    def forward(self, n, x):
+        k = n.item()
+        return k // 3, k % 3, x * (k // 2)
+
+
+@case("numbers", [(randn(6),), (randn(6, seed=1),)])
+class ItemArithmetic(nn.Module):
+    def forward(self, x):
+        top = x.max().item()
+        low = x.min().item()
+        return (top - low) * 0.5, top / 2.0
+
+
+@case("numbers", [(torch.tensor(2.7), randn(3))])
+class SymIntOfFloat(nn.Module):
+    def forward(self, v, x):
+        n = torch.sym_int(v.item())
+        return x + n, n
+
+
+@case("numbers", [(randn(4, 3), torch.tensor(3))])
+class ShapeTimesItem(nn.Module):
+    def forward(self, x, n):
+        return x.shape[0] * n.item() + x.shape[1], x.sum() * n.item()
+
+
+@case("numbers", [(torch.tensor([1.5, -2.0, 4.0]), torch.arange(4)), (torch.tensor([0.5, 2.0, -1.0]), torch.arange(4))])
+class NumbersIntoIntTensor(nn.Module):
+    def forward(self, v, n):
+        a, b, c = v.tolist()
+        return n * (a - b) / c, (n > a), torch.clamp(n.float(), min=b), a * b - c
+
+
+# ----------------------------------------------------------------- data-dependent sizes
+@case("data", [(randn(8),), (randn(8, seed=1),), (-randn(8, seed=2).abs(),)])
+class NonzeroIndexSelect(nn.Module):
+    def forward(self, x):
+        idx = (x > 0).nonzero().squeeze(1)
+        return x.index_select(0, idx).sum(), (x.index_select(0, idx) ** 2).sum()
+
+
+@case("data", [(randn(3, 4),), (randn(3, 4, seed=1),)])
+class MaskedSelectSum(nn.Module):
+    def forward(self, x):
+        picked = torch.masked_select(x, x > 0.2)
+        return picked.sum() + picked.numel()
+
+
+@case("data", [(randn(6),), (randn(6, seed=3),)])
+class WhereSingleArg(nn.Module):
+    def forward(self, x):
+        (idx,) = torch.where(x < 0)
+        return x[idx].abs().sum()
+
+
+@case("data", [(randn(6, 3), torch.tensor([0, 2, 1, 0, 2, 2])),
+               (randn(6, 3, seed=1), torch.tensor([1, 1, 1, 0, 0, 2]))])
+class SplitFromCounts(nn.Module):
+    def forward(self, x, c):
+        counts = F.one_hot(c, 3).sum(0)
+        order = torch.argsort(c, stable=True)
+        parts = torch.split(x[order], counts.tolist())
+        return torch.stack([p.sum(0) for p in parts])
+
+
+@case("data", [(randn(5, 2),), (randn(5, 2, seed=4),)])
+class BoolIndexPutAccumulate(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        y[x > 0] += 1.0
+        y.masked_fill_(x < -1, 0.0)
+        return y
+
+
+class RowMaskUpdate(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.linspace(-1, 1, 3))
+
+    def forward(self, x, keep):
+        y = x.clone()
+        rows = keep > 0.5
+        y[rows] = torch.sigmoid(x[rows]) * self.w + y[rows].clamp(min=0)
+        z = x.clone()
+        z[~rows] = 0.0
+        return y, z
+
+
+case("data", [(randn(5, 3), torch.rand(5, generator=_g(1))), (randn(5, 3, seed=2), torch.rand(5, generator=_g(3)))])(
+    RowMaskUpdate)
+
+
+@case("data", [(torch.tensor([3, 1, 3, 2, 1]),), (torch.tensor([0, 0, 4, 4, 4]),)])
+class BincountMinlength(nn.Module):
+    def forward(self, c):
+        return torch.bincount(c, minlength=6).float().cumsum(0)
+
+
+@case("data", [(randn(4, 5), torch.tensor(1)), (randn(4, 5, seed=1), torch.tensor(2))])
+class NarrowTensorStart(nn.Module):
+    def forward(self, x, s):
+        return x.narrow(1, s.item(), 3)
+
+
+@case("data", [(randn(6, 2), torch.tensor([0, 1, 0, 1, 1, 0]).bool())])
+class IndexPutNonzeroTuple(nn.Module):
+    def forward(self, x, m):
+        out = torch.zeros_like(x)
+        rows = torch.nonzero(m, as_tuple=True)
+        out.index_put_(rows, x[rows] * 2)
+        return out
+
+
+@case("data", [(torch.tensor([3, 1, 3, 2, 1, 1]),), (torch.tensor([0, 0, 4, 4, 4, 2]),)])
+class UniqueCounts(nn.Module):
+    def forward(self, c):
+        values, counts = torch.unique(c, sorted=True, return_counts=True)
+        return (values * counts).sum(), counts.max()
+
+
+@case("data", [(randn(4, 2), torch.tensor([1, 0, 2, 1])), (randn(4, 2, seed=1), torch.tensor([0, 3, 0, 1]))])
+class RepeatInterleaveCounts(nn.Module):
+    def forward(self, x, r):
+        return torch.repeat_interleave(x, r, dim=0).sum(0)
+
+
+# ----------------------------------------------------------------- MoE dispatch with capacity
+class _Experts(nn.Module):
+    def __init__(self, n: int = 3, width: int = 4) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.router = nn.Linear(width, n)
+        self.experts = nn.ModuleList(nn.Linear(width, width) for _ in range(n))
+
+
+def _moe_inputs() -> list[tuple]:
+    return [(randn(6, 4, seed=s),) for s in (0, 1, 2)]
+
+
+@case("moe", _moe_inputs())
+class SwitchScatterAdd(_Experts):
+    def forward(self, x):
+        choice = self.router(x).argmax(-1)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            idx = (choice == e).nonzero().squeeze(-1)
+            y = expert(x.index_select(0, idx))
+            out.scatter_add_(0, idx.unsqueeze(-1).expand(-1, x.shape[1]), y)
+        return out
+
+
+@case("moe", _moe_inputs())
+class WhereAnyRouting(_Experts):
+    def forward(self, x):
+        probs = self.router(x).softmax(-1)
+        top, chosen = probs.topk(2, dim=-1)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            hit = chosen == e
+            (token,) = torch.where(hit.any(-1))
+            weight = (top * hit).sum(-1)[token]
+            out[token] += expert(x[token]) * weight[:, None]
+        return out
+
+
+@case("moe", _moe_inputs())
+class SortSplitCat(_Experts):
+    def forward(self, x):
+        choice = self.router(x).argmax(-1)
+        sorted_choice, order = torch.sort(choice, stable=True)
+        ones = torch.ones_like(sorted_choice)
+        counts = torch.zeros(3, dtype=torch.long).scatter_add_(0, sorted_choice, ones).tolist()
+        chunks = x[order].split_with_sizes(counts)
+        y = torch.cat([expert(c) for expert, c in zip(self.experts, chunks)])
+        out = torch.empty_like(y)
+        out[order] = y
+        return out
+
+
+@case("moe", _moe_inputs())
+class MaskedRowsIndexCopy(_Experts):
+    def forward(self, x):
+        choice = self.router(x).argmax(-1)
+        out = x.clone()
+        for e, expert in enumerate(self.experts):
+            mask = choice == e
+            idx = mask.nonzero(as_tuple=True)[0]
+            out = out.index_copy(0, idx, expert(x[mask]))
+        return out
+
+
+@case("moe", _moe_inputs())
+class ExpertMaxPool(_Experts):
+    def forward(self, x):
+        choice = self.router(x).argmax(-1)
+        pooled = []
+        for e, expert in enumerate(self.experts):
+            rows = expert(x[choice == e])
+            pooled.append(torch.cat([rows, torch.zeros(1, x.shape[1])]).amax(0))
+        return torch.stack(pooled)
+
+
+# ----------------------------------------------------------------- narrow heads / MQA under tp
+class _Attn(nn.Module):
+    def __init__(self, dim: int = 32, heads: int = 4, kv_heads: int = 1, fused: bool = False) -> None:
+        super().__init__()
+        torch.manual_seed(1)
+        self.heads, self.kv, self.hd = heads, kv_heads, dim // heads
+        self.fused = fused
+        if fused:
+            self.qkv = nn.Linear(dim, dim + 2 * kv_heads * self.hd)
+        else:
+            self.q = nn.Linear(dim, dim, bias=False)
+            self.kv_proj = nn.Linear(dim, 2 * kv_heads * self.hd, bias=False)
+        self.o = nn.Linear(dim, dim, bias=False)
+
+
+TP = dict(target="sn40l-8", split=(2, 1))
+
+
+@case("tp", [(randn(1, 8, 32),)], **TP)
+class MqaFusedSplit(_Attn):
+    def __init__(self) -> None:
+        super().__init__(fused=True)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).split([d, self.hd, self.hd], dim=-1)
+        q = q.view(b, s, self.heads, self.hd).transpose(1, 2)
+        k = k.unsqueeze(1).expand(b, self.heads, s, self.hd)
+        v = v.unsqueeze(1).expand(b, self.heads, s, self.hd)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(a.transpose(1, 2).reshape(b, s, d))
+
+
+@case("tp", [(randn(2, 8, 32),)], **TP)
+class MqaKvChunk(_Attn):
+    def forward(self, x):
+        b, s, d = x.shape
+        q = self.q(x).reshape(b, s, self.heads, self.hd).permute(0, 2, 1, 3)
+        k, v = self.kv_proj(x).chunk(2, dim=-1)
+        scores = q @ k.unsqueeze(1).transpose(-1, -2) / math.sqrt(self.hd)
+        a = scores.softmax(-1) @ v.unsqueeze(1)
+        return self.o(a.permute(0, 2, 1, 3).flatten(2))
+
+
+@case("tp", [(randn(1, 8, 32),)], **TP)
+class GqaRepeat(_Attn):
+    def __init__(self) -> None:
+        super().__init__(heads=4, kv_heads=2)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q = self.q(x).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k, v = self.kv_proj(x).view(b, s, 2, self.kv, self.hd).unbind(2)
+        k = k.transpose(1, 2).repeat(1, self.heads // self.kv, 1, 1)
+        v = v.transpose(1, 2).repeat(1, self.heads // self.kv, 1, 1)
+        idx = torch.arange(self.heads) % self.kv * (self.heads // self.kv) + torch.arange(self.heads) // self.kv
+        a = F.scaled_dot_product_attention(q, k[:, idx], v[:, idx])
+        return self.o(a.transpose(1, 2).reshape(b, s, d))
+
+
+@case("tp", [(randn(1, 8, 24),)], **TP)
+class OddHeads(_Attn):
+    def __init__(self) -> None:
+        super().__init__(dim=24, heads=3, kv_heads=1)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q = self.q(x).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k, v = self.kv_proj(x).view(b, s, 2, 1, self.hd).transpose(1, 3).unbind(2)
+        a = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return self.o(a.transpose(1, 2).reshape(b, s, d))
+
+
+@case("tp", [(randn(2, 4, 32),)], **TP)
+class MqaEinsum(_Attn):
+    def forward(self, x):
+        b, s, d = x.shape
+        q = self.q(x).view(b, s, self.heads, self.hd)
+        k, v = self.kv_proj(x).split(self.hd, dim=-1)
+        w = torch.einsum("bshd,btd->bhst", q, k).softmax(-1)
+        a = torch.einsum("bhst,btd->bshd", w, v)
+        return self.o(a.reshape(b, s, d))
+
+
+# ----------------------------------------------------------------- storage views
+@case("storage", [(randn(4, 6),)])
+class AsStridedOfTransposed(nn.Module):
+    def forward(self, x):
+        t = x.t()
+        return torch.as_strided(t, (3, 2), (1, 6), 1) * 2
+
+
+@case("storage", [(randn(2, 4, dtype=torch.float16),)])
+class Fp16AsInt32(nn.Module):
+    def forward(self, x):
+        return (x * 2).view(torch.int32)
+
+
+@case("storage", [(randn(3, 4, dtype=torch.bfloat16),)])
+class Bf16AsInt16(nn.Module):
+    def forward(self, x):
+        bits = x.view(torch.int16)
+        return (bits & 0x7FFF).view(torch.bfloat16)
+
+
+@case("storage", [(randn(2, 3),)])
+class Float32AsBytes(nn.Module):
+    def forward(self, x):
+        return x.view(torch.uint8).to(torch.int32).sum(-1)
+
+
+@case("storage", [(randn(1, 3, 4, 4).to(memory_format=torch.channels_last),)])
+class ChannelsLastAsStrided(nn.Module):
+    def forward(self, x):
+        return x.as_strided((1, 3, 2, 2), x.stride()) + 1
+
+
+@case("storage", [(randn(10),)])
+class UnfoldWindows(nn.Module):
+    def forward(self, x):
+        return x.unfold(0, 4, 2).sum(-1), x.as_strided((4, 3), (2, 1)).prod(-1)
+
+
+# ----------------------------------------------------------------- random ops (training mode)
+def _moments(mean: float, var: float, tol: float = 0.1):
+    def check(got: Any, _eager: Any) -> None:
+        t = got if isinstance(got, torch.Tensor) else got[0]
+        t = t.double()
+        assert abs(t.mean().item() - mean) < tol * max(1.0, abs(mean)), (t.mean().item(), mean)
+        assert abs(t.var().item() - var) < tol * 3 * max(1.0, var), (t.var().item(), var)
+    return check
+
+
+Z = torch.zeros(4000)
+
+
+@case("random", [(Z,)], check=_moments(0.3, 0.21))
+class BernoulliInPlace(nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x).bernoulli_(0.3)
+
+
+@case("random", [(Z,)], check=_moments(0.5, 0.25))
+class ExponentialInPlace(nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x).exponential_(2.0)
+
+
+@case("random", [(Z,)], check=_moments(1.0, 4.0))
+class NormalInPlace(nn.Module):
+    def forward(self, x):
+        return x.clone().normal_(1.0, 2.0)
+
+
+@case("random", [(Z,)], check=_moments(0.5, 1 / 12))
+class RandWithGenerator(nn.Module):
+    def forward(self, x):
+        return torch.rand(x.shape, generator=torch.Generator().manual_seed(1)) + x
+
+
+@case("random", [(torch.ones(4000),)], check=_moments(1.0, 0.25))
+class FunctionalDropoutTrain(nn.Module):
+    def forward(self, x):
+        return F.dropout(x, 0.2, training=True)
+
+
+@case("random", [(Z,)], check=_moments(0.0, 1.0))
+class RandnLikeHalf(nn.Module):
+    def forward(self, x):
+        return torch.randn_like(x, dtype=torch.float16).float()
+
+
+@case("random", [(Z,)], check=_moments(4.5, 8.25))
+class RandintLike(nn.Module):
+    def forward(self, x):
+        return torch.randint_like(x, 0, 10)
+
+
+@case("random", [(torch.full((4000,), 0.25),)], check=_moments(0.25, 0.1875))
+class BernoulliWithGenerator(nn.Module):
+    def forward(self, p):
+        return torch.bernoulli(p, generator=torch.Generator().manual_seed(3))
+
+
+# ----------------------------------------------------------------- dynamic shapes
+def _dyn(_inputs: list[tuple], dynamic_shapes: Any, shapes: dict, pad: tuple = ()) -> dict:
+    return dict(dynamic_shapes=dynamic_shapes, shapes=shapes, pad_dims=list(pad))
+
+
+_seq = Dim("seq", min=2, max=64)
+
+
+@case("dynamic", [(randn(1, 4, 8), randn(1, 8, 8)), (randn(1, 16, 8), randn(1, 32, 8))],
+      **_dyn([], ({1: _seq}, {1: 2 * _seq}), {"seq": [4, 16]}))
+class TwiceSeq(nn.Module):
+    def forward(self, x, y):
+        return x.repeat_interleave(2, dim=1) + y
+
+
+@case("dynamic", [(randn(2, 8),), (randn(5, 8, seed=1),), (randn(8, 8, seed=2),)],
+      **_dyn([], ({0: Dim("batch", min=1, max=8)},), {"batch": [2, 8]}))
+class BatchBoundsMlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.lin(x).relu().log_softmax(-1)
+
+
+@case("dynamic", [(randn(2, 4, 8),), (randn(2, 8, 8, seed=1),)],
+      **_dyn([], ({1: Dim("seq", max=32)},), {"seq": [4, 8]}))
+class SeqMeanFromShape(nn.Module):
+    def forward(self, x):
+        b, s, d = x.shape
+        return x.reshape(b, s * d).sum(-1) / s
+
+
+@case("dynamic", [(randn(2, 6),), (randn(3, 6, seed=1),)],
+      **_dyn([], ({0: Dim("batch", min=2, max=16)},), {"batch": [2, 3]}))
+class ViewFromShape(nn.Module):
+    def forward(self, x):
+        return x.view(x.size(0), 2, -1).transpose(1, 2).contiguous().view(-1, 2).sum(0)
+
+
+@case("dynamic", [(randn(2, 4), randn(4, 3)), (randn(7, 4, seed=1), randn(4, 3, seed=2))],
+      **_dyn([], ({0: Dim("rows", min=1, max=10)}, None), {"rows": [2, 7]}))
+class DynMatmulCumsum(nn.Module):
+    def forward(self, a, b):
+        return (a @ b).cumsum(0)
+
+
+@case("dynamic", [(randn(2, 4, 8),), (randn(3, 4, 8, seed=1),)],
+      **_dyn([], ({0: Dim("batch", max=4)},), {"batch": [2, 4]}))
+class BatchPaddedSoftmax(nn.Module):
+    def forward(self, x):
+        return x.softmax(-1).amax(1)
+
+
+@case("dynamic", [(randn(2, 6, 8),), (randn(3, 10, 8, seed=1),)],
+      **_dyn([], ({0: Dim.AUTO, 1: Dim("seq", min=2, max=16)},), {"batch": [2, 3], "seq": [6, 10]}))
+class AutoBatchAttention(nn.Module):
+    def forward(self, x):
+        return F.scaled_dot_product_attention(x[:, None], x[:, None], x[:, None], is_causal=True)[:, 0]
+
+
+# ----------------------------------------------------------------- the sweep
+def _flat(value: Any) -> list:
+    return [v for v in torch.utils._pytree.tree_leaves(value)]
+
+
+def _compare(got: Any, want: Any) -> None:
+    got_l, want_l = _flat(got), _flat(want)
+    assert len(got_l) == len(want_l), f"{len(got_l)} outputs, eager {len(want_l)}"
+    for g, w in zip(got_l, want_l):
+        if isinstance(w, torch.Tensor):
+            g = torch.as_tensor(g)
+            assert g.dtype == w.dtype, f"dtype {g.dtype} != {w.dtype}"
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4, equal_nan=True)
+        else:
+            assert type(g) is type(w) and math.isclose(float(g), float(w), rel_tol=1e-5, abs_tol=1e-5), (g, w)
+
+
+def run_case(c: Case, opt_level: int) -> str:
+    try:
+        program = rducc.compile(c.module, c.inputs[0], opt_level=opt_level, **c.kwargs)
+    except Exception as error:  # noqa: BLE001 - the sweep reports every failure
+        return f"COMPILE {type(error).__name__}: {str(error).splitlines()[0][:200]}"
+    for inputs in c.inputs:
+        try:
+            with torch.no_grad():
+                want = c.module(*inputs)
+            got = program(*inputs)
+            (c.check or _compare)(got, want)
+        except Exception as error:  # noqa: BLE001
+            if "-v" in sys.argv:
+                traceback.print_exc()
+            return f"RUN {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+    return "ok"
+
+
+def main(argv: list[str]) -> int:
+    wanted = [a for a in argv if not a.startswith("-")]
+    failures = 0
+    passed: dict[str, list[int]] = {}
+    for c in CASES:
+        if wanted and not any(w in c.name or w == c.cls for w in wanted):
+            continue
+        for level in (0, 2):
+            verdict = run_case(c, level)
+            failures += verdict != "ok"
+            tally = passed.setdefault(c.cls, [0, 0])
+            tally[0] += verdict == "ok"
+            tally[1] += 1
+            print(f"{c.cls:8} {c.name:26} -O{level} {verdict}", flush=True)
+    for cls, (ok, total) in passed.items():
+        print(f"{cls:8} {ok}/{total} compile and match eager ({ok / total:.0%})")
+    print(f"{failures} failures")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

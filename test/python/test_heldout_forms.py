@@ -1,0 +1,143 @@
+"""Issue 30: forms of the generality classes that bench/heldout_sweep.py found refused
+or wrong, each checked against eager (at -O0 or -O2) on inputs other than the example.
+
+- Python numbers read with `.tolist()`/`.item()` and handed to tensor ops (`x * a + b`,
+  an integer tensor times a float, `n > a`, `clamp(min=b)`): computed in the program as
+  rank-0 tensors in the dtype torch computes the op in (`rducc.frontend.python_numbers`).
+- Pointwise updates through a boolean mask (`y[mask] += 1`, `y[rows] = f(x[rows]) * w`):
+  a `where` over the whole tensor, right for every mask, not only for the example's
+  count (`rducc.frontend.masked_updates`).
+- Rows picked by a boolean mask of two dims (`h[attention_mask.bool()]`) reduced by
+  mean, amax, sum and a softmax-weighted contraction: padded to the recorded bound
+  (`rducc.frontend.capacity`), right for every count, not only the example's.
+- `torch.unique(sorted=True)` with counts and inverse, `repeat_interleave` by a tensor of
+  repeats: compiled for the example's number of values (checked at run time: another
+  is one error naming the op), as bincount is (`rducc.frontend.data_sizes`).
+- Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
+  `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import rducc
+from rducc.dialects.rdu.checks import CheckOp
+from rducc.errors import RduccError
+
+
+def _randn(*shape: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def _assert_matches(got: object, want: object) -> None:
+    got_leaves, want_leaves = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        if isinstance(w, torch.Tensor):
+            assert g.dtype == w.dtype, (g.dtype, w.dtype)
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+        else:
+            assert type(g) is type(w) and g == pytest.approx(w, rel=1e-6), (g, w)
+
+
+class NumbersIntoTensorOps(nn.Module):
+    def forward(self, v: torch.Tensor, x: torch.Tensor, n: torch.Tensor):
+        a, b, c = v.tolist()
+        top = x.max().item()
+        return x * a + b, n * (a - b) / c, n > a, torch.clamp(n.float(), min=b), x / top, a * b - c
+
+
+class MaskedUpdates(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.linspace(-1, 1, 3))
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor):
+        y = x.clone()
+        rows = keep > 0.5
+        y[rows] = torch.sigmoid(x[rows]) * self.w + y[rows].clamp(min=0)
+        z = x.clone()
+        z[x > 0] += 1.0
+        u = x.clone()
+        u.index_put_((x < -0.5,), x[x < -0.5] * 3, accumulate=True)
+        return y, z, u
+
+
+class ComplexInputLayout(nn.Module):
+    def forward(self, z: torch.Tensor):
+        return (z.sum(-1), z.transpose(0, 1) * 2, z[:, -2:], z.flip(-1), torch.cat([z, z.conj()], -1),
+                z.select(-1, 0), z.mean(-1, keepdim=True))
+
+
+class MaskedTokenRows(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, h: torch.Tensor, attention_mask: torch.Tensor):
+        rows = self.proj(h[attention_mask.bool()])
+        return rows.mean(0), rows.amax(0), rows.softmax(0).T @ rows, rows.sum(0)
+
+
+_TOKEN_MASKS = [torch.tensor([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]), torch.tensor([[1, 1, 1, 1, 1], [1, 0, 0, 0, 0]]),
+                torch.tensor([[0, 0, 0, 0, 0], [1, 1, 1, 1, 1]]), torch.ones(2, 5, dtype=torch.long)]
+
+
+class UniqueAndRepeats(nn.Module):
+    def forward(self, c: torch.Tensor, x: torch.Tensor, r: torch.Tensor):
+        values, inverse, counts = torch.unique(c, sorted=True, return_inverse=True, return_counts=True)
+        return values * counts, inverse, torch.repeat_interleave(x, r, dim=0).cumsum(0)
+
+
+def _numbers_inputs(seed: int) -> tuple[torch.Tensor, ...]:
+    return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2)
+
+
+def _masked_inputs(seed: int) -> tuple[torch.Tensor, ...]:
+    return _randn(5, 3, seed=seed), torch.rand(5, generator=torch.Generator().manual_seed(seed + 1))
+
+
+CASES = {
+    "numbers": (NumbersIntoTensorOps, [_numbers_inputs(s) for s in (0, 2)]),
+    "masked_updates": (MaskedUpdates, [_masked_inputs(s) for s in (0, 3, 6)]),
+    "masked_token_rows": (MaskedTokenRows, [(_randn(2, 5, 4, seed=s), mask) for s, mask in enumerate(_TOKEN_MASKS)]),
+    "unique_and_repeats": (UniqueAndRepeats, [
+        (torch.tensor([[3, 1, 3], [2, 1, 1]]), _randn(4, 2, seed=0), torch.tensor([1, 0, 2, 1])),
+        (torch.tensor([[0, 9, 4], [4, 4, 9]]), _randn(4, 2, seed=1), torch.tensor([0, 3, 0, 1]))]),
+    "complex_input_layout": (ComplexInputLayout, [(_randn(3, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
+}
+
+
+LEVELS = {"numbers": 0, "masked_updates": 2, "masked_token_rows": 0, "unique_and_repeats": 2,
+          "complex_input_layout": 0}
+"""One -O level per case, to keep the suite fast (each mechanism is the frontend's, the same
+at every level); bench/heldout_sweep.py runs every form at -O0 and -O2."""
+
+
+@pytest.mark.parametrize(("name", "opt_level"), sorted(LEVELS.items()))
+def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
+    assert set(LEVELS) == set(CASES)
+    module_class, inputs = CASES[name]
+    torch.manual_seed(0)
+    module = module_class().eval()
+    program = rducc.compile(module, inputs[0], opt_level=opt_level)
+    for args in inputs:
+        with torch.no_grad():
+            _assert_matches(program(*args), module(*args))
+    if name == "masked_token_rows":  # padded to the bound: checks that the count fits, none of the example's count
+        text = str(program.module)
+        assert "capacity of 10 compiled for" in text and "example's value" not in text
+    if name == "unique_and_repeats":
+        c, x, r = inputs[0]
+        with pytest.raises(RduccError, match=r"'_unique2': the input holds another number of distinct values "
+                                             r"than the 3 compiled for"):
+            program(torch.tensor([[1, 2, 3], [4, 5, 6]]), x, r)
+        with pytest.raises(RduccError, match="'repeat_interleave': the repeats sum to another length than the 4"):
+            program(c, x, torch.tensor([1, 1, 1, 2]))
+    if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
+        assert not any(isinstance(op, CheckOp) for op in program.module.walk())
+        counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}
+        assert len(counts) > 2, "the inputs must select other counts than the example's"
