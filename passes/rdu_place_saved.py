@@ -324,13 +324,23 @@ def shared_placements(function: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
     return {v: members for members in groups.values() if len(members) > 1 for v in members}
 
 
+_UNPLACED: dict[SSAValue, bool] = {}
+"""`_callee_holds_unplaced`'s answers while one plan is made (`plan_placements` clears it):
+the planner asks again for every member of a group each time it weighs a candidate."""
+
+
 def _callee_holds_unplaced(value: SSAValue) -> bool:
     """Whether `value` is a call's result that no kernel of the callee returns (the
     callee passes a parameter through, or returns one kernel result twice): no DDR
     placement of the callee's can hold it, so it cannot be spilled."""
+    if value in _UNPLACED:
+        return _UNPLACED[value]
     owner = value.owner
-    return (isinstance(owner, func.CallOp) and isinstance(value, OpResult)
-            and _callee_producer(owner, value.index) is None)
+    unplaced = (isinstance(owner, func.CallOp) and isinstance(value, OpResult)
+                and _callee_producer(owner, value.index) is None)
+    if _CALLEES:  # remembered only inside a run of the pass
+        _UNPLACED[value] = unplaced
+    return unplaced
 
 
 def _kept_on_chip(saved: SavedValue, target: Target) -> bool:
@@ -394,6 +404,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step)
     shared = shared_placements(step.function)
+    _UNPLACED.clear()
     candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
                   if recompute or c.placement != Placement.RECOMPUTE]
     while True:
@@ -580,6 +591,7 @@ class RduPlaceSaved(RduPass):
             self._place(op)
         finally:
             _CALLEES.pop(id(op), None)
+            _UNPLACED.clear()
 
     def _place(self, op: ModuleOp) -> None:
         target = self.target_of(op)
