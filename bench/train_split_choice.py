@@ -37,7 +37,6 @@ import argparse
 import time
 
 import torch
-
 from common import Section
 from train_llama import llama_loss  # noqa: E402
 from xdsl.context import Context  # noqa: E402
@@ -46,11 +45,11 @@ from rducc.dialects.contracts import data_parallel_of, partition_of, split_choic
 from rducc.driver import CompileOptions, resolve_passes  # noqa: E402
 from rducc.errors import RduccError  # noqa: E402
 from rducc.model.pipeline_schedule import default_microbatches  # noqa: E402
-from rducc.model.split_choice import candidates, estimate_candidate, step_profile  # noqa: E402
+from rducc.model.split_choice import candidates, estimate_candidate  # noqa: E402
 from rducc.model.training_speed import training_estimate  # noqa: E402
 from rducc.passes.rdu_outline_layers import inline_calls  # noqa: E402
-from rducc.passes.rdu_partition import RduPartition, partition_module  # noqa: E402
-from rducc.passes.rdu_partition.training import split_layers  # noqa: E402
+from rducc.passes.rdu_partition import CHOSEN_ZERO, RduPartition, partition_module  # noqa: E402
+from rducc.passes.rdu_partition.training import training_profile  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 from rducc.training.compile import compile_step  # noqa: E402
 from rducc.training.program import _groups, export_for_training  # noqa: E402
@@ -99,8 +98,7 @@ def check(module) -> list[str]:
     from rducc.passes.rdu_partition import _split_layer
 
     target = load_target(TARGET)
-    profile = step_profile(module, target, split_layers(module, {c.tp for c in candidates(target.sockets, 1)},
-                                                         _split_layer))
+    profile = training_profile(module, target, _split_layer)
     lines = [f"{'candidate':<22} {'chooser':>12} {'partitioned':>12} {'error':>8}"]
     errors = []
     for candidate in candidates(target.sockets, profile.batch):
@@ -113,7 +111,7 @@ def check(module) -> list[str]:
         trial = module.clone()
         try:
             partition_module(trial, candidate.tp, candidate.pp, strict=True, dp=candidate.dp,
-                             microbatches=modeled.microbatches, zero=candidate.zero)
+                             microbatches=modeled.microbatches, zero=CHOSEN_ZERO if candidate.zero else 0)
         except RduccError as error:
             lines.append(f"{candidate.name():<22} -- not compiled: {str(error).splitlines()[0]}")
             continue

@@ -72,12 +72,12 @@ def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0, dp: int = 0,
                    zero: int = 0) -> list[str]:
     """A pipeline for a multi-socket target: `rdu-partition{tp pp dp ep}` right after
     `rdu-canonicalize` (first when there is none; 0: the split the cost model picks;
-    `zero`: the optimizer state sharded over the dp replicas),
+    `zero`: the ZeRO stage over the dp replicas),
     with `rdu-outline-layers` moved between them when the pipeline has it: the
     identical decoder layers are outlined first (by the importer, see
     `rducc.driver.outlines_at_import`) and so partitioned once, not once a layer."""
     options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp), ("dp", dp), ("ep", ep)) if n)
-    options += " zero=true" if zero else ""  # ZeRO stage 1 over the dp replicas
+    options += f" zero={zero}" if zero else ""  # the ZeRO stage over the dp replicas
     partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
     outline = [p for p in passes if p == "rdu-outline-layers"]
     rest = [p for p in passes if p != "rdu-outline-layers"]

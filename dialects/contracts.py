@@ -350,12 +350,12 @@ def split_choice_of(module: Operation) -> list[str]:
 
 
 def set_partition(module: Operation, tp: int, pp: int, dp: int = 1, microbatches: int = 1,
-                  zero: bool = False) -> None:
+                  zero: int = 0) -> None:
     split = {"tp": IntegerAttr(tp, i64), "pp": IntegerAttr(pp, i64)}
     if dp > 1:
         split["dp"] = IntegerAttr(dp, i64)
     if zero:
-        split["zero"] = IntegerAttr(1, i64)
+        split["zero"] = IntegerAttr(int(zero), i64)  # the ZeRO stage
     if microbatches > 1:
         split["microbatches"] = IntegerAttr(microbatches, i64)
     module.attributes[PARTITION] = DictionaryAttr(split)
@@ -389,11 +389,12 @@ def data_parallel_of(module: Operation) -> int:
     return dp.value.data if isinstance(dp, IntegerAttr) else 1
 
 
-def zero_of(module: Operation) -> bool:
-    """Whether the module's optimizer state is sharded over its data-parallel replicas (ZeRO stage 1)."""
+def zero_of(module: Operation) -> int:
+    """The ZeRO stage the module's data-parallel replicas shard their state at
+    (1: optimizer state, 2: and gradients); 0 when none."""
     attr = module.attributes.get(PARTITION)
     zero = attr.data.get("zero") if isinstance(attr, DictionaryAttr) else None
-    return isinstance(zero, IntegerAttr) and zero.value.data == 1
+    return zero.value.data if isinstance(zero, IntegerAttr) else 0
 
 
 def spmd_ranks(module: Operation) -> int:

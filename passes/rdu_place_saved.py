@@ -41,7 +41,11 @@ decides it: a spill of one spills them all, marks the callee's kernel result
 `ddr` and its parameter `tier.tier = ddr` (`rdu-insert-dma` types them so),
 and is not taken when the slot also holds a value that cannot go to DDR, nor
 when the callee returns the value at two indices (one kernel result, two
-slots).
+slots). A view kernel's result (a reshape or contiguous slice, which
+`rdu-insert-dma` makes a `tier.view` of its input's buffer: a bias gradient,
+the summed rows reshaped) lives where its input lives, so the two share one
+placement too (`shared_placements`): the tier each call passes at an index
+of an outlined layer is one fact, the callee's parameter's.
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
@@ -85,6 +89,7 @@ from rducc.dialects.saved import (
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.passes.common import RduPass
+from rducc.passes.rdu_insert_dma import viewed_input
 from rducc.passes.rdu_place_tiers import peak_activation_bytes
 from rducc.targets import Target
 
@@ -283,33 +288,44 @@ def _callee_producer(call: func.CallOp, index: int) -> tuple[KernelOp, int] | No
 
 
 def shared_placements(function: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
-    """Values that must share a placement, as one callee holds them all: the results
-    of every call of a callee at one index (the callee's kernel writes them), and the
-    operands of every call of a callee at one index (the callee's parameter reads
-    them), transitively. Each such value names its whole group."""
+    """Values that must share a placement, transitively:
+
+    - the results of every call of a callee at one index (the callee's kernel
+      writes them) and the operands of every call of a callee at one index (the
+      callee's parameter reads them, in one tier);
+    - a view kernel's result and the input it is a window of (`viewed_input`:
+      `rdu-insert-dma` makes it a `tier.view` of the input's buffer, so it lives
+      where the input lives, whatever its own placement says).
+
+    Each such value names its whole group."""
     parent: dict[SSAValue, SSAValue] = {}
+    seen: dict[SSAValue, None] = {}  # in order: the groups come out the same each run
 
     def find(value: SSAValue) -> SSAValue:
         while parent.get(value, value) is not value:
             value = parent[value]
         return value
 
+    def join(a: SSAValue, b: SSAValue) -> None:
+        seen.update({a: None, b: None})
+        ra, rb = find(a), find(b)
+        if ra is not rb:
+            parent[rb] = ra
+
     first: dict[tuple[str, str, int], SSAValue] = {}
     for op in function.body.block.ops:
+        if isinstance(op, KernelOp):
+            for index, result in enumerate(op.results):
+                if (source := viewed_input(op, index)) is not None:
+                    join(source, result)
         if not isinstance(op, func.CallOp):
             continue
         name = op.callee.string_value()
         slots = [("out", i, r) for i, r in enumerate(op.results)] + [("in", i, v) for i, v in enumerate(op.arguments)]
         for kind, index, value in slots:
-            key = (name, kind, index)
-            if key not in first:
-                first[key] = value
-                continue
-            a, b = find(first[key]), find(value)
-            if a is not b:
-                parent[b] = a
+            join(first.setdefault((name, kind, index), value), value)
     groups: dict[SSAValue, list[SSAValue]] = {}
-    for value in set(first.values()) | set(parent):
+    for value in seen:
         groups.setdefault(find(value), []).append(value)
     return {v: members for members in groups.values() if len(members) > 1 for v in members}
 

@@ -37,10 +37,12 @@ A candidate's modeled step time:
   `max(FLOPs / peak / m, weight bytes / HBM bandwidth) + DMA start-up` (weights
   are read again each microbatch; `training_speed`'s level-1 rule) and each
   activation collective its time / m, at least one link latency; the stages
-  are the forward's units (ops and layer calls) cut into pp runs of about
-  equal FLOPs, the backward's in reverse, with a `send_recv` of what crosses
-  each cut; then the 1F1B schedule (`pipeline_schedule`), which counts the
-  bubble;
+  are `rdu-partition`'s cut (`training_stages`: the forward's units cut
+  into pp runs of about equal FLOPs, the backward's and the optimizer's on
+  the stage of the values and weights they read), with a `send_recv` of
+  each value read on another stage, once to each stage, charged there as
+  `training_estimate` charges it (the optimizer's once a step); then the
+  1F1B schedule (`pipeline_schedule`), which counts the bubble;
 - **gradient sync** (dp > 1): the gradients of a stage's parameters on one
   rank all-reduced over the dp replicas (a dp group: the ranks tp apart, its
   ring over those sockets by the target's topology), one collective a parameter (as
@@ -53,10 +55,12 @@ A candidate's modeled step time:
   ZeRO's parameter all-gather after the update is exposed;
 - **optimizer**: its ops once a step, divided by tp (split weights) and, with
   ZeRO, by dp (each replica updates its shard);
-- **DDR spill**: what one socket holds (weights, gradients and optimizer
-  state of its stage and shard, and the saved activations of the
-  microbatches 1F1B keeps in flight) past its HBM moves to DDR and back once
-  a step, at DDR's sustained bandwidth.
+- **DDR spill**: the weights and optimizer state one socket holds (its
+  stage's and shard's) past its HBM, read from DDR every microbatch at DDR's
+  sustained bandwidth (`training_speed.spill_seconds`, the rule
+  `training_estimate` charges the partitioned step by). The table still
+  shows what a socket holds in all (gradients and the saved activations of
+  the microbatches 1F1B keeps in flight too).
 
 Every figure is modeled from the target's figures; `CandidateEstimate.row`
 is one line of the report's table, `SplitChoice.table` the table with the
@@ -71,7 +75,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from rducc.dialects.contracts import Phase, arg_attrs, global_of, is_input, phase_of, result_updates
 from rducc.dialects.program import entry_function, functions
@@ -82,6 +86,7 @@ from rducc.dialects.tier import GlobalOp
 from rducc.model.cost_model import compute_element, op_flops
 from rducc.model.kernel_timing import collective_seconds
 from rducc.model.pipeline_schedule import OneFOneB, default_microbatches, one_f_one_b
+from rducc.model.training_speed import spill_seconds
 from rducc.targets import Target
 
 _COLLECTIVE_KINDS: dict[type, str] = {
@@ -108,6 +113,8 @@ class Collective:
     size: int
     group: int
     by_tp: bool = False
+    over_dp: bool = False
+    """Over the candidate's dp replicas (a dp group: the ranks tp apart), not its tp ranks."""
 
 
 @dataclass
@@ -128,8 +135,11 @@ class Unit:
     callee: str = ""
     reads: tuple[bool, ...] = ()
     """Per argument of a call: whether the caller passes a weight (read from HBM)."""
-    cross_bytes: int = 0
-    """A forward unit: bytes of its results that later forward units read (what a pipeline cut sends)."""
+    sources: tuple[tuple[int, int, int, bool], ...] = ()
+    """Each value it reads that an earlier unit makes, once: (that unit's index, the
+    result's index, its bytes, whether dp splits it, else tp: `_sources`). A
+    pipeline cut between the two sends it (`rdu-partition`'s `send_recv`, once to
+    each stage that reads it)."""
 
 
 @dataclass
@@ -148,6 +158,9 @@ class StepProfile:
     """Calls of the outlined backward layer (the layers the gradient sync overlaps); 1 when none."""
     gradient_sizes: tuple[int, ...] = ()
     """Bytes of each trained parameter's gradient: one collective each, as rdu-partition syncs them."""
+    cuts: Mapping[int, Sequence[int]] = field(default_factory=dict)
+    """Per pp: each unit's stage as `rdu-partition` cuts the step (`training_stages`);
+    a pp not here is cut by `_stages`' own rule."""
 
     def body(self, unit: Unit, tp: int) -> Body | None:
         """The unit's body on one of tp ranks (None: tp does not split its layer)."""
@@ -395,11 +408,15 @@ def _saved_bytes(units: Sequence[tuple[Operation, str]]) -> int:
 
 
 def step_profile(module: ModuleOp, target: Target,
-                 layers: Mapping[int, Mapping[str, func.FuncOp] | None] | None = None) -> StepProfile:
+                 layers: Mapping[int, Mapping[str, func.FuncOp] | None] | None = None,
+                 cuts: Mapping[int, Sequence[int]] | None = None) -> StepProfile:
     """The profile of an imported (level-1) training step; `layers`: per tp, the
-    outlined layers partitioned tp ways (`rdu-partition` gives them)."""
+    outlined layers partitioned tp ways, and `cuts`: per pp, each op's stage
+    (`rdu-partition` gives both)."""
     entry = entry_function(module)
+    batch = _batch(entry)
     weights = _weight_args(entry)
+    weight_shapes = {tuple(v.type.get_shape()) for v in weights if isinstance(v.type, TensorType)}
     callees = {f.sym_name.data: f for f in functions(module) if f is not entry}
     at_one = {name: body_of(f, target, set()) for name, f in callees.items()}
     ops = [op for op in entry.body.block.ops if not isinstance(op, func.ReturnOp)]
@@ -414,11 +431,9 @@ def step_profile(module: ModuleOp, target: Target,
             body = _with_reads(at_one.get(name, Body()), callees.get(name), reads, target)
             units.append(Unit(phase, body, name, reads))
         else:
-            units.append(Unit(phase, Body([op_work(op, weights, target)], under_tp.get(op, []))))
-        if phase == Phase.FORWARD.value:
-            units[-1].cross_bytes = sum(value_bytes(r) for r in op.results
-                                        if any(order.get(u.operation, -1) > order[op] and
-                                               _phase(u.operation) == Phase.FORWARD.value for u in r.uses))
+            collectives = under_tp.get(op, []) + _loss_all_reduces(op, phase, batch)
+            units.append(Unit(phase, Body([op_work(op, weights, target)], collectives)))
+        units[-1].sources = _sources(op, order, weight_shapes)
     split_layers: dict[int, dict[str, Body] | None] = {}
     for tp, found in (layers or {}).items():
         split_layers[tp] = None if found is None else {
@@ -426,8 +441,34 @@ def step_profile(module: ModuleOp, target: Target,
             for name, f in found.items()}
     parameters, trained, state = _global_bytes(module, entry)
     backward_calls = [u for u in units if u.callee and u.phase == Phase.BACKWARD.value]
-    return StepProfile(units, split_layers, _batch(entry), parameters, sum(trained), state, _saved_bytes(phased),
-                       max(1, len(backward_calls)), tuple(trained))
+    return StepProfile(units, split_layers, batch, parameters, sum(trained), state, _saved_bytes(phased),
+                       max(1, len(backward_calls)), tuple(trained), dict(cuts or {}))
+
+
+def _loss_all_reduces(op: Operation, phase: str, batch: int) -> list[Collective]:
+    """A forward op that reduces a batched value to a scalar (the loss's sum, its
+    count of labels): dp replicas each hold part of the batch, so `rdu-partition`
+    all-reduces its result over them."""
+    if phase != Phase.FORWARD.value or batch < 2 or isinstance(op, func.CallOp):
+        return []
+    batched = any(isinstance(v.type, TensorType) and v.type.get_shape()[:1] == (batch,) for v in op.operands)
+    return [Collective("all_reduce", value_bytes(r), 0, over_dp=True) for r in op.results
+            if batched and isinstance(r.type, TensorType) and not r.type.get_shape()]
+
+
+def _sources(op: Operation, order: Mapping[Operation, int], weight_shapes: set[tuple[int, ...]]
+             ) -> tuple[tuple[int, int, int, bool], ...]:
+    """The values `op` reads that an op of the entry function makes (`Unit.sources`);
+    dp splits each but a scalar and a value of a weight's shape (or its transpose's:
+    a gradient), which every replica holds whole and tp splits as the weight."""
+    found: dict[SSAValue, tuple[int, int, int, bool]] = {}
+    for value in op.operands:
+        owner = value.owner
+        if isinstance(owner, Operation) and isinstance(value, OpResult) and owner in order and value not in found:
+            shape = tuple(value.type.get_shape()) if isinstance(value.type, TensorType) else ()
+            batched = bool(shape) and shape not in weight_shapes and shape[::-1] not in weight_shapes
+            found[value] = (order[owner], value.index, value_bytes(value), batched)
+    return tuple(found.values())
 
 
 def _reads_of(units: Sequence[Unit], callee: str) -> tuple[bool, ...]:
@@ -459,6 +500,12 @@ def _unit_seconds(profile: StepProfile, unit: Unit, c: Candidate, m: int, target
         if compute or read:
             seconds += max(compute / m, read / bandwidth) + target.dma_latency_s
     for coll in body.collectives:
+        if coll.over_dp:
+            if c.dp > 1:
+                ranks = [replica * c.tp for replica in range(c.dp)]
+                seconds += max(collective_seconds(coll.kind, coll.size, c.dp, target, ranks)[0] / m,
+                               target.link_latency_s)
+            continue
         group = coll.group or c.tp
         if group > 1:
             size = coll.size // c.dp // (c.tp if coll.by_tp else 1)
@@ -476,12 +523,15 @@ def _optimizer_seconds(profile: StepProfile, unit: Unit, c: Candidate, target: T
 
 
 def _stages(profile: StepProfile, pp: int) -> list[int] | None:
-    """Each unit's pipeline stage: the forward's units cut into pp runs of about equal
-    FLOPs (a unit on the stage its middle falls in), the backward's in reverse, the
-    optimizer's in order (None: fewer forward units than pp)."""
+    """Each unit's pipeline stage: `rdu-partition`'s cut (`StepProfile.cuts`), else the
+    forward's units cut into pp runs of about equal FLOPs (a unit on the stage its
+    middle falls in), the backward's in reverse, the optimizer's in order (None:
+    fewer forward units than pp)."""
     forward = [u for u in profile.units if u.phase == Phase.FORWARD.value]
     if pp > 1 and sum(1 for u in forward if u.body.work) < pp:
         return None
+    if pp in profile.cuts:
+        return list(profile.cuts[pp])
     total = sum(w.compute_s for u in forward for w in u.body.work) or 1.0
     stage: list[int] = []
     done = 0.0
@@ -526,15 +576,23 @@ def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> Ca
         microbatch[stage] += seconds
         if unit.phase == Phase.BACKWARD.value:
             backward[stage] += seconds
-    for unit, stage, after in zip(profile.units, stages, stages[1:]):
-        if unit.phase == Phase.FORWARD.value and after != stage and unit.cross_bytes:
-            hop = collective_seconds("send_recv", unit.cross_bytes // (c.dp * m), 2, target)[0]
-            microbatch[stage] += hop  # the activation forward ...
-            microbatch[after] += hop  # ... and its gradient back
+    sent: set[tuple[int, int, int]] = set()
+    for unit, stage in zip(profile.units, stages):  # a send_recv of each value read on another stage
+        for source, index, size, batched in unit.sources:
+            if stages[source] == stage or (source, index, stage) in sent:
+                continue
+            sent.add((source, index, stage))
+            # dp splits an activation; tp a weight-shaped value (a gradient), as it splits the weight
+            hop = collective_seconds("send_recv", size // (c.dp if batched else c.tp), 2, target)[0]
+            if unit.phase == Phase.OPTIMIZER.value:
+                optimizer[stage] += hop
+            else:  # as training_estimate charges it: a microbatch's part, at least the link's latency
+                microbatch[stage] += max(hop / m, target.link_latency_s)
+                if unit.phase == Phase.BACKWARD.value:
+                    backward[stage] += max(hop / m, target.link_latency_s)
     sync = max(_gradient_sync_s(profile, c, backward[s], target) for s in range(c.pp))
     held = socket_bytes(profile, c, m)
-    excess = max(0, sum(held.values()) - target.hbm_bytes)
-    spill = 2 * excess / target.sustained_bandwidth("ddr")
+    spill = spill_seconds(held["weights"] + held["optimizer state"], target) * m  # as training_estimate charges it
     return CandidateEstimate(c, m, one_f_one_b(microbatch, m), sync, max(optimizer), spill, held)
 
 

@@ -431,6 +431,13 @@ def _time_kernels(module: ModuleOp, target: Target, m: int, stages: list[_StageT
             times.backward(seconds)
 
 
+def spill_seconds(global_bytes: int, target: Target) -> float:
+    """One microbatch's DDR spill of a socket holding `global_bytes` of weights and
+    optimizer state: what is past its HBM, read from DDR at DDR's sustained
+    bandwidth (the split chooser charges a candidate by this rule too)."""
+    return max(global_bytes - target.hbm_bytes, 0) / target.sustained_bandwidth("ddr")
+
+
 def _spill_s(module: ModuleOp, target: Target, pp: int) -> float:
     """Weights (and optimizer state) past the HBM of the busiest stage's socket, at DDR bandwidth."""
     per_stage = [0] * pp
@@ -438,7 +445,7 @@ def _spill_s(module: ModuleOp, target: Target, pp: int) -> float:
     for op in module.ops:
         if isinstance(op, GlobalOp):
             per_stage[min(homes.get(op.sym_name.data, 0), pp - 1)] += value_bytes(op.global_type)
-    return max(max(per_stage) - target.hbm_bytes, 0) / target.sustained_bandwidth("ddr")
+    return spill_seconds(max(per_stage), target)
 
 
 def _int(module: ModuleOp, name: str) -> int:
@@ -472,4 +479,5 @@ def training_ranges(module: ModuleOp, target: Target, speed: TrainingSpeed) -> R
 
 
 __all__ = ["MFU", "PHASES", "STEP_TIME", "TOKENS_PER_S", "TrainingEstimate", "TrainingSpeed", "is_training",
-           "memory_table", "op_seconds", "tokens_a_step", "training_estimate", "training_ranges", "training_speed"]
+           "memory_table", "op_seconds", "spill_seconds", "tokens_a_step", "training_estimate", "training_ranges",
+           "training_speed"]

@@ -93,9 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(dp x tp x pp must not exceed the sockets)",
     )
     parser.add_argument(
-        "--zero", action="store_true",
-        help="with --train and --dp: ZeRO stage 1, each data-parallel replica holds and updates 1/dp of the "
-        "optimizer state (gradients reduce-scattered, updated parameters all-gathered)",
+        "--zero", nargs="?", const=1, default=0, type=int, metavar="STAGE",
+        help="with --train and --dp: ZeRO stage 1 (--zero alone: each data-parallel replica holds and updates "
+        "1/dp of the optimizer state, gradients all-reduced, updated parameters all-gathered), --zero 2 "
+        "(the gradients sharded too: reduce-scattered as the backward makes them) or --zero 3 (the parameters "
+        "too: all-gathered before the forward's and the backward's use)",
     )
     parser.add_argument(
         "--ep", type=int, default=None, metavar="N",
@@ -480,7 +482,10 @@ def _info(args: argparse.Namespace) -> bool:
 def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int, int]:
     """(tp, pp, dp, ep, zero) of --tp/--pp/--dp/--ep/--zero, 0 for one not given; checked against the target."""
     flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp), ("ep", args.ep))
-    zero = int(getattr(args, "zero", False))
+    zero = int(getattr(args, "zero", 0) or 0)
+    if zero not in (0, 1, 2, 3):
+        raise RduccError(f"--zero {zero}: the ZeRO stage is 1 (optimizer state sharded), 2 (and gradients) "
+                         "or 3 (and parameters)")
     if zero and (args.dp or 0) < 2:
         raise RduccError("--zero shards the optimizer state over the data-parallel replicas: give --dp 2 or more")
     if zero and not args.train:

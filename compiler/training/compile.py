@@ -231,14 +231,16 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
 
 def canonical_names(ep: torch.export.ExportedProgram, names: Sequence[str], trained: Sequence[str]) -> list[str]:
     """`names` with each tied parameter the graph does not read replaced by the
-    name it is read through (the same tensor), so its update is the trained one's."""
+    name it is read through (the same tensor), so its update is the trained one's;
+    each name once (a weight tied three ways is one parameter, updated once, as
+    `model.parameters()` lists it once)."""
     state = ep.state_dict
     result = []
     for name in names:
         if name not in trained:
             name = next((t for t in trained if state.get(t) is state.get(name)), name)
         result.append(name)
-    return result
+    return list(dict.fromkeys(result))
 
 
 def _trained_parameters(module: ModuleOp) -> list[str]:

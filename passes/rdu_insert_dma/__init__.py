@@ -457,6 +457,24 @@ def _view_of(value: SSAValue, kernel: KernelOp) -> tuple[SSAValue, Window | None
     return value, window
 
 
+def viewed_input(kernel: KernelOp, index: int) -> SSAValue | None:
+    """The kernel input that result `index` is a contiguous window of, when the
+    kernel only takes such windows: `lower_views` makes the result a `tier.view`
+    of that input's buffer (when it is off chip), so the result lives in the
+    input's tier, whatever its own placement says. None otherwise."""
+    group = kernel_group(kernel)
+    if any(not isinstance(op, SliceOp | ReshapeOp) for op in group.ops):
+        return None
+    found = _view_of(group.outputs[index], kernel)
+    if found is None:
+        return None
+    arg, window = found
+    whole = tuple(_tensor(arg).get_shape())
+    if window is not None and not is_contiguous_window(whole, window.sizes):
+        return None
+    return kernel.inputs[kernel.body.block.args.index(arg)]
+
+
 def lower_views(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) -> bool:
     """A kernel that only takes contiguous windows of off-chip inputs (a layer's
     `k_cache[i]` of a stacked cache) becomes `tier.view`s: no kernel, no copy; the

@@ -71,6 +71,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FunctionType,
     ModuleOp,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -92,6 +93,7 @@ from rducc.dialects.contracts import (
     module_target,
     phase_of,
     result_shards,
+    result_updates,
     set_expert_parallel,
     set_layer,
     set_partition,
@@ -437,9 +439,13 @@ class _TensorPartitioner:
     pass 1, the dp pass tp; `partition_module`)."""
     program_ranks: int = 0
     """The program's SPMD ranks (0: `tp`, the ranks this pass splits over)."""
-    zero: bool = False
-    """Data parallel, ZeRO stage 1: the optimizer state split over the replicas,
-    gradients reduce-scattered to it, updated parameters all-gathered (training.py)."""
+    zero: int = 0
+    """Data parallel, the ZeRO stage (training.py): 1, the optimizer state split
+    over the replicas, gradients all-reduced whole, each replica updating its part,
+    updated parameters all-gathered; 2, the gradients reduce-scattered to the part
+    where the backward makes them instead (the whole gradient never held); 3, the
+    parameters held split too, all-gathered for the forward and the backward
+    (`_shard_parameters`)."""
     zero_wants: dict[SSAValue, Split] = field(default_factory=dict)
     """ZeRO: the split of each gradient value its state's update takes (`_trace_gradient`)."""
 
@@ -607,7 +613,7 @@ class _TensorPartitioner:
         if (value, want) in self.made:
             return self.made[(value, want)]
         result = value
-        if have == PARTIAL and self.zero and isinstance(want, Split) and self._scatters_to(value, want):
+        if have == PARTIAL and self.zero >= 2 and isinstance(want, Split) and self._scatters_to(value, want):
             result = self._reduce_scatter(value, want, before)
             have = want
         elif have == PARTIAL:
@@ -753,6 +759,8 @@ class _TensorPartitioner:
             groups = self._groups(parts, stride)
             result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), 1 if groups else stride,
                                               groups), before, None)
+            if self.zero == 1 and phase_of(before) == Phase.OPTIMIZER:  # ZeRO 1: the update cuts the whole
+                set_phase(result.owner, Phase.OPTIMIZER)  # type: ignore[arg-type]  # gradient it holds
         self.full[result] = self.full_shape(value)
         self.layout[result] = want
         return result
@@ -832,7 +840,10 @@ class _TensorPartitioner:
                 self._shard_arg(arg, seed)
         if self.zero:
             self._shard_optimizer_state()
-        for op in list(block.ops):
+        ops = list(block.ops)  # not the parameters' all-gathers stage 3 inserts: made in their layouts
+        if self.zero >= 3:
+            self._shard_parameters()
+        for op in ops:
             if isinstance(op, func.ReturnOp):
                 return self._results(op)
             self._partition_op(op)
@@ -860,6 +871,50 @@ class _TensorPartitioner:
                     elif is_outlined(self.function) and self.layout_of(value) is None:
                         self._shard_arg(value, want)  # a gradient passed in by the caller
             self._shard_arg(arg, want)
+
+    def _shard_parameters(self) -> None:
+        """ZeRO stage 3: each trained parameter argument held split like its state
+        (`zero_dim`); the optimizer updates that part (its result written back
+        split), every other reader takes it whole from an all-gather inserted just
+        before its first reader of each phase (one for the forward, one again for
+        the backward: the gathered weight is not kept between them)."""
+        for arg in self._trained_parameters():
+            held = shard_of(self.attrs[arg.index])
+            dim = zero_dim(_shape(arg), self.tp, held.dims() if held is not None else ())
+            if dim is None:
+                continue  # no dim divides: held whole, as its state is
+            want = Split.whole(dim, self.tp)
+            readers: dict[Phase | None, list[tuple[Operation, int]]] = {}
+            for use in [] if is_outlined(self.function) else list(arg.uses):  # a layer's: only the update reads
+                phase = phase_of(use.operation)
+                if phase != Phase.OPTIMIZER:
+                    readers.setdefault(phase, []).append((use.operation, use.index))
+            split = self._shard_arg(arg, want)
+            for uses in readers.values():
+                first = min((user for user, _ in uses), key=_position)
+                whole = self._gather(split, want, first)
+                self.layout[whole] = None
+                self.full[whole] = self.full_shape(split)
+                for user, index in uses:
+                    user.operands[index] = whole
+
+    def _trained_parameters(self) -> list[BlockArgument]:
+        """The parameter arguments the optimizer updates: the entry's (a parameter
+        global whose new value the step returns), an outlined layer's by what its
+        first call passes them."""
+        entry = entry_function(self.module)
+        updated = {u.name for u in result_updates(entry) if u is not None and u.kind == "buffer"}
+        kinds = {g.sym_name.data: g.attributes.get("kind") for g in self.module.ops if isinstance(g, GlobalOp)}
+        trained = {arg for arg, attrs in zip(entry.args, arg_attrs(entry))
+                   if (name := global_of(attrs)) in updated and isinstance(kind := kinds.get(name or ""), StringAttr)
+                   and kind.data == "parameter"}
+        if self.function is entry:
+            return [arg for arg in entry.args if arg in trained]
+        call = next((op for op in entry.body.block.ops if isinstance(op, func.CallOp)
+                     and op.callee.string_value() == self.function.sym_name.data), None)
+        if call is None or phase_of(call) != Phase.OPTIMIZER:
+            return []
+        return [self.function.args[i] for i, value in enumerate(call.operands) if value in trained]
 
     def _optimizer_roles(self) -> tuple[list[BlockArgument], set[SSAValue]]:
         """(the optimizer state arguments, the parameter arguments) of the function:
@@ -913,16 +968,21 @@ class _TensorPartitioner:
 
     def _scatter_early(self, op: Operation, result: SSAValue) -> None:
         """ZeRO: a partial sum the optimizer takes split (`zero_wants`) and only
-        optimizer ops read is reduce-scattered where it is made; its readers
-        (the clip's norm among them) then work on the replica's part."""
+        optimizer ops read is reduce-scattered where it is made (stage 2), or
+        all-reduced there and held whole, each replica's part cut for the update
+        (stage 1); its readers (the clip's norm among them) then work on the
+        replica's part."""
         want = self.zero_wants.get(result)
         if (want is None or not self._scatters_to(result, want)
                 or not all(phase_of(use.operation) == Phase.OPTIMIZER for use in result.uses)):
             return
         users = [(use.operation, use.index) for use in list(result.uses)]
-        scattered = self._reduce_scatter(result, want, op)
+        if self.zero >= 2:
+            part = self._reduce_scatter(result, want, op)
+        else:
+            part = self._take_parts(self.materialize(result, None, op), want, users[0][0])
         for user, index in users:
-            user.operands[index] = scattered
+            user.operands[index] = part
 
     def arg_layouts(self) -> list[Layout]:
         """The layout each argument of the function is taken in (a split weight or input)."""
@@ -966,6 +1026,8 @@ class _TensorPartitioner:
                 new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, layout))  # type: ignore[arg-type]
             self.full[new] = full
             self.layout[new] = layout
+            if self.zero and layout == PARTIAL:  # a gradient an outlined backward layer returns
+                self._scatter_early(op, new)
 
     def _partition_op(self, op: Operation) -> None:
         if isinstance(op, func.CallOp) and (callee := self.callees.get(op.callee.string_value())) is not None:
@@ -987,7 +1049,7 @@ class _TensorPartitioner:
         if isinstance(op, ScatterOp) and self._partition_split_scatter(op):
             return
         if self.zero and isinstance(op, ReshapeOp | TransposeOp) and self.layout_of(op.operands[0]) == PARTIAL:
-            self._set_result(op, PARTIAL)  # ZeRO: a partial gradient reshaped stays partial, reduce-scattered later
+            self._set_result(op, PARTIAL)  # ZeRO: a partial gradient reshaped stays partial (made whole later)
             return
         if self.experts and self._partition_experts(op):
             return
@@ -1633,9 +1695,9 @@ class _TensorPartitioner:
 
     def _results(self, ret: func.ReturnOp) -> list[Layout]:
         layouts: list[Layout] = []
-        gathered = self._parameter_results() if self.zero else []
+        gathered = self._parameter_results() if 0 < self.zero < 3 else []  # stage 3: written back split
         gathered += [False] * (len(ret.operands) - len(gathered))
-        keeps_partial = self.zero and is_outlined(self.function)  # ZeRO: the caller reduce-scatters a gradient
+        keeps_partial = self.zero >= 2 and is_outlined(self.function)  # ZeRO 2: the caller reduce-scatters
         for index, value in enumerate(list(ret.operands)):
             if ((self.layout_of(value) == PARTIAL and not keeps_partial) or isinstance(self.layout_of(value), Experts)
                     or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
@@ -1647,14 +1709,14 @@ class _TensorPartitioner:
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
                       data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
                       experts: bool = False, rank_scale: int = 1, program_ranks: int = 0,
-                      zero: bool = False) -> int:
+                      zero: int = 0) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
     partitioned already (this function's, when it is one, added). `rank_scale`,
     `program_ranks`: the `tp` ranks are the factor `(r // rank_scale) % tp` of
     the program's `program_ranks` (dp x tp, `partition_module`); `zero`: the
-    optimizer state sharded over the data-parallel ranks (ZeRO stage 1)."""
+    ZeRO stage over the data-parallel ranks (0: none)."""
     known = callees if callees is not None else {}
     seeds = callee_seeds(module, function, known) if is_outlined(function) and not data_parallel else []
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
@@ -1775,9 +1837,10 @@ def _send_across(block: Block, stage: dict[Operation, int]) -> None:
 
 
 def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
-                     microbatches: int = 1, ep: int = 1, zero: bool = False) -> int:
+                     microbatches: int = 1, ep: int = 1, zero: int = 0) -> int:
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
-    replicas, with `zero` their optimizer state sharded over them; a pipelined
+    replicas, with `zero` (the ZeRO stage) their optimizer state (stage 2: and
+    gradients; 3: and parameters) sharded over them; a pipelined
     training step's 1F1B `microbatches`; the routed experts split over the ep =
     tp ranks); the replicated op count."""
     if zero:
@@ -1812,6 +1875,13 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     if ep > 1:
         set_expert_parallel(module, ep)
     return replicated
+
+
+ZERO_STAGES = (0, 1, 2, 3)
+"""The ZeRO stages rdu-partition builds (0: none)."""
+
+CHOSEN_ZERO = 2
+"""The stage of the split chooser's ZeRO candidates (costed with reduce-scattered gradients)."""
 
 
 def _check_zero(module: ModuleOp, dp: int) -> None:
@@ -1921,11 +1991,14 @@ class RduPartition(RduPass):
     """A pipelined training step's 1F1B microbatches; 0: the most that divide the
     replica's batch, up to 4 a stage (`default_microbatches`)."""
 
-    zero: bool = False
-    """ZeRO stage 1 (a training step with dp > 1): each replica holds and updates
-    1/dp of the optimizer state; gradients reduce-scattered, updated parameters
-    all-gathered (passes/rdu_partition/training.py). Without a split given, the
-    cost model weighs ZeRO candidates anyway."""
+    zero: int = 0
+    """The ZeRO stage of a training step with dp > 1 (passes/rdu_partition/training.py;
+    0: none). 1: each replica holds and updates 1/dp of the optimizer state, the
+    gradients all-reduced whole, the updated parameters all-gathered; 2: the
+    gradients also sharded, reduce-scattered where the backward makes them; 3:
+    the parameters too, all-gathered before their first reader in the forward
+    and again in the backward, updated and written back split. Without a split
+    given, the cost model weighs stage-2 candidates anyway."""
 
     ep: int = 0
     """Expert parallelism: the routed experts' stacked tables split over the ep
@@ -1943,6 +2016,9 @@ class RduPartition(RduPass):
                              f"dp={self.dp} ep={self.ep}")
         if self.microbatches < 0:
             raise RduccError(f"rdu-partition: microbatches must be >= 1, got {self.microbatches}")
+        if self.zero not in ZERO_STAGES:
+            raise RduccError(f"rdu-partition: zero={int(self.zero)} is not a ZeRO stage: 1 (optimizer "
+                             "state sharded), 2 (and gradients) or 3 (and parameters)")
         if self.zero and self.dp < 2:
             raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
                              f"it needs dp >= 2, got dp={self.dp}")
@@ -1954,7 +2030,7 @@ class RduPartition(RduPass):
             dp, tp, pp, microbatches, choice = choose_training_split(
                 op, target,
                 lambda trial, d, t, p, m, z: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep,
-                                                              zero=z),
+                                                              zero=CHOSEN_ZERO if z else 0),
                 _split_layer)
             if not is_partitioned(op):
                 set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split
@@ -2004,5 +2080,5 @@ def splits_anything(module: ModuleOp) -> bool:
 
 __all__ = [
     "RduPartition", "partition_module", "splits_anything", "choose_split", "candidate_splits", "reshape_split",
-    "expert_parallel", "has_experts",
+    "expert_parallel", "has_experts", "CHOSEN_ZERO", "ZERO_STAGES",
 ]

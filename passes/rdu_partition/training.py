@@ -10,15 +10,18 @@ weight's gradient x^T dy, batch-norm statistics) becomes a partial sum that
 `rdu.all_reduce` makes whole where it is used, so the loss and the gradients
 are the full batch's, not one replica's.
 
-ZeRO stage 1 (`rdu-partition{dp=N zero=true}`): each optimizer state tensor
+ZeRO (`rdu-partition{dp=N zero=S}`): each optimizer state tensor
 (`optimizer_state_args`: a global the step writes back that only optimizer
 ops read, Adam's moments) is split `dp` ways along its first dim that
 divides (`zero_dim`), so a replica holds 1/dp of it. The optimizer's
-elementwise update then runs on that part: the gradient, a partial sum over
-the replicas, is reduce-scattered to it (not all-reduced), the parameter is
-cut locally (`rdu.local_part`), and the updated parameter, split, is
-all-gathered (`parameter_results`) so every replica holds it whole for the
-next step's forward; the updated state stays split, as its global.
+elementwise update then runs on that part. The gradient, a partial sum over
+the replicas, is all-reduced and the part cut for the update (stage 1), or
+reduce-scattered to it (stages 2 and 3); the parameter is cut locally
+(`rdu.local_part`) and the updated parameter, split, all-gathered
+(`parameter_results`) so every replica holds it whole for the next step's
+forward (stages 1 and 2), or the parameter is held split too, all-gathered
+before the forward's and the backward's first reader and written back split
+(stage 3); the updated state stays split, as its global.
 """
 
 from __future__ import annotations
@@ -42,13 +45,13 @@ from rducc.dialects.contracts import (
     set_deferred,
 )
 from rducc.dialects.op_facts import facts_of
-from rducc.dialects.program import functions
+from rducc.dialects.program import entry_function, functions
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, SliceOp, TransposeOp
 from rducc.dialects.split import Split
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
-from rducc.model.split_choice import Candidate, SplitChoice, candidates, choose, step_profile
+from rducc.model.split_choice import Candidate, SplitChoice, StepProfile, candidates, choose, step_profile
 from rducc.targets import Target
 
 
@@ -273,14 +276,37 @@ def split_layers(module: ModuleOp, tps: Iterable[int], split: LayerSplitter
     return found
 
 
+def stage_cuts(module: ModuleOp, pps: Iterable[int]) -> dict[int, list[int]]:
+    """Per pp > 1, the stage `training_stages` gives each op of the entry function
+    (the return left out), in order: the split chooser charges each of its units
+    to the stage `rdu-partition` puts it on."""
+    entry = entry_function(module)
+    callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
+    ops = [op for op in entry.body.block.ops if not isinstance(op, func.ReturnOp)]
+    cuts: dict[int, list[int]] = {}
+    for pp in sorted(set(pps)):
+        if pp > 1:
+            stage = training_stages(entry.body.block, pp, callees)
+            cuts[pp] = [stage[op] for op in ops]
+    return cuts
+
+
+def training_profile(module: ModuleOp, target: Target, layer_split: LayerSplitter) -> StepProfile:
+    """The split chooser's profile of a training step, with its outlined layers
+    split at each candidate tp and its ops cut into each candidate pp's stages,
+    both as `rdu-partition` compiles them."""
+    splits = candidates(target.sockets, 1)
+    return step_profile(module, target, split_layers(module, {c.tp for c in splits}, layer_split),
+                        stage_cuts(module, {c.pp for c in splits}))
+
+
 def choose_training_split(module: ModuleOp, target: Target, partition: Partitioner,
                           layer_split: LayerSplitter) -> tuple[int, int, int, int, SplitChoice]:
     """Weigh every candidate split of a training step from one profile of it
     (`rducc.model.split_choice`: no copy of the step per candidate), partition
     `module` once, for the fastest candidate that partitions, and return its
     (dp, tp, pp, microbatches) and the weighed candidates."""
-    tps = {c.tp for c in candidates(target.sockets, 1)}
-    profile = step_profile(module, target, split_layers(module, tps, layer_split))
+    profile = training_profile(module, target, layer_split)
     refused: dict[Candidate, str] = {}
     while True:
         choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c, module))
@@ -326,7 +352,7 @@ def is_training_step(module: ModuleOp) -> bool:
 __all__ = [
     "adopt", "compiled_refusal", "deferred", "mark_deferred", "optimizer_state_args",
     "parameter_results",
-    "split_layers", "zero_dim",
+    "split_layers", "stage_cuts", "training_profile", "zero_dim",
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
     "training_stages",
 ]

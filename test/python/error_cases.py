@@ -594,6 +594,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("--ep unlike --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "4", *OUT), "--tp 2 --ep 4: the experts are split over the sockets of a tensor-parallel group: --ep must equal --tp"),
     ErrorCase("--ep on a model without routed experts", RDUCC, ("{model}", "--target", "sn40l-8", "--tp", "2", "--ep", "2", *OUT), "ep=2 finds no routed experts to split"),
     ErrorCase("--dp on a one-socket target", RDUCC, ("{model}", "--dp", "2", *OUT), "--dp 2 splits the model across sockets, but target sn40l has one"),
+    ErrorCase("--zero with no such stage", RDUCC, ("{model}", "--target", "sn40l-8", "--train", "--dp", "2", "--zero", "4", *OUT), "--zero 4: the ZeRO stage is 1 (optimizer state sharded), 2 (and gradients) or 3 (and parameters)"),
     ErrorCase("--zero without --dp", RDUCC, ("{model}", "--target", "sn40l-8", "--train", "--zero", *OUT), "--zero shards the optimizer state over the data-parallel replicas: give --dp 2 or more"),
     ErrorCase("--dp with --ep", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--ep", "2", *OUT), "--dp 2 --ep 2: the experts are split over one tensor-parallel group's sockets, without data-parallel replicas"),
     ErrorCase("--dp that does not divide the batch", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "3", *OUT), "dp=3 does not divide the batch of 4 (input 'x', shape [4, 32])"),

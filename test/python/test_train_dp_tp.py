@@ -7,13 +7,14 @@ its group's sockets; the split chooser compiles the dp x tp winner it reports.""
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 import pytest
 import torch
 from test_train_parallel import LlamaLoss, MLPLoss, _imported_step
 
 from rducc.api import after
-from rducc.dialects.contracts import arg_attrs, data_parallel_of, is_input, partition_of, shard_of
+from rducc.dialects.contracts import Phase, arg_attrs, data_parallel_of, is_input, partition_of, phase_of, shard_of
 from rducc.dialects.program import entry_function
 from rducc.dialects.rdu.collectives import GROUPED_OPS, AllReduceOp
 from rducc.dialects.tier import GlobalOp
@@ -101,13 +102,25 @@ def _optimizer_state_bytes(module) -> int:
     return sum(memory_table(module)["optimizer state"].values())
 
 
-@pytest.mark.parametrize(("tp", "clip", "opt_level"), [(1, 1.0, 2), (2, None, 2)])
-def test_zero_trains_as_eager_with_sharded_state(tp, clip, opt_level):
-    """ZeRO stage 1 at dp=2 (x tp): each replica holds half of AdamW's moments (the
-    report's optimizer-state bytes), the gradients are reduce-scattered (under
-    max_grad_norm before the clip, whose norm is each replica's part all-reduced),
-    the updated parameters all-gathered; 3 steps' losses, the parameters and
-    `state_dict()` (gathered on the host, torch.optim's format) equal eager's."""
+def _memory_bytes(module, cls: str) -> int:
+    from rducc.model.training_speed import memory_table
+
+    return sum(memory_table(module)[cls].values())
+
+
+@pytest.mark.parametrize(("tp", "clip", "stage", "opt_level"), [(1, 1.0, 1, 0), (2, None, 2, 0), (2, 1.0, 3, 2)])
+def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage, opt_level):
+    """ZeRO at dp=2 (x tp): each replica holds half of AdamW's moments (the report's
+    optimizer-state bytes). Stage 1 all-reduces the gradients (every gradient's bytes
+    held) and each replica updates its part; stage 2 reduce-scatters them (under
+    max_grad_norm before the clip, whose norm is each replica's part all-reduced), the
+    report's gradients the 1/dp share; both all-gather the updated parameters. Stage 3
+    holds the parameters split too (the report's weights the 1/dp share), all-gathers
+    each before the forward reads it and again before the backward does (fc2's weight:
+    the gradient of its input), and gathers nothing after the update. 3 steps' losses,
+    the parameters and `state_dict()` (gathered on the host, torch.optim's format)
+    equal eager's, and torch.optim's state loads back. At -O2 the step is one kernel:
+    its gradients never leave SRAM (the report's gradient bytes are 0)."""
     from rducc.dialects.contracts import zero_of
     from rducc.dialects.rdu.collectives import AllGatherOp, ReduceScatterOp
 
@@ -118,15 +131,30 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, opt_level):
     options = {"lr": 1e-2, "weight_decay": 0.1}
     clipping = {"max_grad_norm": clip} if clip else {}
     program = compile_training(model, batches[0], optimizer="adamw", target="sn40l-8", opt_level=opt_level,
-                               passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=tp, zero=True))],
+                               passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=tp, zero=stage))],
                                **options, **clipping)
     module = program.module
-    assert zero_of(module) and data_parallel_of(module) == 2
+    assert zero_of(module) == stage and data_parallel_of(module) == 2
     scatters = [op for op in module.walk() if isinstance(op, ReduceScatterOp)]
-    assert len(scatters) == (4 if tp == 1 else 3)  # a gradient each (tp=2: fc1's bias is split by tp only)
-    assert all(op.groups(2 * tp) == tuple(tuple(range(r, 2 * tp, tp)) for r in range(tp)) for op in scatters)
-    assert any(isinstance(op, AllGatherOp) and op.groups(2 * tp) == scatters[0].groups(2 * tp)
-               for op in module.walk())
+    dp_groups = tuple(tuple(range(r, 2 * tp, tp)) for r in range(tp))
+    gathers = Counter(phase_of(op) for op in module.walk()
+                      if isinstance(op, AllGatherOp) and op.groups(2 * tp) == dp_groups)
+    sharded = 3 if tp > 1 else 4  # the parameters ZeRO splits (tp=2: fc1's bias is split by tp only)
+    if stage < 3:
+        assert gathers == {Phase.OPTIMIZER: sharded}  # each updated parameter, whole for the next forward
+    else:
+        assert gathers == {Phase.FORWARD: sharded, Phase.BACKWARD: 1}
+    # the gradients (float32) the optimizer reads and the weights: tp's share of each, and
+    # the replica's half of those ZeRO splits where the stage shards them
+    tp_share = {"fc1.weight": tp, "fc1.bias": tp, "fc2.weight": tp, "fc2.bias": 1}
+    whole = {key: 4 * p.numel() // tp_share[key] for key, p in eager.named_parameters()}
+    halves = sum(n // (1 if tp > 1 and key == "fc1.bias" else 2) for key, n in whole.items())
+    if stage >= 2:
+        assert len(scatters) == sharded and all(op.groups(2 * tp) == dp_groups for op in scatters)
+        assert _memory_bytes(module, "gradients") == (halves if opt_level == 0 else 0)
+    else:
+        assert not scatters and _memory_bytes(module, "gradients") == sum(whole.values())  # held whole
+    assert _memory_bytes(module, "weights") == (halves if stage == 3 else sum(whole.values()))
     # a socket's exp_avg and exp_avg_sq (float32): 1/dp of each, 1/(dp x tp) of those tp splits too
     # but fc1's bias (tp splits its only dim); the float32 step counts whole
     shares = {"fc1.weight": 2 * tp, "fc1.bias": tp if tp > 1 else 2, "fc2.weight": 2 * tp, "fc2.bias": 2}
@@ -164,3 +192,29 @@ def test_zero_needs_replicas_and_state():
         run_passes(_imported_step(4), parse_passes("rdu-partition{tp=2 zero=true target=sn40l-8}"))
     with pytest.raises(RduccError, match="zero shards the optimizer state, but this step has none"):
         run_passes(_imported_step(4), parse_passes("rdu-partition{dp=2 zero=true target=sn40l-8}"))
+
+
+def test_pp_by_tp_trains_as_eager():
+    """pp=2 x tp=2 (4 of sn40l-8's sockets): each stage's ops on its own stage
+    (`rdu.stage`), the weights split over tp within it, sends between the stages,
+    the 1F1B microbatches; 3 AdamW steps' losses and the parameters equal eager's."""
+    from test_train_parallel import _train_both
+
+    from rducc.dialects.contracts import microbatches_of, op_stage
+    from rducc.dialects.rdu.collectives import SendRecvOp
+
+    torch.manual_seed(0)
+    batches = [(torch.randn(4, 16), torch.randint(0, 8, (4,))) for _ in range(3)]
+    program, eager, losses = _train_both(MLPLoss(), batches, "adamw", 2, tp=2, pp=2)
+    module = program.module
+    assert partition_of(module) == (2, 2) and microbatches_of(module) > 1
+    assert any(isinstance(op, SendRecvOp) for op in module.walk())
+    assert {op_stage(op) for op in module.walk() if op.name == "rdu.matmul"} == {0, 1}
+    assert any(isinstance(op, AllReduceOp) for op in module.walk())  # fc2's rows: a partial sum over tp
+    weights = {op.sym_name.data: shard_of(op) for op in module.ops if isinstance(op, GlobalOp)}
+    assert set(weights["fc1.weight"].dims()) == {0} and set(weights["fc2.weight"].dims()) == {1}  # columns, rows
+    for step, (got, want) in enumerate(losses):
+        assert got == pytest.approx(want, rel=1e-5, abs=1e-6), f"step {step}"
+    trained = program.parameters()
+    for key, parameter in eager.named_parameters():
+        torch.testing.assert_close(trained[key], parameter.detach(), rtol=1e-4, atol=1e-5, msg=key)

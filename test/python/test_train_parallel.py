@@ -246,24 +246,30 @@ def _imported_step(batch_rows: int, wide: bool = False):
 
 
 @pytest.mark.parametrize(("model", "dp", "tp", "pp"), [
-    ("mlp", 1, 8, 1), ("mlp", 1, 4, 2), ("mlp", 8, 1, 1), ("mlp", 2, 1, 4), ("llama", 1, 2, 1),
+    ("mlp", 1, 8, 1), ("mlp", 1, 4, 2), ("mlp", 8, 1, 1), ("mlp", 2, 1, 4), ("mlp", 4, 1, 2), ("mlp", 1, 1, 8),
+    ("llama", 1, 2, 1),
 ])
 def test_split_estimate_tracks_the_partitioned_step(model, dp, tp, pp):
-    """The chooser's estimate of a candidate, from the unpartitioned step, is the
-    level-1 estimate of the step partitioned that way: within 0.1% for the MLP at
-    tp (the same collectives, per the partitioner's rules), within 5% for a Llama
-    layer at tp (its logits gathered for the loss; measured 0.8%), within 35% with
-    dp and pp (the loss's all-reduces and per-stage sends it leaves out:
-    microseconds here; measured 30-33% under)."""
-    from rducc.model.split_choice import Candidate, estimate_candidate, step_profile
-    from rducc.passes.rdu_partition import partition_module
+    """The chooser's estimate of a candidate, from the unpartitioned step (its
+    profile as `rdu-partition` builds it: layers split per tp, ops cut per pp),
+    is the level-1 estimate of the step partitioned that way: within 0.1% for
+    the MLP at tp alone and at pp alone (the same collectives and sends, the
+    same stages), within 15% otherwise (measured: tp x pp +5.5%, dp=8 -11%,
+    dp x pp -3%, a Llama layer at tp -3.9%: the gradient sync's overlap and
+    tp's replicated ops differ by microseconds here). Before the chooser took
+    rdu-partition's cut, its sends and the loss's all-reduces over dp, it was
+    30% under at dp=8 and 9% over at dp=4 x pp=2."""
+    from rducc.model.split_choice import Candidate, estimate_candidate
+    from rducc.passes.rdu_partition import _split_layer, partition_module
+    from rducc.passes.rdu_partition.training import training_profile
 
     module = _imported_step(4096) if model == "mlp" else _imported_llama()
     target = load_target("sn40l-8")
-    modeled = estimate_candidate(step_profile(module, target), Candidate(dp, tp, pp), target)
+    modeled = estimate_candidate(training_profile(module, target, _split_layer), Candidate(dp, tp, pp), target)
     partition_module(module, tp, pp, dp=dp, microbatches=modeled.microbatches)
     partitioned = training_estimate(module, target)
-    bound = 0.35 if dp > 1 or pp > 1 else 1e-3 if model == "mlp" else 0.05
+    exact = model == "mlp" and dp == 1 and (tp == 1 or pp == 1)
+    bound = 1e-3 if exact else 0.15
     assert modeled.step_s == pytest.approx(partitioned.step_s, rel=bound)
 
 
@@ -295,28 +301,30 @@ def test_chooser_partitions_once_and_reports_every_candidate(monkeypatch):
 
 
 def test_chooser_counts_bytes_past_hbm_and_zero_shards_them():
-    """A step whose weights, gradients and AdamW state fill one socket's HBM
-    (bytes modeled, not seconds): without ZeRO every replica holds all the
-    optimizer state and spills past HBM; ZeRO at dp=8 holds an eighth of it and
-    fits; tp=8 divides every class by 8."""
+    """A step whose weights and AdamW state fill one socket's HBM (bytes
+    modeled, not seconds): without ZeRO every replica holds all the optimizer
+    state and spills the weights and state past HBM, read from DDR every
+    microbatch as `training_estimate` charges the compiled step
+    (`spill_seconds`); ZeRO at dp=8 holds an eighth of it and fits; tp=8
+    divides every class by 8."""
     from rducc.model.split_choice import Body, Candidate, StepProfile, estimate_candidate, socket_bytes
 
     target = load_target("sn40l-8")
     gb = 1_000_000_000
     profile = StepProfile(units=[], layers={}, batch=8, parameter_bytes=16 * gb, trained_bytes=16 * gb,
-                          state_bytes=32 * gb, saved_bytes=8 * gb, layer_calls=1, gradient_sizes=(16 * gb,))
+                          state_bytes=64 * gb, saved_bytes=8 * gb, layer_calls=1, gradient_sizes=(16 * gb,))
     plain, zero = Candidate(8, 1, 1), Candidate(8, 1, 1, zero=True)
     held = socket_bytes(profile, plain, 1)
-    assert held == {"weights": 16 * gb, "gradients": 16 * gb, "optimizer state": 32 * gb, "activations": 1 * gb}
-    assert sum(held.values()) > target.hbm_bytes
+    assert held == {"weights": 16 * gb, "gradients": 16 * gb, "optimizer state": 64 * gb, "activations": 1 * gb}
+    assert held["weights"] + held["optimizer state"] > target.hbm_bytes
     sharded = socket_bytes(profile, zero, 1)
-    assert sharded["optimizer state"] == 4 * gb and sharded["gradients"] == 2 * gb
+    assert sharded["optimizer state"] == 8 * gb and sharded["gradients"] == 2 * gb
     assert sum(sharded.values()) < target.hbm_bytes
-    assert socket_bytes(profile, Candidate(1, 8, 1), 1)["optimizer state"] == 4 * gb
+    assert socket_bytes(profile, Candidate(1, 8, 1), 1)["optimizer state"] == 8 * gb
     profile.units.append(_unit(Body))
     over, fits = estimate_candidate(profile, plain, target), estimate_candidate(profile, zero, target)
-    excess = sum(held.values()) - target.hbm_bytes
-    assert over.spill_s == pytest.approx(2 * excess / target.sustained_bandwidth("ddr"))
+    excess = held["weights"] + held["optimizer state"] - target.hbm_bytes
+    assert over.spill_s == pytest.approx(excess / target.sustained_bandwidth("ddr") * over.microbatches)
     assert fits.spill_s == 0.0
 
 
