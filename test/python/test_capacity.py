@@ -26,10 +26,10 @@ from rducc.errors import RduccError
 class TopTwo(nn.Module):
     """A hand-written top-2 MoE: `torch.where` per expert, `index_add_` back."""
 
-    def __init__(self, experts: int = 3, width: int = 8) -> None:
+    def __init__(self, experts: int = 4, width: int = 8) -> None:
         super().__init__()
         self.gate = nn.Linear(width, experts, bias=False)
-        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(width, 8), nn.SiLU(), nn.Linear(8, width))
+        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(width, 16), nn.SiLU(), nn.Linear(16, width))
                                      for _ in range(experts))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -113,7 +113,7 @@ def _inputs(seed: int) -> tuple[torch.Tensor, ...]:
 
 def _routing(module: AllForms, inputs: tuple[torch.Tensor, ...]) -> tuple:
     x, _, choice, y = inputs
-    return (module.top_two.gate(x).topk(2, dim=-1).indices.flatten().bincount(minlength=3).tolist(),
+    return (module.top_two.gate(x).topk(2, dim=-1).indices.flatten().bincount(minlength=4).tolist(),
             choice.bincount(minlength=3).tolist(), module.scatter.router(y).argmax(-1).bincount(minlength=3).tolist())
 
 
@@ -126,7 +126,7 @@ def test_routing_other_than_the_example_matches_eager(opt_level: int) -> None:
     capacity = 5 if opt_level == 2 else None
     program = rducc.compile(module, example, opt_level=opt_level, capacity=capacity)
     seen = {tuple(map(tuple, _routing(module, example)))}
-    for seed in (4, 6):  # (routings of at most 5 tokens an expert)
+    for seed in (1, 3):  # (routings of at most 5 tokens an expert)
         inputs = _inputs(seed)
         seen.add(tuple(map(tuple, _routing(module, inputs))))
         assert max(max(loads) for loads in _routing(module, inputs)) <= 5
@@ -239,15 +239,15 @@ def transformers_module():
 
 
 def _tiny(t, name: str) -> nn.Module:
-    common = dict(num_hidden_layers=1, hidden_size=16, num_attention_heads=2, num_key_value_heads=1,
-                  vocab_size=64, max_position_embeddings=16, use_cache=False)
+    common = dict(num_hidden_layers=1, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                  vocab_size=100, max_position_embeddings=64, use_cache=False)
     torch.manual_seed(0)
     if name == "mixtral":
-        config = t.MixtralConfig(intermediate_size=16, num_local_experts=3, num_experts_per_tok=2, **common)
+        config = t.MixtralConfig(intermediate_size=64, num_local_experts=4, num_experts_per_tok=2, **common)
         model_class = t.MixtralForCausalLM
     else:
-        config = t.Qwen2MoeConfig(intermediate_size=16, moe_intermediate_size=8, shared_expert_intermediate_size=16,
-                                  num_experts=3, num_experts_per_tok=2, **common)
+        config = t.Qwen2MoeConfig(intermediate_size=64, moe_intermediate_size=16, shared_expert_intermediate_size=32,
+                                  num_experts=4, num_experts_per_tok=2, **common)
         model_class = t.Qwen2MoeForCausalLM
     config._experts_implementation = "rducc_test_loop"
     return model_class(config).eval()
@@ -257,14 +257,14 @@ def _tiny(t, name: str) -> nn.Module:
 def test_transformers_experts_loop_matches_eager_on_other_routing(transformers_module, name: str,
                                                                   opt_level: int) -> None:
     model = _tiny(transformers_module, name)
-    ids = torch.randint(0, 64, (2, 6), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         exported = torch.export.export(model, (ids,))
     targets = {str(n.target) for n in exported.graph.nodes}
     assert {"aten.nonzero.default", "aten.nonzero_numpy.default", "aten.where.default"} & targets
     program = rducc.compile(exported, opt_level=opt_level)
     for seed in (1, 2):
-        other = torch.randint(0, 64, (2, 6), generator=torch.Generator().manual_seed(seed))
+        other = torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(seed))
         with torch.no_grad():
             want = model(other).logits
         got = program(other)
@@ -285,14 +285,14 @@ def test_the_cli_compiles_with_a_capacity_and_rducc_run_checks_it(tmp_path: Path
     torch.export.save(torch.export.export(module, (x,)), archive)
     assert rducc_main([str(archive), "--capacity", "5", "-O0", "-o", str(program)]) == 0
     fits, crowded = tmp_path / "fits.npy", tmp_path / "crowded.npy"
-    np.save(fits, _randn(6, 8, seed=4).numpy())
+    np.save(fits, _randn(6, 8, seed=1).numpy())
     np.save(crowded, x[:1].expand(6, 8).contiguous().numpy())
-    assert module.gate(_randn(6, 8, seed=4)).topk(2, dim=-1).indices.flatten().bincount().max() <= 5
+    assert module.gate(_randn(6, 8, seed=1)).topk(2, dim=-1).indices.flatten().bincount().max() <= 5
     capsys.readouterr()
     assert run_main([str(program), "--input", str(fits), "--output", str(tmp_path / "y.npz")]) == 0
     capsys.readouterr()
     with torch.no_grad():
-        want = module(_randn(6, 8, seed=4)).numpy()
+        want = module(_randn(6, 8, seed=1)).numpy()
     got = np.load(tmp_path / "y.npz")
     np.testing.assert_allclose(got[got.files[0]], want, rtol=1e-5, atol=1e-5)
     assert run_main([str(program), "--input", str(crowded), "--output", str(tmp_path / "z.npz")]) == 1
