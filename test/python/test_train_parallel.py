@@ -260,12 +260,12 @@ def test_split_estimate_tracks_the_partitioned_step(model, dp, tp, pp):
     rdu-partition's cut, its sends and the loss's all-reduces over dp, it was
     30% under at dp=8 and 9% over at dp=4 x pp=2."""
     from rducc.model.split_choice import Candidate, estimate_candidate
-    from rducc.passes.rdu_partition import _split_layer, partition_module
+    from rducc.passes.rdu_partition import _split_step, partition_module
     from rducc.passes.rdu_partition.training import training_profile
 
     module = _imported_step(4096) if model == "mlp" else _imported_llama()
     target = load_target("sn40l-8")
-    modeled = estimate_candidate(training_profile(module, target, _split_layer), Candidate(dp, tp, pp), target)
+    modeled = estimate_candidate(training_profile(module, target, _split_step), Candidate(dp, tp, pp), target)
     partition_module(module, tp, pp, dp=dp, microbatches=modeled.microbatches)
     partitioned = training_estimate(module, target)
     exact = model == "mlp" and dp == 1 and (tp == 1 or pp == 1)
