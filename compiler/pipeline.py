@@ -69,15 +69,17 @@ def pipeline_text(opt_level: int = 2, emit: str = "placed", sockets: int = 1, sp
 
 
 def with_partition(passes: Sequence[str], tp: int = 0, pp: int = 0, dp: int = 0, ep: int = 0,
-                   zero: int = 0) -> list[str]:
+                   zero: int = 0, sequence_parallel: int = 0) -> list[str]:
     """A pipeline for a multi-socket target: `rdu-partition{tp pp dp ep}` right after
     `rdu-canonicalize` (first when there is none; 0: the split the cost model picks;
-    `zero`: the ZeRO stage over the dp replicas),
+    `zero`: the ZeRO stage over the dp replicas; `sequence_parallel`: the
+    activations between tp's regions split along their tokens),
     with `rdu-outline-layers` moved between them when the pipeline has it: the
     identical decoder layers are outlined first (by the importer, see
     `rducc.driver.outlines_at_import`) and so partitioned once, not once a layer."""
     options = " ".join(f"{name}={n}" for name, n in (("tp", tp), ("pp", pp), ("dp", dp), ("ep", ep)) if n)
     options += f" zero={zero}" if zero else ""  # the ZeRO stage over the dp replicas
+    options += " sequence_parallel=true" if sequence_parallel else ""  # tp's activations split by tokens
     partition = f"rdu-partition{{{options}}}" if options else "rdu-partition"
     outline = [p for p in passes if p == "rdu-outline-layers"]
     rest = [p for p in passes if p != "rdu-outline-layers"]

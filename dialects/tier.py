@@ -470,8 +470,9 @@ class DeallocOp(IRDLOperation, NoCompute):
         a use: a training step's saved activations live from the forward to the
         backward and have several readers.)"""
         block = self.parent_block()
+        buffer = self.buffer  # read once: an operand's accessor costs more than a step of the walk
         later: dict[Operation, Operation] = {}
-        for use in sorted(self.buffer.uses, key=lambda use: isinstance(use.operation, DeallocOp)):
+        for use in sorted(buffer.uses, key=lambda use: isinstance(use.operation, DeallocOp)):
             user: Operation | None = use.operation
             if user is self:
                 continue
@@ -479,8 +480,8 @@ class DeallocOp(IRDLOperation, NoCompute):
                 user = user.parent_op()
             if user is not None:
                 later.setdefault(user, use.operation)
-        current = self.prev_op
-        while later and current is not None and current is not self.buffer.owner:
+        current, owner = self.prev_op, buffer.owner
+        while later and current is not None and current is not owner:
             later.pop(current, None)
             current = current.prev_op
         if later:
@@ -843,6 +844,9 @@ class ComputeOp(IRDLOperation, NoCompute):
             if placed is None:
                 continue
             verify_within_capacity(self, *placed, f"'{op.name}' value in 'tier.compute'")
+            if views_operand_bytes(op):  # its operand's bytes, already checked, read another way
+                live.append((placed, op))
+                continue
             for other in fixed + [r for r, _ in live]:
                 if ranges_overlap(placed, other):
                     raise VerifyException(
@@ -850,6 +854,24 @@ class ComputeOp(IRDLOperation, NoCompute):
                         f"overlaps a live buffer at [{other[0]}, {other[1]})"
                     )
             live.append((placed, op))
+
+
+OPERAND_VIEW_OPS = frozenset({"rdu.reshape", "rdu.transpose"})
+"""Ops whose value `rdu-sram-alloc` may place on its operand's bytes: the same
+elements, read in another shape or order (an address pattern, no copy)."""
+
+
+def views_operand_bytes(op: Operation) -> bool:
+    """Whether a `tier.compute` body value sits on its operand's bytes, placed
+    there by `rdu-sram-alloc`: a reshape or transpose whose operand is a body
+    value at the same offset. Such a value is a view: nothing writes it; its
+    readers read the operand's bytes in its shape or order."""
+    if op.name not in OPERAND_VIEW_OPS or not op.operands:
+        return False
+    source = op.operands[0].owner
+    placed = body_value_range(op)
+    return placed is not None and isinstance(source, Operation) and source.parent_block() is op.parent_block() \
+        and body_value_range(source) == placed
 
 
 def body_value_range(op: Operation) -> tuple[int, int] | None:
@@ -893,4 +915,7 @@ __all__ = [
     "is_contiguous_window",
     "window_strides",
     "ComputeOp",
+    "OPERAND_VIEW_OPS",
+    "body_value_range",
+    "views_operand_bytes",
 ]

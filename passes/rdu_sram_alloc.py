@@ -5,6 +5,12 @@ rotating copies) and every value defined inside a `tier.compute` body (values
 the body yields live in its output buffers) gets an offset such that no two
 buffers live at the same time overlap and everything fits the target.
 
+A reshape or transpose of a body value gets its operand's bytes (the two
+values share one buffer, live until the later one's last reader): the same
+elements read in another shape or order, which the chip reads by address and
+the runtime as a NumPy view; nothing copies them (`operand_views`,
+`tier.views_operand_bytes` for the verifier and the runtime).
+
 Live ranges are intervals over the program order of @forward (a loop's body
 once: every iteration reuses the same buffers); buffers of different kernels
 never overlap in time, so each group of overlapping intervals is placed on
@@ -33,7 +39,7 @@ buffers live at the busiest point.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -50,6 +56,7 @@ from rducc.dialects.rdu.dataflow import YieldOp
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.streamed import streamed_views
 from rducc.dialects.tier import (
+    OPERAND_VIEW_OPS,
     AllocOp,
     BufferType,
     ComputeOp,
@@ -69,6 +76,8 @@ class SramBuffer:
     start: int
     end: int
     offset: int = -1
+    views: list[Operation] = field(default_factory=list)
+    """Body values placed on this buffer's bytes (`operand_views`)."""
 
     @property
     def label(self) -> str:
@@ -101,7 +110,9 @@ def collect_buffers(function: func.FuncOp) -> list[SramBuffer]:
 def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[SramBuffer]:
     """The body values not yielded, each a buffer; a streamed view (the repeated K/V
     heads a product reads by address, `rducc.dialects.streamed`) is none: its source
-    stays live until the view's last reader instead."""
+    stays live until the view's last reader instead. Nor is a reshape or transpose
+    of a body value (`operand_views`): it shares its operand's buffer, live until
+    the view's last reader too."""
     block = compute.body.block
     terminator = block.last_op
     yielded = set(terminator.operands) if isinstance(terminator, YieldOp) else set()
@@ -111,16 +122,46 @@ def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[Sr
     for op in body:
         if op.results and op.results[0] not in yielded:
             ends[op.results[0]] = live_end(op, block, position, op.results[:1])
+    shared = operand_views(body, yielded, frozenset(views))
     for view, source in views.items():
-        if source in ends:
-            ends[source] = max(ends[source], ends[view])
-    result = []
+        owner = source.owner
+        held = shared[owner].results[0] if isinstance(owner, Operation) and owner in shared else source
+        if held in ends:
+            ends[held] = max(ends[held], ends[view])
+    for view_op, holder in shared.items():
+        ends[holder.results[0]] = max(ends[holder.results[0]], ends[view_op.results[0]])
+    result: dict[Operation, SramBuffer] = {}
     for op in block.ops:
         if isinstance(op, YieldOp) or not op.results or op.results[0] in yielded or op.results[0] in views:
             op.attributes.pop(contracts.BODY_OFFSET, None)
+        elif op in shared:
+            result[shared[op]].views.append(op)
+        else:
+            result[op] = SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], ends[op.results[0]])
+    return list(result.values())
+
+
+def operand_views(body: list[Operation], yielded: set[SSAValue],
+                  streamed: frozenset[SSAValue]) -> dict[Operation, Operation]:
+    """Reshapes and transposes (`OPERAND_VIEW_OPS`) placed on their operand's bytes,
+    each mapped to the body op whose buffer holds them (through chains of such
+    views): the operand a body value with a buffer of its own, neither value
+    yielded (an output buffer) nor streamed. SSA values are written once, so the
+    bytes hold the operand's elements for both; the runtime reads the view as a
+    NumPy view of the operand (`rducc.runtime.layout_views`), the chip by address."""
+    shared: dict[Operation, Operation] = {}
+    inside = set(body)
+    for op in body:
+        if op.name not in OPERAND_VIEW_OPS or op.results[0] in yielded or op.results[0] in streamed:
             continue
-        result.append(SramBuffer(op, aligned(value_bytes(op.results[0])), position[op], ends[op.results[0]]))
-    return result
+        source = op.operands[0]
+        owner = source.owner
+        if not isinstance(owner, Operation) or owner not in inside or source in yielded or source in streamed:
+            continue
+        if value_bytes(source) != value_bytes(op.results[0]):
+            continue
+        shared[op] = shared.get(owner, owner)
+    return shared
 
 
 def _overlapping_groups(buffers: list[SramBuffer]) -> list[list[SramBuffer]]:
@@ -257,7 +298,8 @@ class RduSramAlloc(RduPass):
                 if isinstance(buffer.op, AllocOp):
                     buffer.op.offset = IntegerAttr(buffer.offset, i64)
                 else:
-                    buffer.op.attributes[contracts.BODY_OFFSET] = IntegerAttr(buffer.offset, i64)
+                    for value_op in (buffer.op, *buffer.views):
+                        value_op.attributes[contracts.BODY_OFFSET] = IntegerAttr(buffer.offset, i64)
             function.attributes[contracts.SRAM_CAPACITY] = IntegerAttr(target.sram_bytes, i64)
             function.attributes[contracts.SRAM_PEAK] = IntegerAttr(peak, i64)
             function.attributes[contracts.SRAM_LOWER_BOUND] = IntegerAttr(bound, i64)

@@ -131,6 +131,7 @@ from rducc.runtime.engine import (
 )
 from rducc.runtime.epilogues import BiasFolds
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
+from rducc.runtime.layout_views import LayoutViews, View, placed_views, view_of
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.views import Views
 from rducc.targets import SRAM_ROW_BYTES
@@ -680,7 +681,9 @@ class PlacedProgram(Runner):
         folds = BiasFolds(op)  # a product and its bias add as one addmm (rducc.runtime.epilogues)
         norms = NormChains(op)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
         skipped = norms.skipped()
-        views = Views(op, folds.moved() | skipped)  # reshapes that run without a copy (rducc.runtime.views)
+        # reshapes that run without a copy (rducc.runtime.views); those on their operand's bytes are layout views
+        views = Views(op, folds.moved() | skipped | placed_views(op))
+        layout = LayoutViews(op, folds, norms, views)  # layout ops as NumPy views (rducc.runtime.layout_views)
         elided = set(views.into.values())
         folded = set(folds.at_add.values())
         product_of = {add: matmul for matmul, add in folds.at_product.items()}
@@ -693,6 +696,13 @@ class PlacedProgram(Runner):
                 # its operand's bytes, read in its shape: no step
                 source = views.of_source[body_op]
                 self._table.alias(result, self._view(source, result.type, f"the value of {where}"))
+                continue
+            if body_op in layout.source:  # a view of its operand's array, bound every run: no copy
+                viewed = self._table.alias(result, self._table.fresh())
+                steps = _view_steps(view_of(body_op), self._table.use(layout.source[body_op]), viewed,
+                                    tensor_signature(result.type), body_op)
+                first.append((steps[0], body_op))
+                later.append((steps[1], body_op))
                 continue
             if result in first_out:
                 dest = out_slots[first_out[result]]
@@ -932,6 +942,21 @@ def _body_steps(
             env[dest][...] = value
 
     return checked, _into_step(into, operands, dest)
+
+
+def _view_steps(view: View, source: int, dest: int, expected: Signature, op: Operation) -> tuple[Step, Step]:
+    """Bind the slot `dest` to `view` of the array in `source`
+    (`rducc.runtime.layout_views`): the first run's step checks the view's
+    shape and dtype against the IR, every later run's only binds it."""
+
+    def checked(env: Env, context: RunContext) -> None:
+        env[dest] = view(env[source])
+        check_result(env[dest], expected, op)
+
+    def bind(env: Env, context: RunContext) -> None:
+        env[dest] = view(env[source])
+
+    return checked, bind
 
 
 def _into_step(into: Callable[..., object], operands: tuple[int, ...], dest: int) -> Step:

@@ -39,7 +39,7 @@ from rducc.runtime.dtypes import tensor_signature
 Bytes = tuple[int, int]
 """A half-open byte range of the arena."""
 
-_UNKNOWN: Bytes = (0, 1 << 62)
+UNKNOWN: Bytes = (0, 1 << 62)
 """The bytes of a buffer not known to be in the arena: overlapping everything."""
 
 
@@ -58,10 +58,10 @@ def _buffer_bytes(buffer: SSAValue) -> Bytes | None:
         return None
     owner = buffer.owner
     placed = owner.byte_range if isinstance(owner, AllocOp) else None
-    return _UNKNOWN if placed is None else placed
+    return UNKNOWN if placed is None else placed
 
 
-def _body_bytes(op: Operation) -> Bytes | None:
+def body_bytes(op: Operation) -> Bytes | None:
     """The arena bytes a body op's value is computed into at its `tier.offset`."""
     offset = op.attributes.get(BODY_OFFSET)
     if not isinstance(offset, IntegerAttr) or not isinstance(op.results[0].type, TensorType):
@@ -92,16 +92,16 @@ class Placement:
     def read(self, value: SSAValue) -> Bytes | None:
         """The bytes a reader of `value` reads."""
         if isinstance(value, BlockArgument):
-            return self.args.get(value, _UNKNOWN)
+            return self.args.get(value, UNKNOWN)
         if value in self.outs:
             return self.outs[value]
         owner = value.owner
-        return _body_bytes(owner) if isinstance(owner, Operation) else _UNKNOWN
+        return body_bytes(owner) if isinstance(owner, Operation) else UNKNOWN
 
     def written(self, op: Operation) -> Bytes | None:
         """The bytes a body op writes."""
         result = op.results[0]
-        return self.outs[result] if result in self.outs else _body_bytes(op)
+        return self.outs[result] if result in self.outs else body_bytes(op)
 
 
 def _candidate(reshape: rdu.ReshapeOp, placement: Placement, block: Block) -> Operation | None:
@@ -114,7 +114,7 @@ def _candidate(reshape: rdu.ReshapeOp, placement: Placement, block: Block) -> Op
         return None
     if source in placement.outs or reshape.result in placement.outs or len(list(source.uses)) != 1:
         return None
-    if _body_bytes(producer) is None or _body_bytes(reshape) is None:
+    if body_bytes(producer) is None or body_bytes(reshape) is None:
         return None
     return producer
 
@@ -122,7 +122,7 @@ def _candidate(reshape: rdu.ReshapeOp, placement: Placement, block: Block) -> Op
 def _into_reshape(reshape: rdu.ReshapeOp, producer: Operation, ops: list[Operation],
                   placement: Placement) -> bool:
     """Whether `producer` may compute into `reshape`'s bytes (the first way)."""
-    target = _body_bytes(reshape)
+    target = body_bytes(reshape)
     assert target is not None
     span = ops[ops.index(producer):ops.index(reshape)]
     if any(overlap(placement.read(v), target) for step in span for v in step.operands):
@@ -138,7 +138,7 @@ def _reads_source(reshape: rdu.ReshapeOp, ops: list[Operation], placement: Place
     if not isinstance(producer, Operation) or isinstance(producer, rdu.ReshapeOp) \
             or reshape.input in placement.outs:
         return None
-    source = _body_bytes(producer)
+    source = body_bytes(producer)
     uses = [use.operation for use in reshape.result.uses]
     if source is None or not all(user in ops for user in uses):
         return None  # read by the yield (an output buffer) or outside the body
@@ -154,7 +154,9 @@ class Views:
 
     def __init__(self, compute: ComputeOp, moved: frozenset[Operation] = frozenset()) -> None:
         """`moved`: body ops whose value the runtime computes elsewhere than its
-        own bytes (`rducc.runtime.epilogues`): no reshape of theirs is a view."""
+        own bytes (`rducc.runtime.epilogues`) or binds as a view of its operand
+        (`rducc.runtime.layout_views`): no reshape of theirs, and none of them, is
+        a view here."""
         block = compute.body.block
         placement = Placement(compute)
         ops = list(block.ops)[:-1]
@@ -163,7 +165,8 @@ class Views:
         self.of_source: dict[rdu.ReshapeOp, int] = {}
         """Reshapes whose value is their operand's bytes, reshaped: at this offset."""
         for op in ops:
-            if not isinstance(op, rdu.ReshapeOp) or op.result in placement.outs or op.input.owner in moved:
+            if not isinstance(op, rdu.ReshapeOp) or op.result in placement.outs or op.input.owner in moved \
+                    or op in moved:
                 continue
             producer = _candidate(op, placement, block)
             if producer is not None and _into_reshape(op, producer, ops, placement):
@@ -174,4 +177,4 @@ class Views:
                 self.of_source[op] = offset
 
 
-__all__ = ["Bytes", "Placement", "Views", "overlap"]
+__all__ = ["UNKNOWN", "Bytes", "Placement", "Views", "body_bytes", "overlap"]

@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
         "too: all-gathered before the forward's and the backward's use)",
     )
     parser.add_argument(
+        "--sequence-parallel", action="store_true",
+        help="with --tp N: sequence parallelism (Megatron's), the norms, residual adds and dropout between the "
+        "tensor-parallel regions split along the tokens (each all-reduce a reduce-scatter, the next region's "
+        "input an all-gather)",
+    )
+    parser.add_argument(
         "--ep", type=int, default=None, metavar="N",
         help="multi-socket target, a model with routed experts (a mixture of experts): split the experts "
         "over the N sockets of a tensor-parallel group, tokens' rows exchanged by all-to-all (tp = N; "
@@ -479,19 +485,24 @@ def _info(args: argparse.Namespace) -> bool:
     return True
 
 
-def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int, int]:
-    """(tp, pp, dp, ep, zero) of --tp/--pp/--dp/--ep/--zero, 0 for one not given; checked against the target."""
+def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int, int, int]:
+    """(tp, pp, dp, ep, zero, sequence_parallel) of --tp/--pp/--dp/--ep/--zero/--sequence-parallel,
+    0 for one not given; checked against the target."""
     flags = (("tp", args.tp), ("pp", args.pp), ("dp", args.dp), ("ep", args.ep))
     zero = int(getattr(args, "zero", 0) or 0)
     if zero not in (0, 1, 2, 3):
         raise RduccError(f"--zero {zero}: the ZeRO stage is 1 (optimizer state sharded), 2 (and gradients) "
                          "or 3 (and parameters)")
+    sequence = int(getattr(args, "sequence_parallel", False))
+    if sequence and (args.tp or 0) < 2:
+        raise RduccError("--sequence-parallel splits the activations between the tensor-parallel regions: "
+                         "give --tp 2 or more")
     if zero and (args.dp or 0) < 2:
         raise RduccError("--zero shards the optimizer state over the data-parallel replicas: give --dp 2 or more")
     if zero and not args.train:
         raise RduccError("--zero shards a training step's optimizer state: it needs --train")
     if all(n is None for _, n in flags):
-        return 0, 0, 0, 0, 0
+        return 0, 0, 0, 0, 0, 0
     given = " ".join(f"--{name} {n}" for name, n in flags if n is not None)
     if any(n is not None and n < 1 for _, n in flags):
         raise RduccError(f"{given}: tp, pp, dp and ep must be >= 1")
@@ -511,7 +522,7 @@ def _split(args: argparse.Namespace, target) -> tuple[int, int, int, int, int]:
     if max(tp, ep, 1) * max(pp, 1) * max(dp, 1) > target.sockets:
         raise RduccError(f"{given} needs {max(tp, ep, 1) * max(pp, 1) * max(dp, 1)} sockets; target "
                          f"{target.name} has {target.sockets}")
-    return tp, pp, dp, ep, zero
+    return tp, pp, dp, ep, zero, sequence
 
 
 def _opt_level(args: argparse.Namespace) -> int:

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -139,6 +139,7 @@ from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
+from rducc.passes.rdu_partition.sequence import carried_arguments, reads_by_token, token_split
 from rducc.passes.rdu_partition.training import (
     batch_size,
     batch_splits,
@@ -171,6 +172,17 @@ def _chain_op(op: Operation) -> bool:
     """A layout op (`_CHAIN_OPS`) or a map of one operand (the scale SDPA applies to k):
     an op whose result can be split after the fact by splitting its one input."""
     return isinstance(op, _CHAIN_OPS) or (isinstance(op, MapOp) and len(op.operands) == 1)
+
+
+def _uncast(value: SSAValue) -> SSAValue:
+    """The value a precision cast reads (a map of one operand whose body only
+    converts, as autocast's bf16 copy of a float32 master weight), else `value`."""
+    owner = value.owner
+    while (isinstance(owner, MapOp) and len(owner.operands) == 1
+           and all(isinstance(op, arith.TruncFOp | arith.ExtFOp) for op in list(owner.body.block.ops)[:-1])):
+        value = owner.operands[0]
+        owner = value.owner
+    return value
 
 
 class _Unsplittable(Exception):
@@ -448,6 +460,15 @@ class _TensorPartitioner:
     (`_shard_parameters`)."""
     zero_wants: dict[SSAValue, Split] = field(default_factory=dict)
     """ZeRO: the split of each gradient value its state's update takes (`_trace_gradient`)."""
+    sequence_parallel: bool = False
+    """Sequence parallelism (tp): partial sums of activations reduce-scattered along
+    their tokens where elementwise ops read them, all-gathered before a weight's
+    matmul (passes/rdu_partition/sequence.py)."""
+    token_partials: set[SSAValue] = field(default_factory=set)
+    """Sequence parallelism: the partial sums that are activations (`_mark_token_partial`)."""
+    token_splits: set[SSAValue] = field(default_factory=set)
+    """Sequence parallelism: the values split along their tokens (reduce-scattered,
+    carried between layer calls, and what elementwise and layout ops make of them)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -613,7 +634,8 @@ class _TensorPartitioner:
         if (value, want) in self.made:
             return self.made[(value, want)]
         result = value
-        if have == PARTIAL and self.zero >= 2 and isinstance(want, Split) and self._scatters_to(value, want):
+        if (have == PARTIAL and (self.zero >= 2 or self.sequence_parallel) and isinstance(want, Split)
+                and self._scatters_to(value, want)):
             result = self._reduce_scatter(value, want, before)
             have = want
         elif have == PARTIAL:
@@ -626,12 +648,12 @@ class _TensorPartitioner:
             result = self._gather(value, have, before)
             have = None
         if isinstance(want, Split) and have is None:
-            if self._shard_chain(value, want) is not None:
+            if result is value and self._shard_chain(value, want) is not None:
                 result = self._shard_through_chain(value, want)
-            elif self._made_locally(value, want):
+            elif result is value and self._made_locally(value, want):
                 result = self._make_locally(value, want, before)
-            else:
-                result = self._take_parts(value, want, before)
+            else:  # the parts of the whole value (all-reduced first when it was a partial sum)
+                result = self._take_parts(result, want, before)
         self.made[(value, want)] = result
         return result
 
@@ -747,7 +769,8 @@ class _TensorPartitioner:
     def _local_parts(self, want: Split) -> bool:
         """Data parallel: whether a replicated value can be cut to `want` by
         `rdu.local_part` (each rank takes its part; plain splits, no periods)."""
-        return self.data_parallel and want.valid(self.tp) and all(not period for *_, period in want.entries)
+        return ((self.data_parallel or self.sequence_parallel) and want.valid(self.tp)
+                and all(not period for *_, period in want.entries))
 
     def _take_parts(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
         """`rdu.local_part` of the replicated `value` along each dim of `want`."""
@@ -837,7 +860,10 @@ class _TensorPartitioner:
                 self._shard_arg(arg, split)
         for arg, seed in zip(list(self.function.args), self.seeds):
             if isinstance(seed, Split) and seed.valid(self.tp) and seed.fits(self.full_shape(arg)):
-                self._shard_arg(arg, seed)
+                full = self.full_shape(arg)
+                sharded = self._shard_arg(arg, seed)
+                if self.sequence_parallel and not self._is_weight(sharded) and seed == token_split(full, self.tp):
+                    self.token_splits.add(sharded)
         if self.zero:
             self._shard_optimizer_state()
         ops = list(block.ops)  # not the parameters' all-gathers stage 3 inserts: made in their layouts
@@ -1026,6 +1052,9 @@ class _TensorPartitioner:
                 new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, layout))  # type: ignore[arg-type]
             self.full[new] = full
             self.layout[new] = layout
+            if (self.sequence_parallel and phase_of(op) != Phase.OPTIMIZER and isinstance(layout, Split)
+                    and layout == token_split(full, self.tp)):
+                self.token_splits.add(new)
             if self.zero and layout == PARTIAL:  # a gradient an outlined backward layer returns
                 self._scatter_early(op, new)
 
@@ -1041,6 +1070,8 @@ class _TensorPartitioner:
         if self._keeps_partial(op):
             self._set_result(op, PARTIAL)
             return
+        if self.sequence_parallel:
+            self._sequence_operands(op)
         if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)
                                          or self._partition_local_map(op)):
             return
@@ -1097,6 +1128,48 @@ class _TensorPartitioner:
         self.layout[result] = layout
         if self.zero and layout == PARTIAL:
             self._scatter_early(op, result)
+        if self.sequence_parallel and layout == PARTIAL:
+            self._mark_token_partial(op, result)
+        if self.sequence_parallel and isinstance(layout, Split) and any(v in self.token_splits for v in op.operands):
+            self.token_splits.add(result)
+
+    # -- sequence parallelism (passes/rdu_partition/sequence.py) ----------------
+
+    def _mark_token_partial(self, op: Operation, result: SSAValue) -> None:
+        """Record `result` as a partial sum of activations: a matmul's of a weight
+        (split rows contracted), or a sum, reshape or transpose of such partial sums."""
+        if isinstance(op, MatmulOp):
+            if self._weight_behind(op.rhs) is not None:
+                self.token_partials.add(result)
+        else:
+            partials = [v for v in op.operands if self.layout_of(v) == PARTIAL]
+            if partials and all(v in self.token_partials for v in partials):
+                self.token_partials.add(result)
+
+    def _sequence_operands(self, op: Operation) -> None:
+        """Move `op`'s operands as sequence parallelism wants them before its rule
+        runs: a partial sum of activations an elementwise op reads reduce-scattered
+        along its tokens; a token-split operand of a matmul (or of a reshape or
+        transpose only matmuls read) all-gathered: matmuls take whole tokens."""
+        if reads_by_token(op):
+            for index, value in enumerate(list(op.operands)):
+                if value in self.token_partials and self.layout_of(value) == PARTIAL:
+                    want = token_split(self.full_shape(value), self.tp)
+                    if want is not None:
+                        op.operands[index] = self.materialize(value, want, op)
+                        self.token_splits.add(op.operands[index])
+        elif isinstance(op, MatmulOp) or (isinstance(op, ReshapeOp | TransposeOp) and self._read_by_matmuls(op)):
+            for index, value in enumerate(list(op.operands)):
+                if value in self.token_splits:
+                    op.operands[index] = self.materialize(value, None, op)
+
+    def _read_by_matmuls(self, op: Operation) -> bool:
+        """Whether only matmuls read `op`'s result, directly or through reshapes and
+        transposes (and the return: a value a forward layer saves for its backward's matmuls)."""
+        users = [use.operation for use in op.results[0].uses]
+        return any(not isinstance(user, func.ReturnOp) for user in users) and all(
+            isinstance(user, MatmulOp | func.ReturnOp)
+            or (isinstance(user, ReshapeOp | TransposeOp) and self._read_by_matmuls(user)) for user in users)
 
     def _replicate(self, op: Operation) -> None:
         if any(self.layout_of(v) is not None for v in op.operands):
@@ -1522,11 +1595,11 @@ class _TensorPartitioner:
         (replicated when it has fewer than the ranks: a one-column gate), over
         every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
-        if self.data_parallel or not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
+        if self.data_parallel or not self._is_weight(_uncast(op.rhs)) or rhs[n_rhs] < self.tp:
             return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
-                name = self._weight_name(op.rhs)
+                name = self._weight_name(_uncast(op.rhs))
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
@@ -1663,8 +1736,9 @@ class _TensorPartitioner:
     def _weight_behind(self, value: SSAValue) -> SSAValue | None:
         """The weight argument `value` is, or is a transpose/broadcast of (a batched
         matmul's weight), else None."""
+        value = _uncast(value)
         while isinstance(value.owner, TransposeOp | BroadcastOp):
-            value = value.owner.input
+            value = _uncast(value.owner.input)
         return value if self._is_weight(value) else None
 
     def _is_weight(self, value: SSAValue) -> bool:
@@ -1709,19 +1783,22 @@ class _TensorPartitioner:
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
                       data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
                       experts: bool = False, rank_scale: int = 1, program_ranks: int = 0,
-                      zero: int = 0) -> int:
+                      zero: int = 0, sequence_parallel: bool = False) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
     partitioned already (this function's, when it is one, added). `rank_scale`,
     `program_ranks`: the `tp` ranks are the factor `(r // rank_scale) % tp` of
     the program's `program_ranks` (dp x tp, `partition_module`); `zero`: the
-    ZeRO stage over the data-parallel ranks (0: none)."""
+    ZeRO stage over the data-parallel ranks (0: none); `sequence_parallel`: activations
+    between the tp regions split along their tokens (sequence.py)."""
     known = callees if callees is not None else {}
     seeds = callee_seeds(module, function, known) if is_outlined(function) and not data_parallel else []
+    if sequence_parallel and is_outlined(function):
+        seeds = _with_carried(module, function, tp, seeds, known)
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
                                      callees=known, experts=experts, seeds=seeds, rank_scale=rank_scale,
-                                     program_ranks=program_ranks, zero=zero)
+                                     program_ranks=program_ranks, zero=zero, sequence_parallel=sequence_parallel)
     held = result_shards(function)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
@@ -1734,6 +1811,25 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     set_result_shards(function, (partitioner._program_split(lay, was) if isinstance(lay, Split) else was
                                  for lay, was in zip(results, held)))
     return partitioner.replicated_ops
+
+
+def _with_carried(module: ModuleOp, function: func.FuncOp, tp: int, seeds: list[Layout],
+                  callees: dict[str, CalleeLayouts]) -> list[Layout]:
+    """Sequence parallelism: `seeds` with the activation each call of `function`
+    passes to the next call (the residual stream) taken split along its tokens, and
+    an argument some calls pass split along its tokens and the others whole (the
+    first layer's input, made whole by the embedding) taken split."""
+    shapes = [_shape(arg) for arg in function.args]
+    calls = _calls_to(module, function.sym_name.data)
+    carried = carried_arguments(calls, tp, shapes)
+    seeds = seeds + [None] * (len(shapes) - len(seeds))
+    for index, shape in enumerate(shapes):
+        tokens = token_split(shape, tp) if len(shape) >= 2 else None
+        if seeds[index] is None and tokens is not None:
+            passed = {_layout_at_call(call.operands[index], callees) for call in calls}
+            if passed == {None, tokens}:
+                seeds[index] = tokens
+    return [seed if seed is not None else split for seed, split in zip(seeds, carried)]
 
 
 def _calls_to(module: ModuleOp, name: str) -> list[func.CallOp]:
@@ -1837,7 +1933,8 @@ def _send_across(block: Block, stage: dict[Operation, int]) -> None:
 
 
 def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp: int = 1,
-                     microbatches: int = 1, ep: int = 1, zero: int = 0) -> int:
+                     microbatches: int = 1, ep: int = 1, zero: int = 0,
+                     sequence_parallel: bool = False) -> int:
     """Partition every function of `module` (tp ranks, pp stages, dp data-parallel
     replicas, with `zero` (the ZeRO stage) their optimizer state (stage 2: and
     gradients; 3: and parameters) sharded over them; a pipelined
@@ -1859,7 +1956,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         callees: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):
             replicated += partition_tensors(module, function, tp, strict, callees=callees, experts=ep > 1,
-                                            program_ranks=tp * dp)
+                                            program_ranks=tp * dp, sequence_parallel=sequence_parallel)
     if dp > 1:  # over tp's program: replica r // tp of rank r, dp's groups tp ranks apart
         replicas: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):
@@ -2004,6 +2101,12 @@ class RduPartition(RduPass):
     and again in the backward, updated and written back split. Without a split
     given, the cost model weighs stage-2 candidates anyway."""
 
+    sequence_parallel: bool = False
+    """Sequence parallelism (Megatron's; needs tp >= 2 given): the norms, residual adds
+    and dropout between the tensor-parallel regions run split along the tokens,
+    each all-reduce a reduce-scatter and the next region's input an all-gather
+    (passes/rdu_partition/sequence.py)."""
+
     ep: int = 0
     """Expert parallelism: the routed experts' stacked tables split over the ep
     sockets of a tensor-parallel group (ep = tp; passes/rdu_partition/experts.py);
@@ -2026,6 +2129,9 @@ class RduPartition(RduPass):
         if self.zero and self.dp < 2:
             raise RduccError(f"rdu-partition: zero shards the optimizer state over the data-parallel replicas: "
                              f"it needs dp >= 2, got dp={self.dp}")
+        if self.sequence_parallel and self.tp < 2:
+            raise RduccError(f"rdu-partition: sequence_parallel splits the activations between the tensor-parallel "
+                             f"regions: it needs tp >= 2, got tp={self.tp}")
         target = module_target(op, self.target)
         training = is_training_step(op)
         chosen = self.tp == 0 and self.pp == 0 and self.dp == 0
@@ -2054,7 +2160,8 @@ class RduPartition(RduPass):
             raise RduccError(
                 f"rdu-partition: {needs} needs {dp * tp * pp} sockets; target {target.name} has {target.sockets}"
             )
-        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep, zero=self.zero)
+        partition_module(op, tp, pp, dp=dp, microbatches=self.microbatches or microbatches, ep=ep, zero=self.zero,
+                         sequence_parallel=self.sequence_parallel)
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "

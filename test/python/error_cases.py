@@ -596,6 +596,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("--dp on a one-socket target", RDUCC, ("{model}", "--dp", "2", *OUT), "--dp 2 splits the model across sockets, but target sn40l has one"),
     ErrorCase("--zero with no such stage", RDUCC, ("{model}", "--target", "sn40l-8", "--train", "--dp", "2", "--zero", "4", *OUT), "--zero 4: the ZeRO stage is 1 (optimizer state sharded), 2 (and gradients) or 3 (and parameters)"),
     ErrorCase("--zero without --dp", RDUCC, ("{model}", "--target", "sn40l-8", "--train", "--zero", *OUT), "--zero shards the optimizer state over the data-parallel replicas: give --dp 2 or more"),
+    ErrorCase("--sequence-parallel without --tp", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--sequence-parallel", *OUT), "--sequence-parallel splits the activations between the tensor-parallel regions: give --tp 2 or more"),
     ErrorCase("--dp with --ep", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "2", "--ep", "2", *OUT), "--dp 2 --ep 2: the experts are split over one tensor-parallel group's sockets, without data-parallel replicas"),
     ErrorCase("--dp that does not divide the batch", RDUCC, ("{model}", "--target", "sn40l-8", "--dp", "3", *OUT), "dp=3 does not divide the batch of 4 (input 'x', shape [4, 32])"),
     ErrorCase("partition after fusion", RDUCC, ("{model}", "--target", "sn40l-8", "--pass-pipeline", "rdu-canonicalize,rdu-fuse,rdu-partition", *OUT), "rdu-partition works on the imported graph: run it before rdu-fuse"),
@@ -1003,7 +1004,7 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class UsesUnsupportedOps(nn.Module):
         def forward(self, x):
-            return x * x.abs().max().item() - x.min().item() + torch.sort(x).values
+            return torch.full_like(x, x.abs().max().item()) - torch.full_like(x, x.min().item()) + torch.sort(x).values
 
     class Doubles(nn.Module):
         def forward(self, x):

@@ -101,6 +101,11 @@ STREAMABLE = {"rdu.reshape", "rdu.transpose", "rdu.broadcast", "rdu.slice", "rdu
 """Ops whose result may be a streamed view (dialects/streamed.py): no slot of its own."""
 
 
+OPERAND_VIEWS = {"rdu.reshape", "rdu.transpose"}
+"""Ops the allocator may place on their operand's bytes (the same elements): one
+interval with the operand, live until the later one's last reader."""
+
+
 def _read_through(op: Operation) -> Operation | None:
     """The op defining what a streamed view reads (a layout op's first operand, a map's
     one input of more than one element); None for a block argument."""
@@ -123,6 +128,7 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
         return user
 
     result: dict[Operation, Interval] = {}
+    held: dict[Operation, Operation] = {}  # a view on its operand's bytes -> the op whose interval holds it
     streamed: list[tuple[Operation, int]] = []
     for op in block.ops:
         if not op.results or op.name == "rdu.yield":
@@ -141,12 +147,20 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
             streamed.append((op, last))
             continue
         size = _bytes(str(op.results[0].type))
+        source = op.operands[0].owner if op.name in OPERAND_VIEWS and op.operands else None
+        source = held.get(source, source)  # type: ignore[arg-type]
+        if source in result and (result[source].start_byte, result[source].end_byte) == (offset, offset + size):
+            # a reshape or transpose on its operand's bytes: the same elements, one buffer live for both
+            result[source].last = max(result[source].last, last)
+            held[op] = source
+            continue
         result[op] = Interval(_function_of(compute), op.results[0].name_hint or op.name, offset, offset + size,
                               order[op], last)
     for view, last in streamed:
         source = _read_through(view)
         while source is not None and source not in result:
-            source = _read_through(source) if source.name in STREAMABLE else None
+            source = held[source] if source in held else (
+                _read_through(source) if source.name in STREAMABLE else None)
         if source is not None:
             result[source].last = max(result[source].last, last)
     return list(result.values())

@@ -86,15 +86,15 @@ def assert_user_error(result: subprocess.CompletedProcess[str], tool: str = "rdu
 
 
 class UsesUnsupportedOps(nn.Module):
-    """Three tensors read back as Python numbers (`.item()`) and used inside the
-    graph: data-dependent, which rducc refuses (neither a converter, nor the generic
-    pointwise import, nor a host fallback can take it)."""
+    """Three tensors read back as Python numbers (`.item()`) and used as fill
+    values: data-dependent, which rducc refuses (a number read back enters tensor
+    ops as a 0-dim tensor, but `full_like` has no tensor form)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         peak = x.abs().max().item()  # marker: item-1
         floor = x.min().item()  # marker: item-2
         middle = x.mean().item()  # marker: item-3
-        return (x - floor) / peak + middle
+        return torch.full_like(x, floor) - torch.full_like(x, peak) + torch.full_like(x, middle)
 
 
 def source_line_of(function, marker: str) -> int:
@@ -297,6 +297,7 @@ def test_help_documents_every_flag():
         "--print-pipeline": "would run", "--plot-kernel": "fabric",
         "--f64": "refuse", "--no-host-ops": "host CPU", "--import-module": "custom operator",
         "--tp": "tensor-parallel", "--pp": "pipeline stages", "--dp": "data-parallel", "--zero": "ZeRO stage 1",
+        "--sequence-parallel": "tokens",
         "--ep": "experts", "--shapes": "dynamic_shapes", "--pad-dims": "vouch", "--capacity": "per-expert count",
         "--max-grad-norm": "clip_grad_norm_",
         "--train": "training step", "--optimizer": "adamw", "--lr": "lr", "--momentum": "momentum",

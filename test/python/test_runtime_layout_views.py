@@ -1,0 +1,195 @@
+"""Transposes and reshapes as NumPy views (issue 32, `rducc.runtime.layout_views`
+and `rdu-sram-alloc`'s view rule).
+
+Hand-placed kernels: a transpose whose operand's bytes stay untouched while it
+is read runs as a view; one whose operand's bytes are overwritten before its
+reader runs stays a copy, and forcing the view there gives a wrong result. A
+transpose the allocator placed on its operand's bytes must be a view: copying
+it there would overwrite the operand, which a later op still reads. Then torch
+modules (Swin's window partition, transformers' ConvNeXt: its permutes around
+a channels-last layer norm) compiled at -O2: equal to eager,
+their layout ops views.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import transformers
+from test_interpreter import parse
+
+import rducc
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.tier import ComputeOp
+from rducc.runtime import interpreter, layout_views
+from rducc.runtime.interpreter import PlacedProgram
+
+_T = "tensor<4x4xf32>"
+
+
+def _map(name: str, inputs: list[str], offset: int, body: str) -> str:
+    args = ", ".join(f"%a{i}: f32" for i in range(len(inputs)))
+    types = ", ".join([_T] * len(inputs))
+    return (f"      {name} = rdu.map {', '.join(inputs)} {{tier.offset = {offset} : i64}} : ({types}) -> {_T} {{\n"
+            f"      ^bb0({args}):\n{body}\n      }}\n")
+
+
+_DOUBLE = "        %k = arith.constant 2.0 : f32\n        %r = arith.mulf %a0, %k : f32\n        rdu.yield %r : f32"
+_PLUS5 = "        %k = arith.constant 5.0 : f32\n        %r = arith.addf %a0, %k : f32\n        rdu.yield %r : f32"
+_TIMES = "        %r = arith.mulf %a0, %a1 : f32\n        rdu.yield %r : f32"
+
+
+def _transpose(offset: int) -> str:
+    return f"      %t = rdu.transpose %a perm [1, 0] {{tier.offset = {offset} : i64}} : {_T} -> {_T}\n"
+
+
+SAFE = _map("%a", ["%x"], 64, _DOUBLE) + _transpose(128) + _map("%f", ["%x"], 192, _PLUS5) \
+    + _map("%g", ["%t", "%f"], 256, _TIMES)
+"""a = 2x at 64; t = a^T at 128; f = x + 5 at 192: nothing writes a's bytes while t is read."""
+
+HAZARD = _map("%a", ["%x"], 64, _DOUBLE) + _transpose(128) + _map("%f", ["%x"], 64, _PLUS5) \
+    + _map("%g", ["%t", "%f"], 256, _TIMES)
+"""f overwrites a's bytes (a is dead once t is computed) before g reads t: t must be a copy."""
+
+PLACED = _map("%a", ["%x"], 64, _DOUBLE) + _transpose(64) + _map("%f", ["%x"], 128, _PLUS5) \
+    + _map("%g", ["%t", "%a"], 256, _TIMES)
+"""t on a's bytes (as rdu-sram-alloc places it); g reads both t and a."""
+
+
+def _program(body: str) -> str:
+    return f"""
+builtin.module {{
+  func.func @forward(%xh: !tier.buffer<hbm, 4x4xf32> {{rdu.input = "x"}}) -> !tier.buffer<hbm, 4x4xf32>
+      attributes {{tier.sram_capacity = 4096 : i64}} {{
+    %xs = tier.alloc offset 0 : !tier.buffer<sram, 4x4xf32>
+    tier.dma %xh -> %xs : !tier.buffer<hbm, 4x4xf32> -> !tier.buffer<sram, 4x4xf32>
+    %os = tier.alloc offset 1024 : !tier.buffer<sram, 4x4xf32>
+    tier.compute "k0" ins(%xs : !tier.buffer<sram, 4x4xf32>) outs(%os : !tier.buffer<sram, 4x4xf32>) {{
+    ^bb0(%x: {_T}):
+{body}      rdu.yield %g : {_T}
+    }}
+    %o = tier.alloc : !tier.buffer<hbm, 4x4xf32>
+    tier.dma %os -> %o : !tier.buffer<sram, 4x4xf32> -> !tier.buffer<hbm, 4x4xf32>
+    func.return %o : !tier.buffer<hbm, 4x4xf32>
+  }}
+}}
+"""
+
+
+X = np.arange(16, dtype=np.float32).reshape(4, 4) - 5
+
+
+def _plans(module) -> dict[ComputeOp, layout_views.LayoutViews]:
+    """The view plan `PlacedProgram` makes for each kernel of `module`."""
+    made: dict[ComputeOp, layout_views.LayoutViews] = {}
+    original = interpreter.LayoutViews
+
+    class Seen(original):  # type: ignore[misc,valid-type]
+        def __init__(self, op: ComputeOp, *rest: object) -> None:
+            super().__init__(op, *rest)  # type: ignore[arg-type]
+            made[op] = self
+
+    interpreter.LayoutViews = Seen  # type: ignore[misc]
+    try:
+        PlacedProgram(module)
+    finally:
+        interpreter.LayoutViews = original  # type: ignore[misc]
+    return made
+
+
+def _plan(compute: ComputeOp) -> layout_views.LayoutViews:
+    """The view plan `PlacedProgram` makes for one kernel."""
+    return _plans(compute.get_toplevel_object())[compute]
+
+
+def _compute(module) -> ComputeOp:
+    return next(op for op in module.walk() if isinstance(op, ComputeOp))
+
+
+def test_a_transpose_whose_operand_bytes_stay_runs_as_a_view() -> None:
+    module = parse(_program(SAFE))
+    transpose = next(op for op in _compute(module).body.block.ops if isinstance(op, rdu.TransposeOp))
+    assert list(_plan(_compute(module)).source) == [transpose]
+    np.testing.assert_array_equal(PlacedProgram(module).run([X], {})[0], (2 * X).T * (X + 5))
+
+
+def test_no_view_where_the_operand_bytes_are_overwritten_and_a_forced_one_is_wrong(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    module = parse(_program(HAZARD))
+    assert not _plan(_compute(module)).source
+    expected = (2 * X).T * (X + 5)
+    np.testing.assert_array_equal(PlacedProgram(module).run([X], {})[0], expected)
+    monkeypatch.setattr(layout_views.LayoutViews, "_qualifies", lambda self, op: True)
+    assert not np.array_equal(PlacedProgram(module).run([X], {})[0], expected)
+
+
+def test_a_transpose_placed_on_its_operand_is_a_view_and_a_copy_there_is_wrong(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    module = parse(_program(PLACED))
+    transpose = next(op for op in _compute(module).body.block.ops if isinstance(op, rdu.TransposeOp))
+    assert layout_views.placed_views(_compute(module)) == {transpose}
+    expected = (2 * X).T * (2 * X)
+    np.testing.assert_array_equal(PlacedProgram(module).run([X], {})[0], expected)
+    monkeypatch.setattr(layout_views.LayoutViews, "_qualifies", lambda self, op: False)
+    monkeypatch.setattr(layout_views, "views_operand_bytes", lambda op: False)
+    assert not np.array_equal(PlacedProgram(module).run([X], {})[0], expected)
+
+
+class Windows(torch.nn.Module):
+    """Swin's window partition and reverse around a per-window product."""
+
+    def __init__(self, dim: int = 8, window: int = 4) -> None:
+        super().__init__()
+        self.window, self.proj = window, torch.nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, h, w, c = x.shape
+        s = self.window
+        windows = x.view(b, h // s, s, w // s, s, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, s * s, c)
+        scores = torch.softmax(windows @ windows.transpose(1, 2), dim=-1)
+        mixed = self.proj(scores @ windows)
+        back = mixed.view(b, h // s, w // s, s, s, c).permute(0, 1, 3, 2, 4, 5).reshape(b, h, w, c)
+        return torch.roll(back, shifts=(-2, -2), dims=(1, 2)) + x
+
+
+def _layout_views_of(program: rducc.Program) -> tuple[int, int]:
+    """(layout ops run as views, layout ops) over the program's kernels."""
+    viewed = total = 0
+    for compute, plan in _plans(program.module).items():
+        ops = [op for op in compute.body.block.ops if isinstance(op, layout_views.LAYOUT_OPS)]
+        total += len(ops)
+        viewed += sum(op in plan.source or op in plan.views.of_source for op in ops)
+    return viewed, total
+
+
+def test_swin_windows_run_as_views_and_match_eager() -> None:
+    torch.manual_seed(0)
+    module, x = Windows(), torch.randn(2, 8, 8, 8)
+    with torch.no_grad():
+        expected = module(x)
+        program = rducc.compile(torch.export.export(module, (x,)), opt_level=2)
+        got = program(x)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-5, atol=1e-5)
+    viewed, total = _layout_views_of(program)
+    assert total and viewed >= total // 2, (viewed, total)
+
+
+def test_transformers_convnext_matches_eager_with_views() -> None:
+    config = transformers.ConvNextConfig(num_channels=3, hidden_sizes=[8, 16], depths=[1, 1],
+                                          num_stages=2, image_size=32)
+    torch.manual_seed(0)
+    model = transformers.ConvNextModel(config).eval()
+    pixels = torch.randn(1, 3, 32, 32)
+
+    class Hidden(torch.nn.Module):
+        def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
+            return model(pixel_values=pixel_values).last_hidden_state
+
+    with torch.no_grad():
+        expected = Hidden()(pixels)
+        program = rducc.compile(torch.export.export(Hidden(), (pixels,)), opt_level=2)
+        got = program(pixels)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
+    viewed, total = _layout_views_of(program)
+    assert viewed >= total // 2, (viewed, total)
