@@ -25,8 +25,9 @@ and costed at several depths (2, 8 and 16 decoder layers; --quick: 1 and 2;
 --depths N ...: those): the seconds of each stage that grows with depth,
 export and torch's joint graph included, the cost model's walk of the
 lowered step (its ranges: one walk per end of each ranged figure) apart, and
-what one more layer costs between two depths. A stage whose seconds a layer
-grow with depth is one that is not linear in it.
+what one more layer costs between each two depths given, with the process's
+CPU seconds (the machine is shared: its wall seconds are noisy). A stage
+whose seconds a layer grow with depth is one that is not linear in it.
 
 Run: python bench/train_compile_scaling.py [--quick]   (--quick: 1 and 2 layers)
      python bench/train_compile_scaling.py --layers 4 8
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -108,25 +110,40 @@ DEPTH_STAGES = ("export", "joint graph", "decompose", "import", "verify", "optim
 
 
 def depth_seconds(layers: int) -> dict[str, float]:
-    """Seconds by stage compiling and costing the `layers`-layer 70B AdamW step on sn40l-16."""
+    """Seconds by stage compiling and costing the `layers`-layer 70B AdamW step on
+    sn40l-16 (wall), with the process's CPU seconds for all of it (`cpu`: what
+    the other sessions' load on the shared machine does not inflate)."""
+    cpu = time.process_time()
     times = train_llama.compile_step("70b", layers, "sn40l-16", "adamw")[-1]
     found = {stage: times.seconds.get(stage, 0.0) for stage in DEPTH_STAGES}
     found["total"] = sum(times.seconds.values())
+    found["cpu"] = time.process_time() - cpu
     return found
 
 
+def per_layer(measured: dict[int, dict[str, float]], stage: str, small: int, large: int) -> float:
+    """What one more decoder layer costs a stage between two depths."""
+    return (measured[large][stage] - measured[small][stage]) / (large - small)
+
+
 def depth_rows(depths: Sequence[int]) -> tuple[list[str], dict[str, float]]:
-    """The depth table (seconds by stage at each depth, and a layer's between the
-    last two depths) and the total seconds a layer between the last two."""
+    """The depth table (seconds by stage at each depth, then a layer's between
+    each two depths in turn) and the total CPU seconds at each depth. A stage
+    linear in depth costs the same a layer in every interval; one that grows
+    faster costs more a layer in the later ones (the last column: the last
+    interval's seconds a layer over the first's)."""
     measured = {n: depth_seconds(n) for n in depths}
-    header = " | ".join(f"{n} layers" for n in depths)
-    small, large = depths[-2], depths[-1]
-    rows = [f"| stage | {header} | a layer ({small} -> {large}) |", "| --- |" + " --- |" * (len(depths) + 1)]
-    for stage in (*DEPTH_STAGES, "total"):
-        per = (measured[large][stage] - measured[small][stage]) / (large - small)
-        rows.append(f"| {stage} | " + " | ".join(f"{measured[n][stage]:.1f} s" for n in depths) + f" | {per:.2f} s |")
+    pairs = list(itertools.pairwise(depths))
+    header = " | ".join(f"{n} layers" for n in depths) + " | " + " | ".join(f"a layer, {a} -> {b}" for a, b in pairs)
+    rows = [f"| stage | {header} | last / first a layer |", "| --- |" + " --- |" * (len(depths) + len(pairs) + 1)]
+    for stage in (*DEPTH_STAGES, "total", "cpu"):
+        steps = [per_layer(measured, stage, a, b) for a, b in pairs]
+        growth = f"{steps[-1] / steps[0]:.2f}" if len(steps) > 1 and steps[0] > 0.05 else "-"
+        name = "total (CPU seconds of the process)" if stage == "cpu" else stage
+        rows.append(f"| {name} | " + " | ".join(f"{measured[n][stage]:.1f} s" for n in depths) + " | "
+                    + " | ".join(f"{step:.2f} s" for step in steps) + f" | {growth} |")
         print(rows[-1], file=sys.stderr, flush=True)
-    return rows, {str(n): measured[n]["total"] for n in depths}
+    return rows, {str(n): measured[n]["cpu"] for n in depths}
 
 
 def run_depths(quick: bool, depths: Sequence[int] | None = None) -> Section:
@@ -136,7 +153,7 @@ def run_depths(quick: bool, depths: Sequence[int] | None = None) -> Section:
     section = Section("Training step compile time by depth: Llama 3.1 70B + AdamW, seq 4,096, -O2, sn40l-16", command)
     rows, totals = depth_rows(chosen)
     for n, seconds in totals.items():
-        section.add(f"compile and cost, {n} decoder layers", f"{seconds:.1f} s")
+        section.add(f"compile and cost, {n} decoder layers (CPU seconds)", f"{seconds:.1f} s")
     section.details += rows
     return section
 

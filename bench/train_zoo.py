@@ -457,6 +457,189 @@ def _groups_llama():
     return _causal("LlamaConfig", "LlamaForCausalLM", num_key_value_heads=2)
 
 
+# ---- held-out forms, third round (issue 27): torch's own layers, other losses, optimizer options ----
+
+class _TorchEncoder(nn.Module):
+    """torch's own nn.TransformerEncoder (nn.MultiheadAttention, pre-norm, GELU) with
+    a key padding mask, mean pooling over the unmasked tokens and a class head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(30, 32, padding_idx=0)
+        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(32, 3)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        padding = ids == 0
+        hidden = self.encoder(self.embed(ids), src_key_padding_mask=padding)
+        keep = (~padding).unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * keep).sum(1) / keep.sum(1)
+        return nn.functional.cross_entropy(self.head(pooled), labels)
+
+
+def _torch_encoder():
+    ids = _ids(30, (2, 7))
+    ids[ids == 0] = 1
+    ids[0, 5:] = 0  # padding
+    return _TorchEncoder(), {"ids": ids, "labels": torch.tensor([2, 0])}
+
+
+class _AutoEncoder(nn.Module):
+    """Strided convolutions with GroupNorm down, ConvTranspose2d up, a sigmoid, MSE with reduction='sum'."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.GroupNorm(2, 8), nn.Mish(),
+                                  nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.ELU())
+        self.up = nn.Sequential(nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1), nn.ReLU6(),
+                                nn.ConvTranspose2d(8, 3, 4, stride=2, padding=1), nn.Sigmoid())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.mse_loss(self.up(self.down(x)), torch.sigmoid(x), reduction="sum")
+
+
+def _autoencoder():
+    return _AutoEncoder(), {"x": _pixels((2, 3, 8, 8))}
+
+
+class _Depthwise(nn.Module):
+    """A depthwise-separable block (groups = channels), InstanceNorm with affine weights,
+    Hardswish, average pooling; multi-label BCEWithLogits with a pos_weight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 12, 3, padding=1)
+        self.depthwise = nn.Conv2d(12, 12, 3, padding=1, groups=12)
+        self.pointwise = nn.Conv2d(12, 16, 1)
+        self.norm = nn.InstanceNorm2d(16, affine=True)
+        self.head = nn.Linear(16, 6)
+        self.register_buffer("pos_weight", torch.linspace(0.5, 3.0, 6))
+
+    def forward(self, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        hidden = nn.functional.hardswish(self.norm(self.pointwise(self.depthwise(torch.relu(self.stem(x))))))
+        pooled = nn.functional.avg_pool2d(hidden, 2).mean((2, 3))
+        return nn.functional.binary_cross_entropy_with_logits(self.head(pooled), targets, pos_weight=self.pos_weight)
+
+
+def _depthwise():
+    targets = (_pixels((3, 6), seed=7) > 0).float()
+    return _Depthwise(), {"x": _pixels((3, 3, 8, 8)), "targets": targets}
+
+
+class _Contrastive(nn.Module):
+    """CLIP-style: two towers (RMSNorm, PReLU), normalized embeddings, a learned
+    temperature (a scalar parameter, exp'd), the symmetric InfoNCE loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.image = nn.Sequential(nn.Linear(20, 32), nn.PReLU(), nn.RMSNorm(32), nn.Linear(32, 16))
+        self.text = nn.Sequential(nn.Embedding(25, 16), nn.Flatten(), nn.Linear(64, 16))
+        self.logit_scale = nn.Parameter(torch.tensor(2.0))
+
+    def forward(self, images: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        a = nn.functional.normalize(self.image(images), dim=-1)
+        b = nn.functional.normalize(self.text(ids), dim=-1)
+        logits = self.logit_scale.exp() * a @ b.t()
+        labels = torch.arange(logits.shape[0])
+        return (nn.functional.cross_entropy(logits, labels) + nn.functional.cross_entropy(logits.t(), labels)) / 2
+
+
+def _contrastive():
+    return _Contrastive(), {"images": _pixels((4, 20)), "ids": _ids(25, (4, 4))}
+
+
+class _WeightedTokens(nn.Module):
+    """Token classification: cross entropy with class weights, ignore_index and label
+    smoothing together (the weighted mean over the tokens not ignored), plus a KL
+    divergence to a target distribution (log_target)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(20, 24)
+        self.mix = nn.Conv1d(24, 24, 3, padding=1)
+        self.head = nn.Linear(24, 5)
+        self.register_buffer("weights", torch.tensor([0.2, 1.0, 2.0, 0.7, 1.5]))
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
+        hidden = torch.nn.functional.silu(self.mix(self.embed(ids).transpose(1, 2))).transpose(1, 2)
+        logits = self.head(hidden)
+        tokens = nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), weight=self.weights,
+                                             ignore_index=-1, label_smoothing=0.05)
+        kl = nn.functional.kl_div(logits.log_softmax(-1), prior, reduction="batchmean", log_target=True)
+        return tokens + 0.1 * kl
+
+
+def _weighted_tokens():
+    labels = _ids(5, (2, 6), seed=4)
+    labels[1, 4:] = -1
+    prior = torch.randn(2, 6, 5, generator=torch.Generator().manual_seed(8)).log_softmax(-1)
+    return _WeightedTokens(), {"ids": _ids(20, (2, 6)), "labels": labels, "prior": prior}
+
+
+class _BilinearHuber(nn.Module):
+    """nn.Bilinear of two inputs, Softplus, LayerNorm without affine weights; Huber loss summed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pair = nn.Bilinear(8, 6, 12)
+        self.norm = nn.LayerNorm(12, elementwise_affine=False)
+        self.out = nn.Linear(12, 2)
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        hidden = self.norm(nn.functional.softplus(self.pair(a, b)))
+        return nn.functional.huber_loss(self.out(hidden), target, reduction="sum", delta=0.5)
+
+
+def _bilinear_huber():
+    return _BilinearHuber(), {"a": _pixels((5, 8)), "b": _pixels((5, 6), seed=3), "target": _pixels((5, 2), seed=4)}
+
+
+class _FrozenNorms(nn.Module):
+    """Fine-tuning with frozen batch norms: the norms in eval() (running statistics
+    used, not updated) and their affine weights not trained, inside a model in train()."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = _BatchNormCNN()
+
+    def train(self, mode: bool = True) -> _FrozenNorms:
+        super().train(mode)
+        for module in self.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                module.eval()
+                module.requires_grad_(False)
+        return self
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return self.body(x, labels)
+
+
+def _frozen_norms():
+    model = _FrozenNorms()
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                module.running_mean.uniform_(-0.2, 0.2)
+                module.running_var.uniform_(0.5, 1.5)
+    return model, {"x": _pixels((4, 3, 8, 8)), "labels": torch.tensor([0, 1, 2, 4])}
+
+
+def _adam_amsgrad(model: nn.Module, name: str) -> torch.optim.Optimizer:
+    """torch.optim.Adam (L2 weight decay coupled into the gradient) with amsgrad, whatever --optimizer says."""
+    del name
+    return torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=2e-3, betas=(0.8, 0.95),
+                            eps=1e-6, weight_decay=1e-2, amsgrad=True)
+
+
+def _nesterov(model: nn.Module, name: str) -> torch.optim.Optimizer:
+    """SGD with Nesterov momentum and weight decay, whatever --optimizer says."""
+    del name
+    return torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.03, momentum=0.8,
+                           nesterov=True, weight_decay=1e-3)
+
+
 @dataclass
 class Entry:
     make: Callable[[], tuple[nn.Module, dict[str, Any]]]
@@ -494,6 +677,15 @@ ZOO: dict[str, Entry] = {
     "gpt2 (labels=)": Entry(_gpt2_labels), "gpt2 (return_dict=False)": Entry(_gpt2_tuple),
     "lora (frozen base)": Entry(_lora), "(loss, logits), shared trunk": Entry(_two_heads),
     "sgd dampening (cnn+batchnorm)": Entry(_bn_cnn, optimizer=_damped_sgd),
+    "nn.TransformerEncoder (padding mask)": Entry(_torch_encoder),
+    "conv autoencoder (mse sum)": Entry(_autoencoder),
+    "depthwise+instancenorm (bce pos_weight)": Entry(_depthwise),
+    "contrastive (learned temperature)": Entry(_contrastive),
+    "weighted ce+ignore+smoothing, kl": Entry(_weighted_tokens),
+    "bilinear (huber sum)": Entry(_bilinear_huber),
+    "frozen batch norms (eval)": Entry(_frozen_norms),
+    "adam amsgrad (widths)": Entry(_widths, optimizer=_adam_amsgrad),
+    "sgd nesterov (torch encoder)": Entry(_torch_encoder, optimizer=_nesterov),
 }
 
 

@@ -4,6 +4,7 @@
     program = rducc.compile(model, (x,))   # -> rducc.Program
     y = program(x)
     result = rducc.generate("ckpt/", prompt_ids=[[1, 2, 3]], max_new_tokens=8)   # text generation
+    with rducc.empty_weights(): model = Big(config)   # full size: weights on meta, index tensors real
 
 `compile`, `Program` and `api` (the pass-authoring helpers, as in
 `rducc.api.after(...)`) load lazily, so the command-line tools start fast.
@@ -17,12 +18,13 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from rducc import api
+    from rducc.frontend.empty_weights import empty_weights
     from rducc.generation import Generation, Generator, generate
     from rducc.program import BucketedProgram, Program, compile
     from rducc.training import TrainingProgram, compile_training
 
 __all__ = ["BucketedProgram", "Generation", "Generator", "Program", "TrainingProgram", "api", "compile",
-           "compile_training", "generate", "__version__"]
+           "compile_training", "empty_weights", "generate", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -38,6 +40,10 @@ def __getattr__(name: str) -> Any:
         from rducc import generation
 
         return getattr(generation, name)
+    if name == "empty_weights":
+        from rducc.frontend.empty_weights import empty_weights
+
+        return empty_weights
     if name == "api":
         import importlib
 

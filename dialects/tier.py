@@ -470,8 +470,9 @@ class DeallocOp(IRDLOperation, NoCompute):
         a use: a training step's saved activations live from the forward to the
         backward and have several readers.)"""
         block = self.parent_block()
+        buffer = self.buffer  # read once: an operand's accessor costs more than a step of the walk
         later: dict[Operation, Operation] = {}
-        for use in sorted(self.buffer.uses, key=lambda use: isinstance(use.operation, DeallocOp)):
+        for use in sorted(buffer.uses, key=lambda use: isinstance(use.operation, DeallocOp)):
             user: Operation | None = use.operation
             if user is self:
                 continue
@@ -479,8 +480,8 @@ class DeallocOp(IRDLOperation, NoCompute):
                 user = user.parent_op()
             if user is not None:
                 later.setdefault(user, use.operation)
-        current = self.prev_op
-        while later and current is not None and current is not self.buffer.owner:
+        current, owner = self.prev_op, buffer.owner
+        while later and current is not None and current is not owner:
             later.pop(current, None)
             current = current.prev_op
         if later:

@@ -25,7 +25,13 @@ norm and the LM head. What differs is only how the source is written:
 - `norm_after`: each layer ends with the next layer's input norm (the
   final norm for the last layer); the first layer's input norm is in the parent.
 - `index_heads`: BENCHMARKS' layers but the KV heads repeated by indexing
-  with a head map (`k_cache[:, head_map]`), attention over all heads.
+  with a head map buffer made in `__init__` (`k_cache[:, head_map]`),
+  attention over all heads. Built on the meta device under
+  `rducc.empty_weights()`, which keeps the map's values.
+- `index_select_heads`: layer modules that compute the head map in forward
+  (`arange(heads).div(group, rounding_mode="floor")`) and repeat the KV
+  heads by `index_select`: the map's values are the program's own (an
+  `rdu.iota` and a map), known to the compiler on any device.
 - `sdpa_loop`: layers as modules called through a plain Python list of
   functions over `torch.nn.functional.scaled_dot_product_attention` with
   `enable_gqa`; the new key and value concatenated to the cache.
@@ -62,25 +68,25 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+import rducc
+
 FORMS = ("modules", "parent_calls", "residual_in_parent", "residual_first", "stacked", "norm_after", "sdpa_loop",
-         "index_heads", "fused_qkv", "sqrt_einsum", "stacked_weights", "scatter_cache", "gate_up_linear")
+         "index_heads", "index_select_heads", "fused_qkv", "sqrt_einsum", "stacked_weights", "scatter_cache",
+         "gate_up_linear")
 KNOWN_GAPS: dict[str, str] = {}
 """Forms the compiler does not yet give BENCHMARKS' time on every target, and why."""
 
-META_GAPS = {
-    "index_heads": "on the meta device the head map buffer (`arange(heads) // group`, made in `__init__`) has no "
-                   "values and the export graph holds only the buffer, so rdu-partition cannot prove the gather "
-                   "rank-local and gathers the caches whole under tp; with real values the importer inlines the "
-                   "map and the gather is split per rank (test_decode_forms: within 2% on sn40l-8 and sn40l-16)",
-}
+META_GAPS: dict[str, str] = {}
 """Forms whose gap is only that a meta-device compile lacks values the mechanism needs."""
 
 TIME_GAPS: dict[str, dict[str, str]] = {
     "fused_qkv": {
-        "sn40l-16": "tp=16 is more ranks than the 8 KV heads: rdu-partition keeps a fused q/k/v weight whose k and v "
-                    "blocks hold fewer heads than the ranks whole on every rank (one weight's blocks are not split "
-                    "over different part counts: q over 16, k and v over 8 pairs), so its results are all-gathered "
-                    "in every layer: +32% at the tests' size",
+        "sn40l-16": "tp=16 is more ranks than the 8 KV heads: q's block would split 16 ways and k's and v's 8 ways "
+                    "(a KV head a rank pair), but a `Split` splits every block of one dim over the same parts, so "
+                    "rdu-partition splits the fused q/k/v weight in one piece (not by blocks), all-gathers its "
+                    "result, and the attention runs replicated: every rank reads the whole KV cache (+126% at 8B "
+                    "size, cache 4,096; +32% at the tests' size). Needs a block split over a factor of the ranks "
+                    "(per-block parts in `Split`)",
     },
 }
 """Per form, the targets where it loops as one layer but its modeled time is more than 2% off, and why."""
@@ -379,6 +385,46 @@ class IndexHeads(ParentCalls):
         return (self.head(x), *updates)
 
 
+# -- index_select_heads ------------------------------------------------------------------------
+
+
+class IndexSelectLayer(nn.Module):
+    """A layer module that computes its head map in forward and repeats the KV heads by `index_select`."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim, self.eps = heads, kv, hidden // heads, eps
+        self.w = Weights(hidden, intermediate, heads, kv)
+
+    def forward(self, x, cos, sin, k_cache, v_cache):
+        w = self.w
+        head_map = torch.arange(self.heads, device=x.device).div(self.heads // self.kv, rounding_mode="floor")
+        normed = rms(x, w.input_layernorm, self.eps)
+        q = rope(F.linear(normed, w.q_proj).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = rope(F.linear(normed, w.k_proj).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = F.linear(normed, w.v_proj).view(1, 1, self.kv, self.dim).transpose(1, 2)
+        keys = torch.cat((k_cache, k), dim=2).index_select(1, head_map)
+        values = torch.cat((v_cache, v), dim=2).index_select(1, head_map)
+        x = x + F.linear(_attend_full(q, keys, values, self.dim).transpose(1, 2).reshape(1, 1, -1), w.o_proj)
+        normed = rms(x, w.post_attention_layernorm, self.eps)
+        return x + F.linear(F.silu(F.linear(normed, w.gate_proj)) * F.linear(normed, w.up_proj), w.down_proj), k, v
+
+
+class IndexSelectHeads(_Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(IndexSelectLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+                                    for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, caches[2 * index], caches[2 * index + 1])
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
 # -- sdpa_loop --------------------------------------------------------------------------------
 
 
@@ -642,6 +688,7 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
         "norm_after": lambda: (NormAfter(config), (token, cos, sin, *caches)),
         "sdpa_loop": lambda: (SdpaLoop(config), (token, cos, sin, *caches)),
         "index_heads": lambda: (IndexHeads(config), (token, cos, sin, *caches)),
+        "index_select_heads": lambda: (IndexSelectHeads(config), (token, cos, sin, *caches)),
         "fused_qkv": lambda: (FusedQkv(config), (token, cos, sin, *caches)),
         "sqrt_einsum": lambda: (SqrtEinsum(config), (token, cos, sin, *caches)),
         "stacked_weights": lambda: (StackedWeights(config), (token, cos, sin, *caches)),
@@ -650,7 +697,7 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
     }
     if form not in builders:
         raise ValueError(f"unknown form {form!r}; the forms: {', '.join(FORMS)}")
-    with torch.device(device):
+    with rducc.empty_weights() if device == "meta" else torch.device(device):
         model, inputs = builders[form]()
     return model.to(dtype).eval(), inputs
 

@@ -52,6 +52,7 @@ from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     Level,
     arg_attrs,
+    calls_of,
     is_input,
     layer_of,
     module_target,
@@ -324,10 +325,12 @@ def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, di
 @dataclass(frozen=True)
 class Weighed:
     """A group as the mapper and the cost model see it: its modeled seconds (inf when
-    it does not fit or has no room) and the op boundaries worth splitting it at."""
+    it does not fit or has no room), the same as a later iteration of a kernel loop
+    (no launch, no DMA start-up), and the op boundaries worth splitting it at."""
 
     seconds: float
     boundaries: tuple[int, ...]
+    looped_seconds: float = float("inf")
 
 
 def weigh(ops: Sequence[Operation], target: Target) -> Weighed:
@@ -347,7 +350,8 @@ def _weigh(ops: Sequence[Operation], target: Target) -> Weighed:
     except LocatedError:
         return Weighed(float("inf"), middle)
     starts = [min(s.op for s in mapping.stages if s.section == n) for n in range(1, mapping.sections)]
-    return Weighed(planned_cost(body, mapping, moved, target).modeled_time_s, (*starts, *balance_points(body, target)))
+    return Weighed(planned_cost(body, mapping, moved, target).modeled_time_s, (*starts, *balance_points(body, target)),
+                   planned_cost(body, mapping, moved, target, looped=True).modeled_time_s)
 
 
 def balance_points(body: KernelBody, target: Target) -> tuple[int, ...]:
@@ -362,17 +366,23 @@ def balance_points(body: KernelBody, target: Target) -> tuple[int, ...]:
     return (len(body.ops) // 2,)
 
 
-def split_if_mapped_badly(ops: list[Operation], target: Target) -> list[list[Operation]]:
-    """The group, or its parts when it maps badly (module docstring), each part weighed again."""
+def split_if_mapped_badly(ops: list[Operation], target: Target, looped: bool = False) -> list[list[Operation]]:
+    """The group, or its parts when it maps badly (module docstring), each part weighed again.
+
+    `looped`: the group is the whole body of a layer whose calls run as one kernel
+    loop while it stays one kernel (`kernel_looping.py`): every call but the first
+    pays no launch and no DMA start-up, and split it would pay both for each part
+    every call. So the whole is weighed as a loop iteration against its parts."""
     if len(ops) < 2:
         return [ops]
     whole = weigh(ops, target)
+    whole_s = whole.looped_seconds if looped else whole.seconds
     best: tuple[float, int] | None = None
     for cut in sorted({b for b in whole.boundaries if 0 < b < len(ops)}):
         seconds = weigh(ops[:cut], target).seconds + weigh(ops[cut:], target).seconds
         if best is None or seconds < best[0]:
             best = (seconds, cut)
-    if best is None or not best[0] < whole.seconds:
+    if best is None or not best[0] < whole_s:
         return [ops]
     cut = best[1]
     return split_if_mapped_badly(ops[:cut], target) + split_if_mapped_badly(ops[cut:], target)
@@ -436,20 +446,24 @@ class RduFuse(RduPass):
             if self.level > 0:
                 sink_to_first_use(function)
             segments: list[list[Operation]] = []
-            for run in runs_between_calls(function.body.block):
-                for segment in self.segments(run, target):
+            runs = runs_between_calls(function.body.block)
+            looped = target.kernel_looping and calls_of(function) > 1 and len(runs) == 1
+            for run in runs:
+                for segment in self.segments(run, target, looped):
                     segments += split_off_windows(segment, function.args) if self.level > 0 else [segment]
             for index, segment in enumerate(segments):
                 outline_kernel(segment, f"k{index}")
 
-    def segments(self, body: list[Operation], target: Target) -> list[list[Operation]]:
-        """The kernels to form from a run of ops, by level."""
+    def segments(self, body: list[Operation], target: Target, looped: bool = False) -> list[list[Operation]]:
+        """The kernels to form from a run of ops, by level. `looped`: the run is the
+        body of a layer whose calls loop when it is one kernel (`split_if_mapped_badly`)."""
         if self.level == 0:
             return [[o] for o in body]
         segments = pattern_segments(body, target)
         if self.level == 2:
             segments = merged_segments(segments, target)
-        return [part for segment in segments for part in split_if_mapped_badly(segment, target)]
+        looped = looped and len(segments) == 1
+        return [part for segment in segments for part in split_if_mapped_badly(segment, target, looped)]
 
 
 def runs_between_calls(block: Block) -> list[list[Operation]]:

@@ -259,6 +259,13 @@ def _temporaries(step: TrainingStep) -> list[SavedValue]:
     return found
 
 
+_CALLEES: dict[int, dict[str, func.FuncOp]] = {}
+"""The outlined functions of the module being rewritten, by name (`RduPlaceSaved.rewrite`
+fills it and clears it): the planner asks for a call's callee for every member of every
+value group it weighs, and a scan of the module's ops (a global per weight) each time
+grew with the cube of the depth."""
+
+
 def _callee(call: func.CallOp) -> func.FuncOp | None:
     module = call.parent_op()
     while module is not None and not isinstance(module, ModuleOp):
@@ -266,6 +273,9 @@ def _callee(call: func.CallOp) -> func.FuncOp | None:
     if module is None:
         return None
     name = call.callee.string_value()
+    known = _CALLEES.get(id(module))
+    if known is not None:
+        return known.get(name)
     return next((f for f in functions(module) if f.sym_name.data == name and is_outlined(f)), None)
 
 
@@ -330,13 +340,23 @@ def shared_placements(function: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
     return {v: members for members in groups.values() if len(members) > 1 for v in members}
 
 
+_UNPLACED: dict[SSAValue, bool] = {}
+"""`_callee_holds_unplaced`'s answers while one plan is made (`plan_placements` clears it):
+the planner asks again for every member of a group each time it weighs a candidate."""
+
+
 def _callee_holds_unplaced(value: SSAValue) -> bool:
     """Whether `value` is a call's result that no kernel of the callee returns (the
     callee passes a parameter through, or returns one kernel result twice): no DDR
     placement of the callee's can hold it, so it cannot be spilled."""
+    if value in _UNPLACED:
+        return _UNPLACED[value]
     owner = value.owner
-    return (isinstance(owner, func.CallOp) and isinstance(value, OpResult)
-            and _callee_producer(owner, value.index) is None)
+    unplaced = (isinstance(owner, func.CallOp) and isinstance(value, OpResult)
+                and _callee_producer(owner, value.index) is None)
+    if _CALLEES:  # remembered only inside a run of the pass
+        _UNPLACED[value] = unplaced
+    return unplaced
 
 
 def _kept_on_chip(saved: SavedValue, target: Target) -> bool:
@@ -400,6 +420,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step)
     shared = shared_placements(step.function)
+    _UNPLACED.clear()
     candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
                   if recompute or c.placement != Placement.RECOMPUTE]
     while True:
@@ -581,6 +602,14 @@ class RduPlaceSaved(RduPass):
     on_tensors: ClassVar[bool] = True
 
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
+        _CALLEES[id(op)] = {f.sym_name.data: f for f in functions(op) if is_outlined(f)}
+        try:
+            self._place(op)
+        finally:
+            _CALLEES.pop(id(op), None)
+            _UNPLACED.clear()
+
+    def _place(self, op: ModuleOp) -> None:
         target = self.target_of(op)
         for function in functions(op):
             if is_outlined(function):

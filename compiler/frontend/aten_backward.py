@@ -390,3 +390,36 @@ __all__ = [
     "flash_attention_backward", "grouped_mm_fallback_backward", "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices_backward", "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
 ]
+
+
+# --------------------------------------------------------------------------
+# Batch norm in training mode: the statistics its backward reads
+# --------------------------------------------------------------------------
+
+
+def _statistics_as_eager(op: torch._ops.OpOverload) -> Any:
+    """torch's decomposition of the training-mode batch norm `op`, with the saved
+    mean and inverse std (what `native_batch_norm_backward` reads) in the dtype
+    eager's CPU kernel gives them: the weight's. Under autocast a bf16 input
+    meets float32 weights (batch norm is not autocast); eager keeps the
+    statistics in float32, while torch's decomposition rounds them to the
+    input's bf16 on the CPU, so the backward's normalized input, and the
+    weight's gradient, were a bf16 rounding off eager's. The decomposition runs
+    on the input in its computation dtype (it computes in that anyway) and the
+    output is rounded to the input's dtype once, as before."""
+
+    def decomposed(input: torch.Tensor, weight: torch.Tensor | None, *rest: Any) -> Any:
+        from torch._decomp import decomposition_table
+        from torch._prims_common import get_computation_dtype
+
+        decomposition = decomposition_table[op]
+        if weight is None or weight.dtype == input.dtype or input.device.type != "cpu":
+            return decomposition(input, weight, *rest)
+        output, mean, invstd, *updates = decomposition(input.to(get_computation_dtype(input.dtype)), weight, *rest)
+        return (output.to(input.dtype), mean.to(weight.dtype), invstd.to(weight.dtype), *updates)
+
+    return decomposed
+
+
+for _name in ("_native_batch_norm_legit_functional", "_native_batch_norm_legit", "native_batch_norm"):
+    decomposes(f"aten.{_name}.default")(_statistics_as_eager(getattr(aten, _name).default))

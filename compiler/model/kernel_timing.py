@@ -247,11 +247,12 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
 
 
 def planned_cost(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[str, int],
-                 target: Target) -> KernelCost:
+                 target: Target, looped: bool = False) -> KernelCost:
     """The cost of a kernel not lowered yet (a group of ops `rdu-fuse` weighs), by
     `kernel_time` like any other: compute, SRAM ports and pipeline fill from its
     mapping, its tiers' bytes (`bytes_by_tier`, each whole) at their bandwidths,
-    one DMA start-up, no first tile apart."""
+    one DMA start-up, no first tile apart. `looped`: as a later iteration of a
+    kernel loop (no launch, no DMA start-up)."""
     mapped = mapped_times(body, mapping, body.tiles, target)
     ops = Counter(op.name for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp))
     work = KernelWork(
@@ -262,7 +263,7 @@ def planned_cost(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[s
         startup_s=target.dma_latency_s if bytes_by_tier else 0.0, pipeline_s=mapped.pipeline_s,
         reconfigure_s=(mapping.sections - 1) * target.reconfigure_s, pcus=mapping.pcus(), pmus=mapping.pmus(),
         sections=mapping.sections)
-    return kernel_time(work, target)
+    return kernel_time(work, target, looped)
 
 
 def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped: bool = False) -> float:

@@ -109,13 +109,23 @@ def _attention_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 
 
 def _with_attention_math(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
-    """The program with scaled dot product attention replaced by its math, so
-    that autograd differentiates matmuls and a softmax rather than CPU flash
-    attention, whose backward is one opaque fused op."""
+    """`ep` (a copy, changed in place) with every scaled dot product attention
+    node calling its math (`_attention_math`), in autocast regions too, so that
+    autograd differentiates matmuls and a softmax rather than CPU flash
+    attention, whose backward is one opaque fused op. The joint graph's own
+    trace runs the math (and decomposes it with the rest): no retrace of the
+    whole program for it (`run_decompositions` would be one more trace of
+    every layer before the joint graph's)."""
     attention = torch.ops.aten.scaled_dot_product_attention.default
-    if not any(n.target is attention for n in ep.graph.nodes):
-        return ep
-    return ep.run_decompositions({attention: _attention_math})
+    for module in ep.graph_module.modules():
+        if not isinstance(module, torch.fx.GraphModule):
+            continue
+        found = [node for node in module.graph.nodes if node.target is attention]
+        for node in found:
+            node.target = _attention_math
+        if found:
+            module.recompile()
+    return ep
 
 
 def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
@@ -217,7 +227,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     try:
         with _composite_gradients_on_meta(_on_meta(ep)):
             joint = _decompose_exported_program(
-                _reshapes_in_autocast(_without_unused_gradients(_with_attention_math(ep))), cia_to_decomp={},
+                _with_attention_math(_reshapes_in_autocast(_without_unused_gradients(ep))), cia_to_decomp={},
                 python_decomp_table=core_aten_decompositions(),
                 joint_loss_index=0, decompose_custom_triton_ops=False,
             )

@@ -204,6 +204,9 @@ class _Update(nn.Module):
             self._sgd(self.parameter, gradient, buffers)
             return
         beta1, beta2 = hyper["betas"]
+        if self.parameter.dtype in (torch.bfloat16, torch.float16):
+            self._adam_rounded_as_eager(gradient)
+            return
         functional_adam(
             [self.parameter], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
             self._state("max_exp_avg_sq") if hyper["amsgrad"] else [], self._state("step"),
@@ -213,6 +216,47 @@ class _Update(nn.Module):
             maximize=bool(hyper["maximize"]),
         )
 
+
+    def _adam_rounded_as_eager(self, gradient: torch.Tensor) -> None:
+        """Adam and AdamW on 16-bit parameters and state (no float32 master
+        weights), rounded where eager's torch.optim rounds: its single-tensor
+        step (`foreach=False`, the step count a Python number) runs one CPU
+        kernel per in-place op, each computing in float32 and rounding its
+        result to the parameter's dtype once (`lerp_`, `mul_`, `addcmul_`,
+        `sqrt`, the division by the bias correction, `add_(eps)`, `addcdiv_`).
+        The tensor-step form traced for float32 parameters divides by
+        `bias_correction2_sqrt * -step_size` instead, which rounds the
+        denominator at another scale: about one bf16 step off eager. Here each
+        op is written as its kernel computes it; the step's scalars (bias
+        corrections, step size) are float32 values of the step count."""
+        hyper = self.spec.hyper
+        beta1, beta2 = hyper["betas"]
+        lr, weight_decay, eps = hyper["lr"], hyper["weight_decay"], hyper["eps"]
+        dtype, wide = self.parameter.dtype, torch.float32
+        parameter, (exp_avg,), (exp_avg_sq,), (step,) = (self.parameter, self._state("exp_avg"),
+                                                         self._state("exp_avg_sq"), self._state("step"))
+        grad = -gradient if hyper["maximize"] else gradient
+        step.add_(1)
+        if weight_decay != 0 and hyper["decoupled_weight_decay"]:
+            parameter.copy_((parameter.to(wide) * (1 - lr * weight_decay)).to(dtype))
+        elif weight_decay != 0:  # grad.add(param, alpha=weight_decay): the CPU kernel rounds alpha to the dtype
+            alpha = float(torch.tensor(weight_decay, dtype=dtype))
+            grad = (grad.to(wide) + alpha * parameter.to(wide)).to(dtype)
+        wide_grad = grad.to(wide)
+        exp_avg.copy_(_lerp(exp_avg.to(wide), wide_grad, 1 - beta1).to(dtype))
+        decayed = (exp_avg_sq.to(wide) * beta2).to(dtype)
+        exp_avg_sq.copy_((decayed.to(wide) + (1 - beta2) * wide_grad * wide_grad).to(dtype))
+        second = exp_avg_sq
+        if hyper["amsgrad"]:
+            (max_exp_avg_sq,) = self._state("max_exp_avg_sq")
+            max_exp_avg_sq.copy_(torch.maximum(max_exp_avg_sq, exp_avg_sq))
+            second = max_exp_avg_sq
+        bias_correction1 = 1 - torch.pow(beta1, step)
+        bias_correction2_sqrt = (1 - torch.pow(beta2, step)).sqrt()
+        step_size = lr / bias_correction1
+        root = second.to(wide).sqrt().to(dtype)
+        denom = ((root.to(wide) / bias_correction2_sqrt).to(dtype).to(wide) + eps).to(dtype)
+        parameter.copy_((parameter.to(wide) + -step_size * exp_avg.to(wide) / denom.to(wide)).to(dtype))
 
     def _sgd(self, parameter: torch.Tensor, gradient: torch.Tensor, buffers: list[torch.Tensor | None]) -> None:
         hyper = self.spec.hyper
@@ -237,6 +281,13 @@ class _Update(nn.Module):
         assert first[0] is not None
         buffer.copy_(torch.where(later, buffer, first[0]))
         started.fill_(1.0)
+
+
+def _lerp(start: torch.Tensor, end: torch.Tensor, weight: float) -> torch.Tensor:
+    """`start.lerp_(end, weight)` as ATen's CPU kernel computes it (from the end for a weight of 0.5 or more)."""
+    if abs(weight) < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
 
 
 class _SkippableUpdate(_Update):

@@ -22,6 +22,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch.export.graph_signature import OutputKind
 
+from rducc.dialects.rdu.custom_op import import_op_modules
 from rducc.driver import CompileOptions, PassesLike, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
@@ -228,6 +229,32 @@ def _groups(optimizer: OptimizerLike, options: dict[str, Any], ep: torch.export.
     return groups
 
 
+def _split(target: Target, passes: PassesLike | None, **given: int) -> tuple[int, int, int, int, int]:
+    """(tp, pp, dp, ep, zero) of compile_training's keywords, checked as `rducc
+    --train` checks --tp/--pp/--dp/--zero; all 0 when none is given."""
+    named = " ".join(f"{name}={n}" for name, n in given.items() if n)
+    if not named:
+        return 0, 0, 0, 0, 0
+    if any(not isinstance(n, int) or n < 0 for n in given.values()):
+        raise RduccError(f"{named}: dp, tp, pp and zero must be whole numbers >= 0 (0: the cost model picks)")
+    if given["zero"] not in (0, 1, 2, 3):
+        raise RduccError(f"zero={given['zero']}: the ZeRO stage is 1 (optimizer state sharded), 2 (and gradients) "
+                         "or 3 (and parameters)")
+    if given["zero"] and given["dp"] < 2:
+        raise RduccError(f"zero={given['zero']} shards the optimizer state over the data-parallel replicas: "
+                         "give dp=2 or more")
+    if target.sockets == 1:
+        raise RduccError(f"{named} splits the step across sockets, but target {target.name} has one "
+                         "(use target='sn40l-8' or 'sn40l-16')")
+    if passes is not None:
+        raise RduccError(f"{named} sets the -O pipeline's rdu-partition; with passes= put "
+                         "RduPartition(dp=..., tp=..., pp=..., zero=...) in it instead")
+    sockets = max(given["dp"], 1) * max(given["tp"], 1) * max(given["pp"], 1)
+    if sockets > target.sockets:
+        raise RduccError(f"{named} needs {sockets} sockets; target {target.name} has {target.sockets}")
+    return given["tp"], given["pp"], given["dp"], 0, given["zero"]
+
+
 def compile_training(
     model: Any,
     example_inputs: tuple | None = None,
@@ -243,6 +270,11 @@ def compile_training(
     microbatches: int = 1,
     max_grad_norm: float | None = None,
     grad_norm_type: float = 2.0,
+    dp: int = 0,
+    tp: int = 0,
+    pp: int = 0,
+    zero: int = 0,
+    import_modules: Sequence[str] = (),
     **optimizer_options: Any,
 ) -> TrainingProgram:
     """Compile one training step of `model` and return the runnable TrainingProgram.
@@ -269,7 +301,15 @@ def compile_training(
     the trained parameters together before the update, as
     `torch.nn.utils.clip_grad_norm_(parameters, max_grad_norm, grad_norm_type)`
     between `backward()` and `step()`.
+    On a multi-socket target `dp`, `tp` and `pp` force the split as `rducc
+    --train --dp D --tp N --pp M` does (0: the cost model picks), and `zero=S`
+    is the ZeRO stage over the dp replicas (`--zero S`: 1 shards the optimizer
+    state, 2 the gradients too, 3 the parameters too). `import_modules` names the Python modules
+    that register the custom ops the step runs on the host (as `rducc.compile`'s);
+    such an op trains through the autograd formula torch.library registers for it
+    (`register_autograd`), and one without is refused, named, by torch's joint graph.
     """
+    import_op_modules(import_modules, "import_modules")  # the custom ops the step's host calls may run
     check_clip(max_grad_norm, grad_norm_type)
     clip = None if max_grad_norm is None else (float(max_grad_norm), float(grad_norm_type))
     dynamic = dynamic_scale_of(loss_scale)
@@ -277,11 +317,12 @@ def compile_training(
     if not isinstance(static, float | int) or not static > 0 or static == float("inf"):
         raise RduccError(f"loss_scale {loss_scale}: give a positive finite number or 'dynamic'")
     chosen = load_target(target)
+    split = _split(chosen, passes, dp=dp, tp=tp, pp=pp, zero=zero)
     ep, module, wrapped = export_for_training(model, example_inputs, loss_fn, mixed_precision, float(static), dynamic,
                                     microbatches)
     groups = _groups(optimizer, optimizer_options, ep, module)
     custom = resolve_passes(passes, opt_level)
-    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each)
+    options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, split=split)
     step = compile_step(ep, groups, options, float(static), dynamic, clip)
     program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
                               loss_scale=float(static),

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -172,6 +172,17 @@ def _chain_op(op: Operation) -> bool:
     """A layout op (`_CHAIN_OPS`) or a map of one operand (the scale SDPA applies to k):
     an op whose result can be split after the fact by splitting its one input."""
     return isinstance(op, _CHAIN_OPS) or (isinstance(op, MapOp) and len(op.operands) == 1)
+
+
+def _uncast(value: SSAValue) -> SSAValue:
+    """The value a precision cast reads (a map of one operand whose body only
+    converts, as autocast's bf16 copy of a float32 master weight), else `value`."""
+    owner = value.owner
+    while (isinstance(owner, MapOp) and len(owner.operands) == 1
+           and all(isinstance(op, arith.TruncFOp | arith.ExtFOp) for op in list(owner.body.block.ops)[:-1])):
+        value = owner.operands[0]
+        owner = value.owner
+    return value
 
 
 class _Unsplittable(Exception):
@@ -1584,11 +1595,11 @@ class _TensorPartitioner:
         (replicated when it has fewer than the ranks: a one-column gate), over
         every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
-        if self.data_parallel or not self._is_weight(op.rhs) or rhs[n_rhs] < self.tp:
+        if self.data_parallel or not self._is_weight(_uncast(op.rhs)) or rhs[n_rhs] < self.tp:
             return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
-                name = self._weight_name(op.rhs)
+                name = self._weight_name(_uncast(op.rhs))
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
@@ -1725,8 +1736,9 @@ class _TensorPartitioner:
     def _weight_behind(self, value: SSAValue) -> SSAValue | None:
         """The weight argument `value` is, or is a transpose/broadcast of (a batched
         matmul's weight), else None."""
+        value = _uncast(value)
         while isinstance(value.owner, TransposeOp | BroadcastOp):
-            value = value.owner.input
+            value = _uncast(value.owner.input)
         return value if self._is_weight(value) else None
 
     def _is_weight(self, value: SSAValue) -> bool:

@@ -1,11 +1,16 @@
 """Gathers by an index map whose values are known, split per rank (passes/rdu_partition).
 
-`k[:, head_map]` repeats grouped-query KV heads by a map (`arange(heads) // group`,
-an integer buffer the importer inlines). When the source is split along the
-gathered dim and the map sends each rank's block of output positions into that
-same rank's block of the source, each rank gathers its own block with the map
-rebased to its part: no all-gather of the source. A map whose values are not
-known (a buffer on the meta device, a computed index) or that crosses rank
+`k[:, head_map]` repeats grouped-query KV heads by a map (`arange(heads) // group`).
+The map's values are known when it is an integer buffer the importer inlined
+(one made in `__init__`: on the meta device only when built under
+`rducc.empty_weights()`, which keeps integer tensors real), or when the program
+computes it from nothing but compile-time values (`torch.arange(heads) // group`
+in `forward`: an `rdu.iota`, then maps and layout ops), which is evaluated here
+by the runtime's own kernels. When the source is split along the gathered dim
+and the map sends each rank's block of output positions into that same rank's
+block of the source, each rank gathers its own block with the map rebased to
+its part: no all-gather of the source. A map whose values are not known (a
+buffer with no values, an index read from an input) or that crosses rank
 blocks is left to the general rule (the source gathered whole).
 """
 
@@ -13,13 +18,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import func
+import numpy as np
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from rducc.dialects.contracts import global_of
 from rducc.dialects.program import functions
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.shapes import num_elements, shape_of
 from rducc.dialects.tier import GlobalOp
+from rducc.runtime import implementations as _implementations  # noqa: F401 - registers the kernels
+from rducc.runtime.registry import prepare
+
+EVALUATED_OPS = (rdu.IotaOp, rdu.MapOp, rdu.ReshapeOp, rdu.TransposeOp, rdu.BroadcastOp, rdu.SliceOp, rdu.ConcatOp,
+                 rdu.GatherOp, arith.ConstantOp)
+"""Ops whose result is a function of their operands and attributes alone (the same
+on every rank): an index computed from them and constants is known at compile time."""
+
+EVALUATED_LIMIT = 1 << 16
+"""Only values of at most this many elements are evaluated (an index map, not data)."""
 
 
 def _arg_global(function: func.FuncOp, arg: BlockArgument, module: ModuleOp) -> GlobalOp | None:
@@ -42,10 +60,39 @@ def _global_values(found: GlobalOp | None) -> tuple[int, ...] | None:
     return tuple(int(v) for v in values) if all(isinstance(v, int) for v in values) else None
 
 
+def _computed(value: SSAValue, function: func.FuncOp, module: ModuleOp) -> np.ndarray | None:
+    """The array `value` holds when its op is one of EVALUATED_OPS whose operands
+    are all known (recursively), evaluated by the runtime's kernel for the op; else None."""
+    op = value.owner if isinstance(value, OpResult) else None
+    if (not isinstance(op, EVALUATED_OPS) or len(op.results) != 1
+            or num_elements(shape_of(value.type)) > EVALUATED_LIMIT):
+        return None
+    operands = [_array(operand, function, module) for operand in op.operands]
+    if any(operand is None for operand in operands):
+        return None
+    try:
+        return np.asarray(prepare(op, "compile-time evaluation")(None, *operands))
+    except Exception:  # a kernel that needs a run's context or fails: not known
+        return None
+
+
+def _array(value: SSAValue, function: func.FuncOp, module: ModuleOp) -> np.ndarray | None:
+    if isinstance(value, OpResult):
+        return _computed(value, function, module)
+    known = known_values(value, function, module)
+    return None if known is None else np.asarray(known, dtype=np.int64).reshape(shape_of(value.type))
+
+
 def known_values(value: SSAValue, function: func.FuncOp, module: ModuleOp) -> tuple[int, ...] | None:
     """The flat integer values of `value` when known at compile time: an argument
-    reading a global with an inline value, or an argument of an outlined layer
-    that every call passes such an argument with the same values. Else None."""
+    reading a global with an inline value, an argument of an outlined layer
+    that every call passes such a value with the same values, or a small result
+    computed from such values and ramps alone (`_computed`). Else None."""
+    if isinstance(value, OpResult):
+        array = _computed(value, function, module)
+        if array is None or not np.issubdtype(array.dtype, np.integer):
+            return None
+        return tuple(int(v) for v in array.reshape(-1))
     if not isinstance(value, BlockArgument) or value.block is not function.body.block:
         return None
     direct = _global_values(_arg_global(function, value, module))

@@ -14,7 +14,7 @@ class ReadsBack(torch.nn.Module):
     def forward(self, x):
         peak = x.abs().max().item()
         floor = x.min().item()
-        return (x - floor) / peak
+        return torch.full_like(x, peak) - torch.full_like(x, floor)
 
 
 torch.export.save(torch.export.export(ReadsBack(), (torch.randn(8),)), sys.argv[1])

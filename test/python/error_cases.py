@@ -1004,7 +1004,7 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class UsesUnsupportedOps(nn.Module):
         def forward(self, x):
-            return x * x.abs().max().item() - x.min().item() + torch.sort(x).values
+            return torch.full_like(x, x.abs().max().item()) - torch.full_like(x, x.min().item()) + torch.sort(x).values
 
     class Doubles(nn.Module):
         def forward(self, x):

@@ -213,3 +213,79 @@ def test_archive_with_an_unregistered_op_names_it(tmp_path: Path) -> None:
     message = str(error.value)
     assert "custom operator someones_kernels::fused_gelu.default, which is not registered" in message
     assert "'someones_kernels' namespace" in message and len(message.splitlines()) == 1
+
+
+# -- custom ops inside a training step (issue 27) ------------------------------
+
+
+@torch.library.custom_op("rducctest::host_tanh", mutates_args=())
+def host_tanh(x: torch.Tensor) -> torch.Tensor:
+    """numpy inside: not traceable, a host call."""
+    import numpy as np
+
+    return torch.from_numpy(np.tanh(x.detach().numpy()) * 2.0)
+
+
+@host_tanh.register_fake
+def _host_tanh_fake(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+def _host_tanh_setup(ctx, inputs, output) -> None:  # noqa: ANN001 - torch.library's signature
+    ctx.save_for_backward(inputs[0])
+
+
+def _host_tanh_backward(ctx, grad: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+    (x,) = ctx.saved_tensors
+    return grad * 2.0 * (1 - torch.tanh(x) ** 2)
+
+
+host_tanh.register_autograd(_host_tanh_backward, setup_context=_host_tanh_setup)
+
+
+class _HostLayer(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(6, 6)
+        self.b = torch.nn.Linear(6, 3)
+
+    def act(self, x: torch.Tensor) -> torch.Tensor:
+        return host_tanh(x)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(self.b(self.act(self.a(x))), y)
+
+
+class _RowsLayer(_HostLayer):
+    def act(self, x: torch.Tensor) -> torch.Tensor:
+        return positive_rows(x).expand(4, 6)  # no autograd formula registered
+
+
+def test_custom_op_trains_through_its_registered_autograd() -> None:
+    """A host-call custom op inside a training step: the forward runs its kernel on
+    the host, the backward is the formula `register_autograd` gave; two SGD steps
+    equal eager's losses and parameters."""
+    import copy
+
+    torch.manual_seed(0)
+    model = _HostLayer()
+    eager = copy.deepcopy(model)
+    batch = (torch.randn(4, 6), torch.tensor([0, 1, 2, 0]))
+    program = rducc.compile_training(model, batch, optimizer="sgd", lr=0.1, opt_level=0, import_modules=[__name__])
+    assert "rducctest::host_tanh" in program.mlir
+    optimizer = torch.optim.SGD(eager.parameters(), lr=0.1)
+    for _ in range(2):
+        optimizer.zero_grad()
+        loss = eager(*batch)
+        loss.backward()
+        optimizer.step()
+        assert float(program.step(*batch)) == pytest.approx(loss.item(), rel=1e-6)
+    trained = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(torch.as_tensor(trained[name]), parameter.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_custom_op_without_autograd_in_training_is_one_error_naming_it() -> None:
+    batch = (torch.randn(4, 6), torch.tensor([0, 1, 2, 0]))
+    with pytest.raises(RduccError, match="rducctest.positive_rows.default but no autograd formula"):
+        rducc.compile_training(_RowsLayer(), batch, optimizer="sgd", import_modules=[__name__])

@@ -23,6 +23,7 @@ from rducc.dialects.program import functions
 from rducc.driver import lower
 from rducc.frontend.importer import decompose, import_program
 from rducc.model.cost_model import Report, estimate
+from rducc.pipeline import default_passes
 from rducc.targets import load_target
 
 LAYERS = 2
@@ -129,3 +130,27 @@ def test_stacked_form_split_across_sockets_matches_eager(form: str) -> None:
         expected = model(*inputs)
     for ours, theirs in zip(program(*inputs), expected):
         np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_empty_weights_keeps_index_tensors() -> None:
+    """Under rducc.empty_weights() weights and float buffers are meta, a small
+    integer tensor computed in __init__ keeps its values; an explicit device wins."""
+    with rducc.empty_weights():
+        model = llama_decode_forms.IndexHeads(_config())
+        explicit = torch.zeros(2, dtype=torch.long, device="meta")
+    assert model.layers[0].q_proj.is_meta and model.embed_tokens.weight.is_meta and explicit.is_meta
+    assert model.head_map.device.type == "cpu"
+    assert model.head_map.tolist() == [h // 2 for h in range(16)]
+
+
+def test_head_map_buffer_on_meta_split_per_rank() -> None:
+    """index_heads built on the meta device (its head map buffer kept real by
+    rducc.empty_weights): at tp=16 rdu-partition splits the gather by the map per
+    rank as with real weights, gathering nothing (bench/decode_forms.py checks the
+    modeled time at 8B size: within 2% of BENCHMARKS' form)."""
+    model, inputs = llama_decode_forms.make("index_heads", _config(), CACHED, device="meta")
+    module = import_program(decompose(models.export(model, inputs)))
+    passes = default_passes(2, "placed", 16, SPLITS["sn40l-16"])
+    lower(module, load_target("sn40l-16"), passes=passes[:[p.name for p in passes].index("rdu-partition") + 1])
+    assert partition_of(module)[0] == 16
+    assert "rdu.all_gather" not in str(module)

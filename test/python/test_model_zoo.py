@@ -35,7 +35,7 @@ def test_quick_subset_matches_eager(quick_rows) -> None:
 
 class _ReadsBack(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x / x.max().item()  # data-dependent: refused
+        return torch.full_like(x, x.max().item())  # data-dependent fill: refused
 
 
 def _broken() -> torch.nn.Module:

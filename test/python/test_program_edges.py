@@ -115,37 +115,49 @@ def test_complex_edges_match_eager(opt_level):
             raise AssertionError(f"complex case {name}: {error}") from error
 
 
-def test_complex_edges_are_marked_on_the_module():
-    program = rducc.compile(PromotingCat(), (_complex(3), torch.randn(2), torch.arange(4)), opt_level=0)
+@pytest.fixture(scope="module")
+def saved_cat(tmp_path_factory):
+    """PromotingCat compiled once at -O2 and saved (the edge tests below read it)."""
+    inputs = (_complex(4), torch.randn(3), torch.arange(2))
+    program = rducc.compile(PromotingCat(), inputs, opt_level=2)
+    path = tmp_path_factory.mktemp("cat") / "cat.mlir"
+    program.save(path)
+    return program, path, inputs
+
+
+def test_complex_edges_are_marked_on_the_module(saved_cat):
+    program, _, _ = saved_cat
     assert 'rdu.complex_inputs = ["z"]' in program.mlir
     assert "rdu.complex_outputs = [0 : i64]" in program.mlir
 
 
-def test_rducc_run_reads_and_writes_complex_npy(tmp_path):
+def test_rducc_run_reads_and_writes_complex_npy(tmp_path, saved_cat):
     from rducc.tools.run import main as run_main
 
-    inputs = (_complex(4), torch.randn(3), torch.arange(2))
-    program = rducc.compile(PromotingCat(), inputs, opt_level=2)
-    program.save(tmp_path / "cat.mlir")
+    _, saved, inputs = saved_cat
     paths = []
     for i, tensor in enumerate(inputs):
         paths.append(str(tmp_path / f"in{i}.npy"))
         np.save(paths[-1], tensor.numpy())
     flags = [flag for path in paths for flag in ("--input", path)]
-    argv = [str(tmp_path / "cat.mlir"), *flags, "--output", str(tmp_path / "o.npz")]
+    argv = [str(saved), *flags, "--output", str(tmp_path / "o.npz")]
     assert run_main(argv) == 0
     result = np.load(tmp_path / "o.npz")["output_0"]
     assert result.dtype == np.complex64
     np.testing.assert_allclose(result, PromotingCat()(*inputs).numpy(), rtol=1e-6)
 
 
-def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys):
+def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys, saved_cat):
     from rducc.tools.run import main as run_main
 
-    program = rducc.compile(ComplexArithmetic(), (_complex(4),), opt_level=0)
-    program.save(tmp_path / "z.mlir")
+    _, saved, inputs = saved_cat
     np.save(tmp_path / "real.npy", np.zeros((4, 2), np.float32))
-    argv = [str(tmp_path / "z.mlir"), "--input", str(tmp_path / "real.npy"), "--output", str(tmp_path / "o.npz")]
+    paths = [str(tmp_path / "real.npy")]
+    for i, tensor in enumerate(inputs[1:], 1):
+        paths.append(str(tmp_path / f"in{i}.npy"))
+        np.save(paths[-1], tensor.numpy())
+    flags = [flag for path in paths for flag in ("--input", path)]
+    argv = [str(saved), *flags, "--output", str(tmp_path / "o.npz")]
     assert run_main(argv) == 1
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1
@@ -197,20 +209,36 @@ NUMBER_CASES = {
 }
 
 
+class AllNumberCases(nn.Module):
+    """Every Python-number case in one program (one compile per -O level)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cases = [module() for module, _ in NUMBER_CASES.values()]
+        self.arity = [len(make()) for _, make in NUMBER_CASES.values()]
+
+    def forward(self, *inputs: torch.Tensor):
+        outputs, start = [], 0
+        for case, arity in zip(self.cases, self.arity):
+            outputs.append(case(*inputs[start:start + arity]))
+            start += arity
+        return tuple(outputs)
+
+
 @pytest.mark.parametrize("opt_level", [0, 2])
-@pytest.mark.parametrize("case", sorted(NUMBER_CASES))
-def test_python_numbers_match_eager(case, opt_level):
-    module, make = NUMBER_CASES[case]
-    inputs = make()
-    got, want = rducc.compile(module(), inputs, opt_level=opt_level)(*inputs), module()(*inputs)
-    got_leaves, want_leaves = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
-    assert len(got_leaves) == len(want_leaves)
-    for g, w in zip(got_leaves, want_leaves):
-        if isinstance(w, torch.Tensor):
-            torch.testing.assert_close(g, w)
-        else:
-            assert type(g) is type(w), (g, w)
-            assert g == pytest.approx(w, rel=1e-12, abs=1e-12)
+def test_python_numbers_match_eager(opt_level):
+    module = AllNumberCases()
+    inputs = tuple(t for _, make in NUMBER_CASES.values() for t in make())
+    for case, got, want in zip(NUMBER_CASES, rducc.compile(module, inputs, opt_level=opt_level)(*inputs),
+                               module(*inputs), strict=True):
+        got_leaves, want_leaves = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
+        assert len(got_leaves) == len(want_leaves), case
+        for g, w in zip(got_leaves, want_leaves):
+            if isinstance(w, torch.Tensor):
+                torch.testing.assert_close(g, w)
+            else:
+                assert type(g) is type(w), (case, g, w)
+                assert g == pytest.approx(w, rel=1e-12, abs=1e-12), (case, g, w)
 
 
 def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_error():

@@ -7,19 +7,18 @@ its group's sockets; the split chooser compiles the dp x tp winner it reports.""
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 
 import pytest
 import torch
 from test_train_parallel import LlamaLoss, MLPLoss, _imported_step
 
-from rducc.api import after
 from rducc.dialects.contracts import Phase, arg_attrs, data_parallel_of, is_input, partition_of, phase_of, shard_of
 from rducc.dialects.program import entry_function
 from rducc.dialects.rdu.collectives import GROUPED_OPS, AllReduceOp
 from rducc.dialects.tier import GlobalOp
 from rducc.model.kernel_timing import collective_seconds
-from rducc.passes.rdu_partition import RduPartition
 from rducc.targets import load_target
 from rducc.training import compile_training
 
@@ -40,8 +39,7 @@ def test_dp_by_tp_trains_as_eager(name):
     batches = [batch() for _ in range(2)]
     eager = copy.deepcopy(model)
     program = compile_training(model, batches[0], optimizer=optimizer.__name__.lower(), target="sn40l-8",
-                               opt_level=opt_level, passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=2))],
-                               **options)
+                               opt_level=opt_level, dp=2, tp=2, **options)
     module = program.module
     assert (partition_of(module), data_parallel_of(module)) == ((2, 1), 2)
     forward = entry_function(module)
@@ -131,8 +129,7 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage, opt_level):
     options = {"lr": 1e-2, "weight_decay": 0.1}
     clipping = {"max_grad_norm": clip} if clip else {}
     program = compile_training(model, batches[0], optimizer="adamw", target="sn40l-8", opt_level=opt_level,
-                               passes=[after("rdu-canonicalize", RduPartition(dp=2, tp=tp, zero=stage))],
-                               **options, **clipping)
+                               dp=2, tp=tp, zero=stage, **options, **clipping)
     module = program.module
     assert zero_of(module) == stage and data_parallel_of(module) == 2
     scatters = [op for op in module.walk() if isinstance(op, ReduceScatterOp)]
@@ -187,11 +184,29 @@ def test_zero_needs_replicas_and_state():
     from rducc.errors import RduccError
     from rducc.pipeline import parse_passes, run_passes
 
+    step = _imported_step(4)  # the checks read the step and refuse before changing it: one serves both
     with pytest.raises(RduccError, match="zero shards the optimizer state over the data-parallel replicas: "
                                          "it needs dp >= 2, got dp=0"):
-        run_passes(_imported_step(4), parse_passes("rdu-partition{tp=2 zero=true target=sn40l-8}"))
+        run_passes(step, parse_passes("rdu-partition{tp=2 zero=true target=sn40l-8}"))
     with pytest.raises(RduccError, match="zero shards the optimizer state, but this step has none"):
-        run_passes(_imported_step(4), parse_passes("rdu-partition{dp=2 zero=true target=sn40l-8}"))
+        run_passes(step, parse_passes("rdu-partition{dp=2 zero=true target=sn40l-8}"))
+
+
+@pytest.mark.parametrize(("target", "keywords", "message"), [
+    ("sn40l-8", {"dp": 2, "zero": 4}, "zero=4: the ZeRO stage is 1 (optimizer state sharded), 2 (and gradients) or 3"),
+    ("sn40l-8", {"tp": 2, "zero": 1}, "zero=1 shards the optimizer state over the data-parallel replicas: give dp=2"),
+    ("sn40l-8", {"dp": -1}, "dp=-1: dp, tp, pp and zero must be whole numbers >= 0"),
+    ("sn40l-8", {"dp": 4, "tp": 4}, "dp=4 tp=4 needs 16 sockets; target sn40l-8 has 8"),
+    ("sn40l", {"dp": 2}, "dp=2 splits the step across sockets, but target sn40l has one"),
+    ("sn40l-8", {"dp": 2, "passes": "rdu-canonicalize"}, "dp=2 sets the -O pipeline's rdu-partition; with passes="),
+])
+def test_compile_training_split_keywords_are_checked(target, keywords, message):
+    """compile_training's dp/tp/pp/zero keywords (rducc --train's --dp/--tp/--pp/--zero)
+    refuse what the CLI refuses, with one clear error, before anything is exported."""
+    from rducc.errors import RduccError
+
+    with pytest.raises(RduccError, match=re.escape(message)):
+        compile_training(MLPLoss(), (torch.randn(4, 16), torch.randint(0, 8, (4,))), target=target, **keywords)
 
 
 def test_pp_by_tp_trains_as_eager():

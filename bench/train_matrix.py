@@ -1,0 +1,229 @@
+"""Issue 27's "Done when" numerics matrix, every cell: the MLP, the batch-norm
+CNN, tiny Llama and GPT-2 (transformers) and a ViT (test/python/training_cases.py),
+20 steps of SGD and of AdamW through `rducc.compile_training` against eager
+PyTorch and torch.optim on the same batches, in float32 and in bf16 mixed
+precision, at -O0 and -O2, on one socket and at dp=2 / tp=2 on sn40l-8; and
+the torch.compile backend's gradients against eager's (one forward and
+backward per model and -O level).
+
+    .venv/bin/python bench/train_matrix.py [--models mlp,cnn,...] [--optimizers sgd,adamw]
+        [--precisions fp32,bf16] [--levels 0,2] [--splits 1,dp2,tp2] [--steps 20] [--no-dynamo | --dynamo-only]
+
+Not in CI (it compiles 120 steps); the test suite checks a slice
+(test_training*.py, test_train_parallel.py, test_dynamo_training.py).
+
+The verdicts:
+- float32: `training_cases.assert_matches` (losses at every step within rtol
+  1e-5, parameters within rtol 1e-4 of eager's after the last step; elements
+  whose exact gradient float32 cannot resolve held to the float64 training).
+- bf16 (float32 master weights and optimizer): eager under CPU autocast is the
+  reference; rducc's losses stay within the largest distance eager autocast's
+  own losses show from float32 eager's over the same steps, and the parameters
+  after the last step within the largest distance eager autocast's show from
+  float32's (one tolerance per model: the largest over all elements).
+- the torch.compile backend: the gradients of one `loss.backward()` within
+  rtol 1e-4 (atol 1e-6) of eager's, every graph run as an rducc program.
+Batches are 2 rows at dp=2 (the models' examples with 1 row get a second).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
+
+from training_cases import (  # noqa: E402
+    CASES,
+    OPTIMIZERS,
+    LOSS_ATOL,
+    LOSS_RTOL,
+    History,
+    _no_dropout,
+    _train_exact,
+    assert_matches,
+    batches,
+)
+
+import rducc  # noqa: E402
+
+GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-6
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    optimizer: str
+    precision: str
+    level: int
+    split: str
+
+    def compile_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"opt_level": self.level}
+        if self.precision == "bf16":
+            options["mixed_precision"] = "bf16"
+        if self.split != "1":
+            from rducc.api import after
+            from rducc.passes.rdu_partition import RduPartition
+
+            ways = int(self.split[2:])
+            split = {"dp": ways} if self.split.startswith("dp") else {"tp": ways}
+            options["target"] = "sn40l-8"
+            options["passes"] = [after("rdu-canonicalize", RduPartition(**split))]
+        return options
+
+
+def _example(cell: Cell) -> tuple[torch.nn.Module, torch.Tensor]:
+    model, example = CASES[cell.model].build()
+    x = example[0]
+    if cell.split.startswith("dp") and x.shape[0] % 2:
+        x = torch.cat([x, x])
+    return _no_dropout(model.train()), x
+
+
+def _eager(model: torch.nn.Module, cell: Cell, data: list, autocast: bool) -> tuple[list[float], dict]:
+    loss_fn = CASES[cell.model].loss
+    optimizer = OPTIMIZERS[cell.optimizer](model.parameters())
+    losses = []
+    for x, y in data:
+        optimizer.zero_grad()
+        with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
+    """(largest relative loss difference, largest parameter difference, verdict)."""
+    case = CASES[cell.model]
+    model, x = _example(cell)
+    data = batches(case, x, steps, seed=100)
+    fp32 = copy.deepcopy(model)
+    reference = copy.deepcopy(model)
+    exact, unresolved = (_train_exact(copy.deepcopy(model), case.loss, cell.optimizer, data)
+                         if cell.precision == "fp32" else ({}, {}))
+    program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[cell.optimizer](model.parameters()),
+                                     loss_fn=case.loss, **cell.compile_options())
+    ours = [program.step(*batch).item() for batch in data]
+    got = program.parameters()
+    autocast = cell.precision == "bf16"
+    theirs, expected = _eager(reference, cell, data, autocast)
+    loss_diff = max(abs(a - b) / abs(b) for a, b in zip(ours, theirs))
+    param_diff = max((torch.as_tensor(got[n]) - p).abs().max().item() for n, p in expected.items())
+    if not autocast:
+        lr = max(group["lr"] for group in OPTIMIZERS[cell.optimizer](fp32.parameters()).param_groups)
+        history = History(ours, theirs, {n: torch.as_tensor(got[n]) for n in expected}, expected, program,
+                          None, exact, unresolved, lr, steps)  # type: ignore[arg-type]
+        try:
+            assert_matches(history)
+            return loss_diff, param_diff, "ok"
+        except AssertionError as error:
+            return loss_diff, param_diff, "FAIL " + str(error).splitlines()[0][:100]
+    full_losses, full = _eager(fp32, cell, data, autocast=False)
+    loss_budget = max(abs(a - f) for a, f in zip(theirs, full_losses))
+    worst_loss = max(abs(o - a) for o, a in zip(ours, theirs))
+    param_budget = max((want - full[name]).abs().max().item() for name, want in expected.items())
+    verdict = "ok" if worst_loss <= loss_budget and param_diff <= param_budget else "FAIL"
+    return loss_diff, param_diff, (f"{verdict} (from autocast / autocast from fp32: losses {worst_loss:.2g} / "
+                                   f"{loss_budget:.2g}, parameters {param_diff:.2g} / {param_budget:.2g})")
+
+
+def run_dynamo(model_name: str, level: int) -> tuple[float, str]:
+    """One forward and backward through torch.compile(backend="rducc") against eager's gradients."""
+    from rducc.program import Program
+
+    case = CASES[model_name]
+    model, example = case.build()
+    model = _no_dropout(model.train())
+    eager = copy.deepcopy(model)
+    x, y = batches(case, example[0], 1, seed=100)[0]
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="rducc", options={"opt_level": level})
+    calls = [0]
+    run_program = Program.__call__
+
+    def counted(self: Program, *args: Any, **named: Any) -> Any:
+        calls[0] += 1
+        return run_program(self, *args, **named)
+
+    Program.__call__ = counted  # type: ignore[method-assign]
+    try:
+        case.loss(compiled(x), y).backward()
+    finally:
+        Program.__call__ = run_program  # type: ignore[method-assign]
+    case.loss(eager(x), y).backward()
+    if calls[0] < 2:
+        return float("nan"), f"FAIL rducc ran {calls[0]} programs: graphs ran in eager"
+    worst, verdict = 0.0, "ok"
+    for (name, got), want in zip(model.named_parameters(), eager.parameters()):
+        if want.grad is None or got.grad is None:
+            if (want.grad is None) != (got.grad is None):
+                return worst, f"FAIL {name}: gradient missing"
+            continue
+        worst = max(worst, (got.grad - want.grad).abs().max().item())
+        if not torch.allclose(got.grad, want.grad, rtol=GRAD_RTOL, atol=GRAD_ATOL):
+            verdict = f"FAIL {name}: gradient off by {(got.grad - want.grad).abs().max().item():.3g}"
+    return worst, verdict
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(CASES))
+    parser.add_argument("--optimizers", default="sgd,adamw")
+    parser.add_argument("--precisions", default="fp32,bf16")
+    parser.add_argument("--levels", default="0,2")
+    parser.add_argument("--splits", default="1,dp2,tp2")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--no-dynamo", action="store_true")
+    parser.add_argument("--dynamo-only", action="store_true", help="only the torch.compile backend's gradients")
+    parser.add_argument("--trace", action="store_true", help="print the traceback of a cell that raises")
+    args = parser.parse_args()
+    print(f"# loss rtol {LOSS_RTOL}, atol {LOSS_ATOL}; {args.steps} steps", flush=True)
+    print("| model | optimizer | precision | -O | split | loss max rel diff | param max abs diff | s | verdict |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
+    failures = 0
+    for model in [] if args.dynamo_only else args.models.split(","):
+        for optimizer in args.optimizers.split(","):
+            for precision in args.precisions.split(","):
+                for level in (int(x) for x in args.levels.split(",")):
+                    for split in args.splits.split(","):
+                        cell = Cell(model, optimizer, precision, level, split)
+                        start = time.perf_counter()
+                        try:
+                            loss, param, verdict = run_cell(cell, args.steps)
+                        except Exception as error:  # noqa: BLE001 - a failing cell is a row
+                            if args.trace:
+                                traceback.print_exc()
+                            loss, param = float("nan"), float("nan")
+                            verdict = f"FAIL {type(error).__name__}: {str(error).strip().splitlines()[0][:120]}"
+                        failures += verdict.startswith("FAIL")
+                        print(f"| {model} | {optimizer} | {precision} | {level} | {split} | {loss:.3g} | "
+                              f"{param:.3g} | {time.perf_counter() - start:.0f} | {verdict} |", flush=True)
+    if not args.no_dynamo:
+        print("\n| model | -O | torch.compile grad max abs diff | verdict |\n| --- | --- | --- | --- |")
+        for model in args.models.split(","):
+            for level in (int(x) for x in args.levels.split(",")):
+                try:
+                    worst, verdict = run_dynamo(model, level)
+                except Exception as error:  # noqa: BLE001
+                    if args.trace:
+                        traceback.print_exc()
+                    worst, verdict = float("nan"), f"FAIL {type(error).__name__}: {str(error).splitlines()[0][:120]}"
+                failures += verdict.startswith("FAIL")
+                print(f"| {model} | {level} | {worst:.3g} | {verdict} |", flush=True)
+    print(f"\n{failures} failing cells", flush=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Where a training step rounds, as eager rounds (issue 27): 16-bit parameters
+trained with no float32 master weights, and batch norm under bf16 autocast.
+
+- Adam and AdamW on bf16 parameters and state: each of torch.optim's in-place
+  ops is one CPU kernel that computes in float32 and rounds once
+  (`optimizers._Update._adam_rounded_as_eager`); the parameters after every
+  step equal eager's bit for bit (the gradient of `w * x` is `x`, exact, so
+  only the update's rounding is compared). Before, about one element in ten
+  was a bf16 step off after the first step.
+- Batch norm under autocast: a bf16 input meets float32 weights; eager keeps
+  the saved mean and inverse std in float32, and so does the backward rducc
+  compiles (`aten_backward._statistics_as_eager`): one step's gradients equal
+  eager autocast's.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+import rducc
+
+
+class _Scales(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(64).bfloat16())
+        self.v = nn.Parameter(torch.randn(64).bfloat16())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (self.w * x).float().sum() + (self.v * x).float().sum()
+
+
+def _adam(model: nn.Module) -> torch.optim.Optimizer:
+    """Adam's L2 weight decay with amsgrad on `w`, AdamW's decoupled decay on `v`; both maximize."""
+    return torch.optim.Adam([{"params": [model.w], "amsgrad": True},
+                             {"params": [model.v], "decoupled_weight_decay": True}],
+                            lr=1e-2, weight_decay=0.1, maximize=True)
+
+
+def test_adam_on_bf16_parameters_rounds_as_eager() -> None:
+    torch.manual_seed(0)
+    model = _Scales()
+    eager = copy.deepcopy(model)
+    data = [(torch.randn(64, generator=torch.Generator().manual_seed(step)) * 0.01).bfloat16() for step in range(4)]
+    program = rducc.compile_training(model, (data[0],), optimizer=_adam(model), opt_level=0)
+    optimizer = _adam(eager)
+    for step, x in enumerate(data):
+        program.step(x)
+        optimizer.zero_grad()
+        eager(x).backward()
+        optimizer.step()
+        for name, parameter in eager.named_parameters():
+            got = torch.as_tensor(program.parameters()[name])
+            assert got.dtype == torch.bfloat16
+            assert torch.equal(got, parameter.detach()), f"step {step}, {name}: {int((got != parameter).sum())} differ"
+    # Adam's L2 decay, `grad.add(param, alpha=wd)`, rounds about one element in 10^4 a bf16
+    # ulp away from float32 arithmetic in eager's vectorized CPU kernel: the state within one ulp
+    state = program.state_dict()["state"]
+    for index, parameter, name in ((0, eager.w, "max_exp_avg_sq"), (1, eager.v, "exp_avg")):
+        got, want = torch.as_tensor(state[index][name]), optimizer.state[parameter][name]
+        assert got.dtype == want.dtype == torch.bfloat16
+        torch.testing.assert_close(got.float(), want.float(), rtol=2 ** -7, atol=0)
+
+
+class _NormedConv(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.norm = nn.BatchNorm2d(4)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        hidden = torch.relu(self.norm(self.conv(x))).mean((2, 3))
+        return nn.functional.cross_entropy(self.head(hidden), labels)
+
+
+def test_batch_norm_under_autocast_differentiates_as_eager() -> None:
+    torch.manual_seed(0)
+    model = _NormedConv().train()
+    eager = copy.deepcopy(model)
+    batch = (torch.randn(2, 3, 6, 6), torch.tensor([0, 2]))
+    program = rducc.compile_training(model, batch, optimizer=None, mixed_precision="bf16", opt_level=0)
+    loss, *gradients = program.step(*batch)
+    with torch.autocast("cpu", torch.bfloat16):
+        expected = eager(*batch)
+    expected.backward()
+    assert float(loss) == expected.item()
+    for gradient, (name, parameter) in zip(gradients, eager.named_parameters()):
+        torch.testing.assert_close(gradient.float(), parameter.grad, rtol=0, atol=1e-7, msg=name)
