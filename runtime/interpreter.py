@@ -860,14 +860,20 @@ def _written_whole_first(alloc: AllocOp) -> bool:
     buffer, block = alloc.result, alloc.parent_block()
     if block is None:
         return False
-    users = {use.operation for use in buffer.uses}
-    for op in block.ops:
-        touching = [user for user in users if op.is_ancestor(user)]
-        if not touching:
-            continue
-        return (touching == [op] and isinstance(op, DmaOp) and op.dest is buffer and not op.dst_offsets
-                and op.source is not buffer)
-    return False
+    touching: dict[Operation, set[Operation]] = {}  # each op of the block -> its users nested in it (or itself)
+    for use in buffer.uses:
+        ancestor: Operation | None = use.operation
+        while ancestor is not None and ancestor.parent_block() is not block:
+            ancestor = ancestor.parent_op()
+        if ancestor is not None:
+            touching.setdefault(ancestor, set()).add(use.operation)
+    op = alloc.next_op  # the buffer's uses follow its alloc: walk from it, not the whole block per alloc
+    while op is not None and op not in touching:
+        op = op.next_op
+    if op is None:
+        return False
+    return (touching[op] == {op} and isinstance(op, DmaOp) and op.dest is buffer and not op.dst_offsets
+            and op.source is not buffer)
 
 
 def _allocate(make: Callable[[], np.ndarray], what: str) -> np.ndarray:
