@@ -95,10 +95,10 @@ def before(module) -> tuple[float, list[str]]:
 def check(module) -> list[str]:
     """Per candidate the chooser models and rdu-partition compiles: the chooser's
     estimate, `training_estimate` of the step partitioned so, and the error."""
-    from rducc.passes.rdu_partition import _split_layer
+    from rducc.passes.rdu_partition import _split_step
 
     target = load_target(TARGET)
-    profile = training_profile(module, target, _split_layer)
+    profile = training_profile(module, target, _split_step)
     lines = [f"{'candidate':<22} {'chooser':>12} {'partitioned':>12} {'error':>8}"]
     errors = []
     for candidate in candidates(target.sockets, profile.batch):

@@ -11,21 +11,22 @@ The profile, from the level-1 graph:
 
 - each op's FLOPs at the peak of its element type and the weight bytes it
   reads (a function argument holding a global), with its phase (`rdu.phase`;
-  a call: the call's). A candidate's tp divides a matmul's FLOPs and weight
-  reads (tp splits weights by columns or rows and attention by heads); other
-  ops of the entry function stay whole (norms, the residual, the loss: the
-  ops Megatron-style tp replicates), and dp divides every forward and
-  backward op (each replica runs its share of the batch);
-- an outlined layer's ops as `rdu-partition` splits them at each tp
-  (`layers`: its callees partitioned alone, a few hundred ops, not the
-  step): each op's FLOPs and weight reads on one rank, and the collectives
-  that split inserts (their bytes on one rank), timed by the target's
-  collective model (`kernel_timing.collective_seconds`: ring or recursive
-  doubling over the target's link figures and topology);
-- outside outlined layers, a matmul that reads a weight pays under tp one
-  all-reduce of its smaller activation side (its input or its result: a
-  row-parallel matmul's partial sum, or the gradient of a column-parallel
-  one's input);
+  a call: the call's); dp divides every forward and backward op (each
+  replica runs its share of the batch);
+- what tp splits is `rdu-partition`'s fact, not restated here: per tp, the
+  step partitioned tp ways once (`layers`: its outlined layers; `entries`:
+  per op of the entry function, the ops one rank runs for it), so each op's
+  FLOPs and weight reads on one rank (the embedding's backward and the
+  vocabulary-parallel loss included), its results' bytes (what a pipeline
+  cut sends) and the collectives the split inserts (their bytes on one
+  rank), timed by the target's collective model
+  (`kernel_timing.collective_seconds`: ring or recursive doubling over the
+  target's link figures and topology). Without `entries` (a profile built
+  without the partitioner), tp divides the entry's matmuls and a weight
+  matmul pays one all-reduce of its smaller activation side
+  (`tp_collectives`);
+- each backward op's (or layer call's) gradients: its results the optimizer
+  reads, in bytes on one rank at each tp;
 - the parameters (globals of kind parameter), the trained ones (written back
   by the step: their gradients), the optimizer state (other globals the step
   writes back: Adam's moments) and the saved activations (forward results
@@ -43,18 +44,17 @@ A candidate's modeled step time:
   each value read on another stage, once to each stage, charged there as
   `training_estimate` charges it (the optimizer's once a step); then the
   1F1B schedule (`pipeline_schedule`), which counts the bubble;
-- **gradient sync** (dp > 1): the gradients of a stage's parameters on one
-  rank all-reduced over the dp replicas (a dp group: the ranks tp apart, its
-  ring over those sockets by the target's topology), one collective a parameter (as
-  rdu-partition compiles them; each pays its steps' latencies), or, with ZeRO, reduce-scattered
-  (each replica keeps the shard it updates) and the updated parameters
-  all-gathered. Run on the links under the backward, layer by layer: what
-  the backward of the last microbatch does not cover is exposed, and at
-  least the last layer's share (or, in a step with no outlined layers, the
-  last gradient's: each is ready only when the backward has made it);
-  ZeRO's parameter all-gather after the update is exposed;
-- **optimizer**: its ops once a step, divided by tp (split weights) and, with
-  ZeRO, by dp (each replica updates its shard);
+- **gradient sync** (dp > 1): each gradient, where the backward makes it,
+  all-reduced over the dp replicas (a dp group: the ranks tp apart, its ring
+  over those sockets by the target's topology), or, with ZeRO,
+  reduce-scattered (each replica keeps the shard it updates), as
+  rdu-partition compiles them: queued on the links and run under the
+  backward work that follows on its stage (its collectives aside); what is
+  still queued when the backward ends is exposed (`training_estimate`'s
+  rule). ZeRO's all-gather of the updated parameters is the optimizer's;
+- **optimizer**: its ops once a step, on one rank of the tp split and, with
+  ZeRO, divided by dp (each replica updates its shard), and ZeRO's
+  parameter all-gathers;
 - **DDR spill**: the weights and optimizer state one socket holds (its
   stage's and shard's) past its HBM, read from DDR every microbatch at DDR's
   sustained bandwidth (`training_speed.spill_seconds`, the rule
@@ -123,6 +123,18 @@ class Body:
 
     work: list[Work] = field(default_factory=list)
     collectives: list[Collective] = field(default_factory=list)
+    per_rank: bool = False
+    """Split by `rdu-partition` already: tp divides nothing more (else: its matmuls)."""
+
+
+@dataclass(frozen=True)
+class SplitEntry:
+    """The entry function of a step `rdu-partition` split tp ways: per op of the unsplit
+    entry (the return left out, in order), the ops one rank runs for it (the op as
+    split and the collectives and local parts the partition put before it)."""
+
+    ops: Sequence[Sequence[Operation]]
+    function: func.FuncOp
 
 
 @dataclass
@@ -135,6 +147,16 @@ class Unit:
     callee: str = ""
     reads: tuple[bool, ...] = ()
     """Per argument of a call: whether the caller passes a weight (read from HBM)."""
+    gradients: dict[int, int] = field(default_factory=dict)
+    """Per tp (1 included): the bytes on one rank of the gradients it makes (its
+    results the optimizer reads), each all-reduced over dp (ZeRO: reduce-scattered)
+    where it is made, as `rdu-partition` syncs them."""
+    split: dict[int, Body] = field(default_factory=dict)
+    results: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Per tp > 1: its results' bytes on one rank as `rdu-partition` splits them (what a
+    pipeline cut sends; absent: the whole value's, a weight-shaped one divided by tp)."""
+    """Per tp: what one rank runs for it as `rdu-partition` splits the step (a call:
+    the ops the partition puts around it, its layer's are `StepProfile.layers`')."""
     sources: tuple[tuple[int, int, int, bool], ...] = ()
     """Each value it reads that an earlier unit makes, once: (that unit's index, the
     result's index, its bytes, whether dp splits it, else tp: `_sources`). A
@@ -162,12 +184,16 @@ class StepProfile:
     """Per pp: each unit's stage as `rdu-partition` cuts the step (`training_stages`);
     a pp not here is cut by `_stages`' own rule."""
 
-    def body(self, unit: Unit, tp: int) -> Body | None:
-        """The unit's body on one of tp ranks (None: tp does not split its layer)."""
-        if not unit.callee or tp == 1:
-            return unit.body
-        bodies = self.layers.get(tp)
-        return None if bodies is None else bodies.get(unit.callee)
+    def bodies(self, unit: Unit, tp: int) -> list[Body] | None:
+        """What the unit runs on one of tp ranks (None: tp does not split its layer)."""
+        if tp == 1:
+            return [unit.body]
+        around = [unit.split[tp]] if tp in unit.split else []
+        if not unit.callee:
+            return around or [unit.body]
+        found = self.layers.get(tp)
+        layer = None if found is None else found.get(unit.callee)
+        return None if layer is None else [layer, *around]
 
 
 @dataclass(frozen=True)
@@ -409,10 +435,12 @@ def _saved_bytes(units: Sequence[tuple[Operation, str]]) -> int:
 
 def step_profile(module: ModuleOp, target: Target,
                  layers: Mapping[int, Mapping[str, func.FuncOp] | None] | None = None,
-                 cuts: Mapping[int, Sequence[int]] | None = None) -> StepProfile:
+                 cuts: Mapping[int, Sequence[int]] | None = None,
+                 entries: Mapping[int, SplitEntry] | None = None) -> StepProfile:
     """The profile of an imported (level-1) training step; `layers`: per tp, the
-    outlined layers partitioned tp ways, and `cuts`: per pp, each op's stage
-    (`rdu-partition` gives both)."""
+    outlined layers partitioned tp ways, `cuts`: per pp, each op's stage, and
+    `entries`: per tp, the entry function split (`rdu-partition` gives all three;
+    without `entries`, tp divides the entry's matmuls and adds `tp_collectives`)."""
     entry = entry_function(module)
     batch = _batch(entry)
     weights = _weight_args(entry)
@@ -434,11 +462,14 @@ def step_profile(module: ModuleOp, target: Target,
             collectives = under_tp.get(op, []) + _loss_all_reduces(op, phase, batch)
             units.append(Unit(phase, Body([op_work(op, weights, target)], collectives)))
         units[-1].sources = _sources(op, order, weight_shapes)
+        units[-1].gradients[1] = _gradient_bytes(op)
     split_layers: dict[int, dict[str, Body] | None] = {}
     for tp, found in (layers or {}).items():
         split_layers[tp] = None if found is None else {
-            name: _with_reads(body_of(f, target, set()), f, _reads_of(units, name), target)
+            name: _with_reads(body_of(f, target, set()), f, _reads_of(units, name), target, per_rank=True)
             for name, f in found.items()}
+    for tp, entry_split in (entries or {}).items():
+        _add_split(units, entry_split, tp, target)
     parameters, trained, state = _global_bytes(module, entry)
     backward_calls = [u for u in units if u.callee and u.phase == Phase.BACKWARD.value]
     return StepProfile(units, split_layers, batch, parameters, sum(trained), state, _saved_bytes(phased),
@@ -475,31 +506,69 @@ def _reads_of(units: Sequence[Unit], callee: str) -> tuple[bool, ...]:
     return next((u.reads for u in units if u.callee == callee), ())
 
 
-def _with_reads(body: Body, callee: func.FuncOp | None, reads: tuple[bool, ...], target: Target) -> Body:
+def _with_reads(body: Body, callee: func.FuncOp | None, reads: tuple[bool, ...], target: Target,
+                per_rank: bool = False) -> Body:
     """A layer's body with the weight bytes its caller passes (`reads`) charged to the ops reading them."""
     if callee is None:
         return body
     weights: set[SSAValue] = {arg for arg, read in zip(callee.args, reads) if read}
-    return body_of(callee, target, weights)
+    found = body_of(callee, target, weights)
+    found.per_rank = per_rank
+    return found
+
+
+def _add_split(units: Sequence[Unit], entry: SplitEntry, tp: int, target: Target) -> None:
+    """Give each unit what one of tp ranks runs for it (`Unit.split`): the split ops'
+    FLOPs and weight reads, the collectives the partition put before them, and the
+    loss's all-reduces over dp (not tp's to insert)."""
+    weights = _weight_args(entry.function)
+    for unit, ops in zip(units, entry.ops, strict=True):
+        body = Body(per_rank=True)
+        for op in ops:
+            kind = _COLLECTIVE_KINDS.get(type(op))
+            if kind is not None:
+                assert isinstance(op, AllReduceOp | AllGatherOp | ReduceScatterOp | AllToAllOp)
+                body.collectives.append(Collective(kind, value_bytes(op.operands[0]), op.group_size))
+            elif not isinstance(op, func.CallOp | SendRecvOp):
+                body.work.append(op_work(op, weights, target))
+        body.collectives += [c for c in unit.body.collectives if c.over_dp]
+        unit.split[tp] = body
+        unit.gradients[tp] = _gradient_bytes(ops[-1]) if ops else 0
+        if ops:
+            unit.results[tp] = tuple(value_bytes(r) for r in ops[-1].results)
+
+
+def _gradient_bytes(op: Operation) -> int:
+    """Bytes of the gradients a backward op (or layer call) makes: its tensor results
+    an optimizer op reads (a partial sum over dp replicas until they are synced)."""
+    if _phase(op) != Phase.BACKWARD.value:
+        return 0
+    return sum(value_bytes(r) for r in op.results
+               if isinstance(r.type, TensorType) and r.type.get_shape()
+               and any(_phase(use.operation) == Phase.OPTIMIZER.value for use in r.uses))
 
 
 # -- a candidate's estimate -------------------------------------------------
 
 
-def _unit_seconds(profile: StepProfile, unit: Unit, c: Candidate, m: int, target: Target) -> float | None:
-    """One microbatch of a forward or backward unit on one rank (None: tp does not split its layer)."""
-    body = profile.body(unit, c.tp)
-    if body is None:
+def _unit_seconds(profile: StepProfile, unit: Unit, c: Candidate, m: int, target: Target
+                  ) -> tuple[float, float] | None:
+    """One microbatch of a forward or backward unit on one rank, and its part not in
+    collectives (what runs under the gradient sync); None: tp does not split its layer."""
+    bodies = profile.bodies(unit, c.tp)
+    if bodies is None:
         return None
     bandwidth = target.sustained_bandwidth("hbm")
     seconds = 0.0
-    for work in body.work:
-        share = c.tp if (work.by_tp and not unit.callee) else 1
-        compute = work.compute_s / c.dp / share
-        read = work.weight_bytes / share
-        if compute or read:
-            seconds += max(compute / m, read / bandwidth) + target.dma_latency_s
-    for coll in body.collectives:
+    for body in bodies:
+        for work in body.work:
+            share = _tp_share(body, unit, work, c.tp)
+            compute = work.compute_s / c.dp / share
+            read = work.weight_bytes / share
+            if compute or read:
+                seconds += max(compute / m, read / bandwidth) + target.dma_latency_s
+    busy = seconds
+    for coll in (coll for body in bodies for coll in body.collectives):
         if coll.over_dp:
             if c.dp > 1:
                 ranks = [replica * c.tp for replica in range(c.dp)]
@@ -510,16 +579,30 @@ def _unit_seconds(profile: StepProfile, unit: Unit, c: Candidate, m: int, target
         if group > 1:
             size = coll.size // c.dp // (c.tp if coll.by_tp else 1)
             seconds += max(collective_seconds(coll.kind, size, group, target)[0] / m, target.link_latency_s)
-    return seconds
+    return seconds, busy
+
+
+def _tp_share(body: Body, unit: Unit, work: Work, tp: int) -> int:
+    """What tp still divides an op's work by: the ranks, for a matmul of the entry
+    function not split by `rdu-partition` in the profile; else 1 (split already)."""
+    return tp if work.by_tp and not body.per_rank and not unit.callee else 1
 
 
 def _optimizer_seconds(profile: StepProfile, unit: Unit, c: Candidate, target: Target) -> float | None:
-    body = profile.body(unit, c.tp)
-    if body is None:
+    """The unit's update once a step on one rank: its shard under ZeRO, and the
+    collectives the tp split puts in the optimizer, as `training_estimate` times them."""
+    bodies = profile.bodies(unit, c.tp)
+    if bodies is None:
         return None
-    share = (c.tp if not unit.callee else 1) * (c.dp if c.zero else 1)
     bandwidth = target.sustained_bandwidth("hbm")
-    return sum(max(w.compute_s / share, w.weight_bytes / share / bandwidth) for w in body.work)
+    seconds = 0.0
+    for body in bodies:
+        for w in body.work:
+            share = (c.tp if not body.per_rank and not unit.callee else 1) * (c.dp if c.zero else 1)
+            seconds += max(w.compute_s / share, w.weight_bytes / share / bandwidth)
+        seconds += sum(collective_seconds(coll.kind, coll.size // (c.dp if c.zero else 1), coll.group or c.tp,
+                                          target)[0] for coll in body.collectives if not coll.over_dp)
+    return seconds
 
 
 def _stages(profile: StepProfile, pp: int) -> list[int] | None:
@@ -563,41 +646,68 @@ def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> Ca
     microbatch = [0.0] * c.pp
     backward = [0.0] * c.pp
     optimizer = [0.0] * c.pp
+    queued = [0.0] * c.pp
+    synced = c.dp > 1 and any(unit.gradients.get(c.tp) for unit in profile.units)
     for unit, stage in zip(profile.units, stages):
         if unit.phase == Phase.OPTIMIZER.value:
-            seconds = _optimizer_seconds(profile, unit, c, target)
-        else:
-            seconds = _unit_seconds(profile, unit, c, m, target)
-        if seconds is None:
-            return CandidateEstimate(c, m, None, refused=f"tp={c.tp} does not split the outlined layer @{unit.callee}")
-        if unit.phase == Phase.OPTIMIZER.value:
-            optimizer[stage] += seconds
+            update = _optimizer_seconds(profile, unit, c, target)
+            if update is None:
+                return CandidateEstimate(c, m, None, refused=f"tp={c.tp} does not split the outlined layer "
+                                                             f"@{unit.callee}")
+            optimizer[stage] += update
             continue
+        timed = _unit_seconds(profile, unit, c, m, target)
+        if timed is None:
+            return CandidateEstimate(c, m, None, refused=f"tp={c.tp} does not split the outlined layer @{unit.callee}")
+        seconds, busy = timed
         microbatch[stage] += seconds
         if unit.phase == Phase.BACKWARD.value:
             backward[stage] += seconds
+            queued[stage] = max(0.0, queued[stage] - busy)  # the queued gradient syncs run under its work
+        if synced and (made := unit.gradients.get(c.tp, 0)):
+            sync, gather = _gradient_collectives(made, c, target)
+            queued[stage] += sync
+            optimizer[stage] += gather  # ZeRO's all-gather of the updated parameters, in the optimizer
     sent: set[tuple[int, int, int]] = set()
     for unit, stage in zip(profile.units, stages):  # a send_recv of each value read on another stage
         for source, index, size, batched in unit.sources:
             if stages[source] == stage or (source, index, stage) in sent:
                 continue
             sent.add((source, index, stage))
-            # dp splits an activation; tp a weight-shaped value (a gradient), as it splits the weight
-            hop = collective_seconds("send_recv", size // (c.dp if batched else c.tp), 2, target)[0]
+            # dp splits an activation; tp what rdu-partition splits (else a weight-shaped value, as the weight)
+            split = profile.units[source].results.get(c.tp)
+            size = split[index] if split is not None and index < len(split) else size // (1 if batched else c.tp)
+            hop = collective_seconds("send_recv", size // (c.dp if batched else 1), 2, target)[0]
             if unit.phase == Phase.OPTIMIZER.value:
                 optimizer[stage] += hop
             else:  # as training_estimate charges it: a microbatch's part, at least the link's latency
                 microbatch[stage] += max(hop / m, target.link_latency_s)
                 if unit.phase == Phase.BACKWARD.value:
                     backward[stage] += max(hop / m, target.link_latency_s)
-    sync = max(_gradient_sync_s(profile, c, backward[s], target) for s in range(c.pp))
+    if synced:
+        sync = max(queued)
+    else:
+        sync = max(_gradient_sync_s(profile, c, backward[s], target) for s in range(c.pp))
     held = socket_bytes(profile, c, m)
     spill = spill_seconds(held["weights"] + held["optimizer state"], target) * m  # as training_estimate charges it
     return CandidateEstimate(c, m, one_f_one_b(microbatch, m), sync, max(optimizer), spill, held)
 
 
+def _gradient_collectives(gradient_bytes: int, c: Candidate, target: Target) -> tuple[float, float]:
+    """A unit's gradients (bytes on one rank) synced over the dp replicas (a dp group:
+    the ranks tp apart): all-reduced, or with ZeRO reduce-scattered; and with ZeRO
+    the updated parameters' all-gather (seconds; 0 without)."""
+    group = [replica * c.tp for replica in range(c.dp)]
+    if not c.zero:
+        return collective_seconds("all_reduce", gradient_bytes, c.dp, target, group)[0], 0.0
+    return (collective_seconds("reduce_scatter", gradient_bytes, c.dp, target, group)[0],
+            collective_seconds("all_gather", gradient_bytes // c.dp, c.dp, target, group)[0])
+
+
 def _gradient_sync_s(profile: StepProfile, c: Candidate, backward_s: float, target: Target) -> float:
-    """The gradient collectives of one stage's parameters not hidden under its backward."""
+    """The gradient collectives of one stage's parameters not hidden under its backward,
+    for a profile whose units name no gradients (`Unit.gradients`): one collective a
+    trained parameter, ready evenly through the backward."""
     if c.dp == 1:
         return 0.0
     sizes = [size // c.tp for size in profile.gradient_sizes or (profile.trained_bytes,)]
@@ -662,5 +772,5 @@ def choose(profile: StepProfile, target: Target, runs: Callable[[Candidate], str
     return SplitChoice(tuple(ordered), chosen, target.hbm_bytes)
 
 
-__all__ = ["Candidate", "CandidateEstimate", "SplitChoice", "StepProfile", "candidates", "choose",
+__all__ = ["Candidate", "CandidateEstimate", "SplitChoice", "SplitEntry", "StepProfile", "candidates", "choose",
            "estimate_candidate", "socket_bytes", "step_profile"]

@@ -27,10 +27,20 @@ MISSING_OPS: dict[str, str] = {
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
 PARTIAL_FORMS: dict[str, str] = {
-    "aten._local_scalar_dense.default": "a model's output only (`tensor.item()` returned as a Python number);"
-    " refused when the number is used inside the graph (data-dependent)",
-    "aten.index.Tensor": "a boolean mask selects as many elements as in the example inputs (checked at run time:"
-    " another count is an error naming the op); refused without example inputs",
+    "aten._local_scalar_dense.default": (
+        "a model's output (`tensor.item()` returned as a Python number), "
+        "arithmetic on it, and a tensor op's Tensor (or Scalar with a Tensor "
+        "twin) argument (a rank-0 tensor); refused when an op with no Tensor twin"
+        " takes it (`torch.full`) or it becomes a size"
+    ),
+    "aten.index.Tensor": (
+        "a boolean mask selects as many elements as in the example inputs "
+        "(checked at run time: another count is an error naming the op); a "
+        "pointwise update through a mask (`y[mask] += 1`, `y[m] = f(x[m]) * w`, "
+        "with or without accumulate, the mask written twice too) is a `where` "
+        "over the whole tensor, right for every mask; refused without example "
+        "inputs"
+    ),
     "aten.nonzero.default": "as many nonzeros as in the example inputs (checked at run time); refused without"
     " example inputs",
     "aten.bincount.default": "the example's length (checked at run time); refused without example inputs",
@@ -86,19 +96,35 @@ OTHER_GAPS: dict[str, str] = {
         "export without `--shapes` (the error lists its dims and an example `--shapes`), a size outside a Dim's "
         "range, inputs of a shape no bucket was compiled for, `--shapes` with `--train`"
     ),
-    "data-dependent sizes": "compiled for the example inputs' values and checked at run time (`rdu.check`: another"
-    " value is one error naming the op and source line): bincount, nonzero, boolean masks, masked_select, sizes"
-    " read with `.item()` (view, reshape, narrow, new_zeros, split by per-expert counts); refused: other ops of"
-    " data-dependent size (unique, ...), a program without example inputs, narrow with a tensor start (torch.export"
-    " itself fails on it)",
-    "mixture-of-experts routing": "per-expert counts (`torch.where(choice == e)`/`nonzero` rows, `x[choice == e]`"
-    " 1-D boolean masks, `split` by counts read with `.tolist()`) compiled padded to a capacity (torch.export's"
-    " recorded bound, every token to one expert, or `--capacity ROWS`/`capacity=`): the pad masked where it"
-    " reaches a result (scatters and"
-    " index_add/index_put/index_copy through the rows, sum, mean, any and softmax over them, matmuls contracting"
-    " them as attention's keys and values do, cat of the pieces), a count above the"
-    " capacity one run-time error naming the op and source line; a count used otherwise (returned, a mask of"
-    " more than one dim, arithmetic on it) keeps the example's value, checked at run time",
+    "data-dependent sizes": (
+        "compiled for the example inputs' values and checked at run time "
+        "(`rdu.check`: another value is one error naming the op and source line):"
+        " bincount, nonzero, boolean masks, masked_select, sizes read with "
+        "`.item()` (view, reshape, narrow, new_zeros, split by per-expert "
+        "counts); numbers read with `.item()`/`.tolist()` that a tensor op takes "
+        "(`x * a`, `n > a`, `clamp(min=a)`) are computed in the program as rank-0"
+        " tensors in the dtype torch computes the op in; `unique(sorted=True)` "
+        "(with counts and inverse) and `repeat_interleave` by a tensor of "
+        "repeats, for the example's number of values; refused: other ops of "
+        "data-dependent size (unique_consecutive, unique(sorted=False), ...), a "
+        "program without example inputs, narrow with a tensor start (torch.export"
+        " itself fails on it)"
+    ),
+    "mixture-of-experts routing": (
+        "per-expert counts (`torch.where(choice == e)`/`nonzero` rows, `x[choice "
+        "== e]` boolean masks (`h[attention_mask.bool()]` of more than one dim "
+        "too), `split` by counts read with `.tolist()`) compiled padded to a "
+        "capacity (torch.export's recorded bound, every token to one expert, or "
+        "`--capacity ROWS`/`capacity=`): the pad masked where it reaches a result"
+        " (scatters and index_add/index_put/index_copy through the rows, sum, "
+        "mean, any and softmax over them, amax and amin over them (the pad "
+        "-inf/+inf; a count of 0 is a run-time error, as eager's empty "
+        "reduction), matmuls contracting them as attention's keys and values do, "
+        "cat of the pieces), a count above the capacity one run-time error naming"
+        " the op and source line; a count used otherwise (returned, an "
+        "`index_put` through a mask of more than one dim, arithmetic on it) keeps"
+        " the example's value, checked at run time"
+    ),
     "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"
     " `as_strided` of a channels-last (any dense layout) input or parameter; the prims torch's decomposition keeps"
     " (prod, sum, amax, amin, var, where, rev, clone, div and the elementwise prims with an ATen twin); refused:"
@@ -107,10 +133,15 @@ OTHER_GAPS: dict[str, str] = {
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"
     " tensors in tuples, named tuples and dicts keep their structure",
-    "arithmetic on Python numbers": "supported: operator add/sub/mul/truediv/floordiv/mod/pow/neg/abs,"
-    " math.floor/ceil/trunc and sym_float/sym_int on numbers read with `.item()` are computed in the program as"
-    " rank-0 int64/float64 tensors and returned as Python numbers; refused: a number used by a tensor op"
-    " (data-dependent), `int(tensor)` (torch.export refuses it)",
+    "arithmetic on Python numbers": (
+        "supported: operator add/sub/mul/truediv/floordiv/mod/pow/neg/abs, "
+        "math.floor/ceil/trunc and sym_float/sym_int on numbers read with "
+        "`.item()` are computed in the program as rank-0 int64/float64 tensors "
+        "and returned as Python numbers; a number a tensor op takes is its rank-0"
+        " tensor (`x * a`, `n > a`, `clamp(min=a)`); refused: a number an op with"
+        " no Tensor twin takes (`torch.full`), `int(tensor)` (torch.export "
+        "refuses it)"
+    ),
 }
 """Gaps that are not one missing overload."""
 

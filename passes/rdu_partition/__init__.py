@@ -1992,9 +1992,13 @@ def _check_zero(module: ModuleOp, dp: int) -> None:
                          "(no optimizer, or one without state such as SGD without momentum)")
 
 
-def _split_layer(module: ModuleOp, function: func.FuncOp, tp: int) -> int:
-    """One outlined layer partitioned tp ways on its own (the split chooser's per-layer costs)."""
-    return partition_tensors(module, function, tp, strict=True, callees={})
+def _split_step(module: ModuleOp, tp: int) -> int:
+    """A training step's tensors partitioned tp ways, as `partition_module` splits them
+    at tp alone (the split chooser's profile: what tp divides and the collectives it
+    inserts, once a tp)."""
+    callees: dict[str, CalleeLayouts] = {}
+    return sum(partition_tensors(module, function, tp, strict=True, callees=callees, program_ranks=tp)
+               for function in layers_first(functions(module)))
 
 
 def has_experts(module: ModuleOp, ep: int) -> bool:
@@ -2137,7 +2141,7 @@ class RduPartition(RduPass):
                 op, target,
                 lambda trial, d, t, p, m, z: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep,
                                                               zero=CHOSEN_ZERO if z else 0),
-                _split_layer)
+                _split_step)
             if not is_partitioned(op):
                 set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split
             set_split_choice(op, choice.table().splitlines())

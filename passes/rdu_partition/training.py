@@ -51,7 +51,15 @@ from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, S
 from rducc.dialects.split import Split
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
-from rducc.model.split_choice import Candidate, SplitChoice, StepProfile, candidates, choose, step_profile
+from rducc.model.split_choice import (
+    Candidate,
+    SplitChoice,
+    SplitEntry,
+    StepProfile,
+    candidates,
+    choose,
+    step_profile,
+)
 from rducc.targets import Target
 
 
@@ -248,32 +256,43 @@ def compiled_refusal(candidate: Candidate, module: ModuleOp | None = None) -> st
 
 
 
-LayerSplitter = Callable[[ModuleOp, func.FuncOp, int], object]
-"""Partitions one function of a module `tp` ways (`partition_tensors`), raising
-`RduccError` when it cannot."""
+StepSplitter = Callable[[ModuleOp, int], object]
+"""Partitions a training step's tensors `tp` ways in place (its outlined layers,
+then the functions calling them, as `rdu-partition` splits them at tp alone: no
+replicas, no stages), raising `RduccError` when it cannot."""
 
 
-def split_layers(module: ModuleOp, tps: Iterable[int], split: LayerSplitter
-                 ) -> dict[int, dict[str, func.FuncOp] | None]:
-    """Per tp, the outlined layers of `module` partitioned tp ways, each a copy in a
-    module of its own (a few hundred ops: the step itself is not copied); None for
-    a tp that does not split them."""
-    layers = [f for f in functions(module) if is_outlined(f)]
-    found: dict[int, dict[str, func.FuncOp] | None] = {}
-    for tp in sorted(set(tps)):
-        if tp == 1 or not layers:
-            continue
-        copies = [f.clone() for f in layers]
-        holder = ModuleOp(copies)
-        holder.attributes.update(module.attributes)
-        try:
-            for copy in copies:
-                split(holder, copy, tp)
-        except RduccError:
-            found[tp] = None
-            continue
-        found[tp] = {f.sym_name.data: f for f in copies}
-    return found
+def split_step(module: ModuleOp, tp: int, split: StepSplitter) -> tuple[dict[str, func.FuncOp], SplitEntry] | None:
+    """A copy of `module` partitioned `tp` ways (`split`): its outlined layers, and per
+    op of the entry function (the return left out, in order) the ops one rank runs for
+    it: the op as split and what the partition put before it (the collectives and
+    local parts its operands need); None when tp does not split the step."""
+    copy = module.clone()
+    entry = entry_function(copy)
+    own = {op: index for index, op in enumerate(op for op in entry.body.block.ops if not isinstance(op, func.ReturnOp))}
+    try:
+        split(copy, tp)
+    except RduccError:
+        return None
+    per_op: list[list[Operation]] = [[] for _ in own]
+    pending: list[Operation] = []
+    for op in entry_function(copy).body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            break
+        pending.append(op)
+        if op in own:
+            per_op[own[op]] += pending
+            pending = []
+    if pending and per_op:  # what the partition put before the return (results made whole): the last op's
+        per_op[-1] += pending
+    layers = {f.sym_name.data: f for f in functions(copy) if is_outlined(f)}
+    return layers, SplitEntry(per_op, entry_function(copy))
+
+
+def split_steps(module: ModuleOp, tps: Iterable[int], split: StepSplitter
+                ) -> dict[int, tuple[dict[str, func.FuncOp], SplitEntry] | None]:
+    """Per tp > 1, `split_step`: the step partitioned tp ways once, not once a candidate."""
+    return {tp: split_step(module, tp, split) for tp in sorted(set(tps)) if tp > 1}
 
 
 def stage_cuts(module: ModuleOp, pps: Iterable[int]) -> dict[int, list[int]]:
@@ -291,22 +310,25 @@ def stage_cuts(module: ModuleOp, pps: Iterable[int]) -> dict[int, list[int]]:
     return cuts
 
 
-def training_profile(module: ModuleOp, target: Target, layer_split: LayerSplitter) -> StepProfile:
-    """The split chooser's profile of a training step, with its outlined layers
-    split at each candidate tp and its ops cut into each candidate pp's stages,
-    both as `rdu-partition` compiles them."""
+def training_profile(module: ModuleOp, target: Target, step_split: StepSplitter) -> StepProfile:
+    """The split chooser's profile of a training step, with the step split at each
+    candidate tp (its outlined layers and the entry's ops: what tp divides, the
+    collectives it inserts) and its ops cut into each candidate pp's stages, both as
+    `rdu-partition` compiles them."""
     splits = candidates(target.sockets, 1)
-    return step_profile(module, target, split_layers(module, {c.tp for c in splits}, layer_split),
-                        stage_cuts(module, {c.pp for c in splits}))
+    found = split_steps(module, {c.tp for c in splits}, step_split)
+    return step_profile(module, target, {tp: None if f is None else f[0] for tp, f in found.items()},
+                        stage_cuts(module, {c.pp for c in splits}),
+                        {tp: f[1] for tp, f in found.items() if f is not None})
 
 
 def choose_training_split(module: ModuleOp, target: Target, partition: Partitioner,
-                          layer_split: LayerSplitter) -> tuple[int, int, int, int, SplitChoice]:
+                          step_split: StepSplitter) -> tuple[int, int, int, int, SplitChoice]:
     """Weigh every candidate split of a training step from one profile of it
     (`rducc.model.split_choice`: no copy of the step per candidate), partition
     `module` once, for the fastest candidate that partitions, and return its
     (dp, tp, pp, microbatches) and the weighed candidates."""
-    profile = training_profile(module, target, layer_split)
+    profile = training_profile(module, target, step_split)
     refused: dict[Candidate, str] = {}
     while True:
         choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c, module))
@@ -352,7 +374,7 @@ def is_training_step(module: ModuleOp) -> bool:
 __all__ = [
     "adopt", "compiled_refusal", "deferred", "mark_deferred", "optimizer_state_args",
     "parameter_results",
-    "split_layers", "stage_cuts", "training_profile", "zero_dim",
+    "split_step", "split_steps", "stage_cuts", "training_profile", "zero_dim",
     "batch_size", "batch_splits", "choose_training_split", "fill_value", "is_fill", "is_training_step", "ramp_length",
     "training_stages",
 ]
