@@ -45,6 +45,7 @@ from rducc.dialects.rdu.checks import CheckOp
 from rducc.errors import RduccError
 from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
+from rducc.frontend.fx_emit import emit_node
 from rducc.frontend.locations import describe_location
 from rducc.frontend.masked_updates import whole_tensor_mask_updates
 from rducc.frontend.types import tensor_type_of
@@ -195,15 +196,7 @@ class _Rewriter:
         return value
 
     def emit(self, anchor: Node, target: Any, *args: Any, **kwargs: Any) -> Node:
-        with self.graph.inserting_before(anchor):
-            node = self.graph.call_function(target, args, kwargs)
-        fakes = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-        with self.mode:
-            node.meta["val"] = target(*fakes[0], **fakes[1])
-        for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
-            if key in anchor.meta:
-                node.meta[key] = anchor.meta[key]
-        return node
+        return emit_node(self.graph, self.mode, anchor, target, *args, **kwargs)
 
     def _message(self, anchor: Node, why: str) -> str:
         name = getattr(anchor.target, "__name__", str(anchor.target)).split(".")[0]

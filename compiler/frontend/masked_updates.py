@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
+from rducc.frontend.fx_emit import NodeEmitter
+
 aten = torch.ops.aten
 Node = torch.fx.Node
 
@@ -118,23 +120,7 @@ def _reads_rows(node: Node, mask: Node) -> bool:
     return False
 
 
-class _Emitter:
-    def __init__(self, graph: torch.fx.Graph, mode: Any) -> None:
-        self.graph, self.mode = graph, mode
-
-    def __call__(self, anchor: Node, target: Any, *args: Any, **kwargs: Any) -> Node:
-        with self.graph.inserting_before(anchor):
-            node = self.graph.call_function(target, args, kwargs)
-        fakes = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-        with self.mode:
-            node.meta["val"] = target(*fakes[0], **fakes[1])
-        for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
-            if key in anchor.meta:
-                node.meta[key] = anchor.meta[key]
-        return node
-
-
-def _whole_tensor_update(emit: _Emitter, put: Node, mask: Node, order: list[Node]) -> Node:
+def _whole_tensor_update(emit: NodeEmitter, put: Node, mask: Node, order: list[Node]) -> Node:
     """`where(mask, f(src), base)` for the update `put` (f: the pointwise nodes `order`)."""
     whole: dict[Node, Node] = {}
     for node in order:
@@ -160,7 +146,7 @@ def _whole_tensor_update(emit: _Emitter, put: Node, mask: Node, order: list[Node
     return emit(put, aten.where.self, condition, updated, base)
 
 
-def _rewrite(emit: _Emitter, put: Node) -> bool:
+def _rewrite(emit: NodeEmitter, put: Node) -> bool:
     mask = _sole_mask(put)
     values = put.args[2] if len(put.args) > 2 else None
     if mask is None or not isinstance(values, Node):
@@ -182,7 +168,7 @@ def whole_tensor_mask_updates(ep: ExportedProgram) -> None:
         return
     mode = next(n.meta["val"].fake_mode for n in graph.nodes
                 if isinstance(n.meta.get("val"), torch.Tensor) and hasattr(n.meta["val"], "fake_mode"))
-    emit = _Emitter(graph, mode)
+    emit = NodeEmitter(graph, mode)
     if any([_rewrite(emit, put) for put in puts]):
         graph.eliminate_dead_code()
         graph.lint()

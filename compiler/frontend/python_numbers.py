@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
+from rducc.frontend.fx_emit import NodeEmitter
+
 aten = torch.ops.aten
 Node = torch.fx.Node
 
@@ -128,23 +130,7 @@ def has_python_numbers(ep: ExportedProgram) -> bool:
     return any(_is_number_op(node) or _number_args(node) or _needs_tensor_overload(node) for node in ep.graph.nodes)
 
 
-class _Emitter:
-    def __init__(self, graph: torch.fx.Graph, mode: Any) -> None:
-        self.graph, self.mode = graph, mode
-
-    def __call__(self, anchor: Node, target: Any, *args: Any, **kwargs: Any) -> Node:
-        with self.graph.inserting_before(anchor):
-            node = self.graph.call_function(target, args, kwargs)
-        values = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-        with self.mode:
-            node.meta["val"] = target(*values[0], **values[1])
-        for key in ("stack_trace", "nn_module_stack"):
-            if key in anchor.meta:
-                node.meta[key] = anchor.meta[key]
-        return node
-
-
-def _operand(emit: _Emitter, anchor: Node, value: Any, tensors: dict[Node, Node], dtype: torch.dtype) -> Node:
+def _operand(emit: NodeEmitter, anchor: Node, value: Any, tensors: dict[Node, Node], dtype: torch.dtype) -> Node:
     """A number operand as a rank-0 tensor of `dtype`."""
     if isinstance(value, Node):
         tensor = tensors[value]
@@ -154,7 +140,7 @@ def _operand(emit: _Emitter, anchor: Node, value: Any, tensors: dict[Node, Node]
     return emit(anchor, aten.scalar_tensor.default, value, dtype=dtype)
 
 
-def _tensor_of_read(emit: _Emitter, read: Node) -> Node:
+def _tensor_of_read(emit: NodeEmitter, read: Node) -> Node:
     """The rank-0 tensor a `.item()` read reads, in its number's dtype."""
     source = read.args[0]
     assert isinstance(source, Node)
@@ -165,7 +151,7 @@ def _tensor_of_read(emit: _Emitter, read: Node) -> Node:
     return emit(read, aten._to_copy.default, tensor, dtype=dtype)
 
 
-def _lowered(emit: _Emitter, node: Node, tensors: dict[Node, Node]) -> Node:
+def _lowered(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) -> Node:
     """The rank-0 tensor computing `node`'s number in its type."""
     dtype = _dtype_of(node.meta["val"])
     assert dtype is not None
@@ -181,7 +167,7 @@ def _lowered(emit: _Emitter, node: Node, tensors: dict[Node, Node]) -> Node:
     return operands[0] if op is None else emit(node, op, *operands)
 
 
-def _as_tensor_operand(emit: _Emitter, user: Node, number: Node, tensors: dict[Node, Node]) -> Node:
+def _as_tensor_operand(emit: NodeEmitter, user: Node, number: Node, tensors: dict[Node, Node]) -> Node:
     """`number`'s rank-0 tensor cast to the dtype `user` computes in with it as a Python number."""
     tensor = tensors[number]
     others = [a.meta["val"] for a in user.all_input_nodes
@@ -194,7 +180,7 @@ def _as_tensor_operand(emit: _Emitter, user: Node, number: Node, tensors: dict[N
     return emit(user, aten._to_copy.default, tensor, dtype=dtype)
 
 
-def _pass_numbers_as_tensors(emit: _Emitter, node: Node, tensors: dict[Node, Node]) -> None:
+def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) -> None:
     """Replace each Python number `node` takes as a Tensor argument by its rank-0 tensor
     (first switching a Scalar overload to its Tensor form, when the op has one)."""
     if _needs_tensor_overload(node) and (overload := _tensor_overload(node)) is not None:
@@ -216,7 +202,7 @@ def lower_python_numbers(ep: ExportedProgram) -> None:
     graph = ep.graph
     mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
                 and hasattr(n.meta["val"], "fake_mode"))
-    emit = _Emitter(graph, mode)
+    emit = NodeEmitter(graph, mode)
     tensors: dict[Node, Node] = {}
     lowered: list[Node] = []
     for node in list(graph.nodes):
