@@ -300,9 +300,19 @@ def head_sizes(function: func.FuncOp) -> set[int]:
 
 def _one_head_reshape(source: Sequence[int], result: Sequence[int], heads: set[int]) -> bool:
     """Whether the reshape makes its input's last dim, of one head's features, a
-    head of its own (`[.., 8] -> [.., 1, 8]`: the one KV head of multi-query attention)."""
-    return (len(result) >= 2 and bool(source) and source[-1] == result[-1] in heads and result[-2] == 1
-            and len(result) > len(source))
+    head of its own (the one KV head of multi-query attention): it keeps the last
+    dim and adds a dim of size 1 for the head, beside it (`[.., 8] -> [.., 1, 8]`)
+    or, when rdu-canonicalize folded the heads' transpose into the reshape, before
+    the tokens (`[16, 8] -> [2, 1, 8, 8]`, `[8, 8] -> [1, 1, 8, 8]`). A unit dim
+    only in front is a batch of one (`[8, 8] -> [1, 8, 8]`), not a head."""
+    if len(result) <= len(source) or not source or not source[-1] == result[-1] in heads:
+        return False
+    return result[-2] == 1 or _unit_dims(result[1:-1]) > _unit_dims(source[1:-1])
+
+
+def _unit_dims(shape: Sequence[int]) -> int:
+    """How many dims of `shape` have size 1."""
+    return sum(size == 1 for size in shape)
 
 
 def _kept_blocks(split: Split, group_src: Sequence[int], group_res: Sequence[int]
@@ -1661,7 +1671,7 @@ class _TensorPartitioner:
 
     def _one_head(self, value: SSAValue) -> bool:
         """Whether a reshape of `value` (through maps of its shape) makes all its
-        columns one head's features (`[.., 8] -> [.., 1, 8]`: the one KV head of
+        columns one head's features (`_one_head_reshape`: the one KV head of
         multi-query attention), which no split of the columns may cut."""
         for use in value.uses:
             user = use.operation
