@@ -5,8 +5,7 @@
 // projections (one head of 4 features) stay whole on every rank (a split of their
 // columns would cut the head), q splits by heads, o_proj by rows: one all-reduce,
 // no gather.
-// RUN: rducc-opt --split-input-file -p 'rdu-partition{tp=2}' %s | filecheck %s
-// RUN: rducc-opt --split-input-file -p 'rdu-partition{tp=2}' %s | rducc-opt --split-input-file | filecheck %s
+// RUN: rducc-opt --check-roundtrip --split-input-file -p 'rdu-partition{tp=2}' %s | filecheck %s
 
 builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"} {
   tier.global @q : tensor<16x16xf32> {kind = "parameter"}
