@@ -110,8 +110,9 @@ def _fill_conflict(wanted: Mapping[str, str], fills: Mapping[str, str], names: S
         if fills.get(name, fill) != fill:
             return f"needs input {name} padded with {fill}, another padded dim needs {fills[name]}"
         carried = {d.name for d in dims for size in _sizes(values[names.index(name)]) if _has(size, d.symbol)}
-        if carried & vouched:
-            return f"needs input {name} padded with {fill}, but --pad-dims {sorted(carried & vouched)[0]} pads it with zeros"
+        zeros = sorted(carried & vouched)
+        if zeros:
+            return f"needs input {name} padded with {fill}, but --pad-dims {zeros[0]} pads it with zeros"
     return ""
 
 

@@ -225,3 +225,6 @@ def test_a_reduction_after_a_pointwise_op_or_two_fills_refuses_the_dim():
     for model, (example, why) in refused.items():
         plan = _plan(model(), (example,), seq)
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
+    both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
+    plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
+    assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
