@@ -525,7 +525,8 @@ class BucketedProgram:
     def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:
         """Run the bucket matching the inputs' shapes (as `Program.__call__`); inputs
         of a smaller size of a dim the program lets pad run the smallest bucket that
-        covers them, padded with zeros, and its outputs are cut back (docs/shapes.md)."""
+        covers them, padded with zeros (or the neutral value of a max, min or
+        product they meet), and its outputs are cut back (docs/shapes.md)."""
         from rducc.shapes.padding import cut_outputs, pad_arrays
 
         given = self.programs[0][1]._flat_inputs(tensors, named)
@@ -534,10 +535,10 @@ class BucketedProgram:
         declared = self._declared[call.index][1]
         if [tuple(t.shape) for t in given] == [tuple(s) for s in declared]:
             return program._call_flat(given)
-        padded = pad_arrays([t.detach() for t in given], declared)
+        assert self.padding is not None
+        padded = pad_arrays([t.detach() for t in given], declared, self.padding.fills)
         outputs = program._call_flat(padded)
         flat, spec = pytree.tree_flatten(outputs)
-        assert self.padding is not None
         return pytree.tree_unflatten(cut_outputs(flat, self.padding, call), spec)
 
     @property

@@ -968,8 +968,15 @@ class PaddingAttr(ParametrizedAttribute):
     inputs: ArrayAttr[ArrayAttr[StringAttr]]
     outputs: ArrayAttr[ArrayAttr[StringAttr]]
     refused: ArrayAttr[StringAttr]
+    fills: ArrayAttr[StringAttr]
+    """Per user input, the value its padded positions hold ("" for zero; "-inf", "inf", "1": the neutral
+    value of a max, min or product its padded dim meets)."""
 
     def verify(self) -> None:
+        bad_fill = [f.data for f in self.fills.data if f.data not in PAD_FILLS]
+        if bad_fill:
+            raise VerifyException(f"#rdu.padding fills an input with '{bad_fill[0]}'; a fill is one of "
+                                  f"{', '.join(repr(f) for f in PAD_FILLS)}")
         known = {d.data for d in self.dims.data}
         for rows in (self.inputs.data, self.outputs.data):
             for row in rows:
@@ -978,23 +985,29 @@ class PaddingAttr(ParametrizedAttribute):
                     raise VerifyException(f"#rdu.padding names '{bad[0]}', which is not one of its dims")
 
 
-def padding_of(module: Operation) -> tuple[list[str], list[list[str]], list[list[str]], dict[str, str]] | None:
-    """A bucket module's padding (dims, inputs, outputs, refused), or None."""
+PAD_FILLS = ("", "-inf", "inf", "1")
+"""The values a padded input may be filled with ("" is zero)."""
+
+
+def padding_of(module: Operation) -> tuple[list[str], list[list[str]], list[list[str]], dict[str, str],
+                                           list[str]] | None:
+    """A bucket module's padding (dims, inputs, outputs, refused, fills), or None."""
     attr = module.attributes.get(PADDING)
     if not isinstance(attr, PaddingAttr):
         return None
     refused = dict(r.data.split(": ", 1) for r in attr.refused.data if ": " in r.data)
     return ([d.data for d in attr.dims.data], [[n.data for n in row.data] for row in attr.inputs.data],
-            [[n.data for n in row.data] for row in attr.outputs.data], refused)
+            [[n.data for n in row.data] for row in attr.outputs.data], refused, [f.data for f in attr.fills.data])
 
 
 def set_padding(module: Operation, dims: Sequence[str], inputs: Sequence[Sequence[str]],
-                outputs: Sequence[Sequence[str]], refused: Mapping[str, str]) -> None:
+                outputs: Sequence[Sequence[str]], refused: Mapping[str, str], fills: Sequence[str] = ()) -> None:
     def rows(table: Sequence[Sequence[str]]) -> ArrayAttr[ArrayAttr[StringAttr]]:
         return ArrayAttr(ArrayAttr(StringAttr(n) for n in row) for row in table)
 
     module.attributes[PADDING] = PaddingAttr(ArrayAttr(StringAttr(d) for d in dims), rows(inputs), rows(outputs),
-                                             ArrayAttr(StringAttr(f"{k}: {v}") for k, v in refused.items()))
+                                             ArrayAttr(StringAttr(f"{k}: {v}") for k, v in refused.items()),
+                                             ArrayAttr(StringAttr(f) for f in fills))
 
 
 CONTRACT_ATTRS: list[type[Attribute]] = [LevelAttr, SplitAttr, TilePlanAttr, TargetAttr, MappingAttr, PhaseAttr,

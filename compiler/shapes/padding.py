@@ -19,7 +19,9 @@ it) makes `s` unsafe, and an op the rules do not know makes it unsafe too: the
 answer is never a guess. A dim the user vouches for (`--pad-dims seq`: a
 sequence whose padding an attention mask hides, or a causal model padded at
 the end) skips the op rules; its inputs and outputs must still carry it as a
-whole dim. Padded positions are zeros (a padded attention mask masks them).
+whole dim. Padded positions are zeros (a padded attention mask masks them), or,
+where a max, min, product, logsumexp or softmax reads an input along the padded
+dim through value-preserving moves only, that op's neutral value (`_NEUTRAL`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class PadPlan:
     """Per user output, per dim: the padded dim it carries as its outermost factor ("" for none)."""
     refused: dict[str, str] = field(default_factory=dict)
     """Each dynamic dim that may not be padded, and why."""
+    fills: list[str] = field(default_factory=list)
+    """Per user input, the value its padded positions hold ("" for zero; else a key of `_NEUTRAL`'s values:
+    "-inf", "inf", "1", when its padded dim meets a max, min or product; docs/shapes.md)."""
 
 
 # --------------------------------------------------------------------------
@@ -76,18 +81,39 @@ def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Itera
                if spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)]
     reason = "the program updates a buffer or an input in place" if mutated else ""
     graphs = _Graphs(ep)
+    names = _user_input_names(ep)
+    fills: dict[str, str] = {}
     for dim in dims:
         checked = dim.name not in vouched_names
-        why = reason or _unsafe_reason(graphs, ep, dim, dims, checked)
+        wanted: dict[str, str] = {}
+        why = reason or _unsafe_reason(graphs, ep, dim, dims, checked, wanted)
+        why = why or _fill_conflict(wanted, fills, names, ep, dim, dims, vouched_names)
         if why:
             plan.refused[dim.name] = why
             if dim.name in vouched_names:
                 raise RduccError(f"--pad-dims {dim.name}: {why}")
         else:
             plan.dims.append(dim.name)
+            fills.update(wanted)
+    plan.fills = [fills.get(name, "") for name in names]
     plan.inputs = [_dim_names(_sizes(value), dims, plan.dims) for value in _user_input_values(ep)]
     plan.outputs = [_dim_names(_sizes(value), dims, plan.dims) for value in _user_output_values(ep)]
     return plan
+
+
+def _fill_conflict(wanted: Mapping[str, str], fills: Mapping[str, str], names: Sequence[str], ep: ExportedProgram,
+                   dim: DynamicDim, dims: Sequence[DynamicDim], vouched: set[str]) -> str:
+    """Why the fills padding `dim` needs clash with those of the dims taken before it
+    (or with a dim the user vouched for, whose padding must stay zeros)."""
+    values = _user_input_values(ep)
+    for name, fill in wanted.items():
+        if fills.get(name, fill) != fill:
+            return f"needs input {name} padded with {fill}, another padded dim needs {fills[name]}"
+        carried = {d.name for d in dims for size in _sizes(values[names.index(name)]) if _has(size, d.symbol)}
+        zeros = sorted(carried & vouched)
+        if zeros:
+            return f"needs input {name} padded with {fill}, but --pad-dims {zeros[0]} pads it with zeros"
+    return ""
 
 
 _UNKNOWN = "is not an op rducc knows keeps padded positions apart"
@@ -114,13 +140,18 @@ class _Graphs:
         return self._core
 
 
-def _graph_reason(graph: Any, symbol: str) -> str:
-    """The first op of `graph` that could let a padded position reach a real one, and why."""
+def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[str, str]) -> str:
+    """The first op of `graph` that could let a padded position reach a real one, and why
+    (`fills`: set to the fill each input of `inputs` needs for the reductions it meets)."""
     layouts = _Layouts(symbol)
     for node in graph.nodes:
         if node.op != "call_function":
             continue
-        why = _op_reason(node, symbol) or layouts.step(node)
+        why = _op_reason(node, symbol)
+        if why.startswith("reads across"):
+            filled = _neutral_fill(node, symbol, inputs, fills)
+            why = why if filled is None else filled
+        why = why or layouts.step(node)
         if why:
             return f"{_op_name(node)}{_source_line(node)} {why}"
     output = next(n for n in graph.nodes if n.op == "output")
@@ -133,8 +164,9 @@ def _graph_reason(graph: Any, symbol: str) -> str:
 
 
 def _unsafe_reason(graphs: _Graphs, ep: ExportedProgram, dim: DynamicDim, dims: Sequence[DynamicDim],
-                   checked: bool) -> str:
-    """Why padding `dim` could change a real result ("" when it cannot)."""
+                   checked: bool, fills: dict[str, str]) -> str:
+    """Why padding `dim` could change a real result ("" when it cannot); `fills`: set to
+    the fill each input needs (by name) where the padded dim meets a max, min or product."""
     symbol = dim.symbol
     for index, value in enumerate(_user_input_values(ep)):
         for axis, size in enumerate(_sizes(value)):
@@ -149,11 +181,46 @@ def _unsafe_reason(graphs: _Graphs, ep: ExportedProgram, dim: DynamicDim, dims: 
                 return f"output {index}'s dim {axis} ({_named(size, dims)}) also carries {', '.join(others)}"
     if not checked:
         return ""
-    why = _graph_reason(graphs.exported, symbol)
+    inputs = _user_input_names(ep)
+    why = _graph_reason(graphs.exported, symbol, inputs, fills)
     if why.endswith(_UNKNOWN):  # an op the rules do not know: read its Core ATen decomposition instead
         core = graphs.core()
-        why = graphs.unread if core is None else _graph_reason(core, symbol)
+        fills.clear()
+        why = graphs.unread if core is None else _graph_reason(core, symbol, inputs, fills)
     return why
+
+
+
+def _neutral_fill(node: torch.fx.Node, symbol: str, inputs: Sequence[str], fills: dict[str, str]) -> str | None:
+    """"" when `node` reduces along the padded dim of a user input it reaches only
+    through value-preserving moves, so that padding that input with the op's neutral
+    value keeps its result (recorded in `fills`); why not when the input already
+    needs another fill; None when the rule does not apply."""
+    target = node.target
+    name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+    fill = _NEUTRAL.get(name)
+    source = node.args[0] if node.args else None
+    while fill is not None and isinstance(source, torch.fx.Node) and source.op == "call_function":
+        moved = source.target
+        value = _val(source)
+        if (not isinstance(moved, torch._ops.OpOverload) or moved._overloadpacket.__name__ not in _KEEPS_VALUES
+                or _op_reason(source, symbol) or not _keeps_fill(value, fill)):
+            return None
+        source = source.args[0]
+    if fill is None or not isinstance(source, torch.fx.Node) or source.name not in inputs:
+        return None
+    if not _keeps_fill(_val(source), fill):
+        return None
+    if fills.get(source.name, fill) != fill:
+        return (f"reads input {source.name} along the padded dim, needing it padded with {fill}; "
+                f"another op needs {fills[source.name]}")
+    fills[source.name] = fill
+    return ""
+
+
+def _keeps_fill(value: Any, fill: str) -> bool:
+    """A tensor of a dtype that holds `fill` (+-inf only in floating dtypes)."""
+    return isinstance(value, torch.Tensor) and (fill == "1" or value.dtype.is_floating_point)
 
 
 def _source_line(node: torch.fx.Node) -> str:
@@ -221,6 +288,13 @@ def _user_input_values(ep: ExportedProgram) -> list[Any]:
             if spec.kind == InputKind.USER_INPUT and getattr(spec.arg, "name", None) in nodes]
 
 
+def _user_input_names(ep: ExportedProgram) -> list[str]:
+    """The placeholder names of the user inputs, in order."""
+    nodes = {n.name for n in ep.graph.nodes if n.op == "placeholder"}
+    return [spec.arg.name for spec in ep.graph_signature.input_specs
+            if spec.kind == InputKind.USER_INPUT and getattr(spec.arg, "name", None) in nodes]
+
+
 def _user_output_values(ep: ExportedProgram) -> list[Any]:
     output = next(n for n in ep.graph.nodes if n.op == "output")
     values = output.args[0]
@@ -240,6 +314,14 @@ _MOVES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand
 _VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_as", "reshape_as"}
 _CREATES = {"full", "zeros", "ones", "empty", "arange", "scalar_tensor", "new_zeros", "new_ones", "new_full",
             "new_empty", "empty_strided"}
+_NEUTRAL = {"amax": "-inf", "max": "-inf", "amin": "inf", "min": "inf", "prod": "1", "logsumexp": "-inf",
+            "softmax": "-inf", "_softmax": "-inf", "log_softmax": "-inf", "_log_softmax": "-inf"}
+"""Ops along a padded dim that padded positions holding this value leave exact (max(x, -inf) = x,
+x * 1 = x, exp(-inf) = 0): the one table of the fills a padded input may get."""
+_KEEPS_VALUES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand_as", "clone", "_to_copy",
+                 "alias", "detach", "lift_fresh_copy", "contiguous", "to", "type_as", "slice", "select", "narrow",
+                 *_VIEWS}
+"""Ops whose every output position holds the value of one input position (args[0]'s): a fill passes through."""
 _SIZE_ARGS = {"size", "shape", "end", "stride"}
 """Arguments a size may be given to (a shape, or arange's end: position i holds i either way)."""
 _ALONG_DIM = {"amax", "amin", "sum", "mean", "prod", "var", "var_mean", "std", "std_mean", "argmax", "argmin",
@@ -694,16 +776,19 @@ def _covers(declared: Sequence[tuple[int, ...]], shapes: Sequence[tuple[int, ...
     return real
 
 
-def pad_arrays(arrays: Sequence[Any], declared: Sequence[tuple[int, ...]]) -> list[Any]:
-    """Each array (numpy or torch) padded with zeros at the end of each dim up to
-    the bucket's shape (a complex input's trailing pair dim is kept)."""
+def pad_arrays(arrays: Sequence[Any], declared: Sequence[tuple[int, ...]], fills: Sequence[str] = ()) -> list[Any]:
+    """Each array (numpy or torch) padded at the end of each dim up to the bucket's
+    shape with its fill (`PadPlan.fills`; zeros when none) (a complex input's
+    trailing pair dim is kept)."""
     padded = []
-    for array, want in zip(arrays, declared):
+    for index, (array, want) in enumerate(zip(arrays, declared)):
+        fill = float(fills[index]) if index < len(fills) and fills[index] else 0.0
         shape = tuple(want) + tuple(array.shape[len(want):])
         if tuple(array.shape) == shape:
             padded.append(array)
             continue
-        out = array.new_zeros(shape) if isinstance(array, torch.Tensor) else np.zeros(shape, dtype=array.dtype)
+        out = (array.new_full(shape, fill) if isinstance(array, torch.Tensor)
+               else np.full(shape, fill, dtype=array.dtype))
         out[tuple(slice(0, size) for size in array.shape)] = array
         padded.append(out)
     return padded
@@ -737,7 +822,7 @@ def record_plan(module: Any, plan: PadPlan) -> None:
     """Put the plan on the bucket module (`rdu.padding`)."""
     from rducc.dialects.contracts import set_padding
 
-    set_padding(module, plan.dims, plan.inputs, plan.outputs, plan.refused)
+    set_padding(module, plan.dims, plan.inputs, plan.outputs, plan.refused, plan.fills)
 
 
 def padded_label(call: PaddedCall) -> str:

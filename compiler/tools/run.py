@@ -429,7 +429,8 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     chosen = buckets[call.index][1]
     exact = [tuple(s) for s in shapes] == [tuple(s) for s in declared[call.index][1]]
     padded = None if exact else declared[call.index][1]
-    results = _execute(args, chosen, program_path, weights_path, padded)
+    plan = plan_of(module)
+    results = _execute(args, chosen, program_path, weights_path, padded, plan.fills if plan else ())
     if padded is not None:
         results = _cut_results(chosen, results, plan_of(module), call)
     if args.output:
@@ -559,9 +560,11 @@ def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tu
 
 
 def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
-             weights_path: Path | None, padded: Sequence[tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+             weights_path: Path | None, padded: Sequence[tuple[int, ...]] | None = None,
+             fills: Sequence[str] = ()) -> dict[str, np.ndarray]:
     """Run the program on the --input arrays and its weights: the results by name
-    (`padded`: the bucket's input shapes, which the smaller inputs are padded up to)."""
+    (`padded`: the bucket's input shapes, which the smaller inputs are padded up to, each with its
+    `fills` value, zeros when none)."""
     from rducc.runtime.engine import check_input_count
     from rducc.runtime.sockets import declared_arguments, placed_runner
 
@@ -578,7 +581,7 @@ def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     if padded is not None:
         from rducc.shapes.padding import pad_arrays
 
-        inputs = pad_arrays(inputs, padded)
+        inputs = pad_arrays(inputs, padded, fills)
     if weights_path is None and _needs_weights(module):
         raise RduccError(
             f"{program_path}: the program names no weights file (a model built on the meta "

@@ -1,19 +1,23 @@
 // The padding a program of shape buckets allows (#rdu.padding, `rducc.shapes.padding`):
 // the dims a call may pad up to a larger bucket, per input and per output the
-// padded dim each of its dims carries, and each refused dim with its reason. It
-// round-trips; a row naming a dim the attribute does not list, or a padded dim
-// the buckets are not for, is refused.
+// padded dim each of its dims carries, each refused dim with its reason, and per
+// input the value its padded positions hold ("" zero; "-inf", "inf", "1": the
+// neutral value of a max, min or product it meets). It round-trips; a row naming a
+// dim the attribute does not list, a padded dim the buckets are not for, or a fill
+// that is not one of those, is refused.
 // RUN: rducc-opt --check-roundtrip %s | filecheck %s
 // RUN: sed -e 's/\[\["batch", ""\]\], \[\["batch", ""\]\]/[["seq", ""]], [["batch", ""]]/' %s | not rducc-opt 2>&1 | filecheck %s --check-prefix=UNLISTED
+// RUN: sed -e 's/\["-inf"\]>/["nan"]>/' %s | not rducc-opt 2>&1 | filecheck %s --check-prefix=FILL
 // RUN: sed -e 's/#rdu.padding<\["batch"\], \[\["batch", ""\]\], \[\["batch", ""\]\]/#rdu.padding<["seq"], [["seq", ""]], [["seq", ""]]/' %s | not rducc-opt 2>&1 | filecheck %s --check-prefix=DIMS
 
-// CHECK:      builtin.module attributes {rdu.level = #rdu<level graph>, rdu.padding = #rdu.padding<["batch"], [["batch", ""]], [["batch", ""]], []>} {
+// CHECK:      builtin.module attributes {rdu.level = #rdu<level graph>, rdu.padding = #rdu.padding<["batch"], [["batch", ""]], [["batch", ""]], [], ["-inf"]>} {
 // CHECK-NEXT:   builtin.module @forward__batch4 attributes {rdu.bucket = #rdu.bucket<batch = 4>} {
 
 // UNLISTED: #rdu.padding names 'seq', which is not one of its dims
+// FILL: #rdu.padding fills an input with 'nan'; a fill is one of '', '-inf', 'inf', '1'
 // DIMS: rdu.padding names dims seq; the buckets are for batch
 
-builtin.module attributes {rdu.level = #rdu<level graph>, rdu.padding = #rdu.padding<["batch"], [["batch", ""]], [["batch", ""]], []>} {
+builtin.module attributes {rdu.level = #rdu<level graph>, rdu.padding = #rdu.padding<["batch"], [["batch", ""]], [["batch", ""]], [], ["-inf"]>} {
   builtin.module @forward__batch4 attributes {rdu.bucket = #rdu.bucket<batch = 4>} {
     func.func @forward(%x: tensor<4x8xf32> {rdu.input = "x"}) -> tensor<4x8xf32> {
       %relu = rdu.map %x : (tensor<4x8xf32>) -> tensor<4x8xf32> {

@@ -6,6 +6,7 @@ in test_shapes.py, on the programs compiled there."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -15,6 +16,7 @@ import rducc
 from rducc.errors import RduccError
 from rducc.frontend.dynamic_dims import dynamic_dims
 from rducc.shapes.padding import padding_plan
+from rducc.tools.run import main as run_main
 
 
 class RowWise(nn.Module):
@@ -154,3 +156,75 @@ def test_a_vouched_dim_must_still_be_a_whole_dim_of_each_output():
     assert "aten.cat" in plan.refused["seq"] and "reads across its dim 1" in plan.refused["seq"]
     with pytest.raises(RduccError, match=r"--pad-dims seq: output 0's dim 1 is 2\*seq"):
         _plan(Doubled(), (torch.randn(2, 4),), ({1: Dim("seq", min=2, max=8)},), vouched=["seq"])
+
+
+class MaxOfMoved(nn.Module):
+    """max, softmax and logsumexp along seq of an input reached through a transpose and a view (fill -inf)."""
+
+    def forward(self, x):
+        moved = x.transpose(1, 2).reshape(-1, x.shape[1])
+        return moved.amax(1), torch.softmax(x, 1), torch.logsumexp(x, 1)
+
+
+class MinOfSliced(nn.Module):
+    """min along seq of a slice along another dim (fill +inf)."""
+
+    def forward(self, x):
+        return x[:, :, 1:].amin(1)
+
+
+class ProdOfCopy(nn.Module):
+    """prod along seq of a copy (fill 1)."""
+
+    def forward(self, x):
+        return x.clone().prod(1)
+
+
+@pytest.mark.parametrize("model, fill, shift", [(MaxOfMoved, "-inf", -5.0), (MinOfSliced, "inf", 5.0),
+                                                (ProdOfCopy, "1", 1.0)])
+def test_a_reduction_along_a_padded_dim_pads_its_input_with_its_neutral_value(model, fill, shift, tmp_path):
+    """seq 5 runs the seq=8 bucket, the input padded with the reduction's neutral
+    value (zeros would change every result: the values are shifted away from 0),
+    through `Program` and through rducc-run on the saved program."""
+    torch.manual_seed(0)
+    seq = Dim("seq", min=2, max=16)
+    compiled = rducc.compile(model().eval(), (torch.randn(2, 6, 3),), dynamic_shapes=({1: seq},),
+                             shapes={"seq": [8]}, opt_level=0)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"] and compiled.padding.fills == [fill]
+    assert f'["{fill}"]>' in compiled.mlir
+    x = torch.rand(2, 5, 3) * 0.5 + shift
+    with torch.no_grad():
+        expected = model()(x)
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-5, atol=1e-5)
+    compiled.save(tmp_path / "out.mlir")
+    np.save(tmp_path / "x.npy", x.numpy())
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--output",
+                     str(tmp_path / "y.npz"), "-q"]) == 0
+    got = np.load(tmp_path / "y.npz")["output_0"]
+    first = expected[0] if isinstance(expected, tuple) else expected
+    np.testing.assert_allclose(got, first.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_reduction_after_a_pointwise_op_or_two_fills_refuses_the_dim():
+    class MaxOfScaled(nn.Module):
+        def forward(self, x):
+            return (x * 2).amax(1)
+
+    class MaxAndMin(nn.Module):
+        def forward(self, x):
+            return x.amax(1) - x.amin(1)
+
+    class MaxOfInts(nn.Module):
+        def forward(self, x):
+            return x.amax(1)
+
+    seq = ({1: Dim("seq", min=2, max=16)},)
+    refused = {MaxOfScaled: (torch.randn(2, 6), "aten.amax (at test_shape_padding.py:"),
+               MaxAndMin: (torch.randn(2, 6), "needing it padded with inf; another op needs -inf"),
+               MaxOfInts: (torch.ones(2, 6, dtype=torch.long), "aten.amax (at test_shape_padding.py:")}
+    for model, (example, why) in refused.items():
+        plan = _plan(model(), (example,), seq)
+        assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
+    both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
+    plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
+    assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
