@@ -25,8 +25,10 @@ the operand's, for the view's lifetime. So such an op runs as a view when
   every reader is a body op;
 - its operand holds its value in known bytes: a body value computed into its
   own arena bytes (or a host array: a streamed value without a `tier.offset`),
-  a reshape made a view by `rducc.runtime.views` (its operand's bytes), an
-  SRAM input buffer, or another layout view (its operand's bytes, again);
+  a reshape made a view by `rducc.runtime.views` (its operand's bytes), or
+  another layout view (its operand's bytes, again); never an input buffer of
+  the compute, which the compute may write in place (a row update written
+  back into the buffer it read: test_mutation.py);
   not a value a fused step computes elsewhere or skips
   (`rducc.runtime.epilogues`, `rducc.runtime.fused_norms`);
 - no reader needs the op's own bytes (a reshape `rducc.runtime.views` reads
@@ -130,6 +132,12 @@ class LayoutViews:
             return self.placement.outs[value] or UNKNOWN
         return body_bytes(owner)
 
+    def _origin(self, value: SSAValue) -> SSAValue:
+        """The value whose bytes `value` is read from, through the layout views taken so far."""
+        while isinstance(value.owner, Operation) and value.owner in self.source:
+            value = self.source[value.owner]
+        return value
+
     def _written(self, op: Operation) -> list[Bytes]:
         """The bytes `op`'s step may write."""
         found = [b for b in (self.placement.written(op),) if b is not None]
@@ -146,6 +154,8 @@ class LayoutViews:
         if not readers or any(r not in self.position or r in self.views.of_source or r in self.views.into.values()
                               for r in readers):
             return False
+        if isinstance(self._origin(op.operands[0]), BlockArgument):
+            return False  # an input buffer: the compute may write it in place (a row update written back)
         held = self._bytes(op.operands[0])
         if held is None:
             return True  # a host array: written by its own step alone

@@ -195,11 +195,11 @@ def test_rducc_warns_once_and_refuses_with_no_host_ops(small, tmp_path: Path,
 
 
 def test_data_dependent_shapes_stay_refused() -> None:
-    """`unique` has no fixed-size form (nonzero and masks compile for the example's
-    size, checked at run time: test_data_sizes.py)."""
+    """`unique_consecutive` has no fixed-size form (nonzero, masks and sorted
+    `unique` compile for the example's size, checked at run time: test_data_sizes.py)."""
     class Unique(torch.nn.Module):
         def forward(self, x):
-            return torch.unique(x)
+            return torch.unique_consecutive(x)
 
     exported = torch.export.export(Unique(), (torch.tensor([1.0, 0.0, 2.0]),))
     with pytest.raises(RduccError, match="data-dependent shape"):
