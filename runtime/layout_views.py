@@ -154,7 +154,8 @@ class LayoutViews:
         if not readers or any(r not in self.position or r in self.views.of_source or r in self.views.into.values()
                               for r in readers):
             return False
-        if isinstance(self._origin(op.operands[0]), BlockArgument):
+        if (not views_operand_bytes(op) and isinstance(op, rdu.TransposeOp)
+                and isinstance(self._origin(op.operands[0]), BlockArgument)):
             return False  # an input buffer: the compute may write it in place (a row update written back)
         held = self._bytes(op.operands[0])
         if held is None:
