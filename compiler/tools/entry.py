@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import threading
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 1
@@ -47,7 +49,16 @@ def broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _ctrl_c_stops() -> None:
+    """Ctrl-C raises KeyboardInterrupt even when the parent started the tool with
+    SIGINT ignored (Python keeps an inherited SIG_IGN: a test runner's worker,
+    a script's child), so a long run always stops on Ctrl-C as documented."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _start(tool: str, module: str, argv: list[str] | None = None) -> int:
+    _ctrl_c_stops()
     try:
         return importlib.import_module(module).main(argv)
     except KeyboardInterrupt:
