@@ -26,9 +26,10 @@ the operand's, for the view's lifetime. So such an op runs as a view when
 - its operand holds its value in known bytes: a body value computed into its
   own arena bytes (or a host array: a streamed value without a `tier.offset`),
   a reshape made a view by `rducc.runtime.views` (its operand's bytes), or
-  another layout view (its operand's bytes, again); never an input buffer of
-  the compute, which the compute may write in place (a row update written
-  back into the buffer it read: test_mutation.py);
+  another layout view (its operand's bytes, again); a transpose never of an
+  input buffer of the compute, which the compute may write in place (a row
+  update written back into the buffer it read: test_mutation.py; why the
+  overlap check below misses that write is not yet traced);
   not a value a fused step computes elsewhere or skips
   (`rducc.runtime.epilogues`, `rducc.runtime.fused_norms`);
 - no reader needs the op's own bytes (a reshape `rducc.runtime.views` reads
