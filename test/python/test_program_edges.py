@@ -86,14 +86,14 @@ def _assert_matches(got, want) -> None:
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
 
 
-class AllComplexCases(nn.Module):
-    """Every complex case in one program (one compile per -O level); its inputs are the
-    cases' inputs one after the other, its outputs a tuple of each case's."""
+class AllCases(nn.Module):
+    """Every case of `cases` in one program (one compile per -O level); its inputs are
+    the cases' inputs one after the other, its outputs a tuple of each case's."""
 
-    def __init__(self) -> None:
+    def __init__(self, cases: dict) -> None:
         super().__init__()
-        self.cases = nn.ModuleList(module() for module, _ in COMPLEX_CASES.values())
-        self.arity = [len(make()) for _, make in COMPLEX_CASES.values()]
+        self.cases = nn.ModuleList(module() for module, _ in cases.values())
+        self.arity = [len(make()) for _, make in cases.values()]
 
     def forward(self, *inputs: torch.Tensor):
         outputs, start = [], 0
@@ -105,7 +105,7 @@ class AllComplexCases(nn.Module):
 
 @pytest.mark.parametrize("opt_level", [0, 2])
 def test_complex_edges_match_eager(opt_level):
-    module = AllComplexCases()
+    module = AllCases(COMPLEX_CASES)
     inputs = tuple(t for _, make in COMPLEX_CASES.values() for t in make())
     program = rducc.compile(module, inputs, opt_level=opt_level)
     for name, got, want in zip(COMPLEX_CASES, program(*inputs), module(*inputs), strict=True):
@@ -209,25 +209,9 @@ NUMBER_CASES = {
 }
 
 
-class AllNumberCases(nn.Module):
-    """Every Python-number case in one program (one compile per -O level)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cases = [module() for module, _ in NUMBER_CASES.values()]
-        self.arity = [len(make()) for _, make in NUMBER_CASES.values()]
-
-    def forward(self, *inputs: torch.Tensor):
-        outputs, start = [], 0
-        for case, arity in zip(self.cases, self.arity):
-            outputs.append(case(*inputs[start:start + arity]))
-            start += arity
-        return tuple(outputs)
-
-
 @pytest.mark.parametrize("opt_level", [0, 2])
 def test_python_numbers_match_eager(opt_level):
-    module = AllNumberCases()
+    module = AllCases(NUMBER_CASES)
     inputs = tuple(t for _, make in NUMBER_CASES.values() for t in make())
     for case, got, want in zip(NUMBER_CASES, rducc.compile(module, inputs, opt_level=opt_level)(*inputs),
                                module(*inputs), strict=True):
