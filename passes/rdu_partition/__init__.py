@@ -67,15 +67,18 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
+    Float16Type,
     FunctionType,
     ModuleOp,
     StringAttr,
     TensorType,
+    f32,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
@@ -130,6 +133,7 @@ from rducc.dialects.rdu.dataflow import (
     ScatterOp,
     SliceOp,
     TransposeOp,
+    YieldOp,
 )
 from rducc.dialects.shapes import reshape_groups
 from rducc.dialects.split import Period, Split, block_part, block_starts, whole_length
@@ -392,6 +396,14 @@ def _part_starts(blocks: tuple[int, ...], parts: int) -> list[int]:
     return starts
 
 
+def _cast_map(value: SSAValue, result: TensorType, cast: type[arith.ExtFOp] | type[arith.TruncFOp]) -> MapOp:
+    """`rdu.map` of one float cast (`arith.extf` or `arith.truncf`) of `value` to `result`."""
+    block = Block(arg_types=[value.type.element_type])  # type: ignore[attr-defined]
+    converted = cast(block.args[0], result.element_type)
+    block.add_ops([converted, YieldOp(converted.result)])
+    return MapOp([value], result, Region(block))
+
+
 def _shape(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType)
     return tuple(value.type.get_shape())
@@ -479,6 +491,11 @@ class _TensorPartitioner:
     token_splits: set[SSAValue] = field(default_factory=set)
     """Sequence parallelism: the values split along their tokens (reduce-scattered,
     carried between layer calls, and what elementwise and layout ops make of them)."""
+    rounds_to: dict[SSAValue, Attribute] = field(default_factory=dict)
+    master: bool | None = None
+    """Whether the step trains float32 master weights (`_master_weights`, read once)."""
+    """Partial sums of bf16 or f16 values held in f32 until they are summed
+    over the ranks, by the 16-bit type they are rounded to then (`_widen_partial`)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -664,6 +681,8 @@ class _TensorPartitioner:
                 result = self._make_locally(value, want, before)
             else:  # the parts of the whole value (all-reduced first when it was a partial sum)
                 result = self._take_parts(result, want, before)
+        if value in self.rounds_to:
+            result = self._rounded(value, result)
         self.made[(value, want)] = result
         return result
 
@@ -1015,6 +1034,8 @@ class _TensorPartitioner:
         users = [(use.operation, use.index) for use in list(result.uses)]
         if self.zero >= 2:
             part = self._reduce_scatter(result, want, op)
+            if result in self.rounds_to:
+                part = self._rounded(result, part)
         else:
             part = self._take_parts(self.materialize(result, None, op), want, users[0][0])
         for user, index in users:
@@ -1123,8 +1144,8 @@ class _TensorPartitioner:
             return False
         if isinstance(op, ReshapeOp | TransposeOp):
             return True
-        if not isinstance(op, MapOp) or len(tensors) != len(op.operands):
-            return False
+        if not isinstance(op, MapOp) or len(tensors) != len(op.operands) or any(v in self.rounds_to for v in tensors):
+            return False  # a map's body reads a partial sum kept in f32 (`_widen_partial`) at its 16-bit type
         linear = ("arith.addf", "arith.subf", "arith.negf", "arith.extf", "arith.truncf", "rdu.yield")
         body = list(op.body.block.ops)
         return len(body) > 1 and all(inner.name in linear for inner in body)
@@ -1134,6 +1155,8 @@ class _TensorPartitioner:
         full = _shape(result)
         if isinstance(layout, Split):
             result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]
+        elif layout == PARTIAL:
+            result = self._widen_partial(op, result)
         self.full[result] = full
         self.layout[result] = layout
         if self.zero and layout == PARTIAL:
@@ -1144,6 +1167,68 @@ class _TensorPartitioner:
             self.token_splits.add(result)
 
     # -- sequence parallelism (passes/rdu_partition/sequence.py) ----------------
+
+    # -- partial sums of 16-bit floats kept in f32 ------------------------------
+
+    def _widen_partial(self, op: Operation, result: SSAValue) -> SSAValue:
+        """A mixed-precision training step's partial sum of a 16-bit float
+        that a matmul or a sum makes (or a reshape or transpose of one),
+        retyped f32: its users see it rounded to its 16-bit type once, after
+        the all-reduce (or reduce-scatter) in f32 (`_rounded`), as eager
+        autocast's one kernel rounds the whole sum once, and as mixed
+        precision reduces gradients in f32. Rounding each rank's part to bf16
+        first put one more bf16 rounding into every dp gradient and tp partial
+        sum (out of eager autocast's own distance from float32). A model
+        trained in 16 bits (no float32 master weights) and inference keep
+        16-bit all-reduces. Not in an outlined layer whose partial results
+        its caller reduce-scatters (ZeRO 2: its signature is the callers')."""
+        element = result.type.element_type  # type: ignore[attr-defined]
+        if (not isinstance(element, BFloat16Type | Float16Type) or not self._master_weights()
+                or (self.zero >= 2 and is_outlined(self.function))):
+            return result
+        if isinstance(op, ReshapeOp | TransposeOp):
+            if op.operands[0] not in self.rounds_to:
+                return result
+        elif isinstance(op, ReduceOp) and op.kind.data == ReduceKind.SUM:
+            source = op.input
+            wide_input = _cast_map(source, TensorType(f32, _shape(source)), arith.ExtFOp)
+            _same_place(wide_input, op)
+            wide_input.location = op.location
+            op.parent_block().insert_op_before(wide_input, op)  # type: ignore[union-attr]
+            self.layout[wide_input.results[0]] = self.layout_of(source)
+            self.full[wide_input.results[0]] = self.full_shape(source)
+            op.operands[0] = wide_input.results[0]
+        elif not isinstance(op, MatmulOp):
+            return result
+        wide = Rewriter.replace_value_with_new_type(result, TensorType(f32, _shape(result)))
+        if result in self.zero_wants:
+            self.zero_wants[wide] = self.zero_wants.pop(result)
+        self.rounds_to[wide] = element
+        return wide
+
+    def _master_weights(self) -> bool:
+        """Whether this is a mixed-precision training step: its trained
+        parameters are float32 (the master weights), so its 16-bit values are
+        autocast's compute copies."""
+        if self.master is None:
+            entry = entry_function(self.module)
+            updated = {u.name for u in result_updates(entry) if u is not None and u.kind == "buffer"}
+            trained = [g.global_type.element_type for g in self.module.ops if isinstance(g, GlobalOp)
+                       and g.sym_name.data in updated and isinstance(kind := g.attributes.get("kind"), StringAttr)
+                       and kind.data == "parameter"]
+            self.master = self.training and bool(trained) and all(t == f32 for t in trained)
+        return self.master
+
+    def _rounded(self, wide: SSAValue, made: SSAValue) -> SSAValue:
+        """`made` (the f32 partial sum `wide` all-reduced or reduce-scattered) rounded to `wide`'s 16-bit type."""
+        if made is wide or made.type.element_type != f32:  # type: ignore[attr-defined]
+            return made
+        cast = _cast_map(made, TensorType(self.rounds_to[wide], _shape(made)), arith.TruncFOp)
+        layout = self.layout_of(made)
+        rounded = self._insert_after(cast, made)
+        self.layout[rounded] = layout
+        self.full[rounded] = self.full_shape(made)
+        return rounded
 
     def _mark_token_partial(self, op: Operation, result: SSAValue) -> None:
         """Record `result` as a partial sum of activations: a matmul's of a weight
