@@ -121,20 +121,22 @@ def _eager_mixed(model: nn.Module, optimizer: str, data: list, autocast: bool) -
     return losses, {n: p.detach() for n, p in model.named_parameters()}
 
 
-@pytest.mark.parametrize("optimizer, split", [("sgd", {"dp": 2}), ("sgd", {"tp": 2}), ("adamw", {})],
-                         ids=["dp2-partial-gradients", "tp2-partial-sums", "adamw-master-weights"])
+@pytest.mark.parametrize("optimizer, split", [("sgd", {"dp": 2, "tp": 2}), ("adamw", {})],
+                         ids=["dp2xtp2-partial-sums", "adamw-master-weights"])
 def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: dict) -> None:
     """bf16 autocast with float32 master weights, 3 steps: rducc's losses and
     parameters equal eager autocast's to float32 rounding, far inside the
     distance autocast itself shows from float32 (the Done-when budget, which
     chaotic models exhaust from any extra rounding):
-    - at dp=2 / tp=2 each rank's partial sum stays f32 through the all-reduce
-      and is rounded to bf16 once (`rdu_partition._widen_partial`), as eager's
-      one kernel rounds the whole sum (before: each rank rounded its part);
-    - AdamW's bias corrections and step size are float64 from the step count
-      (`optimizers._Update._adam_scalars_as_eager`), as torch.optim's Python
-      numbers (before: float32, a few ulps off every update, and a master
-      weight an ulp across a bf16 boundary is another bf16 weight)."""
+    - at dp=2 x tp=2 each rank's partial sum (the gradients over the batch,
+      the row-split layer's products) stays f32 through the all-reduce and is
+      rounded to bf16 once (`rdu_partition._widen_partial`), as eager's one
+      kernel rounds the whole sum (before: each rank rounded its part);
+    - AdamW, with a static loss scale: the bias corrections and step size are
+      float64 from the step count (`optimizers._Update._adam_scalars_as_eager`),
+      as torch.optim's Python numbers (before: float32, a few ulps off every
+      update, and a master weight an ulp across a bf16 boundary is another
+      bf16 weight); the scale (a power of two) changes no rounding."""
     torch.manual_seed(0)
     model = _Mlp()
     generator = torch.Generator().manual_seed(1)
@@ -145,10 +147,11 @@ def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: di
     target = "sn40l-8" if split else "sn40l"
     program = rducc.compile_training(model, data[0], optimizer=_OPTIMIZERS[optimizer](model.parameters()),
                                      loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=0,
-                                     target=target, **split)
+                                     target=target, loss_scale=1.0 if split else 1024.0, **split)
     ours = [program.step(x, y).item() for x, y in data]
     got = program.parameters()
+    assert "bf16" in program.mlir and got["fc1.weight"].dtype == torch.float32  # bf16 compute, f32 master weights
     assert max(abs(a - f) for a, f in zip(expected_losses, full_losses)) > 1e-4  # bf16 is visible
     torch.testing.assert_close(torch.tensor(ours), torch.tensor(expected_losses), rtol=1e-6, atol=1e-6)
     for name, want in expected.items():
-        torch.testing.assert_close(got[name], want, rtol=0, atol=1e-7, msg=lambda m: f"{name}: {m}")
+        torch.testing.assert_close(got[name], want, rtol=0, atol=1e-7, msg=name)
