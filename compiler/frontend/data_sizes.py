@@ -46,7 +46,7 @@ from rducc.errors import RduccError
 from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.fx_emit import emit_node
-from rducc.frontend.locations import describe_location
+from rducc.frontend.locations import describe_location, source_line
 from rducc.frontend.masked_updates import whole_tensor_mask_updates
 from rducc.frontend.types import tensor_type_of
 
@@ -372,11 +372,30 @@ _STATIC_FORMS = {
 
 
 def _size_nodes(node: Node, original: dict[Node, Any]) -> list[Node]:
-    """The integer nodes `node` takes as arguments (sizes, starts, lengths), by their traced values."""
+    """The integer nodes `node` takes as size arguments (sizes, starts, lengths), by their traced
+    values; a number passed where the schema takes a Tensor or a Scalar (`x * n`) is a value, not a
+    size (`rducc.frontend.python_numbers` computes it in the program)."""
     found: list[Node] = []
-    torch.fx.node.map_arg((node.args, node.kwargs), lambda n: found.append(n) if
-                          isinstance(original.get(n), torch.SymInt) else None)
+    for argument in _size_arguments(node):
+        torch.fx.node.map_arg(argument, lambda n: found.append(n) if
+                              isinstance(original.get(n), torch.SymInt) else None)
     return found
+
+
+def _size_arguments(node: Node) -> list[Any]:
+    """`node`'s arguments in the places its schema takes integers (all of them without a schema)."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None:
+        return [node.args, node.kwargs]
+    kinds = {a.name: str(a.type) for a in schema.arguments}
+    names = [a.name for a in schema.arguments]
+    named = [*zip(names, node.args), *node.kwargs.items()]
+    return [value for name, value in named if not _is_value_type(kinds.get(name, ""))]
+
+
+def _is_value_type(kind: str) -> bool:
+    """A schema type that takes a value (a Tensor or a Scalar), not a size."""
+    return kind.removesuffix("?") in ("Tensor", "Scalar", "float", "bool", "number")
 
 
 def _with_numbers(node: Node, numbers: dict[Node, int]) -> None:
@@ -406,7 +425,7 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
             continue
         symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))
         _with_numbers(node, {n: int(r.values[n]) for n in sizes})
-        conditions = []
+        conditions, read_values = [], []
         for symbol in sorted(symbols - padded, key=str):
             read = reads.get(symbol)
             if read is None:
@@ -414,13 +433,22 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
             source = read.args[0]
             assert isinstance(source, Node)
             conditions.append(r.emit(node, aten.eq.Scalar, source, r.bound[symbol]))
-        values = ", ".join(str(int(r.values[n])) for n in sizes)
-        why = f"a size read from a tensor differs from the {values} compiled for"
+            read_values.append(f"{source.name}.item() is not {r.bound[symbol]}")  # the example's
+        why = _read_size_reason(node, read_values, [int(r.values[n]) for n in sizes])
         if conditions and isinstance(node.meta.get("val"), torch.Tensor):
             r.guard(node, node, r.all_of(node, conditions), why)
         elif conditions:
             for user in [u for u in node.users if u.target is operator.getitem]:
                 r.guard(node, user, r.all_of(user, conditions), why)
+
+
+def _read_size_reason(node: Node, read_values: list[str], sizes: list[int]) -> str:
+    """Why a size read with `.item()` fails at run time: which read, the value it was compiled
+    for and the statement as the user wrote it (`narrow` is `slice` once traced)."""
+    where = source_line(node)
+    written = f" in `{where.code}`" if where is not None and where.code else ""
+    return (f"{' or '.join(read_values)}{written}, the value its sizes ({', '.join(map(str, sizes))}) "
+            "were compiled for")
 
 
 def _refuse_unknown(graph: torch.fx.Graph) -> None:
