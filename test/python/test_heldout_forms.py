@@ -47,7 +47,8 @@ class NumbersIntoTensorOps(nn.Module):
     def forward(self, v: torch.Tensor, x: torch.Tensor, n: torch.Tensor):
         a, b, c = v.tolist()
         top = x.max().item()
-        return x * a + b, n * (a - b) / c, n > a, torch.clamp(n.float(), min=b), x / top, a * b - c
+        k = n[0].item() + n[-1].item()  # an int a tensor op takes as a value, not a size
+        return x * a + b, n * (a - b) / c, n > a, torch.clamp(n.float(), min=b), x / top, a * b - c, x * k
 
 
 class MaskedUpdates(nn.Module):
@@ -93,7 +94,7 @@ class UniqueAndRepeats(nn.Module):
 
 
 def _numbers_inputs(seed: int) -> tuple[torch.Tensor, ...]:
-    return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2)
+    return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2) + seed
 
 
 def _masked_inputs(seed: int) -> tuple[torch.Tensor, ...]:

@@ -205,6 +205,60 @@ def test_a_reduction_along_a_padded_dim_pads_its_input_with_its_neutral_value(mo
     np.testing.assert_allclose(got, first.numpy(), rtol=1e-5, atol=1e-5)
 
 
+class ArgmaxAndRunningMax(nn.Module):
+    """argmax along seq of a transposed input and a running max along it (fill -inf)."""
+
+    def forward(self, x):
+        running = x.cummax(1)
+        return x.transpose(1, 2).argmax(2), running.values, running.indices
+
+
+class ArgminAndRunningMin(nn.Module):
+    """argmin along seq (keepdim) and a running min along it (fill +inf)."""
+
+    def forward(self, x):
+        return x.argmin(1, keepdim=True), x.cummin(1).values
+
+
+@pytest.mark.parametrize("model, fill, shift, opt_level", [(ArgmaxAndRunningMax, "-inf", -5.0, 0),
+                                                           (ArgminAndRunningMin, "inf", 5.0, 2)])
+def test_arg_and_running_reductions_along_a_padded_dim_pad_with_their_neutral_value(model, fill, shift, opt_level,
+                                                                                      tmp_path):
+    """A pad must never be argmax's pick nor reach a running max: seq 5 in the seq=8 bucket
+    matches eager through `Program` and rducc-run; a planted zero fill (the values are shifted
+    away from 0, so a zero pad would win) makes the same comparison fail."""
+    seq = Dim("seq", min=2, max=16)
+    compiled = rducc.compile(model().eval(), (torch.randn(2, 6, 3),), dynamic_shapes=({1: seq},),
+                             shapes={"seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.fills == [fill]
+    x = torch.rand(2, 5, 3) * 0.5 + shift
+    expected = model()(x)
+    got = compiled(x)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e)
+    compiled.save(tmp_path / "out.mlir")
+    np.save(tmp_path / "x.npy", x.numpy())
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--output",
+                     str(tmp_path / "y.npz"), "-q"]) == 0
+    saved = np.load(tmp_path / "y.npz")
+    for index, e in enumerate(expected):
+        np.testing.assert_array_equal(saved[f"output_{index}"], e.numpy())
+    compiled.padding.fills = [""]  # planted: pad with zeros
+    planted = compiled(x)
+    assert not all(torch.equal(g, e) for g, e in zip(planted, expected)), "a zero fill must change a result"
+
+
+def test_argmax_over_every_dim_refuses_padding():
+    """argmax without a dim indexes the flattened input: the pads would shift every index."""
+
+    class FlatArgmax(nn.Module):
+        def forward(self, x):
+            return x.argmax()
+
+    plan = _plan(FlatArgmax(), (torch.randn(2, 6),), ({1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == [] and "aten.argmax (at test_shape_padding.py:" in plan.refused["seq"], plan
+
+
 def test_a_reduction_after_a_pointwise_op_or_two_fills_refuses_the_dim():
     class MaxOfScaled(nn.Module):
         def forward(self, x):
