@@ -306,10 +306,14 @@ def _parts_replace(r: _Rewriter, node: Node, parts: list[Node]) -> None:
 
 def _unique(r: _Rewriter, node: Node) -> None:
     """`unique(sorted=True)`: the sorted input's first elements of each run, `count` of them
-    (the example's number of distinct values, checked), their counts and the inverse."""
+    (the example's number of distinct values, checked), their counts and the inverse.
+    `sorted=False` leaves the order to torch's kernel; its CPU kernel sorts anyway (faster
+    than a hash table, Unique.cpp says), so it compiles alike where the example's eager
+    result is in ascending order, and is refused where it is not."""
     source, ordered = node.args[0], node.args[1] if len(node.args) > 1 else True
     assert isinstance(source, Node)
-    if not ordered:
+    example = r.values[node][0]
+    if not ordered and not bool((example[1:] >= example[:-1]).all()):
         raise RduccError(f"{describe_location(node)}: unique(sorted=False) has no static form in rducc "
                          "(its order is torch's implementation's); use sorted=True")
     count, total = int(r.values[node][0].shape[0]), int(source.meta["val"].numel())
@@ -371,26 +375,28 @@ _STATIC_FORMS = {
 }
 
 
-def _size_nodes(node: Node, original: dict[Node, Any]) -> list[Node]:
-    """The integer nodes `node` takes as size arguments (sizes, starts, lengths), by their traced
-    values; a number passed where the schema takes a Tensor or a Scalar (`x * n`) is a value, not a
-    size (`rducc.frontend.python_numbers` computes it in the program)."""
+def _size_nodes(node: Node, original: dict[Node, Any], read_symbols: set[sympy.Symbol]) -> list[Node]:
+    """The integer nodes `node` takes as sizes (sizes, starts, lengths), by their traced values.
+    A number computed from `.item()` reads only that the schema takes as a Tensor or a Scalar
+    (`x * n`) is a value, not a size: `rducc.frontend.python_numbers` computes it in the program
+    for every input. A size of a tensor there (`picked.numel()`) is the example's, as its op is."""
     found: list[Node] = []
-    for argument in _size_arguments(node):
-        torch.fx.node.map_arg(argument, lambda n: found.append(n) if
-                              isinstance(original.get(n), torch.SymInt) else None)
+    for argument, is_value in _arguments(node):
+        torch.fx.node.map_arg(argument, lambda n: found.append(n) if isinstance(original.get(n), torch.SymInt)
+                              and not (is_value and free_unbacked_symbols(original[n]) <= read_symbols)
+                              else None)
     return found
 
 
-def _size_arguments(node: Node) -> list[Any]:
-    """`node`'s arguments in the places its schema takes integers (all of them without a schema)."""
+def _arguments(node: Node) -> list[tuple[Any, bool]]:
+    """`node`'s arguments, each with whether its schema takes a value there (not a size)."""
     schema = getattr(node.target, "_schema", None)
     if schema is None:
-        return [node.args, node.kwargs]
+        return [(node.args, False), (node.kwargs, False)]
     kinds = {a.name: str(a.type) for a in schema.arguments}
     names = [a.name for a in schema.arguments]
     named = [*zip(names, node.args), *node.kwargs.items()]
-    return [value for name, value in named if not _is_value_type(kinds.get(name, ""))]
+    return [(value, _is_value_type(kinds.get(name, ""))) for name, value in named]
 
 
 def _is_value_type(kind: str) -> bool:
@@ -420,7 +426,7 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
                 or node.target in _READS or str(node.target) in _ASSERTS or node.target is CHECK:
             continue
-        sizes = [n for n in _size_nodes(node, original) if _unbacked(original[n])]
+        sizes = [n for n in _size_nodes(node, original, set(reads)) if _unbacked(original[n])]
         if not sizes:
             continue
         symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))

@@ -109,8 +109,9 @@ OTHER_GAPS: dict[str, str] = {
         "`unique(sorted=True)` (with counts and inverse), `repeat_interleave` by a"
         " tensor of repeats and `bincount` with weights, for the example's number "
         "of values; refused: other ops of data-dependent size "
-        "(unique_consecutive, unique(sorted=False), ...), a program without "
-        "example inputs"
+        "(unique_consecutive, ...), a program without example inputs; "
+        "`unique(sorted=False)` compiles as sorted where the example's eager "
+        "result is ascending (torch's CPU kernel sorts either way)"
     ),
     "mixture-of-experts routing": (
         "per-expert counts (`torch.where(choice == e)`/`nonzero` rows, `x[choice "
