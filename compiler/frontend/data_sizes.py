@@ -382,9 +382,10 @@ def _size_nodes(node: Node, original: dict[Node, Any], read_symbols: set[sympy.S
     for every input. A size of a tensor there (`picked.numel()`) is the example's, as its op is."""
     found: list[Node] = []
     for argument, is_value in _arguments(node):
-        torch.fx.node.map_arg(argument, lambda n: found.append(n) if isinstance(original.get(n), torch.SymInt)
-                              and not (is_value and free_unbacked_symbols(original[n]) <= read_symbols)
-                              else None)
+        nodes: list[Node] = []
+        torch.fx.node.map_arg(argument, nodes.append)
+        found += [n for n in nodes if isinstance(original.get(n), torch.SymInt)
+                  and not (is_value and free_unbacked_symbols(original[n]) <= read_symbols)]
     return found
 
 

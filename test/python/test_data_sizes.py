@@ -28,8 +28,9 @@ class MaskSelect(nn.Module):
     taken as a value (`sum * count`: the example's count, as the op making it is checked)."""
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor):
+        rows, picked = x[mask] * 2, torch.masked_select(x, x > 0)
         found = torch.nonzero(mask)
-        return x[mask] * 2, torch.masked_select(x, x > 0), found, x.sum(0) * found.shape[0]
+        return rows, picked, found, x.sum(0) * found.shape[0]
 
 
 class MaskPut(nn.Module):
