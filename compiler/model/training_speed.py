@@ -72,6 +72,7 @@ from rducc.dialects.contracts import (
     is_deferred,
     is_outlined,
     level_of,
+    executed_microbatches,
     microbatches_of,
     op_stage,
     partition_of,
@@ -334,12 +335,17 @@ def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -
     """One step's modeled time (the module docstring's rules); `microbatches`
     overrides the module's own (`rdu.partition`'s microbatches)."""
     tp, pp = partition_of(module)
-    m = microbatches or microbatches_of(module)
+    executed = executed_microbatches(module)
+    m = microbatches or (executed if executed > 1 else microbatches_of(module))
+    share = 1 if executed > 1 else m  # a step that runs its microbatches: each op is one microbatch's already
     stages = [_StageTimes() for _ in range(pp)]
     if level_of(module) in LOWERED_LEVELS:
-        _time_kernels(module, target, m, stages)
+        _time_kernels(module, target, share, stages)
     else:
-        _time_ops(module, target, m, stages)
+        _time_ops(module, target, share, stages)
+    if executed > 1:  # the stage ran every microbatch's ops: one microbatch's time is their mean
+        for times in stages:
+            times.microbatch_s /= executed
     return TrainingEstimate(
         data_parallel_of(module), tp, pp, one_f_one_b([s.microbatch_s for s in stages], m),
         max(s.queued_s for s in stages), max(s.optimizer_s for s in stages), _spill_s(module, target, pp) * m,
