@@ -148,14 +148,16 @@ def test_one_f_one_b_schedule_and_bubble():
     assert default_microbatches(64, 1) == 1
 
 
-def _step(model: nn.Module, batch: tuple, passes: list):
+def _step(model: nn.Module, batch: tuple, passes: list | str):
     return compile_training(model, batch, optimizer="sgd", lr=0.1, target="sn40l-8", opt_level=0, passes=passes)
 
 
 def test_pipelined_step_counts_its_bubble_and_sends_across_stages():
+    """The modeled microbatches (rdu-partition's option), on the partitioned graph
+    (level 1); a lowered step's: test_train_pipeline.py's executed microbatches."""
     torch.manual_seed(0)
     batch = (torch.randn(8, 16), torch.randint(0, 8, (8,)))
-    program = _step(MLPLoss(), batch, _split(pp=2, microbatches=4))
+    program = _step(MLPLoss(), batch, "rdu-canonicalize,rdu-partition{pp=2 microbatches=4}")
     module = program.module
     assert partition_of(module) == (1, 2) and microbatches_of(module) == 4
     assert any(isinstance(op, SendRecvOp) for op in module.walk())

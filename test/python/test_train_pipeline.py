@@ -85,8 +85,13 @@ def test_pipelined_microbatches_match_eager_full_batch(case, microbatches):
     module = program.module
     assert partition_of(module) == (1, 2)
     assert microbatches_of(module) == executed_microbatches(module) == microbatches
-    schedule = training_estimate(module, load_target("sn40l-8")).schedule
+    target = load_target("sn40l-8")
+    estimate, one = training_estimate(module, target), training_estimate(module, target, microbatches=1)
+    schedule = estimate.schedule
     assert schedule.microbatches == microbatches and schedule.stages == 2
+    assert schedule.bubble_s == pytest.approx(sum(schedule.stage_s) - max(schedule.stage_s))
+    assert 0 < schedule.bubble_fraction < one.schedule.bubble_fraction
+    assert estimate.step_s >= schedule.step_s
     _assert_interleaved(module)
     reference = optimizer_class(eager.parameters(), **options)
     for step, batch in enumerate(batches):  # eager: the whole batch in one step
