@@ -39,8 +39,8 @@ from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of
 from rducc.training.clipping import clip_program
 from rducc.training.optimizers import Trained, state_global
-from rducc.training.update_shapes import decomposed_update
 from rducc.training.scaling import GROWTH_TRACKER, SCALE, DynamicScale, scale_update_program
+from rducc.training.update_shapes import decomposed_update
 
 
 def _state_global(module: ModuleOp, forward: func.FuncOp, symbol: str, tensor: torch.Tensor,

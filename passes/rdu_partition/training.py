@@ -52,7 +52,6 @@ from rducc.dialects.rdu.dataflow import BroadcastOp, IotaOp, MapOp, ReshapeOp, S
 from rducc.dialects.split import Split
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
-from rducc.passes.rdu_partition.microbatches import microbatch_labels
 from rducc.model.split_choice import (
     Candidate,
     SplitChoice,
@@ -62,6 +61,7 @@ from rducc.model.split_choice import (
     choose,
     step_profile,
 )
+from rducc.passes.rdu_partition.microbatches import microbatch_labels
 from rducc.targets import Target
 
 
