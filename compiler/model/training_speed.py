@@ -33,7 +33,9 @@ summary):
   (weights are read again every microbatch), plus a DMA start-up; a collective
   of the forward or backward `collective_cost` / m, at least one link latency.
   On a lowered program each kernel takes its modeled time (`kernel_costs`) / m,
-  at least its launch and fill;
+  at least its launch and fill. A step that runs its microbatches itself
+  (`rdu.microbatches` = m, their ops all in the program) times every op whole
+  (each is one microbatch's) and takes a stage's mean over the m;
 - the stages under the 1F1B schedule (`pipeline_schedule.one_f_one_b`), which
   counts the bubble;
 - the gradient collectives (`rdu.deferred`: an all-reduce that nothing of the
