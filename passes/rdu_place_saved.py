@@ -15,7 +15,11 @@ as `rdu.saved`:
   reader, which reads the clone's result (activation checkpointing), with
   the forward kernels it needs (at most `RECOMPUTE_CHAIN_LIMIT`), back to
   values the backward has anyway: weights, user inputs, saved values kept in
-  memory (which then stay: a recompute's inputs are never recomputed).
+  memory (which then stay: a recompute's inputs are never recomputed). A
+  forward call of an outlined layer is cloned whole the same way, from its
+  own operands (the layer's input and weights, held in HBM until the clone
+  runs), giving all its saved results at once but the one another forward
+  call reads (the next layer's input, which that layer's clone reads).
 
 The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
@@ -29,8 +33,9 @@ bytes at the current peak:
   returns too (the caller reads it from DDR), never the loss, nor a value
   only the next kernel reads (kept on chip when it takes at most a quarter
   of the SRAM);
-- a recompute: its chain's roofline time (per kernel: FLOPs at peak or its
-  inputs and results at HBM bandwidth, the longer, plus a launch);
+- a recompute: its chain's roofline time (`rducc.model.roofline`: per kernel,
+  FLOPs at peak or its inputs and results at HBM bandwidth, the longer, plus
+  a launch; per layer call, its callee's kernels');
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
   than HBM bandwidth (`rdu-place-tiers` keeps the tier).
 
@@ -41,7 +46,10 @@ decides it: a spill of one spills them all, marks the callee's kernel result
 `ddr` and its parameter `tier.tier = ddr` (`rdu-insert-dma` types them so),
 and is not taken when the slot also holds a value that cannot go to DDR, nor
 when the callee returns the value at two indices (one kernel result, two
-slots). A view kernel's result (a reshape or contiguous slice, which
+slots). A recompute of a call's results keeps them in HBM, the callee's
+tier, so the calls of one callee may differ in that (some recomputed, some
+kept), but a group with a member in DDR is not recomputed and a group with
+a recomputed member does not spill. A view kernel's result (a reshape or contiguous slice, which
 `rdu-insert-dma` makes a `tier.view` of its input's buffer: a bias gradient,
 the summed rows reshaped) lives where its input lives, so the two share one
 placement too (`shared_placements`): the tier each call passes at an index
@@ -71,7 +79,6 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from rducc.dialects.contracts import PARAMETER_TIER, Level, Phase, arg_attrs, global_of, is_outlined, set_phase
 from rducc.dialects.program import callees_first, functions
 from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
-from rducc.model.roofline import op_roofline_s
 from rducc.dialects.saved import (
     RECOMPUTES,
     SAVED,
@@ -88,6 +95,7 @@ from rducc.dialects.saved import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
+from rducc.model.roofline import op_roofline_s
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_insert_dma import viewed_input
 from rducc.passes.rdu_place_tiers import peak_activation_bytes
@@ -226,8 +234,9 @@ def recompute_chain(saved: SavedValue, kept: set[SSAValue], phases: dict[Operati
         op = value.owner
         if op in seen:
             return True
-        recomputable = isinstance(op, KernelOp) or (isinstance(op, func.CallOp) and _callee(op) is not None)
-        if not recomputable or phases.get(op) != Phase.FORWARD or len(chain) >= RECOMPUTE_CHAIN_LIMIT:
+        if not isinstance(op, KernelOp | func.CallOp) or (isinstance(op, func.CallOp) and _callee(op) is None):
+            return False
+        if phases.get(op) != Phase.FORWARD or len(chain) >= RECOMPUTE_CHAIN_LIMIT:
             return False
         seen.add(op)
         if not all(reachable(v) for v in op.operands):
