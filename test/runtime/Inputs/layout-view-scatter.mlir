@@ -1,20 +1,7 @@
-// A row update through a transposed input buffer (index_put of
-// `state.transpose(0, 1)[4] = v`): the transpose reads bytes nothing writes
-// during the compute, so the runtime binds it as a NumPy view
-// (rducc.runtime.layout_views) and the scatter gets a strided operand. The
-// scatter's copy must be row-major, or its writes land in a temporary and row 4
-// keeps x's values.
-// RUN: %python -c "import numpy as np; np.save('%t.x.npy', np.arange(96, dtype=np.float32).reshape(2, 6, 8)); np.save('%t.v.npy', -np.ones((1, 2, 8), np.float32))"
-// RUN: rducc-run %s --input %t.x.npy --input %t.v.npy --output %t.npz -q
-// RUN: %python -c "import numpy as np; r = np.load('%t.npz')['output_0']; print(r[:, :, 0].tolist())" | filecheck %s
-//
-// Invalid: the row index (7) is outside the 6 rows: one error line, no result.
-// RUN: not rducc-run %S/Inputs/scatter-row-out-of-range.mlir --input %t.x.npy --input %t.v.npy --output %t.bad.npz 2>&1 | filecheck %s --check-prefix=ERR
-// RUN: not test -e %t.bad.npz
-
-// CHECK: {{\[}}[0.0, 48.0], [8.0, 56.0], [16.0, 64.0], [24.0, 72.0], [-1.0, -1.0], [40.0, 88.0]]
-// ERR: rdu.scatter: an index is out of range [0, 6) along dim 0
-// ERR-NOT: Traceback
+// index_put's row update through a transposed input buffer (`state.transpose(0, 1)[4] = v`),
+// placed: the transpose reads bytes nothing writes during the compute, so the
+// runtime binds it as a NumPy view and the scatter gets a strided operand.
+// Run by ../layout-view-scatter.py.
 builtin.module attributes {rdu.level = #rdu<level placed>} {
   func.func @forward(%xh: !tier.buffer<hbm, 2x6x8xf32> {rdu.input = "x"}, %vh: !tier.buffer<hbm, 1x2x8xf32> {rdu.input = "v"})
       -> !tier.buffer<hbm, 6x2x8xf32> attributes {tier.sram_capacity = 4096 : i64} {
