@@ -97,41 +97,19 @@ def _eager(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[np.
     return [t.numpy() for t in (out if isinstance(out, tuple) else (out,))]
 
 
-_CASES: list[tuple[torch.nn.Module, list[tuple[int, ...]], int]] = [
+@pytest.mark.parametrize("model, shapes, chains", [
     (_Softmaxes(), [(3, 5, 7)], 3),
     (_Attention(), [(2, 6, 8), (2, 6, 8), (2, 6, 8)], 1),
     (_ByHand(shared=False), [(4, 9)], 1),
     (_LayerNorms(), [(3, 5, 7)], 3),
     (_Sdpa(), [(2, 6, 8), (2, 6, 8), (2, 6, 8)], 1),
-]
-"""Each module, its input shapes and the chains it has."""
-
-
-class _AllCases(torch.nn.Module):
-    """Every case in one program (one export and compile for all)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cases = torch.nn.ModuleList(model for model, _, _ in _CASES)
-
-    def forward(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        results: list[torch.Tensor] = []
-        start = 0
-        for model, (_, shapes, _) in zip(self.cases, _CASES):
-            out = model(*xs[start:start + len(shapes)])
-            results += out if isinstance(out, tuple) else (out,)
-            start += len(shapes)
-        return tuple(results)
-
-
-def test_hand_written_softmaxes_run_fused_as_eager(monkeypatch) -> None:
-    shapes = [s for _, case_shapes, _ in _CASES for s in case_shapes]
+])
+def test_hand_written_softmaxes_run_fused_as_eager(monkeypatch, model, shapes, chains) -> None:
     inputs = tuple(torch.randn(*s, generator=torch.Generator().manual_seed(i)) for i, s in enumerate(shapes))
     found = _fused_chains(monkeypatch)
-    model = _AllCases()
     for out, ref in zip(_run(model, inputs), _eager(model, inputs), strict=True):
         np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
-    assert sum(found) == sum(chains for _, _, chains in _CASES)
+    assert sum(found) == chains
 
 
 def test_an_intermediate_read_elsewhere_is_not_fused(monkeypatch) -> None:

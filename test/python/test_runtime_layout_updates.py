@@ -121,7 +121,7 @@ def _inputs(step: int) -> tuple[torch.Tensor, ...]:
     return torch.randn(4, 1, 8, generator=generator), torch.tensor([step + 1]), torch.randn(*SHAPE, generator=generator)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 def test_random_layout_views_and_in_place_updates_match_eager(seed: int) -> None:
     module = LayoutUpdates(seed)
     eager = copy.deepcopy(module)
