@@ -132,7 +132,8 @@ from rducc.dialects.rdu.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import reshape_groups
-from rducc.dialects.split import Period, Split, block_part, block_starts, whole_length
+from rducc.dialects.split import (Block, Period, Split, block_of, block_part, block_parts, block_size, block_starts,
+                                  whole_length)
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
@@ -340,8 +341,11 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
             taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
             if taken is None:
                 raise _Unsplittable
-            if any(b > 0 for b in taken):  # else the slice takes only blocks held whole: whole along dim
-                entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
+            if len(taken) == 1 and block_parts(taken[0], parts) > 1:  # one block: split its own parts
+                own = block_parts(taken[0], parts)
+                entries.append((dim, own, stride * (parts // own), 0))
+            elif any(block_parts(b, parts) > 1 for b in taken):  # else only blocks held whole: whole along dim
+                entries.append((dim, parts, stride, taken))
         elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
             entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
         else:
@@ -361,7 +365,7 @@ def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] 
     return blocks if at == columns else None
 
 
-def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int, ...] | None:
+def _blocks_taken(blocks: tuple[Block, ...], offset: int, size: int) -> tuple[Block, ...] | None:
     """The blocks a slice [offset, offset + size) takes whole, or None when it cuts one."""
     starts = block_starts(blocks)
     if offset not in starts:
@@ -372,7 +376,7 @@ def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int,
         if total == size:
             break
         taken.append(block)
-        total += abs(block)
+        total += block_size(block)
     return tuple(taken) if total == size else None
 
 
@@ -383,7 +387,7 @@ def _position(op: Operation) -> int:
     return next(i for i, other in enumerate(parent.ops) if other is op)
 
 
-def _part_starts(blocks: tuple[int, ...], parts: int) -> list[int]:
+def _part_starts(blocks: tuple[Block, ...], parts: int) -> list[int]:
     """Where each block's part starts in one rank's part of a dim split in these blocks."""
     starts, at = [], 0
     for block in blocks:
@@ -709,10 +713,11 @@ class _TensorPartitioner:
             shape = whole
         return result
 
-    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[int, ...],
+    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[Block, ...],
                        before: Operation) -> SSAValue:
         """A dim split in unequal blocks, gathered: each block's part sliced out,
-        all-gathered (a block held whole is taken as it is), and the whole blocks joined in order."""
+        all-gathered over the ranks that hold its parts (a block held whole is
+        taken as it is), and the whole blocks joined in order."""
         element = value.type.element_type  # type: ignore[attr-defined]
         shape = list(_shape(value))
         wholes = []
@@ -721,10 +726,12 @@ class _TensorPartitioner:
             offsets[dim] = start
             part = [*shape[:dim], block_part(size, parts), *shape[dim + 1:]]
             piece = self._insert(SliceOp(value, offsets, [1] * len(shape), TensorType(element, part)), before, None)
-            whole = [*shape[:dim], abs(size), *shape[dim + 1:]]
-            wholes.append(piece if size < 0 else self._insert(
-                self._gather_op(piece, dim, parts, TensorType(element, whole), stride), before, None))
-        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(abs, blocks)), *shape[dim + 1:]]))
+            whole = [*shape[:dim], block_size(size), *shape[dim + 1:]]
+            own = block_parts(size, parts)
+            wholes.append(piece if own == 1 else self._insert(
+                self._gather_op(piece, dim, own, TensorType(element, whole), stride * (parts // own)), before, None))
+        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(block_size, blocks)),
+                                                            *shape[dim + 1:]]))
         last = max(wholes, key=lambda piece: _position(piece.owner))  # type: ignore[arg-type]
         return self._insert_after(joined, last)
 
@@ -1616,8 +1623,8 @@ class _TensorPartitioner:
         period = self._block_size(op.result, rhs[n_rhs])
         parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if isinstance(period, tuple) and parts < self.tp:
-            mixed = self._single_head_blocks(op.result, period, rank)
-            if mixed is not None:  # multi-query q/k/v: q split by heads, the one k and v head on every rank
+            mixed = self._blocks_by_heads(op.result, period, rank)
+            if mixed is not None:  # grouped- or multi-query q/k/v: q split by heads, k and v by their fewer heads
                 return [None, Split(((n_rhs, self.tp, 1, mixed),))], Split(((rank - 1, self.tp, 1, mixed),))
             period = 0  # unequal blocks over fewer than every rank (more ranks than KV heads): in one piece
             parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
@@ -1637,17 +1644,20 @@ class _TensorPartitioner:
         return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % (p * head) == 0 for b in sizes)
                      and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), fallback)
 
-    def _single_head_blocks(self, value: SSAValue, blocks: tuple[int, ...], rank: int) -> tuple[int, ...] | None:
-        """The blocks of a fused projection with the blocks of one head held whole
-        (negative sizes) and the others split by whole heads over every rank, when
-        some block is one head (multi-query attention's k and v) and the rest split so
-        through the reshapes of `value`; else None."""
+    def _blocks_by_heads(self, value: SSAValue, blocks: tuple[Block, ...], rank: int) -> tuple[Block, ...] | None:
+        """The blocks of a fused projection each split into the most parts (a factor
+        of tp) that divide it by whole heads, when some block splits over every rank
+        and the slices and reshapes of `value` keep that: q split tp ways beside k
+        and v split over their KV heads (a pair of ranks a KV head with more ranks
+        than KV heads; a block of one head, multi-query k and v, held whole); else None."""
         head = self._head_size(value)
-        if head is None or head not in blocks or all(b == head for b in blocks):
+        if head is None:
             return None
-        if any(b != head and b % (self.tp * head) for b in blocks):
+        own = [max(p for p in range(1, self.tp + 1) if self.tp % p == 0 and block_size(b) % (p * head) == 0)
+               for b in blocks]
+        if max(own) != self.tp or len(set(own)) == 1:
             return None
-        mixed = tuple(-b if b == head else b for b in blocks)
+        mixed = tuple(block_of(block_size(b), p, self.tp) for b, p in zip(blocks, own))
         return mixed if self._reshapes_keep(value, Split(((rank - 1, self.tp, 1, mixed),))) else None
 
     def _head_size(self, value: SSAValue, depth: int = 4) -> int | None:
