@@ -9,6 +9,9 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
   one (a slice of a slice reads one window of the input); a slice of a
   reshape that only adds or drops dims of size 1 slices before it (`kv[i, 0]`
   of a stacked cache: one window of `kv`, which rdu-partition splits by heads);
+  a transpose of a value with dims of size 1 transposes only the other dims,
+  between reshapes (an einsum's `unsqueeze, permute, permute, view` before a
+  product becomes a reshape and, at most, a swap of the last two dims);
 - a concat drops its operands with no elements (one left: that operand);
 - a transpose of a matmul's (or grouped matmul's) rhs that swaps its last two
   dims folds into it as `transpose_rhs` (the PMU transpose crossbar reads it
@@ -128,6 +131,35 @@ class SliceBeforeUnitReshape(RewritePattern):
         rewriter.replace_op(op, [window, _copy_attributes(op, ReshapeOp(window.result, result_type))])
 
 
+class TransposeWithoutUnitDims(RewritePattern):
+    """A transpose of a value with dims of size 1 (an einsum's unsqueezes and
+    permutes) -> reshape (the unit dims dropped), transpose of the other dims,
+    reshape (to the result): the unit dims' moves do nothing, and the reshapes
+    compose with their neighbours (`ComposeReshapes`), so that a chain such as
+    torch.einsum's `unsqueeze, permute, permute, view` feeding a product becomes
+    one reshape and a transpose of the non-unit dims (`FoldTransposeIntoMatmul`
+    when it swaps the last two; none when it is the identity)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        source_type, result_type = op.input.type, op.result.type
+        if not isinstance(source_type, TensorType) or not isinstance(result_type, TensorType):
+            return
+        shape = tuple(source_type.get_shape())
+        kept = _non_unit(shape)
+        if not kept or len(kept) == len(shape):
+            return
+        perm = [int(p) for p in op.perm.get_values()]
+        order = [kept.index(p) for p in perm if shape[p] != 1]
+        squeezed = TensorType(source_type.element_type, [shape[d] for d in kept])
+        new_ops: list[Operation] = [_copy_attributes(op, ReshapeOp(op.input, squeezed))]
+        if order != sorted(order):
+            moved = TensorType(source_type.element_type, [shape[kept[i]] for i in order])
+            new_ops.append(_copy_attributes(op, TransposeOp(new_ops[-1].results[0], order, moved)))
+        new_ops.append(_copy_attributes(op, ReshapeOp(new_ops[-1].results[0], result_type)))
+        rewriter.replace_op(op, new_ops)
+
+
 class DropEmptyConcatOperands(RewritePattern):
     """concat(a, empty, b) -> concat(a, b); a concat left with one operand is it."""
 
@@ -236,6 +268,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     FoldTransposeIntoGroupedMatmul,
     InlineFills,
     ReshapeFills,
+    TransposeWithoutUnitDims,
 )
 """Every pattern, in the order a greedy applier tries them."""
 
@@ -250,6 +283,7 @@ _ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
     FoldTransposeIntoGroupedMatmul: (GroupedMatmulOp,),
     InlineFills: (MapOp,),
     ReshapeFills: (ReshapeOp, BroadcastOp, TransposeOp),
+    TransposeWithoutUnitDims: (TransposeOp,),
 }
 """The ops each pattern is rooted at (xDSL's trait wants patterns per op)."""
 

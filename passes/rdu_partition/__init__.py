@@ -261,8 +261,11 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
     rank holds); the digit lands on the result dim that holds it, with a period
     when the dim has more outside it (batch x heads merged: the heads of every
     batch row split), or spread over consecutive dims that each hold a factor
-    of its parts, never spilling into the result's innermost dim (a head's
-    features). Digits that meet on one dim must be adjacent, in order."""
+    of its parts, never cutting a head's features: a digit lands on the
+    result's innermost dim, when the group has other result dims before it,
+    only in whole rows of the source's innermost dim (heads x features merged,
+    `[16, 1, 8] -> [2, 64]` with the 8 heads of each batch row split: each
+    rank's heads whole). Digits that meet on one dim must be adjacent, in order."""
     try:
         groups = reshape_groups(source, result)
     except ValueError:
@@ -276,8 +279,8 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
         landed: dict[int, list[Digit]] = {}
         for digit in _digits(source, group_src, split):
             for dim, piece in _place(digit, result, group_res):
-                if dim == len(result) - 1 and dim != group_res[0]:
-                    raise _Unsplittable
+                if dim == len(result) - 1 and dim != group_res[0] and piece[0] % source[-1]:
+                    raise _Unsplittable  # it would cut the source's innermost dim (a head's features)
                 landed.setdefault(dim, []).append(piece)
         strides = _strides_within(result, group_res)
         for dim, digits in landed.items():

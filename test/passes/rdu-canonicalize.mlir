@@ -246,3 +246,28 @@ func.func @fold(%x: tensor<6x8xf32>, %w: tensor<4x8x5xf32>, %wt: tensor<4x5x8xf3
   %kept = rdu.grouped_matmul %x, %experts_moved offsets %offs : tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> -> tensor<6x5xf32>
   func.return %folded, %cancel, %kept : tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
 }
+
+// -----
+
+// A transpose of a value with dims of size 1 moves only its other dims, between
+// reshapes: torch.einsum("bkgd,bkpd->bkgp")'s chain of unsqueezes, permutes and a
+// view before the product becomes one reshape of the keys and a swap of their last
+// two dims, folded into the product as `transpose_rhs` (no copy of the keys).
+// A permute that moves only unit dims is a reshape.
+
+// CHECK-LABEL: func.func @forward(%q: tensor<2x2x16xf32> {rdu.input = "q"}, %keys: tensor<1x2x17x16xf32> {rdu.input = "keys"}, %u: tensor<1x4x1x8xf32> {rdu.input = "u"})
+// CHECK-NEXT:    %{{.*}} = rdu.reshape %keys : tensor<1x2x17x16xf32> -> tensor<2x17x16xf32>
+// CHECK-NEXT:    %bmm = rdu.matmul %q, %{{.*}} transpose_rhs : tensor<2x2x16xf32>, tensor<2x17x16xf32> -> tensor<2x2x17xf32>
+// CHECK-NEXT:    %units = rdu.reshape %u : tensor<1x4x1x8xf32> -> tensor<4x8x1x1xf32>
+// CHECK-NEXT:    func.return %bmm, %units
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%q: tensor<2x2x16xf32> {rdu.input = "q"}, %keys: tensor<1x2x17x16xf32> {rdu.input = "keys"}, %u: tensor<1x4x1x8xf32> {rdu.input = "u"}) -> (tensor<2x2x17xf32>, tensor<4x8x1x1xf32>) {
+    %unsqueeze = rdu.reshape %keys : tensor<1x2x17x16xf32> -> tensor<1x2x17x16x1xf32>
+    %permute_4 = rdu.transpose %unsqueeze perm [0, 1, 4, 2, 3] : tensor<1x2x17x16x1xf32> -> tensor<1x2x1x17x16xf32>
+    %permute_6 = rdu.transpose %permute_4 perm [1, 4, 0, 3, 2] : tensor<1x2x1x17x16xf32> -> tensor<2x16x1x17x1xf32>
+    %view = rdu.reshape %permute_6 : tensor<2x16x1x17x1xf32> -> tensor<2x16x17xf32>
+    %bmm = rdu.matmul %q, %view : tensor<2x2x16xf32>, tensor<2x16x17xf32> -> tensor<2x2x17xf32>
+    %units = rdu.transpose %u perm [1, 3, 0, 2] : tensor<1x4x1x8xf32> -> tensor<4x8x1x1xf32>
+    func.return %bmm, %units : tensor<2x2x17xf32>, tensor<4x8x1x1xf32>
+  }
+}
