@@ -17,10 +17,9 @@ every `func.func` of the module. The result is one SPMD program:
   holds KV head r // 2 at tp=16 with 8 KV heads, replicated over the pair,
   while the reshape of q splits the KV heads over that factor and the query
   heads under each over the rest; a projection into a single head, the one
-  KV head of multi-query attention, or a fused q/k/v whose blocks hold fewer
-  heads than the ranks, is not split by columns at all, since that would cut a
-  head's features: every rank holds it whole and broadcasts it to its own query
-  heads, through the scale SDPA applies to k);
+  KV head of multi-query attention, is not split by columns at all, since that
+  would cut a head's features: every rank holds it whole and broadcasts it to
+  its own query heads, through the scale SDPA applies to k);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
@@ -36,7 +35,10 @@ every `func.func` of the module. The result is one SPMD program:
   columns per block, each block across the ranks (with a period when the blocks
   are equal, by their sizes when not: grouped-query q, k and v; a block of a
   single head, multi-query k and v of GPTBigCode's `c_attn`, is held whole by
-  every rank while q's block splits by heads, `[64, -16, -16]`), and each
+  every rank while q's block splits by heads, `[64, -16, -16]`; with more
+  ranks than KV heads each block splits into its own parts, the most that
+  keep whole heads: `[4096, 1024:8, 1024:8]` at tp=16, q 16 ways, k and v
+  8 ways, a KV head a pair of ranks, `_blocks_by_heads`), and each
   slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
