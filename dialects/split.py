@@ -20,35 +20,35 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-Block = int | tuple[int, int]
+SplitBlock = int | tuple[int, int]
 """One of a dim's unequal consecutive blocks: its size, split into the entry's parts
 (> 0) or held whole by every rank (< 0), or `(size, parts)`: split into its own number
 of parts, a factor of the entry's (grouped-query k and v beside q: 8 KV heads over
 16 ranks, each held by a pair)."""
 
-Period = int | tuple[Block, ...]
+Period = int | tuple[SplitBlock, ...]
 """A split dim's period (0: none), or the sizes of its unequal consecutive blocks."""
 
 
-def block_size(block: Block) -> int:
+def block_size(block: SplitBlock) -> int:
     """A block's length along its dim."""
     return block[0] if isinstance(block, tuple) else abs(block)
 
 
-def block_parts(block: Block, parts: int) -> int:
+def block_parts(block: SplitBlock, parts: int) -> int:
     """How many parts a block of an entry of `parts` splits into (1: held whole)."""
     if isinstance(block, tuple):
         return block[1]
     return 1 if block < 0 else parts
 
 
-def block_of(size: int, own: int, parts: int) -> Block:
+def block_of(size: int, own: int, parts: int) -> SplitBlock:
     """The block of `size` split into `own` parts, in an entry of `parts` (the
     shortest spelling: the size when `own` is the entry's, its negative when 1)."""
     return size if own == parts else -size if own == 1 else (size, own)
 
 
-def block_starts(blocks: Sequence[Block]) -> list[int]:
+def block_starts(blocks: Sequence[SplitBlock]) -> list[int]:
     """Where each of consecutive blocks of these sizes starts (see `Split`)."""
     starts, at = [], 0
     for block in blocks:
@@ -57,12 +57,12 @@ def block_starts(blocks: Sequence[Block]) -> list[int]:
     return starts
 
 
-def block_part(block: Block, parts: int) -> int:
+def block_part(block: SplitBlock, parts: int) -> int:
     """How much of a block one rank holds: its part, or all of a block held whole."""
     return block_size(block) // block_parts(block, parts)
 
 
-def block_rank_part(block: Block, parts: int, part: int) -> int:
+def block_rank_part(block: SplitBlock, parts: int, part: int) -> int:
     """Which part of `block` the rank that holds part `part` of the entry holds: the
     major factor of the entry's parts (ranks of consecutive parts share a block split fewer ways)."""
     return part // (parts // block_parts(block, parts))
@@ -82,7 +82,7 @@ def whole_length(length: int, parts: int, period: Period) -> int:
     return length * parts
 
 
-def blocks_fit(blocks: Sequence[Block], parts: int) -> bool:
+def blocks_fit(blocks: Sequence[SplitBlock], parts: int) -> bool:
     """Whether each block is a size > 0 that its parts divide, its parts a factor of
     the entry's, and at least one block split (else the dim is not split)."""
     if not blocks:
@@ -316,7 +316,7 @@ def _period_attr(value: Period) -> Attribute:
     return ArrayAttr(ArrayAttr((IntAttr(b[0]), IntAttr(b[1]))) if isinstance(b, tuple) else IntAttr(b) for b in value)
 
 
-def _block_value(attr: Attribute) -> Block:
+def _block_value(attr: Attribute) -> SplitBlock:
     if isinstance(attr, ArrayAttr):
         size, parts = (b.data if isinstance(b, IntAttr) else 0 for b in attr.data)
         return size, parts
@@ -331,11 +331,11 @@ def _period_value(attr: Attribute) -> Period:
     return attr.data
 
 
-def _block_text(block: Block) -> str:
+def _block_text(block: SplitBlock) -> str:
     return f"{block[0]}:{block[1]}" if isinstance(block, tuple) else str(block)
 
 
-def _block_words(block: Block, parts: int) -> str | int:
+def _block_words(block: SplitBlock, parts: int) -> str | int:
     """How `Split.describe` names a block."""
     if isinstance(block, tuple):
         return f"{block[0]} split {block[1]} ways"

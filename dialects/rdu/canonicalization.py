@@ -223,7 +223,7 @@ class FoldBroadcastRhsIntoMatmul(RewritePattern):
                 result_type, TensorType) or not isinstance(producer.input.type, TensorType):
             return
         weight_shape = tuple(producer.input.type.get_shape())
-        rhs_shape = tuple(producer.result.type.get_shape())  # type: ignore[attr-defined]
+        rhs_shape = tuple(producer.result.type.get_shape())
         lhs_shape = tuple(lhs_type.get_shape())
         if len(rhs_shape) < 3 or len(weight_shape) < 2 or weight_shape[-2:] != rhs_shape[-2:] or any(
                 size != 1 for size in weight_shape[:-2]) or lhs_shape[:-2] != tuple(result_type.get_shape())[:-2]:

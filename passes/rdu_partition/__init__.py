@@ -134,8 +134,17 @@ from rducc.dialects.rdu.dataflow import (
     TransposeOp,
 )
 from rducc.dialects.shapes import reshape_groups
-from rducc.dialects.split import (Block, Period, Split, block_of, block_part, block_parts, block_size, block_starts,
-                                  whole_length)
+from rducc.dialects.split import (
+    Period,
+    Split,
+    SplitBlock,
+    block_of,
+    block_part,
+    block_parts,
+    block_size,
+    block_starts,
+    whole_length,
+)
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
@@ -370,7 +379,7 @@ def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] 
     return blocks if at == columns else None
 
 
-def _blocks_taken(blocks: tuple[Block, ...], offset: int, size: int) -> tuple[Block, ...] | None:
+def _blocks_taken(blocks: tuple[SplitBlock, ...], offset: int, size: int) -> tuple[SplitBlock, ...] | None:
     """The blocks a slice [offset, offset + size) takes whole, or None when it cuts one."""
     starts = block_starts(blocks)
     if offset not in starts:
@@ -392,7 +401,7 @@ def _position(op: Operation) -> int:
     return next(i for i, other in enumerate(parent.ops) if other is op)
 
 
-def _part_starts(blocks: tuple[Block, ...], parts: int) -> list[int]:
+def _part_starts(blocks: tuple[SplitBlock, ...], parts: int) -> list[int]:
     """Where each block's part starts in one rank's part of a dim split in these blocks."""
     starts, at = [], 0
     for block in blocks:
@@ -718,7 +727,7 @@ class _TensorPartitioner:
             shape = whole
         return result
 
-    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[Block, ...],
+    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[SplitBlock, ...],
                        before: Operation) -> SSAValue:
         """A dim split in unequal blocks, gathered: each block's part sliced out,
         all-gathered over the ranks that hold its parts (a block held whole is
@@ -1641,7 +1650,7 @@ class _TensorPartitioner:
     def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
         """The most parts (a factor of tp) the columns split into, per block, that
         every block and the reshapes of `value` keep; tp when none does."""
-        sizes = period if isinstance(period, tuple) else (period or columns,)
+        sizes = tuple(map(block_size, period)) if isinstance(period, tuple) else (period or columns,)
         if self._one_head(value):
             return 1  # one head (multi-query k/v): no split of its features
         head = self._head_size(value) or 1
@@ -1649,7 +1658,8 @@ class _TensorPartitioner:
         return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % (p * head) == 0 for b in sizes)
                      and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), fallback)
 
-    def _blocks_by_heads(self, value: SSAValue, blocks: tuple[Block, ...], rank: int) -> tuple[Block, ...] | None:
+    def _blocks_by_heads(self, value: SSAValue, blocks: tuple[SplitBlock, ...], rank: int
+                         ) -> tuple[SplitBlock, ...] | None:
         """The blocks of a fused projection each split into the most parts (a factor
         of tp) that divide it by whole heads, when some block splits over every rank
         and the slices and reshapes of `value` keep that: q split tp ways beside k
