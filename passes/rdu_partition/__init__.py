@@ -87,6 +87,7 @@ from rducc.dialects.contracts import (
     Level,
     Phase,
     arg_attrs,
+    executed_microbatches,
     global_of,
     is_input,
     is_outlined,
@@ -98,6 +99,7 @@ from rducc.dialects.contracts import (
     result_updates,
     set_expert_parallel,
     set_layer,
+    set_owned_rows,
     set_partition,
     set_phase,
     set_result_shards,
@@ -151,6 +153,7 @@ from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
+from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
 from rducc.passes.rdu_partition.sequence import carried_arguments, reads_by_token, token_split
 from rducc.passes.rdu_partition.training import (
     batch_size,
@@ -1468,7 +1471,9 @@ class _TensorPartitioner:
         local_ids, dest_ids = self.expert_ids[(ids, count)]
         op.operands[0] = self.materialize(op.source, want, op)
         op.operands[1] = local_ids
-        self._set_result(op, Experts(dest_ids, _shape(op.result)[0]))
+        rows = _shape(op.result)[0]
+        set_owned_rows(op, -(-rows // self.tp), rows)
+        self._set_result(op, Experts(dest_ids, rows))
         return True
 
     def _emit(self, op: Operation, before: Operation) -> SSAValue:
@@ -1918,16 +1923,21 @@ def layer_keys(block: Block) -> list[str]:
 
 
 def assign_stages(function: func.FuncOp, pp: int, training: bool = False,
-                  callees: dict[str, func.FuncOp] | None = None) -> None:
+                  callees: dict[str, func.FuncOp] | None = None, microbatches: int = 1) -> None:
     """Give every op its pipeline stage and send each value used in another stage.
     Decoder layers (`rdu.layer`) go to stages in order; a training step (a joint
     graph keeps no module names; its outlined layers' calls are named by phase,
     `forward.layers.0`, `backward.layers.0`, ...) is cut by `training_stages`,
-    each outlined layer's call (in `callees`) whole on one stage."""
+    each outlined layer's call (in `callees`) whole on one stage. A step that
+    runs `microbatches` itself has each microbatch cut alike and its ops put
+    in 1F1B order (`microbatches.order_one_f_one_b`)."""
     block = function.body.block
     keys = layer_keys(block)
     if training:
-        _send_across(block, training_stages(block, pp, callees))
+        labels = microbatch_labels(function, microbatches) if microbatches > 1 else None
+        _send_across(block, training_stages(block, pp, callees, labels))
+        if labels is not None:
+            order_one_f_one_b(function, pp, microbatches)
         return
     if pp > len(keys):
         raise RduccError(
@@ -1997,10 +2007,14 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         for function in layers_first(functions(module)):
             replicated += partition_tensors(module, function, dp, strict, data_parallel=True, callees=replicas,
                                             rank_scale=tp, program_ranks=tp * dp, zero=zero)
+    executed = executed_microbatches(module)
+    if executed > 1:  # the step runs its microbatches itself: they are 1F1B's
+        microbatches = executed
     for function in functions(module):
         if pp > 1 and not is_outlined(function):
             outlined = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
-            assign_stages(function, pp, is_training_step(module), outlined)
+            assign_stages(function, pp, is_training_step(module), outlined,
+                          executed if function is entry_function(module) else 1)
         if is_training_step(module):
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1, zero)
@@ -2208,6 +2222,13 @@ class RduPartition(RduPass):
     def _microbatches(self, op: ModuleOp, dp: int, pp: int) -> int:
         """The 1F1B microbatches of a forced split: the option's, which must divide
         a replica's batch, else `default_microbatches`."""
+        executed = executed_microbatches(op)
+        if executed > 1:
+            if self.microbatches not in (0, executed):
+                raise RduccError(f"rdu-partition: microbatches={self.microbatches}, but the step runs its batch "
+                                 f"in {executed} microbatches itself (rdu.microbatches); give microbatches="
+                                 f"{executed} or leave it out")
+            return executed
         batch = (batch_size(entry_function(op)) or 1) // dp
         if self.microbatches and (pp == 1 or batch % self.microbatches):
             raise RduccError(f"rdu-partition: microbatches={self.microbatches} needs pp > 1 and must divide "
