@@ -55,6 +55,7 @@ them; activations (saved values) and gradients are `rdu.training_memory`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
@@ -80,6 +81,7 @@ from rducc.dialects.contracts import (
     partition_of,
     phase_of,
     result_roles,
+    shard_of,
 )
 from rducc.dialects.program import entry_function, functions, global_stages
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
@@ -214,16 +216,16 @@ def tokens_a_step(module: ModuleOp) -> tuple[int, str]:
 
 
 def _parameters(module: ModuleOp) -> tuple[int, str]:
-    """The parameter count N and the element type of most parameter bytes."""
+    """The parameter count N of the whole model and the element type of most
+    parameter bytes. A parameter split over ranks (`rdu.shard`) counts whole:
+    MFU's model FLOPs are the model's, not one socket's part."""
     count = 0
     by_type: dict[str, int] = {}
     for op in module.ops:
         if isinstance(op, GlobalOp) and _kind(op) == "parameter":
             shape = op.global_type.get_shape()
-            n = 1
-            for d in shape:
-                n *= d
-            count += n
+            split = shard_of(op)
+            count += math.prod(split.whole_shape(shape) if split is not None else shape)
             element = str(op.global_type.element_type)
             by_type[element] = by_type.get(element, 0) + value_bytes(op.global_type)
     return count, max(by_type, key=lambda k: by_type[k]) if by_type else "bf16"

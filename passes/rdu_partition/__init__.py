@@ -17,10 +17,9 @@ every `func.func` of the module. The result is one SPMD program:
   holds KV head r // 2 at tp=16 with 8 KV heads, replicated over the pair,
   while the reshape of q splits the KV heads over that factor and the query
   heads under each over the rest; a projection into a single head, the one
-  KV head of multi-query attention, or a fused q/k/v whose blocks hold fewer
-  heads than the ranks, is not split by columns at all, since that would cut a
-  head's features: every rank holds it whole and broadcasts it to its own query
-  heads, through the scale SDPA applies to k);
+  KV head of multi-query attention, is not split by columns at all, since that
+  would cut a head's features: every rank holds it whole and broadcasts it to
+  its own query heads, through the scale SDPA applies to k);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
@@ -36,7 +35,10 @@ every `func.func` of the module. The result is one SPMD program:
   columns per block, each block across the ranks (with a period when the blocks
   are equal, by their sizes when not: grouped-query q, k and v; a block of a
   single head, multi-query k and v of GPTBigCode's `c_attn`, is held whole by
-  every rank while q's block splits by heads, `[64, -16, -16]`), and each
+  every rank while q's block splits by heads, `[64, -16, -16]`; with more
+  ranks than KV heads each block splits into its own parts, the most that
+  keep whole heads: `[4096, 1024:8, 1024:8]` at tp=16, q 16 ways, k and v
+  8 ways, a KV head a pair of ranks, `_blocks_by_heads`), and each
   slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
@@ -138,7 +140,17 @@ from rducc.dialects.rdu.dataflow import (
     YieldOp,
 )
 from rducc.dialects.shapes import reshape_groups
-from rducc.dialects.split import Period, Split, block_part, block_starts, whole_length
+from rducc.dialects.split import (
+    Period,
+    Split,
+    SplitBlock,
+    block_of,
+    block_part,
+    block_parts,
+    block_size,
+    block_starts,
+    whole_length,
+)
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
@@ -267,8 +279,11 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
     rank holds); the digit lands on the result dim that holds it, with a period
     when the dim has more outside it (batch x heads merged: the heads of every
     batch row split), or spread over consecutive dims that each hold a factor
-    of its parts, never spilling into the result's innermost dim (a head's
-    features). Digits that meet on one dim must be adjacent, in order."""
+    of its parts, never cutting a head's features: a digit lands on the
+    result's innermost dim, when the group has other result dims before it,
+    only in whole rows of the source's innermost dim (heads x features merged,
+    `[16, 1, 8] -> [2, 64]` with the 8 heads of each batch row split: each
+    rank's heads whole). Digits that meet on one dim must be adjacent, in order."""
     try:
         groups = reshape_groups(source, result)
     except ValueError:
@@ -282,8 +297,8 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
         landed: dict[int, list[Digit]] = {}
         for digit in _digits(source, group_src, split):
             for dim, piece in _place(digit, result, group_res):
-                if dim == len(result) - 1 and dim != group_res[0]:
-                    raise _Unsplittable
+                if dim == len(result) - 1 and dim != group_res[0] and piece[0] % source[-1]:
+                    raise _Unsplittable  # it would cut the source's innermost dim (a head's features)
                 landed.setdefault(dim, []).append(piece)
         strides = _strides_within(result, group_res)
         for dim, digits in landed.items():
@@ -347,8 +362,11 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
             taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
             if taken is None:
                 raise _Unsplittable
-            if any(b > 0 for b in taken):  # else the slice takes only blocks held whole: whole along dim
-                entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
+            if len(taken) == 1 and block_parts(taken[0], parts) > 1:  # one block: split its own parts
+                own = block_parts(taken[0], parts)
+                entries.append((dim, own, stride * (parts // own), 0))
+            elif any(block_parts(b, parts) > 1 for b in taken):  # else only blocks held whole: whole along dim
+                entries.append((dim, parts, stride, taken))
         elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
             entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
         else:
@@ -368,7 +386,7 @@ def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] 
     return blocks if at == columns else None
 
 
-def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int, ...] | None:
+def _blocks_taken(blocks: tuple[SplitBlock, ...], offset: int, size: int) -> tuple[SplitBlock, ...] | None:
     """The blocks a slice [offset, offset + size) takes whole, or None when it cuts one."""
     starts = block_starts(blocks)
     if offset not in starts:
@@ -379,7 +397,7 @@ def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int,
         if total == size:
             break
         taken.append(block)
-        total += abs(block)
+        total += block_size(block)
     return tuple(taken) if total == size else None
 
 
@@ -390,7 +408,7 @@ def _position(op: Operation) -> int:
     return next(i for i, other in enumerate(parent.ops) if other is op)
 
 
-def _part_starts(blocks: tuple[int, ...], parts: int) -> list[int]:
+def _part_starts(blocks: tuple[SplitBlock, ...], parts: int) -> list[int]:
     """Where each block's part starts in one rank's part of a dim split in these blocks."""
     starts, at = [], 0
     for block in blocks:
@@ -731,10 +749,11 @@ class _TensorPartitioner:
             shape = whole
         return result
 
-    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[int, ...],
+    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[SplitBlock, ...],
                        before: Operation) -> SSAValue:
         """A dim split in unequal blocks, gathered: each block's part sliced out,
-        all-gathered (a block held whole is taken as it is), and the whole blocks joined in order."""
+        all-gathered over the ranks that hold its parts (a block held whole is
+        taken as it is), and the whole blocks joined in order."""
         element = value.type.element_type  # type: ignore[attr-defined]
         shape = list(_shape(value))
         wholes = []
@@ -743,10 +762,12 @@ class _TensorPartitioner:
             offsets[dim] = start
             part = [*shape[:dim], block_part(size, parts), *shape[dim + 1:]]
             piece = self._insert(SliceOp(value, offsets, [1] * len(shape), TensorType(element, part)), before, None)
-            whole = [*shape[:dim], abs(size), *shape[dim + 1:]]
-            wholes.append(piece if size < 0 else self._insert(
-                self._gather_op(piece, dim, parts, TensorType(element, whole), stride), before, None))
-        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(abs, blocks)), *shape[dim + 1:]]))
+            whole = [*shape[:dim], block_size(size), *shape[dim + 1:]]
+            own = block_parts(size, parts)
+            wholes.append(piece if own == 1 else self._insert(
+                self._gather_op(piece, dim, own, TensorType(element, whole), stride * (parts // own)), before, None))
+        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(block_size, blocks)),
+                                                            *shape[dim + 1:]]))
         last = max(wholes, key=lambda piece: _position(piece.owner))  # type: ignore[arg-type]
         return self._insert_after(joined, last)
 
@@ -1706,8 +1727,8 @@ class _TensorPartitioner:
         period = self._block_size(op.result, rhs[n_rhs])
         parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if isinstance(period, tuple) and parts < self.tp:
-            mixed = self._single_head_blocks(op.result, period, rank)
-            if mixed is not None:  # multi-query q/k/v: q split by heads, the one k and v head on every rank
+            mixed = self._blocks_by_heads(op.result, period, rank)
+            if mixed is not None:  # grouped- or multi-query q/k/v: q split by heads, k and v by their fewer heads
                 return [None, Split(((n_rhs, self.tp, 1, mixed),))], Split(((rank - 1, self.tp, 1, mixed),))
             period = 0  # unequal blocks over fewer than every rank (more ranks than KV heads): in one piece
             parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
@@ -1719,7 +1740,7 @@ class _TensorPartitioner:
     def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
         """The most parts (a factor of tp) the columns split into, per block, that
         every block and the reshapes of `value` keep; tp when none does."""
-        sizes = period if isinstance(period, tuple) else (period or columns,)
+        sizes = tuple(map(block_size, period)) if isinstance(period, tuple) else (period or columns,)
         if self._one_head(value):
             return 1  # one head (multi-query k/v): no split of its features
         head = self._head_size(value) or 1
@@ -1727,17 +1748,21 @@ class _TensorPartitioner:
         return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % (p * head) == 0 for b in sizes)
                      and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), fallback)
 
-    def _single_head_blocks(self, value: SSAValue, blocks: tuple[int, ...], rank: int) -> tuple[int, ...] | None:
-        """The blocks of a fused projection with the blocks of one head held whole
-        (negative sizes) and the others split by whole heads over every rank, when
-        some block is one head (multi-query attention's k and v) and the rest split so
-        through the reshapes of `value`; else None."""
+    def _blocks_by_heads(self, value: SSAValue, blocks: tuple[SplitBlock, ...], rank: int
+                         ) -> tuple[SplitBlock, ...] | None:
+        """The blocks of a fused projection each split into the most parts (a factor
+        of tp) that divide it by whole heads, when some block splits over every rank
+        and the slices and reshapes of `value` keep that: q split tp ways beside k
+        and v split over their KV heads (a pair of ranks a KV head with more ranks
+        than KV heads; a block of one head, multi-query k and v, held whole); else None."""
         head = self._head_size(value)
-        if head is None or head not in blocks or all(b == head for b in blocks):
+        if head is None:
             return None
-        if any(b != head and b % (self.tp * head) for b in blocks):
+        own = [max(p for p in range(1, self.tp + 1) if self.tp % p == 0 and block_size(b) % (p * head) == 0)
+               for b in blocks]
+        if max(own) != self.tp or len(set(own)) == 1:
             return None
-        mixed = tuple(-b if b == head else b for b in blocks)
+        mixed = tuple(block_of(block_size(b), p, self.tp) for b, p in zip(blocks, own))
         return mixed if self._reshapes_keep(value, Split(((rank - 1, self.tp, 1, mixed),))) else None
 
     def _head_size(self, value: SSAValue, depth: int = 4) -> int | None:
