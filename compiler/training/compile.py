@@ -128,6 +128,50 @@ def _with_attention_math(ep: torch.export.ExportedProgram) -> torch.export.Expor
     return ep
 
 
+class _SiluAsEager(torch.autograd.Function):
+    """SiLU whose gradient rounds as eager's backward rounds it.
+
+    autograd's formula for silu picks `silu_backward` (one fused CPU kernel:
+    float32 inside, one rounding for 16-bit inputs) when grad mode is off, as
+    in eager's backward, but its twice-differentiable composite (`sigmoid`,
+    `sub`, `mul`, `add`, each rounded to bf16 in turn) while torch traces the
+    joint graph, where grad mode is on; and `aten.silu_backward` itself is
+    CompositeImplicitAutograd, which export expands into the same bf16 ops.
+    The gradient here is torch's Python decomposition of `silu_backward`
+    (`pw_cast_for_opmath`: float32 inside, one rounding), as the kernel."""
+
+    @staticmethod
+    def forward(ctx: Any, input: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(input)
+        return torch.ops.aten.silu.default(input)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        (input,) = ctx.saved_tensors
+        from torch._decomp.decompositions import silu_backward
+
+        return silu_backward(grad, input)
+
+
+def _silu_as_eager(input: torch.Tensor) -> torch.Tensor:
+    return _SiluAsEager.apply(input)
+
+
+def _with_eager_silu_gradient(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`ep` (a copy, changed in place) with every `aten.silu` node differentiated
+    as eager differentiates it (`_SiluAsEager`), in autocast regions too."""
+    silu = torch.ops.aten.silu.default
+    for module in ep.graph_module.modules():
+        if not isinstance(module, torch.fx.GraphModule):
+            continue
+        found = [node for node in module.graph.nodes if node.target is silu]
+        for node in found:
+            node.target = _silu_as_eager
+        if found:
+            module.recompile()
+    return ep
+
+
 def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
     """Parameters the graph never reads: they get no gradient (eager leaves their
     `.grad` None and torch.optim skips them). A tied weight (GPT-2's `wte` and
@@ -216,7 +260,8 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
     `torch.export.experimental._export_forward_backward` builds, with the
-    attention's math differentiated (`_with_attention_math`)."""
+    attention's math differentiated (`_with_attention_math`) and silu's
+    gradient rounded as eager's kernel (`_with_eager_silu_gradient`)."""
     from torch._decomp import core_aten_decompositions
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
     from torch.export.exported_program import _decompose_exported_program
@@ -226,8 +271,10 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
     try:
         with _composite_gradients_on_meta(_on_meta(ep)):
+            traced = _with_eager_silu_gradient(
+                _with_attention_math(_reshapes_in_autocast(_without_unused_gradients(ep))))
             joint = _decompose_exported_program(
-                _with_attention_math(_reshapes_in_autocast(_without_unused_gradients(ep))), cia_to_decomp={},
+                traced, cia_to_decomp={},
                 python_decomp_table=core_aten_decompositions(),
                 joint_loss_index=0, decompose_custom_triton_ops=False,
             )

@@ -155,3 +155,39 @@ def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: di
     torch.testing.assert_close(torch.tensor(ours), torch.tensor(expected_losses), rtol=1e-6, atol=1e-6)
     for name, want in expected.items():
         torch.testing.assert_close(got[name], want, rtol=0, atol=1e-7, msg=name)
+
+
+class _GatedMlp(nn.Module):
+    """transformers' Llama MLP (`down(silu(gate(x)) * up(x))`), a tiny config, with a loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaMLP
+
+        self.mlp = LlamaMLP(LlamaConfig(hidden_size=16, intermediate_size=48, num_attention_heads=2, hidden_act="silu"))
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return nn.functional.mse_loss(self.mlp(x).float(), target)
+
+
+def test_silu_gradient_under_autocast_rounds_as_eager() -> None:
+    """A gated (SiLU) MLP's bf16 step: eager's backward runs silu's fused
+    `silu_backward` kernel (float32 inside, one rounding), and so does the
+    joint graph rducc compiles (`compile._SiluAsEager`), where torch would
+    otherwise differentiate silu with bf16 ops each rounded in turn: every
+    gradient equals eager autocast's (before: `gate_proj`'s was an ulp off in
+    a quarter of its elements, `up_proj`'s and `down_proj`'s equal)."""
+    torch.manual_seed(0)
+    model = _GatedMlp().train()
+    eager = copy.deepcopy(model)
+    generator = torch.Generator().manual_seed(2)
+    batch = (torch.randn(8, 16, generator=generator), torch.randn(8, 16, generator=generator))
+    program = rducc.compile_training(model, batch, optimizer=None, mixed_precision="bf16", opt_level=0)
+    loss, *gradients = program.step(*batch)
+    with torch.autocast("cpu", torch.bfloat16):
+        expected = eager(*batch)
+    expected.backward()
+    assert float(loss) == pytest.approx(expected.item(), rel=1e-6)
+    for gradient, (name, parameter) in zip(gradients, eager.named_parameters(), strict=True):
+        torch.testing.assert_close(gradient.float(), parameter.grad, rtol=0, atol=1e-7, msg=name)
