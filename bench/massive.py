@@ -108,17 +108,34 @@ def compile_child(archive: Path, out: Path) -> tuple[float, float, int, dict[str
 
 
 def modeled(out: Path) -> tuple[float, str]:
-    """The modeled seconds a token of the compiled program, and its split."""
+    """The modeled seconds a token of the compiled program, and its split, with the
+    bytes a token reads from HBM and DDR and which weights the tier placement left in DDR."""
     done = subprocess.run([str(BIN / "rducc-run"), str(out), "--simulate", "--report", str(out) + ".json"],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"rducc-run failed: {done.stderr[-2000:]}")
     report = json.loads(Path(str(out) + ".json").read_text())
-    head = out.read_text()[:100000]
+    text = out.read_text()
+    head = text[:100000]
     split = re.search(r"rdu\.partition = \{tp = (\d+) : i64, pp = (\d+)", head)
     experts = re.search(r"rdu\.expert_parallel = (\d+)", head)
+    read = {tier: sum(n for key, n in report["bytes_by_tier"].items() if key.startswith(tier + "->"))
+            for tier in ("hbm", "ddr")}
     return report["modeled_time_s"], ((f"tp={split.group(1)} pp={split.group(2)}" if split else "")
-                                      + (f" ep={experts.group(1)}" if experts else ""))
+                                      + (f" ep={experts.group(1)}" if experts else "")
+                                      + f"; a token reads {read['hbm'] / 1e9:.1f} GB from HBM, "
+                                      f"{read['ddr'] / 1e9:.1f} GB from DDR{_in_ddr(text)}")
+
+
+def _in_ddr(text: str) -> str:
+    """The weights in DDR, named without their layer number (one name a table that
+    every layer has), with the bytes one socket holds there."""
+    names = sorted({re.sub(r"\.\d+\.", ".N.", m.group(1))
+                    for m in re.finditer(r"^\s*tier\.global @(\S+) in ddr", text, re.M)})
+    held = re.search(r"tier\.ddr_weight_bytes = (\d+)", text[:100000])
+    if not names:
+        return ""
+    return f" (in DDR, {int(held.group(1)) / 1e9 if held else 0:.1f} GB a socket: {', '.join(names)})"
 
 
 def measure(section: Section, size: str, folder: Path) -> None:
@@ -142,22 +159,31 @@ def measure(section: Section, size: str, folder: Path) -> None:
 SIZES = ("70b", "405b", "671b")
 ONLY = os.environ.get("MASSIVE_ONLY", "")
 """`MASSIVE_ONLY=671b python bench/massive.py`: one size alone (the rows of the others not rerun)."""
+KEEP = os.environ.get("MASSIVE_KEEP", "")
+"""`MASSIVE_KEEP=FOLDER`: the archives, compiled programs and reports are kept there."""
 
 
 def run(quick: bool) -> Section:
     section = Section("The massive models on sn40l-16: compile time, memory, modeled decode",
                       f"{'MASSIVE_ONLY=' + ONLY + ' ' if ONLY else ''}python bench/massive.py{' --quick' if quick else ''}")
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(KEEP or scratch)
+        folder.mkdir(parents=True, exist_ok=True)
         for size in ("70b",) if quick else (ONLY,) if ONLY in SIZES else SIZES:
-            measure(section, size, Path(folder))
+            measure(section, size, folder)
     section.details += [
         "",
         f"Measured on a shared machine ({os.cpu_count()} cores): wall seconds include waiting for a core; "
         "the goal is read on the CPU seconds. DeepSeek-V3/R1: the split is the cost model's; with "
         "expert parallelism (ep) each socket holds 1/ep of every MoE layer's experts, runs the token's 8 "
         "pairs through its own experts (static shapes: 8 rows of its local tables) and one all-to-all + "
-        "all-gather a MoE layer combine the rows; bf16 weights (1.34 TB) pass the 16 sockets' HBM, so "
-        "some expert tables sit in DDR; the step has no KV cache.",
+        "all-gather a MoE layer combine the rows. Assumed for the modeled time: expert load balance at "
+        "batch 1 (the 8 pairs spread evenly, so a socket's experts serve ceil(8/ep) = 1 of them and the "
+        "cost model reads that one row of each expert table, `rdu.owned_rows`); bf16 weights (1.34 TB) "
+        "pass the 16 sockets' HBM, so the tier placement (rdu-place-tiers: weights to HBM in the order "
+        "the program reads them, each outlined layer's parameter in one tier) leaves whole tables of every "
+        "MoE layer in DDR (named in the row): the expert read from them is a DDR read, no hot-expert "
+        "residency; the step has no KV cache.",
         "",
     ]
     return section

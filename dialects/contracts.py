@@ -98,6 +98,11 @@ SPLIT_CHOICE = "rdu.split_choice"
 (each candidate's modeled step time, and why the chosen one won), for the report."""
 EXPERT_PARALLEL = "rdu.expert_parallel"
 """Module: the ep its routed experts were split over the sockets with (`rdu-partition{ep=N}`)."""
+OWNED_ROWS = "rdu.owned_rows"
+"""On an expert-parallel `rdu.gather` (and the `tier.gather` `rdu-insert-dma` makes of
+it): `[owned, rows]`, of its `rows` rows (token-expert pairs), how many a rank's own
+experts serve at most, the pairs spread evenly over the ranks (the modeled load balance). Every rank still
+gathers every row (static shapes); the cost model reads only these from the table."""
 SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
 RESULT_SHARDS = "rdu.result_shards"
@@ -337,6 +342,27 @@ def expert_parallel(module: Operation) -> int:
     """The ep a partitioned module was split with (1: none)."""
     attr = module.attributes.get(EXPERT_PARALLEL)
     return attr.value.data if isinstance(attr, IntegerAttr) else 1
+
+
+def set_owned_rows(op: Operation, owned: int, rows: int) -> None:
+    op.attributes[OWNED_ROWS] = ArrayAttr([IntegerAttr(owned, i64), IntegerAttr(rows, i64)])
+
+
+def owned_rows(op: Operation) -> tuple[int, int] | None:
+    """(owned, rows): of an expert-parallel gather's `rows` rows, the `owned` a rank's
+    experts serve (`OWNED_ROWS`); None: a gather whose rows are all read."""
+    attr = op.attributes.get(OWNED_ROWS)
+    if not isinstance(attr, ArrayAttr) or len(attr.data) != 2:
+        return None
+    owned, rows = (a.value.data if isinstance(a, IntegerAttr) else 0 for a in attr.data)
+    return (owned, rows) if 0 <= owned <= rows and rows > 0 else None
+
+
+def owned_bytes(gather: Operation, gathered_bytes: int) -> int:
+    """The bytes of the rows a gather moves (`gathered_bytes`: all of them, or a
+    tile's) that a rank reads from the table: all, or the `OWNED_ROWS` share."""
+    owned = owned_rows(gather)
+    return gathered_bytes if owned is None else gathered_bytes * owned[0] // owned[1]
 
 
 def set_split_choice(module: Operation, lines: Iterable[str]) -> None:

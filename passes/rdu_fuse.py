@@ -56,6 +56,7 @@ from rducc.dialects.contracts import (
     is_input,
     layer_of,
     module_target,
+    owned_bytes,
     set_layer,
     stage_attr,
 )
@@ -314,7 +315,8 @@ def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, di
     doubled = [2 if plan.count > 1 and v in plan.tiled else 1 for v in group.inputs]
     sizes = [scaled_bytes(v, plan, windows) * n for v, n in zip(group.inputs, doubled)]
     sizes += [scaled_bytes(v, plan) for v in group.outputs]
-    read = sum(value_bytes(gathered[v].results[0]) if v in gathered else input_bytes(v, windows)
+    read = sum(owned_bytes(gathered[v], value_bytes(gathered[v].results[0])) if v in gathered
+               else input_bytes(v, windows)
                for v in group.inputs)
     moved = {"hbm->sram": read, "sram->hbm": sum(value_bytes(v) for v in group.outputs)}
     body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(ops), tuple(group.inputs), tuple(group.outputs),

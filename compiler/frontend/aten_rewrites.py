@@ -391,14 +391,35 @@ def randint_low(low: int, high: int, size: Sequence[int], generator: Any = None,
     return _uniform_integers(low, high, size, options)
 
 
-@decomposes("aten.randint_like.default")
-def randint_like(self: torch.Tensor, high: int, **options: Any) -> torch.Tensor:
+@decomposes("aten.rand_like.generator")
+def rand_like_generator(self: torch.Tensor, generator: Any = None, **options: Any) -> torch.Tensor:
+    """rducc's draws are its own (seeded per op), never a torch generator's: the generator is dropped."""
+    return torch.rand(list(self.shape), **_creation(options, self.dtype))
+
+
+@decomposes("aten.randn_like.generator")
+def randn_like_generator(self: torch.Tensor, generator: Any = None, **options: Any) -> torch.Tensor:
+    return torch.randn(list(self.shape), **_creation(options, self.dtype))
+
+
+@decomposes("aten.randint_like.default", "aten.randint_like.generator")
+def randint_like(self: torch.Tensor, high: int, generator: Any = None, **options: Any) -> torch.Tensor:
     return _uniform_integers(0, high, self.shape, {"dtype": options.get("dtype") or self.dtype})
 
 
-@decomposes("aten.randint_like.low_dtype")
-def randint_like_low(self: torch.Tensor, low: int, high: int, **options: Any) -> torch.Tensor:
+@decomposes("aten.randint_like.low_dtype", "aten.randint_like.low_generator_dtype")
+def randint_like_low(self: torch.Tensor, low: int, high: int, generator: Any = None,
+                     **options: Any) -> torch.Tensor:
     return _uniform_integers(low, high, self.shape, {"dtype": options.get("dtype") or self.dtype})
+
+
+@decomposes("aten.randint_like.Tensor", "aten.randint_like.Tensor_generator")
+def randint_like_tensor(self: torch.Tensor, high: torch.Tensor, generator: Any = None,
+                        **options: Any) -> torch.Tensor:
+    """Integers uniform on [0, high) with `high` a rank-0 tensor read in the program."""
+    bound = high.to(torch.float64)
+    drawn = (torch.rand(list(self.shape), dtype=torch.float64) * bound).floor()
+    return torch.minimum(drawn, bound - 1).to(options.get("dtype") or self.dtype)
 
 
 @decomposes("aten.random.to")

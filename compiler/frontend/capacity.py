@@ -704,7 +704,9 @@ class _Padder:
         assert offset is not None
         joined = self.r.emit(node, aten.cat.default, pieces, 0)
         joined = self.check(node, joined, self.r.emit(node, aten.eq.Scalar, offset, length),
-                            f"the pieces hold another number of rows than the {length} compiled for")
+                            f"the pieces hold another number of rows than the {length} compiled for (the "
+                            "example's total: padded pieces are compacted to the concatenation's size on the "
+                            "example)", hint=False)
         shape = list(node.meta["val"].shape)
         zeros = self.r.emit(node, aten.zeros.default, [length + 1, *shape[1:]], dtype=node.meta["val"].dtype)
         placed = self.r.emit(node, aten.index_put.default, zeros,

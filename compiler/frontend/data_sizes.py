@@ -46,7 +46,7 @@ from rducc.errors import RduccError
 from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.fx_emit import emit_node
-from rducc.frontend.locations import describe_location
+from rducc.frontend.locations import describe_location, source_line
 from rducc.frontend.masked_updates import whole_tensor_mask_updates
 from rducc.frontend.types import tensor_type_of
 
@@ -306,10 +306,14 @@ def _parts_replace(r: _Rewriter, node: Node, parts: list[Node]) -> None:
 
 def _unique(r: _Rewriter, node: Node) -> None:
     """`unique(sorted=True)`: the sorted input's first elements of each run, `count` of them
-    (the example's number of distinct values, checked), their counts and the inverse."""
+    (the example's number of distinct values, checked), their counts and the inverse.
+    `sorted=False` leaves the order to torch's kernel; its CPU kernel sorts anyway (faster
+    than a hash table, Unique.cpp says), so it compiles alike where the example's eager
+    result is in ascending order, and is refused where it is not."""
     source, ordered = node.args[0], node.args[1] if len(node.args) > 1 else True
     assert isinstance(source, Node)
-    if not ordered:
+    example = r.values[node][0]
+    if not ordered and not bool((example[1:] >= example[:-1]).all()):
         raise RduccError(f"{describe_location(node)}: unique(sorted=False) has no static form in rducc "
                          "(its order is torch's implementation's); use sorted=True")
     count, total = int(r.values[node][0].shape[0]), int(source.meta["val"].numel())
@@ -371,12 +375,34 @@ _STATIC_FORMS = {
 }
 
 
-def _size_nodes(node: Node, original: dict[Node, Any]) -> list[Node]:
-    """The integer nodes `node` takes as arguments (sizes, starts, lengths), by their traced values."""
+def _size_nodes(node: Node, original: dict[Node, Any], read_symbols: set[sympy.Symbol]) -> list[Node]:
+    """The integer nodes `node` takes as sizes (sizes, starts, lengths), by their traced values.
+    A number computed from `.item()` reads only that the schema takes as a Tensor or a Scalar
+    (`x * n`) is a value, not a size: `rducc.frontend.python_numbers` computes it in the program
+    for every input. A size of a tensor there (`picked.numel()`) is the example's, as its op is."""
     found: list[Node] = []
-    torch.fx.node.map_arg((node.args, node.kwargs), lambda n: found.append(n) if
-                          isinstance(original.get(n), torch.SymInt) else None)
+    for argument, is_value in _arguments(node):
+        nodes: list[Node] = []
+        torch.fx.node.map_arg(argument, nodes.append)
+        found += [n for n in nodes if isinstance(original.get(n), torch.SymInt)
+                  and not (is_value and free_unbacked_symbols(original[n]) <= read_symbols)]
     return found
+
+
+def _arguments(node: Node) -> list[tuple[Any, bool]]:
+    """`node`'s arguments, each with whether its schema takes a value there (not a size)."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None:
+        return [(node.args, False), (node.kwargs, False)]
+    kinds = {a.name: str(a.type) for a in schema.arguments}
+    names = [a.name for a in schema.arguments]
+    named = [*zip(names, node.args), *node.kwargs.items()]
+    return [(value, _is_value_type(kinds.get(name, ""))) for name, value in named]
+
+
+def _is_value_type(kind: str) -> bool:
+    """A schema type that takes a value (a Tensor or a Scalar), not a size."""
+    return kind.removesuffix("?") in ("Tensor", "Scalar", "float", "bool", "number")
 
 
 def _with_numbers(node: Node, numbers: dict[Node, int]) -> None:
@@ -401,12 +427,12 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
                 or node.target in _READS or str(node.target) in _ASSERTS or node.target is CHECK:
             continue
-        sizes = [n for n in _size_nodes(node, original) if _unbacked(original[n])]
+        sizes = [n for n in _size_nodes(node, original, set(reads)) if _unbacked(original[n])]
         if not sizes:
             continue
         symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))
         _with_numbers(node, {n: int(r.values[n]) for n in sizes})
-        conditions = []
+        conditions, read_values = [], []
         for symbol in sorted(symbols - padded, key=str):
             read = reads.get(symbol)
             if read is None:
@@ -414,13 +440,22 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
             source = read.args[0]
             assert isinstance(source, Node)
             conditions.append(r.emit(node, aten.eq.Scalar, source, r.bound[symbol]))
-        values = ", ".join(str(int(r.values[n])) for n in sizes)
-        why = f"a size read from a tensor differs from the {values} compiled for"
+            read_values.append(f"{source.name}.item() is not {r.bound[symbol]}")  # the example's
+        why = _read_size_reason(node, read_values, [int(r.values[n]) for n in sizes])
         if conditions and isinstance(node.meta.get("val"), torch.Tensor):
             r.guard(node, node, r.all_of(node, conditions), why)
         elif conditions:
             for user in [u for u in node.users if u.target is operator.getitem]:
                 r.guard(node, user, r.all_of(user, conditions), why)
+
+
+def _read_size_reason(node: Node, read_values: list[str], sizes: list[int]) -> str:
+    """Why a size read with `.item()` fails at run time: which read, the value it was compiled
+    for and the statement as the user wrote it (`narrow` is `slice` once traced)."""
+    where = source_line(node)
+    written = f" in `{where.code}`" if where is not None and where.code else ""
+    return (f"{' or '.join(read_values)}{written}, the value its sizes ({', '.join(map(str, sizes))}) "
+            "were compiled for")
 
 
 def _refuse_unknown(graph: torch.fx.Graph) -> None:

@@ -145,7 +145,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from rducc.diagnostics import format_location
 from rducc.dialects import contracts
-from rducc.dialects.contracts import LOWERED_LEVELS, level_of
+from rducc.dialects.contracts import LOWERED_LEVELS, level_of, owned_bytes, owned_rows
 from rducc.dialects.program import functions, global_stages
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.rdu.host_call import HostCallOp
@@ -318,9 +318,17 @@ def _ops_seconds(function: func.FuncOp, args: set[SSAValue], target: Target,
         element = compute_element(op)
         flops = op_flops(op)
         compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
-        read = sum(value_bytes(v) for v in op.operands if v in args and isinstance(v.type, TensorType))
+        read = sum(_read_bytes(op, v) for v in op.operands if v in args and isinstance(v.type, TensorType))
         seconds += max(compute, read / target.bandwidth("hbm"))
     return seconds
+
+
+def _read_bytes(op: Operation, operand: SSAValue) -> int:
+    """Bytes `op` reads of an operand from memory at level 1: all of it, but of an
+    expert-parallel gather's table only the rows the rank's experts serve."""
+    if isinstance(op, rdu.GatherOp) and operand == op.source and owned_rows(op) is not None:
+        return owned_bytes(op, value_bytes(op.result))
+    return value_bytes(operand)
 
 
 def _int_attr(op: Operation, name: str) -> int:

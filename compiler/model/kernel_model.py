@@ -40,7 +40,7 @@ from rducc.dialects.liveness import live_end
 from rducc.dialects.op_facts import Dim as Fate
 from rducc.dialects.op_facts import facts_of
 from rducc.dialects.rdu.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
-from rducc.dialects.shapes import value_bytes
+from rducc.dialects.shapes import broadcast_shapes, value_bytes
 from rducc.dialects.streamed import streamed_views
 from rducc.targets import SRAM_ROW_BYTES, Target
 
@@ -193,9 +193,24 @@ def _values(group: Group) -> list[SSAValue]:
     return list(seen)
 
 
+def _gathered_table_dims(group: Group) -> set[tuple[SSAValue, int]]:
+    """The dims of each gathered input's rows that come from its table, not from its
+    indices: an indexed DMA (`tier.gather`) reads whole table rows, so a tile loop
+    may cut the rows only along the indices' dims."""
+    dims: set[tuple[SSAValue, int]] = set()
+    for gather in gathered_inputs(group).values():
+        window = broadcast_shapes([shape(index) for index in gather.indices])
+        rows = gather.results[0]
+        first = len(window) if window is not None else 0
+        dims.update((rows, d) for d in range(first, len(shape(rows))))
+    return dims
+
+
 def candidate_loops(group: Group) -> list[tuple[int, dict[SSAValue, int]]]:
-    """(extent, value -> dim) of every class the whole group can be tiled along."""
+    """(extent, value -> dim) of every class the whole group can be tiled along (not
+    one that cuts a gathered input's rows along its table's dims)."""
     classes = dim_classes(group)
+    whole_rows = _gathered_table_dims(group)
     members: dict[Dim, dict[SSAValue, int]] = {}
     doubled: set[Dim] = set()
     for value in _values(group):
@@ -206,7 +221,7 @@ def candidate_loops(group: Group) -> list[tuple[int, dict[SSAValue, int]]]:
             members[root][value] = d
     loops = []
     for root, dims in members.items():
-        if root in classes.blocked or root in doubled:
+        if root in classes.blocked or root in doubled or any(item in whole_rows for item in dims.items()):
             continue
         if not all(v in dims for v in group.outputs):
             continue

@@ -11,7 +11,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from rducc.dialects.contracts import arg_attrs, is_outlined, is_weight
+from rducc.dialects.contracts import arg_attrs, is_outlined, is_weight, owned_bytes
 from rducc.dialects.program import callees_first
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.shapes import value_bytes
@@ -34,10 +34,13 @@ TransferOp = DmaOp | GatherDmaOp | ScatterDmaOp
 def transfer_bytes(op: TransferOp) -> int:
     """Bytes one transfer moves: the window (strided or not: the SRAM side's shape,
     never the whole off-chip buffer), or the whole buffer; a gather's or a
-    scatter's rows. A `tier.view` moves nothing: the DMA that reads it counts its window."""
+    scatter's rows (an expert-parallel gather's: only the rows the rank's experts
+    serve, `contracts.OWNED_ROWS`). A `tier.view` moves nothing: the DMA that reads it counts its window."""
     if isinstance(op, ScatterDmaOp):
         return value_bytes(op.source) // max(1, _buffer_shape(op.source)[op.axis]) * op.rows()
-    if isinstance(op, GatherDmaOp) or op.src_offsets:
+    if isinstance(op, GatherDmaOp):
+        return owned_bytes(op, value_bytes(op.dest))
+    if op.src_offsets:
         return value_bytes(op.dest)
     return value_bytes(op.source)
 

@@ -20,8 +20,9 @@ answer is never a guess. A dim the user vouches for (`--pad-dims seq`: a
 sequence whose padding an attention mask hides, or a causal model padded at
 the end) skips the op rules; its inputs and outputs must still carry it as a
 whole dim. Padded positions are zeros (a padded attention mask masks them), or,
-where a max, min, product, logsumexp or softmax reads an input along the padded
-dim through value-preserving moves only, that op's neutral value (`_NEUTRAL`).
+where a max, min, argmax, argmin, cummax, cummin, product, logsumexp or softmax
+reads an input along the padded dim through value-preserving moves only, that
+op's neutral value (`_NEUTRAL`).
 """
 
 from __future__ import annotations
@@ -199,6 +200,8 @@ def _neutral_fill(node: torch.fx.Node, symbol: str, inputs: Sequence[str], fills
     target = node.target
     name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
     fill = _NEUTRAL.get(name)
+    if name in _NEEDS_DIM and _arg(node, 1, "dim") is None:
+        return None
     source = node.args[0] if node.args else None
     while fill is not None and isinstance(source, torch.fx.Node) and source.op == "call_function":
         moved = source.target
@@ -216,6 +219,11 @@ def _neutral_fill(node: torch.fx.Node, symbol: str, inputs: Sequence[str], fills
                 f"another op needs {fills[source.name]}")
     fills[source.name] = fill
     return ""
+
+
+def _arg(node: torch.fx.Node, index: int, name: str) -> Any:
+    """`node`'s argument at `index` or by `name` (None when not given)."""
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name)
 
 
 def _keeps_fill(value: Any, fill: str) -> bool:
@@ -315,9 +323,15 @@ _VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_as", 
 _CREATES = {"full", "zeros", "ones", "empty", "arange", "scalar_tensor", "new_zeros", "new_ones", "new_full",
             "new_empty", "empty_strided"}
 _NEUTRAL = {"amax": "-inf", "max": "-inf", "amin": "inf", "min": "inf", "prod": "1", "logsumexp": "-inf",
-            "softmax": "-inf", "_softmax": "-inf", "log_softmax": "-inf", "_log_softmax": "-inf"}
+            "softmax": "-inf", "_softmax": "-inf", "log_softmax": "-inf", "_log_softmax": "-inf",
+            "argmax": "-inf", "argmin": "inf", "cummax": "-inf", "cummin": "inf"}
 """Ops along a padded dim that padded positions holding this value leave exact (max(x, -inf) = x,
-x * 1 = x, exp(-inf) = 0): the one table of the fills a padded input may get."""
+x * 1 = x, exp(-inf) = 0; argmax never picks a -inf pad after the real positions, as the first of
+tied maxima wins; a running max at a real position never reads a later pad): the one table of the
+fills a padded input may get."""
+_NEEDS_DIM = {"argmax", "argmin"}
+"""Ops of `_NEUTRAL` whose result without a `dim` (an index into the flattened input) counts the
+padded positions: padded only along a named dim."""
 _KEEPS_VALUES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand_as", "clone", "_to_copy",
                  "alias", "detach", "lift_fresh_copy", "contiguous", "to", "type_as", "slice", "select", "narrow",
                  *_VIEWS}

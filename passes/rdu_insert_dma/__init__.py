@@ -72,6 +72,8 @@ from rducc.dialects.contracts import (
     is_input,
     is_outlined,
     module_target,
+    owned_rows,
+    set_owned_rows,
     set_tiles,
     tile_plan_of,
 )
@@ -301,8 +303,11 @@ def lower_kernel(
     def gather_dmas(emitter: _Emitter, tiled: bool) -> None:
         for table, gather in gathered.items():
             if any(dim(index) >= 0 for index in gather.indices) == tiled:
-                emitter.emit(GatherDmaOp(outer[table], [sram_in[index] for index in gather.indices],
-                                         sram_gathered[gather], gather.wraps is not None))
+                dma = GatherDmaOp(outer[table], [sram_in[index] for index in gather.indices],
+                                  sram_gathered[gather], gather.wraps is not None)
+                if (owned := owned_rows(gather)) is not None:
+                    set_owned_rows(dma, *owned)
+                emitter.emit(dma)
 
     def dma_in(emitter: _Emitter, value: SSAValue, offset: SSAValue | None, zero: SSAValue | None = None) -> None:
         """The DMA of an input (its tile at `offset` when tiled), only its window when it has one."""

@@ -96,6 +96,7 @@ from rducc.dialects.contracts import (
     result_updates,
     set_expert_parallel,
     set_layer,
+    set_owned_rows,
     set_partition,
     set_phase,
     set_result_shards,
@@ -1447,7 +1448,9 @@ class _TensorPartitioner:
         local_ids, dest_ids = self.expert_ids[(ids, count)]
         op.operands[0] = self.materialize(op.source, want, op)
         op.operands[1] = local_ids
-        self._set_result(op, Experts(dest_ids, _shape(op.result)[0]))
+        rows = _shape(op.result)[0]
+        set_owned_rows(op, -(-rows // self.tp), rows)
+        self._set_result(op, Experts(dest_ids, rows))
         return True
 
     def _emit(self, op: Operation, before: Operation) -> SSAValue:

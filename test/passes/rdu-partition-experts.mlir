@@ -5,7 +5,9 @@
 // its own part (id mod 2), runs the pairs' matmuls, and the rows are combined
 // before the sum over each token's pairs: padded to 8 rows, one all-to-all of
 // 4 chunks, each rank picking its chunk's rows by owner (id div 2), one
-// all-gather of the chunks.
+// all-gather of the chunks. Each expert gather records that a rank's experts
+// serve at most 2 of its 6 pairs (rdu.owned_rows, the pairs spread evenly):
+// the cost model reads only those rows of the table.
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=4 ep=4}' %s | filecheck %s
 //
 // Diagnostics: ep unlike tp; an ep that the expert count does not divide.
@@ -44,8 +46,8 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-16
 // CHECK:        arith.remsi
 // CHECK:      %[[OWNER:.*]] = rdu.map %flat
 // CHECK:        arith.divsi
-// CHECK:      %up = rdu.gather %wu[%[[LOCAL]]] dim 0 wraps {{.*}} : tensor<2x4x16xf32>, tensor<6xi64> -> tensor<6x4x16xf32>
-// CHECK:      %down = rdu.gather %wd[%[[LOCAL]]] dim 0 wraps {{.*}} : tensor<2x16x4xf32>, tensor<6xi64> -> tensor<6x16x4xf32>
+// CHECK:      %up = rdu.gather %wu[%[[LOCAL]]] dim 0 wraps {{{.*}}rdu.owned_rows = [2 : i64, 6 : i64]} : tensor<2x4x16xf32>, tensor<6xi64> -> tensor<6x4x16xf32>
+// CHECK:      %down = rdu.gather %wd[%[[LOCAL]]] dim 0 wraps {{{.*}}rdu.owned_rows = [2 : i64, 6 : i64]} : tensor<2x16x4xf32>, tensor<6xi64> -> tensor<6x16x4xf32>
 // CHECK:      %scaled = rdu.map %yf, %w
 // CHECK:      rdu.concat %scaled, %{{.*}} dim 0 {{.*}} -> tensor<8x16xf32>
 // CHECK:      rdu.all_to_all %{{.*}} split_dim 0 concat_dim 0 group 4 {{.*}} : tensor<4x2x16xf32> -> tensor<4x2x16xf32>

@@ -24,10 +24,13 @@ class Bincount(nn.Module):
 
 
 class MaskSelect(nn.Module):
-    """Boolean masks selecting rows and elements, and the positions of nonzeros."""
+    """Boolean masks selecting rows and elements, the positions of nonzeros, and their number
+    taken as a value (`sum * count`: the example's count, as the op making it is checked)."""
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor):
-        return x[mask] * 2, torch.masked_select(x, x > 0), torch.nonzero(mask)
+        rows, picked = x[mask] * 2, torch.masked_select(x, x > 0)
+        found = torch.nonzero(mask)
+        return rows, picked, found, x.sum(0) * found.shape[0]
 
 
 class MaskPut(nn.Module):

@@ -64,3 +64,38 @@ def test_repeated_decomposition_equals_torchs_and_runs(decode_step, monkeypatch)
 def test_small_programs_keep_the_whole_retrace(decode_step) -> None:
     ep = decode_step[2]
     assert local_decompose.decompose_repeated(ep, decomposition_table(ep)) is None  # under REPEATED_MIN
+
+
+def _mutating(ep: torch.export.ExportedProgram) -> list[str]:
+    return [str(n.target) for n in ep.graph.nodes if n.op == "call_function"
+            and isinstance(n.target, torch._ops.OpOverload) and n.target._schema.is_mutable]
+
+
+class _SlicesFilled(torch.nn.Module):
+    """Both slices taken before either is written (the second slice's view of the
+    base must see the first write), then read again; and a `div_` of a product."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        out = x.new_zeros(x.shape[0], 6)
+        left, right = out[:, :2], out[:, 2:]
+        left.copy_(x)
+        right.copy_(y)
+        scaled = x * 2
+        scaled /= 3
+        return out * 1 + right.sum(1, keepdim=True) + scaled.sum(1, keepdim=True)
+
+
+class _InputWritten(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.mul_(2)
+        return x + 1
+
+
+def test_functionalizing_keeps_aliasing_and_declines_inputs() -> None:
+    inputs = (torch.randn(3, 2), torch.randn(3, 4))
+    ep = torch.export.export(_SlicesFilled(), inputs)
+    assert _mutating(ep)
+    assert local_decompose.functionalize_intermediates(ep) and not _mutating(ep)
+    torch.testing.assert_close(ep.module()(*inputs), _SlicesFilled()(*inputs), rtol=0, atol=0)
+    written = torch.export.export(_InputWritten(), (torch.randn(3),))
+    assert not local_decompose.functionalize_intermediates(written)  # an input: only a retrace handles it

@@ -89,11 +89,32 @@ def deepseek():
     return _exported(moe_deepseek_v3)
 
 
-@pytest.mark.parametrize("name,ep,experts", [("deepseek", 4, 16), ("mixtral", 4, 8)],
-                         ids=["deepseek_v3-ep4", "mixtral-ep4"])
+def _owned_rows(program: rducc.Program) -> list[tuple[tuple[int, int], int | None, int]]:
+    """((owned, rows), bytes the cost model counts for an indexed DMA (None: the gather
+    runs on chip, its table loaded whole), bytes of the gathered rows) of every gather
+    that records the rows a socket's experts serve."""
+    from rducc.dialects.contracts import owned_rows
+    from rducc.dialects.rdu.dataflow import GatherOp
+    from rducc.dialects.shapes import value_bytes
+    from rducc.dialects.tier import GatherDmaOp
+    from rducc.model.program_walk import transfer_bytes
+
+    return [(owned, transfer_bytes(op) if isinstance(op, GatherDmaOp) else None,
+             value_bytes(op.dest if isinstance(op, GatherDmaOp) else op.results[0]))
+            for op in program.module.walk()
+            if isinstance(op, GatherOp | GatherDmaOp) and (owned := owned_rows(op)) is not None]
+
+
+@pytest.mark.parametrize("name,ep,experts", [("deepseek", 2, 16), ("mixtral", 4, 8)],
+                         ids=["deepseek_v3-ep2", "mixtral-ep4"])
 def test_expert_parallel_matches_eager(request, name: str, ep: int, experts: int) -> None:
     """Each socket holds experts / ep of every expert table; the pairs' rows cross by
-    one all-to-all a MoE layer; the logits are eager's."""
+    one all-to-all a MoE layer; the logits are eager's. Each expert gather records the
+    pairs a socket's experts serve, spread evenly: ceil(pairs / ep) of them (DeepseekV3:
+    3 tokens x top-4 = 12 pairs, 6 a socket at ep=2; Mixtral: 1 token x top-2, 1 a
+    socket at ep=4), which is all the cost model reads of the table when the gather is
+    an indexed DMA (test/passes/rdu-insert-dma-experts.mlir; these tables are small
+    enough to load whole)."""
     exported, inputs, expected = request.getfixturevalue(name)
     program = rducc.compile(exported, target="sn40l-8", opt_level=1, split=(0, 0, 0, ep))
     assert partition_of(program.module) == (ep, 1)
@@ -101,6 +122,11 @@ def test_expert_parallel_matches_eager(request, name: str, ep: int, experts: int
     tables = _expert_tables(program)
     assert tables and all(shape[0] == experts // ep for shape in tables.values()), tables
     assert str(program.module).count("rdu.all_to_all") >= 1
+    gathers = _owned_rows(program)
+    pairs = {"deepseek": 12, "mixtral": 2}[name]
+    assert gathers and all(owned == (-(-pairs // ep), pairs) for owned, _, _ in gathers), gathers
+    assert all(counted is None or counted == whole * owned // rows < whole
+               for (owned, rows), counted, whole in gathers), gathers
     torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
 
 

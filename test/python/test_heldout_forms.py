@@ -10,9 +10,10 @@ or wrong, each checked against eager (at -O0 or -O2) on inputs other than the ex
 - Rows picked by a boolean mask of two dims (`h[attention_mask.bool()]`) reduced by
   mean, amax, sum and a softmax-weighted contraction: padded to the recorded bound
   (`rducc.frontend.capacity`), right for every count, not only the example's.
-- `torch.unique(sorted=True)` with counts and inverse, `repeat_interleave` by a tensor of
-  repeats: compiled for the example's number of values (checked at run time: another
-  is one error naming the op), as bincount is (`rducc.frontend.data_sizes`).
+- `torch.unique(sorted=True)` with counts and inverse (and `sorted=False`, which torch's
+  CPU kernel sorts too), `repeat_interleave` by a tensor of repeats: compiled for the
+  example's number of values (checked at run time: another is one error naming the op),
+  as bincount is (`rducc.frontend.data_sizes`).
 - Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
   `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
 """
@@ -47,7 +48,8 @@ class NumbersIntoTensorOps(nn.Module):
     def forward(self, v: torch.Tensor, x: torch.Tensor, n: torch.Tensor):
         a, b, c = v.tolist()
         top = x.max().item()
-        return x * a + b, n * (a - b) / c, n > a, torch.clamp(n.float(), min=b), x / top, a * b - c
+        k = n[0].item() + n[-1].item()  # an int a tensor op takes as a value, not a size
+        return x * a + b, n * (a - b) / c, n > a, torch.clamp(n.float(), min=b), x / top, a * b - c, x * k
 
 
 class MaskedUpdates(nn.Module):
@@ -89,11 +91,12 @@ _TOKEN_MASKS = [torch.tensor([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]), torch.tensor([
 class UniqueAndRepeats(nn.Module):
     def forward(self, c: torch.Tensor, x: torch.Tensor, r: torch.Tensor):
         values, inverse, counts = torch.unique(c, sorted=True, return_inverse=True, return_counts=True)
-        return values * counts, inverse, torch.repeat_interleave(x, r, dim=0).cumsum(0)
+        unordered = torch.unique(c.flip(0), sorted=False)  # torch's CPU kernel sorts it too
+        return values * counts, inverse, torch.repeat_interleave(x, r, dim=0).cumsum(0), unordered - 1
 
 
 def _numbers_inputs(seed: int) -> tuple[torch.Tensor, ...]:
-    return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2)
+    return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2) + seed
 
 
 def _masked_inputs(seed: int) -> tuple[torch.Tensor, ...]:

@@ -158,6 +158,9 @@ class MoreDraws(torch.nn.Module):
             "randint_like": torch.randint_like(x, 5, 9),
             "randn_generator": torch.randn((N,), generator=generator),
             "rand_generator": torch.rand((N,), generator=generator),
+            "rand_like_generator": torch.rand_like(x, generator=torch.Generator().manual_seed(1)),
+            "randn_like_generator": torch.randn_like(x, generator=torch.Generator().manual_seed(2)),
+            "randint_like_generator": torch.randint_like(x, 7, generator=torch.Generator().manual_seed(3)),
             "multinomial_replacement": torch.multinomial(weights, 200, replacement=True),
             "multinomial": torch.multinomial(weights, 3),
             "rrelu": F.rrelu(-x.abs() - 1, 0.1, 0.3, training=True),
@@ -200,6 +203,9 @@ def test_decomposed_random_ops_have_their_distributions(opt_level: int) -> None:
     assert drawn.min() >= 5 and drawn.max() <= 8 and set(np.unique(drawn)) == {5, 6, 7, 8}
     _check_normal(first["randn_generator"].numpy(), "randn with a generator")
     _check_uniform(first["rand_generator"].numpy(), "rand with a generator")
+    _check_uniform(first["rand_like_generator"].numpy().ravel(), "rand_like with a generator")
+    _check_normal(first["randn_like_generator"].numpy().ravel(), "randn_like with a generator")
+    _check_counts(first["randint_like_generator"].numpy().ravel(), np.full(7, 1 / 7), "randint_like with a generator")
     rows = first["multinomial_replacement"].numpy()
     _check_counts(rows[0::2], np.array([1, 0, 3, 4]) / 8, "multinomial with replacement")
     _check_counts(rows[1::2], np.array([0, 0, 1, 1]) / 2, "multinomial with replacement, zero weights")

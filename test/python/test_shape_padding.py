@@ -159,18 +159,21 @@ def test_a_vouched_dim_must_still_be_a_whole_dim_of_each_output():
 
 
 class MaxOfMoved(nn.Module):
-    """max, softmax and logsumexp along seq of an input reached through a transpose and a view (fill -inf)."""
+    """max, softmax, logsumexp, argmax and a running max along seq of an input reached through
+    a transpose and a view (fill -inf: argmax never picks a pad, a running max never reads one)."""
 
     def forward(self, x):
         moved = x.transpose(1, 2).reshape(-1, x.shape[1])
-        return moved.amax(1), torch.softmax(x, 1), torch.logsumexp(x, 1)
+        running = x.cummax(1)
+        return (moved.amax(1), torch.softmax(x, 1), torch.logsumexp(x, 1), x.transpose(1, 2).argmax(2),
+                running.values, running.indices)
 
 
 class MinOfSliced(nn.Module):
-    """min along seq of a slice along another dim (fill +inf)."""
+    """min, argmin and a running min along seq of a slice along another dim (fill +inf)."""
 
     def forward(self, x):
-        return x[:, :, 1:].amin(1)
+        return x[:, :, 1:].amin(1), x.argmin(1, keepdim=True), x[:, :, 1:].cummin(1).values
 
 
 class ProdOfCopy(nn.Module):
@@ -180,16 +183,18 @@ class ProdOfCopy(nn.Module):
         return x.clone().prod(1)
 
 
-@pytest.mark.parametrize("model, fill, shift", [(MaxOfMoved, "-inf", -5.0), (MinOfSliced, "inf", 5.0),
-                                                (ProdOfCopy, "1", 1.0)])
-def test_a_reduction_along_a_padded_dim_pads_its_input_with_its_neutral_value(model, fill, shift, tmp_path):
+@pytest.mark.parametrize("model, fill, shift, opt_level", [(MaxOfMoved, "-inf", -5.0, 0),
+                                                           (MinOfSliced, "inf", 5.0, 2), (ProdOfCopy, "1", 1.0, 0)])
+def test_a_reduction_along_a_padded_dim_pads_its_input_with_its_neutral_value(model, fill, shift, opt_level,
+                                                                              tmp_path):
     """seq 5 runs the seq=8 bucket, the input padded with the reduction's neutral
-    value (zeros would change every result: the values are shifted away from 0),
-    through `Program` and through rducc-run on the saved program."""
+    value, through `Program` and through rducc-run on the saved program; a planted
+    zero fill (the values are shifted away from 0, so a zero pad would win a max,
+    argmax or min, and zero a product) makes the same comparison fail."""
     torch.manual_seed(0)
     seq = Dim("seq", min=2, max=16)
     compiled = rducc.compile(model().eval(), (torch.randn(2, 6, 3),), dynamic_shapes=({1: seq},),
-                             shapes={"seq": [8]}, opt_level=0)
+                             shapes={"seq": [8]}, opt_level=opt_level)
     assert compiled.padding is not None and compiled.padding.dims == ["seq"] and compiled.padding.fills == [fill]
     assert f'["{fill}"]>' in compiled.mlir
     x = torch.rand(2, 5, 3) * 0.5 + shift
@@ -200,9 +205,24 @@ def test_a_reduction_along_a_padded_dim_pads_its_input_with_its_neutral_value(mo
     np.save(tmp_path / "x.npy", x.numpy())
     assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--output",
                      str(tmp_path / "y.npz"), "-q"]) == 0
-    got = np.load(tmp_path / "y.npz")["output_0"]
-    first = expected[0] if isinstance(expected, tuple) else expected
-    np.testing.assert_allclose(got, first.numpy(), rtol=1e-5, atol=1e-5)
+    saved = np.load(tmp_path / "y.npz")
+    for index, want in enumerate(expected if isinstance(expected, tuple) else (expected,)):
+        np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
+    compiled.padding.fills = [""]  # planted: zeros where the neutral value belongs
+    planted = compiled(x)
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(planted, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_argmax_over_every_dim_refuses_padding():
+    """argmax without a dim indexes the flattened input: the pads would shift every index."""
+
+    class FlatArgmax(nn.Module):
+        def forward(self, x):
+            return x.argmax()
+
+    plan = _plan(FlatArgmax(), (torch.randn(2, 6),), ({1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == [] and "aten.argmax (at test_shape_padding.py:" in plan.refused["seq"], plan
 
 
 def test_a_reduction_after_a_pointwise_op_or_two_fills_refuses_the_dim():
