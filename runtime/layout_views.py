@@ -181,7 +181,7 @@ def fused_steps(compute: ComputeOp, folds: BiasFolds, norms: NormChains) -> Fuse
     ops = list(compute.body.block.ops)[:-1]
     position = {op: index for index, op in enumerate(ops)}
     silent = frozenset([*folds.at_add.values(), *folds.at_product.values(), *norms.skipped()])
-    held_in = {add.results[0]: matmul.result for matmul, add in folds.at_product.items()}
+    held_in: dict[SSAValue, SSAValue] = {add.results[0]: matmul.result for matmul, add in folds.at_product.items()}
     return Fused(silent, _fused_read_positions(folds, norms, position), held_in)
 
 
