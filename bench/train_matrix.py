@@ -179,7 +179,7 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     reference = copy.deepcopy(model)
     exact, unresolved = (_train_exact(copy.deepcopy(model), case.loss, cell.optimizer, data)
                          if cell.precision == "fp32" else ({}, {}))
-    spread = float32_spread(model, case.loss, cell.optimizer, data) if cell.precision == "fp32" else {}
+    untrained = copy.deepcopy(model)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[cell.optimizer](model.parameters()),
                                      loss_fn=case.loss, **cell.compile_options())
     ours = [program.step(*batch).item() for batch in data]
@@ -189,6 +189,7 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     loss_diff = max(abs(a - b) / abs(b) for a, b in zip(ours, theirs))
     param_diff = max((torch.as_tensor(got[n]) - p).abs().max().item() for n, p in expected.items())
     if not autocast:
+        spread = float32_spread(untrained, case.loss, cell.optimizer, data, expected)
         lr = max(group["lr"] for group in OPTIMIZERS[cell.optimizer](fp32.parameters()).param_groups)
         history = History(ours, theirs, {n: torch.as_tensor(got[n]) for n in expected}, expected, program,
                           None, exact, unresolved, lr, steps, spread)  # type: ignore[arg-type]

@@ -158,7 +158,8 @@ SPREAD_TWINS, SPREAD_FACTOR = 2, 2.0
 
 
 def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
-                   data: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, torch.Tensor]:
+                   data: list[tuple[torch.Tensor, torch.Tensor]],
+                   reference: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Under Adam, per element, the largest distance between eager's float32
     training and the same training started from weights one float32 rounding
     apart (each weight times 1 +- 2^-24; `SPREAD_TWINS` twins); empty under SGD.
@@ -170,10 +171,10 @@ def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimize
     not reproducible there to rtol 1e-4 (tiny Llama at dp=2: eager against its
     twins 1.2e-5 to 3.6e-5 in the very elements where rducc's summation order
     lands 1.1e-5 to 3.6e-5 from eager; rducc's gradients are as close to
-    float64's as eager's). SGD's step is linear in the gradient: no spread."""
+    float64's as eager's). SGD's step is linear in the gradient: no spread.
+    `model`: before training; `reference`: eager's parameters after it."""
     if "adam" not in optimizer:
         return {}
-    reference = _trained(copy.deepcopy(model), loss, optimizer, data)
     spread = {name: torch.zeros_like(value) for name, value in reference.items()}
     for twin_seed in range(SPREAD_TWINS):
         twin = copy.deepcopy(model)
@@ -206,7 +207,7 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
     reference = copy.deepcopy(model)
     data = batches(case, example[0], steps, seed=100 + seed)
     exact, unresolved = _train_exact(model, case.loss, optimizer, data)
-    spread = float32_spread(model, case.loss, optimizer, data)
+    untrained = copy.deepcopy(model)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[optimizer](model.parameters()),
                                      loss_fn=case.loss, opt_level=opt_level)
     eager = OPTIMIZERS[optimizer](reference.parameters())
@@ -219,6 +220,8 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
         eager.step()
         theirs.append(loss.item())
     parameters = program.parameters()
+    trained = {n: p.detach().clone() for n, p in reference.named_parameters()}
+    spread = float32_spread(untrained, case.loss, optimizer, data, trained)
     return History(ours, theirs, {n: parameters[n] for n, _ in reference.named_parameters()},
                    {n: p.detach().clone() for n, p in reference.named_parameters()}, program, eager, exact, unresolved,
                    max(group["lr"] for group in eager.param_groups), steps, spread)
