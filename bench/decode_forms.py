@@ -16,7 +16,8 @@ and each form's modeled time within 2% of the `modules` form's (BENCHMARKS').
 
 Every figure is modeled from shapes, not measured on a chip.
 
-Run: python bench/decode_forms.py [--quick]   (--quick: 4 layers, sn40l and sn40l-16)
+Run: python bench/decode_forms.py [--quick] [--forms a,b]   (--quick: 4 layers, sn40l and sn40l-16;
+--forms: only those forms, beside `modules`, the reference)
 """
 
 from __future__ import annotations
@@ -73,13 +74,18 @@ def compile_form(form: str, targets: tuple[str, ...], layers: int) -> list[tuple
     return results
 
 
+SELECTED: tuple[str, ...] = llama_decode_forms.FORMS
+"""The forms a run compiles (`--forms`), `modules` first: every other is compared with it."""
+
+
 def run(quick: bool) -> Section:
     layers = 4 if quick else 32
     section = Section(f"Modeled decode by model form: Llama 3.1 8B ({layers} layers), cache 4,096 (cost model)",
-                      f"python bench/decode_forms.py{' --quick' if quick else ''}")
+                      f"python bench/decode_forms.py{' --quick' if quick else ''}"
+                      + (f" --forms {','.join(SELECTED[1:])}" if SELECTED != llama_decode_forms.FORMS else ""))
     targets = ("sn40l", "sn40l-16") if quick else TARGETS
     reference: dict[str, float] = {}
-    for form in llama_decode_forms.FORMS:
+    for form in SELECTED:
         for target_name, report, needed, seconds in compile_form(form, targets, layers):
             target = load_target(target_name)
             roofline_s = needed / (target.sockets * target.hbm_bandwidth)
@@ -108,5 +114,19 @@ def run(quick: bool) -> Section:
     return section
 
 
+def _select_forms(argv: list[str]) -> tuple[str, ...]:
+    """The forms `--forms a,b` names (removed from `argv`), after `modules`; every form without it."""
+    if "--forms" not in argv:
+        return llama_decode_forms.FORMS
+    at = argv.index("--forms")
+    named = argv[at + 1].split(",") if at + 1 < len(argv) else []
+    del argv[at:at + 2]
+    unknown = [form for form in named if form not in llama_decode_forms.FORMS]
+    if unknown or not named:
+        sys.exit(f"decode_forms: --forms takes forms of {', '.join(llama_decode_forms.FORMS)}, got {named}")
+    return ("modules", *(form for form in named if form != "modules"))
+
+
 if __name__ == "__main__":
+    SELECTED = _select_forms(sys.argv)
     standalone(run, __doc__)

@@ -408,6 +408,25 @@ def microbatches_of(module: Operation) -> int:
     return count.value.data if isinstance(count, IntegerAttr) else 1
 
 
+EXECUTED_MICROBATCHES = "rdu.microbatches"
+"""Module: the microbatches a training step's program runs itself (`compile_training(...,
+microbatches=K)`): every batched input is sliced along its first dim into K parts, each
+part's forward and backward are ops of the step, their gradients summed before the one
+update. A pipelined split (pp > 1) cuts each microbatch's ops into the same stages and
+orders them 1F1B (`rdu-partition`); the cost model counts each op as one microbatch's."""
+
+
+def executed_microbatches(module: Operation) -> int:
+    """The microbatches the step's program runs itself (`EXECUTED_MICROBATCHES`); 1 when none."""
+    attr = module.attributes.get(EXECUTED_MICROBATCHES)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 1
+
+
+def set_executed_microbatches(module: Operation, count: int) -> None:
+    if count > 1:
+        module.attributes[EXECUTED_MICROBATCHES] = IntegerAttr(count, i64)
+
+
 def data_parallel_of(module: Operation) -> int:
     """The data-parallel replicas (`dp`) the module was partitioned with; 1 when none."""
     attr = module.attributes.get(PARTITION)

@@ -20,23 +20,52 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-Period = int | tuple[int, ...]
+SplitBlock = int | tuple[int, int]
+"""One of a dim's unequal consecutive blocks: its size, split into the entry's parts
+(> 0) or held whole by every rank (< 0), or `(size, parts)`: split into its own number
+of parts, a factor of the entry's (grouped-query k and v beside q: 8 KV heads over
+16 ranks, each held by a pair)."""
+
+Period = int | tuple[SplitBlock, ...]
 """A split dim's period (0: none), or the sizes of its unequal consecutive blocks."""
 
 
-def block_starts(blocks: Sequence[int]) -> list[int]:
-    """Where each of consecutive blocks of these sizes starts (a negative size is a
-    block of that many held whole: see `Split`)."""
+def block_size(block: SplitBlock) -> int:
+    """A block's length along its dim."""
+    return block[0] if isinstance(block, tuple) else abs(block)
+
+
+def block_parts(block: SplitBlock, parts: int) -> int:
+    """How many parts a block of an entry of `parts` splits into (1: held whole)."""
+    if isinstance(block, tuple):
+        return block[1]
+    return 1 if block < 0 else parts
+
+
+def block_of(size: int, own: int, parts: int) -> SplitBlock:
+    """The block of `size` split into `own` parts, in an entry of `parts` (the
+    shortest spelling: the size when `own` is the entry's, its negative when 1)."""
+    return size if own == parts else -size if own == 1 else (size, own)
+
+
+def block_starts(blocks: Sequence[SplitBlock]) -> list[int]:
+    """Where each of consecutive blocks of these sizes starts (see `Split`)."""
     starts, at = [], 0
-    for size in blocks:
+    for block in blocks:
         starts.append(at)
-        at += abs(size)
+        at += block_size(block)
     return starts
 
 
-def block_part(block: int, parts: int) -> int:
-    """How much of a block one rank holds: its part, or all of a block held whole (negative)."""
-    return -block if block < 0 else block // parts
+def block_part(block: SplitBlock, parts: int) -> int:
+    """How much of a block one rank holds: its part, or all of a block held whole."""
+    return block_size(block) // block_parts(block, parts)
+
+
+def block_rank_part(block: SplitBlock, parts: int, part: int) -> int:
+    """Which part of `block` the rank that holds part `part` of the entry holds: the
+    major factor of the entry's parts (ranks of consecutive parts share a block split fewer ways)."""
+    return part // (parts // block_parts(block, parts))
 
 
 def part_length(length: int, parts: int, period: Period) -> int:
@@ -49,8 +78,27 @@ def part_length(length: int, parts: int, period: Period) -> int:
 def whole_length(length: int, parts: int, period: Period) -> int:
     """The whole length of a dim of which one rank holds `length` (`part_length`'s inverse)."""
     if isinstance(period, tuple):
-        return sum(abs(b) for b in period)
+        return sum(block_size(b) for b in period)
     return length * parts
+
+
+def blocks_fit(blocks: Sequence[SplitBlock], parts: int) -> bool:
+    """Whether each block is a size > 0 that its parts divide, its parts a factor of
+    the entry's, and at least one block split (else the dim is not split)."""
+    if not blocks:
+        return False
+    for block in blocks:
+        own = block_parts(block, parts)
+        if block_size(block) <= 0 or own < 1 or parts % own or block_size(block) % own:
+            return False
+    return any(block_parts(b, parts) > 1 for b in blocks)
+
+
+def _normal(entry: tuple[int, int, int, Period]) -> tuple[int, int, int, Period]:
+    dim, parts, stride, period = entry
+    if not isinstance(period, tuple):
+        return entry
+    return dim, parts, stride, tuple(block_of(block_size(b), block_parts(b, parts), parts) for b in period)
 
 
 @dataclass(frozen=True)
@@ -79,14 +127,20 @@ class Split:
     kv_heads x head_dim each): `(2, 2, 1, [64, 32, 32])`. A negative block size
     is a block of that many held whole by every rank: multi-query attention's
     fused q/k/v (GPTBigCode's `c_attn`: q split by heads, the one k and the one
-    v head on every rank) is `(2, 2, 1, [64, -16, -16])`.
+    v head on every rank) is `(2, 2, 1, [64, -16, -16])`. A block `(size, p)`
+    splits into its own p parts, a factor of the entry's: the rank holding part
+    e of the entry holds part `e // (parts // p)` of it. Grouped-query q/k/v
+    fused in one weight with more ranks than KV heads (32 query heads, 8 KV
+    heads, 16 ranks) is `(1, 16, 1, [4096, (1024, 8), (1024, 8)])`: q split 16
+    ways, k and v 8 ways, each KV head held by a pair of ranks, as unfused k
+    and v weights split `(0, 8, 2)`. Blocks are kept in that shortest spelling.
     """
 
     entries: tuple[tuple[int, int, int, Period], ...]
 
     def __post_init__(self) -> None:
         padded = tuple((*entry, 0)[:4] if len(entry) == 3 else tuple(entry) for entry in self.entries)
-        object.__setattr__(self, "entries", padded)
+        object.__setattr__(self, "entries", tuple(_normal(entry) for entry in padded))  # type: ignore[arg-type]
 
     @staticmethod
     def of(entries: Iterable[tuple[Period, ...]]) -> Split | None:
@@ -150,8 +204,8 @@ class Split:
         """Whether a value of `shape` splits so: each period divides its dim, the parts each period."""
         for dim, parts, _, period in self.entries:
             if isinstance(period, tuple):
-                if dim >= len(shape) or sum(abs(b) for b in period) != shape[dim] or any(
-                        b == 0 or (b > 0 and b % parts) for b in period):
+                if dim >= len(shape) or sum(block_size(b) for b in period) != shape[dim] or not blocks_fit(
+                        period, parts):
                     return False
                 continue
             length = period or (shape[dim] if dim < len(shape) else 0)
@@ -166,8 +220,8 @@ class Split:
         for dim, parts, stride, period in self.entries:
             part = (rank // stride) % parts
             if isinstance(period, tuple):
-                runs = [(start + part * block_part(size, parts), block_part(size, parts)) if size > 0
-                        else (start, -size) for start, size in zip(block_starts(period), period)]
+                runs = [(start + block_rank_part(block, parts, part) * block_part(block, parts),
+                         block_part(block, parts)) for start, block in zip(block_starts(period), period)]
             else:
                 length = period or shape[dim]
                 size = length // parts
@@ -177,7 +231,7 @@ class Split:
 
     def describe(self) -> str:
         return ", ".join(f"dim {dim} split {parts} ways"
-                         + (f" in blocks {[b if b > 0 else f'{-b} held whole' for b in period]}"
+                         + (f" in blocks {[_block_words(b, parts) for b in period]}"
                             if isinstance(period, tuple)
                             else f" in every {period}" if period else "")
                          + (f" (rank / {stride})" if stride > 1 else "")
@@ -187,7 +241,8 @@ class Split:
 @irdl_attr_definition
 class SplitAttr(ParametrizedAttribute):
     """`#rdu.split<(dim, parts, stride[, period]), ...>`: a `Split`; `#rdu.split<>` is a
-    whole value. The period may be a list of unequal block sizes: `(2, 2, 1, [64, 32, 32])`."""
+    whole value. The period may be a list of unequal block sizes: `(2, 2, 1, [64, 32, 32])`,
+    a block split into its own parts written `size:parts`: `(2, 4, 1, [64, 32:2, 32:2])`."""
 
     name = "rdu.split"
 
@@ -212,10 +267,10 @@ class SplitAttr(ParametrizedAttribute):
                 raise VerifyException(f"a split entry needs dim >= 0, parts >= 1 and stride >= 1, got "
                                       f"({dim}, {parts}, {stride})")
             period = _period_value(values[3]) if len(values) == 4 else 0
-            if isinstance(period, tuple) and (not period or any(b == 0 or (b > 0 and b % parts) for b in period)
-                                              or all(b < 0 for b in period)):
-                raise VerifyException(f"split blocks {list(period)} must be sizes > 0 that {parts} parts divide "
-                                      "(or < 0: held whole), at least one split")
+            if isinstance(period, tuple) and not blocks_fit(period, parts):
+                raise VerifyException(f"split blocks [{', '.join(map(_block_text, period))}] must be sizes > 0 that "
+                                      f"{parts} parts divide (or < 0: held whole; size:p: split p ways, p a factor "
+                                      f"of {parts}), at least one split")
             if isinstance(period, int) and period < 0:
                 raise VerifyException(f"a split period must be >= 0, got {period}")
 
@@ -225,9 +280,15 @@ class SplitAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        def block() -> Attribute:
+            size = parser.parse_integer()
+            if parser.parse_optional_punctuation(":") is None:
+                return IntAttr(size)
+            return ArrayAttr((IntAttr(size), IntAttr(parser.parse_integer())))
+
         def value() -> Attribute:
-            blocks = parser.parse_optional_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
-            return ArrayAttr(IntAttr(b) for b in blocks) if blocks is not None else IntAttr(parser.parse_integer())
+            blocks = parser.parse_optional_comma_separated_list(parser.Delimiter.SQUARE, block)
+            return ArrayAttr(blocks) if blocks is not None else IntAttr(parser.parse_integer())
 
         def entry_after_paren() -> ArrayAttr[Attribute]:
             values = parser.parse_comma_separated_list(parser.Delimiter.NONE, value)
@@ -250,16 +311,37 @@ class SplitAttr(ParametrizedAttribute):
 
 
 def _period_attr(value: Period) -> Attribute:
-    return ArrayAttr(IntAttr(b) for b in value) if isinstance(value, tuple) else IntAttr(value)
+    if not isinstance(value, tuple):
+        return IntAttr(value)
+    return ArrayAttr(ArrayAttr((IntAttr(b[0]), IntAttr(b[1]))) if isinstance(b, tuple) else IntAttr(b) for b in value)
 
 
-def _period_value(attr: Attribute) -> Period:
+def _block_value(attr: Attribute) -> SplitBlock:
     if isinstance(attr, ArrayAttr):
-        return tuple(b.data for b in attr.data if isinstance(b, IntAttr))
+        size, parts = (b.data if isinstance(b, IntAttr) else 0 for b in attr.data)
+        return size, parts
     assert isinstance(attr, IntAttr)
     return attr.data
 
 
+def _period_value(attr: Attribute) -> Period:
+    if isinstance(attr, ArrayAttr):
+        return tuple(_block_value(b) for b in attr.data)
+    assert isinstance(attr, IntAttr)
+    return attr.data
+
+
+def _block_text(block: SplitBlock) -> str:
+    return f"{block[0]}:{block[1]}" if isinstance(block, tuple) else str(block)
+
+
+def _block_words(block: SplitBlock, parts: int) -> str | int:
+    """How `Split.describe` names a block."""
+    if isinstance(block, tuple):
+        return f"{block[0]} split {block[1]} ways"
+    return block if block > 0 else f"{-block} held whole"
+
+
 def _period_text(attr: Attribute) -> str:
     value = _period_value(attr)
-    return "[" + ", ".join(str(b) for b in value) + "]" if isinstance(value, tuple) else str(value)
+    return "[" + ", ".join(map(_block_text, value)) + "]" if isinstance(value, tuple) else str(value)

@@ -79,16 +79,7 @@ KNOWN_GAPS: dict[str, str] = {}
 META_GAPS: dict[str, str] = {}
 """Forms whose gap is only that a meta-device compile lacks values the mechanism needs."""
 
-TIME_GAPS: dict[str, dict[str, str]] = {
-    "fused_qkv": {
-        "sn40l-16": "tp=16 is more ranks than the 8 KV heads: q's block would split 16 ways and k's and v's 8 ways "
-                    "(a KV head a rank pair), but a `Split` splits every block of one dim over the same parts, so "
-                    "rdu-partition splits the fused q/k/v weight in one piece (not by blocks), all-gathers its "
-                    "result, and the attention runs replicated: every rank reads the whole KV cache (+126% at 8B "
-                    "size, cache 4,096; +32% at the tests' size). Needs a block split over a factor of the ranks "
-                    "(per-block parts in `Split`)",
-    },
-}
+TIME_GAPS: dict[str, dict[str, str]] = {}
 """Per form, the targets where it loops as one layer but its modeled time is more than 2% off, and why."""
 
 

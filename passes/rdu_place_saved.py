@@ -15,7 +15,11 @@ as `rdu.saved`:
   reader, which reads the clone's result (activation checkpointing), with
   the forward kernels it needs (at most `RECOMPUTE_CHAIN_LIMIT`), back to
   values the backward has anyway: weights, user inputs, saved values kept in
-  memory (which then stay: a recompute's inputs are never recomputed).
+  memory (which then stay: a recompute's inputs are never recomputed). A
+  forward call of an outlined layer is cloned whole the same way, from its
+  own operands (the layer's input and weights, held in HBM until the clone
+  runs), giving all its saved results at once but the one another forward
+  call reads (the next layer's input, which that layer's clone reads).
 
 The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
@@ -29,8 +33,9 @@ bytes at the current peak:
   returns too (the caller reads it from DDR), never the loss, nor a value
   only the next kernel reads (kept on chip when it takes at most a quarter
   of the SRAM);
-- a recompute: its chain's roofline time (per kernel: FLOPs at peak or its
-  inputs and results at HBM bandwidth, the longer, plus a launch);
+- a recompute: its chain's roofline time (`rducc.model.roofline`: per kernel,
+  FLOPs at peak or its inputs and results at HBM bandwidth, the longer, plus
+  a launch; per layer call, its callee's kernels');
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
   than HBM bandwidth (`rdu-place-tiers` keeps the tier).
 
@@ -41,7 +46,10 @@ decides it: a spill of one spills them all, marks the callee's kernel result
 `ddr` and its parameter `tier.tier = ddr` (`rdu-insert-dma` types them so),
 and is not taken when the slot also holds a value that cannot go to DDR, nor
 when the callee returns the value at two indices (one kernel result, two
-slots). A view kernel's result (a reshape or contiguous slice, which
+slots). A recompute of a call's results keeps them in HBM, the callee's
+tier, so the calls of one callee may differ in that (some recomputed, some
+kept), but a group with a member in DDR is not recomputed and a group with
+a recomputed member does not spill. A view kernel's result (a reshape or contiguous slice, which
 `rdu-insert-dma` makes a `tier.view` of its input's buffer: a bias gradient,
 the summed rows reshaped) lives where its input lives, so the two share one
 placement too (`shared_placements`): the tier each call passes at an index
@@ -64,12 +72,11 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from rducc.dialects.contracts import PARAMETER_TIER, Level, Phase, arg_attrs, global_of, is_outlined, set_phase
-from rducc.dialects.op_facts import facts_of
 from rducc.dialects.program import callees_first, functions
 from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
 from rducc.dialects.saved import (
@@ -88,6 +95,7 @@ from rducc.dialects.saved import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
+from rducc.model.roofline import op_roofline_s
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_insert_dma import viewed_input
 from rducc.passes.rdu_place_tiers import peak_activation_bytes
@@ -104,7 +112,14 @@ class _Candidate:
     placement: Placement = Placement.DDR
     global_names: tuple[str, ...] = ()
     chain: tuple[Operation, ...] = ()
-    """For a recompute: the forward kernels it runs again, producers first."""
+    """For a recompute: the forward kernels and layer calls it runs again, producers first."""
+    also: tuple[SavedValue, ...] = ()
+    """For a recompute of a layer call: its other saved results the same clone gives."""
+
+    @property
+    def values(self) -> tuple[SavedValue, ...]:
+        """The saved values the candidate places."""
+        return () if self.saved is None else (self.saved, *self.also)
 
     @property
     def cost_per_byte(self) -> float:
@@ -118,19 +133,6 @@ def _hbm_seconds(target: Target, n: int) -> float:
 def _ddr_extra_seconds(target: Target, n: int) -> float:
     """What moving `n` bytes at DDR rather than HBM bandwidth adds."""
     return n / target.sustained_bandwidth("ddr") - _hbm_seconds(target, n)
-
-
-def kernel_roofline_s(kernel: Operation, target: Target) -> float:
-    """A kernel's roofline time: its FLOPs at the peak of its result's type, or its
-    inputs and results at HBM bandwidth, whichever is longer, plus a launch."""
-    flops = 0
-    body = kernel.body.block.ops if isinstance(kernel, KernelOp) else ()
-    for op in body:
-        facts = facts_of(op) if not isinstance(op, YieldOp | arith.ConstantOp) else None
-        flops += facts.flops() if facts is not None else 0
-    element = str(getattr(kernel.results[0].type, "element_type", "f32")) if kernel.results else "f32"
-    moved = sum(value_bytes(v) for v in (*kernel.operands, *kernel.results))
-    return max(flops / target.peak_flops(element), _hbm_seconds(target, moved)) + target.kernel_launch_s
 
 
 def _global_sizes(module: ModuleOp) -> dict[str, int]:
@@ -199,6 +201,14 @@ class _Liveness:
                 peak, at = live, index
         return peak, at
 
+    def hold(self, value: SSAValue, readers: list[Operation]) -> None:
+        """`value` is read again by ops placed before `readers` (a recompute's clone): it
+        stays in HBM until the last of them."""
+        if value not in self.intervals:
+            return  # an argument: counted apart
+        start, end, size = self.intervals[value]
+        self.intervals[value] = (start, max(end, *(self.position[r] for r in readers)), size)
+
     def frees_at(self, value: SSAValue, placement: Placement, saved: SavedValue, at: int) -> bool:
         """Whether placing `value` so takes it off the HBM live at position `at`."""
         held = self.spans(value, None, {})
@@ -208,13 +218,13 @@ class _Liveness:
 
 
 RECOMPUTE_CHAIN_LIMIT = 8
-"""The most forward kernels one recompute may run again."""
+"""The most forward kernels and layer calls one recompute may run again."""
 
 
 def recompute_chain(saved: SavedValue, kept: set[SSAValue], phases: dict[Operation, Phase]) -> list[Operation] | None:
-    """The forward kernels, producers first, that compute `saved` again from values the
-    backward has anyway (arguments, and the saved values in `kept`); None when there
-    is no such chain of at most `RECOMPUTE_CHAIN_LIMIT` single-block kernels."""
+    """The forward kernels and calls of outlined layers, producers first, that compute
+    `saved` again from values the backward has anyway (arguments, and the saved values
+    in `kept`); None when there is no such chain of at most `RECOMPUTE_CHAIN_LIMIT` ops."""
     chain: list[Operation] = []
     seen: set[Operation] = set()
 
@@ -224,7 +234,9 @@ def recompute_chain(saved: SavedValue, kept: set[SSAValue], phases: dict[Operati
         op = value.owner
         if op in seen:
             return True
-        if not isinstance(op, KernelOp) or phases.get(op) != Phase.FORWARD or len(chain) >= RECOMPUTE_CHAIN_LIMIT:
+        if not isinstance(op, KernelOp | func.CallOp) or (isinstance(op, func.CallOp) and _callee(op) is None):
+            return False
+        if phases.get(op) != Phase.FORWARD or len(chain) >= RECOMPUTE_CHAIN_LIMIT:
             return False
         seen.add(op)
         if not all(reachable(v) for v in op.operands):
@@ -375,19 +387,52 @@ def _is_loss(saved: SavedValue) -> bool:
     return terminator is not None and terminator.operands[0] is saved.value
 
 
+def _layer_results(step: TrainingStep) -> dict[func.CallOp, list[SavedValue]]:
+    """Per forward call of an outlined layer, the saved results a clone of the call
+    can give the backward: all but those another forward call reads (the layer's
+    output, the next layer's input: a recompute of the next layer reads it)."""
+    found: dict[func.CallOp, list[SavedValue]] = {}
+    for saved in step.saved:
+        if isinstance(saved.producer, func.CallOp) and _callee(saved.producer) is not None and not any(
+                isinstance(u.operation, func.CallOp) and step.phases.get(u.operation) == Phase.FORWARD
+                for u in saved.value.uses):
+            found.setdefault(saved.producer, []).append(saved)
+    return found
+
+
+def _recompute_candidates(step: TrainingStep, target: Target) -> list[_Candidate]:
+    """A recompute per saved value a forward kernel makes (its chain back to values the
+    backward has), and one per forward call of an outlined layer: the call alone run
+    again from its operands (which then stay in HBM until it runs: a mask or rotary
+    table the layers share is not recomputed), giving all the saved results
+    `_layer_results` names. Each costs the roofline time of the ops it runs again
+    (`rducc.model.roofline`: a call, its callee's ops)."""
+    kept = {s.value for s in step.saved}
+    module = step.function.parent_op()
+    callees = _CALLEES.get(id(module), {})
+    known: dict[str, float] = {}
+    found: list[_Candidate] = []
+    for saved in step.saved:
+        if isinstance(saved.producer, func.CallOp):
+            continue
+        chain = recompute_chain(saved, kept - {saved.value}, step.phases)
+        if chain is not None:
+            cost = sum(op_roofline_s(op, target, callees, known) for op in chain)
+            found.append(_Candidate(cost, saved.bytes, saved, Placement.RECOMPUTE, chain=tuple(chain)))
+    for call, values in _layer_results(step).items():
+        found.append(_Candidate(op_roofline_s(call, target, callees, known), sum(s.bytes for s in values),
+                                values[0], Placement.RECOMPUTE, chain=(call,), also=tuple(values[1:])))
+    return found
+
+
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
                 temporaries: list[SavedValue]) -> list[_Candidate]:
-    found: list[_Candidate] = []
-    kept = {s.value for s in step.saved}
+    found: list[_Candidate] = _recompute_candidates(step, target)
     for saved in (*step.saved, *step.gradients, *temporaries):
         uses = len({u.operation for u in saved.value.uses})
         if not _kept_on_chip(saved, target) and not _is_loss(saved) \
                 and not _callee_holds_unplaced(saved.value):
             found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
-        chain = recompute_chain(saved, kept - {saved.value}, step.phases) if saved.value in kept else None
-        if chain is not None:
-            found.append(_Candidate(sum(kernel_roofline_s(op, target) for op in chain), saved.bytes, saved,
-                                    Placement.RECOMPUTE, chain=tuple(chain)))
     for name, size in sizes.items():
         touches = readers.get(name, 0) + (1 if name in step.state_globals else 0)
         found.append(_Candidate(_ddr_extra_seconds(target, size * max(touches, 1)), size, global_names=(name,)))
@@ -443,9 +488,14 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
             plan.recomputed.pop(value, None)
             plan.chains.pop(value, None)
         if chosen.placement == Placement.RECOMPUTE:
-            plan.recomputed[value] = chosen.saved
-            plan.chains[value] = chosen.chain
-            pinned.update(chain_inputs(list(chosen.chain)))  # the recompute reads them: they stay
+            for saved in chosen.values:  # a layer call's clone gives all its saved results at once
+                placements[saved.value] = Placement.RECOMPUTE
+                plan.recomputed[saved.value] = saved
+                plan.chains[saved.value] = chosen.chain
+            inputs = chain_inputs(list(chosen.chain))
+            pinned.update(inputs)  # the recompute reads them: they stay
+            for input_ in inputs:  # a layer's inputs the backward did not read (its mask, its rotary tables)
+                liveness.hold(input_, [r for s in chosen.values for r in s.later_readers])
     return plan
 
 
@@ -458,15 +508,7 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
     now = plan.placements[value]
     group = shared.get(value, [value])
     if candidate.placement == Placement.RECOMPUTE:
-        if len(group) > 1:
-            return False  # a callee reads it at a parameter it shares with other values
-
-        inputs = chain_inputs(list(candidate.chain))
-        if now != Placement.HBM or value in pinned or any(
-            plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs
-        ):
-            return False
-        return liveness.frees_at(value, candidate.placement, candidate.saved, at)
+        return _recompute_applies(candidate, plan, pinned, liveness, at, shared)
     # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
     if now == Placement.DDR:
         return False
@@ -477,32 +519,88 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
     return any(start <= at <= end for start, end in held)
 
 
-def _recompute(saved: SavedValue, chain: tuple[Operation, ...], phases: dict[Operation, Phase]) -> None:
-    """Clone the chain before the first later reader; the later readers read the clone."""
-    block = saved.producer.parent_block()
+def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
+                       shared: dict[SSAValue, list[SSAValue]]) -> bool:
+    """Whether a recompute is still open and frees HBM at position `at`: its values and
+    the chain's inputs are in HBM, no recompute reads its values, and a value an
+    outlined layer holds with others (a call's result at an index) is in a group none
+    of which is in DDR (the clone's result is in HBM, where the callee writes it)."""
+    inputs = chain_inputs(list(candidate.chain))
+    if any(plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs):
+        return False
+    for saved in candidate.values:
+        value = saved.value
+        if plan.placements[value] != Placement.HBM or value in pinned:
+            return False
+        group = shared.get(value, [value])
+        if len(group) > 1 and not isinstance(saved.producer, func.CallOp):
+            return False  # a kernel's result a callee reads at a parameter it shares, or a view's
+        if any(plan.placements.get(v) == Placement.DDR for v in group):
+            return False
+    return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
+
+
+def _recompute_all(plan: _Plan, phases: dict[Operation, Phase]) -> None:
+    """Run every chosen recompute, earliest first: a kernel or call one recompute
+    cloned is reused by a later one that runs it again (a layer's rotary tables)."""
+    jobs: dict[tuple[Operation, ...], list[SavedValue]] = {}
+    for value, saved in plan.recomputed.items():
+        jobs.setdefault(plan.chains[value], []).append(saved)
+    cloned: dict[Operation, Operation] = {}
+    for chain, values in sorted(jobs.items(), key=lambda job: _first_reader_index(job[1])):
+        _recompute(values, chain, phases, cloned)
+
+
+def _first_reader_index(values: list[SavedValue]) -> int:
+    block = values[0].producer.parent_block()
     assert block is not None
-    first = min(saved.later_readers, key=lambda op: block.get_operation_index(op))
+    return min(block.get_operation_index(op) for saved in values for op in saved.later_readers)
+
+
+def _clone_for_backward(op: Operation) -> Operation:
+    """A copy of forward kernel or layer call `op` that runs in the backward."""
+    clone = op.clone()
+    if isinstance(op, KernelOp):
+        assert isinstance(clone, KernelOp)
+        clone.sym_name = StringAttr(f"{op.sym_name.data}r")
+        clone.attributes[RECOMPUTES] = StringAttr(op.sym_name.data)
+    else:
+        assert isinstance(op, func.CallOp)
+        clone.attributes[RECOMPUTES] = StringAttr(op.callee.string_value())
+    clone.attributes.pop(SAVED, None)
+    set_phase(clone, Phase.BACKWARD)
+    return clone
+
+
+def _recompute(values: list[SavedValue], chain: tuple[Operation, ...], phases: dict[Operation, Phase],
+               cloned: dict[Operation, Operation]) -> None:
+    """Clone the chain before the values' first later reader (reusing a clone of an op
+    `cloned` holds that runs before it); the later readers read the clone's results."""
+    block = values[0].producer.parent_block()
+    assert block is not None
+    first_op = min((op for saved in values for op in saved.later_readers), key=block.get_operation_index)
     clones: dict[SSAValue, SSAValue] = {}
     for op in chain:
-        assert isinstance(op, KernelOp)
-        clone = op.clone()
+        earlier = cloned.get(op)
+        if earlier is not None and block.get_operation_index(earlier) < block.get_operation_index(first_op):
+            clones.update(zip(op.results, earlier.results))
+            continue
+        clone = _clone_for_backward(op)
         for index, operand in enumerate(clone.operands):
             if operand in clones:
                 clone.operands[index] = clones[operand]
-        clone.sym_name = StringAttr(f"{op.sym_name.data}r")
-        clone.attributes[RECOMPUTES] = StringAttr(op.sym_name.data)
-        clone.attributes.pop(SAVED, None)
-        set_phase(clone, Phase.BACKWARD)
-        block.insert_op_before(clone, first)
+        block.insert_op_before(clone, first_op)
         phases[clone] = Phase.BACKWARD
+        cloned[op] = clone
         clones.update(zip(op.results, clone.results))
-    readers = set(saved.later_readers)
-    for use in list(saved.value.uses):
-        top: Operation | None = use.operation
-        while top is not None and top.parent_block() is not block:
-            top = top.parent_op()
-        if top in readers:
-            use.operation.operands[use.index] = clones[saved.value]
+    for saved in values:
+        readers = set(saved.later_readers)
+        for use in list(saved.value.uses):
+            top: Operation | None = use.operation
+            while top is not None and top.parent_block() is not block:
+                top = top.parent_op()
+            if top in readers:
+                use.operation.operands[use.index] = clones[saved.value]
 
 
 def _inner_saved_bytes(step: TrainingStep) -> int:
@@ -619,8 +717,7 @@ class RduPlaceSaved(RduPass):
                 continue
             plan = plan_placements(step, op, target)
             _record(op, step, plan)
-            for value, saved in plan.recomputed.items():
-                _recompute(saved, plan.chains[value], step.phases)
+            _recompute_all(plan, step.phases)
             if _hbm_demand(op, function) > target.hbm_bytes:
                 _spill_more(op, function, target)
 

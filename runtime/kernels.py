@@ -749,7 +749,9 @@ def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, redu
     """`rdu.scatter`: `source` written into a copy of `x` along `dim` at `index`,
     on whole arrays: the reduction's `ufunc.at` with `reduce` (np.add.at for
     sum; f16/bf16 combined in f32, rounded once; NaN propagates through max
-    and min, as torch's), else one assignment of each position's last write."""
+    and min, as torch's), else one assignment of each position's last write.
+    `x` may have any strides (a layout view: `rducc.runtime.layout_views`); the
+    copy is made row-major, the order of the flat positions written into it."""
     index = np.asarray(index).astype(I64, copy=False)
     size = x.shape[dim]
     if index.size and (index.min() < 0 or index.max() >= size):
@@ -758,7 +760,7 @@ def scatter(x: np.ndarray, index: np.ndarray, source: np.ndarray, dim: int, redu
     positions[dim] = index
     flat = np.ravel_multi_index(np.broadcast_arrays(*positions), x.shape).reshape(-1)
     values = np.asarray(source).reshape(-1)
-    out = x.astype(compute_dtype(x.dtype))
+    out = x.astype(compute_dtype(x.dtype), order="C")  # row-major: `out.reshape(-1)` is a view of it
     with np.errstate(all="ignore"):
         if reduce is not None:
             SCATTER_UFUNCS[reduce].at(out.reshape(-1), flat, values.astype(out.dtype))

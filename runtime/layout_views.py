@@ -26,10 +26,8 @@ the operand's, for the view's lifetime. So such an op runs as a view when
 - its operand holds its value in known bytes: a body value computed into its
   own arena bytes (or a host array: a streamed value without a `tier.offset`),
   a reshape made a view by `rducc.runtime.views` (its operand's bytes), or
-  another layout view (its operand's bytes, again); a transpose never of an
-  input buffer of the compute, which the compute may write in place (a row
-  update written back into the buffer it read: test_mutation.py; why the
-  overlap check below misses that write is not yet traced);
+  another layout view (its operand's bytes, again), or an input buffer of
+  the compute (its `tier.alloc`'s bytes; unknown bytes overlap everything);
   not a value a fused step computes elsewhere or skips
   (`rducc.runtime.epilogues`, `rducc.runtime.fused_norms`);
 - no reader needs the op's own bytes (a reshape `rducc.runtime.views` reads
@@ -43,6 +41,15 @@ the operand's, for the view's lifetime. So such an op runs as a view when
 
 Readers get arrays with strides (any kernel reads those; torch's products
 read a transposed operand without a copy) and write only their own bytes.
+No compute writes an input buffer: a row update "in place" is a `tier.scatter`
+of the compute's output into the off-chip buffer after the compute, and a
+compute whose output buffer is its input's shares its bytes, which the
+overlap rule sees. (Views of input buffers were refused for a while: a row
+update read through a transpose came out wrong. The cause was `kernels.scatter`
+writing through `reshape(-1)` of a copy that kept the view's strides, i.e.
+into a temporary; test/runtime/layout-view-scatter.mlir and
+test_runtime_layout_views.py hold that case, test_runtime_layout_updates.py
+random programs of layout views and in-place updates against eager.)
 """
 
 from __future__ import annotations
@@ -133,12 +140,6 @@ class LayoutViews:
             return self.placement.outs[value] or UNKNOWN
         return body_bytes(owner)
 
-    def _origin(self, value: SSAValue) -> SSAValue:
-        """The value whose bytes `value` is read from, through the layout views taken so far."""
-        while isinstance(value.owner, Operation) and value.owner in self.source:
-            value = self.source[value.owner]
-        return value
-
     def _written(self, op: Operation) -> list[Bytes]:
         """The bytes `op`'s step may write."""
         found = [b for b in (self.placement.written(op),) if b is not None]
@@ -155,9 +156,6 @@ class LayoutViews:
         if not readers or any(r not in self.position or r in self.views.of_source or r in self.views.into.values()
                               for r in readers):
             return False
-        if (not views_operand_bytes(op) and isinstance(op, rdu.TransposeOp)
-                and isinstance(self._origin(op.operands[0]), BlockArgument)):
-            return False  # an input buffer: the compute may write it in place (a row update written back)
         held = self._bytes(op.operands[0])
         if held is None:
             return True  # a host array: written by its own step alone

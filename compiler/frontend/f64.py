@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import torch
 from xdsl.dialects.builtin import Float64Type, ModuleOp, TensorType
+from xdsl.ir import SSAValue
 
-from rducc.dialects.contracts import f64_demoted
+from rducc.dialects.contracts import Phase, f64_demoted, phase_of
 from rducc.errors import RduccError
 from rducc.frontend.locations import describe_location
 
@@ -60,15 +61,25 @@ def demote_weights(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 
 def f64_value_count(module: ModuleOp) -> int:
-    """How many tensor values of the program (arguments and results) are f64."""
+    """How many tensor values of the program (arguments and results) are f64.
+    Not the 0-d values of a training step's optimizer: Adam's bias corrections
+    and step size, float64 from the step count as torch.optim computes them
+    (Python numbers on the host; `training.optimizers`), are the host's work
+    for the chip, not the model's."""
     count = 0
     for op in module.walk():
         values = [*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)]
+        if phase_of(op) == Phase.OPTIMIZER:
+            values = [value for value in values if not _scalar(value)]
         for value in values:
             element = getattr(value.type, "element_type", None)
             if isinstance(value.type, TensorType) and isinstance(element, Float64Type):
                 count += 1
     return count
+
+
+def _scalar(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and not value.type.get_shape()
 
 
 def emulation_note(module: ModuleOp) -> str | None:

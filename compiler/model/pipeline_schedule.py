@@ -58,6 +58,54 @@ def one_f_one_b(stage_s: Sequence[float], microbatches: int) -> OneFOneB:
     return OneFOneB(tuple(stage_s), microbatches)
 
 
+Task = tuple[int, int, str]
+"""One unit of 1F1B work: (stage, microbatch, "forward" or "backward")."""
+
+
+def stage_tasks(stage: int, stages: int, microbatches: int) -> list[Task]:
+    """Stage `stage`'s 1F1B sequence: the forwards that fill the pipeline below
+    it (stages - stage - 1 of them), then one forward and one backward in turn,
+    then the backwards that drain it."""
+    warmup = min(stages - stage - 1, microbatches)
+    order: list[Task] = [(stage, i, "forward") for i in range(warmup)]
+    for i in range(microbatches - warmup):
+        order += [(stage, warmup + i, "forward"), (stage, i, "backward")]
+    order += [(stage, i, "backward") for i in range(microbatches - warmup, microbatches)]
+    return order
+
+
+def one_f_one_b_order(stages: int, microbatches: int, backward_cost: float = 2.0) -> list[Task]:
+    """Every stage's 1F1B tasks in the order they start when a forward takes one
+    unit and a backward `backward_cost` units: stage s runs its `stage_tasks` in
+    turn, a forward after the stage before has run that microbatch's forward,
+    a backward after the stage after has run its backward. The runtime runs a
+    pipelined step's ops in this order (rdu-partition orders them so)."""
+    sequences = [stage_tasks(s, stages, microbatches) for s in range(stages)]
+    done: dict[Task, float] = {}
+    start: dict[Task, float] = {}
+    free = [0.0] * stages
+    position = [0] * stages
+    while any(position[s] < len(sequences[s]) for s in range(stages)):
+        progressed = False
+        for s in range(stages):
+            if position[s] == len(sequences[s]):
+                continue
+            task = sequences[s][position[s]]
+            _, i, kind = task
+            before = (s - 1, i, "forward") if kind == "forward" else (s + 1, i, "backward")
+            needs = ([(s, i, "forward")] if kind == "backward" else []) + (
+                [before] if 0 <= before[0] < stages else [])
+            if any(n not in done for n in needs):
+                continue
+            start[task] = max([free[s], *(done[n] for n in needs)])
+            done[task] = free[s] = start[task] + (1.0 if kind == "forward" else backward_cost)
+            position[s] += 1
+            progressed = True
+        if not progressed:
+            raise AssertionError("the 1F1B sequences deadlock")  # not for stage_tasks' sequences
+    return sorted(start, key=lambda task: (start[task], task[0]))
+
+
 def default_microbatches(local_batch: int, stages: int) -> int:
     """The microbatches a pipelined step runs its batch in when none is given: the
     most that divide the batch, up to 4 per stage (beyond that the bubble is
@@ -67,4 +115,4 @@ def default_microbatches(local_batch: int, stages: int) -> int:
     return max(m for m in range(1, min(local_batch, 4 * stages) + 1) if local_batch % m == 0)
 
 
-__all__ = ["OneFOneB", "default_microbatches", "one_f_one_b"]
+__all__ = ["OneFOneB", "Task", "default_microbatches", "one_f_one_b", "one_f_one_b_order", "stage_tasks"]

@@ -77,7 +77,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
-from rducc.dialects.contracts import Phase, arg_attrs, global_of, is_input, phase_of, result_updates
+from rducc.dialects.contracts import (
+    Phase,
+    arg_attrs,
+    executed_microbatches,
+    global_of,
+    is_input,
+    phase_of,
+    result_updates,
+)
 from rducc.dialects.program import entry_function, functions
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, AllToAllOp, ReduceScatterOp, SendRecvOp
 from rducc.dialects.rdu.dataflow import ConvOp, MatmulOp
@@ -183,6 +191,9 @@ class StepProfile:
     cuts: Mapping[int, Sequence[int]] = field(default_factory=dict)
     """Per pp: each unit's stage as `rdu-partition` cuts the step (`training_stages`);
     a pp not here is cut by `_stages`' own rule."""
+    executed: int = 1
+    """The microbatches the step runs itself (`rdu.microbatches`; 1F1B's count at
+    pp > 1): each unit is one microbatch's, so none is divided by the count again."""
 
     def bodies(self, unit: Unit, tp: int) -> list[Body] | None:
         """What the unit runs on one of tp ranks (None: tp does not split its layer)."""
@@ -473,7 +484,8 @@ def step_profile(module: ModuleOp, target: Target,
     parameters, trained, state = _global_bytes(module, entry)
     backward_calls = [u for u in units if u.callee and u.phase == Phase.BACKWARD.value]
     return StepProfile(units, split_layers, batch, parameters, sum(trained), state, _saved_bytes(phased),
-                       max(1, len(backward_calls)), tuple(trained), dict(cuts or {}))
+                       max(1, len(backward_calls)), tuple(trained), dict(cuts or {}),
+                       executed_microbatches(module))
 
 
 def _loss_all_reduces(op: Operation, phase: str, batch: int) -> list[Collective]:
@@ -639,7 +651,9 @@ def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> Ca
     """A candidate's modeled step (module docstring)."""
     if profile.batch % c.dp:
         return CandidateEstimate(c, 1, None, refused=f"dp={c.dp} does not divide the batch of {profile.batch}")
-    m = default_microbatches(profile.batch // c.dp, c.pp)
+    executed = profile.executed
+    m = executed if executed > 1 else default_microbatches(profile.batch // c.dp, c.pp)
+    share = 1 if executed > 1 else m  # what an op's compute is divided by for one microbatch
     stages = _stages(profile, c.pp)
     if stages is None:
         return CandidateEstimate(c, m, None, refused=f"pp={c.pp}: the forward has fewer units than stages")
@@ -656,7 +670,7 @@ def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> Ca
                                                              f"@{unit.callee}")
             optimizer[stage] += update
             continue
-        timed = _unit_seconds(profile, unit, c, m, target)
+        timed = _unit_seconds(profile, unit, c, share, target)
         if timed is None:
             return CandidateEstimate(c, m, None, refused=f"tp={c.tp} does not split the outlined layer @{unit.callee}")
         seconds, busy = timed
@@ -681,9 +695,12 @@ def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> Ca
             if unit.phase == Phase.OPTIMIZER.value:
                 optimizer[stage] += hop
             else:  # as training_estimate charges it: a microbatch's part, at least the link's latency
-                microbatch[stage] += max(hop / m, target.link_latency_s)
+                microbatch[stage] += max(hop / share, target.link_latency_s)
                 if unit.phase == Phase.BACKWARD.value:
-                    backward[stage] += max(hop / m, target.link_latency_s)
+                    backward[stage] += max(hop / share, target.link_latency_s)
+    if executed > 1:  # every microbatch's units ran on their stage: one microbatch's time is their mean
+        microbatch = [t / executed for t in microbatch]
+        backward = [t / executed for t in backward]
     if synced:
         sync = max(queued)
     else:

@@ -33,7 +33,9 @@ summary):
   (weights are read again every microbatch), plus a DMA start-up; a collective
   of the forward or backward `collective_cost` / m, at least one link latency.
   On a lowered program each kernel takes its modeled time (`kernel_costs`) / m,
-  at least its launch and fill;
+  at least its launch and fill. A step that runs its microbatches itself
+  (`rdu.microbatches` = m, their ops all in the program) times every op whole
+  (each is one microbatch's) and takes a stage's mean over the m;
 - the stages under the 1F1B schedule (`pipeline_schedule.one_f_one_b`), which
   counts the bubble;
 - the gradient collectives (`rdu.deferred`: an all-reduce that nothing of the
@@ -53,6 +55,7 @@ them; activations (saved values) and gradients are `rdu.training_memory`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
@@ -67,6 +70,7 @@ from rducc.dialects.contracts import (
     Phase,
     arg_attrs,
     data_parallel_of,
+    executed_microbatches,
     global_of,
     input_label,
     is_deferred,
@@ -77,6 +81,7 @@ from rducc.dialects.contracts import (
     partition_of,
     phase_of,
     result_roles,
+    shard_of,
 )
 from rducc.dialects.program import entry_function, functions, global_stages
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
@@ -211,16 +216,16 @@ def tokens_a_step(module: ModuleOp) -> tuple[int, str]:
 
 
 def _parameters(module: ModuleOp) -> tuple[int, str]:
-    """The parameter count N and the element type of most parameter bytes."""
+    """The parameter count N of the whole model and the element type of most
+    parameter bytes. A parameter split over ranks (`rdu.shard`) counts whole:
+    MFU's model FLOPs are the model's, not one socket's part."""
     count = 0
     by_type: dict[str, int] = {}
     for op in module.ops:
         if isinstance(op, GlobalOp) and _kind(op) == "parameter":
             shape = op.global_type.get_shape()
-            n = 1
-            for d in shape:
-                n *= d
-            count += n
+            split = shard_of(op)
+            count += math.prod(split.whole_shape(shape) if split is not None else shape)
             element = str(op.global_type.element_type)
             by_type[element] = by_type.get(element, 0) + value_bytes(op.global_type)
     return count, max(by_type, key=lambda k: by_type[k]) if by_type else "bf16"
@@ -334,12 +339,17 @@ def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -
     """One step's modeled time (the module docstring's rules); `microbatches`
     overrides the module's own (`rdu.partition`'s microbatches)."""
     tp, pp = partition_of(module)
-    m = microbatches or microbatches_of(module)
+    executed = executed_microbatches(module)
+    m = microbatches or (executed if executed > 1 else microbatches_of(module))
+    share = 1 if executed > 1 else m  # a step that runs its microbatches: each op is one microbatch's already
     stages = [_StageTimes() for _ in range(pp)]
     if level_of(module) in LOWERED_LEVELS:
-        _time_kernels(module, target, m, stages)
+        _time_kernels(module, target, share, stages)
     else:
-        _time_ops(module, target, m, stages)
+        _time_ops(module, target, share, stages)
+    if executed > 1:  # the stage ran every microbatch's ops: one microbatch's time is their mean
+        for times in stages:
+            times.microbatch_s /= executed
     return TrainingEstimate(
         data_parallel_of(module), tp, pp, one_f_one_b([s.microbatch_s for s in stages], m),
         max(s.queued_s for s in stages), max(s.optimizer_s for s in stages), _spill_s(module, target, pp) * m,

@@ -316,9 +316,9 @@ def _compile_training(args: argparse.Namespace, options):
             raise RduccError("--optimizer none takes no optimizer options")
         if dynamic is not None:
             raise RduccError("--loss-scale dynamic needs an optimizer (it skips the update on an overflow)")
-        return compile_step(program, None, options, static, clip=clip)
+        return compile_step(program, None, options, static, clip=clip, microbatches=args.microbatches or 1)
     return compile_step(program, single_group(named_optimizer(name, settings), program), options, static, dynamic,
-                        clip)
+                        clip, args.microbatches or 1)
 
 
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:

@@ -21,7 +21,7 @@ import torch
 from torch.export.graph_signature import OutputKind
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.contracts import result_roles
+from rducc.dialects.contracts import result_roles, set_executed_microbatches
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
@@ -261,13 +261,16 @@ def _trained_parameters(module: ModuleOp) -> list[str]:
 def compile_step(
     ep: torch.export.ExportedProgram, groups: Sequence[ParamGroup] | None, options: CompileOptions,
     loss_scale: float = 1.0, dynamic: DynamicScale | None = None, clip: tuple[float, float] | None = None,
+    microbatches: int = 1,
 ) -> TrainingStep:
     """Compile the training step of `ep` (forward returning a loss) with the
     optimizer's `groups` (None: no optimizer; the step returns the loss and the
     gradients). Parameters with no gradient (frozen) are left alone, as torch.optim does.
     `loss_scale`: the static scale the loss was multiplied by; `dynamic`: the
     loss was multiplied by the global `grad_scale` (dynamic loss scaling);
-    `clip`: (max_norm, norm_type), clip_grad_norm_ before the update."""
+    `clip`: (max_norm, norm_type), clip_grad_norm_ before the update;
+    `microbatches`: the microbatches `ep` runs itself (`TrainingForward`),
+    recorded for rdu-partition's 1F1B schedule and the cost model."""
     if dynamic is not None and groups is None:
         raise TrainingError("dynamic loss scaling needs an optimizer (it skips the update on an overflow)")
     if clip is not None and groups is None:
@@ -283,6 +286,7 @@ def compile_step(
     module, decomposed = decompose_and_import(joint, times, options.f64, False, options.host_ops)
     weights = program_weights(decomposed)
     trained = _trained_parameters(module)
+    set_executed_microbatches(module, microbatches)
     chosen = [ParamGroup(g.spec, canonical_names(ep, g.names, trained)) for g in groups or []]
     if groups is not None:
         covered = [Trained(g.spec, [n for n in g.names if n in trained]) for g in chosen]

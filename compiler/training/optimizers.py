@@ -207,6 +207,9 @@ class _Update(nn.Module):
         if self.parameter.dtype in (torch.bfloat16, torch.float16):
             self._adam_rounded_as_eager(gradient)
             return
+        if self.parameter.dtype == torch.float32:
+            self._adam_scalars_as_eager(gradient)
+            return
         functional_adam(
             [self.parameter], [gradient], self._state("exp_avg"), self._state("exp_avg_sq"),
             self._state("max_exp_avg_sq") if hyper["amsgrad"] else [], self._state("step"),
@@ -257,6 +260,46 @@ class _Update(nn.Module):
         root = second.to(wide).sqrt().to(dtype)
         denom = ((root.to(wide) / bias_correction2_sqrt).to(dtype).to(wide) + eps).to(dtype)
         parameter.copy_((parameter.to(wide) + -step_size * exp_avg.to(wide) / denom.to(wide)).to(dtype))
+
+    def _adam_scalars_as_eager(self, gradient: torch.Tensor) -> None:
+        """Adam and AdamW on float32 parameters (master weights) as eager's
+        torch.optim computes them: its single-tensor step on the CPU
+        (`foreach=False`, not capturable) takes the step count as a Python
+        number, so the bias corrections and the step size are float64 values
+        rounded to float32 where the kernels take them (`addcdiv_`'s value,
+        the division by `bias_correction2 ** 0.5`). The tensor-step form
+        (capturable) computes them in float32 from a float32 step: `1 - 0.999
+        ** step` is then off by up to 1e-5 relative, and every update by a
+        few float32 ulps. Harmless in float32 training, but under bf16
+        autocast a master weight an ulp to the other side of a bf16 rounding
+        boundary rounds to another bf16 weight in the next forward: out of
+        eager autocast's own distance from float32 (the batch-norm CNN's
+        AdamW). Here the step count is read as float64 for those scalars
+        (0-d values: what the host computes for the chip); the tensor ops are
+        torch.optim's own."""
+        hyper = self.spec.hyper
+        beta1, beta2 = hyper["betas"]
+        lr, weight_decay, eps = hyper["lr"], hyper["weight_decay"], hyper["eps"]
+        parameter, (exp_avg,), (exp_avg_sq,), (step,) = (self.parameter, self._state("exp_avg"),
+                                                         self._state("exp_avg_sq"), self._state("step"))
+        grad = -gradient if hyper["maximize"] else gradient
+        step.add_(1)
+        if weight_decay != 0 and hyper["decoupled_weight_decay"]:
+            parameter.mul_(1 - lr * weight_decay)
+        elif weight_decay != 0:
+            grad = grad.add(parameter, alpha=weight_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        second = exp_avg_sq
+        if hyper["amsgrad"]:
+            (max_exp_avg_sq,) = self._state("max_exp_avg_sq")
+            max_exp_avg_sq.copy_(torch.maximum(max_exp_avg_sq, exp_avg_sq))
+            second = max_exp_avg_sq
+        count = step.to(torch.float64)
+        step_size = (lr / (1 - torch.pow(beta1, count))).to(parameter.dtype)
+        bias_correction2_sqrt = (1 - torch.pow(beta2, count)).sqrt().to(parameter.dtype)
+        denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
+        parameter.add_(-step_size * exp_avg / denom)
 
     def _sgd(self, parameter: torch.Tensor, gradient: torch.Tensor, buffers: list[torch.Tensor | None]) -> None:
         hyper = self.spec.hyper

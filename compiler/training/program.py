@@ -323,7 +323,7 @@ def compile_training(
     groups = _groups(optimizer, optimizer_options, ep, module)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, split=split)
-    step = compile_step(ep, groups, options, float(static), dynamic, clip)
+    step = compile_step(ep, groups, options, float(static), dynamic, clip, microbatches)
     program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
                               loss_scale=float(static),
                               constants=module.constants if isinstance(module, TrainingForward) else {})

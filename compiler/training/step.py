@@ -3,7 +3,8 @@
 The joint graph (forward and backward, imported with its loss and gradient
 results) and the optimizer's update of each parameter (`optimizers.update_program`)
 become one `@forward`: the update's ops are appended to the joint graph's function
-(phase `optimizer`), reading the parameters and the optimizer state (new
+(phase `optimizer`; traced once per optimizer, dtype and rank, `update_shapes`),
+reading the parameters and the optimizer state (new
 globals, `optimizer.STATE.PARAMETER`) and the gradients the backward
 computed. The step then returns the loss first, then the new value of every
 buffer the forward updates (batch norm's running statistics), of every
@@ -37,8 +38,9 @@ from rducc.dialects.tier import GlobalOp
 from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of
 from rducc.training.clipping import clip_program
-from rducc.training.optimizers import Trained, state_global, update_program
+from rducc.training.optimizers import Trained, state_global
 from rducc.training.scaling import GROWTH_TRACKER, SCALE, DynamicScale, scale_update_program
+from rducc.training.update_shapes import decomposed_update
 
 
 def _state_global(module: ModuleOp, forward: func.FuncOp, symbol: str, tensor: torch.Tensor,
@@ -149,7 +151,7 @@ def append_optimizer(
         unscale = 1.0  # the clipped gradients are unscaled already
     for group in groups:
         for name in group.names:
-            update = decompose(update_program(group.spec, parameters[name], None if dynamic else unscale))
+            update = decomposed_update(group.spec, parameters[name], None if dynamic else unscale)
             bindings: dict[str, SSAValue] = {"p0": weights[name]}
             for state in group.spec.program_state_names():
                 symbol = state_global(state, name)

@@ -9,10 +9,16 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
   one (a slice of a slice reads one window of the input); a slice of a
   reshape that only adds or drops dims of size 1 slices before it (`kv[i, 0]`
   of a stacked cache: one window of `kv`, which rdu-partition splits by heads);
+  a transpose of a value with dims of size 1 transposes only the other dims,
+  between reshapes (an einsum's `unsqueeze, permute, permute, view` before a
+  product becomes a reshape and, at most, a swap of the last two dims);
 - a concat drops its operands with no elements (one left: that operand);
 - a transpose of a matmul's (or grouped matmul's) rhs that swaps its last two
   dims folds into it as `transpose_rhs` (the PMU transpose crossbar reads it
-  for free);
+  for free); a batched matmul whose rhs is one matrix broadcast over the batch
+  (torch's `x @ w.T` on a 3-d `x` it does not fold: transpose, expand, bmm)
+  is one matmul of the batch's rows by that matrix, between reshapes (no
+  copy of the weight per batch entry);
 - constants fold: a fill (an input-less `rdu.map`) read by a map becomes a
   constant in that map's body; a layout op of a fill is a fill.
 """
@@ -128,6 +134,35 @@ class SliceBeforeUnitReshape(RewritePattern):
         rewriter.replace_op(op, [window, _copy_attributes(op, ReshapeOp(window.result, result_type))])
 
 
+class TransposeWithoutUnitDims(RewritePattern):
+    """A transpose of a value with dims of size 1 (an einsum's unsqueezes and
+    permutes) -> reshape (the unit dims dropped), transpose of the other dims,
+    reshape (to the result): the unit dims' moves do nothing, and the reshapes
+    compose with their neighbours (`ComposeReshapes`), so that a chain such as
+    torch.einsum's `unsqueeze, permute, permute, view` feeding a product becomes
+    one reshape and a transpose of the non-unit dims (`FoldTransposeIntoMatmul`
+    when it swaps the last two; none when it is the identity)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        source_type, result_type = op.input.type, op.result.type
+        if not isinstance(source_type, TensorType) or not isinstance(result_type, TensorType):
+            return
+        shape = tuple(source_type.get_shape())
+        kept = _non_unit(shape)
+        if not kept or len(kept) == len(shape):
+            return
+        perm = [int(p) for p in op.perm.get_values()]
+        order = [kept.index(p) for p in perm if shape[p] != 1]
+        squeezed = TensorType(source_type.element_type, [shape[d] for d in kept])
+        new_ops: list[Operation] = [_copy_attributes(op, ReshapeOp(op.input, squeezed))]
+        if order != sorted(order):
+            moved = TensorType(source_type.element_type, [shape[kept[i]] for i in order])
+            new_ops.append(_copy_attributes(op, TransposeOp(new_ops[-1].results[0], order, moved)))
+        new_ops.append(_copy_attributes(op, ReshapeOp(new_ops[-1].results[0], result_type)))
+        rewriter.replace_op(op, new_ops)
+
+
 class DropEmptyConcatOperands(RewritePattern):
     """concat(a, empty, b) -> concat(a, b); a concat left with one operand is it."""
 
@@ -171,6 +206,48 @@ class FoldTransposeIntoGroupedMatmul(RewritePattern):
         transposed = op.transpose_rhs is None
         replacement = GroupedMatmulOp(op.lhs, producer.input, op.offsets, op.result.type, transpose_rhs=transposed)
         rewriter.replace_op(op, _copy_attributes(op, replacement))
+
+
+class FoldBroadcastRhsIntoMatmul(RewritePattern):
+    """matmul(a [b.., M, K], broadcast(w) [b.., K, N]) where the broadcast only
+    adds or expands batch dims (w is one [K, N] matrix, maybe with unit batch
+    dims) -> reshape(matmul(reshape(a) [b.. * M, K], w [K, N]) [b.. * M, N]):
+    every batch entry multiplies by the same matrix, so the batch's rows are one
+    product's rows (also with `transpose_rhs`, w given as [N, K])."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
+        producer = op.rhs.owner
+        lhs_type, result_type = op.lhs.type, op.result.type
+        if not isinstance(producer, BroadcastOp) or not isinstance(lhs_type, TensorType) or not isinstance(
+                result_type, TensorType) or not isinstance(producer.input.type, TensorType):
+            return
+        weight_shape = tuple(producer.input.type.get_shape())
+        rhs_shape = tuple(producer.result.type.get_shape())
+        lhs_shape = tuple(lhs_type.get_shape())
+        if len(rhs_shape) < 3 or len(weight_shape) < 2 or weight_shape[-2:] != rhs_shape[-2:] or any(
+                size != 1 for size in weight_shape[:-2]) or lhs_shape[:-2] != tuple(result_type.get_shape())[:-2]:
+            return  # a weight's rows expanded too, or an lhs broadcast over the batch
+        element = lhs_type.element_type
+        rows = TensorType(element, [_product(lhs_shape[:-1]), lhs_shape[-1]])
+        new_ops: list[Operation] = [_copy_attributes(producer, ReshapeOp(op.lhs, rows))]
+        weight = producer.input
+        if len(weight_shape) > 2:
+            new_ops.append(_copy_attributes(producer, ReshapeOp(weight, TensorType(
+                producer.input.type.element_type, list(weight_shape[-2:])))))
+            weight = new_ops[-1].results[0]
+        product_type = TensorType(result_type.element_type, [rows.get_shape()[0], result_type.get_shape()[-1]])
+        new_ops.append(_copy_attributes(op, MatmulOp(new_ops[0].results[0], weight, product_type,
+                                                     transpose_rhs=op.transpose_rhs is not None)))
+        new_ops.append(_copy_attributes(op, ReshapeOp(new_ops[-1].results[0], result_type)))
+        rewriter.replace_op(op, new_ops)
+
+
+def _product(sizes: tuple[int, ...]) -> int:
+    total = 1
+    for size in sizes:
+        total *= size
+    return total
 
 
 def _fill_value(value: SSAValue) -> arith.ConstantOp | None:
@@ -233,9 +310,11 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     SliceBeforeUnitReshape,
     DropEmptyConcatOperands,
     FoldTransposeIntoMatmul,
+    FoldBroadcastRhsIntoMatmul,
     FoldTransposeIntoGroupedMatmul,
     InlineFills,
     ReshapeFills,
+    TransposeWithoutUnitDims,
 )
 """Every pattern, in the order a greedy applier tries them."""
 
@@ -247,9 +326,11 @@ _ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
     SliceBeforeUnitReshape: (SliceOp,),
     DropEmptyConcatOperands: (ConcatOp,),
     FoldTransposeIntoMatmul: (MatmulOp,),
+    FoldBroadcastRhsIntoMatmul: (MatmulOp,),
     FoldTransposeIntoGroupedMatmul: (GroupedMatmulOp,),
     InlineFills: (MapOp,),
     ReshapeFills: (ReshapeOp, BroadcastOp, TransposeOp),
+    TransposeWithoutUnitDims: (TransposeOp,),
 }
 """The ops each pattern is rooted at (xDSL's trait wants patterns per op)."""
 

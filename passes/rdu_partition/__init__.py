@@ -17,10 +17,9 @@ every `func.func` of the module. The result is one SPMD program:
   holds KV head r // 2 at tp=16 with 8 KV heads, replicated over the pair,
   while the reshape of q splits the KV heads over that factor and the query
   heads under each over the rest; a projection into a single head, the one
-  KV head of multi-query attention, or a fused q/k/v whose blocks hold fewer
-  heads than the ranks, is not split by columns at all, since that would cut a
-  head's features: every rank holds it whole and broadcasts it to its own query
-  heads, through the scale SDPA applies to k);
+  KV head of multi-query attention, is not split by columns at all, since that
+  would cut a head's features: every rank holds it whole and broadcasts it to
+  its own query heads, through the scale SDPA applies to k);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
   whole where it is used. Splits flow through elementwise, layout, reduce and
@@ -36,7 +35,10 @@ every `func.func` of the module. The result is one SPMD program:
   columns per block, each block across the ranks (with a period when the blocks
   are equal, by their sizes when not: grouped-query q, k and v; a block of a
   single head, multi-query k and v of GPTBigCode's `c_attn`, is held whole by
-  every rank while q's block splits by heads, `[64, -16, -16]`), and each
+  every rank while q's block splits by heads, `[64, -16, -16]`; with more
+  ranks than KV heads each block splits into its own parts, the most that
+  keep whole heads: `[4096, 1024:8, 1024:8]` at tp=16, q 16 ways, k and v
+  8 ways, a KV head a pair of ranks, `_blocks_by_heads`), and each
   slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
@@ -67,15 +69,18 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
+    Float16Type,
     FunctionType,
     ModuleOp,
     StringAttr,
     TensorType,
+    f32,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from rducc.diagnostics import LocatedError
@@ -85,6 +90,7 @@ from rducc.dialects.contracts import (
     Level,
     Phase,
     arg_attrs,
+    executed_microbatches,
     global_of,
     is_input,
     is_outlined,
@@ -131,15 +137,27 @@ from rducc.dialects.rdu.dataflow import (
     ScatterOp,
     SliceOp,
     TransposeOp,
+    YieldOp,
 )
 from rducc.dialects.shapes import reshape_groups
-from rducc.dialects.split import Period, Split, block_part, block_starts, whole_length
+from rducc.dialects.split import (
+    Period,
+    Split,
+    SplitBlock,
+    block_of,
+    block_part,
+    block_parts,
+    block_size,
+    block_starts,
+    whole_length,
+)
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
+from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
 from rducc.passes.rdu_partition.sequence import carried_arguments, reads_by_token, token_split
 from rducc.passes.rdu_partition.training import (
     batch_size,
@@ -261,8 +279,11 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
     rank holds); the digit lands on the result dim that holds it, with a period
     when the dim has more outside it (batch x heads merged: the heads of every
     batch row split), or spread over consecutive dims that each hold a factor
-    of its parts, never spilling into the result's innermost dim (a head's
-    features). Digits that meet on one dim must be adjacent, in order."""
+    of its parts, never cutting a head's features: a digit lands on the
+    result's innermost dim, when the group has other result dims before it,
+    only in whole rows of the source's innermost dim (heads x features merged,
+    `[16, 1, 8] -> [2, 64]` with the 8 heads of each batch row split: each
+    rank's heads whole). Digits that meet on one dim must be adjacent, in order."""
     try:
         groups = reshape_groups(source, result)
     except ValueError:
@@ -276,8 +297,8 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
         landed: dict[int, list[Digit]] = {}
         for digit in _digits(source, group_src, split):
             for dim, piece in _place(digit, result, group_res):
-                if dim == len(result) - 1 and dim != group_res[0]:
-                    raise _Unsplittable
+                if dim == len(result) - 1 and dim != group_res[0] and piece[0] % source[-1]:
+                    raise _Unsplittable  # it would cut the source's innermost dim (a head's features)
                 landed.setdefault(dim, []).append(piece)
         strides = _strides_within(result, group_res)
         for dim, digits in landed.items():
@@ -341,8 +362,11 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
             taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
             if taken is None:
                 raise _Unsplittable
-            if any(b > 0 for b in taken):  # else the slice takes only blocks held whole: whole along dim
-                entries.append((dim, parts, stride, taken if len(taken) > 1 else 0))
+            if len(taken) == 1 and block_parts(taken[0], parts) > 1:  # one block: split its own parts
+                own = block_parts(taken[0], parts)
+                entries.append((dim, own, stride * (parts // own), 0))
+            elif any(block_parts(b, parts) > 1 for b in taken):  # else only blocks held whole: whole along dim
+                entries.append((dim, parts, stride, taken))
         elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
             entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
         else:
@@ -362,7 +386,7 @@ def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] 
     return blocks if at == columns else None
 
 
-def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int, ...] | None:
+def _blocks_taken(blocks: tuple[SplitBlock, ...], offset: int, size: int) -> tuple[SplitBlock, ...] | None:
     """The blocks a slice [offset, offset + size) takes whole, or None when it cuts one."""
     starts = block_starts(blocks)
     if offset not in starts:
@@ -373,7 +397,7 @@ def _blocks_taken(blocks: tuple[int, ...], offset: int, size: int) -> tuple[int,
         if total == size:
             break
         taken.append(block)
-        total += abs(block)
+        total += block_size(block)
     return tuple(taken) if total == size else None
 
 
@@ -384,13 +408,21 @@ def _position(op: Operation) -> int:
     return next(i for i, other in enumerate(parent.ops) if other is op)
 
 
-def _part_starts(blocks: tuple[int, ...], parts: int) -> list[int]:
+def _part_starts(blocks: tuple[SplitBlock, ...], parts: int) -> list[int]:
     """Where each block's part starts in one rank's part of a dim split in these blocks."""
     starts, at = [], 0
     for block in blocks:
         starts.append(at)
         at += block_part(block, parts)
     return starts
+
+
+def _cast_map(value: SSAValue, result: TensorType, cast: type[arith.ExtFOp] | type[arith.TruncFOp]) -> MapOp:
+    """`rdu.map` of one float cast (`arith.extf` or `arith.truncf`) of `value` to `result`."""
+    block = Block(arg_types=[value.type.element_type])  # type: ignore[attr-defined]
+    converted = cast(block.args[0], result.element_type)
+    block.add_ops([converted, YieldOp(converted.result)])
+    return MapOp([value], result, Region(block))
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -480,6 +512,11 @@ class _TensorPartitioner:
     token_splits: set[SSAValue] = field(default_factory=set)
     """Sequence parallelism: the values split along their tokens (reduce-scattered,
     carried between layer calls, and what elementwise and layout ops make of them)."""
+    rounds_to: dict[SSAValue, Attribute] = field(default_factory=dict)
+    master: bool | None = None
+    """Whether the step trains float32 master weights (`_master_weights`, read once)."""
+    """Partial sums of bf16 or f16 values held in f32 until they are summed
+    over the ranks, by the 16-bit type they are rounded to then (`_widen_partial`)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -665,6 +702,8 @@ class _TensorPartitioner:
                 result = self._make_locally(value, want, before)
             else:  # the parts of the whole value (all-reduced first when it was a partial sum)
                 result = self._take_parts(result, want, before)
+        if value in self.rounds_to:
+            result = self._rounded(value, result)
         self.made[(value, want)] = result
         return result
 
@@ -710,10 +749,11 @@ class _TensorPartitioner:
             shape = whole
         return result
 
-    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[int, ...],
+    def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[SplitBlock, ...],
                        before: Operation) -> SSAValue:
         """A dim split in unequal blocks, gathered: each block's part sliced out,
-        all-gathered (a block held whole is taken as it is), and the whole blocks joined in order."""
+        all-gathered over the ranks that hold its parts (a block held whole is
+        taken as it is), and the whole blocks joined in order."""
         element = value.type.element_type  # type: ignore[attr-defined]
         shape = list(_shape(value))
         wholes = []
@@ -722,10 +762,12 @@ class _TensorPartitioner:
             offsets[dim] = start
             part = [*shape[:dim], block_part(size, parts), *shape[dim + 1:]]
             piece = self._insert(SliceOp(value, offsets, [1] * len(shape), TensorType(element, part)), before, None)
-            whole = [*shape[:dim], abs(size), *shape[dim + 1:]]
-            wholes.append(piece if size < 0 else self._insert(
-                self._gather_op(piece, dim, parts, TensorType(element, whole), stride), before, None))
-        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(abs, blocks)), *shape[dim + 1:]]))
+            whole = [*shape[:dim], block_size(size), *shape[dim + 1:]]
+            own = block_parts(size, parts)
+            wholes.append(piece if own == 1 else self._insert(
+                self._gather_op(piece, dim, own, TensorType(element, whole), stride * (parts // own)), before, None))
+        joined = ConcatOp(wholes, dim, TensorType(element, [*shape[:dim], sum(map(block_size, blocks)),
+                                                            *shape[dim + 1:]]))
         last = max(wholes, key=lambda piece: _position(piece.owner))  # type: ignore[arg-type]
         return self._insert_after(joined, last)
 
@@ -1016,6 +1058,8 @@ class _TensorPartitioner:
         users = [(use.operation, use.index) for use in list(result.uses)]
         if self.zero >= 2:
             part = self._reduce_scatter(result, want, op)
+            if result in self.rounds_to:
+                part = self._rounded(result, part)
         else:
             part = self._take_parts(self.materialize(result, None, op), want, users[0][0])
         for user, index in users:
@@ -1124,8 +1168,8 @@ class _TensorPartitioner:
             return False
         if isinstance(op, ReshapeOp | TransposeOp):
             return True
-        if not isinstance(op, MapOp) or len(tensors) != len(op.operands):
-            return False
+        if not isinstance(op, MapOp) or len(tensors) != len(op.operands) or any(v in self.rounds_to for v in tensors):
+            return False  # a map's body reads a partial sum kept in f32 (`_widen_partial`) at its 16-bit type
         linear = ("arith.addf", "arith.subf", "arith.negf", "arith.extf", "arith.truncf", "rdu.yield")
         body = list(op.body.block.ops)
         return len(body) > 1 and all(inner.name in linear for inner in body)
@@ -1135,6 +1179,8 @@ class _TensorPartitioner:
         full = _shape(result)
         if isinstance(layout, Split):
             result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]
+        elif layout == PARTIAL:
+            result = self._widen_partial(op, result)
         self.full[result] = full
         self.layout[result] = layout
         if self.zero and layout == PARTIAL:
@@ -1145,6 +1191,68 @@ class _TensorPartitioner:
             self.token_splits.add(result)
 
     # -- sequence parallelism (passes/rdu_partition/sequence.py) ----------------
+
+    # -- partial sums of 16-bit floats kept in f32 ------------------------------
+
+    def _widen_partial(self, op: Operation, result: SSAValue) -> SSAValue:
+        """A mixed-precision training step's partial sum of a 16-bit float
+        that a matmul or a sum makes (or a reshape or transpose of one),
+        retyped f32: its users see it rounded to its 16-bit type once, after
+        the all-reduce (or reduce-scatter) in f32 (`_rounded`), as eager
+        autocast's one kernel rounds the whole sum once, and as mixed
+        precision reduces gradients in f32. Rounding each rank's part to bf16
+        first put one more bf16 rounding into every dp gradient and tp partial
+        sum (out of eager autocast's own distance from float32). A model
+        trained in 16 bits (no float32 master weights) and inference keep
+        16-bit all-reduces. Not in an outlined layer whose partial results
+        its caller reduce-scatters (ZeRO 2: its signature is the callers')."""
+        element = result.type.element_type  # type: ignore[attr-defined]
+        if (not isinstance(element, BFloat16Type | Float16Type) or not self._master_weights()
+                or (self.zero >= 2 and is_outlined(self.function))):
+            return result
+        if isinstance(op, ReshapeOp | TransposeOp):
+            if op.operands[0] not in self.rounds_to:
+                return result
+        elif isinstance(op, ReduceOp) and op.kind.data == ReduceKind.SUM:
+            source = op.input
+            wide_input = _cast_map(source, TensorType(f32, _shape(source)), arith.ExtFOp)
+            _same_place(wide_input, op)
+            wide_input.location = op.location
+            op.parent_block().insert_op_before(wide_input, op)  # type: ignore[union-attr]
+            self.layout[wide_input.results[0]] = self.layout_of(source)
+            self.full[wide_input.results[0]] = self.full_shape(source)
+            op.operands[0] = wide_input.results[0]
+        elif not isinstance(op, MatmulOp):
+            return result
+        wide = Rewriter.replace_value_with_new_type(result, TensorType(f32, _shape(result)))
+        if result in self.zero_wants:
+            self.zero_wants[wide] = self.zero_wants.pop(result)
+        self.rounds_to[wide] = element
+        return wide
+
+    def _master_weights(self) -> bool:
+        """Whether this is a mixed-precision training step: its trained
+        parameters are float32 (the master weights), so its 16-bit values are
+        autocast's compute copies."""
+        if self.master is None:
+            entry = entry_function(self.module)
+            updated = {u.name for u in result_updates(entry) if u is not None and u.kind == "buffer"}
+            trained = [g.global_type.element_type for g in self.module.ops if isinstance(g, GlobalOp)
+                       and g.sym_name.data in updated and isinstance(kind := g.attributes.get("kind"), StringAttr)
+                       and kind.data == "parameter"]
+            self.master = self.training and bool(trained) and all(t == f32 for t in trained)
+        return self.master
+
+    def _rounded(self, wide: SSAValue, made: SSAValue) -> SSAValue:
+        """`made` (the f32 partial sum `wide` all-reduced or reduce-scattered) rounded to `wide`'s 16-bit type."""
+        if made is wide or made.type.element_type != f32:  # type: ignore[attr-defined]
+            return made
+        cast = _cast_map(made, TensorType(self.rounds_to[wide], _shape(made)), arith.TruncFOp)
+        layout = self.layout_of(made)
+        rounded = self._insert_after(cast, made)
+        self.layout[rounded] = layout
+        self.full[rounded] = self.full_shape(made)
+        return rounded
 
     def _mark_token_partial(self, op: Operation, result: SSAValue) -> None:
         """Record `result` as a partial sum of activations: a matmul's of a weight
@@ -1619,8 +1727,8 @@ class _TensorPartitioner:
         period = self._block_size(op.result, rhs[n_rhs])
         parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if isinstance(period, tuple) and parts < self.tp:
-            mixed = self._single_head_blocks(op.result, period, rank)
-            if mixed is not None:  # multi-query q/k/v: q split by heads, the one k and v head on every rank
+            mixed = self._blocks_by_heads(op.result, period, rank)
+            if mixed is not None:  # grouped- or multi-query q/k/v: q split by heads, k and v by their fewer heads
                 return [None, Split(((n_rhs, self.tp, 1, mixed),))], Split(((rank - 1, self.tp, 1, mixed),))
             period = 0  # unequal blocks over fewer than every rank (more ranks than KV heads): in one piece
             parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
@@ -1632,7 +1740,7 @@ class _TensorPartitioner:
     def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
         """The most parts (a factor of tp) the columns split into, per block, that
         every block and the reshapes of `value` keep; tp when none does."""
-        sizes = period if isinstance(period, tuple) else (period or columns,)
+        sizes = tuple(map(block_size, period)) if isinstance(period, tuple) else (period or columns,)
         if self._one_head(value):
             return 1  # one head (multi-query k/v): no split of its features
         head = self._head_size(value) or 1
@@ -1640,17 +1748,21 @@ class _TensorPartitioner:
         return next((p for p in range(self.tp, 1, -1) if self.tp % p == 0 and all(b % (p * head) == 0 for b in sizes)
                      and self._reshapes_keep(value, Split(((rank - 1, p, self.tp // p, period),)))), fallback)
 
-    def _single_head_blocks(self, value: SSAValue, blocks: tuple[int, ...], rank: int) -> tuple[int, ...] | None:
-        """The blocks of a fused projection with the blocks of one head held whole
-        (negative sizes) and the others split by whole heads over every rank, when
-        some block is one head (multi-query attention's k and v) and the rest split so
-        through the reshapes of `value`; else None."""
+    def _blocks_by_heads(self, value: SSAValue, blocks: tuple[SplitBlock, ...], rank: int
+                         ) -> tuple[SplitBlock, ...] | None:
+        """The blocks of a fused projection each split into the most parts (a factor
+        of tp) that divide it by whole heads, when some block splits over every rank
+        and the slices and reshapes of `value` keep that: q split tp ways beside k
+        and v split over their KV heads (a pair of ranks a KV head with more ranks
+        than KV heads; a block of one head, multi-query k and v, held whole); else None."""
         head = self._head_size(value)
-        if head is None or head not in blocks or all(b == head for b in blocks):
+        if head is None:
             return None
-        if any(b != head and b % (self.tp * head) for b in blocks):
+        own = [max(p for p in range(1, self.tp + 1) if self.tp % p == 0 and block_size(b) % (p * head) == 0)
+               for b in blocks]
+        if max(own) != self.tp or len(set(own)) == 1:
             return None
-        mixed = tuple(-b if b == head else b for b in blocks)
+        mixed = tuple(block_of(block_size(b), p, self.tp) for b, p in zip(blocks, own))
         return mixed if self._reshapes_keep(value, Split(((rank - 1, self.tp, 1, mixed),))) else None
 
     def _head_size(self, value: SSAValue, depth: int = 4) -> int | None:
@@ -1896,16 +2008,21 @@ def layer_keys(block: Block) -> list[str]:
 
 
 def assign_stages(function: func.FuncOp, pp: int, training: bool = False,
-                  callees: dict[str, func.FuncOp] | None = None) -> None:
+                  callees: dict[str, func.FuncOp] | None = None, microbatches: int = 1) -> None:
     """Give every op its pipeline stage and send each value used in another stage.
     Decoder layers (`rdu.layer`) go to stages in order; a training step (a joint
     graph keeps no module names; its outlined layers' calls are named by phase,
     `forward.layers.0`, `backward.layers.0`, ...) is cut by `training_stages`,
-    each outlined layer's call (in `callees`) whole on one stage."""
+    each outlined layer's call (in `callees`) whole on one stage. A step that
+    runs `microbatches` itself has each microbatch cut alike and its ops put
+    in 1F1B order (`microbatches.order_one_f_one_b`)."""
     block = function.body.block
     keys = layer_keys(block)
     if training:
-        _send_across(block, training_stages(block, pp, callees))
+        labels = microbatch_labels(function, microbatches) if microbatches > 1 else None
+        _send_across(block, training_stages(block, pp, callees, labels))
+        if labels is not None:
+            order_one_f_one_b(function, pp, microbatches)
         return
     if pp > len(keys):
         raise RduccError(
@@ -1975,10 +2092,14 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         for function in layers_first(functions(module)):
             replicated += partition_tensors(module, function, dp, strict, data_parallel=True, callees=replicas,
                                             rank_scale=tp, program_ranks=tp * dp, zero=zero)
+    executed = executed_microbatches(module)
+    if executed > 1:  # the step runs its microbatches itself: they are 1F1B's
+        microbatches = executed
     for function in functions(module):
         if pp > 1 and not is_outlined(function):
             outlined = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
-            assign_stages(function, pp, is_training_step(module), outlined)
+            assign_stages(function, pp, is_training_step(module), outlined,
+                          executed if function is entry_function(module) else 1)
         if is_training_step(module):
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1, zero)
@@ -2186,6 +2307,13 @@ class RduPartition(RduPass):
     def _microbatches(self, op: ModuleOp, dp: int, pp: int) -> int:
         """The 1F1B microbatches of a forced split: the option's, which must divide
         a replica's batch, else `default_microbatches`."""
+        executed = executed_microbatches(op)
+        if executed > 1:
+            if self.microbatches not in (0, executed):
+                raise RduccError(f"rdu-partition: microbatches={self.microbatches}, but the step runs its batch "
+                                 f"in {executed} microbatches itself (rdu.microbatches); give microbatches="
+                                 f"{executed} or leave it out")
+            return executed
         batch = (batch_size(entry_function(op)) or 1) // dp
         if self.microbatches and (pp == 1 or batch % self.microbatches):
             raise RduccError(f"rdu-partition: microbatches={self.microbatches} needs pp > 1 and must divide "

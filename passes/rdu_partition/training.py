@@ -35,6 +35,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from rducc.dialects.contracts import (
     Phase,
     arg_attrs,
+    executed_microbatches,
     global_of,
     input_label,
     is_input,
@@ -60,6 +61,7 @@ from rducc.model.split_choice import (
     choose,
     step_profile,
 )
+from rducc.passes.rdu_partition.microbatches import microbatch_labels
 from rducc.targets import Target
 
 
@@ -178,7 +180,8 @@ def _weight_homes(op: Operation, home: dict[SSAValue, int]) -> list[int]:
     return [home[v] for v in op.operands if isinstance(v, BlockArgument) and v in home]
 
 
-def training_stages(block: Block, pp: int, callees: dict[str, func.FuncOp] | None = None) -> dict[Operation, int]:
+def training_stages(block: Block, pp: int, callees: dict[str, func.FuncOp] | None = None,
+                    labels: dict[Operation, int] | None = None) -> dict[Operation, int]:
     """The pipeline stage of every op of a training step's block, for `pp` stages.
 
     The forward (`rdu.phase` forward) is cut into `pp` runs of consecutive ops
@@ -193,16 +196,26 @@ def training_stages(block: Block, pp: int, callees: dict[str, func.FuncOp] | Non
     `@layer_optimizer`) is cut by its calls' FLOPs, so whole layer calls go to
     a stage; a backward or optimizer call runs where the weights it reads live
     (the stage of its layer's forward call), not where a value every layer
-    reads was made (the rotary tables, the mask: stage 0)."""
+    reads was made (the rotary tables, the mask: stage 0).
+
+    A step that runs its microbatches itself (`labels`: each op's microbatch,
+    `microbatches.microbatch_labels`) cuts each microbatch's forward alike; a
+    forward op of no single microbatch (a weight's transpose, the loss's sum
+    over the microbatches) goes where what it reads lives."""
     ops = [op for op in block.ops if not isinstance(op, func.ReturnOp)]
     forward = [op for op in ops if phase_of(op) in (None, Phase.FORWARD)]
+    if labels is not None:
+        forward = [op for op in forward if labels.get(op, -1) >= 0]
     flops = {op: _flops(op, callees) for op in forward}
-    total = sum(flops.values()) or 1
+    part = {op: labels[op] if labels is not None else 0 for op in forward}
+    total: dict[int, int] = {}
+    for op in forward:
+        total[part[op]] = total.get(part[op], 0) + flops[op]
     stage: dict[Operation, int] = {}
-    done = 0
+    done = dict.fromkeys(total, 0)
     for op in forward:  # an op goes to the stage its middle falls in: whole calls, cut about evenly
-        stage[op] = min(pp - 1, (2 * done + flops[op]) * pp // (2 * total))
-        done += flops[op]
+        stage[op] = min(pp - 1, (2 * done[part[op]] + flops[op]) * pp // (2 * (total[part[op]] or 1)))
+        done[part[op]] += flops[op]
     home: dict[SSAValue, int] = {}
     for op in forward:
         for operand in op.operands:
@@ -303,9 +316,11 @@ def stage_cuts(module: ModuleOp, pps: Iterable[int]) -> dict[int, list[int]]:
     callees = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
     ops = [op for op in entry.body.block.ops if not isinstance(op, func.ReturnOp)]
     cuts: dict[int, list[int]] = {}
+    executed = executed_microbatches(module)
+    labels = microbatch_labels(entry, executed) if executed > 1 else None
     for pp in sorted(set(pps)):
         if pp > 1:
-            stage = training_stages(entry.body.block, pp, callees)
+            stage = training_stages(entry.body.block, pp, callees, labels)
             cuts[pp] = [stage[op] for op in ops]
     return cuts
 

@@ -246,3 +246,60 @@ func.func @fold(%x: tensor<6x8xf32>, %w: tensor<4x8x5xf32>, %wt: tensor<4x5x8xf3
   %kept = rdu.grouped_matmul %x, %experts_moved offsets %offs : tensor<6x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> -> tensor<6x5xf32>
   func.return %folded, %cancel, %kept : tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
 }
+
+// -----
+
+// A transpose of a value with dims of size 1 moves only its other dims, between
+// reshapes: torch.einsum("bkgd,bkpd->bkgp")'s chain of unsqueezes, permutes and a
+// view before the product becomes one reshape of the keys and a swap of their last
+// two dims, folded into the product as `transpose_rhs` (no copy of the keys).
+// A permute that moves only unit dims is a reshape.
+
+// CHECK-LABEL: func.func @forward(%q: tensor<2x2x16xf32> {rdu.input = "q"}, %keys: tensor<1x2x17x16xf32> {rdu.input = "keys"}, %u: tensor<1x4x1x8xf32> {rdu.input = "u"})
+// CHECK-NEXT:    %{{.*}} = rdu.reshape %keys : tensor<1x2x17x16xf32> -> tensor<2x17x16xf32>
+// CHECK-NEXT:    %bmm = rdu.matmul %q, %{{.*}} transpose_rhs : tensor<2x2x16xf32>, tensor<2x17x16xf32> -> tensor<2x2x17xf32>
+// CHECK-NEXT:    %units = rdu.reshape %u : tensor<1x4x1x8xf32> -> tensor<4x8x1x1xf32>
+// CHECK-NEXT:    func.return %bmm, %units
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%q: tensor<2x2x16xf32> {rdu.input = "q"}, %keys: tensor<1x2x17x16xf32> {rdu.input = "keys"}, %u: tensor<1x4x1x8xf32> {rdu.input = "u"}) -> (tensor<2x2x17xf32>, tensor<4x8x1x1xf32>) {
+    %unsqueeze = rdu.reshape %keys : tensor<1x2x17x16xf32> -> tensor<1x2x17x16x1xf32>
+    %permute_4 = rdu.transpose %unsqueeze perm [0, 1, 4, 2, 3] : tensor<1x2x17x16x1xf32> -> tensor<1x2x1x17x16xf32>
+    %permute_6 = rdu.transpose %permute_4 perm [1, 4, 0, 3, 2] : tensor<1x2x1x17x16xf32> -> tensor<2x16x1x17x1xf32>
+    %view = rdu.reshape %permute_6 : tensor<2x16x1x17x1xf32> -> tensor<2x16x17xf32>
+    %bmm = rdu.matmul %q, %view : tensor<2x2x16xf32>, tensor<2x16x17xf32> -> tensor<2x2x17xf32>
+    %units = rdu.transpose %u perm [1, 3, 0, 2] : tensor<1x4x1x8xf32> -> tensor<4x8x1x1xf32>
+    func.return %bmm, %units : tensor<2x2x17xf32>, tensor<4x8x1x1xf32>
+  }
+}
+
+// -----
+
+// A batched matmul of a weight broadcast over the batch (torch's `x @ w.T` on a
+// 3-d x it does not fold: transpose, expand, bmm) is one matmul of the batch's
+// rows by the weight, between reshapes: the transpose folds in as
+// `transpose_rhs` and no batch of weight copies is made. A broadcast that
+// expands the weight's own rows (not only the batch) stays.
+
+// CHECK-LABEL: func.func @forward(%x: tensor<1x2x16xf32> {rdu.input = "x"}, %y: tensor<3x2x16xf32> {rdu.input = "y"}, %w: tensor<8x16xf32> {rdu.input = "w"}, %r: tensor<1x16x8xf32> {rdu.input = "r"}, %c: tensor<1x8xf32> {rdu.input = "c"})
+// CHECK-NEXT:    %[[ROWS:.*]] = rdu.reshape %x : tensor<1x2x16xf32> -> tensor<2x16xf32>
+// CHECK-NEXT:    %[[MM:.*]] = rdu.matmul %[[ROWS]], %w transpose_rhs : tensor<2x16xf32>, tensor<8x16xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    %[[BMM:.*]] = rdu.reshape %[[MM]] : tensor<2x8xf32> -> tensor<1x2x8xf32>
+// CHECK-NEXT:    %[[ROWS3:.*]] = rdu.reshape %y : tensor<3x2x16xf32> -> tensor<6x16xf32>
+// CHECK-NEXT:    %[[R2:.*]] = rdu.reshape %r : tensor<1x16x8xf32> -> tensor<16x8xf32>
+// CHECK-NEXT:    %[[MM3:.*]] = rdu.matmul %[[ROWS3]], %[[R2]] : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:    %[[BATCH:.*]] = rdu.reshape %[[MM3]] : tensor<6x8xf32> -> tensor<3x2x8xf32>
+// CHECK-NEXT:    %rows = rdu.broadcast %c : tensor<1x8xf32> -> tensor<3x16x8xf32>
+// CHECK-NEXT:    %kept = rdu.matmul %y, %rows : tensor<3x2x16xf32>, tensor<3x16x8xf32> -> tensor<3x2x8xf32>
+// CHECK-NEXT:    func.return %[[BMM]], %[[BATCH]], %kept
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%x: tensor<1x2x16xf32> {rdu.input = "x"}, %y: tensor<3x2x16xf32> {rdu.input = "y"}, %w: tensor<8x16xf32> {rdu.input = "w"}, %r: tensor<1x16x8xf32> {rdu.input = "r"}, %c: tensor<1x8xf32> {rdu.input = "c"}) -> (tensor<1x2x8xf32>, tensor<3x2x8xf32>, tensor<3x2x8xf32>) {
+    %wt = rdu.transpose %w perm [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+    %expand = rdu.broadcast %wt : tensor<16x8xf32> -> tensor<1x16x8xf32>
+    %bmm = rdu.matmul %x, %expand : tensor<1x2x16xf32>, tensor<1x16x8xf32> -> tensor<1x2x8xf32>
+    %expand3 = rdu.broadcast %r : tensor<1x16x8xf32> -> tensor<3x16x8xf32>
+    %batch = rdu.matmul %y, %expand3 : tensor<3x2x16xf32>, tensor<3x16x8xf32> -> tensor<3x2x8xf32>
+    %rows = rdu.broadcast %c : tensor<1x8xf32> -> tensor<3x16x8xf32>
+    %kept = rdu.matmul %y, %rows : tensor<3x2x16xf32>, tensor<3x16x8xf32> -> tensor<3x2x8xf32>
+    func.return %bmm, %batch, %kept : tensor<1x2x8xf32>, tensor<3x2x8xf32>, tensor<3x2x8xf32>
+  }
+}

@@ -165,6 +165,22 @@ def test_split_with_blocks_held_whole():
     assert not Split(((1, 2, 1, (3, -2)),)).fits((3, 5))  # 2 parts do not divide a split block of 3
 
 
+def test_split_with_blocks_of_their_own_parts():
+    """A block `(size, p)` splits p ways over the major factor of the entry's parts:
+    q's 8 columns 4 ways, k's 4 columns 2 ways (ranks 2k and 2k + 1 hold KV part k);
+    every rank's part cut from a whole array joins back to it."""
+    from rducc.runtime.sockets import _join, _part
+
+    split = Split(((1, 4, 1, (8, (4, 2), (4, 2))),))
+    assert Split(((1, 4, 1, (8, (4, 4), (4, 1))),)).entries == ((1, 4, 1, (8, 4, -4)),)  # the shortest spelling
+    assert split.fits((3, 16)) and not Split(((1, 4, 1, (8, (4, 3))),)).fits((3, 12))
+    assert split.part_shape((3, 16)) == [3, 6] and split.whole_shape((3, 6)) == [3, 16]
+    assert [split.indices((3, 16), rank) for rank in (0, 1, 3)] == [
+        [(1, [(0, 2), (8, 2), (12, 2)])], [(1, [(2, 2), (8, 2), (12, 2)])], [(1, [(6, 2), (10, 2), (14, 2)])]]
+    whole = np.arange(48).reshape(3, 16)
+    assert np.array_equal(_join([_part(whole, split, rank) for rank in range(4)], split), whole)
+
+
 def test_cli_tp2_on_multi_query_attention(tmp_path):
     """`rducc m.pt2 --target sn40l-8 --tp 2` then `rducc-run`: equals eager."""
     torch.manual_seed(5)

@@ -193,3 +193,47 @@ def test_transformers_convnext_matches_eager_with_views() -> None:
     torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
     viewed, total = _layout_views_of(program)
     assert viewed >= total // 2, (viewed, total)
+
+
+_SCATTERED = """
+builtin.module {
+  func.func @forward(%xh: !tier.buffer<hbm, 2x6x8xf32> {rdu.input = "x"},
+                     %vh: !tier.buffer<hbm, 1x2x8xf32> {rdu.input = "v"})
+      -> !tier.buffer<hbm, 6x2x8xf32> attributes {tier.sram_capacity = 4096 : i64} {
+    %xs = tier.alloc offset 0 : !tier.buffer<sram, 2x6x8xf32>
+    %vs = tier.alloc offset 384 : !tier.buffer<sram, 1x2x8xf32>
+    tier.dma %xh -> %xs : !tier.buffer<hbm, 2x6x8xf32> -> !tier.buffer<sram, 2x6x8xf32>
+    tier.dma %vh -> %vs : !tier.buffer<hbm, 1x2x8xf32> -> !tier.buffer<sram, 1x2x8xf32>
+    %os = tier.alloc offset 1024 : !tier.buffer<sram, 6x2x8xf32>
+    tier.compute "k0" ins(%xs, %vs : !tier.buffer<sram, 2x6x8xf32>, !tier.buffer<sram, 1x2x8xf32>)
+        outs(%os : !tier.buffer<sram, 6x2x8xf32>) {
+    ^bb0(%x: tensor<2x6x8xf32>, %v: tensor<1x2x8xf32>):
+      %t = rdu.transpose %x perm [1, 0, 2] {tier.offset = 512 : i64} : tensor<2x6x8xf32> -> tensor<6x2x8xf32>
+      %i = rdu.iota start 4 step 1 {tier.offset = 896 : i64} : tensor<1xi64>
+      %r = rdu.reshape %i {tier.offset = 896 : i64} : tensor<1xi64> -> tensor<1x1x1xi64>
+      %b = rdu.broadcast %r {tier.offset = 1408 : i64} : tensor<1x1x1xi64> -> tensor<1x2x8xi64>
+      %s = rdu.scatter %t[%b] = %v dim 0 : tensor<6x2x8xf32>, tensor<1x2x8xi64>, tensor<1x2x8xf32> -> tensor<6x2x8xf32>
+      rdu.yield %s : tensor<6x2x8xf32>
+    }
+    %o = tier.alloc : !tier.buffer<hbm, 6x2x8xf32>
+    tier.dma %os -> %o : !tier.buffer<sram, 6x2x8xf32> -> !tier.buffer<hbm, 6x2x8xf32>
+    func.return %o : !tier.buffer<hbm, 6x2x8xf32>
+  }
+}
+"""
+"""index_put's row update on a transposed input buffer (`state.transpose(0, 1)[4] = v`):
+the transpose reads the input buffer's bytes, which nothing writes during the
+compute, so it is a view, and the scatter gets a strided operand."""
+
+
+def test_a_scatter_into_a_transposed_input_buffer_view_keeps_its_rows() -> None:
+    """A scatter's copy of a strided operand must be row-major, or its flat
+    writes land in a temporary (the row update that came out wrong)."""
+    module = parse(_SCATTERED)
+    transpose = next(op for op in _compute(module).body.block.ops if isinstance(op, rdu.TransposeOp))
+    assert transpose in _plan(_compute(module)).source
+    x = np.arange(96, dtype=np.float32).reshape(2, 6, 8)
+    v = -np.ones((1, 2, 8), np.float32)
+    expected = x.transpose(1, 0, 2).copy()
+    expected[4] = v[0]
+    np.testing.assert_array_equal(PlacedProgram(module).run([x, v], {})[0], expected)

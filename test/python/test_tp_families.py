@@ -52,12 +52,17 @@ def test_decoder_family_splits_at_batch_above_one(exported, family, batch, tp, p
     torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize(("batch", "tp"), [(1, 2), (1, 4), (2, 2), (2, 4)])
+QKV_BLOCKS = {2: (64, 32, 32), 4: (64, 32, 32), 8: (64, (32, 4), (32, 4))}
+"""Phi-3's qkv_proj split per tp: q's block tp ways, k's and v's over their 4 KV heads."""
+
+
+@pytest.mark.parametrize(("batch", "tp"), [(1, 2), (2, 4), (1, 8)])
 def test_fused_projection_is_split_per_slice(exported, batch, tp):
     """Phi-3's gate_up_proj (one linear, then sliced into gate and up) is split with
     a period, and its qkv_proj (q of 8 heads, k and v of 4 KV heads each: unequal
     blocks) in its blocks: each rank holds its part of q, of k and of v, and
-    nothing is all-gathered."""
+    nothing is all-gathered. At tp=8 (more ranks than KV heads) q's block splits
+    8 ways and k's and v's 4 ways, each KV head held by a pair of ranks."""
     from rducc.runtime.sockets import shard_specs
 
     inputs, expected, program_in = exported("phi3", batch)
@@ -67,6 +72,6 @@ def test_fused_projection_is_split_per_slice(exported, batch, tp):
     gate_up = [split for name, split in weights.items() if "gate_up_proj" in name]
     assert gate_up and all(split.entries == ((0, tp, 1, 128),) for split in gate_up)
     qkv = [split for name, split in weights.items() if "qkv_proj" in name]
-    assert qkv and all(split.entries == ((0, tp, 1, (64, 32, 32)),) for split in qkv)
+    assert qkv and all(split.entries == ((0, tp, 1, QKV_BLOCKS[tp]),) for split in qkv)
     assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
     torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)

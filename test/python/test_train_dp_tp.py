@@ -19,6 +19,7 @@ from rducc.dialects.program import entry_function
 from rducc.dialects.rdu.collectives import GROUPED_OPS, AllReduceOp
 from rducc.dialects.tier import GlobalOp
 from rducc.model.kernel_timing import collective_seconds
+from rducc.model.training_speed import training_speed
 from rducc.targets import load_target
 from rducc.training import compile_training
 
@@ -157,6 +158,9 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage, opt_level):
     shares = {"fc1.weight": 2 * tp, "fc1.bias": tp if tp > 1 else 2, "fc2.weight": 2 * tp, "fc2.bias": 2}
     held = sum(2 * 4 * p.numel() // shares[key] for key, p in eager.named_parameters())
     assert _optimizer_state_bytes(module) == held + 4 * len(shares)
+    # MFU's model FLOPs count the whole model, however its parameters are split
+    speed = training_speed(module, load_target("sn40l-8"))
+    assert speed.parameters == sum(p.numel() for p in eager.parameters()) and speed.sockets == 2 * tp
     reference = torch.optim.AdamW(eager.parameters(), **options)
     for step, batch in enumerate(batches):
         reference.zero_grad()

@@ -201,40 +201,7 @@ def test_optimizer_over_foreign_tensors() -> None:
         rducc.compile_training(model, _data(1)[0], optimizer=torch.optim.SGD([*model.parameters(), stray], lr=0.1))
 
 
-# -- bf16 mixed precision -----------------------------------------------------
-
-
-def _eager_amp_steps(model: nn.Module, optimizer: torch.optim.Optimizer, data, autocast: bool) -> list[float]:
-    losses = []
-    for x, y in data:
-        optimizer.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(x, y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-
-
-@pytest.mark.parametrize("loss_scale", [1024.0])
-def test_bf16_mixed_precision_within_autocasts_own_tolerance(loss_scale: float) -> None:
-    """bf16 compute, float32 master weights (and AdamW state), static loss scaling:
-    rducc's losses stay as close to eager autocast's as eager autocast is to float32.
-    (bf16 without a loss scale: test_training_forms.py's merged attention heads.)"""
-    torch.manual_seed(0)
-    model = Classifier()
-    amp, full = copy.deepcopy(model), copy.deepcopy(model)
-    data = _data(10, seed=3)
-    program = rducc.compile_training(model, data[0], optimizer="adamw", lr=1e-2, mixed_precision="bf16",
-                                     loss_scale=loss_scale, opt_level=2)
-    assert program.parameters()["head.weight"].dtype == torch.float32  # the master weights
-    assert "bf16" in program.mlir  # computed in bf16
-    expected = _eager_amp_steps(amp, torch.optim.AdamW(amp.parameters(), lr=1e-2), data, autocast=True)
-    reference = _eager_amp_steps(full, torch.optim.AdamW(full.parameters(), lr=1e-2), data, autocast=False)
-    ours = [program.step(x, y).item() for x, y in data]
-    autocast_error = max(abs(a - f) for a, f in zip(expected, reference))
-    assert autocast_error > 1e-4  # bf16 is visible: the bound below is not float32's
-    assert max(abs(o - a) for o, a in zip(ours, expected)) <= autocast_error
+# -- bf16 mixed precision (against eager autocast: test_training_precision.py) --
 
 
 def test_unsupported_mixed_precision_is_named() -> None:

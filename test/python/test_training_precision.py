@@ -91,3 +91,67 @@ def test_batch_norm_under_autocast_differentiates_as_eager() -> None:
     assert float(loss) == expected.item()
     for gradient, (name, parameter) in zip(gradients, eager.named_parameters()):
         torch.testing.assert_close(gradient.float(), parameter.grad, rtol=0, atol=1e-7, msg=name)
+
+
+class _Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(32, 64), nn.Linear(64, 64), nn.Linear(64, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc3(nn.functional.gelu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+_OPTIMIZERS = {
+    "sgd": lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9, weight_decay=1e-4),
+    "adamw": lambda params: torch.optim.AdamW(params, lr=0.05, weight_decay=0.1),
+}
+
+
+def _eager_mixed(model: nn.Module, optimizer: str, data: list, autocast: bool) -> tuple[list[float], dict]:
+    step = _OPTIMIZERS[optimizer](model.parameters())
+    losses = []
+    for x, y in data:
+        step.zero_grad()
+        with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+            loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        step.step()
+        losses.append(loss.item())
+    return losses, {n: p.detach() for n, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("optimizer, split", [("sgd", {"dp": 2, "tp": 2}), ("adamw", {})],
+                         ids=["dp2xtp2-partial-sums", "adamw-master-weights"])
+def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: dict) -> None:
+    """bf16 autocast with float32 master weights, 3 steps: rducc's losses and
+    parameters equal eager autocast's to float32 rounding, far inside the
+    distance autocast itself shows from float32 (the Done-when budget, which
+    chaotic models exhaust from any extra rounding):
+    - at dp=2 x tp=2 each rank's partial sum (the gradients over the batch,
+      the row-split layer's products) stays f32 through the all-reduce and is
+      rounded to bf16 once (`rdu_partition._widen_partial`), as eager's one
+      kernel rounds the whole sum (before: each rank rounded its part);
+    - AdamW, with a static loss scale: the bias corrections and step size are
+      float64 from the step count (`optimizers._Update._adam_scalars_as_eager`),
+      as torch.optim's Python numbers (before: float32, a few ulps off every
+      update, and a master weight an ulp across a bf16 boundary is another
+      bf16 weight); the scale (a power of two) changes no rounding."""
+    torch.manual_seed(0)
+    model = _Mlp()
+    generator = torch.Generator().manual_seed(1)
+    data = [(torch.randn(4, 32, generator=generator), torch.randint(0, 10, (4,), generator=generator))
+            for _ in range(3)]
+    expected_losses, expected = _eager_mixed(copy.deepcopy(model), optimizer, data, autocast=True)
+    full_losses, _ = _eager_mixed(copy.deepcopy(model), optimizer, data, autocast=False)
+    target = "sn40l-8" if split else "sn40l"
+    program = rducc.compile_training(model, data[0], optimizer=_OPTIMIZERS[optimizer](model.parameters()),
+                                     loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=0,
+                                     target=target, loss_scale=1.0 if split else 1024.0, **split)
+    ours = [program.step(x, y).item() for x, y in data]
+    got = program.parameters()
+    assert "bf16" in program.mlir and got["fc1.weight"].dtype == torch.float32  # bf16 compute, f32 master weights
+    assert max(abs(a - f) for a, f in zip(expected_losses, full_losses)) > 1e-4  # bf16 is visible
+    torch.testing.assert_close(torch.tensor(ours), torch.tensor(expected_losses), rtol=1e-6, atol=1e-6)
+    for name, want in expected.items():
+        torch.testing.assert_close(got[name], want, rtol=0, atol=1e-7, msg=name)
