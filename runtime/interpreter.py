@@ -131,7 +131,7 @@ from rducc.runtime.engine import (
 )
 from rducc.runtime.epilogues import BiasFolds
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
-from rducc.runtime.layout_views import LayoutViews, View, placed_views, view_of
+from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.views import Views
 from rducc.targets import SRAM_ROW_BYTES
@@ -682,7 +682,8 @@ class PlacedProgram(Runner):
         norms = NormChains(op)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
         skipped = norms.skipped()
         # reshapes that run without a copy (rducc.runtime.views); those on their operand's bytes are layout views
-        views = Views(op, folds.moved() | skipped | placed_views(op))
+        # each checked against what the fused steps and the views taken before it read and write
+        views = Views(op, folds.moved() | skipped | placed_views(op), fused_steps(op, folds, norms))
         layout = LayoutViews(op, folds, norms, views)  # layout ops as NumPy views (rducc.runtime.layout_views)
         elided = set(views.into.values())
         folded = set(folds.at_add.values())

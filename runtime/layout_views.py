@@ -66,7 +66,7 @@ from rducc.dialects.tier import ComputeOp, views_operand_bytes
 from rducc.runtime.epilogues import BiasFolds
 from rducc.runtime.fused_norms import NormChains
 from rducc.runtime.kernels import slice_index
-from rducc.runtime.views import UNKNOWN, Bytes, Placement, Views, body_bytes, overlap
+from rducc.runtime.views import UNKNOWN, Bytes, Fused, Placement, Views, body_bytes, overlap
 
 LAYOUT_OPS = (rdu.TransposeOp, rdu.BroadcastOp, rdu.SliceOp, rdu.ReshapeOp)
 """The ops whose value is a view of their operand's array."""
@@ -171,6 +171,18 @@ def placed_views(compute: ComputeOp) -> frozenset[Operation]:
     return frozenset(op for op in compute.body.block.ops if views_operand_bytes(op))
 
 
+def fused_steps(compute: ComputeOp, folds: BiasFolds, norms: NormChains) -> Fused:
+    """Where the fused steps of one body read and write instead of their ops'
+    own steps (`rducc.runtime.views.Fused`): a folded product runs at its bias
+    add or computes the add's value into its own bytes, a norm chain runs at
+    its last map."""
+    ops = list(compute.body.block.ops)[:-1]
+    position = {op: index for index, op in enumerate(ops)}
+    silent = frozenset([*folds.at_add.values(), *folds.at_product.values(), *norms.skipped()])
+    held_in: dict[SSAValue, SSAValue] = {add.results[0]: matmul.result for matmul, add in folds.at_product.items()}
+    return Fused(silent, _fused_read_positions(folds, norms, position), held_in)
+
+
 def _fused_read_positions(folds: BiasFolds, norms: NormChains, position: dict[Operation, int]) -> dict[Operation, int]:
     """Body ops whose operands a fused step reads later than the op's own
     position: a folded product at its bias add, a norm chain's ops at its last map."""
@@ -184,4 +196,4 @@ def _fused_read_positions(folds: BiasFolds, norms: NormChains, position: dict[Op
     return later
 
 
-__all__ = ["LAYOUT_OPS", "LayoutViews", "View", "placed_views", "view_of"]
+__all__ = ["LAYOUT_OPS", "LayoutViews", "View", "fused_steps", "placed_views", "view_of"]

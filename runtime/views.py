@@ -24,9 +24,28 @@ bytes are not known (not an SRAM allocation with an offset) counts as
 overlapping everything. In-place updates and donated buffers need no rule of
 their own here: they are writes into output buffers, whose bytes are checked
 like any other.
+
+The second way is a reshape R whose readers read its operand's bytes: when
+R's operand is a body value (not an output buffer) and no op from R to R's
+last reader writes those bytes.
+
+Each way changes the placement the next decision must see: a producer that
+computes into R's bytes writes them early (from the producer, not from R),
+and readers of a reshape that reads its operand's bytes keep those bytes
+after the allocator freed them (at R). So the views are decided in body
+order on a `Timeline` of the actual reads, writes and such holds, those of
+the fused steps (`Fused`: a folded product reading its operands at its bias
+add, a norm chain at its last map) included: a view is taken only where no
+write reaches a hold and no hold meets the bytes it starts to use. Checked
+each alone against the placement, two views were wrong together (ViT at
+dp=2, issue 27: a producer computed into a reshape's bytes that were the
+bytes another reshape's readers still read as its operand's).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
@@ -119,47 +138,142 @@ def _candidate(reshape: rdu.ReshapeOp, placement: Placement, block: Block) -> Op
     return producer
 
 
-def _into_reshape(reshape: rdu.ReshapeOp, producer: Operation, ops: list[Operation],
-                  placement: Placement) -> bool:
-    """Whether `producer` may compute into `reshape`'s bytes (the first way)."""
-    target = body_bytes(reshape)
-    assert target is not None
-    span = ops[ops.index(producer):ops.index(reshape)]
-    if any(overlap(placement.read(v), target) for step in span for v in step.operands):
-        return False
-    return not any(overlap(placement.written(step), target) for step in span[1:])
+@dataclass(frozen=True)
+class Fused:
+    """What the fused steps decided before the views (`rducc.runtime.epilogues`,
+    `rducc.runtime.fused_norms`) change about the body's reads and writes."""
+
+    silent: frozenset[Operation] = frozenset()
+    """Body ops whose own step does not run: a fused step computes their value or skips it."""
+    reads_at: Mapping[Operation, int] = field(default_factory=dict)
+    """Body op -> the position where a fused step reads its operands (later than its own)."""
+    held_in: Mapping[SSAValue, SSAValue] = field(default_factory=dict)
+    """Value -> the value whose bytes hold it (a bias add computed into its product's bytes)."""
 
 
-def _reads_source(reshape: rdu.ReshapeOp, ops: list[Operation], placement: Placement) -> int | None:
-    """The offset of `reshape`'s operand when its readers may read the operand's
-    bytes (the second way): a body value's, which nothing from the reshape to the
-    reshape's last reader writes; else None."""
-    producer = reshape.input.owner
-    if not isinstance(producer, Operation) or isinstance(producer, rdu.ReshapeOp) \
-            or reshape.input in placement.outs:
-        return None
-    source = body_bytes(producer)
-    uses = [use.operation for use in reshape.result.uses]
-    if source is None or not all(user in ops for user in uses):
-        return None  # read by the yield (an output buffer) or outside the body
-    index = ops.index(reshape)
-    last = max((ops.index(user) for user in uses), default=index)
-    if any(overlap(placement.written(step), source) for step in ops[index + 1:last + 1]):
-        return None
-    return source[0]
+@dataclass(frozen=True)
+class Hold:
+    """Arena bytes that keep `value` from `start` to `end` (positions, inclusive)
+    where the allocator did not reserve them for it: a view reads them, or a fused
+    step or a producer computing into a reshape's bytes uses them early or late."""
+
+    bytes: Bytes
+    start: int
+    end: int
+    value: SSAValue
+
+
+class Timeline:
+    """Where the steps of one body actually read and write, as the views and
+    fused steps decided so far run it, next to what the allocator planned.
+
+    The allocator's placement proves values it knows apart; what it does not
+    know are the `holds`: bytes kept for a value outside the span the
+    allocator reserved them for it. A new view is taken only where no write
+    reaches a hold and no hold meets the bytes it starts to use, so each
+    decision is checked against all those made before it (each alone against
+    the placement is not enough: a producer computing into a reshape's bytes
+    early overwrote a value another reshape's readers still read in its
+    operand's bytes, which the allocator had freed at that reshape)."""
+
+    def __init__(self, ops: list[Operation], placement: Placement, fused: Fused) -> None:
+        self.ops = ops
+        self.position = {op: index for index, op in enumerate(ops)}
+        self.placement = placement
+        self.writes: dict[Operation, Bytes | None] = {
+            op: None if op in fused.silent else placement.written(op) for op in ops}
+        self.located: dict[SSAValue, SSAValue] = dict(fused.held_in)
+        """Value -> the value whose bytes hold it."""
+        self.reads_at = fused.reads_at
+        self.holds: list[Hold] = []
+        for op, at in fused.reads_at.items():
+            for value in op.operands:
+                held = self.read(value)
+                if held is not None and value.owner not in fused.silent:
+                    self.holds.append(Hold(held, self.position[op], at, value))
+        for value, holder in fused.held_in.items():
+            held = self.read(holder)
+            if held is not None and isinstance(value.owner, Operation) and value.owner in self.position:
+                self.holds.append(Hold(held, self.position[value.owner], self.last_read(value), holder))
+
+    def read(self, value: SSAValue) -> Bytes | None:
+        """The bytes a reader of `value` actually reads."""
+        while value in self.located:
+            value = self.located[value]
+        return self.placement.read(value)
+
+    def last_read(self, value: SSAValue) -> int:
+        """The position of `value`'s last read (a fused step's where it reads later);
+        past the body where it is yielded or read outside."""
+        readers = [use.operation for use in value.uses]
+        if any(reader not in self.position for reader in readers):
+            return len(self.ops)
+        owner = value.owner
+        start = self.position[owner] if isinstance(owner, Operation) and owner in self.position else 0
+        return max((self.reads_at.get(r, self.position[r]) for r in readers), default=start)
+
+    def written_in(self, target: Bytes, first: int, last: int) -> bool:
+        """Whether a step at a position in [first, last] writes bytes overlapping `target`."""
+        return any(overlap(self.writes[step], target) for step in self.ops[max(first, 0):last + 1])
+
+    def held(self, target: Bytes, first: int, last: int, value: SSAValue | None = None) -> bool:
+        """Whether a hold of a value other than `value` meets `target` during [first, last]."""
+        return any(hold.value is not value and hold.start <= last and hold.end >= first
+                   and overlap(hold.bytes, target) for hold in self.holds)
+
+    def may_compute_into(self, producer: Operation, reshape: rdu.ReshapeOp) -> bool:
+        """Whether `producer` may compute into `reshape`'s bytes (the first way):
+        from the producer to the reshape nothing reads or writes those bytes, and
+        no hold meets them."""
+        target = body_bytes(reshape)
+        assert target is not None
+        start, end = self.position[producer], self.position[reshape]
+        if any(overlap(self.read(v), target) for step in self.ops[start:end] for v in step.operands):
+            return False
+        return not self.written_in(target, start + 1, end - 1) and not self.held(target, start, end)
+
+    def compute_into(self, producer: Operation, reshape: rdu.ReshapeOp) -> None:
+        target = body_bytes(reshape)
+        assert target is not None
+        self.writes[producer], self.writes[reshape] = target, None
+        self.located[producer.results[0]] = reshape.result
+        self.holds.append(Hold(target, self.position[producer], self.position[reshape], producer.results[0]))
+
+    def source_bytes(self, reshape: rdu.ReshapeOp) -> Bytes | None:
+        """The bytes of `reshape`'s operand when its readers may read them (the
+        second way): a body value's, which no step from the reshape to its last
+        reader writes and no other hold meets; else None."""
+        producer = reshape.input.owner
+        if not isinstance(producer, Operation) or isinstance(producer, rdu.ReshapeOp) \
+                or reshape.input in self.placement.outs or reshape.input in self.located:
+            return None
+        source = body_bytes(producer)
+        start, end = self.position[reshape], self.last_read(reshape.result)
+        if source is None or end >= len(self.ops):
+            return None  # read by the yield (an output buffer) or outside the body
+        if self.written_in(source, start + 1, end) or self.held(source, start, end, reshape.input):
+            return None
+        return source
+
+    def read_source(self, reshape: rdu.ReshapeOp, source: Bytes) -> None:
+        self.writes[reshape] = None
+        self.located[reshape.result] = reshape.input
+        self.holds.append(Hold(source, self.position[reshape], self.last_read(reshape.result), reshape.input))
 
 
 class Views:
     """How each reshape of one compute's body runs without a copy (module docstring)."""
 
-    def __init__(self, compute: ComputeOp, moved: frozenset[Operation] = frozenset()) -> None:
+    def __init__(self, compute: ComputeOp, moved: frozenset[Operation] = frozenset(),
+                 fused: Fused | None = None) -> None:
         """`moved`: body ops whose value the runtime computes elsewhere than its
         own bytes (`rducc.runtime.epilogues`) or binds as a view of its operand
         (`rducc.runtime.layout_views`): no reshape of theirs, and none of them, is
-        a view here."""
+        a view here. `fused`: where those fused steps read and write instead."""
         block = compute.body.block
         placement = Placement(compute)
         ops = list(block.ops)[:-1]
+        timeline = Timeline(ops, placement, fused or Fused())
         self.into: dict[Operation, rdu.ReshapeOp] = {}
         """Producer -> the reshape whose bytes it computes into."""
         self.of_source: dict[rdu.ReshapeOp, int] = {}
@@ -169,12 +283,14 @@ class Views:
                     or op in moved:
                 continue
             producer = _candidate(op, placement, block)
-            if producer is not None and _into_reshape(op, producer, ops, placement):
+            if producer is not None and timeline.may_compute_into(producer, op):
+                timeline.compute_into(producer, op)
                 self.into[producer] = op
                 continue
-            offset = _reads_source(op, ops, placement)
-            if offset is not None:
-                self.of_source[op] = offset
+            source = timeline.source_bytes(op)
+            if source is not None:
+                timeline.read_source(op, source)
+                self.of_source[op] = source[0]
 
 
-__all__ = ["UNKNOWN", "Bytes", "Placement", "Views", "body_bytes", "overlap"]
+__all__ = ["UNKNOWN", "Bytes", "Fused", "Hold", "Placement", "Timeline", "Views", "body_bytes", "overlap"]

@@ -58,6 +58,23 @@ HAZARD_BODY = (
 bytes at 64 before g reads v (v cannot read a's bytes): v must be a copy."""
 
 
+CROSSED_BODY = (
+    _map("%a", ["%x"], [_T], _T, 64, _double())
+    + _map("%b", ["%a"], [_T], _T, 192, _plus(1.0))
+    + f"      %v = rdu.reshape %a {{tier.offset = 128 : i64}} : {_T} -> {_F}\n"
+    + _map("%p", ["%x"], [_T], _T, 256, _plus(3.0))
+    + _map("%w", ["%v", "%xf"], [_F, _F], _F, 320, _TIMES)
+    + f"      %pr = rdu.reshape %p {{tier.offset = 64 : i64}} : {_T} -> {_F}\n"
+    + f"      %bf = rdu.reshape %b {{tier.offset = 384 : i64}} : {_T} -> {_F}\n"
+    + _map("%s", ["%w", "%pr"], [_F, _F], _F, 448, _TIMES)
+    + _map("%g", ["%s", "%bf"], [_F, _F], _F, 576, _TIMES)
+)
+"""Two views that are each safe against the placement, not together (ViT at
+dp=2, issue 27): v may read a's bytes at 64 until w (nothing the placement
+writes there meanwhile), and p may compute into pr's bytes at 64 (the
+allocator gave them to pr once a was dead, after v). Both at once, p's early
+write at 64 overwrites a before w reads it through v."""
+
 def _program(body: str) -> str:
     return f"""
 builtin.module {{
@@ -111,9 +128,21 @@ def test_a_forced_view_over_overwritten_bytes_gives_a_wrong_result(monkeypatch: 
     reshape = next(op for op in compute.body.block.ops if isinstance(op, rdu.ReshapeOp))
 
     class Forced(views.Views):
-        def __init__(self, op: ComputeOp, moved: frozenset = frozenset()) -> None:
+        def __init__(self, op: ComputeOp, moved: frozenset = frozenset(), fused: object = None) -> None:
             self.into, self.of_source = {}, {reshape: 64}
 
     monkeypatch.setattr(interpreter, "Views", Forced)
     expected = (2 * X).reshape(16) * (X.reshape(16) + 5)
     assert not np.array_equal(PlacedProgram(module).run([X, X.reshape(16)], {})[0], expected)
+
+
+def test_views_are_checked_against_each_other() -> None:
+    """The second view is refused where the first one keeps the bytes it would
+    write early (`views.Timeline`); the result is the copies' result."""
+    module = parse(_program(CROSSED_BODY))
+    plan = views.Views(_compute(module))
+    assert "v" in {r.result.name_hint for r in plan.of_source}  # v reads a's bytes ...
+    assert "pr" not in {r.result.name_hint for r in plan.into.values()}  # ... so p may not compute at 64 early
+    xf = X.reshape(16)
+    expected = ((2 * X).reshape(16) * xf) * (X + 3).reshape(16) * (2 * X + 1).reshape(16)
+    np.testing.assert_array_equal(PlacedProgram(module).run([X, xf], {})[0], expected)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -40,7 +40,9 @@ into full steps: there eager's own float32 result is noise. Such elements
 (under Adam, where the exact gradient's RMS, from float64 eager's exp_avg_sq,
 is below Adam's eps: no float32 gradient resolves it) are held only to the
 float64 result within what Adam can move them in the steps taken (2 lr a
-step); every other element to eager's (`assert_matches`)."""
+step); every other element to eager's (`assert_matches`), under Adam within
+the bar plus twice the distance eager's own float32 training shows from
+itself started a rounding apart (`float32_spread`)."""
 
 
 def language_model_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -124,6 +126,9 @@ class History:
     """Elements whose exact gradient float32 cannot resolve (see PARAM_RTOL)."""
     lr: float
     steps: int
+    spread: dict[str, torch.Tensor] = field(default_factory=dict)
+    """Under Adam: how far eager's own float32 training lands from itself started
+    from weights one rounding apart, per element (`float32_spread`)."""
 
 
 def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
@@ -148,14 +153,61 @@ def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer:
     return {n: p.detach().float() for n, p in exact.named_parameters()}, unresolved
 
 
+SPREAD_TWINS, SPREAD_FACTOR = 2, 2.0
+"""Adam's twins and how far past their spread an element may land (`float32_spread`)."""
+
+
+def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
+                   data: list[tuple[torch.Tensor, torch.Tensor]],
+                   reference: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Under Adam, per element, the largest distance between eager's float32
+    training and the same training started from weights one float32 rounding
+    apart (each weight times 1 +- 2^-24; `SPREAD_TWINS` twins); empty under SGD.
+
+    Adam divides each element's step by the RMS of its own gradient, so an
+    element whose gradient changes sign from step to step (a rare token's
+    embedding row, its output row) turns rounding-size differences in its
+    gradients into parameter differences past the bar: eager's own result is
+    not reproducible there to rtol 1e-4 (tiny Llama at dp=2: eager against its
+    twins 1.2e-5 to 3.6e-5 in the very elements where rducc's summation order
+    lands 1.1e-5 to 3.6e-5 from eager; rducc's gradients are as close to
+    float64's as eager's). SGD's step is linear in the gradient: no spread.
+    `model`: before training; `reference`: eager's parameters after it."""
+    if "adam" not in optimizer:
+        return {}
+    spread = {name: torch.zeros_like(value) for name, value in reference.items()}
+    for twin_seed in range(SPREAD_TWINS):
+        twin = copy.deepcopy(model)
+        generator = torch.Generator().manual_seed(twin_seed)
+        with torch.no_grad():
+            for parameter in twin.parameters():
+                signs = torch.randint(0, 2, parameter.shape, generator=generator) * 2 - 1
+                parameter.mul_(1 + 2.0**-24 * signs)
+        for name, value in _trained(twin, loss, optimizer, data).items():
+            spread[name] = torch.maximum(spread[name], (value - reference[name]).abs())
+    return spread
+
+
+def _trained(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
+             data: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The parameters after training `model` in eager float32 on `data`."""
+    eager = OPTIMIZERS[optimizer](model.parameters())
+    for x, y in data:
+        eager.zero_grad()
+        loss(model(x), y).backward()
+        eager.step()
+    return {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+
+
 def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, seed: int = 0) -> History:
     """Train case `name` with `optimizer` for `steps` steps in eager and through rducc."""
     case = CASES[name]
     model, example = case.build()
     model = _no_dropout(model.train())
     reference = copy.deepcopy(model)
-    exact, unresolved = _train_exact(model, case.loss, optimizer, batches(case, example[0], steps, seed=100 + seed))
     data = batches(case, example[0], steps, seed=100 + seed)
+    exact, unresolved = _train_exact(model, case.loss, optimizer, data)
+    untrained = copy.deepcopy(model)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[optimizer](model.parameters()),
                                      loss_fn=case.loss, opt_level=opt_level)
     eager = OPTIMIZERS[optimizer](reference.parameters())
@@ -168,9 +220,11 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
         eager.step()
         theirs.append(loss.item())
     parameters = program.parameters()
+    trained = {n: p.detach().clone() for n, p in reference.named_parameters()}
+    spread = float32_spread(untrained, case.loss, optimizer, data, trained)
     return History(ours, theirs, {n: parameters[n] for n, _ in reference.named_parameters()},
                    {n: p.detach().clone() for n, p in reference.named_parameters()}, program, eager, exact, unresolved,
-                   max(group["lr"] for group in eager.param_groups), steps)
+                   max(group["lr"] for group in eager.param_groups), steps, spread)
 
 
 def assert_matches(history: History) -> None:
@@ -179,6 +233,8 @@ def assert_matches(history: History) -> None:
     for name, expected in history.eager_parameters.items():
         got, exact = history.rducc_parameters[name], history.exact_parameters[name]
         allowed = PARAM_ATOL + PARAM_RTOL * expected.abs()
+        if name in history.spread:  # under Adam: where eager's own float32 result is not reproducible
+            allowed = allowed + SPREAD_FACTOR * history.spread[name]
         noise = history.unresolved[name]
         failing = ~noise & ((got - expected).abs() > allowed)
         assert not failing.any(), (
