@@ -108,26 +108,6 @@ def _attention_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     return weights @ value
 
 
-def _with_attention_math(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
-    """`ep` (a copy, changed in place) with every scaled dot product attention
-    node calling its math (`_attention_math`), in autocast regions too, so that
-    autograd differentiates matmuls and a softmax rather than CPU flash
-    attention, whose backward is one opaque fused op. The joint graph's own
-    trace runs the math (and decomposes it with the rest): no retrace of the
-    whole program for it (`run_decompositions` would be one more trace of
-    every layer before the joint graph's)."""
-    attention = torch.ops.aten.scaled_dot_product_attention.default
-    for module in ep.graph_module.modules():
-        if not isinstance(module, torch.fx.GraphModule):
-            continue
-        found = [node for node in module.graph.nodes if node.target is attention]
-        for node in found:
-            node.target = _attention_math
-        if found:
-            module.recompile()
-    return ep
-
-
 class _SiluAsEager(torch.autograd.Function):
     """SiLU whose gradient rounds as eager's backward rounds it.
 
@@ -157,19 +137,29 @@ def _silu_as_eager(input: torch.Tensor) -> torch.Tensor:
     return _SiluAsEager.apply(input)
 
 
-def _with_eager_silu_gradient(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
-    """`ep` (a copy, changed in place) with every `aten.silu` node differentiated
-    as eager differentiates it (`_SiluAsEager`), in autocast regions too."""
-    silu = torch.ops.aten.silu.default
+def _with_eager_gradients(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`ep` (a copy, changed in place) with each op of `_DIFFERENTIATED_AS`
+    calling its stand-in, in autocast regions too, so that the joint graph's
+    own trace differentiates the stand-in (decomposed with the rest: no
+    retrace of the whole program for it)."""
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
-        found = [node for node in module.graph.nodes if node.target is silu]
+        found = [node for node in module.graph.nodes if node.target in _DIFFERENTIATED_AS]
         for node in found:
-            node.target = _silu_as_eager
+            node.target = _DIFFERENTIATED_AS[node.target]
         if found:
             module.recompile()
     return ep
+
+
+_DIFFERENTIATED_AS: dict[object, Callable[..., torch.Tensor]] = {
+    # autograd would differentiate CPU flash attention, whose backward is one opaque fused op
+    torch.ops.aten.scaled_dot_product_attention.default: _attention_math,
+    # silu's gradient rounds once, as eager's fused kernel (`_SiluAsEager`)
+    torch.ops.aten.silu.default: _silu_as_eager,
+}
+"""The ops whose gradient the joint graph takes from a stand-in (`_with_eager_gradients`)."""
 
 
 def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
@@ -260,8 +250,8 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
     `torch.export.experimental._export_forward_backward` builds, with the
-    attention's math differentiated (`_with_attention_math`) and silu's
-    gradient rounded as eager's kernel (`_with_eager_silu_gradient`)."""
+    attention's math differentiated and silu's gradient rounded as eager's
+    kernel (`_with_eager_gradients`)."""
     from torch._decomp import core_aten_decompositions
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
     from torch.export.exported_program import _decompose_exported_program
@@ -271,8 +261,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
     try:
         with _composite_gradients_on_meta(_on_meta(ep)):
-            traced = _with_eager_silu_gradient(
-                _with_attention_math(_reshapes_in_autocast(_without_unused_gradients(ep))))
+            traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(ep)))
             joint = _decompose_exported_program(
                 traced, cia_to_decomp={},
                 python_decomp_table=core_aten_decompositions(),
