@@ -1015,7 +1015,7 @@ class PaddingAttr(ParametrizedAttribute):
     refused: ArrayAttr[StringAttr]
     fills: ArrayAttr[StringAttr]
     """Per user input, the value its padded positions hold ("" for zero; "-inf", "inf", "1": the neutral
-    value of a max, min or product its padded dim meets)."""
+    value of a max, min or product its padded dim meets); then "valid" per hidden validity input."""
 
     def verify(self) -> None:
         bad_fill = [f.data for f in self.fills.data if f.data not in PAD_FILLS]
@@ -1030,7 +1030,10 @@ class PaddingAttr(ParametrizedAttribute):
                     raise VerifyException(f"#rdu.padding names '{bad[0]}', which is not one of its dims")
 
 
-PAD_FILLS = ("", "-inf", "inf", "1")
+PAD_VALID = "valid"
+"""The fill of a hidden validity input (after the user inputs; its row names its one dim): true at the
+real positions, false (padded) at the others, made by the caller for masked reductions."""
+PAD_FILLS = ("", "-inf", "inf", "1", PAD_VALID)
 """The values a padded input may be filled with ("" is zero)."""
 
 
