@@ -1023,6 +1023,11 @@ class PaddingAttr(ParametrizedAttribute):
             raise VerifyException(f"#rdu.padding fills an input with '{bad_fill[0]}'; a fill is one of "
                                   f"{', '.join(repr(f) for f in PAD_FILLS)}")
         known = {d.data for d in self.dims.data}
+        for row, fill in zip(self.inputs.data, self.fills.data):
+            names = [n.data for n in row.data]
+            if fill.data == PAD_VALID and (len(names) != 1 or names[0] not in known):
+                raise VerifyException(f"#rdu.padding has a validity input of dims {names}; it is one vector "
+                                      "over one padded dim")
         for rows in (self.inputs.data, self.outputs.data):
             for row in rows:
                 bad = [n.data for n in row.data if n.data and n.data not in known]
