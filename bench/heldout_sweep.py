@@ -895,6 +895,26 @@ class PaddedSeqPositionalMax(nn.Module):
         return h.amax(1), h.argmax(1), torch.logsumexp(h, 1)
 
 
+class TorchMhaPaddedBatch(nn.Module):
+    """torch's own batch-first MultiheadAttention with a key padding mask: batch is found safe to pad
+    (seq is refused: attention reads across keys); batch 3 runs the batch=4 bucket. (Was a plan check
+    in test_shape_padding.py.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, mask):
+        return self.attn(x, x, x, key_padding_mask=mask == 0, need_weights=False)[0]
+
+
+_mha_dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+case("dynamic", [(randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long)),
+                 (randn(3, 6, 8, seed=1), torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 5 + [0]]))],
+     **_dyn([], (_mha_dims, _mha_dims), {"batch": [2, 4], "seq": [6]}))(TorchMhaPaddedBatch)
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]

@@ -473,7 +473,19 @@ def write_doc(section: str, dtype: str = "float32", line: str = "") -> None:
         section = HEADING + text.split(HEADING)[1].split("\n" + PER_DTYPE)[0].rstrip("\n") + "\n"
     if lines:
         section += "\n" + PER_DTYPE + "\n\n" + "\n".join(lines[k] for k in DTYPES if k in lines) + "\n"
-    DOC.write_text(kept + ("" if kept.endswith("\n\n") else "\n") + section)
+    notes = _notes(text)
+    DOC.write_text(kept + ("" if kept.endswith("\n\n") else "\n") + section + (f"\n{notes}\n" if notes else ""))
+
+
+def _notes(text: str) -> str:
+    """The prose after the per-dtype lines (kept by every run; written by hand)."""
+    if PER_DTYPE not in text:
+        return ""
+    rest = text.split(PER_DTYPE, 1)[1].splitlines()
+    start = 0
+    while start < len(rest) and (not rest[start].strip() or rest[start].startswith("- ")):
+        start += 1
+    return "\n".join(rest[start:]).strip("\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import op_sweep  # noqa: E402
 
 OPS = (
     "erfc", "put", "index_reduce.amax", "diagonal_scatter", "cummax", "median", "nanmedian",
-    "linalg.solve", "linalg.inv", "linalg.cholesky", "cholesky_solve", "triangular_solve", "lu_solve",
+    "linalg.solve", "linalg.cholesky",  # linalg.inv: the same LU and LU solve as linalg.solve and lu_solve "cholesky_solve", "triangular_solve", "lu_solve",
     "addmv", "index_select", "bucketize", "view_copy", "dist", "logaddexp", "unbind_copy",
     "lgamma", "polygamma.polygamma_n_2", "special.bessel_j0", "special.zeta", "nextafter", "frexp",
 )
@@ -56,9 +56,10 @@ def test_the_doc_table_shows_the_counts() -> None:
 # The OpInfo share, sampled (issue 30): a few ops drawn with a fixed seed
 # --------------------------------------------------------------------------
 
-FULL_SHARE = {"float32": 0.981, "bfloat16": 0.952, "int64": 0.981}
+FULL_SHARE = {"float32": 0.981, "bfloat16": 0.986, "int64": 0.988}
 """The measured pass rate per dtype (docs/aten-coverage.md), each the full sweep
-(`python bench/op_sweep.py --samples 1 --o2-every 0 [--dtype bfloat16|int64]`)."""
+(`python bench/op_sweep.py --samples 1 --o2-every 0 [--dtype bfloat16|int64]`); int32 (98.8%)
+is int64's ops at another width and is left to the full sweep."""
 MARGIN = 0.25
 """How far a sample of SAMPLED ops a dtype may fall below the full share (one op in four)."""
 SAMPLED = 4
