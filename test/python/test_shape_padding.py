@@ -257,6 +257,8 @@ def test_a_reduction_of_a_computed_value_along_a_padded_dim_reads_it_through_a_v
             expected = model(x, ids)
         for index, (have, want) in enumerate(zip(compiled(x, ids), expected)):
             torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"seq {size}: output {index}")
+    with pytest.raises(RduccError, match="takes its inputs by position"):  # re-exported with flat inputs
+        compiled(x=x, ids=ids)
     if opt_level == 2:
         compiled.save(tmp_path / "out.mlir")
         np.save(tmp_path / "x.npy", x.numpy())
