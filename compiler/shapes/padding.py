@@ -117,6 +117,7 @@ def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Itera
         masks: list[MaskSite] = []
         why = reason or _unsafe_reason(graphs, ep, dim, dims, checked, wanted, masks)
         why = why or _fill_conflict(wanted, fills, names, ep, dim, dims, vouched_names)
+        why = why or _mean_over_two(masks, plan.masks)
         if why:
             plan.refused[dim.name] = why
             if dim.name in vouched_names:
@@ -146,6 +147,14 @@ def _fill_conflict(wanted: Mapping[str, str], fills: Mapping[str, str], names: S
         if zeros:
             return f"needs input {name} padded with {fill}, but --pad-dims {zeros[0]} pads it with zeros"
     return ""
+
+
+def _mean_over_two(masks: Sequence[MaskSite], taken: Mapping[str, Sequence[MaskSite]]) -> str:
+    """Why a masked mean along this dim clashes with one along a dim taken before it (its count
+    reads one validity input)."""
+    means = {site.node for sites in taken.values() for site in sites if site.fill == "mean"}
+    both = [site.node for site in masks if site.fill == "mean" and site.node in means]
+    return f"{both[0]} is a mean over two padded dims (its count reads one validity input)" if both else ""
 
 
 _UNKNOWN = "is not an op rducc knows keeps padded positions apart"

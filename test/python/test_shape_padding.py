@@ -327,6 +327,13 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
     plan = _plan(MaxOfInts(), (torch.ones(2, 6, dtype=torch.long),), seq)
     assert plan.dims == ["seq"] and plan.fills == ["", "valid"] and len(plan.masks["seq"]) == 1, plan
+
+    class MeanOverBoth(nn.Module):  # the mean's count reads one validity input: the second dim is refused
+        def forward(self, x):
+            return (x * 2).mean((0, 1))
+
+    plan = _plan(MeanOverBoth(), (torch.randn(2, 6),), ({0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == ["batch"] and "is a mean over two padded dims" in plan.refused["seq"], plan
     both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
     plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
     assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
