@@ -679,7 +679,7 @@ class PlacedProgram(Runner):
         # offset: the chip never writes it; the host materializes it in an array of its own
         streamed = streamed_views(list(block.ops)[:-1], set(yielded))
         folds = BiasFolds(op)  # a product and its bias add as one addmm (rducc.runtime.epilogues)
-        norms = NormChains(op)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
+        norms = NormChains(op, folds)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
         skipped = norms.skipped()
         # reshapes that run without a copy (rducc.runtime.views); those on their operand's bytes are layout views
         # each checked against what the fused steps and the views taken before it read and write

@@ -78,8 +78,8 @@ def _fused_chains(monkeypatch: pytest.MonkeyPatch, detector: type = fused_norms.
     found: list[int] = []
 
     class Counting(detector):  # type: ignore[misc, valid-type]
-        def __init__(self, compute) -> None:
-            super().__init__(compute)
+        def __init__(self, compute, folds=None) -> None:
+            super().__init__(compute, folds)
             found.append(len(self.at_last))
 
     monkeypatch.setattr(interpreter, "NormChains", Counting)
