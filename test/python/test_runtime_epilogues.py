@@ -118,7 +118,8 @@ def _softmax_of_a_folded_add(overwrite_offset: int) -> str:
     at 256 it lands on the product's bytes, where the add's value lives."""
     return f"""
 builtin.module {{
-  func.func @forward(%xh: !tier.buffer<hbm, 2x8xf32> {{rdu.input = "x"}}, %wh: !tier.buffer<hbm, 4x8xf32> {{rdu.input = "w"}},
+  func.func @forward(%xh: !tier.buffer<hbm, 2x8xf32> {{rdu.input = "x"}},
+                     %wh: !tier.buffer<hbm, 4x8xf32> {{rdu.input = "w"}},
                      %bh: !tier.buffer<hbm, 4xf32> {{rdu.input = "b"}}) -> !tier.buffer<hbm, 2x4xf32>
       attributes {{tier.sram_capacity = 4096 : i64}} {{
     %xs = tier.alloc offset 1024 : !tier.buffer<sram, 2x8xf32>
