@@ -118,7 +118,7 @@ def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bo
     rows = lhs.reshape(-1, lhs.shape[-1])
     weight = _tensor(rhs).T if transpose_rhs else _tensor(rhs)
     with subnormals_as_zero():
-        torch.addmm(_tensor(bias), _tensor(rows), weight, out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
+        torch.addmm(_tensor(bias.reshape(-1)), _tensor(rows), weight, out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
     return out
 
 
@@ -126,13 +126,16 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
     """`out = softmax(x, dim)` (`log`: its log) as ATen's one fused CPU kernel,
     what eager's `torch.softmax` runs (`rducc.runtime.fused_norms`). f32/f64;
     `out` is C-contiguous; where it shares bytes with `x` the result is made
-    apart and copied in."""
+    apart and copied in. Subnormal results are zero (`subnormals_as_zero`: a
+    masked row's probabilities of 4e-44, Swin's shifted windows, took the
+    exponential 4-6x longer through x86's microcode assists)."""
     kernel = torch.ops.aten._log_softmax if log else torch.ops.aten._softmax
     source = _tensor(x)
-    if np.may_share_memory(x, out):
-        np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
-    else:
-        kernel.out(source, dim, False, out=torch.from_numpy(out))
+    with subnormals_as_zero():
+        if np.may_share_memory(x, out):
+            np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
+        else:
+            kernel.out(source, dim, False, out=torch.from_numpy(out))
     return out
 
 
@@ -334,8 +337,10 @@ def conv(
     dtype: np.dtype | None = None,
     out: np.ndarray | None = None,
     plan: ConvPlan | None = None,
+    bias: np.ndarray | None = None,
 ) -> np.ndarray:
-    """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel].
+    """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel],
+    plus `bias` (`[O, 1, ...]` or `[O]`, f32/f64 as the result) where given.
 
     All groups at once, by the path `conv_plan` chooses from the geometry (the
     op's kernel passes the plan it made when prepared): a pointwise convolution
@@ -346,7 +351,9 @@ def conv(
     memory: oneDNN's direct kernels, on torch's threads). f16/bf16 run in f32
     and round once to `dtype` (the result element type, default the input's;
     f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous array
-    of the result's shape and dtype) the result is written there.
+    of the result's shape and dtype) the result is written there. The bias is
+    oneDNN's epilogue on torch's path (eager's `F.conv2d` with its bias), one
+    in-place add after the GEMM on the others (`rducc.runtime.epilogues`).
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     compute = compute_dtype(dtype)
@@ -354,12 +361,16 @@ def conv(
     if plan is None or plan.shapes != (x.shape, weight.shape):  # a plan is for the shapes it was made for
         plan = conv_plan(x.shape, weight.shape, tuple(stride), tuple(padding), tuple(dilation), groups, compute)
     direct = out if compute == dtype else None
-    if plan.path == "pointwise":
-        result = _pointwise_conv(source, w, direct)
-    elif plan.windows is not None:
-        result = _window_conv(source, w, groups, plan.windows, direct)
+    if plan.path == "pointwise" or plan.windows is not None:
+        if plan.path == "pointwise":
+            result = _pointwise_conv(source, w, direct)
+        else:
+            result = _window_conv(source, w, groups, plan.windows, direct)
+        if bias is not None:
+            result += bias.reshape((-1,) + (1,) * (x.ndim - 2))
     else:
-        result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
+        channels = None if bias is None else _tensor(bias.reshape(-1))
+        result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), channels, tuple(stride), tuple(padding),
                                          tuple(dilation), groups).numpy()
     if out is None:
         return np.ascontiguousarray(result.astype(dtype, copy=False))
