@@ -149,9 +149,10 @@ class BiasFolds:
             if _at_the_add(op, bias_add, ops, placement):
                 self.at_add[bias_add] = op
                 self.bias[bias_add] = next(v for v in bias_add.inputs if v is not op.result)
-            elif _at_the_product(op, bias_add, ops, placement):
+            elif _at_the_product(op, bias_add, ops, placement) \
+                    and (early := _early_bias(op, bias_add, ops, placement)) is not None:
                 self.at_product[op] = bias_add
-                self.bias[bias_add] = _early_bias(op, bias_add, ops, placement)
+                self.bias[bias_add] = early
 
     def moved(self) -> frozenset[Operation]:
         """The bias adds whose value is not computed into their own bytes by

@@ -732,7 +732,7 @@ class PlacedProgram(Runner):
                 linear = self._norm_step(norms.at_last[body_op], dest)
             elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
                 linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest)
-            elif body_op in folds.at_product:
+            elif isinstance(body_op, Product) and body_op in folds.at_product:
                 linear = self._linear_step(body_op, folds.bias[folds.at_product[body_op]], dest)
             if linear is not None:
                 first.append((linear, body_op))

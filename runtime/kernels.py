@@ -118,7 +118,8 @@ def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bo
     rows = lhs.reshape(-1, lhs.shape[-1])
     weight = _tensor(rhs).T if transpose_rhs else _tensor(rhs)
     with subnormals_as_zero():
-        torch.addmm(_tensor(bias.reshape(-1)), _tensor(rows), weight, out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
+        torch.addmm(_tensor(bias.reshape(-1)), _tensor(rows), weight,
+                    out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
     return out
 
 
@@ -362,7 +363,7 @@ def conv(
         plan = conv_plan(x.shape, weight.shape, tuple(stride), tuple(padding), tuple(dilation), groups, compute)
     direct = out if compute == dtype else None
     if plan.path == "pointwise" or plan.windows is not None:
-        if plan.path == "pointwise":
+        if plan.windows is None:
             result = _pointwise_conv(source, w, direct)
         else:
             result = _window_conv(source, w, groups, plan.windows, direct)

@@ -18,7 +18,6 @@ from test_interpreter import parse
 
 import rducc
 from rducc.dialects.rdu import dataflow as rdu
-
 from rducc.dialects.tier import ComputeOp
 from rducc.runtime import epilogues, fused_norms, interpreter, kernels
 from rducc.runtime.interpreter import PlacedProgram
