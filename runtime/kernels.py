@@ -581,9 +581,10 @@ def pool(
 
     Max pads with -inf (the integer minimum); average pads with zeros and
     divides by the full window size (padding counted), as `rdu.pool` defines.
-    Float pooling of 1 to 3 dims that PyTorch accepts (padding at most half
-    the window; average without dilation) runs PyTorch's CPU kernel on the
-    whole array (`_torch_pool`); anything else runs the strided window view.
+    Max pooling runs one spatial dim at a time (`_separable_max_pool`, any
+    dtype and geometry). Float average pooling of 1 to 3 dims that PyTorch
+    accepts (padding at most half the window, no dilation) runs PyTorch's CPU
+    kernel on the whole array (`_torch_pool`); any other the strided window view.
     """
     kind = str(kind)
     dtype = x.dtype
