@@ -7,7 +7,6 @@ test_runtime_into.py::test_compiled_model_runs_twice_like_eager)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 
 from rducc.runtime import kernels
@@ -23,9 +22,8 @@ def _geometry(rng: np.random.Generator, spatial: int) -> tuple[list[int], ...]:
     return window, stride, padding, dilation
 
 
-@pytest.mark.parametrize("seed", range(2))
-def test_separable_max_pool_is_torchs_bit_for_bit(seed: int) -> None:
-    rng = np.random.default_rng(seed)
+def test_separable_max_pool_is_torchs_bit_for_bit() -> None:
+    rng = np.random.default_rng(0)
     for case in range(40):
         spatial = case % 3 + 1
         window, stride, padding, dilation = _geometry(rng, spatial)
