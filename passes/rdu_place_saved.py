@@ -68,15 +68,27 @@ placement (the report adds the globals' final tiers).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from rducc.dialects.contracts import PARAMETER_TIER, Level, Phase, arg_attrs, global_of, is_outlined, set_phase
+from rducc.dialects.contracts import (
+    OUTLINED_FROM,
+    PARAMETER_TIER,
+    Level,
+    Phase,
+    arg_attrs,
+    calls_of,
+    global_of,
+    is_outlined,
+    set_outlined,
+    set_phase,
+)
 from rducc.dialects.program import callees_first, functions
 from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
 from rducc.dialects.saved import (
@@ -420,9 +432,35 @@ def _recompute_candidates(step: TrainingStep, target: Target) -> list[_Candidate
             cost = sum(op_roofline_s(op, target, callees, known) for op in chain)
             found.append(_Candidate(cost, saved.bytes, saved, Placement.RECOMPUTE, chain=tuple(chain)))
     for call, values in _layer_results(step).items():
-        found.append(_Candidate(op_roofline_s(call, target, callees, known), sum(s.bytes for s in values),
-                                values[0], Placement.RECOMPUTE, chain=(call,), also=tuple(values[1:])))
+        callee = _callee(call)
+        assert callee is not None
+        needed = callee_cone(callee, [s.index for s in values])
+        cost = sum(op_roofline_s(op, target, callees, known) for op in needed)
+        found.append(_Candidate(cost, sum(s.bytes for s in values), values[0], Placement.RECOMPUTE, chain=(call,),
+                                also=tuple(values[1:])))
     return found
+
+
+def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
+    """The ops of outlined `callee` (in order, its return excepted) that its results at
+    `indices` depend on: what a recompute of a call for those results runs again. A
+    layer's output, which the next layer's input keeps, is not among them, and with it
+    go the ops only it needs (a Llama layer's down projection and its tp all-reduce).
+    An op without results (a write) is always kept."""
+    block = callee.body.block
+    terminator = block.last_op
+    assert isinstance(terminator, func.ReturnOp)
+    needed: set[Operation] = {op for op in block.ops if not op.results and op is not terminator}
+    stack = [terminator.arguments[i] for i in indices]
+    stack += [v for op in needed for v in op.operands]
+    while stack:
+        value = stack.pop()
+        if not isinstance(value, OpResult) or value.op in needed or value.op.parent_block() is not block:
+            continue
+        needed.add(value.op)
+        stack.extend(value.op.operands)
+        stack.extend(v for inner in value.op.walk() for v in inner.operands)  # values a region reads from outside
+    return [op for op in block.ops if op in needed]
 
 
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
@@ -547,8 +585,95 @@ def _recompute_all(plan: _Plan, phases: dict[Operation, Phase]) -> None:
     for value, saved in plan.recomputed.items():
         jobs.setdefault(plan.chains[value], []).append(saved)
     cloned: dict[Operation, Operation] = {}
+    cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
     for chain, values in sorted(jobs.items(), key=lambda job: _first_reader_index(job[1])):
-        _recompute(values, chain, phases, cloned)
+        call = chain[0]
+        if len(chain) == 1 and isinstance(call, func.CallOp) and _callee(call) is not None:
+            _recompute_call(call, values, phases, cut)
+        else:
+            _recompute(values, chain, phases, cloned)
+
+
+def _recompute_call(call: func.CallOp, values: list[SavedValue], phases: dict[Operation, Phase],
+                    cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> None:
+    """Run layer call `call` again right before the values' first later reader, as a call
+    of its callee cut to the ops those values need (`callee_cone`, made once per callee
+    and set of results in `cut`); the later readers read the new call's results."""
+    indices = tuple(sorted({saved.index for saved in values}))
+    callee = _recompute_callee(call, indices, cut)
+    block = call.parent_block()
+    assert block is not None
+    first_op = min((op for saved in values for op in saved.later_readers), key=block.get_operation_index)
+    clone = func.CallOp(callee.sym_name.data, list(call.arguments),
+                        [call.results[i].type for i in indices] if callee is not _callee(call)
+                        else [r.type for r in call.results])
+    clone.attributes.update({k: v for k, v in call.attributes.items() if k not in ("callee", SAVED)})
+    clone.attributes[RECOMPUTES] = StringAttr(call.callee.string_value())
+    clone.location = call.location
+    set_phase(clone, Phase.BACKWARD)
+    block.insert_op_before(clone, first_op)
+    phases[clone] = Phase.BACKWARD
+    position = {index: i for i, index in enumerate(indices)} if callee is not _callee(call) \
+        else {i: i for i in range(len(call.results))}
+    _read_clone(values, {s.value: clone.results[position[s.index]] for s in values}, block)
+
+
+def _recompute_callee(call: func.CallOp, indices: tuple[int, ...],
+                      cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> func.FuncOp:
+    """The callee a recompute of `call` for its results at `indices` calls: a copy of
+    the call's callee (`@layer_forward_recompute`, outlined too) holding only the ops
+    those results need and returning only them; the callee itself when they need all."""
+    callee = _callee(call)
+    assert callee is not None
+    name = callee.sym_name.data
+    if (name, indices) in cut:
+        found = cut[(name, indices)]
+        set_outlined(found, _source(found), calls_of(found) + 1)
+        return found
+    ops = [op for op in callee.body.block.ops if not isinstance(op, func.ReturnOp)]
+    keep = {ops.index(op) for op in callee_cone(callee, indices)}
+    if len(keep) == len(ops):
+        return callee
+    copy = callee.clone()
+    copied = [op for op in copy.body.block.ops if not isinstance(op, func.ReturnOp)]
+    old_return = copy.body.block.last_op
+    assert isinstance(old_return, func.ReturnOp)
+    copy.body.block.insert_op_before(func.ReturnOp(*[old_return.arguments[i] for i in indices]), old_return)
+    copy.body.block.erase_op(old_return)
+    for index in reversed(range(len(copied))):
+        if index not in keep:
+            copy.body.block.erase_op(copied[index])
+    if copy.res_attrs is not None:
+        copy.res_attrs = ArrayAttr([copy.res_attrs.data[i] for i in indices])
+    copy.update_function_type()
+    module = callee.parent_op()
+    assert isinstance(module, ModuleOp)
+    taken = {f.sym_name.data for f in functions(module)}
+    copy.sym_name = StringAttr(next(n for k in range(len(taken) + 1)
+                                    if (n := f"{name}_recompute" + (f"_{k}" if k else "")) not in taken))
+    set_outlined(copy, _source(callee), 1)
+    module.body.block.insert_op_after(copy, callee)
+    _CALLEES.setdefault(id(module), {})[copy.sym_name.data] = copy
+    cut[(name, indices)] = copy
+    return copy
+
+
+def _source(callee: func.FuncOp) -> str:
+    """The layer an outlined function was outlined from (`rdu.outlined_from`)."""
+    source = callee.attributes.get(OUTLINED_FROM)
+    return source.data if isinstance(source, StringAttr) else ""
+
+
+def _read_clone(values: list[SavedValue], clones: dict[SSAValue, SSAValue], block: Block) -> None:
+    """The values' later readers (ops of `block`, or ops inside them) read `clones`' instead."""
+    for saved in values:
+        readers = set(saved.later_readers)
+        for use in list(saved.value.uses):
+            top: Operation | None = use.operation
+            while top is not None and top.parent_block() is not block:
+                top = top.parent_op()
+            if top in readers:
+                use.operation.operands[use.index] = clones[saved.value]
 
 
 def _first_reader_index(values: list[SavedValue]) -> int:
@@ -593,14 +718,7 @@ def _recompute(values: list[SavedValue], chain: tuple[Operation, ...], phases: d
         phases[clone] = Phase.BACKWARD
         cloned[op] = clone
         clones.update(zip(op.results, clone.results))
-    for saved in values:
-        readers = set(saved.later_readers)
-        for use in list(saved.value.uses):
-            top: Operation | None = use.operation
-            while top is not None and top.parent_block() is not block:
-                top = top.parent_op()
-            if top in readers:
-                use.operation.operands[use.index] = clones[saved.value]
+    _read_clone(values, clones, block)
 
 
 def _inner_saved_bytes(step: TrainingStep) -> int:

@@ -284,7 +284,8 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
             if isinstance(candidate.chain[0], func.CallOp):
                 callee = rdu_place_saved._callee(candidate.chain[0])
                 assert callee is not None
-                kernels = [op for op in callee.body.block.ops if isinstance(op, KernelOp)]
+                indices = [s.index for s in candidate.values]
+                kernels = [op for op in rdu_place_saved.callee_cone(callee, indices) if isinstance(op, KernelOp)]
                 costs.append((candidate.cost_s, sum(kernel_roofline_s(op, target) for op in kernels)))
         return found
 
@@ -304,8 +305,14 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
     clones = [c for c in calls if RECOMPUTES in c.attributes]
     assert len(forward) == 3 and clones, "no layer call is recomputed"
     assert any("recompute" in saved_of(c) for c in forward)
+    # the clones call the layer cut to what the backward reads: not the layer's output nor what only it needs
+    cut = next(f for f in step.module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "layer_forward_recompute")
+    whole = next(f for f in step.module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "layer_forward")
+    assert len(cut.function_type.outputs) < len(whole.function_type.outputs)
+    assert len(list(cut.body.block.ops)) < len(list(whole.body.block.ops))
     for clone in clones:
-        assert clone.callee.string_value() == clone.attributes[RECOMPUTES].data == "layer_forward"  # type: ignore[attr-defined]
+        assert clone.callee.string_value() == "layer_forward_recompute"
+        assert clone.attributes[RECOMPUTES].data == "layer_forward"  # type: ignore[attr-defined]
         assert phase_of(clone) == "backward"
         follower = calls[calls.index(clone) + 1]  # the next call (tier.dealloc ops come between)
         assert follower.callee.string_value() == "layer_backward"
