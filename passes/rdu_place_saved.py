@@ -68,10 +68,11 @@ placement (the report adds the globals' final tiers).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
@@ -86,6 +87,7 @@ from rducc.dialects.contracts import (
     calls_of,
     global_of,
     is_outlined,
+    result_updates,
     set_outlined,
     set_phase,
 )
@@ -177,6 +179,10 @@ class _Liveness:
                 readers = [self._top(use.operation) for use in result.uses]
                 end = max((self.position[r] for r in readers if r is not None), default=self.position[op])
                 self.intervals[result] = (self.position[op], end, value_bytes(result))
+        self.delta = np.zeros(len(self.ops) + 2, dtype=np.int64)
+        """Per position, the bytes that start holding HBM there less those that stopped just before."""
+        self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
+        """The spans each value is counted at in `delta`."""
 
     def _top(self, op: Operation | None) -> Operation | None:
         while op is not None and op not in self.position:
@@ -197,29 +203,39 @@ class _Liveness:
                    if (t := self._top(u.operation)) is not None and t not in saved.later_readers]
         return [(start, max(earlier, default=start)), (min(later), max(later))]
 
-    def peak(self, placements: dict[SSAValue, Placement], recomputed: dict[SSAValue, SavedValue]
-             ) -> tuple[int, int]:
-        """The most bytes live at once and the position where that happens."""
-        delta = [0] * (len(self.ops) + 2)
-        for value, (_, _, size) in self.intervals.items():
-            for start, end in self.spans(value, placements.get(value), recomputed):
-                delta[start] += size
-                delta[end + 1] -= size
-        live = peak = self.inputs
-        at = 0
-        for index, d in enumerate(delta):
-            live += d
-            if live > peak:
-                peak, at = live, index
-        return peak, at
+    def place(self, values: Iterable[SSAValue], placements: dict[SSAValue, Placement],
+              recomputed: dict[SSAValue, SavedValue]) -> None:
+        """Count `values` at their placements now (each once: a value counted before
+        is taken off at its old spans first)."""
+        for value in values:
+            if value not in self.intervals:
+                continue  # an argument: counted apart
+            size = self.intervals[value][2]
+            for start, end in self.counted.get(value, ()):
+                self.delta[start] -= size
+                self.delta[end + 1] += size
+            spans = self.spans(value, placements.get(value), recomputed)
+            for start, end in spans:
+                self.delta[start] += size
+                self.delta[end + 1] -= size
+            self.counted[value] = spans
 
-    def hold(self, value: SSAValue, readers: list[Operation]) -> None:
+    def peak(self) -> tuple[int, int]:
+        """The most bytes live at once and the (first) position where that happens,
+        under the placements counted (`place`)."""
+        live = self.inputs + np.cumsum(self.delta)
+        at = int(np.argmax(live))
+        return (int(live[at]), at) if live[at] > self.inputs else (self.inputs, 0)
+
+    def hold(self, value: SSAValue, readers: list[Operation], placements: dict[SSAValue, Placement],
+             recomputed: dict[SSAValue, SavedValue]) -> None:
         """`value` is read again by ops placed before `readers` (a recompute's clone): it
         stays in HBM until the last of them."""
         if value not in self.intervals:
             return  # an argument: counted apart
         start, end, size = self.intervals[value]
         self.intervals[value] = (start, max(end, *(self.position[r] for r in readers)), size)
+        self.place([value], placements, recomputed)
 
     def frees_at(self, value: SSAValue, placement: Placement, saved: SavedValue, at: int) -> bool:
         """Whether placing `value` so takes it off the HBM live at position `at`."""
@@ -506,22 +522,24 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     _UNPLACED.clear()
     candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
                   if recompute or c.placement != Placement.RECOMPUTE]
+    liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
-        peak, at = liveness.peak(placements, plan.recomputed)
+        peak, at = liveness.peak()
         if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
             break
-        chosen = next((c for c in candidates if _applies(c, plan, pinned, liveness, at, shared)), None)
+        chosen = _first_open(candidates, plan, pinned, liveness, at, shared)
         if chosen is None:
             break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
-        candidates.remove(chosen)
         if chosen.saved is None:
             plan.ddr_globals.update(chosen.global_names)
             continue
         value = chosen.saved.value
         placements[value] = chosen.placement
+        changed = [value]
         if chosen.placement == Placement.DDR:  # a value a callee holds: all it holds there
             for other in shared.get(value, []):
                 placements[other] = Placement.DDR
+                changed.append(other)
         if chosen.placement == Placement.DDR:  # a recompute it replaces is dropped
             plan.recomputed.pop(value, None)
             plan.chains.pop(value, None)
@@ -530,18 +548,45 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
                 placements[saved.value] = Placement.RECOMPUTE
                 plan.recomputed[saved.value] = saved
                 plan.chains[saved.value] = chosen.chain
+                changed.append(saved.value)
+        liveness.place(changed, placements, plan.recomputed)
+        if chosen.placement == Placement.RECOMPUTE:
             inputs = chain_inputs(list(chosen.chain))
             pinned.update(inputs)  # the recompute reads them: they stay
             for input_ in inputs:  # a layer's inputs the backward did not read (its mask, its rotary tables)
-                liveness.hold(input_, [r for s in chosen.values for r in s.later_readers])
+                liveness.hold(input_, [r for s in chosen.values for r in s.later_readers], placements,
+                              plan.recomputed)
     return plan
 
 
+def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
+                shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """The first (cheapest per byte) candidate that frees HBM at position `at`, taken
+    out of `candidates`, with every candidate closed for good (`_applies`: None)
+    dropped on the way: a later choice scans only what may still apply, not every
+    candidate again."""
+    kept: list[_Candidate] = []
+    chosen = None
+    for index, candidate in enumerate(candidates):
+        verdict = _applies(candidate, plan, pinned, liveness, at, shared)
+        if verdict is None:
+            continue
+        if verdict:
+            chosen = candidate
+            kept.extend(candidates[index + 1:])
+            break
+        kept.append(candidate)
+    candidates[:] = kept
+    return chosen
+
+
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
-             shared: dict[SSAValue, list[SSAValue]]) -> bool:
-    """Whether the candidate is still open and frees HBM at position `at`."""
+             shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
+    """Whether the candidate frees HBM at position `at` (True), not there (False), or is
+    closed for good (None: what closes it never reopens; placements only move from HBM
+    to a recompute or DDR and from a recompute to DDR, and pinned values stay pinned)."""
     if candidate.saved is None:
-        return not set(candidate.global_names) <= plan.ddr_globals
+        return None if set(candidate.global_names) <= plan.ddr_globals else True
     value = candidate.saved.value
     now = plan.placements[value]
     group = shared.get(value, [value])
@@ -549,32 +594,35 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
         return _recompute_applies(candidate, plan, pinned, liveness, at, shared)
     # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
     if now == Placement.DDR:
+        return None
+    held = liveness.spans(value, now, plan.recomputed)
+    if not any(start <= at <= end for start, end in held):
         return False
     if any(v not in plan.placements or v in plan.recomputed or v in pinned or _callee_holds_unplaced(v)
            for v in group if v is not value):
-        return False  # a callee holds it with a value that cannot go to DDR (an input, a weight)
-    held = liveness.spans(value, now, plan.recomputed)
-    return any(start <= at <= end for start, end in held)
+        return None  # a callee holds it with a value that cannot go to DDR (an input, a weight)
+    return True
 
 
 def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
-                       shared: dict[SSAValue, list[SSAValue]]) -> bool:
-    """Whether a recompute is still open and frees HBM at position `at`: its values and
-    the chain's inputs are in HBM, no recompute reads its values, and a value an
-    outlined layer holds with others (a call's result at an index) is in a group none
-    of which is in DDR (the clone's result is in HBM, where the callee writes it)."""
+                       shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
+    """Whether a recompute frees HBM at position `at` (True), not there (False), or is
+    closed for good (None): its values and the chain's inputs must be in HBM, no
+    recompute reads its values, and a value an outlined layer holds with others (a
+    call's result at an index) is in a group none of which is in DDR (the clone's
+    result is in HBM, where the callee writes it)."""
     inputs = chain_inputs(list(candidate.chain))
     if any(plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs):
-        return False
+        return None
     for saved in candidate.values:
         value = saved.value
         if plan.placements[value] != Placement.HBM or value in pinned:
-            return False
+            return None
         group = shared.get(value, [value])
         if len(group) > 1 and not isinstance(saved.producer, func.CallOp):
-            return False  # a kernel's result a callee reads at a parameter it shares, or a view's
+            return None  # a kernel's result a callee reads at a parameter it shares, or a view's
         if any(plan.placements.get(v) == Placement.DDR for v in group):
-            return False
+            return None
     return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
 
 
@@ -615,6 +663,8 @@ def _recompute_call(call: func.CallOp, values: list[SavedValue], phases: dict[Op
     phases[clone] = Phase.BACKWARD
     position = {index: i for i, index in enumerate(indices)} if callee is not _callee(call) \
         else {i: i for i in range(len(call.results))}
+    for index, at in position.items():
+        clone.results[at].name_hint = call.results[index].name_hint
     _read_clone(values, {s.value: clone.results[position[s.index]] for s in values}, block)
 
 
@@ -774,7 +824,10 @@ def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
     table = {cls: {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0} for cls in ("activations", "gradients")}
     for saved in (*step.saved, *step.gradients):
         table["gradients" if saved.gradient else "activations"][plan.placements[saved.value].value] += saved.bytes
-    table["activations"]["ddr"] += sum(t.bytes for t in spilled)
+    classes = update_classes(module, step.function)
+    for spilled_value in spilled:
+        cls = classes.get(spilled_value.value, "activations")
+        table.setdefault(cls, {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0})["ddr"] += spilled_value.bytes
     table["activations"]["sram"] += _inner_saved_bytes(step)
     set_training_memory(module, table)
     globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
@@ -783,6 +836,23 @@ def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
             set_memory_class(globals_[name], "optimizer state")
     for name in plan.ddr_globals:
         globals_[name].tier = TierAttr(Tier.DDR)
+
+
+def update_classes(module: ModuleOp, function: func.FuncOp) -> dict[SSAValue, str]:
+    """The new value of each global the step writes back (`rdu.result_updates`), by the
+    global's class: "weights" for a parameter, "optimizer state" for the rest. Such a
+    value (an optimizer's update of a weight, or of Adam's moments) is a buffer of its
+    own from its kernel to the step's end, where it is written back: a spill of it is
+    counted with its state, not with the activations."""
+    terminator = function.body.block.last_op
+    if not isinstance(terminator, func.ReturnOp):
+        return {}
+    globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
+    found: dict[SSAValue, str] = {}
+    for value, update in zip(terminator.arguments, result_updates(function)):
+        if update is not None and update.kind == "buffer" and update.name in globals_:
+            found[value] = "weights" if _kind(globals_[update.name]) == "parameter" else "optimizer state"
+    return found
 
 
 def _mark_callee_result(saved: SavedValue) -> None:
@@ -862,6 +932,7 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
               for s in (*step.saved, *step.gradients, *_temporaries(step))}
     plan = plan_placements(step, module, target, recompute=False)
     memory = training_memory(module)
+    classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):
         if plan.placements[saved.value] != Placement.DDR or before.get(saved.value) == Placement.DDR:
             continue
@@ -869,7 +940,7 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
         marks[saved.index] = Placement.DDR.value
         set_saved(saved.producer, marks)
         _mark_callee_result(saved)
-        cls = "gradients" if saved.gradient else "activations"
+        cls = "gradients" if saved.gradient else classes.get(saved.value, "activations")
         memory[f"{cls}.ddr"] = memory.get(f"{cls}.ddr", 0) + saved.bytes
         if saved in step.saved or saved in step.gradients:
             memory[f"{cls}.hbm"] = max(0, memory.get(f"{cls}.hbm", 0) - saved.bytes)
