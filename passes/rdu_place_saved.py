@@ -16,10 +16,13 @@ as `rdu.saved`:
   the forward kernels it needs (at most `RECOMPUTE_CHAIN_LIMIT`), back to
   values the backward has anyway: weights, user inputs, saved values kept in
   memory (which then stay: a recompute's inputs are never recomputed). A
-  forward call of an outlined layer is cloned whole the same way, from its
+  forward call of an outlined layer is run again the same way, from its
   own operands (the layer's input and weights, held in HBM until the clone
   runs), giving all its saved results at once but the one another forward
-  call reads (the next layer's input, which that layer's clone reads).
+  call reads (the next layer's input, which that layer's clone reads): the
+  new call's callee is the layer cut to those results (`callee_cone`,
+  `@layer_forward_recompute`), so the output and what only it needs (a
+  down projection and its tp all-reduce) do not run again.
 
 The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
@@ -63,7 +66,14 @@ modeled, not measured.
 Every kernel and call gets `rdu.phase`; globals the step writes back that
 are not parameters are marked `rdu.memory_class = "optimizer state"`. The
 module gets `rdu.training_memory`: the bytes of activations and gradients by
-placement (the report adds the globals' final tiers).
+placement, and the spilled new values of weights and optimizer state (the
+updates the step writes back, `update_classes`) under their class (the
+report adds the globals' final tiers).
+
+The planner drops a candidate once it is closed for good (`_applies`: None)
+and keeps the live-bytes profile per position up to date as placements
+change (`_Liveness.place`), rather than rescanning every candidate and
+recounting every value after each choice.
 """
 
 from __future__ import annotations
