@@ -909,7 +909,8 @@ class _TensorPartitioner:
         block = self.function.body.block
         self.heads = head_sizes(self.function)
         if self.data_parallel:
-            for arg, split in batch_splits(self.function, self.tp):
+            executed = executed_microbatches(self.module) if self.function is entry_function(self.module) else 1
+            for arg, split in batch_splits(self.function, self.tp, executed):
                 self._shard_arg(arg, split)
         for arg, seed in zip(list(self.function.args), self.seeds):
             if isinstance(seed, Split) and seed.valid(self.tp) and seed.fits(self.full_shape(arg)):
