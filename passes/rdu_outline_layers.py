@@ -754,7 +754,7 @@ def outline_phase(module: ModuleOp, function: func.FuncOp, phase: Phase) -> int:
     ops = [op for op in function.body.block.ops if phase_of(op) == phase]
     count = executed_microbatches(module)
     if count > 1:
-        labels = microbatch_labels(function, count)
+        labels = microbatch_labels(function, count, RduOutlineLayers.name)
         hoist_shared(function.body.block, ops, labels)
         sink_joined(function.body.block, [op for op in function.body.block.ops if phase_of(op) == phase], labels)
         ops = [op for op in function.body.block.ops if phase_of(op) == phase]
