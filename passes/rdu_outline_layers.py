@@ -726,10 +726,11 @@ def sink_joined(block: Block, ops: Sequence[Operation], labels: dict[Operation, 
     end = ops[-1].next_op if ops else None
     if first is None or end is None:
         return
+    start = {o: i for i, o in enumerate(block.ops)}  # only ops after `first` move, and only later
     for op in reversed(ops):
-        index = {o: i for i, o in enumerate(block.ops)}
-        if labels.get(op, JOINED) != JOINED or index[op] < index[first]:
+        if labels.get(op, JOINED) != JOINED or start[op] < start[first]:
             continue
+        index = {o: i for i, o in enumerate(block.ops)}
         readers = [_top(use.operation, block) for result in op.results for use in result.uses]
         reader = min((r for r in [*readers, end] if r is not None), key=index.__getitem__)
         if reader is not op.next_op:
