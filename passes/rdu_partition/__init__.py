@@ -126,11 +126,11 @@ from rducc.dialects.rdu.collectives import (
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
+    ConvOp,
     GatherOp,
     IotaOp,
     KernelOp,
     MapOp,
-    ConvOp,
     MatmulOp,
     ReduceKind,
     ReduceOp,
