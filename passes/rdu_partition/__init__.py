@@ -126,6 +126,7 @@ from rducc.dialects.rdu.collectives import (
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
+    ConvOp,
     GatherOp,
     IotaOp,
     KernelOp,
@@ -909,7 +910,8 @@ class _TensorPartitioner:
         block = self.function.body.block
         self.heads = head_sizes(self.function)
         if self.data_parallel:
-            for arg, split in batch_splits(self.function, self.tp):
+            executed = executed_microbatches(self.module) if self.function is entry_function(self.module) else 1
+            for arg, split in batch_splits(self.function, self.tp, executed):
                 self._shard_arg(arg, split)
         for arg, seed in zip(list(self.function.args), self.seeds):
             if isinstance(seed, Split) and seed.valid(self.tp) and seed.fits(self.full_shape(arg)):
@@ -1306,7 +1308,7 @@ class _TensorPartitioner:
         reshape regroups dims (`reshape_split`); a linear layer on a replicated
         input splits its weight by columns; a broadcast may widen a split."""
         splits = [self.split_of(v) for v in op.operands]
-        if all(s is None for s in splits) and not isinstance(op, MatmulOp):
+        if all(s is None for s in splits) and not isinstance(op, MatmulOp | ConvOp):
             return [None] * len(splits), None
         if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
@@ -1331,6 +1333,8 @@ class _TensorPartitioner:
             return None
         if result is None and isinstance(op, MatmulOp):
             return self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+        if result is None and isinstance(op, ConvOp):
+            return self._conv_channel_split(op)
         if isinstance(op, BroadcastOp) and result is not None:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
@@ -1736,6 +1740,18 @@ class _TensorPartitioner:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
         stride = self.tp // parts
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _conv_channel_split(self, op: ConvOp) -> tuple[list[Layout], Layout]:
+        """A convolution of a weight on a replicated input: split its output channels
+        (the weight's dim 0, the result's channel dim 1) over every rank, as a linear
+        layer's columns; the next convolution reads them split, contracts its input
+        channels per rank and gives a partial sum (`_plan_partial`, the row split).
+        Replicated when data parallel, grouped, or the channels do not divide."""
+        channels = self.full_shape(op.weight)[0]
+        if (self.data_parallel or not self._is_weight(_uncast(op.weight)) or op.groups.value.data != 1
+                or channels % self.tp):
+            return [None, None], None
+        return [None, Split.whole(0, self.tp)], Split.whole(1, self.tp)
 
     def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
         """The most parts (a factor of tp) the columns split into, per block, that
@@ -2299,8 +2315,8 @@ class RduPartition(RduPass):
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "
-                f"dimension (output columns, heads) that divides {self.tp} ways, so every socket would "
-                f"run the whole model; use a tp that divides the model's hidden sizes"
+                f"dimension (output columns, heads, convolution channels) that divides {self.tp} ways, so "
+                f"every socket would run the whole model; use a tp that divides the model's hidden sizes"
             )
 
 
