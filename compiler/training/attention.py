@@ -261,10 +261,13 @@ def _repeated_source(node: Any) -> tuple[torch.fx.Node, int] | None:
     if not isinstance(expanded, torch.fx.Node) or expanded.target is not torch.ops.aten.expand.default:
         return None
     source = expanded.args[0]
-    shapes = [n.meta.get("val") for n in (source, expanded, node)] if isinstance(source, torch.fx.Node) else []
-    if len(shapes) != 3 or not all(isinstance(s, torch.Tensor) for s in shapes):
+    if not isinstance(source, torch.fx.Node):
         return None
-    before, wide, after = (tuple(s.shape) for s in shapes)
+    shapes = [n.meta.get("val") for n in (source, expanded, node)]
+    tensors = [s for s in shapes if isinstance(s, torch.Tensor)]
+    if len(tensors) != 3:
+        return None
+    before, wide, after = (tuple(t.shape) for t in tensors)
     if len(before) != 5 or before[2] != 1 or wide[:2] + wide[3:] != before[:2] + before[3:]:
         return None
     if after != (before[0], before[1] * wide[2], *before[3:]):
