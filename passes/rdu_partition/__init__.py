@@ -2180,7 +2180,7 @@ def choose_split(module: ModuleOp, target_spec: str = "", ep: int = 0) -> tuple[
     Pipeline stages do not shorten one token's way through the model, so
     splits with pp > 1 are modeled only when no pp = 1 split fits one
     socket's HBM (they hold fewer weights a socket)."""
-    return chosen_split(module, target_spec, ep)[:3]  # type: ignore[return-value]
+    return chosen_split(module, target_spec, ep)[:3]
 
 
 def chosen_split(module: ModuleOp, target_spec: str = "", ep: int = 0
