@@ -33,6 +33,12 @@ def decode():
     return models.tiny_llama8_decode(layers=LAYERS)
 
 
+@pytest.fixture(scope="module")
+def exported(decode):
+    """The decode step exported once for the tests that import it themselves."""
+    return models.export(*decode)
+
+
 def _visits(monkeypatch) -> Counter:
     """Count the ops the partitioner visits, by the function that holds them."""
     visits: Counter = Counter()
@@ -69,11 +75,9 @@ def test_outlined_layers_are_partitioned_once_and_match_eager(decode, monkeypatc
     assert program.simulate().modeled_time_s == pytest.approx(inline.simulate().modeled_time_s, rel=1e-9)
 
 
-def test_partition_estimate_counts_each_call_of_a_layer(decode):
+def test_partition_estimate_counts_each_call_of_a_layer(exported):
     """The split chooser's level-1 estimate costs an outlined layer once a call:
     the same seconds as the inline layers (a split with tp and pp)."""
-    model, inputs = decode
-    exported = models.export(model, inputs)
     target = load_target("sn40l-8")
     outlined, inline = import_exported(exported), import_exported(exported)
     lower(outlined, target, passes=parse_passes("rdu-canonicalize,rdu-outline-layers"))
@@ -84,7 +88,7 @@ def test_partition_estimate_counts_each_call_of_a_layer(decode):
     assert partition_estimate(outlined, target) == pytest.approx(partition_estimate(inline, target), rel=1e-9)
 
 
-def test_the_chooser_partitions_only_candidates_that_could_win(decode, monkeypatch):
+def test_the_chooser_partitions_only_candidates_that_could_win(exported, monkeypatch):
     """`chosen_split` picks what modeling every pp = 1 candidate picks (the least
     level-1 estimate, the earlier on ties), partitions fewer of them (a split
     without experts models no faster than the unsplit estimate / tp), and hands
@@ -93,10 +97,10 @@ def test_the_chooser_partitions_only_candidates_that_could_win(decode, monkeypat
 
     from rducc.dialects.contracts import set_target
 
-    model, inputs = decode
-    module = rducc.compile(model, inputs, target="sn40l-16", passes="rdu-canonicalize,rdu-outline-layers").module
     # a slow HBM, so that the weight reads (not the collectives) decide, as at full size
     target = dataclasses.replace(load_target("sn40l-16"), name="slow-hbm", hbm_bandwidth=1e8)
+    module = import_exported(exported)
+    lower(module, target, passes=parse_passes("rdu-canonicalize,rdu-outline-layers"))
     set_target(module, target)
     modeled = {}
     for tp, pp in rdu_partition.candidate_splits(target.sockets):
