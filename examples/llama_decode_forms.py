@@ -709,15 +709,16 @@ def tiny_config(layers: int = 3):
 # -- transformers' decoders, exported for decode with their static cache ------------------------
 
 
-def _hf_configs(small: bool) -> dict[str, Callable[[], tuple]]:
-    """Per family: (config, causal-LM class); small (tests) or Llama 3.1 8B's sizes (bench, meta)."""
+def _hf_configs(small: bool, layers: int | None = None) -> dict[str, Callable[[], tuple]]:
+    """Per family: (config, causal-LM class); small (tests) or Llama 3.1 8B's sizes (bench, meta);
+    `layers` decoder layers (default: 2 small, 32 at 8B's sizes)."""
     import transformers as hf
 
     if small:
-        sizes = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        sizes = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=layers or 2,
                      num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=64)
     else:
-        sizes = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+        sizes = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=layers or 32,
                      num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=8192)
     neox = {k: v for k, v in sizes.items() if k != "num_key_value_heads"}
     return {
@@ -734,14 +735,14 @@ def _hf_configs(small: bool) -> dict[str, Callable[[], tuple]]:
 HF_FAMILIES = ("llama", "mistral", "qwen2", "gemma2", "phi3", "gpt_neox")
 
 
-def hf_decode(family: str, cached: int, small: bool = True, seed: int = 0):
+def hf_decode(family: str, cached: int, small: bool = True, seed: int = 0, layers: int | None = None):
     """transformers' `family` decode step (one token at position 3) with its static KV
     cache of `cached` positions, exported: (wrapper, ExportedProgram, example kwargs).
     Small on the CPU (f32), or at Llama 3.1 8B's sizes on the meta device (bf16)."""
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
     torch.manual_seed(seed)
-    config, model_class = _hf_configs(small)[family]()
+    config, model_class = _hf_configs(small, layers)[family]()
     device, dtype = ("cpu", torch.float32) if small else ("meta", torch.bfloat16)
     with torch.device(device):
         model = model_class(config).to(dtype).eval()
