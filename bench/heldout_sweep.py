@@ -691,6 +691,230 @@ class AutoBatchAttention(nn.Module):
         return F.scaled_dot_product_attention(x[:, None], x[:, None], x[:, None], is_causal=True)[:, 0]
 
 
+# ----------------------------------------------------------------- round 9: new forms (general9)
+@case("complex", [(randn(4).abs(), randn(4, seed=1))])
+class CatComplexWithReal(nn.Module):
+    def forward(self, r, theta):
+        z = torch.polar(r, theta)
+        return torch.cat([z, r, torch.arange(2)]), torch.stack([z.real, z.imag, r]).sum(0)
+
+
+@case("complex", [(torch.complex(randn(3, 4), randn(3, 4, seed=1)),),
+                  (torch.complex(randn(3, 4, seed=2), randn(3, 4, seed=3)),)])
+class ComplexInputNormAndConj(nn.Module):
+    def forward(self, z):
+        return torch.linalg.vector_norm(z, dim=-1), (z.conj() * z).real, torch.view_as_real(z * 1j)
+
+
+@case("complex", [(randn(2, 32),)])
+class StftMagnitudePhase(nn.Module):
+    def forward(self, x):
+        spec = torch.stft(x, n_fft=8, hop_length=4, window=torch.hann_window(8), return_complex=True)
+        return spec.abs().sum(-1), (spec[:, 1:-1] * spec[:, 1:-1].conj()).real.mean(), spec[:, 1:3]
+
+
+@case("numbers", [(randn(5), randn(5, seed=1)), (randn(5, seed=2), randn(5, seed=3))])
+class ItemChainThroughFloats(nn.Module):
+    def forward(self, x, y):
+        a = x.sum().item()
+        b = y.abs().max().item()
+        c = a * b - a / (b + 3.0)
+        return c, x * c + b, c - 2 * a
+
+
+@case("numbers", [(torch.tensor(5), torch.tensor(0.25), randn(6)),
+                  (torch.tensor(2), torch.tensor(-1.5), randn(6, seed=1))])
+class ItemIntTimesFloat(nn.Module):
+    def forward(self, n, f, x):
+        k, g = n.item(), f.item()
+        return k * g + k // 2 - g, x * (k + g), (x > g).sum() + k
+
+
+@case("numbers", [(torch.tensor([0.5, -1.0, 2.0]), randn(4)), (torch.tensor([1.0, 1.0, -3.0]), randn(4, seed=1))])
+class TolistHorner(nn.Module):
+    def forward(self, w, x):
+        s = 0.0
+        for v in w.tolist():
+            s = s * 0.5 + v
+        return s, x * s - s
+
+
+@case("data", [(randn(10),), (randn(10, seed=5),)],
+      refuses={1: "'nonzero': the input has another number of nonzero elements than the 4 compiled for"})
+class NonzeroSortCumsum(nn.Module):
+    def forward(self, x):
+        vals = x[(x > 0).nonzero().squeeze(1)]
+        ordered = vals.sort(descending=True).values
+        return ordered.cumsum(0).sum() / (vals.numel() + 1), ordered.square().sum()
+
+
+@case("data", [(randn(4, 6), torch.tensor([1, 0, 1, 1, 0, 1]).bool()),
+               (randn(4, 6, seed=1), torch.tensor([1, 1, 0, 0, 1, 1]).bool())])
+class MaskedColumnsViewPairs(nn.Module):
+    def forward(self, x, keep):
+        cols = x[:, keep]
+        return cols.reshape(4, -1, 2).sum(-1).mean(-1), cols.t().contiguous().view(-1).sum()
+
+
+@case("data", [(randn(6, 3), torch.tensor([2, 0, 2, 1, 0, 2])), (randn(6, 3, seed=1), torch.tensor([1, 1, 0, 2, 2, 2]))])
+class BincountOffsetsGather(nn.Module):
+    def forward(self, x, group):
+        counts = torch.bincount(group, minlength=3)
+        starts = counts.cumsum(0) - counts
+        ordered = x[torch.argsort(group, stable=True)]
+        return ordered.index_select(0, starts.clamp(max=5)), counts.float().std()
+
+
+@case("moe", _moe_inputs())
+class TopTwoIndexAdd(_Experts):
+    def forward(self, x):
+        gates = self.router(x).softmax(-1)
+        weight, chosen = gates.topk(2, dim=-1)
+        weight = weight / weight.sum(-1, keepdim=True)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            token, slot = (chosen == e).nonzero(as_tuple=True)
+            out.index_add_(0, token, expert(x[token]) * weight[token, slot, None])
+        return out
+
+
+@case("moe", _moe_inputs())
+class SplitByExpertSizes(_Experts):
+    def forward(self, x):
+        expert = self.router(x).argmax(-1)
+        order = expert.argsort(stable=True)
+        sizes = (expert[:, None] == torch.arange(3)).sum(0).tolist()
+        parts = x[order].split(sizes)
+        y = torch.cat([e(p) for e, p in zip(self.experts, parts)])
+        return y[order.argsort()]
+
+
+class ParamBitsView(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.linspace(-2, 2, 12).reshape(3, 4))
+
+    def forward(self, x):
+        halved = (self.w.view(torch.int32) - (1 << 23)).view(torch.float32)  # exponent - 1: w / 2
+        return x @ halved.t(), self.w.view(torch.int16)[:, ::2].float()
+
+
+case("storage", [(randn(2, 4),)])(ParamBitsView)
+
+
+class ChannelsLastParamStrided(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.arange(12.0).reshape(1, 3, 2, 2).to(memory_format=torch.channels_last))
+
+    def forward(self, x):
+        return x + self.w.as_strided((4, 3), (3, 1)), self.w.unfold(1, 2, 1).sum(-1)
+
+
+case("storage", [(randn(4, 3),)])(ChannelsLastParamStrided)
+
+
+class TimmBlockDropPathTrain(nn.Module):
+    """A timm-style block in train mode: stochastic depth (a per-sample Bernoulli scale) and dropout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.norm, self.fc = nn.LayerNorm(16), nn.Linear(16, 16)
+
+    def forward(self, x):
+        keep = 0.5
+        scale = x.new_empty(x.shape[0], 1, 1).bernoulli_(keep) / keep
+        return x + F.dropout(self.fc(self.norm(x)), 0.25, training=True) * scale
+
+
+def _drop_path(got: Any, eager: Any) -> None:
+    """Each sample's residual branch is dropped whole or scaled by 2: about half the samples equal x."""
+    g = torch.as_tensor(got)
+    assert g.shape == eager.shape and g.dtype == eager.dtype
+    x = randn(400, 4, 16, seed=7)
+    same = (g - x).abs().amax((1, 2)) == 0
+    assert 0.35 < same.double().mean() < 0.65, same.double().mean()
+    ours, eagers = (g - x)[~same].double(), (eager - x)[(eager - x).abs().amax((1, 2)) != 0].double()
+    assert abs(ours.mean() - eagers.mean()) < 0.05 and abs(ours.std() / eagers.std() - 1) < 0.1, (ours.std(), eagers.std())
+
+
+case("random", [(randn(400, 4, 16, seed=7),)], check=_drop_path, train=True)(TimmBlockDropPathTrain)
+
+
+@case("random", [(-torch.ones(4000),)], check=_moments(-(1 / 8 + 1 / 3) / 2, (1 / 3 - 1 / 8) ** 2 / 12, tol=0.02))
+class RreluTrainNegative(nn.Module):
+    def forward(self, x):
+        return F.rrelu(x, training=True)
+
+
+_batch = Dim("batch", min=1, max=8)
+
+
+@case("dynamic", [(randn(2, 4, 8),), (randn(4, 8, 8, seed=1),), (randn(3, 5, 8, seed=2),)],
+      **_dyn([], ({0: _batch, 1: Dim("seq", min=2, max=16)},), {"batch": [2, 4], "seq": [4, 8]}))
+class TwoDimsReshapeRows(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(8, 6)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        rows = self.lin(x.reshape(b * s, d)).reshape(b, s, 3, 2)
+        return rows.permute(0, 2, 1, 3).reshape(b, 3, s * 2).amax(-1)
+
+
+@case("dynamic", [(randn(2, 8, 4),), (randn(2, 5, 4, seed=1),), (randn(2, 3, 4, seed=2),)],
+      **_dyn([], ({1: Dim("seq", min=2, max=16)},), {"seq": [8]}))
+class PaddedSeqPoolOfLinear(nn.Module):
+    """seq 5 and 3 run the seq=8 bucket: the mean, softmax and max over seq read a linear's output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h.mean(1), torch.softmax(h, 1), h.reshape(2, -1).amax(1), (h * x).sum(1)
+
+
+@case("dynamic", [(randn(2, 8, 4),), (randn(2, 6, 4, seed=1),)],
+      **_dyn([], ({1: Dim("seq", min=2, max=16)},), {"seq": [8]}))
+class PaddedSeqPositionalMax(nn.Module):
+    """A positional parameter sliced to the sequence, added, then the max and argmax over seq."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.pos = nn.Parameter(torch.randn(16, 4))
+
+    def forward(self, x):
+        h = x + self.pos[: x.shape[1]]
+        return h.amax(1), h.argmax(1), torch.logsumexp(h, 1)
+
+
+class TorchMhaPaddedBatch(nn.Module):
+    """torch's own batch-first MultiheadAttention with a key padding mask: batch is found safe to pad
+    (seq is refused: attention reads across keys); batch 3 runs the batch=4 bucket. (Was a plan check
+    in test_shape_padding.py.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, mask):
+        return self.attn(x, x, x, key_padding_mask=mask == 0, need_weights=False)[0]
+
+
+_mha_dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+case("dynamic", [(randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long)),
+                 (randn(3, 6, 8, seed=1), torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 5 + [0]]))],
+     **_dyn([], (_mha_dims, _mha_dims), {"batch": [2, 4], "seq": [6]}))(TorchMhaPaddedBatch)
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]

@@ -506,8 +506,18 @@ class BucketedProgram:
     def program_for(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Program:
         """The bucket's Program a call with these inputs runs (their exact shapes, else
         the smallest bucket they pad up to); else one error listing the compiled ones."""
-        given = self.programs[0][1]._flat_inputs(tensors, named)
+        given = self._user_inputs(tensors, named)
         return self.programs[self._pick(given).index][1]
+
+    def _user_inputs(self, tensors: tuple, named: dict[str, Any]) -> list[Any]:
+        """The user inputs flattened as exported; a program with hidden validity inputs (masked
+        reductions, `rducc.shapes.padding`) was re-exported with flat inputs: they come by position."""
+        if self.padding is None or not self.padding.validity_dims():
+            return self.programs[0][1]._flat_inputs(tensors, named)
+        if named:
+            raise RduccError("this program takes its inputs by position (its reductions along a padded dim "
+                             "read hidden validity inputs after them)")
+        return pytree.tree_leaves(tensors)
 
     def _pick(self, given: Sequence[Any]) -> Any:
         from rducc.shapes import pick_bucket
@@ -527,12 +537,14 @@ class BucketedProgram:
         of a smaller size of a dim the program lets pad run the smallest bucket that
         covers them, padded with zeros (or the neutral value of a max, min or
         product they meet), and its outputs are cut back (docs/shapes.md)."""
-        from rducc.shapes.padding import cut_outputs, pad_arrays
+        from rducc.shapes.padding import cut_outputs, pad_arrays, validity_inputs
 
-        given = self.programs[0][1]._flat_inputs(tensors, named)
+        given = self._user_inputs(tensors, named)
         call = self._pick(given)
         program = self.programs[call.index][1]
         declared = self._declared[call.index][1]
+        if self.padding is not None:  # the hidden validity inputs of masked reductions (none when none)
+            given = [*given, *(torch.from_numpy(v) for v in validity_inputs(self.padding, call.real))]
         if [tuple(t.shape) for t in given] == [tuple(s) for s in declared]:
             return program._call_flat(given)
         assert self.padding is not None

@@ -1015,7 +1015,7 @@ class PaddingAttr(ParametrizedAttribute):
     refused: ArrayAttr[StringAttr]
     fills: ArrayAttr[StringAttr]
     """Per user input, the value its padded positions hold ("" for zero; "-inf", "inf", "1": the neutral
-    value of a max, min or product its padded dim meets)."""
+    value of a max, min or product its padded dim meets); then "valid" per hidden validity input."""
 
     def verify(self) -> None:
         bad_fill = [f.data for f in self.fills.data if f.data not in PAD_FILLS]
@@ -1023,6 +1023,11 @@ class PaddingAttr(ParametrizedAttribute):
             raise VerifyException(f"#rdu.padding fills an input with '{bad_fill[0]}'; a fill is one of "
                                   f"{', '.join(repr(f) for f in PAD_FILLS)}")
         known = {d.data for d in self.dims.data}
+        for row, fill in zip(self.inputs.data, self.fills.data):
+            names = [n.data for n in row.data]
+            if fill.data == PAD_VALID and (len(names) != 1 or names[0] not in known):
+                raise VerifyException(f"#rdu.padding has a validity input of dims {names}; it is one vector "
+                                      "over one padded dim")
         for rows in (self.inputs.data, self.outputs.data):
             for row in rows:
                 bad = [n.data for n in row.data if n.data and n.data not in known]
@@ -1030,7 +1035,10 @@ class PaddingAttr(ParametrizedAttribute):
                     raise VerifyException(f"#rdu.padding names '{bad[0]}', which is not one of its dims")
 
 
-PAD_FILLS = ("", "-inf", "inf", "1")
+PAD_VALID = "valid"
+"""The fill of a hidden validity input (after the user inputs; its row names its one dim): true at the
+real positions, false (padded) at the others, made by the caller for masked reductions."""
+PAD_FILLS = ("", "-inf", "inf", "1", PAD_VALID)
 """The values a padded input may be filled with ("" is zero)."""
 
 

@@ -21,13 +21,19 @@ product only up to the map). The pair also needs:
   dtype;
 - the map's body one `arith.addf` of its two arguments, its other input a
   rank-1 bias of the product's last dim, its result the product's type.
+
+A convolution and its bias add pair the same way (`kernels.conv` with the
+bias: oneDNN adds it in the convolution's epilogue, as eager's `F.conv2d`
+does; the GEMM paths add it in place): an `rdu.conv` read by the map alone,
+f32 or f64 of one dtype, the bias `[C, 1, ...]` of the result's channels
+(how a convolution's bias imports, broadcast over the spatial dims).
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import element_of, shape_of
@@ -39,21 +45,35 @@ def _wide_float(value_type: object) -> bool:
     return isinstance(value_type, TensorType) and isinstance(element_of(value_type), Float32Type | Float64Type)
 
 
-def _product(matmul: rdu.MatmulOp, placement: Placement) -> bool:
-    """The matmul is a linear layer's product whose value only a map reads."""
-    types = (matmul.lhs.type, matmul.rhs.type, matmul.result.type)
+Product = rdu.MatmulOp | rdu.ConvOp
+"""An op whose bias add may run in its epilogue."""
+
+
+def _product(product: Operation, placement: Placement) -> bool:
+    """The op is a linear layer's product (a rank-2 weight) or a convolution
+    whose value only a map reads."""
+    if not isinstance(product, Product):
+        return False
+    types = (*(v.type for v in product.operands), product.result.type)
+    weight = product.rhs if isinstance(product, rdu.MatmulOp) else product.weight
     return all(_wide_float(t) for t in types) and len({element_of(t) for t in types}) == 1 \
-        and len(shape_of(matmul.rhs.type)) == 2 and matmul.result not in placement.outs \
-        and len(list(matmul.result.uses)) == 1
+        and (isinstance(product, rdu.ConvOp) or len(shape_of(weight.type)) == 2) \
+        and product.result not in placement.outs and len(list(product.result.uses)) == 1
 
 
-def _adds_bias(bias_add: Operation, matmul: rdu.MatmulOp) -> bool:
-    """`bias_add` is a map `product + bias` (either order), bias `[N]`."""
+def _bias_shape(product: Product) -> tuple[int, ...]:
+    """The bias's shape: `[N]` of a product, `[C, 1, ...]` of a convolution."""
+    shape = tuple(shape_of(product.result.type))
+    return shape[-1:] if isinstance(product, rdu.MatmulOp) else (shape[1],) + (1,) * (len(shape) - 2)
+
+
+def _adds_bias(bias_add: Operation, matmul: Product) -> bool:
+    """`bias_add` is a map `product + bias` (either order), bias `[N]` (`[C, 1, ...]`)."""
     if not isinstance(bias_add, rdu.MapOp) or len(bias_add.inputs) != 2 \
             or bias_add.results[0].type != matmul.result.type:
         return False
     others = [v for v in bias_add.inputs if v is not matmul.result]
-    if len(others) != 1 or shape_of(others[0].type) != shape_of(matmul.result.type)[-1:] \
+    if len(others) != 1 or tuple(shape_of(others[0].type)) != _bias_shape(matmul) \
             or element_of(others[0].type) != element_of(matmul.result.type):
         return False
     block = bias_add.body.block
@@ -62,21 +82,39 @@ def _adds_bias(bias_add: Operation, matmul: rdu.MatmulOp) -> bool:
         and set(body[0].operands) == set(block.args) and body[1].operands[0] is body[0].result
 
 
-def _at_the_add(matmul: rdu.MatmulOp, bias_add: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
+def _at_the_add(matmul: Product, bias_add: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
     """The folded step may run where the add did, into the add's bytes: nothing
     from the product up to the add (the add's result included) writes the
     product's operands."""
-    operands = [placement.read(v) for v in (matmul.lhs, matmul.rhs)]
+    operands = [placement.read(v) for v in matmul.operands]
     span = ops[ops.index(matmul) + 1:ops.index(bias_add) + 1]
     return not any(overlap(placement.written(step), b) for step in span for b in operands if b is not None)
 
 
-def _at_the_product(matmul: rdu.MatmulOp, bias_add: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
-    """The folded step may run where the product did, into the product's bytes,
-    the add's value read from there: the bias is ready by then, the add is not
-    yielded, and nothing from the add to its last reader writes those bytes."""
+def _early_bias(matmul: Product, bias_add: rdu.MapOp, ops: list[Operation], placement: Placement) -> SSAValue | None:
+    """The value the product's step can read the bias from: the add's other
+    input when it is computed before the product, or the input buffer a
+    reshape after the product reshapes into it (a convolution's `[C]` bias as
+    `[C, 1, 1]`) when nothing from the product up to that reshape writes the
+    buffer's bytes; else None."""
     bias = next(v for v in bias_add.inputs if v is not matmul.result)
-    if isinstance(bias.owner, Operation) and (bias.owner not in ops or ops.index(bias.owner) > ops.index(matmul)):
+    owner = bias.owner
+    if not isinstance(owner, Operation) or owner not in ops or ops.index(owner) < ops.index(matmul):
+        return bias
+    if not isinstance(owner, rdu.ReshapeOp) or not isinstance(owner.input, BlockArgument):
+        return None
+    buffer = placement.read(owner.input)
+    span = ops[ops.index(matmul):ops.index(owner) + 1]
+    return None if buffer is None or any(overlap(placement.written(step), buffer) for step in span) \
+        else owner.input
+
+
+def _at_the_product(matmul: Product, bias_add: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
+    """The folded step may run where the product did, into the product's bytes,
+    the add's value read from there: the bias is ready by then (`_early_bias`),
+    the add is not yielded, and nothing from the add to its last reader writes
+    those bytes."""
+    if _early_bias(matmul, bias_add, ops, placement) is None:
         return False
     own = placement.written(matmul)
     readers = [use.operation for use in bias_add.results[0].uses]
@@ -94,13 +132,15 @@ class BiasFolds:
     def __init__(self, compute: ComputeOp) -> None:
         placement = Placement(compute)
         ops = list(compute.body.block.ops)[:-1]
-        self.at_add: dict[rdu.MapOp, rdu.MatmulOp] = {}
+        self.at_add: dict[rdu.MapOp, Product] = {}
         """Bias add -> its product: the add's step computes both into the add's bytes."""
-        self.at_product: dict[rdu.MatmulOp, rdu.MapOp] = {}
+        self.at_product: dict[Product, rdu.MapOp] = {}
         """Product -> its bias add: the product's step computes both into the
         product's bytes, where the add's value is read."""
+        self.bias: dict[rdu.MapOp, SSAValue] = {}
+        """Bias add -> the value its folded step reads as the bias."""
         for op in ops:
-            if not isinstance(op, rdu.MatmulOp) or not _product(op, placement):
+            if not isinstance(op, Product) or not _product(op, placement):
                 continue
             bias_add = next(use.operation for use in op.result.uses)
             if bias_add not in ops or not _adds_bias(bias_add, op):
@@ -108,8 +148,11 @@ class BiasFolds:
             assert isinstance(bias_add, rdu.MapOp)
             if _at_the_add(op, bias_add, ops, placement):
                 self.at_add[bias_add] = op
-            elif _at_the_product(op, bias_add, ops, placement):
+                self.bias[bias_add] = next(v for v in bias_add.inputs if v is not op.result)
+            elif _at_the_product(op, bias_add, ops, placement) \
+                    and (early := _early_bias(op, bias_add, ops, placement)) is not None:
                 self.at_product[op] = bias_add
+                self.bias[bias_add] = early
 
     def moved(self) -> frozenset[Operation]:
         """The bias adds whose value is not computed into their own bytes by
@@ -117,4 +160,4 @@ class BiasFolds:
         return frozenset([*self.at_add, *self.at_product.values()])
 
 
-__all__ = ["BiasFolds"]
+__all__ = ["BiasFolds", "Product"]

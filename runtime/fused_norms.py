@@ -29,7 +29,12 @@ op outside the chain and yielded by none (no output buffer), `x`, the last
 map's result and the intermediates are f32 or f64 of one dtype, and no op
 from the chain's first op up to the last map writes `x`'s bytes (the
 placement's bytes, `rducc.runtime.views.Placement`): the fused step reads
-`x` later than the first op would have. The intermediates' steps do not
+`x` later than the first op would have. Where `x` is a bias add folded at its
+product (`rducc.runtime.epilogues.BiasFolds.at_product`), its bytes are the
+product's: the fold keeps them only up to the add's last reader in program
+order, so those are the bytes checked up to the last map (checked against the
+add's own bytes, a softmax of a folded linear layer read bytes another value
+had overwritten). The intermediates' steps do not
 run; nothing reads their bytes. Where a layer norm's `x` bytes are reused
 once the centering has read them, the chain runs from `xc` instead (whose
 layer norm is x's), its sum, mean and centering running as before.
@@ -37,6 +42,7 @@ layer norm is x's), its sum, mean and centering running as before.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith
@@ -47,6 +53,7 @@ from xdsl.ir import Operation, SSAValue
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import element_of, shape_of
 from rducc.dialects.tier import ComputeOp
+from rducc.runtime.epilogues import BiasFolds
 from rducc.runtime.views import Placement, overlap
 
 Expr = str | tuple[object, ...]
@@ -161,11 +168,13 @@ def _read_by_chain_alone(chain: tuple[Operation, ...], last: Operation, placemen
     return not any(v in placement.outs or any(u.operation not in inside for u in v.uses) for v in values)
 
 
-def _kept(source: SSAValue, first: Operation, last: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
-    """Nothing after `first` up to (not including) the last map writes `source`'s bytes."""
+def _kept(source: SSAValue, first: Operation, last: rdu.MapOp, ops: list[Operation], placement: Placement,
+          held_by: Mapping[SSAValue, Operation]) -> bool:
+    """Nothing after `first` up to (not including) the last map writes `source`'s
+    bytes: its own, or those of the product whose step computes it (`held_by`)."""
     if first not in ops or last not in ops or ops.index(last) < ops.index(first):
         return False
-    read = placement.read(source)
+    read = placement.written(held_by[source]) if source in held_by else placement.read(source)
     span = ops[ops.index(first) + 1:ops.index(last)]
     return read is None or not any(overlap(placement.written(step), read) for step in span)
 
@@ -283,9 +292,15 @@ class NormChains:
     """The softmax and layer norm chains of one compute's body that run as one
     step each (module docstring)."""
 
-    def __init__(self, compute: ComputeOp) -> None:
+    def __init__(self, compute: ComputeOp, folds: BiasFolds | None = None) -> None:
+        """`folds`: the body's bias adds folded into their product; an add's value
+        computed at its product lives in the product's bytes, which the fold
+        keeps only up to the add's last reader in program order, not up to a
+        chain's last map (where the fused step reads it)."""
         placement = Placement(compute)
         ops = list(compute.body.block.ops)[:-1]
+        held_by: dict[SSAValue, Operation] = {} if folds is None else \
+            {add.results[0]: matmul for matmul, add in folds.at_product.items()}
         self.at_last: dict[rdu.MapOp, Chain] = {}
         """Last map -> its chain: the map's step computes the whole chain into its bytes."""
         for op in ops:
@@ -299,12 +314,12 @@ class NormChains:
             if found is None or found[0] in self.at_last or any(step in self.skipped() for step in (op, found[0])):
                 continue
             last, chain = found
-            if _kept(chain.x, op, last, ops, placement):
+            if _kept(chain.x, op, last, ops, placement, held_by):
                 self.at_last[last] = chain
             elif isinstance(chain, LayerNormChain):
                 centred = _from_centred(chain)
                 centre = centred.x.owner
-                if isinstance(centre, Operation) and _kept(centred.x, centre, last, ops, placement):
+                if isinstance(centre, Operation) and _kept(centred.x, centre, last, ops, placement, held_by):
                     self.at_last[last] = centred
 
     def skipped(self) -> frozenset[Operation]:

@@ -129,7 +129,7 @@ from rducc.runtime.engine import (
     value_name,
     weight_argument,
 )
-from rducc.runtime.epilogues import BiasFolds
+from rducc.runtime.epilogues import BiasFolds, Product
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
@@ -679,7 +679,7 @@ class PlacedProgram(Runner):
         # offset: the chip never writes it; the host materializes it in an array of its own
         streamed = streamed_views(list(block.ops)[:-1], set(yielded))
         folds = BiasFolds(op)  # a product and its bias add as one addmm (rducc.runtime.epilogues)
-        norms = NormChains(op)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
+        norms = NormChains(op, folds)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
         skipped = norms.skipped()
         # reshapes that run without a copy (rducc.runtime.views); those on their operand's bytes are layout views
         # each checked against what the fused steps and the views taken before it read and write
@@ -731,9 +731,9 @@ class PlacedProgram(Runner):
             if isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
                 linear = self._norm_step(norms.at_last[body_op], dest)
             elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
-                linear = self._linear_step(folds.at_add[body_op], body_op, dest)
-            elif isinstance(body_op, rdu.MatmulOp) and body_op in folds.at_product:
-                linear = self._linear_step(body_op, folds.at_product[body_op], dest)
+                linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest)
+            elif isinstance(body_op, Product) and body_op in folds.at_product:
+                linear = self._linear_step(body_op, folds.bias[folds.at_product[body_op]], dest)
             if linear is not None:
                 first.append((linear, body_op))
                 later.append((linear, body_op))
@@ -751,16 +751,33 @@ class PlacedProgram(Runner):
         ]
         return _compute_step(first, later, rotating, copies)
 
-    def _linear_step(self, matmul: rdu.MatmulOp, bias_add: rdu.MapOp, dest: int) -> Step:
-        """The bias add's step computing the product too (`kernels.linear`)."""
-        lhs, rhs = self._table.use(matmul.lhs), self._table.use(matmul.rhs)
-        bias = self._table.use(next(v for v in bias_add.inputs if v is not matmul.result))
+    def _linear_step(self, matmul: Product, bias_value: SSAValue, dest: int) -> Step:
+        """The folded step computing the product and adding `bias_value`
+        (`kernels.linear`, `kernels.conv` with its bias)."""
+        lhs, rhs = self._table.use(matmul.operands[0]), self._table.use(matmul.operands[1])
+        bias = self._table.use(bias_value)
+        if isinstance(matmul, rdu.ConvOp):
+            return self._conv_step(matmul, lhs, rhs, bias, dest)
         transposed = matmul.transpose_rhs is not None
 
         def linear(env: Env, context: RunContext) -> None:
             kernels.linear(env[lhs], env[rhs], env[bias], transposed, env[dest])
 
         return linear
+
+    @staticmethod
+    def _conv_step(conv: rdu.ConvOp, source: int, weight: int, bias: int, dest: int) -> Step:
+        """A convolution's step adding its bias too (`kernels.conv`)."""
+        stride, padding, dilation = (tuple(a.get_values()) for a in (conv.stride, conv.padding, conv.dilation))
+        groups, dtype = conv.groups.value.data, tensor_signature(conv.result.type)[1]
+        plan = kernels.conv_plan(tensor_signature(conv.input.type)[0], tensor_signature(conv.weight.type)[0],
+                                 stride, padding, dilation, groups, dtype)
+
+        def conv_with_bias(env: Env, context: RunContext) -> None:
+            kernels.conv(env[source], env[weight], stride, padding, dilation, groups, dtype, env[dest], plan,
+                         env[bias])
+
+        return conv_with_bias
 
     def _norm_step(self, chain: Chain, dest: int) -> Step:
         """The last map's step computing its whole chain (`kernels.softmax`, `kernels.layer_norm`)."""

@@ -118,7 +118,8 @@ def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bo
     rows = lhs.reshape(-1, lhs.shape[-1])
     weight = _tensor(rhs).T if transpose_rhs else _tensor(rhs)
     with subnormals_as_zero():
-        torch.addmm(_tensor(bias), _tensor(rows), weight, out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
+        torch.addmm(_tensor(bias.reshape(-1)), _tensor(rows), weight,
+                    out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
     return out
 
 
@@ -126,13 +127,16 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
     """`out = softmax(x, dim)` (`log`: its log) as ATen's one fused CPU kernel,
     what eager's `torch.softmax` runs (`rducc.runtime.fused_norms`). f32/f64;
     `out` is C-contiguous; where it shares bytes with `x` the result is made
-    apart and copied in."""
+    apart and copied in. Subnormal results are zero (`subnormals_as_zero`: a
+    masked row's probabilities of 4e-44, Swin's shifted windows, took the
+    exponential 4-6x longer through x86's microcode assists)."""
     kernel = torch.ops.aten._log_softmax if log else torch.ops.aten._softmax
     source = _tensor(x)
-    if np.may_share_memory(x, out):
-        np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
-    else:
-        kernel.out(source, dim, False, out=torch.from_numpy(out))
+    with subnormals_as_zero():
+        if np.may_share_memory(x, out):
+            np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
+        else:
+            kernel.out(source, dim, False, out=torch.from_numpy(out))
     return out
 
 
@@ -334,8 +338,10 @@ def conv(
     dtype: np.dtype | None = None,
     out: np.ndarray | None = None,
     plan: ConvPlan | None = None,
+    bias: np.ndarray | None = None,
 ) -> np.ndarray:
-    """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel].
+    """N-d convolution (cross-correlation, as PyTorch) of NC[spatial] by O(C/groups)[kernel],
+    plus `bias` (`[O, 1, ...]` or `[O]`, f32/f64 as the result) where given.
 
     All groups at once, by the path `conv_plan` chooses from the geometry (the
     op's kernel passes the plan it made when prepared): a pointwise convolution
@@ -346,7 +352,9 @@ def conv(
     memory: oneDNN's direct kernels, on torch's threads). f16/bf16 run in f32
     and round once to `dtype` (the result element type, default the input's;
     f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous array
-    of the result's shape and dtype) the result is written there.
+    of the result's shape and dtype) the result is written there. The bias is
+    oneDNN's epilogue on torch's path (eager's `F.conv2d` with its bias), one
+    in-place add after the GEMM on the others (`rducc.runtime.epilogues`).
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     compute = compute_dtype(dtype)
@@ -354,12 +362,16 @@ def conv(
     if plan is None or plan.shapes != (x.shape, weight.shape):  # a plan is for the shapes it was made for
         plan = conv_plan(x.shape, weight.shape, tuple(stride), tuple(padding), tuple(dilation), groups, compute)
     direct = out if compute == dtype else None
-    if plan.path == "pointwise":
-        result = _pointwise_conv(source, w, direct)
-    elif plan.windows is not None:
-        result = _window_conv(source, w, groups, plan.windows, direct)
+    if plan.path == "pointwise" or plan.windows is not None:
+        if plan.windows is None:
+            result = _pointwise_conv(source, w, direct)
+        else:
+            result = _window_conv(source, w, groups, plan.windows, direct)
+        if bias is not None:
+            result += bias.reshape((-1,) + (1,) * (x.ndim - 2))
     else:
-        result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), None, tuple(stride), tuple(padding),
+        channels = None if bias is None else _tensor(bias.reshape(-1))
+        result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), channels, tuple(stride), tuple(padding),
                                          tuple(dilation), groups).numpy()
     if out is None:
         return np.ascontiguousarray(result.astype(dtype, copy=False))
@@ -569,9 +581,10 @@ def pool(
 
     Max pads with -inf (the integer minimum); average pads with zeros and
     divides by the full window size (padding counted), as `rdu.pool` defines.
-    Float pooling of 1 to 3 dims that PyTorch accepts (padding at most half
-    the window; average without dilation) runs PyTorch's CPU kernel on the
-    whole array (`_torch_pool`); anything else runs the strided window view.
+    Max pooling runs one spatial dim at a time (`_separable_max_pool`, any
+    dtype and geometry). Float average pooling of 1 to 3 dims that PyTorch
+    accepts (padding at most half the window, no dilation) runs PyTorch's CPU
+    kernel on the whole array (`_torch_pool`); any other the strided window view.
     """
     kind = str(kind)
     dtype = x.dtype
@@ -580,10 +593,49 @@ def pool(
     if kind not in ("max", "avg"):
         raise RduccError(f"unknown pooling kind '{kind}'")
     geometry = PoolWindow(window, stride, padding, dilation, ceil_mode)
-    pooled = _torch_pool(source, kind, geometry)
+    pooled = _separable_max_pool(source, geometry) if kind == "max" else _torch_pool(source, kind, geometry)
     if pooled is None:
         pooled = _window_pool(source, kind, geometry)
     return pooled.astype(dtype, copy=False)
+
+
+def _separable_max_pool(x: np.ndarray, geometry: PoolWindow) -> np.ndarray:
+    """Max pooling one spatial dim at a time, innermost first: along each dim,
+    each of the window's `k` taps is one strided slice of the input, combined
+    by `np.maximum` into the outputs whose window it falls in (the padding
+    taps, -inf or the integer minimum, are the initial fill). A window's max
+    is the max over its rows of each row's max, so the result is exact in any
+    dtype (NaN propagates, as in torch's kernel). PyTorch's channels-first
+    CPU kernel walks each window element by element: ResNet-50's 3x3/2 pool
+    of 64x112x112 took about 19 ms at one thread, this about 2 ms."""
+    window, stride, padding, dilation, ceil_mode = geometry
+    lead = x.ndim - len(window)
+    outs = [window_output_size(n, k, s, p, d, ceil_mode)
+            for n, k, s, p, d in zip(x.shape[lead:], window, stride, padding, dilation)]
+    if x.size == 0 or any(out < 1 for out in outs):
+        return np.zeros(x.shape[:lead] + tuple(max(out, 0) for out in outs), dtype=x.dtype)
+    pooled = x
+    for dim in reversed(range(len(window))):
+        pooled = _max_along(pooled, lead + dim, outs[dim], window[dim], stride[dim], padding[dim], dilation[dim])
+    return pooled
+
+
+def _max_along(x: np.ndarray, axis: int, out: int, taps: int, step: int, left: int, spread: int) -> np.ndarray:
+    """Max over each window of one dim of `x` (`out` windows of `taps` taps,
+    `spread` apart, every `step`, starting `left` before the first element)."""
+    shape = list(x.shape)
+    shape[axis] = out
+    pooled = np.full(shape, _max_identity(x.dtype, True), dtype=x.dtype)
+    lead = (slice(None),) * axis
+    for tap in range(taps):
+        offset = tap * spread - left  # output j reads input j * step + offset
+        first, end = max(0, -(offset // step)), min(out, (x.shape[axis] - 1 - offset) // step + 1)
+        if first >= end:
+            continue
+        reads = slice(first * step + offset, (end - 1) * step + offset + 1, step)
+        target = pooled[lead + (slice(first, end),)]
+        np.maximum(target, x[lead + (reads,)], out=target)
+    return pooled
 
 
 def _window_pool(x: np.ndarray, kind: str, geometry: PoolWindow) -> np.ndarray:

@@ -129,7 +129,7 @@ def trilinear(
 ) -> torch.Tensor:
     """The product of the three inputs, each unsqueezed at its expand dims, summed over sumdim."""
     product = _unsqueezed(i1, expand1) * _unsqueezed(i2, expand2) * _unsqueezed(i3, expand3)
-    return product.sum(list(sumdim)) if sumdim else product
+    return product.sum(list(sumdim), dtype=product.dtype) if sumdim else product  # an int sum stays its dtype
 
 
 @decomposes("aten._int_mm.default")

@@ -38,7 +38,14 @@ from rducc.frontend.dynamic_dims import (
     specialize,
 )
 from rducc.frontend.loader import load_exported_program
-from rducc.shapes.padding import PaddedCall, PadPlan, choose_bucket, padding_plan, record_plan
+from rducc.shapes.padding import (
+    PaddedCall,
+    PadPlan,
+    choose_bucket,
+    padding_plan,
+    record_plan,
+    specialize_masked,
+)
 from rducc.targets import load_target
 
 ShapesSpec = Mapping[str, Sequence[int] | int]
@@ -111,7 +118,7 @@ def compile_buckets(
     buckets = []
     for values in combos:
         with times.stage("specialize"):
-            static = specialize(source, dims, values)
+            static = specialize_masked(source, dims, values, plan) if plan.masks else specialize(source, dims, values)
         try:
             result = compile_module(static, replace(options, target=target, times=times or StageTimes()))
         except RduccError as error:
@@ -206,7 +213,7 @@ def pick_bucket(
     if call is not None:
         return call
     given = ", ".join(str(list(s)) for s in shapes)
-    compiled = "; ".join(f"{bucket_label(values)} (inputs {', '.join(str(list(s)) for s in declared)})"
+    compiled = "; ".join(f"{bucket_label(values)} (inputs {', '.join(str(list(s)) for s in declared[:len(shapes)])})"
                          for values, declared in buckets)
     padding = ""
     if plan is not None:

@@ -38,7 +38,9 @@ import sympy
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
+from torch.utils import _pytree as pytree
 
+from rducc.dialects.contracts import PAD_VALID
 from rducc.errors import RduccError
 from rducc.frontend.dynamic_dims import DynamicDim, bucket_label
 
@@ -59,7 +61,32 @@ class PadPlan:
     """Each dynamic dim that may not be padded, and why."""
     fills: list[str] = field(default_factory=list)
     """Per user input, the value its padded positions hold ("" for zero; else a key of `_NEUTRAL`'s values:
-    "-inf", "inf", "1", when its padded dim meets a max, min or product; docs/shapes.md)."""
+    "-inf", "inf", "1", when its padded dim meets a max, min or product; docs/shapes.md). After the user
+    inputs, one `VALID` entry per dim of `masks`: a hidden validity input (`inputs` names its dim)."""
+    masks: dict[str, list[MaskSite]] = field(default_factory=dict)
+    """Per padded dim, the reductions along it that read a computed value or a parameter: each reads its
+    operand through a `where` on the dim's hidden validity input (compile time only, not recorded)."""
+
+    def validity_dims(self) -> list[str]:
+        """The dims whose hidden validity input follows the user inputs, in order."""
+        return [row[0] for row, fill in zip(self.inputs, self.fills) if fill == VALID]
+
+
+VALID = PAD_VALID
+"""The fill of a hidden validity input (`PadPlan.fills`): true at the real positions of its dim, false
+(zero) at the padded ones; made by the caller (`validity_inputs`), never by the user."""
+
+
+@dataclass(frozen=True)
+class MaskSite:
+    """A reduction along a padded dim whose operand is not a user input: `where(valid, operand, fill)`."""
+
+    node: str
+    """The reduction's node in the exported graph."""
+    dims: tuple[tuple[int, int], ...]
+    """(operand dim, inner factor) per masked dim: position i is real when i // inner < the real length."""
+    fill: str
+    """A key of `_MASKED`'s values: the neutral value, or "mean" (a masked sum over the real count)."""
 
 
 # --------------------------------------------------------------------------
@@ -87,8 +114,10 @@ def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Itera
     for dim in dims:
         checked = dim.name not in vouched_names
         wanted: dict[str, str] = {}
-        why = reason or _unsafe_reason(graphs, ep, dim, dims, checked, wanted)
+        masks: list[MaskSite] = []
+        why = reason or _unsafe_reason(graphs, ep, dim, dims, checked, wanted, masks)
         why = why or _fill_conflict(wanted, fills, names, ep, dim, dims, vouched_names)
+        why = why or _mean_over_two(masks, plan.masks)
         if why:
             plan.refused[dim.name] = why
             if dim.name in vouched_names:
@@ -96,8 +125,11 @@ def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Itera
         else:
             plan.dims.append(dim.name)
             fills.update(wanted)
-    plan.fills = [fills.get(name, "") for name in names]
+            if masks:
+                plan.masks[dim.name] = masks
+    plan.fills = [fills.get(name, "") for name in names] + [VALID] * len(plan.masks)
     plan.inputs = [_dim_names(_sizes(value), dims, plan.dims) for value in _user_input_values(ep)]
+    plan.inputs += [[name] for name in plan.masks]
     plan.outputs = [_dim_names(_sizes(value), dims, plan.dims) for value in _user_output_values(ep)]
     return plan
 
@@ -115,6 +147,14 @@ def _fill_conflict(wanted: Mapping[str, str], fills: Mapping[str, str], names: S
         if zeros:
             return f"needs input {name} padded with {fill}, but --pad-dims {zeros[0]} pads it with zeros"
     return ""
+
+
+def _mean_over_two(masks: Sequence[MaskSite], taken: Mapping[str, Sequence[MaskSite]]) -> str:
+    """Why a masked mean along this dim clashes with one along a dim taken before it (its count
+    reads one validity input)."""
+    means = {site.node for sites in taken.values() for site in sites if site.fill == "mean"}
+    both = [site.node for site in masks if site.fill == "mean" and site.node in means]
+    return f"{both[0]} is a mean over two padded dims (its count reads one validity input)" if both else ""
 
 
 _UNKNOWN = "is not an op rducc knows keeps padded positions apart"
@@ -141,9 +181,11 @@ class _Graphs:
         return self._core
 
 
-def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[str, str]) -> str:
+def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[str, str],
+                  masks: list[MaskSite] | None = None) -> str:
     """The first op of `graph` that could let a padded position reach a real one, and why
-    (`fills`: set to the fill each input of `inputs` needs for the reductions it meets)."""
+    (`fills`: set to the fill each input of `inputs` needs for the reductions it meets;
+    `masks`: given, gets the reductions of other values, read through a validity mask)."""
     layouts = _Layouts(symbol)
     for node in graph.nodes:
         if node.op != "call_function":
@@ -151,6 +193,11 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
         why = _op_reason(node, symbol)
         if why.startswith("reads across"):
             filled = _neutral_fill(node, symbol, inputs, fills)
+            site = _mask_site(node, symbol, layouts) if filled != "" and masks is not None else None
+            if site is not None:
+                assert masks is not None
+                masks.append(site)
+                filled = ""
             why = why if filled is None else filled
         why = why or layouts.step(node)
         if why:
@@ -165,9 +212,11 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
 
 
 def _unsafe_reason(graphs: _Graphs, ep: ExportedProgram, dim: DynamicDim, dims: Sequence[DynamicDim],
-                   checked: bool, fills: dict[str, str]) -> str:
+                   checked: bool, fills: dict[str, str], masks: list[MaskSite]) -> str:
     """Why padding `dim` could change a real result ("" when it cannot); `fills`: set to
-    the fill each input needs (by name) where the padded dim meets a max, min or product."""
+    the fill each input needs (by name) where the padded dim meets a max, min or product;
+    `masks`: the reductions of computed values along it (read through a validity mask;
+    only on the exported graph, whose nodes the bucket's module keeps)."""
     symbol = dim.symbol
     for index, value in enumerate(_user_input_values(ep)):
         for axis, size in enumerate(_sizes(value)):
@@ -183,10 +232,11 @@ def _unsafe_reason(graphs: _Graphs, ep: ExportedProgram, dim: DynamicDim, dims: 
     if not checked:
         return ""
     inputs = _user_input_names(ep)
-    why = _graph_reason(graphs.exported, symbol, inputs, fills)
+    why = _graph_reason(graphs.exported, symbol, inputs, fills, masks)
     if why.endswith(_UNKNOWN):  # an op the rules do not know: read its Core ATen decomposition instead
         core = graphs.core()
         fills.clear()
+        masks.clear()
         why = graphs.unread if core is None else _graph_reason(core, symbol, inputs, fills)
     return why
 
@@ -219,6 +269,41 @@ def _neutral_fill(node: torch.fx.Node, symbol: str, inputs: Sequence[str], fills
                 f"another op needs {fills[source.name]}")
     fills[source.name] = fill
     return ""
+
+
+def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite | None:
+    """The mask that makes `node`'s reduction along the padded dim exact whatever its operand's
+    padded positions hold; None when the op is not one `_MASKED` knows (or cannot be masked)."""
+    target = node.target
+    name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+    fill = _MASKED.get(name)
+    operand = node.args[0] if node.args else None
+    value = _val(operand)
+    if fill is None or not isinstance(operand, torch.fx.Node) or not isinstance(value, torch.Tensor):
+        return None
+    if name in _NEEDS_DIM and _arg(node, 1, "dim") is None:
+        return None
+    if name == "linalg_vector_norm" and not _positive_order(node):
+        return None
+    dims = []
+    for axis, (size, layout) in enumerate(zip(_sizes(value), layouts.of(operand))):
+        if not _has(size, symbol):
+            continue
+        if layout == ANY:
+            layout = layouts._lead(size)
+        if not isinstance(layout, tuple) or str(layout[0]) != symbol:
+            return None  # the padded positions are not one block at the end of this dim
+        inner = sympy.Mul(*layout[1:])
+        if not inner.is_Integer:
+            return None
+        dims.append((axis, int(inner)))
+    return MaskSite(node.name, tuple(dims), fill) if dims else None
+
+
+def _positive_order(node: torch.fx.Node) -> bool:
+    """A vector norm whose order is above 0 (|0| adds nothing to it)."""
+    order = _arg(node, 1, "ord")
+    return order is None or (isinstance(order, int | float) and order > 0)
 
 
 def _arg(node: torch.fx.Node, index: int, name: str) -> Any:
@@ -329,6 +414,13 @@ _NEUTRAL = {"amax": "-inf", "max": "-inf", "amin": "inf", "min": "inf", "prod": 
 x * 1 = x, exp(-inf) = 0; argmax never picks a -inf pad after the real positions, as the first of
 tied maxima wins; a running max at a real position never reads a later pad): the one table of the
 fills a padded input may get."""
+_MASKED = {**_NEUTRAL, "sum": "0", "nansum": "0", "count_nonzero": "0", "any": "0", "all": "1",
+           "linalg_vector_norm": "0", "mean": "mean"}
+"""Reductions along a padded dim of a computed value or a parameter, which read their operand through
+`where(valid, operand, fill)` (a hidden validity input): the neutral value, or "mean" (a sum of the
+masked operand over the real count); the one table of what a validity mask makes exact."""
+_PREFIX = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
+"""Ops along a dim whose position i reads positions 0..i only: the pads at the end reach no real one."""
 _NEEDS_DIM = {"argmax", "argmin"}
 """Ops of `_NEUTRAL` whose result without a `dim` (an index into the flattened input) counts the
 padded positions: padded only along a named dim."""
@@ -497,7 +589,7 @@ def _along_dim_reason(node: torch.fx.Node, symbol: str) -> str:
     first = bound.get(names[0])
     sources = first if isinstance(first, list | tuple) else [first]
     dim_arg = bound.get("dim", bound.get("dims", None if ("dim" in names or "dims" in names) else "all"))
-    if name == "slice" and _slice_is_whole(bound, symbol):
+    if (name == "slice" and _slice_is_whole(bound, symbol)) or name in _PREFIX:
         return ""
     for source in sources:
         value = _val(source)
@@ -741,6 +833,110 @@ def _normal(factors: Sequence[Any], symbol: str) -> tuple[Any, ...]:
 
 
 # --------------------------------------------------------------------------
+# masked reductions: the bucket's program with its hidden validity inputs
+# --------------------------------------------------------------------------
+
+
+def specialize_masked(ep: ExportedProgram, dims: Sequence[DynamicDim], values: Mapping[str, int],
+                      plan: PadPlan) -> ExportedProgram:
+    """The program at one bucket's sizes (as `specialize`), each reduction of `plan.masks`
+    reading its operand through its dim's validity input, which follow the user inputs
+    (flattened): `where(valid, operand, neutral)`."""
+    from rducc.frontend.dynamic_dims import check_bucket, concrete_inputs
+    from rducc.frontend.loader import export_model
+
+    check_bucket(ep, dims, values)
+    args, kwargs = concrete_inputs(ep, dims, values)
+    flat = pytree.tree_leaves((args, kwargs))
+    valid = [torch.ones(values[name], dtype=torch.bool) for name in plan.masks]
+    try:
+        return export_model(_MaskedModule(ep, plan), (*flat, *valid))
+    except RduccError as error:
+        raise RduccError(f"shapes: at {bucket_label(values)}: {error}") from None
+
+
+class _MaskedModule(torch.nn.Module):
+    """The exported program's module taking its user inputs flat and then one validity input
+    per masked dim; each masked reduction reads `where(valid, operand, fill)`."""
+
+    def __init__(self, ep: ExportedProgram, plan: PadPlan):
+        super().__init__()
+        self.inner = ep.module()
+        self.inner._forward_pre_hooks.clear()  # checks the nested input structure, now flat
+        self.out_spec = ep.call_spec.out_spec
+        graph = self.inner.graph
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        by_name = {n.name: n for n in graph.nodes}
+        with graph.inserting_after(placeholders[-1]):
+            valid = {name: graph.placeholder(f"valid_{name}") for name in reversed(list(plan.masks))}
+        for name, sites in plan.masks.items():
+            for site in sites:
+                _mask_node(graph, by_name[site.node], valid[name], site)
+        graph._codegen = torch.fx.graph.CodeGen()  # flat inputs and outputs
+        self.inner.recompile()
+
+    def forward(self, *flat: torch.Tensor) -> Any:
+        outputs = self.inner(*flat)
+        return pytree.tree_unflatten(list(outputs), self.out_spec)
+
+
+def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, valid: torch.fx.Node, site: MaskSite) -> None:
+    """Make `node` read its operand masked by `valid` (a mean: the masked sum over the real count)."""
+    operand = node.args[0]
+    assert isinstance(operand, torch.fx.Node)
+    with graph.inserting_before(node):
+        masked = graph.call_function(_masked, (operand, valid, site.dims, "0" if site.fill == "mean" else site.fill))
+    node.replace_input_with(operand, masked)
+    if site.fill == "mean":
+        node.target = _masked_mean
+        node.args = (node.args[0], valid, site.dims, *node.args[1:])
+
+
+def _valid_along(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[int, int], ...]) -> torch.Tensor:
+    """True at the operand's real positions along each masked dim (broadcast over the others)."""
+    mask = torch.ones((), dtype=torch.bool)
+    for axis, inner in dims:
+        along = valid.unsqueeze(1).expand(-1, inner).reshape(-1)
+        shape = [1] * operand.dim()
+        shape[axis] = -1
+        mask = mask & along.reshape(shape)
+    return mask
+
+
+def _masked(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[int, int], ...], fill: str) -> torch.Tensor:
+    """`operand` with its padded positions along `dims` holding `fill` (its dtype's nearest value)."""
+    return torch.where(_valid_along(operand, valid, dims), operand, _fill_value(operand.dtype, fill))
+
+
+def _fill_value(dtype: torch.dtype, fill: str) -> torch.Tensor:
+    """`fill` ("0", "1", "-inf", "inf") as a 0-d tensor of `dtype` (an int's min or max for the infinities)."""
+    if dtype == torch.bool:
+        return torch.tensor(fill in ("1", "inf"))
+    if fill in ("-inf", "inf") and not dtype.is_floating_point:
+        info = torch.iinfo(dtype)
+        return torch.tensor(info.min if fill == "-inf" else info.max, dtype=dtype)
+    return torch.tensor(float(fill), dtype=dtype)
+
+
+def _masked_mean(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[int, int], ...],
+                 reduced: Any = None, keepdim: bool = False, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """mean(x, reduced) of an operand already masked with zeros: the sum over the count of real positions."""
+    rank = operand.dim()
+    axes = list(range(rank)) if reduced is None or reduced == [] else [d % rank for d in
+                                                                       (reduced if isinstance(reduced, list | tuple)
+                                                                        else [reduced])]
+    total = operand.sum(axes, keepdim=keepdim, dtype=dtype)
+    count = _valid_along(operand, valid, dims).expand(operand.shape).sum(axes, keepdim=keepdim)
+    return total / count.to(total.dtype)
+
+
+def validity_inputs(plan: PadPlan, real: Mapping[str, int]) -> list[np.ndarray]:
+    """The hidden validity inputs of a call whose padded dims have these real sizes (true over
+    each; `pad_arrays` pads them with false up to the bucket)."""
+    return [np.ones(real[name], dtype=np.bool_) for name in plan.validity_dims()]
+
+
+# --------------------------------------------------------------------------
 # running a padded call
 # --------------------------------------------------------------------------
 
@@ -774,10 +970,11 @@ def choose_bucket(buckets: Sequence[tuple[dict[str, int], Sequence[tuple[int, ..
 def _covers(declared: Sequence[tuple[int, ...]], shapes: Sequence[tuple[int, ...]],
             plan: PadPlan | None) -> dict[str, int] | None:
     """The real size of each padded dim when these inputs fit this bucket; else None."""
-    if len(declared) != len(shapes):
+    hidden = len(plan.validity_dims()) if plan else 0
+    if len(declared) != len(shapes) + hidden:
         return None
     real: dict[str, int] = {}
-    for index, (want, given) in enumerate(zip(declared, shapes)):
+    for index, (want, given) in enumerate(zip(declared, shapes)):  # the user inputs (not the hidden ones)
         if len(want) != len(given):
             return None
         names = plan.inputs[index] if plan and index < len(plan.inputs) else [""] * len(want)
@@ -796,7 +993,7 @@ def pad_arrays(arrays: Sequence[Any], declared: Sequence[tuple[int, ...]], fills
     trailing pair dim is kept)."""
     padded = []
     for index, (array, want) in enumerate(zip(arrays, declared)):
-        fill = float(fills[index]) if index < len(fills) and fills[index] else 0.0
+        fill = float(fills[index]) if index < len(fills) and fills[index] not in ("", VALID) else 0.0
         shape = tuple(want) + tuple(array.shape[len(want):])
         if tuple(array.shape) == shape:
             padded.append(array)
@@ -846,5 +1043,5 @@ def padded_label(call: PaddedCall) -> str:
     return "; ".join(padded) or bucket_label(call.bucket)
 
 
-__all__ = ["PadPlan", "PaddedCall", "choose_bucket", "cut_outputs", "pad_arrays", "padded_label", "padding_plan",
-           "plan_of", "record_plan"]
+__all__ = ["VALID", "MaskSite", "PadPlan", "PaddedCall", "choose_bucket", "cut_outputs", "pad_arrays",
+           "padded_label", "padding_plan", "plan_of", "record_plan", "specialize_masked", "validity_inputs"]

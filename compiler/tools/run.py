@@ -404,7 +404,7 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     from rducc.files import json_text, text_writer, write_together
     from rducc.frontend.dynamic_dims import bucket_label
     from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
-    from rducc.shapes.padding import plan_of
+    from rducc.shapes.padding import plan_of, validity_inputs
 
     if args.train or args.plot:
         raise RduccError(f"{'--train' if args.train else '--plot'} takes a program of one shape; {program_path} "
@@ -430,7 +430,8 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     exact = [tuple(s) for s in shapes] == [tuple(s) for s in declared[call.index][1]]
     padded = None if exact else declared[call.index][1]
     plan = plan_of(module)
-    results = _execute(args, chosen, program_path, weights_path, padded, plan.fills if plan else ())
+    hidden = validity_inputs(plan, call.real) if plan else []  # masked reductions' validity inputs
+    results = _execute(args, chosen, program_path, weights_path, padded, plan.fills if plan else (), hidden)
     if padded is not None:
         results = _cut_results(chosen, results, plan_of(module), call)
     if args.output:
@@ -561,23 +562,23 @@ def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tu
 
 def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
              weights_path: Path | None, padded: Sequence[tuple[int, ...]] | None = None,
-             fills: Sequence[str] = ()) -> dict[str, np.ndarray]:
+             fills: Sequence[str] = (), hidden: Sequence[np.ndarray] = ()) -> dict[str, np.ndarray]:
     """Run the program on the --input arrays and its weights: the results by name
     (`padded`: the bucket's input shapes, which the smaller inputs are padded up to, each with its
-    `fills` value, zeros when none)."""
+    `fills` value, zeros when none; `hidden`: the validity inputs that follow the user's)."""
     from rducc.runtime.engine import check_input_count
     from rducc.runtime.sockets import declared_arguments, placed_runner
 
     runner = placed_runner(module)  # every socket's program when partitioned
     declared_inputs, declared_weights = declared_arguments(runner)
-    check_input_count(len(args.input), declared_inputs)
+    check_input_count(len(args.input) + len(hidden), declared_inputs)
     demoted = f64_demoted(module) > 0
     complex_labels = set(complex_inputs(module))
     if padded is not None:  # read each input at its own shape, then pad it to the bucket's
         declared_inputs = [replace(a, shape=tuple(_npy_shape(p)) + ((2,) if a.name in complex_labels else ()))
                            for p, a in zip(args.input, declared_inputs)]
     inputs = [_load_input(p, i, a, demoted, a.name in complex_labels)
-              for i, (p, a) in enumerate(zip(args.input, declared_inputs))]
+              for i, (p, a) in enumerate(zip(args.input, declared_inputs))] + list(hidden)
     if padded is not None:
         from rducc.shapes.padding import pad_arrays
 

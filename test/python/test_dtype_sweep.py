@@ -83,6 +83,8 @@ INT_OPS: dict[str, Op] = {
     "median": lambda a, b: a.median(),  # decomposes into a NaN-filled integer tensor
     "floor": lambda a, b: torch.floor(a),
     "one_hot": lambda a, b: torch.nn.functional.one_hot(b.abs().long(), 8),  # its class-range asserts are dropped
+    # _trilinear's sum keeps the int dtype (torch's sum would promote an int32 one to int64)
+    "bilinear": lambda a, b: torch.nn.functional.bilinear(a, a, torch.ones(2, a.shape[-1], a.shape[-1], dtype=a.dtype)),
 }
 
 BOOL_OPS: dict[str, Op] = {

@@ -14,7 +14,7 @@ import op_sweep  # noqa: E402
 
 OPS = (
     "erfc", "put", "index_reduce.amax", "diagonal_scatter", "cummax", "median", "nanmedian",
-    "linalg.solve", "linalg.inv", "linalg.cholesky", "cholesky_solve", "triangular_solve", "lu_solve",
+    "linalg.solve", "linalg.cholesky",  # linalg.inv: the same LU and LU solve as linalg.solve and lu_solve "cholesky_solve", "triangular_solve", "lu_solve",
     "addmv", "index_select", "bucketize", "view_copy", "dist", "logaddexp", "unbind_copy",
     "lgamma", "polygamma.polygamma_n_2", "special.bessel_j0", "special.zeta", "nextafter", "frexp",
 )
@@ -56,9 +56,10 @@ def test_the_doc_table_shows_the_counts() -> None:
 # The OpInfo share, sampled (issue 30): a few ops drawn with a fixed seed
 # --------------------------------------------------------------------------
 
-FULL_SHARE = {"float32": 0.981, "bfloat16": 0.952, "int64": 0.981}
+FULL_SHARE = {"float32": 0.981, "bfloat16": 0.986, "int64": 0.988}
 """The measured pass rate per dtype (docs/aten-coverage.md), each the full sweep
-(`python bench/op_sweep.py --samples 1 --o2-every 0 [--dtype bfloat16|int64]`)."""
+(`python bench/op_sweep.py --samples 1 --o2-every 0 [--dtype bfloat16|int64]`); int32 (98.8%)
+is int64's ops at another width and is left to the full sweep."""
 MARGIN = 0.25
 """How far a sample of SAMPLED ops a dtype may fall below the full share (one op in four)."""
 SAMPLED = 4
@@ -102,3 +103,43 @@ def test_the_sampled_share_fails_on_a_planted_regression(monkeypatch: pytest.Mon
     monkeypatch.setattr(Program, "__call__", off_by_one)
     assert _below_floor(_sampled_share(("bfloat16",)))
 
+
+
+# --------------------------------------------------------------------------
+# How a sample is judged: tie orders and reduced precision (no compile)
+# --------------------------------------------------------------------------
+
+
+def test_index_outputs_of_tied_values_pass_by_the_values_they_select() -> None:
+    """sort/topk/kthvalue indices among tied values are torch's choice: any that select the same
+    values pass; indices selecting other values fail."""
+    import torch
+
+    x = torch.tensor([[3, 1, 3, 2], [5, 5, 0, 5]])
+    values, eager = x.sort(dim=1, stable=True)
+    swapped = eager.clone()
+    swapped[0, 2:] = swapped[0, 2:].flip(0)  # the two 3s the other way round
+    ties = op_sweep.Reference(inputs=(x,), ties=True)
+    assert op_sweep._compare([values, eager], [values, swapped], reference=ties) == ""
+    assert op_sweep._compare([values, eager], [values, swapped]) == "values differ"  # not a tie-order op
+    wrong = eager.clone()
+    wrong[0, 0] = 0  # selects the 3, not the 1
+    assert op_sweep._compare([values, eager], [values, wrong], reference=ties) == "values differ"
+    kth = x.kthvalue(2, 1).indices  # a reduced dim (the 2 at 3; a 5 at 0, 1 or 3): gathered along it
+    assert op_sweep._compare([kth], [torch.tensor([3, 1 if int(kth[1]) != 1 else 3])], reference=ties) == ""
+    assert op_sweep._compare([kth], [torch.tensor([2, int(kth[1])])], reference=ties) == "values differ"
+
+
+def test_a_bf16_result_passes_when_no_farther_from_float64_than_eager() -> None:
+    """torch's test_decomp rule: a result one rounding away from eager's, no farther from the
+    float64 value than eager's own, passes; a result off by more than eager's error fails."""
+    import torch
+
+    exact = torch.tensor([1.0 + 2**-9, 3.0], dtype=torch.float64)  # halfway between two bf16 values
+    eager = torch.tensor([1.0, 3.0], dtype=torch.bfloat16)
+    other_rounding = torch.tensor([1.0 + 2**-7, 3.0], dtype=torch.bfloat16)
+    tight = op_sweep.Reference(tolerance={"atol": 0.0, "rtol": 0.0}, exact=[exact])
+    assert op_sweep._compare([eager], [other_rounding], reference=tight) == ""
+    off = torch.tensor([1.0 + 2**-4, 3.0], dtype=torch.bfloat16)
+    assert op_sweep._compare([eager], [off], reference=tight) == "values differ"
+    assert op_sweep.opinfo_tolerance(next(i for i in op_sweep.op_db() if i.name == "addbmm"), torch.bfloat16)

@@ -4,7 +4,7 @@
   first use is a whole-buffer DMA into it is allocated unpoisoned, and a run
   never sees the previous run's values in it; a buffer read before anything
   writes it still reads as the poison (NaN).
-- Subnormals as zero inside products and exponential maps
+- Subnormals as zero inside products, exponential maps and fused softmaxes
   (`rducc.runtime.subnormals`): the thread's flags are restored after each
   kernel (eager keeps subnormals), a caller's own flushing is left as it
   was, and a masked softmax times V (Swin's shifted windows) matches eager.
@@ -82,6 +82,10 @@ def test_products_and_exponentials_flush_subnormals_only_inside() -> None:
     np.testing.assert_array_equal(kernels.gemm(tiny, ones), np.zeros((64, 64), np.float32))
     assert not flushing()  # eager, after the kernel, keeps subnormals
     assert torch.exp(torch.tensor(-100.0)).item() > 0
+    scores = np.array([[0.0, -100.0]], np.float32)  # a masked score: eager's probability 3.7e-44
+    probabilities = kernels.softmax(scores, 1, False, np.empty_like(scores))  # the fused softmax chain
+    assert probabilities[0, 1] == 0 < torch.softmax(torch.from_numpy(scores), 1)[0, 1].item()
+    assert not flushing()
     with subnormals_as_zero():
         assert flushing()
         kernels.gemm(tiny, ones)

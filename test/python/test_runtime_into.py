@@ -24,8 +24,8 @@ from xdsl.ir import Block, Region
 
 import rducc
 from rducc.dialects.rdu import dataflow as rdu
-from rducc.dialects.tier import AllocOp, DeallocOp, Tier
-from rducc.runtime import kernels, map_body
+from rducc.dialects.tier import AllocOp, ComputeOp, DeallocOp, Tier
+from rducc.runtime import epilogues, interpreter, kernels, map_body
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -224,3 +224,48 @@ def test_one_copy_sram_buffers_take_no_steps(small) -> None:
     sram_deallocs = [op for _, op in runner._steps if isinstance(op, DeallocOp)
                      and runner._copies.get(op.buffer) == 1]
     assert not sram_deallocs
+
+
+class _Convolutions(torch.nn.Module):
+    """Convolutions down each of `kernels.conv`'s paths with their biases:
+    pointwise (one GEMM), a small 3x3 (gather and GEMM) and a depthwise 7x7
+    on a larger image (torch's kernel, the bias in oneDNN's epilogue)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.point = torch.nn.Conv2d(3, 8, 1)
+        self.small = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.depthwise = torch.nn.Conv2d(8, 8, 7, padding=3, groups=8)
+        self.beside = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.depthwise(self.small(self.point(x))).permute(0, 2, 3, 1), self.beside(x)
+
+
+def test_convolution_bias_adds_run_in_the_convolution_as_eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folded at the add (the pointwise and the 3x3 beside, read from their
+    inputs), at the product (the depthwise, whose `[C, 1, 1]` bias is reshaped
+    after it: read from the input buffer), and not at all where the next
+    convolution writes over the product's bytes while reading the add's value
+    (the 3x3 between them, placed so by the allocator)."""
+    folded: dict[str, str] = {}
+
+    class Recording(epilogues.BiasFolds):
+        def __init__(self, compute: ComputeOp) -> None:
+            super().__init__(compute)
+            for where, products in (("add", self.at_add.values()), ("product", self.at_product)):
+                folded.update({str(p.weight.name_hint): where for p in products if isinstance(p, rdu.ConvOp)})
+
+    monkeypatch.setattr(interpreter, "BiasFolds", Recording)
+    torch.manual_seed(0)
+    model, x = _Convolutions().eval(), torch.randn(1, 3, 40, 40)
+    with torch.no_grad():
+        expected = model(x)
+    program = rducc.compile(model, (x,), opt_level=2)
+    for got, want in zip(program(x), expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert sorted(folded.values()) == ["add", "add", "product"], folded
+    paths = {kernels.conv_plan((1, m.in_channels, 40, 40), tuple(m.weight.shape), m.stride, m.padding, m.dilation,
+                               m.groups, np.dtype(np.float32)).path
+             for m in (model.point, model.beside, model.depthwise)}
+    assert paths == {"pointwise", "windows", "torch"}, paths

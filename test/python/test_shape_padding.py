@@ -32,10 +32,10 @@ class RowWise(nn.Module):
 
 
 class Centered(nn.Module):
-    """x - x.mean(0): every row reads every other."""
+    """x - x.std(0): every row reads every other (a spread no validity mask makes exact)."""
 
     def forward(self, x):
-        return x - x.mean(0)
+        return x - x.std(0)
 
 
 class ScaledBySize(nn.Module):
@@ -83,17 +83,6 @@ class MaskedAttention(nn.Module):
         return self.out(torch.softmax(scores, -1) @ v)
 
 
-class TorchAttention(nn.Module):
-    """torch's own batch-first MultiheadAttention with a key padding mask."""
-
-    def __init__(self):
-        super().__init__()
-        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
-
-    def forward(self, x, mask):
-        return self.attn(x, x, x, key_padding_mask=mask == 0, need_weights=False)[0]
-
-
 def _plan(model, example, dynamic_shapes, vouched=()):
     with torch.no_grad():
         program = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes)
@@ -106,7 +95,7 @@ def test_the_plan_pads_rows_that_never_meet_and_names_the_op_that_mixes_them():
     assert plan.dims == ["batch"] and plan.inputs == [["batch", "", ""]]
     assert plan.outputs == [["batch", "", ""], ["batch", ""]]
     refused = {
-        Centered: "aten.mean (at test_shape_padding.py:",
+        Centered: "aten.std (at test_shape_padding.py:",
         ScaledBySize: "reads the padded size as a value",
         Gram: "contracts its dim 1, which carries the padded dim",
     }
@@ -129,9 +118,8 @@ def test_a_vouched_sequence_and_a_safe_batch_pad_together_and_match_eager():
     example = (torch.randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long))
     dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
     shapes = (dims, dims)
-    for attention in (model, TorchAttention().eval()):
-        plan = _plan(attention, example, shapes)
-        assert plan.dims == ["batch"] and "seq" in plan.refused, plan.refused
+    plan = _plan(model, example, shapes)  # torch's MultiheadAttention: bench/heldout_sweep.py's TorchMhaPaddedBatch
+    assert plan.dims == ["batch"] and "seq" in plan.refused, plan.refused
     compiled = rducc.compile(model, example, dynamic_shapes=shapes, shapes={"batch": [2], "seq": [8]},
                              pad_dims=["seq"], opt_level=0)
     assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
@@ -225,26 +213,127 @@ def test_argmax_over_every_dim_refuses_padding():
     assert plan.dims == [] and "aten.argmax (at test_shape_padding.py:" in plan.refused["seq"], plan
 
 
-def test_a_reduction_after_a_pointwise_op_or_two_fills_refuses_the_dim():
-    class MaxOfScaled(nn.Module):
-        def forward(self, x):
-            return (x * 2).amax(1)
+class ReducesComputed(nn.Module):
+    """Reductions along seq of computed values and of a parameter's slice, which read their operand
+    through the hidden validity mask: a sum and a mean of a linear's output (its bias makes a zero
+    pad nonzero), a max of an input plus a positional parameter, a softmax and an argmax of a scaled
+    value, a product, logsumexp and norm, an int max, any/all, a sum over `seq*3` merged positions, a
+    max and a min of the same input (two fills), and a running sum (its pads reach no real position)."""
 
-    class MaxAndMin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj, self.pos = nn.Linear(3, 3), nn.Parameter(torch.randn(16, 3))
+
+    def forward(self, x, ids):
+        y = self.proj(x)
+        merged = y.reshape(y.shape[0], -1)
+        return (y.sum(1), y.mean(1), (x + self.pos[: x.shape[1]]).amax(1), torch.softmax(y * 2, 1),
+                (y * 2).argmax(1), (y + 2).prod(1), torch.logsumexp(y - 3, 1), y.norm(dim=1),
+                (ids * 2).amax(1), (ids > 3).any(1), (ids > -1).all(1), merged.sum(1),
+                x.amax(1) - x.amin(1), y.cumsum(1))
+
+
+def _reduces_computed_inputs(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.rand(2, seq, 3) - 2.0, torch.randint(-9, 0, (2, seq))  # pads of zeros would win the maxima
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_reduction_of_a_computed_value_along_a_padded_dim_reads_it_through_a_validity_mask(opt_level, tmp_path,
+                                                                                              monkeypatch):
+    """seq 5 through the seq=8 bucket (Program; at -O2 rducc-run on the saved program too) and seq 8
+    (all valid) against eager; with the validity input planted all true (no mask), they differ."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    seq = Dim("seq", min=2, max=16)
+    model = ReducesComputed().eval()
+    compiled = rducc.compile(model, _reduces_computed_inputs(6), dynamic_shapes=({1: seq}, {1: seq}),
+                             shapes={"seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"]
+    assert compiled.padding.fills[-1] == "valid" and compiled.padding.inputs[-1] == ["seq"]
+    for size in (5, 8):
+        x, ids = _reduces_computed_inputs(size)
+        with torch.no_grad():
+            expected = model(x, ids)
+        for index, (have, want) in enumerate(zip(compiled(x, ids), expected)):
+            torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"seq {size}: output {index}")
+    with pytest.raises(RduccError, match="takes its inputs by position"):  # re-exported with flat inputs
+        compiled(x=x, ids=ids)
+    if opt_level == 2:
+        compiled.save(tmp_path / "out.mlir")
+        np.save(tmp_path / "x.npy", x.numpy())
+        np.save(tmp_path / "ids.npy", ids.numpy())
+        assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--input",
+                         str(tmp_path / "ids.npy"), "--output", str(tmp_path / "y.npz"), "-q"]) == 0
+        saved = np.load(tmp_path / "y.npz")
+        for index, want in enumerate(expected):
+            np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
+    x, ids = _reduces_computed_inputs(5)
+    with torch.no_grad():
+        expected = model(x, ids)
+    monkeypatch.setattr(padding, "validity_inputs",  # planted: every padded position said valid
+                        lambda plan, real: [np.ones(8, dtype=np.bool_) for _ in plan.validity_dims()])
+    wrong = [i for i, (have, want) in enumerate(zip(compiled(x, ids), expected))
+             if not torch.allclose(have.double(), want.double(), rtol=1e-5, atol=1e-5)]
+    assert {0, 1, 5, 6, 8} <= set(wrong), wrong  # sum, mean, prod, logsumexp, int max (x pads with -inf)
+
+
+def test_a_planted_wrong_mask_fill_fails_against_eager(monkeypatch):
+    """The bucket's program (`specialize_masked`, run by torch) matches eager at a padded call, and with
+    every fill planted as zero the max of x + pos, the product, logsumexp and the int max do not."""
+    from rducc.frontend.dynamic_dims import dynamic_dims
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model = ReducesComputed().eval()
+    seq = Dim("seq", min=2, max=16)
+    with torch.no_grad():
+        source = torch.export.export(model, _reduces_computed_inputs(6), dynamic_shapes=({1: seq}, {1: seq}))
+    dims = dynamic_dims(source)
+    plan = padding.padding_plan(source, dims)
+    x, ids = _reduces_computed_inputs(5)
+    padded_x, padded_ids = padding.pad_arrays([x, ids], [(2, 8, 3), (2, 8)], plan.fills)
+    valid = torch.arange(8) < 5
+
+    def outputs_differing() -> set[int]:
+        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        with torch.no_grad():
+            got, expected = bucket(padded_x, padded_ids, valid), model(x, ids)
+        return {i for i, (have, want) in enumerate(zip(got, expected))
+                if have.shape == want.shape and not torch.allclose(have.double(), want.double(), atol=1e-5)}
+
+    assert outputs_differing() == set()
+    monkeypatch.setattr(padding, "_fill_value", lambda dtype, fill: torch.tensor(0, dtype=dtype))
+    assert {2, 5, 6, 8} <= outputs_differing()
+
+
+def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
+    class FlatArgmaxOfScaled(nn.Module):
         def forward(self, x):
-            return x.amax(1) - x.amin(1)
+            return (x * 2).argmax()
+
+    class VarOfScaled(nn.Module):
+        def forward(self, x):
+            return (x * 2).var(1)
 
     class MaxOfInts(nn.Module):
         def forward(self, x):
             return x.amax(1)
 
     seq = ({1: Dim("seq", min=2, max=16)},)
-    refused = {MaxOfScaled: (torch.randn(2, 6), "aten.amax (at test_shape_padding.py:"),
-               MaxAndMin: (torch.randn(2, 6), "needing it padded with inf; another op needs -inf"),
-               MaxOfInts: (torch.ones(2, 6, dtype=torch.long), "aten.amax (at test_shape_padding.py:")}
-    for model, (example, why) in refused.items():
-        plan = _plan(model(), (example,), seq)
+    for model, why in {FlatArgmaxOfScaled: "aten.argmax (at test_shape_padding.py:",
+                       VarOfScaled: "aten.var (at test_shape_padding.py:"}.items():
+        plan = _plan(model(), (torch.randn(2, 6),), seq)
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
+    plan = _plan(MaxOfInts(), (torch.ones(2, 6, dtype=torch.long),), seq)
+    assert plan.dims == ["seq"] and plan.fills == ["", "valid"] and len(plan.masks["seq"]) == 1, plan
+
+    class MeanOverBoth(nn.Module):  # the mean's count reads one validity input: the second dim is refused
+        def forward(self, x):
+            return (x * 2).mean((0, 1))
+
+    plan = _plan(MeanOverBoth(), (torch.randn(2, 6),), ({0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == ["batch"] and "is a mean over two padded dims" in plan.refused["seq"], plan
     both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
     plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
     assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
