@@ -78,6 +78,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     f32,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -1131,7 +1132,7 @@ class _TensorPartitioner:
         if self.sequence_parallel:
             self._sequence_operands(op)
         if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)
-                                         or self._partition_local_map(op)):
+                                         or self._partition_local_map(op) or self._partition_vocab_lookup(op)):
             return
         if isinstance(op, ReduceOp) and self._partition_split_extreme(op):
             return
@@ -1471,6 +1472,54 @@ class _TensorPartitioner:
         self.full[masked.result] = _shape(masked.result)
         self.layout[masked.result] = PARTIAL
         return True
+
+    def _partition_vocab_lookup(self, op: GatherOp) -> bool:
+        """An embedding lookup (a gather by one index tensor along a dim) of a table
+        split over every rank along that dim, or of a weight an unseen output layer
+        will take split by those rows (a table tied to the LM head, split here
+        first): each rank gathers the rows it owns (`index - offset` where it lies in
+        its part, row 0 elsewhere) and zeroes the others, a partial sum of the whole
+        result (Megatron's vocab-parallel embedding). False when the op is not so."""
+        dim = op.dim.value.data
+        if len(op.indices) != 1 or op.wraps is not None or self.layout_of(op.indices[0]) is not None:
+            return False
+        if self.layout_of(op.source) is None and self._tied_to_output_layer(op.source, dim):
+            self._shard_arg(op.source, Split.whole(dim, self.tp))
+        split = self._whole_split(op.source)
+        if split is None or split[0] != dim:
+            return False
+        index = op.indices[0]
+        safe, inside = self._vocab_indices(index, split[1], op)
+        op.operands[1] = safe
+        self._set_result(op, None)
+        rest = len(_shape(op.result)) - dim - len(_shape(index))
+        mask = self._emit(ReshapeOp(inside, TensorType(i1, [1] * dim + list(_shape(index)) + [1] * rest)), op)
+        masked = where(mask, op.result, 0)
+        masked.location = op.location
+        _same_place(masked, op)
+        parent = op.parent_block()
+        assert parent is not None
+        parent.insert_op_after(masked, op)
+        op.result.replace_uses_with_if(masked.result, lambda use: use.operation is not masked)
+        self.full[masked.result] = _shape(masked.result)
+        self.layout[masked.result] = PARTIAL
+        return True
+
+    def _tied_to_output_layer(self, table: SSAValue, dim: int) -> bool:
+        """Whether `table` is a shardable weight (no initial value, not split yet)
+        whose rows along `dim` (0) a matmul the walk has not reached reads as its
+        output columns (`transpose_rhs`: an LM head tied to the embedding), over
+        every rank in whole rows."""
+        if dim != 0 or not self._is_weight(table) or self.full_shape(table)[0] % self.tp:
+            return False
+        assert isinstance(table, BlockArgument)
+        reference = global_of(self._arg_attrs(table))
+        if reference is not None:
+            target = self._global(reference)
+            if target is None or target.initial_value is not None or shard_of(target) is not None:
+                return False
+        return any(isinstance(use.operation, MatmulOp) and use.index == 1 and use.operation.transpose_rhs is not None
+                   and not self._seen(use.operation) for use in table.uses)
 
     def _partition_split_scatter(self, op: ScatterOp) -> bool:
         """A scatter into a constant fill along a dim that the values of its shape
