@@ -16,10 +16,13 @@ as `rdu.saved`:
   the forward kernels it needs (at most `RECOMPUTE_CHAIN_LIMIT`), back to
   values the backward has anyway: weights, user inputs, saved values kept in
   memory (which then stay: a recompute's inputs are never recomputed). A
-  forward call of an outlined layer is cloned whole the same way, from its
+  forward call of an outlined layer is run again the same way, from its
   own operands (the layer's input and weights, held in HBM until the clone
   runs), giving all its saved results at once but the one another forward
-  call reads (the next layer's input, which that layer's clone reads).
+  call reads (the next layer's input, which that layer's clone reads): the
+  new call's callee is the layer cut to those results (`callee_cone`,
+  `@layer_forward_recompute`), so the output and what only it needs (a
+  down projection and its tp all-reduce) do not run again.
 
 The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
@@ -63,20 +66,41 @@ modeled, not measured.
 Every kernel and call gets `rdu.phase`; globals the step writes back that
 are not parameters are marked `rdu.memory_class = "optimizer state"`. The
 module gets `rdu.training_memory`: the bytes of activations and gradients by
-placement (the report adds the globals' final tiers).
+placement, and the spilled new values of weights and optimizer state (the
+updates the step writes back, `update_classes`) under their class (the
+report adds the globals' final tiers).
+
+The planner drops a candidate once it is closed for good (`_applies`: None)
+and keeps the live-bytes profile per position up to date as placements
+change (`_Liveness.place`), rather than rescanning every candidate and
+recounting every value after each choice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from rducc.dialects.contracts import PARAMETER_TIER, Level, Phase, arg_attrs, global_of, is_outlined, set_phase
+from rducc.dialects.contracts import (
+    OUTLINED_FROM,
+    PARAMETER_TIER,
+    Level,
+    Phase,
+    arg_attrs,
+    calls_of,
+    global_of,
+    is_outlined,
+    result_updates,
+    set_outlined,
+    set_phase,
+)
 from rducc.dialects.program import callees_first, functions
 from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
 from rducc.dialects.saved import (
@@ -165,6 +189,10 @@ class _Liveness:
                 readers = [self._top(use.operation) for use in result.uses]
                 end = max((self.position[r] for r in readers if r is not None), default=self.position[op])
                 self.intervals[result] = (self.position[op], end, value_bytes(result))
+        self.delta = np.zeros(len(self.ops) + 2, dtype=np.int64)
+        """Per position, the bytes that start holding HBM there less those that stopped just before."""
+        self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
+        """The spans each value is counted at in `delta`."""
 
     def _top(self, op: Operation | None) -> Operation | None:
         while op is not None and op not in self.position:
@@ -185,29 +213,39 @@ class _Liveness:
                    if (t := self._top(u.operation)) is not None and t not in saved.later_readers]
         return [(start, max(earlier, default=start)), (min(later), max(later))]
 
-    def peak(self, placements: dict[SSAValue, Placement], recomputed: dict[SSAValue, SavedValue]
-             ) -> tuple[int, int]:
-        """The most bytes live at once and the position where that happens."""
-        delta = [0] * (len(self.ops) + 2)
-        for value, (_, _, size) in self.intervals.items():
-            for start, end in self.spans(value, placements.get(value), recomputed):
-                delta[start] += size
-                delta[end + 1] -= size
-        live = peak = self.inputs
-        at = 0
-        for index, d in enumerate(delta):
-            live += d
-            if live > peak:
-                peak, at = live, index
-        return peak, at
+    def place(self, values: Iterable[SSAValue], placements: dict[SSAValue, Placement],
+              recomputed: dict[SSAValue, SavedValue]) -> None:
+        """Count `values` at their placements now (each once: a value counted before
+        is taken off at its old spans first)."""
+        for value in values:
+            if value not in self.intervals:
+                continue  # an argument: counted apart
+            size = self.intervals[value][2]
+            for start, end in self.counted.get(value, ()):
+                self.delta[start] -= size
+                self.delta[end + 1] += size
+            spans = self.spans(value, placements.get(value), recomputed)
+            for start, end in spans:
+                self.delta[start] += size
+                self.delta[end + 1] -= size
+            self.counted[value] = spans
 
-    def hold(self, value: SSAValue, readers: list[Operation]) -> None:
+    def peak(self) -> tuple[int, int]:
+        """The most bytes live at once and the (first) position where that happens,
+        under the placements counted (`place`)."""
+        live = self.inputs + np.cumsum(self.delta)
+        at = int(np.argmax(live))
+        return (int(live[at]), at) if live[at] > self.inputs else (self.inputs, 0)
+
+    def hold(self, value: SSAValue, readers: list[Operation], placements: dict[SSAValue, Placement],
+             recomputed: dict[SSAValue, SavedValue]) -> None:
         """`value` is read again by ops placed before `readers` (a recompute's clone): it
         stays in HBM until the last of them."""
         if value not in self.intervals:
             return  # an argument: counted apart
         start, end, size = self.intervals[value]
         self.intervals[value] = (start, max(end, *(self.position[r] for r in readers)), size)
+        self.place([value], placements, recomputed)
 
     def frees_at(self, value: SSAValue, placement: Placement, saved: SavedValue, at: int) -> bool:
         """Whether placing `value` so takes it off the HBM live at position `at`."""
@@ -420,9 +458,35 @@ def _recompute_candidates(step: TrainingStep, target: Target) -> list[_Candidate
             cost = sum(op_roofline_s(op, target, callees, known) for op in chain)
             found.append(_Candidate(cost, saved.bytes, saved, Placement.RECOMPUTE, chain=tuple(chain)))
     for call, values in _layer_results(step).items():
-        found.append(_Candidate(op_roofline_s(call, target, callees, known), sum(s.bytes for s in values),
-                                values[0], Placement.RECOMPUTE, chain=(call,), also=tuple(values[1:])))
+        callee = _callee(call)
+        assert callee is not None
+        needed = callee_cone(callee, [s.index for s in values])
+        cost = sum(op_roofline_s(op, target, callees, known) for op in needed)
+        found.append(_Candidate(cost, sum(s.bytes for s in values), values[0], Placement.RECOMPUTE, chain=(call,),
+                                also=tuple(values[1:])))
     return found
+
+
+def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
+    """The ops of outlined `callee` (in order, its return excepted) that its results at
+    `indices` depend on: what a recompute of a call for those results runs again. A
+    layer's output, which the next layer's input keeps, is not among them, and with it
+    go the ops only it needs (a Llama layer's down projection and its tp all-reduce).
+    An op without results (a write) is always kept."""
+    block = callee.body.block
+    terminator = block.last_op
+    assert isinstance(terminator, func.ReturnOp)
+    needed: set[Operation] = {op for op in block.ops if not op.results and op is not terminator}
+    stack = [terminator.arguments[i] for i in indices]
+    stack += [v for op in needed for v in op.operands]
+    while stack:
+        value = stack.pop()
+        if not isinstance(value, OpResult) or value.op in needed or value.op.parent_block() is not block:
+            continue
+        needed.add(value.op)
+        stack.extend(value.op.operands)
+        stack.extend(v for inner in value.op.walk() for v in inner.operands)  # values a region reads from outside
+    return [op for op in block.ops if op in needed]
 
 
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
@@ -468,22 +532,24 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     _UNPLACED.clear()
     candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
                   if recompute or c.placement != Placement.RECOMPUTE]
+    liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
-        peak, at = liveness.peak(placements, plan.recomputed)
+        peak, at = liveness.peak()
         if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
             break
-        chosen = next((c for c in candidates if _applies(c, plan, pinned, liveness, at, shared)), None)
+        chosen = _first_open(candidates, plan, pinned, liveness, at, shared)
         if chosen is None:
             break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
-        candidates.remove(chosen)
         if chosen.saved is None:
             plan.ddr_globals.update(chosen.global_names)
             continue
         value = chosen.saved.value
         placements[value] = chosen.placement
+        changed = [value]
         if chosen.placement == Placement.DDR:  # a value a callee holds: all it holds there
             for other in shared.get(value, []):
                 placements[other] = Placement.DDR
+                changed.append(other)
         if chosen.placement == Placement.DDR:  # a recompute it replaces is dropped
             plan.recomputed.pop(value, None)
             plan.chains.pop(value, None)
@@ -492,18 +558,45 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
                 placements[saved.value] = Placement.RECOMPUTE
                 plan.recomputed[saved.value] = saved
                 plan.chains[saved.value] = chosen.chain
+                changed.append(saved.value)
+        liveness.place(changed, placements, plan.recomputed)
+        if chosen.placement == Placement.RECOMPUTE:
             inputs = chain_inputs(list(chosen.chain))
             pinned.update(inputs)  # the recompute reads them: they stay
             for input_ in inputs:  # a layer's inputs the backward did not read (its mask, its rotary tables)
-                liveness.hold(input_, [r for s in chosen.values for r in s.later_readers])
+                liveness.hold(input_, [r for s in chosen.values for r in s.later_readers], placements,
+                              plan.recomputed)
     return plan
 
 
+def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
+                shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """The first (cheapest per byte) candidate that frees HBM at position `at`, taken
+    out of `candidates`, with every candidate closed for good (`_applies`: None)
+    dropped on the way: a later choice scans only what may still apply, not every
+    candidate again."""
+    kept: list[_Candidate] = []
+    chosen = None
+    for index, candidate in enumerate(candidates):
+        verdict = _applies(candidate, plan, pinned, liveness, at, shared)
+        if verdict is None:
+            continue
+        if verdict:
+            chosen = candidate
+            kept.extend(candidates[index + 1:])
+            break
+        kept.append(candidate)
+    candidates[:] = kept
+    return chosen
+
+
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
-             shared: dict[SSAValue, list[SSAValue]]) -> bool:
-    """Whether the candidate is still open and frees HBM at position `at`."""
+             shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
+    """Whether the candidate frees HBM at position `at` (True), not there (False), or is
+    closed for good (None: what closes it never reopens; placements only move from HBM
+    to a recompute or DDR and from a recompute to DDR, and pinned values stay pinned)."""
     if candidate.saved is None:
-        return not set(candidate.global_names) <= plan.ddr_globals
+        return None if set(candidate.global_names) <= plan.ddr_globals else True
     value = candidate.saved.value
     now = plan.placements[value]
     group = shared.get(value, [value])
@@ -511,32 +604,35 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
         return _recompute_applies(candidate, plan, pinned, liveness, at, shared)
     # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
     if now == Placement.DDR:
+        return None
+    held = liveness.spans(value, now, plan.recomputed)
+    if not any(start <= at <= end for start, end in held):
         return False
     if any(v not in plan.placements or v in plan.recomputed or v in pinned or _callee_holds_unplaced(v)
            for v in group if v is not value):
-        return False  # a callee holds it with a value that cannot go to DDR (an input, a weight)
-    held = liveness.spans(value, now, plan.recomputed)
-    return any(start <= at <= end for start, end in held)
+        return None  # a callee holds it with a value that cannot go to DDR (an input, a weight)
+    return True
 
 
 def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
-                       shared: dict[SSAValue, list[SSAValue]]) -> bool:
-    """Whether a recompute is still open and frees HBM at position `at`: its values and
-    the chain's inputs are in HBM, no recompute reads its values, and a value an
-    outlined layer holds with others (a call's result at an index) is in a group none
-    of which is in DDR (the clone's result is in HBM, where the callee writes it)."""
+                       shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
+    """Whether a recompute frees HBM at position `at` (True), not there (False), or is
+    closed for good (None): its values and the chain's inputs must be in HBM, no
+    recompute reads its values, and a value an outlined layer holds with others (a
+    call's result at an index) is in a group none of which is in DDR (the clone's
+    result is in HBM, where the callee writes it)."""
     inputs = chain_inputs(list(candidate.chain))
     if any(plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs):
-        return False
+        return None
     for saved in candidate.values:
         value = saved.value
         if plan.placements[value] != Placement.HBM or value in pinned:
-            return False
+            return None
         group = shared.get(value, [value])
         if len(group) > 1 and not isinstance(saved.producer, func.CallOp):
-            return False  # a kernel's result a callee reads at a parameter it shares, or a view's
+            return None  # a kernel's result a callee reads at a parameter it shares, or a view's
         if any(plan.placements.get(v) == Placement.DDR for v in group):
-            return False
+            return None
     return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
 
 
@@ -547,8 +643,97 @@ def _recompute_all(plan: _Plan, phases: dict[Operation, Phase]) -> None:
     for value, saved in plan.recomputed.items():
         jobs.setdefault(plan.chains[value], []).append(saved)
     cloned: dict[Operation, Operation] = {}
+    cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
     for chain, values in sorted(jobs.items(), key=lambda job: _first_reader_index(job[1])):
-        _recompute(values, chain, phases, cloned)
+        call = chain[0]
+        if len(chain) == 1 and isinstance(call, func.CallOp) and _callee(call) is not None:
+            _recompute_call(call, values, phases, cut)
+        else:
+            _recompute(values, chain, phases, cloned)
+
+
+def _recompute_call(call: func.CallOp, values: list[SavedValue], phases: dict[Operation, Phase],
+                    cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> None:
+    """Run layer call `call` again right before the values' first later reader, as a call
+    of its callee cut to the ops those values need (`callee_cone`, made once per callee
+    and set of results in `cut`); the later readers read the new call's results."""
+    indices = tuple(sorted({saved.index for saved in values}))
+    callee = _recompute_callee(call, indices, cut)
+    block = call.parent_block()
+    assert block is not None
+    first_op = min((op for saved in values for op in saved.later_readers), key=block.get_operation_index)
+    clone = func.CallOp(callee.sym_name.data, list(call.arguments),
+                        [call.results[i].type for i in indices] if callee is not _callee(call)
+                        else [r.type for r in call.results])
+    clone.attributes.update({k: v for k, v in call.attributes.items() if k not in ("callee", SAVED)})
+    clone.attributes[RECOMPUTES] = StringAttr(call.callee.string_value())
+    clone.location = call.location
+    set_phase(clone, Phase.BACKWARD)
+    block.insert_op_before(clone, first_op)
+    phases[clone] = Phase.BACKWARD
+    position = {index: i for i, index in enumerate(indices)} if callee is not _callee(call) \
+        else {i: i for i in range(len(call.results))}
+    for index, at in position.items():
+        clone.results[at].name_hint = call.results[index].name_hint
+    _read_clone(values, {s.value: clone.results[position[s.index]] for s in values}, block)
+
+
+def _recompute_callee(call: func.CallOp, indices: tuple[int, ...],
+                      cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> func.FuncOp:
+    """The callee a recompute of `call` for its results at `indices` calls: a copy of
+    the call's callee (`@layer_forward_recompute`, outlined too) holding only the ops
+    those results need and returning only them; the callee itself when they need all."""
+    callee = _callee(call)
+    assert callee is not None
+    name = callee.sym_name.data
+    if (name, indices) in cut:
+        found = cut[(name, indices)]
+        set_outlined(found, _source(found), calls_of(found) + 1)
+        return found
+    ops = [op for op in callee.body.block.ops if not isinstance(op, func.ReturnOp)]
+    keep = {ops.index(op) for op in callee_cone(callee, indices)}
+    if len(keep) == len(ops):
+        return callee
+    copy = callee.clone()
+    copied = [op for op in copy.body.block.ops if not isinstance(op, func.ReturnOp)]
+    old_return = copy.body.block.last_op
+    assert isinstance(old_return, func.ReturnOp)
+    copy.body.block.insert_op_before(func.ReturnOp(*[old_return.arguments[i] for i in indices]), old_return)
+    copy.body.block.erase_op(old_return)
+    for index in reversed(range(len(copied))):
+        if index not in keep:
+            copy.body.block.erase_op(copied[index])
+    if copy.res_attrs is not None:
+        copy.res_attrs = ArrayAttr([copy.res_attrs.data[i] for i in indices])
+    copy.update_function_type()
+    module = callee.parent_op()
+    assert isinstance(module, ModuleOp)
+    taken = {f.sym_name.data for f in functions(module)}
+    copy.sym_name = StringAttr(next(n for k in range(len(taken) + 1)
+                                    if (n := f"{name}_recompute" + (f"_{k}" if k else "")) not in taken))
+    set_outlined(copy, _source(callee), 1)
+    module.body.block.insert_op_after(copy, callee)
+    _CALLEES.setdefault(id(module), {})[copy.sym_name.data] = copy
+    cut[(name, indices)] = copy
+    return copy
+
+
+def _source(callee: func.FuncOp) -> str:
+    """The layer an outlined function was outlined from (`rdu.outlined_from`)."""
+    source = callee.attributes.get(OUTLINED_FROM)
+    return source.data if isinstance(source, StringAttr) else ""
+
+
+def _read_clone(values: list[SavedValue], clones: dict[SSAValue, SSAValue], block: Block) -> None:
+    """The values' later readers (ops of `block`, or ops inside them) read `clones`' instead."""
+    for saved in values:
+        readers = set(saved.later_readers)
+        for use in list(saved.value.uses):
+            top: Operation | None = use.operation
+            while top is not None and top.parent_block() is not block:
+                top = top.parent_op()
+            if top in readers:
+                use.operation.operands[use.index] = clones[saved.value]
 
 
 def _first_reader_index(values: list[SavedValue]) -> int:
@@ -593,14 +778,7 @@ def _recompute(values: list[SavedValue], chain: tuple[Operation, ...], phases: d
         phases[clone] = Phase.BACKWARD
         cloned[op] = clone
         clones.update(zip(op.results, clone.results))
-    for saved in values:
-        readers = set(saved.later_readers)
-        for use in list(saved.value.uses):
-            top: Operation | None = use.operation
-            while top is not None and top.parent_block() is not block:
-                top = top.parent_op()
-            if top in readers:
-                use.operation.operands[use.index] = clones[saved.value]
+    _read_clone(values, clones, block)
 
 
 def _inner_saved_bytes(step: TrainingStep) -> int:
@@ -656,7 +834,10 @@ def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
     table = {cls: {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0} for cls in ("activations", "gradients")}
     for saved in (*step.saved, *step.gradients):
         table["gradients" if saved.gradient else "activations"][plan.placements[saved.value].value] += saved.bytes
-    table["activations"]["ddr"] += sum(t.bytes for t in spilled)
+    classes = update_classes(module, step.function)
+    for spilled_value in spilled:
+        cls = classes.get(spilled_value.value, "activations")
+        table.setdefault(cls, {"sram": 0, "hbm": 0, "ddr": 0, "recompute": 0})["ddr"] += spilled_value.bytes
     table["activations"]["sram"] += _inner_saved_bytes(step)
     set_training_memory(module, table)
     globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
@@ -665,6 +846,23 @@ def _record(module: ModuleOp, step: TrainingStep, plan: _Plan) -> None:
             set_memory_class(globals_[name], "optimizer state")
     for name in plan.ddr_globals:
         globals_[name].tier = TierAttr(Tier.DDR)
+
+
+def update_classes(module: ModuleOp, function: func.FuncOp) -> dict[SSAValue, str]:
+    """The new value of each global the step writes back (`rdu.result_updates`), by the
+    global's class: "weights" for a parameter, "optimizer state" for the rest. Such a
+    value (an optimizer's update of a weight, or of Adam's moments) is a buffer of its
+    own from its kernel to the step's end, where it is written back: a spill of it is
+    counted with its state, not with the activations."""
+    terminator = function.body.block.last_op
+    if not isinstance(terminator, func.ReturnOp):
+        return {}
+    globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
+    found: dict[SSAValue, str] = {}
+    for value, update in zip(terminator.arguments, result_updates(function)):
+        if update is not None and update.kind == "buffer" and update.name in globals_:
+            found[value] = "weights" if _kind(globals_[update.name]) == "parameter" else "optimizer state"
+    return found
 
 
 def _mark_callee_result(saved: SavedValue) -> None:
@@ -744,6 +942,7 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
               for s in (*step.saved, *step.gradients, *_temporaries(step))}
     plan = plan_placements(step, module, target, recompute=False)
     memory = training_memory(module)
+    classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):
         if plan.placements[saved.value] != Placement.DDR or before.get(saved.value) == Placement.DDR:
             continue
@@ -751,7 +950,7 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
         marks[saved.index] = Placement.DDR.value
         set_saved(saved.producer, marks)
         _mark_callee_result(saved)
-        cls = "gradients" if saved.gradient else "activations"
+        cls = "gradients" if saved.gradient else classes.get(saved.value, "activations")
         memory[f"{cls}.ddr"] = memory.get(f"{cls}.ddr", 0) + saved.bytes
         if saved in step.saved or saved in step.gradients:
             memory[f"{cls}.hbm"] = max(0, memory.get(f"{cls}.hbm", 0) - saved.bytes)

@@ -4,7 +4,9 @@
 any kernel is tiled or placed, so it cannot ask the cost model's walk of a
 placed program; it asks this: a kernel's FLOPs at the peak of its result's
 type or its inputs and results at HBM bandwidth, whichever is longer, plus a
-launch; a call costs what its callee's ops cost (the sum of its kernels' and
+launch; a collective (a tp all-reduce of a layer, say) its link time as the cost
+model counts it (`kernel_timing.collective_cost`), so a recompute that runs one
+again pays for it; a call costs what its callee's ops cost (the sum of its kernels' and
 its nested calls' roofline times), since a call runs its callee's kernels one
 after another.
 """
@@ -17,14 +19,19 @@ from xdsl.dialects import arith, func
 from xdsl.ir import Operation
 
 from rducc.dialects.op_facts import facts_of
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.rdu.dataflow import KernelOp, YieldOp
 from rducc.dialects.shapes import value_bytes
+from rducc.model.kernel_timing import collective_cost
 from rducc.targets import Target
 
 
 def kernel_roofline_s(kernel: Operation, target: Target) -> float:
     """A kernel's roofline time: its FLOPs at the peak of its result's type, or its
-    inputs and results at HBM bandwidth, whichever is longer, plus a launch."""
+    inputs and results at HBM bandwidth, whichever is longer, plus a launch; a
+    collective, its link time."""
+    if isinstance(kernel, COLLECTIVE_OPS):
+        return collective_cost(kernel, target)[0]
     flops = 0
     body = kernel.body.block.ops if isinstance(kernel, KernelOp) else ()
     for op in body:

@@ -6,7 +6,8 @@
 // a clone of the call (phase backward, rdu.recomputes) runs from the same layer input
 // and weights right before the first backward op that reads them, and that op reads
 // the clone's result. The layer's output that the next layer reads stays in HBM (the
-// next layer's clone reads it). With a fast DDR (train-hbm.toml) spilling is cheaper
+// next layer's clone reads it), and a clone that need not give it calls the callee cut
+// to the saved results (@layer_forward_recompute). With a fast DDR (train-hbm.toml) spilling is cheaper
 // and no call is cloned. The lowered step verifies (tiers, DMA, calls).
 // RUN: rducc-opt --check-roundtrip -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-slow-ddr.toml"}' %s | filecheck %s --check-prefix=RECOMPUTE
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-slow-ddr.toml"},rdu-tile{target="%S/Inputs/train-slow-ddr.toml"},rdu-place-tiers{target="%S/Inputs/train-slow-ddr.toml"},rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=LOWERED
@@ -14,20 +15,33 @@
 // Invalid: the step before fusion (level graph): its layer calls' callees are not kernels yet.
 // RUN: not rducc-opt -p 'rdu-place-saved{target="%S/Inputs/train-slow-ddr.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
-// RECOMPUTE:      activations.recompute = 37120 : i64
+// The optimizer's new weights (SGD's updates, returned to be written back) spilled to
+// DDR are counted as weights, not activations: 4 x 64 x 64 x 4 bytes.
+// RECOMPUTE:      activations.ddr = 28672 : i64, activations.recompute = 37120 : i64, {{.*}}weights.ddr = 65536 : i64
 // RECOMPUTE:      %native_layer_norm, %native_layer_norm_1, %view, %sigmoid, %view_1, %view_2, %add = func.call @layer_forward(%x, {{.*}}rdu.saved = ["recompute", "recompute", "recompute", "recompute", "recompute", "recompute", "hbm"]}
 // RECOMPUTE-NEXT: %native_layer_norm_2, {{.*}}, %add_1 = func.call @layer_forward(%add, {{.*}}rdu.saved = ["recompute", "recompute", "recompute", "recompute", "recompute", "recompute", "recompute"]}
 // RECOMPUTE:      %native_layer_norm_4, %native_layer_norm_5, %view_6, %sigmoid_2, %view_7, %view_8, %add_2 = func.call @layer_forward(%add, %p_blocks_1_norm_weight, {{.*}}rdu.phase = #rdu<phase backward>, rdu.recomputes = "layer_forward"}
 // RECOMPUTE-NEXT: rdu.kernel {{.*}}(%add_2)
 // RECOMPUTE:      func.call @layer_backward(%mul_1, %sigmoid_2)
 // RECOMPUTE-NEXT: func.call @layer_backward(%mul_1, %view_8)
-// RECOMPUTE:      %native_layer_norm_6, %native_layer_norm_7, %view_14, %sigmoid_3, %view_15, %view_16, %add_5 = func.call @layer_forward(%x, %p_blocks_0_norm_weight, {{.*}}rdu.phase = #rdu<phase backward>, rdu.recomputes = "layer_forward"}
+// RECOMPUTE:      %native_layer_norm_6, %native_layer_norm_7, %view_14, %sigmoid_3, %view_15, %view_16 = func.call @layer_forward_recompute(%x, %p_blocks_0_norm_weight, {{.*}}rdu.phase = #rdu<phase backward>, rdu.recomputes = "layer_forward"}
 // RECOMPUTE-NEXT: rdu.kernel {{.*}}, %sigmoid_3)
 // RECOMPUTE-NOT:  rdu.recomputes
+// The first layer's output is kept (the second layer's input): its recompute calls
+// @layer_forward cut to the six saved results, without the residual add only the
+// output needs. The last layer's recompute gives its output too (the loss's backward
+// reads it), so it calls @layer_forward itself.
+// RECOMPUTE:      func.func private @layer_forward(
+// RECOMPUTE:      %add = rdu.kernel
+// RECOMPUTE:      func.return %native_layer_norm_1, %native_layer_norm_5, %view, %sigmoid, %view, %view_2, %add :
+// RECOMPUTE:      func.func private @layer_forward_recompute({{.*}}rdu.outlined_from = "forward.layers.0", rdu.calls = 1 : i64}
+// RECOMPUTE-NOT:  %add = rdu.kernel
+// RECOMPUTE:      func.return %native_layer_norm_1, %native_layer_norm_5, %view, %sigmoid, %view, %view_2 :
 
 // LOWERED:        func.call @layer_forward({{.*}}rdu.phase = #rdu<phase backward>, rdu.recomputes = "layer_forward"}
 // LOWERED:        func.call @layer_backward
-// LOWERED:        func.call @layer_forward({{.*}}rdu.phase = #rdu<phase backward>, rdu.recomputes = "layer_forward"}
+// LOWERED:        func.call @layer_forward_recompute({{.*}}rdu.phase = #rdu<phase backward>, rdu.recomputes = "layer_forward"}
+// LOWERED:        func.func private @layer_forward_recompute({{.*}}!tier.buffer
 
 // SPILL:          activations.recompute = 0 : i64
 // SPILL-NOT:      rdu.recomputes
