@@ -49,6 +49,9 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   same rows of the off-chip destination, in place (an input's or weight's
   read-only array is copied on this first write, so the caller's stays as
   it was and the program's result carries the update).
+  A whole `tier.dma` into a weight's buffer (an optimizer's update written
+  over its global, `rdu-insert-dma`'s `rewrite_whole`) gives the buffer a
+  fresh array the same way.
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
 - `func.return` returns copies of its buffers.
 - `rdu.host_call` runs torch's CPU kernel on its HBM/DDR operand buffers
@@ -523,6 +526,9 @@ class PlacedProgram(Runner):
         if self._copies.get(op.source, 1) == 1 and self._copies.get(op.dest, 1) == 1:
 
             def dma_plain(env: Env, context: RunContext) -> None:
+                if not env[dest_slot].flags.writeable:  # the caller's weight, written whole in place
+                    env[dest_slot] = np.array(env[source_slot])
+                    return
                 env[dest_slot][...] = env[source_slot]  # same element type (the verifier's) and shape
 
             return dma_plain

@@ -58,6 +58,7 @@ from rducc.dialects.tier import (
     GetGlobalOp,
     ScatterDmaOp,
     Tier,
+    ViewOp,
 )
 
 
@@ -71,16 +72,17 @@ def write_back_in_place(module: ModuleOp) -> None:
     returned = forward.body.block.last_op
     if not updates or not isinstance(returned, func.ReturnOp):
         return
-    proposals: dict[func.CallOp, set[tuple[int, int]]] = {}
+    proposals: dict[func.CallOp, set[tuple[int, int, bool]]] = {}
     reads = _global_reads(forward)
     for update, result in zip(updates, returned.arguments):
         target = _updated_buffer(forward, update, reads) if update is not None else None
         if target is None:
             continue
+        whole = update.kind == "buffer" if update is not None else False
         if isinstance(result.owner, func.CallOp):
-            _propose(result.owner, result, target, proposals)
-        else:
-            rewrite_rows(forward.body.block, result, target)
+            _propose(result.owner, result, target, proposals, whole)
+        elif not rewrite_rows(forward.body.block, result, target) and whole:
+            rewrite_whole(forward.body.block, result, target)
     _rewrite_callees(module, proposals)
 
 
@@ -105,21 +107,22 @@ def _updated_buffer(function: func.FuncOp, update: Update, reads: dict[str, list
 
 
 def _propose(call: func.CallOp, result: SSAValue, target: SSAValue,
-             proposals: dict[func.CallOp, set[tuple[int, int]]]) -> None:
+             proposals: dict[func.CallOp, set[tuple[int, int, bool]]], whole: bool) -> None:
     """Record that `call`'s result #j is the new value of its argument #i (when the
-    call passes `target` once and nothing reads `target` after the call)."""
+    call passes `target` once and nothing reads `target` after the call); `whole`:
+    the argument is a global's buffer, which a whole update may overwrite."""
     passed = [i for i, value in enumerate(call.arguments) if value == target]
     block = call.parent_block()
     pairs = proposals.setdefault(call, set())
     if len(passed) == 1 and block is not None and not _read_after(target, call, block):
-        pairs.add((_result_index(call, result), passed[0]))
+        pairs.add((_result_index(call, result), passed[0], whole))
 
 
 def _result_index(op: Operation, result: SSAValue) -> int:
     return next(i for i, r in enumerate(op.results) if r == result)
 
 
-def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[int, int]]]) -> None:
+def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[int, int, bool]]]) -> None:
     """Rewrite inside each outlined layer the (result, argument) pairs every call of it agrees on."""
     calls: dict[str, list[func.CallOp]] = {}
     for function in functions(module):
@@ -130,10 +133,12 @@ def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[in
         sites = calls.get(function.sym_name.data, [])
         agreed = set.intersection(*(proposals.get(call, set()) for call in sites)) if sites else set()
         block = function.body.block
-        for result_index, arg_index in sorted(agreed):
+        for result_index, arg_index, whole in sorted(agreed):
             returned = block.last_op
             assert isinstance(returned, func.ReturnOp)
-            rewrite_rows(block, returned.arguments[result_index], block.args[arg_index])
+            result, target = returned.arguments[result_index], block.args[arg_index]
+            if not rewrite_rows(block, result, target) and whole:
+                rewrite_whole(block, result, target)
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,54 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue) -> bool:
     owner.detach()
     owner.erase()
     return True
+
+
+def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
+    """Make `result` (an HBM buffer of `block`, the whole new value of the global
+    buffer `target`) `target` itself: the kernel's write-back DMA writes over the
+    old value, so the step never holds two copies (an optimizer's update of a
+    weight or of a moment). Only when the one write is a whole DMA of an untiled
+    `tier.compute`'s output in `block` and nothing reads `target` after it; False
+    (nothing changed) otherwise."""
+    alloc = result.owner
+    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or result.type != target.type:
+        return False
+    writes = [use.operation for use in result.uses
+              if isinstance(use.operation, DmaOp) and use.operation.dest == result
+              or isinstance(use.operation, ScatterDmaOp) and use.operation.dest == result
+              or isinstance(use.operation, ComputeOp) and result in use.operation.outs]
+    if len(writes) != 1 or not isinstance(writes[0], DmaOp) or writes[0].dest != result:
+        return False
+    write = writes[0]
+    if write.dst_offsets or write.parent_block() is not block or _writer_of(write.source, block) is None:
+        return False
+    if any(_read_after(alias, write, block) for alias in _aliases(target)) or _read_before(result, write, block):
+        return False
+    for use in list(result.uses):
+        if isinstance(use.operation, DeallocOp):
+            use.operation.detach()
+            use.operation.erase()
+    result.replace_all_uses_with(target)
+    alloc.detach()
+    alloc.erase()
+    return True
+
+
+def _aliases(buffer: SSAValue) -> list[SSAValue]:
+    """`buffer` and the `tier.view`s of it (a reshape's view reads its bytes)."""
+    found, index = [buffer], 0
+    while index < len(found):
+        found.extend(use.operation.result for use in found[index].uses if isinstance(use.operation, ViewOp))
+        index += 1
+    return found
+
+
+def _read_before(value: SSAValue, op: Operation, block: Block) -> bool:
+    """Whether an op of `block` before `op` (or nested in one) uses `value`."""
+    position = positions(block)
+    at = position[op]
+    return any((top := in_block(use.operation, block)) is not None and position.get(top, at) < at
+               for use in value.uses)
 
 
 def _row_update(block: Block, result: SSAValue, target: SSAValue) -> _RowUpdate | None:
@@ -301,4 +354,4 @@ def _add_output(compute: ComputeOp, rows: SSAValue, count: int, buffer: SSAValue
     compute.erase()
 
 
-__all__: Sequence[str] = ["row_list", "rewrite_rows", "write_back_in_place"]
+__all__: Sequence[str] = ["row_list", "rewrite_rows", "rewrite_whole", "write_back_in_place"]
