@@ -29,9 +29,18 @@ list; the row list may be anything the kernel computes, a program input or a
 constant included; or a fill, `torch.full`, of which one line is taken); and
 nothing reads the old value after the write. A result returned by an
 outlined layer is rewritten inside the layer when every call of it passes
-the updated buffer in the same argument. Any other update (the whole buffer
-changes, a scatter whose rows differ across the other dims, a reduction)
-keeps its whole write-back. Transposes around the scatter that undo each
+the updated buffer in the same argument.
+
+Any other update of a global (the whole buffer changes: an optimizer's new
+weight or moment, a scatter whose rows differ across the other dims, a
+reduction) is written whole over the global itself (`rewrite_whole`): the
+kernel's one whole write-back DMA, from an untiled `tier.compute`, targets
+the global's buffer, which the function returns, when nothing reads the old
+value after that DMA (`rducc.dialects.saved.written_in_place` is the same rule
+at the kernel level, so `rdu-place-saved` and `rdu-place-tiers` count one
+copy). A global in DDR takes its new value there (the function's result type
+follows, and its calls'). An update written in a tile loop, or of a user
+input, keeps its own buffer and whole write-back. Transposes around the scatter that undo each
 other (how `index_put_` at `[:, pos]` imports) are looked through.
 """
 
@@ -41,7 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
@@ -64,7 +73,8 @@ from rducc.dialects.tier import (
 
 def write_back_in_place(module: ModuleOp) -> None:
     """Rewrite each update of `@forward` that replaces rows of its buffer into an
-    in-place `tier.scatter` of those rows (see the module docstring)."""
+    in-place `tier.scatter` of those rows, and each other update of a global into a
+    whole write over it (see the module docstring)."""
     forward = find_entry(module)
     if forward is None:
         return
@@ -84,6 +94,7 @@ def write_back_in_place(module: ModuleOp) -> None:
         elif not rewrite_rows(forward.body.block, result, target) and whole:
             rewrite_whole(forward.body.block, result, target)
     _rewrite_callees(module, proposals)
+    _retype_results(forward.body.block)  # a call's result may be a global's buffer in DDR now
 
 
 def _global_reads(function: func.FuncOp) -> dict[str, list[SSAValue]]:
@@ -194,7 +205,7 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
     `tier.compute`'s output in `block` and nothing reads `target` after it; False
     (nothing changed) otherwise."""
     alloc = result.owner
-    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or result.type != target.type:
+    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or not _same_but_tier(result, target):
         return False
     writes = [use.operation for use in result.uses
               if isinstance(use.operation, DmaOp) and use.operation.dest == result
@@ -214,7 +225,44 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
     result.replace_all_uses_with(target)
     alloc.detach()
     alloc.erase()
+    _retype_results(block)
     return True
+
+
+def _same_but_tier(a: SSAValue, b: SSAValue) -> bool:
+    """Whether buffers `a` and `b` have one shape and element type (a global `rdu-place-tiers`
+    put in DDR takes its new value there: the function's result type follows)."""
+    return (isinstance(a.type, BufferType) and isinstance(b.type, BufferType)
+            and a.type.get_shape() == b.type.get_shape() and a.type.element_type == b.type.element_type)
+
+
+def _retype_results(block: Block) -> None:
+    """The function of `block` returns what its `func.return` returns (a global's
+    buffer in DDR where an HBM buffer was), and every call of it gives those types."""
+    function, returned = block.parent_op(), block.last_op
+    if not isinstance(function, func.FuncOp) or not isinstance(returned, func.ReturnOp):
+        return
+    types = [v.type for v in returned.arguments]
+    if list(function.function_type.outputs.data) == types:
+        return
+    function.function_type = FunctionType.from_lists(list(function.function_type.inputs.data), types)
+    module = function.parent_op()
+    if module is None:
+        return
+    for op in list(module.walk()):
+        if isinstance(op, func.CallOp) and op.callee.string_value() == function.sym_name.data:
+            call = func.CallOp(op.callee, list(op.arguments), types)
+            call.attributes.update(op.attributes)
+            call.location = op.location
+            for old, new in zip(op.results, call.results):
+                new.name_hint = old.name_hint
+            caller = op.parent_block()
+            assert caller is not None
+            caller.insert_op_before(call, op)
+            for old, new in zip(op.results, call.results):
+                old.replace_all_uses_with(new)
+            op.detach()
+            op.erase()
 
 
 def _aliases(buffer: SSAValue) -> list[SSAValue]:

@@ -7,6 +7,9 @@
 // 0.9), from `rducc --train --optimizer sgd --momentum 0.9 -O0 --emit graph`.
 // RUN: rducc-opt --check-roundtrip -p 'rdu-fuse{level=0},rdu-place-saved{target="%S/Inputs/train-in-place.toml"}' %s | filecheck %s --check-prefix=FITS
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-place-saved{target="%S/Inputs/train-in-place.toml"},rdu-tile,rdu-place-tiers,rdu-insert-dma' %s | filecheck %s --check-prefix=DMA
+// With 12 kB of HBM the momentum goes to DDR, and its new value is written there.
+// RUN: sed -e 's/hbm_bytes = 17_000/hbm_bytes = 12_000/' %S/Inputs/train-in-place.toml > %t.12kb.toml
+// RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-place-saved{target="%t.12kb.toml"},rdu-tile,rdu-place-tiers,rdu-insert-dma' %s | filecheck %s --check-prefix=DDR
 // The old momentum also returned (read after its update): the new one keeps a
 // buffer of its own, the peak holds both, and with 17 kB of HBM the gradient
 // goes to DDR.
@@ -32,6 +35,12 @@
 // DMA-NOT:   tier.alloc : !tier.buffer<hbm, 32x32xf32>
 // DMA:       tier.dma %{{.+}} -> %[[W]] : !tier.buffer<sram, 32x32xf32> -> !tier.buffer<hbm, 32x32xf32>
 // DMA:       func.return %mul, %[[W]], %[[M]] :
+
+// DDR:       tier.global @optimizer.momentum_buffer.p in ddr
+// DDR:       func.func @forward({{.*}}) -> (!tier.buffer<hbm, f32>, !tier.buffer<hbm, 32x32xf32>, !tier.buffer<ddr, 32x32xf32>)
+// DDR:       %[[M:.+]] = tier.get_global @optimizer.momentum_buffer.p : !tier.buffer<ddr, 32x32xf32>
+// DDR:       tier.dma %{{.+}} -> %[[M]] : !tier.buffer<sram, 32x32xf32> -> !tier.buffer<ddr, 32x32xf32>
+// DDR:       func.return %mul, %{{.+}}, %[[M]] :
 
 // SPILL:     %expand = rdu.kernel "k5"(%mul_1) {rdu.saved = ["ddr"], rdu.phase = #rdu<phase backward>}
 
