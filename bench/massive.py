@@ -127,11 +127,36 @@ def modeled(out: Path) -> tuple[float, str]:
                                       f"{read['ddr'] / 1e9:.1f} GB from DDR{_in_ddr(text)}")
 
 
+BUSIEST_UNIFORM = 2
+"""Pairs the busiest socket's experts serve a token when DeepSeek's 8 experts (of 256,
+16 a socket) are drawn uniformly: 2.0 on average (the exact product and a 100,000-draw
+sample, BENCHMARKS.md); balanced routing serves ceil(8/16) = 1."""
+
+
+def uniform_routing(out: Path) -> float | None:
+    """The modeled seconds a token with the busiest socket's experts serving
+    `BUSIEST_UNIFORM` pairs (`rdu.owned_rows` rewritten in the program's text, costed
+    again by `rducc-run --simulate`); None for a program without expert gathers."""
+    text = out.read_text()
+    busier = re.sub(r"rdu\.owned_rows = \[(\d+) : i64, (\d+) : i64\]",
+                    lambda m: f"rdu.owned_rows = [{max(int(m.group(1)), min(BUSIEST_UNIFORM, int(m.group(2))))} : i64, "
+                    f"{m.group(2)} : i64]",
+                    text)
+    if busier == text:
+        return None
+    uniform = out.with_suffix(".uniform.mlir")
+    uniform.write_text(busier)
+    return modeled(uniform)[0]
+
+
 def _in_ddr(text: str) -> str:
     """The weights in DDR, named without their layer number (one name a table that
     every layer has), with the bytes one socket holds there."""
-    names = sorted({re.sub(r"\.\d+\.", ".N.", m.group(1))
-                    for m in re.finditer(r"^\s*tier\.global @(\S+) in ddr", text, re.M)})
+    names = set()
+    for line in re.finditer(r"^\s*tier\.global @(\S+) in ddr : tensor<(\d+)x[^\n]*", text, re.M):
+        hot = re.search(r"tier\.hbm_rows = (\d+)", line.group(0))
+        names.add(re.sub(r"\.\d+\.", ".N.", line.group(1))
+                  + (f" ({hot.group(1)} of its {line.group(2)} rows in HBM)" if hot else ""))
     held = re.search(r"tier\.ddr_weight_bytes = (\d+)", text[:100000])
     if not names:
         return ""
@@ -151,8 +176,11 @@ def measure(section: Section, size: str, folder: Path) -> None:
                 f"({slowest})", f"<= {GOAL_SECONDS:.0f} s", cpu <= GOAL_SECONDS)
     section.add(f"{label}: peak memory of the compile (maxrss)", f"{peak / 1e9:.2f} GB",
                 f"<= {GOAL_BYTES / 1e9:.0f} GB", peak <= GOAL_BYTES)
+    uniform = uniform_routing(out)
+    routed = ("" if uniform is None else f"; uniform routing (the busiest socket serves {BUSIEST_UNIFORM} "
+              f"pairs): {1 / uniform:,.0f} tokens/s ({uniform * 1e3:.3f} ms)")
     section.add(f"{label}: modeled decode (batch 1)", f"{1 / seconds:,.0f} tokens/s ({seconds * 1e3:.3f} ms a "
-                f"token, {split}); published, 16 sockets: {PUBLISHED_TOKENS_S[size]:,} tokens/s "
+                f"token, {split}){routed}; published, 16 sockets: {PUBLISHED_TOKENS_S[size]:,} tokens/s "
                 f"(ratio {1 / seconds / PUBLISHED_TOKENS_S[size]:.2f})")
 
 
@@ -179,11 +207,14 @@ def run(quick: bool) -> Section:
         "pairs through its own experts (static shapes: 8 rows of its local tables) and one all-to-all + "
         "all-gather a MoE layer combine the rows. Assumed for the modeled time: expert load balance at "
         "batch 1 (the 8 pairs spread evenly, so a socket's experts serve ceil(8/ep) = 1 of them and the "
-        "cost model reads that one row of each expert table, `rdu.owned_rows`); bf16 weights (1.34 TB) "
-        "pass the 16 sockets' HBM, so the tier placement (rdu-place-tiers: weights to HBM in the order "
-        "the program reads them, each outlined layer's parameter in one tier) leaves whole tables of every "
-        "MoE layer in DDR (named in the row): the expert read from them is a DDR read, no hot-expert "
-        "residency; the step has no KV cache.",
+        "cost model reads that one row of each expert table, `rdu.owned_rows`); the uniform-routing figure "
+        f"has the busiest socket serve {BUSIEST_UNIFORM} (the mean of the busiest under 8 uniform draws): "
+        "the two are the range. bf16 weights (1.34 TB) pass the 16 sockets' HBM: the tier placement "
+        "(rdu-place-tiers, residency by heat) puts the weights read whole a token in HBM first, then the "
+        "expert tables (each read in 1/16 of its rows a token) in program order, and keeps in HBM as many "
+        "leading experts of the table group that does not fit as the HBM left holds (`tier.hbm_rows`, "
+        "named in the row), the rest in DDR; a selected expert is in HBM with that share (each of a "
+        "socket's experts equally likely: no routing statistics); the step has no KV cache.",
         "",
     ]
     return section

@@ -134,6 +134,12 @@ SRAM_LOWER_BOUND = "tier.sram_lower_bound"
 """Function, from `rdu-sram-alloc`: the most bytes live at once (a lower bound on the peak)."""
 PARAMETER_TIER = "tier.tier"
 """Weight argument of an outlined layer, from `rdu-place-tiers`: the tier of the weights it receives."""
+HBM_ROWS = "tier.hbm_rows"
+"""On a `tier.global` in DDR whose rows (dim 0: a stacked expert table) token routing
+selects, and on the outlined layer's weight argument that receives it, from
+`rdu-place-tiers`: how many of its leading rows (experts) it holds in HBM; the rest
+stay in DDR (per-expert residency). The buffer's tier is DDR; the cost model reads a
+selected row from HBM with the share `hbm_rows / rows` (each expert equally likely)."""
 HBM_WEIGHT_BYTES = "tier.hbm_weight_bytes"
 """Module, from `rdu-place-tiers`: bytes of weights placed in HBM."""
 DDR_WEIGHT_BYTES = "tier.ddr_weight_bytes"
@@ -363,6 +369,24 @@ def owned_bytes(gather: Operation, gathered_bytes: int) -> int:
     tile's) that a rank reads from the table: all, or the `OWNED_ROWS` share."""
     owned = owned_rows(gather)
     return gathered_bytes if owned is None else gathered_bytes * owned[0] // owned[1]
+
+
+def set_hbm_rows(attrs_owner: Operation, rows: int) -> None:
+    """Record on a global the leading rows it holds in HBM (`HBM_ROWS`)."""
+    attrs_owner.attributes[HBM_ROWS] = IntegerAttr(rows, i64)
+
+
+def hbm_rows(attrs: Mapping[str, Attribute]) -> int:
+    """The leading rows a DDR global (or the outlined parameter receiving it) holds
+    in HBM (`HBM_ROWS`); 0 when none."""
+    attr = attrs.get(HBM_ROWS)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
+def hbm_share(attrs: Mapping[str, Attribute], rows: int) -> float:
+    """The share of a table's bytes (of `rows` rows along dim 0) that lives in HBM
+    by its `HBM_ROWS`, for a table in DDR: 0 when none of its rows is there."""
+    return min(hbm_rows(attrs), rows) / rows if rows > 0 else 0.0
 
 
 def set_split_choice(module: Operation, lines: Iterable[str]) -> None:

@@ -103,6 +103,7 @@ from rducc.dialects.contracts import (
     Phase,
     Role,
     arg_attrs,
+    executed_microbatches,
     global_of,
     is_input,
     is_outlined,
@@ -119,6 +120,7 @@ from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import RduPass
 from rducc.passes.layer_periods import best_period, periodic_units, rotated_start, signatures
+from rducc.passes.rdu_partition.microbatches import JOINED, microbatch_labels
 from rducc.targets import Target
 
 CALLEE_NAME = "layer"
@@ -679,11 +681,87 @@ def phase_units(ops: Sequence[Operation]) -> list[list[Operation]]:
     return [list(ops[start + k * stretch.period : start + (k + 1) * stretch.period]) for k in range(count)]
 
 
+def microbatch_units(ops: Sequence[Operation], labels: dict[Operation, int]) -> list[list[Operation]]:
+    """`ops` (one phase's ops of a step that runs its microbatches itself) cut into
+    repeated units microbatch by microbatch: each microbatch's ops of the phase
+    repeat once a layer, but the whole run repeats once a microbatch too (with
+    other slice offsets), and that longer period would hide the layers. Ops of no
+    single microbatch (the gradients' sums, `JOINED`) belong to no unit."""
+    parts: dict[int, list[Operation]] = {}
+    for op in ops:
+        label = labels.get(op)
+        if label is not None and label != JOINED:
+            parts.setdefault(label, []).append(op)
+    return [unit for label in sorted(parts) for unit in phase_units(parts[label])]
+
+
+def hoist_shared(block: Block, ops: Sequence[Operation], labels: dict[Operation, int]) -> None:
+    """Move the ops of `ops` (one phase's) that work on no microbatch (a weight's
+    transpose, which every microbatch's layer reads: made once, inside the first
+    microbatch's layer) before the phase's first op of a microbatch, when what
+    they read is made there already: each microbatch's layers then read the same
+    values from outside, and match."""
+    first = next((op for op in ops if labels.get(op, JOINED) != JOINED), None)
+    if first is None:
+        return
+    index = {op: i for i, op in enumerate(block.ops)}
+    at, moved = index[first], set()
+    for op in ops:
+        if op in labels or index[op] < at:
+            continue
+        owners = {_top(v.owner, block) for inner in op.walk() for v in inner.operands if isinstance(v.owner, Operation)}
+        if all(o is None or o is op or o in moved or index.get(o, at) < at for o in owners):
+            op.detach()
+            block.insert_op_before(op, first)
+            moved.add(op)
+
+
+def sink_joined(block: Block, ops: Sequence[Operation], labels: dict[Operation, int]) -> None:
+    """Move the ops of `ops` (one phase's) that are of no single microbatch and come
+    after its first op of one (a weight gradient's sum over the microbatches, made
+    where the first microbatch's layer makes its part) down to the end of the
+    phase, or before their first reader when it is earlier: no unit of a microbatch
+    then has another's op in the middle, and neither has the next phase's."""
+    first = next((op for op in ops if labels.get(op, JOINED) != JOINED), None)
+    end = ops[-1].next_op if ops else None
+    if first is None or end is None:
+        return
+    start = {o: i for i, o in enumerate(block.ops)}  # only ops after `first` move, and only later
+    for op in reversed(ops):
+        if labels.get(op, JOINED) != JOINED or start[op] < start[first]:
+            continue
+        index = {o: i for i, o in enumerate(block.ops)}
+        readers = [_top(use.operation, block) for result in op.results for use in result.uses]
+        reader = min((r for r in [*readers, end] if r is not None), key=index.__getitem__)
+        if reader is not op.next_op:
+            op.detach()
+            block.insert_op_before(op, reader)
+
+
+def _top(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is or holds `op` (None when `op` is elsewhere)."""
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
 def outline_phase(module: ModuleOp, function: func.FuncOp, phase: Phase) -> int:
     """Outline the largest group of matching units of `phase` into `@layer_<phase>`;
-    the number of calls made (0: none)."""
+    the number of calls made (0: none). A step that runs its microbatches itself
+    (`rdu.microbatches`) is cut microbatch by microbatch (`microbatch_units`),
+    its ops of no microbatch first moved out of the way (`hoist_shared`,
+    `sink_joined`)."""
     ops = [op for op in function.body.block.ops if phase_of(op) == phase]
-    units = phase_units(ops)
+    count = executed_microbatches(module)
+    if count > 1:
+        labels = microbatch_labels(function, count, RduOutlineLayers.name)
+        hoist_shared(function.body.block, ops, labels)
+        sink_joined(function.body.block, [op for op in function.body.block.ops if phase_of(op) == phase], labels)
+        ops = [op for op in function.body.block.ops if phase_of(op) == phase]
+        units = microbatch_units(ops, labels) or phase_units(ops)  # the optimizer: of no microbatch
+    else:
+        units = phase_units(ops)
     if len(units) < 2:
         return 0
     layers = [Layer(f"{phase.value}.layers.{n}", unit) for n, unit in enumerate(units)]

@@ -13,6 +13,17 @@ The weights one parameter of an outlined layer (`rdu-outline-layers`)
 receives from its calls are placed together, in one tier, which is recorded
 on the parameter (`tier.tier`) for `rdu-insert-dma`.
 
+Residency by heat: a stacked expert table (expert-parallel, every read an
+`rdu.gather` of its rows marked `rdu.owned_rows`) is read only in the rows the
+token's experts select, a share `owned / rows` of it a token; every other
+weight is read whole. Weights are placed hottest first (read whole, then the
+expert tables by that share; program order among equals), and a group of
+expert tables that does not fit whole keeps as many leading rows (experts)
+of each table in HBM as the HBM left holds: the global goes to DDR with
+`tier.hbm_rows` (also on the outlined parameter), the rest of its rows
+streamed from DDR only when selected (the cost model's share, each expert
+equally likely: program_walk).
+
 In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
 their own HBM: a global counts against the stage that first reads it, and
 `tier.hbm_weight_bytes_by_stage` / `tier.ddr_weight_bytes_by_stage` record
@@ -33,13 +44,23 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from rducc.dialects import contracts
-from rducc.dialects.contracts import Level, arg_attrs, global_of, is_outlined, is_weight, module_target
+from rducc.dialects.contracts import (
+    Level,
+    arg_attrs,
+    global_of,
+    is_outlined,
+    is_weight,
+    module_target,
+    owned_rows,
+    set_hbm_rows,
+)
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.program import callees_first, functions, global_stages
+from rducc.dialects.rdu.dataflow import GatherOp, KernelOp
 from rducc.dialects.saved import Placement, result_placement, written_in_place
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
@@ -126,6 +147,72 @@ def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
     return slots
 
 
+def _read_share(kernel: KernelOp, index: int) -> float | None:
+    """The share of kernel operand `index` (a table) its body reads a token, when
+    every read is an expert gather of its rows (`rdu.owned_rows`); None otherwise."""
+    arg = kernel.body.block.args[index]
+    shape = arg.type.get_shape() if isinstance(arg.type, TensorType) else ()
+    uses = list(arg.uses)
+    if not shape or not uses:
+        return None
+    shares = []
+    for use in uses:
+        gather = use.operation
+        owned = owned_rows(gather)
+        if not isinstance(gather, GatherOp) or use.index != 0 or gather.dim.value.data != 0 or owned is None:
+            return None
+        shares.append(min(owned[0], shape[0]) / shape[0])
+    return max(shares)
+
+
+def _function_read_shares(function: func.FuncOp) -> dict[int, float]:
+    """For each argument of `function` that only expert gathers read: the share of it
+    read a token (the largest over its kernels); arguments read whole are left out."""
+    index_of = {arg: i for i, arg in enumerate(function.args)}
+    shares: dict[int, float] = {}
+    whole: set[int] = set()
+    for op in function.body.block.ops:
+        if isinstance(op, func.CallOp):
+            continue  # the callee's parameter says how it reads the argument
+        for position, operand in enumerate(op.operands):
+            if operand not in index_of:
+                continue
+            i = index_of[operand]
+            share = _read_share(op, position) if isinstance(op, KernelOp) else None
+            if share is None:
+                whole.add(i)
+            else:
+                shares[i] = max(share, shares.get(i, 0.0))
+    return {i: share for i, share in shares.items() if i not in whole}
+
+
+def read_shares(module: ModuleOp) -> dict[str, float]:
+    """Globals read only in the rows token routing selects (stacked expert tables),
+    with the share of each read a token; a global missing here is read whole."""
+    shares: dict[str, float] = {}
+    whole: set[str] = set()
+    parameter_shares = {f.sym_name.data: _function_read_shares(f) for f in functions(module) if is_outlined(f)}
+    for (callee, index), names in _weight_parameters(module).items():
+        share = parameter_shares.get(callee, {}).get(index)
+        for name in names:
+            if share is None:
+                whole.add(name)
+            else:
+                shares[name] = max(share, shares.get(name, 0.0))
+    for function in functions(module):
+        if is_outlined(function):
+            continue
+        found = _function_read_shares(function)
+        for i, a in enumerate(arg_attrs(function)):
+            if (table := global_of(a)) is None:
+                continue
+            if i in found:
+                shares[table] = max(found[i], shares.get(table, 0.0))
+            elif any(not isinstance(use.operation, func.CallOp) for use in function.args[i].uses):
+                whole.add(table)
+    return {name: share for name, share in shares.items() if name not in whole}
+
+
 def weights_sharing_a_parameter(module: ModuleOp) -> dict[str, list[str]]:
     """Globals that must share a tier, as one callee parameter receives them all:
     each such global names the whole group."""
@@ -147,7 +234,10 @@ def record_parameter_tiers(module: ModuleOp, globals_: dict[str, GlobalOp]) -> N
         assert tier is not None and all(globals_[n].tier == tier for n in names)
         assert callee.arg_attrs is not None
         attrs = list(callee.arg_attrs.data)
-        attrs[index] = DictionaryAttr({**attrs[index].data, contracts.PARAMETER_TIER: tier})
+        marks: dict[str, Attribute] = {contracts.PARAMETER_TIER: tier}
+        if hot := contracts.hbm_rows(globals_[names[0]].attributes):
+            marks[contracts.HBM_ROWS] = IntegerAttr(hot, i64)
+        attrs[index] = DictionaryAttr({**attrs[index].data, **marks})
         callee.arg_attrs = ArrayAttr(attrs)
 
 
@@ -164,32 +254,23 @@ class RduPlaceTiers(RduPass):
         globals_ = {g.sym_name.data: g for g in op.ops if isinstance(g, GlobalOp)}
         activations = _activation_bytes(op)
         hbm_free = target.hbm_bytes - activations
-        hbm_used = ddr_used = 0
         stages = global_stages(op)  # pipeline stages: each its own sockets' HBM
         hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
         ddr_by_stage = list(hbm_by_stage)
-        read = [n for n in _first_use_order(op) if n in globals_]
-        together = weights_sharing_a_parameter(op)
-        placed: set[str] = set()
-        for first in read + [n for n in globals_ if n not in set(read)]:
-            if first in placed:
-                continue  # placed with the other weights of its @layer parameter
-            names = together.get(first, [first])
-            placed.update(names)
-            size = sum(value_bytes(globals_[n].global_type) for n in names)
-            stage = stages.get(first, 0)
-            tier = Tier.HBM if hbm_by_stage[stage] + size <= hbm_free else Tier.DDR
-            if all(globals_[n].tier == TierAttr(Tier.DDR) for n in names):
-                tier = Tier.DDR  # spilled by rdu-place-saved, at the least modeled cost
+        shares = read_shares(op)
+        for names in _groups_by_heat(op, globals_, shares):
+            stage = stages.get(names[0], 0)
+            hot_rows = _rows_in_hbm([globals_[n] for n in names], hbm_free - hbm_by_stage[stage], shares)
             for name in names:
-                globals_[name].tier = TierAttr(tier)
-            if tier == Tier.HBM:
-                hbm_used += size
-                hbm_by_stage[stage] += size
-            else:
-                ddr_used += size
-                ddr_by_stage[stage] += size
+                table = globals_[name]
+                table.tier = TierAttr(Tier.HBM if hot_rows is None else Tier.DDR)
+                if hot_rows:
+                    set_hbm_rows(table, hot_rows)
+                in_hbm, in_ddr = table.resident_bytes()
+                hbm_by_stage[stage] += in_hbm
+                ddr_by_stage[stage] += in_ddr
         record_parameter_tiers(op, globals_)
+        hbm_used, ddr_used = sum(hbm_by_stage), sum(ddr_by_stage)
         if max(ddr_by_stage) > target.ddr_bytes or activations > target.hbm_bytes:
             raise RduccError(
                 f"the model does not fit {target.name}: {hbm_used + ddr_used} bytes of weights "
@@ -202,3 +283,34 @@ class RduPlaceTiers(RduPass):
         if len(hbm_by_stage) > 1:  # one socket of each pipeline stage
             op.attributes[contracts.HBM_WEIGHT_BYTES_BY_STAGE] = DenseArrayBase.from_list(i64, hbm_by_stage)
             op.attributes[contracts.DDR_WEIGHT_BYTES_BY_STAGE] = DenseArrayBase.from_list(i64, ddr_by_stage)
+
+
+def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], shares: dict[str, float]) -> list[list[str]]:
+    """The globals in placement order, each with the others of its outlined parameter:
+    hottest first (read whole a token, then expert tables by the share of their rows a
+    token reads), in the order the program first reads them among equals."""
+    read = [n for n in _first_use_order(module) if n in globals_]
+    together = weights_sharing_a_parameter(module)
+    groups: list[list[str]] = []
+    placed: set[str] = set()
+    for first in read + [n for n in globals_ if n not in set(read)]:
+        if first not in placed:
+            groups.append(together.get(first, [first]))
+            placed.update(groups[-1])
+    return sorted(groups, key=lambda names: -max(shares.get(n, 1.0) for n in names))
+
+
+def _rows_in_hbm(tables: list[GlobalOp], room: int, shares: dict[str, float]) -> int | None:
+    """Where a group of globals goes with `room` bytes of HBM left: None, all in HBM;
+    0, all in DDR; k > 0, the leading k rows of each (stacked expert tables of one
+    row count, read only in their selected rows: `shares`) in HBM and the rest in DDR."""
+    size = sum(value_bytes(t.global_type) for t in tables)
+    if any(t.tier == TierAttr(Tier.DDR) for t in tables) and all(t.tier == TierAttr(Tier.DDR) for t in tables):
+        return 0  # spilled by rdu-place-saved, at the least modeled cost
+    if size <= room:
+        return None
+    shapes = {tuple(t.global_type.get_shape()[:1]) for t in tables}
+    if len(shapes) != 1 or not all(t.sym_name.data in shares for t in tables):
+        return 0
+    (rows,) = shapes.pop()
+    return max(0, min(rows - 1, room // -(-size // rows)))

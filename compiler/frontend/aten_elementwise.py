@@ -319,12 +319,27 @@ def convert_shift(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten.pow.Tensor_Scalar")
 def convert_pow_scalar(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
-    """A float exponent is rounded to an f16/bf16 result's dtype first, as torch does."""
+    """A float exponent is rounded to an f16/bf16 result's dtype first, as torch does.
+    On bf16 torch's CPU kernel computes a cube as `x * x * x` and the power -2
+    as `1 / (x * x)` in bf16, so the square is rounded to bf16 first (GPT-2's
+    tanh GELU cubes its bf16 input under autocast)."""
     base, exponent = positional(node)[0], positional(node)[1]
     dtype = fake_value(node).dtype
     if isinstance(exponent, float) and dtype in (torch.float16, torch.bfloat16):
         exponent = float(torch.tensor(exponent).to(dtype))
+    if dtype == torch.bfloat16 and isinstance(exponent, (int, float)) and exponent in (3, -2):
+        return elementwise(g, node, [base], _bf16_rounded_power(result_type(node).element_type, exponent))
     return elementwise(g, node, [base], lambda b, xs: b.pow(xs[0], exponent))
+
+
+def _bf16_rounded_power(half: Attribute, exponent: float) -> Formula:
+    """x ** 3 or x ** -2 with the square rounded to the 16-bit type `half` first."""
+
+    def formula(b: ScalarBuilder, xs: list[SSAValue]) -> SSAValue:
+        square = b.cast(b.cast(b.mul(xs[0], xs[0]), half), xs[0].type)
+        return b.mul(square, xs[0]) if exponent == 3 else b.div(b.constant(1.0, xs[0].type), square)
+
+    return formula
 
 
 @converts("aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode")

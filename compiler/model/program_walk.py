@@ -11,11 +11,11 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from rducc.dialects.contracts import arg_attrs, is_outlined, is_weight, owned_bytes
+from rducc.dialects.contracts import arg_attrs, hbm_share, is_outlined, is_weight, owned_bytes
 from rducc.dialects.program import callees_first
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.shapes import value_bytes
-from rducc.dialects.tier import BufferType, ComputeOp, DmaOp, GatherDmaOp, ScatterDmaOp
+from rducc.dialects.tier import BufferType, ComputeOp, DmaOp, GatherDmaOp, GetGlobalOp, GlobalOp, ScatterDmaOp
 from rducc.errors import RduccError
 from rducc.model.kernel_looping import KernelLoop, plan_loops
 
@@ -52,6 +52,37 @@ def _buffer_shape(value: SSAValue) -> tuple[int, ...]:
 
 def transfer_key(op: TransferOp) -> str:
     return f"{_tier_name(op.source)}->{_tier_name(op.dest)}"
+
+
+def transfer_parts(op: TransferOp, hbm_shares: dict[SSAValue, float]) -> list[tuple[str, int]]:
+    """(tier key, bytes) of a transfer: one part, or two for a read of a DDR table
+    that holds its leading rows in HBM (`tier.hbm_rows`, share `hbm_shares[source]`):
+    a selected row is in HBM with that share, each row equally likely."""
+    key, moved = transfer_key(op), transfer_bytes(op)
+    share = hbm_shares.get(op.source, 0.0)
+    if not share or not key.startswith("ddr->"):
+        return [(key, moved)]
+    hot = round(moved * share)
+    return [("hbm->" + key.split("->")[1], hot), (key, moved - hot)]
+
+
+def hbm_shares(function: func.FuncOp, globals_: dict[str, GlobalOp]) -> dict[SSAValue, float]:
+    """The DDR buffers of a function whose leading rows live in HBM (`tier.hbm_rows`
+    on their global, or on the outlined layer's weight argument): the share in HBM."""
+    found: dict[SSAValue, float] = {}
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        if isinstance(arg.type, BufferType) and (share := hbm_share(attrs, _rows(arg))):
+            found[arg] = share
+    for op in function.walk():
+        if isinstance(op, GetGlobalOp) and (table := globals_.get(op.global_name.string_value())) is not None:
+            if share := hbm_share(table.attributes, _rows(op.result)):
+                found[op.result] = share
+    return found
+
+
+def _rows(value: SSAValue) -> int:
+    shape = _buffer_shape(value)
+    return shape[0] if shape else 1
 
 
 def trip_count(loop: scf.ForOp) -> int:
@@ -125,10 +156,12 @@ class _Call:
 class _Walker:
     """Groups the transfers of a function around its computes (see the docstring)."""
 
-    def __init__(self, weights: frozenset[SSAValue] = frozenset()) -> None:
+    def __init__(self, weights: frozenset[SSAValue] = frozenset(),
+                 shares: dict[SSAValue, float] | None = None) -> None:
         self.kernels: list[KernelRecord | _Call | HostCallOp] = []
         self.pending: list[Transfer] = []
         self.weights = weights
+        self.shares = shares or {}
 
     def _last_kernel(self) -> KernelRecord | None:
         last = self.kernels[-1] if self.kernels else None
@@ -153,13 +186,13 @@ class _Walker:
                 self.pending = []
                 self.kernels.append(kernel)
             elif isinstance(op, TransferOp):
-                transfer = Transfer(op, transfer_key(op), transfer_bytes(op), runs, depth > 0,
-                                    op.operands[0] in self.weights)
+                parts = [Transfer(op, key, moved, runs, depth > 0, op.operands[0] in self.weights)
+                         for key, moved in transfer_parts(op, self.shares)]
                 last = self._last_kernel()
                 if not isinstance(op, GatherDmaOp) and last is not None and op.source in last.op.outs:
-                    last.drains.append(transfer)
+                    last.drains.extend(parts)
                 else:
-                    self.pending.append(transfer)
+                    self.pending.extend(parts)
 
     def finish(self) -> list[KernelRecord | _Call | HostCallOp]:
         if self.pending:
@@ -172,11 +205,12 @@ class _Walker:
 
 
 def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
-                   kernel_looping: bool, hosted: dict[str, list[HostCallOp]]
+                   kernel_looping: bool, hosted: dict[str, list[HostCallOp]],
+                   globals_: dict[str, GlobalOp]
                    ) -> tuple[list[KernelRecord], list[KernelLoop], list[HostCallOp]]:
     """A function's kernels as they run (its calls' callees, walked before, expanded),
     its runs of calls and its host calls as they run (`hosted`: each callee's)."""
-    walker = _Walker(_weight_values(function))
+    walker = _Walker(_weight_values(function), hbm_shares(function, globals_))
     loops: list[KernelLoop] = []
     later_iterations: set[Operation] = set()
     for block in function.body.blocks:
@@ -209,8 +243,9 @@ def walk_placed(module: ModuleOp, kernel_looping: bool = False) -> ProgramWalk:
     kernels: list[KernelRecord] = []
     loops: list[KernelLoop] = []
     host_calls: list[HostCallOp] = []
+    globals_ = {op.sym_name.data: op for op in module.ops if isinstance(op, GlobalOp)}
     for function in callees_first(module):
-        found, found_loops, hosts = _walk_function(function, walked, kernel_looping, hosted)
+        found, found_loops, hosts = _walk_function(function, walked, kernel_looping, hosted, globals_)
         walked[function.sym_name.data] = found
         hosted[function.sym_name.data] = hosts
         if not is_outlined(function):
@@ -224,7 +259,7 @@ def walk_placed(module: ModuleOp, kernel_looping: bool = False) -> ProgramWalk:
 def _weight_values(function: func.FuncOp) -> frozenset[SSAValue]:
     """The buffers of a function that hold weights: its globals, and the weight
     arguments (`rdu.weight`) of an outlined layer."""
-    from rducc.dialects.tier import GetGlobalOp, ViewOp
+    from rducc.dialects.tier import ViewOp
 
     found: set[SSAValue] = {arg for arg, a in zip(function.args, arg_attrs(function)) if is_weight(a)}
     found |= {op.results[0] for op in function.walk() if isinstance(op, GetGlobalOp)}

@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.program import global_stages
-from rducc.dialects.shapes import value_bytes
-from rducc.dialects.tier import ComputeOp, GlobalOp, Tier
+from rducc.dialects.tier import ComputeOp, GlobalOp
 from rducc.targets import Target
 
 
@@ -68,11 +67,9 @@ def resident_bytes(module: ModuleOp) -> tuple[int, int]:
         if not isinstance(op, GlobalOp) or op.initial_value is not None:
             continue
         stage = stages.get(op.sym_name.data, 0)
-        size = value_bytes(op.global_type)
-        if op.tier is not None and op.tier.data == Tier.DDR:
-            in_ddr[stage] += size
-        else:
-            in_hbm[stage] += size
+        held_in_hbm, held_in_ddr = op.resident_bytes()  # an expert table may hold its leading rows in HBM
+        in_hbm[stage] += held_in_hbm
+        in_ddr[stage] += held_in_ddr
     busiest = max(in_hbm, key=lambda s: in_hbm[s], default=0)
     return in_hbm.get(busiest, 0), in_ddr.get(busiest, 0)
 

@@ -53,10 +53,9 @@ def tensor_classes(module: ModuleOp) -> list[TensorClass]:
     """Where weights, activations between kernels and kernel values live."""
     globals_ = [op for op in module.ops if isinstance(op, GlobalOp)]
     classes = []
-    for tier in (Tier.HBM, Tier.DDR):
-        placed = [g for g in globals_ if g.tier is not None and g.tier.data == tier]
-        size = sum(value_bytes(g.global_type) for g in placed)
-        classes.append(TensorClass("weights", tier.value, len(placed), size))
+    for index, tier in enumerate((Tier.HBM, Tier.DDR)):  # an expert table may hold its leading rows in HBM
+        held = [g.resident_bytes()[index] for g in globals_ if g.tier is not None]
+        classes.append(TensorClass("weights", tier.value, sum(1 for n in held if n), sum(held)))
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     hbm = [op for op in module.walk() if isinstance(op, AllocOp) and op.result.type.tier.data == Tier.HBM]
     classes.append(TensorClass("activations between kernels", "hbm", len(hbm), sum(op.reserved_bytes for op in hbm)))

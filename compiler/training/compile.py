@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +26,7 @@ from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
 from rducc.frontend.locations import describe_location
 from rducc.targets import load_target
+from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
 from rducc.training.optimizers import OptimizerSpec, Trained
 from rducc.training.scaling import SCALE, DynamicScale
 from rducc.training.step import append_optimizer
@@ -84,30 +84,6 @@ def check_loss(ep: torch.export.ExportedProgram) -> None:
         )
 
 
-def _attention_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: Any = None,
-                    dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
-                    enable_gqa: bool = False) -> torch.Tensor:
-    """`scaled_dot_product_attention` as its math, as torch documents it."""
-    length, source = query.size(-2), key.size(-2)
-    factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
-    if enable_gqa:
-        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
-        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
-    scores = query @ key.transpose(-2, -1) * factor
-    if is_causal:
-        keep = torch.ones(length, source, dtype=torch.bool, device=query.device).tril()
-        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
-    if attn_mask is not None:
-        if attn_mask.dtype == torch.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = torch.softmax(scores, dim=-1)
-    if dropout_p > 0.0:
-        weights = torch.nn.functional.dropout(weights, dropout_p, training=True)
-    return weights @ value
-
-
 class _SiluAsEager(torch.autograd.Function):
     """SiLU whose gradient rounds as eager's backward rounds it.
 
@@ -142,20 +118,32 @@ def _with_eager_gradients(ep: torch.export.ExportedProgram) -> torch.export.Expo
     calling its stand-in, in autocast regions too, so that the joint graph's
     own trace differentiates the stand-in (decomposed with the rest: no
     retrace of the whole program for it)."""
+    prepare_autocast(_autocast_regions(ep))
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
+        grouped = group_repeated_heads(module.graph)
         found = [node for node in module.graph.nodes if node.target in _DIFFERENTIATED_AS]
         for node in found:
             node.target = _DIFFERENTIATED_AS[node.target]
-        if found:
+        if found or grouped:
             module.recompile()
     return ep
 
 
+def _autocast_regions(ep: torch.export.ExportedProgram) -> list[tuple[str, torch.dtype]]:
+    """The (device, dtype) of each enabled autocast region torch.export recorded."""
+    autocast = torch.ops.higher_order.wrap_with_autocast
+    return [(str(node.args[0]), node.args[1]) for module in ep.graph_module.modules()
+            if isinstance(module, torch.fx.GraphModule)
+            for node in module.graph.nodes
+            if node.target is autocast and node.args[2] and isinstance(node.args[1], torch.dtype)]
+
+
 _DIFFERENTIATED_AS: dict[object, Callable[..., torch.Tensor]] = {
-    # autograd would differentiate CPU flash attention, whose backward is one opaque fused op
-    torch.ops.aten.scaled_dot_product_attention.default: _attention_math,
+    # autograd would differentiate CPU flash attention, whose backward is one opaque fused op: its
+    # math instead, rounded where the fused kernel rounds (`rducc.training.attention`)
+    torch.ops.aten.scaled_dot_product_attention.default: attention_as_eager,
     # silu's gradient rounds once, as eager's fused kernel (`_SiluAsEager`)
     torch.ops.aten.silu.default: _silu_as_eager,
 }

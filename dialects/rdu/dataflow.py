@@ -624,6 +624,7 @@ class ConvOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.conv"
+    SHARDS: ClassVar[bool] = True
     input = operand_def(STATIC_TENSOR)
     weight = operand_def(STATIC_TENSOR)
     stride = prop_def(DenseArrayBase.constr(I64))

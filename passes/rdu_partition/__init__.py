@@ -126,6 +126,7 @@ from rducc.dialects.rdu.collectives import (
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
+    ConvOp,
     GatherOp,
     IotaOp,
     KernelOp,
@@ -160,6 +161,7 @@ from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
 from rducc.passes.rdu_partition.sequence import carried_arguments, reads_by_token, token_split
 from rducc.passes.rdu_partition.training import (
+    adopt,
     batch_size,
     batch_splits,
     choose_training_split,
@@ -909,7 +911,8 @@ class _TensorPartitioner:
         block = self.function.body.block
         self.heads = head_sizes(self.function)
         if self.data_parallel:
-            for arg, split in batch_splits(self.function, self.tp):
+            executed = executed_microbatches(self.module) if self.function is entry_function(self.module) else 1
+            for arg, split in batch_splits(self.function, self.tp, executed):
                 self._shard_arg(arg, split)
         for arg, seed in zip(list(self.function.args), self.seeds):
             if isinstance(seed, Split) and seed.valid(self.tp) and seed.fits(self.full_shape(arg)):
@@ -1306,7 +1309,7 @@ class _TensorPartitioner:
         reshape regroups dims (`reshape_split`); a linear layer on a replicated
         input splits its weight by columns; a broadcast may widen a split."""
         splits = [self.split_of(v) for v in op.operands]
-        if all(s is None for s in splits) and not isinstance(op, MatmulOp):
+        if all(s is None for s in splits) and not isinstance(op, MatmulOp | ConvOp):
             return [None] * len(splits), None
         if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
@@ -1331,6 +1334,8 @@ class _TensorPartitioner:
             return None
         if result is None and isinstance(op, MatmulOp):
             return self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+        if result is None and isinstance(op, ConvOp):
+            return self._conv_channel_split(op)
         if isinstance(op, BroadcastOp) and result is not None:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
@@ -1737,6 +1742,18 @@ class _TensorPartitioner:
         stride = self.tp // parts
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
 
+    def _conv_channel_split(self, op: ConvOp) -> tuple[list[Layout], Layout]:
+        """A convolution of a weight on a replicated input: split its output channels
+        (the weight's dim 0, the result's channel dim 1) over every rank, as a linear
+        layer's columns; the next convolution reads them split, contracts its input
+        channels per rank and gives a partial sum (`_plan_partial`, the row split).
+        Replicated when data parallel, grouped, or the channels do not divide."""
+        channels = self.full_shape(op.weight)[0]
+        if (self.data_parallel or not self._is_weight(_uncast(op.weight)) or op.groups.value.data != 1
+                or channels % self.tp):
+            return [None, None], None
+        return [None, Split.whole(0, self.tp)], Split.whole(1, self.tp)
+
     def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
         """The most parts (a factor of tp) the columns split into, per block, that
         every block and the reshapes of `value` keep; tp when none does."""
@@ -1908,7 +1925,7 @@ class _TensorPartitioner:
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
                       data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
                       experts: bool = False, rank_scale: int = 1, program_ranks: int = 0,
-                      zero: int = 0, sequence_parallel: bool = False) -> int:
+                      zero: int = 0, sequence_parallel: bool = False, training: bool | None = None) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
@@ -1916,12 +1933,14 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     `program_ranks`: the `tp` ranks are the factor `(r // rank_scale) % tp` of
     the program's `program_ranks` (dp x tp, `partition_module`); `zero`: the
     ZeRO stage over the data-parallel ranks (0: none); `sequence_parallel`: activations
-    between the tp regions split along their tokens (sequence.py)."""
+    between the tp regions split along their tokens (sequence.py); `training`: whether
+    the module is a training step (None: found by `is_training_step`)."""
     known = callees if callees is not None else {}
     seeds = callee_seeds(module, function, known) if is_outlined(function) and not data_parallel else []
     if sequence_parallel and is_outlined(function):
         seeds = _with_carried(module, function, tp, seeds, known)
-    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, is_training_step(module),
+    training = is_training_step(module) if training is None else training
+    partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, training,
                                      callees=known, experts=experts, seeds=seeds, rank_scale=rank_scale,
                                      program_ranks=program_ranks, zero=zero, sequence_parallel=sequence_parallel)
     held = result_shards(function)
@@ -2082,25 +2101,27 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         raise RduccError(f"rdu-partition: ep={ep} finds no routed experts to split: no stacked expert table "
                          f"(a weight of rank >= 3 indexed by expert ids) whose expert count divides {ep} ways")
     replicated = 0
+    training = is_training_step(module)  # once: it walks the whole module
     if tp > 1:
         callees: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):
             replicated += partition_tensors(module, function, tp, strict, callees=callees, experts=ep > 1,
-                                            program_ranks=tp * dp, sequence_parallel=sequence_parallel)
+                                            program_ranks=tp * dp, sequence_parallel=sequence_parallel,
+                                            training=training)
     if dp > 1:  # over tp's program: replica r // tp of rank r, dp's groups tp ranks apart
         replicas: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):
             replicated += partition_tensors(module, function, dp, strict, data_parallel=True, callees=replicas,
-                                            rank_scale=tp, program_ranks=tp * dp, zero=zero)
+                                            rank_scale=tp, program_ranks=tp * dp, zero=zero, training=training)
     executed = executed_microbatches(module)
     if executed > 1:  # the step runs its microbatches itself: they are 1F1B's
         microbatches = executed
     for function in functions(module):
         if pp > 1 and not is_outlined(function):
             outlined = {f.sym_name.data: f for f in functions(module) if is_outlined(f)}
-            assign_stages(function, pp, is_training_step(module), outlined,
+            assign_stages(function, pp, training, outlined,
                           executed if function is entry_function(module) else 1)
-        if is_training_step(module):
+        if training:
             mark_deferred(function)
     set_partition(module, tp, pp, dp, microbatches if pp > 1 else 1, zero)
     if ep > 1:
@@ -2175,25 +2196,49 @@ def choose_split(module: ModuleOp, target_spec: str = "", ep: int = 0) -> tuple[
     Pipeline stages do not shorten one token's way through the model, so
     splits with pp > 1 are modeled only when no pp = 1 split fits one
     socket's HBM (they hold fewer weights a socket)."""
+    return chosen_split(module, target_spec, ep)[:3]
+
+
+def chosen_split(module: ModuleOp, target_spec: str = "", ep: int = 0
+                 ) -> tuple[int, int, int, ModuleOp | None]:
+    """`choose_split`'s (tp, pp, ep) and the partitioned copy of `module` it modeled
+    for them (None: one socket, nothing partitioned).
+
+    A candidate is partitioned only when it could beat the best so far: each rank
+    holds and computes at least 1/tp of every op, so without expert parallelism a
+    split models no faster than the unsplit program's estimate / tp; and a split
+    with pp > 1 runs a token's stages one after another, no faster than the same
+    tp (and ep) with pp = 1. Candidates are tried tp = 1 first, then the largest tp
+    (the likely best) down; ties go to the earlier candidate of `candidate_splits`."""
     from rducc.model.cost_model import partition_estimate, stage_weight_bytes
 
     target = module_target(module, target_spec)
-    best: tuple[float, int, int, int] | None = None
+    trials = [(tp, pp, experts) for tp, pp in sorted(candidate_splits(target.sockets), key=lambda split: split[1])
+              for experts in _expert_choices(module, tp, ep)]
+    rank = {trial: index for index, trial in enumerate(trials)}
+    best: tuple[float, int, int, int, int, ModuleOp] | None = None
     fits = False
-    for tp, pp in sorted(candidate_splits(target.sockets), key=lambda split: split[1]):
+    alone: dict[tuple[int, int], float] = {}  # (tp, ep) at pp = 1: its modeled seconds
+    for tp, pp, experts in sorted(trials, key=lambda t: (t[1] > 1, t[0] > 1, -t[0] if t[1] == 1 else rank[t])):
         if pp > 1 and fits:
             break
-        for experts in _expert_choices(module, tp, ep):
-            trial = module.clone()
-            try:
-                partition_module(trial, tp, pp, strict=True, ep=experts)
-            except RduccError:
-                continue
-            fits = fits or max(stage_weight_bytes(trial)) <= target.hbm_bytes
-            seconds = partition_estimate(trial, target)
-            if best is None or seconds < best[0]:
-                best = (seconds, tp, pp, experts)
-    return (best[1], best[2], best[3]) if best is not None else (1, 1, 1)
+        bounds = [alone[(1, 1)] / tp] if experts == 1 and (1, 1) in alone else []
+        if pp > 1 and (tp, experts) in alone:
+            bounds.append(alone[(tp, experts)])
+        if best is not None and bounds and max(bounds) > best[0]:
+            continue  # cannot beat the best: not partitioned
+        trial = module.clone()
+        try:
+            partition_module(trial, tp, pp, strict=True, ep=experts)
+        except RduccError:
+            continue
+        fits = fits or max(stage_weight_bytes(trial)) <= target.hbm_bytes
+        seconds = partition_estimate(trial, target)
+        if pp == 1:
+            alone[(tp, experts)] = seconds
+        if best is None or (seconds, rank[(tp, pp, experts)]) < best[:2]:
+            best = (seconds, rank[(tp, pp, experts)], tp, pp, experts, trial)
+    return (best[2], best[3], best[4], best[5]) if best is not None else (1, 1, 1, None)
 
 
 def _expert_choices(module: ModuleOp, tp: int, ep: int) -> list[int]:
@@ -2282,10 +2327,13 @@ class RduPartition(RduPass):
             return
         elif chosen:
             dp, microbatches = 1, 1
-            tp, pp, ep = choose_split(op, self.target, self.ep)
+            tp, pp, ep, trial = chosen_split(op, self.target, self.ep)
             if self.ep > 1 and ep != self.ep:
                 raise RduccError(f"rdu-partition: ep={self.ep} does not partition this model: tp = ep = "
                                  f"{self.ep} sockets must split its experts and its heads")
+            if trial is not None and tp * pp <= target.sockets:
+                adopt(op, trial)  # the chooser's partitioned copy: not partitioned again
+                return
         else:
             dp, tp, pp = max(self.dp, 1), max(self.tp or self.ep, 1), max(self.pp, 1)
             microbatches = self._microbatches(op, dp, pp) if training else 1
@@ -2299,8 +2347,8 @@ class RduPartition(RduPass):
         if self.tp > 1 and not splits_anything(op):
             raise RduccError(
                 f"rdu-partition: tp={self.tp} splits nothing in this model: no weight or input has a "
-                f"dimension (output columns, heads) that divides {self.tp} ways, so every socket would "
-                f"run the whole model; use a tp that divides the model's hidden sizes"
+                f"dimension (output columns, heads, convolution channels) that divides {self.tp} ways, so "
+                f"every socket would run the whole model; use a tp that divides the model's hidden sizes"
             )
 
 

@@ -45,10 +45,11 @@ def _input_part(op: Operation, inputs: set[BlockArgument], count: int) -> int | 
     return offsets[0] // part[0]
 
 
-def microbatch_labels(function: func.FuncOp, count: int) -> dict[Operation, int]:
+def microbatch_labels(function: func.FuncOp, count: int, pass_name: str = "rdu-partition") -> dict[Operation, int]:
     """Microbatch of each op of `function` that works on one (a slice of a user
     input, or an op reading values of one microbatch only, with values no
-    microbatch owns: weights, constants); `JOINED` for an op reading several."""
+    microbatch owns: weights, constants); `JOINED` for an op reading several.
+    Raises `RduccError` (naming `pass_name`) when the slices do not make `count` parts."""
     block = function.body.block
     inputs = {arg for arg, attrs in zip(block.args, arg_attrs(function)) if is_input(attrs)}
     labels: dict[Operation, int] = {}
@@ -65,7 +66,7 @@ def microbatch_labels(function: func.FuncOp, count: int) -> dict[Operation, int]
             labels[op] = JOINED
     found = {label for label in labels.values() if label != JOINED}
     if found != set(range(count)):
-        raise RduccError(f"rdu-partition: the step runs {count} microbatches (rdu.microbatches), but its ops "
+        raise RduccError(f"{pass_name}: the step runs {count} microbatches (rdu.microbatches), but its ops "
                          f"slice the batched inputs into parts {sorted(found)}; compile it with "
                          "compile_training(..., microbatches=K)")
     return labels

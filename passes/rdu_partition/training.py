@@ -73,10 +73,14 @@ def batch_size(function: func.FuncOp) -> int | None:
     return None
 
 
-def batch_splits(function: func.FuncOp, dp: int) -> list[tuple[BlockArgument, Split]]:
+def batch_splits(function: func.FuncOp, dp: int, microbatches: int = 1) -> list[tuple[BlockArgument, Split]]:
     """Each user input of `function` whose leading dim is the batch, with its split
-    `dp` ways along that dim. Raises `RduccError` when there is no batched input
-    or `dp` does not divide the batch."""
+    `dp` ways along that dim. A step that runs its batch in `microbatches` parts
+    itself (`rdu.microbatches`, each part a slice of the inputs) splits each part
+    `dp` ways (a split with period batch / microbatches): replica r holds its
+    share of every microbatch, so microbatch i runs on every replica at once and
+    its slice is a local slice of each replica's part. Raises `RduccError` when
+    there is no batched input or `dp` does not divide each microbatch."""
     batch = batch_size(function)
     if batch is None:
         raise RduccError(f"rdu-partition: dp={dp} splits the batch, but @{function.sym_name.data} has no "
@@ -91,7 +95,14 @@ def batch_splits(function: func.FuncOp, dp: int) -> list[tuple[BlockArgument, Sp
         if batch % dp:
             raise RduccError(f"rdu-partition: dp={dp} does not divide the batch of {batch} "
                              f"(input '{input_label(attrs)}', shape {list(shape)}); use a dp that divides it")
-        splits.append((arg, Split.whole(0, dp)))
+        if microbatches > 1 and (batch // microbatches) % dp:
+            raise RduccError(f"rdu-partition: dp={dp} does not divide a microbatch of {batch // microbatches} "
+                             f"(input '{input_label(attrs)}', batch {batch} in {microbatches} microbatches); "
+                             "use a dp that divides it, or fewer microbatches")
+        period = batch // microbatches if microbatches > 1 else 0
+        split = Split.of([(0, dp, 1, period)])
+        assert split is not None
+        splits.append((arg, split))
     return splits
 
 

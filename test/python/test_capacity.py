@@ -117,14 +117,23 @@ def _routing(module: AllForms, inputs: tuple[torch.Tensor, ...]) -> tuple:
             choice.bincount(minlength=3).tolist(), module.scatter.router(y).argmax(-1).bincount(minlength=3).tolist())
 
 
+@pytest.fixture(scope="module")
+def all_forms() -> tuple[AllForms, torch.export.ExportedProgram]:
+    """AllForms and its export for the example `_inputs(0)`, once for both opt levels."""
+    from rducc.frontend.loader import export_model
+
+    module = AllForms().eval()
+    return module, export_model(module, _inputs(0))
+
+
 @pytest.mark.parametrize("opt_level", [0, 2])
-def test_routing_other_than_the_example_matches_eager(opt_level: int) -> None:
+def test_routing_other_than_the_example_matches_eager(all_forms, opt_level: int) -> None:
     """-O0 with the recorded bound (every token to one expert runs); -O2 with `capacity=5`
     (a count of 6 is one error naming the op and its source line)."""
-    module = AllForms().eval()
+    module, exported = all_forms
     example = _inputs(0)
     capacity = 5 if opt_level == 2 else None
-    program = rducc.compile(module, example, opt_level=opt_level, capacity=capacity)
+    program = rducc.compile(exported, opt_level=opt_level, capacity=capacity)
     seen = {tuple(map(tuple, _routing(module, example)))}
     for seed in (1, 3):  # (routings of at most 5 tokens an expert)
         inputs = _inputs(seed)
@@ -176,19 +185,29 @@ class ReducedRows(nn.Module):
                           masked.amax(0, keepdim=True), masked.amin(0, keepdim=True)])  # marker: extremes
 
 
-@pytest.mark.parametrize("opt_level", [0, 2])
-def test_reductions_along_padded_rows_match_eager(opt_level: int) -> None:
-    """mean, softmax, attention, amax and amin along the padded rows mask the pad: -O0
-    with the recorded bound (an expert with no rows included; no rows for the amax is
-    one error, as eager's), -O2 with `capacity=4` (a count of 5 is one error naming
-    the line that makes the rows)."""
+@pytest.fixture(scope="module")
+def reduced_rows() -> tuple[ReducedRows, torch.Tensor, torch.Tensor, torch.export.ExportedProgram]:
+    """ReducedRows, a pool of rows by the expert it routes to, and the export for 3 of
+    each, once for both opt levels."""
+    from rducc.frontend.loader import export_model
+
     torch.manual_seed(0)
     module = ReducedRows().eval()
     pool = _randn(64, 4, seed=9)
     routed = module.router(pool).argmax(-1)
     first, second = pool[routed == 0], pool[routed == 1]
+    return module, first, second, export_model(module, (torch.cat([first[:3], second[:3]]),))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_reductions_along_padded_rows_match_eager(reduced_rows, opt_level: int) -> None:
+    """mean, softmax, attention, amax and amin along the padded rows mask the pad: -O0
+    with the recorded bound (an expert with no rows included; no rows for the amax is
+    one error, as eager's), -O2 with `capacity=4` (a count of 5 is one error naming
+    the line that makes the rows)."""
+    module, first, second, exported = reduced_rows
     capacity = 4 if opt_level == 2 else None
-    program = rducc.compile(module, (torch.cat([first[:3], second[:3]]),), opt_level=opt_level, capacity=capacity)
+    program = rducc.compile(exported, opt_level=opt_level, capacity=capacity)
     routings = [torch.cat([first[:2], second[:4]]), torch.cat([second[4:5], first[2:6], second[:1]])]
     if capacity is None:
         routings.append(second[:6])  # no row for expert 0

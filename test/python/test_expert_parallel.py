@@ -105,18 +105,37 @@ def _owned_rows(program: rducc.Program) -> list[tuple[tuple[int, int], int | Non
             if isinstance(op, GatherOp | GatherDmaOp) and (owned := owned_rows(op)) is not None]
 
 
-@pytest.mark.parametrize("name,ep,experts", [("deepseek", 2, 16), ("mixtral", 4, 8)],
-                         ids=["deepseek_v3-ep2", "mixtral-ep4"])
-def test_expert_parallel_matches_eager(request, name: str, ep: int, experts: int) -> None:
+SMALL_HBM = 94_500
+"""A socket's HBM for the tiny DeepseekV3 at ep=2: its 27,816 bytes of activations, the
+25,632 bytes of weights read whole, the up table's 32,768 bytes a socket and 4 of the 8
+local experts of the down table (2,048 bytes each)."""
+
+
+@pytest.mark.parametrize("name,ep,experts,hbm", [("deepseek", 2, 16, SMALL_HBM), ("mixtral", 4, 8, None)],
+                         ids=["deepseek_v3-ep2-small-hbm", "mixtral-ep4"])
+def test_expert_parallel_matches_eager(request, name: str, ep: int, experts: int, hbm: int | None) -> None:
     """Each socket holds experts / ep of every expert table; the pairs' rows cross by
     one all-to-all a MoE layer; the logits are eager's. Each expert gather records the
     pairs a socket's experts serve, spread evenly: ceil(pairs / ep) of them (DeepseekV3:
     3 tokens x top-4 = 12 pairs, 6 a socket at ep=2; Mixtral: 1 token x top-2, 1 a
     socket at ep=4), which is all the cost model reads of the table when the gather is
     an indexed DMA (test/passes/rdu-insert-dma-experts.mlir; these tables are small
-    enough to load whole)."""
+    enough to load whole).
+
+    With a small HBM (DeepseekV3), residency by heat: the weights read whole and the
+    up table fit, and the down table keeps 4 of its 8 local experts in HBM
+    (`tier.hbm_rows`), the rest in DDR; the cost model reads the table's DDR share
+    from DDR and the rest from HBM; the numerics do not change."""
+    from rducc.dialects.contracts import hbm_rows
+    from rducc.model.cost_model import estimate
+    from rducc.model.switching import resident_bytes
+    from rducc.targets import load_target
+
     exported, inputs, expected = request.getfixturevalue(name)
-    program = rducc.compile(exported, target="sn40l-8", opt_level=1, split=(0, 0, 0, ep))
+    target = load_target("sn40l-8")
+    if hbm is not None:
+        target = dataclasses.replace(target, name="experts-hbm", hbm_bytes=hbm)
+    program = rducc.compile(exported, target=target, opt_level=1, split=(0, 0, 0, ep))
     assert partition_of(program.module) == (ep, 1)
     assert expert_parallel(program.module) == ep
     tables = _expert_tables(program)
@@ -127,6 +146,16 @@ def test_expert_parallel_matches_eager(request, name: str, ep: int, experts: int
     assert gathers and all(owned == (-(-pairs // ep), pairs) for owned, _, _ in gathers), gathers
     assert all(counted is None or counted == whole * owned // rows < whole
                for (owned, rows), counted, whole in gathers), gathers
+    globals_ = [g for g in program.module.walk() if isinstance(g, GlobalOp)]
+    split = {g.sym_name.data: hbm_rows(g.attributes) for g in globals_ if hbm_rows(g.attributes)}
+    read = estimate(program.module, target).bytes_by_tier
+    if hbm is None:
+        assert not split and "ddr->sram" not in read, (split, read)
+    else:
+        assert split == {"model.model.layers.0.mlp.experts.down_proj": 4}, split
+        in_ddr = sum(g.resident_bytes()[1] for g in globals_)
+        assert in_ddr == 4 * 32 * 16 * 4 and resident_bytes(program.module)[1] == in_ddr
+        assert read["ddr->sram"] == in_ddr, read  # the table loaded whole: its DDR rows once
     torch.testing.assert_close(program(*inputs), expected, rtol=1e-4, atol=1e-5)
 
 

@@ -18,6 +18,7 @@ from rducc.api import after
 from rducc.dialects.contracts import calls_of, is_outlined, partition_of, shard_of
 from rducc.dialects.program import functions
 from rducc.driver import import_exported, lower
+from rducc.errors import RduccError
 from rducc.model.cost_model import partition_estimate
 from rducc.passes import rdu_partition
 from rducc.passes.rdu_partition import RduPartition, partition_module
@@ -30,6 +31,12 @@ LAYERS = 4
 @pytest.fixture(scope="module")
 def decode():
     return models.tiny_llama8_decode(layers=LAYERS)
+
+
+@pytest.fixture(scope="module")
+def exported(decode):
+    """The decode step exported once for the tests that import it themselves."""
+    return models.export(*decode)
 
 
 def _visits(monkeypatch) -> Counter:
@@ -68,11 +75,9 @@ def test_outlined_layers_are_partitioned_once_and_match_eager(decode, monkeypatc
     assert program.simulate().modeled_time_s == pytest.approx(inline.simulate().modeled_time_s, rel=1e-9)
 
 
-def test_partition_estimate_counts_each_call_of_a_layer(decode):
+def test_partition_estimate_counts_each_call_of_a_layer(exported):
     """The split chooser's level-1 estimate costs an outlined layer once a call:
     the same seconds as the inline layers (a split with tp and pp)."""
-    model, inputs = decode
-    exported = models.export(model, inputs)
     target = load_target("sn40l-8")
     outlined, inline = import_exported(exported), import_exported(exported)
     lower(outlined, target, passes=parse_passes("rdu-canonicalize,rdu-outline-layers"))
@@ -81,3 +86,42 @@ def test_partition_estimate_counts_each_call_of_a_layer(decode):
     partition_module(outlined, 2, 2)  # the calls sharded and put in stages
     partition_module(inline, 2, 2)
     assert partition_estimate(outlined, target) == pytest.approx(partition_estimate(inline, target), rel=1e-9)
+
+
+def test_the_chooser_partitions_only_candidates_that_could_win(exported, monkeypatch):
+    """`chosen_split` picks what modeling every pp = 1 candidate picks (the least
+    level-1 estimate, the earlier on ties), partitions fewer of them (a split
+    without experts models no faster than the unsplit estimate / tp), and hands
+    back the partitioned copy that rdu-partition adopts."""
+    import dataclasses
+
+    from rducc.dialects.contracts import set_target
+
+    # a slow HBM, so that the weight reads (not the collectives) decide, as at full size
+    target = dataclasses.replace(load_target("sn40l-16"), name="slow-hbm", hbm_bandwidth=1e8)
+    module = import_exported(exported)
+    lower(module, target, passes=parse_passes("rdu-canonicalize,rdu-outline-layers"))
+    set_target(module, target)
+    modeled = {}
+    for tp, pp in rdu_partition.candidate_splits(target.sockets):
+        trial = module.clone()
+        try:
+            if pp == 1:
+                partition_module(trial, tp, 1)
+                modeled[tp] = partition_estimate(trial, target)
+        except RduccError:
+            continue  # tp does not divide the heads
+    best = min(modeled, key=lambda tp: (modeled[tp], tp))
+    partitioned = []
+    original = rdu_partition.partition_module
+
+    def counting(trial, tp, pp, *args, **kwargs):
+        partitioned.append((tp, pp))
+        return original(trial, tp, pp, *args, **kwargs)
+
+    monkeypatch.setattr(rdu_partition, "partition_module", counting)
+    tp, pp, ep, trial = rdu_partition.chosen_split(module.clone())
+    assert (tp, pp, ep) == (best, 1, 1), modeled
+    assert len(partitioned) < len(modeled), (partitioned, modeled)
+    assert trial is not None and partition_of(trial) == (best, 1)
+    assert partition_estimate(trial, target) == pytest.approx(modeled[best], rel=1e-12)

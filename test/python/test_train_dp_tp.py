@@ -237,3 +237,40 @@ def test_pp_by_tp_trains_as_eager():
     trained = program.parameters()
     for key, parameter in eager.named_parameters():
         torch.testing.assert_close(trained[key], parameter.detach(), rtol=1e-4, atol=1e-5, msg=key)
+
+
+class ChannelCNN(torch.nn.Module):
+    """Two 3x3 convolutions with batch norm (train mode) and a residual, then a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        nn = torch.nn
+        self.c1, self.b1 = nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.c2, self.b2 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.b1(self.c1(x)))
+        h = torch.relu(self.b2(self.c2(h)) + h)
+        return torch.nn.functional.cross_entropy(self.fc(h.mean([2, 3])), y)
+
+
+def test_tp_splits_convolution_channels_and_trains_as_eager():
+    """tp=2 through convolutions (rdu-partition-conv.mlir): the first convolution's
+    output channels split (column-parallel, weight dim 0), its batch norm on each
+    rank's channels, the second's input channels (row-parallel, weight dim 1, an
+    all-reduce of its partial sums); AdamW, 3 steps' losses and parameters equal
+    eager's (SGD: bench/train_matrix.py --models cnn,resnet --splits tp2)."""
+    from test_train_parallel import _train_both
+
+    torch.manual_seed(0)
+    batches = [(torch.randn(2, 3, 6, 6), torch.randint(0, 4, (2,))) for _ in range(3)]
+    program, eager, losses = _train_both(ChannelCNN().train(), batches, "adamw", 0, tp=2)
+    weights = {op.sym_name.data: shard_of(op) for op in program.module.ops if isinstance(op, GlobalOp)}
+    assert weights["c1.weight"].entries == ((0, 2, 1, 0),) and weights["c2.weight"].entries == ((1, 2, 1, 0),)
+    assert weights["b1.weight"].entries == ((0, 2, 1, 0),) and weights["b1.running_var"] is not None
+    for step, (got, want) in enumerate(losses):
+        assert got == pytest.approx(want, rel=1e-5, abs=1e-6), f"step {step}"
+    trained = program.parameters()
+    for key, parameter in eager.named_parameters():
+        torch.testing.assert_close(trained[key], parameter.detach(), rtol=1e-4, atol=1e-5, msg=key)

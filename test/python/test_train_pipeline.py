@@ -2,7 +2,10 @@
 `compile_training(..., pp=2, microbatches=M)` on sn40l-8 splits the batch into
 M microbatches, runs them through the two stages in 1F1B order, sums their
 gradients and updates once: the losses and parameters are eager's full-batch
-step's, and the cost model's 1F1B schedule counts the same M."""
+step's, and the cost model's 1F1B schedule counts the same M. With dp=2 too,
+each replica runs its share of every microbatch; a deep step outlined by
+rdu-outline-layers (its layers as @layer_forward/backward/optimizer calls) is
+outlined microbatch by microbatch, and pipelined alike."""
 
 from __future__ import annotations
 
@@ -14,17 +17,21 @@ from torch import nn
 
 from rducc.dialects.contracts import (
     Phase,
+    calls_of,
     executed_microbatches,
+    is_outlined,
     microbatches_of,
     op_stage,
     partition_of,
     phase_of,
+    spmd_ranks,
 )
-from rducc.dialects.program import entry_function
+from rducc.dialects.program import entry_function, functions
 from rducc.dialects.tier import ComputeOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import one_f_one_b_order, stage_tasks
 from rducc.model.training_speed import training_estimate
+from rducc.pipeline import pipeline_text
 from rducc.targets import load_target
 from rducc.training import compile_training
 
@@ -44,8 +51,8 @@ class MLPLoss(nn.Module):
 def _llama() -> nn.Module:
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32)
+    config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16)
     return LlamaForCausalLM(config)
 
 
@@ -56,15 +63,18 @@ def _mlp_batches(steps: int) -> list[dict[str, torch.Tensor]]:
 def _llama_batches(steps: int) -> list[dict[str, torch.Tensor]]:
     batches = []
     for _ in range(steps):
-        ids = torch.randint(0, 64, (4, 8))
+        ids = torch.randint(0, 32, (4, 4))
         batches.append({"input_ids": ids, "labels": ids})
     return batches
 
 
 CASES = {
-    # model, batches, optimizer, its options
-    "mlp": (MLPLoss, _mlp_batches, torch.optim.AdamW, {"lr": 1e-2, "weight_decay": 0.1}),
-    "llama": (_llama, _llama_batches, torch.optim.SGD, {"lr": 0.05, "momentum": 0.9, "weight_decay": 0.01}),
+    # model, batches, optimizer, its options, split, the pipeline (None: -O0's)
+    "mlp": (MLPLoss, _mlp_batches, torch.optim.AdamW, {"lr": 1e-2, "weight_decay": 0.1}, {"pp": 2}, None),
+    # a 2-layer Llama outlined (as a deep one is), dp=2 x pp=2: one rdu-partition of the outlined step
+    "llama": (_llama, _llama_batches, torch.optim.SGD, {"lr": 0.05, "momentum": 0.9, "weight_decay": 0.01},
+              {}, "rdu-canonicalize,rdu-outline-layers{training=always},rdu-partition{pp=2 dp=2}," +
+              pipeline_text(0).split("rdu-outline-layers,")[1]),
 }
 
 
@@ -75,16 +85,21 @@ def _loss(output) -> torch.Tensor:
 @pytest.mark.parametrize(("case", "microbatches"), [("mlp", 4), ("llama", 2)])
 def test_pipelined_microbatches_match_eager_full_batch(case, microbatches):
     torch.manual_seed(0)
-    make, batches_of, optimizer_class, options = CASES[case]
+    make, batches_of, optimizer_class, options, split, passes = CASES[case]
     model = make()
     eager = copy.deepcopy(model)
-    batches = batches_of(3)
+    batches = batches_of(3 if passes is None else 2)
     optimizer = optimizer_class(model.parameters(), **options)
-    program = compile_training(model, batches[0], optimizer=optimizer, target="sn40l-8", pp=2,
-                               microbatches=microbatches, opt_level=0)
+    program = compile_training(model, batches[0], optimizer=optimizer, target="sn40l-8", **split,
+                               microbatches=microbatches, opt_level=0, passes=passes)
     module = program.module
     assert partition_of(module) == (1, 2)
     assert microbatches_of(module) == executed_microbatches(module) == microbatches
+    if passes is not None:  # every phase's layers outlined, each called once a layer and microbatch
+        calls = {f.sym_name.data: calls_of(f) for f in functions(module) if is_outlined(f)}
+        assert set(calls) == {"layer_forward", "layer_backward", "layer_optimizer"}, calls
+        assert calls["layer_forward"] == calls["layer_backward"] == 2 * microbatches, calls
+        assert spmd_ranks(module) == 2  # the dp replicas of a stage
     target = load_target("sn40l-8")
     estimate, one = training_estimate(module, target), training_estimate(module, target, microbatches=1)
     schedule = estimate.schedule

@@ -141,7 +141,8 @@ def test_joint_graph_traces_attention_math_once(monkeypatch: pytest.MonkeyPatch)
     """The attention's math is differentiated in the joint graph's own trace: the
     program is traced once, not once more to replace attention first, and the
     joint graph is the one torch builds from the program with attention replaced."""
-    from rducc.training.compile import _attention_math, joint_graph
+    from rducc.training.attention import attention_math as _attention_math
+    from rducc.training.compile import joint_graph
 
     ep = torch.export.export(CausalAttention(), (torch.randn(2, 5, 16),))
     attention = torch.ops.aten.scaled_dot_product_attention.default

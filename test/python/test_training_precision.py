@@ -157,37 +157,83 @@ def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: di
         torch.testing.assert_close(got[name], want, rtol=0, atol=1e-7, msg=name)
 
 
-class _GatedMlp(nn.Module):
-    """transformers' Llama MLP (`down(silu(gate(x)) * up(x))`), a tiny config, with a loss."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        from transformers import LlamaConfig
-        from transformers.models.llama.modeling_llama import LlamaMLP
-
-        self.mlp = LlamaMLP(LlamaConfig(hidden_size=16, intermediate_size=48, num_attention_heads=2, hidden_act="silu"))
-
-    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return nn.functional.mse_loss(self.mlp(x).float(), target)
-
-
-def test_silu_gradient_under_autocast_rounds_as_eager() -> None:
-    """A gated (SiLU) MLP's bf16 step: eager's backward runs silu's fused
-    `silu_backward` kernel (float32 inside, one rounding), and so does the
-    joint graph rducc compiles (`compile._SiluAsEager`), where torch would
-    otherwise differentiate silu with bf16 ops each rounded in turn: every
-    gradient equals eager autocast's (before: `gate_proj`'s was an ulp off in
-    a quarter of its elements, `up_proj`'s and `down_proj`'s equal)."""
-    torch.manual_seed(0)
-    model = _GatedMlp().train()
-    eager = copy.deepcopy(model)
-    generator = torch.Generator().manual_seed(2)
-    batch = (torch.randn(8, 16, generator=generator), torch.randn(8, 16, generator=generator))
+def _one_bf16_step_against_eager(model: nn.Module, batch: tuple[torch.Tensor, ...],
+                                 eager: nn.Module | None = None) -> None:
+    """One bf16 autocast step through rducc (-O0): the loss and every gradient
+    equal eager autocast's (of `eager`, another form of the model, if given)."""
+    eager = copy.deepcopy(model) if eager is None else eager
     program = rducc.compile_training(model, batch, optimizer=None, mixed_precision="bf16", opt_level=0)
     loss, *gradients = program.step(*batch)
     with torch.autocast("cpu", torch.bfloat16):
         expected = eager(*batch)
     expected.backward()
     assert float(loss) == pytest.approx(expected.item(), rel=1e-6)
-    for gradient, (name, parameter) in zip(gradients, eager.named_parameters(), strict=True):
-        torch.testing.assert_close(gradient.float(), parameter.grad, rtol=0, atol=1e-7, msg=name)
+    parameters = dict(eager.named_parameters())
+    for gradient, name in zip(gradients, program.trained, strict=True):
+        name = name.removeprefix(program.prefix)
+        torch.testing.assert_close(gradient.float(), parameters[name].grad, rtol=0, atol=0, msg=name)
+
+
+class _Attention(nn.Module):
+    """Causal attention with 4 query heads over 2 key/value heads, 12 tokens,
+    then transformers' Llama MLP (`down(silu(gate(x)) * up(x))`).
+    `grouped`: sdpa with `enable_gqa` (as transformers calls it in eager with
+    no mask); else the key/value heads repeated first (transformers'
+    `repeat_kv`, as under torch.export, where it builds a mask)."""
+
+    def __init__(self, grouped: bool) -> None:
+        super().__init__()
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaMLP
+
+        self.grouped = grouped
+        self.q, self.kv, self.out = nn.Linear(16, 32), nn.Linear(16, 32), nn.Linear(32, 16)
+        self.mlp = LlamaMLP(LlamaConfig(hidden_size=16, intermediate_size=48, num_attention_heads=2, hidden_act="silu"))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = self.q(x).unflatten(-1, (4, 8)).transpose(1, 2)
+        k, v = (t.unflatten(-1, (2, 8)).transpose(1, 2) for t in self.kv(x).chunk(2, -1))
+        if not self.grouped:
+            k, v = (t[:, :, None].expand(-1, -1, 2, -1, -1).reshape(t.size(0), 4, *t.shape[2:]) for t in (k, v))
+        attended = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.grouped)
+        return self.mlp(self.out(attended.transpose(1, 2).flatten(2))).float().square().mean()
+
+
+def test_attention_under_autocast_rounds_as_eager_kernel() -> None:
+    """Eager runs bf16 attention as one CPU kernel, forward and backward: the
+    scores, softmax and products in float32, the probabilities rounded to
+    bf16 for the product with V, each output rounded once, and with grouped
+    heads each key/value head's gradient added up over its query heads in
+    bf16, one head at a time. The joint graph rducc compiles rounds at the
+    same points (`training.attention._FlashRounded`), and reads repeated
+    key/value heads as grouped (`training.attention.group_repeated_heads`):
+    the repeated form compiled gives every gradient of eager's grouped form
+    (before: attention's math in bf16 op by op, every gradient off by up to
+    1.2e-4; without the grouping, the key/value weights' by up to 2e-3).
+    The MLP's silu: eager's backward runs the fused `silu_backward` kernel
+    (float32 inside, one rounding), and so does the joint graph
+    (`compile._SiluAsEager`), where torch would otherwise differentiate silu
+    with bf16 ops each rounded in turn (before: `gate_proj`'s gradient an ulp
+    off in a quarter of its elements)."""
+    torch.manual_seed(0)
+    model = _Attention(grouped=False)
+    eager = _Attention(grouped=True)
+    eager.load_state_dict(model.state_dict())
+    _one_bf16_step_against_eager(model, (torch.randn(2, 12, 16),), eager=eager)
+
+
+def test_bf16_cube_rounds_as_eager() -> None:
+    """torch's CPU kernel computes a bf16 `x ** 3` as `x * x * x` in bf16 (the
+    square rounded first) and `x ** -2` as `1 / (x * x)`; so does the compiled
+    pow (before: float32 inside, one rounding; about one cube in five
+    differed, and with them GPT-2's tanh GELU under autocast, `0.5 * x * (1 +
+    tanh(c * (x + 0.044715 * x ** 3)))`: its loss and gradients were off
+    eager's from the first step, and its AdamW cell out of the budget)."""
+
+    class Powers(nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return x ** 3, x.pow(-2)
+
+    x = (torch.randn(512, generator=torch.Generator().manual_seed(2)).abs() + 0.5).bfloat16()
+    for got, want in zip(rducc.compile(Powers(), (x,), opt_level=2)(x), Powers()(x), strict=True):
+        assert torch.equal(torch.as_tensor(got), want)

@@ -134,7 +134,8 @@ class History:
 def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
                  data: list[tuple[torch.Tensor, torch.Tensor]],
                  ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """The parameters after training in float64, and (under Adam) which elements' exact gradient is noise to float32."""
+    """The parameters (and floating buffers) after training in float64, and (under Adam) which parameter
+    elements' exact gradient is noise to float32."""
     exact = copy.deepcopy(model).double()
     eager = OPTIMIZERS[optimizer](exact.parameters())
     for x, y in data:
@@ -150,7 +151,8 @@ def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer:
             unresolved[name] = (state["exp_avg_sq"] / bias).sqrt() < group["eps"]
         else:
             unresolved[name] = torch.zeros_like(parameter, dtype=torch.bool)
-    return {n: p.detach().float() for n, p in exact.named_parameters()}, unresolved
+    trained = [*exact.named_parameters(), *((n, b) for n, b in exact.named_buffers() if b.is_floating_point())]
+    return {n: p.detach().float() for n, p in trained}, unresolved
 
 
 SPREAD_TWINS, SPREAD_FACTOR = 2, 2.0
@@ -162,7 +164,9 @@ def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimize
                    reference: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Under Adam, per element, the largest distance between eager's float32
     training and the same training started from weights one float32 rounding
-    apart (each weight times 1 +- 2^-24; `SPREAD_TWINS` twins); empty under SGD.
+    apart (each weight moved one ulp up or down at random; `SPREAD_TWINS`
+    twins); empty under SGD. (Each weight times 1 +- 2^-24, the form before,
+    moved only the ones multiplied by 1 - 2^-24: 1 + 2^-24 rounds to 1 in float32.)
 
     Adam divides each element's step by the RMS of its own gradient, so an
     element whose gradient changes sign from step to step (a rare token's
@@ -172,31 +176,39 @@ def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimize
     twins 1.2e-5 to 3.6e-5 in the very elements where rducc's summation order
     lands 1.1e-5 to 3.6e-5 from eager; rducc's gradients are as close to
     float64's as eager's). SGD's step is linear in the gradient: no spread.
-    `model`: before training; `reference`: eager's parameters after it."""
+    `model`: before training; `reference`: eager's parameters (and floating
+    buffers, when given) after it."""
     if "adam" not in optimizer:
         return {}
     spread = {name: torch.zeros_like(value) for name, value in reference.items()}
     for twin_seed in range(SPREAD_TWINS):
-        twin = copy.deepcopy(model)
-        generator = torch.Generator().manual_seed(twin_seed)
-        with torch.no_grad():
-            for parameter in twin.parameters():
-                signs = torch.randint(0, 2, parameter.shape, generator=generator) * 2 - 1
-                parameter.mul_(1 + 2.0**-24 * signs)
-        for name, value in _trained(twin, loss, optimizer, data).items():
-            spread[name] = torch.maximum(spread[name], (value - reference[name]).abs())
+        for name, value in _trained(rounding_twin(model, twin_seed), loss, optimizer, data).items():
+            if name in spread:
+                spread[name] = torch.maximum(spread[name], (value - reference[name]).abs())
     return spread
+
+
+def rounding_twin(model: nn.Module, seed: int) -> nn.Module:
+    """A copy of `model` with every parameter element moved one float32 ulp up or down (at random)."""
+    twin = copy.deepcopy(model)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in twin.parameters():
+            up = torch.randint(0, 2, parameter.shape, generator=generator).bool()
+            parameter.copy_(torch.nextafter(parameter, torch.where(up, torch.inf, -torch.inf)))
+    return twin
 
 
 def _trained(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
              data: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """The parameters after training `model` in eager float32 on `data`."""
+    """The parameters and floating buffers after training `model` in eager float32 on `data`."""
     eager = OPTIMIZERS[optimizer](model.parameters())
     for x, y in data:
         eager.zero_grad()
         loss(model(x), y).backward()
         eager.step()
-    return {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+    return {name: value.detach().clone() for name, value in [*model.named_parameters(), *model.named_buffers()]
+            if value.is_floating_point()}
 
 
 def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, seed: int = 0) -> History:

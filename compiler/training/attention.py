@@ -1,0 +1,292 @@
+"""`scaled_dot_product_attention` in a joint graph, differentiated and rounded
+as eager's CPU kernel rounds it (issue 27, bf16 mixed precision).
+
+Eager runs attention on the CPU as one fused kernel, forward and backward
+(`_scaled_dot_product_flash_attention_for_cpu` and its `_backward`); autograd
+would put that opaque pair in the joint graph, so the joint graph
+differentiates attention's math instead (`attention_as_eager`, a stand-in the
+trace calls in place of the op: `compile._DIFFERENTIATED_AS`). In float32 the
+math is the kernel's arithmetic. In 16-bit the kernel keeps everything inside
+in float32 and rounds at a few points only, and so does `_FlashRounded`:
+
+- forward: the scores `q @ k^T * scale (+ mask)` in float32 (16-bit inputs,
+  float32 sums), `exp(scores - row max)` in float32, rounded to 16 bits for
+  the product with V (float32 sums), the row sum of the unrounded
+  exponentials in float32, the output `(p @ v) * (1 / sum)` rounded once;
+  the log-sum-exp kept in float32 for the backward;
+- backward: the probabilities again from the log-sum-exp (float32),
+  `dsum = rowsum(grad_out * out)` in float32, `grad_v = p16^T @ grad_out`,
+  `grad_s = p * (grad_out @ v^T - dsum)` in float32 rounded to 16 bits, then
+  `grad_q = scale * grad_s16 @ k` and `grad_k = scale * grad_s16^T @ q`; each
+  gradient rounded once, except that the kernel adds `grad_k` and `grad_v`
+  up into their 16-bit result, one query head (grouped-query attention: the
+  query heads a key head serves) and one block of query rows
+  (`_query_block`) at a time, a rounding each.
+
+Computing attention op by op in bf16, as autocast's other ops, rounds the
+scores, the softmax, the probabilities and each gradient in turn: tiny
+Llama, GPT-2 and ViT trained out of eager autocast's own distance from
+float32. What autocast casts the inputs to is autocast's own decision, asked
+from torch (`_autocast_lowers_attention`), not a list restated here.
+
+Not reproduced: the kernel's vectorized `exp` (an approximation, `exp_u20`,
+on 16-element vectors; rows shorter than 16 use the libm `exp`, as here) and
+its online softmax over blocks of 512 keys (one block here).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+_SIXTEEN_BIT = (torch.bfloat16, torch.float16)
+
+
+def attention_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: Any = None,
+                   dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                   enable_gqa: bool = False) -> torch.Tensor:
+    """`scaled_dot_product_attention` as its math, as torch documents it."""
+    length, source = query.size(-2), key.size(-2)
+    factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    key, value = _grouped(query, key, value, enable_gqa)
+    scores = query @ key.transpose(-2, -1) * factor
+    if is_causal:
+        keep = torch.ones(length, source, dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = torch.softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = torch.nn.functional.dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
+def _grouped(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+             enable_gqa: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Key and value repeated to the query's heads (grouped-query attention)."""
+    if enable_gqa and key.dim() >= 3 and key.size(-3) != query.size(-3):
+        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
+        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
+    return key, value
+
+
+@functools.cache
+def _autocast_lowers_attention(device: str, dtype: torch.dtype) -> bool:
+    """Whether autocast on `device` computes `scaled_dot_product_attention` in
+    `dtype` (casting its inputs), as torch's autocast op lists say: asked of
+    torch with a tiny call, outside any trace (`prepare_autocast`)."""
+    probe = torch.zeros(1, 1, 1, 2)
+    with torch.autocast(device, dtype=dtype):
+        return bool(torch.ops.aten.scaled_dot_product_attention.default(probe, probe, probe).dtype == dtype)
+
+
+def prepare_autocast(regions: list[tuple[str, torch.dtype]]) -> None:
+    """Ask autocast, before the joint graph is traced, what it does with
+    attention in each of the program's autocast regions (device, dtype)."""
+    for device, dtype in regions:
+        _autocast_lowers_attention(device, dtype)
+
+
+def _autocast_dtype(device: str) -> torch.dtype | None:
+    """The dtype autocast casts attention's inputs to where the trace is, or None."""
+    if device != "cpu" or not torch.is_autocast_enabled(device):
+        return None
+    dtype = torch.get_autocast_dtype(device)
+    return dtype if _autocast_lowers_attention(device, dtype) else None
+
+
+def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: Any = None,
+                       dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                       enable_gqa: bool = False) -> torch.Tensor:
+    """`scaled_dot_product_attention` for the joint graph: autocast's casts,
+    then float32 math (float32 inputs), the fused kernel's roundings (16-bit
+    inputs, `_FlashRounded`), or, with dropout (where eager runs the math
+    backend, which computes 16-bit inputs in float32 and rounds the output
+    once), float32 math rounded once."""
+    cast = _autocast_dtype(query.device.type)
+    if cast is not None:
+        query, key, value = (t.to(cast) if t.is_floating_point() else t for t in (query, key, value))
+        if attn_mask is not None and attn_mask.is_floating_point():
+            attn_mask = attn_mask.to(cast)
+    if query.dtype not in _SIXTEEN_BIT:
+        return attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    if dropout_p > 0.0 or query.dim() != 4:
+        with torch.autocast(query.device.type, enabled=False):
+            widened = attention_math(query.float(), key.float(), value.float(),
+                                     attn_mask.float() if _is_float(attn_mask) else attn_mask,
+                                     dropout_p, is_causal, factor, enable_gqa)
+        return widened.to(query.dtype)
+    mask = None
+    if attn_mask is not None:
+        # the kernel adds a boolean mask as 0 / -inf (sdpa converts it first)
+        mask = (torch.zeros(attn_mask.shape, device=query.device).masked_fill(attn_mask.logical_not(), float("-inf"))
+                if attn_mask.dtype == torch.bool else attn_mask)
+    result: torch.Tensor = _FlashRounded.apply(query, key, value, mask, is_causal, factor)
+    return result
+
+
+def _is_float(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def _query_block(length: int) -> int:
+    """The rows of queries the CPU kernel takes at a time (its q split size)."""
+    return 256 if length >= 768 else 64 if length >= 192 else 32
+
+
+def _scores(query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None, is_causal: bool,
+            factor: float) -> torch.Tensor:
+    """`q @ k^T * scale (+ mask)` (float32 operands), with -inf above the diagonal when causal."""
+    scores = (query @ key.transpose(-2, -1)) * factor
+    if mask is not None:
+        scores = scores + mask.float()
+    if is_causal:
+        length, source = scores.shape[-2:]
+        above = torch.ones(length, source, dtype=torch.bool, device=query.device).tril().logical_not()
+        scores = scores.masked_fill(above, float("-inf"))
+    return scores
+
+
+class _FlashRounded(torch.autograd.Function):
+    """Attention on 16-bit inputs with float32 inside and the CPU flash
+    kernel's roundings, forward and backward (the module docstring). Key and
+    value may have fewer heads than the query (grouped-query attention): each
+    serves `heads // kv_heads` query heads in a row, as `repeat_interleave`."""
+
+    @staticmethod
+    def forward(ctx: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                mask: torch.Tensor | None, is_causal: bool, factor: float) -> torch.Tensor:
+        with torch.autocast(query.device.type, enabled=False):
+            key32, value32 = _widened_heads(query, key), _widened_heads(query, value)
+            scores = _scores(query.float(), key32, mask, is_causal, factor)
+            peak = scores.amax(-1, keepdim=True)
+            peak = torch.where(peak == float("-inf"), 0.0, peak)  # a row masked whole
+            exponentials = torch.exp(scores - peak)
+            total = exponentials.sum(-1, keepdim=True)
+            total = torch.where(total == 0, 1.0, total)
+            rounded = exponentials.to(query.dtype).float()
+            output = ((rounded @ value32) * (1 / total)).to(query.dtype)
+            log_sum = peak + torch.log(total)
+        ctx.save_for_backward(query, key, value, mask, output, log_sum)
+        ctx.is_causal, ctx.factor = is_causal, factor
+        return output
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        query, key, value, mask, output, log_sum = ctx.saved_tensors
+        dtype, factor = query.dtype, ctx.factor
+        with torch.autocast(query.device.type, enabled=False):
+            query32, key32, value32 = query.float(), _widened_heads(query, key), _widened_heads(query, value)
+            grad32 = grad.to(dtype).float()
+            row_dot = (grad32 * output.float()).sum(-1, keepdim=True)
+            weights = torch.exp(_scores(query32, key32, mask, ctx.is_causal, factor) - log_sum)
+            grad_scores = (weights * (grad32 @ value32.transpose(-2, -1) - row_dot)).to(dtype).float()
+            grad_query = ((grad_scores @ key32) * factor).to(dtype)
+            weights16 = weights.to(dtype).float()
+            grad_key = _accumulated(lambda rows: (grad_scores[..., rows, :].transpose(-2, -1) @ query32[..., rows, :])
+                                    * factor, key, query.size(-2))
+            grad_value = _accumulated(lambda rows: weights16[..., rows, :].transpose(-2, -1) @ grad32[..., rows, :],
+                                      value, query.size(-2))
+        return grad_query, grad_key, grad_value, None, None, None
+
+
+def _widened_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """A key or value in float32 with its heads repeated to the query's."""
+    group = query.size(-3) // source.size(-3)
+    return source.float().repeat_interleave(group, -3) if group > 1 else source.float()
+
+
+def _accumulated(part: Callable[[slice], torch.Tensor], source: torch.Tensor, length: int) -> torch.Tensor:
+    """A key's or value's gradient as the kernel sums it into its 16-bit result:
+    for each query head it serves (in order), for each block of query rows
+    (`_query_block`), that part (float32) added to the sum so far and rounded."""
+    heads = source.size(-3)
+    step = _query_block(length)
+    total: torch.Tensor | None = None
+    for start in range(0, length, step):
+        block = part(slice(start, min(start + step, length)))  # [..., heads * group, source length, dim]
+        for within in block.unflatten(-3, (heads, -1)).unbind(-3):
+            total = within.to(source.dtype) if total is None else (total.float() + within).to(source.dtype)
+    assert total is not None
+    return total
+
+
+_SDPA = torch.ops.aten.scaled_dot_product_attention.default
+
+
+def group_repeated_heads(graph: torch.fx.Graph) -> bool:
+    """Each attention in `graph` whose key and value are another tensor's heads
+    repeated (transformers' `repeat_kv`: unsqueeze, expand, reshape) reads
+    that tensor with `enable_gqa=True` instead; True if any changed.
+
+    The same math; but eager, given no mask, calls the fused kernel with
+    `enable_gqa`, whose backward adds each query head's key and value
+    gradient into the 16-bit result in turn (`_accumulated`), while under
+    torch.export transformers builds the mask and repeats the heads, whose
+    backward sums 16-bit gradients. Eager with a padding mask repeats the
+    heads too: there the sum rounds a little otherwise than eager's."""
+    changed = False
+    for node in list(graph.nodes):
+        if node.target is not _SDPA or node.kwargs.get("enable_gqa", False) or len(node.args) < 3:
+            continue
+        key, value = (_repeated_source(arg) for arg in node.args[1:3])
+        if key is None or value is None or key[1] != value[1]:
+            continue
+        with graph.inserting_before(node):
+            sources = [_squeezed(graph, source) for source, _ in (key, value)]
+        repeats = node.args[1:3]
+        node.args = (node.args[0], *sources, *node.args[3:])
+        node.kwargs = {**node.kwargs, "enable_gqa": True}
+        for repeated in repeats:
+            _erase_unused(graph, repeated)
+        changed = True
+    return changed
+
+
+def _repeated_source(node: Any) -> tuple[torch.fx.Node, int] | None:
+    """(the [..., heads, 1, length, dim] tensor, repeats) when `node` is that
+    tensor expanded along its unit dim and reshaped to [..., heads * repeats, length, dim]."""
+    reshapes = (torch.ops.aten.reshape.default, torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
+    if not isinstance(node, torch.fx.Node) or node.target not in reshapes:
+        return None
+    expanded = node.args[0]
+    if not isinstance(expanded, torch.fx.Node) or expanded.target is not torch.ops.aten.expand.default:
+        return None
+    source = expanded.args[0]
+    if not isinstance(source, torch.fx.Node):
+        return None
+    shapes = [n.meta.get("val") for n in (source, expanded, node)]
+    tensors = [s for s in shapes if isinstance(s, torch.Tensor)]
+    if len(tensors) != 3:
+        return None
+    before, wide, after = (tuple(t.shape) for t in tensors)
+    if len(before) != 5 or before[2] != 1 or wide[:2] + wide[3:] != before[:2] + before[3:]:
+        return None
+    if after != (before[0], before[1] * wide[2], *before[3:]):
+        return None
+    return source, int(wide[2])
+
+
+def _squeezed(graph: torch.fx.Graph, source: torch.fx.Node) -> torch.fx.Node:
+    """`source` ([..., heads, 1, length, dim]) without its unit dim."""
+    if source.target is torch.ops.aten.unsqueeze.default and source.args[1] in (2, -3):
+        return source.args[0]  # type: ignore[return-value]
+    squeezed = graph.call_function(torch.ops.aten.squeeze.dim, (source, 2))
+    squeezed.meta["val"] = source.meta["val"].squeeze(2)
+    return squeezed
+
+
+def _erase_unused(graph: torch.fx.Graph, node: Any) -> None:
+    """`node` and the chain of inputs it alone read, once nothing reads them."""
+    while isinstance(node, torch.fx.Node) and not node.users and node.op == "call_function":
+        inputs = node.all_input_nodes
+        graph.erase_node(node)
+        node = inputs[0] if len(inputs) == 1 else None
