@@ -20,6 +20,14 @@ The fuser's working set (`rducc.model.kernel_model`), the mapper's buffers
 (`rducc.model.mapping`) and `rdu-sram-alloc` all read this one rule: a
 streamed view holds no SRAM of its own and keeps its source live. The
 runtime still materializes it on the host (numerics are unchanged).
+
+Updates in place: a static KV cache updated by `index_copy_`, slice
+assignment or `scatter_` is an `rdu.scatter` (no reduction) of a kernel
+input that nothing else reads, its result written out. On the chip the rows
+are written into the input's PMUs and only they go back to HBM
+(`rdu-insert-dma`'s `tier.scatter`, passes/rdu_insert_dma/write_in_place.py).
+`updated_in_place` finds such results; the mapper gives them no PMUs of
+their own and the fuser counts only the rows written (`replaced_bytes`).
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.op_facts import facts_of
-from rducc.dialects.rdu.dataflow import MapOp, MatmulOp
+from rducc.dialects.rdu.dataflow import MapOp, MatmulOp, ScatterOp
 from rducc.dialects.shapes import num_elements, shape_of, value_bytes
 
 
@@ -86,3 +94,21 @@ def streamed_views(ops: Sequence[Operation], materialized: Collection[SSAValue] 
     for view, source in source_of.items():
         widest[source] = max(widest.get(source, 0), value_bytes(view))
     return {view: source for view, source in source_of.items() if widest[source] > value_bytes(source)}
+
+
+def updated_in_place(ops: Sequence[Operation], inputs: Collection[SSAValue]) -> dict[SSAValue, SSAValue]:
+    """Each result of `ops` that is one of `inputs` with some of its elements replaced
+    (an `rdu.scatter` without a reduction whose input is a kernel input read by it
+    alone), with that input: the result lives in the input's PMUs (module docstring)."""
+    found: dict[SSAValue, SSAValue] = {}
+    for op in ops:
+        if isinstance(op, ScatterOp) and op.reduce is None and op.input in inputs and op.input.has_one_use():
+            found[op.result] = op.input
+    return found
+
+
+def replaced_bytes(result: SSAValue) -> int:
+    """Bytes a result updated in place (`updated_in_place`) writes back: the elements it replaced."""
+    owner = result.owner
+    assert isinstance(owner, ScatterOp)
+    return value_bytes(owner.source)

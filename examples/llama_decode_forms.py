@@ -52,6 +52,18 @@ norm and the LM head. What differs is only how the source is written:
   `torch.matmul`.
 - `gate_up_linear`: `parent_calls` with each layer's gate and up weights one
   fused parameter, the MLP `F.linear(normed, gate_up).chunk(2, -1)`.
+- `helper_stacked`: layers in a `ModuleList` called through a module-level
+  helper function (`run_decoder`) with the cache passed as one stacked
+  tensor [2, layers, 1, kv_heads, cached, head_dim] (keys first) and
+  `unbind`; each layer returns its new key and value stacked, and the step
+  returns them stacked again [layers, 2, ...]; GQA by `expand` + `reshape`
+  of the concatenated cache.
+- `hand_norm_softmax`: layer modules whose RMS norm is written by hand with
+  eps inside the mean (`rsqrt((x * x + eps).mean(-1))`, the weight applied
+  in f32 before the cast back), rotary by `chunk`, softmax by hand
+  (`amax`, `exp`, `sum`), the KV heads repeated by `index_select` with a map
+  made by `arange(kv).repeat_interleave(group)`, residual adds by
+  `torch.add`.
 
 `make(form, config, cached, device, dtype, seed)` gives (model, inputs);
 in-place forms hold a cache of `cached + 1` positions whose last one the
@@ -72,7 +84,7 @@ import rducc
 
 FORMS = ("modules", "parent_calls", "residual_in_parent", "residual_first", "stacked", "norm_after", "sdpa_loop",
          "index_heads", "index_select_heads", "fused_qkv", "sqrt_einsum", "stacked_weights", "scatter_cache",
-         "gate_up_linear")
+         "gate_up_linear", "helper_stacked", "hand_norm_softmax")
 KNOWN_GAPS: dict[str, str] = {}
 """Forms the compiler does not yet give BENCHMARKS' time on every target, and why."""
 
@@ -658,6 +670,125 @@ class GateUpLinear(ParentCalls):
         return (self.head(x), *updates)
 
 
+# -- helper_stacked ------------------------------------------------------------------------------
+
+
+class HelperLayer(nn.Module):
+    """A layer given its cache windows; returns the new hidden and its new key and value stacked."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim, self.eps = heads, kv, hidden // heads, eps
+        self.w = Weights(hidden, intermediate, heads, kv)
+
+    def forward(self, x, cos, sin, k_cache, v_cache):
+        w, group = self.w, self.heads // self.kv
+        normed = rms(x, w.input_layernorm, self.eps)
+        q = rope(F.linear(normed, w.q_proj).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = rope(F.linear(normed, w.k_proj).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = F.linear(normed, w.v_proj).view(1, 1, self.kv, self.dim).transpose(1, 2)
+        keys, values = torch.cat((k_cache, k), dim=2), torch.cat((v_cache, v), dim=2)
+        positions = keys.shape[2]
+        keys = keys[:, :, None].expand(1, self.kv, group, positions, self.dim).reshape(1, self.heads, positions, -1)
+        values = values[:, :, None].expand(1, self.kv, group, positions, self.dim).reshape(1, self.heads, positions, -1)
+        x = x + F.linear(_attend_full(q, keys, values, self.dim).transpose(1, 2).reshape(1, 1, -1), w.o_proj)
+        normed = rms(x, w.post_attention_layernorm, self.eps)
+        x = x + F.linear(F.silu(F.linear(normed, w.gate_proj)) * F.linear(normed, w.up_proj), w.down_proj)
+        return x, torch.stack((k, v))
+
+
+def run_decoder(layers: nn.ModuleList, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every layer over its windows of the stacked cache [2, layers, ...]; the new keys and
+    values stacked [layers, 2, ...]."""
+    k_caches, v_caches = kv.unbind(0)
+    updates = []
+    for layer, k_cache, v_cache in zip(layers, k_caches.unbind(0), v_caches.unbind(0)):
+        x, update = layer(x, cos, sin, k_cache, v_cache)
+        updates.append(update)
+    return x, torch.stack(updates)
+
+
+class HelperStacked(_Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(HelperLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+                                    for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin, kv):
+        x, updates = run_decoder(self.layers, self.embed_tokens(input_ids), cos, sin, kv)
+        return self.head(x), updates
+
+
+# -- hand_norm_softmax ----------------------------------------------------------------------------
+
+
+class HandRMSNorm(nn.Module):
+    """RMS norm by hand: eps inside the mean, the weight applied in f32 before the cast back."""
+
+    def __init__(self, hidden: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(hidden))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x32 = x.to(torch.float32)
+        return (self.weight.float() * x32 * torch.rsqrt((x32 * x32 + self.eps).mean(-1, keepdim=True))).to(x.dtype)
+
+
+def _rope_chunked(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate-half rotary, the halves by `chunk`."""
+    first, second = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-second, first), dim=-1) * sin
+
+
+class HandLayer(nn.Module):
+    """Hand-written norm and softmax; KV heads repeated by index_select of a repeat_interleave'd map."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim = heads, kv, hidden // heads
+        self.input_norm = HandRMSNorm(hidden, eps)
+        self.q_proj = nn.Linear(hidden, heads * self.dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv * self.dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv * self.dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.dim, hidden, bias=False)
+        self.mlp_norm = HandRMSNorm(hidden, eps)
+        self.gate_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.up_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.down_proj = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, x, cos, sin, k_cache, v_cache):
+        normed = self.input_norm(x)
+        q = _rope_chunked(self.q_proj(normed).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = _rope_chunked(self.k_proj(normed).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = self.v_proj(normed).view(1, 1, self.kv, self.dim).transpose(1, 2)
+        head_map = torch.arange(self.kv, device=x.device).repeat_interleave(self.heads // self.kv)
+        keys = torch.index_select(torch.cat((k_cache, k), dim=2), 1, head_map)
+        values = torch.index_select(torch.cat((v_cache, v), dim=2), 1, head_map)
+        scores = (torch.matmul(q, keys.transpose(-1, -2)) / self.dim**0.5).float()
+        exp = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+        weights = (exp / exp.sum(dim=-1, keepdim=True)).to(q.dtype)
+        x = torch.add(x, self.o_proj(torch.matmul(weights, values).transpose(1, 2).reshape(1, 1, -1)))
+        normed = self.mlp_norm(x)
+        return torch.add(x, self.down_proj(F.silu(self.gate_proj(normed)) * self.up_proj(normed))), k, v
+
+
+class HandNormSoftmax(_Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(HandLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+                                    for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, caches[2 * index], caches[2 * index + 1])
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
 # -- making them ------------------------------------------------------------------------------
 
 
@@ -685,6 +816,8 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
         "stacked_weights": lambda: (StackedWeights(config), (token, cos, sin, *caches)),
         "scatter_cache": lambda: (ScatterCache(config, cached), (token, cos, sin)),
         "gate_up_linear": lambda: (GateUpLinear(config), (token, cos, sin, *caches)),
+        "helper_stacked": lambda: (HelperStacked(config), (token, cos, sin, _stack_kv_first(caches))),
+        "hand_norm_softmax": lambda: (HandNormSoftmax(config), (token, cos, sin, *caches)),
     }
     if form not in builders:
         raise ValueError(f"unknown form {form!r}; the forms: {', '.join(FORMS)}")
@@ -698,6 +831,11 @@ def _stack(caches: list[torch.Tensor]) -> torch.Tensor:
     return torch.stack([torch.stack(caches[i:i + 2]) for i in range(0, len(caches), 2)])
 
 
+def _stack_kv_first(caches: list[torch.Tensor]) -> torch.Tensor:
+    """Per-layer key and value caches as one [2, layers, ...] tensor (keys first)."""
+    return torch.stack([torch.stack(caches[0::2]), torch.stack(caches[1::2])])
+
+
 def tiny_config(layers: int = 3):
     """A tiny Llama config (4 heads over 2 KV heads) for tests."""
     from transformers import LlamaConfig
@@ -709,15 +847,16 @@ def tiny_config(layers: int = 3):
 # -- transformers' decoders, exported for decode with their static cache ------------------------
 
 
-def _hf_configs(small: bool) -> dict[str, Callable[[], tuple]]:
-    """Per family: (config, causal-LM class); small (tests) or Llama 3.1 8B's sizes (bench, meta)."""
+def _hf_configs(small: bool, layers: int | None = None) -> dict[str, Callable[[], tuple]]:
+    """Per family: (config, causal-LM class); small (tests) or Llama 3.1 8B's sizes (bench, meta);
+    `layers` decoder layers (default: 2 small, 32 at 8B's sizes)."""
     import transformers as hf
 
     if small:
-        sizes = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        sizes = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=layers or 2,
                      num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=64)
     else:
-        sizes = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+        sizes = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=layers or 32,
                      num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=8192)
     neox = {k: v for k, v in sizes.items() if k != "num_key_value_heads"}
     return {
@@ -734,14 +873,14 @@ def _hf_configs(small: bool) -> dict[str, Callable[[], tuple]]:
 HF_FAMILIES = ("llama", "mistral", "qwen2", "gemma2", "phi3", "gpt_neox")
 
 
-def hf_decode(family: str, cached: int, small: bool = True, seed: int = 0):
+def hf_decode(family: str, cached: int, small: bool = True, seed: int = 0, layers: int | None = None):
     """transformers' `family` decode step (one token at position 3) with its static KV
     cache of `cached` positions, exported: (wrapper, ExportedProgram, example kwargs).
     Small on the CPU (f32), or at Llama 3.1 8B's sizes on the meta device (bf16)."""
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
     torch.manual_seed(seed)
-    config, model_class = _hf_configs(small)[family]()
+    config, model_class = _hf_configs(small, layers)[family]()
     device, dtype = ("cpu", torch.float32) if small else ("meta", torch.bfloat16)
     with torch.device(device):
         model = model_class(config).to(dtype).eval()

@@ -73,6 +73,7 @@ from rducc.dialects.rdu.dataflow import (
     YieldOp,
 )
 from rducc.dialects.shapes import value_bytes
+from rducc.dialects.streamed import replaced_bytes, updated_in_place
 from rducc.dialects.tier import is_contiguous_window
 from rducc.model.group_signature import group_signature
 from rducc.model.kernel_model import (
@@ -318,7 +319,9 @@ def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, di
     read = sum(owned_bytes(gathered[v], value_bytes(gathered[v].results[0])) if v in gathered
                else input_bytes(v, windows)
                for v in group.inputs)
-    moved = {"hbm->sram": read, "sram->hbm": sum(value_bytes(v) for v in group.outputs)}
+    in_place = updated_in_place(ops, group.inputs)
+    written = sum(replaced_bytes(v) if v in in_place else value_bytes(v) for v in group.outputs)
+    moved = {"hbm->sram": read, "sram->hbm": written}
     body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(ops), tuple(group.inputs), tuple(group.outputs),
                       tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
     return body, {k: n for k, n in moved.items() if n}

@@ -41,7 +41,7 @@ from rducc.dialects.op_facts import Dim as Fate
 from rducc.dialects.op_facts import facts_of
 from rducc.dialects.rdu.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
 from rducc.dialects.shapes import broadcast_shapes, value_bytes
-from rducc.dialects.streamed import streamed_views
+from rducc.dialects.streamed import streamed_views, updated_in_place
 from rducc.targets import SRAM_ROW_BYTES, Target
 
 Dim = tuple[SSAValue, int]
@@ -397,7 +397,8 @@ def working_set(group: Group, plan: TilePlan, target: Target) -> WorkingSet:
         buffers.append(nbytes)
     outputs = set(group.outputs)
     output_bytes = sum(aligned(scaled_bytes(v, plan)) for v in group.outputs)
-    buffers.extend(aligned(scaled_bytes(v, plan)) for v in group.outputs)
+    in_place = updated_in_place(group.ops, group.inputs)  # in their inputs' PMUs (SRAM bytes still counted)
+    buffers.extend(0 if v in in_place else aligned(scaled_bytes(v, plan)) for v in group.outputs)
     peak = _intermediate_peak(group, plan, outputs, set(gathered.values()))
     stages = sum(_pcu_stages(op) for op in group.ops)
     pmus = sum(_pmus(b, target) for b in buffers) + _pmus(peak, target)

@@ -66,7 +66,7 @@ from rducc.dialects.op_facts import facts_of, tensor_bytes
 from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
-from rducc.dialects.streamed import streamed_views
+from rducc.dialects.streamed import streamed_views, updated_in_place
 from rducc.dialects.tier import AllocOp, ComputeOp
 from rducc.targets import SRAM_ROW_BYTES, Target
 
@@ -232,9 +232,14 @@ def _reserved(value: SSAValue) -> int:
 
 
 def buffer_works(body: KernelBody, target: Target) -> list[BufferWork]:
-    """Each buffer's bytes, PMU bounds and traffic on one tile."""
+    """Each buffer's bytes, PMU bounds and traffic on one tile; an output updated in
+    place (`updated_in_place`: a KV cache's new row) holds no bytes of its own, it
+    is its input's PMUs."""
     buffers = kernel_buffers(body)
-    sizes = [*body.sizes, *(body.bytes_of(v) for v in buffers[len(body.sizes):])]
+    in_place = updated_in_place(body.ops, body.inputs)
+    sizes = [0 if v in in_place and i >= len(body.inputs) else size
+             for i, (v, size) in enumerate(zip(buffers, (*body.sizes, *(body.bytes_of(v) for v in
+                                                                          buffers[len(body.sizes):]))))]
     bare = [BufferWork(v, i, size, 0, 0, 0) for i, (v, size) in enumerate(zip(buffers, sizes))]
     home = _buffer_homes(body, bare)
     traffic = [0] * len(buffers)
@@ -281,8 +286,11 @@ def _touches(stage: StageWork, home: dict[SSAValue, BufferWork]) -> dict[int, Bu
 
 def _buffer_homes(body: KernelBody, buffers: list[BufferWork]) -> dict[SSAValue, BufferWork]:
     """Each value a body op reads or writes, to the buffer it lives in (yielded: its output;
-    a streamed view: its source's)."""
+    a streamed view: its source's; a result updated in place: its input's)."""
     home = {b.value: b for b in buffers}  # a value yielded that is also an input: its output
+    for result, source in updated_in_place(body.ops, body.inputs).items():
+        if source in home:
+            home[result] = home[source]
     views = streamed(body)
     for op in body.ops:
         if _is_view(op) and op.operands[0] in home and op.results[0] not in home:
