@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -68,6 +68,7 @@ from rducc.dialects.tier import (
     ScatterDmaOp,
     Tier,
     ViewOp,
+    window_strides,
 )
 
 
@@ -202,8 +203,9 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
     buffer `target`) `target` itself: the kernel's write-back DMA writes over the
     old value, so the step never holds two copies (an optimizer's update of a
     weight or of a moment). Only when the one write is a whole DMA of an untiled
-    `tier.compute`'s output in `block` and nothing reads `target` after it; False
-    (nothing changed) otherwise."""
+    `tier.compute`'s output in `block` and nothing reads `target` after it, or the
+    writes are a tile loop's windows that the loop reads the old value through
+    alike (`_tile_loop_writing`); False (nothing changed) otherwise."""
     alloc = result.owner
     if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or not _same_but_tier(result, target):
         return False
@@ -211,12 +213,19 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
               if isinstance(use.operation, DmaOp) and use.operation.dest == result
               or isinstance(use.operation, ScatterDmaOp) and use.operation.dest == result
               or isinstance(use.operation, ComputeOp) and result in use.operation.outs]
-    if len(writes) != 1 or not isinstance(writes[0], DmaOp) or writes[0].dest != result:
+    if not writes or not all(isinstance(w, DmaOp) and w.dest == result for w in writes):
         return False
-    write = writes[0]
-    if write.dst_offsets or write.parent_block() is not block or _writer_of(write.source, block) is None:
-        return False
-    if any(_read_after(alias, write, block) for alias in _aliases(target)) or _read_before(result, write, block):
+    dmas = [w for w in writes if isinstance(w, DmaOp)]
+    if len(dmas) == 1 and not dmas[0].dst_offsets and dmas[0].parent_block() is block:
+        write: Operation = dmas[0]
+        if _writer_of(dmas[0].source, block) is None or any(_read_after(a, write, block) for a in _aliases(target)):
+            return False
+    else:
+        loop = _tile_loop_writing(block, dmas, target)
+        if loop is None:
+            return False
+        write = loop
+    if _read_before(result, write, block):
         return False
     for use in list(result.uses):
         if isinstance(use.operation, DeallocOp):
@@ -227,6 +236,37 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
     alloc.erase()
     _retype_results(block)
     return True
+
+
+def _tile_loop_writing(block: Block, writes: list[DmaOp], target: SSAValue) -> Operation | None:
+    """The tile loop of `block` (an `scf.for`) whose window DMAs `writes` write the
+    new value, when the old value `target` is read there only by window DMAs of the
+    same windows (offsets, shape and strides), each before the write in the loop's
+    body, and not after the loop: tile i reads its window of the old value before
+    writing it, and no other tile reads that window (an elementwise update tiled
+    alike); else None."""
+    loops = {in_block(w, block) for w in writes}
+    loop = loops.pop() if len(loops) == 1 else None
+    if not isinstance(loop, scf.ForOp) or any(not w.dst_offsets or w.parent_block() is not loop.body.block
+                                              for w in writes):
+        return None
+    body = positions(loop.body.block)
+    windows = {(tuple(w.dst_offsets), w.source.type.get_shape(), window_strides(w)): body[w]  # type: ignore[attr-defined]
+               for w in writes}
+    at = positions(block)[loop]
+    for alias in _aliases(target):
+        for use in alias.uses:
+            top = in_block(use.operation, block)
+            if top is None or positions(block)[top] < at:
+                continue
+            read = use.operation
+            if top is not loop or alias is not target or not isinstance(read, DmaOp) or read.source != target \
+                    or read.parent_block() is not loop.body.block:
+                return None
+            key = (tuple(read.src_offsets), read.dest.type.get_shape(), window_strides(read))  # type: ignore[attr-defined]
+            if key not in windows or body[read] > windows[key]:
+                return None
+    return loop
 
 
 def _same_but_tier(a: SSAValue, b: SSAValue) -> bool:
