@@ -301,7 +301,8 @@ def written_in_place(function: func.FuncOp) -> frozenset[SSAValue]:
         producer, before = value.owner, old[update.name]
         if not isinstance(producer, KernelOp | func.CallOp) or producer not in position or value.type != before.type:
             continue
-        if all(position.get(_top_in(use.operation, block), -1) <= position[producer] for use in before.uses):
+        tops = [_top_in(use.operation, block) for use in before.uses]
+        if all(top is None or position[top] <= position[producer] for top in tops):
             found.add(value)
     return frozenset(found)
 

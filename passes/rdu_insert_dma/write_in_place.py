@@ -39,8 +39,10 @@ the global's buffer, which the function returns, when nothing reads the old
 value after that DMA (`rducc.dialects.saved.written_in_place` is the same rule
 at the kernel level, so `rdu-place-saved` and `rdu-place-tiers` count one
 copy). A global in DDR takes its new value there (the function's result type
-follows, and its calls'). An update written in a tile loop, or of a user
-input, keeps its own buffer and whole write-back. Transposes around the scatter that undo each
+follows, and its calls'). A tile loop's update is written in place when
+the loop reads the old value only through the windows it writes, each read
+before its write (`_tile_loop_writing`). Any other tiled update, or an update
+of a user input, keeps its own buffer and whole write-back. Transposes around the scatter that undo each
 other (how `index_put_` at `[:, pos]` imports) are looked through.
 """
 

@@ -10,6 +10,10 @@
 // With 12 kB of HBM the momentum goes to DDR, and its new value is written there.
 // RUN: sed -e 's/hbm_bytes = 17_000/hbm_bytes = 12_000/' %S/Inputs/train-in-place.toml > %t.12kb.toml
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-place-saved{target="%t.12kb.toml"},rdu-tile,rdu-place-tiers,rdu-insert-dma' %s | filecheck %s --check-prefix=DDR
+// With 12 kB of SRAM rdu-tile splits the updates into tile loops: each tile of
+// the new weight is written over the tile of the old one it was computed from.
+// RUN: sed -e 's/sram_bytes = 65_536/sram_bytes = 12_000/' %S/Inputs/train-in-place.toml > %t.tiles.toml
+// RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-place-saved{target="%t.tiles.toml"},rdu-tile{target="%t.tiles.toml"},rdu-place-tiers{target="%t.tiles.toml"},rdu-insert-dma' %s | filecheck %s --check-prefix=TILES
 // The old momentum also returned (read after its update): the new one keeps a
 // buffer of its own, the peak holds both, and with 17 kB of HBM the gradient
 // goes to DDR.
@@ -41,6 +45,13 @@
 // DDR:       %[[M:.+]] = tier.get_global @optimizer.momentum_buffer.p : !tier.buffer<ddr, 32x32xf32>
 // DDR:       tier.dma %{{.+}} -> %[[M]] : !tier.buffer<sram, 32x32xf32> -> !tier.buffer<ddr, 32x32xf32>
 // DDR:       func.return %mul, %{{.+}}, %[[M]] :
+
+// TILES:     %[[W:.+]] = tier.get_global @p : !tier.buffer<hbm, 32x32xf32>
+// TILES:     scf.for
+// TILES:     scf.for
+// TILES:       tier.dma %[[W]][%[[I:.+]], %[[J:.+]]] -> %{{.+}} : !tier.buffer<hbm, 32x32xf32> -> !tier.buffer<sram, 16x32xf32>
+// TILES:       tier.dma %{{.+}} -> %[[W]][%[[I]], %[[J]]] : !tier.buffer<sram, 16x32xf32> -> !tier.buffer<hbm, 32x32xf32>
+// TILES:     func.return %mul, %[[W]], %{{.+}} :
 
 // SPILL:     %expand = rdu.kernel "k5"(%mul_1) {rdu.saved = ["ddr"], rdu.phase = #rdu<phase backward>}
 
