@@ -35,9 +35,13 @@ product's: the fold keeps them only up to the add's last reader in program
 order, so those are the bytes checked up to the last map (checked against the
 add's own bytes, a softmax of a folded linear layer read bytes another value
 had overwritten). The intermediates' steps do not
-run; nothing reads their bytes. Where a layer norm's `x` bytes are reused
-once the centering has read them, the chain runs from `xc` instead (whose
-layer norm is x's), its sum, mean and centering running as before.
+run; nothing reads their bytes, and their writes do not count (the allocator
+often gives the square `xc * xc` the bytes of `x`, dead to it once the
+centering read it: the square never runs, so `x` stays for the fused step;
+ConvNeXt's layer norms after its depthwise convolutions take this form).
+Where another step reuses a layer norm's `x` bytes once the centering has
+read them, the chain runs from `xc` instead (whose layer norm is x's), its
+sum, mean and centering running as before.
 """
 
 from __future__ import annotations
@@ -169,13 +173,14 @@ def _read_by_chain_alone(chain: tuple[Operation, ...], last: Operation, placemen
 
 
 def _kept(source: SSAValue, first: Operation, last: rdu.MapOp, ops: list[Operation], placement: Placement,
-          held_by: Mapping[SSAValue, Operation]) -> bool:
+          held_by: Mapping[SSAValue, Operation], silent: frozenset[Operation]) -> bool:
     """Nothing after `first` up to (not including) the last map writes `source`'s
-    bytes: its own, or those of the product whose step computes it (`held_by`)."""
+    bytes: its own, or those of the product whose step computes it (`held_by`).
+    The `silent` ops' steps do not run (a chain's intermediates): they write nothing."""
     if first not in ops or last not in ops or ops.index(last) < ops.index(first):
         return False
     read = placement.written(held_by[source]) if source in held_by else placement.read(source)
-    span = ops[ops.index(first) + 1:ops.index(last)]
+    span = [step for step in ops[ops.index(first) + 1:ops.index(last)] if step not in silent]
     return read is None or not any(overlap(placement.written(step), read) for step in span)
 
 
@@ -314,12 +319,13 @@ class NormChains:
             if found is None or found[0] in self.at_last or any(step in self.skipped() for step in (op, found[0])):
                 continue
             last, chain = found
-            if _kept(chain.x, op, last, ops, placement, held_by):
+            if _kept(chain.x, op, last, ops, placement, held_by, self.skipped() | set(chain.intermediates)):
                 self.at_last[last] = chain
             elif isinstance(chain, LayerNormChain):
                 centred = _from_centred(chain)
                 centre = centred.x.owner
-                if isinstance(centre, Operation) and _kept(centred.x, centre, last, ops, placement, held_by):
+                silent = self.skipped() | set(centred.intermediates)
+                if isinstance(centre, Operation) and _kept(centred.x, centre, last, ops, placement, held_by, silent):
                     self.at_last[last] = centred
 
     def skipped(self) -> frozenset[Operation]:

@@ -10,7 +10,11 @@ runs as one step of ATen's fused kernel (issue 32, `rducc.runtime.fused_norms`).
   intermediate read by another op (its bytes are never written when the
   chain is fused), and the chain's input overwritten before the last map
   (a hand-placed kernel where the allocator reused the input's bytes once
-  the exp map had read it).
+  the exp map had read it);
+- a layer norm whose input's bytes the allocator gave to its square (a step
+  that never runs) runs whole, as transformers ConvNeXt's do
+  (test_runtime_layout_views); another step reusing them leaves it running
+  from the centred value, and forced whole it reads the other step's value.
 """
 
 from __future__ import annotations
@@ -193,8 +197,102 @@ def test_the_input_overwritten_before_the_last_map_is_not_fused(monkeypatch, reu
 
 
 def test_a_chain_forced_over_its_reused_input_is_not_eagers(monkeypatch) -> None:
-    """What the rule prevents: the fused step reading `3x` where `x` was."""
+    """What the rule prevents: the fused step reading `x * x` where `x` was."""
     monkeypatch.setattr(fused_norms, "_kept", lambda *args: True)
     found = _fused_chains(monkeypatch)
     result = PlacedProgram(parse(_program(0))).run([X], {})[0]
     assert found == [1] and not np.allclose(result, EXPECTED[0], rtol=1e-3, atol=1e-3)
+
+
+def _layer_norm_program(square_offset: int, scaled_offset: int) -> str:
+    """layer_norm(x2) over 2x8 with x2 = x * 1, beside x * x + 1; the square
+    `xc * xc` at `square_offset` and `x * x` (after the centering) at
+    `scaled_offset`: at 0 either reuses x2's bytes once the centering read them."""
+    def map_of(name: str, inputs: str, types: str, result: str, body: str, offset: int | None = None) -> str:
+        placed = "" if offset is None else f"{{tier.offset = {offset} : i64}} "
+        args = ", ".join(f"%a{i}: f32" for i in range(inputs.count("%")))
+        return f"""%{name} = rdu.map {inputs} {placed}: ({types}) -> {result} {{
+      ^bb0({args}):
+        {body}
+      }}"""
+    scale = "%k = arith.constant {0} : f32\n        %r = arith.{1} %a0, %k : f32\n        rdu.yield %r : f32"
+    binary = "%r = arith.{0} %a0, %a{1} : f32\n        rdu.yield %r : f32"
+    rsqrt = """%k = arith.constant 8.0 : f32
+        %e = arith.constant 1.0e-05 : f32
+        %d = arith.divf %a0, %k : f32
+        %s = arith.addf %d, %e : f32
+        %r = math.rsqrt %s : f32
+        rdu.yield %r : f32"""
+    pair = f"{_T}, {_R}"
+    return f"""
+builtin.module {{
+  func.func @forward(%xh: !tier.buffer<hbm, 2x8xf32> {{rdu.input = "x"}})
+      -> (!tier.buffer<hbm, 2x8xf32>, !tier.buffer<hbm, 2x8xf32>) attributes {{tier.sram_capacity = 4096 : i64}} {{
+    %xs = tier.alloc offset 2048 : !tier.buffer<sram, 2x8xf32>
+    tier.dma %xh -> %xs : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+    %ys = tier.alloc offset 2560 : !tier.buffer<sram, 2x8xf32>
+    %qs = tier.alloc offset 3072 : !tier.buffer<sram, 2x8xf32>
+    tier.compute "k0" ins(%xs : !tier.buffer<sram, 2x8xf32>)
+        outs(%ys, %qs : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2x8xf32>) {{
+    ^bb0(%x: {_T}):
+      {map_of("x2", "%x", _T, _T, scale.format("1.0", "mulf"), 0)}
+      %a = rdu.reduce sum %x2 dims [1] keepdim {{tier.offset = 256 : i64}} : {_T} -> {_R}
+      {map_of("mean", "%a", _R, _R, scale.format("8.0", "divf"), 384)}
+      {map_of("xc", "%x2, %mean", pair, _T, binary.format("subf", 1), 512)}
+      {map_of("sq", "%xc", _T, _T, binary.format("mulf", 0), square_offset)}
+      %v = rdu.reduce sum %sq dims [1] keepdim {{tier.offset = 768 : i64}} : {_T} -> {_R}
+      {map_of("rs", "%v", _R, _R, rsqrt, 896)}
+      {map_of("z", "%x", _T, _T, binary.format("mulf", 0), scaled_offset)}
+      {map_of("y", "%xc, %rs", pair, _T, binary.format("mulf", 1))}
+      {map_of("q", "%z", _T, _T, scale.format("1.0", "addf"))}
+      rdu.yield %y, %q : {_T}, {_T}
+    }}
+    %y = tier.alloc : !tier.buffer<hbm, 2x8xf32>
+    tier.dma %ys -> %y : !tier.buffer<sram, 2x8xf32> -> !tier.buffer<hbm, 2x8xf32>
+    %q = tier.alloc : !tier.buffer<hbm, 2x8xf32>
+    tier.dma %qs -> %q : !tier.buffer<sram, 2x8xf32> -> !tier.buffer<hbm, 2x8xf32>
+    func.return %y, %q : !tier.buffer<hbm, 2x8xf32>, !tier.buffer<hbm, 2x8xf32>
+  }}
+}}
+"""
+
+
+LN_EXPECTED = [torch.nn.functional.layer_norm(torch.from_numpy(X), (8,)).numpy(),
+               X * X + 1]
+
+
+def layer_norm_chains(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ops each fused layer norm chain does not run (6: all, 3: run from the
+    centred value); test_runtime_layout_views counts transformers ConvNeXt's."""
+    found: list[int] = []
+
+    class Counting(fused_norms.NormChains):
+        def __init__(self, compute, folds=None) -> None:
+            super().__init__(compute, folds)
+            found.extend(len(chain.intermediates) for chain in self.at_last.values()
+                         if isinstance(chain, fused_norms.LayerNormChain))
+
+    monkeypatch.setattr(interpreter, "NormChains", Counting)
+    return found
+
+
+@pytest.mark.parametrize("square_offset, scaled_offset, skipped", [(0, 1024, [6]), (1152, 0, [3])])
+def test_a_layer_norm_input_reused_by_a_skipped_step_runs_whole(monkeypatch, square_offset, scaled_offset,
+                                                                  skipped) -> None:
+    """The square reusing x2's bytes never runs, so x2 stays for the fused step
+    (the whole chain is one step); `x * x` reusing them runs, so the chain runs
+    from the centred value. Both are eager's numbers."""
+    found = layer_norm_chains(monkeypatch)
+    program = PlacedProgram(parse(_layer_norm_program(square_offset, scaled_offset)))
+    for out, ref in zip(program.run([X], {}), LN_EXPECTED, strict=True):
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    assert found == skipped
+
+
+def test_a_layer_norm_forced_over_its_overwritten_input_is_not_eagers(monkeypatch) -> None:
+    """What the rule prevents: the whole chain reading `x * x` where x2 was."""
+    monkeypatch.setattr(fused_norms, "_kept", lambda *args: True)
+    found = layer_norm_chains(monkeypatch)
+    result = PlacedProgram(parse(_layer_norm_program(1152, 0))).run([X], {})[0]
+    assert found == [6] and not np.allclose(result, LN_EXPECTED[0], rtol=1e-3, atol=1e-3)
+

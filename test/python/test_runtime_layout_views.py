@@ -18,6 +18,7 @@ import pytest
 import torch
 import transformers
 from test_interpreter import parse
+from test_runtime_fused_norms import layer_norm_chains
 
 import rducc
 from rducc.dialects.rdu import dataflow as rdu
@@ -175,7 +176,10 @@ def test_swin_windows_run_as_views_and_match_eager() -> None:
     assert total and viewed >= total // 2, (viewed, total)
 
 
-def test_transformers_convnext_matches_eager_with_views() -> None:
+def test_transformers_convnext_matches_eager_with_views(monkeypatch) -> None:
+    """Its layer norms also run whole (the square, which never runs, reuses
+    their input's bytes: test_runtime_fused_norms)."""
+    layer_norms = layer_norm_chains(monkeypatch)
     config = transformers.ConvNextConfig(num_channels=3, hidden_sizes=[8, 16], depths=[1, 1],
                                           num_stages=2, image_size=32)
     torch.manual_seed(0)
@@ -193,6 +197,7 @@ def test_transformers_convnext_matches_eager_with_views() -> None:
     torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
     viewed, total = _layout_views_of(program)
     assert viewed >= total // 2, (viewed, total)
+    assert layer_norms and set(layer_norms) == {6}, layer_norms
 
 
 _SCATTERED = """
