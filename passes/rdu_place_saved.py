@@ -116,6 +116,7 @@ from rducc.dialects.saved import (
     set_training_memory,
     training_memory,
     training_step,
+    written_in_place,
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
@@ -176,7 +177,7 @@ def _global_readers(function: func.FuncOp) -> dict[str, int]:
 class _Liveness:
     """The HBM peak of a function's activations under a set of placements."""
 
-    def __init__(self, function: func.FuncOp, step: TrainingStep):
+    def __init__(self, function: func.FuncOp, step: TrainingStep, in_place: frozenset[SSAValue] = frozenset()):
         block = function.body.block
         self.ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(self.ops)}
@@ -188,7 +189,8 @@ class _Liveness:
             for result in op.results:
                 readers = [self._top(use.operation) for use in result.uses]
                 end = max((self.position[r] for r in readers if r is not None), default=self.position[op])
-                self.intervals[result] = (self.position[op], end, value_bytes(result))
+                size = 0 if result in in_place else value_bytes(result)  # the global's bytes, counted apart
+                self.intervals[result] = (self.position[op], end, size)
         self.delta = np.zeros(len(self.ops) + 2, dtype=np.int64)
         """Per position, the bytes that start holding HBM there less those that stopped just before."""
         self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
@@ -291,11 +293,12 @@ def chain_inputs(chain: list[Operation]) -> set[SSAValue]:
     return {v for op in chain for v in op.operands if not (isinstance(v.owner, Operation) and v.owner in inside)}
 
 
-def _temporaries(step: TrainingStep) -> list[SavedValue]:
+def _temporaries(step: TrainingStep, in_place: frozenset[SSAValue] = frozenset()) -> list[SavedValue]:
     """Kernel results crossing kernels that are neither saved values nor gradients, and
     the results of calls of outlined layers (an outlined phase's layers: the optimizer's
-    updates, say) that a kernel of the callee returns (`_callee_producer`)."""
-    known = {s.value for s in (*step.saved, *step.gradients)}
+    updates, say) that a kernel of the callee returns (`_callee_producer`); not the new
+    values written over their globals (`in_place`), which hold no bytes of their own."""
+    known = {s.value for s in (*step.saved, *step.gradients)} | in_place
     found = []
     for op in step.phases:
         if not isinstance(op, KernelOp | func.CallOp):
@@ -519,7 +522,8 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     sizes = _global_sizes(module)
     used = {global_of(a) for a in arg_attrs(step.function)} - {None}
     sizes = {n: s for n, s in sizes.items() if n in used}
-    temporaries = _temporaries(step)
+    in_place = written_in_place(step.function)
+    temporaries = _temporaries(step, in_place)
     placements = {
         s.value: Placement.DDR if result_placement(s.producer, s.index) == Placement.DDR else Placement.HBM
         for s in (*step.saved, *step.gradients, *temporaries)
@@ -527,7 +531,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     spilled = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)}
     plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries)
     pinned: set[SSAValue] = set()
-    liveness = _Liveness(step.function, step)
+    liveness = _Liveness(step.function, step, in_place)
     shared = shared_placements(step.function)
     _UNPLACED.clear()
     candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
@@ -939,7 +943,7 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
     if step is None:
         return
     before = {s.value: result_placement(s.producer, s.index)
-              for s in (*step.saved, *step.gradients, *_temporaries(step))}
+              for s in (*step.saved, *step.gradients, *_temporaries(step, written_in_place(function)))}
     plan = plan_placements(step, module, target, recompute=False)
     memory = training_memory(module)
     classes = update_classes(module, function)

@@ -61,7 +61,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.rdu.dataflow import GatherOp, KernelOp
-from rducc.dialects.saved import Placement, result_placement
+from rducc.dialects.saved import Placement, result_placement, written_in_place
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.errors import RduccError
@@ -82,9 +82,10 @@ def _first_use_order(module: ModuleOp) -> list[str]:
     return list(order)
 
 
-def _hbm_results(op: Operation) -> list[SSAValue]:
-    """The results of an op that live in HBM: all but those `rdu-place-saved` spilled to DDR."""
-    return [r for i, r in enumerate(op.results) if result_placement(op, i) != Placement.DDR]
+def _hbm_results(op: Operation, over_globals: frozenset[SSAValue] = frozenset()) -> list[SSAValue]:
+    """The results of an op that live in HBM: all but those `rdu-place-saved` spilled to
+    DDR and the new values written over their globals (`written_in_place`)."""
+    return [r for i, r in enumerate(op.results) if result_placement(op, i) != Placement.DDR and r not in over_globals]
 
 
 def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -> int:
@@ -97,8 +98,9 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
     ops = list(block.ops)
     position = positions(block)
     dead_after: dict[int, int] = {}
+    over_globals = written_in_place(function)
     for op in ops:
-        for result in _hbm_results(op):
+        for result in _hbm_results(op, over_globals):
             end = live_end(op, block, position, [result])
             dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
@@ -109,7 +111,7 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
         )
     peak = live
     for index, op in enumerate(ops):
-        made = sum(value_bytes(r) for r in _hbm_results(op))
+        made = sum(value_bytes(r) for r in _hbm_results(op, over_globals))
         running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
         peak = max(peak, live + running)
         live += made - dead_after.get(index, 0)

@@ -49,6 +49,9 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   same rows of the off-chip destination, in place (an input's or weight's
   read-only array is copied on this first write, so the caller's stays as
   it was and the program's result carries the update).
+  A `tier.dma` into a weight's buffer, whole or a window (an optimizer's
+  update written over its global, `rdu-insert-dma`'s `rewrite_whole`), gives
+  the buffer a copy of its own the same way.
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
 - `func.return` returns copies of its buffers.
 - `rdu.host_call` runs torch's CPU kernel on its HBM/DDR operand buffers
@@ -510,10 +513,15 @@ class PlacedProgram(Runner):
             return dma_window_in
         if dst_offsets:
 
+            out_slot = self._table.use(op.dest)
+
             def dma_window_out(env: Env, context: RunContext) -> None:
                 key = _window_key(env, dst_offsets, src_shape, dst_shape, "destination", strides)
                 source = read(env)
-                np.copyto(write(env)[key], source, casting="no")
+                dest = write(env)
+                if not dest.flags.writeable:  # the caller's weight, written in place tile by tile
+                    dest = env[out_slot] = np.array(dest)
+                np.copyto(dest[key], source, casting="no")
 
             return dma_window_out
 
@@ -523,6 +531,9 @@ class PlacedProgram(Runner):
         if self._copies.get(op.source, 1) == 1 and self._copies.get(op.dest, 1) == 1:
 
             def dma_plain(env: Env, context: RunContext) -> None:
+                if not env[dest_slot].flags.writeable:  # the caller's weight, written whole in place
+                    env[dest_slot] = np.array(env[source_slot])
+                    return
                 env[dest_slot][...] = env[source_slot]  # same element type (the verifier's) and shape
 
             return dma_plain

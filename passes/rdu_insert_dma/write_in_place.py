@@ -29,9 +29,20 @@ list; the row list may be anything the kernel computes, a program input or a
 constant included; or a fill, `torch.full`, of which one line is taken); and
 nothing reads the old value after the write. A result returned by an
 outlined layer is rewritten inside the layer when every call of it passes
-the updated buffer in the same argument. Any other update (the whole buffer
-changes, a scatter whose rows differ across the other dims, a reduction)
-keeps its whole write-back. Transposes around the scatter that undo each
+the updated buffer in the same argument.
+
+Any other update of a global (the whole buffer changes: an optimizer's new
+weight or moment, a scatter whose rows differ across the other dims, a
+reduction) is written whole over the global itself (`rewrite_whole`): the
+kernel's one whole write-back DMA, from an untiled `tier.compute`, targets
+the global's buffer, which the function returns, when nothing reads the old
+value after that DMA (`rducc.dialects.saved.written_in_place` is the same rule
+at the kernel level, so `rdu-place-saved` and `rdu-place-tiers` count one
+copy). A global in DDR takes its new value there (the function's result type
+follows, and its calls'). A tile loop's update is written in place when
+the loop reads the old value only through the windows it writes, each read
+before its write (`_tile_loop_writing`). Any other tiled update, or an update
+of a user input, keeps its own buffer and whole write-back. Transposes around the scatter that undo each
 other (how `index_put_` at `[:, pos]` imports) are looked through.
 """
 
@@ -40,8 +51,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
@@ -58,12 +69,15 @@ from rducc.dialects.tier import (
     GetGlobalOp,
     ScatterDmaOp,
     Tier,
+    ViewOp,
+    window_strides,
 )
 
 
 def write_back_in_place(module: ModuleOp) -> None:
     """Rewrite each update of `@forward` that replaces rows of its buffer into an
-    in-place `tier.scatter` of those rows (see the module docstring)."""
+    in-place `tier.scatter` of those rows, and each other update of a global into a
+    whole write over it (see the module docstring)."""
     forward = find_entry(module)
     if forward is None:
         return
@@ -71,17 +85,19 @@ def write_back_in_place(module: ModuleOp) -> None:
     returned = forward.body.block.last_op
     if not updates or not isinstance(returned, func.ReturnOp):
         return
-    proposals: dict[func.CallOp, set[tuple[int, int]]] = {}
+    proposals: dict[func.CallOp, set[tuple[int, int, bool]]] = {}
     reads = _global_reads(forward)
     for update, result in zip(updates, returned.arguments):
         target = _updated_buffer(forward, update, reads) if update is not None else None
         if target is None:
             continue
+        whole = update.kind == "buffer" if update is not None else False
         if isinstance(result.owner, func.CallOp):
-            _propose(result.owner, result, target, proposals)
-        else:
-            rewrite_rows(forward.body.block, result, target)
+            _propose(result.owner, result, target, proposals, whole)
+        elif not rewrite_rows(forward.body.block, result, target) and whole:
+            rewrite_whole(forward.body.block, result, target)
     _rewrite_callees(module, proposals)
+    _retype_results(forward.body.block)  # a call's result may be a global's buffer in DDR now
 
 
 def _global_reads(function: func.FuncOp) -> dict[str, list[SSAValue]]:
@@ -105,21 +121,22 @@ def _updated_buffer(function: func.FuncOp, update: Update, reads: dict[str, list
 
 
 def _propose(call: func.CallOp, result: SSAValue, target: SSAValue,
-             proposals: dict[func.CallOp, set[tuple[int, int]]]) -> None:
+             proposals: dict[func.CallOp, set[tuple[int, int, bool]]], whole: bool) -> None:
     """Record that `call`'s result #j is the new value of its argument #i (when the
-    call passes `target` once and nothing reads `target` after the call)."""
+    call passes `target` once and nothing reads `target` after the call); `whole`:
+    the argument is a global's buffer, which a whole update may overwrite."""
     passed = [i for i, value in enumerate(call.arguments) if value == target]
     block = call.parent_block()
     pairs = proposals.setdefault(call, set())
     if len(passed) == 1 and block is not None and not _read_after(target, call, block):
-        pairs.add((_result_index(call, result), passed[0]))
+        pairs.add((_result_index(call, result), passed[0], whole))
 
 
 def _result_index(op: Operation, result: SSAValue) -> int:
     return next(i for i, r in enumerate(op.results) if r == result)
 
 
-def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[int, int]]]) -> None:
+def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[int, int, bool]]]) -> None:
     """Rewrite inside each outlined layer the (result, argument) pairs every call of it agrees on."""
     calls: dict[str, list[func.CallOp]] = {}
     for function in functions(module):
@@ -130,10 +147,12 @@ def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[in
         sites = calls.get(function.sym_name.data, [])
         agreed = set.intersection(*(proposals.get(call, set()) for call in sites)) if sites else set()
         block = function.body.block
-        for result_index, arg_index in sorted(agreed):
+        for result_index, arg_index, whole in sorted(agreed):
             returned = block.last_op
             assert isinstance(returned, func.ReturnOp)
-            rewrite_rows(block, returned.arguments[result_index], block.args[arg_index])
+            result, target = returned.arguments[result_index], block.args[arg_index]
+            if not rewrite_rows(block, result, target) and whole:
+                rewrite_whole(block, result, target)
 
 
 @dataclass(frozen=True)
@@ -179,6 +198,130 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue) -> bool:
     owner.detach()
     owner.erase()
     return True
+
+
+def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
+    """Make `result` (an HBM buffer of `block`, the whole new value of the global
+    buffer `target`) `target` itself: the kernel's write-back DMA writes over the
+    old value, so the step never holds two copies (an optimizer's update of a
+    weight or of a moment). Only when the one write is a whole DMA of an untiled
+    `tier.compute`'s output in `block` and nothing reads `target` after it, or the
+    writes are a tile loop's windows that the loop reads the old value through
+    alike (`_tile_loop_writing`); False (nothing changed) otherwise."""
+    alloc = result.owner
+    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or not _same_but_tier(result, target):
+        return False
+    writes = [use.operation for use in result.uses
+              if isinstance(use.operation, DmaOp) and use.operation.dest == result
+              or isinstance(use.operation, ScatterDmaOp) and use.operation.dest == result
+              or isinstance(use.operation, ComputeOp) and result in use.operation.outs]
+    if not writes or not all(isinstance(w, DmaOp) and w.dest == result for w in writes):
+        return False
+    dmas = [w for w in writes if isinstance(w, DmaOp)]
+    if len(dmas) == 1 and not dmas[0].dst_offsets and dmas[0].parent_block() is block:
+        write: Operation = dmas[0]
+        if _writer_of(dmas[0].source, block) is None or any(_read_after(a, write, block) for a in _aliases(target)):
+            return False
+    else:
+        loop = _tile_loop_writing(block, dmas, target)
+        if loop is None:
+            return False
+        write = loop
+    if _read_before(result, write, block):
+        return False
+    for use in list(result.uses):
+        if isinstance(use.operation, DeallocOp):
+            use.operation.detach()
+            use.operation.erase()
+    result.replace_all_uses_with(target)
+    alloc.detach()
+    alloc.erase()
+    _retype_results(block)
+    return True
+
+
+def _tile_loop_writing(block: Block, writes: list[DmaOp], target: SSAValue) -> Operation | None:
+    """The tile loop of `block` (an `scf.for`) whose window DMAs `writes` write the
+    new value, when the old value `target` is read there only by window DMAs of the
+    same windows (offsets, shape and strides), each before the write in the loop's
+    body, and not after the loop: tile i reads its window of the old value before
+    writing it, and no other tile reads that window (an elementwise update tiled
+    alike); else None."""
+    loops = {in_block(w, block) for w in writes}
+    loop = loops.pop() if len(loops) == 1 else None
+    if not isinstance(loop, scf.ForOp) or any(not w.dst_offsets or w.parent_block() is not loop.body.block
+                                              for w in writes):
+        return None
+    body = positions(loop.body.block)
+    windows = {(tuple(w.dst_offsets), w.source.type.get_shape(), window_strides(w)): body[w]  # type: ignore[attr-defined]
+               for w in writes}
+    at = positions(block)[loop]
+    for alias in _aliases(target):
+        for use in alias.uses:
+            top = in_block(use.operation, block)
+            if top is None or positions(block)[top] < at:
+                continue
+            read = use.operation
+            if top is not loop or alias is not target or not isinstance(read, DmaOp) or read.source != target \
+                    or read.parent_block() is not loop.body.block:
+                return None
+            key = (tuple(read.src_offsets), read.dest.type.get_shape(), window_strides(read))  # type: ignore[attr-defined]
+            if key not in windows or body[read] > windows[key]:
+                return None
+    return loop
+
+
+def _same_but_tier(a: SSAValue, b: SSAValue) -> bool:
+    """Whether buffers `a` and `b` have one shape and element type (a global `rdu-place-tiers`
+    put in DDR takes its new value there: the function's result type follows)."""
+    return (isinstance(a.type, BufferType) and isinstance(b.type, BufferType)
+            and a.type.get_shape() == b.type.get_shape() and a.type.element_type == b.type.element_type)
+
+
+def _retype_results(block: Block) -> None:
+    """The function of `block` returns what its `func.return` returns (a global's
+    buffer in DDR where an HBM buffer was), and every call of it gives those types."""
+    function, returned = block.parent_op(), block.last_op
+    if not isinstance(function, func.FuncOp) or not isinstance(returned, func.ReturnOp):
+        return
+    types = [v.type for v in returned.arguments]
+    if list(function.function_type.outputs.data) == types:
+        return
+    function.function_type = FunctionType.from_lists(list(function.function_type.inputs.data), types)
+    module = function.parent_op()
+    if module is None:
+        return
+    for op in list(module.walk()):
+        if isinstance(op, func.CallOp) and op.callee.string_value() == function.sym_name.data:
+            call = func.CallOp(op.callee, list(op.arguments), types)
+            call.attributes.update(op.attributes)
+            call.location = op.location
+            for old, new in zip(op.results, call.results):
+                new.name_hint = old.name_hint
+            caller = op.parent_block()
+            assert caller is not None
+            caller.insert_op_before(call, op)
+            for old, new in zip(op.results, call.results):
+                old.replace_all_uses_with(new)
+            op.detach()
+            op.erase()
+
+
+def _aliases(buffer: SSAValue) -> list[SSAValue]:
+    """`buffer` and the `tier.view`s of it (a reshape's view reads its bytes)."""
+    found, index = [buffer], 0
+    while index < len(found):
+        found.extend(use.operation.result for use in found[index].uses if isinstance(use.operation, ViewOp))
+        index += 1
+    return found
+
+
+def _read_before(value: SSAValue, op: Operation, block: Block) -> bool:
+    """Whether an op of `block` before `op` (or nested in one) uses `value`."""
+    position = positions(block)
+    at = position[op]
+    return any((top := in_block(use.operation, block)) is not None and position.get(top, at) < at
+               for use in value.uses)
 
 
 def _row_update(block: Block, result: SSAValue, target: SSAValue) -> _RowUpdate | None:
@@ -301,4 +444,4 @@ def _add_output(compute: ComputeOp, rows: SSAValue, count: int, buffer: SSAValue
     compute.erase()
 
 
-__all__: Sequence[str] = ["row_list", "rewrite_rows", "write_back_in_place"]
+__all__: Sequence[str] = ["row_list", "rewrite_rows", "rewrite_whole", "write_back_in_place"]

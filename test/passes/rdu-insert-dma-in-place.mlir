@@ -1,18 +1,21 @@
 // rdu-insert-dma writes back an update that replaces rows of its buffer (a
 // static KV cache's index_copy_) in place, those rows only (tier.scatter), and
-// returns the buffer itself; any other update keeps its whole write-back.
+// returns the buffer itself; any other update of a global is written whole
+// over it (rdu-insert-dma-whole-in-place.mlir), of an input it keeps its own
+// buffer and whole write-back.
 // RUN: rducc-opt --check-roundtrip --split-input-file -p rdu-insert-dma %s | filecheck %s
 
 // @a: rows at an input position, written in place; the kernel also yields the
 // row list. @b: the index is a kernel input, so its rows may differ across the
-// other dims: whole. @c: the whole buffer changes: whole. @d: rows, but the old
-// value is returned too (read after the write): whole. The input `state`: rows.
+// other dims: whole, over the global. @c: the whole buffer changes: whole, over
+// the global. @d: rows, but the old value is returned too (read after the
+// write): whole, into a buffer of its own. The input `state`: rows.
 // CHECK-LABEL: func.func @forward
 // CHECK:         %b_a = tier.get_global @a
-// CHECK:         %new_b = tier.alloc : !tier.buffer<hbm, 2x4x8xf32>
-// CHECK-NEXT:    %new_c = tier.alloc : !tier.buffer<hbm, 2x4x8xf32>
-// CHECK-NEXT:    %new_d = tier.alloc : !tier.buffer<hbm, 2x4x8xf32>
 // CHECK-NOT:     %new_a = tier.alloc
+// CHECK-NOT:     %new_b = tier.alloc
+// CHECK-NOT:     %new_c = tier.alloc
+// CHECK:         %new_d = tier.alloc : !tier.buffer<hbm, 2x4x8xf32>
 // CHECK:         %[[AROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
 // CHECK-NEXT:    %[[SROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
 // CHECK-NEXT:    tier.compute "k0" {{.*}} outs(%a2_sram, %b2_sram, %c2_sram, %d2_sram, %s2_sram, %[[AROWS]], %[[SROWS]] :
@@ -22,11 +25,11 @@
 // CHECK-NEXT:    }
 // CHECK-NEXT:    tier.scatter %a2_sram -> %b_a[%[[AROWS]]] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
 // CHECK-NEXT:    tier.dealloc %[[AROWS]]
-// CHECK-NEXT:    tier.dma %b2_sram -> %new_b : !tier.buffer<sram, 2x4x8xf32> -> !tier.buffer<hbm, 2x4x8xf32>
-// CHECK-NEXT:    tier.dma %c2_sram -> %new_c
+// CHECK-NEXT:    tier.dma %b2_sram -> %b_b : !tier.buffer<sram, 2x4x8xf32> -> !tier.buffer<hbm, 2x4x8xf32>
+// CHECK-NEXT:    tier.dma %c2_sram -> %b_c
 // CHECK-NEXT:    tier.dma %d2_sram -> %new_d
 // CHECK-NEXT:    tier.scatter %s2_sram -> %state[%[[SROWS]]] dim 0 : !tier.buffer<sram, 4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 4x8xf32>
-// CHECK:         func.return %b_d, %b_a, %new_b, %new_c, %new_d, %state :
+// CHECK:         func.return %b_d, %b_a, %b_b, %b_c, %new_d, %state :
 
 builtin.module attributes {rdu.level = #rdu<level kernels>} {
   tier.global @a in hbm : tensor<2x4x8xf32> {kind = "buffer"}
@@ -125,15 +128,15 @@ builtin.module attributes {rdu.level = #rdu<level kernels>} {
 // The index a fill (`torch.full((2, 1, 8), pos)`: a map of no input), the same
 // everywhere: rows, written in place; the kernel yields one line of the fill
 // as the row list. A fill whose value differs along nothing but is scattered
-// with a reduction keeps its whole write-back (@e).
+// with a reduction is a whole update (@e), written whole over its global.
 // CHECK-LABEL: func.func @forward
-// CHECK:         %new_e = tier.alloc : !tier.buffer<hbm, 2x4x8xf32>
+// CHECK-NOT:     %new_e = tier.alloc
 // CHECK-NOT:     %new_f = tier.alloc
 // CHECK:         %[[FROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
 // CHECK:           %[[LINE:.+]] = rdu.slice %fill offsets [0, 0, 0] strides [1, 1, 1] : tensor<2x1x8xi64> -> tensor<1x1x1xi64>
 // CHECK-NEXT:      %[[LIST:.+]] = rdu.reshape %[[LINE]] : tensor<1x1x1xi64> -> tensor<1xi64>
 // CHECK-NEXT:      rdu.yield %e2, %f2, %[[LIST]] :
-// CHECK:         tier.dma %e2_sram -> %new_e
+// CHECK:         tier.dma %e2_sram -> %b_e
 // CHECK-NEXT:    tier.scatter %f2_sram -> %b_f[%[[FROWS]]] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
 
 builtin.module attributes {rdu.level = #rdu<level kernels>} {

@@ -15,9 +15,11 @@
 // Invalid: the step before fusion (level graph): its layer calls' callees are not kernels yet.
 // RUN: not rducc-opt -p 'rdu-place-saved{target="%S/Inputs/train-slow-ddr.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
-// The optimizer's new weights (SGD's updates, returned to be written back) spilled to
-// DDR are counted as weights, not activations: 4 x 64 x 64 x 4 bytes.
-// RECOMPUTE:      activations.ddr = 28672 : i64, activations.recompute = 37120 : i64, {{.*}}weights.ddr = 65536 : i64
+// The optimizer's new weights (SGD's updates) are written over their globals
+// (rducc.dialects.saved.written_in_place): no second copy to spill; the gradients
+// they read (4 x 64 x 64 x 4 bytes) go to DDR instead.
+// RECOMPUTE:      activations.ddr = 28672 : i64, activations.recompute = 37120 : i64, {{.*}}gradients.ddr = 65536 : i64
+// RECOMPUTE-NOT:  weights.ddr
 // RECOMPUTE:      %native_layer_norm, %native_layer_norm_1, %view, %sigmoid, %view_1, %view_2, %add = func.call @layer_forward(%x, {{.*}}rdu.saved = ["recompute", "recompute", "recompute", "recompute", "recompute", "recompute", "hbm"]}
 // RECOMPUTE-NEXT: %native_layer_norm_2, {{.*}}, %add_1 = func.call @layer_forward(%add, {{.*}}rdu.saved = ["recompute", "recompute", "recompute", "recompute", "recompute", "recompute", "recompute"]}
 // RECOMPUTE:      %native_layer_norm_4, %native_layer_norm_5, %view_6, %sigmoid_2, %view_7, %view_8, %add_2 = func.call @layer_forward(%add, %p_blocks_1_norm_weight, {{.*}}rdu.phase = #rdu<phase backward>, rdu.recomputes = "layer_forward"}

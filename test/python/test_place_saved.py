@@ -16,14 +16,16 @@ from torch import nn
 from torch.export.experimental import _export_forward_backward
 from training_cases import PARAM_ATOL, PARAM_RTOL
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument, SSAValue
 
 import rducc
 import rducc.model.training_speed as training_speed_module
-from rducc.dialects.contracts import is_outlined
-from rducc.dialects.program import kernel_name
+from rducc.dialects.contracts import is_outlined, result_updates
+from rducc.dialects.program import find_entry, kernel_name
 from rducc.dialects.rdu.dataflow import KernelOp
 from rducc.dialects.saved import training_memory
-from rducc.dialects.tier import ComputeOp
+from rducc.dialects.tier import ComputeOp, GetGlobalOp
 from rducc.model.cost_model import estimate
 from rducc.model.program_walk import walk_placed
 from rducc.model.training_speed import STEP_TIME, is_training, training_ranges, training_speed
@@ -149,6 +151,31 @@ def _adamw_steps_as_eager(step: rducc.TrainingProgram, reference: nn.Module, x: 
         torch.testing.assert_close(torch.as_tensor(loss).float(), expected.detach(), rtol=1e-5, atol=1e-7)
 
 
+def _updates_written_over_globals(module: ModuleOp) -> int:
+    """How many of the step's updates of globals return the global's own buffer
+    (`rdu-insert-dma`'s `rewrite_whole`: no second copy of the state), directly or
+    as an outlined layer's parameter that the call passes the global's buffer."""
+    forward = find_entry(module)
+    assert forward is not None
+    callees = {f.sym_name.data: f for f in module.walk() if isinstance(f, func.FuncOp)}
+
+    def buffer_of(value: SSAValue) -> SSAValue:
+        call = value.owner
+        if not isinstance(call, func.CallOp):
+            return value
+        returned = callees[call.callee.string_value()].body.block.last_op
+        assert isinstance(returned, func.ReturnOp)
+        inner = returned.arguments[list(call.results).index(value)]
+        return call.arguments[inner.index] if isinstance(inner, BlockArgument) else value
+
+    returned = forward.body.block.last_op
+    assert isinstance(returned, func.ReturnOp)
+    return sum(isinstance(owner := buffer_of(value).owner, GetGlobalOp)
+               and owner.global_name.root_reference.data == update.name
+               for value, update in zip(returned.arguments, result_updates(forward))
+               if update is not None and update.kind == "buffer")
+
+
 def test_adamw_step_places_its_state_and_matches_eager() -> None:
     """With AdamW in the program (rducc.compile_training) and 100 kB of HBM, saved
     values or gradients go to DDR (at -O2, values kept on chip beside the spills;
@@ -161,6 +188,7 @@ def test_adamw_step_places_its_state_and_matches_eager() -> None:
     target = str(INPUTS / "train-hbm.toml")
     step = rducc.compile_training(model, (x,), optimizer="adamw", lr=1e-2, target=target, opt_level=2)
     assert "!tier.buffer<ddr, 64x64xf32>" in step.mlir
+    assert _updates_written_over_globals(step.module) == 4 * 4  # 4 parameters, their 2 moments and step counts
     _adamw_steps_as_eager(step, reference, x, 3)
     ours = step.parameters()
     for name, parameter in reference.named_parameters():
