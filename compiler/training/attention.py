@@ -36,6 +36,7 @@ its online softmax over blocks of 512 keys (one block here).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable
@@ -119,7 +120,7 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
         return attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if dropout_p > 0.0 or query.dim() != 4:
-        with torch.autocast(query.device.type, enabled=False):
+        with _without_autocast(query):
             widened = attention_math(query.float(), key.float(), value.float(),
                                      attn_mask.float() if _is_float(attn_mask) else attn_mask,
                                      dropout_p, is_causal, factor, enable_gqa)
@@ -131,6 +132,13 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
                 if attn_mask.dtype == torch.bool else attn_mask)
     result: torch.Tensor = _FlashRounded.apply(query, key, value, mask, is_causal, factor)
     return result
+
+
+def _without_autocast(tensor: torch.Tensor) -> contextlib.AbstractContextManager[Any]:
+    """Autocast off on `tensor`'s device, where that device has autocast (a
+    meta-device trace, as full-size models compile, has none)."""
+    device = tensor.device.type
+    return torch.autocast(device, enabled=False) if torch.amp.is_autocast_available(device) else contextlib.nullcontext()
 
 
 def _is_float(value: Any) -> bool:
@@ -164,7 +172,7 @@ class _FlashRounded(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None, is_causal: bool, factor: float) -> torch.Tensor:
-        with torch.autocast(query.device.type, enabled=False):
+        with _without_autocast(query):
             key32, value32 = _widened_heads(query, key), _widened_heads(query, value)
             scores = _scores(query.float(), key32, mask, is_causal, factor)
             peak = scores.amax(-1, keepdim=True)
@@ -183,7 +191,7 @@ class _FlashRounded(torch.autograd.Function):
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         query, key, value, mask, output, log_sum = ctx.saved_tensors
         dtype, factor = query.dtype, ctx.factor
-        with torch.autocast(query.device.type, enabled=False):
+        with _without_autocast(query):
             query32, key32, value32 = query.float(), _widened_heads(query, key), _widened_heads(query, value)
             grad32 = grad.to(dtype).float()
             row_dot = (grad32 * output.float()).sum(-1, keepdim=True)

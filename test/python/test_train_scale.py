@@ -162,3 +162,16 @@ def test_joint_graph_traces_attention_math_once(monkeypatch: pytest.MonkeyPatch)
     assert "aten.bmm.default" in _ops(joint) and str(attention) not in _ops(joint)
     assert joint.graph_signature.output_specs == reference.graph_signature.output_specs
     assert attention in {n.target for n in ep.graph.nodes}  # the caller's program is left as it was
+
+
+def test_joint_graph_of_a_16_bit_meta_model_differentiates_attention() -> None:
+    """Full-size steps compile on the meta device (bench/train_llama.py): there the
+    16-bit attention's stand-in runs with no autocast to turn off."""
+    from rducc.training.compile import joint_graph
+
+    with torch.device("meta"):
+        model = CausalAttention().to(torch.bfloat16)
+        ep = torch.export.export(model, (torch.zeros(2, 5, 16, dtype=torch.bfloat16),))
+    joint = joint_graph(ep)
+    assert "aten.bmm.default" in _ops(joint)
+    assert str(torch.ops.aten.scaled_dot_product_attention.default) not in _ops(joint)
