@@ -138,7 +138,9 @@ def _without_autocast(tensor: torch.Tensor) -> contextlib.AbstractContextManager
     """Autocast off on `tensor`'s device, where that device has autocast (a
     meta-device trace, as full-size models compile, has none)."""
     device = tensor.device.type
-    return torch.autocast(device, enabled=False) if torch.amp.is_autocast_available(device) else contextlib.nullcontext()
+    if not torch.amp.is_autocast_available(device):
+        return contextlib.nullcontext()
+    return torch.autocast(device, enabled=False)
 
 
 def _is_float(value: Any) -> bool:
