@@ -1462,15 +1462,7 @@ class _TensorPartitioner:
         safe, inside = self._vocab_indices(op.indices[dim], part, op)
         op.operands[1 + dim] = safe
         self._set_result(op, None)
-        masked = where(inside, op.result, 0)
-        masked.location = op.location
-        _same_place(masked, op)
-        parent = op.parent_block()
-        assert parent is not None
-        parent.insert_op_after(masked, op)
-        op.result.replace_uses_with_if(masked.result, lambda use: use.operation is not masked)
-        self.full[masked.result] = _shape(masked.result)
-        self.layout[masked.result] = PARTIAL
+        self._zero_outside(op, inside)
         return True
 
     def _partition_vocab_lookup(self, op: GatherOp) -> bool:
@@ -1494,7 +1486,13 @@ class _TensorPartitioner:
         self._set_result(op, None)
         rest = len(_shape(op.result)) - dim - len(_shape(index))
         mask = self._emit(ReshapeOp(inside, TensorType(i1, [1] * dim + list(_shape(index)) + [1] * rest)), op)
-        masked = where(mask, op.result, 0)
+        self._zero_outside(op, mask)
+        return True
+
+    def _zero_outside(self, op: GatherOp, inside: SSAValue) -> None:
+        """Zero `op`'s result where `inside` is false (rows another rank owns),
+        after `op`, for every reader: the whole result is then a partial sum."""
+        masked = where(inside, op.result, 0)
         masked.location = op.location
         _same_place(masked, op)
         parent = op.parent_block()
@@ -1503,7 +1501,6 @@ class _TensorPartitioner:
         op.result.replace_uses_with_if(masked.result, lambda use: use.operation is not masked)
         self.full[masked.result] = _shape(masked.result)
         self.layout[masked.result] = PARTIAL
-        return True
 
     def _tied_to_output_layer(self, table: SSAValue, dim: int) -> bool:
         """Whether `table` is a shardable weight (no initial value, not split yet)
