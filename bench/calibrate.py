@@ -125,8 +125,9 @@ PUBLISHED = [
 ]
 NOT_MODELED = [
     ("tokens/s, DeepSeek-R1 671B decode, 16 sockets", "198", "SambaNova, DAC 2025 talk",
-     "no program here: the DeepSeek-V3/R1 decode step (MLA, 256 routed experts, expert parallelism) "
-     "is issue 28 item 6, not compiled by this script"),
+     "not in this fit: bench/massive.py compiles the DeepSeek-V3/R1 program at the fitted constants and "
+     "models 28..52 tokens/s (the routing as a range; 22.1 GB of bf16 experts a socket in DDR), "
+     "BENCHMARKS.md's massive-models section"),
     ("switching speedup over DGX H100 / DGX A100", "15x / 31x", "arXiv 2405.07518, Table V",
      "a check, not fitted: bench/coe.py prints rducc.model.switching's prediction beside it"),
 ]
