@@ -689,7 +689,8 @@ def _along_dim_reason(node: torch.fx.Node, symbol: str) -> str:
     target = node.target
     assert isinstance(target, torch._ops.OpOverload)
     names = [a.name for a in target._schema.arguments]
-    bound: dict[str, Any] = dict(zip(names, node.args)) | dict(node.kwargs)
+    defaults = {a.name: a.default_value for a in target._schema.arguments if a.has_default_value()}
+    bound: dict[str, Any] = defaults | dict(zip(names, node.args)) | dict(node.kwargs)  # unbind's dim=0
     name = target._overloadpacket.__name__
     first = bound.get(names[0])
     sources = first if isinstance(first, list | tuple) else [first]

@@ -52,6 +52,14 @@ class Gram(nn.Module):
         return x.transpose(0, 1) @ x
 
 
+class UnpackedHeads(nn.Module):
+    """q, k, v unpacked from a stacked projection (an unbind along its leading, unpadded dim of 3)."""
+
+    def forward(self, x):
+        q, k, v = x.view(x.shape[0], 5, 3, 4).permute(2, 0, 1, 3)
+        return q * k + v
+
+
 class Flattened(nn.Module):
     """x.t().reshape(-1): the rows end up interleaved in the one output dim."""
 
@@ -100,6 +108,8 @@ def test_the_plan_pads_rows_that_never_meet_and_names_the_op_that_mixes_them():
         plan = _plan(model(), (torch.randn(3, 8),), ({0: batch},))
         assert plan.dims == ["batch"] and plan.fills == ["", "valid"], (model.__name__, plan)
         assert [site.node for site in plan.masks["batch"]] == [op] * (1 + (op == "matmul")), plan.masks
+    plan = _plan(UnpackedHeads(), (torch.randn(3, 5, 12),), ({0: batch},))  # unbind's default dim is 0
+    assert plan.dims == ["batch"], plan.refused
     plan = _plan(Flattened(), (torch.randn(3, 4),), ({0: batch},))
     assert "output 0's dim 0 holds the padded dim inside another" in plan.refused["batch"]
     assert _plan(FlattenedAndBack(), (torch.randn(3, 4),), ({0: batch},)).dims == ["batch"]
