@@ -337,10 +337,11 @@ _BOTH = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
 
 @pytest.mark.parametrize("opt_level", [0, 2])
 def test_spreads_flat_arg_reductions_and_contractions_over_padded_dims_read_the_validity_masks(
-        opt_level, tmp_path, monkeypatch):
-    """batch 3, seq 5 run the batch=4 seq=8 bucket (Program, by position and by keyword; rducc-run
-    on the saved program) against eager; with the validity inputs planted all true (no mask) the
-    spreads, flat indices, means over both dims and the contractions differ."""
+        opt_level, tmp_path, monkeypatch, capsys):
+    """batch 3, seq 5 run the batch=4 seq=8 bucket (Program, by keyword; rducc-run on the saved
+    program, whose errors never list the hidden inputs) against eager; with the validity inputs
+    planted all true (no mask) the spreads, flat indices, means over both dims and the contractions
+    differ."""
     from rducc.shapes import padding
 
     torch.manual_seed(0)
@@ -361,6 +362,9 @@ def test_spreads_flat_arg_reductions_and_contractions_over_padded_dims_read_the_
     saved = np.load(tmp_path / "y.npz")
     for index, want in enumerate(expected):
         np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--input",
+                     str(tmp_path / "x.npy")]) == 1  # the hidden validity inputs are never listed
+    assert "compiled for batch=4 seq=8 (inputs [4, 8, 3]);" in capsys.readouterr().err
     monkeypatch.setattr(padding, "validity_inputs",  # planted: every padded position said valid
                         lambda plan, real: [np.ones({"batch": 4, "seq": 8}[d], dtype=np.bool_)
                                             for d in plan.validity_dims()])
