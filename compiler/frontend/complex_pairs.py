@@ -196,29 +196,10 @@ def _index(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b(aten.index.Tensor, pairs[source], indices)
 
 
-@_rule(aten.flip.default)
-def _flip(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    source, dims = _args(node)[:2]
-    return b(aten.flip.default, pairs[source], [_dim(d, b.rank(source)) for d in dims])
-
-
 @_rule(aten.repeat.default)
 def _repeat(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     source, repeats = _args(node)[:2]
     return b(aten.repeat.default, pairs[source], [*repeats, 1])
-
-
-@_rule(aten.constant_pad_nd.default)
-def _constant_pad(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    """Zero padding (the pad list starts at the last dim: the pair's 2 gets none); another value
-    pads the real part with it and the imaginary part with zero, as complex(value, 0)."""
-    source, pads = _args(node)[:2]
-    value = _args(node)[2] if len(_args(node)) > 2 else 0
-    pair = pairs[source]
-    if value in (0, 0.0, None):
-        return b(aten.constant_pad_nd.default, pair, [0, 0, *pads])
-    real = b(aten.constant_pad_nd.default, b.real(pair), list(pads), value)
-    return b.pack(real, b(aten.constant_pad_nd.default, b.imag(pair), list(pads), 0.0))
 
 
 @_rule(aten.cat.default)
