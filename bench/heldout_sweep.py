@@ -897,7 +897,8 @@ class PaddedSeqPositionalMax(nn.Module):
 
 class TorchMhaPaddedBatch(nn.Module):
     """torch's own batch-first MultiheadAttention with a key padding mask: batch is found safe to pad
-    (seq is refused: attention reads across keys); batch 3 runs the batch=4 bucket. (Was a plan check
+    (seq is refused: an op there is read in its Core ATen graph, whose softmax over keys is not masked);
+    batch 3 runs the batch=4 bucket. (Was a plan check
     in test_shape_padding.py.)"""
 
     def __init__(self) -> None:
