@@ -222,11 +222,14 @@ def test_argmax_over_every_dim_of_an_input_is_masked_not_padded_with_its_neutral
 
 
 class ReducesComputed(nn.Module):
-    """Reductions along seq of computed values and of a parameter's slice, which read their operand
-    through the hidden validity mask: a sum and a mean of a linear's output (its bias makes a zero
-    pad nonzero), a max of an input plus a positional parameter, a softmax and an argmax of a scaled
-    value, a product, logsumexp and norm, an int max, any/all, a sum over `seq*3` merged positions, a
-    max and a min of the same input (two fills), and a running sum (its pads reach no real position)."""
+    """Reductions along batch and seq (both padded) of computed values and of a parameter's slice,
+    which read their operand through the hidden validity masks: a sum and a mean of a linear's output
+    (its bias makes a zero pad nonzero), a max of an input plus a positional parameter, a softmax and
+    an argmax of a scaled value, a product, logsumexp and norm, an int max, any/all, a sum over
+    `seq*3` merged positions, a max and a min of the same input (two fills), a running sum (its pads
+    reach no real position); var/std (corrections, keepdim; var_mean and std_mean over both dims), a
+    flat argmax and argmin (an index into the real positions), a mean and a sum over both padded
+    dims, and contractions over seq (a matmul and an einsum)."""
 
     def __init__(self):
         super().__init__()
@@ -235,168 +238,96 @@ class ReducesComputed(nn.Module):
     def forward(self, x, ids):
         y = self.proj(x)
         merged = y.reshape(y.shape[0], -1)
+        spread, centre = torch.std_mean(y, (0, 1), correction=0)
         return (y.sum(1), y.mean(1), (x + self.pos[: x.shape[1]]).amax(1), torch.softmax(y * 2, 1),
                 (y * 2).argmax(1), (y + 2).prod(1), torch.logsumexp(y - 3, 1), y.norm(dim=1),
                 (ids * 2).amax(1), (ids > 3).any(1), (ids > -1).all(1), merged.sum(1),
-                x.amax(1) - x.amin(1), y.cumsum(1))
+                x.amax(1) - x.amin(1), y.cumsum(1),
+                y.var(1), y.std(1, correction=2, keepdim=True), *torch.var_mean(y * 2, 1), spread, centre,
+                (x * 2).argmax(), (x + 4).argmin(keepdim=True), y.mean((0, 1)), y.sum((0, 1)),
+                y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False))
 
 
-def _reduces_computed_inputs(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.rand(2, seq, 3) - 2.0, torch.randint(-9, 0, (2, seq))  # pads of zeros would win the maxima
+_SPREADS = range(14, 27)
+"""ReducesComputed's outputs from var(1) on: spreads, flat indices, means over both dims, contractions."""
+_FLAT_INDICES = {20, 21}
+_BOTH = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+_BUCKET = {"batch": 4, "seq": 8}
+
+
+def _reduces_computed_inputs(seq: int, batch: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
+    # pads of zeros would win the maxima and the flat argmax; x + 4 > 0: one would win the argmin
+    return torch.rand(batch, seq, 3) - 2.0, torch.randint(-9, 0, (batch, seq))
 
 
 @pytest.mark.parametrize("opt_level", [0, 2])
-def test_a_reduction_of_a_computed_value_along_a_padded_dim_reads_it_through_a_validity_mask(opt_level, tmp_path,
-                                                                                              monkeypatch):
-    """seq 5 through the seq=8 bucket (Program; at -O2 rducc-run on the saved program too) and seq 8
-    (all valid) against eager; with the validity input planted all true (no mask), they differ."""
+def test_a_reduction_of_a_computed_value_along_a_padded_dim_reads_it_through_a_validity_mask(
+        opt_level, tmp_path, monkeypatch, capsys):
+    """batch 3, seq 5 and batch 2, seq 8 through the batch=4 seq=8 bucket (Program by position and by
+    keyword; rducc-run on the saved program, whose errors never list the hidden inputs) against eager;
+    with the validity inputs planted all true (no mask) the outputs below differ."""
     from rducc.shapes import padding
 
     torch.manual_seed(0)
-    seq = Dim("seq", min=2, max=16)
     model = ReducesComputed().eval()
-    compiled = rducc.compile(model, _reduces_computed_inputs(6), dynamic_shapes=({1: seq}, {1: seq}),
-                             shapes={"seq": [8]}, opt_level=opt_level)
-    assert compiled.padding is not None and compiled.padding.dims == ["seq"]
-    assert compiled.padding.fills[-1] == "valid" and compiled.padding.inputs[-1] == ["seq"]
-    for size in (5, 8):
-        x, ids = _reduces_computed_inputs(size)
+    compiled = rducc.compile(model, _reduces_computed_inputs(6), dynamic_shapes=(_BOTH, _BOTH),
+                             shapes={name: [size] for name, size in _BUCKET.items()}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
+    assert compiled.padding.fills[-2:] == ["valid", "valid"] and compiled.padding.inputs[-2:] == [["batch"], ["seq"]]
+    for batch, size in ((2, 8), (3, 5)):
+        x, ids = _reduces_computed_inputs(size, batch)
         with torch.no_grad():
             expected = model(x, ids)
         for index, (have, want) in enumerate(zip(compiled(x, ids), expected)):
             torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"seq {size}: output {index}")
-    for have, want in zip(compiled(ids=ids, x=x), expected):  # by keyword: the validity input stays hidden
+    for have, want in zip(compiled(ids=ids, x=x), expected):  # by keyword: the validity inputs stay hidden
         torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5)
-    if opt_level == 2:
-        compiled.save(tmp_path / "out.mlir")
-        np.save(tmp_path / "x.npy", x.numpy())
-        np.save(tmp_path / "ids.npy", ids.numpy())
-        assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--input",
-                         str(tmp_path / "ids.npy"), "--output", str(tmp_path / "y.npz"), "-q"]) == 0
-        saved = np.load(tmp_path / "y.npz")
-        for index, want in enumerate(expected):
-            np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
-    x, ids = _reduces_computed_inputs(5)
-    with torch.no_grad():
-        expected = model(x, ids)
+    compiled.save(tmp_path / "out.mlir")
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "ids.npy", ids.numpy())
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--input",
+                     str(tmp_path / "ids.npy"), "--output", str(tmp_path / "y.npz"), "-q"]) == 0
+    saved = np.load(tmp_path / "y.npz")
+    for index, want in enumerate(expected):
+        np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy")]) == 1
+    assert "compiled for batch=4 seq=8 (inputs [4, 8, 3], [4, 8]);" in capsys.readouterr().err
     monkeypatch.setattr(padding, "validity_inputs",  # planted: every padded position said valid
-                        lambda plan, real: [np.ones(8, dtype=np.bool_) for _ in plan.validity_dims()])
-    wrong = [i for i, (have, want) in enumerate(zip(compiled(x, ids), expected))
-             if not torch.allclose(have.double(), want.double(), rtol=1e-5, atol=1e-5)]
-    assert {0, 1, 5, 6, 8} <= set(wrong), wrong  # sum, mean, prod, logsumexp, int max (x pads with -inf)
+                        lambda plan, real: [np.ones(_BUCKET[d], dtype=np.bool_) for d in plan.validity_dims()])
+    wrong = {i for i, (have, want) in enumerate(zip(compiled(x, ids), expected))
+             if have.shape != want.shape or not torch.allclose(have.double(), want.double(), rtol=1e-5, atol=1e-5)}
+    # x pads with -inf (x.amax's fill): its max, min and flat argmax (20) stay right without the mask
+    assert {0, 1, 5, 6, 8, *_SPREADS} - {20} <= wrong, wrong
 
 
 def test_a_planted_wrong_mask_fill_fails_against_eager(monkeypatch):
     """The bucket's program (`specialize_masked`, run by torch) matches eager at a padded call, and with
-    every fill planted as zero the max of x + pos, the product, logsumexp and the int max do not."""
+    every fill planted as zero the max of x + pos, the product, logsumexp, the int max and the flat
+    argmax and argmin (they pick a pad) do not."""
     from rducc.frontend.dynamic_dims import dynamic_dims
     from rducc.shapes import padding
 
     torch.manual_seed(0)
     model = ReducesComputed().eval()
-    seq = Dim("seq", min=2, max=16)
     with torch.no_grad():
-        source = torch.export.export(model, _reduces_computed_inputs(6), dynamic_shapes=({1: seq}, {1: seq}))
+        source = torch.export.export(model, _reduces_computed_inputs(6), dynamic_shapes=(_BOTH, _BOTH))
     dims = dynamic_dims(source)
     plan = padding.padding_plan(source, dims)
-    x, ids = _reduces_computed_inputs(5)
-    padded_x, padded_ids = padding.pad_arrays([x, ids], [(2, 8, 3), (2, 8)], plan.fills)
-    valid = torch.arange(8) < 5
+    x, ids = _reduces_computed_inputs(5, 3)
+    padded_x, padded_ids = padding.pad_arrays([x, ids], [(4, 8, 3), (4, 8)], plan.fills)
+    valid = [torch.arange(4) < 3, torch.arange(8) < 5]
 
     def outputs_differing() -> set[int]:
-        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        bucket = padding.specialize_masked(source, dims, _BUCKET, plan).module()
         with torch.no_grad():
-            got, expected = bucket(padded_x, padded_ids, valid), model(x, ids)
+            got, expected = bucket(padded_x, padded_ids, *valid), model(x, ids)
         return {i for i, (have, want) in enumerate(zip(got, expected))
-                if have.shape == want.shape and not torch.allclose(have.double(), want.double(), atol=1e-5)}
+                if not torch.allclose(have[tuple(slice(0, n) for n in want.shape)].double(), want.double(),
+                                      atol=1e-5)}
 
     assert outputs_differing() == set()
     monkeypatch.setattr(padding, "_fill_value", lambda dtype, fill: torch.tensor(0, dtype=dtype))
-    assert {2, 5, 6, 8} <= outputs_differing()
-
-
-class SpreadsAndContractions(nn.Module):
-    """Along batch and seq (both padded) of computed values: var/std (with corrections, keepdim,
-    var_mean/std_mean over both dims), a flat argmax and argmin (an index into the real positions),
-    a mean and a sum over both padded dims, and contractions over seq (a matmul and an einsum)."""
-
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(3, 3)
-
-    def forward(self, x):
-        y = self.proj(x)  # its bias makes a padded row nonzero
-        spread, centre = torch.std_mean(y, (0, 1), correction=0)
-        return (y.var(1), y.std(1, correction=2, keepdim=True), *torch.var_mean(y * 2, 1), spread, centre,
-                (x * 2).argmax(), (x + 4).argmin(keepdim=True), y.mean((0, 1)), y.sum((0, 1)),
-                y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False))
-
-
-_BOTH = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
-
-
-@pytest.mark.parametrize("opt_level", [0, 2])
-def test_spreads_flat_arg_reductions_and_contractions_over_padded_dims_read_the_validity_masks(
-        opt_level, tmp_path, monkeypatch, capsys):
-    """batch 3, seq 5 run the batch=4 seq=8 bucket (Program, by keyword; rducc-run on the saved
-    program, whose errors never list the hidden inputs) against eager; with the validity inputs
-    planted all true (no mask) the spreads, flat indices, means over both dims and the contractions
-    differ."""
-    from rducc.shapes import padding
-
-    torch.manual_seed(0)
-    model = SpreadsAndContractions().eval()
-    compiled = rducc.compile(model, (torch.randn(2, 6, 3),), dynamic_shapes=(_BOTH,),
-                             shapes={"batch": [4], "seq": [8]}, opt_level=opt_level)
-    assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
-    assert compiled.padding.fills == ["", "valid", "valid"], compiled.padding
-    x = torch.rand(3, 5, 3) - 2.0  # a zero pad would win the argmax; +4 makes one win the argmin
-    with torch.no_grad():
-        expected = model(x)
-    for have, want in zip(compiled(x=x), expected):
-        torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5)
-    compiled.save(tmp_path / "out.mlir")
-    np.save(tmp_path / "x.npy", x.numpy())
-    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--output",
-                     str(tmp_path / "y.npz"), "-q"]) == 0
-    saved = np.load(tmp_path / "y.npz")
-    for index, want in enumerate(expected):
-        np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
-    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--input",
-                     str(tmp_path / "x.npy")]) == 1  # the hidden validity inputs are never listed
-    assert "compiled for batch=4 seq=8 (inputs [4, 8, 3]);" in capsys.readouterr().err
-    monkeypatch.setattr(padding, "validity_inputs",  # planted: every padded position said valid
-                        lambda plan, real: [np.ones({"batch": 4, "seq": 8}[d], dtype=np.bool_)
-                                            for d in plan.validity_dims()])
-    wrong = {i for i, (have, want) in enumerate(zip(compiled(x), expected))
-             if have.shape != want.shape or not torch.allclose(have.double(), want.double(), atol=1e-5)}
-    assert wrong == set(range(13)), wrong
-
-
-def test_a_planted_wrong_fill_of_a_flat_argmax_fails_against_eager(monkeypatch):
-    """The masked bucket program (run by torch) matches eager; a zero fill planted in place of -inf
-    and +inf makes the flat argmax and argmin pick a pad."""
-    from rducc.shapes import padding
-
-    torch.manual_seed(0)
-    model = SpreadsAndContractions().eval()
-    with torch.no_grad():
-        source = torch.export.export(model, (torch.randn(2, 6, 3),), dynamic_shapes=(_BOTH,))
-    dims = dynamic_dims(source)
-    plan = padding.padding_plan(source, dims)
-    x = torch.rand(3, 5, 3) - 2.0
-    padded = padding.pad_arrays([x], [(4, 8, 3)], plan.fills)[0]
-
-    def outputs_differing() -> set[int]:
-        bucket = padding.specialize_masked(source, dims, {"batch": 4, "seq": 8}, plan).module()
-        with torch.no_grad():
-            got, expected = bucket(padded, torch.arange(4) < 3, torch.arange(8) < 5), model(x)
-        return {i for i, (have, want) in enumerate(zip(got, expected))
-                if have.shape == () and not torch.equal(have, want)}
-
-    assert outputs_differing() == set()
-    monkeypatch.setattr(padding, "_fill_value", lambda dtype, fill: torch.tensor(0, dtype=dtype))
-    assert outputs_differing() >= {6}
+    assert {2, 5, 6, 8, *_FLAT_INDICES} <= outputs_differing()
 
 
 def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
