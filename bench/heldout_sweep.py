@@ -897,7 +897,8 @@ class PaddedSeqPositionalMax(nn.Module):
 
 class TorchMhaPaddedBatch(nn.Module):
     """torch's own batch-first MultiheadAttention with a key padding mask: batch is found safe to pad
-    (seq is refused: attention reads across keys); batch 3 runs the batch=4 bucket. (Was a plan check
+    (seq is refused: an op there is read in its Core ATen graph, whose softmax over keys is not masked);
+    batch 3 runs the batch=4 bucket. (Was a plan check
     in test_shape_padding.py.)"""
 
     def __init__(self) -> None:
@@ -913,6 +914,220 @@ _mha_dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
 case("dynamic", [(randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long)),
                  (randn(3, 6, 8, seed=1), torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 5 + [0]]))],
      **_dyn([], (_mha_dims, _mha_dims), {"batch": [2, 4], "seq": [6]}))(TorchMhaPaddedBatch)
+
+
+# ----------------------------------------------------------------- round 10: new forms (general10)
+@case("complex", [(torch.complex(randn(3, 4), randn(3, 4, seed=1)),),
+                  (torch.complex(randn(3, 4, seed=2), randn(3, 4, seed=3)),)])
+class ComplexPowerAndPhase(nn.Module):
+    """A complex input's power spectrum and phase, and its conjugate product with a rolled copy."""
+
+    def forward(self, z):
+        return (z * z.conj()).real.sum(-1), torch.angle(z), z * torch.roll(z, 1, -1).conj()
+
+
+@case("complex", [(randn(2, 16),), (randn(2, 16, seed=1),)])
+class SpectralFilterRoundTrip(nn.Module):
+    """An FNet/GFNet-style global filter: rfft, a learned complex filter, irfft back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.filter = nn.Parameter(torch.randn(9, 2))
+
+    def forward(self, x):
+        spectrum = torch.fft.rfft(x, dim=-1) * torch.view_as_complex(self.filter)
+        return torch.fft.irfft(spectrum, n=16, dim=-1)
+
+
+@case("numbers", [(randn(3, 5),), (randn(3, 5, seed=1) * 4,)])
+class ItemMaxScale(nn.Module):
+    """Normalise by the largest magnitude read as a Python float; return it doubled too."""
+
+    def forward(self, x):
+        peak = x.abs().max().item()
+        return x / peak, peak * 2.0, peak ** 0.5 - 1
+
+
+@case("numbers", [(randn(4, 6), torch.tensor([1, 0, 1, 1])), (randn(4, 6, seed=1), torch.tensor([1, 1, 1, 0]))])
+class CountTimesFloat(nn.Module):
+    """An int count and a float mean read with .item(), combined: Python numbers out."""
+
+    def forward(self, x, keep):
+        n = keep.sum().item()
+        m = x.mean().item()
+        return x * (n * m), n * m - 1, n * 2 + 1
+
+
+@case("data", [(randn(5, 4),), (randn(5, 4, seed=3),)])
+class MaskedSelectReduce(nn.Module):
+    """x[x > 0] reduced: the selection's size depends on the values, its sum and count do not."""
+
+    def forward(self, x):
+        picked = x[x > 0]
+        return picked.sum(), (x > 0).sum(), torch.where(x > 0, x, 0).sum(0)
+
+
+@case("moe", _moe_inputs())
+class DenseMaskedTopOne(_Experts):
+    """Switch routing written densely (every expert on every token, weighted by a one-hot of the
+    winner), as several reference implementations do to avoid dynamic shapes."""
+
+    def forward(self, x):
+        probs = self.router(x).softmax(-1)
+        weight, chosen = probs.max(-1)
+        onehot = F.one_hot(chosen, len(self.experts)).to(x.dtype)
+        outs = torch.stack([e(x) for e in self.experts], 1)
+        return (outs * (onehot * weight[:, None])[..., None]).sum(1)
+
+
+@case("views", [(randn(4, 5),), (randn(4, 5, seed=2),)])
+class OffsetAsStridedWindows(nn.Module):
+    """Overlapping windows of a contiguous input with a storage offset, and a diagonal through it."""
+
+    def forward(self, x):
+        windows = x.as_strided((3, 4), (5, 1), 1)
+        diagonal = x.as_strided((4,), (6,), 0)
+        return windows * 2, diagonal.sum()
+
+
+@case("views", [(randn(2, 3, 4),)])
+class ViewAsRealUnbind(nn.Module):
+    """A real pair view of a complex made inside, unbound and recombined (the pair dim as data)."""
+
+    def forward(self, x):
+        z = torch.view_as_complex(x.reshape(2, 6, 2).contiguous()) * 1j
+        re, im = torch.view_as_real(z).unbind(-1)
+        return re - im, torch.view_as_real(z.conj().resolve_conj()).flatten(1)
+
+
+@case("random", [(torch.ones(4000),)], check=_moments(1.0, 0.25))
+class Dropout1dChannelsTrain(nn.Module):
+    """F.dropout1d in training mode: whole channels dropped (4000 channels of one position)."""
+
+    def forward(self, x):
+        return F.dropout1d(x.reshape(1, 4000, 1), 0.2, training=True).reshape(-1)
+
+
+@torch.library.custom_op("heldout10::scaled_softsign", mutates_args=())
+def _scaled_softsign(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return scale * x / (1 + x.abs())
+
+
+@_scaled_softsign.register_fake
+def _(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@case("custom", [(randn(3, 4),), (randn(3, 4, seed=1),)])
+class CustomOpResidual(nn.Module):
+    """A torch.library custom op (traceable implementation, a fake kernel) inside a residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return x + torch.ops.heldout10.scaled_softsign(self.lin(x), 0.5)
+
+
+_seq10 = Dim("seq", min=2, max=16)
+
+
+@case("dynamic", [(randn(2, 8, 4),), (randn(2, 5, 4, seed=1),), (randn(2, 3, 4, seed=2),)],
+      **_dyn([], ({1: _seq10},), {"seq": [8]}))
+class PaddedSeqInstanceNorm(nn.Module):
+    """Normalise each channel over time (a mean and a std over a padded seq of a linear's output)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        var, mean = torch.var_mean(h, 1, keepdim=True, correction=0)
+        return (h - mean) / torch.sqrt(var + 1e-5), h.std(1)
+
+
+@case("dynamic", [(randn(2, 8, 4),), (randn(3, 5, 4, seed=1),), (randn(1, 2, 4, seed=2),)],
+      **_dyn([], ({0: Dim("batch", max=8), 1: _seq10},), {"batch": [4], "seq": [8]}))
+class AttentionPoolingEinsum(nn.Module):
+    """Attention pooling over a padded seq (softmax of scores, an einsum contracting seq), and a mean
+    over both padded dims."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.score, self.value = nn.Linear(4, 1), nn.Linear(4, 4)
+
+    def forward(self, x):
+        weights = self.score(x).squeeze(-1).softmax(-1)
+        pooled = torch.einsum("bs,bsd->bd", weights, self.value(x))
+        return pooled, self.value(x).mean((0, 1)), x.argmax()
+
+
+class HfExtendedMaskAttention(nn.Module):
+    """transformers' additive extended attention mask ((1 - mask) * finfo.min), attention written out
+    with matmuls, over a padded seq and batch (no --pad-dims)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.qkv, self.out = nn.Linear(8, 24), nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        extended = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        probs = torch.softmax(q @ k.transpose(-1, -2) / 2.0 + extended, -1)
+        return self.out((probs @ v).transpose(1, 2).reshape(b, s, 8))
+
+
+_hf_dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+case("dynamic", [(randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long)),
+                 (randn(3, 5, 8, seed=1), torch.tensor([[1] * 5, [1] * 3 + [0] * 2, [1] * 4 + [0]]))],
+     **_dyn([], (_hf_dims, _hf_dims), {"batch": [4], "seq": [8]}))(HfExtendedMaskAttention)
+
+
+class SqueezeExciteBlock(nn.Module):
+    """A torchvision-style MobileNetV3 block: conv, batch norm, hardswish, squeeze-excitation
+    (adaptive pool, two 1x1 convs, hardsigmoid), residual; batch padded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv, self.bn = nn.Conv2d(4, 4, 3, padding=1, groups=4), nn.BatchNorm2d(4)
+        self.reduce, self.expand = nn.Conv2d(4, 2, 1), nn.Conv2d(2, 4, 1)
+        self.bn.running_mean.uniform_(-0.5, 0.5)
+        self.bn.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        h = F.hardswish(self.bn(self.conv(x)))
+        scale = F.hardsigmoid(self.expand(F.relu(self.reduce(F.adaptive_avg_pool2d(h, 1)))))
+        return x + h * scale
+
+
+case("dynamic", [(randn(2, 4, 6, 6),), (randn(3, 4, 6, 6, seed=1),)],
+     **_dyn([], ({0: Dim("batch", max=8)},), {"batch": [4]}))(SqueezeExciteBlock)
+
+
+@case("dynamic", [(randn(3, 8, 4), torch.tensor([8, 5, 2])), (randn(3, 6, 4, seed=1), torch.tensor([6, 3, 1]))],
+      **_dyn([], ({1: _seq10}, None), {"seq": [8]}))
+class LengthMaskedMeanPool(nn.Module):
+    """Padded sequences with their lengths: a mask from arange < lengths, a masked mean and max."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, lengths):
+        h = torch.tanh(self.lin(x))
+        keep = torch.arange(x.shape[1])[None, :] < lengths[:, None]
+        mean = (h * keep[..., None]).sum(1) / keep.sum(1, keepdim=True)
+        return mean, h.masked_fill(~keep[..., None], float("-inf")).amax(1)
 
 
 # ----------------------------------------------------------------- the sweep

@@ -175,7 +175,8 @@ def compile(  # noqa: A001 - the public name the API promises
         alone = [module for _, module in bucket_modules(compiled.module)]  # each a whole program again
         programs = [(b.values, _program_of(replace(b.result, module=m), chosen, f64, shared))
                     for b, m in zip(compiled.buckets, alone)]
-        return BucketedProgram(compiled.module, programs, shared, chosen)
+        return BucketedProgram(compiled.module, programs, shared, chosen,
+                               (exported.call_spec.in_spec, forward_arg_names(exported)))
     return _program_of(compile_module(exported, options), chosen, f64)  # its modules imported above
 
 
@@ -327,6 +328,28 @@ def _output_tensor(array: np.ndarray) -> torch.Tensor:
     return numpy_to_torch(array)
 
 
+def flat_inputs(in_spec: Any, arg_names: Sequence[str] | None, tensors: tuple,
+                named: dict[str, Any]) -> list[torch.Tensor]:
+    """A call's inputs in the exported program's order, bound as the model's `forward`
+    binds them (`bind_inputs`) and flattened by the exported structure `in_spec` (a
+    dict input by the exported keys, not the caller's order)."""
+    if in_spec is None:
+        if named:
+            raise RduccError("this Program has no input names: pass its inputs by position")
+        return list(tensors)
+    if in_spec.num_children != 2:
+        return pytree.tree_flatten((tensors, named))[0]
+    args, kwargs = bind_inputs(in_spec, arg_names, tensors, named)
+    positional, keyword = in_spec.child(0), in_spec.child(1)
+    names = arg_names or []
+    flat: list[Any] = []
+    for i, value in enumerate(args):
+        flat += flatten_as(value, positional.child(i), f"input '{names[i]}'" if i < len(names) else f"input {i}")
+    for i, key in enumerate(keyword.context or []):
+        flat += flatten_as(kwargs[key], keyword.child(i), f"input '{key}'")
+    return flat
+
+
 class Program:
     """A compiled model: its placed program, weights and the model's I/O structure."""
 
@@ -370,24 +393,8 @@ class Program:
         return placed_runner(self.module)  # every socket's program when partitioned
 
     def _flat_inputs(self, tensors: tuple, named: dict[str, Any]) -> list[torch.Tensor]:
-        """The inputs in the exported program's order, bound as the model's
-        `forward` binds them (`bind_inputs`) and flattened by the exported
-        structure (a dict input by the exported keys, not the caller's order)."""
-        if self._in_spec is None:
-            if named:
-                raise RduccError("this Program has no input names: pass its inputs by position")
-            return list(tensors)
-        if self._in_spec.num_children != 2:
-            return pytree.tree_flatten((tensors, named))[0]
-        args, kwargs = bind_inputs(self._in_spec, self._arg_names, tensors, named)
-        positional, keyword = self._in_spec.child(0), self._in_spec.child(1)
-        names = self._arg_names or []
-        flat: list[Any] = []
-        for i, value in enumerate(args):
-            flat += flatten_as(value, positional.child(i), f"input '{names[i]}'" if i < len(names) else f"input {i}")
-        for i, key in enumerate(keyword.context or []):
-            flat += flatten_as(kwargs[key], keyword.child(i), f"input '{key}'")
-        return flat
+        """The inputs in the exported program's order (`flat_inputs`)."""
+        return flat_inputs(self._in_spec, self._arg_names, tensors, named)
 
     def __call__(self, *tensors: torch.Tensor, **named: torch.Tensor) -> Any:
         """Run the placed program on these inputs (positional, or by keyword as
@@ -486,7 +493,8 @@ class BucketedProgram:
     of weights. A call runs the bucket whose inputs have the given shapes."""
 
     def __init__(self, module: ModuleOp, programs: Sequence[tuple[dict[str, int], Program]],
-                 weights: dict[str, np.ndarray], target: Target):
+                 weights: dict[str, np.ndarray], target: Target,
+                 inputs: tuple[Any, Sequence[str] | None] | None = None):
         from rducc.shapes.padding import plan_of
 
         self.module = module
@@ -497,6 +505,10 @@ class BucketedProgram:
         self.weights = weights
         """The weights every bucket reads (one dict: a buffer one bucket updates, the others read)."""
         self.target = target
+        self._inputs = inputs
+        """The dynamic program's input structure and `forward` argument names: a bucket whose
+        reductions read hidden validity inputs was re-exported with flat inputs, so a call is
+        bound by these (keywords as for any program)."""
 
     @property
     def buckets(self) -> list[dict[str, int]]:
@@ -510,14 +522,11 @@ class BucketedProgram:
         return self.programs[self._pick(given).index][1]
 
     def _user_inputs(self, tensors: tuple, named: dict[str, Any]) -> list[Any]:
-        """The user inputs flattened as exported; a program with hidden validity inputs (masked
-        reductions, `rducc.shapes.padding`) was re-exported with flat inputs: they come by position."""
-        if self.padding is None or not self.padding.validity_dims():
-            return self.programs[0][1]._flat_inputs(tensors, named)
-        if named:
-            raise RduccError("this program takes its inputs by position (its reductions along a padded dim "
-                             "read hidden validity inputs after them)")
-        return pytree.tree_leaves(tensors)
+        """The user inputs flattened as exported (the hidden validity inputs of masked reductions,
+        `rducc.shapes.padding`, are added by the call, never given)."""
+        if self._inputs is not None:
+            return flat_inputs(*self._inputs, tensors, named)
+        return self.programs[0][1]._flat_inputs(tensors, named)
 
     def _pick(self, given: Sequence[Any]) -> Any:
         from rducc.shapes import pick_bucket

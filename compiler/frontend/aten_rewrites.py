@@ -170,13 +170,15 @@ def _swap_rows(matrix: torch.Tensor, first: int, second: torch.Tensor) -> torch.
 
 def _lu(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(LU, pivots, the row swaps' sign) by LU with partial pivoting (LAPACK getrf's
-    choice: the first largest |value| of the column), unrolled over the static size."""
-    size = a.shape[-1]
+    choice: the first largest |value| of the column), unrolled over the static size; an
+    m x n matrix takes min(m, n) steps (L is m x min, U min x n, packed as getrf packs them)."""
     lu = a.clone()
     sign = torch.ones(a.shape[:-2], dtype=a.dtype, device=a.device)
     pivots = []
-    rows = torch.arange(size, device=a.device)
-    for k in range(size):
+    rows = torch.arange(a.shape[-2], device=a.device)
+    columns = torch.arange(a.shape[-1], device=a.device)
+    below = rows.unsqueeze(-1)  # a row index, broadcast over the columns
+    for k in range(min(a.shape[-2], a.shape[-1])):
         pivot = lu[..., :, k].abs().masked_fill(rows < k, -1.0).argmax(-1)
         pivots.append(pivot + 1)
         lu = _swap_rows(lu, k, pivot)
@@ -185,8 +187,8 @@ def _lu(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         divisor = torch.where(diagonal == 0, torch.ones_like(diagonal), diagonal)  # as getrf: no division by 0
         factors = torch.where(rows > k, lu[..., :, k] / divisor.unsqueeze(-1), torch.zeros_like(lu[..., :, k]))
         update = factors.unsqueeze(-1) * lu[..., k, :].unsqueeze(-2)
-        lu = torch.where(rows > k, lu - update, lu)
-        lu = torch.where((rows == k) & (rows > k).unsqueeze(-1), factors.unsqueeze(-1), lu)
+        lu = torch.where(columns > k, lu - update, lu)
+        lu = torch.where((columns == k) & (below > k), factors.unsqueeze(-1), lu)
     if not pivots:  # 0 x 0 matrices: no pivots, determinant 1
         return lu, torch.zeros(*a.shape[:-2], 0, dtype=torch.int32, device=a.device), sign
     return lu, torch.stack(pivots, -1).to(torch.int32), sign
@@ -259,7 +261,7 @@ def _as_matrix(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 @decomposes("aten.linalg_lu_factor_ex.default")
 def linalg_lu_factor_ex(a: torch.Tensor, pivot: bool = True, check_errors: bool = False) -> Any:
-    if not pivot or a.shape[-1] != a.shape[-2]:
+    if not pivot:
         return NotImplemented
     lu, pivots, _ = _lu(a)
     return lu, pivots, _info(a)

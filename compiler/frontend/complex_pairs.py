@@ -183,6 +183,25 @@ def _squeeze(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b(aten.squeeze.dims, pairs[source], [_dim(d, b.rank(source)) for d in dims])
 
 
+@_rule(aten.index_select.default)
+def _index_select(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source, dim, index = _args(node)[:3]
+    return b(aten.index_select.default, pairs[source], _dim(dim, b.rank(source)), index)
+
+
+@_rule(aten.index.Tensor)
+def _index(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """Indices read the leading dims; the pair's trailing 2 comes along whole."""
+    source, indices = _args(node)[:2]
+    return b(aten.index.Tensor, pairs[source], indices)
+
+
+@_rule(aten.repeat.default)
+def _repeat(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    source, repeats = _args(node)[:2]
+    return b(aten.repeat.default, pairs[source], [*repeats, 1])
+
+
 @_rule(aten.cat.default)
 def _cat(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     """Real or integer operands (type promotion) join as (x, 0) in the result's real dtype."""

@@ -213,7 +213,9 @@ def pick_bucket(
     if call is not None:
         return call
     given = ", ".join(str(list(s)) for s in shapes)
-    compiled = "; ".join(f"{bucket_label(values)} (inputs {', '.join(str(list(s)) for s in declared[:len(shapes)])})"
+    hidden = len(plan.validity_dims()) if plan is not None else 0  # never given by the caller
+    compiled = "; ".join(f"{bucket_label(values)} (inputs "
+                         f"{', '.join(str(list(s)) for s in declared[:len(declared) - hidden])})"
                          for values, declared in buckets)
     padding = ""
     if plan is not None:

@@ -13,9 +13,10 @@ safe when every op either
 - or reduces, sorts, contracts, gathers or normalizes over dims that do not
   carry `s` (a batched matmul's batch dim, a layer norm's rows, ...),
 
-and no size of `s` is read as a value (`x / x.shape[0]`). Any other op over a
-dim carrying `s` (a reduction, softmax, matmul contraction, cat or slice along
-it) makes `s` unsafe, and an op the rules do not know makes it unsafe too: the
+and no size of `s` is read as a value (`x / x.shape[0]`). A reduction or a
+contraction along `s` reads its operand through a hidden validity input
+(`MaskSite`, `specialize_masked`). Any other op over a dim carrying `s` (cat,
+flip or a slice along it) makes `s` unsafe, and an op the rules do not know makes it unsafe too: the
 answer is never a guess. A dim the user vouches for (`--pad-dims seq`: a
 sequence whose padding an attention mask hides, or a causal model padded at
 the end) skips the op rules; its inputs and outputs must still carry it as a
@@ -79,14 +80,17 @@ VALID = PAD_VALID
 
 @dataclass(frozen=True)
 class MaskSite:
-    """A reduction along a padded dim whose operand is not a user input: `where(valid, operand, fill)`."""
+    """A reduction or contraction along a padded dim whose operand is not a user input (or needs a fill no
+    padding of the input gives): the node reads `where(valid, operand, fill)`."""
 
     node: str
     """The reduction's node in the exported graph."""
     dims: tuple[tuple[int, int], ...]
     """(operand dim, inner factor) per masked dim: position i is real when i // inner < the real length."""
     fill: str
-    """A key of `_MASKED`'s values: the neutral value, or "mean" (a masked sum over the real count)."""
+    """The value the operand's padded positions are given (a value of `_MASKED`)."""
+    operand: tuple[int, ...] = (0,)
+    """Where the operand sits in the node's arguments (`(1, 0)`: the first tensor of a list argument)."""
 
 
 # --------------------------------------------------------------------------
@@ -117,7 +121,6 @@ def padding_plan(ep: ExportedProgram, dims: Sequence[DynamicDim], vouched: Itera
         masks: list[MaskSite] = []
         why = reason or _unsafe_reason(graphs, ep, dim, dims, checked, wanted, masks)
         why = why or _fill_conflict(wanted, fills, names, ep, dim, dims, vouched_names)
-        why = why or _mean_over_two(masks, plan.masks)
         if why:
             plan.refused[dim.name] = why
             if dim.name in vouched_names:
@@ -147,14 +150,6 @@ def _fill_conflict(wanted: Mapping[str, str], fills: Mapping[str, str], names: S
         if zeros:
             return f"needs input {name} padded with {fill}, but --pad-dims {zeros[0]} pads it with zeros"
     return ""
-
-
-def _mean_over_two(masks: Sequence[MaskSite], taken: Mapping[str, Sequence[MaskSite]]) -> str:
-    """Why a masked mean along this dim clashes with one along a dim taken before it (its count
-    reads one validity input)."""
-    means = {site.node for sites in taken.values() for site in sites if site.fill == "mean"}
-    both = [site.node for site in masks if site.fill == "mean" and site.node in means]
-    return f"{both[0]} is a mean over two padded dims (its count reads one validity input)" if both else ""
 
 
 _UNKNOWN = "is not an op rducc knows keeps padded positions apart"
@@ -191,6 +186,10 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
         if node.op != "call_function":
             continue
         why = _op_reason(node, symbol)
+        if why.startswith("contracts") and masks is not None:
+            sites = _contraction_sites(node, symbol, layouts)
+            masks.extend(sites or [])
+            why = "" if sites else why
         if why.startswith("reads across"):
             filled = _neutral_fill(node, symbol, inputs, fills)
             site = _mask_site(node, symbol, layouts) if filled != "" and masks is not None else None
@@ -281,23 +280,105 @@ def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite 
     value = _val(operand)
     if fill is None or not isinstance(operand, torch.fx.Node) or not isinstance(value, torch.Tensor):
         return None
-    if name in _NEEDS_DIM and _arg(node, 1, "dim") is None:
+    if name in _SPREADS and (value.is_complex() or not value.dtype.is_floating_point):
         return None
     if name == "linalg_vector_norm" and not _positive_order(node):
         return None
+    dims = _masked_axes(operand, symbol, layouts, range(value.dim()))
+    return MaskSite(node.name, dims, fill) if dims else None
+
+
+def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: Iterable[int]
+                 ) -> tuple[tuple[int, int], ...] | None:
+    """(axis, inner factor) of each of `axes` carrying the padded dim whose padded positions are one
+    block at the end (the padded dim its outermost factor); None when one is not."""
+    sizes, laid = _sizes(_val(operand)), layouts.of(operand)
     dims = []
-    for axis, (size, layout) in enumerate(zip(_sizes(value), layouts.of(operand))):
+    for axis in axes:
+        size, layout = sizes[axis], laid[axis]
         if not _has(size, symbol):
             continue
         if layout == ANY:
             layout = layouts._lead(size)
         if not isinstance(layout, tuple) or str(layout[0]) != symbol:
-            return None  # the padded positions are not one block at the end of this dim
+            return None
         inner = sympy.Mul(*layout[1:])
         if not inner.is_Integer:
             return None
         dims.append((axis, int(inner)))
-    return MaskSite(node.name, tuple(dims), fill) if dims else None
+    return tuple(dims)
+
+
+def _contraction_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> list[MaskSite] | None:
+    """Masks that zero each operand of a contraction (a matmul, linear or einsum) along the contracted
+    dims carrying the padded dim, so its padded positions add nothing (both operands: a pad holding
+    inf or nan times zero is nan); None when a contracted dim cannot be masked."""
+    contracted = _contracted(node)
+    if contracted is None:
+        return None
+    sites = []
+    for path, axes in contracted:
+        operand = _at(node.args, path)
+        if not isinstance(operand, torch.fx.Node) or not isinstance(_val(operand), torch.Tensor):
+            return None
+        dims = _masked_axes(operand, symbol, layouts, axes)
+        if dims is None:
+            return None
+        if dims:
+            sites.append(MaskSite(node.name, dims, "0", path))
+    return sites or None
+
+
+def _contracted(node: torch.fx.Node) -> list[tuple[tuple[int, ...], list[int]]] | None:
+    """Per operand of a contraction, where it sits in the arguments and the dims it contracts; None
+    for another op (or an einsum with `...`)."""
+    target = node.target
+    name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+    args: Any = node.args
+    if name in _CONTRACTS:
+        first = 1 if name in ("addmm", "baddbmm", "addmv") else 0
+        return [((first + i,), list(axes)) for i, axes in enumerate(_CONTRACTS[name])]
+    if name == "matmul":
+        left, right = _val(args[0]).dim(), _val(args[1]).dim()
+        return [((0,), [left - 1]), ((1,), [max(right - 2, 0)])]
+    if name == "linear":
+        return [((0,), [_val(args[0]).dim() - 1]), ((1,), [_val(args[1]).dim() - 1])]
+    if name == "einsum":
+        terms = _einsum_terms(node)
+        if terms is None:
+            return None
+        ins, out = terms
+        return [((1, i), [axis for axis, letter in enumerate(term) if letter not in out])
+                for i, term in enumerate(ins)]
+    return None
+
+
+def _einsum_terms(node: torch.fx.Node) -> tuple[list[str], str] | None:
+    """An einsum's operand subscripts and its output's (implicit output spelled out); None with `...`."""
+    equation = str(node.args[0]).replace(" ", "")
+    if "." in equation:
+        return None
+    ins_text, _, out = equation.partition("->")
+    ins = ins_text.split(",")
+    if "->" not in equation:
+        letters = "".join(ins)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return ins, out
+
+
+def _at(args: Sequence[Any], path: tuple[int, ...]) -> Any:
+    """The argument at `path` (an index, then an index into a list argument)."""
+    value: Any = args
+    for index in path:
+        value = value[index]
+    return value
+
+
+def _replaced(args: Sequence[Any], path: tuple[int, ...], new: Any) -> Any:
+    """`args` with the argument at `path` replaced by `new`."""
+    items = list(args)
+    items[path[0]] = new if len(path) == 1 else _replaced(items[path[0]], path[1:], new)
+    return tuple(items) if isinstance(args, tuple) else items
 
 
 def _positive_order(node: torch.fx.Node) -> bool:
@@ -414,11 +495,17 @@ _NEUTRAL = {"amax": "-inf", "max": "-inf", "amin": "inf", "min": "inf", "prod": 
 x * 1 = x, exp(-inf) = 0; argmax never picks a -inf pad after the real positions, as the first of
 tied maxima wins; a running max at a real position never reads a later pad): the one table of the
 fills a padded input may get."""
+_SPREADS = {"var", "std", "var_mean", "std_mean"}
+"""Spreads: the masked second moment about the masked mean, over the real count less the correction."""
+_COUNTED = {"mean", *_SPREADS}
+"""Reductions whose result also reads the count of real positions (`_counted_reduction`)."""
 _MASKED = {**_NEUTRAL, "sum": "0", "nansum": "0", "count_nonzero": "0", "any": "0", "all": "1",
-           "linalg_vector_norm": "0", "mean": "mean"}
+           "linalg_vector_norm": "0", **dict.fromkeys(_COUNTED, "0")}
 """Reductions along a padded dim of a computed value or a parameter, which read their operand through
-`where(valid, operand, fill)` (a hidden validity input): the neutral value, or "mean" (a sum of the
-masked operand over the real count); the one table of what a validity mask makes exact."""
+`where(valid, operand, fill)` (a hidden validity input): the value the padded positions get; those of
+`_COUNTED`, and an argmax or argmin over every dim (an index into the flattened real positions), are
+computed from the masked operand and the mask (`_counted_reduction`). The one table of what a validity
+mask makes exact."""
 _PREFIX = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 """Ops along a dim whose position i reads positions 0..i only: the pads at the end reach no real one."""
 _NEEDS_DIM = {"argmax", "argmin"}
@@ -475,7 +562,25 @@ def _batch_norm_reason(node: torch.fx.Node, symbol: str) -> str:
     return _mixes(_carries(source, symbol), mixed, "normalizes over")
 
 
-_HIGHER_LEVEL = {"linear": _linear_reason, "matmul": _matmul_reason, "batch_norm": _batch_norm_reason}
+def _einsum_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.einsum: contracts the dims whose letter the output lacks; a letter repeated in one
+    operand (a diagonal) of a padded dim, or `...`, is not read here (its Core ATen graph is)."""
+    terms = _einsum_terms(node)
+    if terms is None:
+        return _UNKNOWN
+    ins, out = terms
+    operands: Any = node.args[1]
+    for term, operand in zip(ins, operands):
+        for axis in _carries(_val(operand), symbol):
+            if term.count(term[axis]) > 1:
+                return f"reads the diagonal of its dim {axis}, which carries the padded dim"
+            if term[axis] not in out:
+                return f"contracts its dim {axis}, which carries the padded dim"
+    return ""
+
+
+_HIGHER_LEVEL = {"linear": _linear_reason, "matmul": _matmul_reason, "batch_norm": _batch_norm_reason,
+                 "einsum": _einsum_reason}
 """Ops of an exported (not yet decomposed) program, read directly so no decomposition is needed."""
 
 _SYMBOLIC_ONLY: set[Any] = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
@@ -584,7 +689,8 @@ def _along_dim_reason(node: torch.fx.Node, symbol: str) -> str:
     target = node.target
     assert isinstance(target, torch._ops.OpOverload)
     names = [a.name for a in target._schema.arguments]
-    bound: dict[str, Any] = dict(zip(names, node.args)) | dict(node.kwargs)
+    defaults = {a.name: a.default_value for a in target._schema.arguments if a.has_default_value()}
+    bound: dict[str, Any] = defaults | dict(zip(names, node.args)) | dict(node.kwargs)  # unbind's dim=0
     name = target._overloadpacket.__name__
     first = bound.get(names[0])
     sources = first if isinstance(first, list | tuple) else [first]
@@ -857,7 +963,8 @@ def specialize_masked(ep: ExportedProgram, dims: Sequence[DynamicDim], values: M
 
 class _MaskedModule(torch.nn.Module):
     """The exported program's module taking its user inputs flat and then one validity input
-    per masked dim; each masked reduction reads `where(valid, operand, fill)`."""
+    per masked dim; each masked node reads `where(valid, operand, fill)` (the mask of every padded
+    dim the operand carries, together)."""
 
     def __init__(self, ep: ExportedProgram, plan: PadPlan):
         super().__init__()
@@ -869,9 +976,12 @@ class _MaskedModule(torch.nn.Module):
         by_name = {n.name: n for n in graph.nodes}
         with graph.inserting_after(placeholders[-1]):
             valid = {name: graph.placeholder(f"valid_{name}") for name in reversed(list(plan.masks))}
+        grouped: dict[tuple[str, tuple[int, ...]], list[tuple[torch.fx.Node, MaskSite]]] = {}
         for name, sites in plan.masks.items():
             for site in sites:
-                _mask_node(graph, by_name[site.node], valid[name], site)
+                grouped.setdefault((site.node, site.operand), []).append((valid[name], site))
+        for (node, _), group in grouped.items():
+            _mask_node(graph, by_name[node], group)
         graph._codegen = torch.fx.graph.CodeGen()  # flat inputs and outputs
         self.inner.recompile()
 
@@ -880,20 +990,39 @@ class _MaskedModule(torch.nn.Module):
         return pytree.tree_unflatten(list(outputs), self.out_spec)
 
 
-def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, valid: torch.fx.Node, site: MaskSite) -> None:
-    """Make `node` read its operand masked by `valid` (a mean: the masked sum over the real count)."""
-    operand = node.args[0]
-    assert isinstance(operand, torch.fx.Node)
+def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple[torch.fx.Node, MaskSite]]) -> None:
+    """Make `node` read its operand masked by the validity inputs of `group` (its sites on one operand);
+    a reduction that counts the real positions (`_counted_reduction`) reads the mask too."""
+    path, fill = group[0][1].operand, group[0][1].fill
+    operand = _at(node.args, path)
+    valids = tuple(valid for valid, _ in group)
+    dims = tuple(site.dims for _, site in group)
     with graph.inserting_before(node):
-        masked = graph.call_function(_masked, (operand, valid, site.dims, "0" if site.fill == "mean" else site.fill))
-    node.replace_input_with(operand, masked)
-    if site.fill == "mean":
-        node.target = _masked_mean
-        node.args = (node.args[0], valid, site.dims, *node.args[1:])
+        mask = graph.call_function(_mask_of, (operand, valids, dims))
+        masked = graph.call_function(_masked, (operand, mask, fill))
+    node.args = _replaced(node.args, path, masked)
+    target = node.target
+    name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+    if isinstance(target, torch._ops.OpOverload) and (
+            name in _COUNTED or (name in _NEEDS_DIM and _arg(node, 1, "dim") is None)):
+        names = [a.name for a in target._schema.arguments]
+        bound = dict(zip(names[1:], node.args[1:])) | dict(node.kwargs)
+        node.target = _counted_reduction
+        node.args = (masked, mask)
+        node.kwargs = {"op": name, **bound}
+
+
+def _mask_of(operand: torch.Tensor, valids: Sequence[torch.Tensor], dims: Sequence[tuple[tuple[int, int], ...]]
+             ) -> torch.Tensor:
+    """True at the operand's real positions along every masked dim (broadcast over the others)."""
+    mask = torch.ones((), dtype=torch.bool)
+    for valid, along in zip(valids, dims):
+        mask = mask & _valid_along(operand, valid, along)
+    return mask
 
 
 def _valid_along(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[int, int], ...]) -> torch.Tensor:
-    """True at the operand's real positions along each masked dim (broadcast over the others)."""
+    """True at the operand's real positions along each masked dim of one validity input."""
     mask = torch.ones((), dtype=torch.bool)
     for axis, inner in dims:
         along = valid.unsqueeze(1).expand(-1, inner).reshape(-1)
@@ -903,9 +1032,9 @@ def _valid_along(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[i
     return mask
 
 
-def _masked(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[int, int], ...], fill: str) -> torch.Tensor:
-    """`operand` with its padded positions along `dims` holding `fill` (its dtype's nearest value)."""
-    return torch.where(_valid_along(operand, valid, dims), operand, _fill_value(operand.dtype, fill))
+def _masked(operand: torch.Tensor, mask: torch.Tensor, fill: str) -> torch.Tensor:
+    """`operand` with its padded positions holding `fill` (its dtype's nearest value)."""
+    return torch.where(mask, operand, _fill_value(operand.dtype, fill))
 
 
 def _fill_value(dtype: torch.dtype, fill: str) -> torch.Tensor:
@@ -918,16 +1047,44 @@ def _fill_value(dtype: torch.dtype, fill: str) -> torch.Tensor:
     return torch.tensor(float(fill), dtype=dtype)
 
 
-def _masked_mean(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[int, int], ...],
-                 reduced: Any = None, keepdim: bool = False, *, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """mean(x, reduced) of an operand already masked with zeros: the sum over the count of real positions."""
-    rank = operand.dim()
-    axes = list(range(rank)) if reduced is None or reduced == [] else [d % rank for d in
-                                                                       (reduced if isinstance(reduced, list | tuple)
-                                                                        else [reduced])]
-    total = operand.sum(axes, keepdim=keepdim, dtype=dtype)
-    count = _valid_along(operand, valid, dims).expand(operand.shape).sum(axes, keepdim=keepdim)
-    return total / count.to(total.dtype)
+def _counted_reduction(masked: torch.Tensor, mask: torch.Tensor, *, op: str, dim: Any = None,
+                       keepdim: bool = False, dtype: torch.dtype | None = None, unbiased: bool | None = None,
+                       correction: float | None = None) -> Any:
+    """`op` (a key of `_COUNTED`, or a flat argmax/argmin) of the real positions of an operand
+    already masked (zeros; +-inf for the arg-reductions) by `mask`."""
+    rank = masked.dim()
+    axes = list(range(rank)) if dim is None or dim == [] else [
+        d % max(rank, 1) for d in (dim if isinstance(dim, list | tuple) else [dim])]
+    count = mask.expand(masked.shape).sum(axes, keepdim=True)
+    if op in _NEEDS_DIM:
+        return _flat_index(masked, mask, op, keepdim)
+    total = masked.sum(axes, keepdim=True, dtype=dtype)
+    mean = total / count.to(total.dtype)
+    kept = mean if keepdim else mean.squeeze(axes)
+    if op == "mean":
+        return kept
+    dropped = (1 if unbiased is None or unbiased else 0) if correction is None else correction
+    centred = torch.where(mask, masked - mean, torch.zeros((), dtype=masked.dtype))
+    spread = (centred * centred).sum(axes, keepdim=True) / (count - dropped).clamp_min(0).to(masked.dtype)
+    spread = spread.sqrt() if op in ("std", "std_mean") else spread
+    spread = spread if keepdim else spread.squeeze(axes)
+    return (spread, kept) if op in ("var_mean", "std_mean") else spread
+
+
+def _flat_index(masked: torch.Tensor, mask: torch.Tensor, op: str, keepdim: bool) -> torch.Tensor:
+    """argmax/argmin over every dim: the padded program's flat index, renumbered over the real sizes
+    (the real positions keep their row-major order, so the first of tied extremes stays first)."""
+    padded = (masked.argmax() if op == "argmax" else masked.argmin()).reshape(())
+    full = mask.expand(masked.shape)
+    index = torch.zeros((), dtype=torch.long)
+    stride = torch.ones((), dtype=torch.long)
+    for axis in reversed(range(masked.dim())):
+        others = [d for d in range(masked.dim()) if d != axis]
+        real = ((full.sum(others) > 0) if others else full).sum()  # the real size of this dim
+        index = index + (padded % masked.shape[axis]) * stride
+        stride = stride * real
+        padded = padded // masked.shape[axis]
+    return index.reshape([1] * masked.dim()) if keepdim else index
 
 
 def validity_inputs(plan: PadPlan, real: Mapping[str, int]) -> list[np.ndarray]:

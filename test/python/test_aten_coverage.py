@@ -699,6 +699,9 @@ group("products-linalg", {
     "bilinear": lambda m, a, b, w: F.bilinear(a, b, w, w[:, 0, 0]),
     "bilinear_batched": lambda m, a, b, w: F.bilinear(a[None].expand(2, 3, 5), b[None].expand(2, 3, 5), w[:1], None),
 }, SQUARES, X, Y, floats(2, 5, 5))  # fmt: skip
+group("lu-rectangular", {  # getrf's packing of a wide and a tall matrix (min(m, n) steps)
+    "lu_factor_wide": lambda m: torch.linalg.lu_factor(m[0, :3, :]), "lu_factor_tall": lambda m: torch.linalg.lu_factor(m[:, :, :3]),
+}, SQUARES)  # fmt: skip
 group("int-mm", {
     "int_mm": lambda a, b: torch._int_mm(a, b), "int_mm_t": lambda a, b: torch._int_mm(a, b.t().contiguous()),
 }, ints(16, 24, dtype=torch.int8, low=-128, high=128), ints(24, 24, dtype=torch.int8, low=-128, high=128))  # fmt: skip

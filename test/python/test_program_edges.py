@@ -53,6 +53,14 @@ class Spectra(nn.Module):
         return torch.fft.rfft2(x), torch.stft(x, n_fft=8, hop_length=4, window=window, return_complex=True)
 
 
+class ComplexMoves(nn.Module):
+    """Ops that only move complex values: the pair's trailing 2 comes along (roll reads index_select)."""
+
+    def forward(self, z: torch.Tensor):
+        return (torch.roll(z, 1, -1), z.flip(0), z[torch.tensor([2, 0])], z.repeat(2, 1),
+                nn.functional.pad(z, (1, 2)), z.index_select(1, torch.tensor([3, 1])))
+
+
 class Complex128(nn.Module):
     def forward(self, z: torch.Tensor, x: torch.Tensor):
         return torch.fft.fft(z) + x, (z * x).abs()
@@ -73,6 +81,7 @@ COMPLEX_CASES = {
     "norms": (ComplexNorms, lambda: (_complex(3, 4),)),
     "cat_promotes": (PromotingCat, lambda: (_complex(3), torch.randn(2), torch.arange(4))),
     "rfft2_stft": (Spectra, lambda: (torch.randn(2, 32, generator=_generator()),)),
+    "moves": (ComplexMoves, lambda: (_complex(3, 4),)),
     "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
 }
 

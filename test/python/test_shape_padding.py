@@ -32,7 +32,7 @@ class RowWise(nn.Module):
 
 
 class Centered(nn.Module):
-    """x - x.std(0): every row reads every other (a spread no validity mask makes exact)."""
+    """x - x.std(0): every row reads every other (a spread over the real rows: masked)."""
 
     def forward(self, x):
         return x - x.std(0)
@@ -46,10 +46,18 @@ class ScaledBySize(nn.Module):
 
 
 class Gram(nn.Module):
-    """x.T @ x contracts over the rows."""
+    """x.T @ x contracts over the rows (their pads masked to zeros)."""
 
     def forward(self, x):
         return x.transpose(0, 1) @ x
+
+
+class UnpackedHeads(nn.Module):
+    """q, k, v unpacked from a stacked projection (an unbind along its leading, unpadded dim of 3)."""
+
+    def forward(self, x):
+        q, k, v = x.view(x.shape[0], 5, 3, 4).permute(2, 0, 1, 3)
+        return q * k + v
 
 
 class Flattened(nn.Module):
@@ -94,34 +102,33 @@ def test_the_plan_pads_rows_that_never_meet_and_names_the_op_that_mixes_them():
     plan = _plan(RowWise(), (torch.randn(3, 4, 8),), ({0: batch},))
     assert plan.dims == ["batch"] and plan.inputs == [["batch", "", ""]]
     assert plan.outputs == [["batch", "", ""], ["batch", ""]]
-    refused = {
-        Centered: "aten.std (at test_shape_padding.py:",
-        ScaledBySize: "reads the padded size as a value",
-        Gram: "contracts its dim 1, which carries the padded dim",
-    }
-    for model, why in refused.items():
+    plan = _plan(ScaledBySize(), (torch.randn(3, 8),), ({0: batch},))
+    assert plan.dims == [] and "reads the padded size as a value" in plan.refused["batch"], plan.refused
+    for model, op in ((Centered, "std"), (Gram, "matmul")):  # read through the hidden validity input
         plan = _plan(model(), (torch.randn(3, 8),), ({0: batch},))
-        assert plan.dims == [] and why in plan.refused["batch"], (model.__name__, plan.refused)
+        assert plan.dims == ["batch"] and plan.fills == ["", "valid"], (model.__name__, plan)
+        assert [site.node for site in plan.masks["batch"]] == [op] * (1 + (op == "matmul")), plan.masks
+    plan = _plan(UnpackedHeads(), (torch.randn(3, 5, 12),), ({0: batch},))  # unbind's default dim is 0
+    assert plan.dims == ["batch"], plan.refused
     plan = _plan(Flattened(), (torch.randn(3, 4),), ({0: batch},))
     assert "output 0's dim 0 holds the padded dim inside another" in plan.refused["batch"]
     assert _plan(FlattenedAndBack(), (torch.randn(3, 4),), ({0: batch},)).dims == ["batch"]
 
 
-def test_a_vouched_sequence_and_a_safe_batch_pad_together_and_match_eager():
-    """seq is refused by the rules (attention reads across keys) and padded when
-    vouched for: the mask's padded keys are zeros, so they stay hidden. batch is
-    found safe (its rows meet nowhere, though the projection merges them into
-    `seq*batch` rows; torch's MultiheadAttention too); a [1, 5] call runs the
-    batch=2 seq=8 bucket."""
+def test_a_masked_attention_pads_its_sequence_and_batch_and_matches_eager():
+    """seq is found safe without vouching: the softmax over keys reads its scores through the
+    validity mask (-inf at padded keys) and the product with the values contracts them as zeros.
+    batch is found safe too (its rows meet nowhere, though the projection merges them into
+    `seq*batch` rows; torch's MultiheadAttention too); a [1, 5] call runs the batch=2 seq=8 bucket."""
     torch.manual_seed(0)
     model = MaskedAttention().eval()
     example = (torch.randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long))
     dims = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
     shapes = (dims, dims)
     plan = _plan(model, example, shapes)  # torch's MultiheadAttention: bench/heldout_sweep.py's TorchMhaPaddedBatch
-    assert plan.dims == ["batch"] and "seq" in plan.refused, plan.refused
-    compiled = rducc.compile(model, example, dynamic_shapes=shapes, shapes={"batch": [2], "seq": [8]},
-                             pad_dims=["seq"], opt_level=0)
+    assert plan.dims == ["batch", "seq"] and not plan.refused, plan.refused
+    assert {site.node for site in plan.masks["seq"]} == {"softmax", "matmul_1"}, plan.masks
+    compiled = rducc.compile(model, example, dynamic_shapes=shapes, shapes={"batch": [2], "seq": [8]}, opt_level=0)
     assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
     x, mask = torch.randn(1, 5, 8), torch.ones(1, 5, dtype=torch.long)
     mask[0, 3:] = 0  # the caller's own padding stays masked too
@@ -202,23 +209,27 @@ def test_a_reduction_along_a_padded_dim_pads_its_input_with_its_neutral_value(mo
         torch.testing.assert_close(planted, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_argmax_over_every_dim_refuses_padding():
-    """argmax without a dim indexes the flattened input: the pads would shift every index."""
+def test_argmax_over_every_dim_of_an_input_is_masked_not_padded_with_its_neutral_value():
+    """argmax without a dim indexes the flattened input: a -inf pad would shift every index, so the
+    input keeps zero pads and the argmax reads it through the validity mask (renumbered)."""
 
     class FlatArgmax(nn.Module):
         def forward(self, x):
             return x.argmax()
 
     plan = _plan(FlatArgmax(), (torch.randn(2, 6),), ({1: Dim("seq", min=2, max=16)},))
-    assert plan.dims == [] and "aten.argmax (at test_shape_padding.py:" in plan.refused["seq"], plan
+    assert plan.dims == ["seq"] and plan.fills == ["", "valid"] and plan.masks["seq"][0].node == "argmax", plan
 
 
 class ReducesComputed(nn.Module):
-    """Reductions along seq of computed values and of a parameter's slice, which read their operand
-    through the hidden validity mask: a sum and a mean of a linear's output (its bias makes a zero
-    pad nonzero), a max of an input plus a positional parameter, a softmax and an argmax of a scaled
-    value, a product, logsumexp and norm, an int max, any/all, a sum over `seq*3` merged positions, a
-    max and a min of the same input (two fills), and a running sum (its pads reach no real position)."""
+    """Reductions along batch and seq (both padded) of computed values and of a parameter's slice,
+    which read their operand through the hidden validity masks: a sum and a mean of a linear's output
+    (its bias makes a zero pad nonzero), a max of an input plus a positional parameter, a softmax and
+    an argmax of a scaled value, a product, logsumexp and norm, an int max, any/all, a sum over
+    `seq*3` merged positions, a max and a min of the same input (two fills), a running sum (its pads
+    reach no real position); var/std (corrections, keepdim; var_mean and std_mean over both dims), a
+    flat argmax and argmin (an index into the real positions), a mean and a sum over both padded
+    dims, and contractions over seq (a matmul and an einsum)."""
 
     def __init__(self):
         super().__init__()
@@ -227,113 +238,120 @@ class ReducesComputed(nn.Module):
     def forward(self, x, ids):
         y = self.proj(x)
         merged = y.reshape(y.shape[0], -1)
+        spread, centre = torch.std_mean(y, (0, 1), correction=0)
         return (y.sum(1), y.mean(1), (x + self.pos[: x.shape[1]]).amax(1), torch.softmax(y * 2, 1),
                 (y * 2).argmax(1), (y + 2).prod(1), torch.logsumexp(y - 3, 1), y.norm(dim=1),
                 (ids * 2).amax(1), (ids > 3).any(1), (ids > -1).all(1), merged.sum(1),
-                x.amax(1) - x.amin(1), y.cumsum(1))
+                x.amax(1) - x.amin(1), y.cumsum(1),
+                y.var(1), y.std(1, correction=2, keepdim=True), *torch.var_mean(y * 2, 1), spread, centre,
+                (x * 2).argmax(), (x + 4).argmin(keepdim=True), y.mean((0, 1)), y.sum((0, 1)),
+                y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False))
 
 
-def _reduces_computed_inputs(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.rand(2, seq, 3) - 2.0, torch.randint(-9, 0, (2, seq))  # pads of zeros would win the maxima
+_SPREADS = range(14, 27)
+"""ReducesComputed's outputs from var(1) on: spreads, flat indices, means over both dims, contractions."""
+_FLAT_INDICES = {20, 21}
+_BOTH = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+_BUCKET = {"batch": 4, "seq": 8}
+
+
+def _reduces_computed_inputs(seq: int, batch: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
+    # pads of zeros would win the maxima and the flat argmax; x + 4 > 0: one would win the argmin
+    return torch.rand(batch, seq, 3) - 2.0, torch.randint(-9, 0, (batch, seq))
 
 
 @pytest.mark.parametrize("opt_level", [0, 2])
-def test_a_reduction_of_a_computed_value_along_a_padded_dim_reads_it_through_a_validity_mask(opt_level, tmp_path,
-                                                                                              monkeypatch):
-    """seq 5 through the seq=8 bucket (Program; at -O2 rducc-run on the saved program too) and seq 8
-    (all valid) against eager; with the validity input planted all true (no mask), they differ."""
+def test_a_reduction_of_a_computed_value_along_a_padded_dim_reads_it_through_a_validity_mask(
+        opt_level, tmp_path, monkeypatch, capsys):
+    """batch 3, seq 5 and batch 2, seq 8 through the batch=4 seq=8 bucket (Program by position and by
+    keyword; rducc-run on the saved program, whose errors never list the hidden inputs) against eager;
+    with the validity inputs planted all true (no mask) the outputs below differ."""
     from rducc.shapes import padding
 
     torch.manual_seed(0)
-    seq = Dim("seq", min=2, max=16)
     model = ReducesComputed().eval()
-    compiled = rducc.compile(model, _reduces_computed_inputs(6), dynamic_shapes=({1: seq}, {1: seq}),
-                             shapes={"seq": [8]}, opt_level=opt_level)
-    assert compiled.padding is not None and compiled.padding.dims == ["seq"]
-    assert compiled.padding.fills[-1] == "valid" and compiled.padding.inputs[-1] == ["seq"]
-    for size in (5, 8):
-        x, ids = _reduces_computed_inputs(size)
+    compiled = rducc.compile(model, _reduces_computed_inputs(6), dynamic_shapes=(_BOTH, _BOTH),
+                             shapes={name: [size] for name, size in _BUCKET.items()}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"]
+    assert compiled.padding.fills[-2:] == ["valid", "valid"] and compiled.padding.inputs[-2:] == [["batch"], ["seq"]]
+    for batch, size in ((2, 8), (3, 5)):
+        x, ids = _reduces_computed_inputs(size, batch)
         with torch.no_grad():
             expected = model(x, ids)
         for index, (have, want) in enumerate(zip(compiled(x, ids), expected)):
             torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"seq {size}: output {index}")
-    with pytest.raises(RduccError, match="takes its inputs by position"):  # re-exported with flat inputs
-        compiled(x=x, ids=ids)
-    if opt_level == 2:
-        compiled.save(tmp_path / "out.mlir")
-        np.save(tmp_path / "x.npy", x.numpy())
-        np.save(tmp_path / "ids.npy", ids.numpy())
-        assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--input",
-                         str(tmp_path / "ids.npy"), "--output", str(tmp_path / "y.npz"), "-q"]) == 0
-        saved = np.load(tmp_path / "y.npz")
-        for index, want in enumerate(expected):
-            np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
-    x, ids = _reduces_computed_inputs(5)
-    with torch.no_grad():
-        expected = model(x, ids)
+    for have, want in zip(compiled(ids=ids, x=x), expected):  # by keyword: the validity inputs stay hidden
+        torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5)
+    compiled.save(tmp_path / "out.mlir")
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "ids.npy", ids.numpy())
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy"), "--input",
+                     str(tmp_path / "ids.npy"), "--output", str(tmp_path / "y.npz"), "-q"]) == 0
+    saved = np.load(tmp_path / "y.npz")
+    for index, want in enumerate(expected):
+        np.testing.assert_allclose(saved[f"output_{index}"], want.numpy(), rtol=1e-5, atol=1e-5)
+    assert run_main([str(tmp_path / "out.mlir"), "--input", str(tmp_path / "x.npy")]) == 1
+    assert "compiled for batch=4 seq=8 (inputs [4, 8, 3], [4, 8]);" in capsys.readouterr().err
     monkeypatch.setattr(padding, "validity_inputs",  # planted: every padded position said valid
-                        lambda plan, real: [np.ones(8, dtype=np.bool_) for _ in plan.validity_dims()])
-    wrong = [i for i, (have, want) in enumerate(zip(compiled(x, ids), expected))
-             if not torch.allclose(have.double(), want.double(), rtol=1e-5, atol=1e-5)]
-    assert {0, 1, 5, 6, 8} <= set(wrong), wrong  # sum, mean, prod, logsumexp, int max (x pads with -inf)
+                        lambda plan, real: [np.ones(_BUCKET[d], dtype=np.bool_) for d in plan.validity_dims()])
+    wrong = {i for i, (have, want) in enumerate(zip(compiled(x, ids), expected))
+             if have.shape != want.shape or not torch.allclose(have.double(), want.double(), rtol=1e-5, atol=1e-5)}
+    # x pads with -inf (x.amax's fill): its max, min and flat argmax (20) stay right without the mask
+    assert {0, 1, 5, 6, 8, *_SPREADS} - {20} <= wrong, wrong
 
 
 def test_a_planted_wrong_mask_fill_fails_against_eager(monkeypatch):
     """The bucket's program (`specialize_masked`, run by torch) matches eager at a padded call, and with
-    every fill planted as zero the max of x + pos, the product, logsumexp and the int max do not."""
+    every fill planted as zero the max of x + pos, the product, logsumexp, the int max and the flat
+    argmax and argmin (they pick a pad) do not."""
     from rducc.frontend.dynamic_dims import dynamic_dims
     from rducc.shapes import padding
 
     torch.manual_seed(0)
     model = ReducesComputed().eval()
-    seq = Dim("seq", min=2, max=16)
     with torch.no_grad():
-        source = torch.export.export(model, _reduces_computed_inputs(6), dynamic_shapes=({1: seq}, {1: seq}))
+        source = torch.export.export(model, _reduces_computed_inputs(6), dynamic_shapes=(_BOTH, _BOTH))
     dims = dynamic_dims(source)
     plan = padding.padding_plan(source, dims)
-    x, ids = _reduces_computed_inputs(5)
-    padded_x, padded_ids = padding.pad_arrays([x, ids], [(2, 8, 3), (2, 8)], plan.fills)
-    valid = torch.arange(8) < 5
+    x, ids = _reduces_computed_inputs(5, 3)
+    padded_x, padded_ids = padding.pad_arrays([x, ids], [(4, 8, 3), (4, 8)], plan.fills)
+    valid = [torch.arange(4) < 3, torch.arange(8) < 5]
 
     def outputs_differing() -> set[int]:
-        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        bucket = padding.specialize_masked(source, dims, _BUCKET, plan).module()
         with torch.no_grad():
-            got, expected = bucket(padded_x, padded_ids, valid), model(x, ids)
+            got, expected = bucket(padded_x, padded_ids, *valid), model(x, ids)
         return {i for i, (have, want) in enumerate(zip(got, expected))
-                if have.shape == want.shape and not torch.allclose(have.double(), want.double(), atol=1e-5)}
+                if not torch.allclose(have[tuple(slice(0, n) for n in want.shape)].double(), want.double(),
+                                      atol=1e-5)}
 
     assert outputs_differing() == set()
     monkeypatch.setattr(padding, "_fill_value", lambda dtype, fill: torch.tensor(0, dtype=dtype))
-    assert {2, 5, 6, 8} <= outputs_differing()
+    assert {2, 5, 6, 8, *_FLAT_INDICES} <= outputs_differing()
 
 
 def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
-    class FlatArgmaxOfScaled(nn.Module):
+    class DiagonalOfScaled(nn.Module):  # an einsum's diagonal along the padded dim: its Core ATen graph
         def forward(self, x):
-            return (x * 2).argmax()
+            return torch.einsum("bss->bs", x * 2)
 
-    class VarOfScaled(nn.Module):
+    class MatmulInside(nn.Module):  # a contraction over seq laid inside another dim: no mask can reach it
         def forward(self, x):
-            return (x * 2).var(1)
+            return x.reshape(-1) @ x.reshape(-1)
 
     class MaxOfInts(nn.Module):
         def forward(self, x):
             return x.amax(1)
 
-    seq = ({1: Dim("seq", min=2, max=16)},)
-    for model, why in {FlatArgmaxOfScaled: "aten.argmax (at test_shape_padding.py:",
-                       VarOfScaled: "aten.var (at test_shape_padding.py:"}.items():
-        plan = _plan(model(), (torch.randn(2, 6),), seq)
+    dim = Dim("seq", min=2, max=16)
+    seq = ({1: dim},)
+    for model, example, why in [(DiagonalOfScaled, torch.randn(2, 6, 6), "aten.einsum (at test_shape_padding.py:"),
+                                (MatmulInside, torch.randn(2, 6), "aten.matmul (at test_shape_padding.py:")]:
+        plan = _plan(model(), (example,), ({1: dim, 2: dim},) if example.dim() == 3 else seq)
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
     plan = _plan(MaxOfInts(), (torch.ones(2, 6, dtype=torch.long),), seq)
     assert plan.dims == ["seq"] and plan.fills == ["", "valid"] and len(plan.masks["seq"]) == 1, plan
 
-    class MeanOverBoth(nn.Module):  # the mean's count reads one validity input: the second dim is refused
-        def forward(self, x):
-            return (x * 2).mean((0, 1))
-
-    plan = _plan(MeanOverBoth(), (torch.randn(2, 6),), ({0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)},))
-    assert plan.dims == ["batch"] and "is a mean over two padded dims" in plan.refused["seq"], plan
     both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
     plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
     assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
