@@ -63,6 +63,7 @@ from rducc.dialects.contracts import (
 from rducc.dialects.program import functions
 from rducc.dialects.rdu.dataflow import (
     ConvOp,
+    GatherOp,
     HostCallOp,
     KernelOp,
     MatmulOp,
@@ -313,8 +314,12 @@ def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, di
         return None
     plan = found[0]
     windows, gathered = windowed_inputs(group), gathered_inputs(group)
-    doubled = [2 if plan.count > 1 and v in plan.tiled else 1 for v in group.inputs]
-    sizes = [scaled_bytes(v, plan, windows) * n for v, n in zip(group.inputs, doubled)]
+    # as rdu-insert-dma lowers it: a gathered table is no buffer, its gather no stage,
+    # the gathered rows an input its indexed DMA fills
+    rows = [gather.results[0] for gather in gathered.values()]
+    inputs = [*(v for v in group.inputs if v not in gathered), *rows]
+    doubled = [2 if plan.count > 1 and v in plan.tiled else 1 for v in inputs]
+    sizes = [scaled_bytes(v, plan, windows) * n for v, n in zip(inputs, doubled)]
     sizes += [scaled_bytes(v, plan) for v in group.outputs]
     read = sum(owned_bytes(gathered[v], value_bytes(gathered[v].results[0])) if v in gathered
                else input_bytes(v, windows)
@@ -322,8 +327,9 @@ def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, di
     in_place = updated_in_place(ops, group.inputs)
     written = sum(replaced_bytes(v) if v in in_place else value_bytes(v) for v in group.outputs)
     moved = {"hbm->sram": read, "sram->hbm": written}
-    body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(ops), tuple(group.inputs), tuple(group.outputs),
-                      tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
+    hoisted = set(gathered.values())
+    body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(op for op in ops if op not in hoisted), tuple(inputs),
+                      tuple(group.outputs), tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
     return body, {k: n for k, n in moved.items() if n}
 
 
@@ -355,8 +361,19 @@ def _weigh(ops: Sequence[Operation], target: Target) -> Weighed:
     except LocatedError:
         return Weighed(float("inf"), middle)
     starts = [min(s.op for s in mapping.stages if s.section == n) for n in range(1, mapping.sections)]
-    return Weighed(planned_cost(body, mapping, moved, target).modeled_time_s, (*starts, *balance_points(body, target)),
+    return Weighed(planned_cost(body, mapping, moved, target).modeled_time_s,
+                   (*starts, *balance_points(body, target), *index_cuts(ops)),
                    planned_cost(body, mapping, moved, target, looped=True).modeled_time_s)
+
+
+def index_cuts(ops: Sequence[Operation]) -> tuple[int, ...]:
+    """The boundaries before each gather that reads its table by an indexed DMA only
+    once the ops computing its indices are a kernel before it (`gathered_inputs` of
+    the ops from it on, not of the whole): a rank-local row of a vocab-parallel
+    lookup, an index clamped or offset in the model's code."""
+    whole = set(gathered_inputs(make_group(ops)).values())
+    return tuple(at for at, op in enumerate(ops) if isinstance(op, GatherOp) and op not in whole and at > 0
+                 and op in gathered_inputs(make_group(ops[at:])).values())
 
 
 def balance_points(body: KernelBody, target: Target) -> tuple[int, ...]:

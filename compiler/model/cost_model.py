@@ -264,7 +264,16 @@ def stage_weight_bytes(module: ModuleOp) -> list[int]:
 
 
 def partition_estimate(module: ModuleOp, target: Target) -> float:
-    """A quick modeled time of a partitioned graph (level 1), to compare splits.
+    """A quick modeled time of a partitioned graph (level 1), to compare splits:
+    `partition_estimate_parts`' two parts added."""
+    return sum(partition_estimate_parts(module, target))
+
+
+def partition_estimate_parts(module: ModuleOp, target: Target) -> tuple[float, float]:
+    """`partition_estimate` in two parts: the ops with every weight in HBM, and the
+    weights past one socket's HBM read at DDR bandwidth (what a split that holds
+    fewer weights a socket may not pay: the first part alone is the lower bound the
+    split chooser prunes by).
 
     Each op: the larger of its FLOPs at peak and the bytes of the weights and
     inputs it reads (function arguments) at HBM bandwidth; each collective:
@@ -295,7 +304,7 @@ def partition_estimate(module: ModuleOp, target: Target) -> float:
 
     seconds = sum(function_seconds(f, None) for name, f in by_name.items() if name not in called)
     spill = max((b - target.hbm_bytes for b in stage_weight_bytes(module)), default=0)
-    return seconds + max(spill, 0) / target.bandwidth("ddr")
+    return seconds, max(spill, 0) / target.bandwidth("ddr")
 
 
 def _ops_seconds(function: func.FuncOp, args: set[SSAValue], target: Target,

@@ -2250,13 +2250,16 @@ def chosen_split(module: ModuleOp, target_spec: str = "", ep: int = 0
     """`choose_split`'s (tp, pp, ep) and the partitioned copy of `module` it modeled
     for them (None: one socket, nothing partitioned).
 
-    A candidate is partitioned only when it could beat the best so far: each rank
+    A candidate is partitioned only when it could beat the best so far. The bounds
+    leave out the reads of weights past a socket's HBM (`partition_estimate_parts`:
+    a split holding fewer weights a socket may spill less or none): each rank
     holds and computes at least 1/tp of every op, so without expert parallelism a
-    split models no faster than the unsplit program's estimate / tp; and a split
+    split models no faster than the unsplit program's in-HBM part / tp; and a split
     with pp > 1 runs a token's stages one after another, no faster than the same
-    tp (and ep) with pp = 1. Candidates are tried tp = 1 first, then the largest tp
-    (the likely best) down; ties go to the earlier candidate of `candidate_splits`."""
-    from rducc.model.cost_model import partition_estimate, stage_weight_bytes
+    tp (and ep) with pp = 1's in-HBM part. Candidates are tried tp = 1 first, then
+    the largest tp (the likely best) down; ties go to the earlier candidate of
+    `candidate_splits`."""
+    from rducc.model.cost_model import partition_estimate_parts, stage_weight_bytes
 
     target = module_target(module, target_spec)
     trials = [(tp, pp, experts) for tp, pp in sorted(candidate_splits(target.sockets), key=lambda split: split[1])
@@ -2264,7 +2267,7 @@ def chosen_split(module: ModuleOp, target_spec: str = "", ep: int = 0
     rank = {trial: index for index, trial in enumerate(trials)}
     best: tuple[float, int, int, int, int, ModuleOp] | None = None
     fits = False
-    alone: dict[tuple[int, int], float] = {}  # (tp, ep) at pp = 1: its modeled seconds
+    alone: dict[tuple[int, int], float] = {}  # (tp, ep) at pp = 1: its modeled seconds with no DDR reads
     for tp, pp, experts in sorted(trials, key=lambda t: (t[1] > 1, t[0] > 1, -t[0] if t[1] == 1 else rank[t])):
         if pp > 1 and fits:
             break
@@ -2279,9 +2282,10 @@ def chosen_split(module: ModuleOp, target_spec: str = "", ep: int = 0
         except RduccError:
             continue
         fits = fits or max(stage_weight_bytes(trial)) <= target.hbm_bytes
-        seconds = partition_estimate(trial, target)
+        in_hbm, spilled = partition_estimate_parts(trial, target)
+        seconds = in_hbm + spilled
         if pp == 1:
-            alone[(tp, experts)] = seconds
+            alone[(tp, experts)] = in_hbm
         if best is None or (seconds, rank[(tp, pp, experts)]) < best[:2]:
             best = (seconds, rank[(tp, pp, experts)], tp, pp, experts, trial)
     return (best[2], best[3], best[4], best[5]) if best is not None else (1, 1, 1, None)

@@ -125,3 +125,36 @@ def test_the_chooser_partitions_only_candidates_that_could_win(exported, monkeyp
     assert len(partitioned) < len(modeled), (partitioned, modeled)
     assert trial is not None and partition_of(trial) == (best, 1)
     assert partition_estimate(trial, target) == pytest.approx(modeled[best], rel=1e-12)
+
+
+def test_the_chooser_prunes_by_bounds_without_ddr_reads(exported, monkeypatch):
+    """A pipelined split can beat the same tp at pp = 1 when that split's weights
+    spill past one socket's HBM and the pipelined one's fit: the chooser bounds a
+    candidate by its references' in-HBM part (`partition_estimate_parts`), never
+    by their DDR reads. HBM is cut so that every pp = 1 split spills (read from a
+    slow DDR) and a pipelined one fits: the chooser must model it and pick it (the
+    old bound, the whole pp = 1 estimate, skipped it and kept tp = 8, pp = 1)."""
+    import dataclasses
+
+    from rducc.dialects.contracts import set_target
+    from rducc.model import cost_model
+
+    base = load_target("sn40l-16")
+    module = import_exported(exported)
+    lower(module, base, passes=parse_passes("rdu-canonicalize,rdu-outline-layers"))
+    target = dataclasses.replace(base, name="cut-hbm", hbm_bytes=max(cost_model.stage_weight_bytes(module)) // 8,
+                                 ddr_bandwidth=1e8)
+    set_target(module, target)
+    modeled: dict[tuple[int, int], tuple[float, float]] = {}
+    original = cost_model.partition_estimate_parts
+
+    def recording(trial, on):
+        modeled[partition_of(trial)] = parts = original(trial, on)
+        return parts
+
+    monkeypatch.setattr(cost_model, "partition_estimate_parts", recording)
+    tp, pp, _, chosen = rdu_partition.chosen_split(module.clone())
+    alone = [parts for (_, stages), parts in modeled.items() if stages == 1]
+    assert alone and all(spilled > 0 for _, spilled in alone), modeled  # every pp = 1 split modeled spills
+    assert pp > 1 and chosen is not None and modeled[(tp, pp)][1] == 0, modeled
+    assert sum(modeled[(tp, pp)]) < min(sum(parts) for parts in alone), modeled

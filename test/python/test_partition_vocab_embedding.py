@@ -77,3 +77,38 @@ def test_transformers_gemma2_tied_embedding_is_vocab_parallel():
     model = Logits(transformers.Gemma2ForCausalLM(config)).eval()
     ids = torch.tensor([[1, 40, 7, 63]])
     _table_split_and_matches(model, (ids,), "model.lm_head.weight")  # the tied table torch.export keeps
+
+
+
+class TiedBlocks(torch.nn.Module):
+    """A tied embedding and LM head around two identical residual MLP blocks (outlined
+    as one layer: the lookup and the logits are kernels of their own)."""
+
+    def __init__(self, vocab: int, dim: int) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, dim)
+        self.blocks = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(dim, 2 * dim), torch.nn.ReLU(),
+                                                              torch.nn.Linear(2 * dim, dim)) for _ in range(2))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        for block in self.blocks:
+            x = x + block(x)
+        return x @ self.embed.weight.t()
+
+
+def test_split_lookup_reads_its_rows_by_indexed_dma():
+    """At -O2 the rank-local index is a kernel before the lookup's (rdu-fuse's
+    `index_cuts`), so each rank reads its row by indexed DMA (`tier.gather` of
+    its table part) instead of streaming the part through the lookup's kernel."""
+    from rducc.dialects.tier import GatherDmaOp
+
+    torch.manual_seed(0)
+    model = TiedBlocks(vocab=4096, dim=64).eval()  # a 1 MB table: cheaper by rows than whole
+    ids = torch.tensor([[0, 2047, 2048, 4095]])
+    program = rducc.compile(model, (ids,), target="sn40l-8", split=(2, 1))
+    gathers = [op for op in program.module.walk() if isinstance(op, GatherDmaOp)]
+    assert any(tuple(op.source.type.get_shape()) == (2048, 64) for op in gathers), gathers
+    with torch.no_grad():
+        expected = model(ids)
+    torch.testing.assert_close(program(ids), expected, rtol=1e-4, atol=1e-5)
