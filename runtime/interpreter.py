@@ -53,7 +53,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   update written over its global, `rdu-insert-dma`'s `rewrite_whole`), gives
   the buffer a copy of its own the same way.
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
-- `func.return` returns copies of its buffers.
+- `func.return` returns copies of its buffers, except an off-chip
+  `tier.alloc` returned once, whose array the run made and hands over.
 - `rdu.host_call` runs torch's CPU kernel on its HBM/DDR operand buffers
   and gives fresh result buffers (`rducc.runtime.host_calls`).
 - `func.call` (of a layer `rdu-outline-layers` outlined) runs the callee,
@@ -270,6 +271,7 @@ class PlacedProgram(Runner):
         self._steps = self._prepare_function(ops[:-1])
         returned = list(terminator.arguments)
         self._results = [self._reader(v) for v in returned]
+        self._handed = [_fresh_each_run(v, returned) for v in returned]
         self.output_types = [_signature(_buffer_type(v)) for v in returned]
 
         self.weights: list[Argument] = [
@@ -834,7 +836,7 @@ class PlacedProgram(Runner):
             for slot in slots:
                 env[slot] = value
         run_steps(self._steps, env, context, _WHERE)
-        return [np.array(get(env)) for get in self._results]
+        return [_result(get(env), handed) for get, handed in zip(self._results, self._handed)]
 
     def _arena_env(self) -> Env:
         """The value table with every SRAM view bound, made on the first run.
@@ -1035,6 +1037,25 @@ def _sound(op: Operation, verdicts: dict[Operation, bool]) -> bool:
         except VerifyException:
             verdicts[op] = False
     return verdicts[op]
+
+
+def _fresh_each_run(value: SSAValue, returned: Sequence[SSAValue]) -> bool:
+    """`value`, returned once by `@forward`, is an off-chip `tier.alloc` of one
+    copy: its step makes a new array every run (`_prepare_alloc`), which the
+    run can hand to the caller instead of a copy (a model's logits are tens
+    of MB a call)."""
+    owner = value.owner
+    return isinstance(owner, AllocOp) and _buffer_type(value).tier.data != Tier.SRAM and owner.copies == 1 \
+        and sum(v is value for v in returned) == 1
+
+
+def _result(array: np.ndarray, handed: bool) -> np.ndarray:
+    """A returned buffer's array for the caller: the array itself where it is
+    one the run made (`_fresh_each_run`, and the array owns its writable
+    memory: no caller's read-only weight or input, no arena view), else a copy."""
+    if handed and array.flags.owndata and array.flags.writeable:
+        return array
+    return np.array(array)
 
 
 def _only_reads(use: Use, dma: DmaOp) -> bool:
