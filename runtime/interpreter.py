@@ -722,9 +722,10 @@ class PlacedProgram(Runner):
                 dest = out_slots[first_out[result]]
             elif result in streamed and BODY_OFFSET not in body_op.attributes:
                 dest = self._host_array(result.type)
+            elif body_op in views.into_bytes:  # its reshape's bytes (or the output buffer it is yielded to)
+                dest = self._view(views.into_bytes[body_op][0], result.type, f"the value of {where}")
             else:
-                placed = views.into.get(body_op, body_op)
-                offset = placed.attributes.get(BODY_OFFSET)
+                offset = body_op.attributes.get(BODY_OFFSET)
                 if not isinstance(offset, IntegerAttr):
                     raise RduccError(
                         f"{where} has no '{BODY_OFFSET}': the program is not placed "
