@@ -6,6 +6,7 @@ what the caller or a later call holds. Each against eager."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 import rducc
@@ -44,3 +45,14 @@ def test_allocated_results_are_handed_over_and_the_others_copied() -> None:
     for got, want in zip(second, expected):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
     assert not np.shares_memory(first[0].numpy(), second[0].numpy())
+
+
+def test_the_arena_is_huge_page_aligned_and_advised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SRAM arena starts at a 2 MiB boundary and its pages are advised as
+    huge pages (Linux); the bytes are zeros as before."""
+    advised: list[tuple[int, int]] = []
+    monkeypatch.setattr(interpreter, "_advise_huge_pages", lambda a: advised.append((a.ctypes.data, a.nbytes)))
+    arena = interpreter._aligned_zeros(3 << 20)  # noqa: SLF001
+    assert arena.ctypes.data % (1 << 21) == 0 and arena.nbytes == 3 << 20 and not arena.any()
+    assert advised == [(arena.ctypes.data, 3 << 20)]
+    interpreter._advise_huge_pages(np.zeros(1 << 22, np.uint8))  # noqa: SLF001 - the real call runs
