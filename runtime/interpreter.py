@@ -53,7 +53,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   update written over its global, `rdu-insert-dma`'s `rewrite_whole`), gives
   the buffer a copy of its own the same way.
 - `scf.for` over `arith` index arithmetic runs as a Python loop.
-- `func.return` returns copies of its buffers.
+- `func.return` returns copies of its buffers, except an off-chip
+  `tier.alloc` returned once, whose array the run made and hands over.
 - `rdu.host_call` runs torch's CPU kernel on its HBM/DDR operand buffers
   and gives fresh result buffers (`rducc.runtime.host_calls`).
 - `func.call` (of a layer `rdu-outline-layers` outlined) runs the callee,
@@ -87,6 +88,8 @@ the caller's arrays.
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -270,6 +273,7 @@ class PlacedProgram(Runner):
         self._steps = self._prepare_function(ops[:-1])
         returned = list(terminator.arguments)
         self._results = [self._reader(v) for v in returned]
+        self._handed = [_fresh_each_run(v, returned) for v in returned]
         self.output_types = [_signature(_buffer_type(v)) for v in returned]
 
         self.weights: list[Argument] = [
@@ -720,9 +724,10 @@ class PlacedProgram(Runner):
                 dest = out_slots[first_out[result]]
             elif result in streamed and BODY_OFFSET not in body_op.attributes:
                 dest = self._host_array(result.type)
+            elif body_op in views.into_bytes:  # its reshape's bytes (or the output buffer it is yielded to)
+                dest = self._view(views.into_bytes[body_op][0], result.type, f"the value of {where}")
             else:
-                placed = views.into.get(body_op, body_op)
-                offset = placed.attributes.get(BODY_OFFSET)
+                offset = body_op.attributes.get(BODY_OFFSET)
                 if not isinstance(offset, IntegerAttr):
                     raise RduccError(
                         f"{where} has no '{BODY_OFFSET}': the program is not placed "
@@ -834,7 +839,7 @@ class PlacedProgram(Runner):
             for slot in slots:
                 env[slot] = value
         run_steps(self._steps, env, context, _WHERE)
-        return [np.array(get(env)) for get in self._results]
+        return [_result(get(env), handed) for get, handed in zip(self._results, self._handed)]
 
     def _arena_env(self) -> Env:
         """The value table with every SRAM view bound, made on the first run.
@@ -870,12 +875,39 @@ _ARENA_DTYPE = np.dtype(np.uint8)
 
 
 def _aligned_zeros(size: int) -> np.ndarray:
-    """`size` zero bytes starting at an SRAM row boundary, as SRAM offsets are, so
-    every view is aligned too (what BLAS and oneDNN kernels read fastest; calloc:
-    untouched pages stay free)."""
-    raw = np.zeros(size + SRAM_ROW_BYTES, _ARENA_DTYPE)
-    skip = -raw.ctypes.data % SRAM_ROW_BYTES
-    return raw[skip : skip + size]
+    """`size` zero bytes starting at a huge-page boundary (an SRAM row boundary
+    too, as SRAM offsets are, so every view is aligned: what BLAS and oneDNN
+    kernels read fastest; calloc: untouched pages stay free), advised as
+    transparent huge pages (`_advise_huge_pages`)."""
+    raw = np.zeros(size + _HUGE_PAGE, _ARENA_DTYPE)
+    skip = -raw.ctypes.data % _HUGE_PAGE
+    assert _HUGE_PAGE % SRAM_ROW_BYTES == 0
+    arena = raw[skip : skip + size]
+    _advise_huge_pages(arena)
+    return arena
+
+
+_HUGE_PAGE = 1 << 21
+"""x86-64's and arm64's transparent huge page (2 MiB). Host tuning, not a chip figure."""
+
+
+def _advise_huge_pages(array: np.ndarray) -> None:
+    """Ask Linux to back `array`'s untouched pages with huge pages
+    (`madvise(MADV_HUGEPAGE)`: where transparent huge pages are `madvise`-only,
+    as on the development machine, nothing is otherwise). Every call walks the
+    whole arena (tens to hundreds of MB at full size), and its 4 KiB pages' TLB
+    misses cost 1-3% of the call (same-process A/B, BENCHMARKS.md). Elsewhere,
+    or where the kernel refuses, nothing changes."""
+    madvise = getattr(_LIBC, "madvise", None) if _LIBC is not None else None
+    if madvise is None or not sys.platform.startswith("linux") or array.nbytes < _HUGE_PAGE:
+        return
+    madvise(ctypes.c_void_p(array.ctypes.data), ctypes.c_size_t(array.nbytes), _MADV_HUGEPAGE)
+
+
+_MADV_HUGEPAGE = 14
+"""Linux's `MADV_HUGEPAGE` (asm-generic/mman-common.h)."""
+
+_LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
 
 
 def _written_whole_first(alloc: AllocOp) -> bool:
@@ -1035,6 +1067,25 @@ def _sound(op: Operation, verdicts: dict[Operation, bool]) -> bool:
         except VerifyException:
             verdicts[op] = False
     return verdicts[op]
+
+
+def _fresh_each_run(value: SSAValue, returned: Sequence[SSAValue]) -> bool:
+    """`value`, returned once by `@forward`, is an off-chip `tier.alloc` of one
+    copy: its step makes a new array every run (`_prepare_alloc`), which the
+    run can hand to the caller instead of a copy (a model's logits are tens
+    of MB a call)."""
+    owner = value.owner
+    return isinstance(owner, AllocOp) and _buffer_type(value).tier.data != Tier.SRAM and owner.copies == 1 \
+        and sum(v is value for v in returned) == 1
+
+
+def _result(array: np.ndarray, handed: bool) -> np.ndarray:
+    """A returned buffer's array for the caller: the array itself where it is
+    one the run made (`_fresh_each_run`, and the array owns its writable
+    memory: no caller's read-only weight or input, no arena view), else a copy."""
+    if handed and array.flags.owndata and array.flags.writeable:
+        return array
+    return np.array(array)
 
 
 def _only_reads(use: Use, dma: DmaOp) -> bool:

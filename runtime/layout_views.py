@@ -143,8 +143,8 @@ class LayoutViews:
     def _written(self, op: Operation) -> list[Bytes]:
         """The bytes `op`'s step may write."""
         found = [b for b in (self.placement.written(op),) if b is not None]
-        target = self.views.into.get(op)
-        if target is not None and (into := body_bytes(target)) is not None:
+        into = self.views.into_bytes.get(op)
+        if into is not None:
             found.append(into)
         return found
 

@@ -9,9 +9,11 @@ those bytes meanwhile: the allocator reserved them for the reshape's value
 from the reshape on, not before. `elided_reshapes` allows it for a reshape R
 of a value produced by the body op S when
 
-- S's value is read by R alone and neither is yielded (a yield writes an
-  output buffer, not the arena view), and S computes into a view of its own
-  (S is no reshape made a view itself);
+- S's value is read by R alone and is not yielded, and S computes into a
+  view of its own (S is no reshape made a view itself); where R is yielded,
+  its bytes are its output buffer's (one SRAM buffer of one copy: a model's
+  logits `[tokens, vocab]` reshaped to `[1, tokens, vocab]` are computed
+  into the output buffer, no copy of tens of MB);
 - no op from S up to (not including) R reads bytes overlapping R's: not S's
   operands (an in-place overwrite of an input S still reads), nor those of
   the ops between, whose values would be clobbered early;
@@ -105,8 +107,20 @@ class Placement:
         terminator = block.last_op
         assert terminator is not None
         self.outs: dict[SSAValue, Bytes | None] = {}
+        self.out_buffers: dict[SSAValue, SSAValue] = {}
+        """A yielded value -> the (first) output buffer the yield writes it to."""
         for value, buffer in zip(terminator.operands, compute.outs):
             self.outs.setdefault(value, _buffer_bytes(buffer))
+            self.out_buffers.setdefault(value, buffer)
+
+    def one_copy_out(self, value: SSAValue) -> Bytes | None:
+        """The arena bytes of the output buffer `value` is yielded to, when that
+        is one SRAM buffer of one copy at a known offset (else None)."""
+        buffer = self.out_buffers.get(value)
+        owner = None if buffer is None else buffer.owner
+        if not isinstance(owner, AllocOp) or owner.copies != 1 or self.outs[value] in (None, UNKNOWN):
+            return None
+        return self.outs[value]
 
     def read(self, value: SSAValue) -> Bytes | None:
         """The bytes a reader of `value` reads."""
@@ -123,6 +137,14 @@ class Placement:
         return self.outs[result] if result in self.outs else body_bytes(op)
 
 
+def target_bytes(reshape: rdu.ReshapeOp, placement: Placement) -> Bytes | None:
+    """The bytes holding `reshape`'s value: its own, or where it is yielded the
+    output buffer's (one copy, known bytes; else None)."""
+    if reshape.result in placement.outs:
+        return placement.one_copy_out(reshape.result)
+    return body_bytes(reshape)
+
+
 def _candidate(reshape: rdu.ReshapeOp, placement: Placement, block: Block) -> Operation | None:
     """The producer of `reshape`'s operand when the first rule of the module holds."""
     source = reshape.input
@@ -131,9 +153,9 @@ def _candidate(reshape: rdu.ReshapeOp, placement: Placement, block: Block) -> Op
         return None
     if isinstance(producer, rdu.ReshapeOp) or len(producer.results) != 1:
         return None
-    if source in placement.outs or reshape.result in placement.outs or len(list(source.uses)) != 1:
+    if source in placement.outs or len(list(source.uses)) != 1:
         return None
-    if body_bytes(producer) is None or body_bytes(reshape) is None:
+    if body_bytes(producer) is None or target_bytes(reshape, placement) is None:
         return None
     return producer
 
@@ -225,19 +247,21 @@ class Timeline:
         """Whether `producer` may compute into `reshape`'s bytes (the first way):
         from the producer to the reshape nothing reads or writes those bytes, and
         no hold meets them."""
-        target = body_bytes(reshape)
+        target = target_bytes(reshape, self.placement)
         assert target is not None
         start, end = self.position[producer], self.position[reshape]
         if any(overlap(self.read(v), target) for step in self.ops[start:end] for v in step.operands):
             return False
         return not self.written_in(target, start + 1, end - 1) and not self.held(target, start, end)
 
-    def compute_into(self, producer: Operation, reshape: rdu.ReshapeOp) -> None:
-        target = body_bytes(reshape)
+    def compute_into(self, producer: Operation, reshape: rdu.ReshapeOp) -> Bytes:
+        """Records that `producer` computes into `reshape`'s bytes; those bytes."""
+        target = target_bytes(reshape, self.placement)
         assert target is not None
         self.writes[producer], self.writes[reshape] = target, None
         self.located[producer.results[0]] = reshape.result
         self.holds.append(Hold(target, self.position[producer], self.position[reshape], producer.results[0]))
+        return target
 
     def source_bytes(self, reshape: rdu.ReshapeOp) -> Bytes | None:
         """The bytes of `reshape`'s operand when its readers may read them (the
@@ -276,21 +300,23 @@ class Views:
         timeline = Timeline(ops, placement, fused or Fused())
         self.into: dict[Operation, rdu.ReshapeOp] = {}
         """Producer -> the reshape whose bytes it computes into."""
+        self.into_bytes: dict[Operation, Bytes] = {}
+        """Producer -> those bytes (the reshape's, or its output buffer's where it is yielded)."""
         self.of_source: dict[rdu.ReshapeOp, int] = {}
         """Reshapes whose value is their operand's bytes, reshaped: at this offset."""
         for op in ops:
-            if not isinstance(op, rdu.ReshapeOp) or op.result in placement.outs or op.input.owner in moved \
-                    or op in moved:
+            if not isinstance(op, rdu.ReshapeOp) or op.input.owner in moved or op in moved:
                 continue
             producer = _candidate(op, placement, block)
             if producer is not None and timeline.may_compute_into(producer, op):
-                timeline.compute_into(producer, op)
+                self.into_bytes[producer] = timeline.compute_into(producer, op)
                 self.into[producer] = op
                 continue
-            source = timeline.source_bytes(op)
+            source = None if op.result in placement.outs else timeline.source_bytes(op)
             if source is not None:
                 timeline.read_source(op, source)
                 self.of_source[op] = source[0]
 
 
-__all__ = ["UNKNOWN", "Bytes", "Fused", "Hold", "Placement", "Timeline", "Views", "body_bytes", "overlap"]
+__all__ = ["UNKNOWN", "Bytes", "Fused", "Hold", "Placement", "Timeline", "Views", "body_bytes", "overlap",
+           "target_bytes"]

@@ -129,7 +129,7 @@ def test_a_forced_view_over_overwritten_bytes_gives_a_wrong_result(monkeypatch: 
 
     class Forced(views.Views):
         def __init__(self, op: ComputeOp, moved: frozenset = frozenset(), fused: object = None) -> None:
-            self.into, self.of_source = {}, {reshape: 64}
+            self.into, self.into_bytes, self.of_source = {}, {}, {reshape: 64}
 
     monkeypatch.setattr(interpreter, "Views", Forced)
     expected = (2 * X).reshape(16) * (X.reshape(16) + 5)
@@ -146,3 +146,30 @@ def test_views_are_checked_against_each_other() -> None:
     xf = X.reshape(16)
     expected = ((2 * X).reshape(16) * xf) * (X + 3).reshape(16) * (2 * X + 1).reshape(16)
     np.testing.assert_array_equal(PlacedProgram(module).run([X, xf], {})[0], expected)
+
+
+
+YIELDED_BODY = (
+    _map("%a", ["%x"], [_T], _T, 64, _double())
+    + _map("%f", ["%xf"], [_F], _F, 128, _plus(5.0))
+    + f"      %g = rdu.reshape %a : {_T} -> {_F}\n"
+)
+"""a = 2x at 64; f = xf + 5 (dead) at 128; the yielded g = reshape(a): a may
+compute into the output buffer's bytes (512) unless a step between uses them."""
+
+
+def test_a_yielded_reshape_is_computed_into_its_output_buffer() -> None:
+    module = parse(_program(YIELDED_BODY))
+    plan = views.Views(_compute(module))
+    assert {op.results[0].name_hint: r.result.name_hint for op, r in plan.into.items()} == {"a": "g"}
+    assert list(plan.into_bytes.values()) == [(512, 576)]  # the output buffer's bytes
+    np.testing.assert_array_equal(PlacedProgram(module).run([X, X.reshape(16)], {})[0], (2 * X).reshape(16))
+
+
+def test_no_yielded_view_into_a_rotating_output_buffer() -> None:
+    """An output buffer of two rotating copies: which copy the yield writes is
+    the run's, not a byte range the plan knows; the copy stays, eager's result."""
+    module = parse(_program(YIELDED_BODY).replace("%os = tier.alloc offset 512", "%os = tier.alloc offset 512 buffers 2"))
+    plan = views.Views(_compute(module))
+    assert not plan.into
+    np.testing.assert_array_equal(PlacedProgram(module).run([X, X.reshape(16)], {})[0], (2 * X).reshape(16))

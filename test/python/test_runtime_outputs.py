@@ -1,0 +1,58 @@
+"""`@forward`'s results handed to the caller (issue 32): an off-chip buffer
+the run allocated is given over without a copy; anything else (an input, a
+weight, a buffer returned twice) is copied, so no result shares memory with
+what the caller or a later call holds. Each against eager."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import rducc
+from rducc.runtime import interpreter
+
+
+class _Head(torch.nn.Module):
+    """A linear layer's logits, returned with the input and a weight (identities)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 24)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.proj(x).reshape(2, 3, 24), x, self.proj.weight
+
+
+def test_allocated_results_are_handed_over_and_the_others_copied() -> None:
+    torch.manual_seed(0)
+    model = _Head().eval()
+    x = torch.randn(6, 8)
+    with torch.no_grad():
+        expected = model(x)
+        program = rducc.compile(torch.export.export(model, (x,)), opt_level=2)
+    placed = program._runner  # noqa: SLF001 - the prepared interpreter
+    assert isinstance(placed, interpreter.PlacedProgram)
+    assert placed._handed[0]  # noqa: SLF001 - the logits' buffer is made each run
+    first = program(x)
+    for got, want in zip(first, expected):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    weight = program.weights["proj.weight"].copy()
+    for result in first:
+        result.add_(1.0)  # the caller writes its results: nothing of the program's moves
+    np.testing.assert_array_equal(program.weights["proj.weight"], weight)
+    second = program(x)
+    for got, want in zip(second, expected):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    assert not np.shares_memory(first[0].numpy(), second[0].numpy())
+
+
+def test_the_arena_is_huge_page_aligned_and_advised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SRAM arena starts at a 2 MiB boundary and its pages are advised as
+    huge pages (Linux); the bytes are zeros as before."""
+    advised: list[tuple[int, int]] = []
+    monkeypatch.setattr(interpreter, "_advise_huge_pages", lambda a: advised.append((a.ctypes.data, a.nbytes)))
+    arena = interpreter._aligned_zeros(3 << 20)  # noqa: SLF001
+    assert arena.ctypes.data % (1 << 21) == 0 and arena.nbytes == 3 << 20 and not arena.any()
+    assert advised == [(arena.ctypes.data, 3 << 20)]
+    interpreter._advise_huge_pages(np.zeros(1 << 22, np.uint8))  # noqa: SLF001 - the real call runs
