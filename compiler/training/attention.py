@@ -231,13 +231,13 @@ def _accumulated(left: torch.Tensor, right: torch.Tensor, source: torch.Tensor,
     part in float32 added to the sum so far and rounded), where that takes at
     most `ROUNDED_ADDITIONS` additions; else all of it in float32, rounded
     once."""
-    heads, length = left.shape[-3:-1]
+    *lead, heads, length, width = left.shape
     kv_heads, step = source.size(-3), _query_block(length)
     group, blocks = heads // kv_heads, -(-length // step)
     if blocks * group > ROUNDED_ADDITIONS:
-        # each query head's product, then the sum over the heads a key head serves (as the
-        # plain math's `repeat_interleave` backward: split by heads, each rank sums its own)
-        whole = (left.transpose(-2, -1) @ right).unflatten(-3, (kv_heads, group)).sum(-3)
+        # the query heads a key head serves are adjacent: one contraction over their rows
+        whole = (left.reshape(*lead, kv_heads, group * length, width).transpose(-2, -1)
+                 @ right.reshape(*lead, kv_heads, group * length, right.size(-1)))
         return (whole if factor is None else whole * factor).to(source.dtype)
     products = _block_products(left, right, step)
     parts = products[0] if len(products) == 1 else torch.cat(products, -4)  # [..., blocks, heads, source, dim]
