@@ -20,8 +20,11 @@ in float32 and rounds at a few points only, and so does `_FlashRounded`:
   `grad_q = scale * grad_s16 @ k` and `grad_k = scale * grad_s16^T @ q`; each
   gradient rounded once, except that the kernel adds `grad_k` and `grad_v`
   up into their 16-bit result, one query head (grouped-query attention: the
-  query heads a key head serves) and one block of query rows
-  (`_query_block`) at a time, a rounding each.
+  query heads a key head serves) and, within it, one block of query rows
+  (`_query_block`) at a time, a rounding each. Those additions are spelled
+  out up to `ROUNDED_ADDITIONS` of them; above, one float32 sum is rounded
+  once, so that a joint graph does not grow with the sequence and the
+  grouping (docs/training.md, "bf16 attention").
 
 Computing attention op by op in bf16, as autocast's other ops, rounds the
 scores, the softmax, the probabilities and each gradient in turn: tiny
@@ -31,7 +34,8 @@ from torch (`_autocast_lowers_attention`), not a list restated here.
 
 Not reproduced: the kernel's vectorized `exp` (an approximation, `exp_u20`,
 on 16-element vectors; rows shorter than 16 use the libm `exp`, as here) and
-its online softmax over blocks of 512 keys (one block here).
+its online softmax over blocks of 512 keys (one block here), over which it
+also adds `grad_q` up in 16 bits.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -201,10 +204,8 @@ class _FlashRounded(torch.autograd.Function):
             grad_scores = (weights * (grad32 @ value32.transpose(-2, -1) - row_dot)).to(dtype).float()
             grad_query = ((grad_scores @ key32) * factor).to(dtype)
             weights16 = weights.to(dtype).float()
-            grad_key = _accumulated(lambda rows: (grad_scores[..., rows, :].transpose(-2, -1) @ query32[..., rows, :])
-                                    * factor, key, query.size(-2))
-            grad_value = _accumulated(lambda rows: weights16[..., rows, :].transpose(-2, -1) @ grad32[..., rows, :],
-                                      value, query.size(-2))
+            grad_key = _accumulated(grad_scores, query32, key, factor)
+            grad_value = _accumulated(weights16, grad32, value, None)
         return grad_query, grad_key, grad_value, None, None, None
 
 
@@ -214,19 +215,54 @@ def _widened_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
     return source.float().repeat_interleave(group, -3) if group > 1 else source.float()
 
 
-def _accumulated(part: Callable[[slice], torch.Tensor], source: torch.Tensor, length: int) -> torch.Tensor:
-    """A key's or value's gradient as the kernel sums it into its 16-bit result:
-    for each query head it serves (in order), for each block of query rows
-    (`_query_block`), that part (float32) added to the sum so far and rounded."""
-    heads = source.size(-3)
-    step = _query_block(length)
+ROUNDED_ADDITIONS = 16
+"""The most 16-bit additions (query blocks x query heads a key head serves)
+`_accumulated` spells out one by one, as the kernel rounds them; above, one
+float32 sum rounded once (docs/training.md, "bf16 attention"), so that a
+joint graph does not grow with the sequence and the grouping."""
+
+
+def _accumulated(left: torch.Tensor, right: torch.Tensor, source: torch.Tensor,
+                 factor: float | None) -> torch.Tensor:
+    """A key's or value's gradient, `left^T @ right (* factor)` summed over
+    the query rows and the query heads each head of `source` serves: as the
+    kernel sums it into its 16-bit result (for each query head it serves, in
+    order, for each block of that head's query rows, `_query_block`, that
+    part in float32 added to the sum so far and rounded), where that takes at
+    most `ROUNDED_ADDITIONS` additions; else all of it in float32, rounded
+    once."""
+    *lead, heads, length, width = left.shape
+    kv_heads, step = source.size(-3), _query_block(length)
+    group, blocks = heads // kv_heads, -(-length // step)
+    if blocks * group > ROUNDED_ADDITIONS:
+        # the query heads a key head serves are adjacent: one contraction over their rows
+        whole = (left.reshape(*lead, kv_heads, group * length, width).transpose(-2, -1)
+                 @ right.reshape(*lead, kv_heads, group * length, right.size(-1)))
+        return (whole if factor is None else whole * factor).to(source.dtype)
+    products = _block_products(left, right, step)
+    parts = products[0] if len(products) == 1 else torch.cat(products, -4)  # [..., blocks, heads, source, dim]
+    parts = (parts if factor is None else parts * factor).unflatten(-3, (kv_heads, group))
     total: torch.Tensor | None = None
-    for start in range(0, length, step):
-        block = part(slice(start, min(start + step, length)))  # [..., heads * group, source length, dim]
-        for within in block.unflatten(-3, (heads, -1)).unbind(-3):
+    for head in parts.unbind(-3):  # each query head a key head serves, in turn
+        for within in head.unbind(-4):  # each block of its query rows
             total = within.to(source.dtype) if total is None else (total.float() + within).to(source.dtype)
     assert total is not None
     return total
+
+
+def _block_products(left: torch.Tensor, right: torch.Tensor, step: int) -> list[torch.Tensor]:
+    """`left^T @ right` of each block of `step` rows: one batched product over
+    the whole blocks ([..., heads, blocks, columns of left, columns of right]),
+    and one of the shorter last block, if any."""
+    length = left.size(-2)
+    whole = length - length % step
+    products = []
+    if whole:
+        blocked = [t[..., :whole, :].unflatten(-2, (whole // step, step)) for t in (left, right)]
+        products.append((blocked[0].transpose(-2, -1) @ blocked[1]).transpose(-3, -4))
+    if whole < length:
+        products.append((left[..., whole:, :].transpose(-2, -1) @ right[..., whole:, :]).unsqueeze(-4))
+    return products
 
 
 _SDPA = torch.ops.aten.scaled_dot_product_attention.default

@@ -222,6 +222,29 @@ def test_attention_under_autocast_rounds_as_eager_kernel() -> None:
     _one_bf16_step_against_eager(model, (torch.randn(2, 12, 16),), eager=eager)
 
 
+def test_grouped_value_gradient_adds_up_as_eager_kernel() -> None:
+    """The kernel adds a key/value head's gradient up in bf16 one query head
+    at a time and, within it, one block of query rows at a time (4 heads x
+    4 blocks of 32 rows here); so does the stand-in. Before, block by block,
+    each block's heads in turn: 59% of the value gradient's elements differed
+    from eager's, now 1.75% (the kernel's approximate `exp` on rows of 16 keys
+    or more, and its own order of float32 sums, are not reproduced)."""
+    from rducc.training.attention import _FlashRounded
+
+    generator = torch.Generator().manual_seed(0)
+    query = torch.randn(1, 4, 100, 8, generator=generator).bfloat16()
+    key, value = (torch.randn(1, 1, 100, 8, generator=generator).bfloat16() for _ in range(2))
+    grad = torch.randn(1, 4, 100, 8, generator=generator).bfloat16()
+    gradients = []
+    for eager in (True, False):
+        inputs = [t.clone().requires_grad_() for t in (query, key, value)]
+        out = (nn.functional.scaled_dot_product_attention(*inputs, is_causal=True, enable_gqa=True) if eager
+               else _FlashRounded.apply(*inputs, None, True, 8 ** -0.5))
+        out.backward(grad)
+        gradients.append(inputs[2].grad)
+    assert (gradients[0] != gradients[1]).float().mean() < 0.1
+
+
 def test_bf16_cube_rounds_as_eager() -> None:
     """torch's CPU kernel computes a bf16 `x ** 3` as `x * x * x` in bf16 (the
     square rounded first) and `x ** -2` as `1 / (x * x)`; so does the compiled
