@@ -63,8 +63,10 @@ placement too (`shared_placements`): the tier each call passes at an index
 of an outlined layer is one fact, the callee's parameter's.
 
 If the program with its recomputes in place (their clones, the longer lives
-of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
-round spills only. Every figure comes from the target; the costs are
+of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
+counts the peak inside each outlined layer's call too), a second round plans
+again on that program by the same rule: spills and recomputes, each where it
+costs less per byte freed (it spilled only). Every figure comes from the target; the costs are
 modeled, not measured.
 
 Every kernel and call gets `rdu.phase`; globals the step writes back that
@@ -182,7 +184,8 @@ def _global_readers(function: func.FuncOp) -> dict[str, int]:
 class _Liveness:
     """The HBM peak of a function's activations under a set of placements."""
 
-    def __init__(self, function: func.FuncOp, step: TrainingStep, in_place: frozenset[SSAValue] = frozenset()):
+    def __init__(self, function: func.FuncOp, step: TrainingStep, in_place: frozenset[SSAValue] = frozenset(),
+                 peaks: dict[str, int] | None = None):
         block = function.body.block
         self.ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(self.ops)}
@@ -198,6 +201,11 @@ class _Liveness:
                 self.intervals[result] = (self.position[op], end, size)
         self.delta = np.zeros(len(self.ops) + 2, dtype=np.int64)
         """Per position, the bytes that start holding HBM there less those that stopped just before."""
+        for at, op in enumerate(self.ops):  # a call holds its callee's own peak while it runs
+            inner = (peaks or {}).get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else 0
+            extra = max(0, inner - sum(value_bytes(r) for r in op.results))
+            self.delta[at] += extra
+            self.delta[at + 1] -= extra
         self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
         """The spans each value is counted at in `delta`."""
 
@@ -548,7 +556,8 @@ class _Plan:
     """What a layer call's recompute for some of its results costs (`_narrowed`)."""
 
 
-def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True) -> _Plan:
+def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True,
+                    second: bool = False) -> _Plan:
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
     cheapest candidate per byte that frees bytes at the peak (module docstring)."""
@@ -565,7 +574,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     costs = _ConeCosts(target, _CALLEES.get(id(module), {}))
     plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs)
     pinned: set[SSAValue] = set()
-    liveness = _Liveness(step.function, step, in_place)
+    liveness = _Liveness(step.function, step, in_place, callee_peaks(module) if second else None)
     shared = shared_placements(step.function)
     _UNPLACED.clear()
     candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries, costs)
@@ -701,14 +710,15 @@ def _narrowed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
     return _call_candidate(call, left, plan.costs)
 
 
-def _recompute_all(plan: _Plan, phases: dict[Operation, Phase]) -> None:
+def _recompute_all(plan: _Plan, phases: dict[Operation, Phase],
+                   cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> None:
     """Run every chosen recompute, earliest first: a kernel or call one recompute
-    cloned is reused by a later one that runs it again (a layer's rotary tables)."""
+    cloned is reused by a later one that runs it again (a layer's rotary tables); a
+    callee cut to some results (`cut`, kept across both rounds) is made once."""
     jobs: dict[tuple[Operation, ...], list[SavedValue]] = {}
     for value, saved in plan.recomputed.items():
         jobs.setdefault(plan.chains[value], []).append(saved)
     cloned: dict[Operation, Operation] = {}
-    cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
     for chain, values in sorted(jobs.items(), key=lambda job: _first_reader_index(job[1])):
         call = chain[0]
         if len(chain) == 1 and isinstance(call, func.CallOp) and _callee(call) is not None:
@@ -998,9 +1008,10 @@ class RduPlaceSaved(RduPass):
                 continue
             plan = plan_placements(step, op, target)
             _record(op, step, plan)
-            _recompute_all(plan, step.phases)
+            cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
+            _recompute_all(plan, step.phases, cut)
             if _hbm_demand(op, function) > target.hbm_bytes:
-                _spill_more(op, function, target)
+                _second_round(op, function, target, cut)
 
 
 def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
@@ -1008,33 +1019,44 @@ def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
     used = {global_of(a) for a in arg_attrs(function)}
     globals_ = sum(value_bytes(g.global_type) for g in module.ops
                    if isinstance(g, GlobalOp) and g.sym_name.data in used and g.tier != TierAttr(Tier.DDR))
+    return globals_ + peak_activation_bytes(function, callee_peaks(module))
+
+
+def callee_peaks(module: ModuleOp) -> dict[str, int]:
+    """Per outlined function, the most activation bytes it holds at once while a call
+    of it runs (`peak_activation_bytes`, as `rdu-place-tiers` counts them)."""
     peaks: dict[str, int] = {}
-    for callee in callees_first(module):  # a call holds its callee's own peak while it runs
+    for callee in callees_first(module):
         if is_outlined(callee):
             peaks[callee.sym_name.data] = peak_activation_bytes(callee, peaks)
-    return globals_ + peak_activation_bytes(function, peaks)
+    return peaks
 
 
-def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None:
+def _second_round(module: ModuleOp, function: func.FuncOp, target: Target,
+                  cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> None:
     """A second round, on the program with its recomputes in place (their clones and
-    the longer lives of their inputs are real values now): spills only."""
+    the longer lives of their inputs are real values now): the same planner and cost
+    rule as the first, spills and recomputes, each chosen where it costs less per byte
+    freed (a value the first round kept, a layer call not yet run again)."""
     step = training_step(function)
     if step is None:
         return
     before = {s.value: result_placement(s.producer, s.index)
               for s in (*step.saved, *step.gradients, *_temporaries(step, written_in_place(function)))}
-    plan = plan_placements(step, module, target, recompute=False)
+    plan = plan_placements(step, module, target, second=True)
     memory = training_memory(module)
     classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):
-        if plan.placements[saved.value] != Placement.DDR or before.get(saved.value) == Placement.DDR:
+        now = plan.placements[saved.value]
+        if now == Placement.HBM or before.get(saved.value) == now.value:
             continue
         marks = saved_of(saved.producer)
-        marks[saved.index] = Placement.DDR.value
+        marks[saved.index] = now.value
         set_saved(saved.producer, marks)
-        _mark_callee_result(saved)
+        if now == Placement.DDR:
+            _mark_callee_result(saved)
         cls = "gradients" if saved.gradient else classes.get(saved.value, "activations")
-        memory[f"{cls}.ddr"] = memory.get(f"{cls}.ddr", 0) + saved.bytes
+        memory[f"{cls}.{now.value}"] = memory.get(f"{cls}.{now.value}", 0) + saved.bytes
         if saved in step.saved or saved in step.gradients:
             memory[f"{cls}.hbm"] = max(0, memory.get(f"{cls}.hbm", 0) - saved.bytes)
     table: dict[str, dict[str, int]] = {}
@@ -1045,3 +1067,4 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
     globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
     for name in plan.ddr_globals:
         globals_[name].tier = TierAttr(Tier.DDR)
+    _recompute_all(plan, step.phases, cut)

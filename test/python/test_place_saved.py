@@ -381,3 +381,39 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
     ours = step.parameters()
     for name, parameter in reference.named_parameters():
         torch.testing.assert_close(ours[name], parameter.detach(), rtol=PARAM_RTOL, atol=PARAM_ATOL)
+
+
+def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rdu-place-saved's second round (the program with the first round's placements in
+    place still over HBM, as rdu-place-tiers counts it) plans by the first round's rule:
+    with a DDR of 1 GB/s it runs the outlined layer calls again rather than spilling their
+    saved values (it spilled only), and the modeled step is faster. The first round is
+    made to place nothing here (its target's HBM taken as unbounded), so the second
+    round has the whole step to place; one SGD step gives eager's loss."""
+    from rducc.passes import rdu_place_saved
+    from rducc.pipeline import pipeline_text
+
+    first_round = rdu_place_saved.plan_placements
+    spill_only = {"on": False}
+
+    def rounds(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
+        if not second:
+            return first_round(step, module, dataclasses.replace(target, hbm_bytes=10**15), recompute)
+        return first_round(step, module, target, recompute and not spill_only["on"], second)
+
+    monkeypatch.setattr(rdu_place_saved, "plan_placements", rounds)
+    torch.manual_seed(3)
+    model, x = GatedStack(), torch.randn(2, 8, 64)
+    target = str(INPUTS / "train-slow-ddr.toml")
+    outlined = pipeline_text(0).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
+    steps = {}
+    for only in (True, False):
+        spill_only["on"] = only
+        steps[only] = rducc.compile_training(copy.deepcopy(model), (x,), optimizer="sgd", lr=1e-2, opt_level=0,
+                                             target=target, passes=outlined)
+    old, new = (training_memory(steps[only].module) for only in (True, False))
+    assert old["activations.recompute"] == 0 and old["activations.ddr"] > 0
+    assert new["activations.recompute"] > 0 and new["activations.ddr"] < old["activations.ddr"]
+    timing = {only: training_speed(steps[only].module, load_target(target)).step_s for only in (True, False)}
+    assert timing[False] < timing[True]
+    _adamw_steps_as_eager(steps[False], copy.deepcopy(model), x, 1, torch.optim.SGD)
