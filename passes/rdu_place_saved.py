@@ -52,15 +52,21 @@ when the callee returns the value at two indices (one kernel result, two
 slots). A recompute of a call's results keeps them in HBM, the callee's
 tier, so the calls of one callee may differ in that (some recomputed, some
 kept), but a group with a member in DDR is not recomputed and a group with
-a recomputed member does not spill. A view kernel's result (a reshape or contiguous slice, which
-`rdu-insert-dma` makes a `tier.view` of its input's buffer: a bias gradient,
-the summed rows reshaped) lives where its input lives, so the two share one
+a recomputed member does not spill. A call whose saved results include such
+a blocked value (a slot the callee spills for every call, the layer's output
+a later recompute reads) is recomputed for the rest (`_narrowed`: the callee
+cut to them, costed by that cut), the blocked value kept where it is.
+A view kernel's result (a reshape or contiguous slice, which `rdu-insert-dma`
+makes a `tier.view` of its input's buffer: a bias gradient, the summed rows
+reshaped) lives where its input lives, so the two share one
 placement too (`shared_placements`): the tier each call passes at an index
 of an outlined layer is one fact, the callee's parameter's.
 
 If the program with its recomputes in place (their clones, the longer lives
-of their inputs) still exceeds HBM as `rdu-place-tiers` counts it, a second
-round spills only. Every figure comes from the target; the costs are
+of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
+counts the peak inside each outlined layer's call too), a second round plans
+again on that program by the same rule: spills and recomputes, each where it
+costs less per byte freed (it spilled only). Every figure comes from the target; the costs are
 modeled, not measured.
 
 Every kernel and call gets `rdu.phase`; globals the step writes back that
@@ -78,7 +84,8 @@ recounting every value after each choice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -177,7 +184,8 @@ def _global_readers(function: func.FuncOp) -> dict[str, int]:
 class _Liveness:
     """The HBM peak of a function's activations under a set of placements."""
 
-    def __init__(self, function: func.FuncOp, step: TrainingStep, in_place: frozenset[SSAValue] = frozenset()):
+    def __init__(self, function: func.FuncOp, step: TrainingStep, in_place: frozenset[SSAValue] = frozenset(),
+                 peaks: dict[str, int] | None = None):
         block = function.body.block
         self.ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(self.ops)}
@@ -193,6 +201,11 @@ class _Liveness:
                 self.intervals[result] = (self.position[op], end, size)
         self.delta = np.zeros(len(self.ops) + 2, dtype=np.int64)
         """Per position, the bytes that start holding HBM there less those that stopped just before."""
+        for at, op in enumerate(self.ops):  # a call holds its callee's own peak while it runs
+            inner = (peaks or {}).get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else 0
+            extra = max(0, inner - sum(value_bytes(r) for r in op.results))
+            self.delta[at] += extra
+            self.delta[at + 1] -= extra
         self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
         """The spans each value is counted at in `delta`."""
 
@@ -441,33 +454,54 @@ def _layer_results(step: TrainingStep) -> dict[func.CallOp, list[SavedValue]]:
     return found
 
 
-def _recompute_candidates(step: TrainingStep, target: Target) -> list[_Candidate]:
+@dataclass
+class _ConeCosts:
+    """The roofline time of a recompute of a layer call for some of its results: the
+    callee's ops those results need (`callee_cone`), each `op_roofline_s`, remembered
+    per callee and set of results."""
+
+    target: Target
+    callees: Mapping[str, func.FuncOp]
+    known: dict[str, float] = field(default_factory=dict)
+    cones: dict[tuple[str, tuple[int, ...]], float] = field(default_factory=dict)
+
+    def __call__(self, call: func.CallOp, indices: Sequence[int]) -> float:
+        callee = _callee(call)
+        assert callee is not None
+        key = (callee.sym_name.data, tuple(sorted(indices)))
+        if key not in self.cones:
+            self.cones[key] = sum(op_roofline_s(op, self.target, self.callees, self.known)
+                                  for op in callee_cone(callee, key[1]))
+        return self.cones[key]
+
+
+def _recompute_candidates(step: TrainingStep, target: Target, costs: _ConeCosts | None = None) -> list[_Candidate]:
     """A recompute per saved value a forward kernel makes (its chain back to values the
     backward has), and one per forward call of an outlined layer: the call alone run
     again from its operands (which then stay in HBM until it runs: a mask or rotary
     table the layers share is not recomputed), giving all the saved results
     `_layer_results` names. Each costs the roofline time of the ops it runs again
-    (`rducc.model.roofline`: a call, its callee's ops)."""
+    (`rducc.model.roofline`: a call, its callee's ops those results need)."""
     kept = {s.value for s in step.saved}
     module = step.function.parent_op()
-    callees = _CALLEES.get(id(module), {})
-    known: dict[str, float] = {}
+    costs = costs or _ConeCosts(target, _CALLEES.get(id(module), {}))
     found: list[_Candidate] = []
     for saved in step.saved:
         if isinstance(saved.producer, func.CallOp):
             continue
         chain = recompute_chain(saved, kept - {saved.value}, step.phases)
         if chain is not None:
-            cost = sum(op_roofline_s(op, target, callees, known) for op in chain)
+            cost = sum(op_roofline_s(op, target, costs.callees, costs.known) for op in chain)
             found.append(_Candidate(cost, saved.bytes, saved, Placement.RECOMPUTE, chain=tuple(chain)))
     for call, values in _layer_results(step).items():
-        callee = _callee(call)
-        assert callee is not None
-        needed = callee_cone(callee, [s.index for s in values])
-        cost = sum(op_roofline_s(op, target, callees, known) for op in needed)
-        found.append(_Candidate(cost, sum(s.bytes for s in values), values[0], Placement.RECOMPUTE, chain=(call,),
-                                also=tuple(values[1:])))
+        found.append(_call_candidate(call, values, costs))
     return found
+
+
+def _call_candidate(call: func.CallOp, values: Sequence[SavedValue], costs: _ConeCosts) -> _Candidate:
+    """A recompute of layer call `call` for `values` (some of its saved results)."""
+    return _Candidate(costs(call, [s.index for s in values]), sum(s.bytes for s in values), values[0],
+                      Placement.RECOMPUTE, chain=(call,), also=tuple(values[1:]))
 
 
 def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
@@ -493,8 +527,8 @@ def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
 
 
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
-                temporaries: list[SavedValue]) -> list[_Candidate]:
-    found: list[_Candidate] = _recompute_candidates(step, target)
+                temporaries: list[SavedValue], costs: _ConeCosts) -> list[_Candidate]:
+    found: list[_Candidate] = _recompute_candidates(step, target, costs)
     for saved in (*step.saved, *step.gradients, *temporaries):
         uses = len({u.operation for u in saved.value.uses})
         if not _kept_on_chip(saved, target) and not _is_loss(saved) \
@@ -503,7 +537,12 @@ def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], reade
     for name, size in sizes.items():
         touches = readers.get(name, 0) + (1 if name in step.state_globals else 0)
         found.append(_Candidate(_ddr_extra_seconds(target, size * max(touches, 1)), size, global_names=(name,)))
-    return sorted(found, key=lambda c: (c.cost_per_byte, -c.freed))
+    return sorted(found, key=_order)
+
+
+def _order(candidate: _Candidate) -> tuple[float, int]:
+    """Candidates are weighed cheapest per byte first, the larger first at a tie."""
+    return candidate.cost_per_byte, -candidate.freed
 
 
 @dataclass
@@ -513,9 +552,12 @@ class _Plan:
     ddr_globals: set[str]
     chains: dict[SSAValue, tuple[Operation, ...]] = field(default_factory=dict)
     temporaries: list[SavedValue] = field(default_factory=list)
+    costs: _ConeCosts | None = None
+    """What a layer call's recompute for some of its results costs (`_narrowed`)."""
 
 
-def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True) -> _Plan:
+def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True,
+                    second: bool = False) -> _Plan:
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
     cheapest candidate per byte that frees bytes at the peak (module docstring)."""
@@ -529,12 +571,13 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
         for s in (*step.saved, *step.gradients, *temporaries)
     }
     spilled = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)}
-    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries)
+    costs = _ConeCosts(target, _CALLEES.get(id(module), {}))
+    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs)
     pinned: set[SSAValue] = set()
-    liveness = _Liveness(step.function, step, in_place)
+    liveness = _Liveness(step.function, step, in_place, callee_peaks(module) if second else None)
     shared = shared_placements(step.function)
     _UNPLACED.clear()
-    candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries)
+    candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries, costs)
                   if recompute or c.placement != Placement.RECOMPUTE]
     liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
@@ -578,20 +621,25 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
     """The first (cheapest per byte) candidate that frees HBM at position `at`, taken
     out of `candidates`, with every candidate closed for good (`_applies`: None)
     dropped on the way: a later choice scans only what may still apply, not every
-    candidate again."""
-    kept: list[_Candidate] = []
-    chosen = None
-    for index, candidate in enumerate(candidates):
+    candidate again. A layer call's recompute closed by some of its values
+    (`_blocked`) comes back without them (`_narrowed`), in its place by cost."""
+    index = 0
+    while index < len(candidates):
+        candidate = candidates[index]
         verdict = _applies(candidate, plan, pinned, liveness, at, shared)
         if verdict is None:
+            del candidates[index]
+            narrower = _narrowed(candidate, plan, pinned, shared)
+            if narrower is not None:
+                at_order = bisect.bisect_right(candidates, _order(narrower), key=_order)
+                candidates.insert(at_order, narrower)
+                index = min(index, at_order)
             continue
         if verdict:
-            chosen = candidate
-            kept.extend(candidates[index + 1:])
-            break
-        kept.append(candidate)
-    candidates[:] = kept
-    return chosen
+            del candidates[index]
+            return candidate
+        index += 1
+    return None
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
@@ -621,33 +669,56 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
 def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
                        shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
     """Whether a recompute frees HBM at position `at` (True), not there (False), or is
-    closed for good (None): its values and the chain's inputs must be in HBM, no
-    recompute reads its values, and a value an outlined layer holds with others (a
-    call's result at an index) is in a group none of which is in DDR (the clone's
-    result is in HBM, where the callee writes it)."""
+    closed for good (None): the chain's inputs must be in HBM, none of its values
+    `_blocked`, and a kernel's value not one a callee or a view shares."""
     inputs = chain_inputs(list(candidate.chain))
     if any(plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs):
         return None
     for saved in candidate.values:
-        value = saved.value
-        if plan.placements[value] != Placement.HBM or value in pinned:
+        if _blocked(saved, plan, pinned, shared):
             return None
-        group = shared.get(value, [value])
-        if len(group) > 1 and not isinstance(saved.producer, func.CallOp):
+        if len(shared.get(saved.value, ())) > 1 and not isinstance(saved.producer, func.CallOp):
             return None  # a kernel's result a callee reads at a parameter it shares, or a view's
-        if any(plan.placements.get(v) == Placement.DDR for v in group):
-            return None
     return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
 
 
-def _recompute_all(plan: _Plan, phases: dict[Operation, Phase]) -> None:
+def _blocked(saved: SavedValue, plan: _Plan, pinned: set[SSAValue], shared: dict[SSAValue, list[SSAValue]]) -> bool:
+    """Whether no recompute can give `saved`: it is not in HBM, a recompute reads it
+    (pinned), or a value it shares its placement with is in DDR (a call's result at an
+    index the callee writes to DDR for every call: the clone's result would be in HBM)."""
+    value = saved.value
+    if plan.placements[value] != Placement.HBM or value in pinned:
+        return True
+    return any(plan.placements.get(v) == Placement.DDR for v in shared.get(value, ()))
+
+
+def _narrowed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+              shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """A layer call's recompute closed by some of its values (`_blocked`: one slot of
+    the callee spilled, the layer's output a later recompute reads) made without them:
+    the call cut to the rest (`callee_cone`), costed by that cut, the blocked values
+    kept where they are. None for a kernel's recompute, a call's whose inputs left HBM,
+    or when no value is blocked or none is left."""
+    call = candidate.chain[0] if candidate.placement == Placement.RECOMPUTE and len(candidate.chain) == 1 else None
+    if not isinstance(call, func.CallOp) or _callee(call) is None or plan.costs is None:
+        return None
+    if any(plan.placements.get(v, Placement.HBM) != Placement.HBM for v in call.operands):
+        return None
+    left = [s for s in candidate.values if not _blocked(s, plan, pinned, shared)]
+    if not left or len(left) == len(candidate.values):
+        return None
+    return _call_candidate(call, left, plan.costs)
+
+
+def _recompute_all(plan: _Plan, phases: dict[Operation, Phase],
+                   cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> None:
     """Run every chosen recompute, earliest first: a kernel or call one recompute
-    cloned is reused by a later one that runs it again (a layer's rotary tables)."""
+    cloned is reused by a later one that runs it again (a layer's rotary tables); a
+    callee cut to some results (`cut`, kept across both rounds) is made once."""
     jobs: dict[tuple[Operation, ...], list[SavedValue]] = {}
     for value, saved in plan.recomputed.items():
         jobs.setdefault(plan.chains[value], []).append(saved)
     cloned: dict[Operation, Operation] = {}
-    cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
     for chain, values in sorted(jobs.items(), key=lambda job: _first_reader_index(job[1])):
         call = chain[0]
         if len(chain) == 1 and isinstance(call, func.CallOp) and _callee(call) is not None:
@@ -686,7 +757,9 @@ def _recompute_callee(call: func.CallOp, indices: tuple[int, ...],
                       cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> func.FuncOp:
     """The callee a recompute of `call` for its results at `indices` calls: a copy of
     the call's callee (`@layer_forward_recompute`, outlined too) holding only the ops
-    those results need and returning only them; the callee itself when they need all."""
+    those results need and returning only them; the callee itself when they are all its
+    results (a cut that returns fewer does not write the others, such as a slot the
+    callee spills for every call)."""
     callee = _callee(call)
     assert callee is not None
     name = callee.sym_name.data
@@ -696,7 +769,7 @@ def _recompute_callee(call: func.CallOp, indices: tuple[int, ...],
         return found
     ops = [op for op in callee.body.block.ops if not isinstance(op, func.ReturnOp)]
     keep = {ops.index(op) for op in callee_cone(callee, indices)}
-    if len(keep) == len(ops):
+    if len(keep) == len(ops) and len(indices) == len(call.results):
         return callee
     copy = callee.clone()
     copied = [op for op in copy.body.block.ops if not isinstance(op, func.ReturnOp)]
@@ -707,6 +780,7 @@ def _recompute_callee(call: func.CallOp, indices: tuple[int, ...],
     for index in reversed(range(len(copied))):
         if index not in keep:
             copy.body.block.erase_op(copied[index])
+    _unspill_inner(copy)
     if copy.res_attrs is not None:
         copy.res_attrs = ArrayAttr([copy.res_attrs.data[i] for i in indices])
     copy.update_function_type()
@@ -720,6 +794,21 @@ def _recompute_callee(call: func.CallOp, indices: tuple[int, ...],
     _CALLEES.setdefault(id(module), {})[copy.sym_name.data] = copy
     cut[(name, indices)] = copy
     return copy
+
+
+def _unspill_inner(callee: func.FuncOp) -> None:
+    """A cut callee's kernel results that it no longer returns stay on its own path:
+    a DDR mark the whole callee's slot had (a blocked value spilled for every call,
+    which the cut still computes on the way to the rest) is dropped."""
+    terminator = callee.body.block.last_op
+    returned = set(terminator.operands) if terminator is not None else set()
+    for kernel in callee.body.block.ops:
+        marks = saved_of(kernel) if isinstance(kernel, KernelOp) and SAVED in kernel.attributes else None
+        if marks is None:
+            continue
+        kept = [m if m != Placement.DDR.value or r in returned else "" for m, r in zip(marks, kernel.results)]
+        if kept != marks:
+            set_saved(kernel, kept)
 
 
 def _source(callee: func.FuncOp) -> str:
@@ -919,9 +1008,10 @@ class RduPlaceSaved(RduPass):
                 continue
             plan = plan_placements(step, op, target)
             _record(op, step, plan)
-            _recompute_all(plan, step.phases)
+            cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
+            _recompute_all(plan, step.phases, cut)
             if _hbm_demand(op, function) > target.hbm_bytes:
-                _spill_more(op, function, target)
+                _second_round(op, function, target, cut)
 
 
 def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
@@ -929,33 +1019,44 @@ def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
     used = {global_of(a) for a in arg_attrs(function)}
     globals_ = sum(value_bytes(g.global_type) for g in module.ops
                    if isinstance(g, GlobalOp) and g.sym_name.data in used and g.tier != TierAttr(Tier.DDR))
+    return globals_ + peak_activation_bytes(function, callee_peaks(module))
+
+
+def callee_peaks(module: ModuleOp) -> dict[str, int]:
+    """Per outlined function, the most activation bytes it holds at once while a call
+    of it runs (`peak_activation_bytes`, as `rdu-place-tiers` counts them)."""
     peaks: dict[str, int] = {}
-    for callee in callees_first(module):  # a call holds its callee's own peak while it runs
+    for callee in callees_first(module):
         if is_outlined(callee):
             peaks[callee.sym_name.data] = peak_activation_bytes(callee, peaks)
-    return globals_ + peak_activation_bytes(function, peaks)
+    return peaks
 
 
-def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None:
+def _second_round(module: ModuleOp, function: func.FuncOp, target: Target,
+                  cut: dict[tuple[str, tuple[int, ...]], func.FuncOp]) -> None:
     """A second round, on the program with its recomputes in place (their clones and
-    the longer lives of their inputs are real values now): spills only."""
+    the longer lives of their inputs are real values now): the same planner and cost
+    rule as the first, spills and recomputes, each chosen where it costs less per byte
+    freed (a value the first round kept, a layer call not yet run again)."""
     step = training_step(function)
     if step is None:
         return
     before = {s.value: result_placement(s.producer, s.index)
               for s in (*step.saved, *step.gradients, *_temporaries(step, written_in_place(function)))}
-    plan = plan_placements(step, module, target, recompute=False)
+    plan = plan_placements(step, module, target, second=True)
     memory = training_memory(module)
     classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):
-        if plan.placements[saved.value] != Placement.DDR or before.get(saved.value) == Placement.DDR:
+        now = plan.placements[saved.value]
+        if now == Placement.HBM or before.get(saved.value) == now.value:
             continue
         marks = saved_of(saved.producer)
-        marks[saved.index] = Placement.DDR.value
+        marks[saved.index] = now.value
         set_saved(saved.producer, marks)
-        _mark_callee_result(saved)
+        if now == Placement.DDR:
+            _mark_callee_result(saved)
         cls = "gradients" if saved.gradient else classes.get(saved.value, "activations")
-        memory[f"{cls}.ddr"] = memory.get(f"{cls}.ddr", 0) + saved.bytes
+        memory[f"{cls}.{now.value}"] = memory.get(f"{cls}.{now.value}", 0) + saved.bytes
         if saved in step.saved or saved in step.gradients:
             memory[f"{cls}.hbm"] = max(0, memory.get(f"{cls}.hbm", 0) - saved.bytes)
     table: dict[str, dict[str, int]] = {}
@@ -966,3 +1067,4 @@ def _spill_more(module: ModuleOp, function: func.FuncOp, target: Target) -> None
     globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
     for name in plan.ddr_globals:
         globals_[name].tier = TierAttr(Tier.DDR)
+    _recompute_all(plan, step.phases, cut)

@@ -340,6 +340,16 @@ def _read_bytes(op: Operation, operand: SSAValue) -> int:
     return value_bytes(operand)
 
 
+def sram_room_bytes(module: ModuleOp) -> int | None:
+    """The SRAM the program's plan leaves free at its peak (`tier.sram_capacity -
+    tier.sram_peak`, the largest over its functions); None when it has no plan."""
+    peak = capacity = 0
+    for function in functions(module):
+        peak = max(peak, _int_attr(function, contracts.SRAM_PEAK))
+        capacity = max(capacity, _int_attr(function, contracts.SRAM_CAPACITY))
+    return capacity - peak if capacity else None
+
+
 def _int_attr(op: Operation, name: str) -> int:
     value = op.attributes.get(name)
     return value.value.data if isinstance(value, IntegerAttr) else 0
@@ -370,7 +380,7 @@ def estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None = None) 
     if peak > target.sram_bytes:
         raise RduccError(f"cost model: the program's SRAM plan needs {peak} bytes at its peak, more than "
                          f"target {target.name}'s sram_bytes ({target.sram_bytes}); compile it for that target")
-    kernels = kernel_costs(walk.kernels, target, capacity - peak if capacity else None)
+    kernels = kernel_costs(walk.kernels, target, sram_room_bytes(module))
     loops = [replace(loop) for loop in walk.loops]  # this report's own: `_count_savings` fills them for `target`
     _count_savings(loops, walk.by_function, target)
     hosts = [host_call_cost(op, target) for op in walk.host_calls]

@@ -19,8 +19,16 @@ the program's order:
   takes that load off its HBM time (`kernel_timing.prefetch_hidden_s`);
 - values are compared only between kernels of one function activation (the
   same `func.call`s): across calls of an outlined layer the callee's buffers
-  are the same SSA values for different data, so a kernel in another
-  activation waits for every collective before it (conservative).
+  are the same SSA values for different data. The first kernel of a layer
+  call's activation waits for the collectives that make the call's operands
+  (the entry function's buffers it passes; a collective inside a call makes
+  that call's results and operands, which it may write), and a kernel of the
+  entry function for those that make what it reads: so a layer call runs
+  beside a collective it does not read (ZeRO stage 3's gather of the next
+  layer's weights, `rdu_partition.prefetch`) when the SRAM plan's free room
+  holds what the pending collectives land in SRAM (their kernels' outs);
+  without room, or between nested calls of one call, it waits for every
+  collective before it.
 
 The program's time is when the last lane ends. Each kernel's share of it
 (`KernelCost.modeled_time_s`) is how far its pipeline and collectives moved
@@ -37,6 +45,7 @@ from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 from rducc.dialects.program import kernel_run_name
+from rducc.dialects.shapes import value_bytes
 from rducc.model.kernel_timing import KernelCost, KernelWork, Overlap, kernel_time, kernel_work
 from rducc.model.program_walk import KernelRecord
 from rducc.targets import Target
@@ -69,21 +78,53 @@ def _outputs(record: KernelRecord) -> set[SSAValue]:
 class _Lanes:
     """The chip and the links as the kernels are placed on them, in program order."""
 
-    def __init__(self) -> None:
+    def __init__(self, room_bytes: int | None) -> None:
         self.chip_free = 0.0
         self.link_free = 0.0
         self.finish = 0.0
-        self.activation: tuple[object, ...] | None = None
+        self.activation: tuple[func.CallOp, ...] | None = None
         self.ready: dict[SSAValue, float] = {}
-        """When each value written by a kernel of the current activation is ready."""
+        """When each value written by a kernel of the current layer call's activation is ready."""
+        self.outer: dict[SSAValue, float] = {}
+        """When each value of the entry function is ready (a kernel's output there; a
+        call's results and operands, after the collectives inside the call)."""
+        self.room_bytes = room_bytes
+        self.landing: list[tuple[float, int]] = []
+        """Per collective placed: when it ends and the SRAM bytes it lands in."""
 
     def wait_for(self, record: KernelRecord) -> tuple[float, bool]:
         """When the kernel's inputs are ready, and whether it waits for no collective."""
         if record.calls != self.activation:
-            self.activation, self.ready = record.calls, {}
-            return self.link_free, self.link_free <= self.chip_free
-        ready = max((self.ready.get(v, 0.0) for v in _inputs(record)), default=0.0)
+            previous, self.activation, self.ready = self.activation, record.calls, {}
+            nested = bool(previous and record.calls and previous[0] is record.calls[0])
+            if nested or not self._room_beside_pending():
+                return self.link_free, self.link_free <= self.chip_free
+            reads = set(record.calls[0].operands) if record.calls else _inputs(record)
+            ready = max((self.outer.get(v, 0.0) for v in reads), default=0.0)
+            return ready, ready <= self.chip_free
+        known = self.ready if record.calls else self.outer
+        ready = max((known.get(v, 0.0) for v in _inputs(record)), default=0.0)
         return ready, ready <= self.chip_free
+
+    def _room_beside_pending(self) -> bool:
+        """Whether the SRAM plan's free room holds what the collectives still running
+        when the chip is next free land in (nothing pending: trivially)."""
+        pending = sum(n for end, n in self.landing if end > self.chip_free)
+        return pending == 0 or (self.room_bytes is not None and pending <= self.room_bytes)
+
+    def placed(self, record: KernelRecord, link_s: float, link_end: float) -> None:
+        """Record when the kernel's outputs are ready (and, for a collective inside a
+        layer call, that call's results and operands)."""
+        known = self.ready if record.calls else self.outer
+        for value in _outputs(record):
+            known[value] = link_end
+        if link_s <= 0:
+            return
+        self.landing.append((link_end, sum(value_bytes(v) for v in record.op.outs)))
+        if record.calls:
+            call = record.calls[0]
+            for value in (*call.results, *call.operands):
+                self.outer[value] = max(self.outer.get(value, 0.0), link_end)
 
 
 def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None = None
@@ -91,7 +132,7 @@ def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None
     """Each kernel's cost with the overlap its place in the schedule gives (the
     module docstring's rules), and its place."""
     works: dict[object, KernelWork] = {}
-    lanes = _Lanes()
+    lanes = _Lanes(room_bytes)
     costs: list[KernelCost] = []
     placed: list[Placed] = []
     indices: dict[func.CallOp, int] = {}  # each function's calls indexed once, not once a run
@@ -119,8 +160,7 @@ def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None
         lanes.chip_free, lanes.finish = end, finish
         if cost.link_s > 0:
             lanes.link_free = link_end
-        for value in _outputs(record):
-            lanes.ready[value] = link_end
+        lanes.placed(record, cost.link_s, link_end)
     return costs, placed
 
 

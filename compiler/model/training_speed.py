@@ -96,6 +96,7 @@ from rducc.model.cost_model import (
     estimate,
     kernel_costs,
     op_flops,
+    sram_room_bytes,
     walk_placed,
 )
 from rducc.model.pipeline_schedule import OneFOneB, one_f_one_b
@@ -425,7 +426,7 @@ def op_seconds(op: Operation, target: Target, weights: set[SSAValue]) -> tuple[f
 def _time_kernels(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
     """A lowered program: each kernel (as the cost model times it) on its stage."""
     walk = walk_placed(module, target.kernel_looping)
-    for record, cost in zip(walk.kernels, kernel_costs(walk.kernels, target)):
+    for record, cost in zip(walk.kernels, kernel_costs(walk.kernels, target, sram_room_bytes(module))):
         placed = record.calls[0] if record.calls else record.op  # an outlined layer's kernel: its call's stage
         times = stages[op_stage(placed) if len(stages) > 1 else 0]
         body = [op for op in record.op.body.walk() if phase_of(op) is not None]

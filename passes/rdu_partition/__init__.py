@@ -160,6 +160,7 @@ from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
+from rducc.passes.rdu_partition.prefetch import prefetch_parameter_gathers
 from rducc.passes.rdu_partition.sequence import carried_arguments, reads_by_token, token_split
 from rducc.passes.rdu_partition.training import (
     adopt,
@@ -2159,6 +2160,8 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
         for function in layers_first(functions(module)):
             replicated += partition_tensors(module, function, dp, strict, data_parallel=True, callees=replicas,
                                             rank_scale=tp, program_ranks=tp * dp, zero=zero, training=training)
+    if zero >= 3 and pp == 1:
+        prefetch_parameter_gathers(entry_function(module))
     executed = executed_microbatches(module)
     if executed > 1:  # the step runs its microbatches itself: they are 1F1B's
         microbatches = executed

@@ -98,3 +98,64 @@ def test_a_ring_step_between_modules_pays_the_switch_hops() -> None:
         min(hop + 2 * cross + 3 * size, 14 * (cross + size / 8)))
     flat = TARGET.with_value("module_sockets", 1).with_value("cross_module_hops", 1)
     assert collective_cost(AllReduceOp(value, 8), flat)[0] == pytest.approx(3 * (hop + size))
+
+
+def _gather_then_layer_calls() -> str:
+    """k0 all-gathers a weight (8 parts) into %g; @layer (one matmul) is called first on
+    %w1, which the gather does not make, then on %g (ZeRO stage 3's prefetch order)."""
+    a, w, part = "16x4096xbf16", "4096x4096xbf16", "512x4096xbf16"
+    return f"""
+builtin.module attributes {{rdu.level = #rdu<level memory>}} {{
+  func.func @forward(%x: !tier.buffer<hbm, {a}> {{rdu.input = "x"}}, %p: !tier.buffer<hbm, {part}> {{rdu.input = "p"}},
+                     %w1: !tier.buffer<hbm, {w}> {{rdu.input = "w1"}}) -> !tier.buffer<hbm, {a}> {{
+    %ps = tier.alloc : !tier.buffer<sram, {part}>
+    %gs = tier.alloc : !tier.buffer<sram, {w}>
+    %g = tier.alloc : !tier.buffer<hbm, {w}>
+    tier.dma %p -> %ps : !tier.buffer<hbm, {part}> -> !tier.buffer<sram, {part}>
+    tier.compute "k0" ins(%ps : !tier.buffer<sram, {part}>) outs(%gs : !tier.buffer<sram, {w}>) {{
+    ^bb0(%q: tensor<{part}>):
+      %r = rdu.all_gather %q dim 0 group 8 : tensor<{part}> -> tensor<{w}>
+      rdu.yield %r : tensor<{w}>
+    }}
+    tier.dma %gs -> %g : !tier.buffer<sram, {w}> -> !tier.buffer<hbm, {w}>
+    %y0 = func.call @layer(%x, %w1) : (!tier.buffer<hbm, {a}>, !tier.buffer<hbm, {w}>) -> !tier.buffer<hbm, {a}>
+    %y1 = func.call @layer(%y0, %g) : (!tier.buffer<hbm, {a}>, !tier.buffer<hbm, {w}>) -> !tier.buffer<hbm, {a}>
+    func.return %y1 : !tier.buffer<hbm, {a}>
+  }}
+  func.func private @layer(%h: !tier.buffer<hbm, {a}>, %v: !tier.buffer<hbm, {w}> {{rdu.weight}})
+      -> !tier.buffer<hbm, {a}> attributes {{rdu.outlined_from = "layers.0", rdu.calls = 2 : i64}} {{
+    %hs = tier.alloc : !tier.buffer<sram, {a}>
+    %vs = tier.alloc : !tier.buffer<sram, {w}>
+    %os = tier.alloc : !tier.buffer<sram, {a}>
+    %o = tier.alloc : !tier.buffer<hbm, {a}>
+    tier.dma %h -> %hs : !tier.buffer<hbm, {a}> -> !tier.buffer<sram, {a}>
+    tier.dma %v -> %vs : !tier.buffer<hbm, {w}> -> !tier.buffer<sram, {w}>
+    tier.compute "k1" ins(%hs, %vs : !tier.buffer<sram, {a}>, !tier.buffer<sram, {w}>) outs(%os : !tier.buffer<sram, {a}>) {{
+    ^bb0(%m: tensor<{a}>, %n: tensor<{w}>):
+      %c = rdu.matmul %m, %n : tensor<{a}>, tensor<{w}> -> tensor<{a}>
+      rdu.yield %c : tensor<{a}>
+    }}
+    tier.dma %os -> %o : !tier.buffer<sram, {a}> -> !tier.buffer<hbm, {a}>
+    func.return %o : !tier.buffer<hbm, {a}>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("room", [2**30, 0])
+def test_a_layer_call_runs_beside_a_gather_it_does_not_read(room: int) -> None:
+    """The first call of @layer reads %x and %w1, not the weight k0 gathers: with SRAM
+    room for the gather's landing buffer it starts when k0's pipeline ends and runs
+    beside the gather; the second call reads %g and waits for it. Without room the
+    first call waits too (the old, serial order)."""
+    module = parse_module(_gather_then_layer_calls())
+    walk = walk_placed(module)
+    assert [len(k.calls) for k in walk.kernels] == [0, 1, 1]
+    costs, placed = schedule(walk.kernels, TARGET, room)
+    gather = placed[0]
+    assert gather.link_end_s > gather.end_s  # the gather takes link time
+    if room:
+        assert placed[1].independent and placed[1].start_s == pytest.approx(gather.end_s)
+    else:
+        assert not placed[1].independent and placed[1].start_s == pytest.approx(gather.link_end_s)
+    assert placed[2].start_s >= gather.link_end_s - 1e-15  # the second call reads the gathered weight
