@@ -26,6 +26,11 @@ Llama's math, held to `modules` (BENCHMARKS' form) within 2%:
   explicit `scale`, KV heads by `repeat_interleave` after the cat;
   residual adds as `torch.add(..., alpha=1)` of two branches summed at the end.
 
+- `sequential_state`: the layers an `nn.Sequential` passing one dict of
+  state (hidden, rotary, the caches, the updates so far); each layer reads its
+  cache window by its own index; q/k/v one weight laid out per KV group
+  [kv, group + 2, dim] (Falcon's new decoder layout) cut by slicing.
+
 Other math, each held to its own roofline at `modules`' efficiency on that
 target (the time `modules`' roofline ratio gives for the bytes it must read):
 - `parallel_residual`: GPT-J's layer: attention and MLP read the same norm,
@@ -269,6 +274,43 @@ class SdpaFunctional(ldf._Base):
         return (self.head(x), *updates)
 
 
+class StateLayer(nn.Module):
+    """A layer of an `nn.Sequential` passing one dict of state: it reads its own cache window by
+    the index it was made with; q/k/v one weight laid out per KV group [kv, group + 2, dim]
+    (Falcon's new decoder layout), cut by slicing dim -2."""
+
+    def __init__(self, index: int, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.index, self.heads, self.kv, self.dim, self.eps = index, heads, kv, hidden // heads, eps
+        self.group = heads // kv
+        self.qkv = nn.Linear(hidden, (heads + 2 * kv) * self.dim, bias=False)
+        self.w = ldf.Weights(hidden, intermediate, heads, kv)
+
+    def forward(self, state: dict) -> dict:
+        x, cos, sin, w, group = state["x"], state["cos"], state["sin"], self.w, self.group
+        grouped = self.qkv(ldf.rms(x, w.input_layernorm, self.eps)).view(1, self.kv, group + 2, self.dim)
+        q = ldf.rope(grouped[:, :, :group], cos, sin)
+        k = ldf.rope(grouped[:, :, group:group + 1], cos, sin)
+        v = grouped[:, :, group + 1:]
+        k_cache, v_cache = state["caches"][2 * self.index], state["caches"][2 * self.index + 1]
+        x = x + F.linear(ldf._attend_split(q, k, v, k_cache, v_cache, self.dim).reshape(1, 1, -1), w.o_proj)
+        normed = ldf.rms(x, w.post_attention_layernorm, self.eps)
+        x = x + F.linear(F.silu(F.linear(normed, w.gate_proj)) * F.linear(normed, w.up_proj), w.down_proj)
+        return {**state, "x": x, "updates": (*state["updates"], k, v)}
+
+
+class SequentialState(ldf._Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.Sequential(*(StateLayer(i, self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+                                      for i in range(self.layer_count)))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        state = self.layers({"x": self.embed_tokens(input_ids), "cos": cos, "sin": sin, "caches": caches,
+                             "updates": ()})
+        return (self.head(state["x"]), *state["updates"])
+
+
 class ParallelLayer(nn.Module):
     """GPT-J's layer: attention and MLP read one norm, both added to the input."""
 
@@ -318,13 +360,14 @@ class DenseEnds(models.LlamaDecodeStep):
 FORMS: dict[str, tuple[str, str]] = {
     "dict_loop": ("modules", "inputs"), "complex_rope": ("modules", "buffers"),
     "einsum_gqa": ("modules", "buffers"), "sdpa_functional": ("modules", "inputs"),
+    "sequential_state": ("modules", "inputs"),
     "parallel_residual": ("own roofline", "inputs"), "dense_ends": ("own roofline", "inputs"),
 }
 """Per form: what it is held to (`modules` or its own roofline at `modules`' efficiency), and its caches
 (step inputs, or buffers of `cached + 1` positions updated in place)."""
 
 _BUILDERS = {"dict_loop": DictLoop, "complex_rope": ComplexRope, "einsum_gqa": EinsumGqa,
-             "sdpa_functional": SdpaFunctional, "parallel_residual": Parallel, "dense_ends": DenseEnds}
+             "sdpa_functional": SdpaFunctional, "sequential_state": SequentialState, "parallel_residual": Parallel, "dense_ends": DenseEnds}
 
 
 def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype = torch.float32, seed: int = 0):
@@ -355,8 +398,9 @@ FAMILIES: dict[str, tuple[str, str, dict]] = {
     "gptj": ("GPTJConfig", "GPTJForCausalLM", {"n_embd": 4096, "n_head": 32, "n_layer": None, "rotary_dim": 64,
                                                "n_positions": 8192, "n_inner": 14336}),
     "falcon": ("FalconConfig", "FalconForCausalLM", {"new_decoder_architecture": True, "num_kv_heads": 8,
-                                                     "parallel_attn": True, "bias": False}),
-    "glm": ("GlmConfig", "GlmForCausalLM", {"head_dim": 128}),
+                                                     "parallel_attn": True, "bias": False,
+                                                     "tie_word_embeddings": False}),
+    "glm": ("GlmConfig", "GlmForCausalLM", {"head_dim": 128, "pad_token_id": 0, "eos_token_id": 0}),
     "exaone4": ("Exaone4Config", "Exaone4ForCausalLM", {"sliding_window": None, "tie_word_embeddings": False}),
     "helium": ("HeliumConfig", "HeliumForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
     "nemotron": ("NemotronConfig", "NemotronForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
@@ -376,9 +420,9 @@ def family_config(family: str, layers: int, small: bool = False):
     sizes["num_hidden_layers"] = layers
     overrides = {k: (layers if v is None else v) for k, v in overrides.items()}
     if small:
-        overrides = {k: v for k, v in overrides.items() if k in ("tie_word_embeddings", "sliding_window",
-                                                                 "new_decoder_architecture", "parallel_attn",
-                                                                 "bias")}
+        overrides = {k: v for k, v in overrides.items() if k in (
+            "tie_word_embeddings", "sliding_window", "new_decoder_architecture", "parallel_attn", "bias",
+            "pad_token_id", "eos_token_id")}
         if family == "gptj":
             overrides.update(n_embd=64, n_head=8, n_layer=layers, rotary_dim=4, n_positions=64, n_inner=128)
         if family == "falcon":
