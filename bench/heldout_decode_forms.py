@@ -54,13 +54,12 @@ import functools
 import sys
 
 import decode_forms
+import llama_decode_forms as ldf  # noqa: E402
+import models  # noqa: E402
 import torch
 from common import Section, standalone
 from torch import nn
 from torch.nn import functional as F
-
-import llama_decode_forms as ldf  # noqa: E402
-import models  # noqa: E402
 
 from rducc.frontend.importer import decompose  # noqa: E402
 
@@ -367,7 +366,8 @@ FORMS: dict[str, tuple[str, str]] = {
 (step inputs, or buffers of `cached + 1` positions updated in place)."""
 
 _BUILDERS = {"dict_loop": DictLoop, "complex_rope": ComplexRope, "einsum_gqa": EinsumGqa,
-             "sdpa_functional": SdpaFunctional, "sequential_state": SequentialState, "parallel_residual": Parallel, "dense_ends": DenseEnds}
+             "sdpa_functional": SdpaFunctional, "sequential_state": SequentialState,
+             "parallel_residual": Parallel, "dense_ends": DenseEnds}
 
 
 def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype = torch.float32, seed: int = 0):

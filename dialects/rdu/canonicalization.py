@@ -52,6 +52,7 @@ from rducc.dialects.rdu.dataflow import (
     YieldOp,
     register_canonicalization,
 )
+from rducc.dialects.shapes import element_of, shape_of
 
 
 def _copy_attributes(source: Operation, target: Operation) -> Operation:
@@ -181,9 +182,7 @@ class ScatterBeforeUnitReshape(RewritePattern):
         if not isinstance(inner, ReshapeOp) or not all(isinstance(t, TensorType) for t in (
                 inner.input.type, op.input.type, op.index.type, op.source.type)):
             return
-        source = tuple(inner.input.type.get_shape())  # type: ignore[union-attr]
-        middle = tuple(op.input.type.get_shape())  # type: ignore[union-attr]
-        index = tuple(op.index.type.get_shape())  # type: ignore[union-attr]
+        source, middle, index = shape_of(inner.input.type), shape_of(op.input.type), shape_of(op.index.type)
         kept_in, kept_mid, dim = _non_unit(source), _non_unit(middle), op.dim.value.data
         if ([source[d] for d in kept_in] != [middle[d] for d in kept_mid] or dim not in kept_mid
                 or any(index[d] != 1 for d in range(len(middle)) if d not in kept_mid)):
@@ -192,7 +191,7 @@ class ScatterBeforeUnitReshape(RewritePattern):
         for dim_in, dim_mid in zip(kept_in, kept_mid):
             sizes[dim_in] = index[dim_mid]
         new_ops: list[Operation] = [
-            _copy_attributes(op, ReshapeOp(operand, TensorType(operand.type.element_type, sizes)))  # type: ignore
+            _copy_attributes(op, ReshapeOp(operand, TensorType(element_of(operand.type), sizes)))
             for operand in (op.index, op.source)]
         new_dim = kept_in[kept_mid.index(dim)]
         new_ops.append(_copy_attributes(op, ScatterOp(inner.input, new_ops[0].results[0], new_ops[1].results[0],
@@ -246,9 +245,8 @@ class DropUnitBatchOfRhs(RewritePattern):
         if not isinstance(producer, ReshapeOp) or not all(isinstance(t, TensorType) for t in (
                 producer.input.type, producer.result.type, op.lhs.type, op.result.type)):
             return
-        weight = tuple(producer.input.type.get_shape())  # type: ignore[union-attr]
-        rhs = tuple(producer.result.type.get_shape())  # type: ignore[union-attr]
-        lhs, result = tuple(op.lhs.type.get_shape()), tuple(op.result.type.get_shape())  # type: ignore[union-attr]
+        weight, rhs = shape_of(producer.input.type), shape_of(producer.result.type)
+        lhs, result = shape_of(op.lhs.type), shape_of(op.result.type)
         if (len(weight) < 2 or weight[-2:] != rhs[-2:] or any(size != 1 for size in (*weight[:-2], *rhs[:-2]))
                 or len(weight) > len(lhs) or lhs[:-2] != result[:-2]):
             return
