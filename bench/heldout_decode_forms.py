@@ -40,7 +40,9 @@ target (the time `modules`' roofline ratio gives for the bytes it must read):
   (`layers - 2` calls).
 
 transformers families (`FAMILIES`, at Llama 3.1 8B's widths with each
-family's own structure) are held to their own roofline at `modules`' efficiency.
+family's own structure) are held to their own roofline at `modules`' efficiency;
+one that does not compile is a row naming the error (GPT-J does not export on
+the meta device under torch.export strict).
 
 Every figure is modeled from shapes, not measured on a chip.
 
@@ -284,6 +286,7 @@ class StateLayer(nn.Module):
         self.group = heads // kv
         self.qkv = nn.Linear(hidden, (heads + 2 * kv) * self.dim, bias=False)
         self.w = ldf.Weights(hidden, intermediate, heads, kv)
+        del self.w.q_proj, self.w.k_proj, self.w.v_proj  # in `qkv`
 
     def forward(self, state: dict) -> dict:
         x, cos, sin, w, group = state["x"], state["cos"], state["sin"], self.w, self.group
