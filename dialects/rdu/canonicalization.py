@@ -9,6 +9,8 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
   one (a slice of a slice reads one window of the input); a slice of a
   reshape that only adds or drops dims of size 1 slices before it (`kv[i, 0]`
   of a stacked cache: one window of `kv`, which rdu-partition splits by heads);
+  a scatter of such a reshape scatters before it (`cache[:, pos] = k` on a
+  cache [1, positions, ...]: an update of the cache itself);
   a transpose of a value with dims of size 1 transposes only the other dims,
   between reshapes (an einsum's `unsqueeze, permute, permute, view` before a
   product becomes a reshape and, at most, a swap of the last two dims);
@@ -18,7 +20,8 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
   for free); a batched matmul whose rhs is one matrix broadcast over the batch
   (torch's `x @ w.T` on a 3-d `x` it does not fold: transpose, expand, bmm)
   is one matmul of the batch's rows by that matrix, between reshapes (no
-  copy of the weight per batch entry);
+  copy of the weight per batch entry); a rhs reshaped only to add unit batch
+  dims (an einsum's weight viewed [1, K, N]) is read as the weight itself;
 - constants fold: a fill (an input-less `rdu.map`) read by a map becomes a
   constant in that map's body; a layout op of a fill is a fill.
 """
@@ -43,11 +46,13 @@ from rducc.dialects.rdu.dataflow import (
     MapOp,
     MatmulOp,
     ReshapeOp,
+    ScatterOp,
     SliceOp,
     TransposeOp,
     YieldOp,
     register_canonicalization,
 )
+from rducc.dialects.shapes import element_of, shape_of
 
 
 def _copy_attributes(source: Operation, target: Operation) -> Operation:
@@ -163,6 +168,38 @@ class TransposeWithoutUnitDims(RewritePattern):
         rewriter.replace_op(op, new_ops)
 
 
+class ScatterBeforeUnitReshape(RewritePattern):
+    """scatter(reshape(x), index, source) -> reshape(scatter(x, index', source')) when
+    the reshape only adds, drops or moves dims of size 1 and the scattered dim is
+    not one of them (`cache[:, pos] = k` on a [1, positions, heads, dim] cache
+    imports as a scatter along dim 0 of the cache viewed [positions, 1, ...]):
+    the index and source take x's layout by the same kind of reshape, so the
+    update is a scatter of x itself (an update in place, `rducc.dialects.streamed`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ScatterOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, ReshapeOp) or not all(isinstance(t, TensorType) for t in (
+                inner.input.type, op.input.type, op.index.type, op.source.type)):
+            return
+        source, middle, index = shape_of(inner.input.type), shape_of(op.input.type), shape_of(op.index.type)
+        kept_in, kept_mid, dim = _non_unit(source), _non_unit(middle), op.dim.value.data
+        if ([source[d] for d in kept_in] != [middle[d] for d in kept_mid] or dim not in kept_mid
+                or any(index[d] != 1 for d in range(len(middle)) if d not in kept_mid)):
+            return
+        sizes = [1] * len(source)
+        for dim_in, dim_mid in zip(kept_in, kept_mid):
+            sizes[dim_in] = index[dim_mid]
+        new_ops: list[Operation] = [
+            _copy_attributes(op, ReshapeOp(operand, TensorType(element_of(operand.type), sizes)))
+            for operand in (op.index, op.source)]
+        new_dim = kept_in[kept_mid.index(dim)]
+        new_ops.append(_copy_attributes(op, ScatterOp(inner.input, new_ops[0].results[0], new_ops[1].results[0],
+                                                      new_dim, op.reduce.data if op.reduce else None)))
+        new_ops.append(_copy_attributes(op, ReshapeOp(new_ops[-1].results[0], op.result.type)))
+        rewriter.replace_op(op, new_ops)
+
+
 class DropEmptyConcatOperands(RewritePattern):
     """concat(a, empty, b) -> concat(a, b); a concat left with one operand is it."""
 
@@ -192,6 +229,28 @@ class FoldTransposeIntoMatmul(RewritePattern):
             return
         transposed = op.transpose_rhs is None
         replacement = MatmulOp(op.lhs, producer.input, op.result.type, transpose_rhs=transposed)
+        rewriter.replace_op(op, _copy_attributes(op, replacement))
+
+
+class DropUnitBatchOfRhs(RewritePattern):
+    """matmul(a, reshape(w)) where the reshape only adds or drops unit batch dims
+    of w (torch.einsum's `bsh,oh->bso`: the weight viewed [1, K, N] for a bmm)
+    and a's batch is the result's -> matmul(a, w): a rhs with unit batch dims is
+    shared by every batch entry either way, and the product then reads the
+    weight itself (a transpose of it folds in, `FoldTransposeIntoMatmul`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
+        producer = op.rhs.owner
+        if not isinstance(producer, ReshapeOp) or not all(isinstance(t, TensorType) for t in (
+                producer.input.type, producer.result.type, op.lhs.type, op.result.type)):
+            return
+        weight, rhs = shape_of(producer.input.type), shape_of(producer.result.type)
+        lhs, result = shape_of(op.lhs.type), shape_of(op.result.type)
+        if (len(weight) < 2 or weight[-2:] != rhs[-2:] or any(size != 1 for size in (*weight[:-2], *rhs[:-2]))
+                or len(weight) > len(lhs) or lhs[:-2] != result[:-2]):
+            return
+        replacement = MatmulOp(op.lhs, producer.input, op.result.type, transpose_rhs=op.transpose_rhs is not None)
         rewriter.replace_op(op, _copy_attributes(op, replacement))
 
 
@@ -308,9 +367,11 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     ComposeTransposes,
     ComposeSlices,
     SliceBeforeUnitReshape,
+    ScatterBeforeUnitReshape,
     DropEmptyConcatOperands,
     FoldTransposeIntoMatmul,
     FoldBroadcastRhsIntoMatmul,
+    DropUnitBatchOfRhs,
     FoldTransposeIntoGroupedMatmul,
     InlineFills,
     ReshapeFills,
@@ -324,9 +385,11 @@ _ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
     ComposeTransposes: (TransposeOp,),
     ComposeSlices: (SliceOp,),
     SliceBeforeUnitReshape: (SliceOp,),
+    ScatterBeforeUnitReshape: (ScatterOp,),
     DropEmptyConcatOperands: (ConcatOp,),
     FoldTransposeIntoMatmul: (MatmulOp,),
     FoldBroadcastRhsIntoMatmul: (MatmulOp,),
+    DropUnitBatchOfRhs: (MatmulOp,),
     FoldTransposeIntoGroupedMatmul: (GroupedMatmulOp,),
     InlineFills: (MapOp,),
     ReshapeFills: (ReshapeOp, BroadcastOp, TransposeOp),
@@ -342,5 +405,5 @@ def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
                  if issubclass(op_type, _ROOTS[pattern]))
 
 
-for _op in (ReshapeOp, BroadcastOp, TransposeOp, SliceOp, ConcatOp, MatmulOp, GroupedMatmulOp, MapOp):
+for _op in (ReshapeOp, BroadcastOp, TransposeOp, SliceOp, ConcatOp, MatmulOp, GroupedMatmulOp, MapOp, ScatterOp):
     register_canonicalization(_op, patterns_for(_op))

@@ -1222,7 +1222,7 @@ class ScatterOp(IRDLOperation, OpFacts):
     dim = prop_def(IntegerAttr[I64])
     reduce = opt_prop_def(ReduceKindAttr)
     result = result_def(STATIC_TENSOR)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RduCanonicalization())
     assembly_format = (
         "$input `[` $index `]` `=` $source `dim` $dim (`reduce` $reduce^)? attr-dict "
         "`:` type($input) `,` type($index) `,` type($source) `->` type($result)"

@@ -324,6 +324,14 @@ def head_sizes(function: func.FuncOp) -> set[int]:
     return sizes
 
 
+LOOK_AHEAD = 12
+"""Ops a projection's look-ahead to its slices and reshapes into heads passes
+(`_head_size`, `_slice_spans`, `_reshapes_keep`): maps of its shape and
+reshapes that keep its columns. A norm over the whole projection before the
+heads (Olmo2's q/k norm: cast, scale by the rsqrt, cast back, weight) is four
+maps deep, a cast or bias more on the way."""
+
+
 def _one_head_reshape(source: Sequence[int], result: Sequence[int], heads: set[int]) -> bool:
     """Whether the reshape makes its input's last dim, of one head's features, a
     head of its own (the one KV head of multi-query attention): it keeps the last
@@ -1829,7 +1837,7 @@ class _TensorPartitioner:
         mixed = tuple(block_of(block_size(b), p, self.tp) for b, p in zip(blocks, own))
         return mixed if self._reshapes_keep(value, Split(((rank - 1, self.tp, 1, mixed),))) else None
 
-    def _head_size(self, value: SSAValue, depth: int = 4) -> int | None:
+    def _head_size(self, value: SSAValue, depth: int = LOOK_AHEAD) -> int | None:
         """The features of one head, when a reshape of `value` or of a slice of it (through
         maps of its shape) cuts its last dim into heads (`[.., 32] -> [.., 4, 8]`: 8): in a
         fused q/k/v projection every block splits by whole heads, one of a single head
@@ -1876,7 +1884,7 @@ class _TensorPartitioner:
             return 0
         return blocks[0] if len(set(blocks)) == 1 else tuple(blocks)
 
-    def _slice_spans(self, value: SSAValue, columns: int, depth: int = 4) -> set[tuple[int, int]] | None:
+    def _slice_spans(self, value: SSAValue, columns: int, depth: int = LOOK_AHEAD) -> set[tuple[int, int]] | None:
         """The (offset, size) of the last dim each slice of `value` takes (through maps
         and reshapes that keep the columns); None when a slice is strided."""
         spans: set[tuple[int, int]] = set()
@@ -1897,7 +1905,7 @@ class _TensorPartitioner:
                 spans |= inner
         return spans
 
-    def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = 4) -> bool:
+    def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = LOOK_AHEAD) -> bool:
         """Whether the reshapes that `value` reaches (through maps of its shape) keep `split`;
         a split in blocks or with a period also through its slices and the reshapes after them."""
         for use in value.uses:

@@ -1,0 +1,546 @@
+"""Held-out decode forms and transformers families: the layer found by structure on code no test writes.
+
+The Llama 3.1 8B decode step of bench/decode_forms.py written in forms that
+neither examples/llama_decode_forms.py nor the tests write (the same math,
+other code), and transformers families not costed there, at 7-8B sizes on
+the meta device (bf16, batch 1, cache of 4,096 positions), compiled at -O2
+for sn40l, sn40l-8 and sn40l-16 and costed as decode_forms does: one looped
+layer?, modeled time, share of the aggregate-HBM roofline.
+
+Llama's math, held to `modules` (BENCHMARKS' form) within 2%:
+- `dict_loop`: no module per layer: one `ParameterDict` of every weight, a
+  layer function applied by a Python loop over a list of per-layer weight
+  dicts; q/k/v one matmul cut by `tensor_split`, RMS norm by
+  `F.rms_norm`, rotary interleaved (pairs (2i, 2i+1)), the cache extended
+  by `torch.cat`, grouped-query heads by `expand` + `reshape`.
+- `complex_rope`: Meta's reference code: rotary by `view_as_complex` times a
+  complex `polar` of the angles, `view_as_real`; q/k/v stacked in one weight
+  [3-way, by kv groups] and `unbind`-free; caches as buffers updated by
+  `index_put_` (`cache[:, :, pos] = k`), GQA by `repeat_interleave`.
+- `einsum_gqa`: attention as one grouped einsum over the KV heads
+  (`bkgd,bksd->bkgs`), RMS norm as `x * (mean + eps) ** -0.5`, rotary by
+  rotate-half with `torch.stack` + `flatten` of the halves, the cache a
+  buffer updated by `scatter_` of a 1-long index, MLP by `torch.mm` on 2-D views.
+- `sdpa_functional`: the layers are `functools.partial`s of one function
+  over `nn.Linear` modules held in a flat `ModuleDict`; SDPA with an
+  explicit `scale`, KV heads by `repeat_interleave` after the cat;
+  residual adds as `torch.add(..., alpha=1)` of two branches summed at the end.
+
+- `sequential_state`: the layers an `nn.Sequential` passing one dict of
+  state (hidden, rotary, the caches, the updates so far); each layer reads its
+  cache window by its own index; q/k/v one weight laid out per KV group
+  [kv, group + 2, dim] (Falcon's new decoder layout) cut by slicing.
+
+Other math, each held to its own roofline at `modules`' efficiency on that
+target (the time `modules`' roofline ratio gives for the bytes it must read):
+- `parallel_residual`: GPT-J's layer: attention and MLP read the same norm,
+  `x + attn(n) + mlp(n)`.
+- `dense_ends`: a stack whose first layer's MLP is 2x wider and whose last
+  layer's is half as wide: the identical middle layers must loop
+  (`layers - 2` calls).
+
+transformers families (`FAMILIES`, at Llama 3.1 8B's widths with each
+family's own structure) are held to their own roofline at `modules`' efficiency;
+one that does not compile is a row naming the error (GPT-J does not export on
+the meta device under torch.export strict).
+
+Every figure is modeled from shapes, not measured on a chip.
+
+Run: python bench/heldout_decode_forms.py [--quick] [--forms a,b|none] [--families x,y|none] [--layers N]
+(--quick: 4 layers; --layers overrides the layer count)
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import decode_forms
+import llama_decode_forms as ldf  # noqa: E402
+import models  # noqa: E402
+import torch
+from common import Section, standalone
+from torch import nn
+from torch.nn import functional as F
+
+from rducc.frontend.importer import decompose  # noqa: E402
+
+CACHED = decode_forms.CACHED
+
+
+def _rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotary over interleaved pairs (2i, 2i+1), cos/sin given per rotate-half slot (first half used)."""
+    half = x.shape[-1] // 2
+    c, s = cos[..., :half], sin[..., :half]
+    even, odd = x.unflatten(-1, (half, 2)).unbind(-1)
+    return torch.stack((even * c - odd * s, even * s + odd * c), dim=-1).flatten(-2)
+
+
+class DictLoop(ldf._Base):
+    """A layer function over per-layer weight dicts; no module per layer."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        weights = {}
+        qkv = (self.heads + 2 * self.kv) * self.dim
+        for i in range(self.layer_count):
+            w = ldf.Weights(self.hidden, self.intermediate, self.heads, self.kv)
+            weights[f"l{i}_qkv"] = nn.Parameter(torch.cat((w.q_proj.detach(), w.k_proj.detach(),
+                                                           w.v_proj.detach())).view(qkv, self.hidden))
+            for name in ("input_layernorm", "o_proj", "post_attention_layernorm", "gate_proj", "up_proj",
+                         "down_proj"):
+                weights[f"l{i}_{name}"] = getattr(w, name)
+        self.weights = nn.ParameterDict(weights)
+
+    def forward(self, input_ids, cos, sin, *caches):
+        layers = [{name: self.weights[f"l{i}_{name}"] for name in ("qkv", "input_layernorm", "o_proj",
+                                                                    "post_attention_layernorm", "gate_proj",
+                                                                    "up_proj", "down_proj")}
+                  for i in range(self.layer_count)]
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, w in enumerate(layers):
+            x, k, v = self.layer(x, w, cos, sin, caches[2 * index], caches[2 * index + 1])
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+    def layer(self, x, w, cos, sin, k_cache, v_cache):
+        group = self.heads // self.kv
+        normed = F.rms_norm(x.float(), (self.hidden,), eps=self.eps).to(x.dtype) * w["input_layernorm"]
+        q, k, v = F.linear(normed, w["qkv"]).tensor_split(
+            (self.heads * self.dim, (self.heads + self.kv) * self.dim), dim=-1)
+        q = _rope_interleaved(q.view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = _rope_interleaved(k.view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = v.view(1, 1, self.kv, self.dim).transpose(1, 2)
+        keys, values = torch.cat((k_cache, k), dim=2), torch.cat((v_cache, v), dim=2)
+        positions = keys.shape[2]
+        keys = keys[:, :, None].expand(-1, -1, group, -1, -1).reshape(1, self.heads, positions, self.dim)
+        values = values[:, :, None].expand(-1, -1, group, -1, -1).reshape(1, self.heads, positions, self.dim)
+        x = x + F.linear(ldf._attend_full(q, keys, values, self.dim).transpose(1, 2).reshape(1, 1, -1), w["o_proj"])
+        normed = F.rms_norm(x.float(), (self.hidden,), eps=self.eps).to(x.dtype) * w["post_attention_layernorm"]
+        x = x + F.linear(F.silu(F.linear(normed, w["gate_proj"])) * F.linear(normed, w["up_proj"]), w["down_proj"])
+        return x, k, v
+
+
+def _rope_complex(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Meta's rotary: pairs as complex numbers times e^(i angle) (`view_as_complex`, `view_as_real`)."""
+    half = x.shape[-1] // 2
+    freqs = torch.complex(cos[..., :half].float(), sin[..., :half].float())
+    pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], half, 2))
+    return torch.view_as_real(pairs * freqs).flatten(-2).type_as(x)
+
+
+class ComplexRopeLayer(nn.Module):
+    """Meta's reference layer: complex rotary, caches as buffers written by `index_put_`."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float, cached: int) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim, self.eps, self.cached = heads, kv, hidden // heads, eps, cached
+        self.wq = nn.Linear(hidden, heads * self.dim, bias=False)
+        self.wk = nn.Linear(hidden, kv * self.dim, bias=False)
+        self.wv = nn.Linear(hidden, kv * self.dim, bias=False)
+        self.wo = nn.Linear(heads * self.dim, hidden, bias=False)
+        self.w1 = nn.Linear(hidden, intermediate, bias=False)
+        self.w2 = nn.Linear(intermediate, hidden, bias=False)
+        self.w3 = nn.Linear(hidden, intermediate, bias=False)
+        self.attention_norm = nn.Parameter(torch.ones(hidden))
+        self.ffn_norm = nn.Parameter(torch.ones(hidden))
+        self.register_buffer("cache_k", torch.zeros(1, cached + 1, kv, self.dim))
+        self.register_buffer("cache_v", torch.zeros(1, cached + 1, kv, self.dim))
+
+    def forward(self, x, cos, sin):
+        h = ldf.rms(x, self.attention_norm, self.eps)
+        q = self.wq(h).view(1, 1, self.heads, self.dim)
+        k = self.wk(h).view(1, 1, self.kv, self.dim)
+        v = self.wv(h).view(1, 1, self.kv, self.dim)
+        cos_t, sin_t = cos.transpose(1, 2), sin.transpose(1, 2)
+        q, k = _rope_complex(q, cos_t, sin_t), _rope_complex(k, cos_t, sin_t)
+        position = torch.tensor([self.cached], device=x.device)
+        self.cache_k[:, position] = k
+        self.cache_v[:, position] = v
+        group = self.heads // self.kv
+        keys = self.cache_k.repeat_interleave(group, dim=2).transpose(1, 2)
+        values = self.cache_v.repeat_interleave(group, dim=2).transpose(1, 2)
+        scores = torch.matmul(q.transpose(1, 2), keys.transpose(2, 3)) / self.dim**0.5
+        out = torch.matmul(F.softmax(scores.float(), dim=-1).type_as(q), values)
+        x = x + self.wo(out.transpose(1, 2).contiguous().view(1, 1, -1))
+        h = ldf.rms(x, self.ffn_norm, self.eps)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class ComplexRope(ldf._Base):
+    def __init__(self, config, cached: int) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(ComplexRopeLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps,
+                                                     cached) for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin):
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.head(x)
+
+
+class EinsumGqaLayer(nn.Module):
+    """Grouped einsum attention, `** -0.5` RMS norm, stacked-halves rotary, cache by `scatter_`."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float, cached: int) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim, self.eps, self.cached = heads, kv, hidden // heads, eps, cached
+        self.w = ldf.Weights(hidden, intermediate, heads, kv)
+        self.register_buffer("k_cache", torch.zeros(1, kv, cached + 1, self.dim))
+        self.register_buffer("v_cache", torch.zeros(1, kv, cached + 1, self.dim))
+
+    def norm(self, x, weight):
+        x32 = x.float()
+        return weight * (x32 * (x32.square().mean(-1, keepdim=True) + self.eps) ** -0.5).to(x.dtype)
+
+    @staticmethod
+    def rope(x, cos, sin):
+        first, second = x.unflatten(-1, (2, -1)).unbind(-2)
+        return x * cos + torch.stack((-second, first), dim=-2).flatten(-2) * sin
+
+    def forward(self, x, cos, sin):
+        w, group = self.w, self.heads // self.kv
+        normed = self.norm(x, w.input_layernorm)
+        q = self.rope(torch.einsum("bsh,oh->bso", normed, w.q_proj).view(1, self.kv, group, self.dim), cos, sin)
+        k = self.rope(torch.einsum("bsh,oh->bso", normed, w.k_proj).view(1, self.kv, 1, self.dim), cos, sin)
+        v = torch.einsum("bsh,oh->bso", normed, w.v_proj).view(1, self.kv, 1, self.dim)
+        index = torch.full((1, self.kv, 1, self.dim), self.cached, device=x.device)
+        self.k_cache.scatter_(2, index, k)
+        self.v_cache.scatter_(2, index, v)
+        scores = torch.einsum("bkgd,bksd->bkgs", q, self.k_cache) * self.dim**-0.5
+        attended = torch.einsum("bkgs,bksd->bkgd", scores.float().softmax(-1).to(q.dtype), self.v_cache)
+        x = x + torch.einsum("bsi,hi->bsh", attended.reshape(1, 1, -1), w.o_proj)
+        flat = self.norm(x, w.post_attention_layernorm).view(1, -1)
+        hidden = F.silu(torch.mm(flat, w.gate_proj.t())) * torch.mm(flat, w.up_proj.t())
+        return x + torch.mm(hidden, w.down_proj.t()).view(1, 1, -1)
+
+
+class EinsumGqa(ComplexRope):
+    def __init__(self, config, cached: int) -> None:
+        ldf._Base.__init__(self, config)
+        self.layers = nn.ModuleList(EinsumGqaLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps,
+                                                   cached) for _ in range(self.layer_count))
+
+
+def _sdpa_layer(x, cos, sin, k_cache, v_cache, *, m: nn.ModuleDict, i: int, heads: int, kv: int, eps: float):
+    """One layer over the `i`th modules of a flat ModuleDict; returns (x, k, v)."""
+    dim = x.shape[-1] // heads
+    normed = ldf.rms(x, m[f"norm1_{i}"].weight, eps)
+    q = ldf.rope(m[f"q_{i}"](normed).view(1, 1, heads, dim).transpose(1, 2), cos, sin)
+    k = ldf.rope(m[f"k_{i}"](normed).view(1, 1, kv, dim).transpose(1, 2), cos, sin)
+    v = m[f"v_{i}"](normed).view(1, 1, kv, dim).transpose(1, 2)
+    keys = torch.cat((k_cache, k), 2).repeat_interleave(heads // kv, dim=1)
+    values = torch.cat((v_cache, v), 2).repeat_interleave(heads // kv, dim=1)
+    attended = F.scaled_dot_product_attention(q, keys, values, scale=dim**-0.5)
+    attn = m[f"o_{i}"](attended.transpose(1, 2).flatten(2))
+    h = torch.add(x, attn, alpha=1)
+    normed = ldf.rms(h, m[f"norm2_{i}"].weight, eps)
+    mlp = m[f"down_{i}"](F.silu(m[f"gate_{i}"](normed)) * m[f"up_{i}"](normed))
+    return torch.add(x, attn + mlp), k, v
+
+
+class _Norm(nn.Module):
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden))
+
+
+class SdpaFunctional(ldf._Base):
+    """`functools.partial`s of one layer function over a flat ModuleDict."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        modules: dict[str, nn.Module] = {}
+        for i in range(self.layer_count):
+            modules.update({f"norm1_{i}": _Norm(self.hidden), f"norm2_{i}": _Norm(self.hidden),
+                            f"q_{i}": nn.Linear(self.hidden, self.heads * self.dim, bias=False),
+                            f"k_{i}": nn.Linear(self.hidden, self.kv * self.dim, bias=False),
+                            f"v_{i}": nn.Linear(self.hidden, self.kv * self.dim, bias=False),
+                            f"o_{i}": nn.Linear(self.heads * self.dim, self.hidden, bias=False),
+                            f"gate_{i}": nn.Linear(self.hidden, self.intermediate, bias=False),
+                            f"up_{i}": nn.Linear(self.hidden, self.intermediate, bias=False),
+                            f"down_{i}": nn.Linear(self.intermediate, self.hidden, bias=False)})
+        self.blocks = nn.ModuleDict(modules)
+
+    def forward(self, input_ids, cos, sin, *caches):
+        steps = [functools.partial(_sdpa_layer, m=self.blocks, i=i, heads=self.heads, kv=self.kv, eps=self.eps)
+                 for i in range(self.layer_count)]
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for step, k_cache, v_cache in zip(steps, caches[0::2], caches[1::2]):
+            x, k, v = step(x, cos, sin, k_cache, v_cache)
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
+class StateLayer(nn.Module):
+    """A layer of an `nn.Sequential` passing one dict of state: it reads its own cache window by
+    the index it was made with; q/k/v one weight laid out per KV group [kv, group + 2, dim]
+    (Falcon's new decoder layout), cut by slicing dim -2."""
+
+    def __init__(self, index: int, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.index, self.heads, self.kv, self.dim, self.eps = index, heads, kv, hidden // heads, eps
+        self.group = heads // kv
+        self.qkv = nn.Linear(hidden, (heads + 2 * kv) * self.dim, bias=False)
+        self.w = ldf.Weights(hidden, intermediate, heads, kv)
+        del self.w.q_proj, self.w.k_proj, self.w.v_proj  # in `qkv`
+
+    def forward(self, state: dict) -> dict:
+        x, cos, sin, w, group = state["x"], state["cos"], state["sin"], self.w, self.group
+        grouped = self.qkv(ldf.rms(x, w.input_layernorm, self.eps)).view(1, self.kv, group + 2, self.dim)
+        q = ldf.rope(grouped[:, :, :group], cos, sin)
+        k = ldf.rope(grouped[:, :, group:group + 1], cos, sin)
+        v = grouped[:, :, group + 1:]
+        k_cache, v_cache = state["caches"][2 * self.index], state["caches"][2 * self.index + 1]
+        x = x + F.linear(ldf._attend_split(q, k, v, k_cache, v_cache, self.dim).reshape(1, 1, -1), w.o_proj)
+        normed = ldf.rms(x, w.post_attention_layernorm, self.eps)
+        x = x + F.linear(F.silu(F.linear(normed, w.gate_proj)) * F.linear(normed, w.up_proj), w.down_proj)
+        return {**state, "x": x, "updates": (*state["updates"], k, v)}
+
+
+class SequentialState(ldf._Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.Sequential(*(StateLayer(i, self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+                                      for i in range(self.layer_count)))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        state = self.layers({"x": self.embed_tokens(input_ids), "cos": cos, "sin": sin, "caches": caches,
+                             "updates": ()})
+        return (self.head(state["x"]), *state["updates"])
+
+
+class ParallelLayer(nn.Module):
+    """GPT-J's layer: attention and MLP read one norm, both added to the input."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim, self.eps = heads, kv, hidden // heads, eps
+        self.w = ldf.Weights(hidden, intermediate, heads, kv)
+
+    def forward(self, x, cos, sin, k_cache, v_cache):
+        w = self.w
+        n = ldf.rms(x, w.input_layernorm, self.eps)
+        q = ldf.rope(F.linear(n, w.q_proj).view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = ldf.rope(F.linear(n, w.k_proj).view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = F.linear(n, w.v_proj).view(1, 1, self.kv, self.dim).transpose(1, 2)
+        attended = F.scaled_dot_product_attention(q, torch.cat((k_cache, k), 2), torch.cat((v_cache, v), 2),
+                                                  enable_gqa=True)
+        attn = F.linear(attended.transpose(1, 2).reshape(1, 1, -1), w.o_proj)
+        mlp = F.linear(F.silu(F.linear(n, w.gate_proj)) * F.linear(n, w.up_proj), w.down_proj)
+        return x + attn + mlp, k, v
+
+
+class Parallel(ldf._Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(ParallelLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+                                    for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, caches[2 * index], caches[2 * index + 1])
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
+class DenseEnds(models.LlamaDecodeStep):
+    """BENCHMARKS' layers, but the first one's MLP 2x wider and the last one's half as wide."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        hidden, heads, kv = config.hidden_size, config.num_attention_heads, config.num_key_value_heads
+        for index, width in ((0, 2 * config.intermediate_size), (-1, config.intermediate_size // 2)):
+            self.layers[index] = models.DecodeLayer(hidden, width, heads, kv, config.rms_norm_eps)
+
+
+FORMS: dict[str, tuple[str, str]] = {
+    "dict_loop": ("modules", "inputs"), "complex_rope": ("modules", "buffers"),
+    "einsum_gqa": ("modules", "buffers"), "sdpa_functional": ("modules", "inputs"),
+    "sequential_state": ("modules", "inputs"),
+    "parallel_residual": ("own roofline", "inputs"), "dense_ends": ("own roofline", "inputs"),
+}
+"""Per form: what it is held to (`modules` or its own roofline at `modules`' efficiency), and its caches
+(step inputs, or buffers of `cached + 1` positions updated in place)."""
+
+_BUILDERS = {"dict_loop": DictLoop, "complex_rope": ComplexRope, "einsum_gqa": EinsumGqa,
+             "sdpa_functional": SdpaFunctional, "sequential_state": SequentialState,
+             "parallel_residual": Parallel, "dense_ends": DenseEnds}
+
+
+def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype = torch.float32, seed: int = 0):
+    """The decode step written as held-out `form`, and its inputs (as `llama_decode_forms.make`)."""
+    import rducc
+
+    torch.manual_seed(seed)
+    token, cos, sin, *caches = models.decode_step_inputs(config, cached, device=device, dtype=dtype, seed=seed)
+    builder = _BUILDERS[form]
+    in_place = FORMS[form][1] == "buffers"
+    with rducc.empty_weights() if device == "meta" else torch.device(device):
+        model = builder(config, cached) if in_place else builder(config)
+    inputs = (token, cos, sin) if in_place else (token, cos, sin, *caches)
+    return model.to(dtype).eval(), inputs
+
+
+_LLAMA_8B = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
+                 num_key_value_heads=8, max_position_embeddings=8192)
+FAMILIES: dict[str, tuple[str, str, dict]] = {
+    "olmo": ("OlmoConfig", "OlmoForCausalLM", {}),
+    "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {}),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+    "granite": ("GraniteConfig", "GraniteForCausalLM", {"tie_word_embeddings": False}),
+    "stablelm": ("StableLmConfig", "StableLmForCausalLM", {}),
+    "starcoder2": ("Starcoder2Config", "Starcoder2ForCausalLM", {"sliding_window": None,
+                                                                  "tie_word_embeddings": False}),
+    "cohere": ("CohereConfig", "CohereForCausalLM", {"tie_word_embeddings": False}),
+    "gptj": ("GPTJConfig", "GPTJForCausalLM", {"n_embd": 4096, "n_head": 32, "n_layer": None, "rotary_dim": 64,
+                                               "n_positions": 8192, "n_inner": 14336}),
+    "falcon": ("FalconConfig", "FalconForCausalLM", {"new_decoder_architecture": True, "num_kv_heads": 8,
+                                                     "parallel_attn": True, "bias": False,
+                                                     "tie_word_embeddings": False}),
+    "glm": ("GlmConfig", "GlmForCausalLM", {"head_dim": 128, "pad_token_id": 0, "eos_token_id": 0}),
+    "exaone4": ("Exaone4Config", "Exaone4ForCausalLM", {"sliding_window": None, "tie_word_embeddings": False}),
+    "helium": ("HeliumConfig", "HeliumForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+    "nemotron": ("NemotronConfig", "NemotronForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+}
+"""Per family: (config class, causal-LM class, overrides of Llama 3.1 8B's widths; `n_layer: None` takes
+the layer count)."""
+
+
+def family_config(family: str, layers: int, small: bool = False):
+    """`family`'s config at Llama 3.1 8B's widths (or tiny ones), `layers` layers."""
+    import transformers
+
+    config_class, _, overrides = FAMILIES[family]
+    sizes = dict(_LLAMA_8B) if not small else dict(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_attention_heads=8, num_key_value_heads=4,
+        max_position_embeddings=64)
+    sizes["num_hidden_layers"] = layers
+    overrides = {k: (layers if v is None else v) for k, v in overrides.items()}
+    if small:
+        overrides = {k: v for k, v in overrides.items() if k in (
+            "tie_word_embeddings", "sliding_window", "new_decoder_architecture", "parallel_attn", "bias",
+            "pad_token_id", "eos_token_id")}
+        if family == "gptj":
+            overrides.update(n_embd=64, n_head=8, n_layer=layers, rotary_dim=4, n_positions=64, n_inner=128)
+        if family == "falcon":
+            overrides["num_kv_heads"] = 4
+    return getattr(transformers, config_class)(**sizes, **overrides)
+
+
+def family_decode(family: str, layers: int, small: bool = False, seed: int = 0):
+    """transformers' `family` decode step with its static cache of CACHED positions (small: 64), exported:
+    (wrapper, ExportedProgram, example kwargs). Small on the CPU (f32), else on the meta device (bf16)."""
+    import transformers
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    torch.manual_seed(seed)
+    config = family_config(family, layers, small)
+    device, dtype = ("cpu", torch.float32) if small else ("meta", torch.bfloat16)
+    with torch.device(device):
+        model = getattr(transformers, FAMILIES[family][1])(config).to(dtype).eval()
+    model.generation_config.use_cache = True
+    model.generation_config.cache_implementation = "static"
+    wrapper = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=16 if small else CACHED)
+    example = {"input_ids": torch.zeros(1, 1, dtype=torch.long, device=device),
+               "cache_position": torch.tensor([3], device=device)}
+    with torch.no_grad():
+        return wrapper, torch.export.export(wrapper, (), example, strict=True), example
+
+
+def _compile_form(form: str, targets: tuple[str, ...], layers: int):
+    config = models.llama31_8b_config(layers)
+    model, inputs = make(form, config, CACHED, device="meta", dtype=torch.bfloat16)
+    return decode_forms._lowered(decompose(models.export(model, inputs)),
+                                 decode_forms.bytes_per_token(model, inputs), targets)
+
+
+def _compile_family(family: str, targets: tuple[str, ...], layers: int):
+    wrapper, exported, _ = family_decode(family, layers)
+    return decode_forms._lowered(decompose(exported), decode_forms.hf_bytes_per_token(wrapper), targets)
+
+
+def _loop_calls(report) -> int:
+    """The calls of the longest looped run of `@layer` calls (0: none looped)."""
+    return max((loop.calls for loop in report.loops if loop.looped), default=0)
+
+
+def _row(section: Section, name: str, results, expected_calls: int, reference, versus: str) -> None:
+    """One figure per target: one loop of `expected_calls` calls, and within 2% of `reference`
+    (a time per target, or `modules`' efficiency per target where `versus` is the own roofline)."""
+    from rducc.targets import load_target
+
+    for target_name, report, needed, seconds in results:
+        target = load_target(target_name)
+        roofline_s = needed / (target.sockets * target.hbm_bandwidth)
+        time_s = report.modeled_time_s
+        expected = reference[target_name] if versus == "modules" else roofline_s / reference[target_name]
+        off = time_s / expected - 1
+        looped = _loop_calls(report)
+        section.add(f"{name} on {target_name}: looped / roofline / off",
+                    f"{report.kernel_launches} launches ({decode_forms._loops(report)}); {roofline_s / time_s:.1%} "
+                    f"of roofline ({time_s * 1e3:.3f} ms); {1 / time_s:,.0f} tok/s; {off:+.2%} vs {versus}",
+                    f"one loop of {expected_calls}, within 2%", looped == expected_calls and abs(off) <= 0.02)
+        print(section.figures[-1].name, section.figures[-1].value, f"[{seconds:.0f} s]", file=sys.stderr,
+              flush=True)
+
+
+def _selected(argv: list[str], flag: str, known) -> tuple[str, ...]:
+    """The names `flag a,b` gives (removed from `argv`; `none`: none); all of `known` without it."""
+    if flag not in argv:
+        return tuple(known)
+    at = argv.index(flag)
+    named = argv[at + 1].split(",") if at + 1 < len(argv) else []
+    del argv[at:at + 2]
+    if named == ["none"]:
+        return ()
+    if not named or any(name not in known for name in named):
+        sys.exit(f"heldout_decode_forms: {flag} takes none or names of {', '.join(known)}, got {named}")
+    return tuple(named)
+
+
+SELECTED_FORMS: tuple[str, ...] = tuple(FORMS)
+SELECTED_FAMILIES: tuple[str, ...] = tuple(FAMILIES)
+LAYERS: int | None = None
+
+
+def run(quick: bool) -> Section:
+    layers = LAYERS or (4 if quick else 32)
+    command = "python bench/heldout_decode_forms.py" + " --quick" * quick + (f" --layers {LAYERS}" if LAYERS else "")
+    section = Section(f"Held-out decode forms and families: 8B widths ({layers} layers), cache 4,096 (cost model)",
+                      command)
+    targets = decode_forms.TARGETS
+    modules = decode_forms.compile_form("modules", targets, layers)
+    times = {t: r.modeled_time_s for t, r, _, _ in modules}
+    efficiency = decode_forms._efficiency(modules)
+    _row(section, "modules", modules, layers, times, "modules")
+    for form in SELECTED_FORMS:
+        versus = FORMS[form][0]
+        calls = layers - 2 if form == "dense_ends" else layers
+        _row(section, form, _compile_form(form, targets, layers), calls,
+             times if versus == "modules" else efficiency, versus)
+    for family in SELECTED_FAMILIES:
+        try:
+            results = _compile_family(family, targets, layers)
+        except Exception as failure:  # noqa: BLE001 - a family that does not compile is a row
+            section.add(f"transformers {family}: compiles", f"{type(failure).__name__}: "
+                        f"{str(failure).splitlines()[0][:200] if str(failure) else ''}", "compiles", False)
+            print(section.figures[-1].name, section.figures[-1].value, file=sys.stderr, flush=True)
+            continue
+        _row(section, f"transformers {family}", results, layers, efficiency, "own roofline")
+    return section
+
+
+if __name__ == "__main__":
+    SELECTED_FORMS = _selected(sys.argv, "--forms", FORMS)
+    SELECTED_FAMILIES = _selected(sys.argv, "--families", FAMILIES)
+    if "--layers" in sys.argv:
+        at = sys.argv.index("--layers")
+        LAYERS = int(sys.argv[at + 1])
+        del sys.argv[at:at + 2]
+    standalone(run, __doc__)

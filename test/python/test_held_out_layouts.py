@@ -1,0 +1,103 @@
+"""Mechanisms found by the held-out decode forms (bench/heldout_decode_forms.py), each on a
+tiny module against eager:
+
+- a projection written `torch.einsum("bsh,oh->bso", x, w)` (the weight's transpose viewed
+  [1, K, N] for a bmm) is a linear layer: split by columns at tp=2, no gather
+  (`DropUnitBatchOfRhs`);
+- `cache[:, pos] = k` on a buffer [1, positions, heads, dim] (Meta's cache layout) is an
+  update of the buffer in place: only its new row is written back (`tier.scatter`,
+  `ScatterBeforeUnitReshape`);
+- a k projection normed as a whole before its reshape into heads (Olmo2's k_norm), with
+  more ranks than KV heads, splits by KV heads over rank pairs (rdu-partition's `LOOK_AHEAD`)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from torch import nn
+
+import rducc
+from rducc.api import after
+from rducc.dialects.rdu.collectives import AllGatherOp
+from rducc.dialects.tier import GlobalOp, ScatterDmaOp
+from rducc.passes.rdu_partition import RduPartition
+
+
+def _split_compile(model: nn.Module, inputs: tuple, tp: int):
+    exported = torch.export.export(model, inputs)
+    return rducc.compile(exported, inputs, target="sn40l-8", opt_level=0,
+                         passes=[after("rdu-canonicalize", RduPartition(tp=tp))])
+
+
+class EinsumMlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.Parameter(torch.randn(32, 16) / 4)
+        self.down = nn.Parameter(torch.randn(16, 32) / 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("bsi,hi->bsh", torch.relu(torch.einsum("bsh,oh->bso", x, self.up)), self.down)
+
+
+def test_einsum_projections_split_as_linear_layers():
+    torch.manual_seed(0)
+    model, x = EinsumMlp().eval(), torch.randn(1, 1, 16)
+    program = _split_compile(model, (x,), 2)
+    shards = {op.sym_name.data: op.attributes.get("rdu.shard") for op in program.module.walk()
+              if isinstance(op, GlobalOp)}
+    assert all(shards.values()), shards  # up by columns, down by rows
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+class PositionsFirstCache(nn.Module):
+    """Meta's cache layout [1, positions, heads, dim], written at a position by `index_put_`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 6, 2, 4))
+
+    def forward(self, k: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        self.cache[:, position] = k
+        return self.cache.sum(1)
+
+
+def test_index_put_on_positions_first_cache_writes_its_row_in_place():
+    torch.manual_seed(1)
+    model, k, position = PositionsFirstCache().eval(), torch.randn(1, 1, 2, 4), torch.tensor([3])
+    eager = copy.deepcopy(model)
+    program = rducc.compile(torch.export.export(model, (k, position)), (k, position))
+    assert any(isinstance(op, ScatterDmaOp) for op in program.module.walk())  # the row only, in place
+    for step in range(2):
+        k, position = torch.randn(1, 1, 2, 4), torch.tensor([step + 1])
+        np.testing.assert_allclose(np.asarray(program(k, position)), eager(k, position).numpy(), rtol=1e-6)
+
+
+def test_whole_projection_norm_splits_kv_heads_over_rank_pairs():
+    from transformers import Olmo2Config, Olmo2ForCausalLM
+
+    torch.manual_seed(2)
+    config = Olmo2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16,
+                         pad_token_id=0, bos_token_id=0, eos_token_id=0)
+    causal = Olmo2ForCausalLM(config).to(torch.bfloat16).eval()  # bf16: the norm's casts are maps too
+
+    class Logits(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = causal
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.model(input_ids=ids, use_cache=False).logits
+
+    model, ids = Logits().eval(), torch.randint(0, 64, (1, 4))
+    program = _split_compile(model, (ids,), 4)  # 4 ranks, 2 KV heads: a KV head a rank pair
+    shards = {op.sym_name.data: op.attributes.get("rdu.shard") for op in program.module.walk()
+              if isinstance(op, GlobalOp)}
+    assert str(shards["model.model.layers.0.self_attn.k_proj.weight"]) == "#rdu.split<(0, 2, 2)>"
+    with torch.no_grad():
+        expected = model(ids).float().numpy()
+    got = torch.as_tensor(program(ids)).float().numpy()
+    np.testing.assert_allclose(got, expected, rtol=0.05, atol=0.05)
