@@ -60,7 +60,7 @@ def overwrites(block: Block, new: SSAValue, old: SSAValue) -> bool:
     tops = [_top_in(use.operation, block) for use in old.uses]
     if any(top is not None and position[top] > position[producer] for top in tops):
         return False
-    index = list(producer.results).index(new)
+    index = next(i for i, result in enumerate(producer.results) if result == new)
     if isinstance(producer, KernelOp):
         return tiles_over(producer, old, index)
     return _call_overwrites(producer, index, old)
