@@ -29,6 +29,13 @@ The models (small configs, random init, dropout p=0; transformers at tiny sizes)
 - mistral_window: transformers' Mistral with a sliding window shorter than the sequence.
 - albert: transformers' ALBERT (one layer's weights shared by every layer,
   factorized embeddings), sequence classification.
+- falcon: transformers' Falcon (multi-query attention, attention and MLP in
+  parallel off one LayerNorm, rotary positions).
+- skip_unet: a U-Net (strided convolutions down, transposed convolutions up,
+  GroupNorm, SiLU, skip features concatenated along channels), pixel-averaged classes.
+- width_stages: token stages whose width, head count and MLP width change from
+  stage to stage (24/3 heads, 40/5 heads, 16/2 heads; nn.MultiheadAttention),
+  joined by linear projections.
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
@@ -249,6 +256,91 @@ def albert() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return _Logits(AlbertForSequenceClassification(config)), (_ids((2, 8)),)
 
 
+
+def falcon() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import FalconConfig, FalconForCausalLM
+
+    torch.manual_seed(0)
+    config = FalconConfig(vocab_size=256, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                          multi_query=True, parallel_attn=True, new_decoder_architecture=False, bias=True,
+                          alibi=False, hidden_dropout=0.0, attention_dropout=0.0, max_position_embeddings=32)
+    return _Logits(FalconForCausalLM(config)), (_ids((2, 8)),)
+
+
+class _SkipUNet(nn.Module):
+    """Two down levels (strided convolution, GroupNorm, SiLU), a bottleneck, and two
+    up levels (transposed convolution) that concatenate the matching down level's
+    features along channels; a 1x1 convolution to classes, averaged over pixels."""
+
+    def __init__(self, classes: int = 4) -> None:
+        super().__init__()
+
+        def block(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, stride=stride, padding=1), nn.GroupNorm(2, cout), nn.SiLU())
+
+        self.inc, self.down1, self.down2 = block(3, 6), block(6, 10, 2), block(10, 14, 2)
+        self.mid = block(14, 14)
+        self.up2 = nn.ConvTranspose2d(14, 10, 2, stride=2)
+        self.dec2 = block(20, 10)
+        self.up1 = nn.ConvTranspose2d(10, 6, 2, stride=2)
+        self.dec1 = block(12, 6)
+        self.out = nn.Conv2d(6, classes, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.inc(x)
+        b = self.down1(a)
+        c = self.mid(self.down2(b))
+        d = self.dec2(torch.cat([self.up2(c), b], dim=1))
+        e = self.dec1(torch.cat([self.up1(d), a], dim=1))
+        return self.out(e).mean((2, 3))
+
+
+def skip_unet() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _SkipUNet(), (torch.randn(2, 3, 8, 8),)
+
+
+class _Stage(nn.Module):
+    """A pre-norm attention block of its own width and head count, and an MLP."""
+
+    def __init__(self, width: int, heads: int, hidden: int) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(width, hidden), nn.GELU(), nn.Linear(hidden, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class _WidthStages(nn.Module):
+    """Token stages whose width, head count and MLP width change from stage to
+    stage (24 wide, 3 heads; 40 wide, 5 heads; 16 wide, 2 heads), joined by linear
+    projections; mean-pooled classes."""
+
+    def __init__(self, classes: int = 6) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(256, 24)
+        self.stages = nn.ModuleList([_Stage(24, 3, 56), _Stage(40, 5, 72), _Stage(16, 2, 20)])
+        self.joins = nn.ModuleList([nn.Linear(24, 40), nn.Linear(40, 16)])
+        self.head = nn.Linear(16, classes)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        for i, stage in enumerate(self.stages):
+            x = stage(x)
+            if i < len(self.joins):
+                x = self.joins[i](x)
+        return self.head(x.mean(1))
+
+
+def width_stages() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _WidthStages(), (torch.randint(0, 256, (2, 6)),)
+
+
 CE = nn.functional.cross_entropy
 HELD_OUT: dict[str, Case] = {
     "widths_37": Case(widths_37, CE, 3),
@@ -261,6 +353,9 @@ HELD_OUT: dict[str, Case] = {
     "qwen2": Case(qwen2, language_model_loss, 256, per_token=True),
     "mistral_window": Case(mistral_window, language_model_loss, 256, per_token=True),
     "albert": Case(albert, CE, 5),
+    "falcon": Case(falcon, language_model_loss, 256, per_token=True),
+    "skip_unet": Case(skip_unet, CE, 4),
+    "width_stages": Case(width_stages, CE, 6),
 }
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.utils.str_enum import StrEnum
 
 from rducc.dialects.contracts import (
@@ -278,44 +278,7 @@ def _values_read_later(ops: Iterable[Operation], phases: dict[Operation, Phase],
     return found
 
 
-def written_in_place(function: func.FuncOp) -> frozenset[SSAValue]:
-    """The new values of globals (`rdu.result_updates` of kind "buffer") that
-    `rdu-insert-dma` writes over the global's own buffer
-    (`write_in_place.rewrite_whole`), so that they hold no bytes of their own:
-    made by a kernel or call of `function`'s block, returned once, of the
-    global's type, and the global's old value has no reader after that op (an
-    optimizer's elementwise update of a weight or of a moment). `rdu-place-saved`
-    never spills them and `rdu-place-tiers` does not count them."""
-    block = function.body.block
-    terminator = block.last_op
-    if not isinstance(terminator, func.ReturnOp):
-        return frozenset()
-    position = {op: i for i, op in enumerate(block.ops)}
-    old = {name: arg for arg, attrs in zip(function.args, arg_attrs(function))
-           if (name := global_of(attrs)) is not None}
-    returned = list(terminator.arguments)
-    found = set()
-    for value, update in zip(returned, result_updates(function)):
-        if update is None or update.kind != "buffer" or update.name not in old or returned.count(value) != 1:
-            continue
-        producer, before = value.owner, old[update.name]
-        if not isinstance(producer, KernelOp | func.CallOp) or producer not in position or value.type != before.type:
-            continue
-        tops = [_top_in(use.operation, block) for use in before.uses]
-        if all(top is None or position[top] <= position[producer] for top in tops):
-            found.add(value)
-    return frozenset(found)
-
-
-def _top_in(op: Operation | None, block: Block) -> Operation | None:
-    """`op`, or the op of `block` it is nested in."""
-    while op is not None and op.parent_block() is not block:
-        op = op.parent_op()
-    return op
-
-
 __all__ = [
-    "written_in_place",
     "MEMORY_CLASS", "MEMORY_CLASSES", "MEMORY_TIERS", "PHASE_ORDER", "RECOMPUTES", "SAVED",
     "TRAINING_MEMORY", "Placement", "SavedValue", "TrainingStep", "copy_phase", "memory_class_of",
     "result_placement", "saved_of", "set_memory_class", "set_saved",

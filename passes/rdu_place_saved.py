@@ -123,10 +123,10 @@ from rducc.dialects.saved import (
     set_training_memory,
     training_memory,
     training_step,
-    written_in_place,
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
+from rducc.model.in_place import written_in_place
 from rducc.model.roofline import op_roofline_s
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_insert_dma import viewed_input

@@ -61,10 +61,11 @@ from rducc.dialects.contracts import (
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.program import callees_first, functions, global_stages
 from rducc.dialects.rdu.dataflow import GatherOp, KernelOp
-from rducc.dialects.saved import Placement, result_placement, written_in_place
+from rducc.dialects.saved import Placement, result_placement
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.errors import RduccError
+from rducc.model.in_place import written_in_place
 from rducc.passes.common import RduPass
 
 

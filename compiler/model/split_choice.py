@@ -2,7 +2,8 @@
 
 `rdu-partition` with no split given weighs every candidate (dp data-parallel
 replicas, tp tensor-parallel ranks, pp pipeline stages, dp x tp together,
-each dp with and without ZeRO-style sharded optimizer state) from one walk
+each dp with and without ZeRO-style sharded optimizer state, each tp with
+sequence parallelism where it may win: `needs_sequence`) from one walk
 of the imported step (`StepProfile`), then partitions the step once, for the
 winner. The walk costs each op once; an outlined layer (`@layer_forward`,
 `@layer_backward`, `@layer_optimizer`) once, counted at each of its calls.
@@ -58,9 +59,20 @@ A candidate's modeled step time:
 - **DDR spill**: the weights and optimizer state one socket holds (its
   stage's and shard's) past its HBM, read from DDR every microbatch at DDR's
   sustained bandwidth (`training_speed.spill_seconds`, the rule
-  `training_estimate` charges the partitioned step by). The table still
-  shows what a socket holds in all (gradients and the saved activations of
-  the microbatches 1F1B keeps in flight too).
+  `training_estimate` charges the partitioned step by); and the saved
+  activations (one rank's, as `rdu-partition` splits them at the candidate's
+  tp, of the microbatches 1F1B keeps in flight) past the HBM the weights,
+  gradients and optimizer state leave, written to DDR in the forward and
+  read back in the backward (`activation_spill`). A candidate whose socket
+  holds more than its HBM and DDR is refused.
+
+**Sequence parallelism** (tp > 1) is weighed beside a split without it only
+where that split spills saved activations to DDR or does not fit
+(`needs_sequence`); its profile is the step split with sequence parallelism
+(`StepProfile.sequence`: what one rank runs, the reduce-scatters and
+all-gathers that replace the all-reduces, and the saved activations a rank
+holds). Elsewhere it saves memory nobody needs, and its modeled time is the
+split's within the level-1 model's precision, so the split without it stays.
 
 Every figure is modeled from the target's figures; `CandidateEstimate.row`
 is one line of the report's table, `SplitChoice.table` the table with the
@@ -69,6 +81,7 @@ reason the winner won.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -194,6 +207,11 @@ class StepProfile:
     executed: int = 1
     """The microbatches the step runs itself (`rdu.microbatches`; 1F1B's count at
     pp > 1): each unit is one microbatch's, so none is divided by the count again."""
+    saved_on_rank: dict[int, int] = field(default_factory=dict)
+    """Per tp > 1: the saved activations' bytes on one rank of the step split tp ways
+    (absent: `saved_bytes` / tp)."""
+    sequence: StepProfile | None = None
+    """The profile of the step split with sequence parallelism at each tp (None: not weighed)."""
 
     def bodies(self, unit: Unit, tp: int) -> list[Body] | None:
         """What the unit runs on one of tp ranks (None: tp does not split its layer)."""
@@ -215,13 +233,20 @@ class Candidate:
     tp: int
     pp: int
     zero: bool = False
+    sequence_parallel: bool = False
+    """tp > 1 with sequence parallelism (passes/rdu_partition/sequence.py)."""
 
     @property
     def sockets(self) -> int:
         return self.dp * self.tp * self.pp
 
     def name(self) -> str:
-        return f"dp={self.dp} tp={self.tp} pp={self.pp}" + (" zero" if self.zero else "")
+        return (f"dp={self.dp} tp={self.tp} pp={self.pp}" + (" zero" if self.zero else "")
+                + (" sp" if self.sequence_parallel else ""))
+
+    def without_sequence(self) -> Candidate:
+        """The same split without sequence parallelism."""
+        return Candidate(self.dp, self.tp, self.pp, self.zero)
 
 
 @dataclass(frozen=True)
@@ -237,6 +262,11 @@ class CandidateEstimate:
     spill_s: float = 0.0
     socket_bytes: dict[str, int] = field(default_factory=dict)
     """One socket's weights, gradients, optimizer state and activations (the busiest stage's)."""
+    activations_in_ddr: int = 0
+    """One socket's saved activations past what its HBM holds beside the weights,
+    gradients and optimizer state (written to DDR and read back: `spill_s`)."""
+    overflows: bool = False
+    """A socket's bytes are more than its HBM and DDR hold (refused)."""
     refused: str = ""
     """Why the candidate cannot run or be compiled (empty: it can); with a
     schedule, it was modeled but rdu-partition does not compile it."""
@@ -479,13 +509,16 @@ def step_profile(module: ModuleOp, target: Target,
         split_layers[tp] = None if found is None else {
             name: _with_reads(body_of(f, target, set()), f, _reads_of(units, name), target, per_rank=True)
             for name, f in found.items()}
+    saved_on_rank = {}
     for tp, entry_split in (entries or {}).items():
         _add_split(units, entry_split, tp, target)
+        split_ops = [op for op in entry_split.function.body.block.ops if not isinstance(op, func.ReturnOp)]
+        saved_on_rank[tp] = _saved_bytes([(op, _phase(op)) for op in split_ops])
     parameters, trained, state = _global_bytes(module, entry)
     backward_calls = [u for u in units if u.callee and u.phase == Phase.BACKWARD.value]
     return StepProfile(units, split_layers, batch, parameters, sum(trained), state, _saved_bytes(phased),
                        max(1, len(backward_calls)), tuple(trained), dict(cuts or {}),
-                       executed_microbatches(module))
+                       executed_microbatches(module), saved_on_rank)
 
 
 def _loss_all_reduces(op: Operation, phase: str, batch: int) -> list[Collective]:
@@ -649,6 +682,11 @@ def _stages(profile: StepProfile, pp: int) -> list[int] | None:
 
 def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> CandidateEstimate:
     """A candidate's modeled step (module docstring)."""
+    if c.sequence_parallel:
+        if profile.sequence is None or c.tp not in profile.sequence.saved_on_rank:
+            return CandidateEstimate(c, 1, None, refused=f"tp={c.tp} with sequence parallelism does not split "
+                                                         "this step")
+        profile = profile.sequence
     if profile.batch % c.dp:
         return CandidateEstimate(c, 1, None, refused=f"dp={c.dp} does not divide the batch of {profile.batch}")
     executed = profile.executed
@@ -707,7 +745,24 @@ def estimate_candidate(profile: StepProfile, c: Candidate, target: Target) -> Ca
         sync = max(_gradient_sync_s(profile, c, backward[s], target) for s in range(c.pp))
     held = socket_bytes(profile, c, m)
     spill = spill_seconds(held["weights"] + held["optimizer state"], target) * m  # as training_estimate charges it
-    return CandidateEstimate(c, m, one_f_one_b(microbatch, m), sync, max(optimizer), spill, held)
+    spilled, traffic = activation_spill(held, m, min(c.pp, m), target)
+    estimate = CandidateEstimate(c, m, one_f_one_b(microbatch, m), sync, max(optimizer),
+                                 spill + traffic / target.sustained_bandwidth("ddr"), held, spilled)
+    if sum(held.values()) > target.hbm_bytes + target.ddr_bytes:
+        room = _bytes(target.hbm_bytes + target.ddr_bytes)
+        return dataclasses.replace(estimate, overflows=True, refused=f"a socket holds {_bytes(sum(held.values()))}, "
+                                                                     f"more than its HBM and DDR ({room})")
+    return estimate
+
+
+def activation_spill(held: Mapping[str, int], m: int, in_flight: int, target: Target) -> tuple[int, int]:
+    """(bytes, DDR traffic a step): a socket's saved activations (`held`, of the
+    `in_flight` microbatches 1F1B keeps) past the HBM its weights, gradients and
+    optimizer state leave, and the bytes moved to spill them: each microbatch's
+    share written to DDR in the forward and read back in the backward."""
+    room = max(target.hbm_bytes - held["weights"] - held["gradients"] - held["optimizer state"], 0)
+    over = max(held["activations"] - room, 0)
+    return over, 2 * over * m // max(in_flight, 1)
 
 
 def _gradient_collectives(gradient_bytes: int, c: Candidate, target: Target) -> tuple[float, float]:
@@ -746,11 +801,12 @@ def socket_bytes(profile: StepProfile, c: Candidate, m: int) -> dict[str, int]:
     split = c.tp * c.pp
     shard = c.dp if c.zero else 1
     in_flight = min(c.pp, m) / m
+    saved = profile.saved_on_rank.get(c.tp, profile.saved_bytes // c.tp)  # one rank's, as rdu-partition splits them
     return {
         "weights": profile.parameter_bytes // split,
         "gradients": profile.trained_bytes // split // shard,
         "optimizer state": profile.state_bytes // split // shard,
-        "activations": int(profile.saved_bytes / (c.dp * split) * in_flight),
+        "activations": int(saved / (c.dp * c.pp) * in_flight),
     }
 
 
@@ -770,24 +826,41 @@ def candidates(sockets: int, batch: int) -> list[Candidate]:
     return found
 
 
+def needs_sequence(plain: CandidateEstimate | None) -> bool:
+    """Whether sequence parallelism is weighed beside the split `plain` estimates:
+    where without it the saved activations spill to DDR or the socket's bytes do
+    not fit at all. Elsewhere it saves only memory nobody needs (its modeled time
+    is the split's within the level-1 model's precision: the same bytes on the
+    links, the norms' work a DMA start-up each), so the split without it is kept."""
+    return plain is not None and (plain.activations_in_ddr > 0 or plain.overflows)
+
+
 def choose(profile: StepProfile, target: Target, runs: Callable[[Candidate], str]) -> SplitChoice:
     """Every candidate's estimate, fastest first; chosen: the fastest that `runs`
-    (which returns why a candidate cannot be compiled, or "")."""
+    (which returns why a candidate cannot be compiled, or ""). With a sequence-parallel
+    profile (`StepProfile.sequence`), a tp > 1 candidate is weighed with sequence
+    parallelism too where its split without it `needs_sequence`."""
     estimates = []
-    for candidate in candidates(target.sockets, profile.batch):
+    plain: dict[Candidate, CandidateEstimate] = {}
+    found = candidates(target.sockets, profile.batch)
+    if profile.sequence is not None:  # each tp > 1 with sequence parallelism too, weighed after the split without
+        found += [dataclasses.replace(c, sequence_parallel=True) for c in found if c.tp > 1]
+    for candidate in found:
         if candidate.zero and not profile.state_bytes:
             continue  # no optimizer state to shard
+        if candidate.sequence_parallel and not needs_sequence(plain.get(candidate.without_sequence())):
+            continue
         estimate = estimate_candidate(profile, candidate, target)
+        plain[candidate] = estimate
         if not estimate.refused and (why := runs(candidate)):
-            estimate = CandidateEstimate(candidate, estimate.microbatches, estimate.schedule,
-                                         estimate.gradient_sync_s, estimate.optimizer_s, estimate.spill_s,
-                                         estimate.socket_bytes, refused=why)
+            estimate = dataclasses.replace(estimate, refused=why)
         estimates.append(estimate)
-    ordered = sorted(estimates, key=lambda e: (e.step_s, e.candidate.sockets, e.candidate.zero))
+    ordered = sorted(estimates, key=lambda e: (e.step_s, e.candidate.sockets, e.candidate.zero,
+                                               e.candidate.sequence_parallel))
     runnable = [e for e in ordered if not e.refused]
     chosen = runnable[0] if runnable else CandidateEstimate(Candidate(1, 1, 1), 1, None)
     return SplitChoice(tuple(ordered), chosen, target.hbm_bytes)
 
 
-__all__ = ["Candidate", "CandidateEstimate", "SplitChoice", "SplitEntry", "StepProfile", "candidates", "choose",
-           "estimate_candidate", "socket_bytes", "step_profile"]
+__all__ = ["Candidate", "CandidateEstimate", "SplitChoice", "SplitEntry", "StepProfile", "activation_spill",
+           "candidates", "needs_sequence", "choose", "estimate_candidate", "socket_bytes", "step_profile"]

@@ -110,7 +110,7 @@ from rducc.model.kernel_model import (
     working_set,
 )
 from rducc.passes.common import RduPass
-from rducc.passes.rdu_insert_dma.write_in_place import write_back_in_place
+from rducc.passes.rdu_insert_dma.write_in_place import whole_positions, write_back_in_place
 from rducc.targets import Target
 
 
@@ -639,9 +639,10 @@ class RduInsertDma(RduPass):
 
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target) if self.keep_on_chip else None
+        over = whole_positions(op)  # the planner's rule, asked of the kernels before they are lowered
         for function in callees_first(op):
             lower_function(op, function, target)
-        write_back_in_place(op)
+        write_back_in_place(op, over)
 
 
 __all__ = ["RduInsertDma", "lower_kernel"]

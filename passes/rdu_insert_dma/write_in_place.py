@@ -33,15 +33,14 @@ the updated buffer in the same argument.
 
 Any other update of a global (the whole buffer changes: an optimizer's new
 weight or moment, a scatter whose rows differ across the other dims, a
-reduction) is written whole over the global itself (`rewrite_whole`): the
-kernel's one whole write-back DMA, from an untiled `tier.compute`, targets
-the global's buffer, which the function returns, when nothing reads the old
-value after that DMA (`rducc.dialects.saved.written_in_place` is the same rule
-at the kernel level, so `rdu-place-saved` and `rdu-place-tiers` count one
-copy). A global in DDR takes its new value there (the function's result type
-follows, and its calls'). A tile loop's update is written in place when
-the loop reads the old value only through the windows it writes, each read
-before its write (`_tile_loop_writing`). Any other tiled update, or an update
+reduction) is written whole over the global itself (`rewrite_whole`) when
+`rducc.model.in_place.written_in_place` says so, the rule `rdu-place-saved`
+and `rdu-place-tiers` count one copy by (asked before the kernels are
+lowered): the kernel's one whole write-back DMA, from an untiled
+`tier.compute`, targets the global's buffer, which the function returns. A
+global in DDR takes its new value there (the function's result type
+follows, and its calls'). A tile loop writes each tile over the slab of the
+tiled dim it read the old value from (`_tile_loop_writing`). Any other tiled update, or an update
 of a user input, keeps its own buffer and whole write-back. Transposes around the scatter that undo each
 other (how `index_put_` at `[:, pos]` imports) are looked through.
 """
@@ -70,14 +69,15 @@ from rducc.dialects.tier import (
     ScatterDmaOp,
     Tier,
     ViewOp,
-    window_strides,
 )
+from rducc.model.in_place import written_in_place
 
 
-def write_back_in_place(module: ModuleOp) -> None:
+def write_back_in_place(module: ModuleOp, whole_over: frozenset[int] = frozenset()) -> None:
     """Rewrite each update of `@forward` that replaces rows of its buffer into an
-    in-place `tier.scatter` of those rows, and each other update of a global into a
-    whole write over it (see the module docstring)."""
+    in-place `tier.scatter` of those rows, and each other update of a global whose
+    result position is in `whole_over` (`whole_positions`, asked before lowering)
+    into a whole write over it (see the module docstring)."""
     forward = find_entry(module)
     if forward is None:
         return
@@ -87,17 +87,28 @@ def write_back_in_place(module: ModuleOp) -> None:
         return
     proposals: dict[func.CallOp, set[tuple[int, int, bool]]] = {}
     reads = _global_reads(forward)
-    for update, result in zip(updates, returned.arguments):
+    for position, (update, result) in enumerate(zip(updates, returned.arguments)):
         target = _updated_buffer(forward, update, reads) if update is not None else None
         if target is None:
             continue
-        whole = update.kind == "buffer" if update is not None else False
+        whole = update is not None and update.kind == "buffer" and position in whole_over
         if isinstance(result.owner, func.CallOp):
             _propose(result.owner, result, target, proposals, whole)
         elif not rewrite_rows(forward.body.block, result, target) and whole:
             rewrite_whole(forward.body.block, result, target)
     _rewrite_callees(module, proposals)
     _retype_results(forward.body.block)  # a call's result may be a global's buffer in DDR now
+
+
+def whole_positions(module: ModuleOp) -> frozenset[int]:
+    """The result positions of `@forward` (at the kernel level, before lowering) whose
+    new global values are written over the global (`written_in_place`)."""
+    forward = find_entry(module)
+    returned = forward.body.block.last_op if forward is not None else None
+    if forward is None or not isinstance(returned, func.ReturnOp):
+        return frozenset()
+    over = written_in_place(forward)
+    return frozenset(i for i, value in enumerate(returned.arguments) if value in over)
 
 
 def _global_reads(function: func.FuncOp) -> dict[str, list[SSAValue]]:
@@ -243,18 +254,16 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
 def _tile_loop_writing(block: Block, writes: list[DmaOp], target: SSAValue) -> Operation | None:
     """The tile loop of `block` (an `scf.for`) whose window DMAs `writes` write the
     new value, when the old value `target` is read there only by window DMAs of the
-    same windows (offsets, shape and strides), each before the write in the loop's
-    body, and not after the loop: tile i reads its window of the old value before
-    writing it, and no other tile reads that window (an elementwise update tiled
-    alike); else None."""
+    slab of the tiled dim that a write writes (`_slab`), each before that write in
+    the loop's body, and not after the loop: tile i reads its slab of the old value
+    before writing it, and no other tile reads that slab; else None."""
     loops = {in_block(w, block) for w in writes}
     loop = loops.pop() if len(loops) == 1 else None
     if not isinstance(loop, scf.ForOp) or any(not w.dst_offsets or w.parent_block() is not loop.body.block
                                               for w in writes):
         return None
     body = positions(loop.body.block)
-    windows = {(tuple(w.dst_offsets), w.source.type.get_shape(), window_strides(w)): body[w]  # type: ignore[attr-defined]
-               for w in writes}
+    slabs = {_slab(loop, w.dst_offsets, w.source.type.get_shape()): body[w] for w in writes}  # type: ignore[attr-defined]
     at = positions(block)[loop]
     for alias in _aliases(target):
         for use in alias.uses:
@@ -265,10 +274,18 @@ def _tile_loop_writing(block: Block, writes: list[DmaOp], target: SSAValue) -> O
             if top is not loop or alias is not target or not isinstance(read, DmaOp) or read.source != target \
                     or read.parent_block() is not loop.body.block:
                 return None
-            key = (tuple(read.src_offsets), read.dest.type.get_shape(), window_strides(read))  # type: ignore[attr-defined]
-            if key not in windows or body[read] > windows[key]:
+            key = _slab(loop, read.src_offsets, read.dest.type.get_shape())  # type: ignore[attr-defined]
+            if not key or key not in slabs or body[read] > slabs[key]:
                 return None
     return loop
+
+
+def _slab(loop: scf.ForOp, offsets: Sequence[SSAValue], shape: Sequence[int]) -> tuple[tuple[int, SSAValue, int], ...]:
+    """The dims of a window DMA whose offset the tile `loop` computes (its tiled
+    dim), with that offset and the window's extent there."""
+    inner = loop.body.block
+    return tuple((d, offset, shape[d]) for d, offset in enumerate(offsets)
+                 if offset.owner is inner or isinstance(offset.owner, Operation) and in_block(offset.owner, inner))
 
 
 def _same_but_tier(a: SSAValue, b: SSAValue) -> bool:
@@ -444,4 +461,4 @@ def _add_output(compute: ComputeOp, rows: SSAValue, count: int, buffer: SSAValue
     compute.erase()
 
 
-__all__: Sequence[str] = ["row_list", "rewrite_rows", "rewrite_whole", "write_back_in_place"]
+__all__: Sequence[str] = ["row_list", "rewrite_rows", "rewrite_whole", "whole_positions", "write_back_in_place"]

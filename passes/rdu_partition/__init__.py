@@ -2204,12 +2204,13 @@ def _check_zero(module: ModuleOp, dp: int) -> None:
                          "(no optimizer, or one without state such as SGD without momentum)")
 
 
-def _split_step(module: ModuleOp, tp: int) -> int:
+def _split_step(module: ModuleOp, tp: int, sequence_parallel: bool = False) -> int:
     """A training step's tensors partitioned tp ways, as `partition_module` splits them
     at tp alone (the split chooser's profile: what tp divides and the collectives it
-    inserts, once a tp)."""
+    inserts, once a tp; with or without sequence parallelism)."""
     callees: dict[str, CalleeLayouts] = {}
-    return sum(partition_tensors(module, function, tp, strict=True, callees=callees, program_ranks=tp)
+    return sum(partition_tensors(module, function, tp, strict=True, callees=callees, program_ranks=tp,
+                                 sequence_parallel=sequence_parallel)
                for function in layers_first(functions(module)))
 
 
@@ -2379,8 +2380,9 @@ class RduPartition(RduPass):
         if chosen and training:
             dp, tp, pp, microbatches, choice = choose_training_split(
                 op, target,
-                lambda trial, d, t, p, m, z: partition_module(trial, t, p, strict=True, dp=d, microbatches=m, ep=ep,
-                                                              zero=CHOSEN_ZERO if z else 0),
+                lambda trial, d, t, p, m, z, s: partition_module(trial, t, p, strict=True, dp=d, microbatches=m,
+                                                                 ep=ep, zero=CHOSEN_ZERO if z else 0,
+                                                                 sequence_parallel=s),
                 _split_step)
             if not is_partitioned(op):
                 set_partition(op, tp, pp, dp, microbatches)  # one socket: nothing to split

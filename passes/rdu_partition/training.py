@@ -59,6 +59,7 @@ from rducc.model.split_choice import (
     StepProfile,
     candidates,
     choose,
+    needs_sequence,
     step_profile,
 )
 from rducc.passes.rdu_partition.microbatches import microbatch_labels
@@ -280,22 +281,25 @@ def compiled_refusal(candidate: Candidate, module: ModuleOp | None = None) -> st
 
 
 
-StepSplitter = Callable[[ModuleOp, int], object]
+StepSplitter = Callable[[ModuleOp, int, bool], object]
 """Partitions a training step's tensors `tp` ways in place (its outlined layers,
 then the functions calling them, as `rdu-partition` splits them at tp alone: no
-replicas, no stages), raising `RduccError` when it cannot."""
+replicas, no stages; with sequence parallelism when told), raising `RduccError`
+when it cannot."""
 
 
-def split_step(module: ModuleOp, tp: int, split: StepSplitter) -> tuple[dict[str, func.FuncOp], SplitEntry] | None:
+def split_step(module: ModuleOp, tp: int, split: StepSplitter, sequence: bool = False
+               ) -> tuple[dict[str, func.FuncOp], SplitEntry] | None:
     """A copy of `module` partitioned `tp` ways (`split`): its outlined layers, and per
     op of the entry function (the return left out, in order) the ops one rank runs for
     it: the op as split and what the partition put before it (the collectives and
-    local parts its operands need); None when tp does not split the step."""
+    local parts its operands need); None when tp does not split the step (`sequence`:
+    with sequence parallelism)."""
     copy = module.clone()
     entry = entry_function(copy)
     own = {op: index for index, op in enumerate(op for op in entry.body.block.ops if not isinstance(op, func.ReturnOp))}
     try:
-        split(copy, tp)
+        split(copy, tp, sequence)
     except RduccError:
         return None
     per_op: list[list[Operation]] = [[] for _ in own]
@@ -313,10 +317,10 @@ def split_step(module: ModuleOp, tp: int, split: StepSplitter) -> tuple[dict[str
     return layers, SplitEntry(per_op, entry_function(copy))
 
 
-def split_steps(module: ModuleOp, tps: Iterable[int], split: StepSplitter
+def split_steps(module: ModuleOp, tps: Iterable[int], split: StepSplitter, sequence: bool = False
                 ) -> dict[int, tuple[dict[str, func.FuncOp], SplitEntry] | None]:
     """Per tp > 1, `split_step`: the step partitioned tp ways once, not once a candidate."""
-    return {tp: split_step(module, tp, split) for tp in sorted(set(tps)) if tp > 1}
+    return {tp: split_step(module, tp, split, sequence) for tp in sorted(set(tps)) if tp > 1}
 
 
 def stage_cuts(module: ModuleOp, pps: Iterable[int]) -> dict[int, list[int]]:
@@ -336,13 +340,14 @@ def stage_cuts(module: ModuleOp, pps: Iterable[int]) -> dict[int, list[int]]:
     return cuts
 
 
-def training_profile(module: ModuleOp, target: Target, step_split: StepSplitter) -> StepProfile:
+def training_profile(module: ModuleOp, target: Target, step_split: StepSplitter, sequence: bool = False
+                     ) -> StepProfile:
     """The split chooser's profile of a training step, with the step split at each
     candidate tp (its outlined layers and the entry's ops: what tp divides, the
-    collectives it inserts) and its ops cut into each candidate pp's stages, both as
-    `rdu-partition` compiles them."""
+    collectives it inserts; `sequence`: with sequence parallelism) and its ops cut into
+    each candidate pp's stages, both as `rdu-partition` compiles them."""
     splits = candidates(target.sockets, 1)
-    found = split_steps(module, {c.tp for c in splits}, step_split)
+    found = split_steps(module, {c.tp for c in splits}, step_split, sequence)
     return step_profile(module, target, {tp: None if f is None else f[0] for tp, f in found.items()},
                         stage_cuts(module, {c.pp for c in splits}),
                         {tp: f[1] for tp, f in found.items() if f is not None})
@@ -353,8 +358,13 @@ def choose_training_split(module: ModuleOp, target: Target, partition: Partition
     """Weigh every candidate split of a training step from one profile of it
     (`rducc.model.split_choice`: no copy of the step per candidate), partition
     `module` once, for the fastest candidate that partitions, and return its
-    (dp, tp, pp, microbatches) and the weighed candidates."""
+    (dp, tp, pp, microbatches) and the weighed candidates. Sequence parallelism is
+    weighed (the step split with it too) only where a tp split without it spills
+    saved activations to DDR or does not fit (`needs_sequence`)."""
     profile = training_profile(module, target, step_split)
+    if any(needs_sequence(e) for e in choose(profile, target, lambda c: "").estimates if e.candidate.tp > 1):
+        sequence = training_profile(module, target, step_split, sequence=True)  # split again, only where it may win
+        profile.sequence = sequence if sequence.saved_on_rank else None
     refused: dict[Candidate, str] = {}
     while True:
         choice = choose(profile, target, lambda c: refused.get(c) or compiled_refusal(c, module))
@@ -364,7 +374,8 @@ def choose_training_split(module: ModuleOp, target: Target, partition: Partition
         trial = module.clone() if chosen.sockets > 1 else None
         try:
             if trial is not None:
-                partition(trial, chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches, chosen.zero)
+                partition(trial, chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches, chosen.zero,
+                          chosen.sequence_parallel)
         except RduccError as error:
             refused[chosen] = f"rdu-partition: {str(error).splitlines()[0]}"
             continue
@@ -373,8 +384,9 @@ def choose_training_split(module: ModuleOp, target: Target, partition: Partition
         return chosen.dp, chosen.tp, chosen.pp, choice.chosen.microbatches, choice
 
 
-Partitioner = Callable[[ModuleOp, int, int, int, int, bool], object]
-"""Partitions a module (dp, tp, pp, microbatches, ZeRO) in place, raising `RduccError` when it cannot."""
+Partitioner = Callable[[ModuleOp, int, int, int, int, bool, bool], object]
+"""Partitions a module (dp, tp, pp, microbatches, ZeRO, sequence parallelism) in place, raising
+`RduccError` when it cannot."""
 
 
 def adopt(module: ModuleOp, partitioned: ModuleOp) -> None:

@@ -1,7 +1,7 @@
 // An optimizer's elementwise update of a global whose old value nothing reads
 // after it (SGD with momentum here: the new momentum and the new weight) is
 // written over the global itself: rdu-place-saved and rdu-place-tiers count no
-// second copy (`rducc.dialects.saved.written_in_place`), and rdu-insert-dma's
+// second copy (`rducc.model.in_place.written_in_place`), and rdu-insert-dma's
 // write-back DMA writes the global's own buffer (`rewrite_whole`), which the
 // step returns. The SGD step of `p.sum() * x.sum()` (p: 32x32 f32, momentum
 // 0.9), from `rducc --train --optimizer sgd --momentum 0.9 -O0 --emit graph`.

@@ -22,7 +22,7 @@
 // RUN: not rducc-opt -p 'rdu-place-saved{target="%S/Inputs/train-slow-ddr.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
 // The optimizer's new weights (SGD's updates) are written over their globals
-// (rducc.dialects.saved.written_in_place): no second copy to spill; the gradients
+// (rducc.model.in_place.written_in_place): no second copy to spill; the gradients
 // they read (4 x 64 x 64 x 4 bytes) go to DDR instead.
 // RECOMPUTE:      activations.ddr = 28672 : i64, activations.recompute = 37120 : i64, {{.*}}gradients.ddr = 65536 : i64
 // RECOMPUTE-NOT:  weights.ddr

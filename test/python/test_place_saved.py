@@ -139,9 +139,11 @@ def test_training_speed_adds_up(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _adamw_steps_as_eager(step: rducc.TrainingProgram, reference: nn.Module, x: torch.Tensor, steps: int,
-                          optimizer_type: Callable[..., torch.optim.Optimizer] = torch.optim.AdamW) -> None:
-    """`steps` compiled steps give the losses of eager AdamW (or `optimizer_type`, lr 1e-2) on `reference`."""
-    optimizer = optimizer_type(reference.parameters(), lr=1e-2)
+                          optimizer_type: Callable[..., torch.optim.Optimizer] = torch.optim.AdamW,
+                          optimizer: torch.optim.Optimizer | None = None) -> None:
+    """`steps` compiled steps give the losses of eager AdamW (or `optimizer_type`, lr 1e-2;
+    or `optimizer`) on `reference`."""
+    optimizer = optimizer or optimizer_type(reference.parameters(), lr=1e-2)
     for _ in range(steps):
         loss = step.step(x)
         optimizer.zero_grad()
@@ -203,6 +205,30 @@ def test_adamw_step_places_its_state_and_matches_eager() -> None:
     assert speed.phase_s["optimizer"] > 0
     assert speed.memory["gradients"]["ddr"] + speed.memory["activations"]["ddr"] > 0
 
+
+
+@pytest.mark.parametrize("split", [{"dp": 2}, {"tp": 2}, {"dp": 2, "zero": 3}], ids=["dp2", "tp2", "dp2-zero3"])
+def test_adamw_updates_written_over_globals_on_several_sockets(split: dict[str, int]) -> None:
+    """At dp=2, tp=2 and dp=2 with ZeRO-3 on sn40l-8 every AdamW update (each
+    rank's shard of the weights and moments, and the step counts) returns its
+    global's own buffer, and two steps give eager's losses, moments and step
+    counts (rtol 1e-4) and parameters. A parameter is held to a step's size
+    over 50 (2e-4 at lr 1e-2): the ranks add a gradient's partial sums in
+    another order, and Adam turns that float32 noise in a near-zero gradient
+    into a step of up to lr; a write lost or made twice moves a weight by lr."""
+    torch.manual_seed(5)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    reference = copy.deepcopy(model)
+    step = rducc.compile_training(model, (x,), optimizer="adamw", lr=1e-2, target="sn40l-8", opt_level=2, **split)
+    assert _updates_written_over_globals(step.module) == 4 * 4
+    optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
+    _adamw_steps_as_eager(step, reference, x, 2, optimizer=optimizer)
+    ours, expected = step.state_dict()["state"], optimizer.state_dict()["state"]
+    for index in expected:
+        for key in ("exp_avg", "exp_avg_sq", "step"):
+            torch.testing.assert_close(ours[index][key], expected[index][key], rtol=PARAM_RTOL, atol=1e-9)
+    for name, parameter in reference.named_parameters():
+        torch.testing.assert_close(step.parameters()[name], parameter.detach(), rtol=PARAM_RTOL, atol=2e-4)
 
 
 class GatedBlock(nn.Module):

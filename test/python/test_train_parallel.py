@@ -7,6 +7,8 @@ replicas' inputs are halves of the batch, the gradients are all-reduced)."""
 from __future__ import annotations
 
 import copy
+import functools
+from pathlib import Path
 
 import pytest
 import torch
@@ -33,6 +35,8 @@ from rducc.passes.rdu_partition import RduPartition
 from rducc.passes.rdu_partition.training import deferred
 from rducc.targets import load_target
 from rducc.training import compile_training
+
+INPUTS = Path(__file__).parent.parent / "passes" / "Inputs"
 
 
 class MLPLoss(nn.Module):
@@ -211,6 +215,12 @@ def test_gradient_all_reduces_run_under_the_backward():
 
 
 def _imported_llama():
+    """A copy of the one-layer Llama step (imported once a session)."""
+    return _llama_step().clone()
+
+
+@functools.cache
+def _llama_step():
     from rducc.driver import decompose_and_import
     from rducc.pipeline import parse_passes, run_passes
     from rducc.training.compile import joint_graph
@@ -328,8 +338,36 @@ def test_chooser_counts_bytes_past_hbm_and_zero_shards_them():
     profile.units.append(_unit(Body))
     over, fits = estimate_candidate(profile, plain, target), estimate_candidate(profile, zero, target)
     excess = held["weights"] + held["optimizer state"] - target.hbm_bytes
-    assert over.spill_s == pytest.approx(excess / target.sustained_bandwidth("ddr") * over.microbatches)
-    assert fits.spill_s == 0.0
+    # and the activations: no HBM left beside the rest, each written to DDR and read back
+    assert over.activations_in_ddr == held["activations"]
+    spilled = excess * over.microbatches + 2 * held["activations"] * over.microbatches
+    assert over.spill_s == pytest.approx(spilled / target.sustained_bandwidth("ddr"))
+    assert fits.spill_s == 0.0 and fits.activations_in_ddr == 0
+
+
+@pytest.mark.parametrize(("hbm", "chosen"), [(93_000, "dp=1 tp=2 pp=1 sp"), (96_000, "dp=1 tp=2 pp=1")])
+def test_chooser_picks_sequence_parallelism_where_activations_spill(tmp_path, hbm, chosen):
+    """On 2 sockets with HBM cut and DDR slow (train-sp-hbm.toml), a one-layer
+    Llama step at tp=2 holds 95.4 kB a socket and 91.3 kB with sequence
+    parallelism (its saved activations, as rdu-partition splits them). With 93 kB
+    of HBM tp=2 spills activations to DDR and the chooser weighs and picks tp=2
+    with sequence parallelism (reduce-scatters in the step); with 96 kB tp=2
+    fits, sequence parallelism is not weighed (it saves only memory) and tp=2
+    without it is picked. One socket, dp=2 and pp=2 lose (DDR; the bubble)."""
+    from rducc.dialects.contracts import split_choice_of
+    from rducc.pipeline import parse_passes, run_passes
+
+    text = (INPUTS / "train-sp-hbm.toml").read_text().replace("hbm_bytes = 93_000", f"hbm_bytes = {hbm}")
+    (tmp_path / "target.toml").write_text(text)
+    module = _imported_llama()
+    run_passes(module, parse_passes(f'rdu-partition{{target="{tmp_path / "target.toml"}"}}'))
+    table = split_choice_of(module)
+    assert table[0].endswith(f"chosen: {chosen}):")
+    assert partition_of(module) == (2, 1)
+    weighed = [line for line in table if " sp " in line]
+    assert bool(weighed) == chosen.endswith("sp")
+    scattered = any(op.name == "rdu.reduce_scatter" for op in module.walk())
+    assert scattered == chosen.endswith("sp")
 
 
 def _unit(body_type):
