@@ -237,3 +237,40 @@ def test_bf16_cube_rounds_as_eager() -> None:
     x = (torch.randn(512, generator=torch.Generator().manual_seed(2)).abs() + 0.5).bfloat16()
     for got, want in zip(rducc.compile(Powers(), (x,), opt_level=2)(x), Powers()(x), strict=True):
         assert torch.equal(torch.as_tensor(got), want)
+
+
+def test_attention_stand_in_takes_the_kernels_fast_exponential() -> None:
+    """On 16-bit inputs eager's CPU flash kernel takes the exponential of the
+    scores in whole vectors with torch's fast `fexp_u20` (a cubic and an
+    integer built as float bits; `exp(0)` is 0.99993) and libm's `exp` over
+    the row's last `keys % lanes`; its backward takes the exact `exp`. The
+    stand-in (`training.attention._FlashRounded`) gives the kernel's output
+    on a row of 16 + 1 keys and, with an additive mask, of 40 bit for bit
+    but where float32 sums in another order flip a rounding (under one in a
+    thousand; before, with libm's `exp` throughout, about one in thirty: 41
+    of ViT's 1,088 attention outputs), and its gradients to that order (a
+    bf16 ulp of the largest); and rducc runs `fexp_u20` (integer bits, a `view(dtype)`) as
+    torch does, at -O2."""
+    from rducc.training.attention import _FlashRounded, fexp_u20
+
+    generator = torch.Generator().manual_seed(0)
+    for keys, masked in [(17, False), (40, True)]:
+        q, k, v, grad = (2 * torch.randn(2, 3, keys, 8, generator=generator).bfloat16() for _ in range(4))
+        mask = torch.randn(keys, keys, generator=generator) if masked else None
+        output, log_sum = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=mask)[:2]
+        expected = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+            grad, q, k, v, output, log_sum, 0.0, False, attn_mask=mask)
+        inputs = [t.clone().requires_grad_() for t in (q, k, v)]
+        got = _FlashRounded.apply(*inputs, mask, False, 8 ** -0.5)
+        got.backward(grad)
+        assert (got != output).float().mean() < 1e-3, keys
+        torch.testing.assert_close(got, output, rtol=2 ** -8, atol=2 ** -8)
+        for tensor, want in zip(inputs, expected, strict=True):
+            torch.testing.assert_close(tensor.grad, want, rtol=2 ** -8, atol=2 ** -8 * want.abs().max().item())
+
+    class Fast(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return fexp_u20(x)
+
+    x = torch.cat([-90 * torch.rand(4096, generator=generator), torch.tensor([0.0, -87.3, -87.4, -float("inf")])])
+    assert torch.equal(torch.as_tensor(rducc.compile(Fast(), (x,), opt_level=2)(x)), fexp_u20(x))
