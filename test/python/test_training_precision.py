@@ -274,3 +274,36 @@ def test_attention_stand_in_takes_the_kernels_fast_exponential() -> None:
 
     x = torch.cat([-90 * torch.rand(4096, generator=generator), torch.tensor([0.0, -87.3, -87.4, -float("inf")])])
     assert torch.equal(torch.as_tensor(rducc.compile(Fast(), (x,), opt_level=2)(x)), fexp_u20(x))
+
+
+def test_bf16_convolution_gradient_at_dp2_rounds_once() -> None:
+    """A convolution's weight gradient under autocast at dp=2 (ViT's patch
+    embedding: 4x4 patches, stride 4) is a partial sum over the batch, kept
+    in f32 through the all-reduce and rounded to bf16 once, as eager's one
+    kernel rounds it (`rdu_partition._widen_partial`; before, each replica
+    rounded its half first: ViT's patch gradient a bf16 ulp off in a third of
+    its elements). One SGD step at lr 1: the new weights are eager
+    autocast's to float32 rounding."""
+
+    class Patches(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv, self.head = nn.Conv2d(3, 8, 4, stride=4), nn.Linear(32, 10)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.conv(x).flatten(1))
+
+    torch.manual_seed(0)
+    model = Patches()
+    generator = torch.Generator().manual_seed(1)
+    batch = (torch.randn(4, 3, 8, 8, generator=generator), torch.randint(0, 10, (4,), generator=generator))
+    eager = copy.deepcopy(model)
+    with torch.autocast("cpu", torch.bfloat16):
+        nn.functional.cross_entropy(eager(batch[0]), batch[1]).backward()
+    program = rducc.compile_training(model, batch, optimizer=torch.optim.SGD(model.parameters(), lr=1.0),
+                                     loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=0,
+                                     target="sn40l-8", dp=2)
+    program.step(*batch)
+    got = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(got[name], (parameter - parameter.grad).detach(), rtol=0, atol=1e-6, msg=name)
