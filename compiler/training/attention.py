@@ -10,9 +10,9 @@ math is the kernel's arithmetic. In 16-bit the kernel keeps everything inside
 in float32 and rounds at a few points only, and so does `_FlashRounded`:
 
 - forward: the scores `q @ k^T * scale (+ mask)` in float32 (16-bit inputs,
-  float32 sums), `exp(scores - row max)` in float32, rounded to 16 bits for
-  the product with V (float32 sums), the row sum of the unrounded
-  exponentials in float32, the output `(p @ v) * (1 / sum)` rounded once;
+  float32 sums), `exp(scores - row max)` in float32 (the kernel's: below),
+  rounded to 16 bits for the product with V (float32 sums), the row sum of
+  the unrounded exponentials in float32, the output `(p @ v) * (1 / sum)` rounded once;
   the log-sum-exp kept in float32 for the backward;
 - backward: the probabilities again from the log-sum-exp (float32),
   `dsum = rowsum(grad_out * out)` in float32, `grad_v = p16^T @ grad_out`,
@@ -32,10 +32,13 @@ Llama, GPT-2 and ViT trained out of eager autocast's own distance from
 float32. What autocast casts the inputs to is autocast's own decision, asked
 from torch (`_autocast_lowers_attention`), not a list restated here.
 
-Not reproduced: the kernel's vectorized `exp` (an approximation, `exp_u20`,
-on 16-element vectors; rows shorter than 16 use the libm `exp`, as here) and
-its online softmax over blocks of 512 keys (one block here), over which it
-also adds `grad_q` up in 16 bits.
+The forward's exponential is the kernel's: on 16-bit inputs its vector
+loop takes torch's fast approximation `fexp_u20` over the keys in whole
+vectors (16 lanes with AVX-512, 8 with AVX2: asked of the kernel,
+`_fast_exp_lanes`) and libm's `exp` over the rest of the row (`kernel_exp`);
+its backward takes the exact `exp`. Not reproduced: the online softmax over
+blocks of 512 keys (one block here), over which the kernel also adds
+`grad_q` up in 16 bits.
 """
 
 from __future__ import annotations
@@ -93,9 +96,12 @@ def _autocast_lowers_attention(device: str, dtype: torch.dtype) -> bool:
 
 def prepare_autocast(regions: list[tuple[str, torch.dtype]]) -> None:
     """Ask autocast, before the joint graph is traced, what it does with
-    attention in each of the program's autocast regions (device, dtype)."""
+    attention in each of the program's autocast regions (device, dtype), and
+    the CPU kernel which exponential it takes on 16-bit inputs (`_fast_exp_lanes`)."""
     for device, dtype in regions:
         _autocast_lowers_attention(device, dtype)
+    for dtype in _SIXTEEN_BIT:
+        _fast_exp_lanes(dtype)
 
 
 def _autocast_dtype(device: str) -> torch.dtype | None:
@@ -182,7 +188,7 @@ class _FlashRounded(torch.autograd.Function):
             scores = _scores(query.float(), key32, mask, is_causal, factor)
             peak = scores.amax(-1, keepdim=True)
             peak = torch.where(peak == float("-inf"), 0.0, peak)  # a row masked whole
-            exponentials = torch.exp(scores - peak)
+            exponentials = kernel_exp(scores - peak, query.dtype)
             total = exponentials.sum(-1, keepdim=True)
             total = torch.where(total == 0, 1.0, total)
             rounded = exponentials.to(query.dtype).float()
@@ -207,6 +213,60 @@ class _FlashRounded(torch.autograd.Function):
             grad_key = _accumulated(grad_scores, query32, key, factor)
             grad_value = _accumulated(weights16, grad32, value, None)
         return grad_query, grad_key, grad_value, None, None, None
+
+
+_LOG2E = 1.44269502162933349609375  # float32 0x3fb8aa3b
+_LN_FLT_MIN = -87.33654022216796875  # float32 0xc2aeac50: below it the result is 0
+_FEXP_CUBIC = (0.00010703434948458272, 0.30354260500649682, -0.22433836478672356, -0.079204240219773236)
+
+
+def fexp_u20(x: torch.Tensor) -> torch.Tensor:
+    """torch's fast float32 exponential (`Vectorized<float>::fexp_u20`, x86):
+    `2 ** (x log2 e)`, the power of the fraction `f` taken as `f - cubic(f)`
+    and the result's bits built as the integer `trunc(2**23 (x log2 e -
+    cubic(f) + 127))`; 0 below ln(FLT_MIN). The kernel's Horner steps are
+    fused multiply-adds (one rounding); here two: at most one float32 ulp
+    apart, never a bf16 one."""
+    scaled = x.clamp(min=_LN_FLT_MIN) * _LOG2E
+    fraction = scaled - torch.floor(scaled)
+    c0, c1, c2, c3 = _FEXP_CUBIC
+    cubic = ((fraction * c3 + c2) * fraction + c1) * fraction + c0
+    bits = ((scaled - cubic) * 2.0**23 + 127 * 2.0**23).to(torch.int32)
+    return torch.where(x < _LN_FLT_MIN, 0.0, bits.view(torch.float32))
+
+
+def kernel_exp(x: torch.Tensor, dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """`exp(x)` (float32, x <= 0: scores less their row max) over the keys as
+    the CPU flash kernel takes it on `dtype` inputs: its vector loop
+    (`fexp_u20`) over the keys in whole vectors of `_fast_exp_lanes`, libm's
+    `exp` over the rest of the row (its blocks of 512 keys are whole vectors)."""
+    lanes, keys = _fast_exp_lanes(dtype), x.size(-1)
+    vectorized = keys - keys % lanes if lanes else 0
+    if vectorized == 0:
+        return torch.exp(x)
+    if vectorized == keys:
+        return fexp_u20(x)
+    in_vectors = torch.arange(keys, device=x.device) < vectorized
+    return torch.where(in_vectors, fexp_u20(x), torch.exp(x))
+
+
+@functools.cache
+def _fast_exp_lanes(dtype: torch.dtype) -> int:
+    """The lanes of the CPU flash kernel's vectorised exponential on `dtype`
+    inputs where it is `fexp_u20` (16 with AVX-512, 8 with AVX2), else 0
+    (libm's `exp`). Asked of the kernel: a row of `n` zero scores has the
+    log-sum-exp log(n) while `n` is under the lanes (all libm), and
+    log(n * fexp_u20(0)) from the first whole vector."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily(), torch.no_grad():
+        for keys in range(1, 65):
+            zeros = torch.zeros(1, 1, keys, 8, dtype=dtype)
+            log_sum = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(zeros[:, :, :1], zeros, zeros)[1]
+            if abs(log_sum.item() - math.log(keys)) > 1e-6:
+                fast = keys * fexp_u20(torch.zeros(1)).item()
+                return keys if abs(log_sum.item() - math.log(fast)) < 1e-6 else 0
+    return 0
 
 
 def _widened_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:

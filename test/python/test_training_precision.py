@@ -260,3 +260,73 @@ def test_bf16_cube_rounds_as_eager() -> None:
     x = (torch.randn(512, generator=torch.Generator().manual_seed(2)).abs() + 0.5).bfloat16()
     for got, want in zip(rducc.compile(Powers(), (x,), opt_level=2)(x), Powers()(x), strict=True):
         assert torch.equal(torch.as_tensor(got), want)
+
+
+def test_attention_stand_in_takes_the_kernels_fast_exponential() -> None:
+    """On 16-bit inputs eager's CPU flash kernel takes the exponential of the
+    scores in whole vectors with torch's fast `fexp_u20` (a cubic and an
+    integer built as float bits; `exp(0)` is 0.99993) and libm's `exp` over
+    the row's last `keys % lanes`; its backward takes the exact `exp`. The
+    stand-in (`training.attention._FlashRounded`) gives the kernel's output
+    on a row of 16 + 1 keys and, with an additive mask, of 40 bit for bit
+    but where float32 sums in another order flip a rounding (under one in a
+    thousand; before, with libm's `exp` throughout, about one in thirty: 41
+    of ViT's 1,088 attention outputs), and its gradients to that order (a
+    bf16 ulp of the largest); and rducc runs `fexp_u20` (integer bits, a `view(dtype)`) as
+    torch does, at -O2."""
+    from rducc.training.attention import _FlashRounded, fexp_u20
+
+    generator = torch.Generator().manual_seed(0)
+    for keys, masked in [(17, False), (40, True)]:
+        q, k, v, grad = (2 * torch.randn(2, 3, keys, 8, generator=generator).bfloat16() for _ in range(4))
+        mask = torch.randn(keys, keys, generator=generator) if masked else None
+        output, log_sum = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=mask)[:2]
+        expected = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+            grad, q, k, v, output, log_sum, 0.0, False, attn_mask=mask)
+        inputs = [t.clone().requires_grad_() for t in (q, k, v)]
+        got = _FlashRounded.apply(*inputs, mask, False, 8 ** -0.5)
+        got.backward(grad)
+        assert (got != output).float().mean() < 1e-3, keys
+        torch.testing.assert_close(got, output, rtol=2 ** -8, atol=2 ** -8)
+        for tensor, want in zip(inputs, expected, strict=True):
+            torch.testing.assert_close(tensor.grad, want, rtol=2 ** -8, atol=2 ** -8 * want.abs().max().item())
+
+    class Fast(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return fexp_u20(x)
+
+    x = torch.cat([-90 * torch.rand(4096, generator=generator), torch.tensor([0.0, -87.3, -87.4, -float("inf")])])
+    assert torch.equal(torch.as_tensor(rducc.compile(Fast(), (x,), opt_level=2)(x)), fexp_u20(x))
+
+
+def test_bf16_convolution_gradient_at_dp2_rounds_once() -> None:
+    """A convolution's weight gradient under autocast at dp=2 (ViT's patch
+    embedding: 4x4 patches, stride 4) is a partial sum over the batch, kept
+    in f32 through the all-reduce and rounded to bf16 once, as eager's one
+    kernel rounds it (`rdu_partition._widen_partial`; before, each replica
+    rounded its half first: ViT's patch gradient a bf16 ulp off in a third of
+    its elements). One SGD step at lr 1: the new weights are eager
+    autocast's to float32 rounding."""
+
+    class Patches(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv, self.head = nn.Conv2d(3, 8, 4, stride=4), nn.Linear(32, 10)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.conv(x).flatten(1))
+
+    torch.manual_seed(0)
+    model = Patches()
+    generator = torch.Generator().manual_seed(1)
+    batch = (torch.randn(4, 3, 8, 8, generator=generator), torch.randint(0, 10, (4,), generator=generator))
+    eager = copy.deepcopy(model)
+    with torch.autocast("cpu", torch.bfloat16):
+        nn.functional.cross_entropy(eager(batch[0]), batch[1]).backward()
+    program = rducc.compile_training(model, batch, optimizer=torch.optim.SGD(model.parameters(), lr=1.0),
+                                     loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=0,
+                                     target="sn40l-8", dp=2)
+    program.step(*batch)
+    got = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(got[name], (parameter - parameter.grad).detach(), rtol=0, atol=1e-6, msg=name)
