@@ -2,8 +2,8 @@
 graph of one Llama 3.1 70B layer (meta device, bf16, sequence 4,096) with
 attention's plain math, with the kernel's key/value gradient sums spelled out
 one by one (`ROUNDED_ADDITIONS` unbounded, as before the size rule) and with
-the size rule (`rducc.training.attention.ROUNDED_ADDITIONS`: above it, one
-float32 sum rounded once); then, on the CPU, what the rule costs in accuracy
+the size rule (`rducc.training.attention.ROUNDED_ADDITIONS`: above it,
+float32 math rounded once); then, on the CPU, what the rule costs in accuracy
 where it applies: the key/value gradients of eager's CPU flash kernel, of the
 spelled-out sums and of the rule, each against float64 math.
 
@@ -68,7 +68,7 @@ def _gradients(form: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         out = attention.attention_math(q, k, v, is_causal=True, enable_gqa=True)
     else:
         with _form(form):  # the backward too: that is where the sums are
-            out = attention._FlashRounded.apply(q, k, v, None, True, 1 / math.sqrt(q.size(-1)))
+            out = attention.attention_as_eager(q, k, v, is_causal=True, enable_gqa=True)
             out.backward(grad.to(out.dtype))
         return (t.grad for t in (k, v))  # type: ignore[misc]
     out.backward(grad.to(out.dtype))

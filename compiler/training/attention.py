@@ -22,9 +22,10 @@ in float32 and rounds at a few points only, and so does `_FlashRounded`:
   up into their 16-bit result, one query head (grouped-query attention: the
   query heads a key head serves) and, within it, one block of query rows
   (`_query_block`) at a time, a rounding each. Those additions are spelled
-  out up to `ROUNDED_ADDITIONS` of them; above, one float32 sum is rounded
-  once, so that a joint graph does not grow with the sequence and the
-  grouping (docs/training.md, "bf16 attention").
+  out up to `ROUNDED_ADDITIONS` of them; above, attention is float32 math
+  rounded once (autograd's gradient of it), so that a joint graph does not
+  grow with the sequence and the grouping, and splits by heads as the plain
+  math does (docs/training.md, "bf16 attention: the size rule").
 
 Computing attention op by op in bf16, as autocast's other ops, rounds the
 scores, the softmax, the probabilities and each gradient in turn: tiny
@@ -117,9 +118,10 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
                        enable_gqa: bool = False) -> torch.Tensor:
     """`scaled_dot_product_attention` for the joint graph: autocast's casts,
     then float32 math (float32 inputs), the fused kernel's roundings (16-bit
-    inputs, `_FlashRounded`), or, with dropout (where eager runs the math
-    backend, which computes 16-bit inputs in float32 and rounds the output
-    once), float32 math rounded once."""
+    inputs, `_FlashRounded`), or float32 math rounded once: with dropout
+    (where eager runs the math backend, which computes 16-bit inputs in
+    float32 and rounds the output once), and above `ROUNDED_ADDITIONS` (the
+    size rule)."""
     cast = _autocast_dtype(query.device.type)
     if cast is not None:
         query, key, value = (t.to(cast) if t.is_floating_point() else t for t in (query, key, value))
@@ -128,11 +130,13 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
     if query.dtype not in _SIXTEEN_BIT:
         return attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
-    if dropout_p > 0.0 or query.dim() != 4:
+    if dropout_p > 0.0 or query.dim() != 4 or _rounded_additions(query, key) > ROUNDED_ADDITIONS:
+        if enable_gqa:
+            key, value = _expanded_heads(query, key), _expanded_heads(query, value)
         with _without_autocast(query):
             widened = attention_math(query.float(), key.float(), value.float(),
                                      attn_mask.float() if _is_float(attn_mask) else attn_mask,
-                                     dropout_p, is_causal, factor, enable_gqa)
+                                     dropout_p, is_causal, factor)
         return widened.to(query.dtype)
     mask = None
     if attn_mask is not None:
@@ -141,6 +145,17 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
                 if attn_mask.dtype == torch.bool else attn_mask)
     result: torch.Tensor = _FlashRounded.apply(query, key, value, mask, is_causal, factor)
     return result
+
+
+def _expanded_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """A key or value with its heads repeated to the query's by expand and
+    reshape (transformers' `repeat_kv`), whose gradient is a sum over each
+    group that a tp split by key heads keeps on its socket."""
+    if source.dim() < 3 or source.size(-3) == query.size(-3):
+        return source
+    group = query.size(-3) // source.size(-3)
+    *lead, heads, length, width = source.shape
+    return source.unsqueeze(-3).expand(*lead, heads, group, length, width).reshape(*lead, heads * group, length, width)
 
 
 def _without_autocast(tensor: torch.Tensor) -> contextlib.AbstractContextManager[Any]:
@@ -277,28 +292,29 @@ def _widened_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
 
 ROUNDED_ADDITIONS = 16
 """The most 16-bit additions (query blocks x query heads a key head serves)
-`_accumulated` spells out one by one, as the kernel rounds them; above, one
-float32 sum rounded once (docs/training.md, "bf16 attention"), so that a
-joint graph does not grow with the sequence and the grouping."""
+`_FlashRounded` spells out one by one, as the kernel rounds them; above,
+attention is float32 math rounded once (`attention_as_eager`;
+docs/training.md, "bf16 attention: the size rule"), so that a joint graph
+does not grow with the sequence and the grouping."""
+
+
+def _rounded_additions(query: torch.Tensor, key: torch.Tensor) -> int:
+    """The 16-bit additions the kernel makes into a key's (or value's)
+    gradient: query blocks x the query heads a key head serves."""
+    length = query.size(-2)
+    return -(-length // _query_block(length)) * (query.size(-3) // key.size(-3))
 
 
 def _accumulated(left: torch.Tensor, right: torch.Tensor, source: torch.Tensor,
                  factor: float | None) -> torch.Tensor:
     """A key's or value's gradient, `left^T @ right (* factor)` summed over
-    the query rows and the query heads each head of `source` serves: as the
-    kernel sums it into its 16-bit result (for each query head it serves, in
-    order, for each block of that head's query rows, `_query_block`, that
-    part in float32 added to the sum so far and rounded), where that takes at
-    most `ROUNDED_ADDITIONS` additions; else all of it in float32, rounded
-    once."""
+    the query rows and the query heads each head of `source` serves, as the
+    kernel sums it into its 16-bit result: for each query head it serves, in
+    order, for each block of that head's query rows (`_query_block`), that
+    part in float32 added to the sum so far and rounded."""
     *lead, heads, length, width = left.shape
     kv_heads, step = source.size(-3), _query_block(length)
-    group, blocks = heads // kv_heads, -(-length // step)
-    if blocks * group > ROUNDED_ADDITIONS:
-        # the query heads a key head serves are adjacent: one contraction over their rows
-        whole = (left.reshape(*lead, kv_heads, group * length, width).transpose(-2, -1)
-                 @ right.reshape(*lead, kv_heads, group * length, right.size(-1)))
-        return (whole if factor is None else whole * factor).to(source.dtype)
+    group = heads // kv_heads
     products = _block_products(left, right, step)
     parts = products[0] if len(products) == 1 else torch.cat(products, -4)  # [..., blocks, heads, source, dim]
     parts = (parts if factor is None else parts * factor).unflatten(-3, (kv_heads, group))

@@ -214,3 +214,54 @@ def test_16_bit_attention_joint_graph_does_not_grow_with_blocks_and_groups(monke
                         attention.attention_math)
     assert rounded < 2 * _joint_graph_nodes(4096, 8, 1)
     assert 16 * 8 > attention.ROUNDED_ADDITIONS  # the case is above the bound
+
+
+class LlamaLoss(nn.Module):
+    """A one-layer transformers Llama (8 query heads over 2 key/value heads) and its next-token loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        self.model = LlamaForCausalLM(LlamaConfig(
+            hidden_size=64, num_attention_heads=8, num_key_value_heads=2, intermediate_size=128,
+            num_hidden_layers=1, vocab_size=256, max_position_embeddings=2048))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=ids, labels=ids, use_cache=False).loss
+
+
+def _collectives_at_tp2(monkeypatch: pytest.MonkeyPatch, plain: bool) -> list[str]:
+    """The collectives of LlamaLoss's 16-bit training step (meta, above the
+    size rule's bound) split tp=2 on sn40l-8, with the stand-in or the plain math."""
+    from rducc.driver import CompileOptions
+    from rducc.training import attention, compile
+    from rducc.training.optimizers import named_optimizer
+    from rducc.training.program import export_for_training
+
+    if plain:
+        monkeypatch.setitem(compile._DIFFERENTIATED_AS, torch.ops.aten.scaled_dot_product_attention.default,
+                            attention.attention_math)
+    with torch.device("meta"):
+        model = LlamaLoss().to(torch.bfloat16).train()
+        x = torch.zeros((1, 2048), dtype=torch.int64)
+    ep, _, _ = export_for_training(model, (x,), None, None, 1.0, None, 1)
+    groups = compile.single_group(named_optimizer("sgd", {"lr": 1e-4}), ep)
+    module = compile.compile_step(ep, groups, CompileOptions(target="sn40l-8", split=(2, 1))).module
+    return sorted(str(op.results[0].type) for op in module.walk()
+                  if op.name in ("rdu.all_gather", "rdu.all_reduce", "rdu.reduce_scatter"))
+
+
+def test_16_bit_attention_above_the_bound_splits_by_heads_as_the_plain_math(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above `ROUNDED_ADDITIONS` the stand-in is float32 math rounded once,
+    its key/value heads repeated by expand and reshape, which tp splits by
+    heads as it splits the plain math. The first size rule kept the kernel's
+    backward with one float32 sum, whose graph tp could not split by heads (a
+    2-layer 70B step at tp=16 all-gathered whole weights: 358.9 ms modeled);
+    the heads repeated by `repeat_interleave` instead, this step all-gathers
+    the key and value weights (fails)."""
+    from rducc.training import attention
+
+    assert 8 * 4 > attention.ROUNDED_ADDITIONS  # seq 2,048: 8 query blocks x 4 heads a key head serves
+    assert _collectives_at_tp2(monkeypatch, plain=False) == _collectives_at_tp2(monkeypatch, plain=True)
