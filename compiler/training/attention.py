@@ -150,7 +150,10 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
 def _expanded_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
     """A key or value with its heads repeated to the query's by expand and
     reshape (transformers' `repeat_kv`), whose gradient is a sum over each
-    group that a tp split by key heads keeps on its socket."""
+    group that a tp split by key heads keeps on its socket. Repeated before
+    the float32 cast: repeated after it (as `attention_math`'s
+    `repeat_interleave` or this same expand on the cast value), tp=2 still
+    all-gathers the key and value weights (the test of the size rule)."""
     if source.dim() < 3 or source.size(-3) == query.size(-3):
         return source
     group = query.size(-3) // source.size(-3)
@@ -312,7 +315,7 @@ def _accumulated(left: torch.Tensor, right: torch.Tensor, source: torch.Tensor,
     kernel sums it into its 16-bit result: for each query head it serves, in
     order, for each block of that head's query rows (`_query_block`), that
     part in float32 added to the sum so far and rounded."""
-    *lead, heads, length, width = left.shape
+    heads, length = left.shape[-3:-1]
     kv_heads, step = source.size(-3), _query_block(length)
     group = heads // kv_heads
     products = _block_products(left, right, step)
