@@ -157,6 +157,7 @@ from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
+from rducc.targets import Target
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
@@ -2250,11 +2251,7 @@ def candidate_splits(sockets: int) -> list[tuple[int, int]]:
 def choose_split(module: ModuleOp, target_spec: str = "", ep: int = 0) -> tuple[int, int, int]:
     """The (tp, pp, ep) with the least modeled time (level-1 estimate) among those
     that partition; `ep` 0: with and without expert parallelism (ep = tp) where
-    the model has routed experts, 1: without, N: with, at tp = N.
-
-    Pipeline stages do not shorten one token's way through the model, so
-    splits with pp > 1 are modeled only when no pp = 1 split fits one
-    socket's HBM (they hold fewer weights a socket)."""
+    the model has routed experts, 1: without, N: with, at tp = N."""
     return chosen_split(module, target_spec, ep)[:3]
 
 
@@ -2263,15 +2260,11 @@ def chosen_split(module: ModuleOp, target_spec: str = "", ep: int = 0
     """`choose_split`'s (tp, pp, ep) and the partitioned copy of `module` it modeled
     for them (None: one socket, nothing partitioned).
 
-    A candidate is partitioned only when it could beat the best so far. The bounds
-    leave out the reads of weights past a socket's HBM (`partition_estimate_parts`:
-    a split holding fewer weights a socket may spill less or none): each rank
-    holds and computes at least 1/tp of every op, so without expert parallelism a
-    split models no faster than the unsplit program's in-HBM part / tp; and a split
-    with pp > 1 runs a token's stages one after another, no faster than the same
-    tp (and ep) with pp = 1's in-HBM part. Candidates are tried tp = 1 first, then
-    the largest tp (the likely best) down; ties go to the earlier candidate of
-    `candidate_splits`."""
+    Every candidate is weighed, but one is partitioned only when its lower bound
+    could beat the best so far (`_split_bound`), so the partitions done stay
+    few: the pp = 1 splits are tried first (tp = 1, then the largest tp down),
+    then the pipelined ones, least bound first. Ties go to the earlier candidate
+    of `candidate_splits`."""
     from rducc.model.cost_model import partition_estimate_parts, stage_weight_bytes
 
     target = module_target(module, target_spec)
@@ -2279,29 +2272,44 @@ def chosen_split(module: ModuleOp, target_spec: str = "", ep: int = 0
               for experts in _expert_choices(module, tp, ep)]
     rank = {trial: index for index, trial in enumerate(trials)}
     best: tuple[float, int, int, int, int, ModuleOp] | None = None
-    fits = False
-    alone: dict[tuple[int, int], float] = {}  # (tp, ep) at pp = 1: its modeled seconds with no DDR reads
-    for tp, pp, experts in sorted(trials, key=lambda t: (t[1] > 1, t[0] > 1, -t[0] if t[1] == 1 else rank[t])):
-        if pp > 1 and fits:
-            break
-        bounds = [alone[(1, 1)] / tp] if experts == 1 and (1, 1) in alone else []
-        if pp > 1 and (tp, experts) in alone:
-            bounds.append(alone[(tp, experts)])
-        if best is not None and bounds and max(bounds) > best[0]:
-            continue  # cannot beat the best: not partitioned
+    alone: dict[tuple[int, int], tuple[float, int]] = {}  # (tp, ep) at pp = 1: in-HBM seconds, weight bytes
+    alone_first = sorted((t for t in trials if t[1] == 1), key=lambda t: (t[0] > 1, -t[0]))
+    pipelined = [t for t in trials if t[1] > 1]
+    for tp, pp, experts in alone_first + sorted(
+            pipelined, key=lambda t: (_split_bound(t, alone, target), rank[t])):
+        if best is not None and (_split_bound((tp, pp, experts), alone, target), rank[(tp, pp, experts)]) > best[:2]:
+            continue  # cannot beat the best (nor tie it as an earlier candidate): not partitioned
         trial = module.clone()
         try:
             partition_module(trial, tp, pp, strict=True, ep=experts)
         except RduccError:
             continue
-        fits = fits or max(stage_weight_bytes(trial)) <= target.hbm_bytes
         in_hbm, spilled = partition_estimate_parts(trial, target)
         seconds = in_hbm + spilled
         if pp == 1:
-            alone[(tp, experts)] = in_hbm
+            alone[(tp, experts)] = (in_hbm, max(stage_weight_bytes(trial), default=0))
         if best is None or (seconds, rank[(tp, pp, experts)]) < best[:2]:
             best = (seconds, rank[(tp, pp, experts)], tp, pp, experts, trial)
     return (best[2], best[3], best[4], best[5]) if best is not None else (1, 1, 1, None)
+
+
+def _split_bound(trial: tuple[int, int, int], alone: dict[tuple[int, int], tuple[float, int]],
+                 target: Target) -> float:
+    """A lower bound on the modeled seconds of split `trial` (tp, pp, ep) from the pp = 1
+    splits modeled (`alone`: per (tp, ep), the in-HBM part of `partition_estimate_parts`
+    and one socket's weight bytes); 0 where none applies.
+
+    Each rank holds and computes at least 1/tp of every op, so without experts a
+    split is no faster than the unsplit in-HBM part / tp. A pipelined split runs a
+    token's stages one after another, no faster than the same tp and ep at pp = 1's
+    in-HBM part, and its fullest stage holds at least 1/pp of that split's weights a
+    socket: what of them is past HBM is read from DDR."""
+    tp, pp, experts = trial
+    bounds = [alone[(1, 1)][0] / tp] if experts == 1 and (1, 1) in alone else []
+    if pp > 1 and (tp, experts) in alone:
+        in_hbm, weights = alone[(tp, experts)]
+        bounds.append(in_hbm + max(weights // pp - target.hbm_bytes, 0) / target.bandwidth("ddr"))
+    return max(bounds, default=0.0)
 
 
 def _expert_choices(module: ModuleOp, tp: int, ep: int) -> list[int]:

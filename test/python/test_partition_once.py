@@ -133,7 +133,9 @@ def test_the_chooser_prunes_by_bounds_without_ddr_reads(exported, monkeypatch):
     candidate by its references' in-HBM part (`partition_estimate_parts`), never
     by their DDR reads. HBM is cut so that every pp = 1 split spills (read from a
     slow DDR) and a pipelined one fits: the chooser must model it and pick it (the
-    old bound, the whole pp = 1 estimate, skipped it and kept tp = 8, pp = 1)."""
+    old bound, the whole pp = 1 estimate, skipped it and kept tp = 8, pp = 1), and
+    pick the fastest of all candidates, not the first pipelined one that fits (it
+    stopped at tp = 8, pp = 2 where tp = 4, pp = 4 models faster)."""
     import dataclasses
 
     from rducc.dialects.contracts import set_target
@@ -158,3 +160,13 @@ def test_the_chooser_prunes_by_bounds_without_ddr_reads(exported, monkeypatch):
     assert alone and all(spilled > 0 for _, spilled in alone), modeled  # every pp = 1 split modeled spills
     assert pp > 1 and chosen is not None and modeled[(tp, pp)][1] == 0, modeled
     assert sum(modeled[(tp, pp)]) < min(sum(parts) for parts in alone), modeled
+    every = {}  # every candidate, partitioned: the chooser's split must be the fastest, not the first that fits
+    for split in rdu_partition.candidate_splits(target.sockets):
+        trial = module.clone()
+        try:
+            partition_module(trial, *split)
+        except RduccError:
+            continue
+        every[split] = original(trial, target)
+    assert sum(modeled[(tp, pp)]) == pytest.approx(min(sum(parts) for parts in every.values()), rel=1e-12), every
+    assert len(modeled) < len(every), (modeled, every)  # the bounds still prune
