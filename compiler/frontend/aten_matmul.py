@@ -17,7 +17,8 @@ from rducc.dialects.rdu.dataflow import (
 )
 from rducc.frontend.aten_build import reduce
 from rducc.frontend.aten_common import result_type, shape_of, tensor_of
-from rducc.frontend.converter_api import GraphImporter, converts, node_arguments, positional
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
+from rducc.frontend.aten_rewrites import experts_form
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 
@@ -33,6 +34,27 @@ def convert_grouped_mm_fallback(g: GraphImporter, node: torch.fx.Node) -> SSAVal
     `offs` the cumulative counts): each row multiplied by its own expert only."""
     args = node_arguments(node)
     lhs, rhs, offsets = g.value(args["input"]), g.value(args["weight"]), g.value(args["offs"])
+    return g.emit(GroupedMatmulOp(lhs, rhs, offsets, result_type(node)))
+
+
+def _check_grouped_mm(node: torch.fx.Node) -> str | None:
+    """`aten._grouped_mm`'s one form the importer takes (the others are decomposed,
+    `aten_rewrites.grouped_mm`): rows grouped by expert."""
+    args = node_arguments(node)
+    lhs, rhs = fake_value(args["self"]), fake_value(args["mat2"])
+    if not experts_form(lhs.dim(), rhs.dim(), args["offs"], args["bias"], args["out_dtype"], lhs.dtype):
+        return ("a form other than rank-2 rows by a rank-3 expert table with offsets, no bias and no other "
+                "output dtype")
+    return None
+
+
+@converts("aten._grouped_mm.default", check=_check_grouped_mm)
+def convert_grouped_mm(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """torch's grouped matmul of a mixture of experts (transformers' default experts
+    on bf16: rows sorted by expert, `offs` the cumulative counts): each row by its own
+    expert only, as transformers' fallback (`rdu.grouped_matmul`)."""
+    args = node_arguments(node)
+    lhs, rhs, offsets = g.value(args["self"]), g.value(args["mat2"]), g.value(args["offs"])
     return g.emit(GroupedMatmulOp(lhs, rhs, offsets, result_type(node)))
 
 

@@ -69,6 +69,37 @@ def repeat_interleave(repeats: torch.Tensor, output_size: int | None = None) -> 
     return (ends.unsqueeze(0) <= positions.unsqueeze(1)).sum(1).to(repeats.dtype)
 
 
+def experts_form(self_rank: int, mat2_rank: int, offs: object, bias: object, out_dtype: object,
+                 dtype: torch.dtype) -> bool:
+    """Whether an `aten._grouped_mm` is a mixture of experts' rows by expert (rank-2
+    rows, a rank-3 expert table, offsets; no bias, the inputs' dtype out): the form
+    the importer converts (`rdu.grouped_matmul`)."""
+    return (self_rank, mat2_rank) == (2, 3) and offs is not None and bias is None and out_dtype in (None, dtype)
+
+
+@decomposes("aten._grouped_mm.default")
+def grouped_mm(self: torch.Tensor, mat2: torch.Tensor, offs: torch.Tensor | None = None,
+               bias: torch.Tensor | None = None, out_dtype: torch.dtype | None = None) -> Any:
+    """torch's grouped matmul in its other forms: a batch of products (rank 3 by rank
+    3, no offsets) as `bmm`; products grouped along K (rank 2 by rank 2, offsets:
+    a weight's gradient per expert) as one bmm of each group's masked columns. The
+    experts' form is left to the importer (`experts_form`); others are refused there."""
+    if experts_form(self.dim(), mat2.dim(), offs, bias, out_dtype, self.dtype):
+        return NotImplemented
+    dtype = out_dtype or self.dtype
+    if self.dim() == 3 and mat2.dim() == 3 and offs is None:
+        product = torch.bmm(self.to(dtype), mat2.to(dtype))
+        return product if bias is None else product + bias.to(dtype).unsqueeze(1)
+    if self.dim() == 2 and mat2.dim() == 2 and offs is not None and bias is None:
+        column = torch.arange(self.shape[1], device=self.device, dtype=offs.dtype)
+        ends = offs.unsqueeze(1)
+        starts = torch.cat((torch.zeros_like(offs[:1]), offs[:-1])).unsqueeze(1)
+        mask = ((column >= starts) & (column < ends)).to(dtype)  # [groups, K]
+        rows = self.to(dtype).unsqueeze(0) * mask.unsqueeze(1)  # [groups, M, K]
+        return torch.bmm(rows, mat2.to(dtype).unsqueeze(0).expand(offs.shape[0], *mat2.shape))
+    return NotImplemented
+
+
 def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
     """How many sorted boundaries lie below each value (or at it too, with `right`)."""
     values = values.unsqueeze(-1)

@@ -90,3 +90,50 @@ def test_kernel_follows_the_fallback_loop_on_any_offsets() -> None:
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
         transposed = kernels.grouped_matmul(x, np.ascontiguousarray(w.swapaxes(1, 2)), offs, transpose_rhs=True)
         np.testing.assert_allclose(transposed, expected, rtol=1e-5, atol=1e-5)
+
+
+class TorchExperts(torch.nn.Module):
+    """The same experts by torch's own grouped matmul (`torch._grouped_mm`, transformers'
+    default experts on bf16): `aten._grouped_mm` is imported as `rdu.grouped_matmul`,
+    not run on the host."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = torch.nn.Parameter(torch.randn(EXPERTS, N, K, dtype=torch.bfloat16))
+        self.down = torch.nn.Parameter(torch.randn(EXPERTS, N, K, dtype=torch.bfloat16))
+
+    def forward(self, x: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+        hidden = torch.relu(torch._grouped_mm(x, self.up.transpose(-2, -1), offs=offs))
+        return torch._grouped_mm(hidden, self.down, offs=offs)
+
+
+def test_torch_grouped_mm_runs_on_the_chip_as_eager() -> None:
+    torch.manual_seed(0)
+    model = TorchExperts().eval()
+    example = (torch.randn(ROWS, K, dtype=torch.bfloat16), torch.tensor(ROUTINGS[0], dtype=torch.int32))
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, example), opt_level=2)
+    text = str(program.module)
+    assert text.count("rdu.grouped_matmul") == 2 and "rdu.host_call" not in text
+    for offsets in ROUTINGS[:3]:
+        x, offs = torch.randn(ROWS, K, dtype=torch.bfloat16), torch.tensor(offsets, dtype=torch.int32)
+        with torch.no_grad():
+            expected = model(x, offs)
+        torch.testing.assert_close(torch.as_tensor(program(x, offs)).float(), expected.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_torch_grouped_mm_along_k_decomposes_as_eager() -> None:
+    """The gradient form (rank 2 by rank 2, grouped along K: one product a group) and
+    the batched form (rank 3 by rank 3) are decomposed, not refused or run on the host."""
+    torch.manual_seed(0)
+
+    class AlongK(torch.nn.Module):
+        def forward(self, a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+            return torch._grouped_mm(a, b, offs=offs) + torch._grouped_mm(c, b.unsqueeze(0).expand(EXPERTS, K, N))
+
+    a, b = torch.randn(ROWS, K, dtype=torch.bfloat16), torch.randn(K, N, dtype=torch.bfloat16)
+    c, offs = torch.randn(EXPERTS, ROWS, K, dtype=torch.bfloat16), torch.tensor([4, 4, 12, 16], dtype=torch.int32)
+    program = rducc.compile(torch.export.export(AlongK(), (a, b, offs, c)), opt_level=2)
+    assert "rdu.host_call" not in str(program.module)
+    torch.testing.assert_close(torch.as_tensor(program(a, b, offs, c)).float(), AlongK()(a, b, offs, c).float(),
+                               rtol=2e-2, atol=5e-2)
