@@ -17,8 +17,8 @@ from rducc.dialects.rdu.dataflow import (
 )
 from rducc.frontend.aten_build import reduce
 from rducc.frontend.aten_common import result_type, shape_of, tensor_of
-from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.aten_rewrites import experts_form
+from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
 
 

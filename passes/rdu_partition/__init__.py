@@ -157,7 +157,6 @@ from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
-from rducc.targets import Target
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
@@ -178,6 +177,7 @@ from rducc.passes.rdu_partition.training import (
     zero_dim,
 )
 from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
+from rducc.targets import Target
 
 Layout = Split | str | Experts | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:
