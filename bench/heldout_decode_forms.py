@@ -41,8 +41,7 @@ target (the time `modules`' roofline ratio gives for the bytes it must read):
 
 transformers families (`FAMILIES`, at Llama 3.1 8B's widths with each
 family's own structure) are held to their own roofline at `modules`' efficiency;
-one that does not compile is a row naming the error (GPT-J does not export on
-the meta device under torch.export strict).
+one that does not compile is a row naming the error.
 
 Every figure is modeled from shapes, not measured on a chip.
 
@@ -387,6 +386,8 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
     return model.to(dtype).eval(), inputs
 
 
+LAYER_COUNT = "layer count"
+"""An override that takes the layer count."""
 _LLAMA_8B = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
                  num_key_value_heads=8, max_position_embeddings=8192)
 FAMILIES: dict[str, tuple[str, str, dict]] = {
@@ -398,18 +399,27 @@ FAMILIES: dict[str, tuple[str, str, dict]] = {
     "starcoder2": ("Starcoder2Config", "Starcoder2ForCausalLM", {"sliding_window": None,
                                                                   "tie_word_embeddings": False}),
     "cohere": ("CohereConfig", "CohereForCausalLM", {"tie_word_embeddings": False}),
-    "gptj": ("GPTJConfig", "GPTJForCausalLM", {"n_embd": 4096, "n_head": 32, "n_layer": None, "rotary_dim": 64,
-                                               "n_positions": 8192, "n_inner": 14336}),
+    "gptj": ("GPTJConfig", "GPTJForCausalLM", {"n_embd": 4096, "n_head": 32, "n_layer": LAYER_COUNT, "rotary_dim": 64,
+                                               "n_positions": 8192, "n_inner": 14336, "num_key_value_heads": 32}),
     "falcon": ("FalconConfig", "FalconForCausalLM", {"new_decoder_architecture": True, "num_kv_heads": 8,
                                                      "parallel_attn": True, "bias": False,
                                                      "tie_word_embeddings": False}),
     "glm": ("GlmConfig", "GlmForCausalLM", {"head_dim": 128, "pad_token_id": 0, "eos_token_id": 0}),
-    "exaone4": ("Exaone4Config", "Exaone4ForCausalLM", {"sliding_window": None, "tie_word_embeddings": False}),
+    "exaone4": ("Exaone4Config", "Exaone4ForCausalLM", {"tie_word_embeddings": False}),
     "helium": ("HeliumConfig", "HeliumForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
     "nemotron": ("NemotronConfig", "NemotronForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+    "phi": ("PhiConfig", "PhiForCausalLM", {"partial_rotary_factor": 0.5, "tie_word_embeddings": False}),
+    "mistral_window": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 2048, "head_dim": 128}),
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM", {"num_local_experts": 4, "num_experts_per_tok": 2,
+                                                         "sliding_window": None, "head_dim": 128}),
+    "arcee": ("ArceeConfig", "ArceeForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+    "glm4": ("Glm4Config", "Glm4ForCausalLM", {"head_dim": 128, "pad_token_id": 0, "eos_token_id": 0}),
+    "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM", {"tie_word_embeddings": False, "pad_token_id": 0}),
 }
-"""Per family: (config class, causal-LM class, overrides of Llama 3.1 8B's widths; `n_layer: None` takes
-the layer count)."""
+"""Per family: (config class, causal-LM class, overrides of Llama 3.1 8B's widths; `LAYER_COUNT` takes
+the layer count). GPT-J has no grouped-query heads: its static cache is sized by `num_key_value_heads`,
+so that is its head count. Exaone4 keeps its own sliding window (4,096) and pattern: three sliding-window
+layers with rotary, then a global one without."""
 
 
 def family_config(family: str, layers: int, small: bool = False):
@@ -421,16 +431,17 @@ def family_config(family: str, layers: int, small: bool = False):
         vocab_size=128, hidden_size=64, intermediate_size=128, num_attention_heads=8, num_key_value_heads=4,
         max_position_embeddings=64)
     sizes["num_hidden_layers"] = layers
-    overrides = {k: (layers if v is None else v) for k, v in overrides.items()}
+    overrides = {k: (layers if v is LAYER_COUNT else v) for k, v in overrides.items()}
     if small:
         overrides = {k: v for k, v in overrides.items() if k in (
             "tie_word_embeddings", "sliding_window", "new_decoder_architecture", "parallel_attn", "bias",
             "pad_token_id", "eos_token_id")}
         if family == "gptj":
-            overrides.update(n_embd=64, n_head=8, n_layer=layers, rotary_dim=4, n_positions=64, n_inner=128)
+            overrides.update(n_embd=64, n_head=8, n_layer=layers, rotary_dim=4, n_positions=64, n_inner=128,
+                             num_key_value_heads=8)
         if family == "falcon":
             overrides["num_kv_heads"] = 4
-    return getattr(transformers, config_class)(**sizes, **overrides)
+    return getattr(transformers, config_class)(**(sizes | overrides))
 
 
 def family_decode(family: str, layers: int, small: bool = False, seed: int = 0):
