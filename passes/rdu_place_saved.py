@@ -28,27 +28,19 @@ The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
 reader, gradients included). While it exceeds the target's HBM, the pass
 takes the candidate of least modeled cost per byte among those that free
-bytes at the current peak, each priced as the cost model times the kernels
-it changes (`place_saved_cost.PlacementPrices`: `kernel_time` of each
-kernel's planned work, as `rdu-fuse` weighs a group, with the target's
-launch, DMA start-up, bandwidths and pipeline fill):
+bytes at the current peak:
 
 - a value between kernels (a saved value, a gradient, or any other kernel
-  result, such as the backward's large temporaries) to DDR, with every value
-  of its group (below): how much the kernels that write and read it grow
-  with those bytes in DDR rather than HBM (nothing where another resource
-  bounds the kernel), on top of what earlier spills put in DDR (a spill is
-  priced again when taken); never the loss, nor a value only the next kernel
-  reads (kept on chip when it takes at most a quarter of the SRAM);
-- a recompute: the modeled time of the kernels, collectives and layer calls
-  it runs again (a layer call: its callee's ops the results need);
-- a global to DDR: how much its readers and the kernel writing its update
-  grow (`rdu-place-tiers` keeps the tier).
-
-Taken cheapest per byte, a recompute can free bytes where the peak is not,
-after which the spills the step needs anyway cost more: the plan of spills
-alone is made too, and the one whose choices add less modeled time is kept
-(`cheaper_plan`).
+  result, such as the backward's large temporaries) to DDR: its bytes x
+  (1 + its readers) at DDR rather than HBM bandwidth; a gradient the step
+  returns too (the caller reads it from DDR), never the loss, nor a value
+  only the next kernel reads (kept on chip when it takes at most a quarter
+  of the SRAM);
+- a recompute: its chain's roofline time (`rducc.model.roofline`: per kernel,
+  FLOPs at peak or its inputs and results at HBM bandwidth, the longer, plus
+  a launch; per layer call, its callee's kernels');
+- a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
+  than HBM bandwidth (`rdu-place-tiers` keeps the tier).
 
 A value an outlined layer holds (the results of its calls at one index, or
 the operands of its calls at one index: an outlined phase's layers, such as
@@ -135,8 +127,8 @@ from rducc.dialects.saved import (
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.model.in_place import written_in_place
+from rducc.model.roofline import op_roofline_s
 from rducc.passes.common import RduPass
-from rducc.passes.place_saved_cost import PlacementPrices, Touch
 from rducc.passes.rdu_insert_dma import viewed_input
 from rducc.passes.rdu_place_tiers import peak_activation_bytes
 from rducc.targets import Target
@@ -155,8 +147,6 @@ class _Candidate:
     """For a recompute: the forward kernels and layer calls it runs again, producers first."""
     also: tuple[SavedValue, ...] = ()
     """For a recompute of a layer call: its other saved results the same clone gives."""
-    touches: tuple[Touch, ...] = ()
-    """For a spill: the kernels whose bytes it moves to DDR (priced again when taken)."""
 
     @property
     def values(self) -> tuple[SavedValue, ...]:
@@ -168,8 +158,27 @@ class _Candidate:
         return self.cost_s / max(self.freed, 1)
 
 
+def _hbm_seconds(target: Target, n: int) -> float:
+    return n / target.sustained_bandwidth("hbm")
+
+
+def _ddr_extra_seconds(target: Target, n: int) -> float:
+    """What moving `n` bytes at DDR rather than HBM bandwidth adds."""
+    return n / target.sustained_bandwidth("ddr") - _hbm_seconds(target, n)
+
+
 def _global_sizes(module: ModuleOp) -> dict[str, int]:
     return {g.sym_name.data: value_bytes(g.global_type) for g in module.ops if isinstance(g, GlobalOp)}
+
+
+def _global_readers(function: func.FuncOp) -> dict[str, int]:
+    """Per global, how many top-level ops of `function` read it."""
+    counts: dict[str, int] = {}
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        name = global_of(attrs)
+        if name is not None:
+            counts[name] = counts.get(name, 0) + len({use.operation for use in arg.uses})
+    return counts
 
 
 class _Liveness:
@@ -447,11 +456,13 @@ def _layer_results(step: TrainingStep) -> dict[func.CallOp, list[SavedValue]]:
 
 @dataclass
 class _ConeCosts:
-    """The modeled time of a recompute of a layer call for some of its results: the
-    callee's ops those results need (`callee_cone`), priced by `PlacementPrices`,
-    remembered per callee and set of results."""
+    """The roofline time of a recompute of a layer call for some of its results: the
+    callee's ops those results need (`callee_cone`), each `op_roofline_s`, remembered
+    per callee and set of results."""
 
-    prices: PlacementPrices
+    target: Target
+    callees: Mapping[str, func.FuncOp]
+    known: dict[str, float] = field(default_factory=dict)
     cones: dict[tuple[str, tuple[int, ...]], float] = field(default_factory=dict)
 
     def __call__(self, call: func.CallOp, indices: Sequence[int]) -> float:
@@ -459,25 +470,28 @@ class _ConeCosts:
         assert callee is not None
         key = (callee.sym_name.data, tuple(sorted(indices)))
         if key not in self.cones:
-            self.cones[key] = self.prices.ops_s(callee_cone(callee, key[1]))
+            self.cones[key] = sum(op_roofline_s(op, self.target, self.callees, self.known)
+                                  for op in callee_cone(callee, key[1]))
         return self.cones[key]
 
 
-def _recompute_candidates(step: TrainingStep, costs: _ConeCosts) -> list[_Candidate]:
+def _recompute_candidates(step: TrainingStep, target: Target, costs: _ConeCosts | None = None) -> list[_Candidate]:
     """A recompute per saved value a forward kernel makes (its chain back to values the
     backward has), and one per forward call of an outlined layer: the call alone run
     again from its operands (which then stay in HBM until it runs: a mask or rotary
     table the layers share is not recomputed), giving all the saved results
-    `_layer_results` names. Each costs the modeled time of the ops it runs again
-    (`PlacementPrices.ops_s`: a call, its callee's ops those results need)."""
+    `_layer_results` names. Each costs the roofline time of the ops it runs again
+    (`rducc.model.roofline`: a call, its callee's ops those results need)."""
     kept = {s.value for s in step.saved}
+    module = step.function.parent_op()
+    costs = costs or _ConeCosts(target, _CALLEES.get(id(module), {}))
     found: list[_Candidate] = []
     for saved in step.saved:
         if isinstance(saved.producer, func.CallOp):
             continue
         chain = recompute_chain(saved, kept - {saved.value}, step.phases)
         if chain is not None:
-            cost = costs.prices.ops_s(chain)
+            cost = sum(op_roofline_s(op, target, costs.callees, costs.known) for op in chain)
             found.append(_Candidate(cost, saved.bytes, saved, Placement.RECOMPUTE, chain=tuple(chain)))
     for call, values in _layer_results(step).items():
         found.append(_call_candidate(call, values, costs))
@@ -512,73 +526,18 @@ def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
     return [op for op in block.ops if op in needed]
 
 
-def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], temporaries: list[SavedValue],
-                costs: _ConeCosts, shared: dict[SSAValue, list[SSAValue]]) -> list[_Candidate]:
-    """Every recompute and spill that may free HBM, each priced by the cost model
-    (`PlacementPrices`): a spill of a value moves every value of its group
-    (`shared_placements`) and frees their bytes."""
-    found: list[_Candidate] = _recompute_candidates(step, costs)
-    in_place = written_in_place(step.function)
+def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
+                temporaries: list[SavedValue], costs: _ConeCosts) -> list[_Candidate]:
+    found: list[_Candidate] = _recompute_candidates(step, target, costs)
     for saved in (*step.saved, *step.gradients, *temporaries):
+        uses = len({u.operation for u in saved.value.uses})
         if not _kept_on_chip(saved, target) and not _is_loss(saved) \
                 and not _callee_holds_unplaced(saved.value):
-            group = shared.get(saved.value, [saved.value])
-            touches = tuple(t for v in group for t in value_touches(v))
-            found.append(_Candidate(costs.prices.moved_s(touches), sum(value_bytes(v) for v in group), saved,
-                                    touches=touches))
+            found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
     for name, size in sizes.items():
-        touches = tuple(global_touches(step.function, name, in_place))
-        found.append(_Candidate(costs.prices.moved_s(touches), size, global_names=(name,), touches=touches))
+        touches = readers.get(name, 0) + (1 if name in step.state_globals else 0)
+        found.append(_Candidate(_ddr_extra_seconds(target, size * max(touches, 1)), size, global_names=(name,)))
     return sorted(found, key=_order)
-
-
-def value_touches(value: SSAValue) -> list[Touch]:
-    """The kernels that write and read `value`, whose bytes a spill of it moves to DDR:
-    its producer, or the callee's kernel that returns it, and its readers, or the
-    callee's kernels that read the parameter a call passes it at (once a call)."""
-    touches = _writer(value)
-    for use in value.uses:
-        touches += _readers(use.operation, use.index, value_bytes(value))
-    return touches
-
-
-def _writer(value: SSAValue) -> list[Touch]:
-    owner = value.owner
-    if isinstance(owner, KernelOp):
-        return [Touch(owner, written=value_bytes(value))]
-    if isinstance(owner, func.CallOp) and isinstance(value, OpResult):
-        produced = _callee_producer(owner, value.index)
-        callee = _callee(owner)
-        if produced is not None and callee is not None:
-            return [Touch(produced[0], written=value_bytes(value), times=max(calls_of(callee), 1))]
-    return []
-
-
-def _readers(op: Operation, index: int, n: int) -> list[Touch]:
-    """The kernels that read `n` bytes through operand `index` of `op`."""
-    if isinstance(op, KernelOp):
-        return [Touch(op, read=n)]
-    callee = _callee(op) if isinstance(op, func.CallOp) else None
-    if callee is None:
-        return []
-    times = max(calls_of(callee), 1)
-    return [Touch(t.kernel, read=t.read, times=t.times * times)
-            for use in callee.args[index].uses for t in _readers(use.operation, use.index, n)]
-
-
-def global_touches(function: func.FuncOp, name: str, in_place: frozenset[SSAValue]) -> list[Touch]:
-    """The kernels a spill of global `name` moves to DDR: those that read it, and the
-    one whose update is written over it."""
-    touches: list[Touch] = []
-    for arg, attrs in zip(function.args, arg_attrs(function)):
-        if global_of(attrs) == name:
-            touches += [t for use in arg.uses for t in _readers(use.operation, use.index, value_bytes(arg))]
-    terminator = function.body.block.last_op
-    if isinstance(terminator, func.ReturnOp):
-        for value, update in zip(terminator.arguments, result_updates(function)):
-            if update is not None and update.name == name and value in in_place:
-                touches += _writer(value)
-    return touches
 
 
 def _order(candidate: _Candidate) -> tuple[float, int]:
@@ -594,10 +553,7 @@ class _Plan:
     chains: dict[SSAValue, tuple[Operation, ...]] = field(default_factory=dict)
     temporaries: list[SavedValue] = field(default_factory=list)
     costs: _ConeCosts | None = None
-    """What a layer call's recompute for some of its results costs (`_narrowed`), and
-    what the kernels cost (`_ConeCosts.prices`)."""
-    cost_s: float = 0.0
-    """The modeled seconds the choices add to the step, each as priced when taken."""
+    """What a layer call's recompute for some of its results costs (`_narrowed`)."""
 
 
 def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True,
@@ -615,18 +571,13 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
         for s in (*step.saved, *step.gradients, *temporaries)
     }
     spilled = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)}
-    costs = _ConeCosts(PlacementPrices(target, _CALLEES.get(id(module), {})))
+    costs = _ConeCosts(target, _CALLEES.get(id(module), {}))
     plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs)
-    for value, placement in placements.items():  # what an earlier round spilled: priced on top of
-        if placement == Placement.DDR:
-            costs.prices.move(_writer(value))
-    for name in plan.ddr_globals:
-        costs.prices.move(global_touches(step.function, name, in_place))
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step, in_place, callee_peaks(module) if second else None)
     shared = shared_placements(step.function)
     _UNPLACED.clear()
-    candidates = [c for c in _candidates(step, target, sizes, temporaries, costs, shared)
+    candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries, costs)
                   if recompute or c.placement != Placement.RECOMPUTE]
     liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
@@ -636,8 +587,6 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
         chosen = _first_open(candidates, plan, pinned, liveness, at, shared)
         if chosen is None:
             break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
-        costs.prices.move(chosen.touches)
-        plan.cost_s += chosen.cost_s
         if chosen.saved is None:
             plan.ddr_globals.update(chosen.global_names)
             continue
@@ -667,18 +616,6 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     return plan
 
 
-def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: bool = False) -> _Plan:
-    """The plan with recomputes or the plan of spills alone, whichever adds less
-    modeled time: taken cheapest per byte first, a recompute can free bytes where
-    the peak is not, and the spills the step needs anyway then cost more than
-    spilling alone would."""
-    both = plan_placements(step, module, target, True, second)
-    if not both.recomputed:
-        return both
-    spills = plan_placements(step, module, target, False, second)
-    return spills if spills.cost_s < both.cost_s else both
-
-
 def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
                 shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
     """The first (cheapest per byte) candidate that frees HBM at position `at`, taken
@@ -690,12 +627,6 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
     while index < len(candidates):
         candidate = candidates[index]
         verdict = _applies(candidate, plan, pinned, liveness, at, shared)
-        if verdict and _repriced(candidate, plan):
-            del candidates[index]
-            at_order = bisect.bisect_right(candidates, _order(candidate), key=_order)
-            candidates.insert(at_order, candidate)
-            index = min(index, at_order)
-            continue
         if verdict is None:
             del candidates[index]
             narrower = _narrowed(candidate, plan, pinned, shared)
@@ -709,18 +640,6 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             return candidate
         index += 1
     return None
-
-
-def _repriced(candidate: _Candidate, plan: _Plan) -> bool:
-    """Whether a spill costs more now than when it was priced (an earlier spill put
-    other bytes of its kernels in DDR): its cost is updated, its place by cost is due."""
-    if not candidate.touches or plan.costs is None:
-        return False
-    now = plan.costs.prices.moved_s(candidate.touches)
-    if now <= candidate.cost_s + 1e-9 * abs(candidate.cost_s):
-        return False
-    candidate.cost_s = now
-    return True
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
@@ -1087,7 +1006,7 @@ class RduPlaceSaved(RduPass):
             step = training_step(function)
             if step is None:
                 continue
-            plan = cheaper_plan(step, op, target)
+            plan = plan_placements(step, op, target)
             _record(op, step, plan)
             cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
             _recompute_all(plan, step.phases, cut)
@@ -1124,7 +1043,7 @@ def _second_round(module: ModuleOp, function: func.FuncOp, target: Target,
         return
     before = {s.value: result_placement(s.producer, s.index)
               for s in (*step.saved, *step.gradients, *_temporaries(step, written_in_place(function)))}
-    plan = cheaper_plan(step, module, target, second=True)
+    plan = plan_placements(step, module, target, second=True)
     memory = training_memory(module)
     classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
@@ -249,16 +249,10 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
 def planned_cost(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[str, int],
                  target: Target, looped: bool = False) -> KernelCost:
     """The cost of a kernel not lowered yet (a group of ops `rdu-fuse` weighs), by
-    `kernel_time` like any other (`planned_work`). `looped`: as a later iteration
-    of a kernel loop (no launch, no DMA start-up)."""
-    return kernel_time(planned_work(body, mapping, bytes_by_tier, target), target, looped)
-
-
-def planned_work(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[str, int],
-                 target: Target) -> KernelWork:
-    """What a kernel not lowered yet does: compute, SRAM ports and pipeline fill from
-    its mapping, its tiers' bytes (`bytes_by_tier`, each whole) at their bandwidths,
-    one DMA start-up, no first tile apart (`with_tiers` moves its bytes between tiers)."""
+    `kernel_time` like any other: compute, SRAM ports and pipeline fill from its
+    mapping, its tiers' bytes (`bytes_by_tier`, each whole) at their bandwidths,
+    one DMA start-up, no first tile apart. `looped`: as a later iteration of a
+    kernel loop (no launch, no DMA start-up)."""
     mapped = mapped_times(body, mapping, body.tiles, target)
     ops = Counter(op.name for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp))
     work = KernelWork(
@@ -269,16 +263,7 @@ def planned_work(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[s
         startup_s=target.dma_latency_s if bytes_by_tier else 0.0, pipeline_s=mapped.pipeline_s,
         reconfigure_s=(mapping.sections - 1) * target.reconfigure_s, pcus=mapping.pcus(), pmus=mapping.pmus(),
         sections=mapping.sections)
-    return work
-
-
-def with_tiers(work: KernelWork, bytes_by_tier: dict[str, int], target: Target) -> KernelWork:
-    """`work` with its transfers `bytes_by_tier` instead (the same bytes in other tiers:
-    a value read from or written to DDR rather than HBM), timed at their bandwidths."""
-    moved = {k: n for k, n in bytes_by_tier.items() if n}
-    return replace(work, bytes_by_tier=moved, hbm_s=_tier_bytes(moved, "hbm") / target.sustained_bandwidth("hbm"),
-                   ddr_s=_tier_bytes(moved, "ddr") / target.sustained_bandwidth("ddr"),
-                   startup_s=target.dma_latency_s if moved else 0.0)
+    return kernel_time(work, target, looped)
 
 
 def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped: bool = False) -> float:
