@@ -1,8 +1,9 @@
 """Modeled training steps (cost model): Llama 3.1 8B and 70B full fine-tuning at sequence 4,096.
 
 Each step is the joint graph (rducc's `joint_graph`, torch's
-`_export_forward_backward` made to work on the meta device: forward, loss, backward; without an optimizer the gradients are the step's
-results) of the exact Llama 3.1 config on the
+`_export_forward_backward` made to work on the meta device: forward, loss,
+backward; without an optimizer the gradients are the step's results) of the
+exact Llama 3.1 config on the
 meta device (bf16, batch 1, sequence 4,096, examples/models.py), compiled by
 rducc for the target (-O2: rdu-place-saved decides what lives in SRAM, HBM,
 DDR or is recomputed; rdu-split-contraction splits the output layer's
