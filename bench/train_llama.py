@@ -1,8 +1,9 @@
 """Modeled training steps (cost model): Llama 3.1 8B and 70B full fine-tuning at sequence 4,096.
 
-Each step is the joint graph (torch.export.experimental._export_forward_backward:
-forward, loss, backward; without an optimizer the gradients are the step's
-results) of the exact Llama 3.1 config on the
+Each step is the joint graph (rducc's `joint_graph`, torch's
+`_export_forward_backward` made to work on the meta device: forward, loss,
+backward; without an optimizer the gradients are the step's results) of the
+exact Llama 3.1 config on the
 meta device (bf16, batch 1, sequence 4,096, examples/models.py), compiled by
 rducc for the target (-O2: rdu-place-saved decides what lives in SRAM, HBM,
 DDR or is recomputed; rdu-split-contraction splits the output layer's
@@ -48,7 +49,6 @@ from common import Section
 import models  # noqa: E402
 import torch  # noqa: E402
 
-from torch.export.experimental import _export_forward_backward  # noqa: E402
 
 from rducc.dialects.contracts import data_parallel_of, partition_of  # noqa: E402
 from rducc.driver import CompileOptions, StageTimes, compile_module  # noqa: E402
@@ -56,6 +56,7 @@ from rducc.model.cost_model import estimate  # noqa: E402
 from rducc.model.training_speed import MFU, TrainingSpeed, training_ranges, training_speed  # noqa: E402
 from rducc.targets import load_target  # noqa: E402
 from rducc.training.compile import compile_step as compile_training_step  # noqa: E402
+from rducc.training.compile import joint_graph  # noqa: E402
 from rducc.training.compile import single_group  # noqa: E402
 from rducc.training.optimizers import named_optimizer  # noqa: E402
 from rducc.training.program import export_for_training  # noqa: E402
@@ -100,9 +101,11 @@ def llama_loss(size: str, layers: int) -> tuple[torch.nn.Module, torch.Tensor]:
 
 
 def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
-    """The joint graph of one training step (no optimizer: the gradients are its results)."""
+    """The joint graph of one training step (no optimizer: the gradients are its results),
+    as rducc builds it (`joint_graph`: torch's `_export_forward_backward` on the meta
+    device drops a gradient, a composite op's meta kernel keeping autograd from it)."""
     model, ids = llama_loss(size, layers)
-    return _export_forward_backward(torch.export.export(model, (ids, ids)))
+    return joint_graph(torch.export.export(model, (ids, ids)))
 
 
 def compile_step(size: str, layers: int, target: str, optimizer: str | None = None
