@@ -331,7 +331,7 @@ def _contraction_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> l
 
 def _contracted(node: torch.fx.Node) -> list[tuple[tuple[int, ...], list[int]]] | None:
     """Per operand of a contraction, where it sits in the arguments and the dims it contracts; None
-    for another op (or an einsum with `...`)."""
+    for another op."""
     target = node.target
     name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
     args: Any = node.args
@@ -354,15 +354,24 @@ def _contracted(node: torch.fx.Node) -> list[tuple[tuple[int, ...], list[int]]] 
 
 
 def _einsum_terms(node: torch.fx.Node) -> tuple[list[str], str] | None:
-    """An einsum's operand subscripts and its output's (implicit output spelled out); None with `...`."""
+    """An einsum's operand subscripts and its output's (implicit output spelled out, `...` spelled as
+    letters the equation does not use); None when an operand's rank is not known."""
     equation = str(node.args[0]).replace(" ", "")
-    if "." in equation:
-        return None
-    ins_text, _, out = equation.partition("->")
+    ins_text, arrow, out = equation.partition("->")
     ins = ins_text.split(",")
-    if "->" not in equation:
+    ranks = [_val(operand).dim() if isinstance(_val(operand), torch.Tensor) else None for operand in node.args[1]]
+    if "..." in equation:
+        if None in ranks or len(ranks) != len(ins):
+            return None
+        spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+        widths = [rank - len(term.replace("...", "")) for term, rank in zip(ins, ranks) if "..." in term]
+        batch = "".join(spare[: max(widths)])
+        ins = [term.replace("...", batch[len(batch) - rank + len(term) - 3:]) if "..." in term else term
+               for term, rank in zip(ins, ranks)]
+        out = out.replace("...", batch) if arrow else batch
+    if not arrow:
         letters = "".join(ins)
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        out += "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in out))
     return ins, out
 
 
@@ -564,7 +573,7 @@ def _batch_norm_reason(node: torch.fx.Node, symbol: str) -> str:
 
 def _einsum_reason(node: torch.fx.Node, symbol: str) -> str:
     """aten.einsum: contracts the dims whose letter the output lacks; a letter repeated in one
-    operand (a diagonal) of a padded dim, or `...`, is not read here (its Core ATen graph is)."""
+    operand (a diagonal) of a padded dim is not read here (its Core ATen graph is)."""
     terms = _einsum_terms(node)
     if terms is None:
         return _UNKNOWN

@@ -61,6 +61,15 @@ class ComplexMoves(nn.Module):
                 nn.functional.pad(z, (1, 2)), z.index_select(1, torch.tensor([3, 1])))
 
 
+class ComplexSpreads(nn.Module):
+    """var and std of complex values (real: the real parts' spread plus the imaginary parts'),
+    with and without a correction, over one dim, all dims and a dims list, and the _mean forms."""
+
+    def forward(self, z: torch.Tensor):
+        return (z.var(1), z.std(0, correction=0), torch.var_mean(z, 1, keepdim=True), torch.std_mean(z),
+                torch.var(z, (0, 1), correction=2, keepdim=True))
+
+
 class Complex128(nn.Module):
     def forward(self, z: torch.Tensor, x: torch.Tensor):
         return torch.fft.fft(z) + x, (z * x).abs()
@@ -82,13 +91,13 @@ COMPLEX_CASES = {
     "cat_promotes": (PromotingCat, lambda: (_complex(3), torch.randn(2), torch.arange(4))),
     "rfft2_stft": (Spectra, lambda: (torch.randn(2, 32, generator=_generator()),)),
     "moves": (ComplexMoves, lambda: (_complex(3, 4),)),
+    "spreads": (ComplexSpreads, lambda: (_complex(3, 5),)),
     "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
 }
 
 
 def _assert_matches(got, want) -> None:
-    got_items = got if isinstance(got, tuple) else (got,)
-    want_items = want if isinstance(want, tuple) else (want,)
+    got_items, want_items = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
     assert len(got_items) == len(want_items)
     for g, w in zip(got_items, want_items):
         assert g.dtype == w.dtype and g.shape == w.shape

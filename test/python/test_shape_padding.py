@@ -229,7 +229,7 @@ class ReducesComputed(nn.Module):
     `seq*3` merged positions, a max and a min of the same input (two fills), a running sum (its pads
     reach no real position); var/std (corrections, keepdim; var_mean and std_mean over both dims), a
     flat argmax and argmin (an index into the real positions), a mean and a sum over both padded
-    dims, and contractions over seq (a matmul and an einsum)."""
+    dims, and contractions over seq (a matmul, an einsum, and one with `...` for batch)."""
 
     def __init__(self):
         super().__init__()
@@ -245,10 +245,11 @@ class ReducesComputed(nn.Module):
                 x.amax(1) - x.amin(1), y.cumsum(1),
                 y.var(1), y.std(1, correction=2, keepdim=True), *torch.var_mean(y * 2, 1), spread, centre,
                 (x * 2).argmax(), (x + 4).argmin(keepdim=True), y.mean((0, 1)), y.sum((0, 1)),
-                y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False))
+                y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False),
+                torch.einsum("...sh,...sk->...hk", y, x.exp()))
 
 
-_SPREADS = range(14, 27)
+_SPREADS = range(14, 28)
 """ReducesComputed's outputs from var(1) on: spreads, flat indices, means over both dims, contractions."""
 _FLAT_INDICES = {20, 21}
 _BOTH = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
