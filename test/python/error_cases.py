@@ -268,6 +268,8 @@ HOSTILE_FILES: list[ErrorCase] = [
     _bad_weights("a FIFO", "fifo", "a FIFO (named pipe), not a regular file"),
     ErrorCase("rducc-run: --input a FIFO", RUN, ("{placed}", "--input", "{fifo}", "--output", "out.npz"), "a FIFO (named pipe), not a regular file"),
     ErrorCase("rducc-run: --input /dev/zero", RUN, ("{placed}", "--input", "/dev/zero", "--output", "out.npz"), "input /dev/zero: a character device"),
+    ErrorCase("rducc-run: --input of an unknown label", RUN, ("{placed}", "--input", "bias={x}", "--output", "out.npz"), "the program has no input labelled 'bias'; its inputs are x"),
+    ErrorCase("rducc-run: an input by position and by label", RUN, ("{placed}", "--input", "{x}", "--input", "x={x}", "--output", "out.npz"), "input 'x' is given twice (by position and by label)"),
     ErrorCase("rducc-run: program is a FIFO", RUN, ("{fifo_mlir}", "--output", "out.npz"), "program"),
     ErrorCase("rducc-run: program naming /dev/zero as weights", RUN, ("{devzero_weights}", "--input", "{x}", "--output", "out.npz"), "weights file /dev/zero: a character device"),
     ErrorCase("rducc-run: program naming a FIFO as target", RUN, ("{fifo_target}", "--simulate"), "a FIFO (named pipe), not a regular file"),

@@ -165,6 +165,31 @@ def test_rducc_run_reads_and_writes_complex_npy(tmp_path, saved_cat):
     np.testing.assert_allclose(result, PromotingCat()(*inputs).numpy(), rtol=1e-6)
 
 
+def test_rducc_run_takes_inputs_by_label(tmp_path, capsys, saved_cat):
+    """`--input LABEL=FILE` binds by the model's argument name, in any order and after positional
+    ones; an unknown label, a label given twice and a left-out input are one clear error each."""
+    from rducc.tools.run import main as run_main
+
+    _, saved, inputs = saved_cat
+    paths = {}
+    for label, tensor in zip(("z", "x", "n"), inputs):
+        paths[label] = str(tmp_path / f"{label}.npy")
+        np.save(paths[label], tensor.numpy())
+    out = tmp_path / "o.npz"
+    for flags in (["n=" + paths["n"], "z=" + paths["z"], "x=" + paths["x"]], [paths["z"], "n=" + paths["n"],
+                                                                               "x=" + paths["x"]]):
+        out.unlink(missing_ok=True)
+        argv = [str(saved), *[f for flag in flags for f in ("--input", flag)], "--output", str(out), "-q"]
+        assert run_main(argv) == 0
+        np.testing.assert_allclose(np.load(out)["output_0"], PromotingCat()(*inputs).numpy(), rtol=1e-6)
+    for flags, message in (([paths["z"], "bias=" + paths["x"]], "no input labelled 'bias'; its inputs are z, x, n"),
+                           ([paths["z"], "z=" + paths["z"]], "input 'z' is given twice (by position and by label)"),
+                           (["n=" + paths["n"]], "no file for inputs z, x (give each by position or as LABEL=")):
+        assert run_main([str(saved), *[f for flag in flags for f in ("--input", flag)]]) == 1
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and message in error, error
+
+
 def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys, saved_cat):
     from rducc.tools.run import main as run_main
 
