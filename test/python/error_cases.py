@@ -67,8 +67,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_custom": ("host_custom.mlir", "a placed program whose `rdu.host_call` runs the custom op `mylib::softsign` (#rdu.custom)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
-    "data_dependent": ("unique_consecutive.pt2", "a model whose output size depends on the data "
-                       "(torch.unique_consecutive)"),
+    "data_dependent": ("unique_rows.pt2", "a model whose output size depends on the data "
+                       "(torch.unique(x, dim=0))"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
@@ -564,7 +564,7 @@ CASES: list[ErrorCase] = [
               "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_consecutive'"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_dim'"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
               "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
@@ -1032,11 +1032,11 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     rducc.compile(str(paths["dynamic"]), shapes={"batch": [2, 4]}, opt_level=0).save(paths["buckets"])
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
-    class UniqueConsecutive(nn.Module):
+    class UniqueRows(nn.Module):
         def forward(self, x):
-            return torch.unique_consecutive(x)
+            return torch.unique(x, dim=0)
 
-    _export(UniqueConsecutive(), (torch.randn(4, 8),), paths["data_dependent"])
+    _export(UniqueRows(), (torch.randn(4, 8),), paths["data_dependent"])
 
     class NonZero(nn.Module):
         def forward(self, x):
