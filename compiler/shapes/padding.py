@@ -15,7 +15,9 @@ safe when every op either
 
 and no size of `s` is read as a value (`x / x.shape[0]`). A reduction or a
 contraction along `s` reads its operand through a hidden validity input
-(`MaskSite`, `specialize_masked`). Any other op over a dim carrying `s` (cat,
+(`MaskSite`, `specialize_masked`); so does a fused attention whose keys carry
+`s` (`scaled_dot_product_attention`, as torch's `MultiheadAttention` calls it):
+a padded key gets -inf before the softmax, a padded query row is cut. Any other op over a dim carrying `s` (cat,
 flip or a slice along it) makes `s` unsafe, and an op the rules do not know makes it unsafe too: the
 answer is never a guess. A dim the user vouches for (`--pad-dims seq`: a
 sequence whose padding an attention mask hides, or a causal model padded at
@@ -186,6 +188,10 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
         if node.op != "call_function":
             continue
         why = _op_reason(node, symbol)
+        if why.startswith(_ATTENDS) and masks is not None:
+            site = _attention_site(node, symbol, layouts)
+            masks.extend([site] if site else [])
+            why = "" if site else why
         if why.startswith("contracts") and masks is not None:
             sites = _contraction_sites(node, symbol, layouts)
             masks.extend(sites or [])
@@ -327,6 +333,40 @@ def _contraction_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> l
         if dims:
             sites.append(MaskSite(node.name, dims, "0", path))
     return sites or None
+
+
+_ATTENDS = "attends over its keys' dim"
+
+
+def _attention_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.scaled_dot_product_attention(q, k, v, attn_mask, ...): its batch and head dims never meet
+    and each query row is its own, but every key reaches every query: a padded key dim is read through
+    the dim's validity mask (`_attention_site`); the padded dim in a feature dim is refused."""
+    args: Any = node.args
+    for at, operand in enumerate(args[:3]):
+        value = _val(operand)
+        rank = value.dim()
+        carried = set(_carries(value, symbol)) - set(range(rank - 2))
+        if rank - 1 in carried:
+            return f"contracts its dim {rank - 1} (features), which carries the padded dim"
+        if carried and at > 0:
+            return f"{_ATTENDS} ({rank - 2} of its {'key' if at == 1 else 'value'}), which carries the padded dim"
+    return ""
+
+
+def _attention_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite | None:
+    """The mask that hides an attention's padded keys from every query (`_attention_of_real_keys`):
+    None when the key and value dims do not hold the padded dim as one block at the end alike."""
+    args: Any = node.args
+    key, value = args[1], args[2]
+    found = [_masked_axes(operand, symbol, layouts, [_val(operand).dim() - 2]) for operand in (key, value)]
+    if not found[0] or found[0] != found[1]:
+        return None
+    return MaskSite(node.name, found[0], ATTENTION, (1,))
+
+
+ATTENTION = "keys"
+"""The `MaskSite.fill` of an attention whose padded keys the validity mask hides (`_attention_of_real_keys`)."""
 
 
 def _contracted(node: torch.fx.Node) -> list[tuple[tuple[int, ...], list[int]]] | None:
@@ -630,7 +670,7 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if not isinstance(target, torch._ops.OpOverload):
         return _UNKNOWN
     name = target._overloadpacket.__name__
-    if torch.Tag.pointwise in target.tags or name in _MOVES or name in _CREATES:
+    if _is_pointwise(target) or name in _MOVES or name in _CREATES:
         return ""
     if name in _VIEWS:
         return ""  # the layout walk (`_Layouts.step`) decides views
@@ -639,6 +679,8 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     args: Any = node.args
     if name in _HIGHER_LEVEL:
         return _HIGHER_LEVEL[name](node, symbol)
+    if name == "scaled_dot_product_attention":
+        return _attention_reason(node, symbol)
     if name in ("native_layer_norm", "layer_norm"):
         normalized = len(args[1])
         rank = len(_val(node.args[0]).shape)
@@ -662,6 +704,17 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if name in _ALONG_DIM:
         return _along_dim_reason(node, symbol)
     return _UNKNOWN
+
+
+def _is_pointwise(target: torch._ops.OpOverload) -> bool:
+    """A pointwise op (`torch.Tag.pointwise`), or the in-place form of one (`masked_fill_`, whose
+    tags torch leaves off: those of its functional overload)."""
+    if torch.Tag.pointwise in target.tags:
+        return True
+    name = target._overloadpacket.__name__
+    functional = getattr(getattr(torch.ops.aten, name[:-1], None), target._overloadname, None) \
+        if name.endswith("_") and not name.startswith("_") else None
+    return isinstance(functional, torch._ops.OpOverload) and torch.Tag.pointwise in functional.tags
 
 
 def _tensor_args(node: torch.fx.Node) -> list[torch.fx.Node]:
@@ -835,7 +888,7 @@ class _Layouts:
         if moved is not None:
             self.known[node] = moved
             return ""
-        if isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags:
+        if isinstance(target, torch._ops.OpOverload) and _is_pointwise(target):
             return self._pointwise(node, out_sizes)
         if name in ("mm", "addmm", "linear"):
             rows, cols = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
@@ -1001,13 +1054,24 @@ class _MaskedModule(torch.nn.Module):
 
 def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple[torch.fx.Node, MaskSite]]) -> None:
     """Make `node` read its operand masked by the validity inputs of `group` (its sites on one operand);
-    a reduction that counts the real positions (`_counted_reduction`) reads the mask too."""
+    a reduction that counts the real positions (`_counted_reduction`) reads the mask too, an attention
+    the mask of its real keys (`_attention_of_real_keys`)."""
     path, fill = group[0][1].operand, group[0][1].fill
     operand = _at(node.args, path)
     valids = tuple(valid for valid, _ in group)
     dims = tuple(site.dims for _, site in group)
     with graph.inserting_before(node):
         mask = graph.call_function(_mask_of, (operand, valids, dims))
+    if fill == ATTENTION:
+        target = node.target
+        assert isinstance(target, torch._ops.OpOverload)
+        names = [a.name for a in target._schema.arguments]
+        bound = dict(zip(names, node.args)) | dict(node.kwargs)
+        node.target = _attention_of_real_keys
+        node.args = (*node.args[:3], mask)
+        node.kwargs = {key: value for key, value in bound.items() if key not in names[:3]}
+        return
+    with graph.inserting_before(node):
         masked = graph.call_function(_masked, (operand, mask, fill))
     node.args = _replaced(node.args, path, masked)
     target = node.target
@@ -1039,6 +1103,28 @@ def _valid_along(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[i
         shape[axis] = -1
         mask = mask & along.reshape(shape)
     return mask
+
+
+def _attention_of_real_keys(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, keys_valid: torch.Tensor,
+                            attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0, is_causal: bool = False,
+                            scale: float | None = None, enable_gqa: bool = False) -> torch.Tensor:
+    """`scaled_dot_product_attention` whose padded keys (false in `keys_valid`, shaped [..., keys, 1])
+    no query sees: a padded key gets -inf before the softmax (with the causal mask and the model's own
+    mask, where given); padded keys and values read as zeros (0 * a non-finite pad would be nan). A
+    padded query row is computed as any other and cut from the result."""
+    key = torch.where(keys_valid, key, torch.zeros((), dtype=key.dtype))
+    value = torch.where(keys_valid, value, torch.zeros((), dtype=value.dtype))
+    seen = keys_valid.transpose(-1, -2)
+    if is_causal:
+        seen = seen & torch.ones(query.shape[-2], key.shape[-2], dtype=torch.bool).tril()
+    if attn_mask is None:
+        mask = seen
+    elif attn_mask.dtype == torch.bool:
+        mask = attn_mask & seen
+    else:
+        mask = torch.where(seen, attn_mask, torch.tensor(float("-inf"), dtype=attn_mask.dtype))
+    return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p,
+                                                            scale=scale, enable_gqa=enable_gqa)
 
 
 def _masked(operand: torch.Tensor, mask: torch.Tensor, fill: str) -> torch.Tensor:

@@ -356,3 +356,84 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
     both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
     plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
     assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
+
+
+class PaddedKeysAttention(nn.Module):
+    """Fused attention over a padded seq (and batch): a boolean and an additive mask of padded keys,
+    causal, no mask with grouped key/value heads, and torch's MultiheadAttention with a key padding
+    mask (its mask made by an in-place masked_fill_); a sum over the queries."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv, self.mha = nn.Linear(8, 24), nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, keep):
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        sdpa = nn.functional.scaled_dot_product_attention
+        additive = (1.0 - keep[:, None, None, :].float()) * -1e9
+        return (sdpa(q, k, v, attn_mask=keep[:, None, None, :].bool()), sdpa(q, k, v, attn_mask=additive),
+                sdpa(q, k, v, is_causal=True), sdpa(q, k[:, :1], v[:, :1], enable_gqa=True).sum(2),
+                self.mha(x, x, x, key_padding_mask=keep == 0, need_weights=False)[0])
+
+
+def _keys_inputs(batch: int, seq: int, real: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    keep = (torch.arange(seq)[None, :] < torch.tensor(real)[:, None]).long()
+    return torch.randn(batch, seq, 8, generator=torch.Generator().manual_seed(seq)), keep
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_attention_over_a_padded_seq_hides_the_padded_keys(opt_level):
+    """batch 3, seq 5 through the batch=4 seq=8 bucket against eager: each attention gets -inf at the
+    padded keys (`_attention_of_real_keys`)."""
+    torch.manual_seed(0)
+    model = PaddedKeysAttention().eval()
+    both = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _keys_inputs(2, 6, [6, 4]), dynamic_shapes=(both, both),
+                             shapes={"batch": [4], "seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"], compiled.padding
+    x, keep = _keys_inputs(3, 5, [5, 3, 4])
+    with torch.no_grad():
+        expected = model(x, keep)
+    for index, (have, want) in enumerate(zip(compiled(x, keep), expected, strict=True)):
+        torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-4, msg=f"output {index}")
+
+
+def test_a_planted_attention_that_sees_the_padded_keys_fails_against_eager(monkeypatch):
+    """The bucket's program (run by torch) matches eager at a padded call, also with the model's own
+    key mask padded with ones (so only the validity mask hides the padded keys); with the seq validity
+    mask planted all true, every attention but the causal one (its pads come after every real query)
+    differs. A padded dim in the attention's features is refused."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model = PaddedKeysAttention().eval()
+    both = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+    with torch.no_grad():
+        source = torch.export.export(model, _keys_inputs(2, 6, [6, 4]), dynamic_shapes=(both, both))
+    dims = dynamic_dims(source)
+    plan = padding_plan(source, dims)
+    x, keep = _keys_inputs(3, 5, [5, 3, 4])
+    padded_x, padded_keep = padding.pad_arrays([x, keep], [(4, 8, 8), (4, 8)], plan.fills)
+    bucket = padding.specialize_masked(source, dims, {"batch": 4, "seq": 8}, plan).module()
+
+    def differing(keep_pads: int, valid: torch.Tensor) -> set[int]:
+        kept = padded_keep.clone()
+        kept[:, 5:] = keep_pads
+        with torch.no_grad():
+            got, expected = bucket(padded_x, kept, valid), model(x, keep)
+        return {i for i, (have, want) in enumerate(zip(got, expected))
+                if not torch.allclose(have[tuple(slice(0, n) for n in want.shape)], want, atol=1e-5)}
+
+    assert plan.validity_dims() == ["seq"], plan  # batch: no op reads across it
+    real, every = torch.arange(8) < 5, torch.ones(8, dtype=torch.bool)
+    assert differing(0, real) == differing(1, real) == set()
+    assert differing(1, every) == {0, 1, 3, 4}
+
+    class FeaturesAttention(nn.Module):  # seq is the attention's feature dim: no mask can hide it
+        def forward(self, x):
+            t = x.transpose(1, 2)[:, None]
+            return nn.functional.scaled_dot_product_attention(t, t, t)
+
+    plan = _plan(FeaturesAttention(), (torch.randn(2, 6, 8),), ({1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == [] and "contracts its dim 3 (features)" in plan.refused["seq"], plan.refused
