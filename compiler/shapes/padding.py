@@ -192,16 +192,20 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
             site = _attention_site(node, symbol, layouts)
             masks.extend([site] if site else [])
             why = "" if site else why
+        if why.startswith(_IGNORES) and masks is not None:
+            sites = _ignored_sites(node, symbol, layouts)
+            masks.extend(layouts.masking(node, sites or []))
+            why = "" if sites else why
         if why.startswith("contracts") and masks is not None:
             sites = _contraction_sites(node, symbol, layouts)
-            masks.extend(sites or [])
+            masks.extend(layouts.masking(node, sites or []))
             why = "" if sites else why
         if why.startswith("reads across"):
             filled = _neutral_fill(node, symbol, inputs, fills)
             site = _mask_site(node, symbol, layouts) if filled != "" and masks is not None else None
             if site is not None:
                 assert masks is not None
-                masks.append(site)
+                masks.extend(layouts.masking(node, [site]))
                 filled = ""
             why = why if filled is None else filled
         why = why or layouts.step(node)
@@ -291,13 +295,17 @@ def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite 
     if name == "linalg_vector_norm" and not _positive_order(node):
         return None
     dims = _masked_axes(operand, symbol, layouts, range(value.dim()))
+    laid = layouts.of(operand)
+    if dims and name in _INDICES and not all(_is_lead(laid[axis], symbol) for axis, _ in dims):
+        return None  # an index along a dim the padded positions sit inside would count them
     return MaskSite(node.name, dims, fill) if dims else None
 
 
 def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: Iterable[int]
                  ) -> tuple[tuple[int, int], ...] | None:
-    """(axis, inner factor) of each of `axes` carrying the padded dim whose padded positions are one
-    block at the end (the padded dim its outermost factor); None when one is not."""
+    """(axis, inner factor) of each of `axes` carrying the padded dim: position i is padded when
+    (i // inner) % the padded size >= the real one (the padded dim outermost, or laid inside an outer
+    factor by a view: `[b, s] -> [b*s]`); None when a static inner factor does not say which."""
     sizes, laid = _sizes(_val(operand)), layouts.of(operand)
     dims = []
     for axis in axes:
@@ -306,9 +314,11 @@ def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: I
             continue
         if layout == ANY:
             layout = layouts._lead(size)
-        if not isinstance(layout, tuple) or str(layout[0]) != symbol:
+        at = next((i for i, factor in enumerate(layout) if str(factor) == symbol), None) \
+            if isinstance(layout, tuple) else None
+        if at is None or at > 1:
             return None
-        inner = sympy.Mul(*layout[1:])
+        inner = sympy.Mul(*layout[at + 1:])
         if not inner.is_Integer:
             return None
         dims.append((axis, int(inner)))
@@ -363,6 +373,39 @@ def _attention_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> Mask
     if not found[0] or found[0] != found[1]:
         return None
     return MaskSite(node.name, found[0], ATTENTION, (1,))
+
+
+_IGNORES = "averages over its targets"
+
+
+def _cross_entropy_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): a mean or sum over
+    class-index targets along the padded dim reads them through the validity mask (a padded target is
+    `ignore_index`, `_ignored_sites`); the padded dim among the classes, in probability targets or in a
+    per-position loss (reduction none) is not read here."""
+    args: Any = node.args
+    source, target = _val(args[0]), _val(args[1])
+    classes = 1 if source.dim() > 1 else 0
+    if classes in _carries(source, symbol):
+        return f"reads across its dim {classes} (classes), which carries the padded dim"
+    reduction = _arg(node, 3, "reduction")
+    if target.dtype.is_floating_point or reduction == 0:
+        return _UNKNOWN
+    return f"{_IGNORES}, whose dims carry the padded dim" if _carries(target, symbol) else ""
+
+
+def _ignored_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> list[MaskSite] | None:
+    """A padded target reads as `ignore_index` (no weight, not counted by the mean) and its input row as
+    zeros; None when a mask cannot say which positions are padded."""
+    args: Any = node.args
+    ignore = _arg(node, 4, "ignore_index")
+    target_dims = _masked_axes(args[1], symbol, layouts, range(_val(args[1]).dim()))
+    source_axes = [axis if axis == 0 else axis + 1 for axis in range(_val(args[1]).dim())]
+    source_dims = _masked_axes(args[0], symbol, layouts, [a for a in source_axes if a < _val(args[0]).dim()])
+    if not target_dims or source_dims is None:
+        return None
+    sites = [MaskSite(node.name, target_dims, str(-100 if ignore is None else ignore), (1,))]
+    return sites + ([MaskSite(node.name, source_dims, "0", (0,))] if source_dims else [])
 
 
 ATTENTION = "keys"
@@ -555,6 +598,9 @@ _MASKED = {**_NEUTRAL, "sum": "0", "nansum": "0", "count_nonzero": "0", "any": "
 `_COUNTED`, and an argmax or argmin over every dim (an index into the flattened real positions), are
 computed from the masked operand and the mask (`_counted_reduction`). The one table of what a validity
 mask makes exact."""
+_INDICES = {"argmax", "argmin", "max", "min", "cummax", "cummin"}
+"""Reductions of `_MASKED` that return positions along the reduced dim: exact through a mask only where
+the padded positions are one block at its end."""
 _PREFIX = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 """Ops along a dim whose position i reads positions 0..i only: the pads at the end reach no real one."""
 _NEEDS_DIM = {"argmax", "argmin"}
@@ -681,6 +727,8 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
         return _HIGHER_LEVEL[name](node, symbol)
     if name == "scaled_dot_product_attention":
         return _attention_reason(node, symbol)
+    if name == "cross_entropy_loss":
+        return _cross_entropy_reason(node, symbol)
     if name in ("native_layer_norm", "layer_norm"):
         normalized = len(args[1])
         rank = len(_val(node.args[0]).shape)
@@ -843,6 +891,24 @@ class _Layouts:
     def __init__(self, symbol: str):
         self.symbol = symbol
         self.known: dict[torch.fx.Node, Any] = {}
+        self.masked: dict[torch.fx.Node, dict[Any, set[int]]] = {}
+        """Per node, the dims of each operand it reads through a validity mask (any layout: the mask
+        follows the padded dim wherever a view laid it)."""
+
+    def masking(self, node: torch.fx.Node, sites: Sequence[MaskSite]) -> Sequence[MaskSite]:
+        """`sites` (masks of `node`'s operands), noted so `step` lets those dims be laid inside others."""
+        for site in sites:
+            axes = self.masked.setdefault(node, {}).setdefault(_at(node.args, site.operand), set())
+            axes.update(axis for axis, _ in site.dims)
+        return sites
+
+    def _lead_but_masked(self, node: torch.fx.Node, arg: Any, axes: Iterable[int] | None = None) -> bool:
+        """Whether `arg`'s dims (of `axes`; all when None) hold the padded dim outermost, but for those
+        `node` reads through a validity mask."""
+        laid = self.of(arg)
+        masked = self.masked.get(node, {}).get(arg, set())
+        return all(_is_lead(laid[axis], self.symbol) or axis in masked
+                   for axis in (range(len(laid)) if axes is None else axes))
 
     def of(self, arg: Any) -> list[Layout]:
         """The layouts of a value (a node's tensor), by dim."""
@@ -893,7 +959,7 @@ class _Layouts:
         if name in ("mm", "addmm", "linear"):
             rows, cols = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
             left = self.of(rows)
-            if any(not _is_lead(layout, self.symbol) for layout in [*left[-1:], *self.of(cols)]):
+            if not (self._lead_but_masked(node, rows, range(len(left))[-1:]) and self._lead_but_masked(node, cols)):
                 return "contracts a dim laid out inside another"
             self.known[node] = [*left[:-1], None] if name == "linear" else [left[0], self.of(cols)[-1]]
             return ""
@@ -908,7 +974,7 @@ class _Layouts:
 
     def _all_lead(self, node: torch.fx.Node) -> str:
         for arg in _tensor_args(node):
-            if any(not _is_lead(layout, self.symbol) for layout in self.of(arg)):
+            if not self._lead_but_masked(node, arg):
                 return "reads a dim whose padded positions a view laid inside another dim"
         return ""
 
@@ -1099,6 +1165,8 @@ def _valid_along(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[i
     mask = torch.ones((), dtype=torch.bool)
     for axis, inner in dims:
         along = valid.unsqueeze(1).expand(-1, inner).reshape(-1)
+        if operand.shape[axis] != along.numel():  # laid inside an outer factor by a view
+            along = along.repeat(operand.shape[axis] // along.numel())
         shape = [1] * operand.dim()
         shape[axis] = -1
         mask = mask & along.reshape(shape)

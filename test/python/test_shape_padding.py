@@ -229,7 +229,8 @@ class ReducesComputed(nn.Module):
     `seq*3` merged positions, a max and a min of the same input (two fills), a running sum (its pads
     reach no real position); var/std (corrections, keepdim; var_mean and std_mean over both dims), a
     flat argmax and argmin (an index into the real positions), a mean and a sum over both padded
-    dims, and contractions over seq (a matmul, an einsum, and one with `...` for batch)."""
+    dims, contractions over seq (a matmul, an einsum, and one with `...` for batch), and a sum and a
+    var over seq laid inside another dim by a view ([b, 3, s] -> [b, 3*s])."""
 
     def __init__(self):
         super().__init__()
@@ -246,10 +247,11 @@ class ReducesComputed(nn.Module):
                 y.var(1), y.std(1, correction=2, keepdim=True), *torch.var_mean(y * 2, 1), spread, centre,
                 (x * 2).argmax(), (x + 4).argmin(keepdim=True), y.mean((0, 1)), y.sum((0, 1)),
                 y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False),
-                torch.einsum("...sh,...sk->...hk", y, x.exp()))
+                torch.einsum("...sh,...sk->...hk", y, x.exp()), y.transpose(1, 2).reshape(y.shape[0], -1).sum(-1),
+                x.transpose(1, 2).reshape(x.shape[0], -1).var(-1))
 
 
-_SPREADS = range(14, 28)
+_SPREADS = range(14, 30)
 """ReducesComputed's outputs from var(1) on: spreads, flat indices, means over both dims, contractions."""
 _FLAT_INDICES = {20, 21}
 _BOTH = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
@@ -336,9 +338,9 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
         def forward(self, x):
             return torch.einsum("bss->bs", x * 2)
 
-    class MatmulInside(nn.Module):  # a contraction over seq laid inside another dim: no mask can reach it
+    class ArgmaxInside(nn.Module):  # an index along a dim seq is laid inside would count the pads
         def forward(self, x):
-            return x.reshape(-1) @ x.reshape(-1)
+            return x.transpose(1, 2).reshape(x.shape[0], -1).mul(2).argmax(-1)
 
     class MaxOfInts(nn.Module):
         def forward(self, x):
@@ -347,8 +349,8 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
     dim = Dim("seq", min=2, max=16)
     seq = ({1: dim},)
     for model, example, why in [(DiagonalOfScaled, torch.randn(2, 6, 6), "aten.einsum (at test_shape_padding.py:"),
-                                (MatmulInside, torch.randn(2, 6), "aten.matmul (at test_shape_padding.py:")]:
-        plan = _plan(model(), (example,), ({1: dim, 2: dim},) if example.dim() == 3 else seq)
+                                (ArgmaxInside, torch.randn(2, 6, 3), "aten.argmax (at test_shape_padding.py:")]:
+        plan = _plan(model(), (example,), ({1: dim, 2: dim},) if example.shape[1] == example.shape[2] else seq)
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
     plan = _plan(MaxOfInts(), (torch.ones(2, 6, dtype=torch.long),), seq)
     assert plan.dims == ["seq"] and plan.fills == ["", "valid"] and len(plan.masks["seq"]) == 1, plan
@@ -437,3 +439,53 @@ def test_a_planted_attention_that_sees_the_padded_keys_fails_against_eager(monke
 
     plan = _plan(FeaturesAttention(), (torch.randn(2, 6, 8),), ({1: Dim("seq", min=2, max=16)},))
     assert plan.dims == [] and "contracts its dim 3 (features)" in plan.refused["seq"], plan.refused
+
+
+class FlatTokensLoss(nn.Module):
+    """A language-model loss over tokens flattened with a padded seq laid inside the batch
+    (`[b, s, V] -> [b*s, V]`): cross entropy's mean, with ignore_index and label smoothing, and a
+    spatial cross entropy's sum; and a mean of the flattened logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 7)
+
+    def forward(self, x, labels):
+        logits = self.head(x)
+        ce = nn.functional.cross_entropy
+        return (ce(logits.view(-1, 7), labels.view(-1)), ce(logits.transpose(1, 2), labels, reduction="sum"),
+                ce(logits.reshape(-1, 7), labels.reshape(-1), ignore_index=3, label_smoothing=0.1),
+                logits.reshape(-1).mean())
+
+
+def _tokens(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seq)
+    return torch.randn(2, seq, 4, generator=generator), torch.randint(0, 7, (2, seq), generator=generator)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
+    """seq 5 through the seq=8 bucket against eager: a padded target is ignore_index (the mean counts only
+    real tokens), a padded row of the flattened logits is masked though seq sits inside `b*s`."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model = FlatTokensLoss().eval()
+    seq = {1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    x, labels = _tokens(5)
+    with torch.no_grad():
+        expected = model(x, labels)
+    for index, (have, want) in enumerate(zip(compiled(x, labels), expected, strict=True)):
+        torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"output {index}")
+    if opt_level == 0:  # planted: every padded position said valid (no mask): every output differs
+        with torch.no_grad():
+            source = torch.export.export(model, _tokens(6), dynamic_shapes=(seq, seq))
+        dims = dynamic_dims(source)
+        plan = padding_plan(source, dims)
+        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        padded = padding.pad_arrays([x, labels], [(2, 8, 4), (2, 8)], plan.fills)
+        with torch.no_grad():
+            planted = bucket(*padded, torch.ones(8, dtype=torch.bool))
+        assert all(not torch.allclose(have, want) for have, want in zip(planted, expected))
