@@ -1451,6 +1451,96 @@ class IndexPutBroadcastAccumulate(nn.Module):
                 x.index_copy(0, torch.tensor([5, 0]), x[:2] * 10), x.index_fill(1, torch.tensor([1, 3]), -1.0))
 
 
+
+# ----------------------------------------------------------------- round 11: the refusals general10 left
+class SdpaEncoderPaddedSeq(nn.Module):
+    """A pre-norm encoder block on F.scaled_dot_product_attention with a boolean key mask, over a
+    padded seq and batch (no --pad-dims), mean-pooled over the real tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.norm, self.qkv, self.out = nn.LayerNorm(8), nn.Linear(8, 24), nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(self.norm(x)).view(b, s, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :].bool())
+        h = x + self.out(attended.transpose(1, 2).reshape(b, s, 8))
+        keep = mask[..., None].to(h.dtype)
+        return h, (h * keep).sum(1) / keep.sum(1)
+
+
+case("dynamic", [(randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long)),
+                 (randn(3, 5, 8, seed=1), torch.tensor([[1] * 5, [1] * 3 + [0] * 2, [1] * 4 + [0]]))],
+     **_dyn([], (_hf_dims, _hf_dims), {"batch": [4], "seq": [8]}))(SdpaEncoderPaddedSeq)
+
+
+class MhaPaddedSeqCausal(nn.Module):
+    """torch's MultiheadAttention (sequence-first) with a causal float mask over a padded seq."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.attn = nn.MultiheadAttention(8, 2)
+
+    def forward(self, x):
+        s = x.shape[0]
+        causal = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        return self.attn(x, x, x, attn_mask=causal, need_weights=False)[0]
+
+
+case("dynamic", [(randn(6, 2, 8),), (randn(5, 2, 8, seed=1),)],
+     **_dyn([], ({0: Dim("seq", min=2, max=16)},), {"seq": [8]}))(MhaPaddedSeqCausal)
+
+
+class FlatTokenCrossEntropy(nn.Module):
+    """A language-model head and its loss over tokens flattened to [batch*seq, vocab], seq padded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.head = nn.Linear(8, 11)
+
+    def forward(self, x, labels):
+        logits = self.head(x)
+        return F.cross_entropy(logits.view(-1, 11), labels.view(-1), ignore_index=0), logits.argmax(-1)
+
+
+case("dynamic", [(randn(2, 6, 8), torch.randint(0, 11, (2, 6), generator=_g(1))),
+                 (randn(2, 3, 8, seed=1), torch.randint(0, 11, (2, 3), generator=_g(2)))],
+     **_dyn([], ({1: _seq10}, {1: _seq10}), {"seq": [8]}))(FlatTokenCrossEntropy)
+
+
+@case("dynamic", [(randn(2, 6, 4),), (randn(2, 4, 4, seed=1),)],
+      **_dyn([], ({1: _seq10},), {"seq": [8]}))
+class EllipsisEinsumPaddedSeq(nn.Module):
+    """A gram matrix over a padded seq by einsum with `...`, and a mean over seq laid inside features."""
+
+    def forward(self, x):
+        return torch.einsum("...sd,...se->...de", x, x.tanh()), x.transpose(1, 2).reshape(2, -1).mean(-1)
+
+
+@case("data", [(randn(3, 7), torch.tensor([2, 5])), (randn(3, 7, seed=1), torch.tensor([2, 5])),
+               (randn(3, 7, seed=2), torch.tensor([1, 5]))], refuses={2: "slice"})
+class TensorSplitByTensor(nn.Module):
+    """tensor_split at positions held in a tensor (segment boundaries), each segment pooled."""
+
+    def forward(self, x, bounds):
+        return torch.stack([part.amax(1) for part in torch.tensor_split(x, bounds, dim=1)], 1)
+
+
+
+@case("data", [(torch.tensor([4, 4, 1, 1, 1, 7, 4, 4]),), (torch.tensor([2, 2, 9, 9, 9, 3, 5, 5]),),
+               (torch.tensor([1, 2, 3, 4, 5, 6, 7, 8]),)], refuses={2: "unique_consecutive"})
+class RunLengthEncode(nn.Module):
+    """Run-length encoding: unique_consecutive's values and counts, and each element's run."""
+
+    def forward(self, ids):
+        values, inverse, counts = torch.unique_consecutive(ids, return_inverse=True, return_counts=True)
+        return values, counts, inverse, counts.cumsum(0)
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]

@@ -272,7 +272,7 @@ def _split_moments(graph: torch.fx.Graph, mode: Any) -> None:
         rank = source.meta["val"].dim()
         mean = b(aten.mean.dim, source, list(range(rank)) if dims is None else dims, keepdim)
         for user in list(node.users):
-            user.replace_all_uses_with((spread, mean)[user.args[1]])  # type: ignore[index]
+            user.replace_all_uses_with((spread, mean)[user.args[1]])
             graph.erase_node(user)
         graph.erase_node(node)
 

@@ -314,8 +314,9 @@ def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: I
             continue
         if layout == ANY:
             layout = layouts._lead(size)
-        at = next((i for i, factor in enumerate(layout) if str(factor) == symbol), None) \
-            if isinstance(layout, tuple) else None
+        if not isinstance(layout, tuple):
+            return None
+        at = next((i for i, factor in enumerate(layout) if str(factor) == symbol), None)
         if at is None or at > 1:
             return None
         inner = sympy.Mul(*layout[at + 1:])
@@ -439,12 +440,14 @@ def _contracted(node: torch.fx.Node) -> list[tuple[tuple[int, ...], list[int]]] 
 def _einsum_terms(node: torch.fx.Node) -> tuple[list[str], str] | None:
     """An einsum's operand subscripts and its output's (implicit output spelled out, `...` spelled as
     letters the equation does not use); None when an operand's rank is not known."""
-    equation = str(node.args[0]).replace(" ", "")
+    args: Any = node.args
+    equation = str(args[0]).replace(" ", "")
     ins_text, arrow, out = equation.partition("->")
     ins = ins_text.split(",")
-    ranks = [_val(operand).dim() if isinstance(_val(operand), torch.Tensor) else None for operand in node.args[1]]
+    values = [_val(operand) for operand in args[1]]
+    ranks = [value.dim() for value in values if isinstance(value, torch.Tensor)]
     if "..." in equation:
-        if None in ranks or len(ranks) != len(ins):
+        if len(ranks) != len(ins):
             return None
         spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
         widths = [rank - len(term.replace("...", "")) for term, rank in zip(ins, ranks) if "..." in term]
@@ -580,6 +583,9 @@ _MOVES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand
 _VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_as", "reshape_as"}
 _CREATES = {"full", "zeros", "ones", "empty", "arange", "scalar_tensor", "new_zeros", "new_ones", "new_full",
             "new_empty", "empty_strided"}
+_BY_INDEX = {"triu", "tril"}
+"""Ops whose every position reads only itself and its own indices (a causal mask's triu), which padding
+at the end leaves as they are (`_Layouts.step` still wants the padded dims outermost)."""
 _NEUTRAL = {"amax": "-inf", "max": "-inf", "amin": "inf", "min": "inf", "prod": "1", "logsumexp": "-inf",
             "softmax": "-inf", "_softmax": "-inf", "log_softmax": "-inf", "_log_softmax": "-inf",
             "argmax": "-inf", "argmin": "inf", "cummax": "-inf", "cummin": "inf"}
@@ -716,7 +722,7 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if not isinstance(target, torch._ops.OpOverload):
         return _UNKNOWN
     name = target._overloadpacket.__name__
-    if _is_pointwise(target) or name in _MOVES or name in _CREATES:
+    if _is_pointwise(target) or name in _MOVES or name in _CREATES or name in _BY_INDEX:
         return ""
     if name in _VIEWS:
         return ""  # the layout walk (`_Layouts.step`) decides views

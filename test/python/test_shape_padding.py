@@ -489,3 +489,18 @@ def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
         with torch.no_grad():
             planted = bucket(*padded, torch.ones(8, dtype=torch.bool))
         assert all(not torch.allclose(have, want) for have, want in zip(planted, expected))
+
+
+def test_a_causal_mask_made_by_triu_over_a_padded_seq_is_positional():
+    """triu/tril read each position's own indices only (`_BY_INDEX`): a causal mask built over the
+    padded seq keeps seq paddable (read before as an unknown op, which sent the plan to the Core ATen
+    graph, whose softmax is not masked)."""
+
+    class CausalScores(nn.Module):
+        def forward(self, x):
+            s = x.shape[1]
+            scores = x @ x.transpose(1, 2) + torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+            return scores.softmax(-1) @ x, torch.tril(x @ x.transpose(1, 2))
+
+    plan = _plan(CausalScores(), (torch.randn(2, 6, 4),), ({1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == ["seq"] and plan.validity_dims() == ["seq"], plan
