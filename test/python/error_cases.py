@@ -67,6 +67,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_custom": ("host_custom.mlir", "a placed program whose `rdu.host_call` runs the custom op `mylib::softsign` (#rdu.custom)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
+    "resize_grow": ("resize_grow.pt2", "a model resizing a tensor to more elements (x.clone().resize_(5, 5))"),
     "data_dependent": ("unique_rows.pt2", "a model whose output size depends on the data "
                        "(torch.unique(x, dim=0))"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
@@ -565,6 +566,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_dim'"),
+    ErrorCase("resize to more elements", RDUCC, ("{resize_grow}", *OUT), "resize to 25 elements from 12 (the new ones would be uninitialized memory)"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
               "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
@@ -1037,6 +1039,12 @@ def _model_files(paths: dict[str, Path]) -> None:
             return torch.unique(x, dim=0)
 
     _export(UniqueRows(), (torch.randn(4, 8),), paths["data_dependent"])
+
+    class ResizeGrow(nn.Module):
+        def forward(self, x):
+            return x.clone().resize_(5, 5)
+
+    _export(ResizeGrow(), (torch.randn(3, 4),), paths["resize_grow"])
 
     class NonZero(nn.Module):
         def forward(self, x):
