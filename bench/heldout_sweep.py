@@ -897,9 +897,8 @@ class PaddedSeqPositionalMax(nn.Module):
 
 class TorchMhaPaddedBatch(nn.Module):
     """torch's own batch-first MultiheadAttention with a key padding mask: batch is found safe to pad
-    (seq is refused: an op there is read in its Core ATen graph, whose softmax over keys is not masked);
-    batch 3 runs the batch=4 bucket. (Was a plan check
-    in test_shape_padding.py.)"""
+    (seq too, since general11: its fused attention hides the padded keys); batch 3 runs the batch=4
+    bucket. (Was a plan check in test_shape_padding.py.)"""
 
     def __init__(self) -> None:
         super().__init__()
@@ -1128,6 +1127,418 @@ class LengthMaskedMeanPool(nn.Module):
         keep = torch.arange(x.shape[1])[None, :] < lengths[:, None]
         mean = (h * keep[..., None]).sum(1) / keep.sum(1, keepdim=True)
         return mean, h.masked_fill(~keep[..., None], float("-inf")).amax(1)
+
+
+
+# ----------------------------------------------------------------- round 11: op semantics (general11)
+def _ints(*shape: int, low: int = -9, high: int = 10, seed: int = 0) -> torch.Tensor:
+    return torch.randint(low, high, shape, generator=_g(seed))
+
+
+@case("semantics", [(randn(4, 5),), (randn(4, 5, seed=1),)])
+class InplaceOnViews(nn.Module):
+    """In-place ops through views of a clone: a slice, the diagonal, a transposed row, a narrow."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[:, 1:].mul_(2)
+        y.diagonal().add_(1)
+        y.t()[0].zero_()
+        y.narrow(0, 2, 2).clamp_(-0.5, 0.5)
+        return y, x.clone().unsqueeze(0).squeeze_(0).transpose_(0, 1)
+
+
+@case("semantics", [(randn(5, 4, 3), torch.tensor([0, 4, 2]), torch.tensor([[1], [0]])),
+                    (randn(5, 4, 3, seed=1), torch.tensor([-1, 1, 1]), torch.tensor([[2], [1]]))])
+class AdvancedIndexBroadcast(nn.Module):
+    """Advanced indices that broadcast together, separated by a slice (the indexed dims move first)."""
+
+    def forward(self, x, rows, cols):
+        return x[rows[None, :], cols], x[rows, :, cols[0]], x[..., rows[:2][:, None] % 4, rows[1:] % 3]
+
+
+@case("semantics", [(randn(3, 4), randn(3, 4, seed=1) > 0, randn(12, seed=2))])
+class MaskedScatterRows(nn.Module):
+    """masked_scatter fills the mask's true places in row-major order from the source's head."""
+
+    def forward(self, x, mask, src):
+        return x.masked_scatter(mask, src), x.masked_scatter(mask[0], src.view(3, 4))
+
+
+@case("semantics", [(randn(5, 3), torch.tensor([0, 2, 0, 4]), randn(4, 3, seed=1))])
+class IndexReduceModes(nn.Module):
+    """index_reduce with prod, amax, amin and mean, with and without the destination's own values."""
+
+    def forward(self, x, idx, src):
+        return (x.index_reduce(0, idx, src, "prod"), x.index_reduce(0, idx, src, "amax", include_self=False),
+                x.index_reduce(0, idx, src, "amin"), x.index_reduce(0, idx, src, "mean", include_self=False))
+
+
+@case("semantics", [(randn(3, 6), torch.tensor([[0, 1, 0, 5], [2, 2, 2, 2], [5, 4, 3, 2]]), randn(3, 4, seed=1))])
+class ScatterReduceIncludeSelf(nn.Module):
+    """scatter_reduce along dim 1 with every reduction, include_self on and off."""
+
+    def forward(self, x, idx, src):
+        outs = []
+        for mode in ("sum", "prod", "mean", "amax", "amin"):
+            for own in (True, False):
+                outs.append(x.scatter_reduce(1, idx, src, mode, include_self=own))
+        return tuple(outs)
+
+
+@case("semantics", [(randn(3, 4, 5).mul(0.5),), (randn(3, 4, 5, seed=1).mul(0.5),)])
+class ScansAlongOddDims(nn.Module):
+    """cumsum, cumprod, logcumsumexp, cummax and cummin along the first, middle and last dims."""
+
+    def forward(self, x):
+        values, indices = x.cummax(1)
+        return (x.cumsum(0), x.cumprod(1), torch.logcumsumexp(x, -2), values, indices, x.cummin(0).values,
+                x.flip(2).cumsum(2).flip(2))
+
+
+@case("semantics", [(torch.tensor([[-1.0, 0.0, 2.0, 2.0, 5.0], [0.0, 1.0, 1.0, 3.0, 4.0]]), randn(2, 6) * 3),
+                    (torch.tensor([[0.0, 0.5, 0.5, 0.5, 9.0], [-3.0, -2.0, 0.0, 0.0, 1.0]]), randn(2, 6, seed=1) * 3)])
+class SearchsortedBucketize(nn.Module):
+    """searchsorted (left and right, ties in the sorted rows), bucketize against one row, and a
+    value exactly on a boundary."""
+
+    def forward(self, sorted_rows, values):
+        on = torch.cat([values, sorted_rows[:, 2:3]], 1)
+        return (torch.searchsorted(sorted_rows, on), torch.searchsorted(sorted_rows, on, right=True),
+                torch.bucketize(on, sorted_rows[0]), torch.bucketize(on, sorted_rows[1], right=True,
+                                                                    out_int32=True))
+
+
+@case("semantics", [(torch.tensor([[3.0, 1.0, 3.0, 2.0, 1.0, 3.0], [0.0, 0.0, -1.0, 5.0, 5.0, 0.0]]),)])
+class StableSortTies(nn.Module):
+    """sort and argsort with ties, stable both ways; topk values and kthvalue with ties."""
+
+    def forward(self, x):
+        values, order = torch.sort(x, dim=-1, stable=True)
+        down = torch.sort(x, dim=-1, descending=True, stable=True)
+        return (values, order, down.values, down.indices, torch.argsort(x, dim=0, stable=True),
+                torch.topk(x, 3).values, torch.kthvalue(x, 2).values, x.msort())
+
+
+@case("semantics", [(randn(4, 3), _ints(4, 3), torch.tensor([True, False, True]))])
+class WhereScalarsOfOtherDtypes(nn.Module):
+    """torch.where with Python scalars and tensors of other dtypes (result dtypes by promotion)."""
+
+    def forward(self, x, n, flag):
+        half = x.half()
+        return (torch.where(x > 0, 1, 0.5), torch.where(flag, n, 2.5), torch.where(flag, half, 1),
+                torch.where(n > 0, n, -1), torch.where(flag, n, x), torch.where(x > 0, True, flag),
+                torch.where(flag, 3, n.to(torch.int8)))
+
+
+@case("semantics", [(_ints(12), _ints(12, seed=1).masked_fill(_ints(12, seed=1) == 0, 3)),
+                    (_ints(12, low=-100, high=100, seed=2), torch.tensor([-7, 7, -3, 3, 2, -2, 1, -1, 5, -5, 9, -9]))])
+class IntDivisionNegatives(nn.Module):
+    """Integer floor division, remainder, fmod and div's rounding modes with negative operands,
+    and their float counterparts."""
+
+    def forward(self, a, b):
+        fa, fb = a.float() + 0.5, b.float()
+        return (a // b, a % b, torch.fmod(a, b), torch.remainder(a, b), torch.div(a, b, rounding_mode="trunc"),
+                torch.div(a, b, rounding_mode="floor"), a / b, fa // fb, fa % fb, torch.fmod(fa, fb),
+                a % -3, -7 // b, torch.remainder(-5, b))
+
+
+@case("semantics", [(_ints(6), randn(6) > 0, randn(6).half(), torch.tensor(3), torch.arange(6, dtype=torch.uint8),
+                     _ints(6, seed=1).to(torch.int8))])
+class PromotionAcrossIntBoolHalf(nn.Module):
+    """Type promotion: int with bool, half with int and bool, a 0-d int64 with int8 (no promotion),
+    uint8 with int8 (int16), and a float scalar with ints."""
+
+    def forward(self, n, flag, h, zero_d, u8, i8):
+        return (n + flag, h * n, flag + h, n / 2, i8 + zero_d, u8 + i8, i8 * 1.5, flag * flag, h + zero_d,
+                u8 - 10, (flag & (n > 0)).sum(), torch.true_divide(n, n.clamp(min=1)))
+
+
+@case("semantics", [(randn(3, 0), randn(3, 4), randn(0, 4))])
+class EmptyTensors(nn.Module):
+    """Tensors with a size-0 dim: reductions (sum 0, prod 1, mean nan), cat, a matmul over an empty
+    contraction, and shape arithmetic."""
+
+    def forward(self, e, x, rows):
+        return (e.sum(1), e.prod(-1), e.mean(1), torch.cat([e, x], 1), e @ rows, torch.cat([rows, x]).shape[0] * x,
+                rows.sum(0), x[:, 4:].exp(), e.numel() + x)
+
+
+@case("semantics", [(torch.tensor(2.5), torch.tensor(-3), randn(3)), (torch.tensor(-0.5), torch.tensor(4), randn(3, seed=1))])
+class ZeroDimTensors(nn.Module):
+    """0-d inputs and outputs: arithmetic with a vector, promotion, a 0-d comparison, a 0-d result."""
+
+    def forward(self, s, k, x):
+        return s * x + k, s + k, (s > k).float(), (x.sum() * s), torch.stack([s, k.float()]), k.abs() ** 2
+
+
+class NonContiguousInputs(nn.Module):
+    """Inputs given as a transpose, a strided slice and an expand (not contiguous) to a matmul and
+    pointwise ops."""
+
+    def forward(self, a, b, c):
+        return a @ b, a * 2 + c[: a.shape[0], : a.shape[1]], b.sum(0)
+
+
+_base = randn(6, 8, seed=3)
+case("semantics", [(randn(3, 5).t(), _base[::2, ::2], randn(1, 3, seed=1).expand(6, 3)),
+                   (randn(3, 5, seed=2).t(), _base[1::2, 1::2], randn(6, 1, seed=4).expand(6, 3))])(NonContiguousInputs)
+
+
+class ChannelsLastConvBlock(nn.Module):
+    """A conv block fed a channels-last input (strides of NHWC): conv, group norm, GELU, pooling."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv, self.norm = nn.Conv2d(4, 8, 3, padding=1), nn.GroupNorm(2, 8)
+
+    def forward(self, x):
+        h = F.gelu(self.norm(self.conv(x)))
+        return F.max_pool2d(h, 2), h.mean((2, 3)), x.permute(0, 2, 3, 1).reshape(x.shape[0], -1, 4)
+
+
+case("semantics", [(randn(2, 4, 6, 6).to(memory_format=torch.channels_last),),
+                   (randn(2, 4, 6, 6, seed=1).to(memory_format=torch.channels_last),)])(ChannelsLastConvBlock)
+
+
+@case("semantics", [(torch.tensor([3_000_000_000, -5, 2**40 + 7, 17]), randn(11))])
+class Int64LargeValues(nn.Module):
+    """int64 values past int32: hashing to a bucket index, products, a cumsum, and gather by them."""
+
+    def forward(self, ids, table):
+        bucket = (ids * 1_000_003 + 12_345) % table.shape[0]
+        return bucket, table[bucket], ids.cumsum(0), ids * 4, ids // 3, (ids >> 3) & 0xFFFF, ids.max() - ids.min()
+
+
+@case("semantics", [(torch.tensor([[1.0, float("nan"), 3.0, -1.0], [2.0, float("inf"), -float("inf"), 2.0],
+                                   [-1.0, -2.0, -3.0, float("nan")]]),)])
+class NanInfExtremes(nn.Module):
+    """max/min/argmax propagate nan; fmax/fmin skip it; inf in amax; nan_to_num, nansum, nanmean."""
+
+    def forward(self, x):
+        m = x.max(1)
+        return (m.values, m.indices, x.min(0).values, x.argmax(1), x.argmin(), x.amax(), torch.fmax(x, x.flip(0)),
+                torch.maximum(x, x.flip(1)), torch.nan_to_num(x, nan=0.0, posinf=9.0), x.nansum(1),
+                x.nanmean(0), torch.isnan(x).any(1), x.clamp(-1, 2), x.sort(1).values)
+
+
+@case("semantics", [(randn(2, 3, 4, 5), randn(5, 6, seed=1), randn(3, 4, seed=2))])
+class EinsumEllipsis(nn.Module):
+    """einsum with `...`: batch dims broadcast, a contraction over the last dim, a diagonal."""
+
+    def forward(self, x, w, m):
+        return (torch.einsum("...ij,jk->...ik", x, w), torch.einsum("b...d,d->b...", x, w[:, 0]),
+                torch.einsum("...ii->...i", x[..., :4, :4]), torch.einsum("...j,...j->...", x, x),
+                torch.einsum("ij,...jk", m, x))
+
+
+@case("semantics", [(torch.complex(randn(3, 5), randn(3, 5, seed=1)),)])
+class ComplexVarStd(nn.Module):
+    """var and std of a complex tensor (real results: the mean squared modulus of the deviation)."""
+
+    def forward(self, z):
+        return z.var(1), z.std(0, correction=0), torch.var_mean(z, 1)[0], z.abs().std()
+
+
+class SwinWindowShift(nn.Module):
+    """Swin's shifted windows: roll, window partition by view and permute, attention in each
+    window, and the reverse."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.qkv = nn.Linear(4, 12)
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        s = torch.roll(x, shifts=(-1, -1), dims=(1, 2))
+        win = s.view(b, h // 2, 2, w // 2, 2, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, 4, c)
+        q, k, v = self.qkv(win).chunk(3, -1)
+        out = torch.softmax(q @ k.transpose(-2, -1) * c ** -0.5, -1) @ v
+        out = out.view(b, h // 2, w // 2, 2, 2, c).permute(0, 1, 3, 2, 4, 5).reshape(b, h, w, c)
+        return torch.roll(out, shifts=(1, 1), dims=(1, 2))
+
+
+case("semantics", [(randn(2, 4, 6, 4),), (randn(2, 4, 6, 4, seed=1),)])(SwinWindowShift)
+
+
+class T5RelativeBuckets(nn.Module):
+    """T5's relative position buckets (log of int distances, where, min with a full tensor) feeding
+    an embedding added to attention scores."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.bias = nn.Embedding(8, 2)
+
+    def forward(self, scores):
+        q_len, k_len = scores.shape[-2:]
+        rel = torch.arange(k_len)[None, :] - torch.arange(q_len)[:, None]
+        buckets = (rel > 0).to(torch.long) * 4
+        rel = torch.abs(rel)
+        large = 2 + (torch.log(rel.float() / 2) / math.log(16 / 2) * 2).to(torch.long)
+        large = torch.min(large, torch.full_like(large, 3))
+        buckets = buckets + torch.where(rel < 2, rel, large)
+        return (scores + self.bias(buckets).permute(2, 0, 1)[None]).softmax(-1), buckets
+
+
+case("semantics", [(randn(1, 2, 5, 7),), (randn(1, 2, 5, 7, seed=1),)])(T5RelativeBuckets)
+
+
+class LlamaComplexRope(nn.Module):
+    """Meta's original Llama rotary embedding: polar frequencies, view_as_complex of the query pairs,
+    a complex product, view_as_real, flatten."""
+
+    def forward(self, q):
+        b, s, h, d = q.shape
+        freqs = 1.0 / (10000 ** (torch.arange(0, d, 2)[: d // 2].float() / d))
+        cis = torch.polar(torch.ones(s, d // 2), torch.outer(torch.arange(s).float(), freqs))
+        qc = torch.view_as_complex(q.float().reshape(b, s, h, -1, 2))
+        return torch.view_as_real(qc * cis[None, :, None, :]).flatten(3).type_as(q)
+
+
+case("semantics", [(randn(2, 5, 2, 8),), (randn(2, 5, 2, 8, seed=1),)])(LlamaComplexRope)
+
+
+@case("semantics", [(randn(4, 4), torch.tensor([[0.0, 0.0, 1.0, 1.0], [0.5, 0.5, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0]]),
+                     torch.tensor([[0.0, 0.0, 2.0, 2.0], [0.5, 0.5, 1.0, 1.5]]))])
+class DetrBoxOps(nn.Module):
+    """DETR's generalized IoU between box sets (broadcast max/min, clamp, a degenerate box: 0/0)."""
+
+    def forward(self, noise, a, b):
+        area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+        area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+        lt, rb = torch.max(a[:, None, :2], b[:, :2]), torch.min(a[:, None, 2:], b[:, 2:])
+        inter = (rb - lt).clamp(min=0).prod(-1)
+        union = area_a[:, None] + area_b - inter
+        iou = inter / union
+        hull = (torch.max(a[:, None, 2:], b[:, 2:]) - torch.min(a[:, None, :2], b[:, :2])).clamp(min=0).prod(-1)
+        return iou - (hull - union) / hull, noise.tril(-1) + noise.triu(2)
+
+
+@case("semantics", [(randn(3, 8),), (randn(3, 8, seed=1),)])
+class ShiftsDiffsAndWindows(nn.Module):
+    """diff with prepend, roll without dims, unfold windows, repeat_interleave with a tensor of
+    repeats, tril/triu with offsets."""
+
+    def forward(self, x):
+        return (torch.diff(x, dim=1, prepend=x[:, :1]), torch.roll(x, 3), x.unfold(1, 3, 2).mean(-1),
+                x.repeat_interleave(torch.tensor([1, 2, 0]), dim=0), x[:, :3].tril(-1), x.triu(1)[:, ::3],
+                torch.diff(x, n=2, dim=0))
+
+
+@case("semantics", [(_ints(4, 6, low=0, high=50), _ints(4, 6, low=-8, high=8, seed=1))])
+class BitwiseAndShifts(nn.Module):
+    """Bitwise ops on int64 with negative operands: and/or/xor/not, shifts, and comparisons to bool."""
+
+    def forward(self, a, b):
+        return (a & b, a | b, a ^ b, ~b, a << 2, b >> 1, torch.bitwise_left_shift(a, b.abs() % 4),
+                (a & 1).bool() ^ (b < 0), torch.logical_xor(a, b), b.sign() * a)
+
+
+@case("semantics", [(randn(6, 4), torch.tensor([4, 0, 1, 1, 2, 4]))])
+class IndexPutBroadcastAccumulate(nn.Module):
+    """index_put with accumulate and duplicate rows, index_add along dim 1, index_copy, index_fill
+    with a 0-d value and a broadcast boolean-row put."""
+
+    def forward(self, x, rows):
+        y = torch.zeros(5, 4).index_put((rows[:5],), x[:5], accumulate=True)
+        z = x.clone()
+        z[rows[:3], 1:3] = torch.tensor([7.0, 8.0])
+        return (y, x.index_add(1, torch.tensor([0, 0, 3]), x[:, :3], alpha=0.5), z,
+                x.index_copy(0, torch.tensor([5, 0]), x[:2] * 10), x.index_fill(1, torch.tensor([1, 3]), -1.0))
+
+
+
+# ----------------------------------------------------------------- round 11: the refusals general10 left
+class SdpaEncoderPaddedSeq(nn.Module):
+    """A pre-norm encoder block on F.scaled_dot_product_attention with a boolean key mask, over a
+    padded seq and batch (no --pad-dims), mean-pooled over the real tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.norm, self.qkv, self.out = nn.LayerNorm(8), nn.Linear(8, 24), nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(self.norm(x)).view(b, s, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :].bool())
+        h = x + self.out(attended.transpose(1, 2).reshape(b, s, 8))
+        keep = mask[..., None].to(h.dtype)
+        return h, (h * keep).sum(1) / keep.sum(1)
+
+
+case("dynamic", [(randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long)),
+                 (randn(3, 5, 8, seed=1), torch.tensor([[1] * 5, [1] * 3 + [0] * 2, [1] * 4 + [0]]))],
+     **_dyn([], (_hf_dims, _hf_dims), {"batch": [4], "seq": [8]}))(SdpaEncoderPaddedSeq)
+
+
+class MhaPaddedSeqCausal(nn.Module):
+    """torch's MultiheadAttention (sequence-first) with a causal float mask over a padded seq."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.attn = nn.MultiheadAttention(8, 2)
+
+    def forward(self, x):
+        s = x.shape[0]
+        causal = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        return self.attn(x, x, x, attn_mask=causal, need_weights=False)[0]
+
+
+case("dynamic", [(randn(6, 2, 8),), (randn(5, 2, 8, seed=1),)],
+     **_dyn([], ({0: Dim("seq", min=2, max=16)},), {"seq": [8]}))(MhaPaddedSeqCausal)
+
+
+class FlatTokenCrossEntropy(nn.Module):
+    """A language-model head and its loss over tokens flattened to [batch*seq, vocab], seq padded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.head = nn.Linear(8, 11)
+
+    def forward(self, x, labels):
+        logits = self.head(x)
+        return F.cross_entropy(logits.view(-1, 11), labels.view(-1), ignore_index=0), logits.argmax(-1)
+
+
+case("dynamic", [(randn(2, 6, 8), torch.randint(0, 11, (2, 6), generator=_g(1))),
+                 (randn(2, 3, 8, seed=1), torch.randint(0, 11, (2, 3), generator=_g(2)))],
+     **_dyn([], ({1: _seq10}, {1: _seq10}), {"seq": [8]}))(FlatTokenCrossEntropy)
+
+
+@case("dynamic", [(randn(2, 6, 4),), (randn(2, 4, 4, seed=1),)],
+      **_dyn([], ({1: _seq10},), {"seq": [8]}))
+class EllipsisEinsumPaddedSeq(nn.Module):
+    """A gram matrix over a padded seq by einsum with `...`, and a mean over seq laid inside features."""
+
+    def forward(self, x):
+        return torch.einsum("...sd,...se->...de", x, x.tanh()), x.transpose(1, 2).reshape(2, -1).mean(-1)
+
+
+@case("data", [(randn(3, 7), torch.tensor([2, 5])), (randn(3, 7, seed=1), torch.tensor([2, 5])),
+               (randn(3, 7, seed=2), torch.tensor([1, 5]))], refuses={2: "slice"})
+class TensorSplitByTensor(nn.Module):
+    """tensor_split at positions held in a tensor (segment boundaries), each segment pooled."""
+
+    def forward(self, x, bounds):
+        return torch.stack([part.amax(1) for part in torch.tensor_split(x, bounds, dim=1)], 1)
+
+
+
+@case("data", [(torch.tensor([4, 4, 1, 1, 1, 7, 4, 4]),), (torch.tensor([2, 2, 9, 9, 9, 3, 5, 5]),),
+               (torch.tensor([1, 2, 3, 4, 5, 6, 7, 8]),)], refuses={2: "unique_consecutive"})
+class RunLengthEncode(nn.Module):
+    """Run-length encoding: unique_consecutive's values and counts, and each element's run."""
+
+    def forward(self, ids):
+        values, inverse, counts = torch.unique_consecutive(ids, return_inverse=True, return_counts=True)
+        return values, counts, inverse, counts.cumsum(0)
 
 
 # ----------------------------------------------------------------- the sweep

@@ -12,6 +12,7 @@ pattern (NaN payloads included) survives.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i1
 from xdsl.ir import SSAValue
 
+from rducc.errors import RduccError
 from rducc.frontend.aten_common import element_of, result_type
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.decompositions import decomposes
@@ -95,7 +97,20 @@ def prims_prod(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: t
     return result
 
 
-__all__ = ["convert_view_dtype", "prims_prod", "view_dtype"]
+@decomposes("aten.resize.default")
+def resize(self: torch.Tensor, size: Sequence[int], *, memory_format: Any = None) -> Any:
+    """`resize_`/`resize_as_` of a contiguous tensor to as many elements or fewer: its first elements in
+    row-major order (the storage a contiguous tensor keeps), laid out contiguously in the new shape.
+    More elements would read uninitialized memory, and a strided tensor its storage's order: refused."""
+    count = math.prod(size)
+    if count > self.numel() or not self.is_contiguous():
+        why = (f"to {count} elements from {self.numel()} (the new ones would be uninitialized memory)"
+               if count > self.numel() else "of a strided tensor (the result would be its storage's order)")
+        raise RduccError(f"resize {why}; rducc resizes a contiguous tensor to as many elements or fewer")
+    return self.reshape(-1)[:count].reshape(list(size))
+
+
+__all__ = ["convert_view_dtype", "prims_prod", "resize", "view_dtype"]
 
 
 # --------------------------------------------------------------------------

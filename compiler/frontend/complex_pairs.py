@@ -6,8 +6,9 @@ with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `view_as_complex` and `view_as_real` become nothing; complex arithmetic
 (`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`,
 `pow` by a real number, `where`, `mm`/`bmm` as real matmuls, `torch.complex`),
-layout ops and sums act on the pair; the FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) are
-DFTs: a product with cos/sin matrices along each transformed dim (exact,
+layout ops, sums and means act on the pair, a variance (`var`, `std`, their
+`_mean` forms) is that of the real parts plus that of the imaginary parts; the
+FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) are DFTs: a product with cos/sin matrices along each transformed dim (exact,
 O(n^2) per dim, which is what a dataflow chip's matmul units run anyway).
 
 Complex weights (parameters, buffers, constants) are stored as their
@@ -242,6 +243,41 @@ def _sum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     dims = _args(node)[1] if len(_args(node)) > 1 and _args(node)[1] else list(range(rank))
     keepdim = _args(node)[2] if len(_args(node)) > 2 else node.kwargs.get("keepdim", False)
     return b(node.target, pairs[source], [_dim(d, rank) for d in dims], keepdim)
+
+
+@_rule(aten.var.correction)
+def _var(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """A complex variance is real: the mean squared modulus of the deviation, the variance of the
+    real parts plus that of the imaginary parts (same dims and correction)."""
+    source = _args(node)[0]
+    rank = b.rank(source)
+    dims = _args(node)[1] if len(_args(node)) > 1 and _args(node)[1] is not None else list(range(rank))
+    kwargs = {key: value for key, value in node.kwargs.items() if key in ("correction", "keepdim")}
+    spread = b(aten.var.correction, pairs[source], [_dim(d, rank) for d in dims], **kwargs)
+    return b(aten.sum.dim_IntList, spread, [-1])
+
+
+def _split_moments(graph: torch.fx.Graph, mode: Any) -> None:
+    """Each `var_mean`/`std_mean` of a complex tensor as its own `var`/`std` and `mean` (whose pair
+    rules apply); the results' getitems read them."""
+    for node in list(graph.nodes):
+        if node.target not in _MOMENTS or not _is_complex(_args(node)[0].meta.get("val")):
+            continue
+        source, dims = _args(node)[0], (_args(node)[1] if len(_args(node)) > 1 else None)
+        keepdim = node.kwargs.get("keepdim", False)
+        b = _Builder(graph, node, mode)
+        spread = b(aten.var.correction, source, dims, correction=node.kwargs.get("correction"), keepdim=keepdim)
+        if node.target is aten.std_mean.correction:
+            spread = b(aten.sqrt.default, spread)
+        rank = source.meta["val"].dim()
+        mean = b(aten.mean.dim, source, list(range(rank)) if dims is None else dims, keepdim)
+        for user in list(node.users):
+            user.replace_all_uses_with((spread, mean)[user.args[1]])
+            graph.erase_node(user)
+        graph.erase_node(node)
+
+
+_MOMENTS = (aten.var_mean.correction, aten.std_mean.correction)
 
 
 # --------------------------------------------------------------------------
@@ -659,6 +695,7 @@ def lower_complex(ep: ExportedProgram) -> None:
     graph = ep.graph
     mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
                 and hasattr(n.meta["val"], "fake_mode"))
+    _split_moments(graph, mode)
     pairs = _weight_pairs(ep, mode)
     inputs = _input_pairs(ep, mode)
     pairs.update(inputs)

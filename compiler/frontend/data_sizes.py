@@ -15,14 +15,16 @@ rests on one with `rducc::check` (imported as `rdu.check`):
   `x[mask]` and in `index_put`, the values one per masked element) is the
   mask's `nonzero_static` positions; `bincount` is an accumulating
   `index_put` into zeros; `unique(sorted=True)` the first element of each run
-  of the sorted input (with counts and inverse); `repeat_interleave(repeats)`
+  of the sorted input (with counts and inverse), `unique_consecutive` that of
+  the input as it is (or of its slices along `dim`); `repeat_interleave(repeats)`
   the count of running sums at or below each position. Its result is checked: the input must give that
   size again (`mask.sum()`, `max(x) + 1` against `minlength`);
 - a pointwise update through a mask (`y[mask] += 1`) is a `where` over the
   whole tensor, for every mask (`rducc.frontend.masked_updates`);
 - a size read with `.item()` becomes the example's number in every size
   argument it reaches (after the arithmetic torch recorded on it), and each op
-  taking it checks that the tensor read holds that number again.
+  taking it checks that the tensor read holds that number again (a slice whose
+  bounds are read so, as `tensor_split` by a tensor of indices is traced, too).
 
 A different value at run time is one `RduccError` naming the torch op and its
 source line, never a result of another size. Python numbers that are not
@@ -320,27 +322,53 @@ def _unique(r: _Rewriter, node: Node) -> None:
     flat = r.emit(node, aten.reshape.default, source, [total])
     ordered_pair = r.emit(node, aten.sort.default, flat)
     values, order = (r.emit(node, operator.getitem, ordered_pair, i) for i in (0, 1))
+    wants = (len(node.args) > 2 and bool(node.args[2]), len(node.args) > 3 and bool(node.args[3]))
+    _runs(r, node, values, order, count, wants, "distinct values")
+
+
+def _runs(r: _Rewriter, node: Node, values: Node, order: Node | None, count: int, wants: tuple[bool, bool],
+          what: str, dim: int = 0) -> None:
+    """Replace `node` (a unique op's (values, inverse, counts)) by the first slice of each run of equal
+    neighbouring slices of `values` along `dim` (`count` of them, the example's, checked), the run each
+    slice falls in (at its place before `order` sorted it, when given; shaped as the input when the
+    input was flattened) and the runs' lengths (`what` the runs are, for the check's message)."""
+    source, total = node.args[0], int(values.meta["val"].shape[dim])
+    assert isinstance(source, Node)
     head = r.emit(node, aten.ones.default, [min(total, 1)], dtype=torch.bool)
-    later = r.emit(node, aten.ne.Tensor, r.emit(node, aten.slice.Tensor, values, 0, 1, total),
-                   r.emit(node, aten.slice.Tensor, values, 0, 0, max(total - 1, 0)))
+    later = r.emit(node, aten.ne.Tensor, r.emit(node, aten.slice.Tensor, values, dim, 1, total),
+                   r.emit(node, aten.slice.Tensor, values, dim, 0, max(total - 1, 0)))
+    others = [d for d in range(values.meta["val"].dim()) if d != dim]
+    if others:  # a slice differs where any of its elements does
+        later = r.emit(node, aten.gt.Scalar, r.emit(node, aten.sum.dim_IntList, later, others), 0)
     first = r.emit(node, aten.cat.default, [head, later])
     first = r.checked_input(node, first, r.count_equals(node, first, count),
-                            f"the input holds another number of distinct values than the {count} compiled for")
+                            f"the input holds another number of {what} than the {count} compiled for")
     at = r.positions(node, first, count)[0]
     group = r.emit(node, aten.sub.Tensor, r.emit(node, aten.cumsum.default, first, 0, dtype=torch.int64), 1)
     ones = r.emit(node, aten.ones.default, [total], dtype=torch.int64)
     counts = r.emit(node, aten.index_put.default, r.emit(node, aten.zeros.default, [count], dtype=torch.int64),
                     [group], ones, True)
-    inverse = r.emit(node, aten.index_put.default, r.emit(node, aten.zeros.default, [total], dtype=torch.int64),
-                     [order], group)
+    inverse = group if order is None else r.emit(
+        node, aten.index_put.default, r.emit(node, aten.zeros.default, [total], dtype=torch.int64), [order], group)
     empty = r.emit(node, aten.zeros.default, [0], dtype=torch.int64)
-    wants_inverse = len(node.args) > 2 and node.args[2]
-    wants_counts = len(node.args) > 3 and node.args[3]
-    shape = list(source.meta["val"].shape)
-    parts = [r.emit(node, aten.index_select.default, values, 0, at),
-             r.emit(node, aten.reshape.default, inverse, shape) if wants_inverse else empty,
-             counts if wants_counts else empty]
+    shape = list(source.meta["val"].shape) if values.meta["val"].dim() == 1 else [total]
+    parts = [r.emit(node, aten.index_select.default, values, dim, at),
+             r.emit(node, aten.reshape.default, inverse, shape) if wants[0] else empty,
+             counts if wants[1] else empty]
     _parts_replace(r, node, parts)
+
+
+def _unique_consecutive(r: _Rewriter, node: Node) -> None:
+    """`unique_consecutive`: the first element (along `dim`, slice) of each run (the example's number
+    of runs, checked), the inverse and the counts."""
+    args: dict[str, Any] = dict(zip(("self", "return_inverse", "return_counts", "dim"), node.args)) | node.kwargs
+    source, dim = args["self"], args.get("dim")
+    assert isinstance(source, Node)
+    rank = source.meta["val"].dim()
+    values = r.emit(node, aten.reshape.default, source, [int(source.meta["val"].numel())]) if dim is None else source
+    count = int(r.values[node][0].shape[0 if dim is None else dim])
+    wants = (bool(args.get("return_inverse")), bool(args.get("return_counts")))
+    _runs(r, node, values, None, count, wants, "runs of equal values", 0 if dim is None else dim % max(rank, 1))
 
 
 def _repeat_interleave(r: _Rewriter, node: Node) -> None:
@@ -363,7 +391,7 @@ def _repeat_interleave(r: _Rewriter, node: Node) -> None:
 
 
 SIZED_OPS = ("aten.bincount.default", "aten.masked_select.default", "aten.nonzero.default",
-             "aten._unique2.default", "aten.repeat_interleave.Tensor")
+             "aten._unique2.default", "aten.repeat_interleave.Tensor", "aten.unique_consecutive.default")
 """The ops of data-dependent result size this module compiles for the example's size."""
 
 _STATIC_FORMS = {
@@ -372,6 +400,7 @@ _STATIC_FORMS = {
     aten.bincount.default: _bincount,
     aten._unique2.default: _unique,
     aten.repeat_interleave.Tensor: _repeat_interleave,
+    aten.unique_consecutive.default: _unique_consecutive,
 }
 
 
@@ -458,18 +487,26 @@ def _read_size_reason(node: Node, read_values: list[str], sizes: list[int]) -> s
             "were compiled for")
 
 
+def _sized_by_reads(node: Node) -> bool:
+    """An op whose result size is fixed by the size arguments it takes, some read from the data
+    (`x[:, a:b]` with `a, b = idx.tolist()`, as `tensor_split` by a tensor is traced): `_read_sizes`
+    gives it the example's numbers and checks each read."""
+    return any(isinstance(arg.meta.get("val"), torch.SymInt) and _unbacked(arg.meta["val"])
+               for arg in node.all_input_nodes)
+
+
 def _refuse_unknown(graph: torch.fx.Graph) -> None:
     """A size made by an op with no static form stays the importer's error."""
     known = (*_STATIC_FORMS, *_READS)
     for node in graph.nodes:
         bindings = node.meta.get("unbacked_bindings") or {}
         makes_size = any(getattr(key, "name", None) == "size" for path in bindings.values() for key in path)
-        if makes_size and node.target not in known and _mask_index(node) is None:
+        if makes_size and node.target not in known and _mask_index(node) is None and not _sized_by_reads(node):
             raise RduccError(
                 f"{describe_location(node)}: data-dependent shape on '{node.name}' (its size depends on "
                 "the tensor's values); rducc compiles such sizes, for the example's values, for bincount, "
-                "nonzero, unique, repeat_interleave by a tensor, boolean masks, masked_select and sizes read "
-                "with .item() only"
+                "nonzero, unique, unique_consecutive, repeat_interleave by a tensor, boolean masks, "
+                "masked_select and sizes read with .item() (tensor_split by a tensor of indices) only"
             )
 
 

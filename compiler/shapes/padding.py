@@ -15,7 +15,9 @@ safe when every op either
 
 and no size of `s` is read as a value (`x / x.shape[0]`). A reduction or a
 contraction along `s` reads its operand through a hidden validity input
-(`MaskSite`, `specialize_masked`). Any other op over a dim carrying `s` (cat,
+(`MaskSite`, `specialize_masked`); so does a fused attention whose keys carry
+`s` (`scaled_dot_product_attention`, as torch's `MultiheadAttention` calls it):
+a padded key gets -inf before the softmax, a padded query row is cut. Any other op over a dim carrying `s` (cat,
 flip or a slice along it) makes `s` unsafe, and an op the rules do not know makes it unsafe too: the
 answer is never a guess. A dim the user vouches for (`--pad-dims seq`: a
 sequence whose padding an attention mask hides, or a causal model padded at
@@ -186,16 +188,24 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
         if node.op != "call_function":
             continue
         why = _op_reason(node, symbol)
+        if why.startswith(_ATTENDS) and masks is not None:
+            site = _attention_site(node, symbol, layouts)
+            masks.extend([site] if site else [])
+            why = "" if site else why
+        if why.startswith(_IGNORES) and masks is not None:
+            sites = _ignored_sites(node, symbol, layouts)
+            masks.extend(layouts.masking(node, sites or []))
+            why = "" if sites else why
         if why.startswith("contracts") and masks is not None:
             sites = _contraction_sites(node, symbol, layouts)
-            masks.extend(sites or [])
+            masks.extend(layouts.masking(node, sites or []))
             why = "" if sites else why
         if why.startswith("reads across"):
             filled = _neutral_fill(node, symbol, inputs, fills)
             site = _mask_site(node, symbol, layouts) if filled != "" and masks is not None else None
             if site is not None:
                 assert masks is not None
-                masks.append(site)
+                masks.extend(layouts.masking(node, [site]))
                 filled = ""
             why = why if filled is None else filled
         why = why or layouts.step(node)
@@ -285,13 +295,17 @@ def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite 
     if name == "linalg_vector_norm" and not _positive_order(node):
         return None
     dims = _masked_axes(operand, symbol, layouts, range(value.dim()))
+    laid = layouts.of(operand)
+    if dims and name in _INDICES and not all(_is_lead(laid[axis], symbol) for axis, _ in dims):
+        return None  # an index along a dim the padded positions sit inside would count them
     return MaskSite(node.name, dims, fill) if dims else None
 
 
 def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: Iterable[int]
                  ) -> tuple[tuple[int, int], ...] | None:
-    """(axis, inner factor) of each of `axes` carrying the padded dim whose padded positions are one
-    block at the end (the padded dim its outermost factor); None when one is not."""
+    """(axis, inner factor) of each of `axes` carrying the padded dim: position i is padded when
+    (i // inner) % the padded size >= the real one (the padded dim outermost, or laid inside an outer
+    factor by a view: `[b, s] -> [b*s]`); None when a static inner factor does not say which."""
     sizes, laid = _sizes(_val(operand)), layouts.of(operand)
     dims = []
     for axis in axes:
@@ -300,9 +314,12 @@ def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: I
             continue
         if layout == ANY:
             layout = layouts._lead(size)
-        if not isinstance(layout, tuple) or str(layout[0]) != symbol:
+        if not isinstance(layout, tuple):
             return None
-        inner = sympy.Mul(*layout[1:])
+        at = next((i for i, factor in enumerate(layout) if str(factor) == symbol), None)
+        if at is None or at > 1:
+            return None
+        inner = sympy.Mul(*layout[at + 1:])
         if not inner.is_Integer:
             return None
         dims.append((axis, int(inner)))
@@ -329,9 +346,76 @@ def _contraction_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> l
     return sites or None
 
 
+_ATTENDS = "attends over its keys' dim"
+
+
+def _attention_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.scaled_dot_product_attention(q, k, v, attn_mask, ...): its batch and head dims never meet
+    and each query row is its own, but every key reaches every query: a padded key dim is read through
+    the dim's validity mask (`_attention_site`); the padded dim in a feature dim is refused."""
+    args: Any = node.args
+    for at, operand in enumerate(args[:3]):
+        value = _val(operand)
+        rank = value.dim()
+        carried = set(_carries(value, symbol)) - set(range(rank - 2))
+        if rank - 1 in carried:
+            return f"contracts its dim {rank - 1} (features), which carries the padded dim"
+        if carried and at > 0:
+            return f"{_ATTENDS} ({rank - 2} of its {'key' if at == 1 else 'value'}), which carries the padded dim"
+    return ""
+
+
+def _attention_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite | None:
+    """The mask that hides an attention's padded keys from every query (`_attention_of_real_keys`):
+    None when the key and value dims do not hold the padded dim as one block at the end alike."""
+    args: Any = node.args
+    key, value = args[1], args[2]
+    found = [_masked_axes(operand, symbol, layouts, [_val(operand).dim() - 2]) for operand in (key, value)]
+    if not found[0] or found[0] != found[1]:
+        return None
+    return MaskSite(node.name, found[0], ATTENTION, (1,))
+
+
+_IGNORES = "averages over its targets"
+
+
+def _cross_entropy_reason(node: torch.fx.Node, symbol: str) -> str:
+    """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): a mean or sum over
+    class-index targets along the padded dim reads them through the validity mask (a padded target is
+    `ignore_index`, `_ignored_sites`); the padded dim among the classes, in probability targets or in a
+    per-position loss (reduction none) is not read here."""
+    args: Any = node.args
+    source, target = _val(args[0]), _val(args[1])
+    classes = 1 if source.dim() > 1 else 0
+    if classes in _carries(source, symbol):
+        return f"reads across its dim {classes} (classes), which carries the padded dim"
+    reduction = _arg(node, 3, "reduction")
+    if target.dtype.is_floating_point or reduction == 0:
+        return _UNKNOWN
+    return f"{_IGNORES}, whose dims carry the padded dim" if _carries(target, symbol) else ""
+
+
+def _ignored_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> list[MaskSite] | None:
+    """A padded target reads as `ignore_index` (no weight, not counted by the mean) and its input row as
+    zeros; None when a mask cannot say which positions are padded."""
+    args: Any = node.args
+    ignore = _arg(node, 4, "ignore_index")
+    target_dims = _masked_axes(args[1], symbol, layouts, range(_val(args[1]).dim()))
+    source_axes = [axis if axis == 0 else axis + 1 for axis in range(_val(args[1]).dim())]
+    source_dims = _masked_axes(args[0], symbol, layouts, [a for a in source_axes if a < _val(args[0]).dim()])
+    if not target_dims or source_dims is None:
+        return None
+    sites = [MaskSite(node.name, target_dims, str(-100 if ignore is None else ignore), (1,))]
+    return sites + ([MaskSite(node.name, source_dims, "0", (0,))] if source_dims else [])
+
+
+ATTENTION = "keys"
+"""The `MaskSite.fill` of an attention whose padded keys the validity mask hides (`_attention_of_real_keys`)."""
+
+
 def _contracted(node: torch.fx.Node) -> list[tuple[tuple[int, ...], list[int]]] | None:
     """Per operand of a contraction, where it sits in the arguments and the dims it contracts; None
-    for another op (or an einsum with `...`)."""
+    for another op."""
     target = node.target
     name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
     args: Any = node.args
@@ -354,15 +438,26 @@ def _contracted(node: torch.fx.Node) -> list[tuple[tuple[int, ...], list[int]]] 
 
 
 def _einsum_terms(node: torch.fx.Node) -> tuple[list[str], str] | None:
-    """An einsum's operand subscripts and its output's (implicit output spelled out); None with `...`."""
-    equation = str(node.args[0]).replace(" ", "")
-    if "." in equation:
-        return None
-    ins_text, _, out = equation.partition("->")
+    """An einsum's operand subscripts and its output's (implicit output spelled out, `...` spelled as
+    letters the equation does not use); None when an operand's rank is not known."""
+    args: Any = node.args
+    equation = str(args[0]).replace(" ", "")
+    ins_text, arrow, out = equation.partition("->")
     ins = ins_text.split(",")
-    if "->" not in equation:
+    values = [_val(operand) for operand in args[1]]
+    ranks = [value.dim() for value in values if isinstance(value, torch.Tensor)]
+    if "..." in equation:
+        if len(ranks) != len(ins):
+            return None
+        spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+        widths = [rank - len(term.replace("...", "")) for term, rank in zip(ins, ranks) if "..." in term]
+        batch = "".join(spare[: max(widths)])
+        ins = [term.replace("...", batch[len(batch) - rank + len(term) - 3:]) if "..." in term else term
+               for term, rank in zip(ins, ranks)]
+        out = out.replace("...", batch) if arrow else batch
+    if not arrow:
         letters = "".join(ins)
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        out += "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in out))
     return ins, out
 
 
@@ -488,6 +583,9 @@ _MOVES = {"permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand
 _VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_as", "reshape_as"}
 _CREATES = {"full", "zeros", "ones", "empty", "arange", "scalar_tensor", "new_zeros", "new_ones", "new_full",
             "new_empty", "empty_strided"}
+_BY_INDEX = {"triu", "tril"}
+"""Ops whose every position reads only itself and its own indices (a causal mask's triu), which padding
+at the end leaves as they are (`_Layouts.step` still wants the padded dims outermost)."""
 _NEUTRAL = {"amax": "-inf", "max": "-inf", "amin": "inf", "min": "inf", "prod": "1", "logsumexp": "-inf",
             "softmax": "-inf", "_softmax": "-inf", "log_softmax": "-inf", "_log_softmax": "-inf",
             "argmax": "-inf", "argmin": "inf", "cummax": "-inf", "cummin": "inf"}
@@ -506,6 +604,9 @@ _MASKED = {**_NEUTRAL, "sum": "0", "nansum": "0", "count_nonzero": "0", "any": "
 `_COUNTED`, and an argmax or argmin over every dim (an index into the flattened real positions), are
 computed from the masked operand and the mask (`_counted_reduction`). The one table of what a validity
 mask makes exact."""
+_INDICES = {"argmax", "argmin", "max", "min", "cummax", "cummin"}
+"""Reductions of `_MASKED` that return positions along the reduced dim: exact through a mask only where
+the padded positions are one block at its end."""
 _PREFIX = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 """Ops along a dim whose position i reads positions 0..i only: the pads at the end reach no real one."""
 _NEEDS_DIM = {"argmax", "argmin"}
@@ -564,7 +665,7 @@ def _batch_norm_reason(node: torch.fx.Node, symbol: str) -> str:
 
 def _einsum_reason(node: torch.fx.Node, symbol: str) -> str:
     """aten.einsum: contracts the dims whose letter the output lacks; a letter repeated in one
-    operand (a diagonal) of a padded dim, or `...`, is not read here (its Core ATen graph is)."""
+    operand (a diagonal) of a padded dim is not read here (its Core ATen graph is)."""
     terms = _einsum_terms(node)
     if terms is None:
         return _UNKNOWN
@@ -621,7 +722,7 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if not isinstance(target, torch._ops.OpOverload):
         return _UNKNOWN
     name = target._overloadpacket.__name__
-    if torch.Tag.pointwise in target.tags or name in _MOVES or name in _CREATES:
+    if _is_pointwise(target) or name in _MOVES or name in _CREATES or name in _BY_INDEX:
         return ""
     if name in _VIEWS:
         return ""  # the layout walk (`_Layouts.step`) decides views
@@ -630,6 +731,10 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     args: Any = node.args
     if name in _HIGHER_LEVEL:
         return _HIGHER_LEVEL[name](node, symbol)
+    if name == "scaled_dot_product_attention":
+        return _attention_reason(node, symbol)
+    if name == "cross_entropy_loss":
+        return _cross_entropy_reason(node, symbol)
     if name in ("native_layer_norm", "layer_norm"):
         normalized = len(args[1])
         rank = len(_val(node.args[0]).shape)
@@ -653,6 +758,17 @@ def _op_reason(node: torch.fx.Node, symbol: str) -> str:
     if name in _ALONG_DIM:
         return _along_dim_reason(node, symbol)
     return _UNKNOWN
+
+
+def _is_pointwise(target: torch._ops.OpOverload) -> bool:
+    """A pointwise op (`torch.Tag.pointwise`), or the in-place form of one (`masked_fill_`, whose
+    tags torch leaves off: those of its functional overload)."""
+    if torch.Tag.pointwise in target.tags:
+        return True
+    name = target._overloadpacket.__name__
+    functional = getattr(getattr(torch.ops.aten, name[:-1], None), target._overloadname, None) \
+        if name.endswith("_") and not name.startswith("_") else None
+    return isinstance(functional, torch._ops.OpOverload) and torch.Tag.pointwise in functional.tags
 
 
 def _tensor_args(node: torch.fx.Node) -> list[torch.fx.Node]:
@@ -781,6 +897,24 @@ class _Layouts:
     def __init__(self, symbol: str):
         self.symbol = symbol
         self.known: dict[torch.fx.Node, Any] = {}
+        self.masked: dict[torch.fx.Node, dict[Any, set[int]]] = {}
+        """Per node, the dims of each operand it reads through a validity mask (any layout: the mask
+        follows the padded dim wherever a view laid it)."""
+
+    def masking(self, node: torch.fx.Node, sites: Sequence[MaskSite]) -> Sequence[MaskSite]:
+        """`sites` (masks of `node`'s operands), noted so `step` lets those dims be laid inside others."""
+        for site in sites:
+            axes = self.masked.setdefault(node, {}).setdefault(_at(node.args, site.operand), set())
+            axes.update(axis for axis, _ in site.dims)
+        return sites
+
+    def _lead_but_masked(self, node: torch.fx.Node, arg: Any, axes: Iterable[int] | None = None) -> bool:
+        """Whether `arg`'s dims (of `axes`; all when None) hold the padded dim outermost, but for those
+        `node` reads through a validity mask."""
+        laid = self.of(arg)
+        masked = self.masked.get(node, {}).get(arg, set())
+        return all(_is_lead(laid[axis], self.symbol) or axis in masked
+                   for axis in (range(len(laid)) if axes is None else axes))
 
     def of(self, arg: Any) -> list[Layout]:
         """The layouts of a value (a node's tensor), by dim."""
@@ -826,12 +960,12 @@ class _Layouts:
         if moved is not None:
             self.known[node] = moved
             return ""
-        if isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags:
+        if isinstance(target, torch._ops.OpOverload) and _is_pointwise(target):
             return self._pointwise(node, out_sizes)
         if name in ("mm", "addmm", "linear"):
             rows, cols = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
             left = self.of(rows)
-            if any(not _is_lead(layout, self.symbol) for layout in [*left[-1:], *self.of(cols)]):
+            if not (self._lead_but_masked(node, rows, range(len(left))[-1:]) and self._lead_but_masked(node, cols)):
                 return "contracts a dim laid out inside another"
             self.known[node] = [*left[:-1], None] if name == "linear" else [left[0], self.of(cols)[-1]]
             return ""
@@ -846,7 +980,7 @@ class _Layouts:
 
     def _all_lead(self, node: torch.fx.Node) -> str:
         for arg in _tensor_args(node):
-            if any(not _is_lead(layout, self.symbol) for layout in self.of(arg)):
+            if not self._lead_but_masked(node, arg):
                 return "reads a dim whose padded positions a view laid inside another dim"
         return ""
 
@@ -992,13 +1126,24 @@ class _MaskedModule(torch.nn.Module):
 
 def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple[torch.fx.Node, MaskSite]]) -> None:
     """Make `node` read its operand masked by the validity inputs of `group` (its sites on one operand);
-    a reduction that counts the real positions (`_counted_reduction`) reads the mask too."""
+    a reduction that counts the real positions (`_counted_reduction`) reads the mask too, an attention
+    the mask of its real keys (`_attention_of_real_keys`)."""
     path, fill = group[0][1].operand, group[0][1].fill
     operand = _at(node.args, path)
     valids = tuple(valid for valid, _ in group)
     dims = tuple(site.dims for _, site in group)
     with graph.inserting_before(node):
         mask = graph.call_function(_mask_of, (operand, valids, dims))
+    if fill == ATTENTION:
+        target = node.target
+        assert isinstance(target, torch._ops.OpOverload)
+        names = [a.name for a in target._schema.arguments]
+        bound = dict(zip(names, node.args)) | dict(node.kwargs)
+        node.target = _attention_of_real_keys
+        node.args = (*node.args[:3], mask)
+        node.kwargs = {key: value for key, value in bound.items() if key not in names[:3]}
+        return
+    with graph.inserting_before(node):
         masked = graph.call_function(_masked, (operand, mask, fill))
     node.args = _replaced(node.args, path, masked)
     target = node.target
@@ -1026,10 +1171,34 @@ def _valid_along(operand: torch.Tensor, valid: torch.Tensor, dims: tuple[tuple[i
     mask = torch.ones((), dtype=torch.bool)
     for axis, inner in dims:
         along = valid.unsqueeze(1).expand(-1, inner).reshape(-1)
+        if operand.shape[axis] != along.numel():  # laid inside an outer factor by a view
+            along = along.repeat(operand.shape[axis] // along.numel())
         shape = [1] * operand.dim()
         shape[axis] = -1
         mask = mask & along.reshape(shape)
     return mask
+
+
+def _attention_of_real_keys(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, keys_valid: torch.Tensor,
+                            attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0, is_causal: bool = False,
+                            scale: float | None = None, enable_gqa: bool = False) -> torch.Tensor:
+    """`scaled_dot_product_attention` whose padded keys (false in `keys_valid`, shaped [..., keys, 1])
+    no query sees: a padded key gets -inf before the softmax (with the causal mask and the model's own
+    mask, where given); padded keys and values read as zeros (0 * a non-finite pad would be nan). A
+    padded query row is computed as any other and cut from the result."""
+    key = torch.where(keys_valid, key, torch.zeros((), dtype=key.dtype))
+    value = torch.where(keys_valid, value, torch.zeros((), dtype=value.dtype))
+    seen = keys_valid.transpose(-1, -2)
+    if is_causal:
+        seen = seen & torch.ones(query.shape[-2], key.shape[-2], dtype=torch.bool).tril()
+    if attn_mask is None:
+        mask = seen
+    elif attn_mask.dtype == torch.bool:
+        mask = attn_mask & seen
+    else:
+        mask = torch.where(seen, attn_mask, torch.tensor(float("-inf"), dtype=attn_mask.dtype))
+    return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p,
+                                                            scale=scale, enable_gqa=enable_gqa)
 
 
 def _masked(operand: torch.Tensor, mask: torch.Tensor, fill: str) -> torch.Tensor:

@@ -31,9 +31,11 @@ from rducc import __version__
 from rducc.deploy.serving import DEFAULT_MAX_BATCH, EVICTION_POLICIES
 from rducc.dialects.contracts import (
     PARTITION,
+    arg_attrs,
     complex_inputs,
     complex_outputs,
     f64_demoted,
+    input_label,
     is_placed,
     module_target,
     partition_of,
@@ -58,8 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("program", help="placed MLIR written by rducc, or a deployment directory (rducc deploy)")
     parser.add_argument("--model", metavar="NAME", help="the model of a deployment directory to run")
     parser.add_argument(
-        "--input", action="append", default=[], metavar="FILE.npy",
-        help="one input array per @forward argument, in order (repeat the flag)",
+        "--input", action="append", default=[], metavar="[LABEL=]FILE.npy",
+        help="one input array per @forward argument, in order, or by its label (the model's argument "
+             "name: --input mask=m.npy); repeat the flag",
     )
     parser.add_argument("--output", metavar="FILE.npz",
                         help="write the results (output_0, output_1, ...; buffer:NAME, input:LABEL: "
@@ -141,6 +144,57 @@ def parse_program(path: Path) -> ModuleOp:
     if not is_placed(module):
         raise RduccError(f"{path}: not a placed program (compile it with rducc, which emits one by default)")
     return module
+
+
+def _labelled(item: str) -> tuple[str | None, str]:
+    """An --input as (label, path): `LABEL=FILE` names the input (a file of that very name is a path)."""
+    label, sign, path = item.partition("=")
+    if not sign or not label or Path(item).exists() or not label.isidentifier():
+        return None, item
+    return label, path
+
+
+def _input_labels(module: ModuleOp) -> list[str]:
+    """The user inputs' labels, in @forward's order (a bucketed program's first bucket's, without the
+    hidden validity inputs that follow them)."""
+    from rducc.dialects.program import entry_function
+    from rducc.shapes import bucket_modules, is_bucketed
+    from rducc.shapes.padding import plan_of
+
+    hidden = 0
+    if is_bucketed(module):
+        plan = plan_of(module)
+        hidden = len(plan.validity_dims()) if plan else 0
+        module = bucket_modules(module)[0][1]
+    labels = [label for label in map(input_label, arg_attrs(entry_function(module))) if label is not None]
+    return labels[: len(labels) - hidden]
+
+
+def bind_input_files(given: Sequence[tuple[str | None, str]], labels: Sequence[str]) -> list[str]:
+    """The --input files in @forward's order: those without a label first, in order, then each
+    labelled one at its label's place; an unknown label, an input given twice or one left out
+    between given ones is an error naming it."""
+    if all(label is None for label, _ in given):
+        return [path for _, path in given]
+    slots: list[str | None] = [path for label, path in given if label is None]
+    positional = len(slots)
+    slots += [None] * max(len(labels) - len(slots), 0)
+    for label, path in given:
+        if label is None:
+            continue
+        if label not in labels:
+            raise RduccError(f"--input {label}={path}: the program has no input labelled '{label}'; its inputs "
+                             f"are {', '.join(labels) or 'none'}")
+        at = labels.index(label)
+        if slots[at] is not None:
+            raise RduccError(f"--input {label}={path}: input '{label}' is given twice "
+                             f"({'by position and by label' if at < positional else 'by label'})")
+        slots[at] = path
+    missing = [labels[i] for i, path in enumerate(slots) if path is None]
+    if missing:
+        raise RduccError(f"--input: no file for input{'s' * (len(missing) > 1)} {', '.join(missing)} "
+                         f"(give each by position or as LABEL=FILE.npy)")
+    return [path for path in slots if path is not None]
 
 
 MAX_PROGRAM_BYTES = 1 << 31
@@ -362,6 +416,8 @@ def _run(args: argparse.Namespace) -> None:
             check_writable(output)
     declare_outputs([("--output", args.output), ("--report-json", args.report_json),
                      ("--save-weights", args.save_weights)])
+    labelled = [_labelled(item) for item in args.input]
+    args.input = [path for _, path in labelled]
     _note_named_inputs(args)
     _check_plot(args)
     if args.ranges and not (args.simulate or args.report_json):
@@ -371,6 +427,7 @@ def _run(args: argparse.Namespace) -> None:
     from rducc.dialects.rdu.custom_op import import_op_modules
 
     import_op_modules(args.import_module)  # a program file never imports code itself
+    args.input = bind_input_files(labelled, _input_labels(module))
     weights_path = _weights_file(module, program_path, args.weights)
     _note_program_weights(module, program_path)
     target = module_target(module, args.target or "")

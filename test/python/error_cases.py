@@ -67,8 +67,9 @@ INPUTS: dict[str, tuple[str, str]] = {
     "host_custom": ("host_custom.mlir", "a placed program whose `rdu.host_call` runs the custom op `mylib::softsign` (#rdu.custom)"),
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
-    "data_dependent": ("unique_consecutive.pt2", "a model whose output size depends on the data "
-                       "(torch.unique_consecutive)"),
+    "resize_grow": ("resize_grow.pt2", "a model resizing a tensor to more elements (x.clone().resize_(5, 5))"),
+    "data_dependent": ("unique_rows.pt2", "a model whose output size depends on the data "
+                       "(torch.unique(x, dim=0))"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
@@ -268,6 +269,8 @@ HOSTILE_FILES: list[ErrorCase] = [
     _bad_weights("a FIFO", "fifo", "a FIFO (named pipe), not a regular file"),
     ErrorCase("rducc-run: --input a FIFO", RUN, ("{placed}", "--input", "{fifo}", "--output", "out.npz"), "a FIFO (named pipe), not a regular file"),
     ErrorCase("rducc-run: --input /dev/zero", RUN, ("{placed}", "--input", "/dev/zero", "--output", "out.npz"), "input /dev/zero: a character device"),
+    ErrorCase("rducc-run: --input of an unknown label", RUN, ("{placed}", "--input", "bias={x}", "--output", "out.npz"), "the program has no input labelled 'bias'; its inputs are x"),
+    ErrorCase("rducc-run: an input by position and by label", RUN, ("{placed}", "--input", "{x}", "--input", "x={x}", "--output", "out.npz"), "input 'x' is given twice (by position and by label)"),
     ErrorCase("rducc-run: program is a FIFO", RUN, ("{fifo_mlir}", "--output", "out.npz"), "program"),
     ErrorCase("rducc-run: program naming /dev/zero as weights", RUN, ("{devzero_weights}", "--input", "{x}", "--output", "out.npz"), "weights file /dev/zero: a character device"),
     ErrorCase("rducc-run: program naming a FIFO as target", RUN, ("{fifo_target}", "--simulate"), "a FIFO (named pipe), not a regular file"),
@@ -562,7 +565,8 @@ CASES: list[ErrorCase] = [
               "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_consecutive'"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_dim'"),
+    ErrorCase("resize to more elements", RDUCC, ("{resize_grow}", *OUT), "resize to 25 elements from 12 (the new ones would be uninitialized memory)"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
               "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
@@ -1030,11 +1034,17 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     rducc.compile(str(paths["dynamic"]), shapes={"batch": [2, 4]}, opt_level=0).save(paths["buckets"])
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
-    class UniqueConsecutive(nn.Module):
+    class UniqueRows(nn.Module):
         def forward(self, x):
-            return torch.unique_consecutive(x)
+            return torch.unique(x, dim=0)
 
-    _export(UniqueConsecutive(), (torch.randn(4, 8),), paths["data_dependent"])
+    _export(UniqueRows(), (torch.randn(4, 8),), paths["data_dependent"])
+
+    class ResizeGrow(nn.Module):
+        def forward(self, x):
+            return x.clone().resize_(5, 5)
+
+    _export(ResizeGrow(), (torch.randn(3, 4),), paths["resize_grow"])
 
     class NonZero(nn.Module):
         def forward(self, x):

@@ -67,6 +67,17 @@ class SplitByCounts(nn.Module):
         return torch.zeros_like(out).index_copy(0, order, out)
 
 
+class RunsAndSplits(nn.Module):
+    """unique_consecutive flat and along a dim (inverse, counts), and tensor_split by a tensor of
+    indices (traced as slices whose bounds are read with .item())."""
+
+    def forward(self, x: torch.Tensor, cuts: torch.Tensor):
+        flat = torch.unique_consecutive(x, return_inverse=True, return_counts=True)
+        rows = torch.unique_consecutive(x, dim=0, return_counts=True)
+        parts = torch.tensor_split(x.float(), cuts, dim=1)
+        return flat, rows, [part.sum(1) for part in parts]
+
+
 def _generator() -> torch.Generator:
     return torch.Generator().manual_seed(30)
 
@@ -91,6 +102,10 @@ CASES: dict[str, Case] = {
                  (_rows(8, 5), OTHER_COUNT.clone(), _rows(4, 5)), "index_put"),
     "read_sizes": (ReadSizes, (_rows(8, 5), torch.tensor([4, 1])), (_rows(8, 5) - 1, torch.tensor([4, 1])),
                    (_rows(8, 5), torch.tensor([5, 1])), "view"),
+    "runs_and_splits": (RunsAndSplits, (torch.tensor([[3, 1, 1], [3, 1, 1], [2, 2, 0]]), torch.tensor([1, 2])),
+                        (torch.tensor([[5, 0, 0], [5, 0, 0], [1, 2, 2]]), torch.tensor([1, 2])),
+                        (torch.tensor([[3, 1, 1], [3, 0, 1], [2, 2, 0]]), torch.tensor([1, 2])),
+                        "unique_consecutive"),
     # per-expert counts other than the example's fit the capacity (test_capacity.py); a token routed
     # to no expert leaves the split's sizes short of its input, an error
     "moe_split": (SplitByCounts, (_rows(6, 4), torch.tensor([2, 0, 1, 2, 2, 0])),
@@ -141,13 +156,17 @@ def test_data_sizes_match_eager_and_other_sizes_are_errors(opt_level: int) -> No
         message = str(error.value)
         assert len(message.splitlines()) == 1, name
         assert f"'{op}': " in message and "test_data_sizes.py:" in message and "compiled for" in message, name
+    inputs = list(_inputs())
+    at = sum(len(case[1]) for case in list(CASES.values())[:list(CASES).index("runs_and_splits")])
+    inputs[at + 1] = torch.tensor([2, 2])  # other split points: the slices' read bounds are checked
+    with pytest.raises(RduccError, match=r"'slice': .*\.item\(\) is not 1 in `parts = torch\.tensor_split"):
+        program(*inputs)
 
 
 def test_a_size_op_without_a_static_form_stays_one_clear_error() -> None:
-    class UniqueConsecutive(nn.Module):
+    class UniqueRows(nn.Module):  # sorted unique rows: no static form (a lexicographic sort of rows)
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.unique_consecutive(x) * 2
+            return torch.unique(x, dim=0) * 2
 
-    with pytest.raises(RduccError, match=r"data-dependent shape .* on 'unique_consecutive.*test_data_sizes.py|"
-                                         r"test_data_sizes.py.*data-dependent shape"):
-        rducc.compile(UniqueConsecutive(), (torch.tensor([3, 1, 1, 2]),), opt_level=0)
+    with pytest.raises(RduccError, match=r"test_data_sizes.py.*data-dependent shape on 'unique_dim'"):
+        rducc.compile(UniqueRows(), (torch.tensor([[3, 1], [3, 1], [2, 2]]),), opt_level=0)

@@ -61,6 +61,15 @@ class ComplexMoves(nn.Module):
                 nn.functional.pad(z, (1, 2)), z.index_select(1, torch.tensor([3, 1])))
 
 
+class ComplexSpreads(nn.Module):
+    """var and std of complex values (real: the real parts' spread plus the imaginary parts'),
+    with and without a correction, over one dim, all dims and a dims list, and the _mean forms."""
+
+    def forward(self, z: torch.Tensor):
+        return (z.var(1), z.std(0, correction=0), torch.var_mean(z, 1, keepdim=True), torch.std_mean(z),
+                torch.var(z, (0, 1), correction=2, keepdim=True))
+
+
 class Complex128(nn.Module):
     def forward(self, z: torch.Tensor, x: torch.Tensor):
         return torch.fft.fft(z) + x, (z * x).abs()
@@ -82,13 +91,13 @@ COMPLEX_CASES = {
     "cat_promotes": (PromotingCat, lambda: (_complex(3), torch.randn(2), torch.arange(4))),
     "rfft2_stft": (Spectra, lambda: (torch.randn(2, 32, generator=_generator()),)),
     "moves": (ComplexMoves, lambda: (_complex(3, 4),)),
+    "spreads": (ComplexSpreads, lambda: (_complex(3, 5),)),
     "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
 }
 
 
 def _assert_matches(got, want) -> None:
-    got_items = got if isinstance(got, tuple) else (got,)
-    want_items = want if isinstance(want, tuple) else (want,)
+    got_items, want_items = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
     assert len(got_items) == len(want_items)
     for g, w in zip(got_items, want_items):
         assert g.dtype == w.dtype and g.shape == w.shape
@@ -154,6 +163,31 @@ def test_rducc_run_reads_and_writes_complex_npy(tmp_path, saved_cat):
     result = np.load(tmp_path / "o.npz")["output_0"]
     assert result.dtype == np.complex64
     np.testing.assert_allclose(result, PromotingCat()(*inputs).numpy(), rtol=1e-6)
+
+
+def test_rducc_run_takes_inputs_by_label(tmp_path, capsys, saved_cat):
+    """`--input LABEL=FILE` binds by the model's argument name, in any order and after positional
+    ones; an unknown label, a label given twice and a left-out input are one clear error each."""
+    from rducc.tools.run import main as run_main
+
+    _, saved, inputs = saved_cat
+    paths = {}
+    for label, tensor in zip(("z", "x", "n"), inputs):
+        paths[label] = str(tmp_path / f"{label}.npy")
+        np.save(paths[label], tensor.numpy())
+    out = tmp_path / "o.npz"
+    for flags in (["n=" + paths["n"], "z=" + paths["z"], "x=" + paths["x"]], [paths["z"], "n=" + paths["n"],
+                                                                               "x=" + paths["x"]]):
+        out.unlink(missing_ok=True)
+        argv = [str(saved), *[f for flag in flags for f in ("--input", flag)], "--output", str(out), "-q"]
+        assert run_main(argv) == 0
+        np.testing.assert_allclose(np.load(out)["output_0"], PromotingCat()(*inputs).numpy(), rtol=1e-6)
+    for flags, message in (([paths["z"], "bias=" + paths["x"]], "no input labelled 'bias'; its inputs are z, x, n"),
+                           ([paths["z"], "z=" + paths["z"]], "input 'z' is given twice (by position and by label)"),
+                           (["n=" + paths["n"]], "no file for inputs z, x (give each by position or as LABEL=")):
+        assert run_main([str(saved), *[f for flag in flags for f in ("--input", flag)]]) == 1
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and message in error, error
 
 
 def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys, saved_cat):

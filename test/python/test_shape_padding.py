@@ -229,7 +229,8 @@ class ReducesComputed(nn.Module):
     `seq*3` merged positions, a max and a min of the same input (two fills), a running sum (its pads
     reach no real position); var/std (corrections, keepdim; var_mean and std_mean over both dims), a
     flat argmax and argmin (an index into the real positions), a mean and a sum over both padded
-    dims, and contractions over seq (a matmul and an einsum)."""
+    dims, contractions over seq (a matmul, an einsum, and one with `...` for batch), and a sum and a
+    var over seq laid inside another dim by a view ([b, 3, s] -> [b, 3*s])."""
 
     def __init__(self):
         super().__init__()
@@ -245,10 +246,12 @@ class ReducesComputed(nn.Module):
                 x.amax(1) - x.amin(1), y.cumsum(1),
                 y.var(1), y.std(1, correction=2, keepdim=True), *torch.var_mean(y * 2, 1), spread, centre,
                 (x * 2).argmax(), (x + 4).argmin(keepdim=True), y.mean((0, 1)), y.sum((0, 1)),
-                y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False))
+                y.transpose(1, 2) @ y, torch.einsum("bsh,bsk->hk", y, x.exp()), x.var(1, unbiased=False),
+                torch.einsum("...sh,...sk->...hk", y, x.exp()), y.transpose(1, 2).reshape(y.shape[0], -1).sum(-1),
+                x.transpose(1, 2).reshape(x.shape[0], -1).var(-1))
 
 
-_SPREADS = range(14, 27)
+_SPREADS = range(14, 30)
 """ReducesComputed's outputs from var(1) on: spreads, flat indices, means over both dims, contractions."""
 _FLAT_INDICES = {20, 21}
 _BOTH = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
@@ -335,9 +338,9 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
         def forward(self, x):
             return torch.einsum("bss->bs", x * 2)
 
-    class MatmulInside(nn.Module):  # a contraction over seq laid inside another dim: no mask can reach it
+    class ArgmaxInside(nn.Module):  # an index along a dim seq is laid inside would count the pads
         def forward(self, x):
-            return x.reshape(-1) @ x.reshape(-1)
+            return x.transpose(1, 2).reshape(x.shape[0], -1).mul(2).argmax(-1)
 
     class MaxOfInts(nn.Module):
         def forward(self, x):
@@ -346,8 +349,8 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
     dim = Dim("seq", min=2, max=16)
     seq = ({1: dim},)
     for model, example, why in [(DiagonalOfScaled, torch.randn(2, 6, 6), "aten.einsum (at test_shape_padding.py:"),
-                                (MatmulInside, torch.randn(2, 6), "aten.matmul (at test_shape_padding.py:")]:
-        plan = _plan(model(), (example,), ({1: dim, 2: dim},) if example.dim() == 3 else seq)
+                                (ArgmaxInside, torch.randn(2, 6, 3), "aten.argmax (at test_shape_padding.py:")]:
+        plan = _plan(model(), (example,), ({1: dim, 2: dim},) if example.shape[1] == example.shape[2] else seq)
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
     plan = _plan(MaxOfInts(), (torch.ones(2, 6, dtype=torch.long),), seq)
     assert plan.dims == ["seq"] and plan.fills == ["", "valid"] and len(plan.masks["seq"]) == 1, plan
@@ -355,3 +358,149 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
     both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
     plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
     assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
+
+
+class PaddedKeysAttention(nn.Module):
+    """Fused attention over a padded seq (and batch): a boolean and an additive mask of padded keys,
+    causal, no mask with grouped key/value heads, and torch's MultiheadAttention with a key padding
+    mask (its mask made by an in-place masked_fill_); a sum over the queries."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv, self.mha = nn.Linear(8, 24), nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, keep):
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        sdpa = nn.functional.scaled_dot_product_attention
+        additive = (1.0 - keep[:, None, None, :].float()) * -1e9
+        return (sdpa(q, k, v, attn_mask=keep[:, None, None, :].bool()), sdpa(q, k, v, attn_mask=additive),
+                sdpa(q, k, v, is_causal=True), sdpa(q, k[:, :1], v[:, :1], enable_gqa=True).sum(2),
+                self.mha(x, x, x, key_padding_mask=keep == 0, need_weights=False)[0])
+
+
+def _keys_inputs(batch: int, seq: int, real: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    keep = (torch.arange(seq)[None, :] < torch.tensor(real)[:, None]).long()
+    return torch.randn(batch, seq, 8, generator=torch.Generator().manual_seed(seq)), keep
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_attention_over_a_padded_seq_hides_the_padded_keys(opt_level):
+    """batch 3, seq 5 through the batch=4 seq=8 bucket against eager: each attention gets -inf at the
+    padded keys (`_attention_of_real_keys`)."""
+    torch.manual_seed(0)
+    model = PaddedKeysAttention().eval()
+    both = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _keys_inputs(2, 6, [6, 4]), dynamic_shapes=(both, both),
+                             shapes={"batch": [4], "seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["batch", "seq"], compiled.padding
+    x, keep = _keys_inputs(3, 5, [5, 3, 4])
+    with torch.no_grad():
+        expected = model(x, keep)
+    for index, (have, want) in enumerate(zip(compiled(x, keep), expected, strict=True)):
+        torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-4, msg=f"output {index}")
+
+
+def test_a_planted_attention_that_sees_the_padded_keys_fails_against_eager(monkeypatch):
+    """The bucket's program (run by torch) matches eager at a padded call, also with the model's own
+    key mask padded with ones (so only the validity mask hides the padded keys); with the seq validity
+    mask planted all true, every attention but the causal one (its pads come after every real query)
+    differs. A padded dim in the attention's features is refused."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model = PaddedKeysAttention().eval()
+    both = {0: Dim("batch", max=8), 1: Dim("seq", min=2, max=16)}
+    with torch.no_grad():
+        source = torch.export.export(model, _keys_inputs(2, 6, [6, 4]), dynamic_shapes=(both, both))
+    dims = dynamic_dims(source)
+    plan = padding_plan(source, dims)
+    x, keep = _keys_inputs(3, 5, [5, 3, 4])
+    padded_x, padded_keep = padding.pad_arrays([x, keep], [(4, 8, 8), (4, 8)], plan.fills)
+    bucket = padding.specialize_masked(source, dims, {"batch": 4, "seq": 8}, plan).module()
+
+    def differing(keep_pads: int, valid: torch.Tensor) -> set[int]:
+        kept = padded_keep.clone()
+        kept[:, 5:] = keep_pads
+        with torch.no_grad():
+            got, expected = bucket(padded_x, kept, valid), model(x, keep)
+        return {i for i, (have, want) in enumerate(zip(got, expected))
+                if not torch.allclose(have[tuple(slice(0, n) for n in want.shape)], want, atol=1e-5)}
+
+    assert plan.validity_dims() == ["seq"], plan  # batch: no op reads across it
+    real, every = torch.arange(8) < 5, torch.ones(8, dtype=torch.bool)
+    assert differing(0, real) == differing(1, real) == set()
+    assert differing(1, every) == {0, 1, 3, 4}
+
+    class FeaturesAttention(nn.Module):  # seq is the attention's feature dim: no mask can hide it
+        def forward(self, x):
+            t = x.transpose(1, 2)[:, None]
+            return nn.functional.scaled_dot_product_attention(t, t, t)
+
+    plan = _plan(FeaturesAttention(), (torch.randn(2, 6, 8),), ({1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == [] and "contracts its dim 3 (features)" in plan.refused["seq"], plan.refused
+
+
+class FlatTokensLoss(nn.Module):
+    """A language-model loss over tokens flattened with a padded seq laid inside the batch
+    (`[b, s, V] -> [b*s, V]`): cross entropy's mean, with ignore_index and label smoothing, and a
+    spatial cross entropy's sum; and a mean of the flattened logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 7)
+
+    def forward(self, x, labels):
+        logits = self.head(x)
+        ce = nn.functional.cross_entropy
+        return (ce(logits.view(-1, 7), labels.view(-1)), ce(logits.transpose(1, 2), labels, reduction="sum"),
+                ce(logits.reshape(-1, 7), labels.reshape(-1), ignore_index=3, label_smoothing=0.1),
+                logits.reshape(-1).mean())
+
+
+def _tokens(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seq)
+    return torch.randn(2, seq, 4, generator=generator), torch.randint(0, 7, (2, seq), generator=generator)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
+    """seq 5 through the seq=8 bucket against eager: a padded target is ignore_index (the mean counts only
+    real tokens), a padded row of the flattened logits is masked though seq sits inside `b*s`."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model = FlatTokensLoss().eval()
+    seq = {1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    x, labels = _tokens(5)
+    with torch.no_grad():
+        expected = model(x, labels)
+    for index, (have, want) in enumerate(zip(compiled(x, labels), expected, strict=True)):
+        torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"output {index}")
+    if opt_level == 0:  # planted: every padded position said valid (no mask): every output differs
+        with torch.no_grad():
+            source = torch.export.export(model, _tokens(6), dynamic_shapes=(seq, seq))
+        dims = dynamic_dims(source)
+        plan = padding_plan(source, dims)
+        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        padded = padding.pad_arrays([x, labels], [(2, 8, 4), (2, 8)], plan.fills)
+        with torch.no_grad():
+            planted = bucket(*padded, torch.ones(8, dtype=torch.bool))
+        assert all(not torch.allclose(have, want) for have, want in zip(planted, expected))
+
+
+def test_a_causal_mask_made_by_triu_over_a_padded_seq_is_positional():
+    """triu/tril read each position's own indices only (`_BY_INDEX`): a causal mask built over the
+    padded seq keeps seq paddable (read before as an unknown op, which sent the plan to the Core ATen
+    graph, whose softmax is not masked)."""
+
+    class CausalScores(nn.Module):
+        def forward(self, x):
+            s = x.shape[1]
+            scores = x @ x.transpose(1, 2) + torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+            return scores.softmax(-1) @ x, torch.tril(x @ x.transpose(1, 2))
+
+    plan = _plan(CausalScores(), (torch.randn(2, 6, 4),), ({1: Dim("seq", min=2, max=16)},))
+    assert plan.dims == ["seq"] and plan.validity_dims() == ["seq"], plan

@@ -1,7 +1,8 @@
 """Issue 30: storage views. `view.dtype` reads the same bits as another type
 (of the same, a smaller or a larger element size), `as_strided` reads the real
-storage of a channels-last input or parameter, and the `prims` reductions
-`run_decompositions()` keeps compile. Each against eager at -O0 and -O2.
+storage of a channels-last input or parameter, the `prims` reductions
+`run_decompositions()` keeps compile, and `resize_`/`resize_as_` to as many
+elements or fewer reads a contiguous tensor's first elements. Each against eager at -O0 and -O2.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ CASES: dict[str, tuple[nn.Module, tuple[torch.Tensor, ...]]] = {
                                      PRIMS.div(n, n.flip(0) + 10), PRIMS.shift_left(n, n.abs() % 4),
                                      PRIMS.fmax(x, x * 0))),
                     (_floats(3, 4), torch.tensor([-7, 5, 9, -3]))),
+    "resize_to_fewer": (Fn(lambda x, other: (x.clone().resize_as_(other) * 2, x.clone().resize_(2, 2))),
+                        (_floats(3, 4), _floats(2, 6))),
 }
 
 
@@ -110,3 +113,13 @@ def test_as_strided_of_a_storage_the_program_does_not_hold_is_one_clear_error(op
     with pytest.raises(UnsupportedOpsError, match=r"aten\.as_strided\.default \(input that is a view of a storage "
                                                   r"no node of the graph holds.*test_storage_views\.py"):
         rducc.compile(Fn(lambda x: torch.as_strided(x, (2, 2), (2, 1))), (every_other,), opt_level=opt_level)
+
+
+def test_a_resize_past_the_tensor_or_of_a_strided_one_is_one_clear_error() -> None:
+    """More elements would be uninitialized memory; a strided tensor's resize reads its storage's order."""
+    from rducc.errors import RduccError
+
+    for fn, example, why in ((lambda x: x.clone().resize_(5, 5), _floats(3, 4), "to 25 elements from 12"),
+                             (lambda x: x.t().resize_(2, 2), _floats(3, 4), "of a strided tensor")):
+        with pytest.raises(RduccError, match=rf"test_storage_views.py:\d+.*resize {why}"):
+            rducc.compile(Fn(fn), (example,), opt_level=0)
