@@ -30,7 +30,11 @@ every `func.func` of the module. The result is one SPMD program:
   (a slice and its reshape: `kv[i, 0]`, `w[i]` of a stacked weight) read only
   by calls of an outlined layer is left to its call, which splits it as the
   layer takes that argument, and the stacked argument under it the first time
-  (every later window of it follows the same split). A linear layer whose result is
+  (every later window of it follows the same split). An outlined layer is
+  partitioned once, when the walk reaches its first call, from the layouts its
+  calls pass it (`callee_seeds`; a value the caller computes for every call, as
+  the caller holds it then: `_LayersAtCalls`); a training step's layer may
+  return a partial sum, which the caller adds up before it all-reduces it. A linear layer whose result is
   sliced into consecutive blocks (a fused q/k/v or gate/up projection) splits its
   columns per block, each block across the ranks (with a period when the blocks
   are equal, by their sizes when not: grouped-query q, k and v; a block of a

@@ -257,12 +257,13 @@ def _collectives_at_tp2(monkeypatch: pytest.MonkeyPatch, plain: bool) -> list[st
 def test_16_bit_attention_above_the_bound_splits_by_heads_as_the_plain_math(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Above `ROUNDED_ADDITIONS` the stand-in is float32 math rounded once,
-    its key/value heads repeated by expand and reshape, which tp splits by
-    heads as it splits the plain math. The first size rule kept the kernel's
-    backward with one float32 sum, whose graph tp could not split by heads (a
-    2-layer 70B step at tp=16 all-gathered whole weights: 358.9 ms modeled);
-    the heads repeated by `repeat_interleave` instead, this step all-gathers
-    the key and value weights (fails)."""
+    which tp splits by heads as it splits the plain math. The first size rule
+    kept the kernel's backward with one float32 sum, whose graph tp could not
+    split by heads (a 2-layer 70B step at tp=16 all-gathered whole weights:
+    358.9 ms modeled). With the heads repeated after the float32 cast this
+    step outlines the k and v projections' backward as one layer, which
+    all-gathered the key and value weights until rdu-partition took its
+    caller's head split (`test_tp_splits_repeated_heads_through_an_outlined_backward`)."""
     from rducc.training import attention
 
     assert 8 * 4 > attention.ROUNDED_ADDITIONS  # seq 2,048: 8 query blocks x 4 heads a key head serves
