@@ -2090,8 +2090,8 @@ def _computed_by_callers(module: ModuleOp, function: func.FuncOp, seeds: list[La
     call passes a value its caller computes (not the caller's argument, not a
     layer's result), taken as `caller` (the first call's) holds it, when split."""
     calls = _calls_to(module, function.sym_name.data)
-    computed = [all(not isinstance(call.operands[i], BlockArgument) and not isinstance(call.operands[i].owner, func.CallOp)
-                    for call in calls) for i in range(len(caller))]
+    computed = [all(not isinstance(v, BlockArgument) and not isinstance(v.owner, func.CallOp)
+                    for v in (call.operands[i] for call in calls)) for i in range(len(caller))]
     return [held if seed is None and made and isinstance(held, Split) else seed
             for seed, held, made in zip(seeds, caller, computed)]
 

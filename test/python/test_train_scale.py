@@ -270,7 +270,7 @@ def test_16_bit_attention_above_the_bound_splits_by_heads_as_the_plain_math(
     assert _collectives_at_tp2(monkeypatch, plain=False) == _collectives_at_tp2(monkeypatch, plain=True)
 
 
-class GroupedAttention(nn.Module):
+class RepeatedHeadsAttention(nn.Module):
     """One grouped-query attention block (8 query heads over 2 key/value heads)
     and a next-token loss, its key/value heads repeated by `repeat` (a
     `repeat_interleave`, or expand and reshape) and cast to float32 before or after."""
@@ -321,7 +321,7 @@ def test_tp_splits_repeated_heads_through_an_outlined_backward(repeat: str, cast
     passes = default_passes(2, "placed", small.sockets, (2, 1))
     passes = passes[:[p.name for p in passes].index("rdu-partition") + 1]
     with torch.device("meta"):
-        model = GroupedAttention(repeat, cast).to(torch.bfloat16).train()
+        model = RepeatedHeadsAttention(repeat, cast).to(torch.bfloat16).train()
         ids = torch.zeros((1, 64), dtype=torch.int64)
     ep, _, _ = export_for_training(model, (ids,), None, None, 1.0, None, 1)
     groups = compile.single_group(named_optimizer("sgd", {"lr": 1e-4}), ep)
