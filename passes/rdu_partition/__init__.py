@@ -1116,7 +1116,7 @@ class _TensorPartitioner:
         layout its callee takes that argument in (the caller's own weight sharded
         the same way), each result in the layout the callee gives it."""
         wants, results = callee
-        returned = self._callee_outputs(op)
+        returned = self._callee_outputs(op) if PARTIAL in results else []
         for index, (value, want) in enumerate(zip(list(op.operands), wants)):
             have = self.layout_of(value)
             if isinstance(want, Split) and isinstance(have, Split) and have != want:
