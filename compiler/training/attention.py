@@ -79,10 +79,20 @@ def attention_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
 def _grouped(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
              enable_gqa: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Key and value repeated to the query's heads (grouped-query attention)."""
-    if enable_gqa and key.dim() >= 3 and key.size(-3) != query.size(-3):
-        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
-        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
+    if enable_gqa:
+        key, value = _repeated_heads(query, key), _repeated_heads(query, value)
     return key, value
+
+
+def _repeated_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """A key or value with its heads repeated to the query's, each head of
+    `source` serving that many query heads in a row (`repeat_interleave`), by
+    expand and reshape: the same values, and a gradient summed over each group."""
+    if source.dim() < 3 or source.size(-3) == query.size(-3):
+        return source
+    group = query.size(-3) // source.size(-3)
+    *lead, heads, length, width = source.shape
+    return source.unsqueeze(-3).expand(*lead, heads, group, length, width).reshape(*lead, heads * group, length, width)
 
 
 @functools.cache
@@ -131,8 +141,8 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
         return attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if dropout_p > 0.0 or query.dim() != 4 or _rounded_additions(query, key) > ROUNDED_ADDITIONS:
-        if enable_gqa:
-            key, value = _expanded_heads(query, key), _expanded_heads(query, value)
+        # repeated in 16 bits: each query head's key/value gradient rounded, then summed (docs/training.md)
+        key, value = _grouped(query, key, value, enable_gqa)
         with _without_autocast(query):
             widened = attention_math(query.float(), key.float(), value.float(),
                                      attn_mask.float() if _is_float(attn_mask) else attn_mask,
@@ -145,20 +155,6 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
                 if attn_mask.dtype == torch.bool else attn_mask)
     result: torch.Tensor = _FlashRounded.apply(query, key, value, mask, is_causal, factor)
     return result
-
-
-def _expanded_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
-    """A key or value with its heads repeated to the query's by expand and
-    reshape (transformers' `repeat_kv`), whose gradient is a sum over each
-    group that a tp split by key heads keeps on its socket. Repeated before
-    the float32 cast: repeated after it (as `attention_math`'s
-    `repeat_interleave` or this same expand on the cast value), tp=2 still
-    all-gathers the key and value weights (the test of the size rule)."""
-    if source.dim() < 3 or source.size(-3) == query.size(-3):
-        return source
-    group = query.size(-3) // source.size(-3)
-    *lead, heads, length, width = source.shape
-    return source.unsqueeze(-3).expand(*lead, heads, group, length, width).reshape(*lead, heads * group, length, width)
 
 
 def _without_autocast(tensor: torch.Tensor) -> contextlib.AbstractContextManager[Any]:
@@ -202,7 +198,7 @@ class _FlashRounded(torch.autograd.Function):
     def forward(ctx: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None, is_causal: bool, factor: float) -> torch.Tensor:
         with _without_autocast(query):
-            key32, value32 = _widened_heads(query, key), _widened_heads(query, value)
+            key32, value32 = (t.float() for t in _grouped(query, key, value, True))
             scores = _scores(query.float(), key32, mask, is_causal, factor)
             peak = scores.amax(-1, keepdim=True)
             peak = torch.where(peak == float("-inf"), 0.0, peak)  # a row masked whole
@@ -221,7 +217,7 @@ class _FlashRounded(torch.autograd.Function):
         query, key, value, mask, output, log_sum = ctx.saved_tensors
         dtype, factor = query.dtype, ctx.factor
         with _without_autocast(query):
-            query32, key32, value32 = query.float(), _widened_heads(query, key), _widened_heads(query, value)
+            query32, key32, value32 = (t.float() for t in (query, *_grouped(query, key, value, True)))
             grad32 = grad.to(dtype).float()
             row_dot = (grad32 * output.float()).sum(-1, keepdim=True)
             weights = torch.exp(_scores(query32, key32, mask, ctx.is_causal, factor) - log_sum)
@@ -285,12 +281,6 @@ def _fast_exp_lanes(dtype: torch.dtype) -> int:
                 fast = keys * fexp_u20(torch.zeros(1)).item()
                 return keys if abs(log_sum.item() - math.log(fast)) < 1e-6 else 0
     return 0
-
-
-def _widened_heads(query: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
-    """A key or value in float32 with its heads repeated to the query's."""
-    group = query.size(-3) // source.size(-3)
-    return source.float().repeat_interleave(group, -3) if group > 1 else source.float()
 
 
 ROUNDED_ADDITIONS = 16

@@ -30,7 +30,11 @@ every `func.func` of the module. The result is one SPMD program:
   (a slice and its reshape: `kv[i, 0]`, `w[i]` of a stacked weight) read only
   by calls of an outlined layer is left to its call, which splits it as the
   layer takes that argument, and the stacked argument under it the first time
-  (every later window of it follows the same split). A linear layer whose result is
+  (every later window of it follows the same split). An outlined layer is
+  partitioned once, when the walk reaches its first call, from the layouts its
+  calls pass it (`callee_seeds`; a value the caller computes for every call, as
+  the caller holds it then: `_LayersAtCalls`); a training step's layer may
+  return a partial sum, which the caller adds up before it all-reduces it. A linear layer whose result is
   sliced into consecutive blocks (a fused q/k/v or gate/up projection) splits its
   columns per block, each block across the ranks (with a period when the blocks
   are equal, by their sizes when not: grouped-query q, k and v; a block of a
@@ -63,7 +67,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -83,6 +87,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
+from xdsl.traits import SymbolTable
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
@@ -526,6 +531,8 @@ class _TensorPartitioner:
     """Sequence parallelism: the values split along their tokens (reduce-scattered,
     carried between layer calls, and what elementwise and layout ops make of them)."""
     rounds_to: dict[SSAValue, Attribute] = field(default_factory=dict)
+    at_calls: _LayersAtCalls | None = None
+    """tp: the outlined layers not partitioned yet, each partitioned at its first call."""
     master: bool | None = None
     """Whether the step trains float32 master weights (`_master_weights`, read once)."""
     """Partial sums of bf16 or f16 values held in f32 until they are summed
@@ -1100,7 +1107,8 @@ class _TensorPartitioner:
     def _read_by_calls(self, op: Operation) -> bool:
         """A call of a partitioned layer, or a window op read only by such calls."""
         if isinstance(op, func.CallOp):
-            return op.callee.string_value() in self.callees
+            name = op.callee.string_value()
+            return name in self.callees or (self.at_calls is not None and name in self.at_calls.waiting)
         return isinstance(op, SliceOp | ReshapeOp) and all(self._read_by_calls(use.operation)
                                                              for use in op.results[0].uses)
 
@@ -1109,6 +1117,7 @@ class _TensorPartitioner:
         layout its callee takes that argument in (the caller's own weight sharded
         the same way), each result in the layout the callee gives it."""
         wants, results = callee
+        returned = self._callee_outputs(op) if PARTIAL in results else []
         for index, (value, want) in enumerate(zip(list(op.operands), wants)):
             have = self.layout_of(value)
             if isinstance(want, Split) and isinstance(have, Split) and have != want:
@@ -1119,6 +1128,9 @@ class _TensorPartitioner:
             new: SSAValue = old
             if isinstance(layout, Split):
                 new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, layout))  # type: ignore[arg-type]
+            elif layout == PARTIAL and returned[old.index] != old.type:  # kept in f32 (`_widen_partial`)
+                new = Rewriter.replace_value_with_new_type(old, returned[old.index])
+                self.rounds_to[new] = old.type.element_type  # type: ignore[attr-defined]
             self.full[new] = full
             self.layout[new] = layout
             if (self.sequence_parallel and phase_of(op) != Phase.OPTIMIZER and isinstance(layout, Split)
@@ -1127,7 +1139,16 @@ class _TensorPartitioner:
             if self.zero and layout == PARTIAL:  # a gradient an outlined backward layer returns
                 self._scatter_early(op, new)
 
+    def _callee_outputs(self, op: func.CallOp) -> list[Attribute]:
+        """The result types of `op`'s callee, partitioned."""
+        callee = SymbolTable.lookup_symbol(self.module, op.callee)
+        assert isinstance(callee, func.FuncOp)
+        return list(callee.function_type.outputs.data)
+
     def _partition_op(self, op: Operation) -> None:
+        if isinstance(op, func.CallOp) and self.at_calls is not None:
+            self.replicated_ops += self.at_calls.partition(op.callee.string_value(),
+                                                           [self.layout_of(v) for v in op.operands])
         if isinstance(op, func.CallOp) and (callee := self.callees.get(op.callee.string_value())) is not None:
             self._partition_call(op, callee)
             return
@@ -1970,7 +1991,9 @@ class _TensorPartitioner:
         layouts: list[Layout] = []
         gathered = self._parameter_results() if 0 < self.zero < 3 else []  # stage 3: written back split
         gathered += [False] * (len(ret.operands) - len(gathered))
-        keeps_partial = self.zero >= 2 and is_outlined(self.function)  # ZeRO 2: the caller reduce-scatters
+        # ZeRO 2: the caller reduce-scatters; tp in a training step: the caller all-reduces where it needs
+        # it whole, after adding up the partial sums of several calls (the input gradients through k and v)
+        keeps_partial = is_outlined(self.function) and (self.zero >= 2 or (self.training and not self.data_parallel))
         for index, value in enumerate(list(ret.operands)):
             if ((self.layout_of(value) == PARTIAL and not keeps_partial) or isinstance(self.layout_of(value), Experts)
                     or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
@@ -1982,7 +2005,8 @@ class _TensorPartitioner:
 def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: bool,
                       data_parallel: bool = False, callees: dict[str, CalleeLayouts] | None = None,
                       experts: bool = False, rank_scale: int = 1, program_ranks: int = 0,
-                      zero: int = 0, sequence_parallel: bool = False, training: bool | None = None) -> int:
+                      zero: int = 0, sequence_parallel: bool = False, training: bool | None = None,
+                      at_calls: _LayersAtCalls | None = None, caller: Sequence[Layout] = ()) -> int:
     """Rewrite `function` as the program of one of `tp` ranks (data-parallel
     replicas with `data_parallel`; the routed experts split over the ranks with
     `experts`); returns the replicated op count. `callees`: the outlined layers
@@ -1991,15 +2015,20 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     the program's `program_ranks` (dp x tp, `partition_module`); `zero`: the
     ZeRO stage over the data-parallel ranks (0: none); `sequence_parallel`: activations
     between the tp regions split along their tokens (sequence.py); `training`: whether
-    the module is a training step (None: found by `is_training_step`)."""
+    the module is a training step (None: found by `is_training_step`); `at_calls`: tp's
+    outlined layers partitioned at their first call, `caller` (this one's) the layouts
+    its first call's operands have in its caller (`_LayersAtCalls`)."""
     known = callees if callees is not None else {}
     seeds = callee_seeds(module, function, known) if is_outlined(function) and not data_parallel else []
+    if caller:
+        seeds = _computed_by_callers(module, function, seeds, caller)
     if sequence_parallel and is_outlined(function):
         seeds = _with_carried(module, function, tp, seeds, known)
     training = is_training_step(module) if training is None else training
     partitioner = _TensorPartitioner(module, function, tp, strict, data_parallel, training,
                                      callees=known, experts=experts, seeds=seeds, rank_scale=rank_scale,
-                                     program_ranks=program_ranks, zero=zero, sequence_parallel=sequence_parallel)
+                                     program_ranks=program_ranks, zero=zero, sequence_parallel=sequence_parallel,
+                                     at_calls=at_calls)
     held = result_shards(function)
     results = partitioner.partition()
     if callees is not None and is_outlined(function):
@@ -2012,6 +2041,60 @@ def partition_tensors(module: ModuleOp, function: func.FuncOp, tp: int, strict: 
     set_result_shards(function, (partitioner._program_split(lay, was) if isinstance(lay, Split) else was
                                  for lay, was in zip(results, held)))
     return partitioner.replicated_ops
+
+
+@dataclass
+class _LayersAtCalls:
+    """tp's outlined layers not partitioned yet (`waiting`), each partitioned when
+    its caller's walk reaches its first call (`partition`), knowing the layouts the
+    caller holds the call's operands in: a value the caller computes itself for
+    every call (a backward layer's key or value gradient, summed over the query
+    heads each KV head serves, however the heads were repeated) is taken in the
+    split the caller made it in, which no layer partitioned before says
+    (`callee_seeds`); partitioned first, the layer took it whole, and the caller
+    all-gathered it and the layer the weight it multiplies."""
+
+    module: ModuleOp
+    tp: int
+    options: dict[str, Any]
+    """`partition_tensors`' keyword options."""
+    callees: dict[str, CalleeLayouts]
+    waiting: dict[str, func.FuncOp]
+
+    def partition(self, name: str, caller: list[Layout]) -> int:
+        """Partition layer `name` if it waits; its replicated op count."""
+        function = self.waiting.pop(name, None)
+        if function is None:
+            return 0
+        return partition_tensors(self.module, function, self.tp, callees=self.callees, at_calls=self,
+                                 caller=caller, **self.options)
+
+    def rest(self) -> int:
+        """Partition the layers no walk called, in `layers_first` order."""
+        return sum(self.partition(function.sym_name.data, [])
+                   for function in layers_first(list(self.waiting.values())))
+
+
+def _partition_tp(module: ModuleOp, tp: int, **options: Any) -> int:
+    """Partition every function of `module` `tp` ways: the callers in order, each
+    outlined layer at its first call (`_LayersAtCalls`); the replicated op count."""
+    listed = list(functions(module))
+    at_calls = _LayersAtCalls(module, tp, options, {}, {f.sym_name.data: f for f in listed if is_outlined(f)})
+    replicated = sum(partition_tensors(module, function, tp, callees=at_calls.callees, at_calls=at_calls, **options)
+                     for function in listed if not is_outlined(function))
+    return replicated + at_calls.rest()
+
+
+def _computed_by_callers(module: ModuleOp, function: func.FuncOp, seeds: list[Layout],
+                         caller: Sequence[Layout]) -> list[Layout]:
+    """`seeds` with each position no layer partitioned before fixes, where every
+    call passes a value its caller computes (not the caller's argument, not a
+    layer's result), taken as `caller` (the first call's) holds it, when split."""
+    calls = _calls_to(module, function.sym_name.data)
+    computed = [all(not isinstance(v, BlockArgument) and not isinstance(v.owner, func.CallOp)
+                    for v in (call.operands[i] for call in calls)) for i in range(len(caller))]
+    return [held if seed is None and made and isinstance(held, Split) else seed
+            for seed, held, made in zip(seeds, caller, computed)]
 
 
 def _with_carried(module: ModuleOp, function: func.FuncOp, tp: int, seeds: list[Layout],
@@ -2160,11 +2243,8 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     replicated = 0
     training = is_training_step(module)  # once: it walks the whole module
     if tp > 1:
-        callees: dict[str, CalleeLayouts] = {}
-        for function in layers_first(functions(module)):
-            replicated += partition_tensors(module, function, tp, strict, callees=callees, experts=ep > 1,
-                                            program_ranks=tp * dp, sequence_parallel=sequence_parallel,
-                                            training=training)
+        replicated += _partition_tp(module, tp, strict=strict, experts=ep > 1, program_ranks=tp * dp,
+                                    sequence_parallel=sequence_parallel, training=training)
     if dp > 1:  # over tp's program: replica r // tp of rank r, dp's groups tp ranks apart
         replicas: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):
@@ -2210,10 +2290,7 @@ def _split_step(module: ModuleOp, tp: int, sequence_parallel: bool = False) -> i
     """A training step's tensors partitioned tp ways, as `partition_module` splits them
     at tp alone (the split chooser's profile: what tp divides and the collectives it
     inserts, once a tp; with or without sequence parallelism)."""
-    callees: dict[str, CalleeLayouts] = {}
-    return sum(partition_tensors(module, function, tp, strict=True, callees=callees, program_ranks=tp,
-                                 sequence_parallel=sequence_parallel)
-               for function in layers_first(functions(module)))
+    return _partition_tp(module, tp, strict=True, program_ranks=tp, sequence_parallel=sequence_parallel)
 
 
 def has_experts(module: ModuleOp, ep: int) -> bool:

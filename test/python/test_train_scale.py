@@ -6,18 +6,20 @@ Counts, not seconds: full-size timings are bench/train_llama.py's."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
 
 import pytest
 import torch
 from torch import nn
 from torch.export.experimental import _export_forward_backward
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerAttr, i64
 
 import rducc
 import rducc.passes.rdu_fuse as fuse
 import rducc.passes.rdu_outline_layers as outline_layers
+from rducc.dialects.contracts import arg_attrs, shard_of
 from rducc.driver import CompileOptions, compile_module, module_text
 from rducc.frontend.decompositions import decompose, decomposition_table
 from rducc.frontend.local_decompose import decompose_locally, nodes_to_decompose
@@ -255,13 +257,76 @@ def _collectives_at_tp2(monkeypatch: pytest.MonkeyPatch, plain: bool) -> list[st
 def test_16_bit_attention_above_the_bound_splits_by_heads_as_the_plain_math(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Above `ROUNDED_ADDITIONS` the stand-in is float32 math rounded once,
-    its key/value heads repeated by expand and reshape, which tp splits by
-    heads as it splits the plain math. The first size rule kept the kernel's
-    backward with one float32 sum, whose graph tp could not split by heads (a
-    2-layer 70B step at tp=16 all-gathered whole weights: 358.9 ms modeled);
-    the heads repeated by `repeat_interleave` instead, this step all-gathers
-    the key and value weights (fails)."""
+    which tp splits by heads as it splits the plain math. The first size rule
+    kept the kernel's backward with one float32 sum, whose graph tp could not
+    split by heads (a 2-layer 70B step at tp=16 all-gathered whole weights:
+    358.9 ms modeled). With the heads repeated after the float32 cast this
+    step outlines the k and v projections' backward as one layer, which
+    all-gathered the key and value weights until rdu-partition took its
+    caller's head split (`test_tp_splits_repeated_heads_through_an_outlined_backward`)."""
     from rducc.training import attention
 
     assert 8 * 4 > attention.ROUNDED_ADDITIONS  # seq 2,048: 8 query blocks x 4 heads a key head serves
     assert _collectives_at_tp2(monkeypatch, plain=False) == _collectives_at_tp2(monkeypatch, plain=True)
+
+
+class RepeatedHeadsAttention(nn.Module):
+    """One grouped-query attention block (8 query heads over 2 key/value heads)
+    and a next-token loss, its key/value heads repeated by `repeat` (a
+    `repeat_interleave`, or expand and reshape) and cast to float32 before or after."""
+
+    def __init__(self, repeat: str, cast: str, hidden: int = 64, heads: int = 8, kv_heads: int = 2) -> None:
+        super().__init__()
+        self.repeat, self.cast, self.heads, self.kv_heads = repeat, cast, heads, kv_heads
+        self.embed, self.head = nn.Embedding(256, hidden), nn.Linear(hidden, 256, bias=False)
+        self.q, self.o = nn.Linear(hidden, hidden, bias=False), nn.Linear(hidden, hidden, bias=False)
+        self.k, self.v = (nn.Linear(hidden, kv_heads * hidden // heads, bias=False) for _ in range(2))
+
+    def _repeated(self, x: torch.Tensor) -> torch.Tensor:
+        group = self.heads // self.kv_heads
+        if self.repeat == "interleave":
+            return x.repeat_interleave(group, 1)
+        b, kv, s, d = x.shape
+        return x[:, :, None].expand(b, kv, group, s, d).reshape(b, kv * group, s, d)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        (b, s, hidden), d = x.shape, x.size(-1) // self.heads
+        q, k, v = (p(x).view(b, s, -1, d).transpose(1, 2) for p in (self.q, self.k, self.v))
+        if self.cast == "before":
+            q, k, v = q.float(), k.float(), v.float()
+        k, v = self._repeated(k), self._repeated(v)
+        weights = torch.softmax(q.float() @ k.float().transpose(-2, -1) / d**0.5, -1)
+        y = x + self.o((weights @ v.float()).to(x.dtype).transpose(1, 2).reshape(b, s, hidden))
+        return nn.functional.cross_entropy(self.head(y).float().view(-1, 256), ids.view(-1))
+
+
+@pytest.mark.parametrize("repeat,cast", [("interleave", "after"), ("expand", "before")])
+def test_tp_splits_repeated_heads_through_an_outlined_backward(repeat: str, cast: str) -> None:
+    """Where a step outlines the key and value projections' backward as one
+    layer (here: SRAM too small for the step inline), that layer reads the
+    gradient its caller summed over each group of repeated heads, split by
+    key/value heads; rdu-partition partitions it at its first call, in the
+    caller's split, so tp=2 gathers neither a value split by heads nor the
+    key and value weights, however the heads are repeated and wherever the cast is.
+    Partitioned before its caller, the layer took that gradient whole: the
+    caller all-gathered both gradients and the layer the key and value weights."""
+    from rducc.pipeline import default_passes
+    from rducc.targets import load_target
+    from rducc.training import compile
+    from rducc.training.optimizers import named_optimizer
+    from rducc.training.program import export_for_training
+
+    small = dataclasses.replace(load_target("sn40l-8"), name="small-sram", sram_bytes=60_000, pmu_bytes=500, pmus=200)
+    passes = default_passes(2, "placed", small.sockets, (2, 1))
+    passes = passes[:[p.name for p in passes].index("rdu-partition") + 1]
+    with torch.device("meta"):
+        model = RepeatedHeadsAttention(repeat, cast).to(torch.bfloat16).train()
+        ids = torch.zeros((1, 64), dtype=torch.int64)
+    ep, _, _ = export_for_training(model, (ids,), None, None, 1.0, None, 1)
+    groups = compile.single_group(named_optimizer("sgd", {"lr": 1e-4}), ep)
+    module = compile.compile_step(ep, groups, CompileOptions(target=small, split=(2, 1), passes=passes)).module
+    backward = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == "layer_backward")
+    assert any("rdu.input" in attrs and shard_of(attrs) is not None for attrs in arg_attrs(backward))  # taken split
+    gathered = [op.results[0].type.get_shape() for op in module.walk() if op.name == "rdu.all_gather"]
+    assert gathered and not [s for s in gathered if len(s) > 2 or s == (16, 64)], gathered  # heads, k/v weights
