@@ -41,7 +41,8 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - A body softmax, log softmax or layer norm (its reduces and maps) whose
   intermediates nothing else reads runs as one step of ATen's fused kernel
   where the placement proves its input is not overwritten meanwhile
-  (`rducc.runtime.fused_norms`).
+  (`rducc.runtime.fused_norms`); a layer norm read through its slot alone is
+  the kernel's own new array (ATen has no layer norm into a given array).
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices...] (dims 0..k-1).
