@@ -22,7 +22,11 @@ A layer norm chain: `a = reduce sum x` over x's trailing dims, `mean = a / n`,
 `xc = x - mean`, `v = reduce sum (xc * xc)`, `r = rsqrt(v / n + eps)` and the
 last map `xc * r`, `xc * r * w` or `xc * r * w + b` (`w`, `b` of the
 normalized shape), run with `native_layer_norm` (layer norms decomposed
-by ATen take this form).
+by ATen take this form). ATen writes a layer norm into no given array (its
+`out=` form computes apart and copies), so where every reader reads the
+last map's value through its slot (no reshape reads its bytes in the arena)
+and the compute's placement verifies, the value is the array the kernel
+returns, not copied into the arena (`PlacedProgram._norm_step`).
 
 A chain runs as one step only when its intermediate values are read by no
 op outside the chain and yielded by none (no output buffer), `x`, the last

@@ -141,13 +141,16 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
 
 
 def layer_norm(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
-               out: np.ndarray) -> np.ndarray:
+               out: np.ndarray | None) -> np.ndarray:
     """`out = layer_norm(x)` over its last `dims` dims (optional affine `weight`,
     `bias`) as ATen's one fused CPU kernel, what eager's `F.layer_norm` runs
     (`rducc.runtime.fused_norms`). f32/f64; `out` C-contiguous; where it shares
-    bytes with `x` the result is made apart and copied in."""
+    bytes with `x` the result is made apart and copied in. With `out` None,
+    the kernel's own new array (no copy)."""
     shape = list(x.shape[x.ndim - dims:])
     params = [None if p is None else _tensor(p) for p in (weight, bias)]
+    if out is None:
+        return torch.ops.aten.native_layer_norm(_tensor(x), shape, *params, eps)[0].numpy()
     if np.may_share_memory(x, out):
         normed, _, _ = torch.ops.aten.native_layer_norm(_tensor(x), shape, *params, eps)
         np.copyto(out, normed.numpy(), casting="no")

@@ -296,3 +296,59 @@ def test_a_layer_norm_forced_over_its_overwritten_input_is_not_eagers(monkeypatc
     result = PlacedProgram(parse(_layer_norm_program(1152, 0))).run([X], {})[0]
     assert found == [6] and not np.allclose(result, LN_EXPECTED[0], rtol=1e-3, atol=1e-3)
 
+
+
+class _NormReaders(torch.nn.Module):
+    """Layer norms whose values are read in every way a body value is: by a
+    product, through a reshape, a permute and a residual add, and returned (an
+    output buffer); one over a permuted (channels-first) input, as ConvNeXt's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second, self.last = (torch.nn.LayerNorm(8) for _ in range(3))
+        self.linear = torch.nn.Linear(8, 8)
+        for norm in (self.first, self.second, self.last):
+            torch.nn.init.uniform_(norm.weight, 0.5, 1.5)
+            torch.nn.init.uniform_(norm.bias, -1.0, 1.0)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = self.first(x.permute(0, 2, 3, 1))  # [1, 4, 4, 8] read from channels-first
+        z = self.linear(y) + y.reshape(1, 16, 8).reshape(1, 4, 4, 8)
+        w = self.second(z).permute(0, 3, 1, 2) + x
+        return self.last(w.permute(0, 2, 3, 1)), w
+
+
+def test_a_layer_norm_read_by_its_slot_alone_is_atens_own_array(monkeypatch) -> None:
+    """A layer norm whose value is read through its slot alone is the array
+    ATen's kernel returns (no copy into the arena, `_norm_step`'s `fresh`); one
+    an output buffer holds is computed into it. Both give eager's numbers
+    call after call, as the input and a norm's weight change between calls
+    (no stale array)."""
+    model = _NormReaders().eval()
+    generator = torch.Generator().manual_seed(0)
+    inputs = (torch.randn(1, 8, 4, 4, generator=generator),)
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
+    fresh: list[bool] = []
+    plain = interpreter.kernels.layer_norm
+
+    def recording(x, dims, weight, bias, eps, out):  # type: ignore[no-untyped-def]
+        fresh.append(out is None)
+        return plain(x, dims, weight, bias, eps, out)
+
+    monkeypatch.setattr(interpreter.kernels, "layer_norm", recording)
+    weight = next(name for name in program.weights if name.endswith("second.weight"))
+    for call in range(3):
+        if call == 2:  # the Program's weight changed in place, and the model's alike
+            program.weights[weight][...] *= 2.0
+            with torch.no_grad():
+                model.second.weight.mul_(2.0)
+        inputs = (torch.randn(1, 8, 4, 4, generator=generator),)
+        for out, ref in zip(_run_program(program, inputs), _eager(model, inputs), strict=True):
+            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    assert fresh == [True, True, False] * 3  # each call: the two inner norms fresh, the returned one in its buffer
+
+
+def _run_program(program: rducc.Program, inputs: tuple[torch.Tensor, ...]) -> list[np.ndarray]:
+    out = program(*inputs)
+    return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else (out,))]
