@@ -165,6 +165,11 @@ def lr_global(group: int) -> str:
     return f"{STATE_PREFIX}.{LR}.{group}"
 
 
+def is_lr_global(name: str) -> bool:
+    """Whether global `name` holds a param group's learning rate (`lr_global`)."""
+    return name.startswith(f"{STATE_PREFIX}.{LR}.")
+
+
 def lr_value(lr: float) -> torch.Tensor:
     """A learning rate as the program holds it: a float64 scalar."""
     return torch.tensor(float(lr), dtype=torch.float64)
