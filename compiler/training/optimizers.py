@@ -268,7 +268,7 @@ class _Update(nn.Module):
         beta1, beta2 = hyper["betas"]
         weight_decay, eps = hyper["weight_decay"], hyper["eps"]
         dtype, wide = self.parameter.dtype, torch.float32
-        lr = self.learning_rate  # float64, as the Python number eager holds: each use rounds it where eager's kernel does
+        lr = self.learning_rate  # float64, as eager's Python number: each use rounds it where its kernel does
         parameter, (exp_avg,), (exp_avg_sq,), (step,) = (self.parameter, self._state("exp_avg"),
                                                          self._state("exp_avg_sq"), self._state("step"))
         grad = -gradient if hyper["maximize"] else gradient

@@ -442,7 +442,7 @@ class TrainingProgram:
         """The optimizer's state in torch.optim's format (`Optimizer.state_dict()`)."""
         self._follow_optimizer()
         state: dict[int, dict[str, torch.Tensor]] = {}
-        groups = []
+        groups: list[dict[str, Any]] = []
         index = 0
         for group in self.groups:
             indices = []
