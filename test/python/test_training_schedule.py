@@ -44,7 +44,7 @@ def _batches(count: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
             for _ in range(count)]
 
 
-@pytest.mark.parametrize("family", ["sgd", "adamw"])
+@pytest.mark.parametrize("family", ["adamw"])  # SGD's lr as state: test_training_cli.py's --lr run
 def test_lr_schedule_changes_the_compiled_step_as_eager(family: str) -> None:
     torch.manual_seed(0)
     model = Net()
