@@ -36,6 +36,28 @@ The models (small configs, random init, dropout p=0; transformers at tiny sizes)
 - width_stages: token stages whose width, head count and MLP width change from
   stage to stage (24/3 heads, 40/5 heads, 16/2 heads; nn.MultiheadAttention),
   joined by linear projections.
+- gemma: transformers' Gemma (GeGLU with tanh GELU, RMSNorm times 1 + weight,
+  embeddings scaled by sqrt(width), one key/value head, tied embeddings).
+- phi: transformers' Phi (partial rotary, attention and MLP in parallel off one
+  LayerNorm, q/k LayerNorm, biases, gelu_new).
+- bloom: transformers' BLOOM (ALiBi position biases, a LayerNorm after the embedding, fused qkv).
+- distilbert: transformers' DistilBERT (sinusoidal positions, no token types), sequence classification.
+- qwen3: transformers' Qwen3 (per-head q/k RMSNorm, head_dim wider than width / heads, GQA, tied embeddings).
+- deberta_v2: transformers' DeBERTa-v2 (disentangled relative attention, c2p and
+  p2c, log position buckets, no absolute positions), sequence classification.
+- resnet_layout: torchvision's resnet18 layout at small widths (a 7x7 stride-2
+  stem, a max pool, basic blocks with a strided 1x1 shortcut, batch norm in train mode).
+- audio_encoder: a Whisper-like encoder (Conv1d stem with GELU, the second
+  strided, fixed sinusoidal positions, pre-norm nn.TransformerEncoder).
+- shared_mlm: a masked language model: one block's weights applied three
+  times, tied input/output embeddings, padding_idx, einsum attention with a
+  key padding mask; cross entropy over every third position (-100 elsewhere).
+- two_heads: a frozen backbone (requires_grad=False) under a trained trunk with
+  two heads; label-smoothed cross entropy plus 0.5 x BCE-with-logits.
+- weight_norm_up: weight-normalized convolutions
+  (nn.utils.parametrizations.weight_norm), LeakyReLU, nearest F.interpolate, pixel_shuffle.
+- linear_attention: causal linear attention (elu + 1 features, running sums by
+  cumsum), a hand-written RMSNorm, a SwiGLU MLP, per-token classes.
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
@@ -341,6 +363,265 @@ def width_stages() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return _WidthStages(), (torch.randint(0, 256, (2, 6)),)
 
 
+
+def gemma() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import GemmaConfig, GemmaForCausalLM
+
+    torch.manual_seed(0)
+    config = GemmaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=1, head_dim=8, max_position_embeddings=32)
+    return _Logits(GemmaForCausalLM(config)), (_ids((1, 8)),)
+
+
+def phi() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import PhiConfig, PhiForCausalLM
+
+    torch.manual_seed(0)
+    config = PhiConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, partial_rotary_factor=0.5, max_position_embeddings=32,
+                       resid_pdrop=0.0, embd_pdrop=0.0, attention_dropout=0.0, qk_layernorm=True)
+    return _Logits(PhiForCausalLM(config)), (_ids((1, 8)),)
+
+
+def bloom() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import BloomConfig, BloomForCausalLM
+
+    torch.manual_seed(0)
+    config = BloomConfig(vocab_size=256, hidden_size=32, n_layer=2, n_head=4, hidden_dropout=0.0,
+                         attention_dropout=0.0)
+    return _Logits(BloomForCausalLM(config)), (_ids((2, 8)),)
+
+
+def distilbert() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import DistilBertConfig, DistilBertForSequenceClassification
+
+    torch.manual_seed(0)
+    config = DistilBertConfig(vocab_size=256, dim=32, n_layers=2, n_heads=4, hidden_dim=48,
+                              max_position_embeddings=16, num_labels=5, dropout=0.0, attention_dropout=0.0,
+                              seq_classif_dropout=0.0, sinusoidal_pos_embds=True)
+    return _Logits(DistilBertForSequenceClassification(config)), (_ids((2, 8)),)
+
+
+def qwen3() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    torch.manual_seed(0)
+    config = Qwen3Config(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=32,
+                         tie_word_embeddings=True)
+    return _Logits(Qwen3ForCausalLM(config)), (_ids((1, 8)),)
+
+
+def deberta_v2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+
+    torch.manual_seed(0)
+    config = DebertaV2Config(vocab_size=256, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                             intermediate_size=48, max_position_embeddings=16, relative_attention=True,
+                             position_buckets=8, max_relative_positions=16, pos_att_type=["p2c", "c2p"],
+                             num_labels=5, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                             pooler_dropout=0.0, type_vocab_size=0, position_biased_input=False)
+    return _Logits(DebertaV2ForSequenceClassification(config)), (_ids((2, 8)),)
+
+
+class _BasicBlock(nn.Module):
+    """torchvision's ResNet BasicBlock: two 3x3 convolutions with batch norm, a 1x1 strided shortcut."""
+
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                           if stride != 1 or cin != cout else None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x if self.downsample is None else self.downsample(x)
+        out = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(out)) + identity)
+
+
+class _ResNetStem(nn.Module):
+    """torchvision's resnet18 layout at small widths: a 7x7 stride-2 stem, batch norm, a 3x3
+    stride-2 max pool, two stages of basic blocks (the second strided), average pool, a linear head."""
+
+    def __init__(self, classes: int = 5) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = nn.Sequential(_BasicBlock(8, 8, 1), _BasicBlock(8, 8, 1))
+        self.layer2 = nn.Sequential(_BasicBlock(8, 16, 2), _BasicBlock(16, 16, 1))
+        self.fc = nn.Linear(16, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
+        x = self.layer2(self.layer1(x))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def resnet_layout() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _ResNetStem(), (torch.randn(2, 3, 24, 24),)
+
+
+class _AudioEncoder(nn.Module):
+    """A Whisper-like encoder: two Conv1d over mel frames (GELU, the second strided), fixed
+    sinusoidal positions, pre-norm nn.TransformerEncoderLayers, mean-pooled classes."""
+
+    def __init__(self, mels: int = 8, width: int = 32, classes: int = 6) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv1d(mels, width, 3, padding=1)
+        self.conv2 = nn.Conv1d(width, width, 3, stride=2, padding=1)
+        position = torch.arange(8).unsqueeze(1) * torch.exp(-torch.arange(0, width, 2) * (4.0 / width))
+        self.register_buffer("positions", torch.cat([position.sin(), position.cos()], dim=1), persistent=False)
+        layer = nn.TransformerEncoderLayer(width, 4, 64, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, classes)
+
+    def forward(self, mel: torch.Tensor) -> torch.Tensor:
+        h = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(mel)))).transpose(1, 2)
+        h = self.encoder(h + self.positions[: h.shape[1]])
+        return self.head(self.norm(h).mean(1))
+
+
+def audio_encoder() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _AudioEncoder(), (torch.randn(2, 8, 16),)
+
+
+class _SharedMLM(nn.Module):
+    """A masked language model: one transformer block's weights applied three times (a
+    universal transformer), input and output embeddings tied, an embedding with a padding
+    row, attention written with einsum and a key padding mask from the ids (ids below 16
+    are padding)."""
+
+    def __init__(self, vocab: int = 256, width: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width, padding_idx=0)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.norm1, self.norm2, self.final = nn.LayerNorm(width), nn.LayerNorm(width), nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(approximate="tanh"), nn.Linear(2 * width, width))
+        self.bias = nn.Parameter(torch.zeros(vocab))
+        self.heads = heads
+
+    def block(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        b, t, w = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, w // self.heads).unbind(2)
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / (w // self.heads) ** 0.5
+        scores = scores.masked_fill(~keep[:, None, None, :], torch.finfo(scores.dtype).min)
+        x = x + self.proj(torch.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v).reshape(b, t, w))
+        return x + self.mlp(self.norm2(x))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        keep = ids >= 16
+        x = self.embed(ids)
+        for _ in range(3):
+            x = self.block(x, keep)
+        return self.final(x) @ self.embed.weight.t() * self.embed.embedding_dim ** -0.5 + self.bias
+
+
+def shared_mlm() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    ids = torch.randint(16, 256, (2, 8))
+    ids[1, 6:] = 0  # padding
+    return _SharedMLM(), (ids,)
+
+
+def masked_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross entropy over the masked positions only: labels of positions not chosen
+    (every third token from the first kept) are -100, the ignore_index."""
+    chosen = torch.arange(labels.shape[1], device=labels.device) % 3 == 1
+    targets = torch.where(chosen, labels, torch.full_like(labels, -100))
+    return nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
+
+
+class _TwoHeads(nn.Module):
+    """A frozen backbone (an embedding bag-like mean of embeddings and a Linear, requires_grad
+    False) under a trainable trunk with two heads: classes and a per-class score."""
+
+    def __init__(self, classes: int = 4) -> None:
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(10, 24), nn.Tanh(), nn.Linear(24, 24))
+        self.backbone.requires_grad_(False)
+        self.trunk = nn.Sequential(nn.Linear(24, 32), nn.Mish(), nn.LayerNorm(32))
+        self.classes, self.scores = nn.Linear(32, classes), nn.Linear(32, classes)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.trunk(self.backbone(x))
+        return self.classes(h), self.scores(h)
+
+
+def two_heads() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _TwoHeads(), (torch.randn(6, 10),)
+
+
+def two_head_loss(outputs: tuple[torch.Tensor, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+    """Label-smoothed cross entropy on the class head plus a binary cross entropy of the score
+    head against the one-hot labels (weighted 0.5)."""
+    classes, scores = outputs
+    one_hot = nn.functional.one_hot(labels, classes.shape[-1]).to(scores.dtype)
+    return (nn.functional.cross_entropy(classes, labels, label_smoothing=0.05)
+            + 0.5 * nn.functional.binary_cross_entropy_with_logits(scores, one_hot))
+
+
+class _WeightNormUp(nn.Module):
+    """A decoder with weight-normalized convolutions (torch.nn.utils.parametrizations.weight_norm:
+    the weight is g * v / |v|), LeakyReLU, nearest upsampling by F.interpolate and a pixel shuffle."""
+
+    def __init__(self, classes: int = 3) -> None:
+        super().__init__()
+        norm = nn.utils.parametrizations.weight_norm
+        self.inp = norm(nn.Conv2d(3, 8, 3, padding=1))
+        self.mid = norm(nn.Conv2d(8, 16, 3, padding=1))
+        self.out = nn.Conv2d(4, classes, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = nn.functional.leaky_relu(self.inp(x), 0.2)
+        h = nn.functional.interpolate(h, scale_factor=2, mode="nearest")
+        h = nn.functional.pixel_shuffle(nn.functional.leaky_relu(self.mid(h), 0.2), 2)
+        return self.out(h).mean((2, 3))
+
+
+def weight_norm_up() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _WeightNormUp(), (torch.randn(2, 3, 6, 6),)
+
+
+class _LinearAttention(nn.Module):
+    """Causal linear attention (elu + 1 features, running sums by cumsum over the sequence),
+    RMSNorm written by hand, a SwiGLU MLP, per-token classes."""
+
+    def __init__(self, vocab: int = 256, width: int = 24, classes: int = 9) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.q, self.k, self.v = (nn.Linear(width, width, bias=False) for _ in range(3))
+        self.gate, self.up, self.down = nn.Linear(width, 48), nn.Linear(width, 48), nn.Linear(48, width)
+        self.scale = nn.Parameter(torch.ones(width))
+        self.head = nn.Linear(width, classes)
+
+    def rms(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.scale
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        h = self.rms(x)
+        q, k = nn.functional.elu(self.q(h)) + 1, nn.functional.elu(self.k(h)) + 1
+        kv = torch.cumsum(k.unsqueeze(-1) * self.v(h).unsqueeze(-2), dim=1)
+        normalizer = torch.cumsum(k, dim=1)
+        x = x + (q.unsqueeze(-2) @ kv).squeeze(-2) / (q * normalizer).sum(-1, keepdim=True)
+        x = x + self.down(nn.functional.silu(self.gate(x)) * self.up(x))
+        return self.head(x)
+
+
+def linear_attention() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _LinearAttention(), (_ids((2, 6)),)
+
+
 CE = nn.functional.cross_entropy
 HELD_OUT: dict[str, Case] = {
     "widths_37": Case(widths_37, CE, 3),
@@ -356,6 +637,18 @@ HELD_OUT: dict[str, Case] = {
     "falcon": Case(falcon, language_model_loss, 256, per_token=True),
     "skip_unet": Case(skip_unet, CE, 4),
     "width_stages": Case(width_stages, CE, 6),
+    "gemma": Case(gemma, language_model_loss, 256, per_token=True),
+    "phi": Case(phi, language_model_loss, 256, per_token=True),
+    "bloom": Case(bloom, language_model_loss, 256, per_token=True),
+    "distilbert": Case(distilbert, CE, 5),
+    "qwen3": Case(qwen3, language_model_loss, 256, per_token=True),
+    "deberta_v2": Case(deberta_v2, CE, 5),
+    "resnet_layout": Case(resnet_layout, CE, 5),
+    "audio_encoder": Case(audio_encoder, CE, 6),
+    "shared_mlm": Case(shared_mlm, masked_lm_loss, 256, per_token=True),
+    "two_heads": Case(two_heads, two_head_loss, 4),
+    "weight_norm_up": Case(weight_norm_up, CE, 3),
+    "linear_attention": Case(linear_attention, language_model_loss, 9, per_token=True),
 }
 
 

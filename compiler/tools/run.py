@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "batches repeat when N is larger)")
     training.add_argument("--save-weights", metavar="FILE", help="write the trained parameters and optimizer "
                           "state (safetensors; --weights FILE continues from them)")
+    training.add_argument("--lr", type=float, metavar="LR",
+                          help="the learning rate of every param group for this run (the step reads it as state: "
+                          "no compiling again; --save-weights keeps it)")
     training.add_argument("--microbatches", type=int, metavar="K",
                           help="--data holds microbatches: each step takes K in a row (a step compiled with "
                           "rducc --train --microbatches K accumulates their gradients before its one update)")
@@ -663,9 +666,9 @@ def _ranged_target(target: Target) -> Target:
 
 
 def _check_training_flags(args: argparse.Namespace) -> None:
-    """--data, --steps and --save-weights belong to --train."""
+    """--data, --steps, --save-weights, --microbatches and --lr belong to --train."""
     for flag, value in (("--data", args.data), ("--steps", args.steps), ("--save-weights", args.save_weights),
-                        ("--microbatches", args.microbatches)):
+                        ("--microbatches", args.microbatches), ("--lr", args.lr)):
         if value is not None and not args.train:
             raise RduccError(f"{flag} needs --train (it trains with a training step)")
 

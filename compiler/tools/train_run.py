@@ -9,6 +9,8 @@ each step's loss is printed (`step 3/20: loss 2.301`), with a progress line on
 a terminal. `--output FILE.npz` writes the losses (`loss`) and the final
 state (`buffer:NAME`); `--save-weights FILE` writes the trained state as a
 weights file `rducc-run --weights FILE` reads, to continue training.
+`--lr LR` sets every param group's learning rate for the run (program state:
+a schedule across runs needs no compiling again).
 """
 
 from __future__ import annotations
@@ -136,6 +138,18 @@ def train(module: ModuleOp, runner, batches: list[np.ndarray], count: int, steps
     return losses
 
 
+def set_lr(weights: dict[str, np.ndarray], lr: float) -> None:
+    """`--lr`: every param group's learning rate (the globals `optimizer.lr.GROUP`) set to `lr`."""
+    from rducc.training.optimizers import is_lr_global
+
+    names = [name for name in weights if is_lr_global(name)]
+    if not names:
+        raise RduccError("--lr: the step updates no parameters (compiled with --optimizer none), so it has no "
+                         "learning rate")
+    for name in names:
+        weights[name] = np.array(lr, dtype=weights[name].dtype)
+
+
 def run_training(args: argparse.Namespace, module: ModuleOp, program_path: Path, weights_path: Path | None,
                  npz_writer: Callable[[dict[str, np.ndarray]], Any]) -> list[tuple[str, Any]]:
     """`rducc-run --train`: check the data against the step and train; the
@@ -151,6 +165,9 @@ def run_training(args: argparse.Namespace, module: ModuleOp, program_path: Path,
         raise RduccError("--train takes its batches from --data FILE.npz, not --input")
     if args.steps is not None and args.steps < 1:
         raise RduccError(f"--steps {args.steps}: the number of steps must be at least 1")
+    if args.lr is not None and not 0 <= args.lr < float("inf"):
+        raise RduccError(f"--lr {args.lr}: a learning rate is a finite number of at least 0 "
+                         "(as torch.optim takes it)")
     runner = placed_runner(module)
     declared_inputs, declared_weights = declared_arguments(runner)
     if args.microbatches is not None and args.microbatches < 1:
@@ -159,6 +176,8 @@ def run_training(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     if weights_path is None:
         raise RduccError(f"{program_path}: the program names no weights file; pass --weights FILE")
     weights = load_weights(weights_path, {w.name: (w.shape, w.dtype) for w in declared_weights})
+    if args.lr is not None:
+        set_lr(weights, args.lr)
     losses = train(module, runner, batches, count, args.steps or count, weights)
     outputs: list[tuple[str, Any]] = []
     if args.output:

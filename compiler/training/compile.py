@@ -313,7 +313,7 @@ def compile_step(
     set_executed_microbatches(module, microbatches)
     chosen = [ParamGroup(g.spec, canonical_names(ep, g.names, trained)) for g in groups or []]
     if groups is not None:
-        covered = [Trained(g.spec, [n for n in g.names if n in trained]) for g in chosen]
+        covered = [Trained(g.spec, [n for n in g.names if n in trained], i) for i, g in enumerate(chosen)]
         covered = [t for t in covered if t.names]
         parameters = {name: ep.state_dict[name] for t in covered for name in t.names}
         with times.stage("optimizer"):

@@ -3,10 +3,12 @@
 An optimizer is named (`sgd`, `adam`, `adamw`, with torch.optim's options
 and defaults) or given as a `torch.optim` instance (its param groups and
 their hyperparameters). `update_program` traces torch.optim's functional
-single-tensor implementation (`torch.optim.sgd.sgd`, `torch.optim.adam.adam`
-with `foreach=False`, in its tensor-step form, the form torch.compile traces)
-into an ExportedProgram whose buffers are a parameter and its optimizer
-state and whose input is its gradient: the update is written in place,
+single-tensor implementation (`torch.optim.adam.adam` with `foreach=False`,
+in its tensor-step form, the form torch.compile traces; SGD's single-tensor
+code written out line for line) into an ExportedProgram whose buffers are a
+parameter, its optimizer state and its group's learning rate (`LR`: state,
+so a schedule changes it between steps) and whose input is its gradient:
+the update is written in place,
 as torch.optim writes it, and export turns each write into a
 BUFFER_MUTATION. The training wing appends that program to the joint graph.
 """
@@ -20,7 +22,6 @@ from typing import Any
 import torch
 from torch import nn
 from torch.optim.adam import adam as functional_adam
-from torch.optim.sgd import sgd as functional_sgd
 
 from rducc.errors import RduccError
 
@@ -40,6 +41,13 @@ or fused, only choose an implementation of the same update)."""
 
 STATE_PREFIX = "optimizer"
 """Optimizer state lives in globals named `optimizer.STATE.PARAMETER`."""
+
+LR = "lr"
+"""A param group's learning rate is program state, not a constant: the global
+`optimizer.lr.GROUP` (a float64 scalar, as torch.optim keeps it in a Python
+float), read by every update of the group, so a learning-rate schedule changes
+it between steps without compiling again (`TrainingProgram.step` copies the
+torch.optim optimizer's current `lr` into it)."""
 
 MOMENTUM_STARTED = "momentum_started"
 """Program state of SGD with momentum and dampening, not torch.optim's: 1 once the
@@ -152,6 +160,21 @@ def state_global(state: str, parameter: str) -> str:
     return f"{STATE_PREFIX}.{state}.{parameter}"
 
 
+def lr_global(group: int) -> str:
+    """The global that holds param group `group`'s learning rate (`LR`)."""
+    return f"{STATE_PREFIX}.{LR}.{group}"
+
+
+def is_lr_global(name: str) -> bool:
+    """Whether global `name` holds a param group's learning rate (`lr_global`)."""
+    return name.startswith(f"{STATE_PREFIX}.{LR}.")
+
+
+def lr_value(lr: float) -> torch.Tensor:
+    """A learning rate as the program holds it: a float64 scalar."""
+    return torch.tensor(float(lr), dtype=torch.float64)
+
+
 def initial_state(state: str, parameter: torch.Tensor) -> torch.Tensor:
     """Optimizer state before the first step: zeros (the step count a float32 scalar, as torch keeps it)."""
     if state in ("step", MOMENTUM_STARTED):
@@ -161,16 +184,19 @@ def initial_state(state: str, parameter: torch.Tensor) -> torch.Tensor:
 
 @dataclass
 class Trained:
-    """The parameters one param group's update covers, by global name."""
+    """The parameters one param group's update covers, by global name; `group`:
+    the group's index among the optimizer's (its learning rate's global, `lr_global`)."""
 
     spec: OptimizerSpec
     names: list[str] = field(default_factory=list)
+    group: int = 0
 
 
 class _Update(nn.Module):
-    """The update of one parameter: buffers `p0` (the parameter) and `s0_{state}`
-    (its state); `forward(gradient)` updates them in place with torch.optim's
-    functional code, as `Optimizer.step()` runs it for each parameter."""
+    """The update of one parameter: buffers `p0` (the parameter), `s0_{state}`
+    (its state) and `lr` (its group's learning rate, read only: `LR`);
+    `forward(gradient)` updates them in place with torch.optim's functional
+    code, as `Optimizer.step()` runs it for each parameter."""
 
     def __init__(self, spec: OptimizerSpec, parameter: torch.Tensor, unscale: float = 1.0):
         super().__init__()
@@ -178,6 +204,7 @@ class _Update(nn.Module):
         self.unscale = unscale
         self.state_names = spec.program_state_names()
         self.register_buffer("p0", torch.zeros_like(parameter, memory_format=torch.contiguous_format))
+        self.register_buffer(LR, lr_value(spec.hyper["lr"]).to(parameter.device))
         for state in self.state_names:
             self.register_buffer(f"s0_{state}", initial_state(state, parameter))
 
@@ -187,6 +214,11 @@ class _Update(nn.Module):
     @property
     def parameter(self) -> torch.Tensor:
         return self.get_buffer("p0")
+
+    @property
+    def learning_rate(self) -> torch.Tensor:
+        """The group's learning rate (a float64 scalar buffer)."""
+        return self.get_buffer(LR)
 
     def forward(self, gradient: torch.Tensor) -> None:
         if self.unscale != 1.0:  # as torch.amp.GradScaler unscales: times the inverse scale
@@ -215,7 +247,7 @@ class _Update(nn.Module):
             self._state("max_exp_avg_sq") if hyper["amsgrad"] else [], self._state("step"),
             foreach=False, capturable=True, differentiable=False,
             decoupled_weight_decay=bool(hyper["decoupled_weight_decay"]), amsgrad=bool(hyper["amsgrad"]),
-            beta1=beta1, beta2=beta2, lr=hyper["lr"], weight_decay=hyper["weight_decay"], eps=hyper["eps"],
+            beta1=beta1, beta2=beta2, lr=self.learning_rate, weight_decay=hyper["weight_decay"], eps=hyper["eps"],
             maximize=bool(hyper["maximize"]),
         )
 
@@ -234,14 +266,15 @@ class _Update(nn.Module):
         corrections, step size) are float32 values of the step count."""
         hyper = self.spec.hyper
         beta1, beta2 = hyper["betas"]
-        lr, weight_decay, eps = hyper["lr"], hyper["weight_decay"], hyper["eps"]
+        weight_decay, eps = hyper["weight_decay"], hyper["eps"]
         dtype, wide = self.parameter.dtype, torch.float32
+        lr = self.learning_rate  # float64, as eager's Python number: each use rounds it where its kernel does
         parameter, (exp_avg,), (exp_avg_sq,), (step,) = (self.parameter, self._state("exp_avg"),
                                                          self._state("exp_avg_sq"), self._state("step"))
         grad = -gradient if hyper["maximize"] else gradient
         step.add_(1)
         if weight_decay != 0 and hyper["decoupled_weight_decay"]:
-            parameter.copy_((parameter.to(wide) * (1 - lr * weight_decay)).to(dtype))
+            parameter.copy_((parameter.to(wide) * (1 - lr * weight_decay).to(wide)).to(dtype))
         elif weight_decay != 0:  # grad.add(param, alpha=weight_decay): the CPU kernel rounds alpha to the dtype
             alpha = float(torch.tensor(weight_decay, dtype=dtype))
             grad = (grad.to(wide) + alpha * parameter.to(wide)).to(dtype)
@@ -256,7 +289,7 @@ class _Update(nn.Module):
             second = max_exp_avg_sq
         bias_correction1 = 1 - torch.pow(beta1, step)
         bias_correction2_sqrt = (1 - torch.pow(beta2, step)).sqrt()
-        step_size = lr / bias_correction1
+        step_size = lr.to(wide) / bias_correction1
         root = second.to(wide).sqrt().to(dtype)
         denom = ((root.to(wide) / bias_correction2_sqrt).to(dtype).to(wide) + eps).to(dtype)
         parameter.copy_((parameter.to(wide) + -step_size * exp_avg.to(wide) / denom.to(wide)).to(dtype))
@@ -279,13 +312,14 @@ class _Update(nn.Module):
         torch.optim's own."""
         hyper = self.spec.hyper
         beta1, beta2 = hyper["betas"]
-        lr, weight_decay, eps = hyper["lr"], hyper["weight_decay"], hyper["eps"]
+        weight_decay, eps = hyper["weight_decay"], hyper["eps"]
+        lr = self.learning_rate
         parameter, (exp_avg,), (exp_avg_sq,), (step,) = (self.parameter, self._state("exp_avg"),
                                                          self._state("exp_avg_sq"), self._state("step"))
         grad = -gradient if hyper["maximize"] else gradient
         step.add_(1)
-        if weight_decay != 0 and hyper["decoupled_weight_decay"]:
-            parameter.mul_(1 - lr * weight_decay)
+        if weight_decay != 0 and hyper["decoupled_weight_decay"]:  # a float64 factor rounded to float32 once
+            parameter.mul_((1 - lr * weight_decay).to(parameter.dtype))
         elif weight_decay != 0:
             grad = grad.add(parameter, alpha=weight_decay)
         exp_avg.lerp_(grad, 1 - beta1)
@@ -302,12 +336,26 @@ class _Update(nn.Module):
         parameter.add_(-step_size * exp_avg / denom)
 
     def _sgd(self, parameter: torch.Tensor, gradient: torch.Tensor, buffers: list[torch.Tensor | None]) -> None:
+        """torch.optim's single-tensor SGD (`torch.optim.sgd._single_tensor_sgd`),
+        line for line, with the learning rate a tensor (`learning_rate`): torch's functional
+        code reads lr as a Python number (`_to_scalar`), which a traced step
+        cannot change. `add_(grad, alpha=-lr)` rounds lr to the parameter's dtype
+        and adds -lr * grad; so does the last line here. A None in `buffers` (no
+        momentum yet) is replaced by the new buffer, as torch's code does."""
         hyper = self.spec.hyper
-        functional_sgd(
-            [parameter], [gradient], buffers, foreach=False, weight_decay=hyper["weight_decay"],
-            momentum=hyper["momentum"], lr=hyper["lr"], dampening=hyper["dampening"],
-            nesterov=hyper["nesterov"], maximize=hyper["maximize"],
-        )
+        momentum, dampening = hyper["momentum"], hyper["dampening"]
+        grad = -gradient if hyper["maximize"] else gradient
+        if hyper["weight_decay"] != 0:
+            grad = grad.add(parameter, alpha=hyper["weight_decay"])
+        if momentum != 0:
+            buf = buffers[0]
+            if buf is None:
+                buf = grad.detach().clone()
+                buffers[0] = buf
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if hyper["nesterov"] else buf
+        parameter.add_(grad * self.learning_rate.to(parameter.dtype), alpha=-1)
 
     def _damped_sgd(self, gradient: torch.Tensor) -> None:
         """SGD with momentum and dampening: torch.optim's first step (a None

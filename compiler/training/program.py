@@ -39,9 +39,11 @@ from rducc.training.compile import (
     single_group,
 )
 from rducc.training.optimizers import (
+    LR,
     MOMENTUM_STARTED,
     OptimizerSpec,
     initial_state,
+    lr_global,
     named_optimizer,
     state_global,
     torch_group,
@@ -326,7 +328,8 @@ def compile_training(
     step = compile_step(ep, groups, options, float(static), dynamic, clip, microbatches)
     program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
                               loss_scale=float(static),
-                              constants=module.constants if isinstance(module, TrainingForward) else {})
+                              constants=module.constants if isinstance(module, TrainingForward) else {},
+                              optimizer=optimizer if isinstance(optimizer, torch.optim.Optimizer) else None)
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
         program.load_state_dict(optimizer.state_dict())
     return program
@@ -336,7 +339,7 @@ class TrainingProgram:
     """A compiled training step and its state (parameters, buffers, optimizer state)."""
 
     def __init__(self, step: TrainingStep, target: Target, prefix: str = "", loss_scale: float = 1.0,
-                 constants: dict[str, Any] | None = None):
+                 constants: dict[str, Any] | None = None, optimizer: torch.optim.Optimizer | None = None):
         self.module = step.module
         self.groups = step.groups
         self.trained = step.trained
@@ -351,6 +354,9 @@ class TrainingProgram:
         self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
         self._started = False
         """Whether a step has run (or a state with SGD momentum was loaded)."""
+        self.optimizer = optimizer
+        """The torch.optim optimizer the step was compiled from (None: a named one): each step reads its
+        param groups' current learning rates (`torch.optim.lr_scheduler` changes them), `_follow_optimizer`."""
 
     @property
     def weights(self) -> dict[str, np.ndarray]:
@@ -364,13 +370,47 @@ class TrainingProgram:
             if key in named and named.pop(key) != value:
                 raise RduccError(f"input '{key}': the step was compiled with {key}={value!r}, a value that is "
                                  "part of the program; compile again to change it")
+        self._follow_optimizer()
         result = self._program(*batch, **named)
         self._started = True
+        if self.optimizer is not None:  # the step ran optimizer.step(): torch's schedulers check that it was called
+            self.optimizer._opt_called = True  # type: ignore[attr-defined]
         if self.loss_scale != 1.0 and isinstance(result, tuple):  # no optimizer: the scaled loss and gradients
             return tuple(value / self.loss_scale for value in result)
         return result  # with an optimizer the step unscales its loss itself
 
     __call__ = step
+
+    def _follow_optimizer(self) -> None:
+        """Take the torch.optim optimizer's current learning rates (a scheduler's);
+        refuse a change to any other hyperparameter, compiled into the step."""
+        if self.optimizer is None:
+            return
+        current = torch_optimizer_groups(self.optimizer)
+        if len(current) != len(self.groups):
+            raise RduccError(f"the optimizer now has {len(current)} param groups; the step was compiled with "
+                             f"{len(self.groups)}; compile again to change them")
+        for number, (ours, (spec, _)) in enumerate(zip(self.groups, current)):
+            for key, value in spec.options:
+                if key != LR and value != ours.spec.hyper[key]:
+                    raise RduccError(f"param group {number}: the optimizer's {key} is now {value}, the step was "
+                                     f"compiled with {ours.spec.hyper[key]}; only lr is read at each step (a "
+                                     f"schedule may change it); compile again to change {key}")
+            self.set_lr(spec.hyper[LR], number)
+
+    def lr(self, group: int = 0) -> float:
+        """Param group `group`'s learning rate, as the next step reads it."""
+        self._follow_optimizer()
+        symbol = lr_global(group)
+        return float(self.weights[symbol]) if symbol in self.weights else float(self.groups[group].spec.hyper[LR])
+
+    def set_lr(self, lr: float, group: int | None = None) -> None:
+        """Set the learning rate of param group `group` (None: every group) for the
+        following steps, without compiling again (the program reads it as state)."""
+        for number in range(len(self.groups)) if group is None else [group]:
+            symbol = lr_global(number)
+            if symbol in self.weights:  # a group with no trained parameter has no update
+                self.weights[symbol] = np.array(float(lr), dtype=np.float64)
 
     def parameters(self) -> dict[str, torch.Tensor]:
         """Every parameter and buffer of the model as the program holds it now, by
@@ -400,8 +440,9 @@ class TrainingProgram:
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state in torch.optim's format (`Optimizer.state_dict()`)."""
+        self._follow_optimizer()
         state: dict[int, dict[str, torch.Tensor]] = {}
-        groups = []
+        groups: list[dict[str, Any]] = []
         index = 0
         for group in self.groups:
             indices = []
@@ -411,17 +452,21 @@ class TrainingProgram:
                                     for s in group.spec.state_names()}
                 indices.append(index)
                 index += 1
-            groups.append(torch_group(group.spec, indices))
+            groups.append({**torch_group(group.spec, indices), LR: self.lr(len(groups))})
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load torch.optim's state (`Optimizer.state_dict()`); its hyperparameters must be the compiled ones."""
+        """Load torch.optim's state (`Optimizer.state_dict()`): the optimizer state and
+        each group's learning rate; its other hyperparameters must be the compiled ones."""
         loaded = state_dict.get("param_groups", [])
         if len(loaded) != len(self.groups):
             raise RduccError(f"the state has {len(loaded)} param groups; the program was compiled "
                              f"with {len(self.groups)}")
         for number, (ours, theirs) in enumerate(zip(self.groups, loaded)):
             _check_group(number, ours, theirs)
+        for number, theirs in enumerate(loaded):
+            if LR in theirs:
+                self.set_lr(float(theirs[LR]), number)
         state = state_dict.get("state", {})
         index = 0
         for group in self.groups:
@@ -473,6 +518,8 @@ def _check_group(number: int, ours: ParamGroup, theirs: dict[str, Any]) -> None:
         raise RduccError(f"param group {number} of the state has {len(theirs.get('params', []))} parameters; "
                          f"the program's has {len(ours.names)}")
     for key, value in ours.spec.hyper.items():
+        if key == LR:  # program state, loaded
+            continue
         given = theirs.get(key, expected.get(key))
         if isinstance(given, torch.Tensor):
             given = given.tolist()

@@ -4,9 +4,10 @@ The joint graph (forward and backward, imported with its loss and gradient
 results) and the optimizer's update of each parameter (`optimizers.update_program`)
 become one `@forward`: the update's ops are appended to the joint graph's function
 (phase `optimizer`; traced once per optimizer, dtype and rank, `update_shapes`),
-reading the parameters and the optimizer state (new
-globals, `optimizer.STATE.PARAMETER`) and the gradients the backward
-computed. The step then returns the loss first, then the new value of every
+reading the parameters, the optimizer state (new
+globals, `optimizer.STATE.PARAMETER`), each param group's learning rate (a
+global read, never written: `optimizer.lr.GROUP`) and the gradients the
+backward computed. The step then returns the loss first, then the new value of every
 buffer the forward updates (batch norm's running statistics), of every
 trained parameter and of every optimizer state (`rdu.result_updates`): the
 gradients stay inside the program.
@@ -38,7 +39,7 @@ from rducc.dialects.tier import GlobalOp
 from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of
 from rducc.training.clipping import clip_program
-from rducc.training.optimizers import Trained, state_global
+from rducc.training.optimizers import LR, Trained, lr_global, lr_value, state_global
 from rducc.training.scaling import GROWTH_TRACKER, SCALE, DynamicScale, scale_update_program
 from rducc.training.update_shapes import decomposed_update
 
@@ -150,9 +151,12 @@ def append_optimizer(
         gradients |= _append_clip(block, gradients, covered_names, parameters, clip, unscale)
         unscale = 1.0  # the clipped gradients are unscaled already
     for group in groups:
+        lr = lr_global(group.group)
+        initial[lr] = lr_value(group.spec.hyper["lr"])
+        lr_arg = _state_global(module, forward, lr, initial[lr], attrs)  # read by every update, never written
         for name in group.names:
             update = decomposed_update(group.spec, parameters[name], None if dynamic else unscale)
-            bindings: dict[str, SSAValue] = {"p0": weights[name]}
+            bindings: dict[str, SSAValue] = {"p0": weights[name], LR: lr_arg}
             for state in group.spec.program_state_names():
                 symbol = state_global(state, name)
                 initial[symbol] = update.state_dict[f"s0_{state}"]

@@ -19,7 +19,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
 from rducc.frontend.importer import decompose
-from rducc.training.optimizers import OptimizerSpec, initial_state, update_program
+from rducc.training.optimizers import LR, OptimizerSpec, initial_state, update_program
 
 PROTOTYPE_DIMS = (2, 3, 5, 7, 11, 13, 17, 19)
 """The dims of the prototype a rank's update is traced at (distinct, none 0 or 1)."""
@@ -98,6 +98,7 @@ def _with_shape(prototype: torch.export.ExportedProgram, prototype_shape: tuple[
     state = {"p0": torch.zeros_like(parameter, memory_format=torch.contiguous_format)}
     state |= {name: initial_state(name.removeprefix("s0_"), parameter)
               for name in prototype.state_dict if name.startswith("s0_")}
+    state[LR] = prototype.state_dict[LR]  # the group's learning rate: a scalar, whatever the shape
     return prototype._update(module, prototype.graph_signature, state_dict=state)
 
 

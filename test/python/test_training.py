@@ -111,9 +111,12 @@ def test_state_dict_with_other_hyperparameters_is_refused() -> None:
     torch.manual_seed(0)
     data = _data(1)
     program = rducc.compile_training(Classifier(), data[0], optimizer="sgd", lr=0.1, momentum=0.9, opt_level=0)
-    other = torch.optim.SGD(Classifier().parameters(), lr=0.2, momentum=0.9)
-    with pytest.raises(RduccError, match="lr is 0.2, the program was compiled with 0.1"):
+    other = torch.optim.SGD(Classifier().parameters(), lr=0.2, momentum=0.8)
+    with pytest.raises(RduccError, match="momentum is 0.8, the program was compiled with 0.9"):
         program.load_state_dict(other.state_dict())
+    scheduled = torch.optim.SGD(Classifier().parameters(), lr=0.2, momentum=0.9)  # lr is state: loaded
+    program.load_state_dict(scheduled.state_dict())
+    assert program.lr() == 0.2
 
 
 def test_frozen_layers_are_not_updated() -> None:

@@ -91,3 +91,31 @@ def test_training_continues_from_saved_weights(trained, capsys) -> None:
                      "--weights", str(directory / "half.safetensors")]) == 0
     halves = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
     assert [line.split(": ")[1] for line in halves] == [line.split(": ")[1] for line in whole]
+
+
+def test_lr_given_to_a_run_changes_the_step_without_compiling(trained, capsys) -> None:
+    """`rducc-run --lr`: a second run at half the learning rate, from the first's saved weights, is eager's
+    SGD with its param group's lr halved after two steps (the learning rate is program state)."""
+    directory, model, x, y = trained
+    step, data = str(directory / "step.mlir"), str(directory / "batches.npz")
+    with np.load(data) as batches:
+        np.savez(directory / "early.npz", x=batches["x"][:2], y=batches["y"][:2])
+        np.savez(directory / "late.npz", x=batches["x"][2:], y=batches["y"][2:])
+    assert run.main([step, "--train", "--data", str(directory / "early.npz"),
+                     "--save-weights", str(directory / "early.safetensors")]) == 0
+    assert run.main([step, "--train", "--lr", "0.05", "--data", str(directory / "late.npz"),
+                     "--weights", str(directory / "early.safetensors"), "--output", str(directory / "late_out.npz")
+                     ]) == 0
+    capsys.readouterr()
+    reference = copy.deepcopy(model)
+    eager = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9, dampening=0.5)
+    for i in range(4):
+        if i == 2:
+            eager.param_groups[0]["lr"] = 0.05
+        eager.zero_grad()
+        reference(torch.from_numpy(x[i]), torch.from_numpy(y[i]))[0].backward()
+        eager.step()
+    with np.load(directory / "late_out.npz") as results:
+        np.testing.assert_allclose(results["buffer:fc1.weight"], reference.fc1.weight.detach().numpy(), rtol=1e-5,
+                                   atol=1e-7)
+        assert float(results["buffer:optimizer.lr.0"]) == 0.05
