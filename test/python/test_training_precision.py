@@ -20,9 +20,9 @@ import copy
 import pytest
 import torch
 from torch import nn
+from training_cases import mixed_precision_verdict
 
 import rducc
-from training_cases import mixed_precision_verdict
 
 
 class _Scales(nn.Module):
