@@ -104,6 +104,7 @@ from rducc.dialects.contracts import (
     layer_of,
     module_target,
     phase_of,
+    result_roles,
     result_shards,
     result_updates,
     set_expert_parallel,
@@ -531,12 +532,12 @@ class _TensorPartitioner:
     """Sequence parallelism: the values split along their tokens (reduce-scattered,
     carried between layer calls, and what elementwise and layout ops make of them)."""
     rounds_to: dict[SSAValue, Attribute] = field(default_factory=dict)
-    at_calls: _LayersAtCalls | None = None
-    """tp: the outlined layers not partitioned yet, each partitioned at its first call."""
-    master: bool | None = None
-    """Whether the step trains float32 master weights (`_master_weights`, read once)."""
     """Partial sums of bf16 or f16 values held in f32 until they are summed
     over the ranks, by the 16-bit type they are rounded to then (`_widen_partial`)."""
+    master: bool | None = None
+    """Whether the step trains float32 master weights (`_master_weights`, read once)."""
+    at_calls: _LayersAtCalls | None = None
+    """tp: the outlined layers not partitioned yet, each partitioned at its first call."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -1269,12 +1270,15 @@ class _TensorPartitioner:
     def _master_weights(self) -> bool:
         """Whether this is a mixed-precision training step: its trained
         parameters are float32 (the master weights), so its 16-bit values are
-        autocast's compute copies."""
+        autocast's compute copies. A parameter is trained when the step writes
+        it back (an optimizer's update) or returns its gradient (a
+        gradients-only step, `optimizer=None`)."""
         if self.master is None:
             entry = entry_function(self.module)
-            updated = {u.name for u in result_updates(entry) if u is not None and u.kind == "buffer"}
+            named = {u.name for u in result_updates(entry) if u is not None and u.kind == "buffer"} | {
+                r.name for r in result_roles(entry) if r is not None and r.kind == "gradient" and r.of == "parameter"}
             trained = [g.global_type.element_type for g in self.module.ops if isinstance(g, GlobalOp)
-                       and g.sym_name.data in updated and isinstance(kind := g.attributes.get("kind"), StringAttr)
+                       and g.sym_name.data in named and isinstance(kind := g.attributes.get("kind"), StringAttr)
                        and kind.data == "parameter"]
             self.master = self.training and bool(trained) and all(t == f32 for t in trained)
         return self.master

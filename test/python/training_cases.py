@@ -254,3 +254,65 @@ def assert_matches(history: History) -> None:
             f"{(got - expected)[failing].abs().max().item():.3g}")
         wandered = noise & ((got - exact).abs() > 2 * history.lr * history.steps + allowed)
         assert not wandered.any(), f"{name}: {int(wandered.sum())} noise-driven elements moved too far"
+
+
+@dataclass(frozen=True)
+class MixedPrecisionVerdict:
+    """Issue 27's bar for bf16 mixed precision: "stays within the tolerance
+    eager autocast shows against float32". rducc's bf16 training is measured
+    against float32 eager's on the same batches, and so is eager autocast's:
+    the largest loss distance over the steps, and the largest parameter
+    distance after the last (one tolerance per model, over all elements);
+    rducc passes where neither is past eager autocast's, or where rducc
+    equals eager autocast by the float32 cells' bar (losses within
+    `LOSS_RTOL`, parameters within `PARAM_RTOL`): its distance from float32
+    is then autocast's own to float32 rounding, and the comparison of the
+    two a coin flip in the last bits. The distance from eager autocast is
+    kept beside it (stricter: two bf16 trainings as close to float32 as each
+    other can be twice the budget apart)."""
+
+    losses: float
+    """rducc's losses off float32 eager's."""
+    loss_budget: float
+    """Eager autocast's losses off float32 eager's."""
+    losses_from_autocast: float
+    parameters: float
+    parameter_budget: float
+    parameters_from_autocast: float
+    equal_to_autocast: bool
+    """rducc's losses and parameters equal eager autocast's by the float32 bar."""
+
+    @property
+    def ok(self) -> bool:
+        return self.equal_to_autocast or (self.losses <= self.loss_budget and self.parameters <= self.parameter_budget)
+
+    def text(self) -> str:
+        same = ", equal to autocast" if self.equal_to_autocast else ""
+        return (f"{'ok' if self.ok else 'FAIL'} (from fp32, rducc / autocast: losses {self.losses:.3g} / "
+                f"{self.loss_budget:.3g}, parameters {self.parameters:.3g} / {self.parameter_budget:.3g}; "
+                f"rducc from autocast: {self.losses_from_autocast:.2g}, {self.parameters_from_autocast:.2g}{same})")
+
+
+TrainedRun = tuple[list[float], dict[str, torch.Tensor]]
+"""Losses at every step and the parameters after the last."""
+
+
+def mixed_precision_verdict(rducc_run: TrainedRun, autocast: TrainedRun, float32: TrainedRun) -> MixedPrecisionVerdict:
+    """Judge `rducc_run` (bf16 mixed precision) by `MixedPrecisionVerdict`,
+    against eager `autocast` and eager `float32` on the same batches."""
+
+    def losses(a: TrainedRun, b: TrainedRun) -> float:
+        return max(abs(x - y) for x, y in zip(a[0], b[0], strict=True))
+
+    def parameters(a: TrainedRun, b: TrainedRun) -> float:
+        return max((torch.as_tensor(a[1][name]).float() - want.float()).abs().max().item()
+                   for name, want in b[1].items())
+
+    def equal(a: TrainedRun, b: TrainedRun) -> bool:
+        return torch.allclose(torch.tensor(a[0]), torch.tensor(b[0]), rtol=LOSS_RTOL, atol=LOSS_ATOL) and all(
+            torch.allclose(torch.as_tensor(a[1][name]).float(), want.float(), rtol=PARAM_RTOL, atol=PARAM_ATOL)
+            for name, want in b[1].items())
+
+    return MixedPrecisionVerdict(losses(rducc_run, float32), losses(autocast, float32), losses(rducc_run, autocast),
+                                 parameters(rducc_run, float32), parameters(autocast, float32),
+                                 parameters(rducc_run, autocast), equal(rducc_run, autocast))
