@@ -1923,6 +1923,8 @@ class _TensorPartitioner:
             return None
         groups = max(g for g in range(1, runs + 1) if runs % g == 0 and self.tp % g == 0)
         inner, head = self.tp // groups, self._head_size(value) or 1
+        if any(size % head for size in blocks):
+            return None  # blocks that cut a head (rotate-half's halves): not q, k and v
         own = [max(p for p in range(1, inner + 1) if inner % p == 0 and size % (p * head) == 0) for size in blocks]
         parts = groups * max(own)
         split = Split(((rank - 1, parts, self.tp // parts, tuple(block_of(b, p, parts) for b, p in zip(blocks, own))),))
@@ -1935,7 +1937,7 @@ class _TensorPartitioner:
         runs, a dim of its own each, that its slices cut into the same consecutive
         blocks (q/k/v fused per KV group: `[.., 6144] -> [.., 8, 6, 128]`, sliced
         [0:4], [4:5], [5:6] along the 6: blocks of 512, 128 and 128 columns in each run
-        of 768); None for any other use of the reshape (then the columns are not runs)."""
+        of 768), each block whole rows of the dims inside; None otherwise."""
         for use in value.uses:
             reshape = use.operation
             if not isinstance(reshape, ReshapeOp):
@@ -1945,11 +1947,11 @@ class _TensorPartitioner:
                 group = next(res for src, res in reshape_groups(source, result) if src == [len(source) - 1])
             except (ValueError, StopIteration):
                 continue
-            cuts = {(dim, offset, size) for slice_op in reshape.result.uses
-                    if isinstance(slice_op.operation, SliceOp)
-                    for dim, offset, size in _cuts(slice_op.operation, result)}
-            dims = {dim for dim, _, _ in cuts}
-            if len(dims) != 1 or dims & {group[0]} or not dims <= set(group):
+            cuts = {min(cut for cut in _cuts(slice_op.operation, result) if cut[0] in group)
+                    for slice_op in reshape.result.uses if isinstance(slice_op.operation, SliceOp)
+                    and any(cut[0] in group for cut in _cuts(slice_op.operation, result))}
+            dims = {dim for dim, _, _ in cuts}  # the outermost dim each slice cuts (rotary's halves inside a head)
+            if len(dims) != 1 or dims & {group[0], group[-1]} or not dims <= set(group):
                 continue
             (dim,) = dims
             blocks = _consecutive_blocks({(offset, size) for _, offset, size in cuts}, result[dim])
