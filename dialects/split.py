@@ -245,6 +245,12 @@ class Split:
                 return False
         return True
 
+    def holds_part(self, part: Sequence[int]) -> bool:
+        """Whether `part` is one rank's shape of a whole value this split fits (repeated
+        blocks: whole runs, as many as their rank groups divide)."""
+        whole = self.whole_shape(part)
+        return self.fits(whole) and self.part_shape(whole) == list(part)
+
     def indices(self, shape: Sequence[int], rank: int) -> list[tuple[int, list[tuple[int, int]]]]:
         """Per split dim of a whole value of `shape`, the index runs `rank` holds
         along it, in order: (dim, [(start, length), ...])."""

@@ -38,7 +38,11 @@ every `func.func` of the module. The result is one SPMD program:
   every rank while q's block splits by heads, `[64, -16, -16]`; with more
   ranks than KV heads each block splits into its own parts, the most that
   keep whole heads: `[4096, 1024:8, 1024:8]` at tp=16, q 16 ways, k and v
-  8 ways, a KV head a pair of ranks, `_blocks_by_heads`), and each
+  8 ways, a KV head a pair of ranks, `_blocks_by_heads`; q/k/v fused per KV
+  group, viewed [groups, q heads + 2, head_dim] and sliced along the middle
+  dim, with more ranks than groups: runs of blocks, a group over a rank pair,
+  its q block split between the pair and its k and v whole on both, `[512:2,
+  -128, -128]` at tp=16 over 8 groups, `_repeated_blocks`), and each
   slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
@@ -152,7 +156,6 @@ from rducc.dialects.split import (
     block_size,
     block_starts,
     run_parts,
-    runs_held,
     whole_length,
 )
 from rducc.dialects.tier import GlobalOp

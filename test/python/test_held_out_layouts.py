@@ -131,3 +131,30 @@ def test_qkv_fused_per_group_splits_by_groups_with_more_ranks_than_groups():
     with torch.no_grad():
         expected = model(ids).numpy()
     np.testing.assert_allclose(np.asarray(program(ids)), expected, rtol=1e-5, atol=1e-5)
+
+
+class GroupedQkvReadWhole(nn.Module):
+    """q/k/v fused per KV group, viewed [groups, q heads + 2, dim], whose projection is also read whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(16, 32, bias=False)
+        self.o = nn.Linear(16, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        qkv = self.qkv(x)
+        grouped = qkv.view(1, 2, 4, 4)
+        q, k, v = grouped[:, :, :2], grouped[:, :, 2:3], grouped[:, :, 3:]
+        attended = torch.softmax((q * k).sum(-1, keepdim=True) + q, -1) * v
+        return self.o(attended.reshape(1, 16)) + torch.cat([qkv, x], -1).sum(-1, keepdim=True)
+
+
+def test_repeated_blocks_gather_run_by_run():
+    torch.manual_seed(4)
+    model, x = GroupedQkvReadWhole().eval(), torch.randn(1, 16)
+    program = _split_compile(model, (x,), 4)
+    shards = [str(op.attributes.get("rdu.shard")) for op in program.module.walk() if isinstance(op, GlobalOp)]
+    assert shards[0] == "#rdu.split<(0, 4, 1, [8:2, -4, -4])>", shards
+    gathers = [op for op in program.module.walk() if isinstance(op, AllGatherOp)]
+    assert [(op.group_size, op.stride_size) for op in gathers] == [(2, 1), (2, 2)]  # q in a pair, then the runs
+    np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
