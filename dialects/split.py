@@ -68,18 +68,38 @@ def block_rank_part(block: SplitBlock, parts: int, part: int) -> int:
     return part // (parts // block_parts(block, parts))
 
 
+def run_parts(blocks: Sequence[SplitBlock], parts: int) -> int:
+    """The parts one run of `blocks` splits into: the most any block does, the minor
+    factor of the entry's `parts`; the runs split over the major one (`parts // run_parts`)."""
+    return max(block_parts(b, parts) for b in blocks)
+
+
+def runs_held(length: int, parts: int, blocks: Sequence[SplitBlock]) -> int:
+    """How many runs of `blocks` one rank holds of a dim of `length` (the runs split
+    over `parts // run_parts` consecutive groups)."""
+    return length // sum(map(block_size, blocks)) // (parts // run_parts(blocks, parts))
+
+
 def part_length(length: int, parts: int, period: Period) -> int:
     """One rank's length of a dim of `length` split into `parts` with `period`."""
     if isinstance(period, tuple):
-        return sum(block_part(b, parts) for b in period)
+        return runs_held(length, parts, period) * sum(block_part(b, parts) for b in period)
     return length // parts
 
 
 def whole_length(length: int, parts: int, period: Period) -> int:
     """The whole length of a dim of which one rank holds `length` (`part_length`'s inverse)."""
     if isinstance(period, tuple):
-        return sum(block_size(b) for b in period)
+        held = length // sum(block_part(b, parts) for b in period)
+        return held * (parts // run_parts(period, parts)) * sum(block_size(b) for b in period)
     return length * parts
+
+
+def runs_fit(length: int, parts: int, blocks: Sequence[SplitBlock]) -> bool:
+    """Whether a dim of `length` is whole runs of `blocks`, as many as their rank groups
+    (`parts // run_parts`) divide."""
+    run = sum(map(block_size, blocks))
+    return length > 0 and length % run == 0 and (length // run) % (parts // run_parts(blocks, parts)) == 0
 
 
 def blocks_fit(blocks: Sequence[SplitBlock], parts: int) -> bool:
@@ -134,6 +154,19 @@ class Split:
     heads, 16 ranks) is `(1, 16, 1, [4096, (1024, 8), (1024, 8)])`: q split 16
     ways, k and v 8 ways, each KV head held by a pair of ranks, as unfused k
     and v weights split `(0, 8, 2)`. Blocks are kept in that shortest spelling.
+
+    Blocks whose sizes add up to a proper divisor of the dim repeat along it,
+    one run after another: q/k/v fused per KV group (Falcon's layout, `[kv,
+    q heads + 2, head_dim]` flattened). The blocks split into `run_parts` parts
+    (the most any block does), the minor factor of the entry's; the runs split
+    over the major factor, `parts // run_parts` consecutive groups of runs:
+    the rank holding part e holds runs group `e // run_parts` and, in each of
+    them, part `e % run_parts` of the blocks, as above. 8 groups of 4 query
+    heads, one k and one v head of 128, over 16 ranks, are `(1, 16, 1, [512:2,
+    -128, -128])`: rank e holds group e // 2, half its query heads, and its k
+    and v whole, as unfused weights split `(0, 8, 2)` beside `(0, 16, 1)`.
+    One run (the blocks add up to the dim) is the case above, and then the
+    blocks split over every part (`run_parts == parts`).
     """
 
     entries: tuple[tuple[int, int, int, Period], ...]
@@ -204,14 +237,19 @@ class Split:
         """Whether a value of `shape` splits so: each period divides its dim, the parts each period."""
         for dim, parts, _, period in self.entries:
             if isinstance(period, tuple):
-                if dim >= len(shape) or sum(block_size(b) for b in period) != shape[dim] or not blocks_fit(
-                        period, parts):
+                if dim >= len(shape) or not blocks_fit(period, parts) or not runs_fit(shape[dim], parts, period):
                     return False
                 continue
             length = period or (shape[dim] if dim < len(shape) else 0)
             if dim >= len(shape) or length == 0 or shape[dim] % length or length % parts:
                 return False
         return True
+
+    def holds_part(self, part: Sequence[int]) -> bool:
+        """Whether `part` is one rank's shape of a whole value this split fits (repeated
+        blocks: whole runs, as many as their rank groups divide)."""
+        whole = self.whole_shape(part)
+        return self.fits(whole) and self.part_shape(whole) == list(part)
 
     def indices(self, shape: Sequence[int], rank: int) -> list[tuple[int, list[tuple[int, int]]]]:
         """Per split dim of a whole value of `shape`, the index runs `rank` holds
@@ -220,8 +258,7 @@ class Split:
         for dim, parts, stride, period in self.entries:
             part = (rank // stride) % parts
             if isinstance(period, tuple):
-                runs = [(start + block_rank_part(block, parts, part) * block_part(block, parts),
-                         block_part(block, parts)) for start, block in zip(block_starts(period), period)]
+                runs = _block_runs(shape[dim], parts, period, part)
             else:
                 length = period or shape[dim]
                 size = length // parts
@@ -231,11 +268,28 @@ class Split:
 
     def describe(self) -> str:
         return ", ".join(f"dim {dim} split {parts} ways"
-                         + (f" in blocks {[_block_words(b, parts) for b in period]}"
+                         + (f" in blocks {[_block_words(b, parts) for b in period]}" + _runs_words(period, parts)
                             if isinstance(period, tuple)
                             else f" in every {period}" if period else "")
                          + (f" (rank / {stride})" if stride > 1 else "")
                          for dim, parts, stride, period in self.entries)
+
+
+def _block_runs(length: int, parts: int, blocks: tuple[SplitBlock, ...], part: int) -> list[tuple[int, int]]:
+    """The (start, length) index runs part `part` holds of a dim of `length` split in
+    repeated `blocks` (see `Split`): its group of runs, its part of each block in each."""
+    inner = run_parts(blocks, parts)
+    run, held = sum(map(block_size, blocks)), runs_held(length, parts, blocks)
+    first = part // inner * held
+    return [(at * run + start + block_rank_part(block, inner, part % inner) * block_part(block, parts),
+             block_part(block, parts))
+            for at in range(first, first + held) for start, block in zip(block_starts(blocks), blocks)]
+
+
+def _runs_words(blocks: tuple[SplitBlock, ...], parts: int) -> str:
+    """How `Split.describe` names the split of repeated blocks' runs (nothing when every part holds every run)."""
+    groups = parts // run_parts(blocks, parts)
+    return f" repeated, the runs split {groups} ways" if groups > 1 else ""
 
 
 @irdl_attr_definition

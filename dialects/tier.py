@@ -195,6 +195,10 @@ class GlobalOp(IRDLOperation, NoCompute):
                 f"'tier.global' @{self.sym_name.data} value has type "
                 f"{self.initial_value.type}, expected {self.global_type}"
             )
+        split = contracts.shard_of(self)
+        if split is not None and not split.holds_part(shape):
+            raise VerifyException(f"'tier.global' @{self.sym_name.data} of {list(shape)} is no rank's part of a whole "
+                                  f"split with {split.describe()}")
         hot = contracts.hbm_rows(self.attributes)
         if hot and (self.tier is None or self.tier.data != Tier.DDR or not 0 < hot < self.global_type.get_shape()[0]):
             raise VerifyException(

@@ -42,7 +42,11 @@ every `func.func` of the module. The result is one SPMD program:
   every rank while q's block splits by heads, `[64, -16, -16]`; with more
   ranks than KV heads each block splits into its own parts, the most that
   keep whole heads: `[4096, 1024:8, 1024:8]` at tp=16, q 16 ways, k and v
-  8 ways, a KV head a pair of ranks, `_blocks_by_heads`), and each
+  8 ways, a KV head a pair of ranks, `_blocks_by_heads`; q/k/v fused per KV
+  group, viewed [groups, q heads + 2, head_dim] and sliced along the middle
+  dim, with more ranks than groups: runs of blocks, a group over a rank pair,
+  its q block split between the pair and its k and v whole on both, `[512:2,
+  -128, -128]` at tp=16 over 8 groups, `_repeated_blocks`), and each
   slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
@@ -157,6 +161,7 @@ from rducc.dialects.split import (
     block_parts,
     block_size,
     block_starts,
+    run_parts,
     whole_length,
 )
 from rducc.dialects.tier import GlobalOp
@@ -306,7 +311,12 @@ def reshape_split(source: Sequence[int], result: Sequence[int], split: Split) ->
             entries.append(kept)
             continue
         landed: dict[int, list[Digit]] = {}
-        for digit in _digits(source, group_src, split):
+        cut = _cut_runs(result, split, group_src, group_res)
+        if cut is not None:  # repeated blocks, each run a dim of its own: the blocks on it, the runs outside it
+            entries.append(cut[0])
+            for dim, piece in _place(cut[1], result, group_res) if cut[1][1] > 1 else ():
+                landed.setdefault(dim, []).append(piece)
+        for digit in _digits(source, group_src, split) if cut is None else ():
             for dim, piece in _place(digit, result, group_res):
                 if dim == len(result) - 1 and dim != group_res[0] and piece[0] % source[-1]:
                     raise _Unsplittable  # it would cut the source's innermost dim (a head's features)
@@ -366,6 +376,32 @@ def _kept_blocks(split: Split, group_src: Sequence[int], group_res: Sequence[int
     return (group_res[0], entry[1], entry[2], entry[3]) if entry is not None else None
 
 
+def _cut_runs(result: Sequence[int], split: Split, group_src: Sequence[int],
+              group_res: Sequence[int]) -> tuple[tuple[int, int, int, Period], Digit] | None:
+    """A dim split in repeated blocks (q/k/v fused per KV group) that a reshape cuts
+    into runs: `[.., 6144] -> [.., 8, 6, 128]`, runs of 768 in blocks [512:2, -128,
+    -128] over 16 ranks. The blocks move to the result dim that one run spans, in its
+    rows (`(d, 2, 1, [4, -1, -1])`: a rank's part of a group's query heads, its k and
+    v whole); the runs split over the major factor of the ranks are a digit of the
+    group's flat index for `_place` (the 8 groups, `(768, 8, 2)`). None when the
+    group's source has no such dim; raises `_Unsplittable` when no result dim spans
+    one run in whole rows of the blocks."""
+    if len(group_src) != 1:
+        return None
+    entry = next((e for e in split.entries if e[0] == group_src[0] and isinstance(e[3], tuple)), None)
+    if entry is None:
+        return None
+    _, parts, stride, blocks = entry
+    assert isinstance(blocks, tuple)
+    run, inner = sum(map(block_size, blocks)), run_parts(blocks, parts)
+    strides = _strides_within(result, group_res)
+    dim = next((d for d in group_res if strides[d] * result[d] == run), None)
+    if dim is None or any(block_size(b) % strides[dim] for b in blocks):
+        raise _Unsplittable
+    rows = tuple(block_of(block_size(b) // strides[dim], block_parts(b, parts), inner) for b in blocks)
+    return (dim, inner, stride, rows), (run, parts // inner, stride * inner)
+
+
 def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | None:
     """The split of a slice's result when its input (of `shape`) is split with a
     period or in blocks: the same in each block it takes whole (contiguous when
@@ -378,19 +414,29 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
         if whole:
             entries.append((dim, parts, stride, period))
         elif isinstance(period, tuple):
-            taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 else None
+            one_run = sum(map(block_size, period)) == shape[dim]
+            taken = _blocks_taken(period, offsets[dim], sizes[dim]) if strides[dim] == 1 and one_run else None
             if taken is None:
-                raise _Unsplittable
-            if len(taken) == 1 and block_parts(taken[0], parts) > 1:  # one block: split its own parts
-                own = block_parts(taken[0], parts)
+                raise _Unsplittable  # it cuts a block, or takes from repeated blocks
+            own = run_parts(taken, parts)
+            if len(taken) == 1 and own > 1:  # one block: split its own parts
                 entries.append((dim, own, stride * (parts // own), 0))
-            elif any(block_parts(b, parts) > 1 for b in taken):  # else only blocks held whole: whole along dim
-                entries.append((dim, parts, stride, taken))
+            elif own > 1:  # else only blocks held whole: whole along dim
+                entries.append((dim, own, stride * (parts // own),
+                                tuple(block_of(block_size(b), block_parts(b, parts), own) for b in taken)))
         elif period and strides[dim] == 1 and offsets[dim] % period == 0 and sizes[dim] % period == 0:
             entries.append((dim, parts, stride, 0 if sizes[dim] == period else period))
         else:
             raise _Unsplittable
     return Split.of(entries)
+
+
+def _cuts(op: SliceOp, shape: Sequence[int]) -> list[tuple[int, int, int]]:
+    """The (dim, offset, size) of each dim a slice of a value of `shape` cuts; a strided
+    dim is cut at offset -1 (no block)."""
+    sizes, offsets, strides = _shape(op.result), op.offsets.get_values(), op.strides.get_values()
+    return [(dim, offsets[dim] if strides[dim] == 1 else -1, sizes[dim]) for dim in range(len(shape))
+            if sizes[dim] != shape[dim] or offsets[dim] or strides[dim] != 1]
 
 
 def _consecutive_blocks(spans: set[tuple[int, int]], columns: int) -> list[int] | None:
@@ -755,7 +801,9 @@ class _TensorPartitioner:
         shape = list(_shape(value))
         for dim, parts, stride, period in split.entries:
             whole = [*shape[:dim], whole_length(shape[dim], parts, period), *shape[dim + 1:]]
-            if isinstance(period, tuple):
+            if isinstance(period, tuple) and sum(map(block_size, period)) < whole[dim]:
+                result = self._gather_runs(result, dim, parts, stride, period, before)
+            elif isinstance(period, tuple):
                 result = self._gather_blocks(result, dim, parts, stride, period, before)
             elif period:
                 runs = [*shape[:dim], whole[dim] // period, period // parts, *shape[dim + 1:]]
@@ -769,6 +817,27 @@ class _TensorPartitioner:
                                       before, None)
             shape = whole
         return result
+
+    def _gather_runs(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[SplitBlock, ...],
+                     before: Operation) -> SSAValue:
+        """A dim split in repeated blocks, gathered: reshaped to (runs held, one run's
+        part), each run's blocks gathered (`_gather_blocks`, over the minor ranks), the
+        runs all-gathered over the major ones, and reshaped back to the whole dim."""
+        element = value.type.element_type  # type: ignore[attr-defined]
+        shape, inner = list(_shape(value)), run_parts(blocks, parts)
+        own = tuple(block_of(block_size(b), block_parts(b, parts), inner) for b in blocks)
+        run = sum(map(block_size, blocks))
+        held = shape[dim] // sum(block_part(b, inner) for b in own)
+        runs = [*shape[:dim], held, shape[dim] // held, *shape[dim + 1:]]
+        result = self._insert(ReshapeOp(value, TensorType(element, runs)), before, None)
+        result = self._gather_blocks(result, dim + 1, inner, stride, own, before)
+        groups = parts // inner
+        if groups > 1:
+            runs[dim], runs[dim + 1] = held * groups, run
+            result = self._insert(self._gather_op(result, dim, groups, TensorType(element, runs), stride * inner),
+                                  before, None)
+        whole = [*shape[:dim], held * groups * run, *shape[dim + 1:]]
+        return self._insert(ReshapeOp(result, TensorType(element, whole)), before, None)
 
     def _gather_blocks(self, value: SSAValue, dim: int, parts: int, stride: int, blocks: tuple[SplitBlock, ...],
                        before: Operation) -> SSAValue:
@@ -1811,6 +1880,9 @@ class _TensorPartitioner:
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
             return [None, None], None
+        repeated = self._repeated_blocks(op.result, rhs[n_rhs], rank)
+        if repeated is not None:  # q/k/v fused per KV group, more ranks than groups
+            return [None, Split(((n_rhs, *repeated),))], Split(((rank - 1, *repeated),))
         period = self._block_size(op.result, rhs[n_rhs])
         parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if isinstance(period, tuple) and parts < self.tp:
@@ -1863,6 +1935,59 @@ class _TensorPartitioner:
             return None
         mixed = tuple(block_of(block_size(b), p, self.tp) for b, p in zip(blocks, own))
         return mixed if self._reshapes_keep(value, Split(((rank - 1, self.tp, 1, mixed),))) else None
+
+    def _repeated_blocks(self, value: SSAValue, columns: int, rank: int) -> tuple[int, int, Period] | None:
+        """(parts, stride, blocks) of a projection whose columns are runs of blocks
+        (`_run_blocks`: q/k/v fused per KV group) with more ranks than runs: the runs
+        over the largest factor of the ranks that divides them, each block over the
+        most of the rest that keeps whole heads (`[512:2, -128, -128]`: 8 groups over
+        16 ranks, a group's query heads over a pair of ranks, its k and v whole on
+        both); None when the runs are as many as the ranks (a run a rank, in one
+        piece), no block splits, or the reshapes and slices of `value` do not keep it."""
+        blocks = self._run_blocks(value, columns)
+        if blocks is None:
+            return None
+        runs = columns // sum(blocks)
+        if runs >= self.tp:
+            return None
+        groups = max(g for g in range(1, runs + 1) if runs % g == 0 and self.tp % g == 0)
+        inner, head = self.tp // groups, self._head_size(value) or 1
+        if any(size % head for size in blocks):
+            return None  # blocks that cut a head (rotate-half's halves): not q, k and v
+        own = [max(p for p in range(1, inner + 1) if inner % p == 0 and size % (p * head) == 0) for size in blocks]
+        parts = groups * max(own)
+        split = Split(((rank - 1, parts, self.tp // parts, tuple(block_of(b, p, parts) for b, p in zip(blocks, own))),))
+        if max(own) == 1 or not split.valid(self.tp) or not self._reshapes_keep(value, split):
+            return None
+        return split.entries[0][1:]
+
+    def _run_blocks(self, value: SSAValue, columns: int) -> tuple[int, ...] | None:
+        """The block sizes of one run, when a reshape of `value` cuts its columns into
+        runs, a dim of its own each, that its slices cut into the same consecutive
+        blocks (q/k/v fused per KV group: `[.., 6144] -> [.., 8, 6, 128]`, sliced
+        [0:4], [4:5], [5:6] along the 6: blocks of 512, 128 and 128 columns in each run
+        of 768), each block whole rows of the dims inside; None otherwise."""
+        for use in value.uses:
+            reshape = use.operation
+            if not isinstance(reshape, ReshapeOp):
+                continue
+            source, result = self.full_shape(value), _shape(reshape.result)
+            try:
+                group = next(res for src, res in reshape_groups(source, result) if src == [len(source) - 1])
+            except (ValueError, StopIteration):
+                continue
+            cuts = {min(cut for cut in _cuts(slice_op.operation, result) if cut[0] in group)
+                    for slice_op in reshape.result.uses if isinstance(slice_op.operation, SliceOp)
+                    and any(cut[0] in group for cut in _cuts(slice_op.operation, result))}
+            dims = {dim for dim, _, _ in cuts}  # the outermost dim each slice cuts (rotary's halves inside a head)
+            if len(dims) != 1 or dims & {group[0], group[-1]} or not dims <= set(group):
+                continue
+            (dim,) = dims
+            blocks = _consecutive_blocks({(offset, size) for _, offset, size in cuts}, result[dim])
+            row = _strides_within(result, group)[dim]
+            if blocks is not None and len(blocks) > 1 and columns > result[dim] * row:
+                return tuple(size * row for size in blocks)
+        return None
 
     def _head_size(self, value: SSAValue, depth: int = LOOK_AHEAD) -> int | None:
         """The features of one head, when a reshape of `value` or of a slice of it (through

@@ -8,7 +8,9 @@ tiny module against eager:
   update of the buffer in place: only its new row is written back (`tier.scatter`,
   `ScatterBeforeUnitReshape`);
 - a k projection normed as a whole before its reshape into heads (Olmo2's k_norm), with
-  more ranks than KV heads, splits by KV heads over rank pairs (rdu-partition's `LOOK_AHEAD`)."""
+  more ranks than KV heads, splits by KV heads over rank pairs (rdu-partition's `LOOK_AHEAD`);
+- q/k/v fused per KV group (Falcon's layout) with more ranks than groups splits by groups and,
+  in each, q by heads beside k and v held whole (a repeated-blocks `#rdu.split`)."""
 
 from __future__ import annotations
 
@@ -101,3 +103,58 @@ def test_whole_projection_norm_splits_kv_heads_over_rank_pairs():
         expected = model(ids).float().numpy()
     got = torch.as_tensor(program(ids)).float().numpy()
     np.testing.assert_allclose(got, expected, rtol=0.05, atol=0.05)
+
+
+def test_qkv_fused_per_group_splits_by_groups_with_more_ranks_than_groups():
+    from transformers import FalconConfig, FalconForCausalLM
+
+    torch.manual_seed(3)
+    config = FalconConfig(vocab_size=64, hidden_size=64, num_hidden_layers=1, num_attention_heads=8, num_kv_heads=2,
+                          new_decoder_architecture=True, parallel_attn=True, bias=False, max_position_embeddings=16)
+    causal = FalconForCausalLM(config).eval()
+
+    class Logits(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = causal
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.model(input_ids=ids, use_cache=False).logits
+
+    model, ids = Logits().eval(), torch.randint(0, 64, (1, 4))
+    program = _split_compile(model, (ids,), 4)  # 4 ranks, 2 groups of 4 query heads, one k and one v head
+    shards = {op.sym_name.data: op.attributes.get("rdu.shard") for op in program.module.walk()
+              if isinstance(op, GlobalOp)}
+    assert str(shards["model.transformer.h.0.self_attention.query_key_value.weight"]) == (
+        "#rdu.split<(0, 4, 1, [32:2, -8, -8])>")  # a group a rank pair: half its q heads, its k and v whole
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    with torch.no_grad():
+        expected = model(ids).numpy()
+    np.testing.assert_allclose(np.asarray(program(ids)), expected, rtol=1e-5, atol=1e-5)
+
+
+class GroupedQkvReadWhole(nn.Module):
+    """q/k/v fused per KV group, viewed [groups, q heads + 2, dim], whose projection is also read whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(16, 32, bias=False)
+        self.o = nn.Linear(16, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        qkv = self.qkv(x)
+        grouped = qkv.view(1, 2, 4, 4)
+        q, k, v = grouped[:, :, :2], grouped[:, :, 2:3], grouped[:, :, 3:]
+        attended = torch.softmax((q * k).sum(-1, keepdim=True) + q, -1) * v
+        return self.o(attended.reshape(1, 16)) + torch.cat([qkv, x], -1).sum(-1, keepdim=True)
+
+
+def test_repeated_blocks_gather_run_by_run():
+    torch.manual_seed(4)
+    model, x = GroupedQkvReadWhole().eval(), torch.randn(1, 16)
+    program = _split_compile(model, (x,), 4)
+    shards = [str(op.attributes.get("rdu.shard")) for op in program.module.walk() if isinstance(op, GlobalOp)]
+    assert shards[0] == "#rdu.split<(0, 4, 1, [8:2, -4, -4])>", shards
+    gathers = [op for op in program.module.walk() if isinstance(op, AllGatherOp)]
+    assert [(op.group_size, op.stride_size) for op in gathers] == [(2, 1), (2, 2)]  # q in a pair, then the runs
+    np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
