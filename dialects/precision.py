@@ -18,6 +18,7 @@ into it or a view of it); anything else is its own element type.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import cast
 
 from xdsl.dialects import arith, func
@@ -65,11 +66,12 @@ def _narrowest(values: list[Attribute | None], own: Attribute | None) -> Attribu
     return min([own, *values], key=_width)
 
 
-def _common(found: list[Attribute | None], own: Attribute | None) -> Attribute | None:
-    """The type every value of `found` is exact in, when they agree and it is narrower than `own`."""
-    if not found or any(f != found[0] for f in found):
-        return own
-    return _narrowest([found[0]], own)
+def _common(found: Iterable[Attribute | None], own: Attribute | None) -> Attribute | None:
+    """The type every value of `found` is exact in, when they agree and it is narrower
+    than `own` (read lazily: the first disagreement ends it)."""
+    values = iter(found)
+    first = next(values, own)
+    return _narrowest([first], own) if all(f == first for f in values) else own
 
 
 def _cast_types(body: Block) -> list[Attribute] | None:
@@ -91,17 +93,23 @@ class _Trace:
     def __init__(self) -> None:
         self.functions: dict[str, func.FuncOp] | None = None
         self.calls: dict[str, list[func.CallOp]] = {}
+        self.known: dict[SSAValue, Attribute | None] = {}
 
     def exact(self, value: SSAValue, seen: set[SSAValue]) -> Attribute | None:
         """`exact_element` of `value`; `seen`: the values on the path here (a cycle ends it)."""
         own = _element(value)
         if value in seen or not isinstance(own, AnyFloat):
             return own
-        seen = seen | {value}
+        if value not in self.known:
+            self.known[value] = self.traced(value, own, seen | {value})
+        return self.known[value]
+
+    def traced(self, value: SSAValue, own: Attribute, seen: set[SSAValue]) -> Attribute | None:
+        """`exact` of a float value not seen on this path (a cycle met inside ends that path at its own type)."""
         if isinstance(value.type, BufferType):
-            return _common([self.exact(v, seen) for v in self.written(value, set())], own)
+            return _common((self.exact(v, seen) for v in self.written(value, set())), own)
         if isinstance(value, BlockArgument):
-            return _common([self.exact(v, seen) for v in self.block_inputs(value)], own)
+            return _common((self.exact(v, seen) for v in self.block_inputs(value)), own)
         op = value.owner
         assert isinstance(op, Operation)
         if isinstance(op, func.CallOp):
