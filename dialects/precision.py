@@ -12,8 +12,11 @@ through float casts (an `rdu.map` of one input whose body only extends or
 truncates, which rounds to or widens from the narrowest type it passes),
 layout ops (`READS_BY_ADDRESS`: their result is their first operand's
 elements), an `rdu.kernel`'s or `tier.compute`'s block argument (its input),
-and a buffer's writers (every `tier.compute` output, DMA, gather or scatter
-into it or a view of it); anything else is its own element type.
+a buffer's writers (every `tier.compute` output, DMA, gather or scatter into
+it or a view of it, a callee's writes to it) and function boundaries (an
+argument: every caller's operand; a call's result: what the callee returns),
+all of which must agree; anything else (an entry argument, a writer not named
+here, a cycle) is its own element type.
 """
 
 from __future__ import annotations
