@@ -141,7 +141,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from rducc.diagnostics import format_location
 from rducc.dialects import contracts
@@ -159,7 +159,7 @@ from rducc.model.kernel_timing import (
     collective_cost,
     kernel_time,
     kernel_work,
-    op_flops,
+    peak_seconds,
 )
 from rducc.model.overlap_schedule import kernel_costs
 from rducc.model.program_walk import KernelRecord, ProgramWalk, walk_placed
@@ -245,14 +245,6 @@ class Report(TierTotals):
 
 
 
-def compute_element(op: Operation) -> Attribute | None:
-    """The element type an op computes in: its first tensor operand's, else its result's."""
-    for value in (*op.operands, *op.results):
-        if isinstance(value.type, TensorType):
-            return value.type.element_type
-    return None
-
-
 def stage_weight_bytes(module: ModuleOp) -> list[int]:
     """Bytes of weights one socket of each pipeline stage holds."""
     stages = global_stages(module)
@@ -324,9 +316,7 @@ def _ops_seconds(function: func.FuncOp, args: set[SSAValue], target: Target,
         if isinstance(op, HostCallOp):
             seconds += host_call_cost(op, target).modeled_time_s
             continue
-        element = compute_element(op)
-        flops = op_flops(op)
-        compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+        compute = peak_seconds(op, target)
         read = sum(_read_bytes(op, v) for v in op.operands if v in args and isinstance(v.type, TensorType))
         seconds += max(compute, read / target.bandwidth("hbm"))
     return seconds

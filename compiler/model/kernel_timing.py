@@ -16,6 +16,7 @@ from xdsl.ir import Operation
 
 from rducc.dialects.contracts import KernelMapping, is_partitioned, mapping_of, spmd_ranks
 from rducc.dialects.op_facts import facts_of, tensor_bytes
+from rducc.dialects.precision import compute_element
 from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
@@ -102,6 +103,14 @@ def op_flops(op: Operation) -> int:
     nothing; an error for an op with no facts."""
     facts = facts_of(op)
     return facts.flops() if facts is not None else 0
+
+
+def peak_seconds(op: Operation, target: Target) -> float:
+    """Seconds of `op_flops` at the target's peak in the element type the op computes
+    in (`compute_element`: a contraction of widened bf16 values at the bf16 peak)."""
+    flops = op_flops(op)
+    element = compute_element(op)
+    return flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
 
 
 def op_sram_bytes(op: Operation) -> int:

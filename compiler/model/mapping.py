@@ -63,6 +63,7 @@ from xdsl.ir import Operation, SSAValue
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import BufferUnits, KernelMapping, StageUnits
 from rducc.dialects.op_facts import facts_of, tensor_bytes
+from rducc.dialects.precision import compute_element
 from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
@@ -156,9 +157,8 @@ def utilization(op: Operation, target: Target) -> float:
 
 
 def unit_rate(op: Operation, target: Target) -> float:
-    """Peak FLOP/s of one PCU in the op's element type."""
-    element = next((v.type.element_type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)),
-                   None)
+    """Peak FLOP/s of one PCU in the element type the op computes in (`compute_element`)."""
+    element = compute_element(op)
     return target.peak_flops(str(element) if element is not None else "f32") / target.pcus
 
 

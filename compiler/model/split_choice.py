@@ -104,8 +104,7 @@ from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp, AllToAllOp,
 from rducc.dialects.rdu.dataflow import ConvOp, MatmulOp
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp
-from rducc.model.cost_model import compute_element, op_flops
-from rducc.model.kernel_timing import collective_seconds
+from rducc.model.kernel_timing import collective_seconds, peak_seconds
 from rducc.model.pipeline_schedule import OneFOneB, default_microbatches, one_f_one_b
 from rducc.model.training_speed import spill_seconds
 from rducc.targets import Target
@@ -358,9 +357,7 @@ def _is_matmul(op: Operation) -> bool:
 
 def op_work(op: Operation, weights: set[SSAValue], target: Target) -> Work:
     """One op's FLOPs at peak and the weight bytes it reads (`weights`: the arguments that hold them)."""
-    flops = op_flops(op)
-    element = compute_element(op)
-    compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+    compute = peak_seconds(op, target)
     read = sum(value_bytes(v) for v in op.operands if v in weights)
     return Work(compute, read, _is_matmul(op))
 

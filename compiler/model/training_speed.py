@@ -92,13 +92,12 @@ from rducc.model.cost_model import (
     KernelCost,
     Report,
     collective_cost,
-    compute_element,
     estimate,
     kernel_costs,
-    op_flops,
     sram_room_bytes,
     walk_placed,
 )
+from rducc.model.kernel_timing import op_flops, peak_seconds
 from rducc.model.pipeline_schedule import OneFOneB, one_f_one_b
 from rducc.model.program_walk import ProgramWalk
 from rducc.model.ranges import Ranges, headline_ranges
@@ -406,11 +405,9 @@ def _time_ops(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes
 def _compute_and_read(op: Operation, target: Target, weights: set[SSAValue]) -> tuple[float, float, bool]:
     """Level 1: an op's FLOPs at peak and its reads of `weights` at HBM bandwidth, in
     seconds, and whether it computes or reads at all (it then pays a DMA start-up)."""
-    element = compute_element(op)
-    flops = op_flops(op)
-    compute = flops / target.peak_flops(str(element)) if flops and element is not None else 0.0
+    compute = peak_seconds(op, target)
     weight_bytes = sum(value_bytes(v) for v in op.operands if v in weights)
-    return compute, weight_bytes / target.sustained_bandwidth("hbm"), bool(flops or weight_bytes)
+    return compute, weight_bytes / target.sustained_bandwidth("hbm"), bool(op_flops(op) or weight_bytes)
 
 
 def op_seconds(op: Operation, target: Target, weights: set[SSAValue]) -> tuple[float, bool]:
