@@ -35,6 +35,7 @@ from rducc.dialects.contracts import (
     weight_arg,
 )
 from rducc.dialects.program import entry_function
+from rducc.dialects.saved import set_memory_class
 from rducc.dialects.tier import GlobalOp
 from rducc.frontend.importer import decompose, import_into
 from rducc.frontend.types import tensor_type_of
@@ -46,9 +47,12 @@ from rducc.training.update_shapes import decomposed_update
 
 def _state_global(module: ModuleOp, forward: func.FuncOp, symbol: str, tensor: torch.Tensor,
                   attrs: list[DictionaryAttr]) -> SSAValue:
-    """A new global for optimizer state `symbol` and the `@forward` argument that reads it."""
+    """A new global for optimizer state `symbol` and the `@forward` argument that reads it
+    (its bytes the report's optimizer state, read-only ones such as the learning rate too)."""
     value_type = tensor_type_of(tensor, what=f"optimizer state '{symbol}'")
-    module.body.block.insert_op_before(GlobalOp(symbol, value_type, kind="buffer"), forward)
+    global_ = GlobalOp(symbol, value_type, kind="buffer")
+    set_memory_class(global_, "optimizer state")
+    module.body.block.insert_op_before(global_, forward)
     block = forward.body.block
     attrs.append(DictionaryAttr(weight_arg(symbol)))
     return block.insert_arg(value_type, len(block.args))

@@ -197,11 +197,13 @@ def test_adamw_step_places_its_state_and_matches_eager() -> None:
         torch.testing.assert_close(ours[name], parameter.detach(), rtol=PARAM_RTOL, atol=PARAM_ATOL)
     speed = training_speed(step.module, load_target(target))
     state = speed.memory["optimizer state"]
-    # exp_avg and exp_avg_sq of each parameter, and its step count (one f32 each), and
-    # the new values of them that rdu-place-saved spilled (a buffer of their own until the
-    # write-back at the step's end), counted with the state, not with the activations
+    # exp_avg and exp_avg_sq of each parameter, and its step count (one f32 each), the
+    # learning rate (one f64), and the new values of them that rdu-place-saved spilled (a
+    # buffer of their own until the write-back at the step's end), counted with the state,
+    # not with the activations
     spilled_updates = training_memory(step.module).get("optimizer state.ddr", 0)
-    assert state["hbm"] + state["ddr"] - spilled_updates == 2 * sum(p.numel() * 4 for p in model.parameters()) + 4 * 4
+    assert state["hbm"] + state["ddr"] - spilled_updates == (
+        2 * sum(p.numel() * 4 for p in model.parameters()) + 4 * 4 + 8)
     assert speed.phase_s["optimizer"] > 0
     assert speed.memory["gradients"]["ddr"] + speed.memory["activations"]["ddr"] > 0
 

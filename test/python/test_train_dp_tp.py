@@ -154,10 +154,11 @@ def test_zero_trains_as_eager_with_sharded_state(tp, clip, stage, opt_level):
         assert not scatters and _memory_bytes(module, "gradients") == sum(whole.values())  # held whole
     assert _memory_bytes(module, "weights") == (halves if stage == 3 else sum(whole.values()))
     # a socket's exp_avg and exp_avg_sq (float32): 1/dp of each, 1/(dp x tp) of those tp splits too
-    # but fc1's bias (tp splits its only dim); the float32 step counts whole
+    # but fc1's bias (tp splits its only dim); the float32 step counts whole, and the one param
+    # group's learning rate
     shares = {"fc1.weight": 2 * tp, "fc1.bias": tp if tp > 1 else 2, "fc2.weight": 2 * tp, "fc2.bias": 2}
     held = sum(2 * 4 * p.numel() // shares[key] for key, p in eager.named_parameters())
-    assert _optimizer_state_bytes(module) == held + 4 * len(shares)
+    assert _optimizer_state_bytes(module) == held + 4 * len(shares) + 8  # and the learning rate (float64)
     # MFU's model FLOPs count the whole model, however its parameters are split
     speed = training_speed(module, load_target("sn40l-8"))
     assert speed.parameters == sum(p.numel() for p in eager.parameters()) and speed.sockets == 2 * tp
