@@ -406,8 +406,11 @@ class TrainingProgram:
 
     def set_lr(self, lr: float, group: int | None = None) -> None:
         """Set the learning rate of param group `group` (None: every group) for the
-        following steps, without compiling again (the program reads it as state)."""
+        following steps, without compiling again (the program reads it as state); the
+        torch.optim optimizer the step follows takes it too, so its next step keeps it."""
         for number in range(len(self.groups)) if group is None else [group]:
+            if self.optimizer is not None:
+                self.optimizer.param_groups[number][LR] = float(lr)
             symbol = lr_global(number)
             if symbol in self.weights:  # a group with no trained parameter has no update
                 self.weights[symbol] = np.array(float(lr), dtype=np.float64)

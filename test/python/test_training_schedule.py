@@ -69,6 +69,8 @@ def test_lr_schedule_changes_the_compiled_step_as_eager(family: str) -> None:
         torch.testing.assert_close(torch.as_tensor(got[name]), want.detach(), rtol=1e-5, atol=1e-7)
     assert program.lr(1) == pytest.approx(eager_optimizer.param_groups[1]["lr"])
     assert program.state_dict()["param_groups"][0]["lr"] == pytest.approx(eager_optimizer.param_groups[0]["lr"])
+    program.set_lr(0.003, group=0)  # set on the program: the optimizer it follows takes it too
+    assert optimizer.param_groups[0]["lr"] == 0.003 and program.lr(0) == pytest.approx(0.003)
     optimizer.param_groups[1]["momentum" if family == "sgd" else "weight_decay"] = 0.05
     with pytest.raises(RduccError, match=r"param group 1: the optimizer's (momentum|weight_decay) is now 0.05, "
                                          r"the step was compiled with 0.\d+; only lr is read at each step"):
