@@ -18,6 +18,7 @@ import copy
 
 import numpy as np
 import torch
+from test_deepseek_v3 import Logits
 from torch import nn
 
 import rducc
@@ -77,17 +78,6 @@ def test_index_put_on_positions_first_cache_writes_its_row_in_place():
         np.testing.assert_allclose(np.asarray(program(k, position)), eager(k, position).numpy(), rtol=1e-6)
 
 
-class _Logits(nn.Module):
-    """A transformers causal LM returning its logits alone (no cache)."""
-
-    def __init__(self, causal: nn.Module) -> None:
-        super().__init__()
-        self.model = causal
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=ids, use_cache=False).logits
-
-
 def test_whole_projection_norm_splits_kv_heads_over_rank_pairs():
     from transformers import Olmo2Config, Olmo2ForCausalLM
 
@@ -97,7 +87,7 @@ def test_whole_projection_norm_splits_kv_heads_over_rank_pairs():
                          pad_token_id=0, bos_token_id=0, eos_token_id=0)
     causal = Olmo2ForCausalLM(config).to(torch.bfloat16).eval()  # bf16: the norm's casts are maps too
 
-    model, ids = _Logits(causal).eval(), torch.randint(0, 64, (1, 4))
+    model, ids = Logits(causal).eval(), torch.randint(0, 64, (1, 4))
     program = _split_compile(model, (ids,), 4)  # 4 ranks, 2 KV heads: a KV head a rank pair
     shards = {op.sym_name.data: op.attributes.get("rdu.shard") for op in program.module.walk()
               if isinstance(op, GlobalOp)}
@@ -116,7 +106,7 @@ def test_qkv_fused_per_group_splits_by_groups_with_more_ranks_than_groups():
                           new_decoder_architecture=True, parallel_attn=True, bias=False, max_position_embeddings=16)
     causal = FalconForCausalLM(config).eval()
 
-    model, ids = _Logits(causal).eval(), torch.randint(0, 64, (1, 4))
+    model, ids = Logits(causal).eval(), torch.randint(0, 64, (1, 4))
     program = _split_compile(model, (ids,), 4)  # 4 ranks, 2 groups of 4 query heads, one k and one v head
     shards = {op.sym_name.data: op.attributes.get("rdu.shard") for op in program.module.walk()
               if isinstance(op, GlobalOp)}
