@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.rdu import dataflow as rdu
@@ -162,7 +162,14 @@ def _body_ops(map_op: rdu.MapOp) -> list[Operation]:
     return list(map_op.body.block.ops)[:-1]
 
 
-def _yields_not(op: Operation, of: SSAValue) -> bool:
+def _yielded(map_op: rdu.MapOp) -> Operation | None:
+    """The op whose value `map_op`'s body yields."""
+    terminator = map_op.body.block.last_op
+    owner = terminator.operands[0].owner if isinstance(terminator, rdu.YieldOp) and terminator.operands else None
+    return owner if isinstance(owner, Operation) else None
+
+
+def _yields_not(op: Operation | None, of: SSAValue) -> bool:
     """`op` is `xori of, true` and the map yields it."""
     return isinstance(op, arith.XOrIOp) and of in op.operands and any(
         isinstance(c := o.owner, arith.ConstantOp) and isinstance(c.value, IntegerAttr) and c.value.value.data != 0
@@ -182,16 +189,14 @@ def _is_finite_below(map_op: Operation, x: SSAValue) -> bool:
     if not isinstance(constant, arith.ConstantOp) or not isinstance(constant.value, FloatAttr) \
             or constant.value.value.data != -math.inf:
         return False
-    result = map_op.body.block.last_op.operands[0]
-    return isinstance(result.owner, Operation) and _yields_not(result.owner, compares[0].result)
+    return _yields_not(_yielded(map_op), compares[0].result)
 
 
 def _is_not(map_op: Operation, source: SSAValue) -> bool:
     """`map_op` computes `not(source)` of `source` alone."""
     if not isinstance(map_op, rdu.MapOp) or list(map_op.inputs) != [source]:
         return False
-    result = map_op.body.block.last_op.operands[0]
-    return isinstance(result.owner, Operation) and _yields_not(result.owner, map_op.body.block.args[0])
+    return _yields_not(_yielded(map_op), map_op.body.block.args[0])
 
 
 def _row_check(zeroed: SSAValue, x: SSAValue, dim: int) -> tuple[Operation, ...] | None:
@@ -330,6 +335,10 @@ class AttentionChains:
                           if not all(_kept(held, reader, second, ops, placement, held_by, silent)
                                      for held in _layout_sources(value)))
             self.at_product[second] = replace(chain, saved=saved)
+
+    def late_reads(self) -> dict[Operation, tuple[Operation, ...]]:
+        """Each second product, the ops whose operands its fused step reads there."""
+        return {second: chain.late() for second, chain in self.at_product.items()}
 
     def saves_at(self) -> dict[Operation, list[tuple[SSAValue, AttentionChain]]]:
         """Each op at whose step an operand of a chain is copied aside, those operands."""

@@ -43,6 +43,11 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   where the placement proves its input is not overwritten meanwhile
   (`rducc.runtime.fused_norms`); a layer norm read through its slot alone is
   the kernel's own new array (ATen has no layer norm into a given array).
+- A body attention chain (`q @ k^T`, a scale, bias adds, a softmax, `@ v`)
+  whose intermediates nothing else reads runs at its second product as one
+  step of ATen's fused scaled dot product attention; an operand whose bytes
+  the placement gives to another value before then is copied aside at its
+  reader's step (`rducc.runtime.fused_attention`).
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices...] (dims 0..k-1).
@@ -702,7 +707,8 @@ class PlacedProgram(Runner):
         # reshapes that run without a copy (rducc.runtime.views); those on their operand's bytes are layout views
         # each checked against what the fused steps and the views taken before it read and write
         views = Views(op, folds.moved() | skipped | placed_views(op), fused_steps(op, folds, norms, attention))
-        layout = LayoutViews(op, folds, norms, views, attention)  # layout ops as NumPy views (rducc.runtime.layout_views)
+        # layout ops as NumPy views (rducc.runtime.layout_views)
+        layout = LayoutViews(op, folds, norms, views, attention)
         elided = set(views.into.values())
         verdicts: dict[Operation, bool] = {}
         aside = {(value, id(chain)): self._host_array(value.type)  # attention operands copied aside

@@ -55,7 +55,7 @@ random programs of layout views and in-place updates against eager.)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -69,8 +69,15 @@ from rducc.runtime.fused_norms import NormChains
 from rducc.runtime.kernels import slice_index
 from rducc.runtime.views import UNKNOWN, Bytes, Fused, Placement, Views, body_bytes, overlap
 
-if TYPE_CHECKING:
-    from rducc.runtime.fused_attention import AttentionChains
+
+class LaterChains(Protocol):
+    """Fused steps beside the norms' (`rducc.runtime.fused_attention.AttentionChains`):
+    the ops whose steps do not run, and the ops whose operands each step reads
+    at its own position, by the op running the step."""
+
+    def skipped(self) -> frozenset[Operation]: ...
+
+    def late_reads(self) -> dict[Operation, tuple[Operation, ...]]: ...
 
 LAYOUT_OPS = (rdu.TransposeOp, rdu.BroadcastOp, rdu.SliceOp, rdu.ReshapeOp)
 """The ops whose value is a view of their operand's array."""
@@ -106,7 +113,7 @@ class LayoutViews:
     """The layout ops of one compute's body whose step binds a view (module docstring)."""
 
     def __init__(self, compute: ComputeOp, folds: BiasFolds, norms: NormChains, views: Views,
-                 attention: AttentionChains | None = None) -> None:
+                 attention: LaterChains | None = None) -> None:
         self.placement = Placement(compute)
         self.ops = list(compute.body.block.ops)[:-1]
         self.position = {op: index for index, op in enumerate(self.ops)}
@@ -177,7 +184,7 @@ def placed_views(compute: ComputeOp) -> frozenset[Operation]:
 
 
 def fused_steps(compute: ComputeOp, folds: BiasFolds, norms: NormChains,
-                attention: AttentionChains | None = None) -> Fused:
+                attention: LaterChains | None = None) -> Fused:
     """Where the fused steps of one body read and write instead of their ops'
     own steps (`rducc.runtime.views.Fused`): a folded product runs at its bias
     add or computes the add's value into its own bytes, a norm chain runs at
@@ -191,15 +198,16 @@ def fused_steps(compute: ComputeOp, folds: BiasFolds, norms: NormChains,
 
 
 def _fused_read_positions(folds: BiasFolds, norms: NormChains, position: dict[Operation, int],
-                          attention: AttentionChains | None = None) -> dict[Operation, int]:
+                          attention: LaterChains | None = None) -> dict[Operation, int]:
     """Body ops whose operands a fused step reads later than the op's own
     position: a folded product at its bias add, a norm chain's ops at its last
     map, an attention chain's at its second product."""
     later: dict[Operation, int] = {}
     for add, matmul in folds.at_add.items():
         later[matmul] = position[add]
-    chains: list[tuple[Operation, tuple[Operation, ...]]] = [(last, c.intermediates) for last, c in norms.at_last.items()]
-    chains += [] if attention is None else [(second, c.late()) for second, c in attention.at_product.items()]
+    chains: list[tuple[Operation, tuple[Operation, ...]]] = [(last, c.intermediates)
+                                                             for last, c in norms.at_last.items()]
+    chains += [] if attention is None else list(attention.late_reads().items())
     for at, members in chains:
         for member in members:
             if member in position:

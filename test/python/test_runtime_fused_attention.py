@@ -36,7 +36,8 @@ F = torch.nn.functional
 class _Sdpa(torch.nn.Module):
     """SDPA with a boolean mask (row 0 masked throughout), a float mask, causal and plain."""
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                bias: torch.Tensor) -> tuple[torch.Tensor, ...]:
         mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
         mask[0] = False
         return (F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
