@@ -14,10 +14,13 @@ the second product, into its bytes, with that kernel (`kernels.attention`).
 A chain is recognized from what its ops compute, not from names:
 
 - `s = rdu.matmul q, k` (`k` as `[..., E, S]`, or `[..., S, E]` with
-  `transpose_rhs`);
+  `transpose_rhs`); `q` or `k` a map computing `x * c` read by the product
+  alone (through reshapes; SDPA's decomposition scales each by the root of
+  its scale) is read as `x`, `c` taken into the kernel's scale;
 - reshapes keeping the last two dims `[L, S]` and maps of one chain value
-  computing `s * c`, `s / c` (a constant `c`) or `s + b` (`b` any value,
-  broadcast to the map's shape), the scales before the adds;
+  computing `s * c`, `s / c` (a constant `c`), `s + b` or `s * c + b` (`b`
+  any value, broadcast to the map's shape), no scale after an add (it would
+  scale the bias too);
 - a softmax over the last dim (`rducc.runtime.fused_norms`), plain or
   `_safe_softmax` whose zero-row mask is `not(any(not(x == -inf)))` of the
   softmax's input over that dim;
@@ -25,12 +28,15 @@ A chain is recognized from what its ops compute, not from names:
 
 The kernel computes `softmax(q @ k^T * scale + mask) @ v` with the mask the
 sum of the biases in the softmax input's shape; a row whose mask is -inf
-throughout is zero (`_safe_softmax`) or NaN (a plain softmax), as the
-decomposed chain gives. `q`, `k` and `v` are read at the second product,
-so the chain runs as one step only when no op from the first product up to
-the second writes their bytes (nor a bias's from its add up to the second
-product), f32 or f64 of one dtype, and no intermediate value is read outside
-the chain or yielded. The intermediates' steps do not run.
+throughout is zero (`_safe_softmax`, as ATen's kernel gives) or NaN (a plain
+softmax, written after the kernel), as the decomposed chain gives. The
+chain runs as one step when its values are f32 or f64 of one dtype and no
+intermediate value is read outside the chain or yielded; the intermediates'
+steps do not run. The kernel reads `q`, `k` and the biases at the second
+product: one whose bytes (or those of a value it is a layout view of) an op
+from its first reader up to the second product writes (the allocator reuses
+them once that reader is done) is copied aside at its reader's step
+(`AttentionChain.saved`) and read from there.
 """
 
 from __future__ import annotations
