@@ -176,7 +176,7 @@ def _read_by_chain_alone(chain: tuple[Operation, ...], last: Operation, placemen
     return not any(v in placement.outs or any(u.operation not in inside for u in v.uses) for v in values)
 
 
-def _kept(source: SSAValue, first: Operation, last: rdu.MapOp, ops: list[Operation], placement: Placement,
+def _kept(source: SSAValue, first: Operation, last: Operation, ops: list[Operation], placement: Placement,
           held_by: Mapping[SSAValue, Operation], silent: frozenset[Operation]) -> bool:
     """Nothing after `first` up to (not including) the last map writes `source`'s
     bytes: its own, or those of the product whose step computes it (`held_by`).

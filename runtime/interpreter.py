@@ -43,6 +43,11 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   where the placement proves its input is not overwritten meanwhile
   (`rducc.runtime.fused_norms`); a layer norm read through its slot alone is
   the kernel's own new array (ATen has no layer norm into a given array).
+- A body attention chain (`q @ k^T`, a scale, bias adds, a softmax, `@ v`)
+  whose intermediates nothing else reads runs at its second product as one
+  step of ATen's fused scaled dot product attention; an operand whose bytes
+  the placement gives to another value before then is copied aside at its
+  reader's step (`rducc.runtime.fused_attention`).
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices...] (dims 0..k-1).
@@ -137,6 +142,7 @@ from rducc.runtime.engine import (
     weight_argument,
 )
 from rducc.runtime.epilogues import BiasFolds, Product
+from rducc.runtime.fused_attention import AttentionChain, AttentionChains
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
@@ -696,13 +702,18 @@ class PlacedProgram(Runner):
         streamed = streamed_views(list(block.ops)[:-1], set(yielded))
         folds = BiasFolds(op)  # a product and its bias add as one addmm (rducc.runtime.epilogues)
         norms = NormChains(op, folds)  # a softmax's or layer norm's ops as one kernel (rducc.runtime.fused_norms)
-        skipped = norms.skipped()
+        attention = AttentionChains(op, folds, norms.skipped())  # one SDPA kernel (rducc.runtime.fused_attention)
+        skipped = norms.skipped() | attention.skipped()
         # reshapes that run without a copy (rducc.runtime.views); those on their operand's bytes are layout views
         # each checked against what the fused steps and the views taken before it read and write
-        views = Views(op, folds.moved() | skipped | placed_views(op), fused_steps(op, folds, norms))
-        layout = LayoutViews(op, folds, norms, views)  # layout ops as NumPy views (rducc.runtime.layout_views)
+        views = Views(op, folds.moved() | skipped | placed_views(op), fused_steps(op, folds, norms, attention))
+        # layout ops as NumPy views (rducc.runtime.layout_views)
+        layout = LayoutViews(op, folds, norms, views, attention)
         elided = set(views.into.values())
         verdicts: dict[Operation, bool] = {}
+        aside = {(value, id(chain)): self._host_array(value.type)  # attention operands copied aside
+                 for saved in attention.saves_at().values() for value, chain in saved}
+        saves = attention.saves_at()
         folded = set(folds.at_add.values())
         product_of = {add: matmul for matmul, add in folds.at_product.items()}
         for body_op in list(block.ops)[:-1]:
@@ -745,10 +756,16 @@ class PlacedProgram(Runner):
                 self._table.alias(result, self._table.use(product_of[body_op].result))
                 continue
             self._table.alias(result, dest)  # later ops read the view, never the Python result
+            if body_op in saves:  # an attention chain's operands, copied aside before the allocator reuses them
+                pairs = [(self._table.use(value), aside[value, id(chain)]) for value, chain in saves[body_op]]
+                first.append((_copies_aside(pairs), body_op))
+                later.append((_copies_aside(pairs), body_op))
             if body_op in folded or body_op in skipped:  # computed by a later op's fused step
                 continue
             linear = None
-            if isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
+            if isinstance(body_op, rdu.MatmulOp) and body_op in attention.at_product:
+                linear = self._attention_step(attention.at_product[body_op], dest, aside)
+            elif isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
                 fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
                 linear = self._norm_step(norms.at_last[body_op], dest, fresh)
             elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
@@ -836,6 +853,36 @@ class PlacedProgram(Runner):
                 np.copyto(env[dest], 0, where=env[zeroed])
 
         return softmax
+
+    def _attention_step(self, chain: AttentionChain, dest: int, aside: dict[tuple[SSAValue, int], int]) -> Step:
+        """The second product's step computing its whole chain (`kernels.attention`),
+        in the softmax input's batch dims; the biases summed in its shape. An
+        operand copied aside (`aside`: (value, chain's id) -> slot) is read there."""
+
+        def read(value: SSAValue) -> int:
+            key = (value, id(chain))
+            return aside[key] if key in aside else self._table.use(value)
+
+        (q, _), (k, _) = ((read(x), r) for x, r in chain.reads[:2])
+        v = read(chain.v)
+        q_shape, k_shape = (tensor_signature(x.type)[0] for x in (chain.q, chain.k))
+        biases = [(read(b), stage) for b, stage in chain.biases]
+        batch, rows = chain.shape[:-2], chain.shape[-2:]
+        k_t, v_t, scale, safe, shape = not chain.k_transposed, chain.v_transposed, chain.scale, chain.safe, chain.shape
+
+        def heads(x: np.ndarray, swap: bool) -> np.ndarray:
+            x = x.swapaxes(-1, -2) if swap else x
+            return x.reshape(*batch, *x.shape[-2:])
+
+        def attention(env: Env, context: RunContext) -> None:
+            masks = [env[b] if stage == shape else np.broadcast_to(env[b], stage).reshape(shape)
+                     for b, stage in biases]
+            mask = None if not masks else masks[0] if len(masks) == 1 else sum(masks[1:], masks[0])
+            query = env[q].reshape(q_shape).reshape(*batch, rows[0], -1)
+            key = heads(env[k].reshape(k_shape), k_t)
+            kernels.attention(query, key, heads(env[v], v_t), mask, scale, safe, env[dest])
+
+        return attention
 
     def _bound_slot(self, buffer: SSAValue, rotating: list[tuple[int, int]], arg: SSAValue | None = None) -> int:
         """The slot a compute reads `buffer` from (`arg`, its body argument, names it too):
@@ -1029,6 +1076,16 @@ def _body_steps(
             env[dest][...] = value
 
     return checked, _into_step(into, operands, dest)
+
+
+def _copies_aside(pairs: list[tuple[int, int]]) -> Step:
+    """A step copying each (source slot, aside slot)'s array into the aside one."""
+
+    def copy_aside(env: Env, context: RunContext) -> None:
+        for source, kept in pairs:
+            np.copyto(env[kept], env[source])
+
+    return copy_aside
 
 
 def _view_steps(view: View, source: int, dest: int, expected: Signature, op: Operation) -> tuple[Step, Step]:

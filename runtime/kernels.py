@@ -140,6 +140,31 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
     return out
 
 
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None, scale: float, safe: bool,
+              out: np.ndarray) -> np.ndarray:
+    """`out = softmax(q @ k^T * scale + mask) @ v` (`q` `[..., L, E]`, `k`
+    `[..., S, E]`, `v` `[..., S, Ev]`, `mask` broadcast to `[..., L, S]`) as
+    ATen's fused CPU kernel, what eager's `F.scaled_dot_product_attention`
+    runs (`rducc.runtime.fused_attention`), written into `out` (its elements
+    in `[..., L, Ev]` order). A row whose mask is -inf throughout is zero with
+    `safe` (`_safe_softmax`: what ATen's kernel gives), else NaN (a plain
+    softmax's 0/0, written here). f32/f64. An
+    operand whose rows are not contiguous (keys as a transposed view) is
+    copied: the kernel reads such rows 2-3x slower than the copy costs."""
+    mask_tensor = None if mask is None else _tensor(mask)
+    q, k, v = (x if x.strides[-1] == x.itemsize else np.ascontiguousarray(x) for x in (q, k, v))
+    with subnormals_as_zero():
+        result = torch.nn.functional.scaled_dot_product_attention(
+            _tensor(q), _tensor(k), _tensor(v), attn_mask=mask_tensor, scale=scale)
+    np.copyto(out, result.numpy().reshape(out.shape), casting="no")
+    if mask is not None and not safe:
+        masked = np.isneginf(mask).all(axis=-1, keepdims=True)
+        if masked.any():
+            rows = np.broadcast_to(masked, (*result.shape[:-1], 1)).reshape(*out.shape[:-1], -1)
+            np.copyto(out, np.nan, where=np.broadcast_to(rows, out.shape))
+    return out
+
+
 def layer_norm(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
                out: np.ndarray | None) -> np.ndarray:
     """`out = layer_norm(x)` over its last `dims` dims (optional affine `weight`,

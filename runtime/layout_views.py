@@ -55,6 +55,7 @@ random programs of layout views and in-place updates against eager.)
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -67,6 +68,16 @@ from rducc.runtime.epilogues import BiasFolds
 from rducc.runtime.fused_norms import NormChains
 from rducc.runtime.kernels import slice_index
 from rducc.runtime.views import UNKNOWN, Bytes, Fused, Placement, Views, body_bytes, overlap
+
+
+class LaterChains(Protocol):
+    """Fused steps beside the norms' (`rducc.runtime.fused_attention.AttentionChains`):
+    the ops whose steps do not run, and the ops whose operands each step reads
+    at its own position, by the op running the step."""
+
+    def skipped(self) -> frozenset[Operation]: ...
+
+    def late_reads(self) -> dict[Operation, tuple[Operation, ...]]: ...
 
 LAYOUT_OPS = (rdu.TransposeOp, rdu.BroadcastOp, rdu.SliceOp, rdu.ReshapeOp)
 """The ops whose value is a view of their operand's array."""
@@ -101,16 +112,17 @@ def _broadcast(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 class LayoutViews:
     """The layout ops of one compute's body whose step binds a view (module docstring)."""
 
-    def __init__(self, compute: ComputeOp, folds: BiasFolds, norms: NormChains, views: Views) -> None:
+    def __init__(self, compute: ComputeOp, folds: BiasFolds, norms: NormChains, views: Views,
+                 attention: LaterChains | None = None) -> None:
         self.placement = Placement(compute)
         self.ops = list(compute.body.block.ops)[:-1]
         self.position = {op: index for index, op in enumerate(self.ops)}
         self.views = views
-        self.reads_at = _fused_read_positions(folds, norms, self.position)
+        self.reads_at = _fused_read_positions(folds, norms, self.position, attention)
         self.in_product = {add: matmul for matmul, add in folds.at_product.items()}
         """Bias adds computed into their product's bytes."""
-        self.skipped = norms.skipped()
-        self.excluded = folds.moved() | norms.skipped() | frozenset(views.into) \
+        self.skipped = norms.skipped() | (frozenset() if attention is None else attention.skipped())
+        self.excluded = folds.moved() | self.skipped | frozenset(views.into) \
             | frozenset(views.into.values())
         """Ops that are no view: fused or computed elsewhere, or a reshape view's producer."""
         self.source: dict[Operation, SSAValue] = {}
@@ -171,28 +183,35 @@ def placed_views(compute: ComputeOp) -> frozenset[Operation]:
     return frozenset(op for op in compute.body.block.ops if views_operand_bytes(op))
 
 
-def fused_steps(compute: ComputeOp, folds: BiasFolds, norms: NormChains) -> Fused:
+def fused_steps(compute: ComputeOp, folds: BiasFolds, norms: NormChains,
+                attention: LaterChains | None = None) -> Fused:
     """Where the fused steps of one body read and write instead of their ops'
     own steps (`rducc.runtime.views.Fused`): a folded product runs at its bias
     add or computes the add's value into its own bytes, a norm chain runs at
-    its last map."""
+    its last map, an attention chain at its second product."""
     ops = list(compute.body.block.ops)[:-1]
     position = {op: index for index, op in enumerate(ops)}
-    silent = frozenset([*folds.at_add.values(), *folds.at_product.values(), *norms.skipped()])
+    attended = frozenset() if attention is None else attention.skipped()
+    silent = frozenset([*folds.at_add.values(), *folds.at_product.values(), *norms.skipped(), *attended])
     held_in: dict[SSAValue, SSAValue] = {add.results[0]: matmul.result for matmul, add in folds.at_product.items()}
-    return Fused(silent, _fused_read_positions(folds, norms, position), held_in)
+    return Fused(silent, _fused_read_positions(folds, norms, position, attention), held_in)
 
 
-def _fused_read_positions(folds: BiasFolds, norms: NormChains, position: dict[Operation, int]) -> dict[Operation, int]:
+def _fused_read_positions(folds: BiasFolds, norms: NormChains, position: dict[Operation, int],
+                          attention: LaterChains | None = None) -> dict[Operation, int]:
     """Body ops whose operands a fused step reads later than the op's own
-    position: a folded product at its bias add, a norm chain's ops at its last map."""
+    position: a folded product at its bias add, a norm chain's ops at its last
+    map, an attention chain's at its second product."""
     later: dict[Operation, int] = {}
     for add, matmul in folds.at_add.items():
         later[matmul] = position[add]
-    for last, chain in norms.at_last.items():
-        for member in chain.intermediates:
+    chains: list[tuple[Operation, tuple[Operation, ...]]] = [(last, c.intermediates)
+                                                             for last, c in norms.at_last.items()]
+    chains += [] if attention is None else list(attention.late_reads().items())
+    for at, members in chains:
+        for member in members:
             if member in position:
-                later[member] = max(position[last], position[member])
+                later[member] = max(position[at], position[member], later.get(member, 0))
     return later
 
 
