@@ -390,7 +390,9 @@ def _last_uses(body: Sequence[Operation], yielded: SSAValue) -> dict[SSAValue, i
 
 
 def compile_body(
-    block: Block, shapes: Sequence[tuple[int, ...]] | None = None, result: tuple[tuple[int, ...], np.dtype] | None = None,
+    block: Block,
+    shapes: Sequence[tuple[int, ...]] | None = None,
+    result: tuple[tuple[int, ...], np.dtype] | None = None,
 ) -> Callable[..., Any]:
     """A Python function of one array per block argument returning the yielded value.
 

@@ -6,8 +6,9 @@ A body op of the placed-program interpreter computes into its arena view
 (`registry.into_of`): an `rdu.map` body's ufuncs of the map's shape write
 there (`out=`) and its dead temporaries are reused, matmul and pointwise
 convolution hand the view to BLAS; a convolution PyTorch's kernel runs is
-that kernel's own array where nothing reads its arena bytes. Each path is checked against torch here, and a compiled model
-run twice (the second run reuses the arena) against eager.
+that kernel's own array where nothing reads its arena bytes. Each path is
+checked against torch here, and a compiled model run twice (the second run
+reuses the arena) against eager.
 """
 
 from __future__ import annotations
