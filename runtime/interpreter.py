@@ -38,13 +38,14 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - A body `rdu.matmul` whose only use is a bias add runs with it as one
   `torch.addmm` where the placement proves its operands are not overwritten
   before the step reads them (`rducc.runtime.epilogues`).
+- A body convolution PyTorch's kernel runs (`kernels.conv_plan`), with or
+  without its folded bias, read through its slot alone is the kernel's own
+  new array, as a layer norm below (oneDNN writes no given array).
 - A body softmax, log softmax or layer norm (its reduces and maps) whose
   intermediates nothing else reads runs as one step of ATen's fused kernel
   where the placement proves its input is not overwritten meanwhile
   (`rducc.runtime.fused_norms`); a layer norm read through its slot alone is
-  the kernel's own new array (ATen has no layer norm into a given array);
-  so is a convolution PyTorch's kernel runs (`kernels.conv_plan`), with or
-  without its folded bias (oneDNN writes no given array either).
+  the kernel's own new array (ATen has no layer norm into a given array).
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices...] (dims 0..k-1).
