@@ -38,6 +38,9 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
 - A body `rdu.matmul` whose only use is a bias add runs with it as one
   `torch.addmm` where the placement proves its operands are not overwritten
   before the step reads them (`rducc.runtime.epilogues`).
+- A body convolution PyTorch's kernel runs (`kernels.conv_plan`), with or
+  without its folded bias, read through its slot alone is the kernel's own
+  new array, as a layer norm below (oneDNN writes no given array).
 - A body softmax, log softmax or layer norm (its reduces and maps) whose
   intermediates nothing else reads runs as one step of ATen's fused kernel
   where the placement proves its input is not overwritten meanwhile
@@ -769,9 +772,17 @@ class PlacedProgram(Runner):
                 fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
                 linear = self._norm_step(norms.at_last[body_op], dest, fresh)
             elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
-                linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest)
+                fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
+                linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest, fresh)
             elif isinstance(body_op, Product) and body_op in folds.at_product:
-                linear = self._linear_step(body_op, folds.bias[folds.at_product[body_op]], dest)
+                bias_add = folds.at_product[body_op]
+                fresh = own_bytes and _read_by_slot(result, views) and _read_by_slot(bias_add.results[0], views) \
+                    and _sound(op, verdicts)
+                linear = self._linear_step(body_op, folds.bias[bias_add], dest, fresh)
+            elif isinstance(body_op, rdu.ConvOp) and own_bytes and _read_by_slot(result, views) \
+                    and _sound(op, verdicts):
+                linear = self._conv_step(body_op, self._table.use(body_op.input), self._table.use(body_op.weight),
+                                         None, dest, fresh=True)
             if linear is not None:
                 first.append((linear, body_op))
                 later.append((linear, body_op))
@@ -789,13 +800,13 @@ class PlacedProgram(Runner):
         ]
         return _compute_step(first, later, rotating, copies)
 
-    def _linear_step(self, matmul: Product, bias_value: SSAValue, dest: int) -> Step:
+    def _linear_step(self, matmul: Product, bias_value: SSAValue, dest: int, fresh: bool = False) -> Step | None:
         """The folded step computing the product and adding `bias_value`
-        (`kernels.linear`, `kernels.conv` with its bias)."""
+        (`kernels.linear`, `kernels.conv` with its bias; `fresh`: as `_conv_step`)."""
         lhs, rhs = self._table.use(matmul.operands[0]), self._table.use(matmul.operands[1])
         bias = self._table.use(bias_value)
         if isinstance(matmul, rdu.ConvOp):
-            return self._conv_step(matmul, lhs, rhs, bias, dest)
+            return self._conv_step(matmul, lhs, rhs, bias, dest, fresh)
         transposed = matmul.transpose_rhs is not None
 
         def linear(env: Env, context: RunContext) -> None:
@@ -804,12 +815,30 @@ class PlacedProgram(Runner):
         return linear
 
     @staticmethod
-    def _conv_step(conv: rdu.ConvOp, source: int, weight: int, bias: int, dest: int) -> Step:
-        """A convolution's step adding its bias too (`kernels.conv`)."""
+    def _conv_step(conv: rdu.ConvOp, source: int, weight: int, bias: int | None, dest: int,
+                   fresh: bool = False) -> Step | None:
+        """A convolution's step (adding its bias too where given: `kernels.conv`).
+
+        With `fresh` (the value, in its own arena bytes, read through its slot
+        alone, in a compute whose placement verifies: `_norm_step`'s
+        conditions) a convolution PyTorch's kernel runs (`_fresh_conv`) binds
+        the kernel's own output array to the slot every run instead of copying
+        it into the arena (oneDNN writes no given array: a 1x96x56x56 result,
+        1.2 MB, a copy of about a tenth of the convolution). Without a bias
+        and where that does not hold, None: the op's plain kernel runs."""
         stride, padding, dilation = (tuple(a.get_values()) for a in (conv.stride, conv.padding, conv.dilation))
         groups, dtype = conv.groups.value.data, tensor_signature(conv.result.type)[1]
         plan = kernels.conv_plan(tensor_signature(conv.input.type)[0], tensor_signature(conv.weight.type)[0],
                                  stride, padding, dilation, groups, dtype)
+        if fresh and _fresh_conv(conv, plan):
+
+            def fresh_conv(env: Env, context: RunContext) -> None:
+                env[dest] = kernels.conv(env[source], env[weight], stride, padding, dilation, groups, dtype, None,
+                                         plan, None if bias is None else env[bias])
+
+            return fresh_conv
+        if bias is None:
+            return None
 
         def conv_with_bias(env: Env, context: RunContext) -> None:
             kernels.conv(env[source], env[weight], stride, padding, dilation, groups, dtype, env[dest], plan,
@@ -1144,6 +1173,14 @@ def _sound(op: Operation, verdicts: dict[Operation, bool]) -> bool:
         except VerifyException:
             verdicts[op] = False
     return verdicts[op]
+
+
+def _fresh_conv(conv: rdu.ConvOp, plan: kernels.ConvPlan) -> bool:
+    """The convolution runs PyTorch's kernel (`kernels.conv_plan`), whose new
+    output array may be the value itself (`PlacedProgram._conv_step`): its
+    operands and result are of one f32/f64 type."""
+    types = {tensor_signature(v.type)[1] for v in (conv.input, conv.weight, conv.result)}
+    return plan.path == "torch" and len(types) == 1 and types <= {np.dtype(np.float32), np.dtype(np.float64)}
 
 
 def _read_by_slot(value: SSAValue, views: Views) -> bool:

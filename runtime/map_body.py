@@ -389,7 +389,11 @@ def _last_uses(body: Sequence[Operation], yielded: SSAValue) -> dict[SSAValue, i
     return last
 
 
-def compile_body(block: Block, shapes: Sequence[tuple[int, ...]] | None = None) -> Callable[..., Any]:
+def compile_body(
+    block: Block,
+    shapes: Sequence[tuple[int, ...]] | None = None,
+    result: tuple[tuple[int, ...], np.dtype] | None = None,
+) -> Callable[..., Any]:
     """A Python function of one array per block argument returning the yielded value.
 
     The function computes on whatever (broadcast-compatible) shapes it gets and
@@ -399,62 +403,103 @@ def compile_body(block: Block, shapes: Sequence[tuple[int, ...]] | None = None) 
     out, *arrays)` runs the same lines with `out` given. With the static
     `shapes` of the arguments, a ufunc writes into a temporary of its own
     shape and type that no later op reads (`out=`), instead of a new array:
-    a long elementwise chain makes few temporaries.
+    a long elementwise chain makes few temporaries. With the map's `result`
+    shape and dtype too, a value of that shape and dtype no dead temporary
+    takes is computed into `out` itself while `out` holds nothing live
+    (`_Lines.scratch`: a batch norm's `x * scale + shift` then its ReLU are three passes
+    over `out`, no new array a call); a call whose `out` shares memory with
+    an input runs the lines without that (the input's bytes would be
+    overwritten before they are read).
     """
-    c = _BodyCompiler()
-    params = []
-    for index, arg in enumerate(block.args):
-        name = f"a{index}"
-        c.names[arg] = name
-        params.append(name)
-    *body, terminator = list(block.ops)
-    if terminator.name != "rdu.yield" or len(terminator.operands) != 1:
-        raise RduccError("an 'rdu.map' body must end in 'rdu.yield' of one value")
-    yielded = terminator.operands[0]
-    static: dict[SSAValue, tuple[int, ...]] = dict(zip(block.args, shapes)) if shapes is not None else {}
-    last = _last_uses(body, yielded)
-    temporaries: set[SSAValue] = set()  # arrays a ufunc of this body made, of a known shape
-    writes_out = False  # the yielded value's ufunc writes into `out`
-    for index, op in enumerate(body):
-        emit = _EMITTERS.get(op.name)
-        if emit is None:
-            raise RduccError(
-                f"the executor cannot run '{op.name}' inside an 'rdu.map' body "
-                f"(supported: {', '.join(map_body_ops())})"
-            )
-        if len(op.results) != 1:
-            raise RduccError(f"'{op.name}' in an 'rdu.map' body must have one result")
-        result = op.results[0]
-        dtype = element_dtype(result.type)  # rejects unsupported scalar types early
-        expression = emit(c, op, [c.names[v] for v in op.operands])
-        if op.name == "arith.constant":
-            static[result] = ()
-        elif all(v in static for v in op.operands):
-            static[result] = np.broadcast_shapes(*(static[v] for v in op.operands))
-        if _outer_ufunc(expression):
-            target = "out" if result == yielded else _dead_temporary(op, index, result, dtype, static,
-                                                                     temporaries, last, c)
-            if target is not None:
-                expression = f"{expression[:-1]}, out={target})"
-            writes_out |= target == "out"
-            if static.get(result):
-                temporaries.add(result)
-        name = f"v{index}"
-        c.names[result] = name
-        c.lines.append(f"    {name} = {expression}")
-    result_name = c.names[yielded]
-    if not writes_out:
-        c.lines.append(f"    if out is not None:\n        out[...] = {result_name}\n        return out")
-    c.lines.append(f"    return {result_name}")
-    lines = "\n".join(c.lines) + "\n"
-    source = f"def body({', '.join([*params, 'out=None'])}):\n" + lines
+    params = [f"a{index}" for index in range(len(block.args))]
+    plain = _Lines(block, shapes, None)
+    source = f"def body({', '.join([*params, 'out=None'])}):\n" + plain.text
     # the same lines as a runtime kernel's `into(context, out, *inputs)`: no wrapper frames per call
-    into_source = f"def into(_context, {', '.join(['out', *params])}):\n" + lines
-    exec(compile(source + "\n" + into_source, "<rdu.map body>", "exec"), c.namespace)  # noqa: S102
-    function = c.namespace["body"]
+    into_source = f"def into(_context, {', '.join(['out', *params])}):\n" + plain.text
+    namespace = plain.c.namespace
+    scratch = _Lines(block, shapes, result) if result is not None else None
+    if scratch is not None and scratch.scratch:
+        namespace = {**plain.c.namespace, **scratch.c.namespace, "_plain_body": None, "_plain_into": None}
+        exec(compile(source + "\n" + into_source, "<rdu.map body>", "exec"), namespace)  # noqa: S102
+        namespace["_plain_body"], namespace["_plain_into"] = namespace["body"], namespace["into"]
+        overlap = " or ".join(f"np.may_share_memory(out, {a})" for a in params) or "False"
+        guard = f"    if out is not None and ({overlap}):\n"
+        source = (f"def body({', '.join([*params, 'out=None'])}):\n{guard}"
+                  f"        return _plain_body({', '.join([*params, 'out=out'])})\n" + scratch.text)
+        into_source = (f"def into(_context, {', '.join(['out', *params])}):\n{guard}"
+                       f"        return _plain_into(_context, {', '.join(['out', *params])})\n" + scratch.text)
+    exec(compile(source + "\n" + into_source, "<rdu.map body>", "exec"), namespace)  # noqa: S102
+    function = namespace["body"]
     function.source = source
-    function.kernel_into = c.namespace["into"]
+    function.kernel_into = namespace["into"]
     return function
+
+
+class _Lines:
+    """A map body's lines of Python (`compile_body`). With the map's `result`
+    shape and dtype, `out` is one more temporary: a ufunc of that shape and
+    dtype writes there when no dead temporary takes its result and the value
+    `out` holds is read by no later op; a value in `out` read by an expression
+    other than a ufunc that writes elsewhere (which may return a view of it:
+    `astype(copy=False)`) keeps `out` for good. `scratch` says whether a value
+    other than the yielded one is computed into `out`."""
+
+    def __init__(self, block: Block, shapes: Sequence[tuple[int, ...]] | None,
+                 result: tuple[tuple[int, ...], np.dtype] | None) -> None:
+        c = self.c = _BodyCompiler()
+        for index, arg in enumerate(block.args):
+            c.names[arg] = f"a{index}"
+        *body, terminator = list(block.ops)
+        if terminator.name != "rdu.yield" or len(terminator.operands) != 1:
+            raise RduccError("an 'rdu.map' body must end in 'rdu.yield' of one value")
+        yielded = terminator.operands[0]
+        static: dict[SSAValue, tuple[int, ...]] = dict(zip(block.args, shapes)) if shapes is not None else {}
+        last = _last_uses(body, yielded)
+        temporaries: set[SSAValue] = set()  # arrays a ufunc of this body made, of a known shape
+        writes_out = False  # the yielded value's ufunc writes into `out`
+        held: SSAValue | None = None  # the value computed into `out` (with `result`)
+        kept = result is None  # `out` is no temporary (or may be aliased by a live value)
+        self.scratch = False
+        for index, op in enumerate(body):
+            emit = _EMITTERS.get(op.name)
+            if emit is None:
+                raise RduccError(
+                    f"the executor cannot run '{op.name}' inside an 'rdu.map' body "
+                    f"(supported: {', '.join(map_body_ops())})"
+                )
+            if len(op.results) != 1:
+                raise RduccError(f"'{op.name}' in an 'rdu.map' body must have one result")
+            value = op.results[0]
+            dtype = element_dtype(value.type)  # rejects unsupported scalar types early
+            expression = emit(c, op, [c.names[v] for v in op.operands])
+            if op.name == "arith.constant":
+                static[value] = ()
+            elif all(v in static for v in op.operands):
+                static[value] = np.broadcast_shapes(*(static[v] for v in op.operands))
+            outer = _outer_ufunc(expression)
+            if held is not None and held in op.operands and not outer:
+                kept = True
+            if outer:
+                target = "out" if value == yielded else _dead_temporary(op, index, value, dtype, static,
+                                                                        temporaries, last, c)
+                if target is None and not kept and result is not None and (static.get(value), dtype) == result \
+                        and (held is None or last.get(held, -1) <= index):
+                    target, self.scratch = "out", True
+                if target is not None:
+                    expression = f"{expression[:-1]}, out={target})"
+                writes_out |= value == yielded
+                if target == "out":
+                    held = value
+                elif static.get(value):
+                    temporaries.add(value)
+            name = f"v{index}"
+            c.names[value] = name
+            c.lines.append(f"    {name} = {expression}")
+        result_name = c.names[yielded]
+        if not writes_out:
+            c.lines.append(f"    if out is not None:\n        out[...] = {result_name}\n        return out")
+        c.lines.append(f"    return {result_name}")
+        self.text = "\n".join(c.lines) + "\n"
 
 
 def _dead_temporary(
@@ -491,8 +536,8 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     is the same as a runtime kernel's `into` (`rducc.runtime.registry`).
     """
     shapes = [tensor_signature(v.type)[0] for v in op.operands]
-    body = compile_body(op.regions[0].block, shapes)
     shape, dtype = tensor_signature(op.results[0].type)
+    body = compile_body(op.regions[0].block, shapes, (shape, dtype))
     known = _known_activation(body, op.regions[0].block, shapes, shape, dtype)
     if known is not None:
         body = known

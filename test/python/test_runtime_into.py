@@ -3,10 +3,12 @@ issue 19's speed work added (pooling on torch's kernels, pointwise convolution
 as one GEMM), each against eager.
 
 A body op of the placed-program interpreter computes into its arena view
-(`registry.into_of`): an `rdu.map` body's last ufunc writes there (`out=`) and
-its dead temporaries are reused, matmul and pointwise convolution hand the
-view to BLAS. Each path is checked against torch here, and a compiled model
-run twice (the second run reuses the arena) against eager.
+(`registry.into_of`): an `rdu.map` body's ufuncs of the map's shape write
+there (`out=`) and its dead temporaries are reused, matmul and pointwise
+convolution hand the view to BLAS; a convolution PyTorch's kernel runs is
+that kernel's own array where nothing reads its arena bytes. Each path is
+checked against torch here, and a compiled model run twice (the second run
+reuses the arena) against eager.
 """
 
 from __future__ import annotations
@@ -47,7 +49,10 @@ def _chain_map(shapes: list[tuple[int, ...]], result: tuple[int, ...]) -> rdu.Ma
     return op
 
 
-def test_map_writes_into_out_and_reuses_temporaries() -> None:
+def test_map_computes_its_intermediates_into_out_unless_an_input_shares_it() -> None:
+    """Every value of the map's shape is computed into `out` (no new array a
+    call); a call whose `out` is an input's own bytes (an in-place update)
+    runs the lines that keep intermediates apart, and reads the input first."""
     rng = np.random.default_rng(0)
     shapes = [(2, 3, 4), (3, 1), (4,)]
     a, b, c = (rng.standard_normal(s).astype(np.float32) for s in shapes)
@@ -58,8 +63,11 @@ def test_map_writes_into_out_and_reuses_temporaries() -> None:
     out = np.full((2, 3, 4), np.nan, np.float32)
     run.into(out, a, b, c)  # type: ignore[attr-defined]
     np.testing.assert_allclose(out, expected, rtol=1e-6)
-    assert "out=out)" in run.source  # type: ignore[attr-defined]  # the last ufunc writes the result
-    assert "out=v" in run.source  # type: ignore[attr-defined]  # a dead temporary is reused
+    lines = run.source.split("return _plain_body")[1].split("\n", 1)[1]  # type: ignore[attr-defined]
+    assert lines.count("out=out)") == 5 and "out=v" not in lines  # sub, mul, exp, add, max: all into out
+    shared = a.copy()
+    run.into(shared, shared, b, c)  # type: ignore[attr-defined]  # `a` read after `out` is first written
+    np.testing.assert_allclose(shared, expected, rtol=1e-6)
 
 
 def test_map_into_broadcasts_a_smaller_result() -> None:
@@ -72,6 +80,7 @@ def test_map_into_broadcasts_a_smaller_result() -> None:
     run.into(out, a, b, c)  # type: ignore[attr-defined]
     expected = np.maximum(np.exp((a - b) * c) + 0.5, a)
     np.testing.assert_allclose(out, np.broadcast_to(expected, (3, 5)), rtol=1e-6)
+    assert "out=v" in run.source  # type: ignore[attr-defined]  # a dead temporary of the smaller shape is reused
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, BF16], ids=str)
@@ -269,3 +278,66 @@ def test_convolution_bias_adds_run_in_the_convolution_as_eager(monkeypatch: pyte
                                m.groups, np.dtype(np.float32)).path
              for m in (model.point, model.beside, model.depthwise)}
     assert paths == {"pointwise", "windows", "torch"}, paths
+
+
+class _TorchConvolutions(torch.nn.Module):
+    """Convolutions PyTorch's kernel runs (`conv_plan` path "torch"): one
+    without a bias read by a batch norm (its own kernel, yielded into its
+    buffer), a depthwise 7x7 with its bias (folded) read through a permute
+    and a residual add, one without a bias read by a ReLU, and one whose value
+    is returned (computed into its output buffer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dense = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.norm = torch.nn.BatchNorm2d(16)
+        self.depthwise = torch.nn.Conv2d(16, 16, 7, padding=3, groups=16)
+        self.middle = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.returned = torch.nn.Conv2d(16, 8, 3, padding=1)
+        torch.nn.init.uniform_(self.norm.running_var, 0.5, 1.5)
+        torch.nn.init.uniform_(self.norm.running_mean, -0.5, 0.5)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = torch.relu(self.norm(self.dense(x)))
+        z = self.depthwise(y).permute(0, 2, 3, 1) * 0.5
+        w = z.permute(0, 3, 1, 2) + y
+        return w, self.returned(torch.relu(self.middle(w)))
+
+
+def test_a_torch_convolution_read_by_its_slot_alone_is_its_kernels_own_array(monkeypatch) -> None:
+    """Such a convolution binds the array oneDNN returns (`_conv_step`'s
+    `fresh`, no copy into the arena); the returned one is computed into its
+    buffer. Eager's numbers call after call, as the input and a convolution's
+    weight change between calls (no stale array)."""
+    torch.manual_seed(0)
+    model = _TorchConvolutions().eval()
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(1, 16, 40, 40, generator=generator)
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, (x,)), opt_level=2)
+    for m in (model.dense, model.depthwise, model.middle, model.returned):
+        assert kernels.conv_plan((1, 16, 40, 40), tuple(m.weight.shape), m.stride, m.padding, m.dilation, m.groups,
+                                 np.dtype(np.float32)).path == "torch"
+    fresh: list[bool] = []
+    plain = kernels.conv
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = args[7] if len(args) > 7 else kwargs.get("out")
+        fresh.append((tuple(args[1].shape), out is None))
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(interpreter.kernels, "conv", recording)
+    weight = next(name for name in program.weights if name.endswith("depthwise.weight"))
+    for call in range(3):
+        if call == 2:  # the Program's weight changed in place, and the model's alike
+            program.weights[weight][...] *= 2.0
+            with torch.no_grad():
+                model.depthwise.weight.mul_(2.0)
+        x = torch.randn(1, 16, 40, 40, generator=generator)
+        with torch.no_grad():
+            expected = model(x)
+        for got, want in zip(program(x), expected, strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    # each call: the dense one (its own kernel) and the returned one in their buffers, the depthwise and middle fresh
+    each = [((16, 16, 3, 3), False), ((16, 1, 7, 7), True), ((16, 16, 3, 3), True), ((8, 16, 3, 3), False)]
+    assert fresh[-8:] == each * 2, fresh
