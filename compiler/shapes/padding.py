@@ -380,17 +380,16 @@ _IGNORES = "averages over its targets"
 
 
 def _cross_entropy_reason(node: torch.fx.Node, symbol: str) -> str:
-    """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): a mean or sum over
-    class-index targets along the padded dim reads them through the validity mask (a padded target is
-    `ignore_index`, `_ignored_sites`); the padded dim among the classes, in probability targets or in a
-    per-position loss (reduction none) is not read here."""
+    """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): class-index targets
+    along the padded dim are read through the validity mask (a padded target is `ignore_index`,
+    `_ignored_sites`), for a mean, a sum or a per-position loss (reduction none, laid out as its
+    targets: `_Layouts.step`); the padded dim among the classes or in probability targets is not read here."""
     args: Any = node.args
     source, target = _val(args[0]), _val(args[1])
     classes = 1 if source.dim() > 1 else 0
     if classes in _carries(source, symbol):
         return f"reads across its dim {classes} (classes), which carries the padded dim"
-    reduction = _arg(node, 3, "reduction")
-    if target.dtype.is_floating_point or reduction == 0:
+    if target.dtype.is_floating_point:
         return _UNKNOWN
     return f"{_IGNORES}, whose dims carry the padded dim" if _carries(target, symbol) else ""
 
@@ -969,6 +968,9 @@ class _Layouts:
                 return "contracts a dim laid out inside another"
             self.known[node] = [*left[:-1], None] if name == "linear" else [left[0], self.of(cols)[-1]]
             return ""
+        if name == "cross_entropy_loss" and value.dim() == _val(args[1]).dim():
+            self.known[node] = self.of(args[1])  # a per-position loss (reduction none): its targets' layout
+            return self._all_lead(node)
         fill = name in _FILLS  # every position the same value: any layout fits
         if not fill:
             why = self._all_lead(node)

@@ -491,6 +491,38 @@ def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
         assert all(not torch.allclose(have, want) for have, want in zip(planted, expected))
 
 
+class PerTokenLoss(nn.Module):
+    """Per-token losses (reduction none) over flattened tokens, weighted and averaged by a mask the
+    model makes (as a masked-LM or RL loss is written), and over `[batch, classes, seq]`."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 7)
+
+    def forward(self, x, labels):
+        logits = self.head(x)
+        ce = nn.functional.cross_entropy
+        per = ce(logits.reshape(-1, 7), labels.reshape(-1), reduction="none").view(labels.shape[0], -1)
+        keep = (labels != 3).float()
+        return per, (per * keep).sum() / keep.sum(), ce(logits.transpose(1, 2), labels, reduction="none") * 2
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_per_token_loss_over_a_padded_seq_is_cut_as_its_targets(opt_level):
+    """reduction='none' over a padded seq: a padded target is ignore_index (its loss 0), the loss is
+    laid out as its targets (seq inside `b*s` until the view), so seq is padded; seq 5 runs seq=8."""
+    torch.manual_seed(0)
+    model = PerTokenLoss().eval()
+    seq = {1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    x, labels = _tokens(5)
+    with torch.no_grad():
+        expected = model(x, labels)
+    for index, (have, want) in enumerate(zip(compiled(x, labels), expected, strict=True)):
+        torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"output {index}")
+
+
 def test_a_causal_mask_made_by_triu_over_a_padded_seq_is_positional():
     """triu/tril read each position's own indices only (`_BY_INDEX`): a causal mask built over the
     padded seq keeps seq paddable (read before as an unknown op, which sent the plan to the Core ATen
