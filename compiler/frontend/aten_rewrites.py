@@ -509,6 +509,28 @@ def multinomial(self: torch.Tensor, num_samples: int, replacement: bool = False,
     return keys.topk(num_samples, -1).indices
 
 
+POISSON_STEPS = 40
+"""Bisection steps of `poisson`'s inversion: exact for every count below 2**40, and finer than a
+float32 count's spacing above it."""
+
+
+@decomposes("aten.poisson.default")
+def poisson(self: torch.Tensor, generator: Any = None) -> torch.Tensor:
+    """Counts drawn with rate `self`, by inverting the Poisson distribution function: the least k
+    with P(X <= k) = Q(k + 1, rate) >= u for a uniform u, found by bisection over
+    (-1, rate + 20 sqrt(rate) + 40] (where Q, the upper regularized incomplete gamma, is within one
+    ulp of 1)."""
+    rate = self.to(torch.float64 if self.dtype == torch.float64 else torch.float32)
+    uniform = torch.rand(self.shape, dtype=rate.dtype, device=self.device)
+    low = torch.full_like(rate, -1.0)
+    high = torch.ceil(rate + 20 * rate.sqrt() + 40)
+    for _ in range(POISSON_STEPS):
+        middle = torch.floor((low + high) / 2)
+        covers = (middle >= 0) & (torch.special.gammaincc(middle.clamp(min=0) + 1, rate) >= uniform)
+        high, low = torch.where(covers, middle, high), torch.where(covers, low, middle)
+    return high.to(self.dtype)
+
+
 @decomposes("aten.rrelu_with_noise_functional.default")
 def rrelu_with_noise(
     self: torch.Tensor, noise: torch.Tensor, lower: float = 1 / 8, upper: float = 1 / 3,
