@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from rducc.frontend.decompositions import decomposes
@@ -384,6 +385,65 @@ def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -
 def cholesky_inverse(factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
     eye = torch.eye(factor.shape[-1], dtype=factor.dtype, device=factor.device).expand(factor.shape)
     return cholesky_solve(eye, factor, upper)
+
+
+@decomposes("aten.fft_fftfreq.default")
+def fftfreq(n: int, d: float = 1.0, **options: Any) -> torch.Tensor:
+    """The sample frequencies of an n-point DFT: [0, 1, ..., ceil(n/2) - 1, -floor(n/2), ..., -1] times
+    1 / (d n), in the result's dtype (as torch's kernel scales them)."""
+    order = torch.arange(n, **_creation(options, torch.get_default_dtype()))
+    return torch.where(order < (n + 1) // 2, order, order - n) * (1.0 / (n * d))
+
+
+@decomposes("aten.fft_rfftfreq.default")
+def rfftfreq(n: int, d: float = 1.0, **options: Any) -> torch.Tensor:
+    """The sample frequencies of an n-point real DFT: [0, 1, ..., n // 2] times 1 / (d n)."""
+    return torch.arange(n // 2 + 1, **_creation(options, torch.get_default_dtype())) * (1.0 / (n * d))
+
+
+# --------------------------------------------------------------------------
+# Fake quantization (quantization-aware training's observers left in a model)
+# --------------------------------------------------------------------------
+
+
+def _fake_quantized(x: torch.Tensor, scale: torch.Tensor | float, zero_point: torch.Tensor | int, quant_min: int,
+                    quant_max: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the value rounded to its quantization step and clamped, whether it was in range), as torch's CPU
+    kernel computes it: q = zero_point + nearbyint(x * (1 / scale)) in float32, then
+    (clamp(q, quant_min, quant_max) - zero_point) * scale."""
+    if isinstance(scale, torch.Tensor):
+        scale = scale.to(torch.float32)
+        inverse: torch.Tensor | float = scale.reciprocal()
+        zero: torch.Tensor | float = torch.as_tensor(zero_point).to(torch.float32)
+    else:  # a number: its float32 value and reciprocal, as the kernel rounds them
+        scale, inverse, zero = float(np.float32(scale)), float(np.float32(1) / np.float32(scale)), float(zero_point)
+    level = torch.round(x.to(torch.float32) * inverse) + zero
+    kept = (level >= quant_min) & (level <= quant_max)
+    return ((level.clamp(quant_min, quant_max) - zero) * scale).to(x.dtype), kept
+
+
+@decomposes("aten.fake_quantize_per_tensor_affine_cachemask.default")
+def fake_quantize_per_tensor(x: torch.Tensor, scale: float, zero_point: int, quant_min: int,
+                             quant_max: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _fake_quantized(x, scale, zero_point, quant_min, quant_max)
+
+
+@decomposes("aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default")
+def fake_quantize_per_tensor_qparams(x: torch.Tensor, scale: torch.Tensor, zero_point: torch.Tensor,
+                                     enabled: torch.Tensor, quant_min: int, quant_max: int
+                                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The observer's tensor scale and zero point; `enabled` 0 passes the input through (all kept)."""
+    out, kept = _fake_quantized(x, scale.reshape(()), zero_point.reshape(()), quant_min, quant_max)
+    on = enabled.reshape(()) != 0
+    return torch.where(on, out, x), kept | ~on
+
+
+@decomposes("aten.fake_quantize_per_channel_affine_cachemask.default")
+def fake_quantize_per_channel(x: torch.Tensor, scale: torch.Tensor, zero_point: torch.Tensor, axis: int,
+                              quant_min: int, quant_max: int) -> tuple[torch.Tensor, torch.Tensor]:
+    shape = [1] * x.dim()
+    shape[axis] = -1
+    return _fake_quantized(x, scale.reshape(shape), zero_point.reshape(shape), quant_min, quant_max)
 
 
 # --------------------------------------------------------------------------
