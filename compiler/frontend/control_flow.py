@@ -33,7 +33,7 @@ def inline_conds(ep: ExportedProgram) -> ExportedProgram:
 
     graph_module, signature = _copy_graph_module_and_signature(ep)
     _inline_all(graph_module)
-    outputs = graph_module.graph.output_node().args[0]
+    outputs: Any = graph_module.graph.output_node().args[0]
     for spec, value in zip(signature.output_specs, outputs, strict=True):  # a result now a where's
         if isinstance(value, torch.fx.Node) and hasattr(spec.arg, "name"):
             spec.arg.name = value.name
@@ -44,7 +44,8 @@ def _inline_all(module: torch.fx.GraphModule) -> None:
     """Inline every cond of `module` whose predicate is a tensor (those of its branches first)."""
     for node in [n for n in module.graph.nodes if n.target is _COND]:
         pred = node.args[0]
-        if isinstance(pred, bool) or (isinstance(pred, torch.fx.Node) and isinstance(pred.meta.get("val"), torch.Tensor)):
+        tensor = isinstance(pred, torch.fx.Node) and isinstance(pred.meta.get("val"), torch.Tensor)
+        if isinstance(pred, bool) or tensor:
             _inline(module, node)
     module.graph.lint()
     module.recompile()
@@ -52,8 +53,9 @@ def _inline_all(module: torch.fx.GraphModule) -> None:
 
 def _inline(module: torch.fx.GraphModule, node: torch.fx.Node) -> None:
     graph = module.graph
-    pred, true_ref, false_ref, operands = node.args[:4]
-    branches = [getattr(module, ref.target) for ref in (true_ref, false_ref)]  # type: ignore[union-attr]
+    args: Any = node.args
+    pred, true_ref, false_ref, operands = args[:4]
+    branches = [getattr(module, str(ref.target)) for ref in (true_ref, false_ref)]
     for branch in branches:
         _inline_all(branch)
     with graph.inserting_before(node):
@@ -87,8 +89,8 @@ def _copy_branch(graph: torch.fx.Graph, branch: torch.fx.Graph, operands: Any) -
     """`branch`'s nodes copied into `graph` reading `operands`; its results."""
     placeholders = [n for n in branch.nodes if n.op == "placeholder"]
     values: dict[torch.fx.Node, Any] = dict(zip(placeholders, operands, strict=True))
-    out = graph.graph_copy(branch, values)
-    return list(out) if isinstance(out, tuple | list) else [out]  # type: ignore[arg-type]
+    out: Any = graph.graph_copy(branch, values)
+    return list(out) if isinstance(out, tuple | list) else [out]
 
 
 __all__ = ["has_cond", "inline_conds"]
