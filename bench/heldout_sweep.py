@@ -1541,6 +1541,1115 @@ class RunLengthEncode(nn.Module):
         return values, counts, inverse, counts.cumsum(0)
 
 
+# ----------------------------------------------------------------- round 12: a PyTorch corpus's forms (general12)
+def _floats(*shape: int, seed: int = 0) -> torch.Tensor:
+    """Distinct values (no ties for sort/arg* ops)."""
+    return torch.randperm(math.prod(shape), generator=_g(seed)).float().div(7).sub(3).reshape(shape)
+
+
+@case("corpus", [(_ints(3, 4).int(), randn(3, 4).half(), randn(3, 4, seed=1).bfloat16(), randn(3, 4, seed=2),
+                  torch.tensor(1.5, dtype=torch.float64), _ints(3, 4, low=0, high=200, seed=3).to(torch.uint8))])
+class MixedDtypeArithmetic(nn.Module):
+    """Promotion among int32, half, bf16, float32, a 0-d float64 and uint8 (half with bf16 is float32)."""
+
+    def forward(self, i32, h, b, f, d0, u8):
+        return (i32 + h, h * b, b - f, i32 * d0, f + d0, u8 + i32, u8.float() / 255, i32.type_as(h) + h,
+                (h + 1).to(f.dtype) * f, torch.result_type(i32, h) == torch.float16, u8 * 2, (b * d0).dtype == torch.bfloat16)
+
+
+@case("corpus", [(_ints(4, 5).int(), _ints(4, 5, low=1, high=30, seed=1))])
+class IntegerAndBoolMath(nn.Module):
+    """int32 pow/abs/sign/clamp, bitwise not and shifts of int32, gcd/lcm, logical ops, bool reductions."""
+
+    def forward(self, a, b):
+        flag = a > 0
+        return (a.pow(2), a.abs(), a.sign(), a.clamp(-3, 4), ~a, a << 2, a >> 1, torch.gcd(a.long(), b), torch.lcm(a.long() % 5, b % 7),
+                torch.logical_xor(flag, b > 10), flag.sum(1), flag.all(0), flag.any(), a.max(1).values, a.min(), flag.int().sum(),
+                torch.count_nonzero(a, dim=1), a.sum(dtype=torch.int32), (a % 3).prod(0), flag.float().mean(1))
+
+
+@case("corpus", [(_floats(4, 6), torch.tensor([[0, 5], [1, 1], [4, 2], [3, 0]]))])
+class TakeAlongDimAndGather(nn.Module):
+    """take_along_dim with argsort and with dim=None, gather along the first dim by a negative dim, and an expanded index."""
+
+    def forward(self, x, idx):
+        order = x.argsort(-1)
+        return (torch.take_along_dim(x, order, dim=-1), torch.take_along_dim(x, idx.flatten()[:5]),
+                torch.gather(x, -2, idx[:, :1].expand(4, 6) % 4), x.gather(1, idx.clamp(max=5)),
+                torch.take_along_dim(x, x.argmax(1, keepdim=True), 1))
+
+
+@case("corpus", [(randn(3, 5), torch.tensor([4, 0, 2]), randn(3, 3, seed=1)),
+                 (randn(3, 5, seed=2), torch.tensor([1, 3, 0]), randn(3, 3, seed=3))])
+class IndexFillCopyAdd(nn.Module):
+    """index_fill with a scalar, index_copy and index_add with alpha along dim 1, and their in-place forms."""
+
+    def forward(self, x, idx, src):
+        y = x.clone()
+        y.index_add_(1, idx, src, alpha=-0.5)
+        return (x.index_fill(1, idx[:2], -1.0), x.index_copy(1, idx, src), y, x.index_add(1, idx, src, alpha=2),
+                x.t().index_fill(0, idx, 0.0))
+
+
+@case("corpus", [(randn(4, 5), torch.tensor([[0, 1, 2, 3, 0], [3, 2, 1, 0, 3]]), randn(2, 5, seed=1))])
+class ScatterVariants(nn.Module):
+    """scatter with a scalar value, scatter(reduce='add'/'multiply'), scatter_add along dim 0, in place on a clone."""
+
+    def forward(self, x, idx, src):
+        y = x.clone()
+        y.scatter_(0, idx, src, reduce="multiply")
+        z = x.clone()
+        z.scatter_add_(0, idx, src)
+        return (x.scatter(0, idx, 2.5), x.scatter(0, idx, src, reduce="add"), y, z,
+                torch.zeros(3, 5).scatter_(1, idx[:, :3] % 5, 1.0))
+
+
+@case("corpus", [(randn(4, 6), randn(6) > 0), (randn(4, 6, seed=1), randn(6, seed=2) > 0)])
+class MaskAssignScalar(nn.Module):
+    """`y[y < 0] = 0`, columns picked by a bool mask set to a scalar, a row mask, and `+= 1` through a mask."""
+
+    def forward(self, x, cols):
+        y = x.clone()
+        y[y < 0] = 0
+        z = x.clone()
+        z[:, cols] = 1.5
+        w = x.clone()
+        w[x.sum(1) > 0] += 1
+        return y, z, w, torch.where(cols, x, x.new_tensor(-2.0))
+
+
+@case("corpus", [(randn(5, 4, 3), torch.tensor([-1, 0, 2]))])
+class NegativeAndListIndexing(nn.Module):
+    """Negative ints, lists, tensors with negative entries, None, steps and ellipsis in one subscript each."""
+
+    def forward(self, x, idx):
+        return (x[-1], x[:, [2, 0]], x[[0, 2]][:, None], x[idx], x[..., None, ::2], x[1:-1:2, -2:], x[idx, :, idx],
+                x[-2, idx[1:]], x[:, 1][idx])
+
+
+@case("corpus", [(torch.tensor([[1, 0, 3], [2, 5, 0]]),)])
+class OneHotEmbedding(nn.Module):
+    """one_hot into a matmul against an embedding table, and the embedding with padding_idx (same rows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = nn.Embedding(6, 4, padding_idx=0)
+
+    def forward(self, ids):
+        hot = F.one_hot(ids, num_classes=6).float()
+        return hot @ self.emb.weight, self.emb(ids), F.one_hot(ids.flatten(), 7).sum(0), hot.argmax(-1)
+
+
+@case("corpus", [(randn(3, 4, 5),), (randn(3, 4, 5, seed=1),)])
+class ReduceDimTuples(nn.Module):
+    """Reductions over dim tuples with and without keepdim: sum, amax, mean, std, var_mean, norm, logsumexp."""
+
+    def forward(self, x):
+        var, mean = torch.var_mean(x, (1, 2), correction=2)
+        return (x.sum((0, 2), keepdim=True), x.amax((-1, -2)), x.mean(dim=(1,), keepdim=True), x.std((0, 2), correction=0),
+                var, mean, x.norm(p=3, dim=(1, 2)), torch.logsumexp(x, (0, 1)), x.amin((0, -1), keepdim=True),
+                torch.linalg.vector_norm(x, ord=float("inf"), dim=(0, 2), keepdim=True), x.abs().prod(2).prod(1),
+                torch.linalg.matrix_norm(x), x.nansum((0, 1)))
+
+
+@case("corpus", [(_floats(3, 4, 5),), (_floats(3, 4, 5, seed=1),)])
+class ArgReductionsKeepdim(nn.Module):
+    """argmax/argmin with keepdim and flattened, max/min/median/kthvalue/mode along a dim with keepdim, aminmax."""
+
+    def forward(self, x):
+        m = x.max(1, keepdim=True)
+        lo, hi = torch.aminmax(x, dim=-1)
+        return (x.argmax(0, keepdim=True), x.argmin(), m.values, m.indices, x.min(-1).indices, x.median(2, keepdim=True).indices,
+                x.kthvalue(2, 0, keepdim=True).values, x.round().mode(1).values, lo, hi, x.nanmedian(1).values)
+
+
+@case("corpus", [(randn(3, 8),)])
+class QuantileModes(nn.Module):
+    """quantile with a tensor of qs along a dim in each interpolation, and nanquantile over values with NaN."""
+
+    def forward(self, x):
+        q = torch.tensor([0.1, 0.5, 0.9])
+        holes = x.masked_fill(x > 1, float("nan"))
+        return tuple(torch.quantile(x, q, dim=1, keepdim=True, interpolation=m)
+                     for m in ("linear", "lower", "higher", "nearest", "midpoint")) + (
+            torch.nanquantile(holes, 0.25, dim=1), torch.quantile(x, 0.5))
+
+
+@case("complex", [(torch.randn(3, 4, dtype=torch.complex128, generator=_g(11)),)])
+class Complex128Edge(nn.Module):
+    """complex128 in and out: modulus, conjugate product, real view sums and a double result."""
+
+    def forward(self, z):
+        return z * z.conj(), z.abs(), torch.view_as_real(z).sum(-1), z * 2.5 - 1j, (z.real - z.imag).sum()
+
+
+@case("complex", [(torch.randn(2, 5, dtype=torch.complex64, generator=_g(12)), randn(2, 5) > 0, randn(5).abs() + 0.5)])
+class ComplexWhereAndDivide(nn.Module):
+    """where between complex and a scalar, complex divided by a real vector, sgn, and masked_fill with a complex scalar."""
+
+    def forward(self, z, mask, r):
+        return torch.where(mask, z, 0), z / r, z.sgn(), z.masked_fill(mask, 1j), (z * r).sum(0)
+
+
+@case("complex", [(randn(4, 3), randn(3))])
+class ComplexRotationEinsum(nn.Module):
+    """A complex rotation built from angles, applied with einsum, then magnitudes back to reals."""
+
+    def forward(self, x, theta):
+        rot = torch.exp(1j * theta)
+        z = torch.complex(x, x.flip(0))
+        out = torch.einsum("bi,i->bi", z, rot)
+        return out.abs(), torch.view_as_real(out).flatten(1), torch.einsum("bi,ci->bc", out, out.conj()).real
+
+
+@case("corpus", [(randn(4, 6),), (randn(4, 6, seed=1),)])
+class InplaceSliceAssign(nn.Module):
+    """A row assigned from another, `+=` into a column slice, copy_ into the last column, a strided flat view zeroed."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[0] = y[1]
+        y[:, 2:4] += x[:, :2]
+        y[..., -1].copy_(x[..., 0])
+        y.view(-1)[::5] = 0
+        y.unsqueeze(0)[0, 2].fill_(5)
+        return y, y.sum(0)
+
+
+@case("corpus", [(randn(3, 4),), (randn(3, 4, seed=1),)])
+class InplaceActivationsOnViews(nn.Module):
+    """relu_/sigmoid_/add_(alpha)/mul_/clamp_ through a transpose, a chunk and a select."""
+
+    def forward(self, x):
+        y = x.clone()
+        y.t().relu_()
+        a, b = y.chunk(2, dim=1)
+        a.sigmoid_()
+        b.add_(x[:, :2], alpha=3).mul_(0.5)
+        y[1].clamp_(min=0.2)
+        y.T.sub_(1)
+        return y
+
+
+@case("corpus", [(randn(3, 4), randn(4) > 0, randn(3, seed=1))])
+class WhereBroadcastScalars(nn.Module):
+    """where with broadcast conditions and operands, a 0-d tensor, Python scalars, then the result as an index."""
+
+    def forward(self, x, cond, row):
+        picked = torch.where(x > 0, 1, 0)
+        return (torch.where(cond, x, 0.0), torch.where(cond[None, :], row[:, None], torch.tensor(2.0)),
+                torch.where(cond, 1.0, -1.0), picked, x.gather(1, picked), torch.where(row > 0)[0].numel() * x,
+                x.masked_fill(~cond, float("-inf")).softmax(-1))
+
+
+@case("corpus", [(randn(3, 5) > 0, _ints(3, 5, low=1, high=4).int(), randn(3, 5))])
+class CumulativeDtypes(nn.Module):
+    """cumsum of bool (int64), of int32 (int64), with dtype=float64, cumprod of ints, diff with prepend, trapezoid."""
+
+    def forward(self, flag, n, x):
+        return (flag.cumsum(1), n.cumsum(0), x.cumsum(1, dtype=torch.float64), n.cumprod(1), torch.diff(x, dim=1, prepend=x[:, :1]),
+                torch.diff(n, n=2, dim=1), torch.trapezoid(x, dim=1), torch.cumulative_trapezoid(x, dim=1), x.cummin(1).indices)
+
+
+@case("corpus", [(_floats(4, 7),), (_floats(4, 7, seed=1),)])
+class TopkSmallestAndRanks(nn.Module):
+    """topk of the smallest, along dim 0, of ints; ranks by argsort of argsort; sort descending of ints."""
+
+    def forward(self, x):
+        n = (x * 7).long()
+        small = x.topk(2, largest=False)
+        ranks = x.argsort(1).argsort(1)
+        return (small.values, small.indices, x.topk(3, dim=0).indices, n.topk(2).values, ranks,
+                n.sort(1, descending=True).values, torch.sort(x, 0).indices, x.msort()[:2])
+
+
+@case("corpus", [(randn(2, 3, 6), randn(1, 2, 5, 5, seed=1), randn(1, 2, 3, 4, 5, seed=2))])
+class PadModes(nn.Module):
+    """F.pad in reflect (1-D and 2-D), replicate (3-D), circular (2-D), constant with a value, and negative (cropping) pads."""
+
+    def forward(self, x, img, vol):
+        return (F.pad(x, (2, 1), mode="reflect"), F.pad(img, (1, 2, 2, 0), mode="reflect"), F.pad(vol, (1, 1, 0, 2, 1, 0), mode="replicate"),
+                F.pad(img, (2, 1, 1, 3), mode="circular"), F.pad(x, (1, 1, 0, 2), value=-3.5), F.pad(img, (-1, 0, 1, -2)),
+                nn.ReflectionPad2d(1)(img), nn.ZeroPad2d((0, 1, 1, 0))(img), F.pad(x, (1, 2), mode="replicate"))
+
+
+@case("corpus", [(randn(1, 2, 4, 6),)])
+class InterpolateModes(nn.Module):
+    """interpolate: nearest, nearest-exact, bilinear with and without align_corners, bicubic, area, a 1.5 scale, sizes."""
+
+    def forward(self, x):
+        return (F.interpolate(x, scale_factor=2, mode="nearest"), F.interpolate(x, size=(5, 9), mode="nearest-exact"),
+                F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=True), F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+                F.interpolate(x, size=(6, 8), mode="bicubic", align_corners=False), F.interpolate(x, size=(2, 3), mode="area"),
+                F.interpolate(x.flatten(2), size=10, mode="linear"), F.interpolate(x[:, :, None], size=(2, 5, 7), mode="trilinear"),
+                nn.Upsample(scale_factor=(1, 2), mode="nearest")(x))
+
+
+@case("corpus", [(randn(1, 3, 8, 8),)])
+class AntialiasDownscale(nn.Module):
+    """Downscaling with antialias (bilinear and bicubic), as torchvision's Resize does."""
+
+    def forward(self, x):
+        return (F.interpolate(x, size=(3, 5), mode="bilinear", antialias=True),
+                F.interpolate(x, size=(4, 4), mode="bicubic", antialias=True, align_corners=False))
+
+
+@case("corpus", [(randn(2, 3, 4, 5), randn(2, 3, 6, 5, seed=1), randn(4, 4, seed=2), randn(5, seed=3))])
+class EinsumSpellings(nn.Module):
+    """einsum with an implicit output, spaces, a trace, an outer product, a full sum, the sublist form, repeated operands."""
+
+    def forward(self, q, k, m, v):
+        return (torch.einsum("bhqd,bhkd->bhqk", q, k), torch.einsum("ij,jk", m, m), torch.einsum("ii", m),
+                torch.einsum("i, j -> ij", v, v), torch.einsum("bhqd->", q), torch.einsum(m, [0, 1], m, [1, 2], [0, 2]),
+                torch.einsum("bhqd,bhqd->bhq", q, q), torch.einsum("ii->i", m), torch.einsum("bhqd,d->bqh", q, v),
+                torch.einsum("ij,ij,ij->i", m, m, m))
+
+
+@case("corpus", [(randn(2, 3),)])
+class CreationWithDtypes(nn.Module):
+    """Creation ops with dtype and device arguments: arange by a float step, linspace in bf16, full of int16,
+    eye of ints, new_full/new_ones/zeros_like with another dtype, logspace, a tensor literal on the input's device."""
+
+    def forward(self, x):
+        return (torch.arange(0, 1, 0.25, dtype=torch.float64), torch.linspace(-1, 1, 5, dtype=torch.bfloat16),
+                torch.full((2, 3), 7, dtype=torch.int16), torch.eye(3, 4, dtype=torch.int64), x.new_full((2,), 3.5),
+                x.new_ones(3, dtype=torch.int32, device=x.device), torch.zeros_like(x, dtype=torch.bool),
+                torch.logspace(0, 2, 3), x + torch.tensor([1.0, 2.0, 3.0], device=x.device),
+                torch.ones(2, 3, device="cpu") * x, torch.empty(2, 3).fill_(0.5) + x, torch.arange(6).view(2, 3) * x,
+                torch.full_like(x, 2, dtype=torch.float16), torch.arange(5, 0, -2))
+
+
+@case("corpus", [(randn(4), randn(3, seed=1))])
+class GridsAndCombinations(nn.Module):
+    """meshgrid with xy and ij indexing, cartesian_prod, triu_indices gathering pairs, diag_embed, block_diag, kron."""
+
+    def forward(self, a, b):
+        gx, gy = torch.meshgrid(a, b, indexing="xy")
+        ix, iy = torch.meshgrid(a, b, indexing="ij")
+        rows, cols = torch.triu_indices(4, 4, 1)
+        return (gx * gy, ix - iy, torch.cartesian_prod(a, b), a[rows] * a[cols], torch.tril_indices(3, 4, -1),
+                torch.diag_embed(b), torch.block_diag(a[None, :2], b[:, None]), torch.kron(a[:2, None], b[None]),
+                torch.vander(b, 3), torch.rot90(ix, 1, (0, 1)))
+
+
+@case("corpus", [(randn(2, 3, 4), randn(3, 4, seed=1))])
+class MovedimUnflattenRoll(nn.Module):
+    """movedim with tuples, unflatten, roll along two dims, flatten of a middle range, swapaxes, expand_as, repeat."""
+
+    def forward(self, x, y):
+        return (x.movedim((0, 1), (2, 0)), x.unflatten(2, (2, 2)), torch.roll(x, (1, -2), (1, 2)), x.flatten(0, 1),
+                x.swapaxes(0, 2), y.expand_as(x) + x, y.repeat(2, 1, 2), torch.roll(y, 5), x.unsqueeze(2).tile((1, 1, 2, 1)))
+
+
+@case("corpus", [(randn(3, 4), randn(3, 4, seed=1), randn(3, seed=2))])
+class LossFunctionsOtherForms(nn.Module):
+    """huber, smooth_l1 with beta, kl_div with log targets, BCE with pos_weight, margin ranking, cosine embedding,
+    triplet margin, soft margin, multilabel margin's soft form, poisson nll."""
+
+    def forward(self, a, b, s):
+        y = torch.sign(s)
+        t = (b > 0).float()
+        return (F.huber_loss(a, b, delta=0.5), F.smooth_l1_loss(a, b, beta=2.0, reduction="sum"),
+                F.kl_div(a.log_softmax(1), b.log_softmax(1), reduction="batchmean", log_target=True),
+                F.binary_cross_entropy_with_logits(a, t, pos_weight=torch.tensor([1.0, 2.0, 0.5, 3.0])),
+                F.margin_ranking_loss(a[:, 0], b[:, 0], y, margin=0.1), F.cosine_embedding_loss(a, b, y),
+                F.triplet_margin_loss(a, b, a.flip(0)), F.soft_margin_loss(a, torch.sign(b)),
+                F.multilabel_soft_margin_loss(a, t), F.poisson_nll_loss(a, b.abs()), F.l1_loss(a, b, reduction="none"))
+
+
+@case("corpus", [(randn(5, 4), torch.tensor([0, 2, 1, 3, 2]))])
+class CrossEntropyForms(nn.Module):
+    """cross_entropy with class weights and label smoothing, reduction='none'/'sum', ignore_index, nll_loss of log_softmax."""
+
+    def forward(self, logits, target):
+        w = torch.tensor([1.0, 0.5, 2.0, 1.5])
+        return (F.cross_entropy(logits, target, weight=w, label_smoothing=0.1), F.cross_entropy(logits, target, reduction="none"),
+                F.cross_entropy(logits, target, ignore_index=2, reduction="sum"), F.nll_loss(logits.log_softmax(-1), target, weight=w),
+                F.cross_entropy(logits, logits.softmax(-1)), F.cross_entropy(logits[None].transpose(1, 2), target[None]))
+
+
+@case("corpus", [(randn(2, 4, 3, 3),)])
+class NormalizationVariants(nn.Module):
+    """normalize with p=1 along dim 0, local response norm, rms_norm with a weight, group norm without affine,
+    layer norm over two dims, instance norm with running statistics (eval), renorm."""
+
+    def forward(self, x):
+        return (F.normalize(x, p=1.0, dim=0), F.local_response_norm(x, 3), F.rms_norm(x, (3, 3), torch.full((3, 3), 2.0)),
+                F.group_norm(x, 2), F.layer_norm(x, (3, 3)), F.instance_norm(x, torch.zeros(4), torch.ones(4)),
+                torch.renorm(x, 2, 1, 1.0), F.normalize(x.flatten(1), dim=-1))
+
+
+@case("corpus", [(randn(2, 3, 5, 5),)])
+class GridSampleAffine(nn.Module):
+    """affine_grid of a rotation and grid_sample with bilinear/nearest, zeros/border/reflection padding."""
+
+    def forward(self, x):
+        c, s = math.cos(0.3), math.sin(0.3)
+        theta = torch.tensor([[c, -s, 0.1], [s, c, -0.2]]).expand(2, 2, 3)
+        grid = F.affine_grid(theta, [2, 3, 4, 6], align_corners=False)
+        return (F.grid_sample(x, grid, align_corners=False), F.grid_sample(x, grid, mode="nearest", padding_mode="border", align_corners=False),
+                F.grid_sample(x, grid * 1.3, padding_mode="reflection", align_corners=True))
+
+
+@case("corpus", [(randn(3, 4), randn(3, 4, seed=1).abs() + 0.1)])
+class PointwiseSpecials(nn.Module):
+    """copysign, heaviside, hypot, logaddexp2, xlogy with zeros, float_power, lerp with a tensor weight, addcdiv, frac, ldexp."""
+
+    def forward(self, x, y):
+        return (torch.copysign(y, x), torch.heaviside(x, torch.tensor(0.5)), torch.hypot(x, y), torch.logaddexp2(x, y),
+                torch.xlogy(x.clamp(min=0), y), torch.float_power(y, 2), torch.lerp(x, y, y / y.max()),
+                torch.addcdiv(x, x, y, value=0.5), x.frac(), torch.ldexp(x, torch.tensor(3)), torch.sinc(x), x.logit(eps=1e-3))
+
+
+@case("corpus", [(randn(1, 16, 6, 6),), (randn(1, 16, 6, 6, seed=1),)])
+class MobileNetV2Block(nn.Module):
+    """MobileNetV2's inverted residual: 1x1 expand, 3x3 depthwise, ReLU6, 1x1 project, batch norms (eval), residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(1)
+        self.expand = nn.Sequential(nn.Conv2d(16, 48, 1, bias=False), nn.BatchNorm2d(48), nn.ReLU6(inplace=True))
+        self.depthwise = nn.Sequential(nn.Conv2d(48, 48, 3, padding=1, groups=48, bias=False), nn.BatchNorm2d(48), nn.ReLU6(inplace=True))
+        self.project = nn.Sequential(nn.Conv2d(48, 16, 1, bias=False), nn.BatchNorm2d(16))
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                nn.init.uniform_(m.weight, 0.5, 1.5), nn.init.normal_(m.running_mean), nn.init.uniform_(m.running_var, 0.5, 2)
+
+    def forward(self, x):
+        return x + self.project(self.depthwise(self.expand(x)))
+
+
+class FunctionalBottleneck(nn.Module):
+    """A ResNet bottleneck with stride 2 and a projection shortcut, written with F.conv2d on bare parameters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        g = _g(7)
+        self.w1 = nn.Parameter(torch.randn(4, 8, 1, 1, generator=g) * 0.3)
+        self.w2 = nn.Parameter(torch.randn(4, 4, 3, 3, generator=g) * 0.2)
+        self.w3 = nn.Parameter(torch.randn(16, 4, 1, 1, generator=g) * 0.3)
+        self.ws = nn.Parameter(torch.randn(16, 8, 1, 1, generator=g) * 0.3)
+        self.scale = nn.Parameter(torch.rand(16, generator=g) + 0.5)
+
+    def forward(self, x):
+        h = F.relu(F.conv2d(x, self.w1))
+        h = F.relu(F.conv2d(h, self.w2, stride=2, padding=1))
+        h = F.conv2d(h, self.w3) * self.scale.view(1, -1, 1, 1)
+        return F.relu(h + F.conv2d(x, self.ws, stride=2)), F.adaptive_avg_pool2d(h, 1).flatten(1)
+
+
+case("corpus", [(randn(2, 8, 7, 7),)])(FunctionalBottleneck)
+
+
+@case("corpus", [(randn(1, 8, 9, 9),)])
+class ConvNeXtBlockPermuted(nn.Module):
+    """ConvNeXt's block: depthwise 7x7, permute to NHWC, LayerNorm on the last dim, MLP, layer scale, permute back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(2)
+        self.dw = nn.Conv2d(8, 8, 7, padding=3, groups=8)
+        self.norm = nn.LayerNorm(8, eps=1e-6)
+        self.fc1, self.fc2 = nn.Linear(8, 32), nn.Linear(32, 8)
+        self.gamma = nn.Parameter(torch.full((8,), 0.5))
+
+    def forward(self, x):
+        h = self.dw(x).permute(0, 2, 3, 1)
+        h = self.fc2(F.gelu(self.fc1(self.norm(h)))) * self.gamma
+        return x + h.permute(0, 3, 1, 2)
+
+
+@case("corpus", [(randn(2, 3, 8, 8),)])
+class VitPatchesByUnfold(nn.Module):
+    """ViT written another way: patches by unfold/reshape (no conv), a class token, learned positions,
+    attention with qkv chunked by reshape/unbind, tanh-GELU MLP, the class token out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(3)
+        self.embed = nn.Linear(3 * 16, 12)
+        self.cls = nn.Parameter(torch.randn(1, 1, 12))
+        self.pos = nn.Parameter(torch.randn(1, 5, 12) * 0.1)
+        self.qkv, self.proj = nn.Linear(12, 36), nn.Linear(12, 12)
+        self.mlp = nn.Sequential(nn.Linear(12, 24), nn.GELU(approximate="tanh"), nn.Linear(24, 12))
+        self.n1, self.n2 = nn.LayerNorm(12), nn.LayerNorm(12)
+
+    def forward(self, img):
+        b = img.shape[0]
+        patches = img.unfold(2, 4, 4).unfold(3, 4, 4).permute(0, 2, 3, 1, 4, 5).reshape(b, 4, 48)
+        x = torch.cat([self.cls.expand(b, -1, -1), self.embed(patches)], 1) + self.pos
+        q, k, v = self.qkv(self.n1(x)).reshape(b, 5, 3, 2, 6).permute(2, 0, 3, 1, 4).unbind(0)
+        att = (q @ k.transpose(-2, -1) * 6 ** -0.5).softmax(-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, 5, 12))
+        x = x + self.mlp(self.n2(x))
+        return x[:, 0]
+
+
+@case("corpus", [(randn(2, 8, 6, 6),)])
+class EfficientNetGates(nn.Module):
+    """SiLU, hardswish, a squeeze-excite gate with hardsigmoid, adaptive pooling to 1, and a drop-connect-free residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(4)
+        self.conv = nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.reduce, self.expand = nn.Conv2d(8, 2, 1), nn.Conv2d(2, 8, 1)
+
+    def forward(self, x):
+        h = F.hardswish(self.conv(F.silu(x)))
+        gate = F.hardsigmoid(self.expand(F.silu(self.reduce(F.adaptive_avg_pool2d(h, 1)))))
+        return x + h * gate, F.adaptive_max_pool2d(h, (2, 3))
+
+
+@case("corpus", [(randn(1, 4, 7, 7),)])
+class DenseNetTransition(nn.Module):
+    """DenseNet: two BN-ReLU-conv layers each concatenated to what came before, then a transition with an
+    average pool (ceil_mode, count_include_pad=False) and a max pool with ceil_mode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(5)
+        self.layers = nn.ModuleList(nn.Sequential(nn.BatchNorm2d(4 + 3 * i), nn.ReLU(), nn.Conv2d(4 + 3 * i, 3, 3, padding=1))
+                                    for i in range(2))
+        self.trans = nn.Conv2d(10, 5, 1)
+
+    def forward(self, x):
+        feats = [x]
+        for layer in self.layers:
+            feats.append(layer(torch.cat(feats, 1)))
+        h = self.trans(torch.cat(feats, 1))
+        return (F.avg_pool2d(h, 2, ceil_mode=True, count_include_pad=False), F.avg_pool2d(h, 3, 2, padding=1, count_include_pad=False),
+                F.max_pool2d(h, 2, ceil_mode=True))
+
+
+@case("corpus", [(randn(2, 12, 4, 4),)])
+class ShuffleNetUnit(nn.Module):
+    """ShuffleNet: channel_shuffle (the op and the view/transpose spelling), pixel_unshuffle, a split in two halves."""
+
+    def forward(self, x):
+        left, right = x.chunk(2, dim=1)
+        b, c, h, w = x.shape
+        shuffled = x.view(b, 3, c // 3, h, w).transpose(1, 2).reshape(b, c, h, w)
+        return (F.channel_shuffle(x, 4), shuffled, F.pixel_unshuffle(right, 2), torch.cat([left, right.relu()], 1),
+                nn.ChannelShuffle(2)(x)[:, :3])
+
+
+@case("corpus", [(randn(2, 6, 8),), (randn(2, 6, 8, seed=1),)])
+class MlpMixerBlock(nn.Module):
+    """MLP-Mixer: token mixing by a Linear over the transposed tokens, channel mixing, LayerNorms."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(6)
+        self.n1, self.n2 = nn.LayerNorm(8), nn.LayerNorm(8)
+        self.tokens = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.Linear(12, 6))
+        self.channels = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+
+    def forward(self, x):
+        x = x + self.tokens(self.n1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channels(self.n2(x))
+
+
+@case("corpus", [(randn(1, 8, 4, 4), randn(1, 4, 9, 9, seed=1))])
+class UNetUpCropConcat(nn.Module):
+    """UNet's up step: ConvTranspose2d (stride 2, output_padding), a centre crop of the skip, cat, GroupNorm, ReLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(7)
+        self.up = nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
+        self.conv, self.norm = nn.Conv2d(8, 4, 3, padding=1), nn.GroupNorm(2, 4)
+
+    def forward(self, x, skip):
+        u = self.up(x)
+        dy, dx = (skip.shape[2] - u.shape[2]) // 2, (skip.shape[3] - u.shape[3]) // 2
+        crop = skip[:, :, dy:dy + u.shape[2], dx:dx + u.shape[3]]
+        return F.relu(self.norm(self.conv(torch.cat([crop, u], 1))))
+
+
+@case("corpus", [(randn(1, 4, 8, 8), randn(1, 6, 4, 4, seed=1), randn(1, 8, 2, 2, seed=2))])
+class FpnTopDown(nn.Module):
+    """FPN's top-down path: lateral 1x1s, nearest upsampling to the next level's size, sums, 3x3 smoothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(8)
+        self.lateral = nn.ModuleList(nn.Conv2d(c, 5, 1) for c in (4, 6, 8))
+        self.smooth = nn.Conv2d(5, 5, 3, padding=1)
+
+    def forward(self, c3, c4, c5):
+        p5 = self.lateral[2](c5)
+        p4 = self.lateral[1](c4) + F.interpolate(p5, size=c4.shape[-2:], mode="nearest")
+        p3 = self.lateral[0](c3) + F.interpolate(p4, scale_factor=2.0)
+        return [self.smooth(p) for p in (p3, p4, p5)]
+
+
+@case("corpus", [(randn(2, 5, 8), torch.tensor([5, 3]))])
+class GruLikeScanUnrolled(nn.Module):
+    """A GRU cell unrolled by a Python loop over time, with lengths masking the update (packed-sequence free)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(9)
+        self.cell = nn.GRUCell(8, 6)
+
+    def forward(self, x, lengths):
+        h = x.new_zeros(x.shape[0], 6)
+        outs = []
+        for t in range(x.shape[1]):
+            new = self.cell(x[:, t], h)
+            keep = (t < lengths).unsqueeze(1)
+            h = torch.where(keep, new, h)
+            outs.append(h)
+        return torch.stack(outs, 1), h
+
+
+@case("corpus", [(randn(2, 5, 8),)])
+class LstmModule(nn.Module):
+    """nn.LSTM (two layers, batch_first, bidirectional) as torch.export traces it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(10)
+        self.lstm = nn.LSTM(8, 6, num_layers=2, batch_first=True, bidirectional=True)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return out, h, c
+
+
+# ----------------------------------------------------------------- round 12: random ops (statistical)
+U = torch.zeros(20000)
+
+
+@case("random", [(U,)], check=_moments(0.5, 25 / 12))
+class UniformInPlaceRange(nn.Module):
+    def forward(self, x):
+        return x.clone().uniform_(-2, 3)
+
+
+@case("random", [(U,)], check=_moments(math.exp(0.125), (math.exp(0.25) - 1) * math.exp(0.25)))
+class LogNormalInPlace(nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x).log_normal_(0.0, 0.5)
+
+
+@case("random", [(U,)], check=_moments(1 / 0.3, 0.7 / 0.09))
+class GeometricInPlace(nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x).geometric_(0.3)
+
+
+@case("random", [(U,)], check=_moments(0.5772156649, math.pi ** 2 / 6))
+class GumbelFromUniform(nn.Module):
+    """Gumbel noise as Gumbel-softmax code writes it: -log(-log(u)) of a uniform draw."""
+
+    def forward(self, x):
+        u = torch.rand_like(x).clamp(1e-10, 1 - 1e-7)
+        return -torch.log(-torch.log(u))
+
+
+@case("random", [(U,)], check=_moments(0.0, 1.0))
+class RandnBf16Device(nn.Module):
+    def forward(self, x):
+        return torch.randn(x.shape, dtype=torch.bfloat16, device=x.device).float()
+
+
+@case("random", [(torch.full((20000,), 3.0),)], check=_moments(3.0, 3.0))
+class PoissonOfRates(nn.Module):
+    def forward(self, rates):
+        return torch.poisson(rates)
+
+
+@case("random", [(torch.full((20000,), 2.0), torch.full((20000,), 0.5))], check=_moments(2.0, 0.25))
+class NormalOfTensors(nn.Module):
+    def forward(self, mean, std):
+        return torch.normal(mean, std)
+
+
+@case("random", [(U,)], check=_moments(-0.5, 33.25))
+class RandintInt32Generator(nn.Module):
+    def forward(self, x):
+        return torch.randint(-10, 10, x.shape, dtype=torch.int32, generator=torch.Generator().manual_seed(4)).float()
+
+
+def _permutation(got: Any, eager: Any) -> None:
+    g = torch.as_tensor(got)
+    assert g.shape == eager.shape and torch.equal(g.sort().values, eager.sort().values), "not a permutation"
+    assert not torch.equal(g, torch.arange(g.numel()).float()), "the identity"
+
+
+@case("random", [(torch.arange(200).float(),)], check=_permutation)
+class RandpermShuffle(nn.Module):
+    def forward(self, x):
+        return x[torch.randperm(x.shape[0])]
+
+
+def _frequencies(got: Any, eager: Any) -> None:
+    counts = torch.bincount(torch.as_tensor(got).flatten(), minlength=4).double() / torch.as_tensor(got).numel()
+    want = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)
+    assert (counts - want).abs().max() < 0.02, counts
+
+
+@case("random", [(torch.tensor([1.0, 2.0, 3.0, 4.0]),)], check=_frequencies)
+class MultinomialWithReplacement(nn.Module):
+    def forward(self, w):
+        return torch.multinomial(w.expand(4, 4), 5000, replacement=True)
+
+
+def _channels_dropped(got: Any, eager: Any) -> None:
+    g = torch.as_tensor(got)
+    per_channel = g.flatten(2)
+    whole = ((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+    assert whole.all(), "a channel neither dropped whole nor kept whole"
+    kept = (per_channel[..., 0] == 2).double().mean().item()
+    assert abs(kept - 0.5) < 0.1, kept
+
+
+@case("random", [(torch.ones(8, 64, 3, 3),)], check=_channels_dropped)
+class Dropout2dTrain(nn.Module):
+    def forward(self, x):
+        return F.dropout2d(x, 0.5, training=True)
+
+
+@case("random", [(randn(20000, seed=9),)], check=_moments(0.0, 1.0))
+class AlphaDropoutTrain(nn.Module):
+    """alpha_dropout keeps a standard normal input's mean and variance."""
+
+    def forward(self, x):
+        return F.alpha_dropout(x, 0.2, training=True)
+
+
+@case("corpus", [(randn(3, 4), torch.tensor(1.0)), (randn(3, 4, seed=1), torch.tensor(-1.0))])
+class CondBranches(nn.Module):
+    """torch.cond on a tensor predicate: two branches of different ops, same result shape."""
+
+    def forward(self, x, flag):
+        return torch.cond(flag.sum() > 0, lambda a: a.sin() * 2, lambda a: a.cos() - 1, (x,))
+
+
+class RunningStats(nn.Module):
+    """A buffer updated in forward (an EMA of the batch mean and a call counter), as a normalizer written by hand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(4))
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.mean.mul_(0.9).add_(x.mean(0), alpha=0.1)
+        self.calls += 1
+        return x - self.mean, self.calls * 1
+
+
+case("corpus", [(randn(5, 4),), (randn(5, 4, seed=1),)])(RunningStats)
+
+
+class KvCacheWrite(nn.Module):
+    """A static KV cache written at positions given as a tensor (index_copy_ into a buffer), then read whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 8, 4))
+
+    def forward(self, kv, pos):
+        self.cache.index_copy_(1, pos, kv)
+        return self.cache.sum(-1), (self.cache[:, : pos.max() + 1] if False else self.cache).mean(1)
+
+
+case("corpus", [(randn(1, 2, 4), torch.tensor([0, 1])), (randn(1, 2, 4, seed=1), torch.tensor([2, 3]))])(KvCacheWrite)
+
+
+@case("corpus", [(randn(2, 6, 8),)])
+class AutocastRegion(nn.Module):
+    """A bf16 autocast region inside forward (matmuls in bf16), a float32 softmax after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(11)
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = self.lin(x)
+            s = h @ h.transpose(1, 2)
+        return s.float().softmax(-1), h.dtype == torch.bfloat16
+
+
+@case("corpus", [(randn(2, 5, 8), torch.tensor([[False, False, False, True, True], [False] * 5]))])
+class TorchEncoderLayerWithPadding(nn.Module):
+    """nn.TransformerEncoderLayer (norm_first, GELU) with a key padding mask, and an nn.TransformerEncoder of two."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(12)
+        self.layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu", batch_first=True, norm_first=True)
+        self.stack = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), 2,
+                                           enable_nested_tensor=False)
+
+    def forward(self, x, pad):
+        return self.layer(x, src_key_padding_mask=pad), self.stack(x, src_key_padding_mask=pad)
+
+
+@case("corpus", [(randn(2, 4, 8), randn(2, 6, 8, seed=1))])
+class TorchDecoderLayerCausal(nn.Module):
+    """nn.TransformerDecoderLayer with a causal mask from generate_square_subsequent_mask and memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(13)
+        self.layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+
+    def forward(self, tgt, memory):
+        mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+        return self.layer(tgt, memory, tgt_mask=mask, tgt_is_causal=True)
+
+
+@case("corpus", [(randn(2, 5, 8), torch.tensor([[False, False, False, False, True], [False, False, True, True, True]]))])
+class MhaWeightsPerHead(nn.Module):
+    """nn.MultiheadAttention returning per-head weights (average_attn_weights=False), a key padding mask, kdim/vdim."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(14)
+        self.mha = nn.MultiheadAttention(8, 2, batch_first=True, kdim=6, vdim=4)
+
+    def forward(self, x, pad):
+        out, weights = self.mha(x, x[..., :6], x[..., :4], key_padding_mask=pad, average_attn_weights=False)
+        return out, weights
+
+
+@case("corpus", [(randn(2, 4, 6, 8), randn(2, 2, 6, 8, seed=1), randn(2, 2, 6, 8, seed=2), randn(6, 6, seed=3))])
+class SdpaOptions(nn.Module):
+    """scaled_dot_product_attention with enable_gqa, a custom scale, a float mask and a boolean mask."""
+
+    def forward(self, q, k, v, bias):
+        return (F.scaled_dot_product_attention(q, k, v, enable_gqa=True, scale=0.3),
+                F.scaled_dot_product_attention(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), attn_mask=bias),
+                F.scaled_dot_product_attention(q[:, :2], k, v, attn_mask=bias > 0))
+
+
+@case("corpus", [(randn(4, 4) + 4 * torch.eye(4), randn(4, 2, seed=1))])
+class LinalgSolvers(nn.Module):
+    """det, slogdet, inv, solve, cholesky of a made SPD matrix, qr's reconstruction, eigvalsh, pinv, matrix_exp, cholesky_solve."""
+
+    def forward(self, a, b):
+        spd = a @ a.T + torch.eye(4)
+        q, r = torch.linalg.qr(a)
+        sign, logabs = torch.linalg.slogdet(a)
+        return (torch.linalg.det(a), sign, logabs, torch.linalg.inv(a), torch.linalg.solve(a, b), torch.linalg.cholesky(spd),
+                q @ r, torch.linalg.eigvalsh(spd), torch.linalg.pinv(a) @ a, torch.linalg.matrix_exp(a * 0.1),
+                torch.cholesky_solve(b, torch.linalg.cholesky(spd)))
+
+
+@case("complex", [(randn(2, 8, 6),)])
+class FftnShiftFreqs(nn.Module):
+    """fftn over two dims, fftshift/ifftshift, hfft/ihfft, rfftfreq and fftfreq as constants, a magnitude spectrum."""
+
+    def forward(self, x):
+        spec = torch.fft.fftshift(torch.fft.fftn(x, dim=(-2, -1)), dim=(-2, -1))
+        back = torch.fft.ifftn(torch.fft.ifftshift(spec, dim=(-2, -1)), dim=(-2, -1)).real
+        return (spec.abs(), back, torch.fft.hfft(x[..., :4], n=6), torch.fft.ihfft(x), torch.fft.rfftfreq(8, 0.5) * x[0, :5, 0],
+                torch.fft.fftfreq(6) + x[0, 0], torch.fft.rfft(x, norm="ortho").angle())
+
+
+@case("complex", [(randn(2, 64),)])
+class StftIstftWindow(nn.Module):
+    """stft with a Hann window (return_complex), a magnitude and phase, and istft back to the signal."""
+
+    def forward(self, x):
+        window = torch.hann_window(16)
+        spec = torch.stft(x, 16, hop_length=4, window=window, return_complex=True)
+        return spec.abs(), torch.istft(spec, 16, hop_length=4, window=window, length=64)
+
+
+@case("corpus", [(randn(2, 3, 6, 6),)])
+class UnfoldFoldIm2col(nn.Module):
+    """F.unfold (im2col) with stride and dilation, a matmul as convolution, and F.fold summing overlaps back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(15)
+        self.weight = nn.Parameter(torch.randn(4, 3 * 9) * 0.2)
+
+    def forward(self, x):
+        cols = F.unfold(x, 3, padding=1, stride=2)
+        out = (self.weight @ cols).view(2, 4, 3, 3)
+        patches = F.unfold(x, 2, dilation=2)
+        return out, F.fold(patches, (6, 6), 2, dilation=2), nn.Fold((6, 6), 3, padding=1)(F.unfold(x, 3, padding=1))
+
+
+@case("corpus", [(torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 5]), randn(8, seed=1))])
+class EmbeddingBagModes(nn.Module):
+    """nn.EmbeddingBag with offsets in sum (per-sample weights), mean and max modes, and a 2-D input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(16)
+        self.table = nn.Parameter(torch.randn(10, 3))
+
+    def forward(self, ids, offsets, w):
+        return (F.embedding_bag(ids, self.table, offsets, mode="sum", per_sample_weights=w),
+                F.embedding_bag(ids, self.table, offsets, mode="mean"), F.embedding_bag(ids, self.table, offsets, mode="max"),
+                F.embedding_bag(ids.view(2, 4), self.table, mode="mean"))
+
+
+@case("corpus", [(randn(5, 3), randn(4, 3, seed=1))])
+class DistancesAndHistograms(nn.Module):
+    """cdist with p=1 and p=inf, pdist, cosine_similarity and pairwise_distance along dims, histc, bincount of a made index."""
+
+    def forward(self, a, b):
+        return (torch.cdist(a, b, p=1.0), torch.cdist(a, b, p=float("inf")), F.pdist(a), F.cosine_similarity(a[:4], b, dim=1),
+                F.cosine_similarity(a[:, None], b[None], dim=-1), F.pairwise_distance(a[:4], b, p=3.0), torch.histc(a, bins=5, min=-2, max=2),
+                torch.bincount((a.abs() * 2).long().flatten(), minlength=8)[:8])
+
+
+@case("corpus", [(randn(2, 3, 4), randn(4, 5, seed=1), randn(2, 4, 5, seed=2), randn(3, seed=3))])
+class ContractionForms(nn.Module):
+    """tensordot by count and by dim lists, multi_dot, chain_matmul, baddbmm/addbmm with beta/alpha, addr, addmv, vdot, inner, outer."""
+
+    def forward(self, x, w, bw, v):
+        return (torch.tensordot(x, w, 1), torch.tensordot(x, bw, dims=([0, 2], [0, 1])), torch.linalg.multi_dot([x[0], w, w.T]),
+                torch.baddbmm(x @ bw, x, bw, beta=0.5, alpha=2.0), torch.addbmm(w[:3], x, bw, beta=0.0), torch.addr(x[0], v, x[0, 0], alpha=3),
+                torch.addmv(v, x[0], x[1, 0], beta=2), torch.inner(x, x[0]), torch.outer(v, v), torch.vdot(v, v * 2))
+
+
+@case("corpus", [(randn(2, 5, 8).bfloat16(),)])
+class Bf16ModelFloatSoftmax(nn.Module):
+    """A model cast to bfloat16 (weights and activations), LayerNorm and GELU in bf16, softmax in float32 by its dtype."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(17)
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8), nn.LayerNorm(8)).to(torch.bfloat16)
+
+    def forward(self, x):
+        h = self.body(x)
+        return h, (h @ h.transpose(1, 2)).softmax(-1, dtype=torch.float32), h.float().mean()
+
+
+@case("corpus", [(torch.tensor([250, 3, 128, 0], dtype=torch.uint8), torch.tensor([100, -100, 127, -128], dtype=torch.int8),
+                  torch.tensor([2**31 - 1, -(2**31), 65536, 7], dtype=torch.int32))])
+class IntegerWraparound(nn.Module):
+    """uint8/int8/int32 arithmetic that overflows and wraps as torch's does, negation of the minimum, casts down."""
+
+    def forward(self, u8, i8, i32):
+        return (u8 + 10, u8 * 3, u8 - 5, i8 * 2, i8 + 100, -i8, i32 + 1, i32 * 65536, -i32, i32.to(torch.int16), i32.to(torch.uint8),
+                (u8.to(torch.int8)), u8 // 7, i8.abs())
+
+
+@case("corpus", [(randn(6, 4), torch.tensor([0, 2, 0, 5, 2, 1]), randn(6, 4, seed=1))])
+class IndexPutTupleAccumulate(nn.Module):
+    """index_put_ with a tuple of row and column tensors (duplicates, accumulate), and an in-place index_add over rows."""
+
+    def forward(self, x, rows, src):
+        y = torch.zeros(6, 4)
+        y.index_put_((rows, rows % 4), src[:, 0], accumulate=True)
+        z = x.clone()
+        z[rows[:3], :2] = src[:3, :2]
+        return y, z, torch.zeros(6, 4).index_add_(0, rows, src)
+
+
+@case("corpus", [(randn(4, 6), randn(4, 6, seed=1))])
+class FakeQuantize(nn.Module):
+    """fake_quantize per tensor and per channel (as QAT code leaves them in a model), and a hand-written int8 round trip."""
+
+    def forward(self, x, y):
+        scale = torch.tensor([0.05, 0.1, 0.02, 0.2])
+        q = torch.clamp(torch.round(y / 0.04) + 3, -128, 127)
+        return (torch.fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127),
+                torch.fake_quantize_per_channel_affine(x, scale, torch.zeros(4, dtype=torch.int32), 0, -128, 127),
+                (q - 3) * 0.04, q.to(torch.int8))
+
+
+@case("corpus", [(randn(3, 5), randn(3, 5, seed=1), randn(5, seed=2))])
+class ClampThresholdForms(nn.Module):
+    """clamp with tensor bounds (broadcast), hardtanh_/threshold/relu6 in place, clamp_min with an int, nn.Threshold."""
+
+    def forward(self, x, lo, hi):
+        y = x.clone()
+        F.hardtanh_(y, -0.5, 0.5)
+        z = x.clone()
+        F.threshold(z, 0.1, -1.0, inplace=True)
+        return (torch.clamp(x, min=lo, max=lo + hi.abs()), y, z, F.relu6(x * 4), x.clamp_min(0), nn.Threshold(0.2, 20.0)(x),
+                torch.clip(x, max=hi))
+
+
+@case("random", [(torch.zeros(4000, 5),)], check=lambda got, eager: _hard_one_hot(got))
+class GumbelSoftmaxHard(nn.Module):
+    def forward(self, logits):
+        return F.gumbel_softmax(logits, tau=0.5, hard=True)
+
+
+def _hard_one_hot(got: Any) -> None:
+    g = torch.as_tensor(got)
+    assert ((g == 0) | (g == 1)).all() and (g.sum(-1) == 1).all(), "not one-hot rows"
+    share = g.mean(0)
+    assert (share - 0.2).abs().max() < 0.04, share
+
+
+@case("corpus", [(randn(4, 3, 5),)])
+class VmapInsideForward(nn.Module):
+    """torch.func.vmap over a per-sample function inside forward (export traces it batched)."""
+
+    def forward(self, x):
+        def per_sample(m):
+            return (m @ m.T).trace() + m.max()
+
+        return torch.func.vmap(per_sample)(x), torch.vmap(torch.dot, in_dims=(0, 0))(x[:, 0], x[:, 1])
+
+
+@case("corpus", [(randn(2, 6, 4),)])
+class RnnModules(nn.Module):
+    """nn.GRU (bidirectional, batch_first) and nn.RNN (relu, two layers) as export traces them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(18)
+        self.gru = nn.GRU(4, 5, batch_first=True, bidirectional=True)
+        self.rnn = nn.RNN(4, 3, num_layers=2, nonlinearity="relu")
+
+    def forward(self, x):
+        out, h = self.gru(x)
+        r, hr = self.rnn(x.transpose(0, 1))
+        return out, h, r, hr
+
+
+@case("corpus", [({"image": randn(2, 4), "mask": randn(2, 4, seed=1) > 0}, [randn(3, seed=2), randn(3, seed=3)])])
+class PytreeInputsOutputs(nn.Module):
+    """A dict and a list as inputs, a dict holding a tuple and a namedtuple-free list as the output."""
+
+    def forward(self, batch, pair):
+        x = batch["image"].masked_fill(batch["mask"], 0.0)
+        return {"sum": x.sum(1), "parts": (x * 2, pair[0] + pair[1]), "more": [x.mean(), pair[1].max()]}
+
+
+@case("corpus", [(randn(4, 3), randn(3, seed=1), randn(4, 5, seed=2))])
+class DistributionsMath(nn.Module):
+    """torch.distributions used for their formulas: Normal log_prob/entropy/cdf, a KL between Normals,
+    Categorical log_prob/entropy, Bernoulli log_prob from logits, Independent over the last dim."""
+
+    def forward(self, x, mu, logits):
+        D = torch.distributions
+        normal = D.Normal(mu, F.softplus(mu) + 0.1)
+        categorical = D.Categorical(logits=logits)
+        return (normal.log_prob(x), normal.entropy(), normal.cdf(x), D.kl_divergence(normal, D.Normal(mu * 0.5, 1.0)),
+                categorical.log_prob(torch.tensor([0, 4, 2, 1])), categorical.entropy(),
+                D.Bernoulli(logits=x).log_prob((x > 0).float()), D.Independent(normal, 1).log_prob(x))
+
+
+@case("random", [(torch.zeros(20000),)], check=_moments(2.0, 0.25))
+class DistributionRsample(nn.Module):
+    def forward(self, x):
+        return torch.distributions.Normal(x + 2.0, torch.full_like(x, 0.5)).rsample()
+
+
+@case("corpus", [(randn(1, 2, 6, 6),)])
+class MaxPoolIndicesUnpool(nn.Module):
+    """max_pool2d with return_indices, max_unpool2d back, adaptive max pool with indices, adaptive 1-D average
+    pooling to a size that does not divide the input."""
+
+    def forward(self, x):
+        pooled, idx = F.max_pool2d(x, 2, return_indices=True)
+        amax, aidx = F.adaptive_max_pool2d(x, (4, 3), return_indices=True)
+        return (F.max_unpool2d(pooled, idx, 2), idx, amax, aidx, F.adaptive_avg_pool1d(x.flatten(2), 5),
+                nn.AdaptiveAvgPool2d((4, None))(x))
+
+
+@case("corpus", [(randn(4, 5), torch.tensor([[0, 3], [1, 1]]), torch.tensor([0.5, 1.5, 2.5, 3.5]), randn(2, 3, seed=1))])
+class DiagonalsAndTake(nn.Module):
+    """diagonal with offsets and dims, diag of a vector with an offset, trace, take, tril with a negative
+    diagonal, searchsorted with a sorter, diagflat."""
+
+    def forward(self, x, idx, edges, v):
+        order = torch.argsort(edges.flip(0))
+        return (x.diagonal(1), x.diagonal(-1, 1, 0), torch.diag(v[0], 2), x[:4, :4].trace(), torch.take(x, idx),
+                x.tril(-1), torch.searchsorted(edges.flip(0), v[0], sorter=order), torch.diagflat(v[1], -1),
+                torch.diag_embed(v, offset=1, dim1=0, dim2=2))
+
+
+@case("corpus", [(randn(3, 4),)])
+class SpecialFunctions(nn.Module):
+    """torch.special: entr, xlog1py, i0e/i1e, logit, log_ndtr, ndtr, expit, softmax and log_softmax with a dtype, sinc, round."""
+
+    def forward(self, x):
+        S = torch.special
+        p = x.sigmoid()
+        return (S.entr(p), S.xlog1py(x, p), S.i0e(x), S.i1e(x), S.logit(p, eps=1e-6), S.log_ndtr(x), S.ndtr(x), S.expit(x),
+                S.softmax(x, 1, dtype=torch.float64), S.log_softmax(x, 0), S.sinc(x), S.round(x * 3), S.logsumexp(x, 1))
+
+
+@case("corpus", [(randn(5, 8), torch.tensor([[1, 4], [0, 9]]))])
+class EmbeddingMaxNorm(nn.Module):
+    """nn.Embedding with max_norm (torch renormalizes the looked-up rows of the weight in place) and scale_grad_by_freq."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(19)
+        self.emb = nn.Embedding(10, 8, max_norm=1.0)
+
+    def forward(self, x, ids):
+        return self.emb(ids), x @ self.emb.weight[:8].T
+
+
+@case("corpus", [(randn(6, 8), randn(6, 8, seed=1))])
+class SpectralAndWeightNorm(nn.Module):
+    """Linear layers under parametrizations: weight_norm and orthogonal-free spectral_norm (eval: the stored
+    power-iteration vectors), and a parametrize.register_parametrization of a symmetric weight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(20)
+        P = nn.utils.parametrizations
+        self.a = P.weight_norm(nn.Linear(8, 8))
+        self.b = P.spectral_norm(nn.Linear(8, 8))
+
+        class Symmetric(nn.Module):
+            def forward(self, w):
+                return w.triu() + w.triu(1).T
+
+        self.c = nn.Linear(8, 8)
+        nn.utils.parametrize.register_parametrization(self.c, "weight", Symmetric())
+
+    def forward(self, x, y):
+        return self.a(x), self.b(y), self.c(x + y)
+
+
+@case("corpus", [(randn(2, 3, 4, 5),)])
+class EinopsStyleRearrange(nn.Module):
+    """einops-style rearranges written with reshape/permute/flatten: 'b c h w -> b (h w) c', a head split
+    'b n (h d) -> b h n d', and 'b (h w) c -> b c h w' back; a pixel shuffle by hand."""
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        tokens = x.permute(0, 2, 3, 1).reshape(b, h * w, c)
+        heads = tokens.reshape(b, h * w, 1, c).permute(0, 2, 1, 3)
+        back = tokens.transpose(1, 2).reshape(b, c, h, w)
+        shuffled = x[:, :2].reshape(b, 2, 1, 1, h, w).permute(0, 1, 4, 2, 5, 3).reshape(b, 2, h, w)
+        return tokens, heads, back - x, shuffled
+
+
+@case("corpus", [(randn(4, 6).bfloat16(), randn(6, 3, seed=1).bfloat16(), randn(4, 6, seed=2).half())])
+class HalfPrecisionOps(nn.Module):
+    """bf16 and fp16 arithmetic: a bf16 matmul, a cumsum and a sum in bf16, fp16 softmax, mean with a float32 dtype,
+    a bf16 <-> fp16 cast and a comparison between them."""
+
+    def forward(self, a, w, h):
+        return (a @ w, a.cumsum(1), a.sum(0), h.softmax(-1), a.mean(1, dtype=torch.float32), a.half() + h, h.bfloat16() * a,
+                (a > h).sum(), torch.addmm(a[:, :3], a, w, beta=0.5), F.layer_norm(h, (6,)), a.var(1))
+
+
+@case("corpus", [(_ints(3, 4, low=0, high=5), randn(3, 4))])
+class UniqueInverseCounts(nn.Module):
+    """unique with return_inverse and counts used to gather and average per group, as a scatter-mean is written."""
+
+    def forward(self, labels, x):
+        values, inverse, counts = torch.unique(labels, return_inverse=True, return_counts=True)
+        sums = torch.zeros(values.shape[0]).index_add_(0, inverse.flatten(), x.flatten())
+        return values, inverse, counts, sums / counts, (sums / counts)[inverse]
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from rducc.frontend.decompositions import decomposes
@@ -386,6 +387,65 @@ def cholesky_inverse(factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
     return cholesky_solve(eye, factor, upper)
 
 
+@decomposes("aten.fft_fftfreq.default")
+def fftfreq(n: int, d: float = 1.0, **options: Any) -> torch.Tensor:
+    """The sample frequencies of an n-point DFT: [0, 1, ..., ceil(n/2) - 1, -floor(n/2), ..., -1] times
+    1 / (d n), in the result's dtype (as torch's kernel scales them)."""
+    order = torch.arange(n, **_creation(options, torch.get_default_dtype()))
+    return torch.where(order < (n + 1) // 2, order, order - n) * (1.0 / (n * d))
+
+
+@decomposes("aten.fft_rfftfreq.default")
+def rfftfreq(n: int, d: float = 1.0, **options: Any) -> torch.Tensor:
+    """The sample frequencies of an n-point real DFT: [0, 1, ..., n // 2] times 1 / (d n)."""
+    return torch.arange(n // 2 + 1, **_creation(options, torch.get_default_dtype())) * (1.0 / (n * d))
+
+
+# --------------------------------------------------------------------------
+# Fake quantization (quantization-aware training's observers left in a model)
+# --------------------------------------------------------------------------
+
+
+def _fake_quantized(x: torch.Tensor, scale: torch.Tensor | float, zero_point: torch.Tensor | int, quant_min: int,
+                    quant_max: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the value rounded to its quantization step and clamped, whether it was in range), as torch's CPU
+    kernel computes it: q = zero_point + nearbyint(x * (1 / scale)) in float32, then
+    (clamp(q, quant_min, quant_max) - zero_point) * scale."""
+    if isinstance(scale, torch.Tensor):
+        scale = scale.to(torch.float32)
+        inverse: torch.Tensor | float = scale.reciprocal()
+        zero: torch.Tensor | float = torch.as_tensor(zero_point).to(torch.float32)
+    else:  # a number: its float32 value and reciprocal, as the kernel rounds them
+        scale, inverse, zero = float(np.float32(scale)), float(np.float32(1) / np.float32(scale)), float(zero_point)
+    level = torch.round(x.to(torch.float32) * inverse) + zero
+    kept = (level >= quant_min) & (level <= quant_max)
+    return ((level.clamp(quant_min, quant_max) - zero) * scale).to(x.dtype), kept
+
+
+@decomposes("aten.fake_quantize_per_tensor_affine_cachemask.default")
+def fake_quantize_per_tensor(x: torch.Tensor, scale: float, zero_point: int, quant_min: int,
+                             quant_max: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _fake_quantized(x, scale, zero_point, quant_min, quant_max)
+
+
+@decomposes("aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default")
+def fake_quantize_per_tensor_qparams(x: torch.Tensor, scale: torch.Tensor, zero_point: torch.Tensor,
+                                     enabled: torch.Tensor, quant_min: int, quant_max: int
+                                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The observer's tensor scale and zero point; `enabled` 0 passes the input through (all kept)."""
+    out, kept = _fake_quantized(x, scale.reshape(()), zero_point.reshape(()), quant_min, quant_max)
+    on = enabled.reshape(()) != 0
+    return torch.where(on, out, x), kept | ~on
+
+
+@decomposes("aten.fake_quantize_per_channel_affine_cachemask.default")
+def fake_quantize_per_channel(x: torch.Tensor, scale: torch.Tensor, zero_point: torch.Tensor, axis: int,
+                              quant_min: int, quant_max: int) -> tuple[torch.Tensor, torch.Tensor]:
+    shape = [1] * x.dim()
+    shape[axis] = -1
+    return _fake_quantized(x, scale.reshape(shape), zero_point.reshape(shape), quant_min, quant_max)
+
+
 # --------------------------------------------------------------------------
 # Random
 # --------------------------------------------------------------------------
@@ -507,6 +567,28 @@ def multinomial(self: torch.Tensor, num_samples: int, replacement: bool = False,
     uniform = torch.rand(self.shape, device=self.device).clamp(min=1e-38)
     keys = weights.log() - (-uniform.log()).log()
     return keys.topk(num_samples, -1).indices
+
+
+POISSON_STEPS = 40
+"""Bisection steps of `poisson`'s inversion: exact for every count below 2**40, and finer than a
+float32 count's spacing above it."""
+
+
+@decomposes("aten.poisson.default")
+def poisson(self: torch.Tensor, generator: Any = None) -> torch.Tensor:
+    """Counts drawn with rate `self`, by inverting the Poisson distribution function: the least k
+    with P(X <= k) = Q(k + 1, rate) >= u for a uniform u, found by bisection over
+    (-1, rate + 20 sqrt(rate) + 40] (where Q, the upper regularized incomplete gamma, is within one
+    ulp of 1)."""
+    rate = self.to(torch.float64 if self.dtype == torch.float64 else torch.float32)
+    uniform = torch.rand(self.shape, dtype=rate.dtype, device=self.device)
+    low = torch.full_like(rate, -1.0)
+    high = torch.ceil(rate + 20 * rate.sqrt() + 40)
+    for _ in range(POISSON_STEPS):
+        middle = torch.floor((low + high) / 2)
+        covers = (middle >= 0) & (torch.special.gammaincc(middle.clamp(min=0) + 1, rate) >= uniform)
+        high, low = torch.where(covers, middle, high), torch.where(covers, low, middle)
+    return high.to(self.dtype)
 
 
 @decomposes("aten.rrelu_with_noise_functional.default")

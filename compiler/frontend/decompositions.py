@@ -18,6 +18,8 @@ outside Core ATen (`decomposes`), plus the traced implementation of each
   decomposed with torch's own entry for it in `torch._decomp`'s full table,
   when it has one (the random training-mode ops of torch.nn modules excepted:
   those are refused by name; training-mode batch norm is decomposed this way).
+- `torch.cond` with a tensor predicate: both branches inlined, each result
+  selected by `where` (`rducc.frontend.control_flow`), before decomposing.
 - A failure inside torch's decomposition is reported as that, naming the op
   and the user's source line. torch re-derives strides while it decomposes,
   and a `view` that export accepted can then fail (GPT-2's Conv1D after
@@ -40,6 +42,7 @@ from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
+from rducc.frontend.control_flow import has_cond, inline_conds
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
@@ -359,6 +362,8 @@ def decompose(ep: ExportedProgram, capacity: int | None = None) -> ExportedProgr
 
 def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
     """`decompose`'s work, uncached."""
+    if has_cond(ep):
+        ep = inline_conds(ep)  # both branches and a select: decomposed as any other op
     table = decomposition_table(ep)
     with captured_torch_logs():  # its tracebacks: rducc reports the error itself
         local = decompose_locally(ep, table)  # a few nodes to decompose: those alone

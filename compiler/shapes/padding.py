@@ -201,7 +201,8 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
             masks.extend(layouts.masking(node, sites or []))
             why = "" if sites else why
         if why.startswith("reads across"):
-            filled = _neutral_fill(node, symbol, inputs, fills)
+            inside = _index_inside(node, symbol, layouts)  # renumbered through the mask, never filled
+            filled = None if inside else _neutral_fill(node, symbol, inputs, fills)
             site = _mask_site(node, symbol, layouts) if filled != "" and masks is not None else None
             if site is not None:
                 assert masks is not None
@@ -280,6 +281,17 @@ def _neutral_fill(node: torch.fx.Node, symbol: str, inputs: Sequence[str], fills
     return ""
 
 
+def _index_inside(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> bool:
+    """Whether `node` returns positions (`_INDEXED`) along a dim the padded one sits inside."""
+    target = node.target
+    name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+    operand = node.args[0] if node.args else None
+    if name not in _INDEXED or not isinstance(operand, torch.fx.Node):
+        return False
+    sizes, laid = _sizes(_val(operand)), layouts.of(operand)
+    return any(_has(size, symbol) and not _is_lead(layout, symbol) for size, layout in zip(sizes, laid))
+
+
 def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite | None:
     """The mask that makes `node`'s reduction along the padded dim exact whatever its operand's
     padded positions hold; None when the op is not one `_MASKED` knows (or cannot be masked)."""
@@ -296,8 +308,8 @@ def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite 
         return None
     dims = _masked_axes(operand, symbol, layouts, range(value.dim()))
     laid = layouts.of(operand)
-    if dims and name in _INDICES and not all(_is_lead(laid[axis], symbol) for axis, _ in dims):
-        return None  # an index along a dim the padded positions sit inside would count them
+    if dims and name in _RUNNING_INDICES and not all(_is_lead(laid[axis], symbol) for axis, _ in dims):
+        return None  # a running index along a dim the padded positions sit inside would count them
     return MaskSite(node.name, dims, fill) if dims else None
 
 
@@ -380,17 +392,16 @@ _IGNORES = "averages over its targets"
 
 
 def _cross_entropy_reason(node: torch.fx.Node, symbol: str) -> str:
-    """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): a mean or sum over
-    class-index targets along the padded dim reads them through the validity mask (a padded target is
-    `ignore_index`, `_ignored_sites`); the padded dim among the classes, in probability targets or in a
-    per-position loss (reduction none) is not read here."""
+    """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): class-index targets
+    along the padded dim are read through the validity mask (a padded target is `ignore_index`,
+    `_ignored_sites`), for a mean, a sum or a per-position loss (reduction none, laid out as its
+    targets: `_Layouts.step`); the padded dim among the classes or in probability targets is not read here."""
     args: Any = node.args
     source, target = _val(args[0]), _val(args[1])
     classes = 1 if source.dim() > 1 else 0
     if classes in _carries(source, symbol):
         return f"reads across its dim {classes} (classes), which carries the padded dim"
-    reduction = _arg(node, 3, "reduction")
-    if target.dtype.is_floating_point or reduction == 0:
+    if target.dtype.is_floating_point:
         return _UNKNOWN
     return f"{_IGNORES}, whose dims carry the padded dim" if _carries(target, symbol) else ""
 
@@ -604,9 +615,12 @@ _MASKED = {**_NEUTRAL, "sum": "0", "nansum": "0", "count_nonzero": "0", "any": "
 `_COUNTED`, and an argmax or argmin over every dim (an index into the flattened real positions), are
 computed from the masked operand and the mask (`_counted_reduction`). The one table of what a validity
 mask makes exact."""
-_INDICES = {"argmax", "argmin", "max", "min", "cummax", "cummin"}
-"""Reductions of `_MASKED` that return positions along the reduced dim: exact through a mask only where
-the padded positions are one block at its end."""
+_RUNNING_INDICES = {"cummax", "cummin"}
+"""Running ops of `_MASKED` that return positions along their dim: exact through a mask only where the
+padded positions are one block at its end."""
+_INDEXED = {"argmax", "argmin", "max", "min"}
+"""Reductions of `_MASKED` that return positions along the reduced dim: through a mask, each position is
+renumbered among the real ones (`_indexed_reduction`), wherever the padded positions sit."""
 _PREFIX = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 """Ops along a dim whose position i reads positions 0..i only: the pads at the end reach no real one."""
 _NEEDS_DIM = {"argmax", "argmin"}
@@ -969,6 +983,9 @@ class _Layouts:
                 return "contracts a dim laid out inside another"
             self.known[node] = [*left[:-1], None] if name == "linear" else [left[0], self.of(cols)[-1]]
             return ""
+        if name == "cross_entropy_loss" and value.dim() == _val(args[1]).dim():
+            self.known[node] = self.of(args[1])  # a per-position loss (reduction none): its targets' layout
+            return self._all_lead(node)
         fill = name in _FILLS  # every position the same value: any layout fits
         if not fill:
             why = self._all_lead(node)
@@ -1155,6 +1172,11 @@ def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple
         node.target = _counted_reduction
         node.args = (masked, mask)
         node.kwargs = {"op": name, **bound}
+    elif isinstance(target, torch._ops.OpOverload) and name in _INDEXED and _arg(node, 1, "dim") is not None:
+        kwargs = {"op": name, "dim": _arg(node, 1, "dim"), "keepdim": bool(_arg(node, 2, "keepdim"))}
+        node.target = _indexed_reduction
+        node.args = (masked, mask)
+        node.kwargs = kwargs
 
 
 def _mask_of(operand: torch.Tensor, valids: Sequence[torch.Tensor], dims: Sequence[tuple[tuple[int, int], ...]]
@@ -1248,12 +1270,33 @@ def _flat_index(masked: torch.Tensor, mask: torch.Tensor, op: str, keepdim: bool
     index = torch.zeros((), dtype=torch.long)
     stride = torch.ones((), dtype=torch.long)
     for axis in reversed(range(masked.dim())):
-        others = [d for d in range(masked.dim()) if d != axis]
-        real = ((full.sum(others) > 0) if others else full).sum()  # the real size of this dim
-        index = index + (padded % masked.shape[axis]) * stride
-        stride = stride * real
+        real = _real_along(full, axis)
+        index = index + _rank_among_real(real)[(padded % masked.shape[axis]).reshape(1)].reshape(()) * stride
+        stride = stride * real.sum()
         padded = padded // masked.shape[axis]
     return index.reshape([1] * masked.dim()) if keepdim else index
+
+
+def _indexed_reduction(masked: torch.Tensor, mask: torch.Tensor, *, op: str, dim: int, keepdim: bool = False) -> Any:
+    """argmax/argmin/max/min along `dim` of an operand masked (+-inf) by `mask`: each index renumbered
+    among the real positions along `dim` (the pads may sit between them: a dim laid inside another)."""
+    result = getattr(torch, op)(masked, dim, keepdim)
+    rank = _rank_among_real(_real_along(mask.expand(masked.shape), dim % max(masked.dim(), 1)))
+    if op in ("argmax", "argmin"):
+        return rank[result]
+    return result[0], rank[result[1]]
+
+
+def _real_along(full: torch.Tensor, axis: int) -> torch.Tensor:
+    """True at the real positions along `axis` of a mask as large as its operand."""
+    others = [d for d in range(full.dim()) if d != axis]
+    return (full.sum(others) > 0) if others else full
+
+
+def _rank_among_real(real: torch.Tensor) -> torch.Tensor:
+    """Each position's index among the real positions before it (a real position's index in the call's
+    unpadded tensor)."""
+    return real.long().cumsum(0) - 1
 
 
 def validity_inputs(plan: PadPlan, real: Mapping[str, int]) -> list[np.ndarray]:

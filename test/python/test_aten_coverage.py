@@ -504,6 +504,17 @@ group("index_put", {
     "broadcast_row": lambda a, i, v: a.index_put((i,), v[0], accumulate=True), "negative": lambda a, i, v: a.index_put((i - 3,), v),
 }, X, torch.tensor([0, 2, 0, 1]), floats(4, 5))  # fmt: skip
 case("scatter-add-int", lambda a, i, s: torch.scatter_add(a, 1, i, s), ints(3, 5), _SCATTER_INDEX, ints(3, 5))
+_QUANTIZED = torch.cat([floats(120, low=-20.0, high=20.0), torch.arange(20) * 0.05 + 0.025]).view(4, 35)  # halfway steps too
+group("fake-quantize", {
+    "per_tensor": lambda x: torch.fake_quantize_per_tensor_affine(x, 0.1, 2, -128, 127),
+    "per_tensor_qparams": lambda x: torch.fake_quantize_per_tensor_affine(x, torch.tensor(0.03), torch.tensor(1), 0, 255),
+    "per_channel": lambda x: torch.fake_quantize_per_channel_affine(
+        x, torch.tensor([0.05, 0.1, 0.02, 0.2]), torch.tensor([0, 1, -2, 5], dtype=torch.int32), 0, -128, 127),
+}, _QUANTIZED)  # fmt: skip
+group("fft-frequencies", {
+    "fftfreq_odd": lambda x: torch.fft.fftfreq(7, 0.3), "fftfreq_scaled": lambda x: torch.fft.fftfreq(5) * x[0],
+    "rfftfreq_f64": lambda x: torch.fft.rfftfreq(8, dtype=torch.float64), "rfftfreq": lambda x: torch.fft.rfftfreq(9, 2.5) + x[1, 0],
+}, X)  # fmt: skip
 group("scatter-rank0", {
     "src": lambda a, i, s: torch.scatter(a, 0, i, s), "value": lambda a, i, s: torch.scatter(a, -1, i, 1.5),
     "add": lambda a, i, s: torch.scatter_add(a, 0, i, s), "amax": lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "amax"),
@@ -1027,7 +1038,8 @@ def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------
 
 MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
-    "aten.poisson.default": (lambda a: torch.poisson(a.abs()), (X,)),
+    "aten._to_sparse.default": (lambda a: a.to_sparse(), (X,)),
+    "aten.hash_tensor.default": (lambda a: torch.hash_tensor(a), (X,)),
 }  # fmt: skip
 
 

@@ -195,6 +195,29 @@ def test_transformers_models_compile_and_match_eager(transformers_module, name: 
     torch.testing.assert_close(_logits(rducc.compile(program, opt_level=opt_level)(ids)), expected)
 
 
+def test_tp2_on_a_moe_whose_experts_are_a_transformers_custom_op(transformers_module, tmp_path: Path) -> None:
+    """Mixtral's experts as `transformers.grouped_mm_fallback` at tp=2 on sn40l-8 through the CLI
+    (`rducc --tp 2`, -O0, then rducc-run) against eager (the Python API compiles the same module)."""
+    import numpy as np
+
+    from rducc.tools.cli import main as rducc_main
+    from rducc.tools.run import main as run_main
+
+    torch.manual_seed(0)
+    model = _tiny(transformers_module, "mixtral")
+    ids = torch.randint(0, 100, (1, 6))
+    with torch.no_grad():
+        exported = torch.export.export(model, (ids,))
+        expected = _logits(model(ids))
+    archive, out = tmp_path / "moe.pt2", tmp_path / "moe.mlir"
+    torch.export.save(exported, archive)
+    assert rducc_main([str(archive), "--target", "sn40l-8", "--tp", "2", "-O0", "-o", str(out)]) == 0
+    np.save(tmp_path / "ids.npy", ids.numpy())
+    assert run_main([str(out), "--input", str(tmp_path / "ids.npy"), "--output", str(tmp_path / "y.npz")]) == 0
+    got = np.load(tmp_path / "y.npz")
+    np.testing.assert_allclose(got[got.files[0]], expected.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_archive_with_an_unregistered_op_names_it(tmp_path: Path) -> None:
     """The archive of a program calling rducctest::scaled_gelu, with the op renamed to one
     no package registers: refused naming it and its namespace, before torch deserializes."""

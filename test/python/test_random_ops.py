@@ -12,7 +12,8 @@ these tests check their distributions, as PyTorch documents them.
   often; uniform_(a, b) and torch.normal / normal_ (tensor or number mean and
   std): uniform and normal after rescaling; multinomial: each
   category at its weight's share (without replacement: never twice, zero
-  weights last); rrelu in training: slopes uniform on [lower, upper].
+  weights last); rrelu in training: slopes uniform on [lower, upper];
+  poisson: each rate's counts at their probabilities (mean and variance the rate).
 
 Each program is compiled at -O0 and -O2 (the whole pipeline) and run twice:
 a run draws fresh numbers; within one run, every tile of a tiled kernel reads
@@ -222,3 +223,51 @@ def test_decomposed_random_ops_have_their_distributions(opt_level: int) -> None:
                             ("normal_number_tensor", 5.0, 3.0), ("normal_numbers", 0.5, 4.0)):
         _check_normal((first[name].numpy() - mean) / std, name)
     _check_counts(first["random_to"].numpy(), np.full(6, 1 / 6), "random_(6)")
+
+
+RATES = (0.5, 4.0, 30.0)
+
+
+class Counts(torch.nn.Module):
+    def forward(self, rates: torch.Tensor) -> torch.Tensor:
+        return torch.poisson(rates)
+
+
+def _check_poisson(values: np.ndarray, rate: float, what: str) -> None:
+    """Mean and variance within five standard errors of `rate`, and each count's frequency of its
+    probability (counts of probability over 1e-3)."""
+    n = values.size
+    assert (values == np.round(values)).all() and values.min() >= 0, f"{what}: not counts"
+    assert abs(values.mean() - rate) < 5 * math.sqrt(rate / n), f"{what}: mean {values.mean()}"
+    assert abs(values.var() - rate) < 5 * math.sqrt((rate + 2 * rate**2) / n), f"{what}: variance {values.var()}"
+    counts = np.arange(int(rate + 10 * math.sqrt(rate) + 10))
+    pmf = np.exp(counts * math.log(rate) - rate - np.array([math.lgamma(k + 1) for k in counts]))
+    for count, p in zip(counts, pmf):
+        if p > 1e-3:
+            rate_seen = float((values == count).mean())
+            assert abs(rate_seen - p) <= 5 * math.sqrt(p * (1 - p) / n), f"{what}: count {count} at {rate_seen}, expected {p}"
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_poisson_draws_counts_of_each_rate(opt_level: int) -> None:
+    """torch.poisson (aten_rewrites.poisson: the distribution function inverted by bisection):
+    rate 0 draws 0, each rate's counts have its distribution, two runs differ."""
+    rates = torch.tensor([0.0, *RATES]).repeat_interleave(N)
+    program = rducc.compile(Counts(), (rates,), opt_level=opt_level)
+    first, second = program(rates), program(rates)
+    assert first.dtype == torch.float32 and first.shape == rates.shape and not torch.equal(first, second)
+    drawn = first.view(len(RATES) + 1, N).numpy()
+    assert (drawn[0] == 0).all(), "rate 0"
+    for row, rate in zip(drawn[1:], RATES):
+        _check_poisson(row, rate, f"poisson({rate})")
+
+
+def test_the_poisson_check_fails_on_a_wrong_distribution() -> None:
+    """Planted: counts of rate 0.6 for 0.5; a rounded normal with rate 4's mean and variance."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(AssertionError):
+        _check_poisson(rng.poisson(0.6, N).astype(np.float64), 0.5, "rate 0.6, not 0.5")
+    with pytest.raises(AssertionError):
+        _check_poisson(np.clip(np.round(rng.normal(4, 2, N)), 0, None), 4.0, "a rounded normal")
+    for rate in RATES:
+        _check_poisson(rng.poisson(rate, N).astype(np.float64), rate, "a true Poisson passes")

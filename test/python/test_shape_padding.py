@@ -338,9 +338,9 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
         def forward(self, x):
             return torch.einsum("bss->bs", x * 2)
 
-    class ArgmaxInside(nn.Module):  # an index along a dim seq is laid inside would count the pads
+    class CummaxInside(nn.Module):  # a running index along a dim seq is laid inside would count the pads
         def forward(self, x):
-            return x.transpose(1, 2).reshape(x.shape[0], -1).mul(2).argmax(-1)
+            return x.transpose(1, 2).reshape(x.shape[0], -1).mul(2).cummax(-1).indices
 
     class MaxOfInts(nn.Module):
         def forward(self, x):
@@ -349,7 +349,7 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
     dim = Dim("seq", min=2, max=16)
     seq = ({1: dim},)
     for model, example, why in [(DiagonalOfScaled, torch.randn(2, 6, 6), "aten.einsum (at test_shape_padding.py:"),
-                                (ArgmaxInside, torch.randn(2, 6, 3), "aten.argmax (at test_shape_padding.py:")]:
+                                (CummaxInside, torch.randn(2, 6, 3), "aten.cummax (at test_shape_padding.py:")]:
         plan = _plan(model(), (example,), ({1: dim, 2: dim},) if example.shape[1] == example.shape[2] else seq)
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
     plan = _plan(MaxOfInts(), (torch.ones(2, 6, dtype=torch.long),), seq)
@@ -358,6 +358,30 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
     both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
     plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
     assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
+
+
+class IndicesInside(nn.Module):
+    """Positions along `[batch, 3*seq]` (seq laid inside the 3): argmax, max's indices, a flat argmin, and
+    an argmax of an input reshaped alike (which a neutral fill could not make exact)."""
+
+    def forward(self, x):
+        flat = (x * 2).reshape(x.shape[0], -1)
+        top = flat.max(1)
+        return (flat.argmax(1), top.values, top.indices, (x + 1).reshape(-1).argmin(),
+                x.reshape(x.shape[0], -1).argmax(1, keepdim=True))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_indices_along_a_dim_seq_is_laid_inside_are_renumbered_among_the_real_positions(opt_level):
+    """seq 5 and 3 through the seq=8 bucket: each index counts the real positions only (equal to eager)."""
+    seq = Dim("seq", min=2, max=16)
+    compiled = rducc.compile(IndicesInside(), (torch.randn(2, 3, 6),), dynamic_shapes=({2: seq},), shapes={"seq": [8]},
+                             opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    for size in (5, 3):
+        x = torch.randn(2, 3, size, generator=torch.Generator().manual_seed(size))
+        for index, (have, want) in enumerate(zip(compiled(x), IndicesInside()(x), strict=True)):
+            assert torch.equal(have, want), (size, index, have, want)
 
 
 class PaddedKeysAttention(nn.Module):
@@ -489,6 +513,38 @@ def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
         with torch.no_grad():
             planted = bucket(*padded, torch.ones(8, dtype=torch.bool))
         assert all(not torch.allclose(have, want) for have, want in zip(planted, expected))
+
+
+class PerTokenLoss(nn.Module):
+    """Per-token losses (reduction none) over flattened tokens, weighted and averaged by a mask the
+    model makes (as a masked-LM or RL loss is written), and over `[batch, classes, seq]`."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 7)
+
+    def forward(self, x, labels):
+        logits = self.head(x)
+        ce = nn.functional.cross_entropy
+        per = ce(logits.reshape(-1, 7), labels.reshape(-1), reduction="none").view(labels.shape[0], -1)
+        keep = (labels != 3).float()
+        return per, (per * keep).sum() / keep.sum(), ce(logits.transpose(1, 2), labels, reduction="none") * 2
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_per_token_loss_over_a_padded_seq_is_cut_as_its_targets(opt_level):
+    """reduction='none' over a padded seq: a padded target is ignore_index (its loss 0), the loss is
+    laid out as its targets (seq inside `b*s` until the view), so seq is padded; seq 5 runs seq=8."""
+    torch.manual_seed(0)
+    model = PerTokenLoss().eval()
+    seq = {1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    x, labels = _tokens(5)
+    with torch.no_grad():
+        expected = model(x, labels)
+    for index, (have, want) in enumerate(zip(compiled(x, labels), expected, strict=True)):
+        torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"output {index}")
 
 
 def test_a_causal_mask_made_by_triu_over_a_padded_seq_is_positional():
