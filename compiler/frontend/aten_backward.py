@@ -423,6 +423,9 @@ def embedding_bag_backward(
         nonempty = (bag_size > 0).unsqueeze(1)
         rows = torch.where(nonempty, maximum_indices, torch.zeros_like(maximum_indices))
         return zeros.scatter_add(0, rows, torch.where(nonempty, grad, torch.zeros_like(grad)))
+    if offset2bag.numel() != indices.numel():  # the forward's fast sum path leaves it empty: each index's bag
+        positions = torch.arange(indices.numel(), device=indices.device).unsqueeze(1)
+        offset2bag = (offsets.unsqueeze(0) <= positions).sum(1) - 1
     contributions = grad.index_select(0, offset2bag)
     if mode == 1:
         sizes = bag_size.index_select(0, offset2bag).clamp(min=1).to(grad.dtype)
