@@ -8,6 +8,13 @@ forward updates (batch norm's running statistics, an EMA) held to the same bar.
 
     .venv/bin/python bench/train_heldout.py [--models widths_37,...] [--optimizers sgd,adamw]
         [--levels 2] [--splits 1,dp2,tp2] [--steps 4] [--dynamo-only --levels 0]
+        [--microbatches 2 --max-grad-norm 0.5]
+
+`--optimizers` also takes `sgd_nesterov` (training_cases') and `adamw_groups`
+(decay on matrices only, a second group with its own lr: `decay_groups`);
+`--microbatches K --max-grad-norm C` accumulate each batch's gradients over K
+chunks and clip them before the update, in eager (`training_cases.Around`) as
+through `compile_training(microbatches=K, max_grad_norm=C)`.
 
 The models (small configs, random init, dropout p=0; transformers at tiny sizes):
 - widths_37: an MLP 37 -> 128 -> 19 -> 64 -> 3 (SiLU, ReLU, ELU; a width per layer).
@@ -58,6 +65,33 @@ The models (small configs, random init, dropout p=0; transformers at tiny sizes)
   (nn.utils.parametrizations.weight_norm), LeakyReLU, nearest F.interpolate, pixel_shuffle.
 - linear_attention: causal linear attention (elu + 1 features, running sums by
   cumsum), a hand-written RMSNorm, a SwiGLU MLP, per-token classes.
+Round 4:
+- gptj: transformers' GPT-J (rotary on the first 4 of each head's dims, rotated
+  in interleaved pairs; attention and MLP in parallel off one LayerNorm).
+- persimmon: transformers' Persimmon (squared ReLU, q/k LayerNorm, partial rotary, fused qkv).
+- mamba: transformers' Mamba (its PyTorch path: causal depthwise Conv1d,
+  selective scan as a loop over the sequence, no attention).
+- gpt_neo: transformers' GPT-Neo (global and local attention layers, window 3).
+- mobilebert: transformers' MobileBERT (bottlenecks, NoNorm, stacked FFNs), sequence classification.
+- funnel: transformers' Funnel Transformer base (the sequence mean-pooled
+  between blocks, relative positional attention), sequence classification.
+- segformer: transformers' SegFormer (overlapping patch convolutions, attention
+  over a strided-convolution-reduced sequence, Mix-FFN with a depthwise convolution).
+- wavenet: dilated causal Conv1d (F.pad on the left), gated tanh x sigmoid
+  units, residual and skip sums; the last residual convolution reaches no loss.
+- spectral_critic: spectral-normalized convolutions and Linear (a power
+  iteration on buffers each forward), ReflectionPad2d, bilinear interpolate,
+  avg_pool2d with ceil_mode.
+- dlrm: DLRM-style nn.EmbeddingBag tables (sum, mean, max) of id bags, a bottom
+  MLP, pairwise dot interactions (bmm, triu_indices), a top MLP.
+- switch_moe: a hand-written top-2 mixture of experts (softmax router, topk,
+  scatter into a dense gate) returning (logits, load-balancing loss).
+- tied_shapes: one weight used as a Linear's, as a Conv1d kernel (unsqueezed)
+  and transposed as a second projection.
+- perceiver: a learned latent array expanded over the batch cross-attends to
+  the inputs (nn.MultiheadAttention with kdim = vdim != embed_dim).
+- selective_scan: a Mamba-like selective state space layer written by hand
+  (softplus step sizes, exp(dt A) decay, a loop over the sequence).
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).

@@ -408,8 +408,8 @@ def embedding_bag_backward(
 ) -> torch.Tensor:
     """The dense weight gradient of `_embedding_bag` (nn.EmbeddingBag, F.embedding_bag), as
     torch's CPU kernel: sum and mean add each index's bag gradient (times its per-sample
-    weight; over the bag's size for mean) into its row, the padding row left out; max adds each non-empty bag's gradient at the
-    rows its maxima came from (`maximum_indices`)."""
+    weight; over the bag's size for mean) into its row, the padding row left out; max adds
+    each non-empty bag's gradient at the rows its maxima came from (`maximum_indices`)."""
     if sparse or scale_grad_by_freq:
         raise RduccError(
             "nn.EmbeddingBag(sparse=True) trains a sparse weight gradient; rducc trains dense gradients only "
