@@ -8,6 +8,13 @@ forward updates (batch norm's running statistics, an EMA) held to the same bar.
 
     .venv/bin/python bench/train_heldout.py [--models widths_37,...] [--optimizers sgd,adamw]
         [--levels 2] [--splits 1,dp2,tp2] [--steps 4] [--dynamo-only --levels 0]
+        [--microbatches 2 --max-grad-norm 0.5]
+
+`--optimizers` also takes `sgd_nesterov` (training_cases') and `adamw_groups`
+(decay on matrices only, a second group with its own lr: `decay_groups`);
+`--microbatches K --max-grad-norm C` accumulate each batch's gradients over K
+chunks and clip them before the update, in eager (`training_cases.Around`) as
+through `compile_training(microbatches=K, max_grad_norm=C)`.
 
 The models (small configs, random init, dropout p=0; transformers at tiny sizes):
 - widths_37: an MLP 37 -> 128 -> 19 -> 64 -> 3 (SiLU, ReLU, ELU; a width per layer).
@@ -58,6 +65,33 @@ The models (small configs, random init, dropout p=0; transformers at tiny sizes)
   (nn.utils.parametrizations.weight_norm), LeakyReLU, nearest F.interpolate, pixel_shuffle.
 - linear_attention: causal linear attention (elu + 1 features, running sums by
   cumsum), a hand-written RMSNorm, a SwiGLU MLP, per-token classes.
+Round 4:
+- gptj: transformers' GPT-J (rotary on the first 4 of each head's dims, rotated
+  in interleaved pairs; attention and MLP in parallel off one LayerNorm).
+- persimmon: transformers' Persimmon (squared ReLU, q/k LayerNorm, partial rotary, fused qkv).
+- mamba: transformers' Mamba (its PyTorch path: causal depthwise Conv1d,
+  selective scan as a loop over the sequence, no attention).
+- gpt_neo: transformers' GPT-Neo (global and local attention layers, window 3).
+- mobilebert: transformers' MobileBERT (bottlenecks, NoNorm, stacked FFNs), sequence classification.
+- funnel: transformers' Funnel Transformer base (the sequence mean-pooled
+  between blocks, relative positional attention), sequence classification.
+- segformer: transformers' SegFormer (overlapping patch convolutions, attention
+  over a strided-convolution-reduced sequence, Mix-FFN with a depthwise convolution).
+- wavenet: dilated causal Conv1d (F.pad on the left), gated tanh x sigmoid
+  units, residual and skip sums; the last residual convolution reaches no loss.
+- spectral_critic: spectral-normalized convolutions and Linear (a power
+  iteration on buffers each forward), ReflectionPad2d, bilinear interpolate,
+  avg_pool2d with ceil_mode.
+- dlrm: DLRM-style nn.EmbeddingBag tables (sum, mean, max) of id bags, a bottom
+  MLP, pairwise dot interactions (bmm, triu_indices), a top MLP.
+- switch_moe: a hand-written top-2 mixture of experts (softmax router, topk,
+  scatter into a dense gate) returning (logits, load-balancing loss).
+- tied_shapes: one weight used as a Linear's, as a Conv1d kernel (unsqueezed)
+  and transposed as a second projection.
+- perceiver: a learned latent array expanded over the batch cross-attends to
+  the inputs (nn.MultiheadAttention with kdim = vdim != embed_dim).
+- selective_scan: a Mamba-like selective state space layer written by hand
+  (softplus step sizes, exp(dt A) decay, a loop over the sequence).
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
@@ -75,20 +109,20 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import train_matrix  # noqa: E402
-from training_cases import Case, language_model_loss  # noqa: E402
+from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
 
 class _Logits(nn.Module):
     """A transformers model's logits for `input_ids` (optionally with decoder inputs shifted right)."""
 
-    def __init__(self, model: nn.Module, seq2seq: bool = False) -> None:
+    def __init__(self, model: nn.Module, seq2seq: bool = False, key: str = "input_ids") -> None:
         super().__init__()
-        self.model, self.seq2seq = model, seq2seq
+        self.model, self.seq2seq, self.key = model, seq2seq, key
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if self.seq2seq:
             return self.model(input_ids=ids, decoder_input_ids=self.model._shift_right(ids)).logits
-        return self.model(input_ids=ids).logits
+        return self.model(**{self.key: ids}).logits
 
 
 def _ids(shape: tuple[int, ...] = (1, 8)) -> torch.Tensor:
@@ -622,6 +656,275 @@ def linear_attention() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return _LinearAttention(), (_ids((2, 6)),)
 
 
+# Round 4 (theld13): forms neither this bench, bench/train_zoo.py nor the tests train.
+
+def gptj() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import GPTJConfig, GPTJForCausalLM
+
+    torch.manual_seed(0)
+    config = GPTJConfig(vocab_size=256, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=32,
+                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    return _Logits(GPTJForCausalLM(config)), (_ids((1, 8)),)
+
+
+def persimmon() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import PersimmonConfig, PersimmonForCausalLM
+
+    torch.manual_seed(0)
+    config = PersimmonConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=4, max_position_embeddings=32, partial_rotary_factor=0.5,
+                             qk_layernorm=True, hidden_dropout=0.0, attention_dropout=0.0)
+    return _Logits(PersimmonForCausalLM(config)), (_ids((1, 8)),)
+
+
+def mamba() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import MambaConfig, MambaForCausalLM
+
+    torch.manual_seed(0)
+    config = MambaConfig(vocab_size=256, hidden_size=16, state_size=4, num_hidden_layers=2, expand=2,
+                         conv_kernel=3, time_step_rank=4, use_mambapy=False)
+    return _Logits(MambaForCausalLM(config)), (_ids((1, 6)),)
+
+
+def gpt_neo() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import GPTNeoConfig, GPTNeoForCausalLM
+
+    torch.manual_seed(0)
+    config = GPTNeoConfig(vocab_size=256, hidden_size=32, num_layers=2, num_heads=4,
+                          attention_types=[[["global", "local"], 1]], window_size=3, max_position_embeddings=32,
+                          intermediate_size=64, resid_dropout=0.0, embed_dropout=0.0, attention_dropout=0.0)
+    return _Logits(GPTNeoForCausalLM(config)), (_ids((1, 8)),)
+
+
+def mobilebert() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import MobileBertConfig, MobileBertForSequenceClassification
+
+    torch.manual_seed(0)
+    config = MobileBertConfig(vocab_size=256, hidden_size=32, embedding_size=16, num_hidden_layers=2,
+                              num_attention_heads=4, intermediate_size=32, intra_bottleneck_size=16,
+                              true_hidden_size=16, num_feedforward_networks=2, max_position_embeddings=16,
+                              num_labels=5, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                              classifier_dropout=0.0)
+    return _Logits(MobileBertForSequenceClassification(config)), (_ids((2, 8)),)
+
+
+def funnel() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import FunnelConfig, FunnelForSequenceClassification
+
+    torch.manual_seed(0)
+    config = FunnelConfig(vocab_size=256, block_sizes=[1, 1], num_decoder_layers=1, d_model=32, n_head=4,
+                          d_head=8, d_inner=48, max_position_embeddings=16, num_labels=5, hidden_dropout=0.0,
+                          attention_dropout=0.0, activation_dropout=0.0)
+    return _Logits(FunnelForSequenceClassification(config)), (_ids((2, 8)),)
+
+
+def segformer() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import SegformerConfig, SegformerForImageClassification
+
+    torch.manual_seed(0)
+    config = SegformerConfig(num_channels=3, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
+                             hidden_sizes=[8, 16], patch_sizes=[3, 3], strides=[2, 2], num_attention_heads=[1, 2],
+                             mlp_ratios=[2, 2], hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                             classifier_dropout_prob=0.0, drop_path_rate=0.0, num_labels=5)
+    return _Logits(SegformerForImageClassification(config), key="pixel_values"), (torch.randn(2, 3, 16, 16),)
+
+
+class _Wavenet(nn.Module):
+    """WaveNet-style: dilated causal Conv1d (left padding by F.pad, dilation 1, 2, 4), gated
+    tanh x sigmoid units, residual and skip paths summed, per-step classes."""
+
+    def __init__(self, channels: int = 12, classes: int = 8) -> None:
+        super().__init__()
+        self.inp = nn.Conv1d(1, channels, 1)
+        self.dilated = nn.ModuleList(nn.Conv1d(channels, 2 * channels, 2, dilation=d) for d in (1, 2, 4))
+        self.res = nn.ModuleList(nn.Conv1d(channels, channels, 1) for _ in range(3))
+        self.skip = nn.ModuleList(nn.Conv1d(channels, channels, 1) for _ in range(3))
+        self.out = nn.Conv1d(channels, classes, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, skips = self.inp(x.unsqueeze(1)), 0
+        for conv, res, skip in zip(self.dilated, self.res, self.skip):
+            filt, gate = conv(nn.functional.pad(h, (conv.dilation[0], 0))).chunk(2, dim=1)
+            z = torch.tanh(filt) * torch.sigmoid(gate)
+            h, skips = h + res(z), skips + skip(z)
+        return self.out(torch.relu(skips)).transpose(1, 2)
+
+
+def wavenet() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _Wavenet(), (torch.randn(2, 10),)
+
+
+class _SpectralCritic(nn.Module):
+    """A GAN critic: spectral-normalized convolutions (nn.utils.parametrizations.spectral_norm: a
+    power-iteration step on buffers u, v each forward in train mode), reflection padding, bilinear
+    upsampling, average pooling with ceil_mode, LeakyReLU."""
+
+    def __init__(self, classes: int = 3) -> None:
+        super().__init__()
+        sn = nn.utils.parametrizations.spectral_norm
+        self.pad = nn.ReflectionPad2d(1)
+        self.c1, self.c2 = sn(nn.Conv2d(3, 8, 3)), sn(nn.Conv2d(8, 12, 3, stride=2))
+        self.head = sn(nn.Linear(12, classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = nn.functional.leaky_relu(self.c1(self.pad(x)), 0.2)
+        h = nn.functional.interpolate(h, scale_factor=2, mode="bilinear", align_corners=False)
+        h = nn.functional.avg_pool2d(nn.functional.leaky_relu(self.c2(h), 0.2), 3, stride=2, ceil_mode=True)
+        return self.head(h.mean((2, 3)))
+
+
+def spectral_critic() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _SpectralCritic(), (torch.randn(2, 3, 7, 7),)
+
+
+class _Dlrm(nn.Module):
+    """DLRM-style: three nn.EmbeddingBag tables (sum, mean, max) over id bags, a bottom MLP of
+    the ids' scaled values, pairwise dot interactions (bmm, upper triangle by triu_indices), a top MLP."""
+
+    def __init__(self, width: int = 8, classes: int = 2) -> None:
+        super().__init__()
+        self.bags = nn.ModuleList(nn.EmbeddingBag(256, width, mode=m) for m in ("sum", "mean", "max"))
+        self.bottom = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, width))
+        self.top = nn.Sequential(nn.Linear(width + 6, 16), nn.ReLU(), nn.Linear(16, classes))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        dense = self.bottom(ids.to(self.bottom[0].weight.dtype) / 255.0)
+        features = torch.stack([dense, *(bag(ids[:, 2 * i:2 * i + 2]) for i, bag in enumerate(self.bags))], 1)
+        products = features @ features.transpose(1, 2)
+        rows, cols = torch.triu_indices(4, 4, 1)
+        return self.top(torch.cat([dense, products[:, rows, cols]], dim=1))
+
+
+def dlrm() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _Dlrm(), (_ids((4, 6)),)
+
+
+class _SwitchMoE(nn.Module):
+    """Top-2 mixture of experts written by hand: a router's softmax, torch.topk, the two
+    weights renormalized and scattered into a dense (tokens, experts) gate, every expert run
+    on every token; returns (logits, load-balancing loss) as Switch Transformer computes it."""
+
+    def __init__(self, width: int = 16, experts: int = 4, classes: int = 6) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(256, width)
+        self.router = nn.Linear(width, experts, bias=False)
+        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(width, 24), nn.GELU(), nn.Linear(24, width))
+                                     for _ in range(experts))
+        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, classes)
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = self.embed(ids)
+        probs = self.router(x).softmax(-1)
+        top, index = probs.topk(2, dim=-1)
+        gate = torch.zeros_like(probs).scatter(-1, index, top / top.sum(-1, keepdim=True))
+        outputs = torch.stack([expert(x) for expert in self.experts], dim=-2)
+        x = x + (gate.unsqueeze(-1) * outputs).sum(-2)
+        chosen = nn.functional.one_hot(index[..., 0], probs.shape[-1]).float()
+        balance = probs.shape[-1] * (chosen.mean((0, 1)) * probs.mean((0, 1))).sum()
+        return self.head(self.norm(x)), balance
+
+
+def switch_moe() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _SwitchMoE(), (_ids((2, 6)),)
+
+
+def moe_loss(outputs: tuple[torch.Tensor, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+    """Per-token cross entropy plus 0.01 x the router's load-balancing loss."""
+    logits, balance = outputs
+    return nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten()) + 0.01 * balance
+
+
+class _TiedShapes(nn.Module):
+    """One weight used at three shapes: a Linear's (24, 16) weight, the same tensor viewed as a
+    Conv1d kernel (24, 16, 1) over the sequence, and its transpose as a second projection back."""
+
+    def __init__(self, classes: int = 5) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(256, 16)
+        self.shared = nn.Linear(16, 24)
+        self.norm, self.head = nn.LayerNorm(16), nn.Linear(16, classes)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        up = torch.tanh(self.shared(x))
+        conv = nn.functional.conv1d(x.transpose(1, 2), self.shared.weight.unsqueeze(-1), padding=0).transpose(1, 2)
+        down = nn.functional.linear(up * torch.sigmoid(conv), self.shared.weight.t())
+        return self.head(self.norm(x + down)).mean(1)
+
+
+def tied_shapes() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _TiedShapes(), (_ids((3, 5)),)
+
+
+class _Perceiver(nn.Module):
+    """Perceiver-style: a learned latent array expanded over the batch cross-attends to the
+    inputs (nn.MultiheadAttention with kdim = vdim = 12 != 24), self-attention over the latents,
+    latents mean-pooled to classes."""
+
+    def __init__(self, latents: int = 4, width: int = 24, classes: int = 5) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(256, 12)
+        self.latents = nn.Parameter(torch.randn(latents, width) * 0.5)
+        self.cross = nn.MultiheadAttention(width, 2, kdim=12, vdim=12, batch_first=True)
+        self.norm = nn.LayerNorm(width)
+        self.self_attn = nn.TransformerEncoderLayer(width, 3, 32, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        q = self.latents.unsqueeze(0).expand(ids.shape[0], -1, -1)
+        z = self.norm(q + self.cross(q, x, x, need_weights=False)[0])
+        return self.head(self.self_attn(z).mean(1))
+
+
+def perceiver() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _Perceiver(), (_ids((2, 7)),)
+
+
+class _SelectiveScan(nn.Module):
+    """A Mamba-like selective state space layer written by hand: a causal depthwise Conv1d,
+    SiLU, input-dependent step sizes (softplus), A = -exp(A_log), a state updated by a loop over
+    the sequence (exp(dt A) h + dt B x), read out by C, a D skip, a SiLU gate; per-token classes."""
+
+    def __init__(self, width: int = 12, state: int = 4, classes: int = 7) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(256, width)
+        self.in_proj = nn.Linear(width, 2 * width)
+        self.conv = nn.Conv1d(width, width, 3, groups=width, padding=2)
+        self.x_proj = nn.Linear(width, 1 + 2 * state, bias=False)
+        self.dt_proj = nn.Linear(1, width)
+        self.A_log = nn.Parameter(torch.log(torch.arange(1, state + 1).float()).repeat(width, 1))
+        self.D = nn.Parameter(torch.ones(width))
+        self.out = nn.Linear(width, classes)
+        self.state = state
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        u, gate = self.in_proj(self.embed(ids)).chunk(2, dim=-1)
+        t = ids.shape[1]
+        u = nn.functional.silu(self.conv(u.transpose(1, 2))[..., :t].transpose(1, 2))
+        dt, b, c = self.x_proj(u).split([1, self.state, self.state], dim=-1)
+        dt = nn.functional.softplus(self.dt_proj(dt))
+        a = -torch.exp(self.A_log)
+        h = u.new_zeros(u.shape[0], u.shape[2], self.state)
+        ys = []
+        for i in range(t):
+            h = torch.exp(dt[:, i, :, None] * a) * h + dt[:, i, :, None] * b[:, i, None, :] * u[:, i, :, None]
+            ys.append((h * c[:, i, None, :]).sum(-1))
+        y = torch.stack(ys, dim=1) + u * self.D
+        return self.out(y * nn.functional.silu(gate))
+
+
+def selective_scan() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _SelectiveScan(), (_ids((2, 5)),)
+
+
 CE = nn.functional.cross_entropy
 HELD_OUT: dict[str, Case] = {
     "widths_37": Case(widths_37, CE, 3),
@@ -649,10 +952,38 @@ HELD_OUT: dict[str, Case] = {
     "two_heads": Case(two_heads, two_head_loss, 4),
     "weight_norm_up": Case(weight_norm_up, CE, 3),
     "linear_attention": Case(linear_attention, language_model_loss, 9, per_token=True),
+    "gptj": Case(gptj, language_model_loss, 256, per_token=True),
+    "persimmon": Case(persimmon, language_model_loss, 256, per_token=True),
+    "mamba": Case(mamba, language_model_loss, 256, per_token=True),
+    "gpt_neo": Case(gpt_neo, language_model_loss, 256, per_token=True),
+    "mobilebert": Case(mobilebert, CE, 5),
+    "funnel": Case(funnel, CE, 5),
+    "segformer": Case(segformer, CE, 5),
+    "wavenet": Case(wavenet, language_model_loss, 8, per_token=True),
+    "spectral_critic": Case(spectral_critic, CE, 3),
+    "dlrm": Case(dlrm, CE, 2),
+    "switch_moe": Case(switch_moe, moe_loss, 6, per_token=True),
+    "tied_shapes": Case(tied_shapes, CE, 5),
+    "perceiver": Case(perceiver, CE, 5),
+    "selective_scan": Case(selective_scan, language_model_loss, 7, per_token=True),
 }
 
 
+def decay_groups(params: Any) -> torch.optim.Optimizer:
+    """AdamW as users configure it: weight decay 0.1 on matrices only; vectors (biases, norms,
+    scales) in a second group without decay and with their own learning rate (3e-3)."""
+    params = list(params)
+    return torch.optim.AdamW([{"params": [p for p in params if p.ndim >= 2], "weight_decay": 0.1},
+                              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0, "lr": 3e-3}],
+                             lr=1e-3)
+
+
+HELD_OUT_OPTIMIZERS = {"adamw_groups": decay_groups}
+"""Optimizers only these runs use (`--optimizers adamw_groups`; `sgd_nesterov` is training_cases')."""
+
+
 def main(argv: list[str] | None = None) -> Any:
+    OPTIMIZERS.update(HELD_OUT_OPTIMIZERS)
     train_matrix.CASES.update(HELD_OUT)
     train_matrix.HELD_OUT.update(HELD_OUT)
     train_matrix.CHECK_BUFFERS = True

@@ -65,6 +65,7 @@ from training_cases import (  # noqa: E402
     PARAM_ATOL,
     PARAM_RTOL,
     SPREAD_FACTOR,
+    Around,
     Case,
     History,
     _no_dropout,
@@ -148,9 +149,11 @@ class Cell:
     precision: str
     level: int
     split: str
+    around: Around = Around()
 
     def compile_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {"opt_level": self.level}
+        options: dict[str, Any] = {"opt_level": self.level, "microbatches": self.around.microbatches,
+                                   "max_grad_norm": self.around.max_grad_norm}
         if self.precision == "bf16":
             options["mixed_precision"] = "bf16"
         if self.split != "1":
@@ -177,12 +180,7 @@ def _eager(model: torch.nn.Module, cell: Cell, data: list, autocast: bool) -> tu
     optimizer = OPTIMIZERS[cell.optimizer](model.parameters())
     losses = []
     for x, y in data:
-        optimizer.zero_grad()
-        with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
-            loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+        losses.append(cell.around.step(model, loss_fn, optimizer, x, y, autocast))
     return losses, {n: p.detach().clone() for n, p in model.named_parameters()}
 
 
@@ -212,7 +210,7 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     data = batches(case, x, steps, seed=100)
     fp32 = copy.deepcopy(model)
     reference = copy.deepcopy(model)
-    exact, unresolved = (_train_exact(copy.deepcopy(model), case.loss, cell.optimizer, data)
+    exact, unresolved = (_train_exact(copy.deepcopy(model), case.loss, cell.optimizer, data, cell.around)
                          if cell.precision == "fp32" else ({}, {}))
     untrained = copy.deepcopy(model)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[cell.optimizer](model.parameters()),
@@ -225,7 +223,7 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     param_diff = max((torch.as_tensor(got[n]) - p).abs().max().item() for n, p in expected.items())
     if not autocast:
         buffers = {n: b for n, b in reference.named_buffers() if b.is_floating_point()} if CHECK_BUFFERS else {}
-        spread = float32_spread(untrained, case.loss, cell.optimizer, data, {**expected, **buffers})
+        spread = float32_spread(untrained, case.loss, cell.optimizer, data, {**expected, **buffers}, cell.around)
         lr = max(group["lr"] for group in OPTIMIZERS[cell.optimizer](fp32.parameters()).param_groups)
         history = History(ours, theirs, {n: torch.as_tensor(got[n]) for n in expected}, expected, program,
                           None, exact, unresolved, lr, steps, spread)  # type: ignore[arg-type]
@@ -290,6 +288,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--levels", default="0,2")
     parser.add_argument("--splits", default="1,dp2,tp2")
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--microbatches", type=int, default=1,
+                        help="accumulate gradients over this many chunks of each batch (eager: loss / k each)")
+    parser.add_argument("--max-grad-norm", type=float, default=None, help="clip_grad_norm_ before each update")
     parser.add_argument("--no-dynamo", action="store_true")
     parser.add_argument("--dynamo-only", action="store_true", help="only the torch.compile backend's gradients")
     parser.add_argument("--trace", action="store_true", help="print the traceback of a cell that raises")
@@ -303,7 +304,8 @@ def main(argv: list[str] | None = None) -> None:
             for precision in args.precisions.split(","):
                 for level in (int(x) for x in args.levels.split(",")):
                     for split in args.splits.split(","):
-                        cell = Cell(model, optimizer, precision, level, split)
+                        cell = Cell(model, optimizer, precision, level, split,
+                                    Around(args.microbatches, args.max_grad_norm))
                         start = time.perf_counter()
                         try:
                             loss, param, verdict = run_cell(cell, args.steps)

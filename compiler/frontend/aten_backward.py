@@ -31,6 +31,9 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
 - `transformers.grouped_mm_fallback_backward` (a mixture of experts' grouped
   matmul, whose implementation loops over `offs.tolist()`): every expert's
   product and a one-hot of each row's expert.
+- `_embedding_bag_backward` (nn.EmbeddingBag's weight gradient, sum, mean
+  or max): an accumulating index_put of each index's bag gradient (a
+  scatter-add at the maxima's rows for max).
 - `_scaled_dot_product_flash_attention_for_cpu_backward`: the probabilities
   recomputed (softmax of the scores, as flash attention recomputes them),
   then the four matmuls of attention's backward, in float32 for 16-bit
@@ -390,6 +393,49 @@ __all__ = [
     "flash_attention_backward", "grouped_mm_fallback_backward", "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices_backward", "upsample_nearest2d_backward", "upsample_nearest_exact2d_backward",
 ]
+
+
+# --------------------------------------------------------------------------
+# Embedding bags
+# --------------------------------------------------------------------------
+
+
+@decomposes("aten._embedding_bag_backward.default")
+def embedding_bag_backward(
+    grad: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor, offset2bag: torch.Tensor,
+    bag_size: torch.Tensor, maximum_indices: torch.Tensor, num_weights: int, scale_grad_by_freq: bool,
+    mode: int, sparse: bool, per_sample_weights: torch.Tensor | None, padding_idx: int = -1,
+) -> torch.Tensor:
+    """The dense weight gradient of `_embedding_bag` (nn.EmbeddingBag, F.embedding_bag), as
+    torch's CPU kernel: sum and mean add each index's bag gradient (times its per-sample
+    weight; over the bag's size for mean) into its row, the padding row left out; max adds
+    each non-empty bag's gradient at the rows its maxima came from (`maximum_indices`)."""
+    if sparse or scale_grad_by_freq:
+        raise RduccError(
+            "nn.EmbeddingBag(sparse=True) trains a sparse weight gradient; rducc trains dense gradients only "
+            "(give sparse=False)" if sparse else
+            "nn.EmbeddingBag(scale_grad_by_freq=True) in training: torch's CPU kernel divides each index's "
+            "gradient by the count of another index (its position in the sorted indices), which rducc does "
+            "not reproduce; give scale_grad_by_freq=False")
+    width = grad.shape[1]
+    zeros = grad.new_zeros(num_weights, width)
+    if mode == 2:
+        nonempty = (bag_size > 0).unsqueeze(1)
+        rows = torch.where(nonempty, maximum_indices, torch.zeros_like(maximum_indices))
+        return zeros.scatter_add(0, rows, torch.where(nonempty, grad, torch.zeros_like(grad)))
+    if offset2bag.numel() != indices.numel():  # the forward's fast sum path leaves it empty: each index's bag
+        positions = torch.arange(indices.numel(), device=indices.device).unsqueeze(1)
+        offset2bag = (offsets.unsqueeze(0) <= positions).sum(1) - 1
+    contributions = grad.index_select(0, offset2bag)
+    if mode == 1:
+        sizes = bag_size.index_select(0, offset2bag).clamp(min=1).to(grad.dtype)
+        contributions = contributions / sizes.unsqueeze(1)
+    if per_sample_weights is not None:
+        contributions = contributions * per_sample_weights.to(grad.dtype).unsqueeze(1)
+    if padding_idx >= 0:
+        kept = (indices != padding_idx).unsqueeze(1)
+        contributions = torch.where(kept, contributions, torch.zeros_like(contributions))
+    return aten.index_put(zeros, [indices], contributions, accumulate=True)
 
 
 # --------------------------------------------------------------------------

@@ -44,7 +44,8 @@ def gradient_role(ep: ExportedProgram, kind: OutputKind, target: str | None) -> 
     return ResultRole("gradient", "input", label)
 
 
-def _ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
+def ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
+    """`roots` and every node they depend on."""
     seen: set[torch.fx.Node] = set()
     stack = list(roots)
     while stack:
@@ -65,7 +66,7 @@ def node_phases(ep: ExportedProgram) -> dict[torch.fx.Node, Phase]:
         result for spec, result in zip(ep.graph_signature.output_specs, output.args[0])
         if spec.kind in FORWARD_OUTPUT_KINDS and isinstance(result, torch.fx.Node)
     ]
-    forward = _ancestors(roots)
+    forward = ancestors(roots)
     return {
         node: Phase.FORWARD if node in forward else Phase.BACKWARD
         for node in ep.graph.nodes if node.op == "call_function"

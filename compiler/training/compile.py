@@ -24,6 +24,7 @@ from rducc.dialects.contracts import result_roles, set_executed_microbatches
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
+from rducc.frontend.joint_graph import ancestors
 from rducc.frontend.locations import describe_location
 from rducc.targets import load_target
 from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
@@ -151,12 +152,18 @@ _DIFFERENTIATED_AS: dict[object, Callable[..., torch.Tensor]] = {
 
 
 def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
-    """Parameters the graph never reads: they get no gradient (eager leaves their
-    `.grad` None and torch.optim skips them). A tied weight (GPT-2's `wte` and
-    `lm_head`) is lifted under both names and read through one of them."""
+    """Parameters the loss does not depend on: they get no gradient (eager leaves
+    their `.grad` None and torch.optim skips them). Never read, or read only by
+    values the loss does not use (a last block's residual branch whose sum is
+    dropped); a tied weight (GPT-2's `wte` and `lm_head`) is lifted under both
+    names and read through one of them."""
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    losses = [value for spec, value in zip(ep.graph_signature.output_specs, output.args[0])
+              if spec.kind in (OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT) and isinstance(value, torch.fx.Node)]
+    needed = ancestors(losses)
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     return [str(s.target) for s in ep.graph_signature.input_specs
-            if s.kind.name == "PARAMETER" and not placeholders[s.arg.name].users]
+            if s.kind.name == "PARAMETER" and placeholders[s.arg.name] not in needed]
 
 
 def _without_unused_gradients(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:

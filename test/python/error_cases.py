@@ -78,6 +78,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
     "vector_loss": ("vector_loss.pt2", "a model whose forward returns one loss per sample (not reduced)"),
     "frozen_model": ("frozen.pt2", "loss.pt2 with every parameter frozen (requires_grad False)"),
+    "bag_by_frequency": ("bag_by_frequency.pt2",
+                         "a model returning its loss through nn.EmbeddingBag(scale_grad_by_freq=True)"),
     "step": ("step.mlir", "loss.pt2 compiled with rducc --train (with step.safetensors)"),
     "batches_shape": ("bad_batches.npz", "batches for step.mlir whose x is [5, 3, 9] (the step takes [3, 8])"),
     "batches_missing": ("missing_batches.npz", "batches for step.mlir without y"),
@@ -717,6 +719,9 @@ CASES: list[ErrorCase] = [
               "--lr needs --train"),
     ErrorCase("training: no parameter requires grad", RDUCC, ("{frozen_model}", "--train", *OUT),
               "no parameter of the model requires grad: there is nothing to train"),
+    ErrorCase("training: an embedding bag scaled by frequency", RDUCC, ("{bag_by_frequency}", "--train", *OUT),
+              "nn.EmbeddingBag(scale_grad_by_freq=True) in training: torch's CPU kernel divides each index's "
+              "gradient by the count of another index"),
     ErrorCase("rducc-run: batches of the wrong shape", RUN,
               ("{step}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
               "array 'x' has shape [5, 3, 9]; input #0 ('x') is [3, 8], so the file needs shape [BATCHES, 3, 8]"),
@@ -1272,6 +1277,17 @@ def _training_files(paths: dict[str, Path]) -> None:
     torch.export.save(torch.export.export(LossOf(), example), str(paths["loss_model"]))
     torch.export.save(torch.export.export(PerSample(), example), str(paths["vector_loss"]))
     torch.export.save(torch.export.export(LossOf().requires_grad_(False), example), str(paths["frozen_model"]))
+
+    class BagLoss(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bag = nn.EmbeddingBag(10, 4, scale_grad_by_freq=True)
+
+        def forward(self, ids, offsets):
+            return self.bag(ids, offsets).square().mean()
+
+    bags = (torch.tensor([1, 2, 1, 3]), torch.tensor([0, 2]))
+    torch.export.save(torch.export.export(BagLoss(), bags), str(paths["bag_by_frequency"]))
     assert cli.main([str(paths["loss_model"]), "--train", "-q", "-o", str(paths["step"])]) == 0
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((5, 3, 8)).astype(np.float32), rng.integers(0, 4, (5, 3))

@@ -131,17 +131,41 @@ class History:
     from weights one rounding apart, per element (`float32_spread`)."""
 
 
+@dataclass(frozen=True)
+class Around:
+    """What a user does around each step in eager: gradients accumulated over `microbatches`
+    equal chunks of the batch (each chunk's loss / k), then `clip_grad_norm_(max_grad_norm)` over
+    the trained parameters before the update (`compile_training(microbatches=, max_grad_norm=)`)."""
+
+    microbatches: int = 1
+    max_grad_norm: float | None = None
+
+    def step(self, model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: torch.optim.Optimizer,
+             x: torch.Tensor, y: torch.Tensor, autocast: bool = False) -> float:
+        """One eager step on batch (x, y), the forward under CPU autocast to bf16 if `autocast`;
+        the loss (the chunks' mean)."""
+        optimizer.zero_grad()
+        total = 0.0
+        for xs, ys in zip(x.chunk(self.microbatches), y.chunk(self.microbatches), strict=True):
+            with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+                value = loss(model(xs), ys)
+            (value / self.microbatches).backward()
+            total += value.item() / self.microbatches
+        if self.max_grad_norm is not None:
+            nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], self.max_grad_norm)
+        optimizer.step()
+        return total
+
+
 def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
-                 data: list[tuple[torch.Tensor, torch.Tensor]],
+                 data: list[tuple[torch.Tensor, torch.Tensor]], around: Around = Around(),
                  ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """The parameters (and floating buffers) after training in float64, and (under Adam) which parameter
     elements' exact gradient is noise to float32."""
     exact = copy.deepcopy(model).double()
     eager = OPTIMIZERS[optimizer](exact.parameters())
     for x, y in data:
-        eager.zero_grad()
-        loss(exact(x.double() if x.is_floating_point() else x), y).backward()
-        eager.step()
+        around.step(exact, loss, eager, x.double() if x.is_floating_point() else x, y)
     unresolved = {}
     for name, parameter in exact.named_parameters():
         state = eager.state.get(parameter, {})
@@ -161,7 +185,7 @@ SPREAD_TWINS, SPREAD_FACTOR = 2, 2.0
 
 def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
                    data: list[tuple[torch.Tensor, torch.Tensor]],
-                   reference: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+                   reference: dict[str, torch.Tensor], around: Around = Around()) -> dict[str, torch.Tensor]:
     """Under Adam, per element, the largest distance between eager's float32
     training and the same training started from weights one float32 rounding
     apart (each weight moved one ulp up or down at random; `SPREAD_TWINS`
@@ -182,7 +206,7 @@ def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimize
         return {}
     spread = {name: torch.zeros_like(value) for name, value in reference.items()}
     for twin_seed in range(SPREAD_TWINS):
-        for name, value in _trained(rounding_twin(model, twin_seed), loss, optimizer, data).items():
+        for name, value in _trained(rounding_twin(model, twin_seed), loss, optimizer, data, around).items():
             if name in spread:
                 spread[name] = torch.maximum(spread[name], (value - reference[name]).abs())
     return spread
@@ -200,13 +224,11 @@ def rounding_twin(model: nn.Module, seed: int) -> nn.Module:
 
 
 def _trained(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
-             data: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, torch.Tensor]:
+             data: list[tuple[torch.Tensor, torch.Tensor]], around: Around = Around()) -> dict[str, torch.Tensor]:
     """The parameters and floating buffers after training `model` in eager float32 on `data`."""
     eager = OPTIMIZERS[optimizer](model.parameters())
     for x, y in data:
-        eager.zero_grad()
-        loss(model(x), y).backward()
-        eager.step()
+        around.step(model, loss, eager, x, y)
     return {name: value.detach().clone() for name, value in [*model.named_parameters(), *model.named_buffers()]
             if value.is_floating_point()}
 

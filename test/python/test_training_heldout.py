@@ -1,0 +1,99 @@
+"""What held-out training models (bench/train_heldout.py) found, checked small:
+
+- nn.EmbeddingBag trains (sum, mean with a padding row, max): the weight
+  gradient `_embedding_bag_backward` is decomposed (aten_backward.py) as
+  torch's CPU kernel computes it; the form rducc does not reproduce
+  (`scale_grad_by_freq`, where torch's CPU kernel scales by another index's
+  count) is one error naming it;
+- a parameter the loss does not reach (read only by a value the forward
+  drops, as WaveNet's last residual convolution) gets no gradient and is left
+  as torch.optim leaves it, instead of torch's joint export refusing it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+import rducc
+from rducc.errors import RduccError
+
+
+class Bags(nn.Module):
+    def __init__(self, mode: str, padding_idx: int | None = None, scale_grad_by_freq: bool = False) -> None:
+        super().__init__()
+        self.bag = nn.EmbeddingBag(20, 4, mode=mode, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+        self.out = nn.Linear(4, 2)
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        return self.out(self.bag(ids, offsets))
+
+
+IDS, OFFSETS, LABELS = torch.tensor([1, 3, 5, 1, 7, 9, 3, 2]), torch.tensor([0, 3, 3, 6]), torch.tensor([0, 1, 1, 0])
+"""Four bags, the second empty; index 1 in two bags, index 3 (the padding row of two cases) in two."""
+
+
+@pytest.mark.parametrize(("mode", "padding_idx"), [("sum", None), ("mean", 3), ("max", None)])
+def test_embedding_bag_gradients_are_eagers(mode: str, padding_idx: int | None) -> None:
+    torch.manual_seed(0)
+    model = Bags(mode, padding_idx)
+    reference = copy.deepcopy(model)
+    loss, *gradients = rducc.compile_training(model, (IDS, OFFSETS, LABELS), optimizer=None,
+                                              loss_fn=nn.functional.cross_entropy, opt_level=0).step(IDS, OFFSETS,
+                                                                                                      LABELS)
+    expected = nn.functional.cross_entropy(reference(IDS, OFFSETS), LABELS)
+    expected.backward()
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+
+
+def test_embedding_bag_scaled_by_frequency_is_refused_by_name() -> None:
+    model = Bags("sum", scale_grad_by_freq=True)
+    with pytest.raises(RduccError, match=r"nn.EmbeddingBag\(scale_grad_by_freq=True\) in training"):
+        rducc.compile_training(model, (IDS, OFFSETS, LABELS), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                               opt_level=0)
+
+
+class DroppedBranch(nn.Module):
+    """Residual blocks; the last block's residual sum is dropped (only its skip output is read),
+    so the last residual Linear gets no gradient, as in a WaveNet's last layer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(6, 6) for _ in range(2))
+        self.residuals = nn.ModuleList(nn.Linear(6, 6) for _ in range(2))
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        skips = 0
+        for block, residual in zip(self.blocks, self.residuals, strict=True):
+            z = torch.tanh(block(x))
+            x, skips = x + residual(z), skips + z
+        return self.head(skips)
+
+
+def test_a_parameter_the_loss_does_not_reach_is_left_as_torch_optim_leaves_it() -> None:
+    torch.manual_seed(0)
+    model = DroppedBranch()
+    reference = copy.deepcopy(model)
+    generator = torch.Generator().manual_seed(1)
+    data = [(torch.randn(4, 6, generator=generator), torch.randint(0, 3, (4,), generator=generator))
+            for _ in range(2)]
+    program = rducc.compile_training(model, data[0], optimizer=torch.optim.AdamW(model.parameters(), lr=0.01,
+                                     weight_decay=0.1), loss_fn=nn.functional.cross_entropy, opt_level=0)
+    eager = torch.optim.AdamW(reference.parameters(), lr=0.01, weight_decay=0.1)
+    for x, y in data:
+        got = float(program.step(x, y))
+        eager.zero_grad()
+        loss = nn.functional.cross_entropy(reference(x), y)
+        loss.backward()
+        eager.step()
+        assert got == pytest.approx(loss.item(), rel=1e-5)
+    assert reference.residuals[1].weight.grad is None  # eager: no gradient, no decay
+    trained = program.parameters()
+    for name, value in reference.named_parameters():
+        torch.testing.assert_close(torch.as_tensor(trained[name]), value.detach(), rtol=1e-4, atol=1e-5, msg=name)
