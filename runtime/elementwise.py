@@ -140,7 +140,7 @@ def i1_signed(x: Any) -> np.ndarray:
     return np.negative(np.asarray(x).astype(np.int8))
 
 
-def _as_torch(x: Any) -> torch.Tensor:
+def as_torch(x: Any) -> torch.Tensor:
     """A torch tensor on the array's memory (zero copy; bf16 through its bits; a
     contiguous copy only for negative strides). torch only reads it."""
     x = np.asarray(x)
@@ -179,13 +179,13 @@ def torch_math(function: Callable[..., torch.Tensor]) -> Callable[..., np.ndarra
     `out=` (an array of the result's shape and dtype) the kernel writes there."""
 
     def run(*operands: Any, out: np.ndarray | None = None) -> np.ndarray:
-        tensors = [_as_torch(x) for x in operands]
+        tensors = [as_torch(x) for x in operands]
         if out is None:
             result = function(*tensors)
             return result.view(torch.int16).numpy().view(BF16) if result.dtype == torch.bfloat16 else result.numpy()
         shape = torch.broadcast_shapes(*(t.shape for t in tensors))
         if tuple(shape) == out.shape and out.flags.writeable and min(out.strides, default=0) >= 0:
-            function(*tensors, out=_as_torch(out))
+            function(*tensors, out=as_torch(out))
         else:
             out[...] = run(*operands)
         return out
@@ -214,7 +214,7 @@ def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.nd
     what = f"'rdu.pointwise_call' of {name}"
 
     def run(arrays: tuple[Any, ...]) -> np.ndarray:
-        out = overload(**constants, **{name: _as_torch(a) for name, a in zip(names, arrays)})
+        out = overload(**constants, **{name: as_torch(a) for name, a in zip(names, arrays)})
         return _as_numpy(out[which] if multiple else out, result)
 
     def limited(arrays: tuple[Any, ...]) -> np.ndarray:
@@ -234,6 +234,6 @@ def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.nd
 
 
 __all__ = [
-    "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call", "remsi", "round_half_away",
+    "as_torch", "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call", "remsi", "round_half_away",
     "signed", "torch_math", "unsigned", "unsigned_division", "unsigned_extreme",
 ]

@@ -41,6 +41,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
+from rducc.runtime.elementwise import as_torch
 from rducc.runtime.subnormals import subnormals_as_zero
 from rducc.runtime.threads import PARALLEL_MACS
 
@@ -230,6 +231,8 @@ def reduce(
     kind = str(kind)
     axes = _axes(x, dims)
     dtype = x.dtype
+    if kind == "sum" and dtype in _TORCH_SUMS and x.size and axes:
+        return _torch_sum(x, axes, keepdim, out)
     if kind in ("sum", "prod"):
         accumulate: Any = np.add.reduce if kind == "sum" else np.multiply.reduce
         # the ufunc casts to the accumulator as it goes (no widened copy of x)
@@ -255,6 +258,24 @@ def reduce(
         arg = np.argmax if kind == "argmax" else np.argmin
         return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
     raise RduccError(f"unknown reduction kind '{kind}'")
+
+
+_TORCH_SUMS = frozenset((F64, F32, np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)))
+"""The float types whose sums run as torch's kernel (`_torch_sum`)."""
+
+
+def _torch_sum(x: np.ndarray, axes: tuple[int, ...], keepdim: bool, out: np.ndarray | None) -> np.ndarray:
+    """A float sum as torch's CPU kernel adds it (its order, in the input's type
+    for f32 and f64, in f32 rounded once for f16/bf16): eager's `aten.sum` bit for
+    bit. A sum in another order (NumPy's pairwise one, or f32 summed in f64) is
+    an ulp off eager's in some elements, which a bf16 rounding or Adam's update
+    can make a bf16 ulp (docs/training.md, "Where rducc rounds as eager")."""
+    summed = torch.sum(as_torch(x), dim=axes, keepdim=keepdim)
+    result = summed.view(torch.int16).numpy().view(x.dtype) if summed.dtype == torch.bfloat16 else summed.numpy()
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _first_zero(source: np.ndarray, axes: tuple[int, ...], extreme: np.ndarray) -> np.ndarray:
