@@ -40,6 +40,7 @@ from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
 from rducc.frontend.complex_pairs import has_complex, lower_complex
+from rducc.frontend.aten_elementwise import FUSED_AS_EAGER
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
@@ -166,6 +167,8 @@ def decomposition_table(ep: ExportedProgram) -> dict[Any, Decomposition]:
         if op is not None and _namespace(op) in CORE_NAMESPACES:
             table[op] = function
     table.update(custom_op_decompositions(ep))
+    for name in FUSED_AS_EAGER:  # converted as torch's kernel computes them
+        table.pop(overload(name), None)
     return table
 
 
