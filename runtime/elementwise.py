@@ -234,6 +234,6 @@ def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.nd
 
 
 __all__ = [
-    "as_torch", "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call", "remsi", "round_half_away",
-    "signed", "torch_math", "unsigned", "unsigned_division", "unsigned_extreme",
+    "as_torch", "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call", "remsi",
+    "round_half_away", "signed", "torch_math", "unsigned", "unsigned_division", "unsigned_extreme",
 ]

@@ -16,11 +16,11 @@ import torch
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, i1
 from xdsl.ir import Attribute, SSAValue
 
+from rducc.dialects.shapes import is_float
 from rducc.frontend.aten_common import result_type
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import Number, ScalarBuilder, opmath_type
 from rducc.frontend.types import element_type_of
-from rducc.dialects.shapes import is_float
 
 Formula = Callable[[ScalarBuilder, list[SSAValue]], SSAValue]
 

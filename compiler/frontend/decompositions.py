@@ -39,8 +39,8 @@ import torch
 from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
-from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.aten_elementwise import FUSED_AS_EAGER
+from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
