@@ -41,6 +41,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
+from rducc.runtime.elementwise import as_torch
 from rducc.runtime.subnormals import subnormals_as_zero
 from rducc.runtime.threads import PARALLEL_MACS
 
@@ -64,6 +65,8 @@ def matmul(
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
     if transpose_rhs:
         rhs = rhs.swapaxes(-1, -2)
+    if lhs.dtype in _TORCH_PRODUCTS and rhs.dtype == lhs.dtype == dtype:
+        return _torch_matmul(lhs, rhs, out)
     if lhs.dtype in HALF_DTYPES:
         lhs, rhs = lhs.astype(F32), rhs.astype(F32)
     direct = out is not None and lhs.dtype == dtype and rhs.dtype == dtype
@@ -72,6 +75,24 @@ def matmul(
         return saturated(product, dtype).astype(dtype, copy=False)
     if not direct:
         out[...] = saturated(product, dtype)
+    return out
+
+
+_TORCH_PRODUCTS = frozenset((np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)))
+"""16-bit products rounded to 16 bits that run as torch's kernel (`_torch_matmul`)."""
+
+
+def _torch_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """A bf16 (f16) product rounded to bf16 as torch's CPU kernel computes it
+    (oneDNN's 16-bit GEMM): eager's bit for bit. Widened to f32, multiplied
+    by OpenBLAS and rounded, one element in about a thousand of a training
+    step's products was a bf16 ulp off eager's (f32 sums in another order)."""
+    product = torch.matmul(as_torch(lhs), as_torch(rhs))
+    result = product.view(torch.int16).numpy().view(lhs.dtype) if product.dtype == torch.bfloat16 \
+        else product.numpy()
+    if out is None:
+        return result
+    out[...] = result
     return out
 
 
@@ -255,6 +276,8 @@ def reduce(
     kind = str(kind)
     axes = _axes(x, dims)
     dtype = x.dtype
+    if kind == "sum" and dtype in _TORCH_SUMS and x.size and axes:
+        return _torch_sum(x, axes, keepdim, out)
     if kind in ("sum", "prod"):
         accumulate: Any = np.add.reduce if kind == "sum" else np.multiply.reduce
         # the ufunc casts to the accumulator as it goes (no widened copy of x)
@@ -280,6 +303,24 @@ def reduce(
         arg = np.argmax if kind == "argmax" else np.argmin
         return np.asarray(arg(source, axis=dims[0], keepdims=keepdim)).astype(I64)
     raise RduccError(f"unknown reduction kind '{kind}'")
+
+
+_TORCH_SUMS = frozenset((F64, F32, np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)))
+"""The float types whose sums run as torch's kernel (`_torch_sum`)."""
+
+
+def _torch_sum(x: np.ndarray, axes: tuple[int, ...], keepdim: bool, out: np.ndarray | None) -> np.ndarray:
+    """A float sum as torch's CPU kernel adds it (its order, in the input's type
+    for f32 and f64, in f32 rounded once for f16/bf16): eager's `aten.sum` bit for
+    bit. A sum in another order (NumPy's pairwise one, or f32 summed in f64) is
+    an ulp off eager's in some elements, which a bf16 rounding or Adam's update
+    can make a bf16 ulp (docs/training.md, "Where rducc rounds as eager")."""
+    summed = torch.sum(as_torch(x), dim=axes, keepdim=keepdim)
+    result = summed.view(torch.int16).numpy().view(x.dtype) if summed.dtype == torch.bfloat16 else summed.numpy()
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _first_zero(source: np.ndarray, axes: tuple[int, ...], extreme: np.ndarray) -> np.ndarray:

@@ -192,6 +192,14 @@ class ScalarBuilder:
             return self.emit(arith.AndIOp(a, b))
         return self._binary(a, b, arith.MulfOp, arith.MuliOp)
 
+    def multiply_add(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """`a * b + c`; for floats one fused multiply-add (`math.fma`, one
+        rounding), as torch's vectorized CPU kernels compute `add(alpha=)`,
+        `lerp` and `addcmul`."""
+        if is_float(a.type):
+            return self.emit(math.FmaOp(a, b, c))
+        return self.add(self.mul(a, b), c)
+
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self._binary(a, b, arith.DivfOp, arith.DivUIOp if is_unsigned(a.type) else arith.DivSIOp)
 
