@@ -338,8 +338,9 @@ def _outlined_llama(layers: int) -> nn.Module:
 
 
 def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A 2-layer Llama step, outlined, with 100 kB of HBM and a DDR of 1 GB/s: rdu-place-saved
-    runs forward calls of @layer_forward again in the backward (activation checkpointing
+    """A 2-layer Llama step, outlined, with 100 kB of HBM, a DDR of 1 GB/s and a DMA start-up
+    of 1 ns (train-slow-ddr-fast-dma; at 1 us a layer's kernels cost more than the spills of
+    this tiny step): rdu-place-saved runs forward calls of @layer_forward again in the backward (activation checkpointing
     per layer call, costed as the callee's kernels) rather than spilling their saved
     results; each clone runs right before the @layer_backward call that reads it, from the
     layer's input kept in HBM. The last layer's output, which the final norm's recompute
@@ -372,7 +373,7 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
     model = _outlined_llama(2)
     reference = copy.deepcopy(model)
     ids, labels = torch.randint(0, 64, (2, 6)), torch.randint(0, 64, (2, 6))
-    target = str(INPUTS / "train-slow-ddr.toml")
+    target = str(INPUTS / "train-slow-ddr-fast-dma.toml")
     outlined = pipeline_text(0).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
     step = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
                                   loss_fn=language_model_loss, opt_level=0, target=target, passes=outlined)
