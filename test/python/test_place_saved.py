@@ -340,8 +340,9 @@ def _outlined_llama(layers: int) -> nn.Module:
 def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 2-layer Llama step, outlined, with 100 kB of HBM, a DDR of 1 GB/s and a DMA start-up
     of 1 ns (train-slow-ddr-fast-dma; at 1 us a layer's kernels cost more than the spills of
-    this tiny step): rdu-place-saved runs forward calls of @layer_forward again in the backward (activation checkpointing
-    per layer call, costed as the callee's kernels) rather than spilling their saved
+    this tiny step): rdu-place-saved runs forward calls of @layer_forward again in the
+    backward (activation checkpointing per layer call, costed as the callee's kernels)
+    rather than spilling their saved
     results; each clone runs right before the @layer_backward call that reads it, from the
     layer's input kept in HBM. The last layer's output, which the final norm's recompute
     reads, stays: the last call is recomputed for the rest (it was not recomputed at all).
