@@ -36,9 +36,9 @@ bytes at the current peak:
   returns too (the caller reads it from DDR), never the loss, nor a value
   only the next kernel reads (kept on chip when it takes at most a quarter
   of the SRAM);
-- a recompute: its chain's roofline time (`rducc.model.roofline`: per kernel,
-  FLOPs at peak or its inputs and results at HBM bandwidth, the longer, plus
-  a launch; per layer call, its callee's kernels');
+- a recompute: its chain's modeled time (`kernel_seconds`: per kernel, as the
+  cost model times it before tiling, the DMA start-up, pipeline fill and launch
+  included; per layer call, its callee's kernels');
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
   than HBM bandwidth (`rdu-place-tiers` keeps the tier).
 
@@ -61,6 +61,11 @@ makes a `tier.view` of its input's buffer: a bias gradient, the summed rows
 reshaped) lives where its input lives, so the two share one
 placement too (`shared_placements`): the tier each call passes at an index
 of an outlined layer is one fact, the callee's parameter's.
+
+The plan is made with recomputes and with spills alone, and the one that fits
+and adds less modeled time (its choices' costs summed) is kept (`cheaper_plan`):
+a recompute taken cheapest per byte may free bytes where the spills the step
+needs anyway free them too.
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
@@ -91,7 +96,7 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
@@ -127,8 +132,9 @@ from rducc.dialects.saved import (
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.model.in_place import written_in_place
-from rducc.model.roofline import op_roofline_s
+from rducc.model.roofline import kernel_roofline_s
 from rducc.passes.common import RduPass
+from rducc.passes.rdu_fuse import weigh
 from rducc.passes.rdu_insert_dma import viewed_input
 from rducc.passes.rdu_place_tiers import peak_activation_bytes
 from rducc.targets import Target
@@ -454,24 +460,49 @@ def _layer_results(step: TrainingStep) -> dict[func.CallOp, list[SavedValue]]:
     return found
 
 
+def kernel_seconds(kernel: KernelOp, target: Target) -> float:
+    """A kernel's modeled seconds as the cost model times it, before it is tiled: its
+    ops weighed as `rdu-fuse` weighs a group (`weigh`: compute and SRAM ports from
+    its mapping, its boundary bytes at HBM bandwidth, the DMA start-up, the pipeline
+    fill and the launch); its roofline time when no tile plan fits (`rdu-tile`
+    splits it further, where the start-up and fill are small beside its work)."""
+    ops = [op for op in kernel.body.block.ops if not isinstance(op, YieldOp)]
+    seconds = weigh(ops, target).seconds if ops else float("inf")
+    return seconds if seconds != float("inf") else kernel_roofline_s(kernel, target)
+
+
 @dataclass
 class _ConeCosts:
-    """The roofline time of a recompute of a layer call for some of its results: the
-    callee's ops those results need (`callee_cone`), each `op_roofline_s`, remembered
-    per callee and set of results."""
+    """The modeled seconds of running top-level ops again (`op_s`: a kernel's
+    `kernel_seconds`, a collective's link time, a call's its callee's ops'), and of a
+    recompute of a layer call for some of its results (the callee's ops those results
+    need, `callee_cone`), remembered per callee and set of results."""
 
     target: Target
     callees: Mapping[str, func.FuncOp]
     known: dict[str, float] = field(default_factory=dict)
     cones: dict[tuple[str, tuple[int, ...]], float] = field(default_factory=dict)
 
+    def op_s(self, op: Operation) -> float:
+        """A top-level op's modeled seconds (nothing for a call of no layer of this module)."""
+        if isinstance(op, KernelOp):
+            return kernel_seconds(op, self.target)
+        if not isinstance(op, func.CallOp):
+            return kernel_roofline_s(op, self.target)  # a collective: its link time, as the cost model's
+        name = op.callee.string_value()
+        if name not in self.known:
+            callee = self.callees.get(name)
+            self.known[name] = 0.0 if callee is None else sum(
+                self.op_s(inner) for inner in callee.body.block.ops
+                if not isinstance(inner, func.ReturnOp | arith.ConstantOp))
+        return self.known[name]
+
     def __call__(self, call: func.CallOp, indices: Sequence[int]) -> float:
         callee = _callee(call)
         assert callee is not None
         key = (callee.sym_name.data, tuple(sorted(indices)))
         if key not in self.cones:
-            self.cones[key] = sum(op_roofline_s(op, self.target, self.callees, self.known)
-                                  for op in callee_cone(callee, key[1]))
+            self.cones[key] = sum(self.op_s(op) for op in callee_cone(callee, key[1]))
         return self.cones[key]
 
 
@@ -480,8 +511,8 @@ def _recompute_candidates(step: TrainingStep, target: Target, costs: _ConeCosts 
     backward has), and one per forward call of an outlined layer: the call alone run
     again from its operands (which then stay in HBM until it runs: a mask or rotary
     table the layers share is not recomputed), giving all the saved results
-    `_layer_results` names. Each costs the roofline time of the ops it runs again
-    (`rducc.model.roofline`: a call, its callee's ops those results need)."""
+    `_layer_results` names. Each costs the modeled seconds of the ops it runs again
+    (`_ConeCosts.op_s`: a call, its callee's ops those results need)."""
     kept = {s.value for s in step.saved}
     module = step.function.parent_op()
     costs = costs or _ConeCosts(target, _CALLEES.get(id(module), {}))
@@ -491,7 +522,7 @@ def _recompute_candidates(step: TrainingStep, target: Target, costs: _ConeCosts 
             continue
         chain = recompute_chain(saved, kept - {saved.value}, step.phases)
         if chain is not None:
-            cost = sum(op_roofline_s(op, target, costs.callees, costs.known) for op in chain)
+            cost = sum(costs.op_s(op) for op in chain)
             found.append(_Candidate(cost, saved.bytes, saved, Placement.RECOMPUTE, chain=tuple(chain)))
     for call, values in _layer_results(step).items():
         found.append(_call_candidate(call, values, costs))
@@ -554,6 +585,10 @@ class _Plan:
     temporaries: list[SavedValue] = field(default_factory=list)
     costs: _ConeCosts | None = None
     """What a layer call's recompute for some of its results costs (`_narrowed`)."""
+    cost_s: float = 0.0
+    """The modeled seconds its choices add to the step, each as priced when taken."""
+    fits: bool = True
+    """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
 
 
 def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True,
@@ -586,7 +621,9 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
             break
         chosen = _first_open(candidates, plan, pinned, liveness, at, shared)
         if chosen is None:
+            plan.fits = False
             break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
+        plan.cost_s += chosen.cost_s
         if chosen.saved is None:
             plan.ddr_globals.update(chosen.global_names)
             continue
@@ -614,6 +651,18 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
                 liveness.hold(input_, [r for s in chosen.values for r in s.later_readers], placements,
                               plan.recomputed)
     return plan
+
+
+def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: bool = False) -> _Plan:
+    """The plan with recomputes or the plan of spills alone: the one that fits HBM, and
+    of two that fit, the one that adds less modeled time (taken cheapest per byte, a
+    recompute may free bytes where a spill the step needs anyway frees them too, so
+    its cost is added to the spills', not saved)."""
+    both = plan_placements(step, module, target, True, second)
+    if not both.recomputed:
+        return both
+    spills = plan_placements(step, module, target, False, second)
+    return spills if (spills.fits, -spills.cost_s) >= (both.fits, -both.cost_s) else both
 
 
 def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
@@ -1006,7 +1055,7 @@ class RduPlaceSaved(RduPass):
             step = training_step(function)
             if step is None:
                 continue
-            plan = plan_placements(step, op, target)
+            plan = cheaper_plan(step, op, target)
             _record(op, step, plan)
             cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
             _recompute_all(plan, step.phases, cut)
@@ -1043,7 +1092,7 @@ def _second_round(module: ModuleOp, function: func.FuncOp, target: Target,
         return
     before = {s.value: result_placement(s.producer, s.index)
               for s in (*step.saved, *step.gradients, *_temporaries(step, written_in_place(function)))}
-    plan = plan_placements(step, module, target, second=True)
+    plan = cheaper_plan(step, module, target, second=True)
     memory = training_memory(module)
     classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):

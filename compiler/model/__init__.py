@@ -5,8 +5,8 @@
 - `mapping`: a kernel's placement on the fabric (PCU/PMU stages), read by
   `rdu-map-units` and the cost model;
 - `kernel_looping`: which outlined-layer calls run as one loop;
-- `roofline`: a kernel's or an outlined layer call's roofline time on
-  tensor-level IR, read by `rdu-place-saved` to cost a recompute;
+- `roofline`: a kernel's roofline time on tensor-level IR, read by
+  `rdu-place-saved` where no tile plan fits a kernel it may recompute;
 - `cost_model`: the modeled time of a placed program (`estimate`);
 - `overlap_schedule`: kernels and their collectives on the chip and link
   lanes (the overlap the schedule gives, nothing assumed);

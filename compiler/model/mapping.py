@@ -22,8 +22,11 @@ which docs/cost-model.md states with a worked example:
   (what a full stage still loses). A stage is also no faster than the
   on-chip network feeds it: its work is at least `bytes read /
   pcu_feed_bandwidth` seconds a PCU (when the target gives that figure). A
-  stage may use at most `ceil(flops / (lanes x pcu_stages x fma))` PCUs (a
-  cycle of work each).
+  stage may use at most `ceil(items / (lanes x pcu_stages x fma))` PCUs (a
+  cycle of work each), `items` the larger of its flops and the elements it
+  writes: an op that moves data and computes nothing (a transpose, a concat,
+  a slice) passes an element a lane and stage a cycle, so it spreads over PCUs
+  like an elementwise op of the same size.
 - **Buffers.** The compute's ins, its outs (their reserved bytes, double
   buffers included) and its body values not yielded each take at least
   `ceil(bytes / pmu_bytes)` PMUs and at most `ceil(bytes / 64)` (a 64-byte
@@ -62,7 +65,7 @@ from xdsl.ir import Operation, SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import BufferUnits, KernelMapping, StageUnits
-from rducc.dialects.op_facts import facts_of, tensor_bytes
+from rducc.dialects.op_facts import elements, facts_of, tensor_bytes
 from rducc.dialects.precision import compute_element
 from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
@@ -172,7 +175,8 @@ def stage_work(op: Operation, index: int, target: Target) -> StageWork | None:
         return None
     flops = facts.flops() if facts is not None else 0
     fma = 2 if isinstance(op, SYSTOLIC) else 1
-    most = max(stages, ceil(flops / (target.lanes * target.pcu_stages * fma)))
+    items = max(flops, sum(elements(r) for r in op.results if isinstance(r.type, TensorType)))
+    most = max(stages, ceil(items / (target.lanes * target.pcu_stages * fma)))
     seconds = flops / (unit_rate(op, target) * utilization(op, target) * target.compute_efficiency) if flops else 0.0
     return StageWork(op, index, stages, most, max(seconds, feed_seconds(op, target)))
 

@@ -136,6 +136,49 @@ def test_a_stage_is_no_faster_than_the_network_feeds_it() -> None:
     assert free.compute_s == pytest.approx(6 * free.flops / (SN40L.peak_flops_bf16 * SN40L.compute_efficiency))
 
 
+def _transposed_product(n: int, d: int) -> str:
+    """One kernel: p[n, n]^T @ g[n, d] in f32 (the backward's probabilities transposed
+    for the values' gradient), read from HBM and written back."""
+    p, g, y = f"{n}x{n}xf32", f"{n}x{d}xf32", f"{n}x{d}xf32"
+    return f"""
+builtin.module attributes {{rdu.level = #rdu<level memory>}} {{
+  func.func @forward(%p: !tier.buffer<hbm, {p}> {{rdu.input = "p"}}, %g: !tier.buffer<hbm, {g}> {{rdu.input = "g"}}) -> !tier.buffer<hbm, {y}> {{
+    %ps = tier.alloc : !tier.buffer<sram, {p}>
+    %gs = tier.alloc : !tier.buffer<sram, {g}>
+    %ys = tier.alloc : !tier.buffer<sram, {y}>
+    %yh = tier.alloc : !tier.buffer<hbm, {y}>
+    tier.dma %p -> %ps : !tier.buffer<hbm, {p}> -> !tier.buffer<sram, {p}>
+    tier.dma %g -> %gs : !tier.buffer<hbm, {g}> -> !tier.buffer<sram, {g}>
+    tier.compute "k0" ins(%ps, %gs : !tier.buffer<sram, {p}>, !tier.buffer<sram, {g}>) outs(%ys : !tier.buffer<sram, {y}>) {{
+    ^bb0(%a: tensor<{p}>, %b: tensor<{g}>):
+      %t = rdu.transpose %a perm [1, 0] : tensor<{p}> -> tensor<{p}>
+      %c = rdu.matmul %t, %b : tensor<{p}>, tensor<{g}> -> tensor<{y}>
+      rdu.yield %c : tensor<{y}>
+    }}
+    tier.dma %ys -> %yh : !tier.buffer<sram, {y}> -> !tier.buffer<hbm, {y}>
+    func.return %yh : !tier.buffer<hbm, {y}>
+  }}
+}}
+"""
+
+
+def test_a_transpose_spreads_over_pcus_like_an_elementwise_op() -> None:
+    """A float32 2,048 x 2,048 transpose (16 MiB) computes nothing, but a PCU is fed at
+    most pcu_feed_bandwidth: on one PCU it alone takes 82 us, more than the product
+    after it on the other 1,039 (8 us). It may use a PCU per cycle of the elements it
+    writes (like an elementwise op of its size), so the balance gives it PCUs until
+    it is no slower than the product, and the kernel is bound by its HBM reads
+    (before: 1 PCU, 83 us, bound by compute)."""
+    module = parse_module(_transposed_product(2048, 128))
+    mapping = map_kernel(_compute(module), SN40L)
+    transpose = next(s for s in mapping.stages if s.op == 0)
+    one_pcu_s = 2048 * 2048 * 4 / SN40L.pcu_feed_bandwidth
+    assert transpose.units > 1
+    (k,) = estimate(module, SN40L).kernels
+    assert k.compute_s == pytest.approx(one_pcu_s / transpose.units, rel=0.1)
+    assert k.bound == "hbm" and k.modeled_time_s < one_pcu_s / 5
+
+
 def _mapped(module: ModuleOp) -> ComputeOp:
     RduMapUnits(target="sn40l").apply(Context(), module)
     return _compute(module)

@@ -261,7 +261,8 @@ class GatedStack(nn.Module):
 
 def test_outlined_step_spills_only_what_its_callees_hold() -> None:
     """An outlined step of two gated blocks with 80 kB of HBM and a DDR where a value one
-    op reads spills for less than a layer's recompute: values spill to DDR, but never a
+    op reads spills for less than a layer's recompute (train-blocked-fast-dma: a DMA
+    start-up of 1 ns, so a recompute costs about its work): values spill to DDR, but never a
     call's result that its callee returns at two places (one kernel result for two saved
     slots: `rdu-place-saved` asserted on it); a bias gradient, a view kernel that
     rdu-insert-dma makes a `tier.view` of its input, spills with its input and with every
@@ -279,7 +280,7 @@ def test_outlined_step_spills_only_what_its_callees_hold() -> None:
     reference = copy.deepcopy(model)
     outlined = pipeline_text(0).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
     step = rducc.compile_training(model, (x,), optimizer="sgd", lr=1e-2, opt_level=0,
-                                  target=str(INPUTS / "train-blocked.toml"), passes=outlined)
+                                  target=str(INPUTS / "train-blocked-fast-dma.toml"), passes=outlined)
     assert sum(1 for op in step.module.ops if isinstance(op, func.FuncOp) and is_outlined(op)) > 0
     assert training_memory(step.module)["activations.ddr"] > 0
     assert "tier.view" in step.mlir and "!tier.buffer<ddr, 64xf32>" in step.mlir  # a bias gradient's view, in DDR
@@ -288,10 +289,12 @@ def test_outlined_step_spills_only_what_its_callees_hold() -> None:
     calls = [op for op in entry.body.block.ops if isinstance(op, func.CallOp)]
     forward = [c for c in calls if c.callee.string_value() == "layer_forward"]
     assert len(forward) == 2
-    for call in forward:  # some slots in DDR, the rest recomputed: none only spilled
-        assert {"ddr", "recompute"} <= set(saved_of(call)), saved_of(call)
+    # some slots in DDR for every call, the rest recomputed where that costs less than
+    # the spills it saves (the first call)
+    assert all("ddr" in saved_of(call) for call in forward)
+    assert {"ddr", "recompute"} <= set(saved_of(forward[0])), saved_of(forward[0])
     clones = [c for c in calls if RECOMPUTES in c.attributes]
-    assert len(clones) == 2 and all(c.callee.string_value().startswith("layer_forward_recompute") for c in clones)
+    assert clones and all(c.callee.string_value().startswith("layer_forward_recompute") for c in clones)
     _adamw_steps_as_eager(step, reference, x, 2, torch.optim.SGD)
 
 
@@ -335,9 +338,11 @@ def _outlined_llama(layers: int) -> nn.Module:
 
 
 def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A 2-layer Llama step, outlined, with 100 kB of HBM and a DDR of 1 GB/s: rdu-place-saved
-    runs forward calls of @layer_forward again in the backward (activation checkpointing
-    per layer call, costed as the callee's kernels) rather than spilling their saved
+    """A 2-layer Llama step, outlined, with 100 kB of HBM, a DDR of 1 GB/s and a DMA start-up
+    of 1 ns (train-slow-ddr-fast-dma; at 1 us a layer's kernels cost more than the spills of
+    this tiny step): rdu-place-saved runs forward calls of @layer_forward again in the
+    backward (activation checkpointing per layer call, costed as the callee's kernels)
+    rather than spilling their saved
     results; each clone runs right before the @layer_backward call that reads it, from the
     layer's input kept in HBM. The last layer's output, which the final norm's recompute
     reads, stays: the last call is recomputed for the rest (it was not recomputed at all).
@@ -347,7 +352,6 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
     from rducc.dialects.contracts import RECOMPUTES, phase_of
     from rducc.dialects.program import find_entry
     from rducc.dialects.saved import saved_of
-    from rducc.model.roofline import kernel_roofline_s
     from rducc.passes import rdu_place_saved
     from rducc.pipeline import pipeline_text
 
@@ -362,7 +366,7 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
                 assert callee is not None
                 indices = [s.index for s in candidate.values]
                 kernels = [op for op in rdu_place_saved.callee_cone(callee, indices) if isinstance(op, KernelOp)]
-                costs.append((candidate.cost_s, sum(kernel_roofline_s(op, target) for op in kernels)))
+                costs.append((candidate.cost_s, sum(rdu_place_saved.kernel_seconds(op, target) for op in kernels)))
         return found
 
     monkeypatch.setattr(rdu_place_saved, "_recompute_candidates", weighed)
@@ -370,7 +374,7 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
     model = _outlined_llama(2)
     reference = copy.deepcopy(model)
     ids, labels = torch.randint(0, 64, (2, 6)), torch.randint(0, 64, (2, 6))
-    target = str(INPUTS / "train-slow-ddr.toml")
+    target = str(INPUTS / "train-slow-ddr-fast-dma.toml")
     outlined = pipeline_text(0).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
     step = rducc.compile_training(model, (ids, labels), optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
                                   loss_fn=language_model_loss, opt_level=0, target=target, passes=outlined)
@@ -396,7 +400,8 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
         assert follower.callee.string_value() == "layer_backward"
         assert any(operand.owner is clone for operand in follower.operands)
     assert training_memory(step.module)["activations.recompute"] > 0
-    # a layer call's recompute cost, as rdu-place-saved weighed it: its callee's kernels
+    # a layer call's recompute cost, as rdu-place-saved weighed it: its callee's kernels, each
+    # as the cost model times it before tiling
     assert costs and all(cost == pytest.approx(kernels) for cost, kernels in costs)
     eager = torch.optim.SGD(reference.parameters(), lr=0.5)
     for _ in range(2):
@@ -445,3 +450,35 @@ def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest
     timing = {only: training_speed(steps[only].module, load_target(target)).step_s for only in (True, False)}
     assert timing[False] < timing[True]
     _adamw_steps_as_eager(steps[False], copy.deepcopy(model), x, 1, torch.optim.SGD)
+
+
+def test_planner_is_not_slower_than_spilling_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rdu-place-saved prices a recompute as the cost model times its kernels (the DMA
+    start-up, pipeline fill and launch included, `kernel_seconds`) and keeps the plan of
+    spills alone when it adds less: on train-blocked (a DMA start-up of 1 us) the
+    outlined GatedStack step at -O2 is no slower, modeled, than the same step with every
+    value that may go to DDR spilled and nothing recomputed (bench/train_planner.py's
+    "always spill"; with recomputes priced at their roofline it was 11% slower)."""
+    from rducc.passes import rdu_place_saved
+    from rducc.pipeline import pipeline_text
+
+    torch.manual_seed(3)
+    model, x = GatedStack(), torch.randn(2, 8, 64)
+    target = str(INPUTS / "train-blocked.toml")
+    outlined = pipeline_text(2).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
+
+    def step_s() -> float:
+        step = rducc.compile_training(copy.deepcopy(model), (x,), optimizer="sgd", lr=1e-2, opt_level=2,
+                                      target=target, passes=outlined)
+        return training_speed(step.module, load_target(target)).step_s
+
+    planner = step_s()
+    plan, candidates = rdu_place_saved.plan_placements, rdu_place_saved._candidates
+
+    def spill_all(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
+        return plan(step, module, target if second else dataclasses.replace(target, hbm_bytes=0), False, second)
+
+    monkeypatch.setattr(rdu_place_saved, "plan_placements", spill_all)
+    monkeypatch.setattr(rdu_place_saved, "_candidates",
+                        lambda *a, **k: [c for c in candidates(*a, **k) if c.saved is not None])
+    assert planner <= step_s() * (1 + 1e-9)
