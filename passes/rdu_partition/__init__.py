@@ -139,6 +139,7 @@ from rducc.dialects.rdu.dataflow import (
     ConcatOp,
     ConvOp,
     GatherOp,
+    GroupedMatmulOp,
     IotaOp,
     KernelOp,
     MapOp,
@@ -1415,7 +1416,7 @@ class _TensorPartitioner:
         reshape regroups dims (`reshape_split`); a linear layer on a replicated
         input splits its weight by columns; a broadcast may widen a split."""
         splits = [self.split_of(v) for v in op.operands]
-        if all(s is None for s in splits) and not isinstance(op, MatmulOp | ConvOp):
+        if all(s is None for s in splits) and not isinstance(op, MatmulOp | GroupedMatmulOp | ConvOp):
             return [None] * len(splits), None
         if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
@@ -1438,8 +1439,9 @@ class _TensorPartitioner:
         result = self._union(pieces)
         if isinstance(result, bool):
             return None
-        if result is None and isinstance(op, MatmulOp):
-            return self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+        if result is None and isinstance(op, MatmulOp | GroupedMatmulOp):
+            wants, columns = self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+            return wants + [None] * (len(op.operands) - len(wants)), columns  # a grouped product's offsets: whole
         if result is None and isinstance(op, ConvOp):
             return self._conv_channel_split(op)
         if isinstance(op, BroadcastOp) and result is not None:
@@ -1810,13 +1812,13 @@ class _TensorPartitioner:
         reduced dim (the split one, else its only one) gives a partial sum."""
         if not dims.sums:
             return None
-        if isinstance(op, MatmulOp):
+        if isinstance(op, MatmulOp | GroupedMatmulOp):
             self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
         wants: list[Layout] = []
         for index, split in enumerate(splits):
             reduced = dims.reduced(index)
             on = [d for d in reduced if split is not None and d in split.dims()]
-            wants.append(Split.whole((on or reduced)[0], self.tp))
+            wants.append(Split.whole((on or reduced)[0], self.tp) if reduced else None)  # no summed dim: whole
         return wants, PARTIAL
 
     def _widen(self, op: BroadcastOp, moved: Split) -> Split | None:
@@ -1856,7 +1858,7 @@ class _TensorPartitioner:
         split = Split.of((dim, *rest) for dim, rest in by_dim.items())
         return False if split is not None and not split.valid(self.tp) else split
 
-    def _check_rows_split(self, op: MatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
+    def _check_rows_split(self, op: MatmulOp | GroupedMatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
         """A weight split by rows needs its input split over every rank (a partial
         sum of a factor of the ranks would be counted twice)."""
         weight = self._weight_behind(op.rhs)
@@ -1867,7 +1869,7 @@ class _TensorPartitioner:
                                    f"@{self._weight_name(weight)} arrive with {left.describe()}, not split "
                                    f"{self.tp} ways")
 
-    def _column_split(self, op: MatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
+    def _column_split(self, op: MatmulOp | GroupedMatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
         """A linear layer on a replicated input: split its weight by output columns
         (replicated when it has fewer than the ranks: a one-column gate), over
         every rank, or over the largest factor of the ranks whose reshapes into
