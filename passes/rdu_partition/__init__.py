@@ -22,7 +22,10 @@ every `func.func` of the module. The result is one SPMD program:
   its own query heads, through the scale SDPA applies to k);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
-  whole where it is used. Splits flow through elementwise, layout, reduce and
+  whole where it is used. A grouped expert product (`rdu.grouped_matmul`)
+  is a linear layer of every expert at once: its [E, N, K] table splits
+  along N or K for all E experts (a slice of each expert's ffn dim a rank),
+  its rows and offsets whole. Splits flow through elementwise, layout, reduce and
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
   a user input, is split by heads, and so is a stacked cache read by one slice
   a layer, `k_cache[i]`, or a cache buffer written at a position by
@@ -1858,7 +1861,8 @@ class _TensorPartitioner:
         split = Split.of((dim, *rest) for dim, rest in by_dim.items())
         return False if split is not None and not split.valid(self.tp) else split
 
-    def _check_rows_split(self, op: MatmulOp | GroupedMatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
+    def _check_rows_split(self, op: MatmulOp | GroupedMatmulOp, left: Split | None, k_lhs: int,
+                          lhs: tuple[int, ...]) -> None:
         """A weight split by rows needs its input split over every rank (a partial
         sum of a factor of the ranks would be counted twice)."""
         weight = self._weight_behind(op.rhs)
