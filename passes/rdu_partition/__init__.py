@@ -7,7 +7,9 @@ every `func.func` of the module. The result is one SPMD program:
   program on its own shard. Each value has a layout: replicated, a `Split`
   (along one or more dims, each over a factor of the rank: rank r holds part
   `(r // stride) % parts`; one dim over every rank is the common case; a
-  weight with fewer output columns than ranks stays whole), or a
+  weight with fewer output columns than ranks stays whole, as does a layer's
+  router whose split would cost more collective time where its columns meet
+  than the HBM time it saves: `_whole_is_cheaper`), or a
   partial sum over every rank. A split dim may have a period (batch x heads
   merged by a reshape keeps the heads of every batch row split:
   `reshape_split`). Layouts start at the weights: a linear layer whose input is
@@ -170,6 +172,7 @@ from rducc.dialects.split import (
 )
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
+from rducc.model.kernel_timing import collective_seconds
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
@@ -344,6 +347,10 @@ def head_sizes(function: func.FuncOp) -> set[int]:
                 sizes.add(result[-1])
     return sizes
 
+
+_NOT_MEETING = (MatmulOp, GroupedMatmulOp, ConvOp, ReshapeOp, SliceOp, TransposeOp, BroadcastOp, ConcatOp)
+"""Users that take a split of the dim they read without a collective: a contraction
+over it (a partial sum: the row split of the next linear layer) or a layout op."""
 
 LOOK_AHEAD = 12
 """Ops a projection's look-ahead to its slices and reshapes into heads passes
@@ -1880,6 +1887,9 @@ class _TensorPartitioner:
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
         if self.data_parallel or not self._is_weight(_uncast(op.rhs)) or rhs[n_rhs] < self.tp:
             return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
+        if layer_of(op) is not None and self._columns_met(op.result, rank - 1) and self._whole_is_cheaper(
+                op.rhs, op.result):
+            return [None, None], None  # a layer's router: its few columns meet at once (softmax, top-k)
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
                 name = self._weight_name(_uncast(op.rhs))
@@ -1901,6 +1911,31 @@ class _TensorPartitioner:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
         stride = self.tp // parts
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _columns_met(self, value: SSAValue, dim: int, depth: int = LOOK_AHEAD) -> bool:
+        """Whether a user of `value` (or of a map of its shape, `depth` deep) needs its
+        `dim` whole: reduces it (a softmax's max and sum, a norm) or orders along it
+        (top-k), which a split of that dim pays a collective for."""
+        for use in value.uses:
+            user = use.operation
+            if not isinstance(user, OpFacts) or len(user.results) != 1 or isinstance(user, _NOT_MEETING):
+                continue
+            shapes = [self.full_shape(v) if isinstance(v.type, TensorType) else () for v in user.operands]
+            dest = user.dims_for(shapes, [_shape(user.results[0])]).operands[use.index][dim]
+            if not isinstance(dest, int):
+                return True
+            if isinstance(user, MapOp) and depth and _shape(user.results[0]) == self.full_shape(value) \
+                    and self._columns_met(user.results[0], dest, depth - 1):
+                return True
+        return False
+
+    def _whole_is_cheaper(self, weight: SSAValue, result: SSAValue) -> bool:
+        """Whether every rank reading `weight` whole costs less HBM time than the one
+        all-reduce (over tp ranks, of `result`'s share) a split of its output columns
+        pays where they meet, by the target's figures."""
+        target = module_target(self.module)
+        saved = tensor_bytes(weight) * (1 - 1 / self.tp) / target.sustained_bandwidth("hbm")
+        return saved < collective_seconds("all_reduce", tensor_bytes(result) // self.tp, self.tp, target)[0]
 
     def _conv_channel_split(self, op: ConvOp) -> tuple[list[Layout], Layout]:
         """A convolution of a weight on a replicated input: split its output channels
