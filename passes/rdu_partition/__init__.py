@@ -1450,8 +1450,8 @@ class _TensorPartitioner:
         if isinstance(result, bool):
             return None
         if result is None and isinstance(op, MatmulOp | GroupedMatmulOp):
-            wants, columns = self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
-            return wants + [None] * (len(op.operands) - len(wants)), columns  # a grouped product's offsets: whole
+            taken, columns = self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+            return taken + [None] * (len(op.operands) - len(taken)), columns  # a grouped product's offsets: whole
         if result is None and isinstance(op, ConvOp):
             return self._conv_channel_split(op)
         if isinstance(op, BroadcastOp) and result is not None:
@@ -1918,10 +1918,11 @@ class _TensorPartitioner:
         (top-k), which a split of that dim pays a collective for."""
         for use in value.uses:
             user = use.operation
-            if not isinstance(user, OpFacts) or len(user.results) != 1 or isinstance(user, _NOT_MEETING):
+            facts = user if isinstance(user, OpFacts) else None
+            if facts is None or len(user.results) != 1 or isinstance(user, _NOT_MEETING):
                 continue
             shapes = [self.full_shape(v) if isinstance(v.type, TensorType) else () for v in user.operands]
-            dest = user.dims_for(shapes, [_shape(user.results[0])]).operands[use.index][dim]
+            dest = facts.dims_for(shapes, [_shape(user.results[0])]).operands[use.index][dim]
             if not isinstance(dest, int):
                 return True
             if isinstance(user, MapOp) and depth and _shape(user.results[0]) == self.full_shape(value) \
