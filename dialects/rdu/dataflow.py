@@ -429,6 +429,7 @@ class GroupedMatmulOp(IRDLOperation, OpFacts):
     """
 
     name = "rdu.grouped_matmul"
+    SHARDS: ClassVar[bool] = True
     lhs = operand_def(STATIC_TENSOR)
     rhs = operand_def(STATIC_TENSOR)
     offsets = operand_def(STATIC_TENSOR)
@@ -444,6 +445,11 @@ class GroupedMatmulOp(IRDLOperation, OpFacts):
                  transpose_rhs: bool = False):
         props = {"transpose_rhs": UnitAttr()} if transpose_rhs else {}
         super().__init__(operands=[lhs, rhs, offsets], result_types=[result_type], properties=props)
+
+    @property
+    def rhs_n_dim(self) -> int:
+        """Index of the output-column dim (N) in the rhs."""
+        return 1 if self.transpose_rhs is not None else 2
 
     def verify_(self) -> None:
         a, b, offsets = shape_of(self.lhs.type), shape_of(self.rhs.type), shape_of(self.offsets.type)
@@ -466,7 +472,8 @@ class GroupedMatmulOp(IRDLOperation, OpFacts):
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
         """K is summed and N stays; the rows are read whole (a row's expert is
         decided by its position among all rows), as are the experts and offsets."""
-        n_dim, k_dim = (1, 2) if self.transpose_rhs is not None else (2, 1)
+        n_dim = self.rhs_n_dim
+        k_dim = 3 - n_dim
         rhs: list[Dest] = [Dim.BLOCKED, Dim.BLOCKED, Dim.BLOCKED]
         rhs[n_dim], rhs[k_dim] = 1, Dim.REDUCED
         return DimMap(((Dim.BLOCKED, Dim.REDUCED), tuple(rhs), (Dim.BLOCKED,)), frozenset({0}), sums=True)

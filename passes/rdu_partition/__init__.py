@@ -7,7 +7,9 @@ every `func.func` of the module. The result is one SPMD program:
   program on its own shard. Each value has a layout: replicated, a `Split`
   (along one or more dims, each over a factor of the rank: rank r holds part
   `(r // stride) % parts`; one dim over every rank is the common case; a
-  weight with fewer output columns than ranks stays whole), or a
+  weight with fewer output columns than ranks stays whole, as does a layer's
+  router whose split would cost more collective time where its columns meet
+  than the HBM time it saves: `_whole_is_cheaper`), or a
   partial sum over every rank. A split dim may have a period (batch x heads
   merged by a reshape keeps the heads of every batch row split:
   `reshape_split`). Layouts start at the weights: a linear layer whose input is
@@ -22,7 +24,10 @@ every `func.func` of the module. The result is one SPMD program:
   its own query heads, through the scale SDPA applies to k);
   one whose input is split along the contraction dim splits its weight by rows
   (o_proj, down_proj) and gives a partial sum, which `rdu.all_reduce` makes
-  whole where it is used. Splits flow through elementwise, layout, reduce and
+  whole where it is used. A grouped expert product (`rdu.grouped_matmul`)
+  is a linear layer of every expert at once: its [E, N, K] table splits
+  along N or K for all E experts (a slice of each expert's ffn dim a rank),
+  its rows and offsets whole. Splits flow through elementwise, layout, reduce and
   batched-matmul ops (attention heads follow the q/k/v columns; the KV cache,
   a user input, is split by heads, and so is a stacked cache read by one slice
   a layer, `k_cache[i]`, or a cache buffer written at a position by
@@ -139,6 +144,7 @@ from rducc.dialects.rdu.dataflow import (
     ConcatOp,
     ConvOp,
     GatherOp,
+    GroupedMatmulOp,
     IotaOp,
     KernelOp,
     MapOp,
@@ -166,6 +172,7 @@ from rducc.dialects.split import (
 )
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
+from rducc.model.kernel_timing import collective_seconds
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
@@ -340,6 +347,10 @@ def head_sizes(function: func.FuncOp) -> set[int]:
                 sizes.add(result[-1])
     return sizes
 
+
+_NOT_MEETING = (MatmulOp, GroupedMatmulOp, ConvOp, ReshapeOp, SliceOp, TransposeOp, BroadcastOp, ConcatOp)
+"""Users that take a split of the dim they read without a collective: a contraction
+over it (a partial sum: the row split of the next linear layer) or a layout op."""
 
 LOOK_AHEAD = 12
 """Ops a projection's look-ahead to its slices and reshapes into heads passes
@@ -1415,7 +1426,7 @@ class _TensorPartitioner:
         reshape regroups dims (`reshape_split`); a linear layer on a replicated
         input splits its weight by columns; a broadcast may widen a split."""
         splits = [self.split_of(v) for v in op.operands]
-        if all(s is None for s in splits) and not isinstance(op, MatmulOp | ConvOp):
+        if all(s is None for s in splits) and not isinstance(op, MatmulOp | GroupedMatmulOp | ConvOp):
             return [None] * len(splits), None
         if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
@@ -1438,8 +1449,9 @@ class _TensorPartitioner:
         result = self._union(pieces)
         if isinstance(result, bool):
             return None
-        if result is None and isinstance(op, MatmulOp):
-            return self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+        if result is None and isinstance(op, MatmulOp | GroupedMatmulOp):
+            taken, columns = self._column_split(op, self.full_shape(op.rhs), op.rhs_n_dim, len(_shape(op.result)))
+            return taken + [None] * (len(op.operands) - len(taken)), columns  # a grouped product's offsets: whole
         if result is None and isinstance(op, ConvOp):
             return self._conv_channel_split(op)
         if isinstance(op, BroadcastOp) and result is not None:
@@ -1810,13 +1822,13 @@ class _TensorPartitioner:
         reduced dim (the split one, else its only one) gives a partial sum."""
         if not dims.sums:
             return None
-        if isinstance(op, MatmulOp):
+        if isinstance(op, MatmulOp | GroupedMatmulOp):
             self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
         wants: list[Layout] = []
         for index, split in enumerate(splits):
             reduced = dims.reduced(index)
             on = [d for d in reduced if split is not None and d in split.dims()]
-            wants.append(Split.whole((on or reduced)[0], self.tp))
+            wants.append(Split.whole((on or reduced)[0], self.tp) if reduced else None)  # no summed dim: whole
         return wants, PARTIAL
 
     def _widen(self, op: BroadcastOp, moved: Split) -> Split | None:
@@ -1856,7 +1868,8 @@ class _TensorPartitioner:
         split = Split.of((dim, *rest) for dim, rest in by_dim.items())
         return False if split is not None and not split.valid(self.tp) else split
 
-    def _check_rows_split(self, op: MatmulOp, left: Split | None, k_lhs: int, lhs: tuple[int, ...]) -> None:
+    def _check_rows_split(self, op: MatmulOp | GroupedMatmulOp, left: Split | None, k_lhs: int,
+                          lhs: tuple[int, ...]) -> None:
         """A weight split by rows needs its input split over every rank (a partial
         sum of a factor of the ranks would be counted twice)."""
         weight = self._weight_behind(op.rhs)
@@ -1867,13 +1880,16 @@ class _TensorPartitioner:
                                    f"@{self._weight_name(weight)} arrive with {left.describe()}, not split "
                                    f"{self.tp} ways")
 
-    def _column_split(self, op: MatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
+    def _column_split(self, op: MatmulOp | GroupedMatmulOp, rhs: tuple[int, ...], n_rhs: int, rank: int):
         """A linear layer on a replicated input: split its weight by output columns
         (replicated when it has fewer than the ranks: a one-column gate), over
         every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
         if self.data_parallel or not self._is_weight(_uncast(op.rhs)) or rhs[n_rhs] < self.tp:
             return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
+        if layer_of(op) is not None and self._columns_met(op.result, rank - 1) and self._whole_is_cheaper(
+                op.rhs, op.result):
+            return [None, None], None  # a layer's router: its few columns meet at once (softmax, top-k)
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None:
                 name = self._weight_name(_uncast(op.rhs))
@@ -1895,6 +1911,32 @@ class _TensorPartitioner:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
         stride = self.tp // parts
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _columns_met(self, value: SSAValue, dim: int, depth: int = LOOK_AHEAD) -> bool:
+        """Whether a user of `value` (or of a map of its shape, `depth` deep) needs its
+        `dim` whole: reduces it (a softmax's max and sum, a norm) or orders along it
+        (top-k), which a split of that dim pays a collective for."""
+        for use in value.uses:
+            user = use.operation
+            facts = user if isinstance(user, OpFacts) else None
+            if facts is None or len(user.results) != 1 or isinstance(user, _NOT_MEETING):
+                continue
+            shapes = [self.full_shape(v) if isinstance(v.type, TensorType) else () for v in user.operands]
+            dest = facts.dims_for(shapes, [_shape(user.results[0])]).operands[use.index][dim]
+            if not isinstance(dest, int):
+                return True
+            if isinstance(user, MapOp) and depth and _shape(user.results[0]) == self.full_shape(value) \
+                    and self._columns_met(user.results[0], dest, depth - 1):
+                return True
+        return False
+
+    def _whole_is_cheaper(self, weight: SSAValue, result: SSAValue) -> bool:
+        """Whether every rank reading `weight` whole costs less HBM time than the one
+        all-reduce (over tp ranks, of `result`'s share) a split of its output columns
+        pays where they meet, by the target's figures."""
+        target = module_target(self.module)
+        saved = tensor_bytes(weight) * (1 - 1 / self.tp) / target.sustained_bandwidth("hbm")
+        return saved < collective_seconds("all_reduce", tensor_bytes(result) // self.tp, self.tp, target)[0]
 
     def _conv_channel_split(self, op: ConvOp) -> tuple[list[Layout], Layout]:
         """A convolution of a weight on a replicated input: split its output channels

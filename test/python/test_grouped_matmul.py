@@ -137,3 +137,40 @@ def test_torch_grouped_mm_along_k_decomposes_as_eager() -> None:
     assert "rdu.host_call" not in str(program.module)
     torch.testing.assert_close(torch.as_tensor(program(a, b, offs, c)).float(), AlongK()(a, b, offs, c).float(),
                                rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("tp", [2])
+def test_tiny_mixtral_splits_every_experts_ffn_across_sockets_as_eager(tp: int) -> None:
+    """transformers' Mixtral on its default experts path (`rdu.grouped_matmul`) at tp
+    sockets: each socket holds a 1/tp slice of every expert's ffn dim (the gate/up table
+    by its output columns per block, the down table by its input columns), the down
+    product's partial sums are all-reduced, and the logits are eager's."""
+    from test_deepseek_v3 import Logits
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    from rducc.api import after
+    from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp
+    from rducc.dialects.rdu.dataflow import GroupedMatmulOp
+    from rducc.dialects.tier import GlobalOp
+    from rducc.passes.rdu_partition import RduPartition
+
+    config = MixtralConfig(num_hidden_layers=1, hidden_size=32, intermediate_size=48, num_attention_heads=4,
+                           num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, vocab_size=96,
+                           max_position_embeddings=64, use_cache=False)
+    torch.manual_seed(0)
+    model, ids = Logits(MixtralForCausalLM(config).eval()).eval(), torch.randint(0, 96, (1, 3))
+    program = rducc.compile(torch.export.export(model, (ids,)), (ids,), target="sn40l-8", opt_level=0,
+                            passes=[after("rdu-canonicalize", RduPartition(tp=tp))])
+    tables = {g.sym_name.data: g.global_type.get_shape() for g in program.module.walk()
+              if isinstance(g, GlobalOp) and ".experts." in g.sym_name.data}
+    assert tables == {"model.model.layers.0.mlp.experts.gate_up_proj": (4, 96 // tp, 32),
+                      "model.model.layers.0.mlp.experts.down_proj": (4, 32, 48 // tp)}, tables
+    ops = list(program.module.walk())
+    assert sum(isinstance(op, GroupedMatmulOp) for op in ops) == 2
+    reduced = [op.results[0].type.get_shape() for op in ops if isinstance(op, AllReduceOp)]
+    gathered = [op.results[0].type.get_shape() for op in ops if isinstance(op, AllGatherOp)]
+    assert (6, 32) in reduced, reduced  # the down product's partial sums, a row a token-expert pair
+    assert not any(shape[-1] in (48, 96) for shape in gathered), gathered  # no ffn slice gathered
+    with torch.no_grad():
+        expected = model(ids).numpy()
+    np.testing.assert_allclose(np.asarray(program(ids)), expected, rtol=1e-5, atol=1e-5)
