@@ -171,6 +171,7 @@ from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
+from rducc.passes.rdu_partition.partials import GroupPartial, combined, disjoint, linear_in
 from rducc.passes.rdu_partition.prefetch import prefetch_parameter_gathers
 from rducc.passes.rdu_partition.sequence import carried_arguments, reads_by_token, token_split
 from rducc.passes.rdu_partition.training import (
@@ -190,9 +191,10 @@ from rducc.passes.rdu_partition.training import (
 from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
 from rducc.targets import Target
 
-Layout = Split | str | Experts | None
+Layout = Split | str | Experts | GroupPartial | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:
-rows of token-expert pairs, each rank's by its own experts (expert parallelism)."""
+rows of token-expert pairs, each rank's by its own experts (expert parallelism);
+`GroupPartial`: a partial sum over groups of a factor of the ranks (partials.py)."""
 PARTIAL = "partial"
 
 CalleeLayouts = tuple[list[Layout], list[Layout]]
@@ -634,6 +636,9 @@ class _TensorPartitioner:
     # -- moving a value to the layout an op needs ------------------------------
 
     def feasible(self, value: SSAValue, want: Layout) -> bool:
+        held = self.layout_of(value)
+        if isinstance(held, GroupPartial):  # all-reduced over its groups, then gathered when wanted whole
+            return want is None or want == held.split
         have = self.split_of(value)
         if have == want or want is None:
             return True
@@ -756,6 +761,12 @@ class _TensorPartitioner:
         elif have == PARTIAL:
             result = self._insert(AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
+        elif isinstance(have, GroupPartial):
+            result = self._all_reduce_groups(value, have, before)
+            have = have.split
+            if isinstance(have, Split) and want != have:
+                result = self._gather(result, have, before)
+                have = None
         elif isinstance(have, Experts):
             result = self._combine(value, have, before)
             have = None
@@ -772,6 +783,15 @@ class _TensorPartitioner:
         if value in self.rounds_to:
             result = self._rounded(value, result)
         self.made[(value, want)] = result
+        return result
+
+    def _all_reduce_groups(self, value: SSAValue, have: GroupPartial, before: Operation) -> SSAValue:
+        """`rdu.all_reduce` of a partial sum over groups of ranks (`GroupPartial`) over
+        its replica groups, named explicitly: the whole value, held as `have.split`."""
+        ranks = self.program_ranks or self.tp
+        groups = strided_groups(have.parts, have.stride * self.rank_scale, ranks)
+        result = self._insert(AllReduceOp(value, have.parts, groups), before, have.split)
+        self.full[result] = self.full_shape(value)
         return result
 
     def _scatters_to(self, value: SSAValue, want: Split) -> bool:
@@ -1196,8 +1216,9 @@ class _TensorPartitioner:
         for old, layout in zip(list(op.results), results):
             full = _shape(old)
             new: SSAValue = old
-            if isinstance(layout, Split):
-                new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, layout))  # type: ignore[arg-type]
+            held = layout.split if isinstance(layout, GroupPartial) else layout
+            if isinstance(held, Split):
+                new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, held))  # type: ignore[arg-type]
             elif layout == PARTIAL and returned[old.index] != old.type:  # kept in f32 (`_widen_partial`)
                 new = Rewriter.replace_value_with_new_type(old, returned[old.index])
                 self.rounds_to[new] = old.type.element_type  # type: ignore[attr-defined]
@@ -1230,6 +1251,8 @@ class _TensorPartitioner:
         if self._keeps_partial(op):
             self._set_result(op, PARTIAL)
             return
+        if self._partition_group_linear(op):
+            return
         if self.sequence_parallel:
             self._sequence_operands(op)
         if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)
@@ -1244,7 +1267,7 @@ class _TensorPartitioner:
             return
         if self.experts and self._partition_experts(op):
             return
-        plan = self._plan(op)
+        plan = self._plan_as_whole(op)
         if plan is None or not all(self.feasible(v, w) for v, w in zip(op.operands, plan[0])):
             self._replicate(op)
             return
@@ -1282,8 +1305,9 @@ class _TensorPartitioner:
     def _set_result(self, op: Operation, layout: Layout) -> None:
         result: SSAValue = op.results[0]
         full = _shape(result)
-        if isinstance(layout, Split):
-            result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]
+        held = layout.split if isinstance(layout, GroupPartial) else layout
+        if isinstance(held, Split):
+            result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, held))  # type: ignore[arg-type]
         elif layout == PARTIAL:
             result = self._widen_partial(op, result)
         self.full[result] = full
@@ -1810,6 +1834,9 @@ class _TensorPartitioner:
         reduced dim (the split one, else its only one) gives a partial sum."""
         if not dims.sums:
             return None
+        grouped = self._plan_group_partial(op, splits, dims)
+        if grouped is not None:
+            return grouped
         if isinstance(op, MatmulOp):
             self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
         wants: list[Layout] = []
@@ -1818,6 +1845,111 @@ class _TensorPartitioner:
             on = [d for d in reduced if split is not None and d in split.dims()]
             wants.append(Split.whole((on or reduced)[0], self.tp))
         return wants, PARTIAL
+
+    def _plan_group_partial(
+        self, op: Operation, splits: list[Split | None], dims: DimMap
+    ) -> tuple[list[Layout], Layout] | None:
+        """A sum along a dim split over a factor of the ranks, not over all of them (a
+        KV head's gradient summed over its query heads, split within the rank pair
+        that holds the head): a partial sum over that factor's groups, the other split
+        dims kept (`GroupPartial`); every operand split over the factor along its
+        reduced dim. None when the summed split is over every rank (`_plan_partial`'s
+        partial sum over all) or the op is not so; not for a 16-bit sum of a
+        mixed-precision step (its partial sums are widened to f32, `_widen_partial`)."""
+        factors, pieces = set(), []
+        for split, dests in zip(splits, dims.operands):
+            for dim, parts, stride, period in split.entries if split else ():
+                if dests[dim] is Dim.REDUCED and not period:
+                    factors.add((parts, stride))
+                elif isinstance(dests[dim], int):
+                    pieces.append((dests[dim], parts, stride, period))
+                else:
+                    return None
+        if len(factors) != 1 or self.data_parallel or self._widened(op.results[0]):
+            return None
+        ((parts, stride),) = factors
+        result = self._union(pieces)
+        if parts == self.tp or isinstance(result, bool) or not disjoint(result, parts, stride, self.tp):
+            return None
+        wants: list[Layout] = []
+        for index, (split, value, dests) in enumerate(zip(splits, op.operands, dims.operands)):
+            reduced = dims.reduced(index)
+            on = [d for d in reduced if split is not None and d in split.dims()]
+            if len(on) > 1 or (not on and len(reduced) != 1):
+                return None
+            kept = self._restrict(result, value, dests)
+            wants.append(Split.of([*(kept.entries if kept else ()), ((on or reduced)[0], parts, stride, 0)]))
+        return wants, GroupPartial(result, parts, stride)
+
+    def _widened(self, value: SSAValue) -> bool:
+        """Whether a partial sum `value` would be widened to f32 (`_widen_partial`: a
+        16-bit float in a mixed-precision training step)."""
+        element = value.type.element_type  # type: ignore[attr-defined]
+        return isinstance(element, BFloat16Type | Float16Type) and self._master_weights()
+
+    def _partition_group_linear(self, op: Operation) -> bool:
+        """An op linear in operands that are one same partial sum over groups of ranks
+        (`GroupPartial`, `linear_in`), its other operands equal over those groups:
+        planned as if the partial ones were whole (held as their split), the result
+        the same partial sum, or one over more ranks when the op also sums along a
+        dim split over another factor (the input gradient through the KV weights, by
+        rows a KV head a rank pair: a partial sum over every rank). False (nothing
+        done) when the op is not so: its partial operands are all-reduced first."""
+        layouts = [self.layout_of(v) for v in op.operands]
+        partial = [i for i, layout in enumerate(layouts) if isinstance(layout, GroupPartial)]
+        if not partial or len(op.results) != 1:
+            return False
+        group = layouts[partial[0]]
+        assert isinstance(group, GroupPartial)
+        if any(layouts[i] != group for i in partial) or not linear_in(op, partial):
+            return False
+        plan = self._plan_as_whole(op)
+        if plan is None or any(plan[0][i] != group.split for i in partial):
+            return False
+        wants, result = plan
+        others = [i for i in range(len(op.operands)) if i not in partial]
+        if not all(isinstance(want := wants[i], Split | None) and disjoint(want, group.parts, group.stride, self.tp)
+                   and self.feasible(op.operands[i], want) for i in others):
+            return False
+        layout = self._with_factor(result, group)
+        if layout is None:
+            return False
+        for i in others:
+            op.operands[i] = self.materialize(op.operands[i], wants[i], op)
+        if isinstance(op, SliceOp):
+            self._rank_offsets(op)
+        self._set_result(op, layout)
+        return True
+
+    def _plan_as_whole(self, op: Operation) -> tuple[list[Layout], Layout] | None:
+        """`_plan` of `op` with each operand that is a partial sum over groups of ranks
+        taken as its sum, held as its split (what one all-reduce over its groups
+        makes of it, `materialize`); None where a rule refuses them so."""
+        saved = {v: layout for v in op.operands if isinstance(layout := self.layout_of(v), GroupPartial)}
+        if not saved:
+            return self._plan(op)
+        for value, layout in saved.items():
+            self.layout[value] = layout.split
+        try:
+            return self._plan(op)
+        except LocatedError:
+            return None
+        finally:
+            self.layout.update(saved)
+
+    def _with_factor(self, result: Layout, group: GroupPartial) -> Layout:
+        """The layout of an op's result planned as `result` when its operands were
+        whole, given that they are partial sums over `group`'s factor (None: none)."""
+        if isinstance(result, GroupPartial):
+            factor = combined((group.parts, group.stride), (result.parts, result.stride))
+            if factor is None:
+                return None
+            if factor[0] == self.tp:
+                return PARTIAL if result.split is None else None
+            return GroupPartial(result.split, *factor) if disjoint(result.split, *factor, self.tp) else None
+        if (result is None or isinstance(result, Split)) and disjoint(result, group.parts, group.stride, self.tp):
+            return GroupPartial(result, group.parts, group.stride)
+        return None
 
     def _widen(self, op: BroadcastOp, moved: Split) -> Split | None:
         """A dim broadcast from 1 right after a dim split over a major factor (stride
@@ -2124,7 +2256,8 @@ class _TensorPartitioner:
         # it whole, after adding up the partial sums of several calls (the input gradients through k and v)
         keeps_partial = is_outlined(self.function) and (self.zero >= 2 or (self.training and not self.data_parallel))
         for index, value in enumerate(list(ret.operands)):
-            if ((self.layout_of(value) == PARTIAL and not keeps_partial) or isinstance(self.layout_of(value), Experts)
+            partial = self.layout_of(value) == PARTIAL or isinstance(self.layout_of(value), GroupPartial)
+            if ((partial and not keeps_partial) or isinstance(self.layout_of(value), Experts)
                     or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
                 ret.operands[index] = self.materialize(value, None, ret)
             layouts.append(self.layout_of(ret.operands[index]))
@@ -2222,8 +2355,9 @@ def _computed_by_callers(module: ModuleOp, function: func.FuncOp, seeds: list[La
     calls = _calls_to(module, function.sym_name.data)
     computed = [all(not isinstance(v, BlockArgument) and not isinstance(v.owner, func.CallOp)
                     for v in (call.operands[i] for call in calls)) for i in range(len(caller))]
-    return [held if seed is None and made and isinstance(held, Split) else seed
-            for seed, held, made in zip(seeds, caller, computed)]
+    held = [layout.split if isinstance(layout, GroupPartial) else layout for layout in caller]  # all-reduced
+    return [split if seed is None and made and isinstance(split, Split) else seed
+            for seed, split, made in zip(seeds, held, computed)]
 
 
 def _with_carried(module: ModuleOp, function: func.FuncOp, tp: int, seeds: list[Layout],
