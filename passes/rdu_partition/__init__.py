@@ -1216,7 +1216,7 @@ class _TensorPartitioner:
         for old, layout in zip(list(op.results), results):
             full = _shape(old)
             new: SSAValue = old
-            held = layout.split if isinstance(layout, GroupPartial) else layout
+            held = _summed(layout)
             if isinstance(held, Split):
                 new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, held))  # type: ignore[arg-type]
             elif layout == PARTIAL and returned[old.index] != old.type:  # kept in f32 (`_widen_partial`)
@@ -1305,7 +1305,7 @@ class _TensorPartitioner:
     def _set_result(self, op: Operation, layout: Layout) -> None:
         result: SSAValue = op.results[0]
         full = _shape(result)
-        held = layout.split if isinstance(layout, GroupPartial) else layout
+        held = _summed(layout)
         if isinstance(held, Split):
             result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, held))  # type: ignore[arg-type]
         elif layout == PARTIAL:
@@ -2256,8 +2256,10 @@ class _TensorPartitioner:
         # it whole, after adding up the partial sums of several calls (the input gradients through k and v)
         keeps_partial = is_outlined(self.function) and (self.zero >= 2 or (self.training and not self.data_parallel))
         for index, value in enumerate(list(ret.operands)):
-            partial = self.layout_of(value) == PARTIAL or isinstance(self.layout_of(value), GroupPartial)
-            if ((partial and not keeps_partial) or isinstance(self.layout_of(value), Experts)
+            layout = self.layout_of(value)
+            if isinstance(layout, GroupPartial) and not keeps_partial and not gathered[index]:
+                ret.operands[index] = self.materialize(value, layout.split, ret)  # summed, returned split
+            elif ((layout == PARTIAL and not keeps_partial) or isinstance(layout, Experts)
                     or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
                 ret.operands[index] = self.materialize(value, None, ret)
             layouts.append(self.layout_of(ret.operands[index]))
@@ -2355,7 +2357,7 @@ def _computed_by_callers(module: ModuleOp, function: func.FuncOp, seeds: list[La
     calls = _calls_to(module, function.sym_name.data)
     computed = [all(not isinstance(v, BlockArgument) and not isinstance(v.owner, func.CallOp)
                     for v in (call.operands[i] for call in calls)) for i in range(len(caller))]
-    held = [layout.split if isinstance(layout, GroupPartial) else layout for layout in caller]  # all-reduced
+    held = [_summed(layout) for layout in caller]
     return [split if seed is None and made and isinstance(split, Split) else seed
             for seed, split, made in zip(seeds, held, computed)]
 
@@ -2385,6 +2387,11 @@ def _calls_to(module: ModuleOp, name: str) -> list[func.CallOp]:
             if isinstance(op, func.CallOp) and op.callee.string_value() == name]
 
 
+def _summed(layout: Layout) -> Layout:
+    """The layout of a value once summed over the groups of ranks it is a partial sum over (`GroupPartial`)."""
+    return layout.split if isinstance(layout, GroupPartial) else layout
+
+
 def _layout_at_call(value: SSAValue, callees: dict[str, CalleeLayouts]) -> Layout:
     """The layout a caller's `value` has once the outlined layers in `callees` are
     partitioned: a result of a call of one of them is in the layout its callee
@@ -2408,13 +2415,15 @@ def callee_seeds(module: ModuleOp, function: func.FuncOp, callees: dict[str, Cal
     saved values and weights split as the forward made them, the optimizer layer
     its weights and their gradients split as the forward and backward hold them
     (tensor parallelism through the backward: its matmuls take the transposed
-    splits of the forward's). A position whose calls disagree is left replicated."""
+    splits of the forward's; a partial sum over groups of ranks as one all-reduce
+    over them makes it: a KV weight's gradient, by KV heads). A position whose
+    calls disagree is left replicated."""
     calls = _calls_to(module, function.sym_name.data)
     if not calls:
         return []
     seeds: list[Layout] = []
     for index in range(len(function.args)):
-        layouts = {_layout_at_call(call.operands[index], callees) for call in calls}
+        layouts = {_summed(_layout_at_call(call.operands[index], callees)) for call in calls}
         seeds.append(layouts.pop() if len(layouts) == 1 else None)
     return seeds
 
