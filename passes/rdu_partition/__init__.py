@@ -1856,13 +1856,15 @@ class _TensorPartitioner:
         reduced dim. None when the summed split is over every rank (`_plan_partial`'s
         partial sum over all) or the op is not so; not for a 16-bit sum of a
         mixed-precision step (its partial sums are widened to f32, `_widen_partial`)."""
-        factors, pieces = set(), []
+        factors: set[tuple[int, int]] = set()
+        pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
             for dim, parts, stride, period in split.entries if split else ():
-                if dests[dim] is Dim.REDUCED and not period:
+                dest = dests[dim]
+                if dest is Dim.REDUCED and not period:
                     factors.add((parts, stride))
-                elif isinstance(dests[dim], int):
-                    pieces.append((dests[dim], parts, stride, period))
+                elif isinstance(dest, int):
+                    pieces.append((dest, parts, stride, period))
                 else:
                     return None
         if len(factors) != 1 or self.data_parallel or self._widened(op.results[0]):

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from rducc.dialects.rdu.dataflow import (
@@ -120,9 +119,3 @@ def _linear_body(op: MapOp, partial: set[int]) -> bool:
         tainted.update(inner.results)
     yielded = block.last_op
     return yielded is not None and len(yielded.operands) == 1 and yielded.operands[0] in linear
-
-
-def is_cast(op: Operation) -> bool:
-    """A map of one float cast (its body converts, nothing else)."""
-    return isinstance(op, MapOp) and all(isinstance(inner, arith.ExtFOp | arith.TruncFOp)
-                                         for inner in list(op.body.block.ops)[:-1])
