@@ -73,6 +73,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -1260,7 +1261,7 @@ class _TensorPartitioner:
             return
         if isinstance(op, ReduceOp) and self._partition_split_extreme(op):
             return
-        if isinstance(op, ScatterOp) and self._partition_split_scatter(op):
+        if isinstance(op, ScatterOp) and (self._partition_split_scatter(op) or self._partition_local_scatter(op)):
             return
         if self.zero and isinstance(op, ReshapeOp | TransposeOp) and self.layout_of(op.operands[0]) == PARTIAL:
             self._set_result(op, PARTIAL)  # ZeRO: a partial gradient reshaped stays partial (made whole later)
@@ -1672,6 +1673,50 @@ class _TensorPartitioner:
         op.operands[2] = source
         self._set_result(op, want)
         return True
+
+    def _partition_local_scatter(self, op: ScatterOp) -> bool:
+        """A scatter-add into zeros whose rows (the source along the scattered dim) are
+        split over every rank, by a replicated index whose values are known and send
+        each rank's rows into one block of the result, rank r's into block r // s of
+        `tp // s` (the backward of a gather by a grouped-query head map, `arange(heads)
+        // group`: the query heads' gradients added into their KV heads'): each rank
+        adds its rows into its own block, by its part of the index rebased to the
+        block. The result is split so, and with s > 1 (more ranks than blocks) the
+        s ranks of a block hold a partial sum of it (`GroupPartial`). False (nothing
+        done) when the op is not so."""
+        dim = op.dim.value.data
+        if (op.reduce is None or op.reduce.data != ReduceKind.SUM or fill_value(op.input) != 0
+                or self.layout_of(op.input) is not None or self.layout_of(op.index) is not None
+                or self.split_of(op.source) != Split.whole(dim, self.tp) or self._widened(op.result)):
+            return False
+        length = self.full_shape(op.input)[dim]
+        values = known_values(op.index, self.function, self.module)
+        parts = self._local_blocks(values, self.full_shape(op.index), dim, length) if values is not None else None
+        if parts is None:
+            return False
+        stride = self.tp // parts
+        want = Split(((dim, parts, stride, 0),))
+        if not self._made_locally(op.input, want):
+            return False
+        mine = self.materialize(op.index, Split.whole(dim, self.tp), op)
+        ramp = self._emit(IotaOp(0, length // parts, TensorType(i64, [parts])), op)
+        offset = self._emit(self._local_part(ramp, parts, stride, 1), op)
+        offset = self._emit(ReshapeOp(offset, TensorType(i64, [1] * len(_shape(mine)))), op)
+        op.operands[1] = self._emit(local_index(mine, offset), op)
+        op.operands[0] = self.materialize(op.input, want, op)
+        self._set_result(op, GroupPartial(want, stride, 1) if stride > 1 else want)
+        return True
+
+    def _local_blocks(self, values: Sequence[int], shape: Sequence[int], dim: int, length: int) -> int | None:
+        """The most blocks (a factor of tp, > 1) of a dim of `length` such that the
+        index `values` (of `shape`, along `dim`) sends each rank's rows along `dim` (the
+        index split over every rank) into the block its rank holds (`rank_local`); None if none."""
+        rows = np.moveaxis(np.asarray(values, dtype=np.int64).reshape(shape), dim, 0).reshape(shape[dim], -1)
+        if (rows != rows[:, :1]).any():
+            return None  # a row's index differs across the other dims
+        column = tuple(int(v) for v in rows[:, 0])
+        candidates = [p for p in range(min(self.tp, length), 1, -1) if self.tp % p == 0 and length % p == 0]
+        return next((p for p in candidates if rank_local(column, length, p, self.tp // p)), None)
 
     def _split_alike(self, full: Sequence[int], dim: int) -> bool:
         """Whether a value of shape `full` is split over every rank along `dim` alone
