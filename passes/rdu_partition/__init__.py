@@ -7,8 +7,11 @@ every `func.func` of the module. The result is one SPMD program:
   program on its own shard. Each value has a layout: replicated, a `Split`
   (along one or more dims, each over a factor of the rank: rank r holds part
   `(r // stride) % parts`; one dim over every rank is the common case; a
-  weight with fewer output columns than ranks stays whole), or a
-  partial sum over every rank. A split dim may have a period (batch x heads
+  weight with fewer output columns than ranks stays whole), a
+  partial sum over every rank, or one over groups of a factor of the ranks
+  (a sum along a dim split over that factor: a KV head's gradient summed over
+  its query heads with more ranks than KV heads, `GroupPartial`,
+  partials.py, all-reduced over its replica groups). A split dim may have a period (batch x heads
   merged by a reshape keeps the heads of every batch row split:
   `reshape_split`). Layouts start at the weights: a linear layer whose input is
   replicated splits its weight by output columns (q/k/v, gate/up, lm_head),
