@@ -1903,7 +1903,8 @@ class _TensorPartitioner:
         dims kept (`GroupPartial`); every operand split over the factor along its
         reduced dim. None when the summed split is over every rank (`_plan_partial`'s
         partial sum over all) or the op is not so; not for a 16-bit sum of a
-        mixed-precision step (its partial sums are widened to f32, `_widen_partial`)."""
+        mixed-precision step (its partial sums are widened to f32, `_widen_partial`); only
+        in a training step (inference keeps `_check_rows_split`'s diagnostic)."""
         factors: set[tuple[int, int]] = set()
         pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
@@ -1915,7 +1916,7 @@ class _TensorPartitioner:
                     pieces.append((dest, parts, stride, period))
                 else:
                     return None
-        if len(factors) != 1 or self.data_parallel or self._widened(op.results[0]):
+        if len(factors) != 1 or self.data_parallel or not self.training or self._widened(op.results[0]):
             return None
         ((parts, stride),) = factors
         result = self._union(pieces)
