@@ -32,7 +32,11 @@ figures, the slowest compile stages and the process's peak memory.
 --quick compiles 2 decoder layers of each model (tokens/s and MFU are then
 those of the 2-layer model).
 
-Run: python bench/train_llama.py [--quick] [--only MODEL:TARGET[:OPTIMIZER] ...]
+--tp N forces tensor parallelism over N sockets (the split chooser's choice
+otherwise); each row then also gives the program's collectives by kind (those
+the ops of every function hold, a layer's once however often it is called).
+
+Run: python bench/train_llama.py [--quick] [--tp N] [--only MODEL:TARGET[:OPTIMIZER] ...]
 (e.g. --only 70b:sn40l-16:adamw: Llama 3.1 70B, 80 layers, AdamW, on sn40l-16)
 """
 
@@ -42,6 +46,7 @@ import argparse
 import resource
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 from common import Section
@@ -50,7 +55,10 @@ import models  # noqa: E402
 import torch  # noqa: E402
 
 
+from xdsl.dialects.builtin import ModuleOp  # noqa: E402
+
 from rducc.dialects.contracts import data_parallel_of, partition_of  # noqa: E402
+from rducc.dialects.rdu.collectives import COLLECTIVE_OPS  # noqa: E402
 from rducc.driver import CompileOptions, StageTimes, compile_module  # noqa: E402
 from rducc.model.cost_model import estimate  # noqa: E402
 from rducc.model.training_speed import MFU, TrainingSpeed, training_ranges, training_speed  # noqa: E402
@@ -108,23 +116,26 @@ def joint_step(size: str, layers: int) -> torch.export.ExportedProgram:
     return joint_graph(torch.export.export(model, (ids, ids)))
 
 
-def compile_step(size: str, layers: int, target: str, optimizer: str | None = None
-                 ) -> tuple[TrainingSpeed, float, int, str, str, StageTimes]:
+def compile_step(size: str, layers: int, target: str, optimizer: str | None = None, tp: int = 0
+                 ) -> tuple[TrainingSpeed, float, int, str, str, StageTimes, str]:
     """The modeled step, the compile time (export and joint graph included, the
-    cost model's walk not), the opt level, the split, the MFU range over the
-    target's assumed figures and the stage times (`cost model` among them)."""
+    cost model's walk not), the opt level, the split (`tp` forced when > 0), the
+    MFU range over the target's assumed figures, the stage times (`cost model`
+    among them) and the program's collectives by kind (`_collectives`)."""
     start = time.perf_counter()
     level = 2  # rdu-sram-alloc places a group in another order where largest-first fragments past the SRAM
     times = StageTimes()
+    split = (tp, 1) if tp else (0, 0)
     if optimizer is None:
         module = compile_module(joint_step(size, layers),
-                                CompileOptions(target=target, opt_level=level, times=times)).module
+                                CompileOptions(target=target, opt_level=level, times=times, split=split)).module
     else:
         model, ids = llama_loss(size, layers)
         with times.stage("export"):
             ep, _, _ = export_for_training(model, (ids, ids), None, None, 1.0, None, 1)
         groups = single_group(named_optimizer(optimizer, {"lr": 1e-4}), ep)
-        module = compile_training_step(ep, groups, CompileOptions(target=target, opt_level=level, times=times)).module
+        module = compile_training_step(ep, groups, CompileOptions(target=target, opt_level=level, times=times,
+                                                                  split=split)).module
     seconds = time.perf_counter() - start
     chosen = load_target(target)
     tp, pp = partition_of(module)
@@ -132,7 +143,14 @@ def compile_step(size: str, layers: int, target: str, optimizer: str | None = No
         speed = training_speed(module, chosen, estimate(module, chosen))
         mfu = next(h for h in training_ranges(module, chosen, speed).headlines if h.name == MFU)
     return speed, seconds, level, f"dp={data_parallel_of(module)} tp={tp} pp={pp}", \
-        f"{mfu.low:.1f}-{mfu.high:.1f}%", times
+        f"{mfu.low:.1f}-{mfu.high:.1f}%", times, _collectives(module)
+
+
+def _collectives(module: ModuleOp) -> str:
+    """The program's collectives by op name (`rdu.all_gather` 4, ...), each op once (a
+    layer's ops once however many calls it has)."""
+    counts = Counter(op.name for op in module.walk() if isinstance(op, COLLECTIVE_OPS))
+    return ", ".join(f"{name.removeprefix('rdu.')} {n}" for name, n in sorted(counts.items())) or "none"
 
 
 def _gb(n: int) -> str:
@@ -155,9 +173,11 @@ def _slowest(times: StageTimes, count: int = 4) -> str:
     return ", ".join(f"{stage} {seconds:,.0f} s" for stage, seconds in ranked)
 
 
-def run(quick: bool, only: Sequence[str] = ()) -> Section:
-    """Compile and cost each of `RUNS` (those named `MODEL:TARGET[:OPTIMIZER]` in `only`, when given)."""
-    command = "python bench/train_llama.py" + (" --quick" if quick else "") + "".join(f" --only {o}" for o in only)
+def run(quick: bool, only: Sequence[str] = (), tp: int = 0) -> Section:
+    """Compile and cost each of `RUNS` (those named `MODEL:TARGET[:OPTIMIZER]` in `only`, when given;
+    tensor parallelism forced to `tp` when > 0)."""
+    command = ("python bench/train_llama.py" + (" --quick" if quick else "") + (f" --tp {tp}" if tp else "")
+               + "".join(f" --only {o}" for o in only))
     section = Section("Modeled training step: Llama 3.1 8B and 70B full fine-tuning, seq 4,096", command)
     rows = ["| model | optimizer | target | layers | -O, split | step time "
             "| forward / backward / optimizer / collectives / DDR stall | tokens/s | MFU (range) "
@@ -169,7 +189,8 @@ def run(quick: bool, only: Sequence[str] = ()) -> Section:
             continue
         layers = 2 if quick else LAYERS[size]
         try:
-            speed, seconds, level, split, mfu_range, times = compile_step(size, layers, target, optimizer)
+            speed, seconds, level, split, mfu_range, times, collectives = compile_step(size, layers, target,
+                                                                                      optimizer, tp)
         except Exception as error:  # noqa: BLE001 - a failure is a row of the table
             message = (str(error).splitlines() or [type(error).__name__])[0]  # an assert has no message
             rows.append(f"| {size} | {optimizer or '-'} | {target} | {layers} | - "
@@ -185,6 +206,7 @@ def run(quick: bool, only: Sequence[str] = ()) -> Section:
             f"| {speed.tokens_per_s:,.0f} | {speed.mfu:.1%} ({mfu_range}) | {_tiers(m, 'hbm')} | {_tiers(m, 'ddr')} "
             f"| {_gb(speed.ddr_bytes)} | {seconds:,.0f} s ({_slowest(times)}) | {_peak_rss_gb():.1f} GB |")
         print(rows[-1], file=sys.stderr, flush=True)  # each row as it comes: a full run takes long
+        print(f"collectives ({size} on {target}): {collectives}", file=sys.stderr, flush=True)
         section.add(f"{size}{' + ' + optimizer if optimizer else ''} on {target} ({layers} layers): modeled MFU",
                     f"{speed.mfu:.1%} ({speed.tokens_per_s:,.0f} tokens/s, step {speed.step_s * 1e3:,.1f} ms)")
     section.details += rows
@@ -197,11 +219,12 @@ def run(quick: bool, only: Sequence[str] = ()) -> Section:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 decoder layers of each model")
+    parser.add_argument("--tp", type=int, default=0, help="force tensor parallelism over N sockets")
     parser.add_argument("--only", action="append", default=[], metavar="MODEL:TARGET[:OPTIMIZER]",
                         help="run only these rows (e.g. 70b:sn40l-16:adamw); repeatable")
     args = parser.parse_args()
     start = time.perf_counter()
-    section = run(args.quick, args.only)
+    section = run(args.quick, args.only, args.tp)
     section.seconds = time.perf_counter() - start
     print(section.text())
 

@@ -9,8 +9,11 @@ every `func.func` of the module. The result is one SPMD program:
   `(r // stride) % parts`; one dim over every rank is the common case; a
   weight with fewer output columns than ranks stays whole, as does a layer's
   router whose split would cost more collective time where its columns meet
-  than the HBM time it saves: `_whole_is_cheaper`), or a
-  partial sum over every rank. A split dim may have a period (batch x heads
+  than the HBM time it saves: `_whole_is_cheaper`), a
+  partial sum over every rank, or one over groups of a factor of the ranks
+  (a sum along a dim split over that factor: a KV head's gradient summed over
+  its query heads with more ranks than KV heads, `GroupPartial`,
+  partials.py, all-reduced over its replica groups). A split dim may have a period (batch x heads
   merged by a reshape keeps the heads of every batch row split:
   `reshape_split`). Layouts start at the weights: a linear layer whose input is
   replicated splits its weight by output columns (q/k/v, gate/up, lm_head),
@@ -78,6 +81,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -178,6 +182,7 @@ from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
+from rducc.passes.rdu_partition.partials import GroupPartial, combined, disjoint, linear_in
 from rducc.passes.rdu_partition.prefetch import prefetch_parameter_gathers
 from rducc.passes.rdu_partition.sequence import carried_arguments, reads_by_token, token_split
 from rducc.passes.rdu_partition.training import (
@@ -197,9 +202,10 @@ from rducc.passes.rdu_partition.training import (
 from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
 from rducc.targets import Target
 
-Layout = Split | str | Experts | None
+Layout = Split | str | Experts | GroupPartial | None
 """None: replicated; a `Split`; PARTIAL: a partial sum over every rank; `Experts`:
-rows of token-expert pairs, each rank's by its own experts (expert parallelism)."""
+rows of token-expert pairs, each rank's by its own experts (expert parallelism);
+`GroupPartial`: a partial sum over groups of a factor of the ranks (partials.py)."""
 PARTIAL = "partial"
 
 CalleeLayouts = tuple[list[Layout], list[Layout]]
@@ -645,6 +651,9 @@ class _TensorPartitioner:
     # -- moving a value to the layout an op needs ------------------------------
 
     def feasible(self, value: SSAValue, want: Layout) -> bool:
+        held = self.layout_of(value)
+        if isinstance(held, GroupPartial):  # all-reduced over its groups, then gathered when wanted whole
+            return want is None or want == held.split
         have = self.split_of(value)
         if have == want or want is None:
             return True
@@ -767,6 +776,12 @@ class _TensorPartitioner:
         elif have == PARTIAL:
             result = self._insert(AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
+        elif isinstance(have, GroupPartial):
+            result = self._all_reduce_groups(value, have, before)
+            have = have.split
+            if isinstance(have, Split) and want != have:
+                result = self._gather(result, have, before)
+                have = None
         elif isinstance(have, Experts):
             result = self._combine(value, have, before)
             have = None
@@ -783,6 +798,15 @@ class _TensorPartitioner:
         if value in self.rounds_to:
             result = self._rounded(value, result)
         self.made[(value, want)] = result
+        return result
+
+    def _all_reduce_groups(self, value: SSAValue, have: GroupPartial, before: Operation) -> SSAValue:
+        """`rdu.all_reduce` of a partial sum over groups of ranks (`GroupPartial`) over
+        its replica groups, named explicitly: the whole value, held as `have.split`."""
+        ranks = self.program_ranks or self.tp
+        groups = strided_groups(have.parts, have.stride * self.rank_scale, ranks)
+        result = self._insert(AllReduceOp(value, have.parts, groups), before, have.split)
+        self.full[result] = self.full_shape(value)
         return result
 
     def _scatters_to(self, value: SSAValue, want: Split) -> bool:
@@ -1207,8 +1231,9 @@ class _TensorPartitioner:
         for old, layout in zip(list(op.results), results):
             full = _shape(old)
             new: SSAValue = old
-            if isinstance(layout, Split):
-                new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, layout))  # type: ignore[arg-type]
+            held = _summed(layout)
+            if isinstance(held, Split):
+                new = Rewriter.replace_value_with_new_type(old, _per_rank(old.type, full, held))  # type: ignore[arg-type]
             elif layout == PARTIAL and returned[old.index] != old.type:  # kept in f32 (`_widen_partial`)
                 new = Rewriter.replace_value_with_new_type(old, returned[old.index])
                 self.rounds_to[new] = old.type.element_type  # type: ignore[attr-defined]
@@ -1241,6 +1266,8 @@ class _TensorPartitioner:
         if self._keeps_partial(op):
             self._set_result(op, PARTIAL)
             return
+        if self._partition_group_linear(op):
+            return
         if self.sequence_parallel:
             self._sequence_operands(op)
         if isinstance(op, GatherOp) and (self._partition_take_along(op) or self._partition_split_take(op)
@@ -1248,14 +1275,14 @@ class _TensorPartitioner:
             return
         if isinstance(op, ReduceOp) and self._partition_split_extreme(op):
             return
-        if isinstance(op, ScatterOp) and self._partition_split_scatter(op):
+        if isinstance(op, ScatterOp) and (self._partition_split_scatter(op) or self._partition_local_scatter(op)):
             return
         if self.zero and isinstance(op, ReshapeOp | TransposeOp) and self.layout_of(op.operands[0]) == PARTIAL:
             self._set_result(op, PARTIAL)  # ZeRO: a partial gradient reshaped stays partial (made whole later)
             return
         if self.experts and self._partition_experts(op):
             return
-        plan = self._plan(op)
+        plan = self._plan_as_whole(op)
         if plan is None or not all(self.feasible(v, w) for v, w in zip(op.operands, plan[0])):
             self._replicate(op)
             return
@@ -1293,8 +1320,9 @@ class _TensorPartitioner:
     def _set_result(self, op: Operation, layout: Layout) -> None:
         result: SSAValue = op.results[0]
         full = _shape(result)
-        if isinstance(layout, Split):
-            result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, layout))  # type: ignore[arg-type]
+        held = _summed(layout)
+        if isinstance(held, Split):
+            result = Rewriter.replace_value_with_new_type(result, _per_rank(result.type, full, held))  # type: ignore[arg-type]
         elif layout == PARTIAL:
             result = self._widen_partial(op, result)
         self.full[result] = full
@@ -1661,6 +1689,50 @@ class _TensorPartitioner:
         self._set_result(op, want)
         return True
 
+    def _partition_local_scatter(self, op: ScatterOp) -> bool:
+        """A scatter-add into zeros whose rows (the source along the scattered dim) are
+        split over every rank, by a replicated index whose values are known and send
+        each rank's rows into one block of the result, rank r's into block r // s of
+        `tp // s` (the backward of a gather by a grouped-query head map, `arange(heads)
+        // group`: the query heads' gradients added into their KV heads'): each rank
+        adds its rows into its own block, by its part of the index rebased to the
+        block. The result is split so, and with s > 1 (more ranks than blocks) the
+        s ranks of a block hold a partial sum of it (`GroupPartial`). False (nothing
+        done) when the op is not so."""
+        dim = op.dim.value.data
+        if (op.reduce is None or op.reduce.data != ReduceKind.SUM or fill_value(op.input) != 0
+                or self.layout_of(op.input) is not None or self.layout_of(op.index) is not None
+                or self.split_of(op.source) != Split.whole(dim, self.tp) or self._widened(op.result)):
+            return False
+        length = self.full_shape(op.input)[dim]
+        values = known_values(op.index, self.function, self.module)
+        parts = self._local_blocks(values, self.full_shape(op.index), dim, length) if values is not None else None
+        if parts is None:
+            return False
+        stride = self.tp // parts
+        want = Split(((dim, parts, stride, 0),))
+        if not self._made_locally(op.input, want):
+            return False
+        mine = self.materialize(op.index, Split.whole(dim, self.tp), op)
+        ramp = self._emit(IotaOp(0, length // parts, TensorType(i64, [parts])), op)
+        offset = self._emit(self._local_part(ramp, parts, stride, 1), op)
+        offset = self._emit(ReshapeOp(offset, TensorType(i64, [1] * len(_shape(mine)))), op)
+        op.operands[1] = self._emit(local_index(mine, offset), op)
+        op.operands[0] = self.materialize(op.input, want, op)
+        self._set_result(op, GroupPartial(want, stride, 1) if stride > 1 else want)
+        return True
+
+    def _local_blocks(self, values: Sequence[int], shape: Sequence[int], dim: int, length: int) -> int | None:
+        """The most blocks (a factor of tp, > 1) of a dim of `length` such that the
+        index `values` (of `shape`, along `dim`) sends each rank's rows along `dim` (the
+        index split over every rank) into the block its rank holds (`rank_local`); None if none."""
+        rows = np.moveaxis(np.asarray(values, dtype=np.int64).reshape(shape), dim, 0).reshape(shape[dim], -1)
+        if (rows != rows[:, :1]).any():
+            return None  # a row's index differs across the other dims
+        column = tuple(int(v) for v in rows[:, 0])
+        candidates = [p for p in range(min(self.tp, length), 1, -1) if self.tp % p == 0 and length % p == 0]
+        return next((p for p in candidates if rank_local(column, length, p, self.tp // p)), None)
+
     def _split_alike(self, full: Sequence[int], dim: int) -> bool:
         """Whether a value of shape `full` is split over every rank along `dim` alone
         in the function already (the log-probabilities a one-hot gradient meets),
@@ -1822,6 +1894,9 @@ class _TensorPartitioner:
         reduced dim (the split one, else its only one) gives a partial sum."""
         if not dims.sums:
             return None
+        grouped = self._plan_group_partial(op, splits, dims)
+        if grouped is not None:
+            return grouped
         if isinstance(op, MatmulOp | GroupedMatmulOp):
             self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
         wants: list[Layout] = []
@@ -1830,6 +1905,114 @@ class _TensorPartitioner:
             on = [d for d in reduced if split is not None and d in split.dims()]
             wants.append(Split.whole((on or reduced)[0], self.tp) if reduced else None)  # no summed dim: whole
         return wants, PARTIAL
+
+    def _plan_group_partial(
+        self, op: Operation, splits: list[Split | None], dims: DimMap
+    ) -> tuple[list[Layout], Layout] | None:
+        """A sum along a dim split over a factor of the ranks, not over all of them (a
+        KV head's gradient summed over its query heads, split within the rank pair
+        that holds the head): a partial sum over that factor's groups, the other split
+        dims kept (`GroupPartial`); every operand split over the factor along its
+        reduced dim. None when the summed split is over every rank (`_plan_partial`'s
+        partial sum over all) or the op is not so; not for a 16-bit sum of a
+        mixed-precision step (its partial sums are widened to f32, `_widen_partial`); only
+        in a training step (inference keeps `_check_rows_split`'s diagnostic)."""
+        factors: set[tuple[int, int]] = set()
+        pieces: list[tuple[int, int, int, Period]] = []
+        for split, dests in zip(splits, dims.operands):
+            for dim, parts, stride, period in split.entries if split else ():
+                dest = dests[dim]
+                if dest is Dim.REDUCED and not period:
+                    factors.add((parts, stride))
+                elif isinstance(dest, int):
+                    pieces.append((dest, parts, stride, period))
+                else:
+                    return None
+        if len(factors) != 1 or self.data_parallel or not self.training or self._widened(op.results[0]):
+            return None
+        ((parts, stride),) = factors
+        result = self._union(pieces)
+        if parts == self.tp or isinstance(result, bool) or not disjoint(result, parts, stride, self.tp):
+            return None
+        wants: list[Layout] = []
+        for index, (split, value, dests) in enumerate(zip(splits, op.operands, dims.operands)):
+            reduced = dims.reduced(index)
+            on = [d for d in reduced if split is not None and d in split.dims()]
+            if len(on) > 1 or (not on and len(reduced) != 1):
+                return None
+            kept = self._restrict(result, value, dests)
+            wants.append(Split.of([*(kept.entries if kept else ()), ((on or reduced)[0], parts, stride, 0)]))
+        return wants, GroupPartial(result, parts, stride)
+
+    def _widened(self, value: SSAValue) -> bool:
+        """Whether a partial sum `value` would be widened to f32 (`_widen_partial`: a
+        16-bit float in a mixed-precision training step)."""
+        element = value.type.element_type  # type: ignore[attr-defined]
+        return isinstance(element, BFloat16Type | Float16Type) and self._master_weights()
+
+    def _partition_group_linear(self, op: Operation) -> bool:
+        """An op linear in operands that are one same partial sum over groups of ranks
+        (`GroupPartial`, `linear_in`), its other operands equal over those groups:
+        planned as if the partial ones were whole (held as their split), the result
+        the same partial sum, or one over more ranks when the op also sums along a
+        dim split over another factor (the input gradient through the KV weights, by
+        rows a KV head a rank pair: a partial sum over every rank). False (nothing
+        done) when the op is not so: its partial operands are all-reduced first."""
+        layouts = [self.layout_of(v) for v in op.operands]
+        partial = [i for i, layout in enumerate(layouts) if isinstance(layout, GroupPartial)]
+        if not partial or len(op.results) != 1:
+            return False
+        group = layouts[partial[0]]
+        assert isinstance(group, GroupPartial)
+        if any(layouts[i] != group for i in partial) or not linear_in(op, partial):
+            return False
+        plan = self._plan_as_whole(op)
+        if plan is None or any(plan[0][i] != group.split for i in partial):
+            return False
+        wants, result = plan
+        others = [i for i in range(len(op.operands)) if i not in partial]
+        if not all(isinstance(want := wants[i], Split | None) and disjoint(want, group.parts, group.stride, self.tp)
+                   and self.feasible(op.operands[i], want) for i in others):
+            return False
+        layout = self._with_factor(result, group)
+        if layout is None:
+            return False
+        for i in others:
+            op.operands[i] = self.materialize(op.operands[i], wants[i], op)
+        if isinstance(op, SliceOp):
+            self._rank_offsets(op)
+        self._set_result(op, layout)
+        return True
+
+    def _plan_as_whole(self, op: Operation) -> tuple[list[Layout], Layout] | None:
+        """`_plan` of `op` with each operand that is a partial sum over groups of ranks
+        taken as its sum, held as its split (what one all-reduce over its groups
+        makes of it, `materialize`); None where a rule refuses them so."""
+        saved = {v: layout for v in op.operands if isinstance(layout := self.layout_of(v), GroupPartial)}
+        if not saved:
+            return self._plan(op)
+        for value, layout in saved.items():
+            self.layout[value] = layout.split
+        try:
+            return self._plan(op)
+        except LocatedError:
+            return None
+        finally:
+            self.layout.update(saved)
+
+    def _with_factor(self, result: Layout, group: GroupPartial) -> Layout:
+        """The layout of an op's result planned as `result` when its operands were
+        whole, given that they are partial sums over `group`'s factor (None: none)."""
+        if isinstance(result, GroupPartial):
+            factor = combined((group.parts, group.stride), (result.parts, result.stride))
+            if factor is None:
+                return None
+            if factor[0] == self.tp:
+                return PARTIAL if result.split is None else None
+            return GroupPartial(result.split, *factor) if disjoint(result.split, *factor, self.tp) else None
+        if (result is None or isinstance(result, Split)) and disjoint(result, group.parts, group.stride, self.tp):
+            return GroupPartial(result, group.parts, group.stride)
+        return None
 
     def _widen(self, op: BroadcastOp, moved: Split) -> Split | None:
         """A dim broadcast from 1 right after a dim split over a major factor (stride
@@ -2166,7 +2349,10 @@ class _TensorPartitioner:
         # it whole, after adding up the partial sums of several calls (the input gradients through k and v)
         keeps_partial = is_outlined(self.function) and (self.zero >= 2 or (self.training and not self.data_parallel))
         for index, value in enumerate(list(ret.operands)):
-            if ((self.layout_of(value) == PARTIAL and not keeps_partial) or isinstance(self.layout_of(value), Experts)
+            layout = self.layout_of(value)
+            if isinstance(layout, GroupPartial) and not keeps_partial and not gathered[index]:
+                ret.operands[index] = self.materialize(value, layout.split, ret)  # summed, returned split
+            elif ((layout == PARTIAL and not keeps_partial) or isinstance(layout, Experts)
                     or (gathered[index] and self.layout_of(value) is not None)):  # ZeRO: every replica's whole
                 ret.operands[index] = self.materialize(value, None, ret)
             layouts.append(self.layout_of(ret.operands[index]))
@@ -2264,8 +2450,9 @@ def _computed_by_callers(module: ModuleOp, function: func.FuncOp, seeds: list[La
     calls = _calls_to(module, function.sym_name.data)
     computed = [all(not isinstance(v, BlockArgument) and not isinstance(v.owner, func.CallOp)
                     for v in (call.operands[i] for call in calls)) for i in range(len(caller))]
-    return [held if seed is None and made and isinstance(held, Split) else seed
-            for seed, held, made in zip(seeds, caller, computed)]
+    held = [_summed(layout) for layout in caller]
+    return [split if seed is None and made and isinstance(split, Split) else seed
+            for seed, split, made in zip(seeds, held, computed)]
 
 
 def _with_carried(module: ModuleOp, function: func.FuncOp, tp: int, seeds: list[Layout],
@@ -2293,6 +2480,11 @@ def _calls_to(module: ModuleOp, name: str) -> list[func.CallOp]:
             if isinstance(op, func.CallOp) and op.callee.string_value() == name]
 
 
+def _summed(layout: Layout) -> Layout:
+    """The layout of a value once summed over the groups of ranks it is a partial sum over (`GroupPartial`)."""
+    return layout.split if isinstance(layout, GroupPartial) else layout
+
+
 def _layout_at_call(value: SSAValue, callees: dict[str, CalleeLayouts]) -> Layout:
     """The layout a caller's `value` has once the outlined layers in `callees` are
     partitioned: a result of a call of one of them is in the layout its callee
@@ -2316,13 +2508,15 @@ def callee_seeds(module: ModuleOp, function: func.FuncOp, callees: dict[str, Cal
     saved values and weights split as the forward made them, the optimizer layer
     its weights and their gradients split as the forward and backward hold them
     (tensor parallelism through the backward: its matmuls take the transposed
-    splits of the forward's). A position whose calls disagree is left replicated."""
+    splits of the forward's; a partial sum over groups of ranks as one all-reduce
+    over them makes it: a KV weight's gradient, by KV heads). A position whose
+    calls disagree is left replicated."""
     calls = _calls_to(module, function.sym_name.data)
     if not calls:
         return []
     seeds: list[Layout] = []
     for index in range(len(function.args)):
-        layouts = {_layout_at_call(call.operands[index], callees) for call in calls}
+        layouts = {_summed(_layout_at_call(call.operands[index], callees)) for call in calls}
         seeds.append(layouts.pop() if len(layouts) == 1 else None)
     return seeds
 

@@ -52,12 +52,12 @@ class MLPLoss(nn.Module):
 class LlamaLoss(nn.Module):
     """A one-layer Llama (transformers) whose forward returns the next-token loss."""
 
-    def __init__(self) -> None:
+    def __init__(self, kv_heads: int = 2) -> None:
         super().__init__()
         from transformers import LlamaConfig, LlamaForCausalLM
 
         config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32)
+                             num_attention_heads=4, num_key_value_heads=kv_heads, max_position_embeddings=32)
         self.model = LlamaForCausalLM(config)
 
     def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
