@@ -77,11 +77,14 @@ def _trains_as_eager(model: torch.nn.Module, tp: int, outline: bool, optimizer: 
     return program
 
 
-def _activation_collectives(function: func.FuncOp, hidden: int) -> Counter:
-    """The collectives of `function` over activations of `hidden` features (not a norm weight's gradient)."""
+def _activation_collectives(function: func.FuncOp, hidden: int, whole_group: int | None = None) -> Counter:
+    """The collectives of `function` over activations of `hidden` features (not a norm weight's gradient);
+    with `whole_group`, only those over that many sockets (not a partial sum over rank subgroups, such as
+    the position embedding's gradient summed over the batch's ranks)."""
     return Counter(op.name for op in function.body.walk() if op.name in COLLECTIVES
                    and len(op.operands[0].type.get_shape()) >= 2  # type: ignore[attr-defined]
-                   and op.operands[0].type.get_shape()[-1] == hidden)  # type: ignore[attr-defined]
+                   and op.operands[0].type.get_shape()[-1] == hidden  # type: ignore[attr-defined]
+                   and (whole_group is None or op.properties["group"].value.data == whole_group))
 
 
 def test_outlined_llama_layers_reduce_scatter_and_gather_by_tokens() -> None:
@@ -111,7 +114,7 @@ def test_gpt2_at_tp4_trains_its_tied_weight_with_reduce_scatters() -> None:
     and parameters, the tied weight's included (its one copy of AdamW's state is
     placed and updated under both names)."""
     program = _trains_as_eager(_tiny_gpt2(), tp=4, outline=False, optimizer="adamw")
-    counts = sum((_activation_collectives(f, HIDDEN) for f in functions(program.module)), Counter())
+    counts = sum((_activation_collectives(f, HIDDEN, whole_group=4) for f in functions(program.module)), Counter())
     assert counts["rdu.reduce_scatter"] >= 3 and counts["rdu.all_reduce"] <= 3, counts
     tied = [name for name in program.weights if name.endswith(("wte.weight", "lm_head.weight"))]
     assert any(name.startswith("optimizer.") for name in tied), tied
