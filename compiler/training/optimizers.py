@@ -340,7 +340,8 @@ class _Update(nn.Module):
         line for line, with the learning rate a tensor (`learning_rate`): torch's functional
         code reads lr as a Python number (`_to_scalar`), which a traced step
         cannot change. `add_(grad, alpha=-lr)` rounds lr to the parameter's dtype
-        and adds -lr * grad; so does the last line here. A None in `buffers` (no
+        and adds -lr * grad in one fused multiply-add; so does the last line
+    here (`addcmul_`, compiled as one `math.fma`). A None in `buffers` (no
         momentum yet) is replaced by the new buffer, as torch's code does."""
         hyper = self.spec.hyper
         momentum, dampening = hyper["momentum"], hyper["dampening"]
@@ -355,7 +356,7 @@ class _Update(nn.Module):
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
             grad = grad.add(buf, alpha=momentum) if hyper["nesterov"] else buf
-        parameter.add_(grad * self.learning_rate.to(parameter.dtype), alpha=-1)
+        parameter.addcmul_(grad, self.learning_rate.to(parameter.dtype), value=-1)  # one rounding, as add_'s alpha
 
     def _damped_sgd(self, gradient: torch.Tensor) -> None:
         """SGD with momentum and dampening: torch.optim's first step (a None
