@@ -18,14 +18,13 @@ from __future__ import annotations
 
 # ruff: noqa: B023 - every timed lambda is called in the iteration that made it
 import argparse
-import gc
-import time
 from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
+from runtime_norm_ab import best_times
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import FloatAttr, TensorType, f32
@@ -70,21 +69,6 @@ def _both(op: rdu.MapOp, swaps: dict[str, Callable]) -> tuple[Callable, Callable
 
 def _old_sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return np.add.reduce(x, axis=axes, dtype=np.float64).astype(np.float32)
-
-
-def best_times(calls: list[Callable[[], object]], rounds: int) -> list[float]:
-    best = [float("inf")] * len(calls)
-    gc.collect()
-    gc.disable()
-    try:
-        for round_ in range(rounds):
-            for index in (range(len(calls)) if round_ % 2 else reversed(range(len(calls)))):
-                start = time.thread_time()
-                calls[index]()
-                best[index] = min(best[index], time.thread_time() - start)
-    finally:
-        gc.enable()
-    return best
 
 
 def _differ(got: np.ndarray, want: torch.Tensor) -> int:
