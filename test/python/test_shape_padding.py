@@ -487,14 +487,9 @@ def _tokens(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(2, seq, 4, generator=generator), torch.randint(0, 7, (2, seq), generator=generator)
 
 
-@pytest.mark.parametrize("opt_level", [0, 2])
-def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
-    """seq 5 through the seq=8 bucket against eager: a padded target is ignore_index (the mean counts only
-    real tokens), a padded row of the flattened logits is masked though seq sits inside `b*s`."""
-    from rducc.shapes import padding
-
-    torch.manual_seed(0)
-    model = FlatTokensLoss().eval()
+def _seq5_through_the_seq8_bucket_as_eager(model: nn.Module, opt_level: int) -> tuple:
+    """`model` compiled for tokens of a dynamic seq (bucket seq=8, seq padded) runs seq 5 as
+    eager does; the inputs and eager's outputs."""
     seq = {1: Dim("seq", min=2, max=16)}
     compiled = rducc.compile(model, _tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]}, opt_level=opt_level)
     assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
@@ -503,7 +498,20 @@ def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
         expected = model(x, labels)
     for index, (have, want) in enumerate(zip(compiled(x, labels), expected, strict=True)):
         torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"output {index}")
+    return x, labels, expected
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_loss_over_flattened_tokens_masks_the_padded_seq(opt_level):
+    """seq 5 through the seq=8 bucket against eager: a padded target is ignore_index (the mean counts only
+    real tokens), a padded row of the flattened logits is masked though seq sits inside `b*s`."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model = FlatTokensLoss().eval()
+    x, labels, expected = _seq5_through_the_seq8_bucket_as_eager(model, opt_level)
     if opt_level == 0:  # planted: every padded position said valid (no mask): every output differs
+        seq = {1: Dim("seq", min=2, max=16)}
         with torch.no_grad():
             source = torch.export.export(model, _tokens(6), dynamic_shapes=(seq, seq))
         dims = dynamic_dims(source)
@@ -537,14 +545,7 @@ def test_a_per_token_loss_over_a_padded_seq_is_cut_as_its_targets(opt_level):
     laid out as its targets (seq inside `b*s` until the view), so seq is padded; seq 5 runs seq=8."""
     torch.manual_seed(0)
     model = PerTokenLoss().eval()
-    seq = {1: Dim("seq", min=2, max=16)}
-    compiled = rducc.compile(model, _tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]}, opt_level=opt_level)
-    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
-    x, labels = _tokens(5)
-    with torch.no_grad():
-        expected = model(x, labels)
-    for index, (have, want) in enumerate(zip(compiled(x, labels), expected, strict=True)):
-        torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"output {index}")
+    _seq5_through_the_seq8_bucket_as_eager(model, opt_level)
 
 
 def test_a_causal_mask_made_by_triu_over_a_padded_seq_is_positional():
