@@ -193,6 +193,53 @@ def torch_math(function: Callable[..., torch.Tensor]) -> Callable[..., np.ndarra
     return run
 
 
+TORCH_ARITHMETIC_ELEMENTS = 1 << 15
+"""Elements from which a body's float add, subtract, multiply or divide may
+run as torch's kernel (`torch_arithmetic`): torch's parallel grain (below it
+torch runs on one thread too, and its call costs about 2 us more than
+numpy's). Host tuning, not a chip figure."""
+
+
+def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> Callable[..., np.ndarray]:
+    """A map body's float arithmetic ufunc (add, subtract, multiply, divide)
+    that runs as torch's CPU kernel `function` when torch has more than one
+    thread, on f32 or f64 arrays of one dtype and at least
+    `TORCH_ARITHMETIC_ELEMENTS` elements: numpy's ufuncs run on the calling
+    thread alone, torch's split over its pool, as eager's do. Else (one
+    thread: torch's kernels were no faster there, bench/runtime_arith_ab.py)
+    numpy's ufunc. Both round each element once (IEEE), so the result is the
+    same bit for bit either way; a worker thread of torch's pool does not
+    flush subnormals (`rducc.runtime.subnormals`), as a product's does not."""
+
+    def run(*operands: Any, out: np.ndarray | None = None) -> np.ndarray:
+        if _on_torch(operands, out):
+            tensors = [as_torch(x) for x in operands]
+            if out is None:
+                return function(*tensors).numpy()
+            if torch.broadcast_shapes(*(t.shape for t in tensors)) == out.shape:
+                function(*tensors, out=as_torch(out))
+                return out
+        return ufunc(*operands) if out is None else ufunc(*operands, out=out)
+
+    return run
+
+
+def _on_torch(operands: tuple[Any, ...], out: np.ndarray | None) -> bool:
+    """Whether `torch_arithmetic` runs these operands on torch (its docstring)."""
+    arrays = [x for x in operands if isinstance(x, np.ndarray) and x.ndim]
+    if not arrays or torch.get_num_threads() == 1:
+        return False
+    dtype = arrays[0].dtype
+    size = out.size if out is not None else max(a.size for a in arrays)
+    if size < TORCH_ARITHMETIC_ELEMENTS or dtype not in (F32, F64) \
+            or any(np.asarray(x).dtype != dtype for x in operands):
+        return False
+    if out is not None and (out.dtype != dtype or not out.flags.writeable or min(out.strides) < 0
+                            or any(a is not out and np.may_share_memory(a, out) for a in arrays)):
+        return False  # an operand overlapping `out` other than as itself: numpy's ufunc buffers it
+    return True
+
+
 def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.ndarray]:
     """`rdu.pointwise_call` on whole arrays: torch's CPU kernel of the ATen op the
     call names (only an op on the pointwise allow-list resolves), its tensor

@@ -66,6 +66,7 @@ class _BodyCompiler:
             "_ipowi": elementwise.ipowi,
             "_i1s": elementwise.i1_signed,
             "_tm": _TORCH_MATH,
+            "_ta": _TORCH_ARITHMETIC,
         }
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
@@ -116,6 +117,16 @@ _TORCH_MATH = SimpleNamespace(**{
 })
 """The float math ops a body runs as torch's CPU kernels (`elementwise.torch_math`),
 by torch's name: what eager's op of that name computes, bit for bit."""
+
+
+_TORCH_ARITHMETIC = SimpleNamespace(**{
+    name: elementwise.torch_arithmetic(getattr(np, name), function)
+    for name, function in (("add", torch.add), ("subtract", torch.sub), ("multiply", torch.mul),
+                           ("divide", torch.div))
+})
+"""A body's float add, subtract, multiply and divide: numpy's ufunc, or torch's
+kernel on its threads for large arrays when torch has more than one
+(`elementwise.torch_arithmetic`); the same bits either way."""
 
 
 def _torch_op(name: str, arity: int) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
@@ -307,10 +318,10 @@ def _emit_round(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
 _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "arith.constant": _emit_constant,
     # float arithmetic
-    "arith.addf": _float_op("np.add", 2),
-    "arith.subf": _float_op("np.subtract", 2),
-    "arith.mulf": _float_op("np.multiply", 2),
-    "arith.divf": _float_op("np.divide", 2),
+    "arith.addf": _float_op("_ta.add", 2),
+    "arith.subf": _float_op("_ta.subtract", 2),
+    "arith.mulf": _float_op("_ta.multiply", 2),
+    "arith.divf": _float_op("_ta.divide", 2),
     "arith.negf": _float_op("np.negative", 1),
     "arith.maximumf": _float_op("np.maximum", 2),
     "arith.minimumf": _float_op("np.minimum", 2),
@@ -396,11 +407,14 @@ def map_body_ops() -> list[str]:
 
 
 def _outer_ufunc(expression: str) -> bool:
-    """Whether `expression` is one call `np.NAME(...)` of a NumPy ufunc or
-    `_tm.NAME(...)` of a torch kernel (`_TORCH_MATH`), which take `out=`."""
+    """Whether `expression` is one call `np.NAME(...)` of a NumPy ufunc,
+    `_tm.NAME(...)` of a torch kernel (`_TORCH_MATH`) or `_ta.NAME(...)` of
+    a body's arithmetic (`_TORCH_ARITHMETIC`), which take `out=`."""
     head, paren, _ = expression.partition("(")
     ufunc = head.startswith("np.") and isinstance(getattr(np, head[3:], None), np.ufunc)
-    if not paren or not (ufunc or (head.startswith("_tm.") and hasattr(_TORCH_MATH, head[4:]))):
+    torch_kernel = any(head.startswith(f"{prefix}.") and hasattr(kernels, head[4:])
+                       for prefix, kernels in (("_tm", _TORCH_MATH), ("_ta", _TORCH_ARITHMETIC)))
+    if not paren or not (ufunc or torch_kernel):
         return False
     depth = 0
     for position, char in enumerate(expression[len(head):]):

@@ -27,7 +27,7 @@ from xdsl.ir import Block, Region
 import rducc
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.tier import AllocOp, ComputeOp, DeallocOp, Tier
-from rducc.runtime import epilogues, interpreter, kernels, map_body
+from rducc.runtime import elementwise, epilogues, interpreter, kernels, map_body
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -81,6 +81,78 @@ def test_map_into_broadcasts_a_smaller_result() -> None:
     expected = np.maximum(np.exp((a - b) * c) + 0.5, a)
     np.testing.assert_allclose(out, np.broadcast_to(expected, (3, 5)), rtol=1e-6)
     assert "out=v" in run.source  # type: ignore[attr-defined]  # a dead temporary of the smaller shape is reused
+
+
+def _affine_map(shapes: list[tuple[int, ...]], result: tuple[int, ...]) -> rdu.MapOp:
+    """`(x - mean) * scale + shift`, an inference batch norm's body, on f32 inputs of `shapes`."""
+    outer = Block(arg_types=[TensorType(f32, list(s)) for s in shapes])
+    body = Block(arg_types=[f32] * len(shapes))
+    x, mean, scale, shift = body.args
+    sub = arith.SubfOp(x, mean)
+    mul = arith.MulfOp(sub.result, scale)
+    add = arith.AddfOp(mul.result, shift)
+    body.add_ops([sub, mul, add, rdu.YieldOp(add.result)])
+    op = rdu.MapOp(list(outer.args), TensorType(f32, list(result)), Region(body))
+    op.verify()
+    return op
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_map_arithmetic_runs_on_torchs_threads_with_numpys_bits(threads: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body's float arithmetic over a large array runs as torch's kernels at
+    more than one thread (numpy's ufuncs at one), giving the bits numpy's
+    ufuncs and eager give, into `out` and not; a changed input is read anew."""
+    shapes = [(1, 64, 32, 32), (64, 1, 1), (64, 1, 1), (64, 1, 1)]
+    rng = np.random.default_rng(3)
+    run = map_body.compile_map(_affine_map(shapes, shapes[0]))
+    assert "_ta.multiply(" in run.source  # type: ignore[attr-defined]
+    tensors: list[torch.Tensor] = []
+    as_torch = elementwise.as_torch
+    monkeypatch.setattr(elementwise, "as_torch", lambda x: tensors.append(as_torch(x)) or tensors[-1])
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for _ in range(2):  # new inputs each call
+            x, mean, scale, shift = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+            expected = np.add(np.multiply(np.subtract(x, mean), scale), shift)
+            eager = ((torch.from_numpy(x) - torch.from_numpy(mean)) * torch.from_numpy(scale)
+                     + torch.from_numpy(shift)).numpy()
+            out = np.full(shapes[0], np.nan, np.float32)
+            run.into(out, x, mean, scale, shift)  # type: ignore[attr-defined]
+            for got in (out, run(x, mean, scale, shift)):
+                np.testing.assert_array_equal(got.view(np.int32), expected.view(np.int32))
+                np.testing.assert_array_equal(got.view(np.int32), eager.view(np.int32))
+    finally:
+        torch.set_num_threads(before)
+    assert len(tensors) >= 2 * 2 * 3 * 2 if threads > 1 else not tensors  # calls, ways, ops, operands
+
+
+def test_small_or_overlapping_map_arithmetic_stays_numpys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below `TORCH_ARITHMETIC_ELEMENTS` a body's arithmetic is numpy's
+    ufunc at any thread count; so is it where `out` overlaps an
+    operand in part (numpy buffers the operand; torch's kernel would read
+    elements it already wrote)."""
+    calls: list[object] = []
+    as_torch = elementwise.as_torch
+    monkeypatch.setattr(elementwise, "as_torch", lambda x: calls.append(x) or as_torch(x))
+    add = elementwise.torch_arithmetic(np.add, torch.add)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        small = np.ones((8, 8, 1), np.float32)
+        np.testing.assert_array_equal(add(small, np.ones((8,), np.float32)), np.full((8, 8, 8), 2, np.float32))
+        assert not calls
+        values = np.arange(1 << 16, dtype=np.float32)
+        expected = values[1:] + values[:-1]
+        add(values[1:], values[:-1], out=values[:-1])
+        np.testing.assert_array_equal(values[:-1], expected)
+        assert not calls
+        add(values, values, out=values)  # in place, as a body's `out=v1` of its own operand: torch's
+        np.testing.assert_array_equal(values[:-1], expected * 2)
+        assert calls
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, BF16], ids=str)
