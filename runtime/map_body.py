@@ -2,7 +2,8 @@
 
 `compile_map` compiles a map once: every `arith`/`math` op of its body (and
 `rdu.remf`) becomes one NumPy ufunc call (or a helper of
-`rducc.runtime.elementwise`) on the broadcast input arrays, an
+`rducc.runtime.elementwise`: float add/sub/mul/div run on torch's threads
+when it has several) on the broadcast input arrays, an
 `rdu.pointwise_call` one call of torch's kernel of that ATen op, `arith.constant`
 becomes a NumPy scalar of its type, and the result is broadcast to the map's
 shape. f16/bf16/f8 arithmetic runs in f32 and is rounded once to the result

@@ -3,7 +3,8 @@
 With more than one torch thread the runtime's heavy kernels run on torch's
 CPU kernels and its OpenMP pool: convolution and pooling always (oneDNN
 decides how to split them), f32/f64 products (`kernels.gemm`) when they have
-at least `PARALLEL_MACS` multiply-adds. A smaller product runs on the calling
+at least `PARALLEL_MACS` multiply-adds, and a map body's float add, subtract,
+multiply and divide over large arrays (`elementwise.torch_arithmetic`). A smaller product runs on the calling
 thread in numpy's BLAS: there a team's fork and join costs more than the
 second thread saves, and numpy's call costs about half of torch's
 (`torch.from_numpy` on each operand, MKL's small GEMM). Measured on the
