@@ -149,13 +149,21 @@ def as_torch(x: Any) -> torch.Tensor:
     bits = x.dtype == BF16
     if bits:
         x = x.view(np.int16)
-    if x.flags.writeable:
+    if x.flags.writeable or _READ_ONLY_WARNING["spent"]:
         tensor = torch.from_numpy(x)
     else:
         with warnings.catch_warnings():  # "not writable": torch only reads it
             warnings.simplefilter("ignore")
             tensor = torch.from_numpy(x)
+        _READ_ONLY_WARNING["spent"] = True
     return tensor.view(torch.bfloat16) if bits else tensor
+
+
+_READ_ONLY_WARNING = {"spent": False}
+"""Whether torch's "The given NumPy array is not writable" warning has been
+given: torch gives it once a process (TORCH_WARN_ONCE), so `as_torch`
+silences only its first read-only array (catching warnings costs about
+10 us a call, a map body's arithmetic on a weight a few)."""
 
 
 def _as_numpy(tensor: torch.Tensor, dtype: np.dtype) -> np.ndarray:
