@@ -13,6 +13,8 @@ reuses the arena) against eager.
 
 from __future__ import annotations
 
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -153,6 +155,18 @@ def test_small_or_overlapping_map_arithmetic_stays_numpys(monkeypatch: pytest.Mo
         assert calls
     finally:
         torch.set_num_threads(before)
+
+
+def test_read_only_arrays_reach_torch_without_a_warning_or_a_copy() -> None:
+    """A weight's read-only array is a tensor on its memory; torch's "not
+    writable" warning (given once a process) is spent silently by the first."""
+    weight = np.arange(6, dtype=np.float32).reshape(2, 3)
+    weight.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tensors = [elementwise.as_torch(weight) for _ in range(3)]
+    assert all(t.data_ptr() == weight.ctypes.data for t in tensors)
+    assert elementwise._READ_ONLY_WARNING["spent"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, BF16], ids=str)
