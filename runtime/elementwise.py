@@ -220,7 +220,7 @@ def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> 
     flush subnormals (`rducc.runtime.subnormals`), as a product's does not."""
 
     def run(*operands: Any, out: np.ndarray | None = None) -> np.ndarray:
-        if _on_torch(operands, out):
+        if torch.get_num_threads() > 1 and _on_torch(operands, out):  # one thread: numpy's, at once
             tensors = [as_torch(x) for x in operands]
             if out is None:
                 return function(*tensors).numpy()
@@ -233,9 +233,9 @@ def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> 
 
 
 def _on_torch(operands: tuple[Any, ...], out: np.ndarray | None) -> bool:
-    """Whether `torch_arithmetic` runs these operands on torch (its docstring)."""
+    """Whether `torch_arithmetic` runs these operands on torch at more than one thread (its docstring)."""
     arrays = [x for x in operands if isinstance(x, np.ndarray) and x.ndim]
-    if not arrays or torch.get_num_threads() == 1:
+    if not arrays:
         return False
     dtype = arrays[0].dtype
     size = out.size if out is not None else max(a.size for a in arrays)
