@@ -70,6 +70,15 @@ when its size demands it (option `training`, default `auto`): a step whose
 tensors all fit the target's SRAM stays inline, since -O2 fuses across layers
 but never across calls (`outlines_training_step` states the rule).
 
+A period of several layers (a stack whose layer kinds alternate: three layers
+with rotary and one without) is one unit of `mark_by_structure`, so one
+@layer called once a period. On one socket, where the fuser would cut that
+@layer into several kernels (asked on a copy, `split_periods`) and the
+period holds a repeated layer, each period is cut at its own period
+(`layer_periods.sub_units`) and every distinct layer is outlined once
+(@layer, @layer_1, ...): the repeated layer's calls run back to back, which
+kernel looping loops (docs/cost-model.md, "Periods of layers").
+
 A layer that differs from the group's first, that passes a weight where the
 first passes a computed value (or the reverse), or whose ops are interleaved
 with ops that read its results before it ends, is left inline.
