@@ -41,12 +41,11 @@ from __future__ import annotations
 import sys
 import time
 
+import llama_decode_forms  # noqa: E402
+import models  # noqa: E402
 import torch
 from common import Section, standalone
 from decode_reference import beyond_reads, kv_state, own_reference_s
-
-import llama_decode_forms  # noqa: E402
-import models  # noqa: E402
 
 from rducc.driver import lower  # noqa: E402
 from rducc.frontend.importer import decompose, import_program  # noqa: E402

@@ -64,11 +64,11 @@ import functools
 import sys
 
 import decode_forms
-from decode_reference import beyond_reads, kv_state, own_reference_s
 import llama_decode_forms as ldf  # noqa: E402
 import models  # noqa: E402
 import torch
 from common import Section, standalone
+from decode_reference import beyond_reads, kv_state, own_reference_s
 from torch import nn
 from torch.nn import functional as F
 

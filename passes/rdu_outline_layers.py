@@ -128,7 +128,7 @@ from rducc.dialects.rdu.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import RduPass
-from rducc.passes.layer_periods import best_period, periodic_units, rotated_start, signatures, sub_units
+from rducc.passes.layer_periods import best_period, holds_layers, periodic_units, rotated_start, signatures, sub_units
 from rducc.passes.rdu_partition.microbatches import JOINED, microbatch_labels
 from rducc.targets import Target
 
@@ -698,10 +698,10 @@ def split_periods(module: ModuleOp, function: func.FuncOp, target: Target) -> bo
     `target`; whether it cut them."""
     block = function.body.block
     layers = layers_of(block)
-    pieces = [sub_units(layer.ops) for layer in layers]
-    if len(layers) < 2 or all(len(p) == 1 for p in pieces) or _period_kernels(module, target) <= 1:
+    if len(layers) < 2 or not holds_layers(layers[0].ops) or _period_kernels(module, target) <= 1:
         return False
-    for layer, parts in zip(layers, pieces):
+    for layer in layers:
+        parts = sub_units(layer.ops)
         for number, part in enumerate(parts):
             for op in part:
                 set_layer(op, f"{layer.key}.{number}")

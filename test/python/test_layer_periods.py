@@ -41,7 +41,7 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(nn.functional.rms_norm(x, (WIDTH,))).chunk(3, dim=-1)
         if self.kind != "n":
-            q, k = q * torch.cos(angle) + q.flip(-1) * torch.sin(angle), k * torch.cos(angle) + k.flip(-1) * torch.sin(angle)
+            q, k = (t * torch.cos(angle) + t.flip(-1) * torch.sin(angle) for t in (q, k))
         scores = q @ k.transpose(-1, -2) / WIDTH**0.5
         tokens = scores.shape[-1]
         position = torch.arange(tokens)
@@ -83,10 +83,10 @@ def _assert_eager(program, model: nn.Module, inputs) -> None:
     np.testing.assert_allclose(np.asarray(program(*inputs)), expected.numpy(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("period", ["sg", "ssg", "sssn"])
+@pytest.mark.parametrize("period", ["sg", "sssn"])
 def test_a_period_is_one_looped_group(period: str) -> None:
-    """Periods 2 (sliding / global), 3 and 4 (no rotary every 4th layer), two
-    periods each: one callee, called once a period, its calls one loop, modeled
+    """Periods 2 (sliding / global) and 4 (no rotary every 4th layer; period 3 is
+    the next test's and rdu-outline-layers-periods.mlir's), two periods each: one callee, called once a period, its calls one loop, modeled
     no slower than the uniform stack of as many layers (2%; at these widths a
     period of layers in one kernel pays fewer loop iterations, so it may be faster)."""
     torch.manual_seed(0)
