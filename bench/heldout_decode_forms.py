@@ -32,15 +32,16 @@ Llama's math, held to `modules` (BENCHMARKS' form) within 2%:
   [kv, group + 2, dim] (Falcon's new decoder layout) cut by slicing.
 
 Other math, each held to its own roofline as `modules` is to its own on
-that target (`own_reference_s`): the busiest socket's bytes read at the
-target's sustained HBM rate, plus the time `modules` spends beyond that (its
-launches, pipeline fills and exposed collectives, which a stack of the same
-layer count and layer structure pays alike, whatever its layers weigh). The
-roofline is the busiest socket's: a KV head, its k and v projection columns
-and its cache, is read whole by every socket that holds it, so with more
-sockets than KV heads each is read by sockets / heads of them
-(`socket_roofline_s`); with as many heads as sockets or more it is the
-aggregate-HBM roofline:
+that target (`own_reference_s`, bench/decode_reference.py, the reference
+bench/decode_forms.py uses too): the busiest socket's bytes read at the
+target's sustained rates (what does not fit the socket's HBM from its DDR, at
+DDR's rate), plus the time `modules` spends beyond that (its launches,
+pipeline fills and exposed collectives, which a stack of the same layer count
+and layer structure pays alike, whatever its layers weigh). The roofline is
+the busiest socket's: a KV head, its k and v projection columns and its
+cache, is read whole by every socket that holds it, so with more sockets than
+KV heads each is read by sockets / heads of them (`socket_bytes`); with as
+many heads as sockets or more it is the aggregate-HBM roofline:
 - `parallel_residual`: GPT-J's layer: attention and MLP read the same norm,
   `x + attn(n) + mlp(n)`.
 - `dense_ends`: a stack whose first layer's MLP is 2x wider and whose last
@@ -54,7 +55,7 @@ one that does not compile is a row naming the error.
 Every figure is modeled from shapes, not measured on a chip.
 
 Run: python bench/heldout_decode_forms.py [--quick] [--forms a,b|none] [--families x,y|none] [--layers N]
-(--quick: 4 layers; --layers overrides the layer count)
+[--targets a,b] (--quick: 4 layers; --layers overrides the layer count; --targets: of sn40l, sn40l-8, sn40l-16)
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ import llama_decode_forms as ldf  # noqa: E402
 import models  # noqa: E402
 import torch
 from common import Section, standalone
+from decode_reference import beyond_reads, kv_state, own_reference_s
 from torch import nn
 from torch.nn import functional as F
 
@@ -475,41 +477,6 @@ def family_decode(family: str, layers: int, small: bool = False, seed: int = 0):
         return wrapper, torch.export.export(wrapper, (), example, strict=True), example
 
 
-def kv_state(config, layers: int) -> tuple[int, int]:
-    """(bytes a decode token reads of KV-head state: the k and v projections and the
-    caches of CACHED positions, bf16; the KV heads) of a decoder `config`."""
-    heads = config.num_key_value_heads
-    dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return layers * 2 * heads * dim * (CACHED + config.hidden_size) * 2, heads
-
-
-def socket_roofline_s(needed: int, kv: tuple[int, int], target) -> float:
-    """The busiest socket's HBM time for a token reading `needed` bytes, of which the KV
-    state `kv` (bytes, heads) is split by whole heads: each head read by every socket
-    that holds it (sockets / heads of them when there are more sockets than heads)."""
-    kv_bytes, heads = kv
-    sockets = target.sockets
-    return ((needed - kv_bytes) / sockets + kv_bytes / min(sockets, heads)) / target.hbm_bandwidth
-
-
-def sustained_s(needed: int, kv: tuple[int, int], target) -> float:
-    """`socket_roofline_s` at the HBM rate the target sustains (`hbm_efficiency`)."""
-    return socket_roofline_s(needed, kv, target) / target.hbm_efficiency
-
-
-def beyond_reads(results, kv: tuple[int, int]) -> dict[str, float]:
-    """Per target, one form's modeled time beyond its busiest socket's sustained reads."""
-    from rducc.targets import load_target
-
-    return {t: report.modeled_time_s - sustained_s(needed, kv, load_target(t)) for t, report, needed, _ in results}
-
-
-def own_reference_s(needed: int, kv: tuple[int, int], target, beyond: dict[str, float]) -> float:
-    """A step's own reference time on `target`: its busiest socket's sustained reads plus
-    `modules`' time beyond its own (`beyond_reads`)."""
-    return sustained_s(needed, kv, target) + beyond[target.name]
-
-
 def _compile_form(form: str, targets: tuple[str, ...], layers: int):
     config = models.llama31_8b_config(layers)
     model, inputs = make(form, config, CACHED, device="meta", dtype=torch.bfloat16)
@@ -568,17 +535,20 @@ def _selected(argv: list[str], flag: str, known) -> tuple[str, ...]:
 SELECTED_FORMS: tuple[str, ...] = tuple(FORMS)
 SELECTED_FAMILIES: tuple[str, ...] = tuple(FAMILIES)
 LAYERS: int | None = None
+TARGETS: tuple[str, ...] = decode_forms.TARGETS
+"""The targets a run compiles for (`--targets`)."""
 
 
 def run(quick: bool) -> Section:
     layers = LAYERS or (4 if quick else 32)
-    command = "python bench/heldout_decode_forms.py" + " --quick" * quick + (f" --layers {LAYERS}" if LAYERS else "")
+    command = ("python bench/heldout_decode_forms.py" + " --quick" * quick + (f" --layers {LAYERS}" if LAYERS else "")
+               + (f" --targets {','.join(TARGETS)}" if TARGETS != decode_forms.TARGETS else ""))
     section = Section(f"Held-out decode forms and families: 8B widths ({layers} layers), cache 4,096 (cost model)",
                       command)
-    targets = decode_forms.TARGETS
+    targets = TARGETS
     modules = decode_forms.compile_form("modules", targets, layers)
     times = {t: r.modeled_time_s for t, r, _, _ in modules}
-    llama_kv = kv_state(models.llama31_8b_config(layers), layers)
+    llama_kv = kv_state(models.llama31_8b_config(layers), layers, CACHED)
     beyond = beyond_reads(modules, llama_kv)
     _row(section, "modules", modules, layers, times, "modules", llama_kv)
     for form in SELECTED_FORMS:
@@ -595,13 +565,14 @@ def run(quick: bool) -> Section:
             print(section.figures[-1].name, section.figures[-1].value, file=sys.stderr, flush=True)
             continue
         _row(section, f"transformers {family}", results, layers, beyond, "own roofline",
-             kv_state(family_config(family, layers), layers))
+             kv_state(family_config(family, layers), layers, CACHED))
     return section
 
 
 if __name__ == "__main__":
     SELECTED_FORMS = _selected(sys.argv, "--forms", FORMS)
     SELECTED_FAMILIES = _selected(sys.argv, "--families", FAMILIES)
+    TARGETS = _selected(sys.argv, "--targets", decode_forms.TARGETS) or decode_forms.TARGETS
     if "--layers" in sys.argv:
         at = sys.argv.index("--layers")
         LAYERS = int(sys.argv[at + 1])

@@ -1,0 +1,137 @@
+"""Layer periods: decoders whose layers repeat with a period of several layers
+(alternating attention kinds, every k-th layer different) compile to one outlined
+group per period whose calls run as one kernel loop, model no more time than
+the uniform stack (2%), and run as eager does; where the fuser cuts a period
+into several kernels (a one-PMU target), each distinct layer is outlined once and
+the repeated layer's calls loop in runs. A stack whose widths change is no period."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import rducc
+from rducc.dialects.contracts import calls_of, is_outlined
+from rducc.dialects.program import functions
+from rducc.model.cost_model import estimate
+from rducc.targets import load_target
+
+WIDTH = 16
+FEW_UNITS = 'inherits = "sn40l"\nname = "few-units"\npcus = 80\npmus = 80\n'
+"""A target whose fuser makes one of these layers a kernel, but not a period of three."""
+
+
+class Block(nn.Module):
+    """A pre-norm residual layer: attention over the tokens, then an MLP. Kind `g`
+    (global) attends to every token; `s` (sliding) only to the previous two; `n`
+    leaves out the rotation of the queries and keys (no rotary)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.qkv = nn.Linear(WIDTH, 3 * WIDTH, bias=False)
+        self.out = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.up = nn.Linear(WIDTH, 2 * WIDTH, bias=False)
+        self.down = nn.Linear(2 * WIDTH, WIDTH, bias=False)
+
+    def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(nn.functional.rms_norm(x, (WIDTH,))).chunk(3, dim=-1)
+        if self.kind != "n":
+            q, k = (t * torch.cos(angle) + t.flip(-1) * torch.sin(angle) for t in (q, k))
+        scores = q @ k.transpose(-1, -2) / WIDTH**0.5
+        tokens = scores.shape[-1]
+        position = torch.arange(tokens)
+        allowed = position[None, :] <= position[:, None]
+        if self.kind == "s":
+            allowed = allowed & (position[:, None] - position[None, :] < 2)
+        x = x + self.out(scores.masked_fill(~allowed, float("-inf")).softmax(-1) @ v)
+        return x + self.down(nn.functional.silu(self.up(nn.functional.rms_norm(x, (WIDTH,)))))
+
+
+class Stack(nn.Module):
+    """Layers of the kinds `pattern` names, in order."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Block(kind) for kind in pattern)
+
+    def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x, angle)
+        return x
+
+
+def _inputs() -> tuple[torch.Tensor, torch.Tensor]:
+    torch.manual_seed(1)
+    return torch.randn(1, 6, WIDTH), torch.randn(6, WIDTH)
+
+
+def _compiled(model: nn.Module, target: str | Path = "sn40l"):
+    model.eval()
+    inputs = _inputs()
+    program = rducc.compile(torch.export.export(model, inputs), target=str(target))
+    return program, estimate(program.module, load_target(str(target))), inputs
+
+
+def _assert_eager(program, model: nn.Module, inputs) -> None:
+    with torch.no_grad():
+        expected = model(*inputs)
+    np.testing.assert_allclose(np.asarray(program(*inputs)), expected.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("period", ["sg", "sssn"])
+def test_a_period_is_one_looped_group(period: str) -> None:
+    """Periods 2 (sliding / global) and 4 (no rotary every 4th layer; period 3 is
+    the next test's and rdu-outline-layers-periods.mlir's), two periods each: one callee, called once a period, its calls one loop, modeled
+    no slower than the uniform stack of as many layers (2%; at these widths a
+    period of layers in one kernel pays fewer loop iterations, so it may be faster)."""
+    torch.manual_seed(0)
+    model = Stack(period * 2)
+    program, report, inputs = _compiled(model)
+    assert [calls_of(f) for f in functions(program.module) if is_outlined(f)] == [2]
+    assert [(loop.calls, loop.looped) for loop in report.loops] == [(2, True)]
+    torch.manual_seed(0)
+    uniform = _compiled(Stack("g" * len(period) * 2))[1]
+    assert report.modeled_time_s <= uniform.modeled_time_s * 1.02
+    _assert_eager(program, model, inputs)
+
+
+def test_a_period_the_fuser_cuts_is_outlined_layer_by_layer(tmp_path: Path) -> None:
+    """Where a period of three layers is several kernels (80 PCUs and PMUs) and one
+    layer is one: the repeated sliding layer is one callee whose calls loop in
+    runs of two, the global layer another."""
+    target = tmp_path / "few-units.toml"
+    target.write_text(FEW_UNITS)
+    torch.manual_seed(0)
+    model = Stack("ssg" * 2)
+    program, report, inputs = _compiled(model, target)
+    outlined = sorted(calls_of(f) for f in functions(program.module) if is_outlined(f))
+    assert outlined == [2, 4]
+    assert [(loop.calls, loop.kernels, loop.looped) for loop in report.loops] == [(2, 1, True), (2, 1, True)]
+    _assert_eager(program, model, inputs)
+
+
+class Widening(nn.Module):
+    """A stack whose widths change: no two neighbouring layers alike but the middle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        widths = (WIDTH, 32, 32, 32, 8, WIDTH)
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:]))
+
+    def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x + angle
+
+
+def test_widths_that_change_are_no_period() -> None:
+    """Only the layers of equal widths share a callee (the two 32 -> 32 ones)."""
+    model = Widening()
+    program, _, inputs = _compiled(model)
+    assert [calls_of(f) for f in functions(program.module) if is_outlined(f)] == [2]
+    _assert_eager(program, model, inputs)
