@@ -263,8 +263,8 @@ def _node_meta_through_flattening() -> Iterator[None]:
 
     def replayed(*args: Any, **kwargs: Any) -> Any:
         graph, *rest = export_function(*args, **kwargs)
-        if not isinstance(graph, torch.fx.GraphModule):
-            return (graph, *rest)
+        if not kwargs.get("trace_joint") or not isinstance(graph, torch.fx.GraphModule):
+            return (graph, *rest)  # only the joint graph is traced again
         return (functools.partial(replay, graph), *rest)
 
     aot_autograd._aot_export_function = replayed

@@ -6,8 +6,10 @@ instead (a straight-through `round` would train with round's zero gradient).
 While rducc exports a model to train, a torch function mode looks at every
 op's tensor arguments: one whose `grad_fn` is a custom Function's backward
 (`BackwardCFunction`, torch's own record of the call) is a Function on the
-gradient path. Functions defined inside torch itself (checkpointing) are
-left alone: their backward is their forward's gradient.
+gradient path. Functions defined inside torch itself are left alone (their
+backward is their forward's gradient), but for the reentrant checkpoint,
+whose region export records with grad mode off: refused, naming
+`use_reentrant=False`, which trains.
 """
 
 from __future__ import annotations
@@ -23,11 +25,16 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
+from torch.utils.checkpoint import CheckpointFunction
 
 from rducc.errors import RduccError
 
 _SKIPPED = (str(Path(torch.__file__).parent), str(Path(__file__).resolve().parents[1]))
 """Frames of torch and of rducc itself: not the user's line."""
+
+
+_REENTRANT = CheckpointFunction
+"""torch.utils.checkpoint(use_reentrant=True)'s Function: export records its region with grad mode off."""
 
 
 class CustomBackwardError(RduccError):
@@ -55,7 +62,7 @@ class _CustomFunctions(TorchFunctionMode):
             for value in tree_leaves((args, kwargs or {})):
                 if isinstance(value, torch.Tensor) and isinstance(value.grad_fn, BackwardCFunction):
                     function = type(value.grad_fn)._forward_cls  # type: ignore[attr-defined]
-                    if not function.__module__.startswith("torch."):
+                    if function is _REENTRANT or not function.__module__.startswith("torch."):
                         self.found = (function, _user_line())
                         break
         return func(*args, **(kwargs or {}))
@@ -78,6 +85,11 @@ def custom_backwards_refused() -> Iterator[None]:
         yield
     if mode.found is not None:
         function, line = mode.found
+        if function is _REENTRANT:
+            raise CustomBackwardError(
+                f"{line}: reads the result of torch.utils.checkpoint with use_reentrant=True, which torch.export "
+                "traces with grad mode off (its gradient would be lost); give use_reentrant=False, which "
+                "trains (rducc's activation planner decides what the backward recomputes)")
         raise CustomBackwardError(
             f"{line}: reads the result of the custom torch.autograd.Function {function.__qualname__} "
             f"(defined at {_defined_at(function)}), whose gradient flows to the loss; torch.export keeps "

@@ -79,3 +79,21 @@ def test_a_custom_autograd_function_on_the_gradient_path_is_refused_by_name() ->
         rducc.compile_training(Quantized(detach=False), (x,), optimizer=None, opt_level=0)
     loss, *gradients = rducc.compile_training(Quantized(detach=True), (x,), optimizer=None, opt_level=0).step(x)
     assert len(gradients) == 2  # out.weight and out.bias: fc gets none through the detached input
+
+
+class Checkpointed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem, self.block, self.head = nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.GELU()), nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.stem(x)
+        return self.head(h + torch.utils.checkpoint.checkpoint(self.block, h, use_reentrant=True))
+
+
+def test_a_reentrant_checkpoint_is_refused_naming_the_form_that_trains() -> None:
+    x, y = torch.randn(3, 4), torch.tensor([0, 1, 1])
+    with pytest.raises(RduccError, match=r"test_training_locations.py:\d+: return self.head.*torch.utils.checkpoint "
+                                         r"with use_reentrant=True.*give use_reentrant=False"):
+        rducc.compile_training(Checkpointed(), (x, y), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                               opt_level=0)
