@@ -274,6 +274,38 @@ def _node_meta_through_flattening() -> Iterator[None]:
         aot_autograd._aot_export_function = export_function
 
 
+def _view_base(node: torch.fx.Node) -> torch.fx.Node:
+    """The node `node` is a view or alias of (through detach, view, slice, ...), by the ops' schemas."""
+    while node.op == "call_function" and node.args and isinstance(node.args[0], torch.fx.Node):
+        schema = getattr(node.target, "_schema", None)
+        first = schema.arguments[0].alias_info if schema is not None and schema.arguments else None
+        if first is None or first.is_write:
+            break
+        node = node.args[0]
+    return node
+
+
+def check_no_parameter_writes(ep: torch.export.ExportedProgram) -> None:
+    """Refuse a forward that writes a trained parameter in place (by an op whose
+    schema writes its argument, through any view of the parameter):
+    nn.Embedding(max_norm=...) renormalizes the rows it reads. torch's joint
+    export cannot differentiate a graph input it mutates."""
+    parameters = ep.graph_signature.inputs_to_parameters
+    for node in ep.graph.nodes:
+        schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+        for argument, value in zip(schema.arguments if schema is not None else [], node.args):
+            if argument.alias_info is None or not argument.alias_info.is_write or not isinstance(value, torch.fx.Node):
+                continue
+            name = parameters.get(_view_base(value).name)
+            tensor = ep.state_dict.get(name) if name else None
+            if isinstance(tensor, torch.Tensor) and tensor.requires_grad:
+                raise TrainingError(
+                    f"{describe_location(node)}: {node.target} writes the trained parameter '{name}' in place in "
+                    "the forward (as nn.Embedding(max_norm=...) renormalizes the rows it reads); a training step "
+                    "cannot differentiate a parameter its forward mutates: renormalize outside the step "
+                    "(max_norm=None) or freeze the parameter")
+
+
 _ANOMALY = "Traceback of forward call that caused the error:"
 """How autograd's anomaly mode (on while AOT autograd traces) begins the
 forward line of a backward that failed, in the warning it gives."""
@@ -304,6 +336,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     check_loss(ep)
     if not any(p.requires_grad for p in ep.state_dict.values() if isinstance(p, torch.nn.Parameter)):
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
+    check_no_parameter_writes(ep)
     try:
         with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(),
               warnings.catch_warnings(record=True) as caught):

@@ -61,7 +61,7 @@ class _CustomFunctions(TorchFunctionMode):
         if self.found is None:
             for value in tree_leaves((args, kwargs or {})):
                 if isinstance(value, torch.Tensor) and isinstance(value.grad_fn, BackwardCFunction):
-                    function = type(value.grad_fn)._forward_cls  # type: ignore[attr-defined]
+                    function = type(value.grad_fn)._forward_cls
                     if function is _REENTRANT or not function.__module__.startswith("torch."):
                         self.found = (function, _user_line())
                         break
