@@ -92,6 +92,17 @@ Round 4:
   the inputs (nn.MultiheadAttention with kdim = vdim != embed_dim).
 - selective_scan: a Mamba-like selective state space layer written by hand
   (softplus step sizes, exp(dt A) decay, a loop over the sequence).
+Round 5 (theld14):
+- electra_rtd: transformers' ELECTRA discriminator (factorized embeddings),
+  per-token binary cross entropy (replaced-token detection).
+- stablelm: transformers' StableLM (partial rotary 0.25, per-head q/k
+  LayerNorm, parallel residual, qkv biases).
+- cohere: transformers' Cohere (logit scale, interleaved rotary, bias-free
+  LayerNorm, attention and MLP in parallel, tied embeddings).
+- lstm_cells: two nn.LSTMCells stepped by hand over the sequence, widths 12 -> 20 -> 16.
+- efficient_channels_last: EfficientNet-style MBConv blocks (SiLU,
+  squeeze-excitation, batch norm in train mode, kernels 3 and 5, widths
+  8 -> 16 -> 16 -> 24), weights and input channels-last.
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
