@@ -92,6 +92,17 @@ Round 4:
   the inputs (nn.MultiheadAttention with kdim = vdim != embed_dim).
 - selective_scan: a Mamba-like selective state space layer written by hand
   (softplus step sizes, exp(dt A) decay, a loop over the sequence).
+Round 5 (theld14):
+- electra_rtd: transformers' ELECTRA discriminator (factorized embeddings),
+  per-token binary cross entropy (replaced-token detection).
+- stablelm: transformers' StableLM (partial rotary 0.25, per-head q/k
+  LayerNorm, parallel residual, qkv biases).
+- cohere: transformers' Cohere (logit scale, interleaved rotary, bias-free
+  LayerNorm, attention and MLP in parallel, tied embeddings).
+- lstm_cells: two nn.LSTMCells stepped by hand over the sequence, widths 12 -> 20 -> 16.
+- efficient_channels_last: EfficientNet-style MBConv blocks (SiLU,
+  squeeze-excitation, batch norm in train mode, kernels 3 and 5, widths
+  8 -> 16 -> 16 -> 24), weights and input channels-last.
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
@@ -925,6 +936,117 @@ def selective_scan() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return _SelectiveScan(), (_ids((2, 5)),)
 
 
+# Round 5 (theld14)
+
+
+def electra_rtd() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import ElectraConfig, ElectraForPreTraining
+
+    torch.manual_seed(0)
+    config = ElectraConfig(vocab_size=256, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=4, intermediate_size=48, max_position_embeddings=16,
+                           hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return _Logits(ElectraForPreTraining(config)), (_ids((2, 8)),)
+
+
+def replaced_token_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """ELECTRA's discriminator loss: binary cross entropy per token (replaced or not)."""
+    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+def stablelm() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import StableLmConfig, StableLmForCausalLM
+
+    torch.manual_seed(0)
+    config = StableLmConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+                            partial_rotary_factor=0.25, qk_layernorm=True, use_parallel_residual=True,
+                            use_qkv_bias=True, hidden_dropout=0.0, attention_dropout=0.0)
+    return _Logits(StableLmForCausalLM(config)), (_ids((2, 8)),)
+
+
+def cohere() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import CohereConfig, CohereForCausalLM
+
+    torch.manual_seed(0)
+    config = CohereConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+                          logit_scale=0.25, use_qk_norm=False, tie_word_embeddings=True)
+    return _Logits(CohereForCausalLM(config)), (_ids((2, 8)),)
+
+
+class _CellStack(nn.Module):
+    """A language model of two nn.LSTMCells stepped by hand over the sequence, widths 12 -> 20 ->
+    16 (the second cell reads the first's hidden state), the states starting at zero, the second
+    cell's outputs projected to the vocabulary."""
+
+    def __init__(self, vocab: int = 256) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, 12)
+        self.first, self.second = nn.LSTMCell(12, 20), nn.LSTMCell(20, 16)
+        self.out = nn.Linear(16, vocab)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        h1 = c1 = x.new_zeros(ids.shape[0], 20)
+        h2 = c2 = x.new_zeros(ids.shape[0], 16)
+        outputs = []
+        for t in range(ids.shape[1]):
+            h1, c1 = self.first(x[:, t], (h1, c1))
+            h2, c2 = self.second(h1, (h2, c2))
+            outputs.append(h2)
+        return self.out(torch.stack(outputs, dim=1))
+
+
+def lstm_cells() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _CellStack(), (_ids((2, 6)),)
+
+
+class _MBConv(nn.Module):
+    """EfficientNet's MBConv: 1x1 expansion, depthwise kxk (stride), squeeze-excitation with SiLU
+    and a sigmoid gate, 1x1 projection, batch norms in train mode, a residual where the shapes
+    match (stochastic depth off, as at evaluation-free fine-tuning)."""
+
+    def __init__(self, cin: int, cout: int, expand: int, kernel: int, stride: int) -> None:
+        super().__init__()
+        wide = cin * expand
+        self.expand = nn.Sequential(nn.Conv2d(cin, wide, 1, bias=False), nn.BatchNorm2d(wide), nn.SiLU())
+        self.depthwise = nn.Sequential(nn.Conv2d(wide, wide, kernel, stride, kernel // 2, groups=wide, bias=False),
+                                       nn.BatchNorm2d(wide), nn.SiLU())
+        self.reduce, self.restore = nn.Conv2d(wide, max(1, cin // 4), 1), nn.Conv2d(max(1, cin // 4), wide, 1)
+        self.project = nn.Sequential(nn.Conv2d(wide, cout, 1, bias=False), nn.BatchNorm2d(cout))
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.depthwise(self.expand(x))
+        h = h * torch.sigmoid(self.restore(nn.functional.silu(self.reduce(h.mean((2, 3), keepdim=True)))))
+        h = self.project(h)
+        return x + h if self.residual else h
+
+
+class _EfficientChannelsLast(nn.Module):
+    """An EfficientNet-style stack whose widths change block to block (8 -> 16 -> 16 -> 24),
+    kernels 3 and 5, computed channels-last (the input converted in the graph, the weights
+    channels-last too)."""
+
+    def __init__(self, classes: int = 5) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1, bias=False), nn.BatchNorm2d(8), nn.SiLU())
+        self.blocks = nn.Sequential(_MBConv(8, 16, 4, 3, 2), _MBConv(16, 16, 4, 3, 1), _MBConv(16, 24, 6, 5, 2))
+        self.head = nn.Linear(24, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.blocks(self.stem(x.contiguous(memory_format=torch.channels_last)))
+        return self.head(nn.functional.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
+def efficient_channels_last() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _EfficientChannelsLast().to(memory_format=torch.channels_last), (torch.randn(2, 3, 16, 16),)
+
+
+
 CE = nn.functional.cross_entropy
 HELD_OUT: dict[str, Case] = {
     "widths_37": Case(widths_37, CE, 3),
@@ -966,6 +1088,11 @@ HELD_OUT: dict[str, Case] = {
     "tied_shapes": Case(tied_shapes, CE, 5),
     "perceiver": Case(perceiver, CE, 5),
     "selective_scan": Case(selective_scan, language_model_loss, 7, per_token=True),
+    "electra_rtd": Case(electra_rtd, replaced_token_loss, 2, per_token=True),
+    "stablelm": Case(stablelm, language_model_loss, 256, per_token=True),
+    "cohere": Case(cohere, language_model_loss, 256, per_token=True),
+    "lstm_cells": Case(lstm_cells, language_model_loss, 256, per_token=True),
+    "efficient_channels_last": Case(efficient_channels_last, CE, 5),
 }
 
 

@@ -57,6 +57,35 @@ def ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
     return seen
 
 
+_STOPS_GRADIENT = (torch.ops.aten.detach.default,)
+
+
+def _carries_gradient(node: torch.fx.Node) -> bool:
+    """Whether a gradient flows through `node` to its inputs: not a detach, and
+    not a value autograd never differentiates (integer or bool tensors, sizes)."""
+    if node.target in _STOPS_GRADIENT:
+        return False
+    value = node.meta.get("val")
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point() or value.is_complex()
+    return not isinstance(value, int | bool | torch.SymInt | torch.SymBool)
+
+
+def gradient_ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
+    """`roots` and every node a gradient from them reaches (`ancestors`, not
+    through a detach or an integer or bool value)."""
+    seen: set[torch.fx.Node] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if _carries_gradient(node):
+            stack.extend(node.all_input_nodes)
+    return seen
+
+
 def node_phases(ep: ExportedProgram) -> dict[torch.fx.Node, Phase]:
     """Per call_function node of a joint graph, its phase; {} for another program."""
     if not is_joint(ep):

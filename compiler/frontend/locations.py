@@ -5,12 +5,15 @@ and as text for messages.
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import torch
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, LocationAttr, NameLoc, NoneAttr, StringAttr
@@ -60,6 +63,12 @@ def _statement_column(file: str, line: int) -> int:
     return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
 
 
+def trace_line(trace: str) -> SourceLine | None:
+    """The innermost frame of model code in a formatted stack trace (as
+    autograd's anomaly mode prints a backward error's forward call)."""
+    return _innermost_frame(trace)
+
+
 def source_line(node: torch.fx.Node) -> SourceLine | None:
     """The innermost frame of the node's stack trace, if it has one (a trace that
     is not text, as an edited archive may hold, is no location)."""
@@ -82,3 +91,25 @@ def describe_location(node: torch.fx.Node) -> str:
         return f"node {node.name} (no source location)"
     return f"{where}: {where.code}" if where.code else str(where)
 
+
+
+
+class _StackTraceReplay(torch.fx.Interpreter):
+    """Runs a graph node by node with each node's stack trace current (torch's
+    `preserve_node_meta` state, which a trace reads for the nodes it records).
+    Only the stack trace: the rest of the meta (the module stack, which decides
+    layers and torch.nn's training-mode refusals) stays the trace's own."""
+
+    @contextlib.contextmanager
+    def _set_current_node(self, node: torch.fx.Node) -> Iterator[None]:
+        trace = node.meta.get("stack_trace")
+        torch.fx.traceback.set_stack_trace([trace] if isinstance(trace, str) else [])
+        yield
+
+
+def replay(graph: torch.fx.GraphModule, *args: Any) -> Any:
+    """`graph(*args)`, run so that a trace of the call records, for each node
+    it makes, the stack trace of the node of `graph` that made it (the user's
+    line), not the line of `graph`'s generated code (`<eval_with_key>`)."""
+    with torch.fx.traceback.preserve_node_meta():
+        return _StackTraceReplay(graph).run(*args)

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from rducc.errors import RduccError
+from rducc.frontend.locations import replay
 from rducc.targets import DEFAULT_TARGET
 
 OPTIONS = {"target": DEFAULT_TARGET, "opt_level": 2, "f64": "emulate"}
@@ -104,8 +105,12 @@ class _Specialized(torch.nn.Module):
         self.absent = absent_outputs(graph)
 
     def forward(self, *tensors: torch.Tensor) -> Any:
+        """The graph's results; run node by node (`locations.replay`), so that
+        export gives each node the user's line the graph's node has (AOT
+        autograd's backward nodes that of their forward node), not the graph's
+        generated code."""
         given = iter(tensors)
-        result = self.inner(*[next(given) if value is None else value for value in self.fixed])
+        result = replay(self.inner, *[next(given) if value is None else value for value in self.fixed])
         if self.absent:  # the program returns the others; `with_absent` puts the Nones back
             return tuple(value for index, value in enumerate(result) if index not in self.absent)
         return result

@@ -11,7 +11,9 @@ program that runs forward, backward and the optimizer's update.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +26,8 @@ from rducc.dialects.contracts import result_roles, set_executed_microbatches
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
-from rducc.frontend.joint_graph import ancestors
-from rducc.frontend.locations import describe_location
+from rducc.frontend.joint_graph import gradient_ancestors
+from rducc.frontend.locations import describe_location, replay, trace_line
 from rducc.targets import load_target
 from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
 from rducc.training.optimizers import OptimizerSpec, Trained
@@ -153,14 +155,15 @@ _DIFFERENTIATED_AS: dict[object, Callable[..., torch.Tensor]] = {
 
 def unused_parameters(ep: torch.export.ExportedProgram) -> list[str]:
     """Parameters the loss does not depend on: they get no gradient (eager leaves
-    their `.grad` None and torch.optim skips them). Never read, or read only by
+    their `.grad` None and torch.optim skips them). Never read, read only by
     values the loss does not use (a last block's residual branch whose sum is
-    dropped); a tied weight (GPT-2's `wte` and `lm_head`) is lifted under both
-    names and read through one of them."""
+    dropped) or only through a detach or an integer value; a tied weight
+    (GPT-2's `wte` and `lm_head`) is lifted under both names and read through
+    one of them."""
     output = next(n for n in ep.graph.nodes if n.op == "output")
     losses = [value for spec, value in zip(ep.graph_signature.output_specs, output.args[0])
               if spec.kind in (OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT) and isinstance(value, torch.fx.Node)]
-    needed = ancestors(losses)
+    needed = gradient_ancestors(losses)
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     return [str(s.target) for s in ep.graph_signature.input_specs
             if s.kind.name == "PARAMETER" and placeholders[s.arg.name] not in needed]
@@ -241,6 +244,85 @@ def _composite_gradients_on_meta(on_meta: bool) -> Iterator[None]:
             op._dispatch_cache.clear()
 
 
+@contextlib.contextmanager
+def _node_meta_through_flattening() -> Iterator[None]:
+    """While torch builds a joint graph: its nodes keep the stack traces of the
+    nodes they come from, the user's lines (a backward node the line of its
+    forward node, as AOT autograd records it).
+
+    AOT autograd traces the joint graph with each node's meta carried (forward
+    nodes from the exported program's, backward nodes from their forward
+    node's), then traces that graph once more, calling its generated code, to
+    drop the tangents (`aot_export_module`'s `flattened_joint`); that trace
+    records the generated code's line (`<eval_with_key>`) for every node. Here
+    the joint graph AOT autograd returns is called node by node with each
+    node's meta current (`locations.replay`), so the second trace keeps it."""
+    from torch._functorch import aot_autograd
+
+    export_function = aot_autograd._aot_export_function
+
+    def replayed(*args: Any, **kwargs: Any) -> Any:
+        graph, *rest = export_function(*args, **kwargs)
+        if not kwargs.get("trace_joint") or not isinstance(graph, torch.fx.GraphModule):
+            return (graph, *rest)  # only the joint graph is traced again
+        return (functools.partial(replay, graph), *rest)
+
+    aot_autograd._aot_export_function = replayed
+    try:
+        yield
+    finally:
+        aot_autograd._aot_export_function = export_function
+
+
+def _view_base(node: torch.fx.Node) -> torch.fx.Node:
+    """The node `node` is a view or alias of (through detach, view, slice, ...), by the ops' schemas."""
+    while node.op == "call_function" and node.args and isinstance(node.args[0], torch.fx.Node):
+        schema = getattr(node.target, "_schema", None)
+        first = schema.arguments[0].alias_info if schema is not None and schema.arguments else None
+        if first is None or first.is_write:
+            break
+        node = node.args[0]
+    return node
+
+
+def check_no_parameter_writes(ep: torch.export.ExportedProgram) -> None:
+    """Refuse a forward that writes a trained parameter in place (by an op whose
+    schema writes its argument, through any view of the parameter):
+    nn.Embedding(max_norm=...) renormalizes the rows it reads. torch's joint
+    export cannot differentiate a graph input it mutates."""
+    parameters = ep.graph_signature.inputs_to_parameters
+    for node in ep.graph.nodes:
+        schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+        for argument, value in zip(schema.arguments if schema is not None else [], node.args):
+            if argument.alias_info is None or not argument.alias_info.is_write or not isinstance(value, torch.fx.Node):
+                continue
+            name = parameters.get(_view_base(value).name)
+            tensor = ep.state_dict.get(name) if name else None
+            if isinstance(tensor, torch.Tensor) and tensor.requires_grad:
+                raise TrainingError(
+                    f"{describe_location(node)}: {node.target} writes the trained parameter '{name}' in place in "
+                    "the forward (as nn.Embedding(max_norm=...) renormalizes the rows it reads); a training step "
+                    "cannot differentiate a parameter its forward mutates: renormalize outside the step "
+                    "(max_norm=None) or freeze the parameter")
+
+
+_ANOMALY = "Traceback of forward call that caused the error:"
+"""How autograd's anomaly mode (on while AOT autograd traces) begins the
+forward line of a backward that failed, in the warning it gives."""
+
+
+def _forward_call(caught: list[warnings.WarningMessage]) -> str:
+    """`file:line:col: code: ` of the forward call whose backward failed, from
+    anomaly mode's last warning; '' without one."""
+    for warning in reversed(caught):
+        text = str(warning.message)
+        if _ANOMALY in text:
+            where = trace_line(text.split(_ANOMALY, 1)[1].split(" (Triggered internally", 1)[0])
+            if where is not None:
+                return f"{where}: {where.code}: " if where.code else f"{where}: "
+    return ""
+
+
 def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
@@ -254,17 +336,23 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     check_loss(ep)
     if not any(p.requires_grad for p in ep.state_dict.values() if isinstance(p, torch.nn.Parameter)):
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
+    check_no_parameter_writes(ep)
     try:
-        with _composite_gradients_on_meta(_on_meta(ep)):
+        with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(),
+              warnings.catch_warnings(record=True) as caught):
+            warnings.simplefilter("always")
             traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(ep)))
             joint = _decompose_exported_program(
                 traced, cia_to_decomp={},
                 python_decomp_table=core_aten_decompositions(),
                 joint_loss_index=0, decompose_custom_triton_ops=False,
             )
-    except Exception as error:  # torch's own refusal, named
+    except Exception as error:  # torch's own refusal, named (at the forward line autograd's anomaly mode names)
         first = str(error).strip().splitlines()[0]
-        raise TrainingError(f"torch could not build the joint graph: {first}") from None
+        raise TrainingError(f"{_forward_call(caught)}torch could not build the joint graph: {first}") from None
+    for warning in caught:
+        if _ANOMALY not in str(warning.message):
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     graph_module, signature = _copy_graph_module_and_signature(joint)
     _remove_detach_pass(graph_module, signature)
     return joint._update(graph_module, signature)

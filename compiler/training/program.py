@@ -38,6 +38,7 @@ from rducc.training.compile import (
     compile_step,
     single_group,
 )
+from rducc.training.custom_functions import CustomBackwardError, custom_backwards_refused
 from rducc.training.optimizers import (
     LR,
     MOMENTUM_STARTED,
@@ -95,7 +96,10 @@ def export_for_training(
                              microbatches, input_names, constants) if wrapped else model
     exported: torch.export.ExportedProgram | None = None
     try:
-        exported = export_model(module, inputs, grad=True, kwargs=named)
+        with custom_backwards_refused():
+            exported = export_model(module, inputs, grad=True, kwargs=named)
+    except CustomBackwardError:
+        raise
     except RduccError:
         if wrapped:
             raise  # else a model output torch cannot export (transformers' cache beside its loss): try its loss
@@ -103,7 +107,8 @@ def export_for_training(
         return _loss_only(exported), model, False
     if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
         module = TrainingForward(model, input_names=input_names, constants=constants)
-        exported = export_model(module, inputs, grad=True, kwargs=named)
+        with custom_backwards_refused():
+            exported = export_model(module, inputs, grad=True, kwargs=named)
     return exported, module, isinstance(module, TrainingForward)
 
 

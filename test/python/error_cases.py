@@ -80,6 +80,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "frozen_model": ("frozen.pt2", "loss.pt2 with every parameter frozen (requires_grad False)"),
     "bag_by_frequency": ("bag_by_frequency.pt2",
                          "a model returning its loss through nn.EmbeddingBag(scale_grad_by_freq=True)"),
+    "no_derivative": ("no_derivative.pt2", "a model returning its loss through torch.special.zeta of a "
+                      "Linear's output (torch has no derivative for zeta's first argument)"),
+    "parameter_write": ("max_norm.pt2", "a model returning its loss through nn.Embedding(max_norm=1.0), which "
+                        "renormalizes its weight's rows in place"),
     "step": ("step.mlir", "loss.pt2 compiled with rducc --train (with step.safetensors)"),
     "batches_shape": ("bad_batches.npz", "batches for step.mlir whose x is [5, 3, 9] (the step takes [3, 8])"),
     "batches_missing": ("missing_batches.npz", "batches for step.mlir without y"),
@@ -719,9 +723,18 @@ CASES: list[ErrorCase] = [
               "--lr needs --train"),
     ErrorCase("training: no parameter requires grad", RDUCC, ("{frozen_model}", "--train", *OUT),
               "no parameter of the model requires grad: there is nothing to train"),
-    ErrorCase("training: an embedding bag scaled by frequency", RDUCC, ("{bag_by_frequency}", "--train", *OUT),
-              "nn.EmbeddingBag(scale_grad_by_freq=True) in training: torch's CPU kernel divides each index's "
-              "gradient by the count of another index"),
+    ErrorCase("training: an embedding bag scaled by frequency (at the user's line)", RDUCC,
+              ("{bag_by_frequency}", "--train", *OUT),
+              "return self.bag(ids, offsets).square().mean(): nn.EmbeddingBag(scale_grad_by_freq=True) in "
+              "training: torch's CPU kernel divides each index's gradient by the count of another index"),
+    ErrorCase("training: a forward that writes a trained parameter in place", RDUCC,
+              ("{parameter_write}", "--train", *OUT),
+              "return self.embed(ids).square().mean(): aten.embedding_renorm_.default writes the trained parameter "
+              "'embed.weight' in place in the forward (as nn.Embedding(max_norm=...) renormalizes the rows it reads)"),
+    ErrorCase("training: an op torch has no derivative for (at the user's line)", RDUCC,
+              ("{no_derivative}", "--train", *OUT),
+              "return torch.special.zeta(self.fc(x).exp() + 1.5, 2.0).mean(): torch could not build the joint "
+              "graph: the derivative for 'zeta' is not implemented"),
     ErrorCase("rducc-run: batches of the wrong shape", RUN,
               ("{step}", "--train", "--data", "{batches_shape}", "--output", "out.npz"),
               "array 'x' has shape [5, 3, 9]; input #0 ('x') is [3, 8], so the file needs shape [BATCHES, 3, 8]"),
@@ -1288,6 +1301,23 @@ def _training_files(paths: dict[str, Path]) -> None:
 
     bags = (torch.tensor([1, 2, 1, 3]), torch.tensor([0, 2]))
     torch.export.save(torch.export.export(BagLoss(), bags), str(paths["bag_by_frequency"]))
+
+    class ZetaLoss(LossOf):
+        def forward(self, x):
+            return torch.special.zeta(self.fc(x).exp() + 1.5, 2.0).mean()
+
+    torch.export.save(torch.export.export(ZetaLoss(), example[:1]), str(paths["no_derivative"]))
+
+    class MaxNormLoss(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = nn.Embedding(10, 4, max_norm=1.0)
+
+        def forward(self, ids):
+            return self.embed(ids).square().mean()
+
+    with torch.enable_grad():
+        torch.export.save(torch.export.export(MaxNormLoss(), bags[:1]), str(paths["parameter_write"]))
     assert cli.main([str(paths["loss_model"]), "--train", "-q", "-o", str(paths["step"])]) == 0
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((5, 3, 8)).astype(np.float32), rng.integers(0, 4, (5, 3))

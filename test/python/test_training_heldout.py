@@ -6,8 +6,9 @@
   (`scale_grad_by_freq`, where torch's CPU kernel scales by another index's
   count) is one error naming it;
 - a parameter the loss does not reach (read only by a value the forward
-  drops, as WaveNet's last residual convolution) gets no gradient and is left
-  as torch.optim leaves it, instead of torch's joint export refusing it.
+  drops, as WaveNet's last residual convolution, or only through a detach or
+  an integer value such as an argmax) gets no gradient and is left as
+  torch.optim leaves it, instead of torch's joint export refusing it.
 """
 
 from __future__ import annotations
@@ -76,9 +77,25 @@ class DroppedBranch(nn.Module):
         return self.head(skips)
 
 
-def test_a_parameter_the_loss_does_not_reach_is_left_as_torch_optim_leaves_it() -> None:
+class DetachedReads(nn.Module):
+    """A teacher Linear read only through a detach, a router Linear only through an
+    argmax (an integer value): neither gets a gradient in eager."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.teacher, self.router, self.head = nn.Linear(6, 6), nn.Linear(6, 3), nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        choice = nn.functional.one_hot(self.router(x).argmax(-1), 3)
+        return self.head(torch.tanh(x + self.teacher(x).detach())) + choice
+
+
+@pytest.mark.parametrize(("build", "untouched"), [(DroppedBranch, ("residuals.1",)),
+                                                 (DetachedReads, ("teacher", "router"))])
+def test_a_parameter_the_loss_does_not_reach_is_left_as_torch_optim_leaves_it(build: type[nn.Module],
+                                                                              untouched: tuple[str, ...]) -> None:
     torch.manual_seed(0)
-    model = DroppedBranch()
+    model = build()
     reference = copy.deepcopy(model)
     generator = torch.Generator().manual_seed(1)
     data = [(torch.randn(4, 6, generator=generator), torch.randint(0, 3, (4,), generator=generator))
@@ -93,7 +110,7 @@ def test_a_parameter_the_loss_does_not_reach_is_left_as_torch_optim_leaves_it() 
         loss.backward()
         eager.step()
         assert got == pytest.approx(loss.item(), rel=1e-5)
-    assert reference.residuals[1].weight.grad is None  # eager: no gradient, no decay
+    assert all(reference.get_submodule(name).weight.grad is None for name in untouched)  # eager: no update
     trained = program.parameters()
     for name, value in reference.named_parameters():
         torch.testing.assert_close(torch.as_tensor(trained[name]), value.detach(), rtol=1e-4, atol=1e-5, msg=name)

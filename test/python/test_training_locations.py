@@ -1,0 +1,99 @@
+"""Errors raised while compiling a training step name the user's line (issue 27).
+
+The joint graph's nodes, the backward's too, keep the stack trace of the
+forward node they come from (AOT autograd's own record; rducc carries it
+through torch's second trace of the joint graph, `locations.replay`), so a
+refusal on a backward op names the model's line, not `<eval_with_key>`: through
+`rducc.compile_training`, the torch.compile backend and (error_cases.py) the CLI.
+A custom autograd.Function on the gradient path, whose backward torch.export
+drops, is refused by name.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import rducc
+from rducc.errors import RduccError
+
+IDS, OFFSETS = torch.tensor([1, 2, 1, 3]), torch.tensor([0, 2])
+
+
+class BagLoss(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bag = nn.EmbeddingBag(10, 4, scale_grad_by_freq=True)
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        return self.bag(ids, offsets).square().mean()
+
+
+LINE = f"{__file__}:30:9: return self.bag(ids, offsets).square().mean()"
+
+
+def test_compile_training_names_the_users_line_for_a_backward_op() -> None:
+    with pytest.raises(RduccError) as error:
+        rducc.compile_training(BagLoss(), (IDS, OFFSETS), optimizer=None, opt_level=0)
+    message = str(error.value)
+    assert message.startswith(f"{LINE}: nn.EmbeddingBag(scale_grad_by_freq=True) in training"), message[:300]
+
+
+def test_torch_compile_backward_names_the_users_line() -> None:
+    torch._dynamo.reset()
+    compiled = torch.compile(BagLoss(), backend="rducc", options={"opt_level": 0})
+    loss = compiled(IDS, OFFSETS)
+    with pytest.raises(RduccError) as error:  # AOT autograd compiles the backward at its first call
+        loss.backward()
+    assert str(error.value).startswith(LINE), str(error.value)[:300]
+    torch._dynamo.reset()
+
+
+class StraightThrough(torch.autograd.Function):
+    """round, with the identity as its gradient (a straight-through estimator)."""
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, x: torch.Tensor) -> torch.Tensor:
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> torch.Tensor:
+        return grad
+
+
+class Quantized(nn.Module):
+    def __init__(self, detach: bool) -> None:
+        super().__init__()
+        self.fc, self.out, self.detach = nn.Linear(4, 4), nn.Linear(4, 1), detach
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x) * 3
+        return self.out(StraightThrough.apply(h.detach() if self.detach else h)).square().mean()
+
+
+def test_a_custom_autograd_function_on_the_gradient_path_is_refused_by_name() -> None:
+    x = torch.randn(3, 4)
+    with pytest.raises(RduccError, match=r"test_training_locations.py:\d+: return self.out\(StraightThrough.apply"
+                                         r".*custom torch.autograd.Function StraightThrough \(defined at "):
+        rducc.compile_training(Quantized(detach=False), (x,), optimizer=None, opt_level=0)
+    loss, *gradients = rducc.compile_training(Quantized(detach=True), (x,), optimizer=None, opt_level=0).step(x)
+    assert len(gradients) == 2  # out.weight and out.bias: fc gets none through the detached input
+
+
+class Checkpointed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem, self.block, self.head = nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.GELU()), nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.stem(x)
+        return self.head(h + torch.utils.checkpoint.checkpoint(self.block, h, use_reentrant=True))
+
+
+def test_a_reentrant_checkpoint_is_refused_naming_the_form_that_trains() -> None:
+    x, y = torch.randn(3, 4), torch.tensor([0, 1, 1])
+    with pytest.raises(RduccError, match=r"test_training_locations.py:\d+: return self.head.*torch.utils.checkpoint "
+                                         r"with use_reentrant=True.*give use_reentrant=False"):
+        rducc.compile_training(Checkpointed(), (x, y), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                               opt_level=0)
