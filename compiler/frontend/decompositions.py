@@ -49,6 +49,7 @@ from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.local_decompose import decompose_locally, decompose_repeated
 from rducc.frontend.locations import describe_location
+from rducc.frontend.output_edges import has_output_edges, lower_output_edges
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.training_mode import TRAINING_CHECKS
 from rducc.registration import registering
@@ -380,6 +381,8 @@ def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
         lower_complex(result)
     if has_python_numbers(result):
         lower_python_numbers(result)
+    if has_output_edges(result):
+        lower_output_edges(result)
     return result
 
 

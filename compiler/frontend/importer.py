@@ -40,6 +40,7 @@ from rducc.dialects.contracts import (
     Update,
     input_arg,
     set_complex_edges,
+    set_output_edges,
     set_f64_demoted,
     set_level,
     set_result_roles,
@@ -69,6 +70,7 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
 )
 from rducc.frontend.aten_pointwise import pointwise_entry
 from rducc.frontend.complex_pairs import complex_edges
+from rducc.frontend.output_edges import lowered_output_edges
 from rducc.frontend.converter_api import (
     CONVERTERS,
     IGNORED_TARGETS,
@@ -407,10 +409,12 @@ def import_program(
     if f64 != "demote":
         module = _import_program(ep, f64, outline_layers, host_ops)
         set_complex_edges(module, inputs, outputs)
+        set_output_edges(module, lowered_output_edges(ep))
         return module
     with f64_demoted():
         module = _import_program(ep, f64, outline_layers, host_ops)
     set_complex_edges(module, inputs, outputs)
+    set_output_edges(module, lowered_output_edges(ep))
     count = f64_node_count(ep)
     if count:
         set_f64_demoted(module, count)

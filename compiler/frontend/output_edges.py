@@ -1,0 +1,120 @@
+"""Outputs in a dtype or layout the program holds otherwise, converted at the program's edge.
+
+rducc's tensors are dense and its integers signed (as the chip's): a decomposed program's
+user output that is
+
+- uint64 (`hash_tensor`'s result, `x.view(torch.uint64)`: a `view.dtype` of int64 bits) is
+  returned as those int64 bits, and the caller reads them as uint64;
+- sparse (`to_sparse`, `to_sparse_csr`/`_csc`/`_bsr`/`_bsc`) is returned dense, and the caller
+  converts it with torch's own `Tensor.to_sparse` and the op's arguments, so its indices are
+  torch's (coalesced, in row-major order) and its count of stored values is the data's.
+
+`lower_output_edges` rewrites the graph (in place) and records each such output
+(`OutputEdge`, by position among the user outputs); `rducc.Program` and `rducc-run` convert
+them, as they do complex outputs. A uint64 or sparse value read inside the program is
+refused: one error naming the op and its source line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+
+from rducc.dialects.contracts import OutputEdge
+from rducc.errors import RduccError
+from rducc.frontend.locations import describe_location
+
+aten = torch.ops.aten
+Node = torch.fx.Node
+OUTPUT_EDGES = "rducc_output_edges"
+"""Key of the graph module's meta: {user output position: OutputEdge}."""
+_SPARSE_LAYOUTS = {torch.sparse_coo: "sparse_coo", torch.sparse_csr: "sparse_csr", torch.sparse_csc: "sparse_csc",
+                   torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc"}
+_SPARSE_OPS = {
+    aten._to_sparse.default: None, aten._to_sparse.sparse_dim: None, aten._to_sparse_csr.default: torch.sparse_csr,
+    aten._to_sparse_csc.default: torch.sparse_csc, aten._to_sparse_bsr.default: torch.sparse_bsr,
+    aten._to_sparse_bsc.default: torch.sparse_bsc,
+}
+"""The dense-to-sparse conversions, with the layout each makes (None: its `layout` argument, COO by default)."""
+
+
+def _value(node: Any) -> Any:
+    return node.meta.get("val") if isinstance(node, Node) else None
+
+
+def _at_edge(value: Any) -> bool:
+    """Whether a value is one the program holds only at its outputs."""
+    return isinstance(value, torch.Tensor) and (value.layout != torch.strided or value.dtype == torch.uint64)
+
+
+def has_output_edges(ep: ExportedProgram) -> bool:
+    return any(_at_edge(_value(node)) for node in ep.graph.nodes)
+
+
+def _sparse_edge(node: Node) -> OutputEdge:
+    """The `Tensor.to_sparse` arguments that make what `node` (one of `_SPARSE_OPS`) makes."""
+    schema = node.target._schema  # type: ignore[union-attr]
+    names = [a.name for a in schema.arguments]
+    bound: dict[str, Any] = dict(zip(names, node.args)) | dict(node.kwargs)
+    layout = _SPARSE_OPS[node.target] or bound.get("layout") or torch.sparse_coo  # type: ignore[index]
+    block = bound.get("blocksize")
+    return OutputEdge(layout=_SPARSE_LAYOUTS[layout], sparse_dim=bound.get("sparse_dim"),
+                      dense_dim=bound.get("dense_dim"), blocksize=tuple(block) if block is not None else None)
+
+
+def _edge_of(node: Node) -> tuple[Node, OutputEdge] | None:
+    """(the dense int64 or strided value the program returns instead, the edge's conversion), or None."""
+    source = node.args[0] if node.args else None
+    if node.target in _SPARSE_OPS and isinstance(source, Node) and not _at_edge(_value(source)):
+        return source, _sparse_edge(node)
+    if node.target == aten.view.dtype and isinstance(source, Node) and _value(source).dtype == torch.int64 \
+            and _value(node).dtype == torch.uint64:
+        return source, OutputEdge(dtype="uint64")
+    return None
+
+
+def _refuse(node: Node, reader: Node | None) -> RduccError:
+    value = _value(node)
+    what = f"a {str(value.layout).removeprefix('torch.')} tensor" if value.layout != torch.strided \
+        else "a uint64 tensor"
+    where = f"read by {reader.target} inside the program" if reader is not None and reader.op != "output" \
+        else "returned in a form rducc cannot convert at the edge"
+    op = node.meta.get("original_aten") or node.target  # the op the user called, before decomposition
+    return RduccError(
+        f"{describe_location(node)}: {op} makes {what}, {where}; rducc holds tensors dense and signed "
+        "inside a program and converts a sparse or uint64 result only where the program returns it"
+    )
+
+
+def lower_output_edges(ep: ExportedProgram) -> None:
+    """Return each sparse or uint64 user output as the dense or int64 value it is made from."""
+    graph = ep.graph
+    output = next(n for n in graph.nodes if n.op == "output")
+    specs = ep.graph_signature.output_specs
+    container: Any = output.args[0]
+    values = list(container)
+    edges: dict[int, OutputEdge] = {}
+    user = 0
+    for index, (spec, value) in enumerate(zip(specs, values)):
+        if spec.kind.name != "USER_OUTPUT":
+            continue
+        found = _edge_of(value) if isinstance(value, Node) and _at_edge(_value(value)) else None
+        if found is not None:
+            values[index], edges[user] = found
+        user += 1
+    output.args = (type(container)(values), *output.args[1:])
+    for node in reversed(list(graph.nodes)):
+        if node.op == "call_function" and _at_edge(_value(node)) and not node.users:
+            graph.erase_node(node)
+    for node in graph.nodes:
+        if node.op == "call_function" and _at_edge(_value(node)):
+            raise _refuse(node, next(iter(node.users), None))
+    graph.lint()
+    ep.graph_module.meta[OUTPUT_EDGES] = edges
+
+
+def lowered_output_edges(ep: ExportedProgram) -> dict[int, OutputEdge]:
+    """The user outputs (by position) `lower_output_edges` left to the edge."""
+    return ep.graph_module.meta.get(OUTPUT_EDGES, {})
