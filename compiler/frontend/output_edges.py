@@ -17,10 +17,13 @@ refused: one error naming the op and its source line.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
 from torch.export import ExportedProgram
+from torch.export.graph_signature import TensorArgument
 
 from rducc.dialects.contracts import OutputEdge
 from rducc.errors import RduccError
@@ -33,9 +36,10 @@ OUTPUT_EDGES = "rducc_output_edges"
 _SPARSE_LAYOUTS = {torch.sparse_coo: "sparse_coo", torch.sparse_csr: "sparse_csr", torch.sparse_csc: "sparse_csc",
                    torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc"}
 _SPARSE_OPS = {
-    aten._to_sparse.default: None, aten._to_sparse.sparse_dim: None, aten._to_sparse_csr.default: torch.sparse_csr,
-    aten._to_sparse_csc.default: torch.sparse_csc, aten._to_sparse_bsr.default: torch.sparse_bsr,
-    aten._to_sparse_bsc.default: torch.sparse_bsc,
+    op: layout for name, layout in (("to_sparse", None), ("to_sparse_csr", torch.sparse_csr),
+                                    ("to_sparse_csc", torch.sparse_csc), ("to_sparse_bsr", torch.sparse_bsr),
+                                    ("to_sparse_bsc", torch.sparse_bsc))
+    for packet in (getattr(aten, name), getattr(aten, "_" + name)) for op in map(packet.__getattr__, packet.overloads())
 }
 """The dense-to-sparse conversions, with the layout each makes (None: its `layout` argument, COO by default)."""
 
@@ -44,13 +48,16 @@ def _value(node: Any) -> Any:
     return node.meta.get("val") if isinstance(node, Node) else None
 
 
-def _at_edge(value: Any) -> bool:
-    """Whether a value is one the program holds only at its outputs."""
-    return isinstance(value, torch.Tensor) and (value.layout != torch.strided or value.dtype == torch.uint64)
+def _at_edge(node: Node) -> bool:
+    """Whether a node's value is one the program holds only at its outputs (a sparse conversion is
+    known by its op: a loaded program's fake values are all strided)."""
+    value = _value(node)
+    return node.target in _SPARSE_OPS or (isinstance(value, torch.Tensor) and (
+        value.layout != torch.strided or value.dtype == torch.uint64))
 
 
 def has_output_edges(ep: ExportedProgram) -> bool:
-    return any(_at_edge(_value(node)) for node in ep.graph.nodes)
+    return any(_at_edge(node) for node in ep.graph.nodes)
 
 
 def _sparse_edge(node: Node) -> OutputEdge:
@@ -67,7 +74,7 @@ def _sparse_edge(node: Node) -> OutputEdge:
 def _edge_of(node: Node) -> tuple[Node, OutputEdge] | None:
     """(the dense int64 or strided value the program returns instead, the edge's conversion), or None."""
     source = node.args[0] if node.args else None
-    if node.target in _SPARSE_OPS and isinstance(source, Node) and not _at_edge(_value(source)):
+    if node.target in _SPARSE_OPS and isinstance(source, Node) and not _at_edge(source):
         return source, _sparse_edge(node)
     if node.target == aten.view.dtype and isinstance(source, Node) and _value(source).dtype == torch.int64 \
             and _value(node).dtype == torch.uint64:
@@ -75,10 +82,12 @@ def _edge_of(node: Node) -> tuple[Node, OutputEdge] | None:
     return None
 
 
+def _is_sparse(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.layout != torch.strided
+
+
 def _refuse(node: Node, reader: Node | None) -> RduccError:
-    value = _value(node)
-    what = f"a {str(value.layout).removeprefix('torch.')} tensor" if value.layout != torch.strided \
-        else "a uint64 tensor"
+    what = "a uint64 tensor" if _value(node).dtype == torch.uint64 else "a sparse tensor"
     where = f"read by {reader.target} inside the program" if reader is not None and reader.op != "output" \
         else "returned in a form rducc cannot convert at the edge"
     op = node.meta.get("original_aten") or node.target  # the op the user called, before decomposition
@@ -88,31 +97,63 @@ def _refuse(node: Node, reader: Node | None) -> RduccError:
     )
 
 
-def lower_output_edges(ep: ExportedProgram) -> None:
-    """Return each sparse or uint64 user output as the dense or int64 value it is made from."""
-    graph = ep.graph
-    output = next(n for n in graph.nodes if n.op == "output")
-    specs = ep.graph_signature.output_specs
+def _returned(ep: ExportedProgram) -> Iterator[tuple[int, int, Node]]:
+    """(index among the outputs, position among the user outputs, node) of each user output node."""
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    user = 0
+    for index, (spec, value) in enumerate(zip(ep.graph_signature.output_specs, output.args[0])):
+        if spec.kind.name == "USER_OUTPUT":
+            if isinstance(value, Node):
+                yield index, user, value
+            user += 1
+
+
+def _return_instead(ep: ExportedProgram, index: int, node: Node) -> None:
+    output = next(n for n in ep.graph.nodes if n.op == "output")
     container: Any = output.args[0]
     values = list(container)
-    edges: dict[int, OutputEdge] = {}
-    user = 0
-    for index, (spec, value) in enumerate(zip(specs, values)):
-        if spec.kind.name != "USER_OUTPUT":
-            continue
-        found = _edge_of(value) if isinstance(value, Node) and _at_edge(_value(value)) else None
-        if found is not None:
-            values[index], edges[user] = found
-        user += 1
+    values[index] = node
     output.args = (type(container)(values), *output.args[1:])
+    ep.graph_signature.output_specs[index].arg = TensorArgument(name=node.name)
+
+
+def _lowered(ep: ExportedProgram, edges: dict[int, OutputEdge]) -> None:
+    """Rewrite each user output `_edge_of` knows; erase what is left unused; refuse any other."""
+    graph = ep.graph
+    for index, user, node in list(_returned(ep)):
+        found = _edge_of(node) if _at_edge(node) else None
+        if found is not None:
+            _return_instead(ep, index, found[0])
+            edges[user] = found[1]
     for node in reversed(list(graph.nodes)):
-        if node.op == "call_function" and _at_edge(_value(node)) and not node.users:
+        if node.op == "call_function" and _at_edge(node) and not node.users:
             graph.erase_node(node)
-    for node in graph.nodes:
-        if node.op == "call_function" and _at_edge(_value(node)):
+    for node in graph.nodes:  # a uint64 value of another kind: the importer's dtype error
+        if node.op == "call_function" and _at_edge(node) and (node.target in _SPARSE_OPS or _is_sparse(_value(node))
+                                                               or _edge_of(node) is not None):
             raise _refuse(node, next(iter(node.users), None))
     graph.lint()
-    ep.graph_module.meta[OUTPUT_EDGES] = edges
+    ep.graph_module.recompile()
+
+
+def without_sparse_outputs(ep: ExportedProgram) -> tuple[ExportedProgram, dict[int, OutputEdge]]:
+    """Before decomposing (torch cannot decompose a sparse conversion of a loaded program): a copy of
+    `ep` that returns each sparse user output dense, and those outputs' edges; `ep` itself when none."""
+    if not any(node.target in _SPARSE_OPS or _is_sparse(_value(node)) for node in ep.graph.nodes):
+        return ep, {}
+    ep = copy.deepcopy(ep)
+    edges: dict[int, OutputEdge] = {}
+    _lowered(ep, edges)
+    return ep, edges
+
+
+def lower_output_edges(ep: ExportedProgram, edges: Mapping[int, OutputEdge]) -> None:
+    """After decomposing: return each uint64 user output as its int64 bits; record those and `edges`
+    (`without_sparse_outputs`'s) on `ep`."""
+    found = dict(edges)
+    if has_output_edges(ep):
+        _lowered(ep, found)
+    ep.graph_module.meta[OUTPUT_EDGES] = found
 
 
 def lowered_output_edges(ep: ExportedProgram) -> dict[int, OutputEdge]:
