@@ -200,6 +200,8 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
             sites = _contraction_sites(node, symbol, layouts)
             masks.extend(layouts.masking(node, sites or []))
             why = "" if sites else why
+        if not why and masks is not None:
+            masks.extend(layouts.masking(node, _prefix_sites(node, symbol, layouts)))
         if why.startswith("reads across"):
             inside = _index_inside(node, symbol, layouts)  # renumbered through the mask, never filled
             filled = None if inside else _neutral_fill(node, symbol, inputs, fills)
@@ -311,6 +313,24 @@ def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite 
     if dims and name in _RUNNING_INDICES and not all(_is_lead(laid[axis], symbol) for axis, _ in dims):
         return None  # a running index along a dim the padded positions sit inside would count them
     return MaskSite(node.name, dims, fill) if dims else None
+
+
+def _prefix_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> list[MaskSite]:
+    """A running op (`_PREFIX`) along a dim the padded one is laid inside (pads between real positions):
+    its operand read with the op's neutral value at the pads (`_PREFIX_FILL`), so each real position
+    sums, multiplies or compares its real predecessors only; [] along a dim holding the pads at its end
+    (they follow every real position) or one a mask cannot follow."""
+    target = node.target
+    name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+    operand = node.args[0] if node.args else None
+    value = _val(operand)
+    if name not in _PREFIX_FILL or not isinstance(operand, torch.fx.Node) or not isinstance(value, torch.Tensor):
+        return []
+    axis = _arg(node, 1, "dim") % max(value.dim(), 1)
+    if _is_lead(layouts.of(operand)[axis] if value.dim() else None, symbol):
+        return []
+    dims = _masked_axes(operand, symbol, layouts, [axis])
+    return [MaskSite(node.name, dims, _PREFIX_FILL[name])] if dims else []
 
 
 def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: Iterable[int]
@@ -623,6 +643,10 @@ _INDEXED = {"argmax", "argmin", "max", "min"}
 renumbered among the real ones (`_indexed_reduction`), wherever the padded positions sit."""
 _PREFIX = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 """Ops along a dim whose position i reads positions 0..i only: the pads at the end reach no real one."""
+_PREFIX_FILL = {"cumsum": "0", "cumprod": "1", "logcumsumexp": "-inf", "cummax": "-inf", "cummin": "inf"}
+"""The value a running op's pads get where they sit between real positions (`_prefix_sites`): one that
+leaves every running result exact (x + 0, x * 1, exp(-inf) = 0; a running max never picks a -inf pad
+over a real position after it, as a tie moves the index to the later position)."""
 _NEEDS_DIM = {"argmax", "argmin"}
 """Ops of `_NEUTRAL` whose result without a `dim` (an index into the flattened input) counts the
 padded positions: padded only along a named dim."""
@@ -955,12 +979,14 @@ class _Layouts:
             if isinstance(source, tuple):
                 self.known[node] = source[node.args[1]]  # type: ignore[index]
             return ""
+        name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+        if name in _PREFIX and isinstance(node.args[0], torch.fx.Node):
+            return self._running(node, value)
         if isinstance(value, tuple | list):
             self.known[node] = tuple(self._default(v) for v in value)
             return self._all_lead(node)
         if not isinstance(value, torch.Tensor):
             return ""
-        name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
         args: Any = node.args
         first = self.of(args[0]) if args and isinstance(args[0], torch.fx.Node) else []
         out_sizes = _sizes(value)
@@ -993,6 +1019,17 @@ class _Layouts:
                 return why
         self.known[node] = [ANY if fill and _has(size, self.symbol) else layout
                             for size, layout in zip(out_sizes, self._default(value))]
+        return ""
+
+    def _running(self, node: torch.fx.Node, value: Any) -> str:
+        """A running op (`_PREFIX`): position by position its operand's layout (values and indices alike),
+        when its dim holds the pads at its end or is read through a validity mask."""
+        source: Any = node.args[0]
+        laid = self.of(source)
+        axis = _arg(node, 1, "dim") % max(len(laid), 1)
+        if laid and not self._lead_but_masked(node, source, [axis]):
+            return "runs along a dim whose padded positions a view laid inside another dim"
+        self.known[node] = tuple(list(laid) for _ in value) if isinstance(value, tuple | list) else list(laid)
         return ""
 
     def _all_lead(self, node: torch.fx.Node) -> str:
@@ -1172,6 +1209,11 @@ def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple
         node.target = _counted_reduction
         node.args = (masked, mask)
         node.kwargs = {"op": name, **bound}
+    elif isinstance(target, torch._ops.OpOverload) and name in _RUNNING_INDICES:
+        kwargs = {"op": name, "dim": _arg(node, 1, "dim")}
+        node.target = _running_indexed
+        node.args = (masked, mask)
+        node.kwargs = kwargs
     elif isinstance(target, torch._ops.OpOverload) and name in _INDEXED and _arg(node, 1, "dim") is not None:
         kwargs = {"op": name, "dim": _arg(node, 1, "dim"), "keepdim": bool(_arg(node, 2, "keepdim"))}
         node.target = _indexed_reduction
@@ -1285,6 +1327,14 @@ def _indexed_reduction(masked: torch.Tensor, mask: torch.Tensor, *, op: str, dim
     if op in ("argmax", "argmin"):
         return rank[result]
     return result[0], rank[result[1]]
+
+
+def _running_indexed(masked: torch.Tensor, mask: torch.Tensor, *, op: str, dim: int) -> Any:
+    """cummax/cummin along `dim` of an operand masked (+-inf) by `mask`: each running index renumbered
+    among the real positions along `dim` (at a real position it is never a pad's: `_PREFIX_FILL`)."""
+    values, indices = getattr(torch, op)(masked, dim)
+    rank = _rank_among_real(_real_along(mask.expand(masked.shape), dim % max(masked.dim(), 1)))
+    return values, rank.clamp_min(0)[indices]
 
 
 def _real_along(full: torch.Tensor, axis: int) -> torch.Tensor:
