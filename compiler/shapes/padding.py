@@ -415,14 +415,13 @@ def _cross_entropy_reason(node: torch.fx.Node, symbol: str) -> str:
     """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): class-index targets
     along the padded dim are read through the validity mask (a padded target is `ignore_index`,
     `_ignored_sites`), for a mean, a sum or a per-position loss (reduction none, laid out as its
-    targets: `_Layouts.step`); the padded dim among the classes or in probability targets is not read here."""
+    targets: `_Layouts.step`); so are probability targets (`_soft_cross_entropy`); the padded dim among the
+    classes is not read here."""
     args: Any = node.args
     source, target = _val(args[0]), _val(args[1])
     classes = 1 if source.dim() > 1 else 0
     if classes in _carries(source, symbol):
         return f"reads across its dim {classes} (classes), which carries the padded dim"
-    if target.dtype.is_floating_point:
-        return _UNKNOWN
     return f"{_IGNORES}, whose dims carry the padded dim" if _carries(target, symbol) else ""
 
 
@@ -431,15 +430,22 @@ def _ignored_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> list[
     zeros; None when a mask cannot say which positions are padded."""
     args: Any = node.args
     ignore = _arg(node, 4, "ignore_index")
-    target_dims = _masked_axes(args[1], symbol, layouts, range(_val(args[1]).dim()))
-    source_axes = [axis if axis == 0 else axis + 1 for axis in range(_val(args[1]).dim())]
+    target = _val(args[1])
+    soft = target.dtype.is_floating_point  # probabilities: the target has the input's shape, classes and all
+    axes = [axis for axis in range(target.dim()) if not (soft and axis == 1)]
+    target_dims = _masked_axes(args[1], symbol, layouts, axes)
+    source_axes = axes if soft else [axis if axis == 0 else axis + 1 for axis in axes]
     source_dims = _masked_axes(args[0], symbol, layouts, [a for a in source_axes if a < _val(args[0]).dim()])
     if not target_dims or source_dims is None:
         return None
-    sites = [MaskSite(node.name, target_dims, str(-100 if ignore is None else ignore), (1,))]
+    fill = SOFT_TARGETS if soft else str(-100 if ignore is None else ignore)
+    sites = [MaskSite(node.name, target_dims, fill, (1,))]
     return sites + ([MaskSite(node.name, source_dims, "0", (0,))] if source_dims else [])
 
 
+SOFT_TARGETS = "soft"
+"""The `MaskSite.fill` of a cross entropy with probability targets along a padded dim: the per-position
+losses of the real positions only, summed or averaged over their count (`_soft_cross_entropy`)."""
 ATTENTION = "keys"
 """The `MaskSite.fill` of an attention whose padded keys the validity mask hides (`_attention_of_real_keys`)."""
 
@@ -1012,6 +1018,10 @@ class _Layouts:
         if name == "cross_entropy_loss" and value.dim() == _val(args[1]).dim():
             self.known[node] = self.of(args[1])  # a per-position loss (reduction none): its targets' layout
             return self._all_lead(node)
+        if name == "cross_entropy_loss" and value.dim() and value.dim() == _val(args[1]).dim() - 1:
+            laid = self.of(args[1])  # per position of probability targets: their layout less the classes
+            self.known[node] = [laid[0], *laid[2:]]
+            return self._all_lead(node)
         fill = name in _FILLS  # every position the same value: any layout fits
         if not fill:
             why = self._all_lead(node)
@@ -1197,6 +1207,14 @@ def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple
         node.args = (*node.args[:3], mask)
         node.kwargs = {key: value for key, value in bound.items() if key not in names[:3]}
         return
+    if fill == SOFT_TARGETS:
+        target = node.target
+        assert isinstance(target, torch._ops.OpOverload)
+        names = [a.name for a in target._schema.arguments]
+        node.target = _soft_cross_entropy
+        node.kwargs = dict(zip(names[2:], node.args[2:])) | dict(node.kwargs)
+        node.args = (node.args[0], operand, mask)
+        return
     with graph.inserting_before(node):
         masked = graph.call_function(_masked, (operand, mask, fill))
     node.args = _replaced(node.args, path, masked)
@@ -1263,6 +1281,24 @@ def _attention_of_real_keys(query: torch.Tensor, key: torch.Tensor, value: torch
         mask = torch.where(seen, attn_mask, torch.tensor(float("-inf"), dtype=attn_mask.dtype))
     return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p,
                                                             scale=scale, enable_gqa=enable_gqa)
+
+
+def _soft_cross_entropy(source: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, weight: Any = None,
+                        reduction: int = 1, ignore_index: int = -100, label_smoothing: float = 0.0) -> torch.Tensor:
+    """`cross_entropy_loss` with probability targets over the real positions of `mask` (shaped as the
+    targets, true at the real ones): each position's loss as torch computes it (padded targets read as
+    zeros, their losses dropped), then none, the sum, or the mean over the count of real positions
+    (torch's mean of probability targets divides by that count, whatever the class weights)."""
+    target = torch.where(mask, target, torch.zeros((), dtype=target.dtype))
+    losses = torch.nn.functional.cross_entropy(source, target, weight, reduction="none",
+                                               label_smoothing=label_smoothing)
+    real = mask.expand(target.shape)
+    real = real.select(1, 0) if target.dim() > 1 else real.all()
+    losses = torch.where(real, losses, torch.zeros((), dtype=losses.dtype))
+    if reduction == 0:
+        return losses
+    total = losses.sum()
+    return total if reduction == 2 else total / real.sum().to(total.dtype)
 
 
 def _masked(operand: torch.Tensor, mask: torch.Tensor, fill: str) -> torch.Tensor:

@@ -587,6 +587,58 @@ def test_a_per_token_loss_over_a_padded_seq_is_cut_as_its_targets(opt_level):
     _seq5_through_the_seq8_bucket_as_eager(model, opt_level)
 
 
+class SoftTargetsLoss(nn.Module):
+    """Cross entropy with probability targets (distillation, mixup, label distributions) over flattened
+    tokens and over `[batch, classes, seq]`: mean, sum, class weights with label smoothing, and none."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 7)
+
+    def forward(self, x, probs):
+        logits = self.head(x)
+        ce = nn.functional.cross_entropy
+        return (ce(logits.reshape(-1, 7), probs.reshape(-1, 7)),
+                ce(logits.transpose(1, 2), probs.transpose(1, 2), reduction="sum"),
+                ce(logits.reshape(-1, 7), probs.reshape(-1, 7), weight=torch.linspace(0.5, 1.5, 7), label_smoothing=0.1),
+                ce(logits.transpose(1, 2), probs.transpose(1, 2), reduction="none") * 2)
+
+
+def _soft_tokens(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seq)
+    return torch.randn(2, seq, 4, generator=generator), torch.randn(2, seq, 7, generator=generator).softmax(-1)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_loss_with_probability_targets_over_a_padded_seq_counts_the_real_tokens(opt_level):
+    """seq 5 and 3 through the seq=8 bucket equal eager: each padded position's loss is dropped and the
+    mean divides by the real count (label smoothing would give a zero target a loss); planted (the
+    bucket's masked program with every position said valid): the mean and the smoothed mean differ."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model, seq = SoftTargetsLoss().eval(), {1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _soft_tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]},
+                             opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    for size in (5, 3):
+        x, probs = _soft_tokens(size)
+        with torch.no_grad():
+            expected = model(x, probs)
+        for index, (have, want) in enumerate(zip(compiled(x, probs), expected, strict=True)):
+            torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"seq {size}, output {index}")
+    if opt_level == 0:
+        with torch.no_grad():
+            source = torch.export.export(model, _soft_tokens(6), dynamic_shapes=(seq, seq))
+        dims = dynamic_dims(source)
+        plan = padding_plan(source, dims)
+        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        padded = padding.pad_arrays([x, probs], [(2, 8, 4), (2, 8, 7)], plan.fills)
+        with torch.no_grad():
+            planted = bucket(*padded, torch.ones(8, dtype=torch.bool))
+        assert not torch.allclose(planted[0], expected[0]) and not torch.allclose(planted[2], expected[2])
+
+
 def test_a_causal_mask_made_by_triu_over_a_padded_seq_is_positional():
     """triu/tril read each position's own indices only (`_BY_INDEX`): a causal mask built over the
     padded seq keeps seq paddable (read before as an unknown op, which sent the plan to the Core ATen
