@@ -309,9 +309,6 @@ def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite 
     if name == "linalg_vector_norm" and not _positive_order(node):
         return None
     dims = _masked_axes(operand, symbol, layouts, range(value.dim()))
-    laid = layouts.of(operand)
-    if dims and name in _RUNNING_INDICES and not all(_is_lead(laid[axis], symbol) for axis, _ in dims):
-        return None  # a running index along a dim the padded positions sit inside would count them
     return MaskSite(node.name, dims, fill) if dims else None
 
 
@@ -642,8 +639,8 @@ _MASKED = {**_NEUTRAL, "sum": "0", "nansum": "0", "count_nonzero": "0", "any": "
 computed from the masked operand and the mask (`_counted_reduction`). The one table of what a validity
 mask makes exact."""
 _RUNNING_INDICES = {"cummax", "cummin"}
-"""Running ops of `_MASKED` that return positions along their dim: exact through a mask only where the
-padded positions are one block at its end."""
+"""Running ops that return positions along their dim: through a mask (`_prefix_sites`) each is renumbered
+among the real positions (`_running_indexed`)."""
 _INDEXED = {"argmax", "argmin", "max", "min"}
 """Reductions of `_MASKED` that return positions along the reduced dim: through a mask, each position is
 renumbered among the real ones (`_indexed_reduction`), wherever the padded positions sit."""
