@@ -4,19 +4,27 @@ Each program is compiled at -O0 and -O2 and run against eager on its example
 and on other inputs; random programs are checked by shape, dtype and moments.
 Prints one line per (program, level): ok, or the first line of what failed.
 
-    .venv/bin/python bench/heldout_sweep.py [NAME_SUBSTRING ...]
+    .venv/bin/python bench/heldout_sweep.py [--cli] [NAME_SUBSTRING ...]
+
+`--cli` also runs each program through the command line (`rducc` on its saved export,
+`rducc-run` on each input's .npy files) against eager.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import re
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -3138,7 +3146,66 @@ def run_case(c: Case, opt_level: int) -> str:
     return "ok"
 
 
+def _cli_args(c: Case, opt_level: int, pt2: str, mlir: str) -> list[str]:
+    argv = [pt2, "-o", mlir, "-O", str(opt_level), "-q"]
+    if "shapes" in c.kwargs:
+        argv += ["--shapes", *[f"{name}={','.join(map(str, sizes))}" for name, sizes in c.kwargs["shapes"].items()]]
+    if c.kwargs.get("pad_dims"):
+        argv += ["--pad-dims", *c.kwargs["pad_dims"]]
+    return argv
+
+
+def _npy_leaf(value: np.ndarray, like: Any) -> Any:
+    """A .npz result as eager gives it (`like`): a Python number, or a tensor."""
+    return torch.from_numpy(value) if isinstance(like, torch.Tensor) else value.item()
+
+
+def run_case_cli(c: Case, opt_level: int, directory: Path) -> str:
+    """The case through the command line: torch.export.save, `rducc`, then `rducc-run` on each input
+    (compared with eager as `run_case` does; refusals by their one line)."""
+    from rducc.tools.cli import main as rducc_main
+    from rducc.tools.run import main as run_main
+
+    pt2, mlir = str(directory / f"{c.name}.pt2"), str(directory / f"{c.name}-O{opt_level}.mlir")
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(c.module, c.inputs[0], dynamic_shapes=c.kwargs.get("dynamic_shapes"))
+        torch.export.save(exported, pt2)
+    except Exception as error:  # noqa: BLE001 - torch's own limits (a sparse CSR result cannot be saved)
+        return f"SAVE {type(error).__name__}: {str(error).splitlines()[0][:160]}"
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        status = rducc_main(_cli_args(c, opt_level, pt2, mlir))
+    if status != 0:
+        return f"CLI COMPILE: {err.getvalue().strip().splitlines()[-1][:200]}"
+    for index, inputs in enumerate(c.inputs):
+        files = []
+        for k, tensor in enumerate(inputs):
+            files += ["--input", str(directory / f"{c.name}-{index}-{k}.npy")]
+            np.save(files[-1], tensor.numpy())
+        out = directory / f"{c.name}-{index}.npz"
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            status = run_main([mlir, *files, "--output", str(out), "-q"])
+        if index in c.refuses:
+            if status != 1 or not re.search(c.refuses[index], err.getvalue()):
+                return f"CLI RUN: not refused as expected ({err.getvalue().strip()[:160]})"
+            continue
+        if status != 0:
+            return f"CLI RUN: {err.getvalue().strip().splitlines()[-1][:200]}"
+        with torch.no_grad():
+            want = c.module(*inputs)
+        saved = np.load(out)
+        names = [name for name in saved.files if "." not in name and name.startswith("output_")]
+        got = [_npy_leaf(saved[name], like) for name, like in zip(names, _flat(want))]
+        try:
+            (c.check or _compare)(got if len(got) > 1 else got[0], want)
+        except Exception as error:  # noqa: BLE001
+            return f"CLI RUN {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+    return "ok"
+
+
 def main(argv: list[str]) -> int:
+    """`--cli`: each case through `rducc` and `rducc-run` too (`run_case_cli`; a program torch.export.save
+    cannot save is printed, not counted)."""
     wanted = [a for a in argv if not a.startswith("-")]
     failures = 0
     passed: dict[str, list[int]] = {}
@@ -3152,6 +3219,14 @@ def main(argv: list[str]) -> int:
             tally[0] += verdict == "ok"
             tally[1] += 1
             print(f"{c.cls:8} {c.name:26} -O{level} {verdict}", flush=True)
+            if "--cli" in argv:
+                with tempfile.TemporaryDirectory() as directory:
+                    verdict = run_case_cli(c, level, Path(directory))
+                if not verdict.startswith("SAVE"):  # torch.export.save's limits are not counted
+                    failures += verdict != "ok"
+                    tally[0] += verdict == "ok"
+                    tally[1] += 1
+                print(f"{c.cls:8} {c.name:26} -O{level} cli {verdict}", flush=True)
     for cls, (ok, total) in passed.items():
         print(f"{cls:8} {ok}/{total} compile and match eager ({ok / total:.0%})")
     print(f"{failures} failures")
