@@ -36,12 +36,17 @@ OUTPUT_EDGES = "rducc_output_edges"
 _SPARSE_LAYOUTS = {torch.sparse_coo: "sparse_coo", torch.sparse_csr: "sparse_csr", torch.sparse_csc: "sparse_csc",
                    torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc"}
 _SPARSE_OPS = {
-    op: layout for name, layout in (("to_sparse", None), ("to_sparse_csr", torch.sparse_csr),
+    str(op): layout for name, layout in (("to_sparse", None), ("to_sparse_csr", torch.sparse_csr),
                                     ("to_sparse_csc", torch.sparse_csc), ("to_sparse_bsr", torch.sparse_bsr),
                                     ("to_sparse_bsc", torch.sparse_bsc))
     for packet in (getattr(aten, name), getattr(aten, "_" + name)) for op in map(packet.__getattr__, packet.overloads())
 }
-"""The dense-to-sparse conversions, with the layout each makes (None: its `layout` argument, COO by default)."""
+"""The dense-to-sparse conversions (by name: a copied graph's targets are copies of the overloads), with the
+layout each makes (None: its `layout` argument, COO by default)."""
+
+
+def _sparse_op(node: Node) -> bool:
+    return str(node.target) in _SPARSE_OPS
 
 
 def _value(node: Any) -> Any:
@@ -52,7 +57,7 @@ def _at_edge(node: Node) -> bool:
     """Whether a node's value is one the program holds only at its outputs (a sparse conversion is
     known by its op: a loaded program's fake values are all strided)."""
     value = _value(node)
-    return node.target in _SPARSE_OPS or (isinstance(value, torch.Tensor) and (
+    return _sparse_op(node) or (isinstance(value, torch.Tensor) and (
         value.layout != torch.strided or value.dtype == torch.uint64))
 
 
@@ -65,7 +70,7 @@ def _sparse_edge(node: Node) -> OutputEdge:
     schema = node.target._schema  # type: ignore[union-attr]
     names = [a.name for a in schema.arguments]
     bound: dict[str, Any] = dict(zip(names, node.args)) | dict(node.kwargs)
-    layout = _SPARSE_OPS[node.target] or bound.get("layout") or torch.sparse_coo  # type: ignore[index]
+    layout = _SPARSE_OPS[str(node.target)] or bound.get("layout") or torch.sparse_coo  # type: ignore[index]
     block = bound.get("blocksize")
     return OutputEdge(layout=_SPARSE_LAYOUTS[layout], sparse_dim=bound.get("sparse_dim"),
                       dense_dim=bound.get("dense_dim"), blocksize=tuple(block) if block is not None else None)
@@ -74,7 +79,7 @@ def _sparse_edge(node: Node) -> OutputEdge:
 def _edge_of(node: Node) -> tuple[Node, OutputEdge] | None:
     """(the dense int64 or strided value the program returns instead, the edge's conversion), or None."""
     source = node.args[0] if node.args else None
-    if node.target in _SPARSE_OPS and isinstance(source, Node) and not _at_edge(source):
+    if _sparse_op(node) and isinstance(source, Node) and not _at_edge(source):
         return source, _sparse_edge(node)
     if node.target == aten.view.dtype and isinstance(source, Node) and _value(source).dtype == torch.int64 \
             and _value(node).dtype == torch.uint64:
@@ -129,7 +134,7 @@ def _lowered(ep: ExportedProgram, edges: dict[int, OutputEdge]) -> None:
         if node.op == "call_function" and _at_edge(node) and not node.users:
             graph.erase_node(node)
     for node in graph.nodes:  # a uint64 value of another kind: the importer's dtype error
-        if node.op == "call_function" and _at_edge(node) and (node.target in _SPARSE_OPS or _is_sparse(_value(node))
+        if node.op == "call_function" and _at_edge(node) and (_sparse_op(node) or _is_sparse(_value(node))
                                                                or _edge_of(node) is not None):
             raise _refuse(node, next(iter(node.users), None))
     graph.lint()
@@ -139,7 +144,7 @@ def _lowered(ep: ExportedProgram, edges: dict[int, OutputEdge]) -> None:
 def without_sparse_outputs(ep: ExportedProgram) -> tuple[ExportedProgram, dict[int, OutputEdge]]:
     """Before decomposing (torch cannot decompose a sparse conversion of a loaded program): a copy of
     `ep` that returns each sparse user output dense, and those outputs' edges; `ep` itself when none."""
-    if not any(node.target in _SPARSE_OPS or _is_sparse(_value(node)) for node in ep.graph.nodes):
+    if not any(_sparse_op(node) or _is_sparse(_value(node)) for node in ep.graph.nodes):
         return ep, {}
     ep = copy.deepcopy(ep)
     edges: dict[int, OutputEdge] = {}
