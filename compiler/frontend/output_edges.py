@@ -70,7 +70,7 @@ def _sparse_edge(node: Node) -> OutputEdge:
     schema = node.target._schema  # type: ignore[union-attr]
     names = [a.name for a in schema.arguments]
     bound: dict[str, Any] = dict(zip(names, node.args)) | dict(node.kwargs)
-    layout = _SPARSE_OPS[str(node.target)] or bound.get("layout") or torch.sparse_coo  # type: ignore[index]
+    layout = _SPARSE_OPS[str(node.target)] or bound.get("layout") or torch.sparse_coo
     block = bound.get("blocksize")
     return OutputEdge(layout=_SPARSE_LAYOUTS[layout], sparse_dim=bound.get("sparse_dim"),
                       dense_dim=bound.get("dense_dim"), blocksize=tuple(block) if block is not None else None)
