@@ -523,10 +523,18 @@ def _sizes_as_numbers(graph: torch.fx.Graph) -> None:
             continue
         if all(user.target in _SIZE_READS for user in source.users):
             continue
-        for user in list(node.users):
-            user.args = torch.fx.node.map_arg(user.args, lambda arg: value if arg is node else arg)
-            user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda arg: value if arg is node else arg)
+        _read_as(node, value)
         graph.erase_node(node)
+
+
+def _read_as(node: Node, number: int) -> None:
+    """Every use of `node` reads `number` instead."""
+    def swap(arg: Node) -> Any:
+        return number if arg is node else arg
+
+    for user in list(node.users):
+        user.args = torch.fx.node.map_arg(user.args, swap)
+        user.kwargs = torch.fx.node.map_arg(user.kwargs, swap)
 
 
 def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None) -> None:

@@ -40,9 +40,9 @@ from rducc.dialects.contracts import (
     Update,
     input_arg,
     set_complex_edges,
-    set_output_edges,
     set_f64_demoted,
     set_level,
+    set_output_edges,
     set_result_roles,
     set_result_updates,
     weight_arg,
@@ -70,7 +70,6 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
 )
 from rducc.frontend.aten_pointwise import pointwise_entry
 from rducc.frontend.complex_pairs import complex_edges
-from rducc.frontend.output_edges import lowered_output_edges
 from rducc.frontend.converter_api import (
     CONVERTERS,
     IGNORED_TARGETS,
@@ -90,6 +89,7 @@ from rducc.frontend.host_ops import host_fallback
 from rducc.frontend.joint_graph import GRADIENT_KINDS, gradient_role, node_phases
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
+from rducc.frontend.output_edges import lowered_output_edges
 from rducc.frontend.training_mode import check_eval_mode
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
