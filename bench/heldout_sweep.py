@@ -4,19 +4,27 @@ Each program is compiled at -O0 and -O2 and run against eager on its example
 and on other inputs; random programs are checked by shape, dtype and moments.
 Prints one line per (program, level): ok, or the first line of what failed.
 
-    .venv/bin/python bench/heldout_sweep.py [NAME_SUBSTRING ...]
+    .venv/bin/python bench/heldout_sweep.py [--cli] [NAME_SUBSTRING ...]
+
+`--cli` also runs each program through the command line (`rducc` on its saved export,
+`rducc-run` on each input's .npy files) against eager.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import re
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -2650,6 +2658,444 @@ class UniqueInverseCounts(nn.Module):
         return values, inverse, counts, sums / counts, (sums / counts)[inverse]
 
 
+# ----------------------------------------------------------------- round 13: held-out forms (general13)
+def _perm_check(n: int):
+    def check(got: Any, _eager: Any) -> None:
+        t = torch.as_tensor(got)
+        assert t.dtype == torch.int64 and torch.equal(t.sort().values, torch.arange(n)), t
+        assert not torch.equal(t, torch.arange(n)), "not shuffled"
+    return check
+
+
+def _same_bits(got: Any, eager: Any) -> None:
+    """uint64 hashes and sparse results: dtype, layout and every bit equal to eager's."""
+    for g, e in zip(_flat(got), _flat(eager)):
+        assert (g.dtype, g.layout, g.shape) == (e.dtype, e.layout, e.shape), (g, e)
+        if e.layout != torch.strided:
+            g, e = g.to_dense(), e.to_dense()
+        assert torch.equal(g.view(torch.int64) if g.dtype == torch.uint64 else g,
+                           e.view(torch.int64) if e.dtype == torch.uint64 else e), (g, e)
+
+
+@case("complex", [(randn(2, 6, 8),), (randn(2, 6, 8, seed=1),)])
+class GptjRotaryComplex(nn.Module):
+    """Rotary embedding written with complex numbers over interleaved pairs, angles from an outer product."""
+
+    def forward(self, x):
+        freqs = 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8))
+        angles = torch.outer(torch.arange(x.shape[1]).float(), freqs)
+        rot = torch.polar(torch.ones_like(angles), angles)
+        pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(pairs * rot).flatten(-2)
+
+
+class _ComplexLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(3)
+        self.wr, self.wi = nn.Parameter(torch.randn(5, 3)), nn.Parameter(torch.randn(5, 3))
+
+
+@case("complex", [(torch.randn(4, 5, dtype=torch.complex64, generator=_g(11)),)])
+class ComplexEinsumParams(_ComplexLinear):
+    """A complex input contracted by einsum with a complex weight made from two real parameters."""
+
+    def forward(self, z):
+        w = torch.complex(self.wr, self.wi)
+        return torch.einsum("bi,io->bo", z, w), (z @ w).abs().sum(-1)
+
+
+@case("complex", [(torch.randn(3, 6, dtype=torch.complex64, generator=_g(12)),)])
+class ComplexPartsOut(nn.Module):
+    """A complex input's parts, its conjugate's imaginary part and `view_as_real` of a rotation by j, returned."""
+
+    def forward(self, z):
+        return z.real * 2, z.imag, z.conj().imag, torch.view_as_real(z * 1j), z / z.abs().clamp_min(1e-3)
+
+
+@case("complex", [(randn(2, 16), randn(5, seed=1))])
+class FftConvolution(nn.Module):
+    """A linear convolution computed by FFT: irfft(rfft(x, n) * rfft(k, n), n), n = len(x) + len(k) - 1."""
+
+    def forward(self, x, k):
+        n = x.shape[-1] + k.shape[-1] - 1
+        return torch.fft.irfft(torch.fft.rfft(x, n) * torch.fft.rfft(k, n), n)
+
+
+@case("complex", [(torch.randn(2, 4, 6, dtype=torch.complex64, generator=_g(13)),)])
+class ComplexPowerSoftmax(nn.Module):
+    """|z|^2 via z * conj(z), a softmax over it and a complex output scaled by it."""
+
+    def forward(self, z):
+        power = (z * z.conj()).real
+        weights = power.softmax(-1)
+        return weights, z * weights, power.sum((1, 2))
+
+
+@case("numbers", [(randn(3, 4),), (randn(3, 4, seed=1) * 5,)])
+class ItemPeakScale(nn.Module):
+    """A peak read with .item(), the input scaled by it and the peak returned doubled."""
+
+    def forward(self, x):
+        peak = x.abs().max().item()
+        return x / (peak + 1e-6), peak * 2
+
+
+@case("numbers", [(randn(3), randn(3, seed=1), torch.tensor([0.5, -1.0, 2.0])),
+                  (randn(3, seed=2), randn(3, seed=3), torch.tensor([1.5, 0.25, -3.0]))])
+class TolistMixWeights(nn.Module):
+    def forward(self, x, y, w):
+        w0, w1, w2 = w.tolist()
+        return x * w0 + y * w1 - w2, w0 + w1 * w2, w0 / w1
+
+
+@case("numbers", [(randn(4, 5),), (randn(4, 5, seed=1),)])
+class ItemCountArithmetic(nn.Module):
+    """An integer count read with .item(): arithmetic on it returned, and a tensor scaled by it."""
+
+    def forward(self, x):
+        count = (x > 0).sum().item()
+        return count * 2 + 1, x * count, count // 3, count % 4
+
+
+@case("numbers", [(randn(6),), (randn(6, seed=1) + 3,)])
+class StandardizeByItems(nn.Module):
+    def forward(self, x):
+        mean, std = x.mean().item(), x.std().item()
+        return (x - mean) / std, mean / std, -mean
+
+
+@case("numbers", [(randn(2, 3), torch.tensor([1, 4, 2])), (randn(2, 3, seed=1), torch.tensor([7, 0, 3]))])
+class IntAndFloatItems(nn.Module):
+    def forward(self, x, idx):
+        top, total = idx.max().item(), x.sum().item()
+        return top + total, top * 3, x * top, total ** 2, abs(total - top)
+
+
+@case("data", [(randn(5, 3), randn(5, 3, seed=1)), (randn(5, 3, seed=2), randn(5, 3, seed=3))],
+      refuses={1: "'nonzero': the input has another number of nonzero elements than the 1 compiled for"})
+class NonzeroRowsMean(nn.Module):
+    """Rows picked by a nonzero of a row test, summed, and their count returned (the count keeps the
+    example's value, checked at run time)."""
+
+    def forward(self, x, y):
+        rows = (x.sum(1) > 0).nonzero()[:, 0]
+        return y[rows].sum(0), rows.numel()
+
+
+@case("data", [(torch.tensor([0, 2, 2, 5, 1, 2]),), (torch.tensor([1, 1, 0, 4, 4, 4]),)])
+class BincountMinlengthNormalized(nn.Module):
+    def forward(self, ids):
+        counts = torch.bincount(ids, minlength=7)
+        return counts * 2, counts.float() / counts.sum(), counts.argmax()
+
+
+@case("data", [(randn(4, 3), torch.tensor([1, 0, 2, 1])), (randn(4, 3, seed=1), torch.tensor([2, 1, 0, 1]))])
+class RepeatRowsCumsum(nn.Module):
+    """Rows repeated by a tensor of repeats (the example's total; another total is a run-time error)."""
+
+    def forward(self, x, reps):
+        return x.repeat_interleave(reps, dim=0).cumsum(0)
+
+
+@case("data", [(randn(3, 4), randn(3, 4, seed=1)), (randn(3, 4, seed=2), randn(3, 4, seed=3))])
+class MaskedAssignAndAccumulate(nn.Module):
+    """Boolean-mask writes: clamp negatives to zero, add one where another tensor is large (accumulate)."""
+
+    def forward(self, x, y):
+        z = x.clone()
+        z[x < 0] = 0.0
+        z.index_put_((y > 0.5,), torch.tensor(1.0), accumulate=True)
+        z[y < -1] *= -1
+        return z
+
+
+@case("data", [(_ints(8, low=0, high=4),), (_ints(8, low=0, high=4, seed=1),)])
+class UniqueFrequencies(nn.Module):
+    def forward(self, ids):
+        values, counts = torch.unique(ids, return_counts=True)
+        return values, counts.float() / ids.numel()
+
+
+@case("moe", _moe_inputs())
+class SwitchCapacityDense(_Experts):
+    """Switch Transformer's dense dispatch: each token's position in its expert by a cumsum of one-hots,
+    tokens past capacity dropped, dispatch and combine tensors by einsum."""
+
+    def forward(self, x):
+        probs = self.router(x).softmax(-1)
+        gate, choice = probs.max(-1)
+        onehot = F.one_hot(choice, 3)
+        position = (onehot.cumsum(0) - 1) * onehot
+        keep = (position < 2) & (onehot > 0)
+        dispatch = F.one_hot(position.clamp(0, 1), 2) * keep.unsqueeze(-1)
+        expert_in = torch.einsum("tec,td->ecd", dispatch.float(), x)
+        expert_out = torch.stack([expert(expert_in[e]) for e, expert in enumerate(self.experts)])
+        return torch.einsum("tec,ecd->td", dispatch.float() * gate[:, None, None], expert_out)
+
+
+@case("moe", _moe_inputs())
+class ExpertChoiceRouting(_Experts):
+    """Experts choose their top tokens (expert-choice routing): gather, process, scatter-add back."""
+
+    def forward(self, x):
+        scores = self.router(x).softmax(-1).t()
+        weight, idx = scores.topk(2, dim=-1)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            y = expert(x[idx[e]]) * weight[e, :, None]
+            out = out.index_add(0, idx[e], y)
+        return out
+
+
+@case("moe", _moe_inputs())
+class SoftMoeSlots(_Experts):
+    """Soft MoE: slots are softmax-over-tokens mixtures, outputs softmax-over-slots mixtures."""
+
+    def forward(self, x):
+        logits = self.router(x)
+        slots = torch.einsum("ts,td->sd", logits.softmax(0), x)
+        outs = torch.stack([expert(slots[e]) for e, expert in enumerate(self.experts)])
+        return torch.einsum("ts,sd->td", logits.softmax(-1), outs)
+
+
+@case("moe", _moe_inputs())
+class SharedAndRoutedExpert(_Experts):
+    """DeepSeek-style: a shared expert plus top-2 routed experts gated by normalized sigmoid scores."""
+
+    def forward(self, x):
+        scores = self.router(x).sigmoid()
+        weight, choice = scores.topk(2, -1)
+        weight = weight / weight.sum(-1, keepdim=True)
+        out = self.experts[0](x)
+        for e in (1, 2):
+            token, slot = torch.where(choice == e)
+            out = out.index_add(0, token, self.experts[e](x[token]) * weight[token, slot, None])
+        return out
+
+
+@case("storage", [(randn(3, 4),), (randn(3, 4, seed=1),)])
+class SignBitTricks(nn.Module):
+    """abs and negation through the float's bits: clear and flip the sign bit, read back as float."""
+
+    def forward(self, x):
+        bits = x.view(torch.int32)
+        return (bits & 0x7FFFFFFF).view(torch.float32), (bits ^ -0x80000000).view(torch.float32), bits >> 23
+
+
+@case("storage", [(randn(2, 4),)])
+class Bf16BitsOfFloat(nn.Module):
+    def forward(self, x):
+        return x.bfloat16().view(torch.int16).to(torch.int32) & 0xFFFF, x.half().view(torch.int16)
+
+
+@case("storage", [(randn(12),), (randn(12, seed=1),)])
+class OverlappingWindowsMax(nn.Module):
+    def forward(self, x):
+        windows = x.as_strided((5, 4), (2, 1))
+        return windows.amax(-1), windows.sum(0)
+
+
+@case("storage", [(randn(3, 3),)])
+class TransposedStorageStrided(nn.Module):
+    def forward(self, x):
+        y = x.t().contiguous()
+        return y.as_strided((3, 3), (1, 3)), y.as_strided((2,), (4,), 0)
+
+
+@case("storage", [(randn(2, 4),)])
+class PairsAsFloat64Bits(nn.Module):
+    """Two float32s read as one float64's bits (the wider view joins neighbours), then as int64."""
+
+    def forward(self, x):
+        return x.view(torch.int64) & 0xFFFF, x.view(torch.int64).shape[-1] * 1.0
+
+
+@case("random", [(Z,)], check=_moments(0.5, 1 / 12))
+class RandLikeFloat64(nn.Module):
+    def forward(self, x):
+        draw = torch.rand_like(x, dtype=torch.float64)
+        assert draw.dtype == torch.float64
+        return draw
+
+
+@case("random", [(Z,)], check=_moments(1.0, 4.0))
+class RandnShapeOfInput(nn.Module):
+    def forward(self, x):
+        return torch.randn(x.shape, dtype=x.dtype, device=x.device) * 2 + 1
+
+
+@case("random", [(torch.ones(4000),)], check=_moments(1.0, 0.4 / 0.6), train=True)
+class DropoutFortyTrain(nn.Module):
+    def forward(self, x):
+        return F.dropout(x, 0.4, training=self.training)
+
+
+@case("random", [(Z,)], check=_moments(0.5, 0.25))
+class ExponentialRateTwo(nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x).exponential_(2.0)
+
+
+@case("random", [(torch.full((4000,), 3.0),)], check=_moments(3.0, 4.0))
+class NormalAroundTensor(nn.Module):
+    def forward(self, mean):
+        return torch.normal(mean, 2.0)
+
+
+@case("random", [(torch.zeros(50),)], check=_perm_check(50))
+class RandpermOfLength(nn.Module):
+    def forward(self, x):
+        return torch.randperm(x.shape[0])
+
+
+_seq13 = Dim("seq", min=2, max=32)
+
+
+@case("dynamic", [(randn(2, 6, 8),), (randn(2, 5, 8, seed=1),), (randn(2, 3, 8, seed=2),)],
+      **_dyn([], ({1: _seq13},), {"seq": [8]}))
+class PaddedSeqNormMlpPool(nn.Module):
+    """LayerNorm, an MLP and a mean over seq, seq padded to the one bucket."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(5)
+        self.norm, self.up, self.down = nn.LayerNorm(8), nn.Linear(8, 16), nn.Linear(16, 8)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(self.norm(x)))).mean(1)
+
+
+@case("dynamic", [(randn(2, 6, 3),), (randn(2, 5, 3, seed=1),), (randn(2, 2, 3, seed=2),)],
+      **_dyn([], ({1: _seq13},), {"seq": [8]}))
+class PaddedRunningMaxChannelsFirst(nn.Module):
+    """A running max and sum over a channels-first flattening of [batch, seq, 3] (seq laid inside)."""
+
+    def forward(self, x):
+        b = x.shape[0]
+        flat = x.permute(0, 2, 1).reshape(b, -1)
+        top = flat.cummax(1)
+        return top.values.view(b, 3, -1).permute(0, 2, 1), top.indices.view(b, 3, -1), flat.cumsum(1).view(b, 3, -1)
+
+
+@case("dynamic", [(randn(2, 6, 4), randn(2, 6, 5, seed=1).softmax(-1)),
+                  (randn(2, 4, 4, seed=2), randn(2, 4, 5, seed=3).softmax(-1))],
+      **_dyn([], ({1: _seq13}, {1: _seq13}), {"seq": [8]}))
+class PaddedDistillationLoss(nn.Module):
+    """Knowledge distillation: cross entropy against a teacher's probabilities over padded tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(6)
+        self.head = nn.Linear(4, 5)
+
+    def forward(self, x, teacher):
+        logits = self.head(x)
+        return F.cross_entropy(logits.flatten(0, 1), teacher.flatten(0, 1), label_smoothing=0.05)
+
+
+@case("dynamic", [(randn(3, 10),), (randn(5, 10, seed=1),)],
+      **_dyn([], ({0: Dim("batch", min=1, max=8)},), {"batch": [3, 5]}))
+class BatchTopkFeatures(nn.Module):
+    def forward(self, x):
+        values, idx = x.topk(3, -1)
+        return values.sum(-1), idx, x.sort(-1, descending=True).values[:, :2]
+
+
+@case("dynamic", [(randn(2, 4, 6),), (randn(2, 4, 10, seed=1),)],
+      **_dyn([], ({2: Dim("length", min=3, max=16)},), {"length": [6, 10]}))
+class Conv1dOverLength(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(7)
+        self.conv = nn.Conv1d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        return F.silu(self.conv(x)) + x
+
+
+@case("corpus", [(randn(3, 8),)])
+class GluVariants(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(8)
+        self.up, self.down = nn.Linear(8, 16), nn.Linear(8, 8)
+
+    def forward(self, x):
+        a, b = self.up(x).chunk(2, -1)
+        return F.glu(self.up(x), -1), self.down(F.silu(a) * b), self.down(F.gelu(a, approximate="tanh") * b)
+
+
+@case("corpus", [(randn(1, 2, 4, 4),)])
+class PixelUnshuffleConv(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(9)
+        self.conv = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        return F.pixel_shuffle(self.conv(F.pixel_unshuffle(x, 2)), 2)
+
+
+@case("corpus", [(randn(2, 8, 4, 4), randn(2, 16, seed=1))])
+class UnetResBlockTime(nn.Module):
+    """A diffusion UNet's residual block: GroupNorm, SiLU, conv, a time embedding added per channel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(10)
+        self.norm1, self.norm2 = nn.GroupNorm(4, 8), nn.GroupNorm(4, 8)
+        self.conv1, self.conv2 = nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        self.time = nn.Linear(16, 8)
+
+    def forward(self, x, t):
+        h = self.conv1(F.silu(self.norm1(x)))
+        h = h + self.time(F.silu(t))[:, :, None, None]
+        return x + self.conv2(F.silu(self.norm2(h)))
+
+
+@case("corpus", [(randn(4, 6), randn(4, 6, seed=1))])
+class ClipContrastiveLoss(nn.Module):
+    def forward(self, image, text):
+        a, b = F.normalize(image, dim=-1), F.normalize(text, dim=-1)
+        logits = a @ b.t() / 0.07
+        labels = torch.arange(a.shape[0])
+        return (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2, F.cosine_similarity(image, text)
+
+
+@case("corpus", [(randn(2, 5, 5),)])
+class ClippedRelativeBias(nn.Module):
+    """A relative-position bias: distances clipped to a window index an embedding, added to scores."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(11)
+        self.bias = nn.Embedding(7, 1)
+
+    def forward(self, scores):
+        pos = torch.arange(scores.shape[-1])
+        rel = (pos[None, :] - pos[:, None]).clamp(-3, 3) + 3
+        return (scores + self.bias(rel).squeeze(-1)).softmax(-1)
+
+
+@case("corpus", [(randn(3, 4), _ints(5, 3))], check=_same_bits)
+class HashesOfActivations(nn.Module):
+    """Content hashes of activations and of integer ids (dedup keys), per row and whole."""
+
+    def forward(self, x, ids):
+        return torch.hash_tensor(x.tanh(), 1), torch.hash_tensor(ids), torch.hash_tensor(x.half(), [0], keepdim=True)
+
+
+@case("corpus", [(randn(4, 6),)], check=_same_bits)
+class SparseTopActivations(nn.Module):
+    """Keep each row's top 2 activations and return them as sparse COO and CSR results."""
+
+    def forward(self, x):
+        top = x.topk(2, -1)
+        kept = torch.zeros_like(x).scatter(1, top.indices, top.values)
+        return kept.to_sparse(), kept.to_sparse_csr(), kept.sum(0)
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]
@@ -2700,7 +3146,66 @@ def run_case(c: Case, opt_level: int) -> str:
     return "ok"
 
 
+def _cli_args(c: Case, opt_level: int, pt2: str, mlir: str) -> list[str]:
+    argv = [pt2, "-o", mlir, "-O", str(opt_level), "-q"]
+    if "shapes" in c.kwargs:
+        argv += ["--shapes", *[f"{name}={','.join(map(str, sizes))}" for name, sizes in c.kwargs["shapes"].items()]]
+    if c.kwargs.get("pad_dims"):
+        argv += ["--pad-dims", *c.kwargs["pad_dims"]]
+    return argv
+
+
+def _npy_leaf(value: np.ndarray, like: Any) -> Any:
+    """A .npz result as eager gives it (`like`): a Python number, or a tensor."""
+    return torch.from_numpy(value) if isinstance(like, torch.Tensor) else value.item()
+
+
+def run_case_cli(c: Case, opt_level: int, directory: Path) -> str:
+    """The case through the command line: torch.export.save, `rducc`, then `rducc-run` on each input
+    (compared with eager as `run_case` does; refusals by their one line)."""
+    from rducc.tools.cli import main as rducc_main
+    from rducc.tools.run import main as run_main
+
+    pt2, mlir = str(directory / f"{c.name}.pt2"), str(directory / f"{c.name}-O{opt_level}.mlir")
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(c.module, c.inputs[0], dynamic_shapes=c.kwargs.get("dynamic_shapes"))
+        torch.export.save(exported, pt2)
+    except Exception as error:  # noqa: BLE001 - torch's own limits (a sparse CSR result cannot be saved)
+        return f"SAVE {type(error).__name__}: {str(error).splitlines()[0][:160]}"
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        status = rducc_main(_cli_args(c, opt_level, pt2, mlir))
+    if status != 0:
+        return f"CLI COMPILE: {err.getvalue().strip().splitlines()[-1][:200]}"
+    for index, inputs in enumerate(c.inputs):
+        files = []
+        for k, tensor in enumerate(inputs):
+            files += ["--input", str(directory / f"{c.name}-{index}-{k}.npy")]
+            np.save(files[-1], tensor.numpy())
+        out = directory / f"{c.name}-{index}.npz"
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            status = run_main([mlir, *files, "--output", str(out), "-q"])
+        if index in c.refuses:
+            if status != 1 or not re.search(c.refuses[index], err.getvalue()):
+                return f"CLI RUN: not refused as expected ({err.getvalue().strip()[:160]})"
+            continue
+        if status != 0:
+            return f"CLI RUN: {err.getvalue().strip().splitlines()[-1][:200]}"
+        with torch.no_grad():
+            want = c.module(*inputs)
+        saved = np.load(out)
+        names = [name for name in saved.files if "." not in name and name.startswith("output_")]
+        got = [_npy_leaf(saved[name], like) for name, like in zip(names, _flat(want))]
+        try:
+            (c.check or _compare)(got if len(got) > 1 else got[0], want)
+        except Exception as error:  # noqa: BLE001
+            return f"CLI RUN {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+    return "ok"
+
+
 def main(argv: list[str]) -> int:
+    """`--cli`: each case through `rducc` and `rducc-run` too (`run_case_cli`; a program torch.export.save
+    cannot save is printed, not counted)."""
     wanted = [a for a in argv if not a.startswith("-")]
     failures = 0
     passed: dict[str, list[int]] = {}
@@ -2714,6 +3219,14 @@ def main(argv: list[str]) -> int:
             tally[0] += verdict == "ok"
             tally[1] += 1
             print(f"{c.cls:8} {c.name:26} -O{level} {verdict}", flush=True)
+            if "--cli" in argv:
+                with tempfile.TemporaryDirectory() as directory:
+                    verdict = run_case_cli(c, level, Path(directory))
+                if not verdict.startswith("SAVE"):  # torch.export.save's limits are not counted
+                    failures += verdict != "ok"
+                    tally[0] += verdict == "ok"
+                    tally[1] += 1
+                print(f"{c.cls:8} {c.name:26} -O{level} cli {verdict}", flush=True)
     for cls, (ok, total) in passed.items():
         print(f"{cls:8} {ok}/{total} compile and match eager ({ok / total:.0%})")
     print(f"{failures} failures")

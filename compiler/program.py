@@ -30,6 +30,7 @@ from rducc.dialects.contracts import (
     f64_demoted,
     input_label,
     is_placed,
+    output_edges,
     result_updates,
     set_weights_file,
 )
@@ -40,6 +41,7 @@ from rducc.errors import RduccError
 from rducc.frontend.joint_graph import is_joint
 from rducc.frontend.loader import export_model, load_exported_program
 from rducc.runtime.dtypes import complex_to_pair, pair_to_complex
+from rducc.runtime.output_edges import edge_tensor
 from rducc.targets import DEFAULT_TARGET, Target, load_target
 from rducc.weights import numpy_to_torch, save_weights, sidecar_path, through_bits, torch_to_numpy
 
@@ -412,6 +414,8 @@ class Program:
         for index in complex_outputs(self.module):
             results[index] = pair_to_complex(results[index])
         outputs: list[Any] = [_output_tensor(r) for r in results]
+        for index, edge in output_edges(self.module).items():
+            outputs[index] = edge_tensor(outputs[index], edge)
         for index in self._f64_outputs:
             outputs[index] = outputs[index].double()
         for index, kind in self._numbers.items():

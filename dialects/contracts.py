@@ -68,6 +68,8 @@ COMPLEX_INPUTS = "rdu.complex_inputs"
 """Module: the labels of the user inputs that are complex, read as `view_as_real` pairs."""
 COMPLEX_OUTPUTS = "rdu.complex_outputs"
 """Module: the positions of the user outputs that are complex, written as `view_as_real` pairs."""
+OUTPUT_EDGES = "rdu.output_edges"
+"""Module: the user outputs the caller receives in a dtype or layout the program holds otherwise (`OutputEdge`)."""
 SAVED = "rdu.saved"
 """Kernel of a training step: where each result the backward reads lives (`rdu-place-saved`; `rducc.dialects.saved`)."""
 RECOMPUTES = "rdu.recomputes"
@@ -853,6 +855,60 @@ def set_complex_edges(module: Operation, inputs: Sequence[str], outputs: Sequenc
         module.attributes[COMPLEX_INPUTS] = ArrayAttr(StringAttr(label) for label in inputs)
     if outputs:
         module.attributes[COMPLEX_OUTPUTS] = ArrayAttr(IntegerAttr(i, i64) for i in outputs)
+
+
+@dataclass(frozen=True)
+class OutputEdge:
+    """A user output the program computes as a plain dense tensor and its caller receives otherwise:
+    `dtype` "uint64" (the program writes its int64 bits), or a sparse `layout` (the program writes the
+    dense tensor; the caller converts it with torch's `Tensor.to_sparse` and these arguments)."""
+
+    dtype: str = ""
+    layout: str = ""
+    """"" (strided), or torch's name of a sparse layout: sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc."""
+    sparse_dim: int | None = None
+    dense_dim: int | None = None
+    blocksize: tuple[int, ...] | None = None
+
+    def attr(self) -> DictionaryAttr:
+        fields: dict[str, Attribute] = {"dtype": StringAttr(self.dtype), "layout": StringAttr(self.layout)}
+        for key, number in (("sparse_dim", self.sparse_dim), ("dense_dim", self.dense_dim)):
+            if number is not None:
+                fields[key] = IntegerAttr(number, i64)
+        if self.blocksize is not None:
+            fields["blocksize"] = ArrayAttr(IntegerAttr(b, i64) for b in self.blocksize)
+        return DictionaryAttr(fields)
+
+    @staticmethod
+    def of(attr: DictionaryAttr) -> OutputEdge:
+        data = attr.data
+
+        def number(key: str) -> int | None:
+            found = data.get(key)
+            return found.value.data if isinstance(found, IntegerAttr) else None
+
+        dtype, layout, block = data.get("dtype"), data.get("layout"), data.get("blocksize")
+        return OutputEdge(
+            dtype.data if isinstance(dtype, StringAttr) else "",
+            layout.data if isinstance(layout, StringAttr) else "",
+            number("sparse_dim"), number("dense_dim"),
+            tuple(b.value.data for b in block.data if isinstance(b, IntegerAttr)) if isinstance(block, ArrayAttr)
+            else None,
+        )
+
+
+def output_edges(module: Operation) -> dict[int, OutputEdge]:
+    """The user outputs (by position) converted at the program's edge (`OutputEdge`); {} when none."""
+    attr = module.attributes.get(OUTPUT_EDGES)
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    return {int(key): OutputEdge.of(value) for key, value in attr.data.items() if isinstance(value, DictionaryAttr)}
+
+
+def set_output_edges(module: Operation, edges: Mapping[int, OutputEdge]) -> None:
+    """Record the user outputs converted at the edge; none: no attribute."""
+    if edges:
+        module.attributes[OUTPUT_EDGES] = DictionaryAttr({str(i): edge.attr() for i, edge in sorted(edges.items())})
 
 
 # --- the target ------------------------------------------------------------

@@ -821,6 +821,12 @@ def nanmedian_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[
 __all__: list[str] = []
 
 
+@decomposes("aten._neg_view.default")
+def neg_view(self: torch.Tensor) -> torch.Tensor:
+    """torch's lazily negated view (`z.conj().imag`): in a functional program, the negation."""
+    return torch.neg(self)
+
+
 @decomposes("aten._index_put_impl.default")
 def index_put_impl(self: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor,
                    accumulate: bool = False, unsafe: bool = False) -> torch.Tensor:

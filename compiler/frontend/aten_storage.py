@@ -110,7 +110,40 @@ def resize(self: torch.Tensor, size: Sequence[int], *, memory_format: Any = None
     return self.reshape(-1)[:count].reshape(list(size))
 
 
-__all__ = ["convert_view_dtype", "prims_prod", "resize", "view_dtype"]
+def _xor_along(bits: torch.Tensor, dim: int) -> torch.Tensor:
+    """The xor of `bits` along `dim` (kept, of size 1): halves xored until one is left (a zero
+    appended to an odd count; none left of an empty dim is zero)."""
+    count = bits.shape[dim]
+    if count == 0:
+        return torch.zeros([*bits.shape[:dim], 1, *bits.shape[dim + 1:]], dtype=bits.dtype)
+    while count > 1:
+        if count % 2:
+            bits = torch.cat([bits, torch.zeros_like(bits.narrow(dim, 0, 1))], dim)
+            count += 1
+        count //= 2
+        bits = torch.bitwise_xor(bits.narrow(dim, 0, count), bits.narrow(dim, count, count))
+    return bits
+
+
+@decomposes("aten.hash_tensor.default")
+def hash_tensor(self: torch.Tensor, dim: Sequence[int] = (), *, keepdim: bool = False, mode: int = 0) -> Any:
+    """torch's mode 0: each element widened to float64 (a float) or int64 (an integer or bool), its
+    64 bits xor-reduced over `dim` (every dim when empty), read as uint64 (which the program returns
+    as its int64 bits: `rducc.frontend.output_edges`)."""
+    if mode != 0:
+        raise RduccError(f"hash_tensor with mode={mode}; torch defines mode 0 (an xor reduction) only")
+    wide = self.to(torch.float64 if self.dtype.is_floating_point else torch.int64)
+    bits = aten.view.dtype(wide, torch.int64) if wide.dtype == torch.float64 else wide
+    rank = self.dim()
+    dims = sorted({d % max(rank, 1) for d in (dim or range(rank))}) if rank else []
+    for axis in dims:
+        bits = _xor_along(bits, axis)
+    if dims and not keepdim:
+        bits = bits.squeeze(dims)
+    return aten.view.dtype(bits, torch.uint64)
+
+
+__all__ = ["convert_view_dtype", "hash_tensor", "prims_prod", "resize", "view_dtype"]
 
 
 # --------------------------------------------------------------------------

@@ -243,8 +243,10 @@ def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
 
 def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     """The padded counts `node` cannot take padded (empty when it takes them all)."""
-    if node.op == "output":
-        return shapes.exact(shapes.original.get(node)) | {
+    if node.op == "output":  # a count returned, or a number computed from one, keeps the exact path
+        returned = {s for a in _arg_nodes(node) if isinstance(shapes.original.get(a), torch.SymInt)
+                    for s in _free(shapes.original[a].node.expr)} & set(shapes.capacity)
+        return shapes.exact(shapes.original.get(node)) | returned | {
             s for a in _arg_nodes(node) for s in shapes.exact(shapes.original.get(a))}
     if node.op != "call_function" or node.target in _SCALAR_NODES or node.target is operator.getitem:
         return set()

@@ -510,6 +510,33 @@ def _refuse_unknown(graph: torch.fx.Graph) -> None:
             )
 
 
+_SIZE_READS = (aten.sym_size.int, aten.sym_numel.default)
+
+
+def _sizes_as_numbers(graph: torch.fx.Graph) -> None:
+    """A size of a data-dependent result (`picked.numel()`, returned or computed with) is now the
+    example's number: its uses read that number, which the check on the result makes true at run time
+    (only where the result is read by more than its sizes: otherwise nothing would run its check)."""
+    for node in list(graph.nodes):
+        value, source = node.meta.get("val"), node.args[0] if node.args else None
+        if node.target not in _SIZE_READS or not isinstance(value, int) or not isinstance(source, Node):
+            continue
+        if all(user.target in _SIZE_READS for user in source.users):
+            continue
+        _read_as(node, value)
+        graph.erase_node(node)
+
+
+def _read_as(node: Node, number: int) -> None:
+    """Every use of `node` reads `number` instead."""
+    def swap(arg: Node) -> Any:
+        return number if arg is node else arg
+
+    for user in list(node.users):
+        user.args = torch.fx.node.map_arg(user.args, swap)
+        user.kwargs = torch.fx.node.map_arg(user.kwargs, swap)
+
+
 def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None) -> None:
     """Rewrite (in place) the program's data-dependent sizes as the example's, checked (module docstring);
     per-expert counts padded to their capacity (at most `capacity_bound` when given) where
@@ -541,6 +568,7 @@ def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None
     for node in list(graph.nodes):
         if str(node.target) in _ASSERTS:
             graph.erase_node(node)
+    _sizes_as_numbers(graph)
     graph.eliminate_dead_code()
     graph.lint()
     ep.graph_module.recompile()

@@ -49,6 +49,7 @@ from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.local_decompose import decompose_locally, decompose_repeated
 from rducc.frontend.locations import describe_location
+from rducc.frontend.output_edges import lower_output_edges, without_sparse_outputs
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
 from rducc.frontend.training_mode import TRAINING_CHECKS
 from rducc.registration import registering
@@ -367,6 +368,7 @@ def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
     """`decompose`'s work, uncached."""
     if has_cond(ep):
         ep = inline_conds(ep)  # both branches and a select: decomposed as any other op
+    ep, sparse = without_sparse_outputs(ep)
     table = decomposition_table(ep)
     with captured_torch_logs():  # its tracebacks: rducc reports the error itself
         local = decompose_locally(ep, table)  # a few nodes to decompose: those alone
@@ -380,6 +382,7 @@ def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
         lower_complex(result)
     if has_python_numbers(result):
         lower_python_numbers(result)
+    lower_output_edges(result, sparse)
     return result
 
 

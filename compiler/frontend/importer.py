@@ -42,6 +42,7 @@ from rducc.dialects.contracts import (
     set_complex_edges,
     set_f64_demoted,
     set_level,
+    set_output_edges,
     set_result_roles,
     set_result_updates,
     weight_arg,
@@ -88,6 +89,7 @@ from rducc.frontend.host_ops import host_fallback
 from rducc.frontend.joint_graph import GRADIENT_KINDS, gradient_role, node_phases
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
+from rducc.frontend.output_edges import lowered_output_edges
 from rducc.frontend.training_mode import check_eval_mode
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
@@ -407,10 +409,12 @@ def import_program(
     if f64 != "demote":
         module = _import_program(ep, f64, outline_layers, host_ops)
         set_complex_edges(module, inputs, outputs)
+        set_output_edges(module, lowered_output_edges(ep))
         return module
     with f64_demoted():
         module = _import_program(ep, f64, outline_layers, host_ops)
     set_complex_edges(module, inputs, outputs)
+    set_output_edges(module, lowered_output_edges(ep))
     count = f64_node_count(ep)
     if count:
         set_f64_demoted(module, count)

@@ -200,6 +200,8 @@ def _graph_reason(graph: Any, symbol: str, inputs: Sequence[str], fills: dict[st
             sites = _contraction_sites(node, symbol, layouts)
             masks.extend(layouts.masking(node, sites or []))
             why = "" if sites else why
+        if not why and masks is not None:
+            masks.extend(layouts.masking(node, _prefix_sites(node, symbol, layouts)))
         if why.startswith("reads across"):
             inside = _index_inside(node, symbol, layouts)  # renumbered through the mask, never filled
             filled = None if inside else _neutral_fill(node, symbol, inputs, fills)
@@ -307,10 +309,25 @@ def _mask_site(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> MaskSite 
     if name == "linalg_vector_norm" and not _positive_order(node):
         return None
     dims = _masked_axes(operand, symbol, layouts, range(value.dim()))
-    laid = layouts.of(operand)
-    if dims and name in _RUNNING_INDICES and not all(_is_lead(laid[axis], symbol) for axis, _ in dims):
-        return None  # a running index along a dim the padded positions sit inside would count them
     return MaskSite(node.name, dims, fill) if dims else None
+
+
+def _prefix_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> list[MaskSite]:
+    """A running op (`_PREFIX`) along a dim the padded one is laid inside (pads between real positions):
+    its operand read with the op's neutral value at the pads (`_PREFIX_FILL`), so each real position
+    sums, multiplies or compares its real predecessors only; [] along a dim holding the pads at its end
+    (they follow every real position) or one a mask cannot follow."""
+    target = node.target
+    name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+    operand = node.args[0] if node.args else None
+    value = _val(operand)
+    if name not in _PREFIX_FILL or not isinstance(operand, torch.fx.Node) or not isinstance(value, torch.Tensor):
+        return []
+    axis = _arg(node, 1, "dim") % max(value.dim(), 1)
+    if _is_lead(layouts.of(operand)[axis] if value.dim() else None, symbol):
+        return []
+    dims = _masked_axes(operand, symbol, layouts, [axis])
+    return [MaskSite(node.name, dims, _PREFIX_FILL[name])] if dims else []
 
 
 def _masked_axes(operand: torch.fx.Node, symbol: str, layouts: _Layouts, axes: Iterable[int]
@@ -395,14 +412,13 @@ def _cross_entropy_reason(node: torch.fx.Node, symbol: str) -> str:
     """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, ...): class-index targets
     along the padded dim are read through the validity mask (a padded target is `ignore_index`,
     `_ignored_sites`), for a mean, a sum or a per-position loss (reduction none, laid out as its
-    targets: `_Layouts.step`); the padded dim among the classes or in probability targets is not read here."""
+    targets: `_Layouts.step`); so are probability targets (`_soft_cross_entropy`); the padded dim among the
+    classes is not read here."""
     args: Any = node.args
     source, target = _val(args[0]), _val(args[1])
     classes = 1 if source.dim() > 1 else 0
     if classes in _carries(source, symbol):
         return f"reads across its dim {classes} (classes), which carries the padded dim"
-    if target.dtype.is_floating_point:
-        return _UNKNOWN
     return f"{_IGNORES}, whose dims carry the padded dim" if _carries(target, symbol) else ""
 
 
@@ -411,15 +427,22 @@ def _ignored_sites(node: torch.fx.Node, symbol: str, layouts: _Layouts) -> list[
     zeros; None when a mask cannot say which positions are padded."""
     args: Any = node.args
     ignore = _arg(node, 4, "ignore_index")
-    target_dims = _masked_axes(args[1], symbol, layouts, range(_val(args[1]).dim()))
-    source_axes = [axis if axis == 0 else axis + 1 for axis in range(_val(args[1]).dim())]
+    target = _val(args[1])
+    soft = target.dtype.is_floating_point  # probabilities: the target has the input's shape, classes and all
+    axes = [axis for axis in range(target.dim()) if not (soft and axis == 1)]
+    target_dims = _masked_axes(args[1], symbol, layouts, axes)
+    source_axes = axes if soft else [axis if axis == 0 else axis + 1 for axis in axes]
     source_dims = _masked_axes(args[0], symbol, layouts, [a for a in source_axes if a < _val(args[0]).dim()])
     if not target_dims or source_dims is None:
         return None
-    sites = [MaskSite(node.name, target_dims, str(-100 if ignore is None else ignore), (1,))]
+    fill = SOFT_TARGETS if soft else str(-100 if ignore is None else ignore)
+    sites = [MaskSite(node.name, target_dims, fill, (1,))]
     return sites + ([MaskSite(node.name, source_dims, "0", (0,))] if source_dims else [])
 
 
+SOFT_TARGETS = "soft"
+"""The `MaskSite.fill` of a cross entropy with probability targets along a padded dim: the per-position
+losses of the real positions only, summed or averaged over their count (`_soft_cross_entropy`)."""
 ATTENTION = "keys"
 """The `MaskSite.fill` of an attention whose padded keys the validity mask hides (`_attention_of_real_keys`)."""
 
@@ -616,13 +639,17 @@ _MASKED = {**_NEUTRAL, "sum": "0", "nansum": "0", "count_nonzero": "0", "any": "
 computed from the masked operand and the mask (`_counted_reduction`). The one table of what a validity
 mask makes exact."""
 _RUNNING_INDICES = {"cummax", "cummin"}
-"""Running ops of `_MASKED` that return positions along their dim: exact through a mask only where the
-padded positions are one block at its end."""
+"""Running ops that return positions along their dim: through a mask (`_prefix_sites`) each is renumbered
+among the real positions (`_running_indexed`)."""
 _INDEXED = {"argmax", "argmin", "max", "min"}
 """Reductions of `_MASKED` that return positions along the reduced dim: through a mask, each position is
 renumbered among the real ones (`_indexed_reduction`), wherever the padded positions sit."""
 _PREFIX = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 """Ops along a dim whose position i reads positions 0..i only: the pads at the end reach no real one."""
+_PREFIX_FILL = {"cumsum": "0", "cumprod": "1", "logcumsumexp": "-inf", "cummax": "-inf", "cummin": "inf"}
+"""The value a running op's pads get where they sit between real positions (`_prefix_sites`): one that
+leaves every running result exact (x + 0, x * 1, exp(-inf) = 0; a running max never picks a -inf pad
+over a real position after it, as a tie moves the index to the later position)."""
 _NEEDS_DIM = {"argmax", "argmin"}
 """Ops of `_NEUTRAL` whose result without a `dim` (an index into the flattened input) counts the
 padded positions: padded only along a named dim."""
@@ -955,12 +982,14 @@ class _Layouts:
             if isinstance(source, tuple):
                 self.known[node] = source[node.args[1]]  # type: ignore[index]
             return ""
+        name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
+        if name in _PREFIX and isinstance(node.args[0], torch.fx.Node):
+            return self._running(node, value)
         if isinstance(value, tuple | list):
             self.known[node] = tuple(self._default(v) for v in value)
             return self._all_lead(node)
         if not isinstance(value, torch.Tensor):
             return ""
-        name = target._overloadpacket.__name__ if isinstance(target, torch._ops.OpOverload) else ""
         args: Any = node.args
         first = self.of(args[0]) if args and isinstance(args[0], torch.fx.Node) else []
         out_sizes = _sizes(value)
@@ -986,6 +1015,10 @@ class _Layouts:
         if name == "cross_entropy_loss" and value.dim() == _val(args[1]).dim():
             self.known[node] = self.of(args[1])  # a per-position loss (reduction none): its targets' layout
             return self._all_lead(node)
+        if name == "cross_entropy_loss" and value.dim() and value.dim() == _val(args[1]).dim() - 1:
+            laid = self.of(args[1])  # per position of probability targets: their layout less the classes
+            self.known[node] = [laid[0], *laid[2:]]
+            return self._all_lead(node)
         fill = name in _FILLS  # every position the same value: any layout fits
         if not fill:
             why = self._all_lead(node)
@@ -993,6 +1026,17 @@ class _Layouts:
                 return why
         self.known[node] = [ANY if fill and _has(size, self.symbol) else layout
                             for size, layout in zip(out_sizes, self._default(value))]
+        return ""
+
+    def _running(self, node: torch.fx.Node, value: Any) -> str:
+        """A running op (`_PREFIX`): position by position its operand's layout (values and indices alike),
+        when its dim holds the pads at its end or is read through a validity mask."""
+        source: Any = node.args[0]
+        laid = self.of(source)
+        axis = _arg(node, 1, "dim") % max(len(laid), 1)
+        if laid and not self._lead_but_masked(node, source, [axis]):
+            return "runs along a dim whose padded positions a view laid inside another dim"
+        self.known[node] = tuple(list(laid) for _ in value) if isinstance(value, tuple | list) else list(laid)
         return ""
 
     def _all_lead(self, node: torch.fx.Node) -> str:
@@ -1160,6 +1204,14 @@ def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple
         node.args = (*node.args[:3], mask)
         node.kwargs = {key: value for key, value in bound.items() if key not in names[:3]}
         return
+    if fill == SOFT_TARGETS:
+        target = node.target
+        assert isinstance(target, torch._ops.OpOverload)
+        names = [a.name for a in target._schema.arguments]
+        node.target = _soft_cross_entropy
+        node.kwargs = dict(zip(names[2:], node.args[2:])) | dict(node.kwargs)
+        node.args = (node.args[0], operand, mask)
+        return
     with graph.inserting_before(node):
         masked = graph.call_function(_masked, (operand, mask, fill))
     node.args = _replaced(node.args, path, masked)
@@ -1172,6 +1224,11 @@ def _mask_node(graph: torch.fx.Graph, node: torch.fx.Node, group: Sequence[tuple
         node.target = _counted_reduction
         node.args = (masked, mask)
         node.kwargs = {"op": name, **bound}
+    elif isinstance(target, torch._ops.OpOverload) and name in _RUNNING_INDICES:
+        kwargs = {"op": name, "dim": _arg(node, 1, "dim")}
+        node.target = _running_indexed
+        node.args = (masked, mask)
+        node.kwargs = kwargs
     elif isinstance(target, torch._ops.OpOverload) and name in _INDEXED and _arg(node, 1, "dim") is not None:
         kwargs = {"op": name, "dim": _arg(node, 1, "dim"), "keepdim": bool(_arg(node, 2, "keepdim"))}
         node.target = _indexed_reduction
@@ -1221,6 +1278,24 @@ def _attention_of_real_keys(query: torch.Tensor, key: torch.Tensor, value: torch
         mask = torch.where(seen, attn_mask, torch.tensor(float("-inf"), dtype=attn_mask.dtype))
     return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p,
                                                             scale=scale, enable_gqa=enable_gqa)
+
+
+def _soft_cross_entropy(source: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, weight: Any = None,
+                        reduction: int = 1, ignore_index: int = -100, label_smoothing: float = 0.0) -> torch.Tensor:
+    """`cross_entropy_loss` with probability targets over the real positions of `mask` (shaped as the
+    targets, true at the real ones): each position's loss as torch computes it (padded targets read as
+    zeros, their losses dropped), then none, the sum, or the mean over the count of real positions
+    (torch's mean of probability targets divides by that count, whatever the class weights)."""
+    target = torch.where(mask, target, torch.zeros((), dtype=target.dtype))
+    losses = torch.nn.functional.cross_entropy(source, target, weight, reduction="none",
+                                               label_smoothing=label_smoothing)
+    real = mask.expand(target.shape)
+    real = real.select(1, 0) if target.dim() > 1 else real.all()
+    losses = torch.where(real, losses, torch.zeros((), dtype=losses.dtype))
+    if reduction == 0:
+        return losses
+    total = losses.sum()
+    return total if reduction == 2 else total / real.sum().to(total.dtype)
 
 
 def _masked(operand: torch.Tensor, mask: torch.Tensor, fill: str) -> torch.Tensor:
@@ -1285,6 +1360,14 @@ def _indexed_reduction(masked: torch.Tensor, mask: torch.Tensor, *, op: str, dim
     if op in ("argmax", "argmin"):
         return rank[result]
     return result[0], rank[result[1]]
+
+
+def _running_indexed(masked: torch.Tensor, mask: torch.Tensor, *, op: str, dim: int) -> Any:
+    """cummax/cummin along `dim` of an operand masked (+-inf) by `mask`: each running index renumbered
+    among the real positions along `dim` (at a real position it is never a pad's: `_PREFIX_FILL`)."""
+    values, indices = getattr(torch, op)(masked, dim)
+    rank = _rank_among_real(_real_along(mask.expand(masked.shape), dim % max(masked.dim(), 1)))
+    return values, rank.clamp_min(0)[indices]
 
 
 def _real_along(full: torch.Tensor, axis: int) -> torch.Tensor:

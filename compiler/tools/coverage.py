@@ -22,8 +22,6 @@ MISSING_OPS: dict[str, str] = {
     # convolution, pooling, resampling
     # creation
     # other
-    "aten._to_sparse.default": "sparse layouts: every tensor is dense (COO indices are a data-dependent size)",
-    "aten.hash_tensor.default": "an xor-reduction of a tensor's raw bits (no bit-exact reduction of float bits)",
 }
 """ATen overloads rducc does not import yet, with what is missing for each."""
 
@@ -61,7 +59,15 @@ PARTIAL_FORMS: dict[str, str] = {
 OTHER_GAPS: dict[str, str] = {
     "uint8": "supported (element type `ui8`): wrap-around arithmetic, torch's promotion and casts, reductions,"
     " indexing, quantize/dequantize per tensor and per channel",
-    "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them)",
+    "uint16, uint32, uint64": "refused with a clear dtype error (torch itself has few ops for them), but for a"
+    " uint64 result the program returns: `hash_tensor` (each element widened to 64 bits, xor-reduced by halves)"
+    " and `view(torch.uint64)` of int64 are computed as int64 bits and read as uint64 at the program's edge"
+    " (`rdu.output_edges`); such a value read inside the program is one error naming the op and source line",
+    "sparse layouts": "a sparse result the program returns (`to_sparse` with sparse_dim, layout, blocksize or"
+    " dense_dim, `to_sparse_csr`/`csc`/`bsr`/`bsc`) is computed dense and converted at the program's edge by"
+    " torch's own `Tensor.to_sparse` (`rducc.Program` returns the sparse tensor, `rducc-run` writes its parts:"
+    " `output_N.indices`, `.values`, ..., `.shape`); a sparse tensor read inside the program (`torch.sparse.mm`,"
+    " `to_dense`) is one error naming the op and source line: tensors are dense on the chip",
     "float8": "float8_e4m3fn and float8_e5m2 supported (element types f8E4M3FN, f8E5M2; 1 byte each in memory,"
     " computed in f32): casts round to nearest even as torch does (e4m3fn saturating at +-448), `_scaled_mm`"
     " (per-tensor or row/column scales, bias, scale_result, out_dtype), layout ops, float8 weights in the"

@@ -38,6 +38,7 @@ from rducc.dialects.contracts import (
     input_label,
     is_placed,
     module_target,
+    output_edges,
     partition_of,
     weights_file,
 )
@@ -297,16 +298,21 @@ def _named_results(module: ModuleOp, results: list[np.ndarray]) -> dict[str, np.
     from rducc.dialects.contracts import result_updates
     from rducc.dialects.program import entry_function
     from rducc.runtime.dtypes import pair_to_complex
+    from rducc.runtime.output_edges import edge_arrays
 
     updates = result_updates(entry_function(module)) or [None] * len(results)
-    complex_positions = set(complex_outputs(module))
+    complex_positions, edges = set(complex_outputs(module)), output_edges(module)
     named: dict[str, np.ndarray] = {}
     user = 0
-    for update, result in zip(updates, results):
+    for index, (update, result) in enumerate(zip(updates, results)):
         if update is None:
             result = pair_to_complex(result) if user in complex_positions else result
+            if user in edges:
+                named |= edge_arrays(f"output_{index}", result, edges[user])
+                user += 1
+                continue
             user += 1
-        named[f"{update.kind}:{update.name}" if update else f"output_{len(named)}"] = result
+        named[f"{update.kind}:{update.name}" if update else f"output_{index}"] = result
     return named
 
 

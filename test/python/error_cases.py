@@ -73,6 +73,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
+    "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
     "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
@@ -578,6 +579,10 @@ CASES: list[ErrorCase] = [
               "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
               "aten.sin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
+    ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
+              "aten.to_sparse.default makes a sparse tensor, read by aten.to_dense.default inside the program; rducc "
+              "holds tensors dense and signed inside a program and converts a sparse or uint64 result only where "
+              "the program returns it"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
     ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
     ErrorCase("attention backward with dropout", RDUCC, ("{attention_dropout}", *OUT), "attention with dropout_p=0.1 in training: its random mask is drawn inside torch's fused kernel and not saved for the backward"),
@@ -1062,6 +1067,12 @@ def _model_files(paths: dict[str, Path]) -> None:
             return torch.unique(x, dim=0)
 
     _export(UniqueRows(), (torch.randn(4, 8),), paths["data_dependent"])
+
+    class SparseInside(nn.Module):
+        def forward(self, x):
+            return x.to_sparse().to_dense() + 1
+
+    _export(SparseInside(), (torch.randn(3, 4),), paths["sparse_inside"])
 
     class ResizeGrow(nn.Module):
         def forward(self, x):

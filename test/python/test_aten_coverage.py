@@ -1038,8 +1038,6 @@ def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------
 
 MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
-    "aten._to_sparse.default": (lambda a: a.to_sparse(), (X,)),
-    "aten.hash_tensor.default": (lambda a: torch.hash_tensor(a), (X,)),
 }  # fmt: skip
 
 
@@ -1095,6 +1093,7 @@ def test_supported_overload_count() -> None:
     assert len(core) >= 155, f"{len(core)} overloads with torch's core tag"
 
 
+@pytest.mark.skipif(not MISSING_EXAMPLES, reason="MISSING_OPS lists no overload")
 def test_missing_ops_give_the_unsupported_error() -> None:
     """Every example of a missing op in one model: the one error names each of them."""
     program = _all_in_one(list(MISSING_EXAMPLES.values()))

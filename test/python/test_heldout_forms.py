@@ -95,6 +95,15 @@ class UniqueAndRepeats(nn.Module):
         return values * counts, inverse, torch.repeat_interleave(x, r, dim=0).cumsum(0), unordered - 1
 
 
+class CountAndConjugateParts(nn.Module):
+    """Round 13's refusals: the count of rows a nonzero picks returned as a number (`rows.numel()`, a
+    size of a data-dependent result), and `z.conj().imag` (torch's lazily negated view, `_neg_view`)."""
+
+    def forward(self, x: torch.Tensor, z: torch.Tensor):
+        rows = (x.sum(1) > 0).nonzero()[:, 0]
+        return x[rows].sum(0), rows.numel(), z.conj().imag, z.conj().real
+
+
 def _numbers_inputs(seed: int) -> tuple[torch.Tensor, ...]:
     return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2) + seed
 
@@ -111,11 +120,13 @@ CASES = {
         (torch.tensor([[3, 1, 3], [2, 1, 1]]), _randn(4, 2, seed=0), torch.tensor([1, 0, 2, 1])),
         (torch.tensor([[0, 9, 4], [4, 4, 9]]), _randn(4, 2, seed=1), torch.tensor([0, 3, 0, 1]))]),
     "complex_input_layout": (ComplexInputLayout, [(_randn(3, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
+    "count_and_conjugate_parts": (CountAndConjugateParts, [
+        (torch.tensor([[1.0, 2.0], [-3.0, 0.5], [2.0, -1.0]]), _randn(3, seed=s, dtype=torch.complex64)) for s in (0, 1)]),
 }
 
 
 LEVELS = {"numbers": 0, "masked_updates": 2, "masked_token_rows": 0, "unique_and_repeats": 2,
-          "complex_input_layout": 0}
+          "complex_input_layout": 0, "count_and_conjugate_parts": 2}
 """One -O level per case, to keep the suite fast (each mechanism is the frontend's, the same
 at every level); bench/heldout_sweep.py runs every form at -O0 and -O2."""
 
@@ -140,6 +151,9 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
             program(torch.tensor([[1, 2, 3], [4, 5, 6]]), x, r)
         with pytest.raises(RduccError, match="'repeat_interleave': the repeats sum to another length than the 4"):
             program(c, x, torch.tensor([1, 1, 1, 2]))
+    if name == "count_and_conjugate_parts":  # a returned count keeps the example's value, checked
+        with pytest.raises(RduccError, match="'nonzero': the input has another number of nonzero elements than the 2"):
+            program(torch.ones(3, 2), inputs[0][1])
     if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}

@@ -338,18 +338,13 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
         def forward(self, x):
             return torch.einsum("bss->bs", x * 2)
 
-    class CummaxInside(nn.Module):  # a running index along a dim seq is laid inside would count the pads
-        def forward(self, x):
-            return x.transpose(1, 2).reshape(x.shape[0], -1).mul(2).cummax(-1).indices
-
     class MaxOfInts(nn.Module):
         def forward(self, x):
             return x.amax(1)
 
     dim = Dim("seq", min=2, max=16)
     seq = ({1: dim},)
-    for model, example, why in [(DiagonalOfScaled, torch.randn(2, 6, 6), "aten.einsum (at test_shape_padding.py:"),
-                                (CummaxInside, torch.randn(2, 6, 3), "aten.cummax (at test_shape_padding.py:")]:
+    for model, example, why in [(DiagonalOfScaled, torch.randn(2, 6, 6), "aten.einsum (at test_shape_padding.py:")]:
         plan = _plan(model(), (example,), ({1: dim, 2: dim},) if example.shape[1] == example.shape[2] else seq)
         assert plan.dims == [] and why in plan.refused["seq"] and plan.fills == [""], (model.__name__, plan)
     plan = _plan(MaxOfInts(), (torch.ones(2, 6, dtype=torch.long),), seq)
@@ -358,6 +353,50 @@ def test_what_a_validity_mask_cannot_make_exact_still_refuses_the_dim():
     both = {0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=16)}
     plan = _plan(MaxOfInts(), (torch.randn(2, 6),), (both,), vouched=["batch"])  # a vouched dim pads with zeros
     assert plan.dims == ["batch"] and "but --pad-dims batch pads it with zeros" in plan.refused["seq"], plan
+
+
+class RunningInside(nn.Module):
+    """Running ops along `[batch, 3*seq]` (seq laid inside the 3, so the pads sit between real positions):
+    cummax/cummin values and indices, cumsum, cumprod, logcumsumexp, each viewed back to `[batch, seq, 3]`."""
+
+    def forward(self, x):
+        b = x.shape[0]
+        flat = x.transpose(1, 2).reshape(b, -1) * 2
+
+        def back(t):
+            return t.reshape(b, 3, -1).transpose(1, 2)
+
+        top, low = flat.cummax(-1), torch.cummin(flat, 1)
+        return (back(top.values), back(top.indices), back(low.indices), back(flat.cumsum(1)),
+                back((flat * 0.5).cumprod(-1)), back(flat.logcumsumexp(1)))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_running_ops_along_a_dim_seq_is_laid_inside_read_neutral_pads(opt_level, monkeypatch):
+    """seq 5 and 3 through the seq=8 bucket equal eager (a tie included: cummax moves to the later one);
+    planted (the bucket's masked program run by torch): pads read as zeros make the running max of
+    negative values and the running product differ."""
+    from rducc.shapes import padding
+
+    seq = Dim("seq", min=2, max=16)
+    compiled = rducc.compile(RunningInside(), (torch.randn(2, 6, 3),), dynamic_shapes=({1: seq},),
+                             shapes={"seq": [8]}, opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    for size in (5, 3):
+        x = -torch.rand(2, size, 3, generator=torch.Generator().manual_seed(size)) - 0.5  # below a zero pad
+        x[0, 1, 1] = x[0, 0, 1]
+        for index, (have, want) in enumerate(zip(compiled(x), RunningInside()(x), strict=True)):
+            torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-6, msg=f"seq {size}, output {index}")
+    if opt_level == 0:
+        monkeypatch.setattr(padding, "_PREFIX_FILL", dict.fromkeys(padding._PREFIX_FILL, "0"))
+        source = torch.export.export(RunningInside(), (torch.randn(2, 6, 3),), dynamic_shapes=({1: seq},))
+        dims = dynamic_dims(source)
+        plan = padding_plan(source, dims)
+        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        padded = padding.pad_arrays([x], [(2, 8, 3)], plan.fills)
+        planted = bucket(*padded, torch.arange(8) < x.shape[1])
+        want = RunningInside()(x)
+        assert not torch.allclose(planted[0][:, :3], want[0]) and not torch.allclose(planted[4][:, :3], want[4])
 
 
 class IndicesInside(nn.Module):
@@ -546,6 +585,58 @@ def test_a_per_token_loss_over_a_padded_seq_is_cut_as_its_targets(opt_level):
     torch.manual_seed(0)
     model = PerTokenLoss().eval()
     _seq5_through_the_seq8_bucket_as_eager(model, opt_level)
+
+
+class SoftTargetsLoss(nn.Module):
+    """Cross entropy with probability targets (distillation, mixup, label distributions) over flattened
+    tokens and over `[batch, classes, seq]`: mean, sum, class weights with label smoothing, and none."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 7)
+
+    def forward(self, x, probs):
+        logits = self.head(x)
+        ce = nn.functional.cross_entropy
+        return (ce(logits.reshape(-1, 7), probs.reshape(-1, 7)),
+                ce(logits.transpose(1, 2), probs.transpose(1, 2), reduction="sum"),
+                ce(logits.reshape(-1, 7), probs.reshape(-1, 7), weight=torch.linspace(0.5, 1.5, 7), label_smoothing=0.1),
+                ce(logits.transpose(1, 2), probs.transpose(1, 2), reduction="none") * 2)
+
+
+def _soft_tokens(seq: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seq)
+    return torch.randn(2, seq, 4, generator=generator), torch.randn(2, seq, 7, generator=generator).softmax(-1)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_loss_with_probability_targets_over_a_padded_seq_counts_the_real_tokens(opt_level):
+    """seq 5 and 3 through the seq=8 bucket equal eager: each padded position's loss is dropped and the
+    mean divides by the real count (label smoothing would give a zero target a loss); planted (the
+    bucket's masked program with every position said valid): the mean and the smoothed mean differ."""
+    from rducc.shapes import padding
+
+    torch.manual_seed(0)
+    model, seq = SoftTargetsLoss().eval(), {1: Dim("seq", min=2, max=16)}
+    compiled = rducc.compile(model, _soft_tokens(6), dynamic_shapes=(seq, seq), shapes={"seq": [8]},
+                             opt_level=opt_level)
+    assert compiled.padding is not None and compiled.padding.dims == ["seq"], compiled.padding
+    for size in (5, 3):
+        x, probs = _soft_tokens(size)
+        with torch.no_grad():
+            expected = model(x, probs)
+        for index, (have, want) in enumerate(zip(compiled(x, probs), expected, strict=True)):
+            torch.testing.assert_close(have, want, rtol=1e-5, atol=1e-5, msg=f"seq {size}, output {index}")
+    if opt_level == 0:
+        with torch.no_grad():
+            source = torch.export.export(model, _soft_tokens(6), dynamic_shapes=(seq, seq))
+        dims = dynamic_dims(source)
+        plan = padding_plan(source, dims)
+        bucket = padding.specialize_masked(source, dims, {"seq": 8}, plan).module()
+        padded = padding.pad_arrays([x, probs], [(2, 8, 4), (2, 8, 7)], plan.fills)
+        with torch.no_grad():
+            planted = bucket(*padded, torch.ones(8, dtype=torch.bool))
+        assert not torch.allclose(planted[0], expected[0]) and not torch.allclose(planted[2], expected[2])
 
 
 def test_a_causal_mask_made_by_triu_over_a_padded_seq_is_positional():
