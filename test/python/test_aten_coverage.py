@@ -1037,10 +1037,6 @@ def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
 # The documented list of what is missing
 # --------------------------------------------------------------------------
 
-MISSING_EXAMPLES: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
-}  # fmt: skip
-
-
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
     "item-used-inside": (lambda a: torch.full_like(a, a.sum().item()), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
     "embedding_bag-last-offset-sizes": (lambda w, i, o: _EMBEDDING_BAG_FORWARD(w, i, o, False, 1, False, None, True, -1)[2], (floats(6, 3), torch.tensor([1, 3, 0]), torch.tensor([0, 2, 3])), "aten._embedding_bag_forward_only.default (bag_size or max_indices used with include_last_offset"),
@@ -1066,18 +1062,22 @@ def _all_in_one(examples: list[tuple[Callable[..., object], tuple[torch.Tensor, 
 
 
 def test_refused_forms_give_the_unsupported_error() -> None:
+    """Every refused form in one model: the one error counts them and names each,
+    with the reason and the source line of its first use."""
     program = _all_in_one([(fn, inputs) for fn, inputs, _ in REFUSED_FORMS.values()])
     with pytest.raises(UnsupportedOpsError) as error:
         rducc.compile(program)
+    lines = str(error.value).splitlines()
+    assert lines[0] == f"the model uses {len(REFUSED_FORMS)} operators rducc cannot import:"
     for _, _, message in REFUSED_FORMS.values():
-        assert message in str(error.value)
+        assert any(line.strip().startswith(message) and "first at" in line and "test_aten_coverage.py:" in line
+                   for line in lines), message
 
 
 def test_missing_list_matches_the_code() -> None:
     supported = set(supported_ops())
     assert not supported & set(MISSING_OPS), "an op listed as missing is supported"
     assert set(PARTIAL_FORMS) <= supported, "an op listed with refused forms is not supported at all"
-    assert set(MISSING_EXAMPLES) <= set(MISSING_OPS)
 
 
 def test_coverage_doc_is_generated_from_the_code() -> None:
@@ -1091,19 +1091,6 @@ def test_supported_overload_count() -> None:
     assert set(core) <= set(supported_ops())
     assert len(supported_ops()) >= 180, f"{len(supported_ops())} overloads supported"
     assert len(core) >= 155, f"{len(core)} overloads with torch's core tag"
-
-
-@pytest.mark.skipif(not MISSING_EXAMPLES, reason="MISSING_OPS lists no overload")
-def test_missing_ops_give_the_unsupported_error() -> None:
-    """Every example of a missing op in one model: the one error names each of them."""
-    program = _all_in_one(list(MISSING_EXAMPLES.values()))
-    with pytest.raises(UnsupportedOpsError) as error:
-        rducc.compile(program)
-    lines = str(error.value).splitlines()
-    count = len(MISSING_EXAMPLES)
-    assert lines[0].startswith(f"the model uses {count} operator{'s' if count > 1 else ''} rducc cannot import")
-    for target in MISSING_EXAMPLES:
-        assert any(line.strip().startswith(f"{target}: ") and "first at" in line for line in lines), target
 
 
 @pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
