@@ -30,13 +30,25 @@ The verdicts:
   rducc equal to eager autocast by the float32 bar. Printed beside it:
   rducc's distance from eager autocast (stricter), and eager autocast's own
   spread (the same training started from weights one float32 ulp apart,
-  `training_cases.rounding_twin`). At dp=2 the reference is the whole
-  batch under autocast, not DDP's (each rank's half under autocast,
-  gradients averaged in float32): rducc keeps a rank's partial gradient in
-  f32 through the all-reduce and rounds it once as eager's one kernel does,
-  so one step's gradients of tiny Llama at dp=2 differ from whole-batch
-  autocast's in 22 of 106,816 elements by more than 1e-3 of themselves, from
-  DDP autocast's in 61,099.
+  `training_cases.rounding_twin`).
+- dp=N: the reference is what torch's own data parallelism computes,
+  DistributedDataParallel (`training_cases.Around.ranks`, in one process):
+  each rank's 1/N of the batch forward and backward alone (under autocast
+  for bf16), each rank's gradients times 1/N and summed in float32 (DDP's
+  reducer divides as it fills its bucket, then all-reduces the sum), the
+  optimizer stepping on that average; the reported loss the ranks' mean.
+  float32 cells, the float64 training and the spreads use it too; bf16 is
+  judged by the same verdict with eager DDP autocast and eager DDP float32
+  ("budget": DDP autocast's distance from DDP float32), the whole batch's
+  figures printed beside it, not judged. A user training data-parallel
+  compares against DDP: a whole batch's kernel rounds each gradient once
+  over all rows, each DDP rank rounds its own (rducc's dp step computes the
+  latter, `rdu_partition.training.ddp_gradient`), and the two are a bf16
+  rounding apart in most gradient elements. A model whose rows are not
+  independent (batch norm in train mode: `training_cases.rows_independent`,
+  checked in float64 on the first batch) keeps the whole batch as its dp
+  reference: rducc's dp reduces its statistics over the replicas, as
+  SyncBatchNorm.
 - the torch.compile backend: the gradients of one `loss.backward()` within
   rtol 1e-4 (atol 1e-6) of eager's, every graph run as an rducc program.
 Batches are 2 rows at dp=2 (the models' examples with 1 row get a second).

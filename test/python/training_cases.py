@@ -136,8 +136,10 @@ class Around:
     """What a user does around each step in eager: gradients accumulated over `microbatches`
     equal chunks of the batch (each chunk's loss / k), then `clip_grad_norm_(max_grad_norm)` over
     the trained parameters before the update (`compile_training(microbatches=, max_grad_norm=)`).
-    `ranks` > 1: data parallel as torch's DistributedDataParallel computes it: each rank's shard of the
-    batch (its own `microbatches`) forward and backward alone, the gradients averaged (`_all_reduce_share`)."""
+    `ranks` > 1: data parallel as torch's DistributedDataParallel computes it: each rank's share of
+    each microbatch (rank r the r-th of `ranks` equal parts of it, as rducc's dp replica r holds them;
+    which rows a rank gets is the data loader's choice) forward and backward alone, accumulated over
+    the microbatches, then the ranks' gradients averaged (`_all_reduce_share`)."""
 
     microbatches: int = 1
     max_grad_norm: float | None = None
@@ -149,8 +151,10 @@ class Around:
         the loss (the chunks' mean; at `ranks` > 1 the mean of the ranks' losses, as DDP users log it)."""
         optimizer.zero_grad()
         total, summed = 0.0, dict[torch.Tensor, torch.Tensor]()
-        for x_rank, y_rank in zip(x.chunk(self.ranks), y.chunk(self.ranks), strict=True):
-            for xs, ys in zip(x_rank.chunk(self.microbatches), y_rank.chunk(self.microbatches), strict=True):
+        parts = [list(zip(xm.chunk(self.ranks), ym.chunk(self.ranks), strict=True))
+                 for xm, ym in zip(x.chunk(self.microbatches), y.chunk(self.microbatches), strict=True)]
+        for rank in range(self.ranks):
+            for xs, ys in (part[rank] for part in parts):
                 with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
                     value = loss(model(xs), ys)
                 (value / self.microbatches).backward()
@@ -333,7 +337,8 @@ class MixedPrecisionVerdict:
     is then autocast's own to float32 rounding, and the comparison of the
     two a coin flip in the last bits. The distance from eager autocast is
     kept beside it (stricter: two bf16 trainings as close to float32 as each
-    other can be twice the budget apart)."""
+    other can be twice the budget apart). At dp=N both eager references are
+    data parallel as DDP computes it (`Around.ranks`; bench/train_matrix.py)."""
 
     losses: float
     """rducc's losses off float32 eager's."""
