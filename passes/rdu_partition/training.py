@@ -99,6 +99,21 @@ def ddp_gradient(value: SSAValue) -> bool:
     return True
 
 
+def feeds_backward(op: Operation) -> bool:
+    """Whether a result of `op` reaches, through its readers' results, an op of the backward."""
+    seen: set[Operation] = set()
+    todo = [op]
+    while todo:
+        for result in todo.pop().results:
+            for use in result.uses:
+                if phase_of(use.operation) == Phase.BACKWARD:
+                    return True
+                if use.operation not in seen:
+                    seen.add(use.operation)
+                    todo.append(use.operation)
+    return False
+
+
 def batch_size(function: func.FuncOp) -> int | None:
     """The batch: the leading dim of the first user input that has one (None: no such input)."""
     for arg, attrs in zip(function.args, arg_attrs(function)):
