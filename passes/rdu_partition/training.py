@@ -14,7 +14,11 @@ Mixed precision (float32 master weights, bf16 compute) computes what
 torch's DistributedDataParallel over autocast ranks computes: each replica's
 16-bit weight gradient (a bf16 matmul, convolution or sum over its share of
 the batch) rounded to bf16 by its own kernel, cast up to float32 (the
-parameter's `.grad`) and all-reduced in float32 (`ddp_gradient`).
+parameter's `.grad`) and all-reduced in float32 (`ddp_gradient`). A step
+whose forward couples the rows (a sum over the batch all-reduced and read
+on by the backward, `feeds_backward`: batch norm's statistics, as
+SyncBatchNorm) is the whole batch's function and keeps the whole batch's
+rounding (each gradient kept f32 through the all-reduce, rounded once).
 
 ZeRO (`rdu-partition{dp=N zero=S}`): each optimizer state tensor
 (`optimizer_state_args`: a global the step writes back that only optimizer
