@@ -30,13 +30,25 @@ The verdicts:
   rducc equal to eager autocast by the float32 bar. Printed beside it:
   rducc's distance from eager autocast (stricter), and eager autocast's own
   spread (the same training started from weights one float32 ulp apart,
-  `training_cases.rounding_twin`). At dp=2 the reference is the whole
-  batch under autocast, not DDP's (each rank's half under autocast,
-  gradients averaged in float32): rducc keeps a rank's partial gradient in
-  f32 through the all-reduce and rounds it once as eager's one kernel does,
-  so one step's gradients of tiny Llama at dp=2 differ from whole-batch
-  autocast's in 22 of 106,816 elements by more than 1e-3 of themselves, from
-  DDP autocast's in 61,099.
+  `training_cases.rounding_twin`).
+- dp=N: the reference is what torch's own data parallelism computes,
+  DistributedDataParallel (`training_cases.Around.ranks`, in one process):
+  each rank's 1/N of the batch forward and backward alone (under autocast
+  for bf16), each rank's gradients times 1/N and summed in float32 (DDP's
+  reducer divides as it fills its bucket, then all-reduces the sum), the
+  optimizer stepping on that average; the reported loss the ranks' mean.
+  float32 cells, the float64 training and the spreads use it too; bf16 is
+  judged by the same verdict with eager DDP autocast and eager DDP float32
+  ("budget": DDP autocast's distance from DDP float32), the whole batch's
+  figures printed beside it, not judged. A user training data-parallel
+  compares against DDP: a whole batch's kernel rounds each gradient once
+  over all rows, each DDP rank rounds its own (rducc's dp step computes the
+  latter, `rdu_partition.training.ddp_gradient`), and the two are a bf16
+  rounding apart in most gradient elements. A model whose rows are not
+  independent (batch norm in train mode: `training_cases.rows_independent`,
+  checked in float64 on the first batch) keeps the whole batch as its dp
+  reference: rducc's dp reduces its statistics over the replicas, as
+  SyncBatchNorm.
 - the torch.compile backend: the gradients of one `loss.backward()` within
   rtol 1e-4 (atol 1e-6) of eager's, every graph run as an rducc program.
 Batches are 2 rows at dp=2 (the models' examples with 1 row get a second).
@@ -49,7 +61,7 @@ import copy
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +87,7 @@ from training_cases import (  # noqa: E402
     float32_spread,
     mixed_precision_verdict,
     rounding_twin,
+    rows_independent,
 )
 
 import rducc  # noqa: E402
@@ -175,13 +188,26 @@ def _example(cell: Cell) -> tuple[torch.nn.Module, torch.Tensor]:
     return _no_dropout(model.train()), x
 
 
-def _eager(model: torch.nn.Module, cell: Cell, data: list, autocast: bool) -> tuple[list[float], dict]:
+def _eager(model: torch.nn.Module, cell: Cell, data: list, autocast: bool,
+           around: Around | None = None) -> tuple[list[float], dict]:
     loss_fn = CASES[cell.model].loss
     optimizer = OPTIMIZERS[cell.optimizer](model.parameters())
     losses = []
     for x, y in data:
-        losses.append(cell.around.step(model, loss_fn, optimizer, x, y, autocast))
+        losses.append((around or cell.around).step(model, loss_fn, optimizer, x, y, autocast))
     return losses, {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def reference_around(cell: Cell, model: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> Around:
+    """How eager computes the cell's reference step: at dp=N, as DistributedDataParallel
+    (each rank's shard alone, gradients averaged: `Around.ranks`) where the model's rows
+    are independent (`rows_independent`); else, and on one socket or at tp, the whole batch."""
+    if not cell.split.startswith("dp"):
+        return cell.around
+    ranks = int(cell.split[2:])
+    if not rows_independent(model, CASES[cell.model].loss, *batch, ranks):
+        return cell.around
+    return replace(cell.around, ranks=ranks)
 
 
 CHECK_BUFFERS = False
@@ -208,9 +234,10 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     case = CASES[cell.model]
     model, x = _example(cell)
     data = batches(case, x, steps, seed=100)
+    around = reference_around(cell, model, data[0])
     fp32 = copy.deepcopy(model)
     reference = copy.deepcopy(model)
-    exact, unresolved = (_train_exact(copy.deepcopy(model), case.loss, cell.optimizer, data, cell.around)
+    exact, unresolved = (_train_exact(copy.deepcopy(model), case.loss, cell.optimizer, data, around)
                          if cell.precision == "fp32" else ({}, {}))
     untrained = copy.deepcopy(model)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[cell.optimizer](model.parameters()),
@@ -218,12 +245,12 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     ours = [program.step(*batch).item() for batch in data]
     got = program.parameters()
     autocast = cell.precision == "bf16"
-    theirs, expected = _eager(reference, cell, data, autocast)
+    theirs, expected = _eager(reference, cell, data, autocast, around)
     loss_diff = max(abs(a - b) / abs(b) for a, b in zip(ours, theirs))
     param_diff = max((torch.as_tensor(got[n]) - p).abs().max().item() for n, p in expected.items())
     if not autocast:
         buffers = {n: b for n, b in reference.named_buffers() if b.is_floating_point()} if CHECK_BUFFERS else {}
-        spread = float32_spread(untrained, case.loss, cell.optimizer, data, {**expected, **buffers}, cell.around)
+        spread = float32_spread(untrained, case.loss, cell.optimizer, data, {**expected, **buffers}, around)
         lr = max(group["lr"] for group in OPTIMIZERS[cell.optimizer](fp32.parameters()).param_groups)
         history = History(ours, theirs, {n: torch.as_tensor(got[n]) for n in expected}, expected, program,
                           None, exact, unresolved, lr, steps, spread)  # type: ignore[arg-type]
@@ -233,13 +260,19 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
             return loss_diff, param_diff, "ok"
         except AssertionError as error:
             return loss_diff, param_diff, "FAIL " + str(error).splitlines()[0][:100]
-    full = _eager(fp32, cell, data, autocast=False)
-    verdict = mixed_precision_verdict((ours, {n: torch.as_tensor(got[n]) for n in expected}), (theirs, expected), full)
-    twin = _eager(rounding_twin(untrained, 0), cell, data, autocast=True)
+    trained = (ours, {n: torch.as_tensor(got[n]) for n in expected})
+    full = _eager(fp32, cell, data, False, around)
+    verdict = mixed_precision_verdict(trained, (theirs, expected), full)
+    twin = _eager(rounding_twin(untrained, 0), cell, data, autocast=True, around=around)
     spread = mixed_precision_verdict(twin, (theirs, expected), full)
-    return loss_diff, param_diff, (f"{verdict.text()}; eager autocast one float32 ulp apart: from fp32 "
-                                   f"{spread.losses:.2g}, {spread.parameters:.2g}, from autocast "
-                                   f"{spread.losses_from_autocast:.2g}, {spread.parameters_from_autocast:.2g}")
+    text = (f"{verdict.text()}; eager autocast one float32 ulp apart: from fp32 {spread.losses:.2g}, "
+            f"{spread.parameters:.2g}, from autocast {spread.losses_from_autocast:.2g}, "
+            f"{spread.parameters_from_autocast:.2g}")
+    if around.ranks > 1:  # beside the DDP bar, the whole batch's (not judged)
+        whole = mixed_precision_verdict(trained, _eager(copy.deepcopy(untrained), cell, data, True),
+                                        _eager(copy.deepcopy(untrained), cell, data, False))
+        text = f"DDP reference ({around.ranks} ranks): {text}; whole batch (not judged): {whole.text()}"
+    return loss_diff, param_diff, text
 
 
 def run_dynamo(model_name: str, level: int) -> tuple[float, str]:

@@ -190,6 +190,8 @@ from rducc.passes.rdu_partition.training import (
     batch_size,
     batch_splits,
     choose_training_split,
+    ddp_gradient,
+    feeds_backward,
     fill_value,
     is_training_step,
     mark_deferred,
@@ -197,6 +199,7 @@ from rducc.passes.rdu_partition.training import (
     parameter_results,
     ramp_length,
     training_stages,
+    widening_cast,
     zero_dim,
 )
 from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
@@ -599,6 +602,10 @@ class _TensorPartitioner:
     over the ranks, by the 16-bit type they are rounded to then (`_widen_partial`)."""
     master: bool | None = None
     """Whether the step trains float32 master weights (`_master_weights`, read once)."""
+    rows_coupled: bool = False
+    """Data parallel: the forward combines a sum over the batch, all-reduced, with the
+    replicas' rows (batch norm's statistics, as SyncBatchNorm): the step is the whole
+    batch's function, its 16-bit gradients rounded once as the whole batch's (`_rank_rounded`)."""
     at_calls: _LayersAtCalls | None = None
     """tp: the outlined layers not partitioned yet, each partitioned at its first call."""
 
@@ -776,6 +783,7 @@ class _TensorPartitioner:
         elif have == PARTIAL:
             result = self._insert(AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
+            self._note_coupling(value, before)
         elif isinstance(have, GroupPartial):
             result = self._all_reduce_groups(value, have, before)
             have = have.split
@@ -1178,7 +1186,7 @@ class _TensorPartitioner:
         (stage 1); its readers (the clip's norm among them) then work on the
         replica's part."""
         want = self.zero_wants.get(result)
-        if (want is None or not self._scatters_to(result, want)
+        if (want is None or self._rank_rounded(result) or not self._scatters_to(result, want)
                 or not all(phase_of(use.operation) == Phase.OPTIMIZER for use in result.uses)):
             return
         users = [(use.operation, use.index) for use in list(result.uses)]
@@ -1303,11 +1311,14 @@ class _TensorPartitioner:
         a bf16 sum computed in f32 and rounded back counts: its rounding is the one
         Megatron's local sum before its all-reduce has). Never an op whose result
         has more bytes than one of its partial operands (a gradient cast up to f32
-        for the optimizer: its all-reduce stays on the narrower operand)."""
+        for the optimizer: its all-reduce stays on the narrower operand), but a
+        replica's 16-bit gradient cast up to its float32 master weight's
+        (`_rank_rounded`: DDP all-reduces the float32 `.grad`)."""
         tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
         if not tensors or len(op.results) != 1 or any(self.layout_of(v) != PARTIAL for v in tensors):
             return False
-        if tensor_bytes(op.results[0]) > min(tensor_bytes(v) for v in tensors):
+        if tensor_bytes(op.results[0]) > min(tensor_bytes(v) for v in tensors) and not (
+                widening_cast(op) and self._rank_rounded(tensors[0])):
             return False
         if isinstance(op, ReshapeOp | TransposeOp):
             return True
@@ -1350,10 +1361,11 @@ class _TensorPartitioner:
         sum (out of eager autocast's own distance from float32). A model
         trained in 16 bits (no float32 master weights) and inference keep
         16-bit all-reduces. Not in an outlined layer whose partial results
-        its caller reduce-scatters (ZeRO 2: its signature is the callers')."""
+        its caller reduce-scatters (ZeRO 2: its signature is the callers'),
+        nor at dp for a gradient only cast up to f32 (`_rank_rounded`)."""
         element = result.type.element_type  # type: ignore[attr-defined]
         if (not isinstance(element, BFloat16Type | Float16Type) or not self._master_weights()
-                or (self.zero >= 2 and is_outlined(self.function))):
+                or (self.zero >= 2 and is_outlined(self.function)) or self._rank_rounded(result)):
             return result
         if isinstance(op, ReshapeOp | TransposeOp):
             if op.operands[0] not in self.rounds_to:
@@ -1374,6 +1386,24 @@ class _TensorPartitioner:
             self.zero_wants[wide] = self.zero_wants.pop(result)
         self.rounds_to[wide] = element
         return wide
+
+    def _note_coupling(self, value: SSAValue, reader: Operation) -> None:
+        """Data parallel: a sum over the batch of more than one element (not the loss or
+        its count) all-reduced for a forward op whose results the backward reads (batch
+        norm's statistics) couples the rows (`rows_coupled`)."""
+        if (self.data_parallel and not self.rows_coupled and phase_of(reader) == Phase.FORWARD
+                and int(np.prod(self.full_shape(value))) > 1 and feeds_backward(reader)):
+            self.rows_coupled = True
+
+    def _rank_rounded(self, value: SSAValue) -> bool:
+        """Data parallel, mixed precision: whether the partial sum `value` is a
+        16-bit gradient that only becomes a float32 master weight's
+        (`training.ddp_gradient`). Each replica rounds its own, as each DDP rank's
+        kernel rounds its local gradient; the all-reduce takes it after the cast
+        up, in float32, as DDP all-reduces `.grad` (times 1/dp, in the loss's
+        1/batch: exact for a power-of-two dp). Not where the forward couples the
+        rows (`rows_coupled`): the whole batch's function, rounded as it."""
+        return self.data_parallel and not self.rows_coupled and self._widened(value) and ddp_gradient(value)
 
     def _master_weights(self) -> bool:
         """Whether this is a mixed-precision training step: its trained

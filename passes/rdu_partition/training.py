@@ -10,6 +10,16 @@ weight's gradient x^T dy, batch-norm statistics) becomes a partial sum that
 `rdu.all_reduce` makes whole where it is used, so the loss and the gradients
 are the full batch's, not one replica's.
 
+Mixed precision (float32 master weights, bf16 compute) computes what
+torch's DistributedDataParallel over autocast ranks computes: each replica's
+16-bit weight gradient (a bf16 matmul, convolution or sum over its share of
+the batch) rounded to bf16 by its own kernel, cast up to float32 (the
+parameter's `.grad`) and all-reduced in float32 (`ddp_gradient`). A step
+whose forward couples the rows (a sum over the batch all-reduced and read
+on by the backward, `feeds_backward`: batch norm's statistics, as
+SyncBatchNorm) is the whole batch's function and keeps the whole batch's
+rounding (each gradient kept f32 through the all-reduce, rounded once).
+
 ZeRO (`rdu-partition{dp=N zero=S}`): each optimizer state tensor
 (`optimizer_state_args`: a global the step writes back that only optimizer
 ops read, Adam's moments) is split `dp` ways along its first dim that
@@ -29,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import (
@@ -64,6 +74,48 @@ from rducc.model.split_choice import (
 )
 from rducc.passes.rdu_partition.microbatches import microbatch_labels
 from rducc.targets import Target
+
+
+def widening_cast(op: Operation) -> bool:
+    """Whether `op` is a map that only casts its one operand up to f32 (`arith.extf`)."""
+    if not isinstance(op, MapOp) or len(op.operands) != 1:
+        return False
+    body = [inner.name for inner in op.body.block.ops]
+    return body == ["arith.extf", "rdu.yield"] and op.results[0].type.element_type == f32  # type: ignore[attr-defined]
+
+
+def ddp_gradient(value: SSAValue) -> bool:
+    """Whether every reader of `value` (through reshapes and transposes) only casts it up to
+    f32: a 16-bit gradient that becomes a float32 master weight's gradient, as autocast's
+    cast's backward makes it. At dp its partial sum is each replica's own gradient, rounded by
+    the replica's kernel, and all-reduced after the cast, in float32, as DDP all-reduces each
+    rank's `.grad` (not widened to f32 before the cast, `_TensorPartitioner._widen_partial`)."""
+    uses = list(value.uses)
+    if not uses:
+        return False
+    for use in uses:
+        user = use.operation
+        if isinstance(user, ReshapeOp | TransposeOp):
+            if not ddp_gradient(user.results[0]):
+                return False
+        elif not widening_cast(user):
+            return False
+    return True
+
+
+def feeds_backward(op: Operation) -> bool:
+    """Whether a result of `op` reaches, through its readers' results, an op of the backward."""
+    seen: set[Operation] = set()
+    todo = [op]
+    while todo:
+        for result in todo.pop().results:
+            for use in result.uses:
+                if phase_of(use.operation) == Phase.BACKWARD:
+                    return True
+                if use.operation not in seen:
+                    seen.add(use.operation)
+                    todo.append(use.operation)
+    return False
 
 
 def batch_size(function: func.FuncOp) -> int | None:

@@ -20,7 +20,7 @@ import copy
 import pytest
 import torch
 from torch import nn
-from training_cases import mixed_precision_verdict
+from training_cases import Around, mixed_precision_verdict
 
 import rducc
 
@@ -109,16 +109,11 @@ _OPTIMIZERS = {
 }
 
 
-def _eager_mixed(model: nn.Module, optimizer: str, data: list, autocast: bool) -> tuple[list[float], dict]:
+def _eager_mixed(model: nn.Module, optimizer: str, data: list, autocast: bool, ranks: int = 1,
+                 ) -> tuple[list[float], dict]:
+    """Eager training on `data`; at `ranks` > 1 as DistributedDataParallel (`Around.ranks`)."""
     step = _OPTIMIZERS[optimizer](model.parameters())
-    losses = []
-    for x, y in data:
-        step.zero_grad()
-        with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
-            loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        step.step()
-        losses.append(loss.item())
+    losses = [Around(ranks=ranks).step(model, nn.functional.cross_entropy, step, x, y, autocast) for x, y in data]
     return losses, {n: p.detach() for n, p in model.named_parameters()}
 
 
@@ -129,10 +124,12 @@ def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: di
     parameters equal eager autocast's to float32 rounding, far inside the
     distance autocast itself shows from float32 (the Done-when budget, which
     chaotic models exhaust from any extra rounding):
-    - at dp=2 x tp=2 each rank's partial sum (the gradients over the batch,
-      the row-split layer's products) stays f32 through the all-reduce and is
-      rounded to bf16 once (`rdu_partition._widen_partial`), as eager's one
-      kernel rounds the whole sum (before: each rank rounded its part);
+    - at dp=2 x tp=2 against eager autocast as DDP over 2 ranks: tp's
+      partial sums (the row-split layer's products) stay f32 through the
+      all-reduce and are rounded to bf16 once (`rdu_partition._widen_partial`),
+      as eager's one kernel rounds the whole sum; dp's weight gradients are
+      each replica's own, rounded by its kernel and all-reduced in f32 after
+      the cast up, as DDP's (`training.ddp_gradient`);
     - AdamW, with a static loss scale: the bias corrections and step size are
       float64 from the step count (`optimizers._Update._adam_scalars_as_eager`),
       as torch.optim's Python numbers (before: float32, a few ulps off every
@@ -143,8 +140,9 @@ def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: di
     generator = torch.Generator().manual_seed(1)
     data = [(torch.randn(4, 32, generator=generator), torch.randint(0, 10, (4,), generator=generator))
             for _ in range(3)]
-    expected_losses, expected = autocast = _eager_mixed(copy.deepcopy(model), optimizer, data, autocast=True)
-    full = _eager_mixed(copy.deepcopy(model), optimizer, data, autocast=False)
+    ranks = split.get("dp", 1)
+    expected_losses, expected = autocast = _eager_mixed(copy.deepcopy(model), optimizer, data, True, ranks)
+    full = _eager_mixed(copy.deepcopy(model), optimizer, data, False, ranks)
     target = "sn40l-8" if split else "sn40l"
     program = rducc.compile_training(model, data[0], optimizer=_OPTIMIZERS[optimizer](model.parameters()),
                                      loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=0,
@@ -302,14 +300,15 @@ def test_attention_stand_in_takes_the_kernels_fast_exponential() -> None:
     assert torch.equal(torch.as_tensor(rducc.compile(Fast(), (x,), opt_level=2)(x)), fexp_u20(x))
 
 
-def test_bf16_convolution_gradient_at_dp2_rounds_once() -> None:
+def test_bf16_convolution_gradient_at_dp2_is_ddps() -> None:
     """A convolution's weight gradient under autocast at dp=2 (ViT's patch
-    embedding: 4x4 patches, stride 4) is a partial sum over the batch, kept
-    in f32 through the all-reduce and rounded to bf16 once, as eager's one
-    kernel rounds it (`rdu_partition._widen_partial`; before, each replica
-    rounded its half first: ViT's patch gradient a bf16 ulp off in a third of
-    its elements). One SGD step at lr 1: the new weights are eager
-    autocast's to float32 rounding."""
+    embedding: 4x4 patches, stride 4) is a partial sum over the batch: each
+    replica's own is rounded to bf16 by its kernel, cast up and all-reduced
+    in f32 (`training.ddp_gradient`), as DistributedDataParallel over autocast
+    ranks computes it. One SGD step at lr 1: the new weights are eager DDP
+    autocast's to float32 rounding (whole-batch autocast's differ by a bf16
+    ulp in about a third of the patch gradient; the replicas' gradients kept
+    f32 and rounded once after the all-reduce, as before, give those)."""
 
     class Patches(nn.Module):
         def __init__(self) -> None:
@@ -324,44 +323,45 @@ def test_bf16_convolution_gradient_at_dp2_rounds_once() -> None:
     generator = torch.Generator().manual_seed(1)
     batch = (torch.randn(4, 3, 8, 8, generator=generator), torch.randint(0, 10, (4,), generator=generator))
     eager = copy.deepcopy(model)
-    with torch.autocast("cpu", torch.bfloat16):
-        nn.functional.cross_entropy(eager(batch[0]), batch[1]).backward()
+    Around(ranks=2).step(eager, nn.functional.cross_entropy, torch.optim.SGD(eager.parameters(), lr=1.0), *batch,
+                         autocast=True)
     program = rducc.compile_training(model, batch, optimizer=torch.optim.SGD(model.parameters(), lr=1.0),
                                      loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=0,
                                      target="sn40l-8", dp=2)
     program.step(*batch)
     got = program.parameters()
     for name, parameter in eager.named_parameters():
-        torch.testing.assert_close(got[name], (parameter - parameter.grad).detach(), rtol=0, atol=1e-6, msg=name)
+        torch.testing.assert_close(got[name], parameter.detach(), rtol=0, atol=1e-6, msg=name)
 
 
-def test_bf16_gradients_only_step_at_dp2_rounds_once() -> None:
-    """A gradients-only mixed-precision step (`optimizer=None`) at dp=2 keeps
-    each rank's partial weight gradient in f32 through the all-reduce and
-    rounds it to bf16 once, as with an optimizer (`rdu_partition._master_weights`
-    counts the parameters whose gradients the step returns as trained; before,
-    it found no updated parameter, took the step for one trained in 16 bits,
-    and each rank rounded its half: a third of the gradients a bf16 ulp off
-    eager autocast's). The gradients equal eager autocast's."""
+def test_bf16_gradients_only_step_at_dp2_is_ddps() -> None:
+    """A gradients-only mixed-precision step (`optimizer=None`) at dp=2 counts
+    as mixed precision (`rdu_partition._master_weights` counts the parameters
+    whose gradients the step returns as trained; before, it found no updated
+    parameter, took the step for one trained in 16 bits, and all-reduced the
+    replicas' gradients in bf16): each replica's bf16 weight gradient is cast
+    up and all-reduced in f32. The gradients equal eager autocast's as DDP
+    over 2 ranks computes them."""
 
     class Classifier(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.fc1, self.fc2 = nn.Linear(16, 32), nn.Linear(32, 8)
 
-        def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-            return nn.functional.cross_entropy(self.fc2(torch.relu(self.fc1(x))), labels)
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc2(torch.relu(self.fc1(x)))
 
     torch.manual_seed(0)
     model = Classifier()
     generator = torch.Generator().manual_seed(1)
     batch = (torch.randn(8, 16, generator=generator), torch.randint(0, 8, (8,), generator=generator))
     eager = copy.deepcopy(model)
-    program = rducc.compile_training(model, batch, optimizer=None, mixed_precision="bf16", opt_level=0,
+    program = rducc.compile_training(model, batch, optimizer=None, loss_fn=nn.functional.cross_entropy,
+                                     mixed_precision="bf16", opt_level=0,
                                      target="sn40l-8", dp=2)
     _, *gradients = program.step(*batch)
-    with torch.autocast("cpu", torch.bfloat16):
-        nn.functional.cross_entropy(eager.fc2(torch.relu(eager.fc1(batch[0]))), batch[1]).backward()
+    Around(ranks=2).step(eager, nn.functional.cross_entropy, torch.optim.SGD(eager.parameters(), lr=0.0),
+                         *batch, autocast=True)
     parameters = dict(eager.named_parameters())
     for gradient, name in zip(gradients, program.trained, strict=True):
         want = parameters[name.removeprefix(program.prefix)].grad

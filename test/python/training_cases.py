@@ -135,26 +135,72 @@ class History:
 class Around:
     """What a user does around each step in eager: gradients accumulated over `microbatches`
     equal chunks of the batch (each chunk's loss / k), then `clip_grad_norm_(max_grad_norm)` over
-    the trained parameters before the update (`compile_training(microbatches=, max_grad_norm=)`)."""
+    the trained parameters before the update (`compile_training(microbatches=, max_grad_norm=)`).
+    `ranks` > 1: data parallel as torch's DistributedDataParallel computes it: each rank's share of
+    each microbatch (rank r the r-th of `ranks` equal parts of it, as rducc's dp replica r holds them;
+    which rows a rank gets is the data loader's choice) forward and backward alone, accumulated over
+    the microbatches, then the ranks' gradients averaged (`_all_reduce_share`)."""
 
     microbatches: int = 1
     max_grad_norm: float | None = None
+    ranks: int = 1
 
     def step(self, model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: torch.optim.Optimizer,
              x: torch.Tensor, y: torch.Tensor, autocast: bool = False) -> float:
         """One eager step on batch (x, y), the forward under CPU autocast to bf16 if `autocast`;
-        the loss (the chunks' mean)."""
+        the loss (the chunks' mean; at `ranks` > 1 the mean of the ranks' losses, as DDP users log it)."""
         optimizer.zero_grad()
-        total = 0.0
-        for xs, ys in zip(x.chunk(self.microbatches), y.chunk(self.microbatches), strict=True):
-            with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
-                value = loss(model(xs), ys)
-            (value / self.microbatches).backward()
-            total += value.item() / self.microbatches
+        total, summed = 0.0, dict[torch.Tensor, torch.Tensor]()
+        parts = [list(zip(xm.chunk(self.ranks), ym.chunk(self.ranks), strict=True))
+                 for xm, ym in zip(x.chunk(self.microbatches), y.chunk(self.microbatches), strict=True)]
+        for rank in range(self.ranks):
+            for xs, ys in (part[rank] for part in parts):
+                with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+                    value = loss(model(xs), ys)
+                (value / self.microbatches).backward()
+                total += value.item() / self.microbatches / self.ranks
+            if self.ranks > 1:
+                _all_reduce_share(optimizer, summed, self.ranks)
+        for parameter, gradient in summed.items():
+            parameter.grad = gradient
         if self.max_grad_norm is not None:
             nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], self.max_grad_norm)
         optimizer.step()
         return total
+
+
+def _all_reduce_share(optimizer: torch.optim.Optimizer, summed: dict[torch.Tensor, torch.Tensor], ranks: int) -> None:
+    """DDP's gradient all-reduce, one rank at a time in one process: this rank's local
+    gradients (each parameter's `.grad` in its own dtype, float32 for autocast's master
+    weights) times 1/`ranks` (DDP's reducer divides each rank's gradient by the world size
+    as it copies it into its bucket, `mul_out(bucket, grad, 1 / world_size)`, before the
+    all-reduce's SUM) added to the earlier ranks' in `summed`, in rank order; `.grad` cleared
+    for the next rank."""
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            if parameter.grad is None:
+                continue
+            share = parameter.grad * (1.0 / ranks)
+            summed[parameter] = share if parameter not in summed else summed[parameter] + share
+            parameter.grad = None
+
+
+def rows_independent(model: nn.Module, loss: Callable[..., torch.Tensor], x: torch.Tensor, y: torch.Tensor,
+                     ranks: int) -> bool:
+    """Whether `model`'s gradient on batch (x, y) is the average of its gradients on the
+    batch's `ranks` shards (float64, to 1e-9 relative): its rows are independent, so data
+    parallelism (DDP's, rducc's dp) trains the whole batch's function. Batch norm in train
+    mode couples the rows (its statistics are the batch's): rducc's dp reduces them over the
+    replicas (as `nn.SyncBatchNorm`), so the whole batch is then the data-parallel reference."""
+    exact = copy.deepcopy(model).double()
+    x = x.double() if x.is_floating_point() else x
+    whole = torch.optim.SGD(exact.parameters(), lr=0.0)
+    Around().step(exact, loss, whole, x, y)
+    want = {name: p.grad.clone() for name, p in exact.named_parameters() if p.grad is not None}
+    shards = torch.optim.SGD(exact.parameters(), lr=0.0)
+    Around(ranks=ranks).step(exact, loss, shards, x, y)
+    return all(torch.allclose(p.grad, want[name], rtol=1e-9, atol=1e-12)
+               for name, p in exact.named_parameters() if p.grad is not None)
 
 
 def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
@@ -291,7 +337,8 @@ class MixedPrecisionVerdict:
     is then autocast's own to float32 rounding, and the comparison of the
     two a coin flip in the last bits. The distance from eager autocast is
     kept beside it (stricter: two bf16 trainings as close to float32 as each
-    other can be twice the budget apart)."""
+    other can be twice the budget apart). At dp=N both eager references are
+    data parallel as DDP computes it (`Around.ranks`; bench/train_matrix.py)."""
 
     losses: float
     """rducc's losses off float32 eager's."""

@@ -4,11 +4,11 @@
 // A mixed-precision training step (a float32 master weight, updated) at dp=2:
 // a convolution's weight gradient under autocast, the bf16 convolution of the
 // batch's inputs with its output gradients (the batch is the contraction), is
-// a partial sum of each replica's half of the batch. It is kept in f32
-// through the all-reduce and rounded to bf16 once after it, as eager's one
-// kernel rounds the whole sum once (before, each replica rounded its half to
-// bf16 first: ViT's patch embedding gradient a bf16 ulp off in a third of its
-// elements), as a matmul's. dp=3 does not divide the batch of 4.
+// a partial sum of each replica's half of the batch. As DistributedDataParallel
+// computes it, each replica's gradient is rounded to bf16 by its own kernel,
+// cast up to f32 and all-reduced in f32 (`training.ddp_gradient`: the bf16
+// result, transposed, is only cast up), before the optimizer's update reads
+// it; no bf16 all-reduce. dp=3 does not divide the batch of 4.
 
 builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @c.weight : tensor<2x3x1x1xf32> {kind = "parameter"}
@@ -32,12 +32,11 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
   }
 }
 
-// CHECK:      %grad = rdu.conv {{.*}} : tensor<3x2x2x2xbf16>, tensor<2x2x2x2xbf16> -> tensor<3x2x1x1xf32>
-// CHECK-NEXT: %gradt = rdu.transpose %grad {{.*}} -> tensor<2x3x1x1xf32>
-// CHECK-NEXT: %[[SUM:.*]] = rdu.all_reduce %gradt group 2 {{.*}} : tensor<2x3x1x1xf32> -> tensor<2x3x1x1xf32>
-// CHECK-NEXT: %[[ROUNDED:.*]] = rdu.map %[[SUM]] {{.*}} -> tensor<2x3x1x1xbf16>
-// CHECK:      arith.truncf {{.*}} : f32 to bf16
-// CHECK:      %wide = rdu.map %[[ROUNDED]]
+// CHECK:      %grad = rdu.conv {{.*}} : tensor<3x2x2x2xbf16>, tensor<2x2x2x2xbf16> -> tensor<3x2x1x1xbf16>
+// CHECK-NEXT: %gradt = rdu.transpose %grad {{.*}} -> tensor<2x3x1x1xbf16>
+// CHECK-NEXT: %wide = rdu.map %gradt {{.*}} -> tensor<2x3x1x1xf32>
+// CHECK:      %[[SUM:.*]] = rdu.all_reduce %wide group 2 {{.*}} : tensor<2x3x1x1xf32> -> tensor<2x3x1x1xf32>
+// CHECK-NEXT: %new = rdu.map %w, %[[SUM]]
 // CHECK-NOT:  rdu.all_reduce {{.*}}xbf16>
 
 // ERR: dp=3 does not divide the batch of 4

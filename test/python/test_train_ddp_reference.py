@@ -1,0 +1,91 @@
+"""The data-parallel reference of the training matrix (issue 27): eager as
+torch's DistributedDataParallel computes a step (`training_cases.Around.ranks`:
+each rank's shard forward and backward alone under autocast, the gradients
+times 1/world size and summed), and rducc's dp=2 mixed-precision step held to
+it (`rdu_partition.training.ddp_gradient`)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+from training_cases import Around, mixed_precision_verdict, rows_independent
+
+import rducc
+from rducc.passes import rdu_partition
+
+
+class _Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(32, 64), nn.Linear(64, 64), nn.Linear(64, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc3(nn.functional.gelu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+class _Normed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.norm, self.head = nn.Linear(32, 16), nn.BatchNorm1d(16), nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.relu(self.norm(self.fc(x))))
+
+
+def _sgd(parameters: object) -> torch.optim.Optimizer:
+    return torch.optim.SGD(parameters, lr=0.05, momentum=0.9)  # type: ignore[arg-type]
+
+
+def _data(steps: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(1)
+    return [(torch.randn(8, 32, generator=generator), torch.randint(0, 10, (8,), generator=generator))
+            for _ in range(steps)]
+
+
+@pytest.mark.parametrize("build, independent", [(_Mlp, True), (_Normed, False)], ids=["mlp", "batch-norm"])
+def test_ddp_reference_averages_the_ranks_gradients(build: type[nn.Module], independent: bool) -> None:
+    """In float64 DDP's average of the ranks' gradients is the whole batch's where rows are
+    independent; batch norm's statistics couple them (rducc's dp then reduces the statistics
+    over the replicas, as SyncBatchNorm: the whole batch stays the reference)."""
+    torch.manual_seed(0)
+    model = build().train()
+    x, y = _data(1)[0]
+    assert rows_independent(model, nn.functional.cross_entropy, x, y, 2) is independent
+
+
+def test_dp2_bf16_steps_are_ddp_autocasts_and_the_whole_batchs_rounding_fails_the_bar() -> None:
+    """5 bf16 SGD steps at dp=2: rducc's losses and parameters equal eager autocast's as
+    DDP over 2 ranks (each replica's bf16 weight gradient rounded by its kernel, cast up
+    and all-reduced in f32), and pass the matrix's dp=2 bar (`mixed_precision_verdict`
+    against eager DDP autocast and eager DDP float32). The same step with the replicas'
+    gradients kept f32 and rounded once after the all-reduce (the whole batch's rounding,
+    rducc's dp before) is judged by the same bar and fails it."""
+    torch.manual_seed(0)
+    model = _Mlp()
+    data = _data(5)
+
+    def eager(autocast: bool) -> tuple[list[float], dict[str, torch.Tensor]]:
+        trained = copy.deepcopy(model)
+        optimizer = _sgd(trained.parameters())
+        losses = [Around(ranks=2).step(trained, nn.functional.cross_entropy, optimizer, x, y, autocast)
+                  for x, y in data]
+        return losses, {n: p.detach() for n, p in trained.named_parameters()}
+
+    def rducc_run() -> tuple[list[float], dict[str, torch.Tensor]]:
+        trained = copy.deepcopy(model)
+        program = rducc.compile_training(trained, data[0], optimizer=_sgd(trained.parameters()),
+                                         loss_fn=nn.functional.cross_entropy, mixed_precision="bf16",
+                                         opt_level=0, target="sn40l-8", dp=2)
+        return [program.step(x, y).item() for x, y in data], program.parameters()
+
+    autocast, full = eager(True), eager(False)
+    verdict = mixed_precision_verdict(rducc_run(), autocast, full)
+    assert verdict.ok and verdict.equal_to_autocast, verdict.text()
+    assert verdict.parameters_from_autocast < 1e-7, verdict.text()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rdu_partition._TensorPartitioner, "_rank_rounded", lambda self, value: False)
+        whole = mixed_precision_verdict(rducc_run(), autocast, full)
+    assert not whole.ok, whole.text()
