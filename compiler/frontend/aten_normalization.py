@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, SSAValue
 from rducc.dialects.rdu.dataflow import (
     ReduceKind,
 )
+from rducc.dialects.rdu.layer_norm import GRADIENTS, STATS, LayerNormGradOp, LayerNormStatOp
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
 from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
@@ -78,18 +79,33 @@ def _standardize(
     return centered, mean, rstd
 
 
+LAYER_NORM_AS_EAGER = ("aten.native_layer_norm_backward.default",)
+"""Converted whole, as torch's fused CPU kernel computes it (`rdu.layer_norm_grad`),
+not decomposed (a training step's layer norm gradient: `rducc.training.compile`)."""
+
+
 @converts("aten.native_layer_norm.default")
 def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims."""
+    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims.
+    Where the mean or rstd is read (saved for a backward), both are the kernel's
+    (`rdu.layer_norm_stat`: the ones eager's forward saves) and y is made from them."""
     args = node_arguments(node)
     value = g.value(args["input"])
     rank = len(shape_of(value))
     dims = list(range(rank - len(args["normalized_shape"]), rank))
     out_types = [tensor_type for tensor_type in map(fake_type, fake_value(node))]
     compute = opmath_type(out_types[0].element_type)
-    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
     affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
     has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
+    used = used_outputs(node)
+    if used & {1, 2}:
+        mean, rstd = (g.emit(LayerNormStatOp(stat, [value, *affine], len(dims), args["eps"], has_weight, has_bias,
+                                             tensor_of(compute, out_types[1].get_shape())))
+                      for stat in STATS)
+        centered = g.map([value, mean], tensor_of(compute, shape_of(value)),
+                         lambda b, xs: b.sub(b.cast(xs[0], compute), xs[1]))  # type: ignore[arg-type]
+    else:
+        centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
 
     def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         y = b.mul(xs[0], xs[1])
@@ -101,11 +117,28 @@ def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
         return y
 
     y = g.map([centered, rstd, *affine], out_types[0], body)
-    used = used_outputs(node)
     return (
         y,
         cast(g, mean, out_types[1].element_type) if 1 in used else None,
         cast(g, rstd, out_types[2].element_type) if 2 in used else None,
+    )
+
+
+@converts(*LAYER_NORM_AS_EAGER)
+def convert_layer_norm_backward(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(input, weight, bias gradients), each one `rdu.layer_norm_grad`: torch's
+    fused kernel, as eager's backward runs it; a result not asked for (the
+    output mask) or not read is None."""
+    args = node_arguments(node)
+    tensors = [g.value(args[k]) for k in ("grad_out", "input", "mean", "rstd")]
+    affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
+    has = {"weight": args["weight"] is not None, "bias": args["bias"] is not None}
+    count = len(args["normalized_shape"])
+    used, fakes = used_outputs(node), fake_value(node)
+    return tuple(
+        g.emit(LayerNormGradOp(of, [*tensors, *affine], count, has["weight"], has["bias"], fake_type(fakes[index])))
+        if index in used and args["output_mask"][index] and (of == "input" or has[of]) else None
+        for index, of in enumerate(GRADIENTS)
     )
 
 

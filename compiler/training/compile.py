@@ -24,6 +24,8 @@ from rducc.dialects.contracts import result_roles, set_executed_microbatches
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
+from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
+from rducc.frontend.decompositions import overload
 from rducc.frontend.joint_graph import ancestors
 from rducc.frontend.locations import describe_location
 from rducc.targets import load_target
@@ -257,9 +259,12 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     try:
         with _composite_gradients_on_meta(_on_meta(ep)):
             traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(ep)))
+            table = core_aten_decompositions()
+            for name in LAYER_NORM_AS_EAGER:  # converted whole, as torch's kernel computes it
+                table.pop(overload(name), None)
             joint = _decompose_exported_program(
                 traced, cia_to_decomp={},
-                python_decomp_table=core_aten_decompositions(),
+                python_decomp_table=table,
                 joint_loss_index=0, decompose_custom_triton_ops=False,
             )
     except Exception as error:  # torch's own refusal, named
