@@ -10,12 +10,14 @@ from math import prod
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, bf16, f16, f32
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.dialects.rdu.dataflow import (
+    MapOp,
     ReduceKind,
 )
+from rducc.dialects.shapes import element_of
 from rducc.dialects.rdu.layer_norm import GRADIENTS, STATS, LayerNormGradOp, LayerNormStatOp
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
 from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
@@ -99,11 +101,12 @@ def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
     has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
     used = used_outputs(node)
     if used & {1, 2}:
+        saved = tensor_of(_statistic_type(value, affine, out_types[1].element_type), out_types[1].get_shape())
         mean, rstd = (g.emit(LayerNormStatOp(stat, [value, *affine], len(dims), args["eps"], has_weight, has_bias,
-                                             tensor_of(compute, out_types[1].get_shape())))
+                                             saved))
                       for stat in STATS)
         centered = g.map([value, mean], tensor_of(compute, shape_of(value)),
-                         lambda b, xs: b.sub(b.cast(xs[0], compute), xs[1]))  # type: ignore[arg-type]
+                         lambda b, xs: b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute)))  # type: ignore[arg-type]
     else:
         centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
 
@@ -124,13 +127,33 @@ def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
     )
 
 
+def _statistic_type(value: SSAValue, affine: list[SSAValue], declared: Attribute) -> Attribute:
+    """The element type ATen's CPU kernel gives a layer norm's mean and rstd: float32
+    for a 16-bit input with float32 weight and bias (its mixed-type path, as under
+    autocast; torch's meta kernel declares the input's type), else `declared`."""
+    element = element_of(value.type)
+    if affine and element in (bf16, f16) and all(element_of(p.type) == f32 for p in affine):
+        return f32
+    return declared
+
+
+def _as_kernel_saved(value: SSAValue) -> SSAValue:
+    """A layer norm's saved statistic as its kernel gives it: the `rdu.layer_norm_stat`
+    a cast to the declared type was made from (`_statistic_type`), else `value`."""
+    owner = value.owner
+    if isinstance(owner, MapOp) and len(owner.inputs) == 1 and isinstance(owner.inputs[0].owner, LayerNormStatOp):
+        return owner.inputs[0]
+    return value
+
+
 @converts(*LAYER_NORM_AS_EAGER)
 def convert_layer_norm_backward(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
     """(input, weight, bias gradients), each one `rdu.layer_norm_grad`: torch's
     fused kernel, as eager's backward runs it; a result not asked for (the
     output mask) or not read is None."""
     args = node_arguments(node)
-    tensors = [g.value(args[k]) for k in ("grad_out", "input", "mean", "rstd")]
+    tensors = [g.value(args["grad_out"]), g.value(args["input"]), *(_as_kernel_saved(g.value(args[k]))
+                                                                  for k in ("mean", "rstd"))]
     affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
     has = {"weight": args["weight"] is not None, "bias": args["bias"] is not None}
     count = len(args["normalized_shape"])

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, f64, i64
+from xdsl.dialects.builtin import I64, FloatAttr, Float64Type, IntegerAttr, StringAttr, UnitAttr, f64, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -104,8 +104,8 @@ class LayerNormStatOp(IRDLOperation, OpFacts):
     SHARDS: ClassVar[bool] = True
     inputs = var_operand_def(STATIC_TENSOR)
     stat = prop_def(StringAttr)
-    normalized = prop_def(IntegerAttr)
-    eps = prop_def(FloatAttr)
+    normalized = prop_def(IntegerAttr[I64])
+    eps = prop_def(FloatAttr[Float64Type])
     with_weight = opt_prop_def(UnitAttr)
     with_bias = opt_prop_def(UnitAttr)
     result = result_def(STATIC_TENSOR)
@@ -153,7 +153,7 @@ class LayerNormGradOp(IRDLOperation, OpFacts):
     SHARDS: ClassVar[bool] = True
     inputs = var_operand_def(STATIC_TENSOR)
     of = prop_def(StringAttr)
-    normalized = prop_def(IntegerAttr)
+    normalized = prop_def(IntegerAttr[I64])
     with_weight = opt_prop_def(UnitAttr)
     with_bias = opt_prop_def(UnitAttr)
     result = result_def(STATIC_TENSOR)
