@@ -193,18 +193,18 @@ def _argsort(op: Operation) -> Kernel:
     return lambda context, x: kernels.argsort(x, dim, descending)
 
 
-def _affine(op: rdu.LayerNormStatOp | rdu.LayerNormGradOp, params: tuple[Any, ...]) -> tuple[Any, Any]:
+def _affine(op: rdu.LayerNormOp | rdu.LayerNormGradOp, params: tuple[Any, ...]) -> tuple[Any, Any]:
     """(weight, bias) of a layer norm op's trailing operands, None where the layer has none."""
     rest = iter(params)
     weight = next(rest) if op.with_weight is not None else None
     return weight, next(rest) if op.with_bias is not None else None
 
 
-@implements(rdu.LayerNormStatOp)
-def _layer_norm_stat(op: Operation) -> Kernel:
-    assert isinstance(op, rdu.LayerNormStatOp)
-    dims, eps, stat = op.normalized.value.data, op.eps.value.data, op.stat.data
-    return lambda context, x, *params: kernels.layer_norm_statistic(x, dims, *_affine(op, params), eps, stat)
+@implements(rdu.LayerNormOp)
+def _layer_norm(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.LayerNormOp)
+    dims, eps, part = op.normalized.value.data, op.eps.value.data, op.part.data
+    return lambda context, x, *params: kernels.layer_norm_part(x, dims, *_affine(op, params), eps, part)
 
 
 @implements(rdu.LayerNormGradOp)

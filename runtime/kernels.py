@@ -207,14 +207,15 @@ def layer_norm(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.nda
     return out
 
 
-def layer_norm_statistic(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
-                         stat: str) -> np.ndarray:
-    """The `mean` or `rstd` ATen's fused `native_layer_norm` computes for `x` over
-    its last `dims` dims, as eager's forward saves it (`rdu.layer_norm_stat`)."""
+def layer_norm_part(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
+                    part: str) -> np.ndarray:
+    """One result (`part`: output, mean or rstd) of ATen's fused
+    `native_layer_norm` over `x`'s last `dims` dims, as eager's forward
+    computes and saves it (`rdu.layer_norm`)."""
     shape = list(x.shape[x.ndim - dims:])
     params = [None if p is None else as_torch(p) for p in (weight, bias)]
-    saved = torch.ops.aten.native_layer_norm(as_torch(x), shape, *params, eps)[1 + ("mean", "rstd").index(stat)]
-    return _from_torch(saved)
+    results = torch.ops.aten.native_layer_norm(as_torch(x), shape, *params, eps)
+    return _from_torch(results[("output", "mean", "rstd").index(part)])
 
 
 def layer_norm_gradient(grad: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, dims: int,

@@ -18,7 +18,7 @@ from rducc.dialects.rdu.dataflow import (
     ReduceKind,
 )
 from rducc.dialects.shapes import element_of
-from rducc.dialects.rdu.layer_norm import GRADIENTS, STATS, LayerNormGradOp, LayerNormStatOp
+from rducc.dialects.rdu.layer_norm import GRADIENTS, PARTS, LayerNormGradOp, LayerNormOp
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
 from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
@@ -89,8 +89,8 @@ not decomposed (a training step's layer norm gradient: `rducc.training.compile`)
 @converts("aten.native_layer_norm.default")
 def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
     """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims.
-    Where the mean or rstd is read (saved for a backward), both are the kernel's
-    (`rdu.layer_norm_stat`: the ones eager's forward saves) and y is made from them."""
+    Where the mean or rstd is read (saved for a backward), each result is the
+    kernel's (`_as_kernel`: what eager's forward computes and saves)."""
     args = node_arguments(node)
     value = g.value(args["input"])
     rank = len(shape_of(value))
@@ -101,14 +101,8 @@ def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
     has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
     used = used_outputs(node)
     if used & {1, 2}:
-        saved = tensor_of(_statistic_type(value, affine, out_types[1].element_type), out_types[1].get_shape())
-        mean, rstd = (g.emit(LayerNormStatOp(stat, [value, *affine], len(dims), args["eps"], has_weight, has_bias,
-                                             saved))
-                      for stat in STATS)
-        centered = g.map([value, mean], tensor_of(compute, shape_of(value)),
-                         lambda b, xs: b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute)))  # type: ignore[arg-type]
-    else:
-        centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
+        return _as_kernel(g, node, value, affine, out_types, used)
+    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
 
     def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         y = b.mul(xs[0], xs[1])
@@ -127,6 +121,25 @@ def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
     )
 
 
+def _as_kernel(g: GraphImporter, node: torch.fx.Node, value: SSAValue, affine: list[SSAValue],
+               out_types: list[TensorType], used: set[int]) -> tuple[SSAValue | None, ...]:
+    """A layer norm whose statistics a backward reads: each used result one
+    `rdu.layer_norm` (the kernel's output, and its mean and rstd in the kernel's
+    type, `_statistic_type`, cast to the type torch declares)."""
+    args = node_arguments(node)
+    saved = _statistic_type(value, affine, out_types[1].element_type)
+    results: list[SSAValue | None] = []
+    for index, part in enumerate(PARTS):
+        if index and index not in used:
+            results.append(None)
+            continue
+        kind = out_types[0] if index == 0 else tensor_of(saved, out_types[index].get_shape())
+        result = g.emit(LayerNormOp(part, [value, *affine], len(args["normalized_shape"]), args["eps"],
+                                    args["weight"] is not None, args["bias"] is not None, kind))
+        results.append(result if index == 0 else cast(g, result, out_types[index].element_type))
+    return tuple(results)
+
+
 def _statistic_type(value: SSAValue, affine: list[SSAValue], declared: Attribute) -> Attribute:
     """The element type ATen's CPU kernel gives a layer norm's mean and rstd: float32
     for a 16-bit input with float32 weight and bias (its mixed-type path, as under
@@ -138,10 +151,10 @@ def _statistic_type(value: SSAValue, affine: list[SSAValue], declared: Attribute
 
 
 def _as_kernel_saved(value: SSAValue) -> SSAValue:
-    """A layer norm's saved statistic as its kernel gives it: the `rdu.layer_norm_stat`
+    """A layer norm's saved statistic as its kernel gives it: the `rdu.layer_norm`
     a cast to the declared type was made from (`_statistic_type`), else `value`."""
     owner = value.owner
-    if isinstance(owner, MapOp) and len(owner.inputs) == 1 and isinstance(owner.inputs[0].owner, LayerNormStatOp):
+    if isinstance(owner, MapOp) and len(owner.inputs) == 1 and isinstance(owner.inputs[0].owner, LayerNormOp):
         return owner.inputs[0]
     return value
 

@@ -70,7 +70,7 @@ from rducc.dialects.rdu.checks import CheckOp
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
 from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
-from rducc.dialects.rdu.layer_norm import LayerNormGradOp, LayerNormStatOp
+from rducc.dialects.rdu.layer_norm import LayerNormGradOp, LayerNormOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
     STATIC_TENSOR,
@@ -1361,7 +1361,7 @@ Dataflow = Dialect(
         RandomOp,
         ArgsortOp,
         ScatterOp,
-        LayerNormStatOp,
+        LayerNormOp,
         LayerNormGradOp,
         HostCallOp,
         CheckOp,
@@ -1398,7 +1398,7 @@ __all__ = [
     "IotaOp",
     "RandomOp",
     "ArgsortOp",
-    "LayerNormStatOp",
+    "LayerNormOp",
     "LayerNormGradOp",
     "ScatterOp",
     "HostCallOp",

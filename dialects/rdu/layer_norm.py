@@ -1,5 +1,5 @@
-"""Layer norm's saved statistics and its gradients, each one op computed as
-ATen's fused CPU kernels compute them (issue 27).
+"""A training step's layer norm and its gradients, each result one op computed
+as ATen's fused CPU kernels compute it (issue 27).
 
 A training step saves a layer norm's per-row mean and reciprocal standard
 deviation for its backward, and the backward is `native_layer_norm_backward`.
@@ -8,16 +8,19 @@ kernels: the kernels sum rows in their own vectorized order (Welford moments,
 lane-wise partial sums) and fold the gradient's arithmetic differently, so
 in bf16 a third to a half of the weight gradient's elements and many input
 gradient elements land a rounding away from eager autocast's (GPT-2's and
-ViT's layer norms). These ops name the computation whole; the runtime runs
-torch's kernels (`rducc.runtime.kernels.layer_norm_statistic`,
-`layer_norm_gradient`), so the saved statistics and the gradients are
-eager's bit for bit.
+ViT's layer norms). Its output, made from
+the kernel's statistics by maps, is still a rounding off the kernel's in
+places (a bf16 layer of width 768: a few in 100,000), and each such element
+moves the gradients after it. These ops name the computation whole; the
+runtime runs torch's kernels (`rducc.runtime.kernels.layer_norm_part`,
+`layer_norm_gradient`), so the output, the saved statistics and the
+gradients are eager's bit for bit.
 
-- `rdu.layer_norm_stat "mean"|"rstd"`: the statistic of `native_layer_norm`
+- `rdu.layer_norm "output"|"mean"|"rstd"`: one result of `native_layer_norm`
   over the last `normalized` dims of its input (with the layer's weight and
   bias, when it has them: the kernel's path for a 16-bit input with float32
-  parameters differs from its plain one), shaped as torch returns it (the
-  normalized dims kept as 1), in the opmath type.
+  parameters differs from its plain one); the statistics shaped as torch
+  returns them (the normalized dims kept as 1), in the kernel's type.
 - `rdu.layer_norm_grad "input"|"weight"|"bias"`: one result of
   `native_layer_norm_backward(grad, input, mean, rstd, weight, bias)`.
 
@@ -48,14 +51,16 @@ from xdsl.utils.exceptions import VerifyException
 from rducc.dialects.op_facts import Dest, Dim, DimMap, OpFacts, Shape, elements
 from rducc.dialects.shapes import STATIC_TENSOR, element_of, shape_of
 
-STATS = ("mean", "rstd")
-"""The statistics `native_layer_norm` saves, in its result order."""
+PARTS = ("output", "mean", "rstd")
+"""The results of `native_layer_norm`, in its order."""
 
 GRADIENTS = ("input", "weight", "bias")
 """The results of `native_layer_norm_backward`, in its order."""
 
-STAT_FLOPS = 3
-"""Per input element: its share of the row sum, the centred square and its sum."""
+PART_FLOPS = {"output": 5, "mean": 1, "rstd": 2}
+"""Per input element: the output's centring, scaling and affine multiply-add
+and its share of the rsqrt; the mean's row sum; the rstd's centred square and
+its sum (one layer norm: 8, as its decomposition into maps and reductions)."""
 
 GRADIENT_FLOPS = {"input": 8, "weight": 3, "bias": 1}
 """Per input element: the input gradient's two row sums of products and its
@@ -97,13 +102,13 @@ def _rows_then(rows: int, rest: Sequence[Dest]) -> tuple[Dest, ...]:
 
 
 @irdl_op_definition
-class LayerNormStatOp(IRDLOperation, OpFacts):
-    """The mean or rstd `native_layer_norm(input, weight, bias, eps)` saves (module docstring)."""
+class LayerNormOp(IRDLOperation, OpFacts):
+    """One result of `native_layer_norm(input, weight, bias, eps)` (module docstring)."""
 
-    name = "rdu.layer_norm_stat"
+    name = "rdu.layer_norm"
     SHARDS: ClassVar[bool] = True
     inputs = var_operand_def(STATIC_TENSOR)
-    stat = prop_def(StringAttr)
+    part = prop_def(StringAttr)
     normalized = prop_def(IntegerAttr[I64])
     eps = prop_def(FloatAttr[Float64Type])
     with_weight = opt_prop_def(UnitAttr)
@@ -111,26 +116,27 @@ class LayerNormStatOp(IRDLOperation, OpFacts):
     result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
-        "$stat $inputs `normalized` $normalized `eps` $eps (`weight` $with_weight^)? (`bias` $with_bias^)? "
+        "$part $inputs `normalized` $normalized `eps` $eps (`weight` $with_weight^)? (`bias` $with_bias^)? "
         "attr-dict `:` type($inputs) `->` type($result)"
     )
 
-    def __init__(self, stat: str, inputs: Sequence[SSAValue], normalized: int, eps: float, weight: bool,
+    def __init__(self, part: str, inputs: Sequence[SSAValue], normalized: int, eps: float, weight: bool,
                  bias: bool, result_type: Attribute):
-        props = {"stat": StringAttr(stat), "normalized": IntegerAttr(normalized, i64), "eps": FloatAttr(eps, f64),
+        props = {"part": StringAttr(part), "normalized": IntegerAttr(normalized, i64), "eps": FloatAttr(eps, f64),
                  **_affine_props(weight, bias)}
         super().__init__(operands=[list(inputs)], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
-        if self.stat.data not in STATS:
-            raise VerifyException(f"'rdu.layer_norm_stat' stat must be one of {list(STATS)}, got '{self.stat.data}'")
+        part = self.part.data
+        if part not in PARTS:
+            raise VerifyException(f"'rdu.layer_norm' part must be one of {list(PARTS)}, got '{part}'")
         if not self.inputs:
-            raise VerifyException("'rdu.layer_norm_stat' needs the input")
+            raise VerifyException("'rdu.layer_norm' needs the input")
         rows, normalized = _normalized_of(self, self.normalized, self.inputs[0])
         _verify_affine(self, self.inputs[1:], normalized)
-        expected = (*rows, *[1] * len(normalized))
+        expected = (*rows, *normalized) if part == "output" else (*rows, *[1] * len(normalized))
         if shape_of(self.result.type) != expected:
-            raise VerifyException(f"'rdu.layer_norm_stat' result shape {list(shape_of(self.result.type))} "
+            raise VerifyException(f"'rdu.layer_norm' {part} shape {list(shape_of(self.result.type))} "
                                   f"should be {list(expected)}")
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
@@ -141,8 +147,8 @@ class LayerNormStatOp(IRDLOperation, OpFacts):
         return DimMap(tuple(operands), frozenset(range(rows, rows + count)))
 
     def flops(self) -> int:
-        """`STAT_FLOPS` per input element."""
-        return STAT_FLOPS * elements(self.inputs[0])
+        """`PART_FLOPS[part]` per input element."""
+        return PART_FLOPS[self.part.data] * elements(self.inputs[0])
 
 
 @irdl_op_definition
@@ -217,4 +223,4 @@ class LayerNormGradOp(IRDLOperation, OpFacts):
         return GRADIENT_FLOPS[self.of.data] * elements(self.inputs[1])
 
 
-__all__ = ["GRADIENTS", "STATS", "LayerNormGradOp", "LayerNormStatOp"]
+__all__ = ["GRADIENTS", "PARTS", "LayerNormGradOp", "LayerNormOp"]
