@@ -9,7 +9,7 @@ block of two layer norms, a linear layer and GELU twice in one process,
 before (the backward decomposed: `LAYER_NORM_AS_EAGER` emptied; the forward's
 statistics are the kernel's in both) and after, counts the gradient elements
 each gives off eager autocast's, and times eager, before and after
-interleaved at one thread (CPU time of the calling thread, best of N calls,
+interleaved at one thread (torch's and BLAS's; CPU time of the calling thread, best of N calls,
 the garbage collector paused), printing after / before.
 
 Run: python bench/runtime_layer_norm_ab.py [--calls N]
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import logging
 from collections.abc import Callable
 
@@ -77,6 +78,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=7)
     args = parser.parse_args()
     logging.disable(logging.WARNING)
+    torch.set_num_threads(1)
     print("| rows x width | gradient elements | eager ms | before ms | after ms | after / before "
           "| before: elements off eager | after |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -91,7 +93,8 @@ def main() -> None:
         expected = {n: p.grad.clone() for n, p in model.named_parameters()}
         before, after = _step(model, batch, False), _step(model, batch, True)
         off = [_off(before, batch, expected), _off(after, batch, expected)]
-        times = best_times([eager, lambda: before.step(*batch), lambda: after.step(*batch)], args.calls)
+        times = best_times([eager, functools.partial(before.step, *batch), functools.partial(after.step, *batch)],
+                           args.calls)
         count = sum(p.numel() for p in model.parameters())
         print(f"| {rows} x {width} | {count:,} | {times[0] * 1e3:.2f} | {times[1] * 1e3:.2f} | {times[2] * 1e3:.2f} "
               f"| {times[2] / times[1]:.2f}x | {off[0]} | {off[1]} |", flush=True)

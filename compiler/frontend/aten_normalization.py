@@ -17,8 +17,8 @@ from rducc.dialects.rdu.dataflow import (
     MapOp,
     ReduceKind,
 )
-from rducc.dialects.shapes import element_of
 from rducc.dialects.rdu.layer_norm import GRADIENTS, PARTS, LayerNormGradOp, LayerNormOp
+from rducc.dialects.shapes import element_of
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
 from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
@@ -150,13 +150,14 @@ def _statistic_type(value: SSAValue, affine: list[SSAValue], declared: Attribute
     return declared
 
 
-def _as_kernel_saved(value: SSAValue) -> SSAValue:
+def _as_kernel_saved(g: GraphImporter, value: SSAValue, input: SSAValue, affine: list[SSAValue]) -> SSAValue:
     """A layer norm's saved statistic as its kernel gives it: the `rdu.layer_norm`
-    a cast to the declared type was made from (`_statistic_type`), else `value`."""
+    a cast to the declared type was made from (`_statistic_type`), else `value`
+    in the kernel's type (a statistic the program receives: a backward graph's input)."""
     owner = value.owner
     if isinstance(owner, MapOp) and len(owner.inputs) == 1 and isinstance(owner.inputs[0].owner, LayerNormOp):
         return owner.inputs[0]
-    return value
+    return cast(g, value, _statistic_type(input, affine, element_of(value.type)))
 
 
 @converts(*LAYER_NORM_AS_EAGER)
@@ -165,9 +166,10 @@ def convert_layer_norm_backward(g: GraphImporter, node: torch.fx.Node) -> tuple[
     fused kernel, as eager's backward runs it; a result not asked for (the
     output mask) or not read is None."""
     args = node_arguments(node)
-    tensors = [g.value(args["grad_out"]), g.value(args["input"]), *(_as_kernel_saved(g.value(args[k]))
-                                                                  for k in ("mean", "rstd"))]
+    value = g.value(args["input"])
     affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
+    tensors = [g.value(args["grad_out"]), value, *(_as_kernel_saved(g, g.value(args[k]), value, affine)
+                                                  for k in ("mean", "rstd"))]
     has = {"weight": args["weight"] is not None, "bias": args["bias"] is not None}
     count = len(args["normalized_shape"])
     used, fakes = used_outputs(node), fake_value(node)

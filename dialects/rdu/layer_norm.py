@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, FloatAttr, Float64Type, IntegerAttr, StringAttr, UnitAttr, f64, i64
+from xdsl.dialects.builtin import I64, Float64Type, FloatAttr, IntegerAttr, StringAttr, UnitAttr, f64, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -211,12 +211,12 @@ class LayerNormGradOp(IRDLOperation, OpFacts):
         stat = _rows_then(rows, [Dim.BROADCAST] * count)
         if self.of.data == "input":
             row = _rows_then(rows, [Dim.BLOCKED] * count)
-            params = [(Dim.BLOCKED,) * count for _ in ins[4:]]
-            return DimMap((row, row, stat, stat, *params), frozenset(range(rows, rows + count)))
+            blocked: tuple[Dest, ...] = (Dim.BLOCKED,) * count
+            return DimMap((row, row, stat, stat, *[blocked for _ in ins[4:]]), frozenset(range(rows, rows + count)))
         column: tuple[Dest, ...] = (*[Dim.REDUCED] * rows, *range(count))
         reduced_stat: tuple[Dest, ...] = (*[Dim.REDUCED] * rows, *[Dim.BROADCAST] * count)
-        params = [tuple(range(count)) for _ in ins[4:]]
-        return DimMap((column, column, reduced_stat, reduced_stat, *params), sums=True)
+        whole: tuple[Dest, ...] = tuple(range(count))
+        return DimMap((column, column, reduced_stat, reduced_stat, *[whole for _ in ins[4:]]), sums=True)
 
     def flops(self) -> int:
         """`GRADIENT_FLOPS[of]` per input element."""
