@@ -247,8 +247,9 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
     `torch.export.experimental._export_forward_backward` builds, with the
-    attention's math differentiated and silu's gradient rounded as eager's
-    kernel (`_with_eager_gradients`)."""
+    attention's math differentiated, silu's gradient rounded as eager's
+    kernel (`_with_eager_gradients`) and layer norm's backward kept whole
+    (`LAYER_NORM_AS_EAGER`: converted as torch's fused kernel)."""
     from torch._decomp import core_aten_decompositions
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
     from torch.export.exported_program import _decompose_exported_program

@@ -42,8 +42,8 @@ class _Normed(nn.Module):
 
 @pytest.mark.parametrize("opt_level", [0, 2])
 def test_bf16_layer_norm_gradients_equal_eager_autocast(opt_level: int) -> None:
-    """Every gradient element of one bf16 step equals eager autocast's (before: 2,000-3,500 of
-    4,318 off, every layer norm weight and the first linear layer's)."""
+    """Every gradient element of one bf16 step equals eager autocast's (with the backward
+    decomposed as before: 870 of the first linear layer's 1,152 weight-gradient elements off)."""
     torch.manual_seed(0)
     model = _Normed()
     generator = torch.Generator().manual_seed(1)
