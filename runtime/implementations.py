@@ -193,6 +193,28 @@ def _argsort(op: Operation) -> Kernel:
     return lambda context, x: kernels.argsort(x, dim, descending)
 
 
+def _affine(op: rdu.LayerNormOp | rdu.LayerNormGradOp, params: tuple[Any, ...]) -> tuple[Any, Any]:
+    """(weight, bias) of a layer norm op's trailing operands, None where the layer has none."""
+    rest = iter(params)
+    weight = next(rest) if op.with_weight is not None else None
+    return weight, next(rest) if op.with_bias is not None else None
+
+
+@implements(rdu.LayerNormOp)
+def _layer_norm(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.LayerNormOp)
+    dims, eps, part = op.normalized.value.data, op.eps.value.data, op.part.data
+    return lambda context, x, *params: kernels.layer_norm_part(x, dims, *_affine(op, params), eps, part)
+
+
+@implements(rdu.LayerNormGradOp)
+def _layer_norm_grad(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.LayerNormGradOp)
+    dims, of = op.normalized.value.data, op.of.data
+    return lambda context, grad, x, mean, rstd, *params: kernels.layer_norm_gradient(
+        grad, x, mean, rstd, dims, *_affine(op, params), of)
+
+
 @implements(rdu.RandomOp)
 def _random(op: Operation) -> Kernel:
     """Draws from the op's seed and the call's run number: the same on every rank."""

@@ -40,7 +40,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
-from rducc.runtime.dtypes import BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
+from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 from rducc.runtime.elementwise import as_torch
 from rducc.runtime.subnormals import subnormals_as_zero
 from rducc.runtime.threads import PARALLEL_MACS
@@ -205,6 +205,38 @@ def layer_norm(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.nda
     torch.ops.aten.native_layer_norm.out(_tensor(x), shape, *params, eps,
                                          out0=torch.from_numpy(out), out1=stats, out2=torch.empty_like(stats))
     return out
+
+
+def layer_norm_part(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
+                    part: str) -> np.ndarray:
+    """One result (`part`: output, mean or rstd) of ATen's fused
+    `native_layer_norm` over `x`'s last `dims` dims, as eager's forward
+    computes and saves it (`rdu.layer_norm`)."""
+    shape = list(x.shape[x.ndim - dims:])
+    params = [None if p is None else as_torch(p) for p in (weight, bias)]
+    results = torch.ops.aten.native_layer_norm(as_torch(x), shape, *params, eps)
+    return _from_torch(results[("output", "mean", "rstd").index(part)])
+
+
+def layer_norm_gradient(grad: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, dims: int,
+                        weight: np.ndarray | None, bias: np.ndarray | None, of: str) -> np.ndarray:
+    """One result (`of`: input, weight or bias) of ATen's fused
+    `native_layer_norm_backward`, what eager's backward of a layer norm runs
+    (`rdu.layer_norm_grad`)."""
+    index = ("input", "weight", "bias").index(of)
+    shape = list(x.shape[x.ndim - dims:])
+    params = [None if p is None else as_torch(p) for p in (weight, bias)]
+    mask = [i == index for i in range(3)]
+    results = torch.ops.aten.native_layer_norm_backward(as_torch(grad), as_torch(x), shape, as_torch(mean),
+                                                        as_torch(rstd), *params, mask)
+    return _from_torch(results[index])
+
+
+def _from_torch(tensor: torch.Tensor) -> np.ndarray:
+    """A kernel's result as an array on its memory (bf16 through its bits)."""
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.int16).numpy().view(BF16)
+    return tensor.numpy()
 
 
 def grouped_matmul(

@@ -10,12 +10,15 @@ from math import prod
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, bf16, f16, f32
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.dialects.rdu.dataflow import (
+    MapOp,
     ReduceKind,
 )
+from rducc.dialects.rdu.layer_norm import GRADIENTS, PARTS, LayerNormGradOp, LayerNormOp
+from rducc.dialects.shapes import element_of
 from rducc.frontend.aten_build import cast, mean_over, reduce, reshape, square, variance_over
 from rducc.frontend.aten_common import fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
@@ -78,18 +81,28 @@ def _standardize(
     return centered, mean, rstd
 
 
+LAYER_NORM_AS_EAGER = ("aten.native_layer_norm_backward.default",)
+"""Converted whole, as torch's fused CPU kernel computes it (`rdu.layer_norm_grad`),
+not decomposed (a training step's layer norm gradient: `rducc.training.compile`)."""
+
+
 @converts("aten.native_layer_norm.default")
 def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
-    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims."""
+    """(y, mean, rstd) with y = (x - mean) * rstd * weight + bias over the trailing dims.
+    Where the mean or rstd is read (saved for a backward), each result is the
+    kernel's (`_as_kernel`: what eager's forward computes and saves)."""
     args = node_arguments(node)
     value = g.value(args["input"])
     rank = len(shape_of(value))
     dims = list(range(rank - len(args["normalized_shape"]), rank))
     out_types = [tensor_type for tensor_type in map(fake_type, fake_value(node))]
     compute = opmath_type(out_types[0].element_type)
-    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
     affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
     has_weight, has_bias = args["weight"] is not None, args["bias"] is not None
+    used = used_outputs(node)
+    if used & {1, 2}:
+        return _as_kernel(g, node, value, affine, out_types, used)
+    centered, mean, rstd = _standardize(g, value, dims, args["eps"], compute)
 
     def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         y = b.mul(xs[0], xs[1])
@@ -101,11 +114,69 @@ def convert_layer_norm(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue 
         return y
 
     y = g.map([centered, rstd, *affine], out_types[0], body)
-    used = used_outputs(node)
     return (
         y,
         cast(g, mean, out_types[1].element_type) if 1 in used else None,
         cast(g, rstd, out_types[2].element_type) if 2 in used else None,
+    )
+
+
+def _as_kernel(g: GraphImporter, node: torch.fx.Node, value: SSAValue, affine: list[SSAValue],
+               out_types: list[TensorType], used: set[int]) -> tuple[SSAValue | None, ...]:
+    """A layer norm whose statistics a backward reads: each used result one
+    `rdu.layer_norm` (the kernel's output, and its mean and rstd in the kernel's
+    type, `_statistic_type`, cast to the type torch declares)."""
+    args = node_arguments(node)
+    saved = _statistic_type(value, affine, out_types[1].element_type)
+    results: list[SSAValue | None] = []
+    for index, part in enumerate(PARTS):
+        if index and index not in used:
+            results.append(None)
+            continue
+        kind = out_types[0] if index == 0 else tensor_of(saved, out_types[index].get_shape())
+        result = g.emit(LayerNormOp(part, [value, *affine], len(args["normalized_shape"]), args["eps"],
+                                    args["weight"] is not None, args["bias"] is not None, kind))
+        results.append(result if index == 0 else cast(g, result, out_types[index].element_type))
+    return tuple(results)
+
+
+def _statistic_type(value: SSAValue, affine: list[SSAValue], declared: Attribute) -> Attribute:
+    """The element type ATen's CPU kernel gives a layer norm's mean and rstd: float32
+    for a 16-bit input with float32 weight and bias (its mixed-type path, as under
+    autocast; torch's meta kernel declares the input's type), else `declared`."""
+    element = element_of(value.type)
+    if affine and element in (bf16, f16) and all(element_of(p.type) == f32 for p in affine):
+        return f32
+    return declared
+
+
+def _as_kernel_saved(g: GraphImporter, value: SSAValue, input: SSAValue, affine: list[SSAValue]) -> SSAValue:
+    """A layer norm's saved statistic as its kernel gives it: the `rdu.layer_norm`
+    a cast to the declared type was made from (`_statistic_type`), else `value`
+    in the kernel's type (a statistic the program receives: a backward graph's input)."""
+    owner = value.owner
+    if isinstance(owner, MapOp) and len(owner.inputs) == 1 and isinstance(owner.inputs[0].owner, LayerNormOp):
+        return owner.inputs[0]
+    return cast(g, value, _statistic_type(input, affine, element_of(value.type)))
+
+
+@converts(*LAYER_NORM_AS_EAGER)
+def convert_layer_norm_backward(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(input, weight, bias gradients), each one `rdu.layer_norm_grad`: torch's
+    fused kernel, as eager's backward runs it; a result not asked for (the
+    output mask) or not read is None."""
+    args = node_arguments(node)
+    value = g.value(args["input"])
+    affine = [g.value(args[k]) for k in ("weight", "bias") if args[k] is not None]
+    tensors = [g.value(args["grad_out"]), value, *(_as_kernel_saved(g, g.value(args[k]), value, affine)
+                                                  for k in ("mean", "rstd"))]
+    has = {"weight": args["weight"] is not None, "bias": args["bias"] is not None}
+    count = len(args["normalized_shape"])
+    used, fakes = used_outputs(node), fake_value(node)
+    return tuple(
+        g.emit(LayerNormGradOp(of, [*tensors, *affine], count, has["weight"], has["bias"], fake_type(fakes[index])))
+        if index in used and args["output_mask"][index] and (of == "input" or has[of]) else None
+        for index, of in enumerate(GRADIENTS)
     )
 
 

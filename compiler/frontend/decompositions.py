@@ -42,6 +42,7 @@ from torch.export import ExportedProgram
 
 from rducc.errors import RduccError
 from rducc.frontend.aten_elementwise import FUSED_AS_EAGER
+from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
 from rducc.frontend.complex_pairs import has_complex, lower_complex
 from rducc.frontend.control_flow import has_cond, inline_conds
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
@@ -171,7 +172,7 @@ def decomposition_table(ep: ExportedProgram) -> dict[Any, Decomposition]:
         if op is not None and _namespace(op) in CORE_NAMESPACES:
             table[op] = function
     table.update(custom_op_decompositions(ep))
-    for name in FUSED_AS_EAGER:  # converted as torch's kernel computes them
+    for name in (*FUSED_AS_EAGER, *LAYER_NORM_AS_EAGER):  # converted as torch's kernel computes them
         table.pop(overload(name), None)
     return table
 

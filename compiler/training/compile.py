@@ -26,6 +26,8 @@ from rducc.dialects.contracts import result_roles, set_executed_microbatches
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
+from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
+from rducc.frontend.decompositions import overload
 from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
 from rducc.targets import load_target
@@ -327,8 +329,9 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
     `torch.export.experimental._export_forward_backward` builds, with the
-    attention's math differentiated and silu's gradient rounded as eager's
-    kernel (`_with_eager_gradients`)."""
+    attention's math differentiated, silu's gradient rounded as eager's
+    kernel (`_with_eager_gradients`) and layer norm's backward kept whole
+    (`LAYER_NORM_AS_EAGER`: converted as torch's fused kernel)."""
     from torch._decomp import core_aten_decompositions
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
     from torch.export.exported_program import _decompose_exported_program
@@ -342,9 +345,12 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
               warnings.catch_warnings(record=True) as caught):
             warnings.simplefilter("always")
             traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(ep)))
+            table = core_aten_decompositions()
+            for name in LAYER_NORM_AS_EAGER:  # converted whole, as torch's kernel computes it
+                table.pop(overload(name), None)
             joint = _decompose_exported_program(
                 traced, cia_to_decomp={},
-                python_decomp_table=core_aten_decompositions(),
+                python_decomp_table=table,
                 joint_loss_index=0, decompose_custom_triton_ops=False,
             )
     except Exception as error:  # torch's own refusal, named (at the forward line autograd's anomaly mode names)

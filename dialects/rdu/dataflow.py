@@ -70,6 +70,7 @@ from rducc.dialects.rdu.checks import CheckOp
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
 from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
+from rducc.dialects.rdu.layer_norm import LayerNormGradOp, LayerNormOp
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.dialects.shapes import (
     STATIC_TENSOR,
@@ -1360,6 +1361,8 @@ Dataflow = Dialect(
         RandomOp,
         ArgsortOp,
         ScatterOp,
+        LayerNormOp,
+        LayerNormGradOp,
         HostCallOp,
         CheckOp,
         *COLLECTIVE_OPS,
@@ -1395,6 +1398,8 @@ __all__ = [
     "IotaOp",
     "RandomOp",
     "ArgsortOp",
+    "LayerNormOp",
+    "LayerNormGradOp",
     "ScatterOp",
     "HostCallOp",
     "CheckOp",

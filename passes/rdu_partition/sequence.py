@@ -41,6 +41,7 @@ from xdsl.ir import Operation
 
 from rducc.dialects.contracts import Phase, phase_of
 from rducc.dialects.rdu.dataflow import MapOp
+from rducc.dialects.rdu.layer_norm import LayerNormGradOp, LayerNormOp
 from rducc.dialects.split import Split
 
 
@@ -57,8 +58,9 @@ def token_split(shape: Sequence[int], tp: int) -> Split | None:
 def reads_by_token(op: Operation) -> bool:
     """Whether `op` may run on a reduce-scattered operand's tokens: an elementwise
     map of the forward or the backward (a residual add, a norm's scaling, the
-    norm's backward), not the optimizer's update of a gradient."""
-    return isinstance(op, MapOp) and phase_of(op) != Phase.OPTIMIZER
+    norm's backward) or a layer norm run as its kernel (`rdu.layer_norm`,
+    `rdu.layer_norm_grad`: row by row), not the optimizer's update of a gradient."""
+    return isinstance(op, MapOp | LayerNormOp | LayerNormGradOp) and phase_of(op) != Phase.OPTIMIZER
 
 
 def carried_arguments(calls: Sequence[func.CallOp], tp: int, shapes: Sequence[Sequence[int]]
