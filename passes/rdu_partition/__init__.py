@@ -1775,9 +1775,12 @@ class _TensorPartitioner:
         """Whether a value of shape `full` is split over every rank along `dim` alone
         in the function already (the log-probabilities a one-hot gradient meets),
         and no weight of that shape is held otherwise (a scatter shaped as a whole
-        weight is its gradient, an embedding's: it stays as its weight is)."""
+        weight is its gradient, an embedding's: it stays as its weight is). Optimizer
+        state (read by the update alone) follows its parameter and does not count: an
+        embedding tied to the split LM head has its gradient scattered split too."""
         alike = (dim, full[dim] // self.tp)
         if any(self._is_weight(arg) and self.full_shape(arg) == tuple(full) and self._whole_split(arg) != alike
+               and not all(phase_of(use.operation) == Phase.OPTIMIZER for use in arg.uses)
                for arg in self.function.args):
             return False
         return any(isinstance(layout, Split) and self.full.get(value) == tuple(full)

@@ -3,7 +3,8 @@ grouped-query heads tiled by `k.repeat(1, g, 1, 1)` or `cat([k] * g)` (query hea
 h reads KV head h % kv_heads: the query heads split with the period the tiled KV
 heads arrive with, `_paired_period`), and weights computed from parameters
 (weight_norm's `g * v / |v|`, written by hand or by torch's parametrization: the
-matmul splits, each rank cutting its part of the computed weight, `_weight_part`).
+matmul splits, each rank cutting its part of the computed weight, `_weight_part`),
+and an embedding tied to the LM head (its gradient scattered split as the head's).
 Each trains as eager does."""
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ def tiled(k: torch.Tensor, spelling: str, group: int) -> torch.Tensor:
 
 
 class TiledAttention(nn.Module):
-    """One attention block whose KV heads are tiled for the query heads, an MLP and a
-    next-token loss; k takes a scale v does not (two distinct projections)."""
+    """One attention block whose KV heads are tiled for the query heads and a
+    next-token loss through an LM head tied to the embedding; k takes a scale v
+    does not (two distinct projections)."""
 
     def __init__(self, spelling: str, heads: int = 8, kv_heads: int = 4) -> None:
         super().__init__()
         self.spelling, self.heads, self.kv_heads = spelling, heads, kv_heads
         self.embed, self.head = nn.Embedding(VOCAB, HIDDEN), nn.Linear(HIDDEN, VOCAB, bias=False)
+        self.head.weight = self.embed.weight
         self.q, self.o = nn.Linear(HIDDEN, HIDDEN, bias=False), nn.Linear(HIDDEN, HIDDEN, bias=False)
         self.k, self.v = (nn.Linear(HIDDEN, kv_heads * HIDDEN // heads, bias=False) for _ in range(2))
 
@@ -49,30 +52,20 @@ class TiledAttention(nn.Module):
 
 
 class NormedMLP(nn.Module):
-    """An MLP whose two weights are computed from parameters: weight_norm by torch's
-    parametrization, or `g * v / v.norm(dim=1)` written out."""
+    """An MLP whose two weights are computed from parameters: `up`'s by torch's
+    weight_norm parametrization, `down`'s as `g * v / v.norm(dim=1)` written out."""
 
-    def __init__(self, spelling: str) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.spelling = spelling
         self.embed, self.head = nn.Embedding(VOCAB, HIDDEN), nn.Linear(HIDDEN, VOCAB, bias=False)
         self.up, self.down = nn.Linear(HIDDEN, 3 * HIDDEN), nn.Linear(3 * HIDDEN, HIDDEN)
-        if spelling == "parametrization":
-            for layer in (self.up, self.down):
-                nn.utils.parametrizations.weight_norm(layer)
-        else:
-            self.g_up = nn.Parameter(torch.rand(3 * HIDDEN, 1) + 0.5)
-            self.g_down = nn.Parameter(torch.rand(HIDDEN, 1) + 0.5)
-
-    def linear(self, x: torch.Tensor, layer: nn.Linear, gain: str) -> torch.Tensor:
-        if self.spelling == "parametrization":
-            return layer(x)
-        weight = getattr(self, gain) * layer.weight / layer.weight.norm(dim=1, keepdim=True)
-        return nn.functional.linear(x, weight, layer.bias)
+        nn.utils.parametrizations.weight_norm(self.up)
+        self.gain = nn.Parameter(torch.rand(HIDDEN, 1) + 0.5)
 
     def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         x = self.embed(ids)
-        x = x + self.linear(nn.functional.gelu(self.linear(x, self.up, "g_up")), self.down, "g_down")
+        down = self.gain * self.down.weight / self.down.weight.norm(dim=1, keepdim=True)
+        x = x + nn.functional.linear(nn.functional.gelu(self.up(x)), down, self.down.bias)
         return nn.functional.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
 
 
@@ -97,23 +90,25 @@ def _train_as_eager(model: nn.Module, tp: int):
     return program
 
 
-@pytest.mark.parametrize(("spelling", "tp"), [("repeat", 2), ("repeat", 4), ("cat", 2)])
-def test_tiled_kv_heads_split_with_their_query_heads(spelling, tp):
-    """KV heads tiled by `repeat` or `cat` at tp=2 and tp=4 (4 KV heads, 8 query
+@pytest.mark.parametrize(("spelling", "tp"), [("repeat", 4), ("cat", 2)])
+def test_tiled_kv_heads_and_tied_embedding_split(spelling, tp):
+    """KV heads tiled by `repeat` or `cat` at tp=4 and tp=2 (4 KV heads, 8 query
     heads): the query heads split with the tiled heads' period, so neither q nor
-    the tiled k and v are gathered (before: both, and the k/v weights, were)."""
+    the tiled k and v are gathered (before: both, and the k/v weights, were); the
+    embedding tied to the LM head has its gradient scattered split by vocabulary
+    rows as the head's (before: the head's gradient and weight were gathered)."""
     torch.manual_seed(0)
     program = _train_as_eager(TiledAttention(spelling), tp)
     gathered = [op.operands[0].type.get_shape() for op in program.module.walk() if isinstance(op, AllGatherOp)]
     assert gathered and all(shape[-1] == 1 for shape in gathered), gathered  # the cross entropy's maxima only
 
 
-@pytest.mark.parametrize("spelling", ["parametrization", "written"])
-def test_computed_weights_split_their_matmuls(spelling):
-    """weight_norm at tp=2: each rank cuts its half of the computed weights (the
-    MLP's hidden columns), so no matmul makes the whole hidden layer (before: the
-    MLP ran whole on every rank; torch's parametrization's backward was a host call)."""
+def test_computed_weights_split_their_matmuls():
+    """weight_norm (torch's and written out) at tp=2: each rank cuts its part of the
+    computed weights (the MLP's hidden columns), so no matmul makes the whole hidden
+    layer (before: the MLP ran whole on every rank; the parametrization's backward
+    was a host call)."""
     torch.manual_seed(0)
-    program = _train_as_eager(NormedMLP(spelling), 2)
+    program = _train_as_eager(NormedMLP(), 2)
     widths = {op.result.type.get_shape()[-1] for op in program.module.walk() if isinstance(op, MatmulOp)}
     assert 3 * HIDDEN not in widths, widths
