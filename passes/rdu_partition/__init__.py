@@ -966,14 +966,23 @@ class _TensorPartitioner:
     def _from_weights(self, value: SSAValue) -> bool:
         """Whether `value` is a weight or is computed from weights and constants only
         (no input, no activation: the same on every rank of every step's forward)."""
-        if value in self.weight_made:
-            return self.weight_made[value]
-        owner = value.owner
-        found = self._is_weight(value) or (
-            isinstance(owner, Operation) and bool(owner.operands) and not isinstance(owner, func.CallOp)
-            and all(self._from_weights(v) for v in owner.operands))
-        self.weight_made[value] = found
-        return found
+        known = self.weight_made
+        stack = [value]
+        while stack:  # depth first, without recursion: an activation's ancestors are the whole graph
+            top = stack[-1]
+            owner = top.owner
+            if top in known:
+                stack.pop()
+            elif self._is_weight(top) or not isinstance(owner, Operation) or not owner.operands or isinstance(
+                    owner, func.CallOp) or any(known.get(v) is False for v in owner.operands):
+                known[top] = self._is_weight(top)
+                stack.pop()
+            elif pending := [v for v in owner.operands if v not in known]:
+                stack.extend(pending)
+            else:
+                known[top] = all(known[v] for v in owner.operands)
+                stack.pop()
+        return known[value]
 
     def _take_parts(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
         """`rdu.local_part` of the replicated `value` along each dim of `want`."""
