@@ -956,11 +956,12 @@ class _TensorPartitioner:
                 and all(not period for *_, period in want.entries))
 
     def _weight_part(self, value: SSAValue, want: Split) -> bool:
-        """tp: whether a replicated value computed from the weights alone (a weight
-        read whole already, or one made from weights: weight_norm's `g * v / |v|`,
-        a spectral norm's `W / sigma`) can be cut to `want` by `rdu.local_part`:
+        """tp: whether a replicated value computed from the weights alone (weight_norm's
+        `g * v / |v|`, a spectral norm's `W / sigma`; not a weight itself, which the
+        usual rules split or keep whole) can be cut to `want` by `rdu.local_part`:
         every rank makes it whole, with no exchange, and takes its part (plain splits)."""
-        return (not self.data_parallel and self._from_weights(value) and want.valid(self.tp)
+        return (not self.data_parallel and not self._is_weight(_uncast(value)) and self._from_weights(value)
+                and want.valid(self.tp)
                 and want.fits(self.full_shape(value)) and all(not period for *_, period in want.entries))
 
     def _from_weights(self, value: SSAValue) -> bool:
@@ -1524,15 +1525,15 @@ class _TensorPartitioner:
         return wants, result
 
     def _joined_split(self, op: ConcatOp, splits: Sequence[Split | None]) -> Split | None:
-        """A concatenation of equal blocks split alike along the joined dim (KV heads
-        tiled by `cat([k] * g)`): each rank joins its parts, the result split with the
-        blocks' length as its period (`Split.joined`); None otherwise."""
+        """A concatenation of copies of one value split along the joined dim (KV heads
+        tiled by `cat([k] * g)`, a `repeat`): each rank joins its parts, the result
+        split with the value's length as its period (`Split.joined`); None otherwise
+        (blocks of different values, a fused q/k/v gradient, keep the concat's old rule)."""
         dim = op.dim.value.data
-        lengths = {self.full_shape(v)[dim] for v in op.operands}
         first = splits[0]
-        if first is None or dim not in first.dims() or len(lengths) != 1 or any(s != first for s in splits):
+        if first is None or dim not in first.dims() or any(v is not op.operands[0] for v in op.operands):
             return None
-        return first.joined(dim, lengths.pop())
+        return first.joined(dim, self.full_shape(op.operands[0])[dim])
 
     def _partition_take_along(self, op: GatherOp) -> bool:
         """A gather of every dim of its table (torch.gather: `take_along`) whose table
