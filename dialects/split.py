@@ -219,6 +219,16 @@ class Split:
         """Whether every split dim is cut into consecutive blocks (no period)."""
         return all(period == 0 for *_, period in self.entries)
 
+    def joined(self, dim: int, length: int) -> Split | None:
+        """The split of blocks of `length` along `dim`, each split as this one, joined
+        one after another (`rdu.concat`): each block's parts are a run of `length`, the
+        period of the joined dim (a period of the blocks' own stays); None when the
+        blocks are split into unequal blocks of their own."""
+        if any(d == dim and isinstance(period, tuple) for d, _, _, period in self.entries):
+            return None
+        return Split.of((d, parts, stride, (period or length) if d == dim else period)
+                        for d, parts, stride, period in self.entries)
+
     def moved(self, where: Callable[[int], int | None]) -> Split | None:
         """The same split with each dim d moved to `where(d)` (dropped where None)."""
         return Split.of((new, parts, stride, period) for dim, parts, stride, period in self.entries

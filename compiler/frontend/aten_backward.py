@@ -469,3 +469,13 @@ def _statistics_as_eager(op: torch._ops.OpOverload) -> Any:
 
 for _name in ("_native_batch_norm_legit_functional", "_native_batch_norm_legit", "native_batch_norm"):
     decomposes(f"aten.{_name}.default")(_statistics_as_eager(getattr(aten, _name).default))
+
+
+@decomposes("aten._weight_norm_interface_backward.default")
+def weight_norm_interface_backward(
+    grad_w: torch.Tensor, saved_v: torch.Tensor, saved_g: torch.Tensor, saved_norms: torch.Tensor, dim: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of `torch.nn.utils.parametrizations.weight_norm`'s v and g: torch's
+    decomposition of the same gradient, `_weight_norm_differentiable_backward` (no
+    host call, so tp splits it by the weight's rows as the forward's matmul)."""
+    return torch.ops.aten._weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, dim)

@@ -608,6 +608,10 @@ class _TensorPartitioner:
     batch's function, its 16-bit gradients rounded once as the whole batch's (`_rank_rounded`)."""
     at_calls: _LayersAtCalls | None = None
     """tp: the outlined layers not partitioned yet, each partitioned at its first call."""
+    weight_made: dict[SSAValue, bool] = field(default_factory=dict)
+    """`_from_weights`, by value."""
+    pairing: bool = False
+    """Inside `_paired_period`'s look-ahead at the other projection (which does not look back)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -664,7 +668,8 @@ class _TensorPartitioner:
         have = self.split_of(value)
         if have == want or want is None:
             return True
-        if have is None and isinstance(want, Split) and (self._made_locally(value, want) or self._local_parts(want)):
+        if have is None and isinstance(want, Split) and (self._made_locally(value, want) or self._local_parts(want)
+                                                         or self._weight_part(value, want)):
             return True
         return have is None and isinstance(want, Split) and self._shard_chain(value, want) is not None
 
@@ -957,6 +962,36 @@ class _TensorPartitioner:
         `rdu.local_part` (each rank takes its part; plain splits, no periods)."""
         return ((self.data_parallel or self.sequence_parallel) and want.valid(self.tp)
                 and all(not period for *_, period in want.entries))
+
+    def _weight_part(self, value: SSAValue, want: Split) -> bool:
+        """tp: whether a replicated value computed from the weights alone (weight_norm's
+        `g * v / |v|`, a spectral norm's `W / sigma`; not a weight itself, which the
+        usual rules split or keep whole) can be cut to `want` by `rdu.local_part`:
+        every rank makes it whole, with no exchange, and takes its part (plain splits)."""
+        return (not self.data_parallel and not self._is_weight(_uncast(value)) and self._from_weights(value)
+                and want.valid(self.tp)
+                and want.fits(self.full_shape(value)) and all(not period for *_, period in want.entries))
+
+    def _from_weights(self, value: SSAValue) -> bool:
+        """Whether `value` is a weight or is computed from weights and constants only
+        (no input, no activation: the same on every rank of every step's forward)."""
+        known = self.weight_made
+        stack = [value]
+        while stack:  # depth first, without recursion: an activation's ancestors are the whole graph
+            top = stack[-1]
+            owner = top.owner
+            if top in known:
+                stack.pop()
+            elif self._is_weight(top) or not isinstance(owner, Operation) or not owner.operands or isinstance(
+                    owner, func.CallOp) or any(known.get(v) is False for v in owner.operands):
+                known[top] = self._is_weight(top)
+                stack.pop()
+            elif pending := [v for v in owner.operands if v not in known]:
+                stack.extend(pending)
+            else:
+                known[top] = all(known[v] for v in owner.operands)
+                stack.pop()
+        return known[value]
 
     def _take_parts(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
         """`rdu.local_part` of the replicated `value` along each dim of `want`."""
@@ -1494,6 +1529,8 @@ class _TensorPartitioner:
             return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
         if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
             return self._plan_periodic_slice(op, splits[0])
+        if isinstance(op, ConcatOp) and (joined := self._joined_split(op, splits)) is not None:
+            return [splits[0]] * len(splits), joined
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
         pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
@@ -1516,6 +1553,17 @@ class _TensorPartitioner:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
         return wants, result
+
+    def _joined_split(self, op: ConcatOp, splits: Sequence[Split | None]) -> Split | None:
+        """A concatenation of copies of one value split along the joined dim (KV heads
+        tiled by `cat([k] * g)`, a `repeat`): each rank joins its parts, the result
+        split with the value's length as its period (`Split.joined`); None otherwise
+        (blocks of different values, a fused q/k/v gradient, keep the concat's old rule)."""
+        dim = op.dim.value.data
+        first = splits[0]
+        if first is None or dim not in first.dims() or any(v is not op.operands[0] for v in op.operands):
+            return None
+        return first.joined(dim, self.full_shape(op.operands[0])[dim])
 
     def _partition_take_along(self, op: GatherOp) -> bool:
         """A gather of every dim of its table (torch.gather: `take_along`) whose table
@@ -1767,9 +1815,12 @@ class _TensorPartitioner:
         """Whether a value of shape `full` is split over every rank along `dim` alone
         in the function already (the log-probabilities a one-hot gradient meets),
         and no weight of that shape is held otherwise (a scatter shaped as a whole
-        weight is its gradient, an embedding's: it stays as its weight is)."""
+        weight is its gradient, an embedding's: it stays as its weight is). Optimizer
+        state (read by the update alone) follows its parameter and does not count: an
+        embedding tied to the split LM head has its gradient scattered split too."""
         alike = (dim, full[dim] // self.tp)
         if any(self._is_weight(arg) and self.full_shape(arg) == tuple(full) and self._whole_split(arg) != alike
+               and not all(phase_of(use.operation) == Phase.OPTIMIZER for use in arg.uses)
                for arg in self.function.args):
             return False
         return any(isinstance(layout, Split) and self.full.get(value) == tuple(full)
@@ -1930,11 +1981,21 @@ class _TensorPartitioner:
         if isinstance(op, MatmulOp | GroupedMatmulOp):
             self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
         wants: list[Layout] = []
+        period = self._summed_period(splits, dims)
         for index, split in enumerate(splits):
             reduced = dims.reduced(index)
             on = [d for d in reduced if split is not None and d in split.dims()]
-            wants.append(Split.whole((on or reduced)[0], self.tp) if reduced else None)  # no summed dim: whole
+            wants.append(Split((((on or reduced)[0], self.tp, 1, period),)) if reduced else None)  # none: whole
         return wants, PARTIAL
+
+    def _summed_period(self, splits: list[Split | None], dims: DimMap) -> int:
+        """The period an operand's summed dim is split over every rank with (the heads
+        of a tiled repeat, `_paired_period`), which the other operands' take too; 0: none."""
+        for index, split in enumerate(splits):
+            for dim, parts, stride, period in split.entries if split is not None else ():
+                if dim in dims.reduced(index) and (parts, stride) == (self.tp, 1) and isinstance(period, int):
+                    return period
+        return 0
 
     def _plan_group_partial(
         self, op: Operation, splits: list[Split | None], dims: DimMap
@@ -2088,7 +2149,7 @@ class _TensorPartitioner:
         weight = self._weight_behind(op.rhs)
         if not self.strict or layer_of(op) is None or weight is None or left is None:
             return
-        if left.on(k_lhs) != (self.tp, 1) or len(left.entries) != 1 or not left.contiguous():
+        if left.on(k_lhs) != (self.tp, 1) or len(left.entries) != 1 or isinstance(left.period(k_lhs), tuple):
             raise LocatedError(op, f"tp={self.tp} does not divide the heads: the {lhs[k_lhs]} input rows of weight "
                                    f"@{self._weight_name(weight)} arrive with {left.describe()}, not split "
                                    f"{self.tp} ways")
@@ -2098,13 +2159,13 @@ class _TensorPartitioner:
         (replicated when it has fewer than the ranks: a one-column gate), over
         every rank, or over the largest factor of the ranks whose reshapes into
         heads keep it (a KV head, replicated over the rest: GQA with more ranks than KV heads)."""
-        if self.data_parallel or not self._is_weight(_uncast(op.rhs)) or rhs[n_rhs] < self.tp:
+        if self.data_parallel or not self._from_weights(op.rhs) or rhs[n_rhs] < self.tp:
             return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
         if layer_of(op) is not None and self._columns_met(op.result, rank - 1) and self._whole_is_cheaper(
                 op.rhs, op.result):
             return [None, None], None  # a layer's router: its few columns meet at once (softmax, top-k)
         if rhs[n_rhs] % self.tp:
-            if self.strict and layer_of(op) is not None:
+            if self.strict and layer_of(op) is not None and self._is_weight(_uncast(op.rhs)):
                 name = self._weight_name(_uncast(op.rhs))
                 raise LocatedError(op, f"tp={self.tp} does not divide the {rhs[n_rhs]} output columns of "
                                        f"weight @{name} (heads or hidden size)")
@@ -2123,7 +2184,102 @@ class _TensorPartitioner:
         if parts == 1:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
         stride = self.tp // parts
+        if not period and not self.pairing:
+            period = self._paired_period(op, Split(((rank - 1, parts, stride, 0),)))
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _paired_period(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> int:
+        """The period of a projection's column split that the operand it meets in a
+        matmul arrives with (0: consecutive blocks, when those already meet or no
+        period does). Heads repeated by tiling (`k.repeat(1, g, 1, 1)`, `cat([k] * g)`:
+        query head h reads KV head h % kv_heads) arrive split with a period, so the
+        query heads take the same one: a rank holds the heads its KV heads serve."""
+        ((dim, parts, stride, _),) = columns.entries
+        length = self.full_shape(op.result)[dim]
+        for matmul, index, mine in self._reached_matmuls(op.result, columns):
+            theirs = self._partner_arrival(matmul, 1 - index, op)
+            if theirs is None or self._meets(matmul, index, mine, theirs):
+                continue
+            for period in range(parts, length, parts):
+                if length % period == 0:
+                    trial = Split(((dim, parts, stride, period),))
+                    if any(self._meets(m, i, s, theirs) for m, i, s in self._reached_matmuls(op.result, trial)
+                           if m is matmul and i == index):
+                        return period
+        return 0
+
+    def _partner_arrival(self, matmul: Operation, index: int, mine: Operation) -> Split | None:
+        """The split operand `index` of `matmul` arrives with from the projection it is
+        a layout of (one it is already split as, or the split that projection takes)."""
+        value = matmul.operands[index]
+        while value not in self.layout and isinstance(value.owner, (*_CHAIN_OPS, MapOp, ConcatOp)):
+            value = value.owner.operands[0]
+        if value in self.layout:
+            return self._carried_to(value, self.split_of(value), matmul, index)
+        source = value.owner
+        if not isinstance(source, MatmulOp) or source is mine or not self._is_weight(_uncast(source.rhs)):
+            return None
+        self.pairing = True
+        try:
+            _, split = self._column_split(source, self.full_shape(source.rhs), source.rhs_n_dim,
+                                          len(_shape(source.result)))
+        except LocatedError:
+            return None
+        finally:
+            self.pairing = False
+        return self._carried_to(value, split, matmul, index) if isinstance(split, Split) else None
+
+    def _carried_to(self, value: SSAValue, split: Split | None, matmul: Operation, index: int) -> Split | None:
+        """The split `value` held as `split` reaches operand `index` of `matmul` with."""
+        if split is None:
+            return None
+        return next((s for m, i, s in self._reached_matmuls(value, split) if m is matmul and i == index), None)
+
+    def _reached_matmuls(self, value: SSAValue, split: Split, depth: int = LOOK_AHEAD
+                         ) -> Iterable[tuple[Operation, int, Split]]:
+        """The matmuls `value` held as `split` reaches through ops that carry the split
+        (by their dim maps: reshapes, transposes, broadcasts, maps, slices), each with
+        the operand index and the split it arrives with there."""
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, MatmulOp):
+                yield user, use.index, split
+                continue
+            carried = self._carried(user, use.index, split) if depth else None
+            if carried is not None:
+                yield from self._reached_matmuls(user.results[0], carried, depth - 1)
+
+    def _carried(self, op: Operation, index: int, split: Split) -> Split | None:
+        """The split of `op`'s result when its operand `index` is split so and it
+        follows that operand (None: it does not carry it)."""
+        if not isinstance(op, OpFacts) or len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
+            return None
+        source, result = self.full_shape(op.operands[index]), self.full_shape(op.results[0])
+        if isinstance(op, ConcatOp) and op.dim.value.data in split.dims():
+            return self._joined_split(op, [split] * len(op.operands))  # the other blocks split alike
+        if isinstance(op, ReshapeOp):
+            try:
+                return reshape_split(source, result, split)
+            except _Unsplittable:
+                return None
+        shapes = [self.full_shape(v) if isinstance(v.type, TensorType) else () for v in op.operands]
+        dests = op.dims_for(shapes, [result]).operands[index]
+        if any(not isinstance(dests[dim], int) for dim in split.dims()):
+            return None
+        moved = split.moved(lambda dim: dests[dim])  # type: ignore[arg-type, return-value]
+        return self._widen(op, moved) if isinstance(op, BroadcastOp) and moved is not None else moved
+
+    def _meets(self, matmul: Operation, index: int, mine: Split, theirs: Split) -> bool:
+        """Whether operands `index` and `1 - index` of `matmul`, split as `mine` and
+        `theirs`, are split alike on the dims they share (its batch dims)."""
+        assert isinstance(matmul, OpFacts)
+        shapes = [self.full_shape(v) for v in matmul.operands]
+        dims = matmul.dims_for(shapes, [self.full_shape(matmul.results[0])]).operands
+
+        def landed(split: Split, dests: Sequence[Dest]) -> set[tuple[Dest, int, int, Period]]:
+            return {(dests[dim], parts, stride, period) for dim, parts, stride, period in split.entries}
+
+        return landed(mine, dims[index]) == landed(theirs, dims[1 - index])
 
     def _columns_met(self, value: SSAValue, dim: int, depth: int = LOOK_AHEAD) -> bool:
         """Whether a user of `value` (or of a map of its shape, `depth` deep) needs its

@@ -1,0 +1,255 @@
+"""Tensor parallelism on the spellings users write (issue 27): each form trained by
+`rducc.compile_training` at tp on sn40l-8 against eager float32 (SGD, or AdamW with
+`+adamw`; 3 steps: losses within rel 1e-6, parameters within rtol 1e-4), or its
+inference export compiled at tp (`infer`: outputs within rtol 1e-4), with the
+shapes every `rdu.all_gather` of the compiled step takes (the cross entropy's
+per-rank maxima are `(rows, 1)`). Forms: a Llama-like block whose grouped-query
+heads are repeated by each spelling (`block:<spelling>`: repeat_interleave,
+expand_reshape, unsqueeze_expand_flatten, repeat_kv, repeat, cat, stack, einsum,
+interleave_bshd, sdpa_gqa), an MLP on computed weights (`wn:weight_norm`,
+`wn:spectral_norm`, `wn:user`), an LM head tied to the embedding (`tied`) and a
+one-layer transformers GPT-2 (`gpt2`). Run:
+`python bench/train_tp_forms.py train block:repeat@2 wn:user@2 tied@4 block:repeat@2+adamw`
+and `python bench/train_tp_forms.py infer block:repeat@2`. Not a speed benchmark:
+what it prints is numerics and collectives, no timing claim."""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+
+import torch
+from torch import nn
+
+import rducc
+from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp
+from rducc.training import compile_training
+
+H, KV, HID, VOCAB = 8, 2, 32, 64
+
+
+def repeat_heads(k: torch.Tensor, spelling: str, g: int) -> torch.Tensor:
+    """(b, kv, s, d) -> (b, kv*g, s, d) by `spelling`."""
+    b, kv, s, d = k.shape
+    if spelling == "repeat_interleave":
+        return k.repeat_interleave(g, dim=1)
+    if spelling == "expand_reshape":
+        return k[:, :, None].expand(b, kv, g, s, d).reshape(b, kv * g, s, d)
+    if spelling == "unsqueeze_expand_flatten":
+        return k.unsqueeze(2).expand(-1, -1, g, -1, -1).flatten(1, 2)
+    if spelling == "repeat":
+        return k.repeat(1, g, 1, 1)
+    if spelling == "repeat_kv":
+        from transformers.models.llama.modeling_llama import repeat_kv
+        return repeat_kv(k, g)
+    if spelling == "cat":
+        return torch.cat([k] * g, dim=1)
+    if spelling == "stack":
+        return torch.stack([k] * g, dim=2).flatten(1, 2)
+    raise ValueError(spelling)
+
+
+class Block(nn.Module):
+    def __init__(self, spelling: str, heads: int = H, kv: int = KV) -> None:
+        super().__init__()
+        self.spelling, self.heads, self.kv = spelling, heads, kv
+        self.embed = nn.Embedding(VOCAB, HID)
+        self.norm = nn.RMSNorm(HID)
+        self.q = nn.Linear(HID, HID, bias=False)
+        self.k = nn.Linear(HID, kv * HID // heads, bias=False)
+        self.v = nn.Linear(HID, kv * HID // heads, bias=False)
+        self.o = nn.Linear(HID, HID, bias=False)
+        self.up = nn.Linear(HID, 64, bias=False)
+        self.down = nn.Linear(64, HID, bias=False)
+        self.head = nn.Linear(HID, VOCAB, bias=False)
+
+    def attend(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        d, g = HID // self.heads, self.heads // self.kv
+        if self.spelling == "einsum":
+            q = self.q(x).view(b, s, self.kv, g, d)
+            k = self.k(x).view(b, s, self.kv, d)
+            v = self.v(x).view(b, s, self.kv, d)
+            w = torch.softmax(torch.einsum("bskgd,btkd->bkgst", q, k) / d**0.5, -1)
+            return torch.einsum("bkgst,btkd->bskgd", w, v).reshape(b, s, HID)
+        if self.spelling == "interleave_bshd":  # repeat before the transpose
+            q = self.q(x).view(b, s, self.heads, d).transpose(1, 2)
+            k = self.k(x).view(b, s, self.kv, d).repeat_interleave(g, dim=2).transpose(1, 2)
+            v = self.v(x).view(b, s, self.kv, d).repeat_interleave(g, dim=2).transpose(1, 2)
+        elif self.spelling == "sdpa_gqa":
+            q = self.q(x).view(b, s, self.heads, d).transpose(1, 2)
+            k = self.k(x).view(b, s, self.kv, d).transpose(1, 2)
+            v = self.v(x).view(b, s, self.kv, d).transpose(1, 2)
+            y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            return y.transpose(1, 2).reshape(b, s, HID)
+        else:
+            q = self.q(x).view(b, s, self.heads, d).transpose(1, 2)
+            k = repeat_heads(self.k(x).view(b, s, self.kv, d).transpose(1, 2), self.spelling, g)
+            v = repeat_heads(self.v(x).view(b, s, self.kv, d).transpose(1, 2), self.spelling, g)
+        w = torch.softmax(q @ k.transpose(-2, -1) / d**0.5, -1)
+        return (w @ v).transpose(1, 2).reshape(b, s, HID)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        x = x + self.o(self.attend(self.norm(x)))
+        x = x + self.down(nn.functional.silu(self.up(x)))
+        return nn.functional.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+class WeightNormMLP(nn.Module):
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.embed = nn.Embedding(VOCAB, HID)
+        self.up = nn.Linear(HID, 64)
+        self.down = nn.Linear(64, HID)
+        self.head = nn.Linear(HID, VOCAB, bias=False)
+        if kind == "weight_norm":
+            for m in (self.up, self.down):
+                torch.nn.utils.parametrizations.weight_norm(m)
+        elif kind == "spectral_norm":
+            for m in (self.up, self.down):
+                torch.nn.utils.parametrizations.spectral_norm(m)
+        elif kind == "user":
+            self.g1 = nn.Parameter(torch.rand(64, 1) + 0.5)
+            self.g2 = nn.Parameter(torch.rand(HID, 1) + 0.5)
+
+    def weight(self, m: nn.Linear, g: torch.Tensor) -> torch.Tensor:
+        return g * m.weight / m.weight.norm(dim=1, keepdim=True)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        if self.kind == "user":
+            h = nn.functional.gelu(nn.functional.linear(x, self.weight(self.up, self.g1), self.up.bias))
+            x = x + nn.functional.linear(h, self.weight(self.down, self.g2), self.down.bias)
+        else:
+            x = x + self.down(nn.functional.gelu(self.up(x)))
+        return nn.functional.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+class TiedLM(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, HID)
+        self.up = nn.Linear(HID, 64)
+        self.down = nn.Linear(64, HID)
+        self.lm = nn.Linear(HID, VOCAB, bias=False)
+        self.lm.weight = self.embed.weight
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        x = x + self.down(nn.functional.gelu(self.up(x)))
+        return nn.functional.cross_entropy(self.lm(x).flatten(0, 1), labels.flatten())
+
+
+class GPT2Loss(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import GPT2Config, GPT2LMHeadModel
+        config = GPT2Config(vocab_size=VOCAB, n_positions=16, n_embd=HID, n_layer=1, n_head=4,
+                            resid_pdrop=0, embd_pdrop=0, attn_pdrop=0)
+        self.model = GPT2LMHeadModel(config)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        logits = self.model(input_ids=ids, use_cache=False).logits
+        return nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+def make(name: str) -> nn.Module:
+    if name.startswith("block:"):
+        return Block(name.split(":")[1])
+    if name.startswith("wn:"):
+        return WeightNormMLP(name.split(":")[1])
+    if name == "tied":
+        return TiedLM()
+    if name == "gpt2":
+        return GPT2Loss()
+    raise ValueError(name)
+
+
+def train(name: str, tp: int, optimizer: str = "sgd", steps: int = 3) -> str:
+    torch.manual_seed(0)
+    model = make(name).train()
+    batches = [(torch.randint(0, VOCAB, (2, 8)), torch.randint(0, VOCAB, (2, 8))) for _ in range(steps)]
+    eager = copy.deepcopy(model)
+    options = {"lr": 0.05, "momentum": 0.9} if optimizer == "sgd" else {"lr": 1e-2, "weight_decay": 0.1}
+    t0 = time.time()
+    program = compile_training(model, batches[0], optimizer=optimizer, target="sn40l-8", tp=tp, **options)
+    compile_s = time.time() - t0
+    gathers = [tuple(op.operands[0].type.get_shape()) for op in program.module.walk() if isinstance(op, AllGatherOp)]
+    reduces = len([op for op in program.module.walk() if isinstance(op, AllReduceOp)])
+    cls = torch.optim.SGD if optimizer == "sgd" else torch.optim.AdamW
+    reference = cls(eager.parameters(), **options)
+    bad = []
+    for step, batch in enumerate(batches):
+        reference.zero_grad()
+        loss = eager(*batch)
+        loss.backward()
+        reference.step()
+        got = float(program.step(*batch))
+        if abs(got - loss.item()) > 1e-6 * abs(loss.item()):
+            bad.append(f"step{step} {got} vs {loss.item()}")
+    trained = program.parameters()
+    for pname, parameter in eager.named_parameters():
+        if pname not in trained:
+            bad.append(f"missing {pname}")
+            continue
+        if not torch.allclose(trained[pname], parameter.detach(), rtol=1e-4, atol=1e-6):
+            err = (trained[pname] - parameter.detach()).abs().max().item()
+            bad.append(f"{pname} off {err:.2e}")
+    verdict = "OK" if not bad else "FAIL " + "; ".join(bad[:4])
+    return f"{verdict} compile {compile_s:.1f}s gathers {gathers} all_reduces {reduces}"
+
+
+class Infer(nn.Module):
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        m = self.inner
+        if isinstance(m, GPT2Loss):
+            return m.model(input_ids=ids, use_cache=False).logits
+        x = m.embed(ids)
+        if isinstance(m, Block):
+            x = x + m.o(m.attend(m.norm(x)))
+            x = x + m.down(nn.functional.silu(m.up(x)))
+            return m.head(x)
+        if isinstance(m, TiedLM):
+            x = x + m.down(nn.functional.gelu(m.up(x)))
+            return m.lm(x)
+        if m.kind == "user":
+            h = nn.functional.gelu(nn.functional.linear(x, m.weight(m.up, m.g1), m.up.bias))
+            x = x + nn.functional.linear(h, m.weight(m.down, m.g2), m.down.bias)
+        else:
+            x = x + m.down(nn.functional.gelu(m.up(x)))
+        return m.head(x)
+
+
+def infer(name: str, tp: int) -> str:
+    torch.manual_seed(0)
+    model = Infer(make(name)).eval()
+    ids = torch.randint(0, VOCAB, (2, 8))
+    exported = torch.export.export(model, (ids,))
+    program = rducc.compile(exported, target="sn40l-8", split=(tp, 1))
+    gathers = [tuple(op.operands[0].type.get_shape()) for op in program.module.walk() if isinstance(op, AllGatherOp)]
+    with torch.no_grad():
+        want = model(ids)
+    got = program(ids)
+    ok = torch.allclose(torch.as_tensor(got), want, rtol=1e-4, atol=1e-5)
+    return f"{'OK' if ok else 'FAIL'} gathers {gathers}"
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    for spec in sys.argv[2:]:
+        name, tp = spec.rsplit("@", 1)
+        opt = "sgd"
+        if "+" in tp:
+            tp, opt = tp.split("+")
+        try:
+            out = train(name, int(tp), opt) if mode == "train" else infer(name, int(tp))
+        except Exception as e:  # noqa: BLE001
+            out = "ERROR " + type(e).__name__ + ": " + str(e).splitlines()[0][:300]
+        print(f"{mode} {spec}: {out}", flush=True)

@@ -1,0 +1,114 @@
+"""Tensor parallelism through training for the spellings users write (issue 27):
+grouped-query heads tiled by `k.repeat(1, g, 1, 1)` or `cat([k] * g)` (query head
+h reads KV head h % kv_heads: the query heads split with the period the tiled KV
+heads arrive with, `_paired_period`), and weights computed from parameters
+(weight_norm's `g * v / |v|`, written by hand or by torch's parametrization: the
+matmul splits, each rank cutting its part of the computed weight, `_weight_part`),
+and an embedding tied to the LM head (its gradient scattered split as the head's).
+Each trains as eager does."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from rducc.dialects.rdu.collectives import AllGatherOp
+from rducc.dialects.rdu.dataflow import MatmulOp
+from rducc.training import compile_training
+
+HIDDEN, VOCAB = 32, 64
+
+
+def tiled(k: torch.Tensor, spelling: str, group: int) -> torch.Tensor:
+    """KV heads (b, kv, s, d) tiled `group` times along the heads, as `spelling` writes it."""
+    return k.repeat(1, group, 1, 1) if spelling == "repeat" else torch.cat([k] * group, dim=1)
+
+
+class TiledAttention(nn.Module):
+    """One attention block whose KV heads are tiled for the query heads and a
+    next-token loss through an LM head tied to the embedding; k takes a scale v
+    does not (two distinct projections)."""
+
+    def __init__(self, spelling: str, heads: int = 8, kv_heads: int = 4) -> None:
+        super().__init__()
+        self.spelling, self.heads, self.kv_heads = spelling, heads, kv_heads
+        self.embed, self.head = nn.Embedding(VOCAB, HIDDEN), nn.Linear(HIDDEN, VOCAB, bias=False)
+        self.head.weight = self.embed.weight
+        self.q, self.o = nn.Linear(HIDDEN, HIDDEN, bias=False), nn.Linear(HIDDEN, HIDDEN, bias=False)
+        self.k, self.v = (nn.Linear(HIDDEN, kv_heads * HIDDEN // heads, bias=False) for _ in range(2))
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        (b, s, _), d, group = x.shape, HIDDEN // self.heads, self.heads // self.kv_heads
+        q = self.q(x).view(b, s, self.heads, d).transpose(1, 2)
+        k, v = (p(x).view(b, s, self.kv_heads, d).transpose(1, 2) for p in (self.k, self.v))
+        k, v = tiled(k * d**-0.5, self.spelling, group), tiled(v, self.spelling, group)
+        y = torch.softmax(q @ k.transpose(-2, -1), -1) @ v
+        y = x + self.o(y.transpose(1, 2).reshape(b, s, HIDDEN))
+        return nn.functional.cross_entropy(self.head(y).flatten(0, 1), labels.flatten())
+
+
+class NormedMLP(nn.Module):
+    """An MLP whose two weights are computed from parameters: `up`'s by torch's
+    weight_norm parametrization, `down`'s as `g * v / v.norm(dim=1)` written out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.head = nn.Embedding(VOCAB, HIDDEN), nn.Linear(HIDDEN, VOCAB, bias=False)
+        self.up, self.down = nn.Linear(HIDDEN, 3 * HIDDEN), nn.Linear(3 * HIDDEN, HIDDEN)
+        nn.utils.parametrizations.weight_norm(self.up)
+        self.gain = nn.Parameter(torch.rand(HIDDEN, 1) + 0.5)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        down = self.gain * self.down.weight / self.down.weight.norm(dim=1, keepdim=True)
+        x = x + nn.functional.linear(nn.functional.gelu(self.up(x)), down, self.down.bias)
+        return nn.functional.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+def _train_as_eager(model: nn.Module, tp: int):
+    """Two SGD steps through rducc at `tp` on sn40l-8 and eagerly: equal losses and
+    weights; the compiled step, for the caller's checks of its split."""
+    torch.manual_seed(0)
+    batches = [(torch.randint(0, VOCAB, (2, 8)), torch.randint(0, VOCAB, (2, 8))) for _ in range(2)]
+    eager = copy.deepcopy(model)
+    options = {"lr": 0.05, "momentum": 0.9}
+    program = compile_training(model, batches[0], optimizer="sgd", target="sn40l-8", tp=tp, **options)
+    reference = torch.optim.SGD(eager.parameters(), **options)
+    for step, batch in enumerate(batches):
+        reference.zero_grad()
+        loss = eager(*batch)
+        loss.backward()
+        reference.step()
+        assert float(program.step(*batch)) == pytest.approx(loss.item(), rel=1e-6), f"step {step}"
+    trained = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(trained[name], parameter.detach(), rtol=1e-4, atol=1e-6, msg=name)
+    return program
+
+
+@pytest.mark.parametrize(("spelling", "tp"), [("repeat", 4), ("cat", 2)])
+def test_tiled_kv_heads_and_tied_embedding_split(spelling, tp):
+    """KV heads tiled by `repeat` or `cat` at tp=4 and tp=2 (4 KV heads, 8 query
+    heads): the query heads split with the tiled heads' period, so neither q nor
+    the tiled k and v are gathered (before: both, and the k/v weights, were); the
+    embedding tied to the LM head has its gradient scattered split by vocabulary
+    rows as the head's (before: the head's gradient and weight were gathered)."""
+    torch.manual_seed(0)
+    program = _train_as_eager(TiledAttention(spelling), tp)
+    gathered = [op.operands[0].type.get_shape() for op in program.module.walk() if isinstance(op, AllGatherOp)]
+    assert gathered and all(shape[-1] == 1 for shape in gathered), gathered  # the cross entropy's maxima only
+
+
+def test_computed_weights_split_their_matmuls():
+    """weight_norm (torch's and written out) at tp=2: each rank cuts its part of the
+    computed weights (the MLP's hidden columns), so no matmul makes the whole hidden
+    layer (before: the MLP ran whole on every rank; the parametrization's backward
+    was a host call)."""
+    torch.manual_seed(0)
+    program = _train_as_eager(NormedMLP(), 2)
+    widths = {op.result.type.get_shape()[-1] for op in program.module.walk() if isinstance(op, MatmulOp)}
+    assert 3 * HIDDEN not in widths, widths
