@@ -40,7 +40,9 @@ bytes at the current peak:
   cost model times it before tiling, the DMA start-up, pipeline fill and launch
   included; per layer call, its callee's kernels');
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
-  than HBM bandwidth (`rdu-place-tiers` keeps the tier).
+  than HBM bandwidth (`rdu-place-tiers` keeps the tier), with the others one
+  outlined parameter receives (`rdu-place-tiers` gives them one tier); once
+  the step fits, the spilled globals it does not need go back (`_keep_globals`).
 
 A value an outlined layer holds (the results of its calls at one index, or
 the operands of its calls at one index: an outlined phase's layers, such as
@@ -63,9 +65,12 @@ placement too (`shared_placements`): the tier each call passes at an index
 of an outlined layer is one fact, the callee's parameter's.
 
 The plan is made with recomputes and with spills alone, and the one that fits
-and adds less modeled time (its choices' costs summed) is kept (`cheaper_plan`):
-a recompute taken cheapest per byte may free bytes where the spills the step
-needs anyway free them too.
+and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
+byte at the peak is no least total (a recompute may free bytes where the spills
+the step needs anyway free them too). Each plan is priced from its final placements
+(`plan_price`), not its choices' prices summed as taken: a spilled slot's every
+call's value, the recomputes kept (a layer call's cut to what it still gives),
+and a spilled global's reads by the recomputes that read it.
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
@@ -611,12 +616,11 @@ class _Plan:
 
 
 def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True,
-                    second: bool = False, values_first: bool = False) -> _Plan:
+                    second: bool = False) -> _Plan:
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
-    cheapest candidate per byte that frees bytes at the peak (module docstring).
-    `values_first`: every value that may go to DDR goes there first (then globals,
-    as needed); `second`: a second round's plan (the same rule)."""
+    cheapest candidate per byte that frees bytes at the peak (module docstring);
+    `second`: a second round's plan (the same rule, with the callees' peaks)."""
     sizes = _global_sizes(module)
     used = {global_of(a) for a in arg_attrs(step.function)} - {None}
     sizes = {n: s for n, s in sizes.items() if n in used}
@@ -640,10 +644,6 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     candidates = [c for c in _candidates(step, target, sizes, readers, temporaries, costs, together)
                   if recompute or c.placement != Placement.RECOMPUTE]
     liveness.place(liveness.intervals, placements, plan.recomputed)
-    for candidate in candidates if values_first else ():
-        if candidate.saved is not None and candidate.placement == Placement.DDR \
-                and not _spill_closed(candidate, plan, pinned, shared):
-            _take(candidate, plan, pinned, liveness, shared)
     while True:
         peak, at = liveness.peak()
         if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
@@ -722,8 +722,8 @@ def plan_price(plan: _Plan, step: TrainingStep, target: Target, sizes: dict[str,
     jobs: dict[tuple[Operation, ...], list[int]] = {}
     for value, saved in plan.recomputed.items():
         jobs.setdefault(plan.chains[value], []).append(saved.index)
-    names = {a: name for a, attrs in zip(step.function.args, arg_attrs(step.function))
-             if (name := global_of(attrs)) is not None}
+    names: dict[SSAValue, str] = {a: name for a, attrs in zip(step.function.args, arg_attrs(step.function))
+                                  if (name := global_of(attrs)) is not None}
     touches = dict(before.readers)
     for chain, indices in jobs.items():
         call = chain[0]
@@ -751,16 +751,13 @@ class _Before:
 
 
 def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: bool = False) -> _Plan:
-    """Of three plans, the one that fits HBM and adds the least modeled time
-    (`plan_price`): with recomputes, of spills alone, and of every value that may go
-    to DDR spilled first (then globals as needed). Each is taken cheapest per byte
-    freed at the peak, which is no least total: a recompute may free bytes where a
-    spill the step needs anyway frees them too, and a global spilled for a few bytes
-    may cost more than the values that free them."""
+    """The plan with recomputes or the plan of spills alone: the one that fits HBM and
+    adds less modeled time (`plan_price`). Each is taken cheapest per byte freed at
+    the peak, which is no least total: a recompute may free bytes where a spill the
+    step needs anyway frees them too."""
     plans = [plan_placements(step, module, target, True, second)]
-    if plans[0].cost_s > 0:
+    if plans[0].recomputed:
         plans.append(plan_placements(step, module, target, False, second))
-        plans.append(plan_placements(step, module, target, False, second, values_first=True))
     return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
 

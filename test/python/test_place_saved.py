@@ -259,7 +259,7 @@ class GatedStack(nn.Module):
         return x.pow(2).mean()
 
 
-def test_outlined_step_spills_only_what_its_callees_hold() -> None:
+def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     """An outlined step of two gated blocks with 80 kB of HBM and a DDR where a value one
     op reads spills for less than a layer's recompute (train-blocked-fast-dma: a DMA
     start-up of 1 ns, so a recompute costs about its work): values spill to DDR, but never a
@@ -270,10 +270,16 @@ def test_outlined_step_spills_only_what_its_callees_hold() -> None:
     HBM). The slots of @layer_forward spilled for every call block no recompute of the
     rest: each forward call is run again in the backward for the values it can give (the
     callee cut to them, which writes no DDR slot), the spilled ones read from DDR; two SGD
-    steps give eager's losses."""
+    steps give eager's losses. The plan with recomputes is taken here (`cheaper_plan`
+    keeps the spills alone on this target: modeled 7.78 us against 8.13 us)."""
     from rducc.dialects.contracts import RECOMPUTES
     from rducc.dialects.saved import saved_of
+    from rducc.passes import rdu_place_saved
     from rducc.pipeline import pipeline_text
+
+    plan = rdu_place_saved.plan_placements
+    monkeypatch.setattr(rdu_place_saved, "cheaper_plan",
+                        lambda step, module, target, second=False: plan(step, module, target, True, second))
 
     torch.manual_seed(3)
     model, x = GatedStack(), torch.randn(2, 8, 64)
@@ -429,11 +435,10 @@ def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest
     first_round = rdu_place_saved.plan_placements
     spill_only = {"on": False}
 
-    def rounds(step, module, target, recompute=True, second=False, values_first=False):  # type: ignore[no-untyped-def]
+    def rounds(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
         if not second:
             return first_round(step, module, dataclasses.replace(target, hbm_bytes=10**15), recompute)
-        return first_round(step, module, target, recompute and not spill_only["on"], second,
-                           values_first and not spill_only["on"])
+        return first_round(step, module, target, recompute and not spill_only["on"], second)
 
     monkeypatch.setattr(rdu_place_saved, "plan_placements", rounds)
     torch.manual_seed(3)
