@@ -120,30 +120,29 @@ CASES = [Case(f"{name} {Path(target).stem} -O{level}", make, str(INPUTS / target
 
 @contextmanager
 def policy(name: str) -> Iterator[None]:
-    """rdu-place-saved planning by `name` (one of POLICIES) inside the block."""
-    original = rdu_place_saved.plan_placements
-    candidates = rdu_place_saved._candidates
+    """rdu-place-saved planning by `name` (one of POLICIES) inside the block: the
+    planner's choice among its plans (`cheaper_plan`) replaced by one plan."""
+    original = rdu_place_saved.cheaper_plan
+    plan, candidates = rdu_place_saved.plan_placements, rdu_place_saved._candidates
 
-    def never(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
-        return original(step, module, target, False, second)
+    def never(step, module, target, second=False):  # type: ignore[no-untyped-def]
+        return plan(step, module, target, False, second)
 
-    def spill_all(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
-        if second:
-            return original(step, module, target, False, second)
-        return original(step, module, dataclasses.replace(target, hbm_bytes=0), False, second)
+    def spill_all(step, module, target, second=False):  # type: ignore[no-untyped-def]
+        return plan(step, module, target if second else dataclasses.replace(target, hbm_bytes=0), False, second)
 
     def activations_only(*args, **kwargs):  # type: ignore[no-untyped-def]
         return [c for c in candidates(*args, **kwargs) if c.saved is not None]
 
     if name == "never recompute":
-        rdu_place_saved.plan_placements = never  # type: ignore[assignment]
+        rdu_place_saved.cheaper_plan = never  # type: ignore[assignment]
     elif name == "always spill":
-        rdu_place_saved.plan_placements = spill_all  # type: ignore[assignment]
+        rdu_place_saved.cheaper_plan = spill_all  # type: ignore[assignment]
         rdu_place_saved._candidates = activations_only  # type: ignore[assignment]
     try:
         yield
     finally:
-        rdu_place_saved.plan_placements = original  # type: ignore[assignment]
+        rdu_place_saved.cheaper_plan = original  # type: ignore[assignment]
         rdu_place_saved._candidates = candidates  # type: ignore[assignment]
 
 

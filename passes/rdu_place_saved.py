@@ -40,7 +40,9 @@ bytes at the current peak:
   cost model times it before tiling, the DMA start-up, pipeline fill and launch
   included; per layer call, its callee's kernels');
 - a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
-  than HBM bandwidth (`rdu-place-tiers` keeps the tier).
+  than HBM bandwidth (`rdu-place-tiers` keeps the tier), with the others one
+  outlined parameter receives (`rdu-place-tiers` gives them one tier); once
+  the step fits, the spilled globals it does not need go back (`_keep_globals`).
 
 A value an outlined layer holds (the results of its calls at one index, or
 the operands of its calls at one index: an outlined phase's layers, such as
@@ -63,9 +65,12 @@ placement too (`shared_placements`): the tier each call passes at an index
 of an outlined layer is one fact, the callee's parameter's.
 
 The plan is made with recomputes and with spills alone, and the one that fits
-and adds less modeled time (its choices' costs summed) is kept (`cheaper_plan`):
-a recompute taken cheapest per byte may free bytes where the spills the step
-needs anyway free them too.
+and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
+byte at the peak is no least total (a recompute may free bytes where the spills
+the step needs anyway free them too). Each plan is priced from its final placements
+(`plan_price`), not its choices' prices summed as taken: a spilled slot's every
+call's value, the recomputes kept (a layer call's cut to what it still gives),
+and a spilled global's reads by the recomputes that read it.
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
@@ -136,7 +141,7 @@ from rducc.model.roofline import kernel_roofline_s
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_fuse import weigh
 from rducc.passes.rdu_insert_dma import viewed_input
-from rducc.passes.rdu_place_tiers import peak_activation_bytes
+from rducc.passes.rdu_place_tiers import peak_activation_bytes, weights_sharing_a_parameter
 from rducc.targets import Target
 
 
@@ -199,19 +204,22 @@ class _Liveness:
                           if global_of(attrs) is None)
         self.phases = step.phases
         self.intervals: dict[SSAValue, tuple[int, int, int]] = {}
+        """Per value, the first and last positions it may hold HBM at, and its bytes: a
+        call's results from the op after it (while it runs, its callee's peak holds
+        them, as `peak_activation_bytes` counts a call)."""
         for op in self.ops:
+            start = self.position[op] + (1 if isinstance(op, func.CallOp) else 0)
             for result in op.results:
                 readers = [self._top(use.operation) for use in result.uses]
                 end = max((self.position[r] for r in readers if r is not None), default=self.position[op])
                 size = 0 if result in in_place else value_bytes(result)  # the global's bytes, counted apart
-                self.intervals[result] = (self.position[op], end, size)
+                self.intervals[result] = (start, end, size)
         self.delta = np.zeros(len(self.ops) + 2, dtype=np.int64)
         """Per position, the bytes that start holding HBM there less those that stopped just before."""
         for at, op in enumerate(self.ops):  # a call holds its callee's own peak while it runs
-            inner = (peaks or {}).get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else 0
-            extra = max(0, inner - sum(value_bytes(r) for r in op.results))
-            self.delta[at] += extra
-            self.delta[at + 1] -= extra
+            inner = peaks.get(op.callee.string_value(), 0) if peaks and isinstance(op, func.CallOp) else 0
+            self.delta[at] += inner
+            self.delta[at + 1] -= inner
         self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
         """The spans each value is counted at in `delta`."""
 
@@ -227,12 +235,13 @@ class _Liveness:
         if placement == Placement.DDR:
             return []
         if placement != Placement.RECOMPUTE:
-            return [(start, end)]
+            return [(start, end)] if start <= end else []
         saved = recomputed[value]
         later = [self.position[r] for r in saved.later_readers]
         earlier = [self.position[t] for u in value.uses
                    if (t := self._top(u.operation)) is not None and t not in saved.later_readers]
-        return [(start, max(earlier, default=start)), (min(later), max(later))]
+        forward = (start, max(earlier, default=self.position[saved.producer]))
+        return [span for span in (forward, (min(later), max(later))) if span[0] <= span[1]]
 
     def place(self, values: Iterable[SSAValue], placements: dict[SSAValue, Placement],
               recomputed: dict[SSAValue, SavedValue]) -> None:
@@ -558,17 +567,32 @@ def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
 
 
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
-                temporaries: list[SavedValue], costs: _ConeCosts) -> list[_Candidate]:
+                temporaries: list[SavedValue], costs: _ConeCosts,
+                together: dict[str, list[str]] | None = None) -> list[_Candidate]:
     found: list[_Candidate] = _recompute_candidates(step, target, costs)
     for saved in (*step.saved, *step.gradients, *temporaries):
         uses = len({u.operation for u in saved.value.uses})
         if not _kept_on_chip(saved, target) and not _is_loss(saved) \
                 and not _callee_holds_unplaced(saved.value):
             found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
-    for name, size in sizes.items():
-        touches = readers.get(name, 0) + (1 if name in step.state_globals else 0)
-        found.append(_Candidate(_ddr_extra_seconds(target, size * max(touches, 1)), size, global_names=(name,)))
+    for names in _global_groups(sizes, together or {}):
+        cost = sum(_ddr_extra_seconds(target, sizes[n] * max(readers.get(n, 0) + (n in step.state_globals), 1))
+                   for n in names)
+        found.append(_Candidate(cost, sum(sizes[n] for n in names), global_names=names))
     return sorted(found, key=_order)
+
+
+def _global_groups(sizes: dict[str, int], together: dict[str, list[str]]) -> list[tuple[str, ...]]:
+    """The globals the step reads, each with those one outlined parameter receives with
+    it (`weights_sharing_a_parameter`: `rdu-place-tiers` gives them one tier, so they
+    go to DDR together or not at all)."""
+    groups: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for name in sizes:
+        if name not in seen:
+            groups.append(tuple(n for n in together.get(name, [name]) if n in sizes))
+            seen.update(groups[-1])
+    return groups
 
 
 def _order(candidate: _Candidate) -> tuple[float, int]:
@@ -586,7 +610,7 @@ class _Plan:
     costs: _ConeCosts | None = None
     """What a layer call's recompute for some of its results costs (`_narrowed`)."""
     cost_s: float = 0.0
-    """The modeled seconds its choices add to the step, each as priced when taken."""
+    """The modeled seconds it adds to the step (`plan_price`)."""
     fits: bool = True
     """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
 
@@ -595,7 +619,8 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
                     second: bool = False) -> _Plan:
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
-    cheapest candidate per byte that frees bytes at the peak (module docstring)."""
+    cheapest candidate per byte that frees bytes at the peak (module docstring);
+    `second`: a second round's plan (the same rule, with the callees' peaks)."""
     sizes = _global_sizes(module)
     used = {global_of(a) for a in arg_attrs(step.function)} - {None}
     sizes = {n: s for n, s in sizes.items() if n in used}
@@ -612,7 +637,11 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     liveness = _Liveness(step.function, step, in_place, callee_peaks(module) if second else None)
     shared = shared_placements(step.function)
     _UNPLACED.clear()
-    candidates = [c for c in _candidates(step, target, sizes, _global_readers(step.function), temporaries, costs)
+    readers = _global_readers(step.function)
+    before = _Before(frozenset(v for v, p in placements.items() if p == Placement.DDR),
+                     frozenset(plan.ddr_globals), readers)
+    together = weights_sharing_a_parameter(module)
+    candidates = [c for c in _candidates(step, target, sizes, readers, temporaries, costs, together)
                   if recompute or c.placement != Placement.RECOMPUTE]
     liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
@@ -623,46 +652,113 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
         if chosen is None:
             plan.fits = False
             break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
-        plan.cost_s += chosen.cost_s
-        if chosen.saved is None:
-            plan.ddr_globals.update(chosen.global_names)
-            continue
-        value = chosen.saved.value
-        placements[value] = chosen.placement
-        changed = [value]
-        if chosen.placement == Placement.DDR:  # a value a callee holds: all it holds there
-            for other in shared.get(value, []):
-                placements[other] = Placement.DDR
-                changed.append(other)
-        if chosen.placement == Placement.DDR:  # a recompute it replaces is dropped
-            plan.recomputed.pop(value, None)
-            plan.chains.pop(value, None)
-        if chosen.placement == Placement.RECOMPUTE:
-            for saved in chosen.values:  # a layer call's clone gives all its saved results at once
-                placements[saved.value] = Placement.RECOMPUTE
-                plan.recomputed[saved.value] = saved
-                plan.chains[saved.value] = chosen.chain
-                changed.append(saved.value)
-        liveness.place(changed, placements, plan.recomputed)
-        if chosen.placement == Placement.RECOMPUTE:
-            inputs = chain_inputs(list(chosen.chain))
-            pinned.update(inputs)  # the recompute reads them: they stay
-            for input_ in inputs:  # a layer's inputs the backward did not read (its mask, its rotary tables)
-                liveness.hold(input_, [r for s in chosen.values for r in s.later_readers], placements,
-                              plan.recomputed)
+        _take(chosen, plan, pinned, liveness, shared)
+    if plan.fits:
+        _keep_globals(plan, sizes, target.hbm_bytes - liveness.peak()[0], before.globals, together)
+    plan.cost_s = plan_price(plan, step, target, sizes, before)
     return plan
 
 
+def _keep_globals(plan: _Plan, sizes: dict[str, int], room: int, fixed: frozenset[str],
+                  together: dict[str, list[str]]) -> None:
+    """Take back the globals the plan spilled that the fitted step does not need in DDR
+    (each taken cheapest per byte while the peak was higher, a small group before the
+    large one that alone frees enough): each group, largest first, back to HBM while
+    the globals in HBM and the activations' peak still fit in `room` plus them."""
+    spare = room - sum(s for n, s in sizes.items() if n not in plan.ddr_globals)
+    for names in sorted(_global_groups({n: sizes[n] for n in plan.ddr_globals - fixed if n in sizes}, together),
+                        key=lambda group: -sum(sizes[n] for n in group)):
+        size = sum(sizes[n] for n in names)
+        if len(names) == len(together.get(names[0], names)) and size <= spare:
+            plan.ddr_globals.difference_update(names)
+            spare -= size
+
+
+def _take(chosen: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness,
+          shared: dict[SSAValue, list[SSAValue]]) -> None:
+    """Place as `chosen` says, and count its values there (`_Liveness.place`)."""
+    placements = plan.placements
+    if chosen.saved is None:
+        plan.ddr_globals.update(chosen.global_names)
+        return
+    value = chosen.saved.value
+    placements[value] = chosen.placement
+    changed = [value]
+    if chosen.placement == Placement.DDR:  # a value a callee holds: all it holds there
+        for other in shared.get(value, []):
+            placements[other] = Placement.DDR
+            changed.append(other)
+    if chosen.placement == Placement.DDR:  # a recompute it replaces is dropped
+        plan.recomputed.pop(value, None)
+        plan.chains.pop(value, None)
+    if chosen.placement == Placement.RECOMPUTE:
+        for saved in chosen.values:  # a layer call's clone gives all its saved results at once
+            placements[saved.value] = Placement.RECOMPUTE
+            plan.recomputed[saved.value] = saved
+            plan.chains[saved.value] = chosen.chain
+            changed.append(saved.value)
+    liveness.place(changed, placements, plan.recomputed)
+    if chosen.placement == Placement.RECOMPUTE:
+        inputs = chain_inputs(list(chosen.chain))
+        pinned.update(inputs)  # the recompute reads them: they stay
+        for input_ in inputs:  # a layer's inputs the backward did not read (its mask, its rotary tables)
+            liveness.hold(input_, [r for s in chosen.values for r in s.later_readers], placements,
+                          plan.recomputed)
+
+
+def plan_price(plan: _Plan, step: TrainingStep, target: Target, sizes: dict[str, int],
+               before: _Before) -> float:
+    """The modeled seconds a plan adds to the step, from its final placements (not
+    the candidates' prices summed as taken): each value it moved to DDR, every call's
+    value of a shared slot included, at its bytes x (1 + its readers); each recompute
+    it keeps, the ops it runs again (a layer call's, the cut of its callee to the
+    results it still gives); each global it moved to DDR, at its bytes x (its readers,
+    the recomputes that read it among them, + 1 if updated)."""
+    seconds = 0.0
+    for saved in (*step.saved, *step.gradients, *plan.temporaries):
+        if plan.placements[saved.value] == Placement.DDR and saved.value not in before.values:
+            uses = len({u.operation for u in saved.value.uses})
+            seconds += _ddr_extra_seconds(target, saved.bytes * (1 + uses))
+    jobs: dict[tuple[Operation, ...], list[int]] = {}
+    for value, saved in plan.recomputed.items():
+        jobs.setdefault(plan.chains[value], []).append(saved.index)
+    names: dict[SSAValue, str] = {a: name for a, attrs in zip(step.function.args, arg_attrs(step.function))
+                                  if (name := global_of(attrs)) is not None}
+    touches = dict(before.readers)
+    for chain, indices in jobs.items():
+        call = chain[0]
+        if len(chain) == 1 and isinstance(call, func.CallOp) and _callee(call) is not None and plan.costs:
+            seconds += plan.costs(call, indices)
+        elif plan.costs is not None:
+            seconds += sum(plan.costs.op_s(op) for op in chain)
+        for value in chain_inputs(list(chain)):
+            if value in names:
+                touches[names[value]] = touches.get(names[value], 0) + 1
+    for name in plan.ddr_globals - before.globals:
+        reads = touches.get(name, 0) + (1 if name in step.state_globals else 0)
+        seconds += _ddr_extra_seconds(target, sizes[name] * max(reads, 1))
+    return seconds
+
+
+@dataclass(frozen=True)
+class _Before:
+    """What was in DDR before a plan (a first round's placements, seen by the second)
+    and each global's readers in the step: what `plan_price` does not charge again."""
+
+    values: frozenset[SSAValue]
+    globals: frozenset[str]
+    readers: Mapping[str, int]
+
+
 def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: bool = False) -> _Plan:
-    """The plan with recomputes or the plan of spills alone: the one that fits HBM, and
-    of two that fit, the one that adds less modeled time (taken cheapest per byte, a
-    recompute may free bytes where a spill the step needs anyway frees them too, so
-    its cost is added to the spills', not saved)."""
-    both = plan_placements(step, module, target, True, second)
-    if not both.recomputed:
-        return both
-    spills = plan_placements(step, module, target, False, second)
-    return spills if (spills.fits, -spills.cost_s) >= (both.fits, -both.cost_s) else both
+    """The plan with recomputes or the plan of spills alone: the one that fits HBM and
+    adds less modeled time (`plan_price`). Each is taken cheapest per byte freed at
+    the peak, which is no least total: a recompute may free bytes where a spill the
+    step needs anyway frees them too."""
+    plans = [plan_placements(step, module, target, True, second)]
+    if plans[0].recomputed:
+        plans.append(plan_placements(step, module, target, False, second))
+    return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
 
 def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
@@ -700,19 +796,26 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
         return None if set(candidate.global_names) <= plan.ddr_globals else True
     value = candidate.saved.value
     now = plan.placements[value]
-    group = shared.get(value, [value])
     if candidate.placement == Placement.RECOMPUTE:
         return _recompute_applies(candidate, plan, pinned, liveness, at, shared)
     # to DDR: from HBM, or from a recompute whose forward part still holds HBM at the peak
-    if now == Placement.DDR:
+    if _spill_closed(candidate, plan, pinned, shared):
         return None
     held = liveness.spans(value, now, plan.recomputed)
-    if not any(start <= at <= end for start, end in held):
-        return False
-    if any(v not in plan.placements or v in plan.recomputed or v in pinned or _callee_holds_unplaced(v)
-           for v in group if v is not value):
-        return None  # a callee holds it with a value that cannot go to DDR (an input, a weight)
-    return True
+    return any(start <= at <= end for start, end in held)
+
+
+def _spill_closed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+                  shared: dict[SSAValue, list[SSAValue]]) -> bool:
+    """Whether a spill of a value is closed for good: the value is in DDR already, or a
+    callee holds it with a value that cannot go to DDR (an input, a weight, a value a
+    recompute reads or gives)."""
+    assert candidate.saved is not None
+    value = candidate.saved.value
+    if plan.placements[value] == Placement.DDR:
+        return True
+    return any(v not in plan.placements or v in plan.recomputed or v in pinned or _callee_holds_unplaced(v)
+               for v in shared.get(value, [value]) if v is not value)
 
 
 def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,

@@ -259,7 +259,7 @@ class GatedStack(nn.Module):
         return x.pow(2).mean()
 
 
-def test_outlined_step_spills_only_what_its_callees_hold() -> None:
+def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     """An outlined step of two gated blocks with 80 kB of HBM and a DDR where a value one
     op reads spills for less than a layer's recompute (train-blocked-fast-dma: a DMA
     start-up of 1 ns, so a recompute costs about its work): values spill to DDR, but never a
@@ -270,10 +270,16 @@ def test_outlined_step_spills_only_what_its_callees_hold() -> None:
     HBM). The slots of @layer_forward spilled for every call block no recompute of the
     rest: each forward call is run again in the backward for the values it can give (the
     callee cut to them, which writes no DDR slot), the spilled ones read from DDR; two SGD
-    steps give eager's losses."""
+    steps give eager's losses. The plan with recomputes is taken here (`cheaper_plan`
+    keeps the spills alone on this target: modeled 7.78 us against 8.13 us)."""
     from rducc.dialects.contracts import RECOMPUTES
     from rducc.dialects.saved import saved_of
+    from rducc.passes import rdu_place_saved
     from rducc.pipeline import pipeline_text
+
+    plan = rdu_place_saved.plan_placements
+    monkeypatch.setattr(rdu_place_saved, "cheaper_plan",
+                        lambda step, module, target, second=False: plan(step, module, target, True, second))
 
     torch.manual_seed(3)
     model, x = GatedStack(), torch.randn(2, 8, 64)
@@ -452,33 +458,53 @@ def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest
     _adamw_steps_as_eager(steps[False], copy.deepcopy(model), x, 1, torch.optim.SGD)
 
 
-def test_planner_is_not_slower_than_spilling_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """rdu-place-saved prices a recompute as the cost model times its kernels (the DMA
-    start-up, pipeline fill and launch included, `kernel_seconds`) and keeps the plan of
-    spills alone when it adds less: on train-blocked (a DMA start-up of 1 us) the
-    outlined GatedStack step at -O2 is no slower, modeled, than the same step with every
-    value that may go to DDR spilled and nothing recomputed (bench/train_planner.py's
-    "always spill"; with recomputes priced at their roofline it was 11% slower)."""
+def _alternative(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rdu-place-saved's choice among its plans (`cheaper_plan`) replaced by one of
+    bench/train_planner.py's alternatives: "never recompute" (spills cheapest per byte
+    until the step fits) or "always spill" (every activation, gradient and value
+    between kernels that may go to DDR goes there, no recompute, no global moved by
+    the planner: rdu-place-tiers spills what still does not fit)."""
     from rducc.passes import rdu_place_saved
+
+    plan, candidates = rdu_place_saved.plan_placements, rdu_place_saved._candidates
+
+    def never(step, module, target, second=False):  # type: ignore[no-untyped-def]
+        return plan(step, module, target, False, second)
+
+    def spill_all(step, module, target, second=False):  # type: ignore[no-untyped-def]
+        return plan(step, module, target if second else dataclasses.replace(target, hbm_bytes=0), False, second)
+
+    monkeypatch.setattr(rdu_place_saved, "cheaper_plan", never if name == "never recompute" else spill_all)
+    if name == "always spill":
+        monkeypatch.setattr(rdu_place_saved, "_candidates",
+                            lambda *a, **k: [c for c in candidates(*a, **k) if c.saved is not None])
+
+
+@pytest.mark.parametrize("target", ["train-slow-ddr", "train-blocked"])
+def test_planner_is_not_slower_than_its_alternatives(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan rdu-place-saved picks is, by the cost model, no slower than its
+    alternatives (bench/train_planner.py's "never recompute" and "always spill") on
+    the outlined GatedStack step at -O2: it prices a plan from its final placements
+    (`plan_price`: every call's value of a spilled slot, the globals by the groups
+    rdu-place-tiers places together and with the recomputes that read them) and
+    takes back spilled globals the fitted step does not need. On train-slow-ddr it
+    was 1.040x "never recompute" (rdu-place-tiers spilled the weights the recompute
+    reads, which the planner had priced in HBM)."""
     from rducc.pipeline import pipeline_text
 
     torch.manual_seed(3)
     model, x = GatedStack(), torch.randn(2, 8, 64)
-    target = str(INPUTS / "train-blocked.toml")
+    path = str(INPUTS / f"{target}.toml")
     outlined = pipeline_text(2).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
 
     def step_s() -> float:
         step = rducc.compile_training(copy.deepcopy(model), (x,), optimizer="sgd", lr=1e-2, opt_level=2,
-                                      target=target, passes=outlined)
-        return training_speed(step.module, load_target(target)).step_s
+                                      target=path, passes=outlined)
+        return training_speed(step.module, load_target(path)).step_s
 
-    planner = step_s()
-    plan, candidates = rdu_place_saved.plan_placements, rdu_place_saved._candidates
-
-    def spill_all(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
-        return plan(step, module, target if second else dataclasses.replace(target, hbm_bytes=0), False, second)
-
-    monkeypatch.setattr(rdu_place_saved, "plan_placements", spill_all)
-    monkeypatch.setattr(rdu_place_saved, "_candidates",
-                        lambda *a, **k: [c for c in candidates(*a, **k) if c.saved is not None])
-    assert planner <= step_s() * (1 + 1e-9)
+    chosen = step_s()
+    for name in ("never recompute", "always spill")[target == "train-blocked":]:  # spills alone tie there
+        with monkeypatch.context() as patch:
+            _alternative(name, patch)
+            other = step_s()
+        assert chosen <= other * (1 + 1e-9), (name, chosen, other)
