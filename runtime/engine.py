@@ -30,6 +30,7 @@ from rducc.errors import RduccError
 from rducc.runtime import implementations as _implementations  # noqa: F401 - registers every op's kernel
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import BF16, dense_to_array
+from rducc.runtime.map_body import arithmetic_for_threads
 from rducc.runtime.registry import Kernel, describe_op
 from rducc.runtime.threads import single_threaded_numpy_blas
 
@@ -276,6 +277,7 @@ class Runner(ABC):
         `context` (a fresh one-socket run when None) is the call's run number, group and rank."""
         values, bound = self._checked(inputs, weights)
         single_threaded_numpy_blas()  # the runtime's threads are torch's pool (runtime/threads.py)
+        arithmetic_for_threads()
         with np.errstate(all="ignore"):  # inf and NaN are values here, as in torch: no warnings
             return self._execute(values, bound, context or self._runs.next_context())
 

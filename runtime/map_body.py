@@ -120,14 +120,28 @@ _TORCH_MATH = SimpleNamespace(**{
 by torch's name: what eager's op of that name computes, bit for bit."""
 
 
-_TORCH_ARITHMETIC = SimpleNamespace(**{
+_ARITHMETIC_ON_THREADS = {
     name: elementwise.torch_arithmetic(getattr(np, name), function)
     for name, function in (("add", torch.add), ("subtract", torch.sub), ("multiply", torch.mul),
                            ("divide", torch.div))
-})
-"""A body's float add, subtract, multiply and divide: numpy's ufunc, or torch's
-kernel on its threads for large arrays when torch has more than one
-(`elementwise.torch_arithmetic`); the same bits either way."""
+}
+"""A body's float arithmetic when torch has more than one thread: torch's
+kernel on its threads for large arrays (`elementwise.torch_arithmetic`)."""
+
+_TORCH_ARITHMETIC = SimpleNamespace(**{name: getattr(np, name) for name in _ARITHMETIC_ON_THREADS})
+"""A body's float add, subtract, multiply and divide (`_ta.NAME`): numpy's
+ufunc at one torch thread (no Python frame between a body and the ufunc), the
+entries of `_ARITHMETIC_ON_THREADS` above one (`arithmetic_for_threads` binds
+them at each run); the same bits either way."""
+
+
+def arithmetic_for_threads() -> None:
+    """Bind a body's arithmetic (`_TORCH_ARITHMETIC`) for torch's thread count
+    now: called at every run (cheap when the count has not changed)."""
+    threaded = torch.get_num_threads() > 1
+    if (_TORCH_ARITHMETIC.add is not np.add) != threaded:
+        for name, dispatch in _ARITHMETIC_ON_THREADS.items():
+            setattr(_TORCH_ARITHMETIC, name, dispatch if threaded else getattr(np, name))
 
 
 def _torch_op(name: str, arity: int) -> Callable[[_BodyCompiler, Operation, list[str]], str]:

@@ -76,14 +76,20 @@ def _python_calls(function: Callable[[], Any]) -> int:
 
 
 def test_a_map_step_is_two_python_calls() -> None:
-    """Four more maps in the kernel cost a run two Python calls each: the step
-    and the compiled body (no operand list, wrapper or check)."""
-    counts = {}
-    for count in (2, 6):
-        program = PlacedProgram(_halvings(count))
-        for _ in range(2):  # the first run checks each result
-            np.testing.assert_array_equal(program.run([X])[0], X * np.float32(0.5**count))
-        counts[count] = _python_calls(lambda program=program: program.run([X]))
+    """At one torch thread, four more maps in the kernel cost a run two Python
+    calls each: the step and the compiled body (no operand list, wrapper or
+    check; a body's arithmetic is numpy's ufunc there, `map_body.arithmetic_for_threads`)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        counts = {}
+        for count in (2, 6):
+            program = PlacedProgram(_halvings(count))
+            for _ in range(2):  # the first run checks each result
+                np.testing.assert_array_equal(program.run([X])[0], X * np.float32(0.5**count))
+            counts[count] = _python_calls(lambda program=program: program.run([X]))
+    finally:
+        torch.set_num_threads(threads)
     assert (counts[6] - counts[2]) / 4 == 2, counts
 
 
