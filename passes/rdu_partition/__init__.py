@@ -2212,7 +2212,8 @@ class _TensorPartitioner:
         """The split operand `index` of `matmul` arrives with from the projection it is
         a layout of (one it is already split as, or the split that projection takes)."""
         value = matmul.operands[index]
-        while value not in self.layout and isinstance(value.owner, (*_CHAIN_OPS, MapOp, ConcatOp)):
+        while (value not in self.layout and isinstance(value.owner, (*_CHAIN_OPS, MapOp, ConcatOp))
+               and value.owner.operands):  # a map of no operand (a constant, an iota) arrives from nothing
             value = value.owner.operands[0]
         if value in self.layout:
             return self._carried_to(value, self.split_of(value), matmul, index)

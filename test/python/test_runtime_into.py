@@ -114,6 +114,7 @@ def test_large_map_arithmetic_runs_on_torchs_threads_with_numpys_bits(threads: i
     monkeypatch.setattr(elementwise, "as_torch", lambda x: tensors.append(as_torch(x)) or tensors[-1])
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
+    map_body.arithmetic_for_threads()  # as each run binds it (engine.run)
     try:
         for _ in range(2):  # new inputs each call
             x, mean, scale, shift = (rng.standard_normal(s).astype(np.float32) for s in shapes)
@@ -127,6 +128,7 @@ def test_large_map_arithmetic_runs_on_torchs_threads_with_numpys_bits(threads: i
                 np.testing.assert_array_equal(got.view(np.int32), eager.view(np.int32))
     finally:
         torch.set_num_threads(before)
+        map_body.arithmetic_for_threads()
     assert len(tensors) >= 2 * 2 * 3 * 2 if threads > 1 else not tensors  # calls, ways, ops, operands
 
 
