@@ -1,8 +1,8 @@
 """Same-process A/B of a map body's float arithmetic on torch's kernels (issue 32, round 13).
 
 A map body's float add, subtract, multiply and divide run as torch's CPU
-kernels on large arrays when torch has more than one thread or an operand
-broadcasts (`elementwise.torch_arithmetic`), numpy's ufuncs before. This
+kernels on large arrays when torch has more than one thread
+(`elementwise.torch_arithmetic`), numpy's ufuncs before. This
 compiles each chosen full-size zoo model with the change off (before: every
 body's arithmetic numpy's ufunc) and on (after) in one process, checks both
 give the same result bit for bit and eager's to 1e-3, and times eager,
@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import logging
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
+from runtime_norm_ab import best_times
 from runtime_tiny import profile_by_op
 from zoo.models import FULL_SIZE
 
@@ -46,28 +45,6 @@ def numpy_arithmetic() -> Iterator[None]:
         yield
     finally:
         map_body._TORCH_ARITHMETIC = torch_arithmetic
-
-
-def best_times(calls: list[Callable[[], object]], rounds: int, wall: bool) -> list[float]:
-    """Least seconds of each function over `rounds` interleaved rounds (CPU time
-    of the calling thread, or wall time), the order of the last two swapped
-    every other round."""
-    clock = time.perf_counter if wall else time.thread_time
-    best = [float("inf")] * len(calls)
-    gc.collect()
-    gc.disable()
-    try:
-        for round_ in range(rounds):
-            order = list(range(len(calls)))
-            if round_ % 2:
-                order[-2:] = order[-1], order[-2]
-            for index in order:
-                start = clock()
-                calls[index]()
-                best[index] = min(best[index], clock() - start)
-    finally:
-        gc.enable()
-    return best
 
 
 def main() -> None:

@@ -47,9 +47,11 @@ def _programs(name: str) -> tuple[Callable[[], object], Callable[[], object], Ca
     return (lambda: model(*inputs)), (lambda: before(*inputs)), (lambda: after(*inputs)), same
 
 
-def best_times(calls: list[Callable[[], object]], rounds: int) -> list[float]:
-    """Least thread CPU seconds of each function over `rounds` interleaved rounds
-    (the order of the last two swapped every other round)."""
+def best_times(calls: list[Callable[[], object]], rounds: int, wall: bool = False) -> list[float]:
+    """Least seconds of each function over `rounds` interleaved rounds (CPU time
+    of the calling thread, or wall time), the order of the last two swapped
+    every other round."""
+    clock = time.perf_counter if wall else time.thread_time
     best = [float("inf")] * len(calls)
     gc.collect()
     gc.disable()
@@ -59,9 +61,9 @@ def best_times(calls: list[Callable[[], object]], rounds: int) -> list[float]:
             if round_ % 2:
                 order[-2:] = order[-1], order[-2]
             for index in order:
-                start = time.thread_time()
+                start = clock()
                 calls[index]()
-                best[index] = min(best[index], time.thread_time() - start)
+                best[index] = min(best[index], clock() - start)
     finally:
         gc.enable()
     return best

@@ -10,6 +10,7 @@ statistics) depends on; every other node computes gradients, the backward.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import torch
 from torch.export import ExportedProgram
@@ -44,8 +45,9 @@ def gradient_role(ep: ExportedProgram, kind: OutputKind, target: str | None) -> 
     return ResultRole("gradient", "input", label)
 
 
-def ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
-    """`roots` and every node they depend on."""
+def ancestors(roots: list[torch.fx.Node],
+              through: Callable[[torch.fx.Node], bool] = lambda node: True) -> set[torch.fx.Node]:
+    """`roots` and every node they depend on (the inputs of a node `through` accepts)."""
     seen: set[torch.fx.Node] = set()
     stack = list(roots)
     while stack:
@@ -53,7 +55,8 @@ def ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
         if node in seen:
             continue
         seen.add(node)
-        stack.extend(node.all_input_nodes)
+        if through(node):
+            stack.extend(node.all_input_nodes)
     return seen
 
 
@@ -74,16 +77,7 @@ def _carries_gradient(node: torch.fx.Node) -> bool:
 def gradient_ancestors(roots: list[torch.fx.Node]) -> set[torch.fx.Node]:
     """`roots` and every node a gradient from them reaches (`ancestors`, not
     through a detach or an integer or bool value)."""
-    seen: set[torch.fx.Node] = set()
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        if _carries_gradient(node):
-            stack.extend(node.all_input_nodes)
-    return seen
+    return ancestors(roots, _carries_gradient)
 
 
 def node_phases(ep: ExportedProgram) -> dict[torch.fx.Node, Phase]:
