@@ -276,6 +276,7 @@ class PlacedProgram(Runner):
         self._live_handed: list[HandedBuffer] = []  # those allocated and not yet copied out, while preparing
         self._writing: list[HandedBuffer] = []  # those the compute being prepared writes
         self._orders: dict[Block, dict[Operation, int]] = {}
+        self._handing: dict[DmaOp, list[HandedBuffer | None]] = {}  # a DMA out -> its buffer's record, once made
 
         block = forward.body.block
         self.inputs: list[Argument] = []
@@ -491,9 +492,11 @@ class PlacedProgram(Runner):
             what = f"{buffer.tier.data.value} buffer {list(shape)}"
             nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
             if _written_whole_first(op):
+                handing = self._handing_into(op)  # the DMA into it may hand it an SRAM buffer's array
 
                 def alloc_unpoisoned(env: Env, context: RunContext) -> None:
-                    env[slot] = _allocate(lambda: np.empty(shape, dtype), what)
+                    if handing[0] is None or not handing[0].allowed:
+                        env[slot] = _allocate(lambda: np.empty(shape, dtype), what)
 
                 return alloc_unpoisoned
             if nbytes > _TEMPLATE_BYTES:
@@ -550,6 +553,7 @@ class PlacedProgram(Runner):
                               slot, shape, dtype)
         handed.record(view, handed.start, handed.end - handed.start, dtype, shape)
         self.handed[op.result] = handed
+        self._handing.setdefault(dma, [None])[0] = handed
         self._live_handed.append(handed)
         self._scopes[-1].handed.append(handed)
 
@@ -558,6 +562,16 @@ class PlacedProgram(Runner):
                 handed.bind(env)
 
         return alloc_handed
+
+    def _handing_into(self, op: AllocOp) -> list[HandedBuffer | None]:
+        """A holder of the record of the SRAM buffer whose DMA out may hand its
+        array to the off-chip buffer `op` (filled when that buffer is
+        prepared): then `op` needs no array of its own (a second array of a
+        model's logits a run, 26 MB for GPT-2, kept glibc from reusing its
+        pages: each run faulted them in afresh)."""
+        into = [use.operation for use in op.result.uses
+                if isinstance(use.operation, DmaOp) and use.operation.dest is op.result]
+        return self._handing.setdefault(into[0], [None]) if len(into) == 1 else [None]
 
     def _handed_dma(self, handed: HandedBuffer, source_slot: int, dest_slot: int) -> Step:
         """The DMA out of a buffer that may hand its bytes on: the destination

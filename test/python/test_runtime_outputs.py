@@ -62,7 +62,9 @@ def test_the_arena_is_huge_page_aligned_and_advised(monkeypatch: pytest.MonkeyPa
     interpreter._advise_huge_pages(np.zeros(1 << 22, np.uint8))  # noqa: SLF001 - the real call runs
 
 
-def _head_program() -> tuple[_Head, torch.Tensor, rducc.Program]:
+@pytest.fixture(scope="module")
+def head() -> tuple[_Head, torch.Tensor, rducc.Program]:
+    """`_Head` compiled at -O2, and its input."""
     torch.manual_seed(0)
     model = _Head().eval()
     x = torch.randn(6, 8)
@@ -71,11 +73,15 @@ def _head_program() -> tuple[_Head, torch.Tensor, rducc.Program]:
     return model, x, program
 
 
-def test_a_result_computed_in_sram_is_handed_on_without_a_copy() -> None:
+def test_a_result_computed_in_sram_is_handed_on_without_a_copy(head, monkeypatch: pytest.MonkeyPatch) -> None:
     """The logits' SRAM buffer is a host array of each run's own, which the
-    DMA out hands on: the result is eager's, every call's is new memory, and
-    a caller writing one changes no other call's."""
-    model, x, program = _head_program()
+    DMA out hands on (the off-chip buffer it fills gets no array of its own):
+    the result is eager's, every call's is new memory, and a caller writing
+    one changes no other call's."""
+    model, x, program = head
+    made: list[str] = []
+    allocate = interpreter._allocate  # noqa: SLF001 - each off-chip array a run makes
+    monkeypatch.setattr(interpreter, "_allocate", lambda make, what: made.append(what) or allocate(make, what))
     placed = program._runner  # noqa: SLF001 - the prepared interpreter
     handed = [h for h in placed.handed.values() if h.allowed]
     assert [h.shape for h in handed] == [(2, 3, 24)], placed.handed
@@ -87,13 +93,14 @@ def test_a_result_computed_in_sram_is_handed_on_without_a_copy() -> None:
     second = program(x)[0]
     torch.testing.assert_close(second, expected, rtol=1e-5, atol=1e-6)
     assert not np.shares_memory(first.numpy(), second.numpy())
+    assert not [what for what in made if what.endswith("[2, 3, 24]")], made
 
 
-def test_a_wrongly_placed_result_buffer_stays_in_the_arena() -> None:
+def test_a_wrongly_placed_result_buffer_stays_in_the_arena(head) -> None:
     """The logits' SRAM buffer moved onto the weight its compute reads: the
     placement no longer verifies, so the buffer keeps its arena bytes (what
     the chip would compute) and the DMA copies out of them."""
-    _, x, program = _head_program()
+    _, x, program = head
     module = program.module.clone()
     compute = next(op for op in module.walk()
                    if isinstance(op, ComputeOp) and op.outs[0].type.get_shape() == (2, 3, 24))
