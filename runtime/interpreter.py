@@ -31,6 +31,11 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   copy), and a full-size model no longer copies every weight into the arena
   on every call (344 MB a call for ViT-B/16). Into a wrongly placed buffer
   the DMA copies as before, so the wrong allocation still shows in the result.
+- The other way round, an SRAM buffer that computes write and one whole-buffer
+  `tier.dma` copies out to a fresh off-chip buffer (a model's logits), read by
+  nothing else, lives in a host array of its own each run where the same
+  proofs pass, and the DMA hands that array on instead of copying
+  (`rducc.runtime.handed_buffers`; 16 MB a call for a 32K-token vocabulary).
 - A body `rdu.reshape` changes no byte: where the placement proves no other
   value's write reaches the bytes meanwhile, its producer computes straight
   into the reshape's bytes, or its readers read its operand's bytes in its
@@ -147,6 +152,7 @@ from rducc.runtime.engine import (
 from rducc.runtime.epilogues import BiasFolds, Product
 from rducc.runtime.fused_attention import AttentionChain, AttentionChains
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
+from rducc.runtime.handed_buffers import HandedBuffer, handed_dma
 from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.views import Views
@@ -218,11 +224,13 @@ class _WeightAlias:
 
 class _Scope:
     """One function being prepared: its SRAM buffers' byte spans (start, end,
-    `tier.alloc`) and its DMAs that may alias their source."""
+    `tier.alloc`), its DMAs that may alias their source and its buffers that
+    may hand their bytes on (`rducc.runtime.handed_buffers`)."""
 
     def __init__(self) -> None:
         self.allocs: list[tuple[int, int, AllocOp]] = []
         self.aliases: list[_WeightAlias] = []
+        self.handed: list[HandedBuffer] = []
 
 
 class _Callee:
@@ -264,6 +272,11 @@ class PlacedProgram(Runner):
         self._sram_views: dict[SSAValue, int] = {}  # one-copy SRAM buffer -> its arena view slot
         self._scopes: list[_Scope] = []  # the functions being prepared, innermost last
         self.weight_dmas: list[_WeightAlias] = []  # DMAs that may bind their buffer to a caller's array
+        self.handed: dict[SSAValue, HandedBuffer] = {}  # SRAM buffer -> its host array's record, if it may have one
+        self._live_handed: list[HandedBuffer] = []  # those allocated and not yet copied out, while preparing
+        self._writing: list[HandedBuffer] = []  # those the compute being prepared writes
+        self._orders: dict[Block, dict[Operation, int]] = {}
+        self._handing: dict[DmaOp, list[HandedBuffer | None]] = {}  # a DMA out -> its buffer's record, once made
 
         block = forward.body.block
         self.inputs: list[Argument] = []
@@ -314,6 +327,11 @@ class PlacedProgram(Runner):
             )
         slot = self._table.fresh()
         self._views.append((slot, offset, nbytes, dtype, shape))
+        for handed in self._live_handed:  # its writers' views move with it; another's overlap keeps it in the arena
+            if handed in self._writing:
+                handed.record(slot, offset, nbytes, dtype, shape)
+            elif offset < handed.end and handed.start < offset + nbytes:
+                handed.partial = True
         return slot
 
     def _host_array(self, value_type: Any) -> int:
@@ -366,6 +384,11 @@ class PlacedProgram(Runner):
             alias.allowed = all(_only_reads(use, alias.op) for use in alias.dest.uses) and all(
                 _sound(op, verdicts) for op in (*others, *readers)
             )
+        for handed in scope.handed:  # the same proof for a buffer handing its bytes on, its writers checked
+            others = [op for a, b, op in scope.allocs if a < handed.end and handed.start < b]
+            handed.allowed = not handed.partial and handed not in self._live_handed and all(
+                _sound(op, verdicts) for op in (*others, *handed.writers))
+        self._live_handed = [h for h in self._live_handed if h not in scope.handed]
 
     def _prepare_ops(self, ops: Sequence[Operation]) -> list[tuple[Step, Operation]]:
         steps: list[tuple[Step, Operation]] = []
@@ -469,9 +492,11 @@ class PlacedProgram(Runner):
             what = f"{buffer.tier.data.value} buffer {list(shape)}"
             nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
             if _written_whole_first(op):
+                handing = self._handing_into(op)  # the DMA into it may hand it an SRAM buffer's array
 
                 def alloc_unpoisoned(env: Env, context: RunContext) -> None:
-                    env[slot] = _allocate(lambda: np.empty(shape, dtype), what)
+                    if handing[0] is None or not handing[0].allowed:
+                        env[slot] = _allocate(lambda: np.empty(shape, dtype), what)
 
                 return alloc_unpoisoned
             if nbytes > _TEMPLATE_BYTES:
@@ -503,12 +528,63 @@ class PlacedProgram(Runner):
         if copies == 1:  # always the same view: bound once with the arena, no step
             self._bound.append((slot, views[0]))
             self._sram_views[op.result] = views[0]
-            return None
+            return self._handed_alloc(op, slot, views[0])
 
         def alloc_rotating(env: Env, context: RunContext) -> None:
             env[slot] = _Rotating([env[v] for v in views])
 
         return alloc_rotating
+
+    def _handed_alloc(self, op: AllocOp, slot: int, view: int) -> Step | None:
+        """The step of a one-copy SRAM buffer that may hand its bytes on
+        (`handed_buffers.handed_dma`): a new host array each run when its
+        function allows it (`_resolve_aliases`); None for any other buffer."""
+        block = op.parent_block()
+        if block is None or not self._scopes:
+            return None
+        order = self._orders.get(block)
+        if order is None:
+            order = self._orders[block] = {o: i for i, o in enumerate(block.ops)}
+        dma = handed_dma(op, order)
+        if dma is None:
+            return None
+        shape, dtype = _signature(_buffer_type(op.result))
+        handed = HandedBuffer(op, dma, op.offset.value.data if op.offset else 0, _buffer_type(op.result).size_in_bytes,
+                              slot, shape, dtype)
+        handed.record(view, handed.start, handed.end - handed.start, dtype, shape)
+        self.handed[op.result] = handed
+        self._handing.setdefault(dma, [None])[0] = handed
+        self._live_handed.append(handed)
+        self._scopes[-1].handed.append(handed)
+
+        def alloc_handed(env: Env, context: RunContext) -> None:
+            if handed.allowed:
+                handed.bind(env)
+
+        return alloc_handed
+
+    def _handing_into(self, op: AllocOp) -> list[HandedBuffer | None]:
+        """A holder of the record of the SRAM buffer whose DMA out may hand its
+        array to the off-chip buffer `op` (filled when that buffer is
+        prepared): then `op` needs no array of its own (a second array of a
+        model's logits a run, 26 MB for GPT-2, kept glibc from reusing its
+        pages: each run faulted them in afresh)."""
+        into = [use.operation for use in op.result.uses
+                if isinstance(use.operation, DmaOp) and use.operation.dest is op.result]
+        return self._handing.setdefault(into[0], [None]) if len(into) == 1 else [None]
+
+    def _handed_dma(self, handed: HandedBuffer, source_slot: int, dest_slot: int) -> Step:
+        """The DMA out of a buffer that may hand its bytes on: the destination
+        is the buffer's own host array when it has one, else a copy."""
+        self._live_handed.remove(handed)
+
+        def dma_handed(env: Env, context: RunContext) -> None:
+            if handed.allowed:
+                env[dest_slot] = env[source_slot]
+            else:
+                env[dest_slot][...] = env[source_slot]
+
+        return dma_handed
 
     def _prepare_dma(self, op: DmaOp) -> Step:
         src_type, dst_type = _buffer_type(op.source), _buffer_type(op.dest)
@@ -540,6 +616,9 @@ class PlacedProgram(Runner):
             return dma_window_out
 
         source_slot, dest_slot = self._table.use(op.source), self._table.use(op.dest)
+        handed = self.handed.get(op.source)
+        if handed is not None and handed.dma is op:
+            return self._handed_dma(handed, source_slot, dest_slot)
         if self._copies.get(op.source, 1) == 1 and op.dest in self._sram_views and self._scopes:
             return self._aliasing_dma(op, source_slot, dest_slot)
         if self._copies.get(op.source, 1) == 1 and self._copies.get(op.dest, 1) == 1:
@@ -680,6 +759,15 @@ class PlacedProgram(Runner):
         return muli
 
     def _prepare_compute(self, op: ComputeOp) -> Step:
+        """The compute's step; the arena views made for it that fall in a
+        buffer it writes that may hand its bytes on are recorded with it."""
+        self._writing = [self.handed[b] for b in op.outs if b in self.handed]
+        try:
+            return self._prepare_compute_body(op)
+        finally:
+            self._writing = []
+
+    def _prepare_compute_body(self, op: ComputeOp) -> Step:
         block = op.body.block
         name = kernel_name(op)
         # a one-copy buffer is the same array all along: its body argument (or the
