@@ -208,74 +208,28 @@ torch runs on one thread too, and its call costs about 2 us more than
 numpy's). Host tuning, not a chip figure."""
 
 
-def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor | None]) -> Callable[..., np.ndarray]:
-    """A map body's float ufunc (add, subtract, multiply, divide, maximum,
-    minimum, negative) that runs as torch's CPU kernel `function` (its
-    arguments in the ufunc's order) when torch has more than one thread, on
-    f32 or f64 arrays of one dtype and at least `TORCH_ARITHMETIC_ELEMENTS`
-    elements: numpy's ufuncs run on the calling thread alone, torch's split
-    over its pool, as eager's do. Else (one thread: torch's kernels were no
-    faster there, bench/runtime_arith_ab.py), or where `function` returns
-    None, numpy's ufunc. Both round each element once (IEEE) and pick the
-    same operand (`THREADED_UFUNCS`), so the result is the same bit for bit
-    either way; a worker thread of torch's pool does not flush subnormals
-    (`rducc.runtime.subnormals`), as a product's does not."""
+def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> Callable[..., np.ndarray]:
+    """A map body's float arithmetic ufunc (add, subtract, multiply, divide)
+    that runs as torch's CPU kernel `function` when torch has more than one
+    thread, on f32 or f64 arrays of one dtype and at least
+    `TORCH_ARITHMETIC_ELEMENTS` elements: numpy's ufuncs run on the calling
+    thread alone, torch's split over its pool, as eager's do. Else (one
+    thread: torch's kernels were no faster there, bench/runtime_arith_ab.py)
+    numpy's ufunc. Both round each element once (IEEE), so the result is the
+    same bit for bit either way; a worker thread of torch's pool does not
+    flush subnormals (`rducc.runtime.subnormals`), as a product's does not."""
 
     def run(*operands: Any, out: np.ndarray | None = None) -> np.ndarray:
         if torch.get_num_threads() > 1 and _on_torch(operands, out):  # one thread: numpy's, at once
             tensors = [as_torch(x) for x in operands]
             if out is None:
-                result = function(*tensors)
-                if result is not None:
-                    return result.numpy()
-            elif torch.broadcast_shapes(*(t.shape for t in tensors)) == out.shape \
-                    and function(*tensors, out=as_torch(out)) is not None:
+                return function(*tensors).numpy()
+            if torch.broadcast_shapes(*(t.shape for t in tensors)) == out.shape:
+                function(*tensors, out=as_torch(out))
                 return out
         return ufunc(*operands) if out is None else ufunc(*operands, out=out)
 
     return run
-
-
-def _extreme(largest: bool) -> Callable[..., torch.Tensor | None]:
-    """numpy's maximum (`largest`) or minimum of an array and a scalar (0-d)
-    that is not NaN, as one vectorised torch kernel: numpy's keeps the first
-    operand where it is larger (smaller) or NaN, else the second. Of equal
-    elements torch's `maximum` and `clamp` pick either operand, by position
-    (their scalar and vector loops differ), which only shows for 0 and -0:
-    so `maximum(x, c)` runs as `threshold(x, c, c)` (`x <= c ? c : x`,
-    numpy's exactly: a ReLU), and the other forms as `clamp` against a
-    nonzero scalar only. None (numpy's ufunc runs) for two arrays, a NaN
-    scalar, or a zero one in those forms."""
-
-    def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor | None:
-        if b.dim() and a.dim():
-            return None
-        array, scalar = (a, b.item()) if not b.dim() else (b, a.item())
-        if scalar != scalar:
-            return None
-        if largest and not b.dim():
-            return torch.ops.aten.threshold(array, scalar, scalar) if out is None \
-                else torch.ops.aten.threshold.out(array, scalar, scalar, out=out)
-        if scalar == 0:
-            return None
-        clamp = torch.clamp_min if largest else torch.clamp_max
-        return clamp(array, scalar, out=out)
-
-    return run
-
-
-THREADED_UFUNCS: dict[str, Callable[..., torch.Tensor | None]] = {
-    "add": torch.add,
-    "subtract": torch.sub,
-    "multiply": torch.mul,
-    "divide": torch.div,
-    "negative": torch.neg,
-    "maximum": _extreme(True),  # against a scalar: a ReLU, a clamp
-    "minimum": _extreme(False),
-}
-"""The body ufuncs `torch_arithmetic` runs on torch's pool, by numpy's name:
-a torch kernel computing numpy's result bit for bit for f32/f64 (None where
-it cannot: numpy's ufunc runs)."""
 
 
 def _on_torch(operands: tuple[Any, ...], out: np.ndarray | None) -> bool:
@@ -335,7 +289,6 @@ def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.nd
 
 
 __all__ = [
-    "THREADED_UFUNCS", "as_torch", "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call",
-    "remsi", "round_half_away", "signed", "torch_arithmetic", "torch_math", "unsigned", "unsigned_division",
-    "unsigned_extreme",
+    "as_torch", "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call", "remsi",
+    "round_half_away", "signed", "torch_math", "unsigned", "unsigned_division", "unsigned_extreme",
 ]

@@ -2,8 +2,8 @@
 
 `compile_map` compiles a map once: every `arith`/`math` op of its body (and
 `rdu.remf`) becomes one NumPy ufunc call (or a helper of
-`rducc.runtime.elementwise`: float add/sub/mul/div, negation, maximum and
-minimum run on torch's threads when it has several) on the broadcast input arrays, an
+`rducc.runtime.elementwise`: float add/sub/mul/div run on torch's threads
+when it has several) on the broadcast input arrays, an
 `rdu.pointwise_call` one call of torch's kernel of that ATen op, `arith.constant`
 becomes a NumPy scalar of its type, and the result is broadcast to the map's
 shape. f16/bf16/f8 arithmetic runs in f32 and is rounded once to the result
@@ -122,15 +122,14 @@ by torch's name: what eager's op of that name computes, bit for bit."""
 
 _ARITHMETIC_ON_THREADS = {
     name: elementwise.torch_arithmetic(getattr(np, name), function)
-    for name, function in elementwise.THREADED_UFUNCS.items()
+    for name, function in (("add", torch.add), ("subtract", torch.sub), ("multiply", torch.mul),
+                           ("divide", torch.div))
 }
-"""A body's float arithmetic, negation and extremes when torch has more than
-one thread: torch's kernel on its threads for large arrays
-(`elementwise.torch_arithmetic`)."""
+"""A body's float arithmetic when torch has more than one thread: torch's
+kernel on its threads for large arrays (`elementwise.torch_arithmetic`)."""
 
 _TORCH_ARITHMETIC = SimpleNamespace(**{name: getattr(np, name) for name in _ARITHMETIC_ON_THREADS})
-"""A body's float add, subtract, multiply, divide, negation, maximum and
-minimum (`_ta.NAME`): numpy's
+"""A body's float add, subtract, multiply and divide (`_ta.NAME`): numpy's
 ufunc at one torch thread (no Python frame between a body and the ufunc), the
 entries of `_ARITHMETIC_ON_THREADS` above one (`arithmetic_for_threads` binds
 them at each run); the same bits either way."""
@@ -338,9 +337,9 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "arith.subf": _float_op("_ta.subtract", 2),
     "arith.mulf": _float_op("_ta.multiply", 2),
     "arith.divf": _float_op("_ta.divide", 2),
-    "arith.negf": _float_op("_ta.negative", 1),
-    "arith.maximumf": _float_op("_ta.maximum", 2),
-    "arith.minimumf": _float_op("_ta.minimum", 2),
+    "arith.negf": _float_op("np.negative", 1),
+    "arith.maximumf": _float_op("np.maximum", 2),
+    "arith.minimumf": _float_op("np.minimum", 2),
     "arith.maxnumf": _float_op("np.fmax", 2),
     "arith.minnumf": _float_op("np.fmin", 2),
     # integer arithmetic (i1: add/sub are xor, mul is and)
