@@ -1,12 +1,18 @@
 """Which ops use torch's threads: per op kind, the CPU time of all the
 process's threads against the calling thread's, in the Program and in eager.
 
-At two torch threads an op that runs on the pool shows process CPU / thread
-CPU near 2, one on the calling thread alone near 1 (the pool's idle workers
-spin a little after each parallel op, so a serial op after one reads a bit
-above 1). CPU times are not broken by a loaded machine as wall times are.
+An op that runs on torch's pool costs the calling thread about half its
+one-thread CPU time at two threads, one on the calling thread alone the
+same; the process's CPU time (all threads) shows what the pool's threads
+did (the kernel adds another thread's time late, so a short op's share can
+land in the next op's row: read the sums). CPU times are not broken by a
+loaded machine as wall times are; run with `OMP_WAIT_POLICY=PASSIVE` there,
+so that a thread waiting at the pool's barrier sleeps instead of spinning.
 The Program's steps are timed as `runtime_tiny.profile_by_op` times them
-(exclusive of nested steps); eager's ATen ops under a `TorchDispatchMode`.
+(exclusive of nested steps; a fused step is named after its function:
+`linear`, `softmax`, ...); eager's ATen ops under a `TorchDispatchMode`.
+torch's pool is made first, with nothing flushing subnormals (its threads
+keep the flags they were made with), as a program that ran eager first has it.
 
 Run: python bench/runtime_threads_profile.py [--only NAME ...] [--threads N] [--calls N] [--top N]
 """
@@ -24,8 +30,8 @@ from typing import Any
 
 import common  # noqa: F401 - numpy's BLAS on one thread
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from runtime_threads_ab import before
+from torch.utils._python_dispatch import TorchDispatchMode
 from zoo.models import FULL_SIZE
 
 import rducc
@@ -158,6 +164,9 @@ def main() -> None:
     parser.add_argument("--before", action="store_true", help="the Program as before round 14 (runtime_threads_ab)")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
+    torch.set_num_threads(max(args.threads))
+    torch.ones(1 << 20).add_(1)  # the pool made now (module docstring)
+    torch.set_num_threads(1)
     for name in args.only:
         model, inputs = FULL_SIZE[name].build(1)
         with torch.no_grad():
