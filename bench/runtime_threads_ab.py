@@ -15,7 +15,14 @@ process's CPU time (all threads: the pool's share too) and the wall time
 Run with `OMP_WAIT_POLICY=PASSIVE` on a loaded machine, so that a thread
 waiting at the pool's barrier sleeps instead of spinning on the CPU clock.
 
-Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N]
+With `--elements N` the A/B is instead the threshold from which a map
+body's float add, subtract, multiply and divide run on torch's pool
+(`elementwise.TORCH_ARITHMETIC_ELEMENTS`, 32K, torch's grain): before as it
+is, after from N elements (the per-op profile, bench/runtime_threads_profile.py,
+at load 20-25 showed those ops on 32K-150K elements costing the calling
+thread 2-4x its one-thread CPU at two threads).
+
+Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--elements N]
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from common import Section  # noqa: F401 - sets one BLAS thread before numpy loa
 from zoo.models import FULL_SIZE
 
 import rducc
-from rducc.runtime import kernels
+from rducc.runtime import elementwise, kernels
 
 
 @contextlib.contextmanager
@@ -47,12 +54,31 @@ def before() -> Iterator[None]:
         kernels.zero_pool_subnormals = zeroing  # type: ignore[assignment]
 
 
-def calls(model: torch.nn.Module, program: rducc.Program, inputs: tuple) -> list[Callable[[], object]]:
+@contextlib.contextmanager
+def arithmetic_from(elements: int) -> Iterator[None]:
+    """Runs inside put a body's float arithmetic on torch's pool from `elements`
+    elements (`elementwise.TORCH_ARITHMETIC_ELEMENTS`) instead."""
+    plain = elementwise.TORCH_ARITHMETIC_ELEMENTS
+    elementwise.TORCH_ARITHMETIC_ELEMENTS = elements
+    try:
+        yield
+    finally:
+        elementwise.TORCH_ARITHMETIC_ELEMENTS = plain
+
+
+def calls(model: torch.nn.Module, program: rducc.Program, inputs: tuple,
+          elements: int | None = None) -> list[Callable[[], object]]:
+    """eager, before and after; with `elements`, before is the runtime as it
+    is and after the one with that arithmetic threshold (`arithmetic_from`)."""
     def run_before() -> object:
-        with before():
+        with before() if elements is None else contextlib.nullcontext():
             return program(*inputs)
 
-    return [lambda: model(*inputs), run_before, lambda: program(*inputs)]
+    def run_after() -> object:
+        with arithmetic_from(elements) if elements is not None else contextlib.nullcontext():
+            return program(*inputs)
+
+    return [lambda: model(*inputs), run_before, run_after]
 
 
 def best_clocks(functions: list[Callable[[], object]], rounds: int) -> list[tuple[float, float, float]]:
@@ -82,6 +108,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE), default=sorted(FULL_SIZE))
     parser.add_argument("--threads", nargs="+", type=int, default=[1, os.cpu_count() or 1])
     parser.add_argument("--calls", type=int, default=9)
+    parser.add_argument("--elements", type=int, help="instead: after = a body's float arithmetic on torch's pool "
+                        "from this many elements (TORCH_ARITHMETIC_ELEMENTS), before = as it is")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling thread's CPU / process "
@@ -94,7 +122,7 @@ def main() -> None:
         with torch.no_grad():
             expected = model(*inputs)
             program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
-            functions = calls(model, program, inputs)
+            functions = calls(model, program, inputs, args.elements)
             for threads in args.threads:
                 torch.set_num_threads(threads)
                 functions[0]()  # eager first: torch's pool made as a user's program makes it (no thread flushing)
