@@ -19,8 +19,9 @@ product's entry by less than K * 1.2e-38 * max|other operand|: nothing a
 float32 result can hold beside a normal value. Worker threads of torch's
 pool (more than one thread) keep their own flags: a softmax's probabilities
 that its pool threads wrote kept their subnormals, and the product reading
-them ran its pool threads' share 50-80x slower (Swin-T at two threads: 35 ms
-more CPU a call on the worker, the calling thread waiting for it). So where
+them ran its pool threads' share 50-80x slower (Swin-T at two threads: 17 ms
+more CPU a call on the pool's thread, the calling thread waiting for it;
+bench/runtime_threads_ab.py). So where
 the calling thread flushes, `zero_pool_subnormals` zeroes those (one pass on
 the pool): the result is the one-thread result, bit for bit.
 """
