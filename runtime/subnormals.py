@@ -17,7 +17,13 @@ exponential (`map_body.compile_map`) and around fused softmaxes
 reads or writes as zero differs from eager's by less than 1.2e-38, and a
 product's entry by less than K * 1.2e-38 * max|other operand|: nothing a
 float32 result can hold beside a normal value. Worker threads of torch's
-pool (more than one thread) keep their own flags.
+pool (more than one thread) keep their own flags: a softmax's probabilities
+that its pool threads wrote kept their subnormals, and the product reading
+them ran its pool threads' share 50-80x slower (Swin-T at two threads: 17 ms
+more CPU a call on the pool's thread, the calling thread waiting for it;
+bench/runtime_threads_ab.py). So where
+the calling thread flushes, `zero_pool_subnormals` zeroes those (one pass on
+the pool): the result is the one-thread result, bit for bit.
 """
 
 from __future__ import annotations
@@ -51,4 +57,25 @@ def subnormals_as_zero() -> Iterator[None]:
         torch.set_flush_denormal(False)
 
 
-__all__ = ["flushing", "subnormals_as_zero"]
+_LARGEST_SUBNORMAL = {np.dtype(np.float32): float(np.nextafter(np.finfo(np.float32).tiny, np.float32(0))),
+                      np.dtype(np.float64): float(np.nextafter(np.finfo(np.float64).tiny, 0.0))}
+"""The largest subnormal of each float type: `x <= it` is zero or subnormal for x >= 0."""
+
+
+def zero_pool_subnormals(values: np.ndarray) -> None:
+    """Zero the subnormals of `values`, an f32/f64 array of results that are
+    not negative (a softmax's probabilities; NaN stays), in place, when
+    torch's pool has more than one thread and the calling thread flushes
+    (inside `subnormals_as_zero` where the CPU has the flags): its own share
+    is zero already, the pool threads' not (module docstring). One
+    `threshold_` (`x <= largest subnormal ? 0 : x`) on the pool, run with the
+    calling thread's flags off (they would read the limit itself as 0)."""
+    if torch.get_num_threads() > 1 and values.dtype in _LARGEST_SUBNORMAL and flushing():
+        torch.set_flush_denormal(False)
+        try:
+            torch.ops.aten.threshold_(torch.from_numpy(values), _LARGEST_SUBNORMAL[values.dtype], 0.0)
+        finally:
+            torch.set_flush_denormal(True)
+
+
+__all__ = ["flushing", "subnormals_as_zero", "zero_pool_subnormals"]

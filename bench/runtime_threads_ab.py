@@ -1,0 +1,141 @@
+"""Same-process A/B of a softmax's subnormals zeroed on torch's pool threads (issue 32, round 14).
+
+At more than one torch thread a softmax's probabilities that torch's pool
+threads wrote as subnormals are zeroed (`subnormals.zero_pool_subnormals`),
+as the calling thread flushes its own; before, the product reading them ran
+the pool's share 50-80x slower (Swin-T's masked windows). One compiled
+Program per model, switched per call (before / after), checked to
+give the same result both ways (to 1e-5: bits may differ where the pool's
+threads wrote subnormals before) and eager's to 1e-3; eager first at each
+thread count (torch's pool made as a user's program makes it), then eager,
+before and after timed interleaved, best of N: the calling thread's CPU time
+(load does not inflate it: the work the calling thread does itself), the
+process's CPU time (all threads: the pool's share too) and the wall time
+(on a loaded machine, mostly waiting for a core).
+Run with `OMP_WAIT_POLICY=PASSIVE` on a loaded machine, so that a thread
+waiting at the pool's barrier sleeps instead of spinning on the CPU clock.
+
+With `--elements N` the A/B is instead the threshold from which a map
+body's float add, subtract, multiply and divide run on torch's pool
+(`elementwise.TORCH_ARITHMETIC_ELEMENTS`, 32K, torch's grain): before as it
+is, after from N elements (the per-op profile, bench/runtime_threads_profile.py,
+at load 20-25 showed those ops on 32K-150K elements costing the calling
+thread 2-4x its one-thread CPU at two threads).
+
+Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--elements N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+
+import torch
+from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
+from zoo.models import FULL_SIZE
+
+import rducc
+from rducc.runtime import elementwise, kernels
+
+
+@contextlib.contextmanager
+def before() -> Iterator[None]:
+    """Runs inside are the runtime before this round: no subnormals zeroed after a softmax."""
+    zeroing = kernels.zero_pool_subnormals
+    kernels.zero_pool_subnormals = lambda values: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        kernels.zero_pool_subnormals = zeroing  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def arithmetic_from(elements: int) -> Iterator[None]:
+    """Runs inside put a body's float arithmetic on torch's pool from `elements`
+    elements (`elementwise.TORCH_ARITHMETIC_ELEMENTS`) instead."""
+    plain = elementwise.TORCH_ARITHMETIC_ELEMENTS
+    elementwise.TORCH_ARITHMETIC_ELEMENTS = elements
+    try:
+        yield
+    finally:
+        elementwise.TORCH_ARITHMETIC_ELEMENTS = plain
+
+
+def calls(model: torch.nn.Module, program: rducc.Program, inputs: tuple,
+          elements: int | None = None) -> list[Callable[[], object]]:
+    """eager, before and after; with `elements`, before is the runtime as it
+    is and after the one with that arithmetic threshold (`arithmetic_from`)."""
+    def run_before() -> object:
+        with before() if elements is None else contextlib.nullcontext():
+            return program(*inputs)
+
+    def run_after() -> object:
+        with arithmetic_from(elements) if elements is not None else contextlib.nullcontext():
+            return program(*inputs)
+
+    return [lambda: model(*inputs), run_before, run_after]
+
+
+def best_clocks(functions: list[Callable[[], object]], rounds: int) -> list[tuple[float, float, float]]:
+    """Least calling-thread CPU, process CPU and wall seconds of each function
+    over `rounds` interleaved rounds (the order of the last two swapped every
+    other round), the garbage collector paused."""
+    best = [[float("inf")] * 3 for _ in functions]
+    gc.collect()
+    gc.disable()
+    try:
+        for round_ in range(rounds):
+            order = list(range(len(functions)))
+            if round_ % 2:
+                order[-2:] = order[-1], order[-2]
+            for index in order:
+                start = time.thread_time(), time.process_time(), time.perf_counter()
+                functions[index]()
+                end = time.thread_time(), time.process_time(), time.perf_counter()
+                best[index] = [min(b, e - s) for b, s, e in zip(best[index], start, end)]
+    finally:
+        gc.enable()
+    return [(t, p, w) for t, p, w in best]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE), default=sorted(FULL_SIZE))
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, os.cpu_count() or 1])
+    parser.add_argument("--calls", type=int, default=9)
+    parser.add_argument("--elements", type=int, help="instead: after = a body's float arithmetic on torch's pool "
+                        "from this many elements (TORCH_ARITHMETIC_ELEMENTS), before = as it is")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)
+    print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling thread's CPU / process "
+          "CPU / wall\n")
+    print("| model | threads | eager ms | before ms | after ms | after / before (thread CPU) "
+          "| after / before (process CPU) | after / before (wall) | after / eager (thread CPU) | same |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in args.only:
+        model, inputs = FULL_SIZE[name].build(1)
+        with torch.no_grad():
+            expected = model(*inputs)
+            program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
+            functions = calls(model, program, inputs, args.elements)
+            for threads in args.threads:
+                torch.set_num_threads(threads)
+                functions[0]()  # eager first: torch's pool made as a user's program makes it (no thread flushing)
+                first, second = functions[1](), functions[2]()
+                same = torch.allclose(first, second, rtol=1e-5, atol=1e-6) \
+                    and torch.allclose(second, expected, rtol=1e-3, atol=1e-3)
+                clocks = [[t * 1e3 for t in c] for c in best_clocks(functions, args.calls)]
+                e, b, a = (" / ".join(f"{t:.1f}" for t in c) for c in clocks)
+                ratios = " | ".join(f"{clocks[2][k] / clocks[1][k]:.3f}x" for k in range(3))
+                print(f"| {name} | {threads} | {e} | {b} | {a} | {ratios} | {clocks[2][0] / clocks[0][0]:.3f}x "
+                      f"| {same} |", flush=True)
+            torch.set_num_threads(1)
+
+
+if __name__ == "__main__":
+    main()
