@@ -39,12 +39,13 @@ The result is recorded on the module: `tier.hbm_weight_bytes`,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from rducc.dialects import contracts
@@ -55,17 +56,18 @@ from rducc.dialects.contracts import (
     is_outlined,
     is_weight,
     module_target,
-    owned_rows,
     set_hbm_rows,
+    table_rows,
 )
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.program import callees_first, functions, global_stages
-from rducc.dialects.rdu.dataflow import GatherOp, KernelOp
+from rducc.dialects.rdu.dataflow import KernelOp
 from rducc.dialects.saved import Placement, result_placement
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.errors import RduccError
 from rducc.model.in_place import written_in_place
+from rducc.model.kernel_model import InputRead, input_reads, kernel_group
 from rducc.passes.common import RduPass
 
 
@@ -148,70 +150,51 @@ def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
     return slots
 
 
-def _read_share(kernel: KernelOp, index: int) -> float | None:
-    """The share of kernel operand `index` (a table) its body reads a token, when
-    every read is an expert gather of its rows (`rdu.owned_rows`); None otherwise."""
-    arg = kernel.body.block.args[index]
-    shape = arg.type.get_shape() if isinstance(arg.type, TensorType) else ()
-    uses = list(arg.uses)
-    if not shape or not uses:
-        return None
-    shares = []
-    for use in uses:
-        gather = use.operation
-        owned = owned_rows(gather)
-        if not isinstance(gather, GatherOp) or use.index != 0 or gather.dim.value.data != 0 or owned is None:
-            return None
-        shares.append(min(owned[0], shape[0]) / shape[0])
-    return max(shares)
-
-
-def _function_read_shares(function: func.FuncOp) -> dict[int, float]:
-    """For each argument of `function` that only expert gathers read: the share of it
-    read a token (the largest over its kernels); arguments read whole are left out."""
+def _function_reads(function: func.FuncOp,
+                    callee_reads: Callable[[str], dict[int, InputRead]]) -> dict[int, InputRead]:
+    """For each argument of `function` something reads: the bytes one run of it reads of
+    the argument (its kernels' DMAs, `input_reads`; a call's, its callee's parameter's;
+    any other op's, the whole value), and whether every row is read alike."""
     index_of = {arg: i for i, arg in enumerate(function.args)}
-    shares: dict[int, float] = {}
-    whole: set[int] = set()
+    reads: dict[int, InputRead] = {}
     for op in function.body.block.ops:
-        if isinstance(op, func.CallOp):
-            continue  # the callee's parameter says how it reads the argument
-        for position, operand in enumerate(op.operands):
-            if operand not in index_of:
-                continue
-            i = index_of[operand]
-            share = _read_share(op, position) if isinstance(op, KernelOp) else None
-            if share is None:
-                whole.add(i)
-            else:
-                shares[i] = max(share, shares.get(i, 0.0))
-    return {i: share for i, share in shares.items() if i not in whole}
+        if isinstance(op, KernelOp):
+            by_arg = input_reads(kernel_group(op))
+            found = [(operand, by_arg[arg]) for arg, operand in zip(op.body.block.args, op.inputs)]
+        elif isinstance(op, func.CallOp):
+            callee = callee_reads(op.callee.string_value())
+            found = [(operand, read) for i, operand in enumerate(op.arguments) if (read := callee.get(i)) is not None]
+        else:
+            found = [(operand, InputRead(value_bytes(operand), True)) for operand in op.operands]
+        for operand, read in found:
+            if (i := index_of.get(operand)) is not None:
+                before = reads.get(i, InputRead(0, True))
+                reads[i] = InputRead(before.bytes + read.bytes, before.by_rows and read.by_rows)
+    return reads
 
 
-def read_shares(module: ModuleOp) -> dict[str, float]:
-    """Globals read only in the rows token routing selects (stacked expert tables),
-    with the share of each read a token; a global missing here is read whole."""
-    shares: dict[str, float] = {}
-    whole: set[str] = set()
-    parameter_shares = {f.sym_name.data: _function_read_shares(f) for f in functions(module) if is_outlined(f)}
-    for (callee, index), names in _weight_parameters(module).items():
-        share = parameter_shares.get(callee, {}).get(index)
-        for name in names:
-            if share is None:
-                whole.add(name)
-            else:
-                shares[name] = max(share, shares.get(name, 0.0))
+def weight_reads(module: ModuleOp) -> dict[str, InputRead]:
+    """Each global's reads a step: the bytes its readers stream (summed over the entry
+    functions, an outlined layer's over its calls) and whether every row is read alike;
+    a global nothing reads is missing."""
+    bodies = {f.sym_name.data: f for f in functions(module)}
+    reads: dict[str, dict[int, InputRead]] = {}
+
+    def of(name: str) -> dict[int, InputRead]:
+        if name not in reads and name in bodies:
+            reads[name] = {}  # a call back into a function being read reads nothing more
+            reads[name] = _function_reads(bodies[name], of)
+        return reads.get(name, {})
+
+    found: dict[str, InputRead] = {}
     for function in functions(module):
         if is_outlined(function):
             continue
-        found = _function_read_shares(function)
         for i, a in enumerate(arg_attrs(function)):
-            if (table := global_of(a)) is None:
-                continue
-            if i in found:
-                shares[table] = max(found[i], shares.get(table, 0.0))
-            elif any(not isinstance(use.operation, func.CallOp) for use in function.args[i].uses):
-                whole.add(table)
-    return {name: share for name, share in shares.items() if name not in whole}
+            if (name := global_of(a)) is not None and (read := of(function.sym_name.data).get(i)) is not None:
+                before = found.get(name, InputRead(0, True))
+                found[name] = InputRead(before.bytes + read.bytes, before.by_rows and read.by_rows)
+    return found
 
 
 def weights_sharing_a_parameter(module: ModuleOp) -> dict[str, list[str]]:
@@ -258,10 +241,17 @@ class RduPlaceTiers(RduPass):
         stages = global_stages(op)  # pipeline stages: each its own sockets' HBM
         hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
         ddr_by_stage = list(hbm_by_stage)
-        shares = read_shares(op)
-        for names in _groups_by_heat(op, globals_, shares):
+        reads = weight_reads(op)
+
+        def room(names: list[str]) -> int:
+            return hbm_free - hbm_by_stage[stages.get(names[0], 0)]
+
+        def fits(names: list[str]) -> bool:
+            return _rows_in_hbm([globals_[n] for n in names], room(names), reads) is None
+
+        for names in _whole_first(_groups_by_heat(op, globals_, reads), lambda g: heat(g, globals_, reads), fits):
             stage = stages.get(names[0], 0)
-            hot_rows = _rows_in_hbm([globals_[n] for n in names], hbm_free - hbm_by_stage[stage], shares)
+            hot_rows = _rows_in_hbm([globals_[n] for n in names], room(names), reads)
             for name in names:
                 table = globals_[name]
                 table.tier = TierAttr(Tier.HBM if hot_rows is None else Tier.DDR)
@@ -286,10 +276,16 @@ class RduPlaceTiers(RduPass):
             op.attributes[contracts.DDR_WEIGHT_BYTES_BY_STAGE] = DenseArrayBase.from_list(i64, ddr_by_stage)
 
 
-def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], shares: dict[str, float]) -> list[list[str]]:
+def heat(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead]) -> float:
+    """Bytes a step reads of a group of globals per byte they hold (`weight_reads`):
+    1 for weights read whole once a step, the selected share for tables read by rows."""
+    held = sum(value_bytes(globals_[n].global_type) for n in names)
+    return sum(reads[n].bytes for n in names if n in reads) / max(held, 1)
+
+
+def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], reads: dict[str, InputRead]) -> list[list[str]]:
     """The globals in placement order, each with the others of its outlined parameter:
-    hottest first (read whole a token, then expert tables by the share of their rows a
-    token reads), in the order the program first reads them among equals."""
+    hottest first (`heat`), in the order the program first reads them among equals."""
     read = [n for n in _first_use_order(module) if n in globals_]
     together = weights_sharing_a_parameter(module)
     groups: list[list[str]] = []
@@ -298,20 +294,36 @@ def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], shares: dic
         if first not in placed:
             groups.append(together.get(first, [first]))
             placed.update(groups[-1])
-    return sorted(groups, key=lambda names: -max(shares.get(n, 1.0) for n in names))
+    return sorted(groups, key=lambda names: -heat(names, globals_, reads))
 
 
-def _rows_in_hbm(tables: list[GlobalOp], room: int, shares: dict[str, float]) -> int | None:
+def _whole_first(groups: list[list[str]], heat_of: Callable[[list[str]], float],
+                 fits: Callable[[list[str]], bool]) -> Iterator[list[str]]:
+    """`groups` (hottest first) in placement order: a group that does not fit whole in
+    the HBM left (`fits`, asked as each comes) waits until the groups as hot as it are
+    placed, so that of equally hot weights only the last to come is split."""
+    waiting: list[list[str]] = []
+    for names in groups:
+        while waiting and heat_of(names) < heat_of(waiting[0]):
+            yield waiting.pop(0)
+        if fits(names):
+            yield names
+        else:
+            waiting.append(names)
+    yield from waiting
+
+
+def _rows_in_hbm(tables: list[GlobalOp], room: int, reads: dict[str, InputRead]) -> int | None:
     """Where a group of globals goes with `room` bytes of HBM left: None, all in HBM;
-    0, all in DDR; k > 0, the leading k rows of each (stacked expert tables of one
-    row count, read only in their selected rows: `shares`) in HBM and the rest in DDR."""
+    0, all in DDR; k > 0, the leading k rows (`table_rows`) of each in HBM and the rest
+    in DDR, for globals of one row count whose every row is read alike (`InputRead.by_rows`)."""
     size = sum(value_bytes(t.global_type) for t in tables)
     if any(t.tier == TierAttr(Tier.DDR) for t in tables) and all(t.tier == TierAttr(Tier.DDR) for t in tables):
         return 0  # spilled by rdu-place-saved, at the least modeled cost
     if size <= room:
         return None
-    shapes = {tuple(t.global_type.get_shape()[:1]) for t in tables}
-    if len(shapes) != 1 or not all(t.sym_name.data in shares for t in tables):
+    counts = {table_rows(t.global_type.get_shape()) for t in tables}
+    if len(counts) != 1 or not all(reads.get(t.sym_name.data, InputRead(0, False)).by_rows for t in tables):
         return 0
-    (rows,) = shapes.pop()
+    (rows,) = counts
     return max(0, min(rows - 1, room // -(-size // rows)))
