@@ -1,7 +1,7 @@
 """`rdu-place-tiers`: decide which off-chip tier holds each global.
 
-Weights (every `tier.global`) go to HBM in the order @forward first reads
-them, until HBM is full; the rest spill to DDR, so their transfers are
+Weights (every `tier.global`) go to HBM hottest first (below), until HBM
+is full; the rest spill to DDR, so their transfers are
 visible as DDR-to-SRAM DMAs and costed at DDR bandwidth. HBM keeps room for
 the activations: the most bytes live at once, in program order, of the user
 inputs and the kernel outputs, each from its kernel to its last reader (the
@@ -13,16 +13,19 @@ The weights one parameter of an outlined layer (`rdu-outline-layers`)
 receives from its calls are placed together, in one tier, which is recorded
 on the parameter (`tier.tier`) for `rdu-insert-dma`.
 
-Residency by heat: a stacked expert table (expert-parallel, every read an
-`rdu.gather` of its rows marked `rdu.owned_rows`) is read only in the rows the
-token's experts select, a share `owned / rows` of it a token; every other
-weight is read whole. Weights are placed hottest first (read whole, then the
-expert tables by that share; program order among equals), and a group of
-expert tables that does not fit whole keeps as many leading rows (experts)
-of each table in HBM as the HBM left holds: the global goes to DDR with
-`tier.hbm_rows` (also on the outlined parameter), the rest of its rows
-streamed from DDR only when selected (the cost model's share, each expert
-equally likely: program_walk).
+Residency by reads: a global's heat is the bytes its readers stream a step
+(`weight_reads`: what each kernel's DMAs move of it, `kernel_model.input_reads`:
+a whole read all of it, a gather of rows (an embedding lookup) the gathered
+rows, an expert-parallel gather its `rdu.owned_rows` share, a window its
+window; summed over the kernels and the calls of an outlined layer) per byte
+it holds. Groups are placed hottest first (program order among equals), a
+group that does not fit whole after the others as hot. A group whose every
+row is read alike (`InputRead.by_rows`) that does not fit whole keeps as many
+leading rows (runs of the last dim, `table_rows`) of each of its globals in HBM
+as the HBM left holds: the global goes to DDR with `tier.hbm_rows` (also on
+the outlined parameter), and the cost model reads that share of each read
+from HBM (program_walk). So no weight read every step is in DDR while HBM
+has room for more than a row of it.
 
 In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
 their own HBM: a global counts against the stage that first reads it, and
