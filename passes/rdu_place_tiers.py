@@ -158,7 +158,7 @@ def _function_reads(function: func.FuncOp,
     """For each argument of `function` something reads: the bytes one run of it reads of
     the argument (its kernels' DMAs, `input_reads`; a call's, its callee's parameter's;
     any other op's, the whole value), and whether every row is read alike."""
-    index_of = {arg: i for i, arg in enumerate(function.args)}
+    index_of: dict[SSAValue, int] = {arg: i for i, arg in enumerate(function.args)}
     reads: dict[int, InputRead] = {}
     for op in function.body.block.ops:
         if isinstance(op, KernelOp):
