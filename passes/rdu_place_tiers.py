@@ -42,7 +42,8 @@ The result is recorded on the module: `tier.hbm_weight_bytes`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -245,24 +246,20 @@ class RduPlaceTiers(RduPass):
         hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
         ddr_by_stage = list(hbm_by_stage)
         reads = weight_reads(op)
-
-        def room(names: list[str]) -> int:
-            return hbm_free - hbm_by_stage[stages.get(names[0], 0)]
-
-        def fits(names: list[str]) -> bool:
-            return _rows_in_hbm([globals_[n] for n in names], room(names), reads) is None
-
-        for names in _whole_first(_groups_by_heat(op, globals_, reads), lambda g: heat(g, globals_, reads), fits):
-            stage = stages.get(names[0], 0)
-            hot_rows = _rows_in_hbm([globals_[n] for n in names], room(names), reads)
-            for name in names:
+        groups = [_Group.of(names, globals_, reads, stages.get(names[0], 0))
+                  for names in _groups_by_heat(op, globals_, reads)]
+        spread = _spread_fractions(groups, hbm_free)
+        for index, group in enumerate(groups):
+            room = hbm_free - hbm_by_stage[group.stage]
+            hot_rows = group.rows_in_hbm(room, spread.get(index))
+            for name in group.names:
                 table = globals_[name]
                 table.tier = TierAttr(Tier.HBM if hot_rows is None else Tier.DDR)
                 if hot_rows:
                     set_hbm_rows(table, hot_rows)
                 in_hbm, in_ddr = table.resident_bytes()
-                hbm_by_stage[stage] += in_hbm
-                ddr_by_stage[stage] += in_ddr
+                hbm_by_stage[group.stage] += in_hbm
+                ddr_by_stage[group.stage] += in_ddr
         record_parameter_tiers(op, globals_)
         hbm_used, ddr_used = sum(hbm_by_stage), sum(ddr_by_stage)
         if max(ddr_by_stage) > target.ddr_bytes or activations > target.hbm_bytes:
@@ -300,33 +297,75 @@ def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], reads: dict
     return sorted(groups, key=lambda names: -heat(names, globals_, reads))
 
 
-def _whole_first(groups: list[list[str]], heat_of: Callable[[list[str]], float],
-                 fits: Callable[[list[str]], bool]) -> Iterator[list[str]]:
-    """`groups` (hottest first) in placement order: a group that does not fit whole in
-    the HBM left (`fits`, asked as each comes) waits until the groups as hot as it are
-    placed, so that of equally hot weights only the last to come is split."""
-    waiting: list[list[str]] = []
-    for names in groups:
-        while waiting and heat_of(names) < heat_of(waiting[0]):
-            yield waiting.pop(0)
-        if fits(names):
-            yield names
-        else:
-            waiting.append(names)
-    yield from waiting
+@dataclass(frozen=True)
+class _Group:
+    """Globals placed together (one outlined parameter's), as the placement sees them."""
+
+    names: list[str]
+    size: int
+    heat: float
+    stage: int
+    rows: int
+    """Rows (`table_rows`) of each of its globals; 0 when they cannot keep a share of
+    their rows in HBM (row counts differ, or a reader reads some rows more than others)."""
+    spilled: bool
+    """`rdu-place-saved` put all of them in DDR."""
+
+    @staticmethod
+    def of(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead], stage: int) -> _Group:
+        tables = [globals_[n] for n in names]
+        counts = {table_rows(t.global_type.get_shape()) for t in tables}
+        by_rows = all(reads.get(n, InputRead(0, False)).by_rows for n in names)
+        (rows,) = counts if len(counts) == 1 and by_rows else {0}
+        return _Group(names, sum(value_bytes(t.global_type) for t in tables), heat(names, globals_, reads), stage,
+                      rows if rows > 1 else 0, all(t.tier == TierAttr(Tier.DDR) for t in tables))
+
+    def rows_in_hbm(self, room: int, fraction: float | None) -> int | None:
+        """None: all in HBM; 0: all in DDR; k > 0: the leading k rows of each in HBM.
+        `fraction`: the share of its bytes the spread gives it (`_spread_fractions`),
+        else as much as `room` holds."""
+        if self.spilled:
+            return 0  # spilled by rdu-place-saved, at the least modeled cost
+        if fraction is None and self.size <= room:
+            return None
+        if not self.rows:
+            return 0
+        share = fraction if fraction is not None else room / self.size
+        rows = int(self.rows * min(max(share, 0.0), 1.0))
+        return None if rows >= self.rows else rows
 
 
-def _rows_in_hbm(tables: list[GlobalOp], room: int, reads: dict[str, InputRead]) -> int | None:
-    """Where a group of globals goes with `room` bytes of HBM left: None, all in HBM;
-    0, all in DDR; k > 0, the leading k rows (`table_rows`) of each in HBM and the rest
-    in DDR, for globals of one row count whose every row is read alike (`InputRead.by_rows`)."""
-    size = sum(value_bytes(t.global_type) for t in tables)
-    if any(t.tier == TierAttr(Tier.DDR) for t in tables) and all(t.tier == TierAttr(Tier.DDR) for t in tables):
-        return 0  # spilled by rdu-place-saved, at the least modeled cost
-    if size <= room:
-        return None
-    counts = {table_rows(t.global_type.get_shape()) for t in tables}
-    if len(counts) != 1 or not all(reads.get(t.sym_name.data, InputRead(0, False)).by_rows for t in tables):
-        return 0
-    (rows,) = counts
-    return max(0, min(rows - 1, room // -(-size // rows)))
+def _spread_fractions(groups: list[_Group], free: int) -> dict[int, float]:
+    """The share of its bytes each group at the margin keeps in HBM (by index in `groups`,
+    hottest first): where the groups stop fitting whole, the heat of the first that does
+    not is the margin, and every group of that heat whose rows can be split keeps the
+    same share, what HBM has left after the hotter ones and the margin's unsplittable
+    ones that fit. A kernel reads DDR and HBM at once (its time is its busiest tier's),
+    so equally hot weights each part in DDR overlap their DDR reads with their HBM
+    reads; filling HBM with some of them whole and leaving the others in DDR would not."""
+    fractions: dict[int, float] = {}
+    for stage in {g.stage for g in groups}:
+        members = [(i, g) for i, g in enumerate(groups) if g.stage == stage and not g.spilled]
+        used, margin = 0, None
+        for _, group in members:
+            if used + group.size > free:
+                margin = group.heat
+                break
+            used += group.size
+        if margin is None:
+            continue
+        level = [(i, g) for i, g in members if math.isclose(g.heat, margin) and g.rows]
+        taken = sum(g.size for i, g in members if g.heat > margin and not math.isclose(g.heat, margin))
+        kept = _unsplit_at_margin(members, margin, free - taken)
+        share = (free - taken - kept) / max(sum(g.size for _, g in level), 1)
+        fractions.update((i, share) for i, _ in level)
+    return fractions
+
+
+def _unsplit_at_margin(members: list[tuple[int, _Group]], margin: float, room: int) -> int:
+    """Bytes the margin's groups that cannot be split take of `room`, whole, in order."""
+    kept = 0
+    for _, group in members:
+        if math.isclose(group.heat, margin) and not group.rows and not group.spilled and kept + group.size <= room:
+            kept += group.size
+    return kept
