@@ -134,6 +134,37 @@ def test_transformers_static_cache_decode_matches_eager_step_after_step(static_c
     np.testing.assert_allclose(program.weights["key_cache_0"], eager.key_cache_0.numpy(), rtol=1e-4, atol=1e-5)
 
 
+def test_static_cache_in_ddr_is_written_one_position_and_matches_eager(static_cache_decode):
+    """With HBM for half the weights, `rdu-place-tiers` spreads the weights read whole (the
+    caches among them) over HBM and DDR: a cache in DDR keeps its leading rows in HBM
+    (`tier.hbm_rows`), and its update is still one position written in place, into the
+    DDR buffer (not the whole cache written back), step after step as eager."""
+    import dataclasses
+
+    from rducc.dialects.contracts import hbm_rows
+    from rducc.dialects.tier import GlobalOp, Tier
+    from rducc.targets import load_target
+
+    eager, exported = static_cache_decode
+    eager = copy.deepcopy(eager)
+    base = load_target("sn40l")
+    room = sum(t.numel() * t.element_size() for t in [*eager.parameters(), *eager.buffers()]) // 2
+    program = rducc.compile(exported, (), opt_level=2, target=dataclasses.replace(base, name="half-hbm", hbm_bytes=room))
+    caches = [g for g in program.module.walk() if isinstance(g, GlobalOp) and "_cache_" in g.sym_name.data]
+    assert len(caches) == 4 and all(g.tier is not None and g.tier.data == Tier.DDR and hbm_rows(g.attributes)
+                                    for g in caches), caches
+    scatters = [op for op in program.module.walk() if isinstance(op, ScatterDmaOp)]
+    assert len(scatters) == 2 and all(op.rows() == 1 and op.dest.type.tier.data == Tier.DDR for op in scatters)
+    generator = torch.Generator().manual_seed(1)
+    for step in range(3):
+        ids = torch.randint(0, 128, (2, 1), generator=generator)
+        with torch.no_grad():
+            expected = eager(input_ids=ids, cache_position=torch.tensor([step]))
+        torch.testing.assert_close(program(input_ids=ids, cache_position=torch.tensor([step])), expected,
+                                   rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(program.weights["value_cache_1"], eager.value_cache_1.numpy(), rtol=1e-4, atol=1e-5)
+
+
 class RowUpdates(torch.nn.Module):
     """Buffers and an input updated in every form: rows at an input position
     (index_copy_, index_put_), a constant slice (copy_), a scatter whose rows
