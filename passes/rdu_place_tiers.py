@@ -60,6 +60,7 @@ from rducc.dialects.contracts import (
     is_outlined,
     is_weight,
     module_target,
+    result_updates,
     set_hbm_rows,
     table_rows,
 )
@@ -180,7 +181,9 @@ def _function_reads(function: func.FuncOp,
 def weight_reads(module: ModuleOp) -> dict[str, InputRead]:
     """Each global's reads a step: the bytes its readers stream (summed over the entry
     functions, an outlined layer's over its calls) and whether every row is read alike;
-    a global nothing reads is missing."""
+    a global nothing reads is missing. A global the step writes (an optimizer's weight,
+    a cache) counts as not read alike: a write-back goes to the global's one tier, so
+    it is never split between HBM and DDR."""
     bodies = {f.sym_name.data: f for f in functions(module)}
     reads: dict[str, dict[int, InputRead]] = {}
 
@@ -194,6 +197,9 @@ def weight_reads(module: ModuleOp) -> dict[str, InputRead]:
     for function in functions(module):
         if is_outlined(function):
             continue
+        for update in result_updates(function):
+            if update is not None and update.kind == "buffer":  # written a step: kept whole, in one tier
+                found[update.name] = InputRead(found.get(update.name, InputRead(0, False)).bytes, False)
         for i, a in enumerate(arg_attrs(function)):
             if (name := global_of(a)) is not None and (read := of(function.sym_name.data).get(i)) is not None:
                 before = found.get(name, InputRead(0, True))
