@@ -152,11 +152,14 @@ def uniform_routing(out: Path) -> float | None:
 def _in_ddr(text: str) -> str:
     """The weights in DDR, named without their layer number (one name a table that
     every layer has), with the bytes one socket holds there."""
+    from rducc.dialects.contracts import table_rows
+
     names = set()
-    for line in re.finditer(r"^\s*tier\.global @(\S+) in ddr : tensor<(\d+)x[^\n]*", text, re.M):
+    for line in re.finditer(r"^\s*tier\.global @(\S+) in ddr : tensor<((?:\d+x)+)[^\n]*", text, re.M):
         hot = re.search(r"tier\.hbm_rows = (\d+)", line.group(0))
+        rows = table_rows([int(d) for d in line.group(2).split("x") if d])
         names.add(re.sub(r"\.\d+\.", ".N.", line.group(1))
-                  + (f" ({hot.group(1)} of its {line.group(2)} rows in HBM)" if hot else ""))
+                  + (f" ({int(hot.group(1)) / rows:.1%} of its rows in HBM)" if hot else ""))
     held = re.search(r"tier\.ddr_weight_bytes = (\d+)", text[:100000])
     if not names:
         return ""
@@ -212,7 +215,7 @@ def run(quick: bool) -> Section:
         "the two are the range. bf16 weights (1.34 TB) pass the 16 sockets' HBM: the tier placement "
         "(rdu-place-tiers, residency by heat) puts the weights read whole a token in HBM first, then the "
         "expert tables (each read in 1/16 of its rows a token) in program order, and keeps in HBM as many "
-        "leading experts of the table group that does not fit as the HBM left holds (`tier.hbm_rows`, "
+        "leading rows of the table group that does not fit as the HBM left holds (`tier.hbm_rows`, "
         "named in the row), the rest in DDR; a selected expert is in HBM with that share (each of a "
         "socket's experts equally likely: no routing statistics); the step has no KV cache.",
         "",

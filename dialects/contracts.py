@@ -137,11 +137,12 @@ SRAM_LOWER_BOUND = "tier.sram_lower_bound"
 PARAMETER_TIER = "tier.tier"
 """Weight argument of an outlined layer, from `rdu-place-tiers`: the tier of the weights it receives."""
 HBM_ROWS = "tier.hbm_rows"
-"""On a `tier.global` in DDR whose rows (dim 0: a stacked expert table) token routing
-selects, and on the outlined layer's weight argument that receives it, from
-`rdu-place-tiers`: how many of its leading rows (experts) it holds in HBM; the rest
-stay in DDR (per-expert residency). The buffer's tier is DDR; the cost model reads a
-selected row from HBM with the share `hbm_rows / rows` (each expert equally likely)."""
+"""On a `tier.global` in DDR, and on the outlined layer's weight argument that receives
+it, from `rdu-place-tiers`: how many of its leading rows it holds in HBM, a row being
+one run of its last dim (`table_rows`: a stacked expert table [E, K, N] has E x K of
+them); the rest stay in DDR. Set on a global whose every row is read alike (read whole,
+or by rows its readers select, each equally likely, such as experts). The buffer's tier
+is DDR; the cost model reads the share `hbm_rows / table_rows` of each read from HBM."""
 HBM_WEIGHT_BYTES = "tier.hbm_weight_bytes"
 """Module, from `rdu-place-tiers`: bytes of weights placed in HBM."""
 DDR_WEIGHT_BYTES = "tier.ddr_weight_bytes"
@@ -373,6 +374,15 @@ def owned_bytes(gather: Operation, gathered_bytes: int) -> int:
     return gathered_bytes if owned is None else gathered_bytes * owned[0] // owned[1]
 
 
+def table_rows(shape: Sequence[int]) -> int:
+    """The rows `HBM_ROWS` counts in a table of `shape`: runs of its last dim (1 for a
+    scalar or a vector)."""
+    rows = 1
+    for size in shape[:-1]:
+        rows *= size
+    return rows
+
+
 def set_hbm_rows(attrs_owner: Operation, rows: int) -> None:
     """Record on a global the leading rows it holds in HBM (`HBM_ROWS`)."""
     attrs_owner.attributes[HBM_ROWS] = IntegerAttr(rows, i64)
@@ -386,7 +396,7 @@ def hbm_rows(attrs: Mapping[str, Attribute]) -> int:
 
 
 def hbm_share(attrs: Mapping[str, Attribute], rows: int) -> float:
-    """The share of a table's bytes (of `rows` rows along dim 0) that lives in HBM
+    """The share of a table's bytes (of `rows` rows, `table_rows`) that lives in HBM
     by its `HBM_ROWS`, for a table in DDR: 0 when none of its rows is there."""
     return min(hbm_rows(attrs), rows) / rows if rows > 0 else 0.0
 

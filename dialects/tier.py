@@ -200,19 +200,20 @@ class GlobalOp(IRDLOperation, NoCompute):
             raise VerifyException(f"'tier.global' @{self.sym_name.data} of {list(shape)} is no rank's part of a whole "
                                   f"split with {split.describe()}")
         hot = contracts.hbm_rows(self.attributes)
-        if hot and (self.tier is None or self.tier.data != Tier.DDR or not 0 < hot < self.global_type.get_shape()[0]):
+        rows = contracts.table_rows(shape)
+        if hot and (self.tier is None or self.tier.data != Tier.DDR or not 0 < hot < rows):
             raise VerifyException(
                 f"'tier.global' @{self.sym_name.data}: {contracts.HBM_ROWS} = {hot} needs a global in ddr "
-                f"with more rows than that (dim 0 has {self.global_type.get_shape()[0]})"
+                f"with more rows than that (it has {rows} rows of its last dim)"
             )
 
     def resident_bytes(self) -> tuple[int, int]:
         """(bytes in HBM, bytes in DDR): a global in DDR holds its `HBM_ROWS` leading
-        rows in HBM; one not placed yet counts as HBM."""
+        rows (`table_rows`) in HBM; one not placed yet counts as HBM."""
         size = value_bytes(self.global_type)
         if self.tier is None or self.tier.data != Tier.DDR:
             return size, 0
-        rows = self.global_type.get_shape()[0] if self.global_type.get_shape() else 1
+        rows = contracts.table_rows(self.global_type.get_shape())
         hot = size * min(contracts.hbm_rows(self.attributes), rows) // rows
         return hot, size - hot
 

@@ -1,7 +1,7 @@
 """`rdu-place-tiers`: decide which off-chip tier holds each global.
 
-Weights (every `tier.global`) go to HBM in the order @forward first reads
-them, until HBM is full; the rest spill to DDR, so their transfers are
+Weights (every `tier.global`) go to HBM hottest first (below), until HBM
+is full; the rest spill to DDR, so their transfers are
 visible as DDR-to-SRAM DMAs and costed at DDR bandwidth. HBM keeps room for
 the activations: the most bytes live at once, in program order, of the user
 inputs and the kernel outputs, each from its kernel to its last reader (the
@@ -13,16 +13,19 @@ The weights one parameter of an outlined layer (`rdu-outline-layers`)
 receives from its calls are placed together, in one tier, which is recorded
 on the parameter (`tier.tier`) for `rdu-insert-dma`.
 
-Residency by heat: a stacked expert table (expert-parallel, every read an
-`rdu.gather` of its rows marked `rdu.owned_rows`) is read only in the rows the
-token's experts select, a share `owned / rows` of it a token; every other
-weight is read whole. Weights are placed hottest first (read whole, then the
-expert tables by that share; program order among equals), and a group of
-expert tables that does not fit whole keeps as many leading rows (experts)
-of each table in HBM as the HBM left holds: the global goes to DDR with
-`tier.hbm_rows` (also on the outlined parameter), the rest of its rows
-streamed from DDR only when selected (the cost model's share, each expert
-equally likely: program_walk).
+Residency by reads: a global's heat is the bytes its readers stream a step
+(`weight_reads`: what each kernel's DMAs move of it, `kernel_model.input_reads`:
+a whole read all of it, a gather of rows (an embedding lookup) the gathered
+rows, an expert-parallel gather its `rdu.owned_rows` share, a window its
+window; summed over the kernels and the calls of an outlined layer) per byte
+it holds. Groups are placed hottest first (program order among equals), a
+group that does not fit whole after the others as hot. A group whose every
+row is read alike (`InputRead.by_rows`) that does not fit whole keeps as many
+leading rows (runs of the last dim, `table_rows`) of each of its globals in HBM
+as the HBM left holds: the global goes to DDR with `tier.hbm_rows` (also on
+the outlined parameter), and the cost model reads that share of each read
+from HBM (program_walk). So no weight read every step is in DDR while HBM
+has room for more than a row of it.
 
 In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
 their own HBM: a global counts against the stage that first reads it, and
@@ -39,12 +42,14 @@ The result is recorded on the module: `tier.hbm_weight_bytes`,
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from rducc.dialects import contracts
@@ -55,17 +60,19 @@ from rducc.dialects.contracts import (
     is_outlined,
     is_weight,
     module_target,
-    owned_rows,
+    result_updates,
     set_hbm_rows,
+    table_rows,
 )
 from rducc.dialects.liveness import live_end, positions
 from rducc.dialects.program import callees_first, functions, global_stages
-from rducc.dialects.rdu.dataflow import GatherOp, KernelOp
+from rducc.dialects.rdu.dataflow import KernelOp
 from rducc.dialects.saved import Placement, result_placement
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.errors import RduccError
 from rducc.model.in_place import written_in_place
+from rducc.model.kernel_model import InputRead, input_reads, kernel_group
 from rducc.passes.common import RduPass
 
 
@@ -148,70 +155,56 @@ def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
     return slots
 
 
-def _read_share(kernel: KernelOp, index: int) -> float | None:
-    """The share of kernel operand `index` (a table) its body reads a token, when
-    every read is an expert gather of its rows (`rdu.owned_rows`); None otherwise."""
-    arg = kernel.body.block.args[index]
-    shape = arg.type.get_shape() if isinstance(arg.type, TensorType) else ()
-    uses = list(arg.uses)
-    if not shape or not uses:
-        return None
-    shares = []
-    for use in uses:
-        gather = use.operation
-        owned = owned_rows(gather)
-        if not isinstance(gather, GatherOp) or use.index != 0 or gather.dim.value.data != 0 or owned is None:
-            return None
-        shares.append(min(owned[0], shape[0]) / shape[0])
-    return max(shares)
-
-
-def _function_read_shares(function: func.FuncOp) -> dict[int, float]:
-    """For each argument of `function` that only expert gathers read: the share of it
-    read a token (the largest over its kernels); arguments read whole are left out."""
-    index_of = {arg: i for i, arg in enumerate(function.args)}
-    shares: dict[int, float] = {}
-    whole: set[int] = set()
+def _function_reads(function: func.FuncOp,
+                    callee_reads: Callable[[str], dict[int, InputRead]]) -> dict[int, InputRead]:
+    """For each argument of `function` something reads: the bytes one run of it reads of
+    the argument (its kernels' DMAs, `input_reads`; a call's, its callee's parameter's;
+    any other op's, the whole value), and whether every row is read alike."""
+    index_of: dict[SSAValue, int] = {arg: i for i, arg in enumerate(function.args)}
+    reads: dict[int, InputRead] = {}
     for op in function.body.block.ops:
-        if isinstance(op, func.CallOp):
-            continue  # the callee's parameter says how it reads the argument
-        for position, operand in enumerate(op.operands):
-            if operand not in index_of:
-                continue
-            i = index_of[operand]
-            share = _read_share(op, position) if isinstance(op, KernelOp) else None
-            if share is None:
-                whole.add(i)
-            else:
-                shares[i] = max(share, shares.get(i, 0.0))
-    return {i: share for i, share in shares.items() if i not in whole}
+        if isinstance(op, KernelOp):
+            by_arg = input_reads(kernel_group(op))
+            found = [(operand, by_arg[arg]) for arg, operand in zip(op.body.block.args, op.inputs)]
+        elif isinstance(op, func.CallOp):
+            callee = callee_reads(op.callee.string_value())
+            found = [(operand, read) for i, operand in enumerate(op.arguments) if (read := callee.get(i)) is not None]
+        else:
+            found = [(operand, InputRead(value_bytes(operand), True)) for operand in op.operands]
+        for operand, read in found:
+            if (i := index_of.get(operand)) is not None:
+                before = reads.get(i, InputRead(0, True))
+                reads[i] = InputRead(before.bytes + read.bytes, before.by_rows and read.by_rows)
+    return reads
 
 
-def read_shares(module: ModuleOp) -> dict[str, float]:
-    """Globals read only in the rows token routing selects (stacked expert tables),
-    with the share of each read a token; a global missing here is read whole."""
-    shares: dict[str, float] = {}
-    whole: set[str] = set()
-    parameter_shares = {f.sym_name.data: _function_read_shares(f) for f in functions(module) if is_outlined(f)}
-    for (callee, index), names in _weight_parameters(module).items():
-        share = parameter_shares.get(callee, {}).get(index)
-        for name in names:
-            if share is None:
-                whole.add(name)
-            else:
-                shares[name] = max(share, shares.get(name, 0.0))
+def weight_reads(module: ModuleOp) -> dict[str, InputRead]:
+    """Each global's reads a step: the bytes its readers stream (summed over the entry
+    functions, an outlined layer's over its calls) and whether every row is read alike;
+    a global nothing reads is missing. A global the step writes (an optimizer's weight,
+    a cache) counts as not read alike: a write-back goes to the global's one tier, so
+    it is never split between HBM and DDR."""
+    bodies = {f.sym_name.data: f for f in functions(module)}
+    reads: dict[str, dict[int, InputRead]] = {}
+
+    def of(name: str) -> dict[int, InputRead]:
+        if name not in reads and name in bodies:
+            reads[name] = {}  # a call back into a function being read reads nothing more
+            reads[name] = _function_reads(bodies[name], of)
+        return reads.get(name, {})
+
+    found: dict[str, InputRead] = {}
     for function in functions(module):
         if is_outlined(function):
             continue
-        found = _function_read_shares(function)
+        for update in result_updates(function):
+            if update is not None and update.kind == "buffer":  # written a step: kept whole, in one tier
+                found[update.name] = InputRead(found.get(update.name, InputRead(0, False)).bytes, False)
         for i, a in enumerate(arg_attrs(function)):
-            if (table := global_of(a)) is None:
-                continue
-            if i in found:
-                shares[table] = max(found[i], shares.get(table, 0.0))
-            elif any(not isinstance(use.operation, func.CallOp) for use in function.args[i].uses):
-                whole.add(table)
-    return {name: share for name, share in shares.items() if name not in whole}
+            if (name := global_of(a)) is not None and (read := of(function.sym_name.data).get(i)) is not None:
+                before = found.get(name, InputRead(0, True))
+                found[name] = InputRead(before.bytes + read.bytes, before.by_rows and read.by_rows)
+    return found
 
 
 def weights_sharing_a_parameter(module: ModuleOp) -> dict[str, list[str]]:
@@ -258,18 +251,21 @@ class RduPlaceTiers(RduPass):
         stages = global_stages(op)  # pipeline stages: each its own sockets' HBM
         hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
         ddr_by_stage = list(hbm_by_stage)
-        shares = read_shares(op)
-        for names in _groups_by_heat(op, globals_, shares):
-            stage = stages.get(names[0], 0)
-            hot_rows = _rows_in_hbm([globals_[n] for n in names], hbm_free - hbm_by_stage[stage], shares)
-            for name in names:
+        reads = weight_reads(op)
+        groups = [_Group.of(names, globals_, reads, stages.get(names[0], 0))
+                  for names in _groups_by_heat(op, globals_, reads)]
+        spread = _spread_fractions(groups, hbm_free)
+        for index, group in enumerate(groups):
+            room = hbm_free - hbm_by_stage[group.stage]
+            hot_rows = group.rows_in_hbm(room, spread.get(index))
+            for name in group.names:
                 table = globals_[name]
                 table.tier = TierAttr(Tier.HBM if hot_rows is None else Tier.DDR)
                 if hot_rows:
                     set_hbm_rows(table, hot_rows)
                 in_hbm, in_ddr = table.resident_bytes()
-                hbm_by_stage[stage] += in_hbm
-                ddr_by_stage[stage] += in_ddr
+                hbm_by_stage[group.stage] += in_hbm
+                ddr_by_stage[group.stage] += in_ddr
         record_parameter_tiers(op, globals_)
         hbm_used, ddr_used = sum(hbm_by_stage), sum(ddr_by_stage)
         if max(ddr_by_stage) > target.ddr_bytes or activations > target.hbm_bytes:
@@ -286,10 +282,16 @@ class RduPlaceTiers(RduPass):
             op.attributes[contracts.DDR_WEIGHT_BYTES_BY_STAGE] = DenseArrayBase.from_list(i64, ddr_by_stage)
 
 
-def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], shares: dict[str, float]) -> list[list[str]]:
+def heat(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead]) -> float:
+    """Bytes a step reads of a group of globals per byte they hold (`weight_reads`):
+    1 for weights read whole once a step, the selected share for tables read by rows."""
+    held = sum(value_bytes(globals_[n].global_type) for n in names)
+    return sum(reads[n].bytes for n in names if n in reads) / max(held, 1)
+
+
+def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], reads: dict[str, InputRead]) -> list[list[str]]:
     """The globals in placement order, each with the others of its outlined parameter:
-    hottest first (read whole a token, then expert tables by the share of their rows a
-    token reads), in the order the program first reads them among equals."""
+    hottest first (`heat`), in the order the program first reads them among equals."""
     read = [n for n in _first_use_order(module) if n in globals_]
     together = weights_sharing_a_parameter(module)
     groups: list[list[str]] = []
@@ -298,20 +300,78 @@ def _groups_by_heat(module: ModuleOp, globals_: dict[str, GlobalOp], shares: dic
         if first not in placed:
             groups.append(together.get(first, [first]))
             placed.update(groups[-1])
-    return sorted(groups, key=lambda names: -max(shares.get(n, 1.0) for n in names))
+    return sorted(groups, key=lambda names: -heat(names, globals_, reads))
 
 
-def _rows_in_hbm(tables: list[GlobalOp], room: int, shares: dict[str, float]) -> int | None:
-    """Where a group of globals goes with `room` bytes of HBM left: None, all in HBM;
-    0, all in DDR; k > 0, the leading k rows of each (stacked expert tables of one
-    row count, read only in their selected rows: `shares`) in HBM and the rest in DDR."""
-    size = sum(value_bytes(t.global_type) for t in tables)
-    if any(t.tier == TierAttr(Tier.DDR) for t in tables) and all(t.tier == TierAttr(Tier.DDR) for t in tables):
-        return 0  # spilled by rdu-place-saved, at the least modeled cost
-    if size <= room:
-        return None
-    shapes = {tuple(t.global_type.get_shape()[:1]) for t in tables}
-    if len(shapes) != 1 or not all(t.sym_name.data in shares for t in tables):
-        return 0
-    (rows,) = shapes.pop()
-    return max(0, min(rows - 1, room // -(-size // rows)))
+@dataclass(frozen=True)
+class _Group:
+    """Globals placed together (one outlined parameter's), as the placement sees them."""
+
+    names: list[str]
+    size: int
+    heat: float
+    stage: int
+    rows: int
+    """Rows (`table_rows`) of each of its globals; 0 when they cannot keep a share of
+    their rows in HBM (row counts differ, or a reader reads some rows more than others)."""
+    spilled: bool
+    """`rdu-place-saved` put all of them in DDR."""
+
+    @staticmethod
+    def of(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead], stage: int) -> _Group:
+        tables = [globals_[n] for n in names]
+        counts = {table_rows(t.global_type.get_shape()) for t in tables}
+        by_rows = all(reads.get(n, InputRead(0, False)).by_rows for n in names)
+        (rows,) = counts if len(counts) == 1 and by_rows else {0}
+        return _Group(names, sum(value_bytes(t.global_type) for t in tables), heat(names, globals_, reads), stage,
+                      rows if rows > 1 else 0, all(t.tier == TierAttr(Tier.DDR) for t in tables))
+
+    def rows_in_hbm(self, room: int, fraction: float | None) -> int | None:
+        """None: all in HBM; 0: all in DDR; k > 0: the leading k rows of each in HBM.
+        `fraction`: the share of its bytes the spread gives it (`_spread_fractions`),
+        else as much as `room` holds."""
+        if self.spilled:
+            return 0  # spilled by rdu-place-saved, at the least modeled cost
+        if fraction is None and self.size <= room:
+            return None
+        if not self.rows:
+            return 0
+        share = fraction if fraction is not None else room / self.size
+        rows = int(self.rows * min(max(share, 0.0), 1.0))
+        return None if rows >= self.rows else rows
+
+
+def _spread_fractions(groups: list[_Group], free: int) -> dict[int, float]:
+    """The share of its bytes each group at the margin keeps in HBM (by index in `groups`,
+    hottest first): where the groups stop fitting whole, the heat of the first that does
+    not is the margin, and every group of that heat whose rows can be split keeps the
+    same share, what HBM has left after the hotter ones and the margin's unsplittable
+    ones that fit. A kernel reads DDR and HBM at once (its time is its busiest tier's),
+    so equally hot weights each part in DDR overlap their DDR reads with their HBM
+    reads; filling HBM with some of them whole and leaving the others in DDR would not."""
+    fractions: dict[int, float] = {}
+    for stage in {g.stage for g in groups}:
+        members = [(i, g) for i, g in enumerate(groups) if g.stage == stage and not g.spilled]
+        used, margin = 0, None
+        for _, group in members:
+            if used + group.size > free:
+                margin = group.heat
+                break
+            used += group.size
+        if margin is None:
+            continue
+        level = [(i, g) for i, g in members if math.isclose(g.heat, margin) and g.rows]
+        taken = sum(g.size for i, g in members if g.heat > margin and not math.isclose(g.heat, margin))
+        kept = _unsplit_at_margin(members, margin, free - taken)
+        share = (free - taken - kept) / max(sum(g.size for _, g in level), 1)
+        fractions.update((i, share) for i, _ in level)
+    return fractions
+
+
+def _unsplit_at_margin(members: list[tuple[int, _Group]], margin: float, room: int) -> int:
+    """Bytes the margin's groups that cannot be split take of `room`, whole, in order."""
+    kept = 0
+    for _, group in members:
+        if math.isclose(group.heat, margin) and not group.rows and not group.spilled and kept + group.size <= room:
+            kept += group.size
+    return kept

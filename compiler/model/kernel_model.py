@@ -36,6 +36,7 @@ from math import ceil
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from rducc.dialects.contracts import owned_bytes
 from rducc.dialects.liveness import live_end
 from rducc.dialects.op_facts import Dim as Fate
 from rducc.dialects.op_facts import facts_of
@@ -346,6 +347,38 @@ def gathered_inputs(group: Group) -> dict[SSAValue, GatherOp]:
             ):
                 result[value] = gather
     return result
+
+
+@dataclass(frozen=True)
+class InputRead:
+    """What one run of a kernel reads of an input from off chip, as `rdu-insert-dma`
+    moves it: `bytes`, and whether every row (run of its last dim) is read alike
+    (`by_rows`: read whole, by a gather along dim 0 whose selections are each equally
+    likely, or by a window spanning all but the last dim), so that a share of its rows
+    held in HBM serves that share of the read."""
+
+    bytes: int
+    by_rows: bool
+
+
+def input_reads(group: Group) -> dict[SSAValue, InputRead]:
+    """Each input's `InputRead`: a gathered input's rows (an expert-parallel gather's
+    owned share of them, `gathered_inputs`), a windowed input's window
+    (`windowed_inputs`), else the whole value."""
+    gathered = gathered_inputs(group)
+    windows = windowed_inputs(group)
+    reads: dict[SSAValue, InputRead] = {}
+    for value in group.inputs:
+        if (gather := gathered.get(value)) is not None:
+            moved = owned_bytes(gather, value_bytes(gather.results[0]))
+            reads[value] = InputRead(min(moved, value_bytes(value)), True)
+        elif (window := windows.get(value)) is not None:
+            leading = shape(value)[:-1]
+            spans = window.sizes[:-1] == leading and all(stride == 1 for stride in window.strides[:-1])
+            reads[value] = InputRead(input_bytes(value, windows), spans)
+        else:
+            reads[value] = InputRead(value_bytes(value), True)
+    return reads
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from rducc.dialects.contracts import arg_attrs, hbm_share, is_outlined, is_weight, owned_bytes
+from rducc.dialects.contracts import arg_attrs, hbm_share, is_outlined, is_weight, owned_bytes, table_rows
 from rducc.dialects.program import callees_first
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.shapes import value_bytes
@@ -81,8 +81,7 @@ def hbm_shares(function: func.FuncOp, globals_: dict[str, GlobalOp]) -> dict[SSA
 
 
 def _rows(value: SSAValue) -> int:
-    shape = _buffer_shape(value)
-    return shape[0] if shape else 1
+    return table_rows(_buffer_shape(value))
 
 
 def trip_count(loop: scf.ForOp) -> int:

@@ -164,6 +164,8 @@ def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[in
             result, target = returned.arguments[result_index], block.args[arg_index]
             if not rewrite_rows(block, result, target) and whole:
                 rewrite_whole(block, result, target)
+        if agreed:
+            _retype_results(block)  # an argument's buffer in DDR returned where an HBM buffer was
 
 
 @dataclass(frozen=True)
@@ -344,7 +346,7 @@ def _read_before(value: SSAValue, op: Operation, block: Block) -> bool:
 def _row_update(block: Block, result: SSAValue, target: SSAValue) -> _RowUpdate | None:
     """The rewrite's pattern and safety conditions (module docstring), or None."""
     alloc = result.owner
-    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or result.type != target.type:
+    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or not _same_but_tier(result, target):
         return None
     writes = [use.operation for use in result.uses if isinstance(use.operation, DmaOp) and use.operation.dest == result]
     if len(writes) != 1 or writes[0].dst_offsets or writes[0].parent_block() is not block:

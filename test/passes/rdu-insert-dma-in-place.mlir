@@ -4,6 +4,13 @@
 // over it (rdu-insert-dma-whole-in-place.mlir), of an input it keeps its own
 // buffer and whole write-back.
 // RUN: rducc-opt --check-roundtrip --split-input-file -p rdu-insert-dma %s | filecheck %s
+// A buffer rdu-place-tiers put in DDR is written in place the same way: its rows
+// go into the DDR buffer (the result and the buffer differ only in tier).
+// RUN: sed -e 's/tier.global @a in hbm/tier.global @a in ddr/' %s | rducc-opt --check-roundtrip --split-input-file -p rdu-insert-dma | filecheck %s --check-prefix=DDR
+// DDR-LABEL: func.func @forward
+// DDR:         %b_a = tier.get_global @a : !tier.buffer<ddr, 2x4x8xf32>
+// DDR-NOT:     %new_a = tier.alloc
+// DDR:         tier.scatter %a2_sram -> %b_a[%{{.+}}] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<ddr, 2x4x8xf32>
 
 // @a: rows at an input position, written in place; the kernel also yields the
 // row list. @b: the index is a kernel input, so its rows may differ across the

@@ -2,13 +2,14 @@
 // RUN: rducc-opt --check-roundtrip --split-input-file -p rdu-outline-layers %s | filecheck %s
 // RUN: rducc-opt --split-input-file -p 'rdu-canonicalize,rdu-outline-layers,cse,rdu-fuse{level=2},rdu-merge-maps,rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | filecheck %s --check-prefix=LOWERED
 // The weights one @layer parameter receives share a tier: with 600 bytes of
-// HBM both layers' weights spill to DDR, and so does the parameter.
+// HBM both layers' weights spill to DDR (keeping 2 of their 8 rows in HBM,
+// `tier.hbm_rows`), and so does the parameter.
 // RUN: rducc-opt --split-input-file -p 'rdu-canonicalize,rdu-outline-layers,cse,rdu-fuse{level=2},rdu-merge-maps,rdu-tile,rdu-place-tiers{target="%S/Inputs/outline-spill.toml"},rdu-insert-dma,rdu-sram-alloc' %s | filecheck %s --check-prefix=SPILL
-// SPILL:      tier.global @layers.0.w in ddr
-// SPILL-NEXT: tier.global @layers.1.w in ddr
+// SPILL:      tier.global @layers.0.w in ddr {{.*}}tier.hbm_rows = 2
+// SPILL-NEXT: tier.global @layers.1.w in ddr {{.*}}tier.hbm_rows = 2
 // SPILL-NEXT: tier.global @s in hbm
 // SPILL:      %l0 = func.call @layer(%x, %p_w0, %scale) {rdu.layer = "layers.0"} : (!tier.buffer<hbm, 4x8xf32>, !tier.buffer<ddr, 8x8xf32>, !tier.buffer<hbm, 8xf32>)
-// SPILL:      func.func private @layer({{.*}}%p_w0: !tier.buffer<ddr, 8x8xf32> {rdu.weight, tier.tier = #tier<tier ddr>}
+// SPILL:      func.func private @layer({{.*}}%p_w0: !tier.buffer<ddr, 8x8xf32> {rdu.weight, tier.tier = #tier<tier ddr>, tier.hbm_rows = 2 : i64}
 //
 // Layers outlined already (by the importer, or an earlier run) are left as they are.
 // RUN: rducc-opt --split-input-file -p rdu-outline-layers,rdu-outline-layers %s | filecheck %s

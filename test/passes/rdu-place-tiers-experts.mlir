@@ -2,13 +2,16 @@
 // before the stacked expert tables, which a token reads only in the rows its
 // experts select (`rdu.owned_rows`: here 2 of 6 pairs on each socket's 4 local
 // experts, half of each table a token). An outlined layer's expert tables are one
-// group (both calls' @down and @down1 share @layer's parameter): when the group
-// does not fit whole, the leading rows (experts) of each table that the HBM left
-// holds stay in HBM, recorded as `tier.hbm_rows` on the global and on the
-// parameter, the rest in DDR (the global's tier). Target: sn40l-16 with 800 MiB of
-// HBM a socket (Inputs/experts-hbm.toml): @head (16 MiB a socket, read last) and
-// the up tables (256 MiB each) fit, then 2 of the 4 rows of each down table (64 MiB
-// a row). In first-read order @head would be left out in DDR.
+// group per parameter (both calls' @down and @down1 share @layer's parameter).
+// Where the weights stop fitting whole, the tables of that heat (all four: each
+// read in half its rows) keep one share of their rows in HBM (rows are runs of
+// the last dim: 4 x 4096 in a socket's up table, 4 x 8192 in its down table),
+// what HBM has left after the hotter weights, recorded as `tier.hbm_rows` on the
+// global and on the parameter, the rest in DDR (the global's tier). Target:
+// sn40l-16 with 800 MiB of HBM a socket (Inputs/experts-hbm.toml): @head (16 MiB
+// a socket, read whole, read last) fits, then 12,540 of the 16,384 rows of each up
+// table and 25,080 of the 32,768 of each down table (76.5%): HBM full to within a
+// row of each table. In first-read order @head would be left out in DDR.
 // RUN: rducc-opt --check-roundtrip -p 'rdu-outline-layers,rdu-partition{tp=4 ep=4},rdu-fuse{level=1},rdu-tile,rdu-place-tiers{target="%S/Inputs/experts-hbm.toml"}' %s | filecheck %s
 // (With the HBM of sn40l-16 every table fits whole: rdu-insert-dma-experts.mlir.)
 //
@@ -62,14 +65,14 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-16
   }
 }
 
-// CHECK:      builtin.module attributes {{{.*}}tier.hbm_weight_bytes = 822083584 : i64, tier.ddr_weight_bytes = 268435456 : i64
-// CHECK-NEXT:   tier.global @up in hbm : tensor<4x4096x8192xbf16>
-// CHECK-NEXT:   tier.global @down in ddr : tensor<4x8192x4096xbf16> {{{.*}}tier.hbm_rows = 2 : i64}
-// CHECK-NEXT:   tier.global @up1 in hbm : tensor<4x4096x8192xbf16>
-// CHECK-NEXT:   tier.global @down1 in ddr : tensor<4x8192x4096xbf16> {{{.*}}tier.hbm_rows = 2 : i64}
+// CHECK:      builtin.module attributes {{{.*}}tier.hbm_weight_bytes = 838598656 : i64, tier.ddr_weight_bytes = 251920384 : i64, tier.activation_bytes = 245916 : i64
+// CHECK-NEXT:   tier.global @up in ddr : tensor<4x4096x8192xbf16> {{{.*}}tier.hbm_rows = 12540 : i64}
+// CHECK-NEXT:   tier.global @down in ddr : tensor<4x8192x4096xbf16> {{{.*}}tier.hbm_rows = 25080 : i64}
+// CHECK-NEXT:   tier.global @up1 in ddr : tensor<4x4096x8192xbf16> {{{.*}}tier.hbm_rows = 12540 : i64}
+// CHECK-NEXT:   tier.global @down1 in ddr : tensor<4x8192x4096xbf16> {{{.*}}tier.hbm_rows = 25080 : i64}
 // CHECK-NEXT:   tier.global @head in hbm : tensor<1024x8192xbf16>
-// CHECK:        func.func private @layer({{.*}}%wu: tensor<4x4096x8192xbf16> {{{.*}}tier.tier = #tier<tier hbm>}, %wd: tensor<4x8192x4096xbf16> {{{.*}}tier.tier = #tier<tier ddr>, tier.hbm_rows = 2 : i64}
+// CHECK:        func.func private @layer({{.*}}%wu: tensor<4x4096x8192xbf16> {{{.*}}tier.tier = #tier<tier ddr>, tier.hbm_rows = 12540 : i64}, %wd: tensor<4x8192x4096xbf16> {{{.*}}tier.tier = #tier<tier ddr>, tier.hbm_rows = 25080 : i64}
 // CHECK:          rdu.gather %{{.*}} dim 0 wraps {{{.*}}rdu.owned_rows = [2 : i64, 6 : i64]} : tensor<4x8192x4096xbf16>
 
 // ERR-NOT: Traceback
-// ERR:     'tier.global' @head: tier.hbm_rows = 4096 needs a global in ddr with more rows than that (dim 0 has 4096)
+// ERR:     'tier.global' @head: tier.hbm_rows = 4096 needs a global in ddr with more rows than that (it has 4096 rows of its last dim)

@@ -25,13 +25,21 @@
 // SN40L:          func.return %mm2 : tensor<4x16xf32>
 
 // With 8 KiB of HBM, 8192 - 1792 = 6400 bytes are left for weights. They
-// are placed in the order @forward's kernels first read them (fc1.weight,
-// fc1.bias, fc2.weight), then globals @forward never reads (unused): each
-// goes to HBM if it still fits, else to DDR.
-// SPILL:      builtin.module attributes {rdu.level = #rdu<level kernels>, tier.hbm_weight_bytes = 4384 : i64, tier.ddr_weight_bytes = 8192 : i64, tier.activation_bytes = 1792 : i64} {
-// SPILL-NEXT:   tier.global @fc2.weight in hbm : tensor<16x64xf32> {kind = "parameter"}
-// SPILL-NEXT:   tier.global @unused in hbm : tensor<8xf32> {kind = "buffer"}
-// SPILL-NEXT:   tier.global @fc1.weight in ddr : tensor<64x32xf32> {kind = "parameter"}
+// are placed hottest first (the bytes a step reads of each per byte it
+// holds: 1 for fc1.weight, fc1.bias and fc2.weight, each read whole once;
+// 0 for unused). fc1.weight does not fit whole after fc2.weight: the heat
+// where the weights stop fitting (1) is the margin, and the weights of that
+// heat whose rows can be split (fc1.weight, fc2.weight) keep one share of
+// their rows in HBM, what is left after those that cannot (fc1.bias, a
+// vector): (6400 - 256) / (8192 + 4096) = 1/2: 32 of fc1.weight's 64 rows and 8
+// of fc2.weight's 16 (`tier.hbm_rows`; a whole read takes that share from
+// HBM), the rest in DDR. HBM is full, and each kernel reads both tiers at
+// once. Before residency by reads, fc1.weight went to DDR whole and 2016
+// bytes of HBM stayed empty.
+// SPILL:      builtin.module attributes {rdu.level = #rdu<level kernels>, tier.hbm_weight_bytes = 6400 : i64, tier.ddr_weight_bytes = 6176 : i64, tier.activation_bytes = 1792 : i64} {
+// SPILL-NEXT:   tier.global @fc2.weight in ddr : tensor<16x64xf32> {kind = "parameter", tier.hbm_rows = 8 : i64}
+// SPILL-NEXT:   tier.global @unused in ddr : tensor<8xf32> {kind = "buffer"}
+// SPILL-NEXT:   tier.global @fc1.weight in ddr : tensor<64x32xf32> {kind = "parameter", tier.hbm_rows = 32 : i64}
 // SPILL-NEXT:   tier.global @fc1.bias in hbm : tensor<64xf32> {kind = "parameter"}
 
 // ERR-NOT: Traceback

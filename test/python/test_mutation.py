@@ -134,6 +134,37 @@ def test_transformers_static_cache_decode_matches_eager_step_after_step(static_c
     np.testing.assert_allclose(program.weights["key_cache_0"], eager.key_cache_0.numpy(), rtol=1e-4, atol=1e-5)
 
 
+def test_static_cache_in_ddr_is_written_one_position_and_matches_eager(static_cache_decode):
+    """With HBM for the activations and 1 KiB more, the caches (4 KiB each, written a
+    step, so never split between tiers) are in DDR, and each update is still one
+    position written in place into the DDR buffer (not the whole cache written back),
+    step after step as eager."""
+    import dataclasses
+
+    from rducc.dialects.tier import GlobalOp, Tier
+    from rducc.targets import load_target
+
+    eager, exported = static_cache_decode
+    eager = copy.deepcopy(eager)
+    base = load_target("sn40l")
+    whole = rducc.compile(exported, (), opt_level=2, target=base).module.attributes
+    room = whole["tier.activation_bytes"].value.data + 1024
+    program = rducc.compile(exported, (), opt_level=2, target=dataclasses.replace(base, name="no-hbm", hbm_bytes=room))
+    caches = [g for g in program.module.walk() if isinstance(g, GlobalOp) and "_cache_" in g.sym_name.data]
+    assert len(caches) == 4 and all(g.tier is not None and g.tier.data == Tier.DDR and g.resident_bytes()[0] == 0
+                                    for g in caches), caches
+    scatters = [op for op in program.module.walk() if isinstance(op, ScatterDmaOp)]
+    assert len(scatters) == 2 and all(op.rows() == 1 and op.dest.type.tier.data == Tier.DDR for op in scatters)
+    generator = torch.Generator().manual_seed(1)
+    for step in range(3):
+        ids = torch.randint(0, 128, (2, 1), generator=generator)
+        with torch.no_grad():
+            expected = eager(input_ids=ids, cache_position=torch.tensor([step]))
+        torch.testing.assert_close(program(input_ids=ids, cache_position=torch.tensor([step])), expected,
+                                   rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(program.weights["value_cache_1"], eager.value_cache_1.numpy(), rtol=1e-4, atol=1e-5)
+
+
 class RowUpdates(torch.nn.Module):
     """Buffers and an input updated in every form: rows at an input position
     (index_copy_, index_put_), a constant slice (copy_), a scatter whose rows
