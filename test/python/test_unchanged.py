@@ -9,9 +9,9 @@ from contextlib import nullcontext
 
 import pytest
 import torch
-from torch import nn
-from test_precision import _across_calls, _matmul
 from test_mapping import SN40L, parse_module
+from test_precision import _across_calls, _matmul
+from torch import nn
 from xdsl.dialects import func
 from xdsl.dialects.builtin import BFloat16Type, Float32Type, ModuleOp
 
@@ -20,8 +20,8 @@ import rducc.dialects.precision as precision
 from rducc.dialects.precision import compute_element
 from rducc.dialects.unchanged import afresh, unchanged
 from rducc.model.cost_model import estimate
-from rducc.pipeline import pipeline_text
 from rducc.model.training_speed import training_ranges, training_speed
+from rducc.pipeline import pipeline_text
 from rducc.targets import load_target
 
 
