@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from rducc.dialects.op_facts import OpFacts
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.tier import BufferType, ComputeOp, DeallocOp, DmaOp, GatherDmaOp, ScatterDmaOp, ViewOp
+from rducc.dialects.unchanged import remembered
 
 CONTRACTIONS = (rdu.MatmulOp, rdu.GroupedMatmulOp, rdu.ConvOp)
 """Ops whose products may run narrower than their operands' type (see the module docstring)."""
@@ -44,6 +45,11 @@ def compute_element(op: Operation) -> Attribute | None:
                     None)
     if not isinstance(op, CONTRACTIONS):
         return declared
+    return remembered(("compute element", op), lambda: _traced_element(op, declared))
+
+
+def _traced_element(op: Operation, declared: Attribute | None) -> Attribute | None:
+    """`compute_element` of a contraction: one walk back from its float operands."""
     trace = _Trace()
     exact = {trace.exact(v, set()) for v in op.operands if isinstance(_element(v), AnyFloat)}
     return exact.pop() if len(exact) == 1 else declared
@@ -89,9 +95,32 @@ _NO_CALLS = frozenset({ComputeOp, rdu.KernelOp, rdu.MapOp, rdu.ReduceOp, rdu.Sca
 """Ops whose regions hold scalar or tensor bodies, never a call: not walked for calls."""
 
 
+_Index = tuple[dict[str, func.FuncOp], dict[str, list[func.CallOp]]]
+
+
+def _module_index(top: Operation) -> _Index:
+    """The functions under `top` by name and its calls by callee (the bodies of tiles,
+    kernels and maps hold no calls and are not walked)."""
+    functions: dict[str, func.FuncOp] = {}
+    calls: dict[str, list[func.CallOp]] = {}
+    pending = [top]
+    while pending:
+        current = pending.pop()
+        kind = type(current)
+        if kind is func.FuncOp:
+            functions[cast(func.FuncOp, current).sym_name.data] = cast(func.FuncOp, current)
+        elif kind is func.CallOp:
+            call = cast(func.CallOp, current)
+            calls.setdefault(call.callee.string_value(), []).append(call)
+        if current.regions and kind not in _NO_CALLS:
+            pending += [inner for region in current.regions for block in region.blocks for inner in block.ops]
+    return functions, calls
+
+
 class _Trace:
     """One question's walk back through the program, with its module's functions and
-    calls indexed once (on the first function boundary it crosses)."""
+    calls indexed on the first function boundary it crosses (once for every question
+    inside an `unchanged()` block)."""
 
     def __init__(self) -> None:
         self.functions: dict[str, func.FuncOp] | None = None
@@ -177,24 +206,12 @@ class _Trace:
         return values
 
     def index(self, op: Operation) -> dict[str, func.FuncOp]:
-        """The module's functions by name, its calls by callee (indexed on first use;
-        the bodies of tiles, kernels and maps hold no calls and are not walked)."""
+        """The module's functions by name, its calls by callee (`_module_index`, made on first use)."""
         if self.functions is None:
-            self.functions = {}
             top: Operation = op
             while (parent := top.parent_op()) is not None:
                 top = parent
-            pending = [top]
-            while pending:
-                current = pending.pop()
-                kind = type(current)
-                if kind is func.FuncOp:
-                    self.functions[cast(func.FuncOp, current).sym_name.data] = cast(func.FuncOp, current)
-                elif kind is func.CallOp:
-                    call = cast(func.CallOp, current)
-                    self.calls.setdefault(call.callee.string_value(), []).append(call)
-                if current.regions and kind not in _NO_CALLS:
-                    pending += [inner for region in current.regions for block in region.blocks for inner in block.ops]
+            self.functions, self.calls = remembered(("functions and calls", top), lambda: _module_index(top))
         return self.functions
 
     def callee(self, call: func.CallOp) -> func.FuncOp | None:

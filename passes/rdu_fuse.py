@@ -76,6 +76,7 @@ from rducc.dialects.rdu.dataflow import (
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.streamed import replaced_bytes, updated_in_place
 from rducc.dialects.tier import is_contiguous_window
+from rducc.dialects.unchanged import unchanged
 from rducc.model.group_signature import group_signature
 from rducc.model.kernel_model import (
     best_plan,
@@ -470,9 +471,10 @@ class RduFuse(RduPass):
             segments: list[list[Operation]] = []
             runs = runs_between_calls(function.body.block)
             looped = target.kernel_looping and calls_of(function) > 1 and len(runs) == 1
-            for run in runs:
-                for segment in self.segments(run, target, looped):
-                    segments += split_off_windows(segment, function.args) if self.level > 0 else [segment]
+            with unchanged():  # the function's groups are weighed before any is outlined
+                for run in runs:
+                    for segment in self.segments(run, target, looped):
+                        segments += split_off_windows(segment, function.args) if self.level > 0 else [segment]
             for index, segment in enumerate(segments):
                 outline_kernel(segment, f"k{index}")
 

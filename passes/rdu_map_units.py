@@ -23,6 +23,7 @@ from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import LOWERED_LEVELS, KernelMapping, Level, module_target, set_mapping
 from rducc.dialects.program import functions, kernel_name
 from rducc.dialects.tier import ComputeOp
+from rducc.dialects.unchanged import unchanged
 from rducc.model.mapping import map_kernel
 from rducc.passes.common import RduPass
 from rducc.targets import Target
@@ -46,6 +47,11 @@ class RduMapUnits(RduPass):
 
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
+        with unchanged():  # recording a mapping changes nothing the mapper reads
+            self._map(op, target)
+
+    @staticmethod
+    def _map(op: ModuleOp, target: Target) -> None:
         for function in functions(op):
             for compute in function.walk():
                 if isinstance(compute, ComputeOp):

@@ -151,6 +151,7 @@ from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp
+from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
 from rducc.model.kernel_looping import KernelLoop
 from rducc.model.kernel_timing import (
@@ -353,6 +354,11 @@ def estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None = None) 
     `walk_placed` with `target.kernel_looping`, when made already (a range
     costs one module on many variants of a target: one walk, not one each).
     """
+    with unchanged():  # the program is read, not rewritten: each op's IR-only answers worked out once
+        return _estimate(module, target, walk)
+
+
+def _estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None) -> Report:
     level = level_of(module)
     if level is not None and level not in LOWERED_LEVELS:
         raise RduccError(

@@ -23,6 +23,7 @@ from typing import Generic, TypeVar
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects import contracts
+from rducc.dialects.unchanged import remembered
 
 _IGNORED = frozenset({contracts.LAYER})
 T = TypeVar("T")
@@ -69,17 +70,30 @@ def _top(op: Operation, members: frozenset[Operation]) -> bool:
     return False
 
 
+def _op_signature(op: Operation) -> tuple[Hashable, tuple[SSAValue, ...]]:
+    """The op alone encoded (`_Encoder.op`), and the values it reads from outside itself
+    in the order the encoding first reads them (its operands, then what its regions read)."""
+    encoder = _Encoder(frozenset((op,)))
+    return encoder.op(op), tuple(encoder.outside)
+
+
 def group_signature(ops: Sequence[Operation]) -> Hashable:
-    """The group's key (see the module docstring)."""
+    """The group's key (see the module docstring): each op's own encoding (once per op
+    inside an `unchanged()` block) with the group's numbering of the values it reads."""
     members = frozenset(ops)
     encoder = _Encoder(members)
-    body = tuple(encoder.op(op) for op in ops)
+    body = []
+    for op in ops:
+        alone, reads = remembered(("op signature", op), lambda: _op_signature(op))  # noqa: B023 - called now
+        body.append((alone, tuple(encoder.ref(v) for v in reads)))
+        for result in op.results:
+            encoder.define(result)
     outside = tuple(
         (value.type, all(_top(use.operation, members) for use in value.uses))
         for value in encoder.outside
     )
     read_after = tuple(any(not _top(use.operation, members) for use in r.uses) for op in ops for r in op.results)
-    return (body, outside, read_after)
+    return (tuple(body), outside, read_after)
 
 
 @dataclass

@@ -43,6 +43,7 @@ from rducc.dialects.op_facts import facts_of
 from rducc.dialects.rdu.dataflow import GatherOp, KernelOp, SliceOp, YieldOp
 from rducc.dialects.shapes import broadcast_shapes, value_bytes
 from rducc.dialects.streamed import streamed_views, updated_in_place
+from rducc.dialects.unchanged import remembered
 from rducc.targets import SRAM_ROW_BYTES, Target
 
 Dim = tuple[SSAValue, int]
@@ -447,17 +448,8 @@ def _intermediate_peak(
     reads by address) holds no bytes of its own; its source stays live until the
     view's last reader instead."""
     position = {op: i for i, op in enumerate(group.ops)}
-    streamed = streamed_views(group.ops, outputs)
-    live_until: dict[SSAValue, int] = {}
-    for op in group.ops:
-        for r in op.results:
-            if r in outputs or r in streamed or op in hoisted or not isinstance(r.type, TensorType):
-                continue
-            live_until[r] = live_end(op, op.parent_block(), position, [r])
-    for view, source in streamed.items():
-        if source in live_until:
-            view_end = live_end(view.owner, view.owner.parent_block(), position, [view])  # type: ignore[arg-type]
-            live_until[source] = max(live_until[source], view_end)
+    live_until = remembered(("live ranges", tuple(group.ops), frozenset(outputs), frozenset(hoisted)),
+                            lambda: _live_until(group.ops, position, outputs, hoisted))
     peak, live = 0, 0
     ends: dict[int, int] = {}
     for op in group.ops:
@@ -469,6 +461,23 @@ def _intermediate_peak(
         peak = max(peak, live)
         live -= ends.pop(index, 0)
     return peak
+
+
+def _live_until(ops: Sequence[Operation], position: dict[Operation, int], outputs: set[SSAValue],
+                hoisted: set[Operation]) -> dict[SSAValue, int]:
+    """Each body value's last reader's position (`_intermediate_peak`), whatever the tile plan."""
+    streamed = streamed_views(ops, outputs)
+    live_until: dict[SSAValue, int] = {}
+    for op in ops:
+        for r in op.results:
+            if r in outputs or r in streamed or op in hoisted or not isinstance(r.type, TensorType):
+                continue
+            live_until[r] = live_end(op, op.parent_block(), position, [r])
+    for view, source in streamed.items():
+        if source in live_until:
+            view_end = live_end(view.owner, view.owner.parent_block(), position, [view])  # type: ignore[arg-type]
+            live_until[source] = max(live_until[source], view_end)
+    return live_until
 
 
 def untiled() -> TilePlan:

@@ -21,6 +21,7 @@ from rducc.dialects.program import kernel_name
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import ComputeOp
+from rducc.dialects.unchanged import remembered
 from rducc.model.mapping import KernelBody, body_stages, buffer_works, compute_body, depths, map_kernel
 from rducc.model.program_walk import KernelRecord
 from rducc.targets import Target
@@ -205,24 +206,32 @@ def mapped_times(body: KernelBody, mapping: KernelMapping, tiles: int, target: T
     return MappedTimes(compute_s, sram_s, pipeline_s)
 
 
-def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
-    """A kernel's FLOPs, bytes and per-resource seconds on `target` (the module docstring's rules)."""
-    tiles = record.tiles
+def _body_counts(compute: ComputeOp) -> tuple[dict[str, int], int, int]:
+    """A kernel body's ops by name, FLOPs and SRAM bytes on one tile (not its yield nor constants)."""
     ops: Counter[str] = Counter()
-    flops = 0
-    sram = 0
-    for op in record.op.body.block.ops:
+    flops = sram = 0
+    for op in compute.body.block.ops:
         if isinstance(op, rdu.YieldOp | arith.ConstantOp):
             continue
         ops[op.name] += 1
-        flops += op_flops(op) * tiles
-        sram += op_sram_bytes(op) * tiles
+        flops += op_flops(op)
+        sram += op_sram_bytes(op)
+    return dict(ops), flops, sram
+
+
+def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
+    """A kernel's FLOPs, bytes and per-resource seconds on `target` (the module docstring's rules)."""
+    tiles = record.tiles
+    ops, flops_a_tile, sram_a_tile = remembered(("body counts", record.op), lambda: _body_counts(record.op))
+    flops = flops_a_tile * tiles
+    sram = sram_a_tile * tiles
     by_tier: Counter[str] = Counter()
     for transfer in (*record.feeds, *record.drains):
         by_tier[transfer.key] += transfer.total
     sram += 2 * by_tier.get("sram->sram", 0)
     mapping = kernel_mapping(record.op, target)
-    mapped = mapped_times(compute_body(record.op), mapping, tiles, target)
+    mapped = mapped_times(remembered(("compute body", record.op), lambda: compute_body(record.op)), mapping, tiles,
+                          target)
     first: Counter[str] = Counter()
     if tiles > 1:
         for transfer in record.feeds:
@@ -441,10 +450,10 @@ def kernel_link_cost(compute: Operation, tiles: int, target: Target) -> tuple[fl
     from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 
     seconds, sent = 0.0, 0
-    for op in compute.walk():
-        if isinstance(op, COLLECTIVE_OPS):
-            op_s, op_bytes = collective_cost(op, target)
-            seconds, sent = seconds + op_s * tiles, sent + op_bytes * tiles
+    for op in remembered(("collectives", compute),
+                         lambda: tuple(op for op in compute.walk() if isinstance(op, COLLECTIVE_OPS))):
+        op_s, op_bytes = collective_cost(op, target)
+        seconds, sent = seconds + op_s * tiles, sent + op_bytes * tiles
     return seconds, sent
 
 

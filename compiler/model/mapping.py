@@ -72,6 +72,7 @@ from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.streamed import streamed_views, updated_in_place
 from rducc.dialects.tier import AllocOp, ComputeOp
+from rducc.dialects.unchanged import remembered
 from rducc.targets import SRAM_ROW_BYTES, Target
 
 SYSTOLIC = (rdu.MatmulOp, rdu.ConvOp)
@@ -146,54 +147,87 @@ def lane_shape(op: Operation) -> tuple[int, ...]:
     return tuple(value.type.get_shape()) if value is not None and isinstance(value.type, TensorType) else ()
 
 
+@dataclass(frozen=True)
+class OpWork:
+    """What an op's stage depends on before the target's figures: its least PCUs
+    (`PCU_STAGES`), FLOPs, the items it spreads over (the larger of its FLOPs and
+    the elements it writes), whether it multiply-adds (`SYSTOLIC`), its lane dims
+    (`lane_shape`), the element type it computes in and the bytes it reads."""
+
+    stages: int
+    flops: int
+    items: int
+    systolic: bool
+    dims: tuple[int, ...]
+    element: str
+    bytes_read: int
+
+
+def op_work(op: Operation) -> OpWork | None:
+    """The op's `OpWork`, or None for an op that takes no PCU (reshape, constant);
+    once per op inside an `unchanged()` block."""
+    if isinstance(op, rdu.YieldOp | arith.ConstantOp):
+        return None
+    return remembered(("op work", op), lambda: _op_work(op))
+
+
+def _op_work(op: Operation) -> OpWork | None:
+    facts = facts_of(op)
+    stages = facts.PCU_STAGES if facts is not None else 0
+    if facts is None or stages <= 0:
+        return None
+    flops = facts.flops()
+    items = max(flops, sum(elements(r) for r in op.results if isinstance(r.type, TensorType)))
+    element = compute_element(op)
+    return OpWork(stages, flops, items, isinstance(op, SYSTOLIC), lane_shape(op),
+                  str(element) if element is not None else "f32", facts.bytes_read())
+
+
 def utilization(op: Operation, target: Target) -> float:
     """The share of a PCU's peak the op keeps busy (module docstring)."""
-    dims = lane_shape(op)
+    return _utilization(lane_shape(op), isinstance(op, SYSTOLIC), target)
+
+
+def _utilization(dims: tuple[int, ...], systolic: bool, target: Target) -> float:
     n = dims[-1] if dims else 1
     elements = 1
     for d in dims:
         elements *= d
     fill = lane_fill(n, target.lanes)
-    if isinstance(op, SYSTOLIC):
+    if systolic:
         return fill * min(1.0, (elements // max(n, 1)) / target.pcu_stages)
     return fill / 2
 
 
-def unit_rate(op: Operation, target: Target) -> float:
-    """Peak FLOP/s of one PCU in the element type the op computes in (`compute_element`)."""
-    element = compute_element(op)
-    return target.peak_flops(str(element) if element is not None else "f32") / target.pcus
-
-
 def stage_work(op: Operation, index: int, target: Target) -> StageWork | None:
     """The op's stage, or None for an op that takes no PCU (reshape, constant)."""
-    if isinstance(op, rdu.YieldOp | arith.ConstantOp):
+    work = op_work(op)
+    if work is None:
         return None
-    facts = facts_of(op)
-    stages = facts.PCU_STAGES if facts is not None else 0
-    if stages <= 0:
-        return None
-    flops = facts.flops() if facts is not None else 0
-    fma = 2 if isinstance(op, SYSTOLIC) else 1
-    items = max(flops, sum(elements(r) for r in op.results if isinstance(r.type, TensorType)))
-    most = max(stages, ceil(items / (target.lanes * target.pcu_stages * fma)))
-    seconds = flops / (unit_rate(op, target) * utilization(op, target) * target.compute_efficiency) if flops else 0.0
-    return StageWork(op, index, stages, most, max(seconds, feed_seconds(op, target)))
+    fma = 2 if work.systolic else 1
+    most = max(work.stages, ceil(work.items / (target.lanes * target.pcu_stages * fma)))
+    unit_rate = target.peak_flops(work.element) / target.pcus  # a PCU's share of the peak in its element type
+    seconds = work.flops / (unit_rate * _utilization(work.dims, work.systolic, target) * target.compute_efficiency) \
+        if work.flops else 0.0
+    return StageWork(op, index, work.stages, most, max(seconds, _feed_seconds(work, target)))
 
 
 def feed_seconds(op: Operation, target: Target) -> float:
     """Seconds one PCU takes to receive the op's operands over the on-chip network
-    (`pcu_feed_bandwidth`; 0 when the target does not limit it): a stage runs no
-    faster than its operands arrive."""
-    facts = facts_of(op)
-    if not target.pcu_feed_bandwidth or facts is None:
-        return 0.0
-    return facts.bytes_read() / target.pcu_feed_bandwidth
+    (`pcu_feed_bandwidth`; 0 when the target does not limit it or the op takes no
+    PCU): a stage runs no faster than its operands arrive."""
+    work = op_work(op)
+    return _feed_seconds(work, target) if work is not None else 0.0
+
+
+def _feed_seconds(work: OpWork, target: Target) -> float:
+    return work.bytes_read / target.pcu_feed_bandwidth if target.pcu_feed_bandwidth else 0.0
 
 
 def streamed(body: KernelBody) -> dict[SSAValue, SSAValue]:
-    """The body's streamed views with their sources (`rducc.dialects.streamed`)."""
-    return streamed_views(body.ops, set(body.yielded))
+    """The body's streamed views with their sources (`rducc.dialects.streamed`; once
+    per body's ops and outputs inside an `unchanged()` block)."""
+    return remembered(("streamed views", body.ops, body.yielded), lambda: streamed_views(body.ops, set(body.yielded)))
 
 
 def _addresses_only(op: Operation, views: dict[SSAValue, SSAValue]) -> bool:
@@ -235,10 +269,8 @@ def _reserved(value: SSAValue) -> int:
     return owner.reserved_bytes if isinstance(owner, AllocOp) else value_bytes(value)
 
 
-def buffer_works(body: KernelBody, target: Target) -> list[BufferWork]:
-    """Each buffer's bytes, PMU bounds and traffic on one tile; an output updated in
-    place (`updated_in_place`: a KV cache's new row) holds no bytes of its own, it
-    is its input's PMUs."""
+def _buffer_traffic(body: KernelBody) -> tuple[list[SSAValue], list[int], list[int]]:
+    """The body's buffers (`kernel_buffers`), their bytes and their traffic on one tile."""
     buffers = kernel_buffers(body)
     in_place = updated_in_place(body.ops, body.inputs)
     sizes = [0 if v in in_place and i >= len(body.inputs) else size
@@ -253,6 +285,14 @@ def buffer_works(body: KernelBody, target: Target) -> list[BufferWork]:
         for value in (*op.operands, *op.results):
             if value in home and isinstance(value.type, TensorType):
                 traffic[home[value].index] += body.bytes_of(value)
+    return buffers, sizes, traffic
+
+
+def buffer_works(body: KernelBody, target: Target) -> list[BufferWork]:
+    """Each buffer's bytes, PMU bounds and traffic on one tile; an output updated in
+    place (`updated_in_place`: a KV cache's new row) holds no bytes of its own, it
+    is its input's PMUs."""
+    buffers, sizes, traffic = remembered(("buffer traffic", body), lambda: _buffer_traffic(body))
     least = [max(1, ceil(size / target.pmu_bytes)) for size in sizes]
     return [BufferWork(v, i, size, low, max(low, ceil(size / SRAM_ROW_BYTES)), traffic[i])
             for i, (v, size, low) in enumerate(zip(buffers, sizes, least))]
@@ -412,7 +452,8 @@ def map_body(body: KernelBody, target: Target) -> KernelMapping:
 
 
 __all__ = ["KernelBody", "balance", "body_stages", "buffer_works", "compute_body", "depths", "kernel_buffers",
-           "feed_seconds", "lane_fill", "lane_shape", "map_body", "map_kernel", "site", "stage_work", "utilization"]
+           "feed_seconds", "lane_fill", "lane_shape", "map_body", "map_kernel", "op_work", "site", "stage_work",
+           "utilization"]
 
 
 def depths(body: KernelBody, mapping: KernelMapping) -> dict[int, int]:

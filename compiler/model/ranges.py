@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
 from rducc.targets import Figure, Target
 
@@ -134,8 +135,9 @@ def headline_ranges(estimate: Estimate, target: Target, headlines: Mapping[str, 
     """Each headline at the target's values and with each ranged figure at its low
     and high (the others at their value); `base`: the report at the values, if made."""
     headlines = DEFAULT_HEADLINES if headlines is None else headlines
-    base = base if base is not None else estimate(target)
-    runs = swing_runs(estimate, target)
+    with unchanged():  # every run reads the one program: what depends on its IR alone is worked out once
+        base = base if base is not None else estimate(target)
+        runs = swing_runs(estimate, target)
     result = []
     for name, headline in headlines.items():
         value = headline(base)
