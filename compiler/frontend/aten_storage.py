@@ -37,7 +37,7 @@ def _check_same_size(node: torch.fx.Node) -> str | None:
     if fake_value(source).dtype.itemsize != dtype.itemsize:
         return "of another element size (rducc decomposes it first; this form is unexpected)"
     if demoting_f64() and torch.float64 in (fake_value(source).dtype, dtype):
-        return ("reads the bits of a float64 value (`view(dtype)`, `hash_tensor`), which --f64 demote computes in "
+        return ("reads the bits of a float64 value (view(dtype), hash_tensor), which --f64 demote computes in "
                 "float32: they would be float32's bits; compile with --f64 emulate")
     return None
 

@@ -585,7 +585,7 @@ CASES: list[ErrorCase] = [
               "holds tensors dense and signed inside a program and converts a sparse or uint64 result only where "
               "the program returns it"),
     ErrorCase("the bits of a float64 value under --f64 demote", RDUCC, ("{hash_f64}", "--f64", "demote", *OUT),
-              "aten.view.dtype (reads the bits of a float64 value (`view(dtype)`, `hash_tensor`), which --f64 demote "
+              "aten.view.dtype (reads the bits of a float64 value (view(dtype), hash_tensor), which --f64 demote "
               "computes in float32: they would be float32's bits; compile with --f64 emulate): 1 use, first at"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
     ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
