@@ -3434,7 +3434,7 @@ def _random_range(got: Any, eager: Any) -> None:
 
 
 @case("random", [(torch.zeros(7000, dtype=torch.int64),)], check=_random_range)
-class RandomIntegersInPlace(nn.Module):
+class RandintLikeRange(nn.Module):
     """randint_like(n, 3, 10) of an integer tensor: uniform over 3..9."""
 
     def forward(self, n):
