@@ -3254,7 +3254,8 @@ class SignbitFromBits(nn.Module):
 
     def forward(self, x):
         bits = x.view(torch.int32)
-        return (bits < 0), torch.signbit(x), torch.copysign(torch.ones_like(x), x), (bits & 0x7FFFFFFF).view(torch.float32)
+        return ((bits < 0), torch.signbit(x), torch.copysign(torch.ones_like(x), x),
+                (bits & 0x7FFFFFFF).view(torch.float32))
 
 
 @case("storage", [(randn(4, 6),)])
@@ -3295,10 +3296,12 @@ class SpecialFunctionsAndMargins(nn.Module):
                 F.multi_margin_loss(x, target, p=2, margin=0.5), F.hinge_embedding_loss(x, torch.sign(y)))
 
 
-@case("semantics", [(torch.tensor([1, 5, 2, 8, 3]), torch.tensor([2, 3, 9])), (torch.tensor([9, 9, 5, 0, 2]), torch.tensor([0, 1, 5]))])
+@case("semantics", [(torch.tensor([1, 5, 2, 8, 3]), torch.tensor([2, 3, 9])),
+                    (torch.tensor([9, 9, 5, 0, 2]), torch.tensor([0, 1, 5]))])
 class IsinMembership(nn.Module):
     def forward(self, a, b):
-        return torch.isin(a, b), torch.isin(a, b, invert=True), torch.isin(a, 5), torch.where(torch.isin(a, b), a, -a).cumsum(0)
+        return (torch.isin(a, b), torch.isin(a, b, invert=True), torch.isin(a, 5),
+                torch.where(torch.isin(a, b), a, -a).cumsum(0))
 
 
 @case("semantics", [(randn(3, 4), randn(3, 4, seed=1))])

@@ -154,7 +154,8 @@ CASES = {
     "complex_input_layout": (ComplexInputLayout, [(_randn(3, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
     "numbers_max_min_compare": (NumbersMaxMinCompare, [(torch.tensor([7, 3, 12]), _randn(2, 3, seed=0)),
                                                        (torch.tensor([10, 4, 2]), _randn(2, 3, seed=1))]),
-    "complex_filled_and_written": (ComplexFilledAndWritten, [(_randn(2, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
+    "complex_filled_and_written": (ComplexFilledAndWritten,
+                                   [(_randn(2, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
     "split_twice_by_counts": (SplitTwiceByCounts, [(_randn(8, 4, seed=s),) for s in (0, 1, 2, 3)]),
     "count_and_conjugate_parts": (CountAndConjugateParts, [
         (torch.tensor([[1.0, 2.0], [-3.0, 0.5], [2.0, -1.0]]), _randn(3, seed=s, dtype=torch.complex64)) for s in (0, 1)]),
