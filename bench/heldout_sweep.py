@@ -3096,6 +3096,391 @@ class SparseTopActivations(nn.Module):
         return kept.to_sparse(), kept.to_sparse_csr(), kept.sum(0)
 
 
+# ----------------------------------------------------------------- round 14: held-out forms (general14)
+@case("complex", [(randn(2, 3, 8, 8),), (randn(2, 3, 8, 8, seed=1),)])
+class FourierNeuralOperatorLayer(nn.Module):
+    """An FNO spectral layer: rfft2, the lowest modes mixed by a complex64 parameter, irfft2 back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(14)
+        self.weight = nn.Parameter(torch.randn(3, 3, 4, 3, dtype=torch.complex64) / 9)
+
+    def forward(self, x):
+        spectrum = torch.fft.rfft2(x)
+        mixed = torch.zeros_like(spectrum)
+        mixed[:, :, :4, :3] = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, :4, :3], self.weight)
+        return torch.fft.irfft2(mixed, s=x.shape[-2:]) + x
+
+
+@case("complex", [(torch.randn(3, 5, dtype=torch.complex64, generator=_g(140)),)])
+class ComplexNormsByOrder(nn.Module):
+    """Norms of a complex input at several orders, and its Frobenius norm."""
+
+    def forward(self, z):
+        return (torch.linalg.vector_norm(z, ord=3, dim=-1), torch.linalg.vector_norm(z, ord=float("inf"), dim=0),
+                torch.linalg.norm(z), z.norm(p=1, dim=1))
+
+
+@case("complex", [(torch.randn(2, 3, dtype=torch.complex64, generator=_g(141)), torch.arange(6).reshape(2, 3))])
+class ComplexCatInteger(nn.Module):
+    """A complex input concatenated with an integer tensor (promoted to complex), then scaled."""
+
+    def forward(self, z, n):
+        return torch.cat([z, n], 0) * (0.5 - 1j), torch.stack([z.real, n.float()], -1)
+
+
+@case("complex", [(randn(2, 64),), (randn(2, 64, seed=1),)])
+class StftPowerDb(nn.Module):
+    """A log power spectrogram: stft with a hann window, |X|^2 in decibels, returned with the complex frames."""
+
+    def forward(self, x):
+        spec = torch.stft(x, n_fft=16, hop_length=4, window=torch.hann_window(16), return_complex=True)
+        return 10 * torch.log10(spec.abs().pow(2).clamp_min(1e-10)), spec[:, :3]
+
+
+@case("numbers", [(randn(4, 5),), (randn(4, 5, seed=1) * 3,)])
+class ThresholdFraction(nn.Module):
+    """The mean read as a number, the share of values above it, and numbers made from it returned."""
+
+    def forward(self, x):
+        threshold = x.mean().item()
+        above = (x > threshold).sum().item()
+        return (x > threshold).float().mean(), above / x.numel(), threshold * 2 + 1, x - threshold
+
+
+@case("numbers", [(torch.tensor([7, 3, 12]), randn(3, 4)), (torch.tensor([10, 4, 2]), randn(3, 4, seed=1))])
+class IntegerDivisionNumbers(nn.Module):
+    """Integer reads combined by floor division, modulo and max, returned and used as tensor scalars."""
+
+    def forward(self, n, x):
+        a, b, c = n.tolist()
+        q, r = (a + c) // b, (a * c) % b
+        return q, r, x * q + r, max(a, b) - min(b, c), x * max(a, c), a > c
+
+
+@case("numbers", [(randn(6),), (randn(6, seed=1),)])
+class NormalizeByItemStats(nn.Module):
+    """Standardize by a min and a range read as numbers (torch.export specializes neither)."""
+
+    def forward(self, x):
+        low, high = x.min().item(), x.max().item()
+        return (x - low) / (high - low), high - low
+
+
+@case("dynamic", [(randn(3, 4),), (randn(3, 4, seed=1),)])
+class MaskedSelectStatistics(nn.Module):
+    """The positive values picked by masked_select, reduced: a mean, a max and their count."""
+
+    def forward(self, x):
+        picked = x.masked_select(x > 0)
+        return picked.mean(), picked.amax(), picked.numel()
+
+
+@case("dynamic", [(randn(4, 5),), (randn(4, 5, seed=1),)],
+      refuses={1: "'nonzero': the input has another number of nonzero elements than the 9 compiled for"})
+class ArgwhereScatterBack(nn.Module):
+    """Positions of values above 0.5 by argwhere; their square roots written back into zeros."""
+
+    def forward(self, x):
+        where = torch.argwhere(x > 0.5)
+        out = torch.zeros_like(x)
+        out[where[:, 0], where[:, 1]] = x[where[:, 0], where[:, 1]].sqrt()
+        return out, where.shape[0]
+
+
+@case("dynamic", [(torch.tensor([0, 2, 2, 5, 1]), randn(5)), (torch.tensor([3, 3, 0, 1, 0]), randn(5, seed=1))])
+class WeightedBincount(nn.Module):
+    """bincount with weights and a minlength: weighted counts per bin."""
+
+    def forward(self, n, w):
+        return torch.bincount(n, weights=w, minlength=7), torch.bincount(n, minlength=7).float() / n.numel()
+
+
+@case("dynamic", [(randn(2, 8), torch.tensor([5, 3])), (randn(2, 8, seed=1), torch.tensor([5, 3]))])
+class SplitByLengthsTolist(nn.Module):
+    """Sequences packed end to end split by lengths read with tolist, each pooled, stacked."""
+
+    def forward(self, x, lengths):
+        a, b = lengths.tolist()
+        parts = x.flatten().split([a, b, 16 - a - b])
+        return torch.stack([p.mean() for p in parts[:2]]), parts[0].cumsum(0)
+
+
+@case("moe", [(randn(6, 8),), (randn(6, 8, seed=1),)])
+class TopTwoIndexAddCombine(nn.Module):
+    """Top-2 routing, experts run on every token (dense), combined by index_add of the routed rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(15)
+        self.gate = nn.Linear(8, 4, bias=False)
+        self.experts = nn.Parameter(torch.randn(4, 8, 8) / 3)
+
+    def forward(self, x):
+        weights, chosen = self.gate(x).softmax(-1).topk(2, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        out = torch.zeros_like(x)
+        for k in range(2):
+            expert_out = torch.einsum("td,tde->te", x, self.experts[chosen[:, k]])
+            out = out.index_add(0, torch.arange(x.shape[0]), expert_out * weights[:, k:k + 1])
+        return out
+
+
+@case("moe", [(randn(8, 8),), (randn(8, 8, seed=1),)])
+class CapacityDroppedTokens(nn.Module):
+    """Top-1 routing with a capacity of 3 tokens an expert: a token's place in its expert's queue by cumsum,
+    tokens past capacity pass through unchanged (Switch's dropping, written with one_hot and a mask)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(16)
+        self.gate = nn.Linear(8, 3, bias=False)
+        self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
+
+    def forward(self, x):
+        probs = self.gate(x).softmax(-1)
+        top, expert = probs.max(-1)
+        onehot = F.one_hot(expert, 3)
+        place = (onehot.cumsum(0) * onehot).sum(-1) - 1
+        kept = place < 3
+        outs = torch.stack([e(x) for e in self.experts], 1).gather(1, expert[:, None, None].expand(-1, 1, 8))[:, 0]
+        return torch.where(kept[:, None], outs * top[:, None], x), kept.sum()
+
+
+@case("storage", [(randn(3, 4),), (torch.tensor([[0.0, -0.0, 1.5, -2.0]] * 3),)])
+class SignbitFromBits(nn.Module):
+    """The sign bit read from the int32 bits and by signbit (negative zero counts), copysign from it."""
+
+    def forward(self, x):
+        bits = x.view(torch.int32)
+        return ((bits < 0), torch.signbit(x), torch.copysign(torch.ones_like(x), x),
+                (bits & 0x7FFFFFFF).view(torch.float32))
+
+
+@case("storage", [(randn(4, 6),)])
+class StridedWindowsWithOffset(nn.Module):
+    """Overlapping windows of a row slice by as_strided with a storage offset, and a transposed contiguous flat."""
+
+    def forward(self, x):
+        rows = x[1:].contiguous()
+        windows = torch.as_strided(rows, (3, 3, 2), (6, 2, 1), storage_offset=1)
+        return windows.sum(-1), x.T.contiguous().view(-1)[:7]
+
+
+@case("storage", [(torch.randint(-300, 300, (3, 4), generator=_g(142)).to(torch.int16),)])
+class Int16BitsAsHalf(nn.Module):
+    """int16 bit patterns read as float16 and as bfloat16, then widened."""
+
+    def forward(self, n):
+        return n.view(torch.float16).float(), n.view(torch.bfloat16).float()
+
+
+@case("semantics", [(randn(3, 4) * 100,)])
+class FrexpLdexpRoundTrip(nn.Module):
+    """frexp's mantissa and exponent, ldexp back, and nextafter toward zero."""
+
+    def forward(self, x):
+        mantissa, exponent = torch.frexp(x)
+        return mantissa, exponent, torch.ldexp(mantissa, exponent) - x, torch.nextafter(x, torch.zeros_like(x))
+
+
+@case("semantics", [(randn(4, 6),), (randn(4, 6, seed=1),)])
+class SpecialFunctionsAndMargins(nn.Module):
+    """torch.special functions (erfinv of a squashed input, xlog1py, i1e), a multi-margin and a hinge loss."""
+
+    def forward(self, x):
+        y = torch.tanh(x) * 0.9
+        target = torch.tensor([0, 5, 2, 3])
+        return (torch.special.erfinv(y), torch.special.xlog1py(x, y.abs()), torch.special.i1e(x),
+                F.multi_margin_loss(x, target, p=2, margin=0.5), F.hinge_embedding_loss(x, torch.sign(y)))
+
+
+@case("semantics", [(torch.tensor([1, 5, 2, 8, 3]), torch.tensor([2, 3, 9])),
+                    (torch.tensor([9, 9, 5, 0, 2]), torch.tensor([0, 1, 5]))])
+class IsinMembership(nn.Module):
+    def forward(self, a, b):
+        return (torch.isin(a, b), torch.isin(a, b, invert=True), torch.isin(a, 5),
+                torch.where(torch.isin(a, b), a, -a).cumsum(0))
+
+
+@case("semantics", [(randn(3, 4), randn(3, 4, seed=1))])
+class PolarAngles(nn.Module):
+    """atan2 angles wrapped to [0, 2pi) with remainder, hypot radii."""
+
+    def forward(self, y, x):
+        angle = torch.remainder(torch.atan2(y, x), 2 * math.pi)
+        return angle, torch.hypot(x, y), torch.atan2(y, torch.zeros_like(x))
+
+
+@case("semantics", [(randn(2, 5, 4, 4), torch.randint(0, 5, (2, 4, 4), generator=_g(143)))])
+class SpatialNllWithIgnore(nn.Module):
+    """A segmentation loss: cross entropy over spatial targets with an ignored class and class weights."""
+
+    def forward(self, logits, target):
+        w = torch.linspace(0.5, 1.5, 5)
+        return (F.cross_entropy(logits, target, weight=w, ignore_index=2),
+                F.nll_loss(logits.log_softmax(1), target, reduction="none"))
+
+
+@case("semantics", [(randn(3, 4), randn(3, 4, seed=1).abs() + 0.1)])
+class VecdotPowersEntropy(nn.Module):
+    """vecdot, a matrix power, torch.special.entr and a log-ndtr tail."""
+
+    def forward(self, mean, var):
+        return (torch.linalg.vecdot(mean, var), torch.linalg.matrix_power(mean[:, :3] / 3, 3),
+                torch.special.entr(var), torch.special.log_ndtr(mean * 4))
+
+
+@case("corpus", [(randn(2, 4, 6, 8),), (randn(2, 4, 6, 8, seed=1),)])
+class AlibiAttention(nn.Module):
+    """Attention with ALiBi biases: head slopes 2^(-8h/H) times the negative distance, causal."""
+
+    def forward(self, q):
+        heads, seq = q.shape[1], q.shape[2]
+        slopes = 2.0 ** (-8.0 * torch.arange(1, heads + 1) / heads)
+        distance = torch.arange(seq)[None, :] - torch.arange(seq)[:, None]
+        bias = slopes[:, None, None] * distance.clamp(max=0)
+        bias = bias.masked_fill(distance > 0, float("-inf"))
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=bias)
+
+
+@case("corpus", [(randn(2, 3, 8),), (randn(2, 3, 8, seed=1),)])
+class StateSpaceScan(nn.Module):
+    """A diagonal linear recurrence h_t = a * h_{t-1} + b x_t unrolled over time (S4D-style), read out by c."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(17)
+        self.log_a = nn.Parameter(-torch.rand(3, 4))
+        self.b, self.c = nn.Parameter(torch.randn(3, 4)), nn.Parameter(torch.randn(3, 4))
+
+    def forward(self, x):
+        a = self.log_a.exp()
+        h = torch.zeros(x.shape[0], 3, 4)
+        outs = []
+        for t in range(x.shape[-1]):
+            h = a * h + self.b * x[..., t:t + 1]
+            outs.append((h * self.c).sum(-1))
+        return torch.stack(outs, -1)
+
+
+@case("corpus", [(randn(2, 8, 16),), (randn(2, 8, 16, seed=1),)])
+class TokenShiftMix(nn.Module):
+    """RWKV's token shift: each position mixed with the previous one by learned ratios (ZeroPad2d on time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(18)
+        self.mix = nn.Parameter(torch.rand(16))
+        self.shift = nn.ZeroPad2d((0, 0, 1, -1))
+
+    def forward(self, x):
+        previous = self.shift(x)
+        return x * self.mix + previous * (1 - self.mix)
+
+
+@case("corpus", [(randn(1, 2, 6, 6),), (randn(1, 2, 6, 6, seed=1),)])
+class DeformableOffsetsGrid(nn.Module):
+    """Offsets predicted by a conv shift a sampling grid (deformable sampling with grid_sample, border padding)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(19)
+        self.offset = nn.Conv2d(2, 2, 3, padding=1)
+
+    def forward(self, x):
+        ys, xs = torch.meshgrid(torch.linspace(-1, 1, 6), torch.linspace(-1, 1, 6), indexing="ij")
+        grid = torch.stack([xs, ys], -1)[None] + 0.1 * self.offset(x).permute(0, 2, 3, 1).tanh()
+        return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
+
+
+@case("corpus", [(randn(3, 10),), (randn(3, 10, seed=1),)])
+class SparsemaxActivation(nn.Module):
+    """Sparsemax: sort, cumulative sums, the support size by a comparison, the threshold by gather."""
+
+    def forward(self, z):
+        s, _ = z.sort(-1, descending=True)
+        k = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+        support = (1 + k * s) > s.cumsum(-1)
+        size = support.sum(-1, keepdim=True)
+        tau = (s.cumsum(-1).gather(-1, size - 1) - 1) / size
+        return (z - tau).clamp(min=0)
+
+
+def _cauchy_quartiles(got: Any, eager: Any) -> None:
+    """Cauchy(0, 2) is heavy tailed: its quartiles (-2, 0, 2) are checked, not its moments."""
+    t = torch.as_tensor(got).double()
+    q = torch.quantile(t, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
+    assert abs(q[0] + 2) < 0.3 and abs(q[1]) < 0.2 and abs(q[2] - 2) < 0.3, q
+
+
+@case("random", [(torch.zeros(4000),)], check=_cauchy_quartiles)
+class CauchyNoise(nn.Module):
+    def forward(self, x):
+        return x.clone().cauchy_(0.0, 2.0)
+
+
+@case("random", [(torch.full((4000,), 0.25),)], check=_moments(0.25, 0.1875))
+class BernoulliOfTensor(nn.Module):
+    """bernoulli with per-element probabilities from the input."""
+
+    def forward(self, p):
+        return torch.bernoulli(p)
+
+
+def _random_range(got: Any, eager: Any) -> None:
+    t = torch.as_tensor(got)
+    assert t.dtype == eager.dtype == torch.int64 and int(t.min()) == 3 and int(t.max()) == 9, (t.min(), t.max())
+    counts = torch.bincount(t - 3, minlength=7).double() / t.numel()
+    assert (counts - 1 / 7).abs().max() < 0.02, counts
+
+
+@case("random", [(torch.zeros(7000, dtype=torch.int64),)], check=_random_range)
+class RandintLikeRange(nn.Module):
+    """randint_like(n, 3, 10) of an integer tensor: uniform over 3..9."""
+
+    def forward(self, n):
+        return torch.randint_like(n, 3, 10)
+
+
+@case("random", [(torch.zeros(4000),)], check=_moments(2.0, 0.25))
+class NormalTensorMeanStd(nn.Module):
+    """torch.normal with tensor mean and std."""
+
+    def forward(self, x):
+        return torch.normal(x + 2.0, torch.full_like(x, 0.5))
+
+
+@case("dynamic", [(randn(2, 6, 8),), (randn(2, 11, 8, seed=1),)],
+      **_dyn([], ({1: Dim("seq", min=2, max=16)},), {"seq": [6, 11]}))
+class DynamicAlibiCausal(nn.Module):
+    """ALiBi-biased causal attention over a dynamic sequence length (bias built from arange of the length)."""
+
+    def forward(self, x):
+        seq = x.shape[1]
+        distance = (torch.arange(seq)[None, :] - torch.arange(seq)[:, None]).float()
+        bias = (0.5 * distance).masked_fill(distance > 0, float("-inf"))
+        return F.scaled_dot_product_attention(x, x, x, attn_mask=bias)
+
+
+@case("dynamic", [(torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]]), randn(2, 4, 8)),
+                  (torch.tensor([[1, 1, 1, 1, 1, 0], [1, 0, 0, 0, 0, 0]]), randn(2, 6, 8, seed=1))],
+      **_dyn([], ({1: Dim("seq", min=2, max=16)}, {1: Dim("seq", min=2, max=16)}), {"seq": [4, 6]}))
+class PositionsFromPaddingMask(nn.Module):
+    """Position ids from a padding mask by cumsum (left-aligned batches), embedded, masked mean-pooled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(20)
+        self.pos = nn.Embedding(16, 8)
+
+    def forward(self, mask, h):
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        h = h + self.pos(positions) * mask[..., None]
+        return (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]

@@ -25,6 +25,7 @@ from rducc.errors import RduccError
 from rducc.frontend.aten_common import element_of, result_type
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.decompositions import decomposes
+from rducc.frontend.types import demoting_f64
 
 aten = torch.ops.aten
 _UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
@@ -35,6 +36,9 @@ def _check_same_size(node: torch.fx.Node) -> str | None:
     source, dtype = positional(node)[:2]
     if fake_value(source).dtype.itemsize != dtype.itemsize:
         return "of another element size (rducc decomposes it first; this form is unexpected)"
+    if demoting_f64() and torch.float64 in (fake_value(source).dtype, dtype):
+        return ("reads the bits of a float64 value (view(dtype), hash_tensor), which --f64 demote computes in "
+                "float32: they would be float32's bits; compile with --f64 emulate")
     return None
 
 
@@ -125,6 +129,21 @@ def _xor_along(bits: torch.Tensor, dim: int) -> torch.Tensor:
     return bits
 
 
+def _float64_bits(x: torch.Tensor) -> torch.Tensor:
+    """The 64 bits of float32 `x` widened to float64 (as int64), in integer arithmetic: no float64
+    value in the program (the chip computes none; `--f64 demote` would make it float32). Normal
+    numbers rebias the exponent; a subnormal is normalized by its top bit (read from the exponent of
+    its mantissa as a float32, exact below 2**24); inf and NaN keep their mantissa (NaN made quiet)."""
+    bits = aten.view.dtype(x, torch.int32).to(torch.int64) & 0xFFFFFFFF
+    sign, exponent, mantissa = (bits >> 31) << 63, (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    normal = ((exponent + 896) << 52) | (mantissa << 29)
+    top = ((aten.view.dtype(mantissa.to(torch.float32), torch.int32).to(torch.int64) >> 23) & 0xFF) - 127
+    subnormal = ((top + 874) << 52) | ((mantissa << (52 - top)) & ((1 << 52) - 1))
+    special = (2047 << 52) | (torch.where(mantissa != 0, mantissa | 0x400000, mantissa) << 29)
+    wide = torch.where(exponent == 255, special, torch.where(exponent == 0, subnormal, normal))
+    return sign | torch.where((exponent == 0) & (mantissa == 0), torch.zeros_like(wide), wide)
+
+
 @decomposes("aten.hash_tensor.default")
 def hash_tensor(self: torch.Tensor, dim: Sequence[int] = (), *, keepdim: bool = False, mode: int = 0) -> Any:
     """torch's mode 0: each element widened to float64 (a float) or int64 (an integer or bool), its
@@ -132,8 +151,10 @@ def hash_tensor(self: torch.Tensor, dim: Sequence[int] = (), *, keepdim: bool = 
     as its int64 bits: `rducc.frontend.output_edges`)."""
     if mode != 0:
         raise RduccError(f"hash_tensor with mode={mode}; torch defines mode 0 (an xor reduction) only")
-    wide = self.to(torch.float64 if self.dtype.is_floating_point else torch.int64)
-    bits = aten.view.dtype(wide, torch.int64) if wide.dtype == torch.float64 else wide
+    if self.dtype == torch.float64:
+        bits = aten.view.dtype(self, torch.int64)
+    else:
+        bits = _float64_bits(self.float()) if self.dtype.is_floating_point else self.to(torch.int64)
     rank = self.dim()
     dims = sorted({d % max(rank, 1) for d in (dim or range(rank))}) if rank else []
     for axis in dims:

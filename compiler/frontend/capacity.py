@@ -161,15 +161,14 @@ def _dim_arguments(node: Node) -> list[int]:
 
 
 def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] | None:
-    """A split's sizes as counts read with `.item()` from 0-d tensors (None otherwise)."""
+    """A split's sizes as counts read with `.item()` from 0-d tensors (None otherwise), of a static length
+    or of the length those counts sum to (the same counts splitting again: JetMoE's two expert linears)."""
     if node.target is not aten.split_with_sizes.default:
         return None
     sizes = node.args[1]
     dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
     source = original.get(node.args[0])  # type: ignore[arg-type]
     if not isinstance(sizes, list | tuple) or not isinstance(source, torch.Tensor) or not isinstance(dim, int):
-        return None
-    if not isinstance(source.shape[dim], int):
         return None
     symbols = []
     for size in sizes:
@@ -178,7 +177,10 @@ def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] |
                 and isinstance(value.node.expr, sympy.Symbol)):
             return None
         symbols.append(value.node.expr)
-    return symbols
+    length = source.shape[dim]
+    if isinstance(length, torch.SymInt) and sympy.expand(length.node.expr - sum(symbols)) == 0:
+        return symbols  # split again by the counts that made it (a cat of the first split's pieces, compacted)
+    return symbols if isinstance(length, int) else None
 
 
 def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | None:

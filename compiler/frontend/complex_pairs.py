@@ -442,6 +442,46 @@ def _scalar_tensor(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b.pack(*(b(aten.scalar_tensor.default, part, dtype=real_dtype) for part in (value.real, value.imag)))
 
 
+@_rule(aten.full.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default,
+       aten.empty.memory_format, aten.empty_like.default, aten.zeros.default, aten.ones.default)
+def _filled(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """A complex tensor of one value (`zeros_like(z)`, `full(..., 1j)`): each part filled with its own
+    (an empty one is zeros: its values are undefined)."""
+    target = node.target
+    value = complex(_args(node)[1] if target in (aten.full.default, aten.full_like.default) else
+                    1 if target in (aten.ones_like.default, aten.ones.default) else 0)
+    shape, real_dtype = list(node.meta["val"].shape), _REAL_OF[node.meta["val"].dtype]
+    parts = (b(aten.full.default, shape, part, dtype=real_dtype) for part in (value.real, value.imag))
+    return b.pack(*parts)
+
+
+def _pair_of(b: _Builder, value: Node, pairs: dict[Node, Node], real_dtype: torch.dtype) -> Node:
+    """A complex node's pair, or a real tensor as (x, 0), in `real_dtype`."""
+    if value in pairs:
+        pair = pairs[value]
+        return pair if pair.meta["val"].dtype == real_dtype else b(aten._to_copy.default, pair, dtype=real_dtype)
+    real = b(aten._to_copy.default, value, dtype=real_dtype)
+    return b.pack(real, b(aten.zeros_like.default, real))
+
+
+@_rule(aten.copy.default)
+def _copy(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """`copy(z, w)`: w's pair (a real w as (w, 0)) broadcast to z's shape, in z's dtype."""
+    real_dtype = _REAL_OF[node.meta["val"].dtype]
+    pair = _pair_of(b, _args(node)[1], pairs, real_dtype)
+    shape = [*node.meta["val"].shape, 2]
+    return pair if list(pair.meta["val"].shape) == shape else b(aten.expand.default, pair, shape)
+
+
+@_rule(aten.slice_scatter.default, aten.select_scatter.default)
+def _scatter_into(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """`z[..., a:b] = w` (and `z[..., i] = w`): the pairs scattered along the same dim (the pair's 2 whole)."""
+    base, source, dim, *rest = _args(node)
+    real_dtype = _REAL_OF[node.meta["val"].dtype]
+    into, part = _pair_of(b, base, pairs, real_dtype), _pair_of(b, source, pairs, real_dtype)
+    return b(node.target, into, part, _dim(dim, b.rank(node)), *rest)
+
+
 @_rule(aten._to_copy.default)
 def _to_copy(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     """real -> complex: (x, 0); complex -> complex: both parts cast; complex -> real: the real part."""

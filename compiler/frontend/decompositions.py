@@ -98,6 +98,7 @@ def _namespace(target: Any) -> str | None:
 def _traced_implementation(op: torch._ops.OpOverload) -> Decomposition | None:
     """The Python implementation of a `torch.library.custom_op`, wrapped so a failure names the op."""
     from torch._library.custom_ops import OPDEFS
+    from torch._subclasses.functional_tensor import FunctionalTensorMode, dispatch_functionalize
 
     definition = OPDEFS.get(op._schema.name)
     function = getattr(definition, "_init_fn", None)
@@ -107,7 +108,8 @@ def _traced_implementation(op: torch._ops.OpOverload) -> Decomposition | None:
 
     def traced(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            with torch.no_grad():
+                return dispatch_functionalize(function, FunctionalTensorMode())(*args, **kwargs)
         except Exception as error:  # anything the implementation does that tracing cannot follow
             text = str(error).strip().splitlines()
             reason = text[0] if text else type(error).__name__

@@ -42,8 +42,19 @@ _OPS: dict[Any, Any] = {
     math.trunc: aten.trunc.default,
     torch.sym_float: None,
     torch.sym_int: aten.trunc.default,
+    torch.sym_max: aten.maximum.default,
+    torch.sym_min: aten.minimum.default,
+    torch.sym_not: aten.logical_not.default,
+    operator.lt: aten.lt.Tensor,
+    operator.le: aten.le.Tensor,
+    operator.gt: aten.gt.Tensor,
+    operator.ge: aten.ge.Tensor,
+    operator.eq: aten.eq.Tensor,
+    operator.ne: aten.ne.Tensor,
 }
 """Python's operators on numbers as ATen ops on rank-0 tensors; None: a cast only."""
+_COMPARISONS = (aten.lt.Tensor, aten.le.Tensor, aten.gt.Tensor, aten.ge.Tensor, aten.eq.Tensor, aten.ne.Tensor)
+"""Ops computed on their operands' common type (float if either is), giving a bool."""
 _ROUNDING = (aten.floor.default, aten.ceil.default, aten.trunc.default)
 """Ops computed on the float operand, then cast to the (int) result."""
 _READS = (aten._local_scalar_dense.default, aten.item.default)
@@ -161,6 +172,9 @@ def _lowered(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) -> Node:
         operand_dtype = tensors[source].meta["val"].dtype if isinstance(source, Node) else torch.float64
         rounded = emit(node, op, _operand(emit, node, source, tensors, operand_dtype))
         return rounded if operand_dtype == dtype else emit(node, aten._to_copy.default, rounded, dtype=dtype)
+    if op in _COMPARISONS:
+        kinds = {_dtype_of(a.meta.get("val") if isinstance(a, Node) else a) for a in node.args}
+        dtype = torch.float64 if torch.float64 in kinds else torch.int64
     operands = [_operand(emit, node, a, tensors, dtype) for a in node.args]
     if op is aten.div.Tensor_mode:
         return emit(node, op, *operands, rounding_mode="floor")

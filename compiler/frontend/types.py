@@ -59,6 +59,11 @@ def f64_demoted() -> Iterator[None]:
         _F64_DEMOTED.reset(token)
 
 
+def demoting_f64() -> bool:
+    """Whether float64 maps to f32 here (inside `f64_demoted`)."""
+    return _F64_DEMOTED.get()
+
+
 def element_type_of(dtype: torch.dtype, what: str = "value") -> Attribute:
     """rducc's element type for a torch dtype, or a clear error."""
     if dtype == torch.float64 and _F64_DEMOTED.get():

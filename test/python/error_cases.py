@@ -74,6 +74,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
+    "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
     "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
@@ -583,6 +584,9 @@ CASES: list[ErrorCase] = [
               "aten.to_sparse.default makes a sparse tensor, read by aten.to_dense.default inside the program; rducc "
               "holds tensors dense and signed inside a program and converts a sparse or uint64 result only where "
               "the program returns it"),
+    ErrorCase("the bits of a float64 value under --f64 demote", RDUCC, ("{hash_f64}", "--f64", "demote", *OUT),
+              "aten.view.dtype (reads the bits of a float64 value (view(dtype), hash_tensor), which --f64 demote "
+              "computes in float32: they would be float32's bits; compile with --f64 emulate): 1 use, first at"),
     ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
     ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
     ErrorCase("attention backward with dropout", RDUCC, ("{attention_dropout}", *OUT), "attention with dropout_p=0.1 in training: its random mask is drawn inside torch's fused kernel and not saved for the backward"),
@@ -1073,6 +1077,12 @@ def _model_files(paths: dict[str, Path]) -> None:
             return x.to_sparse().to_dense() + 1
 
     _export(SparseInside(), (torch.randn(3, 4),), paths["sparse_inside"])
+
+    class HashF64(nn.Module):
+        def forward(self, x):
+            return torch.hash_tensor(x, 1)
+
+    _export(HashF64(), (torch.randn(3, 4, dtype=torch.float64),), paths["hash_f64"])
 
     class ResizeGrow(nn.Module):
         def forward(self, x):

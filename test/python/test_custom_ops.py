@@ -125,6 +125,36 @@ def test_failure_inside_torch_decomposition_names_op_and_line(monkeypatch: pytes
     assert "# marker: histc" in message and message.endswith("cannot decompose this")
 
 
+class ChunkedLinearCrossEntropy(torch.nn.Module):
+    """torch's chunked `linear_cross_entropy` (`options=`): a custom op whose implementation writes its
+    chunks into buffers in place and checks grad mode."""
+
+    def __init__(self, reduction: str) -> None:
+        super().__init__()
+        self.weight, self.bias = torch.nn.Parameter(torch.randn(20, 8)), torch.nn.Parameter(torch.randn(20))
+        self.reduction = reduction
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.linear_cross_entropy(
+            x, self.weight, target, linear_bias=self.bias, reduction=self.reduction,
+            options=torch.nn.LinearCrossEntropyOptions(batch_chunk_size=3))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_a_custom_op_writing_in_place_is_traced_functionalized(reduction: str) -> None:
+    """The implementation is traced under functionalization (its in-place writes become new values) and
+    without grad (its parameters' requires_grad would make it raise): it compiles, equal to eager."""
+    torch.manual_seed(0)
+    model = ChunkedLinearCrossEntropy(reduction)
+    x, target = torch.randn(7, 8), torch.randint(0, 20, (7,))
+    program = rducc.compile(model, (x, target), opt_level=0)
+    for seed in (0, 1):
+        generator = torch.Generator().manual_seed(seed)
+        x, target = torch.randn(7, 8, generator=generator), torch.randint(0, 20, (7,), generator=generator)
+        with torch.no_grad():
+            torch.testing.assert_close(program(x, target), model(x, target), rtol=1e-5, atol=1e-5)
+
+
 def test_views_that_fail_to_decompose_are_retried_as_reshapes() -> None:
     """Export accepts a view whose input's strides torch's decomposition derives
     differently (GPT-2's Conv1D after attention at batch > 1); rducc's retry succeeds."""

@@ -14,6 +14,10 @@ or wrong, each checked against eager (at -O0 or -O2) on inputs other than the ex
   CPU kernel sorts too), `repeat_interleave` by a tensor of repeats: compiled for the
   example's number of values (checked at run time: another is one error naming the op),
   as bincount is (`rducc.frontend.data_sizes`).
+- Round 14: Python numbers combined by `max`/`min` and compared (`a > c`); a complex tensor
+  made whole (`zeros_like(z)`, `full(..., 1j)`) and written through a slice (`w[:, :2] = ...`);
+  tokens split twice by the same per-expert counts (JetMoE's two expert linears: the second
+  split's input is the first's pieces joined, its length the counts' sum), padded to capacity.
 - Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
   `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
 """
@@ -104,6 +108,34 @@ class CountAndConjugateParts(nn.Module):
         return x[rows].sum(0), rows.numel(), z.conj().imag, z.conj().real
 
 
+class NumbersMaxMinCompare(nn.Module):
+    def forward(self, n: torch.Tensor, x: torch.Tensor):
+        a, b, c = n.tolist()
+        return max(a, b) - min(b, c), x * max(a, c), a > c, (a + c) // b
+
+
+class ComplexFilledAndWritten(nn.Module):
+    def forward(self, z: torch.Tensor):
+        w = torch.zeros_like(z)
+        w[:, :2] = z[:, 1:3] * 2j
+        return w + torch.full(z.shape, 1j), torch.ones_like(z).select_scatter(z[:, 0], 1, 3)
+
+
+class SplitTwiceByCounts(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = nn.Linear(4, 3)
+        self.up, self.down = nn.Parameter(torch.randn(3, 4, 6)), nn.Parameter(torch.randn(3, 6, 4))
+
+    def forward(self, x: torch.Tensor):
+        expert = self.gate(x).argmax(-1)
+        order = expert.argsort()
+        sizes = torch.zeros(x.shape[0], 3).scatter(1, expert[:, None], 1).long().sum(0).tolist()
+        hidden = torch.cat([p @ self.up[e] for e, p in enumerate(x[order].split(sizes))]).relu()
+        out = torch.cat([p @ self.down[e] for e, p in enumerate(hidden.split(sizes))])
+        return torch.zeros_like(x).index_copy(0, order, out)
+
+
 def _numbers_inputs(seed: int) -> tuple[torch.Tensor, ...]:
     return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2) + seed
 
@@ -120,13 +152,19 @@ CASES = {
         (torch.tensor([[3, 1, 3], [2, 1, 1]]), _randn(4, 2, seed=0), torch.tensor([1, 0, 2, 1])),
         (torch.tensor([[0, 9, 4], [4, 4, 9]]), _randn(4, 2, seed=1), torch.tensor([0, 3, 0, 1]))]),
     "complex_input_layout": (ComplexInputLayout, [(_randn(3, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
+    "numbers_max_min_compare": (NumbersMaxMinCompare, [(torch.tensor([7, 3, 12]), _randn(2, 3, seed=0)),
+                                                       (torch.tensor([10, 4, 2]), _randn(2, 3, seed=1))]),
+    "complex_filled_and_written": (ComplexFilledAndWritten,
+                                   [(_randn(2, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
+    "split_twice_by_counts": (SplitTwiceByCounts, [(_randn(8, 4, seed=s),) for s in (0, 1, 2, 3)]),
     "count_and_conjugate_parts": (CountAndConjugateParts, [
         (torch.tensor([[1.0, 2.0], [-3.0, 0.5], [2.0, -1.0]]), _randn(3, seed=s, dtype=torch.complex64)) for s in (0, 1)]),
 }
 
 
 LEVELS = {"numbers": 0, "masked_updates": 2, "masked_token_rows": 0, "unique_and_repeats": 2,
-          "complex_input_layout": 0, "count_and_conjugate_parts": 2}
+          "complex_input_layout": 0, "count_and_conjugate_parts": 2, "numbers_max_min_compare": 0,
+          "complex_filled_and_written": 0, "split_twice_by_counts": 0}
 """One -O level per case, to keep the suite fast (each mechanism is the frontend's, the same
 at every level); bench/heldout_sweep.py runs every form at -O0 and -O2."""
 
@@ -154,7 +192,13 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
     if name == "count_and_conjugate_parts":  # a returned count keeps the example's value, checked
         with pytest.raises(RduccError, match="'nonzero': the input has another number of nonzero elements than the 2"):
             program(torch.ones(3, 2), inputs[0][1])
+    if name == "split_twice_by_counts":  # padded to capacity, right for every routing, not only the example's
+        assert "a split size exceeds the capacity of 8 compiled for" in str(program.module)
+        with torch.no_grad():
+            routes = {tuple(torch.bincount(module.gate(x).argmax(-1), minlength=3).tolist()) for (x,) in inputs}
+        assert len(routes) > 2, "the inputs must route other counts than the example's"
     if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}
         assert len(counts) > 2, "the inputs must select other counts than the example's"
+

@@ -105,3 +105,31 @@ def test_a_sparse_or_uint64_value_read_inside_is_one_clear_error(forward, what: 
         rducc.compile(Inside(), (torch.randn(3, 4),))
     message = str(error.value)
     assert len(message.splitlines()) == 1 and what in message and "test_output_edges.py:" in message, message
+
+
+class FloatHashes(nn.Module):
+    """hash_tensor of float32, float16 and bfloat16 values: torch widens each to float64 first."""
+
+    def forward(self, x: torch.Tensor):
+        return torch.hash_tensor(x, 1), torch.hash_tensor(x.half()), torch.hash_tensor(x.bfloat16() * 2, 0)
+
+
+def test_a_float_hash_is_float64s_bits_under_f64_demote_and_a_float64_hash_is_refused() -> None:
+    """Under --f64 demote a float32 hash still reads float64's bits (widened in integer arithmetic, no
+    float64 value), subnormals, zeros, infinities and NaN included; a float64 value's bits would be
+    float32's there, so that is one error naming the op and the line."""
+    tiny = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-45, -3e-40, 1e-39, 65504.0, 1e-5])
+    x = torch.cat([torch.randn(2, 10, generator=torch.Generator().manual_seed(0)), tiny[None]])
+    program = rducc.compile(FloatHashes(), (x,), f64="demote")
+    assert "f64" not in program.mlir
+    for inputs in (x, x.flip(1) * 3):
+        for got, want in zip(program(inputs), FloatHashes()(inputs), strict=True):
+            _same(got, want)
+
+    class Float64Hash(nn.Module):
+        def forward(self, x: torch.Tensor):
+            return torch.hash_tensor(x, 1)
+
+    with pytest.raises(RduccError, match=r"aten\.view\.dtype \(reads the bits of a float64 value .*--f64 demote.*"
+                                         r"first at .*test_output_edges\.py:\d+"):
+        rducc.compile(Float64Hash(), (x.double(),), f64="demote")
