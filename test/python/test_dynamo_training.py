@@ -222,7 +222,7 @@ def _train_refused_backward(steps: int) -> tuple[nn.Module, nn.Module, list[warn
         warnings.simplefilter("always")
         for step in range(steps):
             x, labels = torch.randn(4, 6), torch.tensor([0, 1, 2, step % 3])
-            for net, run, optimizer in ((model, compiled, ours), (eager, eager, theirs)):
+            for run, optimizer in ((compiled, ours), (eager, theirs)):
                 optimizer.zero_grad()
                 F.cross_entropy(run(x), labels).backward()
                 optimizer.step()
