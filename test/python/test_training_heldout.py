@@ -114,3 +114,50 @@ def test_a_parameter_the_loss_does_not_reach_is_left_as_torch_optim_leaves_it(bu
     trained = program.parameters()
     for name, value in reference.named_parameters():
         torch.testing.assert_close(torch.as_tensor(trained[name]), value.detach(), rtol=1e-4, atol=1e-5, msg=name)
+
+
+def _batch_norm_chain() -> nn.Module:
+    """Two batch norms in a row: the first one's bias reaches the loss only through the second,
+    which removes any per-channel shift, so its exact gradient is zero and Adam moves it on
+    rounding noise; the second one's running mean follows it (as in efficient_channels_last)."""
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.Conv2d(8, 12, 1, bias=False),
+                         nn.BatchNorm2d(12), nn.SiLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(12, 4))
+
+
+def _trained_buffers(model: nn.Module, data: list, flip: bool = False) -> dict[str, torch.Tensor]:
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
+    dtype = next(model.parameters()).dtype
+    for x, y in data:
+        if flip:  # the same batch in another row order: the same training, summed in another order
+            x, y = x.flip(0), y.flip(0)
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x.to(dtype)), y).backward()
+        optimizer.step()
+    return {name: b.detach().float() for name, b in model.named_buffers() if b.is_floating_point()}
+
+
+def test_a_noise_driven_running_mean_is_judged_by_its_noise_not_one_realization() -> None:
+    """The buffer bar accepts an equally right float32 training (the batch's rows summed in another
+    order: efficient_channels_last's AdamW cell failed on this, rducc closer to float64 than eager)
+    and still rejects a wrong running statistic (momentum 0.2 for 0.1)."""
+    from training_cases import assert_buffers_match
+
+    torch.manual_seed(1)
+    model = _batch_norm_chain()
+    generator = torch.Generator().manual_seed(1)
+    data = [(torch.randn(4, 3, 6, 6, generator=generator), torch.randint(0, 4, (4,), generator=generator))
+            for _ in range(5)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny convolutions: threads only cost time here
+    try:
+        eager = _trained_buffers(copy.deepcopy(model), data)
+        exact = _trained_buffers(copy.deepcopy(model).double(), data)
+        flipped = _trained_buffers(copy.deepcopy(model), data, flip=True)
+        wrong = copy.deepcopy(model)
+        wrong[3].momentum = 0.2
+        wrongly = _trained_buffers(wrong, data)
+    finally:
+        torch.set_num_threads(threads)
+    assert_buffers_match(flipped, eager, exact, {})
+    with pytest.raises(AssertionError, match=r"buffer 3\.running_"):
+        assert_buffers_match(wrongly, eager, exact, {})
