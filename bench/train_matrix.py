@@ -277,8 +277,11 @@ def run_dynamo(model_name: str, level: int) -> tuple[float, str]:
         return run_program(self, *args, **named)
 
     Program.__call__ = counted  # type: ignore[method-assign]
+    # Dynamo traces nn.LSTM / nn.GRU / nn.RNN only with allow_rnn (else it runs them, and the frame, in eager)
+    recurrent = any(isinstance(module, torch.nn.RNNBase) for module in model.modules())
     try:
-        case.loss(compiled(x), y).backward()
+        with torch._dynamo.config.patch(allow_rnn=recurrent):
+            case.loss(compiled(x), y).backward()
     finally:
         Program.__call__ = run_program  # type: ignore[method-assign]
     case.loss(eager(x), y).backward()
