@@ -161,3 +161,17 @@ def test_a_noise_driven_running_mean_is_judged_by_its_noise_not_one_realization(
     assert_buffers_match(flipped, eager, exact, {})
     with pytest.raises(AssertionError, match=r"buffer 3\.running_"):
         assert_buffers_match(wrongly, eager, exact, {})
+
+
+def test_a_tensor_is_noise_driven_by_the_bare_bar_not_the_spread_widened_one() -> None:
+    """efficient_channels_last, adamw_groups over 2 microbatches: eager's bias ends 7.0e-5 from float64
+    in an element where its twins' spread (1.3e-4) covers that; rducc 5.6e-5 from float64 in another,
+    where eager happens to be at float64's. The tensor is noise-driven all the same."""
+    from training_cases import PARAM_ATOL, PARAM_RTOL, SPREAD_FACTOR, near_float64
+
+    exact = torch.tensor([0.0100460, -0.0059980])
+    eager = exact + torch.tensor([-7.0e-5, 0.0])
+    ours = exact + torch.tensor([0.0, 5.6e-5])
+    allowed = PARAM_ATOL + PARAM_RTOL * eager.abs() + SPREAD_FACTOR * torch.tensor([1.3e-4, 0.0])
+    assert near_float64(ours, eager, exact, allowed).all()
+    assert not near_float64(exact + torch.tensor([0.0, 5e-4]), eager, exact, allowed).all(), "a real miss is caught"
