@@ -1093,7 +1093,8 @@ class _ShuffleUnit(nn.Module):
                                          nn.BatchNorm2d(half), nn.ReLU(inplace=True))
         wide = cin if stride > 1 else half
         self.branch2 = nn.Sequential(nn.Conv2d(wide, half, 1, bias=False), nn.BatchNorm2d(half),
-                                     nn.ReLU(inplace=True), nn.Conv2d(half, half, 3, stride, 1, groups=half, bias=False),
+                                     nn.ReLU(inplace=True),
+                                     nn.Conv2d(half, half, 3, stride, 1, groups=half, bias=False),
                                      nn.BatchNorm2d(half), nn.Conv2d(half, half, 1, bias=False), nn.BatchNorm2d(half),
                                      nn.ReLU(inplace=True))
 
