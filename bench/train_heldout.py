@@ -103,6 +103,21 @@ Round 5 (theld14):
 - efficient_channels_last: EfficientNet-style MBConv blocks (SiLU,
   squeeze-excitation, batch norm in train mode, kernels 3 and 5, widths
   8 -> 16 -> 16 -> 24), weights and input channels-last.
+Round 6 (theld15):
+- convnext_v2: transformers' ConvNeXt-V2 (global response normalization,
+  channels-last LayerNorm, stages 8 -> 16 wide), image classification, train mode.
+- shuffle_units: ShuffleNetV2 units as torchvision writes them (channel split by
+  chunk, channel shuffle by view / transpose / view, depthwise convolutions,
+  batch norm in train mode; a stride-2 unit with two branches), widths 8 -> 24 -> 24.
+- checkpointed_widths: pre-norm residual MLP blocks under
+  torch.utils.checkpoint(use_reentrant=False), widths 20 -> 36 -> 12 -> 28
+  joined by projections; cross entropy with label smoothing 0.1.
+- bigru_tagger: a two-layer bidirectional nn.GRU (batch_first) over embeddings,
+  per-token tags.
+- mixtral_style_moe: a hand-written top-2 MoE as Mixtral routes it (softmax over
+  all experts, top-2 renormalized, one-hot dispatch into a dense gate, SwiGLU
+  experts mixed by one three-operand einsum, a hand-written RMSNorm), a frozen
+  embedding (requires_grad=False) whose weights start the trained output head.
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
@@ -1047,6 +1062,151 @@ def efficient_channels_last() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
 
 
 
+def convnext_v2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import ConvNextV2Config, ConvNextV2ForImageClassification
+
+    torch.manual_seed(0)
+    config = ConvNextV2Config(num_channels=3, patch_size=2, hidden_sizes=[8, 16], depths=[1, 1], num_stages=2,
+                              image_size=16, num_labels=5, drop_path_rate=0.0)
+    return _Logits(ConvNextV2ForImageClassification(config), key="pixel_values"), (torch.randn(2, 3, 16, 16),)
+
+
+def _channel_shuffle(x: torch.Tensor, groups: int) -> torch.Tensor:
+    """torchvision's channel_shuffle: (N, g, C/g, H, W) transposed to (N, C/g, g, H, W)."""
+    n, c, h, w = x.size()
+    x = x.view(n, groups, c // groups, h, w)
+    return torch.transpose(x, 1, 2).contiguous().view(n, -1, h, w)
+
+
+class _ShuffleUnit(nn.Module):
+    """torchvision's ShuffleNetV2 InvertedResidual: stride 1 splits the channels in two (one half
+    passes through), stride 2 runs both branches on the whole input; then a channel shuffle."""
+
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        half = cout // 2
+        self.stride = stride
+        self.branch1 = nn.Sequential()
+        if stride > 1:
+            self.branch1 = nn.Sequential(nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False),
+                                         nn.BatchNorm2d(cin), nn.Conv2d(cin, half, 1, bias=False),
+                                         nn.BatchNorm2d(half), nn.ReLU(inplace=True))
+        wide = cin if stride > 1 else half
+        self.branch2 = nn.Sequential(nn.Conv2d(wide, half, 1, bias=False), nn.BatchNorm2d(half),
+                                     nn.ReLU(inplace=True),
+                                     nn.Conv2d(half, half, 3, stride, 1, groups=half, bias=False),
+                                     nn.BatchNorm2d(half), nn.Conv2d(half, half, 1, bias=False), nn.BatchNorm2d(half),
+                                     nn.ReLU(inplace=True))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.stride == 1:
+            x1, x2 = x.chunk(2, dim=1)
+            out = torch.cat((x1, self.branch2(x2)), dim=1)
+        else:
+            out = torch.cat((self.branch1(x), self.branch2(x)), dim=1)
+        return _channel_shuffle(out, 2)
+
+
+class _ShuffleUnits(nn.Module):
+    def __init__(self, classes: int = 4) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 1, 1, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True))
+        self.units = nn.Sequential(_ShuffleUnit(8, 24, 2), _ShuffleUnit(24, 24, 1))
+        self.head = nn.Linear(24, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.units(self.stem(x)).mean([2, 3]))
+
+
+def shuffle_units() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _ShuffleUnits(), (torch.randn(2, 3, 8, 8),)
+
+
+class _CheckpointedWidths(nn.Module):
+    """Pre-norm residual MLP blocks, each under non-reentrant activation checkpointing, at widths
+    that change block to block (20 -> 36 -> 12 -> 28), joined by linear projections."""
+
+    def __init__(self, widths: tuple[int, ...] = (20, 36, 12, 28), classes: int = 6) -> None:
+        super().__init__()
+        self.norms = nn.ModuleList(nn.LayerNorm(w) for w in widths)
+        self.ups = nn.ModuleList(nn.Linear(w, 2 * w + 3) for w in widths)
+        self.downs = nn.ModuleList(nn.Linear(2 * w + 3, w) for w in widths)
+        self.joins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:]))
+        self.head = nn.Linear(widths[-1], classes)
+
+    def block(self, index: int, x: torch.Tensor) -> torch.Tensor:
+        return x + self.downs[index](nn.functional.gelu(self.ups[index](self.norms[index](x))))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for index in range(len(self.norms)):
+            x = torch.utils.checkpoint.checkpoint(self.block, index, x, use_reentrant=False)
+            if index < len(self.joins):
+                x = self.joins[index](x)
+        return self.head(x)
+
+
+def checkpointed_widths() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _CheckpointedWidths(), (torch.randn(5, 20),)
+
+
+def label_smoothed(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    return nn.functional.cross_entropy(logits, labels, label_smoothing=0.1)
+
+
+class _BiGruTagger(nn.Module):
+    def __init__(self, vocab: int = 256, tags: int = 7) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, 12)
+        self.gru = nn.GRU(12, 10, num_layers=2, batch_first=True, bidirectional=True)
+        self.tag = nn.Linear(20, tags)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.tag(self.gru(self.embed(ids))[0])
+
+
+def bigru_tagger() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _BiGruTagger(), (_ids((2, 6)),)
+
+
+class _MixtralStyleMoE(nn.Module):
+    """Mixtral's routing written by hand: softmax over every expert, the top 2 renormalized to sum
+    to one, each token's gate scattered into a dense (tokens, experts) matrix by one_hot, every
+    expert (SwiGLU) run on every token and mixed by einsum; an RMSNorm before, a residual; the
+    embedding frozen and its transpose the output head's initial value (a trained copy)."""
+
+    def __init__(self, vocab: int = 256, width: int = 16, experts: int = 4, hidden: int = 24) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.embed.weight.requires_grad_(False)
+        self.norm = nn.Parameter(torch.ones(width))
+        self.router = nn.Linear(width, experts, bias=False)
+        self.gate = nn.Parameter(torch.randn(experts, width, hidden) / width ** 0.5)
+        self.up = nn.Parameter(torch.randn(experts, width, hidden) / width ** 0.5)
+        self.down = nn.Parameter(torch.randn(experts, hidden, width) / hidden ** 0.5)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.head.weight.data.copy_(self.embed.weight.data / 4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.norm
+        weights = torch.softmax(self.router(h), dim=-1)
+        top, chosen = torch.topk(weights, 2, dim=-1)
+        top = top / top.sum(-1, keepdim=True)
+        dense = (nn.functional.one_hot(chosen, weights.shape[-1]).to(h.dtype) * top.unsqueeze(-1)).sum(-2)
+        inner = nn.functional.silu(torch.einsum("btw,ewh->bteh", h, self.gate)) * torch.einsum(
+            "btw,ewh->bteh", h, self.up)
+        mixed = torch.einsum("bteh,ehw,bte->btw", inner, self.down, dense)
+        return self.head(x + mixed)
+
+
+def mixtral_style_moe() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return _MixtralStyleMoE(), (_ids((2, 6)),)
+
+
 CE = nn.functional.cross_entropy
 HELD_OUT: dict[str, Case] = {
     "widths_37": Case(widths_37, CE, 3),
@@ -1093,6 +1253,11 @@ HELD_OUT: dict[str, Case] = {
     "cohere": Case(cohere, language_model_loss, 256, per_token=True),
     "lstm_cells": Case(lstm_cells, language_model_loss, 256, per_token=True),
     "efficient_channels_last": Case(efficient_channels_last, CE, 5),
+    "convnext_v2": Case(convnext_v2, CE, 5),
+    "shuffle_units": Case(shuffle_units, CE, 4),
+    "checkpointed_widths": Case(checkpointed_widths, label_smoothed, 6),
+    "bigru_tagger": Case(bigru_tagger, language_model_loss, 7, per_token=True),
+    "mixtral_style_moe": Case(mixtral_style_moe, language_model_loss, 256, per_token=True),
 }
 
 

@@ -74,14 +74,12 @@ from training_cases import (  # noqa: E402
     LOSS_ATOL,
     LOSS_RTOL,
     OPTIMIZERS,
-    PARAM_ATOL,
-    PARAM_RTOL,
-    SPREAD_FACTOR,
     Around,
     Case,
     History,
     _no_dropout,
     _train_exact,
+    assert_buffers_match,
     assert_matches,
     batches,
     float32_spread,
@@ -214,21 +212,6 @@ CHECK_BUFFERS = False
 """Also hold every floating buffer the forward updates to the parameters' bar (bench/train_heldout.py)."""
 
 
-def _assert_buffers_match(got: dict[str, Any], expected: dict[str, torch.Tensor], exact: dict[str, torch.Tensor],
-                          spread: dict[str, torch.Tensor]) -> None:
-    """Floating buffers (running statistics, an EMA) within rtol 1e-4, atol 1e-5 of eager's after the last
-    step, under Adam widened by twice eager's own float32 spread (`float32_spread`), as the parameters; or
-    no farther from the float64 training's than twice eager's own distance from it (a running mean after a
-    bias whose exact gradient is zero follows that bias's float32 noise, which Adam turns into steps)."""
-    for name, want in expected.items():
-        allowed = PARAM_ATOL + PARAM_RTOL * want.abs() + SPREAD_FACTOR * spread.get(name, torch.zeros_like(want))
-        value = torch.as_tensor(got[name])
-        off = (value - want).abs()
-        from_exact = (value - exact[name]).abs() > 2 * (want - exact[name]).abs() + allowed
-        assert not (from_exact & (off > allowed)).any(), (
-            f"buffer {name}: differs from eager by up to {off.max().item():.3g}")
-
-
 def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     """(largest relative loss difference, largest parameter difference, verdict)."""
     case = CASES[cell.model]
@@ -256,7 +239,7 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
                           None, exact, unresolved, lr, steps, spread)  # type: ignore[arg-type]
         try:
             assert_matches(history)
-            _assert_buffers_match(got, buffers, exact, spread)
+            assert_buffers_match(got, buffers, exact, spread)
             return loss_diff, param_diff, "ok"
         except AssertionError as error:
             return loss_diff, param_diff, "FAIL " + str(error).splitlines()[0][:100]
@@ -294,8 +277,11 @@ def run_dynamo(model_name: str, level: int) -> tuple[float, str]:
         return run_program(self, *args, **named)
 
     Program.__call__ = counted  # type: ignore[method-assign]
+    # Dynamo traces nn.LSTM / nn.GRU / nn.RNN only with allow_rnn (else it runs them, and the frame, in eager)
+    recurrent = any(isinstance(module, torch.nn.RNNBase) for module in model.modules())
     try:
-        case.loss(compiled(x), y).backward()
+        with torch._dynamo.config.patch(allow_rnn=recurrent):
+            case.loss(compiled(x), y).backward()
     finally:
         Program.__call__ = run_program  # type: ignore[method-assign]
     case.loss(eager(x), y).backward()

@@ -17,7 +17,11 @@ it and returns a function that runs the placed program in rducc's runtime.
   `loss.backward()` gives eager's gradients computed in rducc's runtime (a
   dropout's mask is a forward output the backward reads). A graph rducc
   cannot compile for training falls back to eager with one warning naming
-  the reason, rather than failing the user's step.
+  the reason, rather than failing the user's step: a refused forward runs
+  the whole graph in eager; a refused backward (AOT autograd compiles it at
+  the first `loss.backward()`) runs that backward graph in eager, its
+  forward staying in rducc; a shape first seen at a later call and refused
+  runs that call's part in eager. Each part warns once.
 - Shapes: rducc compiles static shapes. `torch.compile(dynamic=True)` hands
   over graphs with symbolic sizes; each is compiled per concrete shape it is
   called with (the sizes become constants), and a graph whose symbolic sizes
@@ -152,8 +156,14 @@ def _key(args: Sequence[Any]) -> tuple:
     return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
 
 
-def _static_compiler(settings: dict[str, Any]) -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
-    """A compiler of one graph: a static rducc program per concrete input shape, cached."""
+Refusal = Callable[[torch.fx.GraphModule, RduccError], Callable[..., Any]]
+"""What a training part does with a graph rducc refuses: warn, and give the function that runs it instead."""
+
+
+def _static_compiler(settings: dict[str, Any], on_refusal: Refusal | None = None) \
+        -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
+    """A compiler of one graph: a static rducc program per concrete input shape, cached. With
+    `on_refusal`, a shape first compiled at a call and refused runs as `on_refusal` says."""
 
     def compile_graph(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         from rducc.program import compile as rducc_compile
@@ -180,7 +190,13 @@ def _static_compiler(settings: dict[str, Any]) -> Callable[[torch.fx.GraphModule
         absent = absent_outputs(graph)
 
         def run(*args: Any) -> Any:
-            return with_absent(program_for(args)(*[a for a in args if isinstance(a, torch.Tensor)]), absent)
+            try:
+                program = program_for(args)
+            except RduccError as error:
+                if on_refusal is None:
+                    raise
+                return on_refusal(graph, error)(*args)
+            return with_absent(program(*[a for a in args if isinstance(a, torch.Tensor)]), absent)
 
         run.programs = compiled  # type: ignore[attr-defined] # the Programs by input shapes, for tests
         return run
@@ -219,17 +235,45 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     """Forward and backward graphs (Core ATen, from AOT autograd) each compiled by rducc."""
     from torch._dynamo.backends.common import aot_autograd
 
-    part = _boxed(_static_compiler(settings))
+    def part(name: str, fallback: bool) -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
+        refusal = eager_once(name)
+        compiler = _boxed(_static_compiler(settings, refusal))
 
-    def recorded(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        compiled = part(graph, example_inputs)
-        TRAINING_PARTS.append(compiled.programs)  # type: ignore[attr-defined]
-        return compiled
+        def recorded(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+            try:
+                compiled = compiler(graph, example_inputs)
+            except RduccError as error:
+                if not fallback:
+                    raise
+                from torch._functorch.aot_autograd import make_boxed_func
+
+                compiled = make_boxed_func(refusal(graph, error))
+                compiled.programs = {}  # type: ignore[attr-defined]
+            TRAINING_PARTS.append(compiled.programs)  # type: ignore[attr-defined]
+            return compiled
+
+        return recorded
 
     TRAINING_PARTS.clear()
-    backend = aot_autograd(fw_compiler=recorded, bw_compiler=recorded,
+    # a refused forward raises to `rducc_backend`, which runs the whole graph in eager
+    backend = aot_autograd(fw_compiler=part("forward", fallback=False), bw_compiler=part("backward", fallback=True),
                            decompositions=torch.export.default_decompositions())
     return backend(graph, example_inputs)
+
+
+def eager_once(part: str) -> Refusal:
+    """A refusal that runs the refused graph in eager, warning once (at the first refusal) with its reason."""
+    warned: list[bool] = []
+
+    def refused(graph: torch.fx.GraphModule, error: RduccError) -> Callable[..., Any]:
+        if not warned:
+            warned.append(True)
+            reason = str(error).splitlines()[0]
+            warnings.warn(f"rducc: the {part} graph of this training step could not be compiled ({reason}); "
+                          "it runs in eager", stacklevel=2)
+        return graph
+
+    return refused
 
 
 def rducc_backend(

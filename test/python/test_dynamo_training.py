@@ -185,3 +185,63 @@ def test_frozen_layer_and_graph_breaks_train_in_rducc_with_eager_gradients():
     assert len(dynamo.TRAINING_PARTS) >= 3, "the last graph's forward and backward, and the first's backward"
     assert model.embed.weight.grad is None
     _assert_same_gradients(model, eager)
+
+
+class _WideBackward(torch.autograd.Function):
+    """tanh whose backward computes in float64, which `options={"f64": "refuse"}` refuses:
+    a backward graph rducc cannot compile under a forward it can."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return torch.tanh(x)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return (grad.double() * (1 - torch.tanh(x.double()) ** 2)).float()
+
+
+class _RefusedBackward(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner, self.head = nn.Linear(6, 8), nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(_WideBackward.apply(self.inner(x)))
+
+
+def _train_refused_backward(steps: int) -> tuple[nn.Module, nn.Module, list[warnings.WarningMessage]]:
+    """`steps` SGD steps through torch.compile (float64 refused) and in eager on the same batches."""
+    torch.manual_seed(7)
+    model = _RefusedBackward()
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="rducc", options={"f64": "refuse", "opt_level": 0})
+    ours, theirs = (torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (model, eager))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(steps):
+            x, labels = torch.randn(4, 6), torch.tensor([0, 1, 2, step % 3])
+            for run, optimizer in ((compiled, ours), (eager, theirs)):
+                optimizer.zero_grad()
+                F.cross_entropy(run(x), labels).backward()
+                optimizer.step()
+    return model, eager, [w for w in caught if "rducc:" in str(w.message)]
+
+
+def test_a_backward_rducc_refuses_runs_in_eager_and_training_matches_eager():
+    """The refusal comes at the first `loss.backward()` (AOT autograd compiles the
+    backward lazily): that backward graph runs in eager, the forward in rducc."""
+    model, eager, _ = _train_refused_backward(steps=3)
+    forward, backward = dynamo.TRAINING_PARTS
+    assert len(forward) == 1 and not backward, "the forward compiled by rducc, the backward left to eager"
+    for (name, got), want in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_a_refused_backward_warns_once_naming_why():
+    _, _, ours = _train_refused_backward(steps=2)
+    assert len(ours) == 1, [str(w.message) for w in ours]
+    message = str(ours[0].message)
+    assert "backward graph" in message and "runs in eager" in message and "float64" in message
+    assert "test_dynamo_training.py" in message, "the reason names the user's line"

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -42,7 +43,9 @@ is below Adam's eps: no float32 gradient resolves it) are held only to the
 float64 result within what Adam can move them in the steps taken (2 lr a
 step); every other element to eager's (`assert_matches`), under Adam within
 the bar plus twice the distance eager's own float32 training shows from
-itself started a rounding apart (`float32_spread`)."""
+itself started a rounding apart (`float32_spread`), or to the float64 result
+within twice eager's own distance from it (`near_float64`: where eager's
+float32 result is noise, the noise's size is the bar)."""
 
 
 def language_model_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -316,12 +319,53 @@ def assert_matches(history: History) -> None:
         if name in history.spread:  # under Adam: where eager's own float32 result is not reproducible
             allowed = allowed + SPREAD_FACTOR * history.spread[name]
         noise = history.unresolved[name]
-        failing = ~noise & ((got - expected).abs() > allowed)
+        failing = ~noise & ((got - expected).abs() > allowed) & ~near_float64(got, expected, exact, allowed)
         assert not failing.any(), (
             f"{name}: {int(failing.sum())} elements differ from eager by up to "
             f"{(got - expected)[failing].abs().max().item():.3g}")
         wandered = noise & ((got - exact).abs() > 2 * history.lr * history.steps + allowed)
         assert not wandered.any(), f"{name}: {int(wandered.sum())} noise-driven elements moved too far"
+
+
+def near_float64(value: torch.Tensor, want: torch.Tensor, exact: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Which elements of `value` (rducc's parameter or buffer after the last step) are no farther
+    from the float64 training's (`exact`) than twice eager's own distance from it (`want`: eager's
+    float32), plus `allowed`; in a noise-driven tensor, one where eager's own float32 result is off
+    float64's past the parameters' bar somewhere (the bar itself: `allowed`, widened by eager's twins'
+    spread, can cover eager's own distance where a twin's noise happens to match it), twice eager's
+    largest distance over the tensor.
+
+    Adam turns a gradient float32 cannot resolve (a parameter whose exact gradient is zero, as a
+    batch norm's bias whose output reaches the loss only through another batch norm; at the first
+    step every element whose exact gradient is zero then, as a head reading features that are
+    exactly a batch norm's zero bias) into full steps in a direction rounding chooses, and
+    everything downstream follows the state those steps leave: running means, and parameters
+    whose gradients read it. Each element of such a tensor is the same few noise sources mapped by
+    the weights between, so the noise is the tensor's, and eager's one realization of it can land
+    near float64's in an element where another summation order's does not. efficient_channels_last,
+    AdamW one socket: two biases move +-lr a step in opposite directions in rducc and eager from the
+    first step; over `blocks.2.expand.1.running_mean` rducc ends 5.3e-4 from float64, eager 6.7e-4.
+    With adamw_groups over 2 microbatches of one image (the network then a function of the last
+    batch norm's bias and the head only), the head's first step is noise (its features are that
+    bias, zero at the start): `blocks.2.project.1.bias` ends 5.6e-5 from float64, eager 7.0e-5."""
+    own, from_exact = (want - exact).abs(), (value - exact).abs()
+    near = from_exact <= 2 * own + allowed
+    if (own > PARAM_ATOL + PARAM_RTOL * want.abs()).any():  # the bare bar: `allowed` may hold Adam's spread
+        near |= from_exact <= 2 * own.max() + allowed
+    return near
+
+
+def assert_buffers_match(got: dict[str, Any], expected: dict[str, torch.Tensor], exact: dict[str, torch.Tensor],
+                         spread: dict[str, torch.Tensor]) -> None:
+    """Floating buffers (running statistics, an EMA) after the last step: each element within the
+    parameters' bar of eager's (under Adam widened by twice eager's own float32 spread,
+    `float32_spread`), or `near_float64`."""
+    for name, want in expected.items():
+        allowed = PARAM_ATOL + PARAM_RTOL * want.abs() + SPREAD_FACTOR * spread.get(name, torch.zeros_like(want))
+        value = torch.as_tensor(got[name]).to(want.dtype)
+        off = (value - want).abs()
+        passing = (off <= allowed) | near_float64(value, want, exact[name], allowed)
+        assert passing.all(), f"buffer {name}: differs from eager by up to {off.max().item():.3g}"
 
 
 @dataclass(frozen=True)
