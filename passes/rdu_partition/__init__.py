@@ -2004,7 +2004,8 @@ class _TensorPartitioner:
         KV head's gradient summed over its query heads, split within the rank pair
         that holds the head): a partial sum over that factor's groups, the other split
         dims kept (`GroupPartial`); every operand split over the factor along its
-        reduced dim. None when the summed split is over every rank (`_plan_partial`'s
+        reduced dim, with its period (the copies of a tiled repeat's KV head a rank
+        holds: every copy is in one part). None when the summed split is over every rank (`_plan_partial`'s
         partial sum over all) or the op is not so; not for a 16-bit sum of a
         mixed-precision step (its partial sums are widened to f32, `_widen_partial`); only
         in a training step (inference keeps `_check_rows_split`'s diagnostic)."""
@@ -2013,7 +2014,7 @@ class _TensorPartitioner:
         for split, dests in zip(splits, dims.operands):
             for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
-                if dest is Dim.REDUCED and not period:
+                if dest is Dim.REDUCED and isinstance(period, int):  # a period: its indices in other parts, summed alike
                     factors.add((parts, stride))
                 elif isinstance(dest, int):
                     pieces.append((dest, parts, stride, period))
@@ -2032,7 +2033,8 @@ class _TensorPartitioner:
             if len(on) > 1 or (not on and len(reduced) != 1):
                 return None
             kept = self._restrict(result, value, dests)
-            wants.append(Split.of([*(kept.entries if kept else ()), ((on or reduced)[0], parts, stride, 0)]))
+            period = split.period(on[0]) if split is not None and on else 0
+            wants.append(Split.of([*(kept.entries if kept else ()), ((on or reduced)[0], parts, stride, period)]))
         return wants, GroupPartial(result, parts, stride)
 
     def _widened(self, value: SSAValue) -> bool:
@@ -2106,19 +2108,31 @@ class _TensorPartitioner:
         return None
 
     def _widen(self, op: BroadcastOp, moved: Split) -> Split | None:
-        """A dim broadcast from 1 right after a dim split over a major factor (stride
-        s > 1) split over the minor s ranks, which hold the same input: free, and
-        what lets repeated KV heads meet query heads split every way."""
+        """A dim broadcast from 1 beside a dim split over part of the ranks, split over
+        the rest, whose ranks hold the same input: free, and what lets repeated KV heads
+        meet query heads split every way. Right after a dim split over a major factor
+        (stride s > 1, heads interleaved by `repeat_interleave`): over the minor s ranks,
+        in consecutive blocks. Right before a dim split over a minor factor (heads tiled
+        by `k.repeat(1, g, 1, 1)`: query head h reads KV head h % kv): over the major
+        factor above it, with that factor as period, so that a reshape merging the two
+        dims gives the heads a rank's KV head serves (`(0, tp, 1, tp)`)."""
         source, result = self.full_shape(op.input), _shape(op.result)
         offset = len(result) - len(source)
         entries = list(moved.entries)
-        for dim, _, stride, _ in moved.entries:
-            new = dim + 1
-            broadcast = new < len(result) and (new < offset or source[new - offset] == 1)
-            if stride > 1 and broadcast and result[new] % stride == 0 and new not in moved.dims():
-                wider = Split.of([*entries, (new, stride, 1, 0)])
-                if wider is not None and wider.valid(self.tp):
-                    entries.append((new, stride, 1, 0))
+
+        def broadcast(new: int) -> bool:
+            return 0 <= new < len(result) and (new < offset or source[new - offset] == 1) and new not in moved.dims()
+
+        for dim, parts, stride, period in moved.entries:
+            wider: tuple[int, int, int, int] | None = None
+            if stride > 1 and broadcast(dim + 1) and result[dim + 1] % stride == 0:
+                wider = (dim + 1, stride, 1, 0)
+            rest = self.tp // (stride * parts)
+            if wider is None and rest > 1 and period in (0, result[dim]) and broadcast(dim - 1) \
+                    and result[dim - 1] % rest == 0:
+                wider = (dim - 1, rest, stride * parts, 0 if result[dim - 1] == rest else rest)
+            if wider is not None and (split := Split.of([*entries, wider])) is not None and split.valid(self.tp):
+                entries.append(wider)
         return Split.of(entries)
 
     def _restrict(self, split: Split | None, value: SSAValue, dests: Sequence[Dest]) -> Split | None:
@@ -2183,10 +2197,28 @@ class _TensorPartitioner:
             parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if parts == 1:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
-        stride = self.tp // parts
+        stride = self._replica_stride(op.result, Split(((rank - 1, parts, self.tp // parts, period),)))
         if not period and not self.pairing:
             period = self._paired_period(op, Split(((rank - 1, parts, stride, 0),)))
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _replica_stride(self, value: SSAValue, columns: Split) -> int:
+        """The stride of a projection's column split over fewer parts than ranks (its
+        heads replicated over the rest): the major factor (rank r holds KV head
+        r // (tp // kv), what heads interleaved by `repeat_interleave` read), or the
+        minor one (KV head r % kv) when only that reaches a matmul split over more
+        ranks: heads tiled by `k.repeat(1, g, 1, 1)` or `cat([k] * g)`, read by query
+        head h as KV head h % kv, which the tiling spreads over the ranks above it."""
+        ((dim, parts, stride, period),) = columns.entries
+        if stride == 1:
+            return stride
+
+        def reach(split: Split) -> int:
+            return max((int(np.prod([e[1] for e in s.entries])) for *_, s in self._reached_matmuls(value, split)),
+                       default=0)
+
+        minor = Split(((dim, parts, 1, period),))
+        return 1 if reach(minor) > reach(columns) else stride
 
     def _paired_period(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> int:
         """The period of a projection's column split that the operand it meets in a
