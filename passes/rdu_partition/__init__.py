@@ -612,6 +612,9 @@ class _TensorPartitioner:
     """`_from_weights`, by value."""
     pairing: bool = False
     """Inside `_paired_period`'s look-ahead at the other projection (which does not look back)."""
+    deferred: dict[Operation, None] = field(default_factory=dict)
+    """tp: ops computing a weight from weights (`_defers`), in program order, not
+    partitioned yet: their reader's split is pushed back to the weights (`_flush`)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -993,6 +996,69 @@ class _TensorPartitioner:
                 stack.pop()
         return known[value]
 
+    def _defers(self, op: Operation) -> bool:
+        """tp: whether `op` computes a weight from weights (weight_norm's `g * v / |v|`,
+        a spectral norm's `W / sigma`; a map or a sum, not a precision cast or a layout
+        op): partitioned when a reader wants its result, split as that reader wants
+        (`_flush`), not whole on every rank before it is cut (`_weight_part`)."""
+        if (self.data_parallel or not isinstance(op, MapOp | ReduceOp) or not op.operands
+                or phase_of(op) == Phase.OPTIMIZER or _uncast(op.results[0]) is not op.results[0]):
+            return False
+        return self._from_weights(op.results[0])
+
+    def _undefer(self, op: Operation) -> None:
+        """Partition the deferred ops `op` reads (`_flush`), each as `op`'s plan wants
+        it (a matmul's computed weight split by columns or rows); whole for other readers."""
+        pending = [index for index, v in enumerate(op.operands) if v.owner in self.deferred]
+        if not pending:
+            return
+        wants: list[Layout] = [None] * len(op.operands)
+        if isinstance(op, MatmulOp | GroupedMatmulOp | MapOp):
+            try:
+                plan = self._plan_as_whole(op)
+            except LocatedError:
+                plan = None
+            wants = plan[0] if plan is not None else wants
+        for index in pending:
+            value, want = op.operands[index], wants[index]
+            if value.owner in self.deferred:
+                self._flush(value, want if isinstance(want, Split) else None)
+
+    def _flush(self, value: SSAValue, want: Split | None) -> None:
+        """Partition the deferred ops `value` is computed by, in program order, after
+        splitting the weights they read as `want` reaches them back through them (by
+        their dim maps; a sum's reduced dims and a broadcast operand's dims dropped):
+        weight_norm's `v` split as the computed weight, its gain by the rows it scales;
+        a norm over a split dim is then a partial sum, all-reduced (a vector, not a gather
+        of the weight), and the backward follows the split weights. When one of those
+        weights cannot be split (read by ops already partitioned), none is: the ops run
+        whole and the reader cuts its part (`_weight_part`)."""
+        ops: list[Operation] = []
+        stack = [value]
+        while stack:
+            owner = stack.pop().owner
+            if isinstance(owner, Operation) and owner in self.deferred and owner not in ops:
+                ops.append(owner)
+                stack.extend(owner.operands)
+        ops.sort(key=_position)
+        prefer: dict[SSAValue, Split] = {value: want} if want is not None else {}
+        for op in reversed(ops):
+            split = prefer.get(op.results[0])
+            if split is None or not isinstance(op, OpFacts):
+                continue
+            shapes = [self.full_shape(v) for v in op.operands]
+            for operand, dests in zip(op.operands, op.dims_for(shapes, [self.full_shape(op.results[0])]).operands):
+                if (wanted := self._restrict(split, operand, dests)) is not None:
+                    prefer.setdefault(operand, wanted)
+        leaves = {leaf: split for leaf, split in prefer.items() if leaf.owner not in ops and self.layout_of(leaf) != split}
+        if all(self.layout_of(leaf) is None and self._shard_chain(leaf, split) is not None
+               for leaf, split in leaves.items()):  # all or none: one left whole would be gathered
+            for leaf, split in leaves.items():
+                self._shard_through_chain(leaf, split)
+        for op in ops:
+            del self.deferred[op]
+            self._partition_op(op)
+
     def _take_parts(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
         """`rdu.local_part` of the replicated `value` along each dim of `want`."""
         result = value
@@ -1093,7 +1159,13 @@ class _TensorPartitioner:
             self._shard_parameters()
         for op in ops:
             if isinstance(op, func.ReturnOp):
+                while self.deferred:
+                    self._flush(next(iter(self.deferred)).results[0], None)
                 return self._results(op)
+            if self._defers(op):
+                self.deferred[op] = None
+                continue
+            self._undefer(op)
             self._partition_op(op)
         return []
 
@@ -2206,19 +2278,24 @@ class _TensorPartitioner:
         """The stride of a projection's column split over fewer parts than ranks (its
         heads replicated over the rest): the major factor (rank r holds KV head
         r // (tp // kv), what heads interleaved by `repeat_interleave` read), or the
-        minor one (KV head r % kv) when only that reaches a matmul split over more
-        ranks: heads tiled by `k.repeat(1, g, 1, 1)` or `cat([k] * g)`, read by query
+        minor one (KV head r % kv) when only that widens to more ranks on its way to
+        the matmuls (`_widest`): heads tiled by `k.repeat(1, g, 1, 1)`, read by query
         head h as KV head h % kv, which the tiling spreads over the ranks above it."""
         ((dim, parts, stride, period),) = columns.entries
         if stride == 1:
             return stride
-
-        def reach(split: Split) -> int:
-            return max((int(np.prod([e[1] for e in s.entries])) for *_, s in self._reached_matmuls(value, split)),
-                       default=0)
-
         minor = Split(((dim, parts, 1, period),))
-        return 1 if reach(minor) > reach(columns) else stride
+        return 1 if self._widest(value, minor) > self._widest(value, columns) else stride
+
+    def _widest(self, value: SSAValue, split: Split, depth: int = LOOK_AHEAD) -> int:
+        """The most ranks `value` held as `split` is split over, or a value it reaches
+        through ops that carry the split (`_carried`, up to the matmuls), `depth` deep."""
+        widest = int(np.prod([parts for _, parts, _, _ in split.entries]))
+        for use in value.uses if depth else ():
+            if not isinstance(use.operation, MatmulOp) and (carried := self._carried(
+                    use.operation, use.index, split)) is not None:
+                widest = max(widest, self._widest(use.operation.results[0], carried, depth - 1))
+        return widest
 
     def _paired_period(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> int:
         """The period of a projection's column split that the operand it meets in a
