@@ -1050,7 +1050,8 @@ class _TensorPartitioner:
             for operand, dests in zip(op.operands, op.dims_for(shapes, [self.full_shape(op.results[0])]).operands):
                 if (wanted := self._restrict(split, operand, dests)) is not None:
                     prefer.setdefault(operand, wanted)
-        leaves = {leaf: split for leaf, split in prefer.items() if leaf.owner not in ops and self.layout_of(leaf) != split}
+        leaves = {leaf: split for leaf, split in prefer.items()
+                  if leaf.owner not in ops and self.layout_of(leaf) != split}
         if all(self.layout_of(leaf) is None and self._shard_chain(leaf, split) is not None
                for leaf, split in leaves.items()):  # all or none: one left whole would be gathered
             for leaf, split in leaves.items():
@@ -2086,7 +2087,7 @@ class _TensorPartitioner:
         for split, dests in zip(splits, dims.operands):
             for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
-                if dest is Dim.REDUCED and isinstance(period, int):  # a period: its indices in other parts, summed alike
+                if dest is Dim.REDUCED and isinstance(period, int):  # a period: each index in one part
                     factors.add((parts, stride))
                 elif isinstance(dest, int):
                     pieces.append((dest, parts, stride, period))
