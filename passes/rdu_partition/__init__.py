@@ -60,6 +60,8 @@ every `func.func` of the module. The result is one SPMD program:
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
   is replicated (`rdu.all_gather` of its split operands): correct, slower.
+  A weight computed from weights (weight_norm's `g * v / |v|`) is partitioned
+  when its reader wants it, its weights split as that reader takes it (`_flush`).
   A result that stays split is joined by the caller (`rdu.result_shards` on
   the function).
 - **Pipeline parallelism (pp)**: decoder layers (`rdu.layer`) go to `pp`
