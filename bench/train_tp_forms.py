@@ -8,7 +8,9 @@ heads are repeated by each spelling (`block:<spelling>`: repeat_interleave,
 expand_reshape, unsqueeze_expand_flatten, repeat_kv, repeat, cat, stack, einsum,
 interleave_bshd, sdpa_gqa), an MLP on computed weights (`wn:weight_norm`,
 `wn:spectral_norm`, `wn:user`), an LM head tied to the embedding (`tied`) and a
-one-layer transformers GPT-2 (`gpt2`). Run:
+one-layer transformers GPT-2 (`gpt2`), and transformers' Llama, Mistral and Qwen2
+with 8 query heads over 2 KV heads (`hf:llama`, `hf:mistral`, `hf:qwen2`: tp above the
+KV heads at tp=4 and 8). Run:
 `python bench/train_tp_forms.py train block:repeat@2 wn:user@2 tied@4 block:repeat@2+adamw`
 and `python bench/train_tp_forms.py infer block:repeat@2`. Not a speed benchmark:
 what it prints is numerics and collectives, no timing claim."""
@@ -156,6 +158,24 @@ class GPT2Loss(nn.Module):
         return nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
 
 
+class HFLoss(nn.Module):
+    """A one-layer transformers causal LM of `family` (llama, mistral, qwen2), 8 query
+    heads over 2 KV heads, its next-token loss."""
+
+    def __init__(self, family: str) -> None:
+        super().__init__()
+        import transformers
+        prefix = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2"}[family]
+        config = getattr(transformers, f"{prefix}Config")(
+            vocab_size=VOCAB, hidden_size=HID, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=H, num_key_value_heads=KV, max_position_embeddings=16)
+        self.model = getattr(transformers, f"{prefix}ForCausalLM")(config)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        logits = self.model(input_ids=ids, use_cache=False).logits
+        return nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
 def make(name: str) -> nn.Module:
     if name.startswith("block:"):
         return Block(name.split(":")[1])
@@ -165,6 +185,8 @@ def make(name: str) -> nn.Module:
         return TiedLM()
     if name == "gpt2":
         return GPT2Loss()
+    if name.startswith("hf:"):
+        return HFLoss(name.split(":")[1])
     raise ValueError(name)
 
 
@@ -209,7 +231,7 @@ class Infer(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         m = self.inner
-        if isinstance(m, GPT2Loss):
+        if isinstance(m, GPT2Loss | HFLoss):
             return m.model(input_ids=ids, use_cache=False).logits
         x = m.embed(ids)
         if isinstance(m, Block):

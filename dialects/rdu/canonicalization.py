@@ -14,7 +14,9 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
   a transpose of a value with dims of size 1 transposes only the other dims,
   between reshapes (an einsum's `unsqueeze, permute, permute, view` before a
   product becomes a reshape and, at most, a swap of the last two dims);
-- a concat drops its operands with no elements (one left: that operand);
+- a concat drops its operands with no elements (one left: that operand); a
+  concat of copies of one value is a broadcast of it between reshapes (`cat([k] * g)`
+  is `k.repeat`, `stack([k] * g)` a broadcast of a unit dim);
 - a transpose of a matmul's (or grouped matmul's) rhs that swaps its last two
   dims folds into it as `transpose_rhs` (the PMU transpose crossbar reads it
   for free); a batched matmul whose rhs is one matrix broadcast over the batch
@@ -214,6 +216,26 @@ class DropEmptyConcatOperands(RewritePattern):
             rewriter.replace_op(op, _copy_attributes(op, ConcatOp(kept, op.dim.value.data, op.result.type)))
 
 
+class ConcatOfCopiesIsBroadcast(RewritePattern):
+    """concat(x, x, ..., x) along dim d -> reshape(broadcast(reshape(x))): the n copies
+    a new dim of n before d, merged into it (`torch.cat([k] * g, 1)` is `k.repeat(1, g,
+    1, 1)`, `torch.stack([k] * g, 2)` a broadcast of a unit dim), so every spelling of a
+    tiled repeat is the one the partitioner splits (heads tiled for grouped-query attention)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        first = op.inputs[0]
+        if len(op.inputs) < 2 or any(v is not first for v in op.inputs) or not isinstance(first.type, TensorType):
+            return
+        dim, shape = op.dim.value.data, shape_of(first.type)
+        element = element_of(first.type)
+        unit = ReshapeOp(first, TensorType(element, [*shape[:dim], 1, *shape[dim:]]))
+        copies = BroadcastOp(unit.result, TensorType(element, [*shape[:dim], len(op.inputs), *shape[dim:]]))
+        ops = [_copy_attributes(op, unit), _copy_attributes(op, copies),
+               _copy_attributes(op, ReshapeOp(copies.result, op.result.type))]
+        rewriter.replace_op(op, ops)
+
+
 def _swaps_last_two(perm: tuple[int, ...]) -> bool:
     rank = len(perm)
     return rank >= 2 and list(perm) == [*range(rank - 2), rank - 1, rank - 2]
@@ -369,6 +391,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     SliceBeforeUnitReshape,
     ScatterBeforeUnitReshape,
     DropEmptyConcatOperands,
+    ConcatOfCopiesIsBroadcast,
     FoldTransposeIntoMatmul,
     FoldBroadcastRhsIntoMatmul,
     DropUnitBatchOfRhs,
@@ -387,6 +410,7 @@ _ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
     SliceBeforeUnitReshape: (SliceOp,),
     ScatterBeforeUnitReshape: (ScatterOp,),
     DropEmptyConcatOperands: (ConcatOp,),
+    ConcatOfCopiesIsBroadcast: (ConcatOp,),
     FoldTransposeIntoMatmul: (MatmulOp,),
     FoldBroadcastRhsIntoMatmul: (MatmulOp,),
     DropUnitBatchOfRhs: (MatmulOp,),

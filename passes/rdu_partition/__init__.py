@@ -60,6 +60,8 @@ every `func.func` of the module. The result is one SPMD program:
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
   is replicated (`rdu.all_gather` of its split operands): correct, slower.
+  A weight computed from weights (weight_norm's `g * v / |v|`) is partitioned
+  when its reader wants it, its weights split as that reader takes it (`_flush`).
   A result that stays split is joined by the caller (`rdu.result_shards` on
   the function).
 - **Pipeline parallelism (pp)**: decoder layers (`rdu.layer`) go to `pp`
@@ -612,6 +614,9 @@ class _TensorPartitioner:
     """`_from_weights`, by value."""
     pairing: bool = False
     """Inside `_paired_period`'s look-ahead at the other projection (which does not look back)."""
+    deferred: dict[Operation, None] = field(default_factory=dict)
+    """tp: ops computing a weight from weights (`_defers`), in program order, not
+    partitioned yet: their reader's split is pushed back to the weights (`_flush`)."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -993,6 +998,70 @@ class _TensorPartitioner:
                 stack.pop()
         return known[value]
 
+    def _defers(self, op: Operation) -> bool:
+        """tp: whether `op` computes a weight from weights (weight_norm's `g * v / |v|`,
+        a spectral norm's `W / sigma`; a map or a sum, not a precision cast or a layout
+        op): partitioned when a reader wants its result, split as that reader wants
+        (`_flush`), not whole on every rank before it is cut (`_weight_part`)."""
+        if (self.data_parallel or not isinstance(op, MapOp | ReduceOp) or not op.operands
+                or phase_of(op) == Phase.OPTIMIZER or _uncast(op.results[0]) is not op.results[0]):
+            return False
+        return self._from_weights(op.results[0])
+
+    def _undefer(self, op: Operation) -> None:
+        """Partition the deferred ops `op` reads (`_flush`), each as `op`'s plan wants
+        it (a matmul's computed weight split by columns or rows); whole for other readers."""
+        pending = [index for index, v in enumerate(op.operands) if v.owner in self.deferred]
+        if not pending:
+            return
+        wants: list[Layout] = [None] * len(op.operands)
+        if isinstance(op, MatmulOp | GroupedMatmulOp | MapOp):
+            try:
+                plan = self._plan_as_whole(op)
+            except LocatedError:
+                plan = None
+            wants = plan[0] if plan is not None else wants
+        for index in pending:
+            value, want = op.operands[index], wants[index]
+            if value.owner in self.deferred:
+                self._flush(value, want if isinstance(want, Split) else None)
+
+    def _flush(self, value: SSAValue, want: Split | None) -> None:
+        """Partition the deferred ops `value` is computed by, in program order, after
+        splitting the weights they read as `want` reaches them back through them (by
+        their dim maps; a sum's reduced dims and a broadcast operand's dims dropped):
+        weight_norm's `v` split as the computed weight, its gain by the rows it scales;
+        a norm over a split dim is then a partial sum, all-reduced (a vector, not a gather
+        of the weight), and the backward follows the split weights. When one of those
+        weights cannot be split (read by ops already partitioned), none is: the ops run
+        whole and the reader cuts its part (`_weight_part`)."""
+        ops: list[Operation] = []
+        stack = [value]
+        while stack:
+            owner = stack.pop().owner
+            if isinstance(owner, Operation) and owner in self.deferred and owner not in ops:
+                ops.append(owner)
+                stack.extend(owner.operands)
+        ops.sort(key=_position)
+        prefer: dict[SSAValue, Split] = {value: want} if want is not None else {}
+        for op in reversed(ops):
+            split = prefer.get(op.results[0])
+            if split is None or not isinstance(op, OpFacts):
+                continue
+            shapes = [self.full_shape(v) for v in op.operands]
+            for operand, dests in zip(op.operands, op.dims_for(shapes, [self.full_shape(op.results[0])]).operands):
+                if (wanted := self._restrict(split, operand, dests)) is not None:
+                    prefer.setdefault(operand, wanted)
+        leaves = {leaf: split for leaf, split in prefer.items()
+                  if leaf.owner not in ops and self.layout_of(leaf) != split}
+        if all(self.layout_of(leaf) is None and self._shard_chain(leaf, split) is not None
+               for leaf, split in leaves.items()):  # all or none: one left whole would be gathered
+            for leaf, split in leaves.items():
+                self._shard_through_chain(leaf, split)
+        for op in ops:
+            del self.deferred[op]
+            self._partition_op(op)
+
     def _take_parts(self, value: SSAValue, want: Split, before: Operation) -> SSAValue:
         """`rdu.local_part` of the replicated `value` along each dim of `want`."""
         result = value
@@ -1093,7 +1162,13 @@ class _TensorPartitioner:
             self._shard_parameters()
         for op in ops:
             if isinstance(op, func.ReturnOp):
+                while self.deferred:
+                    self._flush(next(iter(self.deferred)).results[0], None)
                 return self._results(op)
+            if self._defers(op):
+                self.deferred[op] = None
+                continue
+            self._undefer(op)
             self._partition_op(op)
         return []
 
@@ -2004,7 +2079,8 @@ class _TensorPartitioner:
         KV head's gradient summed over its query heads, split within the rank pair
         that holds the head): a partial sum over that factor's groups, the other split
         dims kept (`GroupPartial`); every operand split over the factor along its
-        reduced dim. None when the summed split is over every rank (`_plan_partial`'s
+        reduced dim, with its period (the copies of a tiled repeat's KV head a rank
+        holds: every copy is in one part). None when the summed split is over every rank (`_plan_partial`'s
         partial sum over all) or the op is not so; not for a 16-bit sum of a
         mixed-precision step (its partial sums are widened to f32, `_widen_partial`); only
         in a training step (inference keeps `_check_rows_split`'s diagnostic)."""
@@ -2013,7 +2089,7 @@ class _TensorPartitioner:
         for split, dests in zip(splits, dims.operands):
             for dim, parts, stride, period in split.entries if split else ():
                 dest = dests[dim]
-                if dest is Dim.REDUCED and not period:
+                if dest is Dim.REDUCED and isinstance(period, int):  # a period: each index in one part
                     factors.add((parts, stride))
                 elif isinstance(dest, int):
                     pieces.append((dest, parts, stride, period))
@@ -2032,7 +2108,8 @@ class _TensorPartitioner:
             if len(on) > 1 or (not on and len(reduced) != 1):
                 return None
             kept = self._restrict(result, value, dests)
-            wants.append(Split.of([*(kept.entries if kept else ()), ((on or reduced)[0], parts, stride, 0)]))
+            period = split.period(on[0]) if split is not None and on else 0
+            wants.append(Split.of([*(kept.entries if kept else ()), ((on or reduced)[0], parts, stride, period)]))
         return wants, GroupPartial(result, parts, stride)
 
     def _widened(self, value: SSAValue) -> bool:
@@ -2106,19 +2183,31 @@ class _TensorPartitioner:
         return None
 
     def _widen(self, op: BroadcastOp, moved: Split) -> Split | None:
-        """A dim broadcast from 1 right after a dim split over a major factor (stride
-        s > 1) split over the minor s ranks, which hold the same input: free, and
-        what lets repeated KV heads meet query heads split every way."""
+        """A dim broadcast from 1 beside a dim split over part of the ranks, split over
+        the rest, whose ranks hold the same input: free, and what lets repeated KV heads
+        meet query heads split every way. Right after a dim split over a major factor
+        (stride s > 1, heads interleaved by `repeat_interleave`): over the minor s ranks,
+        in consecutive blocks. Right before a dim split over a minor factor (heads tiled
+        by `k.repeat(1, g, 1, 1)`: query head h reads KV head h % kv): over the major
+        factor above it, with that factor as period, so that a reshape merging the two
+        dims gives the heads a rank's KV head serves (`(0, tp, 1, tp)`)."""
         source, result = self.full_shape(op.input), _shape(op.result)
         offset = len(result) - len(source)
         entries = list(moved.entries)
-        for dim, _, stride, _ in moved.entries:
-            new = dim + 1
-            broadcast = new < len(result) and (new < offset or source[new - offset] == 1)
-            if stride > 1 and broadcast and result[new] % stride == 0 and new not in moved.dims():
-                wider = Split.of([*entries, (new, stride, 1, 0)])
-                if wider is not None and wider.valid(self.tp):
-                    entries.append((new, stride, 1, 0))
+
+        def broadcast(new: int) -> bool:
+            return 0 <= new < len(result) and (new < offset or source[new - offset] == 1) and new not in moved.dims()
+
+        for dim, parts, stride, period in moved.entries:
+            wider: tuple[int, int, int, int] | None = None
+            if stride > 1 and broadcast(dim + 1) and result[dim + 1] % stride == 0:
+                wider = (dim + 1, stride, 1, 0)
+            rest = self.tp // (stride * parts)
+            if wider is None and rest > 1 and period in (0, result[dim]) and broadcast(dim - 1) \
+                    and result[dim - 1] % rest == 0:
+                wider = (dim - 1, rest, stride * parts, 0 if result[dim - 1] == rest else rest)
+            if wider is not None and (split := Split.of([*entries, wider])) is not None and split.valid(self.tp):
+                entries.append(wider)
         return Split.of(entries)
 
     def _restrict(self, split: Split | None, value: SSAValue, dests: Sequence[Dest]) -> Split | None:
@@ -2183,10 +2272,33 @@ class _TensorPartitioner:
             parts = self._column_parts(op.result, rhs[n_rhs], rank, period)
         if parts == 1:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
-        stride = self.tp // parts
+        stride = self._replica_stride(op.result, Split(((rank - 1, parts, self.tp // parts, period),)))
         if not period and not self.pairing:
             period = self._paired_period(op, Split(((rank - 1, parts, stride, 0),)))
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _replica_stride(self, value: SSAValue, columns: Split) -> int:
+        """The stride of a projection's column split over fewer parts than ranks (its
+        heads replicated over the rest): the major factor (rank r holds KV head
+        r // (tp // kv), what heads interleaved by `repeat_interleave` read), or the
+        minor one (KV head r % kv) when only that widens to more ranks on its way to
+        the matmuls (`_widest`): heads tiled by `k.repeat(1, g, 1, 1)`, read by query
+        head h as KV head h % kv, which the tiling spreads over the ranks above it."""
+        ((dim, parts, stride, period),) = columns.entries
+        if stride == 1:
+            return stride
+        minor = Split(((dim, parts, 1, period),))
+        return 1 if self._widest(value, minor) > self._widest(value, columns) else stride
+
+    def _widest(self, value: SSAValue, split: Split, depth: int = LOOK_AHEAD) -> int:
+        """The most ranks `value` held as `split` is split over, or a value it reaches
+        through ops that carry the split (`_carried`, up to the matmuls), `depth` deep."""
+        widest = int(np.prod([parts for _, parts, _, _ in split.entries]))
+        for use in value.uses if depth else ():
+            if not isinstance(use.operation, MatmulOp) and (carried := self._carried(
+                    use.operation, use.index, split)) is not None:
+                widest = max(widest, self._widest(use.operation.results[0], carried, depth - 1))
+        return widest
 
     def _paired_period(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> int:
         """The period of a projection's column split that the operand it meets in a

@@ -201,6 +201,25 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK-NEXT:    %both = rdu.concat %x, %y dim 1 : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
 // CHECK-NEXT:    func.return %x, %both : tensor<2x8xf32>, tensor<2x12xf32>
 
+// -----
+
+// A concat of copies of one value is a broadcast of it between reshapes (KV heads
+// tiled by `cat([k] * g, 1)`, as `k.repeat(1, g, 1)` writes them; a `stack` of copies
+// along a new unit dim); a concat of different values stays.
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%k: tensor<2x3x4xf32> {rdu.input = "k"}, %y: tensor<2x3x4xf32> {rdu.input = "y"}) -> (tensor<2x6x4xf32>, tensor<2x6x4xf32>) {
+    %tiled = rdu.concat %k, %k dim 1 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+    %mixed = rdu.concat %k, %y dim 1 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+    func.return %tiled, %mixed : tensor<2x6x4xf32>, tensor<2x6x4xf32>
+  }
+}
+// CHECK-LABEL: func.func @forward(%k: tensor<2x3x4xf32> {rdu.input = "k"}, %y: tensor<2x3x4xf32> {rdu.input = "y"}) -> (tensor<2x6x4xf32>, tensor<2x6x4xf32>) {
+// CHECK-NEXT:    %tiled = rdu.reshape %k : tensor<2x3x4xf32> -> tensor<2x1x3x4xf32>
+// CHECK-NEXT:    %tiled_1 = rdu.broadcast %tiled : tensor<2x1x3x4xf32> -> tensor<2x2x3x4xf32>
+// CHECK-NEXT:    %tiled_2 = rdu.reshape %tiled_1 : tensor<2x2x3x4xf32> -> tensor<2x6x4xf32>
+// CHECK-NEXT:    %mixed = rdu.concat %k, %y dim 1 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+// CHECK-NEXT:    func.return %tiled_2, %mixed : tensor<2x6x4xf32>, tensor<2x6x4xf32>
+
 // rdu-canonicalize takes no options.
 // ERR-NOT: Traceback
 // ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments ["target"]

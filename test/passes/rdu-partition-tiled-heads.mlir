@@ -8,6 +8,13 @@
 // (before: q was split in consecutive heads, and q and the tiled k gathered).
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=2}' %s | filecheck %s
 //
+// tp=4, more ranks than the 2 KV heads: the k weight's rows split over the minor
+// factor of the ranks (`(0, 2, 1)`: rank r holds KV head r % 2, not r // 2), which the
+// broadcast before the KV heads widens over the major factor (the tiled copies), so
+// query head r, on rank r, meets its KV head r % 2; nothing is all-gathered (before:
+// k split (0, 2, 2), q and the tiled k gathered).
+// RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=4}' %s | filecheck %s --check-prefix=TP4
+//
 // Diagnostic: tp=3 divides neither the heads nor the hidden size.
 // RUN: not rducc-opt -p 'rdu-partition{tp=3}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
@@ -20,6 +27,16 @@
 // CHECK: %out = rdu.matmul %yf, %wo transpose_rhs {{.*}} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
 // CHECK-NEXT: rdu.all_reduce %out group 2
 // CHECK-NOT: rdu.all_gather
+
+// TP4: tier.global @q : tensor<4x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 4, 1)>}
+// TP4-NEXT: tier.global @k : tensor<4x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// TP4-NOT: rdu.all_gather
+// TP4: %kb = rdu.broadcast %k1 {{.*}} : tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32>
+// TP4-NOT: rdu.all_gather
+// TP4: %s = rdu.matmul %qt, %kT {{.*}} : tensor<1x4x4xf32>, tensor<1x4x4xf32> -> tensor<1x4x4xf32>
+// TP4-NOT: rdu.all_gather
+// TP4: rdu.all_reduce %out group 4
+// TP4-NOT: rdu.all_gather
 
 // ERR: tp=3 does not divide the 16 output columns of weight @q (heads or hidden size)
 

@@ -90,25 +90,35 @@ def _train_as_eager(model: nn.Module, tp: int):
     return program
 
 
-@pytest.mark.parametrize(("spelling", "tp"), [("repeat", 4), ("cat", 2)])
-def test_tiled_kv_heads_and_tied_embedding_split(spelling, tp):
-    """KV heads tiled by `repeat` or `cat` at tp=4 and tp=2 (4 KV heads, 8 query
-    heads): the query heads split with the tiled heads' period, so neither q nor
-    the tiled k and v are gathered (before: both, and the k/v weights, were); the
-    embedding tied to the LM head has its gradient scattered split by vocabulary
-    rows as the head's (before: the head's gradient and weight were gathered)."""
+def _gathered(program) -> list[tuple[int, ...]]:
+    return [tuple(op.operands[0].type.get_shape()) for op in program.module.walk() if isinstance(op, AllGatherOp)]
+
+
+@pytest.mark.parametrize(("spelling", "tp", "kv_heads"), [("repeat", 4, 2), ("cat", 2, 4)])
+def test_tiled_kv_heads_and_tied_embedding_split(spelling, tp, kv_heads):
+    """KV heads tiled by `repeat` at tp=4 over 2 KV heads (more ranks than KV heads:
+    KV head r % 2 on rank r, the tiling's copies spread over the ranks above) or by
+    `cat` at tp=2 over 4 (8 query heads): the query heads split with the tiled
+    heads' period, so neither q nor the tiled k and v are gathered, nor the KV
+    heads' gradients summed over their copies (before: q, the tiled k and v, their
+    gradients and the k/v weights were); the embedding tied to the LM head has its
+    gradient scattered split by vocabulary rows as the head's (before: the head's
+    gradient and weight were gathered)."""
     torch.manual_seed(0)
-    program = _train_as_eager(TiledAttention(spelling), tp)
-    gathered = [op.operands[0].type.get_shape() for op in program.module.walk() if isinstance(op, AllGatherOp)]
+    program = _train_as_eager(TiledAttention(spelling, kv_heads=kv_heads), tp)
+    gathered = _gathered(program)
     assert gathered and all(shape[-1] == 1 for shape in gathered), gathered  # the cross entropy's maxima only
 
 
 def test_computed_weights_split_their_matmuls():
-    """weight_norm (torch's and written out) at tp=2: each rank cuts its part of the
-    computed weights (the MLP's hidden columns), so no matmul makes the whole hidden
-    layer (before: the MLP ran whole on every rank; the parametrization's backward
-    was a host call)."""
+    """weight_norm (torch's and written out) at tp=2: the parameters are split as the
+    matmuls take the computed weights (`up`'s v and g by rows, `down`'s v by columns,
+    its norm over them a partial sum all-reduced), so no matmul makes the whole hidden
+    layer and neither the weights nor their gradients are gathered (before: the MLP ran
+    whole on every rank; then the weights were computed whole and each computed
+    weight's gradient all-gathered for their backward)."""
     torch.manual_seed(0)
     program = _train_as_eager(NormedMLP(), 2)
     widths = {op.result.type.get_shape()[-1] for op in program.module.walk() if isinstance(op, MatmulOp)}
     assert 3 * HIDDEN not in widths, widths
+    assert all(shape[-1] == 1 for shape in _gathered(program)), _gathered(program)  # vectors at most
