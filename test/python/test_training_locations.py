@@ -44,9 +44,10 @@ def test_torch_compile_backward_names_the_users_line() -> None:
     torch._dynamo.reset()
     compiled = torch.compile(BagLoss(), backend="rducc", options={"opt_level": 0})
     loss = compiled(IDS, OFFSETS)
-    with pytest.raises(RduccError) as error:  # AOT autograd compiles the backward at its first call
-        loss.backward()
-    assert str(error.value).startswith(LINE), str(error.value)[:300]
+    with pytest.warns(UserWarning) as warned:  # AOT autograd compiles the backward at its first call
+        loss.backward()  # refused by rducc: it runs in eager, with one warning naming the line
+    messages = [str(w.message) for w in warned if str(w.message).startswith("rducc:")]
+    assert len(messages) == 1 and f"({LINE}" in messages[0], messages
     torch._dynamo.reset()
 
 
