@@ -126,7 +126,8 @@ PUBLISHED = [
 NOT_MODELED = [
     ("tokens/s, DeepSeek-R1 671B decode, 16 sockets", "198", "SambaNova, DAC 2025 talk",
      "not in this fit: bench/massive.py compiles the DeepSeek-V3/R1 program at the fitted constants and "
-     "models 28..52 tokens/s (the routing as a range; 22.1 GB of bf16 experts a socket in DDR), "
+     "models 36..65 tokens/s (the routing as a range; 21.6 GB a socket in DDR: the embedding and 24% of "
+     "each expert table's rows), "
      "BENCHMARKS.md's massive-models section"),
     ("switching speedup over DGX H100 / DGX A100", "15x / 31x", "arXiv 2405.07518, Table V",
      "a check, not fitted: bench/coe.py prints rducc.model.switching's prediction beside it"),
