@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from training_cases import assert_sgd_steps_match
 
 import rducc
 from rducc.dialects.rdu import custom_op
@@ -326,16 +327,7 @@ def test_custom_op_trains_through_its_registered_autograd() -> None:
     batch = (torch.randn(4, 6), torch.tensor([0, 1, 2, 0]))
     program = rducc.compile_training(model, batch, optimizer="sgd", lr=0.1, opt_level=0, import_modules=[__name__])
     assert "rducctest::host_tanh" in program.mlir
-    optimizer = torch.optim.SGD(eager.parameters(), lr=0.1)
-    for _ in range(2):
-        optimizer.zero_grad()
-        loss = eager(*batch)
-        loss.backward()
-        optimizer.step()
-        assert float(program.step(*batch)) == pytest.approx(loss.item(), rel=1e-6)
-    trained = program.parameters()
-    for name, parameter in eager.named_parameters():
-        torch.testing.assert_close(torch.as_tensor(trained[name]), parameter.detach(), rtol=1e-5, atol=1e-6)
+    assert_sgd_steps_match(program, eager, [batch, batch], rtol=1e-5, lr=0.1)
 
 
 def test_custom_op_without_autograd_in_training_is_one_error_naming_it() -> None:

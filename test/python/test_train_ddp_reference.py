@@ -10,20 +10,12 @@ import copy
 
 import pytest
 import torch
+from test_training_precision import SmallMlp
 from torch import nn
 from training_cases import Around, mixed_precision_verdict, rows_independent
 
 import rducc
 from rducc.passes import rdu_partition
-
-
-class _Mlp(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1, self.fc2, self.fc3 = nn.Linear(32, 64), nn.Linear(64, 64), nn.Linear(64, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc3(nn.functional.gelu(self.fc2(torch.relu(self.fc1(x)))))
 
 
 class _Normed(nn.Module):
@@ -45,7 +37,7 @@ def _data(steps: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
             for _ in range(steps)]
 
 
-@pytest.mark.parametrize("build, independent", [(_Mlp, True), (_Normed, False)], ids=["mlp", "batch-norm"])
+@pytest.mark.parametrize("build, independent", [(SmallMlp, True), (_Normed, False)], ids=["mlp", "batch-norm"])
 def test_ddp_reference_averages_the_ranks_gradients(build: type[nn.Module], independent: bool) -> None:
     """In float64 DDP's average of the ranks' gradients is the whole batch's where rows are
     independent; batch norm's statistics couple them (rducc's dp then reduces the statistics
@@ -64,7 +56,7 @@ def test_dp2_bf16_steps_are_ddp_autocasts_and_the_whole_batchs_rounding_fails_th
     gradients kept f32 and rounded once after the all-reduce (the whole batch's rounding,
     rducc's dp before) is judged by the same bar and fails it."""
     torch.manual_seed(0)
-    model = _Mlp()
+    model = SmallMlp()
     data = _data(5)
 
     def eager(autocast: bool) -> tuple[list[float], dict[str, torch.Tensor]]:

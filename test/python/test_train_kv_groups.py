@@ -13,6 +13,7 @@ import pytest
 import torch
 from test_train_parallel import LlamaLoss
 from torch import nn
+from training_cases import assert_sgd_steps_match
 
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp
 from rducc.training import compile_training
@@ -63,13 +64,4 @@ def test_tp_above_the_kv_heads_trains_as_eager_without_gathering_kv(make, tp, gr
     assert gathered and all(shape[-1] == 1 for shape in gathered), gathered
     pairs = {op.groups(tp) for op in program.module.walk() if isinstance(op, AllReduceOp) and op.group_size < tp}
     assert pairs == ({groups} if groups else set())
-    reference = torch.optim.SGD(eager.parameters(), **options)
-    for step, batch in enumerate(batches):
-        reference.zero_grad()
-        loss = eager(*batch)
-        loss.backward()
-        reference.step()
-        assert float(program.step(*batch)) == pytest.approx(loss.item(), rel=1e-6), f"step {step}"
-    trained = program.parameters()
-    for name, parameter in eager.named_parameters():
-        torch.testing.assert_close(trained[name], parameter.detach(), rtol=1e-4, atol=1e-6, msg=name)
+    assert_sgd_steps_match(program, eager, batches, **options)

@@ -14,6 +14,7 @@ import copy
 import pytest
 import torch
 from torch import nn
+from training_cases import assert_sgd_steps_match
 
 from rducc.dialects.rdu.collectives import AllGatherOp
 from rducc.dialects.rdu.dataflow import MatmulOp
@@ -77,16 +78,7 @@ def _train_as_eager(model: nn.Module, tp: int):
     eager = copy.deepcopy(model)
     options = {"lr": 0.05, "momentum": 0.9}
     program = compile_training(model, batches[0], optimizer="sgd", target="sn40l-8", tp=tp, **options)
-    reference = torch.optim.SGD(eager.parameters(), **options)
-    for step, batch in enumerate(batches):
-        reference.zero_grad()
-        loss = eager(*batch)
-        loss.backward()
-        reference.step()
-        assert float(program.step(*batch)) == pytest.approx(loss.item(), rel=1e-6), f"step {step}"
-    trained = program.parameters()
-    for name, parameter in eager.named_parameters():
-        torch.testing.assert_close(trained[name], parameter.detach(), rtol=1e-4, atol=1e-6, msg=name)
+    assert_sgd_steps_match(program, eager, batches, **options)
     return program
 
 

@@ -94,7 +94,9 @@ def test_batch_norm_under_autocast_differentiates_as_eager() -> None:
         torch.testing.assert_close(gradient.float(), parameter.grad, rtol=0, atol=1e-7, msg=name)
 
 
-class _Mlp(nn.Module):
+class SmallMlp(nn.Module):
+    """Three linear layers with ReLU and GELU between (shared with test_train_ddp_reference)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.fc1, self.fc2, self.fc3 = nn.Linear(32, 64), nn.Linear(64, 64), nn.Linear(64, 10)
@@ -136,7 +138,7 @@ def test_bf16_mixed_precision_rounds_as_eager_autocast(optimizer: str, split: di
       update, and a master weight an ulp across a bf16 boundary is another
       bf16 weight); the scale (a power of two) changes no rounding."""
     torch.manual_seed(0)
-    model = _Mlp()
+    model = SmallMlp()
     generator = torch.Generator().manual_seed(1)
     data = [(torch.randn(4, 32, generator=generator), torch.randint(0, 10, (4,), generator=generator))
             for _ in range(3)]

@@ -310,6 +310,23 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
                    max(group["lr"] for group in eager.param_groups), steps, spread)
 
 
+def assert_sgd_steps_match(program: Any, eager: nn.Module, batches: list[tuple[torch.Tensor, ...]],
+                            rtol: float = 1e-4, **options: float) -> None:
+    """Train `eager` with torch's SGD (`options`) beside `program.step` on each batch: every step's
+    loss equal within rel 1e-6, every parameter after the last within `rtol` (atol 1e-6)."""
+    reference = torch.optim.SGD(eager.parameters(), **options)
+    for step, batch in enumerate(batches):
+        reference.zero_grad()
+        loss = eager(*batch)
+        loss.backward()
+        reference.step()
+        got = float(program.step(*batch))
+        assert abs(got - loss.item()) <= 1e-6 * abs(loss.item()), f"step {step}: loss {got} against eager {loss.item()}"
+    trained = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(torch.as_tensor(trained[name]), parameter.detach(), rtol=rtol, atol=1e-6, msg=name)
+
+
 def assert_matches(history: History) -> None:
     torch.testing.assert_close(torch.tensor(history.rducc_losses), torch.tensor(history.eager_losses),
                                rtol=LOSS_RTOL, atol=LOSS_ATOL)
