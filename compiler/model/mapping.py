@@ -212,15 +212,10 @@ def stage_work(op: Operation, index: int, target: Target) -> StageWork | None:
     return StageWork(op, index, work.stages, most, max(seconds, _feed_seconds(work, target)))
 
 
-def feed_seconds(op: Operation, target: Target) -> float:
-    """Seconds one PCU takes to receive the op's operands over the on-chip network
-    (`pcu_feed_bandwidth`; 0 when the target does not limit it or the op takes no
-    PCU): a stage runs no faster than its operands arrive."""
-    work = op_work(op)
-    return _feed_seconds(work, target) if work is not None else 0.0
-
-
 def _feed_seconds(work: OpWork, target: Target) -> float:
+    """Seconds one PCU takes to receive the op's operands over the on-chip network
+    (`pcu_feed_bandwidth`; 0 when the target does not limit it): a stage runs no
+    faster than its operands arrive."""
     return work.bytes_read / target.pcu_feed_bandwidth if target.pcu_feed_bandwidth else 0.0
 
 
@@ -452,7 +447,7 @@ def map_body(body: KernelBody, target: Target) -> KernelMapping:
 
 
 __all__ = ["KernelBody", "balance", "body_stages", "buffer_works", "compute_body", "depths", "kernel_buffers",
-           "feed_seconds", "lane_fill", "lane_shape", "map_body", "map_kernel", "op_work", "site", "stage_work",
+           "lane_fill", "lane_shape", "map_body", "map_kernel", "op_work", "site", "stage_work",
            "utilization"]
 
 
