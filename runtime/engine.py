@@ -32,6 +32,7 @@ from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import BF16, dense_to_array
 from rducc.runtime.map_body import arithmetic_for_threads
 from rducc.runtime.registry import Kernel, describe_op
+from rducc.runtime.subnormals import pool_flushing
 from rducc.runtime.threads import single_threaded_numpy_blas
 
 Env = list[Any]
@@ -278,7 +279,7 @@ class Runner(ABC):
         values, bound = self._checked(inputs, weights)
         single_threaded_numpy_blas()  # the runtime's threads are torch's pool (runtime/threads.py)
         arithmetic_for_threads()
-        with np.errstate(all="ignore"):  # inf and NaN are values here, as in torch: no warnings
+        with np.errstate(all="ignore"), pool_flushing():  # inf and NaN are values, as in torch: no warnings
             return self._execute(values, bound, context or self._runs.next_context())
 
     def _checked(

@@ -42,7 +42,7 @@ from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 from rducc.runtime.elementwise import as_torch
-from rducc.runtime.subnormals import subnormals_as_zero, zero_pool_subnormals
+from rducc.runtime.subnormals import subnormals_as_zero
 from rducc.runtime.threads import PARALLEL_MACS
 
 
@@ -151,7 +151,7 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
     apart and copied in. Subnormal results are zero (`subnormals_as_zero`: a
     masked row's probabilities of 4e-44, Swin's shifted windows, took the
     exponential 4-6x longer through x86's microcode assists), on torch's pool
-    threads too (`zero_pool_subnormals`)."""
+    threads too in a run (`subnormals.pool_flushing`)."""
     kernel = torch.ops.aten._log_softmax if log else torch.ops.aten._softmax
     source = _tensor(x)
     with subnormals_as_zero():
@@ -159,8 +159,6 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
             np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
         else:
             kernel.out(source, dim, False, out=torch.from_numpy(out))
-        if not log:  # the pool threads' share of the probabilities flushed too
-            zero_pool_subnormals(out)
     return out
 
 

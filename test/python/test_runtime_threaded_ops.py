@@ -1,9 +1,10 @@
-"""The runtime's results at more than one torch thread (issue 32): a
-softmax's probabilities are the same bits at two threads as at one, where
-the calling thread reads and writes subnormals as zero around it: torch's
-pool threads do not, so the runtime zeroes the subnormals they wrote
-(`subnormals.zero_pool_subnormals`; the product reading them ran the
-pool's share 50-80x slower)."""
+"""The runtime's results at more than one torch thread (issue 32): the same
+bits as at one thread where the calling thread reads and writes subnormals
+as zero (a softmax, a product, a map with an exponential), on torch's pool
+threads too. The pool's threads keep the flags they were made with, so a
+run gives them the calling thread's environment with the flags set
+(`subnormals.pool_flushing`); before, their share of such an op wrote
+subnormals the calling thread's did not (and ran 50-80x slower)."""
 
 from __future__ import annotations
 
@@ -13,32 +14,76 @@ import numpy as np
 import pytest
 import torch
 
-from rducc.runtime import kernels
+import rducc
+from rducc.runtime import subnormals
+
+TINY = np.finfo(np.float32).tiny
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request: pytest.FixtureRequest) -> Iterator[int]:
+class _TinyResults(torch.nn.Module):
+    """Three ops whose results are subnormal in part: a masked softmax (Swin's
+    shifted windows add -100: probabilities of 4e-44) and the product reading
+    it, a product of 1e-20-sized operands (1e-40), and a map whose
+    exponential is normal (9e-37) but whose product after it is not."""
+
+    def forward(self, scores: torch.Tensor, v: torch.Tensor, a: torch.Tensor, b: torch.Tensor,
+                x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        probabilities = torch.softmax(scores, -1)
+        return probabilities, probabilities @ v, a @ b, torch.exp(x) * 1e-4
+
+
+@pytest.fixture(scope="module")
+def compiled() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], rducc.Program]:
+    generator = torch.Generator().manual_seed(4)
+    scores = torch.randn(16, 3, 49, 49, generator=generator)
+    scores[..., ::2] -= 100.0
+    inputs = (scores, torch.randn(16, 3, 49, 32, generator=generator),
+              torch.rand(256, 128, generator=generator) * 1e-20, torch.rand(128, 256, generator=generator) * 1e-20,
+              torch.rand(256, 256, generator=generator) - 83.5)
+    model = _TinyResults()
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
+    return model, inputs, program
+
+
+@pytest.fixture()
+def threads() -> Iterator[None]:
     before = torch.get_num_threads()
-    torch.set_num_threads(request.param)
-    yield request.param
+    yield
     torch.set_num_threads(before)
 
 
-def test_a_masked_softmax_has_no_subnormals_at_any_thread_count(threads: int) -> None:
-    """Probabilities of 1e-44 (scores 100 below their row's largest, Swin's
-    shifted-window mask) are zero at two threads as at one, where the calling
-    thread flushes them: the pool's threads' share too
-    (`subnormals.zero_pool_subnormals`); a NaN row stays NaN."""
-    scores = np.random.default_rng(4).standard_normal((16, 3, 49, 49)).astype(np.float32)
-    scores[..., ::2] -= 100.0
-    scores[0, 0, 0, 0] = np.nan
+@pytest.mark.usefixtures("threads")
+def test_subnormal_results_are_the_same_bits_at_two_threads_as_at_one(compiled: tuple) -> None:
+    """Each result has no subnormal at one thread or two, the same bits both
+    ways, and is eager's (which keeps its subnormals) to 1.2e-38."""
+    if not subnormals.pool_flags_settable():
+        pytest.skip("no OpenMP runtime or floating-point flags to set on this host")
+    model, inputs, program = compiled
+    torch.set_num_threads(2)
     torch.ones(1 << 20).add_(1)  # the pool's threads exist, made while nothing flushes
-    out = np.empty_like(scores)
-    kernels.softmax(scores, -1, False, out)
-    eager = torch.softmax(torch.from_numpy(scores), -1).numpy()
-    tiny = np.finfo(np.float32).tiny
-    assert not ((out > 0) & (out < tiny)).any()
-    expected = np.where((eager > 0) & (eager < tiny), np.float32(0), eager)  # eager's, subnormals flushed
-    np.testing.assert_array_equal(np.isnan(out), np.isnan(expected))
-    assert np.isnan(out[0, 0, 0]).all()
-    np.testing.assert_allclose(out, expected, rtol=2e-7, atol=0)
+    with torch.no_grad():
+        expected = model(*inputs)
+    results = {}
+    for count in (1, 2):
+        torch.set_num_threads(count)
+        results[count] = [torch.as_tensor(r).numpy() for r in program(*inputs)]
+    for one, two, eager in zip(results[1], results[2], expected):
+        assert not ((np.abs(two) > 0) & (np.abs(two) < TINY)).any()
+        np.testing.assert_array_equal(two, one)
+        np.testing.assert_allclose(two, eager.numpy(), rtol=2e-6, atol=TINY)
+    assert (np.abs(expected[2].numpy()) < TINY).mean() > 0.9  # eager's product is subnormal: a case to catch
+
+
+def test_the_pool_flags_last_only_as_long_as_a_run(compiled: tuple, threads: None) -> None:
+    """After a run at two threads, an eager product on the pool keeps its
+    subnormals as before it (the pool's threads have the calling thread's
+    flags back)."""
+    if not subnormals.pool_flags_settable():
+        pytest.skip("no OpenMP runtime or floating-point flags to set on this host")
+    _, inputs, program = compiled
+    torch.set_num_threads(2)
+    a, b = inputs[2], inputs[3]
+    before = int(((a @ b) != 0).sum())
+    program(*inputs)
+    assert int(((a @ b) != 0).sum()) == before > 0
