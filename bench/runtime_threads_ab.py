@@ -1,19 +1,22 @@
-"""Same-process A/B of a softmax's subnormals zeroed on torch's pool threads (issue 32, round 14).
+"""Same-process A/B of torch's pool threads reading and writing subnormals as zero in a run (issue 32).
 
-At more than one torch thread a softmax's probabilities that torch's pool
-threads wrote as subnormals are zeroed (`subnormals.zero_pool_subnormals`),
-as the calling thread flushes its own; before, the product reading them ran
-the pool's share 50-80x slower (Swin-T's masked windows). One compiled
-Program per model, switched per call (before / after), checked to
-give the same result both ways (to 1e-5: bits may differ where the pool's
-threads wrote subnormals before) and eager's to 1e-3; eager first at each
-thread count (torch's pool made as a user's program makes it), then eager,
-before and after timed interleaved, best of N: the calling thread's CPU time
-(load does not inflate it: the work the calling thread does itself), the
-process's CPU time (all threads: the pool's share too) and the wall time
-(on a loaded machine, mostly waiting for a core).
-Run with `OMP_WAIT_POLICY=PASSIVE` on a loaded machine, so that a thread
-waiting at the pool's barrier sleeps instead of spinning on the CPU clock.
+At more than one torch thread a run gives torch's pool threads the calling
+thread's floating-point environment with the flush flags set
+(`subnormals.pool_flushing`, round 15); before (main after round 14), they
+kept the flags they were made with and only a softmax's probabilities were
+zeroed after it (`zero_pool_subnormals`, kept here as `before` runs it): a
+product's, an exp map's or a GELU's share on the pool still wrote or read
+subnormals, 50-80x slower. One compiled Program per model, switched per
+call (before / after), checked to give the same result both ways (to 1e-5:
+bits may differ where the pool's threads wrote subnormals before) and
+eager's to 1e-3; eager first at each thread count (torch's pool made as a
+user's program makes it), then eager, before and after timed interleaved,
+best of N: the calling thread's CPU time (load does not inflate it: the
+work the calling thread does itself), the process's CPU time (all threads:
+the pool's share too) and the wall time (on a loaded machine, mostly
+waiting for a core). Run with `OMP_WAIT_POLICY=PASSIVE` on a loaded
+machine, so that a thread waiting at the pool's barrier sleeps instead of
+spinning on the CPU clock.
 
 With `--elements N` the A/B is instead the threshold from which a map
 body's float add, subtract, multiply and divide run on torch's pool
@@ -22,7 +25,14 @@ is, after from N elements (the per-op profile, bench/runtime_threads_profile.py,
 at load 20-25 showed those ops on 32K-150K elements costing the calling
 thread 2-4x its one-thread CPU at two threads).
 
-Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--elements N]
+With `--change copies` the A/B is instead a layout copy's place (round 15):
+before, every copy (a reshape or transpose of an array with strides, a
+slice, a broadcast, a compute's yield) NumPy's on the calling thread; after,
+from `elementwise.TORCH_COPY_ELEMENTS` elements at more than one thread,
+torch's `copy_` of the same bits on its pool (`elementwise.assign`).
+
+Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--change flags|copies]
+     [--elements N]
 """
 
 from __future__ import annotations
@@ -35,23 +45,57 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
+import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
 from zoo.models import FULL_SIZE
 
 import rducc
-from rducc.runtime import elementwise, kernels
+from rducc.runtime import elementwise, engine, kernels
+
+
+_LARGEST_SUBNORMAL = float(np.nextafter(np.finfo(np.float32).tiny, np.float32(0)))
+
+
+def _softmax_zeroing_pool_subnormals(softmax: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """`kernels.softmax` as round 14 ran it: its probabilities' subnormals
+    (the pool's share) zeroed after it at more than one thread."""
+    def run(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
+        result = softmax(x, dim, log, out)
+        if not log and torch.get_num_threads() > 1 and out.dtype == np.float32:
+            torch.ops.aten.threshold_(torch.from_numpy(out), _LARGEST_SUBNORMAL, 0.0)
+        return result
+
+    return run
 
 
 @contextlib.contextmanager
 def before() -> Iterator[None]:
-    """Runs inside are the runtime before this round: no subnormals zeroed after a softmax."""
-    zeroing = kernels.zero_pool_subnormals
-    kernels.zero_pool_subnormals = lambda values: None  # type: ignore[assignment]
+    """Runs inside are the runtime before this round: the pool's threads with
+    the flags they were made with, a softmax's subnormals zeroed after it."""
+    plain_softmax, plain_flushing = kernels.softmax, engine.pool_flushing
+    kernels.softmax = _softmax_zeroing_pool_subnormals(plain_softmax)  # type: ignore[assignment]
+    engine.pool_flushing = contextlib.nullcontext  # type: ignore[assignment]
     try:
         yield
     finally:
-        kernels.zero_pool_subnormals = zeroing  # type: ignore[assignment]
+        kernels.softmax, engine.pool_flushing = plain_softmax, plain_flushing  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def copies_on_calling_thread() -> Iterator[None]:
+    """Runs inside make every layout copy NumPy's, on the calling thread (as
+    before round 15; after: `elementwise.assign` on torch's pool)."""
+    plain = elementwise.TORCH_COPY_ELEMENTS
+    elementwise.TORCH_COPY_ELEMENTS = 1 << 62
+    try:
+        yield
+    finally:
+        elementwise.TORCH_COPY_ELEMENTS = plain
+
+
+CHANGES = {"flags": before, "copies": copies_on_calling_thread}
+"""What `--change` takes out of `before`'s runs."""
 
 
 @contextlib.contextmanager
@@ -67,11 +111,12 @@ def arithmetic_from(elements: int) -> Iterator[None]:
 
 
 def calls(model: torch.nn.Module, program: rducc.Program, inputs: tuple,
-          elements: int | None = None) -> list[Callable[[], object]]:
-    """eager, before and after; with `elements`, before is the runtime as it
-    is and after the one with that arithmetic threshold (`arithmetic_from`)."""
+          elements: int | None = None, change: str = "flags") -> list[Callable[[], object]]:
+    """eager, before and after (before without `change`, `CHANGES`); with
+    `elements`, before is the runtime as it is and after the one with that
+    arithmetic threshold (`arithmetic_from`)."""
     def run_before() -> object:
-        with before() if elements is None else contextlib.nullcontext():
+        with CHANGES[change]() if elements is None else contextlib.nullcontext():
             return program(*inputs)
 
     def run_after() -> object:
@@ -108,12 +153,15 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE), default=sorted(FULL_SIZE))
     parser.add_argument("--threads", nargs="+", type=int, default=[1, os.cpu_count() or 1])
     parser.add_argument("--calls", type=int, default=9)
+    parser.add_argument("--change", choices=sorted(CHANGES), default="flags",
+                        help="flags: pool threads flushing subnormals; copies: layout copies on torch's pool")
     parser.add_argument("--elements", type=int, help="instead: after = a body's float arithmetic on torch's pool "
                         "from this many elements (TORCH_ARITHMETIC_ELEMENTS), before = as it is")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling thread's CPU / process "
-          "CPU / wall\n")
+    change = args.change if args.elements is None else f"elements {args.elements}"
+    print(f"change: {change}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling thread's "
+          "CPU / process CPU / wall\n")
     print("| model | threads | eager ms | before ms | after ms | after / before (thread CPU) "
           "| after / before (process CPU) | after / before (wall) | after / eager (thread CPU) | same |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -122,7 +170,7 @@ def main() -> None:
         with torch.no_grad():
             expected = model(*inputs)
             program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
-            functions = calls(model, program, inputs, args.elements)
+            functions = calls(model, program, inputs, args.elements, args.change)
             for threads in args.threads:
                 torch.set_num_threads(threads)
                 functions[0]()  # eager first: torch's pool made as a user's program makes it (no thread flushing)

@@ -5,8 +5,9 @@ divisor of 0 anywhere is an error naming the division, as torch's integer
 `//`, `div(rounding_mode=...)`, `remainder` and `fmod` raise ZeroDivisionError
 where arith leaves it undefined), unsigned comparisons and extremes by reinterpreting the bits, i1
 read as signed (true is -1), integer powers, round half away from zero, and
-erf (torch's), and `rdu.pointwise_call`: an ATen pointwise op run by torch's
-own CPU kernel. Every function takes and returns whole arrays.
+erf (torch's), `rdu.pointwise_call`: an ATen pointwise op run by torch's
+own CPU kernel, and the runtime's whole-array copies (`assign`: on torch's
+pool at more than one thread). Every function takes and returns whole arrays.
 """
 
 from __future__ import annotations
@@ -216,8 +217,10 @@ def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> 
     thread alone, torch's split over its pool, as eager's do. Else (one
     thread: torch's kernels were no faster there, bench/runtime_arith_ab.py)
     numpy's ufunc. Both round each element once (IEEE), so the result is the
-    same bit for bit either way; a worker thread of torch's pool does not
-    flush subnormals (`rducc.runtime.subnormals`), as a product's does not."""
+    same bit for bit either way; in a run, torch's pool threads read and
+    write subnormals as zero (`subnormals.pool_flushing`), so inside a body
+    that flushes (an exponential's) the pool's share is the calling
+    thread's bits too."""
 
     def run(*operands: Any, out: np.ndarray | None = None) -> np.ndarray:
         if torch.get_num_threads() > 1 and _on_torch(operands, out):  # one thread: numpy's, at once
@@ -230,6 +233,41 @@ def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> 
         return ufunc(*operands) if out is None else ufunc(*operands, out=out)
 
     return run
+
+
+_BITS = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
+"""The integer type of each element size: a copy moves an element's bits."""
+
+
+TORCH_COPY_ELEMENTS = 1 << 18
+"""Elements from which a layout copy runs as torch's `copy_` on its pool
+(`assign`). Host tuning, not a chip figure: below it the copy is in cache
+and NumPy's takes the calling thread less time than torch's call and fork.
+Measured at two threads (bench/runtime_copy_threads.py, a window
+partition's copy, least calling-thread CPU, torch's against NumPy's): 150K
+elements 1.3x, 301K 0.7-0.99x, 602K 0.7x, 1.2M 0.7x."""
+
+
+def copies_on_torch(size: int) -> bool:
+    """Whether a layout copy of `size` elements runs on torch's pool (`assign`)."""
+    return size >= TORCH_COPY_ELEMENTS and torch.get_num_threads() > 1
+
+
+def assign(out: np.ndarray, x: np.ndarray) -> None:
+    """`out[...] = x` (`x` of `out`'s dtype, broadcast to its shape): a layout
+    copy (a reshape or transpose of an array with strides, a slice, a
+    broadcast, a compute's yield). At more than one torch thread and from
+    `TORCH_COPY_ELEMENTS` elements it is torch's `copy_` of the
+    elements' bits, split over torch's pool as eager's copies are (NumPy's
+    copy runs on the calling thread alone); else, or where the arrays share
+    memory or run backwards, NumPy's assignment. The same bits either way."""
+    if copies_on_torch(out.size) and isinstance(x, np.ndarray) and x.dtype == out.dtype \
+            and out.dtype.itemsize in _BITS and out.flags.writeable and min(out.strides) >= 0 \
+            and min(x.strides, default=0) >= 0 and not np.may_share_memory(out, x):
+        bits = _BITS[out.dtype.itemsize]
+        torch.from_numpy(out.view(bits)).copy_(as_torch(x.view(bits)))
+        return
+    out[...] = x
 
 
 def _on_torch(operands: tuple[Any, ...], out: np.ndarray | None) -> bool:
@@ -289,6 +327,7 @@ def pointwise_call(op: PointwiseCallOp, result: np.dtype) -> Callable[..., np.nd
 
 
 __all__ = [
-    "as_torch", "ceildivsi", "divsi", "erf", "floordivsi", "i1_signed", "ipowi", "pointwise_call", "remsi",
-    "round_half_away", "signed", "torch_math", "unsigned", "unsigned_division", "unsigned_extreme",
+    "as_torch", "assign", "ceildivsi", "copies_on_torch", "divsi", "erf", "floordivsi", "i1_signed", "ipowi",
+    "pointwise_call", "remsi", "round_half_away", "signed", "torch_math", "unsigned", "unsigned_division",
+    "unsigned_extreme",
 ]

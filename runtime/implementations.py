@@ -23,6 +23,7 @@ from rducc.runtime import collectives as _collectives  # noqa: F401 - registers 
 from rducc.runtime import host_calls as _host_calls  # noqa: F401 - registers rdu.host_call
 from rducc.runtime import kernels
 from rducc.runtime.dtypes import compute_dtype, dense_to_array, tensor_signature
+from rducc.runtime.elementwise import assign
 from rducc.runtime.map_body import compile_map
 from rducc.runtime.registry import Kernel, describe_op, handled_structurally, implements, writing_into
 
@@ -109,12 +110,12 @@ def _pool(op: Operation) -> Kernel:
 
 def _into_reshaped(context: Any, out: np.ndarray, x: np.ndarray) -> None:
     """`out` holds x's elements in row-major order (a reshape written into memory)."""
-    out.reshape(x.shape)[...] = x  # out is contiguous: its reshape is a view
+    assign(out.reshape(x.shape), x)  # out is contiguous: its reshape is a view
 
 
 def _into_assigned(context: Any, out: np.ndarray, x: np.ndarray) -> None:
-    """`out` holds x broadcast to its shape (NumPy's assignment broadcasts)."""
-    out[...] = x
+    """`out` holds x broadcast to its shape (the assignment broadcasts)."""
+    assign(out, x)
 
 
 @implements(rdu.ReshapeOp)
@@ -135,7 +136,7 @@ def _transpose(op: Operation) -> Kernel:
     perm = _ints(op.perm)
 
     def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
-        out[...] = x.transpose(perm)
+        assign(out, x.transpose(perm))
 
     return writing_into(lambda context, x: kernels.transpose(x, perm), into)
 
@@ -148,7 +149,7 @@ def _slice(op: Operation) -> Kernel:
     index = kernels.slice_index(offsets, strides, sizes)
 
     def into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
-        out[...] = x[index]
+        assign(out, x[index])
 
     return writing_into(lambda context, x: kernels.slice_(x, offsets, strides, sizes), into)
 

@@ -134,6 +134,7 @@ from rducc.errors import RduccError
 from rducc.runtime import kernels
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import element_dtype, tensor_signature
+from rducc.runtime.elementwise import assign
 from rducc.runtime.engine import (
     Argument,
     Env,
@@ -1162,7 +1163,7 @@ def _compute_step(
         if steps is first:
             current[0] = later
         for source, out in copies:
-            np.copyto(env[out], env[source], casting="no")
+            assign(env[out], env[source])
 
     return compute
 

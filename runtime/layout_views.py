@@ -64,6 +64,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import shape_of
 from rducc.dialects.tier import ComputeOp, views_operand_bytes
+from rducc.runtime.elementwise import assign, copies_on_torch
 from rducc.runtime.epilogues import BiasFolds
 from rducc.runtime.fused_norms import NormChains
 from rducc.runtime.kernels import slice_index
@@ -97,7 +98,23 @@ def view_of(op: Operation) -> View:
         return lambda x: x[index]
     if isinstance(op, rdu.BroadcastOp):
         return lambda x: _broadcast(x, shape)
-    return lambda x: x.reshape(shape)
+    return lambda x: x.reshape(shape) if x.flags.c_contiguous else _reshape(x, shape)
+
+
+def _reshape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`x.reshape(shape)` of an array with strides: a view where they allow
+    one; else a copy, on torch's pool at more than one thread
+    (`elementwise.assign`)."""
+    if copies_on_torch(x.size):
+        try:
+            return np.reshape(x, shape, copy=False)
+        except TypeError:  # NumPy before 2.1: no `copy`
+            return x.reshape(shape)
+        except ValueError:  # NumPy would copy: one copy of the same bits on the pool
+            dense = np.empty(x.shape, x.dtype)
+            assign(dense, x)
+            return dense.reshape(shape)
+    return x.reshape(shape)
 
 
 def _broadcast(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

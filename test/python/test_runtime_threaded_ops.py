@@ -1,18 +1,21 @@
-"""The runtime's results at more than one torch thread (issue 32): the same
-bits as at one thread where the calling thread reads and writes subnormals
-as zero (a softmax, a product, a map with an exponential), on torch's pool
-threads too. The pool's threads keep the flags they were made with, so a
-run gives them the calling thread's environment with the flags set
+"""The runtime at more than one torch thread (issue 32): the same bits as at
+one thread where the calling thread reads and writes subnormals as zero (a
+softmax, a product, a map with an exponential), on torch's pool threads too.
+The pool's threads keep the flags they were made with, so a run gives them
+the calling thread's environment with the flags set
 (`subnormals.pool_flushing`); before, their share of such an op wrote
-subnormals the calling thread's did not (and ran 50-80x slower)."""
+subnormals the calling thread's did not (and ran 50-80x slower). Layout
+copies run on the pool as eager's do (`elementwise.assign`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import rducc
 from rducc.runtime import subnormals
@@ -87,3 +90,48 @@ def test_the_pool_flags_last_only_as_long_as_a_run(compiled: tuple, threads: Non
     before = int(((a @ b) != 0).sum())
     program(*inputs)
     assert int(((a @ b) != 0).sum()) == before > 0
+
+
+class _ShiftedWindows(torch.nn.Module):
+    """Swin's shifted-window partition and its inverse: a roll, a view of a
+    permutation reshaped (NumPy must copy), a map, and back."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.roll(x, (-3, -3), (1, 2))
+        windows = x.view(1, 8, 7, 8, 7, 192).permute(0, 1, 3, 2, 4, 5).reshape(64, 49, 192) * 2.0
+        x = windows.view(1, 8, 8, 7, 7, 192).permute(0, 1, 3, 2, 4, 5).reshape(1, 56, 56, 192)
+        return torch.roll(x, (3, 3), (1, 2)) + 1.0
+
+
+class _AtenCalls(TorchDispatchMode):
+    """Counts the ATen ops called inside, by name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        self.counts[str(func)] = self.counts.get(str(func), 0) + 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.usefixtures("threads")
+def test_layout_copies_run_on_torchs_pool_at_two_threads() -> None:
+    """At two threads the window partitions' copies (from
+    `elementwise.TORCH_COPY_ELEMENTS`) are torch's `copy_` (split over its
+    pool, `elementwise.assign`), at one NumPy's; eager's bits either way."""
+    x = torch.randn(1, 56, 56, 192, generator=torch.Generator().manual_seed(5))  # 602K elements: on the pool
+    x[0, 0, 0, :2] = torch.tensor([float("nan"), -0.0])
+    model = _ShiftedWindows()
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, (x,)), opt_level=2)
+        expected = model(x)
+    copies = {}
+    for count in (1, 2):
+        torch.set_num_threads(count)
+        program(x)
+        with _AtenCalls() as calls:
+            result = torch.as_tensor(program(x))
+        assert torch.equal(result.nan_to_num(), expected.nan_to_num()) and result.isnan().equal(expected.isnan())
+        copies[count] = calls.counts.get("aten.copy_.default", 0)
+    assert copies[1] == 0 and copies[2] >= 2, copies
