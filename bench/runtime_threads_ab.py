@@ -29,9 +29,13 @@ With `--change copies` the A/B is instead a layout copy's place (round 15):
 before, every copy (a reshape or transpose of an array with strides, a
 slice, a broadcast, a compute's yield) NumPy's on the calling thread; after,
 from `elementwise.TORCH_COPY_ELEMENTS` elements at more than one thread,
-torch's `copy_` of the same bits on its pool (`elementwise.assign`).
+torch's `copy_` of the same bits on its pool (`elementwise.assign`). With
+`--change broadcast`: before, a torch kernel's `out=` shape in a map body
+(`elementwise.torch_arithmetic`, `torch_math`) checked by
+`torch.broadcast_shapes` (10 us a call in Python); after, by NumPy's
+`np.broadcast` (0.5 us).
 
-Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--change flags|copies]
+Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--change flags|copies|broadcast]
      [--elements N]
 """
 
@@ -94,7 +98,20 @@ def copies_on_calling_thread() -> Iterator[None]:
         elementwise.TORCH_COPY_ELEMENTS = plain
 
 
-CHANGES = {"flags": before, "copies": copies_on_calling_thread}
+@contextlib.contextmanager
+def torch_broadcast_shapes() -> Iterator[None]:
+    """Runs inside check a torch kernel's `out=` shape with
+    `torch.broadcast_shapes` (as before round 15; after: NumPy's, in C)."""
+    plain = elementwise._broadcast_shape  # noqa: SLF001 - the function this A/B swaps
+    elementwise._broadcast_shape = lambda operands: tuple(  # type: ignore[assignment]  # noqa: SLF001
+        torch.broadcast_shapes(*(np.shape(x) for x in operands)))
+    try:
+        yield
+    finally:
+        elementwise._broadcast_shape = plain  # type: ignore[assignment]  # noqa: SLF001
+
+
+CHANGES = {"flags": before, "copies": copies_on_calling_thread, "broadcast": torch_broadcast_shapes}
 """What `--change` takes out of `before`'s runs."""
 
 
@@ -154,7 +171,8 @@ def main() -> None:
     parser.add_argument("--threads", nargs="+", type=int, default=[1, os.cpu_count() or 1])
     parser.add_argument("--calls", type=int, default=9)
     parser.add_argument("--change", choices=sorted(CHANGES), default="flags",
-                        help="flags: pool threads flushing subnormals; copies: layout copies on torch's pool")
+                        help="flags: pool threads flushing subnormals; copies: layout copies on torch's pool; "
+                        "broadcast: a torch kernel's out= shape checked by NumPy")
     parser.add_argument("--elements", type=int, help="instead: after = a body's float arithmetic on torch's pool "
                         "from this many elements (TORCH_ARITHMETIC_ELEMENTS), before = as it is")
     args = parser.parse_args()
