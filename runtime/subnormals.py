@@ -28,8 +28,9 @@ more than one thread is inside `pool_flushing()`: one OpenMP parallel region
 runtime torch loaded) gives every thread of the calling thread's team the
 calling thread's floating-point environment with the flags set (C's
 `fesetenv` as the region's body: no Python on the pool), and one more at
-the end gives them the environment they had before; 2-10 us a region on
-the development machine. Every op on the pool then flushes: a product, an
+the end gives them the calling thread's own (so eager's ops after a run
+find the flags as the calling thread has them: off unless the caller set
+them); 2-10 us a region on the development machine. Every op on the pool then flushes: a product, an
 exp map, a softmax give the one-thread result bit for bit; an op the
 calling thread runs without the flags (a convolution, a map's arithmetic
 without exponential) may read or write a subnormal as zero on the pool's
