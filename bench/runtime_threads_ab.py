@@ -33,9 +33,9 @@ torch's `copy_` of the same bits on its pool (`elementwise.assign`). With
 `--change broadcast`: before, a torch kernel's `out=` shape in a map body
 (`elementwise.torch_arithmetic`, `torch_math`) checked by
 `torch.broadcast_shapes` (10 us a call in Python); after, by NumPy's
-`np.broadcast` (0.5 us).
+`np.broadcast` (0.5 us). `--change all`: the three at once.
 
-Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--change flags|copies|broadcast]
+Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--change flags|copies|broadcast|all]
      [--elements N]
 """
 
@@ -111,7 +111,14 @@ def torch_broadcast_shapes() -> Iterator[None]:
         elementwise._broadcast_shape = plain  # type: ignore[assignment]  # noqa: SLF001
 
 
-CHANGES = {"flags": before, "copies": copies_on_calling_thread, "broadcast": torch_broadcast_shapes}
+@contextlib.contextmanager
+def round_14() -> Iterator[None]:
+    """Runs inside are the runtime before round 15: without any of the three."""
+    with before(), copies_on_calling_thread(), torch_broadcast_shapes():
+        yield
+
+
+CHANGES = {"flags": before, "copies": copies_on_calling_thread, "broadcast": torch_broadcast_shapes, "all": round_14}
 """What `--change` takes out of `before`'s runs."""
 
 
@@ -172,7 +179,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=9)
     parser.add_argument("--change", choices=sorted(CHANGES), default="flags",
                         help="flags: pool threads flushing subnormals; copies: layout copies on torch's pool; "
-                        "broadcast: a torch kernel's out= shape checked by NumPy")
+                        "broadcast: a torch kernel's out= shape checked by NumPy; all: the three")
     parser.add_argument("--elements", type=int, help="instead: after = a body's float arithmetic on torch's pool "
                         "from this many elements (TORCH_ARITHMETIC_ELEMENTS), before = as it is")
     args = parser.parse_args()
