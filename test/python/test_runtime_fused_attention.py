@@ -232,3 +232,44 @@ def test_operands_the_allocator_reuses_are_copied_aside(monkeypatch) -> None:
     monkeypatch.setattr(fused_attention, "_kept", lambda *args: True)
     with pytest.raises(AssertionError):
         _check(model, calls, exported)
+
+
+class _Masks(torch.nn.Module):
+    """An all-visible boolean mask made in the graph (`arange >= 0`, as
+    transformers makes one under export), and a float mask given as an input."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        visible = (torch.arange(k.shape[-2]) >= 0).expand(q.shape[-2], k.shape[-2])
+        return (F.scaled_dot_product_attention(q, k, v, attn_mask=visible),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+
+
+def test_a_mask_of_zeros_is_not_passed_to_the_kernel(monkeypatch) -> None:
+    """A bias that is zero throughout in a run is left out of that run's kernel
+    call (the all-visible mask every run; the input mask in the run it is
+    zero, not in the run it masks): eager's numbers either way."""
+    passed: list[bool] = []
+    sdpa = F.scaled_dot_product_attention
+
+    def spy(*args: object, **kwargs: object) -> torch.Tensor:
+        passed.append(kwargs.get("attn_mask") is not None)
+        return sdpa(*args, **kwargs)
+
+    masked = torch.zeros(5, 6)
+    masked[:, 3:] = float("-inf")
+    model, found = _Masks(), _counted(monkeypatch)
+    calls = [(*_random([(2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 4)], seed), bias)
+             for seed, bias in ((0, torch.zeros(5, 6)), (10, masked))]
+    program = rducc.compile(model, calls[0], opt_level=2)
+    for inputs, expected_masks in zip(calls, ([False, False], [False, True]), strict=True):
+        with torch.no_grad():
+            expected = _outputs(model(*inputs))
+        passed.clear()
+        monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
+        results = _outputs(program(*inputs))
+        monkeypatch.setattr(F, "scaled_dot_product_attention", sdpa)
+        for out, ref in zip(results, expected, strict=True):
+            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+        assert passed == expected_masks
+    assert sum(found) == 2
