@@ -10,7 +10,10 @@ in one process, before (nothing let go: `Recorder.releases` answering
 nothing) and after, checks both give the same result bit for bit, and times
 eager, before and after interleaved at one thread (CPU time of the calling
 thread, best of N calls, the garbage collector paused), printing after /
-before and each against eager measured in the same run.
+before and each against eager measured in the same run; then the steps that
+bind an array of their own (`fresh_conv`, `fresh_layer_norm`: each step's
+least CPU time over N calls of each program, interleaved), which a whole
+call's time at a loaded machine does not resolve.
 
 Run: python bench/runtime_released_ab.py [--only NAME ...] [--calls N]
 """
@@ -18,7 +21,10 @@ Run: python bench/runtime_released_ab.py [--only NAME ...] [--calls N]
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
+import time
+from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
@@ -28,7 +34,7 @@ from runtime_norm_ab import best_times
 from zoo.models import FULL_SIZE
 
 import rducc
-from rducc.runtime import released_slots
+from rducc.runtime import interpreter, released_slots
 
 
 def _outputs(out: object) -> list[np.ndarray]:
@@ -58,8 +64,9 @@ def main() -> None:
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     torch.set_num_threads(1)
-    print("| model | eager ms | before ms | after ms | before / eager | after / eager | after / before | same bits |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| model | eager ms | before ms | after ms | before / eager | after / eager | after / before | same bits "
+          "| bound steps ms before -> after |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in args.only:
         model, inputs, before, after = _programs(name)
         with torch.no_grad():
@@ -67,9 +74,41 @@ def main() -> None:
                        zip(_outputs(before(*inputs)), _outputs(after(*inputs)), strict=True))
             times = best_times([partial(model, *inputs), partial(before, *inputs), partial(after, *inputs)],
                                args.calls)
+            steps = _bound_steps([before, after], inputs, args.calls)
         e, b, a = (t * 1e3 for t in times)
-        print(f"| {name} | {e:.1f} | {b:.1f} | {a:.1f} | {b / e:.3f}x | {a / e:.3f}x | {a / b:.3f}x | {same} |",
-              flush=True)
+        print(f"| {name} | {e:.1f} | {b:.1f} | {a:.1f} | {b / e:.3f}x | {a / e:.3f}x | {a / b:.3f}x | {same} "
+              f"| {steps[0] * 1e3:.2f} -> {steps[1] * 1e3:.2f} |", flush=True)
+
+
+def _bound_steps(programs: list[rducc.Program], inputs: tuple, calls: int) -> list[float]:
+    """Each program's steps that bind an array of their own (named `fresh_...`):
+    the sum over them of each step's least CPU seconds over `calls` calls,
+    the programs' calls interleaved."""
+    least: list[dict[tuple[int, int], float]] = [{} for _ in programs]
+    plain = interpreter.run_steps
+    for _ in range(calls):
+        for index, program in enumerate(programs):
+            runs: dict[int, int] = {}
+
+            def timed(steps: Sequence, env: list, context: object, where: str,
+                      seen: dict[tuple[int, int], float] = least[index], runs: dict[int, int] = runs) -> None:
+                for step, op in steps:
+                    start = time.thread_time()
+                    step(env, context)
+                    spent = time.thread_time() - start
+                    if getattr(step, "__name__", "").startswith("fresh_"):
+                        key = (id(op), runs.setdefault(id(op), 0))
+                        runs[id(op)] += 1
+                        seen[key] = min(seen.get(key, spent), spent)
+
+            interpreter.run_steps = timed
+            gc.disable()
+            try:
+                program(*inputs)
+            finally:
+                interpreter.run_steps = plain
+                gc.enable()
+    return [sum(seen.values()) for seen in least]
 
 
 if __name__ == "__main__":
