@@ -24,7 +24,7 @@ import argparse
 import gc
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 import numpy as np
@@ -74,16 +74,17 @@ def main() -> None:
                        zip(_outputs(before(*inputs)), _outputs(after(*inputs)), strict=True))
             times = best_times([partial(model, *inputs), partial(before, *inputs), partial(after, *inputs)],
                                args.calls)
-            steps = _bound_steps([before, after], inputs, args.calls)
+            steps = least_steps([before, after], inputs, args.calls, lambda step, op: step.startswith("fresh_"))
         e, b, a = (t * 1e3 for t in times)
         print(f"| {name} | {e:.1f} | {b:.1f} | {a:.1f} | {b / e:.3f}x | {a / e:.3f}x | {a / b:.3f}x | {same} "
               f"| {steps[0] * 1e3:.2f} -> {steps[1] * 1e3:.2f} |", flush=True)
 
 
-def _bound_steps(programs: list[rducc.Program], inputs: tuple, calls: int) -> list[float]:
-    """Each program's steps that bind an array of their own (named `fresh_...`):
-    the sum over them of each step's least CPU seconds over `calls` calls,
-    the programs' calls interleaved."""
+def least_steps(programs: list[rducc.Program], inputs: tuple, calls: int,
+                chosen: Callable[[str, str], bool]) -> list[float]:
+    """Each program's steps `chosen` picks by step and op name (a step that
+    binds an array of its own is named `fresh_...`): the sum over them of each
+    step's least CPU seconds over `calls` calls, the programs' calls interleaved."""
     least: list[dict[tuple[int, int], float]] = [{} for _ in programs]
     plain = interpreter.run_steps
     for _ in range(calls):
@@ -96,7 +97,7 @@ def _bound_steps(programs: list[rducc.Program], inputs: tuple, calls: int) -> li
                     start = time.thread_time()
                     step(env, context)
                     spent = time.thread_time() - start
-                    if getattr(step, "__name__", "").startswith("fresh_"):
+                    if chosen(getattr(step, "__name__", ""), op.name):
                         key = (id(op), runs.setdefault(id(op), 0))
                         runs[id(op)] += 1
                         seen[key] = min(seen.get(key, spent), spent)

@@ -856,7 +856,9 @@ class PlacedProgram(Runner):
                 continue
             linear = None
             if isinstance(body_op, rdu.MatmulOp) and body_op in attention.at_product:
-                linear = self._attention_step(attention.at_product[body_op], dest, aside)
+                fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
+                shape = tensor_signature(result.type)[0] if fresh else None
+                linear = self._attention_step(attention.at_product[body_op], dest, aside, shape)
             elif isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
                 fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
                 linear = self._norm_step(norms.at_last[body_op], dest, fresh)
@@ -972,14 +974,19 @@ class PlacedProgram(Runner):
 
         return softmax
 
-    def _attention_step(self, chain: AttentionChain, dest: int, aside: dict[tuple[SSAValue, int], int]) -> Step:
+    def _attention_step(self, chain: AttentionChain, dest: int, aside: dict[tuple[SSAValue, int], int],
+                        fresh: tuple[int, ...] | None = None) -> Step:
         """The second product's step computing its whole chain (`kernels.attention`),
         in the softmax input's batch dims; the biases summed in its shape, but
         those that are zero throughout this run: transformers materializes an
         all-visible mask under export (`arange >= 0`, 0 where True), which eager
         never passes, and the kernel reads a mask block by block (ViT-B/16: 0.1
         ms a layer); adding +-0 changes no score's softmax. An operand copied
-        aside (`aside`: (value, chain's id) -> slot) is read there."""
+        aside (`aside`: (value, chain's id) -> slot) is read there. With
+        `fresh`, the value's shape (`_norm_step`'s conditions hold), the value is the kernel's own array,
+        bound to the slot every run: its memory is in `[..., L, heads, Ev]`
+        order, which the heads' merge after it (`transpose(1, 2)` and a reshape)
+        reads in order, where a copy into the arena transposed it twice."""
 
         def read(value: SSAValue) -> int:
             key = (value, id(chain))
@@ -1002,8 +1009,13 @@ class PlacedProgram(Runner):
             mask = None if not masks else masks[0] if len(masks) == 1 else sum(masks[1:], masks[0])
             query = env[q].reshape(q_shape).reshape(*batch, rows[0], -1)
             key = heads(env[k].reshape(k_shape), k_t)
-            kernels.attention(query, key, heads(env[v], v_t), mask, scale, safe, env[dest])
+            if fresh is not None:
+                env[dest] = kernels.attention(query, key, heads(env[v], v_t), mask, scale, safe, None).reshape(fresh)
+            else:
+                kernels.attention(query, key, heads(env[v], v_t), mask, scale, safe, env[dest])
 
+        if fresh is not None:
+            attention.__name__ = "fresh_attention"
         return attention
 
     def _bound_slot(self, buffer: SSAValue, rotating: list[tuple[int, int]], arg: SSAValue | None = None) -> int:

@@ -273,3 +273,42 @@ def test_a_mask_of_zeros_is_not_passed_to_the_kernel(monkeypatch) -> None:
             np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
         assert passed == expected_masks
     assert sum(found) == 2
+
+
+class _Merged(torch.nn.Module):
+    """Heads split from one input, SDPA, the heads merged back (`transpose(1, 2)`
+    and a reshape, as transformers' attention layers) and read by a map."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, tokens, width = x.shape
+        q, k, v = ((x * s).view(batch, tokens, 2, -1).transpose(1, 2) for s in (1.0, 0.5, 2.0))
+        merged = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(batch, tokens, width)
+        return merged * 3.0
+
+
+@pytest.mark.parametrize("model, shapes, fresh", [
+    (_Merged(), [(2, 5, 8)], [True]),
+    (_Sdpa(), [(2, 3, 6, 8), (2, 3, 5, 8), (2, 3, 5, 4), (2, 3, 6, 5)], [False] * 3),  # results yielded
+])
+def test_attention_read_by_its_slot_alone_is_atens_own_array(monkeypatch, model, shapes, fresh) -> None:
+    """The fused step binds the kernel's own array (no copy into the arena)
+    where its value is read through its slot alone, not where it is yielded
+    into an output buffer; eager's numbers call after call either way."""
+    calls = [_random(shapes, seed) for seed in (0, 10)]
+    program = rducc.compile(model, calls[0], opt_level=2)
+    outs: list[bool] = []
+    plain = interpreter.kernels.attention
+
+    def recording(*args: object) -> np.ndarray:
+        outs.append(args[-1] is None)
+        return plain(*args)  # type: ignore[arg-type]
+
+    for inputs in calls:
+        with torch.no_grad():
+            expected = _outputs(model(*inputs))
+        monkeypatch.setattr(interpreter.kernels, "attention", recording)
+        results = _outputs(program(*inputs))
+        monkeypatch.setattr(interpreter.kernels, "attention", plain)
+        for out, ref in zip(results, expected, strict=True):
+            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    assert outs == fresh * 2
