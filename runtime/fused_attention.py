@@ -27,7 +27,8 @@ A chain is recognized from what its ops compute, not from names:
 - reshapes of the probabilities, read by `o = rdu.matmul p, v` alone.
 
 The kernel computes `softmax(q @ k^T * scale + mask) @ v` with the mask the
-sum of the biases in the softmax input's shape; a row whose mask is -inf
+sum of the biases in the softmax input's shape (a bias zero throughout a run
+left out of that run's call: `interpreter.adds_something`); a row whose mask is -inf
 throughout is zero (`_safe_softmax`, as ATen's kernel gives) or NaN (a plain
 softmax, written after the kernel), as the decomposed chain gives. The
 chain runs as one step when its values are f32 or f64 of one dtype and no

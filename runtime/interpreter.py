@@ -156,6 +156,7 @@ from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.handed_buffers import HandedBuffer, handed_dma
 from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
+from rducc.runtime.released_slots import Recorder, recorded, released
 from rducc.runtime.views import Views
 from rducc.targets import SRAM_ROW_BYTES
 
@@ -856,7 +857,9 @@ class PlacedProgram(Runner):
                 continue
             linear = None
             if isinstance(body_op, rdu.MatmulOp) and body_op in attention.at_product:
-                linear = self._attention_step(attention.at_product[body_op], dest, aside)
+                fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
+                shape = tensor_signature(result.type)[0] if fresh else None
+                linear = self._attention_step(attention.at_product[body_op], dest, aside, shape)
             elif isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
                 fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
                 linear = self._norm_step(norms.at_last[body_op], dest, fresh)
@@ -972,10 +975,19 @@ class PlacedProgram(Runner):
 
         return softmax
 
-    def _attention_step(self, chain: AttentionChain, dest: int, aside: dict[tuple[SSAValue, int], int]) -> Step:
+    def _attention_step(self, chain: AttentionChain, dest: int, aside: dict[tuple[SSAValue, int], int],
+                        fresh: tuple[int, ...] | None = None) -> Step:
         """The second product's step computing its whole chain (`kernels.attention`),
-        in the softmax input's batch dims; the biases summed in its shape. An
-        operand copied aside (`aside`: (value, chain's id) -> slot) is read there."""
+        in the softmax input's batch dims; the biases summed in its shape, but
+        those that are zero throughout this run: transformers materializes an
+        all-visible mask under export (`arange >= 0`, 0 where True), which eager
+        never passes, and the kernel reads a mask block by block (ViT-B/16: 0.1
+        ms a layer); adding +-0 changes no score's softmax. An operand copied
+        aside (`aside`: (value, chain's id) -> slot) is read there. With
+        `fresh`, the value's shape (`_norm_step`'s conditions hold), the value is the kernel's own array,
+        bound to the slot every run: its memory is in `[..., L, heads, Ev]`
+        order, which the heads' merge after it (`transpose(1, 2)` and a reshape)
+        reads in order, where a copy into the arena transposed it twice."""
 
         def read(value: SSAValue) -> int:
             key = (value, id(chain))
@@ -994,12 +1006,17 @@ class PlacedProgram(Runner):
 
         def attention(env: Env, context: RunContext) -> None:
             masks = [env[b] if stage == shape else np.broadcast_to(env[b], stage).reshape(shape)
-                     for b, stage in biases]
+                     for b, stage in biases if adds_something(env[b])]
             mask = None if not masks else masks[0] if len(masks) == 1 else sum(masks[1:], masks[0])
             query = env[q].reshape(q_shape).reshape(*batch, rows[0], -1)
             key = heads(env[k].reshape(k_shape), k_t)
-            kernels.attention(query, key, heads(env[v], v_t), mask, scale, safe, env[dest])
+            if fresh is not None:
+                env[dest] = kernels.attention(query, key, heads(env[v], v_t), mask, scale, safe, None).reshape(fresh)
+            else:
+                kernels.attention(query, key, heads(env[v], v_t), mask, scale, safe, env[dest])
 
+        if fresh is not None:
+            attention.__name__ = "fresh_attention"
         return attention
 
     def _bound_slot(self, buffer: SSAValue, rotating: list[tuple[int, int]], arg: SSAValue | None = None) -> int:
@@ -1143,6 +1160,12 @@ def _capacity(module: ModuleOp, forward: func.FuncOp, sram_bytes: int | None) ->
     return None  # an error only if the program uses SRAM
 
 
+def adds_something(bias: np.ndarray) -> bool:
+    """Whether an additive bias (an attention mask) has an element other than
+    +-0 (NaN counts): one that has none adds nothing to a score's softmax."""
+    return bool(bias.any())
+
+
 def _compute_step(
     first: list[tuple[Step, Operation]],
     later: list[tuple[Step, Operation]],
@@ -1151,17 +1174,24 @@ def _compute_step(
 ) -> Step:
     """A `tier.compute`: binds the current copies of its rotating buffers, runs
     its body's steps (the `first` ones until a run of them has succeeded, which
-    check every result, then the `later` ones) and copies the yields not
-    computed in place into their outputs."""
-    current = [first]
+    check every result and record the slots each reads and binds, then the
+    `later` ones, which let go of each bound array after its last reader:
+    `rducc.runtime.released_slots`) and copies the yields not computed in
+    place into their outputs."""
+    current: list[list[tuple[Step, Operation]] | None] = [None]
+    keep = {slot for pair in copies for slot in pair}
 
     def compute(env: Env, context: RunContext) -> None:
         for slot, buffer in rotating:
             env[slot] = env[buffer].current()
         steps = current[0]
-        run_steps(steps, env, context, _WHERE)
-        if steps is first:
-            current[0] = later
+        if steps is None:
+            recorder = Recorder(env)
+            run_steps(recorded(first, recorder), recorder, context, _WHERE)
+            current[0] = released(later, recorder.releases(env, keep))  # env: the body's start
+            env[:] = recorder.copy()
+        else:
+            run_steps(steps, env, context, _WHERE)
         for source, out in copies:
             assign(env[out], env[source])
 

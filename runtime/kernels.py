@@ -163,12 +163,13 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None, scale: float, safe: bool,
-              out: np.ndarray) -> np.ndarray:
+              out: np.ndarray | None) -> np.ndarray:
     """`out = softmax(q @ k^T * scale + mask) @ v` (`q` `[..., L, E]`, `k`
     `[..., S, E]`, `v` `[..., S, Ev]`, `mask` broadcast to `[..., L, S]`) as
     ATen's fused CPU kernel, what eager's `F.scaled_dot_product_attention`
     runs (`rducc.runtime.fused_attention`), written into `out` (its elements
-    in `[..., L, Ev]` order). A row whose mask is -inf throughout is zero with
+    in `[..., L, Ev]` order); with `out` None, the kernel's own `[..., L, Ev]`
+    array (its memory in `[..., L, heads, Ev]` order: no copy). A row whose mask is -inf throughout is zero with
     `safe` (`_safe_softmax`: what ATen's kernel gives), else NaN (a plain
     softmax's 0/0, written here). f32/f64. An
     operand whose rows are not contiguous (keys as a transposed view) is
@@ -178,7 +179,10 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | No
     with subnormals_as_zero():
         result = torch.nn.functional.scaled_dot_product_attention(
             _tensor(q), _tensor(k), _tensor(v), attn_mask=mask_tensor, scale=scale)
-    np.copyto(out, result.numpy().reshape(out.shape), casting="no")
+    if out is None:
+        out = result.numpy()
+    else:
+        np.copyto(out, result.numpy().reshape(out.shape), casting="no")
     if mask is not None and not safe:
         masked = np.isneginf(mask).all(axis=-1, keepdims=True)
         if masked.any():

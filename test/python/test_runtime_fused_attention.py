@@ -14,7 +14,13 @@ fused kernel at its second product (issue 32, `rducc.runtime.fused_attention`).
   bytes are never written);
 - a scale applied after the bias add (it scales the bias too) is not fused
   (placed IR with the scale and the add as maps of their own; before the add
-  it is fused, as SDPA's scale).
+  it is fused, as SDPA's scale);
+- a mask of zeros (transformers' all-visible mask under export, an input
+  mask in the call it is zero) is not passed to the kernel; the same input
+  mask is when it masks;
+- a fused attention read through its slot alone (the heads merged after it)
+  is ATen's own result array, not copied into the arena; one yielded into an
+  output buffer is computed into it.
 """
 
 from __future__ import annotations
@@ -232,3 +238,88 @@ def test_operands_the_allocator_reuses_are_copied_aside(monkeypatch) -> None:
     monkeypatch.setattr(fused_attention, "_kept", lambda *args: True)
     with pytest.raises(AssertionError):
         _check(model, calls, exported)
+
+
+class _Masks(torch.nn.Module):
+    """An all-visible boolean mask made in the graph (`arange >= 0`, as
+    transformers makes one under export), and a float mask given as an input."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        visible = (torch.arange(k.shape[-2]) >= 0).expand(q.shape[-2], k.shape[-2])
+        return (F.scaled_dot_product_attention(q, k, v, attn_mask=visible),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+
+
+def test_a_mask_of_zeros_is_not_passed_to_the_kernel(monkeypatch) -> None:
+    """A bias that is zero throughout in a run is left out of that run's kernel
+    call (the all-visible mask every run; the input mask in the run it is
+    zero, not in the run it masks): eager's numbers either way."""
+    passed: list[bool] = []
+    sdpa = F.scaled_dot_product_attention
+
+    def spy(*args: object, **kwargs: object) -> torch.Tensor:
+        passed.append(kwargs.get("attn_mask") is not None)
+        return sdpa(*args, **kwargs)
+
+    masked = torch.zeros(5, 6)
+    masked[:, 3:] = float("-inf")
+    model, found = _Masks(), _counted(monkeypatch)
+    calls = [(*_random([(2, 3, 5, 8), (2, 3, 6, 8), (2, 3, 6, 4)], seed), bias)
+             for seed, bias in ((0, torch.zeros(5, 6)), (10, masked))]
+    program = rducc.compile(model, calls[0], opt_level=2)
+    for inputs, expected_masks in zip(calls, ([False, False], [False, True]), strict=True):
+        with torch.no_grad():
+            expected = _outputs(model(*inputs))
+        passed.clear()
+        monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
+        results = _outputs(program(*inputs))
+        monkeypatch.setattr(F, "scaled_dot_product_attention", sdpa)
+        for out, ref in zip(results, expected, strict=True):
+            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+        assert passed == expected_masks
+    assert sum(found) == 2
+
+
+class _Merged(torch.nn.Module):
+    """Heads split from one input, SDPA, the heads merged back (`transpose(1, 2)`
+    and a reshape, as transformers' attention layers) and read by a map; or
+    (`merged` False) SDPA's result returned as it is."""
+
+    def __init__(self, merged: bool) -> None:
+        super().__init__()
+        self.merged = merged
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, tokens, width = x.shape
+        q, k, v = ((x * s).view(batch, tokens, 2, -1).transpose(1, 2) for s in (1.0, 0.5, 2.0))
+        result = F.scaled_dot_product_attention(q, k, v)
+        return result.transpose(1, 2).reshape(batch, tokens, width) * 3.0 if self.merged else result
+
+
+@pytest.mark.parametrize("model, shapes, fresh", [
+    (_Merged(True), [(2, 5, 8)], [True]),
+    (_Merged(False), [(2, 5, 8)], [False]),  # the result yielded into an output buffer
+])
+def test_attention_read_by_its_slot_alone_is_atens_own_array(monkeypatch, model, shapes, fresh) -> None:
+    """The fused step binds the kernel's own array (no copy into the arena)
+    where its value is read through its slot alone, not where it is yielded
+    into an output buffer; eager's numbers call after call either way."""
+    calls = [_random(shapes, seed) for seed in (0, 10)]
+    program = rducc.compile(model, calls[0], opt_level=2)
+    outs: list[bool] = []
+    plain = interpreter.kernels.attention
+
+    def recording(*args: object) -> np.ndarray:
+        outs.append(args[-1] is None)
+        return plain(*args)  # type: ignore[arg-type]
+
+    for inputs in calls:
+        with torch.no_grad():
+            expected = _outputs(model(*inputs))
+        monkeypatch.setattr(interpreter.kernels, "attention", recording)
+        results = _outputs(program(*inputs))
+        monkeypatch.setattr(interpreter.kernels, "attention", plain)
+        for out, ref in zip(results, expected, strict=True):
+            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    assert outs == fresh * 2
