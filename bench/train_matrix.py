@@ -61,7 +61,9 @@ import copy
 import sys
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,7 @@ from training_cases import (  # noqa: E402
     Around,
     Case,
     History,
+    MixedPrecisionVerdict,
     _no_dropout,
     _train_exact,
     assert_buffers_match,
@@ -87,6 +90,8 @@ from training_cases import (  # noqa: E402
     rounding_twin,
     rows_independent,
 )
+
+from tp_reference import TpPlan, TrainedRun, Unexpressible, split_parameters, tp_plan, train_tp  # noqa: E402
 
 import rducc  # noqa: E402
 
@@ -178,6 +183,11 @@ class Cell:
         return options
 
 
+def case_model(name: str) -> torch.nn.Module:
+    """Case `name`'s model in train mode, dropout off (each tp reference process builds its own)."""
+    return _no_dropout(CASES[name].build()[0].train())
+
+
 def _example(cell: Cell) -> tuple[torch.nn.Module, torch.Tensor]:
     model, example = CASES[cell.model].build()
     x = example[0]
@@ -251,11 +261,64 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     text = (f"{verdict.text()}; eager autocast one float32 ulp apart: from fp32 {spread.losses:.2g}, "
             f"{spread.parameters:.2g}, from autocast {spread.losses_from_autocast:.2g}, "
             f"{spread.parameters_from_autocast:.2g}")
+    if cell.split.startswith("tp"):
+        text = _tp_bar(cell, program, untrained, x, data, trained, full, verdict, text)
     if around.ranks > 1:  # beside the DDP bar, the whole batch's (not judged)
         whole = mixed_precision_verdict(trained, _eager(copy.deepcopy(untrained), cell, data, True),
                                         _eager(copy.deepcopy(untrained), cell, data, False))
         text = f"DDP reference ({around.ranks} ranks): {text}; whole batch (not judged): {whole.text()}"
     return loss_diff, param_diff, text
+
+
+_TP_RUNS: dict[tuple[Any, ...], list[TrainedRun] | str] = {}
+"""Eager tensor-parallel runs (autocast, float32) by model, optimizer, steps and plan: one per -O level's pair."""
+
+
+def _tp_runs(cell: Cell, program: Any, untrained: torch.nn.Module, x: torch.Tensor,
+             data: list) -> tuple[TpPlan | None, list[TrainedRun] | str]:
+    """Eager autocast and float32 trained tensor-parallel as rducc's step splits the model
+    (`tp_reference`), or why torch's styles cannot express that split."""
+    try:
+        plan = tp_plan(split_parameters(program.module, program.prefix), untrained, (x,))
+    except Unexpressible as error:
+        return None, f"no torch tp reference: {error}"
+    key = (cell.model, cell.optimizer, len(data), plan)
+    if key not in _TP_RUNS:
+        try:
+            _TP_RUNS[key] = train_tp(partial(case_model, cell.model), untrained.state_dict(), plan,
+                                     CASES[cell.model].loss, cell.optimizer, data)
+        except Exception as error:  # noqa: BLE001 - reported in the cell's row
+            last = [line for line in str(error).splitlines() if line.strip()][-1:] or [""]
+            _TP_RUNS[key] = f"torch tp reference failed: {type(error).__name__}: {last[0][:160]}"
+    return plan, _TP_RUNS[key]
+
+
+def _tp_bar(cell: Cell, program: Any, untrained: torch.nn.Module, x: torch.Tensor, data: list,
+            trained: TrainedRun, full: TrainedRun, verdict: MixedPrecisionVerdict,
+            text: str) -> str:
+    """A tp cell's verdict: within the tolerance eager autocast shows on one device (`verdict`) or
+    when it runs rducc's tensor-parallel split itself (torch's TP, `tp_reference`): both are eager
+    autocast's distance from float32 eager on the same batches."""
+    plan, runs = _tp_runs(cell, program, untrained, x, data)
+    if isinstance(runs, str):
+        return f"{'ok' if verdict.ok else 'FAIL'} by the one-socket bar ({runs}): {text}"
+    tp_verdict = mixed_precision_verdict(trained, runs[0], full)
+    same = mixed_precision_verdict(runs[1], full, full)  # torch's tp in float32 against float32 eager
+    if not same.equal_to_autocast:
+        return (f"FAIL torch tp reference is not float32 eager's training by the float32 bar (from it: losses "
+                f"{same.losses:.2g}, parameters {same.parameters:.2g}); {text}")
+    by = "both bars" if verdict.ok and tp_verdict.ok else "the one-socket bar" if verdict.ok else \
+        "the eager tp bar" if tp_verdict.ok else "neither bar"
+    return (f"{'ok' if verdict.ok or tp_verdict.ok else 'FAIL'} by {by}; eager tp bar ({plan.ranks} ranks, "
+            f"torch TP {_styles(plan)}): {tp_verdict.text()}; one-socket bar: {text}; "
+            f"torch tp float32 from float32: {same.losses:.2g}, {same.parameters:.2g}")
+
+
+def _styles(plan: TpPlan) -> str:
+    """How many layers take each style, e.g. "4 colwise, 2 rowwise, 1 sharded, head fc3 under loss_parallel"."""
+    counts = Counter(style for _, style in plan.styles)
+    head = f", head {plan.head} under loss_parallel" if plan.head else ""
+    return ", ".join(f"{n} {style}" for style, n in sorted(counts.items())) + head
 
 
 def run_dynamo(model_name: str, level: int) -> tuple[float, str]:
