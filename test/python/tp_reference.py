@@ -9,16 +9,19 @@ style for each layer: `ColwiseParallel` for a weight split along dim 0,
 `RowwiseParallel` for one split along dim 1; a head whose output is the model's
 output (its classes or vocabulary split) keeps its output split and the loss is
 taken under `loss_parallel` (each rank's log-sum-exp over its columns, all-reduced),
-as rducc's vocabulary-split cross entropy. `train_tp` trains the model so
-parallelized over `ranks` processes (gloo on this machine, a file store: no
-network), eager and torch.optim, under CPU autocast to bf16 and in float32: what
-a user training tensor-parallel in eager gets, with its own rounding (DTensor
-all-reduces a bf16 partial sum in bf16).
+as rducc's vocabulary-split cross entropy. A convolution rducc splits by output
+channels convolves each rank's channels and gathers them, its input's gradient
+all-reduced (`_split_channels`); another module's split parameter (a class token,
+a position table, a norm's scale) is gathered where it is used (`_Gathered`:
+exact, as rducc's split of it, where no sum runs along the split dim).
+`train_tp` trains the model so parallelized over `plan.ranks` processes (gloo on
+this machine, a file store: no network), eager and torch.optim, under CPU
+autocast to bf16 and in float32: what a user training tensor-parallel in eager
+gets, with its own rounding (DTensor all-reduces a bf16 partial sum in bf16).
 
-A split that torch's styles cannot express (a weight split along another dim,
-in periodic blocks, or held by a module other than nn.Linear: a fused q/k/v
-Conv1D, a convolution) raises `Unexpressible` naming it: the caller keeps the
-one-socket reference for that model.
+A split that torch's styles cannot express (a weight split in periodic blocks,
+a fused q/k/v Conv1D's; a linear weight along another dim) raises
+`Unexpressible` naming it: the caller keeps the one-socket reference there.
 """
 
 from __future__ import annotations
@@ -135,8 +138,10 @@ def train_tp(build: Callable[[], nn.Module], state: dict[str, torch.Tensor], pla
         return torch.load(out, weights_only=False)
 
 
-def _rank(rank: int, plan: TpPlan, build: Callable[[], nn.Module], state: dict[str, torch.Tensor], loss: Callable[..., torch.Tensor], optimizer: str,
-          data: list[tuple[torch.Tensor, torch.Tensor]], precisions: list[bool], store: str, out: str) -> None:
+def _rank(rank: int, plan: TpPlan, build: Callable[[], nn.Module], state: dict[str, torch.Tensor],
+          loss: Callable[..., torch.Tensor], optimizer: str, data: list[tuple[torch.Tensor, torch.Tensor]],
+          precisions: list[bool], store: str, out: str) -> None:
+    """Process `rank` of `train_tp`: its replica of each run; rank 0 saves the runs to `out`."""
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import DTensor
@@ -155,8 +160,9 @@ def _rank(rank: int, plan: TpPlan, build: Callable[[], nn.Module], state: dict[s
             step_optimizer = OPTIMIZERS[optimizer](replica.parameters())
             with loss_parallel() if plan.head else nullcontext():
                 losses = [Around().step(replica, loss, step_optimizer, x, y, autocast) for x, y in data]
-            runs.append((losses, {parameter_name(name): (p.full_tensor() if isinstance(p, DTensor) else p).detach().clone()
-                                  for name, p in replica.named_parameters()}))
+            whole = {parameter_name(name): p.full_tensor() if isinstance(p, DTensor) else p
+                     for name, p in replica.named_parameters()}
+            runs.append((losses, {name: p.detach().clone() for name, p in whole.items()}))
         if rank == 0:
             torch.save(runs, out)
     finally:
