@@ -49,6 +49,22 @@ The verdicts:
   checked in float64 on the first batch) keeps the whole batch as its dp
   reference: rducc's dp reduces its statistics over the replicas, as
   SyncBatchNorm.
+- tp=N (bf16): two bars, each a measured distance of eager autocast from
+  float32 eager on the same batches. The one-socket bar (eager autocast on
+  one device, as above), and the eager tp bar: eager autocast trained with
+  torch's own tensor parallelism split as rducc's step splits the model
+  (`tp_reference`: DTensor's ColwiseParallel / RowwiseParallel for each
+  linear layer rducc splits by columns / rows, `loss_parallel` for a head
+  whose classes or vocabulary it splits, a convolution split by output
+  channels, other split parameters gathered where used; N gloo processes on
+  this machine, no network), whose own rounding differs from one device's
+  (DTensor all-reduces bf16 partial sums in bf16). A tp cell passes within
+  either (both are what eager autocast shows for that model and those
+  batches; the row says which bar it met), and prints both, with torch TP's
+  float32 run from float32 eager (it must be equal by the float32 bar: the
+  reference computes the model's function). Where torch's styles cannot
+  express rducc's split (a fused q/k/v split in periodic blocks: GPT-2's
+  Conv1D `c_attn`) the row says so and the one-socket bar judges.
 - the torch.compile backend: the gradients of one `loss.backward()` within
   rtol 1e-4 (atol 1e-6) of eager's, every graph run as an rducc program.
 Batches are 2 rows at dp=2 (the models' examples with 1 row get a second).
@@ -61,7 +77,9 @@ import copy
 import sys
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +87,19 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
 
+from tp_reference import TpPlan, TrainedRun, Unexpressible, split_parameters, tp_plan, train_tp  # noqa: E402
 from training_cases import (  # noqa: E402
     CASES,
     LOSS_ATOL,
     LOSS_RTOL,
     OPTIMIZERS,
+    PARAM_ATOL,
+    PARAM_RTOL,
+    SPREAD_FACTOR,
     Around,
     Case,
     History,
+    MixedPrecisionVerdict,
     _no_dropout,
     _train_exact,
     assert_buffers_match,
@@ -84,6 +107,7 @@ from training_cases import (  # noqa: E402
     batches,
     float32_spread,
     mixed_precision_verdict,
+    near_float64,
     rounding_twin,
     rows_independent,
 )
@@ -178,6 +202,11 @@ class Cell:
         return options
 
 
+def case_model(name: str) -> torch.nn.Module:
+    """Case `name`'s model in train mode, dropout off (each tp reference process builds its own)."""
+    return _no_dropout(CASES[name].build()[0].train())
+
+
 def _example(cell: Cell) -> tuple[torch.nn.Module, torch.Tensor]:
     model, example = CASES[cell.model].build()
     x = example[0]
@@ -251,11 +280,83 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     text = (f"{verdict.text()}; eager autocast one float32 ulp apart: from fp32 {spread.losses:.2g}, "
             f"{spread.parameters:.2g}, from autocast {spread.losses_from_autocast:.2g}, "
             f"{spread.parameters_from_autocast:.2g}")
+    if cell.split.startswith("tp"):
+        text = _tp_bar(cell, program, untrained, x, data, trained, full, verdict, text)
     if around.ranks > 1:  # beside the DDP bar, the whole batch's (not judged)
         whole = mixed_precision_verdict(trained, _eager(copy.deepcopy(untrained), cell, data, True),
                                         _eager(copy.deepcopy(untrained), cell, data, False))
         text = f"DDP reference ({around.ranks} ranks): {text}; whole batch (not judged): {whole.text()}"
     return loss_diff, param_diff, text
+
+
+_TP_RUNS: dict[tuple[Any, ...], list[TrainedRun] | str] = {}
+"""Eager tensor-parallel runs (autocast, float32) by model, optimizer, steps and plan: one per -O level's pair."""
+
+
+def _tp_runs(cell: Cell, program: Any, untrained: torch.nn.Module, x: torch.Tensor,
+             data: list) -> tuple[TpPlan | None, list[TrainedRun] | str]:
+    """Eager autocast and float32 trained tensor-parallel as rducc's step splits the model
+    (`tp_reference`), or why torch's styles cannot express that split."""
+    try:
+        plan = tp_plan(split_parameters(program.module, program.prefix), untrained, (x,))
+    except Unexpressible as error:
+        return None, f"no torch tp reference: {error}"
+    key = (cell.model, cell.optimizer, len(data), plan)
+    if key not in _TP_RUNS:
+        try:
+            _TP_RUNS[key] = train_tp(partial(case_model, cell.model), untrained.state_dict(), plan,
+                                     CASES[cell.model].loss, cell.optimizer, data)
+        except Exception as error:  # noqa: BLE001 - reported in the cell's row
+            last = [line for line in str(error).splitlines() if line.strip()][-1:] or [""]
+            _TP_RUNS[key] = f"torch tp reference failed: {type(error).__name__}: {last[0][:160]}"
+    return plan, _TP_RUNS[key]
+
+
+def _tp_bar(cell: Cell, program: Any, untrained: torch.nn.Module, x: torch.Tensor, data: list,
+            trained: TrainedRun, full: TrainedRun, verdict: MixedPrecisionVerdict,
+            text: str) -> str:
+    """A tp cell's verdict: within the tolerance eager autocast shows on one device (`verdict`) or
+    when it runs rducc's tensor-parallel split itself (torch's TP, `tp_reference`): both are eager
+    autocast's distance from float32 eager on the same batches."""
+    plan, runs = _tp_runs(cell, program, untrained, x, data)
+    if isinstance(runs, str):
+        return f"{'ok' if verdict.ok else 'FAIL'} by the one-socket bar ({runs}): {text}"
+    tp_verdict = mixed_precision_verdict(trained, runs[0], full)
+    same = mixed_precision_verdict(runs[1], full, full)  # torch's tp in float32 against float32 eager
+    if not _same_training(runs[1], full, cell, untrained, data):
+        return (f"FAIL torch tp reference is not float32 eager's training by the float32 bar (from it: losses "
+                f"{same.losses:.2g}, parameters {same.parameters:.2g}); {text}")
+    by = "both bars" if verdict.ok and tp_verdict.ok else "the one-socket bar" if verdict.ok else \
+        "the eager tp bar" if tp_verdict.ok else "both bars"
+    return (f"{'ok' if verdict.ok or tp_verdict.ok else 'FAIL'} by {by}; eager tp bar ({plan.ranks} ranks, "
+            f"torch TP {_styles(plan)}): {tp_verdict.text()}; one-socket bar: {text}; "
+            f"torch tp float32 from float32: {same.losses:.2g}, {same.parameters:.2g}")
+
+
+def _same_training(tp: TrainedRun, full: TrainedRun, cell: Cell, untrained: torch.nn.Module, data: list) -> bool:
+    """Whether torch's tp in float32 trains as float32 eager, by the float32 cells' bar
+    (`assert_matches`): losses within `LOSS_RTOL`; parameters within `PARAM_RTOL`, under Adam
+    widened by twice eager's own float32 spread, elements whose exact gradient float32 cannot
+    resolve held to the float64 training, `near_float64` elements passing."""
+    if not torch.allclose(torch.tensor(tp[0]), torch.tensor(full[0]), rtol=LOSS_RTOL, atol=LOSS_ATOL):
+        return False
+    loss = CASES[cell.model].loss
+    spread = float32_spread(untrained, loss, cell.optimizer, data, full[1])
+    exact, unresolved = _train_exact(copy.deepcopy(untrained), loss, cell.optimizer, data)
+    for name, want in full[1].items():
+        got = torch.as_tensor(tp[1][name])
+        allowed = PARAM_ATOL + PARAM_RTOL * want.abs() + SPREAD_FACTOR * spread.get(name, torch.zeros_like(want))
+        off = ~unresolved[name] & ((got - want).abs() > allowed) & ~near_float64(got, want, exact[name], allowed)
+        if off.any():
+            return False
+    return True
+
+
+def _styles(plan: TpPlan) -> str:
+    """How many layers take each style, e.g. "4 colwise, 2 rowwise, 1 sharded, head fc3 under loss_parallel"."""
+    counts = Counter(style for _, style in plan.styles)
+    head = f", head {plan.head} under loss_parallel" if plan.head else ""
+    return ", ".join(f"{n} {style}" for style, n in sorted(counts.items())) + head
 
 
 def run_dynamo(model_name: str, level: int) -> tuple[float, str]:
