@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from xdsl.dialects import func
 
+from rducc.dialects.program import functions
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.driver import import_exported
 from rducc.passes import rdu_fuse
-from rducc.dialects.program import functions
 
 
 def sink_by_renumbering(function: func.FuncOp) -> int:
