@@ -30,6 +30,22 @@ Llama's math, held to `modules` (BENCHMARKS' form) within 2%:
   state (hidden, rotary, the caches, the updates so far); each layer reads its
   cache window by its own index; q/k/v one weight laid out per KV group
   [kv, group + 2, dim] (Falcon's new decoder layout) cut by slicing.
+- `reduce_moduledict`: layers in an `nn.ModuleDict` applied by
+  `functools.reduce` over its values (the carry: hidden, updates so far);
+  q/k/v one `nn.Linear` cut by `torch.split`, `nn.RMSNorm`, grouped
+  attention by `torch.bmm` over the KV heads.
+- `unbind_scan`: a scan over weights stacked by layer (q/k/v fused, gate/up
+  fused and `chunk`ed) and one stacked cache [layers, 2, ...], all
+  `unbind(0)` and zipped; the new keys and values stacked into one output.
+- `transposed_keys`: the key cache laid out [1, kv, head_dim, positions]
+  (extended along its last dim), queries grouped by a view against it,
+  `@ w.t()` projections, residual adds in place (`add_`).
+- `depth_scaled`: each layer's update scaled in the parent by a constant of
+  its depth, `x + (layer(x) - x) / sqrt(2 (i + 1))` (not Llama's math, but
+  its reads and kernels: held to `modules`).
+- `dict_caches`: the caches passed and returned as one dict (a pytree).
+- `functional_template`: one unregistered template layer run by
+  `torch.func.functional_call` on each layer's slice of weights stacked by name.
 
 Other math, each held to its own roofline as `modules` is to its own on
 that target (`own_reference_s`, bench/decode_reference.py, the reference
@@ -50,7 +66,12 @@ many heads as sockets or more it is the aggregate-HBM roofline:
 
 transformers families (`FAMILIES`, at Llama 3.1 8B's widths with each
 family's own structure) are held to their own roofline the same way;
-one that does not compile is a row naming the error.
+one that does not compile is a row naming the error. The mixtures of
+experts among them (`mixtral`, `mixtral8`, `qwen2_moe` with its shared
+expert, `olmoe` top 1, `granitemoe_shared`, `qwen3_moe` 16 experts top 1)
+are one looped layer on sn40l-8 and sn40l-16 only: on one socket the layer
+is several kernels (docs/cost-model.md, "A mixture-of-experts layer on one
+socket"), so their sn40l rows read NOT met.
 
 Every figure is modeled from shapes, not measured on a chip.
 
@@ -61,6 +82,7 @@ Run: python bench/heldout_decode_forms.py [--quick] [--forms a,b|none] [--famili
 from __future__ import annotations
 
 import functools
+import math
 import sys
 
 import decode_forms
@@ -368,18 +390,218 @@ class DenseEnds(models.LlamaDecodeStep):
             self.layers[index] = models.DecodeLayer(hidden, width, heads, kv, config.rms_norm_eps)
 
 
+class ReduceLayer(nn.Module):
+    """q/k/v one `nn.Linear` cut by `torch.split`, `nn.RMSNorm` modules, grouped attention by
+    `torch.bmm` over the KV heads (no repeat), the cache extended by `torch.cat`; takes and
+    gives the carry (hidden, updates so far) of a `functools.reduce`."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim = heads, kv, hidden // heads
+        self.attn_norm = nn.RMSNorm(hidden, eps=eps)
+        self.mlp_norm = nn.RMSNorm(hidden, eps=eps)
+        self.qkv = nn.Linear(hidden, (heads + 2 * kv) * self.dim, bias=False)
+        self.out = nn.Linear(heads * self.dim, hidden, bias=False)
+        self.gate = nn.Linear(hidden, intermediate, bias=False)
+        self.up = nn.Linear(hidden, intermediate, bias=False)
+        self.down = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, carry: tuple, cos, sin, k_cache, v_cache) -> tuple:
+        x, updates = carry
+        group = self.heads // self.kv
+        q, k, v = torch.split(self.qkv(self.attn_norm(x)), [self.heads * self.dim, self.kv * self.dim,
+                                                            self.kv * self.dim], dim=-1)
+        q = ldf.rope(q.view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = ldf.rope(k.view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = v.view(1, 1, self.kv, self.dim).transpose(1, 2)
+        keys = torch.cat((k_cache, k), dim=2)[0]  # [kv, positions, dim]
+        values = torch.cat((v_cache, v), dim=2)[0]
+        scores = torch.bmm(q.reshape(self.kv, group, self.dim), keys.transpose(1, 2)) * self.dim**-0.5
+        attended = torch.bmm(torch.softmax(scores.float(), dim=-1).to(q.dtype), values)
+        x = x + self.out(attended.reshape(1, 1, -1))
+        normed = self.mlp_norm(x)
+        x = x + self.down(F.silu(self.gate(normed)) * self.up(normed))
+        return x, (*updates, k, v)
+
+
+class ReduceModuleDict(ldf._Base):
+    """Layers in an `nn.ModuleDict` keyed by name, applied by `functools.reduce` over its values."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.blocks = nn.ModuleDict({f"block_{i:03d}": ReduceLayer(self.hidden, self.intermediate, self.heads,
+                                                                   self.kv, self.eps)
+                                     for i in range(self.layer_count)})
+
+    def forward(self, input_ids, cos, sin, *caches):
+        pairs = zip(self.blocks.values(), caches[0::2], caches[1::2])
+        x, updates = functools.reduce(lambda carry, step: step[0](carry, cos, sin, step[1], step[2]), pairs,
+                                      (self.embed_tokens(input_ids), ()))
+        return (self.head(x), *updates)
+
+
+_SCANNED = ("attn_norm", "qkv", "o", "mlp_norm", "gate_up", "down")
+
+
+class UnbindScan(ldf._Base):
+    """A scan over weights stacked by layer ([layers, ...] a kind: q/k/v fused, gate/up fused)
+    and one stacked cache [layers, 2, ...], unbound along the layers and zipped; the new keys
+    and values stacked into one [layers, 2, ...] result."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        n, h, i, d = self.layer_count, self.hidden, self.intermediate, self.dim
+        shapes = {"attn_norm": (n, h), "qkv": (n, (self.heads + 2 * self.kv) * d, h), "o": (n, h, self.heads * d),
+                  "mlp_norm": (n, h), "gate_up": (n, 2 * i, h), "down": (n, h, i)}
+        for name, size in shapes.items():
+            norm = name.endswith("norm")
+            setattr(self, name, nn.Parameter(torch.ones(size) if norm else torch.randn(size) * size[-1]**-0.5))
+
+    def forward(self, input_ids, cos, sin, kv):
+        x = self.embed_tokens(input_ids)
+        new = []
+        for weights in zip(*(getattr(self, name).unbind(0) for name in _SCANNED), kv.unbind(0)):
+            x, k, v = self._layer(x, cos, sin, *weights)
+            new.append(torch.stack((k, v)))
+        return self.head(x), torch.stack(new)
+
+    def _layer(self, x, cos, sin, ln1, wqkv, wo, ln2, wgu, wd, cache):
+        q, k, v = F.linear(ldf.rms(x, ln1, self.eps), wqkv).split(
+            [self.heads * self.dim, self.kv * self.dim, self.kv * self.dim], dim=-1)
+        q = ldf.rope(q.view(1, 1, self.heads, self.dim).transpose(1, 2), cos, sin)
+        k = ldf.rope(k.view(1, 1, self.kv, self.dim).transpose(1, 2), cos, sin)
+        v = v.view(1, 1, self.kv, self.dim).transpose(1, 2)
+        attended = F.scaled_dot_product_attention(q, torch.cat((cache[0], k), 2), torch.cat((cache[1], v), 2),
+                                                  enable_gqa=True)
+        x = x + F.linear(attended.transpose(1, 2).reshape(1, 1, -1), wo)
+        gate, up = F.linear(ldf.rms(x, ln2, self.eps), wgu).chunk(2, dim=-1)
+        return x + F.linear(F.silu(gate) * up, wd), k, v
+
+
+class TransposedKeysLayer(nn.Module):
+    """The key cache laid out transposed [1, kv, head_dim, positions] (extended along its last
+    dim), queries grouped by a view against it; residual adds in place (`add_`)."""
+
+    def __init__(self, hidden: int, intermediate: int, heads: int, kv: int, eps: float) -> None:
+        super().__init__()
+        self.heads, self.kv, self.dim, self.eps = heads, kv, hidden // heads, eps
+        self.w = ldf.Weights(hidden, intermediate, heads, kv)
+
+    def forward(self, x, cos, sin, keys_t, v_cache):
+        w, group = self.w, self.heads // self.kv
+        normed = ldf.rms(x, w.input_layernorm, self.eps)
+        q = ldf.rope((normed @ w.q_proj.t()).view(1, self.heads, 1, self.dim), cos, sin)
+        k = ldf.rope((normed @ w.k_proj.t()).view(1, self.kv, 1, self.dim), cos, sin)
+        v = (normed @ w.v_proj.t()).view(1, self.kv, 1, self.dim)
+        keys_t = torch.cat((keys_t, k.transpose(-1, -2)), dim=-1)
+        values = torch.cat((v_cache, v), dim=2)
+        scores = q.view(1, self.kv, group, self.dim) @ keys_t / math.sqrt(self.dim)
+        attended = torch.softmax(scores.float(), dim=-1).type_as(q) @ values
+        x = x.clone()
+        x.add_(attended.reshape(1, 1, -1) @ w.o_proj.t())
+        normed = ldf.rms(x, w.post_attention_layernorm, self.eps)
+        x.add_((F.silu(normed @ w.gate_proj.t()) * (normed @ w.up_proj.t())) @ w.down_proj.t())
+        return x, k.transpose(-1, -2), v
+
+
+class TransposedKeys(ldf._Base):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self.layers = nn.ModuleList(TransposedKeysLayer(self.hidden, self.intermediate, self.heads, self.kv,
+                                                        self.eps) for _ in range(self.layer_count))
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for layer, keys_t, values in zip(self.layers, caches[0::2], caches[1::2]):
+            x, k, v = layer(x, cos, sin, keys_t, values)
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
+def _keys_transposed(caches: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """Each key cache [1, kv, positions, dim] laid out [1, kv, dim, positions]; values as they are."""
+    return tuple(c.transpose(-1, -2).contiguous() if i % 2 == 0 else c for i, c in enumerate(caches))
+
+
+class DepthScaled(models.LlamaDecodeStep):
+    """BENCHMARKS' layers, each layer's update scaled in the parent by a constant of its depth,
+    `x + (layer(x) - x) / sqrt(2 (i + 1))`: the layers differ only in a constant."""
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index, layer in enumerate(self.layers):
+            y, k, v = layer(x, cos, sin, caches[2 * index], caches[2 * index + 1])
+            x = x + (y - x) * (2.0 * (index + 1)) ** -0.5
+            updates += [k, v]
+        return (self.lm_head(self.norm(x)), *updates)
+
+
+class DictCaches(models.LlamaDecodeStep):
+    """BENCHMARKS' layers with the caches passed and returned as one dict (a pytree) keyed by layer name."""
+
+    def forward(self, input_ids, cos, sin, caches: dict):
+        x = self.embed_tokens(input_ids)
+        new = {}
+        for index, layer in enumerate(self.layers):
+            k_cache, v_cache = caches[f"layer{index}"]
+            x, k, v = layer(x, cos, sin, k_cache, v_cache)
+            new[f"layer{index}"] = (k, v)
+        return self.lm_head(self.norm(x)), new
+
+
+def _dict_caches(caches: list[torch.Tensor]) -> tuple[dict, ...]:
+    """The per-layer caches as one dict {layerN: (key, value)}."""
+    return ({f"layer{i // 2}": (caches[i], caches[i + 1]) for i in range(0, len(caches), 2)},)
+
+
+class FunctionalTemplate(ldf._Base):
+    """One template layer module (not registered) run by `torch.func.functional_call` on each
+    layer's weights, kept stacked by name ([layers, ...] a weight) in a ParameterDict."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        template = models.DecodeLayer(self.hidden, self.intermediate, self.heads, self.kv, self.eps)
+        self._template = [template]  # a list, so its own weights are not the model's
+        self.stacked = nn.ParameterDict({
+            name.replace(".", "__"): nn.Parameter(torch.stack([
+                torch.ones_like(p) if p.dim() == 1 else torch.randn_like(p) * p.shape[-1]**-0.5
+                for _ in range(self.layer_count)]))
+            for name, p in template.named_parameters()})
+
+    def forward(self, input_ids, cos, sin, *caches):
+        x = self.embed_tokens(input_ids)
+        updates = []
+        for index in range(self.layer_count):
+            weights = {name.replace("__", "."): p[index] for name, p in self.stacked.items()}
+            x, k, v = torch.func.functional_call(self._template[0], weights,
+                                                 (x, cos, sin, caches[2 * index], caches[2 * index + 1]))
+            updates += [k, v]
+        return (self.head(x), *updates)
+
+
 FORMS: dict[str, tuple[str, str]] = {
     "dict_loop": ("modules", "inputs"), "complex_rope": ("modules", "buffers"),
     "einsum_gqa": ("modules", "buffers"), "sdpa_functional": ("modules", "inputs"),
     "sequential_state": ("modules", "inputs"),
     "parallel_residual": ("own roofline", "inputs"), "dense_ends": ("own roofline", "inputs"),
+    "reduce_moduledict": ("modules", "inputs"), "unbind_scan": ("modules", "stacked"),
+    "transposed_keys": ("modules", "keys transposed"), "depth_scaled": ("modules", "inputs"),
+    "dict_caches": ("modules", "dict"), "functional_template": ("modules", "inputs"),
 }
 """Per form: what it is held to (`modules` or its own roofline, `own_reference_s`), and its caches
-(step inputs, or buffers of `cached + 1` positions updated in place)."""
+(step inputs, buffers of `cached + 1` positions updated in place, one stacked [layers, 2, ...]
+input, inputs with each key cache laid out [1, kv, head_dim, positions], or one dict of them)."""
 
 _BUILDERS = {"dict_loop": DictLoop, "complex_rope": ComplexRope, "einsum_gqa": EinsumGqa,
              "sdpa_functional": SdpaFunctional, "sequential_state": SequentialState,
-             "parallel_residual": Parallel, "dense_ends": DenseEnds}
+             "parallel_residual": Parallel, "dense_ends": DenseEnds, "reduce_moduledict": ReduceModuleDict,
+             "unbind_scan": UnbindScan, "transposed_keys": TransposedKeys, "depth_scaled": DepthScaled,
+             "dict_caches": DictCaches, "functional_template": FunctionalTemplate}
+_CACHE_LAYOUTS = {"inputs": tuple, "stacked": lambda caches: (ldf._stack(caches),),
+                  "keys transposed": _keys_transposed, "dict": _dict_caches}
+"""How each caches kind (`FORMS`) passes the per-layer caches as step inputs."""
 
 
 def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype = torch.float32, seed: int = 0):
@@ -392,7 +614,7 @@ def make(form: str, config, cached: int, device: str = "cpu", dtype: torch.dtype
     in_place = FORMS[form][1] == "buffers"
     with rducc.empty_weights() if device == "meta" else torch.device(device):
         model = builder(config, cached) if in_place else builder(config)
-    inputs = (token, cos, sin) if in_place else (token, cos, sin, *caches)
+    inputs = (token, cos, sin) if in_place else (token, cos, sin, *_CACHE_LAYOUTS[FORMS[form][1]](caches))
     return model.to(dtype).eval(), inputs
 
 
@@ -427,6 +649,23 @@ FAMILIES: dict[str, tuple[str, str, dict]] = {
     "arcee": ("ArceeConfig", "ArceeForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
     "glm4": ("Glm4Config", "Glm4ForCausalLM", {"head_dim": 128, "pad_token_id": 0, "eos_token_id": 0}),
     "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM", {"tie_word_embeddings": False, "pad_token_id": 0}),
+    "gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM", {"head_dim": 128}),
+    "seed_oss": ("SeedOssConfig", "SeedOssForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+    "ernie4_5": ("Ernie4_5Config", "Ernie4_5ForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+    "apertus": ("ApertusConfig", "ApertusForCausalLM", {"head_dim": 128, "tie_word_embeddings": False}),
+    "hunyuan_dense": ("HunYuanDenseV1Config", "HunYuanDenseV1ForCausalLM", {"head_dim": 128,
+                                                                            "tie_word_embeddings": False}),
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM", {"num_experts": 8, "num_experts_per_tok": 2,
+                                                             "moe_intermediate_size": 3584,
+                                                             "shared_expert_intermediate_size": 14336,
+                                                             "tie_word_embeddings": False}),
+    "olmoe": ("OlmoeConfig", "OlmoeForCausalLM", {"num_experts": 8, "num_experts_per_tok": 1}),
+    "granitemoe_shared": ("GraniteMoeSharedConfig", "GraniteMoeSharedForCausalLM", {
+        "num_local_experts": 8, "num_experts_per_tok": 2, "shared_intermediate_size": 7168,
+        "tie_word_embeddings": False}),
+    "qwen3_moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM", {"num_experts": 16, "num_experts_per_tok": 1,
+                                                             "moe_intermediate_size": 1792, "head_dim": 128,
+                                                             "tie_word_embeddings": False}),
 }
 """Per family: (config class, causal-LM class, overrides of Llama 3.1 8B's widths; `LAYER_COUNT` takes
 the layer count). `mixtral` has 4 experts, `mixtral8` Mixtral 8x7B's 8 (its router as wide as the
@@ -480,8 +719,9 @@ def family_decode(family: str, layers: int, small: bool = False, seed: int = 0):
 def _compile_form(form: str, targets: tuple[str, ...], layers: int):
     config = models.llama31_8b_config(layers)
     model, inputs = make(form, config, CACHED, device="meta", dtype=torch.bfloat16)
+    leaves = tuple(torch.utils._pytree.tree_leaves(inputs))  # `dict_caches` passes a dict
     return decode_forms._lowered(decompose(models.export(model, inputs)),
-                                 decode_forms.bytes_per_token(model, inputs), targets)
+                                 decode_forms.bytes_per_token(model, leaves), targets)
 
 
 def _compile_family(family: str, targets: tuple[str, ...], layers: int):

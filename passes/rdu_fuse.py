@@ -179,7 +179,11 @@ def _activation_ops(block: Block, function: func.FuncOp) -> set[Operation]:
 
 def sink_to_first_use(function: func.FuncOp) -> None:
     """Move each op that does not depend on the user inputs (a weight's transpose,
-    a mask) down to just before its first user, so it fuses with that user.
+    a mask) down to just before its first user, so it fuses with that user. An op
+    whose first user is a call (an outlined layer, a host call: a kernel boundary)
+    stays where it is: it cannot fuse with the call, and moved between two calls
+    of a layer (a per-layer constant made before the stack) it would be a kernel
+    between them, and the calls would not loop.
 
     One pass from the end: the order of the block is kept as sortable keys
     (`_before` gives a moved op a key just below its new successor's), so
@@ -194,6 +198,8 @@ def sink_to_first_use(function: func.FuncOp) -> None:
         if not users or any(u.parent_block() is not block for u in users):
             continue
         first_user = min(users, key=order.__getitem__)
+        if isinstance(first_user, func.CallOp | HostCallOp):
+            continue
         if op.next_op is not first_user:
             op.detach()
             block.insert_op_before(op, first_user)

@@ -56,8 +56,9 @@ such a window a `tier.view` that the layer's kernel DMAs alone. Likewise,
 layers that differ only in the values of scalar constants of their
 elementwise bodies (GPT-2's attention scaled by 1/(layer index + 1), a
 per-layer scale or window size) still match: each such constant becomes a
-rank-0 value made before its layer, read by the map as an input
-(`hoist_constants`), and so an argument of @layer.
+rank-0 value made before the first layer (it reads nothing; made between two
+layers it would be a kernel between their calls and break their loop), read
+by the map as an input (`hoist_constants`), and so an argument of @layer.
 
 An op with no `rdu.layer` between two ops of one layer (an exporter that gave
 a free function no module stack: transformers' `rotate_half` and the
@@ -546,14 +547,17 @@ def _constant_as_operand(block: Block, constant: arith.ConstantOp, anchor: Opera
 
 def hoist_constants(block: Block, layers: Sequence[Layer]) -> bool:
     """Layers that differ only in scalar constants of their elementwise bodies: each
-    such constant becomes a rank-0 value made before its layer and read by the map
-    as an input, so the constant becomes an argument of @layer; whether any moved."""
+    such constant becomes a rank-0 value read by the map as an input, so the constant
+    becomes an argument of @layer; whether any moved. Every such value reads nothing,
+    so it is made before the first layer: made between two layers it would be a
+    kernel between their calls, and the calls would not run back to back as a loop."""
     constants = _differing_constants(block, layers)
     if constants is None:
         return False
-    for layer, own in zip(layers, constants):
+    first = layers[0].ops[0]
+    for own in constants:
         for constant in own:
-            _constant_as_operand(block, constant, layer.ops[0])
+            _constant_as_operand(block, constant, first)
     return True
 
 

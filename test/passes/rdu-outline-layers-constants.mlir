@@ -3,7 +3,9 @@
 
 // Two layers that differ only in a scalar constant of an elementwise body (a
 // per-layer scale, as GPT-2's 1/(layer index + 1)): each constant becomes a
-// rank-0 value made before its layer, and each call passes its own.
+// rank-0 value made before the first layer, and each call passes its own. The
+// calls stay back to back once fused (the constants are one kernel before them,
+// not a kernel between the calls), so kernel looping can loop them.
 builtin.module attributes {rdu.level = #rdu<level graph>} {
   func.func @forward(%x: tensor<4x8xf32> {rdu.input = "x"}) -> tensor<4x8xf32> {
     %y0 = rdu.map %x {rdu.layer = "layers.0"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -26,17 +28,22 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK-NEXT:      %c = arith.constant 1.000000e+00 : f32
 // CHECK-NEXT:      rdu.yield %c : f32
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %y0 = func.call @layer(%x, %constant) {rdu.layer = "layers.0"}
 // CHECK-NEXT:    %constant_1 = rdu.map : () -> tensor<f32> {
 // CHECK-NEXT:      %c = arith.constant 5.000000e-01 : f32
-// CHECK:         %y1 = func.call @layer(%y0, %constant_1) {rdu.layer = "layers.1"}
+// CHECK-NEXT:      rdu.yield %c : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %y0 = func.call @layer(%x, %constant) {rdu.layer = "layers.0"}
+// CHECK-NEXT:    %y1 = func.call @layer(%y0, %constant_1) {rdu.layer = "layers.1"}
 // CHECK:       func.func private @layer(%x: tensor<4x8xf32> {rdu.input = "x"}, %constant: tensor<f32> {rdu.value}) -> tensor<4x8xf32> attributes {rdu.outlined_from = "layers.0", rdu.calls = 2 : i64} {
 // CHECK-NEXT:    %y0 = rdu.map %x, %constant {rdu.layer = "layers.0"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:    ^bb0(%a: f32, %{{.*}}: f32):
 // CHECK-NEXT:      %s = arith.mulf %a, %{{.*}} : f32
 
 // LOWERED-LABEL: func.func @forward
-// LOWERED-COUNT-2: func.call @layer
+// LOWERED:       tier.compute "k0" ins(:) outs(%constant_sram, %constant_sram_1
+// LOWERED:       func.call @layer(%x, %constant)
+// LOWERED-NOT:   tier.compute
+// LOWERED:       func.call @layer(%y0, %constant_1)
 // LOWERED:       func.func private @layer
 
 // -----

@@ -6,14 +6,16 @@ from __future__ import annotations
 import pytest
 from xdsl.dialects import func
 
+from rducc.dialects.program import functions
+from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.driver import import_exported
 from rducc.passes import rdu_fuse
-from rducc.dialects.program import functions
 
 
 def sink_by_renumbering(function: func.FuncOp) -> int:
     """The definition: each non-activation op, last first, just before its first
-    user, positions recomputed before every move. Returns the number of moves."""
+    user unless that is a call, positions recomputed before every move. Returns the
+    number of moves."""
     block = function.body.block
     activations = rdu_fuse._activation_ops(block, function)
     ops = [op for op in block.ops if not isinstance(op, func.ReturnOp) and op not in activations]
@@ -24,6 +26,8 @@ def sink_by_renumbering(function: func.FuncOp) -> int:
             continue
         position = {o: i for i, o in enumerate(block.ops)}
         first_user = min(users, key=lambda u: position[u])
+        if isinstance(first_user, func.CallOp | HostCallOp):
+            continue  # a call is a kernel boundary: nothing fuses with it
         if position[first_user] > position[op] + 1:
             op.detach()
             block.insert_op_before(op, first_user)

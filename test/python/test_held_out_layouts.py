@@ -10,7 +10,10 @@ tiny module against eager:
 - a k projection normed as a whole before its reshape into heads (Olmo2's k_norm), with
   more ranks than KV heads, splits by KV heads over rank pairs (rdu-partition's `LOOK_AHEAD`);
 - q/k/v fused per KV group (Falcon's layout) with more ranks than groups splits by groups and,
-  in each, q by heads beside k and v held whole (a repeated-blocks `#rdu.split`)."""
+  in each, q by heads beside k and v held whole (a repeated-blocks `#rdu.split`);
+- layers whose updates the parent scales by a constant of their depth are one layer whose calls
+  loop: the per-layer constants are made before the first call, not as kernels between the
+  calls (`hoist_constants`, `sink_to_first_use`)."""
 
 from __future__ import annotations
 
@@ -25,7 +28,9 @@ import rducc
 from rducc.api import after
 from rducc.dialects.rdu.collectives import AllGatherOp
 from rducc.dialects.tier import GlobalOp, ScatterDmaOp
+from rducc.model.cost_model import estimate
 from rducc.passes.rdu_partition import RduPartition
+from rducc.targets import load_target
 
 
 def _split_compile(model: nn.Module, inputs: tuple, tp: int):
@@ -143,3 +148,26 @@ def test_repeated_blocks_gather_run_by_run():
     gathers = [op for op in program.module.walk() if isinstance(op, AllGatherOp)]
     assert [(op.group_size, op.stride_size) for op in gathers] == [(2, 1), (2, 2)]  # q in a pair, then the runs
     np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+class DepthScaledStack(nn.Module):
+    """Norm + MLP blocks; the parent adds each block's update scaled by 1/sqrt(2 (depth + 1))."""
+
+    def __init__(self, layers: int = 3, width: int = 16) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Sequential(nn.LayerNorm(width), nn.Linear(width, 2 * width), nn.GELU(),
+                                                  nn.Linear(2 * width, width)) for _ in range(layers))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for depth, block in enumerate(self.blocks):
+            x = x + (block(x) - x) * (2.0 * (depth + 1)) ** -0.5
+        return x
+
+
+def test_layers_scaled_by_their_depth_loop_as_one_layer():
+    torch.manual_seed(4)
+    model, x = DepthScaledStack().eval(), torch.randn(1, 1, 16)
+    program = rducc.compile(torch.export.export(model, (x,)), (x,), target="sn40l")
+    loops = estimate(program.module, load_target("sn40l")).loops
+    assert [(loop.calls, loop.looped) for loop in loops] == [(3, True)], loops
+    np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
