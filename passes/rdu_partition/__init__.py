@@ -1606,6 +1606,8 @@ class _TensorPartitioner:
             return self._plan_periodic_slice(op, splits[0])
         if isinstance(op, ConcatOp) and (joined := self._joined_split(op, splits)) is not None:
             return [splits[0]] * len(splits), joined
+        if isinstance(op, ConcatOp) and (blocks := self._blocks_joined(op, splits)) is not None:
+            return list(splits), blocks
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
         pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
@@ -1639,6 +1641,32 @@ class _TensorPartitioner:
         if first is None or dim not in first.dims() or any(v is not op.operands[0] for v in op.operands):
             return None
         return first.joined(dim, self.full_shape(op.operands[0])[dim])
+
+    def _blocks_joined(self, op: ConcatOp, splits: Sequence[Split | None]) -> Split | None:
+        """A concatenation of different values split along the joined dim (the
+        gradients of q, k and v joined into a fused projection's, the inverse of
+        `_plan_periodic_slice`'s slices): each rank joins its parts, the result split
+        in blocks, one per operand (equal blocks: their size the period; unequal:
+        `Split`'s tuple of blocks, a block split as the most-split operand, into
+        fewer parts of its own, or held whole by an operand not split along it).
+        Every other dim split alike; None otherwise."""
+        dim = op.dim.value.data
+        others = {Split.of(e for e in s.entries if e[0] != dim) if s else None for s in splits}
+        along = [next((e for e in s.entries if e[0] == dim), None) if s else None for s in splits]
+        if len(others) != 1 or not any(along) or any(e is not None and e[3] for e in along):
+            return None
+        parts, stride = max((e[1], -e[2]) for e in along if e is not None)
+        stride = -stride
+        blocks: list[SplitBlock] = []
+        for value, entry in zip(op.operands, along):
+            own = entry[1] if entry is not None else 1
+            if parts % own or (entry is not None and entry[2] != stride * (parts // own)):
+                return None
+            blocks.append(block_of(self.full_shape(value)[dim], own, parts))
+        first = blocks[0]
+        period: Period = first if len(set(blocks)) == 1 and isinstance(first, int) and first > 0 else tuple(blocks)
+        joined = Split.of([*(e for e in (others.pop() or Split(())).entries), (dim, parts, stride, period)])
+        return joined if joined is not None and joined.valid(self.tp) else None
 
     def _partition_take_along(self, op: GatherOp) -> bool:
         """A gather of every dim of its table (torch.gather: `take_along`) whose table
@@ -2063,12 +2091,15 @@ class _TensorPartitioner:
             wants.append(Split((((on or reduced)[0], self.tp, 1, period),)) if reduced else None)  # none: whole
         return wants, PARTIAL
 
-    def _summed_period(self, splits: list[Split | None], dims: DimMap) -> int:
+    def _summed_period(self, splits: list[Split | None], dims: DimMap) -> Period:
         """The period an operand's summed dim is split over every rank with (the heads
-        of a tiled repeat, `_paired_period`), which the other operands' take too; 0: none."""
+        of a tiled repeat, `_paired_period`; the blocks of a fused q/k/v projection,
+        each split over every rank: no rank's sum counts a block another holds too),
+        which the other operands' take too; 0: none."""
         for index, split in enumerate(splits):
             for dim, parts, stride, period in split.entries if split is not None else ():
-                if dim in dims.reduced(index) and (parts, stride) == (self.tp, 1) and isinstance(period, int):
+                if dim in dims.reduced(index) and (parts, stride) == (self.tp, 1) and (
+                        isinstance(period, int) or all(block_parts(b, parts) == parts for b in period)):
                     return period
         return 0
 
