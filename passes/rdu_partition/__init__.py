@@ -63,7 +63,8 @@ every `func.func` of the module. The result is one SPMD program:
   A weight computed from weights (weight_norm's `g * v / |v|`) is partitioned
   when its reader wants it, its weights split as that reader takes it (`_flush`).
   A result that stays split is joined by the caller (`rdu.result_shards` on
-  the function).
+  the function). A parameter left whole on every rank is marked with the op
+  that first reads it whole (`rdu.whole_reader`, whole.py), for the report.
 - **Pipeline parallelism (pp)**: decoder layers (`rdu.layer`) go to `pp`
   stages of consecutive layers; every op carries its stage (`rdu.stage`) and a
   value used in another stage crosses by `rdu.send_recv`. Stage s of tp rank r
@@ -205,6 +206,7 @@ from rducc.passes.rdu_partition.training import (
     zero_dim,
 )
 from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
+from rducc.passes.rdu_partition.whole import note_whole_weights
 from rducc.targets import Target
 
 Layout = Split | str | Experts | GroupPartial | None
@@ -2591,25 +2593,44 @@ class _TensorPartitioner:
             return 0
         return blocks[0] if len(set(blocks)) == 1 else tuple(blocks)
 
-    def _slice_spans(self, value: SSAValue, columns: int, depth: int = LOOK_AHEAD) -> set[tuple[int, int]] | None:
-        """The (offset, size) of the last dim each slice of `value` takes (through maps
-        and reshapes that keep the columns); None when a slice is strided."""
+    def _slice_spans(self, value: SSAValue, columns: int, depth: int = LOOK_AHEAD, dim: int = -1,
+                     unit: int = 1) -> set[tuple[int, int]] | None:
+        """The (offset, size) of the columns each slice of `value` takes (through maps
+        and reshapes that keep the columns, and a reshape that cuts them into (n, c)
+        and the transposes after it: fused k and v viewed [b, s, 2 kv, d], moved to
+        [b, 2 kv, s, d] and cut by `split`, a slice along that dim a block of c
+        columns a unit); `dim`: where the columns' major index is, `unit` the
+        columns one index of it spans; None when a slice is strided."""
         spans: set[tuple[int, int]] = set()
+        shape = _shape(value)
+        at = dim % len(shape)
         for use in value.uses:
-            user = use.operation
+            user, inner = use.operation, set()
             if isinstance(user, SliceOp):
-                offset, stride = user.offsets.get_values()[-1], user.strides.get_values()[-1]
-                size = _shape(user.result)[-1]
-                if size == columns:
+                offset, stride = user.offsets.get_values()[at], user.strides.get_values()[at]
+                size = _shape(user.result)[at]
+                if size == shape[at]:
                     continue
                 if stride != 1:
                     return None
-                spans.add((offset, size))
-            elif depth and isinstance(user, MapOp | ReshapeOp) and _shape(user.results[0])[-1:] == (columns,):
-                inner = self._slice_spans(user.results[0], columns, depth - 1)
-                if inner is None:
-                    return None
-                spans |= inner
+                spans.add((offset * unit, size * unit))
+            elif not depth:
+                continue
+            elif isinstance(user, MapOp) and (_shape(user.results[0]) == shape or (
+                    unit == 1 and at == len(shape) - 1 and _shape(user.results[0])[-1:] == (columns,))):
+                inner = self._slice_spans(user.results[0], columns, depth - 1, at - len(shape), unit)
+            elif isinstance(user, TransposeOp):
+                inner = self._slice_spans(user.result, columns, depth - 1, list(user.perm.get_values()).index(at),
+                                          unit)
+            elif isinstance(user, ReshapeOp) and unit == 1 and at == len(shape) - 1:
+                result = _shape(user.result)
+                if result[-1:] == (columns,):
+                    inner = self._slice_spans(user.result, columns, depth - 1)
+                elif len(result) >= 2 and result[-2] * result[-1] == columns:  # the rows may regroup
+                    inner = self._slice_spans(user.result, columns, depth - 1, len(result) - 2, result[-1])
+            if inner is None:
+                return None
+            spans |= inner
         return spans
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = LOOK_AHEAD) -> bool:
@@ -2940,6 +2961,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     if tp > 1:
         replicated += _partition_tp(module, tp, strict=strict, experts=ep > 1, program_ranks=tp * dp,
                                     sequence_parallel=sequence_parallel, training=training)
+        note_whole_weights(module)
     if dp > 1:  # over tp's program: replica r // tp of rank r, dp's groups tp ranks apart
         replicas: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):

@@ -6,7 +6,9 @@
 // value, `_blocks_joined`). The weight's gradient (x^T g), the bias's (a sum over the
 // rows) and the input's (g W^T: summed over the split blocks, a partial sum) take it
 // as it is: nothing is all-gathered (before: q's, k's and v's gradients, then the
-// weight and the bias for the update).
+// weight and the bias for the update). A weight left whole on every rank (a gain
+// scaling the whole input gradient) is marked with the op that first reads it whole,
+// past its reshape (`rdu.whole_reader`, for the report).
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=2}' %s | filecheck %s
 //
 // Diagnostic: tp=3 divides none of the weight's blocks or heads.
@@ -14,6 +16,7 @@
 
 // CHECK:      tier.global @w : tensor<16x24xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 2, 1, 16)>}
 // CHECK-NEXT: tier.global @b : tensor<24xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1, 16)>}
+// CHECK-NEXT: tier.global @gain : tensor<16xf32> {kind = "parameter", rdu.whole_reader = ["rdu.map", ""]}
 // CHECK-NEXT: func.func @forward(
 // CHECK-SAME: attributes {rdu.result_shards = [#rdu.split<(1, 2, 1, 16)>, #rdu.split<(0, 2, 1, 16)>, #rdu.split<>]}
 // CHECK-NOT:  rdu.all_gather
@@ -23,14 +26,16 @@
 // CHECK-NEXT: %dx = rdu.matmul %g, %w transpose_rhs {{.*}} : tensor<4x24xf32>, tensor<16x24xf32> -> tensor<4x16xf32>
 // CHECK-NEXT: %[[DX:.*]] = rdu.all_reduce %dx group 2
 // CHECK-NOT:  rdu.all_gather
-// CHECK:      func.return %dw, %db, %[[DX]]
+// CHECK:      %dxg = rdu.map %[[DX]], %gt
+// CHECK:      func.return %dw, %db, %dxg
 
 // ERR: tp=3 splits nothing in this model
 
 builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"} {
   tier.global @w : tensor<16x48xf32> {kind = "parameter"}
   tier.global @b : tensor<48xf32> {kind = "parameter"}
-  func.func @forward(%x: tensor<4x16xf32> {rdu.input = "x"}, %w: tensor<16x48xf32> {rdu.global = @w}, %bias: tensor<48xf32> {rdu.global = @b}) -> (tensor<16x48xf32>, tensor<48xf32>, tensor<4x16xf32>) {
+  tier.global @gain : tensor<16xf32> {kind = "parameter"}
+  func.func @forward(%x: tensor<4x16xf32> {rdu.input = "x"}, %w: tensor<16x48xf32> {rdu.global = @w}, %bias: tensor<48xf32> {rdu.global = @b}, %gain: tensor<16xf32> {rdu.global = @gain}) -> (tensor<16x48xf32>, tensor<48xf32>, tensor<4x16xf32>) {
     %qkv0 = rdu.matmul %x, %w {rdu.phase = #rdu<phase forward>} : tensor<4x16xf32>, tensor<16x48xf32> -> tensor<4x48xf32>
     %qkv = rdu.map %qkv0, %bias {rdu.phase = #rdu<phase forward>} : (tensor<4x48xf32>, tensor<48xf32>) -> tensor<4x48xf32> {
     ^bb0(%a: f32, %c: f32):
@@ -61,6 +66,12 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"
     %dw = rdu.matmul %xt, %g {rdu.phase = #rdu<phase backward>} : tensor<16x4xf32>, tensor<4x48xf32> -> tensor<16x48xf32>
     %db = rdu.reduce sum %g dims [0] {rdu.phase = #rdu<phase backward>} : tensor<4x48xf32> -> tensor<48xf32>
     %dx = rdu.matmul %g, %w transpose_rhs {rdu.phase = #rdu<phase backward>} : tensor<4x48xf32>, tensor<16x48xf32> -> tensor<4x16xf32>
-    func.return %dw, %db, %dx : tensor<16x48xf32>, tensor<48xf32>, tensor<4x16xf32>
+    %gt = rdu.reshape %gain {rdu.phase = #rdu<phase backward>} : tensor<16xf32> -> tensor<1x16xf32>
+    %dxg = rdu.map %dx, %gt {rdu.phase = #rdu<phase backward>} : (tensor<4x16xf32>, tensor<1x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: f32, %c: f32):
+      %m = arith.mulf %a, %c : f32
+      rdu.yield %m : f32
+    }
+    func.return %dw, %db, %dxg : tensor<16x48xf32>, tensor<48xf32>, tensor<4x16xf32>
   }
 }
