@@ -12,7 +12,8 @@ one-layer transformers GPT-2 (`gpt2`), and transformers' Llama, Mistral and Qwen
 with 8 query heads over 2 KV heads (`hf:llama`, `hf:mistral`, `hf:qwen2`: tp above the
 KV heads at tp=4 and 8), and held-out forms no test writes (`held:widths`, a stack of
 widths 64 -> 96 -> 48; `held:mqa`, one KV head; `held:chunk`, a gated MLP by `chunk`);
-`@N` trains at tp=N, `@dpN` at dp=N. Run:
+`@N` trains at tp=N, `@dpN` at dp=N; `judge held:KIND@SPLIT+OPT` trains a held-out form 20
+steps and judges it as bench/train_matrix.py judges a float32 cell. Run:
 `python bench/train_tp_forms.py train block:repeat@2 wn:user@2 tied@4 block:repeat@2+adamw held:mqa@dp2+adamw`
 and `python bench/train_tp_forms.py infer block:repeat@2`; `trace` compiles the training
 step as `train` does and prints, for each all-gather, the op that made the value and the
@@ -25,6 +26,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -224,19 +226,20 @@ class Held(nn.Module):
     (4 heads over 2 KV heads); `mqa`, multi-query attention (8 heads, one KV head);
     `chunk`, a gated MLP written with `chunk` of one fused gate/up projection."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, vocab: int = VOCAB) -> None:
         super().__init__()
         plan = {"widths": [(64, 96, 4, 2, False), (96, 48, 4, 2, False), (48, 48, 4, 2, False)],
                 "mqa": [(64, 64, 8, 1, False)], "chunk": [(64, 64, 4, 4, True)]}[kind]
-        self.embed = nn.Embedding(VOCAB, plan[0][0])
+        self.embed = nn.Embedding(vocab, plan[0][0])
         self.layers = nn.ModuleList(HeldLayer(*p) for p in plan)
-        self.head = nn.Linear(plan[-1][1], VOCAB, bias=False)
+        self.head = nn.Linear(plan[-1][1], vocab, bias=False)
 
-    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
         x = self.embed(ids)
         for layer in self.layers:
             x = layer(x)
-        return nn.functional.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+        logits = self.head(x)
+        return logits if labels is None else nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
 
 
 def make(name: str) -> nn.Module:
@@ -296,6 +299,26 @@ def trace(name: str, tp: str, optimizer: str = "sgd") -> str:
 def split_of(tp: str) -> dict[str, int]:
     """`compile_training`'s split keywords of a spec's `@N` (tp=N) or `@dpN` (dp=N)."""
     return {"dp": int(tp[2:])} if tp.startswith("dp") else {"tp": int(tp)}
+
+
+def judge(name: str, tp: str, optimizer: str = "sgd") -> str:
+    """A held-out form (`held:KIND`, its logits) trained 20 steps and judged as
+    bench/train_matrix.py judges a float32 cell (its `run_cell`: eager, float64, Adam's
+    spread; its optimizers' settings; at dp=N the DDP reference)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import train_matrix
+    from training_cases import Case, language_model_loss
+
+    kind = name.split(":")[1]
+
+    def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+        torch.manual_seed(0)
+        return Held(kind, vocab=256), (torch.randint(0, 256, (2, 8)),)  # the matrix's batches draw ids below 256
+
+    train_matrix.CASES[name] = Case(build, language_model_loss, 256, per_token=True)
+    split = tp if tp.startswith("dp") else f"tp{tp}"
+    loss_diff, param_diff, verdict = train_matrix.run_cell(train_matrix.Cell(name, optimizer, "fp32", 2, split), 20)
+    return f"{verdict} (losses {loss_diff:.2g}, parameters {param_diff:.2g})"
 
 
 def train(name: str, tp: str, optimizer: str = "sgd", steps: int = 3) -> str:
@@ -381,7 +404,7 @@ if __name__ == "__main__":
         if "+" in tp:
             tp, opt = tp.split("+")
         try:
-            run = {"train": train, "trace": trace}.get(mode)
+            run = {"train": train, "trace": trace, "judge": judge}.get(mode)
             out = run(name, tp, opt) if run is not None else infer(name, int(tp))
         except Exception as e:  # noqa: BLE001
             out = "ERROR " + type(e).__name__ + ": " + str(e).splitlines()[0][:300]

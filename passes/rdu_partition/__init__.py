@@ -1649,20 +1649,20 @@ class _TensorPartitioner:
         gradients of q, k and v joined into a fused projection's, the inverse of
         `_plan_periodic_slice`'s slices): each rank joins its parts, the result split
         in blocks, one per operand (equal blocks: their size the period; unequal:
-        `Split`'s tuple of blocks, a block split as the most-split operand, into
-        fewer parts of its own, or held whole by an operand not split along it).
-        Every other dim split alike; None otherwise."""
+        `Split`'s tuple of blocks, a block split as the most-split operand or into
+        fewer parts of its own: k's and v's over rank pairs beside q's). Every
+        operand split along the dim, every other dim split alike; None otherwise."""
         dim = op.dim.value.data
         others = {Split.of(e for e in s.entries if e[0] != dim) if s else None for s in splits}
         along = [next((e for e in s.entries if e[0] == dim), None) if s else None for s in splits]
-        if len(others) != 1 or not any(along) or any(e is not None and e[3] for e in along):
-            return None
+        if len(others) != 1 or not all(along) or any(e is not None and e[3] for e in along):
+            return None  # an operand whole along the dim (a block every rank holds) keeps the old rule
         parts, stride = max((e[1], -e[2]) for e in along if e is not None)
         stride = -stride
         blocks: list[SplitBlock] = []
         for value, entry in zip(op.operands, along):
             own = entry[1] if entry is not None else 1
-            if parts % own or (entry is not None and entry[2] != stride * (parts // own)):
+            if parts % own or entry is None or entry[2] != stride * (parts // own):
                 return None
             blocks.append(block_of(self.full_shape(value)[dim], own, parts))
         first = blocks[0]
