@@ -236,7 +236,7 @@ def whole_reader(holder: Operation) -> tuple[str, str] | None:
     if not isinstance(attr, ArrayAttr) or len(attr.data) != 2 or not all(isinstance(a, StringAttr) for a in attr.data):
         return None
     reader, where = attr.data
-    return reader.data, where.data  # type: ignore[attr-defined]
+    return reader.data, where.data
 
 
 def result_shards(function: Operation) -> list[Split | None]:

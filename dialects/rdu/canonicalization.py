@@ -36,7 +36,7 @@ from functools import cache
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -243,10 +243,9 @@ class ConcatOfCopiesIsBroadcast(RewritePattern):
 def _adds_inputs(op: MapOp) -> bool:
     """Whether a map's body adds up its inputs, each once (a tree of `arith.addf`)."""
     block = op.body.block
-    *adds, last = list(block.ops)
-    if not adds or len(adds) != len(block.args) - 1 or not isinstance(last, YieldOp):
-        return False
-    if any(not isinstance(add, arith.AddfOp) for add in adds):
+    *body, last = list(block.ops)
+    adds = [add for add in body if isinstance(add, arith.AddfOp)]
+    if not adds or len(adds) != len(body) or len(adds) != len(block.args) - 1 or not isinstance(last, YieldOp):
         return False
     read = [v for add in adds for v in add.operands] + [last.values[0]]
     return len(set(read)) == len(read) and set(read) == {*block.args, *(add.result for add in adds)}
@@ -265,7 +264,7 @@ def _summands(op: MapOp) -> list[SSAValue]:
     return found
 
 
-def _window(value: SSAValue) -> tuple[SliceOp, object] | None:
+def _window(value: SSAValue) -> tuple[SliceOp, Attribute | None] | None:
     """(the slice, the type it is reshaped to or None) when `value` is a slice or a reshape of one."""
     owner = value.owner
     if isinstance(owner, ReshapeOp) and isinstance(owner.input.owner, SliceOp):

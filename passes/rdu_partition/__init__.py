@@ -2605,7 +2605,8 @@ class _TensorPartitioner:
         shape = _shape(value)
         at = dim % len(shape)
         for use in value.uses:
-            user, inner = use.operation, set()
+            user = use.operation
+            inner: set[tuple[int, int]] | None = set()
             if isinstance(user, SliceOp):
                 offset, stride = user.offsets.get_values()[at], user.strides.get_values()[at]
                 size = _shape(user.result)[at]

@@ -40,7 +40,7 @@ def first_reader(value: SSAValue, callees: dict[str, func.FuncOp], depth: int = 
     """The first op in program order that reads `value` for its elements: past layout
     ops and casts (one-operand maps), into the callee of an outlined layer's call."""
     users = {use.operation: use.index for use in value.uses}
-    block = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()  # type: ignore[union-attr]
+    block = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
     if block is None or depth == 0:
         return None
     for op in block.ops:
