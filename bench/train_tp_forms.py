@@ -10,22 +10,31 @@ interleave_bshd, sdpa_gqa), an MLP on computed weights (`wn:weight_norm`,
 `wn:spectral_norm`, `wn:user`), an LM head tied to the embedding (`tied`) and a
 one-layer transformers GPT-2 (`gpt2`), and transformers' Llama, Mistral and Qwen2
 with 8 query heads over 2 KV heads (`hf:llama`, `hf:mistral`, `hf:qwen2`: tp above the
-KV heads at tp=4 and 8). Run:
-`python bench/train_tp_forms.py train block:repeat@2 wn:user@2 tied@4 block:repeat@2+adamw`
-and `python bench/train_tp_forms.py infer block:repeat@2`. Not a speed benchmark:
-what it prints is numerics and collectives, no timing claim."""
+KV heads at tp=4 and 8), and held-out forms no test writes (`held:widths`, a stack of
+widths 64 -> 96 -> 48; `held:mqa`, one KV head; `held:chunk`, a gated MLP by `chunk`);
+`@N` trains at tp=N, `@dpN` at dp=N; `judge held:KIND@SPLIT+OPT` trains a held-out form 20
+steps and judges it as bench/train_matrix.py judges a float32 cell. Run:
+`python bench/train_tp_forms.py train block:repeat@2 wn:user@2 tied@4 block:repeat@2+adamw held:mqa@dp2+adamw`
+and `python bench/train_tp_forms.py infer block:repeat@2`; `trace` compiles the training
+step as `train` does and prints, for each all-gather, the op that made the value and the
+ops that read it whole (why the split stopped). Not a speed benchmark: besides numerics
+and collectives it prints the step's modeled time (`training_estimate`, the cost model's
+figures for sn40l-8, no measurement)."""
 
 from __future__ import annotations
 
 import copy
 import sys
 import time
+from pathlib import Path
 
 import torch
 from torch import nn
 
 import rducc
+from rducc.dialects.contracts import phase_of
 from rducc.dialects.rdu.collectives import AllGatherOp, AllReduceOp
+from rducc.model.training_speed import training_estimate
 from rducc.training import compile_training
 
 H, KV, HID, VOCAB = 8, 2, 32, 64
@@ -176,7 +185,66 @@ class HFLoss(nn.Module):
         return nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
 
 
+class HeldLayer(nn.Module):
+    """A pre-norm transformer layer of width `width` with `heads` query heads over `kv`
+    KV heads repeated by `expand` (one KV head: multi-query attention), its MLP gated
+    by `chunk` of one fused gate/up projection when `chunked`, out to width `out`."""
+
+    def __init__(self, width: int, out: int, heads: int, kv: int, chunked: bool) -> None:
+        super().__init__()
+        self.heads, self.kv, self.chunked = heads, kv, chunked
+        d = width // heads
+        self.norm = nn.LayerNorm(width)
+        self.q = nn.Linear(width, width)
+        self.kv_proj = nn.Linear(width, 2 * kv * d)
+        self.o = nn.Linear(width, width)
+        self.up = nn.Linear(width, 2 * 64 if chunked else 64)
+        self.down = nn.Linear(64, out)
+        self.skip = nn.Linear(width, out, bias=False) if out != width else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, width = x.shape
+        d = width // self.heads
+        h = self.norm(x)
+        q = self.q(h).view(b, s, self.heads, d).transpose(1, 2)
+        k, v = self.kv_proj(h).view(b, s, 2 * self.kv, d).transpose(1, 2).split(self.kv, dim=1)
+        g = self.heads // self.kv
+        k = k[:, :, None].expand(b, self.kv, g, s, d).reshape(b, self.heads, s, d)
+        v = v[:, :, None].expand(b, self.kv, g, s, d).reshape(b, self.heads, s, d)
+        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o(y.transpose(1, 2).reshape(b, s, width))
+        if self.chunked:
+            gate, up = self.up(x).chunk(2, dim=-1)
+            m = nn.functional.silu(gate) * up
+        else:
+            m = nn.functional.gelu(self.up(x))
+        return (x if self.skip is None else self.skip(x)) + self.down(m)
+
+
+class Held(nn.Module):
+    """Held-out forms (no test writes them): `widths`, a stack of widths 64 -> 96 -> 48
+    (4 heads over 2 KV heads); `mqa`, multi-query attention (8 heads, one KV head);
+    `chunk`, a gated MLP written with `chunk` of one fused gate/up projection."""
+
+    def __init__(self, kind: str, vocab: int = VOCAB) -> None:
+        super().__init__()
+        plan = {"widths": [(64, 96, 4, 2, False), (96, 48, 4, 2, False), (48, 48, 4, 2, False)],
+                "mqa": [(64, 64, 8, 1, False)], "chunk": [(64, 64, 4, 4, True)]}[kind]
+        self.embed = nn.Embedding(vocab, plan[0][0])
+        self.layers = nn.ModuleList(HeldLayer(*p) for p in plan)
+        self.head = nn.Linear(plan[-1][1], vocab, bias=False)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = layer(x)
+        logits = self.head(x)
+        return logits if labels is None else nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
 def make(name: str) -> nn.Module:
+    if name.startswith("held:"):
+        return Held(name.split(":")[1])
     if name.startswith("block:"):
         return Block(name.split(":")[1])
     if name.startswith("wn:"):
@@ -190,15 +258,79 @@ def make(name: str) -> nn.Module:
     raise ValueError(name)
 
 
-def train(name: str, tp: int, optimizer: str = "sgd", steps: int = 3) -> str:
+OPTIONS = {"sgd": {"lr": 0.05, "momentum": 0.9}, "adamw": {"lr": 1e-2, "weight_decay": 0.1}}
+
+
+def where(op: object) -> str:
+    """An op's name, phase and source line (the last two parts of its location)."""
+    line = str(getattr(op, "location", "")).rsplit("/", 1)[-1].rstrip(")")
+    return f"{op.name} [{phase_of(op)}] {line}"  # type: ignore[attr-defined,arg-type]
+
+
+def trace(name: str, tp: str, optimizer: str = "sgd") -> str:
+    """Each all-gather of the step: the op behind the gathered value (through the layout
+    ops the gather inserts) and the ops that read the whole value."""
+    torch.manual_seed(0)
+    model = make(name).train()
+    batch = (torch.randint(0, VOCAB, (2, 8)), torch.randint(0, VOCAB, (2, 8)))
+    program = compile_training(model, batch, optimizer=optimizer, target="sn40l-8", **split_of(tp),
+                               **OPTIONS[optimizer])
+    lines = []
+    for op in program.module.walk():
+        if not isinstance(op, AllGatherOp):
+            continue
+        source = op.operands[0]
+        while source.owner is not None and getattr(source.owner, "name", "") in ("rdu.reshape", "rdu.slice"):
+            source = source.owner.operands[0]  # type: ignore[union-attr]
+        made = where(source.owner) if hasattr(source.owner, "name") else f"argument {source.name_hint}"
+        readers, stack = [], [op.results[0]]
+        while stack:
+            for use in stack.pop().uses:
+                user = use.operation
+                if user.name in ("rdu.reshape", "rdu.concat", "rdu.all_gather"):
+                    stack.append(user.results[0])
+                else:
+                    readers.append(where(user))
+        lines.append(f"  gather {tuple(op.operands[0].type.get_shape())} of {made}\n"
+                     f"    read whole by {sorted(set(readers))}")
+    return f"{len(lines)} gathers\n" + "\n".join(lines)
+
+
+def split_of(tp: str) -> dict[str, int]:
+    """`compile_training`'s split keywords of a spec's `@N` (tp=N) or `@dpN` (dp=N)."""
+    return {"dp": int(tp[2:])} if tp.startswith("dp") else {"tp": int(tp)}
+
+
+def judge(name: str, tp: str, optimizer: str = "sgd") -> str:
+    """A held-out form (`held:KIND`, its logits) trained 20 steps and judged as
+    bench/train_matrix.py judges a float32 cell (its `run_cell`: eager, float64, Adam's
+    spread; its optimizers' settings; at dp=N the DDP reference)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import train_matrix
+    from training_cases import Case, language_model_loss
+
+    kind = name.split(":")[1]
+
+    def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+        torch.manual_seed(0)
+        return Held(kind, vocab=256), (torch.randint(0, 256, (2, 8)),)  # the matrix's batches draw ids below 256
+
+    train_matrix.CASES[name] = Case(build, language_model_loss, 256, per_token=True)
+    split = tp if tp.startswith("dp") else f"tp{tp}"
+    loss_diff, param_diff, verdict = train_matrix.run_cell(train_matrix.Cell(name, optimizer, "fp32", 2, split), 20)
+    return f"{verdict} (losses {loss_diff:.2g}, parameters {param_diff:.2g})"
+
+
+def train(name: str, tp: str, optimizer: str = "sgd", steps: int = 3) -> str:
     torch.manual_seed(0)
     model = make(name).train()
     batches = [(torch.randint(0, VOCAB, (2, 8)), torch.randint(0, VOCAB, (2, 8))) for _ in range(steps)]
     eager = copy.deepcopy(model)
-    options = {"lr": 0.05, "momentum": 0.9} if optimizer == "sgd" else {"lr": 1e-2, "weight_decay": 0.1}
+    options = OPTIONS[optimizer]
     t0 = time.time()
-    program = compile_training(model, batches[0], optimizer=optimizer, target="sn40l-8", tp=tp, **options)
+    program = compile_training(model, batches[0], optimizer=optimizer, target="sn40l-8", **split_of(tp), **options)
     compile_s = time.time() - t0
+    modeled_ms = training_estimate(program.module, program.target).step_s * 1e3
     gathers = [tuple(op.operands[0].type.get_shape()) for op in program.module.walk() if isinstance(op, AllGatherOp)]
     reduces = len([op for op in program.module.walk() if isinstance(op, AllReduceOp)])
     cls = torch.optim.SGD if optimizer == "sgd" else torch.optim.AdamW
@@ -221,7 +353,8 @@ def train(name: str, tp: int, optimizer: str = "sgd", steps: int = 3) -> str:
             err = (trained[pname] - parameter.detach()).abs().max().item()
             bad.append(f"{pname} off {err:.2e}")
     verdict = "OK" if not bad else "FAIL " + "; ".join(bad[:4])
-    return f"{verdict} compile {compile_s:.1f}s gathers {gathers} all_reduces {reduces}"
+    return (f"{verdict} compile {compile_s:.1f}s gathers {gathers} all_reduces {reduces} "
+            f"modeled step {modeled_ms * 1e3:.2f} us")
 
 
 class Infer(nn.Module):
@@ -271,7 +404,8 @@ if __name__ == "__main__":
         if "+" in tp:
             tp, opt = tp.split("+")
         try:
-            out = train(name, int(tp), opt) if mode == "train" else infer(name, int(tp))
+            run = {"train": train, "trace": trace, "judge": judge}.get(mode)
+            out = run(name, tp, opt) if run is not None else infer(name, int(tp))
         except Exception as e:  # noqa: BLE001
             out = "ERROR " + type(e).__name__ + ": " + str(e).splitlines()[0][:300]
         print(f"{mode} {spec}: {out}", flush=True)

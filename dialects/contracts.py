@@ -107,6 +107,10 @@ experts serve at most, the pairs spread evenly over the ranks (the modeled load 
 gathers every row (static shapes); the cost model reads only these from the table."""
 SHARD = "rdu.shard"
 """On a `tier.global` or a function argument: the part each rank takes (`SplitAttr`)."""
+WHOLE_READER = "rdu.whole_reader"
+"""On a parameter's `tier.global` that tp left whole on every rank of its group:
+`[op name, source line]` of the op that first reads it whole (`rdu-partition`),
+for the report's line of what every socket holds in full, and why."""
 RESULT_SHARDS = "rdu.result_shards"
 """Function: per result, the part each rank holds (`SplitAttr`; `#rdu.split<>`: whole)."""
 RESULT_UPDATES = "rdu.result_updates"
@@ -219,6 +223,20 @@ def shard_of(holder: Operation | Mapping[str, Attribute]) -> Split | None:
 def set_shard(attrs: dict[str, Attribute], split: Split) -> None:
     """Mark a global's or argument's attributes as split by `split`."""
     attrs[SHARD] = SplitAttr.of(split)
+
+
+def set_whole_reader(holder: Operation, reader: str, where: str) -> None:
+    """Mark a global tp leaves whole with the op (`reader`, at `where`) that reads it whole first."""
+    holder.attributes[WHOLE_READER] = ArrayAttr([StringAttr(reader), StringAttr(where)])
+
+
+def whole_reader(holder: Operation) -> tuple[str, str] | None:
+    """(op name, source line) of the op that reads a global tp left whole (`set_whole_reader`), or None."""
+    attr = holder.attributes.get(WHOLE_READER)
+    if not isinstance(attr, ArrayAttr) or len(attr.data) != 2 or not all(isinstance(a, StringAttr) for a in attr.data):
+        return None
+    reader, where = attr.data
+    return reader.data, where.data
 
 
 def result_shards(function: Operation) -> list[Split | None]:

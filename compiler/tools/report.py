@@ -25,6 +25,7 @@ from rducc.dialects.contracts import (
     partition_of,
     split_choice_of,
     spmd_ranks,
+    whole_reader,
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import AllocOp, ComputeOp, GlobalOp, Tier
@@ -95,6 +96,45 @@ def socket_use(module: ModuleOp) -> list[dict[str, int]]:
     ]
 
 
+@dataclass(frozen=True)
+class WholeWeights:
+    """Parameters tp leaves whole on every socket of its group, by the op that reads them whole first."""
+
+    reader: str
+    count: int
+    bytes: int
+    first: str
+    """The first such parameter's global and the reader's source line."""
+
+
+def whole_weights(module: ModuleOp) -> list[WholeWeights]:
+    """The parameters `rdu-partition` left whole under tp (`rdu.whole_reader`), grouped by reader, largest first."""
+    groups: dict[str, list[GlobalOp]] = {}
+    for op in module.ops:
+        if isinstance(op, GlobalOp) and (read := whole_reader(op)) is not None:
+            groups.setdefault(read[0], []).append(op)
+    found = []
+    for reader, held in groups.items():
+        where = whole_reader(held[0])[1].rsplit("/", 1)[-1]  # type: ignore[index]  # the file's name and line
+        first = f"@{held[0].sym_name.data}" + (f" at {where}" if where else "")
+        found.append(WholeWeights(reader, len(held), sum(value_bytes(g.global_type) for g in held), first))
+    return sorted(found, key=lambda group: -group.bytes)
+
+
+def _whole_lines(module: ModuleOp) -> list[str]:
+    """One line per group of parameters tp holds whole on every socket (bytes, and the op that reads them whole)."""
+    groups = whole_weights(module)
+    if not groups:
+        return []
+    tp, _ = partition_of(module)
+    total = sum(group.bytes for group in groups)
+    lines = [f"  not split by tp={tp}: {sum(g.count for g in groups)} parameters, {megabytes(total)} held whole by "
+             "every socket of a group, by the op that first reads them whole:"]
+    lines += [f"    {g.reader}: {g.count} parameter{'s' if g.count > 1 else ''}, {megabytes(g.bytes)} (first "
+              f"{g.first})" for g in groups]
+    return lines
+
+
 def _socket_lines(module: ModuleOp) -> list[str]:
     if not is_partitioned(module):
         return []
@@ -108,6 +148,7 @@ def _socket_lines(module: ModuleOp) -> list[str]:
             f"  stage {use['stage']} (sockets {use['first_socket']}-{use['last_socket']}): HBM weights "
             f"{megabytes(use['hbm_weight_bytes'])}, DDR weights {megabytes(use['ddr_weight_bytes'])}"
         )
+    lines += _whole_lines(module)
     if is_training_step(module):
         lines.append("  " + training_estimate(module, module_target(module)).summary())
     lines += ["  " + line for line in split_choice_of(module)]
@@ -160,6 +201,7 @@ def report_dict(module: ModuleOp, report: Any) -> dict[str, Any]:
     data["f64_emulated_values"] = f64_value_count(module)
     data["f64_demoted_values"] = f64_demoted(module)
     data["sockets"] = socket_use(module)
+    data["whole_under_tp"] = [group.__dict__ for group in whole_weights(module)]
     if is_training(module):
         data["training"] = training_speed(module, module_target(module), report).to_dict()
     return data

@@ -16,7 +16,9 @@ Each op that has patterns carries `RduCanonicalization` (xDSL's
   product becomes a reshape and, at most, a swap of the last two dims);
 - a concat drops its operands with no elements (one left: that operand); a
   concat of copies of one value is a broadcast of it between reshapes (`cat([k] * g)`
-  is `k.repeat`, `stack([k] * g)` a broadcast of a unit dim);
+  is `k.repeat`, `stack([k] * g)` a broadcast of a unit dim); a sum of the
+  consecutive equal slices that tile a dim is a sum over a new dim of their
+  count (the gradient of those copies: autograd adds up the copies' slices);
 - a transpose of a matmul's (or grouped matmul's) rhs that swaps its last two
   dims folds into it as `transpose_rhs` (the PMU transpose crossbar reads it
   for free); a batched matmul whose rhs is one matrix broadcast over the batch
@@ -34,7 +36,7 @@ from functools import cache
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -47,6 +49,8 @@ from rducc.dialects.rdu.dataflow import (
     GroupedMatmulOp,
     MapOp,
     MatmulOp,
+    ReduceKind,
+    ReduceOp,
     ReshapeOp,
     ScatterOp,
     SliceOp,
@@ -236,6 +240,92 @@ class ConcatOfCopiesIsBroadcast(RewritePattern):
         rewriter.replace_op(op, ops)
 
 
+def _adds_inputs(op: MapOp) -> bool:
+    """Whether a map's body adds up its inputs, each once (a tree of `arith.addf`)."""
+    block = op.body.block
+    *body, last = list(block.ops)
+    adds = [add for add in body if isinstance(add, arith.AddfOp)]
+    if not adds or len(adds) != len(body) or len(adds) != len(block.args) - 1 or not isinstance(last, YieldOp):
+        return False
+    read = [v for add in adds for v in add.operands] + [last.values[0]]
+    return len(set(read)) == len(read) and set(read) == {*block.args, *(add.result for add in adds)}
+
+
+def _summands(op: MapOp) -> list[SSAValue]:
+    """The values a sum of maps adds up: its inputs, and those of the sums it reads that nothing else reads."""
+    found: list[SSAValue] = []
+    for value in op.inputs:
+        inner = value.owner
+        if (isinstance(inner, MapOp) and value.has_one_use() and value.type == op.result.type
+                and _adds_inputs(inner)):
+            found.extend(_summands(inner))
+        else:
+            found.append(value)
+    return found
+
+
+def _window(value: SSAValue) -> tuple[SliceOp, Attribute | None] | None:
+    """(the slice, the type it is reshaped to or None) when `value` is a slice or a reshape of one."""
+    owner = value.owner
+    if isinstance(owner, ReshapeOp) and isinstance(owner.input.owner, SliceOp):
+        return owner.input.owner, owner.result.type
+    return (owner, None) if isinstance(owner, SliceOp) else None
+
+
+def _tiled_dim(slices: list[SliceOp]) -> tuple[int, int] | None:
+    """(dim, length) when the slices, unit-strided windows of one value whole but along
+    one dim, are its consecutive blocks of that length, each once, tiling the dim."""
+    source = shape_of(slices[0].input.type)
+    cut: set[int] = set()
+    starts = []
+    for window in slices:
+        sizes, offsets = shape_of(window.result.type), window.offsets.get_values()
+        if window.input is not slices[0].input or any(s != 1 for s in window.strides.get_values()):
+            return None
+        dims = [d for d, (a, b) in enumerate(zip(source, sizes)) if a != b]
+        if len(dims) != 1 or any(offsets[d] for d in range(len(source)) if d != dims[0]):
+            return None
+        cut.add(dims[0])
+        starts.append(int(offsets[dims[0]]))
+    if len(cut) != 1:
+        return None
+    dim = cut.pop()
+    length = shape_of(slices[0].result.type)[dim]
+    if sorted(starts) != list(range(0, source[dim], length)) or length * len(slices) != source[dim]:
+        return None
+    return dim, length
+
+
+class SumOfSlicesIsReduce(RewritePattern):
+    """add(x[.., 0:L], x[.., L:2L], ..., x[.., (g-1)L:gL]) (each slice perhaps reshaped
+    alike, a `select`'s dropped unit dim) -> reduce-sum over g of x viewed [.., g, L, ..]:
+    the gradient of g copies joined by `cat([k] * g)` or `stack` (autograd adds up each
+    copy's slice of the joined gradient) is the sum a broadcast's gradient is, so that
+    rdu-partition sums the copies a rank holds and all-reduces over the ranks holding
+    the others (as for `ConcatOfCopiesIsBroadcast`'s forward), not gathering the slices."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MapOp, rewriter: PatternRewriter) -> None:
+        if not _adds_inputs(op):
+            return
+        values = _summands(op)
+        windows = [_window(v) for v in values]
+        if len(values) < 2 or any(w is None or v.type != op.result.type for v, w in zip(values, windows)):
+            return
+        slices = [w[0] for w in windows if w is not None]
+        if len({w[1] for w in windows if w is not None}) != 1 or (tiled := _tiled_dim(slices)) is None:
+            return
+        dim, length = tiled
+        source = slices[0].input
+        shape, element = shape_of(source.type), element_of(source.type)
+        copies = ReshapeOp(source, TensorType(element, [*shape[:dim], len(slices), length, *shape[dim + 1:]]))
+        summed = ReduceOp(ReduceKind.SUM, copies.result, [dim], False, slices[0].result.type)
+        ops: list[Operation] = [_copy_attributes(op, copies), _copy_attributes(op, summed)]
+        if summed.result.type != op.result.type:
+            ops.append(_copy_attributes(op, ReshapeOp(summed.result, op.result.type)))
+        rewriter.replace_op(op, ops)
+
+
 def _swaps_last_two(perm: tuple[int, ...]) -> bool:
     rank = len(perm)
     return rank >= 2 and list(perm) == [*range(rank - 2), rank - 1, rank - 2]
@@ -392,6 +482,7 @@ CANONICALIZATION_PATTERNS: tuple[type[RewritePattern], ...] = (
     ScatterBeforeUnitReshape,
     DropEmptyConcatOperands,
     ConcatOfCopiesIsBroadcast,
+    SumOfSlicesIsReduce,
     FoldTransposeIntoMatmul,
     FoldBroadcastRhsIntoMatmul,
     DropUnitBatchOfRhs,
@@ -411,6 +502,7 @@ _ROOTS: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
     ScatterBeforeUnitReshape: (ScatterOp,),
     DropEmptyConcatOperands: (ConcatOp,),
     ConcatOfCopiesIsBroadcast: (ConcatOp,),
+    SumOfSlicesIsReduce: (MapOp,),
     FoldTransposeIntoMatmul: (MatmulOp,),
     FoldBroadcastRhsIntoMatmul: (MatmulOp,),
     DropUnitBatchOfRhs: (MatmulOp,),

@@ -63,7 +63,8 @@ every `func.func` of the module. The result is one SPMD program:
   A weight computed from weights (weight_norm's `g * v / |v|`) is partitioned
   when its reader wants it, its weights split as that reader takes it (`_flush`).
   A result that stays split is joined by the caller (`rdu.result_shards` on
-  the function).
+  the function). A parameter left whole on every rank is marked with the op
+  that first reads it whole (`rdu.whole_reader`, whole.py), for the report.
 - **Pipeline parallelism (pp)**: decoder layers (`rdu.layer`) go to `pp`
   stages of consecutive layers; every op carries its stage (`rdu.stage`) and a
   value used in another stage crosses by `rdu.send_recv`. Stage s of tp rank r
@@ -205,6 +206,7 @@ from rducc.passes.rdu_partition.training import (
     zero_dim,
 )
 from rducc.passes.rdu_partition.vocab import in_part, local_index, rank_offset, where
+from rducc.passes.rdu_partition.whole import note_whole_weights
 from rducc.targets import Target
 
 Layout = Split | str | Experts | GroupPartial | None
@@ -1606,6 +1608,8 @@ class _TensorPartitioner:
             return self._plan_periodic_slice(op, splits[0])
         if isinstance(op, ConcatOp) and (joined := self._joined_split(op, splits)) is not None:
             return [splits[0]] * len(splits), joined
+        if isinstance(op, ConcatOp) and (blocks := self._blocks_joined(op, splits)) is not None:
+            return list(splits), blocks
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
         pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
@@ -1639,6 +1643,32 @@ class _TensorPartitioner:
         if first is None or dim not in first.dims() or any(v is not op.operands[0] for v in op.operands):
             return None
         return first.joined(dim, self.full_shape(op.operands[0])[dim])
+
+    def _blocks_joined(self, op: ConcatOp, splits: Sequence[Split | None]) -> Split | None:
+        """A concatenation of different values split along the joined dim (the
+        gradients of q, k and v joined into a fused projection's, the inverse of
+        `_plan_periodic_slice`'s slices): each rank joins its parts, the result split
+        in blocks, one per operand (equal blocks: their size the period; unequal:
+        `Split`'s tuple of blocks, a block split as the most-split operand or into
+        fewer parts of its own: k's and v's over rank pairs beside q's). Every
+        operand split along the dim, every other dim split alike; None otherwise."""
+        dim = op.dim.value.data
+        others = {Split.of(e for e in s.entries if e[0] != dim) if s else None for s in splits}
+        along = [next((e for e in s.entries if e[0] == dim), None) if s else None for s in splits]
+        if len(others) != 1 or not all(along) or any(e is not None and e[3] for e in along):
+            return None  # an operand whole along the dim (a block every rank holds) keeps the old rule
+        parts, stride = max((e[1], -e[2]) for e in along if e is not None)
+        stride = -stride
+        blocks: list[SplitBlock] = []
+        for value, entry in zip(op.operands, along):
+            own = entry[1] if entry is not None else 1
+            if parts % own or entry is None or entry[2] != stride * (parts // own):
+                return None
+            blocks.append(block_of(self.full_shape(value)[dim], own, parts))
+        first = blocks[0]
+        period: Period = first if len(set(blocks)) == 1 and isinstance(first, int) and first > 0 else tuple(blocks)
+        joined = Split.of([*(e for e in (others.pop() or Split(())).entries), (dim, parts, stride, period)])
+        return joined if joined is not None and joined.valid(self.tp) else None
 
     def _partition_take_along(self, op: GatherOp) -> bool:
         """A gather of every dim of its table (torch.gather: `take_along`) whose table
@@ -2063,12 +2093,15 @@ class _TensorPartitioner:
             wants.append(Split((((on or reduced)[0], self.tp, 1, period),)) if reduced else None)  # none: whole
         return wants, PARTIAL
 
-    def _summed_period(self, splits: list[Split | None], dims: DimMap) -> int:
+    def _summed_period(self, splits: list[Split | None], dims: DimMap) -> Period:
         """The period an operand's summed dim is split over every rank with (the heads
-        of a tiled repeat, `_paired_period`), which the other operands' take too; 0: none."""
+        of a tiled repeat, `_paired_period`; the blocks of a fused q/k/v projection,
+        each split over every rank: no rank's sum counts a block another holds too),
+        which the other operands' take too; 0: none."""
         for index, split in enumerate(splits):
             for dim, parts, stride, period in split.entries if split is not None else ():
-                if dim in dims.reduced(index) and (parts, stride) == (self.tp, 1) and isinstance(period, int):
+                if dim in dims.reduced(index) and (parts, stride) == (self.tp, 1) and (
+                        isinstance(period, int) or all(block_parts(b, parts) == parts for b in period)):
                     return period
         return 0
 
@@ -2560,25 +2593,45 @@ class _TensorPartitioner:
             return 0
         return blocks[0] if len(set(blocks)) == 1 else tuple(blocks)
 
-    def _slice_spans(self, value: SSAValue, columns: int, depth: int = LOOK_AHEAD) -> set[tuple[int, int]] | None:
-        """The (offset, size) of the last dim each slice of `value` takes (through maps
-        and reshapes that keep the columns); None when a slice is strided."""
+    def _slice_spans(self, value: SSAValue, columns: int, depth: int = LOOK_AHEAD, dim: int = -1,
+                     unit: int = 1) -> set[tuple[int, int]] | None:
+        """The (offset, size) of the columns each slice of `value` takes (through maps
+        and reshapes that keep the columns, and a reshape that cuts them into (n, c)
+        and the transposes after it: fused k and v viewed [b, s, 2 kv, d], moved to
+        [b, 2 kv, s, d] and cut by `split`, a slice along that dim a block of c
+        columns a unit); `dim`: where the columns' major index is, `unit` the
+        columns one index of it spans; None when a slice is strided."""
         spans: set[tuple[int, int]] = set()
+        shape = _shape(value)
+        at = dim % len(shape)
         for use in value.uses:
             user = use.operation
+            inner: set[tuple[int, int]] | None = set()
             if isinstance(user, SliceOp):
-                offset, stride = user.offsets.get_values()[-1], user.strides.get_values()[-1]
-                size = _shape(user.result)[-1]
-                if size == columns:
+                offset, stride = user.offsets.get_values()[at], user.strides.get_values()[at]
+                size = _shape(user.result)[at]
+                if size == shape[at]:
                     continue
                 if stride != 1:
                     return None
-                spans.add((offset, size))
-            elif depth and isinstance(user, MapOp | ReshapeOp) and _shape(user.results[0])[-1:] == (columns,):
-                inner = self._slice_spans(user.results[0], columns, depth - 1)
-                if inner is None:
-                    return None
-                spans |= inner
+                spans.add((offset * unit, size * unit))
+            elif not depth:
+                continue
+            elif isinstance(user, MapOp) and (_shape(user.results[0]) == shape or (
+                    unit == 1 and at == len(shape) - 1 and _shape(user.results[0])[-1:] == (columns,))):
+                inner = self._slice_spans(user.results[0], columns, depth - 1, at - len(shape), unit)
+            elif isinstance(user, TransposeOp):
+                inner = self._slice_spans(user.result, columns, depth - 1, list(user.perm.get_values()).index(at),
+                                          unit)
+            elif isinstance(user, ReshapeOp) and unit == 1 and at == len(shape) - 1:
+                result = _shape(user.result)
+                if result[-1:] == (columns,):
+                    inner = self._slice_spans(user.result, columns, depth - 1)
+                elif len(result) >= 2 and result[-2] * result[-1] == columns:  # the rows may regroup
+                    inner = self._slice_spans(user.result, columns, depth - 1, len(result) - 2, result[-1])
+            if inner is None:
+                return None
+            spans |= inner
         return spans
 
     def _reshapes_keep(self, value: SSAValue, split: Split, depth: int = LOOK_AHEAD) -> bool:
@@ -2909,6 +2962,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     if tp > 1:
         replicated += _partition_tp(module, tp, strict=strict, experts=ep > 1, program_ranks=tp * dp,
                                     sequence_parallel=sequence_parallel, training=training)
+        note_whole_weights(module)
     if dp > 1:  # over tp's program: replica r // tp of rank r, dp's groups tp ranks apart
         replicas: dict[str, CalleeLayouts] = {}
         for function in layers_first(functions(module)):

@@ -220,6 +220,60 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK-NEXT:    %mixed = rdu.concat %k, %y dim 1 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
 // CHECK-NEXT:    func.return %tiled_2, %mixed : tensor<2x6x4xf32>, tensor<2x6x4xf32>
 
+// -----
+
+// A sum of the consecutive equal slices that tile a dim (autograd's gradient of
+// `cat([k] * 3, 1)`: each copy's slice of the joined gradient, added up; across
+// chained maps too) is a sum over a new dim of the copies: a reshape and an
+// `rdu.reduce`; so are selects of every index (a `stack`'s gradient: slices of one,
+// each reshaped alike). Slices that do not tile the dim (one taken twice) stay.
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @forward(%g: tensor<2x6x4xf32> {rdu.input = "g"}, %h: tensor<2x3x4xf32> {rdu.input = "h"}) -> (tensor<2x2x4xf32>, tensor<2x4xf32>, tensor<2x2x4xf32>) {
+    %a = rdu.slice %g offsets [0, 0, 0] strides [1, 1, 1] : tensor<2x6x4xf32> -> tensor<2x2x4xf32>
+    %b = rdu.slice %g offsets [0, 2, 0] strides [1, 1, 1] : tensor<2x6x4xf32> -> tensor<2x2x4xf32>
+    %c = rdu.slice %g offsets [0, 4, 0] strides [1, 1, 1] : tensor<2x6x4xf32> -> tensor<2x2x4xf32>
+    %ab = rdu.map %a, %b : (tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      rdu.yield %s : f32
+    }
+    %copies = rdu.map %c, %ab : (tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      rdu.yield %s : f32
+    }
+    %h0 = rdu.slice %h offsets [0, 0, 0] strides [1, 1, 1] : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+    %h1 = rdu.slice %h offsets [0, 1, 0] strides [1, 1, 1] : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+    %h2 = rdu.slice %h offsets [0, 2, 0] strides [1, 1, 1] : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+    %s0 = rdu.reshape %h0 : tensor<2x1x4xf32> -> tensor<2x4xf32>
+    %s1 = rdu.reshape %h1 : tensor<2x1x4xf32> -> tensor<2x4xf32>
+    %s2 = rdu.reshape %h2 : tensor<2x1x4xf32> -> tensor<2x4xf32>
+    %selects = rdu.map %s0, %s2, %s1 : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> {
+    ^bb0(%x: f32, %y: f32, %z: f32):
+      %s = arith.addf %x, %y : f32
+      %t = arith.addf %z, %s : f32
+      rdu.yield %t : f32
+    }
+    %overlap = rdu.map %a, %b, %a : (tensor<2x2x4xf32>, tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
+    ^bb0(%x: f32, %y: f32, %z: f32):
+      %s = arith.addf %x, %y : f32
+      %t = arith.addf %s, %z : f32
+      rdu.yield %t : f32
+    }
+    func.return %copies, %selects, %overlap : tensor<2x2x4xf32>, tensor<2x4xf32>, tensor<2x2x4xf32>
+  }
+}
+// CHECK-LABEL: func.func @forward(%g: tensor<2x6x4xf32> {rdu.input = "g"}, %h: tensor<2x3x4xf32> {rdu.input = "h"})
+// CHECK-NEXT:    %a = rdu.slice %g offsets [0, 0, 0] strides [1, 1, 1] : tensor<2x6x4xf32> -> tensor<2x2x4xf32>
+// CHECK-NEXT:    %b = rdu.slice %g offsets [0, 2, 0] strides [1, 1, 1] : tensor<2x6x4xf32> -> tensor<2x2x4xf32>
+// CHECK-NEXT:    %copies = rdu.reshape %g : tensor<2x6x4xf32> -> tensor<2x3x2x4xf32>
+// CHECK-NEXT:    %copies_1 = rdu.reduce sum %copies dims [1] : tensor<2x3x2x4xf32> -> tensor<2x2x4xf32>
+// CHECK-NEXT:    %selects = rdu.reshape %h : tensor<2x3x4xf32> -> tensor<2x3x1x4xf32>
+// CHECK-NEXT:    %selects_1 = rdu.reduce sum %selects dims [1] : tensor<2x3x1x4xf32> -> tensor<2x1x4xf32>
+// CHECK-NEXT:    %selects_2 = rdu.reshape %selects_1 : tensor<2x1x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %overlap = rdu.map %a, %b, %a
+// CHECK:         func.return %copies_1, %selects_2, %overlap
+
 // rdu-canonicalize takes no options.
 // ERR-NOT: Traceback
 // ERR:      rducc-opt: error: bad options for pass 'rdu-canonicalize': Provided arguments ["level"] not found in expected arguments ["target"]

@@ -15,7 +15,7 @@
 // CHECK: tier.global @v : tensor<4x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // CHECK-NEXT: tier.global @g : tensor<4x1xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // CHECK-NEXT: tier.global @v2 : tensor<16x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 2, 1)>}
-// CHECK-NEXT: tier.global @g2 : tensor<16x1xf32> {kind = "parameter"}
+// CHECK-NEXT: tier.global @g2 : tensor<16x1xf32> {kind = "parameter", rdu.whole_reader = ["rdu.map", ""]}
 // CHECK-NOT: rdu.all_gather
 // CHECK-NOT: rdu.local_part
 // CHECK: %ss = rdu.reduce sum %sq dims [1] keepdim {{.*}} : tensor<4x16xf32> -> tensor<4x1xf32>

@@ -68,7 +68,7 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"
   }
 }
 
-// CHECK:      tier.global @router : tensor<8x64xf32> {kind = "parameter"}
+// CHECK:      tier.global @router : tensor<8x64xf32> {kind = "parameter", rdu.whole_reader = ["rdu.matmul", ""]}
 // CHECK-NEXT: tier.global @proj : tensor<8x64xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // CHECK:      %logits = rdu.matmul %x, %wr transpose_rhs {{.*}} -> tensor<3x8xf32>
 // CHECK-NOT:  rdu.all_

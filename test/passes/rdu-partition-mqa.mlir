@@ -36,8 +36,8 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"
 }
 
 // CHECK:      tier.global @q : tensor<8x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
-// CHECK-NEXT: tier.global @k : tensor<4x16xf32> {kind = "parameter"}
-// CHECK-NEXT: tier.global @v : tensor<4x16xf32> {kind = "parameter"}
+// CHECK-NEXT: tier.global @k : tensor<4x16xf32> {kind = "parameter", rdu.whole_reader = ["rdu.matmul", ""]}
+// CHECK-NEXT: tier.global @v : tensor<4x16xf32> {kind = "parameter", rdu.whole_reader = ["rdu.matmul", ""]}
 // CHECK-NEXT: tier.global @o : tensor<16x8xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 2, 1)>}
 // CHECK:      %k = rdu.matmul {{.*}} -> tensor<2x4xf32>
 // CHECK:      %kr = rdu.broadcast %kh {{.*}} : tensor<1x2x4xf32> -> tensor<2x2x4xf32>

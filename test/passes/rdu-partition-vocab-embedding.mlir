@@ -47,8 +47,8 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
   }
 }
 
-// CHECK:      tier.global @embed.weight : tensor<8x4xf32> {kind = "parameter"}
-// CHECK-NEXT: tier.global @odd.weight : tensor<7x4xf32> {kind = "parameter"}
+// CHECK:      tier.global @embed.weight : tensor<8x4xf32> {kind = "parameter", rdu.whole_reader = ["rdu.gather", ""]}
+// CHECK-NEXT: tier.global @odd.weight : tensor<7x4xf32> {kind = "parameter", rdu.whole_reader = ["rdu.gather", ""]}
 // CHECK-NEXT: tier.global @up.weight : tensor<3x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // CHECK-NOT:  rdu.all_reduce
 // CHECK:      %emb = rdu.gather %w[%ids] dim 0 : tensor<8x4xf32>, tensor<3xi64> -> tensor<3x4xf32>

@@ -227,7 +227,7 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
   }
 }
 
-// CHECK:      tier.global @emb : tensor<8x4xf32> {kind = "parameter"}
+// CHECK:      tier.global @emb : tensor<8x4xf32> {kind = "parameter", rdu.whole_reader = ["rdu.gather", ""]}
 // CHECK:      tier.global @w : tensor<4x4xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // CHECK:      %grad = rdu.scatter %zeros[%idx] = %src dim 0 reduce sum : tensor<8x4xf32>, tensor<3x4xi64>, tensor<3x4xf32> -> tensor<8x4xf32>
 // CHECK-NEXT: func.return %mm, %grad : tensor<3x4xf32>, tensor<8x4xf32>

@@ -114,3 +114,50 @@ def test_computed_weights_split_their_matmuls():
     widths = {op.result.type.get_shape()[-1] for op in program.module.walk() if isinstance(op, MatmulOp)}
     assert 3 * HIDDEN not in widths, widths
     assert all(shape[-1] == 1 for shape in _gathered(program)), _gathered(program)  # vectors at most
+
+
+class FusedProjections(nn.Module):
+    """q, k and v from one weight stored [in, out] (transformers' Conv1D: GPT-2's
+    `c_attn`) cut by `split`, and a gated MLP whose gate and up come from one
+    projection cut by `chunk`, after a layer norm."""
+
+    def __init__(self, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.embed, self.head = nn.Embedding(VOCAB, HIDDEN), nn.Linear(HIDDEN, VOCAB, bias=False)
+        self.norm = nn.LayerNorm(HIDDEN)
+        self.qkv_weight = nn.Parameter(torch.randn(HIDDEN, 3 * HIDDEN) * 0.1)
+        self.qkv_bias = nn.Parameter(torch.randn(3 * HIDDEN) * 0.1)
+        self.o, self.gate_up, self.down = nn.Linear(HIDDEN, HIDDEN), nn.Linear(HIDDEN, 4 * HIDDEN), nn.Linear(
+            2 * HIDDEN, HIDDEN)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        (b, s, _), d = x.shape, HIDDEN // self.heads
+        fused = torch.addmm(self.qkv_bias, self.norm(x).view(-1, HIDDEN), self.qkv_weight).view(b, s, 3 * HIDDEN)
+        q, k, v = (t.view(b, s, self.heads, d).transpose(1, 2) for t in fused.split(HIDDEN, dim=2))
+        y = torch.softmax(q @ k.transpose(-2, -1) * d**-0.5, -1) @ v
+        x = x + self.o(y.transpose(1, 2).reshape(b, s, HIDDEN))
+        gate, up = self.gate_up(x).chunk(2, dim=-1)
+        x = x + self.down(nn.functional.silu(gate) * up)
+        return nn.functional.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+def test_fused_projection_gradients_stay_split():
+    """A fused q/k/v projection stored [in, out] and cut by `split`, and a gate/up cut
+    by `chunk`, at tp=2: the weights split by column blocks, and the backward joins
+    the blocks' gradients (q's, k's, v's; the gate's and up's), each split by heads or
+    columns, into the projection's gradient split alike (a concat of split values:
+    each rank joins its parts), which the weight's gradient, the bias's and the
+    input's take as it is: nothing but the cross entropy's maxima is gathered (before:
+    q's, k's and v's gradients, then the fused weight and bias for the update). The
+    parameters left whole (the layer norm's, biases added after an all-reduce) are
+    named with the op that reads them whole, for the report."""
+    from rducc.tools.report import whole_weights
+
+    torch.manual_seed(0)
+    program = _train_as_eager(FusedProjections(), 2)
+    assert all(shape[-1] == 1 for shape in _gathered(program)), _gathered(program)
+    readers = {group.reader: group for group in whole_weights(program.module)}
+    assert readers["rdu.layer_norm"].count == 2 and "norm.weight" in readers["rdu.layer_norm"].first, readers
+    assert not any("qkv" in group.first for group in readers.values()), readers
