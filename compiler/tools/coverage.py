@@ -73,9 +73,9 @@ OTHER_GAPS: dict[str, str] = {
     " (per-tensor or row/column scales, bias, scale_result, out_dtype), layout ops, float8 weights in the"
     " sidecar (safetensors F8_E4M3/F8_E5M2); the fnuz and e8m0 variants are refused with a clear dtype error",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
-    " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/log/sqrt/tanh/reciprocal/pow/where, mm and bmm (einsum) as"
-    " real matmuls, layout ops (pad and flip too), sums, means and var/std (the real parts' spread plus the"
-    " imaginary parts'); the FFTs as exact DFT matrices; complex parameters,"
+    " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/log/sqrt/tanh/reciprocal/pow/where, mm and"
+    " bmm (einsum) as real matmuls, layout ops (pad and flip too), sums, means and var/std (the real parts'"
+    " spread plus the imaginary parts'); the FFTs as exact DFT matrices; complex parameters,"
     " buffers and constants are stored as their pairs; complex64/complex128 model inputs and outputs are pairs"
     " inside the program (`rducc.Program` and `rducc-run` take and give complex arrays), view_as_real/complex of an"
     " input or output, complex linalg_vector_norm (torch.norm decomposes to it), cat of complex with real or"
