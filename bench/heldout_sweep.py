@@ -2773,11 +2773,10 @@ class IntAndFloatItems(nn.Module):
         return top + total, top * 3, x * top, total ** 2, abs(total - top)
 
 
-@case("data", [(randn(5, 3), randn(5, 3, seed=1)), (randn(5, 3, seed=2), randn(5, 3, seed=3))],
-      refuses={1: "'nonzero': the input has another number of nonzero elements than the 1 compiled for"})
+@case("data", [(randn(5, 3), randn(5, 3, seed=1)), (randn(5, 3, seed=2), randn(5, 3, seed=3))])
 class NonzeroRowsMean(nn.Module):
-    """Rows picked by a nonzero of a row test, summed, and their count returned (the count keeps the
-    example's value, checked at run time)."""
+    """Rows picked by a nonzero of a row test, summed, and their count returned (padded to capacity since
+    round 15, the count read at run time: any count)."""
 
     def forward(self, x, y):
         rows = (x.sum(1) > 0).nonzero()[:, 0]

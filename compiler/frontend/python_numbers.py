@@ -234,6 +234,7 @@ def _fill_from_number(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) 
     key = _fill_argument(node)
     assert key is not None
     number = node.args[key] if isinstance(key, int) else node.kwargs[key]
+    assert isinstance(number, Node)
     value = node.meta["val"]
     filled = emit(node, aten._to_copy.default, tensors[number], dtype=value.dtype)
     if value.dim():
