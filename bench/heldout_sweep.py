@@ -3885,9 +3885,28 @@ def _cli_args(c: Case, opt_level: int, pt2: str, mlir: str) -> list[str]:
     return argv
 
 
+_SAME_SIZE_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
 def _npy_leaf(value: np.ndarray, like: Any) -> Any:
-    """A .npz result as eager gives it (`like`): a Python number, or a tensor."""
-    return torch.from_numpy(value) if isinstance(like, torch.Tensor) else value.item()
+    """A .npz result as eager gives it (`like`): a Python number, or a tensor (a dtype numpy lacks, read
+    back as raw bytes (`V2` for bfloat16), viewed as `like`'s)."""
+    if not isinstance(like, torch.Tensor):
+        return value.item()
+    if value.dtype.kind == "V":
+        return torch.from_numpy(value.view(f"<i{value.dtype.itemsize}")).view(like.dtype)
+    return torch.from_numpy(value)
+
+
+def _npy_array(tensor: torch.Tensor) -> np.ndarray:
+    """An input as a .npy array; a dtype numpy lacks (bfloat16, float8) as its ml_dtypes twin."""
+    if tensor.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+        import ml_dtypes
+
+        twin = {torch.bfloat16: ml_dtypes.bfloat16, torch.float8_e4m3fn: ml_dtypes.float8_e4m3fn,
+                torch.float8_e5m2: ml_dtypes.float8_e5m2}[tensor.dtype]
+        return tensor.view(_SAME_SIZE_INT[tensor.element_size()]).numpy().view(twin)
+    return tensor.numpy()
 
 
 def run_case_cli(c: Case, opt_level: int, directory: Path) -> str:
@@ -3911,7 +3930,7 @@ def run_case_cli(c: Case, opt_level: int, directory: Path) -> str:
         files = []
         for k, tensor in enumerate(inputs):
             files += ["--input", str(directory / f"{c.name}-{index}-{k}.npy")]
-            np.save(files[-1], tensor.numpy())
+            np.save(files[-1], _npy_array(tensor))
         out = directory / f"{c.name}-{index}.npz"
         with contextlib.redirect_stderr(io.StringIO()) as err:
             status = run_main([mlir, *files, "--output", str(out), "-q"])
