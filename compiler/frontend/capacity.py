@@ -23,7 +23,9 @@ the user's smaller `capacity`) instead of the example's value:
   the pad rows like any row (replicas of real rows: finite where those are);
 - the ops where a padded dim ends are masked: a scatter or `index_put`
   through padded indices writes its pad positions into one extra row that is
-  sliced off, `sum` over a padded dim adds zeros for the pad, `mean` divides
+  sliced off (an `index_put` through several index vectors of one count, as
+  `out[w[:, 0], w[:, 1]]` of an argwhere: the first sends the pad past, the
+  others send it to 0), `sum` over a padded dim adds zeros for the pad, `mean` divides
   that sum by the real count, `any` sees the pad as false, `softmax` and
   `log_softmax` along a padded dim give the pad no weight (its logits the
   lowest finite value), `amax`/`amin` see the pad as -inf/+inf (a count of 0,
@@ -33,7 +35,11 @@ the user's smaller `capacity`) instead of the example's value:
   size on the example (its total checked at run time: a split's pieces
   always sum to their input).
 
-A count used any other way (returned, reduced otherwise, in arithmetic on
+A size of a padded result used as a number (`w.shape[0]` or `rows.numel()`
+returned, in Python arithmetic, or taken by an op as a Scalar or Tensor value)
+is the count read at run time (`_local_scalar_dense` of the count tensor, times
+the result's other static dims); where an op takes it as a size it is the
+capacity. A count used any other way (reduced otherwise, in arithmetic on
 sizes) keeps `rducc.frontend.data_sizes`' exact compile for the example's
 value, so nothing that compiled before changes meaning.
 """
@@ -245,10 +251,10 @@ def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
 
 def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     """The padded counts `node` cannot take padded (empty when it takes them all)."""
-    if node.op == "output":  # a count returned, or a number computed from one, keeps the exact path
+    if node.op == "output":  # a padded tensor returned keeps the exact path; a count returned is read
         returned = {s for a in _arg_nodes(node) if isinstance(shapes.original.get(a), torch.SymInt)
-                    for s in _free(shapes.original[a].node.expr)} & set(shapes.capacity)
-        return shapes.exact(shapes.original.get(node)) | returned | {
+                    and not _counted_number(a, shapes) for s in _free(shapes.original[a].node.expr)}
+        return shapes.exact(shapes.original.get(node)) | (returned & set(shapes.capacity)) | {
             s for a in _arg_nodes(node) for s in shapes.exact(shapes.original.get(a))}
     if node.op != "call_function" or node.target in _SCALAR_NODES or node.target is operator.getitem:
         return set()
@@ -278,6 +284,40 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     if node.target is aten.cat.default:
         return set() if _compacts(node, shapes) else involved
     return set() if _row_wise(node, shapes, inputs, outputs, numbers) else involved
+
+
+_SIZE_READS = (aten.sym_size.int, aten.sym_numel.default)
+
+
+def _count_size(node: Node, shapes: _Shapes) -> tuple[sympy.Symbol, int] | None:
+    """A size read (`rows.shape[0]`, `picked.numel()`) of a padded result that is one padded count
+    times a static number: (the count, the number); None for any other node."""
+    value = shapes.original.get(node)
+    if node.target not in _SIZE_READS or not isinstance(value, torch.SymInt):
+        return None
+    factor, symbol = value.node.expr.as_coeff_Mul()
+    if symbol not in shapes.capacity or not factor.is_integer:
+        return None
+    return symbol, int(factor)
+
+
+def _takes_as_value(user: Node, node: Node) -> bool:
+    """`user` (an ATen op) takes `node` where its schema takes a value (a Tensor or a Scalar), not a size."""
+    schema = user.target._schema  # type: ignore[union-attr]
+    named = [*zip((a.name for a in schema.arguments), user.args), *user.kwargs.items()]
+    kinds = {a.name: str(a.type).removesuffix("?") for a in schema.arguments}
+    return any(value is node and kinds.get(name) in ("Tensor", "Scalar", "float", "bool", "number")
+               for name, value in named)
+
+
+def _counted_number(node: Node, shapes: _Shapes) -> bool:
+    """A Python number computed (by Python's operators) only from size reads of padded results
+    (`_count_size`), `.item()` reads and constants: each size read becomes the count read at run time."""
+    if _count_size(node, shapes) is not None or node.target in _READS or node.op == "placeholder":
+        return True
+    if node.op != "call_function" or isinstance(node.target, torch._ops.OpOverload):
+        return False
+    return all(_counted_number(a, shapes) for a in _arg_nodes(node))
 
 
 _CONTRACTING = {aten.mm.default: 1, aten.bmm.default: 1, aten.matmul.default: 1, aten.linear.default: 1,
@@ -380,8 +420,9 @@ def _written_through(node: Node, shapes: _Shapes) -> tuple[int, Node] | None:
         indices, values = node.args[1], node.args[2]
         present = [(p, i) for p, i in enumerate(indices) if isinstance(i, Node)]  # type: ignore[arg-type]
         padded = [(p, i) for p, i in present if shapes.padded(i)]
-        if len(padded) != 1 or not set(shapes.padded(values).values()) <= set(shapes.padded(padded[0][1]).values()):
-            return None
+        counts = {frozenset(shapes.padded(i).values()) for _, i in padded}
+        if len(counts) != 1 or not set(shapes.padded(values).values()) <= set(next(iter(counts))):
+            return None  # (several padded indices of one count, as `out[rows, cols]` of one argwhere: fine)
         return padded[0]
     dim, index = node.args[1], node.args[2]
     source = node.args[3] if len(node.args) > 3 else None
@@ -593,6 +634,10 @@ class _Padder:
         if node.target is aten.index_put.default:
             indices = list(node.args[1])  # type: ignore[arg-type]
             indices[place] = redirected
+            for other, index_node in enumerate(indices):  # other padded indices: the pad at 0, in range
+                if other != place and isinstance(index_node, Node) and self.shapes.padded(index_node):
+                    zero = self.r.emit(node, aten.full.default, [], 0, dtype=index_node.meta["val"].dtype)
+                    indices[other] = self.r.emit(node, aten.where.self, valid, index_node, zero)
             args: tuple = (widened, indices, *node.args[2:])
         else:
             args = (widened, node.args[1], redirected, *node.args[3:])
@@ -742,8 +787,28 @@ class _Padder:
                 self.contracted(node)
             elif node.target is aten.cat.default:
                 self.cat(node)
+            elif _count_size(node, self.shapes) is not None:
+                self.count_read(node)
             else:
                 self.numbers(node)
+
+    def count_read(self, node: Node) -> None:
+        """A size read of a padded result used as a number (returned, Python arithmetic, a Scalar
+        argument): the count read at run time; where it is a size (`zeros(n)`) it stays the capacity."""
+        found = _count_size(node, self.shapes)
+        assert found is not None
+        symbol, factor = found
+        numbers = [u for u in node.users if not isinstance(u.target, torch._ops.OpOverload)
+                   or _takes_as_value(u, node)]
+        if not numbers or symbol not in self.counts:
+            return
+        count = self.counts[symbol]
+        if factor != 1:
+            count = self.r.emit(node, aten.mul.Scalar, count, factor)
+        read = self.r.emit(node, aten._local_scalar_dense.default, count)
+        for user in numbers:
+            user.args = torch.fx.node.map_arg(user.args, lambda a: read if a is node else a)
+            user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda a: read if a is node else a)
 
     def numbers(self, node: Node) -> None:
         """Size arguments that are exactly a padded count become its capacity."""

@@ -4,7 +4,7 @@ rducc's IR has no complex element type (nor has the chip): a decomposed
 program's complex tensors are rewritten, in its FX graph, into real tensors
 with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `view_as_complex` and `view_as_real` become nothing; complex arithmetic
-(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`,
+(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`, `exp`, `log`, `sqrt`, `tanh`,
 `pow` by a real number, `where`, `mm`/`bmm` as real matmuls, `torch.complex`),
 layout ops, sums and means act on the pair, a variance (`var`, `std`, their
 `_mean` forms) is that of the real parts plus that of the imaginary parts; the
@@ -534,6 +534,43 @@ def _exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     scale, angle = b(aten.exp.default, b.real(pair)), b.imag(pair)
     cos, sin = b(aten.cos.default, angle), b(aten.sin.default, angle)
     return b.pack(b(aten.mul.Tensor, scale, cos), b(aten.mul.Tensor, scale, sin))
+
+
+@_rule(aten.log.default)
+def _log(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """log z = log|z| + i angle(z) (the principal branch, as torch's)."""
+    return b.pack(b(aten.log.default, _abs(b, node, pairs)), _angle(b, node, pairs))
+
+
+@_rule(aten.sqrt.default)
+def _sqrt(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """The principal square root, without cancellation: t = sqrt((|z| + |a|) / 2) is the larger part,
+    b / 2t the other (the imaginary part takes b's sign, -0 included, as C's csqrt)."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b.real(pair), b.imag(pair)
+    larger = b(aten.sqrt.default, b(aten.mul.Scalar, b(aten.add.Tensor, _abs(b, node, pairs),
+                                                        b(aten.abs.default, real)), 0.5))
+    zero = b(aten.eq.Scalar, larger, 0.0)
+    other = b(aten.div.Tensor, imag, b(aten.where.self, zero, b(aten.add.Scalar, larger, 1.0),
+                                       b(aten.mul.Scalar, larger, 2.0)))
+    right = b(aten.ge.Scalar, real, 0.0)
+    return b.pack(b(aten.where.self, right, larger, b(aten.abs.default, other)),
+                  b(aten.where.self, right, other, b(aten.copysign.Tensor, larger, imag)))
+
+
+@_rule(aten.tanh.default)
+def _tanh(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """tanh(a + ib) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b), both scaled by 2e (e = exp(-2|a|), which
+    never overflows): (sign(a) (1 - e^2) + i 2e sin 2b) / (1 + e^2 + 2e cos 2b)."""
+    pair = pairs[_args(node)[0]]
+    real, twice_imag = b.real(pair), b(aten.mul.Scalar, b.imag(pair), 2.0)
+    e = b(aten.exp.default, b(aten.mul.Scalar, b(aten.abs.default, real), -2.0))
+    squared, twice_e = b(aten.mul.Tensor, e, e), b(aten.mul.Scalar, e, 2.0)
+    denominator = b(aten.add.Tensor, b(aten.add.Scalar, squared, 1.0),
+                    b(aten.mul.Tensor, twice_e, b(aten.cos.default, twice_imag)))
+    numerator = b(aten.mul.Tensor, b(aten.sign.default, real), b(aten.rsub.Scalar, squared, 1.0))
+    return b.pack(b(aten.div.Tensor, numerator, denominator),
+                  b(aten.div.Tensor, b(aten.mul.Tensor, twice_e, b(aten.sin.default, twice_imag)), denominator))
 
 
 # --------------------------------------------------------------------------

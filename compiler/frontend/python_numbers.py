@@ -199,6 +199,9 @@ def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, 
     (first switching a Scalar overload to its Tensor form, when the op has one)."""
     if _needs_tensor_overload(node) and (overload := _tensor_overload(node)) is not None:
         node.target = overload
+    elif _needs_tensor_overload(node) and _fill_argument(node) is not None:
+        _fill_from_number(emit, node, tensors)
+        return
     args, kwargs = list(node.args), dict(node.kwargs)
     for key in _number_args(node):
         value = args[key] if isinstance(key, int) else kwargs[key]
@@ -209,6 +212,35 @@ def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, 
         else:
             kwargs[key] = _as_tensor_operand(emit, node, value, tensors)
     node.args, node.kwargs = tuple(args), kwargs
+
+
+_FILLS = ("fill_value", "s")
+"""The Scalar argument a creation op fills its whole result with (`full`, `new_full`, `full_like`,
+`scalar_tensor`): such an op has no Tensor overload, so it becomes the number's tensor, expanded."""
+
+
+def _fill_argument(node: Node) -> int | str | None:
+    """Where `node` passes a Python number as the value it fills its result with, or None."""
+    names = [a.name for a in node.target._schema.arguments]  # type: ignore[union-attr]
+    for index, value in enumerate(node.args):
+        if index < len(names) and names[index] in _FILLS and _is_number(value):
+            return index
+    return next((k for k, v in node.kwargs.items() if k in _FILLS and _is_number(v)), None)
+
+
+def _fill_from_number(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) -> None:
+    """`full(size, n)` as n's rank-0 tensor cast to the result's dtype (as torch casts the number)
+    and expanded to its shape."""
+    key = _fill_argument(node)
+    assert key is not None
+    number = node.args[key] if isinstance(key, int) else node.kwargs[key]
+    assert isinstance(number, Node)
+    value = node.meta["val"]
+    filled = emit(node, aten._to_copy.default, tensors[number], dtype=value.dtype)
+    if value.dim():
+        filled = emit(node, aten.expand.default, filled, list(value.shape))
+    node.replace_all_uses_with(filled)
+    node.graph.erase_node(node)
 
 
 def lower_python_numbers(ep: ExportedProgram) -> None:

@@ -29,8 +29,8 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._local_scalar_dense.default": (
         "a model's output (`tensor.item()` returned as a Python number), "
         "arithmetic on it, and a tensor op's Tensor (or Scalar with a Tensor "
-        "twin) argument (a rank-0 tensor); refused when an op with no Tensor twin"
-        " takes it (`torch.full`) or it becomes a size"
+        "twin) argument (a rank-0 tensor), a creation op's fill value (`torch.full`); refused when another op "
+        "with no Tensor twin takes it (`F.leaky_relu(x, a)`) or it becomes a size"
     ),
     "aten.index.Tensor": (
         "a boolean mask selects as many elements as in the example inputs "
@@ -73,14 +73,14 @@ OTHER_GAPS: dict[str, str] = {
     " (per-tensor or row/column scales, bias, scale_result, out_dtype), layout ops, float8 weights in the"
     " sidecar (safetensors F8_E4M3/F8_E5M2); the fnuz and e8m0 variants are refused with a clear dtype error",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
-    " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/reciprocal/pow/where, mm and bmm (einsum) as"
-    " real matmuls, layout ops (pad and flip too), sums, means and var/std (the real parts' spread plus the"
-    " imaginary parts'); the FFTs as exact DFT matrices; complex parameters,"
+    " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/log/sqrt/tanh/reciprocal/pow/where, mm and"
+    " bmm (einsum) as real matmuls, layout ops (pad and flip too), sums, means and var/std (the real parts'"
+    " spread plus the imaginary parts'); the FFTs as exact DFT matrices; complex parameters,"
     " buffers and constants are stored as their pairs; complex64/complex128 model inputs and outputs are pairs"
     " inside the program (`rducc.Program` and `rducc-run` take and give complex arrays), view_as_real/complex of an"
     " input or output, complex linalg_vector_norm (torch.norm decomposes to it), cat of complex with real or"
     " integer tensors (type promotion), rfft2/stft results returned; refused: complex ops with no pair form"
-    " (sin and the other transcendental functions but exp), naming the op",
+    " (sin and the other transcendental functions but exp, log, sqrt and tanh), naming the op",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation; one that cannot"
     " be traced (it reads tensor values, calls numpy) runs on the host (`rdu.host_call` of `#rdu.custom`, its"
     " fake kernel's shapes), once the user names its module (`rducc-run --import-module`, `import_modules=`);"
@@ -134,8 +134,10 @@ OTHER_GAPS: dict[str, str] = {
         "reduction), matmuls contracting them as attention's keys and values do, "
         "cat of the pieces, with fixed tensors too: compacted to the example's "
         "total, another total one run-time error), a count above the capacity one run-time error naming"
-        " the op and source line; a count used otherwise (returned, an "
-        "`index_put` through a mask of more than one dim, arithmetic on it) keeps"
+        " the op and source line; an `index_put` through several index columns of one count (`out[w[:, 0], "
+        "w[:, 1]] = ...` of an argwhere) is padded too, and a size of a padded result used as a number (returned,"
+        " Python arithmetic, a Scalar argument) is the count read at run time; a count used otherwise (an "
+        "`index_put` through a mask of more than one dim, a size computed from it) keeps"
         " the example's value, checked at run time"
     ),
     "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"
@@ -151,9 +153,9 @@ OTHER_GAPS: dict[str, str] = {
         "math.floor/ceil/trunc and sym_float/sym_int on numbers read with "
         "`.item()` are computed in the program as rank-0 int64/float64 tensors "
         "and returned as Python numbers; a number a tensor op takes is its rank-0"
-        " tensor (`x * a`, `n > a`, `clamp(min=a)`); refused: a number an op with"
-        " no Tensor twin takes (`torch.full`), `int(tensor)` (torch.export "
-        "refuses it)"
+        " tensor (`x * a`, `n > a`, `clamp(min=a)`), the value a creation op fills its result with "
+        "(`torch.full`, `full_like`, `new_full`, `torch.tensor(a)`) its tensor cast and expanded; refused: a "
+        "number another op with no Tensor twin takes, `int(tensor)` (torch.export refuses it)"
     ),
 }
 """Gaps that are not one missing overload."""

@@ -14,7 +14,7 @@ class ReadsBack(torch.nn.Module):
     def forward(self, x):
         peak = x.abs().max().item()
         floor = x.min().item()
-        return torch.full_like(x, peak) - torch.full_like(x, floor)
+        return torch.nn.functional.leaky_relu(x, peak) - torch.nn.functional.leaky_relu(x, floor)
 
 
 torch.export.save(torch.export.export(ReadsBack(), (torch.randn(8),)), sys.argv[1])

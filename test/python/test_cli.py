@@ -86,15 +86,16 @@ def assert_user_error(result: subprocess.CompletedProcess[str], tool: str = "rdu
 
 
 class UsesUnsupportedOps(nn.Module):
-    """Three tensors read back as Python numbers (`.item()`) and used as fill
-    values: data-dependent, which rducc refuses (a number read back enters tensor
-    ops as a 0-dim tensor, but `full_like` has no tensor form)."""
+    """Three tensors read back as Python numbers (`.item()`) and used as leaky_relu
+    slopes: data-dependent, which rducc refuses (a number read back enters tensor
+    ops as a 0-dim tensor, but `leaky_relu` has no tensor form)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         peak = x.abs().max().item()  # marker: item-1
         floor = x.min().item()  # marker: item-2
         middle = x.mean().item()  # marker: item-3
-        return torch.full_like(x, floor) - torch.full_like(x, peak) + torch.full_like(x, middle)
+        return nn.functional.leaky_relu(x, floor) - nn.functional.leaky_relu(x, peak) \
+            + nn.functional.leaky_relu(x, middle)
 
 
 def source_line_of(function, marker: str) -> int:

@@ -269,11 +269,11 @@ def test_python_numbers_match_eager(opt_level):
 
 
 def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_error():
-    """`a * a.max().item()` is computed in the program (test_heldout_forms.py); `torch.full`
-    has no overload taking its fill value as a tensor: refused, one error."""
+    """`a * a.max().item()` and `torch.full((3,), a.max().item())` are computed in the program
+    (test_heldout_forms.py); `leaky_relu` has no overload taking its slope as a tensor: refused, one error."""
     class Fill(nn.Module):
         def forward(self, a: torch.Tensor) -> torch.Tensor:
-            return torch.full((3,), a.max().item() + 1.0) * a
+            return nn.functional.leaky_relu(a, a.max().item() + 1.0) * a
 
     with pytest.raises(RduccError, match="read back as a Python number|data-dependent|cannot import"):
         rducc.compile(Fill(), (torch.randn(3),), opt_level=0)
