@@ -4,7 +4,8 @@ its logits (transformers' `return_dict=False`), keyword inputs that are not
 tensors, SGD with momentum and dampening (torch.optim's undamped first
 step), each against eager on the same batches (the CLI's: test_training_cli.py); the full-precision loss region is no autocast region, and views in
 a bf16 autocast region survive torch tracing it again (GPT-2's merged
-heads); a cumulative batch norm is refused by name."""
+heads); a batch norm keeping a cumulative
+average (momentum=None) trains as eager's."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from torch import nn
 import rducc
 from rducc.errors import RduccError
 from rducc.training.program import export_for_training
+from training_cases import assert_sgd_steps_match
 
 
 class TwoHeads(nn.Module):
@@ -157,8 +159,27 @@ def test_positional_number_is_refused_with_its_keyword() -> None:
         rducc.compile_training(TwoHeads(), (batch["x"], batch["labels"], batch["target"], 0.5))
 
 
-def test_cumulative_batch_norm_is_refused_by_name() -> None:
-    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, momentum=None)).train()
-    with pytest.raises(RduccError, match=r"^0\.1: BatchNorm1d with momentum=None .* give it a momentum"):
-        rducc.compile_training(nn.Sequential(model), (torch.randn(3, 4), torch.randn(3, 4)),
-                               loss_fn=nn.functional.mse_loss)
+class CumulativeNorm(nn.Module):
+    """Batch norms keeping a cumulative average (momentum=None: the factor 1/num_batches_tracked
+    changes every step), 1-d over features and 2-d over channels; returns the loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.bn2 = nn.Conv2d(2, 3, 3, bias=False), nn.BatchNorm2d(3, momentum=None)
+        self.fc, self.bn1 = nn.Linear(3, 4, bias=False), nn.BatchNorm1d(4, momentum=None)
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.bn2(self.conv(x))).mean((2, 3))
+        return nn.functional.mse_loss(self.bn1(self.fc(h)), target)
+
+
+def test_cumulative_batch_norm_trains_as_eager() -> None:
+    torch.manual_seed(0)
+    model = CumulativeNorm().train()
+    eager = copy.deepcopy(model)
+    data = [(torch.randn(6, 2, 5, 5) + step, torch.randn(6, 4)) for step in range(3)]
+    program = rducc.compile_training(model, data[0], optimizer="sgd", lr=0.1, opt_level=0)
+    assert_sgd_steps_match(program, eager, data, lr=0.1)
+    state = program.parameters()
+    for name, buffer in eager.named_buffers():  # each step's factor its own: 1, 1/2, 1/3
+        torch.testing.assert_close(torch.as_tensor(state[name]), buffer, rtol=1e-5, atol=1e-6, msg=name)
