@@ -426,7 +426,7 @@ def multi_term_loss(outputs: tuple[torch.Tensor, ...], labels: torch.Tensor) -> 
     one_hot = F.one_hot(labels, 6).to(probs.dtype)
     target = torch.stack([labels.to(reg.dtype), labels.to(reg.dtype) ** 2 / 10, -labels.to(reg.dtype)], 1)
     smooth_target = F.log_softmax(one_hot * 3.0, -1)
-    return (F.nll_loss(log_probs, labels, weight=CLASS_WEIGHTS)
+    return (F.nll_loss(log_probs, labels, weight=CLASS_WEIGHTS.to(logits.dtype))
             + 0.5 * F.cross_entropy(logits, labels, label_smoothing=0.2)
             + F.binary_cross_entropy(probs, one_hot, reduction="sum") / len(labels)
             + F.huber_loss(reg, target, reduction="sum", delta=0.5) / len(labels)
