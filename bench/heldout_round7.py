@@ -266,13 +266,17 @@ def rwkv() -> Built:
 
 
 class _MixtralAux(nn.Module):
-    """transformers' Mixtral returning its logits and its router's load-balancing loss."""
+    """transformers' Mixtral returning its logits and its router's load-balancing loss. Its experts
+    run as transformers chose (grouped_mm); torch's CPU grouped_mm has no float64 kernel, so the
+    float64 reference (training_cases._train_exact) runs transformers' eager expert loop, the same math."""
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
-        self.model = model
+        self.model, self.experts = model, model.config._experts_implementation
 
     def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        float64 = self.model.lm_head.weight.dtype == torch.float64
+        self.model.config._experts_implementation = "eager" if float64 else self.experts
         out = self.model(input_ids=ids, output_router_logits=True)
         return out.logits, out.aux_loss
 
