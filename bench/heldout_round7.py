@@ -25,8 +25,8 @@ def needs_diffusers(model: str) -> Any:
     try:
         import diffusers
     except ImportError:
-        raise SystemExit(f"bench/train_heldout.py: model {model} needs diffusers, a local held-out probe "
-                         "that is not a dependency of rducc (pip install diffusers), or leave it out of --models")
+        raise SystemExit(f"bench/train_heldout.py: model {model} needs diffusers, a local held-out probe that "
+                         "is not a dependency of rducc (pip install diffusers), or leave it out of --models") from None
     return diffusers
 
 

@@ -2,23 +2,25 @@
 (issue 27, held-out models): a forward returning its loss in a tuple beside
 its logits (transformers' `return_dict=False`), keyword inputs that are not
 tensors, SGD with momentum and dampening (torch.optim's undamped first
-step), each against eager on the same batches (the CLI's: test_training_cli.py); the full-precision loss region is no autocast region, and views in
-a bf16 autocast region survive torch tracing it again (GPT-2's merged
-heads); a batch norm keeping a cumulative
-average (momentum=None) trains as eager's."""
+step), each against eager on the same batches (the CLI's:
+test_training_cli.py); the full-precision loss region is no autocast
+region, and views in a bf16 autocast region survive torch tracing it again
+(GPT-2's merged heads); a batch norm keeping a cumulative average
+(momentum=None) trains as eager's."""
 
 from __future__ import annotations
 
 import copy
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
+from training_cases import assert_sgd_steps_match
 
 import rducc
 from rducc.errors import RduccError
 from rducc.training.program import export_for_training
-from training_cases import assert_sgd_steps_match
 
 
 class TwoHeads(nn.Module):
