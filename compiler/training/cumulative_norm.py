@@ -44,7 +44,7 @@ def cumulative_averages_traced(model: torch.nn.Module) -> Iterator[None]:
     """Within the block, every batch norm of `model` keeping a cumulative average runs `cumulative_forward`."""
     patched = [module for module in model.modules() if keeps_cumulative_average(module)]
     for module in patched:
-        module.forward = types.MethodType(cumulative_forward, module)  # type: ignore[method-assign]
+        module.forward = types.MethodType(cumulative_forward, module)
     try:
         yield
     finally:
