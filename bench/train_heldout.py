@@ -119,6 +119,25 @@ Round 6 (theld15):
   experts mixed by one three-operand einsum, a hand-written RMSNorm), a frozen
   embedding (requires_grad=False) whose weights start the trained output head.
 
+Round 7 (theld16; bench/heldout_round7.py): diffusers' UNet2DModel (a noise
+prediction loss weighted per sample), UNet2DConditionModel (cross attention to a
+learned text context), AutoencoderKL (reparameterized posterior, reconstruction
+plus KL) and DiT (adaLN-zero, class and timestep conditioning): diffusers is a
+local probe, not a dependency; naming one of these without it exits with one
+message. transformers' BART (teacher forcing), BERT masked LM (ignore_index
+labels, the tied decoder with its own bias), CLIP (symmetric contrastive loss,
+logit_scale), Whisper (mel encoder, teacher-forced decoder), RWKV and Mixtral
+(its router's load-balancing loss added to the loss). By hand: in-place ops on
+activations and masks through torch.where (inplace_masks); GroupNorm,
+InstanceNorm2d with running statistics and BatchNorm1d with momentum=None
+(train_norms); scaled_dot_product_attention with a boolean mask, a learned float
+mask and is_causal with a scale (sdpa_masks); one weight sliced by layers of
+changing widths and a Linear called twice (shared_slices); a loss of five
+terms with five reductions (multi_term); grouped, dilated, circular- and
+replicate-padded convolutions, a grouped transposed convolution, PixelUnshuffle
+(grouped_convs); a vector quantizer with the straight-through estimator
+(vq_straight_through).
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -134,6 +153,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import heldout_round7 as round7  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1258,7 +1278,26 @@ HELD_OUT: dict[str, Case] = {
     "checkpointed_widths": Case(checkpointed_widths, label_smoothed, 6),
     "bigru_tagger": Case(bigru_tagger, language_model_loss, 7, per_token=True),
     "mixtral_style_moe": Case(mixtral_style_moe, language_model_loss, 256, per_token=True),
+    "unet2d": Case(round7.unet2d, round7.snr_weighted_mse, 3),
+    "unet2d_cond": Case(round7.unet2d_cond, round7.snr_weighted_mse, 3),
+    "autoencoder_kl": Case(round7.autoencoder_kl, round7.vae_loss, 3),
+    "dit": Case(round7.dit, round7.snr_weighted_mse, 3),
+    "bart": Case(round7.bart, language_model_loss, 256, per_token=True),
+    "bert_mlm": Case(round7.bert_mlm, masked_lm_loss, 256, per_token=True),
+    "clip": Case(round7.clip, round7.contrastive_loss, 2),
+    "whisper": Case(round7.whisper, round7.transcript_loss, 64, per_token=True),
+    "rwkv": Case(round7.rwkv, language_model_loss, 256, per_token=True),
+    "mixtral_aux": Case(round7.mixtral_aux, round7.lm_plus_aux, 256, per_token=True),
+    "inplace_masks": Case(round7.inplace_masks, CE, 5),
+    "train_norms": Case(round7.train_norms, CE, 4),
+    "sdpa_masks": Case(round7.sdpa_masks, language_model_loss, 256, per_token=True),
+    "shared_slices": Case(round7.shared_slices, CE, 5),
+    "multi_term": Case(round7.multi_term, round7.multi_term_loss, 6),
+    "grouped_convs": Case(round7.grouped_convs, CE, 5),
+    "vq_straight_through": Case(round7.vq_straight_through, round7.vq_loss, 3),
 }
+ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
+"""Round 7's models (`--models round7`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1281,7 +1320,9 @@ def main(argv: list[str] | None = None) -> Any:
     train_matrix.CHECK_BUFFERS = True
     defaults = ["--models", ",".join(HELD_OUT), "--precisions", "fp32", "--levels", "2", "--steps", "4",
                 "--no-dynamo"]
-    given = sys.argv[1:] if argv is None else argv
+    given = list(sys.argv[1:] if argv is None else argv)
+    if "--models" in given and given[given.index("--models") + 1] == "round7":
+        given[given.index("--models") + 1] = ",".join(ROUND_7)
     if "--dynamo-only" in given:
         defaults.remove("--no-dynamo")
     return train_matrix.main(defaults + given)

@@ -38,6 +38,7 @@ from rducc.training.compile import (
     compile_step,
     single_group,
 )
+from rducc.training.cumulative_norm import cumulative_averages_traced
 from rducc.training.custom_functions import CustomBackwardError, custom_backwards_refused
 from rducc.training.optimizers import (
     LR,
@@ -83,7 +84,6 @@ def export_for_training(
                          f"not {type(model).__name__}")
     if example_inputs is None:
         raise RduccError("rducc.compile_training of an nn.Module needs example_inputs (a tuple of tensors)")
-    check_cumulative_batch_norm(model)
     named = example_inputs if isinstance(example_inputs, dict) else {}
     inputs = () if named else example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     check_microbatches(microbatches, [*inputs, *named.values()])
@@ -96,7 +96,7 @@ def export_for_training(
                              microbatches, input_names, constants) if wrapped else model
     exported: torch.export.ExportedProgram | None = None
     try:
-        with custom_backwards_refused():
+        with custom_backwards_refused(), cumulative_averages_traced(model):
             exported = export_model(module, inputs, grad=True, kwargs=named)
     except CustomBackwardError:
         raise
@@ -107,7 +107,7 @@ def export_for_training(
         return _loss_only(exported), model, False
     if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
         module = TrainingForward(model, input_names=input_names, constants=constants)
-        with custom_backwards_refused():
+        with custom_backwards_refused(), cumulative_averages_traced(model):
             exported = export_model(module, inputs, grad=True, kwargs=named)
     return exported, module, isinstance(module, TrainingForward)
 
@@ -124,19 +124,6 @@ def _check_positional_tensors(model: torch.nn.Module, inputs: tuple) -> None:
             raise RduccError(f"example input #{index} is a {type(value).__name__} ({value!r}), not a tensor; "
                              f"pass it by keyword ({name}={value!r}, in a dict of inputs): it is then "
                              "compiled into the step")
-
-
-def check_cumulative_batch_norm(model: torch.nn.Module) -> None:
-    """A batch norm with momentum=None in training mode keeps a cumulative
-    average: its factor 1/num_batches_tracked is read as a Python number each
-    call, which no compiled program can do."""
-    for name, module in model.named_modules():
-        if (isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.training
-                and module.track_running_stats and module.momentum is None):
-            raise RduccError(f"{name or 'the model'}: {type(module).__name__} with momentum=None (a cumulative "
-                             "average of the batch statistics, its factor 1/num_batches_tracked read as a Python "
-                             "number every step) is not supported in training; give it a momentum (torch's "
-                             "default is 0.1)")
 
 
 def _loss_only(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:

@@ -2,17 +2,21 @@
 (issue 27, held-out models): a forward returning its loss in a tuple beside
 its logits (transformers' `return_dict=False`), keyword inputs that are not
 tensors, SGD with momentum and dampening (torch.optim's undamped first
-step), each against eager on the same batches (the CLI's: test_training_cli.py); the full-precision loss region is no autocast region, and views in
-a bf16 autocast region survive torch tracing it again (GPT-2's merged
-heads); a cumulative batch norm is refused by name."""
+step), each against eager on the same batches (the CLI's:
+test_training_cli.py); the full-precision loss region is no autocast
+region, and views in a bf16 autocast region survive torch tracing it again
+(GPT-2's merged heads); a batch norm keeping a cumulative average
+(momentum=None) trains as eager's."""
 
 from __future__ import annotations
 
 import copy
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
+from training_cases import assert_sgd_steps_match
 
 import rducc
 from rducc.errors import RduccError
@@ -157,8 +161,25 @@ def test_positional_number_is_refused_with_its_keyword() -> None:
         rducc.compile_training(TwoHeads(), (batch["x"], batch["labels"], batch["target"], 0.5))
 
 
-def test_cumulative_batch_norm_is_refused_by_name() -> None:
-    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, momentum=None)).train()
-    with pytest.raises(RduccError, match=r"^0\.1: BatchNorm1d with momentum=None .* give it a momentum"):
-        rducc.compile_training(nn.Sequential(model), (torch.randn(3, 4), torch.randn(3, 4)),
-                               loss_fn=nn.functional.mse_loss)
+class CumulativeNorm(nn.Module):
+    """A batch norm keeping a cumulative average (momentum=None: the factor 1/num_batches_tracked
+    changes every step) over a (batch, channels, length) input; returns the loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.bn = nn.Linear(3, 4, bias=False), nn.BatchNorm1d(4, momentum=None)
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return nn.functional.mse_loss(self.bn(self.fc(x).transpose(1, 2)), target)
+
+
+def test_cumulative_batch_norm_trains_as_eager() -> None:
+    torch.manual_seed(0)
+    model = CumulativeNorm().train()
+    eager = copy.deepcopy(model)
+    data = [(torch.randn(4, 5, 3) + step, torch.randn(4, 4, 5)) for step in range(3)]
+    program = rducc.compile_training(model, data[0], optimizer="sgd", lr=0.1, opt_level=0)
+    assert_sgd_steps_match(program, eager, data, lr=0.1)
+    state = program.parameters()
+    for name, buffer in eager.named_buffers():  # each step's factor its own: 1, 1/2, 1/3
+        torch.testing.assert_close(torch.as_tensor(state[name]), buffer, rtol=1e-5, atol=1e-6, msg=name)
