@@ -9,6 +9,7 @@ statistics) depends on; every other node computes gradients, the backward.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 
@@ -47,17 +48,82 @@ def gradient_role(ep: ExportedProgram, kind: OutputKind, target: str | None) -> 
 
 def ancestors(roots: list[torch.fx.Node],
               through: Callable[[torch.fx.Node], bool] = lambda node: True) -> set[torch.fx.Node]:
-    """`roots` and every node they depend on (the inputs of a node `through` accepts)."""
+    """`roots` and every node they depend on (the inputs of a node `through`
+    accepts). A node reading a tensor also depends on every in-place write to
+    that tensor's storage (through any view of it, `out[:, t] = value`'s
+    `copy_` into a `select`) earlier in the graph; a root is read at the end."""
+    if not roots:
+        return set()
+    order = {node: index for index, node in enumerate(roots[0].graph.nodes)}
+    writes = _storage_writes(roots[0].graph)
     seen: set[torch.fx.Node] = set()
-    stack = list(roots)
+    stack = [write for root in roots for write in writes.read(root, len(order))] + list(roots)
     while stack:
         node = stack.pop()
         if node in seen:
             continue
         seen.add(node)
         if through(node):
-            stack.extend(node.all_input_nodes)
+            for value in node.all_input_nodes:
+                stack.append(value)
+                stack.extend(writes.read(value, order[node]))
     return seen
+
+
+class _StorageWrites:
+    """Per storage (a node that is no view of another), the nodes writing it in place, in graph order."""
+
+    def __init__(self) -> None:
+        self.base: dict[torch.fx.Node, torch.fx.Node] = {}
+        self.writers: dict[torch.fx.Node, list[tuple[int, torch.fx.Node]]] = {}
+
+    def read(self, value: torch.fx.Node, before: int) -> list[torch.fx.Node]:
+        """The writes to `value`'s storage that come before position `before`."""
+        return [w for index, w in self.writers.get(self.base.get(value, value), []) if index < before]
+
+
+def _storage_writes(graph: torch.fx.Graph) -> _StorageWrites:
+    """Which storage each node's tensor lives in (a view's, or an in-place op's
+    returned self, is its source's: the ops' schemas' alias annotations) and
+    the in-place writes to each (arguments annotated `Tensor(a!)`)."""
+    result = _StorageWrites()
+    for index, node in enumerate(graph.nodes):
+        source = _aliased_argument(node)
+        if isinstance(source, torch.fx.Node):
+            result.base[node] = result.base.get(source, source)
+        for written in _written_arguments(node):
+            base = result.base.get(written, written)
+            result.writers.setdefault(base, []).append((index, node))
+    return result
+
+
+def _schema_arguments(node: torch.fx.Node) -> list[tuple[torch._C.Argument, object]]:
+    """(schema argument, its value) of an ATen op's call; [] for another node."""
+    schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+    if schema is None:
+        return []
+    return [(argument, node.args[i] if i < len(node.args) else node.kwargs.get(argument.name))
+            for i, argument in enumerate(schema.arguments)]
+
+
+def _aliased_argument(node: torch.fx.Node) -> object:
+    """The argument `node`'s result is a view of (or, for an in-place op, is), or None;
+    an item of a list of views (`split`, `unbind`) is a view of the same source."""
+    if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
+        return node.args[0] if _aliased_argument(node.args[0]) is not None else None
+    schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+    if schema is None or not schema.returns or schema.returns[0].alias_info is None:
+        return None
+    wanted = set(schema.returns[0].alias_info.before_set)
+    aliased = [(set(argument.alias_info.before_set), value) for argument, value in _schema_arguments(node)
+               if argument.alias_info is not None]
+    return next((value for sets, value in aliased if sets & wanted), aliased[0][1] if aliased else None)
+
+
+def _written_arguments(node: torch.fx.Node) -> list[torch.fx.Node]:
+    """The tensors `node` writes in place (its schema's `Tensor(a!)` arguments)."""
+    return [value for argument, value in _schema_arguments(node)
+            if argument.alias_info is not None and argument.alias_info.is_write and isinstance(value, torch.fx.Node)]
 
 
 _STOPS_GRADIENT = (torch.ops.aten.detach.default,)

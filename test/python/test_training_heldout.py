@@ -9,6 +9,10 @@
   drops, as WaveNet's last residual convolution, or only through a detach or
   an integer value such as an argmax) gets no gradient and is left as
   torch.optim leaves it, instead of torch's joint export refusing it;
+- a value written in place into a buffer in a Python loop (RWKV's CPU WKV
+  loop: `out[:, t] = ...` into `torch.zeros_like`, a `copy_` into a view in
+  the exported graph) carries its parameters' gradients: the loss reads the
+  buffer after the writes, so what they write is part of what it depends on;
 - the float32 verdict judges a noise-driven tensor (a running mean or a
   parameter downstream of a gradient float32 cannot resolve, under Adam)
   against float64 by eager's own largest distance over the tensor
@@ -22,6 +26,7 @@ import copy
 import pytest
 import torch
 from torch import nn
+from training_cases import assert_sgd_steps_match
 
 import rducc
 from rducc.errors import RduccError
@@ -118,6 +123,44 @@ def test_a_parameter_the_loss_does_not_reach_is_left_as_torch_optim_leaves_it(bu
     trained = program.parameters()
     for name, value in reference.named_parameters():
         torch.testing.assert_close(torch.as_tensor(trained[name]), value.detach(), rtol=1e-4, atol=1e-5, msg=name)
+
+
+class WrittenInLoop(nn.Module):
+    """A linear recurrence written step by step into a `zeros_like` buffer, as RWKV's CPU WKV
+    loop writes its output: `out[:, t] = ...` (`rows`: `copy_` into a `narrow` view; `add_`
+    accumulates the state in place). The value path, decay and bonus reach the loss only through
+    the writes."""
+
+    def __init__(self, rows: bool) -> None:
+        super().__init__()
+        self.rows = rows
+        self.decay, self.first = nn.Parameter(torch.randn(4) * 0.3), nn.Parameter(torch.randn(4) * 0.3)
+        self.key, self.value = nn.Linear(4, 4, bias=False), nn.Linear(4, 4, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        key, value = self.key(x), self.value(x)
+        out, state = torch.zeros_like(key), torch.zeros_like(key[:, 0])
+        for t in range(x.shape[1]):
+            written = state + torch.exp(self.first + key[:, t]) * value[:, t]
+            if self.rows:
+                out.narrow(1, t, 1).copy_(written.unsqueeze(1))
+                state = state * torch.exp(-torch.exp(self.decay))
+                state.add_(value[:, t])
+            else:
+                out[:, t] = written
+                state = state * torch.exp(-torch.exp(self.decay)) + value[:, t]
+        return out.square().mean()
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_values_written_in_place_in_a_loop_get_their_gradients(rows: bool) -> None:
+    torch.manual_seed(0)
+    model = WrittenInLoop(rows)
+    reference = copy.deepcopy(model)
+    batches = [(torch.randn(2, 3, 4),) for _ in range(2)]
+    program = rducc.compile_training(model, batches[0], optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                                     opt_level=0)
+    assert_sgd_steps_match(program, reference, batches, lr=0.1)
 
 
 def _batch_norm_chain() -> nn.Module:
