@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 import sys
 import time
 import traceback
@@ -237,6 +238,18 @@ def reference_around(cell: Cell, model: torch.nn.Module, batch: tuple[torch.Tens
     return replace(cell.around, ranks=ranks)
 
 
+def eager_diverged(losses: list[float], parameters: dict[str, torch.Tensor]) -> str | None:
+    """Why eager's own training is no reference (a loss or parameter not finite: the case's loss
+    scale or learning rate diverges), or None. Comparing two diverging runs tests nothing: their
+    difference grows with the blow-up, and NaN against NaN fails every bar."""
+    bad = next((step for step, loss in enumerate(losses) if not math.isfinite(loss)), None)
+    if bad is not None:
+        before = f", {losses[bad - 1]:.3g} the step before" if bad else ""
+        return f"eager's own training diverges (loss {losses[bad]} at step {bad + 1}{before})"
+    broken = [name for name, value in parameters.items() if not torch.isfinite(value).all()]
+    return f"eager's own parameters are not finite ({broken[0]} and {len(broken) - 1} more)" if broken else None
+
+
 CHECK_BUFFERS = False
 """Also hold every floating buffer the forward updates to the parameters' bar (bench/train_heldout.py)."""
 
@@ -258,6 +271,8 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     got = program.parameters()
     autocast = cell.precision == "bf16"
     theirs, expected = _eager(reference, cell, data, autocast, around)
+    if (diverged := eager_diverged(theirs, expected)) is not None:
+        return float("nan"), float("nan"), f"FAIL case, not rducc: {diverged}"
     loss_diff = max(abs(a - b) / abs(b) for a, b in zip(ours, theirs))
     param_diff = max((torch.as_tensor(got[n]) - p).abs().max().item() for n, p in expected.items())
     if not autocast:

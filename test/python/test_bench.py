@@ -124,3 +124,14 @@ def test_update_replaces_only_its_sections_and_goal_rows() -> None:
     assert new.index("## Alpha") < new.index("## Beta") < new.index("## Gamma")
     assert new.index("| Gamma | figure | 4 |") < new.index("## Alpha")  # in the goals table
     assert new.endswith(NOTES.read_text()) and new.count("## Notes") == old.count("## Notes")
+
+
+def test_a_cell_whose_eager_training_diverges_fails_as_the_cases_fault() -> None:
+    """Two diverging trainings differ by their blow-up (NaN against NaN fails every bar): the
+    training matrix names eager's divergence instead of comparing (autoencoder_kl, round 7)."""
+    import train_matrix
+
+    finite = {"w": torch.ones(2)}
+    assert train_matrix.eager_diverged([2.0, 1.5], finite) is None
+    assert "at step 3" in str(train_matrix.eager_diverged([2.0, 9e13, float("nan")], finite))
+    assert "w and 0 more" in str(train_matrix.eager_diverged([2.0], {"w": torch.tensor([1.0, float("inf")])}))
