@@ -567,6 +567,14 @@ class _Pricer:
             (writes_ if writes else reads_).add(index)
         return found
 
+    def add_to(self, sets: dict[KernelOp, tuple[set[int], set[int]]], values: Iterable[SSAValue],
+               globals_: Iterable[str] = ()) -> None:
+        """Add what `values` and `globals_` in DDR put there to `sets` (`sets`' form)."""
+        for kernel, (reads, writes) in self.sets(values, globals_).items():
+            old_reads, old_writes = sets.setdefault(kernel, (set(), set()))
+            old_reads.update(reads)
+            old_writes.update(writes)
+
     def kernel_s(self, kernel: KernelOp, reads: Iterable[int] = (), writes: Iterable[int] = ()) -> float:
         """`kernel`'s modeled seconds with the operands `reads` and results `writes` in DDR."""
         key = (kernel, frozenset(reads), frozenset(writes))
@@ -765,6 +773,8 @@ class _Plan:
     """What a layer call's recompute for some of its results costs (`_narrowed`)."""
     pricer: _Pricer | None = None
     """What its placements in DDR cost the kernels that move their bytes (`plan_price`)."""
+    in_ddr: dict[KernelOp, tuple[set[int], set[int]]] = field(default_factory=dict)
+    """Per kernel, the operands and results its placements put in DDR so far (`_Pricer.sets`)."""
     cost_s: float = 0.0
     """The modeled seconds it adds to the step (`plan_price`)."""
     fits: bool = True
@@ -798,6 +808,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     together = weights_sharing_a_parameter(module)
     candidates = [c for c in _candidates(step, target, sizes, temporaries, costs, pricer, before, shared, together)
                   if recompute or c.placement != Placement.RECOMPUTE]
+    plan.in_ddr = pricer.sets(before.values, before.globals)
     liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
         peak, at = liveness.peak()
@@ -810,8 +821,34 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
         _take(chosen, plan, pinned, liveness, shared)
     if plan.fits:
         _keep_globals(plan, sizes, target.hbm_bytes - liveness.peak()[0], before.globals, together)
+        held = sum(s for n, s in sizes.items() if n not in plan.ddr_globals)
+        _keep_values(plan, liveness, target.hbm_bytes - held, before.values, shared)
     plan.cost_s = plan_price(plan, step, target, sizes, before)
     return plan
+
+
+def _keep_values(plan: _Plan, liveness: _Liveness, room: int, fixed: frozenset[SSAValue],
+                 shared: dict[SSAValue, list[SSAValue]]) -> None:
+    """Take back the values the plan spilled that the fitted step does not need in DDR
+    (one taken while the peak was elsewhere, or whose kernel's DDR time another spill
+    of it hid): each group of shared placements, the costliest first
+    (`_Pricer.added`), back to HBM while the activations' peak still fits in `room`."""
+    assert plan.pricer is not None
+    groups: dict[SSAValue, list[SSAValue]] = {}
+    for value, placement in plan.placements.items():
+        members = shared.get(value, [value])
+        if placement == Placement.DDR and value not in fixed and members[0] not in groups:
+            groups[members[0]] = [v for v in members if v in plan.placements]
+    found = [(plan.pricer.added(group, (), {}), group) for group in groups.values()
+             if not any(v in fixed for v in group)]
+    for _, group in sorted(found, key=lambda priced: -priced[0]):
+        for value in group:
+            plan.placements[value] = Placement.HBM
+        liveness.place(group, plan.placements, plan.recomputed)
+        if liveness.peak()[0] > room:
+            for value in group:
+                plan.placements[value] = Placement.DDR
+            liveness.place(group, plan.placements, plan.recomputed)
 
 
 def _keep_globals(plan: _Plan, sizes: dict[str, int], room: int, fixed: frozenset[str],
@@ -835,6 +872,8 @@ def _take(chosen: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liv
     placements = plan.placements
     if chosen.saved is None:
         plan.ddr_globals.update(chosen.global_names)
+        if plan.pricer is not None:
+            plan.pricer.add_to(plan.in_ddr, (), chosen.global_names)
         return
     value = chosen.saved.value
     placements[value] = chosen.placement
@@ -853,6 +892,8 @@ def _take(chosen: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liv
             plan.chains[saved.value] = chosen.chain
             changed.append(saved.value)
     liveness.place(changed, placements, plan.recomputed)
+    if chosen.placement == Placement.DDR and plan.pricer is not None:
+        plan.pricer.add_to(plan.in_ddr, changed)
     if chosen.placement == Placement.RECOMPUTE:
         inputs = chain_inputs(list(chosen.chain))
         pinned.update(inputs)  # the recompute reads them: they stay
@@ -933,9 +974,31 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             continue
         if verdict:
             del candidates[index]
-            return candidate
+            now = _repriced(candidate, plan, shared)
+            if now is None:
+                return candidate
+            at_order = bisect.bisect_right(candidates, _order(now), key=_order)
+            candidates.insert(at_order, now)
+            continue
         index += 1
     return None
+
+
+def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """A spill or a global to DDR priced again over what the plan has put in DDR since
+    it was priced, when that costs more now (a kernel's DDR bytes add up, its other
+    resources do not: what a spill adds never falls as the plan spills more), so that
+    it is weighed at what it adds now; None when its price holds."""
+    if candidate.placement == Placement.RECOMPUTE or plan.pricer is None:
+        return None
+    if candidate.saved is None:
+        cost = plan.pricer.added((), candidate.global_names, plan.in_ddr)
+    else:
+        group = shared.get(candidate.saved.value, [candidate.saved.value])
+        cost = plan.pricer.added(group, (), plan.in_ddr) / len(group)
+    if cost <= candidate.cost_s * (1 + 1e-6) + 1e-15:
+        return None
+    return _Candidate(cost, candidate.freed, candidate.saved, candidate.placement, candidate.global_names)
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
