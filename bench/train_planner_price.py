@@ -27,9 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import Section
-
 import torch  # noqa: E402
+from common import Section
 from torch import nn  # noqa: E402
 
 import rducc  # noqa: E402
@@ -73,6 +72,7 @@ def _tiny_llama(layers: int, level: int) -> Callable[[str], object]:
 
 def _llama8b(target: str) -> object:
     import train_llama
+
     from rducc.driver import CompileOptions
     from rducc.training.compile import compile_step, single_group
     from rducc.training.optimizers import named_optimizer

@@ -31,18 +31,31 @@ takes the candidate of least modeled cost per byte among those that free
 bytes at the current peak:
 
 - a value between kernels (a saved value, a gradient, or any other kernel
-  result, such as the backward's large temporaries) to DDR: its bytes x
-  (1 + its readers) at DDR rather than HBM bandwidth; a gradient the step
-  returns too (the caller reads it from DDR), never the loss, nor a value
-  only the next kernel reads (kept on chip when it takes at most a quarter
-  of the SRAM);
+  result, such as the backward's large temporaries) to DDR: what it adds to
+  the modeled time of the kernels that write it there and read it back
+  (`_Pricer`: each timed as the cost model times it, `Traffic.seconds`, with
+  its bytes at DDR rather than HBM bandwidth; a kernel bound by its compute
+  hides them), the kernels inside outlined layers included (a call's result
+  in DDR is the callee's kernel result, which the callee's own kernels read
+  back from there; a call's operand in DDR is the callee's parameter, read
+  from there by each of its kernels), once per call; a gradient the step
+  returns too, never the loss, nor a value only the next kernel reads (kept
+  on chip when it takes at most a quarter of the SRAM);
 - a recompute: its chain's modeled time (`kernel_seconds`: per kernel, as the
   cost model times it before tiling, the DMA start-up, pipeline fill and launch
   included; per layer call, its callee's kernels');
-- a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
-  than HBM bandwidth (`rdu-place-tiers` keeps the tier), with the others one
-  outlined parameter receives (`rdu-place-tiers` gives them one tier); once
-  the step fits, the spilled globals it does not need go back (`_keep_globals`).
+- a global to DDR: what it adds to the kernels that read it and write its
+  update in place, priced the same way (`rdu-place-tiers` keeps the tier),
+  with the others one outlined parameter receives (`rdu-place-tiers` gives
+  them one tier); once the step fits, the spilled globals it does not need go
+  back (`_keep_globals`), and so do the spilled values (`_keep_values`, the
+  costliest first).
+
+A kernel's DDR bytes add up and its other resources do not, so what a spill
+adds never falls as the plan spills more: a spill or a global is priced
+against what was in DDR before the plan, and again against what the plan has
+put there when it is taken (`_repriced`), going back in the order at its new
+price if that rose (the greedy choice stays cheapest per byte as placed).
 
 A value an outlined layer holds (the results of its calls at one index, or
 the operands of its calls at one index: an outlined phase's layers, such as
@@ -68,9 +81,10 @@ The plan is made with recomputes and with spills alone, and the one that fits
 and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
 byte at the peak is no least total (a recompute may free bytes where the spills
 the step needs anyway free them too). Each plan is priced from its final placements
-(`plan_price`), not its choices' prices summed as taken: a spilled slot's every
-call's value, the recomputes kept (a layer call's cut to what it still gives),
-and a spilled global's reads by the recomputes that read it.
+(`plan_price`), not its choices' prices summed as taken: every kernel its DDR
+values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`),
+and the recomputes kept (a layer call's cut to what it still gives), their
+kernels reading what is in DDR from there.
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
