@@ -150,6 +150,7 @@ from rducc.dialects.saved import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
+from rducc.dialects.unchanged import unchanged
 from rducc.model.in_place import written_in_place
 from rducc.model.kernel_model import make_group
 from rducc.model.roofline import kernel_roofline_s
@@ -485,6 +486,11 @@ def kernel_seconds(kernel: KernelOp, target: Target) -> float:
     return seconds if seconds != float("inf") else kernel_roofline_s(kernel, target)
 
 
+_TRAFFIC: dict[KernelOp, tuple[Traffic | None, dict[int, int], dict[int, int]]] = {}
+"""Each kernel's `Traffic` and where its operands and results are in it, while one run
+of the pass lasts (`RduPlaceSaved.rewrite` clears it): the planner's rounds and plans
+price the same kernels, which it does not rewrite."""
+
 _Endpoint = tuple[KernelOp, bool, int]
 """A kernel, whether it writes (else reads) the value, and at which result (else operand)."""
 
@@ -521,7 +527,6 @@ class _Pricer:
                 if update is not None and value in in_place:
                     self.updates.setdefault(update.name, []).append(value)
         self.seconds_known: dict[tuple[KernelOp, frozenset[int], frozenset[int]], float] = {}
-        self.traffic_known: dict[KernelOp, tuple[Traffic | None, dict[int, int], dict[int, int]]] = {}
         self.ends_known: dict[SSAValue, tuple[_Endpoint, ...]] = {}
 
     def runs(self, kernel: KernelOp) -> int:
@@ -597,18 +602,18 @@ class _Pricer:
         return self.seconds_known[key]
 
     def _kernel_s(self, kernel: KernelOp, reads: frozenset[int], writes: frozenset[int]) -> float:
-        if kernel not in self.traffic_known:
+        if kernel not in _TRAFFIC:
             ops = [op for op in kernel.body.block.ops if not isinstance(op, YieldOp)]
             group = make_group(ops)
             terminator = kernel.body.block.last_op
             assert isinstance(terminator, YieldOp)
             inputs = {v: at for at, v in enumerate(group.inputs)}
             outputs = {v: at for at, v in enumerate(group.outputs)}
-            self.traffic_known[kernel] = (
+            _TRAFFIC[kernel] = (
                 group_traffic(ops, self.target) if ops else None,
                 {i: inputs[a] for i, a in enumerate(kernel.body.block.args) if a in inputs},
                 {i: outputs[v] for i, v in enumerate(terminator.operands) if v in outputs})
-        traffic, at_input, at_output = self.traffic_known[kernel]
+        traffic, at_input, at_output = _TRAFFIC[kernel]
         if traffic is None:  # no tile plan fits: its roofline time, each DDR byte at DDR rather than HBM
             moved = sum(value_bytes(kernel.operands[i]) for i in reads)
             moved += sum(value_bytes(kernel.results[i]) for i in writes)
@@ -1010,7 +1015,7 @@ def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SS
     else:
         group = shared.get(candidate.saved.value, [candidate.saved.value])
         cost = plan.pricer.added(group, (), plan.in_ddr) / len(group)
-    if cost <= candidate.cost_s * (1 + 1e-6) + 1e-15:
+    if cost <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
         return None
     return _Candidate(cost, candidate.freed, candidate.saved, candidate.placement, candidate.global_names)
 
@@ -1377,6 +1382,7 @@ class RduPlaceSaved(RduPass):
         finally:
             _CALLEES.pop(id(op), None)
             _UNPLACED.clear()
+            _TRAFFIC.clear()
 
     def _place(self, op: ModuleOp) -> None:
         target = self.target_of(op)
@@ -1386,7 +1392,8 @@ class RduPlaceSaved(RduPass):
             step = training_step(function)
             if step is None:
                 continue
-            plan = cheaper_plan(step, op, target)
+            with unchanged():  # the plans read the IR; `_record` and the recomputes rewrite it after
+                plan = cheaper_plan(step, op, target)
             _record(op, step, plan)
             cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
             _recompute_all(plan, step.phases, cut)
@@ -1423,7 +1430,8 @@ def _second_round(module: ModuleOp, function: func.FuncOp, target: Target,
         return
     before = {s.value: result_placement(s.producer, s.index)
               for s in (*step.saved, *step.gradients, *_temporaries(step, written_in_place(function)))}
-    plan = cheaper_plan(step, module, target, second=True)
+    with unchanged():
+        plan = cheaper_plan(step, module, target, second=True)
     memory = training_memory(module)
     classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):
