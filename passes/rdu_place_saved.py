@@ -507,7 +507,9 @@ class _Pricer:
     callee's kernels reading it reads from there. A callee's kernel runs once per call.
     A global in DDR is read there by the kernels reading the step's argument (and the
     callees' parameters it is passed to), and its update written there when the
-    update is written in place (`written_in_place`)."""
+    update is written in place (`written_in_place`). A kernel whose tile plan has more
+    than one tile (`rdu-tile` makes it a loop, each tile loading its own windows, which
+    the kernel seen whole does not show) pays its DDR bytes in full, hidden by nothing."""
 
     def __init__(self, function: func.FuncOp, target: Target, in_place: frozenset[SSAValue] = frozenset()):
         self.function = function
@@ -618,8 +620,12 @@ class _Pricer:
             moved = sum(value_bytes(kernel.operands[i]) for i in reads)
             moved += sum(value_bytes(kernel.results[i]) for i in writes)
             return kernel_roofline_s(kernel, self.target) + _ddr_extra_seconds(self.target, moved)
-        return traffic.seconds(self.target, {at_input[i] for i in reads if i in at_input},
-                               {at_output[i] for i in writes if i in at_output})
+        ins = {at_input[i] for i in reads if i in at_input}
+        outs = {at_output[i] for i in writes if i in at_output}
+        if traffic.work.tiles > 1:  # rdu-tile makes it a tile loop, whose loads one tile at a time this view does
+            moved = sum(traffic.reads[at] for at in ins) + sum(traffic.writes[at] for at in outs)  # not see:
+            return traffic.seconds(self.target) + _ddr_extra_seconds(self.target, moved)  # its DDR bytes in full
+        return traffic.seconds(self.target, ins, outs)
 
     def price(self, values: Iterable[SSAValue], globals_: Iterable[str],
               before: tuple[Iterable[SSAValue], Iterable[str]] = ((), ())) -> float:
