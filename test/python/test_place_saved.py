@@ -25,7 +25,7 @@ from rducc.dialects.contracts import is_outlined, result_updates
 from rducc.dialects.program import find_entry, kernel_name
 from rducc.dialects.rdu.dataflow import KernelOp
 from rducc.dialects.saved import training_memory
-from rducc.dialects.tier import ComputeOp, GetGlobalOp
+from rducc.dialects.tier import ComputeOp, GetGlobalOp, GlobalOp, Tier, TierAttr
 from rducc.model.cost_model import estimate
 from rducc.model.program_walk import walk_placed
 from rducc.model.training_speed import STEP_TIME, is_training, training_ranges, training_speed
@@ -423,13 +423,15 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
         torch.testing.assert_close(ours[name], parameter.detach(), rtol=PARAM_RTOL, atol=PARAM_ATOL)
 
 
-def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_round_plans_no_slower_than_spilling_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """rdu-place-saved's second round (the program with the first round's placements in
-    place still over HBM, as rdu-place-tiers counts it) plans by the first round's rule:
-    with a DDR of 1 GB/s it runs the outlined layer calls again rather than spilling their
-    saved values (it spilled only), and the modeled step is faster. The first round is
-    made to place nothing here (its target's HBM taken as unbounded), so the second
-    round has the whole step to place; one SGD step gives eager's loss."""
+    place still over HBM, as rdu-place-tiers counts it) plans by the first round's rule,
+    spills and recomputes alike, each priced by the kernels' modeled times: with a DDR of
+    1 GB/s its plan is modeled no slower than the second round's spills alone. The first
+    round is made to place nothing here (its target's HBM taken as unbounded), so the
+    second round has the whole step to place; one SGD step gives eager's loss. (Priced by
+    bytes at DDR bandwidth it recomputed the layer calls here; priced by kernel times it
+    spills globals read by latency-bound kernels instead, no recompute.)"""
     from rducc.passes import rdu_place_saved
     from rducc.pipeline import pipeline_text
 
@@ -451,11 +453,11 @@ def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest
         spill_only["on"] = only
         steps[only] = rducc.compile_training(copy.deepcopy(model), (x,), optimizer="sgd", lr=1e-2, opt_level=0,
                                              target=target, passes=outlined)
-    old, new = (training_memory(steps[only].module) for only in (True, False))
-    assert old["activations.recompute"] == 0 and old["activations.ddr"] > 0
-    assert new["activations.recompute"] > 0 and new["activations.ddr"] < old["activations.ddr"]
+    old = training_memory(steps[True].module)
+    spilled = [g for g in steps[True].module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)]
+    assert old["activations.recompute"] == 0 and (spilled or any(k.endswith(".ddr") and n for k, n in old.items()))
     timing = {only: training_speed(steps[only].module, load_target(target)).step_s for only in (True, False)}
-    assert timing[False] < timing[True]
+    assert timing[False] <= timing[True] * (1 + 1e-9), timing
     _adamw_steps_as_eager(steps[False], copy.deepcopy(model), x, 1, torch.optim.SGD)
 
 
