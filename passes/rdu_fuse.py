@@ -19,7 +19,7 @@ PMUs, PCU stages) even when tiled; see `rducc.model.kernel_model`.
 onto the fabric by the rules `rdu-map-units` applies (`rducc.model.mapping`,
 `map_body`: the group's ops whole, its work spread over the tiles of its tile
 plan, its buffers one tile's bytes) and timed by the cost model's
-`kernel_time` (`planned_cost`: what crosses its boundary read from and
+`kernel_time` (`Traffic.seconds`: what crosses its boundary read from and
 written to HBM). A group *maps badly* when the mapper finds no room for it or
 when it split in two is modeled faster than whole: a stage starved of the
 PCUs the other stages hold, or a reconfiguration between sections that costs
@@ -38,7 +38,7 @@ a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Container, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -50,6 +50,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
+    KernelMapping,
     Level,
     arg_attrs,
     calls_of,
@@ -87,7 +88,7 @@ from rducc.model.kernel_model import (
     shape,
     windowed_inputs,
 )
-from rducc.model.kernel_timing import planned_cost
+from rducc.model.kernel_timing import KernelWork, kernel_time, planned_work, with_bytes
 from rducc.model.mapping import KernelBody, body_stages, map_body
 from rducc.passes.common import RduPass
 from rducc.targets import Target
@@ -314,7 +315,18 @@ def merged_segments(segments: list[list[Operation]], target: Target) -> list[lis
 
 def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, dict[str, int]] | None:
     """The mapper's view of the ops as one kernel (one tile of its tile plan) and the
-    bytes crossing its boundary; None when no tile plan fits the target."""
+    bytes crossing its boundary, all at HBM; None when no tile plan fits the target."""
+    found = _group_plan(ops, target)
+    if found is None:
+        return None
+    body, reads, writes = found
+    moved = {"hbm->sram": sum(reads), "sram->hbm": sum(writes)}
+    return body, {k: n for k, n in moved.items() if n}
+
+
+def _group_plan(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, tuple[int, ...], tuple[int, ...]] | None:
+    """`group_body`'s body, with the bytes it reads of each of the group's inputs and
+    writes of each of its outputs (`make_group`'s order)."""
     group = make_group(ops)
     found = best_plan(group, target)
     if found is None:
@@ -328,16 +340,65 @@ def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, di
     doubled = [2 if plan.count > 1 and v in plan.tiled else 1 for v in inputs]
     sizes = [scaled_bytes(v, plan, windows) * n for v, n in zip(inputs, doubled)]
     sizes += [scaled_bytes(v, plan) for v in group.outputs]
-    read = sum(owned_bytes(gathered[v], value_bytes(gathered[v].results[0])) if v in gathered
-               else input_bytes(v, windows)
-               for v in group.inputs)
+    reads = tuple(owned_bytes(gathered[v], value_bytes(gathered[v].results[0])) if v in gathered
+                  else input_bytes(v, windows)
+                  for v in group.inputs)
     in_place = updated_in_place(ops, group.inputs)
-    written = sum(replaced_bytes(v) if v in in_place else value_bytes(v) for v in group.outputs)
-    moved = {"hbm->sram": read, "sram->hbm": written}
+    writes = tuple(replaced_bytes(v) if v in in_place else value_bytes(v) for v in group.outputs)
     hoisted = set(gathered.values())
     body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(op for op in ops if op not in hoisted), tuple(inputs),
                       tuple(group.outputs), tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
-    return body, {k: n for k, n in moved.items() if n}
+    return body, reads, writes
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """A group as one kernel before its bytes have tiers: its work on the target
+    (`planned_work`) and the bytes it reads of each input and writes of each output,
+    in `make_group`'s order. `seconds` times it, as the cost model's `kernel_time`,
+    with some of them in DDR: one timing of a kernel for `rdu-fuse`'s weighing and
+    for `rdu-place-saved`'s price of a placement."""
+
+    work: KernelWork
+    reads: tuple[int, ...]
+    writes: tuple[int, ...]
+
+    def seconds(self, target: Target, ddr_reads: Container[int] = (), ddr_writes: Container[int] = (),
+                looped: bool = False) -> float:
+        """Its modeled seconds with the inputs at `ddr_reads` and the outputs at
+        `ddr_writes` (positions) in DDR, the rest in HBM."""
+        moved = {"hbm->sram": 0, "ddr->sram": 0, "sram->hbm": 0, "sram->ddr": 0}
+        for at, n in enumerate(self.reads):
+            moved["ddr->sram" if at in ddr_reads else "hbm->sram"] += n
+        for at, n in enumerate(self.writes):
+            moved["sram->ddr" if at in ddr_writes else "sram->hbm"] += n
+        tiers = {k: n for k, n in moved.items() if n}
+        return kernel_time(with_bytes(self.work, tiers, target), target, looped).modeled_time_s
+
+
+def group_traffic(ops: Sequence[Operation], target: Target) -> Traffic | None:
+    """The ops' `Traffic` as one kernel; None when no tile plan fits or the mapper finds no room."""
+    mapped = _mapped(ops, target)
+    return None if mapped is None else mapped[2]
+
+
+def _mapped(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, KernelMapping, Traffic] | None:
+    """The ops as one kernel: its body, its mapping and its `Traffic` (remembered)."""
+    found: tuple[KernelBody, KernelMapping, Traffic] | None = _remembered(
+        "mapped", ops, target, lambda: _map_group(ops, target))
+    return found
+
+
+def _map_group(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, KernelMapping, Traffic] | None:
+    planned = _group_plan(ops, target)
+    if planned is None:
+        return None
+    body, reads, writes = planned
+    try:
+        mapping = map_body(body, target)
+    except LocatedError:
+        return None
+    return body, mapping, Traffic(planned_work(body, mapping, target), reads, writes)
 
 
 @dataclass(frozen=True)
@@ -358,19 +419,13 @@ def weigh(ops: Sequence[Operation], target: Target) -> Weighed:
 
 
 def _weigh(ops: Sequence[Operation], target: Target) -> Weighed:
-    planned = group_body(ops, target)
-    middle = (len(ops) // 2,)
-    if planned is None:
-        return Weighed(float("inf"), middle)
-    body, moved = planned
-    try:
-        mapping = map_body(body, target)
-    except LocatedError:
-        return Weighed(float("inf"), middle)
+    mapped = _mapped(ops, target)
+    if mapped is None:
+        return Weighed(float("inf"), (len(ops) // 2,))
+    body, mapping, traffic = mapped
     starts = [min(s.op for s in mapping.stages if s.section == n) for n in range(1, mapping.sections)]
-    return Weighed(planned_cost(body, mapping, moved, target).modeled_time_s,
-                   (*starts, *balance_points(body, target), *index_cuts(ops)),
-                   planned_cost(body, mapping, moved, target, looped=True).modeled_time_s)
+    return Weighed(traffic.seconds(target), (*starts, *balance_points(body, target), *index_cuts(ops)),
+                   traffic.seconds(target, looped=True))
 
 
 def index_cuts(ops: Sequence[Operation]) -> tuple[int, ...]:

@@ -31,18 +31,31 @@ takes the candidate of least modeled cost per byte among those that free
 bytes at the current peak:
 
 - a value between kernels (a saved value, a gradient, or any other kernel
-  result, such as the backward's large temporaries) to DDR: its bytes x
-  (1 + its readers) at DDR rather than HBM bandwidth; a gradient the step
-  returns too (the caller reads it from DDR), never the loss, nor a value
-  only the next kernel reads (kept on chip when it takes at most a quarter
-  of the SRAM);
+  result, such as the backward's large temporaries) to DDR: what it adds to
+  the modeled time of the kernels that write it there and read it back
+  (`_Pricer`: each timed as the cost model times it, `Traffic.seconds`, with
+  its bytes at DDR rather than HBM bandwidth; a kernel bound by its compute
+  hides them), the kernels inside outlined layers included (a call's result
+  in DDR is the callee's kernel result, which the callee's own kernels read
+  back from there; a call's operand in DDR is the callee's parameter, read
+  from there by each of its kernels), once per call; a gradient the step
+  returns too, never the loss, nor a value only the next kernel reads (kept
+  on chip when it takes at most a quarter of the SRAM);
 - a recompute: its chain's modeled time (`kernel_seconds`: per kernel, as the
   cost model times it before tiling, the DMA start-up, pipeline fill and launch
   included; per layer call, its callee's kernels');
-- a global to DDR: its bytes x (its readers + 1 if updated) at DDR rather
-  than HBM bandwidth (`rdu-place-tiers` keeps the tier), with the others one
-  outlined parameter receives (`rdu-place-tiers` gives them one tier); once
-  the step fits, the spilled globals it does not need go back (`_keep_globals`).
+- a global to DDR: what it adds to the kernels that read it and write its
+  update in place, priced the same way (`rdu-place-tiers` keeps the tier),
+  with the others one outlined parameter receives (`rdu-place-tiers` gives
+  them one tier); once the step fits, the spilled globals it does not need go
+  back (`_keep_globals`), and so do the spilled values (`_keep_values`, the
+  costliest first).
+
+A kernel's DDR bytes add up and its other resources do not, so what a spill
+adds never falls as the plan spills more: a spill or a global is priced
+against what was in DDR before the plan, and again against what the plan has
+put there when it is taken (`_repriced`), going back in the order at its new
+price if that rose (the greedy choice stays cheapest per byte as placed).
 
 A value an outlined layer holds (the results of its calls at one index, or
 the operands of its calls at one index: an outlined phase's layers, such as
@@ -68,9 +81,10 @@ The plan is made with recomputes and with spills alone, and the one that fits
 and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
 byte at the peak is no least total (a recompute may free bytes where the spills
 the step needs anyway free them too). Each plan is priced from its final placements
-(`plan_price`), not its choices' prices summed as taken: a spilled slot's every
-call's value, the recomputes kept (a layer call's cut to what it still gives),
-and a spilled global's reads by the recomputes that read it.
+(`plan_price`), not its choices' prices summed as taken: every kernel its DDR
+values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`),
+and the recomputes kept (a layer call's cut to what it still gives), their
+kernels reading what is in DDR from there.
 
 If the program with its recomputes in place (their clones, the longer lives
 of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
@@ -95,7 +109,7 @@ recounting every value after each choice.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -136,10 +150,12 @@ from rducc.dialects.saved import (
 )
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp, Tier, TierAttr
+from rducc.dialects.unchanged import unchanged
 from rducc.model.in_place import written_in_place
+from rducc.model.kernel_model import make_group
 from rducc.model.roofline import kernel_roofline_s
 from rducc.passes.common import RduPass
-from rducc.passes.rdu_fuse import weigh
+from rducc.passes.rdu_fuse import Traffic, group_traffic, weigh
 from rducc.passes.rdu_insert_dma import viewed_input
 from rducc.passes.rdu_place_tiers import peak_activation_bytes, weights_sharing_a_parameter
 from rducc.targets import Target
@@ -180,16 +196,6 @@ def _ddr_extra_seconds(target: Target, n: int) -> float:
 
 def _global_sizes(module: ModuleOp) -> dict[str, int]:
     return {g.sym_name.data: value_bytes(g.global_type) for g in module.ops if isinstance(g, GlobalOp)}
-
-
-def _global_readers(function: func.FuncOp) -> dict[str, int]:
-    """Per global, how many top-level ops of `function` read it."""
-    counts: dict[str, int] = {}
-    for arg, attrs in zip(function.args, arg_attrs(function)):
-        name = global_of(attrs)
-        if name is not None:
-            counts[name] = counts.get(name, 0) + len({use.operation for use in arg.uses})
-    return counts
 
 
 class _Liveness:
@@ -480,6 +486,184 @@ def kernel_seconds(kernel: KernelOp, target: Target) -> float:
     return seconds if seconds != float("inf") else kernel_roofline_s(kernel, target)
 
 
+_TRAFFIC: dict[KernelOp, tuple[Traffic | None, dict[int, int], dict[int, int]]] = {}
+"""Each kernel's `Traffic` and where its operands and results are in it, while one run
+of the pass lasts (`RduPlaceSaved.rewrite` clears it): the planner's rounds and plans
+price the same kernels, which it does not rewrite."""
+
+_Endpoint = tuple[KernelOp, bool, int]
+"""A kernel, whether it writes (else reads) the value, and at which result (else operand)."""
+
+
+class _Pricer:
+    """The modeled seconds of the kernels a placement touches, each timed as the cost
+    model times it (`Traffic.seconds`: `kernel_time` of the kernel as `rdu-fuse`
+    weighs it) with the bytes it moves of each DDR value at DDR and the rest at HBM.
+
+    A value in DDR is written there by its kernel and read from there by each kernel
+    reading it. Inside an outlined layer too: a call's result in DDR is the callee's
+    kernel result, written there and read back there by the callee's kernels that
+    read it; a call's operand in DDR is the callee's parameter, which each of the
+    callee's kernels reading it reads from there. A callee's kernel runs once per call.
+    A global in DDR is read there by the kernels reading the step's argument (and the
+    callees' parameters it is passed to), and its update written there when the
+    update is written in place (`written_in_place`). A kernel whose tile plan has more
+    than one tile (`rdu-tile` makes it a loop, each tile loading its own windows, which
+    the kernel seen whole does not show) pays its DDR bytes in full, hidden by nothing."""
+
+    def __init__(self, function: func.FuncOp, target: Target, in_place: frozenset[SSAValue] = frozenset()):
+        self.function = function
+        self.target = target
+        self.calls: dict[str, int] = {}
+        for op in function.body.block.ops:
+            if isinstance(op, func.CallOp) and _callee(op) is not None:
+                self.calls[op.callee.string_value()] = self.calls.get(op.callee.string_value(), 0) + 1
+        self.args: dict[str, list[SSAValue]] = {}
+        for arg, attrs in zip(function.args, arg_attrs(function)):
+            if (name := global_of(attrs)) is not None:
+                self.args.setdefault(name, []).append(arg)
+        self.updates: dict[str, list[SSAValue]] = {}
+        terminator = function.body.block.last_op
+        if isinstance(terminator, func.ReturnOp):
+            for value, update in zip(terminator.arguments, result_updates(function)):
+                if update is not None and value in in_place:
+                    self.updates.setdefault(update.name, []).append(value)
+        self.seconds_known: dict[tuple[KernelOp, frozenset[int], frozenset[int]], float] = {}
+        self.ends_known: dict[SSAValue, tuple[_Endpoint, ...]] = {}
+
+    def runs(self, kernel: KernelOp) -> int:
+        """How often `kernel` runs a step: once, or once per call of the callee holding it."""
+        parent = kernel.parent_op()
+        if parent is self.function:
+            return 1
+        return self.calls.get(parent.sym_name.data, 0) if isinstance(parent, func.FuncOp) else 0
+
+    def endpoints(self, value: SSAValue) -> tuple[_Endpoint, ...]:
+        """The kernels that write `value` to DDR and read it from there, when it is in DDR."""
+        if value not in self.ends_known:
+            self.ends_known[value] = tuple(dict.fromkeys(self._endpoints(value)))
+        return self.ends_known[value]
+
+    def _endpoints(self, value: SSAValue) -> Iterable[_Endpoint]:
+        owner = value.owner
+        if isinstance(owner, KernelOp) and isinstance(value, OpResult):
+            yield owner, True, value.index
+        elif isinstance(owner, func.CallOp) and isinstance(value, OpResult):
+            producer = _callee_producer(owner, value.index)
+            if producer is not None:
+                kernel, index = producer
+                yield kernel, True, index
+                yield from self._readers(kernel.results[index])
+        yield from self._readers(value)
+
+    def _readers(self, value: SSAValue) -> Iterable[_Endpoint]:
+        for use in value.uses:
+            if isinstance(use.operation, KernelOp):
+                yield use.operation, False, use.index
+            elif isinstance(use.operation, func.CallOp) and (callee := _callee(use.operation)) is not None:
+                for inner in callee.body.block.args[use.index].uses:
+                    if isinstance(inner.operation, KernelOp):
+                        yield inner.operation, False, inner.index
+
+    def global_endpoints(self, name: str) -> Iterable[_Endpoint]:
+        """The kernels that read global `name` and write its update, when it is in DDR."""
+        for arg in self.args.get(name, ()):
+            yield from self._readers(arg)
+        for update in self.updates.get(name, ()):
+            owner = update.owner
+            if isinstance(owner, KernelOp) and isinstance(update, OpResult):
+                yield owner, True, update.index
+            elif isinstance(owner, func.CallOp) and isinstance(update, OpResult):
+                producer = _callee_producer(owner, update.index)
+                if producer is not None:
+                    yield producer[0], True, producer[1]
+
+    def sets(self, values: Iterable[SSAValue], globals_: Iterable[str]) -> dict[KernelOp, tuple[set[int], set[int]]]:
+        """Per kernel, the operands it reads and the results it writes in DDR."""
+        found: dict[KernelOp, tuple[set[int], set[int]]] = {}
+        ends = [e for v in values for e in self.endpoints(v)]
+        ends += [e for name in globals_ for e in self.global_endpoints(name)]
+        for kernel, writes, index in ends:
+            reads_, writes_ = found.setdefault(kernel, (set(), set()))
+            (writes_ if writes else reads_).add(index)
+        return found
+
+    def add_to(self, sets: dict[KernelOp, tuple[set[int], set[int]]], values: Iterable[SSAValue],
+               globals_: Iterable[str] = ()) -> None:
+        """Add what `values` and `globals_` in DDR put there to `sets` (`sets`' form)."""
+        for kernel, (reads, writes) in self.sets(values, globals_).items():
+            old_reads, old_writes = sets.setdefault(kernel, (set(), set()))
+            old_reads.update(reads)
+            old_writes.update(writes)
+
+    def kernel_s(self, kernel: KernelOp, reads: Iterable[int] = (), writes: Iterable[int] = ()) -> float:
+        """`kernel`'s modeled seconds with the operands `reads` and results `writes` in DDR."""
+        key = (kernel, frozenset(reads), frozenset(writes))
+        if key not in self.seconds_known:
+            self.seconds_known[key] = self._kernel_s(kernel, key[1], key[2])
+        return self.seconds_known[key]
+
+    def _kernel_s(self, kernel: KernelOp, reads: frozenset[int], writes: frozenset[int]) -> float:
+        if kernel not in _TRAFFIC:
+            ops = [op for op in kernel.body.block.ops if not isinstance(op, YieldOp)]
+            group = make_group(ops)
+            terminator = kernel.body.block.last_op
+            assert isinstance(terminator, YieldOp)
+            inputs = {v: at for at, v in enumerate(group.inputs)}
+            outputs = {v: at for at, v in enumerate(group.outputs)}
+            _TRAFFIC[kernel] = (
+                group_traffic(ops, self.target) if ops else None,
+                {i: inputs[a] for i, a in enumerate(kernel.body.block.args) if a in inputs},
+                {i: outputs[v] for i, v in enumerate(terminator.operands) if v in outputs})
+        traffic, at_input, at_output = _TRAFFIC[kernel]
+        if traffic is None:  # no tile plan fits: its roofline time, each DDR byte at DDR rather than HBM
+            moved = sum(value_bytes(kernel.operands[i]) for i in reads)
+            moved += sum(value_bytes(kernel.results[i]) for i in writes)
+            return kernel_roofline_s(kernel, self.target) + _ddr_extra_seconds(self.target, moved)
+        ins = {at_input[i] for i in reads if i in at_input}
+        outs = {at_output[i] for i in writes if i in at_output}
+        if traffic.work.tiles > 1:  # rdu-tile makes it a tile loop, whose loads one tile at a time this view does
+            moved = sum(traffic.reads[at] for at in ins) + sum(traffic.writes[at] for at in outs)  # not see:
+            return traffic.seconds(self.target) + _ddr_extra_seconds(self.target, moved)  # its DDR bytes in full
+        return traffic.seconds(self.target, ins, outs)
+
+    def price(self, values: Iterable[SSAValue], globals_: Iterable[str],
+              before: tuple[Iterable[SSAValue], Iterable[str]] = ((), ())) -> float:
+        """The seconds the kernels take with `values` and `globals_` in DDR more than
+        with `before`'s in DDR (each kernel timed with all of its DDR bytes at once)."""
+        now, then = self.sets(values, globals_), self.sets(*before)
+        seconds = 0.0
+        for kernel in {**now, **then}:
+            runs = self.runs(kernel)
+            if runs:
+                seconds += runs * (self.kernel_s(kernel, *now.get(kernel, ((), ())))
+                                   - self.kernel_s(kernel, *then.get(kernel, ((), ()))))
+        return seconds
+
+    def added(self, values: Iterable[SSAValue], globals_: Iterable[str],
+              base: dict[KernelOp, tuple[set[int], set[int]]]) -> float:
+        """What putting `values` and `globals_` in DDR adds to the kernels they touch,
+        over the DDR sets of `base` (`sets`)."""
+        seconds = 0.0
+        for kernel, (reads, writes) in self.sets(values, globals_).items():
+            runs = self.runs(kernel)
+            if runs:
+                old_reads, old_writes = base.get(kernel, (set(), set()))
+                seconds += runs * (self.kernel_s(kernel, reads | old_reads, writes | old_writes)
+                                   - self.kernel_s(kernel, old_reads, old_writes))
+        return seconds
+
+    def op_s(self, op: Operation, ddr_params: Container[int] = ()) -> float:
+        """A callee's op run again by a recompute, its kernels reading the callee's
+        parameters at `ddr_params` from DDR (nothing it writes goes there)."""
+        if not isinstance(op, KernelOp):
+            return kernel_roofline_s(op, self.target)
+        block = op.parent_block()
+        reads = [i for i, v in enumerate(op.operands)
+                 if isinstance(v, BlockArgument) and v.block is block and v.index in ddr_params]
+        return self.kernel_s(op, reads)
+
+
 @dataclass
 class _ConeCosts:
     """The modeled seconds of running top-level ops again (`op_s`: a kernel's
@@ -566,19 +750,22 @@ def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
     return [op for op in block.ops if op in needed]
 
 
-def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], readers: dict[str, int],
-                temporaries: list[SavedValue], costs: _ConeCosts,
+def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], temporaries: list[SavedValue],
+                costs: _ConeCosts, pricer: _Pricer, before: _Before, shared: dict[SSAValue, list[SSAValue]],
                 together: dict[str, list[str]] | None = None) -> list[_Candidate]:
+    """Every recompute, spill and global to DDR that may free HBM, cheapest per byte
+    first; a spill or a global priced by what it adds to the kernels that move its
+    bytes (`_Pricer.added`, over what is in DDR `before`; a value a callee holds
+    with its group's other values, its share of the group's)."""
     found: list[_Candidate] = _recompute_candidates(step, target, costs)
+    base = pricer.sets(before.values, before.globals)
     for saved in (*step.saved, *step.gradients, *temporaries):
-        uses = len({u.operation for u in saved.value.uses})
         if not _kept_on_chip(saved, target) and not _is_loss(saved) \
                 and not _callee_holds_unplaced(saved.value):
-            found.append(_Candidate(_ddr_extra_seconds(target, saved.bytes * (1 + uses)), saved.bytes, saved))
+            group = shared.get(saved.value, [saved.value])
+            found.append(_Candidate(pricer.added(group, (), base) / len(group), saved.bytes, saved))
     for names in _global_groups(sizes, together or {}):
-        cost = sum(_ddr_extra_seconds(target, sizes[n] * max(readers.get(n, 0) + (n in step.state_globals), 1))
-                   for n in names)
-        found.append(_Candidate(cost, sum(sizes[n] for n in names), global_names=names))
+        found.append(_Candidate(pricer.added((), names, base), sum(sizes[n] for n in names), global_names=names))
     return sorted(found, key=_order)
 
 
@@ -609,6 +796,10 @@ class _Plan:
     temporaries: list[SavedValue] = field(default_factory=list)
     costs: _ConeCosts | None = None
     """What a layer call's recompute for some of its results costs (`_narrowed`)."""
+    pricer: _Pricer | None = None
+    """What its placements in DDR cost the kernels that move their bytes (`plan_price`)."""
+    in_ddr: dict[KernelOp, tuple[set[int], set[int]]] = field(default_factory=dict)
+    """Per kernel, the operands and results its placements put in DDR so far (`_Pricer.sets`)."""
     cost_s: float = 0.0
     """The modeled seconds it adds to the step (`plan_price`)."""
     fits: bool = True
@@ -632,17 +823,17 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     }
     spilled = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)}
     costs = _ConeCosts(target, _CALLEES.get(id(module), {}))
-    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs)
+    pricer = _Pricer(step.function, target, in_place)
+    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs, pricer)
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step, in_place, callee_peaks(module) if second else None)
     shared = shared_placements(step.function)
     _UNPLACED.clear()
-    readers = _global_readers(step.function)
-    before = _Before(frozenset(v for v, p in placements.items() if p == Placement.DDR),
-                     frozenset(plan.ddr_globals), readers)
+    before = _Before(frozenset(v for v, p in placements.items() if p == Placement.DDR), frozenset(plan.ddr_globals))
     together = weights_sharing_a_parameter(module)
-    candidates = [c for c in _candidates(step, target, sizes, readers, temporaries, costs, together)
+    candidates = [c for c in _candidates(step, target, sizes, temporaries, costs, pricer, before, shared, together)
                   if recompute or c.placement != Placement.RECOMPUTE]
+    plan.in_ddr = pricer.sets(before.values, before.globals)
     liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
         peak, at = liveness.peak()
@@ -655,8 +846,34 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
         _take(chosen, plan, pinned, liveness, shared)
     if plan.fits:
         _keep_globals(plan, sizes, target.hbm_bytes - liveness.peak()[0], before.globals, together)
+        held = sum(s for n, s in sizes.items() if n not in plan.ddr_globals)
+        _keep_values(plan, liveness, target.hbm_bytes - held, before.values, shared)
     plan.cost_s = plan_price(plan, step, target, sizes, before)
     return plan
+
+
+def _keep_values(plan: _Plan, liveness: _Liveness, room: int, fixed: frozenset[SSAValue],
+                 shared: dict[SSAValue, list[SSAValue]]) -> None:
+    """Take back the values the plan spilled that the fitted step does not need in DDR
+    (one taken while the peak was elsewhere, or whose kernel's DDR time another spill
+    of it hid): each group of shared placements, the costliest first
+    (`_Pricer.added`), back to HBM while the activations' peak still fits in `room`."""
+    assert plan.pricer is not None
+    groups: dict[SSAValue, list[SSAValue]] = {}
+    for value, placement in plan.placements.items():
+        members = shared.get(value, [value])
+        if placement == Placement.DDR and value not in fixed and members[0] not in groups:
+            groups[members[0]] = [v for v in members if v in plan.placements]
+    found = [(plan.pricer.added(group, (), {}), group) for group in groups.values()
+             if not any(v in fixed for v in group)]
+    for _, group in sorted(found, key=lambda priced: -priced[0]):
+        for value in group:
+            plan.placements[value] = Placement.HBM
+        liveness.place(group, plan.placements, plan.recomputed)
+        if liveness.peak()[0] > room:
+            for value in group:
+                plan.placements[value] = Placement.DDR
+            liveness.place(group, plan.placements, plan.recomputed)
 
 
 def _keep_globals(plan: _Plan, sizes: dict[str, int], room: int, fixed: frozenset[str],
@@ -680,6 +897,8 @@ def _take(chosen: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liv
     placements = plan.placements
     if chosen.saved is None:
         plan.ddr_globals.update(chosen.global_names)
+        if plan.pricer is not None:
+            plan.pricer.add_to(plan.in_ddr, (), chosen.global_names)
         return
     value = chosen.saved.value
     placements[value] = chosen.placement
@@ -698,6 +917,8 @@ def _take(chosen: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liv
             plan.chains[saved.value] = chosen.chain
             changed.append(saved.value)
     liveness.place(changed, placements, plan.recomputed)
+    if chosen.placement == Placement.DDR and plan.pricer is not None:
+        plan.pricer.add_to(plan.in_ddr, changed)
     if chosen.placement == Placement.RECOMPUTE:
         inputs = chain_inputs(list(chosen.chain))
         pinned.update(inputs)  # the recompute reads them: they stay
@@ -709,45 +930,41 @@ def _take(chosen: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liv
 def plan_price(plan: _Plan, step: TrainingStep, target: Target, sizes: dict[str, int],
                before: _Before) -> float:
     """The modeled seconds a plan adds to the step, from its final placements (not
-    the candidates' prices summed as taken): each value it moved to DDR, every call's
-    value of a shared slot included, at its bytes x (1 + its readers); each recompute
-    it keeps, the ops it runs again (a layer call's, the cut of its callee to the
-    results it still gives); each global it moved to DDR, at its bytes x (its readers,
-    the recomputes that read it among them, + 1 if updated)."""
-    seconds = 0.0
-    for saved in (*step.saved, *step.gradients, *plan.temporaries):
-        if plan.placements[saved.value] == Placement.DDR and saved.value not in before.values:
-            uses = len({u.operation for u in saved.value.uses})
-            seconds += _ddr_extra_seconds(target, saved.bytes * (1 + uses))
+    the candidates' prices summed as taken): the kernels that move the bytes of the
+    values and globals it put in DDR, each timed with all its DDR bytes at once
+    against as it was `before` (`_Pricer.price`: callees' kernels included, once per
+    call); and each recompute it keeps, the ops it runs again (a layer call's, the
+    cut of its callee to the results it still gives), reading what is in DDR there."""
+    assert plan.pricer is not None
+    pricer = plan.pricer
+    ddr = [v for v, p in plan.placements.items() if p == Placement.DDR]
+    seconds = pricer.price(ddr, plan.ddr_globals, (before.values, before.globals))
+    in_ddr = set(ddr) | {a for name in plan.ddr_globals for a in pricer.args.get(name, ())}
     jobs: dict[tuple[Operation, ...], list[int]] = {}
     for value, saved in plan.recomputed.items():
         jobs.setdefault(plan.chains[value], []).append(saved.index)
-    names: dict[SSAValue, str] = {a: name for a, attrs in zip(step.function.args, arg_attrs(step.function))
-                                  if (name := global_of(attrs)) is not None}
-    touches = dict(before.readers)
     for chain, indices in jobs.items():
         call = chain[0]
-        if len(chain) == 1 and isinstance(call, func.CallOp) and _callee(call) is not None and plan.costs:
-            seconds += plan.costs(call, indices)
-        elif plan.costs is not None:
-            seconds += sum(plan.costs.op_s(op) for op in chain)
-        for value in chain_inputs(list(chain)):
-            if value in names:
-                touches[names[value]] = touches.get(names[value], 0) + 1
-    for name in plan.ddr_globals - before.globals:
-        reads = touches.get(name, 0) + (1 if name in step.state_globals else 0)
-        seconds += _ddr_extra_seconds(target, sizes[name] * max(reads, 1))
+        if len(chain) == 1 and isinstance(call, func.CallOp) and (callee := _callee(call)) is not None:
+            params = {i for i, v in enumerate(call.operands) if v in in_ddr}
+            seconds += sum(pricer.op_s(op, params) if isinstance(op, KernelOp) or plan.costs is None
+                           else plan.costs.op_s(op) for op in callee_cone(callee, sorted(indices)))
+            continue
+        for op in chain:
+            if isinstance(op, KernelOp):
+                seconds += pricer.kernel_s(op, [i for i, v in enumerate(op.operands) if v in in_ddr])
+            elif plan.costs is not None:
+                seconds += plan.costs.op_s(op)
     return seconds
 
 
 @dataclass(frozen=True)
 class _Before:
-    """What was in DDR before a plan (a first round's placements, seen by the second)
-    and each global's readers in the step: what `plan_price` does not charge again."""
+    """What was in DDR before a plan (a first round's placements, seen by the second):
+    what `plan_price` does not charge again."""
 
     values: frozenset[SSAValue]
     globals: frozenset[str]
-    readers: Mapping[str, int]
 
 
 def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: bool = False) -> _Plan:
@@ -782,9 +999,31 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             continue
         if verdict:
             del candidates[index]
-            return candidate
+            now = _repriced(candidate, plan, shared)
+            if now is None:
+                return candidate
+            at_order = bisect.bisect_right(candidates, _order(now), key=_order)
+            candidates.insert(at_order, now)
+            continue
         index += 1
     return None
+
+
+def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """A spill or a global to DDR priced again over what the plan has put in DDR since
+    it was priced, when that costs more now (a kernel's DDR bytes add up, its other
+    resources do not: what a spill adds never falls as the plan spills more), so that
+    it is weighed at what it adds now; None when its price holds."""
+    if candidate.placement == Placement.RECOMPUTE or plan.pricer is None:
+        return None
+    if candidate.saved is None:
+        cost = plan.pricer.added((), candidate.global_names, plan.in_ddr)
+    else:
+        group = shared.get(candidate.saved.value, [candidate.saved.value])
+        cost = plan.pricer.added(group, (), plan.in_ddr) / len(group)
+    if cost <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
+        return None
+    return _Candidate(cost, candidate.freed, candidate.saved, candidate.placement, candidate.global_names)
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
@@ -1149,6 +1388,7 @@ class RduPlaceSaved(RduPass):
         finally:
             _CALLEES.pop(id(op), None)
             _UNPLACED.clear()
+            _TRAFFIC.clear()
 
     def _place(self, op: ModuleOp) -> None:
         target = self.target_of(op)
@@ -1158,7 +1398,8 @@ class RduPlaceSaved(RduPass):
             step = training_step(function)
             if step is None:
                 continue
-            plan = cheaper_plan(step, op, target)
+            with unchanged():  # the plans read the IR; `_record` and the recomputes rewrite it after
+                plan = cheaper_plan(step, op, target)
             _record(op, step, plan)
             cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
             _recompute_all(plan, step.phases, cut)
@@ -1195,7 +1436,8 @@ def _second_round(module: ModuleOp, function: func.FuncOp, target: Target,
         return
     before = {s.value: result_placement(s.producer, s.index)
               for s in (*step.saved, *step.gradients, *_temporaries(step, written_in_place(function)))}
-    plan = cheaper_plan(step, module, target, second=True)
+    with unchanged():
+        plan = cheaper_plan(step, module, target, second=True)
     memory = training_memory(module)
     classes = update_classes(module, function)
     for saved in (*step.saved, *step.gradients, *plan.temporaries):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
@@ -264,24 +264,36 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
     )
 
 
+def planned_work(body: KernelBody, mapping: KernelMapping, target: Target) -> KernelWork:
+    """The work of a kernel not lowered yet (a group of ops `rdu-fuse` weighs), before
+    its bytes have tiers: compute, SRAM ports and pipeline fill from its mapping, no
+    bytes moved (`with_bytes` gives it its tiers' bytes)."""
+    mapped = mapped_times(body, mapping, body.tiles, target)
+    ops = Counter(op.name for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp))
+    return KernelWork(
+        name=body.name, ops_fused=dict(ops), flops=sum(op_flops(op) for op in body.ops if op.name in ops),
+        bytes_by_tier={}, sram_bytes=0, tiles=body.tiles, compute_s=mapped.compute_s,
+        sram_s=mapped.sram_s, hbm_s=0.0, ddr_s=0.0, startup_s=0.0, pipeline_s=mapped.pipeline_s,
+        reconfigure_s=(mapping.sections - 1) * target.reconfigure_s, pcus=mapping.pcus(), pmus=mapping.pmus(),
+        sections=mapping.sections)
+
+
+def with_bytes(work: KernelWork, bytes_by_tier: dict[str, int], target: Target) -> KernelWork:
+    """`work` (a kernel not lowered yet) moving `bytes_by_tier`, each tier's bytes whole
+    at its sustained bandwidth, one DMA start-up when it moves any, no first tile apart."""
+    return replace(work, bytes_by_tier=bytes_by_tier,
+                   hbm_s=_tier_bytes(bytes_by_tier, "hbm") / target.sustained_bandwidth("hbm"),
+                   ddr_s=_tier_bytes(bytes_by_tier, "ddr") / target.sustained_bandwidth("ddr"),
+                   startup_s=target.dma_latency_s if bytes_by_tier else 0.0)
+
+
 def planned_cost(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[str, int],
                  target: Target, looped: bool = False) -> KernelCost:
     """The cost of a kernel not lowered yet (a group of ops `rdu-fuse` weighs), by
-    `kernel_time` like any other: compute, SRAM ports and pipeline fill from its
-    mapping, its tiers' bytes (`bytes_by_tier`, each whole) at their bandwidths,
-    one DMA start-up, no first tile apart. `looped`: as a later iteration of a
-    kernel loop (no launch, no DMA start-up)."""
-    mapped = mapped_times(body, mapping, body.tiles, target)
-    ops = Counter(op.name for op in body.ops if not isinstance(op, rdu.YieldOp | arith.ConstantOp))
-    work = KernelWork(
-        name=body.name, ops_fused=dict(ops), flops=sum(op_flops(op) for op in body.ops if op.name in ops),
-        bytes_by_tier=bytes_by_tier, sram_bytes=0, tiles=body.tiles, compute_s=mapped.compute_s,
-        sram_s=mapped.sram_s, hbm_s=_tier_bytes(bytes_by_tier, "hbm") / target.sustained_bandwidth("hbm"),
-        ddr_s=_tier_bytes(bytes_by_tier, "ddr") / target.sustained_bandwidth("ddr"),
-        startup_s=target.dma_latency_s if bytes_by_tier else 0.0, pipeline_s=mapped.pipeline_s,
-        reconfigure_s=(mapping.sections - 1) * target.reconfigure_s, pcus=mapping.pcus(), pmus=mapping.pmus(),
-        sections=mapping.sections)
-    return kernel_time(work, target, looped)
+    `kernel_time` like any other: its `planned_work` moving `bytes_by_tier`
+    (`with_bytes`). `looped`: as a later iteration of a kernel loop (no launch, no
+    DMA start-up)."""
+    return kernel_time(with_bytes(planned_work(body, mapping, target), bytes_by_tier, target), target, looped)
 
 
 def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped: bool = False) -> float:

@@ -13,12 +13,13 @@
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-slow-ddr.toml"},rdu-tile{target="%S/Inputs/train-slow-ddr.toml"},rdu-place-tiers{target="%S/Inputs/train-slow-ddr.toml"},rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=LOWERED
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-hbm.toml"}' %s | filecheck %s --check-prefix=SPILL
 // With 80 kB of HBM, a DDR of 90 GB/s and a DMA start-up of 1 ns
-// (train-blocked-fast-dma.toml) the slots that one op reads spill for every call
-// (the callee writes them to DDR). The two slots the callee returns twice (no DDR
-// placement holds them) could be recomputed for the first call (the callee cut to
-// them), but that plan also spills two more values, and priced from its final
-// placements (`plan_price`) it adds 4.81 us against the spills' 4.20 us: nothing is
-// recomputed, and the lowered step reads the DDR slots in @layer_backward.
+// (train-blocked-fast-dma.toml) two slots that one op reads (%sigmoid and %view_2)
+// spill for every call (the callee writes them to DDR; the two norm slots it spilled
+// too while the peak was higher go back to HBM once the step fits). The two slots
+// the callee returns twice (no DDR placement holds them) could be recomputed for the
+// first call (the callee cut to them), but the plan with recomputes, priced from its
+// final placements (`plan_price`), adds 4.04 us against the spills' 3.30 us: nothing
+// is recomputed, and the lowered step reads the DDR slots in @layer_backward.
 // A recompute is priced as the cost model times its kernels (DMA start-up and
 // launch included): with train-blocked.toml's 1 us start-up a layer call's
 // kernels cost more than any spill, so nothing is recomputed there (NOBLOCKED).
@@ -30,10 +31,14 @@
 
 // The optimizer's new weights (SGD's updates) are written over their globals
 // (rducc.model.in_place.written_in_place): no second copy to spill; the gradients
-// they read (4 x 64 x 64 x 4 bytes, and the biases' and norms' 6 x 64 x 4) go to DDR
-// instead. The plan is priced from its final placements (every call's value of a
-// spilled slot), so it spills 8,704 bytes of activations where it spilled 28,672.
-// RECOMPUTE:      activations.ddr = 8704 : i64, activations.recompute = 37120 : i64, {{.*}}gradients.ddr = 67072 : i64
+// they read (4 x 64 x 64 x 4 bytes, and the biases' and norms' 6 x 64 x 4, but for
+// four 256-byte bias gradients) go to DDR instead. The plan is priced from its final
+// placements (every call's value of a spilled slot), each spill by what it adds to
+// the kernels that write and read it (their time with its bytes at DDR), and the
+// values the fitted step does not need in DDR go back to HBM (`_keep_values`): it
+// spills 512 bytes of activations (8,704 when a spill was priced by its bytes at DDR
+// bandwidth, one read per top-level reader).
+// RECOMPUTE:      activations.ddr = 512 : i64, activations.recompute = 37120 : i64, {{.*}}gradients.hbm = 1024 : i64, gradients.ddr = 66048 : i64
 // RECOMPUTE-NOT:  weights.ddr
 // The globals spill by the groups rdu-place-tiers places together (one parameter of
 // @layer_forward receives both layers' gate weights): both in DDR, and the biases and
@@ -74,8 +79,8 @@
 // SPILL-NOT:      rdu.recomputes
 
 // BLOCKED:        activations.recompute = 0 : i64
-// BLOCKED:        func.call @layer_forward(%x, {{.*}}rdu.saved = ["ddr", "ddr", "hbm", "ddr", "hbm", "ddr", "hbm"]}
-// BLOCKED-NEXT:   func.call @layer_forward(%add, {{.*}}rdu.saved = ["ddr", "ddr", "hbm", "ddr", "hbm", "ddr", "hbm"]}
+// BLOCKED:        func.call @layer_forward(%x, {{.*}}rdu.saved = ["hbm", "hbm", "hbm", "ddr", "hbm", "ddr", "hbm"]}
+// BLOCKED-NEXT:   func.call @layer_forward(%add, {{.*}}rdu.saved = ["hbm", "hbm", "hbm", "ddr", "hbm", "ddr", "hbm"]}
 // BLOCKED-NOT:    rdu.recomputes
 // BLOCKED:        func.func private @layer_backward({{.*}}tier.tier = #tier<tier ddr>
 

@@ -25,7 +25,7 @@ from rducc.dialects.contracts import is_outlined, result_updates
 from rducc.dialects.program import find_entry, kernel_name
 from rducc.dialects.rdu.dataflow import KernelOp
 from rducc.dialects.saved import training_memory
-from rducc.dialects.tier import ComputeOp, GetGlobalOp
+from rducc.dialects.tier import ComputeOp, GetGlobalOp, GlobalOp, Tier, TierAttr
 from rducc.model.cost_model import estimate
 from rducc.model.program_walk import walk_placed
 from rducc.model.training_speed import STEP_TIME, is_training, training_ranges, training_speed
@@ -259,19 +259,18 @@ class GatedStack(nn.Module):
         return x.pow(2).mean()
 
 
-def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An outlined step of two gated blocks with 80 kB of HBM and a DDR where a value one
-    op reads spills for less than a layer's recompute (train-blocked-fast-dma: a DMA
-    start-up of 1 ns, so a recompute costs about its work): values spill to DDR, but never a
-    call's result that its callee returns at two places (one kernel result for two saved
-    slots: `rdu-place-saved` asserted on it). (A bias gradient's view kernel spilled with its
+def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """An outlined step of two gated blocks with 50 kB of HBM and a DDR of 200 GB/s (a DMA
+    start-up of 1 ns, train-blocked-fast-dma's): values spill to DDR, but never a call's
+    result that its callee returns at two places (one kernel result for two saved slots:
+    `rdu-place-saved` asserted on it). (A bias gradient's view kernel spilled with its
     input and every @layer_optimizer operand at its index is rdu-place-saved-outlined.mlir's
-    case: here the layer norm's gradients are one `rdu.layer_norm_grad` now, no view.) The slots of @layer_forward spilled for every call block no recompute of the
-    rest: each forward call is run again in the backward for the values it can give (the
-    callee cut to them, which writes no DDR slot), the spilled ones read from DDR; two SGD
-    steps give eager's losses. The plan with recomputes is taken here (`cheaper_plan`
-    keeps the spills alone on this target: modeled 7.78 us against 8.13 us)."""
-    from rducc.dialects.contracts import RECOMPUTES
+    case: here the layer norm's gradients are one `rdu.layer_norm_grad` now, no view.) The
+    slots of @layer_forward spilled are spilled for every call (the callee's kernel writes
+    them to DDR, @layer_backward's parameter reads them there); two SGD steps give eager's
+    losses. The plan with recomputes is asked for (`cheaper_plan` forced); priced by the
+    kernels' times (`_Pricer`), a layer's recompute costs more than these spills here."""
     from rducc.dialects.saved import saved_of
     from rducc.passes import rdu_place_saved
     from rducc.pipeline import pipeline_text
@@ -279,13 +278,16 @@ def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.Mon
     plan = rdu_place_saved.plan_placements
     monkeypatch.setattr(rdu_place_saved, "cheaper_plan",
                         lambda step, module, target, second=False: plan(step, module, target, True, second))
+    target = tmp_path / "blocked-50k.toml"
+    target.write_text(f'inherits = "{INPUTS / "train-blocked-fast-dma.toml"}"\nname = "blocked-50k"\n'
+                      "hbm_bytes = 50_000\nddr_bandwidth = 200e9\n")
 
     torch.manual_seed(3)
     model, x = GatedStack(), torch.randn(2, 8, 64)
     reference = copy.deepcopy(model)
     outlined = pipeline_text(0).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
     step = rducc.compile_training(model, (x,), optimizer="sgd", lr=1e-2, opt_level=0,
-                                  target=str(INPUTS / "train-blocked-fast-dma.toml"), passes=outlined)
+                                  target=str(target), passes=outlined)
     assert sum(1 for op in step.module.ops if isinstance(op, func.FuncOp) and is_outlined(op)) > 0
     assert training_memory(step.module)["activations.ddr"] > 0
     entry = find_entry(step.module)
@@ -293,12 +295,13 @@ def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.Mon
     calls = [op for op in entry.body.block.ops if isinstance(op, func.CallOp)]
     forward = [c for c in calls if c.callee.string_value() == "layer_forward"]
     assert len(forward) == 2
-    # some slots in DDR for every call, the rest recomputed where that costs less than
-    # the spills it saves (the first call)
-    assert all("ddr" in saved_of(call) for call in forward)
-    assert {"ddr", "recompute"} <= set(saved_of(forward[0])), saved_of(forward[0])
-    clones = [c for c in calls if RECOMPUTES in c.attributes]
-    assert clones and all(c.callee.string_value().startswith("layer_forward_recompute") for c in clones)
+    callee = next(f for f in step.module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "layer_forward")
+    returned = list(callee.body.block.last_op.operands)  # type: ignore[union-attr]
+    twice = {i for i, v in enumerate(returned) if returned.count(v) > 1}
+    assert twice, "the callee returns one value at two slots"
+    marks = [saved_of(call) for call in forward]
+    assert marks[0] == marks[1] and "ddr" in marks[0], marks  # a slot in DDR is in DDR for every call
+    assert all(marks[0][i] != "ddr" for i in twice), marks
     _adamw_steps_as_eager(step, reference, x, 2, torch.optim.SGD)
 
 
@@ -420,13 +423,15 @@ def test_outlined_llama_recomputes_layer_calls_and_trains_as_eager(monkeypatch: 
         torch.testing.assert_close(ours[name], parameter.detach(), rtol=PARAM_RTOL, atol=PARAM_ATOL)
 
 
-def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_round_plans_no_slower_than_spilling_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """rdu-place-saved's second round (the program with the first round's placements in
-    place still over HBM, as rdu-place-tiers counts it) plans by the first round's rule:
-    with a DDR of 1 GB/s it runs the outlined layer calls again rather than spilling their
-    saved values (it spilled only), and the modeled step is faster. The first round is
-    made to place nothing here (its target's HBM taken as unbounded), so the second
-    round has the whole step to place; one SGD step gives eager's loss."""
+    place still over HBM, as rdu-place-tiers counts it) plans by the first round's rule,
+    spills and recomputes alike, each priced by the kernels' modeled times: with a DDR of
+    1 GB/s its plan is modeled no slower than the second round's spills alone. The first
+    round is made to place nothing here (its target's HBM taken as unbounded), so the
+    second round has the whole step to place; one SGD step gives eager's loss. (Priced by
+    bytes at DDR bandwidth it recomputed the layer calls here; priced by kernel times it
+    spills globals read by latency-bound kernels instead, no recompute.)"""
     from rducc.passes import rdu_place_saved
     from rducc.pipeline import pipeline_text
 
@@ -448,11 +453,11 @@ def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest
         spill_only["on"] = only
         steps[only] = rducc.compile_training(copy.deepcopy(model), (x,), optimizer="sgd", lr=1e-2, opt_level=0,
                                              target=target, passes=outlined)
-    old, new = (training_memory(steps[only].module) for only in (True, False))
-    assert old["activations.recompute"] == 0 and old["activations.ddr"] > 0
-    assert new["activations.recompute"] > 0 and new["activations.ddr"] < old["activations.ddr"]
+    old = training_memory(steps[True].module)
+    spilled = [g for g in steps[True].module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)]
+    assert old["activations.recompute"] == 0 and (spilled or any(k.endswith(".ddr") and n for k, n in old.items()))
     timing = {only: training_speed(steps[only].module, load_target(target)).step_s for only in (True, False)}
-    assert timing[False] < timing[True]
+    assert timing[False] <= timing[True] * (1 + 1e-9), timing
     _adamw_steps_as_eager(steps[False], copy.deepcopy(model), x, 1, torch.optim.SGD)
 
 
