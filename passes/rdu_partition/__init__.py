@@ -2087,11 +2087,27 @@ class _TensorPartitioner:
             self._check_rows_split(op, splits[0], len(self.full_shape(op.lhs)) - 1, self.full_shape(op.lhs))
         wants: list[Layout] = []
         period = self._summed_period(splits, dims)
+        ordinal = self._split_summed_ordinal(splits, dims)
         for index, split in enumerate(splits):
             reduced = dims.reduced(index)
             on = [d for d in reduced if split is not None and d in split.dims()]
-            wants.append(Split((((on or reduced)[0], self.tp, 1, period),)) if reduced else None)  # none: whole
+            if not on and reduced:  # the summed axis the split operand is split along, not the first one
+                on = [reduced[ordinal if ordinal < len(reduced) else 0]]
+            wants.append(Split(((on[0], self.tp, 1, period),)) if reduced else None)  # none: whole
         return wants, PARTIAL
+
+    @staticmethod
+    def _split_summed_ordinal(splits: list[Split | None], dims: DimMap) -> int:
+        """Which of its summed dims (0: the first) the first operand split along one
+        is split along: an operand left whole is split along the same summed axis
+        (a layer norm's weight gradient over [batch, tokens] with its gradient
+        split by tokens splits the input and the statistics by tokens too)."""
+        for index, split in enumerate(splits):
+            reduced = dims.reduced(index)
+            on = [d for d in reduced if split is not None and d in split.dims()]
+            if on:
+                return reduced.index(on[0])
+        return 0
 
     def _summed_period(self, splits: list[Split | None], dims: DimMap) -> Period:
         """The period an operand's summed dim is split over every rank with (the heads

@@ -37,7 +37,7 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-8"
 
 // TP:      tier.global @q : tensor<8x16xf32> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // TP-NEXT: tier.global @o : tensor<16x8xf32> {kind = "parameter", rdu.shard = #rdu.split<(1, 2, 1)>}
-// TP-NEXT: tier.global @gate : tensor<1x16xf32> {kind = "parameter"}
+// TP-NEXT: tier.global @gate : tensor<1x16xf32> {kind = "parameter", rdu.whole_reader = ["rdu.matmul", ""]}
 // TP:      attributes {rdu.result_shards = [#rdu.split<>, #rdu.split<(0, 2, 1, 2)>, #rdu.split<>]}
 // TP:      %merged = rdu.reshape %bhsd {rdu.layer = "layers.0"} : tensor<2x1x4x8xf32> -> tensor<2x4x8xf32>
 // TP:      %split = rdu.reshape %act {rdu.layer = "layers.0"} : tensor<2x4x8xf32> -> tensor<2x1x4x8xf32>
