@@ -1038,7 +1038,7 @@ def test_rducc_run_demotes_f64_npy_inputs(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------
 
 REFUSED_FORMS: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...], str]] = {
-    "item-used-inside": (lambda a: torch.full_like(a, a.sum().item()), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
+    "item-used-inside": (lambda a: torch.nn.functional.leaky_relu(a, a.sum().item()), (X,), "aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph"),
     "embedding_bag-last-offset-sizes": (lambda w, i, o: _EMBEDDING_BAG_FORWARD(w, i, o, False, 1, False, None, True, -1)[2], (floats(6, 3), torch.tensor([1, 3, 0]), torch.tensor([0, 2, 3])), "aten._embedding_bag_forward_only.default (bag_size or max_indices used with include_last_offset"),
     "as_strided-view-input": (lambda a: torch.as_strided(a, (2, 2), (2, 1)), (floats(3, 10)[:, ::2],), "aten.as_strided.default (input that is a view of a storage no node of the graph holds"),
     "index_put-mask-values": (lambda a, m, v: a.index_put((m,), v), (X, bools(3, 5), floats(15)), "aten.index_put.default (a boolean mask with one value per masked element"),

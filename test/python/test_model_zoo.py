@@ -35,7 +35,7 @@ def test_quick_subset_matches_eager(quick_rows) -> None:
 
 class _ReadsBack(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.full_like(x, x.max().item())  # data-dependent fill: refused
+        return torch.nn.functional.leaky_relu(x, x.max().item())  # a read-back number as a slope: refused
 
 
 def _broken() -> torch.nn.Module:
