@@ -28,8 +28,6 @@ from rducc.dialects.program import functions
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import num_elements, shape_of
 from rducc.dialects.tier import GlobalOp
-from rducc.runtime import implementations as _implementations  # noqa: F401 - registers the kernels
-from rducc.runtime.registry import prepare
 
 EVALUATED_OPS = (rdu.IotaOp, rdu.MapOp, rdu.ReshapeOp, rdu.TransposeOp, rdu.BroadcastOp, rdu.SliceOp, rdu.ConcatOp,
                  rdu.GatherOp, arith.ConstantOp)
@@ -70,6 +68,11 @@ def _computed(value: SSAValue, function: func.FuncOp, module: ModuleOp) -> np.nd
     operands = [_array(operand, function, module) for operand in op.operands]
     if any(operand is None for operand in operands):
         return None
+    # Imported here: the runtime's kernels (and torch under them) cost seconds to
+    # load, and most partitions evaluate no map.
+    from rducc.runtime import implementations as _implementations  # noqa: F401 - registers the kernels
+    from rducc.runtime.registry import prepare
+
     try:
         return np.asarray(prepare(op, "compile-time evaluation")(None, *operands))
     except Exception:  # a kernel that needs a run's context or fails: not known
