@@ -38,3 +38,16 @@ def test_check_roundtrip_refuses_a_print_that_changes(tmp_path, monkeypatch, cap
     assert opt.main(["--check-roundtrip", str(source)]) == 1
     err = capfd.readouterr().err
     assert "rducc-opt: error: the program prints differently once parsed again" in err and "drift" in err
+
+
+def test_loading_every_pass_leaves_torch_unloaded() -> None:
+    """Each lit RUN line starts `rducc-opt`; a pass whose module imports torch (or the
+    runtime's kernels) costs every such line seconds, so passes load those lazily."""
+    script = ("import sys\n"
+              "from rducc.passes import ALL_PASSES\n"
+              "for make in ALL_PASSES.values():\n"
+              "    make()\n"
+              "print(sorted(m for m in ('torch', 'ml_dtypes', 'rducc.runtime.implementations') if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", result.stdout
