@@ -2521,7 +2521,9 @@ class _TensorPartitioner:
         rows, columns = _entry_on(weight, 1), _entry_on(weight, 0)
         if (along is not None and along[3] == width) or (along is None and columns is None and rows is not None):
             held = image if along is not None else Split(((1, rows[1], rows[2], width),)) if rows else None
-            return self._plan_partial(op, [held, weight], dims)
+            plan = self._plan_partial(op, [held, weight], dims)
+            cut = _entry_on(plan[0][0], 1) if plan is not None and isinstance(plan[0][0], Split) else None
+            return plan if cut is not None and cut[3] == width else None  # else a cut across groups
         entry = along or columns
         if (entry is None or rows is not None or entry[3] or groups % entry[1]
                 or (along is not None and columns is not None and along[1:] != columns[1:])
