@@ -94,6 +94,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     Float16Type,
     FunctionType,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -512,6 +513,23 @@ def _cast_map(value: SSAValue, result: TensorType, cast: type[arith.ExtFOp] | ty
     converted = cast(block.args[0], result.element_type)
     block.add_ops([converted, YieldOp(converted.result)])
     return MapOp([value], result, Region(block))
+
+
+def _entry_on(split: Split | None, dim: int) -> tuple[int, int, int, Period] | None:
+    """The entry of `split` along `dim`, or None."""
+    return next((entry for entry in split.entries if entry[0] == dim), None) if split is not None else None
+
+
+def _channels_split(splits: Sequence[Split | None]) -> bool:
+    """Whether a convolution's input channels (dim 1) or its weight's channels (dims 0, 1) are split."""
+    image, weight = splits[:2]
+    return _entry_on(image, 1) is not None or any(_entry_on(weight, dim) is not None for dim in (0, 1))
+
+
+def _rank_groups(op: ConvOp) -> None:
+    """A rank's convolution's groups: its input channels over its weight's channels a
+    group (whole groups a rank: fewer groups; each group's channels split: as many)."""
+    op.groups = IntegerAttr(_shape(op.input)[1] // _shape(op.weight)[1], i64)
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -1411,6 +1429,8 @@ class _TensorPartitioner:
             op.operands[index] = self.materialize(value, want, op)
         if isinstance(op, SliceOp):
             self._rank_offsets(op)
+        if isinstance(op, ConvOp):
+            _rank_groups(op)
         self._set_result(op, result_layout)
 
     def _keeps_partial(self, op: Operation) -> bool:
@@ -1611,6 +1631,8 @@ class _TensorPartitioner:
         if isinstance(op, ConcatOp) and (blocks := self._blocks_joined(op, splits)) is not None:
             return list(splits), blocks
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
+        if isinstance(op, ConvOp) and op.groups.value.data != 1 and _channels_split(splits):
+            return self._plan_grouped_conv(op, splits, dims)
         pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
             for dim, parts, stride, period in split.entries if split else ():
@@ -2198,6 +2220,8 @@ class _TensorPartitioner:
             op.operands[i] = self.materialize(op.operands[i], wants[i], op)
         if isinstance(op, SliceOp):
             self._rank_offsets(op)
+        if isinstance(op, ConvOp):
+            _rank_groups(op)
         self._set_result(op, layout)
         return True
 
@@ -2480,6 +2504,36 @@ class _TensorPartitioner:
                 or channels % self.tp):
             return [None, None], None
         return [None, Split.whole(0, self.tp)], Split.whole(1, self.tp)
+
+    def _plan_grouped_conv(self, op: ConvOp, splits: list[Split | None], dims: DimMap
+                           ) -> tuple[list[Layout], Layout] | None:
+        """A grouped convolution with its channels split: each group's input channels
+        make its own output channels and nothing else. Whole groups a rank (the input
+        channels and the weight's output channels cut alike into consecutive blocks of
+        groups): each rank convolves its own groups, its result split by output
+        channels, no collective. Every group's input channels split alike (their
+        period one group's width, the weight along its per-group channels: a
+        data-parallel weight gradient's batch inside each group): a partial sum
+        (`_plan_partial`). Any other cut mixes groups: None (gathered)."""
+        image, weight = splits
+        groups, width = op.groups.value.data, self.full_shape(op.input)[1] // op.groups.value.data
+        along = _entry_on(image, 1)
+        rows, columns = _entry_on(weight, 1), _entry_on(weight, 0)
+        if (along is not None and along[3] == width) or (along is None and columns is None and rows is not None):
+            held = image if along is not None else Split(((1, rows[1], rows[2], width),)) if rows else None
+            plan = self._plan_partial(op, [held, weight], dims)
+            cut = _entry_on(plan[0][0], 1) if plan is not None and isinstance(plan[0][0], Split) else None
+            return plan if cut is not None and cut[3] == width else None  # else a cut across groups
+        entry = along or columns
+        if (entry is None or rows is not None or entry[3] or groups % entry[1]
+                or (along is not None and columns is not None and along[1:] != columns[1:])
+                or any(dim > 1 for dim in (image.dims() if image else ()))):
+            return None
+        channels = (1, entry[1], entry[2], 0)
+        result = Split.of([*(e for e in (image.entries if image else ()) if e[0] == 0), channels])
+        if result is None or not result.valid(self.tp):
+            return None
+        return [result, Split(((0, entry[1], entry[2], 0),))], result
 
     def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
         """The most parts (a factor of tp) the columns split into, per block, that
