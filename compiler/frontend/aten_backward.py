@@ -526,17 +526,40 @@ def _grid_corner(input: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> tuple
     return index.flatten(1).unsqueeze(1), inside.flatten(1).unsqueeze(1)
 
 
+def _grid_corners(x: torch.Tensor, y: torch.Tensor, bilinear: bool) -> list[tuple[torch.Tensor, ...]]:
+    """The (x, y, weight) a sample reads: the four corners around it with torch's
+    weights (north-west, north-east, south-west, south-east), or the rounded point."""
+    if not bilinear:
+        return [(x.round(), y.round(), torch.ones_like(x))]
+    west, north = x.floor(), y.floor()
+    w, n = x - west, y - north
+    e, s = 1 - w, 1 - n
+    return [(west, north, s * e), (west + 1, north, s * w), (west, north + 1, n * e), (west + 1, north + 1, n * w)]
+
+
+def _grid_gradient(values: list[torch.Tensor], grad: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+                   gx: torch.Tensor, gy: torch.Tensor) -> torch.Tensor:
+    """Bilinear sampling's gradient by the grid, [N, oH, oW, 2], in torch's CPU kernel's order."""
+    nw, ne, sw, se = values
+    shape = (x.shape[0], 1, -1)
+    w, n = (x - x.floor()).reshape(shape), (y - y.floor()).reshape(shape)
+    e, s = 1 - w, 1 - n
+    grad_x = (((ne - nw) * s + (se - sw) * n) * grad).sum(1).reshape(x.shape) * gx
+    grad_y = (((sw - nw) * e + (se - ne) * w) * grad).sum(1).reshape(y.shape) * gy
+    return torch.stack([grad_x, grad_y], -1)
+
+
 @decomposes("aten.grid_sampler_2d_backward.default")
 def grid_sampler_2d_backward(
     grad_output: torch.Tensor, input: torch.Tensor, grid: torch.Tensor, interpolation_mode: int,
     padding_mode: int, align_corners: bool, output_mask: Sequence[bool],
 ) -> Any:
     """The gradients of bilinear and nearest grid_sample as torch's CPU kernel computes
-    them: the input's gradient a scatter-add of each sample's gradient times its corner
-    weights at the corners inside the input; the grid's (bilinear) the channel sum of the
-    sample's gradient times the corner values' differences, weighted as the kernel does
-    ((ne - nw) s + (se - sw) n for x), times the source position's derivative
-    (`_grid_source`); zero for nearest. Bicubic is left to the importer (refused)."""
+    them: the input's a scatter-add of each sample's gradient times its corner weights
+    at the corners inside the input; the grid's (bilinear, `_grid_gradient`) the channel
+    sum of the sample's gradient times the corner values' differences, times the source
+    position's derivative (`_grid_source`); zero for nearest. Bicubic is left to the
+    importer (refused)."""
     if interpolation_mode not in (0, 1):
         return NotImplemented
     compute = torch.promote_types(grad_output.dtype, torch.float32)
@@ -545,30 +568,18 @@ def grid_sampler_2d_backward(
     grad = grad_output.to(compute).flatten(2)
     x, gx = _grid_source(grid[..., 0].to(compute), width, padding_mode, align_corners)
     y, gy = _grid_source(grid[..., 1].to(compute), height, padding_mode, align_corners)
-    if interpolation_mode == 1:
-        corners = [(x.round(), y.round(), torch.ones_like(x))]
-    else:
-        west, north = x.floor(), y.floor()
-        e, s = 1 - (x - west), 1 - (y - north)
-        w, n = x - west, y - north
-        corners = [(west, north, s * e), (west + 1, north, s * w), (west, north + 1, n * e), (west + 1, north + 1, n * w)]
     grad_input = torch.zeros_like(source) if output_mask[0] else None
     values = []
-    for cx, cy, weight in corners:
+    for cx, cy, weight in _grid_corners(x, y, interpolation_mode == 0):
         index, inside = _grid_corner(input, cx, cy)
+        index = index.expand(batch, channels, -1)
         if grad_input is not None:
             part = grad * torch.where(inside, weight.flatten(1).unsqueeze(1), 0.0)
-            grad_input = grad_input.scatter_add(2, index.expand(batch, channels, -1), part)
-        values.append(torch.where(inside, source.gather(2, index.expand(batch, channels, -1)), 0.0))
+            grad_input = grad_input.scatter_add(2, index, part)
+        values.append(torch.where(inside, source.gather(2, index), 0.0))
     result_input = grad_input.reshape(input.shape).to(input.dtype) if grad_input is not None else None
     if not output_mask[1]:
         return result_input, None
     if interpolation_mode == 1:
         return result_input, torch.zeros_like(grid)
-    nw, ne, sw, se = values
-    shape = (batch, 1, -1)
-    s, n = (1 - (y - y.floor())).reshape(shape), (y - y.floor()).reshape(shape)
-    e, w = (1 - (x - x.floor())).reshape(shape), (x - x.floor()).reshape(shape)
-    grad_x = (((ne - nw) * s + (se - sw) * n) * grad).sum(1).reshape(x.shape) * gx
-    grad_y = (((sw - nw) * e + (se - ne) * w) * grad).sum(1).reshape(y.shape) * gy
-    return result_input, torch.stack([grad_x, grad_y], -1).to(grid.dtype)
+    return result_input, _grid_gradient(values, grad, x, y, gx, gy).to(grid.dtype)
