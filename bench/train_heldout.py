@@ -1340,7 +1340,7 @@ HELD_OUT: dict[str, Case] = {
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
-ROUND_8 = [name for name in HELD_OUT if name in round8.__dict__]
+ROUND_8 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round8.__name__]
 """Round 8's models (`--models round8`)."""
 
 
