@@ -138,6 +138,24 @@ replicate-padded convolutions, a grouped transposed convolution, PixelUnshuffle
 (grouped_convs); a vector quantizer with the straight-through estimator
 (vq_straight_through).
 
+Round 8 (theld17; bench/heldout_round8.py, `--models round8`): transformers'
+Swin (shifted windows by torch.roll, an indexed relative position bias),
+Longformer (sliding-chunk attention; refused: transformers branches on
+`.item()`), Wav2Vec2 under F.ctc_loss (refused: torch.export has no static
+shape for `_ctc_loss`) and under a per-frame loss, XLNet (relative attention),
+ConvBERT (span-based dynamic convolution), BEiT (relative position bias, layer
+scale). By hand: embeddings with padding_idx and scale_grad_by_freq, with
+max_norm (refused: the forward writes the trained weight) and without; one
+weight in a float32 and a bf16 path; integer buffers the forward updates and
+reads; triplet / cosine-embedding / margin-ranking losses on a siamese
+encoder; an activation zoo (PReLU, SELU, CELU, GLU, shrinks, Threshold); a
+sampled softmax by torch.gather; nn.MultiheadAttention with a
+key_padding_mask and its weights in the loss; banded attention by
+Tensor.unfold; a Student-t likelihood (lgamma); a spatial transformer
+(affine_grid, grid_sample); prototypes by torch.cdist; sort / topk / cumprod /
+logcumsumexp; nn.Bilinear with F.unfold / F.fold; an LSTM with proj_size;
+torch's nn.TransformerDecoder with causal and padding masks.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -154,6 +172,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import heldout_round7 as round7  # noqa: E402
+import heldout_round8 as round8  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1295,9 +1314,34 @@ HELD_OUT: dict[str, Case] = {
     "multi_term": Case(round7.multi_term, round7.multi_term_loss, 6),
     "grouped_convs": Case(round7.grouped_convs, CE, 5),
     "vq_straight_through": Case(round7.vq_straight_through, round7.vq_loss, 3),
+    "swin": Case(round8.swin, CE, 5),
+    "longformer": Case(round8.longformer, CE, 5),
+    "wav2vec2_ctc": Case(round8.wav2vec2_ctc, round8.ctc, round8.CTC_CLASSES - 1),
+    "wav2vec2_frames": Case(round8.wav2vec2_ctc, round8.frame_loss, round8.CTC_CLASSES, per_token=True),
+    "xlnet": Case(round8.xlnet, language_model_loss, 256, per_token=True),
+    "convbert": Case(round8.convbert, CE, 5),
+    "beit": Case(round8.beit, CE, 5),
+    "renorm_embedding": Case(round8.renorm_embedding, language_model_loss, 256, per_token=True),
+    "freq_embedding": Case(round8.freq_embedding, language_model_loss, 256, per_token=True),
+    "mixed_paths": Case(round8.mixed_paths, CE, 4),
+    "int_counters": Case(round8.int_counters, CE, 5),
+    "metric_siamese": Case(round8.metric_siamese, round8.metric_loss, 2),
+    "activation_zoo": Case(round8.activation_zoo, CE, 5),
+    "gathered_loss": Case(round8.gathered_loss, round8.sampled_softmax, 256, per_token=True),
+    "mha_padding": Case(round8.mha_padding, round8.lm_plus_entropy, 256, per_token=True),
+    "local_attention": Case(round8.local_attention, language_model_loss, 256, per_token=True),
+    "student_t_head": Case(round8.student_t_head, round8.student_t_nll, 5),
+    "spatial_transformer": Case(round8.spatial_transformer, CE, 4),
+    "cdist_prototypes": Case(round8.cdist_prototypes, CE, 5),
+    "lstm_projection": Case(round8.lstm_projection, language_model_loss, 7, per_token=True),
+    "order_ops": Case(round8.order_ops, CE, 4),
+    "bilinear_fold": Case(round8.bilinear_fold, CE, 5),
+    "torch_decoder": Case(round8.torch_decoder, language_model_loss, 256, per_token=True),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
+ROUND_8 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round8.__name__]
+"""Round 8's models (`--models round8`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1321,8 +1365,9 @@ def main(argv: list[str] | None = None) -> Any:
     defaults = ["--models", ",".join(HELD_OUT), "--precisions", "fp32", "--levels", "2", "--steps", "4",
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
-    if "--models" in given and given[given.index("--models") + 1] == "round7":
-        given[given.index("--models") + 1] = ",".join(ROUND_7)
+    rounds = {"round7": ROUND_7, "round8": ROUND_8}
+    if "--models" in given and given[given.index("--models") + 1] in rounds:
+        given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:
         defaults.remove("--no-dynamo")
     return train_matrix.main(defaults + given)

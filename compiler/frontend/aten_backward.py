@@ -34,6 +34,10 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
 - `_embedding_bag_backward` (nn.EmbeddingBag's weight gradient, sum, mean
   or max): an accumulating index_put of each index's bag gradient (a
   scatter-add at the maxima's rows for max).
+- `grid_sampler_2d_backward` (bilinear and nearest; bicubic stays refused):
+  a scatter-add of the output gradient times each corner's weight for the
+  input, the corner values' differences summed over channels times the
+  source position's derivative (zero on and past a clipped border) for the grid.
 - `_scaled_dot_product_flash_attention_for_cpu_backward`: the probabilities
   recomputed (softmax of the scores, as flash attention recomputes them),
   then the four matmuls of attention's backward, in float32 for 16-bit
@@ -479,3 +483,103 @@ def weight_norm_interface_backward(
     decomposition of the same gradient, `_weight_norm_differentiable_backward` (no
     host call, so tp splits it by the weight's rows as the forward's matmul)."""
     return torch.ops.aten._weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, dim)
+
+
+# --------------------------------------------------------------------------
+# grid_sample (bilinear and nearest)
+# --------------------------------------------------------------------------
+
+
+def _grid_source(coordinate: torch.Tensor, size: int, padding_mode: int,
+                 aligned: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch's `apply_get_grad` (GridSamplerKernel.cpp): the source position of a
+    normalized grid coordinate and its derivative by the coordinate. Border and
+    reflection padding clip into [0, size - 1] with a zero derivative on and past
+    the borders; reflection first folds the position back by `span`, its
+    derivative's sign flipping on each odd fold and for a negative offset."""
+    scale = (size - 1) / 2 if aligned else size / 2
+    position = (coordinate + 1) * scale - (0.0 if aligned else 0.5)
+    grad = torch.full_like(position, scale)
+    if padding_mode == 2:
+        low, span = (0.0, size - 1.0) if aligned else (-0.5, float(size))
+        if span <= 0:
+            return torch.zeros_like(position), torch.zeros_like(position)
+        offset = position - low
+        folds = (offset.abs() / span).floor()
+        extra = offset.abs() - folds * span
+        odd = torch.remainder(folds, 2) == 1
+        position = torch.where(odd, span - extra, extra) + low
+        grad = grad * torch.where(odd, -1.0, 1.0) * torch.where(offset < 0, -1.0, 1.0)
+    if padding_mode in (1, 2):
+        inside = (position > 0) & (position < size - 1)
+        position = position.clamp(0, size - 1)
+        grad = torch.where(inside, grad, 0.0)
+    return position, grad
+
+
+def _grid_corner(input: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each sample's flat index into its input plane at integer position (x, y) (0 outside)
+    and whether it is inside, both [N, 1, oH * oW]."""
+    height, width = input.shape[2:]
+    inside = (x >= 0) & (x < width) & (y >= 0) & (y < height)
+    index = torch.where(inside, y * width + x, 0).to(torch.int64)
+    return index.flatten(1).unsqueeze(1), inside.flatten(1).unsqueeze(1)
+
+
+def _grid_corners(x: torch.Tensor, y: torch.Tensor, bilinear: bool) -> list[tuple[torch.Tensor, ...]]:
+    """The (x, y, weight) a sample reads: the four corners around it with torch's
+    weights (north-west, north-east, south-west, south-east), or the rounded point."""
+    if not bilinear:
+        return [(x.round(), y.round(), torch.ones_like(x))]
+    west, north = x.floor(), y.floor()
+    w, n = x - west, y - north
+    e, s = 1 - w, 1 - n
+    return [(west, north, s * e), (west + 1, north, s * w), (west, north + 1, n * e), (west + 1, north + 1, n * w)]
+
+
+def _grid_gradient(values: list[torch.Tensor], grad: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+                   gx: torch.Tensor, gy: torch.Tensor) -> torch.Tensor:
+    """Bilinear sampling's gradient by the grid, [N, oH, oW, 2], in torch's CPU kernel's order."""
+    nw, ne, sw, se = values
+    shape = (x.shape[0], 1, -1)
+    w, n = (x - x.floor()).reshape(shape), (y - y.floor()).reshape(shape)
+    e, s = 1 - w, 1 - n
+    grad_x = (((ne - nw) * s + (se - sw) * n) * grad).sum(1).reshape(x.shape) * gx
+    grad_y = (((sw - nw) * e + (se - ne) * w) * grad).sum(1).reshape(y.shape) * gy
+    return torch.stack([grad_x, grad_y], -1)
+
+
+@decomposes("aten.grid_sampler_2d_backward.default")
+def grid_sampler_2d_backward(
+    grad_output: torch.Tensor, input: torch.Tensor, grid: torch.Tensor, interpolation_mode: int,
+    padding_mode: int, align_corners: bool, output_mask: Sequence[bool],
+) -> Any:
+    """The gradients of bilinear and nearest grid_sample as torch's CPU kernel computes
+    them: the input's a scatter-add of each sample's gradient times its corner weights
+    at the corners inside the input; the grid's (bilinear, `_grid_gradient`) the channel
+    sum of the sample's gradient times the corner values' differences, times the source
+    position's derivative (`_grid_source`); zero for nearest. Bicubic is left to the
+    importer (refused)."""
+    if interpolation_mode not in (0, 1):
+        return NotImplemented
+    compute = torch.promote_types(grad_output.dtype, torch.float32)
+    batch, channels, height, width = input.shape
+    source = input.to(compute).reshape(batch, channels, height * width)
+    grad = grad_output.to(compute).flatten(2)
+    x, gx = _grid_source(grid[..., 0].to(compute), width, padding_mode, align_corners)
+    y, gy = _grid_source(grid[..., 1].to(compute), height, padding_mode, align_corners)
+    grad_input = torch.zeros_like(source) if output_mask[0] else None
+    values = []
+    for cx, cy, weight in _grid_corners(x, y, interpolation_mode == 0):
+        index, inside = _grid_corner(input, cx, cy)
+        index = index.expand(batch, channels, -1)
+        if grad_input is not None:
+            part = grad * torch.where(inside, weight.flatten(1).unsqueeze(1), 0.0)
+            grad_input = grad_input.scatter_add(2, index, part)
+        values.append(torch.where(inside, source.gather(2, index), 0.0))
+    result_input = grad_input.reshape(input.shape).to(input.dtype) if grad_input is not None else None
+    if not output_mask[1]:
+        return result_input, None
+    if interpolation_mode == 1:
+        return result_input, torch.zeros_like(grid)
+    return result_input, _grid_gradient(values, grad, x, y, gx, gy).to(grid.dtype)

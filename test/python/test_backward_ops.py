@@ -4,7 +4,8 @@ Each module here calls the ATen backward overload itself in its forward, so
 the op reaches rducc as it does in a joint graph (torch.export keeps it;
 Core ATen keeps what torch does not decompose) without depending on the
 training importer. rducc's own decompositions (`rducc.frontend.aten_backward`:
-convolution, average and max pooling, nearest upsampling, CPU flash attention)
+convolution, average and max pooling, nearest upsampling, CPU flash attention,
+bilinear and nearest grid_sample)
 and torch's (`torch_fallbacks`: norms, activations, softmax, embedding) are
 both checked, in float32 and bfloat16, at -O0 and (some) -O2.
 """
@@ -183,6 +184,23 @@ def test_upsampling_backward_matches_eager():
                 aten.upsample_bilinear2d_backward(g, [10, 9], [2, 3, 4, 5], True))
 
     _check(backward, (g, g1, g3))
+
+
+def test_grid_sample_backward_matches_eager():
+    """Bilinear and nearest grid_sample's input and grid gradients, with grid points outside the
+    input (zeros padding), clipped (border) and folded back (reflection), corners aligned or not;
+    the input's gradient left out (output_mask) as where a spatial transformer samples the data."""
+    torch.manual_seed(0)
+    x, grad = torch.randn(2, 3, 5, 6), torch.randn(2, 3, 4, 7)
+    grid = torch.rand(2, 4, 7, 2) * 3 - 1.5
+
+    def backward(grad, x, grid):
+        return (*aten.grid_sampler_2d_backward(grad, x, grid, 0, 0, False, [True, True]),
+                aten.grid_sampler_2d_backward(grad, x, grid, 0, 1, True, [False, True])[1],
+                aten.grid_sampler_2d_backward(grad, x, grid, 0, 2, False, [False, True])[1],
+                aten.grid_sampler_2d_backward(grad, x, grid, 1, 2, True, [True, False])[0])
+
+    _check(backward, (grad, x, grid))
 
 
 # --------------------------------------------------------------------------

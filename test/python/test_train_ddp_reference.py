@@ -37,11 +37,33 @@ def _data(steps: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
             for _ in range(steps)]
 
 
-@pytest.mark.parametrize("build, independent", [(SmallMlp, True), (_Normed, False)], ids=["mlp", "batch-norm"])
+class _Bf16Path(nn.Module):
+    """One weight in a float32 and a bf16 path (round 8's mixed_paths): the rows are
+    independent, the bf16 path's weight gradient a bf16 sum over them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.shared, self.head = nn.Linear(32, 16), nn.Parameter(torch.randn(16, 16) / 4), nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc(x))
+        low = (h.bfloat16() @ self.shared.bfloat16().t()).to(h.dtype)
+        return self.head(torch.tanh(h @ self.shared.t()) + torch.sigmoid(low))
+
+
+class _NormedBf16(_Normed):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.bfloat16().to(x.dtype))
+
+
+@pytest.mark.parametrize("build, independent", [(SmallMlp, True), (_Normed, False), (_Bf16Path, True),
+                                                (_NormedBf16, False)],
+                         ids=["mlp", "batch-norm", "bf16-path", "batch-norm-bf16-input"])
 def test_ddp_reference_averages_the_ranks_gradients(build: type[nn.Module], independent: bool) -> None:
     """In float64 DDP's average of the ranks' gradients is the whole batch's where rows are
     independent; batch norm's statistics couple them (rducc's dp then reduces the statistics
-    over the replicas, as SyncBatchNorm: the whole batch stays the reference)."""
+    over the replicas, as SyncBatchNorm: the whole batch stays the reference). A bf16 path's
+    weight gradient, rounded per shard, is no coupling; batch norm still is, after a bf16 cast."""
     torch.manual_seed(0)
     model = build().train()
     x, y = _data(1)[0]

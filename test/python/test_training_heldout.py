@@ -210,6 +210,21 @@ def test_a_noise_driven_running_mean_is_judged_by_its_noise_not_one_realization(
         assert_buffers_match(wrongly, eager, exact, {})
 
 
+def test_a_mask_buffer_of_infinities_matches_itself() -> None:
+    """A causal mask buffer (-inf above the diagonal, never updated: round 8's torch_decoder)
+    equals eager's; -inf - -inf is NaN, which failed every element. A changed element still fails,
+    an infinity where eager's is finite and a finite value where eager's is infinite."""
+    from training_cases import assert_buffers_match
+
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    assert_buffers_match({"causal": mask.clone()}, {"causal": mask}, {"causal": mask.double()}, {})
+    for row, column, value in ((0, 1, 0.0), (1, 0, float("-inf"))):
+        other = mask.clone()
+        other[row, column] = value
+        with pytest.raises(AssertionError, match="buffer causal"):
+            assert_buffers_match({"causal": other}, {"causal": mask}, {"causal": mask.double()}, {})
+
+
 def test_a_tensor_is_noise_driven_by_the_bare_bar_not_the_spread_widened_one() -> None:
     """efficient_channels_last, adamw_groups over 2 microbatches: eager's bias ends 7.0e-5 from float64
     in an element where its twins' spread (1.3e-4) covers that; rducc 5.6e-5 from float64 in another,
