@@ -155,6 +155,7 @@ from rducc.runtime.fused_attention import AttentionChain, AttentionChains
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.handed_buffers import HandedBuffer, handed_dma
 from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
+from rducc.runtime.ordered_maps import ordered
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.released_slots import Recorder, recorded, released
 from rducc.runtime.views import Views
@@ -882,6 +883,10 @@ class PlacedProgram(Runner):
             kernel = prepare(body_op, _RUNNER)
             operands = tuple(self._table.use(v) for v in body_op.operands)
             checked, step = _body_steps(kernel, operands, dest, tensor_signature(result.type), body_op)
+            if isinstance(body_op, rdu.MapOp) and own_bytes and _read_by_slot(result, views) and _sound(op, verdicts):
+                # into a new array in its permuted operand's memory order (rducc.runtime.ordered_maps)
+                step = ordered(into_of(kernel), step, operands, dest, *tensor_signature(result.type))
+                checked = _then(checked, step)
             first.append((checked, body_op))
             later.append((step, body_op))
         # yields not computed in place: block arguments, a value yielded twice
@@ -1224,6 +1229,17 @@ def _body_steps(
             env[dest][...] = value
 
     return checked, _into_step(into, operands, dest)
+
+
+def _then(first: Step, second: Step) -> Step:
+    """`first`, then `second` (a first run's checked step, then the step later runs take)."""
+
+    def both(env: Env, context: RunContext) -> None:
+        first(env, context)
+        second(env, context)
+
+    both.__name__ = getattr(second, "__name__", "both")
+    return both
 
 
 def _copies_aside(pairs: list[tuple[int, int]]) -> Step:

@@ -478,13 +478,25 @@ def conv(
             result += bias.reshape((-1,) + (1,) * (x.ndim - 2))
     else:
         channels = None if bias is None else _tensor(bias.reshape(-1))
-        result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), channels, tuple(stride), tuple(padding),
-                                         tuple(dilation), groups).numpy()
-    if out is None:
-        return np.ascontiguousarray(result.astype(dtype, copy=False))
+        result = _TORCH_CONV[x.ndim - 2](_outermost_ones(_tensor(source)), _tensor(w), channels, tuple(stride),
+                                         tuple(padding), tuple(dilation), groups).numpy()
+    if out is None:  # torch's in the memory order it chose (channels-last for such an input, as eager's)
+        return result.astype(dtype, copy=False) if plan.path == "torch" else \
+            np.ascontiguousarray(result.astype(dtype, copy=False))
     if result is not out:
         out[...] = result
     return out
+
+
+def _outermost_ones(t: torch.Tensor) -> torch.Tensor:
+    """`t` with each size-1 dim's stride set as if it were outermost: such a
+    stride addresses nothing, but torch reads the strides to choose a
+    convolution's memory format, and a channels-last view whose batch dim of
+    1 has a small stride (a layout view's) ran channels-first."""
+    if 1 not in t.shape or t.is_contiguous():
+        return t
+    outer = max((stride * size for size, stride in zip(t.shape, t.stride()) if size != 1), default=1)
+    return t.as_strided(t.shape, [outer if size == 1 else stride for size, stride in zip(t.shape, t.stride())])
 
 
 WINDOW_BUDGET = 1 << 17
