@@ -93,7 +93,8 @@ def _changed(step: str, op: str) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE), default=["vit_b_16", "convnext_t", "gpt2_small"])
+    parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE),
+                        default=["vit_b_16", "convnext_t", "gpt2_small"])
     parser.add_argument("--calls", type=int, default=9)
     args = parser.parse_args()
     logging.disable(logging.WARNING)

@@ -652,9 +652,9 @@ def _flushing_subnormals(body: Callable[..., Any]) -> Callable[..., Any]:
 # --------------------------------------------------------------------------
 
 _ACTIVATIONS: dict[str, Callable[[Any, Any], Any]] = {
-    "gelu": lambda t, out: torch._C._nn.gelu(t, out=out),
-    "gelu_tanh": lambda t, out: torch._C._nn.gelu(t, approximate="tanh", out=out),
-    "silu": lambda t, out: torch._C._nn.silu(t, out=out),
+    "gelu": lambda t, out: torch._C._nn.gelu(t, out=out),  # type: ignore[call-arg]  # the stub lacks out=
+    "gelu_tanh": lambda t, out: torch._C._nn.gelu(t, approximate="tanh", out=out),  # type: ignore[call-arg]
+    "silu": lambda t, out: torch._C._nn.silu(t, out=out),  # type: ignore[call-arg]
     "sigmoid": lambda t, out: torch.sigmoid(t, out=out),
 }
 """Activations a decomposed map body may spell out op by op (exact GELU is
