@@ -42,7 +42,7 @@ from rducc.runtime import interpreter, kernels
 def _row_major() -> Iterator[None]:
     """Before: every map into its arena bytes, a convolution's input strides as given."""
     rule, strides = interpreter.ordered, kernels._outermost_ones
-    interpreter.ordered = lambda into, plain, operands, dest, shape, dtype: plain  # type: ignore[assignment]
+    interpreter.ordered = lambda into, checked, *rest: checked  # type: ignore[assignment]
     kernels._outermost_ones = lambda t: t  # type: ignore[assignment]
     try:
         yield

@@ -885,8 +885,8 @@ class PlacedProgram(Runner):
             checked, step = _body_steps(kernel, operands, dest, tensor_signature(result.type), body_op)
             if isinstance(body_op, rdu.MapOp) and own_bytes and _read_by_slot(result, views) and _sound(op, verdicts):
                 # into a new array in its permuted operand's memory order (rducc.runtime.ordered_maps)
-                step = ordered(into_of(kernel), step, operands, dest, *tensor_signature(result.type))
-                checked = _then(checked, step)
+                checked = ordered(into_of(kernel), checked, operands, dest, *tensor_signature(result.type),
+                                  later, len(later))
             first.append((checked, body_op))
             later.append((step, body_op))
         # yields not computed in place: block arguments, a value yielded twice
@@ -1229,17 +1229,6 @@ def _body_steps(
             env[dest][...] = value
 
     return checked, _into_step(into, operands, dest)
-
-
-def _then(first: Step, second: Step) -> Step:
-    """`first`, then `second` (a first run's checked step, then the step later runs take)."""
-
-    def both(env: Env, context: RunContext) -> None:
-        first(env, context)
-        second(env, context)
-
-    both.__name__ = getattr(second, "__name__", "both")
-    return both
 
 
 def _copies_aside(pairs: list[tuple[int, int]]) -> Step:

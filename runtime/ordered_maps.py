@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from xdsl.ir import Operation
 
 from rducc.runtime.context import RunContext
 from rducc.runtime.engine import Env, Step
@@ -48,20 +49,30 @@ def in_order(shape: tuple[int, ...], dtype: np.dtype, order: tuple[int, ...]) ->
     return np.empty([shape[d] for d in order], dtype).transpose(np.argsort(order))
 
 
-def ordered(into: Callable[..., object], plain: Step, operands: tuple[int, ...], dest: int,
-            shape: tuple[int, ...], dtype: np.dtype) -> Step:
-    """A map's step: into a new array in the memory order of its permuted
-    operand (`memory_order`), bound to the slot `dest`; `plain` (into the arena
-    bytes) where no operand is permuted."""
+def ordered(into: Callable[..., object], checked: Step, operands: tuple[int, ...], dest: int,
+            shape: tuple[int, ...], dtype: np.dtype, later: list[tuple[Step, Operation]], index: int) -> Step:
+    """A map's first-run step: `checked` (into the arena bytes), then, where an
+    operand is permuted (`memory_order`), the map again into a new array of
+    that order, bound to the slot `dest`, which the later runs' step
+    (`later[index]`, replaced here) does alone; otherwise the later step stays
+    the plain one. The operands' strides are the same every run."""
 
+    def first_map(env: Env, context: RunContext) -> None:
+        checked(env, context)
+        order = memory_order([env[i] for i in operands], shape)
+        if order is not None:
+            step = _into_new(into, operands, dest, shape, dtype, order)
+            later[index] = (step, later[index][1])
+            step(env, context)
+
+    return first_map
+
+
+def _into_new(into: Callable[..., object], operands: tuple[int, ...], dest: int, shape: tuple[int, ...],
+              dtype: np.dtype, order: tuple[int, ...]) -> Step:
     def ordered_map(env: Env, context: RunContext) -> None:
-        args = [env[i] for i in operands]
-        order = memory_order(args, shape)
-        if order is None:
-            plain(env, context)
-            return
         out = in_order(shape, dtype, order)
-        into(context, out, *args)
+        into(context, out, *[env[i] for i in operands])
         env[dest] = out
 
     return ordered_map
