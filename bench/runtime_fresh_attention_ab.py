@@ -21,39 +21,30 @@ Run: python bench/runtime_fresh_attention_ab.py [--only NAME ...] [--calls N]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+from collections.abc import Iterator
 from functools import partial
 
-import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
+from runtime_ab import least_steps, programs, same_bits
 from runtime_norm_ab import best_times
-from runtime_released_ab import least_steps
 from zoo.models import FULL_SIZE
 
-import rducc
 from rducc.runtime.interpreter import PlacedProgram
 
 
-def _outputs(out: object) -> list[np.ndarray]:
-    return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else (out,))]
-
-
-def _programs(name: str) -> tuple[torch.nn.Module, tuple, rducc.Program, rducc.Program]:
-    """The model, its inputs, and its program before (the result copied into the arena) and after."""
-    model, inputs = FULL_SIZE[name].build(1)
-    with torch.no_grad():
-        exported = torch.export.export(model, inputs)
+@contextlib.contextmanager
+def _copied_into_arena() -> Iterator[None]:
+    """The before program: the attention's result copied into the arena (never `fresh`)."""
     rule = PlacedProgram._attention_step
     PlacedProgram._attention_step = (  # type: ignore[method-assign]
         lambda self, chain, dest, aside, fresh=None: rule(self, chain, dest, aside, None))
     try:
-        before = rducc.compile(exported, opt_level=2)
-        before(*inputs)  # prepared while the rule is off
+        yield
     finally:
         PlacedProgram._attention_step = rule  # type: ignore[method-assign]
-    after = rducc.compile(exported, opt_level=2)
-    return model, inputs, before, after
 
 
 def _merge_steps(step: str, op: str) -> bool:
@@ -73,10 +64,9 @@ def main() -> None:
           "| attention and copying layout steps ms before -> after |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in args.only:
-        model, inputs, before, after = _programs(name)
+        model, inputs, before, after = programs(name, _copied_into_arena)
         with torch.no_grad():
-            same = all(np.array_equal(b, a) for b, a in
-                       zip(_outputs(before(*inputs)), _outputs(after(*inputs)), strict=True))
+            same = same_bits(partial(before, *inputs), partial(after, *inputs))
             times = best_times([partial(model, *inputs), partial(before, *inputs), partial(after, *inputs)],
                                args.calls)
             steps = least_steps([before, after], inputs, args.calls, _merge_steps)

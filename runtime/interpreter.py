@@ -155,6 +155,7 @@ from rducc.runtime.fused_attention import AttentionChain, AttentionChains
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.handed_buffers import HandedBuffer, handed_dma
 from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
+from rducc.runtime.ordered_maps import ordered
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.released_slots import Recorder, recorded, released
 from rducc.runtime.views import Views
@@ -882,6 +883,10 @@ class PlacedProgram(Runner):
             kernel = prepare(body_op, _RUNNER)
             operands = tuple(self._table.use(v) for v in body_op.operands)
             checked, step = _body_steps(kernel, operands, dest, tensor_signature(result.type), body_op)
+            if isinstance(body_op, rdu.MapOp) and own_bytes and _read_by_slot(result, views) and _sound(op, verdicts):
+                # into a new array in its permuted operand's memory order (rducc.runtime.ordered_maps)
+                checked = ordered(into_of(kernel), checked, operands, dest, *tensor_signature(result.type),
+                                  later, len(later))
             first.append((checked, body_op))
             later.append((step, body_op))
         # yields not computed in place: block arguments, a value yielded twice

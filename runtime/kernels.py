@@ -152,13 +152,13 @@ def softmax(x: np.ndarray, dim: int, log: bool, out: np.ndarray) -> np.ndarray:
     masked row's probabilities of 4e-44, Swin's shifted windows, took the
     exponential 4-6x longer through x86's microcode assists), on torch's pool
     threads too in a run (`subnormals.pool_flushing`)."""
-    kernel = torch.ops.aten._log_softmax if log else torch.ops.aten._softmax
+    kernel = torch._log_softmax if log else torch._softmax  # C++ bindings (`layer_norm`)
     source = _tensor(x)
     with subnormals_as_zero():
         if np.may_share_memory(x, out):
             np.copyto(out, kernel(source, dim, False).numpy(), casting="no")
         else:
-            kernel.out(source, dim, False, out=torch.from_numpy(out))
+            kernel(source, dim, False, out=torch.from_numpy(out))
     return out
 
 
@@ -197,18 +197,19 @@ def layer_norm(x: np.ndarray, dims: int, weight: np.ndarray | None, bias: np.nda
     `bias`) as ATen's one fused CPU kernel, what eager's `F.layer_norm` runs
     (`rducc.runtime.fused_norms`). f32/f64; `out` C-contiguous; where it shares
     bytes with `x` the result is made apart and copied in. With `out` None,
-    the kernel's own new array (no copy)."""
-    shape = list(x.shape[x.ndim - dims:])
-    params = [None if p is None else _tensor(p) for p in (weight, bias)]
+    the kernel's own new array (no copy).
+
+    Called as eager calls it: `torch.layer_norm`, torch's C++ binding, which
+    runs `native_layer_norm`'s CPU kernel (the same bits). Through the Python
+    `torch.ops.aten` op objects the call ran 30-40 us longer a layer norm after
+    a large product had pushed their code and data out of the caches
+    (`bench/runtime_bindings_ab.py`); `native_layer_norm.out` is that kernel
+    into a temporary, then a copy."""
+    normed = torch.layer_norm(_tensor(x), x.shape[x.ndim - dims:], None if weight is None else _tensor(weight),
+                              None if bias is None else _tensor(bias), eps).numpy()
     if out is None:
-        return torch.ops.aten.native_layer_norm(_tensor(x), shape, *params, eps)[0].numpy()
-    if np.may_share_memory(x, out):
-        normed, _, _ = torch.ops.aten.native_layer_norm(_tensor(x), shape, *params, eps)
-        np.copyto(out, normed.numpy(), casting="no")
-        return out
-    stats = torch.empty((*x.shape[:x.ndim - dims], *[1] * dims), dtype=_tensor(x).dtype)
-    torch.ops.aten.native_layer_norm.out(_tensor(x), shape, *params, eps,
-                                         out0=torch.from_numpy(out), out1=stats, out2=torch.empty_like(stats))
+        return normed
+    np.copyto(out, normed, casting="no")
     return out
 
 
@@ -477,13 +478,25 @@ def conv(
             result += bias.reshape((-1,) + (1,) * (x.ndim - 2))
     else:
         channels = None if bias is None else _tensor(bias.reshape(-1))
-        result = _TORCH_CONV[x.ndim - 2](_tensor(source), _tensor(w), channels, tuple(stride), tuple(padding),
-                                         tuple(dilation), groups).numpy()
-    if out is None:
-        return np.ascontiguousarray(result.astype(dtype, copy=False))
+        result = _TORCH_CONV[x.ndim - 2](_outermost_ones(_tensor(source)), _tensor(w), channels, tuple(stride),
+                                         tuple(padding), tuple(dilation), groups).numpy()
+    if out is None:  # torch's in the memory order it chose (channels-last for such an input, as eager's)
+        return result.astype(dtype, copy=False) if plan.path == "torch" else \
+            np.ascontiguousarray(result.astype(dtype, copy=False))
     if result is not out:
         out[...] = result
     return out
+
+
+def _outermost_ones(t: torch.Tensor) -> torch.Tensor:
+    """`t` with each size-1 dim's stride set as if it were outermost: such a
+    stride addresses nothing, but torch reads the strides to choose a
+    convolution's memory format, and a channels-last view whose batch dim of
+    1 has a small stride (a layout view's) ran channels-first."""
+    if 1 not in t.shape or t.is_contiguous():
+        return t
+    outer = max((stride * size for size, stride in zip(t.shape, t.stride()) if size != 1), default=1)
+    return t.as_strided(t.shape, [outer if size == 1 else stride for size, stride in zip(t.shape, t.stride())])
 
 
 WINDOW_BUDGET = 1 << 17

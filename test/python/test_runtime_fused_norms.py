@@ -352,3 +352,47 @@ def test_a_layer_norm_read_by_its_slot_alone_is_atens_own_array(monkeypatch) -> 
 def _run_program(program: rducc.Program, inputs: tuple[torch.Tensor, ...]) -> list[np.ndarray]:
     out = program(*inputs)
     return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+
+class _FusedKernels(torch.nn.Module):
+    """A layer norm, a softmax, a log softmax and activations torch computes in one pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(16)
+        torch.nn.init.uniform_(self.norm.weight, 0.5, 1.5)
+        torch.nn.init.uniform_(self.norm.bias, -1.0, 1.0)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = self.norm(x)
+        return (h.softmax(-1), (x * 2).log_softmax(0), torch.nn.functional.gelu(h),
+                torch.nn.functional.gelu(x, approximate="tanh"), torch.sigmoid(h))
+
+
+def test_fused_kernels_call_torchs_bindings_as_eager(monkeypatch) -> None:
+    """The fused layer norm, softmaxes and activations call torch's C++
+    bindings (`torch.layer_norm`, `torch._softmax`, `torch._C._nn.gelu`, ...),
+    as eager does, not the Python `torch.ops.aten` op objects, which cost a
+    layer norm 30-40 us more after a large product (bench/runtime_bindings_ab.py);
+    the bits are eager's."""
+    called: list[str] = []
+    for kind in (torch._ops.OpOverload, torch._ops.OpOverloadPacket):
+        plain = kind.__call__
+
+        def recording(self, *args, _plain=plain, **kwargs):  # type: ignore[no-untyped-def]
+            called.append(str(self))
+            return _plain(self, *args, **kwargs)
+
+        monkeypatch.setattr(kind, "__call__", recording)
+    model = _FusedKernels().eval()
+    inputs = (torch.randn(4, 6, 16, generator=torch.Generator().manual_seed(0)) * 4,)
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
+    found = _fused_chains(monkeypatch)
+    program(*inputs)
+    called.clear()
+    for out, ref in zip(_run_program(program, inputs), _eager(model, inputs), strict=True):
+        np.testing.assert_array_equal(out, ref)
+    assert sum(found) == 3
+    kernels = ("layer_norm", "softmax", "gelu", "sigmoid")
+    assert [name for name in called if any(kernel in name for kernel in kernels)] == []
