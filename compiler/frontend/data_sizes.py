@@ -452,11 +452,13 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
     reads = {original[n].node.expr: n for n in r.graph.nodes
              if n.op == "call_function" and n.target in _READS and isinstance(original.get(n), torch.SymInt)
              and isinstance(original[n].node.expr, sympy.Symbol)}
+    float_reads = {original[n].node.expr: n for n in r.graph.nodes  # `torch.sym_int(x.max().item() * 10)`
+                   if n.target in _READS and isinstance(original.get(n), torch.SymFloat)}
     for node in list(r.graph.nodes):
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
                 or node.target in _READS or str(node.target) in _ASSERTS or node.target is CHECK:
             continue
-        sizes = [n for n in _size_nodes(node, original, set(reads)) if _unbacked(original[n])]
+        sizes = [n for n in _size_nodes(node, original, {*reads, *float_reads}) if _unbacked(original[n])]
         if not sizes:
             continue
         symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))
@@ -470,6 +472,13 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
             assert isinstance(source, Node)
             conditions.append(r.emit(node, aten.eq.Scalar, source, r.bound[symbol]))
             read_values.append(f"{source.name}.item() is not {r.bound[symbol]}")  # the example's
+        for size in sizes:  # a size computed from a float read: the number itself checked
+            floats = [float_reads[s] for s in free_unbacked_symbols(original[size]) if s in float_reads]
+            if floats:
+                number = r.emit(node, aten.scalar_tensor.default, size, dtype=torch.float64)
+                conditions.append(r.emit(node, aten.eq.Scalar, number, int(r.values[size])))
+                read_values.append(f"the size computed from {floats[0].args[0].name}.item() "  # type: ignore[union-attr]
+                                   f"is not {int(r.values[size])}")
         why = _read_size_reason(node, read_values, [int(r.values[n]) for n in sizes])
         if conditions and isinstance(node.meta.get("val"), torch.Tensor):
             r.guard(node, node, r.all_of(node, conditions), why)
