@@ -3,17 +3,22 @@ masked, so a program runs for any counts that fit (mixture-of-experts routing).
 
 Token routing splits tokens by per-expert counts the data decides:
 `torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a boolean
-mask; `h[attention_mask.bool()]` one of two dims), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
+mask; `h[attention_mask.bool()]` one of two dims), `x.masked_select(mask)`,
+`rows.repeat_interleave(counts, dim=0)`, `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
 with `.item()`). torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
-token to one expert). Where every op that touches such a count is one this
+token to one expert; `repeat_interleave`'s total has none unless the model
+bounds it with `torch._check`). Where every op that touches such a count is one this
 module understands, rducc compiles the count as its *capacity* (that bound, or
-the user's smaller `capacity`) instead of the example's value:
+the user's smaller `capacity`; the user's alone where none is recorded) instead of the example's value:
 
 - the op making the count pads its result to capacity: `nonzero` is
   `nonzero_static(size=capacity, fill_value=0)` (pad positions index element 0),
-  so is a boolean mask's `x[mask]` (and an `index_put` through the same 1-D mask;
-  one through a mask of more dims keeps the exact compile),
+  so are a boolean mask's `x[mask]` (and an `index_put` through the same mask,
+  of any number of dims: its positions' first vector sends the pad past, the
+  others hold 0 there) and `masked_select` (the broadcast mask's positions);
+  `repeat_interleave(repeats)`'s position j is the number of running sums at or
+  below j, the pad (past the total) clamped to the last index,
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
   range); the count itself is a tensor of the program (`mask.sum()`, the tensor
   read with `.item()`), checked against the capacity at run time (an overflow

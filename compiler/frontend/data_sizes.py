@@ -11,7 +11,8 @@ keeps them: `ExportedProgram.example_inputs`) and guards every op whose shape
 rests on one with `rducc::check` (imported as `rdu.check`):
 
 - an op that makes a data-dependent size becomes its static form with the
-  example's size: `nonzero` is `nonzero_static`; a boolean mask index (in
+  example's size (where `rducc.frontend.capacity` does not pad it to a
+  capacity): `nonzero` is `nonzero_static`; a boolean mask index (in
   `x[mask]` and in `index_put`, the values one per masked element) is the
   mask's `nonzero_static` positions; `bincount` is an accumulating
   `index_put` into zeros; `unique(sorted=True)` the first element of each run
@@ -24,7 +25,9 @@ rests on one with `rducc::check` (imported as `rdu.check`):
 - a size read with `.item()` becomes the example's number in every size
   argument it reaches (after the arithmetic torch recorded on it), and each op
   taking it checks that the tensor read holds that number again (a slice whose
-  bounds are read so, as `tensor_split` by a tensor of indices is traced, too).
+  bounds are read so, as `tensor_split` by a tensor of indices is traced, too;
+  a size computed from a float read, `torch.sym_int(x.max().item() * 3)`, is
+  checked as that number itself, and as a value it is computed for every input).
 
 A different value at run time is one `RduccError` naming the torch op and its
 source line, never a result of another size. Python numbers that are not
