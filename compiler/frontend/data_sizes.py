@@ -480,7 +480,7 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
             if floats:
                 number = r.emit(node, aten.scalar_tensor.default, size, dtype=torch.float64)
                 conditions.append(r.emit(node, aten.eq.Scalar, number, int(r.values[size])))
-                read_values.append(f"the size computed from {floats[0].args[0].name}.item() "  # type: ignore[union-attr]
+                read_values.append(f"the size computed from {floats[0].args[0].name}.item() "
                                    f"is not {int(r.values[size])}")
         why = _read_size_reason(node, read_values, [int(r.values[n]) for n in sizes])
         if conditions and isinstance(node.meta.get("val"), torch.Tensor):
