@@ -8,7 +8,7 @@ Prints one line per (program, level): ok, or the first line of what failed.
 
 `--cli` also runs each program through the command line (`rducc` on its saved export,
 `rducc-run` on each input's .npy files) against eager. `--since=CASE`: that case and the ones
-after it (`--since=ComplexLinearOfRealInput` is round 15).
+after it (`--since=ComplexLinearOfRealInput` is round 15, `--since=MixedPrecisionComplexEdge` round 16).
 """
 
 from __future__ import annotations
@@ -3824,6 +3824,402 @@ class DynamicHeightPooling(nn.Module):
     def forward(self, x):
         y = F.max_pool2d(x, 2)
         return y.flatten(2).softmax(-1), y.mean((2, 3))
+
+
+# ----------------------------------------------------------------- round 16: held-out forms (general16)
+def _c128(*shape: int, seed: int) -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.complex128, generator=_g(seed))
+
+
+@case("complex", [(_c64(3, 4, seed=160), _c128(3, 4, seed=161)), (_c64(3, 4, seed=162), _c128(3, 4, seed=163))])
+class MixedPrecisionComplexEdge(nn.Module):
+    """A complex64 and a complex128 input combined (promoted to complex128), each returned in its own dtype."""
+
+    def forward(self, z, w):
+        return z * w.conj(), (z * 2j).to(torch.complex64), w.real.float()
+
+
+@case("complex", [(randn(2, 5),), (randn(2, 5, seed=1),)])
+class ViewAsRealOfComplexOutput(nn.Module):
+    """A complex product returned as view_as_real pairs and as the complex value itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(164)
+        self.phase = nn.Parameter(torch.randn(5))
+
+    def forward(self, x):
+        z = x * torch.exp(1j * self.phase)
+        return torch.view_as_real(z), z
+
+
+@case("complex", [(_c64(4, 6, seed=165),), (_c64(4, 6, seed=166),)])
+class ComplexNormVariants(nn.Module):
+    """linalg.norm over a dim, torch.norm(p=2, dim) (norm.ScalarOpt_dim), an inf-norm and a 1-norm of complex."""
+
+    def forward(self, z):
+        return (torch.linalg.norm(z, dim=-1), torch.norm(z, p=2, dim=0), torch.linalg.vector_norm(z, ord=float("inf")),
+                torch.linalg.vector_norm(z, ord=1, dim=(0, 1)))
+
+
+@case("complex", [(randn(2, 6, 8),), (randn(2, 6, 8, seed=1),)])
+class Rfft2ReturnedAndFiltered(nn.Module):
+    """rfft2 returned as a complex output, and irfft2 of its low-passed half spectrum back to the input's size."""
+
+    def forward(self, x):
+        spectrum = torch.fft.rfft2(x)
+        keep = torch.fft.rfftfreq(8).abs()[None, :] < 0.3
+        return spectrum, torch.fft.irfft2(spectrum * keep, s=x.shape[-2:])
+
+
+@case("complex", [(_c64(3, 5, seed=167),), (_c64(3, 5, seed=168),)])
+class IrfftOfComplexInput(nn.Module):
+    """A complex input read as a half spectrum: irfft to 8 samples and hfft's real signal."""
+
+    def forward(self, z):
+        return torch.fft.irfft(z, n=8), torch.fft.hfft(z, n=8)
+
+
+@case("complex", [(randn(2, 40),), (randn(2, 40, seed=1),)])
+class StftComplexReturned(nn.Module):
+    """stft with a Hann window returned as complex, with its power summed over frames."""
+
+    def forward(self, x):
+        spec = torch.stft(x, n_fft=16, hop_length=4, window=torch.hann_window(16), return_complex=True)
+        return spec, spec.abs().square().sum(-1)
+
+
+@case("complex", [(_c64(2, 3, seed=169), randn(2, 3, dtype=torch.float64), torch.arange(6).view(2, 3))])
+class ComplexStackPromotes(nn.Module):
+    """complex64 stacked with a float64 (complex128) and an int64 tensor (type promotion across three kinds)."""
+
+    def forward(self, z, x, n):
+        return torch.stack([z, x, n]).sum(0), torch.cat([z, n], dim=1)
+
+
+@case("complex", [(randn(3, 4, 2),), (randn(3, 4, 2, seed=1),)])
+class ViewAsComplexInputRotated(nn.Module):
+    """Real pairs of an input viewed as complex, rotated by a complex parameter, returned as pairs again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(170)
+        self.rotation = nn.Parameter(torch.randn(4, dtype=torch.complex64))
+
+    def forward(self, x):
+        z = torch.view_as_complex(x) * self.rotation
+        return torch.view_as_real(z).flatten(-2), z.abs().sum()
+
+
+@case("numbers", [(randn(4, 3),), (randn(4, 3, seed=1) + 0.5,)])
+class ItemMeanOverCount(nn.Module):
+    """A sum and a count read with item, divided in Python, the quotient scaling the input and returned."""
+
+    def forward(self, x):
+        total = x.sum().item()
+        count = (x > -5).sum().item()
+        mean = total / count
+        return x - mean, mean, count * 2 - 1
+
+
+@case("numbers", [(randn(5),), (randn(5, seed=2) * 3,)])
+class SymMaxOfItems(nn.Module):
+    """torch.sym_max of two numbers read with item as the scale of a normalization (Python's max of them
+    is torch.export's own refusal: a guard on their order)."""
+
+    def forward(self, x):
+        scale = torch.sym_max(x.max().item(), -x.min().item())
+        return x / scale, scale
+
+
+@case("numbers", [(randn(6),), (randn(6, seed=1),)])
+class IntOfScaledItem(nn.Module):
+    """torch.sym_int of a float read with item and scaled, used as a multiplier and returned (int() of it
+    is torch.export's own refusal: it cannot extract an integer from a data-dependent float)."""
+
+    def forward(self, x):
+        k = torch.sym_int(x.abs().max().item() * 10)
+        return x * k, k, k % 3
+
+
+@case("numbers", [(torch.tensor(3), randn(2, 6)), (torch.tensor(3), randn(2, 6, seed=1)),
+                  (torch.tensor(5), randn(2, 6, seed=2))],
+      refuses={2: r"k\.item\(\) is not 3"})
+class NarrowLengthFromTensor(nn.Module):
+    """narrow with a length read from a tensor (bounded by torch._check), summed over the kept columns."""
+
+    def forward(self, k, x):
+        n = k.item()
+        torch._check(n >= 1)
+        torch._check(n <= 6)
+        return x.narrow(1, 0, n).sum(1)
+
+
+@case("numbers", [(torch.tensor([0.5, 1.2]), randn(6, 2)), (torch.tensor([1.1, 0.2]), randn(6, 2, seed=1)),
+                  (torch.tensor([0.5, 0.4]), randn(6, 2, seed=2))],
+      refuses={2: r"'slice': the size computed from max_1\.item\(\) is not 3"})
+class NarrowByIntOfFloatItem(nn.Module):
+    """narrow by a length computed from a float read with item (torch.sym_int of it): the example's length,
+    checked (it was compiled for the example's number with no check before general16)."""
+
+    def forward(self, x, y):
+        n = torch.sym_int(x.max().item() * 3)
+        torch._check(n >= 1)
+        torch._check(n <= 6)
+        return y.narrow(0, 0, n).sum(0)
+
+
+@case("numbers", [(torch.tensor([2, 6]), randn(12)), (torch.tensor([2, 6]), randn(12, seed=1)),
+                  (torch.tensor([3, 4]), randn(12, seed=2))],
+      refuses={2: r"is not 2"})
+class ViewSizesFromTensor(nn.Module):
+    """view with row and column counts read from a tensor, then a per-row softmax."""
+
+    def forward(self, shape, x):
+        rows, cols = shape.tolist()
+        torch._check(rows * cols == 12)
+        return x.view(rows, cols).softmax(-1)
+
+
+@case("data", [(torch.tensor([0, 3, 3, 5, 1]),), (torch.tensor([2, 2, 6, 0, 0]),), (torch.tensor([9, 1, 0, 0, 0]),)],
+      refuses={2: "'bincount': the input gives another length than the 8 compiled for"})
+class BincountMinlengthHistogram(nn.Module):
+    """bincount with minlength above every example value (its length is minlength for such inputs), normalized."""
+
+    def forward(self, c):
+        h = torch.bincount(c, minlength=8)
+        return h / h.sum(), h.argmax()
+
+
+@case("data", [(randn(3, 5),), (randn(3, 5, seed=1),), (randn(3, 5, seed=4) + 1,)])
+class MaskedSelectMeanAnyCount(nn.Module):
+    """masked_select of a broadcast mask reduced by sum, mean and amax: any count up to the recorded bound."""
+
+    def forward(self, x):
+        picked = x.masked_select(x[:1] > 0)
+        return picked.sum(), picked.mean(), picked.amax()
+
+
+@case("data", [(torch.tensor([1, 2, 1]), randn(3, 4)), (torch.tensor([0, 1, 2]), randn(3, 4, seed=1)),
+               (torch.tensor([3, 3, 3]), randn(3, 4, seed=2)), (torch.tensor([4, 4, 4]), randn(3, 4, seed=3))],
+      refuses={3: "'repeat_interleave': the repeats sum to more than the capacity of 9 compiled for"})
+class RepeatInterleaveChecked(nn.Module):
+    """Rows repeated by a tensor of counts whose total torch._check bounds (a capacity of 9), pooled."""
+
+    def forward(self, r, x):
+        y = x.repeat_interleave(r, dim=0)
+        torch._check(y.shape[0] <= 9)
+        return y.sum(0), y.amax(0)
+
+
+@case("data", [(randn(2, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]).bool()),
+               (randn(2, 5, 4, seed=1), torch.tensor([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]]).bool()),
+               (randn(2, 5, 4, seed=2), torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 1]]).bool())])
+class TokenMaskLinearPutBack(nn.Module):
+    """Tokens picked by a [batch, seq] mask, a linear layer, written back (index_put) and added (accumulate)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(171)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, m):
+        y = self.lin(x[m])
+        out = torch.zeros_like(x)
+        out[m] = y
+        return out, x.clone().index_put_((m,), y.relu(), accumulate=True)
+
+
+@case("moe", _moe_inputs())
+class WhereOnRouterThreshold(nn.Module):
+    """(token, expert) pairs by torch.where on router probabilities over a threshold, each pair through its
+    expert's gathered weight (bmm), index_add_ back weighted by the probability."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(172)
+        self.router = nn.Linear(4, 3)
+        self.w = nn.Parameter(torch.randn(3, 4, 4) / 2)
+
+    def forward(self, x):
+        probs = self.router(x).softmax(-1)
+        token, expert = torch.where(probs > 0.3)
+        y = torch.bmm(x[token, None], self.w[expert])[:, 0] * probs[token, expert, None]
+        return torch.zeros_like(x).index_add_(0, token, y)
+
+
+@case("moe", _moe_inputs())
+class OneHotMaskIndexAddAlpha(_Experts):
+    """A one-hot boolean expert mask, tokens by nonzero(as_tuple=True) per column, index_add with alpha."""
+
+    def forward(self, x):
+        mask = F.one_hot(self.router(x).argmax(-1), 3).bool()
+        out = x.clone()
+        for e, expert in enumerate(self.experts):
+            (tokens,) = mask[:, e].nonzero(as_tuple=True)
+            out.index_add_(0, tokens, expert(x[tokens]), alpha=0.5)
+        return out
+
+
+@case("moe", _moe_inputs())
+class TopTwoScatterReduceMax(_Experts):
+    """Top-2 routing whose per-expert outputs are combined by scatter_reduce amax with include_self=False."""
+
+    def forward(self, x):
+        _, chosen = self.router(x).topk(2, dim=-1)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            token = (chosen == e).any(-1).nonzero()[:, 0]
+            index = token[:, None].expand(-1, x.shape[1])
+            out = out.scatter_reduce(0, index, expert(x[token]), "amax", include_self=False)
+        return out
+
+
+@case("moe", _moe_inputs())
+class ScatterReduceMeanDispatch(_Experts):
+    """Top-2 (token, slot) pairs flattened, each through its expert by a per-expert mask, averaged per token by
+    scatter_reduce mean with include_self=False."""
+
+    def forward(self, x):
+        _, chosen = self.router(x).topk(2, dim=-1)
+        flat = chosen.flatten()
+        token = torch.arange(x.shape[0]).repeat_interleave(2)
+        y = torch.zeros(flat.shape[0], x.shape[1])
+        for e, expert in enumerate(self.experts):
+            hit = flat == e
+            y[hit] = expert(x[token[hit]])
+        index = token[:, None].expand(-1, x.shape[1])
+        return torch.full_like(x, 7.0).scatter_reduce(0, index, y, "mean", include_self=False)
+
+
+@case("storage", [(randn(2, 3, 4, 4).contiguous(memory_format=torch.channels_last),),
+                  (randn(2, 3, 4, 4, seed=1).contiguous(memory_format=torch.channels_last),)])
+class AsStridedChannelsLastInput(nn.Module):
+    """as_strided of a channels-last input with strides from its storage (each pixel's channels as a row)."""
+
+    def forward(self, x):
+        pixels = torch.as_strided(x, (2, 16, 3), (48, 3, 1))
+        return pixels.mean(-1), pixels.amax(1)
+
+
+@case("storage", [(randn(4, 8, dtype=torch.float16),), (randn(4, 8, seed=1, dtype=torch.float16),)])
+class HalfPairsAsFloat32(nn.Module):
+    """float16 pairs read as float32 and quadruples as int64 (wider elements), compared by bits."""
+
+    def forward(self, x):
+        return x.view(torch.float32).view(torch.int32) >> 16, x.view(torch.int64) & 0xFFFF, x.view(torch.int16).sum(-1)
+
+
+@case("storage", [(randn(3, 10),), (randn(3, 10, seed=1),)])
+class UnfoldWithGaps(nn.Module):
+    """unfold with a step larger than its size (gaps between windows) and unfold along the first dim."""
+
+    def forward(self, x):
+        return x.unfold(1, 2, 3).sum(-1), x.unfold(0, 2, 1).prod(-1)
+
+
+@case("storage", [(randn(4, 4),), (randn(4, 4, seed=1),)])
+class AsStridedDiagonalOffset(nn.Module):
+    """The main and first upper diagonals by as_strided (stride n+1, a storage offset of 1)."""
+
+    def forward(self, x):
+        return torch.as_strided(x, (4,), (5,)), torch.as_strided(x, (3,), (5,), 1) * 2
+
+
+@case("storage", [(randn(3, 5).abs() + 0.5,), (randn(3, 5, seed=1).abs() + 0.5,)])
+class ProductsLeftAsPrims(nn.Module):
+    """prod over a dim, over everything in float64, and cumprod (prims torch keeps after run_decompositions)."""
+
+    def forward(self, x):
+        return x.prod(1), x.double().prod(), torch.cumprod(x, 0), torch.ops.prims.sum(x, [0])
+
+
+def _ks_normal_of(mean: float, std: float, n: int = 4000):
+    def check(got: Any, eager: Any) -> None:
+        _ks_normal((torch.as_tensor(got).double().flatten()[:n] - mean) / std, eager)
+    return check
+
+
+@case("random", [(torch.zeros(4000, dtype=torch.float16),)], check=_ks_normal_of(1.0, 2.0))
+class RandnHalfShifted(nn.Module):
+    """randn of float16 (dtype argument) scaled and shifted: Kolmogorov-Smirnov against N(1, 4)."""
+
+    def forward(self, x):
+        return (torch.randn(x.shape, dtype=torch.float16) * 2 + 1).double()
+
+
+def _kept_scaled(got: Any, eager: Any) -> None:
+    """dropout(p=0.1) of ones: values 0 or 1/0.9, the kept share 0.9 (n = 20000: 6 sigma is 0.0127)."""
+    g = torch.as_tensor(got)
+    assert g.shape == eager.shape and set(g.unique().tolist()) <= {0.0, float(torch.tensor(1 / 0.9))}, g.unique()
+    kept = (g != 0).double().mean().item()
+    assert abs(kept - 0.9) < 0.0127, kept
+
+
+@case("random", [(torch.ones(200, 100),)], check=_kept_scaled, train=True)
+class DropoutLowRateTrain(nn.Module):
+    """F.dropout with p=0.1 under training=self.training: the keep fraction and the scaled value."""
+
+    def forward(self, x):
+        return F.dropout(x, 0.1, training=self.training)
+
+
+def _uniform_bf16(got: Any, eager: Any) -> None:
+    """rand_like as bfloat16: in [0, 1], mean 1/2 and variance 1/12 (n = 20000)."""
+    g = torch.as_tensor(got)
+    assert g.dtype == torch.bfloat16 and g.shape == eager.shape
+    d = g.double()
+    assert d.min() >= 0 and d.max() <= 1 and abs(d.mean() - 0.5) < 0.013 and abs(d.var() - 1 / 12) < 0.006, \
+        (d.mean(), d.var())
+
+
+@case("random", [(torch.zeros(100, 200),)], check=_uniform_bf16)
+class RandLikeBf16(nn.Module):
+    def forward(self, x):
+        return torch.rand_like(x, dtype=torch.bfloat16)
+
+
+@case("dynamic", [(randn(2, 6, 8),), (randn(4, 12, 8, seed=1),), (randn(2, 12, 8, seed=2),)],
+      **_dyn([], ({0: Dim("batch", min=1, max=4), 1: Dim("seq", min=2, max=32)},), {"batch": [2, 4], "seq": [6, 12]}))
+class DynCausalMaskFromSeq(nn.Module):
+    """A causal mask built from the dynamic sequence length (arange comparisons), attention over it."""
+
+    def forward(self, x):
+        s = x.shape[1]
+        causal = torch.arange(s)[:, None] >= torch.arange(s)[None, :]
+        return F.scaled_dot_product_attention(x[:, None], x[:, None], x[:, None], attn_mask=causal)[:, 0]
+
+
+@case("dynamic", [(torch.tensor([[1, 1, 1, 0, 0]]).float(), randn(1, 5, 4)),
+                  (torch.tensor([[1, 1, 1, 1, 1, 1, 0, 0, 0]]).float(), randn(1, 9, 4, seed=1))],
+      **_dyn([], ({1: Dim("seq", min=2, max=16)}, {1: Dim("seq", min=2, max=16)}), {"seq": [5, 9]}))
+class DynPositionsFromMaskCumsum(nn.Module):
+    """Positions from a padding mask by cumsum over a dynamic sequence, embedded and added to the values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(173)
+        self.pos = nn.Embedding(16, 4)
+
+    def forward(self, m, x):
+        positions = (m.cumsum(1) - 1).clamp(min=0).long()
+        return (x + self.pos(positions)) * m[..., None]
+
+
+@case("dynamic", [(randn(2, 3, 4),), (randn(5, 3, 4, seed=1),)],
+      **_dyn([], ({0: Dim("batch", min=1, max=8)},), {"batch": [2, 5]}))
+class DynBatchFlattenNormLinear(nn.Module):
+    """A dynamic batch flattened by view(b, -1), layer-normed, a linear layer, and its per-batch mean returned."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(174)
+        self.norm = nn.LayerNorm(12)
+        self.lin = nn.Linear(12, 5)
+
+    def forward(self, x):
+        y = self.lin(self.norm(x.view(x.shape[0], -1)))
+        return y, y.mean(0)
 
 
 # ----------------------------------------------------------------- the sweep

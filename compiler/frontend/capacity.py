@@ -3,17 +3,22 @@ masked, so a program runs for any counts that fit (mixture-of-experts routing).
 
 Token routing splits tokens by per-expert counts the data decides:
 `torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a boolean
-mask; `h[attention_mask.bool()]` one of two dims), `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
+mask; `h[attention_mask.bool()]` one of two dims), `x.masked_select(mask)`,
+`rows.repeat_interleave(counts, dim=0)`, `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
 with `.item()`). torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
-token to one expert). Where every op that touches such a count is one this
+token to one expert; `repeat_interleave`'s total has none unless the model
+bounds it with `torch._check`). Where every op that touches such a count is one this
 module understands, rducc compiles the count as its *capacity* (that bound, or
-the user's smaller `capacity`) instead of the example's value:
+the user's smaller `capacity`; the user's alone where none is recorded) instead of the example's value:
 
 - the op making the count pads its result to capacity: `nonzero` is
   `nonzero_static(size=capacity, fill_value=0)` (pad positions index element 0),
-  so is a boolean mask's `x[mask]` (and an `index_put` through the same 1-D mask;
-  one through a mask of more dims keeps the exact compile),
+  so are a boolean mask's `x[mask]` (and an `index_put` through the same mask,
+  of any number of dims: its positions' first vector sends the pad past, the
+  others hold 0 there) and `masked_select` (the broadcast mask's positions);
+  `repeat_interleave(repeats)`'s position j is the number of running sums at or
+  below j, the pad (past the total) clamped to the last index,
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
   range); the count itself is a tensor of the program (`mask.sum()`, the tensor
   read with `.item()`), checked against the capacity at run time (an overflow
@@ -107,7 +112,7 @@ class _Shapes:
     def __post_init__(self) -> None:
         for node, value in self.original.items():
             found = _mask_source(node, self.original) if isinstance(value, torch.Tensor) else None
-            if found is not None and self.original[found[1]].dim() == 1:  # (a put through k dims: not padded)
+            if found is not None:
                 expr = _exprs(value)[found[0]]
                 if isinstance(expr, sympy.Symbol) and expr in self.capacity:
                     self.masks[found[1]] = expr
@@ -220,7 +225,7 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
     groups: dict[sympy.Symbol, frozenset] = {}
     for node in graph.nodes:
         value = original.get(node)
-        if node.target is aten.nonzero.default and isinstance(value, torch.Tensor):
+        if node.target in _SELECTIONS and isinstance(value, torch.Tensor):
             expr = _exprs(value)[0]
             symbols = [expr] if isinstance(expr, sympy.Symbol) else []
         elif _mask_source(node, original) is not None and isinstance(value, torch.Tensor):
@@ -231,11 +236,12 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             symbols = _split_counts(node, original) or []
         bounds = [_recorded_bound(value if node.target is not aten.split_with_sizes.default
                                   else original[node.args[0]], s) for s in symbols]
-        if not symbols or any(b is None for b in bounds):
-            continue
-        for symbol, bound in zip(symbols, bounds):
+        known = [min(b, user_capacity) if b and user_capacity else b or user_capacity for b in bounds]
+        if not symbols or any(k is None for k in known):
+            continue  # (no bound recorded, as for `repeat_interleave`'s total, and no capacity given)
+        for symbol, bound in zip(symbols, known):
             assert bound is not None
-            capacity[symbol] = min(bound, user_capacity) if user_capacity else bound
+            capacity[symbol] = bound
             groups[symbol] = frozenset(symbols)
     return capacity, groups
 
@@ -246,7 +252,7 @@ def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
     if shape_env is None:
         return None
     upper = shape_env.bound_sympy(symbol).upper
-    return int(upper) if upper.is_integer and upper.is_finite and int(upper) > 0 else None
+    return int(upper) if isinstance(upper, sympy.Integer) and int(upper) > 0 else None  # (not torch's int_oo)
 
 
 def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
@@ -268,9 +274,9 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     involved = (inputs | outputs | shapes.mixed(shapes.original.get(node)) | numbers) & set(shapes.capacity)
     if not involved:
         return set()
-    if node.target is aten.nonzero.default or _split_counts(node, shapes.original) \
+    if node.target in _SELECTIONS or _split_counts(node, shapes.original) \
             or _mask_source(node, shapes.original) is not None:
-        return set() if not shapes.padded(node.args[0]) else involved
+        return set() if not any(shapes.padded(a) for a in _arg_nodes(node)) else involved
     through = _mask_puts(node, shapes.original, shapes.masks)
     if through is not None:
         fits = not shapes.padded(node.args[0]) and set(shapes.padded(node.args[2]).values()) <= {through}
@@ -287,6 +293,8 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
 
 
 _SIZE_READS = (aten.sym_size.int, aten.sym_numel.default)
+_SELECTIONS = (aten.nonzero.default, aten.masked_select.default, aten.repeat_interleave.Tensor)
+"""Ops whose result's first dim is a count the data decides (padded by `_Padder`)."""
 
 
 def _count_size(node: Node, shapes: _Shapes) -> tuple[sympy.Symbol, int] | None:
@@ -495,8 +503,9 @@ class _Padder:
         self.shapes = _Shapes(original, capacity)
         self.counts: dict[sympy.Symbol, Node] = {}
         self.valid: dict[sympy.Symbol, Node] = {}
-        self.positions: dict[Node, tuple[Node, sympy.Symbol]] = {}
-        """A padded boolean mask's positions (and its count), by the mask node."""
+        self.positions: dict[Node, tuple[list[Node], sympy.Symbol]] = {}
+        """A padded boolean mask's positions (one index vector per dim it covers) and its count,
+        by the mask node."""
 
     def check(self, anchor: Node, value: Node, condition: Node, why: str, hint: bool = True) -> Node:
         name = getattr(anchor.target, "__name__", str(anchor.target)).split(".")[0]
@@ -546,13 +555,9 @@ class _Padder:
         self.counts[symbol] = count
         self._replace(node, found)
 
-    def masked(self, node: Node) -> None:
-        """`x[mask]` through a boolean mask: the mask's positions padded to capacity (a mask
-        of k dims: k index vectors, one per dim it covers)."""
-        found = _mask_source(node, self.shapes.original)
-        assert found is not None
-        place, mask = found
-        symbol = _exprs(self.shapes.original[node])[place]
+    def _mask_positions(self, node: Node, mask: Node, symbol: sympy.Symbol) -> list[Node]:
+        """A boolean mask's true positions padded to `symbol`'s capacity (pad positions 0), one index
+        vector per mask dim; its count checked against the capacity."""
         capacity = self.capacity[symbol]
         flags = mask if mask.meta["val"].dtype == torch.bool else self.r.emit(node, aten.ne.Scalar, mask, 0)
         count = self.r.emit(node, aten.sum.default, flags)
@@ -560,14 +565,53 @@ class _Padder:
         checked = self.check(node, mask, fits, f"the mask selects more elements than the capacity of {capacity} "
                              "compiled for")
         found_at = self.r.emit(node, aten.nonzero_static.default, checked, size=capacity, fill_value=0)
-        columns = [self.r.emit(node, aten.select.int, found_at, 1, d) for d in range(mask.meta["val"].dim())]
+        self.counts[symbol] = count
+        return [self.r.emit(node, aten.select.int, found_at, 1, d) for d in range(mask.meta["val"].dim())]
+
+    def masked(self, node: Node) -> None:
+        """`x[mask]` through a boolean mask: the mask's positions padded to capacity (a mask
+        of k dims: k index vectors, one per dim it covers)."""
+        found = _mask_source(node, self.shapes.original)
+        assert found is not None
+        place, mask = found
+        symbol = _exprs(self.shapes.original[node])[place]
+        columns = self._mask_positions(node, mask, symbol)
         indices = list(node.args[1])  # type: ignore[arg-type]
         indices[place:place + 1] = columns
-        self.counts[symbol] = count
-        if len(columns) == 1:
-            self.positions[mask] = (columns[0], symbol)
+        self.positions[mask] = (columns, symbol)
         replaced = self.r.emit(node, aten.index.Tensor, node.args[0], indices)
         self._replace(node, replaced)
+
+    def masked_select(self, node: Node) -> None:
+        """`masked_select`: the broadcast input at the broadcast mask's padded positions."""
+        source, mask = node.args[:2]
+        assert isinstance(source, Node) and isinstance(mask, Node)
+        shape = list(torch.broadcast_shapes(source.meta["val"].shape, mask.meta["val"].shape))
+        source, mask = (self.r.emit(node, aten.expand.default, v, shape) for v in (source, mask))
+        columns = self._mask_positions(node, mask, _exprs(self.shapes.original[node])[0])
+        self._replace(node, self.r.emit(node, aten.index.Tensor, source, columns))
+
+    def repeated(self, node: Node) -> None:
+        """`repeat_interleave(repeats)` padded: position j of the capacity is the number of running
+        sums at or below j (the pad, past the total, clamped to the last index); the total checked."""
+        repeats = node.args[0]
+        assert isinstance(repeats, Node)
+        symbol = _exprs(self.shapes.original[node])[0]
+        capacity, length = self.capacity[symbol], int(repeats.meta["val"].numel())
+        count = self.r.emit(node, aten.sum.default, repeats)
+        conditions = [self.r.emit(node, aten.le.Scalar, count, capacity)]
+        if length:
+            conditions.append(self.r.emit(node, aten.ge.Scalar, self.r.emit(node, aten.amin.default, repeats), 0))
+        repeats = self.check(node, repeats, self.r.all_of(node, conditions),
+                             f"the repeats sum to more than the capacity of {capacity} compiled for (or one is "
+                             "negative)")
+        ends = self.r.emit(node, aten.unsqueeze.default, self.r.emit(node, aten.cumsum.default, repeats, 0), 0)
+        positions = self.r.emit(node, aten.unsqueeze.default,
+                                self.r.emit(node, aten.arange.default, capacity, dtype=torch.int64), 1)
+        index = self.r.emit(node, aten.sum.dim_IntList, self.r.emit(node, aten.ge.Tensor, positions, ends), [1],
+                            dtype=torch.int64)
+        self.counts[symbol] = count
+        self._replace(node, self.r.emit(node, aten.clamp.default, index, 0, max(length - 1, 0)))
 
     def split(self, node: Node) -> None:
         symbols = _split_counts(node, self.shapes.original)
@@ -605,17 +649,19 @@ class _Padder:
 
     # sinks ----------------------------------------------------------------
 
-    def written(self, node: Node, through_mask: tuple[int, Node, Node] | None = None) -> None:
+    def written(self, node: Node, through_mask: tuple[int, list[Node], Node] | None = None) -> None:
         """A scatter or index_put through padded indices: the pad sent to one extra row, sliced off
         (`through_mask`: an index_put through a padded boolean mask, as (its place among the
-        indices, its padded positions, which of them are real))."""
+        indices, its padded positions, one vector per dim the mask covers, which of them are real):
+        the first vector sends the pad past, the others hold 0 there)."""
+        columns: list[Node] = []
         if through_mask is None:
             found = _written_through(node, self.shapes)
             assert found is not None
             dim, index = found
             valid = self.valid_of(node, index)
         else:
-            dim, index, valid = through_mask
+            dim, (index, *columns), valid = through_mask
         place = dim
         destination = node.args[0]
         assert isinstance(destination, Node)
@@ -633,7 +679,7 @@ class _Padder:
         redirected = self.r.emit(node, aten.where.self, valid, index, past)
         if node.target is aten.index_put.default:
             indices = list(node.args[1])  # type: ignore[arg-type]
-            indices[place] = redirected
+            indices[place:place + 1] = [redirected, *columns]  # (their pad is `nonzero_static`'s fill, 0)
             for other, index_node in enumerate(indices):  # other padded indices: the pad at 0, in range
                 if other != place and isinstance(index_node, Node) and self.shapes.padded(index_node):
                     zero = self.r.emit(node, aten.full.default, [], 0, dtype=index_node.meta["val"].dtype)
@@ -645,7 +691,7 @@ class _Padder:
         result = self.r.emit(node, aten.slice.Tensor, written, dim, 0, length)
         self._replace(node, result)
 
-    def _through_mask(self, node: Node) -> tuple[int, Node, Node] | None:
+    def _through_mask(self, node: Node) -> tuple[int, list[Node], Node] | None:
         """An index_put through a mask this module padded: (its place, positions, valid)."""
         for place, index in enumerate(node.args[1]):  # type: ignore[arg-type]
             if isinstance(index, Node) and index in self.positions:
@@ -772,6 +818,10 @@ class _Padder:
                 self.nonzero(node)
             elif _mask_source(node, self.shapes.original) is not None and self.shapes.exact(value):
                 self.masked(node)
+            elif node.target is aten.masked_select.default and self.shapes.exact(value):
+                self.masked_select(node)
+            elif node.target is aten.repeat_interleave.Tensor and self.shapes.exact(value):
+                self.repeated(node)
             elif node.target is aten.index_put.default and self._through_mask(node) is not None:
                 self.written(node, self._through_mask(node))
             elif _split_counts(node, self.shapes.original) and self.shapes.exact(value):

@@ -29,6 +29,7 @@ import torch
 from torch.export import ExportedProgram
 
 from rducc.errors import UnsupportedOpsError
+from rducc.frontend.converter_api import IGNORED_TARGETS
 from rducc.frontend.locations import describe_location
 from rducc.registration import registering
 
@@ -785,6 +786,9 @@ def lower_complex(ep: ExportedProgram) -> None:
             continue
         if node.op == "output":
             outputs = _output_pairs(ep, node, pairs)
+            continue
+        if str(node.target) in IGNORED_TARGETS and not node.users:  # an assertion (`.to`'s metadata check)
+            graph.erase_node(node)
             continue
         rule = RULES.get(node.target)
         if rule is None:

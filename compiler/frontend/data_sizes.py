@@ -11,7 +11,8 @@ keeps them: `ExportedProgram.example_inputs`) and guards every op whose shape
 rests on one with `rducc::check` (imported as `rdu.check`):
 
 - an op that makes a data-dependent size becomes its static form with the
-  example's size: `nonzero` is `nonzero_static`; a boolean mask index (in
+  example's size (where `rducc.frontend.capacity` does not pad it to a
+  capacity): `nonzero` is `nonzero_static`; a boolean mask index (in
   `x[mask]` and in `index_put`, the values one per masked element) is the
   mask's `nonzero_static` positions; `bincount` is an accumulating
   `index_put` into zeros; `unique(sorted=True)` the first element of each run
@@ -24,7 +25,9 @@ rests on one with `rducc::check` (imported as `rdu.check`):
 - a size read with `.item()` becomes the example's number in every size
   argument it reaches (after the arithmetic torch recorded on it), and each op
   taking it checks that the tensor read holds that number again (a slice whose
-  bounds are read so, as `tensor_split` by a tensor of indices is traced, too).
+  bounds are read so, as `tensor_split` by a tensor of indices is traced, too;
+  a size computed from a float read, `torch.sym_int(x.max().item() * 3)`, is
+  checked as that number itself, and as a value it is computed for every input).
 
 A different value at run time is one `RduccError` naming the torch op and its
 source line, never a result of another size. Python numbers that are not
@@ -452,11 +455,13 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
     reads = {original[n].node.expr: n for n in r.graph.nodes
              if n.op == "call_function" and n.target in _READS and isinstance(original.get(n), torch.SymInt)
              and isinstance(original[n].node.expr, sympy.Symbol)}
+    float_reads = {original[n].node.expr: n for n in r.graph.nodes  # `torch.sym_int(x.max().item() * 10)`
+                   if n.target in _READS and isinstance(original.get(n), torch.SymFloat)}
     for node in list(r.graph.nodes):
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
                 or node.target in _READS or str(node.target) in _ASSERTS or node.target is CHECK:
             continue
-        sizes = [n for n in _size_nodes(node, original, set(reads)) if _unbacked(original[n])]
+        sizes = [n for n in _size_nodes(node, original, {*reads, *float_reads}) if _unbacked(original[n])]
         if not sizes:
             continue
         symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))
@@ -470,6 +475,13 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
             assert isinstance(source, Node)
             conditions.append(r.emit(node, aten.eq.Scalar, source, r.bound[symbol]))
             read_values.append(f"{source.name}.item() is not {r.bound[symbol]}")  # the example's
+        for size in sizes:  # a size computed from a float read: the number itself checked
+            floats = [float_reads[s] for s in free_unbacked_symbols(original[size]) if s in float_reads]
+            if floats:
+                number = r.emit(node, aten.scalar_tensor.default, size, dtype=torch.float64)
+                conditions.append(r.emit(node, aten.eq.Scalar, number, int(r.values[size])))
+                read_values.append(f"the size computed from {floats[0].args[0].name}.item() "
+                                   f"is not {int(r.values[size])}")
         why = _read_size_reason(node, read_values, [int(r.values[n]) for n in sizes])
         if conditions and isinstance(node.meta.get("val"), torch.Tensor):
             r.guard(node, node, r.all_of(node, conditions), why)

@@ -72,6 +72,12 @@ INPUTS: dict[str, tuple[str, str]] = {
                        "(torch.unique(x, dim=0))"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
+    "repeats_program": ("repeats.mlir", "rows.repeat_interleave(r, dim=0) with torch._check(total <= 6): capacity 6"),
+    "repeats_rows": ("rows.npy", "a [3, 4] float32 input"),
+    "seven_repeats": ("seven_repeats.npy", "repeats [3, 2, 2] (a total of 7)"),
+    "float_size_program": ("float_size.mlir", "y.narrow(0, 0, torch.sym_int(x.max().item() * 3)) compiled for 3"),
+    "float_size_x": ("float_size_x.npy", "x = [0.5, 0.4] (a length of 1)"),
+    "float_size_y": ("float_size_y.npy", "a [6, 2] float32 input"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
@@ -578,6 +584,12 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
               "'nonzero': the input has another number of nonzero elements than the 3 compiled for"),
+    ErrorCase("rducc-run: a count over the capacity compiled for", RUN,
+              ("{repeats_program}", "--input", "{seven_repeats}", "--input", "{repeats_rows}", "--output", "out.npz"),
+              "'repeat_interleave': the repeats sum to more than the capacity of 6 compiled for (or one is negative)"),
+    ErrorCase("rducc-run: another size computed from a float read", RUN,
+              ("{float_size_program}", "--input", "{float_size_x}", "--input", "{float_size_y}", "--output", "out.npz"),
+              "'slice': the size computed from max_1.item() is not 3"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
               "aten.sin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
@@ -1102,6 +1114,28 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     rducc.compile(NonZero(), (three,), opt_level=2).save(paths["sized_program"])
     np.save(paths["other_count"], five.numpy())
+
+    class Repeats(nn.Module):
+        def forward(self, r, rows):
+            repeated = rows.repeat_interleave(r, dim=0)
+            torch._check(repeated.shape[0] <= 6)
+            return repeated.sum(0)
+
+    rducc.compile(Repeats(), (torch.tensor([1, 2, 1]), torch.randn(3, 4)), opt_level=0).save(paths["repeats_program"])
+    np.save(paths["seven_repeats"], np.array([3, 2, 2]))
+    np.save(paths["repeats_rows"], np.ones((3, 4), dtype=np.float32))
+
+    class FloatSize(nn.Module):
+        def forward(self, x, y):
+            n = torch.sym_int(x.max().item() * 3)
+            torch._check(n >= 1)
+            torch._check(n <= 6)
+            return y.narrow(0, 0, n).sum(0)
+
+    rducc.compile(FloatSize(), (torch.tensor([0.5, 1.2]), torch.randn(6, 2)), opt_level=0).save(
+        paths["float_size_program"])
+    np.save(paths["float_size_x"], np.array([0.5, 0.4], dtype=np.float32))
+    np.save(paths["float_size_y"], np.ones((6, 2), dtype=np.float32))
 
     class Qr(nn.Module):
         def forward(self, x):

@@ -318,3 +318,105 @@ def test_the_cli_compiles_with_a_capacity_and_rducc_run_checks_it(tmp_path: Path
     error = capsys.readouterr().err.strip()
     assert error.splitlines() == [error] and "more elements are selected than the capacity of 5" in error
     assert not (tmp_path / "z.npz").exists()
+
+
+# --------------------------------------------------------------------------
+# masked_select, repeat_interleave by a tensor, index_put through a mask of two dims
+# --------------------------------------------------------------------------
+
+
+class CountedSelections(nn.Module):
+    """The other data-dependent counts padded to capacity: values picked by `masked_select` (reduced),
+    tokens picked by a [batch, seq] mask through a linear layer written back by `index_put` (plain and
+    accumulating), and rows repeated by a tensor of counts whose total `torch._check` bounds (pooled)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, m: torch.Tensor, r: torch.Tensor, rows: torch.Tensor):
+        picked = x[..., 0].masked_select(m)  # marker: masked_select
+        y = self.lin(x[m])
+        out = torch.zeros_like(x)
+        out[m] = y
+        added = x.clone().index_put_((m,), y.relu(), accumulate=True)
+        repeated = rows.repeat_interleave(r, dim=0)  # marker: repeats
+        torch._check(repeated.shape[0] <= 9)
+        return picked.sum(), picked.amax(), out, added, repeated.mean(0)
+
+
+def _selection_inputs(tokens: int, repeats: list[int], seed: int = 0) -> tuple[torch.Tensor, ...]:
+    """`tokens` of the 10 positions selected (a mask in no order of the example's), rows repeated by `repeats`."""
+    m = torch.zeros(10, dtype=torch.bool)
+    m[torch.randperm(10, generator=torch.Generator().manual_seed(seed))[:tokens]] = True
+    return _randn(2, 5, 4, seed=seed), m.view(2, 5), torch.tensor(repeats), _randn(3, 4, seed=seed + 1)
+
+
+@pytest.fixture(scope="module")
+def counted_selections() -> tuple[CountedSelections, torch.export.ExportedProgram]:
+    from rducc.frontend.loader import export_model
+
+    module = CountedSelections().eval()
+    return module, export_model(module, _selection_inputs(5, [1, 2, 1]))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_counted_selections_match_eager_for_counts_up_to_the_capacity(counted_selections, opt_level: int) -> None:
+    """-O0 with the recorded bounds (10 tokens, 9 repeated rows), -O2 with `capacity=8`: counts smaller
+    than, equal to and larger than the example's match eager; one over the capacity is one error naming
+    the op and its source line."""
+    module, exported = counted_selections
+    capacity = 8 if opt_level == 2 else None
+    program = rducc.compile(exported, opt_level=opt_level, capacity=capacity)
+    runs = [(3, [0, 2, 0]), (5, [1, 2, 1]), (7, [3, 2, 3]), (0, [0, 0, 1])]
+    runs += [(10, [3, 3, 3])] if capacity is None else [(8, [4, 4, 0])]
+    for seed, (tokens, repeats) in enumerate(runs):
+        inputs = _selection_inputs(tokens, repeats, seed)
+        if not tokens:  # eager's amax of no element is its error; the program's is one line
+            with pytest.raises(RduccError, match="'amax': a data-dependent count is 0"):
+                program(*inputs)
+            continue
+        with torch.no_grad():
+            _assert_close(program(*inputs), module(*inputs))
+    over = _selection_inputs(5, [4, 3, 3]) if capacity is None else _selection_inputs(9, [1, 2, 1])
+    with pytest.raises(RduccError) as error:
+        program(*over)
+    message = str(error.value)
+    marker = "# marker: repeats" if capacity is None else "# marker: masked_select"
+    op = "'repeat_interleave': the repeats sum to more" if capacity is None else "'masked_select': the mask selects more"
+    assert len(message.splitlines()) == 1 and op in message and f"capacity of {capacity or 9} compiled for" in message
+    assert f"test_capacity.py:{_line_of(marker)}:" in message
+
+
+def test_counted_selections_through_the_cli(tmp_path: Path, capsys, counted_selections) -> None:
+    """`rducc --capacity 8`, then `rducc-run` on fewer and more tokens than the example's and on more than 8."""
+    import numpy as np
+
+    from rducc.tools.cli import main as rducc_main
+    from rducc.tools.run import main as run_main
+
+    module, exported = counted_selections
+    archive, program = tmp_path / "selections.pt2", tmp_path / "selections.mlir"
+    torch.export.save(exported, archive)
+    assert rducc_main([str(archive), "--capacity", "8", "-O2", "-o", str(program)]) == 0
+    for name, (tokens, repeats) in {"fewer": (3, [0, 2, 0]), "more": (7, [3, 2, 3]), "over": (9, [1, 2, 1])}.items():
+        inputs = _selection_inputs(tokens, repeats, seed=tokens)
+        files = []
+        for k, tensor in enumerate(inputs):
+            files += ["--input", str(tmp_path / f"{name}-{k}.npy")]
+            np.save(files[-1], tensor.numpy())
+        capsys.readouterr()
+        status = run_main([str(program), *files, "--output", str(tmp_path / f"{name}.npz")])
+        if name == "over":
+            error = capsys.readouterr().err.strip()
+            assert status == 1 and error.splitlines() == [error] and "capacity of 8 compiled for" in error
+            assert not (tmp_path / f"{name}.npz").exists()
+            continue
+        assert status == 0
+        saved = np.load(tmp_path / f"{name}.npz")
+        with torch.no_grad():
+            want = module(*inputs)
+        got = [saved[n] for n in saved.files if n.startswith("output_") and "." not in n]
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)

@@ -22,6 +22,9 @@ or wrong, each checked against eager (at -O0 or -O2) on inputs other than the ex
   `torch.tensor`, `new_full`; positions by `argwhere` written back through both index columns
   (`out[w[:, 0], w[:, 1]] = ...`) with their count returned and used as a Scalar: padded to
   capacity, the count read at run time.
+- Round 16: integers computed from floats read with `.item()` (`torch.sym_int(x.max().item() * 10)`)
+  used as values (computed for every input) and as sizes (the example's, checked); complex64 and
+  complex128 inputs combined, one result converted back by `.to`.
 - Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
   `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
 """
@@ -170,6 +173,26 @@ class ArgwhereWrittenBack(nn.Module):
         return out, where.shape[0], x * where.shape[0], where.shape[0] * 2 + 1
 
 
+class NumbersFromFloatItems(nn.Module):
+    """Round 16: integers computed from floats read with `.item()` (`torch.sym_int`): as a value, any
+    input's (it was the example's before general16); as a size, the example's, checked."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor):
+        k = torch.sym_int(x.abs().max().item() * 10)
+        n = torch.sym_int(x.max().item() * 3)
+        torch._check(n >= 1)
+        torch._check(n <= 6)
+        return y * k, y.narrow(0, 0, n).sum(0), k
+
+
+class ComplexOfTwoPrecisions(nn.Module):
+    """Round 16: complex64 and complex128 inputs combined, one result converted back by `.to`
+    (its `_assert_tensor_metadata` on a complex value is dropped, as the importer drops it)."""
+
+    def forward(self, z: torch.Tensor, w: torch.Tensor):
+        return z * w.conj(), (z * 2j).to(torch.complex64), w.real.float()
+
+
 def _numbers_inputs(seed: int) -> tuple[torch.Tensor, ...]:
     return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2) + seed
 
@@ -198,13 +221,19 @@ CASES = {
                               + [(torch.zeros(4, 5),), (torch.ones(4, 5),)]),
     "count_and_conjugate_parts": (CountAndConjugateParts, [
         (torch.tensor([[1.0, 2.0], [-3.0, 0.5], [2.0, -1.0]]), _randn(3, seed=s, dtype=torch.complex64)) for s in (0, 1)]),
+    "numbers_from_float_items": (NumbersFromFloatItems, [(torch.tensor([0.5, 1.2]), _randn(6, 2, seed=0)),
+                                                         (torch.tensor([1.1, 0.2]), _randn(6, 2, seed=1))]),
+    "complex_of_two_precisions": (ComplexOfTwoPrecisions, [(_randn(3, 4, seed=s, dtype=torch.complex64),
+                                                            _randn(3, 4, seed=s + 1, dtype=torch.complex128))
+                                                           for s in (0, 2)]),
 }
 
 
 LEVELS = {"numbers": 0, "masked_updates": 2, "masked_token_rows": 0, "unique_and_repeats": 2,
           "complex_input_layout": 0, "count_and_conjugate_parts": 2, "numbers_max_min_compare": 0,
           "complex_filled_and_written": 0, "split_twice_by_counts": 0, "complex_roots_and_logs": 2,
-          "numbers_fill_tensors": 0, "argwhere_written_back": 0}
+          "numbers_fill_tensors": 0, "argwhere_written_back": 0, "numbers_from_float_items": 2,
+          "complex_of_two_precisions": 0}
 """One -O level per case, to keep the suite fast (each mechanism is the frontend's, the same
 at every level); bench/heldout_sweep.py runs every form at -O0 and -O2."""
 
@@ -239,6 +268,10 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
         with torch.no_grad():
             routes = {tuple(torch.bincount(module.gate(x).argmax(-1), minlength=3).tolist()) for (x,) in inputs}
         assert len(routes) > 2, "the inputs must route other counts than the example's"
+    if name == "numbers_from_float_items":  # the size is the example's: another one is one error naming the op
+        with pytest.raises(RduccError, match=r"'slice': the size computed from max_\d\.item\(\) is not 3 in "
+                                             r"`return y \* k, y\.narrow\(0, 0, n\)\.sum\(0\), k`"):
+            program(torch.tensor([0.5, 0.4]), inputs[0][1])
     if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}
