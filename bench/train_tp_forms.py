@@ -333,26 +333,15 @@ def train(name: str, tp: str, optimizer: str = "sgd", steps: int = 3) -> str:
     modeled_ms = training_estimate(program.module, program.target).step_s * 1e3
     gathers = [tuple(op.operands[0].type.get_shape()) for op in program.module.walk() if isinstance(op, AllGatherOp)]
     reduces = len([op for op in program.module.walk() if isinstance(op, AllReduceOp)])
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
+    from training_cases import assert_sgd_steps_match
+
     cls = torch.optim.SGD if optimizer == "sgd" else torch.optim.AdamW
-    reference = cls(eager.parameters(), **options)
-    bad = []
-    for step, batch in enumerate(batches):
-        reference.zero_grad()
-        loss = eager(*batch)
-        loss.backward()
-        reference.step()
-        got = float(program.step(*batch))
-        if abs(got - loss.item()) > 1e-6 * abs(loss.item()):
-            bad.append(f"step{step} {got} vs {loss.item()}")
-    trained = program.parameters()
-    for pname, parameter in eager.named_parameters():
-        if pname not in trained:
-            bad.append(f"missing {pname}")
-            continue
-        if not torch.allclose(trained[pname], parameter.detach(), rtol=1e-4, atol=1e-6):
-            err = (trained[pname] - parameter.detach()).abs().max().item()
-            bad.append(f"{pname} off {err:.2e}")
-    verdict = "OK" if not bad else "FAIL " + "; ".join(bad[:4])
+    try:
+        assert_sgd_steps_match(program, eager, batches, optimizer=cls, **options)
+        verdict = "OK"
+    except (AssertionError, KeyError) as error:  # KeyError: a parameter the step does not return
+        verdict = "FAIL " + " ".join(str(error).split())[:300]
     return (f"{verdict} compile {compile_s:.1f}s gathers {gathers} all_reduces {reduces} "
             f"modeled step {modeled_ms * 1e3:.2f} us")
 

@@ -686,14 +686,16 @@ class _TensorPartitioner:
 
     # -- moving a value to the layout an op needs ------------------------------
 
-    def feasible(self, value: SSAValue, want: Layout) -> bool:
+    def feasible(self, value: SSAValue, want: Layout, cut: bool = False) -> bool:
+        """Whether `value` can be moved to `want` (`materialize`); `cut`: a replicated
+        value may be cut to its part (`_cuts_beside_weight`)."""
         held = self.layout_of(value)
         if isinstance(held, GroupPartial):  # all-reduced over its groups, then gathered when wanted whole
             return want is None or want == held.split
         have = self.split_of(value)
         if have == want or want is None:
             return True
-        if have is None and isinstance(want, Split) and (self._made_locally(value, want) or self._local_parts(want)
+        if have is None and isinstance(want, Split) and (self._made_locally(value, want) or self._local_parts(want, cut)
                                                          or self._weight_part(value, want)):
             return True
         return have is None and isinstance(want, Split) and self._shard_chain(value, want) is not None
@@ -811,7 +813,8 @@ class _TensorPartitioner:
             result = self._reduce_scatter(value, want, before)
             have = want
         elif have == PARTIAL:
-            result = self._insert(AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
+            result = self._view_of_reduced(value) or self._insert(
+                AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
             self._note_coupling(value, before)
         elif isinstance(have, GroupPartial):
@@ -837,6 +840,20 @@ class _TensorPartitioner:
             result = self._rounded(value, result)
         self.made[(value, want)] = result
         return result
+
+    def _view_of_reduced(self, value: SSAValue) -> SSAValue | None:
+        """A reshape or transpose of a partial sum wanted whole: the same layout op of
+        its source made whole (`materialize`: one all-reduce for every view of it, a
+        backward's input gradient read as [b, s, d], as [b*s, d] and transposed),
+        not one all-reduce a view; None when `value` is not such a view."""
+        owner = value.owner
+        if not isinstance(owner, ReshapeOp | TransposeOp) or self.layout_of(owner.input) != PARTIAL:
+            return None
+        whole = self.materialize(owner.input, None, owner)
+        result_type = TensorType(whole.type.element_type, _shape(value))  # type: ignore[attr-defined]
+        view = (ReshapeOp(whole, result_type) if isinstance(owner, ReshapeOp)
+                else TransposeOp(whole, owner.perm.get_values(), result_type))
+        return self._insert_after(view, value)  # after the view: its source's all-reduce is before it
 
     def _all_reduce_groups(self, value: SSAValue, have: GroupPartial, before: Operation) -> SSAValue:
         """`rdu.all_reduce` of a partial sum over groups of ranks (`GroupPartial`) over
@@ -982,11 +999,22 @@ class _TensorPartitioner:
         dims = owner.dims_for([self.full_shape(v) for v in owner.operands], [self.full_shape(value)])
         return all(dim not in dests for dests in dims.operands for dim in want.dims())
 
-    def _local_parts(self, want: Split) -> bool:
-        """Data parallel: whether a replicated value can be cut to `want` by
-        `rdu.local_part` (each rank takes its part; plain splits, no periods)."""
-        return ((self.data_parallel or self.sequence_parallel) and want.valid(self.tp)
+    def _local_parts(self, want: Split, cut: bool = False) -> bool:
+        """Data parallel, sequence parallel or `cut`: whether a replicated value can be
+        cut to `want` by `rdu.local_part` (each rank takes its part; plain splits, no periods)."""
+        return ((self.data_parallel or self.sequence_parallel or cut) and want.valid(self.tp)
                 and all(not period for *_, period in want.entries))
+
+    def _cuts_beside_weight(self, op: Operation, wants: Sequence[Layout]) -> bool:
+        """tp training: whether `op` reads a weight held split as it wants it, so a
+        replicated operand it wants split is cut to each rank's part (free) rather than
+        the weight gathered: the input gradient of a linear layer split by output
+        columns whose output was gathered in the forward (a skip projection added
+        to a row-split layer's whole output), a partial sum all-reduced; the
+        update of that weight from its whole gradient."""
+        return self.training and not self.data_parallel and any(
+            isinstance(want, Split) and self._weight_behind(value) is not None and self.split_of(value) == want
+            for value, want in zip(op.operands, wants))
 
     def _weight_part(self, value: SSAValue, want: Split) -> bool:
         """tp: whether a replicated value computed from the weights alone (weight_norm's
@@ -1421,7 +1449,8 @@ class _TensorPartitioner:
         if self.experts and self._partition_experts(op):
             return
         plan = self._plan_as_whole(op)
-        if plan is None or not all(self.feasible(v, w) for v, w in zip(op.operands, plan[0])):
+        cut = plan is not None and self._cuts_beside_weight(op, plan[0])
+        if plan is None or not all(self.feasible(v, w, cut) for v, w in zip(op.operands, plan[0])):
             self._replicate(op)
             return
         wants, result_layout = plan
@@ -1881,7 +1910,7 @@ class _TensorPartitioner:
         adds = op.reduce is not None and op.reduce.data == ReduceKind.SUM
         one_write = op.reduce is None and _shape(op.index)[dim] == 1
         if (fill is None or not (adds or one_write) or any(self.layout_of(v) is not None for v in op.operands)
-                or full[dim] % self.tp or not self._split_alike(full, dim)):
+                or full[dim] % self.tp or not self._split_alike(full, dim, op.result)):
             return False
         want = Split.whole(dim, self.tp)
         if not self._made_locally(op.input, want):
@@ -1938,20 +1967,36 @@ class _TensorPartitioner:
         candidates = [p for p in range(min(self.tp, length), 1, -1) if self.tp % p == 0 and length % p == 0]
         return next((p for p in candidates if rank_local(column, length, p, self.tp // p)), None)
 
-    def _split_alike(self, full: Sequence[int], dim: int) -> bool:
+    def _split_alike(self, full: Sequence[int], dim: int, result: SSAValue) -> bool:
         """Whether a value of shape `full` is split over every rank along `dim` alone
         in the function already (the log-probabilities a one-hot gradient meets),
-        and no weight of that shape is held otherwise (a scatter shaped as a whole
-        weight is its gradient, an embedding's: it stays as its weight is). Optimizer
-        state (read by the update alone) follows its parameter and does not count: an
-        embedding tied to the split LM head has its gradient scattered split too."""
+        and, when `result` is a weight's gradient (`_updates_weights`), no weight of
+        that shape is held otherwise (an embedding's scattered gradient stays as its
+        weight is). Optimizer state (read by the update alone) follows its parameter
+        and does not count: an embedding tied to the split LM head has its gradient
+        scattered split too. A one-hot the shape of a whole weight (16 tokens of a
+        64-word vocabulary beside a one-head 16 x 64 K/V projection) is no gradient."""
         alike = (dim, full[dim] // self.tp)
-        if any(self._is_weight(arg) and self.full_shape(arg) == tuple(full) and self._whole_split(arg) != alike
+        if self._updates_weights(result) and any(
+               self._is_weight(arg) and self.full_shape(arg) == tuple(full) and self._whole_split(arg) != alike
                and not all(phase_of(use.operation) == Phase.OPTIMIZER for use in arg.uses)
                for arg in self.function.args):
             return False
         return any(isinstance(layout, Split) and self.full.get(value) == tuple(full)
                    and self._whole_split(value) == alike for value, layout in self.layout.items())
+
+    def _updates_weights(self, value: SSAValue, depth: int = LOOK_AHEAD) -> bool:
+        """Whether `value` reaches an optimizer's update or the step's results through
+        maps and reshapes alone, `depth` deep (a weight's gradient: an embedding's
+        scattered rows, added to a tied head's); not a value a matmul reads first
+        (a cross entropy's one-hot, a gradient of the logits)."""
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, func.ReturnOp) or phase_of(user) == Phase.OPTIMIZER:
+                return True
+            if depth and isinstance(user, MapOp | ReshapeOp) and self._updates_weights(user.results[0], depth - 1):
+                return True
+        return False
 
     def _local_ramp(self, ramp: SSAValue, dim: int, length: int, before: Operation) -> SSAValue:
         """`0..length-1` shaped as `ramp` with `length` along `dim` (a rank's own rows)."""

@@ -198,3 +198,35 @@ def test_grouped_convolutions_split_by_whole_groups():
     ranks = {(op.input.type.get_shape()[1], op.groups.value.data) for op in program.module.walk()
              if isinstance(op, ConvOp)}
     assert (8 // tp, 4 // tp) in ranks, ranks  # the 4-group convolution's forward: its groups a rank
+
+
+class SkipProjection(nn.Module):
+    """A layer whose output width changes (64 -> 48), its residual a bias-free skip
+    projection added to the MLP's output, and a position table whose shape is the
+    one-hot's by coincidence (16 positions x 64 features; 16 tokens x 64 words)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.pos = nn.Embedding(VOCAB, 64), nn.Embedding(16, 64)
+        self.up, self.down = nn.Linear(64, 32), nn.Linear(32, 48)
+        self.skip = nn.Linear(64, 48, bias=False)
+        self.head = nn.Linear(48, VOCAB, bias=False)
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids) + self.pos(torch.arange(ids.shape[1]))
+        y = self.skip(x) + self.down(nn.functional.gelu(self.up(x)))
+        return nn.functional.cross_entropy(self.head(y).flatten(0, 1), labels.flatten())
+
+
+def test_skip_projection_and_weight_shaped_one_hot_stay_split():
+    """At tp=2 the skip projection, split by output columns, is gathered where it meets
+    the MLP's whole output, so its gradient arrives whole: each rank cuts its part of
+    that gradient for the input gradient and the update rather than gather the weight
+    (`_cuts_beside_weight`), and the update keeps the weight split. The cross
+    entropy's one-hot, shaped as the whole position table, is no gradient of it
+    (`_updates_weights`) and is scattered split by vocabulary (before: the logits'
+    gradient and the head were gathered). What is gathered: the skip's output and
+    the cross entropy's maxima."""
+    torch.manual_seed(0)
+    program = _train_as_eager(SkipProjection(), 2)
+    assert sorted(_gathered(program)) == [(2, 8, 24), (16, 1)], _gathered(program)

@@ -336,10 +336,11 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
 
 
 def assert_sgd_steps_match(program: Any, eager: nn.Module, batches: list[tuple[torch.Tensor, ...]],
-                            rtol: float = 1e-4, **options: float) -> None:
-    """Train `eager` with torch's SGD (`options`) beside `program.step` on each batch: every step's
-    loss equal within rel 1e-6, every parameter after the last within `rtol` (atol 1e-6)."""
-    reference = torch.optim.SGD(eager.parameters(), **options)
+                            rtol: float = 1e-4, optimizer: type[torch.optim.Optimizer] = torch.optim.SGD,
+                            **options: float) -> None:
+    """Train `eager` with torch's SGD (or `optimizer`; `options`) beside `program.step` on each batch:
+    every step's loss equal within rel 1e-6, every parameter after the last within `rtol` (atol 1e-6)."""
+    reference = optimizer(eager.parameters(), **options)
     for step, batch in enumerate(batches):
         reference.zero_grad()
         loss = eager(*batch)
