@@ -301,14 +301,18 @@ def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped:
     off its busiest resource (0 when it is bound by compute or SRAM rather than HBM).
 
     The links and the DMA engines are separate, and the next kernel's weights do
-    not depend on a collective, so when the previous kernel has link time L and
-    this one loads `prefetch_bytes` P of weights before its tile loop with room
-    for them in SRAM (`P <= room_bytes`), its HBM time shrinks by
-    `min(L, P / hbm_bandwidth)`. Otherwise the two run one after the other.
+    not depend on a collective, so while the previous kernel's link time L runs,
+    this one reads ahead the part of its `prefetch_bytes` P (weights loaded
+    before its tile loop) that the wait covers and the free SRAM holds:
+    `min(P, L x hbm_bandwidth, room_bytes)` bytes, the rest after the wait. Its
+    HBM time shrinks by those bytes / hbm_bandwidth (nothing without room).
     """
-    if overlap is None or overlap.link_s <= 0 or not 0 < work.prefetch_bytes <= overlap.room_bytes:
+    if overlap is None or overlap.link_s <= 0:
         return 0.0
-    early = min(overlap.link_s, work.prefetch_bytes / target.sustained_bandwidth("hbm"))
+    bandwidth = target.sustained_bandwidth("hbm")
+    early = min(work.prefetch_bytes, overlap.link_s * bandwidth, max(0, overlap.room_bytes)) / bandwidth
+    if early <= 0:
+        return 0.0
     times = work.times(looped)
     return max(times.values()) - max(times["compute"], times["sram"], times["hbm"] - early, times["ddr"])
 
