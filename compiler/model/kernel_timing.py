@@ -317,13 +317,16 @@ def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped:
     return max(times.values()) - max(times["compute"], times["sram"], times["hbm"] - early, times["ddr"])
 
 
-def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap: Overlap | None = None) -> KernelCost:
+def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap: Overlap | None = None,
+                reloaded: bool = False) -> KernelCost:
     """The one timing of a kernel: its pipeline bound by the busiest resource,
     plus fill, launch and link time.
 
     `looped`: a later iteration of a kernel loop pays no launch and no fill
-    (compiler/model/kernel_looping.py). `overlap`: the previous kernel's collectives,
-    behind which its weight reads may run (`_hidden_s`: `overlap_s`).
+    (compiler/model/kernel_looping.py); `reloaded`: one of a loop body of several
+    kernels, it loads its configuration every iteration (one `reconfigure_s`).
+    `overlap`: the previous kernel's collectives, behind which its weight reads
+    may run (`_hidden_s`: `overlap_s`).
     """
     times = work.times(looped)
     fill = (0.0 if looped else work.startup_s) + work.pipeline_s
@@ -333,6 +336,7 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     if work.link_s > max(launch, times[busiest]):
         bound = "link"
     hidden = _hidden_s(work, target, overlap, looped)
+    reconfigure = work.reconfigure_s + (target.reconfigure_s if reloaded else 0.0)
     return KernelCost(
         **{f.name: getattr(work, f.name) for f in fields(_KernelFacts)},
         bound=bound,
@@ -342,8 +346,8 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
         ddr_s=work.ddr_s,
         fill_s=fill,
         launch_s=launch,
-        modeled_time_s=times[busiest] + fill + launch + work.reconfigure_s + work.link_s - hidden,
-        reconfigure_s=work.reconfigure_s,
+        modeled_time_s=times[busiest] + fill + launch + reconfigure + work.link_s - hidden,
+        reconfigure_s=reconfigure,
         pipeline_s=work.pipeline_s,
         pcus=work.pcus,
         pmus=work.pmus,

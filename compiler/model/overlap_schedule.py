@@ -140,12 +140,12 @@ def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None
         if record.op not in works:
             works[record.op] = kernel_work(record, target)
         work = works[record.op]
-        alone = kernel_time(work, target, record.looped)
+        alone = kernel_time(work, target, record.looped, reloaded=record.reloaded)
         ready, independent = lanes.wait_for(record)
         wait = max(0.0, ready - lanes.chip_free)
         cost = alone
         if wait > 0 and room_bytes is not None:
-            cost = kernel_time(work, target, record.looped, Overlap(wait, room_bytes))
+            cost = kernel_time(work, target, record.looped, Overlap(wait, room_bytes), record.reloaded)
         pipeline_s = cost.modeled_time_s - cost.link_s
         start = max(lanes.chip_free, ready)
         end = start + pipeline_s
