@@ -3,8 +3,9 @@
 // over the first's output features; on a 1,152-byte SRAM (Inputs/loop-small-sram.toml)
 // rdu-fuse cannot hold both weights and no tile loop runs through both, so @layer
 // is two kernels. Its three calls are a candidate loop whose body is the two
-// kernels in order, each loading its configuration every iteration.
-// RUN: rducc-opt -p 'rdu-canonicalize,rdu-outline-layers,cse' %s | sed -e 's|rdu.level = #rdu<level graph>|rdu.level = #rdu<level graph>, rdu.target = "%S/Inputs/loop-small-sram.toml"|' | rducc-opt -p 'rdu-fuse{level=2},rdu-merge-maps,rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' > %t
+// kernels in order, each loading its configuration every iteration. The input is
+// the stack as rdu-outline-layers outlines it (three calls of @layer), with the target set.
+// RUN: sed -e 's|TARGET|%S/Inputs/loop-small-sram.toml|' %s | rducc-opt -p 'rdu-fuse{level=2},rdu-merge-maps,rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' > %t
 // RUN: filecheck %s --check-prefix=IR < %t
 // RUN: rducc-run --simulate %t | filecheck %s
 // RUN: rducc-run --simulate --target sn40l %t | filecheck %s --check-prefix=COSTLY
@@ -29,44 +30,27 @@
 // than the launches they replace, and the calls run one by one.
 // COSTLY: kernel looping    3 calls of @layer not looped: @layer is 2 kernels: loading their configurations every iteration (2 x 5.00 us) costs more than the launches and DMA start-ups a loop saves (2.40 us)
 
-builtin.module attributes {rdu.level = #rdu<level graph>} {
+builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "TARGET"} {
   func.func @forward(%x: tensor<4x16xf32> {rdu.input = "x"}, %u0: tensor<16x16xf32> {rdu.input = "u0"}, %d0: tensor<16x16xf32> {rdu.input = "d0"}, %u1: tensor<16x16xf32> {rdu.input = "u1"}, %d1: tensor<16x16xf32> {rdu.input = "d1"}, %u2: tensor<16x16xf32> {rdu.input = "u2"}, %d2: tensor<16x16xf32> {rdu.input = "d2"}) -> tensor<4x16xf32> {
-    %n0 = rdu.map %x : (tensor<4x16xf32>) -> tensor<4x16xf32> {
-    ^bb0(%a: f32):
-      %m = arith.mulf %a, %a : f32
-      rdu.yield %m : f32
-    }
-    %p0 = rdu.matmul %n0, %u0 transpose_rhs : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
-    %q0 = rdu.matmul %p0, %d0 transpose_rhs : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
-    %h0 = rdu.map %x, %q0 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> {
-    ^bb0(%a: f32, %b: f32):
-      %s = arith.addf %a, %b : f32
-      rdu.yield %s : f32
-    }
-    %n1 = rdu.map %h0 : (tensor<4x16xf32>) -> tensor<4x16xf32> {
-    ^bb0(%a: f32):
-      %m = arith.mulf %a, %a : f32
-      rdu.yield %m : f32
-    }
-    %p1 = rdu.matmul %n1, %u1 transpose_rhs : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
-    %q1 = rdu.matmul %p1, %d1 transpose_rhs : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
-    %h1 = rdu.map %h0, %q1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> {
-    ^bb0(%a: f32, %b: f32):
-      %s = arith.addf %a, %b : f32
-      rdu.yield %s : f32
-    }
-    %n2 = rdu.map %h1 : (tensor<4x16xf32>) -> tensor<4x16xf32> {
-    ^bb0(%a: f32):
-      %m = arith.mulf %a, %a : f32
-      rdu.yield %m : f32
-    }
-    %p2 = rdu.matmul %n2, %u2 transpose_rhs : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
-    %q2 = rdu.matmul %p2, %d2 transpose_rhs : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
-    %h2 = rdu.map %h1, %q2 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> {
-    ^bb0(%a: f32, %b: f32):
-      %s = arith.addf %a, %b : f32
-      rdu.yield %s : f32
-    }
+    %h0 = func.call @layer(%x, %u0, %d0) {rdu.layer = "layers.0"} : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+    %h1 = func.call @layer(%h0, %u1, %d1) {rdu.layer = "layers.1"} : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+    %h2 = func.call @layer(%h1, %u2, %d2) {rdu.layer = "layers.2"} : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
     func.return %h2 : tensor<4x16xf32>
   }
+  func.func private @layer(%x: tensor<4x16xf32> {rdu.input = "x"}, %u0: tensor<16x16xf32> {rdu.input = "u0"}, %d0: tensor<16x16xf32> {rdu.input = "d0"}) -> tensor<4x16xf32> attributes {rdu.outlined_from = "layers.0", rdu.calls = 3 : i64} {
+    %n0 = rdu.map %x {rdu.layer = "layers.0"} : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: f32):
+      %m = arith.mulf %a, %a : f32
+      rdu.yield %m : f32
+    }
+    %p0 = rdu.matmul %n0, %u0 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
+    %q0 = rdu.matmul %p0, %d0 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
+    %h0 = rdu.map %x, %q0 {rdu.layer = "layers.0"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      rdu.yield %s : f32
+    }
+    func.return %h0 : tensor<4x16xf32>
+  }
 }
+
