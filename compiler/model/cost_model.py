@@ -99,6 +99,9 @@ a run of consecutive calls of a one-kernel callee, each fed by the one
 before, is one loop on the chip: every call after the first pays no
 `launch_s` and no `fill_s` (`compiler/model/kernel_looping.py` has the rule;
 `Report.loops` lists the runs, `kernel_launches` and `launches_saved` count).
+A run of a callee of several kernels loops, each kernel paying a
+`reconfigure_s` every later iteration, only where that costs no more than
+calling them (`settle_loops`).
 
 One walk, one timing: `walk_placed` (program_walk.py) returns each kernel as it runs as a
 `KernelRecord` keyed to its ops (compute, transfers, the calls it runs
@@ -376,8 +379,8 @@ def _estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None) -> Rep
     if peak > target.sram_bytes:
         raise RduccError(f"cost model: the program's SRAM plan needs {peak} bytes at its peak, more than "
                          f"target {target.name}'s sram_bytes ({target.sram_bytes}); compile it for that target")
-    kernels = kernel_costs(walk.kernels, target, sram_room_bytes(module))
-    loops = [replace(loop) for loop in walk.loops]  # this report's own: `_count_savings` fills them for `target`
+    records, loops = settle_loops(walk, target)  # this report's own: `_count_savings` fills them for `target`
+    kernels = kernel_costs(records, target, sram_room_bytes(module))
     _count_savings(loops, walk.by_function, target)
     hosts = [host_call_cost(op, target) for op in walk.host_calls]
     total = sum(k.modeled_time_s for k in kernels) + sum(h.modeled_time_s for h in hosts)
@@ -402,13 +405,46 @@ def _estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None) -> Rep
     )
 
 
+def _loop_gain_s(body: list[KernelRecord], target: Target) -> float:
+    """What a later iteration of a loop over these kernels (a callee's, in order)
+    saves against calling them: their launches and fills, less, for a body of
+    several kernels, each one's configuration load (`reconfigure_s`)."""
+    reload = len(body) > 1
+    gain = 0.0
+    for record in body:
+        work = kernel_work(record, target)
+        gain += (kernel_time(work, target).modeled_time_s
+                 - kernel_time(work, target, looped=True, reloaded=reload).modeled_time_s)
+    return gain
+
+
+def settle_loops(walk: ProgramWalk, target: Target) -> tuple[list[KernelRecord], list[KernelLoop]]:
+    """The walk's kernels and runs with each candidate loop (a callee of several
+    kernels, compiler/model/kernel_looping.py) looped when a later iteration costs
+    no more looped than called, on `target`; otherwise not looped, saying why."""
+    loops = [replace(loop) for loop in walk.loops]  # this report's own
+    paying: set[str] = set()
+    for loop in loops:
+        if loop.looped or loop.reason:
+            continue
+        body = walk.by_function[loop.callee]
+        if _loop_gain_s(body, target) >= 0:
+            loop.looped = True
+            paying.add(loop.callee)
+            continue
+        loads = len(body) * target.reconfigure_s
+        loop.reason = (f"@{loop.callee} is {len(body)} kernels: loading their configurations every iteration "
+                       f"({len(body)} x {target.reconfigure_s * 1e6:.2f} us) costs more than the launches and DMA "
+                       f"start-ups a loop saves ({(_loop_gain_s(body, target) + loads) * 1e6:.2f} us)")
+    kernels = [replace(k, looped=True, reloaded=True) if k.candidate in paying else k for k in walk.kernels]
+    return kernels, loops
+
+
 def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRecord]], target: Target) -> None:
-    """Each looped run's launches saved and launch + fill time not paid (in place)."""
+    """Each looped run's launches saved and launch + fill time not paid, less a body's
+    configuration loads (in place)."""
     for loop in loops:
         if loop.looped:
-            (record,) = by_function[loop.callee]
-            loop.launches_saved = loop.calls - 1
-            work = kernel_work(record, target)
-            saved = kernel_time(work, target).modeled_time_s - kernel_time(work, target, looped=True).modeled_time_s
-            loop.saved_s = loop.launches_saved * saved
-
+            body = by_function[loop.callee]
+            loop.launches_saved = (loop.calls - 1) * len(body)
+            loop.saved_s = (loop.calls - 1) * _loop_gain_s(body, target)

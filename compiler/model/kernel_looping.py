@@ -18,19 +18,25 @@ says `kernel_looping = true`:
   same pipeline stage (`rdu.stage`), where each call reads a result of the
   call before it, at the same (result, argument) positions for every pair
   (the loop-carried layer input; checked, not assumed);
-- a run is *looped* only when the callee is one kernel (one `tier.compute`):
-  its PCU/PMU configuration and its SRAM plan (one function, so the same
-  every iteration) stay loaded. A callee of several kernels reconfigures the
-  chip between them, a launch per kernel per iteration, unless all fit at
-  once; `rdu-fuse{level=2}` merges neighbouring kernels while they fit, so
-  kernels it left apart did not, and such a run is not looped (conservative);
-- in a looped run, every call after the first runs its kernel with no
+- a run of a one-kernel callee (one `tier.compute`) is *looped*: its PCU/PMU
+  configuration and its SRAM plan (one function, so the same every
+  iteration) stay loaded;
+- a run of a callee of several kernels (a layer `rdu-fuse{level=2}` could not
+  hold in one kernel: a mixture of experts on one socket, a layer on a small
+  SRAM) is a *candidate*: a loop whose body is the callee's kernels in order,
+  each loading its configuration every iteration (`reconfigure_s`, the chip
+  cannot hold them all) in place of the launch and DMA start-up it saves.
+  The cost model loops it only when that does not cost more
+  (`cost_model.settle_loops`, with the target's figures); otherwise it is
+  not looped and says why;
+- in a looped run, every call after the first runs its kernels with no
   `launch_s` and no `fill_s` (the DMA start-up and the first tile's load are
   issued during the previous iteration: its feeds stream into the buffers in
   the order the previous iteration drained them, and in-loop tiles are double
   buffered). Its compute, SRAM, HBM, DDR and link times are all still paid.
   The cost model's one timing function (`kernel_timing.kernel_time`) takes
-  `looped` as an input; this module only says which calls are looped.
+  `looped` (and `reloaded`: a body kernel's configuration load) as inputs;
+  this module only says which calls are looped or candidates.
 """
 
 from __future__ import annotations
@@ -59,7 +65,8 @@ class KernelLoop:
     """Why the run is not looped (empty when it is)."""
     launches_saved: int = 0
     saved_s: float = 0.0
-    """Launch and DMA start-up time the loop does not pay (before overlaps)."""
+    """Launch and DMA start-up time the loop does not pay (before overlaps), less the
+    configuration loads of a body of several kernels."""
 
 
 def _carried(previous: func.CallOp, call: func.CallOp) -> frozenset[tuple[int, int]]:
@@ -95,23 +102,24 @@ def call_runs(block: Block) -> list[list[func.CallOp]]:
     return runs
 
 
-def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool) -> tuple[list[KernelLoop], set[Operation]]:
-    """The block's runs as `KernelLoop`s, and the calls of looped runs after the
-    first of each (the later iterations: they pay no launch or fill)."""
+def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool
+               ) -> tuple[list[KernelLoop], set[Operation], set[Operation]]:
+    """The block's runs as `KernelLoop`s, the calls of looped runs after the first of
+    each (the later iterations: they pay no launch or fill), and those of candidate
+    runs (a callee of several kernels: looped when it pays, `cost_model.settle_loops`)."""
     loops: list[KernelLoop] = []
     later: set[Operation] = set()
+    candidates: set[Operation] = set()
     for run in call_runs(block):
         callee = run[0].callee.string_value()
         kernels = callee_kernels.get(callee, 0)
-        reason = ""
-        if not enabled:
-            reason = "kernel looping is off for the target"
-        elif kernels != 1:
-            reason = f"@{callee} is {kernels} kernels: the chip reconfigures between them every iteration"
-        loops.append(KernelLoop(callee, len(run), kernels, looped=not reason, reason=reason))
+        reason = "" if enabled else "kernel looping is off for the target"
+        if not reason and kernels == 0:
+            reason = f"@{callee} runs no kernel"
+        loops.append(KernelLoop(callee, len(run), kernels, looped=not reason and kernels == 1, reason=reason))
         if not reason:
-            later.update(run[1:])
-    return loops, later
+            (later if kernels == 1 else candidates).update(run[1:])
+    return loops, later, candidates
 
 
 __all__ = ["KernelLoop", "NO_CHIP_WORK", "call_runs", "plan_loops"]

@@ -301,25 +301,32 @@ def _hidden_s(work: KernelWork, target: Target, overlap: Overlap | None, looped:
     off its busiest resource (0 when it is bound by compute or SRAM rather than HBM).
 
     The links and the DMA engines are separate, and the next kernel's weights do
-    not depend on a collective, so when the previous kernel has link time L and
-    this one loads `prefetch_bytes` P of weights before its tile loop with room
-    for them in SRAM (`P <= room_bytes`), its HBM time shrinks by
-    `min(L, P / hbm_bandwidth)`. Otherwise the two run one after the other.
+    not depend on a collective, so while the previous kernel's link time L runs,
+    this one reads ahead the part of its `prefetch_bytes` P (weights loaded
+    before its tile loop) that the wait covers and the free SRAM holds:
+    `min(P, L x hbm_bandwidth, room_bytes)` bytes, the rest after the wait. Its
+    HBM time shrinks by those bytes / hbm_bandwidth (nothing without room).
     """
-    if overlap is None or overlap.link_s <= 0 or not 0 < work.prefetch_bytes <= overlap.room_bytes:
+    if overlap is None or overlap.link_s <= 0:
         return 0.0
-    early = min(overlap.link_s, work.prefetch_bytes / target.sustained_bandwidth("hbm"))
+    bandwidth = target.sustained_bandwidth("hbm")
+    early = min(work.prefetch_bytes, overlap.link_s * bandwidth, max(0, overlap.room_bytes)) / bandwidth
+    if early <= 0:
+        return 0.0
     times = work.times(looped)
     return max(times.values()) - max(times["compute"], times["sram"], times["hbm"] - early, times["ddr"])
 
 
-def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap: Overlap | None = None) -> KernelCost:
+def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap: Overlap | None = None,
+                reloaded: bool = False) -> KernelCost:
     """The one timing of a kernel: its pipeline bound by the busiest resource,
     plus fill, launch and link time.
 
     `looped`: a later iteration of a kernel loop pays no launch and no fill
-    (compiler/model/kernel_looping.py). `overlap`: the previous kernel's collectives,
-    behind which its weight reads may run (`_hidden_s`: `overlap_s`).
+    (compiler/model/kernel_looping.py); `reloaded`: one of a loop body of several
+    kernels, it loads its configuration every iteration (one `reconfigure_s`).
+    `overlap`: the previous kernel's collectives, behind which its weight reads
+    may run (`_hidden_s`: `overlap_s`).
     """
     times = work.times(looped)
     fill = (0.0 if looped else work.startup_s) + work.pipeline_s
@@ -329,6 +336,7 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     if work.link_s > max(launch, times[busiest]):
         bound = "link"
     hidden = _hidden_s(work, target, overlap, looped)
+    reconfigure = work.reconfigure_s + (target.reconfigure_s if reloaded else 0.0)
     return KernelCost(
         **{f.name: getattr(work, f.name) for f in fields(_KernelFacts)},
         bound=bound,
@@ -338,8 +346,8 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
         ddr_s=work.ddr_s,
         fill_s=fill,
         launch_s=launch,
-        modeled_time_s=times[busiest] + fill + launch + work.reconfigure_s + work.link_s - hidden,
-        reconfigure_s=work.reconfigure_s,
+        modeled_time_s=times[busiest] + fill + launch + reconfigure + work.link_s - hidden,
+        reconfigure_s=reconfigure,
         pipeline_s=work.pipeline_s,
         pcus=work.pcus,
         pmus=work.pmus,

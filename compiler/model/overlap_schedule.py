@@ -13,10 +13,11 @@ the program's order:
   write) starts as soon as the chip is free: its whole pipeline runs beside
   those collectives (the other half of a split matmul, an independent branch);
 - a kernel that does read such a value starts when that value is ready (the
-  collective's end), but its weights do not depend on it: it loads
-  `prefetch_bytes` of weights (those read before its tile loop) during the
-  wait when the program's SRAM plan leaves room for them (`room_bytes`), which
-  takes that load off its HBM time (`kernel_timing.prefetch_hidden_s`);
+  collective's end), but its weights do not depend on it: during the wait it
+  loads the part of its `prefetch_bytes` (weights read before its tile loop)
+  that the wait covers and the program's SRAM plan leaves room for
+  (`room_bytes`), which takes that load off its HBM time
+  (`kernel_timing._hidden_s`);
 - values are compared only between kernels of one function activation (the
   same `func.call`s): across calls of an outlined layer the callee's buffers
   are the same SSA values for different data. The first kernel of a layer
@@ -140,12 +141,12 @@ def schedule(records: list[KernelRecord], target: Target, room_bytes: int | None
         if record.op not in works:
             works[record.op] = kernel_work(record, target)
         work = works[record.op]
-        alone = kernel_time(work, target, record.looped)
+        alone = kernel_time(work, target, record.looped, reloaded=record.reloaded)
         ready, independent = lanes.wait_for(record)
         wait = max(0.0, ready - lanes.chip_free)
         cost = alone
         if wait > 0 and room_bytes is not None:
-            cost = kernel_time(work, target, record.looped, Overlap(wait, room_bytes))
+            cost = kernel_time(work, target, record.looped, Overlap(wait, room_bytes), record.reloaded)
         pipeline_s = cost.modeled_time_s - cost.link_s
         start = max(lanes.chip_free, ready)
         end = start + pipeline_s

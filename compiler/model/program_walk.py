@@ -130,6 +130,12 @@ class KernelRecord:
     """The `func.call`s it runs under, outermost first (empty when inline)."""
     looped: bool = False
     """A later iteration of a kernel loop (compiler/model/kernel_looping.py): no launch, no fill."""
+    reloaded: bool = False
+    """A looped kernel of a loop body of several kernels: it loads its configuration
+    every iteration (`reconfigure_s`)."""
+    candidate: str = ""
+    """The callee of several kernels of which this is a later call's kernel: looped
+    (and reloaded) when that loop pays (`cost_model.settle_loops`)."""
 
 
 @dataclass
@@ -212,11 +218,14 @@ def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
     walker = _Walker(_weight_values(function), hbm_shares(function, globals_))
     loops: list[KernelLoop] = []
     later_iterations: set[Operation] = set()
+    candidates: set[Operation] = set()
     for block in function.body.blocks:
         walker.walk(block, 1, 0)
-        block_loops, block_later = plan_loops(block, {name: len(k) for name, k in walked.items()}, kernel_looping)
+        block_loops, block_later, block_candidates = plan_loops(
+            block, {name: len(k) for name, k in walked.items()}, kernel_looping)
         loops += block_loops
         later_iterations |= block_later
+        candidates |= block_candidates
     found: list[KernelRecord] = []
     hosts: list[HostCallOp] = []
     for item in walker.finish():
@@ -229,7 +238,9 @@ def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
         if item.callee not in walked:
             raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
         later = item.op in later_iterations
-        found += [replace(k, calls=(item.op, *k.calls), looped=k.looped or later) for k in walked[item.callee]]
+        candidate = item.callee if item.op in candidates else ""
+        found += [replace(k, calls=(item.op, *k.calls), looped=k.looped or later, candidate=candidate or k.candidate)
+                  for k in walked[item.callee]]
         hosts += hosted[item.callee]
     return found, loops, hosts
 

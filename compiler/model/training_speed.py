@@ -94,6 +94,7 @@ from rducc.model.cost_model import (
     collective_cost,
     estimate,
     kernel_costs,
+    settle_loops,
     sram_room_bytes,
     walk_placed,
 )
@@ -422,8 +423,8 @@ def op_seconds(op: Operation, target: Target, weights: set[SSAValue]) -> tuple[f
 
 def _time_kernels(module: ModuleOp, target: Target, m: int, stages: list[_StageTimes]) -> None:
     """A lowered program: each kernel (as the cost model times it) on its stage."""
-    walk = walk_placed(module, target.kernel_looping)
-    for record, cost in zip(walk.kernels, kernel_costs(walk.kernels, target, sram_room_bytes(module))):
+    records, _ = settle_loops(walk_placed(module, target.kernel_looping), target)
+    for record, cost in zip(records, kernel_costs(records, target, sram_room_bytes(module))):
         placed = record.calls[0] if record.calls else record.op  # an outlined layer's kernel: its call's stage
         times = stages[op_stage(placed) if len(stages) > 1 else 0]
         body = [op for op in record.op.body.walk() if phase_of(op) is not None]

@@ -59,6 +59,7 @@ from rducc.dialects.tier import (
 )
 from rducc.errors import RduccError
 from rducc.files import Writer, bytes_writer, write_together
+from rducc.model.cost_model import settle_loops
 from rducc.model.kernel_timing import KernelCost, kernel_mapping
 from rducc.model.mapping import body_stages, compute_body, site, utilization
 from rducc.model.overlap_schedule import kernel_costs
@@ -171,8 +172,8 @@ def costed_kernels(module: ModuleOp) -> list[tuple[KernelRecord, KernelCost]]:
     """Each kernel as it runs (the cost model's walk, keyed to its ops) with its
     cost on the module's target, as the cost model times it."""
     target = module_target(module)
-    walk = walk_placed(module, target.kernel_looping)
-    return list(zip(walk.kernels, kernel_costs(walk.kernels, target, _sram_room(module))))
+    records, _ = settle_loops(walk_placed(module, target.kernel_looping), target)
+    return list(zip(records, kernel_costs(records, target, _sram_room(module))))
 
 
 def _sram_room(module: ModuleOp) -> int | None:

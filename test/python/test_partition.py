@@ -286,17 +286,20 @@ def _work(hbm_s: float = 0.0, compute_s: float = 0.0, link_s: float = 0.0, prefe
                       prefetch_bytes=prefetch_bytes)
 
 
-@pytest.mark.parametrize(("prefetch_us", "compute_us", "room", "hidden_us"), [
-    (10.0, 0.0, 10**9, 5.0),   # 10 us of weights to read ahead: all 5 us of links hidden
-    (2.0, 0.0, 10**9, 2.0),    # only 2 us of weights before the tile loop: 2 us hidden
-    (10.0, 18.0, 10**9, 2.0),  # HBM 20 -> 15 us, but compute takes 18: 2 us saved
-    (10.0, 0.0, 1000, 0.0),    # no SRAM room for the prefetched weights: serial
+@pytest.mark.parametrize(("prefetch_us", "compute_us", "room_us", "hidden_us"), [
+    (10.0, 0.0, 1e3, 5.0),    # 10 us of weights to read ahead: all 5 us of links hidden
+    (2.0, 0.0, 1e3, 2.0),     # only 2 us of weights before the tile loop: 2 us hidden
+    (10.0, 18.0, 1e3, 2.0),   # HBM 20 -> 15 us, but compute takes 18: 2 us saved
+    (10.0, 0.0, 3.0, 3.0),    # SRAM room for 3 us of the weights: those 3 us read during the wait
+    (10.0, 0.0, 0.0, 0.0),    # no SRAM room: serial
 ])
-def test_overlap_hides_links_behind_the_next_kernels_weight_reads(prefetch_us, compute_us, room, hidden_us):
+def test_overlap_hides_links_behind_the_next_kernels_weight_reads(prefetch_us, compute_us, room_us, hidden_us):
+    """The next kernel reads ahead, during the links, what the wait covers and the free SRAM holds."""
     target = load_target("sn40l-8")
+    rate = target.hbm_bandwidth * target.hbm_efficiency
+    room = int(room_us * 1e-6 * rate)
     first = _work(hbm_s=1e-6, link_s=5e-6)
-    second = _work(hbm_s=20e-6, compute_s=compute_us * 1e-6,
-                   prefetch_bytes=int(prefetch_us * 1e-6 * target.hbm_bandwidth * target.hbm_efficiency))
+    second = _work(hbm_s=20e-6, compute_s=compute_us * 1e-6, prefetch_bytes=int(prefetch_us * 1e-6 * rate))
     serial = kernel_time(second, target).modeled_time_s
     first_cost = kernel_time(first, target, overlap=Overlap(0.0, room))
     second_cost = kernel_time(second, target, overlap=Overlap(first.link_s, room))
