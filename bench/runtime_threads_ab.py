@@ -41,8 +41,8 @@ from 262,144 elements (round 15); after, from torch's grain (32,768,
 body's negation NumPy's on the calling thread; after, torch's kernel on its
 pool (`map_body._ARITHMETIC_ON_THREADS`). `--change round16`: both.
 
-Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--change flags|copies|broadcast|all|grain-copies|negation|round16]
-     [--elements N]
+Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--steps N]
+     [--change flags|copies|broadcast|all|grain-copies|negation|round16] [--elements N]
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ from zoo.models import FULL_SIZE
 
 import rducc
 from rducc.runtime import elementwise, engine, interpreter, kernels, map_body
-
 
 _LARGEST_SUBNORMAL = float(np.nextafter(np.finfo(np.float32).tiny, np.float32(0)))
 
