@@ -1,16 +1,19 @@
 """A layout copy at two torch threads: NumPy's assignment on the calling thread
 against `elementwise.assign` (torch's `copy_` of the bits, split over its
-pool), by size, in one process (issue 32, round 15).
+pool), by size, in one process (issue 32, rounds 15 and 16).
 
 The copy is a window partition's (`[1, H/7, 7, W/7, 7, C]` permuted to
-`[1, H/7, W/7, 7, 7, C]`, Swin's), into an array made once (`into`) and
-into a fresh one (`fresh`, as a reshape of an array with strides makes);
-`assign` runs torch's copy at every size here.
-Each time is the least over N calls of the calling thread's CPU (load does
-not inflate it: the work that thread does), the process's CPU (the pool's
-share too) and the wall time; on a loaded machine run with
-`OMP_WAIT_POLICY=PASSIVE`, so that a waiting thread sleeps. The size from
-which `assign` takes the calling thread less time than NumPy is what
+`[1, H/7, W/7, 7, 7, C]`, Swin's), into an array made once. Two states:
+`alone`, the source hot in the calling thread's cache (written there once)
+and nothing reading the copy (round 15's measurement); `in a model`, the
+source rewritten before each call by a map on torch's pool (as a product, a
+norm or a map's arithmetic leaves it: each half in its thread's core) and a
+map on the pool reading the copy after it, timed with it (round 16).
+`assign` runs torch's copy at every size here. Each time is the least over
+N calls of the calling thread's CPU (load does not inflate it: the work
+that thread does, and its spinning at the pool's join while the other
+thread fetches its half from the other core). The size from which `assign`
+takes the calling thread less time than NumPy in a model is what
 `elementwise.TORCH_COPY_ELEMENTS` is set from.
 
 Run: python bench/runtime_copy_threads.py [--calls N] [--threads N]
@@ -33,51 +36,65 @@ SHAPES = ((7, 768), (14, 384), (28, 192), (56, 96), (56, 192), (112, 96), (112, 
 """(H = W, C) of each window partition timed."""
 
 
-def clocks(function: Callable[[], object], calls: int) -> tuple[float, float, float]:
-    """Least calling-thread CPU, process CPU and wall ms over `calls` calls."""
-    best = [float("inf")] * 3
+def least_cpu(function: Callable[[], object], before: Callable[[], object], calls: int) -> float:
+    """Least calling-thread CPU us of `function` over `calls` calls, `before` run (untimed) before each."""
+    best = float("inf")
     for _ in range(calls):
-        start = time.thread_time(), time.process_time(), time.perf_counter()
+        before()
+        start = time.thread_time()
         function()
-        end = time.thread_time(), time.process_time(), time.perf_counter()
-        best = [min(b, (e - s) * 1e3) for b, s, e in zip(best, start, end)]
-    return best[0], best[1], best[2]
+        best = min(best, (time.thread_time() - start) * 1e6)
+    return best
 
 
 def row(side: int, channels: int, calls: int) -> str:
     """One size's four times and the calling-thread ratios."""
-    source = np.random.default_rng(0).random((1, side // 7, 7, side // 7, 7, channels), np.float32)
-    source = source.transpose(0, 1, 3, 2, 4, 5)
+    base = np.random.default_rng(0).random((1, side // 7, 7, side // 7, 7, channels), np.float32)
+    source, written = base.transpose(0, 1, 3, 2, 4, 5), torch.from_numpy(base)
     into = np.empty(source.shape, np.float32)
+    read, reader = torch.from_numpy(into), torch.empty(source.shape)
 
-    def numpy_into() -> None:
+    def numpy_copy() -> None:
         into[...] = source
 
-    def fresh() -> np.ndarray:
-        dense = np.empty(source.shape, np.float32)
-        assign(dense, source)
-        return dense
+    def torch_copy() -> None:
+        assign(into, source)
+
+    def in_a_model(copy: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            copy()
+            torch.add(read, 1.0, out=reader)
+        return run
+
+    def nothing() -> None:
+        pass
+
+    def pool_writes() -> None:
+        torch.mul(written, 1.0, out=written)
 
     threshold, elementwise.TORCH_COPY_ELEMENTS = elementwise.TORCH_COPY_ELEMENTS, 0  # assign: torch's at every size
     try:
-        times = [clocks(f, calls) for f in (numpy_into, lambda: assign(into, source), source.copy, fresh)]
-        assert np.array_equal(fresh(), source)
+        times = [least_cpu(numpy_copy, nothing, calls), least_cpu(torch_copy, nothing, calls),
+                 least_cpu(in_a_model(numpy_copy), pool_writes, calls),
+                 least_cpu(in_a_model(torch_copy), pool_writes, calls)]
+        assert np.array_equal(into, source)
     finally:
         elementwise.TORCH_COPY_ELEMENTS = threshold
-    cells = " | ".join(" / ".join(f"{t:.3f}" for t in c) for c in times)
-    return (f"| {source.size} | {cells} | {times[1][0] / times[0][0]:.2f}x | {times[3][0] / times[2][0]:.2f}x "
+    cells = " | ".join(f"{t:.1f}" for t in times)
+    return (f"| {source.size} | {cells} | {times[1] / times[0]:.2f}x | {times[3] / times[2]:.2f}x "
             f"| {'pool' if source.size >= elementwise.TORCH_COPY_ELEMENTS else 'NumPy'} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=60)
+    parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"{args.threads} torch threads; ms: calling thread's CPU / process CPU / wall, least of {args.calls}\n")
-    print("| elements | into: NumPy | into: assign | fresh: NumPy | fresh: assign | into: assign / NumPy "
-          "(thread CPU) | fresh: assign / NumPy (thread CPU) | the runtime copies on |")
+    torch.ones(1 << 20).add_(1)  # the pool made first
+    print(f"{args.threads} torch threads; us of the calling thread's CPU, least of {args.calls}\n")
+    print("| elements | alone: NumPy | alone: assign | in a model: NumPy | in a model: assign "
+          "| alone: assign / NumPy | in a model: assign / NumPy | the runtime copies on |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for side, channels in SHAPES:
         print(row(side, channels, args.calls), flush=True)

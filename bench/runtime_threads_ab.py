@@ -35,8 +35,14 @@ torch's `copy_` of the same bits on its pool (`elementwise.assign`). With
 `torch.broadcast_shapes` (10 us a call in Python); after, by NumPy's
 `np.broadcast` (0.5 us). `--change all`: the three at once.
 
-Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--change flags|copies|broadcast|all]
-     [--elements N]
+Round 16: `--change grain-copies`: before, layout copies on torch's pool
+from 262,144 elements (round 15); after, from torch's grain (32,768,
+`elementwise.TORCH_COPY_ELEMENTS`). `--change negation`: before, a map
+body's negation NumPy's on the calling thread; after, torch's kernel on its
+pool (`map_body._ARITHMETIC_ON_THREADS`). `--change round16`: both.
+
+Run: python bench/runtime_threads_ab.py [--only NAME ...] [--threads N ...] [--calls N] [--steps N]
+     [--change flags|copies|broadcast|all|grain-copies|negation|round16] [--elements N]
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -55,8 +61,7 @@ from common import Section  # noqa: F401 - sets one BLAS thread before numpy loa
 from zoo.models import FULL_SIZE
 
 import rducc
-from rducc.runtime import elementwise, engine, kernels
-
+from rducc.runtime import elementwise, engine, interpreter, kernels, map_body
 
 _LARGEST_SUBNORMAL = float(np.nextafter(np.finfo(np.float32).tiny, np.float32(0)))
 
@@ -118,7 +123,40 @@ def round_14() -> Iterator[None]:
         yield
 
 
-CHANGES = {"flags": before, "copies": copies_on_calling_thread, "broadcast": torch_broadcast_shapes, "all": round_14}
+@contextlib.contextmanager
+def copies_from_256k() -> Iterator[None]:
+    """Runs inside copy on torch's pool from 262,144 elements, as round 15
+    did (after: from torch's grain, `elementwise.TORCH_COPY_ELEMENTS`)."""
+    plain = elementwise.TORCH_COPY_ELEMENTS
+    elementwise.TORCH_COPY_ELEMENTS = 1 << 18
+    try:
+        yield
+    finally:
+        elementwise.TORCH_COPY_ELEMENTS = plain
+
+
+@contextlib.contextmanager
+def negation_on_calling_thread() -> Iterator[None]:
+    """Runs inside negate in a map body with NumPy's ufunc on the calling
+    thread, as before round 16 (after: torch's kernel on its pool)."""
+    map_body.arithmetic_for_threads()  # bound for this thread count now: the run's own call keeps the swap
+    plain = map_body._TORCH_ARITHMETIC.negative  # noqa: SLF001 - the binding this A/B swaps
+    map_body._TORCH_ARITHMETIC.negative = np.negative  # noqa: SLF001
+    try:
+        yield
+    finally:
+        map_body._TORCH_ARITHMETIC.negative = plain  # noqa: SLF001
+
+
+@contextlib.contextmanager
+def round_15() -> Iterator[None]:
+    """Runs inside are the runtime before round 16: copies from 256K, negation NumPy's."""
+    with copies_from_256k(), negation_on_calling_thread():
+        yield
+
+
+CHANGES = {"flags": before, "copies": copies_on_calling_thread, "broadcast": torch_broadcast_shapes, "all": round_14,
+           "grain-copies": copies_from_256k, "negation": negation_on_calling_thread, "round16": round_15}
 """What `--change` takes out of `before`'s runs."""
 
 
@@ -172,6 +210,43 @@ def best_clocks(functions: list[Callable[[], object]], rounds: int) -> list[tupl
     return [(t, p, w) for t, p, w in best]
 
 
+def least_steps(functions: list[Callable[[], object]], rounds: int) -> list[float]:
+    """The sum over steps of each step's least calling-thread CPU seconds
+    (exclusive of nested steps) over `rounds` interleaved rounds, per
+    function (eager's: 0): under load a whole call seldom runs with both
+    threads on a core, but each step does in some round, so the sum is
+    near a quiet machine's calling-thread time, the pool's join included."""
+    plain = interpreter.run_steps
+    least: list[dict[tuple[int, int], float]] = [{} for _ in functions]
+    seen: dict[int, int] = {}
+    nested: list[float] = []
+    side: list[dict[tuple[int, int], float]] = [least[0]]
+
+    def timed(steps: Sequence, env: list, context: object, where: str) -> None:
+        for step, op in steps:
+            nested.append(0.0)
+            start = time.thread_time()
+            step(env, context)
+            spent = time.thread_time() - start
+            own = spent - nested.pop()
+            if nested:
+                nested[-1] += spent
+            key = (id(op), seen.get(id(op), 0))
+            seen[id(op)] = key[1] + 1
+            side[0][key] = min(side[0].get(key, float("inf")), own)
+
+    interpreter.run_steps = timed
+    try:
+        for _ in range(rounds):
+            for index in range(1, len(functions)):
+                seen.clear()
+                side[0] = least[index]
+                functions[index]()
+    finally:
+        interpreter.run_steps = plain
+    return [sum(steps.values()) for steps in least]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE), default=sorted(FULL_SIZE))
@@ -179,7 +254,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=9)
     parser.add_argument("--change", choices=sorted(CHANGES), default="flags",
                         help="flags: pool threads flushing subnormals; copies: layout copies on torch's pool; "
-                        "broadcast: a torch kernel's out= shape checked by NumPy; all: the three")
+                        "broadcast: a torch kernel's out= shape checked by NumPy; all: the three; grain-copies: copies "
+                        "on the pool from 32K elements, not 256K; negation: a body's negation on the pool; round16: "
+                        "both")
+    parser.add_argument("--steps", type=int, default=0, help="also: each step's least calling-thread CPU over "
+                        "this many interleaved rounds, summed (before / after)")
     parser.add_argument("--elements", type=int, help="instead: after = a body's float arithmetic on torch's pool "
                         "from this many elements (TORCH_ARITHMETIC_ELEMENTS), before = as it is")
     args = parser.parse_args()
@@ -207,6 +286,10 @@ def main() -> None:
                 ratios = " | ".join(f"{clocks[2][k] / clocks[1][k]:.3f}x" for k in range(3))
                 print(f"| {name} | {threads} | {e} | {b} | {a} | {ratios} | {clocks[2][0] / clocks[0][0]:.3f}x "
                       f"| {same} |", flush=True)
+                if args.steps:
+                    _, b_steps, a_steps = least_steps(functions, args.steps)
+                    print(f"|   steps, least each over {args.steps} rounds | {threads} | - | {b_steps * 1e3:.1f} "
+                          f"| {a_steps * 1e3:.1f} | {a_steps / b_steps:.3f}x | | | | |", flush=True)
             torch.set_num_threads(1)
 
 

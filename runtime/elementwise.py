@@ -209,24 +209,24 @@ def torch_math(function: Callable[..., torch.Tensor]) -> Callable[..., np.ndarra
 
 
 TORCH_ARITHMETIC_ELEMENTS = 1 << 15
-"""Elements from which a body's float add, subtract, multiply or divide may
-run as torch's kernel (`torch_arithmetic`): torch's parallel grain (below it
-torch runs on one thread too, and its call costs about 2 us more than
-numpy's). Host tuning, not a chip figure."""
+"""Elements from which a body's float add, subtract, multiply, divide or
+negation may run as torch's kernel (`torch_arithmetic`): torch's parallel
+grain (below it torch runs on one thread too, and its call costs about 2 us
+more than numpy's). Host tuning, not a chip figure."""
 
 
 def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> Callable[..., np.ndarray]:
-    """A map body's float arithmetic ufunc (add, subtract, multiply, divide)
-    that runs as torch's CPU kernel `function` when torch has more than one
-    thread, on f32 or f64 arrays of one dtype and at least
+    """A map body's float arithmetic ufunc (add, subtract, multiply, divide,
+    negative) that runs as torch's CPU kernel `function` when torch has more
+    than one thread, on f32 or f64 arrays of one dtype and at least
     `TORCH_ARITHMETIC_ELEMENTS` elements: numpy's ufuncs run on the calling
     thread alone, torch's split over its pool, as eager's do. Else (one
     thread: torch's kernels were no faster there, bench/runtime_arith_ab.py)
-    numpy's ufunc. Both round each element once (IEEE), so the result is the
-    same bit for bit either way; in a run, torch's pool threads read and
-    write subnormals as zero (`subnormals.pool_flushing`), so inside a body
-    that flushes (an exponential's) the pool's share is the calling
-    thread's bits too."""
+    numpy's ufunc. Both round each element once (IEEE; a negation flips
+    the sign bit, a NaN's too), so the result is the same bit for bit either
+    way; in a run, torch's pool threads read and write subnormals as zero
+    (`subnormals.pool_flushing`), so inside a body that flushes (an
+    exponential's) the pool's share is the calling thread's bits too."""
 
     def run(*operands: Any, out: np.ndarray | None = None) -> np.ndarray:
         if torch.get_num_threads() > 1 and _on_torch(operands, out):  # one thread: numpy's, at once
@@ -245,13 +245,20 @@ _BITS = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
 """The integer type of each element size: a copy moves an element's bits."""
 
 
-TORCH_COPY_ELEMENTS = 1 << 18
+TORCH_COPY_ELEMENTS = TORCH_ARITHMETIC_ELEMENTS
 """Elements from which a layout copy runs as torch's `copy_` on its pool
-(`assign`). Host tuning, not a chip figure: below it the copy is in cache
-and NumPy's takes the calling thread less time than torch's call and fork.
-Measured at two threads (bench/runtime_copy_threads.py, a window
-partition's copy, least calling-thread CPU, torch's against NumPy's): 150K
-elements 1.3x, 301K 0.7-0.99x, 602K 0.7x, 1.2M 0.7x."""
+(`assign`): torch's parallel grain, as for a body's arithmetic (below it
+torch's copy runs on one thread too). Host tuning, not a chip figure. In a
+model a copy's source was last written split over the pool (a product, a
+norm, a map's arithmetic) and its reader reads it split again: NumPy's copy
+on the calling thread reads the pool thread's half from the other core's
+cache and leaves the whole result in its own, where the reader's pool thread
+fetches its half while the calling thread waits at the join. Measured at two
+threads in that state (bench/runtime_copy_threads.py, a window partition's
+copy and a pool map reading it, least calling-thread CPU, torch's against
+NumPy's): 37K elements 0.84x, 75K 0.67x, 150K 0.52x, 301K 0.40x; with the
+source hot in the calling thread's cache and no reader (round 15's
+measurement, which set 256K): 37K 2.39x, 75K 1.63x, 150K 1.10x, 301K 0.43x."""
 
 
 def copies_on_torch(size: int) -> bool:

@@ -123,13 +123,16 @@ by torch's name: what eager's op of that name computes, bit for bit."""
 _ARITHMETIC_ON_THREADS = {
     name: elementwise.torch_arithmetic(getattr(np, name), function)
     for name, function in (("add", torch.add), ("subtract", torch.sub), ("multiply", torch.mul),
-                           ("divide", torch.div))
+                           ("divide", torch.div), ("negative", torch.neg))
 }
 """A body's float arithmetic when torch has more than one thread: torch's
-kernel on its threads for large arrays (`elementwise.torch_arithmetic`)."""
+kernel on its threads for large arrays (`elementwise.torch_arithmetic`).
+Negation too (the sign bit flipped, NaN's included, both ways): alone on the
+calling thread between ops on the pool it moved each array between the two
+cores' caches (Mixtral's `x / (1 + exp(-x))`)."""
 
 _TORCH_ARITHMETIC = SimpleNamespace(**{name: getattr(np, name) for name in _ARITHMETIC_ON_THREADS})
-"""A body's float add, subtract, multiply and divide (`_ta.NAME`): numpy's
+"""A body's float add, subtract, multiply, divide and negation (`_ta.NAME`): numpy's
 ufunc at one torch thread (no Python frame between a body and the ufunc), the
 entries of `_ARITHMETIC_ON_THREADS` above one (`arithmetic_for_threads` binds
 them at each run); the same bits either way."""
@@ -337,7 +340,7 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "arith.subf": _float_op("_ta.subtract", 2),
     "arith.mulf": _float_op("_ta.multiply", 2),
     "arith.divf": _float_op("_ta.divide", 2),
-    "arith.negf": _float_op("np.negative", 1),
+    "arith.negf": _float_op("_ta.negative", 1),
     "arith.maximumf": _float_op("np.maximum", 2),
     "arith.minimumf": _float_op("np.minimum", 2),
     "arith.maxnumf": _float_op("np.fmax", 2),

@@ -97,9 +97,10 @@ class _ShiftedWindows(torch.nn.Module):
     permutation reshaped (NumPy must copy), a map, and back."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        channels = x.shape[-1]
         x = torch.roll(x, (-3, -3), (1, 2))
-        windows = x.view(1, 8, 7, 8, 7, 192).permute(0, 1, 3, 2, 4, 5).reshape(64, 49, 192) * 2.0
-        x = windows.view(1, 8, 8, 7, 7, 192).permute(0, 1, 3, 2, 4, 5).reshape(1, 56, 56, 192)
+        windows = x.view(1, 8, 7, 8, 7, channels).permute(0, 1, 3, 2, 4, 5).reshape(64, 49, channels) * 2.0
+        x = windows.view(1, 8, 8, 7, 7, channels).permute(0, 1, 3, 2, 4, 5).reshape(1, 56, 56, channels)
         return torch.roll(x, (3, 3), (1, 2)) + 1.0
 
 
@@ -116,11 +117,13 @@ class _AtenCalls(TorchDispatchMode):
 
 
 @pytest.mark.usefixtures("threads")
-def test_layout_copies_run_on_torchs_pool_at_two_threads() -> None:
+@pytest.mark.parametrize("channels", [192, 12])
+def test_layout_copies_run_on_torchs_pool_at_two_threads(channels: int) -> None:
     """At two threads the window partitions' copies (from
-    `elementwise.TORCH_COPY_ELEMENTS`) are torch's `copy_` (split over its
-    pool, `elementwise.assign`), at one NumPy's; eager's bits either way."""
-    x = torch.randn(1, 56, 56, 192, generator=torch.Generator().manual_seed(5))  # 602K elements: on the pool
+    `elementwise.TORCH_COPY_ELEMENTS`, torch's grain: 602K elements, and 38K,
+    Swin's last stage's size) are torch's `copy_` (split over its pool,
+    `elementwise.assign`), at one NumPy's; eager's bits either way."""
+    x = torch.randn(1, 56, 56, channels, generator=torch.Generator().manual_seed(5))
     x[0, 0, 0, :2] = torch.tensor([float("nan"), -0.0])
     model = _ShiftedWindows()
     with torch.no_grad():
@@ -135,3 +138,35 @@ def test_layout_copies_run_on_torchs_pool_at_two_threads() -> None:
         assert torch.equal(result.nan_to_num(), expected.nan_to_num()) and result.isnan().equal(expected.isnan())
         copies[count] = calls.counts.get("aten.copy_.default", 0)
     assert copies[1] == 0 and copies[2] >= 2, copies
+
+
+class _Negations(torch.nn.Module):
+    """A map body negating an operand between two multiplies (Mixtral's
+    `x / (1 + exp(-x))` negates between pool ops too)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return -(x * y) * y
+
+
+@pytest.mark.usefixtures("threads")
+def test_a_bodys_negation_runs_on_torchs_pool_at_two_threads() -> None:
+    """At two threads a body's negation of 38K elements is torch's kernel on
+    its pool (as its multiplies are), at one NumPy's; the same bits either
+    way, a NaN's and a zero's sign bits too."""
+    generator = torch.Generator().manual_seed(6)
+    x, y = torch.randn(196, 192, generator=generator), torch.randn(196, 192, generator=generator)
+    x[0, :4] = torch.tensor([float("nan"), -float("nan"), 0.0, -0.0])
+    model = _Negations()
+    with torch.no_grad():
+        program = rducc.compile(torch.export.export(model, (x, y)), opt_level=2)
+        expected = model(x, y).numpy().view(np.uint32)
+    negations, bits = {}, {}
+    for count in (1, 2):
+        torch.set_num_threads(count)
+        program(x, y)
+        with _AtenCalls() as calls:
+            bits[count] = torch.as_tensor(program(x, y)).numpy().view(np.uint32)
+        negations[count] = calls.counts.get("aten.neg.out", 0)
+    np.testing.assert_array_equal(bits[2], bits[1])
+    assert np.array_equal(bits[1], expected)
+    assert negations == {1: 0, 2: 1}, negations
