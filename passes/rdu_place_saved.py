@@ -495,6 +495,20 @@ _Endpoint = tuple[KernelOp, bool, int]
 """A kernel, whether it writes (else reads) the value, and at which result (else operand)."""
 
 
+def _writer(value: SSAValue) -> _Endpoint | None:
+    """The kernel that writes `value` to DDR when it is there: its own kernel, or for a
+    call's result the callee's kernel that returns it (`_callee_producer`); None for an
+    argument or a result no kernel writes."""
+    owner = value.owner
+    if not isinstance(value, OpResult):
+        return None
+    if isinstance(owner, KernelOp):
+        return owner, True, value.index
+    if isinstance(owner, func.CallOp) and (producer := _callee_producer(owner, value.index)) is not None:
+        return producer[0], True, producer[1]
+    return None
+
+
 class _Pricer:
     """The modeled seconds of the kernels a placement touches, each timed as the cost
     model times it (`Traffic.seconds`: `kernel_time` of the kernel as `rdu-fuse`
@@ -545,14 +559,11 @@ class _Pricer:
         return self.ends_known[value]
 
     def _endpoints(self, value: SSAValue) -> Iterable[_Endpoint]:
-        owner = value.owner
-        if isinstance(owner, KernelOp) and isinstance(value, OpResult):
-            yield owner, True, value.index
-        elif isinstance(owner, func.CallOp) and isinstance(value, OpResult):
-            producer = _callee_producer(owner, value.index)
-            if producer is not None:
-                kernel, index = producer
-                yield kernel, True, index
+        writer = _writer(value)
+        if writer is not None:
+            yield writer
+            kernel, _, index = writer
+            if kernel.results[index] is not value:  # a call's result: the callee's kernels read it back too
                 yield from self._readers(kernel.results[index])
         yield from self._readers(value)
 
@@ -570,13 +581,8 @@ class _Pricer:
         for arg in self.args.get(name, ()):
             yield from self._readers(arg)
         for update in self.updates.get(name, ()):
-            owner = update.owner
-            if isinstance(owner, KernelOp) and isinstance(update, OpResult):
-                yield owner, True, update.index
-            elif isinstance(owner, func.CallOp) and isinstance(update, OpResult):
-                producer = _callee_producer(owner, update.index)
-                if producer is not None:
-                    yield producer[0], True, producer[1]
+            if (writer := _writer(update)) is not None:
+                yield writer
 
     def sets(self, values: Iterable[SSAValue], globals_: Iterable[str]) -> dict[KernelOp, tuple[set[int], set[int]]]:
         """Per kernel, the operands it reads and the results it writes in DDR."""
