@@ -514,3 +514,40 @@ def test_planner_is_not_slower_than_its_alternatives(target: str, monkeypatch: p
             _alternative(name, patch)
             other = step_s()
         assert chosen <= other * (1 + 1e-9), (name, chosen, other)
+
+
+def test_a_global_in_ddr_is_priced_where_its_update_is_read_back() -> None:
+    """An optimizer's update written over its global (SGD's new momentum, `written_in_place`)
+    is read back by the weight's update from the global's buffer: with the global in DDR,
+    rdu-place-saved prices that read too (`_Pricer.global_endpoints`), besides the kernel
+    reading the old value and the one writing the update. (The 8B AdamW step's moments are
+    read so by their weight's update: 19.0 ms of DDR stall the price left out at 2 layers.)
+    The step of rdu-place-saved-in-place.mlir, fused one op a kernel."""
+    from xdsl.context import Context
+    from xdsl.dialects import arith, builtin
+    from xdsl.parser import Parser
+
+    from rducc.dialects.rdu.dataflow import Dataflow
+    from rducc.dialects.saved import training_step
+    from rducc.dialects.tier import Memory
+    from rducc.model.in_place import written_in_place
+    from rducc.passes import rdu_place_saved
+    from rducc.pipeline import parse_passes, run_passes
+
+    context = Context()
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, Dataflow, Memory):
+        context.load_dialect(dialect)
+    text = (INPUTS.parent / "rdu-place-saved-in-place.mlir").read_text()
+    module = Parser(context, text).parse_module()
+    run_passes(module, parse_passes("rdu-fuse{level=0}"))
+    entry = find_entry(module)
+    assert entry is not None and training_step(entry) is not None
+    in_place = written_in_place(entry)
+    update = entry.body.block.last_op.operands[2]  # type: ignore[union-attr]
+    assert update in in_place
+    readers = {use.operation for use in update.uses if isinstance(use.operation, KernelOp)}
+    assert readers, "the weight's update reads the new momentum"
+    pricer = rdu_place_saved._Pricer(entry, load_target(str(INPUTS / "train-in-place.toml")), in_place)
+    ends = list(pricer.global_endpoints("optimizer.momentum_buffer.p"))
+    assert update.owner in {kernel for kernel, writes, _ in ends if writes}
+    assert readers <= {kernel for kernel, writes, _ in ends if not writes}, ends
