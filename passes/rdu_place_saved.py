@@ -44,12 +44,12 @@ bytes at the current peak:
 - a recompute: its chain's modeled time (`kernel_seconds`: per kernel, as the
   cost model times it before tiling, the DMA start-up, pipeline fill and launch
   included; per layer call, its callee's kernels');
-- a global to DDR: what it adds to the kernels that read it and write its
-  update in place, priced the same way (`rdu-place-tiers` keeps the tier),
-  with the others one outlined parameter receives (`rdu-place-tiers` gives
-  them one tier); once the step fits, the spilled globals it does not need go
-  back (`_keep_globals`), and so do the spilled values (`_keep_values`, the
-  costliest first).
+- a global to DDR: what it adds to the kernels that read it, write its
+  update in place and read that update back, priced the same way
+  (`rdu-place-tiers` keeps the tier), with the others one outlined parameter
+  receives (`rdu-place-tiers` gives them one tier); once the step fits, the
+  spilled globals it does not need go back (`_keep_globals`), and so do the
+  spilled values (`_keep_values`, the costliest first).
 
 A kernel's DDR bytes add up and its other resources do not, so what a spill
 adds never falls as the plan spills more: a spill or a global is priced
@@ -495,6 +495,20 @@ _Endpoint = tuple[KernelOp, bool, int]
 """A kernel, whether it writes (else reads) the value, and at which result (else operand)."""
 
 
+def _writer(value: SSAValue) -> _Endpoint | None:
+    """The kernel that writes `value` to DDR when it is there: its own kernel, or for a
+    call's result the callee's kernel that returns it (`_callee_producer`); None for an
+    argument or a result no kernel writes."""
+    owner = value.owner
+    if not isinstance(value, OpResult):
+        return None
+    if isinstance(owner, KernelOp):
+        return owner, True, value.index
+    if isinstance(owner, func.CallOp) and (producer := _callee_producer(owner, value.index)) is not None:
+        return producer[0], True, producer[1]
+    return None
+
+
 class _Pricer:
     """The modeled seconds of the kernels a placement touches, each timed as the cost
     model times it (`Traffic.seconds`: `kernel_time` of the kernel as `rdu-fuse`
@@ -506,10 +520,12 @@ class _Pricer:
     read it; a call's operand in DDR is the callee's parameter, which each of the
     callee's kernels reading it reads from there. A callee's kernel runs once per call.
     A global in DDR is read there by the kernels reading the step's argument (and the
-    callees' parameters it is passed to), and its update written there when the
-    update is written in place (`written_in_place`). A kernel whose tile plan has more
-    than one tile (`rdu-tile` makes it a loop, each tile loading its own windows, which
-    the kernel seen whole does not show) pays its DDR bytes in full, hidden by nothing."""
+    callees' parameters it is passed to), its update written there when the update is
+    written in place (`written_in_place`) and read back from there by the kernels that
+    read the update (AdamW's new moments, read by its weight's update). A kernel whose
+    tile plan has more than one tile (`rdu-tile` makes it a loop, each tile loading its
+    own windows, which the kernel seen whole does not show) pays its DDR bytes in full,
+    hidden by nothing."""
 
     def __init__(self, function: func.FuncOp, target: Target, in_place: frozenset[SSAValue] = frozenset()):
         self.function = function
@@ -545,14 +561,11 @@ class _Pricer:
         return self.ends_known[value]
 
     def _endpoints(self, value: SSAValue) -> Iterable[_Endpoint]:
-        owner = value.owner
-        if isinstance(owner, KernelOp) and isinstance(value, OpResult):
-            yield owner, True, value.index
-        elif isinstance(owner, func.CallOp) and isinstance(value, OpResult):
-            producer = _callee_producer(owner, value.index)
-            if producer is not None:
-                kernel, index = producer
-                yield kernel, True, index
+        writer = _writer(value)
+        if writer is not None:
+            yield writer
+            kernel, _, index = writer
+            if kernel.results[index] is not value:  # a call's result: the callee's kernels read it back too
                 yield from self._readers(kernel.results[index])
         yield from self._readers(value)
 
@@ -566,17 +579,13 @@ class _Pricer:
                         yield inner.operation, False, inner.index
 
     def global_endpoints(self, name: str) -> Iterable[_Endpoint]:
-        """The kernels that read global `name` and write its update, when it is in DDR."""
+        """The kernels that read global `name`, write its update in place and read the
+        update back (an optimizer's new moments, read by its weight's update: they read
+        the global's buffer), when it is in DDR."""
         for arg in self.args.get(name, ()):
             yield from self._readers(arg)
         for update in self.updates.get(name, ()):
-            owner = update.owner
-            if isinstance(owner, KernelOp) and isinstance(update, OpResult):
-                yield owner, True, update.index
-            elif isinstance(owner, func.CallOp) and isinstance(update, OpResult):
-                producer = _callee_producer(owner, update.index)
-                if producer is not None:
-                    yield producer[0], True, producer[1]
+            yield from self._endpoints(update)
 
     def sets(self, values: Iterable[SSAValue], globals_: Iterable[str]) -> dict[KernelOp, tuple[set[int], set[int]]]:
         """Per kernel, the operands it reads and the results it writes in DDR."""

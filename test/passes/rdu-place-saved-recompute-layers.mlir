@@ -26,6 +26,15 @@
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-blocked-fast-dma.toml"}' %s | filecheck %s --check-prefix=BLOCKED
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-blocked-fast-dma.toml"},rdu-tile{target="%S/Inputs/train-blocked-fast-dma.toml"},rdu-place-tiers{target="%S/Inputs/train-blocked-fast-dma.toml"},rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=BLOCKED-LOWERED
 // RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-blocked.toml"}' %s | filecheck %s --check-prefix=NOBLOCKED
+// A layer call's recompute blocked by some of its slots is made for the rest
+// (`_narrowed`): with a DDR of 20 GB/s (train-narrowed.toml) the layer norm's two
+// slots go to DDR for every call while the peak is high, which blocks the recompute
+// of whole calls; each call is then recomputed for its other slots, by a callee cut
+// to them (@layer_forward_recompute gives slots 2-6 of the last call,
+// @layer_forward_recompute_1 slots 2-5 of the first: not the norm's, not the output
+// the next layer's clone reads). Once the step fits the norm's slots go back to HBM.
+// Without the narrowing, both calls spill slots 3 and 5 and nothing is recomputed.
+// RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-narrowed.toml"}' %s | filecheck %s --check-prefix=NARROWED
 // Invalid: the step before fusion (level graph): its layer calls' callees are not kernels yet.
 // RUN: not rducc-opt -p 'rdu-place-saved{target="%S/Inputs/train-slow-ddr.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
@@ -88,6 +97,12 @@
 
 // NOBLOCKED:      activations.recompute = 0 : i64
 // NOBLOCKED-NOT:  rdu.recomputes
+
+// NARROWED:       activations.ddr = 0 : i64, activations.recompute = 36864 : i64
+// NARROWED:       func.call @layer_forward(%x, {{.*}}rdu.saved = ["hbm", "hbm", "recompute", "recompute", "recompute", "recompute", "hbm"]}
+// NARROWED-NEXT:  func.call @layer_forward(%add, {{.*}}rdu.saved = ["hbm", "hbm", "recompute", "recompute", "recompute", "recompute", "recompute"]}
+// NARROWED:       %view_6, %sigmoid_2, %view_7, %view_8, %add_2 = func.call @layer_forward_recompute(%add, {{.*}}rdu.recomputes = "layer_forward"} : {{.*}} -> (tensor<16x64xf32>, tensor<2x8x64xf32>, tensor<16x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>)
+// NARROWED:       %view_14, %sigmoid_3, %view_15, %view_16 = func.call @layer_forward_recompute_1(%x, {{.*}}rdu.recomputes = "layer_forward"} : {{.*}} -> (tensor<16x64xf32>, tensor<2x8x64xf32>, tensor<16x64xf32>, tensor<2x8x64xf32>)
 
 // ERR: rducc-opt: error: rdu-place-saved takes IR at level kernels; this module is at level graph
 
