@@ -77,6 +77,19 @@ class Emitter(Protocol):
     def all_of(self, anchor: Node, conditions: list[Node]) -> Node: ...
 
 
+def repeat_positions(r: Emitter, anchor: Node, repeats: Node, length: int) -> Node:
+    """The first `length` positions of `repeat_interleave(repeats)`: position j is the
+    number of running sums of `repeats` at or below j. Counted in time and memory
+    linear in `length` and the repeats, not as a [length, repeats] comparison: each
+    running sum marks its position (one accumulating `index_put`, the sums at or past
+    `length` on a spare last slot), and the marks' running sum is the index."""
+    sums = r.emit(anchor, aten.cumsum.default, repeats, 0, dtype=torch.int64)
+    ends = r.emit(anchor, aten.clamp.default, sums, 0, length)
+    marks = r.emit(anchor, aten.zeros.default, [length + 1], dtype=torch.int64)
+    marks = r.emit(anchor, aten.index_put.default, marks, [ends], r.emit(anchor, aten.ones_like.default, ends), True)
+    return r.emit(anchor, aten.cumsum.default, r.emit(anchor, aten.slice.Tensor, marks, 0, 0, length), 0)
+
+
 # --------------------------------------------------------------------------
 # Shapes read from the traced (symbolic) values
 # --------------------------------------------------------------------------
@@ -593,7 +606,8 @@ class _Padder:
 
     def repeated(self, node: Node) -> None:
         """`repeat_interleave(repeats)` padded: position j of the capacity is the number of running
-        sums at or below j (the pad, past the total, clamped to the last index); the total checked."""
+        sums at or below j (`repeat_positions`; the pad, past the total, clamped to the last
+        index); the total checked."""
         repeats = node.args[0]
         assert isinstance(repeats, Node)
         symbol = _exprs(self.shapes.original[node])[0]
@@ -605,11 +619,7 @@ class _Padder:
         repeats = self.check(node, repeats, self.r.all_of(node, conditions),
                              f"the repeats sum to more than the capacity of {capacity} compiled for (or one is "
                              "negative)")
-        ends = self.r.emit(node, aten.unsqueeze.default, self.r.emit(node, aten.cumsum.default, repeats, 0), 0)
-        positions = self.r.emit(node, aten.unsqueeze.default,
-                                self.r.emit(node, aten.arange.default, capacity, dtype=torch.int64), 1)
-        index = self.r.emit(node, aten.sum.dim_IntList, self.r.emit(node, aten.ge.Tensor, positions, ends), [1],
-                            dtype=torch.int64)
+        index = repeat_positions(self.r, node, repeats, capacity)
         self.counts[symbol] = count
         self._replace(node, self.r.emit(node, aten.clamp.default, index, 0, max(length - 1, 0)))
 
@@ -881,4 +891,4 @@ def pad_counts(r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Symbo
         _Padder(r, original, capacity).run()
 
 
-__all__ = ["pad_counts", "padded_stand_ins", "plan_capacity"]
+__all__ = ["pad_counts", "padded_stand_ins", "plan_capacity", "repeat_positions"]

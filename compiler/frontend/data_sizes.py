@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import TensorType
 
 from rducc.dialects.rdu.checks import CheckOp
 from rducc.errors import RduccError
-from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity
+from rducc.frontend.capacity import pad_counts, padded_stand_ins, plan_capacity, repeat_positions
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, positional
 from rducc.frontend.fx_emit import emit_node
 from rducc.frontend.locations import describe_location, source_line
@@ -376,7 +376,8 @@ def _unique_consecutive(r: _Rewriter, node: Node) -> None:
 
 def _repeat_interleave(r: _Rewriter, node: Node) -> None:
     """`repeat_interleave(repeats)`: each position i repeated repeats[i] times, `total`
-    positions (the example's sum, checked): position j is the number of running sums <= j."""
+    positions (the example's sum, checked): position j is the number of running sums <= j
+    (`capacity.repeat_positions`)."""
     repeats = node.args[0]
     assert isinstance(repeats, Node)
     total = int(r.values[node].shape[0])
@@ -386,9 +387,7 @@ def _repeat_interleave(r: _Rewriter, node: Node) -> None:
         conditions.append(r.emit(node, aten.ge.Scalar, r.emit(node, aten.amin.default, repeats), 0))
     repeats = r.checked_input(node, repeats, r.all_of(node, conditions),
                               f"the repeats sum to another length than the {total} compiled for (or one is negative)")
-    ends = r.emit(node, aten.unsqueeze.default, r.emit(node, aten.cumsum.default, repeats, 0), 0)
-    positions = r.emit(node, aten.unsqueeze.default, r.emit(node, aten.arange.default, total, dtype=torch.int64), 1)
-    index = r.emit(node, aten.sum.dim_IntList, r.emit(node, aten.ge.Tensor, positions, ends), [1], dtype=torch.int64)
+    index = repeat_positions(r, node, repeats, total)
     node.replace_all_uses_with(index)
     r.graph.erase_node(node)
 

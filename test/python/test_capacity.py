@@ -11,6 +11,7 @@ source line, never a wrong result.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from xdsl.dialects.builtin import TensorType
 
 import rducc
 from rducc.errors import RduccError
@@ -420,3 +422,32 @@ def test_counted_selections_through_the_cli(tmp_path: Path, capsys, counted_sele
         got = [saved[n] for n in saved.files if n.startswith("output_") and "." not in n]
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+class ManyRepeats(nn.Module):
+    """Each of 64 rows repeated by its count, the total bounded by 256 (`torch._check`)."""
+
+    def forward(self, rows: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+        repeated = rows.repeat_interleave(counts, dim=0)
+        torch._check(repeated.shape[0] <= 256)
+        return repeated.sum(0)
+
+
+def test_repeats_padded_to_a_capacity_take_memory_linear_in_it() -> None:
+    """`repeat_interleave`'s padded index is counted from one mark per running sum, not a
+    [capacity, repeats] comparison: no value of the program has 256 x 64 elements, and counts
+    that sum to 0, to fewer and to exactly the capacity match eager."""
+    from rducc.frontend.loader import export_model
+
+    def counts(total: int, seed: int) -> torch.Tensor:
+        picked = torch.randint(0, 64, (total,), generator=torch.Generator().manual_seed(seed))
+        return torch.bincount(picked, minlength=64)
+
+    rows = _randn(64, 3, seed=0)
+    program = rducc.compile(export_model(ManyRepeats(), (rows, counts(100, 0))), opt_level=0)
+    sizes = [math.prod(r.type.get_shape()) for op in program.module.walk() for r in op.results
+             if isinstance(r.type, TensorType)]
+    assert 256 <= max(sizes) < 256 * 64
+    for seed, total in enumerate((100, 256, 37, 0)):
+        given = counts(total, seed + 1)
+        _assert_close(program(rows, given), ManyRepeats()(rows, given))
