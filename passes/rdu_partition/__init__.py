@@ -9,7 +9,9 @@ every `func.func` of the module. The result is one SPMD program:
   `(r // stride) % parts`; one dim over every rank is the common case; a
   weight with fewer output columns than ranks stays whole, as does a layer's
   router whose split would cost more collective time where its columns meet
-  than the HBM time it saves: `_whole_is_cheaper`), a
+  than running it whole costs: `_whole_is_cheaper`, the one price of such a
+  choice, also of a whole operand cut beside a split weight in a training
+  step, `_cuts_beside_weight`), a
   partial sum over every rank, or one over groups of a factor of the ranks
   (a sum along a dim split over that factor: a KV head's gradient summed over
   its query heads with more ranks than KV heads, `GroupPartial`,
