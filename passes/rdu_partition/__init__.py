@@ -9,7 +9,9 @@ every `func.func` of the module. The result is one SPMD program:
   `(r // stride) % parts`; one dim over every rank is the common case; a
   weight with fewer output columns than ranks stays whole, as does a layer's
   router whose split would cost more collective time where its columns meet
-  than the HBM time it saves: `_whole_is_cheaper`), a
+  than running it whole costs: `_whole_is_cheaper`, the one price of such a
+  choice, also of a whole operand cut beside a split weight in a training
+  step, `_cuts_beside_weight`), a
   partial sum over every rank, or one over groups of a factor of the ranks
   (a sum along a dim split over that factor: a KV head's gradient summed over
   its query heads with more ranks than KV heads, `GroupPartial`,
@@ -105,6 +107,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
@@ -165,7 +168,7 @@ from rducc.dialects.rdu.dataflow import (
     TransposeOp,
     YieldOp,
 )
-from rducc.dialects.shapes import reshape_groups
+from rducc.dialects.shapes import num_elements, reshape_groups
 from rducc.dialects.split import (
     Period,
     Split,
@@ -180,7 +183,7 @@ from rducc.dialects.split import (
 )
 from rducc.dialects.tier import GlobalOp
 from rducc.errors import RduccError
-from rducc.model.kernel_timing import collective_seconds
+from rducc.model.kernel_timing import collective_seconds, peak_seconds
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
@@ -543,6 +546,21 @@ def _same_place(op: Operation, anchor: Operation) -> None:
         set_layer(op, layer)
     if (phase := phase_of(anchor)) is not None:
         set_phase(op, phase)
+
+
+def _erase_made_dead(used: Sequence[Operation]) -> None:
+    """Erase the ops of `used` (read before the walk) that no op reads now and that
+    have no effect (every rdu op but the collectives is Pure), then the ops that only
+    those read: a view of a partial sum whose readers read the same view of the
+    reduced sum instead (`_view_of_reduced`). Ops dead before the walk stay."""
+    stack = list(used)
+    while stack:
+        op = stack.pop()
+        if op.parent is None or not is_trivially_dead(op):
+            continue
+        operands = list(op.operands)
+        Rewriter.erase_op(op)
+        stack.extend(value.owner for value in operands if isinstance(value.owner, Operation))
 
 
 def _per_rank(tensor: TensorType, full: Sequence[int], split: Split | None) -> TensorType:
@@ -1005,16 +1023,21 @@ class _TensorPartitioner:
         return ((self.data_parallel or self.sequence_parallel or cut) and want.valid(self.tp)
                 and all(not period for *_, period in want.entries))
 
-    def _cuts_beside_weight(self, op: Operation, wants: Sequence[Layout]) -> bool:
+    def _cuts_beside_weight(self, op: Operation, wants: Sequence[Layout], result: Layout) -> bool:
         """tp training: whether `op` reads a weight held split as it wants it, so a
         replicated operand it wants split is cut to each rank's part (free) rather than
-        the weight gathered: the input gradient of a linear layer split by output
-        columns whose output was gathered in the forward (a skip projection added
-        to a row-split layer's whole output), a partial sum all-reduced; the
-        update of that weight from its whole gradient."""
-        return self.training and not self.data_parallel and any(
-            isinstance(want, Split) and self._weight_behind(value) is not None and self.split_of(value) == want
-            for value, want in zip(op.operands, wants))
+        the weight gathered, where that pays (`_whole_is_cheaper`): the update of that
+        weight from its whole gradient (its result split: no collective); the input
+        gradient of a linear layer split by output columns whose output was gathered
+        in the forward (a skip projection added to a row-split layer's whole output),
+        a partial sum whose all-reduce is weighed against gathering the split operands
+        and running the product whole."""
+        held = [value for value, want in zip(op.operands, wants)
+                if isinstance(want, Split) and self.split_of(value) == want]
+        if not (self.training and not self.data_parallel and any(self._weight_behind(v) is not None for v in held)):
+            return False
+        summed = result == PARTIAL or isinstance(result, GroupPartial)
+        return not summed or not self._whole_is_cheaper(op, held, ("all_reduce", tensor_bytes(op.results[0])))
 
     def _weight_part(self, value: SSAValue, want: Split) -> bool:
         """tp: whether a replicated value computed from the weights alone (weight_norm's
@@ -1206,13 +1229,16 @@ class _TensorPartitioner:
         if self.zero:
             self._shard_optimizer_state()
         ops = list(block.ops)  # not the parameters' all-gathers stage 3 inserts: made in their layouts
+        used = [op for op in ops if any(result.uses for result in op.results)]
         if self.zero >= 3:
             self._shard_parameters()
         for op in ops:
             if isinstance(op, func.ReturnOp):
                 while self.deferred:
                     self._flush(next(iter(self.deferred)).results[0], None)
-                return self._results(op)
+                layouts = self._results(op)
+                _erase_made_dead(used)
+                return layouts
             if self._defers(op):
                 self.deferred[op] = None
                 continue
@@ -1449,7 +1475,7 @@ class _TensorPartitioner:
         if self.experts and self._partition_experts(op):
             return
         plan = self._plan_as_whole(op)
-        cut = plan is not None and self._cuts_beside_weight(op, plan[0])
+        cut = plan is not None and self._cuts_beside_weight(op, *plan)
         if plan is None or not all(self.feasible(v, w, cut) for v, w in zip(op.operands, plan[0])):
             self._replicate(op)
             return
@@ -2369,7 +2395,7 @@ class _TensorPartitioner:
         if self.data_parallel or not self._from_weights(op.rhs) or rhs[n_rhs] < self.tp:
             return [None, None], None  # data parallel, or fewer output columns than ranks (a gate): replicated
         if layer_of(op) is not None and self._columns_met(op.result, rank - 1) and self._whole_is_cheaper(
-                op.rhs, op.result):
+                op, [op.rhs], ("all_reduce", tensor_bytes(op.result) // self.tp)):
             return [None, None], None  # a layer's router: its few columns meet at once (softmax, top-k)
         if rhs[n_rhs] % self.tp:
             if self.strict and layer_of(op) is not None and self._is_weight(_uncast(op.rhs)):
@@ -2530,13 +2556,26 @@ class _TensorPartitioner:
                 return True
         return False
 
-    def _whole_is_cheaper(self, weight: SSAValue, result: SSAValue) -> bool:
-        """Whether every rank reading `weight` whole costs less HBM time than the one
-        all-reduce (over tp ranks, of `result`'s share) a split of its output columns
-        pays where they meet, by the target's figures."""
+    def _whole_is_cheaper(self, op: Operation, operands: Sequence[SSAValue], collective: tuple[str, int]) -> bool:
+        """Whether every rank running `op` whole costs less time than the `collective`
+        (kind, bytes each rank puts in) a split of it pays, by the target's figures:
+        the rest of its FLOPs at peak, the HBM time of reading `operands` whole rather
+        than a rank's part, and the all-gather of each one held split. A layer's router
+        against the all-reduce of its result's share where its split columns meet
+        (`_column_split`); a whole operand cut beside a split weight against the
+        product's all-reduce (`_cuts_beside_weight`)."""
         target = module_target(self.module)
-        saved = tensor_bytes(weight) * (1 - 1 / self.tp) / target.sustained_bandwidth("hbm")
-        return saved < collective_seconds("all_reduce", tensor_bytes(result) // self.tp, self.tp, target)[0]
+        rest = 1 - 1 / self.tp
+        whole = peak_seconds(op, target) * rest
+        for value in operands:
+            part = tensor_bytes(value)
+            whole += part * num_elements(self.full_shape(value)) // num_elements(_shape(value)) * rest / \
+                target.sustained_bandwidth("hbm")
+            if (split := self.split_of(value)) is not None:
+                parts = int(np.prod([parts for _, parts, _, _ in split.entries]))
+                whole += collective_seconds("all_gather", part, parts, target)[0]
+        kind, size = collective
+        return whole < collective_seconds(kind, size, self.tp, target)[0]
 
     def _conv_channel_split(self, op: ConvOp) -> tuple[list[Layout], Layout]:
         """A convolution of a weight on a replicated input: split its output channels

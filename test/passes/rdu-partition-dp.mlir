@@ -121,14 +121,17 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // DP:      arith.constant 8.000000e+00 : f32
 // DP:      %mm_1 = rdu.matmul %permute, %relu {{.*}} : tensor<2x2xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
 // DP-NEXT: %[[G2:.*]] = rdu.all_reduce %mm_1 group 2 {rdu.phase = #rdu<phase backward>, rdu.deferred} : tensor<2x8xf32> -> tensor<2x8xf32>
-// a view of a partial sum reads the sum all-reduced once (`_view_of_reduced`)
+// a view of a partial sum reads the sum all-reduced once (`_view_of_reduced`); the view
+// of the partial sum itself, read by nothing then, is erased
 // DP:      %sum = rdu.reduce sum
 // DP-NEXT: %[[S2:.*]] = rdu.all_reduce %sum group 2
+// DP-NOT:  rdu.reshape %sum {
 // DP:      %[[B2:.*]] = rdu.reshape %[[S2]]
 // DP:      %mm_2 = rdu.matmul %permute_1, %x {{.*}} : tensor<8x2xf32>, tensor<2x4xf32> -> tensor<8x4xf32>
 // DP-NEXT: %[[G1:.*]] = rdu.all_reduce %mm_2 group 2
 // DP:      %sum_1 = rdu.reduce sum
 // DP-NEXT: %[[S1:.*]] = rdu.all_reduce %sum_1 group 2
+// DP-NOT:  rdu.reshape %sum_1 {
 // DP:      %[[B1:.*]] = rdu.reshape %[[S1]]
 // DP:      func.return %mean_1, %[[G1]], %[[B1]], %[[G2]], %[[B2]]
 // DP-NOT:  rdu.all_gather
@@ -162,11 +165,13 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // DPTP-NEXT: %[[G2:.*]] = rdu.all_reduce %mm_1 group 2 groups <[0, 2], [1, 3]> {rdu.phase = #rdu<phase backward>, rdu.deferred} : tensor<2x4xf32> -> tensor<2x4xf32>
 // DPTP:      %sum = rdu.reduce sum
 // DPTP-NEXT: %[[S2:.*]] = rdu.all_reduce %sum group 2 groups <[0, 2], [1, 3]>
+// DPTP-NOT:  rdu.reshape %sum {
 // DPTP:      %[[B2:.*]] = rdu.reshape %[[S2]]
 // DPTP:      %mm_2 = rdu.matmul %permute_1, %x {{.*}} : tensor<4x2xf32>, tensor<2x4xf32> -> tensor<4x4xf32>
 // DPTP-NEXT: %[[G1:.*]] = rdu.all_reduce %mm_2 group 2 groups <[0, 2], [1, 3]>
 // DPTP:      %sum_1 = rdu.reduce sum
 // DPTP-NEXT: %[[S1:.*]] = rdu.all_reduce %sum_1 group 2 groups <[0, 2], [1, 3]>
+// DPTP-NOT:  rdu.reshape %sum_1 {
 // DPTP:      %[[B1:.*]] = rdu.reshape %[[S1]]
 // DPTP:      func.return %mean_1, %[[G1]], %[[B1]], %[[G2]], %[[B2]]
 // DPTP-NOT:  rdu.all_gather

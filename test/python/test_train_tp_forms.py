@@ -201,16 +201,16 @@ def test_grouped_convolutions_split_by_whole_groups():
 
 
 class SkipProjection(nn.Module):
-    """A layer whose output width changes (64 -> 48), its residual a bias-free skip
+    """A layer whose output width changes (64 -> `out`), its residual a bias-free skip
     projection added to the MLP's output, and a position table whose shape is the
     one-hot's by coincidence (16 positions x 64 features; 16 tokens x 64 words)."""
 
-    def __init__(self) -> None:
+    def __init__(self, out: int = 48) -> None:
         super().__init__()
         self.embed, self.pos = nn.Embedding(VOCAB, 64), nn.Embedding(16, 64)
-        self.up, self.down = nn.Linear(64, 32), nn.Linear(32, 48)
-        self.skip = nn.Linear(64, 48, bias=False)
-        self.head = nn.Linear(48, VOCAB, bias=False)
+        self.up, self.down = nn.Linear(64, 32), nn.Linear(32, out)
+        self.skip = nn.Linear(64, out, bias=False)
+        self.head = nn.Linear(out, VOCAB, bias=False)
 
     def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         x = self.embed(ids) + self.pos(torch.arange(ids.shape[1]))
@@ -230,3 +230,14 @@ def test_skip_projection_and_weight_shaped_one_hot_stay_split():
     torch.manual_seed(0)
     program = _train_as_eager(SkipProjection(), 2)
     assert sorted(_gathered(program)) == [(2, 8, 24), (16, 1)], _gathered(program)
+
+
+def test_narrow_skip_projection_gathers_its_weight_where_that_is_cheaper():
+    """A skip projection into 8 features beside 16 tokens: the input gradient's
+    all-reduce (16 x 64) would cost more than gathering the weight's half (4 x 64) and
+    running the product whole (sn40l's link and HBM figures, `_whole_is_cheaper`), so
+    the weight is gathered for it; its update still cuts the whole gradient, so the
+    weight stays split (before: the gradient was always cut beside the split weight)."""
+    torch.manual_seed(0)
+    program = _train_as_eager(SkipProjection(out=8), 2)
+    assert sorted(_gathered(program)) == [(2, 8, 4), (4, 64), (16, 1)], _gathered(program)
