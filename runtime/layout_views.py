@@ -130,7 +130,7 @@ class LayoutViews:
     """The layout ops of one compute's body whose step binds a view (module docstring)."""
 
     def __init__(self, compute: ComputeOp, folds: BiasFolds, norms: NormChains, views: Views,
-                 attention: LaterChains | None = None) -> None:
+                 attention: LaterChains | None = None, fresh: frozenset[Operation] = frozenset()) -> None:
         self.placement = Placement(compute)
         self.ops = list(compute.body.block.ops)[:-1]
         self.position = {op: index for index, op in enumerate(self.ops)}
@@ -138,6 +138,8 @@ class LayoutViews:
         self.reads_at = _fused_read_positions(folds, norms, self.position, attention)
         self.in_product = {add: matmul for matmul, add in folds.at_product.items()}
         """Bias adds computed into their product's bytes."""
+        self.fresh = fresh
+        """Ops whose step binds a new array to their value's slot, no arena bytes."""
         self.skipped = norms.skipped() | (frozenset() if attention is None else attention.skipped())
         self.excluded = folds.moved() | self.skipped | frozenset(views.into) \
             | frozenset(views.into.values())
@@ -162,7 +164,10 @@ class LayoutViews:
         if isinstance(owner, rdu.ReshapeOp) and owner in self.views.of_source:
             return self._bytes(owner.input)
         if isinstance(owner, rdu.MapOp) and owner in self.in_product:
-            return body_bytes(self.in_product[owner])
+            owner = self.in_product[owner]
+            return None if owner in self.fresh else body_bytes(owner)
+        if owner in self.fresh:
+            return None
         if owner in self.skipped or owner in self.views.into:
             return UNKNOWN  # not computed, or computed into its reshape's bytes
         if value in self.placement.outs:
