@@ -802,9 +802,9 @@ class PlacedProgram(Runner):
         # each checked against what the fused steps and the views taken before it read and write
         views = Views(op, folds.moved() | skipped | placed_views(op), fused_steps(op, folds, norms, attention))
         verdicts: dict[Operation, bool] = {}
-        fresh_products = self._fresh_products(op, folds, views, verdicts, set(first_out))
+        apart = self._products_apart(op, folds, views, verdicts, set(first_out))
         # layout ops as NumPy views (rducc.runtime.layout_views)
-        layout = LayoutViews(op, folds, norms, views, attention, fresh_products)
+        layout = LayoutViews(op, folds, norms, views, attention, apart)
         elided = set(views.into.values())
         aside = {(value, id(chain)): self._host_array(value.type)  # attention operands copied aside
                  for saved in attention.saves_at().values() for value, chain in saved}
@@ -832,6 +832,8 @@ class PlacedProgram(Runner):
             if result in first_out:
                 dest = out_slots[first_out[result]]
             elif result in streamed and BODY_OFFSET not in body_op.attributes:
+                dest = self._host_array(result.type)
+            elif body_op in apart:  # a folded product's value, in an array of its own
                 dest = self._host_array(result.type)
             elif body_op in views.into_bytes:  # its reshape's bytes (or the output buffer it is yielded to)
                 dest = self._view(views.into_bytes[body_op][0], result.type, f"the value of {where}")
@@ -871,8 +873,7 @@ class PlacedProgram(Runner):
                 linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest, fresh)
             elif isinstance(body_op, Product) and body_op in folds.at_product:
                 bias_add = folds.at_product[body_op]
-                fresh = body_op in fresh_products if isinstance(body_op, rdu.MatmulOp) else own_bytes \
-                    and _read_by_slot(result, views) and _read_by_slot(bias_add.results[0], views) \
+                fresh = own_bytes and _read_by_slot(result, views) and _read_by_slot(bias_add.results[0], views) \
                     and _sound(op, verdicts)
                 linear = self._linear_step(body_op, folds.bias[bias_add], dest, fresh)
             elif isinstance(body_op, rdu.ConvOp) and own_bytes and _read_by_slot(result, views) \
@@ -901,16 +902,18 @@ class PlacedProgram(Runner):
         return _compute_step(first, later, rotating, copies)
 
     @staticmethod
-    def _fresh_products(op: ComputeOp, folds: BiasFolds, views: Views, verdicts: dict[Operation, bool],
+    def _products_apart(op: ComputeOp, folds: BiasFolds, views: Views, verdicts: dict[Operation, bool],
                         yielded: set[SSAValue]) -> frozenset[Operation]:
-        """The products folded with their bias add at the product
-        (`BiasFolds.at_product`) whose step binds torch's new array to the
-        slot (`_linear_step`'s `fresh`): `_norm_step`'s conditions, for the
-        product's value and the add's it holds. A layout op then views that
-        array (`LayoutViews`), where into the product's bytes, which the
-        allocator gives the add's reader to write, it copied the value into
-        its own bytes (ConvNeXt's fc1 output `[HW, 4C]` as `[1, H, W, 4C]`:
-        0.4-0.6 ms a block at stage 0)."""
+        """The linear layers folded with their bias add at the product
+        (`BiasFolds.at_product`) that compute into a host array of their own
+        (`_host_array`, on huge pages), not the product's arena bytes, where
+        `_norm_step`'s conditions hold for the product's value and the add's
+        it holds. A layout op then views that array (`LayoutViews`): into the
+        product's bytes, which the allocator gives the add's reader to write,
+        it copied the value into its own bytes every run (ConvNeXt's fc1
+        output `[HW, 4C]` as `[1, H, W, 4C]`: 0.4-0.6 ms a block at stage 0).
+        The array is the same every run: torch's new array each run, on 4 KiB
+        pages, made the product 5% slower (TLB misses)."""
         return frozenset(
             matmul for matmul, add in folds.at_product.items()
             if isinstance(matmul, rdu.MatmulOp) and BODY_OFFSET in matmul.attributes
@@ -919,19 +922,12 @@ class PlacedProgram(Runner):
 
     def _linear_step(self, matmul: Product, bias_value: SSAValue, dest: int, fresh: bool = False) -> Step | None:
         """The folded step computing the product and adding `bias_value`
-        (`kernels.linear`, `kernels.conv` with its bias). With `fresh`
-        (`_fresh_products`, `_conv_step`) the slot is bound to torch's new array."""
+        (`kernels.linear`, `kernels.conv` with its bias; `fresh`: as `_conv_step`)."""
         lhs, rhs = self._table.use(matmul.operands[0]), self._table.use(matmul.operands[1])
         bias = self._table.use(bias_value)
         if isinstance(matmul, rdu.ConvOp):
             return self._conv_step(matmul, lhs, rhs, bias, dest, fresh)
         transposed = matmul.transpose_rhs is not None
-        if fresh:
-
-            def fresh_linear(env: Env, context: RunContext) -> None:
-                env[dest] = kernels.linear(env[lhs], env[rhs], env[bias], transposed, None)
-
-            return fresh_linear
 
         def linear(env: Env, context: RunContext) -> None:
             kernels.linear(env[lhs], env[rhs], env[bias], transposed, env[dest])
@@ -1096,7 +1092,7 @@ class PlacedProgram(Runner):
                 for slot, view in self._bound:
                     env[slot] = env[view]
             for slot, dtype, shape in self._host_arrays:
-                env[slot] = kernels.poisoned(shape, dtype)
+                env[slot] = _host_buffer(shape, dtype)
             self._arena_template = env
         return self._arena_template
 
@@ -1119,6 +1115,18 @@ def _aligned_zeros(size: int) -> np.ndarray:
     arena = raw[skip : skip + size]
     _advise_huge_pages(arena)
     return arena
+
+
+def _host_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A poisoned host array, made once a program: from a huge page's size on
+    aligned and advised as the arena is (`_aligned_zeros`; a product written
+    into 4 KiB pages took 5-8% longer)."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < _HUGE_PAGE:
+        return kernels.poisoned(shape, dtype)
+    raw = _aligned_zeros(nbytes)
+    kernels.fill_poison(raw)
+    return raw.view(dtype).reshape(shape)
 
 
 _HUGE_PAGE = 1 << 21

@@ -130,20 +130,15 @@ def gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.
         return out
 
 
-def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bool,
-           out: np.ndarray | None) -> np.ndarray:
+def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bool, out: np.ndarray) -> np.ndarray:
     """`out = lhs @ rhs + bias` (`[..., M, K] x [K, N]`, `[N, K]` with
     `transpose_rhs`; `bias` `[N]` added to every row) as one `torch.addmm`:
     what eager's `F.linear` runs, the bias added by the GEMM's epilogue instead
     of a second pass over the product. f32/f64 operands of one dtype; `out` is
-    C-contiguous, or None: torch's own new `[..., M, N]` array (the same
-    kernel and bits). Subnormal operands count as zero, as in `gemm`."""
+    C-contiguous. Subnormal operands count as zero, as in `gemm`."""
     rows = lhs.reshape(-1, lhs.shape[-1])
     weight = _tensor(rhs).T if transpose_rhs else _tensor(rhs)
     with subnormals_as_zero():
-        if out is None:
-            product = torch.addmm(_tensor(bias.reshape(-1)), _tensor(rows), weight).numpy()
-            return product.reshape(*lhs.shape[:-1], product.shape[-1])
         torch.addmm(_tensor(bias.reshape(-1)), _tensor(rows), weight,
                     out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
     return out

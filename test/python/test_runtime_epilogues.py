@@ -256,10 +256,11 @@ builtin.module {{
 """
 
 
-def test_a_fold_at_the_product_binds_torchs_array_and_its_reshape_views_it() -> None:
+def test_a_fold_at_the_product_computes_apart_and_its_reshape_views_it() -> None:
     """Into the product's bytes, the add's value had to be copied into the
-    reshape's own bytes (its reader writes the product's); as torch's new array
-    (`PlacedProgram._fresh_products`) the reshape views it: no copy, eager's result."""
+    reshape's own bytes (its reader writes the product's); in a host array of
+    its own (`PlacedProgram._products_apart`) the reshape views it: no copy,
+    eager's result."""
     module = parse(_reshaped_fold())
     compute = next(op for op in module.walk() if isinstance(op, ComputeOp))
     assert len(_folds(module).at_product) == 1

@@ -1,4 +1,4 @@
-"""Same-process A/B of a linear layer folded at its product binding torch's new array (issue 32, round 17).
+"""Same-process A/B of a linear layer folded at its product computing into an array of its own (issue 32, round 17).
 
 ConvNeXt's pointwise fc1 (`[HW, C] -> [HW, 4C]`) folds its bias add at the
 product (`epilogues.BiasFolds.at_product`: the add's bytes are the input's),
@@ -6,9 +6,9 @@ so the add's value lived in the product's arena bytes. The reshape to
 `[1, H, W, 4C]` after it could not view those bytes (the allocator gives
 them to the GELU that reads the reshape) and copied the value into its own
 every block: 0.4-0.6 ms a block at stage 0. Now such a product, read
-through its slot alone in a compute whose placement verifies, binds
-`torch.addmm`'s own new array to its slot (`PlacedProgram._fresh_products`,
-as a convolution or a layer norm does), and the reshape views it
+through its slot alone in a compute whose placement verifies, computes into
+a host array of its own, made once on huge pages
+(`PlacedProgram._products_apart`), and the reshape views it
 (`layout_views.LayoutViews`). This compiles each chosen full-size zoo model
 twice in one process, before (the rule off while it is compiled and first
 run) and after, checks both give the same bits and eager's result to 1e-4,
@@ -19,7 +19,7 @@ then the changed steps alone (the products folded at their own step, and
 the reshapes: each step's least CPU time over N calls of each program,
 interleaved).
 
-Run: python bench/runtime_fresh_linear_ab.py [--only NAME ...] [--threads N ...] [--calls N]
+Run: python bench/runtime_linear_apart_ab.py [--only NAME ...] [--threads N ...] [--calls N]
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ from rducc.runtime import interpreter
 @contextlib.contextmanager
 def _in_the_arena() -> Iterator[None]:
     """Before: every folded product computes into its arena bytes."""
-    rule = interpreter.PlacedProgram.__dict__["_fresh_products"]
-    interpreter.PlacedProgram._fresh_products = staticmethod(lambda *args: frozenset())  # type: ignore[method-assign]
+    rule = interpreter.PlacedProgram.__dict__["_products_apart"]
+    interpreter.PlacedProgram._products_apart = staticmethod(lambda *args: frozenset())  # type: ignore[method-assign]
     try:
         yield
     finally:
-        interpreter.PlacedProgram._fresh_products = rule  # type: ignore[method-assign]
+        interpreter.PlacedProgram._products_apart = rule  # type: ignore[method-assign]
 
 
 def _products(step: str, op: str) -> bool:
