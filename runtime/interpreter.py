@@ -801,11 +801,10 @@ class PlacedProgram(Runner):
         # reshapes that run without a copy (rducc.runtime.views); those on their operand's bytes are layout views
         # each checked against what the fused steps and the views taken before it read and write
         views = Views(op, folds.moved() | skipped | placed_views(op), fused_steps(op, folds, norms, attention))
-        verdicts: dict[Operation, bool] = {}
-        apart = self._products_apart(op, folds, views, verdicts, set(first_out))
         # layout ops as NumPy views (rducc.runtime.layout_views)
-        layout = LayoutViews(op, folds, norms, views, attention, apart)
+        layout = LayoutViews(op, folds, norms, views, attention)
         elided = set(views.into.values())
+        verdicts: dict[Operation, bool] = {}
         aside = {(value, id(chain)): self._host_array(value.type)  # attention operands copied aside
                  for saved in attention.saves_at().values() for value, chain in saved}
         saves = attention.saves_at()
@@ -832,8 +831,6 @@ class PlacedProgram(Runner):
             if result in first_out:
                 dest = out_slots[first_out[result]]
             elif result in streamed and BODY_OFFSET not in body_op.attributes:
-                dest = self._host_array(result.type)
-            elif body_op in apart:  # a folded product's value, in an array of its own
                 dest = self._host_array(result.type)
             elif body_op in views.into_bytes:  # its reshape's bytes (or the output buffer it is yielded to)
                 dest = self._view(views.into_bytes[body_op][0], result.type, f"the value of {where}")
@@ -867,9 +864,8 @@ class PlacedProgram(Runner):
             elif isinstance(body_op, rdu.MapOp) and body_op in norms.at_last:
                 fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
                 linear = self._norm_step(norms.at_last[body_op], dest, fresh)
-            elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:  # a product: into the add's bytes
-                fresh = isinstance(folds.at_add[body_op], rdu.ConvOp) and own_bytes and _read_by_slot(result, views) \
-                    and _sound(op, verdicts)
+            elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
+                fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
                 linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest, fresh)
             elif isinstance(body_op, Product) and body_op in folds.at_product:
                 bias_add = folds.at_product[body_op]
@@ -900,25 +896,6 @@ class PlacedProgram(Runner):
             if first_out.get(value) != index
         ]
         return _compute_step(first, later, rotating, copies)
-
-    @staticmethod
-    def _products_apart(op: ComputeOp, folds: BiasFolds, views: Views, verdicts: dict[Operation, bool],
-                        yielded: set[SSAValue]) -> frozenset[Operation]:
-        """The linear layers folded with their bias add at the product
-        (`BiasFolds.at_product`) that compute into a host array of their own
-        (`_host_array`, on huge pages), not the product's arena bytes, where
-        `_norm_step`'s conditions hold for the product's value and the add's
-        it holds. A layout op then views that array (`LayoutViews`): into the
-        product's bytes, which the allocator gives the add's reader to write,
-        it copied the value into its own bytes every run (ConvNeXt's fc1
-        output `[HW, 4C]` as `[1, H, W, 4C]`: 0.4-0.6 ms a block at stage 0).
-        The array is the same every run: torch's new array each run, on 4 KiB
-        pages, made the product 5% slower (TLB misses)."""
-        return frozenset(
-            matmul for matmul, add in folds.at_product.items()
-            if isinstance(matmul, rdu.MatmulOp) and BODY_OFFSET in matmul.attributes
-            and matmul.result not in yielded and matmul not in views.into_bytes
-            and _read_by_slot(matmul.result, views) and _read_by_slot(add.results[0], views) and _sound(op, verdicts))
 
     def _linear_step(self, matmul: Product, bias_value: SSAValue, dest: int, fresh: bool = False) -> Step | None:
         """The folded step computing the product and adding `bias_value`
@@ -1092,7 +1069,7 @@ class PlacedProgram(Runner):
                 for slot, view in self._bound:
                     env[slot] = env[view]
             for slot, dtype, shape in self._host_arrays:
-                env[slot] = _host_buffer(shape, dtype)
+                env[slot] = kernels.poisoned(shape, dtype)
             self._arena_template = env
         return self._arena_template
 
@@ -1115,18 +1092,6 @@ def _aligned_zeros(size: int) -> np.ndarray:
     arena = raw[skip : skip + size]
     _advise_huge_pages(arena)
     return arena
-
-
-def _host_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A poisoned host array, made once a program: from a huge page's size on
-    aligned and advised as the arena is (`_aligned_zeros`; a product written
-    into 4 KiB pages took 5-8% longer)."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if nbytes < _HUGE_PAGE:
-        return kernels.poisoned(shape, dtype)
-    raw = _aligned_zeros(nbytes)
-    kernels.fill_poison(raw)
-    return raw.view(dtype).reshape(shape)
 
 
 _HUGE_PAGE = 1 << 21

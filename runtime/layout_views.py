@@ -130,7 +130,7 @@ class LayoutViews:
     """The layout ops of one compute's body whose step binds a view (module docstring)."""
 
     def __init__(self, compute: ComputeOp, folds: BiasFolds, norms: NormChains, views: Views,
-                 attention: LaterChains | None = None, apart: frozenset[Operation] = frozenset()) -> None:
+                 attention: LaterChains | None = None) -> None:
         self.placement = Placement(compute)
         self.ops = list(compute.body.block.ops)[:-1]
         self.position = {op: index for index, op in enumerate(self.ops)}
@@ -138,8 +138,6 @@ class LayoutViews:
         self.reads_at = _fused_read_positions(folds, norms, self.position, attention)
         self.in_product = {add: matmul for matmul, add in folds.at_product.items()}
         """Bias adds computed into their product's bytes."""
-        self.apart = apart
-        """Ops whose value is a host array of its own, in no arena bytes."""
         self.skipped = norms.skipped() | (frozenset() if attention is None else attention.skipped())
         self.excluded = folds.moved() | self.skipped | frozenset(views.into) \
             | frozenset(views.into.values())
@@ -164,10 +162,7 @@ class LayoutViews:
         if isinstance(owner, rdu.ReshapeOp) and owner in self.views.of_source:
             return self._bytes(owner.input)
         if isinstance(owner, rdu.MapOp) and owner in self.in_product:
-            owner = self.in_product[owner]
-            return None if owner in self.apart else body_bytes(owner)
-        if owner in self.apart:
-            return None
+            return body_bytes(self.in_product[owner])
         if owner in self.skipped or owner in self.views.into:
             return UNKNOWN  # not computed, or computed into its reshape's bytes
         if value in self.placement.outs:

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from test_interpreter import parse
 
 from rducc.dialects.tier import ComputeOp
-from rducc.runtime import epilogues, fused_norms, interpreter, layout_views
+from rducc.runtime import epilogues, fused_norms, interpreter
 from rducc.runtime.interpreter import PlacedProgram
 
 _X, _W, _B, _H = "tensor<2x8xf32>", "tensor<4x8xf32>", "tensor<4xf32>", "tensor<2x4xf32>"
@@ -196,88 +195,3 @@ def test_a_norm_chain_reads_a_folded_add_where_its_product_holds_it(overwrite_of
     expected = softmax / softmax.sum(1, keepdims=True) + B + 1
     np.testing.assert_allclose(PlacedProgram(module).run([X, W, B], {})[0], expected, rtol=1e-5, atol=1e-6)
 
-
-
-_R = "tensor<1x2x4xf32>"
-
-
-def _reshaped_fold() -> str:
-    """ConvNeXt's fc1: x @ w.T + b folded at the product (the add sits on the
-    input's bytes, 0), reshaped on the add's bytes (`views_operand_bytes`) and
-    read by a map the allocator places on the product's bytes (256), free
-    after the add."""
-    return f"""
-builtin.module {{
-  func.func @forward(%xh: !tier.buffer<hbm, 2x8xf32> {{rdu.input = "x"}}, %wh: !tier.buffer<hbm, 4x8xf32> {{rdu.input = "w"}},
-                     %bh: !tier.buffer<hbm, 4xf32> {{rdu.input = "b"}}) -> !tier.buffer<hbm, 1x2x4xf32>
-      attributes {{tier.sram_capacity = 4096 : i64}} {{
-    %xs = tier.alloc offset 1024 : !tier.buffer<sram, 2x8xf32>
-    tier.dma %xh -> %xs : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
-    %ws = tier.alloc offset 1536 : !tier.buffer<sram, 4x8xf32>
-    tier.dma %wh -> %ws : !tier.buffer<hbm, 4x8xf32> -> !tier.buffer<sram, 4x8xf32>
-    %bs = tier.alloc offset 2048 : !tier.buffer<sram, 4xf32>
-    tier.dma %bh -> %bs : !tier.buffer<hbm, 4xf32> -> !tier.buffer<sram, 4xf32>
-    %os = tier.alloc offset 2560 : !tier.buffer<sram, 1x2x4xf32>
-    tier.compute "k0" ins(%xs, %ws, %bs : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 4x8xf32>,
-                          !tier.buffer<sram, 4xf32>) outs(%os : !tier.buffer<sram, 1x2x4xf32>) {{
-    ^bb0(%x: {_X}, %w: {_W}, %b: {_B}):
-      %x2 = rdu.map %x {{tier.offset = 0 : i64}} : ({_X}) -> {_X} {{
-      ^bb0(%a0: f32):
-        %k = arith.constant 1.0 : f32
-        %r = arith.mulf %a0, %k : f32
-        rdu.yield %r : f32
-      }}
-      %h = rdu.matmul %x2, %w transpose_rhs {{tier.offset = 256 : i64}} : {_X}, {_W} -> {_H}
-      %y = rdu.map %b, %h {{tier.offset = 0 : i64}} : ({_B}, {_H}) -> {_H} {{
-      ^bb0(%a0: f32, %a1: f32):
-        %r = arith.addf %a1, %a0 : f32
-        rdu.yield %r : f32
-      }}
-      %v = rdu.reshape %y {{tier.offset = 0 : i64}} : {_H} -> {_R}
-      %g = rdu.map %v {{tier.offset = 256 : i64}} : ({_R}) -> {_R} {{
-      ^bb0(%a0: f32):
-        %k = arith.constant 1.0 : f32
-        %r = arith.addf %a0, %k : f32
-        rdu.yield %r : f32
-      }}
-      %z = rdu.map %g : ({_R}) -> {_R} {{
-      ^bb0(%a0: f32):
-        %k = arith.constant 1.0 : f32
-        %r = arith.mulf %a0, %k : f32
-        rdu.yield %r : f32
-      }}
-      rdu.yield %z : {_R}
-    }}
-    %o = tier.alloc : !tier.buffer<hbm, 1x2x4xf32>
-    tier.dma %os -> %o : !tier.buffer<sram, 1x2x4xf32> -> !tier.buffer<hbm, 1x2x4xf32>
-    func.return %o : !tier.buffer<hbm, 1x2x4xf32>
-  }}
-}}
-"""
-
-
-def test_a_fold_at_the_product_computes_apart_and_its_reshape_views_it() -> None:
-    """Into the product's bytes, the add's value had to be copied into the
-    reshape's own bytes (its reader writes the product's); in a host array of
-    its own (`PlacedProgram._products_apart`) the reshape views it: no copy,
-    eager's result."""
-    module = parse(_reshaped_fold())
-    compute = next(op for op in module.walk() if isinstance(op, ComputeOp))
-    assert len(_folds(module).at_product) == 1
-    made: list[layout_views.LayoutViews] = []
-
-    class Seen(layout_views.LayoutViews):
-        def __init__(self, *args: object) -> None:
-            super().__init__(*args)  # type: ignore[arg-type]
-            made.append(self)
-
-    interpreter.LayoutViews, original = Seen, interpreter.LayoutViews  # type: ignore[misc]
-    try:
-        program = PlacedProgram(module)
-    finally:
-        interpreter.LayoutViews = original  # type: ignore[misc]
-    reshape = next(op for op in compute.body.block.ops if op.name == "rdu.reshape")
-    assert list(made[0].source) == [reshape]
-    eager = (torch.nn.functional.linear(*(torch.from_numpy(a) for a in (X, W, B))) + 1).reshape(1, 2, 4)
-    for _ in range(2):  # the first run and a later one: the same bits as eager's addmm
-        np.testing.assert_array_equal(program.run([X, W, B], {})[0], eager.numpy())
