@@ -258,22 +258,8 @@ def grouped_matmul(
     `offsets` the cumulative row counts. Expert e's rows `start:offsets[e]` are
     multiplied by its matrix alone, as transformers' grouped_mm_fallback loops
     (Python slice rules; an expert whose offset equals `start` is skipped); rows no
-    expert takes are zero. Numerics are `matmul`'s. f32 operands torch's kernel
-    takes (`_grouped_on_torch`) run as `torch._grouped_mm`, what eager's
-    Mixtral calls: the same GEMM per expert, its bits, without a Python call
-    and a product's setup per expert (Mixtral-100M's gate and up projections,
-    8 experts: 7.3 against 8.7-9.2 ms a call at one thread)."""
+    expert takes are zero. Numerics are `matmul`'s."""
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
-    weight = rhs.swapaxes(-1, -2) if transpose_rhs else rhs
-    if _grouped_on_torch(lhs, weight, offsets, dtype):
-        with subnormals_as_zero():
-            product = torch._grouped_mm(_tensor(lhs), _tensor(weight), offs=torch.from_numpy(
-                offsets.astype(np.int32))).numpy()
-        product[int(offsets[-1]):] = 0  # rows past the last expert's: not written by the kernel
-        if out is None:
-            return product
-        out[...] = product
-        return out
     result = np.zeros((lhs.shape[0], rhs.shape[2] if not transpose_rhs else rhs.shape[1]), dtype) \
         if out is None else out
     if out is not None:
@@ -287,20 +273,6 @@ def grouped_matmul(
             matmul(lhs[start:end], rhs[expert], dtype, transpose_rhs, out=rows)
         start = end
     return result
-
-
-def _grouped_on_torch(lhs: np.ndarray, weight: np.ndarray, offsets: np.ndarray, dtype: np.dtype) -> bool:
-    """Whether `torch._grouped_mm` takes the grouped product `lhs [S, K] x
-    weight [E, K, N]` (a view): f32 throughout, addresses and strides in
-    16-byte units, offsets one an expert, non-decreasing within `[0, S]`."""
-    if not lhs.dtype == weight.dtype == dtype == F32 or lhs.ndim != 2 or weight.ndim != 3 \
-            or offsets.shape != (weight.shape[0],) or not lhs.size or not weight.size:
-        return False
-    if any(a.ctypes.data % 16 or any(s % 16 for s, n in zip(a.strides, a.shape) if n > 1 and s != a.itemsize)
-           for a in (lhs, weight)):
-        return False
-    ends = offsets.tolist()
-    return all(0 <= a <= b for a, b in zip([0, *ends], ends)) and ends[-1] <= lhs.shape[0]
 
 
 def _multiply_adds(lhs: np.ndarray, rhs: np.ndarray) -> int:

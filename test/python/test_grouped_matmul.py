@@ -10,12 +10,9 @@ another result.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import rducc
 from rducc.runtime import kernels
@@ -177,38 +174,3 @@ def test_tiny_mixtral_splits_every_experts_ffn_across_sockets_as_eager(tp: int) 
     with torch.no_grad():
         expected = model(ids).numpy()
     np.testing.assert_allclose(np.asarray(program(ids)), expected, rtol=1e-5, atol=1e-5)
-
-
-class _GroupedCalls(TorchDispatchMode):
-    """Counts `aten._grouped_mm` calls inside."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        self.calls += func.overloadpacket.__name__ == "_grouped_mm"
-        return func(*args, **(kwargs or {}))
-
-
-def test_an_f32_grouped_product_is_torchs_kernel_and_its_bits() -> None:
-    """f32 rows and experts in 16-byte strides run `torch._grouped_mm` (what
-    eager's Mixtral calls): its bits, the rows no expert takes zero; a width
-    of 3 floats (12-byte strides, which torch's kernel refuses) runs the loop."""
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal((ROWS, K)).astype(np.float32)
-    w = rng.standard_normal((EXPERTS, N, K)).astype(np.float32)
-    offs = np.array([1, 2, 3, 7], dtype=np.int64)
-    with _GroupedCalls() as counted:
-        got = kernels.grouped_matmul(x, w, offs, transpose_rhs=True, out=np.full((ROWS, N), np.nan, np.float32))
-    eager = torch._grouped_mm(torch.from_numpy(x), torch.from_numpy(w).transpose(-2, -1),
-                              offs=torch.from_numpy(offs.astype(np.int32)))[:7].numpy()
-    assert counted.calls == 1
-    np.testing.assert_array_equal(got[:7], eager)
-    assert not got[7:].any()
-    narrow = rng.standard_normal((EXPERTS, K, 3)).astype(np.float32)
-    with _GroupedCalls() as counted:
-        looped = kernels.grouped_matmul(x, narrow, offs)
-    assert counted.calls == 0
-    np.testing.assert_allclose(looped[:7], _eager(torch.from_numpy(x), torch.from_numpy(narrow),
-                                                  torch.from_numpy(offs)).numpy()[:7], rtol=1e-5, atol=1e-5)
