@@ -215,10 +215,12 @@ grain (below it torch runs on one thread too, and its call costs about 2 us
 more than numpy's). Host tuning, not a chip figure."""
 
 
-def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> Callable[..., np.ndarray]:
+def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor],
+                     always: bool = False) -> Callable[..., np.ndarray]:
     """A map body's float arithmetic ufunc (add, subtract, multiply, divide,
     negative) that runs as torch's CPU kernel `function` when torch has more
-    than one thread, on f32 or f64 arrays of one dtype and at least
+    than one thread (with `always`, at one too: `map_body.arithmetic_on_torch`),
+    on f32 or f64 arrays of one dtype and at least
     `TORCH_ARITHMETIC_ELEMENTS` elements: numpy's ufuncs run on the calling
     thread alone, torch's split over its pool, as eager's do. Else (one
     thread: torch's kernels were no faster there, bench/runtime_arith_ab.py)
@@ -229,7 +231,7 @@ def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor]) -> 
     exponential's) the pool's share is the calling thread's bits too."""
 
     def run(*operands: Any, out: np.ndarray | None = None) -> np.ndarray:
-        if torch.get_num_threads() > 1 and _on_torch(operands, out):  # one thread: numpy's, at once
+        if (always or torch.get_num_threads() > 1) and _on_torch(operands, out):  # else numpy's, at once
             tensors = [as_torch(x) for x in operands]
             if out is None:
                 return function(*tensors).numpy()
