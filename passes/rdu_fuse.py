@@ -80,9 +80,11 @@ from rducc.dialects.tier import is_contiguous_window
 from rducc.dialects.unchanged import unchanged
 from rducc.model.group_signature import group_signature
 from rducc.model.kernel_model import (
+    GrowingGroup,
     best_plan,
     gathered_inputs,
     input_bytes,
+    last_reads,
     make_group,
     scaled_bytes,
     shape,
@@ -235,10 +237,46 @@ def _fits(ops: Sequence[Operation], target: Target) -> bool:
     return bool(_remembered("fits", ops, target, lambda: best_plan(make_group(ops), target) is not None))
 
 
+@dataclass
+class _Growing:
+    """`pattern_segments`' segment in progress, as a `GrowingGroup` of the run's ops:
+    whether it still fits with one op more, asked of `_fits` only when the group's
+    bound leaves it open, so a long segment costs its length, not its square."""
+
+    ops: Sequence[Operation]
+    target: Target
+    last_read: dict[SSAValue, float]
+    position: dict[Operation, int]
+    group: GrowingGroup
+
+    @classmethod
+    def over(cls, ops: Sequence[Operation], target: Target) -> _Growing:
+        position = {op: at for at, op in enumerate(ops)}
+        return cls(ops, target, last_reads(ops), position, GrowingGroup({}, {}, 0))
+
+    def restart(self, segment: Sequence[Operation]) -> None:
+        """Follow a new segment (a run of `ops`) from its first op."""
+        start = self.position[segment[0]] if segment else 0
+        self.group = GrowingGroup(self.last_read, self.position, start)
+        for op in segment:
+            self.group.add(op, self.target)
+
+    def fits_with(self, segment: Sequence[Operation], op: Operation) -> bool:
+        """Whether `segment` (the group followed) and `op` after it fit as one kernel:
+        `_fits`'s answer, from the bound where it settles it."""
+        self.group.add(op, self.target)
+        if self.group.bound(self.target).fits(self.target):
+            return True
+        if self.group.stages_exceed(self.target):
+            return False
+        return _fits([*segment, op], self.target)
+
+
 def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Operation]]:
     """-O1 segmentation."""
     segments: list[list[Operation]] = []
     current = _Segment([])
+    growing = _Growing.over(ops, target)
     for index, op in enumerate(ops):
         joins = True
         if isinstance(op, HEAVY_OPS):
@@ -247,8 +285,9 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
             joins = _joins_reduce(current, op)
         if current.ops and stage_of(op) != stage_of(current.ops[0]):
             joins = False  # a kernel runs on one pipeline stage's sockets
-        if joins and current.ops and not _fits([*current.ops, op], target):
+        if joins and current.ops and not growing.fits_with(current.ops, op):
             joins = False
+        grown = joins and bool(current.ops)  # `fits_with` grew the group followed by `op`
         if not joins and current.ops:
             pulls = isinstance(op, (*HEAVY_OPS, ReduceOp)) and stage_of(op) == stage_of(current.ops[0])
             moved = _pull_back(current, ops[index:]) if pulls else []
@@ -257,6 +296,8 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
                 segments.append(kept)
             current = _Segment(moved)
         current.ops.append(op)
+        if not grown:
+            growing.restart(current.ops)
     if current.ops:
         segments.append(current.ops)
     return segments
