@@ -261,15 +261,17 @@ class _Growing:
         for op in segment:
             self.group.add(op, self.target)
 
-    def fits_with(self, segment: Sequence[Operation], op: Operation) -> bool:
-        """Whether `segment` (the group followed) and `op` after it fit as one kernel:
-        `_fits`'s answer, from the bound where it settles it."""
-        self.group.add(op, self.target)
+    def fits_with(self, segment: Sequence[Operation], after: Sequence[Operation]) -> bool:
+        """Whether `segment` (the group followed) and the ops `after` it fit as one
+        kernel: `_fits`'s answer, from the bound where it settles it. The group
+        followed is then both."""
+        for op in after:
+            self.group.add(op, self.target)
         if self.group.bound(self.target).fits(self.target):
             return True
         if self.group.stages_exceed(self.target):
             return False
-        return _fits([*segment, op], self.target)
+        return _fits([*segment, *after], self.target)
 
 
 def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Operation]]:
@@ -285,7 +287,7 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
             joins = _joins_reduce(current, op)
         if current.ops and stage_of(op) != stage_of(current.ops[0]):
             joins = False  # a kernel runs on one pipeline stage's sockets
-        if joins and current.ops and not growing.fits_with(current.ops, op):
+        if joins and current.ops and not growing.fits_with(current.ops, [op]):
             joins = False
         grown = joins and bool(current.ops)  # `fits_with` grew the group followed by `op`
         if not joins and current.ops:
@@ -341,16 +343,18 @@ def _segment_key(ops: Sequence[Operation]) -> str | None:
 
 
 def merged_segments(segments: list[list[Operation]], target: Target) -> list[list[Operation]]:
-    """-O2: merge neighbours of the same layer while the result fits."""
+    """-O2: merge neighbours of the same layer while the result fits (`segments`: the
+    consecutive parts of one run of ops, as `pattern_segments` gives them)."""
     merged: list[list[Operation]] = []
+    growing = _Growing.over([op for segment in segments for op in segment], target)
     for segment in segments:
         same_stage = merged and stage_of(merged[-1][0]) == stage_of(segment[0])
         if same_stage and _segment_key(merged[-1]) == _segment_key(segment):
-            candidate = merged[-1] + segment
-            if _fits(candidate, target):
-                merged[-1] = candidate
+            if growing.fits_with(merged[-1], segment):
+                merged[-1] = merged[-1] + segment
                 continue
         merged.append(list(segment))
+        growing.restart(segment)
     return merged
 
 

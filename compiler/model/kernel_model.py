@@ -498,7 +498,7 @@ class GrowingGroup:
     last_read: dict[SSAValue, float]
     position: dict[Operation, int]
     start: int
-    end: int = -1
+    end: int = field(init=False)
     inputs: set[SSAValue] = field(default_factory=set)
     input_bytes: int = 0
     input_pmus: int = 0
@@ -507,6 +507,9 @@ class GrowingGroup:
     result_bytes: int = 0
     output_bytes: int = 0
     stages: int = 0
+
+    def __post_init__(self) -> None:
+        self.end = self.start - 1  # the place of its last op, none yet
 
     def add(self, op: Operation, target: Target) -> None:
         """Grow the run by `op`, the op after its last."""
@@ -521,7 +524,7 @@ class GrowingGroup:
                 self.output_pmus -= _pmus(aligned(value_bytes(value)), target)
                 self.output_bytes -= aligned(value_bytes(value))
         if isinstance(op, GatherOp):  # its rows, should the table be read by an indexed DMA
-            self._read(op.results[0], target)
+            self._hold(op.results[0], target)
         for result in op.results:
             self.result_bytes += aligned(value_bytes(result))
             if self.last_read[result] > self.end:
@@ -533,8 +536,11 @@ class GrowingGroup:
     def _read(self, value: SSAValue, target: Target) -> None:
         if value not in self.inputs:
             self.inputs.add(value)
-            self.input_bytes += aligned(value_bytes(value))
-            self.input_pmus += _pmus(aligned(value_bytes(value)), target)
+            self._hold(value, target)
+
+    def _hold(self, value: SSAValue, target: Target) -> None:
+        self.input_bytes += aligned(value_bytes(value))
+        self.input_pmus += _pmus(aligned(value_bytes(value)), target)
 
     def bound(self, target: Target) -> WorkingSet:
         peak = self.result_bytes - self.output_bytes

@@ -1,7 +1,7 @@
-"""rdu-fuse's `pattern_segments` grows each segment with a `GrowingGroup` bound: the
-same segments as asking `_fits` of every longer segment (the plain definition,
-quadratic in a segment's length), from few of those questions, and a bound that is
-never below the working set it stands for."""
+"""rdu-fuse's `pattern_segments` and `merged_segments` grow each group with a
+`GrowingGroup` bound: the same groups as asking `_fits` of every longer one (the
+plain definition, quadratic in a group's length), from few of those questions, and
+a bound that is never below the working set it stands for."""
 
 from __future__ import annotations
 
@@ -70,6 +70,19 @@ def segments_by_definition(ops: Sequence[Operation], target: Target) -> list[lis
     return segments
 
 
+def merged_by_definition(segments: list[list[Operation]], target: Target) -> list[list[Operation]]:
+    """The definition of -O2's merge: `_fits` asked of each neighbour joined."""
+    merged: list[list[Operation]] = []
+    for segment in segments:
+        same_stage = merged and rdu_fuse.stage_of(merged[-1][0]) == rdu_fuse.stage_of(segment[0])
+        if same_stage and rdu_fuse._segment_key(merged[-1]) == rdu_fuse._segment_key(segment):
+            if rdu_fuse._fits(merged[-1] + segment, target):
+                merged[-1] = merged[-1] + segment
+                continue
+        merged.append(list(segment))
+    return merged
+
+
 @pytest.fixture(scope="module")
 def runs() -> list[list[Operation]]:
     """The op runs rdu-fuse segments in a tiny LM's training step (its joint graph)."""
@@ -103,19 +116,23 @@ def test_segments_equal_the_definition_from_few_fits_questions(
             return fits(ops, target)
         monkeypatch.setattr(rdu_fuse, "_fits", counted)
 
-    cuts = 0
-    for target in small_targets(4):
+    cuts = merges = merged_cuts = 0
+    for target in [load_target("sn40l"), *small_targets(4)]:
         for run in runs:
             rdu_fuse._ANSWERS.clear()
             counting("definition")
             want = segments_by_definition(run, target)
+            want_merged = merged_by_definition(want, target)
             counting("bound")
             got = rdu_fuse.pattern_segments(run, target)
             assert got == want
-            cuts += len(got) - 1
+            assert rdu_fuse.merged_segments(got, target) == want_merged
+            cuts += len(want) - 1
+            merges += len(want) - len(want_merged)
+            merged_cuts += len(want_merged) - 1
     rdu_fuse._ANSWERS.clear()
-    assert cuts > 4 * 8 * len(runs)  # the targets' limits do cut the runs
-    assert asked["bound"] < asked["definition"] / 2
+    assert cuts > 4 * 8 * len(runs) and merges > 0 and merged_cuts > 0  # the targets' limits do cut
+    assert asked["bound"] * 8 < asked["definition"]
 
 
 def test_bound_is_never_below_the_working_set(runs: list[list[Operation]]) -> None:
@@ -132,4 +149,5 @@ def test_bound_is_never_below_the_working_set(runs: list[list[Operation]]) -> No
                 assert bound.total_bytes >= exact.total_bytes
                 assert bound.pmus >= exact.pmus
                 assert bound.stages == exact.stages
-                assert set(group.outputs) >= set(make_group(run[start:end + 1]).outputs)
+                whole = make_group(run[start:end + 1])
+                assert (group.inputs, group.outputs) == (set(whole.inputs), set(whole.outputs))
