@@ -13,7 +13,11 @@ every grouping is legal. `level` picks the policy:
   a model compiles to the same kernel shape).
 
 No kernel is formed whose working set cannot fit the target (SRAM bytes,
-PMUs, PCU stages) even when tiled; see `rducc.model.kernel_model`.
+PMUs, PCU stages) even when tiled; see `rducc.model.kernel_model`. A kernel
+grows op by op (level 1) and neighbour by neighbour (level 2); whether it
+still fits is settled by a bound on its untiled working set kept as it grows
+(`GrowingGroup`), the tile-plan search asked only where the bound leaves it
+open, so a long run of fusable ops costs its length, not its square.
 
 **Fusion consults the mapper** (levels 1 and 2). Each group formed is mapped
 onto the fabric by the rules `rdu-map-units` applies (`rducc.model.mapping`,
