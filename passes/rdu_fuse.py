@@ -13,7 +13,11 @@ every grouping is legal. `level` picks the policy:
   a model compiles to the same kernel shape).
 
 No kernel is formed whose working set cannot fit the target (SRAM bytes,
-PMUs, PCU stages) even when tiled; see `rducc.model.kernel_model`.
+PMUs, PCU stages) even when tiled; see `rducc.model.kernel_model`. A kernel
+grows op by op (level 1) and neighbour by neighbour (level 2); whether it
+still fits is settled by a bound on its untiled working set kept as it grows
+(`GrowingGroup`), the tile-plan search asked only where the bound leaves it
+open, so a long run of fusable ops costs its length, not its square.
 
 **Fusion consults the mapper** (levels 1 and 2). Each group formed is mapped
 onto the fabric by the rules `rdu-map-units` applies (`rducc.model.mapping`,
@@ -80,9 +84,11 @@ from rducc.dialects.tier import is_contiguous_window
 from rducc.dialects.unchanged import unchanged
 from rducc.model.group_signature import group_signature
 from rducc.model.kernel_model import (
+    GrowingGroup,
     best_plan,
     gathered_inputs,
     input_bytes,
+    last_reads,
     make_group,
     scaled_bytes,
     shape,
@@ -235,10 +241,48 @@ def _fits(ops: Sequence[Operation], target: Target) -> bool:
     return bool(_remembered("fits", ops, target, lambda: best_plan(make_group(ops), target) is not None))
 
 
+@dataclass
+class _Growing:
+    """`pattern_segments`' segment in progress, as a `GrowingGroup` of the run's ops:
+    whether it still fits with one op more, asked of `_fits` only when the group's
+    bound leaves it open, so a long segment costs its length, not its square."""
+
+    ops: Sequence[Operation]
+    target: Target
+    last_read: dict[SSAValue, float]
+    position: dict[Operation, int]
+    group: GrowingGroup
+
+    @classmethod
+    def over(cls, ops: Sequence[Operation], target: Target) -> _Growing:
+        position = {op: at for at, op in enumerate(ops)}
+        return cls(ops, target, last_reads(ops), position, GrowingGroup({}, {}, 0))
+
+    def restart(self, segment: Sequence[Operation]) -> None:
+        """Follow a new segment (a run of `ops`) from its first op."""
+        start = self.position[segment[0]] if segment else 0
+        self.group = GrowingGroup(self.last_read, self.position, start)
+        for op in segment:
+            self.group.add(op, self.target)
+
+    def fits_with(self, segment: Sequence[Operation], after: Sequence[Operation]) -> bool:
+        """Whether `segment` (the group followed) and the ops `after` it fit as one
+        kernel: `_fits`'s answer, from the bound where it settles it. The group
+        followed is then both."""
+        for op in after:
+            self.group.add(op, self.target)
+        if self.group.bound(self.target).fits(self.target):
+            return True
+        if self.group.stages_exceed(self.target):
+            return False
+        return _fits([*segment, *after], self.target)
+
+
 def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Operation]]:
     """-O1 segmentation."""
     segments: list[list[Operation]] = []
     current = _Segment([])
+    growing = _Growing.over(ops, target)
     for index, op in enumerate(ops):
         joins = True
         if isinstance(op, HEAVY_OPS):
@@ -247,8 +291,9 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
             joins = _joins_reduce(current, op)
         if current.ops and stage_of(op) != stage_of(current.ops[0]):
             joins = False  # a kernel runs on one pipeline stage's sockets
-        if joins and current.ops and not _fits([*current.ops, op], target):
+        if joins and current.ops and not growing.fits_with(current.ops, [op]):
             joins = False
+        grown = joins and bool(current.ops)  # `fits_with` grew the group followed by `op`
         if not joins and current.ops:
             pulls = isinstance(op, (*HEAVY_OPS, ReduceOp)) and stage_of(op) == stage_of(current.ops[0])
             moved = _pull_back(current, ops[index:]) if pulls else []
@@ -257,6 +302,8 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
                 segments.append(kept)
             current = _Segment(moved)
         current.ops.append(op)
+        if not grown:
+            growing.restart(current.ops)
     if current.ops:
         segments.append(current.ops)
     return segments
@@ -300,16 +347,18 @@ def _segment_key(ops: Sequence[Operation]) -> str | None:
 
 
 def merged_segments(segments: list[list[Operation]], target: Target) -> list[list[Operation]]:
-    """-O2: merge neighbours of the same layer while the result fits."""
+    """-O2: merge neighbours of the same layer while the result fits (`segments`: the
+    consecutive parts of one run of ops, as `pattern_segments` gives them)."""
     merged: list[list[Operation]] = []
+    growing = _Growing.over([op for segment in segments for op in segment], target)
     for segment in segments:
         same_stage = merged and stage_of(merged[-1][0]) == stage_of(segment[0])
         if same_stage and _segment_key(merged[-1]) == _segment_key(segment):
-            candidate = merged[-1] + segment
-            if _fits(candidate, target):
-                merged[-1] = candidate
+            if growing.fits_with(merged[-1], segment):
+                merged[-1] = merged[-1] + segment
                 continue
         merged.append(list(segment))
+        growing.restart(segment)
     return merged
 
 

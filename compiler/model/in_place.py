@@ -24,7 +24,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.contracts import arg_attrs, global_of, result_updates, tile_plan_of
+from rducc.dialects.liveness import positions
 from rducc.dialects.rdu.dataflow import KernelOp
+from rducc.dialects.unchanged import remembered, unchanged
 from rducc.model.kernel_model import candidate_loops, gathered_inputs, kernel_group
 
 
@@ -34,7 +36,7 @@ def tiles_over(kernel: KernelOp, old: SSAValue, index: int) -> bool:
     tiled dim it writes (or `old` whole before the loop). Under the recorded
     `rdu.tile_plan`, or, before `rdu-tile`, under every plan it may record."""
     args = [arg for arg, value in zip(kernel.body.block.args, kernel.inputs) if value == old]
-    group = kernel_group(kernel)
+    group = remembered(("kernel group", kernel), lambda: kernel_group(kernel))
     if not args:
         return True  # read only by kernels before this one
     if len(args) != 1 or args[0] in gathered_inputs(group):
@@ -47,7 +49,8 @@ def tiles_over(kernel: KernelOp, old: SSAValue, index: int) -> bool:
         read, written = plan.tiled_in.data[position].data, plan.tiled_out.data[index].data
         return read in (-1, written)
     output = group.outputs[index]
-    return all(dims.get(args[0], -1) in (-1, dims[output]) for _, dims in candidate_loops(group))
+    loops = remembered(("candidate loops", kernel), lambda: candidate_loops(group))
+    return all(dims.get(args[0], -1) in (-1, dims[output]) for _, dims in loops)
 
 
 def overwrites(block: Block, new: SSAValue, old: SSAValue) -> bool:
@@ -56,7 +59,7 @@ def overwrites(block: Block, new: SSAValue, old: SSAValue) -> bool:
     producer = new.owner
     if not isinstance(producer, KernelOp | func.CallOp) or producer.parent_block() is not block:
         return False
-    position = {op: i for i, op in enumerate(block.ops)}
+    position = remembered(("positions", block), lambda: positions(block))
     tops = [_top_in(use.operation, block) for use in old.uses]
     if any(top is not None and position[top] > position[producer] for top in tops):
         return False
@@ -83,7 +86,13 @@ def _call_overwrites(call: func.CallOp, index: int, old: SSAValue) -> bool:
 
 def written_in_place(function: func.FuncOp) -> frozenset[SSAValue]:
     """The new values of globals that `function` writes over the global's own
-    buffer (the module docstring's rule): they hold no bytes of their own."""
+    buffer (the module docstring's rule): they hold no bytes of their own. Each
+    kernel's dims and each block's order are found once (`unchanged`)."""
+    with unchanged():
+        return _written_in_place(function)
+
+
+def _written_in_place(function: func.FuncOp) -> frozenset[SSAValue]:
     block = function.body.block
     terminator = block.last_op
     if not isinstance(terminator, func.ReturnOp):

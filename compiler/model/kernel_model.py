@@ -480,6 +480,89 @@ def _live_until(ops: Sequence[Operation], position: dict[Operation, int], output
     return live_until
 
 
+@dataclass
+class GrowingGroup:
+    """A contiguous run of ops grown one op at a time at its end (`rdu-fuse`'s
+    segments), with a bound on its untiled working set kept as it grows, so that
+    asking whether each longer run fits costs one op's work, not the run's.
+
+    `bound` is never below `working_set(make_group(ops), untiled(), target)` in any
+    field, so when it fits the run fits untiled and `best_plan` finds a plan: every
+    input whole (a window or a gather's rows read less; a gather's rows are added
+    besides its table), every result that something after the run reads an output
+    in its own PMUs, every other result live at once (the peak holds no value
+    twice, and no output). Its stages are the run's exactly: when they do not fit,
+    no plan does (`stages_exceed`). `last_read` gives each result's last reader's
+    place in the ops it is grown from (`last_reads`); outside them: infinity."""
+
+    last_read: dict[SSAValue, float]
+    position: dict[Operation, int]
+    start: int
+    end: int = field(init=False)
+    inputs: set[SSAValue] = field(default_factory=set)
+    input_bytes: int = 0
+    input_pmus: int = 0
+    outputs: set[SSAValue] = field(default_factory=set)
+    output_pmus: int = 0
+    result_bytes: int = 0
+    output_bytes: int = 0
+    stages: int = 0
+
+    def __post_init__(self) -> None:
+        self.end = self.start - 1  # the place of its last op, none yet
+
+    def add(self, op: Operation, target: Target) -> None:
+        """Grow the run by `op`, the op after its last."""
+        self.end += 1
+        inside = range(self.start, self.end + 1)
+        for value in dict.fromkeys(op.operands):
+            owner = value.owner
+            if not (isinstance(owner, Operation) and self.position.get(owner, -1) in inside):
+                self._read(value, target)
+            elif value in self.outputs and self.last_read[value] <= self.end:
+                self.outputs.discard(value)
+                self.output_pmus -= _pmus(aligned(value_bytes(value)), target)
+                self.output_bytes -= aligned(value_bytes(value))
+        if isinstance(op, GatherOp):  # its rows, should the table be read by an indexed DMA
+            self._hold(op.results[0], target)
+        for result in op.results:
+            self.result_bytes += aligned(value_bytes(result))
+            if self.last_read[result] > self.end:
+                self.outputs.add(result)
+                self.output_pmus += _pmus(aligned(value_bytes(result)), target)
+                self.output_bytes += aligned(value_bytes(result))
+        self.stages += _pcu_stages(op)
+
+    def _read(self, value: SSAValue, target: Target) -> None:
+        if value not in self.inputs:
+            self.inputs.add(value)
+            self._hold(value, target)
+
+    def _hold(self, value: SSAValue, target: Target) -> None:
+        self.input_bytes += aligned(value_bytes(value))
+        self.input_pmus += _pmus(aligned(value_bytes(value)), target)
+
+    def bound(self, target: Target) -> WorkingSet:
+        peak = self.result_bytes - self.output_bytes
+        return WorkingSet(self.input_bytes, self.output_bytes, peak,
+                          self.input_pmus + self.output_pmus + _pmus(peak, target), self.stages)
+
+    def stages_exceed(self, target: Target) -> bool:
+        return self.stages > target.pcus
+
+
+def last_reads(ops: Sequence[Operation]) -> dict[SSAValue, float]:
+    """Each result of `ops`: the place in `ops` of its last reader, infinity when an op
+    not among them reads it (nested in one of them included) or one reads it before it."""
+    position = {op: i for i, op in enumerate(ops)}
+    found: dict[SSAValue, float] = {}
+    for at, op in enumerate(ops):
+        for result in op.results:
+            places = [position.get(use.operation, -1) for use in result.uses]
+            found[result] = max(places, default=at) if min(places, default=at) >= at else float("inf")
+    return found
+
+
 def untiled() -> TilePlan:
     return TilePlan(size=0, count=1, tiled={})
 
