@@ -440,10 +440,10 @@ def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest
     first_round = rdu_place_saved.plan_placements
     spill_only = {"on": False}
 
-    def rounds(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
+    def rounds(step, module, target, recompute=True, second=False, **kwargs):  # type: ignore[no-untyped-def]
         if not second:
-            return first_round(step, module, dataclasses.replace(target, hbm_bytes=10**15), recompute)
-        return first_round(step, module, target, recompute and not spill_only["on"], second)
+            return first_round(step, module, dataclasses.replace(target, hbm_bytes=10**15), recompute, **kwargs)
+        return first_round(step, module, target, recompute and not spill_only["on"], second, **kwargs)
 
     monkeypatch.setattr(rdu_place_saved, "plan_placements", rounds)
     target = tmp_path / "slow-ddr-80k.toml"
@@ -567,7 +567,8 @@ def test_a_recompute_plan_that_stops_short_is_retried_recomputes_first(monkeypat
     plan_placements = rdu_place_saved.plan_placements
     weighed: list[tuple[bool, bool, bool]] = []
 
-    def stopped_short(step, module, target, recompute=True, second=False, recompute_first=False):  # type: ignore[no-untyped-def]
+    def stopped_short(step, module, target, recompute=True, second=False,  # type: ignore[no-untyped-def]
+                      recompute_first=False):
         plan = plan_placements(step, module, target, recompute, second, recompute_first)
         if recompute and not recompute_first and not second:
             plan.fits = False
