@@ -791,9 +791,10 @@ def _global_groups(sizes: dict[str, int], together: dict[str, list[str]]) -> lis
     return groups
 
 
-def _order(candidate: _Candidate) -> tuple[float, int]:
-    """Candidates are weighed cheapest per byte first, the larger first at a tie."""
-    return candidate.cost_per_byte, -candidate.freed
+def _order(candidate: _Candidate, recompute_first: bool = False) -> tuple[bool, float, int]:
+    """Candidates are weighed cheapest per byte first, the larger first at a tie;
+    `recompute_first`: every recompute before any spill."""
+    return recompute_first and candidate.placement != Placement.RECOMPUTE, candidate.cost_per_byte, -candidate.freed
 
 
 @dataclass
@@ -813,14 +814,20 @@ class _Plan:
     """The modeled seconds it adds to the step (`plan_price`)."""
     fits: bool = True
     """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
+    recompute_first: bool = False
+    """Its candidates are weighed every recompute before any spill (`_order`)."""
+
+    def order(self, candidate: _Candidate) -> tuple[bool, float, int]:
+        return _order(candidate, self.recompute_first)
 
 
 def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recompute: bool = True,
-                    second: bool = False) -> _Plan:
+                    second: bool = False, recompute_first: bool = False) -> _Plan:
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
     cheapest candidate per byte that frees bytes at the peak (module docstring);
-    `second`: a second round's plan (the same rule, with the callees' peaks)."""
+    `second`: a second round's plan (the same rule, with the callees' peaks);
+    `recompute_first`: every recompute weighed before any spill."""
     sizes = _global_sizes(module)
     used = {global_of(a) for a in arg_attrs(step.function)} - {None}
     sizes = {n: s for n, s in sizes.items() if n in used}
@@ -833,15 +840,17 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     spilled = {g.sym_name.data for g in module.ops if isinstance(g, GlobalOp) and g.tier == TierAttr(Tier.DDR)}
     costs = _ConeCosts(target, _CALLEES.get(id(module), {}))
     pricer = _Pricer(step.function, target, in_place)
-    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs, pricer)
+    plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs, pricer,
+                 recompute_first=recompute_first)
     pinned: set[SSAValue] = set()
     liveness = _Liveness(step.function, step, in_place, callee_peaks(module) if second else None)
     shared = shared_placements(step.function)
     _UNPLACED.clear()
     before = _Before(frozenset(v for v, p in placements.items() if p == Placement.DDR), frozenset(plan.ddr_globals))
     together = weights_sharing_a_parameter(module)
-    candidates = [c for c in _candidates(step, target, sizes, temporaries, costs, pricer, before, shared, together)
-                  if recompute or c.placement != Placement.RECOMPUTE]
+    candidates = sorted((c for c in _candidates(step, target, sizes, temporaries, costs, pricer, before, shared,
+                                                together) if recompute or c.placement != Placement.RECOMPUTE),
+                        key=plan.order)
     plan.in_ddr = pricer.sets(before.values, before.globals)
     liveness.place(liveness.intervals, placements, plan.recomputed)
     while True:
@@ -980,10 +989,16 @@ def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: b
     """The plan with recomputes or the plan of spills alone: the one that fits HBM and
     adds less modeled time (`plan_price`). Each is taken cheapest per byte freed at
     the peak, which is no least total: a recompute may free bytes where a spill the
-    step needs anyway frees them too."""
+    step needs anyway frees them too. When the plan with recomputes does not fit, the
+    plan that takes every recompute before any spill is weighed too: cheap spills of
+    a layer's slot (every call's value at an index) close the recomputes of the calls,
+    and those recomputes close the spills of their slots, so the mixed plan can stop
+    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`)."""
     plans = [plan_placements(step, module, target, True, second)]
     if plans[0].recomputed:
         plans.append(plan_placements(step, module, target, False, second))
+    if not plans[0].fits:
+        plans.append(plan_placements(step, module, target, True, second, recompute_first=True))
     return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
 
@@ -1002,7 +1017,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             del candidates[index]
             narrower = _narrowed(candidate, plan, pinned, shared)
             if narrower is not None:
-                at_order = bisect.bisect_right(candidates, _order(narrower), key=_order)
+                at_order = bisect.bisect_right(candidates, plan.order(narrower), key=plan.order)
                 candidates.insert(at_order, narrower)
                 index = min(index, at_order)
             continue
@@ -1011,7 +1026,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             now = _repriced(candidate, plan, shared)
             if now is None:
                 return candidate
-            at_order = bisect.bisect_right(candidates, _order(now), key=_order)
+            at_order = bisect.bisect_right(candidates, plan.order(now), key=plan.order)
             candidates.insert(at_order, now)
             continue
         index += 1

@@ -440,10 +440,10 @@ def test_second_round_recomputes_where_cheaper_than_spilling(monkeypatch: pytest
     first_round = rdu_place_saved.plan_placements
     spill_only = {"on": False}
 
-    def rounds(step, module, target, recompute=True, second=False):  # type: ignore[no-untyped-def]
+    def rounds(step, module, target, recompute=True, second=False, **kwargs):  # type: ignore[no-untyped-def]
         if not second:
-            return first_round(step, module, dataclasses.replace(target, hbm_bytes=10**15), recompute)
-        return first_round(step, module, target, recompute and not spill_only["on"], second)
+            return first_round(step, module, dataclasses.replace(target, hbm_bytes=10**15), recompute, **kwargs)
+        return first_round(step, module, target, recompute and not spill_only["on"], second, **kwargs)
 
     monkeypatch.setattr(rdu_place_saved, "plan_placements", rounds)
     target = tmp_path / "slow-ddr-80k.toml"
@@ -551,3 +551,36 @@ def test_a_global_in_ddr_is_priced_where_its_update_is_read_back() -> None:
     ends = list(pricer.global_endpoints("optimizer.momentum_buffer.p"))
     assert update.owner in {kernel for kernel, writes, _ in ends if writes}
     assert readers <= {kernel for kernel, writes, _ in ends if not writes}, ends
+
+
+def test_a_recompute_plan_that_stops_short_is_retried_recomputes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the plan with recomputes stops short of fitting (cheap spills of a layer's
+    slot close the recomputes of its calls, and those recomputes close the spills of
+    their slots: the 80-layer 70B AdamW step on sn40l-16, which then took the spill-only
+    plan, 104 GB of activations in DDR), `cheaper_plan` weighs the plan that takes every
+    recompute before any spill too, and takes it when it fits and costs less. The stop
+    is forced here (the mixed plan marked as not fitting) on the outlined GatedStack step
+    on train-slow-ddr, where recomputing costs less than spilling."""
+    from rducc.passes import rdu_place_saved
+    from rducc.pipeline import pipeline_text
+
+    plan_placements = rdu_place_saved.plan_placements
+    weighed: list[tuple[bool, bool, bool]] = []
+
+    def stopped_short(step, module, target, recompute=True, second=False,  # type: ignore[no-untyped-def]
+                      recompute_first=False):
+        plan = plan_placements(step, module, target, recompute, second, recompute_first)
+        if recompute and not recompute_first and not second:
+            plan.fits = False
+        weighed.append((recompute, recompute_first, plan.fits))
+        return plan
+
+    monkeypatch.setattr(rdu_place_saved, "plan_placements", stopped_short)
+    torch.manual_seed(3)
+    model, x = GatedStack(), torch.randn(2, 8, 64)
+    outlined = pipeline_text(0).replace("rdu-outline-layers", "rdu-outline-layers{training=always}")
+    step = rducc.compile_training(copy.deepcopy(model), (x,), optimizer="sgd", lr=1e-2, opt_level=0,
+                                  target=str(INPUTS / "train-slow-ddr.toml"), passes=outlined)
+    assert (True, True, True) in weighed, weighed
+    assert training_memory(step.module)["activations.recompute"] > 0
+    _adamw_steps_as_eager(step, copy.deepcopy(model), x, 1, torch.optim.SGD)
