@@ -26,6 +26,13 @@ bytes a token reads likewise. Fusion: the 128-token prefill of 2 layers at
 -O0 and -O2 on sn40l-8. Switching: `rducc.model.switching.switch_time` on
 the 8B decode program on sn40l-8, extended to 32 layers the same way.
 
+Whether to apply a fit is the leave-one-out's call: the script prints each
+figure at the target file's values beside its held-out prediction, and a
+verdict (`verdict`: the fit is worth writing only when its held-out mean
+|ln error| is below the file's). An assumed constant no figure pins is not
+fitted (`UNFITTED`: the script prints what each figure does over its range);
+`TIED` ones take another's fitted value when it is written.
+
 Run: python bench/calibrate.py [--quick] [--write]
   --quick: fewer grid points and no leave-one-out (a smoke run);
   --write: the fitted values into compiler/targets/sn40l.toml as each
