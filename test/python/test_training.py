@@ -153,6 +153,31 @@ def test_no_optimizer_returns_loss_and_gradients() -> None:
         torch.testing.assert_close(gradient, parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
 
 
+class TiedHead(nn.Module):
+    """An embedding that is also the output head, registered again as `head` after a position table:
+    torch.export reads the tied weight through the last name, model.parameters() lists it first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.positions = nn.Embedding(11, 6), nn.Embedding(4, 6)
+        self.head = nn.Linear(6, 11, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        logits = self.head(self.embed(ids) + self.positions.weight)
+        return nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+def test_no_optimizer_returns_gradients_in_model_order_with_tied_weights() -> None:
+    torch.manual_seed(0)
+    model, ids, labels = TiedHead(), torch.randint(0, 11, (2, 4)), torch.randint(0, 11, (2, 4))
+    reference = copy.deepcopy(model)
+    loss, *gradients = rducc.compile_training(model, (ids, labels), optimizer=None, opt_level=0).step(ids, labels)
+    reference(ids, labels).backward()
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+
+
 def test_batch_norm_running_statistics_follow_eager() -> None:
     """A CNN with batch norm in train mode: its running statistics (buffers the
     forward updates) are written back every step, as eager updates them."""
