@@ -344,8 +344,10 @@ class TrainingProgram:
                  constants: dict[str, Any] | None = None, optimizer: torch.optim.Optimizer | None = None):
         self.module = step.module
         self.groups = step.groups
-        self.trained = step.trained
         self._gradient_order = _model_order(step)
+        self.trained = [step.trained[i] for i in self._gradient_order]
+        """The parameters that get gradients, by the names the program reads them through, in the
+        order `model.parameters()` lists them (the gradients' order with no optimizer)."""
         self.target = target
         self.aliases = step.aliases
         self.prefix = prefix

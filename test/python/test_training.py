@@ -172,10 +172,12 @@ def test_no_optimizer_returns_gradients_in_model_order_with_tied_weights() -> No
     torch.manual_seed(0)
     model, ids, labels = TiedHead(), torch.randint(0, 11, (2, 4)), torch.randint(0, 11, (2, 4))
     reference = copy.deepcopy(model)
-    loss, *gradients = rducc.compile_training(model, (ids, labels), optimizer=None, opt_level=0).step(ids, labels)
+    program = rducc.compile_training(model, (ids, labels), optimizer=None, opt_level=0)
+    loss, *gradients = program.step(ids, labels)
     reference(ids, labels).backward()
     for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
         torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+    assert program.trained == ["head.weight", "positions.weight"]  # the names the program reads
 
 
 def test_batch_norm_running_statistics_follow_eager() -> None:
