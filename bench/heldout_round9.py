@@ -345,7 +345,8 @@ def levit() -> Built:
     from transformers import LevitConfig, LevitForImageClassification
 
     torch.manual_seed(0)
-    config = LevitConfig(image_size=32, patch_size=16, num_channels=3, hidden_sizes=[16, 24], num_attention_heads=[2, 3],
+    config = LevitConfig(image_size=32, patch_size=16, num_channels=3, hidden_sizes=[16, 24],
+                         num_attention_heads=[2, 3],
                          depths=[1, 1], key_dim=[8, 8], attention_ratio=[2, 2], mlp_ratio=[2, 2],
                          down_ops=[["Subsample", 8, 2, 4, 2, 2]], num_labels=5)
     return _LogitsOf(LevitForImageClassification(_drop(config)), "pixel_values"), (torch.randn(2, 3, 32, 32),)
