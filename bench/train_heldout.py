@@ -156,6 +156,18 @@ Tensor.unfold; a Student-t likelihood (lgamma); a spatial transformer
 logcumsumexp; nn.Bilinear with F.unfold / F.fold; an LSTM with proj_size;
 torch's nn.TransformerDecoder with causal and padding masks.
 
+Round 9 (theld18; bench/heldout_round9.py, `--models round9`): by hand, an MLP
+512 -> 384 -> 256 -> 768 -> 10, convolutions whose channels go up and down
+(3 -> 24 -> 64 -> 16 -> 48 -> 8, strided, batch norm), a causal transformer with
+a different FFN width and head count per layer, Linear weights tied across
+non-adjacent layers (and the embedding as the head), gradients through
+torch.where / masked_fill / index_put(accumulate=True), every other layer frozen
+with a frozen eval-mode batch norm and persistent and non-persistent buffers,
+one block called at two depths, a custom autograd.Function, and
+checkpoint_sequential; transformers' GPT-NeoX, OPT, MPNet, DINOv2, RoFormer,
+MobileViT, LeViT, SqueezeBERT and FNet. `opt_125m` (OPT-125M at full size) is
+run on its own: `python bench/heldout_round9.py --full-size`.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -173,6 +185,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import heldout_round7 as round7  # noqa: E402
 import heldout_round8 as round8  # noqa: E402
+import heldout_round9 as round9  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1337,11 +1350,32 @@ HELD_OUT: dict[str, Case] = {
     "order_ops": Case(round8.order_ops, CE, 4),
     "bilinear_fold": Case(round8.bilinear_fold, CE, 5),
     "torch_decoder": Case(round8.torch_decoder, language_model_loss, 256, per_token=True),
+    "widths_512": Case(round9.widths_512, CE, 10),
+    "updown_convs": Case(round9.updown_convs, CE, 5),
+    "ffn_per_layer": Case(round9.ffn_per_layer, language_model_loss, 256, per_token=True),
+    "tied_far": Case(round9.tied_far, language_model_loss, 256, per_token=True),
+    "masked_grads": Case(round9.masked_grads, CE, 5),
+    "frozen_half": Case(round9.frozen_half, CE, 5),
+    "shared_twice": Case(round9.shared_twice, CE, 4),
+    "custom_backward": Case(round9.custom_backward, CE, 5),
+    "checkpoint_seq": Case(round9.checkpoint_seq, CE, 4),
+    "gpt_neox": Case(round9.gpt_neox, language_model_loss, 256, per_token=True),
+    "opt": Case(round9.opt, language_model_loss, 256, per_token=True),
+    "mpnet": Case(round9.mpnet, language_model_loss, 256, per_token=True),
+    "dinov2": Case(round9.dinov2, CE, 5),
+    "roformer": Case(round9.roformer, language_model_loss, 256, per_token=True),
+    "mobilevit": Case(round9.mobilevit, CE, 5),
+    "levit": Case(round9.levit, CE, 5),
+    "squeezebert": Case(round9.squeezebert, CE, 5),
+    "fnet": Case(round9.fnet, CE, 5),
+    "opt_125m": Case(round9.opt_125m, language_model_loss, 256, per_token=True),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
 ROUND_8 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round8.__name__]
 """Round 8's models (`--models round8`)."""
+ROUND_9 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round9.__name__ and name != "opt_125m"]
+"""Round 9's models (`--models round9`; opt_125m, the full-size one, is named on its own)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1365,7 +1399,7 @@ def main(argv: list[str] | None = None) -> Any:
     defaults = ["--models", ",".join(HELD_OUT), "--precisions", "fp32", "--levels", "2", "--steps", "4",
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
-    rounds = {"round7": ROUND_7, "round8": ROUND_8}
+    rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

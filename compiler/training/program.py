@@ -34,8 +34,10 @@ from rducc.training.compile import (
     ParamGroup,
     TrainingForward,
     TrainingStep,
+    canonical_names,
     check_microbatches,
     compile_step,
+    parameter_names,
     single_group,
 )
 from rducc.training.cumulative_norm import cumulative_averages_traced
@@ -327,6 +329,14 @@ def compile_training(
     return program
 
 
+def _model_order(step: TrainingStep) -> list[int]:
+    """The program's gradient results (`step.trained`, program order) in the order `model.parameters()`
+    lists their parameters: a tied weight is read through one of its names, not always the first."""
+    names = canonical_names(step.exported, parameter_names(step.exported), step.trained)
+    order = [step.trained.index(name) for name in names if name in step.trained]
+    return order + [i for i in range(len(step.trained)) if i not in order]
+
+
 class TrainingProgram:
     """A compiled training step and its state (parameters, buffers, optimizer state)."""
 
@@ -334,7 +344,10 @@ class TrainingProgram:
                  constants: dict[str, Any] | None = None, optimizer: torch.optim.Optimizer | None = None):
         self.module = step.module
         self.groups = step.groups
-        self.trained = step.trained
+        self._gradient_order = _model_order(step)
+        self.trained = [step.trained[i] for i in self._gradient_order]
+        """The parameters that get gradients, by the names the program reads them through, in the
+        order `model.parameters()` lists them (the gradients' order with no optimizer)."""
         self.target = target
         self.aliases = step.aliases
         self.prefix = prefix
@@ -357,7 +370,8 @@ class TrainingProgram:
 
     def step(self, *batch: torch.Tensor, **named: torch.Tensor) -> Any:
         """Run one training step on this batch; return the loss (with no
-        optimizer: the loss and the gradients of the trained parameters)."""
+        optimizer: the loss and the gradients of the trained parameters, in the
+        order `model.parameters()` lists them)."""
         for key, value in self.constants.items():
             if key in named and named.pop(key) != value:
                 raise RduccError(f"input '{key}': the step was compiled with {key}={value!r}, a value that is "
@@ -367,9 +381,10 @@ class TrainingProgram:
         self._started = True
         if self.optimizer is not None:  # the step ran optimizer.step(): torch's schedulers check that it was called
             self.optimizer._opt_called = True  # type: ignore[attr-defined]
-        if self.loss_scale != 1.0 and isinstance(result, tuple):  # no optimizer: the scaled loss and gradients
-            return tuple(value / self.loss_scale for value in result)
-        return result  # with an optimizer the step unscales its loss itself
+        if self.groups or not isinstance(result, tuple):
+            return result  # with an optimizer the step unscales its loss itself
+        result = (result[0], *(result[1 + i] for i in self._gradient_order))  # no optimizer: loss, gradients
+        return tuple(value / self.loss_scale for value in result) if self.loss_scale != 1.0 else result
 
     __call__ = step
 

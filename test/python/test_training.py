@@ -141,16 +141,34 @@ def test_frozen_layers_are_not_updated() -> None:
     assert set(eager.state_dict()["state"]) == {2, 3, 4, 5}
 
 
-def test_no_optimizer_returns_loss_and_gradients() -> None:
+class TiedHead(nn.Module):
+    """An embedding that is also the output head, registered again as `head` after a position table:
+    torch.export reads the tied weight through the last name, model.parameters() lists it first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.positions = nn.Embedding(11, 6), nn.Embedding(4, 6)
+        self.head = nn.Linear(6, 11, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        logits = self.head(self.embed(ids) + self.positions.weight)
+        return nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+def test_no_optimizer_returns_loss_and_gradients_in_model_order() -> None:
+    """With a tied weight too (its gradient where model.parameters() lists it)."""
     torch.manual_seed(0)
-    model = Classifier()
-    data = _data(1)
-    loss, *gradients = rducc.compile_training(model, data[0], optimizer=None, opt_level=0).step(*data[0])
-    expected = model(*data[0])
+    model, ids, labels = TiedHead(), torch.randint(0, 11, (2, 4)), torch.randint(0, 11, (2, 4))
+    reference = copy.deepcopy(model)
+    program = rducc.compile_training(model, (ids, labels), optimizer=None, opt_level=0)
+    loss, *gradients = program.step(ids, labels)
+    expected = reference(ids, labels)
     expected.backward()
-    torch.testing.assert_close(loss, expected.detach())
-    for gradient, (name, parameter) in zip(gradients, model.named_parameters()):
-        torch.testing.assert_close(gradient, parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+    assert program.trained == ["head.weight", "positions.weight"]  # the names the program reads
 
 
 def test_batch_norm_running_statistics_follow_eager() -> None:
