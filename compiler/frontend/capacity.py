@@ -473,7 +473,8 @@ def _joins_beside(node: Node, shapes: _Shapes) -> bool:
     pieces, dim = node.args[0], _cat_dim(node)
     if not isinstance(pieces, list | tuple) or not pieces or not all(isinstance(p, Node) for p in pieces):
         return False
-    rank = len(shapes.original[pieces[0]].shape)
+    first: Any = pieces[0]
+    rank = len(shapes.original[first].shape)
     padded = [shapes.padded(p) for p in pieces]
     return isinstance(dim, int) and all(p == padded[0] for p in padded) and dim % max(rank, 1) not in padded[0]
 
@@ -790,8 +791,8 @@ class _Padder:
         deviation = self.r.emit(node, aten.where.self, valid, deviation, zero)
         squares = self.r.emit(node, aten.sum.dim_IntList, self.r.emit(node, aten.mul.Tensor, deviation, deviation),
                               reduced, keepdim)
-        correction = node.kwargs.get("correction")
-        correction = 1 if correction is None else correction
+        given: Any = node.kwargs.get("correction")
+        correction = 1 if given is None else given
         if isinstance(count, int):
             return self.r.emit(node, aten.div.Scalar, squares, count - correction)
         return self.r.emit(node, aten.div.Tensor, squares, self.r.emit(node, aten.sub.Scalar, count, correction))

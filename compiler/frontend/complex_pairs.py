@@ -4,9 +4,14 @@ rducc's IR has no complex element type (nor has the chip): a decomposed
 program's complex tensors are rewritten, in its FX graph, into real tensors
 with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `view_as_complex` and `view_as_real` become nothing; complex arithmetic
-(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`, `exp`, `log`, `sqrt`, `tanh`,
-`pow` by a real number, `where`, `mm`/`bmm` as real matmuls, `torch.complex`),
-layout ops, sums and means act on the pair, a variance (`var`, `std`, their
+(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`, `exp`, `exp2`, `expm1`, `log`,
+`log2`, `log10`, `log1p`, `sqrt`, `rsqrt`, `tanh`, `tan`, `sin`, `cos`, `sinh`, `cosh`, `sigmoid`, `pow` by a
+real number or a tensor, `==`/`!=`, `isfinite`/`isnan`/`isinf`, `where`, `mm`/`bmm` as real matmuls,
+`torch.complex`, `prod`/`cumprod` in polar form, `cumsum`), layout ops, sums and means act on the pair; an op
+with no rule of its own acts on each part alone where that is what it means: a view by its schema (`diagonal`,
+`unfold`, `split`'s pieces; not `as_strided` or `view(dtype)`, which read storage), an op that moves or zeroes
+elements (`roll`, `tril`, `gather`, ...) and one that places or adds every complex operand through real
+indices (`scatter_add`, `index_add`, `index_put`, ...). A variance (`var`, `std`, their
 `_mean` forms) is that of the real parts plus that of the imaginary parts; the
 FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) are DFTs: a product with cos/sin matrices along each transformed dim (exact,
 O(n^2) per dim, which is what a dataflow chip's matmul units run anyway).
@@ -22,6 +27,7 @@ no pair form is refused naming it.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -237,13 +243,18 @@ def _flip(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b(aten.flip.default, pairs[source], [_dim(d, b.rank(source)) for d in dims])
 
 
-@_rule(aten.sum.dim_IntList, aten.mean.dim)
+_OVER_DIMS: dict[Any, Any] = {aten.sum.default: aten.sum.dim_IntList, aten.mean.default: aten.mean.dim}
+
+
+@_rule(aten.sum.dim_IntList, aten.mean.dim, *_OVER_DIMS)
 def _sum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     source = _args(node)[0]
     rank = b.rank(source)
     dims = _args(node)[1] if len(_args(node)) > 1 and _args(node)[1] else list(range(rank))
     keepdim = _args(node)[2] if len(_args(node)) > 2 else node.kwargs.get("keepdim", False)
-    return b(node.target, pairs[source], [_dim(d, rank) for d in dims], keepdim)
+    real_dtype = _REAL_OF[node.meta["val"].dtype]  # (a dtype argument, `z.sum(dtype=torch.complex128)`)
+    target = _OVER_DIMS.get(node.target, node.target)
+    return b(target, pairs[source], [_dim(d, rank) for d in dims], keepdim, dtype=real_dtype)
 
 
 @_rule(aten.var.correction)
@@ -551,6 +562,83 @@ def _log(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b.pack(b(aten.log.default, _abs(b, node, pairs)), _angle(b, node, pairs))
 
 
+@_rule(aten.pow.Tensor_Tensor)
+def _pow_tensor(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """z ** w = exp(w log z) (a real base or exponent has no imaginary part)."""
+    base, exponent = _args(node)[:2]
+    (br, bi), (er, ei) = _parts(b, base, pairs), _parts(b, exponent, pairs)
+    if bi is None:
+        br = b(aten._to_copy.default, br, dtype=_REAL_OF[node.meta["val"].dtype])
+        bi = b(aten.zeros_like.default, br)
+    log_real, log_imag = b(aten.log.default, _modulus(b, br, bi)), b(aten.atan2.default, bi, br)
+    real = _plus(b, _times(b, log_real, er), _times(b, log_imag, ei), -1.0)
+    imag = _plus(b, _times(b, log_real, ei), _times(b, log_imag, er))
+    real, imag = _as_tensor(b, real, log_real), _as_tensor(b, imag, log_real)
+    shape = list(node.meta["val"].shape)
+    real, imag = _exp_parts(b, *(b(aten.expand.default, v, shape) for v in (real, imag)))
+    return b.pack(real, imag)
+
+
+_LOG_BASES: dict[Any, float] = {aten.log2.default: 2.0, aten.log10.default: 10.0}
+
+
+@_rule(*_LOG_BASES)
+def _log_base(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """log_k z = log z / ln k (both parts)."""
+    return b(aten.mul.Tensor, _log(b, node, pairs), 1.0 / math.log(_LOG_BASES[node.target]))
+
+
+@_rule(aten.log1p.default)
+def _log1p(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """log(1 + z)."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b(aten.add.Scalar, b.real(pair), 1.0), b.imag(pair)
+    return b.pack(b(aten.log.default, _modulus(b, real, imag)), b(aten.atan2.default, imag, real))
+
+
+@_rule(aten.expm1.default, aten.exp2.default)
+def _exp_variants(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """expm1 z = exp z - 1; exp2 z = exp(z ln 2)."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b.real(pair), b.imag(pair)
+    if node.target is aten.exp2.default:
+        real, imag = (b(aten.mul.Tensor, part, math.log(2.0)) for part in (real, imag))
+    real, imag = _exp_parts(b, real, imag)
+    return b.pack(b(aten.sub.Scalar, real, 1.0) if node.target is aten.expm1.default else real, imag)
+
+
+_COMPARISONS = (aten.eq.Tensor, aten.eq.Scalar, aten.ne.Tensor, aten.ne.Scalar)
+
+
+@_rule(*_COMPARISONS)
+def _equal(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """z == w where both parts are equal (a real operand's imaginary part is 0); != its negation."""
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
+
+    def same(x: Any, y: Any) -> Node:
+        x, y = (0.0 if v is None else v for v in (x, y))
+        if not isinstance(x, Node):
+            x, y = y, x
+        if not isinstance(x, Node):
+            return b(aten.full.default, list(node.meta["val"].shape), float(x) == float(y), dtype=torch.bool)
+        return b(aten.eq.Tensor if isinstance(y, Node) else aten.eq.Scalar, x, y)
+
+    equal = b(aten.logical_and.default, same(ar, br), same(ai, bi))
+    equal = b(aten.expand.default, equal, list(node.meta["val"].shape))
+    return equal if node.target in (aten.eq.Tensor, aten.eq.Scalar) else b(aten.logical_not.default, equal)
+
+
+_PART_TESTS: dict[Any, Any] = {aten.isfinite.default: aten.logical_and.default,
+                               aten.isnan.default: aten.logical_or.default, aten.isinf.default: aten.logical_or.default}
+
+
+@_rule(*_PART_TESTS)
+def _part_test(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """isfinite where both parts are, isnan and isinf where either is."""
+    pair = pairs[_args(node)[0]]
+    return b(_PART_TESTS[node.target], b(node.target, b.real(pair)), b(node.target, b.imag(pair)))
+
+
 def _modulus(b: _Builder, real: Node, imag: Node) -> Node:
     return b(aten.sqrt.default, b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag)))
 
@@ -608,7 +696,7 @@ def _tanh_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
             b(aten.div.Tensor, b(aten.mul.Tensor, twice_e, b(aten.sin.default, twice_imag)), denominator))
 
 
-_CIRCULAR = {  # f(a + ib) = f1(a) g1(b) + i sign f2(a) g2(b)
+_CIRCULAR: dict[Any, tuple[Any, Any, Any, Any, float]] = {  # f(a + ib) = f1(a) g1(b) + i sign f2(a) g2(b)
     aten.sin.default: (aten.sin.default, aten.cosh.default, aten.cos.default, aten.sinh.default, 1.0),
     aten.cos.default: (aten.cos.default, aten.cosh.default, aten.sin.default, aten.sinh.default, -1.0),
     aten.sinh.default: (aten.sinh.default, aten.cos.default, aten.cosh.default, aten.sin.default, 1.0),
@@ -661,7 +749,8 @@ def _prod(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
         summed = aten.cumsum.default if node.target is aten.cumprod.default else aten.sum.dim_IntList
         size = b(node.target, modulus, dim, *keep, dtype=real_dtype)
         turn = b(summed, angle, dim if summed is aten.cumsum.default else [dim], *keep, dtype=real_dtype)
-    return b.pack(b(aten.mul.Tensor, size, b(aten.cos.default, turn)), b(aten.mul.Tensor, size, b(aten.sin.default, turn)))
+    return b.pack(b(aten.mul.Tensor, size, b(aten.cos.default, turn)),
+                  b(aten.mul.Tensor, size, b(aten.sin.default, turn)))
 
 
 # --------------------------------------------------------------------------
@@ -791,6 +880,11 @@ _LINEAR_OF_SELF = frozenset({aten.roll.default, aten.tril.default, aten.triu.def
 """Ops that are not views but move, copy or zero their first argument's elements (or sum them with real
 weights): each part of a complex argument goes through them alone."""
 
+_LINEAR_IN_ALL = frozenset({aten.scatter_add.default, aten.scatter.src, aten.index_add.default,
+                            aten.index_copy.default, aten.index_put.default, aten.masked_scatter.default})
+"""Ops that place (or add) the elements of every complex operand they take, with real indices or masks:
+each part goes through them with the other operands' same part."""
+
 _STORAGE_VIEWS = frozenset({aten.as_strided.default, aten.view.dtype, aten.view_as_real.default,
                             aten.view_as_complex.default, aten.real.default, aten.imag.default})
 """Views whose meaning depends on the element's size or storage, not only on its position."""
@@ -802,19 +896,50 @@ def _acts_per_part(node: Node, pairs: dict[Node, Node]) -> bool:
     target, source = node.target, (_args(node) or (None,))[0]
     if not isinstance(target, torch._ops.OpOverload) or not isinstance(source, Node) or source not in pairs:
         return False
-    if any(value in pairs for value in node.all_input_nodes if value is not source):
-        return False
-    value = node.meta.get("val")
+    value: Any = node.meta.get("val")
     if not _is_complex(value) or value.dtype != _COMPLEX_OF.get(pairs[source].meta["val"].dtype):
+        return False
+    others = [v for v in node.all_input_nodes if v is not source]
+    if target in _LINEAR_IN_ALL:  # every complex operand of the result's dtype (no promotion inside)
+        return all(v in pairs or not _is_complex(v.meta.get("val")) for v in others)
+    if any(v in pairs for v in others):
         return False
     return (target.is_view and target not in _STORAGE_VIEWS) or target in _LINEAR_OF_SELF
 
 
 def _per_part(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    """`node`'s op on the real parts and on the imaginary parts, packed (see `_acts_per_part`)."""
+    """`node`'s op on the real parts and on the imaginary parts of its complex operands, packed
+    (see `_acts_per_part`)."""
+    def part(which: int) -> Node:
+        args, kwargs = torch.fx.node.map_arg(
+            (node.args, node.kwargs),
+            lambda v: b(aten.select.int, pairs[v], -1, which) if v in pairs else v)
+        return b(node.target, *args, **kwargs)
+
+    return b.pack(part(0), part(1))
+
+
+def _splits_per_part(node: Node, pairs: dict[Node, Node]) -> bool:
+    """A view giving several complex tensors (`split`, `chunk`, `unbind`), read by `getitem`s only."""
+    target, source = node.target, (_args(node) or (None,))[0]
+    value = node.meta.get("val")
+    return (isinstance(target, torch._ops.OpOverload) and target.is_view and isinstance(source, Node)
+            and source in pairs and isinstance(value, list | tuple) and bool(value) and all(map(_is_complex, value))
+            and not any(v in pairs for v in node.all_input_nodes if v is not source)
+            and all(user.target is operator.getitem for user in node.users))
+
+
+def _split_per_part(b: _Builder, node: Node, pairs: dict[Node, Node]) -> list[Node]:
+    """The view of the real parts and of the imaginary parts; each `getitem` user's pair packs their
+    pieces. Returns the users (now read through `pairs`)."""
     source, *rest = _args(node)
     pair = pairs[source]
-    return b.pack(*(b(node.target, part, *rest, **node.kwargs) for part in (b.real(pair), b.imag(pair))))
+    real, imag = (b(node.target, part, *rest, **node.kwargs) for part in (b.real(pair), b.imag(pair)))
+    users = list(node.users)
+    for user in users:
+        index = user.args[1]
+        pairs[user] = b.pack(b(operator.getitem, real, index), b(operator.getitem, imag, index))
+    return users
 
 
 def _refuse(node: Node, what: str) -> UnsupportedOpsError:
@@ -911,6 +1036,9 @@ def lower_complex(ep: ExportedProgram) -> None:
             continue
         if str(node.target) in IGNORED_TARGETS and not node.users:  # an assertion (`.to`'s metadata check)
             graph.erase_node(node)
+            continue
+        if _splits_per_part(node, pairs):
+            replaced += [node, *_split_per_part(_Builder(graph, node, mode), node, pairs)]
             continue
         rule = RULES.get(node.target) or (_per_part if _acts_per_part(node, pairs) else None)
         if rule is None:

@@ -532,8 +532,9 @@ def _is_window(node: Node, original: dict[Node, Any]) -> bool:
     if step != 1 or not isinstance(source, Node) or not isinstance(value, torch.Tensor):
         return False
     assert isinstance(dim, int)
+    read = original.get(start) if isinstance(start, Node) else None
     return (isinstance(value.shape[dim], int) and isinstance(source.meta["val"].shape[dim], int)
-            and isinstance(original.get(start), torch.SymInt) and _unbacked(original[start]))  # type: ignore[arg-type]
+            and isinstance(read, torch.SymInt) and _unbacked(read))
 
 
 def _window(r: _Rewriter, node: Node) -> None:

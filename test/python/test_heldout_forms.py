@@ -197,13 +197,18 @@ class ComplexOfTwoPrecisions(nn.Module):
 
 
 class ComplexFunctionsAndScans(nn.Module):
-    """Round 17: complex rsqrt, sigmoid, sin, cos, sinh, cosh, tan (pair forms), cumsum, cumprod and prod (the
-    product in polar form), and views with no pair rule of their own (diagonal, unfold) on each part."""
+    """Round 17: complex rsqrt, sigmoid, cos, sinh (the circular and hyperbolic table: sin and cosh are its other
+    rows), tan, log10, log1p, expm1, z ** w, ==, isfinite (pair forms), cumsum, cumprod and prod (in polar form),
+    a mean and a sum with a dtype, views with no pair rule of their own (diagonal, unfold, chunk's split) and
+    scatter_add of complex into complex on each part."""
 
     def forward(self, z: torch.Tensor):
-        gram = z.mH @ z
-        return (torch.rsqrt(z), torch.sigmoid(z), torch.sin(z), torch.cos(z), torch.sinh(z), torch.cosh(z),
-                torch.tan(z * 0.5), z.cumsum(1), z.cumprod(1), z.prod(0), torch.diagonal(gram), z.unfold(1, 2, 1).sum(-1))
+        gram, w = z.mH @ z, z.flip(0)
+        index = torch.tensor([[0, 2, 2, 1], [3, 3, 0, 1], [1, 1, 1, 1]])
+        return (torch.rsqrt(z), torch.sigmoid(z), torch.cos(z), torch.sinh(z), torch.tan(z * 0.5), z.cumsum(1),
+                z.cumprod(1), z.prod(0), torch.diagonal(gram), z.unfold(1, 2, 1).sum(-1), torch.cat(z.chunk(2, 1)[::-1]),
+                torch.log10(z), torch.log1p(z), torch.expm1(z), z == w.flip(0), torch.isfinite(z / w.real),
+                w.scatter_add(1, index, z), torch.pow(z, w), z.mean(), z.sum(dtype=torch.complex128))
 
 
 class CountedRowsAndWindows(nn.Module):
