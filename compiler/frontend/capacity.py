@@ -51,6 +51,7 @@ value, so nothing that compiled before changes meaning.
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -236,6 +237,8 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             symbols = _split_counts(node, original) or []
         bounds = [_recorded_bound(value if node.target is not aten.split_with_sizes.default
                                   else original[node.args[0]], s) for s in symbols]
+        if node.target is aten.masked_select.default:
+            bounds = [_broadcast_count(node, original)] * len(symbols)
         known = [min(b, user_capacity) if b and user_capacity else b or user_capacity for b in bounds]
         if not symbols or any(k is None for k in known):
             continue  # (no bound recorded, as for `repeat_interleave`'s total, and no capacity given)
@@ -244,6 +247,18 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             capacity[symbol] = bound
             groups[symbol] = frozenset(symbols)
     return capacity, groups
+
+
+def _broadcast_count(node: Node, original: dict[Node, Any]) -> int | None:
+    """The elements `masked_select`'s input and mask broadcast to, the most it selects (torch records the
+    input's own count, too few where the input broadcasts against a larger mask)."""
+    shapes = [original[a].shape for a in node.args[:2]
+              if isinstance(a, Node) and isinstance(original.get(a), torch.Tensor)]
+    try:
+        count = math.prod(int(size) for size in torch.broadcast_shapes(*shapes))
+    except (TypeError, RuntimeError):  # a symbolic size: torch's record stands
+        return _recorded_bound(original.get(node), _exprs(original.get(node))[0])
+    return count if count > 0 else None
 
 
 def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:

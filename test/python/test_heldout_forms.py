@@ -214,7 +214,8 @@ class ComplexFunctionsAndScans(nn.Module):
 class CountedRowsAndWindows(nn.Module):
     """Round 17: a window at a start read with `.item()` (any start), `masked_select` reduced by std, var and
     norms and `torch.where`'s positions stacked and summed (padded to capacity: any count), unique rows with
-    counts and inverse (the example's number of rows, checked)."""
+    counts and inverse (the example's number of rows, checked); `masked_select` of a row broadcast against the
+    whole mask (torch records the row's count as the bound: the broadcast's is the capacity)."""
 
     def forward(self, off: torch.Tensor, x: torch.Tensor, m: torch.Tensor, rows: torch.Tensor):
         start = off.item()
@@ -224,7 +225,7 @@ class CountedRowsAndWindows(nn.Module):
         torch._check(picked.shape[0] > 0)
         _, inverse, counts = torch.unique(rows, dim=0, return_inverse=True, return_counts=True)
         return (x.narrow(1, start, 2), picked.std(), picked.var(), picked.norm(), torch.linalg.vector_norm(picked, 1),
-                torch.stack(torch.where(x > 0.5), -1).sum(0), counts[inverse])
+                torch.stack(torch.where(x > 0.5), -1).sum(0), counts[inverse], torch.masked_select(x[0], m).sum())
 
 
 def _counted_inputs(seed: int, start: int, rows: list[list[int]]) -> tuple[torch.Tensor, ...]:
