@@ -535,8 +535,17 @@ def _is_window(node: Node, original: dict[Node, Any]) -> bool:
         return False
     assert isinstance(dim, int)
     read = original.get(start) if isinstance(start, Node) else None
-    return (isinstance(value.shape[dim], int) and isinstance(source.meta["val"].shape[dim], int)
+    return (_static_int(value.shape[dim]) is not None and _static_int(source.meta["val"].shape[dim]) is not None
             and isinstance(read, torch.SymInt) and _unbacked(read))
+
+
+def _static_int(size: Any) -> int | None:
+    """A size that is a number (an int, or a SymInt whose expression torch simplified to one)."""
+    if isinstance(size, int):
+        return size
+    if isinstance(size, torch.SymInt) and getattr(size.node.expr, "is_number", False):
+        return int(size.node.expr)
+    return None
 
 
 def _window(r: _Rewriter, node: Node) -> None:
@@ -545,7 +554,8 @@ def _window(r: _Rewriter, node: Node) -> None:
     computed for every input."""
     source, dim, start = node.args[:3]
     assert isinstance(source, Node) and isinstance(dim, int)
-    length, size = int(node.meta["val"].shape[dim]), int(source.meta["val"].shape[dim])
+    length, size = _static_int(node.meta["val"].shape[dim]), _static_int(source.meta["val"].shape[dim])
+    assert length is not None and size is not None
     first = r.emit(node, aten.scalar_tensor.default, start, dtype=torch.int64)
     wrapped = r.emit(node, aten.where.self, r.emit(node, aten.lt.Scalar, first, 0),
                      r.emit(node, aten.add.Tensor, first, size), first)
