@@ -69,7 +69,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
     "resize_grow": ("resize_grow.pt2", "a model resizing a tensor to more elements (x.clone().resize_(5, 5))"),
     "data_dependent": ("unique_rows.pt2", "a model whose output size depends on the data "
-                       "(torch.unique(x, dim=0))"),
+                       "(torch._unique(x))"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "repeats_program": ("repeats.mlir", "rows.repeat_interleave(r, dim=0) with torch._check(total <= 6): capacity 6"),
@@ -579,7 +579,7 @@ CASES: list[ErrorCase] = [
               "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_dim'"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique'"),
     ErrorCase("resize to more elements", RDUCC, ("{resize_grow}", *OUT), "resize to 25 elements from 12 (the new ones would be uninitialized memory)"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
@@ -1081,7 +1081,7 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
     class UniqueRows(nn.Module):
         def forward(self, x):
-            return torch.unique(x, dim=0)
+            return torch._unique(x)[0]
 
     _export(UniqueRows(), (torch.randn(4, 8),), paths["data_dependent"])
 
