@@ -8,7 +8,8 @@ Prints one line per (program, level): ok, or the first line of what failed.
 
 `--cli` also runs each program through the command line (`rducc` on its saved export,
 `rducc-run` on each input's .npy files) against eager. `--since=CASE`: that case and the ones
-after it (`--since=ComplexLinearOfRealInput` is round 15, `--since=MixedPrecisionComplexEdge` round 16).
+after it (`--since=ComplexLinearOfRealInput` is round 15, `--since=MixedPrecisionComplexEdge` round 16,
+`--since=CenteredSpectrumOfComplex` round 17).
 """
 
 from __future__ import annotations
@@ -230,9 +231,10 @@ class BincountMinlength(nn.Module):
         return torch.bincount(c, minlength=6).float().cumsum(0)
 
 
-@case("data", [(randn(4, 5), torch.tensor(1)), (randn(4, 5, seed=1), torch.tensor(2))],
-      refuses={1: r"s.item\(\) is not 1 in `return x.narrow"})
+@case("data", [(randn(4, 5), torch.tensor(1)), (randn(4, 5, seed=1), torch.tensor(2))])
 class NarrowTensorStart(nn.Module):
+    """A window of 3 columns at a start read with item (any start since general17; refused before)."""
+
     def forward(self, x, s):
         return x.narrow(1, s.item(), 3)
 
@@ -4220,6 +4222,441 @@ class DynBatchFlattenNormLinear(nn.Module):
     def forward(self, x):
         y = self.lin(self.norm(x.view(x.shape[0], -1)))
         return y, y.mean(0)
+
+
+# ----------------------------------------------------------------- round 17: held-out forms (general17)
+@case("complex", [(_c64(4, 8, seed=180),), (_c64(4, 8, seed=181),)])
+class CenteredSpectrumOfComplex(nn.Module):
+    """fft2 of a complex input centred by fftshift, returned with its magnitude and phase, and ifftshift back."""
+
+    def forward(self, z):
+        s = torch.fft.fftshift(torch.fft.fft2(z), dim=(-2, -1))
+        return s, s.abs(), s.angle(), torch.fft.ifft2(torch.fft.ifftshift(s, dim=(-2, -1)))
+
+
+@case("complex", [(_c64(2, 3, 4, seed=182), randn(4, 5, seed=183)), (_c64(2, 3, 4, seed=184), randn(4, 5, seed=185))])
+class ComplexEinsumWithRealWeight(nn.Module):
+    """einsum of a complex input with its conjugate (a batched Gram matrix) and with a real weight cast by type_as."""
+
+    def forward(self, z, w):
+        return torch.einsum("bij,bkj->bik", z, z.conj()), torch.einsum("bij,jk->bik", z, w.type_as(z))
+
+
+@case("complex", [(_c64(4, 6, seed=186),), (_c64(4, 6, seed=187),)])
+class ViewAsRealOfSlices(nn.Module):
+    """view_as_real of a column slice, of every other row and of the transpose of a complex input."""
+
+    def forward(self, z):
+        return torch.view_as_real(z[:, 1:4]).sum(-1), torch.view_as_real(z[::2]) * 2, torch.view_as_real(z.t())
+
+
+@case("complex", [(randn(3, 16).abs() + 0.1, randn(3, 16, seed=1)), (randn(3, 16, seed=2).abs(), randn(3, 16, seed=3))])
+class PolarSpectrumResynthesis(nn.Module):
+    """Magnitudes and phases made complex by polar, phase-shifted by a parameter, irfft back to a real signal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(188)
+        self.shift = nn.Parameter(torch.randn(9))
+
+    def forward(self, mag, phase):
+        spec = torch.polar(mag[:, :9], phase[:, :9] + self.shift)
+        return torch.fft.irfft(spec, n=16), spec.angle().cos(), spec
+
+
+@case("complex", [(_c64(3, 4, seed=189),), (_c64(3, 4, seed=190),)])
+class ConjugateTransposeGram(nn.Module):
+    """The adjoint (mH) of a complex input times the input (Hermitian), its trace's real part, adjoint() copied."""
+
+    def forward(self, z):
+        g = z.mH @ z
+        return g, torch.diagonal(g).real.sum(), z.adjoint().contiguous()
+
+
+@case("complex", [(_c64(3, 5, seed=191),), (_c64(3, 5, seed=192),)])
+class ComplexScansAndProducts(nn.Module):
+    """cumsum and cumprod of a complex input along a dim, and its product over the other."""
+
+    def forward(self, z):
+        return z.cumsum(1), z.cumprod(1), z.prod(0)
+
+
+@case("complex", [(_c64(3, 4, seed=193),), (_c64(3, 4, seed=194),)])
+class ComplexSignRsqrtSigmoid(nn.Module):
+    """sgn, rsqrt, sigmoid, sin and cosh of a complex input."""
+
+    def forward(self, z):
+        return z.sgn(), torch.rsqrt(z), torch.sigmoid(z), torch.sin(z), torch.cosh(z * 0.5)
+
+
+@case("complex", [(randn(4, 10),), (randn(4, 10, seed=1),)])
+class IhfftOrthoRfftn(nn.Module):
+    """ihfft of a real signal, an orthonormal fft of a real input and rfftn with sizes, all returned complex."""
+
+    def forward(self, x):
+        return torch.fft.ihfft(x), torch.fft.fft(x, norm="ortho"), torch.fft.rfftn(x, s=(4, 6), dim=(0, 1))
+
+
+@case("numbers", [(randn(8).abs() + 0.5,), (randn(8, seed=1).abs() + 1,)])
+class MathOfItems(nn.Module):
+    """Powers of a variance read with item (** 0.5, ** -1, ** 0.25), scaling the input and returned (math.sqrt,
+    math.log and math.exp of it are torch.export's own refusal: a guard on the data-dependent float)."""
+
+    def forward(self, x):
+        v = x.var().item()
+        s = v ** 0.5
+        return x / s + (v + 1.0) ** 0.25, v ** -1, s
+
+
+@case("numbers", [(randn(6, 3),), (randn(6, 3, seed=3),), (randn(6, 3, seed=5),)],
+      refuses={2: r"'slice': sum_1\.item\(\) is not 2"})
+class SliceEndFromIntSum(nn.Module):
+    """A mask's sum read with item as a slice end (rows kept from the front, bounded by torch._check), their sum
+    and the count returned, compiled for the example's count and checked (int() of the sum is torch.export's
+    own refusal: no specialized integer)."""
+
+    def forward(self, x):
+        n = (x[:, 0] > 0).sum().item()
+        torch._check(n <= x.shape[0])
+        return x[:n].sum(0), n
+
+
+@case("numbers", [(torch.tensor(1), randn(6, 3)), (torch.tensor(1), randn(6, 3, seed=1)),
+                  (torch.tensor(2), randn(6, 3, seed=2))])
+class LenAndHalfShapeWithItem(nn.Module):
+    """shape[0] // 2 minus an offset read with item as a narrow start; len() of the input as a divisor."""
+
+    def forward(self, off, x):
+        start = x.shape[0] // 2 - off.item()
+        torch._check(start >= 0)
+        torch._check(start + 2 <= len(x))
+        return x.narrow(0, start, 2) / len(x)
+
+
+@case("numbers", [(randn(5),), (randn(5, seed=1) + 1,)])
+class FloorOfScaledItem(nn.Module):
+    """math.floor of a scaled mean read with item as an integer multiplier; the float and the integer returned."""
+
+    def forward(self, x):
+        f = x.mean().item() * 4
+        k = math.floor(f)
+        return x * k + f, k
+
+
+@case("numbers", [(torch.tensor(3), randn(2, 6)), (torch.tensor(3), randn(2, 6, seed=1)),
+                  (torch.tensor(4), randn(2, 6, seed=2))],
+      refuses={2: r"'topk': k\.item\(\) is not 3"})
+class TopkKFromItem(nn.Module):
+    """topk with k read from a tensor (bounded by torch._check): the kept values' sum and mean index (compiled
+    for the example's k, checked)."""
+
+    def forward(self, k, x):
+        n = k.item()
+        torch._check(n >= 1)
+        torch._check(n <= 6)
+        values, indices = x.topk(n, dim=-1)
+        return values.sum(-1), indices.float().mean(-1)
+
+
+@case("numbers", [(randn(6),), (randn(6, seed=1) - 2,)])
+class ItemPowersAndAbs(nn.Module):
+    """abs(), ** 2 and a reciprocal of a minimum read with item: Python float arithmetic returned and applied."""
+
+    def forward(self, x):
+        v = x.min().item()
+        return abs(v), v ** 2, x * (v ** 2) + 1 / (abs(v) + 1)
+
+
+@case("data", [(randn(6, 4),), (randn(6, 4, seed=1),), (randn(6, 4, seed=2) * 2,)])
+class NonzeroGatherRows(nn.Module):
+    """nonzero of a row condition, then gather of those rows (the index expanded over the columns)."""
+
+    def forward(self, x):
+        rows = (x.abs().sum(1) > 3).nonzero().squeeze(1)
+        picked = torch.gather(x, 0, rows[:, None].expand(-1, x.shape[1]))
+        return picked.sum(0), picked.shape[0]
+
+
+@case("data", [(torch.tensor([[1, 2], [1, 2], [3, 4], [1, 2], [3, 4]]),),
+               (torch.tensor([[5, 1], [0, 0], [5, 1], [0, 0], [5, 1]]),),
+               (torch.tensor([[0, 0], [5, 1], [5, 1], [2, 2], [5, 1]]),)],
+      refuses={2: "'unique_dim': the input holds another number of distinct slices than the 2 compiled for"})
+class UniqueRowsCounts(nn.Module):
+    """torch.unique over rows (dim=0) with inverse and counts: each row's multiplicity, the rows' sum
+    (compiled for the example's number of distinct rows, checked)."""
+
+    def forward(self, x):
+        rows, inverse, counts = torch.unique(x, dim=0, return_inverse=True, return_counts=True)
+        return counts[inverse], rows.sum(0), rows.shape[0]
+
+
+@case("data", [(randn(2, 3, 4), randn(2, 3, 4, seed=1)), (randn(2, 3, 4, seed=2), randn(2, 3, 4, seed=3))])
+class WhereOneArg3dPutBack(nn.Module):
+    """One-argument torch.where of a 3-D condition: its index tuple reads another tensor and writes it back."""
+
+    def forward(self, x, y):
+        idx = torch.where(x > 0.5)
+        out = torch.zeros_like(y)
+        out[idx] = y[idx] * 2
+        return out, torch.stack(idx, -1).sum(0)
+
+
+@case("data", [(randn(3, 5), randn(3, 5, seed=1) > 0), (randn(3, 5, seed=2), randn(3, 5, seed=3) > 0.5)])
+class MaskedSelectLogsumexpStd(nn.Module):
+    """masked_select by a mask input feeding logsumexp, std and a 2-norm (checked non-empty: without the check
+    logsumexp's guard on an empty selection is torch.export's own refusal)."""
+
+    def forward(self, x, m):
+        v = torch.masked_select(x, m)
+        torch._check(v.shape[0] > 0)
+        return torch.logsumexp(v, 0), v.std(), v.norm()
+
+
+@case("data", [(randn(8),), (randn(8, seed=1),)])
+class NonzeroStaticPadded(nn.Module):
+    """nonzero_static with a size and fill value: the padded positions read (clamped) and summed."""
+
+    def forward(self, x):
+        idx = torch.nonzero_static(x > 0, size=6, fill_value=-1)[:, 0]
+        return idx, torch.where(idx >= 0, x[idx.clamp(min=0)], 0.0).sum()
+
+
+@case("storage", [(randn(4, 8),), (randn(4, 8, seed=1),)])
+class AsStridedOfSliceOffset(nn.Module):
+    """as_strided of a sliced input (the slice's storage offset kept): overlapping windows of 3."""
+
+    def forward(self, x):
+        w = x[1:].as_strided((3, 6, 3), (8, 1, 1))
+        return w.sum(-1), w.amax((0, 2))
+
+
+@case("storage", [(randn(3, 8), randn(3, 8, seed=1, dtype=torch.float16)),
+                  (randn(3, 8, seed=2), randn(3, 8, seed=3, dtype=torch.float16))])
+class ViewDtypeOfSlices(nn.Module):
+    """view(dtype) of column slices: float32 as int32 (same size) and as int16, a float16 slice as float32."""
+
+    def forward(self, x, h):
+        return x[:, 2:6].view(torch.int32) & 0x7FFFFFFF, x[:, :4].view(torch.int16).sum(-1), h[1:, :4].view(torch.int32)
+
+
+@case("storage", [(randn(2, 3, 4, 5),), (randn(2, 3, 4, 5, seed=1),)])
+class MovedimContiguousLinear(nn.Module):
+    """Channels moved last, contiguous and viewed as rows, a linear layer, moved back; a two-dim movedim."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(195)
+        self.lin = nn.Linear(3, 6)
+
+    def forward(self, x):
+        y = self.lin(x.movedim(1, -1).contiguous().view(-1, 3)).view(2, 4, 5, 6).movedim(-1, 1)
+        return y, x.movedim((0, 1), (2, 3)).contiguous().sum(0)
+
+
+@case("storage", [(randn(2, 3, 6, 6).contiguous(memory_format=torch.channels_last),),
+                  (randn(2, 3, 6, 6, seed=1).contiguous(memory_format=torch.channels_last),)])
+class ChannelsLastConvModel(nn.Module):
+    """A conv stack converted to channels-last (its parameters too), a channels-last input, flattened."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(196)
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 4, 1)
+        self.to(memory_format=torch.channels_last)
+
+    def forward(self, x):
+        return self.c2(F.relu(self.c1(x))).flatten(1)
+
+
+@case("storage", [(randn(3, 8),), (randn(3, 8, seed=1),)])
+class UnfoldOfTransposedAndExpanded(nn.Module):
+    """unfold of a transposed input (step 2) and of an expanded row (stride 0)."""
+
+    def forward(self, x):
+        return x.t().unfold(0, 2, 2).sum(-1), x[:1].expand(4, 8).unfold(1, 3, 2).mean(-1)
+
+
+@case("storage", [(randn(2, 12),), (randn(2, 12, seed=1),)])
+class AsStridedSlidingMatmul(nn.Module):
+    """Overlapping windows by as_strided as the im2col of a 1-D convolution, times a weight matrix."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(197)
+        self.w = nn.Parameter(torch.randn(3, 4))
+
+    def forward(self, x):
+        return x.as_strided((2, 10, 3), (12, 1, 1)) @ self.w
+
+
+def _row_bernoulli(got: Any, eager: Any) -> None:
+    """bernoulli of sigmoid([-2, -0.5, 0.5, 2]) rows of 20000: each row's share within 6 sigma (0.021)."""
+    g = torch.as_tensor(got).double()
+    assert set(g.unique().tolist()) <= {0.0, 1.0}, g.unique()
+    want = torch.sigmoid(torch.tensor([-2.0, -0.5, 0.5, 2.0], dtype=torch.float64))
+    assert (g.mean(1) - want).abs().max() < 0.021, g.mean(1)
+
+
+@case("random", [(torch.tensor([-2.0, -0.5, 0.5, 2.0])[:, None].expand(4, 20000).contiguous(),)], check=_row_bernoulli)
+class BernoulliOfSigmoid(nn.Module):
+    """bernoulli of per-row probabilities computed in the program (sigmoid of the input)."""
+
+    def forward(self, logits):
+        return torch.bernoulli(torch.sigmoid(logits))
+
+
+def _without_replacement(got: Any, eager: Any) -> None:
+    """Two draws without replacement of [1, 2, 3, 4] per row: distinct; the first's frequencies (n = 20000)."""
+    g = torch.as_tensor(got)
+    assert g.shape == eager.shape and (g[:, 0] != g[:, 1]).all(), "a row drew one index twice"
+    first = torch.bincount(g[:, 0], minlength=4).double() / g.shape[0]
+    assert (first - torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)).abs().max() < 0.02, first
+
+
+@case("random", [(torch.tensor([1.0, 2.0, 3.0, 4.0]).expand(20000, 4).contiguous(),)], check=_without_replacement)
+class MultinomialWithoutReplacement(nn.Module):
+    def forward(self, w):
+        return torch.multinomial(w, 2)
+
+
+def _two_normals(got: Any, eager: Any) -> None:
+    """Rows N(1, 2^2) and N(-1, 0.5^2): each standardized, a Kolmogorov-Smirnov test against N(0, 1)."""
+    g = torch.as_tensor(got).double()
+    _ks_normal((g[0] - 1) / 2, eager)
+    _ks_normal((g[1] + 1) / 0.5, eager)
+
+
+@case("random", [(torch.zeros(5000),)], check=_two_normals)
+class NormalScalarAndTensorOverloads(nn.Module):
+    """torch.normal(mean tensor, float std) and torch.normal(float mean, std tensor)."""
+
+    def forward(self, x):
+        return torch.stack([torch.normal(x + 1.0, 2.0), torch.normal(-1.0, torch.full_like(x, 0.5))])
+
+
+@case("random", [(torch.ones(8, 64, 2, 2, 2),)], check=_channels_dropped)
+class Dropout3dTrain(nn.Module):
+    def forward(self, x):
+        return F.dropout3d(x, 0.5, training=True)
+
+
+def _softmax_frequencies(got: Any, eager: Any) -> None:
+    """Gumbel argmax of log([1, 2, 3, 4]) over 20000 rows: frequencies 0.1..0.4 within 6 sigma (0.021)."""
+    counts = torch.bincount(torch.as_tensor(got), minlength=4).double() / torch.as_tensor(got).numel()
+    assert (counts - torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)).abs().max() < 0.021, counts
+
+
+@case("random", [(torch.tensor([1.0, 2.0, 3.0, 4.0]).log().expand(20000, 4).contiguous(),)], check=_softmax_frequencies)
+class GumbelArgmaxSampling(nn.Module):
+    """Gumbel-max sampling by -log(-log(rand_like)): the argmax follows softmax(logits)."""
+
+    def forward(self, logits):
+        return (logits - torch.log(-torch.log(torch.rand_like(logits)))).argmax(-1)
+
+
+def _int32_permutation(got: Any, eager: Any) -> None:
+    g = torch.as_tensor(got)
+    assert g.dtype == torch.float32 and torch.equal(g[:, 0].sort().values, torch.arange(300.0)), "not a permutation"
+    assert not torch.equal(g[:, 0], torch.arange(300.0)) and torch.equal(g[:, 1], g[:, 0] * 2), "the identity"
+
+
+@case("random", [(torch.arange(300.0)[:, None] * torch.tensor([1.0, 2.0]),)], check=_int32_permutation)
+class RandpermInt32Rows(nn.Module):
+    """Rows shuffled by randperm(dtype=torch.int32) with a generator (int32 indices)."""
+
+    def forward(self, x):
+        return x[torch.randperm(x.shape[0], dtype=torch.int32, generator=torch.Generator().manual_seed(5))]
+
+
+_batch17 = Dim("batch", min=1, max=6)
+
+
+@case("dynamic", [(randn(2, 4), randn(3, 4, seed=1)), (randn(5, 4, seed=2), randn(6, 4, seed=3))],
+      **_dyn([], ({0: _batch17}, {0: _batch17 + 1}), {"batch": [2, 5]}))
+class DynBatchPlusOne(nn.Module):
+    """Two inputs of batch b and b + 1 (a derived Dim): differences and products of neighbours."""
+
+    def forward(self, x, y):
+        return y[1:] - x, y[:-1] * x
+
+
+@case("dynamic", [(randn(2, 3, 4),), (randn(2, 7, 4, seed=1),)],
+      **_dyn([], ({1: Dim("seq", min=2, max=12)},), {"seq": [3, 7]}))
+class DynSeqDoubledByCat(nn.Module):
+    """A dynamic sequence concatenated with its flip (2 * seq), new_zeros of (b, 2 * seq, 1), cumsum over it."""
+
+    def forward(self, x):
+        y = torch.cat([x, x.flip(1)], 1)
+        return (y + x.new_zeros(x.shape[0], 2 * x.shape[1], 1)).cumsum(1)
+
+
+@case("dynamic", [(randn(2, 5),), (randn(2, 11, seed=1),), (randn(2, 16, seed=2),)],
+      **_dyn([], ({1: Dim("length", min=2, max=16)},), {"length": [5, 11, 16]}))
+class DynPadToFixedLength(nn.Module):
+    """F.pad of a dynamic length to 16 (pad amount 16 - length), then a linear layer over the padded axis."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(198)
+        self.lin = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.lin(F.pad(x, (0, 16 - x.shape[-1])))
+
+
+@case("dynamic", [(randn(1, 3, 5),), (randn(1, 3, 9, seed=1),)],
+      **_dyn([], ({2: Dim("length", min=2, max=32)},), {"length": [5, 9]}))
+class DynInterpolateDouble(nn.Module):
+    """Linear interpolation of a dynamic length by scale_factor=2 (2 * length out), then a 3-tap conv."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(199)
+        self.conv = nn.Conv1d(3, 2, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(F.interpolate(x, scale_factor=2, mode="linear", align_corners=False))
+
+
+@case("dynamic", [(randn(2, 5, 8),), (randn(3, 9, 8, seed=1),)],
+      **_dyn([], ({0: Dim("batch", min=1, max=4), 1: Dim("seq", min=2, max=16)},), {"batch": [2, 3], "seq": [5, 9]}))
+class DynHeadsReshape(nn.Module):
+    """Heads by view(b, s, 2, d // 2) over a dynamic batch and sequence, SDPA, reshape back to (b, s, d)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(200)
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, 2, d // 2).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, d)
+
+
+@case("dynamic", [(randn(2, 6, 8),), (randn(2, 13, 8, seed=1),)],
+      **_dyn([], ({1: Dim("seq", min=2, max=32)},), {"seq": [6, 13]}))
+class DynSinusoidalPositions(nn.Module):
+    """Sinusoidal position features of arange(seq) over a dynamic length, divided by the length."""
+
+    def forward(self, x):
+        s = x.shape[1]
+        angle = torch.arange(s, dtype=torch.float32)[:, None] / s * torch.exp(-torch.arange(0, 8, 2).float())
+        return x + torch.cat([angle.sin(), angle.cos()], -1)
+
+
+_half17 = Dim("half", min=1, max=8)
+
+
+@case("dynamic", [(randn(2, 4, 3),), (randn(2, 10, 3, seed=1),)],
+      **_dyn([], ({1: 2 * _half17},), {"half": [2, 5]}))
+class DynSplitHalves(nn.Module):
+    """A sequence of 2 * half (a Dim in arithmetic) split in halves by shape // 2, swapped and subtracted."""
+
+    def forward(self, x):
+        a, b = x.split(x.shape[1] // 2, dim=1)
+        return torch.cat([b, a], 1), a - b
 
 
 # ----------------------------------------------------------------- the sweep

@@ -741,7 +741,7 @@ def _torch_body(activation: Callable[[Any, Any], Any], op_by_op: Callable[..., A
     shape no input overlaps), no temporary copied after it."""
 
     def body(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        x = np.ascontiguousarray(x)
+        x = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (never a rank-0 one: it would get rank 1)
         result = np.empty(x.shape, x.dtype) if out is None else out
         written = torch.from_numpy(result)
         activation(torch.from_numpy(x), written)

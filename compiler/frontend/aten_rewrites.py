@@ -484,6 +484,12 @@ def randint_low(low: int, high: int, size: Sequence[int], generator: Any = None,
     return _uniform_integers(low, high, size, options)
 
 
+@decomposes("aten.randperm.generator")
+def randperm_generator(n: int, generator: Any = None, **options: Any) -> torch.Tensor:
+    """rducc's draws are its own (seeded per op): the generator is dropped, the dtype kept."""
+    return torch.randperm(n, **_creation(options, torch.int64))
+
+
 @decomposes("aten.rand_like.generator")
 def rand_like_generator(self: torch.Tensor, generator: Any = None, **options: Any) -> torch.Tensor:
     """rducc's draws are its own (seeded per op), never a torch generator's: the generator is dropped."""

@@ -51,6 +51,7 @@ value, so nothing that compiled before changes meaning.
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -249,6 +250,8 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             symbols = _split_counts(node, original) or []
         bounds = [_recorded_bound(value if node.target is not aten.split_with_sizes.default
                                   else original[node.args[0]], s) for s in symbols]
+        if node.target is aten.masked_select.default:
+            bounds = [_broadcast_count(node, original)] * len(symbols)
         known = [min(b, user_capacity) if b and user_capacity else b or user_capacity for b in bounds]
         if not symbols or any(k is None for k in known):
             continue  # (no bound recorded, as for `repeat_interleave`'s total, and no capacity given)
@@ -257,6 +260,18 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             capacity[symbol] = bound
             groups[symbol] = frozenset(symbols)
     return capacity, groups
+
+
+def _broadcast_count(node: Node, original: dict[Node, Any]) -> int | None:
+    """The elements `masked_select`'s input and mask broadcast to, the most it selects (torch records the
+    input's own count, too few where the input broadcasts against a larger mask)."""
+    shapes = [original[a].shape for a in node.args[:2]
+              if isinstance(a, Node) and isinstance(original.get(a), torch.Tensor)]
+    try:
+        count = math.prod(int(size) for size in torch.broadcast_shapes(*shapes))
+    except (TypeError, RuntimeError):  # a symbolic size: torch's record stands
+        return _recorded_bound(original.get(node), _exprs(original.get(node))[0])
+    return count if count > 0 else None
 
 
 def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
@@ -301,7 +316,7 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     if node.target in _MASKED_REDUCTIONS or node.target in _MATMULS:
         return set() if _masks_its_operand(node, shapes, inputs, outputs) else involved
     if node.target is aten.cat.default:
-        return set() if _compacts(node, shapes) else involved
+        return set() if _compacts(node, shapes) or _joins_beside(node, shapes) else involved
     return set() if _row_wise(node, shapes, inputs, outputs, numbers) else involved
 
 
@@ -353,6 +368,7 @@ _MASKED_REDUCTIONS: dict[Any, float | bool | str] = {
     aten.amax.default: _BELOW_ALL, aten.amin.default: _ABOVE_ALL,
     aten._softmax.default: _LOWEST, aten._log_softmax.default: _LOWEST,
     aten.any.dim: False, aten.any.dims: False, aten.any.default: False,
+    aten.var.correction: 0.0, aten.linalg_vector_norm.default: 0.0,
 }
 """Ops that combine along a dim, by the value a pad position takes first so that
 it does not reach the result (a mean's sum is then divided by the real count).
@@ -361,7 +377,10 @@ gets no weight beside any real position, and a count of 0 gives finite weights
 that the pad rows zeroed in the following contraction (attention's values)
 turn into eager's zeros, not NaN. `amax`'s pad is -inf (an integer's lowest value),
 `amin`'s +inf: the neutral value of each, so the result is the real rows' exactly;
-torch refuses an empty reduction there, so a count of 0 is a run-time error."""
+torch refuses an empty reduction there, so a count of 0 is a run-time error. A vector
+norm of an order of 0 or more gets zeros (a zero adds nothing to any such norm); a
+variance is the real rows' sum of squared deviations from their mean over the real count
+less the correction."""
 _NEEDS_A_ROW = (aten.amax.default, aten.amin.default)
 """Masked reductions torch refuses over no element (a padded count of 0 is checked)."""
 
@@ -405,6 +424,9 @@ def _masks_its_operand(node: Node, shapes: _Shapes, inputs: set, outputs: set) -
     dtype = shapes.original[operands[0]].dtype
     if node.target in _NEEDS_A_ROW:
         return dtype != torch.bool
+    if node.target is aten.linalg_vector_norm.default:
+        order = node.args[1] if len(node.args) > 1 else node.kwargs.get("ord", 2)
+        return dtype.is_floating_point and isinstance(order, int | float) and order >= 0
     return dtype == torch.bool if isinstance(_MASKED_REDUCTIONS[node.target], bool) else dtype.is_floating_point
 
 
@@ -467,6 +489,22 @@ def _compacts(node: Node, shapes: _Shapes) -> bool:
         if set(padded) - {0}:
             return False
     return True
+
+
+def _cat_dim(node: Node) -> Any:
+    return node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+
+
+def _joins_beside(node: Node, shapes: _Shapes) -> bool:
+    """A cat along a dim no piece is padded in, of pieces padded alike (`torch.stack(torch.where(m), -1)`):
+    row-wise, each padded row stays one row."""
+    pieces, dim = node.args[0], _cat_dim(node)
+    if not isinstance(pieces, list | tuple) or not pieces or not all(isinstance(p, Node) for p in pieces):
+        return False
+    first: Any = pieces[0]
+    rank = len(shapes.original[first].shape)
+    padded = [shapes.padded(p) for p in pieces]
+    return isinstance(dim, int) and all(p == padded[0] for p in padded) and dim % max(rank, 1) not in padded[0]
 
 
 def plan_capacity(graph: torch.fx.Graph, original: dict[Node, Any],
@@ -732,29 +770,57 @@ class _Padder:
             source = self._some_row(node, source)
         stand_in = self.r.emit(node, aten.full.default, [], _stand_in(node.target, dtype), dtype=dtype)
         masked = self.r.emit(node, aten.where.self, valid, source, stand_in)
-        if node.target not in (aten.mean.dim, aten.mean.default):
+        if node.target not in (aten.mean.dim, aten.mean.default, aten.var.correction):
             node.args = (masked, *node.args[1:])
             return
         shape = [int(size) for size in source.meta["val"].shape]
         reduced = sorted({d % max(len(shape), 1) for d in _mean_dims(node, len(shape))})
         keepdim = bool(node.args[2]) if len(node.args) > 2 else bool(node.kwargs.get("keepdim", False))
+        if node.target is aten.var.correction:
+            self._replace(node, self._variance(node, masked, valid, reduced, keepdim))
+            return
         dtype_kwarg = {"dtype": node.kwargs["dtype"]} if node.kwargs.get("dtype") is not None else {}
         summed = self.r.emit(node, aten.sum.dim_IntList, masked, reduced, keepdim, **dtype_kwarg)
+        self._replace(node, self._over_count(node, summed, self._real_count(node, source, reduced)))
+
+    def _real_count(self, node: Node, source: Node, reduced: list[int]) -> Node | int:
+        """How many real elements a reduction of `source` over `reduced` reads: the padded dims'
+        counts (read at run time) times the other dims' sizes."""
+        shape = [int(size) for size in source.meta["val"].shape]
         padded = self.shapes.padded(source)
         static = 1
         for dim in reduced:
             static *= 1 if dim in padded else shape[dim]
         counts = [self.counts[padded[dim]] for dim in reduced if dim in padded]
-        count = counts[0] if counts else None
+        if not counts:
+            return static
+        count = counts[0]
         for other in counts[1:]:
             count = self.r.emit(node, aten.mul.Tensor, count, other)
-        if count is None:
-            result = self.r.emit(node, aten.div.Scalar, summed, static)
-        else:
-            if static != 1:
-                count = self.r.emit(node, aten.mul.Scalar, count, static)
-            result = self.r.emit(node, aten.div.Tensor, summed, count)
-        self._replace(node, result)
+        return count if static == 1 else self.r.emit(node, aten.mul.Scalar, count, static)
+
+    def _over_count(self, node: Node, summed: Node, count: Node | int) -> Node:
+        if isinstance(count, int):
+            return self.r.emit(node, aten.div.Scalar, summed, count)
+        return self.r.emit(node, aten.div.Tensor, summed, count)
+
+    def _variance(self, node: Node, masked: Node, valid: Node, reduced: list[int], keepdim: bool) -> Node:
+        """`var` over padded dims: the real elements' squared deviations from their mean, summed,
+        over the real count less the correction (eager's NaN or inf where that is 0 or less)."""
+        source = node.args[0]
+        assert isinstance(source, Node)
+        count = self._real_count(node, source, reduced)
+        mean = self._over_count(node, self.r.emit(node, aten.sum.dim_IntList, masked, reduced, True), count)
+        deviation = self.r.emit(node, aten.sub.Tensor, masked, mean)
+        zero = self.r.emit(node, aten.full.default, [], 0.0, dtype=source.meta["val"].dtype)
+        deviation = self.r.emit(node, aten.where.self, valid, deviation, zero)
+        squares = self.r.emit(node, aten.sum.dim_IntList, self.r.emit(node, aten.mul.Tensor, deviation, deviation),
+                              reduced, keepdim)
+        given: Any = node.kwargs.get("correction")
+        correction = 1 if given is None else given
+        if isinstance(count, int):
+            return self.r.emit(node, aten.div.Scalar, squares, count - correction)
+        return self.r.emit(node, aten.div.Tensor, squares, self.r.emit(node, aten.sub.Scalar, count, correction))
 
     def _some_row(self, node: Node, source: Node) -> Node:
         """`source` checked to hold at least one real row along each padded dim `node` reduces
@@ -787,7 +853,7 @@ class _Padder:
     def cat(self, node: Node) -> None:
         """Padded pieces compacted: each real row to its place, the pad to one extra row."""
         pieces = list(node.args[0])  # type: ignore[arg-type]
-        if not any(self.shapes.padded(p) for p in pieces):
+        if not any(self.shapes.padded(p) for p in pieces) or _joins_beside(node, self.shapes):
             return
         length = int(node.meta["val"].shape[0])
         positions, offset = [], None

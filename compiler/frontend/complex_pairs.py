@@ -4,9 +4,14 @@ rducc's IR has no complex element type (nor has the chip): a decomposed
 program's complex tensors are rewritten, in its FX graph, into real tensors
 with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `view_as_complex` and `view_as_real` become nothing; complex arithmetic
-(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`, `exp`, `log`, `sqrt`, `tanh`,
-`pow` by a real number, `where`, `mm`/`bmm` as real matmuls, `torch.complex`),
-layout ops, sums and means act on the pair, a variance (`var`, `std`, their
+(`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`, `exp`, `exp2`, `expm1`, `log`,
+`log2`, `log10`, `log1p`, `sqrt`, `rsqrt`, `tanh`, `tan`, `sin`, `cos`, `sinh`, `cosh`, `sigmoid`, `pow` by a
+real number or a tensor, `==`/`!=`, `isfinite`/`isnan`/`isinf`, `where`, `mm`/`bmm` as real matmuls,
+`torch.complex`, `prod`/`cumprod` in polar form, `cumsum`), layout ops, sums and means act on the pair; an op
+with no rule of its own acts on each part alone where that is what it means: a view by its schema (`diagonal`,
+`unfold`, `split`'s pieces; not `as_strided` or `view(dtype)`, which read storage), an op that moves or zeroes
+elements (`roll`, `tril`, `gather`, ...) and one that places or adds every complex operand through real
+indices (`scatter_add`, `index_add`, `index_put`, ...). A variance (`var`, `std`, their
 `_mean` forms) is that of the real parts plus that of the imaginary parts; the
 FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`) are DFTs: a product with cos/sin matrices along each transformed dim (exact,
 O(n^2) per dim, which is what a dataflow chip's matmul units run anyway).
@@ -22,6 +27,7 @@ no pair form is refused naming it.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -237,13 +243,18 @@ def _flip(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b(aten.flip.default, pairs[source], [_dim(d, b.rank(source)) for d in dims])
 
 
-@_rule(aten.sum.dim_IntList, aten.mean.dim)
+_OVER_DIMS: dict[Any, Any] = {aten.sum.default: aten.sum.dim_IntList, aten.mean.default: aten.mean.dim}
+
+
+@_rule(aten.sum.dim_IntList, aten.mean.dim, *_OVER_DIMS)
 def _sum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     source = _args(node)[0]
     rank = b.rank(source)
     dims = _args(node)[1] if len(_args(node)) > 1 and _args(node)[1] else list(range(rank))
     keepdim = _args(node)[2] if len(_args(node)) > 2 else node.kwargs.get("keepdim", False)
-    return b(node.target, pairs[source], [_dim(d, rank) for d in dims], keepdim)
+    real_dtype = _REAL_OF[node.meta["val"].dtype]  # (a dtype argument, `z.sum(dtype=torch.complex128)`)
+    target = _OVER_DIMS.get(node.target, node.target)
+    return b(target, pairs[source], [_dim(d, rank) for d in dims], keepdim, dtype=real_dtype)
 
 
 @_rule(aten.var.correction)
@@ -360,13 +371,16 @@ def _div(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return _pack_parts(b, node, b(aten.div.Tensor, real, norm), b(aten.div.Tensor, imag, norm))
 
 
+def _reciprocal_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+    """1 / z = conj(z) / |z|^2."""
+    norm = b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag))
+    return b(aten.div.Tensor, real, norm), b(aten.div.Tensor, b(aten.neg.default, imag), norm)
+
+
 @_rule(aten.reciprocal.default)
 def _reciprocal(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    """1 / z = conj(z) / |z|^2."""
     pair = pairs[_args(node)[0]]
-    real, imag = b.real(pair), b.imag(pair)
-    norm = b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag))
-    return b.pack(b(aten.div.Tensor, real, norm), b(aten.div.Tensor, b(aten.neg.default, imag), norm))
+    return b.pack(*_reciprocal_parts(b, b.real(pair), b.imag(pair)))
 
 
 def _product(b: _Builder, x: tuple[Node, Node], y: tuple[Node, Node]) -> tuple[Node, Node]:
@@ -433,6 +447,7 @@ def _complex(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 
 _REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
+_COMPLEX_OF = {real: complex_ for complex_, real in _REAL_OF.items()}
 
 
 @_rule(aten.scalar_tensor.default)
@@ -529,12 +544,16 @@ def _polar(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     )
 
 
+def _exp_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+    """exp(a + ib) = e^a (cos b + i sin b)."""
+    scale = b(aten.exp.default, real)
+    return b(aten.mul.Tensor, scale, b(aten.cos.default, imag)), b(aten.mul.Tensor, scale, b(aten.sin.default, imag))
+
+
 @_rule(aten.exp.default)
 def _exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     pair = pairs[_args(node)[0]]
-    scale, angle = b(aten.exp.default, b.real(pair)), b.imag(pair)
-    cos, sin = b(aten.cos.default, angle), b(aten.sin.default, angle)
-    return b.pack(b(aten.mul.Tensor, scale, cos), b(aten.mul.Tensor, scale, sin))
+    return b.pack(*_exp_parts(b, b.real(pair), b.imag(pair)))
 
 
 @_rule(aten.log.default)
@@ -543,35 +562,195 @@ def _log(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b.pack(b(aten.log.default, _abs(b, node, pairs)), _angle(b, node, pairs))
 
 
-@_rule(aten.sqrt.default)
-def _sqrt(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
-    """The principal square root, without cancellation: t = sqrt((|z| + |a|) / 2) is the larger part,
-    b / 2t the other (the imaginary part takes b's sign, -0 included, as C's csqrt)."""
+@_rule(aten.pow.Tensor_Tensor)
+def _pow_tensor(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """z ** w = exp(w log z) (a real base or exponent has no imaginary part)."""
+    base, exponent = _args(node)[:2]
+    (br, bi), (er, ei) = _parts(b, base, pairs), _parts(b, exponent, pairs)
+    if bi is None:
+        br = b(aten._to_copy.default, br, dtype=_REAL_OF[node.meta["val"].dtype])
+        bi = b(aten.zeros_like.default, br)
+    log_real, log_imag = b(aten.log.default, _modulus(b, br, bi)), b(aten.atan2.default, bi, br)
+    real = _plus(b, _times(b, log_real, er), _times(b, log_imag, ei), -1.0)
+    imag = _plus(b, _times(b, log_real, ei), _times(b, log_imag, er))
+    real, imag = _as_tensor(b, real, log_real), _as_tensor(b, imag, log_real)
+    shape = list(node.meta["val"].shape)
+    real, imag = _exp_parts(b, *(b(aten.expand.default, v, shape) for v in (real, imag)))
+    return b.pack(real, imag)
+
+
+_LOG_BASES: dict[Any, float] = {aten.log2.default: 2.0, aten.log10.default: 10.0}
+
+
+@_rule(*_LOG_BASES)
+def _log_base(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """log_k z = log z / ln k (both parts)."""
+    return b(aten.mul.Tensor, _log(b, node, pairs), 1.0 / math.log(_LOG_BASES[node.target]))
+
+
+@_rule(aten.log1p.default)
+def _log1p(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """log(1 + z)."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b(aten.add.Scalar, b.real(pair), 1.0), b.imag(pair)
+    return b.pack(b(aten.log.default, _modulus(b, real, imag)), b(aten.atan2.default, imag, real))
+
+
+@_rule(aten.expm1.default, aten.exp2.default)
+def _exp_variants(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """expm1 z = exp z - 1; exp2 z = exp(z ln 2)."""
     pair = pairs[_args(node)[0]]
     real, imag = b.real(pair), b.imag(pair)
-    larger = b(aten.sqrt.default, b(aten.mul.Scalar, b(aten.add.Tensor, _abs(b, node, pairs),
+    if node.target is aten.exp2.default:
+        real, imag = (b(aten.mul.Tensor, part, math.log(2.0)) for part in (real, imag))
+    real, imag = _exp_parts(b, real, imag)
+    return b.pack(b(aten.sub.Scalar, real, 1.0) if node.target is aten.expm1.default else real, imag)
+
+
+_COMPARISONS = (aten.eq.Tensor, aten.eq.Scalar, aten.ne.Tensor, aten.ne.Scalar)
+
+
+@_rule(*_COMPARISONS)
+def _equal(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """z == w where both parts are equal (a real operand's imaginary part is 0); != its negation."""
+    (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
+
+    def same(x: Any, y: Any) -> Node:
+        x, y = (0.0 if v is None else v for v in (x, y))
+        if not isinstance(x, Node):
+            x, y = y, x
+        if not isinstance(x, Node):
+            return b(aten.full.default, list(node.meta["val"].shape), float(x) == float(y), dtype=torch.bool)
+        return b(aten.eq.Tensor if isinstance(y, Node) else aten.eq.Scalar, x, y)
+
+    equal = b(aten.logical_and.default, same(ar, br), same(ai, bi))
+    equal = b(aten.expand.default, equal, list(node.meta["val"].shape))
+    return equal if node.target in (aten.eq.Tensor, aten.eq.Scalar) else b(aten.logical_not.default, equal)
+
+
+_PART_TESTS: dict[Any, Any] = {aten.isfinite.default: aten.logical_and.default,
+                               aten.isnan.default: aten.logical_or.default, aten.isinf.default: aten.logical_or.default}
+
+
+@_rule(*_PART_TESTS)
+def _part_test(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """isfinite where both parts are, isnan and isinf where either is."""
+    pair = pairs[_args(node)[0]]
+    return b(_PART_TESTS[node.target], b(node.target, b.real(pair)), b(node.target, b.imag(pair)))
+
+
+def _modulus(b: _Builder, real: Node, imag: Node) -> Node:
+    return b(aten.sqrt.default, b(aten.add.Tensor, b(aten.mul.Tensor, real, real), b(aten.mul.Tensor, imag, imag)))
+
+
+@_rule(aten.sqrt.default)
+def _sqrt(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    pair = pairs[_args(node)[0]]
+    return b.pack(*_sqrt_parts(b, b.real(pair), b.imag(pair)))
+
+
+@_rule(aten.rsqrt.default)
+def _rsqrt(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """1 / sqrt(z), the principal root's reciprocal."""
+    pair = pairs[_args(node)[0]]
+    return b.pack(*_reciprocal_parts(b, *_sqrt_parts(b, b.real(pair), b.imag(pair))))
+
+
+def _sqrt_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+    """The principal square root, without cancellation: t = sqrt((|z| + |a|) / 2) is the larger part,
+    b / 2t the other (the imaginary part takes b's sign, -0 included, as C's csqrt)."""
+    larger = b(aten.sqrt.default, b(aten.mul.Scalar, b(aten.add.Tensor, _modulus(b, real, imag),
                                                         b(aten.abs.default, real)), 0.5))
     zero = b(aten.eq.Scalar, larger, 0.0)
     other = b(aten.div.Tensor, imag, b(aten.where.self, zero, b(aten.add.Scalar, larger, 1.0),
                                        b(aten.mul.Scalar, larger, 2.0)))
     right = b(aten.ge.Scalar, real, 0.0)
-    return b.pack(b(aten.where.self, right, larger, b(aten.abs.default, other)),
-                  b(aten.where.self, right, other, b(aten.copysign.Tensor, larger, imag)))
+    return (b(aten.where.self, right, larger, b(aten.abs.default, other)),
+            b(aten.where.self, right, other, b(aten.copysign.Tensor, larger, imag)))
 
 
 @_rule(aten.tanh.default)
 def _tanh(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    pair = pairs[_args(node)[0]]
+    return b.pack(*_tanh_parts(b, b.real(pair), b.imag(pair)))
+
+
+@_rule(aten.tan.default)
+def _tan(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """tan z = -i tanh(iz), iz = -b + ia."""
+    pair = pairs[_args(node)[0]]
+    real, imag = _tanh_parts(b, b(aten.neg.default, b.imag(pair)), b.real(pair))
+    return b.pack(imag, b(aten.neg.default, real))
+
+
+def _tanh_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
     """tanh(a + ib) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b), both scaled by 2e (e = exp(-2|a|), which
     never overflows): (sign(a) (1 - e^2) + i 2e sin 2b) / (1 + e^2 + 2e cos 2b)."""
-    pair = pairs[_args(node)[0]]
-    real, twice_imag = b.real(pair), b(aten.mul.Scalar, b.imag(pair), 2.0)
+    twice_imag = b(aten.mul.Scalar, imag, 2.0)
     e = b(aten.exp.default, b(aten.mul.Scalar, b(aten.abs.default, real), -2.0))
     squared, twice_e = b(aten.mul.Tensor, e, e), b(aten.mul.Scalar, e, 2.0)
     denominator = b(aten.add.Tensor, b(aten.add.Scalar, squared, 1.0),
                     b(aten.mul.Tensor, twice_e, b(aten.cos.default, twice_imag)))
     numerator = b(aten.mul.Tensor, b(aten.sign.default, real), b(aten.rsub.Scalar, squared, 1.0))
-    return b.pack(b(aten.div.Tensor, numerator, denominator),
-                  b(aten.div.Tensor, b(aten.mul.Tensor, twice_e, b(aten.sin.default, twice_imag)), denominator))
+    return (b(aten.div.Tensor, numerator, denominator),
+            b(aten.div.Tensor, b(aten.mul.Tensor, twice_e, b(aten.sin.default, twice_imag)), denominator))
+
+
+_CIRCULAR: dict[Any, tuple[Any, Any, Any, Any, float]] = {  # f(a + ib) = f1(a) g1(b) + i sign f2(a) g2(b)
+    aten.sin.default: (aten.sin.default, aten.cosh.default, aten.cos.default, aten.sinh.default, 1.0),
+    aten.cos.default: (aten.cos.default, aten.cosh.default, aten.sin.default, aten.sinh.default, -1.0),
+    aten.sinh.default: (aten.sinh.default, aten.cos.default, aten.cosh.default, aten.sin.default, 1.0),
+    aten.cosh.default: (aten.cosh.default, aten.cos.default, aten.sinh.default, aten.sin.default, 1.0),
+}
+
+
+@_rule(*_CIRCULAR)
+def _circular(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """sin, cos, sinh and cosh by their addition formulas (sin(a + ib) = sin a cosh b + i cos a sinh b, ...)."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b.real(pair), b.imag(pair)
+    f1, g1, f2, g2, sign = _CIRCULAR[node.target]
+    first = b(aten.mul.Tensor, b(f1, real), b(g1, imag))
+    second = b(aten.mul.Tensor, b(aten.mul.Tensor, b(f2, real), b(g2, imag)), sign)
+    return b.pack(first, second)
+
+
+@_rule(aten.sigmoid.default)
+def _sigmoid(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """1 / (1 + exp(-z))."""
+    pair = pairs[_args(node)[0]]
+    real, imag = _exp_parts(b, b(aten.neg.default, b.real(pair)), b(aten.neg.default, b.imag(pair)))
+    return b.pack(*_reciprocal_parts(b, b(aten.add.Scalar, real, 1.0), imag))
+
+
+@_rule(aten.cumsum.default)
+def _cumsum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """Both parts summed along the dim (a complex dtype argument as its real dtype)."""
+    source, dim = _args(node)[:2]
+    real_dtype = _REAL_OF[node.meta["val"].dtype]
+    pair = pairs[source]
+    return b(aten.cumsum.default, pair, _dim(dim, b.rank(source)), dtype=real_dtype)
+
+
+@_rule(aten.prod.dim_int, aten.prod.default, aten.cumprod.default)
+def _prod(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """In polar form: the product of the moduli and the sum of the angles (along the dim, running for cumprod)."""
+    source, *rest = _args(node)
+    pair = pairs[source]
+    real, imag = b.real(pair), b.imag(pair)
+    modulus, angle = _modulus(b, real, imag), b(aten.atan2.default, imag, real)
+    real_dtype = _REAL_OF[node.meta["val"].dtype]
+    if node.target is aten.prod.default:
+        size, turn = b(aten.prod.default, modulus, dtype=real_dtype), b(aten.sum.default, angle, dtype=real_dtype)
+    else:
+        dim = _dim(rest[0], b.rank(source))
+        keepdim = rest[1] if len(rest) > 1 else node.kwargs.get("keepdim", False)
+        keep = [keepdim] if node.target is aten.prod.dim_int else []
+        summed = aten.cumsum.default if node.target is aten.cumprod.default else aten.sum.dim_IntList
+        size = b(node.target, modulus, dim, *keep, dtype=real_dtype)
+        turn = b(summed, angle, dim if summed is aten.cumsum.default else [dim], *keep, dtype=real_dtype)
+    return b.pack(b(aten.mul.Tensor, size, b(aten.cos.default, turn)),
+                  b(aten.mul.Tensor, size, b(aten.sin.default, turn)))
 
 
 # --------------------------------------------------------------------------
@@ -695,6 +874,74 @@ def _weights(b: _Builder, weights: list[float]) -> Node:
 # --------------------------------------------------------------------------
 
 
+_LINEAR_OF_SELF = frozenset({aten.roll.default, aten.tril.default, aten.triu.default, aten.diag_embed.default,
+                             aten.gather.default, aten.take_along_dim.default, aten.repeat_interleave.self_int,
+                             aten.diagonal_copy.default, aten.unfold_copy.default})
+"""Ops that are not views but move, copy or zero their first argument's elements (or sum them with real
+weights): each part of a complex argument goes through them alone."""
+
+_LINEAR_IN_ALL = frozenset({aten.scatter_add.default, aten.scatter.src, aten.index_add.default,
+                            aten.index_copy.default, aten.index_put.default, aten.masked_scatter.default})
+"""Ops that place (or add) the elements of every complex operand they take, with real indices or masks:
+each part goes through them with the other operands' same part."""
+
+_STORAGE_VIEWS = frozenset({aten.as_strided.default, aten.view.dtype, aten.view_as_real.default,
+                            aten.view_as_complex.default, aten.real.default, aten.imag.default})
+"""Views whose meaning depends on the element's size or storage, not only on its position."""
+
+
+def _acts_per_part(node: Node, pairs: dict[Node, Node]) -> bool:
+    """Whether `node` reads only its first argument complex and is a view of it (by its schema) or in
+    `_LINEAR_OF_SELF`, with a result of the same complex dtype: real and imaginary parts go through it alone."""
+    target, source = node.target, (_args(node) or (None,))[0]
+    if not isinstance(target, torch._ops.OpOverload) or not isinstance(source, Node) or source not in pairs:
+        return False
+    value: Any = node.meta.get("val")
+    if not _is_complex(value) or value.dtype != _COMPLEX_OF.get(pairs[source].meta["val"].dtype):
+        return False
+    others = [v for v in node.all_input_nodes if v is not source]
+    if target in _LINEAR_IN_ALL:  # every complex operand of the result's dtype (no promotion inside)
+        return all(v in pairs or not _is_complex(v.meta.get("val")) for v in others)
+    if any(v in pairs for v in others):
+        return False
+    return (target.is_view and target not in _STORAGE_VIEWS) or target in _LINEAR_OF_SELF
+
+
+def _per_part(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """`node`'s op on the real parts and on the imaginary parts of its complex operands, packed
+    (see `_acts_per_part`)."""
+    def part(which: int) -> Node:
+        args, kwargs = torch.fx.node.map_arg(
+            (node.args, node.kwargs),
+            lambda v: b(aten.select.int, pairs[v], -1, which) if v in pairs else v)
+        return b(node.target, *args, **kwargs)
+
+    return b.pack(part(0), part(1))
+
+
+def _splits_per_part(node: Node, pairs: dict[Node, Node]) -> bool:
+    """A view giving several complex tensors (`split`, `chunk`, `unbind`), read by `getitem`s only."""
+    target, source = node.target, (_args(node) or (None,))[0]
+    value = node.meta.get("val")
+    return (isinstance(target, torch._ops.OpOverload) and target.is_view and isinstance(source, Node)
+            and source in pairs and isinstance(value, list | tuple) and bool(value) and all(map(_is_complex, value))
+            and not any(v in pairs for v in node.all_input_nodes if v is not source)
+            and all(user.target is operator.getitem for user in node.users))
+
+
+def _split_per_part(b: _Builder, node: Node, pairs: dict[Node, Node]) -> list[Node]:
+    """The view of the real parts and of the imaginary parts; each `getitem` user's pair packs their
+    pieces. Returns the users (now read through `pairs`)."""
+    source, *rest = _args(node)
+    pair = pairs[source]
+    real, imag = (b(node.target, part, *rest, **node.kwargs) for part in (b.real(pair), b.imag(pair)))
+    users = list(node.users)
+    for user in users:
+        index = user.args[1]
+        pairs[user] = b.pack(b(operator.getitem, real, index), b(operator.getitem, imag, index))
+    return users
+
+
 def _refuse(node: Node, what: str) -> UnsupportedOpsError:
     return UnsupportedOpsError(
         f"the model uses 1 operator rducc cannot import:\n  {node.target} ({what}): 1 use, "
@@ -790,7 +1037,10 @@ def lower_complex(ep: ExportedProgram) -> None:
         if str(node.target) in IGNORED_TARGETS and not node.users:  # an assertion (`.to`'s metadata check)
             graph.erase_node(node)
             continue
-        rule = RULES.get(node.target)
+        if _splits_per_part(node, pairs):
+            replaced += [node, *_split_per_part(_Builder(graph, node, mode), node, pairs)]
+            continue
+        rule = RULES.get(node.target) or (_per_part if _acts_per_part(node, pairs) else None)
         if rule is None:
             raise _refuse(node, "on complex values, which rducc computes as pairs of reals; no pair form yet")
         result = rule(_Builder(graph, node, mode), node, pairs)

@@ -16,7 +16,8 @@ rests on one with `rducc::check` (imported as `rdu.check`):
   `x[mask]` and in `index_put`, the values one per masked element) is the
   mask's `nonzero_static` positions; `bincount` is an accumulating
   `index_put` into zeros; `unique(sorted=True)` the first element of each run
-  of the sorted input (with counts and inverse), `unique_consecutive` that of
+  of the sorted input (with counts and inverse), `unique(dim=d)` that of its
+  slices in lexicographic order, `unique_consecutive` that of
   the input as it is (or of its slices along `dim`); `repeat_interleave(repeats)`
   the count of running sums at or below each position. Its result is checked: the input must give that
   size again (`mask.sum()`, `max(x) + 1` against `minlength`);
@@ -27,7 +28,9 @@ rests on one with `rducc::check` (imported as `rdu.check`):
   taking it checks that the tensor read holds that number again (a slice whose
   bounds are read so, as `tensor_split` by a tensor of indices is traced, too;
   a size computed from a float read, `torch.sym_int(x.max().item() * 3)`, is
-  checked as that number itself, and as a value it is computed for every input).
+  checked as that number itself, and as a value it is computed for every input);
+  a slice of static length at a start so read (`x.narrow(0, i.item(), 2)`) is
+  no size at all: it gathers the rows at the start computed for every input.
 
 A different value at run time is one `RduccError` naming the torch op and its
 source line, never a result of another size. Python numbers that are not
@@ -154,6 +157,8 @@ def _example_values(ep: ExportedProgram) -> dict[Node, Any] | None:
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n: Node) -> Any:
+            if n.target is aten._assert_scalar.default:  # torch's bounds (masked_select's is the input's
+                return None  # numel, not the broadcast's): rducc checks the sizes it compiles itself
             values[n] = result = super().run_node(n)
             return result
 
@@ -374,6 +379,30 @@ def _unique_consecutive(r: _Rewriter, node: Node) -> None:
     _runs(r, node, values, None, count, wants, "runs of equal values", 0 if dim is None else dim % max(rank, 1))
 
 
+def _unique_dim(r: _Rewriter, node: Node) -> None:
+    """`unique(dim=d)`: the slices along `d` in lexicographic order (stable sorts by each of their
+    elements, last to first, as torch compares them flattened), then the first of each run of equal
+    slices (the example's number of distinct slices, checked), the inverse and the counts."""
+    args: dict[str, Any] = dict(zip(("self", "dim", "sorted", "return_inverse", "return_counts"), node.args))
+    args |= node.kwargs
+    source = args["self"]
+    assert isinstance(source, Node)
+    shape = list(source.meta["val"].shape)
+    dim = int(args["dim"]) % max(len(shape), 1)
+    total = int(shape[dim])
+    order_dims = [dim, *(d for d in range(len(shape)) if d != dim)]
+    keys = r.emit(node, aten.reshape.default, r.emit(node, aten.permute.default, source, order_dims), [total, -1])
+    order = r.emit(node, aten.arange.default, total, dtype=torch.int64)
+    for column in reversed(range(int(keys.meta["val"].shape[1]))):
+        key = r.emit(node, aten.index_select.default, r.emit(node, aten.select.int, keys, 1, column), 0, order)
+        ranked = r.emit(node, aten.sort.stable, key, stable=True)
+        order = r.emit(node, aten.index_select.default, order, 0, r.emit(node, operator.getitem, ranked, 1))
+    values = r.emit(node, aten.index_select.default, source, dim, order)
+    count = int(r.values[node][0].shape[dim])
+    wants = (bool(args.get("return_inverse")), bool(args.get("return_counts")))
+    _runs(r, node, values, order, count, wants, "distinct slices", dim)
+
+
 def _repeat_interleave(r: _Rewriter, node: Node) -> None:
     """`repeat_interleave(repeats)`: each position i repeated repeats[i] times, `total`
     positions (the example's sum, checked): position j is the number of running sums <= j
@@ -393,7 +422,8 @@ def _repeat_interleave(r: _Rewriter, node: Node) -> None:
 
 
 SIZED_OPS = ("aten.bincount.default", "aten.masked_select.default", "aten.nonzero.default",
-             "aten._unique2.default", "aten.repeat_interleave.Tensor", "aten.unique_consecutive.default")
+             "aten._unique2.default", "aten.repeat_interleave.Tensor", "aten.unique_consecutive.default",
+             "aten.unique_dim.default")
 """The ops of data-dependent result size this module compiles for the example's size."""
 
 _STATIC_FORMS = {
@@ -403,6 +433,7 @@ _STATIC_FORMS = {
     aten._unique2.default: _unique,
     aten.repeat_interleave.Tensor: _repeat_interleave,
     aten.unique_consecutive.default: _unique_consecutive,
+    aten.unique_dim.default: _unique_dim,
 }
 
 
@@ -460,6 +491,9 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
                 or node.target in _READS or str(node.target) in _ASSERTS or node.target is CHECK:
             continue
+        if _is_window(node, original):
+            _window(r, node)
+            continue
         sizes = [n for n in _size_nodes(node, original, {*reads, *float_reads}) if _unbacked(original[n])]
         if not sizes:
             continue
@@ -487,6 +521,48 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
         elif conditions:
             for user in [u for u in node.users if u.target is operator.getitem]:
                 r.guard(node, user, r.all_of(user, conditions), why)
+
+
+def _is_window(node: Node, original: dict[Node, Any]) -> bool:
+    """A slice whose start is read from the data but whose length is not (`x.narrow(0, i.item(), 2)`)."""
+    if node.target is not aten.slice.Tensor or len(node.args) < 3:
+        return False
+    source, dim, start = node.args[:3]
+    step = node.args[4] if len(node.args) > 4 else 1
+    value = original.get(node)
+    if step != 1 or not isinstance(source, Node) or not isinstance(value, torch.Tensor):
+        return False
+    assert isinstance(dim, int)
+    read = original.get(start) if isinstance(start, Node) else None
+    return (_static_int(value.shape[dim]) is not None and _static_int(source.meta["val"].shape[dim]) is not None
+            and isinstance(read, torch.SymInt) and _unbacked(read))
+
+
+def _static_int(size: Any) -> int | None:
+    """A size that is a number (an int, or a SymInt whose expression torch simplified to one)."""
+    if isinstance(size, int):
+        return size
+    if isinstance(size, torch.SymInt) and getattr(size.node.expr, "is_number", False):
+        return int(size.node.expr)
+    return None
+
+
+def _window(r: _Rewriter, node: Node) -> None:
+    """A slice of static length at a start read from the data: the rows at start + arange(length) (a
+    negative start counting from the end, as slice's does; clamped to the input, as slice's bounds are),
+    computed for every input."""
+    source, dim, start = node.args[:3]
+    assert isinstance(source, Node) and isinstance(dim, int)
+    length, size = _static_int(node.meta["val"].shape[dim]), _static_int(source.meta["val"].shape[dim])
+    assert length is not None and size is not None
+    first = r.emit(node, aten.scalar_tensor.default, start, dtype=torch.int64)
+    wrapped = r.emit(node, aten.where.self, r.emit(node, aten.lt.Scalar, first, 0),
+                     r.emit(node, aten.add.Tensor, first, size), first)
+    first = r.emit(node, aten.clamp.default, wrapped, 0, max(size - length, 0))
+    index = r.emit(node, aten.add.Tensor, r.emit(node, aten.arange.default, length, dtype=torch.int64), first)
+    picked = r.emit(node, aten.index_select.default, source, dim, index)
+    node.replace_all_uses_with(picked)
+    r.graph.erase_node(node)
 
 
 def _read_size_reason(node: Node, read_values: list[str], sizes: list[int]) -> str:

@@ -9,7 +9,11 @@ an export archive is refused with a message saying what it looks like.
 Before torch sees an archive, its members are checked against what
 `torch.export.save` writes (`_check_members`): torch would otherwise extract and
 `dlopen` AOTInductor code (`data/aotinductor/`), follow `../` in member names when
-extracting, and call plain `pickle.loads` on opaque-object constants.
+extracting, and call plain `pickle.loads` on opaque-object constants. The one
+opaque object rducc takes is a `torch.Generator` (a model drawing with
+`generator=torch.Generator().manual_seed(...)`), known by its pickle's first
+global (read from the opcodes; nothing runs): rducc's draws are its own, so the
+archive is loaded with a fresh generator of rducc's own pickling in its place.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import io
 import json
 import logging
 import os
+import pickle
+import pickletools
 import re
 import sys
 import warnings
@@ -174,14 +180,17 @@ def _member_problem(member: str, root: str) -> str | None:
     return None
 
 
-def _payload_problem(kind: str, config: object) -> str | None:
-    """Why rducc refuses a weights/constants config (pickled entries, odd file names), or None."""
+def _payload_problem(kind: str, config: object, generators: frozenset[str] = frozenset()) -> str | None:
+    """Why rducc refuses a weights/constants config (pickled entries, odd file names), or None
+    (`generators`: the files of this folder that pickle a `torch.Generator`, taken)."""
     entries = config.get("config") if isinstance(config, dict) else None
     if not isinstance(entries, dict):
         return f"not a torch.export {kind} config"
     singular = kind.rstrip("s")
     for name, entry in entries.items():
         stored = entry.get("path_name") if isinstance(entry, dict) else None
+        if stored in generators and entry.get("tensor_meta") is None:
+            continue
         if not isinstance(stored, str) or not _TENSOR_FILE[kind].fullmatch(stored):
             return (f"{singular} {name!r} is stored as {stored!r}, not as tensor bytes "
                     f"(opaque and custom objects are pickles), {_REFUSED} {_PICKLE_RISK}")
@@ -201,7 +210,10 @@ def _check_payload_configs(path: Path, archive: zipfile.ZipFile, root: str) -> N
             parsed = json.loads(archive.read(member))
         except (ValueError, UnicodeDecodeError):
             raise RduccError(f"{path}: archive member {member!r} is not valid JSON") from None
-        problem = _payload_problem(config.group(1), parsed)
+        folder = f"{root}data/{config.group(1)}/"
+        generators = frozenset(m[len(folder):] for m in archive.namelist()
+                               if m.startswith(folder) and _generator_member(archive, m, root))
+        problem = _payload_problem(config.group(1), parsed, generators)
         if problem:
             raise RduccError(f"{path}: {member}: {problem}")
         _check_tensor_sizes(path, archive, f"{root}data/{config.group(1)}/", parsed["config"])
@@ -291,13 +303,49 @@ def _check_members(path: Path, archive: zipfile.ZipFile) -> None:
     root = names[0].split("/")[0] + "/" if "/" in names[0] else ""
     for member in names:
         problem = _member_problem(member, root)
-        if problem:
+        if problem and not _generator_member(archive, member, root):
             raise RduccError(f"{path}: {problem}")
     for info in archive.infolist():
         if not _TENSOR_MEMBER.fullmatch(info.filename[len(root):]) and info.file_size > MAX_INFLATED_BYTES:
             raise RduccError(f"{path}: archive member {info.filename!r} holds {info.file_size} bytes, more "
                              f"than the {MAX_INFLATED_BYTES} rducc reads of a program's text or sample inputs")
     _check_payload_configs(path, archive, root)
+
+_GENERATOR_GLOBAL = "torch._C Generator"
+
+
+def _generator_member(archive: zipfile.ZipFile, member: str, root: str) -> bool:
+    """Whether `member` is an opaque-object constant pickling a `torch.Generator`: by the first
+    global its opcodes name (`pickletools` reads them; nothing is unpickled)."""
+    if _unsafe_member_name(member) or not member.startswith(root) or \
+            not _PICKLED_OBJECT.fullmatch(member[len(root):]):
+        return False
+    try:
+        first = next((arg for op, arg, _ in pickletools.genops(archive.read(member)) if op.name == "GLOBAL"), None)
+    except Exception:  # a malformed pickle: refused as any other
+        return False
+    return first == _GENERATOR_GLOBAL
+
+
+def _with_fresh_generators(path: Path) -> Path | io.BytesIO:
+    """The archive as torch should load it: each pickled generator constant replaced by rducc's own
+    pickle of a fresh `torch.Generator()` (its seed and state unused: rducc draws its own numbers)."""
+    import torch
+
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        root = names[0].split("/")[0] + "/" if "/" in names[0] else ""
+        generators = {m for m in names if _generator_member(archive, m, root)}
+        if not generators:
+            return path
+        copy = io.BytesIO()
+        with zipfile.ZipFile(copy, "w") as out:
+            for info in archive.infolist():
+                data = pickle.dumps(torch.Generator()) if info.filename in generators else archive.read(info)
+                out.writestr(info, data)
+    copy.seek(0)
+    return copy
+
 
 _FORCE_SAFE = "TORCH_FORCE_WEIGHTS_ONLY_LOAD"
 _FORCE_UNSAFE = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
@@ -361,7 +409,8 @@ def load_exported_program(path: str | Path) -> torch.export.ExportedProgram:
                 # torch's deprecations and unpickler notes ("Detected pickle protocol 4")
                 # would precede rducc's one-line error, or clutter a good compile
                 warnings.simplefilter("ignore")
-                program = torch.export.load(str(path))
+                source = _with_fresh_generators(path)
+                program = torch.export.load(str(source) if isinstance(source, Path) else source)
         except Exception as error:  # torch raises many kinds for a bad archive
             logged = [r.exc_info[1] for r in records if r.exc_info and r.exc_info[1] is not None]
             cause = logged[0] if logged else error

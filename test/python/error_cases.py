@@ -69,7 +69,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
     "resize_grow": ("resize_grow.pt2", "a model resizing a tensor to more elements (x.clone().resize_(5, 5))"),
     "data_dependent": ("unique_rows.pt2", "a model whose output size depends on the data "
-                       "(torch.unique(x, dim=0))"),
+                       "(torch._unique(x))"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "repeats_program": ("repeats.mlir", "rows.repeat_interleave(r, dim=0) with torch._check(total <= 6): capacity 6"),
@@ -78,7 +78,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "float_size_program": ("float_size.mlir", "y.narrow(0, 0, torch.sym_int(x.max().item() * 3)) compiled for 3"),
     "float_size_x": ("float_size_x.npy", "x = [0.5, 0.4] (a length of 1)"),
     "float_size_y": ("float_size_y.npy", "a [6, 2] float32 input"),
-    "complex": ("complex.pt2", "a model taking a complex64 input and computing its sine (no pair form)"),
+    "complex": ("complex.pt2", "a model taking a complex64 input and computing its arcsine (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
     "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
@@ -579,7 +579,7 @@ CASES: list[ErrorCase] = [
               "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on 'unique_dim'"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique'"),
     ErrorCase("resize to more elements", RDUCC, ("{resize_grow}", *OUT), "resize to 25 elements from 12 (the new ones would be uninitialized memory)"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
@@ -591,7 +591,7 @@ CASES: list[ErrorCase] = [
               ("{float_size_program}", "--input", "{float_size_x}", "--input", "{float_size_y}", "--output", "out.npz"),
               "'slice': the size computed from max_1.item() is not 3"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
-              "aten.sin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
+              "aten.asin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
               "aten.to_sparse.default makes a sparse tensor, read by aten.to_dense.default inside the program; rducc "
               "holds tensors dense and signed inside a program and converts a sparse or uint64 result only where "
@@ -1069,7 +1069,7 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class ComplexScale(nn.Module):
         def forward(self, z):
-            return torch.sin(z) * 2
+            return torch.asin(z) * 2
 
     torch.manual_seed(0)
     _export(UsesUnsupportedOps(), (torch.randn(4, 8),), paths["unsupported"])
@@ -1081,7 +1081,7 @@ def _model_files(paths: dict[str, Path]) -> None:
     _export(ComplexScale(), (torch.randn(4, 8, dtype=torch.complex64),), paths["complex"])
     class UniqueRows(nn.Module):
         def forward(self, x):
-            return torch.unique(x, dim=0)
+            return torch._unique(x)[0]
 
     _export(UniqueRows(), (torch.randn(4, 8),), paths["data_dependent"])
 

@@ -164,9 +164,9 @@ def test_data_sizes_match_eager_and_other_sizes_are_errors(opt_level: int) -> No
 
 
 def test_a_size_op_without_a_static_form_stays_one_clear_error() -> None:
-    class UniqueRows(nn.Module):  # sorted unique rows: no static form (a lexicographic sort of rows)
+    class UniqueRows(nn.Module):  # torch's older `_unique` overload: no static form (unique(dim=0) has one)
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.unique(x, dim=0) * 2
+            return torch._unique(x)[0] * 2
 
-    with pytest.raises(RduccError, match=r"test_data_sizes.py.*data-dependent shape on 'unique_dim'"):
+    with pytest.raises(RduccError, match=r"test_data_sizes.py.*data-dependent shape on '_unique'"):
         rducc.compile(UniqueRows(), (torch.tensor([[3, 1], [3, 1], [2, 2]]),), opt_level=0)

@@ -25,6 +25,9 @@ or wrong, each checked against eager (at -O0 or -O2) on inputs other than the ex
 - Round 16: integers computed from floats read with `.item()` (`torch.sym_int(x.max().item() * 10)`)
   used as values (computed for every input) and as sizes (the example's, checked); complex64 and
   complex128 inputs combined, one result converted back by `.to`.
+- Round 17: complex rsqrt, sigmoid, circular and hyperbolic functions, scans and products, and views
+  with no pair rule of their own (each part alone); a window at a start read with `.item()`; `masked_select`
+  reduced by var/std/norms and `torch.where`'s positions stacked, padded to capacity; `unique(dim=0)`.
 - Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
   `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
 """
@@ -193,6 +196,41 @@ class ComplexOfTwoPrecisions(nn.Module):
         return z * w.conj(), (z * 2j).to(torch.complex64), w.real.float()
 
 
+class ComplexFunctionsAndScans(nn.Module):
+    """Round 17: complex rsqrt, sigmoid, cos, sinh (the circular and hyperbolic table: sin and cosh are its other
+    rows), tan, log10, log1p, expm1, z ** w, ==, isfinite (pair forms), cumsum, cumprod and prod (in polar form),
+    a mean and a sum with a dtype, views with no pair rule of their own (diagonal, unfold, chunk's split) and
+    scatter_add of complex into complex on each part."""
+
+    def forward(self, z: torch.Tensor):
+        gram, w = z.mH @ z, z.flip(0)
+        index = torch.tensor([[0, 2, 2, 1], [3, 3, 0, 1], [1, 1, 1, 1]])
+        return (torch.rsqrt(z), torch.sigmoid(z), torch.cos(z), torch.sinh(z), torch.tan(z * 0.5), z.cumsum(1),
+                z.cumprod(1), z.prod(0), torch.diagonal(gram), z.unfold(1, 2, 1).sum(-1), torch.cat(z.chunk(2, 1)[::-1]),
+                torch.log10(z), torch.log1p(z), torch.expm1(z), z == w.flip(0), torch.isfinite(z / w.real),
+                w.scatter_add(1, index, z), torch.pow(z, w), z.mean(), z.sum(dtype=torch.complex128))
+
+
+class CountedRowsAndWindows(nn.Module):
+    """Round 17: a window at a start read with `.item()` (any start, a negative one from the end), `masked_select`
+    reduced by std, var and norms and `torch.where`'s positions stacked and summed (padded to capacity: any count), unique rows with
+    counts and inverse (the example's number of rows, checked); `masked_select` of a row broadcast against the
+    whole mask (torch records the row's count as the bound: the broadcast's is the capacity)."""
+
+    def forward(self, off: torch.Tensor, x: torch.Tensor, m: torch.Tensor, rows: torch.Tensor):
+        start = off.item()
+        picked = torch.masked_select(x, m)
+        torch._check(picked.shape[0] > 0)
+        _, inverse, counts = torch.unique(rows, dim=0, return_inverse=True, return_counts=True)
+        return (x.narrow(1, start, 2), picked.std(), picked.var(), picked.norm(), torch.linalg.vector_norm(picked, 1),
+                torch.stack(torch.where(x > 0.5), -1).sum(0), counts[inverse], torch.masked_select(x[0], m).sum())
+
+
+def _counted_inputs(seed: int, start: int, rows: list[list[int]]) -> tuple[torch.Tensor, ...]:
+    x = _randn(3, 5, seed=seed)
+    return torch.tensor(start), x, _randn(3, 5, seed=seed + 1) > -0.3, torch.tensor(rows)
+
+
 def _numbers_inputs(seed: int) -> tuple[torch.Tensor, ...]:
     return _randn(3, seed=seed) * 2, _randn(4, seed=seed + 1), torch.arange(-2, 2) + seed
 
@@ -226,6 +264,11 @@ CASES = {
     "complex_of_two_precisions": (ComplexOfTwoPrecisions, [(_randn(3, 4, seed=s, dtype=torch.complex64),
                                                             _randn(3, 4, seed=s + 1, dtype=torch.complex128))
                                                            for s in (0, 2)]),
+    "complex_functions_and_scans": (ComplexFunctionsAndScans,
+                                    [(_randn(3, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
+    "counted_rows_and_windows": (CountedRowsAndWindows, [
+        _counted_inputs(0, 1, [[1, 2], [3, 4], [1, 2], [1, 2]]), _counted_inputs(3, 3, [[0, 0], [0, 0], [5, 1], [0, 0]]),
+        _counted_inputs(6, -2, [[2, 2], [1, 1], [1, 1], [2, 2]])]),
 }
 
 
@@ -233,7 +276,7 @@ LEVELS = {"numbers": 0, "masked_updates": 2, "masked_token_rows": 0, "unique_and
           "complex_input_layout": 0, "count_and_conjugate_parts": 2, "numbers_max_min_compare": 0,
           "complex_filled_and_written": 0, "split_twice_by_counts": 0, "complex_roots_and_logs": 2,
           "numbers_fill_tensors": 0, "argwhere_written_back": 0, "numbers_from_float_items": 2,
-          "complex_of_two_precisions": 0}
+          "complex_of_two_precisions": 0, "complex_functions_and_scans": 0, "counted_rows_and_windows": 2}
 """One -O level per case, to keep the suite fast (each mechanism is the frontend's, the same
 at every level); bench/heldout_sweep.py runs every form at -O0 and -O2."""
 
@@ -272,6 +315,11 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
         with pytest.raises(RduccError, match=r"'slice': the size computed from max_\d\.item\(\) is not 3 in "
                                              r"`return y \* k, y\.narrow\(0, 0, n\)\.sum\(0\), k`"):
             program(torch.tensor([0.5, 0.4]), inputs[0][1])
+    if name == "counted_rows_and_windows":  # the window and the selections hold for any count; rows do not
+        assert len({int(x.gt(0.5).sum()) for _, x, _, _ in inputs} | {int(m.sum()) for _, _, m, _ in inputs}) > 2
+        off, x, m, _ = inputs[0]
+        with pytest.raises(RduccError, match="'unique_dim': the input holds another number of distinct slices"):
+            program(off, x, m, torch.tensor([[1, 2], [3, 4], [5, 6], [1, 2]]))
     if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}

@@ -195,12 +195,12 @@ def test_rducc_warns_once_and_refuses_with_no_host_ops(small, tmp_path: Path,
 
 
 def test_data_dependent_shapes_stay_refused() -> None:
-    """`unique` along a dim has no fixed-size form (nonzero, masks, sorted
-    `unique` and `unique_consecutive` compile for the example's size, checked at
-    run time: test_data_sizes.py)."""
+    """torch's older `_unique` overload has no fixed-size form (nonzero, masks, sorted
+    `unique`, `unique(dim=d)` and `unique_consecutive` compile for the example's size,
+    checked at run time: test_data_sizes.py)."""
     class Unique(torch.nn.Module):
         def forward(self, x):
-            return torch.unique(x, dim=0)
+            return torch._unique(x)[0]
 
     exported = torch.export.export(Unique(), (torch.tensor([[1.0, 0.0], [2.0, 2.0]]),))
     with pytest.raises(RduccError, match="data-dependent shape"):

@@ -20,6 +20,7 @@ import pytest
 import torch
 from torch import nn
 
+import rducc
 from rducc.errors import RduccError
 from rducc.frontend.loader import ACCEPTED, load_exported_program
 
@@ -423,6 +424,26 @@ def test_opaque_constant_is_refused(good, tmp_path, torch_never_loads):
     evil = with_opaque_constant(path, tmp_path / "evil.pt2", marker)
     with pytest.raises(RduccError, match=r"opaque_obj_0' is a pickled Python object, which rducc refuses"):
         load_exported_program(evil)
+    assert not marker.exists()
+
+
+class DrawsWithAGenerator(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.rand(x.shape, generator=torch.Generator().manual_seed(1)) + x
+
+
+def test_a_generator_constant_loads_with_a_fresh_generator_in_its_place(tmp_path):
+    """A pickled torch.Generator constant (known by its first global, nothing unpickled) is replaced by rducc's
+    own fresh generator before torch loads the archive: a hostile pickle dressed as one never runs."""
+    saved = tmp_path / "draws.pt2"
+    torch.export.save(torch.export.export(DrawsWithAGenerator(), (torch.zeros(4000),)), saved)
+    marker = tmp_path / "pwned"
+    disguised = tmp_path / "disguised.pt2"
+    rewrite_archive(saved, disguised, {"data/constants/opaque_obj_0": pickle.dumps(
+        (torch.Generator(), Hostile(marker)), protocol=2)})
+    for path in (saved, disguised):
+        values = rducc.compile(load_exported_program(path))(torch.zeros(4000))
+        assert values.min() >= 0 and values.max() < 1 and abs(values.mean().item() - 0.5) < 0.023
     assert not marker.exists()
 
 

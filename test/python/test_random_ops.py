@@ -51,6 +51,7 @@ class Draws(torch.nn.Module):
             "bernoulli_tensor": torch.bernoulli(torch.full_like(x, 0.8)),
             "dropout": F.dropout(ones, 0.4, training=True),
             "randperm": torch.randperm(60),
+            "randperm_int32_generator": torch.randperm(60, dtype=torch.int32, generator=torch.Generator().manual_seed(1)),
         }
 
 
@@ -118,6 +119,8 @@ def test_random_ops_have_their_distributions(exported: torch.export.ExportedProg
     _check_ones_with_rate((dropped != 0).astype(np.float32), 0.6, "dropout keep rate")
     assert sorted(first["randperm"].tolist()) == list(range(60))
     assert first["randperm"].tolist() != list(range(60))
+    assert first["randperm_int32_generator"].dtype == torch.int32
+    assert sorted(first["randperm_int32_generator"].tolist()) == list(range(60))
 
 
 class SharedNoise(torch.nn.Module):

@@ -85,6 +85,9 @@ def test_sigmoid_body_is_eagers_sigmoid() -> None:
     x = torch.randn(64, 257, generator=torch.Generator().manual_seed(1)) * 4
     got = torch.from_numpy(np.asarray(map_body.compile_map(_one_op_map(sigmoid, f32, (64, 257)))(x.numpy())))
     assert torch.equal(got, torch.sigmoid(x)), f"{int((got != torch.sigmoid(x)).sum())} differ"
+    scalar = torch.tensor(0.75)  # rank 0 (OpInfo's third sample): kept rank 0, not made rank 1
+    got = np.asarray(map_body.compile_map(_one_op_map(sigmoid, f32, ()))(scalar.numpy()))
+    assert got.shape == () and torch.equal(torch.from_numpy(got), torch.sigmoid(scalar))
 
 
 @pytest.mark.parametrize("dims", [(1,), (0,), (0, 1), (2,)])
