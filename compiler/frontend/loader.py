@@ -312,13 +312,18 @@ def _check_members(path: Path, archive: zipfile.ZipFile) -> None:
     _check_payload_configs(path, archive, root)
 
 _GENERATOR_GLOBAL = "torch._C Generator"
+_GENERATOR_PICKLE_BYTES = 1 << 16
+"""The most a pickled generator constant may inflate to (a torch.Generator's pickle,
+its Mersenne Twister state included, is about 5.5 KB): a larger member is refused
+before it is read, as any other pickle."""
 
 
 def _generator_member(archive: zipfile.ZipFile, member: str, root: str) -> bool:
     """Whether `member` is an opaque-object constant pickling a `torch.Generator`: by the first
     global its opcodes name (`pickletools` reads them; nothing is unpickled)."""
     if _unsafe_member_name(member) or not member.startswith(root) or \
-            not _PICKLED_OBJECT.fullmatch(member[len(root):]):
+            not _PICKLED_OBJECT.fullmatch(member[len(root):]) or \
+            archive.getinfo(member).file_size > _GENERATOR_PICKLE_BYTES:
         return False
     try:
         first = next((arg for op, arg, _ in pickletools.genops(archive.read(member)) if op.name == "GLOBAL"), None)

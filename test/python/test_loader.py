@@ -447,6 +447,18 @@ def test_a_generator_constant_loads_with_a_fresh_generator_in_its_place(tmp_path
     assert not marker.exists()
 
 
+def test_a_generator_constant_too_large_for_one_is_refused_unread(tmp_path):
+    """A member dressed as a pickled generator but inflating past what one takes (a zip bomb's
+    shape) is refused as any other pickle, before it is read."""
+    saved = tmp_path / "draws.pt2"
+    torch.export.save(torch.export.export(DrawsWithAGenerator(), (torch.zeros(4),)), saved)
+    bulky = tmp_path / "bulky.pt2"
+    rewrite_archive(saved, bulky, {"data/constants/opaque_obj_0": pickle.dumps(
+        (torch.Generator(), b"\0" * (1 << 17)), protocol=2)})
+    with pytest.raises(RduccError, match="opaque_obj_0"):
+        load_exported_program(bulky)
+
+
 def test_opaque_constant_named_only_in_the_config_is_refused(good, tmp_path, torch_never_loads):
     _, _, path = good
     evil = with_opaque_constant(path, tmp_path / "evil.pt2", tmp_path / "pwned", member=False)
