@@ -14,6 +14,7 @@ started it ended).
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import select
@@ -112,6 +113,8 @@ def serve(path: str) -> None:
     """Answer requests on the socket `path` (in a directory of its own, removed
     at the end) until standard input closes."""
     warm()
+    gc.collect()
+    gc.freeze()  # a child's collections skip the warm objects: no copy of their pages
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     try:
