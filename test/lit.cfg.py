@@ -31,6 +31,7 @@ def _start_fork_server() -> None:
     """`rducc-opt`, `rducc` and `rducc-run` RUN lines run in one warm fork server (lit_fork/server.py)
     instead of a fresh Python each; it ends when this lit process does."""
     import atexit
+    import shutil
     import subprocess
     import tempfile
 
@@ -39,8 +40,11 @@ def _start_fork_server() -> None:
     env = {**os.environ, **config.environment}
     server = subprocess.Popen([sys.executable, os.path.join(here, "lit_fork", "server.py"), path],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-    if server.stdout.readline().strip() != b"ready":
-        lit_config.fatal("the rducc-opt fork server (lit_fork/server.py) did not start")
+    if server.stdout.readline().strip() != b"ready":  # its error is on stderr
+        lit_config.warning("the fork server (lit_fork/server.py) did not start: a fresh Python a RUN line")
+        server.wait()
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+        return
     atexit.register(_stop, server)
     config.environment["RDUCC_LIT_FORK_SERVER"] = path
     config.environment["RDUCC_LIT_INSTALLED_BIN"] = bin_dir
