@@ -31,11 +31,11 @@ def warm() -> None:
     """Import what every `rducc-opt` run imports, its dialects and passes (loaded
     lazily, by name), and what some runs load on demand (torch, the runtime's
     kernels: host-call and pointwise verifiers, index maps evaluated)."""
+    from xdsl.universe import Universe
+
     import rducc.runtime.implementations  # noqa: F401
     import rducc.tools.cli  # noqa: F401
     import rducc.tools.opt  # noqa: F401
-    from xdsl.universe import Universe
-
     from rducc.dialects import ALL_DIALECTS
     from rducc.passes import ALL_PASSES
 
