@@ -180,9 +180,9 @@ def test_a_target_built_in_python_travels_in_the_mlir(exported_small, tmp_path) 
     assert report["modeled_time_s"] == pytest.approx(compiled.report.modeled_time_s)
 
 
-def test_rducc_run_simulate_needs_no_data(repo, tmp_path) -> None:
-    out = tmp_path / "out.mlir"
-    assert _run("rducc", repo / "examples" / "mlp.pt2", "-o", out).returncode == 0
+def test_rducc_run_simulate_needs_no_data(exported_small, tmp_path) -> None:
+    out = tmp_path / "out.mlir"  # compiled here: `rducc` to a file is test_rducc_then_rducc_run_from_files
+    rducc.compile(exported_small["mlp"][2]).save(out)
     (tmp_path / "out.safetensors").unlink()
     result = _run("rducc-run", out, "--simulate")
     assert result.returncode == 0, result.stderr

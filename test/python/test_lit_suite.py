@@ -41,8 +41,9 @@ def test_check_roundtrip_refuses_a_print_that_changes(tmp_path, monkeypatch, cap
 
 
 def test_loading_every_pass_leaves_torch_unloaded() -> None:
-    """Each lit RUN line starts `rducc-opt`; a pass whose module imports torch (or the
-    runtime's kernels) costs every such line seconds, so passes load those lazily."""
+    """Each `rducc-opt` a user or script starts (the lit suite's run in a warm fork
+    server, test/lit_fork) pays its imports; a pass whose module imports torch (or
+    the runtime's kernels) costs every such run seconds, so passes load those lazily."""
     script = ("import sys\n"
               "from rducc.passes import ALL_PASSES\n"
               "for make in ALL_PASSES.values():\n"
