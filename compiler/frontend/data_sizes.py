@@ -549,8 +549,9 @@ def _static_int(size: Any) -> int | None:
 
 def _window(r: _Rewriter, node: Node) -> None:
     """A slice of static length at a start read from the data: the rows at start + arange(length) (a
-    negative start counting from the end, as slice's does; clamped to the input, as slice's bounds are),
-    computed for every input."""
+    negative start counting from the end, as slice's does), computed for every input. torch.export made
+    the length static by assuming the window inside the input (eager's `narrow` raises otherwise): a start
+    that puts it outside is one error naming the op and its line, never rows clamped into range."""
     source, dim, start = node.args[:3]
     assert isinstance(source, Node) and isinstance(dim, int)
     length, size = _static_int(node.meta["val"].shape[dim]), _static_int(source.meta["val"].shape[dim])
@@ -558,6 +559,11 @@ def _window(r: _Rewriter, node: Node) -> None:
     first = r.emit(node, aten.scalar_tensor.default, start, dtype=torch.int64)
     wrapped = r.emit(node, aten.where.self, r.emit(node, aten.lt.Scalar, first, 0),
                      r.emit(node, aten.add.Tensor, first, size), first)
+    inside = r.all_of(node, [r.emit(node, aten.ge.Scalar, wrapped, 0),
+                             r.emit(node, aten.le.Scalar, wrapped, size - length)])
+    name = getattr(node.target, "__name__", str(node.target)).split(".")[0]
+    wrapped = r.emit(node, CHECK, wrapped, inside, f"'{name}': the start read with .item() puts the window of "
+                     f"{length} outside the {size} elements along dim {dim}")
     first = r.emit(node, aten.clamp.default, wrapped, 0, max(size - length, 0))
     index = r.emit(node, aten.add.Tensor, r.emit(node, aten.arange.default, length, dtype=torch.int64), first)
     picked = r.emit(node, aten.index_select.default, source, dim, index)

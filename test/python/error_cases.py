@@ -78,6 +78,9 @@ INPUTS: dict[str, tuple[str, str]] = {
     "float_size_program": ("float_size.mlir", "y.narrow(0, 0, torch.sym_int(x.max().item() * 3)) compiled for 3"),
     "float_size_x": ("float_size_x.npy", "x = [0.5, 0.4] (a length of 1)"),
     "float_size_y": ("float_size_y.npy", "a [6, 2] float32 input"),
+    "window_program": ("window.mlir", "y.narrow(0, i.item(), 2) of a [5, 2] input: any start inside"),
+    "window_past_end": ("start_4.npy", "i = 4 (a window of 2 from row 4 of 5)"),
+    "window_rows": ("window_rows.npy", "a [5, 2] float32 input"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its arcsine (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
@@ -590,6 +593,9 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: another size computed from a float read", RUN,
               ("{float_size_program}", "--input", "{float_size_x}", "--input", "{float_size_y}", "--output", "out.npz"),
               "'slice': the size computed from max_1.item() is not 3"),
+    ErrorCase("rducc-run: a window read with .item() past the input's end", RUN,
+              ("{window_program}", "--input", "{window_past_end}", "--input", "{window_rows}", "--output", "out.npz"),
+              "'slice': the start read with .item() puts the window of 2 outside the 5 elements along dim 0"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
               "aten.asin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
@@ -1136,6 +1142,14 @@ def _model_files(paths: dict[str, Path]) -> None:
         paths["float_size_program"])
     np.save(paths["float_size_x"], np.array([0.5, 0.4], dtype=np.float32))
     np.save(paths["float_size_y"], np.ones((6, 2), dtype=np.float32))
+
+    class Window(nn.Module):
+        def forward(self, i, y):
+            return y.narrow(0, i.item(), 2) * 2
+
+    rducc.compile(Window(), (torch.tensor(1), torch.randn(5, 2)), opt_level=0).save(paths["window_program"])
+    np.save(paths["window_past_end"], np.array(4))
+    np.save(paths["window_rows"], np.ones((5, 2), dtype=np.float32))
 
     class Qr(nn.Module):
         def forward(self, x):

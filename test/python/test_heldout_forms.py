@@ -320,6 +320,10 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
         off, x, m, _ = inputs[0]
         with pytest.raises(RduccError, match="'unique_dim': the input holds another number of distinct slices"):
             program(off, x, m, torch.tensor([[1, 2], [3, 4], [5, 6], [1, 2]]))
+        for outside in (4, -6):  # eager's narrow raises; the window is never clamped into range
+            with pytest.raises(RduccError, match=r"'slice': the start read with \.item\(\) puts the window of 2 "
+                                                 "outside the 5 elements along dim 1"):
+                program(torch.tensor(outside), x, m, inputs[0][3])
     if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}
