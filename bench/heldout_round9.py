@@ -28,22 +28,12 @@ batch maker) and makes what else it needs from fixed buffers.
 from __future__ import annotations
 
 import torch
+from heldout_round8 import _LogitsOf  # a transformers model's logits, as round 8 wraps them
 from torch import nn
 from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint_sequential
 
 Built = tuple[nn.Module, tuple[torch.Tensor, ...]]
-
-
-class _LogitsOf(nn.Module):
-    """A transformers model's logits for one keyword input."""
-
-    def __init__(self, model: nn.Module, key: str = "input_ids") -> None:
-        super().__init__()
-        self.model, self.key = model, key
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.model(**{self.key: x}).logits
 
 
 def _ids() -> tuple[torch.Tensor, ...]:
