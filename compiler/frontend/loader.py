@@ -236,7 +236,7 @@ def _bytes_needed(meta: object) -> int | None:
     if not isinstance(meta, dict):
         return None
     sizes, strides, offset = _ints(meta.get("sizes")), _ints(meta.get("strides")), _ints(meta.get("storage_offset"))
-    if sizes is None or strides is None or offset is None or len(sizes) != len(strides):
+    if sizes is None or strides is None or offset is None or len(offset) != 1 or len(sizes) != len(strides):
         return None
     itemsize = _ITEMSIZE.get(meta.get("dtype"), 16)  # type: ignore[arg-type]
     if 0 in sizes:

@@ -194,6 +194,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "f_int_range": ("int_range.mlir", "an i8 attribute of value 300"),
     "f_perm_range": ("perm_range.mlir", "rdu.transpose whose perm holds 2^64 + 1 (in the op's own syntax)"),
     "f_weight_shape": ("edited_weight.pt2", "the example with fc2.bias's size edited to 63 in its weights config"),
+    "f_weight_offset": ("edited_offset.pt2", "the example with fc1.bias's storage_offset an empty list in its weights config"),
     "f_graph_arg": ("edited_graph.pt2", "the example whose graph passes fc1.weight to fc2's linear"),
     "f_unwritten": ("unwritten.mlir", "the placed example without the DMA that fills x's SRAM buffer"),
     "p_deep_attr": ("deep_attr.mlir", "an attribute of 50000 nested lists"),
@@ -339,6 +340,7 @@ HOSTILE_FILES: list[ErrorCase] = [
     ErrorCase("rducc-run: SRAM buffer read before it is written", RUN, ("{f_unwritten}", "--input", "{x}", "--output", "out.npz"), "'tier.compute' reads the buffer of this 'tier.alloc' before anything writes it"),
     ErrorCase("rducc-opt: SRAM buffer read before it is written", OPT, ("{f_unwritten}", *OUT), "reads the buffer of this 'tier.alloc' before anything writes it"),
     ErrorCase("archive weight disagreeing with its graph", RDUCC, ("{f_weight_shape}", *OUT), "the archive's weight 'fc2.bias' is float32[63] but its graph declares float32[64]"),
+    ErrorCase("archive weight config with a malformed storage_offset", RDUCC, ("{f_weight_offset}", *OUT), "cannot load the torch.export archive: expected dict, got list"),
     ErrorCase("archive graph passing a weight of the wrong shape", RDUCC, ("{f_graph_arg}", *OUT), "run_decompositions) failed on aten.linear.default at"),
 ]
 
@@ -1195,6 +1197,8 @@ def _archive_files(paths: dict[str, Path]) -> None:
     _example_plus(paths["opaque"], {"data/constants/opaque_obj_0": pickle.dumps({"not": "a tensor"})})
     _edited_json(paths["f_weight_shape"], "model_weights_config.json",
                  lambda config: config["config"]["fc2.bias"]["tensor_meta"].update(sizes=[{"as_int": 63}]))
+    _edited_json(paths["f_weight_offset"], "model_weights_config.json",
+                 lambda config: config["config"]["fc1.bias"]["tensor_meta"].update(storage_offset=[]))
     _edited_json(paths["f_graph_arg"], "models/model.json",  # fc2's linear reads fc1.weight
                  lambda model: model["graph_module"]["graph"]["nodes"][2]["inputs"][1]["arg"]["as_tensor"]
                  .update(name="p_fc1_weight"))
