@@ -258,20 +258,54 @@ def grouped_matmul(
     `offsets` the cumulative row counts. Expert e's rows `start:offsets[e]` are
     multiplied by its matrix alone, as transformers' grouped_mm_fallback loops
     (Python slice rules; an expert whose offset equals `start` is skipped); rows no
-    expert takes are zero. Numerics are `matmul`'s."""
+    expert takes are zero. f32/f64 operands of the result's dtype run each
+    expert's rows as torch's `mm` into its rows of the result, whatever their
+    count: eager's `torch._grouped_mm` on the CPU (ATen's fallback loops
+    `mm_out` over the groups), bit for bit; `matmul`'s numpy path for a small
+    group gave other bits. Other dtypes: `matmul`'s numerics."""
     dtype = lhs.dtype if dtype is None else np.dtype(dtype)
-    result = np.zeros((lhs.shape[0], rhs.shape[2] if not transpose_rhs else rhs.shape[1]), dtype) \
+    result = np.empty((lhs.shape[0], rhs.shape[2] if not transpose_rhs else rhs.shape[1]), dtype) \
         if out is None else out
-    if out is not None:
-        result[...] = 0
+    ends = offsets.tolist()
+    result[_rows_taken(ends, result.shape[0]):] = 0
+    if lhs.dtype == rhs.dtype == dtype and dtype in (F32, F64) and lhs.size and rhs.size:
+        return _grouped_mm(lhs, rhs, ends, transpose_rhs, result)
     start = 0
-    for expert, end in enumerate(offsets.tolist()):
+    for expert, end in enumerate(ends):
         if start == end:
             continue
         rows = result[start:end]
         if rows.shape[0]:
             matmul(lhs[start:end], rhs[expert], dtype, transpose_rhs, out=rows)
         start = end
+    return result
+
+
+def _rows_taken(ends: Sequence[int], rows: int) -> int:
+    """How many leading rows of a grouped product's `rows` the experts' slices
+    (`start:end`, from 0, `ends` in order) write: all up to the last end when
+    the ends rise from 0 (cumulative counts), else 0 (every row zeroed first,
+    then written where a slice takes it)."""
+    if any(end < 0 for end in ends) or any(later < earlier for earlier, later in zip(ends, ends[1:])):
+        return 0
+    return min(ends[-1], rows) if ends else 0
+
+
+def _grouped_mm(lhs: np.ndarray, rhs: np.ndarray, ends: Sequence[int], transpose_rhs: bool,
+                result: np.ndarray) -> np.ndarray:
+    """`grouped_matmul`'s loop as torch's `mm` into `result`'s rows (a
+    C-contiguous f32/f64 array of the operands' dtype)."""
+    rows, weights, into = _tensor(lhs), _tensor(rhs), torch.from_numpy(result)
+    start = 0
+    with subnormals_as_zero():
+        for expert, end in enumerate(ends):
+            if start == end:
+                continue
+            taken = into[start:end]
+            if taken.shape[0]:
+                weight = weights[expert]
+                torch.mm(rows[start:end], weight.T if transpose_rhs else weight, out=taken)
+            start = end
     return result
 
 
