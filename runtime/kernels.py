@@ -652,10 +652,10 @@ def _window_conv(
     x: np.ndarray, w: np.ndarray, groups: int, windows: ConvWindows, out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Convolution as one gather and one GEMM batched over the groups: the
-    window matrix `[N, G, C/G * taps, positions]` (`np.take` of the flattened
-    image, a zero appended where a tap reads padding) times the weight as
-    `[G, O/G, C/G * taps]` (BLAS; into `out` when given), in `x`'s dtype;
-    eager's `_slow_conv2d_forward` is the same for one group."""
+    window matrix `[N, G, C/G * taps, positions]` (`_gathered_windows`, or one
+    transposed copy where the windows tile the image: `_tiled_windows`) times
+    the weight as `[G, O/G, C/G * taps]` (BLAS; into `out` when given), in
+    `x`'s dtype; eager's `_slow_conv2d_forward` is the same for one group."""
     batch, channels = x.shape[:2]
     taps, positions = windows.taps.shape
     per_group = channels // groups * taps
