@@ -35,8 +35,8 @@ grouped products', the convolutions': each step's least calling-thread CPU
 over N calls, interleaved). Run with
 `OMP_WAIT_POLICY=PASSIVE` on a loaded machine.
 
-Run: python bench/runtime_round18_ab.py --change grouped|masked-attention|tiled-windows [--only NAME ...] [--threads N ...]
-     [--calls N]
+Run: python bench/runtime_round18_ab.py --change grouped|masked-attention|tiled-windows [--only NAME ...]
+     [--threads N ...] [--calls N]
 """
 
 from __future__ import annotations
